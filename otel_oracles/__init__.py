@@ -1,0 +1,62 @@
+"""otel-oracles: grade AI agent traces with deterministic oracles and failure budgets.
+
+The curated public API lives here; anything not in ``__all__`` may change without notice.
+"""
+
+from importlib.metadata import PackageNotFoundError, version
+
+from otel_oracles.errors import (
+    ContractError,
+    ConventionError,
+    InputError,
+    OtelOraclesError,
+    PluginError,
+    ReplayError,
+)
+from otel_oracles.grade import (
+    Finding,
+    GradeContext,
+    OracleCheck,
+    OracleParams,
+    grade,
+    register_oracle,
+)
+from otel_oracles.model import (
+    Contract,
+    OracleResult,
+    Outcome,
+    Step,
+    StepKind,
+    Trajectory,
+    Verdict,
+    load_contract,
+)
+
+try:
+    __version__ = version("otel-oracles")
+except PackageNotFoundError:  # running from a source tree without installation
+    __version__ = "0.0.0"
+
+__all__ = [
+    "Contract",
+    "ContractError",
+    "ConventionError",
+    "Finding",
+    "GradeContext",
+    "InputError",
+    "OracleCheck",
+    "OracleParams",
+    "OracleResult",
+    "OtelOraclesError",
+    "Outcome",
+    "PluginError",
+    "ReplayError",
+    "Step",
+    "StepKind",
+    "Trajectory",
+    "Verdict",
+    "__version__",
+    "grade",
+    "load_contract",
+    "register_oracle",
+]

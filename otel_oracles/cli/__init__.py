@@ -1,0 +1,53 @@
+"""The ``otel-oracles`` command line. Commands live one per module in this package and only
+wire stages together; ``main`` maps user errors to exit code 2 with one stderr line."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from otel_oracles.errors import OtelOraclesError
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(package_name="otel-oracles")
+@click.option("--debug", is_flag=True, help="Show tracebacks for user errors too.")
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
+    """Grade AI agent traces with deterministic oracles and failure budgets.
+
+    \b
+    Examples:
+      otel-oracles grade traces/ --contracts examples/contracts
+      otel-oracles gate --tasks examples/tasks --trajectory examples/trajectories/honest_fix.json
+    """
+    ctx.ensure_object(dict)
+    ctx.obj["debug"] = debug
+
+
+def main() -> None:
+    """Console-script entry point."""
+    debug = "--debug" in sys.argv[1:]
+    try:
+        cli.main(standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(EXIT_USAGE)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(EXIT_USAGE)
+    except OtelOraclesError as exc:
+        if debug:
+            raise
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        sys.exit(130)
+    sys.exit(EXIT_OK)

@@ -1,0 +1,46 @@
+"""The exceptions otel-oracles raises for problems in what the user gave it.
+
+    OtelOraclesError            base; carries ``source`` (file, key path or line)
+    ├── InputError              unreadable OTLP, trajectory, manifest or report file
+    ├── ContractError           a contract/task file that does not validate
+    ├── ConventionError         a mapping file under conventions/ that does not validate
+    ├── PluginError             an oracle plug-in that cannot be registered or loaded
+    └── ReplayError             a workspace path that escapes the replay directory
+
+The CLI maps every ``OtelOraclesError`` to exit code 2 and one stderr line,
+``error: <source>: <message>``. Any other exception is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+
+class OtelOraclesError(Exception):
+    """Base for user-facing errors: the message is meant to be read, not debugged."""
+
+    def __init__(self, message: str, source: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.source = source
+
+    def __str__(self) -> str:
+        return f"{self.source}: {self.message}" if self.source else self.message
+
+
+class InputError(OtelOraclesError):
+    """An input file (OTLP, trajectory, manifest) could not be read or decoded."""
+
+
+class ContractError(OtelOraclesError):
+    """A contract or AgentBench task does not validate."""
+
+
+class ConventionError(OtelOraclesError):
+    """A conventions/ mapping file does not validate."""
+
+
+class PluginError(OtelOraclesError):
+    """An oracle plug-in could not be registered or loaded."""
+
+
+class ReplayError(OtelOraclesError):
+    """A trajectory or workspace tried to reach outside the replay directory."""

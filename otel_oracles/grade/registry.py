@@ -1,0 +1,167 @@
+"""The oracle registry: built-ins register themselves, plug-ins arrive by entry point.
+
+No code path depends on someone remembering an import: the registry imports the built-in
+modules itself on first use, then loads the ``otel_oracles.oracles`` entry-point group.
+A plug-in that fails to load is recorded with its error (``otel-oracles oracles`` lists it);
+it becomes a ``ContractError`` only when a contract uses its type.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import Any, TypeVar
+
+from pydantic import ValidationError
+
+from otel_oracles.errors import ContractError, PluginError
+from otel_oracles.grade.oracles.base import OracleCheck, OracleParams
+from otel_oracles.model.contract import SPEC_META_KEYS, OracleSpec, format_loc
+
+log = logging.getLogger(__name__)
+
+ENTRY_POINT_GROUP = "otel_oracles.oracles"
+
+BUILTIN_MODULES: tuple[str, ...] = ("otel_oracles.grade.oracles.agentbench",)
+"""Modules holding built-in oracles; each registers its classes on import."""
+
+
+@dataclass(frozen=True, slots=True)
+class Registration:
+    cls: type[OracleCheck]
+    distribution: str
+    """``otel-oracles`` for built-ins, else the plug-in's distribution name."""
+
+
+_REGISTRY: dict[str, Registration] = {}
+_BROKEN: dict[str, str] = {}
+_loaded = False
+_loading_dist = "otel-oracles"
+
+C = TypeVar("C", bound=type[OracleCheck])
+
+
+def register_oracle(cls: C) -> C:
+    """Class decorator: validate and register an oracle type."""
+    oracle_type = getattr(cls, "oracle_type", None)
+    if not isinstance(oracle_type, str) or not oracle_type:
+        raise PluginError(f"{cls.__qualname__} must set a non-empty string oracle_type")
+    params = getattr(cls, "Params", None)
+    if not (isinstance(params, type) and issubclass(params, OracleParams)):
+        raise PluginError(f"{cls.__qualname__}.Params must subclass OracleParams", oracle_type)
+    existing = _REGISTRY.get(oracle_type)
+    if existing is not None and existing.cls is not cls:
+        raise PluginError(
+            f"oracle type {oracle_type!r} from {_loading_dist} is already registered by "
+            f"{existing.distribution} ({existing.cls.__module__}.{existing.cls.__qualname__})",
+            oracle_type,
+        )
+    _REGISTRY[oracle_type] = Registration(cls, _loading_dist)
+    return cls
+
+
+def _ensure_loaded() -> None:
+    global _loaded, _loading_dist
+    if _loaded:
+        return
+    _loaded = True
+    for module in BUILTIN_MODULES:
+        importlib.import_module(module)
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        dist = ep.dist.name if ep.dist is not None else ep.value
+        _loading_dist = dist
+        try:
+            obj = ep.load()
+            if isinstance(obj, type) and issubclass(obj, OracleCheck):
+                register_oracle(obj)
+        except Exception as exc:  # noqa: BLE001 - a broken plug-in must not break grading
+            _BROKEN[ep.name] = f"{ep.value} ({dist}): {type(exc).__name__}: {exc}"
+            log.warning("oracle plug-in %s failed to load: %s", ep.name, _BROKEN[ep.name])
+        finally:
+            _loading_dist = "otel-oracles"
+
+
+def registered() -> dict[str, Registration]:
+    """Every registered oracle type, sorted by name."""
+    _ensure_loaded()
+    return dict(sorted(_REGISTRY.items()))
+
+
+def broken_plugins() -> dict[str, str]:
+    _ensure_loaded()
+    return dict(_BROKEN)
+
+
+def oracle_class(oracle_type: str) -> type[OracleCheck]:
+    _ensure_loaded()
+    reg = _REGISTRY.get(oracle_type)
+    if reg is None:
+        raise KeyError(oracle_type)
+    return reg.cls
+
+
+def parse_oracle_spec(item: Any, layer: str, where: str, source: str) -> OracleSpec:
+    """Validate one flat oracle spec against its class's ``Params``.
+
+    Messages name the JSON path: ``oracles[1].path: field required for oracle type
+    'file_not_modified'``.
+    """
+    _ensure_loaded()
+    if isinstance(item, str) and layer == "evidence":
+        item = {"type": item}
+    if not isinstance(item, dict):
+        raise ContractError(f"{where}: expected a mapping with a 'type'", source)
+    oracle_type = item.get("type")
+    if not isinstance(oracle_type, str):
+        raise ContractError(f"{where}.type: field required (a string naming the oracle)", source)
+    if layer == "evidence" and "type" in item and oracle_type not in _REGISTRY:
+        oracle_type = "evidence"
+        item = {
+            "type": "evidence",
+            "field": item["type"],
+            **{k: v for k, v in item.items() if k != "type"},
+        }
+    if oracle_type not in _REGISTRY:
+        if oracle_type in _BROKEN:
+            raise ContractError(
+                f"{where}.type: oracle type {oracle_type!r} failed to load: {_BROKEN[oracle_type]}",
+                source,
+            )
+        known = ", ".join(sorted(_REGISTRY))
+        raise ContractError(
+            f"{where}.type: unknown oracle type {oracle_type!r}; known types: {known}", source
+        )
+    cls = _REGISTRY[oracle_type].cls
+    params = {k: v for k, v in item.items() if k not in SPEC_META_KEYS}
+    try:
+        validated = cls.Params.model_validate(params)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            loc = f"{where}.{format_loc(tuple(err['loc']))}" if err["loc"] else where
+            if err["type"] == "missing":
+                problems.append(f"{loc}: field required for oracle type {oracle_type!r}")
+            elif err["type"] == "extra_forbidden":
+                allowed = ", ".join(cls.Params.model_fields) or "none"
+                problems.append(
+                    f"{loc}: unknown param for oracle type {oracle_type!r} (params: {allowed})"
+                )
+            else:
+                problems.append(f"{loc}: {err['msg']}")
+        raise ContractError("; ".join(problems), source) from None
+    for meta in ("name", "why"):
+        if meta in item and not isinstance(item[meta], str):
+            raise ContractError(f"{where}.{meta}: expected a string", source)
+    return OracleSpec(
+        type=oracle_type,
+        params=validated.model_dump(mode="json"),
+        name=item.get("name") or item.get("id"),
+        why=item.get("why"),
+    )
+
+
+def instantiate(spec: OracleSpec) -> OracleCheck:
+    cls = oracle_class(spec.type)
+    return cls(cls.Params.model_validate(spec.params))

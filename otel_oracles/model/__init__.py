@@ -1,0 +1,36 @@
+"""Data models shared by every stage: span records, steps and trajectories, contracts, results."""
+
+from otel_oracles.model.contract import (
+    Contract,
+    MatchSpec,
+    OracleSpec,
+    discover_contract_files,
+    load_contract,
+    parse_contract,
+)
+from otel_oracles.model.result import Counts, OracleResult, Outcome, Verdict, count_outcomes
+from otel_oracles.model.span import EventRecord, LinkRecord, LogRecord, SpanRecord, Trace
+from otel_oracles.model.step import SpanRef, Step, StepKind, Trajectory
+
+__all__ = [
+    "Contract",
+    "Counts",
+    "EventRecord",
+    "LinkRecord",
+    "LogRecord",
+    "MatchSpec",
+    "OracleResult",
+    "OracleSpec",
+    "Outcome",
+    "SpanRecord",
+    "SpanRef",
+    "Step",
+    "StepKind",
+    "Trace",
+    "Trajectory",
+    "Verdict",
+    "count_outcomes",
+    "discover_contract_files",
+    "load_contract",
+    "parse_contract",
+]

@@ -1,0 +1,226 @@
+"""Contracts (and AgentBench tasks, which are contracts as they are).
+
+A contract has a selector (``match``), three layers (``evidence``, ``invariants``,
+``tolerances``) and optionally an AgentBench ``workspace``. Oracle specs are written flat
+(``{type: file_not_modified, path: x}``); each is validated against the params model of its
+oracle class, so required params are declared once, on the class.
+
+Files are validated when loaded, never at use time: ``load_contract`` raises ``ContractError``
+whose message names the file, the JSON path of the bad field and what was expected.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from otel_oracles.errors import ContractError
+
+SPEC_META_KEYS: frozenset[str] = frozenset({"type", "name", "why", "id"})
+"""Keys of an oracle spec that belong to the spec, not to the oracle's params."""
+
+
+class OracleSpec(BaseModel):
+    """One check in a contract: its type, its validated params, and the author's notes."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    type: str
+    params: dict[str, Any] = Field(default_factory=dict)
+    """Params as validated by the oracle's ``Params`` model (defaults filled in)."""
+    name: str | None = None
+    """Optional label; results use it as the check name (default: the type)."""
+    why: str | None = None
+    """Why this check exists, or why a tolerance is acceptable."""
+
+    @property
+    def label(self) -> str:
+        return self.name or self.type
+
+
+class MatchSpec(BaseModel):
+    """Which traces a contract grades. Every given part must hold; omitted = all traces.
+
+    Values are exact strings, or regexes when written ``/like this/``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    resource: dict[str, Any] = Field(default_factory=dict)
+    """Resource attributes of the trace's root span."""
+    span: dict[str, Any] = Field(default_factory=dict)
+    """Attributes that at least one span of the trace carries."""
+    root_name: str | None = None
+    """The root span's name."""
+
+
+class Contract(BaseModel):
+    """A contract or AgentBench task, loaded and validated."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    id: str
+    version: int = 1
+    name: str = ""
+    description: str = ""
+    prompt: str | None = None
+    """AgentBench: the task prompt given to the agent."""
+    workspace: dict[str, str] | None = None
+    """AgentBench: relative path -> file content, materialized for replay."""
+    match: MatchSpec | None = None
+    evidence: list[OracleSpec] = Field(default_factory=list)
+    invariants: list[OracleSpec] = Field(default_factory=list)
+    tolerances: list[OracleSpec] = Field(default_factory=list)
+    on_missing_evidence: Literal["fail", "warn"] = "fail"
+    tags: list[str] = Field(default_factory=list)
+    source: str | None = None
+    """File the contract was loaded from."""
+    content_hash: str = ""
+    """sha256 of the source bytes, first 16 hex digits; results carry it."""
+    agentbench: bool = False
+    """True when the file was an AgentBench task (it had ``oracles``)."""
+
+    def checks(self) -> list[tuple[Literal["evidence", "invariant", "tolerance"], OracleSpec]]:
+        return [
+            *(("evidence", s) for s in self.evidence),
+            *(("invariant", s) for s in self.invariants),
+            *(("tolerance", s) for s in self.tolerances),
+        ]
+
+
+def format_loc(loc: tuple[int | str, ...]) -> str:
+    """``("oracles", 1, "path")`` -> ``oracles[1].path``."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "(top level)"
+
+
+def describe_validation_error(exc: ValidationError, prefix: tuple[int | str, ...] = ()) -> str:
+    """One line per problem: ``path: what was expected``."""
+    lines = []
+    for err in exc.errors():
+        loc = format_loc(prefix + tuple(err["loc"]))
+        msg = err["msg"]
+        if err["type"] == "missing":
+            msg = "field required"
+        elif err["type"] == "extra_forbidden":
+            msg = "unknown field"
+        lines.append(f"{loc}: {msg}")
+    return "; ".join(lines)
+
+
+def parse_contract(data: Any, source: str, content_hash: str = "") -> Contract:
+    """Validate a decoded contract/task document."""
+    from otel_oracles.grade.registry import parse_oracle_spec  # registry imports the model
+
+    if not isinstance(data, dict):
+        raise ContractError("expected a mapping at the top level", source)
+    data = dict(data)
+    agentbench = "oracles" in data
+    if agentbench:
+        _check_agentbench_task(data, source)
+        if "invariants" in data:
+            raise ContractError(
+                "use either 'oracles' (AgentBench) or 'invariants', not both", source
+            )
+        data["invariants"] = data.pop("oracles")
+    specs: dict[str, list[OracleSpec]] = {}
+    for layer in ("evidence", "invariants", "tolerances"):
+        raw = data.pop(layer, [])
+        key = "oracles" if agentbench and layer == "invariants" else layer
+        if raw is None:
+            raw = []
+        if not isinstance(raw, list):
+            raise ContractError(f"{key}: expected a list", source)
+        specs[layer] = [
+            parse_oracle_spec(item, layer, f"{key}[{i}]", source) for i, item in enumerate(raw)
+        ]
+    try:
+        return Contract.model_validate(
+            {
+                **data,
+                **specs,
+                "source": source,
+                "content_hash": content_hash,
+                "agentbench": agentbench,
+            }
+        )
+    except ValidationError as exc:
+        raise ContractError(describe_validation_error(exc), source) from None
+
+
+def _check_agentbench_task(data: dict[str, Any], source: str) -> None:
+    """The exact AgentBench task rules: id/name/description/prompt strings, a non-empty
+    workspace of relative path -> content, a non-empty oracles list, optional string tags."""
+    for key in ("id", "name", "description", "prompt"):
+        if key not in data:
+            raise ContractError(f"{key}: field required", source)
+        if not isinstance(data[key], str):
+            raise ContractError(f"{key}: expected a string, got {type(data[key]).__name__}", source)
+    ws = data.get("workspace")
+    if not isinstance(ws, dict) or not ws:
+        raise ContractError(
+            "workspace: expected a non-empty map of relative path -> content", source
+        )
+    for path, content in ws.items():
+        if not isinstance(content, str):
+            raise ContractError(
+                f"workspace.{path}: expected file content as a string, "
+                f"got {type(content).__name__}",
+                source,
+            )
+    if not isinstance(data["oracles"], list) or not data["oracles"]:
+        raise ContractError("oracles: expected a non-empty list", source)
+    tags = data.get("tags", [])
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        raise ContractError("tags: expected a list of strings", source)
+
+
+def load_contract(path: str | Path) -> Contract:
+    """Load a contract or AgentBench task from JSON or YAML (chosen by extension)."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise ContractError(f"cannot read: {exc.strerror}", str(p)) from None
+    try:
+        text = raw.decode("utf-8")
+        data = json.loads(text) if p.suffix == ".json" else yaml.safe_load(text)
+    except UnicodeDecodeError:
+        raise ContractError("not UTF-8 text", str(p)) from None
+    except json.JSONDecodeError as exc:
+        raise ContractError(
+            f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", str(p)
+        ) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
+        raise ContractError(
+            f"invalid YAML{where}: {getattr(exc, 'problem', exc)}", str(p)
+        ) from None
+    return parse_contract(data, str(p), hashlib.sha256(raw).hexdigest()[:16])
+
+
+CONTRACT_SUFFIXES: tuple[str, ...] = (".json", ".yaml", ".yml")
+
+
+def discover_contract_files(paths: list[str | Path]) -> list[Path]:
+    """Files given directly, plus every contract-suffixed file in given directories (sorted)."""
+    out: list[Path] = []
+    for item in paths:
+        p = Path(item)
+        if p.is_dir():
+            out.extend(
+                sorted(f for f in p.iterdir() if f.suffix in CONTRACT_SUFFIXES and f.is_file())
+            )
+        else:
+            out.append(p)
+    return out

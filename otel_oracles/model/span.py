@@ -1,0 +1,160 @@
+"""The lean internal span record every decoder produces.
+
+No stage after ``decode`` touches protobuf or JSON classes: they see only these records.
+Attribute values are plain Python values (str, bool, int, float, bytes, list, dict), exactly
+as OTLP's ``AnyValue`` carried them. ``attributes`` and ``resource`` are ``Mapping`` rather than
+``dict`` so a decoder may hand out a lazy mapping that converts values on first access.
+Timestamps are integer nanoseconds since the epoch, as in OTLP.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import IntEnum
+from types import MappingProxyType
+from typing import Any
+
+EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+def _empty() -> Mapping[str, Any]:
+    """Shared immutable empty mapping (dataclasses refuse unhashable defaults)."""
+    return EMPTY
+
+
+class SpanKind(IntEnum):
+    """OTLP ``Span.SpanKind`` numbering."""
+
+    UNSPECIFIED = 0
+    INTERNAL = 1
+    SERVER = 2
+    CLIENT = 3
+    PRODUCER = 4
+    CONSUMER = 5
+
+
+class StatusCode(IntEnum):
+    """OTLP ``Status.StatusCode`` numbering."""
+
+    UNSET = 0
+    OK = 1
+    ERROR = 2
+
+
+@dataclass(slots=True)
+class EventRecord:
+    """A span event, or a log-based event attached to its span.
+
+    ``body`` is set only for log records (log-based GenAI events put content in the body);
+    ``from_log`` tells the two forms apart for coverage reports.
+    """
+
+    name: str
+    time_ns: int
+    attributes: Mapping[str, Any] = field(default_factory=_empty)
+    body: Any = None
+    from_log: bool = False
+
+
+@dataclass(slots=True)
+class LinkRecord:
+    """A span link (another span this one relates to, possibly in another trace)."""
+
+    trace_id: str
+    span_id: str
+    attributes: Mapping[str, Any] = field(default_factory=_empty)
+
+
+@dataclass(slots=True)
+class SpanRecord:
+    """One span, decoupled from its wire format. Ids are lowercase hex strings;
+    ``parent_span_id`` is ``""`` for a root span."""
+
+    trace_id: str
+    span_id: str
+    parent_span_id: str
+    name: str
+    kind: int = SpanKind.UNSPECIFIED
+    start_ns: int = 0
+    end_ns: int = 0
+    status_code: int = StatusCode.UNSET
+    status_message: str = ""
+    attributes: Mapping[str, Any] = field(default_factory=_empty)
+    events: list[EventRecord] = field(default_factory=list)
+    links: list[LinkRecord] = field(default_factory=list)
+    resource: Mapping[str, Any] = field(default_factory=_empty)
+    scope_name: str = ""
+    scope_version: str = ""
+
+    @property
+    def duration_ns(self) -> int:
+        """End minus start, never negative (clock skew in exporters happens)."""
+        return max(0, self.end_ns - self.start_ns)
+
+    @property
+    def is_error(self) -> bool:
+        return self.status_code == StatusCode.ERROR
+
+
+@dataclass(slots=True)
+class LogRecord:
+    """A decoded OTLP log record. Those carrying an event name and a span context become
+    ``EventRecord``s on their span during assembly; the rest are counted, not graded."""
+
+    trace_id: str
+    span_id: str
+    event_name: str
+    time_ns: int
+    attributes: Mapping[str, Any] = field(default_factory=_empty)
+    body: Any = None
+    severity_number: int = 0
+    resource: Mapping[str, Any] = field(default_factory=_empty)
+    scope_name: str = ""
+
+    def as_event(self) -> EventRecord:
+        return EventRecord(
+            name=self.event_name,
+            time_ns=self.time_ns,
+            attributes=self.attributes,
+            body=self.body,
+            from_log=True,
+        )
+
+
+@dataclass(slots=True)
+class Trace:
+    """All spans of one trace id, assembled into a tree.
+
+    ``spans`` is ordered by start time, ties broken by tree order (parent before child,
+    then siblings in arrival order). ``orphans`` are spans whose parent id names a span that
+    never arrived; they stay in ``spans`` and are reported as missing evidence.
+    ``incomplete`` is set by the online assembler when a trace was graded on timeout.
+    """
+
+    trace_id: str
+    spans: list[SpanRecord]
+    roots: list[SpanRecord]
+    children: dict[str, list[SpanRecord]]
+    orphans: list[SpanRecord] = field(default_factory=list)
+    unattached_logs: int = 0
+    incomplete: bool = False
+
+    @property
+    def root(self) -> SpanRecord | None:
+        """The true root (no parent id), else the earliest orphan, else None."""
+        for span in self.roots:
+            if not span.parent_span_id:
+                return span
+        return self.roots[0] if self.roots else None
+
+    @property
+    def resource(self) -> Mapping[str, Any]:
+        root = self.root
+        return root.resource if root is not None else EMPTY
+
+    def span(self, span_id: str) -> SpanRecord | None:
+        for s in self.spans:
+            if s.span_id == span_id:
+                return s
+        return None

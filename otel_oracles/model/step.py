@@ -1,0 +1,314 @@
+"""The normalized step vocabulary shared by OTel traces and AgentBench trajectory JSON.
+
+A rule written once applies to both: the mapping stage turns spans into ``Step``s, and
+``Trajectory.from_agentbench`` turns AgentBench step objects into the same ``Step``s.
+A field that is ``None`` was not captured: oracles must treat that as missing evidence,
+never as an empty value. ``redacted`` names fields whose captured value was a placeholder.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from otel_oracles.errors import InputError
+
+WRITE_TOOLS: frozenset[str] = frozenset(
+    {"write_file", "edit_file", "str_replace", "Write", "StrReplace"}
+)
+"""Tools whose calls are file edits (AgentBench semantics; names are case-sensitive)."""
+
+SHELL_TOOLS: frozenset[str] = frozenset({"run_command", "shell", "bash", "Bash", "execute"})
+"""Tools whose calls are shell commands (AgentBench semantics; names are case-sensitive)."""
+
+PATH_KEYS: tuple[str, ...] = ("path", "file_path", "target_file")
+CONTENT_KEYS: tuple[str, ...] = ("content", "new_string")
+COMMAND_KEYS: tuple[str, ...] = ("command", "cmd")
+TOOL_KEYS: tuple[str, ...] = ("tool", "tool_name", "name")
+ARG_KEYS: tuple[str, ...] = ("args", "arguments", "input", "parameters")
+
+DEFAULT_NETWORK_PATTERNS: tuple[str, ...] = (
+    "curl", "wget", "fetch(", "http://", "https://", "requests.", "urllib", "httpx", "socket.",
+    "webbrowser", "pip install", "npm install", "npm ci", "pnpm install", "pnpm add",
+    "yarn install", "yarn add", "bun install", "bun add", "cargo add", "cargo install",
+    "go get", "go install",
+)  # fmt: skip
+"""The ``no_network`` patterns, matched case-insensitively as substrings."""
+
+
+class StepKind(StrEnum):
+    TOOL_CALL = "tool_call"
+    GENERATION = "generation"
+    AGENT = "agent"
+    HANDOFF = "handoff"
+    RETRIEVAL = "retrieval"
+    FILE_EDIT = "file_edit"
+    COMMAND = "command"
+    OTHER = "other"
+
+
+TOOLISH_KINDS: frozenset[StepKind] = frozenset(
+    {StepKind.TOOL_CALL, StepKind.FILE_EDIT, StepKind.COMMAND, StepKind.RETRIEVAL}
+)
+"""Kinds that are a call of a tool (file edits and commands are tool calls by definition)."""
+
+
+class SpanRef(BaseModel):
+    """Where a step came from, so a result can be attached to the exact span."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    trace_id: str
+    span_id: str
+
+
+class Step(BaseModel):
+    """One normalized agent step. Unset fields are ``None`` (not captured)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    index: int
+    """Position in the trajectory, 0-based."""
+    kind: StepKind
+    tool: str | None = None
+    """Tool name for tool_call / file_edit / command / retrieval steps."""
+    call_id: str | None = None
+    arguments: dict[str, Any] | None = None
+    """Tool arguments parsed to a dict; ``None`` when not captured."""
+    arguments_raw: str | None = None
+    """Arguments as captured when they were not a JSON object (e.g. ``repr`` text)."""
+    result: Any = None
+    """Tool result as captured (string or structured); ``None`` when not captured."""
+    status: Literal["ok", "error", "unset"] = "unset"
+    error_type: str | None = None
+    error_message: str | None = None
+    start_ns: int | None = None
+    end_ns: int | None = None
+    provider: str | None = None
+    model: str | None = None
+    input_messages: list[dict[str, Any]] | None = None
+    output_messages: list[dict[str, Any]] | None = None
+    finish_reasons: list[str] | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    agent_name: str | None = None
+    """For agent steps: the invoked agent. For other steps: the enclosing agent, if known."""
+    agent_id: str | None = None
+    conversation_id: str | None = None
+    from_agent: str | None = None
+    to_agent: str | None = None
+    query: str | None = None
+    documents: list[dict[str, Any]] | None = None
+    path: str | None = None
+    """For file edits: the normalized forward-slash path."""
+    content: str | None = None
+    command: str | None = None
+    source: SpanRef | None = None
+    convention: str | None = None
+    """The conventions/ file that mapped this step (trace-derived steps only)."""
+    synthesized: bool = False
+    """True for a tool call seen only inside model messages (no tool span)."""
+    redacted: tuple[str, ...] = ()
+    attributes: dict[str, Any] = Field(default_factory=dict)
+    """Extra attributes a mapping chose to keep (e.g. declared degradation flags)."""
+    raw: dict[str, Any] | None = None
+    """The AgentBench step object exactly as read; ``None`` for trace-derived steps."""
+
+    @property
+    def duration_ns(self) -> int | None:
+        if self.start_ns is None or self.end_ns is None:
+            return None
+        return max(0, self.end_ns - self.start_ns)
+
+    @property
+    def is_tool(self) -> bool:
+        return self.kind in TOOLISH_KINDS
+
+    def raw_json(self) -> str:
+        """The JSON text ``no_network`` scans: the raw AgentBench object when there is one,
+        else the step's own fields (minus provenance, which is not agent behaviour)."""
+        if self.raw is not None:
+            return json.dumps(self.raw, ensure_ascii=False, sort_keys=True, default=str)
+        data = self.model_dump(
+            mode="json", exclude_none=True, exclude={"source", "convention", "index", "raw"}
+        )
+        return json.dumps(data, ensure_ascii=False, sort_keys=True)
+
+
+def normalize_path(path: str) -> str:
+    """Forward slashes, no ``./`` segments. Escapes (``..``, absolute) are kept visible so
+    replay can refuse them."""
+    p = path.replace("\\", "/")
+    if not p:
+        return p
+    norm = posixpath.normpath(p)
+    return "" if norm == "." else norm
+
+
+def first_key(mapping: Mapping[str, Any], keys: Iterable[str]) -> Any:
+    """The value of the first key present (first-match order is part of the semantics)."""
+    for key in keys:
+        if key in mapping and mapping[key] is not None:
+            return mapping[key]
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class NetworkViolation:
+    step_index: int
+    tool: str | None
+    pattern: str
+
+
+class Trajectory(BaseModel):
+    """An ordered list of steps plus what is known about where they came from."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    steps: list[Step]
+    trace_id: str | None = None
+    root_span_id: str | None = None
+    root_name: str | None = None
+    service_name: str | None = None
+    agent_name: str | None = None
+    """The top-level agent (from the root agent span), for low-cardinality labels."""
+    source: str | None = None
+    """File the trajectory was read from, for messages."""
+    span_count: int = 0
+    orphan_spans: list[str] = Field(default_factory=list)
+    """Span ids whose parent never arrived."""
+    incomplete: bool = False
+    """Graded before the trace completed (online max_trace_age)."""
+    unmapped_spans: dict[str, int] = Field(default_factory=dict)
+    """Span name -> count of spans no convention recognised."""
+    conventions: dict[str, int] = Field(default_factory=dict)
+    """Convention file -> count of spans it mapped."""
+    resource: dict[str, Any] = Field(default_factory=dict)
+    root_attributes: dict[str, Any] = Field(default_factory=dict)
+
+    # ---- AgentBench API -------------------------------------------------------------------
+
+    @classmethod
+    def from_agentbench(cls, data: Any, source: str = "<trajectory>") -> Trajectory:
+        """Validate AgentBench trajectory JSON (``{"steps": [...]}``) into steps."""
+        if not isinstance(data, dict):
+            raise InputError("expected a JSON object with a 'steps' array", source)
+        raw_steps = data.get("steps")
+        if not isinstance(raw_steps, list):
+            raise InputError("steps: expected an array of step objects", source)
+        steps = []
+        for i, obj in enumerate(raw_steps):
+            if not isinstance(obj, dict):
+                raise InputError(
+                    f"steps[{i}]: expected an object, got {type(obj).__name__}", source
+                )
+            steps.append(step_from_agentbench(i, obj, source))
+        return cls(steps=steps, source=source)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Trajectory:
+        p = Path(path)
+        try:
+            data = json.loads(p.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise InputError(f"cannot read trajectory: {exc.strerror}", str(p)) from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise InputError(f"invalid JSON: {exc}", str(p)) from None
+        return cls.from_agentbench(data, source=str(p))
+
+    def file_edits(self) -> list[tuple[int, str, str]]:
+        """(step index, normalized path, content) for every file edit, in order."""
+        return [
+            (s.index, s.path, s.content if s.content is not None else "")
+            for s in self.steps
+            if s.kind == StepKind.FILE_EDIT and s.path
+        ]
+
+    def touched_file(self, path: str) -> bool:
+        target = normalize_path(path)
+        return any(p == target for _, p, _ in self.file_edits())
+
+    def commands(self) -> list[str]:
+        return [s.command for s in self.steps if s.kind == StepKind.COMMAND and s.command]
+
+    def find_network_violations(
+        self, patterns: Iterable[str] = DEFAULT_NETWORK_PATTERNS
+    ) -> list[NetworkViolation]:
+        """Case-insensitive substring matches over each step's raw JSON, in step order;
+        within a step, patterns are reported in the order given."""
+        lowered = [(p, p.lower()) for p in patterns]
+        found: list[NetworkViolation] = []
+        for step in self.steps:
+            text = step.raw_json().lower()
+            found.extend(
+                NetworkViolation(step.index, step.tool, p) for p, low in lowered if low in text
+            )
+        return found
+
+    # ---- trace-level queries --------------------------------------------------------------
+
+    def tool_calls(self, name: str | None = None) -> list[Step]:
+        """Every step that is a call of a tool (tool_call, file_edit, command, retrieval)."""
+        return [s for s in self.steps if s.is_tool and (name is None or s.tool == name)]
+
+    def generations(self) -> list[Step]:
+        return [s for s in self.steps if s.kind == StepKind.GENERATION]
+
+    def agents(self) -> list[Step]:
+        return [s for s in self.steps if s.kind == StepKind.AGENT]
+
+    def handoffs(self) -> list[Step]:
+        return [s for s in self.steps if s.kind == StepKind.HANDOFF]
+
+
+def step_from_agentbench(index: int, obj: dict[str, Any], source: str) -> Step:
+    """Classify one AgentBench step object: explicit ``type`` first, then the tool name."""
+    tool = first_key(obj, TOOL_KEYS)
+    if tool is not None and not isinstance(tool, str):
+        raise InputError(
+            f"steps[{index}].tool: expected a string, got {type(tool).__name__}", source
+        )
+    args = first_key(obj, ARG_KEYS)
+    if isinstance(args, str):
+        try:
+            parsed = json.loads(args)
+        except json.JSONDecodeError:
+            parsed = None
+        args = parsed if isinstance(parsed, dict) else None
+    if args is not None and not isinstance(args, dict):
+        args = None
+    fields = dict(args or {})
+    for key in (*PATH_KEYS, *CONTENT_KEYS, *COMMAND_KEYS):
+        if key in obj and key not in fields:
+            fields[key] = obj[key]
+    declared = obj.get("type")
+    if declared == StepKind.FILE_EDIT or (declared is None and tool in WRITE_TOOLS):
+        kind = StepKind.FILE_EDIT
+    elif declared == StepKind.COMMAND or (declared is None and tool in SHELL_TOOLS):
+        kind = StepKind.COMMAND
+    elif tool is not None:
+        kind = StepKind.TOOL_CALL
+    else:
+        kind = StepKind.OTHER
+    path = first_key(fields, PATH_KEYS) if kind == StepKind.FILE_EDIT else None
+    content = first_key(fields, CONTENT_KEYS) if kind == StepKind.FILE_EDIT else None
+    command = first_key(fields, COMMAND_KEYS) if kind == StepKind.COMMAND else None
+    status = obj.get("status")
+    return Step(
+        index=index,
+        kind=kind,
+        tool=tool,
+        arguments=args,
+        result=obj.get("result", obj.get("output")),
+        status=status if status in ("ok", "error") else "unset",
+        path=normalize_path(str(path)) if path is not None else None,
+        content=content if isinstance(content, str) else None if content is None else str(content),
+        command=command if isinstance(command, str) else None if command is None else str(command),
+        raw=obj,
+    )
