@@ -8,7 +8,15 @@ from otel_oracles.model.contract import (
     load_contract,
     parse_contract,
 )
-from otel_oracles.model.result import Counts, OracleResult, Outcome, Verdict, count_outcomes
+from otel_oracles.model.result import (
+    Counts,
+    InputProblem,
+    OracleResult,
+    Outcome,
+    RunReport,
+    Verdict,
+    count_outcomes,
+)
 from otel_oracles.model.span import EventRecord, LinkRecord, LogRecord, SpanRecord, Trace
 from otel_oracles.model.step import SpanRef, Step, StepKind, Trajectory
 
@@ -16,12 +24,14 @@ __all__ = [
     "Contract",
     "Counts",
     "EventRecord",
+    "InputProblem",
     "LinkRecord",
     "LogRecord",
     "MatchSpec",
     "OracleResult",
     "OracleSpec",
     "Outcome",
+    "RunReport",
     "SpanRecord",
     "SpanRef",
     "Step",

@@ -115,3 +115,35 @@ def count_outcomes(results: list[OracleResult]) -> Counts:
             case Outcome.PASS:
                 pass
     return c
+
+
+class InputProblem(BaseModel):
+    """An input that could not be read (file, line/offset, what was expected). Reported in the
+    summary and counted; the other inputs are still graded."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    source: str
+    """File, with line or byte offset where known (``export.jsonl:812``)."""
+    message: str
+
+
+class RunReport(BaseModel):
+    """Everything one CLI invocation (``run``, ``gate``, ``grade``) produced."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    verdicts: list[Verdict] = Field(default_factory=list)
+    input_errors: list[InputProblem] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    """Human-readable remarks (e.g. which tasks a trajectory was scored against)."""
+
+    @property
+    def passed(self) -> bool:
+        return all(v.passed for v in self.verdicts)
+
+    def exit_code(self, keep_going: bool = False) -> int:
+        """0 all passed, 1 any verdict failed, 2 an input was unreadable (unless keep_going)."""
+        if self.input_errors and not keep_going:
+            return 2
+        return 0 if self.passed else 1
