@@ -1,0 +1,1 @@
+"""Test support code shared across stages (real OTLP sinks, process helpers)."""
