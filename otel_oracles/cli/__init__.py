@@ -34,7 +34,8 @@ def main() -> None:
     """Console-script entry point."""
     debug = "--debug" in sys.argv[1:]
     try:
-        cli.main(standalone_mode=False)
+        # Without standalone mode click returns (not raises) a command's ``ctx.exit(code)``.
+        code = cli.main(standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
         sys.exit(EXIT_USAGE)
@@ -50,4 +51,4 @@ def main() -> None:
         raise
     except KeyboardInterrupt:
         sys.exit(130)
-    sys.exit(EXIT_OK)
+    sys.exit(code if isinstance(code, int) and not isinstance(code, bool) else EXIT_OK)

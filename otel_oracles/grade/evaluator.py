@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from otel_oracles.errors import ReplayError
+from otel_oracles.errors import OtelOraclesError, ReplayError
 from otel_oracles.grade.evidence import find_gaps
 from otel_oracles.grade.oracles.base import Finding, GradeContext
 from otel_oracles.grade.registry import instantiate
@@ -46,6 +46,12 @@ def run_check(layer: Layer, spec: OracleSpec, ctx: GradeContext) -> OracleResult
         finding = Finding.missing("; ".join(gaps)) if gaps else oracle.check(ctx)
         outcome = outcome_for(layer, finding)
         error_details: dict[str, object] = {}
+    except OtelOraclesError as exc:
+        # A user-facing problem found while checking (e.g. a task-authoring mistake): its
+        # message is meant to be read as it is; it is still a harness error, not the agent's.
+        finding = Finding.fail(exc.message)
+        outcome = Outcome.ERROR
+        error_details = {"error.type": type(exc).__name__}
     except Exception as exc:  # noqa: BLE001 - a crashing oracle must not stop the others
         finding = Finding.fail(f"oracle raised {type(exc).__name__}: {exc}")
         outcome = Outcome.ERROR

@@ -171,6 +171,16 @@ def _check_agentbench_task(data: dict[str, Any], source: str) -> None:
             "workspace: expected a non-empty map of relative path -> content", source
         )
     for path, content in ws.items():
+        norm = path.replace("\\", "/")
+        if (
+            not norm.strip("/.")
+            or norm.startswith("/")
+            or (len(norm) > 1 and norm[1] == ":")
+            or ".." in norm.split("/")
+        ):
+            raise ContractError(
+                f"workspace.{path}: expected a relative path inside the workspace", source
+            )
         if not isinstance(content, str):
             raise ContractError(
                 f"workspace.{path}: expected file content as a string, "

@@ -1,13 +1,18 @@
 """Replay: materialize a task workspace in a fresh temporary directory and apply a
 trajectory's file edits in order. Recorded commands are never executed here.
 
-Every path is resolved before anything is written: absolute paths, ``..`` segments and
-paths that resolve through a symlink to outside the directory raise ``ReplayError`` and
-nothing is written outside. The directory is removed on exit.
+Every path is checked before anything is written: absolute paths (POSIX, ``C:\\`` drive and
+``\\\\server`` UNC forms), ``..`` segments and paths that reach a symlink are refused with
+``ReplayError``, and nothing is ever written outside the directory. Writes walk the path one
+component at a time without following symlinks and open the file with ``O_NOFOLLOW``, so a
+symlink planted by anything (an earlier step, a test command, a race) cannot redirect a
+write. The directory is removed on exit.
 """
 
 from __future__ import annotations
 
+import os
+import re
 import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -16,45 +21,80 @@ from pathlib import Path, PurePosixPath
 from otel_oracles.errors import ReplayError
 from otel_oracles.model.step import Trajectory, normalize_path
 
+_DRIVE = re.compile(r"^[A-Za-z]:")
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
 
 def safe_target(root: Path, rel: str, what: str) -> Path:
-    """The absolute path for ``rel`` inside ``root``, or ``ReplayError``."""
+    """The path for ``rel`` inside ``root``, or ``ReplayError`` when it could reach outside.
+
+    ``what`` names the source of the path (``steps[3]``) for the message.
+    """
+    if "\x00" in rel:
+        raise ReplayError(f"{what}: path {rel!r} contains a NUL byte")
     norm = normalize_path(rel)
     pure = PurePosixPath(norm)
-    if (
-        not norm
-        or pure.is_absolute()
-        or rel.startswith(("/", "\\"))
-        or (len(rel) > 1 and rel[1] == ":")
-    ):
+    if not norm:
+        raise ReplayError(f"{what}: path {rel!r} does not name a file in the workspace")
+    if pure.is_absolute() or rel.startswith(("/", "\\")) or _DRIVE.match(norm):
         raise ReplayError(
             f"{what}: path {rel!r} is absolute; only workspace-relative paths are allowed"
         )
     if ".." in pure.parts:
         raise ReplayError(f"{what}: path {rel!r} escapes the workspace through '..'")
     target = root.joinpath(*pure.parts)
-    resolved = target.resolve()
-    if not resolved.is_relative_to(root.resolve()):
+    if not target.resolve().is_relative_to(root.resolve()):
         raise ReplayError(f"{what}: path {rel!r} escapes the workspace through a symlink")
     return target
 
 
+def _refuse_symlink(path: Path, root: Path, rel: str, what: str) -> None:
+    if path.is_symlink():
+        where = (
+            "escapes the workspace through"
+            if not path.resolve().is_relative_to(root.resolve())
+            else "goes through"
+        )
+        raise ReplayError(f"{what}: path {rel!r} {where} a symlink; refusing to write")
+
+
 def write_inside(root: Path, rel: str, content: str, what: str) -> None:
+    """Write ``content`` (UTF-8) to ``rel`` inside ``root``, creating parent directories.
+
+    Raises ``ReplayError`` for escaping paths, symlinks anywhere on the path, and paths that
+    collide with an existing file or directory (``a`` is a file, ``a/b`` is written).
+    """
     target = safe_target(root, rel, what)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    # Re-check after creating parents: a parent created earlier could be a symlink.
-    if not target.parent.resolve().is_relative_to(root.resolve()):
-        raise ReplayError(f"{what}: path {rel!r} escapes the workspace through a symlink")
-    if target.is_symlink():
-        raise ReplayError(f"{what}: path {rel!r} is a symlink; refusing to write through it")
-    target.write_text(content, encoding="utf-8")
+    parts = target.relative_to(root).parts
+    current = root
+    try:
+        for part in parts[:-1]:
+            current = current / part
+            _refuse_symlink(current, root, rel, what)
+            if current.exists() and not current.is_dir():
+                raise ReplayError(
+                    f"{what}: path {rel!r} needs directory {current.relative_to(root)} "
+                    "but that is a file"
+                )
+            current.mkdir(exist_ok=True)
+        _refuse_symlink(target, root, rel, what)
+        if target.is_dir():
+            raise ReplayError(f"{what}: path {rel!r} is a directory, not a file")
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NOFOLLOW, 0o644)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(content.encode("utf-8"))
+    except OSError as exc:
+        raise ReplayError(f"{what}: cannot write {rel!r}: {exc.strerror or exc}") from None
 
 
 @contextmanager
 def replayed_workspace(workspace: Mapping[str, str], trajectory: Trajectory) -> Iterator[Path]:
-    """Yield a temporary directory holding ``workspace`` with the trajectory's edits applied."""
+    """Yield a temporary directory holding ``workspace`` with the trajectory's edits applied.
+
+    Edits are applied in step order; a later edit of the same path replaces the earlier one.
+    """
     with tempfile.TemporaryDirectory(prefix="otel-oracles-replay-") as tmp:
-        root = Path(tmp)
+        root = Path(tmp).resolve()
         for rel, content in workspace.items():
             write_inside(root, rel, content, f"workspace[{rel!r}]")
         for index, path, content in trajectory.file_edits():
