@@ -1,0 +1,434 @@
+"""Measure the speed and memory goals side by side, and print each ratio with PASS/FAIL.
+
+Every figure is a ratio of two jobs run in the same session, interleaved (A B A B ...), each
+in a fresh subprocess (``measure.py``), reported as the median over ``--repeats``: the machine
+this was written on has 2 cores shared with other work, so absolute numbers drift; ratios of
+interleaved medians drift much less.
+
+Goals (issue 6):
+  G1  ``grade`` on the protobuf export is at least as fast (CPU time) as merely parsing it and
+      turning every attribute into Python dicts (ratio >= 1.0); OTLP/JSON grading takes at
+      most 1.5x the protobuf grading time.
+  G2  ``grade --workers 2`` is >= 1.7x faster (wall) than ``--workers 1``.
+  G3  peak RSS for 10x the input (time-ordered export) is < 2x the peak for 1x; also bytes of
+      RSS per span in flight and per GB of export.
+  G4  emitting results costs <= 30% of grading CPU.
+A goal whose stage is not there yet prints SKIP with the reason. G5 (Phoenix) is
+``phoenix_bench.py``, run by hand: it needs a separate virtualenv and minutes.
+
+Examples:
+    python bench/run_goals.py --quick            # seconds; what CI runs
+    python bench/run_goals.py                    # 10,000 traces x ~20 spans, 3 repeats
+    python bench/run_goals.py --goals 1 --repeats 5 --json bench/out/g1.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+import gen_traces  # noqa: E402  (bench/ is a folder of scripts, not a package)
+
+MEASURE = HERE / "measure.py"
+JOB_TIMEOUT_S = 1800
+
+
+@dataclass
+class Result:
+    goal: str
+    title: str
+    value: float | None
+    target: str
+    passed: bool | None
+    detail: str = ""
+    figures: dict[str, Any] = field(default_factory=dict)
+
+    def line(self) -> str:
+        if self.goal == "info":
+            value = "n/a" if self.value is None else f"{self.value:,.0f}"
+            return f"  .  {self.title:<46} {value:>9}" + (
+                f"  ({self.detail})" if self.detail else ""
+            )
+        verdict = "SKIP" if self.passed is None else ("PASS" if self.passed else "FAIL")
+        value = "n/a" if self.value is None else f"{self.value:.2f}"
+        return f"{self.goal:<5}{self.title:<46} {value:>9}  goal {self.target:<8} {verdict}" + (
+            f"  ({self.detail})" if self.detail else ""
+        )
+
+
+def run_job(args: list[str]) -> dict[str, Any]:
+    """One ``measure.py`` job in a fresh process; adds the process tree's peak RSS and CPU
+    (from ``wait4``, which covers reaped worker processes too)."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen([sys.executable, str(MEASURE), *args], stdout=out, stderr=err)
+        timer = threading.Timer(JOB_TIMEOUT_S, proc.kill)
+        timer.start()
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            timer.cancel()
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode(), err.read().decode(errors="replace")
+    if proc.returncode != 0 or not stdout.strip():
+        raise RuntimeError(f"job {args} failed ({proc.returncode}): {stderr.strip()[-2000:]}")
+    figures: dict[str, Any] = json.loads(stdout.strip().splitlines()[-1])
+    figures["tree_maxrss_kb"] = usage.ru_maxrss
+    figures["tree_cpu_s"] = usage.ru_utime + usage.ru_stime
+    figures["stderr"] = stderr[-500:]
+    return figures
+
+
+def medians(runs: list[dict[str, Any]]) -> dict[str, float]:
+    keys = [k for k, v in runs[0].items() if isinstance(v, int | float)]
+    return {k: statistics.median(r[k] for r in runs) for k in keys}
+
+
+def interleaved(jobs: dict[str, list[str]], repeats: int) -> dict[str, dict[str, float]]:
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in jobs}
+    for _ in range(repeats):
+        for name, args in jobs.items():
+            runs[name].append(run_job(args))
+    return {name: medians(r) for name, r in runs.items()}
+
+
+# ---- what the project offers today -----------------------------------------------------------
+
+
+def grade_options() -> set[str] | None:
+    """Option names of the ``grade`` command, or None while it does not exist yet."""
+    try:
+        from otel_oracles.cli import cli
+    except ImportError:
+        return None
+    cmd = cli.commands.get("grade")
+    if cmd is None:
+        return None
+    return {opt for p in cmd.params for opt in getattr(p, "opts", [])}
+
+
+def pick_contracts(explicit: Path | None) -> Path:
+    """The example contracts once they exist (the realistic set), else bench/contracts."""
+    if explicit is not None:
+        return explicit
+    examples = ROOT / "examples" / "contracts"
+    if examples.is_dir() and any(examples.glob("*.y*ml")):
+        return examples
+    return HERE / "contracts"
+
+
+def grade_args(path: Path, contracts: Path, extra: list[str] = ()) -> list[str]:  # type: ignore[assignment]
+    args = ["cli", "--", "grade", str(path), "--contracts", str(contracts)]
+    opts = grade_options() or set()
+    if "--quiet" in opts:
+        args.append("--quiet")
+    return [*args, *extra]
+
+
+# ---- goals ---------------------------------------------------------------------------------------
+
+
+def goal1(data: Path, manifest: dict[str, Any], contracts: Path, repeats: int) -> list[Result]:
+    spans = manifest["spans"]
+    pb, jl = data / "traces.binpb", data / "traces.jsonl"
+    jobs = {
+        "proto_parse": ["baseline", "proto_parse", str(pb)],
+        "proto_walk": ["baseline", "proto_walk", str(pb)],
+        "json_orjson": ["baseline", "json_orjson", str(jl)],
+        "json_stdlib": ["baseline", "json_stdlib", str(jl)],
+    }
+    opts = grade_options()
+    if opts is not None:
+        jobs["grade_proto"] = grade_args(pb, contracts)
+        jobs["grade_json"] = grade_args(jl, contracts)
+    m = interleaved(jobs, repeats)
+    results = [
+        Result(
+            "info",
+            f"baseline {name} (spans/s, CPU)",
+            spans / m[name]["cpu_s"],
+            "-",
+            None,
+            f"{m[name]['cpu_s']:.2f} s CPU, {m[name]['wall_s']:.2f} s wall",
+            m[name],
+        )
+        for name in ("proto_parse", "proto_walk", "json_orjson", "json_stdlib")
+    ]
+    for r in results:
+        r.passed = True  # information lines, not goals
+    if opts is None:
+        return [
+            *results,
+            Result(
+                "G1a",
+                "grade protobuf vs parse+dicts",
+                None,
+                ">= 1.00",
+                None,
+                "no grade command yet",
+            ),
+            Result(
+                "G1b",
+                "grade OTLP/JSON time / protobuf time",
+                None,
+                "<= 1.50",
+                None,
+                "no grade command yet",
+            ),
+        ]
+    gp, gj, walk = m["grade_proto"], m["grade_json"], m["proto_walk"]
+    for name, g in (("grade_proto", gp), ("grade_json", gj)):
+        results.append(
+            Result(
+                "info",
+                f"{name} (spans/s, CPU)",
+                spans / g["cpu_s"],
+                "-",
+                True,
+                f"{g['cpu_s']:.2f} s CPU, {g['wall_s']:.2f} s wall, exit {int(g['exit_code'])}",
+                g,
+            )
+        )
+    ratio = walk["cpu_s"] / gp["cpu_s"]
+    results.append(
+        Result(
+            "G1a",
+            "grade protobuf vs parse+dicts (speed ratio)",
+            ratio,
+            ">= 1.00",
+            ratio >= 1.0,
+            f"wall ratio {walk['wall_s'] / gp['wall_s']:.2f}",
+        )
+    )
+    jratio = gj["cpu_s"] / gp["cpu_s"]
+    results.append(
+        Result(
+            "G1b",
+            "grade OTLP/JSON time / protobuf time",
+            jratio,
+            "<= 1.50",
+            jratio <= 1.5,
+            f"wall ratio {gj['wall_s'] / gp['wall_s']:.2f}",
+        )
+    )
+    return results
+
+
+def goal2(data: Path, contracts: Path, repeats: int, workers: int) -> list[Result]:
+    opts = grade_options()
+    if opts is None or "--workers" not in opts:
+        return [
+            Result(
+                "G2",
+                f"--workers {workers} speed-up (wall)",
+                None,
+                ">= 1.70",
+                None,
+                "grade has no --workers yet",
+            )
+        ]
+    pb = data / "traces.binpb"
+    m = interleaved(
+        {
+            "w1": grade_args(pb, contracts, ["--workers", "1"]),
+            "wN": grade_args(pb, contracts, ["--workers", str(workers)]),
+        },
+        repeats,
+    )
+    speedup = m["w1"]["wall_s"] / m["wN"]["wall_s"]
+    load = os.getloadavg()[0]
+    return [
+        Result(
+            "G2",
+            f"--workers {workers} speed-up (wall)",
+            speedup,
+            ">= 1.70",
+            speedup >= 1.7,
+            f"{m['w1']['wall_s']:.2f} s -> {m['wN']['wall_s']:.2f} s; "
+            f"CPU {m['w1']['tree_cpu_s']:.2f} -> {m['wN']['tree_cpu_s']:.2f} s; "
+            f"load avg {load:.1f} on {os.cpu_count()} cores",
+            m,
+        )
+    ]
+
+
+def goal3(
+    small: tuple[Path, dict[str, Any]],
+    big: tuple[Path, dict[str, Any]],
+    contracts: Path,
+    repeats: int,
+) -> list[Result]:
+    if grade_options() is None:
+        return [
+            Result(
+                "G3", "peak RSS 10x input / 1x input", None, "< 2.00", None, "no grade command yet"
+            )
+        ]
+    (ds, ms), (db, mb) = small, big
+    m = interleaved(
+        {
+            "startup": ["startup"],
+            "x1": grade_args(ds / "traces.binpb", contracts),
+            "x10": grade_args(db / "traces.binpb", contracts),
+        },
+        repeats,
+    )
+    floor, r1, r10 = (m[k]["tree_maxrss_kb"] * 1024 for k in ("startup", "x1", "x10"))
+    ratio = r10 / r1
+    held = max(1.0, r10 - floor)
+    per_span_flight = held / mb["max_open_spans"]
+    per_gb = held / (mb["bytes_binpb"] / 1e9)
+    growth = (r10 - floor) / max(1.0, r1 - floor)
+    return [
+        Result(
+            "G3",
+            "peak RSS 10x input / 1x input",
+            ratio,
+            "< 2.00",
+            ratio < 2.0,
+            f"{r1 / 2**20:.0f} MB ({ms['spans']} spans) -> "
+            f"{r10 / 2**20:.0f} MB ({mb['spans']} spans); "
+            f"above the {floor / 2**20:.0f} MB import floor: x{growth:.2f}",
+            m,
+        ),
+        Result(
+            "info",
+            "RSS above floor per span in flight (bytes)",
+            per_span_flight,
+            "-",
+            True,
+            f"{mb['max_open_spans']} spans in flight at most; "
+            f"{held / mb['spans']:.0f} B per input span",
+        ),
+        Result("info", "RSS above floor per GB of protobuf export (MB)", per_gb / 2**20, "-", True),
+    ]
+
+
+def goal4() -> list[Result]:
+    opts = grade_options()
+    if opts is None or not any(o.startswith("--emit") or o.startswith("--otlp") for o in opts):
+        return [
+            Result(
+                "G4", "emission CPU / grading CPU", None, "<= 0.30", None, "grade cannot emit yet"
+            )
+        ]
+    return [
+        Result("G4", "emission CPU / grading CPU", None, "<= 0.30", None, "emission wiring pending")
+    ]
+
+
+# ---- driver ----------------------------------------------------------------------------------
+
+
+def dataset(
+    out_root: Path, traces: int, concurrency: int, jsonl: bool = True
+) -> tuple[Path, dict[str, Any]]:
+    params = gen_traces.Params(traces=traces, concurrency=concurrency)
+    path = out_root / f"data-{traces}-c{concurrency}"
+    return path, gen_traces.ensure(params, path, jsonl=jsonl)
+
+
+def machine() -> str:
+    try:
+        from google.protobuf.internal import api_implementation
+
+        backend = api_implementation.Type()
+    except ImportError:
+        backend = "?"
+    cpu = platform.processor() or platform.machine()
+    return (
+        f"{platform.system()} {cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"protobuf backend {backend}, load avg {os.getloadavg()[0]:.1f}"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "--quick", action="store_true", help="small input, one repeat: checks the harness runs"
+    )
+    ap.add_argument(
+        "--traces", type=int, default=None, help="traces in the G1/G2 data set (default 10000)"
+    )
+    ap.add_argument("--concurrency", type=int, default=64, help="traces in flight in the export")
+    ap.add_argument(
+        "--repeats", type=int, default=None, help="runs per job; the median is reported (default 3)"
+    )
+    ap.add_argument("--goals", default="1,2,3,4", help="comma-separated goal numbers")
+    ap.add_argument("--workers", type=int, default=2, help="worker processes for G2")
+    ap.add_argument(
+        "--contracts",
+        type=Path,
+        default=None,
+        help="default: examples/contracts, else bench/contracts",
+    )
+    ap.add_argument(
+        "--out", type=Path, default=HERE / "out", help="where data sets are generated and kept"
+    )
+    ap.add_argument(
+        "--json", type=Path, default=None, help="also write every figure to this JSON file"
+    )
+    args = ap.parse_args(argv)
+    traces = args.traces or (200 if args.quick else 10_000)
+    repeats = args.repeats or (1 if args.quick else 3)
+    goals = {g.strip() for g in args.goals.split(",") if g.strip()}
+    contracts = pick_contracts(args.contracts)
+
+    print(f"machine: {machine()}")
+    t0 = time.perf_counter()
+    data, manifest = dataset(args.out, traces, args.concurrency)
+    print(
+        f"data: {manifest['traces']} traces, {manifest['spans']} spans, "
+        f"{manifest['bytes_binpb'] / 1e6:.0f} MB protobuf, "
+        f"{manifest['bytes_jsonl'] / 1e6:.0f} MB OTLP/JSON "
+        f"({data}); contracts: {contracts}; median of {repeats}"
+    )
+    results: list[Result] = []
+    if "1" in goals:
+        results += goal1(data, manifest, contracts, repeats)
+    if "2" in goals:
+        results += goal2(data, contracts, repeats, args.workers)
+    if "3" in goals:
+        small = dataset(args.out, max(1, traces // 10), args.concurrency, jsonl=False)
+        results += goal3(small, (data, manifest), contracts, repeats)
+    if "4" in goals:
+        results += goal4()
+    for r in results:
+        print(r.line())
+    print(f"done in {time.perf_counter() - t0:.1f} s")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(
+            json.dumps(
+                {
+                    "machine": machine(),
+                    "manifest": manifest,
+                    "results": [r.__dict__ for r in results],
+                },
+                indent=2,
+                default=str,
+            )
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,148 @@
+"""The benchmark harness must keep running as the stages change (CI runs its quick mode).
+
+These tests check that the harness works and prints every goal line, never the absolute speed:
+CI machines are too noisy for a speed assertion to mean anything.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+REPO = Path(__file__).resolve().parent.parent.parent
+BENCH = REPO / "bench"
+
+
+def _messages(path: Path) -> list[ExportTraceServiceRequest]:
+    out = []
+    data = path.read_bytes()
+    pos = 0
+    while pos < len(data):
+        (size,) = struct.unpack(">I", data[pos : pos + 4])
+        req = ExportTraceServiceRequest()
+        req.ParseFromString(data[pos + 4 : pos + 4 + size])
+        out.append(req)
+        pos += 4 + size
+    return out
+
+
+def _spans(req: ExportTraceServiceRequest) -> list[object]:
+    return [s for rs in req.resource_spans for ss in rs.scope_spans for s in ss.spans]
+
+
+def test_generator_writes_the_same_spans_as_protobuf_and_otlp_json(tmp_path: Path) -> None:
+    subprocess.run(
+        [
+            sys.executable,
+            str(BENCH / "gen_traces.py"),
+            "--traces",
+            "40",
+            "--out",
+            str(tmp_path),
+            "--batch",
+            "100",
+        ],
+        check=True,
+        capture_output=True,
+    )
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    reqs = _messages(tmp_path / "traces.binpb")
+    lines = (tmp_path / "traces.jsonl").read_bytes().splitlines()
+    assert len(reqs) == len(lines) == manifest["requests"], "one JSON line per protobuf message"
+    pb_ids = [s.span_id.hex() for r in reqs for s in _spans(r)]  # type: ignore[attr-defined]
+    js_ids = [
+        s["spanId"]
+        for line in lines
+        for rs in json.loads(line)["resourceSpans"]
+        for ss in rs["scopeSpans"]
+        for s in ss["spans"]
+    ]
+    assert pb_ids == js_ids, "both formats must carry the same spans in the same order"
+    assert len(pb_ids) == manifest["spans"]
+    assert all(len(_spans(r)) == 100 for r in reqs[:-1]), "full batches of --batch spans"
+    traces = {s.trace_id for r in reqs for s in _spans(r)}  # type: ignore[attr-defined]
+    assert len(traces) == 40
+    assert 15 <= manifest["spans"] / 40 <= 25, "about 20 spans per trace"
+
+
+def test_generator_is_deterministic_for_a_seed(tmp_path: Path) -> None:
+    for name in ("a", "b"):
+        subprocess.run(
+            [
+                sys.executable,
+                str(BENCH / "gen_traces.py"),
+                "--traces",
+                "15",
+                "--no-jsonl",
+                "--out",
+                str(tmp_path / name),
+            ],
+            check=True,
+            capture_output=True,
+        )
+    assert (tmp_path / "a" / "traces.binpb").read_bytes() == (
+        tmp_path / "b" / "traces.binpb"
+    ).read_bytes()
+
+
+def test_generated_spans_follow_the_genai_conventions(tmp_path: Path) -> None:
+    subprocess.run(
+        [
+            sys.executable,
+            str(BENCH / "gen_traces.py"),
+            "--traces",
+            "30",
+            "--no-jsonl",
+            "--out",
+            str(tmp_path),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    spans = [s for r in _messages(tmp_path / "traces.binpb") for s in _spans(r)]
+    ops: dict[str, int] = {}
+    for s in spans:
+        attrs = {kv.key: kv.value for kv in s.attributes}  # type: ignore[attr-defined]
+        op = attrs["gen_ai.operation.name"].string_value
+        ops[op] = ops.get(op, 0) + 1
+        if op == "chat":
+            assert attrs["gen_ai.usage.input_tokens"].int_value > 0
+            assert attrs["gen_ai.provider.name"].string_value
+        if op == "execute_tool":
+            assert 200 <= len(attrs["gen_ai.tool.call.arguments"].string_value) <= 500
+            if s.status.code != 2:  # type: ignore[attr-defined]
+                assert 700 <= len(attrs["gen_ai.tool.call.result"].string_value) <= 1600
+    assert set(ops) == {"invoke_agent", "chat", "execute_tool"}
+    roots = [s for s in spans if not s.parent_span_id]  # type: ignore[attr-defined]
+    assert len(roots) == 30 and all(s.name.startswith("invoke_agent") for s in roots)  # type: ignore[attr-defined]
+
+
+def test_quick_mode_prints_every_goal_line(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(BENCH / "run_goals.py"),
+            "--quick",
+            "--out",
+            str(tmp_path),
+            "--json",
+            str(tmp_path / "r.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    for goal in ("G1a", "G1b", "G2", "G3", "G4"):
+        assert re.search(rf"^{goal}\s.*\b(PASS|FAIL|SKIP)\b", proc.stdout, re.M), (
+            f"goal line {goal} missing from:\n{proc.stdout}"
+        )
+    assert "baseline proto_walk" in proc.stdout
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["manifest"]["spans"] > 0
