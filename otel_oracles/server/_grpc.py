@@ -1,0 +1,105 @@
+"""OTLP/gRPC receiver on ``grpc.aio``: ``TraceService/Export`` and ``LogsService/Export``.
+
+The handlers take the request as raw bytes (no deserializer) and hand them to the same
+decoder as OTLP/HTTP protobuf, so both transports share one decode path. grpcio itself
+handles gzip and enforces ``max_request_bytes`` (answering RESOURCE_EXHAUSTED without retry
+info, which OTLP senders treat as final).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+import grpc
+from grpc import aio
+from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
+
+from otel_oracles.server._status import status_for
+from otel_oracles.server.config import ReceiversSettings
+
+if TYPE_CHECKING:
+    from otel_oracles.server._service import GradingServer, Signal
+
+logger = logging.getLogger(__name__)
+
+TRACE_SERVICE = "opentelemetry.proto.collector.trace.v1.TraceService"
+LOGS_SERVICE = "opentelemetry.proto.collector.logs.v1.LogsService"
+
+
+def _response(signal: Signal, rejected: int, message: str) -> Any:
+    if signal == "traces":
+        resp = trace_service_pb2.ExportTraceServiceResponse()
+        if rejected or message:
+            resp.partial_success.rejected_spans = rejected
+            resp.partial_success.error_message = message
+        return resp
+    lresp = logs_service_pb2.ExportLogsServiceResponse()
+    if rejected or message:
+        lresp.partial_success.rejected_log_records = rejected
+        lresp.partial_success.error_message = message
+    return lresp
+
+
+def _method(server: GradingServer, signal: Signal) -> grpc.RpcMethodHandler:
+    async def export(body: bytes, context: aio.ServicerContext) -> Any:
+        try:
+            meta = {k: v for k, v in context.invocation_metadata() or () if isinstance(v, str)}
+            server.check_auth(meta.get("authorization"))
+            server.stats.add("requests", f"grpc.{signal}")
+            accepted = server.ingest(body, "application/x-protobuf", signal, "grpc")
+            return _response(signal, accepted.rejected, accepted.message)
+        except Exception as exc:
+            st = status_for(exc)
+            if st.kind == "internal":
+                logger.exception("OTLP/gRPC %s request failed", signal)
+            if st.kind != "buffer_full":
+                server.stats.add("rejected", st.kind)
+            await context.abort(st.grpc, st.message, trailing_metadata=st.grpc_trailers())
+
+    return grpc.unary_unary_rpc_method_handler(
+        export, response_serializer=lambda m: m.SerializeToString()
+    )
+
+
+def _credentials(rc: ReceiversSettings) -> grpc.ServerCredentials | None:
+    if rc.tls is None:
+        return None
+    key = rc.tls.key_file.read_bytes()
+    cert = rc.tls.cert_file.read_bytes()
+    ca = rc.tls.client_ca_file.read_bytes() if rc.tls.client_ca_file else None
+    return grpc.ssl_server_credentials(
+        [(key, cert)], root_certificates=ca, require_client_auth=ca is not None
+    )
+
+
+async def start_grpc(server: GradingServer, rc: ReceiversSettings) -> tuple[aio.Server, int]:
+    """Bind and start; returns the server (``stop(grace)`` stops it) and the bound port."""
+    limit = rc.max_request_bytes
+    srv = aio.server(
+        options=[
+            ("grpc.max_receive_message_length", limit),
+            ("grpc.max_send_message_length", 1024 * 1024),
+            ("grpc.so_reuseport", 0),
+        ]
+    )
+    srv.add_generic_rpc_handlers(
+        (
+            grpc.method_handlers_generic_handler(
+                TRACE_SERVICE, {"Export": _method(server, "traces")}
+            ),
+            grpc.method_handlers_generic_handler(LOGS_SERVICE, {"Export": _method(server, "logs")}),
+        )
+    )
+    creds = _credentials(rc)
+    endpoint = rc.grpc.endpoint
+    port = (
+        srv.add_secure_port(endpoint, creds)
+        if creds is not None
+        else srv.add_insecure_port(endpoint)
+    )
+    if port == 0:
+        raise OSError(f"cannot bind OTLP/gRPC receiver to {endpoint}")
+    await srv.start()
+    return srv, port

@@ -1,0 +1,316 @@
+"""``GradingServer``: receivers + online assembly + grading pool + emitter, one lifecycle.
+
+Threads and blocking: everything on the receive path (both receivers, decoding, assembly,
+the sweeper) runs on one asyncio event loop and never waits on grading or exporting;
+grading and exporting run on the pool's worker threads.
+
+Lifecycle (as the collector's components): ``start`` and ``shutdown`` are coroutines, both
+idempotent; ``shutdown`` is safe before ``start`` and drains: stop accepting (new requests
+get the retryable "unavailable"), release every buffered trace (complete ones as complete,
+the rest marked incomplete), grade them, flush the emitter, all within ``shutdown_timeout``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import logging
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from otel_oracles.assemble.online import OnlineAssembler, ReadyTrace
+from otel_oracles.model.span import LogRecord, SpanRecord, Trace
+from otel_oracles.server._grading import GradingPool
+from otel_oracles.server._stats import ServeStats
+from otel_oracles.server._status import Draining, Unauthenticated
+from otel_oracles.server.config import ServeSettings
+
+logger = logging.getLogger(__name__)
+
+Signal = Literal["traces", "logs"]
+
+
+class ResultsEmitter(Protocol):
+    """What the server needs of an ``otel_oracles.emit`` emitter."""
+
+    def export(self, results: Any) -> Any: ...
+    def force_flush(self, timeout_millis: int = ...) -> bool: ...
+    def shutdown(self) -> Any: ...
+
+
+GradeFn = Callable[[Trace], list[Any]]
+"""Trace -> [(Verdict, Trajectory)], as ``otel_oracles.pipeline.grade_trace`` bound to the
+loaded contracts and conventions."""
+
+
+@dataclass(frozen=True, slots=True)
+class Accepted:
+    """A request that was taken (possibly in part): what OTLP partial success reports."""
+
+    rejected: int = 0
+    message: str = ""
+
+
+def default_workers() -> int:
+    """2 x CPUs (at least 2): threads mostly wait on ``test_must_pass`` subprocesses."""
+    return max(2, 2 * (os.cpu_count() or 1))
+
+
+class GradingServer:
+    """See the module docstring. ``is_own`` recognises the grader's own telemetry (loop
+    safety); ``build_trace`` turns buffered spans and logs into a ``Trace``."""
+
+    def __init__(
+        self,
+        settings: ServeSettings,
+        *,
+        grade: GradeFn,
+        emitter: ResultsEmitter,
+        build_trace: Callable[[str, list[SpanRecord], list[LogRecord]], Trace],
+        decode: Callable[[bytes, str, Signal], tuple[list[SpanRecord], list[LogRecord], int]],
+        is_own: Callable[[SpanRecord | LogRecord], bool],
+        on_graded: Callable[[ReadyTrace, list[Any], float], None] | None = None,
+    ) -> None:
+        self.settings = settings
+        a = settings.assembly
+        self.assembler = OnlineAssembler(
+            decision_wait=a.decision_wait,
+            max_trace_age=a.max_trace_age,
+            max_traces=a.max_traces,
+            max_buffered_spans=a.max_buffered_spans,
+            max_spans_per_trace=a.max_spans_per_trace,
+            decision_cache_size=a.decision_cache_size,
+            retry_after=a.retry_after,
+        )
+        self.stats = ServeStats()
+        self._grade = grade
+        self._emitter = emitter
+        self._build_trace = build_trace
+        self._decode = decode
+        self._is_own = is_own
+        self._on_graded = on_graded
+        workers = settings.grading.workers or default_workers()
+        self.pool = GradingPool(workers, settings.grading.queue_size, self._grade_one,
+                                self._grade_crashed)  # fmt: skip
+        self._token = settings.receivers.auth.token()
+        self._state: Literal["new", "running", "draining", "stopped"] = "new"
+        self._sweeper: asyncio.Task[None] | None = None
+        self._receivers: list[Any] = []
+        self.grpc_port: int | None = None
+        self.http_port: int | None = None
+        self._shutdown_lock = asyncio.Lock()
+
+    # ---- receive path (event-loop thread) -------------------------------------------------
+
+    @property
+    def ready(self) -> bool:
+        return self._state == "running"
+
+    @property
+    def state(self) -> str:
+        """``new``, ``running``, ``draining`` or ``stopped``."""
+        return self._state
+
+    def check_auth(self, authorization: str | None) -> None:
+        """Raise Unauthenticated unless auth is off or the header carries the token."""
+        if self._token is None:
+            return
+        expected = f"Bearer {self._token}"
+        if authorization is None or not hmac.compare_digest(
+            authorization.strip().encode(), expected.encode()
+        ):
+            raise Unauthenticated("missing or wrong bearer token")
+
+    def ingest(self, body: bytes, content_type: str, signal: Signal, protocol: str) -> Accepted:
+        """Decode and buffer one request body, all or nothing.
+
+        Raises Draining, InputError (malformed) or BufferFull (retryable, nothing kept).
+        """
+        if self._state != "running":
+            raise Draining("server is shutting down", self.settings.assembly.retry_after)
+        spans, logs, ignored = self._decode(body, content_type, signal)
+        is_own = self._is_own
+        own = 0
+        if any(map(is_own, spans)):
+            kept = [s for s in spans if not is_own(s)]
+            own += len(spans) - len(kept)
+            spans = kept
+        if logs and any(map(is_own, logs)):
+            kept_logs = [r for r in logs if not is_own(r)]
+            own += len(logs) - len(kept_logs)
+            logs = kept_logs
+        stats = self.stats
+        n = len(spans) + len(logs)
+        try:
+            adm = self.assembler.offer(spans, logs)
+        except Exception:
+            stats.add("rejected", "buffer_full", n)
+            raise
+        stats.add("received", f"{protocol}.{signal}", n + own)
+        if own:
+            stats.incr("skipped_self", own)
+        if adm.late:
+            stats.incr("late", adm.late)
+        if adm.unattached_logs:
+            stats.incr("unattached_logs", adm.unattached_logs)
+        if adm.rejected:
+            stats.add("rejected", "span_limit", adm.rejected)
+        if ignored:
+            stats.add("rejected", "invalid_record", ignored)
+        messages = [m for m in (adm.message,) if m]
+        if ignored:
+            messages.append(f"{ignored} records without a valid trace or span id were rejected")
+        if adm.late:
+            messages.append(
+                f"{adm.late} records arrived after their trace was graded (counted as late, "
+                "not regraded); raise assembly.decision_wait if this is frequent"
+            )
+        return Accepted(rejected=adm.rejected + ignored, message="; ".join(messages))
+
+    async def _sweep_forever(self) -> None:
+        interval = self.settings.assembly.sweep_interval
+        while True:
+            try:
+                self._sweep_once()
+            except Exception:
+                logger.exception("sweep failed")
+            await asyncio.sleep(interval)
+
+    def _sweep_once(self) -> None:
+        free = self.pool.free_slots()
+        if free:
+            for ready in self.assembler.due(limit=free):
+                self.pool.submit(ready)
+        self._publish_gauges()
+
+    def _publish_gauges(self) -> None:
+        s = self.stats
+        s.buffered_traces = self.assembler.buffered_traces
+        s.buffered_spans = self.assembler.buffered_items
+        s.grading_inflight = self.pool.inflight
+
+    # ---- grading (worker threads) ---------------------------------------------------------
+
+    def _grade_one(self, ready: ReadyTrace) -> None:
+        trace = self._build_trace(ready.trace_id, ready.spans, ready.logs)
+        if ready.incomplete:
+            trace.incomplete = True
+        results = self._grade(trace)
+        if results:
+            self._emitter.export(results)
+        latency = time.monotonic() - ready.due_at
+        verdicts = [getattr(v, "verdict", "unknown") for v, *_ in results]
+        self.stats.graded(ready.reason, verdicts, latency)
+        if self._on_graded is not None:
+            self._on_graded(ready, results, latency)
+        logger.debug(
+            "graded trace",
+            extra={
+                "trace_id": ready.trace_id,
+                "reason": ready.reason,
+                "verdicts": verdicts,
+                "latency_ms": round(latency * 1000, 3),
+            },
+        )
+
+    def _grade_crashed(self, ready: ReadyTrace, exc: BaseException) -> None:
+        self.stats.incr("grading_errors")
+
+    # ---- lifecycle ------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Bind the receivers and start the sweeper; a second call does nothing."""
+        if self._state != "new":
+            return
+        from otel_oracles.server._grpc import start_grpc
+        from otel_oracles.server._http import start_http
+
+        self.pool.start()
+        rc = self.settings.receivers
+        try:
+            if rc.grpc.enabled:
+                server, self.grpc_port = await start_grpc(self, rc)
+                self._receivers.append(server)
+            if rc.http.enabled:
+                runner, self.http_port = await start_http(self, rc)
+                self._receivers.append(runner)
+        except BaseException:
+            await self._stop_receivers()
+            self.pool.shutdown()
+            self._state = "stopped"
+            raise
+        self._sweeper = asyncio.get_running_loop().create_task(self._sweep_forever())
+        self._state = "running"
+        logger.info(
+            "listening",
+            extra={
+                "grpc_port": self.grpc_port,
+                "http_port": self.http_port,
+                "contracts_dir": [str(p) for p in self.settings.grading.contracts],
+            },
+        )
+
+    async def _stop_receivers(self) -> None:
+        receivers, self._receivers = self._receivers, []
+        for r in receivers:
+            if hasattr(r, "cleanup"):
+                await r.cleanup()
+            else:
+                await r.stop(grace=1.0)
+
+    async def shutdown(self, timeout: float | None = None) -> bool:
+        """Drain and stop (see module doc). Returns False when the deadline cut the drain
+        short (the traces not graded by then are logged and counted as grading errors)."""
+        async with self._shutdown_lock:
+            if self._state == "stopped":
+                return True
+            if self._state == "new":
+                self._state = "stopped"
+                self._emitter.shutdown()
+                return True
+            budget = self.settings.shutdown_timeout if timeout is None else timeout
+            deadline = time.monotonic() + budget
+            self._state = "draining"
+            # Receivers first: nothing new can arrive while we drain (in-flight requests
+            # finish or are answered "unavailable", which senders retry elsewhere or later).
+            await self._stop_receivers()
+            if self._sweeper is not None:
+                self._sweeper.cancel()
+                await asyncio.gather(self._sweeper, return_exceptions=True)
+            released = self.assembler.drain()
+            for ready in released:
+                self.pool.submit(ready)
+            self._publish_gauges()
+            loop = asyncio.get_running_loop()
+            left = max(deadline - time.monotonic(), 0.0)
+            drained = await loop.run_in_executor(None, self.pool.wait_idle, left)
+            if not drained:
+                logger.error(
+                    "shutdown deadline reached with traces still grading",
+                    extra={"inflight": self.pool.inflight},
+                )
+                self.stats.incr("grading_errors", self.pool.inflight)
+            self.pool.shutdown()
+            left_ms = int(max(deadline - time.monotonic(), 0.1) * 1000)
+            flushed = await loop.run_in_executor(None, self._emitter.force_flush, left_ms)
+            await loop.run_in_executor(None, self._emitter.shutdown)
+            self._publish_gauges()
+            self._state = "stopped"
+            logger.info(
+                "stopped", extra={"released": len(released), "stats": self.stats.snapshot()}
+            )
+            return drained and bool(flushed)
+
+
+def decoded_parts(batch: Any) -> tuple[list[SpanRecord], list[LogRecord], int]:
+    """Adapt ``otel_oracles.decode``'s DecodedBatch to (spans, logs, ignored count)."""
+    ignored = batch.ignored
+    n = ignored if isinstance(ignored, int) else len(ignored) if ignored else 0
+    return list(batch.spans), list(batch.logs), n
+
+
+def matches_any(value: object, names: Sequence[str]) -> bool:
+    return isinstance(value, str) and value in names

@@ -1,0 +1,351 @@
+"""Settings of ``otel-oracles serve``, validated when loaded, never at use time.
+
+Precedence, lowest first: built-in defaults (the constants below), the YAML file, the
+``OTEL_ORACLES_SERVE_*`` environment variables (see ``otel_oracles.server.environment``),
+then command-line flags. Every error names the YAML key path and the bad value, and ``serve``
+refuses to start on any of them.
+
+Durations are written ``250ms``, ``10s``, ``5m``, ``1h`` or as a bare number of seconds and are
+stored as seconds (``float``); sizes accept ``KiB``/``MiB``/``GiB`` suffixes and are stored
+as bytes.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+
+from otel_oracles.errors import OtelOraclesError
+from otel_oracles.model.contract import describe_validation_error
+
+# Ports: one above the collector's OTLP defaults (4317 gRPC, 4318 HTTP) by ten, so a grader
+# and a collector can share a host (the collector usually runs there, fanning out to us).
+DEFAULT_GRPC_ENDPOINT = "127.0.0.1:4327"
+DEFAULT_HTTP_ENDPOINT = "127.0.0.1:4328"
+# gRPC's own default maximum receive size; the collector's otlp exporter batches stay below it.
+DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024
+# Same default as the collector's tail-sampling processor: long enough for a batch span
+# processor (5 s schedule delay) to have exported every child after the root ended.
+DEFAULT_DECISION_WAIT_S = 10.0
+# Agent runs take minutes; a trace whose root never arrives is graded (incomplete) after this.
+DEFAULT_MAX_TRACE_AGE_S = 300.0
+DEFAULT_MAX_TRACES = 10_000
+DEFAULT_MAX_SPANS_PER_TRACE = 5_000
+# About 2.5 KB per buffered GenAI span (measured by bench/serve_load.py) -> ~1.2 GB at most.
+DEFAULT_MAX_BUFFERED_SPANS = 500_000
+DEFAULT_DECISION_CACHE_SIZE = 100_000
+DEFAULT_RETRY_AFTER_S = 1.0
+DEFAULT_SWEEP_INTERVAL_S = 0.05
+DEFAULT_SHUTDOWN_TIMEOUT_S = 20.0
+DEFAULT_GRADE_QUEUE = 1_000
+
+
+class ConfigError(OtelOraclesError):
+    """A serve setting (file, env var or flag) that does not validate."""
+
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
+_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
+_SIZE = re.compile(r"^\s*(\d+)\s*(B|KiB|MiB|GiB|KB|MB|GB)?\s*$")
+_SIZE_UNITS = {
+    None: 1,
+    "B": 1,
+    "KiB": 1024,
+    "MiB": 1024**2,
+    "GiB": 1024**3,
+    "KB": 1000,
+    "MB": 1000**2,
+    "GB": 1000**3,
+}
+
+
+def parse_duration(value: Any) -> float:
+    """``"250ms"`` / ``"10s"`` / ``"5m"`` / ``3`` -> seconds. Raises ValueError naming the forms."""
+    if isinstance(value, bool):
+        raise ValueError(f"expected a duration like 250ms, 10s or 5m, got {value!r}")
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str) and (m := _DURATION.match(value)):
+        return float(m.group(1)) * _UNITS[m.group(2)]
+    raise ValueError(f"expected a duration like 250ms, 10s or 5m, got {value!r}")
+
+
+def parse_size(value: Any) -> int:
+    """``"4MiB"`` / ``1048576`` -> bytes."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and (m := _SIZE.match(value)):
+        return int(m.group(1)) * _SIZE_UNITS[m.group(2)]
+    raise ValueError(f"expected a size like 4MiB or 1048576, got {value!r}")
+
+
+Seconds = Annotated[float, BeforeValidator(parse_duration), Field(ge=0)]
+Bytes = Annotated[int, BeforeValidator(parse_size), Field(gt=0)]
+
+
+def _check_endpoint(value: str) -> str:
+    host, sep, port = value.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(f"expected host:port (port 0 = any free port), got {value!r}")
+    return value
+
+
+Endpoint = Annotated[str, BeforeValidator(_check_endpoint)]
+
+
+class _Settings(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+
+class TLSSettings(_Settings):
+    """Server TLS for both receivers (the collector's otlp exporters speak TLS by default)."""
+
+    cert_file: Path
+    """PEM certificate chain the server presents."""
+    key_file: Path
+    """PEM private key of ``cert_file``."""
+    client_ca_file: Path | None = None
+    """When set, clients must present a certificate signed by this CA (mutual TLS)."""
+
+    @model_validator(mode="after")
+    def _files_exist(self) -> TLSSettings:
+        for name in ("cert_file", "key_file", "client_ca_file"):
+            path = getattr(self, name)
+            if path is not None and not path.is_file():
+                raise ValueError(f"{name}: no such file: {path}")
+        return self
+
+
+class AuthSettings(_Settings):
+    """Bearer-token authentication (``Authorization: Bearer <token>``) on both receivers."""
+
+    bearer_token: str | None = Field(default=None, repr=False)
+    """The token clients must send. Prefer ``bearer_token_file`` or the env var over the file."""
+    bearer_token_file: Path | None = None
+    """A file whose stripped content is the token (a mounted secret)."""
+
+    @model_validator(mode="after")
+    def _one_source(self) -> AuthSettings:
+        if self.bearer_token is not None and self.bearer_token_file is not None:
+            raise ValueError("set bearer_token or bearer_token_file, not both")
+        if self.bearer_token_file is not None and not self.bearer_token_file.is_file():
+            raise ValueError(f"bearer_token_file: no such file: {self.bearer_token_file}")
+        if self.bearer_token is not None and not self.bearer_token.strip():
+            raise ValueError("bearer_token: must not be empty")
+        return self
+
+    def token(self) -> str | None:
+        """The configured token, read from its file when one is named; None = auth off."""
+        if self.bearer_token_file is not None:
+            return self.bearer_token_file.read_text(encoding="utf-8").strip() or None
+        return self.bearer_token
+
+
+class ReceiverSettings(_Settings):
+    """One receiver (gRPC or HTTP)."""
+
+    enabled: bool = True
+    """Set false to not open this receiver at all."""
+    endpoint: Endpoint
+    """``host:port`` to listen on. Bind ``0.0.0.0`` only behind TLS and auth."""
+
+
+def _grpc_default() -> ReceiverSettings:
+    return ReceiverSettings(endpoint=DEFAULT_GRPC_ENDPOINT)
+
+
+def _http_default() -> ReceiverSettings:
+    return ReceiverSettings(endpoint=DEFAULT_HTTP_ENDPOINT)
+
+
+class ReceiversSettings(_Settings):
+    """Where and how OTLP arrives."""
+
+    grpc: ReceiverSettings = Field(default_factory=_grpc_default)
+    """OTLP/gRPC (``TraceService`` and ``LogsService``), gzip accepted."""
+    http: ReceiverSettings = Field(default_factory=_http_default)
+    """OTLP/HTTP (``POST /v1/traces``, ``/v1/logs``, protobuf or JSON, gzip), plus
+    ``/healthz`` and ``/readyz`` (never behind auth)."""
+    max_request_bytes: Bytes = DEFAULT_MAX_REQUEST_BYTES
+    """Largest request body accepted, compressed and after decompression; larger -> 413 /
+    RESOURCE_EXHAUSTED (not retried)."""
+    auth: AuthSettings = Field(default_factory=AuthSettings)
+    """Bearer-token auth; off when no token is set."""
+    tls: TLSSettings | None = None
+    """TLS on both receivers; plaintext when omitted."""
+
+
+class AssemblySettings(_Settings):
+    """Online trace assembly: when a trace counts as complete, and memory bounds."""
+
+    decision_wait: Seconds = DEFAULT_DECISION_WAIT_S
+    """Grade a trace once its root span has ended and no span arrived for this long."""
+    max_trace_age: Seconds = DEFAULT_MAX_TRACE_AGE_S
+    """Grade a trace this long after its first span arrived even if not complete; its
+    verdict then carries missing evidence "trace incomplete"."""
+    max_traces: int = Field(default=DEFAULT_MAX_TRACES, gt=0)
+    """Traces held in memory at once; beyond it new traces are refused with a retryable
+    status (backpressure), never dropped."""
+    max_buffered_spans: int = Field(default=DEFAULT_MAX_BUFFERED_SPANS, gt=0)
+    """Spans (and log records) held in memory at once, across traces; same backpressure."""
+    max_spans_per_trace: int = Field(default=DEFAULT_MAX_SPANS_PER_TRACE, gt=0)
+    """Spans kept for one trace; more are rejected permanently (partial success) and the
+    trace is graded as incomplete."""
+    decision_cache_size: int = Field(default=DEFAULT_DECISION_CACHE_SIZE, ge=0)
+    """Trace ids remembered after grading, so late spans are counted as late instead of
+    starting a new trace."""
+    retry_after: Seconds = DEFAULT_RETRY_AFTER_S
+    """Delay suggested to senders refused for overload (``Retry-After`` / ``RetryInfo``)."""
+    sweep_interval: Seconds = DEFAULT_SWEEP_INTERVAL_S
+    """How often the buffer is checked for complete traces (bounds verdict latency)."""
+
+    @model_validator(mode="after")
+    def _age_covers_wait(self) -> AssemblySettings:
+        if self.max_trace_age < self.decision_wait:
+            raise ValueError(
+                f"max_trace_age ({self.max_trace_age}s) must be >= decision_wait "
+                f"({self.decision_wait}s)"
+            )
+        if self.sweep_interval <= 0:
+            raise ValueError("sweep_interval: must be > 0")
+        return self
+
+
+class GradingSettings(_Settings):
+    """What is graded, and the worker pool that does it."""
+
+    contracts: list[Path] = Field(default_factory=list)
+    """Contract files or folders (YAML/JSON, AgentBench tasks too). Required."""
+    conventions: list[Path] = Field(default_factory=list)
+    """Extra conventions/*.yaml mapping files, added to the bundled ones."""
+    workers: int = Field(default=0, ge=0)
+    """Grading threads; 0 = 2 x CPU count (at least 2), so a slow ``test_must_pass``
+    waiting on its subprocess never holds up other traces."""
+    queue_size: int = Field(default=DEFAULT_GRADE_QUEUE, gt=0)
+    """Complete traces waiting for a worker; while it is full the sweeper keeps them in the
+    buffer, which then fills and pushes back on senders."""
+
+
+class SelfTelemetrySettings(_Settings):
+    """Loop safety: recognise the grader's own telemetry if a pipeline sends it back."""
+
+    skip_service_names: list[str] = Field(default_factory=list)
+    """Extra ``service.name`` values to skip (the grader's own is always skipped)."""
+
+
+class ServeSettings(_Settings):
+    """Everything ``otel-oracles serve`` reads. See docs/serve.md for each key."""
+
+    receivers: ReceiversSettings = Field(default_factory=ReceiversSettings)
+    assembly: AssemblySettings = Field(default_factory=AssemblySettings)
+    grading: GradingSettings = Field(default_factory=GradingSettings)
+    self_telemetry: SelfTelemetrySettings = Field(default_factory=SelfTelemetrySettings)
+    shutdown_timeout: Seconds = DEFAULT_SHUTDOWN_TIMEOUT_S
+    """SIGTERM budget: stop accepting, grade everything buffered, flush exports, exit."""
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    log_format: Literal["json", "text"] = "json"
+    """``json`` = one JSON object per line on stderr (structured); ``text`` for humans."""
+
+    @model_validator(mode="after")
+    def _something_listens(self) -> ServeSettings:
+        if not (self.receivers.grpc.enabled or self.receivers.http.enabled):
+            raise ValueError("receivers: enable at least one of grpc and http")
+        return self
+
+
+def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = _merge(dict(out[key]), value)
+        else:
+            out[key] = value
+    return out
+
+
+def set_path(tree: dict[str, Any], dotted: str, value: Any) -> None:
+    """``set_path(t, "assembly.decision_wait", "1s")``: one override into a nested dict."""
+    node = tree
+    *parents, leaf = dotted.split(".")
+    for part in parents:
+        node = node.setdefault(part, {})
+    node[leaf] = value
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    """The YAML file as a dict; errors name the file and line."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"cannot read config: {exc.strerror}", source=str(path)) from exc
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        raise ConfigError(f"not valid YAML: {exc}", source=where) from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError("expected a mapping at the top level", source=str(path))
+    return data
+
+
+_FILE_KEYS = (
+    ("grading", "contracts"),
+    ("grading", "conventions"),
+    ("receivers", "tls", "cert_file"),
+    ("receivers", "tls", "key_file"),
+    ("receivers", "tls", "client_ca_file"),
+    ("receivers", "auth", "bearer_token_file"),
+)
+
+
+def _resolve_paths(tree: dict[str, Any], base: Path) -> None:
+    """Relative paths in a config file are relative to that file, not to the cwd."""
+
+    def fix(value: Any) -> Any:
+        if isinstance(value, str) and not Path(value).is_absolute():
+            return str(base / value)
+        if isinstance(value, list):
+            return [fix(v) for v in value]
+        return value
+
+    for keys in _FILE_KEYS:
+        node: Any = tree
+        for k in keys[:-1]:
+            node = node.get(k) if isinstance(node, dict) else None
+        if isinstance(node, dict) and keys[-1] in node:
+            node[keys[-1]] = fix(node[keys[-1]])
+
+
+def load_settings(
+    path: Path | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> ServeSettings:
+    """Defaults < file < environment < ``overrides`` (dotted keys from flags), validated once.
+
+    Raises ConfigError naming the source and the key path of every problem.
+    """
+    from otel_oracles.server.environment import settings_from_environment
+
+    tree: dict[str, Any] = read_config_file(path) if path is not None else {}
+    if path is not None:
+        _resolve_paths(tree, path.parent)
+    env_tree: dict[str, Any] = {}
+    for dotted, value in settings_from_environment(os.environ if environ is None else environ):
+        set_path(env_tree, dotted, value)
+    flag_tree: dict[str, Any] = {}
+    for dotted, value in (overrides or {}).items():
+        set_path(flag_tree, dotted, value)
+    merged = _merge(_merge(tree, env_tree), flag_tree)
+    try:
+        return ServeSettings.model_validate(merged)
+    except ValidationError as exc:
+        source = str(path) if path is not None else "serve settings"
+        raise ConfigError(describe_validation_error(exc), source=source) from None

@@ -1,0 +1,170 @@
+"""Online assembly: completion policy, late spans, memory bounds and backpressure.
+
+A fake clock drives the policy so these run in milliseconds; the real-socket tests
+(test_serve_*.py) check the same behaviour end to end.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from otel_oracles.assemble.online import BufferFull, OnlineAssembler
+from otel_oracles.model.span import LogRecord, SpanRecord
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def span(trace: str, sid: str, parent: str = "", end: int = 2) -> SpanRecord:
+    return SpanRecord(trace_id=trace, span_id=sid, parent_span_id=parent, name=sid, end_ns=end)
+
+
+def make(clock: Clock, **kw: int | float) -> OnlineAssembler:
+    args: dict = dict(
+        decision_wait=10.0,
+        max_trace_age=60.0,
+        max_traces=100,
+        max_buffered_spans=1000,
+        max_spans_per_trace=50,
+        decision_cache_size=100,
+        retry_after=0.5,
+        clock=clock,
+    )
+    args.update(kw)
+    return OnlineAssembler(**args)
+
+
+def test_trace_is_released_after_root_ended_and_decision_wait_of_quiet() -> None:
+    clock = Clock()
+    a = make(clock)
+    a.offer([span("t1", "c1", parent="r")])
+    a.offer([span("t1", "r")])
+    clock.now += 9.9
+    assert a.due() == [], "released before decision_wait had passed"
+    clock.now += 0.2
+    (ready,) = a.due()
+    assert ready.reason == "complete" and not ready.incomplete
+    assert {s.span_id for s in ready.spans} == {"c1", "r"}
+    assert a.buffered_traces == 0 and a.buffered_items == 0
+
+
+def test_a_new_span_restarts_the_decision_wait() -> None:
+    clock = Clock()
+    a = make(clock)
+    a.offer([span("t1", "r")])
+    clock.now += 8
+    a.offer([span("t1", "c1", parent="r")])
+    clock.now += 8
+    assert a.due() == [], "the wait must count from the last arrival"
+    clock.now += 3
+    assert [r.trace_id for r in a.due()] == ["t1"]
+
+
+def test_trace_without_ended_root_is_released_incomplete_at_max_trace_age() -> None:
+    clock = Clock()
+    a = make(clock)
+    a.offer([span("t1", "c1", parent="r")])
+    clock.now += 30
+    assert a.due() == [], "no root: must wait for max_trace_age"
+    clock.now += 31
+    (ready,) = a.due()
+    assert ready.reason == "max_age" and ready.incomplete
+
+
+def test_late_spans_after_release_are_counted_not_buffered() -> None:
+    clock = Clock()
+    a = make(clock)
+    a.offer([span("t1", "r")])
+    clock.now += 11
+    assert len(a.due()) == 1
+    adm = a.offer([span("t1", "late1", parent="r"), span("t1", "late2", parent="r")])
+    assert adm.late == 2 and adm.accepted == 0
+    assert a.buffered_traces == 0, "a late span must not start a new trace"
+
+
+def test_decision_cache_is_bounded() -> None:
+    clock = Clock()
+    a = make(clock, decision_cache_size=2)
+    for t in ("t1", "t2", "t3"):
+        a.offer([span(t, "r")])
+    clock.now += 11
+    assert len(a.due()) == 3
+    assert a.offer([span("t1", "x", parent="r")]).late == 0, "t1 should have been forgotten"
+    assert a.offer([span("t3", "x", parent="r")]).late == 1
+
+
+def test_full_buffer_refuses_the_whole_request_and_buffers_nothing() -> None:
+    clock = Clock()
+    a = make(clock, max_traces=2)
+    a.offer([span("t1", "r"), span("t2", "r")])
+    with pytest.raises(BufferFull) as info:
+        a.offer([span("t1", "c", parent="r"), span("t3", "r")])
+    assert info.value.retry_after == 0.5
+    assert a.buffered_items == 2, "a refused request must leave no trace in the buffer"
+    # spans of already-buffered traces still fit
+    assert a.offer([span("t1", "c", parent="r")]).accepted == 1
+
+
+def test_span_budget_counts_across_traces() -> None:
+    clock = Clock()
+    a = make(clock, max_buffered_spans=3)
+    a.offer([span("t1", "a"), span("t1", "b", parent="a")])
+    with pytest.raises(BufferFull):
+        a.offer([span("t1", "c", parent="a"), span("t1", "d", parent="a")])
+
+
+def test_empty_buffer_takes_an_oversized_request_so_the_sender_cannot_livelock() -> None:
+    clock = Clock()
+    a = make(clock, max_buffered_spans=2)
+    adm = a.offer([span("t1", str(i)) for i in range(5)])
+    assert adm.accepted == 5
+
+
+def test_spans_over_the_per_trace_limit_are_rejected_and_the_trace_is_incomplete() -> None:
+    clock = Clock()
+    a = make(clock, max_spans_per_trace=3)
+    adm = a.offer([span("t1", "r")] + [span("t1", f"c{i}", parent="r") for i in range(4)])
+    assert (adm.accepted, adm.rejected) == (3, 2)
+    assert "max_spans_per_trace" in adm.message
+    clock.now += 11
+    (ready,) = a.due()
+    assert ready.incomplete and ready.reason == "span_limit" and ready.dropped_spans == 2
+
+
+def test_logs_join_their_trace_and_logs_without_trace_id_are_counted() -> None:
+    clock = Clock()
+    a = make(clock)
+    log = LogRecord(trace_id="t1", span_id="r", event_name="gen_ai.choice", time_ns=1)
+    orphan = LogRecord(trace_id="", span_id="", event_name="x", time_ns=1)
+    adm = a.offer([span("t1", "r")], [log, orphan])
+    assert adm.accepted == 2 and adm.unattached_logs == 1
+    clock.now += 11
+    (ready,) = a.due()
+    assert ready.logs == [log]
+
+
+def test_drain_releases_waiting_traces_complete_and_the_rest_incomplete() -> None:
+    clock = Clock()
+    a = make(clock)
+    a.offer([span("done", "r")])
+    clock.now += 11
+    a.offer([span("open", "c", parent="r")])
+    released = {r.trace_id: r.reason for r in a.drain()}
+    assert released == {"done": "complete", "open": "shutdown"}
+    assert a.buffered_traces == 0 and a.buffered_items == 0
+
+
+def test_due_respects_the_limit_and_keeps_the_rest_buffered() -> None:
+    clock = Clock()
+    a = make(clock)
+    for t in ("t1", "t2", "t3"):
+        a.offer([span(t, "r")])
+    clock.now += 11
+    assert len(a.due(limit=2)) == 2
+    assert a.buffered_traces == 1
+    assert len(a.due()) == 1
