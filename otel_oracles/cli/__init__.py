@@ -52,3 +52,17 @@ def main() -> None:
     except KeyboardInterrupt:
         sys.exit(130)
     sys.exit(code if isinstance(code, int) and not isinstance(code, bool) else EXIT_OK)
+
+
+from otel_oracles.cli.run import run_command  # noqa: E402 - commands import this module's group
+
+cli.add_command(run_command)
+from otel_oracles.cli.gate import gate_command  # noqa: E402 - commands import this module's group
+
+cli.add_command(gate_command)
+from otel_oracles.cli.validate import validate_command  # noqa: E402 - see above
+
+cli.add_command(validate_command)
+from otel_oracles.cli.oracles_cmd import oracles_command  # noqa: E402 - see above
+
+cli.add_command(oracles_command)

@@ -1,0 +1,134 @@
+"""``otel-oracles oracles``: list the oracle types this installation knows, with their params
+(read from each class's ``Params`` model, the one source of truth) and docs, and the plug-ins
+that failed to load."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import textwrap
+import types
+from typing import Any
+
+import click
+from pydantic.fields import FieldInfo
+
+from otel_oracles.grade.registry import broken_plugins, registered
+
+DEFAULT_REPR_LIMIT = 70
+"""Characters of a default value shown in the table (the JSON output has it whole)."""
+
+
+def _type_name(annotation: Any) -> str:
+    if isinstance(annotation, type) and not isinstance(annotation, types.GenericAlias):
+        return annotation.__name__
+    return str(annotation).replace("typing.", "")
+
+
+def _default(info: FieldInfo) -> Any:
+    if info.default_factory is not None:
+        return info.default_factory()  # type: ignore[call-arg]  # factories here take no args
+    return info.default
+
+
+def describe_oracles() -> dict[str, Any]:
+    """Everything the listing shows, as plain data (the ``--json`` output)."""
+    oracles = []
+    for name, reg in registered().items():
+        params = []
+        for pname, info in reg.cls.Params.model_fields.items():
+            required = info.is_required()
+            default = None if required else _default(info)
+            params.append(
+                {
+                    "name": pname,
+                    "type": _type_name(info.annotation),
+                    "required": required,
+                    "default": list(default) if isinstance(default, tuple) else default,
+                    "description": info.description or "",
+                }
+            )
+        doc = inspect.getdoc(reg.cls) or ""
+        oracles.append(
+            {
+                "type": name,
+                "distribution": reg.distribution,
+                "summary": reg.cls.summary or (doc.splitlines()[0] if doc else ""),
+                "doc": doc,
+                "params": params,
+            }
+        )
+    broken = [{"name": n, "error": e} for n, e in broken_plugins().items()]
+    return {"oracles": oracles, "broken_plugins": broken}
+
+
+def _render(data: dict[str, Any]) -> str:
+    lines: list[str] = []
+    for oracle in data["oracles"]:
+        lines.append(f"{oracle['type']}  ({oracle['distribution']})")
+        lines.extend(textwrap.indent(oracle["doc"], "    ").splitlines())
+        if oracle["params"]:
+            lines.append("    params:")
+            for p in oracle["params"]:
+                if p["required"]:
+                    need = "required"
+                else:
+                    shown = json.dumps(p["default"])
+                    if len(shown) > DEFAULT_REPR_LIMIT:
+                        shown = shown[: DEFAULT_REPR_LIMIT - 1] + "…"
+                    need = f"default {shown}"
+                lines.append(f"      {p['name']}: {p['type']}, {need}")
+                if p["description"]:
+                    desc = " ".join(p["description"].split())
+                    lines.extend(
+                        textwrap.wrap(desc, 88, initial_indent=" " * 8, subsequent_indent=" " * 8)
+                    )
+        else:
+            lines.append("    params: none")
+        lines.append("")
+    if data["broken_plugins"]:
+        lines.append("broken plug-ins (their types cannot be used until fixed):")
+        lines.extend(f"  {b['name']}: {b['error']}" for b in data["broken_plugins"])
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _show(as_json: bool) -> None:
+    data = describe_oracles()
+    if as_json:
+        click.echo(json.dumps(data, indent=2, default=str))
+    else:
+        click.echo(_render(data), nl=False)
+
+
+_JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print the listing as JSON.")
+
+
+@click.group("oracles", invoke_without_command=True)
+@_JSON_OPTION
+@click.pass_context
+def oracles_command(ctx: click.Context, as_json: bool) -> None:
+    """List the oracle types you can use in contracts, with params and docs.
+
+    Built-in types come with otel-oracles; plug-in packages add types through the
+    'otel_oracles.oracles' entry-point group. A plug-in that failed to import is listed with
+    its error.
+
+    \b
+    Examples:
+      otel-oracles oracles
+      otel-oracles oracles --json
+    """
+    if ctx.invoked_subcommand is None:
+        _show(as_json)
+
+
+@oracles_command.command("list")
+@_JSON_OPTION
+def list_command(as_json: bool) -> None:
+    """Same as 'otel-oracles oracles'.
+
+    \b
+    Examples:
+      otel-oracles oracles list --json
+    """
+    _show(as_json)

@@ -1,0 +1,123 @@
+"""``otel-oracles validate``: check contract, task, trajectory and manifest files without
+grading anything, so authoring mistakes fail in review rather than in a gate run."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+import yaml
+
+from otel_oracles.errors import ContractError, OtelOraclesError
+from otel_oracles.model.contract import Contract, discover_contract_files, load_contract
+from otel_oracles.model.manifest import load_manifest
+from otel_oracles.model.step import Trajectory, normalize_path
+
+
+def _peek(path: Path) -> Any:
+    """The decoded document, or ``None`` when it does not parse (the loader reports why)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        return json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError):
+        return None
+
+
+def classify(path: Path) -> str:
+    """``trajectory`` ({"steps": ...}), ``manifest`` (task_files / task_subset) or
+    ``contract`` (everything else, including AgentBench tasks)."""
+    data = _peek(path)
+    if isinstance(data, dict):
+        if "steps" in data and "oracles" not in data:
+            return "trajectory"
+        if "task_files" in data or "task_subset" in data:
+            return "manifest"
+    return "contract"
+
+
+def _authoring_problems(contract: Contract) -> None:
+    """Mistakes that load fine but can never grade: caught here instead of at gate time."""
+    if contract.workspace is None:
+        return
+    workspace = {normalize_path(k) for k in contract.workspace}
+    layers = (
+        ("evidence", contract.evidence),
+        ("oracles" if contract.agentbench else "invariants", contract.invariants),
+        ("tolerances", contract.tolerances),
+    )
+    for key, specs in layers:
+        for i, spec in enumerate(specs):
+            path = spec.params.get("path")
+            if spec.type == "file_not_modified" and normalize_path(str(path)) not in workspace:
+                raise ContractError(
+                    f"{key}[{i}].path: {path!r} is not in the task's workspace "
+                    "(file_not_modified would report a task-authoring error)",
+                    contract.source,
+                )
+
+
+def _contract(path: Path) -> str:
+    contract = load_contract(path)
+    _authoring_problems(contract)
+    kind = "task" if contract.agentbench else "contract"
+    return f"{kind} {contract.id}@{contract.version}: {len(contract.checks())} check(s)"
+
+
+def _trajectory(path: Path) -> str:
+    t = Trajectory.load(path)
+    return f"trajectory: {len(t.steps)} step(s), {len(t.file_edits())} file edit(s)"
+
+
+def _manifest(path: Path) -> str:
+    m = load_manifest(path)
+    extra = f", {len(m.trajectories)} trajectory entries" if m.trajectories else ""
+    ignored = f"; ignored keys: {', '.join(m.unknown_keys)}" if m.unknown_keys else ""
+    return f"manifest: {len(m.task_files)} task file(s){extra}{ignored}"
+
+
+CHECKERS: dict[str, Callable[[Path], str]] = {
+    "contract": _contract,
+    "trajectory": _trajectory,
+    "manifest": _manifest,
+}
+"""Kind -> checker returning a one-line summary or raising ``OtelOraclesError``."""
+
+
+@click.command("validate")
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per file as a list.")
+def validate_command(files: tuple[Path, ...], as_json: bool) -> None:
+    """Validate contracts, AgentBench tasks, trajectories and gate manifests.
+
+    Directories are searched (not recursively) for .json/.yaml/.yml files. Each file is
+    reported as ok or with its problem ('error: <file>: <key path>: <what was expected>').
+    Exit code: 0 all valid, 1 any invalid, 2 usage error.
+
+    \b
+    Examples:
+      otel-oracles validate examples/tasks
+      otel-oracles validate examples/tasks/calculator_fix.json examples/manifest.json
+    """
+    results = []
+    for path in discover_contract_files(list(files)):
+        kind = classify(path)
+        try:
+            summary = CHECKERS[kind](path)
+            results.append({"file": str(path), "kind": kind, "ok": True, "summary": summary})
+        except OtelOraclesError as exc:
+            results.append({"file": str(path), "kind": kind, "ok": False, "error": str(exc)})
+    if as_json:
+        click.echo(json.dumps(results, indent=2))
+    else:
+        for r in results:
+            if r["ok"]:
+                click.echo(f"ok: {r['file']}: {r['summary']}")
+            else:
+                click.echo(f"error: {r['error']}", err=True)
+        bad = sum(1 for r in results if not r["ok"])
+        click.echo(f"{len(results)} file(s) checked, {bad} invalid")
+    sys.exit(1 if any(not r["ok"] for r in results) else 0)
