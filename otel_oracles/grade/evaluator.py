@@ -30,6 +30,8 @@ def outcome_for(layer: Layer, finding: Finding) -> Outcome:
         return Outcome.MISSING_EVIDENCE
     if layer == "tolerance":
         if finding.status == "fail":
+            if finding.breach == "rule":
+                return Outcome.INVARIANT_FAILURE
             return Outcome.BUDGET_EXHAUSTED
         return Outcome.TOLERATED if finding.used > 0 else Outcome.PASS
     return Outcome.PASS if finding.status == "pass" else Outcome.INVARIANT_FAILURE

@@ -1,65 +1,412 @@
 """Evidence: what an oracle needs captured before it may judge.
 
-Each name maps to a probe that returns ``None`` when the trajectory has the evidence, or a
-message naming what is missing and where. Absence is reasoned about, not assumed: a field
-that is ``None`` or was redacted is missing, and a field nobody could have captured (no
-step of that kind) is missing too.
+Each evidence name maps to a probe that returns ``None`` when the trajectory has the
+evidence, or a message naming what is missing and where. Absence is reasoned about, not
+assumed:
+
+- a field that is ``None``, listed in ``Step.redacted``, or holds a redaction placeholder
+  (``__REDACTED__``, ``[REDACTED]``, an empty string where content was dropped) is missing;
+- a field nobody could have captured (no step of that kind) is missing too;
+- a raw-client trace (no tool spans) whose model calls finished with tool calls but whose
+  output messages were not captured cannot show which tools ran, so ``tool_names`` is
+  missing there, and with it every check that depends on tool names (even
+  ``tool_not_called``: "no call seen" is not "no call made").
+
+Names are either plain (``tool_arguments``) or scoped with a colon: ``tool_arguments:<glob>``
+and ``tool_results:<glob>`` only look at calls of matching tools, ``attribute:<key>`` asks
+for one attribute anywhere in the trace (step attributes, the root span, the resource).
+
+The helpers ``final_output``, ``message_text`` and ``is_placeholder`` live here because the
+probes and the oracles must agree on what "captured" means.
 """
 
 from __future__ import annotations
 
+import fnmatch
+import re
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
 
-from otel_oracles.model.step import StepKind, Trajectory
+from otel_oracles.model.step import Step, StepKind, Trajectory
 
-Probe = Callable[[Trajectory], str | None]
+Probe = Callable[[Trajectory, str | None], str | None]
+"""``probe(trajectory, scope)``: ``None`` when the evidence is there, else what is missing."""
+
+_PLACEHOLDER = re.compile(
+    r"^\s*(?:__redacted__|\[redacted\]|<redacted>|redacted|\[filtered\]|\*{3,}|<omitted>)?\s*$",
+    re.IGNORECASE,
+)
+
+TOOL_CALL_FINISH_REASONS: frozenset[str] = frozenset(
+    {"tool_calls", "tool_call", "tool-calls", "tool_use", "function_call", "tool-call"}
+)
+"""Finish-reason spellings meaning "the model asked for tools" across instrumentations."""
+
+MAX_LISTED = 5
+"""How many offending steps a message names before it stops listing."""
+
+
+def is_placeholder(value: Any) -> bool:
+    """True for a redaction placeholder or an empty string (content dropped, not content).
+
+    Containers count as placeholders when non-empty and made only of placeholders; an empty
+    dict or list is a real value (a tool called with no arguments)."""
+    if value is None:
+        return True
+    if isinstance(value, str):
+        return bool(_PLACEHOLDER.match(value))
+    if isinstance(value, dict) and value:
+        return all(is_placeholder(v) for v in value.values())
+    if isinstance(value, list) and value:
+        return all(is_placeholder(v) for v in value)
+    return False
+
+
+def absent(step: Step, field: str) -> bool:
+    """Whether ``field`` of ``step`` was not captured (None, redacted or a placeholder)."""
+    return field in step.redacted or is_placeholder(getattr(step, field))
+
+
+def where(step: Step) -> str:
+    """``step 3 (search_docs, span ab12...)``: how messages point at a step."""
+    name = step.tool or step.agent_name or step.model or step.kind.value
+    if step.source is not None:
+        return f"step {step.index} ({name}, span {step.source.span_id})"
+    return f"step {step.index} ({name})"
+
+
+def list_steps(steps: list[Step]) -> str:
+    shown = ", ".join(where(s) for s in steps[:MAX_LISTED])
+    more = len(steps) - MAX_LISTED
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+# ---- messages and the final output --------------------------------------------------------------
+
+
+def _part_text(part: Any) -> str | None:
+    if isinstance(part, str):
+        return None if is_placeholder(part) else part
+    if not isinstance(part, dict):
+        return None
+    kind = part.get("type", "text")
+    if kind not in ("text", "output_text", "input_text"):
+        return None
+    for key in ("content", "text"):
+        value = part.get(key)
+        if isinstance(value, str) and not is_placeholder(value):
+            return value
+    return None
+
+
+def message_text(message: Any) -> str | None:
+    """The text a message carries (GenAI ``parts``, OpenAI ``content`` string or list), or
+    ``None`` when it carries none (structure only, as with content capture off)."""
+    if isinstance(message, str):
+        return None if is_placeholder(message) else message
+    if not isinstance(message, dict):
+        return None
+    texts: list[str] = []
+    for key in ("parts", "content"):
+        value = message.get(key)
+        if isinstance(value, str):
+            if not is_placeholder(value):
+                texts.append(value)
+        elif isinstance(value, list):
+            texts.extend(t for t in (_part_text(p) for p in value) if t is not None)
+    return "\n".join(texts) if texts else None
+
+
+def _assistant_text(messages: list[dict[str, Any]] | None) -> str | None:
+    if not messages:
+        return None
+    for message in reversed(messages):
+        role = message.get("role") if isinstance(message, dict) else None
+        if role in (None, "assistant", "model", "ai"):
+            text = message_text(message)
+            if text is not None:
+                return text
+    return None
+
+
+def message_tool_names(messages: list[dict[str, Any]] | None) -> list[str]:
+    """Tool names requested inside messages (GenAI ``tool_call`` parts, OpenAI ``tool_calls``)."""
+    names: list[str] = []
+    for message in messages or []:
+        if not isinstance(message, dict):
+            continue
+        for part in message.get("parts") or []:
+            if isinstance(part, dict) and part.get("type") == "tool_call":
+                name = part.get("name")
+                if isinstance(name, str) and name:
+                    names.append(name)
+        for call in message.get("tool_calls") or []:
+            if not isinstance(call, dict):
+                continue
+            fn = call.get("function")
+            name = fn.get("name") if isinstance(fn, dict) else call.get("name")
+            if isinstance(name, str) and name:
+                names.append(name)
+    return names
+
+
+@dataclass(frozen=True, slots=True)
+class FinalOutput:
+    """The agent's final answer, or why it is not known."""
+
+    text: str | None
+    step: Step | None
+    missing: str | None = None
+
+
+def _order_key(step: Step) -> tuple[int, int]:
+    return (step.end_ns if step.end_ns is not None else -1, step.index)
+
+
+def final_output(t: Trajectory) -> FinalOutput:
+    """The final answer: the text of the last model call, else the outermost agent's output.
+
+    "Last" is by end time (then step index): the answer is what the model said last. When
+    that call's output was not captured, an agent span's output (some instrumentations put
+    the run's final result there) is the fallback; otherwise the output is missing."""
+    gens = sorted(t.generations(), key=_order_key)
+    last = gens[-1] if gens else None
+    if last is not None:
+        text = _assistant_text(last.output_messages)
+        if text is not None:
+            return FinalOutput(text, last)
+    for agent in sorted(t.agents(), key=lambda s: (s.start_ns or 0, s.index)):
+        text = _assistant_text(agent.output_messages)
+        if text is None and isinstance(agent.result, str) and not is_placeholder(agent.result):
+            text = agent.result
+        if text is not None:
+            return FinalOutput(text, agent)
+    if last is None:
+        return FinalOutput(None, None, "final output: the trace has no model-call spans")
+    if absent(last, "output_messages"):
+        why = "output messages not captured"
+    else:
+        why = "output messages carry no text (content capture off?)"
+    return FinalOutput(
+        None, last, f"final output not captured: last model call {where(last)}: {why}"
+    )
+
+
+# ---- probes -------------------------------------------------------------------------------------
+
+
+def _matches(tool: str | None, scope: str | None) -> bool:
+    return scope is None or (tool is not None and fnmatch.fnmatchcase(tool, scope))
 
 
 def _tool_field(field: str, label: str) -> Probe:
-    def probe(t: Trajectory) -> str | None:
-        gaps = [s for s in t.tool_calls() if getattr(s, field) is None or field in s.redacted]
+    def probe(t: Trajectory, scope: str | None) -> str | None:
+        calls = [s for s in t.tool_calls() if _matches(s.tool, scope)]
+        gaps = [s for s in calls if absent(s, field)]
+        if field == "result":
+            # A failed call has no result by nature; its failure is the evidence.
+            gaps = [s for s in gaps if s.status != "error"]
+        if field == "arguments":
+            # Arguments captured as non-JSON text (repr) are evidence of a kind, not a dict:
+            # only a missing dict *and* missing raw text is absence.
+            gaps = [s for s in gaps if s.arguments_raw is None or is_placeholder(s.arguments_raw)]
         if gaps:
-            where = ", ".join(_where(s) for s in gaps[:5])
-            return f"{label} not captured for {len(gaps)} tool call(s): {where}"
+            return (
+                f"{label} not captured for {len(gaps)} of {len(calls)} tool call(s): "
+                + list_steps(gaps)
+            )
         return None
 
     return probe
 
 
 def _generation_field(field: str, label: str) -> Probe:
-    def probe(t: Trajectory) -> str | None:
+    def probe(t: Trajectory, scope: str | None) -> str | None:
         gens = t.generations()
         if not gens:
             return f"{label}: the trace has no model-call spans"
-        gaps = [s for s in gens if getattr(s, field) is None or field in s.redacted]
+        gaps = [s for s in gens if absent(s, field) or _messages_empty(getattr(s, field))]
         if gaps:
-            where = ", ".join(_where(s) for s in gaps[:5])
-            return f"{label} not captured for {len(gaps)} model call(s): {where}"
+            return (
+                f"{label} not captured for {len(gaps)} of {len(gens)} model call(s): "
+                + list_steps(gaps)
+            )
         return None
 
     return probe
 
 
-def _where(step: object) -> str:
-    source = getattr(step, "source", None)
-    index = getattr(step, "index", "?")
-    name = getattr(step, "tool", None) or getattr(step, "model", None) or getattr(step, "kind", "")
-    return f"step {index} ({name}, span {source.span_id})" if source else f"step {index} ({name})"
+def _messages_empty(messages: Any) -> bool:
+    """Messages present as structure only (roles and part types, no text or tool payloads)."""
+    if not isinstance(messages, list):
+        return False
+    return not any(message_text(m) is not None or message_tool_names([m]) for m in messages)
 
 
-def _steps_present(t: Trajectory) -> str | None:
+def _steps_present(t: Trajectory, scope: str | None) -> str | None:
     return None if t.steps else "the trajectory has no steps"
+
+
+def tool_spans_present(t: Trajectory) -> bool:
+    """Whether the instrumentation emitted tool spans (at least one non-synthesized call)."""
+    return any(s.is_tool and not s.synthesized for s in t.steps)
+
+
+def _tool_names(t: Trajectory, scope: str | None) -> str | None:
+    """Which tools ran is known when tool spans exist, or when every model call that may
+    have asked for tools shows (in its messages or in synthesized calls) which ones."""
+    nameless = [s for s in t.tool_calls() if is_placeholder(s.tool)]
+    if nameless:
+        return f"tool names not captured for {len(nameless)} tool call(s): " + list_steps(nameless)
+    if tool_spans_present(t) or (t.steps and all(s.raw is not None for s in t.steps)):
+        return None  # tool spans (or an AgentBench trajectory) list every call
+    ordered = sorted(t.steps, key=lambda s: s.index)
+    unknown: list[Step] = []
+    for pos, step in enumerate(ordered):
+        if step.kind != StepKind.GENERATION:
+            continue
+        reasons = {r.lower() for r in step.finish_reasons} if step.finish_reasons else None
+        if reasons is not None and not reasons & TOOL_CALL_FINISH_REASONS:
+            continue  # the model stopped without asking for tools
+        if message_tool_names(step.output_messages):
+            continue
+        following = []
+        for nxt in ordered[pos + 1 :]:
+            if nxt.kind == StepKind.GENERATION:
+                break
+            following.append(nxt)
+        if any(s.is_tool for s in following):
+            continue
+        unknown.append(step)
+    if unknown:
+        return (
+            "tool names unknown: the trace has no tool spans and "
+            f"{len(unknown)} model call(s) may have requested tools without captured "
+            "output messages: " + list_steps(unknown)
+        )
+    return None
+
+
+def _tool_outcomes(t: Trajectory, scope: str | None) -> str | None:
+    """Whether each call succeeded is known from a tool span's status; a call seen only in
+    messages (synthesized) shows its outcome only in its captured result."""
+    gaps = [
+        s
+        for s in t.tool_calls()
+        if _matches(s.tool, scope) and s.synthesized and s.status == "unset" and absent(s, "result")
+    ]
+    if gaps:
+        return (
+            f"tool outcomes unknown for {len(gaps)} call(s) seen only in model messages "
+            "(no tool span status, result not captured): " + list_steps(gaps)
+        )
+    return None
+
+
+def _token_usage(t: Trajectory, scope: str | None) -> str | None:
+    gens = t.generations()
+    if not gens:
+        return "token usage: the trace has no model-call spans"
+    gaps = [s for s in gens if s.input_tokens is None or s.output_tokens is None]
+    if gaps:
+        return (
+            f"token usage not recorded for {len(gaps)} of {len(gens)} model call(s): "
+            + list_steps(gaps)
+        )
+    return None
+
+
+def _final_output(t: Trajectory, scope: str | None) -> str | None:
+    return final_output(t).missing
+
+
+def _retrieval_documents(t: Trajectory, scope: str | None) -> str | None:
+    retrievals = [s for s in t.steps if s.kind == StepKind.RETRIEVAL and _matches(s.tool, scope)]
+    if not retrievals:
+        return "retrieval documents: the trace has no retrieval steps"
+    gaps = [s for s in retrievals if s.documents is None or "documents" in s.redacted]
+    if gaps:
+        return f"retrieved documents not captured for {len(gaps)} retrieval(s): " + list_steps(gaps)
+    return None
+
+
+def _agents(t: Trajectory, scope: str | None) -> str | None:
+    if t.agents() or t.handoffs():
+        return None
+    return "agents: the trace has no agent or handoff spans, so transfers cannot be seen"
+
+
+def _timing(t: Trajectory, scope: str | None) -> str | None:
+    gaps = [s for s in t.steps if s.start_ns is None or s.end_ns is None]
+    if gaps:
+        return f"start/end times missing on {len(gaps)} step(s): " + list_steps(gaps)
+    return None
+
+
+def attribute_value(t: Trajectory, key: str) -> tuple[bool, Any, Step | None]:
+    """(found, value, step): the first non-placeholder value of ``key`` on a step, the root
+    span or the resource."""
+    for step in t.steps:
+        if key in step.attributes and not is_placeholder(step.attributes[key]):
+            return True, step.attributes[key], step
+    for bag in (t.root_attributes, t.resource):
+        if key in bag and not is_placeholder(bag[key]):
+            return True, bag[key], None
+    return False, None, None
+
+
+def _attribute(t: Trajectory, scope: str | None) -> str | None:
+    if not scope:
+        raise ValueError("evidence 'attribute' needs a key: attribute:<key>")
+    found, _, _ = attribute_value(t, scope)
+    return None if found else f"attribute {scope!r} not found on any span or the resource"
 
 
 PROBES: dict[str, Probe] = {
     "steps": _steps_present,
+    "tool_names": _tool_names,
     "tool_arguments": _tool_field("arguments", "tool arguments"),
     "tool_results": _tool_field("result", "tool results"),
+    "tool_outcomes": _tool_outcomes,
     "input_messages": _generation_field("input_messages", "input messages"),
     "output_messages": _generation_field("output_messages", "output messages"),
+    "token_usage": _token_usage,
+    "final_output": _final_output,
+    "retrieval_documents": _retrieval_documents,
+    "agents": _agents,
+    "timing": _timing,
+    "attribute": _attribute,
+}
+"""Evidence name -> probe. ``otel-oracles schema`` and the docs list these names."""
+
+EVIDENCE_DESCRIPTIONS: dict[str, str] = {
+    "steps": "the trace mapped to at least one step",
+    "tool_names": "which tools ran (tool spans, or tool calls visible in model messages)",
+    "tool_arguments": "arguments of every tool call (scope: tool_arguments:<glob>)",
+    "tool_results": "results of every tool call (scope: tool_results:<glob>)",
+    "tool_outcomes": "whether each tool call failed (span status, or a captured result)",
+    "input_messages": "input messages of every model call",
+    "output_messages": "output messages of every model call",
+    "token_usage": "input and output token counts of every model call",
+    "final_output": "the text of the agent's final answer",
+    "retrieval_documents": "documents returned by retrieval steps",
+    "agents": "agent or handoff spans",
+    "timing": "start and end times of every step",
+    "attribute": "one attribute anywhere in the trace: attribute:<key>",
 }
 
 KNOWN_KINDS = frozenset(StepKind)
+
+
+def split_name(name: str) -> tuple[str, str | None]:
+    """``tool_arguments:search_*`` -> (``tool_arguments``, ``search_*``)."""
+    base, sep, scope = name.partition(":")
+    return base, (scope if sep else None)
+
+
+def is_known(name: str) -> bool:
+    return split_name(name)[0] in PROBES
 
 
 def find_gaps(required: Iterable[str], trajectory: Trajectory) -> list[str]:
@@ -67,7 +414,8 @@ def find_gaps(required: Iterable[str], trajectory: Trajectory) -> list[str]:
     programming error in the oracle, so they raise)."""
     gaps = []
     for name in sorted(set(required)):
-        message = PROBES[name](trajectory)
+        base, scope = split_name(name)
+        message = PROBES[base](trajectory, scope)
         if message:
             gaps.append(message)
     return gaps

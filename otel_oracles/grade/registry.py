@@ -24,7 +24,13 @@ log = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "otel_oracles.oracles"
 
-BUILTIN_MODULES: tuple[str, ...] = ("otel_oracles.grade.oracles.agentbench",)
+BUILTIN_MODULES: tuple[str, ...] = (
+    "otel_oracles.grade.oracles.agentbench",
+    "otel_oracles.grade.oracles.trace_evidence",
+    "otel_oracles.grade.oracles.trace_tools",
+    "otel_oracles.grade.oracles.trace_budget",
+    "otel_oracles.grade.oracles.trace_answers",
+)
 """Modules holding built-in oracles; each registers its classes on import."""
 
 
@@ -111,6 +117,8 @@ def parse_oracle_spec(item: Any, layer: str, where: str, source: str) -> OracleS
     _ensure_loaded()
     if isinstance(item, str) and layer == "evidence":
         item = {"type": item}
+    if isinstance(item, dict) and layer == "evidence" and "type" not in item:
+        item = {"type": "evidence", **item}  # {attribute: x} / {field: y, tool: z}
     if not isinstance(item, dict):
         raise ContractError(f"{where}: expected a mapping with a 'type'", source)
     oracle_type = item.get("type")

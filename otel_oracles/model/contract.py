@@ -132,6 +132,10 @@ def parse_contract(data: Any, source: str, content_hash: str = "") -> Contract:
                 "use either 'oracles' (AgentBench) or 'invariants', not both", source
             )
         data["invariants"] = data.pop("oracles")
+    if "budget" in data:  # compact failure budget -> tolerances/invariants (trace_budget.py)
+        from otel_oracles.grade.oracles.trace_budget import expand_budget
+
+        data = expand_budget(data, source)
     specs: dict[str, list[OracleSpec]] = {}
     for layer in ("evidence", "invariants", "tolerances"):
         raw = data.pop(layer, [])

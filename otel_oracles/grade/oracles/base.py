@@ -10,6 +10,8 @@ finding        invariant layer     tolerance layer
 pass, used=0   pass                pass
 pass, used>0   pass                tolerated (a budgeted exception, within budget)
 fail           invariant_failure   budget_exhausted
+fail, rule     invariant_failure   invariant_failure (the exception broke the tolerance's
+                                   terms, e.g. a degraded answer that hid the degradation)
 missing        missing_evidence    missing_evidence
 raises         error               error
 =============  ==================  =====================================================
@@ -49,7 +51,10 @@ class Finding:
     ``status`` is ``pass``, ``fail`` or ``missing`` (the evidence needed to judge is absent:
     the message must name what was missing and where). ``used`` counts budgeted exceptions
     seen (retries, a disclosed degradation). ``span_ids``/``step_indexes`` point at what
-    caused the result, so it can be attached to that span.
+    caused the result, so it can be attached to that span. ``breach`` says what a ``fail``
+    broke: ``budget`` (more exceptions than allowed) or ``rule`` (a condition no budget can
+    buy, such as an undisclosed degradation); a tolerance reports a rule breach as an
+    invariant failure, because spending budget is not permission to break its terms.
     """
 
     status: Literal["pass", "fail", "missing"]
@@ -58,6 +63,7 @@ class Finding:
     span_ids: tuple[str, ...] = ()
     step_indexes: tuple[int, ...] = ()
     used: int = 0
+    breach: Literal["budget", "rule"] = "budget"
 
     @classmethod
     def ok(cls, message: str, **kw: Any) -> Finding:

@@ -1,0 +1,634 @@
+"""Trace oracles about the answer and where it came from: ``citations_grounded``,
+``citation_required``, ``degraded_answer``, ``final_output``, ``schema_valid`` and
+``handoff``.
+
+Content-dependent checks declare ``final_output`` (or tool arguments/results) as evidence,
+so a trace recorded without message content gets ``missing_evidence`` from them, never a
+pass. When the answer is known but a tool result that could decide the question was not
+captured (a cited id might be in it; an uncaptured result might have been empty), the check
+says so and reports missing evidence rather than guessing.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from otel_oracles.grade.evidence import (
+    absent,
+    attribute_value,
+    final_output,
+    list_steps,
+    where,
+)
+from otel_oracles.grade.oracles.base import Finding, GradeContext, OracleCheck, OracleParams
+from otel_oracles.grade.oracles.trace_common import (
+    DEFAULT_ERROR_PATTERN,
+    JsonSchema,
+    Regex,
+    call_failure,
+    glob_any,
+    indexes,
+    is_timeout,
+    result_text,
+    schema_problems,
+    span_ids,
+)
+from otel_oracles.grade.registry import register_oracle
+from otel_oracles.model.step import Step, StepKind, Trajectory
+
+DEFAULT_CITATION_PATTERN = r"doc-\d+"
+
+DEFAULT_DISCLOSURE = (
+    r"(?i)\b(degraded|unavailable|outage|failed|failing|timed? ?out|no results|"
+    r"could not (?:retrieve|find|reach)|incomplete)\b"
+)
+"""What a degraded answer must say unless the contract names its own wording."""
+
+DEFAULT_UNCERTAINTY = (
+    r"(?i)\b(i (?:do not|don't) know|i(?:'m| am) not sure|i (?:cannot|can't) answer|"
+    r"unable to (?:answer|find|determine)|no (?:relevant )?information)\b"
+)
+""""I do not know"-style wording; it must be tied to degraded evidence."""
+
+
+def _one_or_many(value: Any) -> Any:
+    return [value] if isinstance(value, str) else value
+
+
+def _cited_ids(pattern: str, text: str) -> list[str]:
+    """Ids in first-seen order; the first group when the regex has one, else the match."""
+    seen: dict[str, None] = {}
+    for m in re.finditer(pattern, text):
+        seen.setdefault(m.group(1) if m.groups() else m.group(0), None)
+    return list(seen)
+
+
+def _id_regex(ident: str) -> re.Pattern[str]:
+    """Whole-id match: ``doc-4`` must not be found inside ``doc-42``."""
+    return re.compile(rf"(?<![\w-]){re.escape(ident)}(?![\w-])")
+
+
+def _before(step: Step, final: Step | None) -> bool:
+    if final is None or step is final:
+        return final is None
+    if step.end_ns is not None and final.end_ns is not None:
+        return step.end_ns <= final.end_ns
+    return step.index < final.index
+
+
+def _source_texts(step: Step) -> str | None:
+    """What a tool or retrieval step returned, as text to search for ids (None = unknown)."""
+    parts = []
+    if step.documents is not None and "documents" not in step.redacted:
+        parts.append(result_text(step.documents))
+    if not absent(step, "result"):
+        parts.append(result_text(step.result))
+    return "\n".join(parts) if parts else None
+
+
+# ---- citations ----------------------------------------------------------------------------------
+
+
+class CitationsGroundedParams(OracleParams):
+    pattern: Regex = DEFAULT_CITATION_PATTERN
+    """Regex finding citation ids in the final answer (first group, if any, is the id)."""
+    sources: list[str] = Field(default_factory=list)
+    """Tool globs whose results count as sources (empty = every tool and retrieval)."""
+
+
+@register_oracle
+class CitationsGrounded(OracleCheck):
+    """Every id cited in the final answer appears in an earlier tool or retrieval result."""
+
+    oracle_type = "citations_grounded"
+    Params = CitationsGroundedParams
+    evidence: ClassVar[frozenset[str]] = frozenset({"final_output"})
+    params: CitationsGroundedParams
+
+    def check(self, ctx: GradeContext) -> Finding:
+        p = self.params
+        out = final_output(ctx.trajectory)
+        assert out.text is not None  # guaranteed by the declared evidence
+        ids = _cited_ids(p.pattern, out.text)
+        final_spans = span_ids([out.step]) if out.step else ()
+        if not ids:
+            return Finding.ok("the final answer cites no ids", span_ids=final_spans)
+        sources = [
+            s
+            for s in ctx.trajectory.steps
+            if s.is_tool
+            and (not p.sources or glob_any(s.tool, p.sources) is not None)
+            and _before(s, out.step)
+        ]
+        texts = [(s, _source_texts(s)) for s in sources]
+        grounded: dict[str, Step] = {}
+        for ident in ids:
+            rx = _id_regex(ident)
+            hit = next((s for s, t in texts if t is not None and rx.search(t)), None)
+            if hit is not None:
+                grounded[ident] = hit
+        ungrounded = [i for i in ids if i not in grounded]
+        details = {
+            "cited": ids,
+            "grounded": {i: s.index for i, s in grounded.items()},
+            "ungrounded": ungrounded,
+        }
+        if not ungrounded:
+            return Finding.ok(
+                f"all {len(ids)} cited id(s) appear in earlier results: "
+                + ", ".join(f"{i} ({where(s)})" for i, s in grounded.items()),
+                details=details,
+                span_ids=span_ids([*grounded.values(), *([out.step] if out.step else [])]),
+                step_indexes=indexes(grounded.values()),
+            )
+        unknown = [s for s, t in texts if t is None and s.status != "error"]
+        if unknown:
+            return Finding.missing(
+                f"cannot tell whether {', '.join(ungrounded)} came from a tool: results not "
+                f"captured for {list_steps(unknown)}",
+                details=details,
+                span_ids=final_spans,
+            )
+        returned = sorted({i for _, t in texts if t for i in _cited_ids(p.pattern, t)})
+        return Finding.fail(
+            f"cited id(s) not returned by any earlier tool or retrieval: {', '.join(ungrounded)}"
+            f" (ids returned: {', '.join(returned) or 'none'})",
+            details={**details, "returned": returned},
+            span_ids=final_spans,
+            step_indexes=indexes([out.step]) if out.step else (),
+        )
+
+
+# ---- degradation --------------------------------------------------------------------------------
+
+
+class DegradationParams(OracleParams):
+    dependencies: list[str] = Field(default_factory=list)
+    """Tool/retrieval globs whose failure degrades the answer (empty = every tool)."""
+    degraded_attribute: str | None = None
+    """An attribute (step, root span or resource) whose truthy value declares degradation."""
+    error_pattern: Regex | None = DEFAULT_ERROR_PATTERN
+    """A result matching this regex counts as an errored call."""
+    empty_pattern: Regex | None = None
+    """A result matching this regex counts as empty (beyond structurally empty results)."""
+
+
+@dataclass(slots=True)
+class Degradation:
+    """What the trace shows about degraded dependencies."""
+
+    degraded: list[tuple[Step | None, str]] = field(default_factory=list)
+    unknown: list[Step] = field(default_factory=list)
+
+    def describe(self) -> str:
+        return "; ".join(
+            f"{where(s)} {why}" if s is not None else why for s, why in self.degraded[:3]
+        )
+
+
+def _parsed(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def is_empty_result(value: Any) -> bool:
+    """Empty: ``""``, ``[]``, ``{}``, JSON ``null``, or an object whose every list field is
+    empty (``{"documents": [], "status": "..."}``)."""
+    v = _parsed(value)
+    if v is None or v in ("", [], {}):
+        return True
+    if isinstance(v, str):
+        return not v.strip()
+    if isinstance(v, dict):
+        lists = [x for x in v.values() if isinstance(x, list)]
+        return bool(lists) and all(not x for x in lists)
+    return False
+
+
+def _truthy(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() not in ("", "false", "0", "no", "none", "ok")
+    return bool(value)
+
+
+def find_degradation(t: Trajectory, p: DegradationParams) -> Degradation:
+    """A dependency is degraded when its last call (per agent) errored, timed out or came
+    back empty: an earlier failure followed by a success is a retry, not a degradation."""
+    out = Degradation()
+    if p.degraded_attribute:
+        found, value, step = attribute_value(t, p.degraded_attribute)
+        if found and _truthy(value):
+            out.degraded.append((step, f"attribute {p.degraded_attribute}={value!r}"))
+    last: dict[tuple[str | None, str | None], Step] = {}
+    for s in sorted(t.tool_calls(), key=lambda x: x.index):
+        if not p.dependencies or glob_any(s.tool, p.dependencies) is not None:
+            last[(s.agent_name, s.tool)] = s
+    for s in last.values():
+        failure = call_failure(s, p.error_pattern)
+        if failure is not None:
+            out.degraded.append(
+                (s, f"timed out ({failure})" if is_timeout(s) else f"errored ({failure})")
+            )
+            continue
+        if s.kind == StepKind.RETRIEVAL and s.documents is not None and not s.documents:
+            out.degraded.append((s, "returned no documents"))
+            continue
+        if absent(s, "result"):
+            if s.kind != StepKind.RETRIEVAL or s.documents is None:
+                out.unknown.append(s)
+            continue
+        if is_empty_result(s.result) or (
+            p.empty_pattern and re.search(p.empty_pattern, result_text(s.result))
+        ):
+            out.degraded.append((s, "returned empty"))
+    return out
+
+
+class DegradedAnswerParams(DegradationParams):
+    allowed: bool = True
+    """Whether a degraded answer is acceptable at all."""
+    must_disclose: Regex | None = DEFAULT_DISCLOSURE
+    """Regex a degraded answer must match (its disclosure); ``null`` = no disclosure needed."""
+    uncertainty_pattern: Regex = DEFAULT_UNCERTAINTY
+    """"I do not know"-style wording that must be tied to degraded evidence."""
+
+
+@register_oracle
+class DegradedAnswer(OracleCheck):
+    """A degraded answer (a dependency errored, timed out or came back empty) is allowed,
+    disclosed, and uncertainty is never voiced without degraded evidence."""
+
+    oracle_type = "degraded_answer"
+    Params = DegradedAnswerParams
+    evidence: ClassVar[frozenset[str]] = frozenset({"final_output"})
+    params: DegradedAnswerParams
+
+    def check(self, ctx: GradeContext) -> Finding:
+        p = self.params
+        out = final_output(ctx.trajectory)
+        assert out.text is not None
+        text = out.text
+        deg = find_degradation(ctx.trajectory, p)
+        answer_spans = span_ids([out.step]) if out.step else ()
+        disclosure = re.search(p.must_disclose, text) if p.must_disclose else None
+        uncertainty = re.search(p.uncertainty_pattern, text)
+        details: dict[str, Any] = {
+            "degraded": [why for _, why in deg.degraded],
+            "disclosed": disclosure.group(0) if disclosure else None,
+            "uncertainty": uncertainty.group(0) if uncertainty else None,
+        }
+        if deg.degraded:
+            steps = [s for s, _ in deg.degraded if s is not None]
+            kw: dict[str, Any] = {
+                "used": 1,
+                "details": details,
+                "span_ids": span_ids([*steps, *([out.step] if out.step else [])]),
+                "step_indexes": indexes(steps),
+            }
+            if not p.allowed:
+                return Finding.fail(
+                    f"degraded answer not allowed: {deg.describe()}", breach="budget", **kw
+                )
+            if p.must_disclose and disclosure is None:
+                return Finding.fail(
+                    f"degraded ({deg.describe()}) but the answer does not disclose it "
+                    f"(must match /{p.must_disclose}/)",
+                    breach="rule",
+                    **kw,
+                )
+            said = f"; disclosed: {disclosure.group(0)!r}" if disclosure else ""
+            return Finding.ok(f"degraded answer: {deg.describe()}{said}", **kw)
+        if deg.unknown:
+            return Finding.missing(
+                "cannot tell whether a dependency was degraded: results not captured for "
+                + list_steps(deg.unknown),
+                details=details,
+                span_ids=answer_spans,
+            )
+        claim = uncertainty or disclosure
+        if claim is not None:
+            return Finding.fail(
+                f"the answer says {claim.group(0)!r} but no dependency was degraded "
+                "(uncertainty not tied to degraded evidence)",
+                breach="rule",
+                details=details,
+                span_ids=answer_spans,
+                step_indexes=indexes([out.step]) if out.step else (),
+            )
+        return Finding.ok(
+            "no dependency degraded; the answer voices no uncertainty", details=details
+        )
+
+
+class CitationRequiredParams(DegradationParams):
+    pattern: Regex = DEFAULT_CITATION_PATTERN
+    """Regex a citation must match in the final answer."""
+    min: int = Field(default=1, ge=1)
+    """Fewest distinct citations."""
+    unless_degraded: bool = False
+    """No citation needed when the run was degraded (see ``degraded_answer``); the
+    degradation must be real, found in the trace, not merely claimed by the answer."""
+
+
+@register_oracle
+class CitationRequired(OracleCheck):
+    """The final answer cites at least min ids matching pattern."""
+
+    oracle_type = "citation_required"
+    Params = CitationRequiredParams
+    evidence: ClassVar[frozenset[str]] = frozenset({"final_output"})
+    params: CitationRequiredParams
+
+    def check(self, ctx: GradeContext) -> Finding:
+        p = self.params
+        out = final_output(ctx.trajectory)
+        assert out.text is not None
+        ids = _cited_ids(p.pattern, out.text)
+        spans = span_ids([out.step]) if out.step else ()
+        if len(ids) >= p.min:
+            return Finding.ok(
+                f"the answer cites {', '.join(ids)}", span_ids=spans, details={"cited": ids}
+            )
+        if p.unless_degraded:
+            deg = find_degradation(ctx.trajectory, p)
+            if deg.degraded:
+                return Finding.ok(
+                    f"no citation, not required: the run was degraded ({deg.describe()})",
+                    span_ids=spans,
+                    details={"cited": ids},
+                )
+            if deg.unknown:
+                return Finding.missing(
+                    "no citation, and whether the run was degraded is unknown: results not "
+                    "captured for " + list_steps(deg.unknown),
+                    span_ids=spans,
+                )
+        return Finding.fail(
+            f"the answer cites {len(ids)} id(s) matching /{p.pattern}/, at least {p.min} required",
+            span_ids=spans,
+            step_indexes=indexes([out.step]) if out.step else (),
+            details={"cited": ids},
+        )
+
+
+# ---- output shape -------------------------------------------------------------------------------
+
+
+class FinalOutputParams(OracleParams):
+    must_match: list[Regex] = Field(default_factory=list)
+    """Regexes the final answer must each match (``re.search``)."""
+    must_not_match: list[Regex] = Field(default_factory=list)
+    """Regexes the final answer must not match."""
+
+    @field_validator("must_match", "must_not_match", mode="before")
+    @classmethod
+    def _listify(cls, value: Any) -> Any:
+        return _one_or_many(value)
+
+
+@register_oracle
+class FinalOutput(OracleCheck):
+    """The final answer matches every must_match regex and no must_not_match regex."""
+
+    oracle_type = "final_output"
+    Params = FinalOutputParams
+    evidence: ClassVar[frozenset[str]] = frozenset({"final_output"})
+    params: FinalOutputParams
+
+    def check(self, ctx: GradeContext) -> Finding:
+        p = self.params
+        out = final_output(ctx.trajectory)
+        assert out.text is not None
+        spans = span_ids([out.step]) if out.step else ()
+        missing = [rx for rx in p.must_match if not re.search(rx, out.text)]
+        present = [(rx, m.group(0)) for rx in p.must_not_match if (m := re.search(rx, out.text))]
+        problems = [f"does not match /{rx}/" for rx in missing] + [
+            f"matches /{rx}/ ({hit!r})" for rx, hit in present
+        ]
+        if problems:
+            return Finding.fail("final answer " + "; ".join(problems), span_ids=spans)
+        return Finding.ok("final answer matches its patterns", span_ids=spans)
+
+
+def _json_of(text: str) -> tuple[bool, Any]:
+    stripped = text.strip()
+    fenced = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", stripped, re.DOTALL)
+    if fenced:
+        stripped = fenced.group(1)
+    try:
+        return True, json.loads(stripped)
+    except ValueError:
+        return False, None
+
+
+class SchemaValidParams(OracleParams):
+    schema_: JsonSchema = Field(alias="schema")
+    """The JSON Schema (any draft the ``jsonschema`` library knows)."""
+    target: Literal["final_output", "tool_arguments", "tool_results"] = "final_output"
+    """What to validate. The final answer must be JSON (a fenced ```json block is fine)."""
+    tools: list[str] = Field(default_factory=list)
+    """For tool targets: tool globs to validate (empty = every tool)."""
+
+    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
+
+
+@register_oracle
+class SchemaValid(OracleCheck):
+    """The final output, tool arguments or tool results validate against a JSON Schema."""
+
+    oracle_type = "schema_valid"
+    Params = SchemaValidParams
+    params: SchemaValidParams
+
+    def required_evidence(self) -> frozenset[str]:
+        p = self.params
+        if p.target == "final_output":
+            return frozenset({"final_output"})
+        base = p.target
+        names = {f"{base}:{t}" for t in p.tools} if p.tools else {base}
+        return frozenset({"tool_names", *names})
+
+    def check(self, ctx: GradeContext) -> Finding:
+        p = self.params
+        if p.target == "final_output":
+            out = final_output(ctx.trajectory)
+            assert out.text is not None
+            spans = span_ids([out.step]) if out.step else ()
+            ok, value = _json_of(out.text)
+            if not ok:
+                return Finding.fail(f"final answer is not JSON: {out.text[:80]!r}", span_ids=spans)
+            problems = schema_problems(p.schema_, value)
+            if problems:
+                return Finding.fail(
+                    "final answer fails the schema: " + "; ".join(problems),
+                    span_ids=spans,
+                    details={"problems": problems},
+                )
+            return Finding.ok("final answer validates against the schema", span_ids=spans)
+        calls = [
+            s
+            for s in ctx.trajectory.tool_calls()
+            if (not p.tools or glob_any(s.tool, p.tools) is not None)
+            and not (p.target == "tool_results" and s.status == "error")
+        ]
+        bad: list[tuple[Step, list[str]]] = []
+        for s in calls:
+            if p.target == "tool_arguments":
+                value = s.arguments
+                if value is None:
+                    ok, value = _json_of(s.arguments_raw or "")
+                    if not ok:
+                        bad.append((s, ["arguments are not a JSON value"]))
+                        continue
+            else:
+                value = _parsed(s.result)
+            problems = schema_problems(p.schema_, value)
+            if problems:
+                bad.append((s, problems))
+        what = p.target.replace("_", " ")
+        if bad:
+            first = "; ".join(f"{where(s)}: {probs[0]}" for s, probs in bad[:3])
+            return Finding.fail(
+                f"{what} of {len(bad)} of {len(calls)} call(s) fail the schema: {first}",
+                span_ids=span_ids(s for s, _ in bad),
+                step_indexes=indexes(s for s, _ in bad),
+                details={"failures": [{"step": s.index, "problems": pr} for s, pr in bad]},
+            )
+        return Finding.ok(f"{what} of {len(calls)} call(s) validate against the schema")
+
+
+# ---- handoff ------------------------------------------------------------------------------------
+
+
+class Transfer(BaseModel):
+    """A transfer between agents; names are globs. Written ``{from: a, to: b}`` or ``a -> b``."""
+
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", populate_by_name=True, serialize_by_alias=True
+    )
+
+    from_: str = Field(default="*", alias="from")
+    to: str = "*"
+
+    def __str__(self) -> str:
+        return f"{self.from_} -> {self.to}"
+
+
+def _transfer(value: Any) -> Any:
+    if isinstance(value, str):
+        left, sep, right = value.partition("->")
+        if not sep:
+            raise ValueError(f"expected 'from -> to', got {value!r}")
+        return {"from": left.strip() or "*", "to": right.strip() or "*"}
+    return value
+
+
+class HandoffParams(OracleParams):
+    required: list[Transfer] = Field(default_factory=list)
+    """Transfers that must happen."""
+    forbidden: list[Transfer] = Field(default_factory=list)
+    """Transfers that must not happen."""
+
+    @field_validator("required", "forbidden", mode="before")
+    @classmethod
+    def _parse(cls, value: Any) -> Any:
+        return [_transfer(v) for v in _one_or_many(value)] if value is not None else value
+
+
+@dataclass(frozen=True, slots=True)
+class SeenTransfer:
+    from_agent: str
+    to_agent: str
+    step: Step
+    via: str
+
+
+def find_transfers(t: Trajectory) -> list[SeenTransfer]:
+    """Handoff steps (``from_agent -> to_agent``), plus delegation: an agent step running
+    inside another named agent's time span (agent-as-tool, nested ``invoke_agent``)."""
+    seen: list[SeenTransfer] = [
+        SeenTransfer(h.from_agent or "?", h.to_agent or "?", h, "handoff") for h in t.handoffs()
+    ]
+    agents = [
+        a for a in t.agents() if a.agent_name and a.start_ns is not None and a.end_ns is not None
+    ]
+    for inner in agents:
+        outers = [
+            o
+            for o in agents
+            if o is not inner
+            and o.agent_name != inner.agent_name
+            and o.start_ns is not None
+            and o.end_ns is not None
+            and inner.start_ns is not None
+            and inner.end_ns is not None
+            and o.start_ns <= inner.start_ns
+            and inner.end_ns <= o.end_ns
+        ]
+        if outers:
+            parent = max(outers, key=lambda o: o.start_ns or 0)
+            seen.append(
+                SeenTransfer(parent.agent_name or "?", inner.agent_name or "?", inner, "delegation")
+            )
+    unique: dict[tuple[str, str], SeenTransfer] = {}
+    for s in seen:
+        unique.setdefault((s.from_agent, s.to_agent), s)
+    return list(unique.values())
+
+
+def _hits(rule: Transfer, seen: list[SeenTransfer]) -> list[SeenTransfer]:
+    return [
+        s
+        for s in seen
+        if fnmatch.fnmatchcase(s.from_agent, rule.from_)
+        and fnmatch.fnmatchcase(s.to_agent, rule.to)
+    ]
+
+
+@register_oracle
+class Handoff(OracleCheck):
+    """Required transfers between named agents happen; forbidden ones do not."""
+
+    oracle_type = "handoff"
+    Params = HandoffParams
+    evidence: ClassVar[frozenset[str]] = frozenset({"agents"})
+    params: HandoffParams
+
+    def check(self, ctx: GradeContext) -> Finding:
+        p = self.params
+        seen = find_transfers(ctx.trajectory)
+        listed = ", ".join(
+            f"{s.from_agent} -> {s.to_agent} ({s.via}, {where(s.step)})" for s in seen
+        )
+        details = {
+            "transfers": [{"from": s.from_agent, "to": s.to_agent, "via": s.via} for s in seen]
+        }
+        missing = [r for r in p.required if not _hits(r, seen)]
+        bad = [(r, h) for r in p.forbidden for h in _hits(r, seen)]
+        problems = [f"required transfer {r} did not happen" for r in missing] + [
+            f"forbidden transfer {h.from_agent} -> {h.to_agent} ({where(h.step)})" for _, h in bad
+        ]
+        if problems:
+            return Finding.fail(
+                "; ".join(problems) + f" (transfers seen: {listed or 'none'})",
+                details=details,
+                span_ids=span_ids(h.step for _, h in bad),
+                step_indexes=indexes(h.step for _, h in bad),
+            )
+        hits = [h for r in p.required for h in _hits(r, seen)]
+        return Finding.ok(
+            f"transfers as required: {listed or 'none'}",
+            details=details,
+            span_ids=span_ids(h.step for h in hits),
+            step_indexes=indexes(h.step for h in hits),
+        )

@@ -1,0 +1,258 @@
+"""Resource budgets (``latency``, ``tokens``) and the compact ``budget:`` contract shorthand.
+
+The shorthand exists because the most common failure budget fits on one line::
+
+    budget: {max_tool_retries: 1, allow_degraded_answer: true, require_citation: true}
+
+``expand_budget`` turns it into ordinary tolerances and invariants before the contract is
+validated, so results, ``explain`` and the docs only ever see the long form.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field, model_validator
+
+from otel_oracles.errors import ContractError
+from otel_oracles.grade.evidence import list_steps
+from otel_oracles.grade.oracles.base import Finding, GradeContext, OracleCheck, OracleParams
+from otel_oracles.grade.oracles.trace_common import indexes, span_ids, steps_of
+from otel_oracles.grade.registry import register_oracle
+from otel_oracles.model.step import Step
+
+NS_PER_MS = 1_000_000
+
+
+class LatencyParams(OracleParams):
+    max_ms: float = Field(gt=0)
+    """Longest duration allowed, in milliseconds."""
+    scope: Literal["trace", "tool", "generation"] = "trace"
+    """``trace``: first step start to last step end; ``tool``: each tool call;
+    ``generation``: each model call."""
+    tools: list[str] = Field(default_factory=list)
+    """With ``scope: tool``: tool globs to time (empty = every tool)."""
+    max: int = Field(default=0, ge=0)
+    """Calls allowed over ``max_ms`` (as a tolerance: one slow call is fine)."""
+
+
+@register_oracle
+class Latency(OracleCheck):
+    """The trace, each tool call or each model call finishes within max_ms."""
+
+    oracle_type = "latency"
+    Params = LatencyParams
+    evidence: ClassVar[frozenset[str]] = frozenset({"steps"})
+    params: LatencyParams
+
+    def required_evidence(self) -> frozenset[str]:
+        if self.params.scope == "tool":
+            return frozenset({"steps", "tool_names"})
+        return self.evidence
+
+    def _timed(self, ctx: GradeContext) -> list[Step]:
+        t = ctx.trajectory
+        if self.params.scope == "tool":
+            return steps_of(t.tool_calls(), self.params.tools)
+        if self.params.scope == "generation":
+            return t.generations()
+        return list(t.steps)
+
+    def check(self, ctx: GradeContext) -> Finding:
+        p = self.params
+        steps = self._timed(ctx)
+        untimed = [s for s in steps if s.duration_ns is None]
+        if p.scope == "trace":
+            timed = [s for s in steps if s.duration_ns is not None]
+            if not timed:
+                return Finding.missing("latency: no step of the trace has start and end times")
+            start = min(s.start_ns for s in timed if s.start_ns is not None)
+            end = max(s.end_ns for s in timed if s.end_ns is not None)
+            ms = (end - start) / NS_PER_MS
+            details = {"duration_ms": round(ms, 3)}
+            if ms <= p.max_ms:
+                return Finding.ok(
+                    f"trace took {ms:.1f} ms (limit {p.max_ms:g} ms)", details=details
+                )
+            if p.max < 1:
+                return Finding.fail(
+                    f"trace took {ms:.1f} ms, limit {p.max_ms:g} ms", details=details, used=1
+                )
+            return Finding.ok(
+                f"trace took {ms:.1f} ms, over {p.max_ms:g} ms but tolerated",
+                details=details,
+                used=1,
+            )
+        if untimed:
+            return Finding.missing(
+                f"latency: no start/end times for {len(untimed)} {p.scope} step(s) "
+                f"(calls seen only in model messages have no span of their own): "
+                + list_steps(untimed)
+            )
+        slow = [s for s in steps if (s.duration_ns or 0) > p.max_ms * NS_PER_MS]
+        worst = max(((s.duration_ns or 0) / NS_PER_MS for s in steps), default=0.0)
+        kw: dict[str, Any] = {
+            "used": len(slow),
+            "span_ids": span_ids(slow),
+            "step_indexes": indexes(slow),
+            "details": {"slow": len(slow), "timed": len(steps), "max_ms_seen": round(worst, 3)},
+        }
+        if len(slow) > p.max:
+            listed = ", ".join(
+                f"step {s.index} ({s.tool or s.model}) {(s.duration_ns or 0) / NS_PER_MS:.1f} ms"
+                for s in slow[:5]
+            )
+            return Finding.fail(
+                f"{len(slow)} {p.scope} call(s) over {p.max_ms:g} ms (allowed {p.max}): {listed}",
+                **kw,
+            )
+        return Finding.ok(
+            f"{len(steps)} {p.scope} call(s), slowest {worst:.1f} ms (limit {p.max_ms:g} ms"
+            + (f", {len(slow)} slow within {p.max}" if slow else "")
+            + ")",
+            **kw,
+        )
+
+
+class TokensParams(OracleParams):
+    max_input_tokens: int | None = Field(default=None, ge=0)
+    max_output_tokens: int | None = Field(default=None, ge=0)
+    max_total_tokens: int | None = Field(default=None, ge=0)
+
+    @model_validator(mode="after")
+    def _some_limit(self) -> TokensParams:
+        if (self.max_input_tokens, self.max_output_tokens, self.max_total_tokens) == (None,) * 3:
+            raise ValueError(
+                "give at least one of max_input_tokens, max_output_tokens, max_total_tokens"
+            )
+        return self
+
+
+def leaf_generations(gens: list[Step]) -> list[Step]:
+    """Model calls that contain no other model call in time.
+
+    Some instrumentations wrap a provider call in an outer generation-like span that repeats
+    its usage; counting only leaves avoids counting tokens twice. Steps carry no parent id,
+    so containment of [start, end] intervals stands in for nesting."""
+
+    def contains(outer: Step, inner: Step) -> bool:
+        if None in (outer.start_ns, outer.end_ns, inner.start_ns, inner.end_ns):
+            return False
+        assert outer.start_ns is not None and outer.end_ns is not None
+        assert inner.start_ns is not None and inner.end_ns is not None
+        return (
+            outer.start_ns <= inner.start_ns
+            and inner.end_ns <= outer.end_ns
+            and (outer.start_ns, outer.end_ns) != (inner.start_ns, inner.end_ns)
+        )
+
+    return [g for g in gens if not any(contains(g, o) for o in gens if o is not g)]
+
+
+@register_oracle
+class Tokens(OracleCheck):
+    """Input/output/total tokens summed over leaf model calls stay within the limits."""
+
+    oracle_type = "tokens"
+    Params = TokensParams
+    evidence: ClassVar[frozenset[str]] = frozenset({"token_usage"})
+    params: TokensParams
+
+    def check(self, ctx: GradeContext) -> Finding:
+        p = self.params
+        leaves = leaf_generations(ctx.trajectory.generations())
+        used_in = sum(g.input_tokens or 0 for g in leaves)
+        used_out = sum(g.output_tokens or 0 for g in leaves)
+        sums = {"input": used_in, "output": used_out, "total": used_in + used_out}
+        limits = {
+            "input": p.max_input_tokens,
+            "output": p.max_output_tokens,
+            "total": p.max_total_tokens,
+        }
+        over = [f"{k} {sums[k]} > {v}" for k, v in limits.items() if v is not None and sums[k] > v]
+        heavy = sorted(leaves, key=lambda g: -((g.input_tokens or 0) + (g.output_tokens or 0)))[:5]
+        details = {"model_calls": len(leaves), **{f"{k}_tokens": v for k, v in sums.items()}}
+        if over:
+            return Finding.fail(
+                f"token budget exceeded over {len(leaves)} model call(s): {'; '.join(over)}",
+                details=details,
+                span_ids=span_ids(heavy),
+                step_indexes=indexes(heavy),
+            )
+        return Finding.ok(
+            f"{sums['input']} input + {sums['output']} output tokens "
+            f"over {len(leaves)} model call(s)",
+            details=details,
+        )
+
+
+# ---- the budget: shorthand ----------------------------------------------------------------------
+
+BUDGET_KEYS: dict[str, str] = {
+    "max_tool_retries": "int: tolerance tool_retries with max N",
+    "max_tool_errors": "int: tolerance tool_errors with max N",
+    "allow_degraded_answer": "bool: tolerance degraded_answer with allowed true/false",
+    "degraded_disclosure": "regex: what a degraded answer must say (degraded_answer.must_disclose)",
+    "require_citation": "bool: invariant citation_required (when true)",
+    "citation_pattern": "regex: citation id pattern for citation_required (default doc-\\d+)",
+}
+"""Keys of the ``budget:`` shorthand and what each expands to."""
+
+
+def expand_budget(data: dict[str, Any], source: str) -> dict[str, Any]:
+    """Rewrite ``budget: {...}`` into tolerances/invariants appended to the contract's own.
+
+    Raises ``ContractError`` naming the key for unknown keys or wrong value types."""
+    budget = data.get("budget")
+    out = {k: v for k, v in data.items() if k != "budget"}
+    if budget is None:
+        return out
+    if not isinstance(budget, dict):
+        raise ContractError("budget: expected a mapping of budget keys", source)
+    unknown = sorted(set(budget) - set(BUDGET_KEYS))
+    if unknown:
+        raise ContractError(
+            f"budget.{unknown[0]}: unknown budget key (known: {', '.join(BUDGET_KEYS)})", source
+        )
+
+    def typed(key: str, kind: type) -> Any:
+        value = budget[key]
+        ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
+        if not ok or (kind is int and value < 0):
+            raise ContractError(f"budget.{key}: expected {BUDGET_KEYS[key].split(':')[0]}", source)
+        return value
+
+    tolerances = list(out.get("tolerances") or [])
+    invariants = list(out.get("invariants") or [])
+    if "max_tool_retries" in budget:
+        n = typed("max_tool_retries", int)
+        tolerances.append(
+            {"type": "tool_retries", "max": n, "why": f"budget: max_tool_retries {n}"}
+        )
+    if "max_tool_errors" in budget:
+        n = typed("max_tool_errors", int)
+        tolerances.append({"type": "tool_errors", "max": n, "why": f"budget: max_tool_errors {n}"})
+    if "allow_degraded_answer" in budget or "degraded_disclosure" in budget:
+        allowed = (
+            typed("allow_degraded_answer", bool) if "allow_degraded_answer" in budget else True
+        )
+        spec: dict[str, Any] = {
+            "type": "degraded_answer",
+            "allowed": allowed,
+            "why": f"budget: allow_degraded_answer {str(allowed).lower()}",
+        }
+        if "degraded_disclosure" in budget:
+            spec["must_disclose"] = typed("degraded_disclosure", str)
+        tolerances.append(spec)
+    if "citation_pattern" in budget and not budget.get("require_citation"):
+        raise ContractError(
+            "budget.citation_pattern: only meaningful with require_citation: true", source
+        )
+    if "require_citation" in budget and typed("require_citation", bool):
+        spec = {"type": "citation_required", "why": "budget: require_citation true"}
+        if "citation_pattern" in budget:
+            spec["pattern"] = typed("citation_pattern", str)
+        invariants.append(spec)
+    out["tolerances"] = tolerances
+    out["invariants"] = invariants
+    return out

@@ -1,0 +1,202 @@
+"""Shared pieces of the trace-level oracles: param types that validate at contract load
+(regexes, JSON Schemas), argument matching, tool-name globs and what counts as a failed call.
+
+Kept in one module so ``tool_called``, ``tool_sequence`` and ``schema_valid`` agree on
+what "the arguments match" means, and ``tool_retries``, ``tool_errors`` and
+``degraded_answer`` agree on what "the call failed" means.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+from collections.abc import Iterable, Sequence
+from typing import Annotated, Any, Literal
+
+import jsonschema
+from jsonschema.exceptions import SchemaError
+from pydantic import AfterValidator, Field
+
+from otel_oracles.grade.evidence import absent, is_placeholder
+from otel_oracles.grade.oracles.base import OracleParams
+from otel_oracles.model.step import Step
+
+
+def _check_regex(value: str) -> str:
+    try:
+        re.compile(value)
+    except re.error as exc:
+        raise ValueError(f"invalid regular expression {value!r}: {exc}") from None
+    return value
+
+
+def _check_schema(value: dict[str, Any]) -> dict[str, Any]:
+    try:
+        jsonschema.validators.validator_for(value).check_schema(value)
+    except SchemaError as exc:
+        raise ValueError(f"invalid JSON Schema: {exc.message}") from None
+    return value
+
+
+Regex = Annotated[str, AfterValidator(_check_regex)]
+"""A Python regular expression, compiled once at contract load so a typo is a ContractError."""
+
+JsonSchema = Annotated[dict[str, Any], AfterValidator(_check_schema)]
+"""A JSON Schema (any draft ``jsonschema`` knows), checked against its metaschema at load."""
+
+DEFAULT_ERROR_PATTERN = r'^\s*\{\s*"error"\s*:'
+"""A result that is a JSON object whose first key is ``error``: how raw-client tool loops
+(no tool spans) hand a tool failure back to the model."""
+
+TIMEOUT_PATTERN = re.compile(r"(?i)time[ d]?out|timed out|deadline")
+
+
+def glob_any(name: str | None, patterns: Iterable[str]) -> str | None:
+    """The first glob in ``patterns`` matching ``name`` (case-sensitive), else ``None``."""
+    if name is None:
+        return None
+    return next((p for p in patterns if fnmatch.fnmatchcase(name, p)), None)
+
+
+def span_ids(steps: Iterable[Step]) -> tuple[str, ...]:
+    """Source span ids of ``steps`` (trace-derived steps only), first-seen order, no repeats."""
+    seen: dict[str, None] = {}
+    for s in steps:
+        if s.source is not None:
+            seen.setdefault(s.source.span_id, None)
+    return tuple(seen)
+
+
+def indexes(steps: Iterable[Step]) -> tuple[int, ...]:
+    return tuple(s.index for s in steps)
+
+
+def result_text(result: Any) -> str:
+    """A tool result as text for pattern matching (structured results as compact JSON)."""
+    if isinstance(result, str):
+        return result
+    return json.dumps(result, ensure_ascii=False, default=str)
+
+
+def call_failure(step: Step, error_pattern: str | None = DEFAULT_ERROR_PATTERN) -> str | None:
+    """Why ``step`` (a tool call) failed, or ``None`` when nothing says it did.
+
+    Signals, in order: span status ERROR, ``error.type``, an error message (exception
+    event), a result matching ``error_pattern`` (or a dict result with a truthy ``error``)."""
+    if step.status == "error":
+        return f"status ERROR{f' ({step.error_type})' if step.error_type else ''}"
+    if step.error_type:
+        return f"error.type {step.error_type}"
+    if step.error_message:
+        return f"exception: {step.error_message[:120]}"
+    if absent(step, "result"):
+        return None
+    result = step.result
+    if isinstance(result, dict) and result.get("error"):
+        return "result carries an error"
+    if error_pattern and re.search(error_pattern, result_text(result)):
+        return "result matches the error pattern"
+    return None
+
+
+def is_timeout(step: Step) -> bool:
+    text = " ".join(
+        t
+        for t in (
+            step.error_type,
+            step.error_message,
+            None if absent(step, "result") else result_text(step.result),
+        )
+        if t
+    )
+    return bool(TIMEOUT_PATTERN.search(text))
+
+
+def normalize_args(args: dict[str, Any] | None, raw: str | None = None) -> str:
+    """Canonical text of arguments for "same arguments" comparisons: sorted keys, strings
+    with collapsed whitespace and case-folded, so cosmetic differences do not hide a loop."""
+
+    def norm(value: Any) -> Any:
+        if isinstance(value, str):
+            return " ".join(value.split()).casefold()
+        if isinstance(value, dict):
+            return {k: norm(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [norm(v) for v in value]
+        return value
+
+    if args is None:
+        return " ".join((raw or "").split())
+    return json.dumps(norm(args), sort_keys=True, ensure_ascii=False, default=str)
+
+
+class ArgsMatch(OracleParams):
+    """How a tool call's arguments must look. All given parts must hold."""
+
+    args: dict[str, Any] | None = None
+    """Expected argument values (compared as parsed JSON)."""
+    args_mode: Literal["subset", "exact"] = "subset"
+    """``subset``: the given keys must have these values, other keys may exist;
+    ``exact``: the arguments must equal ``args``."""
+    args_regex: dict[str, Regex] = Field(default_factory=dict)
+    """Field -> regex the field's value (as text) must match (``re.search``)."""
+    args_schema: JsonSchema | None = None
+    """A JSON Schema the whole arguments object must validate against."""
+
+    def constrains_args(self) -> bool:
+        return self.args is not None or bool(self.args_regex) or self.args_schema is not None
+
+
+def args_mismatch(spec: ArgsMatch, step: Step) -> str | None:
+    """Why ``step``'s arguments do not satisfy ``spec`` (``None`` = they do).
+
+    The caller must have made sure the arguments were captured (evidence)."""
+    if not spec.constrains_args():
+        return None
+    args = step.arguments
+    if args is None or is_placeholder(args):
+        return "arguments not captured"
+    if spec.args is not None:
+        if spec.args_mode == "exact" and args != spec.args:
+            return f"arguments {_short(args)} != {_short(spec.args)}"
+        if spec.args_mode == "subset":
+            for key, want in spec.args.items():
+                if key not in args:
+                    return f"argument {key!r} absent"
+                if args[key] != want:
+                    return f"argument {key!r} is {_short(args[key])}, expected {_short(want)}"
+    for key, pattern in spec.args_regex.items():
+        if key not in args:
+            return f"argument {key!r} absent"
+        value = args[key] if isinstance(args[key], str) else result_text(args[key])
+        if not re.search(pattern, value):
+            return f"argument {key!r} = {_short(args[key])} does not match /{pattern}/"
+    if spec.args_schema is not None:
+        error = jsonschema.validators.validator_for(spec.args_schema)(spec.args_schema)
+        problem = next(iter(error.iter_errors(args)), None)
+        if problem is not None:
+            path = "/".join(str(p) for p in problem.absolute_path) or "(root)"
+            return f"arguments fail the schema at {path}: {problem.message}"
+    return None
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str, sort_keys=True)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def schema_problems(schema: dict[str, Any], instance: Any, limit: int = 5) -> list[str]:
+    """Every way ``instance`` breaks ``schema`` (first ``limit``), as ``path: message``."""
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    problems = sorted(validator.iter_errors(instance), key=lambda e: list(e.absolute_path))
+    out = []
+    for p in problems[:limit]:
+        path = "/".join(str(x) for x in p.absolute_path) or "(root)"
+        out.append(f"{path}: {p.message}")
+    return out
+
+
+def steps_of(steps: Sequence[Step], names: Sequence[str]) -> list[Step]:
+    """Steps whose tool matches any of the globs ``names`` (all tool steps when empty)."""
+    return [s for s in steps if not names or glob_any(s.tool, names) is not None]

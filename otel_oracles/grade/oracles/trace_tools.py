@@ -1,0 +1,621 @@
+"""Trace oracles about which tools ran, how often, in what order, and how they failed:
+``tool_called``, ``tool_not_called``, ``tool_sequence``, ``tool_retries``, ``loop_detected``,
+``tool_errors``, ``max_tool_calls`` and ``max_steps``.
+
+All of them need to know which tools ran (evidence ``tool_names``): on a raw-client trace
+with content capture off that is unknowable, and they report missing evidence rather than
+pass. Budget params (``max``) make the same class usable as an invariant (``max: 0``) and as
+a tolerance (``max: 1`` retry is fine, the second is not).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+from pydantic import Field, field_validator, model_validator
+from scipy.optimize import linear_sum_assignment
+
+from otel_oracles.grade.evidence import list_steps, where
+from otel_oracles.grade.oracles.base import Finding, GradeContext, OracleCheck, OracleParams
+from otel_oracles.grade.oracles.trace_common import (
+    DEFAULT_ERROR_PATTERN,
+    ArgsMatch,
+    Regex,
+    args_mismatch,
+    call_failure,
+    glob_any,
+    indexes,
+    normalize_args,
+    span_ids,
+    steps_of,
+)
+from otel_oracles.grade.registry import register_oracle
+from otel_oracles.model.step import Step, StepKind
+
+
+def _as_list(value: Any) -> Any:
+    return [value] if isinstance(value, str) else value
+
+
+def _args_evidence(items: list[ArgsMatch], tools: list[str]) -> set[str]:
+    """``tool_arguments`` scoped to the tools whose arguments a check constrains."""
+    if not any(i.constrains_args() for i in items):
+        return set()
+    return {f"tool_arguments:{t}" for t in tools} if tools else {"tool_arguments"}
+
+
+# ---- tool_called / tool_not_called --------------------------------------------------------------
+
+
+class ToolCalledParams(ArgsMatch):
+    tool: str
+    """Tool name or glob (``search_*``)."""
+    min: int = Field(default=1, ge=0)
+    """Fewest matching calls allowed."""
+    max: int | None = Field(default=None, ge=0)
+    """Most matching calls allowed (``None`` = no upper bound)."""
+
+
+@register_oracle
+class ToolCalled(OracleCheck):
+    """A tool was called between min and max times, optionally with matching arguments."""
+
+    oracle_type = "tool_called"
+    Params = ToolCalledParams
+    evidence: ClassVar[frozenset[str]] = frozenset({"tool_names"})
+    params: ToolCalledParams
+
+    def required_evidence(self) -> frozenset[str]:
+        return self.evidence | _args_evidence([self.params], [self.params.tool])
+
+    def check(self, ctx: GradeContext) -> Finding:
+        p = self.params
+        calls = steps_of(ctx.trajectory.tool_calls(), [p.tool])
+        matching: list[Step] = []
+        rejected: list[tuple[Step, str]] = []
+        for s in calls:
+            why = args_mismatch(p, s)
+            if why is None:
+                matching.append(s)
+            else:
+                rejected.append((s, why))
+        n = len(matching)
+        bound = f"at least {p.min}" + (f" and at most {p.max}" if p.max is not None else "")
+        details = {"matching_calls": n, "calls_of_tool": len(calls)}
+        if n < p.min:
+            near = "; ".join(f"{where(s)}: {why}" for s, why in rejected[:3])
+            return Finding.fail(
+                f"{p.tool} called {n} time(s)"
+                + (" with matching arguments" if p.constrains_args() else "")
+                + f", expected {bound}"
+                + (f" (non-matching: {near})" if near else ""),
+                details=details,
+                span_ids=span_ids(s for s, _ in rejected),
+                step_indexes=indexes(s for s, _ in rejected),
+            )
+        if p.max is not None and n > p.max:
+            extra = matching[p.max :]
+            return Finding.fail(
+                f"{p.tool} called {n} time(s), expected {bound}; extra: {list_steps(extra)}",
+                details=details,
+                span_ids=span_ids(extra),
+                step_indexes=indexes(extra),
+            )
+        return Finding.ok(
+            f"{p.tool} called {n} time(s) ({bound})",
+            details=details,
+            span_ids=span_ids(matching),
+            step_indexes=indexes(matching),
+        )
+
+
+class ToolNotCalledParams(OracleParams):
+    tool: list[str]
+    """Tool names or globs that must not be called (a single string is accepted)."""
+    max: int = Field(default=0, ge=0)
+    """Calls tolerated (as a tolerance: ``max: 1`` lets one call through, counted)."""
+
+    @field_validator("tool", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        return _as_list(value)
+
+
+@register_oracle
+class ToolNotCalled(OracleCheck):
+    """None of the named tools (names or globs) was called."""
+
+    oracle_type = "tool_not_called"
+    Params = ToolNotCalledParams
+    evidence: ClassVar[frozenset[str]] = frozenset({"tool_names"})
+    params: ToolNotCalledParams
+
+    def check(self, ctx: GradeContext) -> Finding:
+        p = self.params
+        bad = steps_of(ctx.trajectory.tool_calls(), p.tool)
+        names = sorted({s.tool or "?" for s in bad})
+        kw: dict[str, Any] = {
+            "span_ids": span_ids(bad),
+            "step_indexes": indexes(bad),
+            "used": len(bad),
+            "details": {"calls": len(bad), "tools": names},
+        }
+        if len(bad) > p.max:
+            return Finding.fail(
+                f"forbidden tool called: {', '.join(names)} ({list_steps(bad)})"
+                + (f"; {p.max} call(s) tolerated" if p.max else ""),
+                **kw,
+            )
+        if bad:
+            return Finding.ok(f"{len(bad)} call(s) of {', '.join(names)} within {p.max}", **kw)
+        return Finding.ok(f"none of {', '.join(p.tool)} was called", **kw)
+
+
+# ---- tool_sequence ------------------------------------------------------------------------------
+
+
+class SequenceItem(ArgsMatch):
+    tool: str
+    """Tool name or glob."""
+
+
+SequenceMode = Literal["exact", "in_order", "any_order", "subset", "superset"]
+
+
+class ToolSequenceParams(OracleParams):
+    expected: list[SequenceItem]
+    """Expected calls: tool names, or ``{tool, args, args_mode, args_regex, args_schema}``."""
+    mode: SequenceMode = "in_order"
+    """``exact``: the calls are exactly these, in order; ``in_order``: these appear in this
+    order, other calls may be interleaved; ``any_order``: exactly these, any order;
+    ``superset``: at least these, any order; ``subset``: only calls from this list."""
+    ignore: list[str] = Field(default_factory=list)
+    """Tool globs left out of the actual sequence before matching (e.g. ``transfer_to_*``)."""
+
+    @field_validator("expected", mode="before")
+    @classmethod
+    def _names(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [{"tool": v} if isinstance(v, str) else v for v in value]
+        return value
+
+
+FULL, NAME = 2, 1
+
+
+@dataclass(frozen=True, slots=True)
+class DiffEntry:
+    op: Literal["match", "args_mismatch", "missing", "unexpected"]
+    expected: int | None
+    actual: Step | None
+    note: str = ""
+
+    def as_dict(self, items: list[SequenceItem]) -> dict[str, Any]:
+        out: dict[str, Any] = {"op": self.op}
+        if self.expected is not None:
+            out["expected"] = {"position": self.expected, "tool": items[self.expected].tool}
+        if self.actual is not None:
+            out["actual"] = {"step": self.actual.index, "tool": self.actual.tool}
+            if self.actual.source is not None:
+                out["actual"]["span_id"] = self.actual.source.span_id
+        if self.note:
+            out["note"] = self.note
+        return out
+
+    def line(self, items: list[SequenceItem]) -> str:
+        exp = items[self.expected].tool if self.expected is not None else ""
+        act = where(self.actual) if self.actual is not None else ""
+        match self.op:
+            case "match":
+                return f"  = {exp:<24} {act}"
+            case "args_mismatch":
+                return f"  ~ {exp:<24} {act}: {self.note}"
+            case "missing":
+                return f"  - {exp:<24} (expected, not called)"
+            case _:
+                return f"  + {'':<24} {act} (not expected)"
+
+
+def _score(item: SequenceItem, step: Step) -> tuple[int, str]:
+    if glob_any(step.tool, [item.tool]) is None:
+        return 0, ""
+    why = args_mismatch(item, step)
+    return (FULL, "") if why is None else (NAME, why)
+
+
+def _align_ordered(items: list[SequenceItem], calls: list[Step]) -> list[DiffEntry]:
+    """Order-preserving alignment maximizing full matches first, then name-only matches
+    (weighted LCS; a full match outweighs every name-only match combined)."""
+    n, m = len(items), len(calls)
+    big = n + m + 1
+    scores = [[_score(items[i], calls[j]) for j in range(m)] for i in range(n)]
+
+    def weight(i: int, j: int) -> int:
+        s = scores[i][j][0]
+        return big if s == FULL else (1 if s == NAME else -1)
+
+    best = [[0] * (m + 1) for _ in range(n + 1)]
+    for i in range(n - 1, -1, -1):
+        for j in range(m - 1, -1, -1):
+            w = weight(i, j)
+            take = best[i + 1][j + 1] + w if w > 0 else -1
+            best[i][j] = max(take, best[i + 1][j], best[i][j + 1])
+    out: list[DiffEntry] = []
+    i = j = 0
+    while i < n and j < m:
+        w = weight(i, j)
+        if w > 0 and best[i][j] == best[i + 1][j + 1] + w:
+            score, why = scores[i][j]
+            out.append(DiffEntry("match" if score == FULL else "args_mismatch", i, calls[j], why))
+            i, j = i + 1, j + 1
+        elif best[i][j] == best[i + 1][j]:
+            out.append(DiffEntry("missing", i, None))
+            i += 1
+        else:
+            out.append(DiffEntry("unexpected", None, calls[j]))
+            j += 1
+    out.extend(DiffEntry("missing", k, None) for k in range(i, n))
+    out.extend(DiffEntry("unexpected", None, calls[k]) for k in range(j, m))
+    return out
+
+
+def _align_unordered(items: list[SequenceItem], calls: list[Step]) -> list[DiffEntry]:
+    """Optimal one-to-one assignment (Hungarian algorithm): as many full matches as possible,
+    then as many name-only matches; greedy first-match can miss a complete matching."""
+    n, m = len(items), len(calls)
+    if n == 0 or m == 0:
+        return [DiffEntry("missing", i, None) for i in range(n)] + [
+            DiffEntry("unexpected", None, c) for c in calls
+        ]
+    big = n + m + 1
+    scores = [[_score(items[i], calls[j]) for j in range(m)] for i in range(n)]
+    weights = np.array(
+        [[big if s == FULL else (1 if s == NAME else 0) for s, _ in row] for row in scores]
+    )
+    rows, cols = linear_sum_assignment(weights, maximize=True)
+    used_items: set[int] = set()
+    used_calls: set[int] = set()
+    out: list[DiffEntry] = []
+    for i, j in zip(rows.tolist(), cols.tolist(), strict=True):
+        score, why = scores[i][j]
+        if score == 0:
+            continue
+        used_items.add(i)
+        used_calls.add(j)
+        out.append(DiffEntry("match" if score == FULL else "args_mismatch", i, calls[j], why))
+    out.extend(DiffEntry("missing", i, None) for i in range(n) if i not in used_items)
+    out.extend(DiffEntry("unexpected", None, calls[j]) for j in range(m) if j not in used_calls)
+    out.sort(key=lambda e: (e.actual.index if e.actual else 10**9, e.expected or 0))
+    return out
+
+
+def _sequence_ok(mode: SequenceMode, diff: list[DiffEntry]) -> bool:
+    ops = {e.op for e in diff}
+    if mode in ("exact", "any_order"):
+        return ops <= {"match"}
+    if mode in ("in_order", "superset"):
+        return not ops & {"missing", "args_mismatch"}
+    # subset: every actual call is one of the expected ones
+    return not ops & {"unexpected", "args_mismatch"}
+
+
+@register_oracle
+class ToolSequence(OracleCheck):
+    """Tool calls follow an expected sequence (exact, in_order, any_order, subset, superset)."""
+
+    oracle_type = "tool_sequence"
+    Params = ToolSequenceParams
+    evidence: ClassVar[frozenset[str]] = frozenset({"tool_names"})
+    params: ToolSequenceParams
+
+    def required_evidence(self) -> frozenset[str]:
+        p = self.params
+        tools = [i.tool for i in p.expected if i.constrains_args()]
+        return self.evidence | _args_evidence(list(p.expected), tools)
+
+    def check(self, ctx: GradeContext) -> Finding:
+        p = self.params
+        calls = [s for s in ctx.trajectory.tool_calls() if glob_any(s.tool, p.ignore) is None]
+        items = list(p.expected)
+        ordered = p.mode in ("exact", "in_order")
+        diff = _align_ordered(items, calls) if ordered else _align_unordered(items, calls)
+        details = {
+            "mode": p.mode,
+            "expected": [i.tool for i in items],
+            "actual": [s.tool for s in calls],
+            "diff": [e.as_dict(items) for e in diff],
+        }
+        if _sequence_ok(p.mode, diff):
+            matched = [e.actual for e in diff if e.op == "match" and e.actual is not None]
+            order = " -> ".join(s.tool or "?" for s in calls) or "no calls"
+            return Finding.ok(
+                f"tool sequence ({p.mode}) holds: {order}",
+                details=details,
+                span_ids=span_ids(matched),
+                step_indexes=indexes(matched),
+            )
+        counts = defaultdict(int)
+        for e in diff:
+            counts[e.op] += 1
+        relevant = {
+            "exact": ("missing", "unexpected", "args_mismatch"),
+            "any_order": ("missing", "unexpected", "args_mismatch"),
+            "in_order": ("missing", "args_mismatch"),
+            "superset": ("missing", "args_mismatch"),
+            "subset": ("unexpected", "args_mismatch"),
+        }[p.mode]
+        summary = ", ".join(f"{counts[op]} {op.replace('_', ' ')}" for op in relevant if counts[op])
+        if p.mode == "exact" and not summary:
+            summary = "order differs"
+        offending = [e.actual for e in diff if e.op in relevant and e.actual is not None]
+        lines = "\n".join(e.line(items) for e in diff)
+        return Finding.fail(
+            f"tool sequence ({p.mode}) does not hold: {summary}\n{lines}",
+            details=details,
+            span_ids=span_ids(offending),
+            step_indexes=indexes(offending),
+        )
+
+
+# ---- retries, loops, errors ---------------------------------------------------------------------
+
+
+class ToolRetriesParams(OracleParams):
+    max: int = Field(default=0, ge=0)
+    """Retries allowed in total."""
+    max_per_tool: int | None = Field(default=None, ge=0)
+    """Retries allowed for any one tool (``None`` = only the total counts)."""
+    tools: list[str] = Field(default_factory=list)
+    """Tool globs to count (empty = every tool)."""
+    error_pattern: Regex | None = DEFAULT_ERROR_PATTERN
+    """A result matching this regex counts as a failed call (for traces without tool-span
+    status, where the error is only in the result handed back to the model)."""
+
+
+def find_retries(calls: list[Step], error_pattern: str | None) -> list[tuple[Step, Step, str]]:
+    """(retry, failed call it repeats, why that call failed): a call of a tool within the
+    same agent whose previous call of that tool failed."""
+    last: dict[tuple[str | None, str | None], Step] = {}
+    out: list[tuple[Step, Step, str]] = []
+    for s in sorted(calls, key=lambda c: c.index):
+        key = (s.agent_name, s.tool)
+        prev = last.get(key)
+        if prev is not None:
+            why = call_failure(prev, error_pattern)
+            if why is not None:
+                out.append((s, prev, why))
+        last[key] = s
+    return out
+
+
+@register_oracle
+class ToolRetries(OracleCheck):
+    """Retries after failed tool calls stay within max (total) and max_per_tool."""
+
+    oracle_type = "tool_retries"
+    Params = ToolRetriesParams
+    evidence: ClassVar[frozenset[str]] = frozenset({"tool_names", "tool_outcomes"})
+    params: ToolRetriesParams
+
+    def check(self, ctx: GradeContext) -> Finding:
+        p = self.params
+        retries = find_retries(steps_of(ctx.trajectory.tool_calls(), p.tools), p.error_pattern)
+        per_tool: dict[str, int] = defaultdict(int)
+        for s, _, _ in retries:
+            per_tool[s.tool or "?"] += 1
+        total = len(retries)
+        steps = [s for s, _, _ in retries]
+        kw: dict[str, Any] = {
+            "used": total,
+            "span_ids": span_ids(steps),
+            "step_indexes": indexes(steps),
+            "details": {
+                "retries": total,
+                "per_tool": dict(per_tool),
+                "retried_after": [
+                    {"retry_step": s.index, "failed_step": f.index, "failure": why}
+                    for s, f, why in retries
+                ],
+            },
+        }
+        breakdown = ", ".join(f"{t} x{n}" for t, n in sorted(per_tool.items()))
+        if total > p.max:
+            return Finding.fail(f"{total} retries ({breakdown}), budget {p.max}", **kw)
+        if p.max_per_tool is not None:
+            over = {t: n for t, n in per_tool.items() if n > p.max_per_tool}
+            if over:
+                worst = ", ".join(f"{t} x{n}" for t, n in sorted(over.items()))
+                return Finding.fail(
+                    f"retries over the per-tool budget {p.max_per_tool}: {worst}", **kw
+                )
+        if total:
+            first = retries[0]
+            return Finding.ok(
+                f"{total} retr{'y' if total == 1 else 'ies'} ({breakdown}) within budget {p.max}; "
+                f"first after {where(first[1])} failed: {first[2]}",
+                **kw,
+            )
+        return Finding.ok("no retries", **kw)
+
+
+class LoopDetectedParams(OracleParams):
+    threshold: int = Field(default=3, ge=2)
+    """This many calls of one tool with the same normalized arguments make a loop."""
+    max: int = Field(default=0, ge=0)
+    """Loops tolerated."""
+    tools: list[str] = Field(default_factory=list)
+    """Tool globs to watch (empty = every tool)."""
+
+
+@register_oracle
+class LoopDetected(OracleCheck):
+    """No tool is called with the same normalized arguments threshold or more times."""
+
+    oracle_type = "loop_detected"
+    Params = LoopDetectedParams
+    evidence: ClassVar[frozenset[str]] = frozenset({"tool_names", "tool_arguments"})
+    params: LoopDetectedParams
+
+    def required_evidence(self) -> frozenset[str]:
+        if self.params.tools:
+            return frozenset({"tool_names", *(f"tool_arguments:{t}" for t in self.params.tools)})
+        return self.evidence
+
+    def check(self, ctx: GradeContext) -> Finding:
+        p = self.params
+        groups: dict[tuple[str | None, str], list[Step]] = defaultdict(list)
+        for s in steps_of(ctx.trajectory.tool_calls(), p.tools):
+            groups[(s.tool, normalize_args(s.arguments, s.arguments_raw))].append(s)
+        loops = [g for g in groups.values() if len(g) >= p.threshold]
+        steps = [s for g in loops for s in g]
+        kw: dict[str, Any] = {
+            "used": len(loops),
+            "span_ids": span_ids(steps),
+            "step_indexes": indexes(steps),
+            "details": {"loops": [{"tool": g[0].tool, "calls": len(g)} for g in loops]},
+        }
+        desc = "; ".join(
+            f"{g[0].tool} x{len(g)} with identical arguments "
+            f"(steps {', '.join(str(s.index) for s in g)})"
+            for g in loops
+        )
+        if len(loops) > p.max:
+            return Finding.fail(f"loop detected: {desc}", **kw)
+        if loops:
+            return Finding.ok(f"{len(loops)} loop(s) within {p.max}: {desc}", **kw)
+        return Finding.ok(f"no tool called {p.threshold}+ times with the same arguments", **kw)
+
+
+class ToolErrorsParams(OracleParams):
+    max: int = Field(default=0, ge=0)
+    """Failed calls allowed."""
+    tools: list[str] = Field(default_factory=list)
+    """Tool globs to count (empty = every tool)."""
+    error_pattern: Regex | None = DEFAULT_ERROR_PATTERN
+    """A result matching this regex counts as a failed call."""
+
+
+@register_oracle
+class ToolErrors(OracleCheck):
+    """Failed tool calls (error status, error.type, exception, error result) stay within max."""
+
+    oracle_type = "tool_errors"
+    Params = ToolErrorsParams
+    evidence: ClassVar[frozenset[str]] = frozenset({"tool_names", "tool_outcomes"})
+    params: ToolErrorsParams
+
+    def check(self, ctx: GradeContext) -> Finding:
+        p = self.params
+        failed = [
+            (s, why)
+            for s in steps_of(ctx.trajectory.tool_calls(), p.tools)
+            if (why := call_failure(s, p.error_pattern)) is not None
+        ]
+        steps = [s for s, _ in failed]
+        kw: dict[str, Any] = {
+            "used": len(failed),
+            "span_ids": span_ids(steps),
+            "step_indexes": indexes(steps),
+            "details": {"failed": [{"step": s.index, "tool": s.tool, "why": w} for s, w in failed]},
+        }
+        if len(failed) > p.max:
+            first = "; ".join(f"{where(s)}: {w}" for s, w in failed[:3])
+            return Finding.fail(f"{len(failed)} failed tool call(s), budget {p.max}: {first}", **kw)
+        if failed:
+            return Finding.ok(f"{len(failed)} failed tool call(s) within budget {p.max}", **kw)
+        return Finding.ok("no failed tool calls", **kw)
+
+
+# ---- counts -------------------------------------------------------------------------------------
+
+
+class MaxToolCallsParams(OracleParams):
+    max: int = Field(ge=0)
+    """Most tool calls allowed."""
+    tools: list[str] = Field(default_factory=list)
+    """Tool globs to count (empty = every tool)."""
+
+
+@register_oracle
+class MaxToolCalls(OracleCheck):
+    """At most max tool calls (optionally of the given tools)."""
+
+    oracle_type = "max_tool_calls"
+    Params = MaxToolCallsParams
+    evidence: ClassVar[frozenset[str]] = frozenset({"tool_names"})
+    params: MaxToolCallsParams
+
+    def check(self, ctx: GradeContext) -> Finding:
+        p = self.params
+        calls = steps_of(ctx.trajectory.tool_calls(), p.tools)
+        if len(calls) > p.max:
+            extra = calls[p.max :]
+            return Finding.fail(
+                f"{len(calls)} tool calls, at most {p.max} allowed; over the limit: "
+                + list_steps(extra),
+                details={"tool_calls": len(calls)},
+                span_ids=span_ids(extra),
+                step_indexes=indexes(extra),
+            )
+        return Finding.ok(
+            f"{len(calls)} tool calls (at most {p.max})", details={"tool_calls": len(calls)}
+        )
+
+
+DEFAULT_STEP_KINDS: list[StepKind] = [
+    StepKind.GENERATION,
+    StepKind.TOOL_CALL,
+    StepKind.FILE_EDIT,
+    StepKind.COMMAND,
+    StepKind.RETRIEVAL,
+]
+
+
+class MaxStepsParams(OracleParams):
+    max: int = Field(ge=0)
+    """Most steps allowed."""
+    kinds: list[StepKind] = Field(default_factory=lambda: list(DEFAULT_STEP_KINDS))
+    """Step kinds that count (default: model calls and tool calls)."""
+
+    @model_validator(mode="after")
+    def _nonempty(self) -> MaxStepsParams:
+        if not self.kinds:
+            raise ValueError("kinds: list at least one step kind")
+        return self
+
+
+TOOL_KINDS = {StepKind.TOOL_CALL, StepKind.FILE_EDIT, StepKind.COMMAND, StepKind.RETRIEVAL}
+
+
+@register_oracle
+class MaxSteps(OracleCheck):
+    """At most max steps of the given kinds (default: model calls plus tool calls)."""
+
+    oracle_type = "max_steps"
+    Params = MaxStepsParams
+    evidence: ClassVar[frozenset[str]] = frozenset({"steps"})
+    params: MaxStepsParams
+
+    def required_evidence(self) -> frozenset[str]:
+        if set(self.params.kinds) & TOOL_KINDS:
+            return frozenset({"steps", "tool_names"})
+        return self.evidence
+
+    def check(self, ctx: GradeContext) -> Finding:
+        p = self.params
+        kinds = set(p.kinds)
+        counted = [s for s in ctx.trajectory.steps if s.kind in kinds]
+        details = {"steps": len(counted), "kinds": sorted(k.value for k in kinds)}
+        if len(counted) > p.max:
+            extra = counted[p.max :]
+            return Finding.fail(
+                f"{len(counted)} steps, at most {p.max} allowed; "
+                f"over the limit: {list_steps(extra)}",
+                details=details,
+                span_ids=span_ids(extra),
+                step_indexes=indexes(extra),
+            )
+        return Finding.ok(f"{len(counted)} steps (at most {p.max})", details=details)
