@@ -1,1 +1,44 @@
-"""emit stage."""
+"""emit stage: graded results back into OpenTelemetry (and other destinations).
+
+``Emitter`` is the seam (``export`` / ``force_flush`` / ``shutdown``); ``OtelEmitter`` sends
+grade spans, ``gen_ai.evaluation.result`` events and metrics through the OTel SDK;
+``build_emitter`` wires one from CLI options. What is emitted, and the privacy rules for
+explanations, are documented in docs/telemetry.md and declared in
+conventions/registry/otel-oracles.yaml.
+"""
+
+from otel_oracles.emit._base import EmitResult, Emitter, FanOutEmitter, GradedPair, InMemoryEmitter
+from otel_oracles.emit._build import build_emitter, otlp_exporters, otlp_protocol
+from otel_oracles.emit._explain import ExplainMode, explain, looks_secret
+from otel_oracles.emit._metrics import GraderMetrics
+from otel_oracles.emit._otel import EmitStats, OtelEmitter, grader_resource
+from otel_oracles.emit._otlp_json import (
+    JsonLinesLogExporter,
+    JsonLinesMetricExporter,
+    JsonLinesSpanExporter,
+    OtlpJsonLinesFile,
+)
+from otel_oracles.emit.config import EmitSettings
+
+__all__ = [
+    "EmitResult",
+    "EmitSettings",
+    "EmitStats",
+    "Emitter",
+    "ExplainMode",
+    "FanOutEmitter",
+    "GradedPair",
+    "GraderMetrics",
+    "InMemoryEmitter",
+    "JsonLinesLogExporter",
+    "JsonLinesMetricExporter",
+    "JsonLinesSpanExporter",
+    "OtelEmitter",
+    "OtlpJsonLinesFile",
+    "build_emitter",
+    "explain",
+    "grader_resource",
+    "looks_secret",
+    "otlp_exporters",
+    "otlp_protocol",
+]

@@ -1,0 +1,147 @@
+"""The Emitter seam: where graded results leave the grader.
+
+Modelled on the OpenTelemetry SDK's exporter seam (``export`` returns a two-value result
+instead of raising, ``force_flush(timeout_millis) -> bool``, ``shutdown()``):
+
+- ``export(results)`` hands over a batch of ``(Verdict, Trajectory)`` pairs. It runs on the
+  caller's thread, never raises for delivery problems (it logs them and returns
+  ``EmitResult.FAILURE``) and returns only when the batch has been handed to every
+  destination, so nothing waits in a queue that could drop it.
+- ``force_flush(timeout_millis)`` pushes out anything aggregated (metrics); False on timeout.
+- ``shutdown()`` flushes and releases connections. It is idempotent; ``export`` after
+  shutdown does nothing, is counted, and returns FAILURE.
+"""
+
+from __future__ import annotations
+
+import enum
+import threading
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+
+from otel_oracles.emit._metrics import GraderMetrics
+from otel_oracles.model.result import Verdict
+from otel_oracles.model.step import Trajectory
+
+GradedPair = tuple[Verdict, Trajectory]
+
+
+class EmitResult(enum.Enum):
+    SUCCESS = 0
+    FAILURE = 1
+
+
+class Emitter(ABC):
+    """A destination for graded results (see module docstring for the contract)."""
+
+    @abstractmethod
+    def export(self, results: Sequence[GradedPair]) -> EmitResult:
+        """Emit every pair; SUCCESS only if every destination accepted all of them."""
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        """Push out buffered or aggregated data; False when ``timeout_millis`` passed first."""
+        return True
+
+    @abstractmethod
+    def shutdown(self) -> None:
+        """Flush and release resources. Safe to call twice."""
+
+    @property
+    def metrics(self) -> GraderMetrics:
+        """Instruments the live receiver feeds (buffered traces, late spans, ...). Emitters
+        without metrics return a no-op instance, so callers never need to check."""
+        return GraderMetrics.noop()
+
+    def __enter__(self) -> Emitter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
+
+
+class InMemoryEmitter(Emitter):
+    """Keeps every exported pair in a list: the test double that ships with the package.
+    Thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._results: list[GradedPair] = []
+        self._shutdown = False
+        self.rejected_after_shutdown = 0
+        """Pairs handed to ``export`` after ``shutdown`` (returned FAILURE, not stored)."""
+
+    def export(self, results: Sequence[GradedPair]) -> EmitResult:
+        with self._lock:
+            if self._shutdown:
+                self.rejected_after_shutdown += len(results)
+                return EmitResult.FAILURE
+            self._results.extend(results)
+        return EmitResult.SUCCESS
+
+    @property
+    def results(self) -> list[GradedPair]:
+        """A snapshot of everything exported so far, in order."""
+        with self._lock:
+            return list(self._results)
+
+    @property
+    def verdicts(self) -> list[Verdict]:
+        return [v for v, _ in self.results]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._results.clear()
+
+    def shutdown(self) -> None:
+        with self._lock:
+            self._shutdown = True
+
+
+class FanOutEmitter(Emitter):
+    """Sends every batch to each child in order. ``force_flush`` gives the children one
+    shared deadline (a slow first child leaves less time to the next), like the SDK's
+    ``SynchronousMultiSpanProcessor``."""
+
+    def __init__(self, children: Sequence[Emitter]) -> None:
+        self._children = tuple(children)
+        self._shutdown = False
+        self._lock = threading.Lock()
+
+    @property
+    def children(self) -> tuple[Emitter, ...]:
+        return self._children
+
+    def export(self, results: Sequence[GradedPair]) -> EmitResult:
+        if self._shutdown:
+            return EmitResult.FAILURE
+        outcome = EmitResult.SUCCESS
+        for child in self._children:
+            if child.export(results) is EmitResult.FAILURE:
+                outcome = EmitResult.FAILURE
+        return outcome
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        deadline = time.monotonic() + timeout_millis / 1000
+        for child in self._children:
+            remaining_ms = int((deadline - time.monotonic()) * 1000)
+            if remaining_ms <= 0 or not child.force_flush(remaining_ms):
+                return False
+        return True
+
+    def shutdown(self) -> None:
+        with self._lock:
+            if self._shutdown:
+                return
+            self._shutdown = True
+        for child in self._children:
+            child.shutdown()
+
+    @property
+    def metrics(self) -> GraderMetrics:
+        """The first child's real instruments, if any child has them."""
+        for child in self._children:
+            found = child.metrics
+            if not found.is_noop:
+                return found
+        return GraderMetrics.noop()

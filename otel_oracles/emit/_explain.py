@@ -1,0 +1,142 @@
+"""The privacy boundary: what of a result's text may leave the process.
+
+Traces carry customer data, and ``OracleResult.message`` is written by oracles that may
+quote it (a matched line, a tool argument, a model answer). So by default the emitted
+explanation is *rebuilt* from a template per outcome plus allow-listed values: the check's
+name (contract-authored), outcome, budget numbers, step indexes, and detail values that are
+numbers, booleans or identifier-shaped strings under keys known to hold identifiers (tool
+names, error types). Anything else is dropped, and identifier-shaped values that look like
+secrets (emails, API keys, long tokens) are replaced. ``explain="full"`` is the explicit
+opt-in that emits the oracle's own message, still length-capped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any, Literal
+
+from otel_oracles.model.result import OracleResult, Outcome
+
+ExplainMode = Literal["template", "full"]
+
+MAX_EXPLANATION_CHARS = 256
+"""Template explanations are short by construction; the cap guards odd contract labels."""
+MAX_FULL_EXPLANATION_CHARS = 2048
+"""Even the opt-in keeps one log record bounded."""
+MAX_VALUE_CHARS = 64
+MAX_LIST_ITEMS = 5
+
+IDENTIFIER_DETAIL_KEYS: frozenset[str] = frozenset(
+    {
+        "tool",
+        "tools",
+        "tool_name",
+        "expected_tool",
+        "forbidden_tool",
+        "agent",
+        "from_agent",
+        "to_agent",
+        "error.type",
+        "error_type",
+        "status",
+        "finish_reason",
+        "evidence",
+        "field",
+        "kind",
+    }
+)
+"""Detail keys whose string values are identifiers (names chosen by developers, not users)."""
+
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:\-]{0,63}$")
+_SECRET_SHAPES = re.compile(
+    r"""
+    [^@\s]+@[^@\s]+\.[A-Za-z]{2,}               # email
+    | (?:sk|pk|rk|ak|api|key|token|ghp|gho|xox[abp])[-_][A-Za-z0-9_\-]{8,}  # vendor key prefixes
+    | AKIA[0-9A-Z]{12,}                          # AWS access key id
+    | eyJ[A-Za-z0-9_\-]{10,}                     # JWT
+    | [A-Za-z0-9_\-]*\d[A-Za-z0-9_\-]*[A-Za-z][A-Za-z0-9_\-]{18,}  # long mixed token
+    """,
+    re.VERBOSE | re.IGNORECASE,
+)
+REDACTED = "[redacted]"
+
+_TEMPLATES: dict[Outcome, str] = {
+    Outcome.PASS: "{name}: holds",
+    Outcome.TOLERATED: "{name}: tolerated{budget}",
+    Outcome.INVARIANT_FAILURE: "{name}: violated",
+    Outcome.BUDGET_EXHAUSTED: "{name}: budget exhausted{budget}",
+    Outcome.MISSING_EVIDENCE: "{name}: evidence needed to judge is missing",
+    Outcome.ERROR: "{name}: the check itself failed",
+}
+
+
+def looks_secret(value: str) -> bool:
+    """True for strings shaped like an email, an API key or a long opaque token."""
+    return _SECRET_SHAPES.search(value) is not None
+
+
+def safe_identifier(value: Any) -> str | None:
+    """``value`` when it is a short identifier that does not look like a secret, else None."""
+    if not isinstance(value, str) or not _IDENTIFIER.match(value) or looks_secret(value):
+        return None
+    return value
+
+
+def _cap(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def _detail_value(key: str, value: Any) -> str | None:
+    """The allow-listed rendering of one detail value, or None to drop it."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if key not in IDENTIFIER_DETAIL_KEYS:
+        return None
+    if isinstance(value, str):
+        return safe_identifier(value) or REDACTED
+    if isinstance(value, list | tuple):
+        items = [safe_identifier(v) or REDACTED for v in value[:MAX_LIST_ITEMS]]
+        more = ", \u2026" if len(value) > MAX_LIST_ITEMS else ""
+        return "[" + ", ".join(items) + more + "]"
+    return None
+
+
+def _safe_details(details: dict[str, Any]) -> Iterable[str]:
+    for key in sorted(details):
+        if not _IDENTIFIER.match(key) or looks_secret(key):
+            continue
+        rendered = _detail_value(key, details[key])
+        if rendered is not None:
+            yield f"{key}={_cap(rendered, MAX_VALUE_CHARS)}"
+
+
+def error_type(result: OracleResult) -> str:
+    """``error.type`` for an errored check: the exception class name when it is a plain
+    identifier, else ``_OTHER`` (the semantic-conventions fallback)."""
+    return safe_identifier(result.details.get("error.type")) or "_OTHER"
+
+
+def explain(result: OracleResult, mode: ExplainMode = "template") -> str:
+    """The ``gen_ai.evaluation.explanation`` for ``result`` under ``mode``."""
+    if mode == "full":
+        return _cap(result.message, MAX_FULL_EXPLANATION_CHARS)
+    name = safe_identifier(result.name) or _cap(result.name, MAX_VALUE_CHARS)
+    if looks_secret(name):
+        name = result.oracle_type if safe_identifier(result.oracle_type) else "check"
+    budget = ""
+    if result.budget is not None or result.used:
+        limit = "?" if result.budget is None else str(result.budget)
+        budget = f" (used {result.used} of {limit})"
+    parts = [_TEMPLATES[result.outcome].format(name=name, budget=budget)]
+    if result.outcome == Outcome.ERROR:
+        parts.append(f"error.type={error_type(result)}")
+    if result.step_indexes:
+        steps = ",".join(str(i) for i in result.step_indexes[:MAX_LIST_ITEMS])
+        more = ",\u2026" if len(result.step_indexes) > MAX_LIST_ITEMS else ""
+        parts.append(f"steps={steps}{more}")
+    if result.outcome != Outcome.PASS:
+        parts.extend(d for d in _safe_details(result.details) if not d.startswith("error.type="))
+    return _cap("; ".join(parts), MAX_EXPLANATION_CHARS)

@@ -1,0 +1,68 @@
+"""Emitter settings and their defaults.
+
+Standard ``OTEL_*`` variables (endpoint, headers, timeout, compression, resource, service
+name, metric export interval) are read by the OpenTelemetry SDK itself and never re-parsed
+here. The one exception is the OTLP *protocol*, which picks the exporter class before the
+SDK is involved (exactly what the SDK's own auto-configuration does).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from otel_oracles.emit._explain import ExplainMode
+
+OtlpProtocol = Literal["grpc", "http/protobuf"]
+
+OTEL_ORACLES_EXPLAIN = "OTEL_ORACLES_EXPLAIN"
+"""``template`` (default) or ``full``: how much of a check's message may leave the process
+as ``gen_ai.evaluation.explanation``. ``full`` is an explicit opt-in; see docs/telemetry.md."""
+
+DEFAULT_SERVICE_NAME = "otel-oracles"
+"""``service.name`` of the grader's own telemetry unless ``OTEL_SERVICE_NAME`` or
+``OTEL_RESOURCE_ATTRIBUTES`` sets one."""
+
+DEFAULT_PROTOCOL: OtlpProtocol = "http/protobuf"
+"""The OTLP exporter specification's default; the Python SDK alone defaults to gRPC."""
+
+DEFAULT_MAX_EXPORT_BATCH_SIZE = 512
+"""Spans or log records per export request: the SDK batch processor's default size, which
+keeps every request far below the 4 MiB gRPC message limit."""
+
+GRADE_DURATION_BUCKETS_S: tuple[float, ...] = (
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+    60.0,
+)  # fmt: skip
+"""Grading takes sub-millisecond for trace checks and seconds for replayed test commands."""
+
+
+class EmitSettings(BaseModel):
+    """What the OTel emitter sends. Each form of the evaluation event is switchable because
+    backends differ: some show only span events, OpenTelemetry is moving to log-based ones."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    grade_span: bool = True
+    """Emit one grade span per verdict, in the graded trace, child of its root span."""
+    span_events: bool = True
+    """Put one ``gen_ai.evaluation.result`` span event per check on the grade span
+    (requires ``grade_span``)."""
+    log_events: bool = True
+    """Emit one ``gen_ai.evaluation.result`` log record per check, correlated to the
+    evaluated span."""
+    metrics: bool = True
+    explain: ExplainMode = "template"
+    max_export_batch_size: int = Field(default=DEFAULT_MAX_EXPORT_BATCH_SIZE, ge=1)
+
+    @classmethod
+    def from_env(cls, **overrides: object) -> EmitSettings:
+        """Defaults, then ``OTEL_ORACLES_EXPLAIN``, then explicit ``overrides`` (None = unset)."""
+        values: dict[str, object] = {}
+        env_explain = os.environ.get(OTEL_ORACLES_EXPLAIN, "").strip().lower()
+        if env_explain:
+            values["explain"] = env_explain
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls.model_validate(values)
