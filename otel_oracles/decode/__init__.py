@@ -1,1 +1,60 @@
-"""decode stage."""
+"""decode stage: OTLP bytes (protobuf or JSON, bodies or files) -> span and log records.
+
+The server and the file reader share these decoders. ``decode`` handles one request body as
+an OTLP/HTTP server receives it; ``read_paths`` streams files, directories, globs and stdin.
+See ``docs/ingest.md`` for the accepted formats and the bad-input rules.
+"""
+
+from __future__ import annotations
+
+import orjson
+
+from otel_oracles.decode._batch import DecodedBatch
+from otel_oracles.decode._files import read_paths
+from otel_oracles.decode._json import decode_json_object
+from otel_oracles.decode._proto import Signal, decode_proto, warn_if_slow_backend
+from otel_oracles.decode.config import DEFAULT_MAX_MESSAGE_BYTES
+from otel_oracles.errors import InputError
+
+PROTOBUF_CONTENT_TYPES = frozenset({"application/x-protobuf", "application/protobuf"})
+JSON_CONTENT_TYPES = frozenset({"application/json"})
+
+
+def decode(payload: bytes, content_type: str, *, signal: Signal = "traces") -> DecodedBatch:
+    """Decode one OTLP request body.
+
+    ``content_type`` is the HTTP header value (parameters such as ``; charset=utf-8`` are
+    ignored). Protobuf bodies are read as ``signal`` (the URL path tells a server which);
+    JSON bodies say their signal by key (``resourceSpans`` / ``resourceLogs`` /
+    ``resourceMetrics``; metrics are counted in ``ignored``). Raises ``InputError`` when the
+    body is not that format at all; problems inside a readable body are in
+    ``batch.problems`` (the affected span is rejected or the field read as unspecified).
+    Attribute values are converted when read; a malformed JSON attribute value found then
+    is appended to ``batch.problems`` and logged.
+    """
+    media_type = content_type.split(";", 1)[0].strip().lower()
+    if media_type in PROTOBUF_CONTENT_TYPES:
+        return decode_proto(payload, signal)
+    if media_type in JSON_CONTENT_TYPES:
+        try:
+            obj = orjson.loads(payload)
+        except orjson.JSONDecodeError as exc:
+            raise InputError(
+                f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+            ) from None
+        return decode_json_object(obj)
+    raise InputError(
+        f"unsupported content type {content_type!r}: expected application/x-protobuf "
+        "or application/json"
+    )
+
+
+__all__ = [
+    "DEFAULT_MAX_MESSAGE_BYTES",
+    "DecodedBatch",
+    "InputError",
+    "Signal",
+    "decode",
+    "read_paths",
+    "warn_if_slow_backend",
+]

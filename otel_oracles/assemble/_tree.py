@@ -1,0 +1,111 @@
+"""One trace's spans and log records -> a ``Trace`` with its span tree (shared offline/online)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from otel_oracles.model.span import LogRecord, SpanRecord, Trace
+
+
+def build_trace(trace_id: str, spans: list[SpanRecord], logs: Iterable[LogRecord] = ()) -> Trace:
+    """Assemble the spans (and log records) of one trace; never raises on broken trees.
+
+    - ``children[parent_id]`` lists a span's children by start time, ties in arrival order.
+    - ``roots``: spans without a parent id, then orphans (parent id names no span here), then
+      spans caught in a parent cycle (each treated as an orphan so nothing is lost), each group
+      by start time.
+    - ``spans``: every span once, by start time, ties in tree order (parent before child,
+      siblings in ``children`` order), so a step list built from it is deterministic.
+    - A span id seen twice keeps its first record (exporters retry whole batches).
+    - Log records that name an event (``event_name`` or the legacy ``event.name`` attribute,
+      already resolved by the decoders) and a span of this trace become ``EventRecord``s on
+      that span, merged with its span events by time; all other log records are counted in
+      ``unattached_logs``. Re-assembling with the same records is idempotent: log-based
+      events attached earlier are replaced, not duplicated.
+    """
+    by_id: dict[str, SpanRecord] = {}
+    unique: list[SpanRecord] = []
+    for span in spans:
+        if span.span_id not in by_id:
+            by_id[span.span_id] = span
+            unique.append(span)
+
+    children: dict[str, list[SpanRecord]] = {}
+    top: list[SpanRecord] = []
+    orphans: list[SpanRecord] = []
+    for span in unique:
+        parent = span.parent_span_id
+        if not parent:
+            top.append(span)
+        elif parent in by_id and parent != span.span_id:
+            children.setdefault(parent, []).append(span)
+        else:
+            orphans.append(span)
+    for kids in children.values():
+        kids.sort(key=_start)  # stable: ties keep arrival order
+    top.sort(key=_start)
+    orphans.sort(key=_start)
+
+    ordered: list[SpanRecord] = []
+    seen: set[str] = set()
+    _walk(top, children, ordered, seen)
+    _walk(orphans, children, ordered, seen)
+    cyclic = [s for s in unique if s.span_id not in seen]
+    if cyclic:
+        # Parent chains that loop never reach a root; keep them, as orphans.
+        cyclic.sort(key=_start)
+        for span in cyclic:
+            if span.span_id not in seen:
+                orphans.append(span)
+                _walk([span], children, ordered, seen)
+    ordered.sort(key=_start)  # stable: ties keep tree order
+
+    unattached = _attach_logs(trace_id, by_id, logs)
+    return Trace(
+        trace_id=trace_id,
+        spans=ordered,
+        roots=top + orphans,
+        children=children,
+        orphans=orphans,
+        unattached_logs=unattached,
+    )
+
+
+def _start(span: SpanRecord) -> int:
+    return span.start_ns
+
+
+def _walk(
+    starts: list[SpanRecord],
+    children: dict[str, list[SpanRecord]],
+    out: list[SpanRecord],
+    seen: set[str],
+) -> None:
+    """Pre-order depth-first walk, iterative (agent traces can nest deeply)."""
+    stack = list(reversed(starts))
+    while stack:
+        span = stack.pop()
+        if span.span_id in seen:
+            continue
+        seen.add(span.span_id)
+        out.append(span)
+        kids = children.get(span.span_id)
+        if kids:
+            stack.extend(reversed(kids))
+
+
+def _attach_logs(trace_id: str, by_id: dict[str, SpanRecord], logs: Iterable[LogRecord]) -> int:
+    unattached = 0
+    per_span: dict[str, list[LogRecord]] = {}
+    for log in logs:
+        if log.event_name and log.trace_id == trace_id and log.span_id in by_id:
+            per_span.setdefault(log.span_id, []).append(log)
+        else:
+            unattached += 1
+    for span_id, records in per_span.items():
+        span = by_id[span_id]
+        events = [e for e in span.events if not e.from_log]
+        events.extend(r.as_event() for r in records)
+        events.sort(key=lambda e: e.time_ns)
+        span.events = events
+    return unattached

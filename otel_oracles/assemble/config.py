@@ -1,0 +1,17 @@
+"""Offline assembly defaults (the online assembler has its own, in ``server`` settings)."""
+
+from __future__ import annotations
+
+DEFAULT_IDLE_SPANS = 50_000
+"""A trace whose root span has arrived is complete once this many further spans and log
+records have been read with none for it. Exporters send a root span last (it ends last), and
+a time-ordered export rarely has 50k spans between two spans of one trace; any file set
+smaller than this is grouped exactly as if it were read whole."""
+
+UNROOTED_IDLE_FACTOR = 4
+"""A trace with no root yet waits this many times longer: its root may still come (long
+agent runs export children long before the root ends), and releasing it early would split it."""
+
+REMEMBERED_TRACE_IDS = 200_000
+"""How many released trace ids are remembered to recognise late spans (about 30 MB). Spans of
+a trace released longer ago start a new, partial trace, which shows up as orphans."""

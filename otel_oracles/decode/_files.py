@@ -1,0 +1,451 @@
+"""Read OTLP files, directories, globs and stdin as a stream of decoded batches.
+
+What a file holds is decided from its bytes, with the name only as a tie-breaker:
+gzip (``1f 8b``) and zstd (``28 b5 2f fd``) are unwrapped by magic number; then a first byte
+below ``0x08`` (a protobuf message never starts with field number 0) means the collector
+file exporter's length-prefixed frames (4-byte big-endian size before each message); a
+``{`` means OTLP/JSON (one object per line, or one document when the first line is not a
+complete object); anything else is a single protobuf message. The signal of a protobuf body
+(traces or logs, whose outer wire layout is identical) comes from the name when it says
+``logs``, else from a plausibility check of the parsed records.
+
+Bad input never stops the stream: each problem becomes an ``InputProblem`` naming the file
+and line (``export.jsonl:812``) or byte offset (``export.binpb@1048580``) and reading goes on
+with the next line, frame or file. Everything yielded before a problem stays valid.
+"""
+
+from __future__ import annotations
+
+import glob
+import gzip
+import io
+import logging
+import os
+import sys
+import zlib
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+import zstandard
+
+from otel_oracles.decode import _proto
+from otel_oracles.decode._batch import DecodedBatch
+from otel_oracles.decode._json import decode_json_object
+from otel_oracles.decode.config import DEFAULT_MAX_MESSAGE_BYTES, READ_CHUNK_BYTES
+from otel_oracles.errors import InputError
+from otel_oracles.model.result import InputProblem
+
+logger = logging.getLogger(__name__)
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+_JSON_WS = b" \t\r\n"
+_GLOB_CHARS = frozenset("*?[")
+_MESSAGE_NAMES = {"traces": "ExportTraceServiceRequest", "logs": "ExportLogsServiceRequest"}
+
+#: File names a directory walk picks up (explicitly named files are read whatever their name).
+OTLP_SUFFIXES = (".json", ".jsonl", ".ndjson", ".pb", ".binpb", ".proto", ".otlp")
+COMPRESSION_SUFFIXES = (".gz", ".gzip", ".zst", ".zstd")
+
+_JSON_LINE_SUFFIXES = (".jsonl", ".ndjson")
+_PROTO_SUFFIXES = (".pb", ".binpb", ".proto")
+
+
+def read_paths(
+    paths: Sequence[str],
+    problems: list[InputProblem],
+    *,
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+) -> Iterator[DecodedBatch]:
+    """Yield one ``DecodedBatch`` per request found in ``paths``, in order.
+
+    ``paths`` are files, directories (read recursively, sorted, only OTLP-looking names),
+    glob patterns, or ``-`` for stdin. Problems are appended to ``problems`` as they are
+    found, including later ones from lazily converted attributes (see ``_values``); this
+    function never raises for bad input. Memory is bounded by ``max_message_bytes`` per
+    line/message plus what the caller keeps.
+    """
+    for arg in paths:
+        if arg == "-":
+            yield from _read_source(sys.stdin.buffer, "<stdin>", problems, max_message_bytes)
+            continue
+        for path in _expand(arg, problems):
+            try:
+                with open(path, "rb") as handle:
+                    yield from _read_source(handle, str(path), problems, max_message_bytes)
+            except OSError as exc:
+                problems.append(
+                    InputProblem(source=str(path), message=f"cannot read: {exc.strerror or exc}")
+                )
+
+
+def _expand(arg: str, problems: list[InputProblem]) -> list[Path]:
+    path = Path(arg)
+    if path.is_dir():
+        found = _walk(path)
+        if not found:
+            problems.append(
+                InputProblem(
+                    source=arg,
+                    message="directory holds no OTLP files ("
+                    + ", ".join(OTLP_SUFFIXES)
+                    + ", optionally compressed)",
+                )
+            )
+        return found
+    if path.exists():
+        return [path]
+    if _GLOB_CHARS & set(arg):
+        matches = sorted(glob.glob(arg, recursive=True))
+        out: list[Path] = []
+        for match in matches:
+            m = Path(match)
+            out.extend(_walk(m) if m.is_dir() else [m])
+        if not out:
+            problems.append(InputProblem(source=arg, message="no file matches this pattern"))
+        return out
+    problems.append(InputProblem(source=arg, message="no such file or directory"))
+    return []
+
+
+def _walk(root: Path) -> list[Path]:
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in sorted(filenames):
+            if not name.startswith(".") and _looks_like_otlp_name(name):
+                found.append(Path(dirpath) / name)
+    return found
+
+
+def _looks_like_otlp_name(name: str) -> bool:
+    lower = name.lower()
+    for suffix in COMPRESSION_SUFFIXES:
+        if lower.endswith(suffix):
+            lower = lower[: -len(suffix)]
+            break
+    return lower.endswith(OTLP_SUFFIXES)
+
+
+class _Cursor:
+    """Where the reader is, so an error from deep inside a decompressor can name the spot."""
+
+    __slots__ = ("line", "name", "offset", "unit")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.unit = ""  # "line" or "offset" once known
+        self.line = 0
+        self.offset = 0
+
+    def here(self) -> str:
+        if self.unit == "line":
+            return f"{self.name}:{max(self.line, 1)}"
+        if self.unit == "offset":
+            return f"{self.name}@{self.offset}"
+        return self.name
+
+
+def _read_source(
+    raw: IO[bytes], name: str, problems: list[InputProblem], limit: int
+) -> Iterator[DecodedBatch]:
+    cursor = _Cursor(name)
+    try:
+        stream = _unwrap(raw)
+        head = stream.peek(64)[:64]
+        if not head:
+            return
+        lower = name.lower()
+        stripped = head.lstrip(_JSON_WS)
+        if head[0] < 0x08:
+            yield from _read_frames(stream, cursor, problems, limit)
+        elif (stripped[:1] in (b"{", b"[") or not stripped) and not _is_proto_name(lower):
+            yield from _read_json(stream, cursor, problems, limit, lines=_is_lines_name(lower))
+        else:
+            cursor.unit = "offset"
+            body = stream.read(limit + 1)
+            if len(body) > limit:
+                problems.append(
+                    InputProblem(
+                        source=name,
+                        message=f"protobuf message is larger than the {limit}-byte limit; skipped",
+                    )
+                )
+                return
+            yield from _decode_proto_body(body, cursor, problems, name_says_logs=_says_logs(name))
+    except (OSError, EOFError, zlib.error, zstandard.ZstdError) as exc:
+        problems.append(
+            InputProblem(
+                source=cursor.here(),
+                message=f"compressed stream is corrupt or truncated: {exc}; rest of file skipped",
+            )
+        )
+
+
+def _is_proto_name(lower: str) -> bool:
+    return _strip_compression(lower).endswith(_PROTO_SUFFIXES)
+
+
+def _is_lines_name(lower: str) -> bool:
+    return _strip_compression(lower).endswith(_JSON_LINE_SUFFIXES)
+
+
+def _strip_compression(lower: str) -> str:
+    for suffix in COMPRESSION_SUFFIXES:
+        if lower.endswith(suffix):
+            return lower[: -len(suffix)]
+    return lower
+
+
+def _says_logs(name: str) -> bool:
+    path = Path(name)
+    return "logs" in path.name.lower() or "logs" in path.parent.name.lower()
+
+
+def _unwrap(raw: IO[bytes]) -> Any:
+    """A peekable, decompressed view of ``raw`` (gzip/zstd recognised by magic number)."""
+    stream: Any = raw if hasattr(raw, "peek") else io.BufferedReader(raw, READ_CHUNK_BYTES)  # type: ignore[arg-type]
+    magic = stream.peek(4)[:4]
+    if magic[:2] == _GZIP_MAGIC:
+        return gzip.GzipFile(fileobj=stream, mode="rb")
+    if magic == _ZSTD_MAGIC:
+        reader = zstandard.ZstdDecompressor().stream_reader(stream, read_across_frames=True)
+        return io.BufferedReader(reader, READ_CHUNK_BYTES)  # type: ignore[arg-type]
+    return stream
+
+
+def _decompress_bytes(body: bytes, limit: int) -> bytes:
+    """Unwrap one compressed frame body (the collector compresses each message)."""
+    if body[:2] == _GZIP_MAGIC:
+        reader: Any = gzip.GzipFile(fileobj=io.BytesIO(body), mode="rb")
+    elif body[:4] == _ZSTD_MAGIC:
+        reader = zstandard.ZstdDecompressor().stream_reader(
+            io.BytesIO(body), read_across_frames=True
+        )
+    else:
+        return body
+    out = reader.read(limit + 1)
+    if len(out) > limit:
+        raise InputError(f"decompressed message is larger than the {limit}-byte limit; skipped")
+    return out
+
+
+# -- JSON ----------------------------------------------------------------------------------
+
+
+def _read_json(
+    stream: Any, cursor: _Cursor, problems: list[InputProblem], limit: int, *, lines: bool
+) -> Iterator[DecodedBatch]:
+    cursor.unit = "line"
+    name = cursor.name
+    first = True
+    while True:
+        line = stream.readline(limit + 1)
+        if not line:
+            return
+        cursor.line += 1
+        lineno = cursor.line
+        if len(line) > limit and not line.endswith(b"\n"):
+            skipped = len(line) + _skip_line(stream)
+            problems.append(
+                InputProblem(
+                    source=f"{name}:{lineno}",
+                    message=f"line is longer than the {limit}-byte limit ({skipped} bytes); "
+                    "skipped",
+                )
+            )
+            first = False
+            continue
+        if not line.strip():
+            continue
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            if first and not lines:
+                # Not one object per line: a pretty-printed single document.
+                yield from _read_json_document(line, stream, cursor, problems, limit)
+                return
+            problems.append(
+                InputProblem(
+                    source=f"{name}:{lineno}",
+                    message=f"invalid JSON at column {exc.colno}: {exc.msg}; line skipped",
+                )
+            )
+            first = False
+            continue
+        first = False
+        yield from _json_batch(obj, f"{name}:{lineno}", problems)
+
+
+def _skip_line(stream: Any) -> int:
+    """Discard the rest of an oversize line without holding it; return the bytes skipped."""
+    skipped = 0
+    while True:
+        chunk = stream.readline(READ_CHUNK_BYTES)
+        skipped += len(chunk)
+        if not chunk or chunk.endswith(b"\n"):
+            return skipped
+
+
+def _read_json_document(
+    first_line: bytes, stream: Any, cursor: _Cursor, problems: list[InputProblem], limit: int
+) -> Iterator[DecodedBatch]:
+    rest = stream.read(limit + 1 - len(first_line))
+    document = first_line + rest
+    name = cursor.name
+    if len(document) > limit:
+        problems.append(
+            InputProblem(
+                source=name,
+                message=f"JSON document is larger than the {limit}-byte limit and is not one "
+                "request per line; skipped",
+            )
+        )
+        return
+    try:
+        obj = orjson.loads(document)
+    except orjson.JSONDecodeError as exc:
+        problems.append(
+            InputProblem(
+                source=f"{name}:{exc.lineno}",
+                message=f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}; "
+                "file skipped",
+            )
+        )
+        return
+    if type(obj) is list:  # an array of requests (some tools dump them this way)
+        for i, item in enumerate(obj):
+            yield from _json_batch(item, f"{name}[{i}]", problems)
+        return
+    yield from _json_batch(obj, name, problems)
+
+
+def _json_batch(obj: Any, source: str, problems: list[InputProblem]) -> Iterator[DecodedBatch]:
+    def report(message: str) -> None:
+        problems.append(InputProblem(source=source, message=message))
+
+    try:
+        batch = decode_json_object(obj, report)
+    except InputError as exc:
+        problems.append(InputProblem(source=source, message=f"{exc.message}; skipped"))
+        return
+    batch.source = source
+    for message in batch.problems:
+        problems.append(InputProblem(source=source, message=message))
+    yield batch
+
+
+# -- protobuf ------------------------------------------------------------------------------
+
+
+def _read_frames(
+    stream: Any, cursor: _Cursor, problems: list[InputProblem], limit: int
+) -> Iterator[DecodedBatch]:
+    """The collector file exporter's ``format: proto`` (and compressed) files: each message
+    is preceded by its length as 4 big-endian bytes."""
+    cursor.unit = "offset"
+    name = cursor.name
+    says_logs = _says_logs(name)
+    while True:
+        start = cursor.offset
+        header = stream.read(4)
+        if not header:
+            return
+        if len(header) < 4:
+            problems.append(
+                InputProblem(
+                    source=f"{name}@{start}",
+                    message=f"truncated length prefix ({len(header)} of 4 bytes); "
+                    "rest of file skipped",
+                )
+            )
+            return
+        size = int.from_bytes(header, "big")
+        cursor.offset += 4
+        if size > limit:
+            skipped = _skip_bytes(stream, size)
+            cursor.offset += skipped
+            problems.append(
+                InputProblem(
+                    source=f"{name}@{start}",
+                    message=f"message of {size} bytes is larger than the {limit}-byte limit; "
+                    "skipped",
+                )
+            )
+            if skipped < size:
+                return
+            continue
+        body = stream.read(size)
+        cursor.offset += len(body)
+        if len(body) < size:
+            problems.append(
+                InputProblem(
+                    source=f"{name}@{start}",
+                    message=f"truncated message: length prefix says {size} bytes, file ends after "
+                    f"{len(body)}; skipped",
+                )
+            )
+            return
+        frame = _Cursor(name)
+        frame.unit, frame.offset = "offset", start
+        try:
+            body = _decompress_bytes(body, limit)
+        except (InputError, OSError, EOFError, zlib.error, zstandard.ZstdError) as exc:
+            problems.append(InputProblem(source=f"{name}@{start}", message=f"{exc}"))
+            continue
+        if body.lstrip(_JSON_WS)[:1] == b"{":
+            try:
+                obj = orjson.loads(body)
+            except orjson.JSONDecodeError as exc:
+                problems.append(
+                    InputProblem(
+                        source=f"{name}@{start}",
+                        message=f"invalid JSON in frame: {exc.msg}; skipped",
+                    )
+                )
+                continue
+            yield from _json_batch(obj, f"{name}@{start}", problems)
+        else:
+            yield from _decode_proto_body(body, frame, problems, name_says_logs=says_logs)
+
+
+def _skip_bytes(stream: Any, size: int) -> int:
+    skipped = 0
+    while skipped < size:
+        chunk = stream.read(min(READ_CHUNK_BYTES, size - skipped))
+        if not chunk:
+            break
+        skipped += len(chunk)
+    return skipped
+
+
+def _decode_proto_body(
+    body: bytes, cursor: _Cursor, problems: list[InputProblem], *, name_says_logs: bool
+) -> Iterator[DecodedBatch]:
+    source = cursor.here()
+    order: tuple[_proto.Signal, _proto.Signal] = (
+        ("logs", "traces") if name_says_logs else ("traces", "logs")
+    )
+    first_error: InputError | None = None
+    for signal in order:
+        try:
+            message = _proto.parse(body, signal)
+        except InputError as exc:
+            first_error = first_error or exc
+            continue
+        if not _proto.looks_like(message, signal):
+            first_error = first_error or InputError(
+                f"protobuf body does not look like an {_MESSAGE_NAMES[signal]} "
+                "(ids of the wrong size)"
+            )
+            continue
+        batch = _proto.logs_batch(message) if signal == "logs" else _proto.traces_batch(message)
+        batch.source = source
+        for text in batch.problems:
+            problems.append(InputProblem(source=source, message=text))
+        yield batch
+        return
+    assert first_error is not None
+    problems.append(InputProblem(source=source, message=f"{first_error.message}; skipped"))

@@ -1,0 +1,14 @@
+"""Decode-stage limits and their defaults."""
+
+from __future__ import annotations
+
+DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+"""Largest JSON line, JSON document or protobuf message read into memory (64 MiB).
+
+The OTLP/gRPC default receive limit is 4 MiB and the collector's file exporter writes one
+batch per line, so real lines are far smaller; the bound exists so one corrupt or hostile
+line (a 200 MB single line) is reported and skipped instead of exhausting memory.
+"""
+
+READ_CHUNK_BYTES = 1024 * 1024
+"""Buffer size for streaming reads, and the step used to skip past an oversize line."""
