@@ -75,6 +75,7 @@ def run_check(layer: Layer, spec: OracleSpec, ctx: GradeContext) -> OracleResult
         step_indexes=list(finding.step_indexes),
         used=finding.used,
         budget=budget if isinstance(budget, int) and not isinstance(budget, bool) else None,
+        why=spec.why,
         contract_id=contract.id,
         contract_version=contract.version,
         duration_ns=time.perf_counter_ns() - start,

@@ -50,6 +50,8 @@ class OracleResult(BaseModel):
     used: int = 0
     """Budgeted exceptions consumed (tolerances), e.g. the number of retries seen."""
     budget: int | None = None
+    why: str | None = None
+    """The contract's reason for this check (for a tolerance: why the exception is fine)."""
     contract_id: str = ""
     contract_version: int = 1
     duration_ns: int = 0

@@ -132,8 +132,9 @@ def leaf_generations(gens: list[Step]) -> list[Step]:
     """Model calls that contain no other model call in time.
 
     Some instrumentations wrap a provider call in an outer generation-like span that repeats
-    its usage; counting only leaves avoids counting tokens twice. Steps carry no parent id,
-    so containment of [start, end] intervals stands in for nesting."""
+    its usage; counting only leaves avoids counting tokens twice. The mapping flags known
+    wrappers (``attributes["usage_aggregated"]``); steps carry no parent id, so containment
+    of [start, end] intervals catches the rest."""
 
     def contains(outer: Step, inner: Step) -> bool:
         if None in (outer.start_ns, outer.end_ns, inner.start_ns, inner.end_ns):
@@ -146,7 +147,12 @@ def leaf_generations(gens: list[Step]) -> list[Step]:
             and (outer.start_ns, outer.end_ns) != (inner.start_ns, inner.end_ns)
         )
 
-    return [g for g in gens if not any(contains(g, o) for o in gens if o is not g)]
+    return [
+        g
+        for g in gens
+        if not g.attributes.get("usage_aggregated")  # the mapping marked it a wrapper
+        and not any(contains(g, o) for o in gens if o is not g)
+    ]
 
 
 @register_oracle
