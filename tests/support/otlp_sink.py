@@ -211,7 +211,10 @@ class OtlpSink:
         self._http_server.daemon_threads = True
         self.http_port = self._http_server.server_address[1]
         self._http_thread = threading.Thread(
-            target=self._http_server.serve_forever, name="otlp-sink-http", daemon=True
+            target=self._http_server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="otlp-sink-http",
+            daemon=True,
         )
         self._started = False
 
