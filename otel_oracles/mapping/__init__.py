@@ -1,1 +1,33 @@
-"""mapping stage."""
+"""MAP stage: assembled traces -> trajectories of normalized steps, driven by the declarative
+mapping files in ``conventions/`` (bundled) and any directory the user adds.
+
+    conventions = load_conventions([Path("my-conventions")])   # validated, compiled once
+    trajectory = map_trace(trace, conventions)
+
+See ``docs/conventions.md`` for the file format and how to add an instrumentation.
+"""
+
+from otel_oracles.mapping._loader import (
+    ConventionSet,
+    builtin_dir,
+    load_convention_file,
+    load_conventions,
+)
+from otel_oracles.mapping._mapper import map_trace
+from otel_oracles.mapping._parsers import PARSERS
+from otel_oracles.mapping.config import Condition, ConventionFile, Covers, Match, Rule, Source
+
+__all__ = [
+    "PARSERS",
+    "Condition",
+    "ConventionFile",
+    "ConventionSet",
+    "Covers",
+    "Match",
+    "Rule",
+    "Source",
+    "builtin_dir",
+    "load_convention_file",
+    "load_conventions",
+    "map_trace",
+]

@@ -1,0 +1,86 @@
+"""Contract selection: which traces a contract's ``match`` applies to.
+
+``match`` has three optional parts, all of which must hold (omitted = every trace):
+
+- ``resource``: attributes of the root span's resource (``service.name`` ...);
+- ``span``: attributes that one span of the trace carries together (every listed key/value on
+  the same span), e.g. ``{gen_ai.agent.name: support}``;
+- ``root_name``: the root span's name.
+
+A value is an exact value, or a regex when written between slashes (``/^support-.*/``,
+searched with ``re.search`` in the string form of the attribute). Regexes are compiled once
+per contract (``Selector``), so selecting is cheap per trace.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from otel_oracles.errors import ContractError
+from otel_oracles.model.contract import Contract, MatchSpec
+from otel_oracles.model.span import Trace
+
+ValueTest = Callable[[Any], bool]
+
+_MISSING = object()
+
+
+def _value_test(expected: Any, where: str, source: str | None) -> ValueTest:
+    if isinstance(expected, str) and len(expected) >= 2 and expected[0] == expected[-1] == "/":
+        try:
+            rx = re.compile(expected[1:-1])
+        except re.error as exc:
+            raise ContractError(f"{where}: invalid regex {expected!r}: {exc}", source) from None
+        return lambda v: v is not _MISSING and v is not None and rx.search(str(v)) is not None
+    return lambda v: v is not _MISSING and v == expected
+
+
+def _pairs(spec: Mapping[str, Any], where: str, source: str | None) -> list[tuple[str, ValueTest]]:
+    return [(k, _value_test(v, f"{where}.{k}", source)) for k, v in spec.items()]
+
+
+class Selector:
+    """A compiled ``match``: ``selector(trace)`` says whether the contract grades the trace."""
+
+    __slots__ = ("_resource", "_root_name", "_span", "always")
+
+    def __init__(self, match: MatchSpec | None, source: str | None = None) -> None:
+        self.always = match is None or (
+            not match.resource and not match.span and match.root_name is None
+        )
+        self._resource = _pairs(match.resource, "match.resource", source) if match else []
+        self._span = _pairs(match.span, "match.span", source) if match else []
+        self._root_name = (
+            _value_test(match.root_name, "match.root_name", source)
+            if match is not None and match.root_name is not None
+            else None
+        )
+
+    def __call__(self, trace: Trace) -> bool:
+        if self.always:
+            return True
+        root = trace.root
+        if self._root_name is not None and not self._root_name(root.name if root else _MISSING):
+            return False
+        if self._resource:
+            resource = root.resource if root is not None else {}
+            if not all(test(resource.get(key, _MISSING)) for key, test in self._resource):
+                return False
+        if self._span:
+            return any(
+                all(test(span.attributes.get(key, _MISSING)) for key, test in self._span)
+                for span in trace.spans
+            )
+        return True
+
+
+def selector_for(contract: Contract) -> Selector:
+    """Compile a contract's ``match`` (raises ``ContractError`` for a bad regex)."""
+    return Selector(contract.match, contract.source)
+
+
+def selects(contract: Contract, trace: Trace) -> bool:
+    """One-off check; compile with ``selector_for`` when selecting many traces."""
+    return selector_for(contract)(trace)

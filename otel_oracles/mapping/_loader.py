@@ -1,0 +1,109 @@
+"""Loading the mapping files: the bundled ``conventions/`` plus the user's own directories."""
+
+from __future__ import annotations
+
+import importlib.resources
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
+
+from otel_oracles.errors import ConventionError
+from otel_oracles.mapping.config import ConventionFile, Rule
+from otel_oracles.model.contract import describe_validation_error
+
+SUFFIXES: tuple[str, ...] = (".yaml", ".yml")
+
+
+class ConventionSet(BaseModel):
+    """Every mapping file in effect, highest priority first. Compiled once, on first use, into
+    match predicates and field extractors (see ``_compile``); share one set across traces."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    files: list[ConventionFile]
+    _compiled: Any = PrivateAttr(default=None)
+
+    def file(self, name: str) -> ConventionFile | None:
+        return next((f for f in self.files if f.name == name), None)
+
+    def rule(self, ref: str) -> Rule | None:
+        """``file/rule`` -> the rule, or None."""
+        file_name, _, rule_id = ref.partition("/")
+        found = self.file(file_name)
+        return next((r for r in found.rules if r.id == rule_id), None) if found else None
+
+    def compiled(self) -> Any:
+        """The compiled form (``_compile.CompiledSet``), built once and cached."""
+        if self._compiled is None:
+            from otel_oracles.mapping._compile import compile_set
+
+            self._compiled = compile_set(self)
+        return self._compiled
+
+
+def builtin_dir() -> Path:
+    """The bundled mapping files (``otel_oracles/conventions``, shipped in the wheel)."""
+    return Path(str(importlib.resources.files("otel_oracles") / "conventions"))
+
+
+def load_convention_file(path: Path) -> ConventionFile:
+    """Read and validate one mapping file; errors name the file and the key path."""
+    source = str(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConventionError(f"cannot read: {exc.strerror}", source) from None
+    except UnicodeDecodeError:
+        raise ConventionError("not UTF-8 text", source) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
+        raise ConventionError(
+            f"invalid YAML{where}: {getattr(exc, 'problem', exc)}", source
+        ) from None
+    if not isinstance(data, dict):
+        raise ConventionError("expected a mapping at the top level", source)
+    data = {"name": path.stem, **data, "source": source}
+    try:
+        return ConventionFile.model_validate(data)
+    except ValidationError as exc:
+        raise ConventionError(describe_validation_error(exc), source) from None
+
+
+def _files_in(path: Path) -> list[Path]:
+    if path.is_dir():
+        return sorted(p for p in path.iterdir() if p.suffix in SUFFIXES and p.is_file())
+    if path.is_file():
+        return [path]
+    raise ConventionError("no such file or directory", str(path))
+
+
+def load_conventions(extra_dirs: Sequence[Path | str] = ()) -> ConventionSet:
+    """The bundled mapping files plus those in ``extra_dirs`` (files or directories).
+
+    A user file whose ``name`` equals a bundled one replaces it; any other is added. Raises
+    ``ConventionError`` naming the file and key path for the first invalid file, and for an
+    ``extends`` that names no rule.
+    """
+    by_name: dict[str, ConventionFile] = {}
+    for path in _files_in(builtin_dir()):
+        conv = load_convention_file(path)
+        by_name[conv.name] = conv
+    for extra in extra_dirs:
+        for path in _files_in(Path(extra)):
+            conv = load_convention_file(path)
+            by_name[conv.name] = conv
+    files = sorted(by_name.values(), key=lambda f: (-f.priority, f.name))
+    result = ConventionSet(files=files)
+    for conv in files:
+        for i, rule in enumerate(conv.rules):
+            if rule.extends is not None and result.rule(rule.extends) is None:
+                raise ConventionError(
+                    f"rules[{i}].extends: no rule {rule.extends!r} (write file/rule-id)",
+                    conv.source,
+                )
+    result.compiled()  # compile now: a bad file fails at load time, not mid-run
+    return result

@@ -1,0 +1,469 @@
+"""MAP: one assembled ``Trace`` -> one ``Trajectory`` of steps, through the mapping files.
+
+Per span, the first matching rule (files by priority, rules in file order) makes a draft step
+from its field sources. Then trace-level passes that no single span can do:
+
+1. **Enclosing agent**: a non-agent step's ``agent_name`` is the nearest ancestor agent
+   step's name (instrumentations put wrong names on child spans, e.g. ``OpenAI Agent``), else
+   its own attribute. A handoff without ``from_agent`` gets the enclosing agent.
+2. **Tool-call linking**, per agent scope (call ids repeat across agents): each ``tool_call``
+   part in a generation's output is matched to a later tool/handoff step of that scope by call
+   id, else (steps without an id) by tool name in order. Unmatched requests become
+   ``synthesized`` tool_call steps placed right after their generation, so a call is never
+   counted twice; their results come from the first later generation's input that carries a
+   ``tool_call_response`` with the same id. A generation whose finish reason says "tool calls"
+   but shows none (content capture off) and is followed by no tool step gets one placeholder
+   tool_call with ``tool=None``: a call happened, its name is missing evidence.
+3. **Token usage**: a generation with a generation below it (a wrapper around the real call)
+   is flagged ``usage_aggregated`` so ``Trajectory.token_usage()`` counts leaves only.
+4. **File edits and commands**: a tool call of a write tool or shell tool becomes
+   ``file_edit`` / ``command`` with path/content/command from its arguments (AgentBench rules).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from otel_oracles.mapping._compile import (
+    MISSING,
+    CompiledRule,
+    CompiledSet,
+    SpanView,
+    first_value,
+    plain,
+    read_keep,
+)
+from otel_oracles.mapping._loader import ConventionSet
+from otel_oracles.mapping._parsers import (
+    parse_int,
+    parse_json_or_text,
+    parse_string,
+    parse_string_list,
+)
+from otel_oracles.model.span import SpanRecord, StatusCode, Trace
+from otel_oracles.model.step import (
+    COMMAND_KEYS,
+    CONTENT_KEYS,
+    PATH_KEYS,
+    SHELL_TOOLS,
+    WRITE_TOOLS,
+    SpanRef,
+    Step,
+    StepKind,
+    Trajectory,
+    first_key,
+    normalize_path,
+)
+
+CONTENT_FIELDS: frozenset[str] = frozenset(
+    {"arguments", "result", "input_messages", "output_messages", "query", "documents", "output"}
+)
+"""Fields that content capture controls: a placeholder there is recorded in ``redacted``."""
+
+STRING_FIELDS: frozenset[str] = frozenset(
+    {"tool", "call_id", "error_type", "error_message", "provider", "model", "agent_name",
+     "agent_id", "conversation_id", "from_agent", "to_agent", "query"}
+)  # fmt: skip
+
+TOOLISH: frozenset[str] = frozenset({"tool_call", "retrieval", "handoff"})
+_ERROR_TYPE_RX = re.compile(r"^\s*([A-Za-z_][\w.]*(?:Error|Exception))\b")
+
+
+@dataclass(slots=True)
+class Draft:
+    """A step under construction (mutable until the trace-level passes are done)."""
+
+    kind: str
+    span: SpanRecord | None
+    rule: CompiledRule
+    fields: dict[str, Any] = field(default_factory=dict)
+    redacted: set[str] = field(default_factory=set)
+    attributes: dict[str, Any] = field(default_factory=dict)
+    status: str = "unset"
+    scope: str = ""
+    """Span id of the enclosing agent step ("" = trace level)."""
+    synthesized: bool = False
+    follows: list[Draft] = field(default_factory=list)
+    """Synthesized tool calls to place right after this (generation) draft."""
+    claimed: bool = False
+    """A tool step already matched to a requested call."""
+
+
+def map_trace(trace: Trace, conventions: ConventionSet) -> Trajectory:
+    """Map one trace. Never raises on odd telemetry: what cannot be read stays ``None``."""
+    compiled: CompiledSet = conventions.compiled()
+    by_id = {s.span_id: s for s in trace.spans}
+    drafts: list[Draft] = []
+    draft_by_span: dict[str, Draft] = {}
+    used_files: dict[str, int] = {}
+    unmapped: dict[str, int] = {}
+    for span in trace.spans:
+        view = SpanView(span, trace.children.get(span.span_id, []))
+        rule = next((r for r in compiled.rules if r.predicate(view)), None)
+        if rule is None:
+            unmapped[span.name] = unmapped.get(span.name, 0) + 1
+            continue
+        used_files[rule.file] = used_files.get(rule.file, 0) + 1
+        if rule.step == "none":
+            continue
+        draft = _draft(view, rule, compiled)
+        drafts.append(draft)
+        draft_by_span[span.span_id] = draft
+
+    _assign_agents(drafts, draft_by_span, by_id)
+    _link_tool_calls(drafts, compiled)
+    _flag_aggregated_usage(drafts, draft_by_span, by_id)
+    steps = _build_steps(trace, drafts)
+
+    root = trace.root
+    agent_name = next(
+        (s.agent_name for s in steps if s.kind == StepKind.AGENT and s.agent_name), None
+    )
+    resource = plain(root.resource) if root is not None else {}
+    service = resource.get("service.name")
+    return Trajectory(
+        steps=steps,
+        trace_id=trace.trace_id,
+        root_span_id=root.span_id if root is not None else None,
+        root_name=root.name if root is not None else None,
+        service_name=service if isinstance(service, str) else None,
+        agent_name=agent_name,
+        span_count=len(trace.spans),
+        orphan_spans=[s.span_id for s in trace.orphans],
+        incomplete=trace.incomplete,
+        unmapped_spans=unmapped,
+        conventions=used_files,
+        resource=resource,
+        root_attributes=plain(root.attributes) if root is not None else {},
+    )
+
+
+# ---- per span -----------------------------------------------------------------------------
+
+
+def _draft(view: SpanView, rule: CompiledRule, compiled: CompiledSet) -> Draft:
+    draft = Draft(kind=rule.step, span=view.span, rule=rule)
+    for name, sources in rule.fields.items():
+        value, redacted = first_value(sources, view, compiled.placeholders)
+        if redacted and name in CONTENT_FIELDS:
+            draft.redacted.add(name)
+        if value is not None:
+            draft.fields[name] = value
+    if rule.keep:
+        draft.attributes.update(read_keep(view, rule.keep))
+    span = view.span
+    exception = next((e for e in span.events if e.name == "exception"), None)
+    error_type_attr = view.get("error.type")
+    failed = (
+        span.status_code == StatusCode.ERROR
+        or error_type_attr is not MISSING
+        or exception is not None
+    )
+    if failed:
+        draft.status = "error"
+        if "error_type" not in draft.fields:
+            etype = error_type_attr if error_type_attr is not MISSING else None
+            if etype is None and exception is not None:
+                etype = exception.attributes.get("exception.type")
+            if etype is not None:
+                draft.fields["error_type"] = etype
+        if "error_message" not in draft.fields:
+            message = span.status_message or None
+            if message is None and exception is not None:
+                message = exception.attributes.get("exception.message")
+            if message is not None:
+                draft.fields["error_message"] = message
+    elif span.end_ns:
+        draft.status = "ok"
+    _normalize_fields(draft)
+    return draft
+
+
+def _normalize_fields(draft: Draft) -> None:
+    f = draft.fields
+    for name in STRING_FIELDS & f.keys():
+        f[name] = parse_string(f[name])
+    for name in ("input_tokens", "output_tokens"):
+        if name in f:
+            f[name] = parse_int(f[name])
+    if "finish_reasons" in f:
+        f["finish_reasons"] = parse_string_list(f["finish_reasons"])
+    for name in ("input_messages", "output_messages", "documents"):
+        if name in f and not (
+            isinstance(f[name], list) and all(isinstance(m, dict) for m in f[name])
+        ):
+            del f[name]
+    for name in ("input_messages", "output_messages"):
+        if name in f and _content_dropped(f[name]):
+            draft.redacted.add(name)
+    if "result" in f:
+        f["result"] = parse_json_or_text(f["result"])
+    output = f.pop("output", None)
+    if output is not None and "output_messages" not in f:
+        text = output if isinstance(output, str) else parse_string(output)
+        f["output_messages"] = [{"role": "assistant", "parts": [{"type": "text", "content": text}]}]
+    if "output" in draft.redacted and "output_messages" not in f:
+        draft.redacted.discard("output")
+        draft.redacted.add("output_messages")
+    if f.get("finish_reasons") is None and f.get("output_messages"):
+        reasons = [m["finish_reason"] for m in f["output_messages"] if m.get("finish_reason")]
+        if reasons:
+            f["finish_reasons"] = [str(r) for r in reasons]
+
+
+def _content_dropped(messages: list[dict[str, Any]]) -> bool:
+    """True when capture kept the message structure but dropped the content (text parts
+    without text, tool calls without arguments, tool responses without a response)."""
+    for msg in messages:
+        parts = msg.get("parts")
+        if not parts:
+            return True
+        for part in parts:
+            kind = part.get("type")
+            if (
+                (kind == "text" and part.get("content") is None)
+                or (kind == "tool_call" and "arguments" not in part)
+                or (kind == "tool_call_response" and "response" not in part)
+            ):
+                return True
+    return False
+
+
+# ---- trace-level passes ---------------------------------------------------------------------
+
+
+def _ancestor_drafts(
+    span: SpanRecord, draft_by_span: dict[str, Draft], by_id: dict[str, SpanRecord]
+) -> list[Draft]:
+    out = []
+    seen = {span.span_id}
+    parent_id = span.parent_span_id
+    while parent_id and parent_id not in seen:
+        seen.add(parent_id)
+        draft = draft_by_span.get(parent_id)
+        if draft is not None:
+            out.append(draft)
+        parent = by_id.get(parent_id)
+        if parent is None:
+            break
+        parent_id = parent.parent_span_id
+    return out
+
+
+def _assign_agents(
+    drafts: list[Draft], draft_by_span: dict[str, Draft], by_id: dict[str, SpanRecord]
+) -> None:
+    for draft in drafts:
+        assert draft.span is not None
+        ancestors = _ancestor_drafts(draft.span, draft_by_span, by_id)
+        agents = [a for a in ancestors if a.kind == "agent"]
+        draft.scope = agents[0].span.span_id if agents and agents[0].span else ""
+        enclosing = next(
+            (a.fields["agent_name"] for a in agents if a.fields.get("agent_name")), None
+        )
+        if draft.kind != "agent" and enclosing is not None:
+            draft.fields["agent_name"] = enclosing
+        if draft.kind == "handoff" and "from_agent" not in draft.fields and enclosing is not None:
+            draft.fields["from_agent"] = enclosing
+
+
+def _requested_calls(gen: Draft) -> list[dict[str, Any]]:
+    calls = []
+    for msg in gen.fields.get("output_messages") or []:
+        for part in msg.get("parts") or []:
+            if part.get("type") == "tool_call" and part.get("name"):
+                calls.append(part)
+    return calls
+
+
+def _responses(gen: Draft) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for msg in gen.fields.get("input_messages") or []:
+        for part in msg.get("parts") or []:
+            if part.get("type") == "tool_call_response" and part.get("id"):
+                out.setdefault(str(part["id"]), part)
+    return out
+
+
+def _link_tool_calls(drafts: list[Draft], compiled: CompiledSet) -> None:
+    scopes: dict[str, list[Draft]] = {}
+    for draft in drafts:
+        scopes.setdefault(draft.scope, []).append(draft)
+    for members in scopes.values():
+        for pos, gen in enumerate(members):
+            if gen.kind != "generation":
+                continue
+            later = members[pos + 1 :]
+            requests = _requested_calls(gen)
+            for req in requests:
+                target = _match_executor(req, later)
+                if target is None:
+                    if gen.rule.synthesize:
+                        gen.follows.append(_synthesize(gen, req, later))
+                    continue
+                target.claimed = True
+                if req.get("id") and not target.fields.get("call_id"):
+                    target.fields["call_id"] = str(req["id"])
+                if (
+                    "arguments" in req
+                    and "arguments" not in target.fields
+                    and "arguments" not in target.redacted
+                ):
+                    target.fields["arguments"] = req["arguments"]
+            if not requests and gen.rule.synthesize and _hides_tool_calls(gen, later, compiled):
+                gen.follows.append(_hidden_call(gen))
+
+
+def _match_executor(req: dict[str, Any], later: list[Draft]) -> Draft | None:
+    call_id = req.get("id")
+    executors = [d for d in later if d.kind in TOOLISH and not d.claimed]
+    if call_id:
+        for d in executors:
+            if d.fields.get("call_id") == call_id:
+                return d
+    name = req.get("name")
+    for d in executors:
+        if not d.fields.get("call_id") and d.fields.get("tool") == name:
+            return d
+    # A handoff step carries no tool name in some instrumentations (openai-agents'
+    # agent_handoff span): a requested call left over when a handoff follows is that handoff.
+    for d in executors:
+        if d.kind == "handoff" and not d.fields.get("tool"):
+            d.fields["tool"] = name
+            return d
+    return None
+
+
+def _synthesize(gen: Draft, req: dict[str, Any], later: list[Draft]) -> Draft:
+    draft = Draft(kind="tool_call", span=gen.span, rule=gen.rule, synthesized=True, scope=gen.scope)
+    f = draft.fields
+    f["tool"] = parse_string(req.get("name"))
+    if req.get("id"):
+        f["call_id"] = str(req["id"])
+    if "arguments" in req and req["arguments"] is not None:
+        f["arguments"] = req["arguments"]
+    else:
+        draft.redacted.add("arguments")  # the request was seen, its arguments were dropped
+    if gen.fields.get("agent_name"):
+        f["agent_name"] = gen.fields["agent_name"]
+    response = None
+    if req.get("id"):
+        for nxt in later:
+            if nxt.kind == "generation":
+                response = _responses(nxt).get(str(req["id"]))
+                if response is not None:
+                    break
+    if response is not None and response.get("response") is None:
+        draft.redacted.add("result")
+    elif response is not None:
+        result = parse_json_or_text(response["response"])
+        f["result"] = result
+        error = _result_error(result, gen.rule.error_keys)
+        if error is not None:
+            draft.status = "error"
+            f["error_message"] = error
+            m = _ERROR_TYPE_RX.match(error)
+            if m:
+                f["error_type"] = m.group(1)
+        else:
+            draft.status = "ok"
+    return draft
+
+
+def _result_error(result: Any, keys: tuple[str, ...]) -> str | None:
+    if isinstance(result, dict):
+        for key in keys:
+            if result.get(key) is not None:
+                value = result[key]
+                return value if isinstance(value, str) else parse_string(value)
+    return None
+
+
+def _hides_tool_calls(gen: Draft, later: list[Draft], compiled: CompiledSet) -> bool:
+    reasons = gen.fields.get("finish_reasons") or []
+    if not any(r in compiled.tool_call_finish_reasons for r in reasons):
+        return False
+    for d in later:
+        if d.kind == "generation":
+            break
+        if d.kind in TOOLISH:
+            return False
+    return True
+
+
+def _hidden_call(gen: Draft) -> Draft:
+    draft = Draft(kind="tool_call", span=gen.span, rule=gen.rule, synthesized=True, scope=gen.scope)
+    draft.redacted.update({"tool", "arguments", "result"})
+    draft.attributes["tool_calls_hidden"] = True
+    if gen.fields.get("agent_name"):
+        draft.fields["agent_name"] = gen.fields["agent_name"]
+    return draft
+
+
+def _flag_aggregated_usage(
+    drafts: list[Draft], draft_by_span: dict[str, Draft], by_id: dict[str, SpanRecord]
+) -> None:
+    for draft in drafts:
+        if draft.kind != "generation" or draft.span is None:
+            continue
+        for anc in _ancestor_drafts(draft.span, draft_by_span, by_id):
+            if anc.kind == "generation":
+                anc.attributes["usage_aggregated"] = True
+
+
+def _build_steps(trace: Trace, drafts: list[Draft]) -> list[Step]:
+    ordered: list[Draft] = []
+    for draft in drafts:
+        ordered.append(draft)
+        ordered.extend(draft.follows)
+    return [_step(i, d, trace.trace_id) for i, d in enumerate(ordered)]
+
+
+def _step(index: int, draft: Draft, trace_id: str) -> Step:
+    f = dict(draft.fields)
+    kind = StepKind(draft.kind)
+    arguments = f.pop("arguments", None)
+    arguments_raw = None
+    if arguments is not None and not isinstance(arguments, dict):
+        arguments_raw = arguments if isinstance(arguments, str) else parse_string(arguments)
+        arguments = None
+    tool = f.get("tool")
+    path = content = command = None
+    if kind == StepKind.TOOL_CALL and tool in WRITE_TOOLS:
+        kind = StepKind.FILE_EDIT
+        if arguments is not None:
+            raw_path = first_key(arguments, PATH_KEYS)
+            path = normalize_path(str(raw_path)) if raw_path is not None else None
+            raw_content = first_key(arguments, CONTENT_KEYS)
+            content = (
+                raw_content
+                if isinstance(raw_content, str) or raw_content is None
+                else str(raw_content)
+            )
+    elif kind == StepKind.TOOL_CALL and tool in SHELL_TOOLS:
+        kind = StepKind.COMMAND
+        if arguments is not None:
+            raw_cmd = first_key(arguments, COMMAND_KEYS)
+            command = raw_cmd if isinstance(raw_cmd, str) or raw_cmd is None else str(raw_cmd)
+    span = draft.span
+    synthesized = draft.synthesized
+    return Step(
+        index=index,
+        kind=kind,
+        arguments=arguments,
+        arguments_raw=arguments_raw,
+        status=draft.status,  # type: ignore[arg-type]  # one of ok/error/unset by construction
+        start_ns=span.start_ns if span is not None and not synthesized else None,
+        end_ns=span.end_ns if span is not None and not synthesized else None,
+        path=path,
+        content=content,
+        command=command,
+        source=SpanRef(trace_id=trace_id, span_id=span.span_id) if span is not None else None,
+        convention=draft.rule.file,
+        synthesized=synthesized,
+        redacted=tuple(sorted(draft.redacted)),
+        attributes=draft.attributes,
+        **f,
+    )

@@ -1,0 +1,650 @@
+"""Named parsers that mapping files reference with ``parse:``.
+
+Declarative YAML cannot say "rebuild a chat message list from flattened indexed keys" or "read
+a Python ``repr`` of a tool call", so each such transformation is a small named function here,
+referenced by name from the YAML. Adding one is adding a function to ``PARSERS``: the loader
+rejects unknown names, so a YAML typo fails at load time.
+
+Every message parser returns the one internal message shape, the OTel GenAI parts format
+(semconv v1.37+ ``gen_ai.input.messages``), whatever the convention it reads::
+
+    {"role": "assistant", "parts": [
+        {"type": "text", "content": "..."},
+        {"type": "tool_call", "id": "call_1", "name": "search", "arguments": {...}},
+        {"type": "tool_call_response", "id": "call_1", "response": ...}],
+     "finish_reason": "tool_call"}
+
+A part whose content was not captured keeps its structure and lacks the content key (or has
+``None``), so later stages can tell "dropped" from "empty". Parsers never raise on malformed
+input (instrumentations emit wrong things): they return ``None`` or what they could read.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from otel_oracles.model.span import EventRecord
+
+log = logging.getLogger(__name__)
+
+Message = dict[str, Any]
+Parser = Callable[[Any], Any]
+
+# ---- scalars ------------------------------------------------------------------------------
+
+
+def parse_json(value: Any) -> Any:
+    """A JSON string becomes its value; anything else (already structured, or not JSON) is
+    returned unchanged, because producers send both forms (semconv allows either on spans)."""
+    if isinstance(value, str | bytes):
+        text = value.strip() if isinstance(value, str) else value.strip().decode("utf-8", "replace")
+        if text[:1] in ("{", "[", '"') or text in ("true", "false", "null") or _numeric(text):
+            try:
+                return json.loads(text)
+            except ValueError:
+                return value
+    return value
+
+
+def _numeric(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def parse_json_or_text(value: Any) -> Any:
+    """JSON objects/arrays are parsed; any other string stays text (a tool's plain-text
+    result such as ``"SearchBackendError: ..."`` is not JSON and must not be mangled)."""
+    if isinstance(value, str) and value.strip()[:1] in ("{", "["):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def parse_int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            return None
+    return None
+
+
+def parse_string(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict | list):
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return str(value)
+
+
+def parse_string_list(value: Any) -> list[str] | None:
+    """``["stop"]``, ``"stop"`` or a JSON array string all become a list of strings."""
+    value = parse_json(value) if isinstance(value, str) and value.startswith("[") else value
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list | tuple):
+        return [str(v) for v in value if v is not None]
+    return None
+
+
+# ---- helpers ------------------------------------------------------------------------------
+
+
+def unflatten(flat: Mapping[str, Any]) -> dict[str, Any]:
+    """``{"0.message.role": "user"}`` -> ``{"0": {"message": {"role": "user"}}}``. Indexed
+    levels stay dicts keyed by the index string; ``indexed`` turns them into ordered lists."""
+    root: dict[str, Any] = {}
+    for key, value in flat.items():
+        segments = key.split(".")
+        cursor: Any = root
+        for seg in segments[:-1]:
+            nxt = cursor.get(seg)
+            if not isinstance(nxt, dict):
+                nxt = {}
+                cursor[seg] = nxt
+            cursor = nxt
+        if isinstance(cursor, dict) and not isinstance(cursor.get(segments[-1]), dict):
+            cursor[segments[-1]] = value
+    return root
+
+
+def indexed(node: Any) -> list[Any]:
+    """The values of an index-keyed dict in numeric order (non-numeric keys ignored)."""
+    if isinstance(node, list):
+        return node
+    if not isinstance(node, dict):
+        return []
+    items = [(int(k), v) for k, v in node.items() if isinstance(k, str) and k.isdigit()]
+    return [v for _, v in sorted(items, key=lambda kv: kv[0])]
+
+
+def normalize_arguments(value: Any) -> Any:
+    """Tool-call arguments: a JSON object string becomes a dict; other strings stay as they
+    are (``Step.arguments_raw`` keeps them); ``None`` means not captured."""
+    if isinstance(value, str):
+        parsed = parse_json_or_text(value)
+        return parsed if isinstance(parsed, dict) else value
+    return value
+
+
+def _text_part(content: Any) -> dict[str, Any]:
+    part: dict[str, Any] = {"type": "text"}
+    if content is not None:
+        part["content"] = content if isinstance(content, str) else parse_string(content)
+    return part
+
+
+def _tool_call_part(call_id: Any, name: Any, arguments: Any, has_arguments: bool) -> dict[str, Any]:
+    part: dict[str, Any] = {"type": "tool_call", "id": parse_string(call_id), "name": name}
+    if has_arguments:
+        part["arguments"] = normalize_arguments(arguments)
+    return part
+
+
+def _tool_response_part(call_id: Any, response: Any, has_response: bool) -> dict[str, Any]:
+    part: dict[str, Any] = {"type": "tool_call_response", "id": parse_string(call_id)}
+    if has_response:
+        part["response"] = response
+    return part
+
+
+# ---- OTel GenAI parts format (semconv v1.37+) -----------------------------------------------
+
+
+def parse_genai_messages(value: Any) -> list[Message] | None:
+    """``gen_ai.input.messages`` / ``gen_ai.output.messages``: a JSON string or a structured
+    AnyValue array of ``{role, parts[], finish_reason?}``. Tool-call arguments given as JSON
+    strings (pydantic-ai does this) are parsed to objects."""
+    value = parse_json(value)
+    if isinstance(value, dict):
+        value = [value]
+    if not isinstance(value, list):
+        return None
+    out: list[Message] = []
+    for msg in value:
+        if not isinstance(msg, dict):
+            continue
+        parts = []
+        for part in msg.get("parts") or []:
+            if not isinstance(part, dict):
+                continue
+            part = dict(part)
+            if part.get("type") == "tool_call" and "arguments" in part:
+                part["arguments"] = normalize_arguments(part["arguments"])
+            elif (
+                part.get("type") == "tool_call_response"
+                and "response" not in part
+                and "result" in part
+            ):
+                # pydantic-ai (and semconv examples before #323) write ``result``.
+                part["response"] = part.pop("result")
+            parts.append(part)
+        norm: Message = {"role": msg.get("role"), "parts": parts}
+        for key in ("finish_reason", "name"):
+            if msg.get(key) is not None:
+                norm[key] = msg[key]
+        out.append(norm)
+    return out
+
+
+def parse_genai_parts_as_system(value: Any) -> list[Message] | None:
+    """``gen_ai.system_instructions`` (an array of parts) as one system message."""
+    value = parse_json(value)
+    if not isinstance(value, list):
+        return None
+    return [{"role": "system", "parts": [p for p in value if isinstance(p, dict)]}]
+
+
+# ---- OpenAI chat format (v1.26-era attributes, v1.28 event bodies, raw payloads) -----------
+
+
+def _openai_content(content: Any) -> list[dict[str, Any]]:
+    if content is None:
+        return []
+    if isinstance(content, list):
+        parts = []
+        for item in content:
+            if isinstance(item, dict) and item.get("type") in ("text", "input_text", "output_text"):
+                parts.append(_text_part(item.get("text")))
+            elif isinstance(item, str):
+                parts.append(_text_part(item))
+        return parts
+    return [_text_part(content)]
+
+
+def openai_message(msg: Mapping[str, Any], output: bool = False) -> Message:
+    """One OpenAI-style chat message (``{role, content, tool_calls, tool_call_id}``)."""
+    role = msg.get("role") or ("assistant" if output else None)
+    parts: list[dict[str, Any]] = []
+    if role == "tool":
+        parts.append(
+            _tool_response_part(
+                msg.get("tool_call_id") or msg.get("id"),
+                parse_json_or_text(msg.get("content")),
+                "content" in msg,
+            )
+        )
+    else:
+        parts.extend(_openai_content(msg.get("content")))
+    for call in msg.get("tool_calls") or []:
+        if not isinstance(call, dict):
+            continue
+        fn = call.get("function") if isinstance(call.get("function"), dict) else call
+        parts.append(
+            _tool_call_part(call.get("id"), fn.get("name"), fn.get("arguments"), "arguments" in fn)
+        )
+    return {"role": role, "parts": parts}
+
+
+def parse_openai_messages(value: Any) -> list[Message] | None:
+    value = parse_json(value)
+    if not isinstance(value, list):
+        return None
+    return [openai_message(m) for m in value if isinstance(m, dict)]
+
+
+def parse_openai_choices(value: Any) -> list[Message] | None:
+    """Chat-completion ``choices`` (or v1.26 ``gen_ai.completion`` lists) as output messages."""
+    value = parse_json(value)
+    if isinstance(value, dict):
+        value = value.get("choices")
+    if not isinstance(value, list):
+        return None
+    out = []
+    for choice in value:
+        if not isinstance(choice, dict):
+            continue
+        msg = choice.get("message") if isinstance(choice.get("message"), dict) else choice
+        norm = openai_message(msg, output=True)
+        if choice.get("finish_reason") is not None:
+            norm["finish_reason"] = choice["finish_reason"]
+        out.append(norm)
+    return out
+
+
+def parse_openai_request_messages(value: Any) -> list[Message] | None:
+    """A raw chat-completions request body (OpenInference ``input.value``)."""
+    value = parse_json(value)
+    if isinstance(value, dict):
+        return parse_openai_messages(value.get("messages"))
+    return None
+
+
+# ---- v1.28-era per-message events (span events or log records) ---------------------------
+
+_EVENT_ROLES = {
+    "gen_ai.system.message": "system",
+    "gen_ai.user.message": "user",
+    "gen_ai.assistant.message": "assistant",
+    "gen_ai.tool.message": "tool",
+}
+
+
+def _event_payload(event: EventRecord) -> Any:
+    """Log-based events carry content in the body; span-event producers put it in
+    attributes (sometimes as one JSON string under ``content``/``body``)."""
+    if event.body is not None:
+        return parse_json(event.body)
+    attrs = {k: v for k, v in event.attributes.items() if k not in ("gen_ai.system", "event.name")}
+    if set(attrs) <= {"body"} and "body" in attrs:
+        return parse_json(attrs["body"])
+    return {k: parse_json(v) if k in ("tool_calls", "message") else v for k, v in attrs.items()}
+
+
+def parse_legacy_input_events(events: Any) -> list[Message] | None:
+    """``gen_ai.{system,user,assistant,tool}.message`` events, in order, as input messages.
+    With content capture off the bodies are empty or keep only ids and tool names."""
+    if not isinstance(events, list):
+        return None
+    out: list[Message] = []
+    for event in events:
+        role = _EVENT_ROLES.get(event.name)
+        if role is None:
+            continue
+        payload = _event_payload(event)
+        body = dict(payload) if isinstance(payload, dict) else {}
+        body.setdefault("role", role)
+        if role == "tool" and "content" not in body and "id" in body:
+            out.append({"role": "tool", "parts": [_tool_response_part(body["id"], None, False)]})
+            continue
+        msg = openai_message(body)
+        if not msg["parts"] and role != "tool":
+            msg["parts"] = [_text_part(None)]
+        out.append(msg)
+    return out or None
+
+
+def parse_legacy_choice_events(events: Any) -> list[Message] | None:
+    """``gen_ai.choice`` events as output messages (``{index, finish_reason, message}``)."""
+    if not isinstance(events, list):
+        return None
+    out: list[Message] = []
+    for event in events:
+        if event.name != "gen_ai.choice":
+            continue
+        payload = _event_payload(event)
+        body = payload if isinstance(payload, dict) else {}
+        msg_body = body.get("message") if isinstance(body.get("message"), dict) else {}
+        msg = openai_message(msg_body, output=True)
+        if not msg["parts"]:
+            msg["parts"] = [_text_part(None)]
+        if body.get("finish_reason") is not None:
+            msg["finish_reason"] = body["finish_reason"]
+        out.append(msg)
+    return out or None
+
+
+def parse_legacy_finish_reasons(events: Any) -> list[str] | None:
+    if not isinstance(events, list):
+        return None
+    reasons = []
+    for event in events:
+        payload = _event_payload(event)
+        if isinstance(payload, dict) and payload.get("finish_reason") is not None:
+            reasons.append(str(payload["finish_reason"]))
+    return reasons or None
+
+
+# ---- OpenInference flattened messages -----------------------------------------------------
+
+
+def parse_openinference_messages(flat: Any) -> list[Message] | None:
+    """``llm.{input,output}_messages.N.message.*`` (prefix already stripped)."""
+    if not isinstance(flat, Mapping) or not flat:
+        return None
+    out: list[Message] = []
+    for node in indexed(unflatten(flat)):
+        msg = node.get("message") if isinstance(node, dict) else None
+        if not isinstance(msg, dict):
+            continue
+        role = msg.get("role")
+        parts: list[dict[str, Any]] = []
+        if role == "tool":
+            parts.append(
+                _tool_response_part(
+                    msg.get("tool_call_id"),
+                    parse_json_or_text(msg.get("content")),
+                    "content" in msg,
+                )
+            )
+        elif "content" in msg:
+            parts.append(_text_part(msg.get("content")))
+        else:
+            for item in indexed(msg.get("contents")):
+                mc = item.get("message_content") if isinstance(item, dict) else None
+                if isinstance(mc, dict) and mc.get("type") == "text":
+                    parts.append(_text_part(mc.get("text")))
+        for call in indexed(msg.get("tool_calls")):
+            tc = call.get("tool_call") if isinstance(call, dict) else None
+            if not isinstance(tc, dict):
+                continue
+            fn = tc.get("function") if isinstance(tc.get("function"), dict) else {}
+            parts.append(
+                _tool_call_part(
+                    tc.get("id"), fn.get("name"), fn.get("arguments"), "arguments" in fn
+                )
+            )
+        out.append({"role": role, "parts": parts})
+    return out or None
+
+
+def parse_openinference_documents(flat: Any) -> list[dict[str, Any]] | None:
+    """``retrieval.documents.N.document.{id,score,content,metadata}``."""
+    if not isinstance(flat, Mapping) or not flat:
+        return None
+    docs = []
+    for node in indexed(unflatten(flat)):
+        doc = node.get("document") if isinstance(node, dict) else None
+        if isinstance(doc, dict):
+            docs.append({k: parse_json(v) if k == "metadata" else v for k, v in doc.items()})
+    return docs or None
+
+
+# ---- OpenLLMetry / Traceloop flattened content ---------------------------------------------
+
+
+def parse_traceloop_messages(flat: Any) -> list[Message] | None:
+    """``gen_ai.prompt.N.*`` / ``gen_ai.completion.N.*`` (prefix stripped): role, content,
+    tool_call_id, finish_reason, ``tool_calls.M.{id,name,arguments}``."""
+    if not isinstance(flat, Mapping) or not flat:
+        return None
+    out: list[Message] = []
+    for node in indexed(unflatten(flat)):
+        if not isinstance(node, dict):
+            continue
+        role = node.get("role")
+        parts: list[dict[str, Any]] = []
+        if role == "tool":
+            parts.append(
+                _tool_response_part(
+                    node.get("tool_call_id"),
+                    parse_json_or_text(node.get("content")),
+                    "content" in node,
+                )
+            )
+        elif "content" in node:
+            content = parse_json(node["content"])
+            if isinstance(content, list):
+                parts.extend(_openai_content(content))
+            else:
+                parts.append(_text_part(node["content"]))
+        for call in indexed(node.get("tool_calls")):
+            if isinstance(call, dict):
+                parts.append(
+                    _tool_call_part(
+                        call.get("id"), call.get("name"), call.get("arguments"), "arguments" in call
+                    )
+                )
+        msg: Message = {"role": role, "parts": parts}
+        if node.get("finish_reason") is not None:
+            msg["finish_reason"] = node["finish_reason"]
+        out.append(msg)
+    return out or None
+
+
+# ---- Vercel AI SDK legacy ai.* telemetry -----------------------------------------------------
+
+
+def parse_vercel_messages(value: Any) -> list[Message] | None:
+    """``ai.prompt.messages``: AI SDK messages whose content is a string or a list of parts
+    (``text``, ``tool-call`` with ``toolCallId``/``toolName``/``args``|``input``,
+    ``tool-result`` with ``result``|``output``)."""
+    value = parse_json(value)
+    if not isinstance(value, list):
+        return None
+    out: list[Message] = []
+    for msg in value:
+        if not isinstance(msg, dict):
+            continue
+        content = msg.get("content")
+        parts: list[dict[str, Any]] = []
+        if isinstance(content, str):
+            parts.append(_text_part(content))
+        for item in content if isinstance(content, list) else []:
+            if not isinstance(item, dict):
+                continue
+            kind = item.get("type")
+            if kind == "text":
+                parts.append(_text_part(item.get("text")))
+            elif kind == "tool-call":
+                key = "args" if "args" in item else "input"
+                parts.append(
+                    _tool_call_part(
+                        item.get("toolCallId"), item.get("toolName"), item.get(key), key in item
+                    )
+                )
+            elif kind == "tool-result":
+                key = "result" if "result" in item else "output"
+                parts.append(
+                    _tool_response_part(item.get("toolCallId"), item.get(key), key in item)
+                )
+        out.append({"role": msg.get("role"), "parts": parts})
+    return out or None
+
+
+def parse_vercel_response(values: Any) -> list[Message] | None:
+    """``ai.response.text`` + ``ai.response.toolCalls`` (+ ``ai.response.finishReason``) as
+    one assistant output message."""
+    if not isinstance(values, Mapping) or not values:
+        return None
+    parts: list[dict[str, Any]] = []
+    if values.get("ai.response.text") is not None:
+        parts.append(_text_part(values["ai.response.text"]))
+    calls = parse_json(values.get("ai.response.toolCalls"))
+    for call in calls if isinstance(calls, list) else []:
+        if isinstance(call, dict):
+            key = "args" if "args" in call else "input"
+            parts.append(
+                _tool_call_part(
+                    call.get("toolCallId"), call.get("toolName"), call.get(key), key in call
+                )
+            )
+    if not parts:
+        return None
+    msg: Message = {"role": "assistant", "parts": parts}
+    if values.get("ai.response.finishReason") is not None:
+        msg["finish_reason"] = values["ai.response.finishReason"]
+    return [msg]
+
+
+# ---- OpenAI Agents SDK (python-contrib openai-agents-v2 0.1.0) -----------------------------
+
+_REPR_PREFIXES = ("ResponseFunctionToolCall(",)
+
+
+def _repr_kwargs(text: str) -> dict[str, Any] | None:
+    """Literal keyword arguments of a ``Name(k=v, ...)`` repr, read with ``ast`` (parsed,
+    never evaluated); non-literal values are skipped."""
+    try:
+        node = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    if not isinstance(node, ast.Call):
+        return None
+    out: dict[str, Any] = {}
+    for kw in node.keywords:
+        if kw.arg is None:
+            continue
+        try:
+            out[kw.arg] = ast.literal_eval(kw.value)
+        except ValueError:
+            continue
+    return out
+
+
+def parse_openai_agents_repr_tool_calls(messages: Any) -> Any:
+    """The openai-agents-v2 instrumentation writes requested tool calls as text parts holding
+    ``ResponseFunctionToolCall(arguments='...', call_id='...', name='...')`` repr strings;
+    turn those parts into ``tool_call`` parts and leave every other part as it is."""
+    if not isinstance(messages, list):
+        return messages
+    out = []
+    for msg in messages:
+        if not isinstance(msg, dict):
+            out.append(msg)
+            continue
+        parts = []
+        for part in msg.get("parts") or []:
+            content = part.get("content") if isinstance(part, dict) else None
+            if (
+                isinstance(content, str)
+                and part.get("type") == "text"
+                and content.startswith(_REPR_PREFIXES)
+            ):
+                kwargs = _repr_kwargs(content)
+                if kwargs is not None and kwargs.get("name"):
+                    parts.append(
+                        _tool_call_part(
+                            kwargs.get("call_id"),
+                            kwargs.get("name"),
+                            kwargs.get("arguments"),
+                            "arguments" in kwargs,
+                        )
+                    )
+                    continue
+            parts.append(part)
+        out.append({**msg, "parts": parts})
+    return out
+
+
+# ---- OpenLLMetry decorated tools ------------------------------------------------------------
+
+
+def parse_traceloop_entity_input(value: Any) -> Any:
+    """``traceloop.entity.input`` = ``{"args": [...], "kwargs": {...}}``: the keyword
+    arguments are the tool's arguments; positional ones are kept under ``args``."""
+    if not isinstance(value, dict) or not ({"args", "kwargs"} & value.keys()):
+        return value
+    kwargs = value.get("kwargs") if isinstance(value.get("kwargs"), dict) else {}
+    args = value.get("args") or []
+    return {**kwargs, "args": args} if args else dict(kwargs)
+
+
+# ---- documents -----------------------------------------------------------------------------
+
+
+def parse_genai_documents(value: Any) -> list[dict[str, Any]] | None:
+    """``gen_ai.retrieval.documents``: an array of ``{id?, score?, ...}``."""
+    value = parse_json(value)
+    if isinstance(value, list):
+        return [d for d in value if isinstance(d, dict)] or None
+    return None
+
+
+PARSERS: dict[str, Parser] = {
+    "json": parse_json,
+    "json_or_text": parse_json_or_text,
+    "int": parse_int,
+    "string": parse_string,
+    "string_list": parse_string_list,
+    "genai_messages": parse_genai_messages,
+    "genai_parts_as_system": parse_genai_parts_as_system,
+    "openai_messages": parse_openai_messages,
+    "openai_choices": parse_openai_choices,
+    "openai_request_messages": parse_openai_request_messages,
+    "legacy_input_events": parse_legacy_input_events,
+    "legacy_choice_events": parse_legacy_choice_events,
+    "legacy_finish_reasons": parse_legacy_finish_reasons,
+    "openinference_messages": parse_openinference_messages,
+    "openinference_documents": parse_openinference_documents,
+    "traceloop_messages": parse_traceloop_messages,
+    "vercel_messages": parse_vercel_messages,
+    "vercel_response": parse_vercel_response,
+    "openai_agents_repr_tool_calls": parse_openai_agents_repr_tool_calls,
+    "genai_documents": parse_genai_documents,
+    "traceloop_entity_input": parse_traceloop_entity_input,
+}
+"""Parser name (as written in YAML ``parse:``) -> function."""
+
+
+def apply_parsers(names: Iterable[str], value: Any) -> Any:
+    """Run the named parsers in order; a parser that raises is a bug in it, logged and
+    treated as "no value" so one odd span never stops a trace from being mapped."""
+    for name in names:
+        if value is None:
+            return None
+        try:
+            value = PARSERS[name](value)
+        except Exception:  # malformed telemetry must not crash mapping (logged below)
+            log.debug("parser %s failed", name, exc_info=True)
+            return None
+    return value

@@ -1,0 +1,272 @@
+"""The schema of a ``conventions/*.yaml`` mapping file, validated when loaded.
+
+A mapping file says how spans of one convention (or instrumentation) become steps:
+
+- a header (``name``, ``description``, ``covers``, ``priority``) that states what it covers;
+- ``rules``: each rule has a ``match`` (conditions on attributes, span name, span kind,
+  instrumentation scope, direct children), the ``step`` kind it produces, and ``fields``:
+  for every step field an ordered list of ``sources`` tried until one yields a value, so one
+  rule reads several convention versions (``gen_ai.provider.name`` then ``gen_ai.system``);
+- optional shared vocabulary (redaction placeholders, tool-call finish reasons).
+
+Everything is checked here, at load time: a typo in a key, an unknown parser, a bad regex or a
+field that steps do not have fails with the file and the key path, never later while mapping.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from otel_oracles.mapping._parsers import PARSERS
+
+StepName = Literal[
+    "tool_call", "generation", "agent", "handoff", "retrieval", "other", "none"
+]  # fmt: skip
+"""Step kinds a rule may produce; ``none`` = a recognised structural span that is no step
+(e.g. a framework's per-turn wrapper), counted in coverage but not graded."""
+
+SPAN_KINDS: dict[str, int] = {
+    "unspecified": 0,
+    "internal": 1,
+    "server": 2,
+    "client": 3,
+    "producer": 4,
+    "consumer": 5,
+}
+
+FIELD_NAMES: frozenset[str] = frozenset(
+    {
+        "tool", "call_id", "arguments", "result", "error_type", "error_message", "provider",
+        "model", "input_messages", "output_messages", "finish_reasons", "input_tokens",
+        "output_tokens", "agent_name", "agent_id", "conversation_id", "from_agent", "to_agent",
+        "query", "documents", "output",
+    }
+)  # fmt: skip
+"""Step fields a rule may fill. ``output`` is an agent's final output (stored as an assistant
+message in ``output_messages`` when that field has no value of its own)."""
+
+DEFAULT_PLACEHOLDERS: tuple[str, ...] = ("__REDACTED__", "[REDACTED]", "<redacted>", "")
+DEFAULT_TOOL_CALL_FINISH_REASONS: tuple[str, ...] = (
+    "tool_calls", "tool_call", "tool-calls", "tool_use", "function_call",
+)  # fmt: skip
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+
+def _check_regex(value: str | None) -> str | None:
+    if value is not None:
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"invalid regex {value!r}: {exc}") from None
+    return value
+
+
+class Condition(_Strict):
+    """One test on a span. Exactly one subject (``attr``, ``span_name``, ``kind``, ``scope``,
+    ``status``, ``child``) per condition; ``attr`` takes one of ``equals``/``exists``/``regex``."""
+
+    attr: str | None = None
+    """Attribute key to test."""
+    equals: Any = None
+    """Exact value, or a list of accepted values."""
+    exists: bool | None = None
+    """True: the attribute must be present; false: absent."""
+    regex: str | None = None
+    """``re.search`` on the attribute's string value."""
+    span_name: str | None = None
+    """``re.search`` on the span name."""
+    kind: list[str] | None = None
+    """Accepted span kinds (internal, server, client, producer, consumer, unspecified)."""
+    scope: str | None = None
+    """``re.search`` on the instrumentation scope name."""
+    status: Literal["error", "ok", "unset"] | None = None
+    child: Match | None = None
+    """Holds when at least one direct child span matches this nested match."""
+
+    _check_regexes = field_validator("regex", "span_name", "scope")(_check_regex)
+
+    @field_validator("kind")
+    @classmethod
+    def _known_kinds(cls, value: list[str] | None) -> list[str] | None:
+        if value is not None:
+            bad = [k for k in value if k.lower() not in SPAN_KINDS]
+            if bad:
+                raise ValueError(f"unknown span kind(s) {bad}; known: {sorted(SPAN_KINDS)}")
+        return value
+
+    @model_validator(mode="after")
+    def _one_subject(self) -> Condition:
+        subjects = [
+            n
+            for n in ("attr", "span_name", "kind", "scope", "status", "child")
+            if getattr(self, n) is not None
+        ]
+        if len(subjects) != 1:
+            raise ValueError(
+                "a condition needs exactly one of attr, span_name, kind, scope, status, child"
+                f" (got {subjects or 'none'})"
+            )
+        tests = [n for n in ("equals", "exists", "regex") if getattr(self, n) is not None]
+        if self.attr is not None and len(tests) != 1:
+            raise ValueError(f"attr {self.attr!r} needs exactly one of equals, exists, regex")
+        if self.attr is None and tests:
+            raise ValueError(f"{tests[0]} applies to attr conditions only")
+        return self
+
+
+class Match(_Strict):
+    """All of ``all`` and at least one of ``any`` (when given) must hold."""
+
+    all: list[Condition] = Field(default_factory=list)
+    any: list[Condition] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _not_empty(self) -> Match:
+        if not self.all and not self.any:
+            raise ValueError("a match needs at least one condition in 'all' or 'any'")
+        return self
+
+
+class Source(_Strict):
+    """Where one field value may come from. Exactly one of ``attr``, ``attrs``,
+    ``attr_prefix``, ``event``, ``span_name``, ``status_message``, ``child_attr``, ``const``;
+    ``event`` may be combined with ``attr`` (that attribute of the event) or ``body``.
+    ``parse`` names parsers applied in order (see ``otel_oracles.mapping._parsers``)."""
+
+    attr: str | None = None
+    attrs: list[str] | None = None
+    """Several attributes handed to the parser together as a dict (missing keys omitted)."""
+    attr_prefix: str | None = None
+    """Flattened indexed attributes under this prefix (``llm.input_messages``), handed to the
+    parser as a dict of suffix -> value."""
+    event: list[str] | None = None
+    """Span events or log-based events with these names, in order."""
+    body: bool = False
+    """With ``event``: the first matching event's body (log-based events)."""
+    span_name: str | None = None
+    """Regex on the span name; the value is its first group."""
+    status_message: bool = False
+    child_attr: str | None = None
+    """The attribute of the first direct child span that carries it."""
+    const: Any = None
+    parse: list[str] = Field(default_factory=list)
+
+    _check_span_name = field_validator("span_name")(_check_regex)
+
+    @field_validator("parse")
+    @classmethod
+    def _known_parsers(cls, value: list[str]) -> list[str]:
+        bad = [name for name in value if name not in PARSERS]
+        if bad:
+            raise ValueError(f"unknown parser(s) {bad}; known: {sorted(PARSERS)}")
+        return value
+
+    @field_validator("event", "parse", mode="before")
+    @classmethod
+    def _listify(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _one_origin(self) -> Source:
+        origins = [
+            n
+            for n in ("attrs", "attr_prefix", "event", "span_name", "child_attr", "const")
+            if getattr(self, n) is not None
+        ]
+        if self.status_message:
+            origins.append("status_message")
+        if self.attr is not None and self.event is None:
+            origins.append("attr")
+        if len(origins) != 1:
+            raise ValueError(
+                "a source needs exactly one of attr, attrs, attr_prefix, event, span_name,"
+                f" status_message, child_attr, const (got {origins or 'none'})"
+            )
+        if self.body and self.event is None:
+            raise ValueError("body applies to event sources only")
+        if self.span_name is not None and re.compile(self.span_name).groups < 1:
+            raise ValueError(f"span_name regex {self.span_name!r} needs a capture group")
+        return self
+
+
+class SynthesizeOptions(_Strict):
+    """How tool calls seen only inside this rule's model messages become steps."""
+
+    enabled: bool = True
+    error_keys: list[str] = Field(default_factory=list)
+    """A tool result that is a JSON object with one of these keys marks the call failed
+    (raw-client loops send a failed tool's error back to the model this way)."""
+
+
+class Rule(_Strict):
+    """One way a span becomes a step."""
+
+    id: str
+    step: StepName
+    match: Match
+    extends: str | None = None
+    """``file/rule`` whose fields this rule starts from (own fields replace them)."""
+    fields: dict[str, list[Source]] = Field(default_factory=dict)
+    keep: list[str] = Field(default_factory=list)
+    """Attributes copied as they are into ``Step.attributes`` (e.g. retry counters)."""
+    synthesize_tool_calls: SynthesizeOptions = Field(default_factory=SynthesizeOptions)
+
+    @field_validator("fields", mode="before")
+    @classmethod
+    def _listify_sources(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: [v] if isinstance(v, dict) else v for k, v in value.items()}
+        return value
+
+    @field_validator("fields")
+    @classmethod
+    def _known_fields(cls, value: dict[str, list[Source]]) -> dict[str, list[Source]]:
+        bad = sorted(set(value) - FIELD_NAMES)
+        if bad:
+            raise ValueError(f"unknown step field(s) {bad}; known: {sorted(FIELD_NAMES)}")
+        return value
+
+
+class Covers(_Strict):
+    """What a mapping file was written for and checked against."""
+
+    conventions: list[str] = Field(default_factory=list)
+    instrumentations: list[str] = Field(default_factory=list)
+    fixtures: list[str] = Field(default_factory=list)
+    """Test traces (under tests/testdata/traces) that exercise this file."""
+
+
+class ConventionFile(_Strict):
+    """One mapping file, as written."""
+
+    name: str
+    description: str = ""
+    covers: Covers = Field(default_factory=Covers)
+    priority: int = 0
+    """Files are tried from the highest priority down (ties: by name); the first matching
+    rule wins, so a specific file (one instrumentation) outranks a general one."""
+    redaction_placeholders: list[str] = Field(default_factory=lambda: list(DEFAULT_PLACEHOLDERS))
+    tool_call_finish_reasons: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_TOOL_CALL_FINISH_REASONS)
+    )
+    rules: list[Rule]
+    source: str = ""
+    """Path the file was read from."""
+
+    @model_validator(mode="after")
+    def _unique_rule_ids(self) -> ConventionFile:
+        seen: set[str] = set()
+        for rule in self.rules:
+            if rule.id in seen:
+                raise ValueError(f"duplicate rule id {rule.id!r}")
+            seen.add(rule.id)
+        return self
+
+
+Condition.model_rebuild()

@@ -1,0 +1,187 @@
+"""The wiring every front end reuses: decode -> assemble -> map -> select -> grade.
+
+``grade_trace`` is the unit the online server, the in-process span processor and the
+benchmarks call for one assembled trace; ``grade_paths`` is the offline ``grade`` command's
+whole run over files. Neither prints or exits: they return verdicts and a ``RunReport``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from otel_oracles.decode import DecodedBatch, read_paths
+from otel_oracles.grade import grade
+from otel_oracles.grade.selector import Selector, selector_for
+from otel_oracles.mapping import ConventionSet, map_trace
+from otel_oracles.model.contract import Contract
+from otel_oracles.model.result import (
+    InputProblem,
+    OracleResult,
+    Outcome,
+    RunReport,
+    Verdict,
+    count_outcomes,
+)
+from otel_oracles.model.span import Trace
+from otel_oracles.model.step import Trajectory
+
+log = logging.getLogger(__name__)
+
+ProgressCallback = Callable[[int], None]
+"""Called with the number of input bytes just finished (per file)."""
+
+_SELECTOR_CACHE_MAX = 4096
+_selectors: dict[int, tuple[Contract, Selector]] = {}
+
+
+def _selector(contract: Contract) -> Selector:
+    """Selectors compiled once per contract object (contracts are immutable)."""
+    cached = _selectors.get(id(contract))
+    if cached is not None and cached[0] is contract:
+        return cached[1]
+    if len(_selectors) >= _SELECTOR_CACHE_MAX:
+        _selectors.clear()
+    sel = selector_for(contract)
+    _selectors[id(contract)] = (contract, sel)
+    return sel
+
+
+def selected_contracts(trace: Trace, contracts: Sequence[Contract]) -> list[Contract]:
+    """The contracts whose ``match`` selects ``trace``, in the given order."""
+    return [c for c in contracts if _selector(c)(trace)]
+
+
+def grade_trace(
+    trace: Trace, contracts: Sequence[Contract], conventions: ConventionSet
+) -> list[tuple[Verdict, Trajectory]]:
+    """Grade one assembled trace against every contract that selects it.
+
+    The trace is mapped once (only when some contract selects it) and each selected contract
+    is graded on that one trajectory. Spans whose parent never arrived make every verdict
+    carry a ``missing_evidence`` result (``trace_complete``): the graders saw part of a trace.
+    Thread-safe for distinct traces; never raises for odd telemetry.
+    """
+    chosen = selected_contracts(trace, contracts)
+    if not chosen:
+        return []
+    trajectory = map_trace(trace, conventions)
+    out = []
+    for contract in chosen:
+        verdict = grade(contract, trajectory)
+        if trajectory.orphan_spans:
+            verdict = _with_orphans(verdict, contract, trajectory)
+        out.append((verdict, trajectory))
+    return out
+
+
+def _with_orphans(verdict: Verdict, contract: Contract, trajectory: Trajectory) -> Verdict:
+    count = len(trajectory.orphan_spans)
+    result = OracleResult(
+        oracle_type="trace_complete",
+        name="trace_complete",
+        layer="evidence",
+        outcome=Outcome.MISSING_EVIDENCE,
+        passed=contract.on_missing_evidence == "warn",
+        message=(
+            f"{count} span(s) name a parent span that is not in the trace: "
+            "part of the trace is missing"
+        ),
+        details={"orphan_spans": list(trajectory.orphan_spans)},
+        span_ids=list(trajectory.orphan_spans),
+        contract_id=contract.id,
+        contract_version=contract.version,
+    )
+    results = [*verdict.results, result]
+    return verdict.model_copy(
+        update={
+            "results": results,
+            "counts": count_outcomes(results),
+            "passed": verdict.passed and result.passed,
+        }
+    )
+
+
+@dataclass(slots=True)
+class GradeRun:
+    """What one offline run saw besides the verdicts (for summaries and ``inspect``)."""
+
+    traces: int = 0
+    traces_unselected: int = 0
+    spans: int = 0
+    problems: list[InputProblem] = field(default_factory=list)
+
+
+def input_files(paths: Sequence[str]) -> list[tuple[str, int]]:
+    """(path, size in bytes) for progress reporting; directories are walked like the
+    decoder walks them, ``-`` and unreadable paths count 0 (the decoder reports them)."""
+    out: list[tuple[str, int]] = []
+    for arg in paths:
+        p = Path(arg)
+        if p.is_dir():
+            for dirpath, dirnames, filenames in os.walk(p):
+                dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+                for name in sorted(filenames):
+                    if not name.startswith("."):
+                        f = Path(dirpath) / name
+                        out.append((str(f), f.stat().st_size))
+        elif p.is_file():
+            out.append((arg, p.stat().st_size))
+        else:
+            out.append((arg, 0))
+    return out
+
+
+def read_traces(
+    paths: Sequence[str],
+    problems: list[InputProblem],
+    progress: ProgressCallback | None = None,
+) -> Iterator[Trace]:
+    """Decode and assemble every trace in ``paths`` (files, directories, globs, ``-``).
+
+    Offline assembly reads the whole file set before yielding (a trace may be split across
+    files). ``progress`` is called after each input argument is fully read, with its size.
+    """
+    from otel_oracles.assemble import assemble_offline
+
+    def batches() -> Iterator[DecodedBatch]:
+        if progress is None:
+            yield from read_paths(list(paths), problems)
+            return
+        for arg in paths:
+            yield from read_paths([arg], problems)
+            progress(sum(size for _, size in input_files([arg])))
+
+    yield from assemble_offline(batches())
+
+
+def grade_paths(
+    paths: Sequence[str],
+    contracts: Sequence[Contract],
+    conventions: ConventionSet,
+    *,
+    progress: ProgressCallback | None = None,
+    run: GradeRun | None = None,
+) -> RunReport:
+    """Grade every trace found in ``paths`` against the contracts that select it.
+
+    Unreadable inputs never stop the run: each becomes an ``InputProblem`` in
+    ``report.input_errors`` (the CLI turns any into exit code 2 unless ``--keep-going``).
+    """
+    stats = run if run is not None else GradeRun()
+    problems = stats.problems
+    verdicts: list[Verdict] = []
+    for trace in read_traces(paths, problems, progress):
+        stats.traces += 1
+        stats.spans += len(trace.spans)
+        graded = grade_trace(trace, contracts, conventions)
+        if not graded:
+            stats.traces_unselected += 1
+        verdicts.extend(v for v, _ in graded)
+    notes = [f"{stats.traces} trace(s), {stats.spans} span(s) read"]
+    if stats.traces_unselected:
+        notes.append(f"{stats.traces_unselected} trace(s) matched no contract's selector")
+    return RunReport(verdicts=verdicts, input_errors=list(problems), notes=notes)
