@@ -266,6 +266,47 @@ class Trajectory(BaseModel):
     def handoffs(self) -> list[Step]:
         return [s for s in self.steps if s.kind == StepKind.HANDOFF]
 
+    def token_usage(self) -> tuple[int | None, int | None]:
+        """(input, output) tokens summed over leaf model calls only: agent spans and wrapper
+        generations (``attributes["usage_aggregated"]``) repeat their children's totals.
+        ``None`` when no model call reported that count."""
+        totals: list[int | None] = [None, None]
+        for step in self.generations():
+            if step.attributes.get("usage_aggregated"):
+                continue
+            for i, value in enumerate((step.input_tokens, step.output_tokens)):
+                if value is not None:
+                    totals[i] = (totals[i] or 0) + value
+        return totals[0], totals[1]
+
+    def final_output(self) -> str | None:
+        """The answer the user got: the text of the last model call that produced assistant
+        text, else the top-level agent step's output. ``None`` when not captured."""
+        for step in reversed(self.generations()):
+            text = message_text(step.output_messages)
+            if text is not None:
+                return text
+        for step in self.agents():
+            text = message_text(step.output_messages)
+            if text is not None:
+                return text
+        return None
+
+
+def message_text(messages: list[dict[str, Any]] | None) -> str | None:
+    """The concatenated text parts of the last assistant message (GenAI parts format)."""
+    for msg in reversed(messages or []):
+        if msg.get("role") not in (None, "assistant"):
+            continue
+        texts = [
+            p["content"]
+            for p in msg.get("parts") or []
+            if p.get("type") == "text" and isinstance(p.get("content"), str)
+        ]
+        if texts:
+            return "".join(texts)
+    return None
+
 
 def step_from_agentbench(index: int, obj: dict[str, Any], source: str) -> Step:
     """Classify one AgentBench step object: explicit ``type`` first, then the tool name."""
