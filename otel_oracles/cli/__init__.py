@@ -66,3 +66,9 @@ cli.add_command(validate_command)
 from otel_oracles.cli.oracles_cmd import oracles_command  # noqa: E402 - see above
 
 cli.add_command(oracles_command)
+from otel_oracles.cli.schema_cmd import schema_command  # noqa: E402 - see above
+
+cli.add_command(schema_command)
+from otel_oracles.cli.explain import explain_command  # noqa: E402 - see above
+
+cli.add_command(explain_command)
