@@ -43,6 +43,8 @@ JSON = "application/json"
 def media_type(header: str | None) -> str:
     """``application/json; charset=utf-8`` -> ``application/json``; raise 415 otherwise."""
     mt = (header or "").split(";", 1)[0].strip().lower()
+    if mt == "application/protobuf":
+        return PROTOBUF
     if mt not in (PROTOBUF, JSON):
         raise UnsupportedMediaType(
             f"unsupported Content-Type {header!r}; OTLP/HTTP takes {PROTOBUF} or {JSON}"
@@ -125,8 +127,7 @@ def _handler(
             st = status_for(exc)
             if st.kind == "internal":
                 logger.exception("OTLP/HTTP %s request failed", signal)
-            if st.kind != "buffer_full":  # buffer_full is counted per span in ingest()
-                server.stats.add("rejected", st.kind)
+            server.count_rejection(st.kind, st.grpc.name.lower(), "http")
             body, ct = _encode(st.rpc_status(), mt)
             headers = {"Retry-After": st.retry_after_header()} if st.retry_after else {}
             return web.Response(status=st.http, body=body, content_type=ct, headers=headers)

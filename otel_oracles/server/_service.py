@@ -70,7 +70,9 @@ class GradingServer:
         grade: GradeFn,
         emitter: ResultsEmitter,
         build_trace: Callable[[str, list[SpanRecord], list[LogRecord]], Trace],
-        decode: Callable[[bytes, str, Signal], tuple[list[SpanRecord], list[LogRecord], int]],
+        decode: Callable[
+            [bytes, str, Signal], tuple[list[SpanRecord], list[LogRecord], int, list[str]]
+        ],
         is_own: Callable[[SpanRecord | LogRecord], bool],
         on_graded: Callable[[ReadyTrace, list[Any], float], None] | None = None,
     ) -> None:
@@ -102,6 +104,8 @@ class GradingServer:
         self.grpc_port: int | None = None
         self.http_port: int | None = None
         self._shutdown_lock = asyncio.Lock()
+        self._metrics = getattr(emitter, "metrics", None)
+        self._published_buffered = 0
 
     # ---- receive path (event-loop thread) -------------------------------------------------
 
@@ -124,6 +128,13 @@ class GradingServer:
         ):
             raise Unauthenticated("missing or wrong bearer token")
 
+    def count_rejection(self, kind: str, error_type: str, transport: str) -> None:
+        """Count one refused request (``buffer_full`` spans are counted in ``ingest``)."""
+        if kind != "buffer_full":
+            self.stats.add("rejected", kind)
+        if self._metrics is not None:
+            self._metrics.rejected_requests(error_type, transport)
+
     def ingest(self, body: bytes, content_type: str, signal: Signal, protocol: str) -> Accepted:
         """Decode and buffer one request body, all or nothing.
 
@@ -131,7 +142,7 @@ class GradingServer:
         """
         if self._state != "running":
             raise Draining("server is shutting down", self.settings.assembly.retry_after)
-        spans, logs, ignored = self._decode(body, content_type, signal)
+        spans, logs, ignored, problems = self._decode(body, content_type, signal)
         is_own = self._is_own
         own = 0
         if any(map(is_own, spans)):
@@ -154,6 +165,8 @@ class GradingServer:
             stats.incr("skipped_self", own)
         if adm.late:
             stats.incr("late", adm.late)
+            if self._metrics is not None:
+                self._metrics.late_spans(adm.late)
         if adm.unattached_logs:
             stats.incr("unattached_logs", adm.unattached_logs)
         if adm.rejected:
@@ -161,8 +174,9 @@ class GradingServer:
         if ignored:
             stats.add("rejected", "invalid_record", ignored)
         messages = [m for m in (adm.message,) if m]
-        if ignored:
-            messages.append(f"{ignored} records without a valid trace or span id were rejected")
+        if problems:
+            more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+            messages.append("; ".join(problems[:3]) + more)
         if adm.late:
             messages.append(
                 f"{adm.late} records arrived after their trace was graded (counted as late, "
@@ -191,6 +205,9 @@ class GradingServer:
         s.buffered_traces = self.assembler.buffered_traces
         s.buffered_spans = self.assembler.buffered_items
         s.grading_inflight = self.pool.inflight
+        if self._metrics is not None and s.buffered_traces != self._published_buffered:
+            self._metrics.buffered_traces_changed(s.buffered_traces - self._published_buffered)
+            self._published_buffered = s.buffered_traces
 
     # ---- grading (worker threads) ---------------------------------------------------------
 
@@ -204,6 +221,8 @@ class GradingServer:
         latency = time.monotonic() - ready.due_at
         verdicts = [getattr(v, "verdict", "unknown") for v, *_ in results]
         self.stats.graded(ready.reason, verdicts, latency)
+        if self._metrics is not None and ready.reason in ("max_age", "shutdown"):
+            self._metrics.evicted_traces(1)
         if self._on_graded is not None:
             self._on_graded(ready, results, latency)
         logger.debug(
@@ -305,11 +324,12 @@ class GradingServer:
             return drained and bool(flushed)
 
 
-def decoded_parts(batch: Any) -> tuple[list[SpanRecord], list[LogRecord], int]:
-    """Adapt ``otel_oracles.decode``'s DecodedBatch to (spans, logs, ignored count)."""
-    ignored = batch.ignored
-    n = ignored if isinstance(ignored, int) else len(ignored) if ignored else 0
-    return list(batch.spans), list(batch.logs), n
+def decoded_parts(batch: Any) -> tuple[list[SpanRecord], list[LogRecord], int, list[str]]:
+    """Adapt ``otel_oracles.decode``'s DecodedBatch to (spans, logs, records rejected by the
+    decoder, problem messages). The decoder says "rejected" in a problem that dropped a record."""
+    problems = list(batch.problems)
+    rejected = sum(1 for p in problems if "rejected" in p)
+    return batch.spans, batch.logs, rejected, problems
 
 
 def matches_any(value: object, names: Sequence[str]) -> bool:

@@ -22,9 +22,12 @@ GRADER_SERVICE_NAME = "otel-oracles"
 
 
 def _own_markers() -> tuple[str, frozenset[str]]:
-    from otel_oracles.emit import INSTRUMENTATION_SCOPE, SERVICE_NAME
+    """The emitter's instrumentation scope and the ``service.name``s it may use."""
+    from otel_oracles.emit import grader_resource
+    from otel_oracles.emit._names import INSTRUMENTATION_SCOPE
 
-    return INSTRUMENTATION_SCOPE, frozenset({SERVICE_NAME, GRADER_SERVICE_NAME})
+    current = str(grader_resource().attributes.get("service.name", GRADER_SERVICE_NAME))
+    return INSTRUMENTATION_SCOPE, frozenset({current, GRADER_SERVICE_NAME})
 
 
 def is_own_telemetry(
@@ -38,7 +41,7 @@ def is_own_telemetry(
     return record.resource.get("service.name") in services
 
 
-def _decode(payload: bytes, content_type: str, signal: Signal) -> tuple[Any, Any, int]:
+def _decode(payload: bytes, content_type: str, signal: Signal) -> tuple[Any, Any, int, list[str]]:
     from otel_oracles.decode import decode
 
     return decoded_parts(decode(payload, content_type, signal=signal))
@@ -71,9 +74,9 @@ def create_server(settings: ServeSettings, emitter: ResultsEmitter | None = None
 
     contracts, conventions = load_grading(settings)
     if emitter is None:
-        from otel_oracles.emit import create_emitter
+        from otel_oracles.emit import build_emitter
 
-        emitter = create_emitter()
+        emitter = build_emitter(export="otlp")
     scope, services = _own_markers()
     services = services | frozenset(settings.self_telemetry.skip_service_names)
     server = GradingServer(

@@ -1,0 +1,61 @@
+"""Fixtures for the serve tests: real servers on 127.0.0.1:0 with short decision waits."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from otel_oracles.emit import InMemoryEmitter
+from otel_oracles.server import BackgroundServer, create_server, load_settings
+
+HERE = Path(__file__).resolve().parent
+TESTDATA = HERE / "testdata"
+CONTRACTS = TESTDATA / "contracts"
+
+
+def serve_overrides(**over: Any) -> dict[str, Any]:
+    """Settings for tests: ephemeral ports, 0.2 s decision wait, the test contracts."""
+    base: dict[str, Any] = {
+        "receivers.grpc.endpoint": "127.0.0.1:0",
+        "receivers.http.endpoint": "127.0.0.1:0",
+        "assembly.decision_wait": "0.2s",
+        "assembly.sweep_interval": "20ms",
+        "grading.contracts": [str(CONTRACTS)],
+        "grading.workers": 2,
+        "shutdown_timeout": "10s",
+    }
+    base.update(over)
+    return base
+
+
+class Running(BackgroundServer):
+    emitter: InMemoryEmitter
+
+    def stats(self) -> dict[str, Any]:
+        with urllib.request.urlopen(self.http_url + "/stats", timeout=5) as resp:
+            return json.loads(resp.read())
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[..., Running]]:
+    """``serve(**dotted_overrides)`` starts a server in-process (own event-loop thread) with
+    an InMemoryEmitter; every server is drained at the end of the test."""
+    started: list[Running] = []
+
+    def make(**over: Any) -> Running:
+        emitter = InMemoryEmitter()
+        settings = load_settings(overrides=serve_overrides(**over), environ={})
+        bg = Running(create_server(settings, emitter=emitter))
+        bg.emitter = emitter
+        bg.start()
+        started.append(bg)
+        return bg
+
+    yield make
+    for bg in started:
+        bg.shutdown(10)
