@@ -1,0 +1,127 @@
+"""Ground truth for the real traces: parsed from each source's EXPECTED.md, never re-typed.
+
+The corpus generator wrote EXPECTED.md from the scripted runs (tools called in order with
+their arguments and outcome, handoffs, final answers). Reading it here means a test compares
+the mapping against what really happened, not against what the mapping produced last time.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+TRACES = Path(__file__).resolve().parent.parent / "testdata" / "traces"
+
+_TOOL_LINE = re.compile(r"^\s+\d+\. `(?P<tool>[^`]+)` `(?P<args>.*)` → (?P<outcome>.*)$")
+_VARIANT_LINE = re.compile(r"^- `(?P<variant>[^`]+)`: run verified")
+
+
+@dataclass
+class ExpectedCall:
+    tool: str
+    arguments: dict[str, object]
+    ok: bool
+    outcome: str
+    """The EXPECTED.md outcome text (``ok: documents doc-17, doc-42``, ``ERROR (...)``)."""
+
+    @property
+    def document_ids(self) -> list[str]:
+        m = re.match(r"ok: documents (.+)$", self.outcome)
+        return [d.strip() for d in m.group(1).split(",")] if m else []
+
+
+@dataclass
+class Scenario:
+    source: str
+    name: str
+    calls: list[ExpectedCall] = field(default_factory=list)
+    final_answer: str | None = None
+    handoff: tuple[str, str] | None = None
+    variants: list[str] = field(default_factory=list)
+    """``a_happy``, ``a_happy.nocontent``, ``a_happy.noroot`` ... as listed in EXPECTED.md."""
+
+
+def parse_expected(source: str) -> dict[str, Scenario]:
+    text = (TRACES / source / "EXPECTED.md").read_text(encoding="utf-8")
+    scenarios: dict[str, Scenario] = {}
+    current: Scenario | None = None
+    for line in text.splitlines():
+        heading = re.match(r"^## ([a-h]_\w+)$", line)
+        if heading:
+            current = Scenario(source, heading.group(1))
+            scenarios[current.name] = current
+            continue
+        if current is None:
+            continue
+        m = _TOOL_LINE.match(line)
+        if m:
+            outcome = m.group("outcome")
+            current.calls.append(
+                ExpectedCall(
+                    tool=m.group("tool"),
+                    arguments=json.loads(m.group("args")),
+                    ok=not outcome.startswith("ERROR"),
+                    outcome=outcome,
+                )
+            )
+            continue
+        m = re.match(r"^- \*\*Final answer:\*\* '(.*)'$", line)
+        if m:
+            current.final_answer = m.group(1)
+            continue
+        m = re.match(r"^- \*\*Handoff / delegation:\*\* YES — (\w+) → (\w+)", line)
+        if m:
+            current.handoff = (m.group(1), m.group(2))
+            continue
+        m = _VARIANT_LINE.match(line)
+        if m:
+            current.variants.append(m.group("variant"))
+    return {k: v for k, v in scenarios.items() if v.variants}
+
+
+SOURCES: tuple[str, ...] = tuple(
+    sorted(p.name for p in TRACES.iterdir() if (p / "EXPECTED.md").is_file())
+)
+
+
+@dataclass
+class Case:
+    """One exported file (plus its log records) and the scenario it recorded."""
+
+    source: str
+    variant: str
+    scenario: Scenario
+    files: list[Path]
+    raw_files: list[Path]
+
+    @property
+    def content(self) -> bool:
+        return ".nocontent" not in self.variant
+
+    @property
+    def id(self) -> str:
+        return f"{self.source}/{self.variant}"
+
+
+def cases() -> list[Case]:
+    """Every (source, variant) EXPECTED.md lists, with the files that hold it."""
+    out = []
+    for source in SOURCES:
+        folder = TRACES / source
+        for scenario in parse_expected(source).values():
+            for variant in scenario.variants:
+                files = sorted(
+                    p
+                    for p in folder.iterdir()
+                    if p.is_file()
+                    and (
+                        p.name in (f"{variant}.otlp.json", f"{variant}.otlp.jsonl")
+                        or p.name == f"{variant}.logs.otlp.jsonl"
+                    )
+                )
+                raw_dir = folder / f"{variant}.raw"
+                raw = sorted(raw_dir.iterdir()) if raw_dir.is_dir() else []
+                out.append(Case(source, variant, scenario, files, raw))
+    return out
