@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from otel_oracles.assemble import AssemblyStats, assemble_offline
 from otel_oracles.decode import DecodedBatch, read_paths
 from otel_oracles.grade import grade
 from otel_oracles.grade.selector import Selector, selector_for
@@ -113,6 +114,7 @@ class GradeRun:
     traces_unselected: int = 0
     spans: int = 0
     problems: list[InputProblem] = field(default_factory=list)
+    assembly: AssemblyStats = field(default_factory=AssemblyStats)
 
 
 def input_files(paths: Sequence[str]) -> list[tuple[str, int]]:
@@ -139,13 +141,15 @@ def read_traces(
     paths: Sequence[str],
     problems: list[InputProblem],
     progress: ProgressCallback | None = None,
+    stats: AssemblyStats | None = None,
 ) -> Iterator[Trace]:
     """Decode and assemble every trace in ``paths`` (files, directories, globs, ``-``).
 
-    Offline assembly reads the whole file set before yielding (a trace may be split across
-    files). ``progress`` is called after each input argument is fully read, with its size.
+    Streaming: a trace is yielded once the assembler judges it complete (see
+    ``assemble_offline``), so memory follows the traces in flight, not the input size; what
+    the assembler did (late or evicted spans) accrues in ``stats``. ``progress`` is called
+    after each input argument is fully read, with its size in bytes.
     """
-    from otel_oracles.assemble import assemble_offline
 
     def batches() -> Iterator[DecodedBatch]:
         if progress is None:
@@ -155,7 +159,7 @@ def read_traces(
             yield from read_paths([arg], problems)
             progress(sum(size for _, size in input_files([arg])))
 
-    yield from assemble_offline(batches())
+    yield from assemble_offline(batches(), stats=stats)
 
 
 def grade_paths(
@@ -174,7 +178,7 @@ def grade_paths(
     stats = run if run is not None else GradeRun()
     problems = stats.problems
     verdicts: list[Verdict] = []
-    for trace in read_traces(paths, problems, progress):
+    for trace in read_traces(paths, problems, progress, stats.assembly):
         stats.traces += 1
         stats.spans += len(trace.spans)
         graded = grade_trace(trace, contracts, conventions)
@@ -184,4 +188,6 @@ def grade_paths(
     notes = [f"{stats.traces} trace(s), {stats.spans} span(s) read"]
     if stats.traces_unselected:
         notes.append(f"{stats.traces_unselected} trace(s) matched no contract's selector")
+    if stats.assembly.summary():
+        notes.append(stats.assembly.summary())
     return RunReport(verdicts=verdicts, input_errors=list(problems), notes=notes)

@@ -1,0 +1,93 @@
+"""``otel-oracles grade``: grade exported OTLP traces against contracts, offline."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from otel_oracles.cli._output import emit_report, report_options
+from otel_oracles.mapping import load_conventions
+from otel_oracles.model.contract import discover_contract_files, load_contract
+from otel_oracles.pipeline import GradeRun, grade_paths, input_files
+
+PROGRESS_MIN_BYTES = 4 * 1024 * 1024
+"""Inputs at least this large get a progress bar on stderr (when it is a terminal)."""
+
+
+@click.command("grade")
+@click.argument("paths", nargs=-1, required=True)
+@click.option(
+    "-c",
+    "--contracts",
+    "contract_paths",
+    multiple=True,
+    required=True,
+    type=click.Path(exists=True, path_type=Path),
+    help="Contract file, or directory of them (.yaml/.yml/.json); repeat for several.",
+)
+@click.option(
+    "--conventions",
+    "convention_dirs",
+    multiple=True,
+    type=click.Path(exists=True, path_type=Path),
+    help="Extra mapping file or directory, added to the bundled conventions/; repeat for "
+    "several. A file with a bundled file's name replaces it.",
+)
+@click.option(
+    "--keep-going",
+    is_flag=True,
+    help="Exit 0/1 from the verdicts even when some inputs were unreadable (they are still "
+    "reported).",
+)
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@report_options
+def grade_command(
+    paths: tuple[str, ...],
+    contract_paths: tuple[Path, ...],
+    convention_dirs: tuple[Path, ...],
+    keep_going: bool,
+    quiet: bool,
+    as_json: bool,
+    junit: Path | None,
+    html: Path | None,
+    verbose: bool,
+) -> None:
+    """Grade the traces in PATHS against the contracts that select them.
+
+    PATHS are OTLP files (protobuf or JSON, one request or JSON lines as the collector's file
+    exporter writes them, optionally gzip/zstd compressed), directories, globs, or - for
+    stdin. Spans are grouped into traces, mapped to steps through conventions/, and each
+    trace is graded against every contract whose match selects it (no match = all traces).
+
+    Unreadable inputs (a truncated protobuf, invalid JSON on one line) are reported with file
+    and line or byte offset; the rest is still graded. Exit code: 0 every verdict passed,
+    1 any verdict failed, 2 usage error or any input unreadable (use --keep-going to exit
+    0/1 from the verdicts alone).
+
+    \b
+    Examples:
+      otel-oracles grade examples/traces --contracts examples/contracts
+      otel-oracles grade export.jsonl.zst -c contracts/ --junit grade.xml --keep-going
+      otel-oracles grade traces/ -c support.yaml --conventions my-conventions/ --json
+    """
+    files = discover_contract_files(list(contract_paths))
+    contracts = [load_contract(p) for p in files]
+    if not contracts:
+        raise click.UsageError("no contract files (.json/.yaml/.yml) found in --contracts")
+    conventions = load_conventions(list(convention_dirs))
+    sizes = input_files(paths)
+    total = sum(size for _, size in sizes)
+    run = GradeRun()
+    show_bar = not quiet and total >= PROGRESS_MIN_BYTES and sys.stderr.isatty()
+    if show_bar:
+        with click.progressbar(
+            length=total, label="grading", file=sys.stderr, show_pos=False
+        ) as bar:
+            report = grade_paths(paths, contracts, conventions, progress=bar.update, run=run)
+    else:
+        report = grade_paths(paths, contracts, conventions, run=run)
+    code = report.exit_code(keep_going)
+    emit_report(report, as_json=as_json, junit=junit, html=html, verbose=verbose, exit_code=code)
+    sys.exit(code)

@@ -1,0 +1,136 @@
+"""``otel-oracles inspect``: show each trace's trajectory as the graders see it.
+
+This is how a user debugs a mapping: every step with its kind, tool or model, status,
+duration and source span, and per trace which mapping file recognised how many spans and
+which span names nothing recognised.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from otel_oracles.mapping import load_conventions, map_trace
+from otel_oracles.model.result import InputProblem
+from otel_oracles.model.step import Step, Trajectory
+from otel_oracles.pipeline import read_traces
+
+
+def _duration(step: Step) -> str:
+    ns = step.duration_ns
+    if ns is None:
+        return "-"
+    if ns >= 1_000_000_000:
+        return f"{ns / 1e9:.2f}s"
+    return f"{ns / 1e6:.1f}ms"
+
+
+def _label(step: Step) -> str:
+    if step.kind == "handoff":
+        return f"{step.from_agent or '?'} -> {step.to_agent or '?'}"
+    if step.kind == "agent":
+        return step.agent_name or "-"
+    if step.kind == "generation":
+        return step.model or "-"
+    return step.tool or ("<not captured>" if "tool" in step.redacted else "-")
+
+
+def _coverage(t: Trajectory) -> str:
+    mapped = ", ".join(f"{name} {n}" for name, n in sorted(t.conventions.items())) or "none"
+    unrecognised = sum(t.unmapped_spans.values())
+    line = f"coverage: {mapped}; unrecognised {unrecognised}"
+    if t.unmapped_spans:
+        names = ", ".join(f"{name} x{n}" for name, n in sorted(t.unmapped_spans.items()))
+        line += f" ({names})"
+    if t.orphan_spans:
+        line += f"; orphan spans {len(t.orphan_spans)}"
+    return line
+
+
+def render_trajectory(t: Trajectory) -> str:
+    """The text block ``inspect`` prints for one trace."""
+    lines = [
+        f"trace {t.trace_id}  root {t.root_name!r}  service {t.service_name or '-'}  "
+        f"agent {t.agent_name or '-'}  spans {t.span_count}"
+        + ("  INCOMPLETE" if t.incomplete else "")
+    ]
+    rows = [["#", "KIND", "TOOL/MODEL", "STATUS", "DURATION", "SPAN", "CONVENTION", "NOTES"]]
+    for s in t.steps:
+        notes = []
+        if s.synthesized:
+            notes.append("from model messages")
+        if s.redacted:
+            notes.append("redacted: " + ",".join(s.redacted))
+        if s.kind in ("file_edit",) and s.path:
+            notes.append(s.path)
+        if s.kind == "command" and s.command:
+            notes.append(s.command)
+        if s.kind == "handoff" and s.tool:
+            notes.append(f"via {s.tool}")
+        if s.error_type:
+            notes.append(s.error_type)
+        rows.append(
+            [
+                str(s.index),
+                s.kind.value,
+                _label(s),
+                s.status,
+                _duration(s),
+                s.source.span_id if s.source else "-",
+                s.convention or "-",
+                "; ".join(notes),
+            ]
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    for r in rows:
+        cells = [c.ljust(w) for c, w in zip(r[:-1], widths, strict=True)] + [r[-1]]
+        lines.append("  " + "  ".join(cells).rstrip())
+    inp, out = t.token_usage()
+    shown = ["-" if n is None else str(n) for n in (inp, out)]
+    lines.append(f"  tokens (leaf model calls): input {shown[0]}, output {shown[1]}")
+    lines.append("  " + _coverage(t))
+    return "\n".join(lines)
+
+
+@click.command("inspect")
+@click.argument("paths", nargs=-1, required=True)
+@click.option(
+    "--conventions",
+    "convention_dirs",
+    multiple=True,
+    type=click.Path(exists=True, path_type=Path),
+    help="Extra mapping file or directory, added to the bundled conventions/.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the trajectories as JSON.")
+def inspect_command(
+    paths: tuple[str, ...], convention_dirs: tuple[Path, ...], as_json: bool
+) -> None:
+    """Show the trajectory each trace in PATHS maps to, as the graders see it.
+
+    Per step: index, kind, tool/model, status, duration, source span id and the mapping file
+    that produced it (steps marked "from model messages" were seen only inside a model's
+    messages). Per trace: a coverage line naming how many spans each mapping file
+    recognised, and the spans no file recognised. Exit code 2 when an input was unreadable.
+
+    \b
+    Examples:
+      otel-oracles inspect examples/traces/pydantic-ai-b_tool_retry.otlp.json
+      otel-oracles inspect export.jsonl --conventions my-conventions/ --json
+    """
+    conventions = load_conventions(list(convention_dirs))
+    problems: list[InputProblem] = []
+    trajectories = [map_trace(t, conventions) for t in read_traces(paths, problems)]
+    if as_json:
+        data = {
+            "trajectories": [t.model_dump(mode="json") for t in trajectories],
+            "input_errors": [p.model_dump(mode="json") for p in problems],
+        }
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        click.echo("\n\n".join(render_trajectory(t) for t in trajectories) or "no traces found")
+        for p in problems:
+            click.echo(f"input error: {p.source}: {p.message}", err=True)
+    sys.exit(2 if problems else 0)
