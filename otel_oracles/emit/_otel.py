@@ -514,14 +514,15 @@ def _context_of(span_context: SpanContext | None) -> Context:
 
 
 def _status_text(verdict: Verdict) -> str:
+    """``fail: invariant_failures=1, missing_evidence=2``: the non-zero numbers."""
     c = verdict.counts
     parts = [
-        f"{count} {label}"
-        for count, label in (
-            (c.invariant_failures, "invariant failures"),
-            (c.budget_exhausted, "exhausted budgets"),
-            (c.missing_evidence, "missing evidence"),
-            (c.errors, "check errors"),
+        f"{label}={count}"
+        for label, count in (
+            ("invariant_failures", c.invariant_failures),
+            ("budget_exhausted", c.budget_exhausted),
+            ("missing_evidence", c.missing_evidence),
+            ("errors", c.errors),
         )
         if count
     ]
