@@ -60,7 +60,7 @@ def grade_pairings(pairings: list[Pairing]) -> tuple[RunReport, list[tuple[Verdi
                 expected.append((verdict, pairing.expect))
             if not verdict.passed and t.file_edits() and not wrote_any_workspace_file(t, task):
                 report.notes.append(
-                    f"{t.source} wrote none of task {task.id!r}'s workspace files: it was "
+                    f"{t.source} wrote none of the workspace files of task {task.id!r}: it was "
                     "probably recorded for another task (scope it with --manifest)"
                 )
     return report, expected

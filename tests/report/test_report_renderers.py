@@ -1,0 +1,121 @@
+"""The shared renderers: console table, JSON, JUnit XML and HTML are pure functions of a
+RunReport, whether its verdicts came from trajectories or traces."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+from otel_oracles.model.result import (
+    InputProblem,
+    OracleResult,
+    Outcome,
+    RunReport,
+    Verdict,
+    count_outcomes,
+)
+from otel_oracles.report import render_console, render_html, render_json, render_junit
+
+
+def result(outcome: Outcome, message: str, name: str = "check") -> OracleResult:
+    return OracleResult(
+        oracle_type=name,
+        name=name,
+        outcome=outcome,
+        passed=outcome in (Outcome.PASS, Outcome.TOLERATED),
+        message=message,
+        contract_id="c",
+    )
+
+
+def verdict(subject: str, *results: OracleResult, **kw: object) -> Verdict:
+    rs = list(results)
+    return Verdict(
+        contract_id="c",
+        contract_version=3,
+        subject=subject,
+        passed=all(r.passed for r in rs),
+        results=rs,
+        counts=count_outcomes(rs),
+        duration_ns=1_500_000,
+        **kw,
+    )
+
+
+def sample() -> RunReport:
+    return RunReport(
+        verdicts=[
+            verdict("good.json", result(Outcome.PASS, "fine"), result(Outcome.TOLERATED, "1/1")),
+            verdict(
+                "4bf92f3577b34da6a3ce929d0e0e4736",
+                result(Outcome.INVARIANT_FAILURE, "deleted <script>alert(1)</script>", "inv"),
+                result(Outcome.MISSING_EVIDENCE, "no\nmessages\x01captured", "ev"),
+                root_name="invoke_agent support",
+                agent_name="support",
+            ),
+            verdict("crash.json", result(Outcome.ERROR, "oracle raised KeyError: 'x'", "boom")),
+        ],
+        notes=["scored against 1 task(s)"],
+        input_errors=[InputProblem(source="bad.jsonl:3", message="invalid JSON")],
+    )
+
+
+def test_console_table_has_the_columns_and_one_line_per_failing_result() -> None:
+    text = render_console(sample())
+    lines = text.splitlines()
+    assert lines[0].split() == [
+        "SUBJECT", "AGENT", "CONTRACT", "VERDICT", "INV", "TOL", "EXH", "MISS",
+    ]  # fmt: skip
+    good = next(line for line in lines if line.startswith("good.json"))
+    assert good.split() == ["good.json", "-", "c@3", "pass", "0", "1", "0", "0"]
+    trace = next(line for line in lines if line.startswith("4bf92f"))
+    assert trace.split()[1:4] == ["support", "c@3", "FAIL"]
+    assert "    x invariant_failure inv: deleted <script>alert(1)</script>" in lines
+    assert "    x missing_evidence ev: no messages\x01captured" in lines
+    assert not any("fine" in line for line in lines), "passing results are hidden by default"
+    assert "3 verdict(s): 1 passed, 1 failed, 1 harness error(s), 1 input error(s)" in lines
+    assert "note: scored against 1 task(s)" in lines
+    assert "input error: bad.jsonl:3: invalid JSON" in lines
+
+
+def test_console_omits_the_agent_column_when_no_subject_has_one() -> None:
+    report = RunReport(verdicts=[verdict("a.json", result(Outcome.PASS, "ok"))])
+    assert render_console(report).splitlines()[0].split()[1] == "CONTRACT"
+
+
+def test_json_is_the_model_dump_plus_derived_fields() -> None:
+    data = json.loads(render_json(sample()))
+    assert [v["verdict"] for v in data["verdicts"]] == ["pass", "fail", "error"]
+    assert data["passed"] is False and data["exit_code"] == 2
+    for v in data["verdicts"]:
+        v.pop("verdict")
+    data.pop("passed")
+    data.pop("exit_code")
+    assert RunReport.model_validate(data) == sample()
+
+
+def test_junit_one_testcase_per_contract_and_subject_with_failure_and_error() -> None:
+    root = ET.fromstring(render_junit(sample()))
+    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("4", "1", "2")
+    suite = root.find("testsuite[@name='c@3']")
+    assert suite is not None
+    cases = {c.get("name"): c for c in suite.findall("testcase")}
+    assert list(cases) == ["good.json", "4bf92f3577b34da6a3ce929d0e0e4736", "crash.json"]
+    assert cases["good.json"].find("failure") is None
+    failure = cases["4bf92f3577b34da6a3ce929d0e0e4736"].find("failure")
+    assert failure is not None and failure.get("type") == "invariant_failure"
+    assert failure.get("message") == "inv: deleted <script>alert(1)</script>"
+    assert "missing_evidence ev: no\nmessages?captured" in (failure.text or "")
+    error = cases["crash.json"].find("error")
+    assert error is not None and "KeyError" in error.get("message", "")
+    inputs = root.find("testsuite[@name='otel-oracles inputs']/testcase/error")
+    assert inputs is not None and inputs.get("message") == "invalid JSON"
+
+
+def test_html_is_self_contained_and_escapes_everything() -> None:
+    page = render_html(sample())
+    assert "<script>" not in page, "text from a trace must never become markup"
+    assert "deleted &lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "http://" not in page and "https://" not in page and "<link" not in page
+    assert page.count("<details") == 3
+    assert "scored against 1 task(s)" in page and "bad.jsonl:3" in page
