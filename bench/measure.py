@@ -9,6 +9,9 @@ of any worker processes it waited for).
 Usage:
     python bench/measure.py baseline proto_walk FILE
     python bench/measure.py cli -- grade FILE... --contracts DIR [--workers N]
+    python bench/measure.py stage decode|decode_dicts|assemble|map FILE...
+    python bench/measure.py pipeline FILE... CONTRACTS_DIR [--profile OUT.prof]
+    python bench/measure.py emit FILE... CONTRACTS_DIR otlp|file:PATH
     python bench/measure.py startup            # imports only: the RSS floor of a grade run
 """
 
@@ -75,6 +78,129 @@ def run_cli(args: list[str]) -> dict[str, Any]:
     return {"wall_s": time.perf_counter() - t0, "cpu_s": _cpu() - c0, "exit_code": code}
 
 
+def run_stage(name: str, paths: list[str]) -> dict[str, Any]:
+    """The project's own stages, timed one prefix of the pipeline at a time, so a slow
+    ``grade`` can be attributed: ``decode`` (read_paths, records only), ``decode_dicts``
+    (plus every attribute materialized, i.e. defeating lazy decoding), ``assemble``
+    (decode plus grouping into traces), ``map`` (plus mapping every trace to steps)."""
+    from otel_oracles.decode import read_paths
+
+    problems: list[Any] = []
+    t0, c0 = time.perf_counter(), _cpu()
+    spans = traces = 0
+    if name == "decode":
+        for batch in read_paths(paths, problems):
+            spans += len(batch.spans)
+    elif name == "decode_dicts":
+        for batch in read_paths(paths, problems):
+            for span in batch.spans:
+                dict(span.attributes)
+                dict(span.resource)
+                for ev in span.events:
+                    dict(ev.attributes)
+                spans += 1
+    elif name == "assemble":
+        from otel_oracles.assemble import assemble_offline
+
+        for trace in assemble_offline(read_paths(paths, problems)):
+            traces += 1
+            spans += len(trace.spans)
+    elif name == "map":
+        from otel_oracles.assemble import assemble_offline
+        from otel_oracles.mapping import load_conventions, map_trace
+
+        conventions = load_conventions([])
+        for trace in assemble_offline(read_paths(paths, problems)):
+            map_trace(trace, conventions)
+            traces += 1
+            spans += len(trace.spans)
+    else:
+        raise SystemExit(f"unknown stage {name!r}")
+    return {
+        "spans": spans,
+        "traces": traces,
+        "problems": len(problems),
+        "wall_s": time.perf_counter() - t0,
+        "cpu_s": _cpu() - c0,
+    }
+
+
+def run_pipeline(paths: list[str], contracts_dir: str, profile: str | None) -> dict[str, Any]:
+    """``pipeline.grade_paths`` in-process, without the CLI around it (for profiling, and to
+    tell the pipeline's cost from the CLI's rendering)."""
+    from otel_oracles.mapping import load_conventions
+    from otel_oracles.model.contract import discover_contract_files, load_contract
+    from otel_oracles.pipeline import GradeRun, grade_paths
+
+    t0, c0 = time.perf_counter(), _cpu()
+    contracts = [load_contract(f) for f in discover_contract_files([contracts_dir])]
+    conventions = load_conventions([])
+    run = GradeRun()
+    if profile:
+        import cProfile
+
+        prof = cProfile.Profile()
+        report = prof.runcall(grade_paths, paths, contracts, conventions, run=run)
+        prof.dump_stats(profile)
+    else:
+        report = grade_paths(paths, contracts, conventions, run=run)
+    return {
+        "spans": run.spans,
+        "traces": run.traces,
+        "verdicts": len(report.verdicts),
+        "failed": sum(1 for v in report.verdicts if not v.passed),
+        "wall_s": time.perf_counter() - t0,
+        "cpu_s": _cpu() - c0,
+    }
+
+
+def run_emit(paths: list[str], contracts_dir: str, target: str) -> dict[str, Any]:
+    """Grade (timed), then emit every verdict (timed separately) through the real emitter.
+
+    ``target`` is ``otlp`` (OTLP http/protobuf to ``OTEL_EXPORTER_OTLP_ENDPOINT``, a sink in
+    another process) or ``file:PATH`` (``--results-out``, no network). Both CPU figures are
+    this process's user+sys, which includes the exporters' threads.
+    """
+    from otel_oracles.emit import build_emitter
+    from otel_oracles.mapping import load_conventions
+    from otel_oracles.model.contract import discover_contract_files, load_contract
+    from otel_oracles.pipeline import grade_trace, read_traces
+
+    t0, c0 = time.perf_counter(), _cpu()
+    contracts = [load_contract(f) for f in discover_contract_files([contracts_dir])]
+    conventions = load_conventions([])
+    pairs = []
+    spans = 0
+    for trace in read_traces(paths, []):
+        spans += len(trace.spans)
+        pairs.extend(grade_trace(trace, contracts, conventions))
+    grade_wall, grade_cpu = time.perf_counter() - t0, _cpu() - c0
+    t1, c1 = time.perf_counter(), _cpu()
+    if target == "otlp":
+        emitter = build_emitter(export="otlp", protocol="http/protobuf")
+    else:
+        emitter = build_emitter(results_out=Path(target.removeprefix("file:")))
+    setup_cpu = _cpu() - c1
+    for i in range(0, len(pairs), 512):  # the CLI hands verdicts over in batches too
+        emitter.export(pairs[i : i + 512])
+    emitter.force_flush()
+    emitter.shutdown()
+    stats = getattr(emitter, "stats", None)
+    return {
+        "spans": spans,
+        "verdicts": len(pairs),
+        "results": sum(len(v.results) for v, _ in pairs),
+        "grade_wall_s": grade_wall,
+        "grade_cpu_s": grade_cpu,
+        "wall_s": time.perf_counter() - t1,
+        "cpu_s": _cpu() - c1,
+        "setup_cpu_s": setup_cpu,
+        "spans_exported": getattr(stats, "spans_exported", -1),
+        "log_records_exported": getattr(stats, "log_records_exported", -1),
+        "emit_ok": bool(getattr(stats, "ok", False)),
+    }
+
+
 def run_startup() -> dict[str, Any]:
     import otel_oracles.cli  # noqa: F401  (the import is the measurement)
 
@@ -90,6 +216,14 @@ def main(argv: list[str]) -> int:
         out = run_baseline(rest[0], rest[1])
     elif kind == "cli":
         out = run_cli(rest[1:] if rest[:1] == ["--"] else rest)
+    elif kind == "stage":
+        out = run_stage(rest[0], rest[1:])
+    elif kind == "pipeline":
+        prof = rest[rest.index("--profile") + 1] if "--profile" in rest else None
+        files = [a for a in rest if a not in ("--profile", prof)]
+        out = run_pipeline(files[:-1], files[-1], prof)
+    elif kind == "emit":
+        out = run_emit(rest[:-2], rest[-2], rest[-1])
     elif kind == "startup":
         out = run_startup()
     else:

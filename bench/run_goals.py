@@ -71,11 +71,16 @@ class Result:
         )
 
 
-def run_job(args: list[str]) -> dict[str, Any]:
+def run_job(args: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
     """One ``measure.py`` job in a fresh process; adds the process tree's peak RSS and CPU
     (from ``wait4``, which covers reaped worker processes too)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen([sys.executable, str(MEASURE), *args], stdout=out, stderr=err)
+        proc = subprocess.Popen(
+            [sys.executable, str(MEASURE), *args],
+            stdout=out,
+            stderr=err,
+            env={**os.environ, **env} if env else None,
+        )
         timer = threading.Timer(JOB_TIMEOUT_S, proc.kill)
         timer.start()
         try:
@@ -320,16 +325,80 @@ def goal3(
     ]
 
 
-def goal4() -> list[Result]:
-    opts = grade_options()
-    if opts is None or not any(o.startswith("--emit") or o.startswith("--otlp") for o in opts):
-        return [
-            Result(
-                "G4", "emission CPU / grading CPU", None, "<= 0.30", None, "grade cannot emit yet"
+class Sink:
+    """``sink_proc.py`` in its own process: an OTLP/HTTP endpoint that counts what arrives."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, str(HERE / "sink_proc.py")],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.proc.stdout is not None and self.proc.stdin is not None
+        self.endpoint: str = json.loads(self.proc.stdout.readline())["endpoint"]
+
+    def counts(self) -> dict[str, int]:
+        assert self.proc.stdout is not None and self.proc.stdin is not None
+        self.proc.stdin.write("\n")
+        self.proc.stdin.flush()
+        counts: dict[str, int] = json.loads(self.proc.stdout.readline())
+        return counts
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait(10)
+
+
+def goal4(data: Path, contracts: Path, repeats: int) -> list[Result]:
+    try:
+        from otel_oracles.emit import build_emitter  # noqa: F401
+    except ImportError:
+        return [Result("G4", "emission CPU / grading CPU", None, "<= 0.30", None, "no emitter yet")]
+    pb = data / "traces.binpb"
+    sink = Sink()
+    try:
+        runs = []
+        for _ in range(repeats):
+            before = sink.counts()
+            fig = run_job(
+                ["emit", str(pb), str(contracts), "otlp"],
+                env={"OTEL_EXPORTER_OTLP_ENDPOINT": sink.endpoint},
             )
-        ]
+            after = sink.counts()
+            fig["sink_spans"] = after["spans"] - before["spans"]
+            fig["sink_log_records"] = after["log_records"] - before["log_records"]
+            runs.append(fig)
+    finally:
+        sink.close()
+    m = medians(runs)
+    ratio = m["cpu_s"] / m["grade_cpu_s"]
+    steady = (m["cpu_s"] - m["setup_cpu_s"]) / m["grade_cpu_s"]
+    lossless = all(
+        r["sink_spans"] == r["verdicts"] and r["sink_log_records"] == r["results"] for r in runs
+    )
+    last = runs[-1]
     return [
-        Result("G4", "emission CPU / grading CPU", None, "<= 0.30", None, "emission wiring pending")
+        Result(
+            "G4",
+            "emission CPU / grading CPU (OTLP http)",
+            ratio,
+            "<= 0.30",
+            ratio <= 0.3,
+            f"{m['cpu_s']:.2f} s emitting vs {m['grade_cpu_s']:.2f} s grading; "
+            f"{steady:.2f} without the one-time exporter setup",
+            m,
+        ),
+        Result(
+            "G4b",
+            "every result reached the sink (count in = out)",
+            float(last["sink_spans"] + last["sink_log_records"]),
+            "= in",
+            lossless,
+            f"{last['verdicts']} verdicts -> {last['sink_spans']} grade spans; "
+            f"{last['results']} results -> {last['sink_log_records']} log records",
+        ),
     ]
 
 
@@ -410,7 +479,7 @@ def main(argv: list[str] | None = None) -> int:
         small = dataset(args.out, max(1, traces // 10), args.concurrency, jsonl=False)
         results += goal3(small, (data, manifest), contracts, repeats)
     if "4" in goals:
-        results += goal4()
+        results += goal4(data, contracts, repeats)
     for r in results:
         print(r.line())
     print(f"done in {time.perf_counter() - t0:.1f} s")
