@@ -7,7 +7,14 @@ explanations, are documented in docs/telemetry.md and declared in
 conventions/registry/otel-oracles.yaml.
 """
 
-from otel_oracles.emit._base import EmitResult, Emitter, FanOutEmitter, GradedPair, InMemoryEmitter
+from otel_oracles.emit._base import (
+    BatchingEmitter,
+    EmitResult,
+    Emitter,
+    FanOutEmitter,
+    GradedPair,
+    InMemoryEmitter,
+)
 from otel_oracles.emit._build import build_emitter, otlp_exporters, otlp_protocol
 from otel_oracles.emit._explain import ExplainMode, explain, looks_secret
 from otel_oracles.emit._metrics import GraderMetrics
@@ -21,6 +28,7 @@ from otel_oracles.emit._otlp_json import (
 from otel_oracles.emit.config import EmitSettings
 
 __all__ = [
+    "BatchingEmitter",
     "EmitResult",
     "EmitSettings",
     "EmitStats",

@@ -145,3 +145,66 @@ class FanOutEmitter(Emitter):
             if not found.is_noop:
                 return found
         return GraderMetrics.noop()
+
+
+class BatchingEmitter(Emitter):
+    """Collects pairs and forwards them to ``inner`` in batches of ``batch_size``.
+
+    For callers that produce one trace at a time (offline ``grade``): one export call per
+    trace would mean one network request per trace. Forwarding happens on the caller's
+    thread when a batch fills, and in ``force_flush``/``shutdown`` for the rest, so at most
+    ``batch_size`` pairs wait and none is dropped. ``export`` returns the forwarded batch's
+    result, or SUCCESS when the pairs were only buffered.
+    """
+
+    def __init__(self, inner: Emitter, batch_size: int = 256) -> None:
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        self.inner = inner
+        self._batch_size = batch_size
+        self._pending: list[GradedPair] = []
+        self._lock = threading.Lock()
+        self._shutdown = False
+        self.last_result = EmitResult.SUCCESS
+        """The result of the most recent forwarded batch."""
+        self.failed_batches = 0
+
+    def export(self, results: Sequence[GradedPair]) -> EmitResult:
+        with self._lock:
+            if self._shutdown:
+                return EmitResult.FAILURE
+            self._pending.extend(results)
+            if len(self._pending) < self._batch_size:
+                return EmitResult.SUCCESS
+            return self._forward()
+
+    def _forward(self) -> EmitResult:
+        """Forward everything pending; the caller holds the lock."""
+        outcome = EmitResult.SUCCESS
+        while self._pending:
+            batch = self._pending[: self._batch_size]
+            del self._pending[: self._batch_size]
+            if self.inner.export(batch) is EmitResult.FAILURE:
+                outcome = EmitResult.FAILURE
+                self.failed_batches += 1
+        self.last_result = outcome
+        return outcome
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        deadline = time.monotonic() + timeout_millis / 1000
+        with self._lock:
+            self._forward()
+        remaining_ms = int((deadline - time.monotonic()) * 1000)
+        return remaining_ms > 0 and self.inner.force_flush(remaining_ms)
+
+    def shutdown(self) -> None:
+        with self._lock:
+            if self._shutdown:
+                return
+            self._forward()
+            self._shutdown = True
+        self.inner.shutdown()
+
+    @property
+    def metrics(self) -> GraderMetrics:
+        return self.inner.metrics

@@ -200,7 +200,7 @@ class OtelEmitter(Emitter):
     Thread-safe: ``export`` calls are serialized (emission is CPU-bound Python; a lock is
     cheaper than the coordination a queue would need). ``export`` blocks for the network
     round trips of its batches; each exporter's own timeout (``OTEL_EXPORTER_OTLP_TIMEOUT``)
-    bounds them, and after one failed batch an exporter gets no more batches in that call.
+    bounds them, and a failed exporter is skipped for ``retry_after_seconds``.
     """
 
     def __init__(
@@ -221,6 +221,8 @@ class OtelEmitter(Emitter):
         self._lock = threading.Lock()
         self._shutdown = False
         self._span_exporters = tuple(span_exporters)
+        self._down_until: dict[int, float] = {}
+        """id(exporter) -> monotonic time before which it gets no batches (it failed)."""
         self._log_exporters = tuple(log_exporters)
         self._collector = _Collector()
         version = _version()
@@ -269,18 +271,16 @@ class OtelEmitter(Emitter):
                 self.stats.rejected_after_shutdown += len(results)
                 logger.warning("export after shutdown: %d verdicts not emitted", len(results))
                 return EmitResult.FAILURE
-            failed_spans: set[int] = set()
-            failed_logs: set[int] = set()
             ok = True
             batch = self.settings.max_export_batch_size
             for verdict, trajectory in results:
                 self._emit_one(verdict, trajectory)
                 if len(self._collector.spans) >= batch:
-                    ok &= self._ship_spans(failed_spans)
+                    ok &= self._ship_spans()
                 if len(self._collector.logs) >= batch:
-                    ok &= self._ship_logs(failed_logs)
-            ok &= self._ship_spans(failed_spans)
-            ok &= self._ship_logs(failed_logs)
+                    ok &= self._ship_logs()
+            ok &= self._ship_spans()
+            ok &= self._ship_logs()
         return EmitResult.SUCCESS if ok else EmitResult.FAILURE
 
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
@@ -390,36 +390,37 @@ class OtelEmitter(Emitter):
 
     # ---- shipping ------------------------------------------------------------------------
 
-    def _ship_spans(self, failed: set[int]) -> bool:
+    def _ship_spans(self) -> bool:
         items, self._collector.spans = self._collector.spans, []
-        return self._ship(items, self._span_exporters, failed, "spans", SpanExportResult.SUCCESS)
+        return self._ship(items, self._span_exporters, "spans", SpanExportResult.SUCCESS)
 
-    def _ship_logs(self, failed: set[int]) -> bool:
+    def _ship_logs(self) -> bool:
         items, self._collector.logs = self._collector.logs, []
-        return self._ship(
-            items, self._log_exporters, failed, "log records", LogRecordExportResult.SUCCESS
-        )
+        return self._ship(items, self._log_exporters, "log records", LogRecordExportResult.SUCCESS)
 
     def _ship(
         self,
         items: Sequence[Any],
         exporters: Sequence[SpanExporter | LogRecordExporter],
-        failed: set[int],
         what: str,
         success: object,
     ) -> bool:
-        """Hand ``items`` to every exporter; an exporter that failed earlier in this
-        ``export`` call is not retried (its timeout already elapsed once)."""
+        """Hand ``items`` to every exporter. An exporter that failed gets no batches for
+        ``retry_after_seconds`` (they are counted as not delivered): a dead endpoint then
+        costs one exporter timeout, not one per batch."""
         if not items:
             return True
         ok = True
-        for i, exporter in enumerate(exporters):
+        now = time.monotonic()
+        for exporter in exporters:
+            key = id(exporter)
             delivered = False
-            if i not in failed:
+            if now >= self._down_until.get(key, 0.0):
                 delivered = _call(lambda e=exporter: e.export(items), what) is success
+                if not delivered:
+                    self._down_until[key] = time.monotonic() + self.settings.retry_after_seconds
             if not delivered:
                 ok = False
-                failed.add(i)
                 self.stats.note_error(
                     f"{what}: export via {type(exporter).__name__} to "
                     f"{self.destination or 'its destination'} failed"

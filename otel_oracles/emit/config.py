@@ -32,6 +32,9 @@ DEFAULT_MAX_EXPORT_BATCH_SIZE = 512
 """Spans or log records per export request: the SDK batch processor's default size, which
 keeps every request far below the 4 MiB gRPC message limit."""
 
+DEFAULT_RETRY_AFTER_SECONDS = 30.0
+"""An unreachable collector costs one exporter timeout per this period, not one per batch."""
+
 GRADE_DURATION_BUCKETS_S: tuple[float, ...] = (
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
     60.0,
@@ -56,6 +59,9 @@ class EmitSettings(BaseModel):
     metrics: bool = True
     explain: ExplainMode = "template"
     max_export_batch_size: int = Field(default=DEFAULT_MAX_EXPORT_BATCH_SIZE, ge=1)
+    retry_after_seconds: float = Field(default=DEFAULT_RETRY_AFTER_SECONDS, ge=0)
+    """After a failed export, batches for that destination are counted as not delivered
+    (not attempted) for this long."""
 
     @classmethod
     def from_env(cls, **overrides: object) -> EmitSettings:

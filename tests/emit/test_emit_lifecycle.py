@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from otel_oracles.emit import (
+    BatchingEmitter,
     EmitResult,
     Emitter,
     FanOutEmitter,
@@ -32,6 +33,7 @@ FACTORIES: dict[str, Callable[[Path], Emitter]] = {
     "in_memory": lambda _: InMemoryEmitter(),
     "fan_out": lambda _: FanOutEmitter([InMemoryEmitter(), InMemoryEmitter()]),
     "otel_file": lambda tmp: build_emitter(None, tmp / "r.jsonl"),
+    "batching": lambda _: BatchingEmitter(InMemoryEmitter(), batch_size=2),
 }
 
 
@@ -136,3 +138,33 @@ def test_no_result_is_dropped_count_in_equals_count_out(
     assert emitter.stats.spans_exported == 5_000 and emitter.stats.log_records_exported == 5_000
     (traces,) = sink.metrics(n.METRIC_TRACES)
     assert sum(p.as_int for _, p in traces.points()) == 5_000
+
+
+class _Recording(InMemoryEmitter):
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[int] = []
+
+    def export(self, results: Sequence[GradedPair]) -> EmitResult:
+        self.calls.append(len(results))
+        return super().export(results)
+
+
+def test_batching_emitter_forwards_full_batches_and_the_rest_at_shutdown() -> None:
+    inner = _Recording()
+    batching = BatchingEmitter(inner, batch_size=3)
+    for _ in range(7):
+        assert batching.export([_pair()]) is EmitResult.SUCCESS
+    assert inner.calls == [3, 3], "full batches are forwarded as they fill"
+    batching.shutdown()
+    assert inner.calls == [3, 3, 1], "the remainder is forwarded at shutdown, nothing dropped"
+    assert len(inner.results) == 7
+
+
+def test_batching_emitter_force_flush_forwards_pending_pairs() -> None:
+    inner = _Recording()
+    batching = BatchingEmitter(inner, batch_size=100)
+    batching.export([_pair(), _pair()])
+    assert inner.calls == []
+    assert batching.force_flush(1_000) is True
+    assert inner.calls == [2]

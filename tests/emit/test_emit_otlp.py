@@ -207,3 +207,22 @@ def test_unreachable_endpoint_is_reported_not_raised(
     assert not emitter.stats.ok
     # 5 span batches + 15 log batches: only the first of each is attempted (1 s timeout each).
     assert elapsed < 6, f"a dead endpoint must not cost a timeout per batch ({elapsed:.1f}s)"
+
+
+def test_dead_endpoint_costs_one_timeout_across_export_calls(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Offline grade exports in many calls; a dead collector must not cost a timeout each."""
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", f"http://127.0.0.1:{_closed_port()}")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "1")
+    emitter = build_emitter("otlp")
+    assert isinstance(emitter, OtelEmitter)
+    trajectory = make_trajectory()
+    start = time.monotonic()
+    results = [emitter.export([(make_verdict(trajectory), trajectory)]) for _ in range(10)]
+    elapsed = time.monotonic() - start
+    emitter.shutdown()
+    assert set(results) == {EmitResult.FAILURE}
+    assert emitter.stats.spans_failed == 10, "every undelivered span is counted"
+    assert elapsed < 5, f"10 calls to a dead endpoint took {elapsed:.1f}s"

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Set up everything the test suite needs on a fresh machine, then run it.
+# README.md ("Run the tests") and .ci/run both run exactly this script.
+#
+# What it installs, and why:
+#   .venv/                 the project and its test dependencies (pip, editable)
+#   prometheus (apt)       the collector e2e tests scrape real metrics with a real Prometheus
+#   tests/server/node/     the OpenTelemetry JS SDK client that sends OTLP/JSON to `serve`
+#   collector binary       built from tests/collector/otelcol, cached outside the repository
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+step() { printf '\n==> %s\n' "$*" >&2; }
+
+PYTHON="${PYTHON:-python3}"
+step "Python environment (.venv)"
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+.venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
+
+if ! command -v prometheus >/dev/null 2>&1; then
+    step "Prometheus (Debian package)"
+    if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+        DEBIAN_FRONTEND=noninteractive apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+        # The package starts a system service on :9090; the tests run their own instance.
+        (command -v systemctl >/dev/null && systemctl stop prometheus) >/dev/null 2>&1 || true
+        pkill -x prometheus >/dev/null 2>&1 || true
+    else
+        echo "prometheus is not installed and this shell cannot apt-get it; its tests will skip" >&2
+    fi
+fi
+
+if [ -f tests/server/node/package-lock.json ]; then
+    step "Node.js test client (npm ci)"
+    (cd tests/server/node && npm ci --no-audit --no-fund --loglevel=error)
+fi
+
+if [ -x tests/collector/build.sh ] || [ -f tests/collector/build.sh ]; then
+    step "OpenTelemetry Collector binary (cached)"
+    bash tests/collector/build.sh >/dev/null
+fi
+
+step "Lint (ruff)"
+.venv/bin/ruff check .
+.venv/bin/ruff format --check .
+
+step "Tests (pytest)"
+.venv/bin/python -m pytest "$@"
