@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from operator import attrgetter
 
 from otel_oracles.model.span import LogRecord, SpanRecord, Trace
 
@@ -23,12 +24,12 @@ def build_trace(trace_id: str, spans: list[SpanRecord], logs: Iterable[LogRecord
       ``unattached_logs``. Re-assembling with the same records is idempotent: log-based
       events attached earlier are replaced, not duplicated.
     """
-    by_id: dict[str, SpanRecord] = {}
-    unique: list[SpanRecord] = []
-    for span in spans:
-        if span.span_id not in by_id:
-            by_id[span.span_id] = span
-            unique.append(span)
+    by_id = {span.span_id: span for span in spans}
+    if len(by_id) == len(spans):
+        unique = spans
+    else:  # keep the first record of a repeated span id, in arrival order
+        unique = _first_of_each(spans)
+        by_id = {span.span_id: span for span in unique}
 
     children: dict[str, list[SpanRecord]] = {}
     top: list[SpanRecord] = []
@@ -38,27 +39,33 @@ def build_trace(trace_id: str, spans: list[SpanRecord], logs: Iterable[LogRecord
         if not parent:
             top.append(span)
         elif parent in by_id and parent != span.span_id:
-            children.setdefault(parent, []).append(span)
+            kids = children.get(parent)
+            if kids is None:
+                children[parent] = [span]
+            else:
+                kids.append(span)
         else:
             orphans.append(span)
     for kids in children.values():
-        kids.sort(key=_start)  # stable: ties keep arrival order
-    top.sort(key=_start)
-    orphans.sort(key=_start)
+        if len(kids) > 1:
+            kids.sort(key=_START)  # stable: ties keep arrival order
+    top.sort(key=_START)
+    orphans.sort(key=_START)
 
     ordered: list[SpanRecord] = []
-    seen: set[str] = set()
-    _walk(top, children, ordered, seen)
-    _walk(orphans, children, ordered, seen)
-    cyclic = [s for s in unique if s.span_id not in seen]
-    if cyclic:
-        # Parent chains that loop never reach a root; keep them, as orphans.
-        cyclic.sort(key=_start)
-        for span in cyclic:
-            if span.span_id not in seen:
+    _walk(top, children, ordered)
+    _walk(orphans, children, ordered)
+    if len(ordered) < len(unique):
+        # Only spans on a parent cycle are unreachable from a root or an orphan; keep them,
+        # each cycle entered at its earliest span, as orphans.
+        reached = {span.span_id for span in ordered}
+        for span in sorted(unique, key=_START):
+            if span.span_id not in reached:
                 orphans.append(span)
-                _walk([span], children, ordered, seen)
-    ordered.sort(key=_start)  # stable: ties keep tree order
+                before = len(ordered)
+                _walk([span], children, ordered, reached)
+                reached.update(s.span_id for s in ordered[before:])
+    ordered.sort(key=_START)  # stable: ties keep tree order
 
     unattached = _attach_logs(trace_id, by_id, logs)
     return Trace(
@@ -71,27 +78,42 @@ def build_trace(trace_id: str, spans: list[SpanRecord], logs: Iterable[LogRecord
     )
 
 
-def _start(span: SpanRecord) -> int:
-    return span.start_ns
+_START = attrgetter("start_ns")
+
+
+def _first_of_each(spans: list[SpanRecord]) -> list[SpanRecord]:
+    seen: set[str] = set()
+    out = []
+    for span in spans:
+        if span.span_id not in seen:
+            seen.add(span.span_id)
+            out.append(span)
+    return out
 
 
 def _walk(
     starts: list[SpanRecord],
     children: dict[str, list[SpanRecord]],
     out: list[SpanRecord],
-    seen: set[str],
+    stop: set[str] | None = None,
 ) -> None:
-    """Pre-order depth-first walk, iterative (agent traces can nest deeply)."""
-    stack = list(reversed(starts))
+    """Pre-order depth-first walk, iterative (agent traces can nest deeply). Without parent
+    cycles every span is reached once; ``stop`` guards the walk into a cycle."""
+    stack = starts[::-1]
+    pop = stack.pop
+    push = stack.extend
+    append = out.append
+    get = children.get
     while stack:
-        span = stack.pop()
-        if span.span_id in seen:
-            continue
-        seen.add(span.span_id)
-        out.append(span)
-        kids = children.get(span.span_id)
+        span = pop()
+        if stop is not None:
+            if span.span_id in stop:
+                continue
+            stop.add(span.span_id)
+        append(span)
+        kids = get(span.span_id)
         if kids:
-            stack.extend(reversed(kids))
+            push(kids[::-1])
 
 
 def _attach_logs(trace_id: str, by_id: dict[str, SpanRecord], logs: Iterable[LogRecord]) -> int:

@@ -117,7 +117,7 @@ def _walk(root: Path) -> list[Path]:
         for name in sorted(filenames):
             if not name.startswith(".") and _looks_like_otlp_name(name):
                 found.append(Path(dirpath) / name)
-    return found
+    return sorted(found, key=lambda p: p.parts)
 
 
 def _looks_like_otlp_name(name: str) -> bool:

@@ -28,7 +28,11 @@ from otel_oracles.decode._values import (
 from otel_oracles.errors import InputError
 from otel_oracles.model.span import EMPTY, EventRecord, LinkRecord, LogRecord, SpanRecord
 
-_HEX = re.compile(r"[0-9a-fA-F]+")
+_HEX = re.compile(r"[0-9a-fA-F]+").fullmatch
+_ZERO32 = "0" * 32
+_ZERO16 = "0" * 16
+_MAX_KIND = 5
+_MAX_STATUS = 2
 
 _SPAN_KINDS = {
     "SPAN_KIND_UNSPECIFIED": 0,
@@ -82,7 +86,7 @@ def _id(value: Any, size: int, field: str, *, optional: bool = False) -> str:
         raise _Bad(f"{field} is missing")
     if type(value) is not str:
         raise _Bad(f"{field} must be a hex string, got {_show(value)}")
-    if len(value) == 2 * size and _HEX.fullmatch(value):
+    if len(value) == 2 * size and _HEX(value):
         if value.count("0") == len(value):
             if optional:
                 return ""  # an all-zero parent id is how some writers spell "no parent"
@@ -239,6 +243,8 @@ def _span(
     problems: list[str],
     report: Report,
 ) -> SpanRecord:
+    # The hot path of JSON decoding: common, well-formed values are checked inline and only
+    # unusual ones go through the general helpers.
     if type(sp) is not dict:
         raise _Bad(f"expected a span object, got {_show(sp)}")
     if "traceId" in sp:
@@ -253,47 +259,75 @@ def _span(
         parent = sp.get("parent_span_id")
         start = sp.get("start_time_unix_nano")
         end = sp.get("end_time_unix_nano")
+    if type(trace_id) is str and len(trace_id) == 32 and _HEX(trace_id) and trace_id != _ZERO32:
+        trace_id = trace_id.lower()
+    else:
+        trace_id = _id(trace_id, 16, "traceId")
+    if type(span_id) is str and len(span_id) == 16 and _HEX(span_id) and span_id != _ZERO16:
+        span_id = span_id.lower()
+    else:
+        span_id = _id(span_id, 8, "spanId")
+    if not parent:
+        parent = ""
+    elif type(parent) is str and len(parent) == 16 and _HEX(parent) and parent != _ZERO16:
+        parent = parent.lower()
+    else:
+        parent = _id(parent, 8, "parentSpanId", optional=True)
     name = sp.get("name", "")
     if type(name) is not str:
         raise _Bad(f"name must be a string, got {_show(name)}")
-    record = SpanRecord(
-        _id(trace_id, 16, "traceId"),
-        _id(span_id, 8, "spanId"),
-        _id(parent, 8, "parentSpanId", optional=True),
-        name,
-        _enum(sp.get("kind"), _SPAN_KINDS, 5, f"{where}[{index}].kind", problems),
-        _nanos(start, "startTimeUnixNano"),
-        _nanos(end, "endTimeUnixNano"),
-    )
+    kind = sp.get("kind", 0)
+    if type(kind) is not int or kind < 0 or kind > _MAX_KIND:
+        kind = _enum(kind, _SPAN_KINDS, _MAX_KIND, f"{where}[{index}].kind", problems)
+    if type(start) is str and start.isdecimal():
+        start = int(start)
+    else:
+        start = _nanos(start, "startTimeUnixNano")
+    end = int(end) if type(end) is str and end.isdecimal() else _nanos(end, "endTimeUnixNano")
+    code = 0
+    message = ""
     status = sp.get("status")
     if status:
         if type(status) is not dict:
             problems.append(f"{where}[{index}].status: must be an object, got {_show(status)}")
         else:
-            record.status_code = _enum(
-                status.get("code"), _STATUS_CODES, 2, f"{where}[{index}].status.code", problems
-            )
-            message = status.get("message")
-            if message:
-                record.status_message = message if type(message) is str else str(message)
-    attributes = sp.get("attributes")
-    if attributes:
-        if type(attributes) is list:
-            record.attributes = JsonAttributes(attributes, (where, index, ""), report)
-        else:
-            problems.append(
-                f"{where}[{index}].attributes: must be a list, got {_show(attributes)}; ignored"
-            )
+            code = status.get("code", 0)
+            if type(code) is not int or code < 0 or code > _MAX_STATUS:
+                code = _enum(
+                    code, _STATUS_CODES, _MAX_STATUS, f"{where}[{index}].status.code", problems
+                )
+            message = status.get("message") or ""
+            if type(message) is not str:
+                message = str(message)
+    attributes: Any = sp.get("attributes")
+    if not attributes:
+        attributes = EMPTY
+    elif type(attributes) is list:
+        attributes = JsonAttributes(attributes, (where, index, ""), report)
+    else:
+        problems.append(
+            f"{where}[{index}].attributes: must be a list, got {_show(attributes)}; ignored"
+        )
+        attributes = EMPTY
     events = sp.get("events")
-    if events:
-        record.events = _events(events, where, index, problems, report)
     links = sp.get("links")
-    if links:
-        record.links = _links(links, where, index, problems, report)
-    record.resource = resource
-    record.scope_name = scope_name
-    record.scope_version = scope_version
-    return record
+    return SpanRecord(
+        trace_id,
+        span_id,
+        parent,
+        name,
+        kind,
+        start,
+        end,
+        code,
+        message,
+        attributes,
+        _events(events, where, index, problems, report) if events else [],
+        _links(links, where, index, problems, report) if links else [],
+        resource,
+        scope_name,
+        scope_version,
+    )
 
 
 def _events(

@@ -1,0 +1,234 @@
+"""read_paths(): files, directories, globs, stdin, compression, the collector's framings, and
+every kind of bad input reported with file and line/offset while the rest is still read."""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+import zstandard
+
+from otel_oracles.decode import read_paths
+from otel_oracles.model.result import InputProblem
+
+TRACES = Path(__file__).resolve().parents[1] / "testdata" / "traces"
+PB = TRACES / "pydantic-ai" / "g_handoff.raw" / "1.pb"
+PB2 = TRACES / "pydantic-ai" / "d_forbidden_tool.raw" / "1.pb"
+LOGS_PB = TRACES / "openai-v2" / "d_forbidden_tool.raw" / "logs-1.pb"
+JSONL = TRACES / "openinference-openai" / "c_retry_exhausted.otlp.jsonl"
+JSON_DOC = TRACES / "pydantic-ai" / "g_handoff.otlp.json"
+
+
+def read(paths: list[str], **kwargs: int) -> tuple[int, int, int, list[InputProblem]]:
+    problems: list[InputProblem] = []
+    spans = logs = ignored = 0
+    for batch in read_paths(paths, problems, **kwargs):
+        spans += len(batch.spans)
+        logs += len(batch.logs)
+        ignored += batch.ignored
+    return spans, logs, ignored, problems
+
+
+def span_count(path: Path) -> int:
+    spans, _, _, problems = read([str(path)])
+    assert problems == []
+    return spans
+
+
+def frame(body: bytes) -> bytes:
+    return len(body).to_bytes(4, "big") + body
+
+
+def test_directory_is_read_recursively_and_skips_non_otlp_names(tmp_path: Path) -> None:
+    shutil.copytree(TRACES / "pydantic-ai" / "g_handoff.raw", tmp_path / "a" / "raw")
+    shutil.copy(JSON_DOC, tmp_path / "b.otlp.json")
+    (tmp_path / "NOTES.md").write_text("not a trace")
+    spans, _, _, problems = read([str(tmp_path)])
+    assert problems == []
+    assert spans == span_count(PB) + span_count(JSON_DOC)
+
+
+def test_directory_order_is_sorted_so_runs_are_reproducible(tmp_path: Path) -> None:
+    for name in ("b.pb", "a.pb", "c/0.pb"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        shutil.copy(PB if name != "a.pb" else PB2, tmp_path / name)
+    problems: list[InputProblem] = []
+    sources = [b.source for b in read_paths([str(tmp_path)], problems)]
+    names = [Path(s.removesuffix("@0")).relative_to(tmp_path).as_posix() for s in sources]
+    assert names == ["a.pb", "b.pb", "c/0.pb"]
+
+
+def test_glob_pattern_expands_sorted(tmp_path: Path) -> None:
+    shutil.copy(PB, tmp_path / "x1.pb")
+    shutil.copy(PB2, tmp_path / "x2.pb")
+    spans, _, _, problems = read([str(tmp_path / "x*.pb")])
+    assert problems == [] and spans == span_count(PB) + span_count(PB2)
+
+
+def test_missing_file_and_empty_glob_are_reported_and_others_still_read(tmp_path: Path) -> None:
+    spans, _, _, problems = read([str(tmp_path / "nope.pb"), str(tmp_path / "*.zzz"), str(PB)])
+    assert spans == span_count(PB)
+    assert [(p.source, p.message) for p in problems] == [
+        (str(tmp_path / "nope.pb"), "no such file or directory"),
+        (str(tmp_path / "*.zzz"), "no file matches this pattern"),
+    ]
+
+
+@pytest.mark.parametrize("compress", ["gzip", "zstd"])
+def test_compressed_files_are_detected_by_magic_bytes_not_extension(
+    tmp_path: Path, compress: str
+) -> None:
+    data = JSONL.read_bytes()
+    packed = gzip.compress(data) if compress == "gzip" else zstandard.compress(data)
+    target = tmp_path / "export.jsonl"  # misleading: no .gz/.zst suffix
+    target.write_bytes(packed)
+    spans, _, _, problems = read([str(target)])
+    assert problems == [] and spans == span_count(JSONL)
+
+
+def test_stdin_dash_reads_piped_input() -> None:
+    code = (
+        "import sys; from otel_oracles.decode import read_paths; p = [];"
+        "n = sum(len(b.spans) for b in read_paths(['-'], p)); print(n, len(p))"
+    )
+    with open(JSONL, "rb") as stdin:
+        done = subprocess.run(
+            [sys.executable, "-c", code], stdin=stdin, capture_output=True, check=True, timeout=60
+        )
+    assert done.stdout.split() == [str(span_count(JSONL)).encode(), b"0"]
+
+
+def test_collector_length_prefixed_proto_file_is_detected(tmp_path: Path) -> None:
+    target = tmp_path / "traces.data"  # the collector's default name says nothing
+    target.write_bytes(frame(PB.read_bytes()) + frame(PB2.read_bytes()))
+    spans, _, _, problems = read([str(target)])
+    assert problems == [] and spans == span_count(PB) + span_count(PB2)
+
+
+def test_collector_frames_compressed_one_by_one_with_zstd(tmp_path: Path) -> None:
+    target = tmp_path / "traces.binpb"
+    target.write_bytes(
+        frame(zstandard.compress(PB.read_bytes())) + frame(zstandard.compress(PB2.read_bytes()))
+    )
+    spans, _, _, problems = read([str(target)])
+    assert problems == [] and spans == span_count(PB) + span_count(PB2)
+
+
+def test_logs_protobuf_is_recognised_without_a_telling_name(tmp_path: Path) -> None:
+    target = tmp_path / "body.pb"
+    shutil.copy(LOGS_PB, target)
+    spans, logs, _, problems = read([str(target)])
+    assert problems == [] and spans == 0 and logs > 5
+
+
+def test_json_lines_may_mix_spans_logs_and_metrics(tmp_path: Path) -> None:
+    metrics = {"resourceMetrics": [{"scopeMetrics": [{"metrics": [{"name": "m"}]}]}]}
+    logs_line = (TRACES / "openai-v2" / "d_forbidden_tool.logs.otlp.jsonl").read_bytes()
+    target = tmp_path / "mixed.jsonl"
+    target.write_bytes(JSONL.read_bytes() + logs_line + orjson.dumps(metrics) + b"\n")
+    spans, logs, ignored, problems = read([str(target)])
+    assert problems == []
+    assert spans == span_count(JSONL) and logs > 5 and ignored == 1
+
+
+def test_invalid_json_line_is_reported_with_its_line_and_other_lines_kept(tmp_path: Path) -> None:
+    lines = JSONL.read_bytes().splitlines()
+    target = tmp_path / "export.jsonl"
+    target.write_bytes(b"\n".join([lines[0], b'{"resourceSpans": [', *lines[1:]]) + b"\n")
+    spans, _, _, problems = read([str(target)])
+    assert spans == span_count(JSONL)
+    assert len(problems) == 1 and problems[0].source == f"{target}:2"
+    assert problems[0].message.startswith("invalid JSON at column")
+
+
+def test_oversize_line_is_skipped_without_stopping_the_file(tmp_path: Path) -> None:
+    lines = JSONL.read_bytes().splitlines()
+    limit = max(len(line) for line in lines) + 10
+    huge = b'{"resourceSpans": [' + b" " * (limit * 3) + b"]}"
+    target = tmp_path / "export.jsonl"
+    target.write_bytes(b"\n".join([lines[0], huge, *lines[1:]]) + b"\n")
+    spans, _, _, problems = read([str(target)], max_message_bytes=limit)
+    assert spans == span_count(JSONL)
+    assert [p.source for p in problems] == [f"{target}:2"]
+    assert f"longer than the {limit}-byte limit ({len(huge) + 1} bytes)" in problems[0].message
+
+
+def test_invalid_pretty_printed_document_names_the_line(tmp_path: Path) -> None:
+    text = JSON_DOC.read_text().splitlines()
+    text[40] = text[40] + " oops"
+    target = tmp_path / "doc.json"
+    target.write_text("\n".join(text))
+    spans, _, _, problems = read([str(target), str(PB)])
+    assert spans == span_count(PB), "the next file is still read"
+    assert len(problems) == 1 and problems[0].source == f"{target}:41"
+
+
+def test_truncated_protobuf_file_is_reported_and_next_file_read(tmp_path: Path) -> None:
+    data = PB.read_bytes()
+    target = tmp_path / "cut.pb"
+    target.write_bytes(data[: len(data) // 2])
+    spans, _, _, problems = read([str(target), str(PB2)])
+    assert spans == span_count(PB2)
+    assert len(problems) == 1 and problems[0].source == f"{target}@0"
+    assert "not a valid protobuf ExportTraceServiceRequest" in problems[0].message
+
+
+def test_truncated_frame_keeps_the_frames_before_it(tmp_path: Path) -> None:
+    first = frame(PB.read_bytes())
+    second = frame(PB2.read_bytes())
+    target = tmp_path / "traces.binpb"
+    target.write_bytes(first + second[:100])
+    spans, _, _, problems = read([str(target)])
+    assert spans == span_count(PB)
+    assert len(problems) == 1 and problems[0].source == f"{target}@{len(first)}"
+    assert "truncated message" in problems[0].message
+
+
+def test_truncated_gzip_is_reported_with_position_and_earlier_lines_kept(tmp_path: Path) -> None:
+    packed = gzip.compress(JSONL.read_bytes() * 20)
+    target = tmp_path / "export.jsonl.gz"
+    target.write_bytes(packed[: len(packed) // 2])
+    spans, _, _, problems = read([str(target)])
+    assert spans > 0, "lines before the cut are kept"
+    assert len(problems) == 1 and problems[0].source.startswith(f"{target}:")
+    assert "corrupt or truncated" in problems[0].message
+
+
+def test_wrong_typed_attribute_read_later_is_reported_with_file_and_line(tmp_path: Path) -> None:
+    line = {
+        "resourceSpans": [
+            {
+                "scopeSpans": [
+                    {
+                        "spans": [
+                            {
+                                "traceId": "5b8efff798038103d269b633813fc60c",
+                                "spanId": "eee19b7ec3c1b174",
+                                "name": "execute_tool",
+                                "attributes": [{"key": "gen_ai.tool.name", "value": 12}],
+                            }
+                        ]
+                    }
+                ]
+            }
+        ]
+    }
+    target = tmp_path / "export.jsonl"
+    target.write_bytes(JSONL.read_bytes() + orjson.dumps(line) + b"\n")
+    problems: list[InputProblem] = []
+    batches = list(read_paths([str(target)], problems))
+    assert problems == []
+    assert batches[-1].spans[0].attributes.get("gen_ai.tool.name") is None
+    lineno = len(JSONL.read_bytes().splitlines()) + 1
+    assert [p.source for p in problems] == [f"{target}:{lineno}"]
+    assert "attribute 'gen_ai.tool.name'" in problems[0].message
+
+
+def test_empty_file_is_not_an_error(tmp_path: Path) -> None:
+    (tmp_path / "empty.jsonl").write_bytes(b"")
+    assert read([str(tmp_path / "empty.jsonl")]) == (0, 0, 0, [])
