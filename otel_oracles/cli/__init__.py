@@ -72,6 +72,9 @@ cli.add_command(schema_command)
 from otel_oracles.cli.explain import explain_command  # noqa: E402 - see above
 
 cli.add_command(explain_command)
+from otel_oracles.cli.serve import serve  # noqa: E402 - see above
+
+cli.add_command(serve)
 from otel_oracles.cli.grade import grade_command  # noqa: E402 - see above
 
 cli.add_command(grade_command)

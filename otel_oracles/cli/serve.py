@@ -76,13 +76,14 @@ def serve(
 
     \b
     Examples:
-      otel-oracles serve --contracts examples/contracts
+      otel-oracles serve --contracts examples/tasks
       otel-oracles serve -c examples/serve.yaml --decision-wait 2s
       OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4317 otel-oracles serve -c serve.yaml
       otel-oracles serve -c serve.yaml --check-config
     """
     from otel_oracles.server import create_server, load_settings
     from otel_oracles.server._logging import configure_logging
+    from otel_oracles.server._wiring import load_grading
 
     overrides: dict[str, Any] = {_FLAGS[k]: v for k, v in flags.items() if v is not None}
     if contracts:
@@ -93,10 +94,11 @@ def serve(
         overrides["receivers.http.enabled"] = False
     settings = load_settings(config_path, overrides)
     configure_logging(settings.log_level, settings.log_format)
-    server = create_server(settings)
     if check_config:
-        click.echo("config ok")
+        contracts, _ = load_grading(settings)
+        click.echo(f"config ok: {len(contracts)} contracts")
         return
+    server = create_server(settings)
     code = asyncio.run(_run(server))
     if code:
         sys.exit(code)

@@ -260,6 +260,7 @@ class GradingServer:
             await self._stop_receivers()
             self.pool.shutdown()
             self._state = "stopped"
+            self._emitter.shutdown()
             raise
         self._sweeper = asyncio.get_running_loop().create_task(self._sweep_forever())
         self._state = "running"
