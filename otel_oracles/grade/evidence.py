@@ -256,7 +256,8 @@ def tool_spans_present(t: Trajectory) -> bool:
 def _tool_names(t: Trajectory, scope: str | None) -> str | None:
     """Which tools ran is known when tool spans exist, or when every model call that may
     have asked for tools shows (in its messages or in synthesized calls) which ones."""
-    nameless = [s for s in t.tool_calls() if is_placeholder(s.tool)]
+    # An AgentBench step may be typed (``{"type": "file_edit"}``) without a tool name.
+    nameless = [s for s in t.tool_calls() if s.raw is None and is_placeholder(s.tool)]
     if nameless:
         return f"tool names not captured for {len(nameless)} tool call(s): " + list_steps(nameless)
     if tool_spans_present(t) or (t.steps and all(s.raw is not None for s in t.steps)):
@@ -304,6 +305,38 @@ def _tool_outcomes(t: Trajectory, scope: str | None) -> str | None:
     return None
 
 
+def _file_edits(t: Trajectory, scope: str | None) -> str | None:
+    """Path and content of every trace-derived file edit (AgentBench steps are taken as
+    written: a missing content there means an empty file, by the AgentBench rules)."""
+    gaps = [
+        s
+        for s in t.steps
+        if s.kind == StepKind.FILE_EDIT
+        and s.raw is None
+        and (absent(s, "path") or s.content is None)
+    ]
+    if gaps:
+        return "file edit path/content not captured for " + list_steps(gaps)
+    return None
+
+
+def _tool_inputs(t: Trajectory, scope: str | None) -> str | None:
+    """What each trace-derived tool call was asked to do: arguments (parsed or raw), or the
+    command / path the mapping extracted."""
+
+    def captured(s: Step) -> bool:
+        if s.raw is not None:
+            return True
+        if not absent(s, "arguments") or (s.arguments_raw and not is_placeholder(s.arguments_raw)):
+            return True
+        return not absent(s, "command") or not absent(s, "path")
+
+    gaps = [s for s in t.tool_calls() if _matches(s.tool, scope) and not captured(s)]
+    if gaps:
+        return f"tool inputs (arguments) not captured for {len(gaps)} call(s): " + list_steps(gaps)
+    return None
+
+
 def _token_usage(t: Trajectory, scope: str | None) -> str | None:
     gens = t.generations()
     if not gens:
@@ -338,7 +371,7 @@ def _agents(t: Trajectory, scope: str | None) -> str | None:
 
 
 def _timing(t: Trajectory, scope: str | None) -> str | None:
-    gaps = [s for s in t.steps if s.start_ns is None or s.end_ns is None]
+    gaps = [s for s in t.steps if not s.synthesized and (s.start_ns is None or s.end_ns is None)]
     if gaps:
         return f"start/end times missing on {len(gaps)} step(s): " + list_steps(gaps)
     return None
@@ -372,6 +405,8 @@ PROBES: dict[str, Probe] = {
     "input_messages": _generation_field("input_messages", "input messages"),
     "output_messages": _generation_field("output_messages", "output messages"),
     "token_usage": _token_usage,
+    "file_edits": _file_edits,
+    "tool_inputs": _tool_inputs,
     "final_output": _final_output,
     "retrieval_documents": _retrieval_documents,
     "agents": _agents,
@@ -389,6 +424,8 @@ EVIDENCE_DESCRIPTIONS: dict[str, str] = {
     "input_messages": "input messages of every model call",
     "output_messages": "output messages of every model call",
     "token_usage": "input and output token counts of every model call",
+    "file_edits": "path and content of every file edit (what replay writes)",
+    "tool_inputs": "what each tool call was asked to do (arguments, command or path)",
     "final_output": "the text of the agent's final answer",
     "retrieval_documents": "documents returned by retrieval steps",
     "agents": "agent or handoff spans",

@@ -4,7 +4,9 @@
 Three of them judge the replayed workspace (``ctx.workspace``). A trajectory graded by a
 contract without a workspace (a trace-derived one) gives them nothing to look at, so they
 report missing evidence instead of guessing. ``no_network`` reads only the trajectory and
-works for both.
+works for both. Each declares the evidence a trace-derived run must carry (which tools ran,
+what the edits wrote or the calls were given), so content capture off is missing evidence,
+not a replay of nothing.
 """
 
 from __future__ import annotations
@@ -94,6 +96,7 @@ class TestMustPass(OracleCheck):
     __test__: ClassVar[bool] = False  # not a pytest test class, whatever its name says
 
     oracle_type = "test_must_pass"
+    evidence: ClassVar[frozenset[str]] = frozenset({"tool_names", "file_edits"})
 
     class Params(OracleParams):
         command: str = Field(min_length=1)
@@ -165,6 +168,7 @@ class FileNotModified(OracleCheck):
     """
 
     oracle_type = "file_not_modified"
+    evidence: ClassVar[frozenset[str]] = frozenset({"tool_names", "file_edits"})
 
     class Params(OracleParams):
         path: str
@@ -213,6 +217,7 @@ class NoNetwork(OracleCheck):
     """
 
     oracle_type = "no_network"
+    evidence: ClassVar[frozenset[str]] = frozenset({"tool_names", "tool_inputs"})
 
     class Params(OracleParams):
         patterns: tuple[str, ...] = Field(default=DEFAULT_NETWORK_PATTERNS, min_length=1)
@@ -262,6 +267,7 @@ class AssertionExists(OracleCheck):
     """
 
     oracle_type = "assertion_exists"
+    evidence: ClassVar[frozenset[str]] = frozenset({"tool_names", "file_edits"})
 
     class Params(OracleParams):
         path: str
