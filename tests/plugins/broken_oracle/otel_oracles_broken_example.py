@@ -1,0 +1,1 @@
+"""Deliberately defines no ``DoesNotExist``: loading the entry point fails."""
