@@ -260,6 +260,12 @@ def _tool_names(t: Trajectory, scope: str | None) -> str | None:
     nameless = [s for s in t.tool_calls() if s.raw is None and is_placeholder(s.tool)]
     if nameless:
         return f"tool names not captured for {len(nameless)} tool call(s): " + list_steps(nameless)
+    outside = calls_outside(t)
+    if outside:
+        return (
+            "the trace holds only part of the run: model input refers to "
+            f"{len(outside)} tool call(s) not in this trace ({', '.join(outside[:3])})"
+        )
     if tool_spans_present(t) or (t.steps and all(s.raw is not None for s in t.steps)):
         return None  # tool spans (or an AgentBench trajectory) list every call
     ordered = sorted(t.steps, key=lambda s: s.index)
@@ -287,6 +293,58 @@ def _tool_names(t: Trajectory, scope: str | None) -> str | None:
             "output messages: " + list_steps(unknown)
         )
     return None
+
+
+def _call_ids(messages: list[dict[str, Any]] | None, role: str | None = None) -> list[str]:
+    ids: list[str] = []
+    for m in messages or []:
+        if not isinstance(m, dict) or (role is not None and m.get("role") != role):
+            continue
+        for part in m.get("parts") or []:
+            if isinstance(part, dict) and part.get("type") == "tool_call" and part.get("id"):
+                ids.append(str(part["id"]))
+        for call in m.get("tool_calls") or []:
+            if isinstance(call, dict) and call.get("id"):
+                ids.append(str(call["id"]))
+    return ids
+
+
+def calls_outside(t: Trajectory) -> list[str]:
+    """Ids of tool calls the conversation history (model input) refers to that no step of
+    this trace made: the trace is a fragment of a longer run (e.g. one chat call per trace
+    when the application has no root span). Steps without a call id may be those calls, so
+    only the excess counts."""
+    referenced: dict[str, None] = {}
+    for g in t.generations():
+        for i in _call_ids(g.input_messages, "assistant"):
+            referenced.setdefault(i, None)
+    if not referenced:
+        return []
+    known = {s.call_id for s in t.tool_calls() if s.call_id}
+    for g in t.generations():
+        known.update(_call_ids(g.output_messages))
+    unknown = [i for i in referenced if i not in known]
+    anonymous = sum(1 for s in t.tool_calls() if not s.call_id)
+    return unknown if len(unknown) > anonymous else []
+
+
+def tool_responses(step: Step) -> list[Any]:
+    """Tool results a model call was given in its input (``tool`` messages,
+    ``tool_call_response`` parts): evidence of what tools returned, even from calls whose
+    own step is not in the trace."""
+    out: list[Any] = []
+    for m in step.input_messages or []:
+        if not isinstance(m, dict):
+            continue
+        for part in m.get("parts") or []:
+            if isinstance(part, dict) and part.get("type") == "tool_call_response":
+                value = part.get("response", part.get("result"))
+                if not is_placeholder(value):
+                    out.append(value)
+        content = m.get("content")
+        if m.get("role") == "tool" and content is not None and not is_placeholder(content):
+            out.append(content)
+    return out
 
 
 def _tool_outcomes(t: Trajectory, scope: str | None) -> str | None:

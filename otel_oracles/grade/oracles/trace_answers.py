@@ -23,7 +23,9 @@ from otel_oracles.grade.evidence import (
     absent,
     attribute_value,
     final_output,
+    find_gaps,
     list_steps,
+    tool_responses,
     where,
 )
 from otel_oracles.grade.oracles.base import Finding, GradeContext, OracleCheck, OracleParams
@@ -127,6 +129,11 @@ class CitationsGrounded(OracleCheck):
             and _before(s, out.step)
         ]
         texts = [(s, _source_texts(s)) for s in sources]
+        # Tool results the model was handed in its input count too (the call itself may
+        # belong to a part of the run outside this trace).
+        for g in ctx.trajectory.generations():
+            if g is out.step or _before(g, out.step):
+                texts.extend((g, result_text(r)) for r in tool_responses(g))
         grounded: dict[str, Step] = {}
         for ident in ids:
             rx = _id_regex(ident)
@@ -270,7 +277,7 @@ class DegradedAnswer(OracleCheck):
 
     oracle_type = "degraded_answer"
     Params = DegradedAnswerParams
-    evidence: ClassVar[frozenset[str]] = frozenset({"final_output"})
+    evidence: ClassVar[frozenset[str]] = frozenset({"final_output", "tool_names"})
     params: DegradedAnswerParams
 
     def check(self, ctx: GradeContext) -> Finding:
@@ -360,6 +367,13 @@ class CitationRequired(OracleCheck):
                 f"the answer cites {', '.join(ids)}", span_ids=spans, details={"cited": ids}
             )
         if p.unless_degraded:
+            # The exemption needs to see which tools ran (only asked when it matters).
+            gaps = find_gaps(["tool_names"], ctx.trajectory)
+            if gaps:
+                return Finding.missing(
+                    f"no citation, and whether the run was degraded is unknown: {gaps[0]}",
+                    span_ids=spans,
+                )
             deg = find_degradation(ctx.trajectory, p)
             if deg.degraded:
                 return Finding.ok(

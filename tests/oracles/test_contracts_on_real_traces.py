@@ -1,0 +1,262 @@
+"""The example contracts graded against every real trace in tests/testdata/traces.
+
+Each check's exact outcome follows from the source's EXPECTED.md:
+
+- content ON: the scenario decides (b: one tolerated retry; c: retries over budget, and a
+  degraded answer that discloses the failed search, tolerated; d: forbidden tool; e:
+  fabricated citation; f: disclosed degraded retrieval, tolerated; h: ``curl`` in a command);
+- content OFF: content-dependent checks are ``missing_evidence`` (never pass, never an
+  invariant failure) and structural checks keep their content-ON outcome, except where the
+  source itself hides structure: raw clients with no tool spans cannot show tool outcomes
+  (openai-v2 keeps only tool names in its logs) or even tool names (openinference-openai,
+  openai-v2-latest), so every check depending on them is missing evidence too.
+
+"c" counts as degraded because the issue defines degradation as a named dependency that
+errored on its last call; EXPECTED.md's "degraded retrieval: no" describes the index
+returning an empty result, which only f does.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import pytest
+
+from otel_oracles.mapping import load_conventions
+from otel_oracles.model.contract import Contract, load_contract
+from otel_oracles.model.result import Outcome, Verdict
+from otel_oracles.model.step import Trajectory
+from otel_oracles.pipeline import grade_trace, read_traces
+
+REPO = Path(__file__).resolve().parents[2]
+TRACES = REPO / "tests" / "testdata" / "traces"
+CONTRACTS = REPO / "examples" / "contracts"
+
+P, TOL, INV, BUD, MIS = (
+    Outcome.PASS,
+    Outcome.TOLERATED,
+    Outcome.INVARIANT_FAILURE,
+    Outcome.BUDGET_EXHAUSTED,
+    Outcome.MISSING_EVIDENCE,
+)
+
+SUPPORT = [
+    "answer-captured",
+    "no-destructive-tools",
+    "searched-the-index",
+    "grounded-citations",
+    "cites-a-source",
+    "bounded-effort",
+    "search-retry",
+    "degraded-disclosed",
+]
+CODING = [
+    "tests-pass",
+    "test-asserts",
+    "pytest-config-untouched",
+    "no-network",
+    "write-then-run",
+    "no-loops",
+    "bounded-effort",
+    "flaky-tool",
+]
+HANDOFF = [
+    "agent-spans",
+    "triage-to-research",
+    "research-searches",
+    "no-destructive-tools",
+    "grounded-citations",
+    "bounded-steps",
+    "search-retry",
+]
+
+CONTENT_ON: dict[tuple[str, str], dict[str, Outcome]] = {
+    ("support-rag", "a_happy"): {},
+    ("support-rag", "b_tool_retry"): {"search-retry": TOL},
+    ("support-rag", "c_retry_exhausted"): {"search-retry": BUD, "degraded-disclosed": TOL},
+    ("support-rag", "d_forbidden_tool"): {"no-destructive-tools": INV},
+    ("support-rag", "e_fabricated_citation"): {"grounded-citations": INV},
+    ("support-rag", "f_degraded"): {"degraded-disclosed": TOL},
+    ("support-rag", "g_handoff"): {},
+    ("multi-agent-handoff", "g_handoff"): {},
+    ("coding-agent", "h_coding_agent"): {"no-network": INV},
+}
+"""Non-pass outcomes with content captured; every other check passes."""
+
+CONTENT_CHECKS = {
+    "support-rag": {
+        "answer-captured",
+        "grounded-citations",
+        "cites-a-source",
+        "degraded-disclosed",
+    },
+    "coding-agent": {
+        "tests-pass",
+        "test-asserts",
+        "pytest-config-untouched",
+        "no-network",
+        "write-then-run",
+        "no-loops",
+    },
+    "multi-agent-handoff": {"grounded-citations"},
+}
+"""Checks that need message content, tool arguments or tool results."""
+
+OUTCOME_CHECKS = {"support-rag": {"search-retry"}, "coding-agent": {"flaky-tool"}}
+"""Checks that need to know whether each tool call failed."""
+
+CHECKS = {"support-rag": SUPPORT, "coding-agent": CODING, "multi-agent-handoff": HANDOFF}
+
+TOOL_SPANS = ("openai-agents-otel-v2", "pydantic-ai", "vercel-ai-sdk-otel")
+NAMES_ONLY = ("openai-v2",)  # no tool spans; content off keeps tool names (in log records)
+NOTHING = ("openinference-openai", "openai-v2-latest")  # content off hides tool names
+
+
+def expected(source: str, contract: str, scenario: str, content: bool) -> dict[str, Outcome]:
+    base = {name: P for name in CHECKS[contract]}
+    base.update(CONTENT_ON[(contract, scenario)])
+    if content:
+        return base
+    hidden = set(CONTENT_CHECKS[contract])
+    if source in NAMES_ONLY:
+        hidden |= OUTCOME_CHECKS.get(contract, set())
+    if source in NOTHING:
+        hidden = set(base)
+    return {name: (MIS if name in hidden else outcome) for name, outcome in base.items()}
+
+
+def cases() -> list[tuple[str, str, str, bool]]:
+    out = []
+    for source in (*TOOL_SPANS, *NAMES_ONLY, *NOTHING):
+        for path in sorted((TRACES / source).glob("*.otlp.json*")):
+            name = path.name.split(".")[0]
+            variant = path.name[len(name) :].split(".otlp")[0]
+            if variant not in ("", ".nocontent"):
+                continue  # logs files are read with their trace; noroot etc. tested below
+            contracts = {"g": ["support-rag", "multi-agent-handoff"], "h": ["coding-agent"]}
+            for contract in contracts.get(name[0], ["support-rag"]):
+                out.append((source, name, contract, variant == ""))
+    return out
+
+
+@functools.cache
+def conventions():  # type: ignore[no-untyped-def]
+    return load_conventions()
+
+
+@functools.cache
+def contract_named(name: str) -> Contract:
+    return load_contract(CONTRACTS / f"{name}.yaml")
+
+
+def grade_file(path: Path, contract: Contract) -> list[tuple[Verdict, Trajectory]]:
+    logs = path.parent / (path.name.split(".otlp")[0] + ".logs.otlp.jsonl")
+    paths = [str(path)] + ([str(logs)] if logs.exists() else [])
+    problems: list = []
+    graded = [
+        vt
+        for trace in read_traces(paths, problems)
+        for vt in grade_trace(trace, [contract], conventions())
+    ]
+    assert problems == [], problems
+    return graded
+
+
+def trace_file(source: str, scenario: str, content: bool) -> Path:
+    stem = scenario + ("" if content else ".nocontent")
+    found = [p for p in (TRACES / source).glob(f"{stem}.otlp.json*") if ".logs." not in p.name]
+    assert len(found) == 1, found
+    return found[0]
+
+
+@pytest.mark.parametrize(
+    ("source", "scenario", "contract", "content"),
+    cases(),
+    ids=lambda v: v if isinstance(v, str) else ("on" if v else "off"),
+)
+def test_example_contract_outcomes_match_expected_md(
+    source: str, scenario: str, contract: str, content: bool
+) -> None:
+    graded = grade_file(trace_file(source, scenario, content), contract_named(contract))
+    assert len(graded) == 1, "one trace per file"
+    verdict, _ = graded[0]
+    got = {r.name: r.outcome for r in verdict.results}
+    want = expected(source, contract, scenario, content)
+    diff = {k: (got.get(k), v) for k, v in want.items() if got.get(k) != v}
+    messages = {r.name: r.message for r in verdict.results if r.name in diff}
+    assert diff == {}, f"(got, want) per check: {diff}\n{messages}"
+    counts = verdict.counts
+    assert counts.invariant_failures == sum(o == INV for o in want.values())
+    assert counts.tolerated_failures == sum(o == TOL for o in want.values())
+    assert counts.budget_exhausted == sum(o == BUD for o in want.values())
+    assert counts.missing_evidence == sum(o == MIS for o in want.values())
+    assert counts.errors == 0
+    assert verdict.passed == all(o in (P, TOL) for o in want.values())
+    assert verdict.contract_hash and verdict.contract_version == 1
+
+
+@pytest.mark.parametrize("source", [*TOOL_SPANS, *NAMES_ONLY, *NOTHING])
+def test_forbidden_tool_result_points_at_the_delete_records_span(source: str) -> None:
+    verdict, trajectory = grade_file(
+        trace_file(source, "d_forbidden_tool", True), contract_named("support-rag")
+    )[0]
+    result = next(r for r in verdict.results if r.name == "no-destructive-tools")
+    deletes = [s for s in trajectory.tool_calls("delete_records")]
+    assert len(deletes) == 1 and deletes[0].source is not None
+    assert result.span_ids == [deletes[0].source.span_id]
+
+
+@pytest.mark.parametrize("source", TOOL_SPANS)
+def test_retry_result_points_at_the_retried_call(source: str) -> None:
+    verdict, trajectory = grade_file(
+        trace_file(source, "b_tool_retry", False), contract_named("support-rag")
+    )[0]
+    result = next(r for r in verdict.results if r.name == "search-retry")
+    second = trajectory.tool_calls("search_docs")[1]
+    assert result.outcome == TOL and result.used == 1 and result.budget == 1
+    assert second.source is not None and result.span_ids == [second.source.span_id]
+    assert result.why and "one retry is normal" in result.why
+
+
+def test_span_and_event_variant_grades_like_a_happy() -> None:
+    path = TRACES / "openai-v2-latest" / "a_happy.span_and_event.otlp.json"
+    verdict, _ = grade_file(path, contract_named("support-rag"))[0]
+    assert {r.name: r.outcome for r in verdict.results} == {name: P for name in SUPPORT}
+
+
+def test_trace_without_application_root_is_graded_as_two_fragments() -> None:
+    # openai-v2/a_happy.noroot: each chat call is its own trace. The first holds the tool
+    # call but no answer; the second holds the answer, and its input shows a tool call made
+    # outside it, so tool-dependent checks cannot be judged there (a fragment proves
+    # nothing about which tools the whole run used), while the citation is grounded in the
+    # tool result the model was handed.
+    graded = grade_file(
+        TRACES / "openai-v2" / "a_happy.noroot.otlp.json", contract_named("support-rag")
+    )
+    assert len(graded) == 2
+    by_answer = sorted(graded, key=lambda vt: len(vt[1].generations()[0].input_messages or []))
+    first = {r.name: r.outcome for r in by_answer[0][0].results}
+    second = {r.name: r.outcome for r in by_answer[1][0].results}
+    assert first == {
+        "answer-captured": MIS,
+        "no-destructive-tools": P,
+        "searched-the-index": P,
+        "grounded-citations": MIS,
+        "cites-a-source": MIS,
+        "bounded-effort": P,
+        "search-retry": MIS,
+        "degraded-disclosed": MIS,
+    }
+    assert second == {
+        "answer-captured": P,
+        "no-destructive-tools": MIS,
+        "searched-the-index": MIS,
+        "grounded-citations": P,
+        "cites-a-source": P,
+        "bounded-effort": MIS,
+        "search-retry": MIS,
+        "degraded-disclosed": MIS,
+    }
+    fragment = next(r for r in by_answer[1][0].results if r.name == "searched-the-index")
+    assert "only part of the run" in fragment.message
