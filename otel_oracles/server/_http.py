@@ -151,7 +151,7 @@ def build_app(server: GradingServer, rc: ReceiversSettings) -> web.Application:
         )
 
     async def stats(_: web.Request) -> web.Response:
-        return web.Response(text=json.dumps(server.stats.snapshot()), content_type=JSON)
+        return web.Response(text=json.dumps(server.stats_snapshot()), content_type=JSON)
 
     app.router.add_post("/v1/traces", _handler(server, "traces", limit))
     app.router.add_post("/v1/logs", _handler(server, "logs", limit))

@@ -23,7 +23,7 @@ from typing import Any, Literal, Protocol
 
 from otel_oracles.assemble.online import OnlineAssembler, ReadyTrace
 from otel_oracles.model.span import LogRecord, SpanRecord, Trace
-from otel_oracles.server._grading import GradingPool
+from otel_oracles.server._grading import GradingPool, ResultExporter
 from otel_oracles.server._stats import ServeStats
 from otel_oracles.server._status import Draining, Unauthenticated
 from otel_oracles.server.config import ServeSettings
@@ -97,6 +97,7 @@ class GradingServer:
         workers = settings.grading.workers or default_workers()
         self.pool = GradingPool(workers, settings.grading.queue_size, self._grade_one,
                                 self._grade_crashed)  # fmt: skip
+        self.exporter = ResultExporter(emitter.export, self._exported)
         self._token = settings.receivers.auth.token()
         self._state: Literal["new", "running", "draining", "stopped"] = "new"
         self._sweeper: asyncio.Task[None] | None = None
@@ -194,11 +195,18 @@ class GradingServer:
             await asyncio.sleep(interval)
 
     def _sweep_once(self) -> None:
-        free = self.pool.free_slots()
+        # Exports lagging behind count against the pool, so a slow destination pushes back
+        # (through the assembly buffer) instead of growing a queue.
+        free = self.pool.free_slots() - self.exporter.backlog
         if free:
             for ready in self.assembler.due(limit=free):
                 self.pool.submit(ready)
         self._publish_gauges()
+
+    def stats_snapshot(self) -> dict[str, Any]:
+        """Counters with the gauges refreshed now (event-loop thread; ``GET /stats``)."""
+        self._publish_gauges()
+        return self.stats.snapshot()
 
     def _publish_gauges(self) -> None:
         s = self.stats
@@ -215,25 +223,28 @@ class GradingServer:
         trace = self._build_trace(ready.trace_id, ready.spans, ready.logs)
         if ready.incomplete:
             trace.incomplete = True
-        results = self._grade(trace)
-        if results:
-            self._emitter.export(results)
-        latency = time.monotonic() - ready.due_at
-        verdicts = [getattr(v, "verdict", "unknown") for v, *_ in results]
-        self.stats.graded(ready.reason, verdicts, latency)
-        if self._metrics is not None and ready.reason in ("max_age", "shutdown"):
-            self._metrics.evicted_traces(1)
-        if self._on_graded is not None:
-            self._on_graded(ready, results, latency)
-        logger.debug(
-            "graded trace",
-            extra={
-                "trace_id": ready.trace_id,
-                "reason": ready.reason,
-                "verdicts": verdicts,
-                "latency_ms": round(latency * 1000, 3),
-            },
-        )
+        self.exporter.put(ready, self._grade(trace))
+
+    def _exported(self, batch: list[tuple[ReadyTrace, list[Any]]]) -> None:
+        """After one export batch (exporter thread): the verdicts are out, count them."""
+        now = time.monotonic()
+        for ready, results in batch:
+            latency = now - ready.due_at
+            verdicts = [getattr(v, "verdict", "unknown") for v, *_ in results]
+            self.stats.graded(ready.reason, verdicts, latency)
+            if self._metrics is not None and ready.reason in ("max_age", "shutdown"):
+                self._metrics.evicted_traces(1)
+            if self._on_graded is not None:
+                self._on_graded(ready, results, latency)
+            logger.debug(
+                "graded trace",
+                extra={
+                    "trace_id": ready.trace_id,
+                    "reason": ready.reason,
+                    "verdicts": verdicts,
+                    "latency_ms": round(latency * 1000, 3),
+                },
+            )
 
     def _grade_crashed(self, ready: ReadyTrace, exc: BaseException) -> None:
         self.stats.incr("grading_errors")
@@ -248,6 +259,7 @@ class GradingServer:
         from otel_oracles.server._http import start_http
 
         self.pool.start()
+        self.exporter.start()
         rc = self.settings.receivers
         try:
             if rc.grpc.enabled:
@@ -259,6 +271,7 @@ class GradingServer:
         except BaseException:
             await self._stop_receivers()
             self.pool.shutdown()
+            self.exporter.stop()
             self._state = "stopped"
             self._emitter.shutdown()
             raise
@@ -314,6 +327,16 @@ class GradingServer:
                 )
                 self.stats.incr("grading_errors", self.pool.inflight)
             self.pool.shutdown()
+            left = max(deadline - time.monotonic(), 0.0)
+            exported = await loop.run_in_executor(None, self.exporter.wait_idle, left)
+            if not exported:
+                logger.error(
+                    "shutdown deadline reached with results still exporting",
+                    extra={"backlog": self.exporter.backlog},
+                )
+                self.stats.incr("grading_errors", self.exporter.backlog)
+            self.exporter.stop()
+            drained = drained and exported
             left_ms = int(max(deadline - time.monotonic(), 0.1) * 1000)
             flushed = await loop.run_in_executor(None, self._emitter.force_flush, left_ms)
             await loop.run_in_executor(None, self._emitter.shutdown)

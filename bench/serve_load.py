@@ -1,0 +1,278 @@
+"""Load generator for the live path: ``otel-oracles serve`` under sustained OTLP/HTTP load.
+
+Measures, each against a fresh ``serve`` subprocess grading with the bench contracts and
+emitting to a counting OTLP sink in its own process (bench/sink_proc.py):
+
+1. **throughput**: every request of the synthetic data set (bench/gen_traces.py, 512-span
+   protobuf batches) sent as fast as ``--connections`` keep-alive connections allow; a 429/503
+   is retried after a short pause, as an SDK or collector queue would. Reports spans/s
+   received, spans/s graded end to end (first byte sent -> last verdict exported), the serve
+   process's CPU (so spans per CPU-second, i.e. per receiving core: one process, one loop),
+   and the zero-loss check: traces sent == traces graded, spans refused == spans re-sent.
+2. **latency**: the same data paced at half the measured end-to-end rate; p50/p99 of the time
+   from a trace's completion (end of its decision wait) to its verdict being exported, as the
+   server measures it (``GET /stats``, ``latency_ms``).
+3. **memory**: the data sent with a decision wait so long that nothing is graded; (RSS after -
+   RSS before) / spans buffered = bytes per buffered span.
+
+    python bench/serve_load.py                 # 5,000 traces (~100k spans)
+    python bench/serve_load.py --quick         # 300 traces, seconds (harness check)
+
+Prints one JSON object (also written to bench/out/serve_load.json). Run it on an otherwise
+idle machine: the load generator and the sink share the cores with the server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from gen_traces import Params, ensure  # noqa: E402 - bench scripts import their siblings
+
+SERVE = [sys.executable, "-c", "from otel_oracles.cli import main; main()", "serve"]
+CLK = os.sysconf("SC_CLK_TCK")
+
+
+def read_bodies(path: Path) -> list[tuple[bytes, int]]:
+    """(request body, span count) for every length-prefixed request in ``traces.binpb``."""
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    out = []
+    data = path.read_bytes()
+    pos = 0
+    while pos < len(data):
+        (n,) = struct.unpack(">I", data[pos : pos + 4])
+        body = data[pos + 4 : pos + 4 + n]
+        req = ExportTraceServiceRequest.FromString(body)
+        spans = sum(len(ss.spans) for rs in req.resource_spans for ss in rs.scope_spans)
+        out.append((body, spans))
+        pos += 4 + n
+    return out
+
+
+class Sink:
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, str(HERE / "sink_proc.py")],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        self.endpoint = json.loads(self.proc.stdout.readline())["endpoint"]
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait(10)
+
+
+class Serve:
+    """A ``serve`` subprocess; ports come from its ``listening`` log line."""
+
+    def __init__(self, sink: Sink, contracts: Path, **assembly: str | int) -> None:
+        self.dir = tempfile.TemporaryDirectory()
+        cfg = Path(self.dir.name) / "serve.yaml"
+        settings = {"decision_wait": "1s", "max_trace_age": "120s", "max_traces": 50_000,
+                    "max_buffered_spans": 2_000_000, **assembly}  # fmt: skip
+        cfg.write_text(
+            "receivers:\n  grpc: {enabled: false, endpoint: '127.0.0.1:0'}\n"
+            "  http: {endpoint: '127.0.0.1:0'}\n  max_request_bytes: 16MiB\n"
+            f"assembly: {json.dumps(settings)}\n"
+            f"grading: {{contracts: [{json.dumps(str(contracts))}]}}\n"
+            "shutdown_timeout: 60s\n"
+        )
+        env = {**os.environ, "OTEL_EXPORTER_OTLP_ENDPOINT": sink.endpoint,
+               "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"}  # fmt: skip
+        self.proc = subprocess.Popen(
+            [*SERVE, "-c", str(cfg)], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
+            env=env, text=True,
+        )  # fmt: skip
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            if '"listening"' in line:
+                self.port = int(json.loads(line)["http_port"])
+                break
+        else:
+            raise RuntimeError("serve did not start")
+        threading.Thread(target=self._drain, daemon=True).start()
+
+    def _drain(self) -> None:
+        assert self.proc.stderr is not None
+        for _ in self.proc.stderr:
+            pass
+
+    def stats(self) -> dict[str, Any]:
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/stats", timeout=10) as r:
+            return json.loads(r.read())
+
+    def cpu_seconds(self) -> float:
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / CLK
+
+    def rss_bytes(self) -> int:
+        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+        return 0
+
+    def stop(self, kill: bool = False) -> None:
+        self.proc.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
+        self.proc.wait(120)
+        self.dir.cleanup()
+
+
+def send_all(port: int, bodies: list[tuple[bytes, int]], connections: int,
+             rate: float | None = None) -> dict[str, int]:  # fmt: skip
+    """Send every body once (retrying refusals); ``rate`` = spans/s to pace at, else max."""
+    counts = {"refused_spans": 0, "refusals": 0, "sent_spans": 0}
+    lock = threading.Lock()
+    start = time.perf_counter()
+    per_conn = [bodies[i::connections] for i in range(connections)]
+
+    def worker(chunk: list[tuple[bytes, int]]) -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        headers = {"Content-Type": "application/x-protobuf"}
+        sent = 0
+        for body, n in chunk:
+            if rate:
+                due = start + (sent * connections) / rate
+                if (pause := due - time.perf_counter()) > 0:
+                    time.sleep(pause)
+            while True:
+                conn.request("POST", "/v1/traces", body, headers)
+                resp = conn.getresponse()
+                resp.read()
+                if resp.status == 200:
+                    break
+                if resp.status not in (429, 503):
+                    raise RuntimeError(f"unexpected status {resp.status}")
+                with lock:
+                    counts["refused_spans"] += n
+                    counts["refusals"] += 1
+                time.sleep(0.05)
+            sent += n
+        conn.close()
+        with lock:
+            counts["sent_spans"] += sent
+
+    threads = [threading.Thread(target=worker, args=(c,)) for c in per_conn]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return counts
+
+
+def wait_graded(serve: Serve, traces: int, timeout: float = 600) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        stats = serve.stats()
+        if sum(stats["graded_traces"].values()) >= traces:
+            return stats
+        time.sleep(0.05)
+    raise RuntimeError(f"only {serve.stats()['graded_traces']} of {traces} traces graded")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--traces", type=int, default=5_000)
+    ap.add_argument("--quick", action="store_true", help="300 traces: checks the harness runs")
+    ap.add_argument("--connections", type=int, default=4)
+    ap.add_argument("--contracts", type=Path, default=HERE / "contracts")
+    ap.add_argument("--out", type=Path, default=HERE / "out" / "serve_load.json")
+    args = ap.parse_args(argv)
+    n_traces = 300 if args.quick else args.traces
+    data = HERE / "out" / f"serve-data-{n_traces}"
+    manifest = ensure(Params(traces=n_traces), data, jsonl=False)
+    bodies = read_bodies(data / "traces.binpb")
+    spans = sum(n for _, n in bodies)
+    sink = Sink()
+    result: dict[str, Any] = {"traces": n_traces, "spans": spans, "requests": len(bodies),
+                              "cpus": os.cpu_count(), "connections": args.connections}  # fmt: skip
+    try:
+        # 1. throughput, grading on
+        serve = Serve(sink, args.contracts)
+        cpu0, t0 = serve.cpu_seconds(), time.perf_counter()
+        sent = send_all(serve.port, bodies, args.connections)
+        t_sent = time.perf_counter()
+        stats = wait_graded(serve, n_traces)
+        t_done, cpu = time.perf_counter(), serve.cpu_seconds() - cpu0
+        graded = sum(stats["graded_traces"].values())
+        result["throughput"] = {
+            "received_spans_per_s": round(spans / (t_sent - t0)),
+            "graded_spans_per_s": round(spans / (t_done - t0)),
+            "serve_cpu_s": round(cpu, 2),
+            "spans_per_serve_cpu_s": round(spans / cpu),
+            "serve_cores_busy": round(cpu / (t_done - t0), 2),
+            "traces_graded": graded,
+            "zero_loss": graded == n_traces
+            and stats["received"].get("http.traces", 0) == spans
+            and stats["rejected"].get("buffer_full", 0) == sent["refused_spans"],
+            "refused_then_resent_spans": sent["refused_spans"],
+            "latency_ms_at_full_load": stats["latency_ms"],
+        }
+        serve.stop()
+        # 2. latency at half the end-to-end rate
+        half = result["throughput"]["graded_spans_per_s"] / 2
+        serve = Serve(sink, args.contracts)
+        t0 = time.perf_counter()
+        send_all(serve.port, bodies, args.connections, rate=half)
+        stats = wait_graded(serve, n_traces)
+        result["latency_at_half_load"] = {
+            "offered_spans_per_s": round(half),
+            "achieved_spans_per_s": round(spans / (time.perf_counter() - t0)),
+            **{k: v for k, v in stats["latency_ms"].items()},
+        }
+        serve.stop()
+        # 3. memory per buffered span (nothing completes within the run)
+        serve = Serve(sink, args.contracts, decision_wait="600s", max_trace_age="600s")
+        time.sleep(0.5)
+        rss0 = serve.rss_bytes()
+        send_all(serve.port, bodies, args.connections)
+        stats = serve.stats()
+        rss1 = serve.rss_bytes()
+        result["memory"] = {
+            "rss_idle_mb": round(rss0 / 2**20, 1),
+            "rss_buffered_mb": round(rss1 / 2**20, 1),
+            "buffered_spans": stats["buffered_spans"],
+            "bytes_per_buffered_span": round((rss1 - rss0) / max(stats["buffered_spans"], 1)),
+            "wire_bytes_per_span": round(manifest["bytes_binpb"] / spans),
+        }
+        serve.stop(kill=True)
+    finally:
+        sink.close()
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+    tp = result["throughput"]
+    print(
+        f"serve: {tp['graded_spans_per_s']} spans/s graded end to end "
+        f"({tp['spans_per_serve_cpu_s']} spans per serve CPU-second), zero loss: "
+        f"{tp['zero_loss']}; p99 completion->verdict at half load: "
+        f"{result['latency_at_half_load']['p99']} ms; "
+        f"{result['memory']['bytes_per_buffered_span']} bytes per buffered span",
+        file=sys.stderr,
+    )
+    return 0 if tp["zero_loss"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
