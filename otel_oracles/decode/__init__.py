@@ -11,6 +11,7 @@ import orjson
 
 from otel_oracles.decode._batch import DecodedBatch
 from otel_oracles.decode._files import read_paths
+from otel_oracles.decode._gc import bulk_ingest_gc
 from otel_oracles.decode._json import decode_json_object
 from otel_oracles.decode._proto import Signal, decode_proto, warn_if_slow_backend
 from otel_oracles.decode.config import DEFAULT_MAX_MESSAGE_BYTES
@@ -54,6 +55,7 @@ __all__ = [
     "DecodedBatch",
     "InputError",
     "Signal",
+    "bulk_ingest_gc",
     "decode",
     "read_paths",
     "warn_if_slow_backend",

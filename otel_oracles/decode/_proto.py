@@ -92,8 +92,7 @@ def looks_like(message: Any, signal: Signal) -> bool:
 def traces_batch(message: Any) -> DecodedBatch:
     """Span records of a parsed (lean) ExportTraceServiceRequest / TracesData."""
     batch = DecodedBatch()
-    spans = batch.spans
-    append = spans.append
+    append = batch.spans.append
     for ri, rs in enumerate(message.resource_spans):
         resource = PbAttributes(rs.resource.attributes) if rs.resource.attributes else EMPTY
         for si, ss in enumerate(rs.scope_spans):
@@ -104,7 +103,7 @@ def traces_batch(message: Any) -> DecodedBatch:
                 trace_id = span.trace_id
                 span_id = span.span_id
                 parent = span.parent_span_id
-                if len(trace_id) != 16 or len(span_id) != 8 or len(parent) not in (0, 8):
+                if len(trace_id) != 16 or len(span_id) != 8 or (parent and len(parent) != 8):
                     batch.problems.append(
                         f"resourceSpans[{ri}].scopeSpans[{si}].spans[{pi}] ({span.name!r}): "
                         f"{_bad_ids(trace_id, span_id, parent)}; span rejected"
@@ -117,27 +116,31 @@ def traces_batch(message: Any) -> DecodedBatch:
                         f"SpanKind {kind}; read as SPAN_KIND_UNSPECIFIED"
                     )
                     kind = 0
-                status = span.status
-                code = status.code
-                if code > _MAX_STATUS or code < 0:
-                    batch.problems.append(
-                        f"resourceSpans[{ri}].scopeSpans[{si}].spans[{pi}].status.code: unknown "
-                        f"StatusCode {code}; read as STATUS_CODE_UNSET"
-                    )
-                    code = 0
+                code = 0
+                message = ""
+                if span.HasField("status"):
+                    status = span.status
+                    code = status.code
+                    message = status.message
+                    if code > _MAX_STATUS or code < 0:
+                        batch.problems.append(
+                            f"resourceSpans[{ri}].scopeSpans[{si}].spans[{pi}].status.code: "
+                            f"unknown StatusCode {code}; read as STATUS_CODE_UNSET"
+                        )
+                        code = 0
                 events = span.events
                 links = span.links
                 append(
                     SpanRecord(
                         trace_id.hex(),
                         span_id.hex(),
-                        parent.hex(),
+                        parent.hex() if parent else "",
                         span.name,
                         kind,
                         span.start_time_unix_nano,
                         span.end_time_unix_nano,
                         code,
-                        status.message,
+                        message,
                         PbAttributes(span.attributes),
                         [
                             EventRecord(e.name, e.time_unix_nano, PbAttributes(e.attributes))
