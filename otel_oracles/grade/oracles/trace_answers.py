@@ -37,9 +37,11 @@ from otel_oracles.grade.oracles.trace_common import (
     glob_any,
     indexes,
     is_timeout,
+    one_string_or_list,
     result_text,
     schema_problems,
     span_ids,
+    string_items,
 )
 from otel_oracles.grade.registry import register_oracle
 from otel_oracles.model.step import Step, StepKind, Trajectory
@@ -399,9 +401,9 @@ class CitationRequired(OracleCheck):
 
 
 class FinalOutputParams(OracleParams):
-    must_match: list[Regex] = Field(default_factory=list)
+    must_match: list[Regex] = Field(default_factory=list, json_schema_extra=one_string_or_list)
     """Regexes the final answer must each match (``re.search``)."""
-    must_not_match: list[Regex] = Field(default_factory=list)
+    must_not_match: list[Regex] = Field(default_factory=list, json_schema_extra=one_string_or_list)
     """Regexes the final answer must not match."""
 
     @field_validator("must_match", "must_not_match", mode="before")
@@ -548,9 +550,9 @@ def _transfer(value: Any) -> Any:
 
 
 class HandoffParams(OracleParams):
-    required: list[Transfer] = Field(default_factory=list)
+    required: list[Transfer] = Field(default_factory=list, json_schema_extra=string_items)
     """Transfers that must happen."""
-    forbidden: list[Transfer] = Field(default_factory=list)
+    forbidden: list[Transfer] = Field(default_factory=list, json_schema_extra=string_items)
     """Transfers that must not happen."""
 
     @field_validator("required", "forbidden", mode="before")

@@ -45,6 +45,24 @@ Regex = Annotated[str, AfterValidator(_check_regex)]
 JsonSchema = Annotated[dict[str, Any], AfterValidator(_check_schema)]
 """A JSON Schema (any draft ``jsonschema`` knows), checked against its metaschema at load."""
 
+
+def _split_meta(schema: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    meta = {k: schema.pop(k) for k in ("title", "description", "default") if k in schema}
+    return meta, dict(schema)
+
+
+def one_string_or_list(schema: dict[str, Any]) -> None:
+    """JSON Schema hook: a list param that may also be written as one string (``tool: x``)."""
+    meta, original = _split_meta(schema)
+    schema.clear()
+    schema.update({**meta, "anyOf": [{"type": "string"}, original]})
+
+
+def string_items(schema: dict[str, Any]) -> None:
+    """JSON Schema hook: a list whose items may be written as strings (``[a, b]``)."""
+    schema["items"] = {"anyOf": [{"type": "string"}, schema["items"]]}
+
+
 DEFAULT_ERROR_PATTERN = r'^\s*\{\s*"error"\s*:'
 """A result that is a JSON object whose first key is ``error``: how raw-client tool loops
 (no tool spans) hand a tool failure back to the model."""

@@ -14,7 +14,6 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-import numpy as np
 from pydantic import Field, field_validator, model_validator
 from scipy.optimize import linear_sum_assignment
 
@@ -29,8 +28,10 @@ from otel_oracles.grade.oracles.trace_common import (
     glob_any,
     indexes,
     normalize_args,
+    one_string_or_list,
     span_ids,
     steps_of,
+    string_items,
 )
 from otel_oracles.grade.registry import register_oracle
 from otel_oracles.model.step import Step, StepKind
@@ -113,7 +114,7 @@ class ToolCalled(OracleCheck):
 
 
 class ToolNotCalledParams(OracleParams):
-    tool: list[str]
+    tool: list[str] = Field(json_schema_extra=one_string_or_list)
     """Tool names or globs that must not be called (a single string is accepted)."""
     max: int = Field(default=0, ge=0)
     """Calls tolerated (as a tolerance: ``max: 1`` lets one call through, counted)."""
@@ -166,7 +167,7 @@ SequenceMode = Literal["exact", "in_order", "any_order", "subset", "superset"]
 
 
 class ToolSequenceParams(OracleParams):
-    expected: list[SequenceItem]
+    expected: list[SequenceItem] = Field(json_schema_extra=string_items)
     """Expected calls: tool names, or ``{tool, args, args_mode, args_regex, args_schema}``."""
     mode: SequenceMode = "in_order"
     """``exact``: the calls are exactly these, in order; ``in_order``: these appear in this
@@ -272,9 +273,7 @@ def _align_unordered(items: list[SequenceItem], calls: list[Step]) -> list[DiffE
         ]
     big = n + m + 1
     scores = [[_score(items[i], calls[j]) for j in range(m)] for i in range(n)]
-    weights = np.array(
-        [[big if s == FULL else (1 if s == NAME else 0) for s, _ in row] for row in scores]
-    )
+    weights = [[big if s == FULL else (1 if s == NAME else 0) for s, _ in row] for row in scores]
     rows, cols = linear_sum_assignment(weights, maximize=True)
     used_items: set[int] = set()
     used_calls: set[int] = set()
