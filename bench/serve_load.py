@@ -208,6 +208,25 @@ def main(argv: list[str] | None = None) -> int:
     result: dict[str, Any] = {"traces": n_traces, "spans": spans, "requests": len(bodies),
                               "cpus": os.cpu_count(), "connections": args.connections}  # fmt: skip
     try:
+        # 0. the receive path alone: a contract that selects nothing, so traces are decoded,
+        # assembled, released and dropped by the selector (no mapping, checks or export)
+        with tempfile.TemporaryDirectory() as none_dir:
+            (Path(none_dir) / "none.yaml").write_text(
+                "id: selects-nothing\nname: n\ndescription: receive-path baseline\n"
+                "match: {resource: {service.name: no-such-service}}\n"
+                "invariants: [{type: tool_not_called, tool: x}]\n"
+            )
+            serve = Serve(sink, Path(none_dir))
+            cpu0, t0 = serve.cpu_seconds(), time.perf_counter()
+            send_all(serve.port, bodies, args.connections)
+            t_sent = time.perf_counter()
+            wait_graded(serve, n_traces)
+            cpu = serve.cpu_seconds() - cpu0
+            result["receive_only"] = {
+                "received_spans_per_s": round(spans / (t_sent - t0)),
+                "spans_per_serve_cpu_s": round(spans / cpu),
+            }
+            serve.stop()
         # 1. throughput, grading on
         serve = Serve(sink, args.contracts)
         cpu0, t0 = serve.cpu_seconds(), time.perf_counter()
@@ -247,6 +266,7 @@ def main(argv: list[str] | None = None) -> int:
         time.sleep(0.5)
         rss0 = serve.rss_bytes()
         send_all(serve.port, bodies, args.connections)
+        time.sleep(0.5)
         stats = serve.stats()
         rss1 = serve.rss_bytes()
         result["memory"] = {
@@ -264,7 +284,8 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps(result, indent=2))
     tp = result["throughput"]
     print(
-        f"serve: {tp['graded_spans_per_s']} spans/s graded end to end "
+        f"serve receive path alone: {result['receive_only']['spans_per_serve_cpu_s']} spans per "
+        f"CPU-second; with grading: {tp['graded_spans_per_s']} spans/s graded end to end "
         f"({tp['spans_per_serve_cpu_s']} spans per serve CPU-second), zero loss: "
         f"{tp['zero_loss']}; p99 completion->verdict at half load: "
         f"{result['latency_at_half_load']['p99']} ms; "

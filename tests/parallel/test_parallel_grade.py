@@ -1,0 +1,124 @@
+"""``grade --workers N`` must give exactly the verdicts of the sequential run."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from otel_oracles.mapping import load_conventions
+from otel_oracles.model.contract import load_contract
+from otel_oracles.model.result import Verdict
+from otel_oracles.parallel import grade_paths_parallel, shard_of
+from otel_oracles.pipeline import GradeRun, grade_paths
+
+REPO = Path(__file__).resolve().parent.parent.parent
+EXAMPLE_TRACES = REPO / "examples" / "traces"
+# The coding contract replays a workspace and runs pytest per trace: slow, and no different
+# for the split. The other two exercise selectors, evidence, budgets and citations.
+CONTRACTS = [
+    REPO / "examples" / "contracts" / "support-rag.yaml",
+    REPO / "examples" / "contracts" / "multi-agent-handoff.yaml",
+]
+
+
+def _normalized(verdict: Verdict) -> dict[str, Any]:
+    """A verdict without its timings (the only field allowed to differ between runs)."""
+    data = verdict.model_dump(mode="json")
+    data.pop("duration_ns", None)
+    for result in data["results"]:
+        result.pop("duration_ns", None)
+    return data
+
+
+def _key(data: dict[str, Any]) -> tuple[str, str]:
+    return data["trace_id"] or "", data["contract_id"]
+
+
+def _sequential(paths: list[str]) -> tuple[list[dict[str, Any]], GradeRun]:
+    run = GradeRun()
+    contracts = [load_contract(p) for p in CONTRACTS]
+    report = grade_paths(paths, contracts, load_conventions([]), run=run)
+    return sorted(map(_normalized, report.verdicts), key=_key), run
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """60 synthetic traces from the benchmark generator (interleaved, time-ordered export)."""
+    spec = importlib.util.spec_from_file_location("gen_traces", REPO / "bench" / "gen_traces.py")
+    assert spec is not None and spec.loader is not None
+    gen = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("gen_traces", gen)  # dataclasses look their module up there
+    spec.loader.exec_module(gen)
+    out = tmp_path_factory.mktemp("generated")
+    gen.generate(gen.Params(traces=60, batch=128), out, jsonl=False)
+    return Path(out / "traces.binpb")
+
+
+def test_two_workers_give_the_sequential_verdicts_on_real_traces() -> None:
+    paths = [str(EXAMPLE_TRACES)]
+    expected, run = _sequential(paths)
+    assert expected, "the example traces must be selected by the example contracts"
+    prun = GradeRun()
+    report = grade_paths_parallel(paths, CONTRACTS, [], workers=2, run=prun)
+    assert sorted(map(_normalized, report.verdicts), key=_key) == expected
+    assert (prun.traces, prun.spans, prun.traces_unselected) == (
+        run.traces,
+        run.spans,
+        run.traces_unselected,
+    ), "trace and span counts must add up over the workers"
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_interleaved_export_grades_the_same_with_any_worker_count(
+    generated: Path, workers: int
+) -> None:
+    expected, _ = _sequential([str(generated)])
+    report = grade_paths_parallel([str(generated)], CONTRACTS, [], workers=workers)
+    assert sorted(map(_normalized, report.verdicts), key=_key) == expected
+
+
+def test_verdict_order_does_not_depend_on_the_worker_count(generated: Path) -> None:
+    orders = [
+        [
+            (v.trace_id, v.contract_id)
+            for v in grade_paths_parallel([str(generated)], CONTRACTS, [], workers=n).verdicts
+        ]
+        for n in (2, 3)
+    ]
+    assert orders[0] == orders[1]
+
+
+def test_an_unreadable_input_is_reported_once_not_once_per_worker(
+    generated: Path, tmp_path: Path
+) -> None:
+    truncated = tmp_path / "truncated.binpb"
+    truncated.write_bytes(generated.read_bytes()[:5000])
+    good = tmp_path / "good.binpb"
+    shutil.copy(generated, good)
+    report = grade_paths_parallel([str(good), str(truncated)], CONTRACTS, [], workers=2)
+    sequential = grade_paths(
+        [str(good), str(truncated)], [load_contract(p) for p in CONTRACTS], load_conventions([])
+    )
+    assert len(report.input_errors) == len(sequential.input_errors) >= 1
+    assert report.exit_code() == 2
+
+
+def test_stdin_is_refused_with_several_workers() -> None:
+    with pytest.raises(ValueError, match="stdin"):
+        grade_paths_parallel(["-"], CONTRACTS, [], workers=2)
+
+
+def test_shards_split_random_trace_ids_evenly() -> None:
+    import random
+
+    rng = random.Random(1)
+    counts = [0, 0]
+    for _ in range(10_000):
+        counts[shard_of(f"{rng.getrandbits(128):032x}", 2)] += 1
+    assert 4_700 < counts[0] < 5_300, counts
+    assert shard_of("", 4) == 0, "records without a trace id belong to worker 0"
