@@ -6,8 +6,8 @@ whole input but keeps only the spans of its share of trace ids (a hash of the id
 across processes) before assembly, then maps and grades those traces exactly as
 ``pipeline.grade_paths`` does. Re-reading is cheap next to grading: decoding keeps
 attributes lazy (a few µs per span), while mapping and grading cost two orders of magnitude
-more. Nothing but the verdicts crosses process boundaries: no span is pickled, and no
-coordinator has to hold traces.
+more. Only results cross process boundaries (verdicts, plus trajectories when the caller
+emits them), streamed in small chunks: no span is pickled, and no coordinator holds traces.
 
 Workers load the contracts and conventions from the same files the caller loaded (and
 validated) them from, so the compiled convention rules never need pickling. On Linux the
@@ -19,18 +19,18 @@ number of workers (the sequential path lists them in the order traces complete).
 
 from __future__ import annotations
 
-import logging
 import multiprocessing
-from collections.abc import Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+import traceback
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from queue import Empty
+from typing import Any
 
 from otel_oracles.decode import DecodedBatch, read_paths
 from otel_oracles.model.result import InputProblem, RunReport, Verdict
+from otel_oracles.model.step import Trajectory
 from otel_oracles.pipeline import GradeRun
-
-log = logging.getLogger(__name__)
 
 _SHARD_HEX_DIGITS = 8
 """Trace ids are random; their last 32 bits spread traces evenly over any worker count."""
@@ -53,20 +53,42 @@ class _ShardJob:
     convention_dirs: tuple[Path, ...]
     shard: int
     workers: int
+    with_trajectories: bool
+
+
+_CHUNK_TRACES = 32
+"""Traces per message from a worker: small enough to stream, large enough that queue
+overhead stays far below grading cost."""
 
 
 @dataclass(slots=True)
-class _ShardResult:
-    verdicts: list[tuple[int, int, Verdict]] = field(default_factory=list)
-    """(position of the trace's first span in the input, index within the trace, verdict)."""
+class _ShardStats:
     problems: list[InputProblem] = field(default_factory=list)
     traces: int = 0
     traces_unselected: int = 0
     spans: int = 0
 
 
-def _grade_shard(job: _ShardJob) -> _ShardResult:
-    """One worker: read everything, keep this shard's traces, grade them."""
+Graded = list[tuple[Verdict, Trajectory]]
+_Item = tuple[int, Graded]
+"""(position of the trace's first span in the input, its graded pairs)."""
+
+
+def _grade_shard(job: _ShardJob, queue: Any) -> None:
+    """One worker: read everything, keep this shard's traces, grade them, stream results.
+
+    Sends ``("items", [...])`` chunks, then ``("done", stats)``; or ``("error", text)``.
+    Trajectories travel only when ``job.with_trajectories`` (the caller emits them).
+    """
+    try:
+        stats = _run_shard(job, queue)
+    except BaseException:  # noqa: BLE001  (any crash must reach the parent, not hang it)
+        queue.put(("error", traceback.format_exc()))
+        return
+    queue.put(("done", stats))
+
+
+def _run_shard(job: _ShardJob, queue: Any) -> _ShardStats:
     from otel_oracles.assemble import assemble_offline
     from otel_oracles.mapping import load_conventions
     from otel_oracles.model.contract import load_contract
@@ -74,14 +96,14 @@ def _grade_shard(job: _ShardJob) -> _ShardResult:
 
     contracts = [load_contract(p) for p in job.contract_files]
     conventions = load_conventions(list(job.convention_dirs))
-    out = _ShardResult()
+    stats = _ShardStats()
     first_seen: dict[str, int] = {}
     position = 0
 
     def mine() -> Iterator[DecodedBatch]:
         nonlocal position
         shard, workers = job.shard, job.workers
-        for batch in read_paths(list(job.paths), out.problems):
+        for batch in read_paths(list(job.paths), stats.problems):
             kept = []
             for span in batch.spans:
                 tid = span.trace_id
@@ -94,16 +116,29 @@ def _grade_shard(job: _ShardJob) -> _ShardResult:
             batch.logs = [r for r in batch.logs if shard_of(r.trace_id, workers) == shard]
             yield batch
 
+    chunk: list[_Item] = []
     for trace in assemble_offline(mine()):
-        out.traces += 1
-        out.spans += len(trace.spans)
+        stats.traces += 1
+        stats.spans += len(trace.spans)
         graded = grade_trace(trace, contracts, conventions)
         if not graded:
-            out.traces_unselected += 1
+            stats.traces_unselected += 1
+            continue
         # A trace split by a late span has no first-seen entry left: it sorts as "now".
         order = first_seen.pop(trace.trace_id, position)
-        out.verdicts.extend((order, i, v) for i, (v, _) in enumerate(graded))
-    return out
+        if not job.with_trajectories:
+            graded = [(v, _EMPTY_TRAJECTORY) for v, _ in graded]
+        chunk.append((order, graded))
+        if len(chunk) >= _CHUNK_TRACES:
+            queue.put(("items", chunk))
+            chunk = []
+    if chunk:
+        queue.put(("items", chunk))
+    return stats
+
+
+_EMPTY_TRAJECTORY = Trajectory(steps=[])
+"""Stands in for a trajectory nobody will read, so it is never pickled."""
 
 
 def grade_paths_parallel(
@@ -113,42 +148,89 @@ def grade_paths_parallel(
     *,
     workers: int,
     run: GradeRun | None = None,
+    on_graded: Callable[[Graded], object] | None = None,
 ) -> RunReport:
     """``pipeline.grade_paths`` over ``workers`` processes; same report, same notes.
 
     ``contract_files``/``convention_dirs`` must be the files the caller already loaded
     successfully (workers reload them; a file changed in between is the caller's race).
     ``paths`` must not contain ``-``: stdin cannot be read by several processes.
-    Input problems found by every worker while reading are reported once. A worker that
-    crashes (a bug, never bad input) re-raises its exception here.
+    ``on_graded`` is called in this process with each trace's (verdict, trajectory) pairs
+    as workers deliver them (arrival order), so an emitter needs no change. Input problems
+    found by every worker while reading are reported once. A worker that crashes (a bug,
+    never bad input) raises ``RuntimeError`` here with its traceback.
     """
     if "-" in paths:
         raise ValueError("stdin ('-') cannot be graded with several workers")
     stats = run if run is not None else GradeRun()
-    jobs = [
-        _ShardJob(tuple(paths), tuple(contract_files), tuple(convention_dirs), k, workers)
-        for k in range(workers)
-    ]
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        shards = list(pool.map(_grade_shard, jobs))
+    queue = context.Queue()
+    procs = [
+        context.Process(
+            target=_grade_shard,
+            args=(
+                _ShardJob(
+                    tuple(paths),
+                    tuple(contract_files),
+                    tuple(convention_dirs),
+                    k,
+                    workers,
+                    on_graded is not None,
+                ),
+                queue,
+            ),
+            name=f"otel-oracles-grade-{k}",
+            daemon=True,
+        )
+        for k in range(workers)
+    ]
+    for proc in procs:
+        proc.start()
+    items: list[tuple[int, int, Verdict]] = []
     seen: set[tuple[str, str]] = set()
-    for shard in shards:
-        stats.traces += shard.traces
-        stats.traces_unselected += shard.traces_unselected
-        stats.spans += shard.spans
-        for problem in shard.problems:
-            key = (problem.source, problem.message)
-            if key not in seen:
-                seen.add(key)
-                stats.problems.append(problem)
-    merged = sorted((item for s in shards for item in s.verdicts), key=_order)
-    verdicts = [v for _, _, v in merged]
+    pending = workers
+    try:
+        while pending:
+            try:
+                kind, payload = queue.get(timeout=1.0)
+            except Empty:
+                dead = [p for p in procs if p.exitcode not in (None, 0)]
+                if dead:
+                    raise RuntimeError(
+                        f"grading worker {dead[0].name} died with exit code {dead[0].exitcode}"
+                    ) from None
+                continue
+            if kind == "items":
+                for order, graded in payload:
+                    if on_graded is not None:
+                        on_graded(graded)
+                    items.extend((order, i, v) for i, (v, _) in enumerate(graded))
+            elif kind == "done":
+                pending -= 1
+                shard: _ShardStats = payload
+                stats.traces += shard.traces
+                stats.traces_unselected += shard.traces_unselected
+                stats.spans += shard.spans
+                for problem in shard.problems:
+                    key = (problem.source, problem.message)
+                    if key not in seen:
+                        seen.add(key)
+                        stats.problems.append(problem)
+            else:
+                raise RuntimeError(f"grading worker failed:\n{payload}")
+    finally:
+        for proc in procs:
+            if proc.is_alive() and pending:
+                proc.terminate()
+            proc.join()
+    items.sort(key=_order)
     notes = [f"{stats.traces} trace(s), {stats.spans} span(s) read"]
     if stats.traces_unselected:
         notes.append(f"{stats.traces_unselected} trace(s) matched no contract's selector")
-    return RunReport(verdicts=verdicts, input_errors=list(stats.problems), notes=notes)
+    return RunReport(
+        verdicts=[v for _, _, v in items], input_errors=list(stats.problems), notes=notes
+    )
 
 
 def _order(item: tuple[int, int, Verdict]) -> tuple[int, int]:

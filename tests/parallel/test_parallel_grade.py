@@ -122,3 +122,16 @@ def test_shards_split_random_trace_ids_evenly() -> None:
         counts[shard_of(f"{rng.getrandbits(128):032x}", 2)] += 1
     assert 4_700 < counts[0] < 5_300, counts
     assert shard_of("", 4) == 0, "records without a trace id belong to worker 0"
+
+
+def test_on_graded_receives_every_verdict_with_its_real_trajectory() -> None:
+    received: list[tuple[Verdict, Any]] = []
+    report = grade_paths_parallel(
+        [str(EXAMPLE_TRACES)], CONTRACTS, [], workers=2, on_graded=received.extend
+    )
+    assert sorted(_key(_normalized(v)) for v, _ in received) == sorted(
+        _key(_normalized(v)) for v in report.verdicts
+    ), "every verdict must be handed over exactly once"
+    assert all(t.steps and t.trace_id == v.trace_id for v, t in received), (
+        "the emitter needs the mapped trajectory of the graded trace"
+    )
