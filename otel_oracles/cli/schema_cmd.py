@@ -105,7 +105,10 @@ def _evidence_item() -> dict[str, Any]:
 
 
 def _budget() -> dict[str, Any]:
-    kinds = {"int": {"type": "integer", "minimum": 0}, "bool": {"type": "boolean"}}
+    kinds: dict[str, dict[str, Any]] = {
+        "int": {"type": "integer", "minimum": 0},
+        "bool": {"type": "boolean"},
+    }
     props = {}
     for key, doc in BUDGET_KEYS.items():
         kind, _, text = doc.partition(":")
@@ -129,9 +132,10 @@ def contract_json_schema() -> dict[str, Any]:
     props: dict[str, Any] = {}
     required: list[str] = []
     for name, info in Contract.model_fields.items():
-        if name in INTERNAL_FIELDS:
+        if name in INTERNAL_FIELDS or info.annotation is None:
             continue
-        sub = _relocate(TypeAdapter(info.annotation).json_schema(by_alias=True), name, defs)
+        adapter: TypeAdapter[Any] = TypeAdapter(info.annotation)
+        sub = _relocate(adapter.json_schema(by_alias=True), name, defs)
         if info.description:
             sub["description"] = info.description
         props[name] = sub

@@ -47,7 +47,9 @@ JsonSchema = Annotated[dict[str, Any], AfterValidator(_check_schema)]
 
 
 def _split_meta(schema: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    meta = {k: schema.pop(k) for k in ("title", "description", "default") if k in schema}
+    meta: dict[str, Any] = {
+        k: schema.pop(k) for k in ("title", "description", "default") if k in schema
+    }
     return meta, dict(schema)
 
 

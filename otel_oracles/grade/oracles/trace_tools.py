@@ -336,7 +336,7 @@ class ToolSequence(OracleCheck):
                 span_ids=span_ids(matched),
                 step_indexes=indexes(matched),
             )
-        counts = defaultdict(int)
+        counts: dict[str, int] = defaultdict(int)
         for e in diff:
             counts[e.op] += 1
         relevant = {
