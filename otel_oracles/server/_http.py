@@ -175,7 +175,10 @@ def ssl_context(rc: ReceiversSettings) -> ssl.SSLContext | None:
 async def start_http(server: GradingServer, rc: ReceiversSettings) -> tuple[web.AppRunner, int]:
     """Bind and start; returns the runner (``cleanup()`` stops it) and the bound port."""
     host, _, port = rc.http.endpoint.rpartition(":")
-    runner = web.AppRunner(build_app(server, rc), auto_decompress=False, access_log=None)
+    # In-flight requests get a moment to finish at shutdown; the drain budget covers the rest.
+    runner = web.AppRunner(
+        build_app(server, rc), auto_decompress=False, access_log=None, shutdown_timeout=2.0
+    )
     await runner.setup()
     site = web.TCPSite(runner, host, int(port), ssl_context=ssl_context(rc), backlog=1024)
     try:

@@ -19,6 +19,7 @@ import grpc
 import pytest
 from google.rpc import error_details_pb2, status_pb2
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcExporter
+from opentelemetry.exporter.otlp.proto.http import Compression as HttpCompression
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpExporter
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
@@ -66,14 +67,17 @@ def verdict_map(bg) -> dict[str, bool]:
     return {v.trace_id: v.passed for v in bg.emitter.verdicts}
 
 
-@pytest.mark.parametrize("transport", ["grpc", "http"])
+@pytest.mark.parametrize("transport", ["grpc", "grpc+gzip", "http", "http+gzip"])
 def test_python_sdk_exporters_get_every_agent_trace_graded(serve, transport: str) -> None:
     bg = serve()
+    gz = transport.endswith("+gzip")
     exporter = (
-        GrpcExporter(endpoint=bg.grpc_endpoint, insecure=True)
-        if transport == "grpc"
-        else HttpExporter(endpoint=bg.http_url + "/v1/traces")
-    )
+        GrpcExporter(endpoint=bg.grpc_endpoint, insecure=True,
+                     compression=grpc.Compression.Gzip if gz else None)
+        if transport.startswith("grpc")
+        else HttpExporter(endpoint=bg.http_url + "/v1/traces",
+                          compression=HttpCompression.Gzip if gz else None)
+    )  # fmt: skip
     ids, forbidden = send_agent_traces(exporter, 4)
     wait_until(lambda: len(bg.emitter.verdicts) >= 4, what="4 verdicts")
     got = verdict_map(bg)
@@ -81,7 +85,8 @@ def test_python_sdk_exporters_get_every_agent_trace_graded(serve, transport: str
     assert {t for t, ok in got.items() if not ok} == set(forbidden), (
         "exactly the traces that called delete_records must fail"
     )
-    assert bg.stats()["received"] == {f"{transport}.traces": 4 * 3 + 2 * 1}
+    protocol = transport.split("+")[0]
+    assert bg.stats()["received"] == {f"{protocol}.traces": 4 * 3 + 2 * 1}
 
 
 def test_one_trace_split_across_requests_connections_and_protocols_out_of_order(serve) -> None:
