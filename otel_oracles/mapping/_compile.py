@@ -8,6 +8,7 @@ that convert a value on first access; reading every attribute would cost more th
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from otel_oracles.model.span import SpanRecord, StatusCode
 
 MISSING: Any = object()
 """Sentinel for "no value from this source" (``None`` may be a real attribute value)."""
+_UNREAD: Any = object()
 
 
 class SpanView:
@@ -33,12 +35,18 @@ class SpanView:
         self._cache: dict[str, Any] = {}
 
     def get(self, key: str) -> Any:
-        try:
-            return self._cache[key]
-        except KeyError:
-            value = self.span.attributes.get(key, MISSING)
-            self._cache[key] = value
-            return value
+        cache = self._cache
+        value = cache.get(key, _UNREAD)
+        if value is _UNREAD:
+            value = cache[key] = self.span.attributes.get(key, MISSING)
+        return value
+
+    def has(self, key: str) -> bool:
+        """Presence without converting the value."""
+        cached = self._cache.get(key, _UNREAD)
+        if cached is not _UNREAD:
+            return cached is not MISSING
+        return key in self.span.attributes
 
     def prefixed(self, prefix: str) -> dict[str, Any]:
         """Attributes under ``prefix.``, keyed by the rest of the key (flattened lists)."""
@@ -58,8 +66,9 @@ def _attr_predicate(cond: Condition) -> Predicate:
     key = cond.attr
     assert key is not None
     if cond.exists is not None:
-        want = cond.exists
-        return lambda v: (v.get(key) is not MISSING) == want
+        if cond.exists:
+            return lambda v: v.has(key)
+        return lambda v: not v.has(key)
     if cond.regex is not None:
         rx = re.compile(cond.regex)
         return lambda v: isinstance(val := v.get(key), str) and rx.search(val) is not None
@@ -70,15 +79,26 @@ def _attr_predicate(cond: Condition) -> Predicate:
     return lambda v: v.get(key) in accepted
 
 
+def _cached_search(pattern: str) -> Callable[[str], bool]:
+    """``re.search`` memoized per string: span names and scope names repeat across spans."""
+    rx = re.compile(pattern)
+
+    @functools.lru_cache(maxsize=4096)
+    def test(text: str) -> bool:
+        return rx.search(text) is not None
+
+    return test
+
+
 def compile_condition(cond: Condition) -> Predicate:
     if cond.attr is not None:
         return _attr_predicate(cond)
     if cond.span_name is not None:
-        rx = re.compile(cond.span_name)
-        return lambda v: rx.search(v.span.name) is not None
+        name_test = _cached_search(cond.span_name)
+        return lambda v: name_test(v.span.name)
     if cond.scope is not None:
-        rx = re.compile(cond.scope)
-        return lambda v: rx.search(v.span.scope_name) is not None
+        scope_test = _cached_search(cond.scope)
+        return lambda v: scope_test(v.span.scope_name)
     if cond.kind is not None:
         kinds = frozenset(SPAN_KINDS[k.lower()] for k in cond.kind)
         return lambda v: int(v.span.kind) in kinds
@@ -91,14 +111,19 @@ def compile_condition(cond: Condition) -> Predicate:
 
 
 def compile_match(match: Match) -> Predicate:
-    all_preds = [compile_condition(c) for c in match.all]
+    """Cheap tests first: ``all`` conditions on the span itself, then ``any``, and only then
+    conditions that look at child spans (the result is the same, the order is not)."""
+    all_preds = [compile_condition(c) for c in match.all if c.child is None]
+    child_preds = [compile_condition(c) for c in match.all if c.child is not None]
     any_preds = [compile_condition(c) for c in match.any]
 
     def predicate(view: SpanView) -> bool:
         for pred in all_preds:
             if not pred(view):
                 return False
-        return not any_preds or any(pred(view) for pred in any_preds)
+        if any_preds and not any(pred(view) for pred in any_preds):
+            return False
+        return all(pred(view) for pred in child_preds)
 
     return predicate
 
@@ -192,6 +217,59 @@ class CompiledRule:
     keep: tuple[str, ...]
     synthesize: bool
     error_keys: tuple[str, ...]
+    guard: Guard | None = None
+    """Necessary conditions checkable from the span's dispatch signature (see ``Guard``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Guard:
+    """Necessary conditions of a rule, derived from its match, that depend only on a span's
+    *signature* (scope name, values of dispatch keys, presence of presence keys). Spans share
+    few signatures, so the rules worth evaluating are computed once per signature and most
+    rules are never evaluated for most spans. A guard only ever skips rules that could not
+    match; the full predicate still decides."""
+
+    scope: Callable[[str], bool] | None = None
+    required: tuple[str, frozenset[str]] | None = None
+    """Attribute that must hold one of these strings."""
+    present: tuple[str, ...] = ()
+    """At least one of these attributes must be present."""
+
+
+def _accepted(cond: Condition) -> frozenset[str] | None:
+    if cond.attr is None or cond.equals is None:
+        return None
+    accepted = cond.equals if isinstance(cond.equals, list) else [cond.equals]
+    return frozenset(accepted) if all(isinstance(a, str) for a in accepted) else None
+
+
+def _needs_presence(cond: Condition) -> bool:
+    return cond.attr is not None and (
+        cond.equals is not None or cond.regex is not None or cond.exists is True
+    )
+
+
+def _guard(match: Match) -> Guard | None:
+    scope = next((_cached_search(c.scope) for c in match.all if c.scope is not None), None)
+    required = next(
+        ((c.attr, acc) for c in match.all if c.attr and (acc := _accepted(c)) is not None), None
+    )
+    if required is None and match.any:
+        accepted = [_accepted(c) for c in match.any]
+        keys = {c.attr for c in match.any}
+        if len(keys) == 1 and all(a is not None for a in accepted):
+            key = next(iter(keys))
+            assert key is not None
+            required = (key, frozenset().union(*(a for a in accepted if a is not None)))
+    present: tuple[str, ...] = ()
+    first = next((c.attr for c in match.all if _needs_presence(c)), None)
+    if first is not None:
+        present = (first,)
+    elif match.any and all(_needs_presence(c) for c in match.any):
+        present = tuple(c.attr for c in match.any if c.attr is not None)
+    if scope is None and required is None and not present:
+        return None
+    return Guard(scope=scope, required=required, present=present)
 
 
 @dataclass(slots=True)
@@ -200,6 +278,51 @@ class CompiledSet:
     placeholders: frozenset[str]
     tool_call_finish_reasons: frozenset[str]
     files: list[str] = field(default_factory=list)
+    dispatch_keys: tuple[str, ...] = ()
+    """Attribute keys some guard requires a value of (read once per span)."""
+    presence_set: frozenset[str] = frozenset()
+    """Attribute keys some guard requires present (tested without converting values)."""
+    candidates: dict[tuple[Any, ...], list[CompiledRule]] = field(default_factory=dict)
+    """Rules worth evaluating per span signature (few distinct signatures occur)."""
+
+    def rule_for(self, view: SpanView) -> CompiledRule | None:
+        """The first rule (priority order) whose match holds for the span."""
+        get = view.get
+        signature = (
+            view.span.scope_name,
+            tuple([get(k) for k in self.dispatch_keys]),
+            self.presence_set.intersection(view.span.attributes),
+        )
+        try:
+            rules = self.candidates[signature]
+        except KeyError:
+            rules = self._candidates(signature)
+        except TypeError:  # an unhashable attribute value (a list) under a dispatch key
+            rules = self._candidates(signature, cache=False)
+        for rule in rules:
+            if rule.predicate(view):
+                return rule
+        return None
+
+    def _candidates(self, signature: tuple[Any, ...], cache: bool = True) -> list[CompiledRule]:
+        scope_name, dispatch_values, present = signature
+        values = dict(zip(self.dispatch_keys, dispatch_values, strict=True))
+
+        def possible(g: Guard | None) -> bool:
+            if g is None:
+                return True
+            if g.scope is not None and not g.scope(scope_name):
+                return False
+            if g.required is not None:
+                value = values[g.required[0]]
+                if not isinstance(value, str) or value not in g.required[1]:
+                    return False
+            return not g.present or any(k in present for k in g.present)
+
+        rules = [r for r in self.rules if possible(r.guard)]
+        if cache and len(self.candidates) < 4096:
+            self.candidates[signature] = rules
+        return rules
 
 
 def _resolved_fields(
@@ -235,6 +358,7 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
                     keep=tuple(rule.keep),
                     synthesize=rule.synthesize_tool_calls.enabled,
                     error_keys=tuple(rule.synthesize_tool_calls.error_keys),
+                    guard=_guard(rule.match),
                 )
             )
     return CompiledSet(
@@ -242,6 +366,10 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
         placeholders=frozenset(placeholders),
         tool_call_finish_reasons=frozenset(reasons),
         files=[c.name for c in conventions.files],
+        dispatch_keys=tuple(
+            sorted({r.guard.required[0] for r in rules if r.guard and r.guard.required})
+        ),
+        presence_set=frozenset(k for r in rules if r.guard for k in r.guard.present),
     )
 
 

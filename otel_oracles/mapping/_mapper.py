@@ -101,7 +101,7 @@ def map_trace(trace: Trace, conventions: ConventionSet) -> Trajectory:
     unmapped: dict[str, int] = {}
     for span in trace.spans:
         view = SpanView(span, trace.children.get(span.span_id, []))
-        rule = next((r for r in compiled.rules if r.predicate(view)), None)
+        rule = compiled.rule_for(view)
         if rule is None:
             unmapped[span.name] = unmapped.get(span.name, 0) + 1
             continue

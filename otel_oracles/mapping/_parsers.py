@@ -27,6 +27,8 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+import orjson
+
 from otel_oracles.model.span import EventRecord
 
 log = logging.getLogger(__name__)
@@ -44,8 +46,8 @@ def parse_json(value: Any) -> Any:
         text = value.strip() if isinstance(value, str) else value.strip().decode("utf-8", "replace")
         if text[:1] in ("{", "[", '"') or text in ("true", "false", "null") or _numeric(text):
             try:
-                return json.loads(text)
-            except ValueError:
+                return orjson.loads(text)
+            except orjson.JSONDecodeError:
                 return value
     return value
 
@@ -63,8 +65,8 @@ def parse_json_or_text(value: Any) -> Any:
     result such as ``"SearchBackendError: ..."`` is not JSON and must not be mangled)."""
     if isinstance(value, str) and value.strip()[:1] in ("{", "["):
         try:
-            return json.loads(value)
-        except ValueError:
+            return orjson.loads(value)
+        except orjson.JSONDecodeError:
             return value
     return value
 
