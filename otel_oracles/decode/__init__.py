@@ -12,7 +12,7 @@ import orjson
 from otel_oracles.decode._batch import DecodedBatch
 from otel_oracles.decode._files import read_paths
 from otel_oracles.decode._gc import bulk_ingest_gc
-from otel_oracles.decode._json import decode_json_object
+from otel_oracles.decode._json_fast import decode_json_bytes
 from otel_oracles.decode._proto import Signal, decode_proto, warn_if_slow_backend
 from otel_oracles.decode.config import DEFAULT_MAX_MESSAGE_BYTES
 from otel_oracles.errors import InputError
@@ -38,12 +38,11 @@ def decode(payload: bytes, content_type: str, *, signal: Signal = "traces") -> D
         return decode_proto(payload, signal)
     if media_type in JSON_CONTENT_TYPES:
         try:
-            obj = orjson.loads(payload)
+            return decode_json_bytes(payload)
         except orjson.JSONDecodeError as exc:
             raise InputError(
                 f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
             ) from None
-        return decode_json_object(obj)
     raise InputError(
         f"unsupported content type {content_type!r}: expected application/x-protobuf "
         "or application/json"

@@ -23,7 +23,7 @@ import logging
 import os
 import sys
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -33,6 +33,7 @@ import zstandard
 from otel_oracles.decode import _proto
 from otel_oracles.decode._batch import DecodedBatch
 from otel_oracles.decode._json import decode_json_object
+from otel_oracles.decode._json_fast import decode_json_bytes
 from otel_oracles.decode.config import DEFAULT_MAX_MESSAGE_BYTES, READ_CHUNK_BYTES
 from otel_oracles.errors import InputError
 from otel_oracles.model.result import InputProblem
@@ -260,8 +261,9 @@ def _read_json(
             continue
         if not line.strip():
             continue
+        source = f"{name}:{lineno}"
         try:
-            obj = orjson.loads(line)
+            batch = decode_json_bytes(line, _reporter(problems, source))
         except orjson.JSONDecodeError as exc:
             if first and not lines:
                 # Not one object per line: a pretty-printed single document.
@@ -269,14 +271,18 @@ def _read_json(
                 return
             problems.append(
                 InputProblem(
-                    source=f"{name}:{lineno}",
+                    source=source,
                     message=f"invalid JSON at column {exc.colno}: {exc.msg}; line skipped",
                 )
             )
             first = False
             continue
+        except InputError as exc:
+            problems.append(InputProblem(source=source, message=f"{exc.message}; skipped"))
+            first = False
+            continue
         first = False
-        yield from _json_batch(obj, f"{name}:{lineno}", problems)
+        yield _accepted(batch, source, problems)
 
 
 def _skip_line(stream: Any) -> int:
@@ -304,37 +310,53 @@ def _read_json_document(
             )
         )
         return
+    if document.lstrip(_JSON_WS)[:1] == b"[":  # an array of requests (some tools dump them)
+        try:
+            items = orjson.loads(document)
+        except orjson.JSONDecodeError as exc:
+            problems.append(_invalid_document(name, exc))
+            return
+        for i, item in enumerate(items):
+            source = f"{name}[{i}]"
+            try:
+                batch = decode_json_object(item, _reporter(problems, source))
+            except InputError as exc:
+                problems.append(InputProblem(source=source, message=f"{exc.message}; skipped"))
+                continue
+            yield _accepted(batch, source, problems)
+        return
     try:
-        obj = orjson.loads(document)
+        batch = decode_json_bytes(document, _reporter(problems, name))
     except orjson.JSONDecodeError as exc:
-        problems.append(
-            InputProblem(
-                source=f"{name}:{exc.lineno}",
-                message=f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}; "
-                "file skipped",
-            )
-        )
+        problems.append(_invalid_document(name, exc))
         return
-    if type(obj) is list:  # an array of requests (some tools dump them this way)
-        for i, item in enumerate(obj):
-            yield from _json_batch(item, f"{name}[{i}]", problems)
+    except InputError as exc:
+        problems.append(InputProblem(source=name, message=f"{exc.message}; skipped"))
         return
-    yield from _json_batch(obj, name, problems)
+    yield _accepted(batch, name, problems)
 
 
-def _json_batch(obj: Any, source: str, problems: list[InputProblem]) -> Iterator[DecodedBatch]:
+def _invalid_document(name: str, exc: orjson.JSONDecodeError) -> InputProblem:
+    return InputProblem(
+        source=f"{name}:{exc.lineno}",
+        message=f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}; file skipped",
+    )
+
+
+def _reporter(problems: list[InputProblem], source: str) -> Callable[[str], None]:
+    """Where problems found later (a lazily converted attribute) go, with their source."""
+
     def report(message: str) -> None:
         problems.append(InputProblem(source=source, message=message))
 
-    try:
-        batch = decode_json_object(obj, report)
-    except InputError as exc:
-        problems.append(InputProblem(source=source, message=f"{exc.message}; skipped"))
-        return
+    return report
+
+
+def _accepted(batch: DecodedBatch, source: str, problems: list[InputProblem]) -> DecodedBatch:
     batch.source = source
     for message in batch.problems:
         problems.append(InputProblem(source=source, message=message))
-    yield batch
+    return batch
 
 
 # -- protobuf ------------------------------------------------------------------------------
@@ -396,17 +418,20 @@ def _read_frames(
             problems.append(InputProblem(source=f"{name}@{start}", message=f"{exc}"))
             continue
         if body.lstrip(_JSON_WS)[:1] == b"{":
+            source = f"{name}@{start}"
             try:
-                obj = orjson.loads(body)
+                batch = decode_json_bytes(body, _reporter(problems, source))
             except orjson.JSONDecodeError as exc:
                 problems.append(
                     InputProblem(
-                        source=f"{name}@{start}",
-                        message=f"invalid JSON in frame: {exc.msg}; skipped",
+                        source=source, message=f"invalid JSON in frame: {exc.msg}; skipped"
                     )
                 )
                 continue
-            yield from _json_batch(obj, f"{name}@{start}", problems)
+            except InputError as exc:
+                problems.append(InputProblem(source=source, message=f"{exc.message}; skipped"))
+                continue
+            yield _accepted(batch, source, problems)
         else:
             yield from _decode_proto_body(body, frame, problems, name_says_logs=says_logs)
 
