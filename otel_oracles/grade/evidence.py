@@ -70,7 +70,8 @@ def absent(step: Step, field: str) -> bool:
 
 def where(step: Step) -> str:
     """``step 3 (search_docs, span ab12...)``: how messages point at a step."""
-    name = step.tool or step.agent_name or step.model or step.kind.value
+    model = step.model if step.kind == StepKind.GENERATION else None
+    name = step.tool or model or step.agent_name or step.model or step.kind.value
     if step.source is not None:
         return f"step {step.index} ({name}, span {step.source.span_id})"
     return f"step {step.index} ({name})"
