@@ -98,9 +98,12 @@ class OfflineAssembly(Iterator[Trace]):
 
     def _run(self, batches: Iterator[DecodedBatch], cap: int | None, idle: int) -> Iterator[Trace]:
         stats = self.stats
-        # Two queues ordered by last activity: traces with their root, traces without.
+        # Three queues, each ordered by last activity: traces whose root has arrived, traces
+        # with spans but no root yet, and trace ids seen only in log records so far (a logs
+        # file read before its spans file); the last wait for their spans, idle or not.
         rooted: OrderedDict[str, _Pending] = OrderedDict()
         unrooted: OrderedDict[str, _Pending] = OrderedDict()
+        waiting: OrderedDict[str, _Pending] = OrderedDict()
         released: OrderedDict[str, None] = OrderedDict()
         clock = 0  # records read so far
         unrooted_idle = idle * UNROOTED_IDLE_FACTOR
@@ -116,6 +119,11 @@ class OfflineAssembly(Iterator[Trace]):
             stats.traces += 1
             return trace
 
+        def drop_logs_only(pending: _Pending) -> None:
+            # Log records whose trace never showed a span: nothing to attach them to.
+            stats.buffered_spans -= len(pending.logs)
+            stats.unattached_logs += len(pending.logs)
+
         def late(trace_id: str) -> None:
             if (
                 len(stats.late_trace_ids) < LATE_SAMPLE_SIZE
@@ -123,7 +131,7 @@ class OfflineAssembly(Iterator[Trace]):
             ):
                 stats.late_trace_ids.append(trace_id)
 
-        def pending_for(trace_id: str) -> _Pending | None:
+        def pending_for(trace_id: str, *, span: bool) -> _Pending | None:
             pending = rooted.get(trace_id)
             if pending is not None:
                 rooted.move_to_end(trace_id)
@@ -132,9 +140,18 @@ class OfflineAssembly(Iterator[Trace]):
             if pending is not None:
                 unrooted.move_to_end(trace_id)
                 return pending
+            pending = waiting.get(trace_id)
+            if pending is not None:
+                if span:
+                    del waiting[trace_id]
+                    unrooted[trace_id] = pending
+                else:
+                    waiting.move_to_end(trace_id)
+                return pending
             if trace_id in released:
                 return None
-            pending = unrooted[trace_id] = _Pending(clock)
+            pending = _Pending(clock)
+            (unrooted if span else waiting)[trace_id] = pending
             return pending
 
         for batch in batches:
@@ -145,7 +162,7 @@ class OfflineAssembly(Iterator[Trace]):
                 trace_id = span.trace_id
                 if trace_id != last_id:
                     last_id = trace_id
-                    pending = pending_for(trace_id)
+                    pending = pending_for(trace_id, span=True)
                 clock += 1
                 if pending is None:
                     stats.late_spans += 1
@@ -164,7 +181,7 @@ class OfflineAssembly(Iterator[Trace]):
                 if not trace_id:
                     stats.unattached_logs += 1
                     continue
-                pending = pending_for(trace_id)
+                pending = pending_for(trace_id, span=False)
                 if pending is None:
                     stats.late_logs += 1
                     late(trace_id)
@@ -176,40 +193,35 @@ class OfflineAssembly(Iterator[Trace]):
             stats.logs_read += len(batch.logs)
             stats.buffered_spans += added
             # Release traces idle long enough (oldest activity first).
-            while rooted:
-                trace_id, pending = next(iter(rooted.items()))
-                if clock - pending.last_seen < idle:
-                    break
-                del rooted[trace_id]
-                yield release(trace_id, pending, incomplete=False)
-            while unrooted:
-                trace_id, pending = next(iter(unrooted.items()))
-                if clock - pending.last_seen < unrooted_idle:
-                    break
-                del unrooted[trace_id]
-                yield release(trace_id, pending, incomplete=False)
+            for queue, wait in ((rooted, idle), (unrooted, unrooted_idle)):
+                while queue:
+                    trace_id, pending = next(iter(queue.items()))
+                    if clock - pending.last_seen < wait:
+                        break
+                    del queue[trace_id]
+                    yield release(trace_id, pending, incomplete=False)
             stats.peak_buffered_spans = max(stats.peak_buffered_spans, stats.buffered_spans)
             if cap is not None:
-                while stats.buffered_spans > cap and (rooted or unrooted):
-                    queue = _oldest(rooted, unrooted)
+                while stats.buffered_spans > cap and (rooted or unrooted or waiting):
+                    queue = _oldest(rooted, unrooted, waiting)
                     trace_id, pending = queue.popitem(last=False)
+                    if not pending.spans:
+                        drop_logs_only(pending)
+                        continue
                     stats.evicted_traces += 1
                     yield release(trace_id, pending, incomplete=True)
         # End of input: everything left is as complete as it will get, in first-seen order.
         rest = sorted([*rooted.items(), *unrooted.items()], key=lambda item: item[1].first_seen)
+        for pending in waiting.values():
+            drop_logs_only(pending)
         rooted.clear()
         unrooted.clear()
+        waiting.clear()
         for trace_id, pending in rest:
             yield release(trace_id, pending, incomplete=False)
 
 
-def _oldest(
-    rooted: OrderedDict[str, _Pending], unrooted: OrderedDict[str, _Pending]
-) -> OrderedDict[str, _Pending]:
-    if not rooted:
-        return unrooted
-    if not unrooted:
-        return rooted
-    first_rooted = next(iter(rooted.values()))
-    first_unrooted = next(iter(unrooted.values()))
-    return rooted if first_rooted.last_seen <= first_unrooted.last_seen else unrooted
+def _oldest(*queues: OrderedDict[str, _Pending]) -> OrderedDict[str, _Pending]:
+    """The non-empty queue whose front trace has been idle longest."""
+    candidates = [q for q in queues if q]
+    return min(candidates, key=lambda q: next(iter(q.values())).last_seen)

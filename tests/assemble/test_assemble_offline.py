@@ -154,3 +154,24 @@ def test_logs_without_trace_context_are_counted_unattached() -> None:
 def test_nonsense_limits_are_rejected_up_front(bad: dict[str, int]) -> None:
     with pytest.raises(ValueError, match="must be >= 1"):
         assemble_offline([], **bad)
+
+
+def test_logs_read_long_before_their_spans_still_attach() -> None:
+    # A logs file sorted before its spans file, longer than the idle window.
+    logs = [LogRecord(trace_id(t), span_id(t, 0), "gen_ai.choice", 1) for t in range(50)]
+    batches = [DecodedBatch(logs=logs[i : i + 5]) for i in range(0, 50, 5)]
+    batches += list(time_ordered_export(50, 4, concurrent=1))
+    assembly = assemble_offline(batches, idle_spans=3)
+    traces = list(assembly)
+    assert len(traces) == 50 and all(t.spans for t in traces), "no trace without spans"
+    assert all([e.name for e in t.root.events] == ["gen_ai.choice"] for t in traces if t.root), (
+        "each log-based event reaches its root span"
+    )
+    assert assembly.stats.unattached_logs == 0 and assembly.stats.late_logs == 0
+
+
+def test_logs_whose_spans_never_come_are_counted_unattached_not_yielded() -> None:
+    batches = [DecodedBatch(logs=[LogRecord(trace_id(9), span_id(9, 0), "gen_ai.choice", 1)])]
+    assembly = assemble_offline(batches)
+    assert list(assembly) == []
+    assert assembly.stats.unattached_logs == 1 and assembly.stats.buffered_spans == 0
