@@ -204,7 +204,8 @@ def _matches(tool: str | None, scope: str | None) -> bool:
 def _tool_field(field: str, label: str) -> Probe:
     def probe(t: Trajectory, scope: str | None) -> str | None:
         calls = [s for s in t.tool_calls() if _matches(s.tool, scope)]
-        gaps = [s for s in calls if absent(s, field)]
+        # AgentBench steps are taken as written: their fields are what was recorded.
+        gaps = [s for s in calls if s.raw is None and absent(s, field)]
         if field == "result":
             # A failed call has no result by nature; its failure is the evidence.
             gaps = [s for s in gaps if s.status != "error"]

@@ -254,3 +254,26 @@ def test_bad_params_are_contract_errors_naming_the_field() -> None:
         contract(invariants=[{"type": "tool_sequence", "expected": ["a"], "mode": "sorted"}])
     with pytest.raises(ContractError, match=r"invalid JSON Schema"):
         contract(invariants=[{"type": "tool_called", "tool": "x", "args_schema": {"type": 5}}])
+
+
+def test_tool_oracles_read_agentbench_steps_written_flat() -> None:
+    from otel_oracles.model.step import Trajectory
+
+    t = Trajectory.from_agentbench(
+        {
+            "steps": [
+                {"tool": "write_file", "path": "a.py", "content": "x"},
+                {"tool": "write_file", "path": "b.py", "content": "y"},
+                {"tool": "run_command", "command": "pytest"},
+            ]
+        }
+    )
+    called = check({"type": "tool_called", "tool": "write_file", "args": {"path": "b.py"}}, t)
+    assert called.outcome == Outcome.PASS, called.message
+    assert check({"type": "loop_detected", "threshold": 2}, t).outcome == Outcome.PASS
+    seq = {
+        "type": "tool_sequence",
+        "mode": "exact",
+        "expected": ["write_file", "write_file", "run_command"],
+    }
+    assert check(seq, t).outcome == Outcome.PASS

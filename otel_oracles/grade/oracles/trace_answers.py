@@ -69,7 +69,9 @@ def _cited_ids(pattern: str, text: str) -> list[str]:
     """Ids in first-seen order; the first group when the regex has one, else the match."""
     seen: dict[str, None] = {}
     for m in re.finditer(pattern, text):
-        seen.setdefault(m.group(1) if m.groups() else m.group(0), None)
+        ident = m.group(1) if m.groups() else m.group(0)
+        if ident:  # an optional group that did not take part is no id
+            seen.setdefault(ident, None)
     return list(seen)
 
 

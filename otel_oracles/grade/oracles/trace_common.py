@@ -133,6 +133,23 @@ def is_timeout(step: Step) -> bool:
     return bool(TIMEOUT_PATTERN.search(text))
 
 
+RAW_STEP_META: frozenset[str] = frozenset(
+    {"tool", "tool_name", "name", "type", "result", "output", "status", "args", "arguments",
+     "input", "parameters"}
+)  # fmt: skip
+"""Keys of an AgentBench step object that are not the call's inputs."""
+
+
+def effective_args(step: Step) -> dict[str, Any] | None:
+    """The call's arguments; for an AgentBench step written flat (``{"tool": "write_file",
+    "path": ..., "content": ...}``) the step's own input fields."""
+    if step.arguments is not None:
+        return step.arguments
+    if step.raw is not None:
+        return {k: v for k, v in step.raw.items() if k not in RAW_STEP_META}
+    return None
+
+
 def normalize_args(args: dict[str, Any] | None, raw: str | None = None) -> str:
     """Canonical text of arguments for "same arguments" comparisons: sorted keys, strings
     with collapsed whitespace and case-folded, so cosmetic differences do not hide a loop."""
@@ -174,7 +191,7 @@ def args_mismatch(spec: ArgsMatch, step: Step) -> str | None:
     The caller must have made sure the arguments were captured (evidence)."""
     if not spec.constrains_args():
         return None
-    args = step.arguments
+    args = effective_args(step)
     if args is None or is_placeholder(args):
         return "arguments not captured"
     if spec.args is not None:
