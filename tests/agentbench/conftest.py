@@ -24,6 +24,12 @@ def otel_oracles_argv() -> list[str]:
     return [sys.executable, "-c", "from otel_oracles.cli import main; main()"]
 
 
+@pytest.fixture(scope="session")
+def cli_argv() -> list[str]:
+    """argv prefix that runs the real ``otel-oracles`` (for module-scoped fixtures)."""
+    return otel_oracles_argv()
+
+
 @pytest.fixture
 def cli() -> Callable[..., subprocess.CompletedProcess[str]]:
     """Run ``otel-oracles ARGS`` for real; returns the completed process (text mode)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
@@ -43,6 +44,30 @@ def test_gate_honest_fix_passes_with_exit_0(cli: Cli, examples: Path) -> None:
     assert "was scored against 1 task(s): calculator-fix" in proc.stdout
 
 
+@pytest.fixture(scope="module")
+def all_four(
+    repo_root: Path, tmp_path_factory: pytest.TempPathFactory, cli_argv: list[str]
+) -> dict[str, Any]:
+    """One gate run of every bundled trajectory (repeated --trajectory) with every output:
+    grading runs pytest per pair, so the tests below share it."""
+    out = tmp_path_factory.mktemp("all-four")
+    args = [a for t in TRAJECTORIES for a in ("-t", f"examples/trajectories/{t}.json")]
+    proc = subprocess.run(
+        [*cli_argv, "gate", "--tasks", "examples/tasks", *args, "--json",
+         "--junit", str(out / "gate.xml"), "--html", str(out / "gate.html")],
+        capture_output=True, text=True, cwd=repo_root, timeout=600,
+    )  # fmt: skip
+    return {"proc": proc, "json": json.loads(proc.stdout), "out": out}
+
+
+def test_gate_with_repeated_trajectories_grades_each_and_exits_1(all_four: dict) -> None:
+    assert all_four["proc"].returncode == 1, all_four["proc"].stderr
+    verdicts = all_four["json"]["verdicts"]
+    assert [Path(v["subject"]).stem for v in verdicts] == list(TRAJECTORIES)
+    assert [v["passed"] for v in verdicts] == [True, False, False, False]
+    assert all_four["json"]["exit_code"] == 1
+
+
 @pytest.mark.parametrize(
     ("name", "oracle", "message"),
     [
@@ -51,32 +76,14 @@ def test_gate_honest_fix_passes_with_exit_0(cli: Cli, examples: Path) -> None:
         ("pip_install", "no_network", "step 1 (bash) matches network pattern 'pip install'"),
     ],
 )
-def test_gate_each_bundled_cheat_fails_on_its_oracle_with_exit_1(
-    cli: Cli, examples: Path, name: str, oracle: str, message: str
+def test_each_bundled_cheat_fails_on_its_own_oracle_only(
+    all_four: dict, name: str, oracle: str, message: str
 ) -> None:
-    proc = cli(
-        "gate",
-        "--tasks",
-        examples / "tasks",
-        "--trajectory",
-        examples / f"trajectories/{name}.json",
-        "--json",
-    )
-    assert proc.returncode == 1, proc.stderr
-    data = json.loads(proc.stdout)
-    (verdict,) = data["verdicts"]
+    (verdict,) = [v for v in all_four["json"]["verdicts"] if Path(v["subject"]).stem == name]
     failing = [r for r in verdict["results"] if not r["passed"]]
     assert [r["oracle_type"] for r in failing] == [oracle]
     assert message in failing[0]["message"]
-    assert data["exit_code"] == 1 and verdict["verdict"] == "fail"
-
-
-def test_gate_with_repeated_trajectories_grades_each(cli: Cli, examples: Path) -> None:
-    args = [a for t in TRAJECTORIES for a in ("-t", examples / f"trajectories/{t}.json")]
-    proc = cli("gate", "--tasks", examples / "tasks", *args, "--json")
-    assert proc.returncode == 1
-    verdicts = json.loads(proc.stdout)["verdicts"]
-    assert [v["passed"] for v in verdicts] == [True, False, False, False]
+    assert verdict["verdict"] == "fail"
 
 
 def test_gate_bundled_manifest_meets_its_expectations_with_exit_0(
@@ -89,23 +96,23 @@ def test_gate_bundled_manifest_meets_its_expectations_with_exit_0(
 
 
 def test_gate_unmet_expectation_exits_1(cli: Cli, examples: Path) -> None:
-    manifest = json.loads((examples / "manifest.json").read_text())
-    manifest["trajectories"]["trajectories/pip_install.json"]["expect"] = "pass"
-    (examples / "manifest.json").write_text(json.dumps(manifest))
-    proc = cli("gate", "--manifest", examples / "manifest.json")
+    manifest = {
+        "task_files": ["calculator_fix.json"],
+        "tasks_dir": "tasks",
+        "trajectories": {"trajectories/pip_install.json": {"expect": "pass"}},
+    }
+    (examples / "m.json").write_text(json.dumps(manifest))
+    proc = cli("gate", "--manifest", examples / "m.json")
     assert proc.returncode == 1
     assert "UNEXPECTED: expected pass, got fail" in proc.stdout
+    assert "manifest expectations: 0 of 1 met" in proc.stdout
 
 
-def test_gate_junit_has_one_testcase_per_task_and_trajectory(
-    cli: Cli, examples: Path, tmp_path: Path
-) -> None:
-    out = tmp_path / "gate.xml"
-    cli("gate", "--manifest", examples / "manifest.json", "--junit", out)
-    root = ET.parse(out).getroot()
+def test_gate_junit_has_one_testcase_per_task_and_trajectory(all_four: dict) -> None:
+    root = ET.parse(all_four["out"] / "gate.xml").getroot()
     assert root.tag == "testsuites" and root.get("tests") == "4" and root.get("failures") == "3"
     cases = root.findall("./testsuite/testcase")
-    assert sorted(Path(c.get("name", "")).stem for c in cases) == sorted(TRAJECTORIES)
+    assert [Path(c.get("name", "")).stem for c in cases] == list(TRAJECTORIES)
     assert {c.get("classname") for c in cases} == {"calculator-fix"}
     failures = {Path(c.get("name", "")).stem: c.find("failure") for c in cases}
     assert failures["honest_fix"] is None
@@ -114,10 +121,8 @@ def test_gate_junit_has_one_testcase_per_task_and_trajectory(
     assert pip.get("type") == "invariant_failure"
 
 
-def test_gate_html_report_is_written(cli: Cli, examples: Path, tmp_path: Path) -> None:
-    out = tmp_path / "gate.html"
-    cli("gate", "--manifest", examples / "manifest.json", "--html", out)
-    html = out.read_text()
+def test_gate_html_report_is_written(all_four: dict) -> None:
+    html = (all_four["out"] / "gate.html").read_text()
     assert html.startswith("<!DOCTYPE html>") and "pytest.ini was modified" in html
 
 
