@@ -30,8 +30,9 @@ def decode(payload: bytes, content_type: str, *, signal: Signal = "traces") -> D
     ``resourceMetrics``; metrics are counted in ``ignored``). Raises ``InputError`` when the
     body is not that format at all; problems inside a readable body are in
     ``batch.problems`` (the affected span is rejected or the field read as unspecified).
-    Attribute values are converted when read; a malformed JSON attribute value found then
-    is appended to ``batch.problems`` and logged.
+    Canonical JSON is validated completely here; JSON that needs the tolerant path converts
+    attribute values when they are read, and a malformed one found then reads as ``None``
+    and is appended to ``batch.problems`` (after this call returned).
     """
     media_type = content_type.split(";", 1)[0].strip().lower()
     if media_type in PROTOBUF_CONTENT_TYPES:

@@ -329,3 +329,59 @@ def test_typed_fast_path_and_tolerant_path_agree_on_real_exports(name: str) -> N
         assert all(isinstance(s.attributes, MsAttributes) for s in attributed), (
             "canonical OTLP/JSON from real exporters must take the fast path"
         )
+
+
+def _modified_pb(change: Any) -> bytes:
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    request = ExportTraceServiceRequest()
+    request.ParseFromString((TRACES / "pydantic-ai" / "g_handoff.raw" / "1.pb").read_bytes())
+    change(request.resource_spans[0].scope_spans[0].spans)
+    return request.SerializeToString()
+
+
+def test_protobuf_unknown_span_kind_keeps_the_span_and_reports_it() -> None:
+    def change(spans: Any) -> None:
+        spans[1].kind = 42
+
+    batch = decode(_modified_pb(change), "application/x-protobuf")
+    assert batch.spans[1].kind == 0
+    assert batch.problems == [
+        "resourceSpans[0].scopeSpans[0].spans[1].kind: unknown SpanKind 42; "
+        "read as SPAN_KIND_UNSPECIFIED"
+    ]
+
+
+def test_protobuf_span_with_short_trace_id_is_rejected_and_the_rest_kept() -> None:
+    def change(spans: Any) -> None:
+        spans[0].trace_id = b"\x01\x02"
+
+    good = decode(_modified_pb(lambda spans: None), "application/x-protobuf")
+    batch = decode(_modified_pb(change), "application/x-protobuf")
+    assert len(batch.spans) == len(good.spans) - 1
+    assert len(batch.problems) == 1
+    assert "traceId has 2 bytes, expected 16; span rejected" in batch.problems[0]
+
+
+def test_pure_python_protobuf_backend_is_detected_and_named_once() -> None:
+    import os
+    import subprocess
+    import sys
+
+    body = str(TRACES / "pydantic-ai" / "g_handoff.raw" / "1.pb")
+    code = (
+        "from otel_oracles.decode import decode; import pathlib;"
+        f"p = pathlib.Path({body!r}).read_bytes();"
+        "b = decode(p, 'application/x-protobuf'); decode(p, 'application/x-protobuf');"
+        "print(len(b.spans))"
+    )
+    env = {**os.environ, "PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION": "python"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) > 3, "the pure-Python backend still decodes"
+    assert done.stderr.count("pure-Python backend") == 1, done.stderr
+    assert "PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION" in done.stderr
