@@ -73,8 +73,14 @@ def _ensure_loaded() -> None:
     if _loaded:
         return
     _loaded = True
-    for module in BUILTIN_MODULES:
-        importlib.import_module(module)
+    try:
+        for module in BUILTIN_MODULES:
+            importlib.import_module(module)
+    except BaseException:
+        # A broken built-in is a bug: raise on every use rather than grade with a partial
+        # registry after the first failure.
+        _loaded = False
+        raise
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         dist = ep.dist.name if ep.dist is not None else ep.value
         _loading_dist = dist

@@ -88,4 +88,5 @@ def render_junit(report: RunReport) -> bytes:
     root.set("errors", str(total_err))
     root.set("time", _seconds(total_ns))
     ET.indent(root)
-    return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
+    document: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
+    return document + b"\n"
