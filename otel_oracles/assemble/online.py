@@ -238,12 +238,12 @@ class OnlineAssembler:
         heap = self._age_heap
         while heap and heap[0][0] <= now and (limit is None or len(out) < limit):
             deadline, tid = heapq.heappop(heap)
-            p = self._pending(tid)
-            if p is None or p.first + self.max_trace_age != deadline:
+            old = self._pending(tid)
+            if old is None or old.first + self.max_trace_age != deadline:
                 continue  # already released (heap entries are deleted lazily)
             self._active.pop(tid, None)
             self._stalled.pop(tid, None)
-            out.append(self._release(tid, p, "max_age", deadline))
+            out.append(self._release(tid, old, "max_age", deadline))
         return out
 
     def drain(self) -> list[ReadyTrace]:

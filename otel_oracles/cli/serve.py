@@ -95,8 +95,8 @@ def serve(
     settings = load_settings(config_path, overrides)
     configure_logging(settings.log_level, settings.log_format)
     if check_config:
-        contracts, _ = load_grading(settings)
-        click.echo(f"config ok: {len(contracts)} contracts")
+        loaded, _ = load_grading(settings)
+        click.echo(f"config ok: {len(loaded)} contracts")
         return
     server = create_server(settings)
     code = asyncio.run(_run(server))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Sequence
+from collections.abc import Collection
 from typing import Any
 
 from otel_oracles.model.span import LogRecord, SpanRecord
@@ -31,7 +31,7 @@ def _own_markers() -> tuple[str, frozenset[str]]:
 
 
 def is_own_telemetry(
-    record: SpanRecord | LogRecord, scope: str = "otel_oracles", services: Sequence[str] = ()
+    record: SpanRecord | LogRecord, scope: str = "otel_oracles", services: Collection[str] = ()
 ) -> bool:
     """True for what the grader itself emitted (its instrumentation scope, or a resource
     ``service.name`` it uses): grading that again would loop forever in a pipeline that

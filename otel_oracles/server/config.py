@@ -37,8 +37,9 @@ DEFAULT_DECISION_WAIT_S = 10.0
 DEFAULT_MAX_TRACE_AGE_S = 300.0
 DEFAULT_MAX_TRACES = 10_000
 DEFAULT_MAX_SPANS_PER_TRACE = 5_000
-# About 2.5 KB per buffered GenAI span (measured by bench/serve_load.py) -> ~1.2 GB at most.
-DEFAULT_MAX_BUFFERED_SPANS = 500_000
+# About 4 KB of RSS per buffered GenAI span (bench/serve_load.py; the decoder keeps the request
+# bytes and reads attributes lazily) -> ~1 GB at most, plus ~150 MB for the process itself.
+DEFAULT_MAX_BUFFERED_SPANS = 250_000
 DEFAULT_DECISION_CACHE_SIZE = 100_000
 DEFAULT_RETRY_AFTER_S = 1.0
 DEFAULT_SWEEP_INTERVAL_S = 0.05
