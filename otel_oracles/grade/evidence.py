@@ -46,6 +46,28 @@ TOOL_CALL_FINISH_REASONS: frozenset[str] = frozenset(
 MAX_LISTED = 5
 """How many offending steps a message names before it stops listing."""
 
+MEMO_TRAJECTORIES = 64
+"""Trajectories whose probe results are kept. Every check of a contract asks for the same
+evidence of the same (immutable) trajectory; computing it once per trajectory keeps grading
+cost per check flat."""
+
+_memo: dict[int, tuple[Trajectory, dict[str, Any]]] = {}
+
+
+def memoized(t: Trajectory, key: str, compute: Callable[[], Any]) -> Any:
+    """``compute()`` once per (trajectory, key). Safe across threads: a race only computes
+    twice (trajectories are frozen, so both results are equal)."""
+    entry = _memo.get(id(t))
+    if entry is None or entry[0] is not t:
+        if len(_memo) >= MEMO_TRAJECTORIES:
+            _memo.clear()
+        entry = (t, {})
+        _memo[id(t)] = entry
+    cache = entry[1]
+    if key not in cache:
+        cache[key] = compute()
+    return cache[key]
+
 
 def is_placeholder(value: Any) -> bool:
     """True for a redaction placeholder or an empty string (content dropped, not content).
@@ -171,6 +193,11 @@ def final_output(t: Trajectory) -> FinalOutput:
     "Last" is by end time (then step index): the answer is what the model said last. When
     that call's output was not captured, an agent span's output (some instrumentations put
     the run's final result there) is the fallback; otherwise the output is missing."""
+    result: FinalOutput = memoized(t, "final_output", lambda: _final_output_of(t))
+    return result
+
+
+def _final_output_of(t: Trajectory) -> FinalOutput:
     gens = sorted(t.generations(), key=_order_key)
     last = gens[-1] if gens else None
     if last is not None:
@@ -512,7 +539,8 @@ def find_gaps(required: Iterable[str], trajectory: Trajectory) -> list[str]:
     gaps = []
     for name in sorted(set(required)):
         base, scope = split_name(name)
-        message = PROBES[base](trajectory, scope)
+        probe = PROBES[base]
+        message = memoized(trajectory, "probe:" + name, lambda p=probe, s=scope: p(trajectory, s))
         if message:
             gaps.append(message)
     return gaps
