@@ -74,14 +74,17 @@ def test_failure_message_falls_back_to_stdout_when_stderr_is_empty(
     assert r.message.endswith("code 1: first-out")
 
 
+@pytest.mark.parametrize("stream", ["stderr", "stdout"])
 def test_first_line_in_message_is_truncated_at_500_characters(
-    make_task: MakeTask, make_trajectory: MakeTraj
+    make_task: MakeTask, make_trajectory: MakeTraj, stream: str
 ) -> None:
-    cmd = f"{PY} -c \"import sys; sys.stderr.write('E' * 600 + chr(10) + 'tail'); sys.exit(2)\""
+    code = f"import sys; sys.{stream}.write('E' * 600 + chr(10) + 'tail'); sys.exit(2)"
+    cmd = f'{PY} -c "{code}"'
     r = only(grade(make_task([{"type": "test_must_pass", "command": cmd}]), make_trajectory()))
     assert r.message.endswith(": " + "E" * 500), r.message[-30:]
     assert "E" * 501 not in r.message
-    assert r.details["stderr"] == "E" * 600 + "\ntail", "details keep the whole stderr"
+    if stream == "stderr":
+        assert r.details["stderr"] == "E" * 600 + "\ntail", "details keep the whole stderr"
 
 
 def test_python_runs_under_the_interpreter_running_otel_oracles(
