@@ -167,3 +167,19 @@ def test_oracle_paths_outside_the_workspace_are_rejected_at_load(oracle: str, ba
     )
     with pytest.raises(ContractError, match=r"oracles\[0\]\.path"):
         _task([spec], {"a": "x"})
+
+
+def test_a_symlink_planted_by_an_earlier_check_is_not_read_through(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("assert leaked\n")
+    task = _task(
+        [
+            {"type": "test_must_pass", "command": f"rm t.py && ln -s {secret} t.py"},
+            {"type": "assertion_exists", "path": "t.py", "pattern": "assert"},
+        ],
+        {"t.py": "nothing here\n"},
+    )
+    v = grade(task, traj())
+    planted = v.results[1]
+    assert planted.outcome == Outcome.ERROR, "must not judge a file outside the workspace"
+    assert "escapes the workspace through a symlink" in planted.message
