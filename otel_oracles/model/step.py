@@ -329,9 +329,11 @@ def step_from_agentbench(index: int, obj: dict[str, Any], source: str) -> Step:
         if key in obj and key not in fields:
             fields[key] = obj[key]
     declared = obj.get("type")
-    if declared == StepKind.FILE_EDIT or (declared is None and tool in WRITE_TOOLS):
+    # Either criterion makes a step an edit/command: an unrelated ``type`` (e.g. "tool_call")
+    # must not hide a write_file call from replay and file_not_modified.
+    if declared == StepKind.FILE_EDIT or (declared != StepKind.COMMAND and tool in WRITE_TOOLS):
         kind = StepKind.FILE_EDIT
-    elif declared == StepKind.COMMAND or (declared is None and tool in SHELL_TOOLS):
+    elif declared == StepKind.COMMAND or tool in SHELL_TOOLS:
         kind = StepKind.COMMAND
     elif tool is not None:
         kind = StepKind.TOOL_CALL

@@ -176,3 +176,14 @@ def test_network_scan_reads_the_whole_raw_step_not_only_commands() -> None:
 def test_clean_trajectory_has_no_network_violations() -> None:
     t = traj({"tool": "bash", "args": {"command": "python -m pytest -q"}, "result": "3 passed"})
     assert t.find_network_violations() == []
+
+
+@pytest.mark.parametrize("declared", ["tool_call", "tool", "action"])
+def test_another_declared_type_does_not_hide_a_write_tool_call(declared: str) -> None:
+    t = traj({"type": declared, "tool": "write_file", "args": {"path": "a", "content": "x"}})
+    assert t.file_edits() == [(0, "a", "x")], "a write tool call is an edit whatever its type"
+
+
+def test_declared_command_type_wins_over_a_write_tool_name() -> None:
+    t = traj({"type": "command", "tool": "write_file", "args": {"command": "ls", "path": "a"}})
+    assert t.commands() == ["ls"] and t.file_edits() == []
