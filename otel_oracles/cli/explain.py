@@ -43,7 +43,7 @@ def _evidence(p: dict[str, Any]) -> str:
     if p.get("attribute"):
         return f"the attribute `{p['attribute']}` is recorded somewhere in the trace"
     what = EVIDENCE_DESCRIPTIONS.get(p.get("field") or "", p.get("field") or "?")
-    return f"captured: {what}" + (f" (tools {p['tool']})" if p.get("tool") else "")
+    return f"the trace records {what}" + (f" (tools {p['tool']})" if p.get("tool") else "")
 
 
 def _sequence(p: dict[str, Any]) -> str:
@@ -220,7 +220,7 @@ def explain(contract: Contract) -> str:
         False,
     )
     section(
-        "Must always hold (a violation is an invariant failure; anything else forbidden):",
+        "Must always hold (anything else is forbidden: a violation is an invariant failure):",
         contract.invariants,
         False,
     )

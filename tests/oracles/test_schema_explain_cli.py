@@ -79,3 +79,11 @@ def test_explain_on_a_bad_contract_is_one_line_and_exit_2(tmp_path: Path) -> Non
     proc = cli("explain", str(bad))
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: ") and "invariants[0].maxx: unknown param" in proc.stderr
+
+
+def test_explain_has_plain_words_for_every_builtin_oracle_type() -> None:
+    from otel_oracles.cli.explain import PHRASES
+    from otel_oracles.grade.registry import registered
+
+    builtin = {n for n, r in registered().items() if r.distribution == "otel-oracles"}
+    assert builtin - set(PHRASES) == set()
