@@ -93,6 +93,16 @@ def _evidence_item() -> dict[str, Any]:
             {
                 "type": "object",
                 "properties": {
+                    "type": {"type": "string", "enum": names},
+                    "tool": {"type": "string", "description": "Tool glob (tool_* evidence)."},
+                    **META_PROPS,
+                },
+                "required": ["type"],
+                "additionalProperties": False,
+            },
+            {
+                "type": "object",
+                "properties": {
                     "attribute": {"type": "string", "description": "Attribute key."},
                     **META_PROPS,
                 },

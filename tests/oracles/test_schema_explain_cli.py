@@ -50,6 +50,11 @@ def test_schema_accepts_agentbench_tasks_and_the_budget_shorthand(schema: dict) 
         "budget": {"max_tool_retries": 1, "allow_degraded_answer": True, "require_citation": True},
     }
     assert list(validator.iter_errors(budget)) == []
+    short = {
+        "id": "x",
+        "evidence": ["tool_arguments", {"type": "output_messages"}, {"attribute": "a.b"}],
+    }
+    assert list(validator.iter_errors(short)) == []
 
 
 def test_schema_rejects_typos_in_oracle_params_and_unknown_types(schema: dict) -> None:
