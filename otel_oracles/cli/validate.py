@@ -36,7 +36,20 @@ def classify(path: Path) -> str:
             return "trajectory"
         if "task_files" in data or "task_subset" in data:
             return "manifest"
+        if OTLP_KEYS & data.keys():
+            return "otlp"
+        if "id" not in data and SERVE_KEYS & data.keys():
+            return "serve-config"
     return "contract"
+
+
+OTLP_KEYS = frozenset({"resourceSpans", "resourceLogs", "resourceMetrics"})
+SERVE_KEYS = frozenset({"receivers", "grading", "assembly"})
+SKIPPED: dict[str, str] = {
+    "otlp": "OTLP data, not a contract (grade it with 'otel-oracles grade')",
+    "serve-config": "serve configuration (check it with 'otel-oracles serve --check-config')",
+}
+"""Kinds recognised but not validated here: reported as skipped, never as invalid."""
 
 
 def _authoring_problems(contract: Contract) -> None:
@@ -94,7 +107,8 @@ def validate_command(files: tuple[Path, ...], as_json: bool) -> None:
     """Validate contracts, AgentBench tasks, trajectories and gate manifests.
 
     Directories are searched (not recursively) for .json/.yaml/.yml files. Each file is
-    reported as ok or with its problem ('error: <file>: <key path>: <what was expected>').
+    reported as ok or with its problem ('error: <file>: <key path>: <what was expected>');
+    OTLP data and serve configurations are recognised and skipped.
     Exit code: 0 all valid, 1 any invalid, 2 usage error.
 
     \b
@@ -105,6 +119,9 @@ def validate_command(files: tuple[Path, ...], as_json: bool) -> None:
     results = []
     for path in discover_contract_files(list(files)):
         kind = classify(path)
+        if kind in SKIPPED:
+            results.append({"file": str(path), "kind": kind, "ok": None, "summary": SKIPPED[kind]})
+            continue
         try:
             summary = CHECKERS[kind](path)
             results.append({"file": str(path), "kind": kind, "ok": True, "summary": summary})
@@ -114,10 +131,14 @@ def validate_command(files: tuple[Path, ...], as_json: bool) -> None:
         click.echo(json.dumps(results, indent=2))
     else:
         for r in results:
-            if r["ok"]:
+            if r["ok"] is None:
+                click.echo(f"skipped: {r['file']}: {r['summary']}")
+            elif r["ok"]:
                 click.echo(f"ok: {r['file']}: {r['summary']}")
             else:
                 click.echo(f"error: {r['error']}", err=True)
-        bad = sum(1 for r in results if not r["ok"])
-        click.echo(f"{len(results)} file(s) checked, {bad} invalid")
-    sys.exit(1 if any(not r["ok"] for r in results) else 0)
+        skipped = sum(1 for r in results if r["ok"] is None)
+        bad = sum(1 for r in results if r["ok"] is False)
+        tail = f", {skipped} skipped" if skipped else ""
+        click.echo(f"{len(results) - skipped} file(s) checked, {bad} invalid{tail}")
+    sys.exit(1 if any(r["ok"] is False for r in results) else 0)

@@ -400,3 +400,12 @@ def test_oracles_json_reads_params_from_the_params_models(cli: Cli) -> None:
     assert "MULTILINE" in params["pattern"]["description"]
     assert by_type["no_network"]["params"][0]["default"][0] == "curl"
     assert data["broken_plugins"] == []
+
+
+def test_validate_skips_otlp_data_instead_of_calling_it_an_invalid_contract(
+    cli: Cli, tmp_path: Path, write_json: WriteJson
+) -> None:
+    write_json("trace.json", {"resourceSpans": []})
+    proc = cli("validate", "trace.json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "skipped: trace.json: OTLP data" in proc.stdout
