@@ -17,7 +17,9 @@ def build_trace(trace_id: str, spans: list[SpanRecord], logs: Iterable[LogRecord
       by start time.
     - ``spans``: every span once, by start time, ties in tree order (parent before child,
       siblings in ``children`` order), so a step list built from it is deterministic.
-    - A span id seen twice keeps its first record (exporters retry whole batches).
+    - A span id seen twice keeps its first record (exporters retry whole batches); a log
+      record equal to one already attached (same span, event name, time, body, attributes)
+      is attached once.
     - Log records that name an event (``event_name`` or the legacy ``event.name`` attribute,
       already resolved by the decoders) and a span of this trace become ``EventRecord``s on
       that span, merged with its span events by time; all other log records are counted in
@@ -119,11 +121,19 @@ def _walk(
 def _attach_logs(trace_id: str, by_id: dict[str, SpanRecord], logs: Iterable[LogRecord]) -> int:
     unattached = 0
     per_span: dict[str, list[LogRecord]] = {}
+    seen: dict[tuple[str, str, int], list[LogRecord]] = {}
     for log in logs:
-        if log.event_name and log.trace_id == trace_id and log.span_id in by_id:
-            per_span.setdefault(log.span_id, []).append(log)
-        else:
+        if not (log.event_name and log.trace_id == trace_id and log.span_id in by_id):
             unattached += 1
+            continue
+        # The same record twice (a retried export, or a file set holding both the raw bodies
+        # and the canonical JSON of one run) is one event; equal content decides, not identity.
+        key = (log.span_id, log.event_name, log.time_ns)
+        twins = seen.setdefault(key, [])
+        if any(_same_log(log, twin) for twin in twins):
+            continue
+        twins.append(log)
+        per_span.setdefault(log.span_id, []).append(log)
     for span_id, records in per_span.items():
         span = by_id[span_id]
         events = [e for e in span.events if not e.from_log]
@@ -131,3 +141,7 @@ def _attach_logs(trace_id: str, by_id: dict[str, SpanRecord], logs: Iterable[Log
         events.sort(key=lambda e: e.time_ns)
         span.events = events
     return unattached
+
+
+def _same_log(a: LogRecord, b: LogRecord) -> bool:
+    return a.body == b.body and dict(a.attributes) == dict(b.attributes)

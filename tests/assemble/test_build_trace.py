@@ -167,3 +167,26 @@ def test_legacy_event_name_attribute_is_read_by_the_decoder() -> None:
     logs = decode(orjson.dumps(body), "application/json").logs
     trace = build_trace("ab" * 16, [span("a", "", 0)], logs)
     assert [e.name for e in trace.spans[0].events] == ["gen_ai.choice"]
+
+
+def test_the_same_log_records_read_twice_attach_once() -> None:
+    spans, logs = load(
+        TRACES / "openai-v2" / "d_forbidden_tool.otlp.json",
+        TRACES / "openai-v2" / "d_forbidden_tool.logs.otlp.jsonl",
+        TRACES / "openai-v2" / "d_forbidden_tool.raw" / "logs-1.pb",
+    )
+    trace_id = logs[0].trace_id
+    mine = [s for s in spans if s.trace_id == trace_id]
+    trace = build_trace(trace_id, mine, [lg for lg in logs if lg.trace_id == trace_id])
+    attached = sum(1 for s in trace.spans for e in s.events if e.from_log)
+    assert attached * 2 == sum(1 for lg in logs if lg.trace_id == trace_id)
+
+
+def test_distinct_events_with_equal_timestamps_are_both_kept() -> None:
+    root = span("a", "", 0)
+    logs = [
+        LogRecord("ab" * 16, sid("a"), "gen_ai.user.message", 5, body={"content": "one"}),
+        LogRecord("ab" * 16, sid("a"), "gen_ai.user.message", 5, body={"content": "two"}),
+    ]
+    trace = build_trace("ab" * 16, [root], logs)
+    assert [e.body["content"] for e in trace.spans[0].events] == ["one", "two"]

@@ -232,3 +232,14 @@ def test_wrong_typed_attribute_read_later_is_reported_with_file_and_line(tmp_pat
 def test_empty_file_is_not_an_error(tmp_path: Path) -> None:
     (tmp_path / "empty.jsonl").write_bytes(b"")
     assert read([str(tmp_path / "empty.jsonl")]) == (0, 0, 0, [])
+
+
+def test_bulk_ingest_gc_restores_the_collector_thresholds() -> None:
+    import gc
+
+    from otel_oracles.decode import bulk_ingest_gc
+
+    before = gc.get_threshold()
+    with bulk_ingest_gc(threshold0=12345):
+        assert gc.get_threshold()[0] == 12345
+    assert gc.get_threshold() == before
