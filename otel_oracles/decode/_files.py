@@ -262,6 +262,10 @@ def _read_json(
         if not line.strip():
             continue
         source = f"{name}:{lineno}"
+        if line.lstrip(_JSON_WS)[:1] == b"[" and line.rstrip(_JSON_WS)[-1:] == b"]":
+            first = False
+            yield from _json_array(line, source, problems)
+            continue
         try:
             batch = decode_json_bytes(line, _reporter(problems, source))
         except orjson.JSONDecodeError as exc:
@@ -310,20 +314,8 @@ def _read_json_document(
             )
         )
         return
-    if document.lstrip(_JSON_WS)[:1] == b"[":  # an array of requests (some tools dump them)
-        try:
-            items = orjson.loads(document)
-        except orjson.JSONDecodeError as exc:
-            problems.append(_invalid_document(name, exc))
-            return
-        for i, item in enumerate(items):
-            source = f"{name}[{i}]"
-            try:
-                batch = decode_json_object(item, _reporter(problems, source))
-            except InputError as exc:
-                problems.append(InputProblem(source=source, message=f"{exc.message}; skipped"))
-                continue
-            yield _accepted(batch, source, problems)
+    if document.lstrip(_JSON_WS)[:1] == b"[":
+        yield from _json_array(document, name, problems)
         return
     try:
         batch = decode_json_bytes(document, _reporter(problems, name))
@@ -334,6 +326,23 @@ def _read_json_document(
         problems.append(InputProblem(source=name, message=f"{exc.message}; skipped"))
         return
     yield _accepted(batch, name, problems)
+
+
+def _json_array(document: bytes, name: str, problems: list[InputProblem]) -> Iterator[DecodedBatch]:
+    """A JSON array of requests (some tools dump a list of export bodies)."""
+    try:
+        items = orjson.loads(document)
+    except orjson.JSONDecodeError as exc:
+        problems.append(_invalid_document(name, exc))
+        return
+    for i, item in enumerate(items):
+        source = f"{name}[{i}]"
+        try:
+            batch = decode_json_object(item, _reporter(problems, source))
+        except InputError as exc:
+            problems.append(InputProblem(source=source, message=f"{exc.message}; skipped"))
+            continue
+        yield _accepted(batch, source, problems)
 
 
 def _invalid_document(name: str, exc: orjson.JSONDecodeError) -> InputProblem:

@@ -243,3 +243,12 @@ def test_bulk_ingest_gc_restores_the_collector_thresholds() -> None:
     with bulk_ingest_gc(threshold0=12345):
         assert gc.get_threshold()[0] == 12345
     assert gc.get_threshold() == before
+
+
+@pytest.mark.parametrize("pretty", [False, True])
+def test_json_array_of_requests_is_read_item_by_item(tmp_path: Path, pretty: bool) -> None:
+    requests = [orjson.loads(line) for line in JSONL.read_bytes().splitlines()]
+    target = tmp_path / "dump.json"
+    target.write_bytes(orjson.dumps(requests, option=orjson.OPT_INDENT_2 if pretty else 0))
+    spans, _, _, problems = read([str(target)])
+    assert problems == [] and spans == span_count(JSONL)
