@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from otel_oracles.cli._output import emit_report, report_options
+from otel_oracles.emit import BatchingEmitter, OtelEmitter, build_emitter
 from otel_oracles.mapping import load_conventions
 from otel_oracles.model.contract import discover_contract_files, load_contract
 from otel_oracles.pipeline import GradeRun, grade_paths, input_files
@@ -42,6 +43,28 @@ PROGRESS_MIN_BYTES = 4 * 1024 * 1024
     "reported).",
 )
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@click.option(
+    "--export",
+    type=click.Choice(["otlp", "none"]),
+    default="none",
+    show_default=True,
+    help="Send grade spans, gen_ai.evaluation.result events and metrics over OTLP "
+    "(standard OTEL_EXPORTER_OTLP_* variables; see docs/telemetry.md). A failed export "
+    "is a stderr warning and never changes the exit code.",
+)
+@click.option(
+    "--results-out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write the emitted telemetry to FILE as OTLP/JSON lines (collector file "
+    "exporter format).",
+)
+@click.option(
+    "--explain",
+    type=click.Choice(["template", "full"]),
+    default=None,
+    help="template (default): explanations from templates and identifiers only; full: emit "
+    "the checks' own messages, which may quote trace content.",
+)
 @report_options
 def grade_command(
     paths: tuple[str, ...],
@@ -49,6 +72,9 @@ def grade_command(
     convention_dirs: tuple[Path, ...],
     keep_going: bool,
     quiet: bool,
+    export: str,
+    results_out: Path | None,
+    explain: str | None,
     as_json: bool,
     junit: Path | None,
     html: Path | None,
@@ -71,6 +97,8 @@ def grade_command(
       otel-oracles grade examples/traces --contracts examples/contracts
       otel-oracles grade export.jsonl.zst -c contracts/ --junit grade.xml --keep-going
       otel-oracles grade traces/ -c support.yaml --conventions my-conventions/ --json
+      otel-oracles grade traces/ -c contracts/ --export otlp
+      otel-oracles grade traces/ -c contracts/ --results-out results.jsonl
     """
     files = discover_contract_files(list(contract_paths))
     contracts = [load_contract(p) for p in files]
@@ -80,14 +108,37 @@ def grade_command(
     sizes = input_files(paths)
     total = sum(size for _, size in sizes)
     run = GradeRun()
-    show_bar = not quiet and total >= PROGRESS_MIN_BYTES and sys.stderr.isatty()
-    if show_bar:
-        with click.progressbar(
-            length=total, label="grading", file=sys.stderr, show_pos=False
-        ) as bar:
-            report = grade_paths(paths, contracts, conventions, progress=bar.update, run=run)
-    else:
-        report = grade_paths(paths, contracts, conventions, run=run)
-    code = report.exit_code(keep_going)
-    emit_report(report, as_json=as_json, junit=junit, html=html, verbose=verbose, exit_code=code)
+    emitter = None
+    if export == "otlp" or results_out is not None:
+        emitter = build_emitter(export, results_out, explain)
+    # One export request per batch of verdicts, not per trace; flushed at shutdown.
+    batching = BatchingEmitter(emitter) if emitter is not None else None
+    on_graded = batching.export if batching is not None else None
+    try:
+        show_bar = not quiet and total >= PROGRESS_MIN_BYTES and sys.stderr.isatty()
+        if show_bar:
+            with click.progressbar(
+                length=total, label="grading", file=sys.stderr, show_pos=False
+            ) as bar:
+                report = grade_paths(
+                    paths,
+                    contracts,
+                    conventions,
+                    progress=bar.update,
+                    run=run,
+                    on_graded=on_graded,
+                )
+        else:
+            report = grade_paths(paths, contracts, conventions, run=run, on_graded=on_graded)
+        code = report.exit_code(keep_going)
+        emit_report(
+            report, as_json=as_json, junit=junit, html=html, verbose=verbose, exit_code=code
+        )
+    finally:
+        if batching is not None:
+            batching.shutdown()
+    if isinstance(emitter, OtelEmitter):
+        warning = emitter.delivery_warning()
+        if warning:
+            click.echo(f"warning: {warning}", err=True)
     sys.exit(code)

@@ -263,6 +263,27 @@ class OtelEmitter(Emitter):
     def metrics(self) -> GraderMetrics:
         return self._metrics
 
+    def delivery_warning(self) -> str | None:
+        """One line saying what was not delivered and where, or None when everything was.
+        Meant for the end of a run (after ``shutdown``, which pushes the last metrics)."""
+        st = self.stats
+        if st.ok:
+            return None
+        lost = [
+            f"{count} {what}"
+            for count, what in (
+                (st.spans_failed, "grade spans"),
+                (st.log_records_failed, "evaluation log records"),
+                (st.metric_exports_failed, "metric exports"),
+                (st.rejected_after_shutdown, "verdicts after shutdown"),
+            )
+            if count
+        ]
+        return (
+            f"results not delivered to {self.destination or 'the exporters'}: "
+            f"{', '.join(lost)} (see the log for the exporter errors)"
+        )
+
     # ---- the seam ------------------------------------------------------------------------
 
     def export(self, results: Sequence[GradedPair]) -> EmitResult:
