@@ -231,7 +231,9 @@ class OnlineAssembler:
             if p.last + wait > now:
                 break
             del active[tid]
-            if p.root_ended:
+            # Over its span limit a trace is incomplete for sure: waiting for its root (likely
+            # among the dropped spans, as roots end last) would only pin memory.
+            if p.root_ended or p.dropped:
                 out.append(self._release(tid, p, "complete", p.last + wait))
             else:
                 self._stalled[tid] = p

@@ -168,3 +168,12 @@ def test_due_respects_the_limit_and_keeps_the_rest_buffered() -> None:
     assert len(a.due(limit=2)) == 2
     assert a.buffered_traces == 1
     assert len(a.due()) == 1
+
+
+def test_trace_over_its_span_limit_does_not_wait_for_a_root_it_may_have_lost() -> None:
+    clock = Clock()
+    a = make(clock, max_spans_per_trace=2)
+    a.offer([span("t1", f"c{i}", parent="r") for i in range(3)] + [span("t1", "r")])
+    clock.now += 11
+    (ready,) = a.due()
+    assert ready.reason == "span_limit" and ready.incomplete

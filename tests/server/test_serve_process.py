@@ -133,6 +133,31 @@ def test_python_and_node_sdk_traces_are_graded_and_results_reach_the_sink(
         spans = grade_spans(sink)
         assert {t for t in ids if spans[t]["otel_oracles.verdict"] == "fail"} == bad
         assert serve.get("/stats")[1]["received"]["http.traces"] == 4 * 3 + 2
+        assert sink.wait_for_metric("otel_oracles.grade.traces", timeout=10)
+
+        # Loop safety: a pipeline that sends the grader's own output back must not loop.
+        echoed = 0
+        for got in sink.requests("traces") + sink.requests("logs"):
+            path = "/v1/traces" if got.signal == "traces" else "/v1/logs"
+            r = urllib.request.Request(
+                f"http://127.0.0.1:{serve.http_port}{path}",
+                data=got.request.SerializeToString(),
+                headers={"Content-Type": "application/x-protobuf"},
+            )
+            with urllib.request.urlopen(r) as resp:
+                assert resp.status == 200
+            echoed += sum(
+                len(getattr(s, "spans", None) or getattr(s, "log_records", None) or [])
+                for rs in (got.request.resource_spans if got.signal == "traces"
+                           else got.request.resource_logs)
+                for s in (rs.scope_spans if got.signal == "traces" else rs.scope_logs)
+            )  # fmt: skip
+        assert echoed > 0
+        time.sleep(0.5)
+        stats = serve.get("/stats")[1]
+        assert stats["skipped_self_telemetry"] == echoed, stats
+        assert stats["late"] == 0 and stats["buffered_traces"] == 0
+        assert len(grade_spans(sink)) == len(ids), "echoed results must not be graded again"
     finally:
         assert serve.stop() == 0
 

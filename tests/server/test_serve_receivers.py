@@ -322,3 +322,19 @@ def test_slow_grade_does_not_stall_other_traces(serve, tmp_path) -> None:
     assert time.monotonic() - t0 < 2.5, "fast traces waited behind the slow test_must_pass"
     assert slow_ids[0] not in verdict_map(bg), "the slow one should still be grading"
     wait_until(lambda: slow_ids[0] in verdict_map(bg), timeout=15, what="slow verdict")
+
+
+def test_spans_over_the_per_trace_limit_get_partial_success_and_an_incomplete_verdict(
+    serve,
+) -> None:
+    bg = serve(**{"assembly.max_spans_per_trace": 4})
+    req, tid = rekeyed(fixture_request("d_forbidden_tool"))
+    status, _, body = post_pb(bg, req)
+    assert status == 200
+    partial = ExportTraceServiceResponse.FromString(body).partial_success
+    assert partial.rejected_spans == span_count(req) - 4
+    assert "max_spans_per_trace" in partial.error_message
+    wait_until(lambda: tid in verdict_map(bg), what="the truncated trace's verdict")
+    (verdict,) = bg.emitter.verdicts
+    assert any("trace incomplete" in r.message for r in verdict.results), verdict.results
+    assert bg.stats()["rejected"] == {"span_limit": span_count(req) - 4}
