@@ -207,13 +207,14 @@ def _says_logs(name: str) -> bool:
 
 def _unwrap(raw: IO[bytes]) -> Any:
     """A peekable, decompressed view of ``raw`` (gzip/zstd recognised by magic number)."""
-    stream: Any = raw if hasattr(raw, "peek") else io.BufferedReader(raw, READ_CHUNK_BYTES)  # type: ignore[arg-type]
+    # stdin or a pipe may lack peek(); a BufferedReader adds it.
+    stream: Any = raw if hasattr(raw, "peek") else io.BufferedReader(raw, READ_CHUNK_BYTES)
     magic = stream.peek(4)[:4]
     if magic[:2] == _GZIP_MAGIC:
         return gzip.GzipFile(fileobj=stream, mode="rb")
     if magic == _ZSTD_MAGIC:
         reader = zstandard.ZstdDecompressor().stream_reader(stream, read_across_frames=True)
-        return io.BufferedReader(reader, READ_CHUNK_BYTES)  # type: ignore[arg-type]
+        return io.BufferedReader(reader, READ_CHUNK_BYTES)
     return stream
 
 
@@ -227,7 +228,7 @@ def _decompress_bytes(body: bytes, limit: int) -> bytes:
         )
     else:
         return body
-    out = reader.read(limit + 1)
+    out: bytes = reader.read(limit + 1)
     if len(out) > limit:
         raise InputError(f"decompressed message is larger than the {limit}-byte limit; skipped")
     return out

@@ -10,6 +10,7 @@ import pytest
 
 from otel_oracles.assemble import AssemblyStats, assemble_offline
 from otel_oracles.decode import DecodedBatch, read_paths
+from otel_oracles.model.result import InputProblem
 from otel_oracles.model.span import LogRecord, SpanRecord
 
 TRACES = Path(__file__).resolve().parents[1] / "testdata" / "traces"
@@ -44,7 +45,7 @@ def time_ordered_export(
 
 
 def test_real_file_set_is_grouped_exactly_one_trace_per_id() -> None:
-    problems: list[object] = []
+    problems: list[InputProblem] = []
     source = TRACES / "openai-v2"
     paths = [str(p) for p in sorted(source.glob("*.otlp.json*"))]
     traces = list(assemble_offline(read_paths(paths, problems)))
@@ -150,10 +151,11 @@ def test_logs_without_trace_context_are_counted_unattached() -> None:
     assert assembly.stats.unattached_logs == 1
 
 
-@pytest.mark.parametrize("bad", [{"max_buffered_spans": 0}, {"idle_spans": 0}])
-def test_nonsense_limits_are_rejected_up_front(bad: dict[str, int]) -> None:
-    with pytest.raises(ValueError, match="must be >= 1"):
-        assemble_offline([], **bad)
+def test_nonsense_limits_are_rejected_up_front() -> None:
+    with pytest.raises(ValueError, match="max_buffered_spans must be >= 1"):
+        assemble_offline([], max_buffered_spans=0)
+    with pytest.raises(ValueError, match="idle_spans must be >= 1"):
+        assemble_offline([], idle_spans=0)
 
 
 def test_logs_read_long_before_their_spans_still_attach() -> None:

@@ -6,13 +6,14 @@ from pathlib import Path
 
 from otel_oracles.assemble import build_trace
 from otel_oracles.decode import read_paths
+from otel_oracles.model.result import InputProblem
 from otel_oracles.model.span import LogRecord, SpanRecord
 
 TRACES = Path(__file__).resolve().parents[1] / "testdata" / "traces"
 
 
 def load(*paths: Path) -> tuple[list[SpanRecord], list[LogRecord]]:
-    problems: list[object] = []
+    problems: list[InputProblem] = []
     spans: list[SpanRecord] = []
     logs: list[LogRecord] = []
     for batch in read_paths([str(p) for p in paths], problems):
