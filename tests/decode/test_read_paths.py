@@ -252,3 +252,22 @@ def test_json_array_of_requests_is_read_item_by_item(tmp_path: Path, pretty: boo
     target.write_bytes(orjson.dumps(requests, option=orjson.OPT_INDENT_2 if pretty else 0))
     spans, _, _, problems = read([str(target)])
     assert problems == [] and spans == span_count(JSONL)
+
+
+def test_line_over_the_default_64_mib_limit_is_reported_and_streamed_past(
+    tmp_path: Path,
+) -> None:
+    from otel_oracles.decode import DEFAULT_MAX_MESSAGE_BYTES
+
+    target = tmp_path / "export.jsonl"
+    with open(target, "wb") as out:
+        out.write(b'{"resourceSpans": ["')
+        chunk = b"x" * (1 << 20)
+        for _ in range(DEFAULT_MAX_MESSAGE_BYTES // len(chunk) + 2):
+            out.write(chunk)
+        out.write(b'"]}\n')
+        out.write(JSONL.read_bytes())
+    spans, _, _, problems = read([str(target)])
+    assert spans == span_count(JSONL)
+    assert [p.source for p in problems] == [f"{target}:1"]
+    assert "longer than the 67108864-byte limit" in problems[0].message
