@@ -105,12 +105,18 @@ def medians(runs: list[dict[str, Any]]) -> dict[str, float]:
     return {k: statistics.median(r[k] for r in runs) for k in keys}
 
 
+_RUNS: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+"""Runs already made in this session, by job: goals that need the same job (G1's grade of
+the big export is G3's 10x point) reuse it instead of loading the shared machine twice."""
+
+
 def interleaved(jobs: dict[str, list[str]], repeats: int) -> dict[str, dict[str, float]]:
-    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in jobs}
-    for _ in range(repeats):
-        for name, args in jobs.items():
-            runs[name].append(run_job(args))
-    return {name: medians(r) for name, r in runs.items()}
+    for rep in range(repeats):
+        for args in jobs.values():
+            done = _RUNS.setdefault(tuple(args), [])
+            if len(done) <= rep:
+                done.append(run_job(args))
+    return {name: medians(_RUNS[tuple(args)][:repeats]) for name, args in jobs.items()}
 
 
 # ---- what the project offers today -----------------------------------------------------------
@@ -247,7 +253,7 @@ def goal2(data: Path, contracts: Path, repeats: int, workers: int) -> list[Resul
     pb = data / "traces.binpb"
     m = interleaved(
         {
-            "w1": grade_args(pb, contracts, ["--workers", "1"]),
+            "w1": grade_args(pb, contracts),  # the default is one process (and G1's job)
             "wN": grade_args(pb, contracts, ["--workers", str(workers)]),
         },
         repeats,

@@ -11,6 +11,7 @@ from otel_oracles.cli._output import emit_report, report_options
 from otel_oracles.emit import BatchingEmitter, OtelEmitter, build_emitter
 from otel_oracles.mapping import load_conventions
 from otel_oracles.model.contract import discover_contract_files, load_contract
+from otel_oracles.parallel import grade_paths_parallel
 from otel_oracles.pipeline import GradeRun, grade_paths, input_files
 
 PROGRESS_MIN_BYTES = 4 * 1024 * 1024
@@ -44,6 +45,17 @@ PROGRESS_MIN_BYTES = 4 * 1024 * 1024
 )
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 @click.option(
+    "-j",
+    "--workers",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    metavar="N",
+    help="Grade on N processes (traces split by trace id; see docs/performance.md). "
+    "Verdicts are then listed in order of each trace's first span; no progress bar; "
+    "not with stdin.",
+)
+@click.option(
     "--export",
     type=click.Choice(["otlp", "none"]),
     default="none",
@@ -72,6 +84,7 @@ def grade_command(
     convention_dirs: tuple[Path, ...],
     keep_going: bool,
     quiet: bool,
+    workers: int,
     export: str,
     results_out: Path | None,
     explain: str | None,
@@ -99,7 +112,10 @@ def grade_command(
       otel-oracles grade traces/ -c support.yaml --conventions my-conventions/ --json
       otel-oracles grade traces/ -c contracts/ --export otlp
       otel-oracles grade traces/ -c contracts/ --results-out results.jsonl
+      otel-oracles grade big-export.binpb -c contracts/ --workers 4
     """
+    if workers > 1 and "-" in paths:
+        raise click.UsageError("--workers needs files: stdin (-) can be read by one process")
     files = discover_contract_files(list(contract_paths))
     contracts = [load_contract(p) for p in files]
     if not contracts:
@@ -116,7 +132,11 @@ def grade_command(
     on_graded = batching.export if batching is not None else None
     try:
         show_bar = not quiet and total >= PROGRESS_MIN_BYTES and sys.stderr.isatty()
-        if show_bar:
+        if workers > 1:
+            report = grade_paths_parallel(
+                paths, files, convention_dirs, workers=workers, run=run, on_graded=on_graded
+            )
+        elif show_bar:
             with click.progressbar(
                 length=total, label="grading", file=sys.stderr, show_pos=False
             ) as bar:

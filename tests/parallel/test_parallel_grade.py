@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -135,3 +137,32 @@ def test_on_graded_receives_every_verdict_with_its_real_trajectory() -> None:
     assert all(t.steps and t.trace_id == v.trace_id for v, t in received), (
         "the emitter needs the mapped trajectory of the graded trace"
     )
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(Path(sys.executable).parent / "otel-oracles"), "grade", *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=300,
+    )
+
+
+def test_grade_workers_flag_gives_the_same_report_and_exit_code() -> None:
+    base = [str(EXAMPLE_TRACES), *(a for c in CONTRACTS for a in ("-c", str(c))), "--json"]
+    one, two = _cli(*base), _cli(*base, "--workers", "2")
+    assert (one.returncode, two.returncode) == (1, 1), (one.stderr, two.stderr)
+    reports = [json.loads(p.stdout) for p in (one, two)]
+    verdicts = [
+        sorted((_key(v), v["passed"], [r["outcome"] for r in v["results"]]) for v in r["verdicts"])
+        for r in reports
+    ]
+    assert verdicts[0] == verdicts[1]
+    assert reports[0]["notes"] == reports[1]["notes"]
+
+
+def test_grade_workers_refuses_stdin_as_a_usage_error() -> None:
+    proc = _cli("-", "-c", str(CONTRACTS[0]), "--workers", "2")
+    assert proc.returncode == 2
+    assert "stdin" in proc.stderr
