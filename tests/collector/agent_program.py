@@ -15,6 +15,7 @@ scenario           what the agent does                         expected verdict
 ``one_retry``      search_docs fails once, retried, answers    pass (1 tolerated)
 ``retry_storm``    search_docs fails 3 times, then works       fail (budget)
 ``forbidden``      calls delete_records                        fail (invariant)
+``blind``          tool spans without gen_ai.tool.name         fail (evidence)
 =================  ==========================================  ===================
 
 Trace and span ids come from a seeded generator (``--seed``), so the same run sent through
@@ -88,6 +89,12 @@ SCENARIOS: dict[str, Scenario] = {
             (("tool_not_called", "pass"), ("tool_retries", "budget_exhausted")),
         ),
         Scenario(
+            "blind",
+            (("", True),),
+            "fail",
+            (("tool_not_called", "missing_evidence"), ("tool_retries", "missing_evidence")),
+        ),
+        Scenario(
             "forbidden",
             (("search_docs", True), ("delete_records", True)),
             "fail",
@@ -124,10 +131,14 @@ def _chat(tracer: Tracer, tool: str | None, turn: int) -> None:
 
 
 def _tool(tracer: Tracer, tool: str, ok: bool, call: int) -> None:
-    """One ``execute_tool`` span; a failed call has error status and ``error.type``."""
-    with tracer.start_as_current_span(f"execute_tool {tool}", kind=SpanKind.INTERNAL) as span:
+    """One ``execute_tool`` span; a failed call has error status and ``error.type``. An
+    empty ``tool`` leaves the tool name out, as an instrumentation that captures nothing
+    would: the grader must report missing evidence, not "the tool was not called"."""
+    name = f"execute_tool {tool}" if tool else "execute_tool"
+    with tracer.start_as_current_span(name, kind=SpanKind.INTERNAL) as span:
         span.set_attribute("gen_ai.operation.name", "execute_tool")
-        span.set_attribute("gen_ai.tool.name", tool)
+        if tool:
+            span.set_attribute("gen_ai.tool.name", tool)
         span.set_attribute("gen_ai.tool.call.id", f"call_{call}")
         span.set_attribute("gen_ai.tool.type", "function")
         span.set_attribute("gen_ai.agent.name", AGENT_NAME)

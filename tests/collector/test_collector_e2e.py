@@ -1,0 +1,351 @@
+"""End-to-end: instrumented agent -> real OpenTelemetry Collector -> ``otel-oracles serve``
+-> collector -> backend (file exporter) and Prometheus.
+
+These tests prove the shipped ``collector-config.yaml`` and
+``docs/collector-loadbalancing.yaml`` with the real collector (built by
+``tests/collector/build.sh``) and Debian's Prometheus; they skip only when Go or Prometheus
+is not installed, naming what to install. Everything binds 127.0.0.1 on free ports.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.collector.collector_harness import (
+    EVAL_EVENT,
+    GRADE_SPAN,
+    LB_CONFIG,
+    MAIN_CONFIG,
+    Backend,
+    Collector,
+    Prometheus,
+    Serve,
+    collector_binary,
+    file_exporter,
+    graded_summary,
+    prometheus_binary,
+    read_backend,
+    read_rows,
+    run_agent,
+    stop_all,
+    validate,
+    wait_until,
+)
+
+SEED = 11
+REPEAT = 3
+"""Each of the five scenarios three times: 15 traces per pipeline run."""
+
+
+@pytest.fixture(scope="module")
+def otelcol() -> Path:
+    return collector_binary()
+
+
+def backend_overlay(collector_name: str, workdir: Path, grader: dict[str, Any]) -> dict[str, Any]:
+    """What a user changes: the backend exporter (here the file exporter) and the grader's
+    address; pipelines otherwise exactly as shipped."""
+    return {
+        "exporters": {
+            "file/backend": file_exporter(workdir / f"{collector_name}-backend.jsonl"),
+            **grader,
+            "prometheus": {"endpoint": f"127.0.0.1:{_prom_port(workdir, collector_name)}"},
+        },
+        "service": {
+            "pipelines": {
+                "traces/backend": {"exporters": ["file/backend"]},
+                "logs/backend": {"exporters": ["file/backend"]},
+                "metrics": {"exporters": ["file/backend", "prometheus"]},
+            }
+        },
+    }
+
+
+_PROM_PORTS: dict[tuple[Path, str], int] = {}
+
+
+def _prom_port(workdir: Path, name: str) -> int:
+    from tests.collector.collector_harness import free_port
+
+    return _PROM_PORTS.setdefault((workdir, name), free_port())
+
+
+def wait_graded(collector: Collector, rows: list[dict[str, Any]], timeout: float = 90.0) -> Backend:
+    """Until every agent trace has a grade span and its evaluation log records."""
+    want = {r["trace_id"] for r in rows}
+
+    def done() -> Backend | None:
+        backend = read_backend(collector.backend_file)
+        graded = {s.trace_id for s in backend.grade_spans()}
+        logged = {rec.trace_id for rec in backend.eval_logs()}
+        return backend if want <= graded and want <= logged else None
+
+    return wait_until(done, timeout, f"grade spans of {len(want)} traces in the backend", 0.3)
+
+
+@dataclass
+class PipelineRun:
+    rows: list[dict[str, Any]]
+    backend: Backend
+    serve_stats: dict[str, Any]
+    prometheus: Prometheus
+    collector: Collector
+
+
+@pytest.fixture(scope="module")
+def single_run(otelcol: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[PipelineRun]:
+    """One grader behind collector-config.yaml, Prometheus scraping the collector."""
+    workdir = tmp_path_factory.mktemp("single")
+    procs: list[Any] = []
+    try:
+        collector = Collector(otelcol, workdir, [MAIN_CONFIG], {}, name="collector")
+        serve = Serve(workdir, results_endpoint=collector.otlp_http, instance="single")
+        collector.overlay = backend_overlay(
+            "collector",
+            workdir,
+            {"otlp_grpc/oracles": {"endpoint": serve.grpc_endpoint}},
+        )
+        procs += [collector.start(), serve.start()]
+        prom = Prometheus(
+            prometheus_binary(), workdir, [f"127.0.0.1:{_prom_port(workdir, 'collector')}"]
+        )
+        procs.append(prom.start())
+        rows = run_agent(collector.otlp_grpc, workdir / "rows.jsonl", repeat=REPEAT, seed=SEED)
+        assert isinstance(rows, list) and len(rows) == 5 * REPEAT
+        backend = wait_graded(collector, rows)
+        yield PipelineRun(rows, backend, serve.stats(), prom, collector)
+    finally:
+        stop_all(reversed(procs))
+
+
+# ---- configuration ---------------------------------------------------------------------------
+
+
+def test_shipped_configs_validate(otelcol: Path, tmp_path: Path) -> None:
+    for cfg in (MAIN_CONFIG, LB_CONFIG):
+        proc = validate(otelcol, cfg)
+        assert proc.returncode == 0, f"{cfg.name}: {proc.stdout}{proc.stderr}"
+    # validate really checks: a pipeline naming an exporter nobody defined is refused
+    broken = tmp_path / "broken.yaml"
+    broken.write_text(
+        MAIN_CONFIG.read_text().replace(
+            "exporters: [otlp_grpc/oracles]", "exporters: [otlp_grpc/nowhere]", 1
+        )
+    )
+    proc = validate(otelcol, broken)
+    assert proc.returncode != 0
+    assert "otlp_grpc/nowhere" in proc.stdout + proc.stderr
+
+
+# ---- agent -> collector -> serve -> collector -> backend -------------------------------------
+
+
+def test_verdicts_and_grade_spans_land_in_the_agent_traces(single_run: PipelineRun) -> None:
+    by_trace = single_run.backend.spans_by_trace()
+    logs_by_trace: dict[str, list[Any]] = {}
+    for rec in single_run.backend.eval_logs():
+        logs_by_trace.setdefault(rec.trace_id, []).append(rec)
+    for row in single_run.rows:
+        spans = by_trace[row["trace_id"]]
+        roots = [s for s in spans if s.name == "invoke_agent support"]
+        assert len(roots) == 1, row
+        agent_span_ids = {s.span_id for s in spans if s.scope != "otel_oracles"}
+        grades = [s for s in spans if s.name == GRADE_SPAN]
+        assert len(grades) == 1, (row, [g.attributes for g in grades])
+        grade = grades[0]
+        # same trace, child of the graded root, emitted by the grader
+        assert grade.parent_span_id == roots[0].span_id
+        assert grade.resource.get("service.name") == "otel-oracles"
+        assert grade.attributes["otel_oracles.verdict"] == row["expected_verdict"], row
+        from_events = {
+            attrs["gen_ai.evaluation.name"]: attrs["otel_oracles.outcome"]
+            for name, attrs in grade.events
+            if name == "gen_ai.evaluation.result"
+        }
+        assert from_events == row["expected_outcomes"], row
+        # log-based events: one per check, pointing into the agent's own trace
+        records = logs_by_trace[row["trace_id"]]
+        from_logs = {
+            r.attributes["gen_ai.evaluation.name"]: r.attributes["otel_oracles.outcome"]
+            for r in records
+        }
+        assert from_logs == row["expected_outcomes"], row
+        assert len(records) == len(row["expected_outcomes"])
+        assert all(r.span_id in agent_span_ids for r in records), row
+
+
+def test_grader_telemetry_does_not_loop_back(single_run: PipelineRun) -> None:
+    stats = single_run.serve_stats
+    # the collector's filter kept grade spans and evaluation records out of the grading
+    # branch: the grader never had to skip its own telemetry
+    assert stats["skipped_self_telemetry"] == 0, stats
+    agent_spans = sum(
+        1 for s in single_run.backend.spans if s.resource.get("service.name") != "otel-oracles"
+    )
+    received = sum(n for key, n in stats["received"].items() if key.endswith(".traces"))
+    assert received == agent_spans, stats
+    graded = sum(stats["graded_traces"].values())
+    assert graded == len(single_run.rows), stats
+
+
+def expected_numbers(rows: list[dict[str, Any]]) -> dict[str, int]:
+    outcomes = Counter(o for r in rows for o in r["expected_outcomes"].values())
+    return {
+        "invariant_failures": outcomes["invariant_failure"],
+        "tolerated_failures": outcomes["tolerated"],
+        "budgets_exhausted": outcomes["budget_exhausted"],
+        "missing_evidence": outcomes["missing_evidence"],
+    }
+
+
+def test_prometheus_scrapes_the_four_numbers(single_run: PipelineRun) -> None:
+    prom = single_run.prometheus
+    want = expected_numbers(single_run.rows)
+    assert all(want.values()), want  # every number is exercised, none is trivially 0
+    queries = {
+        name: f'sum(otel_oracles_grade_{name}_total{{job="otelcol-results"}})' for name in want
+    }
+
+    def scraped() -> dict[str, float | None] | None:
+        got = {name: prom.scalar(q) for name, q in queries.items()}
+        return got if got == {k: float(v) for k, v in want.items()} else None
+
+    try:
+        wait_until(scraped, 45, "Prometheus to scrape the four numbers", 0.5)
+    except AssertionError:
+        got = {name: prom.scalar(q) for name, q in queries.items()}
+        names = prom.query('{__name__=~"otel_oracles.*"}')
+        raise AssertionError(
+            f"PromQL {got} != {want}; series: {sorted({n['metric']['__name__'] for n in names})}"
+        ) from None
+    verdicts = prom.query("sum by (otel_oracles_verdict) (otel_oracles_grade_traces_total)")
+    by_verdict = {v["metric"].get("otel_oracles_verdict"): float(v["value"][1]) for v in verdicts}
+    want_verdicts = Counter(r["expected_verdict"] for r in single_run.rows)
+    assert by_verdict == {k: float(v) for k, v in want_verdicts.items()}, verdicts
+
+
+# ---- scale-out ------------------------------------------------------------------------------
+
+
+def test_load_balanced_replicas_grade_each_trace_exactly_once(
+    otelcol: Path, tmp_path: Path, single_run: PipelineRun
+) -> None:
+    procs: list[Any] = []
+    try:
+        collector = Collector(otelcol, tmp_path, [LB_CONFIG], {}, name="lb")
+        replicas = [
+            Serve(tmp_path, collector.otlp_http, name=f"serve-{i}", instance=f"replica-{i}")
+            for i in range(2)
+        ]
+        collector.overlay = backend_overlay(
+            "lb",
+            tmp_path,
+            {
+                "load_balancing/oracles": {
+                    "resolver": {"static": {"hostnames": [r.grpc_endpoint for r in replicas]}}
+                }
+            },
+        )
+        procs += [r.start() for r in replicas]
+        procs.append(collector.start())
+        rows = run_agent(collector.otlp_grpc, tmp_path / "rows.jsonl", repeat=REPEAT, seed=SEED)
+        assert isinstance(rows, list)
+        assert [r["trace_id"] for r in rows] == [r["trace_id"] for r in single_run.rows]
+        backend = wait_graded(collector, rows)
+        time.sleep(1.5)  # a duplicate grade would arrive within a decision wait
+        backend = read_backend(collector.backend_file)
+
+        grades = backend.grade_spans()
+        per_trace = Counter(s.trace_id for s in grades)
+        assert set(per_trace) == {r["trace_id"] for r in rows}
+        assert set(per_trace.values()) == {1}, per_trace  # exactly once
+        by_replica = Counter(s.resource.get("service.instance.id") for s in grades)
+        assert set(by_replica) == {"replica-0", "replica-1"}, by_replica  # both did work
+        stats = [r.stats() for r in replicas]
+        assert sum(sum(s["graded_traces"].values()) for s in stats) == len(rows), stats
+        # identical results to the single grader, trace by trace
+        assert graded_summary(backend) == graded_summary(single_run.backend)
+    finally:
+        stop_all(reversed(procs))
+
+
+# ---- failure: the grader goes away mid-stream ------------------------------------------------
+
+
+def test_grader_restart_mid_stream_leaves_no_trace_ungraded(otelcol: Path, tmp_path: Path) -> None:
+    procs: list[Any] = []
+    agent: subprocess.Popen[bytes] | None = None
+    try:
+        collector = Collector(otelcol, tmp_path, [MAIN_CONFIG], {}, name="restart")
+        serve = Serve(tmp_path, collector.otlp_http, name="serve-a", instance="a")
+        collector.overlay = backend_overlay(
+            "restart", tmp_path, {"otlp_grpc/oracles": {"endpoint": serve.grpc_endpoint}}
+        )
+        procs += [collector.start(), serve.start()]
+        out = tmp_path / "rows.jsonl"
+        agent = run_agent(  # type: ignore[assignment]
+            collector.otlp_grpc, out, repeat=10, seed=23, pause=0.1, background=True
+        )
+        assert isinstance(agent, subprocess.Popen)
+        wait_until(lambda: serve.stats()["received"], 30, "first spans at the grader")
+        time.sleep(2.0)  # let the first grader finish some traces
+        stopped_ns = time.time_ns()
+        assert serve.stop(signal.SIGTERM) == 0, serve.log()[-3000:]  # drains, exits 0
+        time.sleep(3.0)  # the agent keeps sending; the collector queues and retries
+        restarted = Serve(
+            tmp_path,
+            collector.otlp_http,
+            name="serve-b",
+            instance="b",
+            grpc_port=serve.grpc_port,
+            http_port=serve.http_port,
+        )
+        procs.append(restarted.start())
+        agent_out, _ = agent.communicate(timeout=120)
+        assert agent.returncode == 0, agent_out
+        rows = read_rows(out)
+        assert len(rows) == 50
+        backend = wait_graded(collector, rows, timeout=120)
+
+        per_trace = Counter(s.trace_id for s in backend.grade_spans())
+        accepted = {r["trace_id"] for r in rows}
+        assert accepted <= set(per_trace), accepted - set(per_trace)  # none ungraded
+        by_instance = Counter(s.resource.get("service.instance.id") for s in backend.grade_spans())
+        assert by_instance["a"] > 0 and by_instance["b"] > 0, by_instance  # really mid-stream
+        log = collector.log()
+        assert "otlp_grpc/oracles" in log and "retry" in log.lower(), log[-3000:]
+        # SIGTERM drains: what the old grader had buffered is graded at once, before its
+        # decision wait ran out, so those traces are judged incomplete (every check
+        # missing_evidence) rather than lost. Only traces in flight at the stop may be
+        # judged so: their root span ended within decision_wait (1 s) + the collector's
+        # batch timeout (1 s) + the agent's export delay and slack (1.5 s) of the stop.
+        roots = {s.trace_id: s for s in backend.spans if s.name == "invoke_agent support"}
+        in_flight_ns = 3_500_000_000
+        verdict_of = {r["trace_id"]: r["expected_verdict"] for r in rows}
+        drained: list[str] = []
+        for span in backend.grade_spans():
+            if span.attributes["otel_oracles.verdict"] == verdict_of[span.trace_id]:
+                continue
+            outcomes = {a.get("otel_oracles.outcome") for n, a in span.events if n == EVAL_EVENT}
+            assert span.resource.get("service.instance.id") == "a", span
+            assert outcomes == {"missing_evidence"}, (span.trace_id, outcomes)
+            assert stopped_ns - roots[span.trace_id].end_ns < in_flight_ns, span.trace_id
+            drained.append(span.trace_id)
+        # a trace graded twice had its spans split by the restart: only one in flight
+        twice = [t for t, n in per_trace.items() if n > 1]
+        assert len(twice) <= 2, twice
+        assert len(drained) < len(rows) // 2, drained
+    finally:
+        if agent is not None and agent.poll() is None:
+            agent.kill()
+            agent.communicate()
+        stop_all(reversed(procs))
