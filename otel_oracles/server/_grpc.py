@@ -54,7 +54,7 @@ def _method(server: GradingServer, signal: Signal) -> grpc.RpcMethodHandler:
             st = status_for(exc)
             if st.kind == "internal":
                 logger.exception("OTLP/gRPC %s request failed", signal)
-            server.count_rejection(st.kind, st.grpc.name.lower(), "grpc")
+            server.count_rejection(st.kind, st.grpc.name.lower(), "grpc", st.message)
             await context.abort(st.grpc, st.message, trailing_metadata=st.grpc_trailers())
 
     return grpc.unary_unary_rpc_method_handler(

@@ -127,7 +127,7 @@ def _handler(
             st = status_for(exc)
             if st.kind == "internal":
                 logger.exception("OTLP/HTTP %s request failed", signal)
-            server.count_rejection(st.kind, st.grpc.name.lower(), "http")
+            server.count_rejection(st.kind, st.grpc.name.lower(), "http", st.message)
             body, ct = _encode(st.rpc_status(), mt)
             headers = {"Retry-After": st.retry_after_header()} if st.retry_after else {}
             return web.Response(status=st.http, body=body, content_type=ct, headers=headers)

@@ -32,6 +32,8 @@ logger = logging.getLogger(__name__)
 
 Signal = Literal["traces", "logs"]
 
+_LOG_EVERY_S = 10.0
+
 
 class ResultsEmitter(Protocol):
     """What the server needs of an ``otel_oracles.emit`` emitter."""
@@ -107,6 +109,7 @@ class GradingServer:
         self._shutdown_lock = asyncio.Lock()
         self._metrics = getattr(emitter, "metrics", None)
         self._published_buffered = 0
+        self._last_logged: dict[str, tuple[float, int]] = {}
 
     # ---- receive path (event-loop thread) -------------------------------------------------
 
@@ -129,12 +132,29 @@ class GradingServer:
         ):
             raise Unauthenticated("missing or wrong bearer token")
 
-    def count_rejection(self, kind: str, error_type: str, transport: str) -> None:
-        """Count one refused request (``buffer_full`` spans are counted in ``ingest``)."""
+    def count_rejection(self, kind: str, error_type: str, transport: str, message: str) -> None:
+        """Count one refused request (``buffer_full`` spans are counted in ``ingest``) and
+        log it, at most once per kind every ``_LOG_EVERY_S`` so a misbehaving sender (or a
+        long overload) cannot flood the log; the log line carries how many were suppressed."""
         if kind != "buffer_full":
             self.stats.add("rejected", kind)
         if self._metrics is not None:
             self._metrics.rejected_requests(error_type, transport)
+        now = time.monotonic()
+        last, suppressed = self._last_logged.get(kind, (0.0, 0))
+        if now - last < _LOG_EVERY_S:
+            self._last_logged[kind] = (last, suppressed + 1)
+            return
+        self._last_logged[kind] = (now, 0)
+        logger.warning(
+            "request refused",
+            extra={
+                "kind": kind,
+                "transport": transport,
+                "reason": message,
+                "suppressed_since_last": suppressed,
+            },
+        )
 
     def ingest(self, body: bytes, content_type: str, signal: Signal, protocol: str) -> Accepted:
         """Decode and buffer one request body, all or nothing.

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -158,6 +159,18 @@ def test_python_and_node_sdk_traces_are_graded_and_results_reach_the_sink(
         assert stats["skipped_self_telemetry"] == echoed, stats
         assert stats["late"] == 0 and stats["buffered_traces"] == 0
         assert len(grade_spans(sink)) == len(ids), "echoed results must not be graded again"
+
+        # A refused request is logged as one structured line (rate-limited per kind).
+        bad = urllib.request.Request(
+            f"http://127.0.0.1:{serve.http_port}/v1/traces",
+            data=b"{not json",
+            headers={"Content-Type": "application/json"},
+        )
+        with pytest.raises(urllib.error.HTTPError):
+            urllib.request.urlopen(bad)
+        wait_until(lambda: any('"request refused"' in x for x in serve.lines), what="log line")
+        line = json.loads(next(x for x in serve.lines if '"request refused"' in x))
+        assert (line["level"], line["kind"], line["transport"]) == ("warning", "malformed", "http")
     finally:
         assert serve.stop() == 0
 
