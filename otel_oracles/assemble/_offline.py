@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from otel_oracles.assemble._tree import build_trace
 from otel_oracles.assemble.config import (
+    DETACH_AFTER_FACTOR,
     REMEMBERED_TRACE_IDS,
     UNROOTED_IDLE_FACTOR,
 )
 from otel_oracles.decode._batch import DecodedBatch
+from otel_oracles.decode._values import detach
 from otel_oracles.model.span import LogRecord, SpanRecord, Trace
 
 LATE_SAMPLE_SIZE = 20
@@ -62,7 +64,7 @@ class AssemblyStats:
 
 
 class _Pending:
-    __slots__ = ("first_seen", "has_root", "last_seen", "logs", "spans")
+    __slots__ = ("detached", "first_seen", "has_root", "last_seen", "logs", "spans")
 
     def __init__(self, first_seen: int) -> None:
         self.spans: list[SpanRecord] = []
@@ -70,6 +72,7 @@ class _Pending:
         self.first_seen = first_seen
         self.last_seen = first_seen
         self.has_root = False
+        self.detached = False
 
 
 class OfflineAssembly(Iterator[Trace]):
@@ -105,8 +108,13 @@ class OfflineAssembly(Iterator[Trace]):
         unrooted: OrderedDict[str, _Pending] = OrderedDict()
         waiting: OrderedDict[str, _Pending] = OrderedDict()
         released: OrderedDict[str, None] = OrderedDict()
+        # Traces by first arrival: those open longer than ``detach_after`` get their spans
+        # detached from the protobuf requests they came from (see decode.detach), so a
+        # long-running trace does not pin every request it has a span in.
+        opened: deque[tuple[int, _Pending]] = deque()
         clock = 0  # records read so far
         unrooted_idle = idle * UNROOTED_IDLE_FACTOR
+        detach_after = idle * DETACH_AFTER_FACTOR
 
         def release(trace_id: str, pending: _Pending, *, incomplete: bool) -> Trace:
             stats.buffered_spans -= len(pending.spans) + len(pending.logs)
@@ -114,6 +122,8 @@ class OfflineAssembly(Iterator[Trace]):
             if len(released) > REMEMBERED_TRACE_IDS:
                 released.popitem(last=False)
             trace = build_trace(trace_id, pending.spans, pending.logs)
+            pending.spans = []  # ``opened`` may still hold this entry: let the records go
+            pending.logs = []
             trace.incomplete = incomplete
             stats.unattached_logs += trace.unattached_logs
             stats.traces += 1
@@ -152,6 +162,7 @@ class OfflineAssembly(Iterator[Trace]):
                 return None
             pending = _Pending(clock)
             (unrooted if span else waiting)[trace_id] = pending
+            opened.append((clock, pending))
             return pending
 
         for batch in batches:
@@ -171,6 +182,8 @@ class OfflineAssembly(Iterator[Trace]):
                 pending.spans.append(span)
                 pending.last_seen = clock
                 added += 1
+                if pending.detached:
+                    detach(span)
                 if not span.parent_span_id and not pending.has_root:
                     pending.has_root = True
                     unrooted.pop(trace_id, None)
@@ -200,6 +213,12 @@ class OfflineAssembly(Iterator[Trace]):
                         break
                     del queue[trace_id]
                     yield release(trace_id, pending, incomplete=False)
+            while opened and clock - opened[0][0] >= detach_after:
+                _, pending = opened.popleft()
+                if not pending.detached and pending.spans:
+                    pending.detached = True
+                    for held in pending.spans:
+                        detach(held)
             stats.peak_buffered_spans = max(stats.peak_buffered_spans, stats.buffered_spans)
             if cap is not None:
                 while stats.buffered_spans > cap and (rooted or unrooted or waiting):

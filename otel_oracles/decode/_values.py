@@ -300,3 +300,24 @@ def json_attributes_dict(raw: list[Any], where: str, problems: list[str]) -> dic
             problems.append(f"{where}: attribute {kv['key']!r}: {exc}; read as null")
             out[kv["key"]] = None
     return out
+
+
+def detach(span: Any) -> None:
+    """Make a span record own its attribute values, so it no longer keeps alive the
+    protobuf request it was decoded from.
+
+    Why: a ``PbAttributes`` view references its whole parsed request (upb frees a request's
+    memory only when nothing points into it). Offline assembly calls this for the spans of
+    traces that stay open for long, so one long-running trace does not pin every request it
+    has a span in. JSON records own their data already and are left alone.
+    """
+    if type(span.attributes) is PbAttributes:
+        span.attributes = dict(span.attributes.items())
+    if type(span.resource) is PbAttributes:
+        span.resource = dict(span.resource.items())
+    for event in span.events:
+        if type(event.attributes) is PbAttributes:
+            event.attributes = dict(event.attributes.items())
+    for link in span.links:
+        if type(link.attributes) is PbAttributes:
+            link.attributes = dict(link.attributes.items())
