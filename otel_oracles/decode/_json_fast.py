@@ -19,15 +19,15 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Iterator, Mapping
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 import orjson
 from msgspec import Meta, Struct
 
 from otel_oracles.decode._batch import DecodedBatch
+from otel_oracles.decode._json import _SPAN_KINDS, _STATUS_CODES, decode_json_object
 from otel_oracles.decode._json import _count_metrics as count_metrics
-from otel_oracles.decode._json import decode_json_object
 from otel_oracles.decode._values import Report, Where
 from otel_oracles.model.span import EMPTY, EventRecord, LinkRecord, LogRecord, SpanRecord
 
@@ -35,8 +35,22 @@ _TraceId = Annotated[str, Meta(pattern="^[0-9a-fA-F]{32}$")]
 _SpanId = Annotated[str, Meta(pattern="^[0-9a-fA-F]{16}$")]
 _OptTraceId = Annotated[str, Meta(pattern="^([0-9a-fA-F]{32})?$")]
 _OptSpanId = Annotated[str, Meta(pattern="^([0-9a-fA-F]{16})?$")]
-_Kind = Annotated[int, Meta(ge=0, le=5)]
-_Code = Annotated[int, Meta(ge=0, le=2)]
+# Enum names (protobuf's JSON printer writes them) are accepted here too and mapped below.
+_Kind = (
+    Annotated[int, Meta(ge=0, le=5)]
+    | Literal[
+        "SPAN_KIND_UNSPECIFIED",
+        "SPAN_KIND_INTERNAL",
+        "SPAN_KIND_SERVER",
+        "SPAN_KIND_CLIENT",
+        "SPAN_KIND_PRODUCER",
+        "SPAN_KIND_CONSUMER",
+    ]
+)
+_Code = (
+    Annotated[int, Meta(ge=0, le=2)]
+    | Literal["STATUS_CODE_UNSET", "STATUS_CODE_OK", "STATUS_CODE_ERROR"]
+)
 _ZERO32 = "0" * 32
 _ZERO16 = "0" * 16
 
@@ -313,6 +327,16 @@ def _spans(resource_spans: list[_ResourceSpans], batch: DecodedBatch, report: Re
                 if parent == _ZERO16:
                     parent = ""
                 status = sp.status
+                kind = sp.kind
+                if type(kind) is str:
+                    kind = _SPAN_KINDS[kind]
+                code: Any = 0
+                message = ""
+                if status is not None:
+                    code = status.code
+                    if type(code) is str:
+                        code = _STATUS_CODES[code]
+                    message = status.message
                 events = sp.events
                 links = sp.links
                 append(
@@ -321,11 +345,11 @@ def _spans(resource_spans: list[_ResourceSpans], batch: DecodedBatch, report: Re
                         span_id.lower(),
                         parent.lower(),
                         sp.name,
-                        sp.kind,
+                        kind,
                         sp.start_time_unix_nano,
                         sp.end_time_unix_nano,
-                        status.code if status is not None else 0,
-                        status.message if status is not None else "",
+                        code,
+                        message,
                         MsAttributes(sp.attributes, (where, pi, ""), report)
                         if sp.attributes
                         else EMPTY,

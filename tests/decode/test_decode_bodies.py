@@ -385,3 +385,16 @@ def test_pure_python_protobuf_backend_is_detected_and_named_once() -> None:
     assert int(done.stdout) > 3, "the pure-Python backend still decodes"
     assert done.stderr.count("pure-Python backend") == 1, done.stderr
     assert "PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION" in done.stderr
+
+
+def test_enum_names_stay_on_the_typed_fast_path() -> None:
+    from otel_oracles.decode._json_fast import MsAttributes
+
+    body = _one_span_request(
+        kind="SPAN_KIND_CLIENT",
+        status={"code": "STATUS_CODE_ERROR", "message": "boom"},
+        attributes=[{"key": "k", "value": {"stringValue": "v"}}],
+    )
+    span = decode(body, "application/json").spans[0]
+    assert (span.kind, span.status_code, span.status_message) == (3, 2, "boom")
+    assert isinstance(span.attributes, MsAttributes)
