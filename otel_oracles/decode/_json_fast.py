@@ -327,15 +327,13 @@ def _spans(resource_spans: list[_ResourceSpans], batch: DecodedBatch, report: Re
                 if parent == _ZERO16:
                     parent = ""
                 status = sp.status
-                kind = sp.kind
-                if type(kind) is str:
-                    kind = _SPAN_KINDS[kind]
+                raw_kind = sp.kind
+                kind = raw_kind if isinstance(raw_kind, int) else _SPAN_KINDS[raw_kind]
                 code: Any = 0
                 message = ""
                 if status is not None:
-                    code = status.code
-                    if type(code) is str:
-                        code = _STATUS_CODES[code]
+                    raw_code = status.code
+                    code = raw_code if isinstance(raw_code, int) else _STATUS_CODES[raw_code]
                     message = status.message
                 events = sp.events
                 links = sp.links
