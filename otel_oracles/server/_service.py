@@ -17,7 +17,7 @@ import hmac
 import logging
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -76,7 +76,6 @@ class GradingServer:
             [bytes, str, Signal], tuple[list[SpanRecord], list[LogRecord], int, list[str]]
         ],
         is_own: Callable[[SpanRecord | LogRecord], bool],
-        on_graded: Callable[[ReadyTrace, list[Any], float], None] | None = None,
     ) -> None:
         self.settings = settings
         a = settings.assembly
@@ -95,7 +94,6 @@ class GradingServer:
         self._build_trace = build_trace
         self._decode = decode
         self._is_own = is_own
-        self._on_graded = on_graded
         workers = settings.grading.workers or default_workers()
         self.pool = GradingPool(workers, settings.grading.queue_size, self._grade_one,
                                 self._grade_crashed)  # fmt: skip
@@ -254,8 +252,6 @@ class GradingServer:
             self.stats.graded(ready.reason, verdicts, latency)
             if self._metrics is not None and ready.reason in ("max_age", "shutdown"):
                 self._metrics.evicted_traces(1)
-            if self._on_graded is not None:
-                self._on_graded(ready, results, latency)
             logger.debug(
                 "graded trace",
                 extra={
@@ -374,7 +370,3 @@ def decoded_parts(batch: Any) -> tuple[list[SpanRecord], list[LogRecord], int, l
     problems = list(batch.problems)
     rejected = sum(1 for p in problems if "rejected" in p)
     return batch.spans, batch.logs, rejected, problems
-
-
-def matches_any(value: object, names: Sequence[str]) -> bool:
-    return isinstance(value, str) and value in names
