@@ -43,6 +43,7 @@ logger = logging.getLogger(__name__)
 _GZIP_MAGIC = b"\x1f\x8b"
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _JSON_WS = b" \t\r\n"
+_UTF8_BOM = b"\xef\xbb\xbf"
 _GLOB_CHARS = frozenset("*?[")
 _MESSAGE_NAMES = {"traces": "ExportTraceServiceRequest", "logs": "ExportLogsServiceRequest"}
 
@@ -156,6 +157,9 @@ def _read_source(
     try:
         stream = _unwrap(raw)
         head = stream.peek(64)[:64]
+        if head.startswith(_UTF8_BOM):  # Windows tools write one before JSON
+            stream.read(len(_UTF8_BOM))
+            head = stream.peek(64)[:64]
         if not head:
             return
         lower = name.lower()
@@ -176,11 +180,18 @@ def _read_source(
                 )
                 return
             yield from _decode_proto_body(body, cursor, problems, name_says_logs=_says_logs(name))
-    except (OSError, EOFError, zlib.error, zstandard.ZstdError) as exc:
+    except (gzip.BadGzipFile, EOFError, zlib.error, zstandard.ZstdError) as exc:
         problems.append(
             InputProblem(
                 source=cursor.here(),
                 message=f"compressed stream is corrupt or truncated: {exc}; rest of file skipped",
+            )
+        )
+    except OSError as exc:
+        problems.append(
+            InputProblem(
+                source=cursor.here(),
+                message=f"read error: {exc.strerror or exc}; rest of file skipped",
             )
         )
 

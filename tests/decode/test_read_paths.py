@@ -271,3 +271,10 @@ def test_line_over_the_default_64_mib_limit_is_reported_and_streamed_past(
     assert spans == span_count(JSONL)
     assert [p.source for p in problems] == [f"{target}:1"]
     assert "longer than the 67108864-byte limit" in problems[0].message
+
+
+def test_json_with_a_utf8_byte_order_mark_is_read(tmp_path: Path) -> None:
+    target = tmp_path / "export.json"
+    target.write_bytes(b"\xef\xbb\xbf" + JSON_DOC.read_bytes())
+    spans, _, _, problems = read([str(target)])
+    assert problems == [] and spans == span_count(JSON_DOC)
