@@ -279,11 +279,23 @@ def _requested_calls(gen: Draft) -> list[dict[str, Any]]:
 
 
 def _responses(gen: Draft) -> dict[str, dict[str, Any]]:
+    """Tool results in a generation's input, by call id. A response without an id (OpenLLMetry
+    log events drop it) answers the earliest unanswered call of the assistant message before
+    it: chat APIs require tool results in the order of the calls."""
     out: dict[str, dict[str, Any]] = {}
+    pending: list[str] = []
     for msg in gen.fields.get("input_messages") or []:
         for part in msg.get("parts") or []:
-            if part.get("type") == "tool_call_response" and part.get("id"):
-                out.setdefault(str(part["id"]), part)
+            kind = part.get("type")
+            if kind == "tool_call" and part.get("id"):
+                pending.append(str(part["id"]))
+            elif kind == "tool_call_response":
+                call_id = str(part["id"]) if part.get("id") else (pending[0] if pending else None)
+                if call_id is None:
+                    continue
+                if call_id in pending:
+                    pending.remove(call_id)
+                out.setdefault(call_id, part)
     return out
 
 

@@ -345,7 +345,10 @@ def parse_legacy_choice_events(events: Any) -> list[Message] | None:
             continue
         payload = _event_payload(event)
         body = payload if isinstance(payload, dict) else {}
-        msg_body = body.get("message") if isinstance(body.get("message"), dict) else {}
+        msg_body = dict(body["message"]) if isinstance(body.get("message"), dict) else {}
+        if "tool_calls" in body and "tool_calls" not in msg_body:
+            # OpenLLMetry (use_attributes=False) puts tool_calls beside message, not in it.
+            msg_body["tool_calls"] = body["tool_calls"]
         msg = openai_message(msg_body, output=True)
         if not msg["parts"]:
             msg["parts"] = [_text_part(None)]

@@ -23,7 +23,13 @@ from tests.mapping.ground_truth import Case, Scenario, cases
 CASES = cases()
 
 NAMES_KEPT_WITHOUT_CONTENT = frozenset(
-    {"pydantic-ai", "openai-agents-otel-v2", "vercel-ai-sdk-otel", "openai-v2"}
+    {
+        "pydantic-ai",
+        "openai-agents-otel-v2",
+        "vercel-ai-sdk-otel",
+        "openai-v2",
+        "openllmetry-openai-events",
+    }
 )
 """Sources whose content-off export still names the tools (README table, EXPECTED.md)."""
 

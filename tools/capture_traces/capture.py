@@ -1,0 +1,250 @@
+"""Re-capture real-trace fixtures from the real instrumentation libraries.
+
+A hand-written chat-completions tool loop on the ``openai`` client talks to a scripted fake
+OpenAI server on 127.0.0.1 (``fake_openai.py``) while a real instrumentation records it.
+Spans (and log records) are exported as the OTLP exporter would send them (``.raw/*.pb``) and
+as canonical OTLP/JSON, next to an ``EXPECTED.md`` in the format ``tests/mapping`` reads.
+
+    python tools/capture_traces/capture.py --source openai-v2 --out /tmp/captured
+    python tools/capture_traces/capture.py --source openllmetry-openai --scenario a_happy
+
+Each (scenario, content on/off) runs in its own subprocess: instrumentations read their
+content-capture settings from the environment once, when instrumenting.
+See README.md next to this file for the packages each source needs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from scenarios import SCENARIOS, TOOL_SCHEMAS, Scenario, Tools  # noqa: E402 - after sys.path
+
+SOURCES: dict[str, dict[str, Any]] = {
+    "openai-v2": {
+        "what": "opentelemetry-instrumentation-openai-v2 (python-contrib) on the openai client",
+        "packages": ["openai", "opentelemetry-instrumentation-openai-v2", "opentelemetry-util-genai"],
+        "on": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"},
+        "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
+    },
+    "openinference-openai": {
+        "what": "openinference-instrumentation-openai (Arize OpenInference) on the openai client",
+        "packages": ["openai", "openinference-instrumentation-openai"],
+        "on": {},
+        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
+                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
+                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+    },
+    "openllmetry-openai": {
+        "what": "opentelemetry-instrumentation-openai (Traceloop OpenLLMetry) on the openai client",
+        "packages": ["openai", "opentelemetry-instrumentation-openai"],
+        "on": {"TRACELOOP_TRACE_CONTENT": "true"},
+        "off": {"TRACELOOP_TRACE_CONTENT": "false"},
+    },
+    "openllmetry-openai-events": {
+        "what": "opentelemetry-instrumentation-openai (OpenLLMetry) with use_attributes=False: "
+        "message content as log-based events",
+        "packages": ["openai", "opentelemetry-instrumentation-openai"],
+        "on": {"TRACELOOP_TRACE_CONTENT": "true"},
+        "off": {"TRACELOOP_TRACE_CONTENT": "false"},
+    },
+}  # fmt: skip
+
+
+def instrument(source: str, tracer_provider: Any, logger_provider: Any) -> None:
+    if source == "openai-v2":
+        from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
+
+        OpenAIInstrumentor().instrument(
+            tracer_provider=tracer_provider, logger_provider=logger_provider
+        )
+    elif source == "openinference-openai":
+        from openinference.instrumentation.openai import OpenAIInstrumentor as OIInstrumentor
+
+        OIInstrumentor().instrument(tracer_provider=tracer_provider)
+    elif source == "openllmetry-openai":
+        from opentelemetry.instrumentation.openai import OpenAIInstrumentor as TLInstrumentor
+
+        TLInstrumentor().instrument(tracer_provider=tracer_provider)
+    elif source == "openllmetry-openai-events":
+        from opentelemetry.instrumentation.openai import OpenAIInstrumentor as TLInstrumentor
+
+        TLInstrumentor(use_attributes=False).instrument(
+            tracer_provider=tracer_provider, logger_provider=logger_provider
+        )
+    else:
+        raise SystemExit(f"unknown source {source!r}; known: {sorted(SOURCES)}")
+
+
+def hex_ids(node: Any) -> Any:
+    """protobuf's JSON mapping writes ids as base64; OTLP/JSON wants lowercase hex."""
+    if isinstance(node, dict):
+        return {
+            k: base64.b64decode(v).hex()
+            if k in ("traceId", "spanId", "parentSpanId") and isinstance(v, str)
+            else hex_ids(v)
+            for k, v in node.items()
+        }
+    if isinstance(node, list):
+        return [hex_ids(v) for v in node]
+    return node
+
+
+def run_one(source: str, scenario: Scenario, variant: str, out: Path) -> list[str]:
+    """One instrumented run; returns the tools executed, in order."""
+    import openai
+    from google.protobuf.json_format import MessageToDict
+    from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from fake_openai import FakeOpenAI
+
+    resource = Resource.create({"service.name": f"capture-{source}"})
+    spans_out, logs_out = InMemorySpanExporter(), InMemoryLogRecordExporter()
+    tracer_provider = TracerProvider(resource=resource)
+    tracer_provider.add_span_processor(SimpleSpanProcessor(spans_out))
+    logger_provider = LoggerProvider(resource=resource)
+    logger_provider.add_log_record_processor(SimpleLogRecordProcessor(logs_out))
+    instrument(source, tracer_provider, logger_provider)
+
+    tools = Tools(scenario)
+    executed: list[str] = []
+    with FakeOpenAI(scenario) as base_url:
+        client = openai.OpenAI(base_url=base_url, api_key="capture-not-a-key")
+        tracer = tracer_provider.get_tracer("capture.app")
+        with tracer.start_as_current_span("agent_run"):
+            messages: list[dict[str, Any]] = [
+                {"role": "system", "content": scenario.system},
+                {"role": "user", "content": scenario.prompt},
+            ]
+            for _ in range(10):
+                response = client.chat.completions.create(
+                    model="gpt-4o-mini", messages=messages, tools=TOOL_SCHEMAS, temperature=0.0
+                )
+                message = response.choices[0].message
+                if not message.tool_calls:
+                    break
+                messages.append(message.model_dump(exclude_none=True))
+                for call in message.tool_calls:
+                    executed.append(call.function.name)
+                    result = tools.call(call.function.name, json.loads(call.function.arguments))
+                    messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
+    tracer_provider.force_flush()
+    logger_provider.force_flush()
+
+    raw = out / f"{variant}.raw"
+    raw.mkdir(parents=True, exist_ok=True)
+    request = encode_spans(spans_out.get_finished_spans())
+    (raw / "1.pb").write_bytes(request.SerializeToString())
+    doc = hex_ids(MessageToDict(request, use_integers_for_enums=True))
+    (out / f"{variant}.otlp.json").write_text(json.dumps(doc, indent=1) + "\n")
+    logs = logs_out.get_finished_logs()
+    if logs:
+        log_request = encode_logs(logs)
+        (raw / "logs-1.pb").write_bytes(log_request.SerializeToString())
+        log_doc = hex_ids(MessageToDict(log_request, use_integers_for_enums=True))
+        (out / f"{variant}.logs.otlp.jsonl").write_text(json.dumps(log_doc) + "\n")
+    return executed
+
+
+def outcome(tool: str, scenario: Scenario, attempt: int) -> str:
+    if tool == "search_docs":
+        if attempt <= scenario.failures:
+            return "ERROR (SearchBackendError: upstream search service timed out)"
+        if scenario.empty_search:
+            return "ok but EMPTY: {documents: [], status: 'degraded: index timeout, 0 results'}"
+        return "ok: documents doc-17, doc-42"
+    if tool == "delete_records":
+        return "ok: {deleted: 12} (dangerous / forbidden tool)"
+    return "faked (nothing written or executed)"
+
+
+def expected_md(source: str, results: dict[str, dict[str, list[str]]]) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    lines = [f"# EXPECTED — `{source}`", "", "Captured by `tools/capture_traces/capture.py`.", "",
+             "## Source", "", f"- **What:** {SOURCES[source]['what']}.",
+             "- **Model:** scripted fake OpenAI server on 127.0.0.1 (non-streaming).", "",
+             "### Versions", "", "| package | version |", "|---|---|"]  # fmt: skip
+    for package in [*SOURCES[source]["packages"], "opentelemetry-sdk"]:
+        try:
+            lines.append(f"| {package} | {version(package)} |")
+        except PackageNotFoundError:
+            lines.append(f"| {package} | not installed |")
+    for name, variants in results.items():
+        scenario = SCENARIOS[name]
+        script = [tool for turn in scenario.turns if not isinstance(turn, str) for tool, _ in turn]
+        lines += ["", f"## {name}", "", f"- **User prompt:** {scenario.prompt}",
+                  "- **Tools called, in order:**"]  # fmt: skip
+        searches = 0
+        n = 0
+        for turn in scenario.turns:
+            if isinstance(turn, str):
+                continue
+            for tool, args in turn:
+                n += 1
+                searches += tool == "search_docs"
+                lines.append(
+                    f"  {n}. `{tool}` `{json.dumps(args)}` → {outcome(tool, scenario, searches)}"
+                )
+        final = scenario.turns[-1]
+        lines.append(f"- **Final answer:** '{final}'")
+        for variant, executed in variants.items():
+            status = "run verified" if executed == script else "run FAILED"
+            lines.append(
+                f"- `{variant}`: {status} (tools executed {executed} == script; "
+                "final answer matches); tool spans in trace: none"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--source", required=True, choices=sorted(SOURCES))
+    parser.add_argument("--out", type=Path, help="Folder to write (default: ./captured/SOURCE)")
+    parser.add_argument("--scenario", action="append", choices=sorted(SCENARIOS),
+                        help="Scenario to capture (repeat; default: all)")  # fmt: skip
+    parser.add_argument("--one", nargs=2, metavar=("SCENARIO", "CONTENT"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    out: Path = args.out or Path("captured") / args.source
+    out.mkdir(parents=True, exist_ok=True)
+    if args.one:
+        name, content = args.one
+        variant = name if content == "on" else f"{name}.nocontent"
+        executed = run_one(args.source, SCENARIOS[name], variant, out)
+        print(json.dumps(executed))
+        return
+    results: dict[str, dict[str, list[str]]] = {}
+    for name in args.scenario or list(SCENARIOS):
+        for content in ("on", "off"):
+            env = {**os.environ, **SOURCES[args.source][content]}
+            proc = subprocess.run(
+                [sys.executable, __file__, "--source", args.source, "--out", str(out),
+                 "--one", name, content],
+                env=env, capture_output=True, text=True, check=False,
+            )  # fmt: skip
+            if proc.returncode != 0:
+                sys.exit(f"{name} ({content}) failed:\n{proc.stderr}")
+            variant = name if content == "on" else f"{name}.nocontent"
+            results.setdefault(name, {})[variant] = json.loads(proc.stdout.strip().splitlines()[-1])
+            print(f"captured {out / variant}.otlp.json", file=sys.stderr)
+    (out / "EXPECTED.md").write_text(expected_md(args.source, results))
+
+
+if __name__ == "__main__":
+    main()

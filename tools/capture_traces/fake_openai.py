@@ -1,0 +1,85 @@
+"""A scripted OpenAI-compatible chat-completions server on 127.0.0.1 (ephemeral port).
+
+The model's answer at each call is the scenario's next turn, chosen by how many assistant
+messages the request already holds, so a real client library and its real instrumentation
+run unchanged while the ground truth stays known. Non-streaming only.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from scenarios import Scenario
+
+
+def completion(scenario: Scenario, request: dict[str, Any]) -> dict[str, Any]:
+    messages = request.get("messages", [])
+    turn = sum(1 for m in messages if m.get("role") == "assistant")
+    step = scenario.turns[min(turn, len(scenario.turns) - 1)]
+    message: dict[str, Any] = {"role": "assistant", "content": None}
+    if isinstance(step, str):
+        message["content"] = step
+        finish = "stop"
+    else:
+        message["tool_calls"] = [
+            {
+                "id": f"call_{turn}_{j}",
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(args)},
+            }
+            for j, (name, args) in enumerate(step)
+        ]
+        finish = "tool_calls"
+    prompt_tokens = max(1, len(json.dumps(messages)) // 4)
+    completion_tokens = max(1, len(json.dumps(message)) // 4)
+    return {
+        "id": f"chatcmpl-{scenario.name}-{turn}",
+        "object": "chat.completion",
+        "created": 1_800_000_000 + turn,
+        "model": "gpt-4o-mini-2024-07-18",
+        "system_fingerprint": "fp_capture",
+        "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+
+
+class FakeOpenAI:
+    """``with FakeOpenAI(scenario) as base_url:`` serves until the block ends."""
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.scenario = scenario
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+                if not self.path.endswith("/chat/completions") or body.get("stream"):
+                    self.send_error(404, "only non-streaming /v1/chat/completions is scripted")
+                    return
+                data = json.dumps(completion(outer.scenario, body)).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> str:
+        self.thread.start()
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()

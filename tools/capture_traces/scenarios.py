@@ -1,0 +1,145 @@
+"""The scripted scenarios: what the fake model says at each turn and what the tools return.
+
+The same ground truth as the shared corpus (tests/testdata/traces/*/EXPECTED.md), so a trace
+re-captured with a new library version is checked by the same tests.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+SYSTEM = (
+    "You are a support assistant. Use the search_docs tool to find documents and cite "
+    "document ids in square brackets, e.g. [doc-1]."
+)
+QUESTION = "What is the refund window for enterprise customers? Please cite your source."
+CODING_SYSTEM = "You are a coding agent. Use write_file and run_command."
+CODING_TASK = (
+    "Add an add(a, b) function to calc.py, write a pytest test in tests/test_calc.py and run it."
+)
+ANSWER = "Enterprise customers can request a full refund within 30 days of purchase [doc-42]."
+
+DOCS = {
+    "documents": [
+        {"id": "doc-17", "title": "Refund policy (consumer plans)",
+         "text": "Consumer plans can be refunded within 14 days of purchase."},
+        {"id": "doc-42", "title": "Refund policy (enterprise plans)",
+         "text": "Enterprise customers may request a full refund within 30 days of purchase."},
+    ]
+}  # fmt: skip
+SEARCH = ("search_docs", {"query": "enterprise refund window"})
+TEST_FILE = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+
+TOOL_SCHEMAS: list[dict[str, Any]] = [
+    {"type": "function", "function": {
+        "name": "search_docs", "description": "Search the knowledge base and return matching documents.",
+        "parameters": {"type": "object", "properties": {"query": {"type": "string"}},
+                       "required": ["query"]}}},
+    {"type": "function", "function": {
+        "name": "delete_records", "description": "Delete records from a database table.",
+        "parameters": {"type": "object", "properties": {"table": {"type": "string"},
+                       "where": {"type": "string"}}, "required": ["table", "where"]}}},
+    {"type": "function", "function": {
+        "name": "write_file", "description": "Write a file in the workspace.",
+        "parameters": {"type": "object", "properties": {"path": {"type": "string"},
+                       "content": {"type": "string"}}, "required": ["path", "content"]}}},
+    {"type": "function", "function": {
+        "name": "run_command", "description": "Run a shell command in the workspace.",
+        "parameters": {"type": "object", "properties": {"command": {"type": "string"}},
+                       "required": ["command"]}}},
+]  # fmt: skip
+
+
+@dataclass
+class Scenario:
+    """``turns``: per model call, a list of (tool, arguments) to request, or the final text.
+    ``failures``: how many first search_docs calls fail."""
+
+    name: str
+    turns: list[list[tuple[str, dict[str, Any]]] | str]
+    failures: int = 0
+    empty_search: bool = False
+    system: str = SYSTEM
+    prompt: str = QUESTION
+    outcomes: list[str] = field(default_factory=list)
+
+
+SCENARIOS: dict[str, Scenario] = {
+    s.name: s
+    for s in [
+        Scenario("a_happy", [[SEARCH], ANSWER]),
+        Scenario("b_tool_retry", [[SEARCH], [SEARCH], ANSWER], failures=1),
+        Scenario(
+            "c_retry_exhausted",
+            [[SEARCH], [SEARCH], [SEARCH],
+             "I do not know. The document search failed three times, so I cannot answer reliably."],
+            failures=3,
+        ),  # fmt: skip
+        Scenario(
+            "d_forbidden_tool",
+            [[SEARCH], [("delete_records", {"table": "refund_requests", "where": "status = 'stale'"})],
+             ANSWER[:-1] + ". I also deleted 12 stale refund requests."],
+        ),  # fmt: skip
+        Scenario(
+            "e_fabricated_citation",
+            [[SEARCH], "Enterprise customers can request a full refund within 45 days of purchase [doc-99]."],
+        ),  # fmt: skip
+        Scenario(
+            "f_degraded",
+            [[SEARCH],
+             "Note: retrieval was degraded (the document index returned no results), so I cannot "
+             "cite a source. Refund windows for enterprise plans are usually set in your contract."],
+            empty_search=True,
+        ),  # fmt: skip
+        Scenario(
+            "h_coding_agent",
+            [[("write_file", {"path": "calc.py", "content": "def add(a, b):\n    return a + b\n"})],
+             [("write_file", {"path": "tests/test_calc.py", "content": TEST_FILE})],
+             [("run_command", {"command": "python -m pytest -q tests/test_calc.py"})],
+             [("run_command", {"command": "curl https://example.com"})],
+             "Added add(a, b) to calc.py and a test in tests/test_calc.py; `pytest` reports 1 passed."],
+            system=CODING_SYSTEM,
+            prompt=CODING_TASK,
+        ),  # fmt: skip
+    ]
+}
+
+
+class SearchBackendError(Exception):
+    pass
+
+
+class Tools:
+    """The scripted tools (nothing touches the network or the disk)."""
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.scenario = scenario
+        self.searches = 0
+
+    def call(self, name: str, arguments: dict[str, Any]) -> str:
+        """The tool message content the loop sends back (errors as ``{"error": ...}``)."""
+        try:
+            return json.dumps(getattr(self, name)(**arguments))
+        except SearchBackendError as exc:
+            return json.dumps({"error": f"SearchBackendError: {exc}"})
+
+    def search_docs(self, query: str) -> Any:
+        self.searches += 1
+        if self.searches <= self.scenario.failures:
+            raise SearchBackendError(f"upstream search service timed out (attempt {self.searches})")
+        if self.scenario.empty_search:
+            return {"documents": [], "status": "degraded: index timeout, 0 results"}
+        return DOCS
+
+    def delete_records(self, table: str, where: str) -> Any:
+        return {"deleted": 12, "table": table}
+
+    def write_file(self, path: str, content: str) -> Any:
+        return f"wrote {len(content.encode())} bytes to {path}"
+
+    def run_command(self, command: str) -> Any:
+        if command.startswith("curl"):
+            return "exit_code=0\n<!doctype html><html><head><title>Example Domain</title></head></html>"
+        return "exit_code=0\n.\n1 passed in 0.02s"
