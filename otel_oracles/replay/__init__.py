@@ -93,7 +93,10 @@ def replayed_workspace(workspace: Mapping[str, str], trajectory: Trajectory) -> 
 
     Edits are applied in step order; a later edit of the same path replaces the earlier one.
     """
-    with tempfile.TemporaryDirectory(prefix="otel-oracles-replay-") as tmp:
+    # A test command may leave files that resist removal; that must not fail the grading.
+    with tempfile.TemporaryDirectory(
+        prefix="otel-oracles-replay-", ignore_cleanup_errors=True
+    ) as tmp:
         root = Path(tmp).resolve()
         for rel, content in workspace.items():
             write_inside(root, rel, content, f"workspace[{rel!r}]")
