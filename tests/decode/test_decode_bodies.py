@@ -308,8 +308,19 @@ def test_attribute_mappings_pickle_as_plain_dicts() -> None:
     assert type(clone.attributes) is dict
 
 
+# The six sources of the shared corpus (other folders may hold deliberately odd files).
+CORPUS = (
+    "openai-agents-otel-v2",
+    "openai-v2",
+    "openai-v2-latest",
+    "openinference-openai",
+    "pydantic-ai",
+    "vercel-ai-sdk-otel",
+)
 JSON_FIXTURES = sorted(
-    str(p.relative_to(TRACES)) for p in [*TRACES.rglob("*.otlp.json"), *TRACES.rglob("*.jsonl")]
+    str(p.relative_to(TRACES))
+    for source in CORPUS
+    for p in [*(TRACES / source).glob("*.otlp.json"), *(TRACES / source).glob("*.jsonl")]
 )
 
 
