@@ -175,8 +175,9 @@ class Collector:
     telemetry_port: int = field(default_factory=free_port)
 
     @property
-    def backend_file(self) -> Path:
-        return self.workdir / f"{self.name}-backend.jsonl"
+    def backend_files(self) -> list[Path]:
+        """What the tests' file exporters wrote (traces and logs)."""
+        return [self.workdir / f"{self.name}-{signal}.jsonl" for signal in ("traces", "logs")]
 
     def full_overlay(self) -> dict[str, Any]:
         base: dict[str, Any] = {
@@ -479,11 +480,10 @@ class Backend:
         ]
 
 
-def read_backend(path: Path) -> Backend:
+def read_backend(paths: list[Path]) -> Backend:
     backend = Backend()
-    if not path.exists():
-        return backend
-    for line in path.read_text().splitlines():
+    lines = [ln for p in paths if p.exists() for ln in p.read_text().splitlines()]
+    for line in lines:
         if not line.strip():
             continue
         try:
