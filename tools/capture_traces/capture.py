@@ -32,7 +32,11 @@ from scenarios import SCENARIOS, TOOL_SCHEMAS, Scenario, Tools  # noqa: E402 - a
 SOURCES: dict[str, dict[str, Any]] = {
     "openai-v2": {
         "what": "opentelemetry-instrumentation-openai-v2 (python-contrib) on the openai client",
-        "packages": ["openai", "opentelemetry-instrumentation-openai-v2", "opentelemetry-util-genai"],
+        "packages": [
+            "openai",
+            "opentelemetry-instrumentation-openai-v2",
+            "opentelemetry-util-genai",
+        ],
         "on": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"},
         "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
     },
@@ -46,6 +50,14 @@ SOURCES: dict[str, dict[str, Any]] = {
     },
     "openllmetry-openai": {
         "what": "opentelemetry-instrumentation-openai (Traceloop OpenLLMetry) on the openai client",
+        "packages": ["openai", "opentelemetry-instrumentation-openai"],
+        "on": {"TRACELOOP_TRACE_CONTENT": "true"},
+        "off": {"TRACELOOP_TRACE_CONTENT": "false"},
+    },
+    "openllmetry-openai-legacy": {
+        "what": "opentelemetry-instrumentation-openai (OpenLLMetry) before 2026-03 (e.g. 0.47.3 "
+        "with openai<2 and opentelemetry-sdk 1.36): indexed gen_ai.prompt.N.* / "
+        "gen_ai.completion.N.*",
         "packages": ["openai", "opentelemetry-instrumentation-openai"],
         "on": {"TRACELOOP_TRACE_CONTENT": "true"},
         "off": {"TRACELOOP_TRACE_CONTENT": "false"},
@@ -71,7 +83,7 @@ def instrument(source: str, tracer_provider: Any, logger_provider: Any) -> None:
         from openinference.instrumentation.openai import OpenAIInstrumentor as OIInstrumentor
 
         OIInstrumentor().instrument(tracer_provider=tracer_provider)
-    elif source == "openllmetry-openai":
+    elif source in ("openllmetry-openai", "openllmetry-openai-legacy"):
         from opentelemetry.instrumentation.openai import OpenAIInstrumentor as TLInstrumentor
 
         TLInstrumentor().instrument(tracer_provider=tracer_provider)
@@ -106,13 +118,19 @@ def run_one(source: str, scenario: Scenario, variant: str, out: Path) -> list[st
     from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
     from opentelemetry.sdk._logs import LoggerProvider
-    from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
+    from opentelemetry.sdk._logs.export import SimpleLogRecordProcessor
+
+    try:
+        from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter
+    except ImportError:  # opentelemetry-sdk < 1.39 names it InMemoryLogExporter
+        from opentelemetry.sdk._logs.export import (  # type: ignore[attr-defined, no-redef]
+            InMemoryLogExporter as InMemoryLogRecordExporter,
+        )
+    from fake_openai import FakeOpenAI
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-
-    from fake_openai import FakeOpenAI
 
     resource = Resource.create({"service.name": f"capture-{source}"})
     spans_out, logs_out = InMemorySpanExporter(), InMemoryLogRecordExporter()

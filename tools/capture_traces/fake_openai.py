@@ -70,7 +70,7 @@ class FakeOpenAI:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
+            def log_message(self, format: str, *args: Any) -> None:
                 pass
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
