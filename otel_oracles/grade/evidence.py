@@ -23,7 +23,9 @@ probes and the oracles must agree on what "captured" means.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
+import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -51,17 +53,18 @@ MEMO_TRAJECTORIES = 64
 evidence of the same (immutable) trajectory; computing it once per trajectory keeps grading
 cost per check flat."""
 
-_memo: dict[int, tuple[Trajectory, dict[str, Any]]] = {}
+_memo: dict[int, tuple[weakref.ref[Trajectory], dict[str, Any]]] = {}
 
 
 def memoized(t: Trajectory, key: str, compute: Callable[[], Any]) -> Any:
     """``compute()`` once per (trajectory, key). Safe across threads: a race only computes
-    twice (trajectories are frozen, so both results are equal)."""
+    twice (trajectories are frozen, so both results are equal). Holds trajectories weakly,
+    so the memo never keeps a graded trace alive."""
     entry = _memo.get(id(t))
-    if entry is None or entry[0] is not t:
+    if entry is None or entry[0]() is not t:
         if len(_memo) >= MEMO_TRAJECTORIES:
             _memo.clear()
-        entry = (t, {})
+        entry = (weakref.ref(t), {})
         _memo[id(t)] = entry
     cache = entry[1]
     if key not in cache:
@@ -539,8 +542,8 @@ def find_gaps(required: Iterable[str], trajectory: Trajectory) -> list[str]:
     gaps = []
     for name in sorted(set(required)):
         base, scope = split_name(name)
-        probe = PROBES[base]
-        message = memoized(trajectory, "probe:" + name, lambda p=probe, s=scope: p(trajectory, s))
+        probe = functools.partial(PROBES[base], trajectory, scope)
+        message = memoized(trajectory, "probe:" + name, probe)
         if message:
             gaps.append(message)
     return gaps
