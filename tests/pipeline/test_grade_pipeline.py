@@ -41,7 +41,7 @@ def test_grade_selects_contracts_per_trace_and_exits_1_on_a_failing_verdict() ->
     assert proc.returncode == 1, proc.stderr
     by = verdicts_by(json.loads(proc.stdout))
     # no-deletes has no match: every trace; support-answers only the support agent's traces.
-    assert sum(1 for _, c in by if c == "no-deletes") == 7
+    assert sum(1 for _, c in by if c == "no-deletes") == 8
     assert {t for t, c in by if c == "support-answers"} == {HAPPY, RETRY, FORBIDDEN, FABRICATED}
     assert by[(HAPPY, "support-answers")]["passed"] is True
     retry = by[(RETRY, "support-answers")]
