@@ -43,6 +43,7 @@ def _evidence(p: dict[str, Any]) -> str:
     if p.get("attribute"):
         return f"the attribute `{p['attribute']}` is recorded somewhere in the trace"
     what = EVIDENCE_DESCRIPTIONS.get(p.get("field") or "", p.get("field") or "?")
+    what = what.split(" (scope:")[0]  # the scope hint is for authors, not readers
     return f"the trace records {what}" + (f" (tools {p['tool']})" if p.get("tool") else "")
 
 
