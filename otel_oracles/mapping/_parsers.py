@@ -250,7 +250,7 @@ def openai_message(msg: Mapping[str, Any], output: bool = False) -> Message:
     for call in msg.get("tool_calls") or []:
         if not isinstance(call, dict):
             continue
-        fn = call.get("function") if isinstance(call.get("function"), dict) else call
+        fn: dict[str, Any] = call["function"] if isinstance(call.get("function"), dict) else call
         parts.append(
             _tool_call_part(call.get("id"), fn.get("name"), fn.get("arguments"), "arguments" in fn)
         )
@@ -275,7 +275,9 @@ def parse_openai_choices(value: Any) -> list[Message] | None:
     for choice in value:
         if not isinstance(choice, dict):
             continue
-        msg = choice.get("message") if isinstance(choice.get("message"), dict) else choice
+        msg: dict[str, Any] = (
+            choice["message"] if isinstance(choice.get("message"), dict) else choice
+        )
         norm = openai_message(msg, output=True)
         if choice.get("finish_reason") is not None:
             norm["finish_reason"] = choice["finish_reason"]
@@ -402,7 +404,7 @@ def parse_openinference_messages(flat: Any) -> list[Message] | None:
             tc = call.get("tool_call") if isinstance(call, dict) else None
             if not isinstance(tc, dict):
                 continue
-            fn = tc.get("function") if isinstance(tc.get("function"), dict) else {}
+            fn: dict[str, Any] = tc["function"] if isinstance(tc.get("function"), dict) else {}
             parts.append(
                 _tool_call_part(
                     tc.get("id"), fn.get("name"), fn.get("arguments"), "arguments" in fn
@@ -599,7 +601,7 @@ def parse_traceloop_entity_input(value: Any) -> Any:
     arguments are the tool's arguments; positional ones are kept under ``args``."""
     if not isinstance(value, dict) or not ({"args", "kwargs"} & value.keys()):
         return value
-    kwargs = value.get("kwargs") if isinstance(value.get("kwargs"), dict) else {}
+    kwargs: dict[str, Any] = value["kwargs"] if isinstance(value.get("kwargs"), dict) else {}
     args = value.get("args") or []
     return {**kwargs, "args": args} if args else dict(kwargs)
 
