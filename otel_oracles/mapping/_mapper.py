@@ -218,9 +218,11 @@ def _content_dropped(messages: list[dict[str, Any]]) -> bool:
     without text, tool calls without arguments, tool responses without a response)."""
     for msg in messages:
         parts = msg.get("parts")
-        if not parts:
+        if not parts or not isinstance(parts, list):
             return True
         for part in parts:
+            if not isinstance(part, dict):
+                continue
             kind = part.get("type")
             if (
                 (kind == "text" and part.get("content") is None)
@@ -269,10 +271,15 @@ def _assign_agents(
             draft.fields["from_agent"] = enclosing
 
 
+def _parts(msg: dict[str, Any]) -> list[dict[str, Any]]:
+    parts = msg.get("parts")
+    return [p for p in parts if isinstance(p, dict)] if isinstance(parts, list) else []
+
+
 def _requested_calls(gen: Draft) -> list[dict[str, Any]]:
     calls = []
     for msg in gen.fields.get("output_messages") or []:
-        for part in msg.get("parts") or []:
+        for part in _parts(msg):
             if part.get("type") == "tool_call" and part.get("name"):
                 calls.append(part)
     return calls
@@ -285,7 +292,7 @@ def _responses(gen: Draft) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     pending: list[str] = []
     for msg in gen.fields.get("input_messages") or []:
-        for part in msg.get("parts") or []:
+        for part in _parts(msg):
             kind = part.get("type")
             if kind == "tool_call" and part.get("id"):
                 pending.append(str(part["id"]))

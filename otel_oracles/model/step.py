@@ -296,12 +296,13 @@ class Trajectory(BaseModel):
 def message_text(messages: list[dict[str, Any]] | None) -> str | None:
     """The concatenated text parts of the last assistant message (GenAI parts format)."""
     for msg in reversed(messages or []):
-        if msg.get("role") not in (None, "assistant"):
+        if not isinstance(msg, dict) or msg.get("role") not in (None, "assistant"):
             continue
+        parts = msg.get("parts")
         texts = [
             p["content"]
-            for p in msg.get("parts") or []
-            if p.get("type") == "text" and isinstance(p.get("content"), str)
+            for p in (parts if isinstance(parts, list) else [])
+            if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("content"), str)
         ]
         if texts:
             return "".join(texts)
