@@ -40,7 +40,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from opentelemetry._logs import SeverityNumber
+from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk._logs import Logger, LoggerProvider
+from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Tracer, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
@@ -130,7 +134,7 @@ def _chat(tracer: Tracer, tool: str | None, turn: int) -> None:
         span.set_attribute("gen_ai.response.finish_reasons", ["tool_calls" if tool else "stop"])
 
 
-def _tool(tracer: Tracer, tool: str, ok: bool, call: int) -> None:
+def _tool(tracer: Tracer, logger: Logger, tool: str, ok: bool, call: int) -> None:
     """One ``execute_tool`` span; a failed call has error status and ``error.type``. An
     empty ``tool`` leaves the tool name out, as an instrumentation that captures nothing
     would: the grader must report missing evidence, not "the tool was not called"."""
@@ -143,12 +147,19 @@ def _tool(tracer: Tracer, tool: str, ok: bool, call: int) -> None:
         span.set_attribute("gen_ai.tool.type", "function")
         span.set_attribute("gen_ai.agent.name", AGENT_NAME)
         time.sleep(0.001)
+        # an application log inside the tool span: it carries the trace id, so the
+        # collector must route it to the same grader replica as the spans
+        logger.emit(
+            body=f"tool call {call} finished",
+            severity_number=SeverityNumber.INFO if ok else SeverityNumber.WARN,
+            attributes={"e2e.tool.call": call},
+        )
         if not ok:
             span.set_attribute("error.type", "TimeoutError")
             span.set_status(Status(StatusCode.ERROR, "search backend timed out"))
 
 
-def run_scenario(tracer: Tracer, scenario: Scenario) -> str:
+def run_scenario(tracer: Tracer, logger: Logger, scenario: Scenario) -> str:
     """Emit one agent run; returns its trace id (32 hex)."""
     with tracer.start_as_current_span(f"invoke_agent {AGENT_NAME}", kind=SpanKind.INTERNAL) as root:
         root.set_attribute("gen_ai.operation.name", "invoke_agent")
@@ -158,7 +169,7 @@ def run_scenario(tracer: Tracer, scenario: Scenario) -> str:
         root.set_attribute("e2e.scenario", scenario.name)
         for call, (tool, ok) in enumerate(scenario.tools):
             _chat(tracer, tool, call)
-            _tool(tracer, tool, ok, call)
+            _tool(tracer, logger, tool, ok, call)
         _chat(tracer, None, len(scenario.tools))
         return format(root.get_span_context().trace_id, "032x")
 
@@ -173,33 +184,42 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True, help="JSON lines of trace ids")
     args = parser.parse_args(argv)
 
-    provider = TracerProvider(
-        resource=Resource.create({"service.name": SERVICE_NAME, "service.version": "1.0.0"}),
-        id_generator=SeededIds(args.seed),
-    )
+    resource = Resource.create({"service.name": SERVICE_NAME, "service.version": "1.0.0"})
+    provider = TracerProvider(resource=resource, id_generator=SeededIds(args.seed))
     exporter = OTLPSpanExporter(endpoint=args.endpoint, insecure=True, timeout=10)
     provider.add_span_processor(
         BatchSpanProcessor(exporter, schedule_delay_millis=100, max_export_batch_size=256)
     )
     tracer = provider.get_tracer("collector-e2e-agent", "1.0.0")
+    log_provider = LoggerProvider(resource=resource)
+    log_provider.add_log_record_processor(
+        BatchLogRecordProcessor(
+            OTLPLogExporter(endpoint=args.endpoint, insecure=True, timeout=10),
+            schedule_delay_millis=100,
+        )
+    )
+    logger = log_provider.get_logger("collector-e2e-agent", "1.0.0")
 
     rows: list[dict[str, object]] = []
     for _ in range(args.repeat):
         for name in args.scenario or sorted(SCENARIOS):
             scenario = SCENARIOS[name]
-            trace_id = run_scenario(tracer, scenario)
+            trace_id = run_scenario(tracer, logger, scenario)
             rows.append(
                 {
                     "trace_id": trace_id,
                     "scenario": name,
                     "expected_verdict": scenario.expected_verdict,
                     "expected_outcomes": dict(scenario.expected_outcomes),
+                    "log_records": len(scenario.tools),
                 }
             )
             if args.pause:
                 time.sleep(args.pause)
     flushed = provider.force_flush(timeout_millis=30_000)
+    flushed = log_provider.force_flush(timeout_millis=30_000) and flushed
     provider.shutdown()
+    log_provider.shutdown()
     args.out.write_text("".join(json.dumps(r) + "\n" for r in rows))
     if not flushed:
         print("agent_program: the exporter did not flush in 30 s", file=sys.stderr)
