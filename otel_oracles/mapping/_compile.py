@@ -25,16 +25,22 @@ _UNREAD: Any = object()
 
 
 class SpanView:
-    """A span plus its direct children, with memoized attribute reads."""
+    """A span plus its direct children, with memoized attribute reads.
 
-    __slots__ = ("_cache", "children", "span")
+    The span's key set is taken once (keys are cheap; values may be converted lazily), so a
+    source naming an absent attribute, the common case for fallbacks, costs one set lookup."""
+
+    __slots__ = ("_cache", "children", "keys", "span")
 
     def __init__(self, span: SpanRecord, children: list[SpanRecord]) -> None:
         self.span = span
         self.children = children
+        self.keys: frozenset[str] = frozenset(span.attributes)
         self._cache: dict[str, Any] = {}
 
     def get(self, key: str) -> Any:
+        if key not in self.keys:
+            return MISSING
         cache = self._cache
         value = cache.get(key, _UNREAD)
         if value is _UNREAD:
@@ -43,10 +49,7 @@ class SpanView:
 
     def has(self, key: str) -> bool:
         """Presence without converting the value."""
-        cached = self._cache.get(key, _UNREAD)
-        if cached is not _UNREAD:
-            return cached is not MISSING
-        return key in self.span.attributes
+        return key in self.keys
 
     def prefixed(self, prefix: str) -> dict[str, Any]:
         """Attributes under ``prefix.``, keyed by the rest of the key (flattened lists)."""
@@ -291,7 +294,7 @@ class CompiledSet:
         signature = (
             view.span.scope_name,
             tuple([get(k) for k in self.dispatch_keys]),
-            self.presence_set.intersection(view.span.attributes),
+            self.presence_set & view.keys,
         )
         try:
             rules = self.candidates[signature]

@@ -15,6 +15,8 @@ from otel_oracles.mapping.config import ConventionFile, Rule
 from otel_oracles.model.contract import describe_validation_error
 
 SUFFIXES: tuple[str, ...] = (".yaml", ".yml")
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""libyaml's safe loader when PyYAML was built with it: 10x faster than the pure-Python one."""
 
 
 class ConventionSet(BaseModel):
@@ -53,7 +55,7 @@ def load_convention_file(path: Path) -> ConventionFile:
     """Read and validate one mapping file; errors name the file and the key path."""
     source = str(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_YAML_LOADER)
     except OSError as exc:
         raise ConventionError(f"cannot read: {exc.strerror}", source) from None
     except UnicodeDecodeError:
