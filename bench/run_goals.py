@@ -151,7 +151,13 @@ def grade_args(path: Path, contracts: Path, extra: list[str] = ()) -> list[str]:
 # ---- goals ---------------------------------------------------------------------------------------
 
 
-def goal1(data: Path, manifest: dict[str, Any], contracts: Path, repeats: int) -> list[Result]:
+STAGES = ("decode", "assemble", "map")
+"""Prefixes of the grade pipeline timed by ``--stages``, to attribute grading time."""
+
+
+def goal1(
+    data: Path, manifest: dict[str, Any], contracts: Path, repeats: int, stages: bool
+) -> list[Result]:
     spans = manifest["spans"]
     pb, jl = data / "traces.binpb", data / "traces.jsonl"
     jobs = {
@@ -160,6 +166,8 @@ def goal1(data: Path, manifest: dict[str, Any], contracts: Path, repeats: int) -
         "json_orjson": ["baseline", "json_orjson", str(jl)],
         "json_stdlib": ["baseline", "json_stdlib", str(jl)],
     }
+    if stages:
+        jobs.update({f"stage_{name}": ["stage", name, str(pb)] for name in STAGES})
     opts = grade_options()
     if opts is not None:
         jobs["grade_proto"] = grade_args(pb, contracts)
@@ -177,6 +185,19 @@ def goal1(data: Path, manifest: dict[str, Any], contracts: Path, repeats: int) -
         )
         for name in ("proto_parse", "proto_walk", "json_orjson", "json_stdlib")
     ]
+    if stages:
+        results += [
+            Result(
+                "info",
+                f"project stage: {name} (spans/s, CPU)",
+                spans / m[f"stage_{name}"]["cpu_s"],
+                "-",
+                None,
+                f"{m[f'stage_{name}']['cpu_s']:.2f} s CPU, cumulative",
+                m[f"stage_{name}"],
+            )
+            for name in STAGES
+        ]
     for r in results:
         r.passed = True  # information lines, not goals
     if opts is None:
@@ -447,6 +468,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--goals", default="1,2,3,4", help="comma-separated goal numbers")
     ap.add_argument("--workers", type=int, default=2, help="worker processes for G2")
     ap.add_argument(
+        "--stages", action="store_true", help="G1: also time decode, assemble and map alone"
+    )
+    ap.add_argument(
         "--contracts",
         type=Path,
         default=None,
@@ -464,27 +488,33 @@ def main(argv: list[str] | None = None) -> int:
     goals = {g.strip() for g in args.goals.split(",") if g.strip()}
     contracts = pick_contracts(args.contracts)
 
-    print(f"machine: {machine()}")
+    print(f"machine: {machine()}", flush=True)
     t0 = time.perf_counter()
     data, manifest = dataset(args.out, traces, args.concurrency)
     print(
         f"data: {manifest['traces']} traces, {manifest['spans']} spans, "
         f"{manifest['bytes_binpb'] / 1e6:.0f} MB protobuf, "
         f"{manifest['bytes_jsonl'] / 1e6:.0f} MB OTLP/JSON "
-        f"({data}); contracts: {contracts}; median of {repeats}"
+        f"({data}); contracts: {contracts}; median of {repeats}",
+        flush=True,
     )
     results: list[Result] = []
+
+    def report(new: list[Result]) -> None:
+        """Print each goal as soon as it is measured: a full run takes many minutes."""
+        results.extend(new)
+        for r in new:
+            print(r.line(), flush=True)
+
     if "1" in goals:
-        results += goal1(data, manifest, contracts, repeats)
+        report(goal1(data, manifest, contracts, repeats, args.stages))
     if "2" in goals:
-        results += goal2(data, contracts, repeats, args.workers)
+        report(goal2(data, contracts, repeats, args.workers))
     if "3" in goals:
         small = dataset(args.out, max(1, traces // 10), args.concurrency, jsonl=False)
-        results += goal3(small, (data, manifest), contracts, repeats)
+        report(goal3(small, (data, manifest), contracts, repeats))
     if "4" in goals:
-        results += goal4(data, contracts, repeats)
-    for r in results:
-        print(r.line())
+        report(goal4(data, contracts, repeats))
     print(f"done in {time.perf_counter() - t0:.1f} s")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
