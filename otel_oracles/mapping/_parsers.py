@@ -186,19 +186,18 @@ def parse_genai_messages(value: Any) -> list[Message] | None:
         if not isinstance(msg, dict):
             continue
         parts = []
-        for part in msg.get("parts") or []:
+        raw_parts = msg.get("parts")
+        for part in raw_parts if isinstance(raw_parts, list) else []:
             if not isinstance(part, dict):
                 continue
-            part = dict(part)
-            if part.get("type") == "tool_call" and "arguments" in part:
-                part["arguments"] = normalize_arguments(part["arguments"])
-            elif (
-                part.get("type") == "tool_call_response"
-                and "response" not in part
-                and "result" in part
-            ):
+            kind = part.get("type")
+            if kind == "tool_call" and isinstance(part.get("arguments"), str):
+                part = {**part, "arguments": normalize_arguments(part["arguments"])}
+            elif kind == "tool_call_response" and "response" not in part and "result" in part:
                 # pydantic-ai (and semconv examples before #323) write ``result``.
-                part["response"] = part.pop("result")
+                part = {k: v for k, v in part.items() if k != "result"} | {
+                    "response": part["result"]
+                }
             parts.append(part)
         norm: Message = {"role": msg.get("role"), "parts": parts}
         for key in ("finish_reason", "name"):
