@@ -1,0 +1,139 @@
+"""The named parsers on the payload shapes their conventions document, for the forms no real
+trace in tests/testdata exercises yet (v1.26 span events, Vercel legacy ai.*, OpenInference
+retrieval documents, Traceloop decorator input). Inputs are the attribute values as the
+specs (shared/reference) give them."""
+
+from __future__ import annotations
+
+import json
+
+from otel_oracles.mapping._parsers import (
+    apply_parsers,
+    parse_genai_messages,
+    parse_legacy_choice_events,
+    parse_legacy_input_events,
+    parse_openai_agents_repr_tool_calls,
+    parse_openai_choices,
+    parse_openai_messages,
+    parse_openinference_documents,
+    parse_traceloop_entity_input,
+    parse_vercel_messages,
+    parse_vercel_response,
+)
+from otel_oracles.model.span import EventRecord
+
+
+def test_v126_prompt_attribute_is_openai_messages() -> None:
+    prompt = json.dumps(
+        [
+            {"role": "user", "content": "weather?"},
+            {"role": "assistant", "content": None,
+             "tool_calls": [{"id": "c1", "type": "function",
+                             "function": {"name": "get_weather",
+                                          "arguments": '{"city": "Oslo"}'}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": '{"temp": 3}'},
+        ]
+    )  # fmt: skip
+    msgs = parse_openai_messages(prompt)
+    assert msgs is not None
+    assert msgs[1]["parts"] == [
+        {"type": "tool_call", "id": "c1", "name": "get_weather", "arguments": {"city": "Oslo"}}
+    ]
+    assert msgs[2]["parts"] == [{"type": "tool_call_response", "id": "c1", "response": {"temp": 3}}]
+
+
+def test_v126_completion_attribute_is_a_choice_list() -> None:
+    out = parse_openai_choices(json.dumps([{"role": "assistant", "content": "3 degrees"}]))
+    assert out == [{"role": "assistant", "parts": [{"type": "text", "content": "3 degrees"}]}]
+
+
+def test_v128_span_events_carry_content_in_attributes() -> None:
+    """Producers that put v1.28 events on spans (no log body) write the fields as attributes."""
+    events = [
+        EventRecord("gen_ai.user.message", 1, {"content": "hi", "gen_ai.system": "openai"}),
+        EventRecord("gen_ai.tool.message", 2, {"content": "ok", "id": "c9"}),
+    ]
+    msgs = parse_legacy_input_events(events)
+    assert msgs == [
+        {"role": "user", "parts": [{"type": "text", "content": "hi"}]},
+        {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c9", "response": "ok"}]},
+    ]
+    choice = EventRecord(
+        "gen_ai.choice", 3, {"index": 0, "finish_reason": "stop",
+                             "message": json.dumps({"role": "assistant", "content": "bye"})},
+    )  # fmt: skip
+    assert parse_legacy_choice_events([choice]) == [
+        {
+            "role": "assistant",
+            "parts": [{"type": "text", "content": "bye"}],
+            "finish_reason": "stop",
+        }
+    ]
+
+
+def test_structured_anyvalue_messages_need_no_json() -> None:
+    value = [{"role": "assistant", "parts": [{"type": "tool_call", "id": "x", "name": "t",
+                                              "arguments": {"a": 1}}]}]  # fmt: skip
+    assert parse_genai_messages(value) == value
+
+
+def test_vercel_legacy_prompt_and_response() -> None:
+    prompt = json.dumps(
+        [
+            {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+            {"role": "assistant", "content": [{"type": "tool-call", "toolCallId": "t1",
+                                               "toolName": "search", "args": {"q": "x"}}]},
+            {"role": "tool", "content": [{"type": "tool-result", "toolCallId": "t1",
+                                          "toolName": "search", "result": {"hits": 0}}]},
+        ]
+    )  # fmt: skip
+    msgs = parse_vercel_messages(prompt)
+    assert msgs is not None
+    assert msgs[1]["parts"][0] == {"type": "tool_call", "id": "t1", "name": "search",
+                                   "arguments": {"q": "x"}}  # fmt: skip
+    assert msgs[2]["parts"][0] == {"type": "tool_call_response", "id": "t1",
+                                   "response": {"hits": 0}}  # fmt: skip
+    out = parse_vercel_response(
+        {
+            "ai.response.toolCalls": json.dumps(
+                [{"toolCallType": "function", "toolCallId": "t2", "toolName": "search",
+                  "args": '{"q": "y"}'}]
+            ),
+            "ai.response.finishReason": "tool-calls",
+        }
+    )  # fmt: skip
+    assert out == [{"role": "assistant", "finish_reason": "tool-calls", "parts": [
+        {"type": "tool_call", "id": "t2", "name": "search", "arguments": {"q": "y"}}]}]  # fmt: skip
+
+
+def test_openinference_retrieval_documents_from_flattened_keys() -> None:
+    flat = {
+        "0.document.id": "doc-1", "0.document.score": 0.9, "0.document.content": "a",
+        "1.document.id": "doc-2", "1.document.score": 0.5,
+        "1.document.metadata": '{"source": "kb"}',
+    }  # fmt: skip
+    assert parse_openinference_documents(flat) == [
+        {"id": "doc-1", "score": 0.9, "content": "a"},
+        {"id": "doc-2", "score": 0.5, "metadata": {"source": "kb"}},
+    ]
+
+
+def test_traceloop_decorated_tool_input_keeps_keyword_arguments() -> None:
+    raw = json.dumps({"args": [], "kwargs": {"query": "refunds"}})
+    assert apply_parsers(["json", "traceloop_entity_input"], raw) == {"query": "refunds"}
+    assert parse_traceloop_entity_input({"args": ["x"], "kwargs": {}}) == {"args": ["x"]}
+
+
+def test_repr_tool_calls_are_read_without_evaluating_them() -> None:
+    text = (
+        "ResponseFunctionToolCall(arguments='{\"a\": 1}', call_id='c', name='t', "
+        "x=__import__('os'))"
+    )
+    msgs = [{"role": "assistant", "parts": [{"type": "text", "content": text}]}]
+    out = parse_openai_agents_repr_tool_calls(msgs)
+    assert out[0]["parts"] == [{"type": "tool_call", "id": "c", "name": "t", "arguments": {"a": 1}}]
+
+
+def test_a_malformed_value_parses_to_nothing_not_an_exception() -> None:
+    for name in ("genai_messages", "openai_messages", "openinference_messages", "vercel_messages"):
+        assert apply_parsers([name], "{not json") is None, name
