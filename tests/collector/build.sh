@@ -19,7 +19,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 src="$here/otelcol"
 
 if ! command -v go >/dev/null 2>&1; then
-    echo "build.sh: the Go toolchain is not installed (apt-get install golang-go, or https://go.dev/dl)" >&2
+    echo "build.sh: the Go toolchain is not installed: install Go 1.26 or newer (https://go.dev/doc/install)" >&2
     exit 3
 fi
 

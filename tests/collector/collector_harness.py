@@ -45,7 +45,8 @@ EVAL_EVENT = "gen_ai.evaluation.result"
 
 INSTALL_GO = (
     "the Go toolchain is not installed; the collector e2e tests build a real collector "
-    "with it: apt-get install golang-go (Go >= 1.26), then tests/collector/build.sh"
+    "with it: install Go 1.26 or newer (https://go.dev/doc/install), "
+    "then run tests/collector/build.sh"
 )
 INSTALL_PROMETHEUS = (
     "Prometheus is not installed; the metrics e2e test runs a real one: "

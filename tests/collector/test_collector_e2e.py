@@ -100,8 +100,8 @@ class PipelineRun:
     rows: list[dict[str, Any]]
     backend: Backend
     serve_stats: dict[str, Any]
-    prometheus: Prometheus
     collector: Collector
+    workdir: Path
 
 
 @pytest.fixture(scope="module")
@@ -118,14 +118,10 @@ def single_run(otelcol: Path, tmp_path_factory: pytest.TempPathFactory) -> Itera
             {"otlp_grpc/oracles": {"endpoint": serve.grpc_endpoint}},
         )
         procs += [collector.start(), serve.start()]
-        prom = Prometheus(
-            prometheus_binary(), workdir, [f"127.0.0.1:{_prom_port(workdir, 'collector')}"]
-        )
-        procs.append(prom.start())
         rows = run_agent(collector.otlp_grpc, workdir / "rows.jsonl", repeat=REPEAT, seed=SEED)
         assert isinstance(rows, list) and len(rows) == 5 * REPEAT
         backend = wait_graded(collector, rows)
-        yield PipelineRun(rows, backend, serve.stats(), prom, collector)
+        yield PipelineRun(rows, backend, serve.stats(), collector, workdir)
     finally:
         stop_all(reversed(procs))
 
@@ -221,8 +217,22 @@ def expected_numbers(rows: list[dict[str, Any]]) -> dict[str, int]:
     }
 
 
-def test_prometheus_scrapes_the_four_numbers(single_run: PipelineRun) -> None:
-    prom = single_run.prometheus
+@pytest.fixture
+def prometheus(single_run: PipelineRun) -> Iterator[Prometheus]:
+    """A real Prometheus scraping the single-grader collector's prometheus exporter (the
+    counters are cumulative, so starting it after the run loses nothing)."""
+    target = f"127.0.0.1:{_prom_port(single_run.workdir, 'collector')}"
+    prom = Prometheus(prometheus_binary(), single_run.workdir, [target])
+    try:
+        yield prom.start()
+    finally:
+        prom.stop()
+
+
+def test_prometheus_scrapes_the_four_numbers(
+    single_run: PipelineRun, prometheus: Prometheus
+) -> None:
+    prom = prometheus
     want = expected_numbers(single_run.rows)
     assert all(want.values()), want  # every number is exercised, none is trivially 0
     queries = {
