@@ -174,6 +174,8 @@ class Collector:
     grpc_port: int = field(default_factory=free_port)
     http_port: int = field(default_factory=free_port)
     telemetry_port: int = field(default_factory=free_port)
+    prometheus_port: int = field(default_factory=free_port)
+    """For the overlay's ``prometheus`` exporter (the result metrics)."""
 
     @property
     def backend_files(self) -> list[Path]:

@@ -51,17 +51,17 @@ def otelcol() -> Path:
     return collector_binary()
 
 
-def backend_overlay(collector_name: str, workdir: Path, grader: dict[str, Any]) -> dict[str, Any]:
-    """What a user changes: the backend exporter (here the file exporter) and the grader's
-    address; pipelines otherwise exactly as shipped."""
+def backend_overlay(collector: Collector, grader: dict[str, Any]) -> dict[str, Any]:
+    """What a user changes: the backend exporter (here the file exporter), the grader's
+    address and the Prometheus exporter's port; pipelines otherwise exactly as shipped."""
     return {
         "exporters": {
             # one file per signal: a file exporter shared by several pipelines can be
             # closed by one while another still flushes at shutdown (seen at v0.161)
-            "file/traces": file_exporter(workdir / f"{collector_name}-traces.jsonl"),
-            "file/logs": file_exporter(workdir / f"{collector_name}-logs.jsonl"),
+            "file/traces": file_exporter(collector.backend_files[0]),
+            "file/logs": file_exporter(collector.backend_files[1]),
             **grader,
-            "prometheus": {"endpoint": f"127.0.0.1:{_prom_port(workdir, collector_name)}"},
+            "prometheus": {"endpoint": f"127.0.0.1:{collector.prometheus_port}"},
         },
         "service": {
             "pipelines": {
@@ -71,15 +71,6 @@ def backend_overlay(collector_name: str, workdir: Path, grader: dict[str, Any]) 
             }
         },
     }
-
-
-_PROM_PORTS: dict[tuple[Path, str], int] = {}
-
-
-def _prom_port(workdir: Path, name: str) -> int:
-    from tests.collector.collector_harness import free_port
-
-    return _PROM_PORTS.setdefault((workdir, name), free_port())
 
 
 def wait_graded(collector: Collector, rows: list[dict[str, Any]], timeout: float = 90.0) -> Backend:
@@ -106,16 +97,14 @@ class PipelineRun:
 
 @pytest.fixture(scope="module")
 def single_run(otelcol: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[PipelineRun]:
-    """One grader behind collector-config.yaml, Prometheus scraping the collector."""
+    """One grader behind collector-config.yaml; the agent's 15 traces graded."""
     workdir = tmp_path_factory.mktemp("single")
     procs: list[Any] = []
     try:
         collector = Collector(otelcol, workdir, [MAIN_CONFIG], {}, name="collector")
         serve = Serve(workdir, results_endpoint=collector.otlp_http, instance="single")
         collector.overlay = backend_overlay(
-            "collector",
-            workdir,
-            {"otlp_grpc/oracles": {"endpoint": serve.grpc_endpoint}},
+            collector, {"otlp_grpc/oracles": {"endpoint": serve.grpc_endpoint}}
         )
         procs += [collector.start(), serve.start()]
         rows = run_agent(collector.otlp_grpc, workdir / "rows.jsonl", repeat=REPEAT, seed=SEED)
@@ -221,7 +210,7 @@ def expected_numbers(rows: list[dict[str, Any]]) -> dict[str, int]:
 def prometheus(single_run: PipelineRun) -> Iterator[Prometheus]:
     """A real Prometheus scraping the single-grader collector's prometheus exporter (the
     counters are cumulative, so starting it after the run loses nothing)."""
-    target = f"127.0.0.1:{_prom_port(single_run.workdir, 'collector')}"
+    target = f"127.0.0.1:{single_run.collector.prometheus_port}"
     prom = Prometheus(prometheus_binary(), single_run.workdir, [target])
     try:
         yield prom.start()
@@ -271,8 +260,7 @@ def test_load_balanced_replicas_grade_each_trace_exactly_once(
             for i in range(2)
         ]
         collector.overlay = backend_overlay(
-            "lb",
-            tmp_path,
+            collector,
             {
                 "load_balancing/oracles": {
                     "resolver": {"static": {"hostnames": [r.grpc_endpoint for r in replicas]}}
@@ -323,8 +311,7 @@ def test_load_balancing_routes_logs_apart_from_their_spans(otelcol: Path, tmp_pa
             for i in range(2)
         ]
         overlay = backend_overlay(
-            "lblogs",
-            tmp_path,
+            collector,
             {
                 "load_balancing/oracles": {
                     "resolver": {"static": {"hostnames": [r.grpc_endpoint for r in replicas]}}
@@ -372,7 +359,7 @@ def test_grader_restart_mid_stream_leaves_no_trace_ungraded(otelcol: Path, tmp_p
         collector = Collector(otelcol, tmp_path, [MAIN_CONFIG], {}, name="restart")
         serve = Serve(tmp_path, collector.otlp_http, name="serve-a", instance="a")
         collector.overlay = backend_overlay(
-            "restart", tmp_path, {"otlp_grpc/oracles": {"endpoint": serve.grpc_endpoint}}
+            collector, {"otlp_grpc/oracles": {"endpoint": serve.grpc_endpoint}}
         )
         procs += [collector.start(), serve.start()]
         out = tmp_path / "rows.jsonl"
