@@ -269,6 +269,7 @@ class Serve:
     name: str = "serve"
     decision_wait: str = "1s"
     instance: str = "serve-0"
+    extra_args: list[str] = field(default_factory=list)
     grpc_port: int = field(default_factory=free_port)
     http_port: int = field(default_factory=free_port)
     proc: Proc | None = None
@@ -305,6 +306,7 @@ class Serve:
             "15s",
             "--log-format",
             "text",
+            *self.extra_args,
         ]
         self.proc = Proc(self.name, args, self.workdir / f"{self.name}.log", env=env).start()
         wait_until(self._ready, timeout, f"{self.name} /readyz (log: {self.proc.log})")
