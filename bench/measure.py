@@ -9,7 +9,7 @@ of any worker processes it waited for).
 Usage:
     python bench/measure.py baseline proto_walk FILE
     python bench/measure.py cli -- grade FILE... --contracts DIR [--workers N]
-    python bench/measure.py stage decode|decode_dicts|assemble|map FILE...
+    python bench/measure.py stage decode|decode_dicts|assemble|map|grade:CONTRACTS FILE...
     python bench/measure.py pipeline FILE... CONTRACTS_DIR [--profile OUT.prof]
     python bench/measure.py emit FILE... CONTRACTS_DIR otlp|file:PATH
     python bench/measure.py startup            # imports only: the RSS floor of a grade run
@@ -112,6 +112,20 @@ def run_stage(name: str, paths: list[str]) -> dict[str, Any]:
         conventions = load_conventions([])
         for trace in assemble_offline(read_paths(paths, problems)):
             map_trace(trace, conventions)
+            traces += 1
+            spans += len(trace.spans)
+    elif name.startswith("grade:"):
+        # Map and grade every trace, keeping no verdict: what grading holds in memory
+        # apart from the report (``grade:CONTRACTS_DIR``).
+        from otel_oracles.mapping import load_conventions
+        from otel_oracles.model.contract import discover_contract_files, load_contract
+        from otel_oracles.pipeline import grade_trace, read_traces
+
+        files = discover_contract_files([name.removeprefix("grade:")])
+        contracts = [load_contract(f) for f in files]
+        conventions = load_conventions([])
+        for trace in read_traces(paths, problems):
+            grade_trace(trace, contracts, conventions)
             traces += 1
             spans += len(trace.spans)
     else:
