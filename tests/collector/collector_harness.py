@@ -160,6 +160,15 @@ class Proc:
             raise AssertionError(f"{self.name} exited early:\n{self.output()[-4000:]}")
 
 
+def _started(proc: Proc, ready: Callable[[], bool], timeout: float, what: str) -> None:
+    """Wait until ``ready``; a process that never gets there is stopped, not leaked."""
+    try:
+        wait_until(ready, timeout, f"{what} (log: {proc.log})")
+    except BaseException:
+        proc.stop(timeout=10)
+        raise
+
+
 @dataclass
 class Collector:
     """A collector running a repository config plus a test overlay."""
@@ -222,9 +231,7 @@ class Collector:
         for cfg in [*self.configs, overlay]:
             args += ["--config", str(cfg)]
         self.proc = Proc(self.name, args, self.workdir / f"{self.name}.log").start()
-        wait_until(
-            lambda: self._ready(), timeout, f"{self.name} health_check (log: {self.proc.log})"
-        )
+        _started(self.proc, self._ready, timeout, f"{self.name} health_check")
         return self
 
     def _ready(self) -> bool:
@@ -309,7 +316,7 @@ class Serve:
             *self.extra_args,
         ]
         self.proc = Proc(self.name, args, self.workdir / f"{self.name}.log", env=env).start()
-        wait_until(self._ready, timeout, f"{self.name} /readyz (log: {self.proc.log})")
+        _started(self.proc, self._ready, timeout, f"{self.name} /readyz")
         return self
 
     def _ready(self) -> bool:
@@ -360,7 +367,7 @@ class Prometheus:
             "--web.enable-lifecycle",
         ]
         self.proc = Proc("prometheus", args, self.workdir / "prometheus.log").start()
-        wait_until(self._ready, timeout, f"prometheus /-/ready (log: {self.proc.log})")
+        _started(self.proc, self._ready, timeout, "prometheus /-/ready")
         return self
 
     def _ready(self) -> bool:

@@ -106,7 +106,8 @@ def single_run(otelcol: Path, tmp_path_factory: pytest.TempPathFactory) -> Itera
         collector.overlay = backend_overlay(
             collector, {"otlp_grpc/oracles": {"endpoint": serve.grpc_endpoint}}
         )
-        procs += [collector.start(), serve.start()]
+        procs.append(collector.start())
+        procs.append(serve.start())
         rows = run_agent(collector.otlp_grpc, workdir / "rows.jsonl", repeat=REPEAT, seed=SEED)
         assert isinstance(rows, list) and len(rows) == 5 * REPEAT
         backend = wait_graded(collector, rows)
@@ -270,7 +271,8 @@ def test_load_balanced_replicas_grade_each_trace_exactly_once(
         # started collector first so teardown (reversed) stops the replicas first: a
         # replica's drain exports its last results through the still-running collector
         procs.append(collector.start())
-        procs += [r.start() for r in replicas]
+        for r in replicas:
+            procs.append(r.start())
         rows = run_agent(collector.otlp_grpc, tmp_path / "rows.jsonl", repeat=REPEAT, seed=SEED)
         assert isinstance(rows, list)
         assert [r["trace_id"] for r in rows] == [r["trace_id"] for r in single_run.rows]
@@ -325,7 +327,8 @@ def test_load_balancing_routes_logs_apart_from_their_spans(otelcol: Path, tmp_pa
         }
         collector.overlay = overlay
         procs.append(collector.start())
-        procs += [r.start() for r in replicas]
+        for r in replicas:
+            procs.append(r.start())
         rows = run_agent(
             collector.otlp_grpc,
             tmp_path / "rows.jsonl",
@@ -361,7 +364,8 @@ def test_grader_restart_mid_stream_leaves_no_trace_ungraded(otelcol: Path, tmp_p
         collector.overlay = backend_overlay(
             collector, {"otlp_grpc/oracles": {"endpoint": serve.grpc_endpoint}}
         )
-        procs += [collector.start(), serve.start()]
+        procs.append(collector.start())
+        procs.append(serve.start())
         out = tmp_path / "rows.jsonl"
         agent = run_agent(  # type: ignore[assignment]
             collector.otlp_grpc, out, repeat=10, seed=23, pause=0.1, background=True
@@ -462,7 +466,8 @@ def test_full_grader_pushes_back_and_the_collector_queue_holds(
         # buffer holds, or they could never be admitted (docs/collector.md, sizing)
         overlay["processors"] = {"batch": {"send_batch_size": 16, "send_batch_max_size": 16}}
         collector.overlay = overlay
-        procs += [collector.start(), serve.start()]
+        procs.append(collector.start())
+        procs.append(serve.start())
         rows = run_agent(collector.otlp_grpc, tmp_path / "rows.jsonl", repeat=6, seed=31)
         assert isinstance(rows, list) and len(rows) == 30
         # with retries every ~1 s, 30 traces through a 6-trace buffer take seconds
