@@ -29,11 +29,14 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "vercel-ai-sdk-otel",
         "openai-v2",
         "openllmetry-openai-events",
+        "traceloop-sdk",
     }
 )
 """Sources whose content-off export still names the tools (README table, EXPECTED.md)."""
 
-TOOL_SPAN_SOURCES = frozenset({"pydantic-ai", "openai-agents-otel-v2", "vercel-ai-sdk-otel"})
+TOOL_SPAN_SOURCES = frozenset(
+    {"pydantic-ai", "openai-agents-otel-v2", "vercel-ai-sdk-otel", "traceloop-sdk"}
+)
 """Sources with execute_tool spans (failure status is visible without content)."""
 
 GENERIC_ERROR_TEXT = frozenset({"openai-agents-otel-v2"})

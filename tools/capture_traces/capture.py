@@ -21,13 +21,20 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from scenarios import SCENARIOS, TOOL_SCHEMAS, Scenario, Tools  # noqa: E402 - after sys.path
+from scenarios import (  # noqa: E402 - after sys.path
+    SCENARIOS,
+    TOOL_SCHEMAS,
+    Scenario,
+    SearchBackendError,
+    Tools,
+)
 
 SOURCES: dict[str, dict[str, Any]] = {
     "openai-v2": {
@@ -59,6 +66,13 @@ SOURCES: dict[str, dict[str, Any]] = {
         "with openai<2 and opentelemetry-sdk 1.36): indexed gen_ai.prompt.N.* / "
         "gen_ai.completion.N.*",
         "packages": ["openai", "opentelemetry-instrumentation-openai"],
+        "on": {"TRACELOOP_TRACE_CONTENT": "true"},
+        "off": {"TRACELOOP_TRACE_CONTENT": "false"},
+    },
+    "traceloop-sdk": {
+        "what": "traceloop-sdk: the tool loop in an @agent, each tool an @tool (OpenLLMetry "
+        "decorators, traceloop.span.kind), with the SDK's OpenAI instrumentation",
+        "packages": ["openai", "traceloop-sdk", "opentelemetry-instrumentation-openai"],
         "on": {"TRACELOOP_TRACE_CONTENT": "true"},
         "off": {"TRACELOOP_TRACE_CONTENT": "false"},
     },
@@ -134,18 +148,57 @@ def run_one(source: str, scenario: Scenario, variant: str, out: Path) -> list[st
 
     resource = Resource.create({"service.name": f"capture-{source}"})
     spans_out, logs_out = InMemorySpanExporter(), InMemoryLogRecordExporter()
-    tracer_provider = TracerProvider(resource=resource)
-    tracer_provider.add_span_processor(SimpleSpanProcessor(spans_out))
     logger_provider = LoggerProvider(resource=resource)
     logger_provider.add_log_record_processor(SimpleLogRecordProcessor(logs_out))
-    instrument(source, tracer_provider, logger_provider)
-
     tools = Tools(scenario)
+    call_tool: Callable[[str, dict[str, Any]], str] = tools.call
+    wrap_run: Callable[[Callable[[], None]], Callable[[], None]]
+    if source == "traceloop-sdk":
+        # The SDK owns the tracer provider; its @agent / @tool decorators make the spans.
+        from opentelemetry import trace
+        from traceloop.sdk import Traceloop
+        from traceloop.sdk.decorators import agent, tool
+        from traceloop.sdk.instruments import Instruments
+
+        Traceloop.init(
+            app_name=f"capture-{source}", exporter=spans_out, disable_batch=True,
+            telemetry_enabled=False, should_enrich_metrics=False,
+            instruments={Instruments.OPENAI},
+            resource_attributes={"service.name": f"capture-{source}"},
+        )  # fmt: skip
+        tracer_provider: Any = trace.get_tracer_provider()
+        decorated = {
+            name: tool(name=name)(getattr(tools, name))
+            for name in ("search_docs", "delete_records", "write_file", "run_command")
+        }
+
+        def call_decorated(name: str, arguments: dict[str, Any]) -> str:
+            try:
+                return json.dumps(decorated[name](**arguments))
+            except SearchBackendError as exc:
+                return json.dumps({"error": f"SearchBackendError: {exc}"})
+
+        call_tool = call_decorated
+        agent_name = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
+        wrap_run = agent(name=agent_name)
+    else:
+        tracer_provider = TracerProvider(resource=resource)
+        tracer_provider.add_span_processor(SimpleSpanProcessor(spans_out))
+        instrument(source, tracer_provider, logger_provider)
+        tracer = tracer_provider.get_tracer("capture.app")
+
+        def wrap_run(fn: Callable[[], None]) -> Callable[[], None]:
+            def run() -> None:
+                with tracer.start_as_current_span("agent_run"):
+                    fn()
+
+            return run
+
     executed: list[str] = []
     with FakeOpenAI(scenario) as base_url:
         client = openai.OpenAI(base_url=base_url, api_key="capture-not-a-key")
-        tracer = tracer_provider.get_tracer("capture.app")
-        with tracer.start_as_current_span("agent_run"):
+
+        def loop() -> None:
             messages: list[dict[str, Any]] = [
                 {"role": "system", "content": scenario.system},
                 {"role": "user", "content": scenario.prompt},
@@ -160,8 +213,10 @@ def run_one(source: str, scenario: Scenario, variant: str, out: Path) -> list[st
                 messages.append(message.model_dump(exclude_none=True))
                 for call in message.tool_calls:
                     executed.append(call.function.name)
-                    result = tools.call(call.function.name, json.loads(call.function.arguments))
+                    result = call_tool(call.function.name, json.loads(call.function.arguments))
                     messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
+
+        wrap_run(loop)()
     tracer_provider.force_flush()
     logger_provider.force_flush()
 
@@ -193,6 +248,7 @@ def outcome(tool: str, scenario: Scenario, attempt: int) -> str:
 
 
 def expected_md(source: str, results: dict[str, dict[str, list[str]]]) -> str:
+    args_source = source
     from importlib.metadata import PackageNotFoundError, version
 
     lines = [f"# EXPECTED — `{source}`", "", "Captured by `tools/capture_traces/capture.py`.", "",
@@ -224,9 +280,10 @@ def expected_md(source: str, results: dict[str, dict[str, list[str]]]) -> str:
         lines.append(f"- **Final answer:** '{final}'")
         for variant, executed in variants.items():
             status = "run verified" if executed == script else "run FAILED"
+            spans = executed if args_source == "traceloop-sdk" else "none"
             lines.append(
                 f"- `{variant}`: {status} (tools executed {executed} == script; "
-                "final answer matches); tool spans in trace: none"
+                f"final answer matches); tool spans in trace: {spans}"
             )
     return "\n".join(lines) + "\n"
 
