@@ -11,16 +11,22 @@ For each graded trace (see docs/telemetry.md for examples):
 
 Why spans and logs are exported synchronously: the SDK's batch processors drop work when
 their queue is full (a tight loop dropped about half its spans in our measurements), and
-an evaluation pipeline must not lose results. The emitter builds its own providers (never
-the global ones) whose processors only collect, then exports the collected items itself in
-batches of ``max_export_batch_size`` before ``export`` returns. Metrics are aggregated, so
-the SDK's periodic reader cannot drop them; ``shutdown`` performs the final collection.
+an evaluation pipeline must not lose results. The emitter builds the SDK's export records
+(``ReadableSpan``, ``Event``, ``ReadableLogRecord``) itself, with its own resource and
+instrumentation scope, and hands them to the OTLP exporters in batches of
+``max_export_batch_size`` before ``export`` returns. It never touches the global providers.
+Building the records directly instead of through a Tracer/Logger skips the per-value
+attribute re-validation and span-processor machinery, which cost more than the grading
+itself (see docs/telemetry.md, "Cost"); the attributes are built here from typed values.
+Metrics go through the emitter's own MeterProvider: they are aggregated, so the periodic
+reader cannot drop them, and ``shutdown`` performs the final collection.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import random
 import re
 import threading
 import time
@@ -30,14 +36,9 @@ from pathlib import PurePath
 from typing import Any, TypeVar
 
 from opentelemetry import trace
-from opentelemetry._logs import SeverityNumber
+from opentelemetry._logs import LogRecord, SeverityNumber
 from opentelemetry.context import Context
-from opentelemetry.sdk._logs import (
-    LoggerProvider,
-    LogRecordProcessor,
-    ReadableLogRecord,
-    ReadWriteLogRecord,
-)
+from opentelemetry.sdk._logs import ReadableLogRecord
 from opentelemetry.sdk._logs.export import LogRecordExporter, LogRecordExportResult
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import (
@@ -47,9 +48,9 @@ from opentelemetry.sdk.metrics.export import (
     PeriodicExportingMetricReader,
 )
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import ReadableSpan, SpanLimits, SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
-from opentelemetry.sdk.trace.sampling import ALWAYS_ON
+from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import NonRecordingSpan, SpanContext, SpanKind, TraceFlags
 from opentelemetry.trace.status import Status, StatusCode
 
@@ -81,6 +82,8 @@ _SEVERITY: dict[Outcome, tuple[SeverityNumber, str]] = {
 itself crashed is ERROR (a harness problem)."""
 _MAX_LIST_ATTRIBUTE = 16
 _SAMPLED = TraceFlags(TraceFlags.SAMPLED)
+_UNSET = Status(StatusCode.UNSET)
+_PASSING = frozenset({Outcome.PASS, Outcome.TOLERATED})
 
 T = TypeVar("T")
 
@@ -127,37 +130,6 @@ class EmitStats:
     def note_error(self, message: str) -> None:
         if message not in self.errors:
             self.errors.append(message)
-
-
-class _Collector(SpanProcessor, LogRecordProcessor):
-    """Collects finished spans / emitted log records for the emitter to export itself.
-    Only the emitter's own thread (under its lock) touches it."""
-
-    def __init__(self) -> None:
-        self.spans: list[ReadableSpan] = []
-        self.logs: list[ReadableLogRecord] = []
-
-    def on_start(self, span: Any, parent_context: Context | None = None) -> None:
-        """Nothing to do: spans are taken when they end."""
-
-    def on_end(self, span: ReadableSpan) -> None:
-        self.spans.append(span)
-
-    def on_emit(self, log_record: ReadWriteLogRecord) -> None:
-        self.logs.append(
-            ReadableLogRecord(
-                log_record=log_record.log_record,
-                resource=log_record.resource or Resource.get_empty(),
-                instrumentation_scope=log_record.instrumentation_scope,
-                limits=log_record.limits,
-            )
-        )
-
-    def shutdown(self) -> None:
-        """Exporters are shut down by the emitter, which owns them."""
-
-    def force_flush(self, timeout_millis: int = 30_000) -> bool:
-        return True
 
 
 class _WatchedMetricExporter(MetricExporter):
@@ -224,25 +196,13 @@ class OtelEmitter(Emitter):
         self._down_until: dict[int, float] = {}
         """id(exporter) -> monotonic time before which it gets no batches (it failed)."""
         self._log_exporters = tuple(log_exporters)
-        self._collector = _Collector()
+        self._pending_spans: list[ReadableSpan] = []
+        self._pending_logs: list[ReadableLogRecord] = []
         version = _version()
-        # ALWAYS_ON: an OTEL_TRACES_SAMPLER meant for the host app must not drop results.
-        # UNSET limits: a contract with many checks keeps every event.
-        self._tracer_provider = TracerProvider(
-            sampler=ALWAYS_ON,
-            resource=self.resource,
-            shutdown_on_exit=False,
-            span_limits=SpanLimits(
-                max_events=SpanLimits.UNSET,
-                max_span_attributes=SpanLimits.UNSET,
-                max_event_attributes=SpanLimits.UNSET,
-            ),
-        )
-        self._tracer_provider.add_span_processor(self._collector)
-        self._tracer = self._tracer_provider.get_tracer(n.INSTRUMENTATION_SCOPE, version)
-        self._logger_provider = LoggerProvider(resource=self.resource, shutdown_on_exit=False)
-        self._logger_provider.add_log_record_processor(self._collector)
-        self._logger = self._logger_provider.get_logger(n.INSTRUMENTATION_SCOPE, version)
+        self._scope = InstrumentationScope(n.INSTRUMENTATION_SCOPE, version)
+        self._random = random.Random()
+        self._static_attrs: dict[tuple[Any, ...], dict[str, Any]] = {}
+        """Per-check attributes that never change (contract, name, type, layer), built once."""
         readers = [
             PeriodicExportingMetricReader(_WatchedMetricExporter(e, self.stats, self._lock))
             for e in (metric_exporters if self.settings.metrics else ())
@@ -294,12 +254,17 @@ class OtelEmitter(Emitter):
                 return EmitResult.FAILURE
             ok = True
             batch = self.settings.max_export_batch_size
+            tally = self._metrics.tally() if self.settings.metrics else None
             for verdict, trajectory in results:
                 self._emit_one(verdict, trajectory)
-                if len(self._collector.spans) >= batch:
+                if tally is not None:
+                    tally.add(verdict, trajectory)
+                if len(self._pending_spans) >= batch:
                     ok &= self._ship_spans()
-                if len(self._collector.logs) >= batch:
+                if len(self._pending_logs) >= batch:
                     ok &= self._ship_logs()
+            if tally is not None:
+                tally.flush()
             ok &= self._ship_spans()
             ok &= self._ship_logs()
         return EmitResult.SUCCESS if ok else EmitResult.FAILURE
@@ -317,8 +282,6 @@ class OtelEmitter(Emitter):
             self._shutdown = True
         # The meter provider's shutdown collects and exports the final metric values.
         self._meter_provider.shutdown()
-        self._tracer_provider.shutdown()
-        self._logger_provider.shutdown()
         for exporter in (*self._span_exporters, *self._log_exporters):
             try:
                 exporter.shutdown()
@@ -330,9 +293,8 @@ class OtelEmitter(Emitter):
     def _emit_one(self, verdict: Verdict, trajectory: Trajectory | None) -> None:
         now = time.time_ns()
         s = self.settings
-        common = _contract_attributes(verdict)
         events = [
-            (r, _event_attributes(r, common, s.explain))
+            (r, self._event_attributes(verdict, r))
             for r in verdict.results
             if s.log_events or (s.grade_span and s.span_events)
         ]
@@ -340,8 +302,46 @@ class OtelEmitter(Emitter):
             self._emit_grade_span(verdict, trajectory, now, events)
         if s.log_events:
             self._emit_log_events(verdict, now, events)
-        if s.metrics:
-            self._metrics.record_verdict(verdict, trajectory)
+
+    def _event_attributes(self, verdict: Verdict, result: OracleResult) -> dict[str, Any]:
+        """The ``gen_ai.evaluation.result`` attributes, shared by the span and log forms."""
+        key = (
+            verdict.contract_id,
+            verdict.contract_version,
+            verdict.contract_hash,
+            result.name,
+            result.oracle_type,
+            result.layer,
+        )
+        static = self._static_attrs.get(key)
+        if static is None:
+            static = {n.EVALUATION_NAME: result.name, **_contract_attributes(verdict)}
+            static[n.ORACLE_TYPE] = result.oracle_type
+            static[n.LAYER] = result.layer
+            if len(self._static_attrs) < 4096:  # bounded: contracts x checks in practice
+                self._static_attrs[key] = static
+        outcome = result.outcome
+        attrs = {
+            **static,
+            n.EVALUATION_SCORE_VALUE: 1.0 if outcome in _PASSING else 0.0,
+            n.EVALUATION_SCORE_LABEL: outcome.value,
+            n.EVALUATION_EXPLANATION: explain(result, self.settings.explain),
+            n.OUTCOME: outcome.value,
+            n.PASSED: result.passed,
+        }
+        if outcome is Outcome.ERROR:
+            attrs[n.ERROR_TYPE] = error_type(result)
+        if result.layer == "tolerance" or result.budget is not None:
+            attrs[n.BUDGET_USED] = result.used
+            if result.budget is not None:
+                attrs[n.BUDGET_LIMIT] = result.budget
+        if result.step_indexes:
+            attrs[n.STEP_INDEXES] = list(result.step_indexes[:_MAX_LIST_ATTRIBUTE])
+        if result.span_ids:
+            span_ids = [s for s in result.span_ids[:_MAX_LIST_ATTRIBUTE] if _SPAN_ID.match(s)]
+            if span_ids:
+                attrs[n.EVALUATED_SPAN_IDS] = span_ids
+        return attrs
 
     def _emit_grade_span(
         self,
@@ -374,19 +374,35 @@ class OtelEmitter(Emitter):
             subject = safe_identifier(PurePath(verdict.subject).name)
             if subject:
                 attrs[n.SUBJECT] = subject
-        span = self._tracer.start_span(
-            f"{n.GRADE_SPAN_PREFIX} {verdict.contract_id}",
-            context=_context_of(parent),
-            kind=SpanKind.INTERNAL,
-            attributes=attrs,
-            start_time=now - max(0, verdict.duration_ns),
+            trace_id = self._random.getrandbits(128) or 1
+        else:
+            trace_id = parent.trace_id
+        context = SpanContext(
+            trace_id, self._random.getrandbits(64) or 1, is_remote=False, trace_flags=_SAMPLED
         )
-        if self.settings.span_events:
-            for _, event_attrs in events:
-                span.add_event(n.EVALUATION_EVENT, event_attrs, timestamp=now)
-        if verdict.verdict != "pass":
-            span.set_status(Status(StatusCode.ERROR, _status_text(verdict)))
-        span.end(end_time=now)
+        span_events = (
+            [Event(n.EVALUATION_EVENT, a, now) for _, a in events]
+            if self.settings.span_events
+            else []
+        )
+        status = (
+            _UNSET if verdict.verdict == "pass" else Status(StatusCode.ERROR, _status_text(verdict))
+        )
+        self._pending_spans.append(
+            ReadableSpan(
+                name=f"{n.GRADE_SPAN_PREFIX} {verdict.contract_id}",
+                context=context,
+                parent=parent,
+                resource=self.resource,
+                attributes=attrs,
+                events=span_events,
+                kind=SpanKind.INTERNAL,
+                status=status,
+                start_time=now - max(0, verdict.duration_ns),
+                end_time=now,
+                instrumentation_scope=self._scope,
+            )
+        )
 
     def _emit_log_events(
         self, verdict: Verdict, now: int, events: list[tuple[OracleResult, dict[str, Any]]]
@@ -399,7 +415,7 @@ class OtelEmitter(Emitter):
             if ctx is None:
                 ctx = contexts[span_id] = _context_of(_span_context(verdict.trace_id, span_id))
             severity, severity_text = _SEVERITY[result.outcome]
-            self._logger.emit(
+            record = LogRecord(
                 timestamp=now,
                 observed_timestamp=now,
                 context=ctx,
@@ -408,15 +424,20 @@ class OtelEmitter(Emitter):
                 attributes=attrs,
                 event_name=n.EVALUATION_EVENT,
             )
+            self._pending_logs.append(
+                ReadableLogRecord(
+                    log_record=record, resource=self.resource, instrumentation_scope=self._scope
+                )
+            )
 
     # ---- shipping ------------------------------------------------------------------------
 
     def _ship_spans(self) -> bool:
-        items, self._collector.spans = self._collector.spans, []
+        items, self._pending_spans = self._pending_spans, []
         return self._ship(items, self._span_exporters, "spans", SpanExportResult.SUCCESS)
 
     def _ship_logs(self) -> bool:
-        items, self._collector.logs = self._collector.logs, []
+        items, self._pending_logs = self._pending_logs, []
         return self._ship(items, self._log_exporters, "log records", LogRecordExportResult.SUCCESS)
 
     def _ship(
@@ -476,35 +497,6 @@ def _contract_attributes(verdict: Verdict) -> dict[str, Any]:
     }
     if verdict.contract_hash:
         attrs[n.CONTRACT_HASH] = verdict.contract_hash
-    return attrs
-
-
-def _event_attributes(result: OracleResult, common: dict[str, Any], mode: Any) -> dict[str, Any]:
-    """The ``gen_ai.evaluation.result`` attributes, shared by the span and log forms."""
-    attrs: dict[str, Any] = {
-        n.EVALUATION_NAME: result.name,
-        n.EVALUATION_SCORE_VALUE: 1.0
-        if result.outcome in (Outcome.PASS, Outcome.TOLERATED)
-        else 0.0,
-        n.EVALUATION_SCORE_LABEL: result.outcome.value,
-        n.EVALUATION_EXPLANATION: explain(result, mode),
-        **common,
-        n.OUTCOME: result.outcome.value,
-        n.ORACLE_TYPE: result.oracle_type,
-        n.LAYER: result.layer,
-        n.PASSED: result.passed,
-    }
-    if result.outcome == Outcome.ERROR:
-        attrs[n.ERROR_TYPE] = error_type(result)
-    if result.layer == "tolerance" or result.budget is not None:
-        attrs[n.BUDGET_USED] = result.used
-        if result.budget is not None:
-            attrs[n.BUDGET_LIMIT] = result.budget
-    if result.step_indexes:
-        attrs[n.STEP_INDEXES] = list(result.step_indexes[:_MAX_LIST_ATTRIBUTE])
-    span_ids = [s for s in result.span_ids[:_MAX_LIST_ATTRIBUTE] if _SPAN_ID.match(s)]
-    if span_ids:
-        attrs[n.EVALUATED_SPAN_IDS] = span_ids
     return attrs
 
 
