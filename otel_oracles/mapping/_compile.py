@@ -220,6 +220,7 @@ class CompiledRule:
     keep: tuple[str, ...]
     synthesize: bool
     error_keys: tuple[str, ...]
+    result_error_keys: tuple[str, ...] = ()
     guard: Guard | None = None
     """Necessary conditions checkable from the span's dispatch signature (see ``Guard``)."""
 
@@ -361,6 +362,7 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
                     keep=tuple(rule.keep),
                     synthesize=rule.synthesize_tool_calls.enabled,
                     error_keys=tuple(rule.synthesize_tool_calls.error_keys),
+                    result_error_keys=tuple(rule.result_error_keys),
                     guard=_guard(rule.match),
                 )
             )

@@ -178,6 +178,17 @@ def _draft(view: SpanView, rule: CompiledRule, compiled: CompiledSet) -> Draft:
     elif span.end_ns:
         draft.status = "ok"
     _normalize_fields(draft)
+    if rule.result_error_keys and draft.status != "error":
+        result = draft.fields.get("result")
+        error = _result_error(result, rule.result_error_keys)
+        if error is not None:
+            draft.status = "error"
+            draft.fields.setdefault("error_message", error)
+            m = _ERROR_TYPE_RX.match(error)
+            if m:
+                draft.fields.setdefault("error_type", m.group(1))
+        elif result is None:
+            draft.status = "unset"  # the only failure signal was not captured
     return draft
 
 

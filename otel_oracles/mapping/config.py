@@ -216,6 +216,10 @@ class Rule(_Strict):
     keep: list[str] = Field(default_factory=list)
     """Attributes copied as they are into ``Step.attributes`` (e.g. retry counters)."""
     synthesize_tool_calls: SynthesizeOptions = Field(default_factory=SynthesizeOptions)
+    result_error_keys: list[str] = Field(default_factory=list)
+    """For instrumentations whose tool spans never show a failure (the app returns an error
+    object instead of raising): a result that is a JSON object with one of these keys marks
+    the call failed, and with the result not captured the outcome is ``unset`` (unknown)."""
 
     @field_validator("fields", mode="before")
     @classmethod

@@ -30,6 +30,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "openai-v2",
         "openllmetry-openai-events",
         "traceloop-sdk",
+        "vercel-ai-sdk-legacy",
     }
 )
 """Sources whose content-off export still names the tools (README table, EXPECTED.md)."""

@@ -19,6 +19,7 @@ import argparse
 import base64
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -75,6 +76,14 @@ SOURCES: dict[str, dict[str, Any]] = {
         "packages": ["openai", "traceloop-sdk", "opentelemetry-instrumentation-openai"],
         "on": {"TRACELOOP_TRACE_CONTENT": "true"},
         "off": {"TRACELOOP_TRACE_CONTENT": "false"},
+    },
+    "vercel-ai-sdk-legacy": {
+        "what": "Vercel AI SDK 4 generateText with experimental_telemetry (legacy ai.* spans), "
+        "its MockLanguageModelV1 scripted in-process (node vercel_legacy.mjs)",
+        "packages": [],
+        "node": ["ai", "@opentelemetry/sdk-trace-base"],
+        "on": {},
+        "off": {},
     },
     "openllmetry-openai-events": {
         "what": "opentelemetry-instrumentation-openai (OpenLLMetry) with use_attributes=False: "
@@ -235,6 +244,42 @@ def run_one(source: str, scenario: Scenario, variant: str, out: Path) -> list[st
     return executed
 
 
+def run_node(
+    scenario: Scenario, variant: str, content: bool, out: Path, project: Path
+) -> list[str]:
+    """The Vercel AI SDK runs in Node: tool results are computed here (same scripted tools) and
+    handed over in call order; ``vercel_legacy.mjs`` runs from ``project`` (its node_modules)."""
+    tools = Tools(scenario)
+    results: list[Any] = []
+    for turn in scenario.turns:
+        for name, arguments in [] if isinstance(turn, str) else turn:
+            try:
+                results.append(getattr(tools, name)(**arguments))
+            except SearchBackendError as exc:
+                results.append({"error": f"SearchBackendError: {exc}"})
+    agent = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
+    spec = {
+        "name": scenario.name, "system": scenario.system, "prompt": scenario.prompt,
+        "turns": scenario.turns, "results": results, "content": content, "functionId": agent,
+    }  # fmt: skip
+    script = project / "vercel_legacy.mjs"
+    if script.resolve() != (HERE / "vercel_legacy.mjs").resolve():
+        shutil.copyfile(HERE / "vercel_legacy.mjs", script)
+    spec_path = out.resolve() / f".{variant}.spec.json"
+    spec_path.write_text(json.dumps(spec))
+    try:
+        proc = subprocess.run(
+            ["node", str(script), str(spec_path), str(out.resolve() / f"{variant}.otlp.json")],
+            cwd=project, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+    finally:
+        spec_path.unlink()
+    if proc.returncode != 0:
+        sys.exit(f"{variant}: node failed:\n{proc.stderr}")
+    executed: list[str] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return executed
+
+
 def outcome(tool: str, scenario: Scenario, attempt: int) -> str:
     if tool == "search_docs":
         if attempt <= scenario.failures:
@@ -247,6 +292,17 @@ def outcome(tool: str, scenario: Scenario, attempt: int) -> str:
     return "faked (nothing written or executed)"
 
 
+def _npm_version(package: str) -> str:
+    for base in (NODE_PROJECT, HERE):
+        manifest = base / "node_modules" / package / "package.json"
+        if manifest.is_file():
+            return str(json.loads(manifest.read_text()).get("version", "?"))
+    return "not installed"
+
+
+NODE_PROJECT = HERE
+
+
 def expected_md(source: str, results: dict[str, dict[str, list[str]]]) -> str:
     args_source = source
     from importlib.metadata import PackageNotFoundError, version
@@ -256,10 +312,14 @@ def expected_md(source: str, results: dict[str, dict[str, list[str]]]) -> str:
              "- **Model:** scripted fake OpenAI server on 127.0.0.1 (non-streaming).", "",
              "### Versions", "", "| package | version |", "|---|---|"]  # fmt: skip
     for package in [*SOURCES[source]["packages"], "opentelemetry-sdk"]:
+        if "node" in SOURCES[source]:
+            break
         try:
             lines.append(f"| {package} | {version(package)} |")
         except PackageNotFoundError:
             lines.append(f"| {package} | not installed |")
+    for package in SOURCES[source].get("node", []):
+        lines.append(f"| {package} (npm) | {_npm_version(package)} |")
     for name, variants in results.items():
         scenario = SCENARIOS[name]
         script = [tool for turn in scenario.turns if not isinstance(turn, str) for tool, _ in turn]
@@ -280,7 +340,7 @@ def expected_md(source: str, results: dict[str, dict[str, list[str]]]) -> str:
         lines.append(f"- **Final answer:** '{final}'")
         for variant, executed in variants.items():
             status = "run verified" if executed == script else "run FAILED"
-            spans = executed if args_source == "traceloop-sdk" else "none"
+            spans = executed if args_source in ("traceloop-sdk", "vercel-ai-sdk-legacy") else "none"
             lines.append(
                 f"- `{variant}`: {status} (tools executed {executed} == script; "
                 f"final answer matches); tool spans in trace: {spans}"
@@ -295,7 +355,11 @@ def main() -> None:
     parser.add_argument("--scenario", action="append", choices=sorted(SCENARIOS),
                         help="Scenario to capture (repeat; default: all)")  # fmt: skip
     parser.add_argument("--one", nargs=2, metavar=("SCENARIO", "CONTENT"), help=argparse.SUPPRESS)
+    parser.add_argument("--node-project", type=Path, default=HERE,
+                        help="Folder whose node_modules hold the AI SDK")  # fmt: skip
     args = parser.parse_args()
+    global NODE_PROJECT
+    NODE_PROJECT = args.node_project
     out: Path = args.out or Path("captured") / args.source
     out.mkdir(parents=True, exist_ok=True)
     if args.one:
@@ -307,6 +371,14 @@ def main() -> None:
     results: dict[str, dict[str, list[str]]] = {}
     for name in args.scenario or list(SCENARIOS):
         for content in ("on", "off"):
+            variant = name if content == "on" else f"{name}.nocontent"
+            if args.source == "vercel-ai-sdk-legacy":
+                executed = run_node(
+                    SCENARIOS[name], variant, content == "on", out, args.node_project
+                )
+                results.setdefault(name, {})[variant] = executed
+                print(f"captured {out / variant}.otlp.json", file=sys.stderr)
+                continue
             env = {**os.environ, **SOURCES[args.source][content]}
             proc = subprocess.run(
                 [sys.executable, __file__, "--source", args.source, "--out", str(out),
