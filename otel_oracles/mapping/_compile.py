@@ -206,6 +206,8 @@ def compile_source(src: Source) -> Extractor:
 class CompiledSource:
     extract: Extractor
     parse: tuple[str, ...]
+    attr: str | None = None
+    """Set for plain ``attr`` sources: absent keys are skipped without calling ``extract``."""
 
 
 @dataclass(slots=True)
@@ -238,6 +240,8 @@ class Guard:
     """Attribute that must hold one of these strings."""
     present: tuple[str, ...] = ()
     """At least one of these attributes must be present."""
+    alternatives: tuple[tuple[str, frozenset[str] | None], ...] = ()
+    """From ``any``: at least one (key, accepted values or None = present) must hold."""
 
 
 def _accepted(cond: Condition) -> frozenset[str] | None:
@@ -266,14 +270,15 @@ def _guard(match: Match) -> Guard | None:
             assert key is not None
             required = (key, frozenset().union(*(a for a in accepted if a is not None)))
     present: tuple[str, ...] = ()
+    alternatives: tuple[tuple[str, frozenset[str] | None], ...] = ()
     first = next((c.attr for c in match.all if _needs_presence(c)), None)
     if first is not None:
         present = (first,)
-    elif match.any and all(_needs_presence(c) for c in match.any):
-        present = tuple(c.attr for c in match.any if c.attr is not None)
-    if scope is None and required is None and not present:
+    if match.any and all(_needs_presence(c) for c in match.any):
+        alternatives = tuple((c.attr, _accepted(c)) for c in match.any if c.attr is not None)
+    if scope is None and required is None and not present and not alternatives:
         return None
-    return Guard(scope=scope, required=required, present=present)
+    return Guard(scope=scope, required=required, present=present, alternatives=alternatives)
 
 
 @dataclass(slots=True)
@@ -321,7 +326,17 @@ class CompiledSet:
                 value = values[g.required[0]]
                 if not isinstance(value, str) or value not in g.required[1]:
                     return False
-            return not g.present or any(k in present for k in g.present)
+            if g.present and not any(k in present for k in g.present):
+                return False
+            return not g.alternatives or any(
+                k in present
+                and (
+                    accepted is None
+                    or k not in values
+                    or (isinstance(values[k], str) and values[k] in accepted)
+                )
+                for k, accepted in g.alternatives
+            )
 
         rules = [r for r in self.rules if possible(r.guard)]
         if cache and len(self.candidates) < 4096:
@@ -349,7 +364,12 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
         reasons.update(conv.tool_call_finish_reasons)
         for rule in conv.rules:
             fields = {
-                name: [CompiledSource(compile_source(s), tuple(s.parse)) for s in sources]
+                name: [
+                    CompiledSource(
+                        compile_source(s), tuple(s.parse), s.attr if s.event is None else None
+                    )
+                    for s in sources
+                ]
                 for name, sources in _resolved_fields(rule, conventions).items()
             }
             rules.append(
@@ -374,7 +394,12 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
         dispatch_keys=tuple(
             sorted({r.guard.required[0] for r in rules if r.guard and r.guard.required})
         ),
-        presence_set=frozenset(k for r in rules if r.guard for k in r.guard.present),
+        presence_set=frozenset(
+            k
+            for r in rules
+            if r.guard
+            for k in (*r.guard.present, *(a[0] for a in r.guard.alternatives))
+        ),
     )
 
 
@@ -385,7 +410,10 @@ def first_value(
     (``__REDACTED__``, empty string...) is remembered but later sources are still tried; if
     nothing better turns up the field is ``None`` and flagged redacted."""
     redacted = False
+    keys = view.keys
     for src in sources:
+        if src.attr is not None and src.attr not in keys:
+            continue
         raw = src.extract(view)
         if raw is MISSING or raw is None:
             continue
