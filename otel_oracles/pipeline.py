@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -148,18 +149,67 @@ def read_traces(
     Streaming: a trace is yielded once the assembler judges it complete (see
     ``assemble_offline``), so memory follows the traces in flight, not the input size; what
     the assembler did (late or evicted spans) accrues in ``stats``. ``progress`` is called
-    after each input argument is fully read, with its size in bytes.
+    with input bytes read since its last call: within a file where the OS tells the read
+    position (Linux ``/proc``), else once per file.
     """
+    if progress is None:
+        yield from assemble_offline(read_paths(list(paths), problems), stats=stats)
+    else:
+        yield from assemble_offline(_with_progress(paths, problems, progress), stats=stats)
 
-    def batches() -> Iterator[DecodedBatch]:
-        if progress is None:
-            yield from read_paths(list(paths), problems)
-            return
-        for arg in paths:
-            yield from read_paths([arg], problems)
-            progress(sum(size for _, size in input_files([arg])))
 
-    yield from assemble_offline(batches(), stats=stats)
+PROGRESS_INTERVAL_S = 0.25
+"""How often the read position is sampled for the progress callback."""
+
+
+def _with_progress(
+    paths: Sequence[str], problems: list[InputProblem], progress: ProgressCallback
+) -> Iterator[DecodedBatch]:
+    reported = 0
+    for arg in paths:
+        files = input_files([arg])
+        starts: dict[str, int] = {}
+        offset = reported
+        for name, size in files:
+            starts[name] = offset
+            offset += size
+        last = time.monotonic()
+        for batch in read_paths([arg], problems):
+            yield batch
+            now = time.monotonic()
+            if now - last < PROGRESS_INTERVAL_S:
+                continue
+            last = now
+            name = next((n for n in starts if batch.source.startswith(n)), None)
+            position = _read_position(name) if name is not None else None
+            if name is not None and position is not None:
+                done = starts[name] + position
+                if done > reported:
+                    progress(done - reported)
+                    reported = done
+        if offset > reported:
+            progress(offset - reported)
+            reported = offset
+
+
+def _read_position(path: str) -> int | None:
+    """Where this process is reading ``path``, from Linux's ``/proc/self/fdinfo`` (the
+    decoder opens the file itself); ``None`` elsewhere or when it is not open."""
+    fd_dir = Path("/proc/self/fd")
+    try:
+        target = os.path.realpath(path)
+        for fd in os.listdir(fd_dir):
+            try:
+                if os.readlink(fd_dir / fd) != target:
+                    continue
+                for line in (Path("/proc/self/fdinfo") / fd).read_text().splitlines():
+                    if line.startswith("pos:"):
+                        return int(line.split()[1])
+            except OSError:
+                continue
+    except OSError:
+        return None
+    return None
 
 
 def grade_paths(

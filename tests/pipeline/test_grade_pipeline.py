@@ -194,3 +194,25 @@ def test_grade_paths_reports_unknown_paths_as_input_errors(keep_going: bool) -> 
     )
     assert [p.source for p in report.input_errors] == [str(EXAMPLES / "nope.json")]
     assert report.exit_code(keep_going) == (0 if keep_going else 2)
+
+
+def test_progress_reports_every_input_byte_and_advances_within_a_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A big JSON-lines export (built from real request lines) gets several progress updates
+    that add up to its size, and a second file is counted too."""
+    import otel_oracles.pipeline as pipeline
+
+    monkeypatch.setattr(pipeline, "PROGRESS_INTERVAL_S", 0.0)
+    lines = (TRACES / "openinference-openai" / "a_happy.otlp.jsonl").read_text().splitlines()
+    big = tmp_path / "export.jsonl"
+    with big.open("w") as f:
+        while f.tell() < 4 * 1024 * 1024:
+            f.write("\n".join(lines) + "\n")
+    small = TRACES / "pydantic-ai" / "a_happy.otlp.json"
+    seen: list[int] = []
+    problems: list[InputProblem] = []
+    traces = list(read_traces([str(big), str(small)], problems, progress=seen.append))
+    assert problems == [] and len(traces) == 2
+    assert sum(seen) == big.stat().st_size + small.stat().st_size
+    assert len(seen) >= 3, f"expected updates within the big file, got {seen}"
