@@ -274,7 +274,9 @@ class Serve:
     results_endpoint: str
     """OTLP/HTTP base URL the grader sends grade spans, events and metrics to."""
     name: str = "serve"
-    decision_wait: str = "1s"
+    decision_wait: str = "3s"
+    """Above the collector's batch timeout (1 s) plus the agent's export delays, so a
+    trace's log records, batched apart from its spans, still join it on a loaded machine."""
     instance: str = "serve-0"
     extra_args: list[str] = field(default_factory=list)
     grpc_port: int = field(default_factory=free_port)
@@ -549,8 +551,9 @@ def graded_summary(backend: Backend) -> dict[str, list[dict[str, Any]]]:
         checks = sorted(
             (
                 str(attrs.get("gen_ai.evaluation.name")),
-                str(attrs.get("otel_oracles.outcome")),
                 str(attrs.get("gen_ai.evaluation.score.label")),
+                str(attrs.get("gen_ai.evaluation.score.value")),
+                str(attrs.get("gen_ai.evaluation.explanation")),
             )
             for name, attrs in span.events
             if name == EVAL_EVENT

@@ -155,18 +155,23 @@ def test_verdicts_and_grade_spans_land_in_the_agent_traces(single_run: PipelineR
         assert grade.parent_span_id == roots[0].span_id
         assert grade.resource.get("service.name") == "otel-oracles"
         assert grade.attributes["otel_oracles.verdict"] == row["expected_verdict"], row
+        # the standard attributes carry the outcome: score.label is the outcome's name
         from_events = {
-            attrs["gen_ai.evaluation.name"]: attrs["otel_oracles.outcome"]
+            attrs["gen_ai.evaluation.name"]: attrs["gen_ai.evaluation.score.label"]
             for name, attrs in grade.events
-            if name == "gen_ai.evaluation.result"
+            if name == EVAL_EVENT
         }
         assert from_events == row["expected_outcomes"], row
         # log-based events: one per check, pointing into the agent's own trace
         records = logs_by_trace[row["trace_id"]]
         from_logs = {
-            r.attributes["gen_ai.evaluation.name"]: r.attributes["otel_oracles.outcome"]
+            r.attributes["gen_ai.evaluation.name"]: r.attributes["gen_ai.evaluation.score.label"]
             for r in records
         }
+        assert all(
+            r.attributes["otel_oracles.outcome"] == r.attributes["gen_ai.evaluation.score.label"]
+            for r in records
+        )
         assert from_logs == row["expected_outcomes"], row
         assert len(records) == len(row["expected_outcomes"])
         assert all(r.span_id in agent_span_ids for r in records), row
@@ -360,7 +365,10 @@ def test_grader_restart_mid_stream_leaves_no_trace_ungraded(otelcol: Path, tmp_p
     agent: subprocess.Popen[bytes] | None = None
     try:
         collector = Collector(otelcol, tmp_path, [MAIN_CONFIG], {}, name="restart")
-        serve = Serve(tmp_path, collector.otlp_http, name="serve-a", instance="a")
+        # a short decision wait keeps the number of traces in flight at the stop small
+        serve = Serve(
+            tmp_path, collector.otlp_http, name="serve-a", instance="a", decision_wait="1s"
+        )
         collector.overlay = backend_overlay(
             collector, {"otlp_grpc/oracles": {"endpoint": serve.grpc_endpoint}}
         )
@@ -381,6 +389,7 @@ def test_grader_restart_mid_stream_leaves_no_trace_ungraded(otelcol: Path, tmp_p
             collector.otlp_http,
             name="serve-b",
             instance="b",
+            decision_wait="1s",
             grpc_port=serve.grpc_port,
             http_port=serve.http_port,
         )
@@ -415,7 +424,9 @@ def test_grader_restart_mid_stream_leaves_no_trace_ungraded(otelcol: Path, tmp_p
         for span in backend.grade_spans():
             if span.attributes["otel_oracles.verdict"] == verdict_of[span.trace_id]:
                 continue
-            outcomes = {a.get("otel_oracles.outcome") for n, a in span.events if n == EVAL_EVENT}
+            outcomes = {
+                a.get("gen_ai.evaluation.score.label") for n, a in span.events if n == EVAL_EVENT
+            }
             assert span.resource.get("service.instance.id") == "a", span
             assert outcomes == {"missing_evidence"}, (span.trace_id, outcomes)
             assert stopped_ns - roots[span.trace_id].end_ns < in_flight_ns, span.trace_id
