@@ -119,10 +119,36 @@ def error_type(result: OracleResult) -> str:
     return safe_identifier(result.details.get("error.type")) or "_OTHER"
 
 
+_CACHE: dict[tuple[Any, ...], str] = {}
+_CACHE_MAX = 4096
+
+
 def explain(result: OracleResult, mode: ExplainMode = "template") -> str:
     """The ``gen_ai.evaluation.explanation`` for ``result`` under ``mode``."""
     if mode == "full":
         return _cap(result.message, MAX_FULL_EXPLANATION_CHARS)
+    if result.details:
+        return _template(result)
+    # Without details the text depends on a few small fields only: most results (passes)
+    # repeat, and the secret checks on the name are worth not redoing per trace.
+    key = (
+        result.name,
+        result.oracle_type,
+        result.outcome,
+        result.used,
+        result.budget,
+        tuple(result.step_indexes[: MAX_LIST_ITEMS + 1]),
+    )
+    text = _CACHE.get(key)
+    if text is None:
+        text = _template(result)
+        if len(_CACHE) >= _CACHE_MAX:
+            _CACHE.clear()
+        _CACHE[key] = text
+    return text
+
+
+def _template(result: OracleResult) -> str:
     name = safe_identifier(result.name) or _cap(result.name, MAX_VALUE_CHARS)
     if looks_secret(name):
         name = result.oracle_type if safe_identifier(result.oracle_type) else "check"

@@ -84,6 +84,13 @@ _MAX_LIST_ATTRIBUTE = 16
 _SAMPLED = TraceFlags(TraceFlags.SAMPLED)
 _UNSET = Status(StatusCode.UNSET)
 _PASSING = frozenset({Outcome.PASS, Outcome.TOLERATED})
+_SPAN_EVENT_KEYS = (
+    n.EVALUATION_NAME,
+    n.EVALUATION_SCORE_VALUE,
+    n.EVALUATION_SCORE_LABEL,
+    n.EVALUATION_EXPLANATION,
+    n.ERROR_TYPE,
+)
 
 T = TypeVar("T")
 
@@ -380,8 +387,14 @@ class OtelEmitter(Emitter):
         context = SpanContext(
             trace_id, self._random.getrandbits(64) or 1, is_remote=False, trace_flags=_SAMPLED
         )
+        # Span events carry only the gen_ai.evaluation.* core (and error.type): the contract
+        # attributes are on the span itself, and the log form carries the full set. Halves
+        # the encoding cost, which dominates emission.
         span_events = (
-            [Event(n.EVALUATION_EVENT, a, now) for _, a in events]
+            [
+                Event(n.EVALUATION_EVENT, {k: a[k] for k in _SPAN_EVENT_KEYS if k in a}, now)
+                for _, a in events
+            ]
             if self.settings.span_events
             else []
         )
