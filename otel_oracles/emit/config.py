@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from otel_oracles.emit._explain import ExplainMode
+from otel_oracles.errors import OtelOraclesError
 
 OtlpProtocol = Literal["grpc", "http/protobuf"]
 
@@ -65,10 +66,15 @@ class EmitSettings(BaseModel):
 
     @classmethod
     def from_env(cls, **overrides: object) -> EmitSettings:
-        """Defaults, then ``OTEL_ORACLES_EXPLAIN``, then explicit ``overrides`` (None = unset)."""
+        """Defaults, then ``OTEL_ORACLES_EXPLAIN``, then explicit ``overrides`` (None = unset).
+        Raises ``OtelOraclesError`` naming the variable for a bad environment value."""
         values: dict[str, object] = {}
         env_explain = os.environ.get(OTEL_ORACLES_EXPLAIN, "").strip().lower()
         if env_explain:
+            if env_explain not in ("template", "full"):
+                raise OtelOraclesError(
+                    f"expected template or full, got {env_explain!r}", OTEL_ORACLES_EXPLAIN
+                )
             values["explain"] = env_explain
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls.model_validate(values)

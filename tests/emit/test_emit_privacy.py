@@ -130,3 +130,14 @@ def test_invalid_explain_mode_is_a_user_error() -> None:
         build_emitter(None, None, explain="everything")
     assert EmitSettings().explain == "template"
     assert json.dumps(EmitSettings().model_dump())  # settings stay plain data
+
+
+def test_bad_explain_environment_value_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    from otel_oracles.errors import OtelOraclesError
+
+    monkeypatch.setenv("OTEL_ORACLES_EXPLAIN", "verbose")
+    with pytest.raises(OtelOraclesError) as info:
+        build_emitter(None, None)
+    assert info.value.source == "OTEL_ORACLES_EXPLAIN"
+    monkeypatch.setenv("OTEL_ORACLES_EXPLAIN", "full")
+    assert EmitSettings.from_env().explain == "full"
