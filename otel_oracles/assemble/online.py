@@ -6,9 +6,29 @@ A trace still open ``max_trace_age`` after its first span is released anyway, ma
 incomplete, so a lost root never pins memory. Released trace ids go into a bounded decision
 cache: anything arriving for them later is counted as late, not buffered and not regraded.
 
-Memory is bounded by ``max_traces`` and ``max_buffered_spans``. ``offer`` is all-or-nothing:
-when a request does not fit it raises ``BufferFull`` *before* buffering any of it, so the
-sender can retry the whole request without creating duplicates (backpressure, not loss).
+Admission (docs/serve.md, "Backpressure and memory") is all-or-nothing per request: when a
+request is refused, ``offer`` raises ``BufferFull`` *before* buffering any of it, so the
+sender retries the whole request without creating duplicates. Refusing is only useful when
+the buffer will make room *by itself*; a buffer full of traces still waiting for their root
+only drains when more data comes in, so refusing everything would livelock (a collector's
+retry queue holds the very roots the buffer waits for). Hence:
+
+* a request that only continues buffered traces is admitted up to ``max_buffered_spans``;
+* a request bringing new traces is admitted while ``max_traces`` is not reached; beyond it,
+  up to ``max_traces + overflow_traces``, when it also continues a buffered trace (it may
+  complete it) or when the traces already *draining* (root ended, or evicted) would not
+  make room anyway;
+* otherwise it is refused (retryable) -- and when the traces that drain by themselves cannot
+  make room within the hard caps (``max_traces + overflow_traces`` traces,
+  ``max_buffered_spans`` spans), the oldest stuck traces (no root, nothing for
+  ``decision_wait``) are *evicted*: released to grading at once, marked incomplete (reason
+  ``evicted``), so a retry fits. Nothing is dropped.
+
+A refused request is *owed*: the sender will send it again, possibly after its trace's root
+got in through another request and longer than ``decision_wait`` later (retry backoff). So
+each refused request is remembered per trace (a fingerprint of its part of the trace, in a
+bounded table) and a trace with a part still owed is not complete until that part arrives
+(or ``max_trace_age``/eviction releases it as incomplete).
 
 Not thread-safe by design: the server calls it from its one event-loop thread only, which
 keeps the per-span path free of locks.
@@ -16,7 +36,6 @@ keeps the per-span path free of locks.
 
 from __future__ import annotations
 
-import heapq
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -25,7 +44,7 @@ from typing import Literal
 
 from otel_oracles.model.span import LogRecord, SpanRecord
 
-Reason = Literal["complete", "max_age", "span_limit", "shutdown"]
+Reason = Literal["complete", "max_age", "span_limit", "evicted", "shutdown"]
 
 
 class BufferFull(Exception):
@@ -48,6 +67,8 @@ class Admission:
     """For traces already graded: counted, not buffered."""
     unattached_logs: int = 0
     """Log records without a trace id: nothing to attach them to."""
+    overflow: bool = False
+    """Admitted beyond ``max_traces`` (within ``overflow_traces``)."""
     message: str = ""
 
 
@@ -60,8 +81,8 @@ class ReadyTrace:
     logs: list[LogRecord]
     reason: Reason
     due_at: float
-    """Monotonic time the trace became gradable (end of its decision wait, or its age limit):
-    the start of the completion-to-verdict latency."""
+    """Monotonic time the trace became gradable (end of its decision wait, its age limit, or
+    its eviction): the start of the completion-to-verdict latency."""
     dropped_spans: int = 0
 
     @property
@@ -77,16 +98,24 @@ class _Pending:
     logs: list[LogRecord] = field(default_factory=list)
     root_ended: bool = False
     dropped: int = 0
+    evicted_at: float | None = None
 
     @property
     def size(self) -> int:
         return len(self.spans) + len(self.logs)
+
+    @property
+    def draining(self) -> bool:
+        """Leaves the buffer without more data: its root ended (or it lost spans to the
+        per-trace limit, so it does not wait for a root), or it was evicted."""
+        return self.root_ended or bool(self.dropped) or self.evicted_at is not None
 
 
 class OnlineAssembler:
     """Buffers spans per trace id and releases traces by the completion policy above.
 
     ``clock`` returns monotonic seconds (injectable so the policy is testable without sleeps).
+    ``overflow_traces`` defaults to ``max_traces`` (a hard limit of twice the soft one).
     """
 
     def __init__(
@@ -99,6 +128,7 @@ class OnlineAssembler:
         max_spans_per_trace: int,
         decision_cache_size: int,
         retry_after: float = 1.0,
+        overflow_traces: int | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if max_trace_age < decision_wait:
@@ -106,33 +136,40 @@ class OnlineAssembler:
         self.decision_wait = decision_wait
         self.max_trace_age = max_trace_age
         self.max_traces = max_traces
+        self.overflow_traces = max_traces if overflow_traces is None else overflow_traces
         self.max_buffered_spans = max_buffered_spans
         self.max_spans_per_trace = max_spans_per_trace
         self.decision_cache_size = decision_cache_size
         self.retry_after = retry_after
         self._clock = clock
+        # Every buffered trace, by first arrival: the front is the oldest (age limit, eviction;
+        # max_trace_age is the same for all, so this is also deadline order).
+        self._all: OrderedDict[str, _Pending] = OrderedDict()
         # Ordered by last arrival: the front is the trace idle longest.
         self._active: OrderedDict[str, _Pending] = OrderedDict()
         # Idle past decision_wait but their root has not ended: only age (or a new span) moves them.
         self._stalled: dict[str, _Pending] = {}
-        self._age_heap: list[tuple[float, str]] = []
+        # Evicted, waiting for a grading slot; released before anything else.
+        self._evicted: OrderedDict[str, _Pending] = OrderedDict()
         self._decided: OrderedDict[str, None] = OrderedDict()
+        # trace id -> fingerprints of its parts in refused requests not yet re-sent
+        self._owed: OrderedDict[str, set[tuple[str, int, int]]] = OrderedDict()
+        self._owed_limit = 4 * (max_traces + self.overflow_traces) + 1024
         self.buffered_items = 0
+        self.draining_traces = 0
+        self.draining_items = 0
+        self.evictions = 0
 
     @property
     def buffered_traces(self) -> int:
-        return len(self._active) + len(self._stalled)
-
-    def _pending(self, trace_id: str) -> _Pending | None:
-        p = self._active.get(trace_id)
-        return p if p is not None else self._stalled.get(trace_id)
+        return len(self._all)
 
     def offer(self, spans: Sequence[SpanRecord], logs: Sequence[LogRecord] = ()) -> Admission:
         """Buffer one request's spans and log records, all or nothing.
 
-        Raises BufferFull (nothing buffered) when the request would exceed ``max_traces`` or
-        ``max_buffered_spans`` while other traces are buffered; an empty buffer always takes a
-        request, so one request larger than the limits cannot livelock its sender.
+        Raises BufferFull (nothing buffered) by the admission policy in the module doc; an
+        empty buffer always takes a request, so one request larger than the limits cannot
+        livelock its sender.
         """
         result = Admission()
         groups: dict[str, tuple[list[SpanRecord], list[LogRecord]]] = {}
@@ -151,37 +188,49 @@ class OnlineAssembler:
             g[1].append(rec)
 
         decided = self._decided
+        buffered = self._all
         new_traces = 0
         new_items = 0
+        continues = False
         for tid in list(groups):
             g = groups[tid]
             if tid in decided:
                 result.late += len(g[0]) + len(g[1])
                 del groups[tid]
                 continue
-            if self._pending(tid) is None:
+            if tid in buffered:
+                continues = True
+            else:
                 new_traces += 1
             new_items += len(g[0]) + len(g[1])
 
-        if self.buffered_traces and (
-            self.buffered_traces + new_traces > self.max_traces
-            or self.buffered_items + new_items > self.max_buffered_spans
-        ):
-            raise BufferFull(
-                f"buffer full ({self.buffered_traces} traces, {self.buffered_items} spans "
-                "buffered); retry later",
-                self.retry_after,
-            )
+        owed = self._owed
+        if buffered and groups:
+            try:
+                result.overflow = self._admit(new_traces, new_items, continues)
+            except BufferFull:
+                for tid, g in groups.items():
+                    parts = owed.get(tid)
+                    if parts is None:
+                        parts = owed[tid] = set()
+                        if len(owed) > self._owed_limit:
+                            owed.popitem(last=False)
+                    parts.add(_fingerprint(g))
+                raise
 
         now = self._clock()
         limit = self.max_spans_per_trace
         for tid, (tspans, tlogs) in groups.items():
-            p = self._active.pop(tid, None)
+            if owed and (parts := owed.get(tid)) is not None:
+                parts.discard(_fingerprint((tspans, tlogs)))
+                if not parts:
+                    del owed[tid]
+            p = buffered.get(tid)
             if p is None:
-                p = self._stalled.pop(tid, None)
-            if p is None:
-                p = _Pending(first=now, last=now)
-                heapq.heappush(self._age_heap, (now + self.max_trace_age, tid))
+                p = buffered[tid] = _Pending(first=now, last=now)
+            elif p.evicted_at is None and self._active.pop(tid, None) is None:
+                self._stalled.pop(tid, None)
+            was_draining = p.draining
             p.last = now
             room = max(limit - p.size, 0)
             total = len(tspans) + len(tlogs)
@@ -202,7 +251,13 @@ class OnlineAssembler:
             n = len(take) + len(tlogs)
             self.buffered_items += n
             result.accepted += n
-            self._active[tid] = p  # (re)inserted at the back: most recent arrival
+            if was_draining:
+                self.draining_items += n
+            elif p.draining:
+                self.draining_traces += 1
+                self.draining_items += p.size
+            if p.evicted_at is None:
+                self._active[tid] = p  # (re)inserted at the back: most recent arrival
         if result.rejected:
             result.message = (
                 f"{result.rejected} spans over max_spans_per_trace={limit} were dropped; "
@@ -210,8 +265,79 @@ class OnlineAssembler:
             )
         return result
 
+    def _admit(self, new_traces: int, new_items: int, continues: bool) -> bool:
+        """Raise BufferFull unless the policy admits the request; True when it is admitted
+        beyond ``max_traces`` (overflow)."""
+        if self.buffered_items + new_items > self.max_buffered_spans:
+            self._evict_blocked(0, new_items)
+            self._refuse("spans")
+        traces = len(self._all)
+        if not new_traces or traces + new_traces <= self.max_traces:
+            return False
+        if continues:
+            # Refusing would hold the continued traces' completion hostage; the spans it
+            # costs are bounded by max_buffered_spans (checked above).
+            return True
+        if traces + new_traces > self.max_traces + self.overflow_traces:
+            self._evict_blocked(new_traces, 0)
+            self._refuse("traces")
+        if traces - self.draining_traces + new_traces > self.max_traces:
+            return True  # what drains by itself would not make room: refusing cannot help
+        self._refuse("traces")
+        return False  # unreachable: _refuse raises
+
+    def _refuse(self, what: str) -> None:
+        raise BufferFull(
+            f"buffer full ({len(self._all)} traces, {self.buffered_items} spans buffered, "
+            f"limit on {what}); retry later",
+            self.retry_after,
+        )
+
+    def _evict_blocked(self, new_traces: int, new_items: int) -> None:
+        """At a hard cap: evict the oldest *stuck* traces (root not ended, or a part owed by
+        a refused request, and nothing arrived for ``decision_wait``) until the request would
+        fit once the traces that complete by themselves are graded. A trace that received
+        data within ``decision_wait`` is never evicted: its next parts (continuations are
+        always admitted) are likely on the way, and if they are not it becomes evictable
+        ``decision_wait`` later, so the buffer still always drains. Scans the buffer: runs
+        only at a hard cap."""
+        owed = self._owed
+        now = self._clock()
+        quiet = now - self.decision_wait
+        blocked: list[tuple[str, _Pending]] = []
+        free_traces = free_items = 0
+        for tid, p in self._all.items():
+            if p.evicted_at is not None or (p.draining and tid not in owed):
+                free_traces += 1
+                free_items += p.size
+            elif p.last <= quiet:
+                blocked.append((tid, p))
+        need_traces = len(self._all) - free_traces + new_traces
+        need_traces -= self.max_traces + self.overflow_traces
+        need_items = self.buffered_items - free_items + new_items - self.max_buffered_spans
+        if not new_traces:
+            need_traces = 0
+        for tid, p in blocked:
+            if need_traces <= 0 and need_items <= 0:
+                break
+            if self._active.pop(tid, None) is None:
+                self._stalled.pop(tid, None)
+            if not p.draining:
+                self.draining_traces += 1
+                self.draining_items += p.size
+            p.evicted_at = now
+            self._evicted[tid] = p
+            self.evictions += 1
+            need_traces -= 1
+            need_items -= p.size
+
     def _release(self, tid: str, p: _Pending, reason: Reason, due_at: float) -> ReadyTrace:
+        del self._all[tid]
         self.buffered_items -= p.size
+        if p.draining:
+            self.draining_traces -= 1
+            self.draining_items -= p.size
+        self._owed.pop(tid, None)
         if self.decision_cache_size:
             self._decided[tid] = None
             if len(self._decided) > self.decision_cache_size:
@@ -221,9 +347,15 @@ class OnlineAssembler:
         return ReadyTrace(tid, p.spans, p.logs, reason, due_at, p.dropped)
 
     def due(self, now: float | None = None, limit: int | None = None) -> list[ReadyTrace]:
-        """Pop every trace gradable at ``now`` (at most ``limit``), complete ones first."""
+        """Pop every trace gradable at ``now`` (at most ``limit``): evicted ones first (they
+        free memory the senders are waiting for), then complete ones, then those too old."""
         now = self._clock() if now is None else now
         out: list[ReadyTrace] = []
+        evicted = self._evicted
+        while evicted and (limit is None or len(out) < limit):
+            tid, p = evicted.popitem(last=False)
+            assert p.evicted_at is not None
+            out.append(self._release(tid, p, "evicted", p.evicted_at))
         wait = self.decision_wait
         active = self._active
         while active and (limit is None or len(out) < limit):
@@ -233,29 +365,38 @@ class OnlineAssembler:
             del active[tid]
             # Over its span limit a trace is incomplete for sure: waiting for its root (likely
             # among the dropped spans, as roots end last) would only pin memory.
-            if p.root_ended or p.dropped:
+            if (p.root_ended or p.dropped) and tid not in self._owed:
                 out.append(self._release(tid, p, "complete", p.last + wait))
             else:
                 self._stalled[tid] = p
-        heap = self._age_heap
-        while heap and heap[0][0] <= now and (limit is None or len(out) < limit):
-            deadline, tid = heapq.heappop(heap)
-            old = self._pending(tid)
-            if old is None or old.first + self.max_trace_age != deadline:
-                continue  # already released (heap entries are deleted lazily)
-            self._active.pop(tid, None)
-            self._stalled.pop(tid, None)
-            out.append(self._release(tid, old, "max_age", deadline))
+        age = self.max_trace_age
+        everything = self._all
+        while everything and (limit is None or len(out) < limit):
+            tid, p = next(iter(everything.items()))
+            deadline = p.first + age
+            if deadline > now:
+                break
+            if self._active.pop(tid, None) is None and self._stalled.pop(tid, None) is None:
+                self._evicted.pop(tid, None)
+            out.append(self._release(tid, p, "max_age", deadline))
         return out
 
     def drain(self) -> list[ReadyTrace]:
-        """Release everything (shutdown): traces whose wait has passed as complete, the rest
-        marked incomplete."""
+        """Release everything (shutdown): evicted traces as evicted, traces whose wait has
+        passed as complete, the rest marked incomplete."""
         now = self._clock()
         out = self.due(now)
-        for tid, p in [*self._active.items(), *self._stalled.items()]:
+        for tid, p in list(self._all.items()):
             out.append(self._release(tid, p, "shutdown", now))
         self._active.clear()
         self._stalled.clear()
-        self._age_heap.clear()
+        self._evicted.clear()
         return out
+
+
+def _fingerprint(group: tuple[list[SpanRecord], list[LogRecord]]) -> tuple[str, int, int]:
+    """Identifies one request's part of a trace across retries (a sender re-sends the same
+    request): its first record and how many spans and log records it holds."""
+    spans, logs = group
+    first = spans[0].span_id if spans else f"{logs[0].span_id}/{logs[0].time_ns}"
+    return first, len(spans), len(logs)

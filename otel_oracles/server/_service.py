@@ -87,6 +87,7 @@ class GradingServer:
             max_spans_per_trace=a.max_spans_per_trace,
             decision_cache_size=a.decision_cache_size,
             retry_after=a.retry_after,
+            overflow_traces=a.overflow_traces,
         )
         self.stats = ServeStats()
         self._grade = grade
@@ -186,6 +187,8 @@ class GradingServer:
             stats.incr("late", adm.late)
             if self._metrics is not None:
                 self._metrics.late_spans(adm.late)
+        if adm.overflow:
+            stats.incr("overflow_admitted")
         if adm.unattached_logs:
             stats.incr("unattached_logs", adm.unattached_logs)
         if adm.rejected:
@@ -250,7 +253,7 @@ class GradingServer:
             latency = now - ready.due_at
             verdicts = [getattr(v, "verdict", "unknown") for v, *_ in results]
             self.stats.graded(ready.reason, verdicts, latency)
-            if self._metrics is not None and ready.reason in ("max_age", "shutdown"):
+            if self._metrics is not None and ready.reason in ("max_age", "evicted", "shutdown"):
                 self._metrics.evicted_traces(1)
             logger.debug(
                 "graded trace",

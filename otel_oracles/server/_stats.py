@@ -30,6 +30,7 @@ class ServeStats:
         self.skipped_self = 0
         self.unattached_logs = 0
         self.grading_errors = 0
+        self.overflow_admitted = 0
         self.buffered_traces = 0
         self.buffered_spans = 0
         self.grading_inflight = 0
@@ -68,6 +69,7 @@ class ServeStats:
                 "graded_traces": dict(self.graded_traces),
                 "verdicts": dict(self.verdicts),
                 "grading_errors": self.grading_errors,
+                "overflow_admitted": self.overflow_admitted,
                 "buffered_traces": self.buffered_traces,
                 "buffered_spans": self.buffered_spans,
                 "grading_inflight": self.grading_inflight,

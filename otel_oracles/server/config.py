@@ -191,10 +191,16 @@ class AssemblySettings(_Settings):
     """Grade a trace this long after its first span arrived even if not complete; its
     verdict then carries missing evidence "trace incomplete"."""
     max_traces: int = Field(default=DEFAULT_MAX_TRACES, gt=0)
-    """Traces held in memory at once; beyond it new traces are refused with a retryable
-    status (backpressure), never dropped."""
+    """Traces held in memory before new traces are refused with a retryable status
+    (backpressure), never dropped; see ``overflow_traces`` for the exceptions."""
+    overflow_traces: int | None = Field(default=None, ge=0)
+    """Traces admitted beyond ``max_traces`` for requests that continue buffered traces (or
+    when the buffered traces all still wait for their root); default = ``max_traces``. At
+    ``max_traces + overflow_traces`` the oldest open traces are evicted (graded incomplete)."""
     max_buffered_spans: int = Field(default=DEFAULT_MAX_BUFFERED_SPANS, gt=0)
-    """Spans (and log records) held in memory at once, across traces; same backpressure."""
+    """Spans (and log records) held in memory at once, across traces: the hard memory cap.
+    Beyond it requests are refused (retryable) and, when the traces about to complete would
+    not make room, the oldest open traces are evicted (graded incomplete, never dropped)."""
     max_spans_per_trace: int = Field(default=DEFAULT_MAX_SPANS_PER_TRACE, gt=0)
     """Spans kept for one trace; more are rejected permanently (partial success) and the
     trace is graded as incomplete."""
