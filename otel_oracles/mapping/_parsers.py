@@ -404,10 +404,10 @@ def parse_openinference_messages(flat: Any) -> list[Message] | None:
             if not isinstance(tc, dict):
                 continue
             fn: dict[str, Any] = tc["function"] if isinstance(tc.get("function"), dict) else {}
+            # OpenInference omits empty values: a visible call without arguments had none
+            # (hiding content removes the whole message list instead).
             parts.append(
-                _tool_call_part(
-                    tc.get("id"), fn.get("name"), fn.get("arguments"), "arguments" in fn
-                )
+                _tool_call_part(tc.get("id"), fn.get("name"), fn.get("arguments", "{}"), True)
             )
         out.append({"role": role, "parts": parts})
     return out or None

@@ -31,16 +31,23 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "openllmetry-openai-events",
         "traceloop-sdk",
         "vercel-ai-sdk-legacy",
+        "openinference-openai-agents",
     }
 )
 """Sources whose content-off export still names the tools (README table, EXPECTED.md)."""
 
 TOOL_SPAN_SOURCES = frozenset(
-    {"pydantic-ai", "openai-agents-otel-v2", "vercel-ai-sdk-otel", "traceloop-sdk"}
+    {
+        "pydantic-ai",
+        "openai-agents-otel-v2",
+        "vercel-ai-sdk-otel",
+        "traceloop-sdk",
+        "openinference-openai-agents",
+    }
 )
 """Sources with execute_tool spans (failure status is visible without content)."""
 
-GENERIC_ERROR_TEXT = frozenset({"openai-agents-otel-v2"})
+GENERIC_ERROR_TEXT = frozenset({"openai-agents-otel-v2", "openinference-openai-agents"})
 """Sources that report tool failures with a generic text only (no error detail)."""
 
 USAGE_KEYS = (

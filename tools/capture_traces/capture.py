@@ -85,6 +85,16 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
+    "openinference-openai-agents": {
+        "what": "OpenAI Agents SDK (chat-completions model on the fake server) traced by "
+        "openinference-instrumentation-openai-agents; handoffs are native (transfer_to_*)",
+        "packages": ["openai", "openai-agents", "openinference-instrumentation-openai-agents"],
+        "agents": True,
+        "on": {},
+        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
+                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
+                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+    },
     "openllmetry-openai-events": {
         "what": "opentelemetry-instrumentation-openai (OpenLLMetry) with use_attributes=False: "
         "message content as log-based events",
@@ -137,9 +147,6 @@ def hex_ids(node: Any) -> Any:
 def run_one(source: str, scenario: Scenario, variant: str, out: Path) -> list[str]:
     """One instrumented run; returns the tools executed, in order."""
     import openai
-    from google.protobuf.json_format import MessageToDict
-    from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
-    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
     from opentelemetry.sdk._logs import LoggerProvider
     from opentelemetry.sdk._logs.export import SimpleLogRecordProcessor
 
@@ -193,7 +200,8 @@ def run_one(source: str, scenario: Scenario, variant: str, out: Path) -> list[st
     else:
         tracer_provider = TracerProvider(resource=resource)
         tracer_provider.add_span_processor(SimpleSpanProcessor(spans_out))
-        instrument(source, tracer_provider, logger_provider)
+        if not SOURCES[source].get("agents"):
+            instrument(source, tracer_provider, logger_provider)
         tracer = tracer_provider.get_tracer("capture.app")
 
         def wrap_run(fn: Callable[[], None]) -> Callable[[], None]:
@@ -204,6 +212,10 @@ def run_one(source: str, scenario: Scenario, variant: str, out: Path) -> list[st
             return run
 
     executed: list[str] = []
+    if SOURCES[source].get("agents"):
+        run_agents(scenario, tracer_provider, tools, executed)
+        write_outputs(spans_out, logs_out, tracer_provider, logger_provider, variant, out)
+        return executed
     with FakeOpenAI(scenario) as base_url:
         client = openai.OpenAI(base_url=base_url, api_key="capture-not-a-key")
 
@@ -226,9 +238,25 @@ def run_one(source: str, scenario: Scenario, variant: str, out: Path) -> list[st
                     messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
 
         wrap_run(loop)()
+    write_outputs(spans_out, logs_out, tracer_provider, logger_provider, variant, out)
+    return executed
+
+
+def write_outputs(
+    spans_out: Any,
+    logs_out: Any,
+    tracer_provider: Any,
+    logger_provider: Any,
+    variant: str,
+    out: Path,
+) -> list[str]:
+    """Flush, then write the protobuf bodies and their OTLP/JSON form."""
+    from google.protobuf.json_format import MessageToDict
+    from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
     tracer_provider.force_flush()
     logger_provider.force_flush()
-
     raw = out / f"{variant}.raw"
     raw.mkdir(parents=True, exist_ok=True)
     request = encode_spans(spans_out.get_finished_spans())
@@ -241,7 +269,68 @@ def run_one(source: str, scenario: Scenario, variant: str, out: Path) -> list[st
         (raw / "logs-1.pb").write_bytes(log_request.SerializeToString())
         log_doc = hex_ids(MessageToDict(log_request, use_integers_for_enums=True))
         (out / f"{variant}.logs.otlp.jsonl").write_text(json.dumps(log_doc) + "\n")
-    return executed
+    return []
+
+
+def run_agents(scenario: Scenario, tracer_provider: Any, tools: Tools, executed: list[str]) -> None:
+    """The OpenAI Agents SDK on a chat-completions model pointed at the fake server; g_handoff
+    hands off from a triage agent to a research agent with the SDK's native handoff."""
+    from agents import (
+        Agent,
+        OpenAIChatCompletionsModel,
+        Runner,
+        function_tool,
+        set_trace_processors,
+    )  # fmt: skip
+    from fake_openai import FakeOpenAI
+    from openai import AsyncOpenAI
+    from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
+
+    set_trace_processors([])  # no export to OpenAI's tracing backend
+    OpenAIAgentsInstrumentor().instrument(tracer_provider=tracer_provider)
+
+    def make(name: str, fn: Callable[..., Any]) -> Any:
+        def run(**kwargs: Any) -> str:
+            executed.append(name)
+            return json.dumps(fn(**kwargs))
+
+        run.__name__ = name
+        return run
+
+    @function_tool
+    def search_docs(query: str) -> str:
+        """Search the knowledge base and return matching documents."""
+        return make("search_docs", tools.search_docs)(query=query)
+
+    @function_tool
+    def delete_records(table: str, where: str) -> str:
+        """Delete records from a database table."""
+        return make("delete_records", tools.delete_records)(table=table, where=where)
+
+    @function_tool
+    def write_file(path: str, content: str) -> str:
+        """Write a file in the workspace."""
+        return make("write_file", tools.write_file)(path=path, content=content)
+
+    @function_tool
+    def run_command(command: str) -> str:
+        """Run a shell command in the workspace."""
+        return make("run_command", tools.run_command)(command=command)
+
+    all_tools = [search_docs, delete_records, write_file, run_command]
+    with FakeOpenAI(scenario) as base_url:
+        model = OpenAIChatCompletionsModel(
+            model="gpt-4o-mini", openai_client=AsyncOpenAI(base_url=base_url, api_key="capture")
+        )
+        if scenario.agents_only:
+            research = Agent(name="research_agent", instructions=scenario.system, model=model,
+                             tools=all_tools)  # fmt: skip
+            agent = Agent(name="triage_agent", instructions="Hand research questions off.",
+                          model=model, handoffs=[research])  # fmt: skip
+        else:
+            name = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
+            agent = Agent(name=name, instructions=scenario.system, model=model, tools=all_tools)
+        Runner.run_sync(agent, scenario.prompt, max_turns=10)
 
 
 def run_node(
@@ -322,15 +411,28 @@ def expected_md(source: str, results: dict[str, dict[str, list[str]]]) -> str:
         lines.append(f"| {package} (npm) | {_npm_version(package)} |")
     for name, variants in results.items():
         scenario = SCENARIOS[name]
-        script = [tool for turn in scenario.turns if not isinstance(turn, str) for tool, _ in turn]
-        lines += ["", f"## {name}", "", f"- **User prompt:** {scenario.prompt}",
-                  "- **Tools called, in order:**"]  # fmt: skip
+        script = [
+            tool
+            for turn in scenario.turns
+            if not isinstance(turn, str)
+            for tool, _ in turn
+            if not tool.startswith("transfer_to_")
+        ]
+        lines += ["", f"## {name}", "", f"- **User prompt:** {scenario.prompt}"]
+        if scenario.agents_only:
+            lines.append(
+                "- **Handoff / delegation:** YES — triage_agent → research_agent, via "
+                "`transfer_to_research_agent {}` (SDK handoff tool)."
+            )
+        lines.append("- **Tools called, in order:**")
         searches = 0
         n = 0
         for turn in scenario.turns:
             if isinstance(turn, str):
                 continue
             for tool, args in turn:
+                if tool.startswith("transfer_to_"):
+                    continue
                 n += 1
                 searches += tool == "search_docs"
                 lines.append(
@@ -340,7 +442,8 @@ def expected_md(source: str, results: dict[str, dict[str, list[str]]]) -> str:
         lines.append(f"- **Final answer:** '{final}'")
         for variant, executed in variants.items():
             status = "run verified" if executed == script else "run FAILED"
-            spans = executed if args_source in ("traceloop-sdk", "vercel-ai-sdk-legacy") else "none"
+            with_spans = ("traceloop-sdk", "vercel-ai-sdk-legacy", "openinference-openai-agents")
+            spans = executed if args_source in with_spans else "none"
             lines.append(
                 f"- `{variant}`: {status} (tools executed {executed} == script; "
                 f"final answer matches); tool spans in trace: {spans}"
@@ -369,7 +472,9 @@ def main() -> None:
         print(json.dumps(executed))
         return
     results: dict[str, dict[str, list[str]]] = {}
-    for name in args.scenario or list(SCENARIOS):
+    agents = bool(SOURCES[args.source].get("agents"))
+    names = args.scenario or [n for n, sc in SCENARIOS.items() if agents or not sc.agents_only]
+    for name in names:
         for content in ("on", "off"):
             variant = name if content == "on" else f"{name}.nocontent"
             if args.source == "vercel-ai-sdk-legacy":

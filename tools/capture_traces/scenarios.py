@@ -65,6 +65,8 @@ class Scenario:
     system: str = SYSTEM
     prompt: str = QUESTION
     outcomes: list[str] = field(default_factory=list)
+    agents_only: bool = False
+    """Needs an agent framework (a handoff); raw-client sources skip it."""
 
 
 SCENARIOS: dict[str, Scenario] = {
@@ -108,6 +110,13 @@ SCENARIOS: dict[str, Scenario] = {
                 "usually set in your contract.",
             ],
             empty_search=True,
+        ),
+        Scenario(
+            # Model turns count assistant messages in the request, so the research agent,
+            # which sees the triage agent's transfer call, starts at turn 1.
+            "g_handoff",
+            [[("transfer_to_research_agent", {})], [SEARCH], ANSWER],
+            agents_only=True,
         ),
         Scenario(
             "h_coding_agent",
