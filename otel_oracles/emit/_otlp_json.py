@@ -18,9 +18,7 @@ from typing import IO, Any
 import orjson
 from google.protobuf.json_format import MessageToDict
 from google.protobuf.message import Message
-from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
 from opentelemetry.exporter.otlp.proto.common.metrics_encoder import encode_metrics
-from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk._logs import ReadableLogRecord
 from opentelemetry.sdk._logs.export import LogRecordExporter, LogRecordExportResult
 from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult, MetricsData
@@ -47,6 +45,136 @@ def otlp_json(message: Message) -> bytes:
     return orjson.dumps(_hex_ids(data))
 
 
+def _any(value: Any) -> dict[str, Any]:
+    """A Python attribute value as an OTLP/JSON ``AnyValue``."""
+    if isinstance(value, str):
+        return {"stringValue": value}
+    if isinstance(value, bool):
+        return {"boolValue": value}
+    if isinstance(value, int):
+        return {"intValue": str(value)}
+    if isinstance(value, float):
+        return {"doubleValue": value}
+    if isinstance(value, bytes):
+        return {"bytesValue": base64.b64encode(value).decode()}
+    if isinstance(value, list | tuple):
+        return {"arrayValue": {"values": [_any(v) for v in value]}}
+    if isinstance(value, dict):
+        return {"kvlistValue": {"values": _attrs(value)}}
+    return {}
+
+
+def _attrs(attributes: Any) -> list[dict[str, Any]]:
+    return [{"key": k, "value": _any(v)} for k, v in (attributes or {}).items()]
+
+
+def _grouped(
+    items: Sequence[Any], resource_of: Any, scope_of: Any
+) -> list[tuple[Any, list[tuple[Any, list[Any]]]]]:
+    """Items grouped by resource, then scope, in first-seen order (as the SDK encoder)."""
+    by_resource: dict[int, tuple[Any, dict[Any, tuple[Any, list[Any]]]]] = {}
+    for item in items:
+        resource, scope = resource_of(item), scope_of(item)
+        _, scopes = by_resource.setdefault(id(resource), (resource, {}))
+        scopes.setdefault(scope, (scope, []))[1].append(item)
+    return [(res, list(scopes.values())) for res, scopes in by_resource.values()]
+
+
+def _scope(scope: Any) -> dict[str, Any]:
+    if scope is None:
+        return {}
+    out: dict[str, Any] = {"name": scope.name}
+    if scope.version:
+        out["version"] = scope.version
+    return out
+
+
+def spans_json(spans: Sequence[ReadableSpan]) -> bytes:
+    """``{"resourceSpans": ...}`` for SDK spans, straight to OTLP/JSON: the protobuf path
+    (encode, then protobuf's JSON printer) costs ~10x more per record."""
+    resource_spans = []
+    for resource, scopes in _grouped(
+        spans, lambda s: s.resource, lambda s: s.instrumentation_scope
+    ):
+        scope_spans = []
+        for scope, members in scopes:
+            encoded = []
+            for span in members:
+                ctx = span.context
+                parent = span.parent
+                out: dict[str, Any] = {
+                    "traceId": f"{ctx.trace_id:032x}",
+                    "spanId": f"{ctx.span_id:016x}",
+                }
+                if parent is not None:
+                    out["parentSpanId"] = f"{parent.span_id:016x}"
+                out["name"] = span.name
+                out["kind"] = span.kind.value + 1
+                out["startTimeUnixNano"] = str(span.start_time)
+                out["endTimeUnixNano"] = str(span.end_time)
+                out["attributes"] = _attrs(span.attributes)
+                if span.events:
+                    out["events"] = [
+                        {
+                            "timeUnixNano": str(e.timestamp),
+                            "name": e.name,
+                            "attributes": _attrs(e.attributes),
+                        }
+                        for e in span.events
+                    ]
+                status: dict[str, Any] = {}
+                if span.status.description:
+                    status["message"] = span.status.description
+                if span.status.status_code.value:
+                    status["code"] = span.status.status_code.value
+                out["status"] = status
+                out["flags"] = 0x100 | (0x200 if parent is not None and parent.is_remote else 0)
+                encoded.append(out)
+            scope_spans.append({"scope": _scope(scope), "spans": encoded})
+        resource_spans.append(
+            {"resource": {"attributes": _attrs(resource.attributes)}, "scopeSpans": scope_spans}
+        )
+    return orjson.dumps({"resourceSpans": resource_spans})
+
+
+def logs_json(records: Sequence[ReadableLogRecord]) -> bytes:
+    """``{"resourceLogs": ...}`` for SDK log records, straight to OTLP/JSON."""
+    resource_logs = []
+    for resource, scopes in _grouped(
+        records, lambda r: r.resource, lambda r: r.instrumentation_scope
+    ):
+        scope_logs = []
+        for scope, members in scopes:
+            encoded = []
+            for rec in members:
+                lr = rec.log_record
+                out: dict[str, Any] = {}
+                if lr.timestamp:
+                    out["timeUnixNano"] = str(lr.timestamp)
+                if lr.severity_number is not None:
+                    out["severityNumber"] = lr.severity_number.value
+                if lr.severity_text:
+                    out["severityText"] = lr.severity_text
+                out["body"] = _any(lr.body) if lr.body is not None else {}
+                out["attributes"] = _attrs(lr.attributes)
+                if int(lr.trace_flags or 0):
+                    out["flags"] = int(lr.trace_flags)
+                if lr.trace_id:
+                    out["traceId"] = f"{lr.trace_id:032x}"
+                if lr.span_id:
+                    out["spanId"] = f"{lr.span_id:016x}"
+                if lr.observed_timestamp:
+                    out["observedTimeUnixNano"] = str(lr.observed_timestamp)
+                if lr.event_name:
+                    out["eventName"] = lr.event_name
+                encoded.append(out)
+            scope_logs.append({"scope": _scope(scope), "logRecords": encoded})
+        resource_logs.append(
+            {"resource": {"attributes": _attrs(resource.attributes)}, "scopeLogs": scope_logs}
+        )
+    return orjson.dumps({"resourceLogs": resource_logs})
+
+
 class OtlpJsonLinesFile:
     """One file shared by the three signal exporters; each write is one whole line.
     Thread-safe. The file is created (truncated) on open."""
@@ -57,8 +185,9 @@ class OtlpJsonLinesFile:
         self._fh: IO[bytes] | None = path.open("wb")
         self._users = 0
 
-    def write(self, message: Message) -> bool:
-        line = otlp_json(message) + b"\n"
+    def write(self, message: Message | bytes) -> bool:
+        """Append one line: a protobuf request (converted) or an OTLP/JSON object's bytes."""
+        line = (message if isinstance(message, bytes) else otlp_json(message)) + b"\n"
         with self._lock:
             if self._fh is None:
                 return False
@@ -90,7 +219,7 @@ class JsonLinesSpanExporter(SpanExporter):
         self._shutdown = False
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        if self._shutdown or not self._out.write(encode_spans(spans)):
+        if self._shutdown or not self._out.write(spans_json(spans)):
             return SpanExportResult.FAILURE
         return SpanExportResult.SUCCESS
 
@@ -110,7 +239,7 @@ class JsonLinesLogExporter(LogRecordExporter):
         self._shutdown = False
 
     def export(self, batch: Sequence[ReadableLogRecord]) -> LogRecordExportResult:
-        if self._shutdown or not self._out.write(encode_logs(batch)):
+        if self._shutdown or not self._out.write(logs_json(batch)):
             return LogRecordExportResult.FAILURE
         return LogRecordExportResult.SUCCESS
 
