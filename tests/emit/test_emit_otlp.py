@@ -9,6 +9,7 @@ import pytest
 
 from otel_oracles.emit import EmitResult, EmitSettings, OtelEmitter, build_emitter
 from otel_oracles.emit import _names as n
+from otel_oracles.emit.config import GRADE_DURATION_BUCKETS_S
 from otel_oracles.model.result import Outcome
 from tests.emit.conftest import (
     CHAT_SPAN,
@@ -137,6 +138,7 @@ def test_metrics_carry_low_cardinality_attributes_and_counts(
     assert duration.metric.unit == "s"
     ((_, hist),) = duration.points()
     assert hist.count == 3
+    assert list(hist.explicit_bounds) == list(GRADE_DURATION_BUCKETS_S), "advised buckets"
     assert abs(hist.sum - 3 * 0.0015) < 1e-9
     for metric in sink.metrics():
         for a, _ in metric.points():
