@@ -180,10 +180,10 @@ def _with_progress(
             if now - last < PROGRESS_INTERVAL_S:
                 continue
             last = now
-            name = next((n for n in starts if batch.source.startswith(n)), None)
-            position = _read_position(name) if name is not None else None
-            if name is not None and position is not None:
-                done = starts[name] + position
+            current = next((n for n in starts if batch.source.startswith(n)), None)
+            position = _read_position(current) if current is not None else None
+            if current is not None and position is not None:
+                done = starts[current] + position
                 if done > reported:
                     progress(done - reported)
                     reported = done
