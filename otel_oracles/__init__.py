@@ -4,6 +4,7 @@ The curated public API lives here; anything not in ``__all__`` may change withou
 """
 
 from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Any
 
 from otel_oracles.errors import (
     ContractError,
@@ -32,6 +33,20 @@ from otel_oracles.model import (
     load_contract,
 )
 
+if TYPE_CHECKING:
+    from otel_oracles.emit import Emitter, InMemoryEmitter
+
+
+def __getattr__(name: str) -> Any:
+    """Import the emit stage (which loads the OTel SDK and grpc) only when it is asked for,
+    so ``import otel_oracles`` stays cheap for commands that never emit."""
+    if name in ("Emitter", "InMemoryEmitter"):
+        from otel_oracles import emit
+
+        return getattr(emit, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 try:
     __version__ = version("otel-oracles")
 except PackageNotFoundError:  # running from a source tree without installation
@@ -41,8 +56,10 @@ __all__ = [
     "Contract",
     "ContractError",
     "ConventionError",
+    "Emitter",
     "Finding",
     "GradeContext",
+    "InMemoryEmitter",
     "InputError",
     "OracleCheck",
     "OracleParams",
