@@ -389,11 +389,15 @@ def test_grader_restart_mid_stream_leaves_no_trace_ungraded(otelcol: Path, tmp_p
         procs.append(serve.start())
         out = tmp_path / "rows.jsonl"
         agent = run_agent(  # type: ignore[assignment]
-            collector.otlp_grpc, out, repeat=10, seed=23, pause=0.1, background=True
+            collector.otlp_grpc, out, repeat=12, seed=23, pause=0.1, background=True
         )
         assert isinstance(agent, subprocess.Popen)
-        wait_until(lambda: serve.stats()["received"], 30, "first spans at the grader")
-        time.sleep(2.0)  # let the first grader finish some traces
+        wait_until(
+            lambda: sum(serve.stats()["graded_traces"].values()) >= 3,
+            60,
+            "the first grader to finish some traces",
+        )
+        assert agent.poll() is None, "the agent finished before the stop: not mid-stream"
         stopped_ns = time.time_ns()
         assert serve.stop(signal.SIGTERM) == 0, serve.log()[-3000:]  # drains, exits 0
         time.sleep(3.0)  # the agent keeps sending; the collector queues and retries
@@ -410,7 +414,7 @@ def test_grader_restart_mid_stream_leaves_no_trace_ungraded(otelcol: Path, tmp_p
         agent_out, _ = agent.communicate(timeout=120)
         assert agent.returncode == 0, agent_out
         rows = read_rows(out)
-        assert len(rows) == 50
+        assert len(rows) == 60
         backend = wait_graded(collector, rows, timeout=120)
 
         per_trace = Counter(s.trace_id for s in backend.grade_spans())
