@@ -40,6 +40,7 @@ from tests.collector.collector_harness import (
     validate,
     wait_until,
 )
+from tests.support.otlp_sink import OtlpSink
 
 SEED = 11
 REPEAT = 3
@@ -321,22 +322,18 @@ def test_load_balanced_replicas_grade_each_trace_exactly_once(
 def test_load_balancing_routes_logs_apart_from_their_spans(otelcol: Path, tmp_path: Path) -> None:
     """Why docs/collector-loadbalancing.yaml has no logs/grading pipeline: at v0.161 the
     load_balancing exporter hashes spans by the raw trace id and log records by its hex
-    string, so the two signals of one trace are routed independently. When this test fails
-    after a collector upgrade, the exporter routes them together: add logs/grading back."""
+    string, so the two signals of one trace are routed independently. Two plain OTLP
+    sinks stand in for the replicas, so where each record went is read directly. When
+    this test fails after a collector upgrade, the exporter routes both signals alike: add
+    logs/grading back to the scale-out configuration."""
+    sinks = [OtlpSink().start(), OtlpSink().start()]
     procs: list[Any] = []
     try:
         collector = Collector(otelcol, tmp_path, [LB_CONFIG], {}, name="lblogs")
-        replicas = [
-            Serve(tmp_path, collector.otlp_http, name=f"serve-{i}", instance=f"replica-{i}")
-            for i in range(2)
-        ]
+        hostnames = [sink.grpc_endpoint.removeprefix("http://") for sink in sinks]
         overlay = backend_overlay(
             collector,
-            {
-                "load_balancing/oracles": {
-                    "resolver": {"static": {"hostnames": [r.grpc_endpoint for r in replicas]}}
-                }
-            },
+            {"load_balancing/oracles": {"resolver": {"static": {"hostnames": hostnames}}}},
         )
         overlay["service"]["pipelines"]["logs/grading"] = {
             "receivers": ["otlp"],
@@ -345,29 +342,40 @@ def test_load_balancing_routes_logs_apart_from_their_spans(otelcol: Path, tmp_pa
         }
         collector.overlay = overlay
         procs.append(collector.start())
-        for r in replicas:
-            procs.append(r.start())
-        rows = run_agent(
-            collector.otlp_grpc,
-            tmp_path / "rows.jsonl",
-            repeat=REPEAT,
-            seed=SEED,
-            scenarios=("one_retry", "retry_storm", "forbidden"),
-        )
+        rows = run_agent(collector.otlp_grpc, tmp_path / "rows.jsonl", repeat=REPEAT, seed=SEED)
         assert isinstance(rows, list)
-        wait_graded(collector, rows)
+        want_spans = len(read_backend_spans_when(collector, rows))
         want_logs = sum(r["log_records"] for r in rows)
         wait_until(
-            lambda: sum(_received(r.stats(), "logs") for r in replicas) == want_logs,
+            lambda: (
+                sum(len(k.spans()) for k in sinks) == want_spans
+                and sum(len(k.log_records()) for k in sinks) == want_logs
+            ),
             30,
-            "all agent log records at the replicas",
+            "every agent span and log record at one of the sinks",
         )
-        # a replica holding log records of a trace whose spans went to the other replica
-        # keeps them buffered as a trace without spans
-        orphans = sum(r.stats()["buffered_traces"] for r in replicas)
-        assert orphans > 0, [r.stats() for r in replicas]
+        span_home = {sp.trace_id: i for i, k in enumerate(sinks) for sp in k.spans()}
+        log_home = {lr.trace_id: i for i, k in enumerate(sinks) for lr in k.log_records()}
+        assert len(span_home) == len(rows)  # spans of a trace never split across sinks
+        apart = [t for t, i in log_home.items() if span_home[t] != i]
+        assert apart, (span_home, log_home)
     finally:
         stop_all(reversed(procs))
+        for sink in sinks:
+            sink.stop()
+
+
+def read_backend_spans_when(collector: Collector, rows: list[dict[str, Any]]) -> list[Any]:
+    """The agent's spans, once the backend has every trace's root (all spans exported)."""
+    want = {r["trace_id"] for r in rows}
+
+    def roots() -> list[Any] | None:
+        spans = read_backend(collector.backend_files).spans
+        done = {s.trace_id for s in spans if s.name == "invoke_agent support"}
+        return spans if want <= done else None
+
+    spans = wait_until(roots, 30, "the agent's spans in the backend", 0.3)
+    return [s for s in spans if s.resource.get("service.name") != "otel-oracles"]
 
 
 # ---- failure: the grader goes away mid-stream ------------------------------------------------
