@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
 
 from otel_oracles.mapping._compile import (
     MISSING,
@@ -68,6 +70,7 @@ STRING_FIELDS: frozenset[str] = frozenset(
 )  # fmt: skip
 
 TOOLISH: frozenset[str] = frozenset({"tool_call", "retrieval", "handoff"})
+ModelT = TypeVar("ModelT", bound=BaseModel)
 _ERROR_TYPE_RX = re.compile(r"^\s*([A-Za-z_][\w.]*(?:Error|Exception))\b")
 
 
@@ -123,21 +126,29 @@ def map_trace(trace: Trace, conventions: ConventionSet) -> Trajectory:
     )
     resource = plain(root.resource) if root is not None else {}
     service = resource.get("service.name")
-    return Trajectory(
-        steps=steps,
-        trace_id=trace.trace_id,
-        root_span_id=root.span_id if root is not None else None,
-        root_name=root.name if root is not None else None,
-        service_name=service if isinstance(service, str) else None,
-        agent_name=agent_name,
-        span_count=len(trace.spans),
-        orphan_spans=[s.span_id for s in trace.orphans],
-        incomplete=trace.incomplete,
-        unmapped_spans=unmapped,
-        conventions=used_files,
-        resource=resource,
-        root_attributes=plain(root.attributes) if root is not None else {},
-    )
+    values: dict[str, Any] = {
+        "steps": steps,
+        "trace_id": trace.trace_id,
+        "root_span_id": root.span_id if root is not None else None,
+        "root_name": root.name if root is not None else None,
+        "service_name": service if isinstance(service, str) else None,
+        "agent_name": agent_name,
+        "span_count": len(trace.spans),
+        "orphan_spans": [s.span_id for s in trace.orphans],
+        "incomplete": trace.incomplete,
+        "unmapped_spans": unmapped,
+        "conventions": used_files,
+        "resource": resource,
+        "root_attributes": plain(root.attributes) if root is not None else {},
+    }
+    if all(type(values[k]) is str for k in _TRAJECTORY_STRINGS if values[k] is not None) and all(
+        type(s) is str for s in values["orphan_spans"]
+    ):
+        return _trusted(Trajectory, values)
+    return Trajectory(**values)
+
+
+_TRAJECTORY_STRINGS = ("trace_id", "root_span_id", "root_name", "service_name", "agent_name")
 
 
 # ---- per span -----------------------------------------------------------------------------
@@ -479,21 +490,109 @@ def _step(index: int, draft: Draft, trace_id: str) -> Step:
             command = raw_cmd if isinstance(raw_cmd, str) or raw_cmd is None else str(raw_cmd)
     span = draft.span
     synthesized = draft.synthesized
-    return Step(
-        index=index,
-        kind=kind,
-        arguments=arguments,
-        arguments_raw=arguments_raw,
-        status=draft.status,  # type: ignore[arg-type]  # one of ok/error/unset by construction
-        start_ns=span.start_ns if span is not None and not synthesized else None,
-        end_ns=span.end_ns if span is not None and not synthesized else None,
-        path=path,
-        content=content,
-        command=command,
-        source=SpanRef(trace_id=trace_id, span_id=span.span_id) if span is not None else None,
-        convention=draft.rule.file,
-        synthesized=synthesized,
-        redacted=tuple(sorted(draft.redacted)),
-        attributes=draft.attributes,
-        **f,
-    )
+    values: dict[str, Any] = {
+        "index": index,
+        "kind": kind,
+        # Validation used to copy these dicts; copying keeps a linked call's arguments
+        # independent of the generation message part they came from.
+        "arguments": dict(arguments) if arguments is not None else None,
+        "arguments_raw": arguments_raw,
+        "status": draft.status,
+        "start_ns": span.start_ns if span is not None and not synthesized else None,
+        "end_ns": span.end_ns if span is not None and not synthesized else None,
+        "path": path,
+        "content": content,
+        "command": command,
+        "source": _trusted(SpanRef, {"trace_id": trace_id, "span_id": span.span_id})
+        if span is not None
+        else None,
+        "convention": draft.rule.file,
+        "synthesized": synthesized,
+        "redacted": tuple(sorted(draft.redacted)),
+        "attributes": dict(draft.attributes),
+    }
+    values.update(f)
+    if _well_typed(values):
+        return _trusted(Step, values)
+    return Step(**values)  # unexpected types: let validation decide, exactly as before
+
+
+# ---- building models without re-validating what this module just normalized ----------------
+
+_FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    **{name: (str,) for name in STRING_FIELDS},
+    "input_tokens": (int,),
+    "output_tokens": (int,),
+    "input_messages": (list,),
+    "output_messages": (list,),
+    "documents": (list,),
+    "finish_reasons": (list,),
+    "arguments": (dict,),
+    "arguments_raw": (str,),
+    "path": (str,),
+    "content": (str,),
+    "command": (str,),
+    "start_ns": (int,),
+    "end_ns": (int,),
+}
+"""Exact types a draft field may have for a step to skip validation (``None`` always may).
+``_normalize_fields`` guarantees them; anything else (a str subclass, a bool token count, an
+unknown field) takes the validated path so its outcome is exactly what validation says."""
+
+_ANY_FIELDS = frozenset(
+    {"index", "kind", "status", "source", "convention", "synthesized", "redacted", "attributes",
+     "result"}
+)  # fmt: skip
+"""Set by ``_step`` itself with the right types (``result`` is ``Any``)."""
+
+
+def _well_typed(values: dict[str, Any]) -> bool:
+    types = _FIELD_TYPES
+    for name, value in values.items():
+        if value is None or name in _ANY_FIELDS:
+            continue
+        expected = types.get(name)
+        if expected is None or type(value) not in expected:
+            return False
+        if name == "finish_reasons" and not all(type(r) is str for r in value):
+            return False
+    return True
+
+
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
+_DEFAULTS: dict[type[BaseModel], tuple[dict[str, Any], tuple[tuple[str, Any], ...]]] = {}
+
+
+def _trusted(cls: type[ModelT], values: dict[str, Any]) -> ModelT:
+    """``cls.model_construct(**values)`` for inputs this module built and type-checked,
+    without its per-field Python loop (it costs more than validating): defaults in field
+    order, then the given values; ``model_fields_set`` is the given keys, as after
+    validation. The models stay frozen (assignment still raises)."""
+    known = _DEFAULTS.get(cls)
+    if known is None:
+        fields = cls.model_fields
+        known = _DEFAULTS[cls] = (
+            {
+                name: None if info.is_required() or info.default_factory else info.default
+                for name, info in fields.items()
+            },
+            tuple(
+                (name, info.default_factory)
+                for name, info in fields.items()
+                if info.default_factory is not None
+            ),
+        )
+    defaults, factories = known
+    data = defaults.copy()
+    data.update(values)
+    for name, factory in factories:
+        if name not in values:
+            data[name] = factory()
+    obj = cls.__new__(cls)
+    object.__setattr__(obj, "__dict__", data)
+    _set_fields_set(obj, set(values))
+    _set_extra(obj, None)
+    _set_private(obj, None)
+    return obj
