@@ -164,7 +164,11 @@ def grade_paths_parallel(
         raise ValueError("stdin ('-') cannot be graded with several workers")
     stats = run if run is not None else GradeRun()
     methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    context = (
+        multiprocessing.get_context("fork")
+        if "fork" in methods
+        else multiprocessing.get_context("spawn")
+    )
     queue = context.Queue()
     procs = [
         context.Process(
