@@ -220,11 +220,14 @@ def grade_paths(
     progress: ProgressCallback | None = None,
     run: GradeRun | None = None,
     on_graded: Callable[[list[tuple[Verdict, Trajectory]]], object] | None = None,
+    keep_verdicts: bool = True,
 ) -> RunReport:
     """Grade every trace found in ``paths`` against the contracts that select it.
 
     ``on_graded`` receives each trace's (verdict, trajectory) pairs as they are graded
     (e.g. an emitter's ``export``), so trajectories need not be kept for the whole run.
+    With ``keep_verdicts=False`` the report's ``verdicts`` stay empty: the caller streams
+    them from ``on_graded`` (``grade`` does, so its memory does not grow with the input).
 
     Unreadable inputs never stop the run: each becomes an ``InputProblem`` in
     ``report.input_errors`` (the CLI turns any into exit code 2 unless ``--keep-going``).
@@ -240,7 +243,8 @@ def grade_paths(
             stats.traces_unselected += 1
         elif on_graded is not None:
             on_graded(graded)
-        verdicts.extend(v for v, _ in graded)
+        if keep_verdicts:
+            verdicts.extend(v for v, _ in graded)
     notes = [f"{stats.traces} trace(s), {stats.spans} span(s) read"]
     if stats.traces_unselected:
         notes.append(f"{stats.traces_unselected} trace(s) matched no contract's selector")

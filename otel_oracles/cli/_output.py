@@ -4,15 +4,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
 from otel_oracles.errors import InputError
-from otel_oracles.model.result import RunReport
-from otel_oracles.report import render_console, render_html, render_json, render_junit
+from otel_oracles.model.result import InputProblem, RunReport, Verdict
+from otel_oracles.report import (
+    ConsoleWriter,
+    HtmlWriter,
+    JsonWriter,
+    JUnitWriter,
+    Tally,
+    render_console,
+    render_html,
+    render_json,
+    render_junit,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -70,3 +80,80 @@ def emit_report(
         click.echo(render_json(report, exit_code), nl=False)
     else:
         click.echo(render_console(report, show_passing_details=verbose), nl=False)
+
+
+def _write_chunks(path: Path, chunks: Iterable[bytes]) -> None:
+    try:
+        with path.open("wb") as out:
+            for chunk in chunks:
+                out.write(chunk)
+    except OSError as exc:
+        raise InputError(f"cannot write report: {exc.strerror}", str(path)) from None
+
+
+class ReportStream:
+    """``emit_report`` for verdicts that arrive one at a time and are not kept.
+
+    Only the writers the options ask for exist; each spools what it rendered (memory up to
+    a megabyte, then an anonymous temporary file), so memory does not grow with the number
+    of verdicts. ``finish`` writes the same files and stdout as ``emit_report`` would for a
+    ``RunReport`` holding every verdict added, in the same order.
+    """
+
+    def __init__(
+        self, *, as_json: bool, junit: Path | None, html: Path | None, verbose: bool
+    ) -> None:
+        self.tally = Tally()
+        self._junit_path = junit
+        self._html_path = html
+        self._junit = JUnitWriter() if junit is not None else None
+        self._html = HtmlWriter() if html is not None else None
+        self._json = JsonWriter() if as_json else None
+        self._console = None if as_json else ConsoleWriter(show_passing_details=verbose)
+
+    def add(self, verdict: Verdict) -> None:
+        self.tally.add(verdict)
+        for writer in (self._junit, self._html, self._json, self._console):
+            if writer is not None:
+                writer.add(verdict)
+
+    def close(self) -> None:
+        """Drop whatever was spooled (after ``finish``, or when grading failed)."""
+        for writer in (self._junit, self._html, self._json, self._console):
+            if writer is not None:
+                writer.close()
+
+    def exit_code(self, input_errors: list[InputProblem], keep_going: bool = False) -> int:
+        """``RunReport.exit_code`` over every verdict added."""
+        return self.tally.exit_code(input_errors, keep_going)
+
+    def finish(self, input_errors: list[InputProblem], notes: list[str], exit_code: int) -> None:
+        """Write ``--junit``/``--html`` files, then print the table or the JSON."""
+        if self._junit is not None and self._junit_path is not None:
+            _write_chunks(self._junit_path, self._junit.chunks(input_errors))
+        if self._html is not None and self._html_path is not None:
+            html_chunks = self._html.chunks(input_errors, notes)
+            _write_chunks(self._html_path, (c.encode("utf-8") for c in html_chunks))
+        if self._json is not None:
+            for text in _batched(self._json.chunks(input_errors, notes, exit_code)):
+                click.echo(text, nl=False)
+        if self._console is not None:
+            for text in _batched(self._console.lines(input_errors, notes)):
+                click.echo(text, nl=False)
+
+
+ECHO_BATCH_CHARS = 1 << 16
+"""``click.echo`` flushes every call: print the table in blocks, not a call per line."""
+
+
+def _batched(chunks: Iterable[str]) -> Iterator[str]:
+    pending: list[str] = []
+    size = 0
+    for chunk in chunks:
+        pending.append(chunk)
+        size += len(chunk)
+        if size >= ECHO_BATCH_CHARS:
+            yield "".join(pending)
+            pending, size = [], 0
+    if pending:
+        yield "".join(pending)

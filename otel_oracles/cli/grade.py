@@ -7,10 +7,12 @@ from pathlib import Path
 
 import click
 
-from otel_oracles.cli._output import emit_report, report_options
+from otel_oracles.cli._output import ReportStream, emit_report, report_options
 from otel_oracles.emit import BatchingEmitter, OtelEmitter, build_emitter
 from otel_oracles.mapping import load_conventions
 from otel_oracles.model.contract import discover_contract_files, load_contract
+from otel_oracles.model.result import Verdict
+from otel_oracles.model.step import Trajectory
 from otel_oracles.parallel import grade_paths_parallel
 from otel_oracles.pipeline import GradeRun, grade_paths, input_files
 
@@ -129,12 +131,22 @@ def grade_command(
         emitter = build_emitter(export, results_out, explain)
     # One export request per batch of verdicts, not per trace; flushed at shutdown.
     batching = BatchingEmitter(emitter) if emitter is not None else None
-    on_graded = batching.export if batching is not None else None
+    export_graded = batching.export if batching is not None else None
+    # Verdicts are rendered as they are graded and not kept, so memory does not grow with
+    # the input (docs/performance.md, G3). --workers still returns them in input order.
+    stream = ReportStream(as_json=as_json, junit=junit, html=html, verbose=verbose)
+
+    def on_graded(graded: list[tuple[Verdict, Trajectory]]) -> None:
+        for verdict, _ in graded:
+            stream.add(verdict)
+        if export_graded is not None:
+            export_graded(graded)
+
     try:
         show_bar = not quiet and total >= PROGRESS_MIN_BYTES and sys.stderr.isatty()
         if workers > 1:
             report = grade_paths_parallel(
-                paths, files, convention_dirs, workers=workers, run=run, on_graded=on_graded
+                paths, files, convention_dirs, workers=workers, run=run, on_graded=export_graded
             )
         elif show_bar:
             with click.progressbar(
@@ -147,14 +159,22 @@ def grade_command(
                     progress=bar.update,
                     run=run,
                     on_graded=on_graded,
+                    keep_verdicts=False,
                 )
         else:
-            report = grade_paths(paths, contracts, conventions, run=run, on_graded=on_graded)
-        code = report.exit_code(keep_going)
-        emit_report(
-            report, as_json=as_json, junit=junit, html=html, verbose=verbose, exit_code=code
-        )
+            report = grade_paths(
+                paths, contracts, conventions, run=run, on_graded=on_graded, keep_verdicts=False
+            )
+        if workers > 1:
+            code = report.exit_code(keep_going)
+            emit_report(
+                report, as_json=as_json, junit=junit, html=html, verbose=verbose, exit_code=code
+            )
+        else:
+            code = stream.exit_code(report.input_errors, keep_going)
+            stream.finish(report.input_errors, report.notes, code)
     finally:
+        stream.close()
         if batching is not None:
             batching.shutdown()
     if isinstance(emitter, OtelEmitter):

@@ -3,12 +3,27 @@
 
 Renderers are pure functions of the report: they never print, never exit and never look at
 where the verdicts came from (AgentBench trajectory or OTel trace), so every command renders
-the same way.
+the same way. Each has a streaming writer underneath (``add`` one verdict at a time, then
+read the document in chunks) so ``grade`` can report on any number of traces without
+holding their verdicts; ``render_*`` feed a whole report through the same writers, so both
+ways produce the same bytes.
 """
 
-from otel_oracles.report._console import render_console
-from otel_oracles.report._html import render_html
-from otel_oracles.report._json import render_json, report_data
-from otel_oracles.report._junit import render_junit
+from otel_oracles.report._common import Tally
+from otel_oracles.report._console import ConsoleWriter, render_console
+from otel_oracles.report._html import HtmlWriter, render_html
+from otel_oracles.report._json import JsonWriter, render_json, report_data
+from otel_oracles.report._junit import JUnitWriter, render_junit
 
-__all__ = ["render_console", "render_html", "render_json", "render_junit", "report_data"]
+__all__ = [
+    "ConsoleWriter",
+    "HtmlWriter",
+    "JUnitWriter",
+    "JsonWriter",
+    "Tally",
+    "render_console",
+    "render_html",
+    "render_json",
+    "render_junit",
+    "report_data",
+]

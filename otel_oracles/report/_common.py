@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from otel_oracles.model.result import OracleResult, Verdict
+import tempfile
+from dataclasses import dataclass
+from typing import IO
+
+from otel_oracles.model.result import InputProblem, OracleResult, Verdict
+
+SPOOL_MEMORY_BYTES = 1 << 20
+"""A streaming writer keeps up to this much rendered text in memory, then moves it to an
+anonymous temporary file: small reports never touch the disk, large ones never fill memory."""
 
 
 def contract_label(verdict: Verdict) -> str:
@@ -25,3 +33,44 @@ def one_line(text: str, limit: int = 300) -> str:
     """Collapse whitespace runs and cut, for table cells and message lines."""
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def spool() -> IO[str]:
+    """A text buffer for rendered fragments that spills to disk past ``SPOOL_MEMORY_BYTES``."""
+    return tempfile.SpooledTemporaryFile(
+        max_size=SPOOL_MEMORY_BYTES, mode="w+", encoding="utf-8", newline="\n"
+    )
+
+
+def replay(buffer: IO[str]) -> IO[str]:
+    """Rewind ``buffer`` for reading back what was written."""
+    buffer.flush()
+    buffer.seek(0)
+    return buffer
+
+
+@dataclass(slots=True)
+class Tally:
+    """What a report's summary needs from verdicts that are no longer held."""
+
+    verdicts: int = 0
+    passed: int = 0
+    errors: int = 0
+
+    def add(self, verdict: Verdict) -> None:
+        self.verdicts += 1
+        if verdict.passed:
+            self.passed += 1
+        elif verdict.verdict == "error":
+            self.errors += 1
+
+    @property
+    def all_passed(self) -> bool:
+        return self.passed == self.verdicts
+
+    def exit_code(self, input_errors: list[InputProblem], keep_going: bool = False) -> int:
+        """``RunReport.exit_code`` from the tally: 2 unreadable input (unless keep_going),
+        1 any verdict failed, else 0."""
+        if input_errors and not keep_going:
+            return 2
+        return 0 if self.all_passed else 1

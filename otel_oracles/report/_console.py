@@ -2,29 +2,113 @@
 
 from __future__ import annotations
 
-from otel_oracles.model.result import RunReport, Verdict
-from otel_oracles.report._common import agent_label, contract_label, failing, one_line
+import json
+from collections.abc import Iterator
+
+from otel_oracles.model.result import InputProblem, RunReport, Verdict
+from otel_oracles.report._common import (
+    Tally,
+    agent_label,
+    contract_label,
+    failing,
+    one_line,
+    replay,
+    spool,
+)
 
 COLUMNS_NUMBERS = ("INV", "TOL", "EXH", "MISS")
 """Invariant failures, tolerated failures, exhausted budgets, missing evidence."""
 
+_AGENT = 1
+"""Index of the agent cell in a stored row (dropped when no verdict has an agent)."""
 
-def _row(v: Verdict, with_agent: bool) -> list[str]:
-    c = v.counts
-    row = [v.subject]
-    if with_agent:
-        row.append(agent_label(v) or "-")
-    row += [contract_label(v), v.verdict.upper() if not v.passed else v.verdict]
-    row += [
-        str(n)
-        for n in (
-            c.invariant_failures,
-            c.tolerated_failures,
-            c.budget_exhausted,
-            c.missing_evidence,
-        )
-    ]
-    return row
+
+class ConsoleWriter:
+    """Builds the table one verdict at a time, so ``grade`` need not keep every verdict.
+
+    Column widths depend on every row, so each row's cells and result lines are spooled
+    (one JSON line per verdict, on disk past a megabyte) and laid out in ``lines()``.
+    """
+
+    def __init__(self, *, show_passing_details: bool = False) -> None:
+        self._details = show_passing_details
+        self._rows = spool()
+        self._widths = [0] * (4 + len(COLUMNS_NUMBERS))
+        self._with_agent = False
+        self.tally = Tally()
+
+    def add(self, v: Verdict) -> None:
+        c = v.counts
+        agent = agent_label(v)
+        self._with_agent = self._with_agent or bool(agent)
+        cells = [
+            v.subject,
+            agent or "-",
+            contract_label(v),
+            v.verdict.upper() if not v.passed else v.verdict,
+        ]
+        cells += [
+            str(n)
+            for n in (
+                c.invariant_failures,
+                c.tolerated_failures,
+                c.budget_exhausted,
+                c.missing_evidence,
+            )
+        ]
+        self._widths = [max(w, len(cell)) for w, cell in zip(self._widths, cells, strict=True)]
+        shown = v.results if self._details else failing(v)
+        extra = [
+            f"    {'ok' if r.passed else 'x'} {r.outcome.value} {r.name}: {one_line(r.message)}"
+            for r in shown
+        ]
+        self._rows.write(json.dumps([cells, extra], ensure_ascii=False) + "\n")
+        self.tally.add(v)
+
+    def close(self) -> None:
+        """Drop the spooled text (``lines``/``chunks`` do it when they finish)."""
+        self._rows.close()
+
+    def lines(self, input_errors: list[InputProblem], notes: list[str]) -> Iterator[str]:
+        """The table, summary, notes and input errors, each line ending in a newline."""
+        try:
+            yield from self._lines(input_errors, notes)
+        finally:
+            self._rows.close()
+
+    def _lines(self, input_errors: list[InputProblem], notes: list[str]) -> Iterator[str]:
+        keep = [i for i in range(len(self._widths)) if self._with_agent or i != _AGENT]
+        header = ["SUBJECT"] + (["AGENT"] if self._with_agent else []) + ["CONTRACT", "VERDICT"]
+        header += list(COLUMNS_NUMBERS)
+        widths = [max(len(h), self._widths[i]) for h, i in zip(header, keep, strict=True)]
+        numeric_from = len(header) - len(COLUMNS_NUMBERS)
+
+        def fmt(cells: list[str]) -> str:
+            out = []
+            for i, cell in enumerate(cells):
+                out.append(cell.rjust(widths[i]) if i >= numeric_from else cell.ljust(widths[i]))
+            return "  ".join(out).rstrip() + "\n"
+
+        t = self.tally
+        if t.verdicts:
+            yield fmt(header)
+            for line in replay(self._rows):
+                cells, extra = json.loads(line)
+                yield fmt([cells[i] for i in keep])
+                for text in extra:
+                    yield text + "\n"
+            yield "\n"
+        failed = t.verdicts - t.passed - t.errors
+        summary = f"{t.verdicts} verdict(s): {t.passed} passed, {failed} failed"
+        if t.errors:
+            summary += f", {t.errors} harness error(s)"
+        if input_errors:
+            summary += f", {len(input_errors)} input error(s)"
+        yield summary + "\n"
+        for n in notes:
+            yield f"note: {n}\n"
+        for p in input_errors:
+            yield f"input error: {p.source}: {p.message}\n"
 
 
 def render_console(report: RunReport, *, show_passing_details: bool = False) -> str:
@@ -33,39 +117,7 @@ def render_console(report: RunReport, *, show_passing_details: bool = False) -> 
 
     ``show_passing_details`` also lists the results of passing verdicts (``--verbose``).
     """
-    lines: list[str] = []
-    verdicts = report.verdicts
-    with_agent = any(agent_label(v) for v in verdicts)
-    header = ["SUBJECT"] + (["AGENT"] if with_agent else []) + ["CONTRACT", "VERDICT"]
-    header += list(COLUMNS_NUMBERS)
-    rows = [_row(v, with_agent) for v in verdicts]
-    numeric_from = len(header) - len(COLUMNS_NUMBERS)
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-
-    def fmt(cells: list[str]) -> str:
-        out = []
-        for i, cell in enumerate(cells):
-            out.append(cell.rjust(widths[i]) if i >= numeric_from else cell.ljust(widths[i]))
-        return "  ".join(out).rstrip()
-
-    if verdicts:
-        lines.append(fmt(header))
-        for v, row in zip(verdicts, rows, strict=True):
-            lines.append(fmt(row))
-            shown = v.results if show_passing_details else failing(v)
-            for r in shown:
-                mark = "ok" if r.passed else "x"
-                lines.append(f"    {mark} {r.outcome.value} {r.name}: {one_line(r.message)}")
-        lines.append("")
-    passed = sum(1 for v in verdicts if v.passed)
-    errors = sum(1 for v in verdicts if v.verdict == "error")
-    failed = len(verdicts) - passed - errors
-    summary = f"{len(verdicts)} verdict(s): {passed} passed, {failed} failed"
-    if errors:
-        summary += f", {errors} harness error(s)"
-    if report.input_errors:
-        summary += f", {len(report.input_errors)} input error(s)"
-    lines.append(summary)
-    lines.extend(f"note: {n}" for n in report.notes)
-    lines.extend(f"input error: {p.source}: {p.message}" for p in report.input_errors)
-    return "\n".join(lines) + "\n"
+    writer = ConsoleWriter(show_passing_details=show_passing_details)
+    for v in report.verdicts:
+        writer.add(v)
+    return "".join(writer.lines(report.input_errors, report.notes))

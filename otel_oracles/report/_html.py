@@ -5,10 +5,12 @@ from a trace or trajectory is escaped."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from html import escape
+from typing import IO
 
-from otel_oracles.model.result import RunReport, Verdict
-from otel_oracles.report._common import agent_label, contract_label
+from otel_oracles.model.result import InputProblem, RunReport, Verdict
+from otel_oracles.report._common import Tally, agent_label, contract_label, replay, spool
 
 DETAILS_LIMIT = 4000
 """Characters of each result's details JSON shown (stderr of a test run can be long)."""
@@ -45,13 +47,20 @@ def _result_rows(v: Verdict) -> str:
     return "\n".join(rows)
 
 
-def render_html(report: RunReport, title: str = "otel-oracles report") -> str:
-    """The whole page as a string (UTF-8 when written)."""
-    summary_rows = []
-    sections = []
-    for i, v in enumerate(report.verdicts):
+class HtmlWriter:
+    """Builds the page one verdict at a time, so ``grade`` need not keep every verdict: the
+    summary rows and the per-verdict sections go to two spools (on disk past a megabyte)
+    that ``chunks()`` places in the page. Same text as ``render_html`` of the whole report."""
+
+    def __init__(self) -> None:
+        self._summary = spool()
+        self._sections = spool()
+        self.tally = Tally()
+
+    def add(self, v: Verdict) -> None:
+        i = self.tally.verdicts
         c = v.counts
-        summary_rows.append(
+        self._summary.write(
             "<tr>"
             f'<td><a href="#v{i}">{escape(v.subject)}</a></td>'
             f"<td>{escape(agent_label(v))}</td><td>{escape(contract_label(v))}</td>"
@@ -67,7 +76,7 @@ def render_html(report: RunReport, title: str = "otel-oracles report") -> str:
             )
             + "</tr>"
         )
-        sections.append(
+        self._sections.write(
             f'<details id="v{i}"{"" if v.passed else " open"}><summary>'
             f"{escape(contract_label(v))} on {escape(v.subject)}: "
             f'<span class="{v.verdict}">{escape(v.verdict)}</span></summary>\n'
@@ -75,24 +84,64 @@ def render_html(report: RunReport, title: str = "otel-oracles report") -> str:
             "<th>message</th><th>details</th></tr>\n"
             f"{_result_rows(v)}\n</table></details>"
         )
-    notes = "".join(f"<li>{escape(n)}</li>" for n in report.notes)
-    problems = "".join(
-        f"<li>{escape(p.source)}: {escape(p.message)}</li>" for p in report.input_errors
-    )
-    passed = sum(1 for v in report.verdicts if v.passed)
-    return f"""<!DOCTYPE html>
+        self.tally.add(v)
+
+    def close(self) -> None:
+        """Drop the spooled text (``lines``/``chunks`` do it when they finish)."""
+        self._summary.close()
+        self._sections.close()
+
+    def chunks(
+        self,
+        input_errors: list[InputProblem],
+        notes: list[str],
+        title: str = "otel-oracles report",
+    ) -> Iterator[str]:
+        """The page in pieces."""
+        try:
+            yield from self._chunks(input_errors, notes, title)
+        finally:
+            self._summary.close()
+            self._sections.close()
+
+    def _chunks(
+        self, input_errors: list[InputProblem], notes: list[str], title: str
+    ) -> Iterator[str]:
+        notes_html = "".join(f"<li>{escape(n)}</li>" for n in notes)
+        problems = "".join(
+            f"<li>{escape(p.source)}: {escape(p.message)}</li>" for p in input_errors
+        )
+        yield f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>
 <style>{_CSS}</style></head><body>
 <h1>{escape(title)}</h1>
-<p>{len(report.verdicts)} verdict(s), {passed} passed.</p>
+<p>{self.tally.verdicts} verdict(s), {self.tally.passed} passed.</p>
 <table><tr><th>subject</th><th>agent</th><th>contract</th><th>verdict</th>
 <th title="invariant failures">invariant</th><th title="tolerated failures">tolerated</th>
 <th title="exhausted budgets">exhausted</th><th title="missing evidence">missing</th></tr>
-{"".join(summary_rows)}
+"""
+        yield from _blocks(self._summary)
+        yield f"""
 </table>
-{f"<h2>Notes</h2><ul>{notes}</ul>" if notes else ""}
+{f"<h2>Notes</h2><ul>{notes_html}</ul>" if notes_html else ""}
 {f"<h2>Input errors</h2><ul>{problems}</ul>" if problems else ""}
 <h2>Results</h2>
-{"".join(sections)}
+"""
+        yield from _blocks(self._sections)
+        yield """
 </body></html>
 """
+
+
+def _blocks(buffer: IO[str]) -> Iterator[str]:
+    replay(buffer)
+    while block := buffer.read(1 << 16):
+        yield block
+
+
+def render_html(report: RunReport, title: str = "otel-oracles report") -> str:
+    """The whole page as a string (UTF-8 when written)."""
+    writer = HtmlWriter()
+    for v in report.verdicts:
+        writer.add(v)
+    return "".join(writer.chunks(report.input_errors, report.notes, title))

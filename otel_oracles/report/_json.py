@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
-from otel_oracles.model.result import RunReport
+from otel_oracles.model.result import InputProblem, RunReport, Verdict
+from otel_oracles.report._common import Tally, replay, spool
 
 
 def report_data(report: RunReport, exit_code: int | None = None) -> dict[str, Any]:
@@ -22,5 +24,60 @@ def report_data(report: RunReport, exit_code: int | None = None) -> dict[str, An
     return data
 
 
+def _dumps(data: object) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False)
+
+
+class JsonWriter:
+    """Writes the same document as ``render_json`` one verdict at a time.
+
+    ``json.dumps`` with an indent lays out a nested value exactly as it would alone, shifted
+    by its depth, so each verdict is dumped as it arrives (spooled, on disk past a megabyte)
+    and the document is stitched together in ``chunks()``; byte-identical to dumping the
+    whole report at once (a test holds them equal).
+    """
+
+    def __init__(self) -> None:
+        self._verdicts = spool()
+        self.tally = Tally()
+
+    def add(self, v: Verdict) -> None:
+        dumped = v.model_dump(mode="json")
+        dumped["verdict"] = v.verdict
+        text = _dumps(dumped).replace("\n", "\n    ")
+        self._verdicts.write(("    " if not self.tally.verdicts else ",\n    ") + text)
+        self.tally.add(v)
+
+    def close(self) -> None:
+        """Drop the spooled text (``lines``/``chunks`` do it when they finish)."""
+        self._verdicts.close()
+
+    def chunks(
+        self, input_errors: list[InputProblem], notes: list[str], exit_code: int | None = None
+    ) -> Iterator[str]:
+        """The document in pieces; ``exit_code`` as in ``report_data``."""
+        try:
+            tail = RunReport(input_errors=input_errors, notes=notes).model_dump(mode="json")
+            del tail["verdicts"]
+            tail["passed"] = self.tally.all_passed
+            tail["exit_code"] = (
+                self.tally.exit_code(input_errors) if exit_code is None else exit_code
+            )
+            rest = _dumps(tail)[1:]  # "{" removed: the tail continues the verdicts' object
+            if not self.tally.verdicts:
+                yield '{\n  "verdicts": [],' + rest + "\n"
+                return
+            yield '{\n  "verdicts": [\n'
+            buffer = replay(self._verdicts)
+            while block := buffer.read(1 << 16):
+                yield block
+            yield "\n  ]," + rest + "\n"
+        finally:
+            self._verdicts.close()
+
+
 def render_json(report: RunReport, exit_code: int | None = None) -> str:
-    return json.dumps(report_data(report, exit_code), indent=2, ensure_ascii=False) + "\n"
+    writer = JsonWriter()
+    for v in report.verdicts:
+        writer.add(v)
+    return "".join(writer.chunks(report.input_errors, report.notes, exit_code))

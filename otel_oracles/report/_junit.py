@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import IO
 
-from otel_oracles.model.result import RunReport, Verdict
-from otel_oracles.report._common import contract_label, failing, one_line
+from otel_oracles.model.result import InputProblem, RunReport, Verdict
+from otel_oracles.report._common import contract_label, failing, one_line, replay, spool
 
 _XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
@@ -49,44 +51,115 @@ def _testcase(parent: ET.Element, v: Verdict) -> tuple[int, int]:
     return (0, 1) if tag == "error" else (1, 0)
 
 
+def _fragment(element: ET.Element, level: int) -> str:
+    """``element`` serialized as it appears at ``level`` of the ``ET.indent``-ed document."""
+    ET.indent(element, level=level)
+    return ET.tostring(element, encoding="unicode")
+
+
+def _start_tag(tag: str, attributes: dict[str, str]) -> str:
+    """An opening tag with ElementTree's own attribute escaping and order."""
+    empty = ET.tostring(ET.Element(tag, attributes), encoding="unicode")
+    return empty.removesuffix(" />") + ">"
+
+
+@dataclass(slots=True)
+class _Suite:
+    cases: IO[str] = field(default_factory=spool)
+    tests: int = 0
+    failures: int = 0
+    errors: int = 0
+    ns: int = 0
+
+
+class JUnitWriter:
+    """Builds the JUnit document one verdict at a time, so ``grade`` need not keep every
+    verdict: each testcase is serialized as it arrives into its contract's spool (on disk
+    past a megabyte); ``chunks()`` wraps the spools in their suites. Same bytes as
+    ``render_junit`` of the whole report."""
+
+    def __init__(self) -> None:
+        self._suites: dict[str, _Suite] = {}
+
+    def add(self, v: Verdict) -> None:
+        label = contract_label(v)
+        suite = self._suites.get(label)
+        if suite is None:
+            suite = self._suites[label] = _Suite()
+        holder = ET.Element("testsuite")
+        fails, errs = _testcase(holder, v)
+        suite.cases.write("\n    " + _fragment(holder[0], 2))
+        suite.tests += 1
+        suite.failures += fails
+        suite.errors += errs
+        suite.ns += v.duration_ns
+
+    def close(self) -> None:
+        """Drop the spooled text (``chunks`` does it when it finishes)."""
+        for suite in self._suites.values():
+            suite.cases.close()
+
+    def chunks(self, input_errors: list[InputProblem]) -> Iterator[bytes]:
+        """The UTF-8 document (with declaration) in pieces."""
+        try:
+            yield from (text.encode("utf-8") for text in self._chunks(input_errors))
+        finally:
+            for suite in self._suites.values():
+                suite.cases.close()
+
+    def _chunks(self, input_errors: list[InputProblem]) -> Iterator[str]:
+        tests = sum(s.tests for s in self._suites.values()) + len(input_errors)
+        failures = sum(s.failures for s in self._suites.values())
+        errors = sum(s.errors for s in self._suites.values()) + len(input_errors)
+        root = {
+            "name": "otel-oracles",
+            "tests": str(tests),
+            "failures": str(failures),
+            "errors": str(errors),
+            "time": _seconds(sum(s.ns for s in self._suites.values())),
+        }
+        yield "<?xml version='1.0' encoding='utf-8'?>\n"
+        if not self._suites and not input_errors:
+            yield ET.tostring(ET.Element("testsuites", root), encoding="unicode") + "\n"
+            return
+        yield _start_tag("testsuites", root)
+        for label, suite in self._suites.items():
+            attributes = {
+                "name": _clean(label),
+                "tests": str(suite.tests),
+                "failures": str(suite.failures),
+                "errors": str(suite.errors),
+                "skipped": "0",
+                "time": _seconds(suite.ns),
+            }
+            yield "\n  " + _start_tag("testsuite", attributes)
+            cases = replay(suite.cases)
+            while block := cases.read(1 << 16):
+                yield block
+            yield "\n  </testsuite>"
+        if input_errors:
+            suite_el = ET.Element("testsuite", name="otel-oracles inputs")
+            for problem in input_errors:
+                case = ET.SubElement(
+                    suite_el, "testcase", classname="inputs", name=_clean(problem.source)
+                )
+                ET.SubElement(
+                    case,
+                    "error",
+                    message=_clean(one_line(problem.message, 1000)),
+                    type="input_error",
+                ).text = _clean(problem.message)
+            n = len(input_errors)
+            for key, value in (("tests", n), ("failures", 0), ("errors", n), ("skipped", 0)):
+                suite_el.set(key, str(value))
+            suite_el.set("time", "0.000")
+            yield "\n  " + _fragment(suite_el, 1)
+        yield "\n</testsuites>\n"
+
+
 def render_junit(report: RunReport) -> bytes:
     """The JUnit XML document (UTF-8 bytes, with declaration)."""
-    root = ET.Element("testsuites", name="otel-oracles")
-    by_contract: dict[str, list[Verdict]] = defaultdict(list)
+    writer = JUnitWriter()
     for v in report.verdicts:
-        by_contract[contract_label(v)].append(v)
-    total = total_fail = total_err = 0
-    total_ns = 0
-    for label, verdicts in by_contract.items():
-        suite = ET.SubElement(root, "testsuite", name=_clean(label))
-        fails = errs = 0
-        ns = 0
-        for v in verdicts:
-            f, e = _testcase(suite, v)
-            fails, errs, ns = fails + f, errs + e, ns + v.duration_ns
-        suite.set("tests", str(len(verdicts)))
-        suite.set("failures", str(fails))
-        suite.set("errors", str(errs))
-        suite.set("skipped", "0")
-        suite.set("time", _seconds(ns))
-        total, total_fail, total_err = total + len(verdicts), total_fail + fails, total_err + errs
-        total_ns += ns
-    if report.input_errors:
-        suite = ET.SubElement(root, "testsuite", name="otel-oracles inputs")
-        for problem in report.input_errors:
-            case = ET.SubElement(suite, "testcase", classname="inputs", name=_clean(problem.source))
-            ET.SubElement(
-                case, "error", message=_clean(one_line(problem.message, 1000)), type="input_error"
-            ).text = _clean(problem.message)
-        n = len(report.input_errors)
-        for key, value in (("tests", n), ("failures", 0), ("errors", n), ("skipped", 0)):
-            suite.set(key, str(value))
-        suite.set("time", "0.000")
-        total, total_err = total + n, total_err + n
-    root.set("tests", str(total))
-    root.set("failures", str(total_fail))
-    root.set("errors", str(total_err))
-    root.set("time", _seconds(total_ns))
-    ET.indent(root)
-    document: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
-    return document + b"\n"
+        writer.add(v)
+    return b"".join(writer.chunks(report.input_errors))

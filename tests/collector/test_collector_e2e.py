@@ -264,6 +264,32 @@ def test_prometheus_scrapes_the_four_numbers(
     by_verdict = {v["metric"].get("otel_oracles_verdict"): float(v["value"][1]) for v in verdicts}
     want_verdicts = Counter(r["expected_verdict"] for r in single_run.rows)
     assert by_verdict == {k: float(v) for k, v in want_verdicts.items()}, verdicts
+    # the other queries docs/collector.md shows work as written
+    results = prom.query(
+        "sum by (gen_ai_evaluation_name, otel_oracles_outcome) (otel_oracles_grade_results_total)"
+    )
+    by_check = {
+        (r["metric"]["gen_ai_evaluation_name"], r["metric"]["otel_oracles_outcome"]): float(
+            r["value"][1]
+        )
+        for r in results
+    }
+    want_checks = Counter(
+        (k, v) for r in single_run.rows for k, v in r["expected_outcomes"].items()
+    )
+    assert by_check == {k: float(v) for k, v in want_checks.items()}, results
+    # (the docs wrap this in increase(...[1h]), which needs an hour-long history)
+    per_contract = prom.query(
+        "sum by (otel_oracles_contract_id) "
+        '(otel_oracles_grade_traces_total{otel_oracles_verdict="fail"})'
+    )
+    assert {
+        r["metric"]["otel_oracles_contract_id"]: float(r["value"][1]) for r in per_contract
+    } == {"support-agent-tools": float(want_verdicts["fail"])}
+    p99 = prom.scalar(
+        "histogram_quantile(0.99, sum by (le) (otel_oracles_grade_duration_seconds_bucket))"
+    )
+    assert p99 is not None and 0 < p99 < 10, p99
 
 
 # ---- scale-out ------------------------------------------------------------------------------

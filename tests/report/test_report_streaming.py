@@ -1,0 +1,94 @@
+"""``grade`` renders verdicts as they are graded instead of keeping them (memory must not
+grow with the input): what it prints and writes must be the very bytes the whole-report
+renderers produce, whether the spooled text stays in memory or spills to disk."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from otel_oracles.mapping import load_conventions
+from otel_oracles.model.contract import load_contract
+from otel_oracles.model.result import InputProblem, RunReport, Verdict
+from otel_oracles.model.step import Trajectory
+from otel_oracles.pipeline import grade_paths
+from otel_oracles.report import _common, render_console, render_html, render_junit, report_data
+
+REPO = Path(__file__).resolve().parent.parent.parent
+CONTRACTS = REPO / "tests" / "testdata" / "pipeline" / "contracts"
+EXAMPLES = REPO / "examples" / "traces"
+CLI = [sys.executable, "-c", "from otel_oracles.cli import main; main()"]
+
+
+def kept_report(paths: list[str]) -> RunReport:
+    contracts = [load_contract(p) for p in sorted(CONTRACTS.iterdir())]
+    return grade_paths(paths, contracts, load_conventions([]))
+
+
+def timeless(text: str) -> str:
+    """Grading time differs between two runs; everything else must not."""
+    text = re.sub(r'"duration_ns": ?\d+', '"duration_ns": 0', text)
+    return re.sub(r'time="[0-9.]+"', 'time="0"', text)
+
+
+def grade(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*CLI, "grade", *args, "-c", str(CONTRACTS)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_streamed_grade_output_equals_the_whole_report_rendered(tmp_path: Path) -> None:
+    missing = str(tmp_path / "missing.json")  # an input error, so every section is present
+    report = kept_report([str(EXAMPLES), missing])
+    assert len(report.verdicts) > 8 and report.input_errors and report.notes
+    junit, html = tmp_path / "r.xml", tmp_path / "r.html"
+    proc = grade(str(EXAMPLES), missing, "--json", "--junit", str(junit), "--html", str(html))
+    assert proc.returncode == 2, proc.stderr
+    expected = json.dumps(report_data(report), indent=2, ensure_ascii=False) + "\n"
+    assert timeless(proc.stdout) == timeless(expected)
+    assert timeless(junit.read_text(encoding="utf-8")) == timeless(render_junit(report).decode())
+    assert html.read_text(encoding="utf-8") == render_html(report)
+    table = grade(str(EXAMPLES), missing, "--verbose", "--keep-going")
+    assert table.returncode == 1
+    assert table.stdout == render_console(report, show_passing_details=True)
+
+
+def test_writers_spilling_to_disk_give_the_same_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    report = kept_report([str(EXAMPLES)])
+    report = report.model_copy(
+        update={"input_errors": [InputProblem(source="x.jsonl:2", message="bad <json>")]}
+    )
+    in_memory = (render_console(report), render_junit(report), render_html(report))
+    json_in_memory = json.dumps(report_data(report, 5), indent=2, ensure_ascii=False) + "\n"
+    monkeypatch.setattr(_common, "SPOOL_MEMORY_BYTES", 16)
+    from otel_oracles.report import render_json
+
+    assert (render_console(report), render_junit(report), render_html(report)) == in_memory
+    assert render_json(report, 5) == json_in_memory
+
+
+def test_grade_paths_can_leave_verdicts_to_the_callback() -> None:
+    seen: list[Verdict] = []
+
+    def collect(graded: list[tuple[Verdict, Trajectory]]) -> None:
+        seen.extend(v for v, _ in graded)
+
+    contracts = [load_contract(p) for p in sorted(CONTRACTS.iterdir())]
+    streamed = grade_paths(
+        [str(EXAMPLES)], contracts, load_conventions([]), on_graded=collect, keep_verdicts=False
+    )
+    assert streamed.verdicts == []
+    kept = kept_report([str(EXAMPLES)]).verdicts
+    assert len(seen) == len(kept) > 8
+    assert [timeless(v.model_dump_json()) for v in seen] == [
+        timeless(v.model_dump_json()) for v in kept
+    ]
