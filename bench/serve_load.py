@@ -147,13 +147,17 @@ def send_all(port: int, bodies: list[tuple[bytes, int]], connections: int,
     start = time.perf_counter()
     per_conn = [bodies[i::connections] for i in range(connections)]
 
-    def worker(chunk: list[tuple[bytes, int]]) -> None:
+    def worker(index: int, chunk: list[tuple[bytes, int]]) -> None:
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
         headers = {"Content-Type": "application/x-protobuf"}
         sent = 0
+        # Paced connections are staggered by a fraction of their interval: independent
+        # senders are not phase-locked, and sending the first requests of every connection
+        # at the same instant would measure one burst of 4 x 512 spans, not the rate.
+        offset = index * (chunk[0][1] if chunk else 0) / (rate or 1) if rate else 0.0
         for body, n in chunk:
             if rate:
-                due = start + (sent * connections) / rate
+                due = start + offset + (sent * connections) / rate
                 if (pause := due - time.perf_counter()) > 0:
                     time.sleep(pause)
             while True:
@@ -173,7 +177,7 @@ def send_all(port: int, bodies: list[tuple[bytes, int]], connections: int,
         with lock:
             counts["sent_spans"] += sent
 
-    threads = [threading.Thread(target=worker, args=(c,)) for c in per_conn]
+    threads = [threading.Thread(target=worker, args=(i, c)) for i, c in enumerate(per_conn)]
     for t in threads:
         t.start()
     for t in threads:
@@ -198,7 +202,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--connections", type=int, default=4)
     ap.add_argument("--contracts", type=Path, default=HERE / "contracts")
     ap.add_argument("--out", type=Path, default=HERE / "out" / "serve_load.json")
+    ap.add_argument("--phases", default="receive,throughput,latency,memory",
+                    help="comma-separated subset to run (iterating on one figure)")  # fmt: skip
+    ap.add_argument("--half-rate", type=float, default=None,
+                    help="spans/s for the latency phase when throughput is not run")  # fmt: skip
     args = ap.parse_args(argv)
+    phases = set(args.phases.split(","))
     n_traces = 300 if args.quick else args.traces
     data = HERE / "out" / f"serve-data-{n_traces}"
     manifest = ensure(Params(traces=n_traces), data, jsonl=False)
@@ -208,91 +217,121 @@ def main(argv: list[str] | None = None) -> int:
     result: dict[str, Any] = {"traces": n_traces, "spans": spans, "requests": len(bodies),
                               "cpus": os.cpu_count(), "connections": args.connections}  # fmt: skip
     try:
-        # 0. the receive path alone: a contract that selects nothing, so traces are decoded,
-        # assembled, released and dropped by the selector (no mapping, checks or export)
-        with tempfile.TemporaryDirectory() as none_dir:
-            (Path(none_dir) / "none.yaml").write_text(
-                "id: selects-nothing\nname: n\ndescription: receive-path baseline\n"
-                "match: {resource: {service.name: no-such-service}}\n"
-                "invariants: [{type: tool_not_called, tool: x}]\n"
-            )
-            serve = Serve(sink, Path(none_dir))
-            cpu0, t0 = serve.cpu_seconds(), time.perf_counter()
-            send_all(serve.port, bodies, args.connections)
-            t_sent = time.perf_counter()
-            wait_graded(serve, n_traces)
-            cpu = serve.cpu_seconds() - cpu0
-            result["receive_only"] = {
-                "received_spans_per_s": round(spans / (t_sent - t0)),
-                "spans_per_serve_cpu_s": round(spans / cpu),
-            }
-            serve.stop()
-        # 1. throughput, grading on
-        serve = Serve(sink, args.contracts)
-        cpu0, t0 = serve.cpu_seconds(), time.perf_counter()
-        sent = send_all(serve.port, bodies, args.connections)
-        t_sent = time.perf_counter()
-        stats = wait_graded(serve, n_traces)
-        t_done, cpu = time.perf_counter(), serve.cpu_seconds() - cpu0
-        graded = sum(stats["graded_traces"].values())
-        result["throughput"] = {
-            "received_spans_per_s": round(spans / (t_sent - t0)),
-            "graded_spans_per_s": round(spans / (t_done - t0)),
-            "serve_cpu_s": round(cpu, 2),
-            "spans_per_serve_cpu_s": round(spans / cpu),
-            "serve_cores_busy": round(cpu / (t_done - t0), 2),
-            "traces_graded": graded,
-            "zero_loss": graded == n_traces
-            and stats["received"].get("http.traces", 0) == spans
-            and stats["rejected"].get("buffer_full", 0) == sent["refused_spans"],
-            "refused_then_resent_spans": sent["refused_spans"],
-            "latency_ms_at_full_load": stats["latency_ms"],
-        }
-        serve.stop()
-        # 2. latency at half the end-to-end rate
-        half = result["throughput"]["graded_spans_per_s"] / 2
-        serve = Serve(sink, args.contracts)
-        t0 = time.perf_counter()
-        send_all(serve.port, bodies, args.connections, rate=half)
-        stats = wait_graded(serve, n_traces)
-        result["latency_at_half_load"] = {
-            "offered_spans_per_s": round(half),
-            "achieved_spans_per_s": round(spans / (time.perf_counter() - t0)),
-            **{k: v for k, v in stats["latency_ms"].items()},
-        }
-        serve.stop()
-        # 3. memory per buffered span (nothing completes within the run)
-        serve = Serve(sink, args.contracts, decision_wait="600s", max_trace_age="600s")
-        time.sleep(0.5)
-        rss0 = serve.rss_bytes()
-        send_all(serve.port, bodies, args.connections)
-        time.sleep(0.5)
-        stats = serve.stats()
-        rss1 = serve.rss_bytes()
-        result["memory"] = {
-            "rss_idle_mb": round(rss0 / 2**20, 1),
-            "rss_buffered_mb": round(rss1 / 2**20, 1),
-            "buffered_spans": stats["buffered_spans"],
-            "bytes_per_buffered_span": round((rss1 - rss0) / max(stats["buffered_spans"], 1)),
-            "wire_bytes_per_span": round(manifest["bytes_binpb"] / spans),
-        }
-        serve.stop(kill=True)
+        if "receive" in phases:
+            result["receive_only"] = phase_receive_only(sink, bodies, n_traces, args.connections)
+        if "throughput" in phases:
+            result["throughput"] = phase_throughput(sink, bodies, n_traces, args)
+        if "latency" in phases:
+            half = args.half_rate or result["throughput"]["graded_spans_per_s"] / 2
+            result["latency_at_half_load"] = phase_latency(sink, bodies, n_traces, args, half)
+        if "memory" in phases:
+            result["memory"] = phase_memory(sink, bodies, manifest, args)
     finally:
         sink.close()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
-    tp = result["throughput"]
+    tp = result.get("throughput", {})
     print(
-        f"serve receive path alone: {result['receive_only']['spans_per_serve_cpu_s']} spans per "
-        f"CPU-second; with grading: {tp['graded_spans_per_s']} spans/s graded end to end "
-        f"({tp['spans_per_serve_cpu_s']} spans per serve CPU-second), zero loss: "
-        f"{tp['zero_loss']}; p99 completion->verdict at half load: "
-        f"{result['latency_at_half_load']['p99']} ms; "
-        f"{result['memory']['bytes_per_buffered_span']} bytes per buffered span",
+        f"serve receive path alone: {result.get('receive_only', {}).get('spans_per_serve_cpu_s')} "
+        f"spans per CPU-second; with grading: {tp.get('graded_spans_per_s')} spans/s graded end "
+        f"to end ({tp.get('spans_per_serve_cpu_s')} spans per serve CPU-second), zero loss: "
+        f"{tp.get('zero_loss')}; p99 completion->verdict at half load: "
+        f"{result.get('latency_at_half_load', {}).get('p99')} ms; "
+        f"{result.get('memory', {}).get('bytes_per_buffered_span')} bytes per buffered span",
         file=sys.stderr,
     )
-    return 0 if tp["zero_loss"] else 1
+    return 0 if tp.get("zero_loss", True) else 1
+
+
+def phase_receive_only(sink: Sink, bodies: list[tuple[bytes, int]], n_traces: int,
+                       connections: int) -> dict[str, Any]:  # fmt: skip
+    """The receive path alone: a contract that selects nothing, so traces are decoded,
+    assembled, released and dropped by the selector (no mapping, checks or export)."""
+    spans = sum(n for _, n in bodies)
+    with tempfile.TemporaryDirectory() as none_dir:
+        (Path(none_dir) / "none.yaml").write_text(
+            "id: selects-nothing\nname: n\ndescription: receive-path baseline\n"
+            "match: {resource: {service.name: no-such-service}}\n"
+            "invariants: [{type: tool_not_called, tool: x}]\n"
+        )
+        serve = Serve(sink, Path(none_dir))
+        cpu0, t0 = serve.cpu_seconds(), time.perf_counter()
+        send_all(serve.port, bodies, connections)
+        t_sent = time.perf_counter()
+        wait_graded(serve, n_traces)
+        cpu = serve.cpu_seconds() - cpu0
+        serve.stop()
+    return {
+        "received_spans_per_s": round(spans / (t_sent - t0)),
+        "spans_per_serve_cpu_s": round(spans / cpu),
+    }
+
+
+def phase_throughput(sink: Sink, bodies: list[tuple[bytes, int]], n_traces: int,
+                     args: argparse.Namespace) -> dict[str, Any]:  # fmt: skip
+    """Everything sent as fast as the connections allow, grading on."""
+    spans = sum(n for _, n in bodies)
+    serve = Serve(sink, args.contracts)
+    cpu0, t0 = serve.cpu_seconds(), time.perf_counter()
+    sent = send_all(serve.port, bodies, args.connections)
+    t_sent = time.perf_counter()
+    stats = wait_graded(serve, n_traces)
+    t_done, cpu = time.perf_counter(), serve.cpu_seconds() - cpu0
+    graded = sum(stats["graded_traces"].values())
+    serve.stop()
+    return {
+        "received_spans_per_s": round(spans / (t_sent - t0)),
+        "graded_spans_per_s": round(spans / (t_done - t0)),
+        "serve_cpu_s": round(cpu, 2),
+        "spans_per_serve_cpu_s": round(spans / cpu),
+        "serve_cores_busy": round(cpu / (t_done - t0), 2),
+        "traces_graded": graded,
+        "zero_loss": graded == n_traces
+        and stats["received"].get("http.traces", 0) == spans
+        and stats["rejected"].get("buffer_full", 0) == sent["refused_spans"],
+        "refused_then_resent_spans": sent["refused_spans"],
+        "latency_ms_at_full_load": stats["latency_ms"],
+    }
+
+
+def phase_latency(sink: Sink, bodies: list[tuple[bytes, int]], n_traces: int,
+                  args: argparse.Namespace, half: float) -> dict[str, Any]:  # fmt: skip
+    """The same data paced at ``half`` spans/s: completion -> verdict latency."""
+    spans = sum(n for _, n in bodies)
+    serve = Serve(sink, args.contracts)
+    cpu0, t0 = serve.cpu_seconds(), time.perf_counter()
+    send_all(serve.port, bodies, args.connections, rate=half)
+    stats = wait_graded(serve, n_traces)
+    dt, cpu = time.perf_counter() - t0, serve.cpu_seconds() - cpu0
+    serve.stop()
+    return {
+        "offered_spans_per_s": round(half),
+        "achieved_spans_per_s": round(spans / dt),
+        "serve_cores_busy": round(cpu / dt, 2),
+        **{k: v for k, v in stats["latency_ms"].items()},
+    }
+
+
+def phase_memory(sink: Sink, bodies: list[tuple[bytes, int]], manifest: dict[str, Any],
+                 args: argparse.Namespace) -> dict[str, Any]:  # fmt: skip
+    """Bytes per buffered span: a decision wait so long that nothing completes in the run."""
+    spans = sum(n for _, n in bodies)
+    serve = Serve(sink, args.contracts, decision_wait="600s", max_trace_age="600s")
+    time.sleep(0.5)
+    rss0 = serve.rss_bytes()
+    send_all(serve.port, bodies, args.connections)
+    time.sleep(0.5)
+    stats = serve.stats()
+    rss1 = serve.rss_bytes()
+    serve.stop(kill=True)
+    return {
+        "rss_idle_mb": round(rss0 / 2**20, 1),
+        "rss_buffered_mb": round(rss1 / 2**20, 1),
+        "buffered_spans": stats["buffered_spans"],
+        "bytes_per_buffered_span": round((rss1 - rss0) / max(stats["buffered_spans"], 1)),
+        "wire_bytes_per_span": round(manifest["bytes_binpb"] / spans),
+    }
 
 
 if __name__ == "__main__":

@@ -139,7 +139,7 @@ def test_quick_mode_prints_every_goal_line(tmp_path: Path) -> None:
         timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
-    for goal in ("G1a", "G1b", "G2", "G3", "G4"):
+    for goal in ("G1a", "G1b", "G2", "G3", "G4", "G4b", "G6"):
         assert re.search(rf"^{goal}\s.*\b(PASS|FAIL|SKIP)\b", proc.stdout, re.M), (
             f"goal line {goal} missing from:\n{proc.stdout}"
         )
