@@ -166,3 +166,30 @@ def test_grade_workers_refuses_stdin_as_a_usage_error() -> None:
     proc = _cli("-", "-c", str(CONTRACTS[0]), "--workers", "2")
     assert proc.returncode == 2
     assert "stdin" in proc.stderr
+
+
+def _emitted(path: Path) -> tuple[list[tuple[str, str]], int]:
+    """(trace id, parent span id) of every grade span, and the log-record count, in a
+    ``--results-out`` file."""
+    spans, logs = [], 0
+    for line in path.read_text().splitlines():
+        data = json.loads(line)
+        for rs in data.get("resourceSpans", []):
+            for ss in rs["scopeSpans"]:
+                spans += [(s["traceId"], s.get("parentSpanId", "")) for s in ss["spans"]]
+        for rl in data.get("resourceLogs", []):
+            logs += sum(len(sl["logRecords"]) for sl in rl["scopeLogs"])
+    return sorted(spans), logs
+
+
+def test_workers_emit_every_result_from_the_parent(tmp_path: Path) -> None:
+    base = [str(EXAMPLE_TRACES), *(a for c in CONTRACTS for a in ("-c", str(c)))]
+    one = _cli(*base, "--results-out", str(tmp_path / "one.jsonl"))
+    two = _cli(*base, "--results-out", str(tmp_path / "two.jsonl"), "--workers", "2")
+    assert (one.returncode, two.returncode) == (1, 1), (one.stderr, two.stderr)
+    expected = _emitted(tmp_path / "one.jsonl")
+    assert expected[0] and expected[1], "the sequential run must emit grade spans and events"
+    assert _emitted(tmp_path / "two.jsonl") == expected, (
+        "with workers, the same grade spans (same traces, same parents) and as many "
+        "evaluation log records must be emitted"
+    )
