@@ -225,6 +225,10 @@ class CompiledRule:
     result_error_keys: tuple[str, ...] = ()
     guard: Guard | None = None
     """Necessary conditions checkable from the span's dispatch signature (see ``Guard``)."""
+    determined: bool = False
+    """The match reads nothing beyond a span's full signature (scope, name, kind, status,
+    values of ``CompiledSet.value_keys``, presence of ``presence_set`` keys): its outcome is
+    the same for every span with that signature."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,8 +298,63 @@ class CompiledSet:
     candidates: dict[tuple[Any, ...], list[CompiledRule]] = field(default_factory=dict)
     """Rules worth evaluating per span signature (few distinct signatures occur)."""
 
+    value_keys: tuple[str, ...] = ()
+    """Attribute keys whose values some determined rule compares (a superset of
+    ``dispatch_keys``); read once per span, only when present."""
+    resolved: dict[tuple[Any, ...], tuple[tuple[CompiledRule, ...], CompiledRule | None]] = field(
+        default_factory=dict
+    )
+    """Per full span signature: the rules whose outcome still depends on the span (in order),
+    then the rule that matches for sure if none of them does."""
+
     def rule_for(self, view: SpanView) -> CompiledRule | None:
         """The first rule (priority order) whose match holds for the span."""
+        span = view.span
+        get = view.get
+        key = (
+            span.scope_name,
+            span.name,
+            span.kind,
+            span.status_code,
+            tuple([get(k) for k in self.value_keys]),
+            self.presence_set & view.keys,
+        )
+        try:
+            dynamic, final = self.resolved[key]
+        except KeyError:
+            dynamic, final = self._resolve(view, key)
+        except TypeError:  # an unhashable attribute value (a list) under a value key
+            return self._first_match(view)
+        for rule in dynamic:
+            if rule.predicate(view):
+                return rule
+        return final
+
+    def _resolve(
+        self, view: SpanView, key: tuple[Any, ...]
+    ) -> tuple[tuple[CompiledRule, ...], CompiledRule | None]:
+        """Evaluate the determined candidates once for this signature (their outcome holds
+        for every span that shares it); keep the others, in order, for per-span evaluation."""
+        dynamic: list[CompiledRule] = []
+        final = None
+        for rule in self._candidate_rules(view):
+            if not rule.determined:
+                dynamic.append(rule)
+            elif rule.predicate(view):
+                final = rule
+                break
+        entry = (tuple(dynamic), final)
+        if len(self.resolved) < 4096:
+            self.resolved[key] = entry
+        return entry
+
+    def _first_match(self, view: SpanView) -> CompiledRule | None:
+        for rule in self._candidate_rules(view):
+            if rule.predicate(view):
+                return rule
+        return None
+
+    def _candidate_rules(self, view: SpanView) -> list[CompiledRule]:
         get = view.get
         signature = (
             view.span.scope_name,
@@ -303,15 +362,11 @@ class CompiledSet:
             self.presence_set & view.keys,
         )
         try:
-            rules = self.candidates[signature]
+            return self.candidates[signature]
         except KeyError:
-            rules = self._candidates(signature)
+            return self._candidates(signature)
         except TypeError:  # an unhashable attribute value (a list) under a dispatch key
-            rules = self._candidates(signature, cache=False)
-        for rule in rules:
-            if rule.predicate(view):
-                return rule
-        return None
+            return self._candidates(signature, cache=False)
 
     def _candidates(self, signature: tuple[Any, ...], cache: bool = True) -> list[CompiledRule]:
         scope_name, dispatch_values, present = signature
@@ -386,6 +441,26 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
                     guard=_guard(rule.match),
                 )
             )
+    value_keys = {r.guard.required[0] for r in rules if r.guard and r.guard.required}
+    presence = {
+        k
+        for r in rules
+        if r.guard
+        for k in (*r.guard.present, *(a[0] for a in r.guard.alternatives))
+    }
+    for conv in conventions.files:
+        for rule in conv.rules:
+            for cond in (*rule.match.all, *rule.match.any):
+                if cond.attr is None:
+                    continue
+                if cond.exists is not None:
+                    presence.add(cond.attr)
+                else:
+                    value_keys.add(cond.attr)
+    for compiled_rule, rule in zip(
+        rules, (r for conv in conventions.files for r in conv.rules), strict=True
+    ):
+        compiled_rule.determined = all(c.child is None for c in (*rule.match.all, *rule.match.any))
     return CompiledSet(
         rules=rules,
         placeholders=frozenset(placeholders),
@@ -394,12 +469,8 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
         dispatch_keys=tuple(
             sorted({r.guard.required[0] for r in rules if r.guard and r.guard.required})
         ),
-        presence_set=frozenset(
-            k
-            for r in rules
-            if r.guard
-            for k in (*r.guard.present, *(a[0] for a in r.guard.alternatives))
-        ),
+        presence_set=frozenset(presence),
+        value_keys=tuple(sorted(value_keys)),
     )
 
 
