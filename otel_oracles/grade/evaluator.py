@@ -9,17 +9,16 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator
-from pathlib import Path
+from dataclasses import dataclass
 
 from otel_oracles.errors import OtelOraclesError, ReplayError
 from otel_oracles.grade.evidence import find_gaps
-from otel_oracles.grade.oracles.base import Finding, GradeContext
+from otel_oracles.grade.oracles.base import Finding, GradeContext, OracleCheck
 from otel_oracles.grade.registry import instantiate
 from otel_oracles.model.contract import Contract, OracleSpec
 from otel_oracles.model.result import Layer, OracleResult, Outcome, Verdict, count_outcomes
 from otel_oracles.model.step import Trajectory
-from otel_oracles.replay import replayed_workspace
+from otel_oracles.replay import replayed_files, replayed_workspace
 
 BUDGET_PARAMS: tuple[str, ...] = ("max", "allowed", "max_total")
 
@@ -37,31 +36,100 @@ def outcome_for(layer: Layer, finding: Finding) -> Outcome:
     return Outcome.PASS if finding.status == "pass" else Outcome.INVARIANT_FAILURE
 
 
-def run_check(layer: Layer, spec: OracleSpec, ctx: GradeContext) -> OracleResult:
-    start = time.perf_counter_ns()
-    contract = ctx.contract
+@dataclass(frozen=True, slots=True)
+class PlannedCheck:
+    """One check of a contract, prepared once: its oracle instantiated with validated params
+    and its evidence names resolved, so grading a trace does no per-check set-up."""
+
+    layer: Layer
+    spec: OracleSpec
+    oracle: OracleCheck | None
+    evidence: tuple[str, ...]
+    """Sorted evidence names (``find_gaps`` order)."""
+    setup_error: Exception | None
+    """What instantiating the oracle (or asking its evidence) raised; reported per check as
+    the ``error`` result it has always been."""
+    budget: int | None
+
+
+def plan_check(layer: Layer, spec: OracleSpec) -> PlannedCheck:
+    oracle: OracleCheck | None = None
+    evidence: tuple[str, ...] = ()
+    error: Exception | None = None
     try:
         oracle = instantiate(spec)
-        gaps = find_gaps(oracle.required_evidence(), ctx.trajectory)
-        if ctx.trajectory.incomplete:
-            gaps.insert(0, "trace incomplete: graded on timeout before all spans arrived")
-        finding = Finding.missing("; ".join(gaps)) if gaps else oracle.check(ctx)
-        outcome = outcome_for(layer, finding)
-        error_details: dict[str, object] = {}
-    except OtelOraclesError as exc:
+        evidence = tuple(sorted(set(oracle.required_evidence())))
+    except Exception as exc:  # noqa: BLE001 - reported by the check, never stops the others
+        oracle, error = None, exc
+    budget = next((spec.params[k] for k in BUDGET_PARAMS if k in spec.params), None)
+    return PlannedCheck(
+        layer=layer,
+        spec=spec,
+        oracle=oracle,
+        evidence=evidence,
+        setup_error=error,
+        budget=budget if isinstance(budget, int) and not isinstance(budget, bool) else None,
+    )
+
+
+MAX_PLANS = 1024
+"""Contracts whose plans are kept (a run holds a handful; the bound only guards servers that
+reload contracts forever)."""
+
+_plans: dict[int, tuple[Contract, tuple[PlannedCheck, ...]]] = {}
+
+
+def contract_plan(contract: Contract) -> tuple[PlannedCheck, ...]:
+    """Every check of ``contract``, planned once per contract object (contracts are frozen).
+    The entry holds the contract itself, so its ``id`` cannot be reused while cached."""
+    entry = _plans.get(id(contract))
+    if entry is not None and entry[0] is contract:
+        return entry[1]
+    if len(_plans) >= MAX_PLANS:
+        _plans.clear()
+    plan = tuple(plan_check(layer, spec) for layer, spec in contract.checks())
+    _plans[id(contract)] = (contract, plan)
+    return plan
+
+
+def run_check(layer: Layer, spec: OracleSpec, ctx: GradeContext) -> OracleResult:
+    return run_planned(plan_check(layer, spec), ctx)
+
+
+def _fails_with(exc: Exception) -> tuple[Finding, Outcome, dict[str, object]]:
+    if isinstance(exc, OtelOraclesError):
         # A user-facing problem found while checking (e.g. a task-authoring mistake): its
         # message is meant to be read as it is; it is still a harness error, not the agent's.
-        finding = Finding.fail(exc.message)
-        outcome = Outcome.ERROR
-        error_details = {"error.type": type(exc).__name__}
-    except Exception as exc:  # noqa: BLE001 - a crashing oracle must not stop the others
-        finding = Finding.fail(f"oracle raised {type(exc).__name__}: {exc}")
-        outcome = Outcome.ERROR
-        error_details = {"error.type": type(exc).__name__}
+        return Finding.fail(exc.message), Outcome.ERROR, {"error.type": type(exc).__name__}
+    # A crashing oracle must not stop the others.
+    finding = Finding.fail(f"oracle raised {type(exc).__name__}: {exc}")
+    return finding, Outcome.ERROR, {"error.type": type(exc).__name__}
+
+
+def run_planned(check: PlannedCheck, ctx: GradeContext) -> OracleResult:
+    start = time.perf_counter_ns()
+    contract = ctx.contract
+    spec = check.spec
+    layer = check.layer
+    error_details: dict[str, object] = {}
+    if check.setup_error is not None:
+        finding, outcome, error_details = _fails_with(check.setup_error)
+    else:
+        oracle = check.oracle
+        assert oracle is not None
+        try:
+            gaps = find_gaps(check.evidence, ctx.trajectory) if check.evidence else []
+            if ctx.trajectory.incomplete:
+                gaps.insert(0, "trace incomplete: graded on timeout before all spans arrived")
+            finding = Finding.missing("; ".join(gaps)) if gaps else oracle.check(ctx)
+            outcome = outcome_for(layer, finding)
+        except Exception as exc:
+            if exc is ctx.replay_error:
+                raise  # the lazy replay failed: the whole verdict is a replay error
+            finding, outcome, error_details = _fails_with(exc)
     passed = outcome in (Outcome.PASS, Outcome.TOLERATED) or (
         outcome == Outcome.MISSING_EVIDENCE and contract.on_missing_evidence == "warn"
     )
-    budget = next((spec.params[k] for k in BUDGET_PARAMS if k in spec.params), None)
     return OracleResult(
         oracle_type=spec.type,
         name=spec.label,
@@ -74,7 +142,7 @@ def run_check(layer: Layer, spec: OracleSpec, ctx: GradeContext) -> OracleResult
         span_ids=list(finding.span_ids),
         step_indexes=list(finding.step_indexes),
         used=finding.used,
-        budget=budget if isinstance(budget, int) and not isinstance(budget, bool) else None,
+        budget=check.budget,
         why=spec.why,
         contract_id=contract.id,
         contract_version=contract.version,
@@ -82,28 +150,39 @@ def run_check(layer: Layer, spec: OracleSpec, ctx: GradeContext) -> OracleResult
     )
 
 
-@contextlib.contextmanager
-def _workspace(contract: Contract, trajectory: Trajectory) -> Iterator[Path | None]:
+def _context(
+    contract: Contract, trajectory: Trajectory, stack: contextlib.ExitStack
+) -> GradeContext:
+    """The context, with the workspace replayed lazily when the replay can be decided in
+    memory (same files, same ``ReplayError``), else on disk right away as always."""
+    initial = dict(contract.workspace or {})
     if contract.workspace is None:
-        yield None
-    else:
-        with replayed_workspace(contract.workspace, trajectory) as root:
-            yield root
+        return GradeContext(trajectory=trajectory, contract=contract, initial_workspace=initial)
+    spec = contract.workspace
+    files = replayed_files(spec, trajectory)
+    if files is None:
+        root = stack.enter_context(replayed_workspace(spec, trajectory))
+        return GradeContext(
+            trajectory=trajectory, contract=contract, workspace=root, initial_workspace=initial
+        )
+    return GradeContext(
+        trajectory=trajectory,
+        contract=contract,
+        initial_workspace=initial,
+        materialize=lambda: stack.enter_context(replayed_workspace(spec, trajectory)),
+        files=files,
+    )
 
 
 def grade(contract: Contract, trajectory: Trajectory) -> Verdict:
     """Run every check of ``contract`` on ``trajectory``."""
     start = time.perf_counter_ns()
     results: list[OracleResult] = []
+    plan = contract_plan(contract)
     try:
-        with _workspace(contract, trajectory) as root:
-            ctx = GradeContext(
-                trajectory=trajectory,
-                contract=contract,
-                workspace=root,
-                initial_workspace=dict(contract.workspace or {}),
-            )
-            results = [run_check(layer, spec, ctx) for layer, spec in contract.checks()]
+        with contextlib.ExitStack() as stack:
+            ctx = _context(contract, trajectory, stack)
+            results = [run_planned(check, ctx) for check in plan]
     except ReplayError as exc:
         results = [
             OracleResult(

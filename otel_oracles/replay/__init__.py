@@ -25,11 +25,9 @@ _DRIVE = re.compile(r"^[A-Za-z]:")
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
-def safe_target(root: Path, rel: str, what: str) -> Path:
-    """The path for ``rel`` inside ``root``, or ``ReplayError`` when it could reach outside.
-
-    ``what`` names the source of the path (``steps[3]``) for the message.
-    """
+def checked_parts(rel: str, what: str) -> tuple[str, ...]:
+    """The components of ``rel`` inside a workspace, or the ``ReplayError`` ``safe_target``
+    raises for it before looking at the disk (NUL, empty, absolute, ``..``)."""
     if "\x00" in rel:
         raise ReplayError(f"{what}: path {rel!r} contains a NUL byte")
     norm = normalize_path(rel)
@@ -42,7 +40,15 @@ def safe_target(root: Path, rel: str, what: str) -> Path:
         )
     if ".." in pure.parts:
         raise ReplayError(f"{what}: path {rel!r} escapes the workspace through '..'")
-    target = root.joinpath(*pure.parts)
+    return pure.parts
+
+
+def safe_target(root: Path, rel: str, what: str) -> Path:
+    """The path for ``rel`` inside ``root``, or ``ReplayError`` when it could reach outside.
+
+    ``what`` names the source of the path (``steps[3]``) for the message.
+    """
+    target = root.joinpath(*checked_parts(rel, what))
     if not target.resolve().is_relative_to(root.resolve()):
         raise ReplayError(f"{what}: path {rel!r} escapes the workspace through a symlink")
     return target
@@ -103,3 +109,54 @@ def replayed_workspace(workspace: Mapping[str, str], trajectory: Trajectory) -> 
         for index, path, content in trajectory.file_edits():
             write_inside(root, path, content, f"steps[{index}]")
         yield root
+
+
+NAME_MAX = 255
+"""Longest file name (bytes) assumed writable; longer names are left to the real replay."""
+
+PATH_SOFT_MAX = 2048
+"""Longest relative path (bytes) the in-memory replay vouches for (PATH_MAX is 4096 with the
+temporary directory's own prefix)."""
+
+
+def replayed_files(workspace: Mapping[str, str], trajectory: Trajectory) -> dict[str, bytes] | None:
+    """The files ``replayed_workspace`` would hold, computed in memory: ``{"a/b.py": bytes}``.
+
+    Raises the same ``ReplayError`` (same message) that ``replayed_workspace`` raises for the
+    same input, so a contract whose checks only read files needs no temporary directory (its
+    creation and removal cost milliseconds per trace on some filesystems). Returns ``None``
+    when the outcome depends on the filesystem (over-long names, text that cannot be encoded):
+    the caller must then replay on disk, which decides.
+    """
+    files: dict[str, bytes] = {}
+    dirs: set[str] = set()
+
+    def write(rel: str, content: str, what: str) -> bool:
+        parts = checked_parts(rel, what)
+        try:
+            encoded = [part.encode("utf-8") for part in parts]
+            data = content.encode("utf-8")
+        except UnicodeError:
+            return False
+        if any(len(b) > NAME_MAX for b in encoded) or sum(map(len, encoded)) > PATH_SOFT_MAX:
+            return False
+        for i in range(1, len(parts)):
+            prefix = "/".join(parts[:i])
+            if prefix in files:
+                raise ReplayError(
+                    f"{what}: path {rel!r} needs directory {prefix} but that is a file"
+                )
+            dirs.add(prefix)
+        key = "/".join(parts)
+        if not parts or key in dirs:
+            raise ReplayError(f"{what}: path {rel!r} is a directory, not a file")
+        files[key] = data
+        return True
+
+    for rel, content in workspace.items():
+        if not write(rel, content, f"workspace[{rel!r}]"):
+            return None
+    for index, path, content in trajectory.file_edits():
+        if not write(path, content, f"steps[{index}]"):
+            return None
+    return files

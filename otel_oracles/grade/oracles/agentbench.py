@@ -182,7 +182,7 @@ class FileNotModified(OracleCheck):
     def check(self, ctx: GradeContext) -> Finding:
         params = self.params
         assert isinstance(params, FileNotModified.Params)
-        if ctx.workspace is None:
+        if not ctx.has_workspace:
             return _no_workspace(self.oracle_type, ctx)
         target = normalize_path(params.path)
         initial = {normalize_path(k): v for k, v in ctx.initial_workspace.items()}
@@ -195,6 +195,8 @@ class FileNotModified(OracleCheck):
         edits = [i for i, p, _ in ctx.trajectory.file_edits() if p == target]
         if not edits:
             return Finding.ok(f"{params.path} was never touched")
+        # Only a touched file is read, from the replayed directory (replayed on first use).
+        assert ctx.workspace is not None
         current = safe_target(ctx.workspace, target, params.path).read_bytes()
         if current == initial[target].encode("utf-8"):
             return Finding.ok(
@@ -292,12 +294,20 @@ class AssertionExists(OracleCheck):
     def check(self, ctx: GradeContext) -> Finding:
         params = self.params
         assert isinstance(params, AssertionExists.Params)
-        if ctx.workspace is None:
+        if not ctx.has_workspace:
             return _no_workspace(self.oracle_type, ctx)
-        target = safe_target(ctx.workspace, params.path, params.path)
-        if not target.is_file():
-            return Finding.fail(f"{params.path} does not exist in the replayed workspace")
-        text = Path(target).read_text(encoding="utf-8", errors="replace")
+        known, data = ctx.replayed_file(params.path, params.path)
+        if known:
+            if data is None:  # a directory or nothing: not a file either way
+                return Finding.fail(f"{params.path} does not exist in the replayed workspace")
+            # What read_text does: decode, then universal newlines.
+            text = data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
+        else:
+            assert ctx.workspace is not None
+            target = safe_target(ctx.workspace, params.path, params.path)
+            if not target.is_file():
+                return Finding.fail(f"{params.path} does not exist in the replayed workspace")
+            text = Path(target).read_text(encoding="utf-8", errors="replace")
         match = re.search(params.pattern, text, re.MULTILINE)
         if match is None:
             return Finding.fail(

@@ -23,11 +23,14 @@ the budget is exceeded; the same class serves both layers.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
+
+from otel_oracles.replay import checked_parts
 
 if TYPE_CHECKING:
     from otel_oracles.model.contract import Contract
@@ -78,15 +81,79 @@ class Finding:
         return cls("missing", message, **kw)
 
 
-@dataclass(slots=True)
 class GradeContext:
     """Everything an oracle may look at. ``workspace`` is the replayed directory for
-    contracts with an AgentBench workspace, else ``None``."""
+    contracts with an AgentBench workspace, else ``None``.
 
-    trajectory: Trajectory
-    contract: Contract
-    workspace: Path | None = None
-    initial_workspace: dict[str, str] = field(default_factory=dict)
+    The evaluator may hand over the workspace lazily: ``materialize`` replays it on disk the
+    first time ``workspace`` is read, and ``files`` (the replayed files, computed in memory)
+    lets ``replayed_file`` answer reads without a directory until then. Checks that never
+    touch the workspace then cost no temporary directory at all.
+    """
+
+    __slots__ = (
+        "_files",
+        "_materialize",
+        "_workspace",
+        "contract",
+        "initial_workspace",
+        "replay_error",
+        "trajectory",
+    )
+
+    def __init__(
+        self,
+        trajectory: Trajectory,
+        contract: Contract,
+        workspace: Path | None = None,
+        initial_workspace: dict[str, str] | None = None,
+        *,
+        materialize: Callable[[], Path] | None = None,
+        files: Mapping[str, bytes] | None = None,
+    ) -> None:
+        self.trajectory = trajectory
+        self.contract = contract
+        self.initial_workspace: dict[str, str] = (
+            {} if initial_workspace is None else initial_workspace
+        )
+        self.replay_error: BaseException | None = None
+        """Set when a lazy replay failed; the evaluator turns it into the verdict's one
+        ``replay`` result, exactly as when the replay runs before any check."""
+        self._workspace = workspace
+        self._materialize = materialize if workspace is None else None
+        self._files = files if workspace is None else None
+
+    def __repr__(self) -> str:
+        return (
+            f"GradeContext(trajectory={self.trajectory.trace_id!r}, "
+            f"contract={self.contract.id!r}, workspace={self._workspace!r})"
+        )
+
+    @property
+    def workspace(self) -> Path | None:
+        if self._workspace is None and self._materialize is not None:
+            materialize, self._materialize = self._materialize, None
+            self._files = None  # from now on the directory (which a command may change) rules
+            try:
+                self._workspace = materialize()
+            except Exception as exc:
+                self.replay_error = exc
+                raise
+        return self._workspace
+
+    @property
+    def has_workspace(self) -> bool:
+        """Whether ``workspace`` is (or would be, once read) a directory, without replaying."""
+        return self._workspace is not None or self._materialize is not None
+
+    def replayed_file(self, rel: str, what: str) -> tuple[bool, bytes | None]:
+        """``(known, data)`` for ``rel`` in the workspace without touching the disk:
+        ``known`` is False when only the directory can tell (read ``workspace`` then);
+        ``data`` is ``None`` when ``rel`` is not a file there. Path problems raise the same
+        ``ReplayError`` as ``replay.safe_target``."""
+        if self._files is None or self._workspace is not None:
+            return False, None
+        return True, self._files.get("/".join(checked_parts(rel, what)))
 
 
 class OracleCheck(ABC):
