@@ -72,6 +72,30 @@ def memoized(t: Trajectory, key: str, compute: Callable[[], Any]) -> Any:
     return cache[key]
 
 
+MEMO_STEPS = 8192
+"""Steps whose derived values (JSON text of a result, normalized arguments, why a call
+failed) are kept: several checks of several contracts ask the same of the same step."""
+
+_step_memo: dict[int, tuple[weakref.ref[Step], dict[Any, Any]]] = {}
+
+
+def step_memoized(step: Step, key: Any, compute: Callable[[], Any]) -> Any:
+    """``compute()`` once per (step, key); like ``memoized`` but per step (steps are frozen).
+    ``key`` must capture every input ``compute`` reads besides the step."""
+    entry = _step_memo.get(id(step))
+    if entry is None or entry[0]() is not step:
+        if len(_step_memo) >= MEMO_STEPS:
+            _step_memo.clear()
+        entry = (weakref.ref(step), {})
+        _step_memo[id(step)] = entry
+    cache = entry[1]
+    try:
+        return cache[key]
+    except KeyError:
+        value = cache[key] = compute()
+        return value
+
+
 def is_placeholder(value: Any) -> bool:
     """True for a redaction placeholder or an empty string (content dropped, not content).
 

@@ -41,6 +41,7 @@ from otel_oracles.grade.oracles.trace_common import (
     result_text,
     schema_problems,
     span_ids,
+    step_result_text,
     string_items,
 )
 from otel_oracles.grade.registry import register_oracle
@@ -94,7 +95,7 @@ def _source_texts(step: Step) -> str | None:
     if step.documents is not None and "documents" not in step.redacted:
         parts.append(result_text(step.documents))
     if not absent(step, "result"):
-        parts.append(result_text(step.result))
+        parts.append(step_result_text(step))
     return "\n".join(parts) if parts else None
 
 
@@ -259,7 +260,7 @@ def find_degradation(t: Trajectory, p: DegradationParams) -> Degradation:
                 out.unknown.append(s)
             continue
         if is_empty_result(s.result) or (
-            p.empty_pattern and re.search(p.empty_pattern, result_text(s.result))
+            p.empty_pattern and re.search(p.empty_pattern, step_result_text(s))
         ):
             out.degraded.append((s, "returned empty"))
     return out

@@ -18,7 +18,7 @@ import jsonschema
 from jsonschema.exceptions import SchemaError
 from pydantic import AfterValidator, Field
 
-from otel_oracles.grade.evidence import absent, is_placeholder
+from otel_oracles.grade.evidence import absent, is_placeholder, step_memoized
 from otel_oracles.grade.oracles.base import OracleParams
 from otel_oracles.model.step import Step
 
@@ -99,11 +99,25 @@ def result_text(result: Any) -> str:
     return json.dumps(result, ensure_ascii=False, default=str)
 
 
+def step_result_text(step: Step) -> str:
+    """``result_text(step.result)``, computed once per step."""
+    text: str = step_memoized(step, "result_text", lambda: result_text(step.result))
+    return text
+
+
 def call_failure(step: Step, error_pattern: str | None = DEFAULT_ERROR_PATTERN) -> str | None:
     """Why ``step`` (a tool call) failed, or ``None`` when nothing says it did.
 
     Signals, in order: span status ERROR, ``error.type``, an error message (exception
-    event), a result matching ``error_pattern`` (or a dict result with a truthy ``error``)."""
+    event), a result matching ``error_pattern`` (or a dict result with a truthy ``error``).
+    Computed once per (step, pattern): every failure-counting check asks the same."""
+    why: str | None = step_memoized(
+        step, ("call_failure", error_pattern), lambda: _call_failure(step, error_pattern)
+    )
+    return why
+
+
+def _call_failure(step: Step, error_pattern: str | None) -> str | None:
     if step.status == "error":
         return f"status ERROR{f' ({step.error_type})' if step.error_type else ''}"
     if step.error_type:
@@ -115,7 +129,7 @@ def call_failure(step: Step, error_pattern: str | None = DEFAULT_ERROR_PATTERN) 
     result = step.result
     if isinstance(result, dict) and result.get("error"):
         return "result carries an error"
-    if error_pattern and re.search(error_pattern, result_text(result)):
+    if error_pattern and re.search(error_pattern, step_result_text(step)):
         return "result matches the error pattern"
     return None
 
@@ -126,7 +140,7 @@ def is_timeout(step: Step) -> bool:
         for t in (
             step.error_type,
             step.error_message,
-            None if absent(step, "result") else result_text(step.result),
+            None if absent(step, "result") else step_result_text(step),
         )
         if t
     )
@@ -148,6 +162,14 @@ def effective_args(step: Step) -> dict[str, Any] | None:
     if step.raw is not None:
         return {k: v for k, v in step.raw.items() if k not in RAW_STEP_META}
     return None
+
+
+def step_normalized_args(step: Step) -> str:
+    """``normalize_args`` of a call's effective arguments, computed once per step."""
+    text: str = step_memoized(
+        step, "normalized_args", lambda: normalize_args(effective_args(step), step.arguments_raw)
+    )
+    return text
 
 
 def normalize_args(args: dict[str, Any] | None, raw: str | None = None) -> str:

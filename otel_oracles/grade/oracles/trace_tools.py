@@ -25,12 +25,11 @@ from otel_oracles.grade.oracles.trace_common import (
     Regex,
     args_mismatch,
     call_failure,
-    effective_args,
     glob_any,
     indexes,
-    normalize_args,
     one_string_or_list,
     span_ids,
+    step_normalized_args,
     steps_of,
     string_items,
 )
@@ -468,7 +467,7 @@ class LoopDetected(OracleCheck):
         p = self.params
         groups: dict[tuple[str | None, str], list[Step]] = defaultdict(list)
         for s in steps_of(ctx.trajectory.tool_calls(), p.tools):
-            groups[(s.tool, normalize_args(effective_args(s), s.arguments_raw))].append(s)
+            groups[(s.tool, step_normalized_args(s))].append(s)
         loops = [g for g in groups.values() if len(g) >= p.threshold]
         steps = [s for g in loops for s in g]
         kw: dict[str, Any] = {
