@@ -225,6 +225,8 @@ class CompiledRule:
     result_error_keys: tuple[str, ...] = ()
     guard: Guard | None = None
     """Necessary conditions checkable from the span's dispatch signature (see ``Guard``)."""
+    plan: tuple[tuple[str, tuple[tuple[str | None, Extractor, tuple[str, ...]], ...]], ...] = ()
+    """``fields`` flattened to tuples for ``read_fields`` (built by ``compile_set``)."""
     determined: bool = False
     """The match reads nothing beyond a span's full signature (scope, name, kind, status,
     values of ``CompiledSet.value_keys``, presence of ``presence_set`` keys): its outcome is
@@ -441,6 +443,11 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
                     guard=_guard(rule.match),
                 )
             )
+    for compiled_rule in rules:
+        compiled_rule.plan = tuple(
+            (name, tuple((src.attr, src.extract, src.parse) for src in sources))
+            for name, sources in compiled_rule.fields.items()
+        )
     value_keys = {r.guard.required[0] for r in rules if r.guard and r.guard.required}
     presence = {
         k
@@ -496,6 +503,42 @@ def first_value(
             continue
         return value, False
     return None, redacted
+
+
+def read_fields(
+    view: SpanView,
+    rule: CompiledRule,
+    placeholders: frozenset[str],
+    content_fields: frozenset[str],
+    fields: dict[str, Any],
+    redacted: set[str],
+) -> None:
+    """``first_value`` for every field of the rule, into ``fields`` / ``redacted``: the same
+    sources in the same order, in one loop (mapping's hot path: ~7 fields per span)."""
+    keys = view.keys
+    get = view.get
+    for name, sources in rule.plan:
+        flagged = False
+        for key, extract, parse in sources:
+            if key is not None:
+                if key not in keys:
+                    continue
+                raw = get(key)
+            else:
+                raw = extract(view)
+            if raw is MISSING or raw is None:
+                continue
+            if isinstance(raw, str) and raw in placeholders:
+                flagged = True
+                continue
+            value = apply_parsers(parse, raw) if parse else raw
+            if value is None:
+                continue
+            fields[name] = value
+            flagged = False
+            break
+        if flagged and name in content_fields:
+            redacted.add(name)
 
 
 def read_keep(view: SpanView, keys: tuple[str, ...]) -> dict[str, Any]:

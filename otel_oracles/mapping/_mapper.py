@@ -33,8 +33,8 @@ from otel_oracles.mapping._compile import (
     CompiledRule,
     CompiledSet,
     SpanView,
-    first_value,
     plain,
+    read_fields,
     read_keep,
 )
 from otel_oracles.mapping._loader import ConventionSet
@@ -156,12 +156,7 @@ _TRAJECTORY_STRINGS = ("trace_id", "root_span_id", "root_name", "service_name", 
 
 def _draft(view: SpanView, rule: CompiledRule, compiled: CompiledSet) -> Draft:
     draft = Draft(kind=rule.step, span=view.span, rule=rule)
-    for name, sources in rule.fields.items():
-        value, redacted = first_value(sources, view, compiled.placeholders)
-        if redacted and name in CONTENT_FIELDS:
-            draft.redacted.add(name)
-        if value is not None:
-            draft.fields[name] = value
+    read_fields(view, rule, compiled.placeholders, CONTENT_FIELDS, draft.fields, draft.redacted)
     if rule.keep:
         draft.attributes.update(read_keep(view, rule.keep))
     span = view.span
@@ -512,49 +507,41 @@ def _step(index: int, draft: Draft, trace_id: str) -> Step:
         "attributes": dict(draft.attributes),
     }
     values.update(f)
-    if _well_typed(values):
+    if (
+        _well_typed(f)
+        and (span is None or (type(span.start_ns) is int and type(span.end_ns) is int))
+        and type(values["arguments_raw"]) in (str, type(None))
+    ):
         return _trusted(Step, values)
     return Step(**values)  # unexpected types: let validation decide, exactly as before
 
 
 # ---- building models without re-validating what this module just normalized ----------------
 
-_FIELD_TYPES: dict[str, tuple[type, ...]] = {
-    **{name: (str,) for name in STRING_FIELDS},
-    "input_tokens": (int,),
-    "output_tokens": (int,),
-    "input_messages": (list,),
-    "output_messages": (list,),
-    "documents": (list,),
-    "finish_reasons": (list,),
-    "arguments": (dict,),
-    "arguments_raw": (str,),
-    "path": (str,),
-    "content": (str,),
-    "command": (str,),
-    "start_ns": (int,),
-    "end_ns": (int,),
+_FIELD_TYPES: dict[str, type] = {
+    **dict.fromkeys(STRING_FIELDS, str),
+    "input_tokens": int,
+    "output_tokens": int,
+    "input_messages": list,
+    "output_messages": list,
+    "documents": list,
+    "finish_reasons": list,
+    "result": object,
 }
-"""Exact types a draft field may have for a step to skip validation (``None`` always may).
-``_normalize_fields`` guarantees them; anything else (a str subclass, a bool token count, an
-unknown field) takes the validated path so its outcome is exactly what validation says."""
-
-_ANY_FIELDS = frozenset(
-    {"index", "kind", "status", "source", "convention", "synthesized", "redacted", "attributes",
-     "result"}
-)  # fmt: skip
-"""Set by ``_step`` itself with the right types (``result`` is ``Any``)."""
+"""The exact type each draft field has for a step to skip validation (``None`` always may).
+``_normalize_fields`` guarantees them (``finish_reasons`` is always a list of strings, message
+lists are lists of dicts); the trace-level passes set strings. Anything else (a str subclass,
+a bool token count, a non-string tool name from a message part) takes the validated path, so
+its outcome is exactly what validation says. ``result`` is ``Any``."""
 
 
-def _well_typed(values: dict[str, Any]) -> bool:
+def _well_typed(fields: dict[str, Any]) -> bool:
     types = _FIELD_TYPES
-    for name, value in values.items():
-        if value is None or name in _ANY_FIELDS:
-            continue
+    for name, value in fields.items():
         expected = types.get(name)
-        if expected is None or type(value) not in expected:
-            return False
-        if name == "finish_reasons" and not all(type(r) is str for r in value):
+        if expected is None:
+            return False  # not a step field: validation reports it
+        if value is not None and expected is not object and type(value) is not expected:
             return False
     return True
 
