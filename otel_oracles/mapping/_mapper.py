@@ -274,18 +274,70 @@ def _ancestor_drafts(
 def _assign_agents(
     drafts: list[Draft], draft_by_span: dict[str, Draft], by_id: dict[str, SpanRecord]
 ) -> None:
+    """Nearest enclosing agent per draft in one pass over the tree: what a span's descendants
+    see (nearest agent scope, nearest agent name) is memoized per span id, so each ancestor
+    chain is walked once per trace instead of once per draft. Chains with a parent cycle
+    (malformed telemetry) are not memoized: they take the per-draft walk, whose answer
+    depends on where it starts."""
+    memo: dict[str, tuple[str, str | None]] = {}
     for draft in drafts:
         assert draft.span is not None
-        ancestors = _ancestor_drafts(draft.span, draft_by_span, by_id)
-        agents = [a for a in ancestors if a.kind == "agent"]
-        draft.scope = agents[0].span.span_id if agents and agents[0].span else ""
-        enclosing = next(
-            (a.fields["agent_name"] for a in agents if a.fields.get("agent_name")), None
-        )
+        context = _enclosing(draft.span, draft_by_span, by_id, memo)
+        if context is None:
+            ancestors = _ancestor_drafts(draft.span, draft_by_span, by_id)
+            agents = [a for a in ancestors if a.kind == "agent"]
+            scope = agents[0].span.span_id if agents and agents[0].span else ""
+            enclosing = next(
+                (a.fields["agent_name"] for a in agents if a.fields.get("agent_name")), None
+            )
+        else:
+            scope, enclosing = context
+        draft.scope = scope
         if draft.kind != "agent" and enclosing is not None:
             draft.fields["agent_name"] = enclosing
         if draft.kind == "handoff" and "from_agent" not in draft.fields and enclosing is not None:
             draft.fields["from_agent"] = enclosing
+
+
+_TOP: tuple[str, str | None] = ("", None)
+
+
+def _enclosing(
+    span: SpanRecord,
+    draft_by_span: dict[str, Draft],
+    by_id: dict[str, SpanRecord],
+    memo: dict[str, tuple[str, str | None]],
+) -> tuple[str, str | None] | None:
+    """(scope, enclosing agent name) from the span's ancestors, or None on a parent cycle.
+    ``memo[id]`` is what the descendants of span ``id`` see (its own agent draft included);
+    only cycle-free chains are stored, so a stored entry never depends on the start."""
+    chain: list[str] = []
+    seen = {span.span_id}
+    parent_id = span.parent_span_id
+    while True:
+        if not parent_id:
+            context = _TOP
+            break
+        known = memo.get(parent_id)
+        if known is not None:
+            context = known
+            break
+        if parent_id in seen:
+            return None
+        seen.add(parent_id)
+        chain.append(parent_id)
+        parent = by_id.get(parent_id)
+        if parent is None:
+            context = _TOP
+            break
+        parent_id = parent.parent_span_id
+    for span_id in reversed(chain):
+        draft = draft_by_span.get(span_id)
+        if draft is not None and draft.kind == "agent" and draft.span is not None:
+            name = draft.fields.get("agent_name")
+            context = (draft.span.span_id, name if name else context[1])
+        memo[span_id] = context
+    return context
 
 
 def _parts(msg: dict[str, Any]) -> list[dict[str, Any]]:
@@ -459,7 +511,7 @@ def _build_steps(trace: Trace, drafts: list[Draft]) -> list[Step]:
 
 def _step(index: int, draft: Draft, trace_id: str) -> Step:
     f = dict(draft.fields)
-    kind = StepKind(draft.kind)
+    kind = _KINDS.get(draft.kind) or StepKind(draft.kind)
     arguments = f.pop("arguments", None)
     arguments_raw = None
     if arguments is not None and not isinstance(arguments, dict):
@@ -498,9 +550,7 @@ def _step(index: int, draft: Draft, trace_id: str) -> Step:
         "path": path,
         "content": content,
         "command": command,
-        "source": _trusted(SpanRef, {"trace_id": trace_id, "span_id": span.span_id})
-        if span is not None
-        else None,
+        "source": _span_ref(trace_id, span.span_id) if span is not None else None,
         "convention": draft.rule.file,
         "synthesized": synthesized,
         "redacted": tuple(sorted(draft.redacted)),
@@ -546,6 +596,21 @@ def _well_typed(fields: dict[str, Any]) -> bool:
     return True
 
 
+_KINDS: dict[str, StepKind] = {k.value: k for k in StepKind}
+
+
+def _span_ref(trace_id: str, span_id: str) -> SpanRef:
+    if type(trace_id) is not str or type(span_id) is not str:
+        return SpanRef(trace_id=trace_id, span_id=span_id)
+    ref = _new_span_ref(SpanRef)
+    object.__setattr__(ref, "__dict__", {"trace_id": trace_id, "span_id": span_id})
+    _set_fields_set(ref, {"trace_id", "span_id"})
+    _set_extra(ref, None)
+    _set_private(ref, None)
+    return ref
+
+
+_new_span_ref = SpanRef.__new__
 _set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
 _set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
 _set_private = BaseModel.__dict__["__pydantic_private__"].__set__
