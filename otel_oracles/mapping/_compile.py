@@ -113,6 +113,20 @@ def compile_condition(cond: Condition) -> Predicate:
     return lambda v: any(nested(SpanView(c, [])) for c in v.children)
 
 
+def split_match(match: Match) -> tuple[Predicate, Predicate] | None:
+    """(span-only part, child part) of a match whose child conditions are all in ``all``;
+    ``compile_match`` is their conjunction, span-only part first. None otherwise."""
+    if not any(c.child is not None for c in match.all) or any(
+        c.child is not None for c in match.any
+    ):
+        return None
+    static = compile_match(
+        Match.model_construct(all=[c for c in match.all if c.child is None], any=match.any)
+    )
+    child_preds = [compile_condition(c) for c in match.all if c.child is not None]
+    return static, lambda v: all(pred(v) for pred in child_preds)
+
+
 def compile_match(match: Match) -> Predicate:
     """Cheap tests first: ``all`` conditions on the span itself, then ``any``, and only then
     conditions that look at child spans (the result is the same, the order is not)."""
@@ -227,6 +241,9 @@ class CompiledRule:
     """Necessary conditions checkable from the span's dispatch signature (see ``Guard``)."""
     plan: tuple[tuple[str, tuple[tuple[str | None, Extractor, tuple[str, ...]], ...]], ...] = ()
     """``fields`` flattened to tuples for ``read_fields`` (built by ``compile_set``)."""
+    split: tuple[Predicate, Predicate] | None = None
+    """For a rule with child conditions (only in ``all``): its span-only part, decided by
+    the signature, and its child part, evaluated per span (see ``split_match``)."""
     determined: bool = False
     """The match reads nothing beyond a span's full signature (scope, name, kind, status,
     values of ``CompiledSet.value_keys``, presence of ``presence_set`` keys): its outcome is
@@ -327,21 +344,25 @@ class CompiledSet:
             dynamic, final = self._resolve(view, key)
         except TypeError:  # an unhashable attribute value (a list) under a value key
             return self._first_match(view)
-        for rule in dynamic:
-            if rule.predicate(view):
+        for check, rule in dynamic:
+            if check(view):
                 return rule
         return final
 
     def _resolve(
         self, view: SpanView, key: tuple[Any, ...]
-    ) -> tuple[tuple[CompiledRule, ...], CompiledRule | None]:
+    ) -> tuple[tuple[tuple[Predicate, CompiledRule], ...], CompiledRule | None]:
         """Evaluate the determined candidates once for this signature (their outcome holds
-        for every span that shares it); keep the others, in order, for per-span evaluation."""
-        dynamic: list[CompiledRule] = []
+        for every span that shares it); keep the others, in order, for per-span evaluation
+        (only their child conditions when their span-only part holds for the signature)."""
+        dynamic: list[tuple[Predicate, CompiledRule]] = []
         final = None
         for rule in self._candidate_rules(view):
             if not rule.determined:
-                dynamic.append(rule)
+                if rule.split is None:
+                    dynamic.append((rule.predicate, rule))
+                elif rule.split[0](view):
+                    dynamic.append((rule.split[1], rule))
             elif rule.predicate(view):
                 final = rule
                 break
@@ -516,14 +537,16 @@ def read_fields(
     """``first_value`` for every field of the rule, into ``fields`` / ``redacted``: the same
     sources in the same order, in one loop (mapping's hot path: ~7 fields per span)."""
     keys = view.keys
-    get = view.get
+    # Straight from the (lazy) mapping, past SpanView's memo: a field rarely reads a key
+    # that dispatch already read, and the memo's bookkeeping costs more than it saves here.
+    get = view.span.attributes.get
     for name, sources in rule.plan:
         flagged = False
         for key, extract, parse in sources:
             if key is not None:
                 if key not in keys:
                     continue
-                raw = get(key)
+                raw = get(key, MISSING)
             else:
                 raw = extract(view)
             if raw is MISSING or raw is None:
