@@ -304,6 +304,9 @@ def _guard(match: Match) -> Guard | None:
     return Guard(scope=scope, required=required, present=present, alternatives=alternatives)
 
 
+Resolved = tuple[tuple[tuple[Predicate, CompiledRule], ...], CompiledRule | None]
+
+
 @dataclass(slots=True)
 class CompiledSet:
     rules: list[CompiledRule]
@@ -320,11 +323,9 @@ class CompiledSet:
     value_keys: tuple[str, ...] = ()
     """Attribute keys whose values some determined rule compares (a superset of
     ``dispatch_keys``); read once per span, only when present."""
-    resolved: dict[tuple[Any, ...], tuple[tuple[CompiledRule, ...], CompiledRule | None]] = field(
-        default_factory=dict
-    )
-    """Per full span signature: the rules whose outcome still depends on the span (in order),
-    then the rule that matches for sure if none of them does."""
+    resolved: dict[tuple[Any, ...], Resolved] = field(default_factory=dict)
+    """Per full span signature: the (check, rule) pairs whose outcome still depends on the
+    span (in order), then the rule that matches for sure if none of them does."""
 
     def rule_for(self, view: SpanView) -> CompiledRule | None:
         """The first rule (priority order) whose match holds for the span."""
@@ -349,9 +350,7 @@ class CompiledSet:
                 return rule
         return final
 
-    def _resolve(
-        self, view: SpanView, key: tuple[Any, ...]
-    ) -> tuple[tuple[tuple[Predicate, CompiledRule], ...], CompiledRule | None]:
+    def _resolve(self, view: SpanView, key: tuple[Any, ...]) -> Resolved:
         """Evaluate the determined candidates once for this signature (their outcome holds
         for every span that shares it); keep the others, in order, for per-span evaluation
         (only their child conditions when their span-only part holds for the signature)."""
