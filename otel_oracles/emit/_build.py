@@ -16,6 +16,12 @@ from opentelemetry.sdk.metrics.export import MetricExporter
 from opentelemetry.sdk.trace.export import SpanExporter
 
 from otel_oracles.emit._base import Emitter, InMemoryEmitter
+from otel_oracles.emit._fast_otlp import (
+    FastGrpcLogExporter,
+    FastGrpcSpanExporter,
+    FastHttpLogExporter,
+    FastHttpSpanExporter,
+)
 from otel_oracles.emit._otel import OtelEmitter, otlp_destination
 from otel_oracles.emit._otlp_json import (
     JsonLinesLogExporter,
@@ -63,30 +69,19 @@ def otlp_exporters(
     protocol: str | None = None,
 ) -> tuple[SpanExporter, LogRecordExporter, MetricExporter, str]:
     """The SDK's OTLP exporters (endpoint, headers, timeout, TLS, compression from the
-    standard ``OTEL_EXPORTER_OTLP_*`` variables) and a description for messages."""
+    standard ``OTEL_EXPORTER_OTLP_*`` variables) and a description for messages. Spans and
+    logs use subclasses that only swap in a caching encoder (``_fast_otlp``)."""
     span_exporter: SpanExporter
     log_exporter: LogRecordExporter
     metric_exporter: MetricExporter
     if otlp_protocol("traces", protocol) == "grpc":
-        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
-
-        span_exporter = OTLPSpanExporter()
+        span_exporter = FastGrpcSpanExporter()
     else:
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import (
-            OTLPSpanExporter as HttpSpanExporter,
-        )
-
-        span_exporter = HttpSpanExporter()
+        span_exporter = FastHttpSpanExporter()
     if otlp_protocol("logs", protocol) == "grpc":
-        from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter
-
-        log_exporter = OTLPLogExporter()
+        log_exporter = FastGrpcLogExporter()
     else:
-        from opentelemetry.exporter.otlp.proto.http._log_exporter import (
-            OTLPLogExporter as HttpLogExporter,
-        )
-
-        log_exporter = HttpLogExporter()
+        log_exporter = FastHttpLogExporter()
     if otlp_protocol("metrics", protocol) == "grpc":
         from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter
 
