@@ -127,10 +127,11 @@ def explain(result: OracleResult, mode: ExplainMode = "template") -> str:
     """The ``gen_ai.evaluation.explanation`` for ``result`` under ``mode``."""
     if mode == "full":
         return _cap(result.message, MAX_FULL_EXPLANATION_CHARS)
-    if result.details:
+    if result.details and result.outcome is not Outcome.PASS:
         return _template(result)
-    # Without details the text depends on a few small fields only: most results (passes)
-    # repeat, and the secret checks on the name are worth not redoing per trace.
+    # Without details (a pass never shows them) the text depends on a few small fields
+    # only: most results (passes) repeat, and the secret checks on the name are worth not
+    # redoing per trace.
     key = (
         result.name,
         result.oracle_type,
