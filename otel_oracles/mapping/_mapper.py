@@ -74,6 +74,10 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 _ERROR_TYPE_RX = re.compile(r"^\s*([A-Za-z_][\w.]*(?:Error|Exception))\b")
 
 
+_NO_CHILDREN: list[SpanRecord] = []
+"""Shared by every leaf span's view (views only read their children)."""
+
+
 @dataclass(slots=True)
 class Draft:
     """A step under construction (mutable until the trace-level passes are done)."""
@@ -98,12 +102,13 @@ def map_trace(trace: Trace, conventions: ConventionSet) -> Trajectory:
     """Map one trace. Never raises on odd telemetry: what cannot be read stays ``None``."""
     compiled: CompiledSet = conventions.compiled()
     by_id = {s.span_id: s for s in trace.spans}
+    children = trace.children
     drafts: list[Draft] = []
     draft_by_span: dict[str, Draft] = {}
     used_files: dict[str, int] = {}
     unmapped: dict[str, int] = {}
     for span in trace.spans:
-        view = SpanView(span, trace.children.get(span.span_id, []))
+        view = SpanView(span, children.get(span.span_id, _NO_CHILDREN))
         rule = compiled.rule_for(view)
         if rule is None:
             unmapped[span.name] = unmapped.get(span.name, 0) + 1
@@ -200,10 +205,13 @@ def _draft(view: SpanView, rule: CompiledRule, compiled: CompiledSet) -> Draft:
 
 def _normalize_fields(draft: Draft) -> None:
     f = draft.fields
+    # parse_string / parse_int return exact str / int values unchanged: call them only for
+    # values of another type (the rare case).
     for name in STRING_FIELDS & f.keys():
-        f[name] = parse_string(f[name])
+        if type(f[name]) is not str:
+            f[name] = parse_string(f[name])
     for name in ("input_tokens", "output_tokens"):
-        if name in f:
+        if name in f and type(f[name]) is not int:
             f[name] = parse_int(f[name])
     if "finish_reasons" in f:
         f["finish_reasons"] = parse_string_list(f["finish_reasons"])
