@@ -20,6 +20,7 @@ version) they behave exactly like the SDK's exporter.
 from __future__ import annotations
 
 import logging
+import struct
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -44,10 +45,8 @@ from opentelemetry.proto.common.v1.common_pb2 import (
     KeyValue,
     KeyValueList,
 )
-from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord, ResourceLogs, ScopeLogs
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
-from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Span, SpanFlags
-from opentelemetry.proto.trace.v1.trace_pb2 import Status as PbStatus
+from opentelemetry.proto.trace.v1.trace_pb2 import Span, SpanFlags
 from opentelemetry.sdk._logs import ReadableLogRecord
 from opentelemetry.sdk._logs.export import LogRecordExportResult
 from opentelemetry.sdk.trace import ReadableSpan
@@ -94,59 +93,144 @@ def _value(value: Any) -> AnyValue:
     raise TypeError(f"invalid attribute value type {type(value).__name__}")
 
 
-class Encoder:
-    """Encodes batches of SDK spans / log records into OTLP requests, caching attributes.
+_FIXED64 = struct.Struct("<Q").pack
+_FIXED32 = struct.Struct("<I").pack
 
-    Not thread-safe on its own; each exporter owns one and the SDK calls ``export`` from one
-    thread at a time (the emitter serializes its calls).
+
+def _varint(n: int) -> bytes:
+    if n < 0x80:
+        return bytes((n,))
+    out = bytearray()
+    while n > 0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _field(tag: bytes, payload: bytes) -> bytes:
+    """A length-delimited field: ``tag`` (already shifted, wire type 2) and ``payload``."""
+    return tag + _varint(len(payload)) + payload
+
+
+def _text(tag: bytes, value: str | None) -> bytes:
+    """A proto3 string field: absent when empty, as upb writes it."""
+    return _field(tag, value.encode("utf-8")) if value else b""
+
+
+# Wire tags ((field number << 3) | wire type) of the OTLP v1 messages written here.
+_REQUEST_RESOURCE = b"\x0a"  # Export*ServiceRequest.resource_{spans,logs} = 1
+_RESOURCE_X = b"\x0a"  # Resource{Spans,Logs}.resource = 1
+_RESOURCE_SCOPES = b"\x12"  # Resource{Spans,Logs}.scope_{spans,logs} = 2
+_RESOURCE_SCHEMA = b"\x1a"  # Resource{Spans,Logs}.schema_url = 3
+_SCOPE_X = b"\x0a"  # Scope{Spans,Logs}.scope = 1
+_SCOPE_ITEMS = b"\x12"  # Scope{Spans,Logs}.{spans,log_records} = 2
+_SCOPE_SCHEMA = b"\x1a"  # Scope{Spans,Logs}.schema_url = 3
+_LOG_TIME = b"\x09"  # LogRecord.time_unix_nano = 1 (fixed64)
+_LOG_SEVERITY = b"\x10"  # severity_number = 2
+_LOG_SEVERITY_TEXT = b"\x1a"  # severity_text = 3
+_LOG_BODY = b"\x2a"  # body = 5
+_LOG_ATTRIBUTE = b"\x32"  # attributes = 6
+_LOG_DROPPED = b"\x38"  # dropped_attributes_count = 7
+_LOG_FLAGS = b"\x45"  # flags = 8 (fixed32)
+_LOG_TRACE_ID = b"\x4a"  # trace_id = 9
+_LOG_SPAN_ID = b"\x52"  # span_id = 10
+_LOG_OBSERVED = b"\x59"  # observed_time_unix_nano = 11 (fixed64)
+_LOG_EVENT_NAME = b"\x62"  # event_name = 12
+_SPAN_TRACE_ID = b"\x0a"  # Span.trace_id = 1
+_SPAN_SPAN_ID = b"\x12"  # span_id = 2
+_SPAN_STATE = b"\x1a"  # trace_state = 3
+_SPAN_PARENT = b"\x22"  # parent_span_id = 4
+_SPAN_NAME = b"\x2a"  # name = 5
+_SPAN_KIND = b"\x30"  # kind = 6
+_SPAN_START = b"\x39"  # start_time_unix_nano = 7 (fixed64)
+_SPAN_END = b"\x41"  # end_time_unix_nano = 8 (fixed64)
+_SPAN_ATTRIBUTE = b"\x4a"  # attributes = 9
+_SPAN_DROPPED_ATTRIBUTES = b"\x50"  # dropped_attributes_count = 10
+_SPAN_EVENT = b"\x5a"  # events = 11
+_SPAN_DROPPED_EVENTS = b"\x60"  # dropped_events_count = 12
+_SPAN_LINK = b"\x6a"  # links = 13
+_SPAN_DROPPED_LINKS = b"\x70"  # dropped_links_count = 14
+_SPAN_STATUS = b"\x7a"  # status = 15
+_SPAN_FLAGS = b"\x85\x01"  # flags = 16 (fixed32)
+_EVENT_TIME = b"\x09"  # Span.Event.time_unix_nano = 1 (fixed64)
+_EVENT_NAME = b"\x12"  # name = 2
+_EVENT_ATTRIBUTE = b"\x1a"  # attributes = 3
+_EVENT_DROPPED = b"\x20"  # dropped_attributes_count = 4
+_LINK_TRACE_ID = b"\x0a"  # Span.Link.trace_id = 1
+_LINK_SPAN_ID = b"\x12"  # span_id = 2
+_LINK_STATE = b"\x1a"  # trace_state = 3
+_LINK_ATTRIBUTE = b"\x22"  # attributes = 4
+_LINK_DROPPED = b"\x28"  # dropped_attributes_count = 5
+_LINK_FLAGS = b"\x35"  # flags = 6 (fixed32)
+_STATUS_MESSAGE = b"\x12"  # Status.message = 2
+_STATUS_CODE = b"\x18"  # code = 3
+
+
+def _uint(tag: bytes, value: int | None) -> bytes:
+    return tag + _varint(value) if value else b""
+
+
+class Encoder:
+    """Encodes batches of SDK spans / log records into serialized OTLP requests.
+
+    Writes the protobuf wire format directly: each attribute ``(key, value)`` of a scalar
+    value is serialized once (by upb, as a ``KeyValue``) and its bytes reused; the rest is
+    field tags, varints and fixed-width integers joined per record. The result parses to
+    the message the SDK's encoder builds for the same records (tests hold them equal).
+    Not thread-safe on its own; each exporter owns one and the emitter serializes calls.
     """
 
     def __init__(self) -> None:
-        self._pairs: dict[tuple[str, type, Any], KeyValue] = {}
-        self._resources: dict[int, tuple[Any, Resource]] = {}
-        self._scopes: dict[int, tuple[Any, InstrumentationScope | None]] = {}
+        self._pairs: dict[tuple[bytes, str, type, Any], bytes] = {}
+        self._resources: dict[int, tuple[Any, bytes]] = {}
+        self._scopes: dict[int, tuple[Any, bytes]] = {}
 
-    def attributes(self, attributes: Mapping[str, Any] | None) -> list[KeyValue]:
+    def _attributes(self, tag: bytes, attributes: Mapping[str, Any] | None) -> list[bytes]:
         if not attributes:
             return []
         out = []
         pairs = self._pairs
         for key, value in attributes.items():
             if isinstance(value, str | bool | int | float):
-                cache_key = (key, type(value), value)
-                kv = pairs.get(cache_key)
-                if kv is None:
+                cache_key = (tag, key, type(value), value)
+                field = pairs.get(cache_key)
+                if field is None:
                     if len(pairs) >= CACHE_MAX:
                         pairs.clear()
-                    kv = pairs[cache_key] = KeyValue(key=key, value=_value(value))
-                out.append(kv)
+                    kv = KeyValue(key=key, value=_value(value)).SerializeToString()
+                    field = pairs[cache_key] = _field(tag, kv)
+                out.append(field)
                 continue
             try:
-                out.append(KeyValue(key=key, value=_value(value)))
+                out.append(_field(tag, KeyValue(key=key, value=_value(value)).SerializeToString()))
             except Exception:  # the SDK logs and skips a value it cannot encode, too
                 logger.exception("cannot encode attribute %s", key)
         return out
 
-    def _resource(self, sdk_resource: Any) -> Resource:
+    def _resource(self, sdk_resource: Any) -> bytes:
         held = self._resources.get(id(sdk_resource))
         if held is None or held[0] is not sdk_resource:
-            held = (sdk_resource, Resource(attributes=self.attributes(sdk_resource.attributes)))
+            pb = Resource()
+            pb.attributes.extend(
+                KeyValue(key=k, value=_value(v)) for k, v in sdk_resource.attributes.items()
+            )
+            held = (sdk_resource, _field(_RESOURCE_X, pb.SerializeToString()))
             self._resources[id(sdk_resource)] = held
         return held[1]
 
-    def _scope(self, scope: Any) -> InstrumentationScope | None:
+    def _scope(self, scope: Any) -> bytes:
         held = self._scopes.get(id(scope))
         if held is None or held[0] is not scope:
-            pb = (
-                None
-                if scope is None
-                else InstrumentationScope(
-                    name=scope.name,
-                    version=scope.version,
-                    attributes=self.attributes(scope.attributes),
+            if scope is None:
+                encoded = b""
+            else:
+                pb = InstrumentationScope(name=scope.name, version=scope.version)
+                pb.attributes.extend(
+                    KeyValue(key=k, value=_value(v)) for k, v in (scope.attributes or {}).items()
                 )
-            )
-            held = (scope, pb)
+                encoded = _field(_SCOPE_X, pb.SerializeToString())
+            held = (scope, encoded)
             self._scopes[id(scope)] = held
         return held[1]
 
@@ -163,114 +247,116 @@ class Encoder:
         for resource, scopes in by_resource.values():
             yield resource, list(scopes.values())
 
+    def _request(self, items: Sequence[Any], encode_one: Any) -> bytes:
+        out = []
+        for resource, scopes in self._grouped(items):
+            parts = [self._resource(resource)]
+            for scope, members in scopes:
+                body = [self._scope(scope)]
+                body.extend(_field(_SCOPE_ITEMS, encode_one(m)) for m in members)
+                body.append(_text(_SCOPE_SCHEMA, scope.schema_url if scope else None))
+                parts.append(_field(_RESOURCE_SCOPES, b"".join(body)))
+            parts.append(_text(_RESOURCE_SCHEMA, resource.schema_url))
+            out.append(_field(_REQUEST_RESOURCE, b"".join(parts)))
+        return b"".join(out)
+
     # ---- logs -----------------------------------------------------------------------------
 
-    def logs(self, batch: Sequence[ReadableLogRecord]) -> ExportLogsServiceRequest:
-        resource_logs = []
-        for resource, scopes in self._grouped(batch):
-            scope_logs = [
-                ScopeLogs(
-                    scope=self._scope(scope),
-                    log_records=[self._log(r) for r in records],
-                    schema_url=scope.schema_url if scope else None,
-                )
-                for scope, records in scopes
-            ]
-            resource_logs.append(
-                ResourceLogs(
-                    resource=self._resource(resource),
-                    scope_logs=scope_logs,
-                    schema_url=resource.schema_url,
-                )
-            )
-        return ExportLogsServiceRequest(resource_logs=resource_logs)
+    def logs_bytes(self, batch: Sequence[ReadableLogRecord]) -> bytes:
+        """The serialized ``ExportLogsServiceRequest``."""
+        return self._request(batch, self._log)
 
-    def _log(self, readable: ReadableLogRecord) -> LogRecord:
+    def logs(self, batch: Sequence[ReadableLogRecord]) -> ExportLogsServiceRequest:
+        return ExportLogsServiceRequest.FromString(self.logs_bytes(batch))
+
+    def _log(self, readable: ReadableLogRecord) -> bytes:
         record = readable.log_record
-        span_id = record.span_id
-        trace_id = record.trace_id
+        parts = []
+        if record.timestamp:
+            parts.append(_LOG_TIME + _FIXED64(record.timestamp))
+        parts.append(_uint(_LOG_SEVERITY, getattr(record.severity_number, "value", None)))
+        parts.append(_text(_LOG_SEVERITY_TEXT, record.severity_text))
         body = record.body
-        return LogRecord(
-            time_unix_nano=record.timestamp,
-            observed_time_unix_nano=record.observed_timestamp,
-            span_id=None if span_id == 0 else span_id.to_bytes(8, "big"),
-            trace_id=None if trace_id == 0 else trace_id.to_bytes(16, "big"),
-            flags=int(record.trace_flags),
-            body=AnyValue() if body is None else _value(body),
-            severity_text=record.severity_text,
-            attributes=self.attributes(record.attributes),
-            dropped_attributes_count=readable.dropped_attributes,
-            severity_number=getattr(record.severity_number, "value", None),
-            event_name=record.event_name,
+        parts.append(
+            _LOG_BODY + b"\x00"
+            if body is None
+            else _field(_LOG_BODY, _value(body).SerializeToString())
         )
+        parts.extend(self._attributes(_LOG_ATTRIBUTE, record.attributes))
+        parts.append(_uint(_LOG_DROPPED, readable.dropped_attributes))
+        flags = int(record.trace_flags)
+        if flags:
+            parts.append(_LOG_FLAGS + _FIXED32(flags))
+        if record.trace_id:
+            parts.append(_LOG_TRACE_ID + b"\x10" + record.trace_id.to_bytes(16, "big"))
+        if record.span_id:
+            parts.append(_LOG_SPAN_ID + b"\x08" + record.span_id.to_bytes(8, "big"))
+        if record.observed_timestamp:
+            parts.append(_LOG_OBSERVED + _FIXED64(record.observed_timestamp))
+        parts.append(_text(_LOG_EVENT_NAME, record.event_name))
+        return b"".join(parts)
 
     # ---- spans ----------------------------------------------------------------------------
 
-    def spans(self, batch: Sequence[ReadableSpan]) -> ExportTraceServiceRequest:
-        resource_spans = []
-        for resource, scopes in self._grouped(batch):
-            scope_spans = [
-                ScopeSpans(
-                    scope=self._scope(scope),
-                    spans=[self._span(s) for s in spans],
-                    schema_url=scope.schema_url if scope else None,
-                )
-                for scope, spans in scopes
-            ]
-            resource_spans.append(
-                ResourceSpans(
-                    resource=self._resource(resource),
-                    scope_spans=scope_spans,
-                    schema_url=resource.schema_url,
-                )
-            )
-        return ExportTraceServiceRequest(resource_spans=resource_spans)
+    def spans_bytes(self, batch: Sequence[ReadableSpan]) -> bytes:
+        """The serialized ``ExportTraceServiceRequest``."""
+        return self._request(batch, self._span)
 
-    def _span(self, span: ReadableSpan) -> Span:
+    def spans(self, batch: Sequence[ReadableSpan]) -> ExportTraceServiceRequest:
+        return ExportTraceServiceRequest.FromString(self.spans_bytes(batch))
+
+    def _span(self, span: ReadableSpan) -> bytes:
         context = span.get_span_context()
         parent = span.parent
+        parts = [
+            _SPAN_TRACE_ID + b"\x10" + context.trace_id.to_bytes(16, "big"),
+            _SPAN_SPAN_ID + b"\x08" + context.span_id.to_bytes(8, "big"),
+        ]
         state = context.trace_state
+        if state:
+            parts.append(_text(_SPAN_STATE, ",".join(f"{k}={v}" for k, v in state.items())))
+        if parent:
+            parts.append(_SPAN_PARENT + b"\x08" + parent.span_id.to_bytes(8, "big"))
+        parts.append(_text(_SPAN_NAME, span.name))
+        parts.append(_uint(_SPAN_KIND, _KIND[span.kind]))
+        if span.start_time:
+            parts.append(_SPAN_START + _FIXED64(span.start_time))
+        if span.end_time:
+            parts.append(_SPAN_END + _FIXED64(span.end_time))
+        parts.extend(self._attributes(_SPAN_ATTRIBUTE, span.attributes))
+        parts.append(_uint(_SPAN_DROPPED_ATTRIBUTES, span.dropped_attributes))
+        for event in span.events:
+            body = [
+                _EVENT_TIME + _FIXED64(event.timestamp) if event.timestamp else b"",
+                _text(_EVENT_NAME, event.name),
+                *self._attributes(_EVENT_ATTRIBUTE, event.attributes),
+                _uint(_EVENT_DROPPED, event.dropped_attributes),
+            ]
+            parts.append(_field(_SPAN_EVENT, b"".join(body)))
+        parts.append(_uint(_SPAN_DROPPED_EVENTS, span.dropped_events))
+        for link in span.links:  # the SDK does not encode a link's trace state
+            body = [
+                _LINK_TRACE_ID + b"\x10" + link.context.trace_id.to_bytes(16, "big"),
+                _LINK_SPAN_ID + b"\x08" + link.context.span_id.to_bytes(8, "big"),
+                *self._attributes(_LINK_ATTRIBUTE, link.attributes),
+                _uint(_LINK_DROPPED, link.dropped_attributes),
+                _LINK_FLAGS
+                + _FIXED32(_HAS_IS_REMOTE | (_IS_REMOTE if link.context.is_remote else 0)),
+            ]
+            parts.append(_field(_SPAN_LINK, b"".join(body)))
+        parts.append(_uint(_SPAN_DROPPED_LINKS, span.dropped_links))
         status = span.status
+        if status is not None:
+            parts.append(
+                _field(
+                    _SPAN_STATUS,
+                    _text(_STATUS_MESSAGE, status.description)
+                    + _uint(_STATUS_CODE, status.status_code.value),
+                )
+            )
         flags = _HAS_IS_REMOTE | (_IS_REMOTE if parent is not None and parent.is_remote else 0)
-        return Span(
-            trace_id=context.trace_id.to_bytes(16, "big"),
-            span_id=context.span_id.to_bytes(8, "big"),
-            trace_state=None if state is None else ",".join(f"{k}={v}" for k, v in state.items()),
-            parent_span_id=parent.span_id.to_bytes(8, "big") if parent else None,
-            name=span.name,
-            kind=_KIND[span.kind],
-            start_time_unix_nano=span.start_time,
-            end_time_unix_nano=span.end_time,
-            attributes=self.attributes(span.attributes),
-            events=[
-                Span.Event(
-                    name=e.name,
-                    time_unix_nano=e.timestamp,
-                    attributes=self.attributes(e.attributes),
-                    dropped_attributes_count=e.dropped_attributes,
-                )
-                for e in span.events
-            ]
-            or None,
-            links=[
-                Span.Link(
-                    trace_id=link.context.trace_id.to_bytes(16, "big"),
-                    span_id=link.context.span_id.to_bytes(8, "big"),
-                    attributes=self.attributes(link.attributes),
-                    dropped_attributes_count=link.dropped_attributes,
-                    flags=_HAS_IS_REMOTE | (_IS_REMOTE if link.context.is_remote else 0),
-                )
-                for link in span.links
-            ]
-            or None,
-            status=None
-            if status is None
-            else PbStatus(code=status.status_code.value, message=status.description),
-            dropped_attributes_count=span.dropped_attributes,
-            dropped_events_count=span.dropped_events,
-            dropped_links_count=span.dropped_links,
-            flags=flags,
-        )
+        parts.append(_SPAN_FLAGS + _FIXED32(flags))
+        return b"".join(parts)
 
 
 # ---- exporters -----------------------------------------------------------------------------
@@ -284,7 +370,7 @@ class FastGrpcSpanExporter(GrpcSpanExporter):
         self._fast_encoder = Encoder()
 
     def _translate_data(self, data: Sequence[ReadableSpan]) -> ExportTraceServiceRequest:
-        return self._fast_encoder.spans(data)
+        return ExportTraceServiceRequest.FromString(self._fast_encoder.spans_bytes(data))
 
 
 class FastGrpcLogExporter(GrpcLogExporter):
@@ -295,7 +381,7 @@ class FastGrpcLogExporter(GrpcLogExporter):
         self._fast_encoder = Encoder()
 
     def _translate_data(self, data: Sequence[ReadableLogRecord]) -> ExportLogsServiceRequest:
-        return self._fast_encoder.logs(data)
+        return ExportLogsServiceRequest.FromString(self._fast_encoder.logs_bytes(data))
 
 
 _HTTP_INTERNALS = ("_shutdown", "_metrics", "_client", "_max_request_size")
@@ -343,7 +429,7 @@ class FastHttpSpanExporter(HttpSpanExporter):
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         if not self.fast or self._shutdown:
             return super().export(spans)
-        payload = self._fast_encoder.spans(spans).SerializePartialToString()
+        payload = self._fast_encoder.spans_bytes(spans)
         ok = _http_export(self, payload, len(spans), "span")
         return SpanExportResult.SUCCESS if ok else SpanExportResult.FAILURE
 
@@ -359,6 +445,6 @@ class FastHttpLogExporter(HttpLogExporter):
     def export(self, batch: Sequence[ReadableLogRecord]) -> LogRecordExportResult:
         if not self.fast or self._shutdown:
             return super().export(batch)
-        payload = self._fast_encoder.logs(batch).SerializeToString()
+        payload = self._fast_encoder.logs_bytes(batch)
         ok = _http_export(self, payload, len(batch), "logs")
         return LogRecordExportResult.SUCCESS if ok else LogRecordExportResult.FAILURE
