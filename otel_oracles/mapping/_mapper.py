@@ -610,15 +610,16 @@ _KINDS: dict[str, StepKind] = {k.value: k for k in StepKind}
 def _span_ref(trace_id: str, span_id: str) -> SpanRef:
     if type(trace_id) is not str or type(span_id) is not str:
         return SpanRef(trace_id=trace_id, span_id=span_id)
-    ref = _new_span_ref(SpanRef)
-    object.__setattr__(ref, "__dict__", {"trace_id": trace_id, "span_id": span_id})
+    ref = _new(SpanRef)
+    _set_dict(ref, {"trace_id": trace_id, "span_id": span_id})
     _set_fields_set(ref, {"trace_id", "span_id"})
     _set_extra(ref, None)
     _set_private(ref, None)
     return ref
 
 
-_new_span_ref = SpanRef.__new__
+_new = object.__new__  # BaseModel defines no __new__
+_set_dict = BaseModel.__dict__["__dict__"].__set__
 _set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
 _set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
 _set_private = BaseModel.__dict__["__pydantic_private__"].__set__
@@ -650,8 +651,8 @@ def _trusted(cls: type[ModelT], values: dict[str, Any]) -> ModelT:
     for name, factory in factories:
         if name not in values:
             data[name] = factory()
-    obj = cls.__new__(cls)
-    object.__setattr__(obj, "__dict__", data)
+    obj = _new(cls)
+    _set_dict(obj, data)
     _set_fields_set(obj, set(values))
     _set_extra(obj, None)
     _set_private(obj, None)
