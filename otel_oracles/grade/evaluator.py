@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 
 from otel_oracles.errors import OtelOraclesError, ReplayError
-from otel_oracles.grade.evidence import find_gaps
+from otel_oracles.grade.evidence import gaps_for
 from otel_oracles.grade.oracles.base import Finding, GradeContext, OracleCheck
 from otel_oracles.grade.registry import instantiate
 from otel_oracles.model.contract import Contract, OracleSpec
@@ -118,7 +118,7 @@ def run_planned(check: PlannedCheck, ctx: GradeContext) -> OracleResult:
         oracle = check.oracle
         assert oracle is not None
         try:
-            gaps = find_gaps(check.evidence, ctx.trajectory) if check.evidence else []
+            gaps = gaps_for(check.evidence, ctx.trajectory) if check.evidence else []
             if ctx.trajectory.incomplete:
                 gaps.insert(0, "trace incomplete: graded on timeout before all spans arrived")
             finding = Finding.missing("; ".join(gaps)) if gaps else oracle.check(ctx)

@@ -26,7 +26,7 @@ import fnmatch
 import functools
 import re
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,10 +53,10 @@ MEMO_TRAJECTORIES = 64
 evidence of the same (immutable) trajectory; computing it once per trajectory keeps grading
 cost per check flat."""
 
-_memo: dict[int, tuple[weakref.ref[Trajectory], dict[str, Any]]] = {}
+_memo: dict[int, tuple[weakref.ref[Trajectory], dict[Hashable, Any]]] = {}
 
 
-def memoized(t: Trajectory, key: str, compute: Callable[[], Any]) -> Any:
+def memoized(t: Trajectory, key: Hashable, compute: Callable[[], Any]) -> Any:
     """``compute()`` once per (trajectory, key). Safe across threads: a race only computes
     twice (trajectories are frozen, so both results are equal). Holds trajectories weakly,
     so the memo never keeps a graded trace alive."""
@@ -94,6 +94,12 @@ def step_memoized(step: Step, key: Any, compute: Callable[[], Any]) -> Any:
     except KeyError:
         value = cache[key] = compute()
         return value
+
+
+def tool_calls_of(t: Trajectory) -> list[Step]:
+    """``tool_calls_of(t)``, filtered once per trajectory (a fresh list per call)."""
+    calls: list[Step] = memoized(t, "tool_calls", t.tool_calls)
+    return list(calls)
 
 
 def is_placeholder(value: Any) -> bool:
@@ -257,7 +263,7 @@ def _matches(tool: str | None, scope: str | None) -> bool:
 
 def _tool_field(field: str, label: str) -> Probe:
     def probe(t: Trajectory, scope: str | None) -> str | None:
-        calls = [s for s in t.tool_calls() if _matches(s.tool, scope)]
+        calls = [s for s in tool_calls_of(t) if _matches(s.tool, scope)]
         # AgentBench steps are taken as written: their fields are what was recorded.
         gaps = [s for s in calls if s.raw is None and absent(s, field)]
         if field == "result":
@@ -313,7 +319,7 @@ def _tool_names(t: Trajectory, scope: str | None) -> str | None:
     """Which tools ran is known when tool spans exist, or when every model call that may
     have asked for tools shows (in its messages or in synthesized calls) which ones."""
     # An AgentBench step may be typed (``{"type": "file_edit"}``) without a tool name.
-    nameless = [s for s in t.tool_calls() if s.raw is None and is_placeholder(s.tool)]
+    nameless = [s for s in tool_calls_of(t) if s.raw is None and is_placeholder(s.tool)]
     if nameless:
         return f"tool names not captured for {len(nameless)} tool call(s): " + list_steps(nameless)
     outside = calls_outside(t)
@@ -376,11 +382,11 @@ def calls_outside(t: Trajectory) -> list[str]:
             referenced.setdefault(i, None)
     if not referenced:
         return []
-    known = {s.call_id for s in t.tool_calls() if s.call_id}
+    known = {s.call_id for s in tool_calls_of(t) if s.call_id}
     for g in t.generations():
         known.update(_call_ids(g.output_messages))
     unknown = [i for i in referenced if i not in known]
-    anonymous = sum(1 for s in t.tool_calls() if not s.call_id)
+    anonymous = sum(1 for s in tool_calls_of(t) if not s.call_id)
     return unknown if len(unknown) > anonymous else []
 
 
@@ -408,7 +414,7 @@ def _tool_outcomes(t: Trajectory, scope: str | None) -> str | None:
     messages (synthesized) shows its outcome only in its captured result."""
     gaps = [
         s
-        for s in t.tool_calls()
+        for s in tool_calls_of(t)
         if _matches(s.tool, scope) and s.synthesized and s.status == "unset" and absent(s, "result")
     ]
     if gaps:
@@ -445,7 +451,7 @@ def _tool_inputs(t: Trajectory, scope: str | None) -> str | None:
             return True
         return not absent(s, "command") or not absent(s, "path")
 
-    gaps = [s for s in t.tool_calls() if _matches(s.tool, scope) and not captured(s)]
+    gaps = [s for s in tool_calls_of(t) if _matches(s.tool, scope) and not captured(s)]
     if gaps:
         return f"tool inputs (arguments) not captured for {len(gaps)} call(s): " + list_steps(gaps)
     return None
@@ -558,6 +564,14 @@ def split_name(name: str) -> tuple[str, str | None]:
 
 def is_known(name: str) -> bool:
     return split_name(name)[0] in PROBES
+
+
+def gaps_for(names: tuple[str, ...], trajectory: Trajectory) -> list[str]:
+    """``find_gaps(names, trajectory)`` for sorted, unique ``names`` (a planned check's),
+    memoized as a whole: every check of every contract with the same evidence asks the
+    same question of the same trajectory. A fresh list per call (callers insert into it)."""
+    gaps: list[str] = memoized(trajectory, ("gaps", names), lambda: find_gaps(names, trajectory))
+    return list(gaps)
 
 
 def find_gaps(required: Iterable[str], trajectory: Trajectory) -> list[str]:

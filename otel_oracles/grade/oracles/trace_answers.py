@@ -25,6 +25,7 @@ from otel_oracles.grade.evidence import (
     final_output,
     find_gaps,
     list_steps,
+    tool_calls_of,
     tool_responses,
     where,
 )
@@ -242,7 +243,7 @@ def find_degradation(t: Trajectory, p: DegradationParams) -> Degradation:
         if found and _truthy(value):
             out.degraded.append((step, f"attribute {p.degraded_attribute}={value!r}"))
     last: dict[tuple[str | None, str | None], Step] = {}
-    for s in sorted(t.tool_calls(), key=lambda x: x.index):
+    for s in sorted(tool_calls_of(t), key=lambda x: x.index):
         if not p.dependencies or glob_any(s.tool, p.dependencies) is not None:
             last[(s.agent_name, s.tool)] = s
     for s in last.values():
@@ -496,7 +497,7 @@ class SchemaValid(OracleCheck):
             return Finding.ok("final answer validates against the schema", span_ids=spans)
         calls = [
             s
-            for s in ctx.trajectory.tool_calls()
+            for s in tool_calls_of(ctx.trajectory)
             if (not p.tools or glob_any(s.tool, p.tools) is not None)
             and not (p.target == "tool_results" and s.status == "error")
         ]

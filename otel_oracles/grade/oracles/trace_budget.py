@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, model_validator
 
 from otel_oracles.errors import ContractError
-from otel_oracles.grade.evidence import list_steps
+from otel_oracles.grade.evidence import list_steps, memoized, tool_calls_of
 from otel_oracles.grade.oracles.base import Finding, GradeContext, OracleCheck, OracleParams
 from otel_oracles.grade.oracles.trace_common import indexes, span_ids, steps_of
 from otel_oracles.grade.registry import register_oracle
@@ -53,7 +53,7 @@ class Latency(OracleCheck):
     def _timed(self, ctx: GradeContext) -> list[Step]:
         t = ctx.trajectory
         if self.params.scope == "tool":
-            return steps_of(t.tool_calls(), self.params.tools)
+            return steps_of(tool_calls_of(t), self.params.tools)
         if self.params.scope == "generation":
             return t.generations()
         return list(t.steps)
@@ -136,22 +136,31 @@ def leaf_generations(gens: list[Step]) -> list[Step]:
     wrappers (``attributes["usage_aggregated"]``); steps carry no parent id, so containment
     of [start, end] intervals catches the rest."""
 
-    def contains(outer: Step, inner: Step) -> bool:
-        if None in (outer.start_ns, outer.end_ns, inner.start_ns, inner.end_ns):
-            return False
-        assert outer.start_ns is not None and outer.end_ns is not None
-        assert inner.start_ns is not None and inner.end_ns is not None
-        return (
-            outer.start_ns <= inner.start_ns
-            and inner.end_ns <= outer.end_ns
-            and (outer.start_ns, outer.end_ns) != (inner.start_ns, inner.end_ns)
-        )
+    # The containment test, with each step's interval read once: a step with an unknown
+    # start or end contains nothing and is contained by nothing.
+    known = [
+        (o, o.start_ns, o.end_ns) for o in gens if o.start_ns is not None and o.end_ns is not None
+    ]
+
+    def is_leaf(g: Step) -> bool:
+        start, end = g.start_ns, g.end_ns
+        if start is None or end is None:
+            return True
+        for o, o_start, o_end in known:
+            if (
+                o is not g
+                and start <= o_start
+                and o_end <= end
+                and (start != o_start or end != o_end)
+            ):
+                return False
+        return True
 
     return [
         g
         for g in gens
         if not g.attributes.get("usage_aggregated")  # the mapping marked it a wrapper
-        and not any(contains(g, o) for o in gens if o is not g)
+        and is_leaf(g)
     ]
 
 
@@ -166,7 +175,10 @@ class Tokens(OracleCheck):
 
     def check(self, ctx: GradeContext) -> Finding:
         p = self.params
-        leaves = leaf_generations(ctx.trajectory.generations())
+        t = ctx.trajectory
+        leaves: list[Step] = memoized(
+            t, "leaf_generations", lambda: leaf_generations(t.generations())
+        )
         used_in = sum(g.input_tokens or 0 for g in leaves)
         used_out = sum(g.output_tokens or 0 for g in leaves)
         sums = {"input": used_in, "output": used_out, "total": used_in + used_out}

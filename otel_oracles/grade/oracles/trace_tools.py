@@ -10,13 +10,13 @@ a tolerance (``max: 1`` retry is fine, the second is not).
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from otel_oracles.grade.evidence import list_steps, where
+from otel_oracles.grade.evidence import list_steps, tool_calls_of, where
 from otel_oracles.grade.oracles.base import Finding, GradeContext, OracleCheck, OracleParams
 from otel_oracles.grade.oracles.trace_common import (
     DEFAULT_ERROR_PATTERN,
@@ -73,7 +73,7 @@ class ToolCalled(OracleCheck):
 
     def check(self, ctx: GradeContext) -> Finding:
         p = self.params
-        calls = steps_of(ctx.trajectory.tool_calls(), [p.tool])
+        calls = steps_of(tool_calls_of(ctx.trajectory), [p.tool])
         matching: list[Step] = []
         rejected: list[tuple[Step, str]] = []
         for s in calls:
@@ -135,7 +135,7 @@ class ToolNotCalled(OracleCheck):
 
     def check(self, ctx: GradeContext) -> Finding:
         p = self.params
-        bad = steps_of(ctx.trajectory.tool_calls(), p.tool)
+        bad = steps_of(tool_calls_of(ctx.trajectory), p.tool)
         names = sorted({s.tool or "?" for s in bad})
         kw: dict[str, Any] = {
             "span_ids": span_ids(bad),
@@ -320,7 +320,7 @@ class ToolSequence(OracleCheck):
 
     def check(self, ctx: GradeContext) -> Finding:
         p = self.params
-        calls = [s for s in ctx.trajectory.tool_calls() if glob_any(s.tool, p.ignore) is None]
+        calls = [s for s in tool_calls_of(ctx.trajectory) if glob_any(s.tool, p.ignore) is None]
         items = list(p.expected)
         ordered = p.mode in ("exact", "in_order")
         diff = _align_ordered(items, calls) if ordered else _align_unordered(items, calls)
@@ -404,7 +404,7 @@ class ToolRetries(OracleCheck):
 
     def check(self, ctx: GradeContext) -> Finding:
         p = self.params
-        retries = find_retries(steps_of(ctx.trajectory.tool_calls(), p.tools), p.error_pattern)
+        retries = find_retries(steps_of(tool_calls_of(ctx.trajectory), p.tools), p.error_pattern)
         per_tool: dict[str, int] = defaultdict(int)
         for s, _, _ in retries:
             per_tool[s.tool or "?"] += 1
@@ -469,8 +469,14 @@ class LoopDetected(OracleCheck):
     def check(self, ctx: GradeContext) -> Finding:
         p = self.params
         groups: dict[tuple[str | None, str], list[Step]] = defaultdict(list)
-        for s in steps_of(ctx.trajectory.tool_calls(), p.tools):
-            groups[(s.tool, step_normalized_args(s))].append(s)
+        calls = steps_of(tool_calls_of(ctx.trajectory), p.tools)
+        # A tool called fewer than threshold times cannot loop: its arguments need no
+        # normalizing (the costly part), and leaving its groups out changes neither the loops
+        # found nor their order.
+        per_tool = Counter(s.tool for s in calls)
+        for s in calls:
+            if per_tool[s.tool] >= p.threshold:
+                groups[(s.tool, step_normalized_args(s))].append(s)
         loops = [g for g in groups.values() if len(g) >= p.threshold]
         steps = [s for g in loops for s in g]
         kw: dict[str, Any] = {
@@ -513,7 +519,7 @@ class ToolErrors(OracleCheck):
         p = self.params
         failed = [
             (s, why)
-            for s in steps_of(ctx.trajectory.tool_calls(), p.tools)
+            for s in steps_of(tool_calls_of(ctx.trajectory), p.tools)
             if (why := call_failure(s, p.error_pattern)) is not None
         ]
         steps = [s for s, _ in failed]
@@ -552,7 +558,7 @@ class MaxToolCalls(OracleCheck):
 
     def check(self, ctx: GradeContext) -> Finding:
         p = self.params
-        calls = steps_of(ctx.trajectory.tool_calls(), p.tools)
+        calls = steps_of(tool_calls_of(ctx.trajectory), p.tools)
         if len(calls) > p.max:
             extra = calls[p.max :]
             return Finding.fail(
