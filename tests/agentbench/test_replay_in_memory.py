@@ -1,0 +1,116 @@
+"""The in-memory replay (``replay.replayed_files``) must agree with the disk replay exactly:
+same files and bytes, same ``ReplayError`` message, and it must hand undecidable cases to the
+disk. The evaluator relies on it to skip the temporary directory; grading results must not
+depend on which of the two ran."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from otel_oracles.errors import ReplayError
+from otel_oracles.grade import grade
+from otel_oracles.model.contract import parse_contract
+from otel_oracles.model.result import Outcome
+from otel_oracles.model.step import Trajectory
+from otel_oracles.replay import replayed_files, replayed_workspace
+
+
+def traj(*steps: dict) -> Trajectory:
+    return Trajectory.from_agentbench({"steps": list(steps)}, source="t.json")
+
+
+def edit(path: str, content: str = "x") -> dict:
+    return {"tool": "write_file", "args": {"path": path, "content": content}}
+
+
+def on_disk(workspace: dict[str, str], t: Trajectory) -> dict[str, bytes] | str:
+    try:
+        with replayed_workspace(workspace, t) as root:
+            return {
+                p.relative_to(root).as_posix(): p.read_bytes()
+                for p in sorted(root.rglob("*"))
+                if p.is_file()
+            }
+    except ReplayError as exc:
+        return f"ReplayError: {exc.message}"
+
+
+def in_memory(workspace: dict[str, str], t: Trajectory) -> dict[str, bytes] | str | None:
+    try:
+        return replayed_files(workspace, t)
+    except ReplayError as exc:
+        return f"ReplayError: {exc.message}"
+
+
+CASES: list[tuple[dict[str, str], list[dict]]] = [
+    ({"a.txt": "zero", "keep.txt": "k"}, [edit("a.txt", "one"), edit("a.txt", "three")]),
+    ({"calc.py": "# c\n"}, [edit("sub/deep/b.py", "é\r\n"), edit("./sub//c.py"), edit("d\\e.py")]),
+    ({"a": "1"}, [edit("a/b")]),  # needs directory a, but a is a file
+    ({"a/b": "1"}, [edit("a")]),  # a is a directory
+    ({}, [edit("/etc/passwd")]),
+    ({}, [edit("C:\\x.txt")]),
+    ({}, [edit("../up.txt")]),
+    ({}, [edit("ok.txt"), edit("sub/../../up.txt")]),
+    ({"x": "1"}, [edit("x/./")]),
+    ({".": "1"}, []),
+    ({"": "1"}, []),
+]
+
+
+@pytest.mark.parametrize(("workspace", "steps"), CASES)
+def test_in_memory_replay_matches_the_disk(workspace: dict[str, str], steps: list[dict]) -> None:
+    t = traj(*steps)
+    assert in_memory(workspace, t) == on_disk(workspace, t)
+
+
+def test_undecidable_names_are_left_to_the_disk() -> None:
+    long_name = "n" * 300  # longer than NAME_MAX: the filesystem decides
+    assert replayed_files({}, traj(edit(long_name))) is None
+    assert replayed_files({"a.txt": "\udcff"}, traj()) is None  # not encodable as UTF-8
+
+
+def contract(checks: list[dict], workspace: dict[str, str]) -> object:
+    return parse_contract(
+        {"id": "t", "invariants": checks, "workspace": workspace}, source="t.yaml"
+    )
+
+
+def test_checks_that_read_no_directory_create_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    evaluator = importlib.import_module("otel_oracles.grade.evaluator")
+    made: list[Path] = []
+
+    @contextmanager
+    def counting(workspace: dict[str, str], t: Trajectory) -> Iterator[Path]:
+        with replayed_workspace(workspace, t) as root:
+            made.append(root)
+            yield root
+
+    monkeypatch.setattr(evaluator, "replayed_workspace", counting)
+    c = contract(
+        [
+            {"type": "assertion_exists", "path": "t.py", "pattern": "^assert"},
+            {"type": "file_not_modified", "path": "keep.ini"},
+        ],
+        {"keep.ini": "k", "t.py": ""},
+    )
+    v = grade(c, traj(edit("t.py", "x = 1\r\nassert x\n")))  # type: ignore[arg-type]
+    assert [r.outcome for r in v.results] == [Outcome.PASS, Outcome.PASS]
+    assert "t.py:2 matches" in v.results[0].message  # universal newlines, as read_text
+    assert made == [], "no temporary workspace was created"
+    # Touching the protected file reads it from a real replayed directory.
+    v = grade(c, traj(edit("keep.ini", "changed")))  # type: ignore[arg-type]
+    assert v.results[1].outcome == Outcome.INVARIANT_FAILURE
+    assert len(made) == 1
+
+
+def test_a_refused_replay_is_still_the_whole_verdict() -> None:
+    c = contract([{"type": "no_network"}], {"a": "1"})
+    v = grade(c, traj(edit("../escape")))  # type: ignore[arg-type]
+    assert [r.oracle_type for r in v.results] == ["replay"]
+    assert v.results[0].outcome == Outcome.ERROR
+    assert "escapes the workspace through '..'" in v.results[0].message
