@@ -518,9 +518,9 @@ def _build_steps(trace: Trace, drafts: list[Draft]) -> list[Step]:
 
 
 def _step(index: int, draft: Draft, trace_id: str) -> Step:
-    f = dict(draft.fields)
+    f = draft.fields
     kind = _KINDS.get(draft.kind) or StepKind(draft.kind)
-    arguments = f.pop("arguments", None)
+    arguments = f.get("arguments")
     arguments_raw = None
     if arguments is not None and not isinstance(arguments, dict):
         arguments_raw = arguments if isinstance(arguments, str) else parse_string(arguments)
@@ -545,33 +545,42 @@ def _step(index: int, draft: Draft, trace_id: str) -> Step:
             command = raw_cmd if isinstance(raw_cmd, str) or raw_cmd is None else str(raw_cmd)
     span = draft.span
     synthesized = draft.synthesized
-    values: dict[str, Any] = {
-        "index": index,
-        "kind": kind,
-        # Validation used to copy these dicts; copying keeps a linked call's arguments
-        # independent of the generation message part they came from.
-        "arguments": dict(arguments) if arguments is not None else None,
-        "arguments_raw": arguments_raw,
-        "status": draft.status,
-        "start_ns": span.start_ns if span is not None and not synthesized else None,
-        "end_ns": span.end_ns if span is not None and not synthesized else None,
-        "path": path,
-        "content": content,
-        "command": command,
-        "source": _span_ref(trace_id, span.span_id) if span is not None else None,
-        "convention": draft.rule.file,
-        "synthesized": synthesized,
-        "redacted": tuple(sorted(draft.redacted)),
-        "attributes": dict(draft.attributes),
-    }
-    values.update(f)
+    timed = span is not None and not synthesized
+    # The step's __dict__, in field order: defaults, then the draft's fields, then what this
+    # function decided. The draft's own "arguments" entry is overwritten below.
+    data = _STEP_TEMPLATE.copy()
+    data.update(f)
+    data["index"] = index
+    data["kind"] = kind
+    # Validation used to copy these dicts; copying keeps a linked call's arguments
+    # independent of the generation message part they came from.
+    data["arguments"] = dict(arguments) if arguments is not None else None
+    data["arguments_raw"] = arguments_raw
+    data["status"] = draft.status
+    data["start_ns"] = span.start_ns if timed else None  # type: ignore[union-attr]
+    data["end_ns"] = span.end_ns if timed else None  # type: ignore[union-attr]
+    data["path"] = path
+    data["content"] = content
+    data["command"] = command
+    data["source"] = _span_ref(trace_id, span.span_id) if span is not None else None
+    data["convention"] = draft.rule.file
+    data["synthesized"] = synthesized
+    data["redacted"] = tuple(sorted(draft.redacted)) if draft.redacted else ()
+    data["attributes"] = dict(draft.attributes)
+    given = _STEP_GIVEN | f.keys()
     if (
         _well_typed(f)
         and (span is None or (type(span.start_ns) is int and type(span.end_ns) is int))
-        and type(values["arguments_raw"]) in (str, type(None))
+        and type(arguments_raw) in (str, type(None))
     ):
-        return _trusted(Step, values)
-    return Step(**values)  # unexpected types: let validation decide, exactly as before
+        step = _new(Step)
+        _set_dict(step, data)
+        _set_fields_set(step, given)
+        _set_extra(step, None)
+        _set_private(step, None)
+        return step
+    # Unexpected types: let validation decide, exactly as before.
+    return Step(**{name: data[name] for name in given})
 
 
 # ---- building models without re-validating what this module just normalized ----------------
@@ -596,6 +605,8 @@ its outcome is exactly what validation says. ``result`` is ``Any``."""
 def _well_typed(fields: dict[str, Any]) -> bool:
     types = _FIELD_TYPES
     for name, value in fields.items():
+        if name == "arguments":
+            continue  # replaced by _step (arguments / arguments_raw)
         expected = types.get(name)
         if expected is None:
             return False  # not a step field: validation reports it
@@ -605,6 +616,17 @@ def _well_typed(fields: dict[str, Any]) -> bool:
 
 
 _KINDS: dict[str, StepKind] = {k.value: k for k in StepKind}
+_STEP_TEMPLATE: dict[str, Any] = {
+    name: None if info.is_required() or info.default_factory else info.default
+    for name, info in Step.model_fields.items()
+}
+"""A step's fields in declaration order with their defaults (``attributes``, the one field
+with a default factory, is always given by ``_step``)."""
+_STEP_GIVEN: set[str] = {
+    "index", "kind", "arguments", "arguments_raw", "status", "start_ns", "end_ns", "path",
+    "content", "command", "source", "convention", "synthesized", "redacted", "attributes",
+}  # fmt: skip
+"""The fields ``_step`` always passes (``model_fields_set`` is these plus the draft's)."""
 
 
 def _span_ref(trace_id: str, span_id: str) -> SpanRef:
