@@ -127,11 +127,12 @@ def explain(result: OracleResult, mode: ExplainMode = "template") -> str:
     """The ``gen_ai.evaluation.explanation`` for ``result`` under ``mode``."""
     if mode == "full":
         return _cap(result.message, MAX_FULL_EXPLANATION_CHARS)
-    if result.details and result.outcome is not Outcome.PASS:
+    # The text depends on a few small fields and on the detail values the template may
+    # show (a pass shows none): results repeat across traces, and the secret-shape regexes
+    # are worth not rerunning for each.
+    shown = _shown_details(result.details) if result.outcome is not Outcome.PASS else ()
+    if shown is None:
         return _template(result)
-    # Without details (a pass never shows them) the text depends on a few small fields
-    # only: most results (passes) repeat, and the secret checks on the name are worth not
-    # redoing per trace.
     key = (
         result.name,
         result.oracle_type,
@@ -139,6 +140,7 @@ def explain(result: OracleResult, mode: ExplainMode = "template") -> str:
         result.used,
         result.budget,
         tuple(result.step_indexes[: MAX_LIST_ITEMS + 1]),
+        shown,
     )
     text = _CACHE.get(key)
     if text is None:
@@ -147,6 +149,33 @@ def explain(result: OracleResult, mode: ExplainMode = "template") -> str:
             _CACHE.clear()
         _CACHE[key] = text
     return text
+
+
+def _identifier_or_none(value: Any) -> str | None:
+    """``value`` when it could render as itself (a short string), else None: everything
+    else renders as ``[redacted]`` alike, so it needs no place in a cache key."""
+    return value if isinstance(value, str) and len(value) <= MAX_VALUE_CHARS else None
+
+
+def _shown_details(details: dict[str, Any]) -> tuple[Any, ...] | None:
+    """Everything of ``details`` that ``_template`` can read (see ``_detail_value``), as a
+    cache key; None when a key is not a string (no caching then)."""
+    out = []
+    for key, value in details.items():
+        if not isinstance(key, str):
+            return None
+        if isinstance(value, bool | int | float):
+            out.append((key, type(value), value))
+        elif key in IDENTIFIER_DETAIL_KEYS:
+            if isinstance(value, str):
+                out.append((key, str, _identifier_or_none(value)))
+            elif isinstance(value, list | tuple):
+                items = tuple(_identifier_or_none(v) for v in value[:MAX_LIST_ITEMS])
+                out.append((key, list, items, len(value) > MAX_LIST_ITEMS))
+            else:
+                out.append((key, object, None))
+    out.sort(key=lambda item: item[0])
+    return tuple(out)
 
 
 def _template(result: OracleResult) -> str:

@@ -1,0 +1,43 @@
+"""Template explanations are memoized (emission cost); the cache must never change the text:
+every input the template reads is part of the key, so results that differ only in a shown
+detail get their own text, and a cached text equals a freshly built one."""
+
+from __future__ import annotations
+
+from otel_oracles.emit import _explain
+from otel_oracles.model.result import OracleResult, Outcome
+from tests.emit.conftest import SECRET_KEY, make_results
+
+
+def _variants() -> list[OracleResult]:
+    base = make_results()
+    out = list(base)
+    for r in base:
+        out.append(r.model_copy(update={"details": {**r.details, "tool": "search"}}))
+        out.append(r.model_copy(update={"details": {**r.details, "tools": ["a", SECRET_KEY]}}))
+        out.append(r.model_copy(update={"details": {**r.details, "calls": 2, "flag": True}}))
+        out.append(r.model_copy(update={"details": {**r.details, "status": "x" * 65}}))
+        out.append(r.model_copy(update={"step_indexes": [1, 2, 3, 4, 5, 6]}))
+    failing = OracleResult(
+        oracle_type="tool_not_called",
+        name="never-delete",
+        outcome=Outcome.INVARIANT_FAILURE,
+        passed=False,
+        message="called",
+        details={"tool": "delete_records"},
+        contract_id="c",
+    )
+    out += [failing, failing.model_copy(update={"details": {"tool": "drop_table"}})]
+    return out
+
+
+def test_cached_explanations_equal_fresh_ones_and_keep_detail_differences() -> None:
+    _explain._CACHE.clear()
+    results = _variants()
+    first = [_explain.explain(r) for r in results]
+    again = [_explain.explain(r) for r in results]  # served from the cache
+    fresh = [_explain._template(r) for r in results]
+    assert first == again == fresh
+    assert "tool=delete_records" in first[-2] and "tool=drop_table" in first[-1]
+    assert all(SECRET_KEY not in text for text in first)
+    assert len(_explain._CACHE) > len(make_results())
