@@ -64,6 +64,7 @@ _KIND = {
 }
 _HAS_IS_REMOTE = SpanFlags.SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK
 _IS_REMOTE = SpanFlags.SPAN_FLAGS_CONTEXT_IS_REMOTE_MASK
+_SCALARS = (str, bool, int, float)
 CACHE_MAX = 16_384
 """Cached ``KeyValue`` pairs; cleared when full (values repeat from small sets in practice)."""
 
@@ -185,6 +186,7 @@ class Encoder:
         self._pairs: dict[tuple[bytes, str, type, Any], bytes] = {}
         self._resources: dict[int, tuple[Any, bytes]] = {}
         self._scopes: dict[int, tuple[Any, bytes]] = {}
+        self._log_fixed: dict[tuple[Any, ...], bytes] = {}
 
     def _attributes(self, tag: bytes, attributes: Mapping[str, Any] | None) -> list[bytes]:
         if not attributes:
@@ -192,8 +194,8 @@ class Encoder:
         out = []
         pairs = self._pairs
         for key, value in attributes.items():
-            if isinstance(value, str | bool | int | float):
-                cache_key = (tag, key, type(value), value)
+            if isinstance(value, _SCALARS):
+                cache_key = (tag, key, value.__class__, value)
                 field = pairs.get(cache_key)
                 if field is None:
                     if len(pairs) >= CACHE_MAX:
@@ -271,29 +273,43 @@ class Encoder:
 
     def _log(self, readable: ReadableLogRecord) -> bytes:
         record = readable.log_record
-        parts = []
+        # Severity, event name, flags and an absent body repeat across records: their
+        # bytes are built once per combination.
+        key = (
+            record.severity_number,
+            record.severity_text,
+            record.event_name,
+            record.trace_flags,
+            readable.dropped_attributes,
+            record.body is None,
+        )
+        fixed = self._log_fixed.get(key)
+        if fixed is None:
+            flags = int(record.trace_flags)
+            fixed = b"".join(
+                (
+                    _uint(_LOG_SEVERITY, getattr(record.severity_number, "value", None)),
+                    _text(_LOG_SEVERITY_TEXT, record.severity_text),
+                    _text(_LOG_EVENT_NAME, record.event_name),
+                    _LOG_FLAGS + _FIXED32(flags) if flags else b"",
+                    _uint(_LOG_DROPPED, readable.dropped_attributes),
+                    _LOG_BODY + b"\x00" if record.body is None else b"",
+                )
+            )
+            if len(self._log_fixed) < CACHE_MAX:
+                self._log_fixed[key] = fixed
+        parts = [fixed]
+        if record.body is not None:
+            parts.append(_field(_LOG_BODY, _value(record.body).SerializeToString()))
         if record.timestamp:
             parts.append(_LOG_TIME + _FIXED64(record.timestamp))
-        parts.append(_uint(_LOG_SEVERITY, getattr(record.severity_number, "value", None)))
-        parts.append(_text(_LOG_SEVERITY_TEXT, record.severity_text))
-        body = record.body
-        parts.append(
-            _LOG_BODY + b"\x00"
-            if body is None
-            else _field(_LOG_BODY, _value(body).SerializeToString())
-        )
-        parts.extend(self._attributes(_LOG_ATTRIBUTE, record.attributes))
-        parts.append(_uint(_LOG_DROPPED, readable.dropped_attributes))
-        flags = int(record.trace_flags)
-        if flags:
-            parts.append(_LOG_FLAGS + _FIXED32(flags))
+        if record.observed_timestamp:
+            parts.append(_LOG_OBSERVED + _FIXED64(record.observed_timestamp))
         if record.trace_id:
             parts.append(_LOG_TRACE_ID + b"\x10" + record.trace_id.to_bytes(16, "big"))
         if record.span_id:
             parts.append(_LOG_SPAN_ID + b"\x08" + record.span_id.to_bytes(8, "big"))
-        if record.observed_timestamp:
-            parts.append(_LOG_OBSERVED + _FIXED64(record.observed_timestamp))
-        parts.append(_text(_LOG_EVENT_NAME, record.event_name))
+        parts += self._attributes(_LOG_ATTRIBUTE, record.attributes)
         return b"".join(parts)
 
     # ---- spans ----------------------------------------------------------------------------
