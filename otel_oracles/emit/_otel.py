@@ -51,7 +51,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
-from opentelemetry.trace import NonRecordingSpan, SpanContext, SpanKind, TraceFlags
+from opentelemetry.trace import INVALID_SPAN, NonRecordingSpan, SpanContext, SpanKind, TraceFlags
 from opentelemetry.trace.status import Status, StatusCode
 
 from otel_oracles.emit import _names as n
@@ -534,9 +534,13 @@ def _span_context(trace_id: str | None, span_id: str | None) -> SpanContext | No
 
 
 def _context_of(span_context: SpanContext | None) -> Context:
-    """An explicit context (never the ambient one, which may belong to the host app)."""
+    """An explicit context (never the ambient one, which may belong to the host app).
+
+    Without ids it holds the invalid span: the API's ``LogRecord`` falls back to the
+    ambient context when given an empty one, which would tie the record to whatever span
+    the host application has open."""
     if span_context is None:
-        return Context()
+        return trace.set_span_in_context(INVALID_SPAN, Context())
     return trace.set_span_in_context(NonRecordingSpan(span_context), Context())
 
 

@@ -150,3 +150,18 @@ def test_fast_exporters_deliver_the_sdk_request(
     (logs,) = sink.requests("logs")
     assert spans.request == encode_spans(keep.spans)
     assert logs.request == encode_logs(keep.logs)
+
+
+def test_records_without_ids_never_borrow_the_host_apps_current_span() -> None:
+    """A verdict without trace ids (AgentBench) must not be tied to a span the embedding
+    application happens to have open."""
+    keep = _Keep()
+    emitter = OtelEmitter(span_exporters=[keep], log_exporters=[keep])
+    no_ids = make_trajectory(trace_id=None)
+    tracer = TracerProvider().get_tracer("host-app")
+    with tracer.start_as_current_span("host request") as host:
+        assert host.get_span_context().trace_id != 0
+        assert emitter.export([(make_verdict(no_ids), no_ids)]) is EmitResult.SUCCESS
+    emitter.shutdown()
+    assert keep.logs and all(r.log_record.trace_id == 0 for r in keep.logs)
+    assert all(r.log_record.span_id == 0 for r in keep.logs)
