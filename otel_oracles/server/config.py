@@ -194,9 +194,11 @@ class AssemblySettings(_Settings):
     """Traces held in memory before new traces are refused with a retryable status
     (backpressure), never dropped; see ``overflow_traces`` for the exceptions."""
     overflow_traces: int | None = Field(default=None, ge=0)
-    """Traces admitted beyond ``max_traces`` for requests that continue buffered traces (or
-    when the buffered traces all still wait for their root); default = ``max_traces``. At
-    ``max_traces + overflow_traces`` the oldest open traces are evicted (graded incomplete)."""
+    """Traces admitted beyond ``max_traces`` for requests that bring only new traces while
+    the buffered traces would not make room by themselves (they wait for their root), since
+    refusing could not help; default = ``max_traces``. At ``max_traces + overflow_traces``
+    the oldest stuck traces are evicted (graded incomplete). Requests that continue a
+    buffered trace are bounded by ``max_buffered_spans`` only."""
     max_buffered_spans: int = Field(default=DEFAULT_MAX_BUFFERED_SPANS, gt=0)
     """Spans (and log records) held in memory at once, across traces: the hard memory cap.
     Beyond it requests are refused (retryable) and, when the traces about to complete would
