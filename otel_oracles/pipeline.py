@@ -17,7 +17,7 @@ from pathlib import Path
 from otel_oracles.assemble import AssemblyStats, assemble_offline
 from otel_oracles.decode import DecodedBatch, read_paths
 from otel_oracles.grade import grade
-from otel_oracles.grade.selector import Selector, selector_for
+from otel_oracles.grade.selector import TraceSelector, selector_for
 from otel_oracles.mapping import ConventionSet, map_trace
 from otel_oracles.model.contract import Contract
 from otel_oracles.model.result import (
@@ -37,10 +37,10 @@ ProgressCallback = Callable[[int], None]
 """Called with the number of input bytes just finished (per file)."""
 
 _SELECTOR_CACHE_MAX = 4096
-_selectors: dict[int, tuple[Contract, Selector]] = {}
+_selectors: dict[int, tuple[Contract, TraceSelector]] = {}
 
 
-def _selector(contract: Contract) -> Selector:
+def _selector(contract: Contract) -> TraceSelector:
     """Selectors compiled once per contract object (contracts are immutable)."""
     cached = _selectors.get(id(contract))
     if cached is not None and cached[0] is contract:

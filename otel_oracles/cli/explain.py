@@ -13,7 +13,7 @@ import click
 
 from otel_oracles.grade.evidence import EVIDENCE_DESCRIPTIONS
 from otel_oracles.grade.registry import oracle_class
-from otel_oracles.model.contract import Contract, OracleSpec, load_contract
+from otel_oracles.model.contract import Contract, MatchSpec, OracleSpec, load_contract
 
 Phrase = Callable[[dict[str, Any]], str]
 
@@ -182,11 +182,19 @@ def _match(contract: Contract) -> str:
     m = contract.match
     if m is None:
         return "every trace"
+    specs = m if isinstance(m, list) else [m]
+    described = [_one_match(spec) for spec in specs]
+    if any(d is None for d in described):
+        return "every trace"
+    return "traces with " + ", or with ".join(d for d in described if d)
+
+
+def _one_match(m: MatchSpec) -> str | None:
     parts = [f"resource {k} = {v}" for k, v in m.resource.items()]
     parts += [f"a span with {k} = {v}" for k, v in m.span.items()]
     if m.root_name:
         parts.append(f"root span named {m.root_name}")
-    return "traces with " + " and ".join(parts) if parts else "every trace"
+    return " and ".join(parts) if parts else None
 
 
 def explain(contract: Contract) -> str:

@@ -7,6 +7,9 @@
   the same span), e.g. ``{gen_ai.agent.name: support}``;
 - ``root_name``: the root span's name.
 
+``match`` may also be a list of such selectors: the contract grades a trace when any of
+them selects it (e.g. the same agent instrumented by two libraries).
+
 A value is an exact value, or a regex when written between slashes (``/^support-.*/``,
 searched with ``re.search`` in the string form of the attribute). Regexes are compiled once
 per contract (``Selector``), so selecting is cheap per trace.
@@ -46,14 +49,16 @@ class Selector:
 
     __slots__ = ("_resource", "_root_name", "_span", "always")
 
-    def __init__(self, match: MatchSpec | None, source: str | None = None) -> None:
+    def __init__(
+        self, match: MatchSpec | None, source: str | None = None, where: str = "match"
+    ) -> None:
         self.always = match is None or (
             not match.resource and not match.span and match.root_name is None
         )
-        self._resource = _pairs(match.resource, "match.resource", source) if match else []
-        self._span = _pairs(match.span, "match.span", source) if match else []
+        self._resource = _pairs(match.resource, f"{where}.resource", source) if match else []
+        self._span = _pairs(match.span, f"{where}.span", source) if match else []
         self._root_name = (
-            _value_test(match.root_name, "match.root_name", source)
+            _value_test(match.root_name, f"{where}.root_name", source)
             if match is not None and match.root_name is not None
             else None
         )
@@ -76,9 +81,31 @@ class Selector:
         return True
 
 
-def selector_for(contract: Contract) -> Selector:
+class AnySelector:
+    """A list of selectors: a trace is selected when any of them selects it."""
+
+    __slots__ = ("_parts", "always")
+
+    def __init__(self, parts: list[Selector]) -> None:
+        self._parts = parts
+        self.always = any(p.always for p in parts)
+
+    def __call__(self, trace: Trace) -> bool:
+        return self.always or any(part(trace) for part in self._parts)
+
+
+TraceSelector = Selector | AnySelector
+"""What ``selector_for`` returns: call it with a trace."""
+
+
+def selector_for(contract: Contract) -> TraceSelector:
     """Compile a contract's ``match`` (raises ``ContractError`` for a bad regex)."""
-    return Selector(contract.match, contract.source)
+    match = contract.match
+    if isinstance(match, list):
+        return AnySelector(
+            [Selector(m, contract.source, where=f"match[{i}]") for i, m in enumerate(match)]
+        )
+    return Selector(match, contract.source)
 
 
 def selects(contract: Contract, trace: Trace) -> bool:

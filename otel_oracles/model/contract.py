@@ -71,7 +71,9 @@ class Contract(BaseModel):
     """AgentBench: the task prompt given to the agent."""
     workspace: dict[str, str] | None = None
     """AgentBench: relative path -> file content, materialized for replay."""
-    match: MatchSpec | None = None
+    match: MatchSpec | list[MatchSpec] | None = None
+    """Which traces this contract grades: one selector, or a list of selectors of which any
+    may select the trace. Omitted = every trace."""
     evidence: list[OracleSpec] = Field(default_factory=list)
     invariants: list[OracleSpec] = Field(default_factory=list)
     tolerances: list[OracleSpec] = Field(default_factory=list)

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from otel_oracles.errors import ContractError
-from otel_oracles.grade.selector import Selector
-from otel_oracles.model.contract import MatchSpec
+from otel_oracles.grade.selector import Selector, selector_for
+from otel_oracles.model.contract import Contract, MatchSpec, parse_contract
 from otel_oracles.model.result import InputProblem
 from otel_oracles.model.span import Trace
 from otel_oracles.pipeline import read_traces
@@ -58,3 +58,23 @@ def test_root_name_and_all_parts_must_hold(pydantic_trace: Trace) -> None:
 def test_bad_regex_is_a_contract_error_naming_the_key() -> None:
     with pytest.raises(ContractError, match=r"match\.resource\.service\.name: invalid regex"):
         Selector(MatchSpec(resource={"service.name": "/(/"}), "c.yaml")
+
+
+def _contract_with_match(tmp_path: Path, match: object) -> Contract:
+    data = {"id": "c", "invariants": [{"type": "max_steps", "max": 100}], "match": match}
+    return parse_contract(data, str(tmp_path / "c.yaml"))
+
+
+def test_a_list_of_selectors_selects_when_any_of_them_does(
+    pydantic_trace: Trace, tmp_path: Path
+) -> None:
+    hit = [{"root_name": "agent_run"}, {"span": {"gen_ai.agent.name": "support_agent"}}]
+    miss = [{"root_name": "agent_run"}, {"resource": {"service.name": "other"}}]
+    assert selector_for(_contract_with_match(tmp_path, hit))(pydantic_trace)
+    assert not selector_for(_contract_with_match(tmp_path, miss))(pydantic_trace)
+
+
+def test_a_bad_regex_in_a_selector_list_names_its_position(tmp_path: Path) -> None:
+    contract = _contract_with_match(tmp_path, [{}, {"root_name": "/(/"}])
+    with pytest.raises(ContractError, match=r"match\[1\]\.root_name: invalid regex"):
+        selector_for(contract)
