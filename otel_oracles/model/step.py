@@ -241,10 +241,17 @@ class Trajectory(BaseModel):
         self, patterns: Iterable[str] = DEFAULT_NETWORK_PATTERNS
     ) -> list[NetworkViolation]:
         """Case-insensitive substring matches over each step's raw JSON, in step order;
-        within a step, patterns are reported in the order given."""
+        within a step, patterns are reported in the order given.
+
+        Every AgentBench step is scanned (its JSON is what the agent did). Of trace-derived
+        steps only the agent's actions are (tool calls, commands, file edits): a model call
+        or an agent span carries conversation text, and a prompt that says "never run curl"
+        is not network access."""
         lowered = [(p, p.lower()) for p in patterns]
         found: list[NetworkViolation] = []
         for step in self.steps:
+            if step.raw is None and not step.is_tool:
+                continue
             text = step.raw_json().lower()
             found.extend(
                 NetworkViolation(step.index, step.tool, p) for p, low in lowered if low in text
