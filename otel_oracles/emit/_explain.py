@@ -160,7 +160,7 @@ def _identifier_or_none(value: Any) -> str | None:
 def _shown_details(details: dict[str, Any]) -> tuple[Any, ...] | None:
     """Everything of ``details`` that ``_template`` can read (see ``_detail_value``), as a
     cache key; None when a key is not a string (no caching then)."""
-    out = []
+    out: list[tuple[Any, ...]] = []
     for key, value in details.items():
         if not isinstance(key, str):
             return None

@@ -269,7 +269,10 @@ class Encoder:
         return self._request(batch, self._log)
 
     def logs(self, batch: Sequence[ReadableLogRecord]) -> ExportLogsServiceRequest:
-        return ExportLogsServiceRequest.FromString(self.logs_bytes(batch))
+        request: ExportLogsServiceRequest = ExportLogsServiceRequest.FromString(
+            self.logs_bytes(batch)
+        )
+        return request
 
     def _log(self, readable: ReadableLogRecord) -> bytes:
         record = readable.log_record
@@ -319,10 +322,15 @@ class Encoder:
         return self._request(batch, self._span)
 
     def spans(self, batch: Sequence[ReadableSpan]) -> ExportTraceServiceRequest:
-        return ExportTraceServiceRequest.FromString(self.spans_bytes(batch))
+        request: ExportTraceServiceRequest = ExportTraceServiceRequest.FromString(
+            self.spans_bytes(batch)
+        )
+        return request
 
     def _span(self, span: ReadableSpan) -> bytes:
         context = span.get_span_context()
+        if context is None:  # a finished SDK span always has one
+            raise ValueError(f"span {span.name!r} has no span context")
         parent = span.parent
         parts = [
             _SPAN_TRACE_ID + b"\x10" + context.trace_id.to_bytes(16, "big"),
@@ -386,7 +394,7 @@ class FastGrpcSpanExporter(GrpcSpanExporter):
         self._fast_encoder = Encoder()
 
     def _translate_data(self, data: Sequence[ReadableSpan]) -> ExportTraceServiceRequest:
-        return ExportTraceServiceRequest.FromString(self._fast_encoder.spans_bytes(data))
+        return self._fast_encoder.spans(data)
 
 
 class FastGrpcLogExporter(GrpcLogExporter):
@@ -397,7 +405,7 @@ class FastGrpcLogExporter(GrpcLogExporter):
         self._fast_encoder = Encoder()
 
     def _translate_data(self, data: Sequence[ReadableLogRecord]) -> ExportLogsServiceRequest:
-        return ExportLogsServiceRequest.FromString(self._fast_encoder.logs_bytes(data))
+        return self._fast_encoder.logs(data)
 
 
 _HTTP_INTERNALS = ("_shutdown", "_metrics", "_client", "_max_request_size")
