@@ -17,6 +17,8 @@ emitting to a counting OTLP sink in its own process (bench/sink_proc.py):
 
     python bench/serve_load.py                 # 5,000 traces (~100k spans)
     python bench/serve_load.py --quick         # 300 traces, seconds (harness check)
+    python bench/serve_load.py --phases latency --half-rate 1000   # one figure
+    python bench/serve_load.py --phases procpool   # would a grading process pool pay off?
 
 Prints one JSON object (also written to bench/out/serve_load.json). Run it on an otherwise
 idle machine: the load generator and the sink share the cores with the server.
@@ -226,6 +228,8 @@ def main(argv: list[str] | None = None) -> int:
             result["latency_at_half_load"] = phase_latency(sink, bodies, n_traces, args, half)
         if "memory" in phases:
             result["memory"] = phase_memory(sink, bodies, manifest, args)
+        if "procpool" in phases:
+            result["procpool"] = phase_procpool(sink, bodies, args)
     finally:
         sink.close()
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -311,6 +315,106 @@ def phase_latency(sink: Sink, bodies: list[tuple[bytes, int]], n_traces: int,
         "serve_cores_busy": round(cpu / dt, 2),
         **{k: v for k, v in stats["latency_ms"].items()},
     }
+
+
+_WORKER: dict[str, Any] = {}
+
+
+def _pool_init(contracts: str) -> None:
+    from otel_oracles.emit import build_emitter
+    from otel_oracles.server._wiring import load_grading
+    from otel_oracles.server.config import ServeSettings
+
+    settings = ServeSettings.model_validate({"grading": {"contracts": [contracts]}})
+    _WORKER["grading"] = load_grading(settings)
+    _WORKER["emitter"] = build_emitter(export="otlp")
+
+
+def _pool_cpu(_: int) -> tuple[int, float]:
+    time.sleep(0.05)  # long enough that every worker gets one of the warm-up calls
+    return os.getpid(), time.process_time()
+
+
+def _pool_grade(batch: list[tuple[str, list[Any]]]) -> tuple[int, int, float]:
+    """Grade and emit a batch of whole traces in a worker; only counts travel back."""
+    from otel_oracles.assemble import build_trace
+    from otel_oracles.pipeline import grade_trace
+
+    contracts, conventions = _WORKER["grading"]
+    pairs: list[Any] = []
+    for tid, spans in batch:
+        pairs += grade_trace(build_trace(tid, spans, []), contracts, conventions)
+    _WORKER["emitter"].export(pairs)
+    return len(pairs), os.getpid(), time.process_time()
+
+
+def phase_procpool(sink: Sink, bodies: list[tuple[bytes, int]],
+                   args: argparse.Namespace) -> dict[str, Any]:  # fmt: skip
+    """Experiment (not a serve feature): would grading in a reused process pool pay off?
+
+    The receiving process decodes every request and groups spans by trace (as serve's
+    assembler does), then either grades + emits each batch of 25 traces itself or pickles
+    the batch to one of ``os.cpu_count()`` forkserver workers that grade and emit it
+    (results are emitted in the worker: unpickling them would cost more than grading).
+    Reports wall time and CPU of the receiving process and of the workers."""
+    import multiprocessing as mp
+    from collections import defaultdict
+    from concurrent.futures import ProcessPoolExecutor
+
+    from otel_oracles.decode import decode
+    from otel_oracles.server._service import decoded_parts
+
+    os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"] = sink.endpoint
+    os.environ["OTEL_EXPORTER_OTLP_PROTOCOL"] = "http/protobuf"
+    contracts = str(args.contracts)
+    out: dict[str, Any] = {}
+    for mode in ("one_process", "process_pool"):
+        workers = os.cpu_count() or 2
+        pool = None
+        base: dict[int, float] = {}
+        if mode == "process_pool":
+            pool = ProcessPoolExecutor(workers, mp.get_context("forkserver"), _pool_init,
+                                       (contracts,))  # fmt: skip
+            base = dict(pool.map(_pool_cpu, range(workers * 8)))
+        else:
+            _pool_init(contracts)
+        t0, c0 = time.perf_counter(), time.process_time()
+        by_trace: dict[str, list[Any]] = defaultdict(list)
+        spans = 0
+        for body, _n in bodies:
+            decoded, _logs, _rej, _problems = decoded_parts(
+                decode(body, "application/x-protobuf", signal="traces")
+            )
+            spans += len(decoded)
+            for s in decoded:
+                by_trace[s.trace_id].append(s)
+        items = list(by_trace.items())
+        batches = [items[i : i + 25] for i in range(0, len(items), 25)]
+        last: dict[int, float] = {}
+        if pool is None:
+            for b in batches:
+                _pool_grade(b)
+        else:
+            for _k, pid, cpu_now in pool.map(_pool_grade, batches):
+                last[pid] = max(last.get(pid, 0.0), cpu_now)
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        if pool is not None:
+            pool.shutdown()
+        worker_cpu = sum(c - base.get(pid, 0.0) for pid, c in last.items())
+        out[mode] = {
+            "workers": workers if pool else 0,
+            "wall_s": round(wall, 2),
+            "spans_per_s": round(spans / wall),
+            "receiving_cpu_s": round(cpu, 2),
+            "spans_per_receiving_cpu_s": round(spans / cpu),
+            "worker_cpu_s": round(worker_cpu, 2),
+        }
+    one, many = out["one_process"], out["process_pool"]
+    out["wall_speedup"] = round(one["wall_s"] / many["wall_s"], 2)
+    out["cpu_overhead"] = round(
+        (many["receiving_cpu_s"] + many["worker_cpu_s"]) / one["receiving_cpu_s"], 2
+    )
+    return out
 
 
 def phase_memory(sink: Sink, bodies: list[tuple[bytes, int]], manifest: dict[str, Any],
