@@ -20,6 +20,8 @@ number of workers (the sequential path lists them in the order traces complete).
 from __future__ import annotations
 
 import multiprocessing
+import pickle
+import tempfile
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +34,7 @@ from otel_oracles.model.result import InputProblem, RunReport, Verdict
 from otel_oracles.model.step import Trajectory
 from otel_oracles.pipeline import GradeRun
 
+_PICKLE = pickle.HIGHEST_PROTOCOL
 _SHARD_HEX_DIGITS = 8
 """Trace ids are random; their last 32 bits spread traces evenly over any worker count."""
 
@@ -54,6 +57,8 @@ class _ShardJob:
     shard: int
     workers: int
     with_trajectories: bool
+    pickled: bool = False
+    """Send each trace's pairs as pickled bytes the parent can spool without loading."""
 
 
 _CHUNK_TRACES = 32
@@ -70,8 +75,9 @@ class _ShardStats:
 
 
 Graded = list[tuple[Verdict, Trajectory]]
-_Item = tuple[int, Graded]
-"""(position of the trace's first span in the input, its graded pairs)."""
+_Item = tuple[int, Graded | bytes]
+"""(position of the trace's first span in the input, its graded pairs, pickled when the
+job says so)."""
 
 
 def _grade_shard(job: _ShardJob, queue: Any) -> None:
@@ -128,7 +134,7 @@ def _run_shard(job: _ShardJob, queue: Any) -> _ShardStats:
         order = first_seen.pop(trace.trace_id, position)
         if not job.with_trajectories:
             graded = [(v, _EMPTY_TRAJECTORY) for v, _ in graded]
-        chunk.append((order, graded))
+        chunk.append((order, pickle.dumps(graded, _PICKLE) if job.pickled else graded))
         if len(chunk) >= _CHUNK_TRACES:
             queue.put(("items", chunk))
             chunk = []
@@ -149,6 +155,7 @@ def grade_paths_parallel(
     workers: int,
     run: GradeRun | None = None,
     on_graded: Callable[[Graded], object] | None = None,
+    on_verdict: Callable[[Verdict], object] | None = None,
 ) -> RunReport:
     """``pipeline.grade_paths`` over ``workers`` processes; same report, same notes.
 
@@ -159,6 +166,12 @@ def grade_paths_parallel(
     as workers deliver them (arrival order), so an emitter needs no change. Input problems
     found by every worker while reading are reported once. A worker that crashes (a bug,
     never bad input) raises ``RuntimeError`` here with its traceback.
+
+    With ``on_verdict`` the report's ``verdicts`` stay empty: once every worker is done,
+    each verdict is handed to ``on_verdict`` in the same order instead. Until then they
+    wait on disk (an anonymous temporary file) as the pickled bytes the workers sent, so
+    this process's memory does not grow with the number of traces (``grade`` streams its
+    report this way).
     """
     if "-" in paths:
         raise ValueError("stdin ('-') cannot be graded with several workers")
@@ -181,6 +194,7 @@ def grade_paths_parallel(
                     k,
                     workers,
                     on_graded is not None,
+                    on_verdict is not None,
                 ),
                 queue,
             ),
@@ -192,6 +206,10 @@ def grade_paths_parallel(
     for proc in procs:
         proc.start()
     items: list[tuple[int, int, Verdict]] = []
+    # Closed by the replay below, or in the finally when a worker failed.
+    spool = tempfile.TemporaryFile() if on_verdict is not None else None  # noqa: SIM115
+    spooled: list[tuple[int, int, int]] = []
+    """(order, offset, length) of each trace's pickled pairs in ``spool``."""
     seen: set[tuple[str, str]] = set()
     pending = workers
     try:
@@ -207,6 +225,14 @@ def grade_paths_parallel(
                 continue
             if kind == "items":
                 for order, graded in payload:
+                    if isinstance(graded, bytes):
+                        if spool is None:  # only jobs asked for pickled results send bytes
+                            raise RuntimeError("grading worker sent unrequested bytes")
+                        spooled.append((order, spool.tell(), len(graded)))
+                        spool.write(graded)
+                        if on_graded is not None:
+                            on_graded(pickle.loads(graded))
+                        continue
                     if on_graded is not None:
                         on_graded(graded)
                     items.extend((order, i, v) for i, (v, _) in enumerate(graded))
@@ -228,7 +254,16 @@ def grade_paths_parallel(
             if proc.is_alive() and pending:
                 proc.terminate()
             proc.join()
+        if spool is not None and pending:
+            spool.close()
     items.sort(key=_order)
+    if spool is not None and on_verdict is not None:
+        with spool:
+            spooled.sort(key=lambda entry: entry[0])  # stable: ties keep arrival order
+            for _, offset, length in spooled:
+                spool.seek(offset)
+                for verdict, _ in pickle.loads(spool.read(length)):
+                    on_verdict(verdict)
     notes = [f"{stats.traces} trace(s), {stats.spans} span(s) read"]
     if stats.traces_unselected:
         notes.append(f"{stats.traces_unselected} trace(s) matched no contract's selector")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from otel_oracles.cli._output import ReportStream, emit_report, report_options
+from otel_oracles.cli._output import ReportStream, report_options
 from otel_oracles.emit import BatchingEmitter, OtelEmitter, build_emitter
 from otel_oracles.mapping import load_conventions
 from otel_oracles.model.contract import discover_contract_files, load_contract
@@ -133,7 +133,8 @@ def grade_command(
     batching = BatchingEmitter(emitter) if emitter is not None else None
     export_graded = batching.export if batching is not None else None
     # Verdicts are rendered as they are graded and not kept, so memory does not grow with
-    # the input (docs/performance.md, G3). --workers still returns them in input order.
+    # the input (docs/performance.md, G3). --workers spools them to disk and hands them over
+    # in input order at the end.
     stream = ReportStream(as_json=as_json, junit=junit, html=html, verbose=verbose)
 
     def on_graded(graded: list[tuple[Verdict, Trajectory]]) -> None:
@@ -146,7 +147,13 @@ def grade_command(
         show_bar = not quiet and total >= PROGRESS_MIN_BYTES and sys.stderr.isatty()
         if workers > 1:
             report = grade_paths_parallel(
-                paths, files, convention_dirs, workers=workers, run=run, on_graded=export_graded
+                paths,
+                files,
+                convention_dirs,
+                workers=workers,
+                run=run,
+                on_graded=export_graded,
+                on_verdict=stream.add,
             )
         elif show_bar:
             with click.progressbar(
@@ -165,14 +172,8 @@ def grade_command(
             report = grade_paths(
                 paths, contracts, conventions, run=run, on_graded=on_graded, keep_verdicts=False
             )
-        if workers > 1:
-            code = report.exit_code(keep_going)
-            emit_report(
-                report, as_json=as_json, junit=junit, html=html, verbose=verbose, exit_code=code
-            )
-        else:
-            code = stream.exit_code(report.input_errors, keep_going)
-            stream.finish(report.input_errors, report.notes, code)
+        code = stream.exit_code(report.input_errors, keep_going)
+        stream.finish(report.input_errors, report.notes, code)
     finally:
         stream.close()
         if batching is not None:

@@ -92,3 +92,24 @@ def test_grade_paths_can_leave_verdicts_to_the_callback() -> None:
     assert [timeless(v.model_dump_json()) for v in seen] == [
         timeless(v.model_dump_json()) for v in kept
     ]
+
+
+def test_workers_stream_the_same_report_in_input_order(tmp_path: Path) -> None:
+    """--workers spools verdicts to disk and replays them in input order: the printed report
+    equals the one built from the verdicts grade_paths_parallel keeps."""
+    from otel_oracles.parallel import grade_paths_parallel
+
+    files = sorted(CONTRACTS.iterdir())
+    kept = grade_paths_parallel([str(EXAMPLES)], files, [], workers=2)
+    streamed: list[Verdict] = []
+    empty = grade_paths_parallel([str(EXAMPLES)], files, [], workers=2, on_verdict=streamed.append)
+    assert empty.verdicts == [] and empty.notes == kept.notes
+    assert [timeless(v.model_dump_json()) for v in streamed] == [
+        timeless(v.model_dump_json()) for v in kept.verdicts
+    ]
+    junit = tmp_path / "w.xml"
+    proc = grade(str(EXAMPLES), "--workers", "2", "--json", "--junit", str(junit))
+    assert proc.returncode == 1, proc.stderr
+    expected = json.dumps(report_data(kept), indent=2, ensure_ascii=False) + "\n"
+    assert timeless(proc.stdout) == timeless(expected)
+    assert timeless(junit.read_text(encoding="utf-8")) == timeless(render_junit(kept).decode())
