@@ -28,13 +28,9 @@ from opentelemetry.trace import (
 from opentelemetry.trace.status import Status, StatusCode
 
 from otel_oracles.emit import EmitResult, EmitSettings, OtelEmitter, build_emitter
-from otel_oracles.emit._fast_otlp import (
-    Encoder,
-    FastGrpcLogExporter,
-    FastGrpcSpanExporter,
-    FastHttpLogExporter,
-    FastHttpSpanExporter,
-)
+from otel_oracles.emit._fast_grpc import FastGrpcLogExporter, FastGrpcSpanExporter
+from otel_oracles.emit._fast_http import FastHttpLogExporter, FastHttpSpanExporter
+from otel_oracles.emit._fast_otlp import Encoder
 from tests.emit.conftest import make_results, make_trajectory, make_verdict
 from tests.support.otlp_sink import OtlpSink
 
