@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -28,7 +28,7 @@ from msgspec import Meta, Struct
 from otel_oracles.decode._batch import DecodedBatch
 from otel_oracles.decode._json import _SPAN_KINDS, _STATUS_CODES, decode_json_object
 from otel_oracles.decode._json import _count_metrics as count_metrics
-from otel_oracles.decode._values import Report, Where
+from otel_oracles.decode._values import LazyAttributes, Report
 from otel_oracles.model.span import EMPTY, EventRecord, LinkRecord, LogRecord, SpanRecord
 
 _TraceId = Annotated[str, Meta(pattern="^[0-9a-fA-F]{32}$")]
@@ -219,16 +219,10 @@ def ms_any(value: _AnyValue | None) -> Any:
     return None
 
 
-class MsAttributes(Mapping[str, Any]):
-    """Read-only view of a typed attribute list; indexes on first read, converts per value."""
+class MsAttributes(LazyAttributes):
+    """Lazy view of a typed (msgspec-decoded) attribute list."""
 
-    __slots__ = ("_index", "_raw", "_report", "_where")
-
-    def __init__(self, raw: list[_KeyValue], where: Where, report: Report | None) -> None:
-        self._raw = raw
-        self._index: dict[str, _AnyValue | None] | None = None
-        self._where = where
-        self._report = report
+    __slots__ = ()
 
     def _build(self) -> dict[str, _AnyValue | None]:
         index = self._index = {kv.key: kv.value for kv in self._raw}
@@ -238,43 +232,10 @@ class MsAttributes(Mapping[str, Any]):
         try:
             return ms_any(raw)
         except (binascii.Error, ValueError) as exc:
-            if self._report is not None:
-                prefix, i, suffix = self._where
-                self._report(
-                    f"{prefix}[{i}]{suffix}: attribute {key!r}: bytesValue must be base64 "
-                    f"({exc}); read as null"
-                )
+            self._problem(f"attribute {key!r}: bytesValue must be base64 ({exc}); read as null")
             assert self._index is not None
             self._index[key] = None
             return None
-
-    def __getitem__(self, key: str) -> Any:
-        index = self._index if self._index is not None else self._build()
-        return self._convert(key, index[key])
-
-    def get(self, key: str, default: Any = None) -> Any:
-        index = self._index if self._index is not None else self._build()
-        if key not in index:
-            return default
-        return self._convert(key, index[key])
-
-    def __contains__(self, key: object) -> bool:
-        index = self._index if self._index is not None else self._build()
-        return key in index
-
-    def __iter__(self) -> Iterator[str]:
-        index = self._index if self._index is not None else self._build()
-        return iter(list(index))
-
-    def __len__(self) -> int:
-        index = self._index if self._index is not None else self._build()
-        return len(index)
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (dict, (dict(self.items()),))
-
-    def __repr__(self) -> str:
-        return f"MsAttributes({dict(self.items())!r})"
 
 
 def decode_json_bytes(data: bytes, report: Report | None = None) -> DecodedBatch:

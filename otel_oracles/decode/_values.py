@@ -200,12 +200,15 @@ def json_any(value: Any) -> Any:
     raise BadValue(f"an AnyValue holds exactly one variant, got keys {sorted(value)}")
 
 
-class JsonAttributes(Mapping[str, Any]):
-    """Read-only view of an OTLP/JSON ``attributes`` list; indexes and converts on first read.
+_MISSING: Any = object()
 
-    ``where`` = ``(prefix, index, suffix)`` names the attribute list inside its request
-    (``resourceSpans[0].scopeSpans[0].spans`` ``[3]`` ``.events[0]``); it is formatted only
-    when a problem is reported. ``report`` receives each problem once.
+
+class LazyAttributes(Mapping[str, Any]):
+    """Read-only view of an OTLP attribute list that indexes on first read and converts one
+    value at a time: grading reads a few keys of each span, so the rest never become Python
+    objects. Subclasses say how to index (``_build``) and convert (``_convert``) their wire
+    representation. ``where`` = ``(prefix, index, suffix)`` names the list inside its request
+    and is formatted only when a problem is reported; ``report`` receives each problem once.
     """
 
     __slots__ = ("_index", "_raw", "_report", "_where")
@@ -220,6 +223,45 @@ class JsonAttributes(Mapping[str, Any]):
         if self._report is not None:
             prefix, index, suffix = self._where
             self._report(f"{prefix}[{index}]{suffix}: {message}")
+
+    def _build(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _convert(self, key: str, raw: Any) -> Any:
+        raise NotImplementedError
+
+    def __getitem__(self, key: str) -> Any:
+        index = self._index if self._index is not None else self._build()
+        return self._convert(key, index[key])
+
+    def get(self, key: str, default: Any = None) -> Any:
+        index = self._index if self._index is not None else self._build()
+        raw = index.get(key, _MISSING)
+        return default if raw is _MISSING else self._convert(key, raw)
+
+    def __contains__(self, key: object) -> bool:
+        index = self._index if self._index is not None else self._build()
+        return key in index
+
+    def __iter__(self) -> Iterator[str]:
+        index = self._index if self._index is not None else self._build()
+        return iter(list(index))
+
+    def __len__(self) -> int:
+        index = self._index if self._index is not None else self._build()
+        return len(index)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (dict, (dict(self.items()),))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({dict(self.items())!r})"
+
+
+class JsonAttributes(LazyAttributes):
+    """Lazy view of a plain (orjson-decoded) OTLP/JSON ``attributes`` list."""
+
+    __slots__ = ()
 
     def _build(self) -> dict[str, Any]:
         raw = self._raw
@@ -254,36 +296,6 @@ class JsonAttributes(Mapping[str, Any]):
             assert index is not None
             index[key] = {}
             return None
-
-    def __getitem__(self, key: str) -> Any:
-        index = self._index if self._index is not None else self._build()
-        return self._convert(key, index[key])
-
-    def get(self, key: str, default: Any = None) -> Any:
-        index = self._index if self._index is not None else self._build()
-        raw = index.get(key, _MISSING)
-        return default if raw is _MISSING else self._convert(key, raw)
-
-    def __contains__(self, key: object) -> bool:
-        index = self._index if self._index is not None else self._build()
-        return key in index
-
-    def __iter__(self) -> Iterator[str]:
-        index = self._index if self._index is not None else self._build()
-        return iter(list(index))
-
-    def __len__(self) -> int:
-        index = self._index if self._index is not None else self._build()
-        return len(index)
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (dict, (dict(self.items()),))
-
-    def __repr__(self) -> str:
-        return f"JsonAttributes({dict(self.items())!r})"
-
-
-_MISSING: Any = object()
 
 
 def json_attributes_dict(raw: list[Any], where: str, problems: list[str]) -> dict[str, Any]:
