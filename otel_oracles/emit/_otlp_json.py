@@ -213,51 +213,43 @@ class OtlpJsonLinesFile:
                 self._fh = None
 
 
-class JsonLinesSpanExporter(SpanExporter):
+class _SharedFileWriter:
+    """What the three file exporters share: a reference to the one results file, and the
+    SDK lifecycle rules (flush on request; shutdown once, then every export fails)."""
+
     def __init__(self, out: OtlpJsonLinesFile) -> None:
         self._out = out.acquire()
         self._shutdown = False
 
+    def _write(self, message: Message | bytes) -> bool:
+        return not self._shutdown and self._out.write(message)
+
+    def force_flush(self, timeout_millis: float = 30_000) -> bool:
+        self._out.flush()
+        return True
+
+    def shutdown(self, timeout_millis: float = 30_000, **kwargs: Any) -> None:
+        if not self._shutdown:
+            self._shutdown = True
+            self._out.release()
+
+
+class JsonLinesSpanExporter(_SharedFileWriter, SpanExporter):
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        if self._shutdown or not self._out.write(spans_json(spans)):
-            return SpanExportResult.FAILURE
-        return SpanExportResult.SUCCESS
-
-    def force_flush(self, timeout_millis: int = 30_000) -> bool:
-        self._out.flush()
-        return True
-
-    def shutdown(self) -> None:
-        if not self._shutdown:
-            self._shutdown = True
-            self._out.release()
+        ok = self._write(spans_json(spans))
+        return SpanExportResult.SUCCESS if ok else SpanExportResult.FAILURE
 
 
-class JsonLinesLogExporter(LogRecordExporter):
-    def __init__(self, out: OtlpJsonLinesFile) -> None:
-        self._out = out.acquire()
-        self._shutdown = False
-
+class JsonLinesLogExporter(_SharedFileWriter, LogRecordExporter):
     def export(self, batch: Sequence[ReadableLogRecord]) -> LogRecordExportResult:
-        if self._shutdown or not self._out.write(logs_json(batch)):
-            return LogRecordExportResult.FAILURE
-        return LogRecordExportResult.SUCCESS
-
-    def force_flush(self, timeout_millis: int = 30_000) -> bool:
-        self._out.flush()
-        return True
-
-    def shutdown(self) -> None:
-        if not self._shutdown:
-            self._shutdown = True
-            self._out.release()
+        ok = self._write(logs_json(batch))
+        return LogRecordExportResult.SUCCESS if ok else LogRecordExportResult.FAILURE
 
 
-class JsonLinesMetricExporter(MetricExporter):
+class JsonLinesMetricExporter(_SharedFileWriter, MetricExporter):
     def __init__(self, out: OtlpJsonLinesFile) -> None:
-        super().__init__()
-        self._out = out.acquire()
-        self._shutdown = False
+        MetricExporter.__init__(self)
+        _SharedFileWriter.__init__(self, out)
 
     def export(
         self, metrics_data: MetricsData, timeout_millis: float = 10_000, **kwargs: Any
@@ -266,15 +258,6 @@ class JsonLinesMetricExporter(MetricExporter):
             return MetricExportResult.FAILURE
         request = encode_metrics(metrics_data)
         # The periodic reader exports even when nothing was recorded; skip empty lines.
-        if request.resource_metrics and not self._out.write(request):
+        if request.resource_metrics and not self._write(request):
             return MetricExportResult.FAILURE
         return MetricExportResult.SUCCESS
-
-    def force_flush(self, timeout_millis: float = 10_000) -> bool:
-        self._out.flush()
-        return True
-
-    def shutdown(self, timeout_millis: float = 30_000, **kwargs: Any) -> None:
-        if not self._shutdown:
-            self._shutdown = True
-            self._out.release()
