@@ -41,9 +41,10 @@ step "OpenTelemetry Collector binary (built once from the Go module proxy, cache
 export PATH="$PATH:/usr/local/go/bin"
 bash tests/collector/build.sh >/dev/null
 
-step "Lint (ruff)"
+step "Lint and types (ruff, mypy --strict)"
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
+.venv/bin/mypy
 
 step "Tests (pytest)"
 .venv/bin/python -m pytest "$@"

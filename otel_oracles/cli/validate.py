@@ -116,7 +116,7 @@ def validate_command(files: tuple[Path, ...], as_json: bool) -> None:
       otel-oracles validate examples/tasks
       otel-oracles validate examples/tasks/calculator_fix.json examples/manifest.json
     """
-    results = []
+    results: list[dict[str, Any]] = []
     for path in discover_contract_files(list(files)):
         kind = classify(path)
         if kind in SKIPPED:

@@ -24,6 +24,7 @@ reader cannot drop them, and ``shutdown`` performs the final collection.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import random
@@ -289,7 +290,11 @@ class OtelEmitter(Emitter):
             self._shutdown = True
         # The meter provider's shutdown collects and exports the final metric values.
         self._meter_provider.shutdown()
-        for exporter in (*self._span_exporters, *self._log_exporters):
+        exporters: list[SpanExporter | LogRecordExporter] = [
+            *self._span_exporters,
+            *self._log_exporters,
+        ]
+        for exporter in exporters:
             try:
                 exporter.shutdown()
             except Exception:
@@ -471,7 +476,7 @@ class OtelEmitter(Emitter):
             key = id(exporter)
             delivered = False
             if now >= self._down_until.get(key, 0.0):
-                delivered = _call(lambda e=exporter: e.export(items), what) is success
+                delivered = _call(functools.partial(exporter.export, items), what) is success
                 if not delivered:
                     self._down_until[key] = time.monotonic() + self.settings.retry_after_seconds
             if not delivered:

@@ -122,7 +122,8 @@ class Registry(_Model):
     def attribute_keys(self) -> set[str]:
         """Every attribute name the registry allows on any signal (own and referenced)."""
         keys = {a.key for a in self.attributes}
-        for group in (*self.spans, *self.events, *self.metrics):
+        groups: list[SpanDef | EventDef | MetricDef] = [*self.spans, *self.events, *self.metrics]
+        for group in groups:
             keys.update(r.ref for r in group.attributes)
         return keys
 
