@@ -286,35 +286,6 @@ class Trajectory(BaseModel):
                     totals[i] = (totals[i] or 0) + value
         return totals[0], totals[1]
 
-    def final_output(self) -> str | None:
-        """The answer the user got: the text of the last model call that produced assistant
-        text, else the top-level agent step's output. ``None`` when not captured."""
-        for step in reversed(self.generations()):
-            text = message_text(step.output_messages)
-            if text is not None:
-                return text
-        for step in self.agents():
-            text = message_text(step.output_messages)
-            if text is not None:
-                return text
-        return None
-
-
-def message_text(messages: list[dict[str, Any]] | None) -> str | None:
-    """The concatenated text parts of the last assistant message (GenAI parts format)."""
-    for msg in reversed(messages or []):
-        if not isinstance(msg, dict) or msg.get("role") not in (None, "assistant"):
-            continue
-        parts = msg.get("parts")
-        texts = [
-            p["content"]
-            for p in (parts if isinstance(parts, list) else [])
-            if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("content"), str)
-        ]
-        if texts:
-            return "".join(texts)
-    return None
-
 
 def step_from_agentbench(index: int, obj: dict[str, Any], source: str) -> Step:
     """Classify one AgentBench step object: explicit ``type`` first, then the tool name."""

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from otel_oracles.grade.evidence import final_output
 from otel_oracles.mapping import ConventionSet, load_conventions, map_trace
 from otel_oracles.model.result import InputProblem
 from otel_oracles.model.span import Trace
@@ -195,7 +196,7 @@ def test_real_trace_maps_to_expected_trajectory(case: Case, conventions: Convent
 
 
 def _final_output(trajs: list[Trajectory]) -> str | None:
-    outputs = [t.final_output() for t in trajs]
+    outputs = [final_output(t).text for t in trajs]
     found = [o for o in outputs if o is not None]
     return found[-1] if found else None
 

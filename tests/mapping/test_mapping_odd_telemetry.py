@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from otel_oracles.grade.evidence import final_output
 from otel_oracles.mapping import load_conventions, map_trace
 from otel_oracles.model.result import InputProblem
 from otel_oracles.pipeline import read_traces
@@ -39,6 +40,6 @@ def test_every_attribute_replaced_by_odd_values_still_maps(source: str) -> None:
                     odd.update({k: v for k, v in span.attributes.items() if rng.random() < 0.3})
                     span.attributes = odd
                 trajectory = map_trace(trace, conventions)
-                trajectory.final_output()
+                final_output(trajectory)
                 trajectory.token_usage()
                 assert trajectory.span_count == len(trace.spans)
