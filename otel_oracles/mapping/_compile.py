@@ -461,6 +461,7 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
                     error_keys=tuple(rule.synthesize_tool_calls.error_keys),
                     result_error_keys=tuple(rule.result_error_keys),
                     guard=_guard(rule.match),
+                    split=split_match(rule.match),
                 )
             )
     for compiled_rule in rules:

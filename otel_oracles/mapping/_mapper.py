@@ -161,77 +161,95 @@ _TRAJECTORY_STRINGS = ("trace_id", "root_span_id", "root_name", "service_name", 
 
 def _draft(view: SpanView, rule: CompiledRule, compiled: CompiledSet) -> Draft:
     draft = Draft(kind=rule.step, span=view.span, rule=rule)
-    read_fields(view, rule, compiled.placeholders, CONTENT_FIELDS, draft.fields, draft.redacted)
+    fields = draft.fields
+    read_fields(view, rule, compiled.placeholders, CONTENT_FIELDS, fields, draft.redacted)
     if rule.keep:
         draft.attributes.update(read_keep(view, rule.keep))
     span = view.span
-    exception = next((e for e in span.events if e.name == "exception"), None)
+    exception = None
+    if span.events:
+        for event in span.events:
+            if event.name == "exception":
+                exception = event
+                break
     error_type_attr = view.get("error.type")
-    failed = (
+    if (
         span.status_code == StatusCode.ERROR
         or error_type_attr is not MISSING
         or exception is not None
-    )
-    if failed:
+    ):
         draft.status = "error"
-        if "error_type" not in draft.fields:
+        if "error_type" not in fields:
             etype = error_type_attr if error_type_attr is not MISSING else None
             if etype is None and exception is not None:
                 etype = exception.attributes.get("exception.type")
             if etype is not None:
-                draft.fields["error_type"] = etype
-        if "error_message" not in draft.fields:
+                fields["error_type"] = etype
+        if "error_message" not in fields:
             message = span.status_message or None
             if message is None and exception is not None:
                 message = exception.attributes.get("exception.message")
             if message is not None:
-                draft.fields["error_message"] = message
+                fields["error_message"] = message
     elif span.end_ns:
         draft.status = "ok"
     _normalize_fields(draft)
     if rule.result_error_keys and draft.status != "error":
-        result = draft.fields.get("result")
+        result = fields.get("result")
         error = _result_error(result, rule.result_error_keys)
         if error is not None:
             draft.status = "error"
-            draft.fields.setdefault("error_message", error)
+            fields.setdefault("error_message", error)
             m = _ERROR_TYPE_RX.match(error)
             if m:
-                draft.fields.setdefault("error_type", m.group(1))
+                fields.setdefault("error_type", m.group(1))
         elif result is None:
             draft.status = "unset"  # the only failure signal was not captured
     return draft
 
 
+_TOKEN_FIELDS = ("input_tokens", "output_tokens")
+_MESSAGE_FIELDS = ("input_messages", "output_messages")
+
+
 def _normalize_fields(draft: Draft) -> None:
     f = draft.fields
     # parse_string / parse_int return exact str / int values unchanged: call them only for
-    # values of another type (the rare case).
-    for name in STRING_FIELDS & f.keys():
-        if type(f[name]) is not str:
-            f[name] = parse_string(f[name])
-    for name in ("input_tokens", "output_tokens"):
+    # values of another type (the rare case). One pass over the fields for the strings
+    # (replacing the value of an existing key while iterating is allowed: the size is fixed).
+    for name, value in f.items():
+        if type(value) is not str and name in STRING_FIELDS:
+            f[name] = parse_string(value)
+    for name in _TOKEN_FIELDS:
         if name in f and type(f[name]) is not int:
             f[name] = parse_int(f[name])
     if "finish_reasons" in f:
-        f["finish_reasons"] = parse_string_list(f["finish_reasons"])
+        reasons = f["finish_reasons"]
+        if type(reasons) is list and all(type(r) is str for r in reasons):
+            f["finish_reasons"] = reasons.copy()  # what parse_string_list returns for it
+        else:
+            f["finish_reasons"] = parse_string_list(reasons)
     for name in ("input_messages", "output_messages", "documents"):
-        if name in f and not (
-            isinstance(f[name], list) and all(isinstance(m, dict) for m in f[name])
-        ):
-            del f[name]
-    for name in ("input_messages", "output_messages"):
+        if name in f:
+            value = f[name]
+            if not (isinstance(value, list) and all(isinstance(m, dict) for m in value)):
+                del f[name]
+    for name in _MESSAGE_FIELDS:
         if name in f and _content_dropped(f[name]):
             draft.redacted.add(name)
     if "result" in f:
         f["result"] = parse_json_or_text(f["result"])
-    output = f.pop("output", None)
-    if output is not None and "output_messages" not in f:
-        text = output if isinstance(output, str) else parse_string(output)
-        f["output_messages"] = [{"role": "assistant", "parts": [{"type": "text", "content": text}]}]
-    if "output" in draft.redacted and "output_messages" not in f:
-        draft.redacted.discard("output")
-        draft.redacted.add("output_messages")
+    if "output" in f:
+        output = f.pop("output")
+        if output is not None and "output_messages" not in f:
+            text = output if isinstance(output, str) else parse_string(output)
+            f["output_messages"] = [
+                {"role": "assistant", "parts": [{"type": "text", "content": text}]}
+            ]
+    redacted = draft.redacted
+    if redacted and "output" in redacted and "output_messages" not in f:
+        redacted.discard("output")
+        redacted.add("output_messages")
     if f.get("finish_reasons") is None and f.get("output_messages"):
         reasons = [m["finish_reason"] for m in f["output_messages"] if m.get("finish_reason")]
         if reasons:
