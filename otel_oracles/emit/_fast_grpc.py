@@ -1,5 +1,7 @@
 """The SDK's gRPC OTLP exporters with the caching encoder (``_fast_otlp``) as their
-translate step; everything else (channel, credentials, headers, retries) is the SDK's."""
+translate step; everything else (channel, credentials, headers, retries) is the SDK's.
+``export_items`` runs the SDK's export loop on the emitter's own records (``_records``),
+which the translate step encodes directly."""
 
 from __future__ import annotations
 
@@ -15,9 +17,12 @@ from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk._logs import ReadableLogRecord
+from opentelemetry.sdk._logs.export import LogRecordExportResult
 from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import SpanExportResult
 
 from otel_oracles.emit._fast_otlp import Encoder
+from otel_oracles.emit._records import ItemBatch, LogItem, SpanItem
 
 
 class FastGrpcSpanExporter(GrpcSpanExporter):
@@ -28,7 +33,15 @@ class FastGrpcSpanExporter(GrpcSpanExporter):
         self._fast_encoder = Encoder()
 
     def _translate_data(self, data: Sequence[ReadableSpan]) -> ExportTraceServiceRequest:
+        if isinstance(data, ItemBatch):
+            return self._fast_encoder.span_items(data)
         return self._fast_encoder.spans(data)
+
+    accepts_items = True
+
+    def export_items(self, batch: ItemBatch[SpanItem]) -> SpanExportResult:
+        result: SpanExportResult = self._export(batch)  # type: ignore[arg-type]
+        return result
 
 
 class FastGrpcLogExporter(GrpcLogExporter):
@@ -39,4 +52,12 @@ class FastGrpcLogExporter(GrpcLogExporter):
         self._fast_encoder = Encoder()
 
     def _translate_data(self, data: Sequence[ReadableLogRecord]) -> ExportLogsServiceRequest:
+        if isinstance(data, ItemBatch):
+            return self._fast_encoder.log_items(data)
         return self._fast_encoder.logs(data)
+
+    accepts_items = True
+
+    def export_items(self, batch: ItemBatch[LogItem]) -> LogRecordExportResult:
+        result: LogRecordExportResult = self._export(batch)  # type: ignore[arg-type]
+        return result

@@ -21,6 +21,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExportResult
 
 from otel_oracles.emit._fast_otlp import Encoder
+from otel_oracles.emit._records import ItemBatch, LogItem, SpanItem
 
 logger = logging.getLogger(__name__)
 
@@ -73,6 +74,19 @@ class FastHttpSpanExporter(HttpSpanExporter):
         ok = _http_export(self, payload, len(spans), "span")
         return SpanExportResult.SUCCESS if ok else SpanExportResult.FAILURE
 
+    @property
+    def accepts_items(self) -> bool:
+        """The emitter's own records are encoded straight to the wire (``_records``)."""
+        return self.fast
+
+    def export_items(self, batch: ItemBatch[SpanItem]) -> SpanExportResult:
+        if self._shutdown:
+            logger.warning("Exporter already shutdown, ignoring batch")
+            return SpanExportResult.FAILURE
+        payload = self._fast_encoder.span_items_bytes(batch)
+        ok = _http_export(self, payload, len(batch), "span")
+        return SpanExportResult.SUCCESS if ok else SpanExportResult.FAILURE
+
 
 class FastHttpLogExporter(HttpLogExporter):
     """The SDK's HTTP log exporter with the cached encoder in place of its encode step."""
@@ -86,5 +100,18 @@ class FastHttpLogExporter(HttpLogExporter):
         if not self.fast or self._shutdown:
             return super().export(batch)
         payload = self._fast_encoder.logs_bytes(batch)
+        ok = _http_export(self, payload, len(batch), "logs")
+        return LogRecordExportResult.SUCCESS if ok else LogRecordExportResult.FAILURE
+
+    @property
+    def accepts_items(self) -> bool:
+        """The emitter's own records are encoded straight to the wire (``_records``)."""
+        return self.fast
+
+    def export_items(self, batch: ItemBatch[LogItem]) -> LogRecordExportResult:
+        if self._shutdown:
+            logger.warning("Exporter already shutdown, ignoring batch")
+            return LogRecordExportResult.FAILURE
+        payload = self._fast_encoder.log_items_bytes(batch)
         ok = _http_export(self, payload, len(batch), "logs")
         return LogRecordExportResult.SUCCESS if ok else LogRecordExportResult.FAILURE

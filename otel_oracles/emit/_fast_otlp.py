@@ -40,6 +40,8 @@ from opentelemetry.sdk._logs import ReadableLogRecord
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind
 
+from otel_oracles.emit._records import Attrs, ItemBatch, LogItem, SpanItem
+
 logger = logging.getLogger(__name__)
 
 _KIND = {
@@ -153,10 +155,50 @@ _LINK_DROPPED = b"\x28"  # dropped_attributes_count = 5
 _LINK_FLAGS = b"\x35"  # flags = 6 (fixed32)
 _STATUS_MESSAGE = b"\x12"  # Status.message = 2
 _STATUS_CODE = b"\x18"  # code = 3
+_INTERNAL = _SPAN_KIND + bytes((Span.SpanKind.SPAN_KIND_INTERNAL,))
 
 
 def _uint(tag: bytes, value: int | None) -> bytes:
     return tag + _varint(value) if value else b""
+
+
+def _log_fixed(
+    severity: Any,
+    severity_text: str | None,
+    event_name: str | None,
+    flags: int,
+    dropped: int,
+    no_body: bool,
+) -> bytes:
+    """The fields of a log record that repeat across records, in the encoder's order."""
+    return b"".join(
+        (
+            _uint(_LOG_SEVERITY, getattr(severity, "value", None)),
+            _text(_LOG_SEVERITY_TEXT, severity_text),
+            _text(_LOG_EVENT_NAME, event_name),
+            _LOG_FLAGS + _FIXED32(flags) if flags else b"",
+            _uint(_LOG_DROPPED, dropped),
+            _LOG_BODY + b"\x00" if no_body else b"",
+        )
+    )
+
+
+def _list_field(tag: bytes, key: str, values: Sequence[Any]) -> bytes | None:
+    """A ``KeyValue`` whose value is an array of non-negative ints or of strings, written
+    directly (these vary per record, so caching cannot help); None for anything else."""
+    if values and isinstance(values[0], str):
+        if not all(v.__class__ is str for v in values):
+            return None
+        # AnyValue.string_value = 1
+        items = [_field(b"\x0a", _field(b"\x0a", v.encode("utf-8"))) for v in values]
+    else:
+        if not all(v.__class__ is int and v >= 0 for v in values):
+            return None
+        # AnyValue.int_value = 3 (a oneof member: written even when 0)
+        items = [b"\x0a" + _varint(len(_varint(v)) + 1) + b"\x18" + _varint(v) for v in values]
+    # KeyValue.key = 1, .value = 2; AnyValue.array_value = 5; ArrayValue.values = 1
+    array = _field(b"\x2a", b"".join(items))
+    return _field(tag, _text(b"\x0a", key) + _field(b"\x12", array))
 
 
 class Encoder:
@@ -191,6 +233,11 @@ class Encoder:
                     field = pairs[cache_key] = _field(tag, kv)
                 out.append(field)
                 continue
+            if value.__class__ is list and value:
+                direct = _list_field(tag, key, value)
+                if direct is not None:
+                    out.append(direct)
+                    continue
             try:
                 out.append(_field(tag, KeyValue(key=key, value=_value(value)).SerializeToString()))
             except Exception:  # the SDK logs and skips a value it cannot encode, too
@@ -249,6 +296,36 @@ class Encoder:
             out.append(_field(_REQUEST_RESOURCE, b"".join(parts)))
         return b"".join(out)
 
+    def _item_request(self, batch: ItemBatch[Any], encoded: list[bytes]) -> bytes:
+        """The request for one resource and scope holding the ``encoded`` records."""
+        if not encoded:
+            return b""
+        scope = batch.scope or None
+        body = [self._scope(scope)]
+        body.extend(_field(_SCOPE_ITEMS, m) for m in encoded)
+        body.append(_text(_SCOPE_SCHEMA, scope.schema_url if scope else None))
+        parts = (
+            self._resource(batch.resource),
+            _field(_RESOURCE_SCOPES, b"".join(body)),
+            _text(_RESOURCE_SCHEMA, batch.resource.schema_url),
+        )
+        return _field(_REQUEST_RESOURCE, b"".join(parts))
+
+    def _chunks(
+        self, tag: bytes, chunks: tuple[Attrs, ...], extra: dict[str, Any] | None
+    ) -> list[bytes]:
+        """The attribute fields of shared runs (serialized once per run and tag) and of a
+        record's own attributes."""
+        out = []
+        for chunk in chunks:
+            encoded = chunk.encoded.get(tag)
+            if encoded is None:
+                encoded = chunk.encoded[tag] = b"".join(self._attributes(tag, chunk.items))
+            out.append(encoded)
+        if extra:
+            out += self._attributes(tag, extra)
+        return out
+
     # ---- logs -----------------------------------------------------------------------------
 
     def logs_bytes(self, batch: Sequence[ReadableLogRecord]) -> bytes:
@@ -275,16 +352,13 @@ class Encoder:
         )
         fixed = self._log_fixed.get(key)
         if fixed is None:
-            flags = int(record.trace_flags)
-            fixed = b"".join(
-                (
-                    _uint(_LOG_SEVERITY, getattr(record.severity_number, "value", None)),
-                    _text(_LOG_SEVERITY_TEXT, record.severity_text),
-                    _text(_LOG_EVENT_NAME, record.event_name),
-                    _LOG_FLAGS + _FIXED32(flags) if flags else b"",
-                    _uint(_LOG_DROPPED, readable.dropped_attributes),
-                    _LOG_BODY + b"\x00" if record.body is None else b"",
-                )
+            fixed = _log_fixed(
+                record.severity_number,
+                record.severity_text,
+                record.event_name,
+                int(record.trace_flags),
+                readable.dropped_attributes,
+                record.body is None,
             )
             if len(self._log_fixed) < CACHE_MAX:
                 self._log_fixed[key] = fixed
@@ -368,3 +442,79 @@ class Encoder:
         flags = _HAS_IS_REMOTE | (_IS_REMOTE if parent is not None and parent.is_remote else 0)
         parts.append(_SPAN_FLAGS + _FIXED32(flags))
         return b"".join(parts)
+
+    # ---- the emitter's own records ----------------------------------------------------------
+
+    def log_items_bytes(self, batch: ItemBatch[LogItem]) -> bytes:
+        """The serialized ``ExportLogsServiceRequest`` for the emitter's log records: the
+        bytes ``logs_bytes`` writes for the SDK records they stand for."""
+        fixed_cache = self._log_fixed
+        encoded = []
+        for item in batch:
+            flags = 1 if item.trace_id else 0
+            key = (item.severity, item.severity_text, item.event_name, flags, 0, True)
+            fixed = fixed_cache.get(key)
+            if fixed is None:
+                fixed = _log_fixed(
+                    item.severity, item.severity_text, item.event_name, flags, 0, True
+                )
+                if len(fixed_cache) < CACHE_MAX:
+                    fixed_cache[key] = fixed
+            stamp = _FIXED64(item.time) if item.time else b""
+            parts = [fixed]
+            if stamp:
+                parts += (_LOG_TIME, stamp, _LOG_OBSERVED, stamp)
+            if item.trace_id:
+                parts.append(_LOG_TRACE_ID + b"\x10" + item.trace_id.to_bytes(16, "big"))
+            if item.span_id:
+                parts.append(_LOG_SPAN_ID + b"\x08" + item.span_id.to_bytes(8, "big"))
+            parts += self._chunks(_LOG_ATTRIBUTE, item.chunks, item.extra)
+            encoded.append(b"".join(parts))
+        return self._item_request(batch, encoded)
+
+    def log_items(self, batch: ItemBatch[LogItem]) -> ExportLogsServiceRequest:
+        request: ExportLogsServiceRequest = ExportLogsServiceRequest.FromString(
+            self.log_items_bytes(batch)
+        )
+        return request
+
+    def span_items_bytes(self, batch: ItemBatch[SpanItem]) -> bytes:
+        """The serialized ``ExportTraceServiceRequest`` for the emitter's grade spans: the
+        bytes ``spans_bytes`` writes for the SDK spans they stand for."""
+        encoded = []
+        for span in batch:
+            parts = [
+                _SPAN_TRACE_ID + b"\x10" + span.trace_id.to_bytes(16, "big"),
+                _SPAN_SPAN_ID + b"\x08" + span.span_id.to_bytes(8, "big"),
+            ]
+            if span.parent_id is not None:
+                parts.append(_SPAN_PARENT + b"\x08" + span.parent_id.to_bytes(8, "big"))
+            parts.append(_text(_SPAN_NAME, span.name))
+            parts.append(_INTERNAL)
+            if span.start:
+                parts.append(_SPAN_START + _FIXED64(span.start))
+            if span.end:
+                parts.append(_SPAN_END + _FIXED64(span.end))
+            parts += self._chunks(_SPAN_ATTRIBUTE, span.chunks, span.extra)
+            for event in span.events:
+                body = [_EVENT_TIME + _FIXED64(event.time) if event.time else b""]
+                body.append(_text(_EVENT_NAME, event.name))
+                body += self._chunks(_EVENT_ATTRIBUTE, event.chunks, None)
+                parts.append(_field(_SPAN_EVENT, b"".join(body)))
+            parts.append(
+                _field(
+                    _SPAN_STATUS,
+                    _text(_STATUS_MESSAGE, span.status_message)
+                    + _uint(_STATUS_CODE, span.status_code),
+                )
+            )
+            flags = _HAS_IS_REMOTE | (_IS_REMOTE if span.parent_id is not None else 0)
+            parts.append(_SPAN_FLAGS + _FIXED32(flags))
+            encoded.append(b"".join(parts))
+        return self._item_request(batch, encoded)
+
+    def span_items(self, batch: ItemBatch[SpanItem]) -> ExportTraceServiceRequest:
+        request: ExportTraceServiceRequest = ExportTraceServiceRequest.FromString(
+            self.span_items_bytes(batch)
+        )
+        return request

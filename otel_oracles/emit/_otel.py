@@ -11,13 +11,16 @@ For each graded trace (see docs/telemetry.md for examples):
 
 Why spans and logs are exported synchronously: the SDK's batch processors drop work when
 their queue is full (a tight loop dropped about half its spans in our measurements), and
-an evaluation pipeline must not lose results. The emitter builds the SDK's export records
-(``ReadableSpan``, ``Event``, ``ReadableLogRecord``) itself, with its own resource and
-instrumentation scope, and hands them to the OTLP exporters in batches of
+an evaluation pipeline must not lose results. The emitter builds its export records itself
+(``_records``: slotted records whose attributes are runs shared across verdicts, with its
+own resource and instrumentation scope) and hands them to the exporters in batches of
 ``max_export_batch_size`` before ``export`` returns. It never touches the global providers.
-Building the records directly instead of through a Tracer/Logger skips the per-value
-attribute re-validation and span-processor machinery, which cost more than the grading
-itself (see docs/telemetry.md, "Cost"); the attributes are built here from typed values.
+The package's own exporters (fast OTLP gRPC/HTTP, the OTLP/JSON lines file) encode these
+records directly; any other exporter gets the SDK's objects (``ReadableSpan``, ``Event``,
+``ReadableLogRecord``) built from them once per batch, the same objects the emitter built
+before. Skipping the Tracer/Logger (per-value attribute re-validation, span processors)
+and, for our exporters, the SDK objects and their contexts altogether, matters: emission
+cost more than grading (docs/performance.md, G4).
 Metrics go through the emitter's own MeterProvider: they are aggregated, so the periodic
 reader cannot drop them, and ``shutdown`` performs the final collection.
 """
@@ -59,6 +62,10 @@ from otel_oracles.emit import _names as n
 from otel_oracles.emit._base import EmitResult, Emitter, GradedPair
 from otel_oracles.emit._explain import error_type, explain, safe_identifier
 from otel_oracles.emit._metrics import GraderMetrics, generation_labels
+from otel_oracles.emit._records import Attrs, ItemBatch, accepts_items, merged
+from otel_oracles.emit._records import EventItem as _EventItem
+from otel_oracles.emit._records import LogItem as _LogItem
+from otel_oracles.emit._records import SpanItem as _SpanItem
 from otel_oracles.emit.config import (
     DEFAULT_SERVICE_NAME,
     GRADE_DURATION_BUCKETS_S,
@@ -85,13 +92,8 @@ _MAX_LIST_ATTRIBUTE = 16
 _SAMPLED = TraceFlags(TraceFlags.SAMPLED)
 _UNSET = Status(StatusCode.UNSET)
 _PASSING = frozenset({Outcome.PASS, Outcome.TOLERATED})
-_SPAN_EVENT_KEYS = (
-    n.EVALUATION_NAME,
-    n.EVALUATION_SCORE_VALUE,
-    n.EVALUATION_SCORE_LABEL,
-    n.EVALUATION_EXPLANATION,
-    n.ERROR_TYPE,
-)
+_MAX_SHARED = 4096
+"""Bound of each cache of shared attribute runs."""
 
 T = TypeVar("T")
 
@@ -204,13 +206,17 @@ class OtelEmitter(Emitter):
         self._down_until: dict[int, float] = {}
         """id(exporter) -> monotonic time before which it gets no batches (it failed)."""
         self._log_exporters = tuple(log_exporters)
-        self._pending_spans: list[ReadableSpan] = []
-        self._pending_logs: list[ReadableLogRecord] = []
+        self._pending_spans: list[_SpanItem] = []
+        self._pending_logs: list[_LogItem] = []
         version = _version()
         self._scope = InstrumentationScope(n.INSTRUMENTATION_SCOPE, version)
         self._random = random.Random()
-        self._static_attrs: dict[tuple[Any, ...], dict[str, Any]] = {}
-        """Per-check attributes that never change (contract, name, type, layer), built once."""
+        self._static_attrs: dict[tuple[Any, ...], tuple[Attrs, Attrs]] = {}
+        """Per-check attributes that never change (contract, name, type, layer), built once:
+        the log form and the span-event form."""
+        self._outcome_attrs: dict[tuple[Any, ...], tuple[Attrs, Attrs]] = {}
+        """Score, outcome and explanation runs, by outcome and explanation."""
+        self._contract_attrs: dict[tuple[Any, ...], Attrs] = {}
         readers = [
             PeriodicExportingMetricReader(_WatchedMetricExporter(e, self.stats, self._lock))
             for e in (metric_exporters if self.settings.metrics else ())
@@ -305,18 +311,19 @@ class OtelEmitter(Emitter):
     def _emit_one(self, verdict: Verdict, trajectory: Trajectory | None) -> None:
         now = time.time_ns()
         s = self.settings
-        events = [
-            (r, self._event_attributes(verdict, r))
-            for r in verdict.results
+        checks = (
+            [self._check(verdict, r) for r in verdict.results]
             if s.log_events or (s.grade_span and s.span_events)
-        ]
+            else []
+        )
         if s.grade_span:
-            self._emit_grade_span(verdict, trajectory, now, events)
+            self._emit_grade_span(verdict, trajectory, now, checks)
         if s.log_events:
-            self._emit_log_events(verdict, now, events)
+            self._emit_log_events(verdict, now, checks)
 
-    def _event_attributes(self, verdict: Verdict, result: OracleResult) -> dict[str, Any]:
-        """The ``gen_ai.evaluation.result`` attributes, shared by the span and log forms."""
+    def _check(self, verdict: Verdict, result: OracleResult) -> _Check:
+        """The ``gen_ai.evaluation.result`` attributes of one check, shared by the span and
+        log forms, as runs shared across verdicts plus the check's own few values."""
         key = (
             verdict.contract_id,
             verdict.contract_version,
@@ -327,44 +334,61 @@ class OtelEmitter(Emitter):
         )
         static = self._static_attrs.get(key)
         if static is None:
-            static = {n.EVALUATION_NAME: result.name, **_contract_attributes(verdict)}
-            static[n.ORACLE_TYPE] = result.oracle_type
-            static[n.LAYER] = result.layer
-            if len(self._static_attrs) < 4096:  # bounded: contracts x checks in practice
+            attrs = {n.EVALUATION_NAME: result.name, **_contract_attributes(verdict)}
+            attrs[n.ORACLE_TYPE] = result.oracle_type
+            attrs[n.LAYER] = result.layer
+            static = (Attrs(attrs), Attrs({n.EVALUATION_NAME: result.name}))
+            if len(self._static_attrs) < _MAX_SHARED:  # contracts x checks in practice
                 self._static_attrs[key] = static
         outcome = result.outcome
-        attrs = {
-            **static,
-            n.EVALUATION_SCORE_VALUE: 1.0 if outcome in _PASSING else 0.0,
-            n.EVALUATION_SCORE_LABEL: outcome.value,
-            n.EVALUATION_EXPLANATION: explain(result, self.settings.explain),
-            n.OUTCOME: outcome.value,
-            n.PASSED: result.passed,
-        }
-        if outcome is Outcome.ERROR:
-            attrs[n.ERROR_TYPE] = error_type(result)
+        explanation = explain(result, self.settings.explain)
+        error = error_type(result) if outcome is Outcome.ERROR else None
+        okey = (outcome, result.passed, explanation, error)
+        scored = self._outcome_attrs.get(okey)
+        if scored is None:
+            attrs = {
+                n.EVALUATION_SCORE_VALUE: 1.0 if outcome in _PASSING else 0.0,
+                n.EVALUATION_SCORE_LABEL: outcome.value,
+                n.EVALUATION_EXPLANATION: explanation,
+            }
+            event = dict(attrs)
+            attrs[n.OUTCOME] = outcome.value
+            attrs[n.PASSED] = result.passed
+            if error is not None:
+                attrs[n.ERROR_TYPE] = event[n.ERROR_TYPE] = error
+            scored = (Attrs(attrs), Attrs(event))
+            if len(self._outcome_attrs) < _MAX_SHARED:  # explanations repeat (templates)
+                self._outcome_attrs[okey] = scored
+        extra: dict[str, Any] | None = None
         if result.layer == "tolerance" or result.budget is not None:
-            attrs[n.BUDGET_USED] = result.used
+            extra = {n.BUDGET_USED: result.used}
             if result.budget is not None:
-                attrs[n.BUDGET_LIMIT] = result.budget
+                extra[n.BUDGET_LIMIT] = result.budget
         if result.step_indexes:
-            attrs[n.STEP_INDEXES] = list(result.step_indexes[:_MAX_LIST_ATTRIBUTE])
+            extra = extra or {}
+            extra[n.STEP_INDEXES] = list(result.step_indexes[:_MAX_LIST_ATTRIBUTE])
         if result.span_ids:
             span_ids = [s for s in result.span_ids[:_MAX_LIST_ATTRIBUTE] if _SPAN_ID.match(s)]
             if span_ids:
-                attrs[n.EVALUATED_SPAN_IDS] = span_ids
-        return attrs
+                extra = extra or {}
+                extra[n.EVALUATED_SPAN_IDS] = span_ids
+        return _Check(result, (static[0], scored[0]), (static[1], scored[1]), extra)
 
     def _emit_grade_span(
         self,
         verdict: Verdict,
         trajectory: Trajectory | None,
         now: int,
-        events: list[tuple[OracleResult, dict[str, Any]]],
+        checks: list[_Check],
     ) -> None:
         c = verdict.counts
+        ckey = (verdict.contract_id, verdict.contract_version, verdict.contract_hash)
+        contract = self._contract_attrs.get(ckey)
+        if contract is None:
+            contract = Attrs(_contract_attributes(verdict))
+            if len(self._contract_attrs) < _MAX_SHARED:
+                self._contract_attrs[ckey] = contract
         attrs: dict[str, Any] = {
-            **_contract_attributes(verdict),
             n.VERDICT: verdict.verdict,
             n.CHECKS: len(verdict.results),
             n.INVARIANT_FAILURES: c.invariant_failures,
@@ -381,70 +405,61 @@ class OtelEmitter(Emitter):
             attrs[n.PROVIDER_NAME] = provider
         if model:
             attrs[n.REQUEST_MODEL] = model
-        parent = _span_context(verdict.trace_id, verdict.root_span_id or _any_span_id(verdict))
+        parent = _ids(verdict.trace_id, verdict.root_span_id or _any_span_id(verdict))
         if parent is None:
             subject = safe_identifier(PurePath(verdict.subject).name)
             if subject:
                 attrs[n.SUBJECT] = subject
             trace_id = self._random.getrandbits(128) or 1
+            parent_id = None
         else:
-            trace_id = parent.trace_id
-        context = SpanContext(
-            trace_id, self._random.getrandbits(64) or 1, is_remote=False, trace_flags=_SAMPLED
-        )
+            trace_id, parent_id = parent
         # Span events carry only the gen_ai.evaluation.* core (and error.type): the contract
         # attributes are on the span itself, and the log form carries the full set. Halves
         # the encoding cost, which dominates emission.
-        span_events = (
-            [
-                Event(n.EVALUATION_EVENT, {k: a[k] for k in _SPAN_EVENT_KEYS if k in a}, now)
-                for _, a in events
-            ]
+        events = (
+            [_EventItem(n.EVALUATION_EVENT, now, check.event) for check in checks]
             if self.settings.span_events
             else []
         )
-        status = (
-            _UNSET if verdict.verdict == "pass" else Status(StatusCode.ERROR, _status_text(verdict))
-        )
+        failed = verdict.verdict != "pass"
         self._pending_spans.append(
-            ReadableSpan(
+            _SpanItem(
+                trace_id=trace_id,
+                span_id=self._random.getrandbits(64) or 1,
+                parent_id=parent_id,
                 name=f"{n.GRADE_SPAN_PREFIX} {verdict.contract_id}",
-                context=context,
-                parent=parent,
-                resource=self.resource,
-                attributes=attrs,
-                events=span_events,
-                kind=SpanKind.INTERNAL,
-                status=status,
-                start_time=now - max(0, verdict.duration_ns),
-                end_time=now,
-                instrumentation_scope=self._scope,
+                start=now - max(0, verdict.duration_ns),
+                end=now,
+                chunks=(contract,),
+                extra=attrs,
+                events=events,
+                status_code=StatusCode.ERROR.value if failed else StatusCode.UNSET.value,
+                status_message=_status_text(verdict) if failed else None,
             )
         )
 
-    def _emit_log_events(
-        self, verdict: Verdict, now: int, events: list[tuple[OracleResult, dict[str, Any]]]
-    ) -> None:
-        contexts: dict[str, Context] = {}
-        for result, attrs in events:
+    def _emit_log_events(self, verdict: Verdict, now: int, checks: list[_Check]) -> None:
+        ids: dict[str, tuple[int, int]] = {}
+        pending = self._pending_logs
+        for check in checks:
+            result = check.result
             span_id = next((s for s in result.span_ids if _SPAN_ID.match(s)), None)
             span_id = span_id or verdict.root_span_id or ""
-            ctx = contexts.get(span_id)
-            if ctx is None:
-                ctx = contexts[span_id] = _context_of(_span_context(verdict.trace_id, span_id))
+            pair = ids.get(span_id)
+            if pair is None:
+                pair = ids[span_id] = _ids(verdict.trace_id, span_id) or (0, 0)
             severity, severity_text = _SEVERITY[result.outcome]
-            record = LogRecord(
-                timestamp=now,
-                observed_timestamp=now,
-                context=ctx,
-                severity_number=severity,
-                severity_text=severity_text,
-                attributes=attrs,
-                event_name=n.EVALUATION_EVENT,
-            )
-            self._pending_logs.append(
-                ReadableLogRecord(
-                    log_record=record, resource=self.resource, instrumentation_scope=self._scope
+            pending.append(
+                _LogItem(
+                    time=now,
+                    trace_id=pair[0],
+                    span_id=pair[1],
+                    severity=severity,
+                    severity_text=severity_text,
+                    event_name=n.EVALUATION_EVENT,
+                    chunks=check.log,
+                    extra=check.extra,
                 )
             )
 
@@ -452,31 +467,44 @@ class OtelEmitter(Emitter):
 
     def _ship_spans(self) -> bool:
         items, self._pending_spans = self._pending_spans, []
-        return self._ship(items, self._span_exporters, "spans", SpanExportResult.SUCCESS)
+        batch = ItemBatch(items, self.resource, self._scope)
+        return self._ship(batch, self._span_exporters, "spans", SpanExportResult.SUCCESS)
 
     def _ship_logs(self) -> bool:
         items, self._pending_logs = self._pending_logs, []
-        return self._ship(items, self._log_exporters, "log records", LogRecordExportResult.SUCCESS)
+        batch = ItemBatch(items, self.resource, self._scope)
+        return self._ship(batch, self._log_exporters, "log records", LogRecordExportResult.SUCCESS)
 
     def _ship(
         self,
-        items: Sequence[Any],
+        batch: ItemBatch[Any],
         exporters: Sequence[SpanExporter | LogRecordExporter],
         what: str,
         success: object,
     ) -> bool:
-        """Hand ``items`` to every exporter. An exporter that failed gets no batches for
-        ``retry_after_seconds`` (they are counted as not delivered): a dead endpoint then
+        """Hand ``batch`` to every exporter: ours take the records directly, any other gets
+        the SDK's objects (built once per batch). An exporter that failed gets no batches
+        for ``retry_after_seconds`` (they are counted as not delivered): a dead endpoint then
         costs one exporter timeout, not one per batch."""
-        if not items:
+        if not batch:
             return True
         ok = True
         now = time.monotonic()
+        sdk_records: Any = None  # the SDK objects for exporters that are not ours
         for exporter in exporters:
             key = id(exporter)
             delivered = False
             if now >= self._down_until.get(key, 0.0):
-                delivered = _call(functools.partial(exporter.export, items), what) is success
+                call: Callable[[], object]
+                if accepts_items(exporter):
+                    call = functools.partial(exporter.export_items, batch)  # type: ignore[union-attr]
+                else:
+                    if sdk_records is None:
+                        sdk_records = (
+                            sdk_spans(batch) if what == "spans" else sdk_log_records(batch)
+                        )
+                    call = functools.partial(exporter.export, sdk_records)
+                delivered = _call(call, what) is success
                 if not delivered:
                     self._down_until[key] = time.monotonic() + self.settings.retry_after_seconds
             if not delivered:
@@ -485,7 +513,7 @@ class OtelEmitter(Emitter):
                     f"{what}: export via {type(exporter).__name__} to "
                     f"{self.destination or 'its destination'} failed"
                 )
-            self._count(what, len(items), delivered)
+            self._count(what, len(batch), delivered)
         return ok
 
     def _count(self, what: str, count: int, delivered: bool) -> None:
@@ -508,6 +536,88 @@ def _call(fn: Callable[[], T], what: str) -> T | None:
         return None
 
 
+class _Check:
+    """One check's attributes: log form and span-event form (shared runs) and its own."""
+
+    __slots__ = ("event", "extra", "log", "result")
+
+    def __init__(
+        self,
+        result: OracleResult,
+        log: tuple[Attrs, ...],
+        event: tuple[Attrs, ...],
+        extra: dict[str, Any] | None,
+    ) -> None:
+        self.result = result
+        self.log = log
+        self.event = event
+        self.extra = extra
+
+
+def sdk_spans(batch: ItemBatch[_SpanItem]) -> list[ReadableSpan]:
+    """The SDK spans the grade spans stand for, for exporters that are not ours."""
+    out = []
+    for span in batch:
+        parent = (
+            None
+            if span.parent_id is None
+            else SpanContext(span.trace_id, span.parent_id, is_remote=True, trace_flags=_SAMPLED)
+        )
+        context = SpanContext(span.trace_id, span.span_id, is_remote=False, trace_flags=_SAMPLED)
+        status = (
+            _UNSET
+            if span.status_code == StatusCode.UNSET.value
+            else Status(StatusCode(span.status_code), span.status_message)
+        )
+        out.append(
+            ReadableSpan(
+                name=span.name,
+                context=context,
+                parent=parent,
+                resource=batch.resource,
+                attributes=merged(span.chunks, span.extra),
+                events=[Event(e.name, merged(e.chunks, None), e.time) for e in span.events],
+                kind=SpanKind.INTERNAL,
+                status=status,
+                start_time=span.start,
+                end_time=span.end,
+                instrumentation_scope=batch.scope,
+            )
+        )
+    return out
+
+
+def sdk_log_records(batch: ItemBatch[_LogItem]) -> list[ReadableLogRecord]:
+    """The SDK log records the emitter's records stand for, for exporters that are not ours."""
+    contexts: dict[tuple[int, int], Context] = {}
+    out = []
+    for item in batch:
+        ids = (item.trace_id, item.span_id)
+        ctx = contexts.get(ids)
+        if ctx is None:
+            span_context = (
+                SpanContext(item.trace_id, item.span_id, is_remote=True, trace_flags=_SAMPLED)
+                if item.trace_id
+                else None
+            )
+            ctx = contexts[ids] = _context_of(span_context)
+        record = LogRecord(
+            timestamp=item.time,
+            observed_timestamp=item.time,
+            context=ctx,
+            severity_number=item.severity,
+            severity_text=item.severity_text,
+            attributes=merged(item.chunks, item.extra),
+            event_name=item.event_name,
+        )
+        out.append(
+            ReadableLogRecord(
+                log_record=record, resource=batch.resource, instrumentation_scope=batch.scope
+            )
+        )
+    return out
+
+
 def _contract_attributes(verdict: Verdict) -> dict[str, Any]:
     attrs: dict[str, Any] = {
         n.CONTRACT_ID: verdict.contract_id,
@@ -527,15 +637,16 @@ def _any_span_id(verdict: Verdict) -> str | None:
     return None
 
 
-def _span_context(trace_id: str | None, span_id: str | None) -> SpanContext | None:
-    """A remote, sampled context for the graded span, or None when the ids are unusable
+def _ids(trace_id: str | None, span_id: str | None) -> tuple[int, int] | None:
+    """The graded span's ids (a remote, sampled parent), or None when they are unusable
     (an AgentBench trajectory has none: the grade span then starts its own trace)."""
     if not trace_id or not span_id:
         return None
     t, s = trace_id.lower(), span_id.lower()
-    if not _TRACE_ID.match(t) or not _SPAN_ID.match(s) or int(t, 16) == 0 or int(s, 16) == 0:
+    if not _TRACE_ID.match(t) or not _SPAN_ID.match(s):
         return None
-    return SpanContext(int(t, 16), int(s, 16), is_remote=True, trace_flags=_SAMPLED)
+    ti, si = int(t, 16), int(s, 16)
+    return (ti, si) if ti and si else None
 
 
 def _context_of(span_context: SpanContext | None) -> Context:

@@ -25,6 +25,8 @@ from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult,
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
+from otel_oracles.emit._records import Attrs, ItemBatch, LogItem, SpanItem
+
 _ID_KEYS = frozenset({"traceId", "spanId", "parentSpanId"})
 
 
@@ -175,6 +177,104 @@ def logs_json(records: Sequence[ReadableLogRecord]) -> bytes:
     return orjson.dumps({"resourceLogs": resource_logs})
 
 
+_JSON = "json"
+"""``Attrs.encoded`` key of a run's OTLP/JSON attribute list."""
+
+
+def _chunk_attrs(chunks: tuple[Attrs, ...], extra: dict[str, Any] | None) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for chunk in chunks:
+        encoded = chunk.encoded.get(_JSON)
+        if encoded is None:
+            encoded = chunk.encoded[_JSON] = _attrs(chunk.items)
+        out += encoded
+    if extra:
+        out += _attrs(extra)
+    return out
+
+
+def _resource_and_scope(batch: ItemBatch[Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    return {"attributes": _attrs(batch.resource.attributes)}, _scope(batch.scope or None)
+
+
+def span_items_json(batch: ItemBatch[SpanItem]) -> bytes:
+    """``spans_json`` of the SDK spans the emitter's grade spans stand for (same bytes)."""
+    if not batch:
+        return orjson.dumps({"resourceSpans": []})
+    encoded = []
+    for span in batch:
+        out: dict[str, Any] = {
+            "traceId": f"{span.trace_id:032x}",
+            "spanId": f"{span.span_id:016x}",
+        }
+        if span.parent_id is not None:
+            out["parentSpanId"] = f"{span.parent_id:016x}"
+        out["name"] = span.name
+        out["kind"] = 1  # INTERNAL
+        out["startTimeUnixNano"] = str(span.start)
+        out["endTimeUnixNano"] = str(span.end)
+        out["attributes"] = _chunk_attrs(span.chunks, span.extra)
+        if span.events:
+            out["events"] = [
+                {
+                    "timeUnixNano": str(e.time),
+                    "name": e.name,
+                    "attributes": _chunk_attrs(e.chunks, None),
+                }
+                for e in span.events
+            ]
+        status: dict[str, Any] = {}
+        if span.status_message:
+            status["message"] = span.status_message
+        if span.status_code:
+            status["code"] = span.status_code
+        out["status"] = status
+        out["flags"] = 0x100 | (0x200 if span.parent_id is not None else 0)
+        encoded.append(out)
+    resource, scope = _resource_and_scope(batch)
+    return orjson.dumps(
+        {
+            "resourceSpans": [
+                {"resource": resource, "scopeSpans": [{"scope": scope, "spans": encoded}]}
+            ]
+        }
+    )
+
+
+def log_items_json(batch: ItemBatch[LogItem]) -> bytes:
+    """``logs_json`` of the SDK log records the emitter's records stand for (same bytes)."""
+    if not batch:
+        return orjson.dumps({"resourceLogs": []})
+    encoded = []
+    for item in batch:
+        out: dict[str, Any] = {}
+        if item.time:
+            out["timeUnixNano"] = str(item.time)
+        out["severityNumber"] = item.severity.value
+        if item.severity_text:
+            out["severityText"] = item.severity_text
+        out["body"] = {}
+        out["attributes"] = _chunk_attrs(item.chunks, item.extra)
+        if item.trace_id:
+            out["flags"] = 1  # sampled
+            out["traceId"] = f"{item.trace_id:032x}"
+        if item.span_id:
+            out["spanId"] = f"{item.span_id:016x}"
+        if item.time:
+            out["observedTimeUnixNano"] = str(item.time)
+        if item.event_name:
+            out["eventName"] = item.event_name
+        encoded.append(out)
+    resource, scope = _resource_and_scope(batch)
+    return orjson.dumps(
+        {
+            "resourceLogs": [
+                {"resource": resource, "scopeLogs": [{"scope": scope, "logRecords": encoded}]}
+            ]
+        }
+    )
+
+
 class OtlpJsonLinesFile:
     """One file shared by the three signal exporters; each write is one whole line.
     Thread-safe. The file is created (truncated) on open."""
@@ -239,10 +339,22 @@ class JsonLinesSpanExporter(_SharedFileWriter, SpanExporter):
         ok = self._write(spans_json(spans))
         return SpanExportResult.SUCCESS if ok else SpanExportResult.FAILURE
 
+    accepts_items = True
+
+    def export_items(self, batch: ItemBatch[SpanItem]) -> SpanExportResult:
+        ok = self._write(span_items_json(batch))
+        return SpanExportResult.SUCCESS if ok else SpanExportResult.FAILURE
+
 
 class JsonLinesLogExporter(_SharedFileWriter, LogRecordExporter):
     def export(self, batch: Sequence[ReadableLogRecord]) -> LogRecordExportResult:
         ok = self._write(logs_json(batch))
+        return LogRecordExportResult.SUCCESS if ok else LogRecordExportResult.FAILURE
+
+    accepts_items = True
+
+    def export_items(self, batch: ItemBatch[LogItem]) -> LogRecordExportResult:
+        ok = self._write(log_items_json(batch))
         return LogRecordExportResult.SUCCESS if ok else LogRecordExportResult.FAILURE
 
 

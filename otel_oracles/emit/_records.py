@@ -1,0 +1,165 @@
+"""The emitter's own records of grade spans and evaluation log records, before any encoding.
+
+Why not the SDK's ``ReadableSpan`` / ``ReadableLogRecord``: building those (plus an
+``Event``, a ``LogRecord`` and a ``Context`` with ``set_span_in_context`` per record) cost
+more than encoding them, and the exporters of this package (``_fast_otlp``'s, the OTLP/JSON
+lines file) do not need them. These records carry exactly what the SDK objects would, in
+``__slots__`` objects; attributes are runs (``Attrs``) shared by every record with the same
+values (a check's contract/name/type/layer, an outcome with its explanation) followed by a
+small per-record dict, so an encoder serializes each shared run once and reuses its bytes.
+An exporter that is not ours gets SDK objects built from these records (``_otel.py``), the
+same objects the emitter built before, so foreign exporters see no difference.
+
+This module imports nothing heavy: ``grade`` without an export imports it too.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, TypeVar
+
+from opentelemetry._logs import SeverityNumber
+
+
+class Attrs:
+    """An immutable run of attributes (in emission order) shared by many records. Encoders
+    keep their serialization of it in ``encoded`` (keyed by what they encode it as)."""
+
+    __slots__ = ("encoded", "items")
+
+    def __init__(self, items: dict[str, Any]) -> None:
+        self.items = items
+        self.encoded: dict[Any, Any] = {}
+
+
+def merged(chunks: tuple[Attrs, ...], extra: dict[str, Any] | None) -> dict[str, Any]:
+    """The attributes as one dict, in emission order (runs never share a key)."""
+    out: dict[str, Any] = {}
+    for chunk in chunks:
+        out.update(chunk.items)
+    if extra:
+        out.update(extra)
+    return out
+
+
+class EventItem:
+    """One span event."""
+
+    __slots__ = ("chunks", "name", "time")
+
+    def __init__(self, name: str, time: int, chunks: tuple[Attrs, ...]) -> None:
+        self.name = name
+        self.time = time
+        self.chunks = chunks
+
+
+class SpanItem:
+    """One finished INTERNAL span with a remote parent (or none) and no links."""
+
+    __slots__ = (
+        "chunks",
+        "end",
+        "events",
+        "extra",
+        "name",
+        "parent_id",
+        "span_id",
+        "start",
+        "status_code",
+        "status_message",
+        "trace_id",
+    )
+
+    def __init__(
+        self,
+        *,
+        trace_id: int,
+        span_id: int,
+        parent_id: int | None,
+        name: str,
+        start: int,
+        end: int,
+        chunks: tuple[Attrs, ...],
+        extra: dict[str, Any] | None,
+        events: list[EventItem],
+        status_code: int,
+        status_message: str | None,
+    ) -> None:
+        self.trace_id = trace_id
+        self.span_id = span_id
+        self.parent_id = parent_id
+        """The graded span's id (a remote, sampled parent), or None for a trace of its own."""
+        self.name = name
+        self.start = start
+        self.end = end
+        self.chunks = chunks
+        self.extra = extra
+        self.events = events
+        self.status_code = status_code
+        """``StatusCode`` value: 0 unset, 2 error."""
+        self.status_message = status_message
+
+
+class LogItem:
+    """One log record (body-less event record, observed time = time)."""
+
+    __slots__ = (
+        "chunks",
+        "event_name",
+        "extra",
+        "severity",
+        "severity_text",
+        "span_id",
+        "time",
+        "trace_id",
+    )
+
+    def __init__(
+        self,
+        *,
+        time: int,
+        trace_id: int,
+        span_id: int,
+        severity: SeverityNumber,
+        severity_text: str,
+        event_name: str,
+        chunks: tuple[Attrs, ...],
+        extra: dict[str, Any] | None,
+    ) -> None:
+        self.time = time
+        self.trace_id = trace_id
+        """0 (with ``span_id`` 0) when the record points at no span; sampled otherwise."""
+        self.span_id = span_id
+        self.severity = severity
+        self.severity_text = severity_text
+        self.event_name = event_name
+        self.chunks = chunks
+        self.extra = extra
+
+
+T = TypeVar("T")
+
+
+class ItemBatch(list[T]):
+    """Records of one resource and instrumentation scope (the emitter has one of each)."""
+
+    def __init__(self, items: list[T], resource: Any, scope: Any) -> None:
+        super().__init__(items)
+        self.resource = resource
+        self.scope = scope
+
+
+class ItemExporter(Protocol):
+    """An exporter that takes these records directly (``accepts_items`` may turn false, e.g.
+    when an SDK upgrade removed what its fast path relies on; it then gets SDK objects)."""
+
+    @property
+    def accepts_items(self) -> bool: ...
+
+    def export_items(self, batch: ItemBatch[Any]) -> object: ...
+
+
+def accepts_items(exporter: object) -> bool:
+    """True when ``exporter`` takes ``ItemBatch``es (see ``ItemExporter``)."""
+    return getattr(exporter, "accepts_items", False) is True and callable(
+        getattr(exporter, "export_items", None)
+    )
