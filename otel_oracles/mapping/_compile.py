@@ -9,15 +9,18 @@ that convert a value on first access; reading every attribute would cost more th
 from __future__ import annotations
 
 import functools
+import logging
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from otel_oracles.mapping._loader import ConventionSet
-from otel_oracles.mapping._parsers import apply_parsers
+from otel_oracles.mapping._parsers import PARSERS, Parser, apply_parsers
 from otel_oracles.mapping.config import SPAN_KINDS, Condition, Match, Rule, Source
 from otel_oracles.model.span import SpanRecord, StatusCode
+
+log = logging.getLogger(__name__)
 
 MISSING: Any = object()
 """Sentinel for "no value from this source" (``None`` may be a real attribute value)."""
@@ -124,7 +127,8 @@ def split_match(match: Match) -> tuple[Predicate, Predicate] | None:
         Match.model_construct(all=[c for c in match.all if c.child is None], any=match.any)
     )
     child_preds = [compile_condition(c) for c in match.all if c.child is not None]
-    return static, lambda v: all(pred(v) for pred in child_preds)
+    # A child condition holds for some child: a span without children fails them all.
+    return static, lambda v: bool(v.children) and all(pred(v) for pred in child_preds)
 
 
 def compile_match(match: Match) -> Predicate:
@@ -222,6 +226,12 @@ class CompiledSource:
     parse: tuple[str, ...]
     attr: str | None = None
     """Set for plain ``attr`` sources: absent keys are skipped without calling ``extract``."""
+    events: bool = False
+    """An ``event`` source: it yields nothing for a span without events."""
+
+
+Plan = tuple[tuple[str, tuple[tuple[str | None, Extractor, Parser | None], ...]], ...]
+"""Per field: (attribute key or None, extractor, parser or None) per source, in order."""
 
 
 @dataclass(slots=True)
@@ -239,8 +249,10 @@ class CompiledRule:
     result_error_keys: tuple[str, ...] = ()
     guard: Guard | None = None
     """Necessary conditions checkable from the span's dispatch signature (see ``Guard``)."""
-    plan: tuple[tuple[str, tuple[tuple[str | None, Extractor, tuple[str, ...]], ...]], ...] = ()
+    plan: Plan = ()
     """``fields`` flattened to tuples for ``read_fields`` (built by ``compile_set``)."""
+    plan_no_events: Plan = ()
+    """``plan`` without its event sources, for spans without events (most spans)."""
     split: tuple[Predicate, Predicate] | None = None
     """For a rule with child conditions (only in ``all``): its span-only part, decided by
     the signature, and its child part, evaluated per span (see ``split_match``)."""
@@ -331,13 +343,14 @@ class CompiledSet:
         """The first rule (priority order) whose match holds for the span."""
         span = view.span
         get = view.get
+        keys = view.keys
         key = (
             span.scope_name,
             span.name,
             span.kind,
             span.status_code,
-            tuple([get(k) for k in self.value_keys]),
-            self.presence_set & view.keys,
+            tuple([get(k) if k in keys else MISSING for k in self.value_keys]),
+            self.presence_set & keys,
         )
         try:
             dynamic, final = self.resolved[key]
@@ -443,7 +456,10 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
             fields = {
                 name: [
                     CompiledSource(
-                        compile_source(s), tuple(s.parse), s.attr if s.event is None else None
+                        compile_source(s),
+                        tuple(s.parse),
+                        s.attr if s.event is None else None,
+                        s.event is not None,
                     )
                     for s in sources
                 ]
@@ -465,10 +481,8 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
                 )
             )
     for compiled_rule in rules:
-        compiled_rule.plan = tuple(
-            (name, tuple((src.attr, src.extract, src.parse) for src in sources))
-            for name, sources in compiled_rule.fields.items()
-        )
+        compiled_rule.plan = _plan(compiled_rule.fields, with_events=True)
+        compiled_rule.plan_no_events = _plan(compiled_rule.fields, with_events=False)
     value_keys = {r.guard.required[0] for r in rules if r.guard and r.guard.required}
     presence = {
         k
@@ -500,6 +514,29 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
         presence_set=frozenset(presence),
         value_keys=tuple(sorted(value_keys)),
     )
+
+
+def _parser(names: tuple[str, ...]) -> Parser | None:
+    """One callable for a source's ``parse:`` chain: the parser itself when there is one
+    (``read_fields`` treats its exceptions as ``apply_parsers`` does), else the chain."""
+    if not names:
+        return None
+    if len(names) == 1:
+        return PARSERS[names[0]]
+    return functools.partial(apply_parsers, names)
+
+
+def _plan(fields: dict[str, list[CompiledSource]], with_events: bool) -> Plan:
+    plan = []
+    for name, sources in fields.items():
+        steps = tuple(
+            (src.attr, src.extract, _parser(src.parse))
+            for src in sources
+            if with_events or not src.events
+        )
+        if steps:
+            plan.append((name, steps))
+    return tuple(plan)
 
 
 def first_value(
@@ -537,10 +574,11 @@ def read_fields(
     """``first_value`` for every field of the rule, into ``fields`` / ``redacted``: the same
     sources in the same order, in one loop (mapping's hot path: ~7 fields per span)."""
     keys = view.keys
+    span = view.span
     # Straight from the (lazy) mapping, past SpanView's memo: a field rarely reads a key
     # that dispatch already read, and the memo's bookkeeping costs more than it saves here.
-    get = view.span.attributes.get
-    for name, sources in rule.plan:
+    get = span.attributes.get
+    for name, sources in rule.plan if span.events else rule.plan_no_events:
         flagged = False
         for key, extract, parse in sources:
             if key is not None:
@@ -554,14 +592,25 @@ def read_fields(
             if isinstance(raw, str) and raw in placeholders:
                 flagged = True
                 continue
-            value = apply_parsers(parse, raw) if parse else raw
-            if value is None:
-                continue
+            if parse is None:
+                value = raw
+            else:
+                try:
+                    value = parse(raw)
+                except Exception:  # as in apply_parsers: a parser bug is "no value"
+                    log.debug("parser %s failed", _name(parse), exc_info=True)
+                    continue
+                if value is None:
+                    continue
             fields[name] = value
             flagged = False
             break
         if flagged and name in content_fields:
             redacted.add(name)
+
+
+def _name(parse: Parser) -> str:
+    return getattr(parse, "__name__", "chain")
 
 
 def read_keep(view: SpanView, keys: tuple[str, ...]) -> dict[str, Any]:

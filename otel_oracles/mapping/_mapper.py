@@ -612,6 +612,7 @@ _FIELD_TYPES: dict[str, type] = {
     "documents": list,
     "finish_reasons": list,
     "result": object,
+    "arguments": object,  # replaced by _step (arguments / arguments_raw)
 }
 """The exact type each draft field has for a step to skip validation (``None`` always may).
 ``_normalize_fields`` guarantees them (``finish_reasons`` is always a list of strings, message
@@ -623,13 +624,11 @@ its outcome is exactly what validation says. ``result`` is ``Any``."""
 def _well_typed(fields: dict[str, Any]) -> bool:
     types = _FIELD_TYPES
     for name, value in fields.items():
-        if name == "arguments":
-            continue  # replaced by _step (arguments / arguments_raw)
         expected = types.get(name)
-        if expected is None:
-            return False  # not a step field: validation reports it
-        if value is not None and expected is not object and type(value) is not expected:
-            return False
+        if type(value) is expected or expected is object:
+            continue  # the common case first
+        if expected is None or value is not None:
+            return False  # not a step field (validation reports it), or a wrong type
     return True
 
 
