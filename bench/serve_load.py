@@ -6,9 +6,12 @@ emitting to a counting OTLP sink in its own process (bench/sink_proc.py):
 1. **throughput**: every request of the synthetic data set (bench/gen_traces.py, 512-span
    protobuf batches) sent as fast as ``--connections`` keep-alive connections allow; a 429/503
    is retried after a short pause, as an SDK or collector queue would. Reports spans/s
-   received, spans/s graded end to end (first byte sent -> last verdict exported), the serve
-   process's CPU (so spans per CPU-second, i.e. per receiving core: one process, one loop),
-   and the zero-loss check: traces sent == traces graded, spans refused == spans re-sent.
+   received, spans/s graded end to end (first byte sent -> last verdict exported), the CPU
+   of the receiving process (spans per receiving-core second: one process, one event loop)
+   and of its grading worker processes, and the zero-loss check: traces sent == traces
+   graded, spans refused == spans re-sent. ``threads`` runs the same with
+   ``grading.processes: 0`` (grading on threads of the receiving process), side by side.
+   ``receive`` runs it with a contract that selects nothing: the receive path's own cost.
 2. **latency**: the same data paced at half the measured end-to-end rate; p50/p99 of the time
    from a trace's completion (end of its decision wait) to its verdict being exported, as the
    server measures it (``GET /stats``, ``latency_ms``).
@@ -18,7 +21,7 @@ emitting to a counting OTLP sink in its own process (bench/sink_proc.py):
     python bench/serve_load.py                 # 5,000 traces (~100k spans)
     python bench/serve_load.py --quick         # 300 traces, seconds (harness check)
     python bench/serve_load.py --phases latency --half-rate 1000   # one figure
-    python bench/serve_load.py --phases procpool   # would a grading process pool pay off?
+    python bench/serve_load.py --phases throughput,threads   # worker processes vs threads
 
 Prints one JSON object (also written to bench/out/serve_load.json). Run it on an otherwise
 idle machine: the load generator and the sink share the cores with the server.
@@ -86,10 +89,16 @@ class Sink:
         self.proc.wait(10)
 
 
+def _cpu_of(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK
+
+
 class Serve:
     """A ``serve`` subprocess; ports come from its ``listening`` log line."""
 
-    def __init__(self, sink: Sink, contracts: Path, **assembly: str | int) -> None:
+    def __init__(self, sink: Sink, contracts: Path, processes: int | str = "auto",
+                 **assembly: str | int) -> None:  # fmt: skip
         self.dir = tempfile.TemporaryDirectory()
         cfg = Path(self.dir.name) / "serve.yaml"
         settings = {"decision_wait": "1s", "max_trace_age": "120s", "max_traces": 50_000,
@@ -98,7 +107,7 @@ class Serve:
             "receivers:\n  grpc: {enabled: false, endpoint: '127.0.0.1:0'}\n"
             "  http: {endpoint: '127.0.0.1:0'}\n  max_request_bytes: 16MiB\n"
             f"assembly: {json.dumps(settings)}\n"
-            f"grading: {{contracts: [{json.dumps(str(contracts))}]}}\n"
+            f"grading: {{contracts: [{json.dumps(str(contracts))}], processes: {processes}}}\n"
             "shutdown_timeout: 60s\n"
         )
         env = {**os.environ, "OTEL_EXPORTER_OTLP_ENDPOINT": sink.endpoint,
@@ -126,8 +135,20 @@ class Serve:
             return json.loads(r.read())
 
     def cpu_seconds(self) -> float:
-        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / CLK
+        """CPU of the receiving process alone (its grading threads included)."""
+        return _cpu_of(self.proc.pid)
+
+    def workers_cpu_seconds(self) -> float:
+        """CPU of serve's child processes (the grading workers), alive ones only."""
+        total = 0.0
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == self.proc.pid:
+                total += (int(fields[11]) + int(fields[12])) / CLK
+        return total
 
     def rss_bytes(self) -> int:
         for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
@@ -204,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--connections", type=int, default=4)
     ap.add_argument("--contracts", type=Path, default=HERE / "contracts")
     ap.add_argument("--out", type=Path, default=HERE / "out" / "serve_load.json")
-    ap.add_argument("--phases", default="receive,throughput,latency,memory",
+    ap.add_argument("--phases", default="receive,throughput,threads,latency,memory",
                     help="comma-separated subset to run (iterating on one figure)")  # fmt: skip
     ap.add_argument("--half-rate", type=float, default=None,
                     help="spans/s for the latency phase when throughput is not run")  # fmt: skip
@@ -223,23 +244,27 @@ def main(argv: list[str] | None = None) -> int:
             result["receive_only"] = phase_receive_only(sink, bodies, n_traces, args.connections)
         if "throughput" in phases:
             result["throughput"] = phase_throughput(sink, bodies, n_traces, args)
+        if "threads" in phases:
+            result["throughput_threads"] = phase_throughput(sink, bodies, n_traces, args, 0)
         if "latency" in phases:
             half = args.half_rate or result["throughput"]["graded_spans_per_s"] / 2
             result["latency_at_half_load"] = phase_latency(sink, bodies, n_traces, args, half)
         if "memory" in phases:
             result["memory"] = phase_memory(sink, bodies, manifest, args)
-        if "procpool" in phases:
-            result["procpool"] = phase_procpool(sink, bodies, args)
     finally:
         sink.close()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
     tp = result.get("throughput", {})
+    th = result.get("throughput_threads", {})
+    ro = result.get("receive_only", {})
     print(
-        f"serve receive path alone: {result.get('receive_only', {}).get('spans_per_serve_cpu_s')} "
-        f"spans per CPU-second; with grading: {tp.get('graded_spans_per_s')} spans/s graded end "
-        f"to end ({tp.get('spans_per_serve_cpu_s')} spans per serve CPU-second), zero loss: "
+        f"serve receive path alone: {ro.get('spans_per_receiving_cpu_s')} spans per CPU-second; "
+        f"with grading: {tp.get('graded_spans_per_s')} spans/s graded end to end "
+        f"({tp.get('spans_per_receiving_cpu_s')} spans per receiving-process CPU-second, "
+        f"{tp.get('spans_per_total_cpu_s')} per CPU-second of all processes; threads only: "
+        f"{th.get('graded_spans_per_s')} spans/s), zero loss: "
         f"{tp.get('zero_loss')}; p99 completion->verdict at half load: "
         f"{result.get('latency_at_half_load', {}).get('p99')} ms; "
         f"{result.get('memory', {}).get('bytes_per_buffered_span')} bytes per buffered span",
@@ -268,28 +293,34 @@ def phase_receive_only(sink: Sink, bodies: list[tuple[bytes, int]], n_traces: in
         serve.stop()
     return {
         "received_spans_per_s": round(spans / (t_sent - t0)),
-        "spans_per_serve_cpu_s": round(spans / cpu),
+        "spans_per_receiving_cpu_s": round(spans / cpu),
     }
 
 
 def phase_throughput(sink: Sink, bodies: list[tuple[bytes, int]], n_traces: int,
-                     args: argparse.Namespace) -> dict[str, Any]:  # fmt: skip
-    """Everything sent as fast as the connections allow, grading on."""
+                     args: argparse.Namespace,
+                     processes: int | str = "auto") -> dict[str, Any]:  # fmt: skip
+    """Everything sent as fast as the connections allow, grading on. ``receiving`` is the
+    process the senders talk to; ``workers`` its grading processes (none with 0)."""
     spans = sum(n for _, n in bodies)
-    serve = Serve(sink, args.contracts)
-    cpu0, t0 = serve.cpu_seconds(), time.perf_counter()
+    serve = Serve(sink, args.contracts, processes)
+    cpu0, w0, t0 = serve.cpu_seconds(), serve.workers_cpu_seconds(), time.perf_counter()
     sent = send_all(serve.port, bodies, args.connections)
     t_sent = time.perf_counter()
     stats = wait_graded(serve, n_traces)
     t_done, cpu = time.perf_counter(), serve.cpu_seconds() - cpu0
+    wcpu = serve.workers_cpu_seconds() - w0
     graded = sum(stats["graded_traces"].values())
     serve.stop()
     return {
+        "processes": processes,
         "received_spans_per_s": round(spans / (t_sent - t0)),
         "graded_spans_per_s": round(spans / (t_done - t0)),
-        "serve_cpu_s": round(cpu, 2),
-        "spans_per_serve_cpu_s": round(spans / cpu),
-        "serve_cores_busy": round(cpu / (t_done - t0), 2),
+        "receiving_cpu_s": round(cpu, 2),
+        "workers_cpu_s": round(wcpu, 2),
+        "spans_per_receiving_cpu_s": round(spans / cpu),
+        "spans_per_total_cpu_s": round(spans / (cpu + wcpu)),
+        "cores_busy": round((cpu + wcpu) / (t_done - t0), 2),
         "traces_graded": graded,
         "zero_loss": graded == n_traces
         and stats["received"].get("http.traces", 0) == spans
@@ -315,106 +346,6 @@ def phase_latency(sink: Sink, bodies: list[tuple[bytes, int]], n_traces: int,
         "serve_cores_busy": round(cpu / dt, 2),
         **{k: v for k, v in stats["latency_ms"].items()},
     }
-
-
-_WORKER: dict[str, Any] = {}
-
-
-def _pool_init(contracts: str) -> None:
-    from otel_oracles.emit import build_emitter
-    from otel_oracles.server._wiring import load_grading
-    from otel_oracles.server.config import ServeSettings
-
-    settings = ServeSettings.model_validate({"grading": {"contracts": [contracts]}})
-    _WORKER["grading"] = load_grading(settings)
-    _WORKER["emitter"] = build_emitter(export="otlp")
-
-
-def _pool_cpu(_: int) -> tuple[int, float]:
-    time.sleep(0.05)  # long enough that every worker gets one of the warm-up calls
-    return os.getpid(), time.process_time()
-
-
-def _pool_grade(batch: list[tuple[str, list[Any]]]) -> tuple[int, int, float]:
-    """Grade and emit a batch of whole traces in a worker; only counts travel back."""
-    from otel_oracles.assemble import build_trace
-    from otel_oracles.pipeline import grade_trace
-
-    contracts, conventions = _WORKER["grading"]
-    pairs: list[Any] = []
-    for tid, spans in batch:
-        pairs += grade_trace(build_trace(tid, spans, []), contracts, conventions)
-    _WORKER["emitter"].export(pairs)
-    return len(pairs), os.getpid(), time.process_time()
-
-
-def phase_procpool(sink: Sink, bodies: list[tuple[bytes, int]],
-                   args: argparse.Namespace) -> dict[str, Any]:  # fmt: skip
-    """Experiment (not a serve feature): would grading in a reused process pool pay off?
-
-    The receiving process decodes every request and groups spans by trace (as serve's
-    assembler does), then either grades + emits each batch of 25 traces itself or pickles
-    the batch to one of ``os.cpu_count()`` forkserver workers that grade and emit it
-    (results are emitted in the worker: unpickling them would cost more than grading).
-    Reports wall time and CPU of the receiving process and of the workers."""
-    import multiprocessing as mp
-    from collections import defaultdict
-    from concurrent.futures import ProcessPoolExecutor
-
-    from otel_oracles.decode import decode
-    from otel_oracles.server._service import decoded_parts
-
-    os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"] = sink.endpoint
-    os.environ["OTEL_EXPORTER_OTLP_PROTOCOL"] = "http/protobuf"
-    contracts = str(args.contracts)
-    out: dict[str, Any] = {}
-    for mode in ("one_process", "process_pool"):
-        workers = os.cpu_count() or 2
-        pool = None
-        base: dict[int, float] = {}
-        if mode == "process_pool":
-            pool = ProcessPoolExecutor(workers, mp.get_context("forkserver"), _pool_init,
-                                       (contracts,))  # fmt: skip
-            base = dict(pool.map(_pool_cpu, range(workers * 8)))
-        else:
-            _pool_init(contracts)
-        t0, c0 = time.perf_counter(), time.process_time()
-        by_trace: dict[str, list[Any]] = defaultdict(list)
-        spans = 0
-        for body, _n in bodies:
-            decoded, _logs, _rej, _problems = decoded_parts(
-                decode(body, "application/x-protobuf", signal="traces")
-            )
-            spans += len(decoded)
-            for s in decoded:
-                by_trace[s.trace_id].append(s)
-        items = list(by_trace.items())
-        batches = [items[i : i + 25] for i in range(0, len(items), 25)]
-        last: dict[int, float] = {}
-        if pool is None:
-            for b in batches:
-                _pool_grade(b)
-        else:
-            for _k, pid, cpu_now in pool.map(_pool_grade, batches):
-                last[pid] = max(last.get(pid, 0.0), cpu_now)
-        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-        if pool is not None:
-            pool.shutdown()
-        worker_cpu = sum(c - base.get(pid, 0.0) for pid, c in last.items())
-        out[mode] = {
-            "workers": workers if pool else 0,
-            "wall_s": round(wall, 2),
-            "spans_per_s": round(spans / wall),
-            "receiving_cpu_s": round(cpu, 2),
-            "spans_per_receiving_cpu_s": round(spans / cpu),
-            "worker_cpu_s": round(worker_cpu, 2),
-        }
-    one, many = out["one_process"], out["process_pool"]
-    out["wall_speedup"] = round(one["wall_s"] / many["wall_s"], 2)
-    out["cpu_overhead"] = round(
-        (many["receiving_cpu_s"] + many["worker_cpu_s"]) / one["receiving_cpu_s"], 2
-    )
-    return out
 
 
 def phase_memory(sink: Sink, bodies: list[tuple[bytes, int]], manifest: dict[str, Any],

@@ -22,6 +22,7 @@ _FLAGS: dict[str, str] = {
     "max_trace_age": "assembly.max_trace_age",
     "max_traces": "assembly.max_traces",
     "workers": "grading.workers",
+    "processes": "grading.processes",
     "shutdown_timeout": "shutdown_timeout",
     "log_level": "log_level",
     "log_format": "log_format",
@@ -53,7 +54,8 @@ _FLAGS: dict[str, str] = {
 @click.option("--decision-wait", help="Quiet time after the root span ended [10s].")
 @click.option("--max-trace-age", help="Grade (as incomplete) after this long [5m].")
 @click.option("--max-traces", type=int, help="Traces buffered before pushing back [10000].")
-@click.option("--workers", type=int, help="Grading threads (0 = 2 x CPUs).")
+@click.option("--processes", help="Grading worker processes: a number or auto (one per CPU).")
+@click.option("--workers", type=int, help="Grading threads per process (0 = sized to the machine).")
 @click.option("--shutdown-timeout", help="SIGTERM drain budget [20s].")
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]))
 @click.option("--log-format", type=click.Choice(["json", "text"]))

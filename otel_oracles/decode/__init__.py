@@ -21,7 +21,9 @@ PROTOBUF_CONTENT_TYPES = frozenset({"application/x-protobuf", "application/proto
 JSON_CONTENT_TYPES = frozenset({"application/json"})
 
 
-def decode(payload: bytes, content_type: str, *, signal: Signal = "traces") -> DecodedBatch:
+def decode(
+    payload: bytes, content_type: str, *, signal: Signal = "traces", for_transfer: bool = False
+) -> DecodedBatch:
     """Decode one OTLP request body.
 
     ``content_type`` is the HTTP header value (parameters such as ``; charset=utf-8`` are
@@ -33,10 +35,14 @@ def decode(payload: bytes, content_type: str, *, signal: Signal = "traces") -> D
     Canonical JSON is validated completely here; JSON that needs the tolerant path converts
     attribute values when they are read, and a malformed one found then reads as ``None``
     and is appended to ``batch.problems`` (after this call returned).
+
+    ``for_transfer``: the caller only assembles the spans and pickles them to another
+    process; protobuf spans then come as lightweight ``WireSpan``s that unpickle as full
+    records (JSON spans are full records either way).
     """
     media_type = content_type.split(";", 1)[0].strip().lower()
     if media_type in PROTOBUF_CONTENT_TYPES:
-        return decode_proto(payload, signal)
+        return decode_proto(payload, signal, for_transfer)
     if media_type in JSON_CONTENT_TYPES:
         try:
             return decode_json_bytes(payload)

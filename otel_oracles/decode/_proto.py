@@ -8,13 +8,14 @@ from it does (a few hundred bytes per span, far less than the equivalent Python 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any, Literal
 
 from google.protobuf.internal import api_implementation
 from google.protobuf.message import DecodeError
 
 from otel_oracles.decode._batch import DecodedBatch
-from otel_oracles.decode._lean import LeanLogsRequest, LeanTracesRequest
+from otel_oracles.decode._lean import LeanLogsRequest, LeanSpan, LeanTracesRequest
 from otel_oracles.decode._values import PbAttributes, pb_any
 from otel_oracles.errors import InputError
 from otel_oracles.model.span import EMPTY, EventRecord, LinkRecord, LogRecord, SpanRecord
@@ -89,10 +90,141 @@ def looks_like(message: Any, signal: Signal) -> bool:
     return True
 
 
-def traces_batch(message: Any) -> DecodedBatch:
-    """Span records of a parsed (lean) ExportTraceServiceRequest / TracesData."""
+class PbSpanRecord(SpanRecord):
+    """A ``SpanRecord`` decoded from protobuf, holding its upb span.
+
+    Why: the live server hands complete traces to grading worker processes. Pickled as a
+    plain record, every lazy attribute view would be converted to a dict first (most of a
+    span's decoding cost, paid again to pickle it); this one pickles as the span's own
+    protobuf bytes (serialized in C), and the worker decodes them the same way as here.
+    """
+
+    __slots__ = ("_pb",)
+    _pb: Any
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (
+            span_from_wire,
+            (self._pb.SerializeToString(), self.resource, self.scope_name, self.scope_version),
+        )
+
+
+class WireSpan:
+    """Just what assembly reads of a span (ids, end time, origin), plus its upb span.
+
+    Why: a receiving process that hands traces to grading worker processes never reads a
+    span's attributes, events or links; building the full record costs it more than
+    parsing the request did. Pickled, a ``WireSpan`` becomes the full ``SpanRecord`` in the
+    process that unpickles it (``span_from_wire``), exactly as ``traces_batch`` builds it.
+    """
+
+    __slots__ = (
+        "_pb",
+        "end_ns",
+        "parent_span_id",
+        "resource",
+        "scope_name",
+        "scope_version",
+        "span_id",
+        "trace_id",
+    )
+
+    def __init__(
+        self,
+        span: Any,
+        trace_id: str,
+        span_id: str,
+        parent: str,
+        resource: Any,
+        scope_name: str,
+        scope_version: str,
+    ) -> None:
+        self.trace_id = trace_id
+        self.span_id = span_id
+        self.parent_span_id = parent
+        self.end_ns = span.end_time_unix_nano
+        self.resource = resource
+        self.scope_name = scope_name
+        self.scope_version = scope_version
+        self._pb = span
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (
+            span_from_wire,
+            (self._pb.SerializeToString(), self.resource, self.scope_name, self.scope_version),
+        )
+
+
+def span_from_wire(
+    payload: bytes, resource: Any, scope_name: str, scope_version: str
+) -> SpanRecord:
+    """The record ``PbSpanRecord.__reduce__`` describes (ids and enums already checked)."""
+    span = LeanSpan()
+    span.ParseFromString(payload)
+    kind = span.kind
+    code, message = (span.status.code, span.status.message) if span.HasField("status") else (0, "")
+    return _record(
+        span,
+        span.trace_id.hex(),
+        span.span_id.hex(),
+        span.parent_span_id.hex(),
+        kind if 0 <= kind <= _MAX_KIND else 0,
+        code if 0 <= code <= _MAX_STATUS else 0,
+        message,
+        resource,
+        scope_name,
+        scope_version,
+    )
+
+
+def _record(
+    span: Any,
+    trace_id: str,
+    span_id: str,
+    parent: str,
+    kind: int,
+    code: int,
+    message: str,
+    resource: Any,
+    scope_name: str,
+    scope_version: str,
+) -> PbSpanRecord:
+    events = span.events
+    links = span.links
+    record = PbSpanRecord(
+        trace_id,
+        span_id,
+        parent,
+        span.name,
+        kind,
+        span.start_time_unix_nano,
+        span.end_time_unix_nano,
+        code,
+        message,
+        PbAttributes(span.attributes),
+        [EventRecord(e.name, e.time_unix_nano, PbAttributes(e.attributes)) for e in events]
+        if events
+        else [],
+        [
+            LinkRecord(lk.trace_id.hex(), lk.span_id.hex(), PbAttributes(lk.attributes))
+            for lk in links
+        ]
+        if links
+        else [],
+        resource,
+        scope_name,
+        scope_version,
+    )
+    record._pb = span
+    return record
+
+
+def traces_batch(message: Any, for_transfer: bool = False) -> DecodedBatch:
+    """Span records of a parsed (lean) ExportTraceServiceRequest / TracesData; with
+    ``for_transfer``, ``WireSpan``s (see there) after the same checks."""
     batch = DecodedBatch()
-    append = batch.spans.append
+    # WireSpans stand in for records when for_transfer (the caller only assembles them).
+    append: Callable[[Any], None] = batch.spans.append
     for ri, rs in enumerate(message.resource_spans):
         resource = PbAttributes(rs.resource.attributes) if rs.resource.attributes else EMPTY
         for si, ss in enumerate(rs.scope_spans):
@@ -128,34 +260,28 @@ def traces_batch(message: Any) -> DecodedBatch:
                             f"unknown StatusCode {code}; read as STATUS_CODE_UNSET"
                         )
                         code = 0
-                events = span.events
-                links = span.links
+                if for_transfer:
+                    append(
+                        WireSpan(
+                            span,
+                            trace_id.hex(),
+                            span_id.hex(),
+                            parent.hex() if parent else "",
+                            resource,
+                            scope_name,
+                            scope_version,
+                        )
+                    )
+                    continue
                 append(
-                    SpanRecord(
+                    _record(
+                        span,
                         trace_id.hex(),
                         span_id.hex(),
                         parent.hex() if parent else "",
-                        span.name,
                         kind,
-                        span.start_time_unix_nano,
-                        span.end_time_unix_nano,
                         code,
                         message,
-                        PbAttributes(span.attributes),
-                        [
-                            EventRecord(e.name, e.time_unix_nano, PbAttributes(e.attributes))
-                            for e in events
-                        ]
-                        if events
-                        else [],
-                        [
-                            LinkRecord(
-                                lk.trace_id.hex(), lk.span_id.hex(), PbAttributes(lk.attributes)
-                            )
-                            for lk in links
-                        ]
-                        if links
-                        else [],
                         resource,
                         scope_name,
                         scope_version,
@@ -214,7 +340,10 @@ def logs_batch(message: Any) -> DecodedBatch:
     return batch
 
 
-def decode_proto(payload: bytes, signal: Signal = "traces") -> DecodedBatch:
-    """Decode one protobuf request body of the given signal."""
+def decode_proto(
+    payload: bytes, signal: Signal = "traces", for_transfer: bool = False
+) -> DecodedBatch:
+    """Decode one protobuf request body of the given signal (``for_transfer``: see
+    ``WireSpan``)."""
     message = parse(payload, signal)
-    return logs_batch(message) if signal == "logs" else traces_batch(message)
+    return logs_batch(message) if signal == "logs" else traces_batch(message, for_transfer)

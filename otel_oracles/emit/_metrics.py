@@ -122,6 +122,12 @@ class GraderMetrics:
 
 Labels = tuple[tuple[str, Any], ...]
 
+TallyState = tuple[list[tuple[str, Labels, int]], list[tuple[Labels, float]]]
+"""A tally as plain data: ([(instrument, labels, count)], [(labels, grading seconds)]).
+Picklable, so a grading worker process can count its verdicts and the receiving process,
+which owns the one meter provider, records them (two processes exporting cumulative
+counters under the same resource would overwrite each other's series)."""
+
 
 class Tally:
     """Counts for a batch of verdicts, added to the instruments by ``flush``. Not
@@ -129,15 +135,11 @@ class Tally:
 
     def __init__(self, metrics: GraderMetrics) -> None:
         self._m = metrics
-        self._counts: dict[tuple[int, Labels], int] = defaultdict(int)
-        self._instruments: dict[int, Any] = {}
-
-    def _bump(self, instrument: Any, labels: Labels, value: int = 1) -> None:
-        self._instruments[id(instrument)] = instrument
-        self._counts[(id(instrument), labels)] += value
+        self._counts: dict[tuple[str, Labels], int] = defaultdict(int)
+        self._durations: list[tuple[Labels, float]] = []
 
     def add(self, verdict: Verdict, trajectory: Trajectory | None) -> None:
-        m = self._m
+        counts = self._counts
         base: list[tuple[str, Any]] = [
             (n.CONTRACT_ID, verdict.contract_id),
             (n.CONTRACT_VERSION, verdict.contract_version),
@@ -151,29 +153,46 @@ class Tally:
         if model:
             base.append((n.REQUEST_MODEL, model))
         labels = tuple(base)
-        self._bump(m._traces, (*labels, (n.VERDICT, verdict.verdict)))
-        m._duration.record(verdict.duration_ns / 1e9, dict(labels))
+        counts[("_traces", (*labels, (n.VERDICT, verdict.verdict)))] += 1
+        self._durations.append((labels, verdict.duration_ns / 1e9))
         c = verdict.counts
         for instrument, count in (
-            (m._invariant, c.invariant_failures),
-            (m._tolerated, c.tolerated_failures),
-            (m._exhausted, c.budget_exhausted),
-            (m._missing, c.missing_evidence),
+            ("_invariant", c.invariant_failures),
+            ("_tolerated", c.tolerated_failures),
+            ("_exhausted", c.budget_exhausted),
+            ("_missing", c.missing_evidence),
         ):
             if count:
-                self._bump(instrument, labels, count)
+                counts[(instrument, labels)] += count
         for r in verdict.results:
-            self._bump(
-                m._results,
+            counts[
                 (
-                    *labels,
-                    (n.EVALUATION_NAME, r.name),
-                    (n.ORACLE_TYPE, r.oracle_type),
-                    (n.OUTCOME, r.outcome.value),
-                ),
-            )
+                    "_results",
+                    (
+                        *labels,
+                        (n.EVALUATION_NAME, r.name),
+                        (n.ORACLE_TYPE, r.oracle_type),
+                        (n.OUTCOME, r.outcome.value),
+                    ),
+                )
+            ] += 1
+
+    def state(self) -> TallyState:
+        """What ``flush`` would record, as plain data (see ``TallyState``)."""
+        return [(i, labels, v) for (i, labels), v in self._counts.items()], list(self._durations)
+
+    def merge(self, state: TallyState) -> None:
+        """Add a tally made elsewhere (another process) to this one."""
+        counts, durations = state
+        for instrument, labels, value in counts:
+            self._counts[(instrument, labels)] += value
+        self._durations.extend(durations)
 
     def flush(self) -> None:
-        for (instrument_id, labels), value in self._counts.items():
-            self._instruments[instrument_id].add(value, dict(labels))
+        m = self._m
+        for (instrument, labels), value in self._counts.items():
+            getattr(m, instrument).add(value, dict(labels))
+        for labels, seconds in self._durations:
+            m._duration.record(seconds, dict(labels))
         self._counts.clear()
+        self._durations.clear()

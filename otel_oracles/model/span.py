@@ -9,6 +9,7 @@ Timestamps are integer nanoseconds since the epoch, as in OTLP.
 
 from __future__ import annotations
 
+import copyreg
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -16,6 +17,19 @@ from types import MappingProxyType
 from typing import Any
 
 EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+def _empty_again() -> Mapping[str, Any]:
+    return EMPTY
+
+
+# Records cross process boundaries pickled (serve's grading workers); an empty read-only
+# mapping unpickles as the shared one.
+def _reduce_mapping_proxy(m: MappingProxyType[Any, Any]) -> Any:
+    return (_empty_again, ()) if not m else (dict, (dict(m),))
+
+
+copyreg.pickle(MappingProxyType, _reduce_mapping_proxy)
 
 
 def _empty() -> Mapping[str, Any]:

@@ -193,3 +193,76 @@ class ResultExporter:
         if self._thread is not None:
             self._thread.join(5)
             self._thread = None
+
+
+GradeReady = Callable[[ReadyTrace], list[Any]]
+"""ReadyTrace -> [(Verdict, Trajectory)]: build the trace, grade it against every contract."""
+OnGraded = Callable[[list[tuple[ReadyTrace, list[str]]]], None]
+"""Called after each export batch with its traces and their verdicts (strings)."""
+
+
+class ThreadGrading:
+    """Grading on threads of the receiving process: a ``GradingPool`` whose workers hand
+    results to one ``ResultExporter``.
+
+    The choice for ``grading.processes: 0``: no process start-up, and any ``Emitter`` works
+    (tests use an in-memory one), but grading shares the receiving process's GIL, so it
+    uses about one core whatever the machine has (see ``ProcessGrading``).
+    """
+
+    def __init__(
+        self,
+        workers: int,
+        queue_size: int,
+        grade: GradeReady,
+        export: Callable[[list[Any]], object],
+        on_graded: OnGraded,
+        on_crash: Callable[[ReadyTrace], None],
+    ) -> None:
+        self.processes = 0
+        self.restarts = 0
+        self._grade = grade
+        self._on_graded = on_graded
+        self.pool = GradingPool(workers, queue_size, self._grade_one,
+                                lambda ready, _exc: on_crash(ready))  # fmt: skip
+        self.exporter = ResultExporter(export, self._exported)
+
+    def start(self) -> None:
+        self.pool.start()
+        self.exporter.start()
+
+    @property
+    def inflight(self) -> int:
+        return self.pool.inflight + self.exporter.backlog
+
+    def free_slots(self) -> int:
+        # Exports lagging behind count against the pool, so a slow destination pushes back
+        # (through the assembly buffer) instead of growing a queue.
+        return max(self.pool.free_slots() - self.exporter.backlog, 0)
+
+    def submit(self, traces: list[ReadyTrace]) -> None:
+        for ready in traces:
+            self.pool.submit(ready)
+
+    def _grade_one(self, ready: ReadyTrace) -> None:
+        self.exporter.put(ready, self._grade(ready))
+
+    def _exported(self, batch: list[tuple[ReadyTrace, list[Any]]]) -> None:
+        self._on_graded(
+            [
+                (ready, [getattr(v, "verdict", "unknown") for v, *_ in results])
+                for ready, results in batch
+            ]
+        )
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Every submitted trace graded and its results exported; False on timeout."""
+        deadline = time.monotonic() + timeout
+        if not self.pool.wait_idle(timeout):
+            return False
+        return self.exporter.wait_idle(max(deadline - time.monotonic(), 0.0))
+
+    def stop(self, timeout: float) -> None:
+        """Stop the threads (after ``wait_idle``; what is still queued is abandoned)."""
+        self.pool.shutdown()
+        self.exporter.stop()

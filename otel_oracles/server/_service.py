@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from otel_oracles.assemble.online import OnlineAssembler, ReadyTrace
-from otel_oracles.model.span import LogRecord, SpanRecord, Trace
-from otel_oracles.server._grading import GradingPool, ResultExporter
+from otel_oracles.model.span import LogRecord, SpanRecord
+from otel_oracles.server._grading import ThreadGrading
 from otel_oracles.server._stats import ServeStats
 from otel_oracles.server._status import Draining, Unauthenticated
 from otel_oracles.server.config import ServeSettings
@@ -43,9 +43,27 @@ class ResultsEmitter(Protocol):
     def shutdown(self) -> Any: ...
 
 
-GradeFn = Callable[[Trace], list[Any]]
-"""Trace -> [(Verdict, Trajectory)], as ``otel_oracles.pipeline.grade_trace`` bound to the
-loaded contracts and conventions."""
+GradeFn = Callable[[ReadyTrace], list[Any]]
+"""Released trace -> [(Verdict, Trajectory)]: ``_wiring.ready_grader`` (build the trace,
+``otel_oracles.pipeline.grade_trace`` against the loaded contracts and conventions)."""
+
+
+class GradingBackend(Protocol):
+    """Where released traces are graded and their results exported: ``ThreadGrading``
+    (threads of this process) or ``_processes.ProcessGrading`` (worker processes)."""
+
+    processes: int
+    """Worker processes grading (0: threads of this process)."""
+    restarts: int
+    """Worker processes replaced after they died."""
+
+    @property
+    def inflight(self) -> int: ...
+    def start(self) -> None: ...
+    def free_slots(self) -> int: ...
+    def submit(self, traces: list[ReadyTrace]) -> None: ...
+    def wait_idle(self, timeout: float) -> bool: ...
+    def stop(self, timeout: float) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,21 +79,26 @@ def default_workers() -> int:
     return max(2, 2 * (os.cpu_count() or 1))
 
 
+BackendFactory = Callable[["GradingServer"], GradingBackend]
+"""Builds the grading backend once the server exists (it reports back to the server)."""
+
+
 class GradingServer:
     """See the module docstring. ``is_own`` recognises the grader's own telemetry (loop
-    safety); ``build_trace`` turns buffered spans and logs into a ``Trace``."""
+    safety). Grading happens in ``backend(self)`` when given, else on threads running
+    ``grade``."""
 
     def __init__(
         self,
         settings: ServeSettings,
         *,
-        grade: GradeFn,
+        grade: GradeFn | None,
         emitter: ResultsEmitter,
-        build_trace: Callable[[str, list[SpanRecord], list[LogRecord]], Trace],
         decode: Callable[
             [bytes, str, Signal], tuple[list[SpanRecord], list[LogRecord], int, list[str]]
         ],
         is_own: Callable[[SpanRecord | LogRecord], bool],
+        backend: BackendFactory | None = None,
     ) -> None:
         self.settings = settings
         a = settings.assembly
@@ -90,15 +113,24 @@ class GradingServer:
             overflow_traces=a.overflow_traces,
         )
         self.stats = ServeStats()
-        self._grade = grade
         self._emitter = emitter
-        self._build_trace = build_trace
         self._decode = decode
         self._is_own = is_own
-        workers = settings.grading.workers or default_workers()
-        self.pool = GradingPool(workers, settings.grading.queue_size, self._grade_one,
-                                self._grade_crashed)  # fmt: skip
-        self.exporter = ResultExporter(emitter.export, self._exported)
+        self._metrics = getattr(emitter, "metrics", None)
+        if backend is not None:
+            self.backend: GradingBackend = backend(self)
+        elif grade is not None:
+            workers = settings.grading.workers or default_workers()
+            self.backend = ThreadGrading(
+                workers,
+                settings.grading.queue_size,
+                grade,
+                emitter.export,
+                self._graded,
+                self._grade_crashed,
+            )
+        else:
+            raise ValueError("give grade (threads) or backend")
         self._token = settings.receivers.auth.token()
         self._state: Literal["new", "running", "draining", "stopped"] = "new"
         self._sweeper: asyncio.Task[None] | None = None
@@ -106,7 +138,6 @@ class GradingServer:
         self.grpc_port: int | None = None
         self.http_port: int | None = None
         self._shutdown_lock = asyncio.Lock()
-        self._metrics = getattr(emitter, "metrics", None)
         self._published_buffered = 0
         self._last_logged: dict[str, tuple[float, int]] = {}
 
@@ -161,7 +192,8 @@ class GradingServer:
         Raises Draining, InputError (malformed) or BufferFull (retryable, nothing kept).
         """
         if self._state != "running":
-            raise Draining("server is shutting down", self.settings.assembly.retry_after)
+            what = "starting" if self._state == "new" else "shutting down"
+            raise Draining(f"server is {what}", self.settings.assembly.retry_after)
         spans, logs, ignored, problems = self._decode(body, content_type, signal)
         is_own = self._is_own
         own = 0
@@ -216,12 +248,12 @@ class GradingServer:
             await asyncio.sleep(interval)
 
     def _sweep_once(self) -> None:
-        # Exports lagging behind count against the pool, so a slow destination pushes back
-        # (through the assembly buffer) instead of growing a queue.
-        free = self.pool.free_slots() - self.exporter.backlog
-        if free:
-            for ready in self.assembler.due(limit=free):
-                self.pool.submit(ready)
+        # The backend's free slots count traces queued, grading and exporting: a slow
+        # grader or destination pushes back (through the assembly buffer) instead of
+        # growing a queue.
+        free = self.backend.free_slots()
+        if free > 0:
+            self.backend.submit(self.assembler.due(limit=free))
         self._publish_gauges()
 
     def stats_snapshot(self) -> dict[str, Any]:
@@ -233,25 +265,20 @@ class GradingServer:
         s = self.stats
         s.buffered_traces = self.assembler.buffered_traces
         s.buffered_spans = self.assembler.buffered_items
-        s.grading_inflight = self.pool.inflight
+        s.grading_inflight = self.backend.inflight
+        s.grading_processes = self.backend.processes
+        s.worker_restarts = self.backend.restarts
         if self._metrics is not None and s.buffered_traces != self._published_buffered:
             self._metrics.buffered_traces_changed(s.buffered_traces - self._published_buffered)
             self._published_buffered = s.buffered_traces
 
-    # ---- grading (worker threads) ---------------------------------------------------------
+    # ---- grading results (the backend's threads) ------------------------------------------
 
-    def _grade_one(self, ready: ReadyTrace) -> None:
-        trace = self._build_trace(ready.trace_id, ready.spans, ready.logs)
-        if ready.incomplete:
-            trace.incomplete = True
-        self.exporter.put(ready, self._grade(trace))
-
-    def _exported(self, batch: list[tuple[ReadyTrace, list[Any]]]) -> None:
-        """After one export batch (exporter thread): the verdicts are out, count them."""
+    def _graded(self, batch: list[tuple[ReadyTrace, list[str]]]) -> None:
+        """After one export batch: the verdicts are out, count them."""
         now = time.monotonic()
-        for ready, results in batch:
+        for ready, verdicts in batch:
             latency = now - ready.due_at
-            verdicts = [getattr(v, "verdict", "unknown") for v, *_ in results]
             self.stats.graded(ready.reason, verdicts, latency)
             if self._metrics is not None and ready.reason in ("max_age", "evicted", "shutdown"):
                 self._metrics.evicted_traces(1)
@@ -265,7 +292,7 @@ class GradingServer:
                 },
             )
 
-    def _grade_crashed(self, ready: ReadyTrace, exc: BaseException) -> None:
+    def _grade_crashed(self, ready: ReadyTrace) -> None:
         self.stats.incr("grading_errors")
 
     # ---- lifecycle ------------------------------------------------------------------------
@@ -277,20 +304,21 @@ class GradingServer:
         from otel_oracles.server._grpc import start_grpc
         from otel_oracles.server._http import start_http
 
-        self.pool.start()
-        self.exporter.start()
+        loop = asyncio.get_running_loop()
         rc = self.settings.receivers
         try:
+            # Receivers first, so a taken port fails fast; until the backend is up they
+            # answer "unavailable" (retryable) and /readyz says not ready.
             if rc.grpc.enabled:
                 server, self.grpc_port = await start_grpc(self, rc)
                 self._receivers.append(server)
             if rc.http.enabled:
                 runner, self.http_port = await start_http(self, rc)
                 self._receivers.append(runner)
+            await loop.run_in_executor(None, self.backend.start)
         except BaseException:
             await self._stop_receivers()
-            self.pool.shutdown()
-            self.exporter.stop()
+            await loop.run_in_executor(None, self.backend.stop, 1.0)
             self._state = "stopped"
             self._emitter.shutdown()
             raise
@@ -333,29 +361,20 @@ class GradingServer:
                 self._sweeper.cancel()
                 await asyncio.gather(self._sweeper, return_exceptions=True)
             released = self.assembler.drain()
-            for ready in released:
-                self.pool.submit(ready)
+            self.backend.submit(released)
             self._publish_gauges()
             loop = asyncio.get_running_loop()
             left = max(deadline - time.monotonic(), 0.0)
-            drained = await loop.run_in_executor(None, self.pool.wait_idle, left)
+            drained = await loop.run_in_executor(None, self.backend.wait_idle, left)
             if not drained:
+                inflight = self.backend.inflight
                 logger.error(
-                    "shutdown deadline reached with traces still grading",
-                    extra={"inflight": self.pool.inflight},
+                    "shutdown deadline reached with traces still grading or exporting",
+                    extra={"inflight": inflight},
                 )
-                self.stats.incr("grading_errors", self.pool.inflight)
-            self.pool.shutdown()
-            left = max(deadline - time.monotonic(), 0.0)
-            exported = await loop.run_in_executor(None, self.exporter.wait_idle, left)
-            if not exported:
-                logger.error(
-                    "shutdown deadline reached with results still exporting",
-                    extra={"backlog": self.exporter.backlog},
-                )
-                self.stats.incr("grading_errors", self.exporter.backlog)
-            self.exporter.stop()
-            drained = drained and exported
+                self.stats.incr("grading_errors", inflight)
+            left = max(deadline - time.monotonic(), 0.5)
+            await loop.run_in_executor(None, self.backend.stop, left)
             left_ms = int(max(deadline - time.monotonic(), 0.1) * 1000)
             flushed = await loop.run_in_executor(None, self._emitter.force_flush, left_ms)
             await loop.run_in_executor(None, self._emitter.shutdown)

@@ -34,6 +34,8 @@ class ServeStats:
         self.buffered_traces = 0
         self.buffered_spans = 0
         self.grading_inflight = 0
+        self.grading_processes = 0
+        self.worker_restarts = 0
         self._latency: deque[float] = deque(maxlen=_LATENCY_WINDOW)
 
     def add(self, field: str, key: str, n: int = 1) -> None:
@@ -73,5 +75,7 @@ class ServeStats:
                 "buffered_traces": self.buffered_traces,
                 "buffered_spans": self.buffered_spans,
                 "grading_inflight": self.grading_inflight,
+                "grading_processes": self.grading_processes,
+                "worker_restarts": self.worker_restarts,
                 "latency_ms": {"p50": pct(0.5), "p99": pct(0.99), "max": pct(1.0)},
             }

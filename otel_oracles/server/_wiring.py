@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import Any
 
+from otel_oracles.assemble.online import ReadyTrace
 from otel_oracles.model.span import LogRecord, SpanRecord
 from otel_oracles.server._service import GradingServer, ResultsEmitter, Signal, decoded_parts
-from otel_oracles.server.config import ConfigError, ServeSettings
+from otel_oracles.server.config import ConfigError, ServeSettings, grading_processes
 
 logger = logging.getLogger(__name__)
 
@@ -41,10 +42,12 @@ def is_own_telemetry(
     return record.resource.get("service.name") in services
 
 
-def _decode(payload: bytes, content_type: str, signal: Signal) -> tuple[Any, Any, int, list[str]]:
+def _decode(
+    payload: bytes, content_type: str, signal: Signal, for_transfer: bool = False
+) -> tuple[Any, Any, int, list[str]]:
     from otel_oracles.decode import decode
 
-    return decoded_parts(decode(payload, content_type, signal=signal))
+    return decoded_parts(decode(payload, content_type, signal=signal, for_transfer=for_transfer))
 
 
 def load_grading(settings: ServeSettings) -> tuple[list[Any], Any]:
@@ -66,26 +69,79 @@ def load_grading(settings: ServeSettings) -> tuple[list[Any], Any]:
     return contracts, conventions
 
 
-def create_server(settings: ServeSettings, emitter: ResultsEmitter | None = None) -> GradingServer:
-    """A ready-to-start server; ``emitter`` defaults to the OTel emitter (standard
-    ``OTEL_EXPORTER_OTLP_*`` variables)."""
+def ready_grader(contracts: list[Any], conventions: Any) -> Callable[[ReadyTrace], list[Any]]:
+    """ReadyTrace -> [(Verdict, Trajectory)]: the trace built from its buffered spans and
+    logs (marked incomplete when it was released early), graded against every contract."""
     from otel_oracles.assemble import build_trace
     from otel_oracles.pipeline import grade_trace
 
+    def grade(ready: ReadyTrace) -> list[Any]:
+        trace = build_trace(ready.trace_id, ready.spans, ready.logs)
+        if ready.incomplete:
+            trace.incomplete = True
+        return grade_trace(trace, contracts=contracts, conventions=conventions)
+
+    return grade
+
+
+def create_server(settings: ServeSettings, emitter: ResultsEmitter | None = None) -> GradingServer:
+    """A ready-to-start server; ``emitter`` defaults to the OTel emitter (standard
+    ``OTEL_EXPORTER_OTLP_*`` variables).
+
+    With ``grading.processes`` > 0 (the default ``auto`` on a multi-core machine) the worker
+    processes grade and export through their own OTLP emitters, and this process's emitter
+    records only the metrics. A caller's own ``emitter`` must receive every result, so it
+    gets threads (``auto``) or a ConfigError (an explicit process count).
+    """
     contracts, conventions = load_grading(settings)
+    processes = grading_processes(settings.grading)
+    if emitter is not None and processes and settings.grading.processes != "auto":
+        raise ConfigError(
+            "a custom emitter needs grading.processes: 0 (worker processes emit through "
+            "their own OTLP exporters)",
+            source="grading.processes",
+        )
+    if emitter is not None:
+        processes = 0
     if emitter is None:
         from otel_oracles.emit import build_emitter
 
         emitter = build_emitter(export="otlp")
     scope, services = _own_markers()
     services = services | frozenset(settings.self_telemetry.skip_service_names)
+    backend = None
+    if processes:
+        backend = functools.partial(_process_backend, processes=processes)
     server = GradingServer(
         settings,
-        grade=functools.partial(grade_trace, contracts=contracts, conventions=conventions),
+        grade=None if backend else ready_grader(contracts, conventions),
         emitter=emitter,
-        build_trace=build_trace,
-        decode=_decode,
+        # Worker processes build the full span records; this one only assembles.
+        decode=functools.partial(_decode, for_transfer=bool(processes)),
         is_own=functools.partial(is_own_telemetry, scope=scope, services=services),
+        backend=backend,
     )
-    logger.info("loaded", extra={"contracts": [c.id for c in contracts]})
+    logger.info(
+        "loaded",
+        extra={"contracts": [c.id for c in contracts], "grading_processes": processes},
+    )
     return server
+
+
+def _process_backend(server: GradingServer, processes: int) -> Any:
+    from otel_oracles.server._processes import ProcessGrading
+
+    g = server.settings.grading
+    threads = g.workers or 2
+    # Per worker: its threads busy plus as many queued, enough to keep it fed between
+    # sweeps without holding traces the assembly buffer could push back for.
+    capacity = threads + max(g.queue_size // processes, threads)
+    return ProcessGrading(
+        server.settings,
+        processes,
+        threads,
+        capacity,
+        on_graded=server._graded,
+        on_crash=server._grade_crashed,
+        metrics=server._metrics,
+    )

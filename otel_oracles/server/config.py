@@ -233,9 +233,14 @@ class GradingSettings(_Settings):
     """Contract files or folders (YAML/JSON, AgentBench tasks too). Required."""
     conventions: list[Path] = Field(default_factory=list)
     """Extra conventions/*.yaml mapping files, added to the bundled ones."""
+    processes: Annotated[int, Field(ge=0)] | Literal["auto"] = "auto"
+    """Worker processes that map, grade and emit; ``auto`` = one per CPU when there are
+    two or more, else 0. 0 grades on threads of the receiving process (one core at most,
+    but any emitter works; an embedding program passing its own emitter gets this)."""
     workers: int = Field(default=0, ge=0)
-    """Grading threads; 0 = 2 x CPU count (at least 2), so a slow ``test_must_pass``
-    waiting on its subprocess never holds up other traces."""
+    """Grading threads: per worker process (0 = 2), or with ``processes: 0`` in the
+    receiving process (0 = 2 x CPU count, at least 2); either way a slow
+    ``test_must_pass`` waiting on its subprocess holds one thread, not the others."""
     queue_size: int = Field(default=DEFAULT_GRADE_QUEUE, gt=0)
     """Complete traces waiting for a worker; while it is full the sweeper keeps them in the
     buffer, which then fills and pushes back on senders."""
@@ -246,6 +251,14 @@ class SelfTelemetrySettings(_Settings):
 
     skip_service_names: list[str] = Field(default_factory=list)
     """Extra ``service.name`` values to skip (the grader's own is always skipped)."""
+
+
+def grading_processes(settings: GradingSettings) -> int:
+    """``grading.processes`` resolved: ``auto`` is one per CPU on a multi-core machine."""
+    if settings.processes != "auto":
+        return settings.processes
+    cpus = os.cpu_count() or 1
+    return cpus if cpus > 1 else 0
 
 
 class ServeSettings(_Settings):

@@ -35,7 +35,10 @@ OTEL_ORACLES_SERVE_MAX_TRACES = "OTEL_ORACLES_SERVE_MAX_TRACES"
 """``assembly.max_traces``: traces held in memory before pushing back."""
 
 OTEL_ORACLES_SERVE_WORKERS = "OTEL_ORACLES_SERVE_WORKERS"
-"""``grading.workers``: grading threads (0 = sized to the machine)."""
+"""``grading.workers``: grading threads per process (0 = sized to the machine)."""
+
+OTEL_ORACLES_SERVE_PROCESSES = "OTEL_ORACLES_SERVE_PROCESSES"
+"""``grading.processes``: grading worker processes (``auto`` = one per CPU; 0 = threads)."""
 
 OTEL_ORACLES_SERVE_LOG_LEVEL = "OTEL_ORACLES_SERVE_LOG_LEVEL"
 """``log_level``: debug, info, warning or error."""
@@ -48,6 +51,7 @@ _MAPPING: dict[str, str] = {
     OTEL_ORACLES_SERVE_MAX_TRACE_AGE: "assembly.max_trace_age",
     OTEL_ORACLES_SERVE_MAX_TRACES: "assembly.max_traces",
     OTEL_ORACLES_SERVE_WORKERS: "grading.workers",
+    OTEL_ORACLES_SERVE_PROCESSES: "grading.processes",
     OTEL_ORACLES_SERVE_LOG_LEVEL: "log_level",
 }
 

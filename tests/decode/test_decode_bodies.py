@@ -303,9 +303,10 @@ def test_attribute_mappings_pickle_as_plain_dicts() -> None:
 
     payload = (TRACES / "pydantic-ai" / "g_handoff.raw" / "1.pb").read_bytes()
     span = decode(payload, "application/x-protobuf").spans[0]
-    clone = pickle.loads(pickle.dumps(span))
-    assert clone.attributes == dict(span.attributes)
-    assert type(clone.attributes) is dict
+    attributes = pickle.loads(pickle.dumps(span.attributes))
+    assert type(attributes) is dict and attributes == dict(span.attributes)
+    # A whole protobuf record travels as its span's bytes and is read lazily again.
+    assert pickle.loads(pickle.dumps(span)).attributes == dict(span.attributes)
 
 
 # The six sources of the shared corpus (other folders may hold deliberately odd files).
@@ -409,3 +410,30 @@ def test_enum_names_stay_on_the_typed_fast_path() -> None:
     span = decode(body, "application/json").spans[0]
     assert (span.kind, span.status_code, span.status_message) == (3, 2, "boom")
     assert isinstance(span.attributes, MsAttributes)
+
+
+@pytest.mark.parametrize(("source", "raw", "canonical"), SAME_RUN)
+def test_records_survive_pickling_unchanged(source: str, raw: str, canonical: str) -> None:
+    """Serve hands traces to grading processes pickled: protobuf records travel as their
+    span's wire bytes, JSON records as dicts; both must arrive identical."""
+    import pickle
+
+    for path in (TRACES / source / raw, TRACES / source / canonical):
+        spans, logs = read_all(path)
+        payload = pickle.dumps((spans, logs), protocol=pickle.HIGHEST_PROTOCOL)
+        back_spans, back_logs = pickle.loads(payload)
+        assert [span_key(s) for s in back_spans] == [span_key(s) for s in spans], path
+        assert [log_key(r) for r in back_logs] == [log_key(r) for r in logs], path
+
+
+def test_protobuf_records_pickle_as_wire_bytes_not_attribute_dicts() -> None:
+    import pickle
+
+    spans, _ = read_all(TRACES / "openai-v2-latest" / "d_forbidden_tool.raw")
+    big = max(spans, key=lambda s: len(s.attributes))
+    payload = pickle.dumps(big)
+    # The attribute keys travel inside the protobuf bytes, not as pickled str objects.
+    key = next(iter(big.attributes)).encode()
+    assert key in payload
+    assert pickle.loads(payload).attributes == dict(big.attributes)
+    assert b"span_from_wire" in payload

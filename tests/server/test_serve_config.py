@@ -81,3 +81,31 @@ def test_invalid_yaml_names_the_line(tmp_path: Path) -> None:
 def test_example_config_validates(repo_root: Path) -> None:
     s = load_settings(repo_root / "examples" / "serve.yaml", environ={})
     assert s.receivers.grpc.endpoint.endswith(":4327")
+
+
+def test_grading_processes_auto_number_env_and_bad_values(tmp_path: Path) -> None:
+    import os
+
+    from otel_oracles.server.config import grading_processes
+
+    auto = load_settings(environ={}).grading
+    assert auto.processes == "auto"
+    cpus = os.cpu_count() or 1
+    assert grading_processes(auto) == (cpus if cpus > 1 else 0)
+    env = {"OTEL_ORACLES_SERVE_PROCESSES": "3"}
+    assert grading_processes(load_settings(environ=env).grading) == 3
+    assert grading_processes(load_settings(None, {"grading.processes": 0}, environ={}).grading) == 0
+    for bad in ("-1", "many"):
+        cfg = write(tmp_path, f"grading: {{processes: {bad}}}\n")
+        with pytest.raises(ConfigError, match=r"grading\.processes"):
+            load_settings(cfg, environ={})
+
+
+def test_a_custom_emitter_with_explicit_worker_processes_is_refused() -> None:
+    from otel_oracles.emit import InMemoryEmitter
+    from otel_oracles.server import create_server
+    from tests.server.conftest import serve_overrides
+
+    settings = load_settings(None, serve_overrides(**{"grading.processes": 2}), environ={})
+    with pytest.raises(ConfigError, match=r"grading\.processes: 0"):
+        create_server(settings, emitter=InMemoryEmitter())

@@ -1,0 +1,402 @@
+"""Grading in worker processes: the receiving process assembles, N processes grade and emit.
+
+Why processes: mapping, checking and emitting are CPU-bound Python, about 95% of what a
+trace costs. On threads of the receiving process they share its GIL, so ``serve`` graded on
+about one core whatever the machine had, and grading competed with receiving for it. Each
+worker process loads the contracts and conventions once, builds traces from the spans it is
+sent, grades them on a few threads (so a slow ``test_must_pass`` holds one thread, not the
+worker) and exports the results through its own OTLP span and log exporters: events and
+grade spans need no coordination between processes.
+
+Metrics do: two processes exporting cumulative counters under the same resource would
+overwrite each other's series. So workers count their verdicts (``Tally.state()``, plain
+data) and the receiving process, which owns the one meter provider, records them.
+
+Protocol, one duplex pipe per worker (``multiprocessing`` connections, pickled tuples)::
+
+    parent -> worker  ("grade", [(token, trace_id, spans, logs, reason)]) | ("stop", timeout)
+    worker -> parent  ("ready",) | ("graded", [(token, [verdict])], tally) | ("crashed", token)
+                      | ("stopped",)
+
+Spans cross as ``SpanRecord``s; their lazy attribute views pickle as plain dicts. Results are
+reported per exported batch, not per request, so a slow trace never holds back the others
+sent with it. A worker that dies (killed, out of memory) has its traces counted as grading
+errors and is replaced; a worker whose parent dies sees its pipe close and exits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import multiprocessing
+import os
+import queue
+import signal
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from typing import TYPE_CHECKING, Any
+
+from otel_oracles.assemble.online import ReadyTrace
+
+if TYPE_CHECKING:
+    from otel_oracles.emit import GraderMetrics
+    from otel_oracles.server.config import ServeSettings
+
+logger = logging.getLogger(__name__)
+
+_METRICS_EVERY_S = 1.0
+_START_TIMEOUT_S = 120.0
+"""Loading contracts and conventions in a fresh process takes a second or two; a cold
+import on a loaded machine much longer."""
+
+
+@dataclass
+class _Worker:
+    """The parent's handle on one worker process."""
+
+    index: int
+    process: Any
+    conn: Connection
+    outbox: queue.SimpleQueue[tuple[Any, ...] | None] = field(default_factory=queue.SimpleQueue)
+    inflight: dict[int, ReadyTrace] = field(default_factory=dict)
+    alive: bool = True
+    ready: threading.Event = field(default_factory=threading.Event)
+    stopped: threading.Event = field(default_factory=threading.Event)
+    failure: str = ""
+
+
+class ProcessGrading:
+    """Parent side of the worker processes; the same interface as ``ThreadGrading``.
+
+    ``capacity`` bounds the traces each worker holds (grading or queued); beyond it the
+    sweeper leaves complete traces in the assembly buffer, which pushes back on senders.
+    """
+
+    def __init__(
+        self,
+        settings: ServeSettings,
+        processes: int,
+        threads: int,
+        capacity: int,
+        on_graded: Callable[[list[tuple[ReadyTrace, list[str]]]], None],
+        on_crash: Callable[[ReadyTrace], None],
+        metrics: GraderMetrics | None,
+    ) -> None:
+        self._settings = settings
+        self.processes = processes
+        self._threads = threads
+        self._capacity = max(capacity, threads)
+        self._on_graded = on_graded
+        self._on_crash = on_crash
+        self._metrics = metrics
+        self._ctx = multiprocessing.get_context("spawn")
+        self._lock = threading.Condition()
+        self._workers: list[_Worker] = []
+        self._next_token = 0
+        self._stopping = False
+        self.restarts = 0
+        # Workers' metric counts, recorded at most every _METRICS_EVERY_S: each SDK
+        # instrument call hashes its attributes, and per batch that was a third of this
+        # process's CPU under load (the export interval is much longer anyway).
+        self._tally = metrics.tally() if metrics is not None else None
+        self._tally_lock = threading.Lock()
+        self._tally_flushed = time.monotonic()
+
+    # ---- lifecycle ------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start every worker and wait until each has loaded the contracts."""
+        workers = [self._spawn(i) for i in range(self.processes)]
+        deadline = time.monotonic() + _START_TIMEOUT_S
+        for w in workers:
+            w.ready.wait(max(deadline - time.monotonic(), 0.0))
+        failed = [w for w in workers if not w.ready.is_set() or not w.alive]
+        if failed:
+            self._workers = workers
+            self.stop(1.0)
+            reason = failed[0].failure or "did not start in time"
+            raise RuntimeError(f"grading worker process {failed[0].index}: {reason}")
+        self._workers = workers
+
+    def _spawn(self, index: int) -> _Worker:
+        parent_end, child_end = self._ctx.Pipe(duplex=True)
+        env = {k: v for k, v in os.environ.items() if k.startswith(("OTEL_", "OTEL_ORACLES_"))}
+        proc = self._ctx.Process(
+            target=worker_main,
+            args=(child_end, self._settings, self._threads, env),
+            name=f"otel-oracles-grade-{index}",
+            daemon=True,
+        )
+        proc.start()
+        child_end.close()
+        w = _Worker(index, proc, parent_end)
+        threading.Thread(target=self._send_loop, args=(w,), name=f"oo-send-{index}",
+                         daemon=True).start()  # fmt: skip
+        threading.Thread(target=self._receive_loop, args=(w,), name=f"oo-recv-{index}",
+                         daemon=True).start()  # fmt: skip
+        return w
+
+    def stop(self, timeout: float) -> None:
+        """Ask every worker to finish what it holds, flush its exporters and exit; kill
+        those still running at the deadline."""
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            self._stopping = True
+            workers = list(self._workers)
+        for w in workers:
+            if w.alive:
+                w.outbox.put(("stop", max(timeout - 0.5, 0.1)))
+        for w in workers:
+            w.stopped.wait(max(deadline - time.monotonic(), 0.0))
+            w.process.join(max(deadline - time.monotonic(), 0.1))
+            if w.process.is_alive():
+                logger.error("grading worker %d did not stop in time; killing it", w.index)
+                w.process.kill()
+                w.process.join(1.0)
+            w.outbox.put(None)
+        with self._tally_lock:
+            self.flush_metrics()
+
+    # ---- the interface the server uses ----------------------------------------------------
+
+    @property
+    def inflight(self) -> int:
+        with self._lock:
+            return sum(len(w.inflight) for w in self._workers)
+
+    def free_slots(self) -> int:
+        with self._lock:
+            return sum(self._capacity - len(w.inflight) for w in self._workers if w.alive)
+
+    def submit(self, traces: list[ReadyTrace]) -> None:
+        """Hand traces to the least busy workers, one message per worker. Never blocks."""
+        if not traces:
+            return
+        with self._lock:
+            live = [w for w in self._workers if w.alive]
+            if not live:
+                for ready in traces:
+                    self._on_crash(ready)
+                return
+            batches: dict[int, list[tuple[Any, ...]]] = {}
+            for ready in traces:
+                w = min(live, key=lambda x: len(x.inflight))
+                token = self._next_token
+                self._next_token += 1
+                w.inflight[token] = ReadyTrace(
+                    ready.trace_id, [], [], ready.reason, ready.due_at, ready.dropped_spans
+                )
+                batches.setdefault(w.index, []).append(
+                    (token, ready.trace_id, ready.spans, ready.logs, ready.reason)
+                )
+            by_index = {w.index: w for w in live}
+        for index, items in batches.items():
+            by_index[index].outbox.put(("grade", items))
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Every submitted trace graded and exported (or its worker lost); False on timeout."""
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while any(w.inflight for w in self._workers):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._lock.wait(left)
+        with self._tally_lock:
+            self.flush_metrics()
+        return True
+
+    def flush_metrics(self) -> None:
+        """Record the counts received so far (callers hold ``_tally_lock``)."""
+        if self._tally is not None:
+            self._tally.flush()
+        self._tally_flushed = time.monotonic()
+
+    # ---- per-worker threads ---------------------------------------------------------------
+
+    def _send_loop(self, w: _Worker) -> None:
+        """Pickling and writing happen here, off the event loop: a large batch takes a
+        while to go through a pipe, and this thread waits in ``write`` without the GIL."""
+        while True:
+            msg = w.outbox.get()
+            if msg is None:
+                return
+            try:
+                w.conn.send(msg)
+            except (OSError, ValueError):
+                return  # the receive loop sees the worker gone and accounts for it
+
+    def _receive_loop(self, w: _Worker) -> None:
+        try:
+            while True:
+                msg = w.conn.recv()
+                kind = msg[0]
+                if kind == "graded":
+                    self._graded(w, msg[1], msg[2])
+                elif kind == "crashed":
+                    with self._lock:
+                        ready = w.inflight.pop(msg[1], None)
+                        self._lock.notify_all()
+                    if ready is not None:
+                        self._on_crash(ready)
+                elif kind == "ready":
+                    w.ready.set()
+                elif kind == "failed":
+                    w.failure = str(msg[1])
+                    logger.error("grading worker %d failed to start: %s", w.index, msg[1])
+                elif kind == "stopped":
+                    w.stopped.set()
+        except (EOFError, OSError):
+            pass
+        self._lost(w)
+
+    def _graded(self, w: _Worker, items: list[tuple[int, list[str]]], tally: Any) -> None:
+        done: list[tuple[ReadyTrace, list[str]]] = []
+        with self._lock:
+            for token, verdicts in items:
+                ready = w.inflight.pop(token, None)
+                if ready is not None:
+                    done.append((ready, verdicts))
+            self._lock.notify_all()
+        if self._tally is not None and tally is not None:
+            with self._tally_lock:
+                self._tally.merge(tally)
+                if time.monotonic() - self._tally_flushed >= _METRICS_EVERY_S:
+                    self.flush_metrics()
+        if done:
+            self._on_graded(done)
+
+    def _lost(self, w: _Worker) -> None:
+        """The worker's pipe closed: count what it held as grading errors; replace it
+        unless we are stopping."""
+        with self._lock:
+            w.alive = False
+            lost = list(w.inflight.values())
+            w.inflight.clear()
+            stopping = self._stopping
+            self._lock.notify_all()
+        w.stopped.set()
+        w.ready.set()
+        w.outbox.put(None)
+        if lost:
+            logger.error(
+                "grading worker %d exited with %d traces in hand (exit code %s)",
+                w.index, len(lost), w.process.exitcode,
+            )  # fmt: skip
+        for ready in lost:
+            self._on_crash(ready)
+        if stopping or not w.ready.is_set() or w.failure:
+            return
+        self.restarts += 1
+        replacement = self._spawn(w.index)
+        with self._lock:
+            if self._stopping:
+                replacement.outbox.put(("stop", 1.0))
+            self._workers[self._workers.index(w)] = replacement
+
+
+# ---- the worker process -------------------------------------------------------------------
+
+
+def worker_main(
+    conn: Connection, settings: ServeSettings, threads: int, environ: dict[str, str]
+) -> None:
+    """Entry point of a worker process (see the module docstring for the protocol)."""
+    # The parent drives shutdown (its SIGTERM drain sends "stop"); a Ctrl-C or a SIGTERM to
+    # the process group must not kill results in hand. A dead parent closes the pipe.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    os.environ.update(environ)
+    from otel_oracles.server._logging import configure_logging
+
+    configure_logging(settings.log_level, settings.log_format)
+    send_lock = threading.Lock()
+
+    def send(msg: tuple[Any, ...]) -> None:
+        with send_lock:
+            conn.send(msg)
+
+    try:
+        backend, emitter = _worker_backend(settings, threads, send)
+    except Exception as exc:
+        logger.exception("grading worker failed to start")
+        send(("failed", f"{type(exc).__name__}: {exc}"))
+        return
+    send(("ready",))
+    stop_timeout = settings.shutdown_timeout
+    try:
+        while True:
+            try:
+                msg = conn.recv()
+            except (EOFError, OSError):
+                break
+            if msg[0] == "grade":
+                backend.submit(
+                    [
+                        _WorkerTrace(trace_id, spans, logs, reason, 0.0, token=token)
+                        for token, trace_id, spans, logs, reason in msg[1]
+                    ]
+                )
+            elif msg[0] == "stop":
+                stop_timeout = float(msg[1])
+                break
+    finally:
+        backend.wait_idle(stop_timeout)
+        backend.stop(1.0)
+        emitter.shutdown()
+        with contextlib.suppress(OSError):
+            send(("stopped",))
+        conn.close()
+
+
+@dataclass(slots=True)
+class _WorkerTrace(ReadyTrace):
+    """A trace in a worker: the parent's token for it, and its metric counts."""
+
+    token: int = 0
+    tally: Any = None
+
+
+def _worker_backend(
+    settings: ServeSettings, threads: int, send: Callable[[tuple[Any, ...]], None]
+) -> tuple[Any, Any]:
+    from otel_oracles.emit import GraderMetrics, build_emitter
+    from otel_oracles.emit.config import EmitSettings
+    from otel_oracles.server._grading import ThreadGrading
+    from otel_oracles.server._wiring import load_grading, ready_grader
+
+    contracts, conventions = load_grading(settings)
+    emitter = build_emitter(export="otlp", settings=EmitSettings.from_env(metrics=False))
+    grade = ready_grader(contracts, conventions)
+    counter = GraderMetrics.noop()
+
+    def graded_and_counted(ready: ReadyTrace) -> list[Any]:
+        assert isinstance(ready, _WorkerTrace)
+        results = grade(ready)
+        tally = counter.tally()
+        for verdict, trajectory in results:
+            tally.add(verdict, trajectory)
+        # The counts ride with the results to the exporter thread, which reports both.
+        ready.tally = tally.state()
+        return results
+
+    def graded(batch: list[tuple[ReadyTrace, list[str]]]) -> None:
+        tally = counter.tally()
+        items = []
+        for ready, verdicts in batch:
+            assert isinstance(ready, _WorkerTrace)
+            items.append((ready.token, verdicts))
+            if ready.tally is not None:
+                tally.merge(ready.tally)
+        send(("graded", items, tally.state()))
+
+    def crashed(ready: ReadyTrace) -> None:
+        assert isinstance(ready, _WorkerTrace)
+        send(("crashed", ready.token))
+
+    backend = ThreadGrading(threads, 1, graded_and_counted, emitter.export, graded, crashed)
+    backend.start()
+    return backend, emitter

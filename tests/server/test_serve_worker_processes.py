@@ -1,0 +1,140 @@
+"""``serve`` grading in worker processes (``grading.processes``), as a real subprocess: results
+reach the sink from the workers, metrics from the receiving process only, a slow check holds
+one thread, a killed worker is counted and replaced, SIGTERM still drains everything."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpExporter
+
+from tests.server.agent_traces import send_agent_traces, wait_until
+from tests.server.conftest import CONTRACTS
+from tests.server.test_serve_process import ServeProcess, grade_spans
+from tests.support.otlp_sink import OtlpSink
+
+SLOW_CONTRACT = (
+    "id: slow-tests\nname: slow\ndescription: a slow test_must_pass\n"
+    "workspace: {README.md: x}\nmatch: {resource: {service.name: slow-agent}}\n"
+    "invariants:\n  - {type: test_must_pass, command: 'sleep 4', timeout: 30}\n"
+)
+
+
+def config(tmp_path: Path, processes: int = 2, workers: int = 2, slow: bool = False) -> Path:
+    contracts = [str(CONTRACTS)]
+    if slow:
+        (tmp_path / "slow.yaml").write_text(SLOW_CONTRACT)
+        contracts.append(str(tmp_path / "slow.yaml"))
+    path = tmp_path / "serve.yaml"
+    path.write_text(
+        "receivers:\n  grpc: {endpoint: '127.0.0.1:0'}\n  http: {endpoint: '127.0.0.1:0'}\n"
+        "assembly: {decision_wait: 0.2s, sweep_interval: 20ms}\n"
+        f"grading: {{contracts: {json.dumps(contracts)}, processes: {processes}, "
+        f"workers: {workers}}}\n"
+        "shutdown_timeout: 15s\n"
+    )
+    return path
+
+
+def worker_pids(parent: int) -> list[int]:
+    """The grading workers among the children of ``parent`` (multiprocessing also starts
+    its resource tracker)."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            cmdline = (stat.parent / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if int(fields[1]) == parent and b"resource_tracker" not in cmdline:
+            out.append(int(stat.parent.name))
+    return out
+
+
+@pytest.fixture
+def sink():
+    with OtlpSink() as s:
+        yield s
+
+
+def test_workers_grade_and_export_while_metrics_come_from_one_process(
+    tmp_path: Path, sink: OtlpSink
+) -> None:
+    serve = ServeProcess(config(tmp_path), sink)
+    try:
+        assert len(worker_pids(serve.proc.pid)) == 2
+        stats = serve.get("/stats")[1]
+        assert stats["grading_processes"] == 2
+        url = f"http://127.0.0.1:{serve.http_port}/v1/traces"
+        ids, bad = send_agent_traces(HttpExporter(endpoint=url), 8)
+        wait_until(lambda: set(ids) <= set(grade_spans(sink)), timeout=20, what="8 grade spans")
+        spans = grade_spans(sink)
+        assert {t for t in ids if spans[t]["otel_oracles.verdict"] == "fail"} == set(bad)
+        assert sink.log_records(), "evaluation events reach the sink from the workers"
+    finally:
+        assert serve.stop() == 0
+    # After the drain, the receiving process pushed the final metrics: one series per
+    # (contract, verdict), counting every trace exactly once.
+    points = [
+        (attrs, p.as_int)
+        for m in sink.metrics("otel_oracles.grade.traces")
+        for attrs, p in m.points()
+    ]
+    assert points, "verdict counts reach the sink"
+    last: dict[tuple[tuple[str, object], ...], int] = {}
+    for attrs, value in points:
+        last[tuple(sorted(attrs.items()))] = value  # cumulative: the latest value wins
+    # Two processes exporting the same series would overwrite each other's counts here.
+    assert sum(last.values()) == len(ids), last
+
+
+def test_slow_check_in_one_worker_does_not_stall_the_others(tmp_path: Path, sink: OtlpSink) -> None:
+    serve = ServeProcess(config(tmp_path, slow=True), sink)
+    try:
+        url = f"http://127.0.0.1:{serve.http_port}/v1/traces"
+        slow_ids, _ = send_agent_traces(HttpExporter(endpoint=url), 1, service="slow-agent")
+        time.sleep(0.5)  # the slow trace is grading now
+        t0 = time.monotonic()
+        ids, _ = send_agent_traces(HttpExporter(endpoint=url), 6)
+        wait_until(lambda: set(ids) <= set(grade_spans(sink)), timeout=15, what="fast verdicts")
+        assert time.monotonic() - t0 < 3.0, "fast traces waited behind the slow test_must_pass"
+        assert slow_ids[0] not in grade_spans(sink), "the slow one is still grading"
+        wait_until(lambda: slow_ids[0] in grade_spans(sink), timeout=20, what="slow verdict")
+    finally:
+        assert serve.stop() == 0
+
+
+def test_a_killed_worker_is_counted_and_replaced(tmp_path: Path, sink: OtlpSink) -> None:
+    serve = ServeProcess(config(tmp_path, processes=1, slow=True), sink)
+    try:
+        url = f"http://127.0.0.1:{serve.http_port}/v1/traces"
+        send_agent_traces(HttpExporter(endpoint=url), 1, service="slow-agent")
+        wait_until(lambda: serve.get("/stats")[1]["grading_inflight"] == 1, what="in flight")
+        (worker,) = worker_pids(serve.proc.pid)
+        os.kill(worker, signal.SIGKILL)  # a real crash: the OOM killer does the same
+        wait_until(lambda: serve.get("/stats")[1]["grading_errors"] == 1, what="lost trace")
+        wait_until(lambda: serve.get("/stats")[1]["worker_restarts"] == 1, what="restart")
+        ids, _ = send_agent_traces(HttpExporter(endpoint=url), 3)
+        wait_until(lambda: set(ids) <= set(grade_spans(sink)), timeout=30, what="graded after")
+        assert worker not in worker_pids(serve.proc.pid)
+        assert any("exited with 1 traces in hand" in x for x in serve.lines), serve.lines[-5:]
+    finally:
+        assert serve.stop() == 0
+
+
+def test_sigterm_with_workers_drains_and_leaves_no_process_behind(
+    tmp_path: Path, sink: OtlpSink
+) -> None:
+    serve = ServeProcess(config(tmp_path), sink)
+    children = worker_pids(serve.proc.pid)
+    url = f"http://127.0.0.1:{serve.http_port}/v1/traces"
+    ids, _ = send_agent_traces(HttpExporter(endpoint=url), 4)
+    assert serve.stop() == 0
+    assert set(ids) <= set(grade_spans(sink)), "every buffered trace is graded on SIGTERM"
+    for pid in children:
+        assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text()
