@@ -23,17 +23,32 @@ from otel_oracles.replay import replayed_files, replayed_workspace
 BUDGET_PARAMS: tuple[str, ...] = ("max", "allowed", "max_total")
 
 
+# Enum members read once: ``Outcome.PASS`` is a class-attribute lookup through the enum
+# machinery, and a check reads several.
+_PASS = Outcome.PASS
+_TOLERATED = Outcome.TOLERATED
+_INVARIANT_FAILURE = Outcome.INVARIANT_FAILURE
+_BUDGET_EXHAUSTED = Outcome.BUDGET_EXHAUSTED
+_MISSING_EVIDENCE = Outcome.MISSING_EVIDENCE
+_ERROR = Outcome.ERROR
+
+_new_result = OracleResult.__pydantic_validator__.validate_python
+"""``OracleResult(**fields)`` in one pydantic-core call, without ``BaseModel.__init__``."""
+
+_new_verdict = Verdict.__pydantic_validator__.validate_python
+
+
 def outcome_for(layer: Layer, finding: Finding) -> Outcome:
     """The layer/finding table in ``otel_oracles.grade.oracles.base``."""
     if finding.status == "missing":
-        return Outcome.MISSING_EVIDENCE
+        return _MISSING_EVIDENCE
     if layer == "tolerance":
         if finding.status == "fail":
             if finding.breach == "rule":
-                return Outcome.INVARIANT_FAILURE
-            return Outcome.BUDGET_EXHAUSTED
-        return Outcome.TOLERATED if finding.used > 0 else Outcome.PASS
-    return Outcome.PASS if finding.status == "pass" else Outcome.INVARIANT_FAILURE
+                return _INVARIANT_FAILURE
+            return _BUDGET_EXHAUSTED
+        return _TOLERATED if finding.used > 0 else _PASS
+    return _PASS if finding.status == "pass" else _INVARIANT_FAILURE
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,10 +115,10 @@ def _fails_with(exc: Exception) -> tuple[Finding, Outcome, dict[str, object]]:
     if isinstance(exc, OtelOraclesError):
         # A user-facing problem found while checking (e.g. a task-authoring mistake): its
         # message is meant to be read as it is; it is still a harness error, not the agent's.
-        return Finding.fail(exc.message), Outcome.ERROR, {"error.type": type(exc).__name__}
+        return Finding.fail(exc.message), _ERROR, {"error.type": type(exc).__name__}
     # A crashing oracle must not stop the others.
     finding = Finding.fail(f"oracle raised {type(exc).__name__}: {exc}")
-    return finding, Outcome.ERROR, {"error.type": type(exc).__name__}
+    return finding, _ERROR, {"error.type": type(exc).__name__}
 
 
 def run_planned(check: PlannedCheck, ctx: GradeContext) -> OracleResult:
@@ -127,27 +142,32 @@ def run_planned(check: PlannedCheck, ctx: GradeContext) -> OracleResult:
             if exc is ctx.replay_error:
                 raise  # the lazy replay failed: the whole verdict is a replay error
             finding, outcome, error_details = _fails_with(exc)
-    passed = outcome in (Outcome.PASS, Outcome.TOLERATED) or (
-        outcome == Outcome.MISSING_EVIDENCE and contract.on_missing_evidence == "warn"
+    passed = (
+        outcome is _PASS
+        or outcome is _TOLERATED
+        or (outcome is _MISSING_EVIDENCE and contract.on_missing_evidence == "warn")
     )
-    return OracleResult(
-        oracle_type=spec.type,
-        name=spec.label,
-        layer=layer,
-        outcome=outcome,
-        passed=passed,
-        message=finding.message,
-        details={**finding.details, **error_details},
-        params=spec.params,
-        span_ids=list(finding.span_ids),
-        step_indexes=list(finding.step_indexes),
-        used=finding.used,
-        budget=check.budget,
-        why=spec.why,
-        contract_id=contract.id,
-        contract_version=contract.version,
-        duration_ns=time.perf_counter_ns() - start,
+    result: OracleResult = _new_result(
+        {
+            "oracle_type": spec.type,
+            "name": spec.label,
+            "layer": layer,
+            "outcome": outcome,
+            "passed": passed,
+            "message": finding.message,
+            "details": {**finding.details, **error_details} if error_details else finding.details,
+            "params": spec.params,
+            "span_ids": finding.span_ids,
+            "step_indexes": finding.step_indexes,
+            "used": finding.used,
+            "budget": check.budget,
+            "why": spec.why,
+            "contract_id": contract.id,
+            "contract_version": contract.version,
+            "duration_ns": time.perf_counter_ns() - start,
+        }
     )
+    return result
 
 
 def _context(
@@ -196,18 +216,21 @@ def grade(contract: Contract, trajectory: Trajectory) -> Verdict:
                 contract_version=contract.version,
             )
         ]
-    return Verdict(
-        contract_id=contract.id,
-        contract_version=contract.version,
-        contract_hash=contract.content_hash,
-        contract_name=contract.name,
-        subject=trajectory.trace_id or trajectory.source or "<trajectory>",
-        trace_id=trajectory.trace_id,
-        root_span_id=trajectory.root_span_id,
-        root_name=trajectory.root_name,
-        agent_name=trajectory.agent_name,
-        passed=all(r.passed for r in results),
-        results=results,
-        counts=count_outcomes(results),
-        duration_ns=time.perf_counter_ns() - start,
+    verdict: Verdict = _new_verdict(
+        {
+            "contract_id": contract.id,
+            "contract_version": contract.version,
+            "contract_hash": contract.content_hash,
+            "contract_name": contract.name,
+            "subject": trajectory.trace_id or trajectory.source or "<trajectory>",
+            "trace_id": trajectory.trace_id,
+            "root_span_id": trajectory.root_span_id,
+            "root_name": trajectory.root_name,
+            "agent_name": trajectory.agent_name,
+            "passed": all(r.passed for r in results),
+            "results": results,
+            "counts": count_outcomes(results),
+            "duration_ns": time.perf_counter_ns() - start,
+        }
     )
+    return verdict

@@ -40,6 +40,10 @@ _PLACEHOLDER = re.compile(
     re.IGNORECASE,
 )
 
+_PLACEHOLDER_FIRST = "_[<*rR"
+"""First characters of the ``_PLACEHOLDER`` spellings (``re.IGNORECASE`` folds only ``r``
+and ``R`` together among them); keep in step with the regex."""
+
 TOOL_CALL_FINISH_REASONS: frozenset[str] = frozenset(
     {"tool_calls", "tool_call", "tool-calls", "tool_use", "function_call", "tool-call"}
 )
@@ -110,11 +114,16 @@ def is_placeholder(value: Any) -> bool:
     if value is None:
         return True
     if isinstance(value, str):
+        # A placeholder starts with whitespace or the first character of one of the
+        # spellings (or is empty): any other first character rules the regex out.
+        first = value[:1]
+        if first and first not in _PLACEHOLDER_FIRST and not first.isspace():
+            return False
         return bool(_PLACEHOLDER.match(value))
     if isinstance(value, dict) and value:
-        return all(is_placeholder(v) for v in value.values())
+        return all(map(is_placeholder, value.values()))
     if isinstance(value, list) and value:
-        return all(is_placeholder(v) for v in value)
+        return all(map(is_placeholder, value))
     return False
 
 

@@ -12,8 +12,10 @@ says so and reports missing evidence rather than guessing.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -134,19 +136,37 @@ class CitationsGrounded(OracleCheck):
             and (not p.sources or glob_any(s.tool, p.sources) is not None)
             and _before(s, out.step)
         ]
-        texts = [(s, _source_texts(s)) for s in sources]
+        # Each source's text is made when a search first reaches it (most answers cite ids
+        # found in the first results, and serializing a structured result is the costly
+        # part); the order searched is the order listed, as if all were made up front.
+        makers: list[tuple[Step, Callable[[], str | None]]] = [
+            (s, functools.partial(_source_texts, s)) for s in sources
+        ]
         # Tool results the model was handed in its input count too (the call itself may
         # belong to a part of the run outside this trace).
         for g in ctx.trajectory.generations():
             if g is out.step or _before(g, out.step):
-                texts.extend((g, result_text(r)) for r in tool_responses(g))
+                makers.extend((g, functools.partial(result_text, r)) for r in tool_responses(g))
+        made: list[str | None] = []
+
+        def text_at(i: int) -> str | None:
+            while len(made) <= i:
+                made.append(makers[len(made)][1]())
+            return made[i]
+
         grounded: dict[str, Step] = {}
         for ident in ids:
             rx = _id_regex(ident)
-            hit = next((s for s, t in texts if t is not None and rx.search(t)), None)
-            if hit is not None:
-                grounded[ident] = hit
+            for i, (s, _) in enumerate(makers):
+                t = text_at(i)
+                # The id regex matches only where the id itself occurs: a substring test
+                # rules out most texts before the (slower) regex runs.
+                if t is not None and ident in t and rx.search(t):
+                    grounded[ident] = s
+                    break
         ungrounded = [i for i in ids if i not in grounded]
+        if ungrounded:
+            texts = [(s, text_at(i)) for i, (s, _) in enumerate(makers)]
         details = {
             "cited": ids,
             "grounded": {i: s.index for i, s in grounded.items()},

@@ -92,11 +92,18 @@ def indexes(steps: Iterable[Step]) -> tuple[int, ...]:
     return tuple(s.index for s in steps)
 
 
+_RESULT_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
+"""``json.dumps(..., ensure_ascii=False, default=str)`` without building an encoder per call
+(``dumps`` does exactly ``JSONEncoder(**options).encode``; encoders keep no state)."""
+
+_ARGS_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str, sort_keys=True)
+
+
 def result_text(result: Any) -> str:
     """A tool result as text for pattern matching (structured results as compact JSON)."""
     if isinstance(result, str):
         return result
-    return json.dumps(result, ensure_ascii=False, default=str)
+    return _RESULT_ENCODER.encode(result)
 
 
 def step_result_text(step: Step) -> str:
@@ -129,9 +136,27 @@ def _call_failure(step: Step, error_pattern: str | None) -> str | None:
     result = step.result
     if isinstance(result, dict) and result.get("error"):
         return "result carries an error"
-    if error_pattern and re.search(error_pattern, step_result_text(step)):
+    if not error_pattern:
+        return None
+    if error_pattern == DEFAULT_ERROR_PATTERN and not isinstance(result, str):
+        # The default pattern asks whether the JSON text starts with an object whose first
+        # key is "error". ``result_text`` of a structured result starts with ``{"<first
+        # key>": `` for a non-empty dict and with ``[``, ``{}``, a number, ``true``/``false``/
+        # ``null`` or a quoted string otherwise, so the first key decides it without
+        # serializing the (often kilobytes of) result.
+        if _first_key_is_error(result):
+            return "result matches the error pattern"
+        return None
+    if re.search(error_pattern, step_result_text(step)):
         return "result matches the error pattern"
     return None
+
+
+def _first_key_is_error(result: Any) -> bool:
+    if not isinstance(result, dict) or not result:
+        return False
+    first = next(iter(result))
+    return isinstance(first, str) and first == "error"
 
 
 def is_timeout(step: Step) -> bool:
@@ -176,18 +201,35 @@ def normalize_args(args: dict[str, Any] | None, raw: str | None = None) -> str:
     """Canonical text of arguments for "same arguments" comparisons: sorted keys, strings
     with collapsed whitespace and case-folded, so cosmetic differences do not hide a loop."""
 
-    def norm(value: Any) -> Any:
-        if isinstance(value, str):
-            return " ".join(value.split()).casefold()
-        if isinstance(value, dict):
-            return {k: norm(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [norm(v) for v in value]
-        return value
-
     if args is None:
         return " ".join((raw or "").split())
-    return json.dumps(norm(args), sort_keys=True, ensure_ascii=False, default=str)
+    return _ARGS_ENCODER.encode(_norm(args))
+
+
+def _norm(value: Any) -> Any:
+    """Strings whitespace-collapsed and case-folded, dicts and lists (subclasses included)
+    rebuilt as plain ones, anything else as it is."""
+    if isinstance(value, str):
+        return " ".join(value.split()).casefold()
+    if isinstance(value, dict):
+        return _norm_dict(value)
+    if isinstance(value, list):
+        return [_norm(v) for v in value]
+    return value
+
+
+def _norm_dict(value: dict[str, Any]) -> dict[str, Any]:
+    # ``_norm`` of each value, with the common leaves (strings, numbers) handled inline:
+    # arguments are mostly flat objects, and a call per value was most of the cost.
+    out: dict[str, Any] = {}
+    for k, v in value.items():
+        if isinstance(v, str):
+            out[k] = " ".join(v.split()).casefold()
+        elif isinstance(v, (dict, list)):
+            out[k] = _norm(v)
+        else:
+            out[k] = v
+    return out
 
 
 class ArgsMatch(OracleParams):

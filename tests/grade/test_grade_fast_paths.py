@@ -1,0 +1,161 @@
+"""The grading fast paths give the answers of the plain computations they replace.
+
+Each cheaper path (the default error pattern decided from the first key, normalized
+arguments without a call per value, the placeholder test's first-character shortcut, the
+outcome tally, lazily serialized citation sources) is held against the straightforward
+code it stands for, on inputs chosen to reach its edge cases.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import OrderedDict
+from typing import Any
+
+import pytest
+
+from otel_oracles.grade.evidence import _PLACEHOLDER, is_placeholder
+from otel_oracles.grade.oracles.trace_common import (
+    DEFAULT_ERROR_PATTERN,
+    call_failure,
+    normalize_args,
+)
+from otel_oracles.model.result import OracleResult, Outcome, count_outcomes
+from otel_oracles.model.step import Step, StepKind
+from tests.oracles.trace_builders import check, gen, tool, traj
+
+
+class _Obj:
+    def __str__(self) -> str:
+        return '{"error": 1}'
+
+
+RESULTS: list[Any] = [
+    {"error": None, "detail": "x"},
+    {"error": "", "detail": "x"},
+    {"error": 0},
+    {"error": False},
+    {"error": []},
+    {"detail": "x", "error": None},
+    {"detail": {"error": True}},
+    {},
+    OrderedDict([("error", None)]),
+    [{"error": "boom"}],
+    ["error"],
+    [],
+    3,
+    2.5,
+    True,
+    _Obj(),
+    {"Error": None},
+    {"error ": None},
+    {"errors": None},
+    {1: "x", "error": None},
+    '{"error": "boom"}',
+    '  {  "error" : 1}',
+    '{"ok": true}',
+    "error",
+]
+
+
+def _reference_failure(result: Any, pattern: str) -> str | None:
+    """The old last steps of ``call_failure``: a captured result, searched as JSON text."""
+    if is_placeholder(result):
+        return None
+    if isinstance(result, dict) and result.get("error"):
+        return "result carries an error"
+    text = (
+        result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
+    )
+    return "result matches the error pattern" if re.search(pattern, text) else None
+
+
+@pytest.mark.parametrize("result", RESULTS, ids=lambda r: repr(r)[:30])
+@pytest.mark.parametrize(
+    "pattern", [DEFAULT_ERROR_PATTERN, r"(?i)error", r"^\[", r"^\s*\{\s*\"error\""]
+)
+def test_call_failure_matches_the_pattern_over_the_json_text(result: Any, pattern: str) -> None:
+    step = Step(index=0, kind=StepKind.TOOL_CALL, tool="t", result=result)
+    assert call_failure(step, pattern) == _reference_failure(result, pattern)
+
+
+def _reference_normalize(args: dict[str, Any] | None, raw: str | None = None) -> str:
+    def norm(value: Any) -> Any:
+        if isinstance(value, str):
+            return " ".join(value.split()).casefold()
+        if isinstance(value, dict):
+            return {k: norm(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [norm(v) for v in value]
+        return value
+
+    if args is None:
+        return " ".join((raw or "").split())
+    return json.dumps(norm(args), sort_keys=True, ensure_ascii=False, default=str)
+
+
+class _Str(str):
+    pass
+
+
+ARGS: list[dict[str, Any] | None] = [
+    None,
+    {},
+    {"q": "  Hello\tWORLD \n", "k": 3, "f": 1.5, "b": True, "n": None},
+    {"z": {"b": " X  Y ", "a": [1, " A ", {"deep": "ŞTRASSE  ß"}]}, "a": ("T ", "u")},
+    {"s": _Str("  Mixed  Case "), "o": OrderedDict(b="B", a="A"), "x": _Obj()},
+    {"u": "\u00a0non\u2003breaking\u3000space\x1c", "e": "", "l": [[" a "], []]},
+]
+
+
+@pytest.mark.parametrize("args", ARGS, ids=lambda a: repr(a)[:30])
+def test_normalize_args_is_the_plain_normalization(args: dict[str, Any] | None) -> None:
+    assert normalize_args(args, "  raw   text ") == _reference_normalize(args, "  raw   text ")
+
+
+def test_placeholder_shortcut_agrees_with_the_regex_for_every_first_character() -> None:
+    suffixes = ("", "edacted", "__redacted__"[1:], "[redacted]"[1:], "<omitted>"[1:], "**", " ")
+    for cp in range(0x110000):
+        c = chr(cp)
+        for rest in suffixes if cp < 0x3000 else suffixes[:2]:
+            s = c + rest
+            assert is_placeholder(s) == bool(_PLACEHOLDER.match(s)), repr(s)
+    assert is_placeholder("") and is_placeholder("  REDACTED ") and is_placeholder("*****")
+    assert not is_placeholder("redacted text") and not is_placeholder({})
+    assert is_placeholder({"a": "[redacted]", "b": ["", None]})
+
+
+def test_count_outcomes_counts_each_outcome_once() -> None:
+    outcomes = [*Outcome, Outcome.ERROR, Outcome.TOLERATED, Outcome.TOLERATED]
+    results = [
+        OracleResult(oracle_type="x", name="x", outcome=o, passed=False, message="m")
+        for o in outcomes
+    ]
+    counts = count_outcomes(results)
+    assert counts.model_dump() == {
+        "invariant_failures": 1,
+        "tolerated_failures": 3,
+        "budget_exhausted": 1,
+        "missing_evidence": 1,
+        "errors": 2,
+    }
+    assert counts.model_fields_set == set(counts.model_dump())
+    assert count_outcomes([]).model_fields_set == set()
+
+
+def test_citations_name_the_first_source_in_order_and_read_every_source_when_ungrounded() -> None:
+    calls = (
+        tool("search_docs", {"q": "a"}, {"docs": [{"id": "doc-1"}, {"id": "doc-12"}]}),
+        tool("search_docs", {"q": "b"}, {"docs": [{"id": "doc-1"}, {"id": "doc-7"}]}),
+        tool("search_docs", {"q": "c"}, None),
+    )
+    res = check({"type": "citations_grounded"}, traj(*calls, gen("See doc-1 and doc-7.")))
+    assert res.outcome == Outcome.PASS
+    assert res.details["grounded"] == {"doc-1": 0, "doc-7": 1}
+
+    fabricated = traj(*calls, gen("See doc-1 and doc-9."))
+    res = check({"type": "citations_grounded"}, fabricated)
+    # Step 2's result was not captured: the id might have come from it.
+    assert res.outcome == Outcome.MISSING_EVIDENCE
+    assert "doc-9" in res.message and "step 2" in res.message
