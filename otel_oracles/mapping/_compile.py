@@ -253,6 +253,9 @@ class CompiledRule:
     """``fields`` flattened to tuples for ``read_fields`` (built by ``compile_set``)."""
     plan_no_events: Plan = ()
     """``plan`` without its event sources, for spans without events (most spans)."""
+    deferred: Plan = ()
+    """Fields read only after the trace-level passes, and only if still needed: a non-agent
+    step's ``agent_name``, which the enclosing agent's name replaces (see ``_mapper``)."""
     split: tuple[Predicate, Predicate] | None = None
     """For a rule with child conditions (only in ``all``): its span-only part, decided by
     the signature, and its child part, evaluated per span (see ``split_match``)."""
@@ -481,8 +484,13 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
                 )
             )
     for compiled_rule in rules:
-        compiled_rule.plan = _plan(compiled_rule.fields, with_events=True)
-        compiled_rule.plan_no_events = _plan(compiled_rule.fields, with_events=False)
+        now = compiled_rule.fields
+        if compiled_rule.step != "agent" and "agent_name" in now:
+            later = {"agent_name": now["agent_name"]}
+            now = {name: sources for name, sources in now.items() if name != "agent_name"}
+            compiled_rule.deferred = _plan(later, with_events=True)
+        compiled_rule.plan = _plan(now, with_events=True)
+        compiled_rule.plan_no_events = _plan(now, with_events=False)
     value_keys = {r.guard.required[0] for r in rules if r.guard and r.guard.required}
     presence = {
         k
@@ -570,15 +578,19 @@ def read_fields(
     content_fields: frozenset[str],
     fields: dict[str, Any],
     redacted: set[str],
+    plan: Plan | None = None,
 ) -> None:
-    """``first_value`` for every field of the rule, into ``fields`` / ``redacted``: the same
-    sources in the same order, in one loop (mapping's hot path: ~7 fields per span)."""
+    """``first_value`` for every field of the rule (or of ``plan``), into ``fields`` /
+    ``redacted``: the same sources in the same order, in one loop (mapping's hot path: ~7
+    fields per span). The rule's ``deferred`` fields are not read here."""
     keys = view.keys
     span = view.span
     # Straight from the (lazy) mapping, past SpanView's memo: a field rarely reads a key
     # that dispatch already read, and the memo's bookkeeping costs more than it saves here.
     get = span.attributes.get
-    for name, sources in rule.plan if span.events else rule.plan_no_events:
+    if plan is None:
+        plan = rule.plan if span.events else rule.plan_no_events
+    for name, sources in plan:
         flagged = False
         for key, extract, parse in sources:
             if key is not None:

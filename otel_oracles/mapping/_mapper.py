@@ -92,6 +92,8 @@ class Draft:
     scope: str = ""
     """Span id of the enclosing agent step ("" = trace level)."""
     synthesized: bool = False
+    view: SpanView | None = None
+    """Kept for the rule's deferred fields (read after the trace-level passes if needed)."""
     follows: list[Draft] = field(default_factory=list)
     """Synthesized tool calls to place right after this (generation) draft."""
     claimed: bool = False
@@ -120,7 +122,7 @@ def map_trace(trace: Trace, conventions: ConventionSet) -> Trajectory:
         drafts.append(draft)
         draft_by_span[span.span_id] = draft
 
-    _assign_agents(drafts, draft_by_span, by_id)
+    _assign_agents(drafts, draft_by_span, by_id, compiled.placeholders)
     _link_tool_calls(drafts, compiled)
     _flag_aggregated_usage(drafts, draft_by_span, by_id)
     steps = _build_steps(trace, drafts)
@@ -160,7 +162,7 @@ _TRAJECTORY_STRINGS = ("trace_id", "root_span_id", "root_name", "service_name", 
 
 
 def _draft(view: SpanView, rule: CompiledRule, compiled: CompiledSet) -> Draft:
-    draft = Draft(kind=rule.step, span=view.span, rule=rule)
+    draft = Draft(kind=rule.step, span=view.span, rule=rule, view=view)
     fields = draft.fields
     read_fields(view, rule, compiled.placeholders, CONTENT_FIELDS, fields, draft.redacted)
     if rule.keep:
@@ -298,7 +300,10 @@ def _ancestor_drafts(
 
 
 def _assign_agents(
-    drafts: list[Draft], draft_by_span: dict[str, Draft], by_id: dict[str, SpanRecord]
+    drafts: list[Draft],
+    draft_by_span: dict[str, Draft],
+    by_id: dict[str, SpanRecord],
+    placeholders: frozenset[str] = frozenset(),
 ) -> None:
     """Nearest enclosing agent per draft in one pass over the tree: what a span's descendants
     see (nearest agent scope, nearest agent name) is memoized per span id, so each ancestor
@@ -319,10 +324,33 @@ def _assign_agents(
         else:
             scope, enclosing = context
         draft.scope = scope
-        if draft.kind != "agent" and enclosing is not None:
-            draft.fields["agent_name"] = enclosing
+        if draft.kind != "agent":
+            if enclosing is not None:
+                draft.fields["agent_name"] = enclosing
+            elif draft.rule.deferred:
+                _read_deferred(draft, placeholders)
         if draft.kind == "handoff" and "from_agent" not in draft.fields and enclosing is not None:
             draft.fields["from_agent"] = enclosing
+
+
+def _read_deferred(draft: Draft, placeholders: frozenset[str]) -> None:
+    """The deferred fields (a non-agent step's own ``agent_name``, needed only when no agent
+    encloses it: an attribute read saved on most spans), read and normalized exactly as
+    ``_draft`` would have."""
+    assert draft.view is not None
+    read_fields(
+        draft.view,
+        draft.rule,
+        placeholders,
+        CONTENT_FIELDS,
+        draft.fields,
+        draft.redacted,
+        plan=draft.rule.deferred,
+    )
+    f = draft.fields
+    for name, _ in draft.rule.deferred:
+        if name in f and type(f[name]) is not str and name in STRING_FIELDS:
+            f[name] = parse_string(f[name])
 
 
 _TOP: tuple[str, str | None] = ("", None)
@@ -374,9 +402,11 @@ def _parts(msg: dict[str, Any]) -> list[dict[str, Any]]:
 def _requested_calls(gen: Draft) -> list[dict[str, Any]]:
     calls = []
     for msg in gen.fields.get("output_messages") or []:
-        for part in _parts(msg):
-            if part.get("type") == "tool_call" and part.get("name"):
-                calls.append(part)
+        parts = msg.get("parts")
+        if isinstance(parts, list):
+            for part in parts:
+                if isinstance(part, dict) and part.get("type") == "tool_call" and part.get("name"):
+                    calls.append(part)
     return calls
 
 
@@ -538,6 +568,7 @@ def _build_steps(trace: Trace, drafts: list[Draft]) -> list[Step]:
 def _step(index: int, draft: Draft, trace_id: str) -> Step:
     f = draft.fields
     kind = _KINDS.get(draft.kind) or StepKind(draft.kind)
+    tool_call = kind is StepKind.TOOL_CALL
     arguments = f.get("arguments")
     arguments_raw = None
     if arguments is not None and not isinstance(arguments, dict):
@@ -545,7 +576,7 @@ def _step(index: int, draft: Draft, trace_id: str) -> Step:
         arguments = None
     tool = f.get("tool")
     path = content = command = None
-    if kind == StepKind.TOOL_CALL and tool in WRITE_TOOLS:
+    if tool_call and tool in WRITE_TOOLS:
         kind = StepKind.FILE_EDIT
         if arguments is not None:
             raw_path = first_key(arguments, PATH_KEYS)
@@ -556,7 +587,7 @@ def _step(index: int, draft: Draft, trace_id: str) -> Step:
                 if isinstance(raw_content, str) or raw_content is None
                 else str(raw_content)
             )
-    elif kind == StepKind.TOOL_CALL and tool in SHELL_TOOLS:
+    elif tool_call and tool in SHELL_TOOLS:
         kind = StepKind.COMMAND
         if arguments is not None:
             raw_cmd = first_key(arguments, COMMAND_KEYS)

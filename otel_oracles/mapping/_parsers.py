@@ -176,6 +176,7 @@ def parse_genai_messages(value: Any) -> list[Message] | None:
     """``gen_ai.input.messages`` / ``gen_ai.output.messages``: a JSON string or a structured
     AnyValue array of ``{role, parts[], finish_reason?}``. Tool-call arguments given as JSON
     strings (pydantic-ai does this) are parsed to objects."""
+    fresh = isinstance(value, str | bytes)  # decoded here: its dicts are ours to keep
     value = parse_json(value)
     if isinstance(value, dict):
         value = [value]
@@ -186,25 +187,50 @@ def parse_genai_messages(value: Any) -> list[Message] | None:
         if not isinstance(msg, dict):
             continue
         parts = []
+        changed = False
         raw_parts = msg.get("parts")
         for part in raw_parts if isinstance(raw_parts, list) else []:
             if not isinstance(part, dict):
+                changed = True
                 continue
             kind = part.get("type")
             if kind == "tool_call" and isinstance(part.get("arguments"), str):
                 part = {**part, "arguments": normalize_arguments(part["arguments"])}
+                changed = True
             elif kind == "tool_call_response" and "response" not in part and "result" in part:
                 # pydantic-ai (and semconv examples before #323) write ``result``.
                 part = {k: v for k, v in part.items() if k != "result"} | {
                     "response": part["result"]
                 }
+                changed = True
             parts.append(part)
+        if fresh and not changed and _canonical(msg, raw_parts):
+            # Freshly decoded JSON already in the normalized shape: keep it as it is.
+            out.append(msg)
+            continue
         norm: Message = {"role": msg.get("role"), "parts": parts}
         for key in ("finish_reason", "name"):
             if msg.get(key) is not None:
                 norm[key] = msg[key]
         out.append(norm)
     return out
+
+
+_CANONICAL_KEYS: tuple[tuple[str, ...], ...] = (
+    ("role", "parts"),
+    ("role", "parts", "finish_reason"),
+)
+
+
+def _canonical(msg: dict[str, Any], parts: Any) -> bool:
+    """``msg`` equals what ``parse_genai_messages`` would build from it (same keys in the
+    same order, a real ``parts`` list, no ``None`` finish reason), and owns its values: only
+    for messages that ``orjson`` just decoded from a string, never for caller-owned ones."""
+    return (
+        type(parts) is list
+        and tuple(msg) in _CANONICAL_KEYS
+        and msg.get("finish_reason", "") is not None
+    )
 
 
 def parse_genai_parts_as_system(value: Any) -> list[Message] | None:
