@@ -106,6 +106,12 @@ def tool_calls_of(t: Trajectory) -> list[Step]:
     return list(calls)
 
 
+def generations_of(t: Trajectory) -> list[Step]:
+    """``t.generations()``, filtered once per trajectory (a fresh list per call)."""
+    gens: list[Step] = memoized(t, "generations", t.generations)
+    return list(gens)
+
+
 def is_placeholder(value: Any) -> bool:
     """True for a redaction placeholder or an empty string (content dropped, not content).
 
@@ -240,7 +246,7 @@ def final_output(t: Trajectory) -> FinalOutput:
 
 
 def _final_output_of(t: Trajectory) -> FinalOutput:
-    gens = sorted(t.generations(), key=_order_key)
+    gens = sorted(generations_of(t), key=_order_key)
     last = gens[-1] if gens else None
     if last is not None:
         text = _assistant_text(last.output_messages)
@@ -294,7 +300,7 @@ def _tool_field(field: str, label: str) -> Probe:
 
 def _generation_field(field: str, label: str) -> Probe:
     def probe(t: Trajectory, scope: str | None) -> str | None:
-        gens = t.generations()
+        gens = generations_of(t)
         if not gens:
             return f"{label}: the trace has no model-call spans"
         gaps = [s for s in gens if absent(s, field) or _messages_empty(getattr(s, field))]
@@ -386,13 +392,13 @@ def calls_outside(t: Trajectory) -> list[str]:
     when the application has no root span). Steps without a call id may be those calls, so
     only the excess counts."""
     referenced: dict[str, None] = {}
-    for g in t.generations():
+    for g in generations_of(t):
         for i in _call_ids(g.input_messages, "assistant"):
             referenced.setdefault(i, None)
     if not referenced:
         return []
     known = {s.call_id for s in tool_calls_of(t) if s.call_id}
-    for g in t.generations():
+    for g in generations_of(t):
         known.update(_call_ids(g.output_messages))
     unknown = [i for i in referenced if i not in known]
     anonymous = sum(1 for s in tool_calls_of(t) if not s.call_id)
@@ -467,7 +473,7 @@ def _tool_inputs(t: Trajectory, scope: str | None) -> str | None:
 
 
 def _token_usage(t: Trajectory, scope: str | None) -> str | None:
-    gens = t.generations()
+    gens = generations_of(t)
     if not gens:
         return "token usage: the trace has no model-call spans"
     gaps = [s for s in gens if s.input_tokens is None or s.output_tokens is None]

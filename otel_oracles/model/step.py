@@ -8,6 +8,7 @@ never as an empty value. ``redacted`` names fields whose captured value was a pl
 
 from __future__ import annotations
 
+import functools
 import json
 import posixpath
 from collections.abc import Iterable, Mapping
@@ -41,6 +42,13 @@ DEFAULT_NETWORK_PATTERNS: tuple[str, ...] = (
     "go get", "go install",
 )  # fmt: skip
 """The ``no_network`` patterns, matched case-insensitively as substrings."""
+
+
+_NOT_BEHAVIOUR: set[str] = {"source", "convention", "index", "raw"}
+"""Fields ``Step.raw_json`` leaves out (provenance, not agent behaviour)."""
+
+_SORTED_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True)
+"""``json.dumps(..., ensure_ascii=False, sort_keys=True)`` with one encoder for all calls."""
 
 
 class StepKind(StrEnum):
@@ -135,10 +143,8 @@ class Step(BaseModel):
         else the step's own fields (minus provenance, which is not agent behaviour)."""
         if self.raw is not None:
             return json.dumps(self.raw, ensure_ascii=False, sort_keys=True, default=str)
-        data = self.model_dump(
-            mode="json", exclude_none=True, exclude={"source", "convention", "index", "raw"}
-        )
-        return json.dumps(data, ensure_ascii=False, sort_keys=True)
+        data = self.model_dump(mode="json", exclude_none=True, exclude=_NOT_BEHAVIOUR)
+        return _SORTED_JSON.encode(data)
 
 
 def normalize_path(path: str) -> str:
@@ -157,6 +163,31 @@ def first_key(mapping: Mapping[str, Any], keys: Iterable[str]) -> Any:
         if key in mapping and mapping[key] is not None:
             return mapping[key]
     return None
+
+
+@functools.lru_cache(maxsize=64)
+def _pattern_screens(lowered: tuple[str, ...]) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    """Groups of pattern indexes with a substring all of them contain (``" install"`` for
+    the seven installs): a text without the screen contains none of its patterns, so a
+    step costs one substring search per group instead of one per pattern. Greedy: the
+    screen (3+ characters) shared by the most unassigned patterns first; a pattern sharing
+    none is its own screen."""
+    left = set(range(len(lowered)))
+    screens: list[tuple[str, tuple[int, ...]]] = []
+    while left:
+        holders: dict[str, set[int]] = {}
+        for i in left:
+            p = lowered[i]
+            for n in range(3, min(len(p), 16) + 1):  # bounded: user patterns may be long
+                for start in range(len(p) - n + 1):
+                    holders.setdefault(p[start : start + n], set()).add(i)
+        best = max(holders.items(), key=lambda kv: (len(kv[1]), len(kv[0]), kv[0]), default=None)
+        if best is None or len(best[1]) < 2:
+            break
+        screens.append((best[0], tuple(sorted(best[1]))))
+        left -= best[1]
+    screens.extend((lowered[i], (i,)) for i in sorted(left))
+    return tuple(screens)
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,15 +278,24 @@ class Trajectory(BaseModel):
         steps only the agent's actions are (tool calls, commands, file edits): a model call
         or an agent span carries conversation text, and a prompt that says "never run curl"
         is not network access."""
-        lowered = [(p, p.lower()) for p in patterns]
+        originals = tuple(patterns)
+        lowered = tuple(p.lower() for p in originals)
+        screens = _pattern_screens(lowered)
         found: list[NetworkViolation] = []
         for step in self.steps:
             if step.raw is None and not step.is_tool:
                 continue
             text = step.raw_json().lower()
-            found.extend(
-                NetworkViolation(step.index, step.tool, p) for p, low in lowered if low in text
-            )
+            hits: set[int] = set()
+            for screen, members in screens:
+                if screen in text:
+                    hits.update(m for m in members if lowered[m] in text)
+            if hits:
+                found.extend(
+                    NetworkViolation(step.index, step.tool, originals[i])
+                    for i in range(len(originals))
+                    if i in hits
+                )
         return found
 
     # ---- trace-level queries --------------------------------------------------------------

@@ -22,7 +22,7 @@ from otel_oracles.grade.oracles.trace_common import (
     normalize_args,
 )
 from otel_oracles.model.result import OracleResult, Outcome, count_outcomes
-from otel_oracles.model.step import Step, StepKind
+from otel_oracles.model.step import DEFAULT_NETWORK_PATTERNS, Step, StepKind, Trajectory
 from tests.oracles.trace_builders import check, gen, tool, traj
 
 
@@ -159,3 +159,36 @@ def test_citations_name_the_first_source_in_order_and_read_every_source_when_ung
     # Step 2's result was not captured: the id might have come from it.
     assert res.outcome == Outcome.MISSING_EVIDENCE
     assert "doc-9" in res.message and "step 2" in res.message
+
+
+def _plain_scan(t: Trajectory, patterns: tuple[str, ...]) -> list[tuple[int, str]]:
+    """``find_network_violations`` as one substring search per pattern and step."""
+    out = []
+    for step in t.steps:
+        if step.raw is None and not step.is_tool:
+            continue
+        text = step.raw_json().lower()
+        out.extend((step.index, p) for p in patterns if p.lower() in text)
+    return out
+
+
+PATTERN_SETS: list[tuple[str, ...]] = [
+    DEFAULT_NETWORK_PATTERNS,
+    ("pip install", "PIP INSTALL", "pip install", "install", "stall", "ip"),
+    ("curl", "url", "urllib", "", "a"),
+    ("http://", "https://", "httpx", "HTTP"),
+]
+
+
+@pytest.mark.parametrize("patterns", PATTERN_SETS, ids=lambda p: p[0] or "empty")
+def test_network_screens_find_what_one_search_per_pattern_finds(patterns: tuple[str, ...]) -> None:
+    t = traj(
+        tool("run_command", {"command": "pip install requests && curl https://x"}),
+        tool("run_command", {"command": "PIP   install x; go get y"}, "ok"),
+        tool("write_file", {"path": "a.py", "content": "import urllib\nhttpx.get()"}),
+        gen("never run curl or pip install"),
+        tool("search", {"q": "bun add left-pad"}, {"r": "npm ci", "u": "HTTP://X"}),
+    )
+    found = [(v.step_index, v.pattern) for v in t.find_network_violations(patterns)]
+    assert found == _plain_scan(t, patterns)
+    assert found or patterns == PATTERN_SETS[0]

@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, model_validator
 
 from otel_oracles.errors import ContractError
-from otel_oracles.grade.evidence import list_steps, memoized, tool_calls_of
+from otel_oracles.grade.evidence import generations_of, list_steps, memoized, tool_calls_of
 from otel_oracles.grade.oracles.base import Finding, GradeContext, OracleCheck, OracleParams
 from otel_oracles.grade.oracles.trace_common import indexes, span_ids, steps_of
 from otel_oracles.grade.registry import register_oracle
@@ -55,7 +55,7 @@ class Latency(OracleCheck):
         if self.params.scope == "tool":
             return steps_of(tool_calls_of(t), self.params.tools)
         if self.params.scope == "generation":
-            return t.generations()
+            return generations_of(t)
         return list(t.steps)
 
     def check(self, ctx: GradeContext) -> Finding:
@@ -181,7 +181,7 @@ class Tokens(OracleCheck):
         p = self.params
         t = ctx.trajectory
         leaves: list[Step] = memoized(
-            t, "leaf_generations", lambda: leaf_generations(t.generations())
+            t, "leaf_generations", lambda: leaf_generations(generations_of(t))
         )
         used_in = sum(g.input_tokens or 0 for g in leaves)
         used_out = sum(g.output_tokens or 0 for g in leaves)
@@ -192,9 +192,10 @@ class Tokens(OracleCheck):
             "total": p.max_total_tokens,
         }
         over = [f"{k} {sums[k]} > {v}" for k, v in limits.items() if v is not None and sums[k] > v]
-        heavy = sorted(leaves, key=lambda g: -((g.input_tokens or 0) + (g.output_tokens or 0)))[:5]
         details = {"model_calls": len(leaves), **{f"{k}_tokens": v for k, v in sums.items()}}
         if over:
+            heavy = sorted(leaves, key=lambda g: -((g.input_tokens or 0) + (g.output_tokens or 0)))
+            heavy = heavy[:5]
             return Finding.fail(
                 f"token budget exceeded over {len(leaves)} model call(s): {'; '.join(over)}",
                 details=details,
