@@ -9,6 +9,7 @@ code it stands for, on inputs chosen to reach its edge cases.
 from __future__ import annotations
 
 import json
+import random
 import re
 from collections import OrderedDict
 from typing import Any
@@ -19,6 +20,7 @@ from otel_oracles.grade.evidence import _PLACEHOLDER, is_placeholder
 from otel_oracles.grade.oracles.trace_common import (
     DEFAULT_ERROR_PATTERN,
     call_failure,
+    effective_args,
     normalize_args,
 )
 from otel_oracles.model.result import OracleResult, Outcome, count_outcomes
@@ -192,3 +194,39 @@ def test_network_screens_find_what_one_search_per_pattern_finds(patterns: tuple[
     found = [(v.step_index, v.pattern) for v in t.find_network_violations(patterns)]
     assert found == _plain_scan(t, patterns)
     assert found or patterns == PATTERN_SETS[0]
+
+
+def _plain_loops(calls: list[Step], threshold: int) -> list[list[int]]:
+    """Loops as the plain grouping finds them: every call normalized."""
+    groups: dict[tuple[str | None, str], list[int]] = {}
+    for s in calls:
+        groups.setdefault((s.tool, normalize_args(effective_args(s), s.arguments_raw)), [])
+        groups[(s.tool, normalize_args(effective_args(s), s.arguments_raw))].append(s.index)
+    return [g for g in groups.values() if len(g) >= threshold]
+
+
+def test_loop_candidates_keep_every_loop_and_its_order() -> None:
+    rng = random.Random(7)
+    texts = ["Find  Refunds", "find refunds", "find\trefunds ", "other", "OTHER ", " x "]
+    values: list[Any] = [1, 1.0, True, None, [1, " A"], [1, "a"], {"x": "Y "}, {"x": "y"}, "1"]
+    for _ in range(300):
+        steps = []
+        for _ in range(rng.randint(0, 12)):
+            name = rng.choice(["search", "fetch", "lookup"])
+            roll = rng.random()
+            if roll < 0.1:
+                steps.append(tool(name, None, arguments_raw=rng.choice(['{"q": "other"}', "q=1"])))
+                continue
+            args: dict[str, Any] = {"q": rng.choice(texts)}
+            if rng.random() < 0.5:
+                args["v"] = rng.choice(values)
+            if roll < 0.15:
+                args["o"] = _Obj()
+            steps.append(tool(name, args))
+        t = traj(*steps)
+        for threshold in (2, 3, 4):
+            res = check({"type": "loop_detected", "threshold": threshold, "max": 99}, t)
+            assert res.outcome in (Outcome.PASS, Outcome.TOLERATED), res.message
+            expected = _plain_loops(list(t.steps), threshold)
+            assert [len(g) for g in expected] == [d["calls"] for d in res.details["loops"]]
+            assert [i for g in expected for i in g] == list(res.step_indexes)

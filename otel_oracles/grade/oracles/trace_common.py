@@ -11,6 +11,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Annotated, Any, Literal
 
@@ -230,6 +231,55 @@ def _norm_dict(value: dict[str, Any]) -> dict[str, Any]:
         else:
             out[k] = v
     return out
+
+
+_PLAIN_VALUES: frozenset[type] = frozenset({str, int, float, bool, type(None), dict, list})
+
+
+def _leaf_screen(step: Step) -> frozenset[tuple[str, str]] | None:
+    """What ``step_normalized_args`` must agree on between two calls, cheaply: the
+    normalized top-level string arguments. ``None`` when the arguments are not a plain
+    JSON object (no arguments, a non-string key, a value JSON would render through
+    ``str()``), where only the full normalized text can tell."""
+    args = effective_args(step)
+    if args is None or type(args) is not dict:
+        return None
+    leaves: list[tuple[str, str]] = []
+    for k, v in args.items():
+        kind = type(v)
+        if type(k) is not str or kind not in _PLAIN_VALUES:
+            return None
+        if kind is str:
+            leaves.append((k, " ".join(v.split()).casefold()))
+    return frozenset(leaves)
+
+
+def repeated_args_candidates(calls: Sequence[Step], threshold: int) -> list[Step]:
+    """The calls (in order) that may share normalized arguments with ``threshold - 1``
+    other calls of their tool; every call left out has fewer than ``threshold`` calls
+    with its tool and normalized arguments.
+
+    Equal normalized texts of two plain JSON objects mean equal key sets and, key by key,
+    equal JSON values: a string value's twin is a string with the same normalized text. So
+    calls whose normalized top-level strings differ cannot be equal, and a tool's calls
+    split by those strings need the (costly) full normalization only in groups of
+    ``threshold`` or more. A tool with any non-plain call keeps all its calls."""
+    by_tool: dict[str | None, list[Step]] = {}
+    for s in calls:
+        by_tool.setdefault(s.tool, []).append(s)
+    keep: set[int] = set()
+    for tool_calls in by_tool.values():
+        if len(tool_calls) < threshold:
+            continue
+        screens = [_leaf_screen(s) for s in tool_calls]
+        if any(sc is None for sc in screens):
+            keep.update(id(s) for s in tool_calls)
+            continue
+        sizes = Counter(screens)
+        keep.update(
+            id(s) for s, sc in zip(tool_calls, screens, strict=True) if sizes[sc] >= threshold
+        )
+    return [s for s in calls if id(s) in keep]
 
 
 class ArgsMatch(OracleParams):

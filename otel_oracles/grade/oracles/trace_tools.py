@@ -10,7 +10,7 @@ a tolerance (``max: 1`` retry is fine, the second is not).
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -27,6 +27,7 @@ from otel_oracles.grade.oracles.trace_common import (
     glob_any,
     indexes,
     one_string_or_list,
+    repeated_args_candidates,
     span_ids,
     step_normalized_args,
     steps_of,
@@ -470,13 +471,12 @@ class LoopDetected(OracleCheck):
         p = self.params
         groups: dict[tuple[str | None, str], list[Step]] = defaultdict(list)
         calls = steps_of(tool_calls_of(ctx.trajectory), p.tools)
-        # A tool called fewer than threshold times cannot loop: its arguments need no
-        # normalizing (the costly part), and leaving its groups out changes neither the loops
-        # found nor their order.
-        per_tool = Counter(s.tool for s in calls)
-        for s in calls:
-            if per_tool[s.tool] >= p.threshold:
-                groups[(s.tool, step_normalized_args(s))].append(s)
+        # Calls that cannot be part of a loop (a tool called fewer than threshold times, or
+        # whose top-level string arguments differ from all but a few of its other calls) need
+        # no normalizing (the costly part); leaving their groups out changes neither the
+        # loops found nor their order.
+        for s in repeated_args_candidates(calls, p.threshold):
+            groups[(s.tool, step_normalized_args(s))].append(s)
         loops = [g for g in groups.values() if len(g) >= p.threshold]
         steps = [s for g in loops for s in g]
         kw: dict[str, Any] = {
