@@ -40,7 +40,7 @@ from opentelemetry.sdk._logs import ReadableLogRecord
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind
 
-from otel_oracles.emit._records import Attrs, ItemBatch, LogItem, SpanItem
+from otel_oracles.emit._records import Attrs, EventItem, ItemBatch, LogItem, SpanItem
 
 logger = logging.getLogger(__name__)
 
@@ -87,9 +87,13 @@ _FIXED64 = struct.Struct("<Q").pack
 _FIXED32 = struct.Struct("<I").pack
 
 
+_SMALL = [bytes((i,)) for i in range(0x80)]
+"""One-byte varints, by value."""
+
+
 def _varint(n: int) -> bytes:
     if n < 0x80:
-        return bytes((n,))
+        return _SMALL[n]
     out = bytearray()
     while n > 0x7F:
         out.append((n & 0x7F) | 0x80)
@@ -100,7 +104,8 @@ def _varint(n: int) -> bytes:
 
 def _field(tag: bytes, payload: bytes) -> bytes:
     """A length-delimited field: ``tag`` (already shifted, wire type 2) and ``payload``."""
-    return tag + _varint(len(payload)) + payload
+    n = len(payload)
+    return tag + (_SMALL[n] if n < 0x80 else _varint(n)) + payload
 
 
 def _text(tag: bytes, value: str | None) -> bytes:
@@ -183,19 +188,33 @@ def _log_fixed(
     )
 
 
+_INT_ITEMS = [b"\x0a\x02\x18" + _SMALL[i] for i in range(0x80)]
+"""``ArrayValue.values`` entries holding a small ``int_value`` (1 = values, 3 = int_value;
+a oneof member, so written even when 0)."""
+
+
 def _list_field(tag: bytes, key: str, values: Sequence[Any]) -> bytes | None:
     """A ``KeyValue`` whose value is an array of non-negative ints or of strings, written
     directly (these vary per record, so caching cannot help); None for anything else."""
-    if values and isinstance(values[0], str):
+    if values and values[0].__class__ is str:
         if not all(v.__class__ is str for v in values):
             return None
-        # AnyValue.string_value = 1
-        items = [_field(b"\x0a", _field(b"\x0a", v.encode("utf-8"))) for v in values]
+        items = []
+        for v in values:  # AnyValue.string_value = 1, inside ArrayValue.values = 1
+            data = v.encode("utf-8")
+            n = len(data)
+            if n < 0x7E:
+                items.append(b"\x0a" + _SMALL[n + 2] + b"\x0a" + _SMALL[n] + data)
+            else:
+                items.append(_field(b"\x0a", _field(b"\x0a", data)))
     else:
         if not all(v.__class__ is int and v >= 0 for v in values):
             return None
-        # AnyValue.int_value = 3 (a oneof member: written even when 0)
-        items = [b"\x0a" + _varint(len(_varint(v)) + 1) + b"\x18" + _varint(v) for v in values]
+        small = _INT_ITEMS
+        items = [
+            small[v] if v < 0x80 else b"\x0a" + _varint(len(_varint(v)) + 1) + b"\x18" + _varint(v)
+            for v in values
+        ]
     # KeyValue.key = 1, .value = 2; AnyValue.array_value = 5; ArrayValue.values = 1
     array = _field(b"\x2a", b"".join(items))
     return _field(tag, _text(b"\x0a", key) + _field(b"\x12", array))
@@ -297,12 +316,13 @@ class Encoder:
         return b"".join(out)
 
     def _item_request(self, batch: ItemBatch[Any], encoded: list[bytes]) -> bytes:
-        """The request for one resource and scope holding the ``encoded`` records."""
+        """The request for one resource and scope holding the ``encoded`` records (each
+        already a ``Scope*.{spans,log_records}`` field)."""
         if not encoded:
             return b""
         scope = batch.scope or None
         body = [self._scope(scope)]
-        body.extend(_field(_SCOPE_ITEMS, m) for m in encoded)
+        body += encoded
         body.append(_text(_SCOPE_SCHEMA, scope.schema_url if scope else None))
         parts = (
             self._resource(batch.resource),
@@ -449,27 +469,39 @@ class Encoder:
         """The serialized ``ExportLogsServiceRequest`` for the emitter's log records: the
         bytes ``logs_bytes`` writes for the SDK records they stand for."""
         fixed_cache = self._log_fixed
+        attributes = self._attributes
         encoded = []
+        last_time, stamps = None, b""
         for item in batch:
-            flags = 1 if item.trace_id else 0
-            key = (item.severity, item.severity_text, item.event_name, flags, 0, True)
+            key = (item.severity, item.severity_text, item.event_name, item.trace_id != 0)
             fixed = fixed_cache.get(key)
             if fixed is None:
+                flags = 1 if item.trace_id else 0  # sampled when it points at a span
                 fixed = _log_fixed(
                     item.severity, item.severity_text, item.event_name, flags, 0, True
                 )
-                if len(fixed_cache) < CACHE_MAX:
-                    fixed_cache[key] = fixed
-            stamp = _FIXED64(item.time) if item.time else b""
-            parts = [fixed]
-            if stamp:
-                parts += (_LOG_TIME, stamp, _LOG_OBSERVED, stamp)
+                if len(fixed_cache) >= CACHE_MAX:
+                    fixed_cache.clear()
+                fixed_cache[key] = fixed
+            if item.time != last_time:
+                last_time = item.time
+                stamp = _FIXED64(item.time)
+                stamps = _LOG_TIME + stamp + _LOG_OBSERVED + stamp if item.time else b""
+            parts = [fixed, stamps]
             if item.trace_id:
                 parts.append(_LOG_TRACE_ID + b"\x10" + item.trace_id.to_bytes(16, "big"))
             if item.span_id:
                 parts.append(_LOG_SPAN_ID + b"\x08" + item.span_id.to_bytes(8, "big"))
-            parts += self._chunks(_LOG_ATTRIBUTE, item.chunks, item.extra)
-            encoded.append(b"".join(parts))
+            for chunk in item.chunks:
+                wire = chunk.encoded.get(_LOG_ATTRIBUTE)
+                if wire is None:
+                    wire = chunk.encoded[_LOG_ATTRIBUTE] = b"".join(
+                        attributes(_LOG_ATTRIBUTE, chunk.items)
+                    )
+                parts.append(wire)
+            if item.extra:
+                parts += attributes(_LOG_ATTRIBUTE, item.extra)
+            encoded.append(_field(_SCOPE_ITEMS, b"".join(parts)))
         return self._item_request(batch, encoded)
 
     def log_items(self, batch: ItemBatch[LogItem]) -> ExportLogsServiceRequest:
@@ -496,11 +528,8 @@ class Encoder:
             if span.end:
                 parts.append(_SPAN_END + _FIXED64(span.end))
             parts += self._chunks(_SPAN_ATTRIBUTE, span.chunks, span.extra)
-            for event in span.events:
-                body = [_EVENT_TIME + _FIXED64(event.time) if event.time else b""]
-                body.append(_text(_EVENT_NAME, event.name))
-                body += self._chunks(_EVENT_ATTRIBUTE, event.chunks, None)
-                parts.append(_field(_SPAN_EVENT, b"".join(body)))
+            if span.events:
+                parts += self._events(span.events)
             parts.append(
                 _field(
                     _SPAN_STATUS,
@@ -510,8 +539,31 @@ class Encoder:
             )
             flags = _HAS_IS_REMOTE | (_IS_REMOTE if span.parent_id is not None else 0)
             parts.append(_SPAN_FLAGS + _FIXED32(flags))
-            encoded.append(b"".join(parts))
+            encoded.append(_field(_SCOPE_ITEMS, b"".join(parts)))
         return self._item_request(batch, encoded)
+
+    def _events(self, events: list[EventItem]) -> list[bytes]:
+        """Span events. An event's name and attribute run repeat across spans: their bytes
+        (and so the event's length prefix) are kept with the run; only the time varies."""
+        out = []
+        for event in events:
+            if not event.time or len(event.chunks) != 1:
+                body = [_EVENT_TIME + _FIXED64(event.time) if event.time else b""]
+                body.append(_text(_EVENT_NAME, event.name))
+                body += self._chunks(_EVENT_ATTRIBUTE, event.chunks, None)
+                out.append(_field(_SPAN_EVENT, b"".join(body)))
+                continue
+            (chunk,) = event.chunks
+            key = (_SPAN_EVENT, event.name)
+            held = chunk.encoded.get(key)
+            if held is None:
+                tail = _text(_EVENT_NAME, event.name) + b"".join(
+                    self._attributes(_EVENT_ATTRIBUTE, chunk.items)
+                )
+                head = _SPAN_EVENT + _varint(len(_EVENT_TIME) + 8 + len(tail)) + _EVENT_TIME
+                held = chunk.encoded[key] = (head, tail)
+            out.append(held[0] + _FIXED64(event.time) + held[1])
+        return out
 
     def span_items(self, batch: ItemBatch[SpanItem]) -> ExportTraceServiceRequest:
         request: ExportTraceServiceRequest = ExportTraceServiceRequest.FromString(

@@ -211,12 +211,10 @@ class OtelEmitter(Emitter):
         version = _version()
         self._scope = InstrumentationScope(n.INSTRUMENTATION_SCOPE, version)
         self._random = random.Random()
-        self._static_attrs: dict[tuple[Any, ...], tuple[Attrs, Attrs]] = {}
-        """Per-check attributes that never change (contract, name, type, layer), built once:
-        the log form and the span-event form."""
-        self._outcome_attrs: dict[tuple[Any, ...], tuple[Attrs, Attrs]] = {}
-        """Score, outcome and explanation runs, by outcome and explanation."""
-        self._contract_attrs: dict[tuple[Any, ...], Attrs] = {}
+        self._shared: dict[tuple[Any, ...], _Shared] = {}
+        """Per (check, outcome, explanation): the attribute runs of both event forms."""
+        self._contract_attrs: dict[tuple[Any, ...], tuple[Attrs]] = {}
+        self._last_labels: tuple[Trajectory | None, tuple[str | None, str | None]] | None = None
         readers = [
             PeriodicExportingMetricReader(_WatchedMetricExporter(e, self.stats, self._lock))
             for e in (metric_exporters if self.settings.metrics else ())
@@ -323,7 +321,11 @@ class OtelEmitter(Emitter):
 
     def _check(self, verdict: Verdict, result: OracleResult) -> _Check:
         """The ``gen_ai.evaluation.result`` attributes of one check, shared by the span and
-        log forms, as runs shared across verdicts plus the check's own few values."""
+        log forms: one run shared by every result with the same check, outcome and
+        explanation (contract, name, type, layer, score, outcome, explanation), plus the
+        result's own few values (budget numbers, step indexes, span ids)."""
+        outcome = result.outcome
+        explanation = explain(result, self.settings.explain)
         key = (
             verdict.contract_id,
             verdict.contract_version,
@@ -331,34 +333,16 @@ class OtelEmitter(Emitter):
             result.name,
             result.oracle_type,
             result.layer,
+            outcome,
+            result.passed,
+            explanation,
         )
-        static = self._static_attrs.get(key)
-        if static is None:
-            attrs = {n.EVALUATION_NAME: result.name, **_contract_attributes(verdict)}
-            attrs[n.ORACLE_TYPE] = result.oracle_type
-            attrs[n.LAYER] = result.layer
-            static = (Attrs(attrs), Attrs({n.EVALUATION_NAME: result.name}))
-            if len(self._static_attrs) < _MAX_SHARED:  # contracts x checks in practice
-                self._static_attrs[key] = static
-        outcome = result.outcome
-        explanation = explain(result, self.settings.explain)
-        error = error_type(result) if outcome is Outcome.ERROR else None
-        okey = (outcome, result.passed, explanation, error)
-        scored = self._outcome_attrs.get(okey)
-        if scored is None:
-            attrs = {
-                n.EVALUATION_SCORE_VALUE: 1.0 if outcome in _PASSING else 0.0,
-                n.EVALUATION_SCORE_LABEL: outcome.value,
-                n.EVALUATION_EXPLANATION: explanation,
-            }
-            event = dict(attrs)
-            attrs[n.OUTCOME] = outcome.value
-            attrs[n.PASSED] = result.passed
-            if error is not None:
-                attrs[n.ERROR_TYPE] = event[n.ERROR_TYPE] = error
-            scored = (Attrs(attrs), Attrs(event))
-            if len(self._outcome_attrs) < _MAX_SHARED:  # explanations repeat (templates)
-                self._outcome_attrs[okey] = scored
+        shared = self._shared.get(key)
+        if shared is None:
+            shared = self._shared_check(verdict, result, explanation)
+            if len(self._shared) >= _MAX_SHARED:  # explanations repeat (templates)
+                self._shared.clear()
+            self._shared[key] = shared
         extra: dict[str, Any] | None = None
         if result.layer == "tolerance" or result.budget is not None:
             extra = {n.BUDGET_USED: result.used}
@@ -367,12 +351,50 @@ class OtelEmitter(Emitter):
         if result.step_indexes:
             extra = extra or {}
             extra[n.STEP_INDEXES] = list(result.step_indexes[:_MAX_LIST_ATTRIBUTE])
+        pointed = None
         if result.span_ids:
             span_ids = [s for s in result.span_ids[:_MAX_LIST_ATTRIBUTE] if _SPAN_ID.match(s)]
             if span_ids:
                 extra = extra or {}
                 extra[n.EVALUATED_SPAN_IDS] = span_ids
-        return _Check(result, (static[0], scored[0]), (static[1], scored[1]), extra)
+                pointed = span_ids[0]
+            elif len(result.span_ids) > _MAX_LIST_ATTRIBUTE:
+                pointed = next(
+                    (s for s in result.span_ids[_MAX_LIST_ATTRIBUTE:] if _SPAN_ID.match(s)), None
+                )
+        return _Check(shared, extra, pointed)
+
+    @staticmethod
+    def _shared_check(verdict: Verdict, result: OracleResult, explanation: str) -> _Shared:
+        outcome = result.outcome
+        log = {n.EVALUATION_NAME: result.name, **_contract_attributes(verdict)}
+        log[n.ORACLE_TYPE] = result.oracle_type
+        log[n.LAYER] = result.layer
+        scored = {
+            n.EVALUATION_SCORE_VALUE: 1.0 if outcome in _PASSING else 0.0,
+            n.EVALUATION_SCORE_LABEL: outcome.value,
+            n.EVALUATION_EXPLANATION: explanation,
+        }
+        # Span events carry only the gen_ai.evaluation.* core (and error.type): the
+        # contract attributes are on the span itself, and the log form carries the full set.
+        event = {n.EVALUATION_NAME: result.name, **scored}
+        log.update(scored)
+        log[n.OUTCOME] = outcome.value
+        log[n.PASSED] = result.passed
+        if outcome is Outcome.ERROR:
+            log[n.ERROR_TYPE] = event[n.ERROR_TYPE] = error_type(result)
+        severity, severity_text = _SEVERITY[outcome]
+        return _Shared((Attrs(log),), (Attrs(event),), severity, severity_text)
+
+    def _labels(self, trajectory: Trajectory | None) -> tuple[str | None, str | None]:
+        """``generation_labels`` of the trajectory, kept for the next verdict: a trace's
+        verdicts (one per contract) arrive together and share their trajectory."""
+        last = self._last_labels
+        if last is not None and last[0] is trajectory:
+            return last[1]
+        labels = generation_labels(trajectory)
+        self._last_labels = (trajectory, labels)
+        return labels
 
     def _emit_grade_span(
         self,
@@ -385,9 +407,10 @@ class OtelEmitter(Emitter):
         ckey = (verdict.contract_id, verdict.contract_version, verdict.contract_hash)
         contract = self._contract_attrs.get(ckey)
         if contract is None:
-            contract = Attrs(_contract_attributes(verdict))
-            if len(self._contract_attrs) < _MAX_SHARED:
-                self._contract_attrs[ckey] = contract
+            contract = (Attrs(_contract_attributes(verdict)),)
+            if len(self._contract_attrs) >= _MAX_SHARED:
+                self._contract_attrs.clear()
+            self._contract_attrs[ckey] = contract
         attrs: dict[str, Any] = {
             n.VERDICT: verdict.verdict,
             n.CHECKS: len(verdict.results),
@@ -400,7 +423,7 @@ class OtelEmitter(Emitter):
         agent = verdict.agent_name or (trajectory.agent_name if trajectory else None)
         if agent:
             attrs[n.AGENT_NAME] = agent
-        provider, model = generation_labels(trajectory)
+        provider, model = self._labels(trajectory)
         if provider:
             attrs[n.PROVIDER_NAME] = provider
         if model:
@@ -414,11 +437,9 @@ class OtelEmitter(Emitter):
             parent_id = None
         else:
             trace_id, parent_id = parent
-        # Span events carry only the gen_ai.evaluation.* core (and error.type): the contract
-        # attributes are on the span itself, and the log form carries the full set. Halves
-        # the encoding cost, which dominates emission.
+        event = n.EVALUATION_EVENT
         events = (
-            [_EventItem(n.EVALUATION_EVENT, now, check.event) for check in checks]
+            [_EventItem(event, now, check.shared.event) for check in checks]
             if self.settings.span_events
             else []
         )
@@ -431,7 +452,7 @@ class OtelEmitter(Emitter):
                 name=f"{n.GRADE_SPAN_PREFIX} {verdict.contract_id}",
                 start=now - max(0, verdict.duration_ns),
                 end=now,
-                chunks=(contract,),
+                chunks=contract,
                 extra=attrs,
                 events=events,
                 status_code=StatusCode.ERROR.value if failed else StatusCode.UNSET.value,
@@ -440,26 +461,25 @@ class OtelEmitter(Emitter):
         )
 
     def _emit_log_events(self, verdict: Verdict, now: int, checks: list[_Check]) -> None:
-        ids: dict[str, tuple[int, int]] = {}
-        pending = self._pending_logs
+        ids: dict[str | None, tuple[int, int]] = {}
+        append = self._pending_logs.append
+        event = n.EVALUATION_EVENT
         for check in checks:
-            result = check.result
-            span_id = next((s for s in result.span_ids if _SPAN_ID.match(s)), None)
-            span_id = span_id or verdict.root_span_id or ""
+            span_id = check.span_id or verdict.root_span_id
             pair = ids.get(span_id)
             if pair is None:
                 pair = ids[span_id] = _ids(verdict.trace_id, span_id) or (0, 0)
-            severity, severity_text = _SEVERITY[result.outcome]
-            pending.append(
+            shared = check.shared
+            append(
                 _LogItem(
-                    time=now,
-                    trace_id=pair[0],
-                    span_id=pair[1],
-                    severity=severity,
-                    severity_text=severity_text,
-                    event_name=n.EVALUATION_EVENT,
-                    chunks=check.log,
-                    extra=check.extra,
+                    now,
+                    pair[0],
+                    pair[1],
+                    shared.severity,
+                    shared.severity_text,
+                    event,
+                    shared.log,
+                    check.extra,
                 )
             )
 
@@ -536,22 +556,33 @@ def _call(fn: Callable[[], T], what: str) -> T | None:
         return None
 
 
-class _Check:
-    """One check's attributes: log form and span-event form (shared runs) and its own."""
+class _Shared:
+    """What every result with the same check, outcome and explanation emits alike."""
 
-    __slots__ = ("event", "extra", "log", "result")
+    __slots__ = ("event", "log", "severity", "severity_text")
 
     def __init__(
         self,
-        result: OracleResult,
-        log: tuple[Attrs, ...],
-        event: tuple[Attrs, ...],
-        extra: dict[str, Any] | None,
+        log: tuple[Attrs],
+        event: tuple[Attrs],
+        severity: SeverityNumber,
+        severity_text: str,
     ) -> None:
-        self.result = result
         self.log = log
         self.event = event
+        self.severity = severity
+        self.severity_text = severity_text
+
+
+class _Check:
+    """One result: its shared run, its own attributes, the span it points at."""
+
+    __slots__ = ("extra", "shared", "span_id")
+
+    def __init__(self, shared: _Shared, extra: dict[str, Any] | None, span_id: str | None) -> None:
+        self.shared = shared
         self.extra = extra
+        self.span_id = span_id
 
 
 def sdk_spans(batch: ItemBatch[_SpanItem]) -> list[ReadableSpan]:

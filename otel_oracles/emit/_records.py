@@ -113,9 +113,8 @@ class LogItem:
         "trace_id",
     )
 
-    def __init__(
+    def __init__(  # positional: one per result, the cheapest call
         self,
-        *,
         time: int,
         trace_id: int,
         span_id: int,
