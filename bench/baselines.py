@@ -63,22 +63,27 @@ def proto_parse(path: Path) -> int:
     return n
 
 
-def proto_walk(path: Path) -> int:
+def walk_request(body: bytes) -> int:
+    """Parse one ExportTraceServiceRequest and turn every resource's, span's and event's
+    attributes into dicts; the span count. Also the live receiver baseline's work."""
     n = 0
-    for body in length_prefixed(path):
-        req = ExportTraceServiceRequest()
-        req.ParseFromString(body)
-        for rs in req.resource_spans:
-            resource = {kv.key: any_value(kv.value) for kv in rs.resource.attributes}
-            for ss in rs.scope_spans:
-                for span in ss.spans:
-                    attrs = {kv.key: any_value(kv.value) for kv in span.attributes}
-                    events = [
-                        {kv.key: any_value(kv.value) for kv in ev.attributes} for ev in span.events
-                    ]
-                    n += 1
-            del resource, attrs, events
+    req = ExportTraceServiceRequest()
+    req.ParseFromString(body)
+    for rs in req.resource_spans:
+        resource = {kv.key: any_value(kv.value) for kv in rs.resource.attributes}
+        for ss in rs.scope_spans:
+            for span in ss.spans:
+                attrs = {kv.key: any_value(kv.value) for kv in span.attributes}
+                events = [
+                    {kv.key: any_value(kv.value) for kv in ev.attributes} for ev in span.events
+                ]
+                n += 1
+        del resource, attrs, events
     return n
+
+
+def proto_walk(path: Path) -> int:
+    return sum(walk_request(body) for body in length_prefixed(path))
 
 
 # ---- OTLP/JSON -----------------------------------------------------------------------------

@@ -12,6 +12,9 @@ emitting to a counting OTLP sink in its own process (bench/sink_proc.py):
    graded, spans refused == spans re-sent. ``threads`` runs the same with
    ``grading.processes: 0`` (grading on threads of the receiving process), side by side.
    ``receive`` runs it with a contract that selects nothing: the receive path's own cost.
+   ``baseline`` sends the same requests to bench/baseline_receiver.py (one aiohttp process
+   that decodes and walks every span into dicts, the issue's reference point) and the
+   summary prints the receiving core's spans per CPU-second as a ratio of it.
 2. **latency**: the same data paced at half the measured end-to-end rate; p50/p99 of the time
    from a trace's completion (end of its decision wait) to its verdict being exported, as the
    server measures it (``GET /stats``, ``latency_ms``).
@@ -225,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--connections", type=int, default=4)
     ap.add_argument("--contracts", type=Path, default=HERE / "contracts")
     ap.add_argument("--out", type=Path, default=HERE / "out" / "serve_load.json")
-    ap.add_argument("--phases", default="receive,throughput,threads,latency,memory",
+    ap.add_argument("--phases", default="baseline,receive,throughput,threads,latency,memory",
                     help="comma-separated subset to run (iterating on one figure)")  # fmt: skip
     ap.add_argument("--half-rate", type=float, default=None,
                     help="spans/s for the latency phase when throughput is not run")  # fmt: skip
@@ -240,6 +243,8 @@ def main(argv: list[str] | None = None) -> int:
     result: dict[str, Any] = {"traces": n_traces, "spans": spans, "requests": len(bodies),
                               "cpus": os.cpu_count(), "connections": args.connections}  # fmt: skip
     try:
+        if "baseline" in phases:
+            result["baseline_receiver"] = phase_baseline(bodies, args.connections)
         if "receive" in phases:
             result["receive_only"] = phase_receive_only(sink, bodies, n_traces, args.connections)
         if "throughput" in phases:
@@ -259,6 +264,16 @@ def main(argv: list[str] | None = None) -> int:
     tp = result.get("throughput", {})
     th = result.get("throughput_threads", {})
     ro = result.get("receive_only", {})
+    base = result.get("baseline_receiver", {}).get("spans_per_cpu_s")
+    if base and tp:
+        # The goal: >= 50k spans/s per receiving core where this baseline does 63-71k.
+        result["receiving_core_vs_baseline"] = round(tp["spans_per_receiving_cpu_s"] / base, 2)
+        args.out.write_text(json.dumps(result, indent=2) + "\n")
+    print(
+        f"baseline receiver (decode + walk into dicts): {base} spans per CPU-second; serve's "
+        f"receiving core with grading on: {result.get('receiving_core_vs_baseline')} x that",
+        file=sys.stderr,
+    )
     print(
         f"serve receive path alone: {ro.get('spans_per_receiving_cpu_s')} spans per CPU-second; "
         f"with grading: {tp.get('graded_spans_per_s')} spans/s graded end to end "
@@ -271,6 +286,24 @@ def main(argv: list[str] | None = None) -> int:
         file=sys.stderr,
     )
     return 0 if tp.get("zero_loss", True) else 1
+
+
+def phase_baseline(bodies: list[tuple[bytes, int]], connections: int) -> dict[str, Any]:
+    """The issue's reference receiver (bench/baseline_receiver.py: decode + walk into dicts,
+    one process, same framework and senders), for the side-by-side ratio."""
+    spans = sum(n for _, n in bodies)
+    proc = subprocess.Popen([sys.executable, str(HERE / "baseline_receiver.py")],
+                            stdout=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        port = int(json.loads(proc.stdout.readline())["port"])
+        cpu0, t0 = _cpu_of(proc.pid), time.perf_counter()
+        send_all(port, bodies, connections)
+        dt, cpu = time.perf_counter() - t0, _cpu_of(proc.pid) - cpu0
+    finally:
+        proc.kill()
+        proc.wait(10)
+    return {"received_spans_per_s": round(spans / dt), "spans_per_cpu_s": round(spans / cpu)}
 
 
 def phase_receive_only(sink: Sink, bodies: list[tuple[bytes, int]], n_traces: int,

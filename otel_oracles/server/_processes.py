@@ -272,6 +272,7 @@ class ProcessGrading:
     def _lost(self, w: _Worker) -> None:
         """The worker's pipe closed: count what it held as grading errors; replace it
         unless we are stopping."""
+        was_ready = w.ready.is_set()
         with self._lock:
             w.alive = False
             lost = list(w.inflight.values())
@@ -281,6 +282,9 @@ class ProcessGrading:
         w.stopped.set()
         w.ready.set()
         w.outbox.put(None)
+        w.process.join(5.0)  # reap it: a dead worker must not linger as a zombie
+        with contextlib.suppress(OSError):
+            w.conn.close()
         if lost:
             logger.error(
                 "grading worker %d exited with %d traces in hand (exit code %s)",
@@ -288,7 +292,8 @@ class ProcessGrading:
             )  # fmt: skip
         for ready in lost:
             self._on_crash(ready)
-        if stopping or not w.ready.is_set() or w.failure:
+        if stopping or not was_ready or w.failure:
+            # A worker that never started would fail again: start() reports it instead.
             return
         self.restarts += 1
         replacement = self._spawn(w.index)

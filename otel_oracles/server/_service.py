@@ -195,7 +195,7 @@ class GradingServer:
             what = "starting" if self._state == "new" else "shutting down"
             raise Draining(f"server is {what}", self.settings.assembly.retry_after)
         spans, logs, ignored, problems = self._decode(body, content_type, signal)
-        is_own = self._is_own
+        is_own = self._own_checker()
         own = 0
         if any(map(is_own, spans)):
             kept = [s for s in spans if not is_own(s)]
@@ -237,6 +237,22 @@ class GradingServer:
                 "not regraded); raise assembly.decision_wait if this is frequent"
             )
         return Accepted(rejected=adm.rejected + ignored, message="; ".join(messages))
+
+    def _own_checker(self) -> Callable[[SpanRecord | LogRecord], bool]:
+        """``is_own`` decided once per (resource, scope) of a request: the records of one
+        ``ResourceSpans`` share their resource mapping, and reading ``service.name`` from it
+        for every span was ~5% of the receiving process's CPU."""
+        is_own = self._is_own
+        seen: dict[tuple[int, str], bool] = {}
+
+        def check(record: SpanRecord | LogRecord) -> bool:
+            key = (id(record.resource), record.scope_name)
+            verdict = seen.get(key)
+            if verdict is None:
+                verdict = seen[key] = is_own(record)
+            return verdict
+
+        return check
 
     async def _sweep_forever(self) -> None:
         interval = self.settings.assembly.sweep_interval
