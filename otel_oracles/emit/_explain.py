@@ -123,17 +123,20 @@ _CACHE: dict[tuple[Any, ...], str] = {}
 _CACHE_MAX = 4096
 
 
-def explain(result: OracleResult, mode: ExplainMode = "template") -> str:
-    """The ``gen_ai.evaluation.explanation`` for ``result`` under ``mode``."""
+def explain_key(result: OracleResult, mode: ExplainMode = "template") -> tuple[Any, ...] | None:
+    """Everything ``explain(result, mode)`` depends on, as a dict key (it includes the
+    check's name, type and outcome); None when the text is not cached (``full`` mode, odd
+    detail keys). Lets a caller keep what it derives from the text under this key and skip
+    ``explain`` for results it has seen."""
     if mode == "full":
-        return _cap(result.message, MAX_FULL_EXPLANATION_CHARS)
+        return None
     # The text depends on a few small fields and on the detail values the template may
     # show (a pass shows none): results repeat across traces, and the secret-shape regexes
     # are worth not rerunning for each.
     shown = _shown_details(result.details) if result.outcome is not Outcome.PASS else ()
     if shown is None:
-        return _template(result)
-    key = (
+        return None
+    return (
         result.name,
         result.oracle_type,
         result.outcome,
@@ -142,6 +145,15 @@ def explain(result: OracleResult, mode: ExplainMode = "template") -> str:
         tuple(result.step_indexes[: MAX_LIST_ITEMS + 1]),
         shown,
     )
+
+
+def explain(result: OracleResult, mode: ExplainMode = "template") -> str:
+    """The ``gen_ai.evaluation.explanation`` for ``result`` under ``mode``."""
+    if mode == "full":
+        return _cap(result.message, MAX_FULL_EXPLANATION_CHARS)
+    key = explain_key(result, mode)
+    if key is None:
+        return _template(result)
     text = _CACHE.get(key)
     if text is None:
         text = _template(result)

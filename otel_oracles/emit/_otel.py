@@ -60,7 +60,7 @@ from opentelemetry.trace.status import Status, StatusCode
 
 from otel_oracles.emit import _names as n
 from otel_oracles.emit._base import EmitResult, Emitter, GradedPair
-from otel_oracles.emit._explain import error_type, explain, safe_identifier
+from otel_oracles.emit._explain import error_type, explain, explain_key, safe_identifier
 from otel_oracles.emit._metrics import GraderMetrics, generation_labels
 from otel_oracles.emit._records import Attrs, ItemBatch, accepts_items, merged
 from otel_oracles.emit._records import EventItem as _EventItem
@@ -324,21 +324,27 @@ class OtelEmitter(Emitter):
         log forms: one run shared by every result with the same check, outcome and
         explanation (contract, name, type, layer, score, outcome, explanation), plus the
         result's own few values (budget numbers, step indexes, span ids)."""
-        outcome = result.outcome
-        explanation = explain(result, self.settings.explain)
-        key = (
+        mode = self.settings.explain
+        # Keyed by what the explanation depends on when it is a cached template (no need to
+        # render it again), else by the text itself.
+        ekey = explain_key(result, mode)
+        explanation = explain(result, mode) if ekey is None else None
+        key: tuple[Any, ...] = (
             verdict.contract_id,
             verdict.contract_version,
             verdict.contract_hash,
-            result.name,
-            result.oracle_type,
             result.layer,
-            outcome,
             result.passed,
+            ekey,
             explanation,
         )
+        if ekey is None:  # ekey names the check, outcome and error type; the text does not
+            error = error_type(result) if result.outcome is Outcome.ERROR else None
+            key += (result.name, result.oracle_type, result.outcome, error)
         shared = self._shared.get(key)
         if shared is None:
+            if explanation is None:
+                explanation = explain(result, mode)
             shared = self._shared_check(verdict, result, explanation)
             if len(self._shared) >= _MAX_SHARED:  # explanations repeat (templates)
                 self._shared.clear()
@@ -668,9 +674,11 @@ def _any_span_id(verdict: Verdict) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=4096)
 def _ids(trace_id: str | None, span_id: str | None) -> tuple[int, int] | None:
     """The graded span's ids (a remote, sampled parent), or None when they are unusable
-    (an AgentBench trajectory has none: the grade span then starts its own trace)."""
+    (an AgentBench trajectory has none: the grade span then starts its own trace). Cached:
+    a trace's verdicts and results point at the same few spans."""
     if not trace_id or not span_id:
         return None
     t, s = trace_id.lower(), span_id.lower()

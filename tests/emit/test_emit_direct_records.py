@@ -185,3 +185,46 @@ def test_direct_list_attributes_are_what_upb_writes(values: list[Any]) -> None:
 @pytest.mark.parametrize("values", [[-1, 2], [1, "a"], [True, 1], ["a", 1], [1.5]])
 def test_direct_list_attributes_leave_other_lists_to_upb(values: list[Any]) -> None:
     assert _list_field(b"\x32", "k", values) is None
+
+
+@pytest.mark.parametrize("explain", ["template", "full"])
+def test_results_differing_only_in_what_they_say_emit_their_own_values(
+    monkeypatch: pytest.MonkeyPatch, explain: str
+) -> None:
+    """The shared attribute runs are keyed by everything they hold: same check, same
+    message, different error type or shown detail must not borrow each other's run, also
+    when the caches are cleared as they fill."""
+    from otel_oracles.emit import _names as n
+    from otel_oracles.emit import _otel
+
+    monkeypatch.setattr(_otel, "_MAX_SHARED", 2)
+
+    def errored(error: str, tool: str) -> OracleResult:
+        return OracleResult(
+            contract_id="c",
+            contract_version=1,
+            oracle_type="tool_not_called",
+            name="n",
+            outcome=Outcome.ERROR,
+            passed=False,
+            message="the same message",
+            details={"error.type": error, "tool": tool},
+        )
+
+    foreign = _Foreign()
+    emitter = OtelEmitter(
+        span_exporters=[foreign],
+        log_exporters=[foreign],
+        settings=EmitSettings(explain=explain, metrics=False),
+    )
+    trajectory = make_trajectory()
+    variants = [("KeyError", "a"), ("ValueError", "a"), ("KeyError", "b")] * 2
+    results = [errored(e, t) for e, t in variants]
+    assert emitter.export([(make_verdict(trajectory, results), trajectory)]) is EmitResult.SUCCESS
+    emitter.shutdown()
+    (logs,) = foreign.logs
+    got = [(r.log_record.attributes[n.ERROR_TYPE], r.log_record.attributes) for r in logs]
+    assert [g[0] for g in got] == [e for e, _ in variants]
+    if explain == "template":
+        texts = [a[n.EVALUATION_EXPLANATION] for _, a in got]
+        assert ["tool=a" in t for t in texts] == [t == "a" for _, t in variants]
