@@ -209,6 +209,14 @@ class ProcessGrading:
             self.flush_metrics()
         return True
 
+    def tick(self) -> None:
+        """Every sweep: record the workers' counts once they are ``_METRICS_EVERY_S`` old,
+        so a quiet period after a burst does not leave them unrecorded."""
+        if self._tally is None or time.monotonic() - self._tally_flushed < _METRICS_EVERY_S:
+            return
+        with self._tally_lock:
+            self.flush_metrics()
+
     def flush_metrics(self) -> None:
         """Record the counts received so far (callers hold ``_tally_lock``)."""
         if self._tally is not None:

@@ -76,21 +76,22 @@ def test_workers_grade_and_export_while_metrics_come_from_one_process(
         spans = grade_spans(sink)
         assert {t for t in ids if spans[t]["otel_oracles.verdict"] == "fail"} == set(bad)
         assert sink.log_records(), "evaluation events reach the sink from the workers"
+        # Counted while running (not only at shutdown), once per trace: workers send their
+        # counts and the receiving process records them (periodic export every 0.5 s).
+        wait_until(lambda: verdicts_counted(sink) == len(ids), timeout=15, what="metrics")
     finally:
         assert serve.stop() == 0
-    # After the drain, the receiving process pushed the final metrics: one series per
-    # (contract, verdict), counting every trace exactly once.
-    points = [
-        (attrs, p.as_int)
-        for m in sink.metrics("otel_oracles.grade.traces")
-        for attrs, p in m.points()
-    ]
-    assert points, "verdict counts reach the sink"
-    last: dict[tuple[tuple[str, object], ...], int] = {}
-    for attrs, value in points:
-        last[tuple(sorted(attrs.items()))] = value  # cumulative: the latest value wins
     # Two processes exporting the same series would overwrite each other's counts here.
-    assert sum(last.values()) == len(ids), last
+    assert verdicts_counted(sink) == len(ids)
+
+
+def verdicts_counted(sink: OtlpSink) -> int:
+    """Sum over series of the latest cumulative ``otel_oracles.grade.traces`` values."""
+    last: dict[tuple[tuple[str, object], ...], int] = {}
+    for m in sink.metrics("otel_oracles.grade.traces"):
+        for attrs, point in m.points():
+            last[tuple(sorted(attrs.items()))] = point.as_int
+    return sum(last.values())
 
 
 def test_slow_check_in_one_worker_does_not_stall_the_others(tmp_path: Path, sink: OtlpSink) -> None:
