@@ -9,6 +9,7 @@ what "the arguments match" means, and ``tool_retries``, ``tool_errors`` and
 from __future__ import annotations
 
 import fnmatch
+import functools
 import json
 import re
 from collections import Counter
@@ -77,6 +78,13 @@ def glob_any(name: str | None, patterns: Iterable[str]) -> str | None:
     """The first glob in ``patterns`` matching ``name`` (case-sensitive), else ``None``."""
     if name is None:
         return None
+    return _first_glob(name, tuple(patterns))
+
+
+@functools.lru_cache(maxsize=4096)
+def _first_glob(name: str, patterns: tuple[str, ...]) -> str | None:
+    # Remembered per (tool name, globs): a contract's few globs meet the same few tool
+    # names on every trace, and matching is pure.
     return next((p for p in patterns if fnmatch.fnmatchcase(name, p)), None)
 
 
