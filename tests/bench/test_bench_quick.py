@@ -146,3 +146,27 @@ def test_quick_mode_prints_every_goal_line(tmp_path: Path) -> None:
     assert "baseline proto_walk" in proc.stdout
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["manifest"]["spans"] > 0
+
+
+def test_serve_load_quick_runs_every_phase_with_zero_loss(tmp_path: Path) -> None:
+    """bench/serve_load.py against real serve subprocesses (worker processes and threads),
+    the baseline receiver and a sink: every figure is produced and nothing is lost."""
+    out = tmp_path / "serve_load.json"
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / "serve_load.py"), "--quick", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads(out.read_text())
+    for mode in ("throughput", "throughput_threads"):
+        assert result[mode]["zero_loss"] is True, result[mode]
+        assert result[mode]["traces_graded"] == result["traces"]
+    assert result["throughput"]["workers_cpu_s"] > 0, "worker processes did the grading"
+    assert result["throughput_threads"]["workers_cpu_s"] == 0
+    assert result["baseline_receiver"]["spans_per_cpu_s"] > 0
+    assert result["receiving_core_vs_baseline"] > 0
+    assert result["latency_at_half_load"]["p99"] is not None
+    assert result["memory"]["buffered_spans"] == result["spans"]
+    assert "receiving core with grading on" in proc.stderr
