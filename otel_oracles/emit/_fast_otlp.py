@@ -8,6 +8,11 @@ each ``(key, value)`` pair is encoded once and the cached ``KeyValue`` is copied
 upb) into every later message; resources and scopes are grouped by identity and encoded
 once per request.
 
+The emitter's own records (``_records``: grade spans and evaluation log records whose
+attributes are shared runs) are encoded without SDK objects at all (``span_items_bytes``,
+``log_items_bytes``): each run's bytes, and a span event's whole frame but its time, are
+written once and copied into every record that shares it.
+
 The output is the message the SDK's ``encode_spans``/``encode_logs`` build for the same
 records (``tests/emit/test_emit_fast_encoding.py`` holds them equal on the installed SDK
 and checks what a real receiver decoded). Transport, endpoint, headers, TLS, compression,

@@ -275,6 +275,7 @@ class OtelEmitter(Emitter):
                     ok &= self._ship_spans()
                 if len(self._pending_logs) >= batch:
                     ok &= self._ship_logs()
+            self._last_labels = None  # holds no trajectory between calls
             if tally is not None:
                 tally.flush()
             ok &= self._ship_spans()
