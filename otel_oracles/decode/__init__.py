@@ -13,7 +13,16 @@ from otel_oracles.decode._batch import DecodedBatch
 from otel_oracles.decode._files import read_paths
 from otel_oracles.decode._gc import bulk_ingest_gc
 from otel_oracles.decode._json_fast import decode_json_bytes
-from otel_oracles.decode._proto import Signal, decode_proto, warn_if_slow_backend
+from otel_oracles.decode._proto import (
+    BodySpan,
+    RequestBody,
+    Signal,
+    WireSpan,
+    decode_proto,
+    record_in_body,
+    spans_in_body,
+    warn_if_slow_backend,
+)
 from otel_oracles.decode.config import DEFAULT_MAX_MESSAGE_BYTES
 from otel_oracles.errors import InputError
 
@@ -58,11 +67,16 @@ def decode(
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
+    "BodySpan",
     "DecodedBatch",
     "InputError",
+    "RequestBody",
     "Signal",
+    "WireSpan",
     "bulk_ingest_gc",
     "decode",
     "read_paths",
+    "record_in_body",
+    "spans_in_body",
     "warn_if_slow_backend",
 ]

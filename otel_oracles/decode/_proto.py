@@ -7,8 +7,9 @@ from it does (a few hundred bytes per span, far less than the equivalent Python 
 
 from __future__ import annotations
 
+import itertools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from google.protobuf.internal import api_implementation
@@ -109,50 +110,108 @@ class PbSpanRecord(SpanRecord):
         )
 
 
+class RequestBody:
+    """One protobuf request body, shared by the ``WireSpan``s decoded from it; ``id``
+    names it between processes (a grading worker receives each body once)."""
+
+    __slots__ = ("__weakref__", "id", "payload", "shipped")
+    _ids = itertools.count()
+
+    def __init__(self, payload: bytes) -> None:
+        self.id = next(RequestBody._ids)
+        self.payload = payload
+        self.shipped = False
+
+
 class WireSpan:
-    """Just what assembly reads of a span (ids, end time, origin), plus its upb span.
+    """Just what assembly reads of a span (ids, end time, origin) and where it is: its
+    request body and its position there (counting every span of the body in order).
 
     Why: a receiving process that hands traces to grading worker processes never reads a
-    span's attributes, events or links; building the full record costs it more than
-    parsing the request did. Pickled, a ``WireSpan`` becomes the full ``SpanRecord`` in the
-    process that unpickles it (``span_from_wire``), exactly as ``traces_batch`` builds it.
+    span's attributes, events or links. Building full records cost it more than parsing
+    the request, and serializing each span again to ship it about as much; instead the
+    body goes to a worker once and spans travel as (body, position). The parsed message is
+    not kept: a buffered span costs its share of the raw body plus this object.
+    ``resource`` holds only the resource's ``service.name`` (all the receiving process
+    reads of it, to recognise its own telemetry). Pickled on its own, a ``WireSpan``
+    becomes the full ``SpanRecord`` (``span_in_body``).
     """
 
     __slots__ = (
-        "_pb",
+        "body",
         "end_ns",
+        "index",
         "parent_span_id",
         "resource",
         "scope_name",
-        "scope_version",
         "span_id",
         "trace_id",
     )
 
     def __init__(
         self,
-        span: Any,
+        body: RequestBody,
+        index: int,
         trace_id: str,
         span_id: str,
         parent: str,
-        resource: Any,
+        end_ns: int,
+        resource: Mapping[str, Any],
         scope_name: str,
-        scope_version: str,
     ) -> None:
+        self.body = body
+        self.index = index
         self.trace_id = trace_id
         self.span_id = span_id
         self.parent_span_id = parent
-        self.end_ns = span.end_time_unix_nano
+        self.end_ns = end_ns
         self.resource = resource
         self.scope_name = scope_name
-        self.scope_version = scope_version
-        self._pb = span
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (
-            span_from_wire,
-            (self._pb.SerializeToString(), self.resource, self.scope_name, self.scope_version),
-        )
+        return (span_in_body, (self.body.payload, self.index))
+
+
+BodySpan = tuple[Any, Any, str, str]
+"""(upb span, resource attributes, scope name, scope version) of one span of a body."""
+
+
+def spans_in_body(payload: bytes) -> list[BodySpan]:
+    """Every span of a (previously accepted) request body, in ``WireSpan.index`` order."""
+    message = parse(payload, "traces")
+    out: list[BodySpan] = []
+    for rs in message.resource_spans:
+        resource = PbAttributes(rs.resource.attributes) if rs.resource.attributes else EMPTY
+        for ss in rs.scope_spans:
+            name, version = ss.scope.name, ss.scope.version
+            out.extend((span, resource, name, version) for span in ss.spans)
+    return out
+
+
+def record_in_body(entry: BodySpan) -> SpanRecord:
+    """The record ``traces_batch`` made of that span (ids and enums checked then)."""
+    span, resource, scope_name, scope_version = entry
+    kind = span.kind
+    code, message = (span.status.code, span.status.message) if span.HasField("status") else (0, "")
+    parent = span.parent_span_id
+    return _record(
+        span,
+        span.trace_id.hex(),
+        span.span_id.hex(),
+        parent.hex() if parent else "",
+        kind if 0 <= kind <= _MAX_KIND else 0,
+        code if 0 <= code <= _MAX_STATUS else 0,
+        message,
+        resource,
+        scope_name,
+        scope_version,
+    )
+
+
+def span_in_body(payload: bytes, index: int) -> SpanRecord:
+    """One span of a body as a full record (``WireSpan.__reduce__``; the grading workers
+    keep each body's ``spans_in_body`` instead of parsing it per span)."""
+    return record_in_body(spans_in_body(payload)[index])
 
 
 def span_from_wire(
@@ -161,20 +220,7 @@ def span_from_wire(
     """The record ``PbSpanRecord.__reduce__`` describes (ids and enums already checked)."""
     span = LeanSpan()
     span.ParseFromString(payload)
-    kind = span.kind
-    code, message = (span.status.code, span.status.message) if span.HasField("status") else (0, "")
-    return _record(
-        span,
-        span.trace_id.hex(),
-        span.span_id.hex(),
-        span.parent_span_id.hex(),
-        kind if 0 <= kind <= _MAX_KIND else 0,
-        code if 0 <= code <= _MAX_STATUS else 0,
-        message,
-        resource,
-        scope_name,
-        scope_version,
-    )
+    return record_in_body((span, resource, scope_name, scope_version))
 
 
 def _record(
@@ -219,19 +265,24 @@ def _record(
     return record
 
 
-def traces_batch(message: Any, for_transfer: bool = False) -> DecodedBatch:
-    """Span records of a parsed (lean) ExportTraceServiceRequest / TracesData; with
-    ``for_transfer``, ``WireSpan``s (see there) after the same checks."""
+def traces_batch(message: Any, body: RequestBody | None = None) -> DecodedBatch:
+    """Span records of a parsed (lean) ExportTraceServiceRequest / TracesData; given the
+    request ``body``, ``WireSpan``s (see there) after the same checks."""
     batch = DecodedBatch()
-    # WireSpans stand in for records when for_transfer (the caller only assembles them).
+    # WireSpans stand in for records for a body (the caller only assembles them).
     append: Callable[[Any], None] = batch.spans.append
+    index = -1
     for ri, rs in enumerate(message.resource_spans):
         resource = PbAttributes(rs.resource.attributes) if rs.resource.attributes else EMPTY
+        if body is not None:
+            service = resource.get("service.name")
+            resource = EMPTY if service is None else {"service.name": service}
         for si, ss in enumerate(rs.scope_spans):
             scope = ss.scope
             scope_name = scope.name
             scope_version = scope.version
             for pi, span in enumerate(ss.spans):
+                index += 1
                 trace_id = span.trace_id
                 span_id = span.span_id
                 parent = span.parent_span_id
@@ -260,16 +311,17 @@ def traces_batch(message: Any, for_transfer: bool = False) -> DecodedBatch:
                             f"unknown StatusCode {code}; read as STATUS_CODE_UNSET"
                         )
                         code = 0
-                if for_transfer:
+                if body is not None:
                     append(
                         WireSpan(
-                            span,
+                            body,
+                            index,
                             trace_id.hex(),
                             span_id.hex(),
                             parent.hex() if parent else "",
+                            span.end_time_unix_nano,
                             resource,
                             scope_name,
-                            scope_version,
                         )
                     )
                     continue
@@ -346,4 +398,6 @@ def decode_proto(
     """Decode one protobuf request body of the given signal (``for_transfer``: see
     ``WireSpan``)."""
     message = parse(payload, signal)
-    return logs_batch(message) if signal == "logs" else traces_batch(message, for_transfer)
+    if signal == "logs":
+        return logs_batch(message)
+    return traces_batch(message, RequestBody(payload) if for_transfer else None)

@@ -14,32 +14,42 @@ data) and the receiving process, which owns the one meter provider, records them
 
 Protocol, one duplex pipe per worker (``multiprocessing`` connections, pickled tuples)::
 
-    parent -> worker  ("grade", [(token, trace_id, spans, logs, reason)]) | ("stop", timeout)
+    parent -> worker  ("body", id, bytes) | ("grade", [(token, trace_id, spans, logs, reason)])
+                      | ("drop", id) | ("stop", timeout)
     worker -> parent  ("ready",) | ("graded", [(token, [verdict])], tally) | ("crashed", token)
                       | ("stopped",)
 
-Spans cross as ``SpanRecord``s; their lazy attribute views pickle as plain dicts. Results are
-reported per exported batch, not per request, so a slow trace never holds back the others
-sent with it. A worker that dies (killed, out of memory) has its traces counted as grading
-errors and is replaced; a worker whose parent dies sees its pipe close and exits.
+Protobuf spans are ``decode.WireSpan``s in the receiving process: a worker is sent each
+request body once (before the first trace that needs it), parses it, and reads spans by
+position (``_span_in_body``); when the receiving process drops its last span of a body, the
+workers that have it are told to forget it. So the receiving process never serializes a
+span again, and a worker parses each body once. Other records (OTLP/JSON, log records)
+travel pickled, their lazy attribute views as plain dicts. Results are reported per exported
+batch, not per request, so a slow trace never holds back the others sent with it. A worker
+that dies (killed, out of memory) has its traces counted as grading errors and is replaced;
+a worker whose parent dies sees its pipe close and exits.
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import logging
 import multiprocessing
 import os
+import pickle
 import queue
 import signal
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
 
 from otel_oracles.assemble.online import ReadyTrace
+from otel_oracles.decode import BodySpan, RequestBody, WireSpan, record_in_body, spans_in_body
 
 if TYPE_CHECKING:
     from otel_oracles.emit import GraderMetrics
@@ -66,6 +76,8 @@ class _Worker:
     ready: threading.Event = field(default_factory=threading.Event)
     stopped: threading.Event = field(default_factory=threading.Event)
     failure: str = ""
+    bodies: set[int] = field(default_factory=set)
+    """Ids of the request bodies this worker holds (sent, not yet dropped)."""
 
 
 class ProcessGrading:
@@ -104,6 +116,7 @@ class ProcessGrading:
         self._tally = metrics.tally() if metrics is not None else None
         self._tally_lock = threading.Lock()
         self._tally_flushed = time.monotonic()
+        self._bodies_lock = threading.Lock()
 
     # ---- lifecycle ------------------------------------------------------------------------
 
@@ -166,6 +179,12 @@ class ProcessGrading:
     def inflight(self) -> int:
         with self._lock:
             return sum(len(w.inflight) for w in self._workers)
+
+    @property
+    def bodies_held(self) -> int:
+        """Request bodies the workers hold for spans this process has not released."""
+        with self._bodies_lock:
+            return sum(len(w.bodies) for w in self._workers)
 
     def free_slots(self) -> int:
         with self._lock:
@@ -233,9 +252,44 @@ class ProcessGrading:
             if msg is None:
                 return
             try:
-                w.conn.send(msg)
+                if msg[0] == "grade":
+                    for body_id, payload in self._bodies_to_send(w, msg[1]):
+                        w.conn.send(("body", body_id, payload))
+                    w.conn.send_bytes(_dumps(msg))
+                else:
+                    w.conn.send(msg)
             except (OSError, ValueError):
                 return  # the receive loop sees the worker gone and accounts for it
+            # Our references go here; a body whose last span this was is dropped now.
+            del msg
+
+    def _bodies_to_send(self, w: _Worker, items: list[tuple[Any, ...]]) -> list[tuple[int, bytes]]:
+        """(id, payload) of the bodies the spans of ``items`` live in that ``w`` does not
+        hold yet (not the bodies themselves: a reference left in a loop variable would
+        keep the last one alive)."""
+        new: dict[int, RequestBody] = {}
+        held = w.bodies
+        for item in items:
+            for span in item[2]:
+                if type(span) is WireSpan and span.body.id not in held:
+                    new[span.body.id] = span.body
+        if new:
+            with self._bodies_lock:
+                held.update(new)
+            for body in new.values():
+                if not body.shipped:
+                    body.shipped = True
+                    done = weakref.finalize(body, self._body_released, body.id)
+                    done.atexit = False
+        return [(body.id, body.payload) for body in new.values()]
+
+    def _body_released(self, body_id: int) -> None:
+        """The receiving process holds no span of this body any more (any thread)."""
+        with self._bodies_lock:
+            for w in list(self._workers):
+                if body_id in w.bodies:
+                    w.bodies.discard(body_id)
+                    w.outbox.put(("drop", body_id))
 
     def _receive_loop(self, w: _Worker) -> None:
         try:
@@ -311,7 +365,30 @@ class ProcessGrading:
             self._workers[self._workers.index(w)] = replacement
 
 
+class _WirePickler(pickle.Pickler):
+    """Pickles a ``WireSpan`` as (body id, position): the worker holds the body."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        if type(obj) is WireSpan:
+            return _span_in_body, (obj.body.id, obj.index)
+        return NotImplemented
+
+
+def _dumps(msg: tuple[Any, ...]) -> memoryview:
+    buf = io.BytesIO()
+    _WirePickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(msg)
+    return buf.getbuffer()
+
+
 # ---- the worker process -------------------------------------------------------------------
+
+_BODIES: dict[int, list[BodySpan]] = {}
+"""In a worker: the request bodies it was sent, parsed, by id (until the parent drops them)."""
+
+
+def _span_in_body(body_id: int, index: int) -> Any:
+    """Unpickling a ``WireSpan`` in a worker: the full record, from the body sent before."""
+    return record_in_body(_BODIES[body_id][index])
 
 
 def worker_main(
@@ -346,7 +423,11 @@ def worker_main(
                 msg = conn.recv()
             except (EOFError, OSError):
                 break
-            if msg[0] == "grade":
+            if msg[0] == "body":
+                _BODIES[msg[1]] = spans_in_body(msg[2])
+            elif msg[0] == "drop":
+                _BODIES.pop(msg[1], None)
+            elif msg[0] == "grade":
                 backend.submit(
                     [
                         _WorkerTrace(trace_id, spans, logs, reason, 0.0, token=token)

@@ -59,6 +59,8 @@ class GradingBackend(Protocol):
 
     @property
     def inflight(self) -> int: ...
+    @property
+    def bodies_held(self) -> int: ...
     def start(self) -> None: ...
     def free_slots(self) -> int: ...
     def submit(self, traces: list[ReadyTrace]) -> None: ...
@@ -286,6 +288,7 @@ class GradingServer:
         s.grading_inflight = self.backend.inflight
         s.grading_processes = self.backend.processes
         s.worker_restarts = self.backend.restarts
+        s.worker_request_bodies = self.backend.bodies_held
         if self._metrics is not None and s.buffered_traces != self._published_buffered:
             self._metrics.buffered_traces_changed(s.buffered_traces - self._published_buffered)
             self._published_buffered = s.buffered_traces

@@ -79,6 +79,9 @@ def test_workers_grade_and_export_while_metrics_come_from_one_process(
         # Counted while running (not only at shutdown), once per trace: workers send their
         # counts and the receiving process records them (periodic export every 0.5 s).
         wait_until(lambda: verdicts_counted(sink) == len(ids), timeout=15, what="metrics")
+        # Workers were sent the request bodies and forget them once nothing needs them.
+        wait_until(lambda: serve.get("/stats")[1]["worker_request_bodies"] == 0, what="drops")
+        assert serve.get("/stats")[1]["received"]["http.traces"] == 8 * 3 + 4
     finally:
         assert serve.stop() == 0
     # Two processes exporting the same series would overwrite each other's counts here.
