@@ -143,8 +143,14 @@ def test_own_exporters_say_what_the_sdk_objects_say(
     ]
     # Posted in shipping order; compare as multisets of requests per signal.
     assert sorted(posted) == sorted(expected_wire)
-    assert grpc_spans.requests == [encode_spans(b) for b in span_batches]
-    assert grpc_logs.requests == [encode_logs(b) for b in log_batches]
+    # The gRPC stub takes the encoded request as it is (no parse and re-serialize).
+    assert grpc_spans.bytes_in and grpc_logs.bytes_in
+    assert [type(encode_spans([])).FromString(r) for r in grpc_spans.requests] == [
+        encode_spans(b) for b in span_batches
+    ]
+    assert [type(encode_logs([])).FromString(r) for r in grpc_logs.requests] == [
+        encode_logs(b) for b in log_batches
+    ]
     lines = (tmp_path / "results.jsonl").read_bytes().splitlines()
     expected_lines = [spans_json(b) for b in span_batches] + [logs_json(b) for b in log_batches]
     assert sorted(lines) == sorted(expected_lines)
@@ -228,3 +234,26 @@ def test_results_differing_only_in_what_they_say_emit_their_own_values(
     if explain == "template":
         texts = [a[n.EVALUATION_EXPLANATION] for _, a in got]
         assert ["tool=a" in t for t in texts] == [t == "a" for _, t in variants]
+
+
+def test_grpc_stub_takes_bytes_after_a_reconnect_and_falls_back_without_internals(
+    monkeypatch: pytest.MonkeyPatch, sink: Any
+) -> None:
+    from otel_oracles.emit._fast_grpc import _take_bytes
+
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", sink.grpc_endpoint)
+    foreign = _Foreign()
+    emitter = OtelEmitter(span_exporters=[foreign], settings=EmitSettings(metrics=False))
+    trajectory = make_trajectory()
+    assert emitter.export([(make_verdict(trajectory), trajectory)]) is EmitResult.SUCCESS
+    (spans,) = foreign.spans
+    exporter = FastGrpcSpanExporter()
+    exporter._initialize_channel_and_stub()  # what the SDK does on UNAVAILABLE
+    assert exporter.export(spans) is SpanExportResult.SUCCESS
+    exporter.shutdown()
+    (received,) = sink.requests("traces")
+    assert received.request == encode_spans(spans)
+    # Without the SDK internals the stub stays the SDK's, fed a message.
+    assert not _take_bytes(object(), "/x", object())
+    exporter.bytes_in = False
+    assert exporter._translate_data(spans) == encode_spans(spans)

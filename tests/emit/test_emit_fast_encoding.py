@@ -123,6 +123,9 @@ def test_build_emitter_uses_the_fast_exporters(monkeypatch: pytest.MonkeyPatch) 
             # The installed SDK has the internals the HTTP fast path needs; an upgrade that
             # removes them falls back to the SDK's own export and fails here to say so.
             assert emitter._span_exporters[0].fast and emitter._log_exporters[0].fast
+        else:
+            # Likewise the gRPC stub that takes encoded requests as they are.
+            assert emitter._span_exporters[0].bytes_in and emitter._log_exporters[0].bytes_in
         emitter.shutdown()
 
 
