@@ -37,8 +37,9 @@ DEFAULT_DECISION_WAIT_S = 10.0
 DEFAULT_MAX_TRACE_AGE_S = 300.0
 DEFAULT_MAX_TRACES = 10_000
 DEFAULT_MAX_SPANS_PER_TRACE = 5_000
-# About 4 KB of RSS per buffered GenAI span (bench/serve_load.py; the decoder keeps the request
-# bytes and reads attributes lazily) -> ~1 GB at most, plus ~150 MB for the process itself.
+# About 2.2 KB of RSS per buffered GenAI span with worker processes (the receiving process keeps
+# the raw request bodies and a small record per span), ~4 KB with grading on threads (parsed
+# requests, attributes read lazily); bench/serve_load.py -> 0.55-1 GB at most, plus ~100 MB.
 DEFAULT_MAX_BUFFERED_SPANS = 250_000
 DEFAULT_DECISION_CACHE_SIZE = 100_000
 DEFAULT_RETRY_AFTER_S = 1.0
