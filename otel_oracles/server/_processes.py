@@ -116,7 +116,8 @@ class ProcessGrading:
         self._tally = metrics.tally() if metrics is not None else None
         self._tally_lock = threading.Lock()
         self._tally_flushed = time.monotonic()
-        self._bodies_lock = threading.Lock()
+        # Re-entrant: a finalizer may run on a thread that holds it (a span freed there).
+        self._bodies_lock = threading.RLock()
 
     # ---- lifecycle ------------------------------------------------------------------------
 
