@@ -509,12 +509,6 @@ class Encoder:
             encoded.append(_field(_SCOPE_ITEMS, b"".join(parts)))
         return self._item_request(batch, encoded)
 
-    def log_items(self, batch: ItemBatch[LogItem]) -> ExportLogsServiceRequest:
-        request: ExportLogsServiceRequest = ExportLogsServiceRequest.FromString(
-            self.log_items_bytes(batch)
-        )
-        return request
-
     def span_items_bytes(self, batch: ItemBatch[SpanItem]) -> bytes:
         """The serialized ``ExportTraceServiceRequest`` for the emitter's grade spans: the
         bytes ``spans_bytes`` writes for the SDK spans they stand for."""
@@ -569,9 +563,3 @@ class Encoder:
                 held = chunk.encoded[key] = (head, tail)
             out.append(held[0] + _FIXED64(event.time) + held[1])
         return out
-
-    def span_items(self, batch: ItemBatch[SpanItem]) -> ExportTraceServiceRequest:
-        request: ExportTraceServiceRequest = ExportTraceServiceRequest.FromString(
-            self.span_items_bytes(batch)
-        )
-        return request
