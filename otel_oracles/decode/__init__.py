@@ -7,24 +7,26 @@ See ``docs/ingest.md`` for the accepted formats and the bad-input rules.
 
 from __future__ import annotations
 
+from typing import cast
+
 import orjson
 
 from otel_oracles.decode._batch import DecodedBatch
 from otel_oracles.decode._files import read_paths
 from otel_oracles.decode._gc import bulk_ingest_gc
 from otel_oracles.decode._json_fast import decode_json_bytes
-from otel_oracles.decode._proto import (
+from otel_oracles.decode._proto import Signal, decode_proto, warn_if_slow_backend
+from otel_oracles.decode._transfer import (
     BodySpan,
     RequestBody,
-    Signal,
     WireSpan,
-    decode_proto,
+    json_for_transfer,
     record_in_body,
     spans_in_body,
-    warn_if_slow_backend,
 )
 from otel_oracles.decode.config import DEFAULT_MAX_MESSAGE_BYTES
 from otel_oracles.errors import InputError
+from otel_oracles.model.span import SpanRecord
 
 PROTOBUF_CONTENT_TYPES = frozenset({"application/x-protobuf", "application/protobuf"})
 JSON_CONTENT_TYPES = frozenset({"application/json"})
@@ -45,20 +47,24 @@ def decode(
     attribute values when they are read, and a malformed one found then reads as ``None``
     and is appended to ``batch.problems`` (after this call returned).
 
-    ``for_transfer``: the caller only assembles the spans and pickles them to another
-    process; protobuf spans then come as lightweight ``WireSpan``s that unpickle as full
-    records (JSON spans are full records either way).
+    ``for_transfer``: the caller only assembles the spans and hands them to another
+    process; they then come as lightweight ``WireSpan``s (see ``_transfer``), which that
+    process turns back into these records from the body.
     """
     media_type = content_type.split(";", 1)[0].strip().lower()
     if media_type in PROTOBUF_CONTENT_TYPES:
         return decode_proto(payload, signal, for_transfer)
     if media_type in JSON_CONTENT_TYPES:
         try:
-            return decode_json_bytes(payload)
+            batch = decode_json_bytes(payload)
         except orjson.JSONDecodeError as exc:
             raise InputError(
                 f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
             ) from None
+        if for_transfer and batch.spans:
+            # WireSpans stand in for the records (the caller only assembles them).
+            batch.spans = cast(list[SpanRecord], json_for_transfer(batch.spans, payload))
+        return batch
     raise InputError(
         f"unsupported content type {content_type!r}: expected application/x-protobuf "
         "or application/json"

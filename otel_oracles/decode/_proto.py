@@ -7,9 +7,8 @@ from it does (a few hundred bytes per span, far less than the equivalent Python 
 
 from __future__ import annotations
 
-import itertools
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, Literal
 
 from google.protobuf.internal import api_implementation
@@ -17,6 +16,7 @@ from google.protobuf.message import DecodeError
 
 from otel_oracles.decode._batch import DecodedBatch
 from otel_oracles.decode._lean import LeanLogsRequest, LeanSpan, LeanTracesRequest
+from otel_oracles.decode._transfer import RequestBody, WireSpan, service_only
 from otel_oracles.decode._values import PbAttributes, pb_any
 from otel_oracles.errors import InputError
 from otel_oracles.model.span import EMPTY, EventRecord, LinkRecord, LogRecord, SpanRecord
@@ -110,87 +110,18 @@ class PbSpanRecord(SpanRecord):
         )
 
 
-class RequestBody:
-    """One protobuf request body, shared by the ``WireSpan``s decoded from it; ``id``
-    names it between processes (a grading worker receives each body once)."""
-
-    __slots__ = ("__weakref__", "id", "payload", "shipped")
-    _ids = itertools.count()
-
-    def __init__(self, payload: bytes) -> None:
-        self.id = next(RequestBody._ids)
-        self.payload = payload
-        self.shipped = False
+def span_from_wire(
+    payload: bytes, resource: Any, scope_name: str, scope_version: str
+) -> SpanRecord:
+    """The record ``PbSpanRecord.__reduce__`` describes (ids and enums already checked)."""
+    span = LeanSpan()
+    span.ParseFromString(payload)
+    return record_of(span, resource, scope_name, scope_version)
 
 
-class WireSpan:
-    """Just what assembly reads of a span (ids, end time, origin) and where it is: its
-    request body and its position there (counting every span of the body in order).
-
-    Why: a receiving process that hands traces to grading worker processes never reads a
-    span's attributes, events or links. Building full records cost it more than parsing
-    the request, and serializing each span again to ship it about as much; instead the
-    body goes to a worker once and spans travel as (body, position). The parsed message is
-    not kept: a buffered span costs its share of the raw body plus this object.
-    ``resource`` holds only the resource's ``service.name`` (all the receiving process
-    reads of it, to recognise its own telemetry). Pickled on its own, a ``WireSpan``
-    becomes the full ``SpanRecord`` (``span_in_body``).
-    """
-
-    __slots__ = (
-        "body",
-        "end_ns",
-        "index",
-        "parent_span_id",
-        "resource",
-        "scope_name",
-        "span_id",
-        "trace_id",
-    )
-
-    def __init__(
-        self,
-        body: RequestBody,
-        index: int,
-        trace_id: str,
-        span_id: str,
-        parent: str,
-        end_ns: int,
-        resource: Mapping[str, Any],
-        scope_name: str,
-    ) -> None:
-        self.body = body
-        self.index = index
-        self.trace_id = trace_id
-        self.span_id = span_id
-        self.parent_span_id = parent
-        self.end_ns = end_ns
-        self.resource = resource
-        self.scope_name = scope_name
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (span_in_body, (self.body.payload, self.index))
-
-
-BodySpan = tuple[Any, Any, str, str]
-"""(upb span, resource attributes, scope name, scope version) of one span of a body."""
-
-
-def spans_in_body(payload: bytes) -> list[BodySpan]:
-    """Every span of a (previously accepted) request body, in ``WireSpan.index`` order."""
-    message = parse(payload, "traces")
-    out: list[BodySpan] = []
-    for rs in message.resource_spans:
-        resource = PbAttributes(rs.resource.attributes) if rs.resource.attributes else EMPTY
-        for ss in rs.scope_spans:
-            name, version = ss.scope.name, ss.scope.version
-            out.extend((span, resource, name, version) for span in ss.spans)
-    return out
-
-
-def record_in_body(entry: BodySpan) -> SpanRecord:
-    """The record ``traces_batch`` made of that span (ids and enums checked then)."""
-    span, resource, scope_name, scope_version = entry
+def record_of(span: Any, resource: Any, scope_name: str, scope_version: str) -> PbSpanRecord:
+    """The record ``traces_batch`` makes of an upb span that passed its id checks (enums
+    out of range read as unspecified, as there)."""
     kind = span.kind
     code, message = (span.status.code, span.status.message) if span.HasField("status") else (0, "")
     parent = span.parent_span_id
@@ -206,21 +137,6 @@ def record_in_body(entry: BodySpan) -> SpanRecord:
         scope_name,
         scope_version,
     )
-
-
-def span_in_body(payload: bytes, index: int) -> SpanRecord:
-    """One span of a body as a full record (``WireSpan.__reduce__``; the grading workers
-    keep each body's ``spans_in_body`` instead of parsing it per span)."""
-    return record_in_body(spans_in_body(payload)[index])
-
-
-def span_from_wire(
-    payload: bytes, resource: Any, scope_name: str, scope_version: str
-) -> SpanRecord:
-    """The record ``PbSpanRecord.__reduce__`` describes (ids and enums already checked)."""
-    span = LeanSpan()
-    span.ParseFromString(payload)
-    return record_in_body((span, resource, scope_name, scope_version))
 
 
 def _record(
@@ -275,8 +191,7 @@ def traces_batch(message: Any, body: RequestBody | None = None) -> DecodedBatch:
     for ri, rs in enumerate(message.resource_spans):
         resource = PbAttributes(rs.resource.attributes) if rs.resource.attributes else EMPTY
         if body is not None:
-            service = resource.get("service.name")
-            resource = EMPTY if service is None else {"service.name": service}
+            resource = service_only(resource)
         for si, ss in enumerate(rs.scope_spans):
             scope = ss.scope
             scope_name = scope.name

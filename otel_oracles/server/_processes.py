@@ -14,17 +14,18 @@ data) and the receiving process, which owns the one meter provider, records them
 
 Protocol, one duplex pipe per worker (``multiprocessing`` connections, pickled tuples)::
 
-    parent -> worker  ("body", id, bytes) | ("grade", [(token, trace_id, spans, logs, reason)])
+    parent -> worker  ("body", id, kind, bytes) | ("grade", [(token, trace_id, spans, logs,
+                      reason)])
                       | ("drop", id) | ("stop", timeout)
     worker -> parent  ("ready",) | ("graded", [(token, [verdict])], tally) | ("crashed", token)
                       | ("stopped",)
 
-Protobuf spans are ``decode.WireSpan``s in the receiving process: a worker is sent each
-request body once (before the first trace that needs it), parses it, and reads spans by
-position (``_span_in_body``); when the receiving process drops its last span of a body, the
-workers that have it are told to forget it. So the receiving process never serializes a
-span again, and a worker parses each body once. Other records (OTLP/JSON, log records)
-travel pickled, their lazy attribute views as plain dicts. Results are reported per exported
+Spans are ``decode.WireSpan``s in the receiving process: a worker is sent each request body
+once (before the first trace that needs it), decodes it, and takes spans by position
+(``_span_in_body``); when the receiving process drops its last span of a body, the workers
+that have it are told to forget it. So the receiving process never serializes or converts a
+span, and a worker decodes each body once. Log records travel pickled, their lazy attribute
+views as plain dicts. Results are reported per exported
 batch, not per request, so a slow trace never holds back the others sent with it. A worker
 that dies (killed, out of memory) has its traces counted as grading errors and is replaced;
 a worker whose parent dies sees its pipe close and exits.
@@ -254,8 +255,8 @@ class ProcessGrading:
                 return
             try:
                 if msg[0] == "grade":
-                    for body_id, payload in self._bodies_to_send(w, msg[1]):
-                        w.conn.send(("body", body_id, payload))
+                    for body_id, kind, payload in self._bodies_to_send(w, msg[1]):
+                        w.conn.send(("body", body_id, kind, payload))
                     w.conn.send_bytes(_dumps(msg))
                 else:
                     w.conn.send(msg)
@@ -264,8 +265,10 @@ class ProcessGrading:
             # Our references go here; a body whose last span this was is dropped now.
             del msg
 
-    def _bodies_to_send(self, w: _Worker, items: list[tuple[Any, ...]]) -> list[tuple[int, bytes]]:
-        """(id, payload) of the bodies the spans of ``items`` live in that ``w`` does not
+    def _bodies_to_send(
+        self, w: _Worker, items: list[tuple[Any, ...]]
+    ) -> list[tuple[int, str, bytes]]:
+        """(id, kind, payload) of the bodies the spans of ``items`` live in that ``w`` does not
         hold yet (not the bodies themselves: a reference left in a loop variable would
         keep the last one alive)."""
         new: dict[int, RequestBody] = {}
@@ -282,7 +285,7 @@ class ProcessGrading:
                     body.shipped = True
                     done = weakref.finalize(body, self._body_released, body.id)
                     done.atexit = False
-        return [(body.id, body.payload) for body in new.values()]
+        return [(body.id, body.kind, body.payload) for body in new.values()]
 
     def _body_released(self, body_id: int) -> None:
         """The receiving process holds no span of this body any more (any thread)."""
@@ -425,7 +428,7 @@ def worker_main(
             except (EOFError, OSError):
                 break
             if msg[0] == "body":
-                _BODIES[msg[1]] = spans_in_body(msg[2])
+                _BODIES[msg[1]] = spans_in_body(msg[2], msg[3])
             elif msg[0] == "drop":
                 _BODIES.pop(msg[1], None)
             elif msg[0] == "grade":

@@ -440,25 +440,28 @@ def test_protobuf_records_pickle_as_wire_bytes_not_attribute_dicts() -> None:
 
 
 def test_spans_decoded_for_transfer_become_the_same_records_elsewhere() -> None:
-    """serve's receiving process decodes protobuf spans as WireSpans (ids, end time, body
-    position); unpickled they are exactly the records a full decode makes."""
+    """serve's receiving process decodes spans as WireSpans (ids, end time, body position);
+    unpickled they are exactly the records a full decode makes, protobuf and OTLP/JSON."""
     import pickle
 
     from otel_oracles.decode import WireSpan
 
     checked = 0
-    for source, raw, _ in SAME_RUN:
+    for source, raw, canonical in SAME_RUN:
         path = TRACES / source / raw
-        bodies = sorted(path.rglob("*.pb")) if path.is_dir() else [path]
-        for body in bodies:
-            payload = body.read_bytes()
-            full = decode(payload, "application/x-protobuf").spans
-            wire = decode(payload, "application/x-protobuf", for_transfer=True).spans
+        bodies = [(p.read_bytes(), "application/x-protobuf")
+                  for p in (sorted(path.rglob("*.pb")) if path.is_dir() else [path])]  # fmt: skip
+        text = (TRACES / source / canonical).read_bytes()
+        lines = text.splitlines() if canonical.endswith(".jsonl") else [text]
+        bodies += [(line, "application/json") for line in lines if line.strip()]
+        for payload, content_type in bodies:
+            full = decode(payload, content_type).spans
+            wire = decode(payload, content_type, for_transfer=True).spans
             assert all(type(s) is WireSpan for s in wire)
             assert [(s.trace_id, s.span_id, s.parent_span_id, s.end_ns) for s in wire] == [
                 (s.trace_id, s.span_id, s.parent_span_id, s.end_ns) for s in full
             ]
             back = pickle.loads(pickle.dumps(wire))
-            assert [span_key(s) for s in back] == [span_key(s) for s in full], body
+            assert [span_key(s) for s in back] == [span_key(s) for s in full], source
             checked += len(full)
-    assert checked > 30, "the fixtures hold real request bodies"
+    assert checked > 60, "the fixtures hold real request bodies, protobuf and JSON"
