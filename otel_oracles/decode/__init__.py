@@ -17,16 +17,18 @@ from otel_oracles.decode._gc import bulk_ingest_gc
 from otel_oracles.decode._json_fast import decode_json_bytes
 from otel_oracles.decode._proto import Signal, decode_proto, warn_if_slow_backend
 from otel_oracles.decode._transfer import (
-    BodySpan,
+    BodyContents,
     RequestBody,
+    WireLog,
     WireSpan,
-    json_for_transfer,
+    body_contents,
+    logs_for_transfer,
     record_in_body,
-    spans_in_body,
+    spans_for_transfer,
 )
 from otel_oracles.decode.config import DEFAULT_MAX_MESSAGE_BYTES
 from otel_oracles.errors import InputError
-from otel_oracles.model.span import SpanRecord
+from otel_oracles.model.span import LogRecord, SpanRecord
 
 PROTOBUF_CONTENT_TYPES = frozenset({"application/x-protobuf", "application/protobuf"})
 JSON_CONTENT_TYPES = frozenset({"application/json"})
@@ -61,9 +63,11 @@ def decode(
             raise InputError(
                 f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
             ) from None
-        if for_transfer and batch.spans:
-            # WireSpans stand in for the records (the caller only assembles them).
-            batch.spans = cast(list[SpanRecord], json_for_transfer(batch.spans, payload))
+        if for_transfer and (batch.spans or batch.logs):
+            # Stand-ins for the records (the caller only assembles them).
+            body = RequestBody(payload, "json")
+            batch.spans = cast(list[SpanRecord], spans_for_transfer(batch.spans, body))
+            batch.logs = cast(list[LogRecord], logs_for_transfer(batch.logs, body))
         return batch
     raise InputError(
         f"unsupported content type {content_type!r}: expected application/x-protobuf "
@@ -73,16 +77,17 @@ def decode(
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
-    "BodySpan",
+    "BodyContents",
     "DecodedBatch",
     "InputError",
     "RequestBody",
     "Signal",
+    "WireLog",
     "WireSpan",
+    "body_contents",
     "bulk_ingest_gc",
     "decode",
     "read_paths",
     "record_in_body",
-    "spans_in_body",
     "warn_if_slow_backend",
 ]

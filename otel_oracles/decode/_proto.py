@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from google.protobuf.internal import api_implementation
 from google.protobuf.message import DecodeError
 
 from otel_oracles.decode._batch import DecodedBatch
 from otel_oracles.decode._lean import LeanLogsRequest, LeanSpan, LeanTracesRequest
-from otel_oracles.decode._transfer import RequestBody, WireSpan, service_only
+from otel_oracles.decode._transfer import RequestBody, WireSpan, logs_for_transfer, service_only
 from otel_oracles.decode._values import PbAttributes, pb_any
 from otel_oracles.errors import InputError
 from otel_oracles.model.span import EMPTY, EventRecord, LinkRecord, LogRecord, SpanRecord
@@ -314,5 +314,10 @@ def decode_proto(
     ``WireSpan``)."""
     message = parse(payload, signal)
     if signal == "logs":
-        return logs_batch(message)
-    return traces_batch(message, RequestBody(payload) if for_transfer else None)
+        batch = logs_batch(message)
+        if for_transfer and batch.logs:
+            # Stand-ins for the records (the caller only assembles them).
+            body = RequestBody(payload, "proto-logs")
+            batch.logs = cast(list[LogRecord], logs_for_transfer(batch.logs, body))
+        return batch
+    return traces_batch(message, RequestBody(payload, "proto-traces") if for_transfer else None)

@@ -10,9 +10,10 @@ worker is sent each body once, decodes it with the same decoder (``spans_in_body
 the spans it is given by position (``record_in_body``). The receiving process keeps only the
 raw body and a small object per buffered span.
 
-Positions: in a protobuf body, every span in order (rejected ones included, so the index is
-known before the checks); in an OTLP/JSON body, the accepted records in order (the decoder
-is deterministic, so the worker's decode yields the same list).
+Log records take the same route as ``WireLog``s (what assembly reads of them: trace and
+span id, time, origin). Positions: in a protobuf traces body, every span in order (rejected
+ones included, so the index is known before the checks); otherwise the decoded records in
+order (the decoders are deterministic, so the worker's decode yields the same lists).
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ import itertools
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from otel_oracles.model.span import EMPTY, SpanRecord
+from otel_oracles.model.span import EMPTY, LogRecord, SpanRecord
 
-BodyKind = Literal["proto", "json"]
+BodyKind = Literal["proto-traces", "proto-logs", "json"]
 
 
 class RequestBody:
@@ -33,7 +34,7 @@ class RequestBody:
     __slots__ = ("__weakref__", "id", "kind", "payload", "shipped")
     _ids = itertools.count()
 
-    def __init__(self, payload: bytes, kind: BodyKind = "proto") -> None:
+    def __init__(self, payload: bytes, kind: BodyKind) -> None:
         self.id = next(RequestBody._ids)
         self.kind: BodyKind = kind
         self.payload = payload
@@ -79,6 +80,26 @@ class WireSpan:
         return (span_in_body, (self.body.kind, self.body.payload, self.index))
 
 
+class WireLog:
+    """What assembly reads of a log record, and where the rest is (see the module
+    docstring). Pickled on its own it becomes the full ``LogRecord`` (``log_in_body``)."""
+
+    __slots__ = ("body", "index", "resource", "scope_name", "span_id", "time_ns", "trace_id")
+
+    def __init__(self, body: RequestBody, index: int, record: LogRecord,
+                 resource: Mapping[str, Any]) -> None:  # fmt: skip
+        self.body = body
+        self.index = index
+        self.trace_id = record.trace_id
+        self.span_id = record.span_id
+        self.time_ns = record.time_ns
+        self.resource = resource
+        self.scope_name = record.scope_name
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (log_in_body, (self.body.kind, self.body.payload, self.index))
+
+
 def service_only(resource: Mapping[str, Any]) -> Mapping[str, Any]:
     """The part of a resource a ``WireSpan`` keeps: its ``service.name``."""
     service = resource.get("service.name")
@@ -90,14 +111,22 @@ BodySpan = tuple[Any, Any, str, str] | SpanRecord
 scope version) for protobuf, the decoded record for OTLP/JSON."""
 
 
-def spans_in_body(kind: BodyKind, payload: bytes) -> list[BodySpan]:
-    """Every span of a (previously accepted) request body, by ``WireSpan.index``."""
+BodyContents = tuple[list[BodySpan], list[LogRecord]]
+"""A body's spans (by ``WireSpan.index``) and log records (by ``WireLog.index``)."""
+
+
+def body_contents(kind: BodyKind, payload: bytes) -> BodyContents:
+    """Decode a (previously accepted) request body again, in another process."""
+    # Imported here: the decoders import this module (it defines what they return).
     from otel_oracles.decode._json_fast import decode_json_bytes
-    from otel_oracles.decode._proto import parse
+    from otel_oracles.decode._proto import logs_batch, parse
     from otel_oracles.decode._values import PbAttributes
 
     if kind == "json":
-        return list(decode_json_bytes(payload).spans)
+        batch = decode_json_bytes(payload)
+        return list(batch.spans), list(batch.logs)
+    if kind == "proto-logs":
+        return [], logs_batch(parse(payload, "logs")).logs
     message = parse(payload, "traces")
     out: list[BodySpan] = []
     for rs in message.resource_spans:
@@ -105,7 +134,7 @@ def spans_in_body(kind: BodyKind, payload: bytes) -> list[BodySpan]:
         for ss in rs.scope_spans:
             name, version = ss.scope.name, ss.scope.version
             out.extend((span, resource, name, version) for span in ss.spans)
-    return out
+    return out, []
 
 
 def record_in_body(entry: BodySpan) -> SpanRecord:
@@ -119,13 +148,29 @@ def record_in_body(entry: BodySpan) -> SpanRecord:
 
 def span_in_body(kind: BodyKind, payload: bytes, index: int) -> SpanRecord:
     """One span of a body as a full record (``WireSpan.__reduce__``; the grading workers
-    keep each body's ``spans_in_body`` instead of decoding it per span)."""
-    return record_in_body(spans_in_body(kind, payload)[index])
+    keep each body's ``body_contents`` instead of decoding it per span)."""
+    return record_in_body(body_contents(kind, payload)[0][index])
 
 
-def json_for_transfer(spans: list[SpanRecord], payload: bytes) -> list[WireSpan]:
+def log_in_body(kind: BodyKind, payload: bytes, index: int) -> LogRecord:
+    """One log record of a body (``WireLog.__reduce__``)."""
+    return body_contents(kind, payload)[1][index]
+
+
+def logs_for_transfer(logs: list[LogRecord], body: RequestBody) -> list[WireLog]:
+    """``WireLog``s for the log records a body decoded to (positions = list order)."""
+    services: dict[int, Mapping[str, Any]] = {}
+    out = []
+    for index, r in enumerate(logs):
+        resource = services.get(id(r.resource))
+        if resource is None:
+            resource = services[id(r.resource)] = service_only(r.resource)
+        out.append(WireLog(body, index, r, resource))
+    return out
+
+
+def spans_for_transfer(spans: list[SpanRecord], body: RequestBody) -> list[WireSpan]:
     """``WireSpan``s for the records an OTLP/JSON body decoded to (positions = list order)."""
-    body = RequestBody(payload, "json")
     services: dict[int, Mapping[str, Any]] = {}
     out = []
     for index, s in enumerate(spans):

@@ -24,11 +24,10 @@ Spans are ``decode.WireSpan``s in the receiving process: a worker is sent each r
 once (before the first trace that needs it), decodes it, and takes spans by position
 (``_span_in_body``); when the receiving process drops its last span of a body, the workers
 that have it are told to forget it. So the receiving process never serializes or converts a
-span, and a worker decodes each body once. Log records travel pickled, their lazy attribute
-views as plain dicts. Results are reported per exported
-batch, not per request, so a slow trace never holds back the others sent with it. A worker
-that dies (killed, out of memory) has its traces counted as grading errors and is replaced;
-a worker whose parent dies sees its pipe close and exits.
+span, and a worker decodes each body once. Log records travel the same way (``WireLog``).
+Results are reported per exported batch, not per request, so a slow trace never holds back
+the others sent with it. A worker that dies (killed, out of memory) has its traces counted
+as grading errors and is replaced; a worker whose parent dies sees its pipe close and exits.
 """
 
 from __future__ import annotations
@@ -50,7 +49,14 @@ from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
 
 from otel_oracles.assemble.online import ReadyTrace
-from otel_oracles.decode import BodySpan, RequestBody, WireSpan, record_in_body, spans_in_body
+from otel_oracles.decode import (
+    BodyContents,
+    RequestBody,
+    WireLog,
+    WireSpan,
+    body_contents,
+    record_in_body,
+)
 
 if TYPE_CHECKING:
     from otel_oracles.emit import GraderMetrics
@@ -274,9 +280,9 @@ class ProcessGrading:
         new: dict[int, RequestBody] = {}
         held = w.bodies
         for item in items:
-            for span in item[2]:
-                if type(span) is WireSpan and span.body.id not in held:
-                    new[span.body.id] = span.body
+            for record in (*item[2], *item[3]):
+                if type(record) in _WIRE and record.body.id not in held:
+                    new[record.body.id] = record.body
         if new:
             with self._bodies_lock:
                 held.update(new)
@@ -369,12 +375,19 @@ class ProcessGrading:
             self._workers[self._workers.index(w)] = replacement
 
 
+_WIRE = (WireSpan, WireLog)
+
+
 class _WirePickler(pickle.Pickler):
-    """Pickles a ``WireSpan`` as (body id, position): the worker holds the body."""
+    """Pickles a ``WireSpan`` / ``WireLog`` as (body id, position): the worker holds the
+    body."""
 
     def reducer_override(self, obj: Any) -> Any:
-        if type(obj) is WireSpan:
+        kind = type(obj)
+        if kind is WireSpan:
             return _span_in_body, (obj.body.id, obj.index)
+        if kind is WireLog:
+            return _log_in_body, (obj.body.id, obj.index)
         return NotImplemented
 
 
@@ -386,13 +399,18 @@ def _dumps(msg: tuple[Any, ...]) -> memoryview:
 
 # ---- the worker process -------------------------------------------------------------------
 
-_BODIES: dict[int, list[BodySpan]] = {}
-"""In a worker: the request bodies it was sent, parsed, by id (until the parent drops them)."""
+_BODIES: dict[int, BodyContents] = {}
+"""In a worker: the request bodies it was sent, decoded, by id (until the parent drops them)."""
 
 
 def _span_in_body(body_id: int, index: int) -> Any:
     """Unpickling a ``WireSpan`` in a worker: the full record, from the body sent before."""
-    return record_in_body(_BODIES[body_id][index])
+    return record_in_body(_BODIES[body_id][0][index])
+
+
+def _log_in_body(body_id: int, index: int) -> Any:
+    """Unpickling a ``WireLog`` in a worker: the full log record."""
+    return _BODIES[body_id][1][index]
 
 
 def worker_main(
@@ -428,7 +446,7 @@ def worker_main(
             except (EOFError, OSError):
                 break
             if msg[0] == "body":
-                _BODIES[msg[1]] = spans_in_body(msg[2], msg[3])
+                _BODIES[msg[1]] = body_contents(msg[2], msg[3])
             elif msg[0] == "drop":
                 _BODIES.pop(msg[1], None)
             elif msg[0] == "grade":

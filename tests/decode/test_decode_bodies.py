@@ -439,6 +439,29 @@ def test_protobuf_records_pickle_as_wire_bytes_not_attribute_dicts() -> None:
     assert b"span_from_wire" in payload
 
 
+def test_log_records_decoded_for_transfer_become_the_same_records_elsewhere() -> None:
+    import pickle
+
+    from otel_oracles.decode import WireLog
+
+    pb = (TRACES / "openai-v2" / "d_forbidden_tool.raw" / "logs-1.pb").read_bytes()
+    lines = (TRACES / "openai-v2" / "d_forbidden_tool.logs.otlp.jsonl").read_bytes()
+    bodies = [(pb, "application/x-protobuf")]
+    bodies += [(line, "application/json") for line in lines.splitlines() if line.strip()]
+    checked = 0
+    for payload, content_type in bodies:
+        full = decode(payload, content_type, signal="logs").logs
+        wire = decode(payload, content_type, signal="logs", for_transfer=True).logs
+        assert all(type(r) is WireLog for r in wire)
+        assert [(r.trace_id, r.span_id, r.time_ns) for r in wire] == [
+            (r.trace_id, r.span_id, r.time_ns) for r in full
+        ]
+        back = pickle.loads(pickle.dumps(wire))
+        assert [log_key(r) for r in back] == [log_key(r) for r in full], content_type
+        checked += len(full)
+    assert checked > 10
+
+
 def test_spans_decoded_for_transfer_become_the_same_records_elsewhere() -> None:
     """serve's receiving process decodes spans as WireSpans (ids, end time, body position);
     unpickled they are exactly the records a full decode makes, protobuf and OTLP/JSON."""
@@ -464,4 +487,8 @@ def test_spans_decoded_for_transfer_become_the_same_records_elsewhere() -> None:
             back = pickle.loads(pickle.dumps(wire))
             assert [span_key(s) for s in back] == [span_key(s) for s in full], source
             checked += len(full)
+            logs = decode(payload, content_type).logs
+            wire_logs = decode(payload, content_type, for_transfer=True).logs
+            back_logs = pickle.loads(pickle.dumps(wire_logs))
+            assert [log_key(r) for r in back_logs] == [log_key(r) for r in logs], source
     assert checked > 60, "the fixtures hold real request bodies, protobuf and JSON"

@@ -75,7 +75,7 @@ def test_workers_grade_and_export_while_metrics_come_from_one_process(
         wait_until(lambda: set(ids) <= set(grade_spans(sink)), timeout=20, what="8 grade spans")
         spans = grade_spans(sink)
         assert {t for t in ids if spans[t]["otel_oracles.verdict"] == "fail"} == set(bad)
-        assert sink.log_records(), "evaluation events reach the sink from the workers"
+        wait_until(lambda: bool(sink.log_records()), what="evaluation events from the workers")
         # Counted while running (not only at shutdown), once per trace: workers send their
         # counts and the receiving process records them (periodic export every 0.5 s).
         wait_until(lambda: verdicts_counted(sink) == len(ids), timeout=15, what="metrics")
@@ -142,3 +142,37 @@ def test_sigterm_with_workers_drains_and_leaves_no_process_behind(
     assert set(ids) <= set(grade_spans(sink)), "every buffered trace is graded on SIGTERM"
     for pid in children:
         assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text()
+
+
+def test_log_based_events_reach_the_worker_with_their_trace(tmp_path: Path, sink: OtlpSink) -> None:
+    """Tool calls present only in log records (openai-v2 instrumentation) are graded by a
+    worker process: the log records travel like spans (body once, records by position)."""
+    import urllib.request
+
+    from tests.server.agent_traces import TESTDATA
+
+    serve = ServeProcess(config(tmp_path), sink)
+    try:
+        for name, path in (("d_forbidden_tool.logs.pb", "/v1/logs"),
+                           ("d_forbidden_tool.pb", "/v1/traces")):  # fmt: skip
+            body = (TESTDATA / "openai-v2" / name).read_bytes()
+            req = urllib.request.Request(
+                f"http://127.0.0.1:{serve.http_port}{path}",
+                data=body,
+                headers={"Content-Type": "application/x-protobuf"},
+            )
+            with urllib.request.urlopen(req, timeout=10) as r:
+                assert r.status == 200
+        wait_until(lambda: len(grade_spans(sink)) == 1, what="the verdict")
+        (attrs,) = grade_spans(sink).values()
+        assert attrs["otel_oracles.verdict"] == "fail", "delete_records is in the logs only"
+
+        def outcomes() -> set[object]:
+            return {r.attributes.get("otel_oracles.outcome") for r in sink.log_records()}
+
+        # The evaluation log records are exported next to the grade span, not with it.
+        wait_until(lambda: "invariant_failure" in outcomes(), what="the failed check's event")
+        stats = serve.get("/stats")[1]
+        assert stats["received"]["http.logs"] > 0 and stats["late"] == 0
+    finally:
+        assert serve.stop() == 0
