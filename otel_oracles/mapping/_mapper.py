@@ -174,7 +174,7 @@ def _draft(view: SpanView, rule: CompiledRule, compiled: CompiledSet) -> Draft:
             if event.name == "exception":
                 exception = event
                 break
-    error_type_attr = view.get("error.type")
+    error_type_attr = view.get("error.type") if "error.type" in view.keys else MISSING
     if (
         span.status_code == StatusCode.ERROR
         or error_type_attr is not MISSING
@@ -439,8 +439,10 @@ def _link_tool_calls(drafts: list[Draft], compiled: CompiledSet) -> None:
         for pos, gen in enumerate(members):
             if gen.kind != "generation":
                 continue
-            later = members[pos + 1 :]
             requests = _requested_calls(gen)
+            if not requests and not gen.rule.synthesize:
+                continue
+            later = members[pos + 1 :]
             for req in requests:
                 target = _match_executor(req, later)
                 if target is None:
