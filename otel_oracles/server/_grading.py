@@ -218,6 +218,7 @@ class ThreadGrading:
         export: Callable[[list[Any]], object],
         on_graded: OnGraded,
         on_crash: Callable[[ReadyTrace], None],
+        max_backlog: int = 16,
     ) -> None:
         self.processes = 0
         self.restarts = 0
@@ -225,7 +226,7 @@ class ThreadGrading:
         self._on_graded = on_graded
         self.pool = GradingPool(workers, queue_size, self._grade_one,
                                 lambda ready, _exc: on_crash(ready))  # fmt: skip
-        self.exporter = ResultExporter(export, self._exported)
+        self.exporter = ResultExporter(export, self._exported, max_backlog=max_backlog)
 
     def start(self) -> None:
         self.pool.start()
