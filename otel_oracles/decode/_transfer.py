@@ -19,7 +19,7 @@ order (the decoders are deterministic, so the worker's decode yields the same li
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from otel_oracles.model.span import EMPTY, LogRecord, SpanRecord
@@ -159,25 +159,36 @@ def log_in_body(kind: BodyKind, payload: bytes, index: int) -> LogRecord:
 
 def logs_for_transfer(logs: list[LogRecord], body: RequestBody) -> list[WireLog]:
     """``WireLog``s for the log records a body decoded to (positions = list order)."""
-    services: dict[int, Mapping[str, Any]] = {}
-    out = []
-    for index, r in enumerate(logs):
-        resource = services.get(id(r.resource))
-        if resource is None:
-            resource = services[id(r.resource)] = service_only(r.resource)
-        out.append(WireLog(body, index, r, resource))
-    return out
+    service_of = _service_memo()
+    return [WireLog(body, i, r, service_of(r.resource)) for i, r in enumerate(logs)]
 
 
 def spans_for_transfer(spans: list[SpanRecord], body: RequestBody) -> list[WireSpan]:
     """``WireSpan``s for the records an OTLP/JSON body decoded to (positions = list order)."""
-    services: dict[int, Mapping[str, Any]] = {}
-    out = []
-    for index, s in enumerate(spans):
-        resource = services.get(id(s.resource))
-        if resource is None:
-            resource = services[id(s.resource)] = service_only(s.resource)
-        wire = WireSpan(body, index, s.trace_id, s.span_id, s.parent_span_id, s.end_ns,
-                        resource, s.scope_name)  # fmt: skip
-        out.append(wire)
-    return out
+    service_of = _service_memo()
+    return [
+        WireSpan(
+            body,
+            i,
+            s.trace_id,
+            s.span_id,
+            s.parent_span_id,
+            s.end_ns,
+            service_of(s.resource),
+            s.scope_name,
+        )
+        for i, s in enumerate(spans)
+    ]
+
+
+def _service_memo() -> Callable[[Mapping[str, Any]], Mapping[str, Any]]:
+    """``service_only`` once per resource mapping (the records of one resource share it)."""
+    seen: dict[int, Mapping[str, Any]] = {}
+
+    def service_of(resource: Mapping[str, Any]) -> Mapping[str, Any]:
+        found = seen.get(id(resource))
+        if found is None:
+            found = seen[id(resource)] = service_only(resource)
+        return found
+
+    return service_of

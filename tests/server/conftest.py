@@ -12,6 +12,7 @@ import pytest
 
 from otel_oracles.emit import InMemoryEmitter
 from otel_oracles.server import BackgroundServer, create_server, load_settings
+from tests.support.otlp_sink import OtlpSink
 
 HERE = Path(__file__).resolve().parent
 TESTDATA = HERE / "testdata"
@@ -59,3 +60,10 @@ def serve() -> Iterator[Callable[..., Running]]:
     yield make
     for bg in started:
         bg.shutdown(10)
+
+
+@pytest.fixture
+def sink() -> Iterator[OtlpSink]:
+    """A real OTLP sink (gRPC and HTTP on 127.0.0.1) that records what it receives."""
+    with OtlpSink() as s:
+        yield s

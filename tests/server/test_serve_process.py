@@ -105,12 +105,6 @@ def grade_spans(sink: OtlpSink) -> dict[str, dict[str, Any]]:
     return {s.trace_id: s.attributes for s in sink.spans() if s.span.name.startswith("grade ")}
 
 
-@pytest.fixture
-def sink():
-    with OtlpSink() as s:
-        yield s
-
-
 def test_python_and_node_sdk_traces_are_graded_and_results_reach_the_sink(
     tmp_path: Path, sink: OtlpSink
 ) -> None:

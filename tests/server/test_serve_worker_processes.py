@@ -10,7 +10,6 @@ import signal
 import time
 from pathlib import Path
 
-import pytest
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpExporter
 
 from tests.server.agent_traces import send_agent_traces, wait_until
@@ -54,12 +53,6 @@ def worker_pids(parent: int) -> list[int]:
         if int(fields[1]) == parent and b"resource_tracker" not in cmdline:
             out.append(int(stat.parent.name))
     return out
-
-
-@pytest.fixture
-def sink():
-    with OtlpSink() as s:
-        yield s
 
 
 def test_workers_grade_and_export_while_metrics_come_from_one_process(
