@@ -115,6 +115,9 @@ async def _run(server: Any) -> int:
         loop.add_signal_handler(sig, stop.set)
     try:
         await server.start()
+    except ConfigError:
+        await server.shutdown(0)
+        raise
     except (OSError, RuntimeError) as exc:
         await server.shutdown(0)
         raise ConfigError(f"cannot listen: {exc}", source="receivers") from None

@@ -137,10 +137,16 @@ class ProcessGrading:
             w.ready.wait(max(deadline - time.monotonic(), 0.0))
         failed = [w for w in workers if not w.ready.is_set() or not w.alive]
         if failed:
+            from otel_oracles.server.config import ConfigError
+
             self._workers = workers
             self.stop(1.0)
             reason = failed[0].failure or "did not start in time"
-            raise RuntimeError(f"grading worker process {failed[0].index}: {reason}")
+            raise ConfigError(
+                f"grading worker process {failed[0].index} failed to start: {reason} "
+                "(grading.processes: 0 grades in this process instead)",
+                source="grading.processes",
+            )
         self._workers = workers
 
     def _spawn(self, index: int) -> _Worker:
