@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from otel_oracles.decode._batch import DecodedBatch
@@ -197,40 +198,48 @@ def _scope(entry: dict[str, Any]) -> tuple[str, str]:
     )
 
 
-def _spans(resource_spans: list[Any], batch: DecodedBatch, report: Report) -> None:
-    problems = batch.problems
-    append = batch.spans.append
-    for ri, rs in enumerate(resource_spans):
-        rwhere = f"resourceSpans[{ri}]"
-        if type(rs) is not dict:
-            problems.append(f"{rwhere}: expected an object, got {_show(rs)}")
+def _scopes(
+    entries: list[Any], signal: str, problems: list[str]
+) -> Iterator[tuple[Any, dict[str, Any], str]]:
+    """(resource attributes, scope entry, its JSON path) for every readable scope of
+    ``resourceSpans`` / ``resourceLogs`` (``signal`` = "Spans" / "Logs"); what cannot be
+    read is reported in ``problems`` and skipped."""
+    for ri, entry in enumerate(entries):
+        rwhere = f"resource{signal}[{ri}]"
+        if type(entry) is not dict:
+            problems.append(f"{rwhere}: expected an object, got {_show(entry)}")
             continue
         try:
-            resource = _resource(rs, rwhere, problems)
-            scope_spans = _list(rs, "scope_spans", rwhere)
+            resource = _resource(entry, rwhere, problems)
+            scopes = _list(entry, f"scope_{signal.lower()}", rwhere)
         except _Bad as exc:
             problems.append(f"{exc}; resource skipped")
             continue
-        for si, ss in enumerate(scope_spans):
-            swhere = f"{rwhere}.scopeSpans[{si}]"
-            if type(ss) is not dict:
-                problems.append(f"{swhere}: expected an object, got {_show(ss)}")
+        for si, scope in enumerate(scopes):
+            swhere = f"{rwhere}.scope{signal}[{si}]"
+            if type(scope) is not dict:
+                problems.append(f"{swhere}: expected an object, got {_show(scope)}")
                 continue
-            scope_name, scope_version = _scope(ss)
-            spans = ss.get("spans")
-            if spans is None:
-                continue
-            if type(spans) is not list:
-                problems.append(f"{swhere}.spans: must be a list, got {_show(spans)}")
-                continue
-            pwhere = f"{swhere}.spans"
-            for pi, sp in enumerate(spans):
-                try:
-                    append(
-                        _span(sp, pwhere, pi, resource, scope_name, scope_version, problems, report)
-                    )
-                except _Bad as exc:
-                    problems.append(f"{pwhere}[{pi}]: {exc}; span rejected")
+            yield resource, scope, swhere
+
+
+def _spans(resource_spans: list[Any], batch: DecodedBatch, report: Report) -> None:
+    problems = batch.problems
+    append = batch.spans.append
+    for resource, ss, swhere in _scopes(resource_spans, "Spans", problems):
+        scope_name, scope_version = _scope(ss)
+        spans = ss.get("spans")
+        if spans is None:
+            continue
+        if type(spans) is not list:
+            problems.append(f"{swhere}.spans: must be a list, got {_show(spans)}")
+            continue
+        pwhere = f"{swhere}.spans"
+        for pi, sp in enumerate(spans):
+            try:
+                append(_span(sp, pwhere, pi, resource, scope_name, scope_version, problems, report))
+            except _Bad as exc:
+                problems.append(f"{pwhere}[{pi}]: {exc}; span rejected")
 
 
 def _span(
@@ -385,34 +394,19 @@ def _links(
 
 def _logs(resource_logs: list[Any], batch: DecodedBatch, report: Report) -> None:
     problems = batch.problems
-    for ri, rl in enumerate(resource_logs):
-        rwhere = f"resourceLogs[{ri}]"
-        if type(rl) is not dict:
-            problems.append(f"{rwhere}: expected an object, got {_show(rl)}")
-            continue
+    for resource, sl, swhere in _scopes(resource_logs, "Logs", problems):
+        scope_name, _ = _scope(sl)
         try:
-            resource = _resource(rl, rwhere, problems)
-            scope_logs = _list(rl, "scope_logs", rwhere)
+            records = _list(sl, "log_records", swhere)
         except _Bad as exc:
-            problems.append(f"{exc}; resource skipped")
+            problems.append(str(exc))
             continue
-        for si, sl in enumerate(scope_logs):
-            swhere = f"{rwhere}.scopeLogs[{si}]"
-            if type(sl) is not dict:
-                problems.append(f"{swhere}: expected an object, got {_show(sl)}")
-                continue
-            scope_name, _ = _scope(sl)
+        lwhere = f"{swhere}.logRecords"
+        for li, lr in enumerate(records):
             try:
-                records = _list(sl, "log_records", swhere)
+                batch.logs.append(_log(lr, lwhere, li, resource, scope_name, problems, report))
             except _Bad as exc:
-                problems.append(str(exc))
-                continue
-            lwhere = f"{swhere}.logRecords"
-            for li, lr in enumerate(records):
-                try:
-                    batch.logs.append(_log(lr, lwhere, li, resource, scope_name, problems, report))
-                except _Bad as exc:
-                    problems.append(f"{lwhere}[{li}]: {exc}; log record rejected")
+                problems.append(f"{lwhere}[{li}]: {exc}; log record rejected")
 
 
 def _log(

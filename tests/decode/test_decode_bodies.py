@@ -492,3 +492,19 @@ def test_spans_decoded_for_transfer_become_the_same_records_elsewhere() -> None:
             back_logs = pickle.loads(pickle.dumps(wire_logs))
             assert [log_key(r) for r in back_logs] == [log_key(r) for r in logs], source
     assert checked > 60, "the fixtures hold real request bodies, protobuf and JSON"
+
+
+def test_unreadable_log_scopes_and_resources_are_reported_with_their_path() -> None:
+    body = {
+        "resourceLogs": [
+            "not an object",
+            {"scopeLogs": ["not an object", {"logRecords": {"a": 1}}]},
+            {"resource": {"attributes": 5}, "scopeLogs": []},
+        ]
+    }
+    problems = decode(orjson.dumps(body), "application/json").problems
+    assert problems[0].startswith("resourceLogs[0]: expected an object")
+    assert problems[1].startswith("resourceLogs[1].scopeLogs[0]: expected an object")
+    assert problems[2].startswith("resourceLogs[1].scopeLogs[1].logRecords must be a list")
+    assert problems[3].startswith("resourceLogs[2].resource.attributes must be a list")
+    assert problems[3].endswith("; resource skipped")
