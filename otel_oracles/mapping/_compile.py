@@ -8,6 +8,7 @@ that convert a value on first access; reading every attribute would cost more th
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import re
@@ -322,6 +323,22 @@ def _guard(match: Match) -> Guard | None:
 Resolved = tuple[tuple[tuple[Predicate, CompiledRule], ...], CompiledRule | None]
 
 
+SIGNATURE_CACHE_SIZE = 4096
+"""Span signatures remembered per dispatch cache (bench data has a few dozen)."""
+
+
+def remember(cache: dict[Any, Any], key: Any, value: Any) -> None:
+    """Insert, evicting the oldest entry when full. Why not stop caching when full: a
+    long-running server sees span names drift (new tools, new models); a cache frozen on
+    the first 4,096 signatures would send every later span through the slow path. Safe
+    without a lock: grading threads only race to evict the same oldest entry."""
+    if len(cache) >= SIGNATURE_CACHE_SIZE:
+        # Another thread may change the cache meanwhile; it stays bounded anyway.
+        with contextlib.suppress(StopIteration, RuntimeError, KeyError):
+            del cache[next(iter(cache))]
+    cache[key] = value
+
+
 @dataclass(slots=True)
 class CompiledSet:
     rules: list[CompiledRule]
@@ -382,8 +399,7 @@ class CompiledSet:
                 final = rule
                 break
         entry = (tuple(dynamic), final)
-        if len(self.resolved) < 4096:
-            self.resolved[key] = entry
+        remember(self.resolved, key, entry)
         return entry
 
     def _first_match(self, view: SpanView) -> CompiledRule | None:
@@ -432,8 +448,8 @@ class CompiledSet:
             )
 
         rules = [r for r in self.rules if possible(r.guard)]
-        if cache and len(self.candidates) < 4096:
-            self.candidates[signature] = rules
+        if cache:
+            remember(self.candidates, signature, rules)
         return rules
 
 

@@ -116,3 +116,25 @@ def test_delegating_tool_with_a_nested_agent_is_a_handoff_only_with_that_child()
     assert [s.kind for s in steps] == [StepKind.HANDOFF, StepKind.AGENT]
     kinds = [s.kind for s in map_trace(build_trace(TRACE_ID, [plain]), conventions).steps]
     assert kinds == [StepKind.TOOL_CALL]
+
+
+def test_dispatch_caches_stay_bounded_and_keep_learning_new_span_names() -> None:
+    """A long-running server sees ever new span names (tools, models): the per-signature
+    caches evict their oldest entries instead of freezing, and mapping stays right."""
+    from otel_oracles.mapping._compile import SIGNATURE_CACHE_SIZE
+
+    conventions = load_conventions()
+    compiled = conventions.compiled()
+    compiled.resolved.clear()
+    total = SIGNATURE_CACHE_SIZE + 300
+    for i in range(total):
+        name = f"tool_{i}"
+        attrs = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name}
+        span = _span(f"{i:016x}", "", f"execute_tool {name}", 1, **attrs)
+        (step,) = map_trace(build_trace(TRACE_ID, [span]), conventions).steps
+        assert (step.kind, step.tool) == (StepKind.TOOL_CALL, name)
+    assert len(compiled.resolved) <= SIGNATURE_CACHE_SIZE
+    assert len(compiled.candidates) <= SIGNATURE_CACHE_SIZE
+    newest = {key[1] for key in compiled.resolved}
+    assert f"execute_tool tool_{total - 1}" in newest, "the newest signature is cached"
+    assert "execute_tool tool_0" not in newest, "the oldest one made room"
