@@ -66,7 +66,7 @@ def _mapify(file_proto: descriptor_pb2.FileDescriptorProto, path: str) -> None:
     field.type_name = f".{file_proto.package}.{path}.AttributesEntry"
 
 
-def _build() -> tuple[Any, Any, Any]:
+def _build() -> tuple[Any, Any]:
     pool = descriptor_pool.DescriptorPool()
     # Dependency order: each file only after the files it imports.
     for module in (
@@ -90,11 +90,8 @@ def _build() -> tuple[Any, Any, Any]:
     logs = message_factory.GetMessageClass(
         pool.FindMessageTypeByName("opentelemetry.proto.collector.logs.v1.ExportLogsServiceRequest")
     )
-    span = message_factory.GetMessageClass(
-        pool.FindMessageTypeByName("opentelemetry.proto.trace.v1.Span")
-    )
-    return traces, logs, span
+    return traces, logs
 
 
 # Same wire format as ExportTraceServiceRequest / TracesData (both: repeated ResourceSpans = 1).
-LeanTracesRequest, LeanLogsRequest, LeanSpan = _build()
+LeanTracesRequest, LeanLogsRequest = _build()

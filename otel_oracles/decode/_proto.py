@@ -15,7 +15,7 @@ from google.protobuf.internal import api_implementation
 from google.protobuf.message import DecodeError
 
 from otel_oracles.decode._batch import DecodedBatch
-from otel_oracles.decode._lean import LeanLogsRequest, LeanSpan, LeanTracesRequest
+from otel_oracles.decode._lean import LeanLogsRequest, LeanTracesRequest
 from otel_oracles.decode._transfer import RequestBody, WireSpan, logs_for_transfer, service_only
 from otel_oracles.decode._values import PbAttributes, pb_any
 from otel_oracles.errors import InputError
@@ -91,35 +91,7 @@ def looks_like(message: Any, signal: Signal) -> bool:
     return True
 
 
-class PbSpanRecord(SpanRecord):
-    """A ``SpanRecord`` decoded from protobuf, holding its upb span.
-
-    Why: the live server hands complete traces to grading worker processes. Pickled as a
-    plain record, every lazy attribute view would be converted to a dict first (most of a
-    span's decoding cost, paid again to pickle it); this one pickles as the span's own
-    protobuf bytes (serialized in C), and the worker decodes them the same way as here.
-    """
-
-    __slots__ = ("_pb",)
-    _pb: Any
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (
-            span_from_wire,
-            (self._pb.SerializeToString(), self.resource, self.scope_name, self.scope_version),
-        )
-
-
-def span_from_wire(
-    payload: bytes, resource: Any, scope_name: str, scope_version: str
-) -> SpanRecord:
-    """The record ``PbSpanRecord.__reduce__`` describes (ids and enums already checked)."""
-    span = LeanSpan()
-    span.ParseFromString(payload)
-    return record_of(span, resource, scope_name, scope_version)
-
-
-def record_of(span: Any, resource: Any, scope_name: str, scope_version: str) -> PbSpanRecord:
+def record_of(span: Any, resource: Any, scope_name: str, scope_version: str) -> SpanRecord:
     """The record ``traces_batch`` makes of an upb span that passed its id checks (enums
     out of range read as unspecified, as there)."""
     kind = span.kind
@@ -150,10 +122,10 @@ def _record(
     resource: Any,
     scope_name: str,
     scope_version: str,
-) -> PbSpanRecord:
+) -> SpanRecord:
     events = span.events
     links = span.links
-    record = PbSpanRecord(
+    return SpanRecord(
         trace_id,
         span_id,
         parent,
@@ -177,8 +149,6 @@ def _record(
         scope_name,
         scope_version,
     )
-    record._pb = span
-    return record
 
 
 def traces_batch(message: Any, body: RequestBody | None = None) -> DecodedBatch:
