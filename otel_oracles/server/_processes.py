@@ -185,8 +185,7 @@ class ProcessGrading:
                 w.process.kill()
                 w.process.join(1.0)
             w.outbox.put(None)
-        with self._tally_lock:
-            self.flush_metrics()
+        self._flush_metrics()
 
     # ---- the interface the server uses ----------------------------------------------------
 
@@ -239,23 +238,23 @@ class ProcessGrading:
                 if left <= 0:
                     return False
                 self._lock.wait(left)
-        with self._tally_lock:
-            self.flush_metrics()
+        self._flush_metrics()
         return True
 
     def tick(self) -> None:
         """Every sweep: record the workers' counts once they are ``_METRICS_EVERY_S`` old,
         so a quiet period after a burst does not leave them unrecorded."""
-        if self._tally is None or time.monotonic() - self._tally_flushed < _METRICS_EVERY_S:
+        self._flush_metrics(only_if_due=True)
+
+    def _flush_metrics(self, only_if_due: bool = False) -> None:
+        """Record the counts received so far (all of them, or only once they are due)."""
+        if self._tally is None:
             return
         with self._tally_lock:
-            self.flush_metrics()
-
-    def flush_metrics(self) -> None:
-        """Record the counts received so far (callers hold ``_tally_lock``)."""
-        if self._tally is not None:
+            if only_if_due and time.monotonic() - self._tally_flushed < _METRICS_EVERY_S:
+                return
             self._tally.flush()
-        self._tally_flushed = time.monotonic()
+            self._tally_flushed = time.monotonic()
 
     # ---- per-worker threads ---------------------------------------------------------------
 
@@ -343,8 +342,7 @@ class ProcessGrading:
         if self._tally is not None and tally is not None:
             with self._tally_lock:
                 self._tally.merge(tally)
-                if time.monotonic() - self._tally_flushed >= _METRICS_EVERY_S:
-                    self.flush_metrics()
+            self._flush_metrics(only_if_due=True)
         if done:
             self._on_graded(done)
 
