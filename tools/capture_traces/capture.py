@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import importlib
 import json
 import os
 import shutil
@@ -200,7 +201,7 @@ def run_one(source: str, scenario: Scenario, variant: str, out: Path) -> list[st
     else:
         tracer_provider = TracerProvider(resource=resource)
         tracer_provider.add_span_processor(SimpleSpanProcessor(spans_out))
-        if not SOURCES[source].get("agents"):
+        if not SOURCES[source].get("agents") and not SOURCES[source].get("driver"):
             instrument(source, tracer_provider, logger_provider)
         tracer = tracer_provider.get_tracer("capture.app")
 
@@ -212,6 +213,14 @@ def run_one(source: str, scenario: Scenario, variant: str, out: Path) -> list[st
             return run
 
     executed: list[str] = []
+    driver = SOURCES[source].get("driver")
+    if driver:
+        # A framework module (fw_<framework>.py) instruments and runs the scenario itself.
+        importlib.import_module(driver).run(
+            scenario, tracer_provider, logger_provider, tools, executed
+        )
+        write_outputs(spans_out, logs_out, tracer_provider, logger_provider, variant, out)
+        return executed
     if SOURCES[source].get("agents"):
         run_agents(scenario, tracer_provider, tools, executed)
         write_outputs(spans_out, logs_out, tracer_provider, logger_provider, variant, out)
@@ -420,9 +429,11 @@ def expected_md(source: str, results: dict[str, dict[str, list[str]]]) -> str:
         ]
         lines += ["", f"## {name}", "", f"- **User prompt:** {scenario.prompt}"]
         if scenario.agents_only:
+            via = SOURCES[source].get(
+                "handoff_via", "`transfer_to_research_agent {}` (SDK handoff tool)"
+            )
             lines.append(
-                "- **Handoff / delegation:** YES — triage_agent → research_agent, via "
-                "`transfer_to_research_agent {}` (SDK handoff tool)."
+                f"- **Handoff / delegation:** YES — triage_agent → research_agent, via {via}."
             )
         lines.append("- **Tools called, in order:**")
         searches = 0
@@ -440,9 +451,12 @@ def expected_md(source: str, results: dict[str, dict[str, list[str]]]) -> str:
                 )
         final = scenario.turns[-1]
         lines.append(f"- **Final answer:** '{final}'")
+        lines += [f"- {note}" for note in SOURCES[source].get("notes", [])]
         for variant, executed in variants.items():
             status = "run verified" if executed == script else "run FAILED"
             with_spans = ("traceloop-sdk", "vercel-ai-sdk-legacy", "openinference-openai-agents")
+            if SOURCES[source].get("tool_spans"):
+                with_spans = (source,)
             spans = executed if args_source in with_spans else "none"
             lines.append(
                 f"- `{variant}`: {status} (tools executed {executed} == script; "
@@ -472,7 +486,7 @@ def main() -> None:
         print(json.dumps(executed))
         return
     results: dict[str, dict[str, list[str]]] = {}
-    agents = bool(SOURCES[args.source].get("agents"))
+    agents = bool(SOURCES[args.source].get("agents") or SOURCES[args.source].get("handoff_via"))
     names = args.scenario or [n for n, sc in SCENARIOS.items() if agents or not sc.agents_only]
     for name in names:
         for content in ("on", "off"):
