@@ -22,27 +22,29 @@ probes and the oracles must agree on what "captured" means.
 
 from __future__ import annotations
 
-import fnmatch
 import functools
-import re
 import weakref
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from otel_oracles.model.step import Step, StepKind, Trajectory
+from otel_oracles.model.tool_name import tool_matches
 
 Probe = Callable[[Trajectory, str | None], str | None]
 """``probe(trajectory, scope)``: ``None`` when the evidence is there, else what is missing."""
 
-_PLACEHOLDER = re.compile(
-    r"^\s*(?:__redacted__|\[redacted\]|<redacted>|redacted|\[filtered\]|\*{3,}|<omitted>)?\s*$",
-    re.IGNORECASE,
+_PLACEHOLDER_WORDS: frozenset[str] = frozenset(
+    {"__redacted__", "[redacted]", "<redacted>", "redacted", "[filtered]", "<omitted>"}
 )
+"""Redaction placeholder spellings (compared lower-cased, surrounding whitespace ignored);
+three or more ``*`` count too."""
+
+_LONGEST_PLACEHOLDER = max(map(len, _PLACEHOLDER_WORDS))
 
 _PLACEHOLDER_FIRST = "_[<*rR"
-"""First characters of the ``_PLACEHOLDER`` spellings (``re.IGNORECASE`` folds only ``r``
-and ``R`` together among them); keep in step with the regex."""
+"""First characters of the placeholder spellings: any other first character (that is not
+whitespace) rules a string out without stripping it."""
 
 TOOL_CALL_FINISH_REASONS: frozenset[str] = frozenset(
     {"tool_calls", "tool_call", "tool-calls", "tool_use", "function_call", "tool-call"}
@@ -125,7 +127,16 @@ def is_placeholder(value: Any) -> bool:
         first = value[:1]
         if first and first not in _PLACEHOLDER_FIRST and not first.isspace():
             return False
-        return bool(_PLACEHOLDER.match(value))
+        # Linear on purpose: trace content is untrusted, and the regex this replaces
+        # (``^\s*(...)?\s*$``) backtracked quadratically over long runs of whitespace.
+        core = value.strip()
+        if len(core) > _LONGEST_PLACEHOLDER and core.count("*") != len(core):
+            return False
+        return (
+            not core
+            or core.lower() in _PLACEHOLDER_WORDS
+            or (len(core) >= 3 and core.count("*") == len(core))
+        )
     if isinstance(value, dict) and value:
         return all(map(is_placeholder, value.values()))
     if isinstance(value, list) and value:
@@ -273,7 +284,9 @@ def _final_output_of(t: Trajectory) -> FinalOutput:
 
 
 def _matches(tool: str | None, scope: str | None) -> bool:
-    return scope is None or (tool is not None and fnmatch.fnmatchcase(tool, scope))
+    # Scopes widen to namespace-less names too: evidence is asked of every call that may be
+    # the scoped tool.
+    return scope is None or (tool is not None and tool_matches(scope, tool, True))
 
 
 def _tool_field(field: str, label: str) -> Probe:

@@ -8,10 +8,7 @@ what "the arguments match" means, and ``tool_retries``, ``tool_errors`` and
 
 from __future__ import annotations
 
-import fnmatch
-import functools
 import json
-import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Annotated, Any, Literal
@@ -20,16 +17,17 @@ import jsonschema
 from jsonschema.exceptions import SchemaError
 from pydantic import AfterValidator, Field
 
+from otel_oracles import safe_regex
 from otel_oracles.grade.evidence import absent, is_placeholder, step_memoized
 from otel_oracles.grade.oracles.base import OracleParams
 from otel_oracles.model.step import Step
+from otel_oracles.model.tool_name import first_match
 
 
 def _check_regex(value: str) -> str:
-    try:
-        re.compile(value)
-    except re.error as exc:
-        raise ValueError(f"invalid regular expression {value!r}: {exc}") from None
+    problem = safe_regex.syntax_error(value)
+    if problem is not None:
+        raise ValueError(f"invalid regular expression {value!r}: {problem}")
     return value
 
 
@@ -71,21 +69,16 @@ DEFAULT_ERROR_PATTERN = r'^\s*\{\s*"error"\s*:'
 """A result that is a JSON object whose first key is ``error``: how raw-client tool loops
 (no tool spans) hand a tool failure back to the model."""
 
-TIMEOUT_PATTERN = re.compile(r"(?i)time[ d]?out|timed out|deadline")
+TIMEOUT_PATTERN = safe_regex.compile_pattern(r"(?i)time[ d]?out|timed out|deadline")
 
 
-def glob_any(name: str | None, patterns: Iterable[str]) -> str | None:
-    """The first glob in ``patterns`` matching ``name`` (case-sensitive), else ``None``."""
-    if name is None:
-        return None
-    return _first_glob(name, tuple(patterns))
-
-
-@functools.lru_cache(maxsize=4096)
-def _first_glob(name: str, patterns: tuple[str, ...]) -> str | None:
-    # Remembered per (tool name, globs): a contract's few globs meet the same few tool
-    # names on every trace, and matching is pure.
-    return next((p for p in patterns if fnmatch.fnmatchcase(name, p)), None)
+def glob_any(
+    name: str | None, patterns: Iterable[str], unknown_namespace_matches: bool = False
+) -> str | None:
+    """The first contract tool name or glob in ``patterns`` naming the tool ``name``
+    (``model.tool_name`` rules: a bare name matches its plugin/toolset/MCP-qualified forms),
+    else ``None``. ``unknown_namespace_matches`` for checks that fail closed."""
+    return first_match(name, tuple(patterns), unknown_namespace_matches)
 
 
 def span_ids(steps: Iterable[Step]) -> tuple[str, ...]:
@@ -156,7 +149,7 @@ def _call_failure(step: Step, error_pattern: str | None) -> str | None:
         if _first_key_is_error(result):
             return "result matches the error pattern"
         return None
-    if re.search(error_pattern, step_result_text(step)):
+    if safe_regex.search(error_pattern, step_result_text(step)):
         return "result matches the error pattern"
     return None
 
@@ -178,7 +171,7 @@ def is_timeout(step: Step) -> bool:
         )
         if t
     )
-    return bool(TIMEOUT_PATTERN.search(text))
+    return bool(safe_regex.search(TIMEOUT_PATTERN, text))
 
 
 RAW_STEP_META: frozenset[str] = frozenset(
@@ -329,7 +322,7 @@ def args_mismatch(spec: ArgsMatch, step: Step) -> str | None:
         if key not in args:
             return f"argument {key!r} absent"
         value = args[key] if isinstance(args[key], str) else result_text(args[key])
-        if not re.search(pattern, value):
+        if not safe_regex.search(pattern, value):
             return f"argument {key!r} = {_short(args[key])} does not match /{pattern}/"
     if spec.args_schema is not None:
         error = jsonschema.validators.validator_for(spec.args_schema)(spec.args_schema)
@@ -356,6 +349,12 @@ def schema_problems(schema: dict[str, Any], instance: Any, limit: int = 5) -> li
     return out
 
 
-def steps_of(steps: Sequence[Step], names: Sequence[str]) -> list[Step]:
-    """Steps whose tool matches any of the globs ``names`` (all tool steps when empty)."""
-    return [s for s in steps if not names or glob_any(s.tool, names) is not None]
+def steps_of(
+    steps: Sequence[Step], names: Sequence[str], unknown_namespace_matches: bool = False
+) -> list[Step]:
+    """Steps whose tool is named by any of ``names`` (all tool steps when empty); see
+    ``glob_any``."""
+    if not names:
+        return list(steps)
+    patterns = tuple(names)
+    return [s for s in steps if first_match(s.tool, patterns, unknown_namespace_matches)]

@@ -6,6 +6,12 @@ All of them need to know which tools ran (evidence ``tool_names``): on a raw-cli
 with content capture off that is unknowable, and they report missing evidence rather than
 pass. Budget params (``max``) make the same class usable as an invariant (``max: 0``) and as
 a tolerance (``max: 1`` retry is fine, the second is not).
+
+Tool names in params are matched by ``model.tool_name`` (a bare name matches its
+plugin/toolset/MCP-qualified forms). The checks that forbid or count calls
+(``tool_not_called``, ``max_tool_calls``, ``tool_retries``, ``tool_errors``,
+``loop_detected``) fail closed: a recorded name without a namespace counts for a qualified
+contract name, since nothing shows it came from another namespace.
 """
 
 from __future__ import annotations
@@ -115,7 +121,9 @@ class ToolCalled(OracleCheck):
 
 class ToolNotCalledParams(OracleParams):
     tool: list[str] = Field(json_schema_extra=one_string_or_list)
-    """Tool names or globs that must not be called (a single string is accepted)."""
+    """Tool names or globs that must not be called (a single string is accepted). A bare
+    name also forbids its plugin/toolset/MCP-qualified forms; a qualified name also catches
+    a bare recorded name (its namespace unknown)."""
     max: int = Field(default=0, ge=0)
     """Calls tolerated (as a tolerance: ``max: 1`` lets one call through, counted)."""
 
@@ -136,7 +144,7 @@ class ToolNotCalled(OracleCheck):
 
     def check(self, ctx: GradeContext) -> Finding:
         p = self.params
-        bad = steps_of(tool_calls_of(ctx.trajectory), p.tool)
+        bad = steps_of(tool_calls_of(ctx.trajectory), p.tool, unknown_namespace_matches=True)
         names = sorted({s.tool or "?" for s in bad})
         kw: dict[str, Any] = {
             "span_ids": span_ids(bad),
@@ -405,7 +413,8 @@ class ToolRetries(OracleCheck):
 
     def check(self, ctx: GradeContext) -> Finding:
         p = self.params
-        retries = find_retries(steps_of(tool_calls_of(ctx.trajectory), p.tools), p.error_pattern)
+        calls = steps_of(tool_calls_of(ctx.trajectory), p.tools, unknown_namespace_matches=True)
+        retries = find_retries(calls, p.error_pattern)
         per_tool: dict[str, int] = defaultdict(int)
         for s, _, _ in retries:
             per_tool[s.tool or "?"] += 1
@@ -470,7 +479,7 @@ class LoopDetected(OracleCheck):
     def check(self, ctx: GradeContext) -> Finding:
         p = self.params
         groups: dict[tuple[str | None, str], list[Step]] = defaultdict(list)
-        calls = steps_of(tool_calls_of(ctx.trajectory), p.tools)
+        calls = steps_of(tool_calls_of(ctx.trajectory), p.tools, unknown_namespace_matches=True)
         # Calls that cannot be part of a loop (a tool called fewer than threshold times, or
         # whose top-level string arguments differ from all but a few of its other calls) need
         # no normalizing (the costly part); leaving their groups out changes neither the
@@ -519,7 +528,9 @@ class ToolErrors(OracleCheck):
         p = self.params
         failed = [
             (s, why)
-            for s in steps_of(tool_calls_of(ctx.trajectory), p.tools)
+            for s in steps_of(
+                tool_calls_of(ctx.trajectory), p.tools, unknown_namespace_matches=True
+            )
             if (why := call_failure(s, p.error_pattern)) is not None
         ]
         steps = [s for s, _ in failed]
@@ -558,7 +569,7 @@ class MaxToolCalls(OracleCheck):
 
     def check(self, ctx: GradeContext) -> Finding:
         p = self.params
-        calls = steps_of(tool_calls_of(ctx.trajectory), p.tools)
+        calls = steps_of(tool_calls_of(ctx.trajectory), p.tools, unknown_namespace_matches=True)
         if len(calls) > p.max:
             extra = calls[p.max :]
             return Finding.fail(

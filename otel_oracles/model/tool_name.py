@@ -1,0 +1,123 @@
+"""Tool identity: a tool name qualified by a plugin, toolset or MCP server is namespace + name.
+
+Frameworks record the same tool under different spellings: ``delete_records`` (OpenAI Agents,
+pydantic-ai), ``SupportTools-delete_records`` (Semantic Kernel plugins), ``toolset.fn`` or
+``functions.fn`` (dotted toolsets), ``toolset__fn`` and ``mcp__server__fn`` (MCP clients),
+``server/fn``. A contract written once must see all of them, so every oracle that takes tool
+names matches through ``tool_matches`` and nothing else.
+
+A name splits into segments at the separators in ``TOOL_NAME_SEPARATORS``; the last segment
+is the name, the ones before it the namespace. A contract name (a glob) matches a recorded
+name when it matches it whole, or when its segments match the recorded name's last segments
+one by one, whatever the separators:
+
+- a bare name matches every qualified form (``delete_records`` matches
+  ``SupportTools-delete_records`` and ``mcp__crm__delete_records``);
+- a qualified name matches exactly that namespace (``crm.delete_records`` matches
+  ``mcp__crm__delete_records`` but neither ``billing-delete_records`` nor, by default, a
+  bare ``delete_records``).
+
+A recorded name with no (or a shorter) namespace cannot show which namespace it came from.
+Checks that must fail closed (``tool_not_called`` and the other budgets on forbidden or
+counted calls) pass ``unknown_namespace_matches=True``: there, a bare ``delete_records``
+counts as a possible ``crm.delete_records``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import re
+from dataclasses import dataclass
+
+TOOL_NAME_SEPARATORS: tuple[str, ...] = ("__", "-", ".", "/")
+"""Separators between a namespace (plugin, toolset, MCP server) and a tool name, as the
+instrumentations seen so far write them (``mcp__s__fn``, ``Plugin-fn``, ``toolset.fn``,
+``server/fn``). Tool names themselves use ``_`` (single), never these."""
+
+_SPLIT = re.compile("|".join(re.escape(s) for s in TOOL_NAME_SEPARATORS))
+_GLOB_CLASS = re.compile(r"\[!?\]?[^\]]*\]")
+"""A glob character class (``[a-z]``, ``[!-]``): separators inside it are not separators."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolName:
+    """A recorded tool name taken apart: ``SupportTools-delete_records`` ->
+    namespace ``("SupportTools",)``, name ``delete_records``."""
+
+    namespace: tuple[str, ...]
+    name: str
+
+    @property
+    def segments(self) -> tuple[str, ...]:
+        return (*self.namespace, self.name)
+
+
+@functools.lru_cache(maxsize=8192)
+def parse_tool_name(raw: str) -> ToolName:
+    """Split ``raw`` at the separators (empty segments, as in ``__fn``, are dropped). Pure and
+    remembered per name: a run meets the same few names on every trace."""
+    parts = _segments(raw, glob=False)
+    if not parts:
+        return ToolName((), raw)
+    return ToolName(parts[:-1], parts[-1])
+
+
+def _segments(text: str, *, glob: bool) -> tuple[str, ...]:
+    if not glob:
+        return tuple(p for p in _SPLIT.split(text) if p)
+    # Keep character classes whole: ``search_[a-z]*`` is one segment.
+    out: list[str] = []
+    current = ""
+    pos = 0
+    for cls in _GLOB_CLASS.finditer(text):
+        pieces = _SPLIT.split(text[pos : cls.start()])
+        current += pieces[0]
+        for piece in pieces[1:]:
+            out.append(current)
+            current = piece
+        current += cls.group(0)
+        pos = cls.end()
+    pieces = _SPLIT.split(text[pos:])
+    current += pieces[0]
+    for piece in pieces[1:]:
+        out.append(current)
+        current = piece
+    out.append(current)
+    return tuple(p for p in out if p)
+
+
+@functools.lru_cache(maxsize=4096)
+def _pattern_segments(pattern: str) -> tuple[str, ...]:
+    return _segments(pattern, glob=True)
+
+
+@functools.lru_cache(maxsize=16384)
+def tool_matches(pattern: str, recorded: str, unknown_namespace_matches: bool = False) -> bool:
+    """Whether the contract name or glob ``pattern`` names the recorded tool ``recorded``
+    (case-sensitive, as tool names are). See the module docstring for the rules; remembered
+    per (pattern, name, mode) because matching is pure and the pairs repeat across traces."""
+    if fnmatch.fnmatchcase(recorded, pattern):
+        return True
+    want = _pattern_segments(pattern)
+    have = parse_tool_name(recorded).segments
+    if not want:
+        return False
+    if len(want) > len(have):
+        if not unknown_namespace_matches:
+            return False
+        want = want[len(want) - len(have) :]
+    tail = have[len(have) - len(want) :]
+    return all(fnmatch.fnmatchcase(h, w) for h, w in zip(tail, want, strict=True))
+
+
+def first_match(
+    recorded: str | None, patterns: tuple[str, ...], unknown_namespace_matches: bool = False
+) -> str | None:
+    """The first of ``patterns`` naming ``recorded``, else ``None`` (also for no name)."""
+    if recorded is None:
+        return None
+    for p in patterns:
+        if tool_matches(p, recorded, unknown_namespace_matches):
+            return p
+    return None

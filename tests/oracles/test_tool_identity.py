@@ -1,0 +1,165 @@
+"""Tool identity: plugin/toolset/MCP-qualified tool names against contract names.
+
+The real-trace cases take the forbidden-tool captures of several instrumentations and rename
+``delete_records`` everywhere in the export to a qualified spelling, as a framework that
+namespaces its tools would record it; the contract still names the bare tool.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from otel_oracles.mapping import load_conventions
+from otel_oracles.model.contract import parse_contract
+from otel_oracles.model.result import Outcome
+from otel_oracles.model.tool_name import parse_tool_name, tool_matches
+from otel_oracles.pipeline import grade_trace, read_traces
+from tests.oracles.trace_builders import check, gen, tool, traj
+
+TRACES = Path(__file__).resolve().parents[1] / "testdata" / "traces"
+
+QUALIFIED = [
+    "SupportTools-delete_records",
+    "crm.delete_records",
+    "crm__delete_records",
+    "mcp__crm__delete_records",
+    "crm/delete_records",
+    "functions.delete_records",
+]
+
+
+@pytest.mark.parametrize(
+    ("raw", "namespace", "name"),
+    [
+        ("delete_records", (), "delete_records"),
+        ("SupportTools-delete_records", ("SupportTools",), "delete_records"),
+        ("mcp__crm__delete_records", ("mcp", "crm"), "delete_records"),
+        ("toolset.fn", ("toolset",), "fn"),
+        ("server/fn", ("server",), "fn"),
+        ("__fn", (), "fn"),
+    ],
+)
+def test_parse_tool_name_splits_namespace_and_name(
+    raw: str, namespace: tuple[str, ...], name: str
+) -> None:
+    parsed = parse_tool_name(raw)
+    assert (parsed.namespace, parsed.name) == (namespace, name), raw
+
+
+@pytest.mark.parametrize("recorded", QUALIFIED)
+def test_bare_contract_name_matches_every_qualified_form(recorded: str) -> None:
+    assert tool_matches("delete_records", recorded), recorded
+    assert tool_matches("delete_*", recorded), recorded
+
+
+def test_qualified_contract_name_matches_only_that_namespace() -> None:
+    assert tool_matches("crm.delete_records", "mcp__crm__delete_records")
+    assert tool_matches("crm.delete_records", "crm-delete_records")
+    assert not tool_matches("crm.delete_records", "billing.delete_records")
+    assert not tool_matches("crm.delete_records", "delete_records"), "namespace unknown"
+    assert tool_matches("crm.delete_records", "delete_records", unknown_namespace_matches=True)
+    assert not tool_matches(
+        "crm.delete_records", "billing.delete_records", unknown_namespace_matches=True
+    )
+
+
+def test_glob_character_class_is_not_split_at_a_dash() -> None:
+    assert tool_matches("search_[a-z]*", "kb.search_docs")
+    assert not tool_matches("search_[0-9]*", "kb.search_docs")
+
+
+def test_other_names_do_not_match() -> None:
+    assert not tool_matches("delete_records", "delete_records_audit")
+    assert not tool_matches("delete_records", "records")
+
+
+def _renamed_capture(source: str, new_name: str, tmp_path: Path) -> Path:
+    path = TRACES / source / "d_forbidden_tool.otlp.json"
+    text = path.read_text(encoding="utf-8")
+    assert "delete_records" in text
+    out = tmp_path / f"{source}.otlp.json"
+    out.write_text(text.replace("delete_records", new_name), encoding="utf-8")
+    return out
+
+
+def _grade(path: Path, spec: dict[str, object]) -> Outcome:
+    contract = parse_contract({"id": "c", "invariants": [spec]}, "<test>")
+    problems: list[object] = []
+    graded = [
+        v
+        for trace in read_traces([str(path)], problems)  # type: ignore[arg-type]
+        for v, _ in grade_trace(trace, [contract], load_conventions())
+    ]
+    assert problems == [] and len(graded) == 1
+    return graded[0].results[0].outcome
+
+
+SOURCES = ["pydantic-ai", "openai-agents-otel-v2", "vercel-ai-sdk-otel", "openai-v2-latest"]
+
+
+@pytest.mark.parametrize("source", SOURCES)
+@pytest.mark.parametrize("qualified", ["SupportTools-delete_records", "mcp__crm__delete_records"])
+def test_forbidden_tool_under_a_qualified_name_fails_tool_not_called_on_real_captures(
+    source: str, qualified: str, tmp_path: Path
+) -> None:
+    path = _renamed_capture(source, qualified, tmp_path)
+    outcome = _grade(path, {"type": "tool_not_called", "tool": "delete_records"})
+    assert outcome == Outcome.INVARIANT_FAILURE, f"{source}: {qualified} must be forbidden"
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_qualified_contract_name_of_another_namespace_is_not_that_call(
+    source: str, tmp_path: Path
+) -> None:
+    path = _renamed_capture(source, "SupportTools-delete_records", tmp_path)
+    spec = {"type": "tool_called", "tool": "billing.delete_records", "min": 1}
+    assert _grade(path, spec) == Outcome.INVARIANT_FAILURE
+    spec = {"type": "tool_called", "tool": "SupportTools.delete_records", "min": 1}
+    assert _grade(path, spec) == Outcome.PASS
+
+
+def test_every_tool_name_oracle_uses_the_same_matcher() -> None:
+    t = traj(
+        gen(tool_calls=["kb.search_docs"]),
+        tool("kb.search_docs", {"q": "x"}, "error: timeout", status="error"),
+        tool("kb.search_docs", {"q": "x"}, "doc-1"),
+        tool("kb.search_docs", {"q": "x"}, "doc-1"),
+        tool("mcp__crm__delete_records", {"id": 1}, "ok"),
+        gen("see doc-1"),
+    )
+    outcomes = {
+        "tool_called": check({"type": "tool_called", "tool": "search_docs", "min": 3}, t),
+        "tool_sequence": check(
+            {"type": "tool_sequence", "expected": ["search_docs", "crm__delete_records"]}, t
+        ),
+        "tool_retries": check({"type": "tool_retries", "tools": ["search_docs"], "max": 0}, t),
+        "tool_errors": check({"type": "tool_errors", "tools": ["search_docs"], "max": 0}, t),
+        "max_tool_calls": check({"type": "max_tool_calls", "tools": ["search_docs"], "max": 2}, t),
+        "loop_detected": check({"type": "loop_detected", "tools": ["search_docs"]}, t),
+        "citations_grounded": check({"type": "citations_grounded", "sources": ["search_docs"]}, t),
+        "tool_not_called": check({"type": "tool_not_called", "tool": "crm.delete_records"}, t),
+    }
+    got = {k: r.outcome for k, r in outcomes.items()}
+    assert got == {
+        "tool_called": Outcome.PASS,
+        "tool_sequence": Outcome.PASS,
+        "tool_retries": Outcome.INVARIANT_FAILURE,
+        "tool_errors": Outcome.INVARIANT_FAILURE,
+        "max_tool_calls": Outcome.INVARIANT_FAILURE,
+        "loop_detected": Outcome.INVARIANT_FAILURE,
+        "citations_grounded": Outcome.PASS,
+        "tool_not_called": Outcome.INVARIANT_FAILURE,
+    }, {k: r.message for k, r in outcomes.items()}
+
+
+def test_tool_not_called_with_a_qualified_name_fails_closed_on_a_bare_recorded_name() -> None:
+    t = traj(gen(tool_calls=["delete_records"]), tool("delete_records", {"id": 1}, "ok"))
+    result = check({"type": "tool_not_called", "tool": "SupportTools-delete_records"}, t)
+    assert result.outcome == Outcome.INVARIANT_FAILURE, result.message
+    other = traj(
+        gen(tool_calls=["Billing-delete_records"]), tool("Billing-delete_records", {}, "ok")
+    )
+    result = check({"type": "tool_not_called", "tool": "SupportTools-delete_records"}, other)
+    assert result.outcome == Outcome.PASS, result.message
