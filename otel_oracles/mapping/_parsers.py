@@ -21,7 +21,6 @@ input (instrumentations emit wrong things): they return ``None`` or what they co
 
 from __future__ import annotations
 
-import ast
 import json
 import logging
 from collections.abc import Callable, Iterable, Mapping
@@ -29,6 +28,7 @@ from typing import Any
 
 import orjson
 
+from otel_oracles.mapping._literal import call_keywords, parse_python_literal
 from otel_oracles.model.span import EventRecord
 
 log = logging.getLogger(__name__)
@@ -186,9 +186,12 @@ def parse_genai_messages(value: Any) -> list[Message] | None:
     for msg in value:
         if not isinstance(msg, dict):
             continue
+        raw_parts = msg.get("parts")
+        if not isinstance(raw_parts, list) and ("content" in msg or "tool_calls" in msg):
+            out.append(openai_message(msg))  # a provider message where a GenAI one belongs
+            continue
         parts = []
         changed = False
-        raw_parts = msg.get("parts")
         for part in raw_parts if isinstance(raw_parts, list) else []:
             if not isinstance(part, dict):
                 changed = True
@@ -203,12 +206,28 @@ def parse_genai_messages(value: Any) -> list[Message] | None:
                     "response": part["result"]
                 }
                 changed = True
+            elif (
+                kind is None
+                or (isinstance(kind, str) and kind in _FOREIGN_BLOCKS)
+                or (kind == "text" and "text" in part)
+            ):
+                # Provider blocks where GenAI parts belong (frameworks that dump the SDK's
+                # own message objects into gen_ai.*.messages).
+                converted = block_part(part)
+                changed = True
+                if converted is None:
+                    continue
+                part = converted
             parts.append(part)
+        role = msg.get("role")
+        if isinstance(role, str) and role in _ROLES:
+            changed = True
         if fresh and not changed and _canonical(msg, raw_parts):
             # Freshly decoded JSON already in the normalized shape: keep it as it is.
             out.append(msg)
             continue
-        norm: Message = {"role": msg.get("role"), "parts": parts}
+        norm: Message = {"role": _ROLES.get(role, role) if isinstance(role, str) else role}
+        norm["parts"] = parts
         for key in ("finish_reason", "name"):
             if msg.get(key) is not None:
                 norm[key] = msg[key]
@@ -244,25 +263,148 @@ def parse_genai_parts_as_system(value: Any) -> list[Message] | None:
 # ---- OpenAI chat format (v1.26-era attributes, v1.28 event bodies, raw payloads) -----------
 
 
-def _openai_content(content: Any) -> list[dict[str, Any]]:
+_TEXT_BLOCKS = frozenset({"text", "input_text", "output_text"})
+_FOREIGN_BLOCKS = frozenset(
+    {"tool_use", "server_tool_use", "tool_result", "function_call", "function_call_output",
+     "input_text", "output_text", "thinking", "redacted_thinking"}
+)  # fmt: skip
+"""Block types of provider SDKs that are not GenAI part types."""
+_REASONING_BLOCKS = frozenset({"thinking", "redacted_thinking", "reasoning"})
+_BLOCK_KEYS = frozenset(
+    {"type", "text", "functionCall", "function_call", "functionResponse", "function_response"}
+)
+"""Keys that make a dict a content block (typed, or Gemini's untyped parts)."""
+
+
+def content_parts(content: Any) -> list[dict[str, Any]]:
+    """Message content in any provider's shape as parts: a string, a JSON string of a block
+    list (OpenLLMetry's Anthropic instrumentation), or a list of blocks or parts (Anthropic
+    ``text``/``tool_use``/``tool_result``/``thinking``, Gemini ``text``/``functionCall``/
+    ``functionResponse``, OpenAI ``input_text``/``output_text``/``function_call``/
+    ``function_call_output``, GenAI parts). Blocks of other types are kept as they are."""
     if content is None:
         return []
+    if isinstance(content, str):
+        blocks = _block_list(content)
+        if blocks is None:
+            return [_text_part(content)]
+        content = blocks
+    if isinstance(content, dict):
+        content = [content]
+    if not isinstance(content, list):
+        return [_text_part(content)]
+    parts = []
+    for item in content:
+        part = block_part(item)
+        if part is not None:
+            parts.append(part)
+    return parts
+
+
+def _block_list(text: str) -> list[Any] | None:
+    """A string that is the JSON of a content-block list, decoded; else ``None`` (a text
+    answer that merely looks like JSON stays text)."""
+    if text.lstrip()[:2] not in ("[{", "[ ", "[\n"):
+        return None
+    value = parse_json(text)
+    if (
+        isinstance(value, list)
+        and value
+        and all(isinstance(v, dict) and _BLOCK_KEYS & v.keys() for v in value)
+    ):
+        return value
+    return None
+
+
+def block_part(item: Any) -> dict[str, Any] | None:
+    """One content block as one part (see ``content_parts``); ``None`` for non-blocks."""
+    if isinstance(item, str):
+        return _text_part(item)
+    if not isinstance(item, dict):
+        return None
+    kind = item.get("type")
+    if kind is not None and not isinstance(kind, str):
+        return item
+    if kind in _TEXT_BLOCKS:
+        return _text_part(item["text"] if "text" in item else item.get("content"))
+    if kind == "tool_call":
+        arguments = item.get("arguments")
+        return (
+            {**item, "arguments": normalize_arguments(arguments)}
+            if isinstance(arguments, str)
+            else item
+        )
+    if kind == "tool_call_response":
+        if "response" not in item and "result" in item:
+            return {k: v for k, v in item.items() if k != "result"} | {"response": item["result"]}
+        return item
+    if kind in ("tool_use", "server_tool_use"):
+        return _tool_call_part(item.get("id"), item.get("name"), item.get("input"), "input" in item)
+    if kind == "function_call":
+        return _tool_call_part(
+            item.get("call_id") or item.get("id"),
+            item.get("name"),
+            item.get("arguments"),
+            "arguments" in item,
+        )
+    if kind == "tool_result":
+        return _tool_response_part(
+            item.get("tool_use_id"), _tool_result_content(item.get("content")), "content" in item
+        )
+    if kind == "function_call_output":
+        return _tool_response_part(
+            item.get("call_id"), parse_json_or_text(item.get("output")), "output" in item
+        )
+    if kind in _REASONING_BLOCKS:
+        text = item.get("thinking", item.get("text", item.get("content")))
+        return {"type": "reasoning", "content": text} if text is not None else {"type": "reasoning"}
+    if kind is not None:
+        return item
+    return _gemini_part(item)
+
+
+def _gemini_part(item: dict[str, Any]) -> dict[str, Any] | None:
+    """An untyped Gemini part (camelCase on the wire, snake_case from the Python SDK)."""
+    call = item.get("functionCall", item.get("function_call"))
+    if isinstance(call, dict):
+        return _tool_call_part(call.get("id"), call.get("name"), call.get("args"), "args" in call)
+    response = item.get("functionResponse", item.get("function_response"))
+    if isinstance(response, dict):
+        part = _tool_response_part(
+            response.get("id"), response.get("response"), "response" in response
+        )
+        if response.get("name") is not None:
+            part["name"] = response["name"]
+        return part
+    if "text" in item:
+        if item.get("thought"):
+            return {"type": "reasoning", "content": item["text"]}
+        return _text_part(item["text"])
+    return None
+
+
+def _tool_result_content(content: Any) -> Any:
+    """An Anthropic ``tool_result`` content: a string, or a list of blocks whose text is the
+    result when every block is text."""
     if isinstance(content, list):
-        parts = []
-        for item in content:
-            if isinstance(item, dict) and item.get("type") in ("text", "input_text", "output_text"):
-                parts.append(_text_part(item.get("text")))
-            elif isinstance(item, str):
-                parts.append(_text_part(item))
-        return parts
-    return [_text_part(content)]
+        texts = [b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"]
+        if texts and len(texts) == len(content):
+            return parse_json_or_text("".join(t for t in texts if isinstance(t, str)))
+        return content
+    return parse_json_or_text(content)
+
+
+_ROLES = {"model": "assistant", "human": "user", "ai": "assistant", "function": "tool"}
+"""Provider role names -> GenAI roles (Gemini ``model``, LangChain ``human``/``ai``)."""
 
 
 def openai_message(msg: Mapping[str, Any], output: bool = False) -> Message:
-    """One OpenAI-style chat message (``{role, content, tool_calls, tool_call_id}``)."""
+    """One chat message in a provider's shape: OpenAI (``{role, content, tool_calls,
+    tool_call_id}``), Anthropic (``content`` blocks) or Gemini (``{role: model, parts}``)."""
     role = msg.get("role") or ("assistant" if output else None)
+    role = _ROLES.get(role, role) if isinstance(role, str) else role
     parts: list[dict[str, Any]] = []
-    if role == "tool":
+    if role == "tool" and "parts" not in msg:
         parts.append(
             _tool_response_part(
                 msg.get("tool_call_id") or msg.get("id"),
@@ -271,7 +413,9 @@ def openai_message(msg: Mapping[str, Any], output: bool = False) -> Message:
             )
         )
     else:
-        parts.extend(_openai_content(msg.get("content")))
+        parts.extend(content_parts(msg.get("content")))
+        if "content" not in msg:
+            parts.extend(content_parts(msg.get("parts")))
     for call in msg.get("tool_calls") or []:
         if not isinstance(call, dict):
             continue
@@ -372,15 +516,23 @@ def parse_legacy_choice_events(events: Any) -> list[Message] | None:
             continue
         payload = _event_payload(event)
         body = payload if isinstance(payload, dict) else {}
-        msg_body = dict(body["message"]) if isinstance(body.get("message"), dict) else {}
+        message = body.get("message")
+        if isinstance(message, dict):
+            msg_body = dict(message)
+        elif isinstance(message, list | str):
+            # Anthropic-style producers put the content-block list (or text) itself here.
+            msg_body = {"content": message}
+        else:
+            msg_body = {}
         if "tool_calls" in body and "tool_calls" not in msg_body:
             # OpenLLMetry (use_attributes=False) puts tool_calls beside message, not in it.
             msg_body["tool_calls"] = body["tool_calls"]
         msg = openai_message(msg_body, output=True)
         if not msg["parts"]:
             msg["parts"] = [_text_part(None)]
-        if body.get("finish_reason") is not None:
-            msg["finish_reason"] = body["finish_reason"]
+        reason = body.get("finish_reason", body.get("stop_reason"))
+        if reason is not None:
+            msg["finish_reason"] = reason
         out.append(msg)
     return out or None
 
@@ -476,7 +628,7 @@ def parse_traceloop_messages(flat: Any) -> list[Message] | None:
         elif "content" in node:
             content = parse_json(node["content"])
             if isinstance(content, list):
-                parts.extend(_openai_content(content))
+                parts.extend(content_parts(content))
             else:
                 parts.append(_text_part(node["content"]))
         for call in indexed(node.get("tool_calls")):
@@ -563,26 +715,6 @@ def parse_vercel_response(values: Any) -> list[Message] | None:
 _REPR_PREFIXES = ("ResponseFunctionToolCall(",)
 
 
-def _repr_kwargs(text: str) -> dict[str, Any] | None:
-    """Literal keyword arguments of a ``Name(k=v, ...)`` repr, read with ``ast`` (parsed,
-    never evaluated); non-literal values are skipped."""
-    try:
-        node = ast.parse(text.strip(), mode="eval").body
-    except SyntaxError:
-        return None
-    if not isinstance(node, ast.Call):
-        return None
-    out: dict[str, Any] = {}
-    for kw in node.keywords:
-        if kw.arg is None:
-            continue
-        try:
-            out[kw.arg] = ast.literal_eval(kw.value)
-        except ValueError:
-            continue
-    return out
-
-
 def parse_openai_agents_repr_tool_calls(messages: Any) -> Any:
     """The openai-agents-v2 instrumentation writes requested tool calls as text parts holding
     ``ResponseFunctionToolCall(arguments='...', call_id='...', name='...')`` repr strings;
@@ -602,7 +734,7 @@ def parse_openai_agents_repr_tool_calls(messages: Any) -> Any:
                 and part.get("type") == "text"
                 and content.startswith(_REPR_PREFIXES)
             ):
-                kwargs = _repr_kwargs(content)
+                kwargs = call_keywords(content)
                 if kwargs is not None and kwargs.get("name"):
                     parts.append(
                         _tool_call_part(
@@ -631,6 +763,101 @@ def parse_traceloop_entity_input(value: Any) -> Any:
     return {**kwargs, "args": args} if args else dict(kwargs)
 
 
+# ---- vendor request / response payloads ------------------------------------------------------
+
+
+def parse_model_request(value: Any) -> list[Message] | None:
+    """A provider request body as input messages, whichever API it was for: OpenAI chat
+    (``messages``), Anthropic (``system`` + ``messages``), Gemini / ADK ``LlmRequest``
+    (``contents`` + ``system_instruction``), OpenAI Responses (``instructions`` + ``input``).
+    Vendor attributes such as ``gcp.vertex.agent.llm_request`` hold these."""
+    value = parse_json(value)
+    if isinstance(value, list):
+        return [openai_message(m) for m in value if isinstance(m, dict)] or None
+    if not isinstance(value, dict):
+        return None
+    out: list[Message] = []
+    config: dict[str, Any] = value["config"] if isinstance(value.get("config"), dict) else {}
+    for system in (
+        value.get("system"),
+        value.get("instructions"),
+        value.get("system_instruction", value.get("systemInstruction")),
+        config.get("system_instruction", config.get("systemInstruction")),
+    ):
+        if system is not None:
+            parts = content_parts(system.get("parts") if isinstance(system, dict) else system)
+            if parts:
+                out.append({"role": "system", "parts": parts})
+    messages = value.get("messages", value.get("contents", value.get("input")))
+    if isinstance(messages, str):
+        out.append({"role": "user", "parts": [_text_part(messages)]})
+    elif isinstance(messages, list):
+        out.extend(_item_messages(messages, output=False))
+    return out or None
+
+
+def parse_model_response(value: Any) -> list[Message] | None:
+    """A provider response body as output messages: OpenAI chat (``choices``), OpenAI
+    Responses (``output`` items), Anthropic (``{role, content: [blocks], stop_reason}``),
+    Gemini (``candidates``) and ADK's ``LlmResponse`` (``{content: {role, parts},
+    finish_reason}``). The finish reason travels on the message (``finish_reason``)."""
+    value = parse_json(value)
+    if isinstance(value, list):
+        return _item_messages(value, output=True) or None
+    if not isinstance(value, dict):
+        return None
+    if "choices" in value:
+        return parse_openai_choices(value)
+    if isinstance(value.get("candidates"), list):
+        out = []
+        for cand in value["candidates"]:
+            if isinstance(cand, dict):
+                out.append(_response_message(cand.get("content"), cand))
+        return out or None
+    if isinstance(value.get("output"), list):
+        return _item_messages(value["output"], output=True) or None
+    if isinstance(value.get("content"), dict):
+        return [_response_message(value["content"], value)]
+    if "content" in value or "parts" in value:
+        return [_response_message(value, value)]
+    return None
+
+
+_FINISH_KEYS = ("finish_reason", "finishReason", "stop_reason")
+
+
+def _response_message(content: Any, holder: dict[str, Any]) -> Message:
+    body = content if isinstance(content, dict) else {"content": content}
+    msg = openai_message(body, output=True)
+    if msg["role"] is None:
+        msg["role"] = "assistant"
+    reason = next((holder[k] for k in _FINISH_KEYS if holder.get(k) is not None), None)
+    if reason is not None:
+        msg["finish_reason"] = parse_string(reason)
+    return msg
+
+
+def _item_messages(items: list[Any], output: bool) -> list[Message]:
+    """Messages, plus OpenAI Responses items (``function_call`` / ``function_call_output``
+    items beside ``message`` items) folded into the message before them."""
+    out: list[Message] = []
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        if "role" in item or "parts" in item or item.get("type") == "message":
+            out.append(openai_message(item, output=output))
+            continue
+        part = block_part(item)
+        if part is None:
+            continue
+        role = "tool" if part.get("type") == "tool_call_response" else "assistant"
+        if out and out[-1].get("role") == role:
+            out[-1]["parts"].append(part)
+        else:
+            out.append({"role": role, "parts": [part]})
+    return out
+
+
 # ---- documents -----------------------------------------------------------------------------
 
 
@@ -645,6 +872,9 @@ def parse_genai_documents(value: Any) -> list[dict[str, Any]] | None:
 PARSERS: dict[str, Parser] = {
     "json": parse_json,
     "json_or_text": parse_json_or_text,
+    "python_literal": parse_python_literal,
+    "model_request": parse_model_request,
+    "model_response": parse_model_response,
     "int": parse_int,
     "string": parse_string,
     "string_list": parse_string_list,

@@ -1,0 +1,119 @@
+"""Reading Python ``repr`` text from traces as data, never as code.
+
+Callback-style instrumentations (LangChain handlers and the tracers built on them, the
+openai-agents instrumentation) record payloads with ``str()``/``repr()``: ``input_str`` holds
+``{'command': 'curl https://example.com'}``, a message list holds ``ResponseFunctionToolCall(
+arguments='...', name='...')``. Such text is untrusted trace data, so it is *parsed* with
+``ast`` and only literal nodes are turned into values (the ``ast.literal_eval`` subset:
+strings, numbers, bytes, booleans, ``None``, tuples, lists, dicts, sets); nothing is ever
+evaluated. Size and depth are bounded before the parser sees the text (CPython's parser
+recurses per nesting level and allocates per node), so a hostile payload costs at most a
+bounded parse.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+MAX_LITERAL_CHARS = 256 * 1024
+"""Longer text is left as text (a tool payload of this size is not arguments worth reading)."""
+MAX_LITERAL_DEPTH = 32
+"""Deeper bracket nesting is left as text (real payloads nest a few levels)."""
+
+_OPENERS = frozenset("([{")
+_CLOSERS = frozenset(")]}")
+
+
+def _nesting_within(text: str, limit: int) -> bool:
+    """Whether brackets outside string literals nest at most ``limit`` deep. A linear scan
+    that tracks quotes well enough for a bound (a wrong guess only refuses or allows a parse
+    the AST walk below still checks)."""
+    depth = 0
+    quote = ""
+    escaped = False
+    for ch in text:
+        if quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
+                quote = ""
+            continue
+        if ch in ("'", '"'):
+            quote = ch
+        elif ch in _OPENERS:
+            depth += 1
+            if depth > limit:
+                return False
+        elif ch in _CLOSERS:
+            depth -= 1
+    return True
+
+
+def literal_tree(text: str) -> ast.expr | None:
+    """The expression tree of ``text`` when it is small and shallow enough, else ``None``."""
+    if len(text) > MAX_LITERAL_CHARS or not _nesting_within(text, MAX_LITERAL_DEPTH):
+        return None
+    try:
+        return ast.parse(text.strip(), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def literal_value(node: ast.expr) -> Any:
+    """The value of a literal node, as JSON-like data (tuples and sets become lists, bytes
+    become text); raises ``ValueError`` for anything that is not a literal."""
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError) as exc:
+        raise ValueError("not a literal") from exc
+    return _jsonable(value)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k if isinstance(k, str) else str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, set | frozenset):
+        return sorted((_jsonable(v) for v in value), key=repr)
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, complex):
+        return str(value)
+    return value
+
+
+def parse_python_literal(value: Any) -> Any:
+    """A Python-repr dict or list (``{'a': 1}``, ``[('x', 2)]``) becomes its value; any other
+    input, including text that is not a literal, is returned unchanged (like ``json``: a
+    plain-text payload must not be lost). Only containers are converted: ``'None'`` or
+    ``'42'`` as a payload is more likely text than a repr."""
+    if not isinstance(value, str) or value.lstrip()[:1] not in ("{", "["):
+        return value
+    node = literal_tree(value)
+    if node is None:
+        return value
+    try:
+        return literal_value(node)
+    except ValueError:
+        return value
+
+
+def call_keywords(text: str) -> dict[str, Any] | None:
+    """Literal keyword arguments of a ``Name(k=v, ...)`` repr (``None`` when the text is not
+    a call); keywords whose value is not a literal are skipped."""
+    node = literal_tree(text)
+    if not isinstance(node, ast.Call):
+        return None
+    out: dict[str, Any] = {}
+    for kw in node.keywords:
+        if kw.arg is None:
+            continue
+        try:
+            out[kw.arg] = literal_value(kw.value)
+        except ValueError:
+            continue
+    return out
