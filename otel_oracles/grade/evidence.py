@@ -23,13 +23,14 @@ probes and the oracles must agree on what "captured" means.
 from __future__ import annotations
 
 import functools
+import json
 import weakref
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from otel_oracles.model.step import Step, StepKind, Trajectory
-from otel_oracles.model.tool_name import tool_matches
+from otel_oracles.model.tool_name import first_match, tool_matches
 
 Probe = Callable[[Trajectory, str | None], str | None]
 """``probe(trajectory, scope)``: ``None`` when the evidence is there, else what is missing."""
@@ -235,11 +236,16 @@ def message_tool_names(messages: list[dict[str, Any]] | None) -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class FinalOutput:
-    """The agent's final answer, or why it is not known."""
+    """The agent's final answer, or why it is not known.
+
+    ``text`` is what answer checks search (regexes, cited ids); ``value`` is the structured
+    answer when one was delivered as a final-answer tool's arguments (``schema_valid``
+    validates it as it is rather than re-parsing text)."""
 
     text: str | None
     step: Step | None
     missing: str | None = None
+    value: Any = None
 
 
 def _order_key(step: Step) -> tuple[int, int]:
@@ -247,16 +253,55 @@ def _order_key(step: Step) -> tuple[int, int]:
 
 
 def final_output(t: Trajectory) -> FinalOutput:
-    """The final answer: the text of the last model call, else the outermost agent's output.
+    """The final answer, the one definition every answer check reads:
 
-    "Last" is by end time (then step index): the answer is what the model said last. When
-    that call's output was not captured, an agent span's output (some instrumentations put
-    the run's final result there) is the fallback; otherwise the output is missing."""
+    1. the arguments of the last call of a final-answer tool (``final_answer``,
+       ``final_result``, output-type tools: ``Trajectory.final_answer_tools``, declared by
+       the conventions). Such a tool is the channel the answer is delivered through, so it
+       wins over any model text around it; its arguments not captured is a missing answer,
+       never a fall-back to other text;
+    2. else the text of the last model call ("last" by end time, then step index);
+    3. else an agent span's output (some instrumentations put the run's result there);
+    4. else the output is missing, saying why."""
     result: FinalOutput = memoized(t, "final_output", lambda: _final_output_of(t))
     return result
 
 
+def final_answer_calls(t: Trajectory) -> list[Step]:
+    """Calls of the trajectory's final-answer tools, in answer order (last = the answer)."""
+    if not t.final_answer_tools:
+        return []
+    names = t.final_answer_tools
+    calls = [s for s in tool_calls_of(t) if first_match(s.tool, names) is not None]
+    return sorted(calls, key=_order_key)
+
+
+def _tool_answer(step: Step) -> FinalOutput:
+    args = step.arguments
+    if args is not None and not is_placeholder(args):
+        values = list(args.values())
+        if len(values) == 1 and isinstance(values[0], str):
+            text = values[0]  # final_answer(answer="..."): the answer is that string
+        else:
+            text = _ANSWER_ENCODER.encode(args)
+        return FinalOutput(text, step, value=args)
+    raw = step.arguments_raw
+    if raw is not None and not is_placeholder(raw):
+        return FinalOutput(raw, step)
+    return FinalOutput(
+        None,
+        step,
+        f"final output not captured: final-answer tool call {where(step)}: arguments not captured",
+    )
+
+
+_ANSWER_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
+
+
 def _final_output_of(t: Trajectory) -> FinalOutput:
+    answers = final_answer_calls(t)
+    if answers:
+        return _tool_answer(answers[-1])
     gens = sorted(generations_of(t), key=_order_key)
     last = gens[-1] if gens else None
     if last is not None:

@@ -27,6 +27,7 @@ class ConventionSet(BaseModel):
 
     files: list[ConventionFile]
     _compiled: Any = PrivateAttr(default=None)
+    _final_answer_tools: tuple[str, ...] | None = PrivateAttr(default=None)
 
     def file(self, name: str) -> ConventionFile | None:
         return next((f for f in self.files if f.name == name), None)
@@ -36,6 +37,16 @@ class ConventionSet(BaseModel):
         file_name, _, rule_id = ref.partition("/")
         found = self.file(file_name)
         return next((r for r in found.rules if r.id == rule_id), None) if found else None
+
+    def final_answer_tools(self) -> tuple[str, ...]:
+        """Every file's ``final_answer_tools``, first-seen order, no repeats (computed once).
+        A union: the span that carries the answer may be mapped by another file than the
+        one that knows the framework."""
+        if self._final_answer_tools is None:
+            names = dict.fromkeys(n for f in self.files for n in f.final_answer_tools)
+            self._final_answer_tools = tuple(names)
+        tools: tuple[str, ...] = self._final_answer_tools
+        return tools
 
     def compiled(self) -> Any:
         """The compiled form (``_compile.CompiledSet``), built once and cached."""

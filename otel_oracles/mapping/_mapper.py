@@ -145,6 +145,7 @@ def map_trace(trace: Trace, conventions: ConventionSet) -> Trajectory:
         "incomplete": trace.incomplete,
         "unmapped_spans": unmapped,
         "conventions": used_files,
+        "final_answer_tools": conventions.final_answer_tools(),
         "resource": resource,
         "root_attributes": plain(root.attributes) if root is not None else {},
     }

@@ -259,6 +259,11 @@ class ConventionFile(_Strict):
     tool_call_finish_reasons: list[str] = Field(
         default_factory=lambda: list(DEFAULT_TOOL_CALL_FINISH_REASONS)
     )
+    final_answer_tools: list[str] = Field(default_factory=list)
+    """Tools whose call arguments are the run's final answer (final-answer and
+    structured-output tools: ``final_answer``, ``final_result``). Names or globs, matched
+    like contract tool names (qualified forms included). Grading takes the answer from the
+    last such call before model text or agent output; see ``grade/evidence.py``."""
     rules: list[Rule]
     source: str = ""
     """Path the file was read from."""

@@ -220,6 +220,10 @@ class Trajectory(BaseModel):
     """Span name -> count of spans no convention recognised."""
     conventions: dict[str, int] = Field(default_factory=dict)
     """Convention file -> count of spans it mapped."""
+    final_answer_tools: tuple[str, ...] = ()
+    """Tool names (matched like contract tool names) whose call arguments are the run's final
+    answer (final-answer and structured-output tools), as the conventions in effect declare
+    them (``final_answer_tools`` in ``conventions/*.yaml``)."""
     resource: dict[str, Any] = Field(default_factory=dict)
     root_attributes: dict[str, Any] = Field(default_factory=dict)
 

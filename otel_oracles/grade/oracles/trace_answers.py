@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from otel_oracles.grade.evidence import (
     absent,
     attribute_value,
+    final_answer_calls,
     final_output,
     find_gaps,
     list_steps,
@@ -129,10 +130,14 @@ class CitationsGrounded(OracleCheck):
         final_spans = span_ids([out.step]) if out.step else ()
         if not ids:
             return Finding.ok("the final answer cites no ids", span_ids=final_spans)
+        # A final-answer tool delivers the answer; its result (often the answer echoed)
+        # grounds nothing.
+        answering = {id(s) for s in final_answer_calls(ctx.trajectory)}
         sources = [
             s
             for s in ctx.trajectory.steps
             if s.is_tool
+            and id(s) not in answering
             and (not p.sources or glob_any(s.tool, p.sources) is not None)
             and _before(s, out.step)
         ]
@@ -504,7 +509,8 @@ class SchemaValid(OracleCheck):
             out = final_output(ctx.trajectory)
             assert out.text is not None
             spans = span_ids([out.step]) if out.step else ()
-            ok, value = _json_of(out.text)
+            # A structured answer (a final-answer tool's arguments) is validated as it is.
+            ok, value = (True, out.value) if out.value is not None else _json_of(out.text)
             if not ok:
                 return Finding.fail(f"final answer is not JSON: {out.text[:80]!r}", span_ids=spans)
             problems = schema_problems(p.schema_, value)

@@ -1,0 +1,109 @@
+"""The final answer is one definition: a final-answer tool's arguments, else model text,
+else an agent's output. Every answer check reads it (``grade/evidence.py`` ``final_output``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from otel_oracles.mapping import load_conventions
+from otel_oracles.model.result import Outcome
+from otel_oracles.model.step import Trajectory
+from tests.oracles.trace_builders import check, gen, tool, traj
+
+ANSWER_TOOLS = ("final_answer", "final_result", "final_result_*")
+
+
+def _answer_run(answer_args: dict[str, Any] | None, **kw: Any) -> Trajectory:
+    """search_docs returns doc-17 and doc-42; the answer goes out through final_answer while
+    the model's own text cites nothing."""
+    return traj(
+        gen(tool_calls=["search_docs"]),
+        tool("search_docs", {"query": "refunds"}, {"documents": ["doc-17", "doc-42"]}),
+        gen(tool_calls=["final_answer"]),
+        tool("final_answer", answer_args, "delivered"),
+        gen("Done."),
+        final_answer_tools=kw.pop("final_answer_tools", ANSWER_TOOLS),
+        **kw,
+    )
+
+
+def test_fabricated_citation_only_in_final_answer_arguments_fails_citations_grounded() -> None:
+    t = _answer_run({"answer": "Refunds take 5 days [doc-99]."})
+    result = check({"type": "citations_grounded"}, t)
+    assert result.outcome == Outcome.INVARIANT_FAILURE, result.message
+    assert "doc-99" in result.message
+    assert list(result.span_ids) == ["s3"], "the result points at the final_answer call"
+
+
+def test_grounded_citation_in_final_answer_arguments_passes() -> None:
+    result = check({"type": "citations_grounded"}, _answer_run({"answer": "See [doc-42]."}))
+    assert result.outcome == Outcome.PASS, result.message
+
+
+def test_final_answer_tools_come_from_the_conventions() -> None:
+    declared = load_conventions().final_answer_tools()
+    assert {"final_answer", "final_result"} <= set(declared), declared
+    # Without a declaration the same call is an ordinary tool and the model text is the answer.
+    t = _answer_run({"answer": "Refunds take 5 days [doc-99]."}, final_answer_tools=())
+    assert check({"type": "citations_grounded"}, t).outcome == Outcome.PASS
+
+
+def test_qualified_final_answer_tool_name_is_recognised() -> None:
+    t = traj(
+        tool("search_docs", {"query": "q"}, "doc-17"),
+        tool("functions.final_answer", {"answer": "per doc-99"}, None),
+        final_answer_tools=ANSWER_TOOLS,
+    )
+    assert check({"type": "citations_grounded"}, t).outcome == Outcome.INVARIANT_FAILURE
+
+
+def test_final_answer_result_echo_does_not_ground_its_own_citation() -> None:
+    t = traj(
+        tool("search_docs", {"query": "q"}, "doc-17"),
+        tool("final_answer", {"answer": "per doc-99"}, "per doc-99"),
+        final_answer_tools=ANSWER_TOOLS,
+    )
+    result = check({"type": "citations_grounded"}, t)
+    assert result.outcome == Outcome.INVARIANT_FAILURE, result.message
+
+
+def test_uncaptured_final_answer_arguments_are_missing_evidence_not_model_text() -> None:
+    result = check({"type": "citations_grounded"}, _answer_run(None))
+    assert result.outcome == Outcome.MISSING_EVIDENCE, result.message
+    assert "final-answer tool call" in result.message
+
+
+def test_every_answer_check_reads_the_final_answer_tool() -> None:
+    answer = {"answer": "Search is degraded; I could not find [doc-99]."}
+    t = _answer_run(answer)
+    outcomes = {
+        "final_output": check({"type": "final_output", "must_not_match": "doc-99"}, t),
+        "citation_required": check({"type": "citation_required"}, t),
+        "degraded_answer": check({"type": "degraded_answer"}, t),
+    }
+    got = {k: r.outcome for k, r in outcomes.items()}
+    assert got == {
+        "final_output": Outcome.INVARIANT_FAILURE,
+        "citation_required": Outcome.PASS,
+        # "degraded" is claimed in the answer, but no dependency degraded
+        "degraded_answer": Outcome.INVARIANT_FAILURE,
+    }, {k: r.message for k, r in outcomes.items()}
+
+
+def test_schema_valid_validates_structured_output_tool_arguments() -> None:
+    schema = {"type": "object", "required": ["answer", "sources"]}
+    good = traj(
+        gen(tool_calls=["final_result"]),
+        tool("final_result", {"answer": "5 days", "sources": ["doc-42"]}, None),
+        final_answer_tools=ANSWER_TOOLS,
+    )
+    result = check({"type": "schema_valid", "schema": schema}, good)
+    assert result.outcome == Outcome.PASS, result.message
+    bad = traj(
+        gen(tool_calls=["final_result_Answer"]),
+        tool("final_result_Answer", {"answer": "5 days"}, None),
+        final_answer_tools=ANSWER_TOOLS,
+    )
+    result = check({"type": "schema_valid", "schema": schema}, bad)
+    assert result.outcome == Outcome.INVARIANT_FAILURE, result.message
+    assert "sources" in result.message
