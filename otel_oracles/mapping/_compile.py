@@ -345,6 +345,9 @@ class CompiledSet:
     placeholders: frozenset[str]
     tool_call_finish_reasons: frozenset[str]
     files: list[str] = field(default_factory=list)
+    finish_reasons: dict[str, str] = field(default_factory=dict)
+    """Lower-cased spelling -> canonical finish reason (the files' ``finish_reasons``; the
+    highest-priority file wins a spelling two files define differently)."""
     dispatch_keys: tuple[str, ...] = ()
     """Attribute keys some guard requires a value of (read once per span)."""
     presence_set: frozenset[str] = frozenset()
@@ -468,9 +471,15 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
     rules: list[CompiledRule] = []
     placeholders: set[str] = set()
     reasons: set[str] = set()
+    vocabulary: dict[str, str] = {}
     for conv in conventions.files:
         placeholders.update(conv.redaction_placeholders)
         reasons.update(conv.tool_call_finish_reasons)
+        for canonical, spellings in conv.finish_reasons.items():
+            for spelling in (canonical, *spellings):
+                vocabulary.setdefault(spelling.lower(), canonical)
+            if canonical == "tool_call":
+                reasons.update((canonical, *spellings))
         for rule in conv.rules:
             fields = {
                 name: [
@@ -532,6 +541,7 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
         placeholders=frozenset(placeholders),
         tool_call_finish_reasons=frozenset(reasons),
         files=[c.name for c in conventions.files],
+        finish_reasons=vocabulary,
         dispatch_keys=tuple(
             sorted({r.guard.required[0] for r in rules if r.guard and r.guard.required})
         ),

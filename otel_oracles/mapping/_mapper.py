@@ -197,6 +197,10 @@ def _draft(view: SpanView, rule: CompiledRule, compiled: CompiledSet) -> Draft:
     elif span.end_ns:
         draft.status = "ok"
     _normalize_fields(draft)
+    if compiled.finish_reasons and draft.fields.get("finish_reasons"):
+        draft.fields["finish_reasons"] = canonical_finish_reasons(
+            draft.fields["finish_reasons"], compiled.finish_reasons
+        )
     if rule.result_error_keys and draft.status != "error":
         result = fields.get("result")
         error = _result_error(result, rule.result_error_keys)
@@ -257,6 +261,13 @@ def _normalize_fields(draft: Draft) -> None:
         reasons = [m["finish_reason"] for m in f["output_messages"] if m.get("finish_reason")]
         if reasons:
             f["finish_reasons"] = [str(r) for r in reasons]
+
+
+def canonical_finish_reasons(reasons: list[str], vocabulary: dict[str, str]) -> list[str]:
+    """Each reason in the shared vocabulary (``end_turn``, ``STOP`` -> ``stop``; ``tool_use``,
+    ``tool_calls`` -> ``tool_call``): oracles compare one spelling, whichever vendor
+    attribute or convention version it came from. Unknown reasons stay as they are."""
+    return [vocabulary.get(r.lower(), r) for r in reasons]
 
 
 def _content_dropped(messages: list[dict[str, Any]]) -> bool:

@@ -259,6 +259,11 @@ class ConventionFile(_Strict):
     tool_call_finish_reasons: list[str] = Field(
         default_factory=lambda: list(DEFAULT_TOOL_CALL_FINISH_REASONS)
     )
+    finish_reasons: dict[str, list[str]] = Field(default_factory=dict)
+    """Shared finish-reason vocabulary: canonical reason -> the spellings instrumentations
+    and vendor attributes use for it (compared case-insensitively), e.g. ``stop: [end_turn,
+    STOP]``. A step's ``finish_reasons`` hold the canonical names; unlisted values are kept
+    as they are. The spellings of ``tool_call`` also count as tool-call finish reasons."""
     final_answer_tools: list[str] = Field(default_factory=list)
     """Tools whose call arguments are the run's final answer (final-answer and
     structured-output tools: ``final_answer``, ``final_result``). Names or globs, matched
@@ -267,6 +272,19 @@ class ConventionFile(_Strict):
     rules: list[Rule]
     source: str = ""
     """Path the file was read from."""
+
+    @field_validator("finish_reasons")
+    @classmethod
+    def _one_meaning_per_spelling(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        seen: dict[str, str] = {}
+        for canonical, spellings in value.items():
+            for spelling in (canonical, *spellings):
+                other = seen.setdefault(spelling.lower(), canonical)
+                if other != canonical:
+                    raise ValueError(
+                        f"{spelling!r} is listed under both {other!r} and {canonical!r}"
+                    )
+        return value
 
     @model_validator(mode="after")
     def _unique_rule_ids(self) -> ConventionFile:

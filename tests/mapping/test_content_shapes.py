@@ -290,3 +290,43 @@ def test_adk_vendor_attributes_give_messages_and_tool_io() -> None:
     call = t.tool_calls("search_docs")[0]
     assert call.arguments == {"query": "SLA"}
     assert call.result == {"docs": ["doc-42"]}
+
+
+# ---- finish reasons ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("attrs", "expected"),
+    [
+        ({"anthropic.message.stop_reason": "end_turn"}, ["stop"]),
+        ({"anthropic.message.stop_reason": "tool_use"}, ["tool_call"]),
+        ({"gen_ai.response.finish_reasons": ["STOP"]}, ["stop"]),
+        ({"gen_ai.response.finish_reasons": ["MAX_TOKENS"]}, ["length"]),
+        ({"gen_ai.response.finish_reasons": ["tool_calls"]}, ["tool_call"]),
+        ({"gen_ai.response.finish_reasons": ["something_new"]}, ["something_new"]),
+    ],
+)
+def test_finish_reasons_in_the_shared_vocabulary(
+    attrs: dict[str, Any], expected: list[str]
+) -> None:
+    span = _span("a" * 16, "", "chat m", 0, **{"gen_ai.operation.name": "chat",
+                                               "gen_ai.request.model": "m", **attrs})  # fmt: skip
+    t = map_trace(build_trace(TRACE, [span]), load_conventions())
+    assert t.generations()[0].finish_reasons == expected
+
+
+def test_vendor_tool_use_stop_reason_still_marks_hidden_tool_calls() -> None:
+    attrs = {"gen_ai.operation.name": "chat", "anthropic.message.stop_reason": "tool_use"}
+    span = _span("a" * 16, "", "chat m", 0, **attrs)
+    t = map_trace(build_trace(TRACE, [span]), load_conventions())
+    hidden = [s for s in t.steps if s.attributes.get("tool_calls_hidden")]
+    assert len(hidden) == 1 and hidden[0].tool is None
+
+
+def test_a_spelling_with_two_meanings_is_a_load_error(tmp_path: Any) -> None:
+    (tmp_path / "x.yaml").write_text(
+        "name: x\nfinish_reasons: {stop: [done], length: [DONE]}\n"
+        "rules: [{id: r, step: other, match: {all: [{span_name: x}]}}]\n"
+    )
+    with pytest.raises(Exception, match="'DONE' is listed under both 'stop' and 'length'"):
+        load_conventions([tmp_path])
