@@ -14,8 +14,11 @@ from its field sources. Then trace-level passes that no single span can do:
    ``tool_call_response`` with the same id. A generation whose finish reason says "tool calls"
    but shows none (content capture off) and is followed by no tool step gets one placeholder
    tool_call with ``tool=None``: a call happened, its name is missing evidence.
-3. **Token usage**: a generation with a generation below it (a wrapper around the real call)
-   is flagged ``usage_aggregated`` so ``Trajectory.token_usage()`` counts leaves only.
+3. **One model call, one step**: a generation nested alone in a generation for the same
+   call (stacked instrumentations, see ``_stacked``) is merged into it, before the passes
+   above. **Token usage**: a generation with generations still below it (a wrapper around
+   several calls) is flagged ``usage_aggregated`` so ``Trajectory.token_usage()`` counts
+   leaves only.
 4. **File edits and commands**: a tool call of a write tool or shell tool becomes
    ``file_edit`` / ``command`` with path/content/command from its arguments (AgentBench rules).
 """
@@ -44,6 +47,7 @@ from otel_oracles.mapping._parsers import (
     parse_string,
     parse_string_list,
 )
+from otel_oracles.mapping._stacked import merge_stacked_generations
 from otel_oracles.model.span import SpanRecord, StatusCode, Trace
 from otel_oracles.model.step import (
     COMMAND_KEYS,
@@ -122,6 +126,7 @@ def map_trace(trace: Trace, conventions: ConventionSet) -> Trajectory:
         drafts.append(draft)
         draft_by_span[span.span_id] = draft
 
+    drafts = merge_stacked_generations(drafts, draft_by_span, by_id)
     _assign_agents(drafts, draft_by_span, by_id, compiled.placeholders)
     _link_tool_calls(drafts, compiled)
     _flag_aggregated_usage(drafts, draft_by_span, by_id)

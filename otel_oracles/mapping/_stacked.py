@@ -1,0 +1,160 @@
+"""One model call, one step: merging a call that stacked instrumentations recorded twice.
+
+A framework instrumentation (LangChain/LangGraph callbacks, LlamaIndex, an agent SDK) opens a
+span for a model call, and the provider SDK's own instrumentation (openai, anthropic,
+google-genai) opens another one inside it for the same HTTP request. Both map to generation
+steps; left alone, the run shows every model call twice, tool calls requested in both get
+synthesized twice, and step budgets count double.
+
+The rule is structural, not keyed on library names: a generation whose nearest step-making
+ancestor is a generation, that is that ancestor's only step-making descendant, that lies
+within it in time and names the same or a compatible model (``gpt-4o-mini`` /
+``gpt-4o-mini-2024-07-18``, ``models/gemini-2.0-flash`` / ``gemini-2.0-flash``, or no model
+on one side), is the same call. The two drafts become one step at the outer span that keeps
+the richer value of every field; tokens are counted once. A wrapper generation with several
+model calls below it (a multi-step ``generateText``) is a different thing: it stays, flagged
+``usage_aggregated`` by the mapper.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from otel_oracles.model.span import SpanRecord
+
+if TYPE_CHECKING:
+    from otel_oracles.mapping._mapper import Draft
+
+_MESSAGE_FIELDS = ("input_messages", "output_messages")
+_PREFER_MORE_SPECIFIC = ("model",)
+"""Fields where the longer of two compatible values is richer (a dated model version)."""
+
+
+def merge_stacked_generations(
+    drafts: list[Draft], draft_by_span: dict[str, Draft], by_id: dict[str, SpanRecord]
+) -> list[Draft]:
+    """``drafts`` without the inner drafts of stacked pairs, each absorbed into its outer
+    draft (``draft_by_span`` then maps the inner span to the kept draft)."""
+    parent_of: dict[int, Draft | None] = {}
+    pairs: list[tuple[Draft, Draft]] = []
+    for draft in drafts:
+        if draft.kind != "generation" or draft.span is None:
+            continue
+        outer = _nearest_draft(draft.span, draft_by_span, by_id)
+        parent_of[id(draft)] = outer
+        if outer is not None and outer.kind == "generation" and _same_call(outer, draft):
+            pairs.append((outer, draft))
+    if not pairs:
+        return drafts
+    below: dict[int, int] = {}
+    for draft in drafts:
+        if draft.span is None:
+            continue
+        key = id(draft)
+        parent = (
+            parent_of[key] if key in parent_of else _nearest_draft(draft.span, draft_by_span, by_id)
+        )
+        if parent is not None:
+            below[id(parent)] = below.get(id(parent), 0) + 1
+    merged_into: dict[int, Draft] = {}
+    for outer, inner in pairs:
+        if below.get(id(outer)) != 1:
+            continue  # other steps below it: a wrapper of several calls, not one call twice
+        kept = outer
+        while id(kept) in merged_into:  # three stacked layers: all into the outermost
+            kept = merged_into[id(kept)]
+        absorb(kept, inner)
+        merged_into[id(inner)] = kept
+        assert inner.span is not None
+        draft_by_span[inner.span.span_id] = kept
+    return [d for d in drafts if id(d) not in merged_into]
+
+
+def _nearest_draft(
+    span: SpanRecord, draft_by_span: dict[str, Draft], by_id: dict[str, SpanRecord]
+) -> Draft | None:
+    seen = {span.span_id}
+    parent_id = span.parent_span_id
+    while parent_id and parent_id not in seen:
+        seen.add(parent_id)
+        found = draft_by_span.get(parent_id)
+        if found is not None:
+            return found
+        parent = by_id.get(parent_id)
+        if parent is None:
+            return None
+        parent_id = parent.parent_span_id
+    return None
+
+
+def _same_call(outer: Draft, inner: Draft) -> bool:
+    a, b = outer.span, inner.span
+    assert a is not None and b is not None
+    if b.start_ns < a.start_ns or (a.end_ns and b.end_ns and b.end_ns > a.end_ns):
+        return False
+    return compatible_models(outer.fields.get("model"), inner.fields.get("model"))
+
+
+def compatible_models(a: Any, b: Any) -> bool:
+    """Whether two model names may name the same model: equal after dropping a path prefix
+    (``models/``, ``openai/``) and case, or one a dated/suffixed version of the other;
+    an unknown model is compatible with any."""
+    if not isinstance(a, str) or not isinstance(b, str) or not a or not b:
+        return True
+    x = a.rsplit("/", 1)[-1].lower()
+    y = b.rsplit("/", 1)[-1].lower()
+    short, long = sorted((x, y), key=len)
+    return long == short or long.startswith(short + "-") or long.startswith(short + "@")
+
+
+def absorb(kept: Draft, other: Draft) -> None:
+    """Fold ``other`` (the same model call) into ``kept``, field by field, richer value wins:
+    a value over none, a captured message list over a redacted one and a longer one over a
+    shorter one, a more specific model name; otherwise ``kept``'s own value stays (token
+    counts therefore come from one span, never summed)."""
+    fields = kept.fields
+    for name, value in other.fields.items():
+        if value is None:
+            continue
+        current = fields.get(name)
+        if current is None:
+            if name in kept.redacted and name not in other.redacted:
+                kept.redacted.discard(name)
+            fields[name] = value
+        elif name in _MESSAGE_FIELDS and _richer_messages(
+            value, name in other.redacted, current, name in kept.redacted
+        ):
+            fields[name] = value
+            kept.redacted.discard(name)
+        elif (
+            name in _PREFER_MORE_SPECIFIC
+            and isinstance(value, str)
+            and isinstance(current, str)
+            and len(value) > len(current)
+        ):
+            fields[name] = value
+    kept.redacted |= {n for n in other.redacted if fields.get(n) is None}
+    if other.status == "error":
+        kept.status = "error"
+    elif kept.status == "unset":
+        kept.status = other.status
+    for key, val in other.attributes.items():
+        kept.attributes.setdefault(key, val)
+    assert other.span is not None
+    stacked = kept.attributes.setdefault("stacked_spans", [])
+    stacked.append(other.span.span_id)
+
+
+def _richer_messages(new: Any, new_redacted: bool, old: Any, old_redacted: bool) -> bool:
+    if old_redacted != new_redacted:
+        return old_redacted
+    return _part_count(new) > _part_count(old)
+
+
+def _part_count(messages: Any) -> int:
+    if not isinstance(messages, list):
+        return 0
+    return sum(
+        len(m["parts"]) if isinstance(m, dict) and isinstance(m.get("parts"), list) else 0
+        for m in messages
+    )
