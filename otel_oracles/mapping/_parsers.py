@@ -271,9 +271,11 @@ _FOREIGN_BLOCKS = frozenset(
 """Block types of provider SDKs that are not GenAI part types."""
 _REASONING_BLOCKS = frozenset({"thinking", "redacted_thinking", "reasoning"})
 _BLOCK_KEYS = frozenset(
-    {"type", "text", "functionCall", "function_call", "functionResponse", "function_response"}
-)
-"""Keys that make a dict a content block (typed, or Gemini's untyped parts)."""
+    {"type", "text", "functionCall", "function_call", "functionResponse", "function_response",
+     "toolUse", "toolResult", "json", "reasoningContent"}
+)  # fmt: skip
+"""Keys that make a dict a content block (typed, or Gemini's and Bedrock Converse's untyped
+blocks)."""
 
 
 def content_parts(content: Any) -> list[dict[str, Any]]:
@@ -360,7 +362,54 @@ def block_part(item: Any) -> dict[str, Any] | None:
         return {"type": "reasoning", "content": text} if text is not None else {"type": "reasoning"}
     if kind is not None:
         return item
-    return _gemini_part(item)
+    return _converse_part(item) or _gemini_part(item)
+
+
+def _converse_part(item: dict[str, Any]) -> dict[str, Any] | None:
+    """An untyped Bedrock Converse block (``toolUse`` / ``toolResult`` / ``json`` /
+    ``reasoningContent``), the message shape of the Bedrock Converse API and of Strands
+    Agents, which records every provider's messages in it; ``None`` for other blocks."""
+    call = item.get("toolUse")
+    if isinstance(call, dict):
+        return _tool_call_part(
+            call.get("toolUseId"), call.get("name"), call.get("input"), "input" in call
+        )
+    result = item.get("toolResult")
+    if isinstance(result, dict):
+        return _tool_response_part(
+            result.get("toolUseId"), parse_block_value(result.get("content")), "content" in result
+        )
+    if "json" in item:
+        return _text_part(orjson.dumps(item["json"]).decode())
+    reasoning = item.get("reasoningContent")
+    if isinstance(reasoning, dict):
+        text = reasoning.get("reasoningText")
+        content = text.get("text") if isinstance(text, dict) else None
+        return {"type": "reasoning", "content": content} if content else {"type": "reasoning"}
+    return None
+
+
+def parse_block_value(value: Any) -> Any:
+    """A tool result given as a content-block list, as a JSON string or decoded (Bedrock
+    Converse / Strands ``[{"text": "{...}"}]`` or ``[{"json": {...}}]``, Anthropic
+    ``[{"type": "text", "text": ...}]``): one ``json`` block is its value; text blocks are
+    joined and read as JSON when they hold an object or array. A value that is not a list of
+    text/json blocks is only decoded from JSON text (``json_or_text``)."""
+    blocks = parse_json_or_text(value)
+    if not isinstance(blocks, list) or not blocks:
+        return blocks
+    if len(blocks) == 1 and isinstance(blocks[0], dict) and blocks[0].keys() == {"json"}:
+        return blocks[0]["json"]
+    texts: list[str] = [
+        b["text"]
+        for b in blocks
+        if isinstance(b, dict)
+        and b.get("type", "text") == "text"
+        and isinstance(b.get("text"), str)
+    ]
+    if len(texts) != len(blocks):
+        return blocks
+    return parse_json_or_text("".join(texts))
 
 
 def _gemini_part(item: dict[str, Any]) -> dict[str, Any] | None:
@@ -405,12 +454,15 @@ def openai_message(msg: Mapping[str, Any], output: bool = False) -> Message:
     role = _ROLES.get(role, role) if isinstance(role, str) else role
     parts: list[dict[str, Any]] = []
     if role == "tool" and "parts" not in msg:
-        parts.append(
-            _tool_response_part(
-                msg.get("tool_call_id") or msg.get("id"),
-                parse_json_or_text(msg.get("content")),
-                "content" in msg,
-            )
+        parts.extend(
+            _response_blocks(msg.get("content"))
+            or [
+                _tool_response_part(
+                    msg.get("tool_call_id") or msg.get("id"),
+                    parse_json_or_text(msg.get("content")),
+                    "content" in msg,
+                )
+            ]
         )
     else:
         parts.extend(content_parts(msg.get("content")))
@@ -424,6 +476,19 @@ def openai_message(msg: Mapping[str, Any], output: bool = False) -> Message:
             _tool_call_part(call.get("id"), fn.get("name"), fn.get("arguments"), "arguments" in fn)
         )
     return {"role": role, "parts": parts}
+
+
+def _response_blocks(content: Any) -> list[dict[str, Any]]:
+    """A tool message whose content is a list of result blocks (Bedrock Converse
+    ``toolResult``, Anthropic ``tool_result``; Strands' ``gen_ai.tool.message`` events) as those
+    responses, each with its own call id; empty when the content is the result itself."""
+    blocks = _block_list(content) if isinstance(content, str) else content
+    if not isinstance(blocks, list) or not blocks:
+        return []
+    parts = content_parts(blocks)
+    if parts and all(p.get("type") == "tool_call_response" for p in parts):
+        return parts
+    return []
 
 
 def parse_openai_messages(value: Any) -> list[Message] | None:
@@ -893,6 +958,7 @@ PARSERS: dict[str, Parser] = {
     "vercel_response": parse_vercel_response,
     "openai_agents_repr_tool_calls": parse_openai_agents_repr_tool_calls,
     "genai_documents": parse_genai_documents,
+    "block_value": parse_block_value,
     "traceloop_entity_input": parse_traceloop_entity_input,
 }
 """Parser name (as written in YAML ``parse:``) -> function."""

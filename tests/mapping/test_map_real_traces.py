@@ -33,6 +33,8 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "traceloop-sdk",
         "vercel-ai-sdk-legacy",
         "openinference-openai-agents",
+        "strands",
+        "strands-latest",
     }
 )
 """Sources whose content-off export still names the tools (README table, EXPECTED.md)."""
@@ -44,6 +46,8 @@ TOOL_SPAN_SOURCES = frozenset(
         "vercel-ai-sdk-otel",
         "traceloop-sdk",
         "openinference-openai-agents",
+        "strands",
+        "strands-latest",
     }
 )
 """Sources with execute_tool spans (failure status is visible without content)."""

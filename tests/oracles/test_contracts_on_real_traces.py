@@ -108,7 +108,13 @@ OUTCOME_CHECKS = {"support-rag": {"search-retry"}, "coding-agent": {"flaky-tool"
 
 CHECKS = {"support-rag": SUPPORT, "coding-agent": CODING, "multi-agent-handoff": HANDOFF}
 
-TOOL_SPANS = ("openai-agents-otel-v2", "pydantic-ai", "vercel-ai-sdk-otel")
+TOOL_SPANS = (
+    "openai-agents-otel-v2",
+    "pydantic-ai",
+    "vercel-ai-sdk-otel",
+    "strands",
+    "strands-latest",
+)
 NAMES_ONLY = ("openai-v2",)  # no tool spans; content off keeps tool names (in log records)
 NOTHING = ("openinference-openai", "openai-v2-latest")  # content off hides tool names
 

@@ -96,6 +96,35 @@ SOURCES: dict[str, dict[str, Any]] = {
                                     "OPENINFERENCE_HIDE_INPUT_MESSAGES",
                                     "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
     },
+    "strands": {
+        "what": "Strands Agents (OpenAIModel on the fake server, stream=False; @tool functions; "
+        "an agent as a tool for g_handoff) with its built-in OpenTelemetry tracing, default "
+        "(legacy) conventions: messages as gen_ai.*.message / gen_ai.choice span events",
+        "packages": ["strands-agents", "openai"],
+        "driver": "fw_strands",
+        "tool_spans": True,
+        "handoff_via": "the `research_agent` tool (`Agent.as_tool`, "
+        "`research_agent {\"input\": ...}`)",
+        "notes": ["**Tool failures:** the tool raises; Strands sends the model an error "
+                  "`toolResult` (`Error: ...`) and sets the tool span's status to ERROR."],
+        "on": {},
+        "off": {"OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_unredacted_attributes="},
+    },
+    "strands-latest": {
+        "what": "the strands agent with OTEL_SEMCONV_STABILITY_OPT_IN="
+        "gen_ai_latest_experimental: gen_ai.input.messages / gen_ai.output.messages in "
+        "gen_ai.client.inference.operation.details events, gen_ai.tool.call.* on tool spans",
+        "packages": ["strands-agents", "openai"],
+        "driver": "fw_strands",
+        "tool_spans": True,
+        "handoff_via": "the `research_agent` tool (`Agent.as_tool`, "
+        "`research_agent {\"input\": ...}`)",
+        "notes": ["**Tool failures:** the tool raises; Strands sends the model an error "
+                  "`toolResult` (`Error: ...`) and sets the tool span's status to ERROR."],
+        "on": {"OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental"},
+        "off": {"OTEL_SEMCONV_STABILITY_OPT_IN":
+                "gen_ai_latest_experimental,gen_ai_unredacted_attributes="},
+    },
     "openllmetry-openai-events": {
         "what": "opentelemetry-instrumentation-openai (OpenLLMetry) with use_attributes=False: "
         "message content as log-based events",

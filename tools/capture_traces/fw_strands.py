@@ -1,0 +1,138 @@
+"""Strands Agents runs traced by Strands' built-in OpenTelemetry tracing.
+
+The model is Strands' ``OpenAIModel`` (the OpenAI-compatible provider) on the scripted fake
+OpenAI server, with ``stream=False`` because the fake server answers whole completions (the
+spans Strands writes do not depend on streaming). Tools are Strands ``@tool`` functions over
+the scripted ``Tools``; a failing search raises, as a real backend client would, and Strands
+sends the model an error ``toolResult`` and marks the tool span failed.
+
+``g_handoff`` uses Strands' agents as tools (``Agent.as_tool``): the triage agent calls the
+``research_agent`` tool, which runs the research agent (its own ``invoke_agent`` span under
+the tool span); the research agent searches and answers, and the triage agent passes the
+answer on. The research agent starts from a fresh history, so the fake server answers in call
+order (``fake_openai.call_order``) from the script below.
+
+Strands reads ``OTEL_SEMCONV_STABILITY_OPT_IN`` when its tracer is first created:
+``gen_ai_latest_experimental`` switches from per-message span events (``gen_ai.user.message``,
+``gen_ai.choice``, ...) to ``gen_ai.client.inference.operation.details`` events with
+``gen_ai.input.messages`` / ``gen_ai.output.messages``; ``gen_ai_unredacted_attributes=``
+(an empty allow-list) replaces every message, tool argument and tool result with
+``[REDACTED]``, which is how content capture is turned off.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from scenarios import ANSWER, QUESTION, Scenario, Tools
+
+Turn = list[tuple[str, dict[str, Any]]] | str
+
+
+def script(scenario: Scenario) -> Scenario:
+    """The model's turns in call order: ``g_handoff`` calls the research agent's tool, the
+    research agent searches and answers, then the triage agent passes the answer on."""
+    if not scenario.agents_only:
+        return scenario
+    turns: list[Turn] = [
+        [("research_agent", {"input": QUESTION})],
+        *scenario.turns[1:],
+        ANSWER,
+    ]
+    return dataclasses.replace(scenario, turns=turns)
+
+
+def run(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """One traced run; appends each executed scenario tool to ``executed`` and fails when
+    the run's answer is not the scripted one."""
+    from fake_openai import FakeOpenAI, call_order
+    from opentelemetry import trace
+    from strands import Agent, tool
+    from strands.models.openai import OpenAIModel
+
+    # Strands' tracer takes the global provider when it is first created (in Agent()).
+    trace.set_tracer_provider(tracer_provider)
+
+    @tool
+    def search_docs(query: str) -> dict[str, Any]:
+        """Search the knowledge base and return matching documents.
+
+        Args:
+            query: What to look for.
+        """
+        executed.append("search_docs")
+        result: dict[str, Any] = tools.search_docs(query)
+        return result
+
+    @tool
+    def delete_records(table: str, where: str) -> dict[str, Any]:
+        """Delete records from a database table.
+
+        Args:
+            table: The table to delete from.
+            where: SQL condition selecting the rows.
+        """
+        executed.append("delete_records")
+        result: dict[str, Any] = tools.delete_records(table, where)
+        return result
+
+    @tool
+    def write_file(path: str, content: str) -> str:
+        """Write a file in the workspace.
+
+        Args:
+            path: File path relative to the workspace.
+            content: The whole new file content.
+        """
+        executed.append("write_file")
+        return str(tools.write_file(path, content))
+
+    @tool
+    def run_command(command: str) -> str:
+        """Run a shell command in the workspace.
+
+        Args:
+            command: The command line to run.
+        """
+        executed.append("run_command")
+        return str(tools.run_command(command))
+
+    all_tools = [search_docs, delete_records, write_file, run_command]
+    scripted = script(scenario)
+    with FakeOpenAI(scripted, turn_of=call_order()) as base_url:
+
+        def model() -> OpenAIModel:
+            return OpenAIModel(
+                client_args={"base_url": base_url, "api_key": "capture-not-a-key"},
+                model_id="gpt-4o-mini",
+                params={"temperature": 0.0},
+                stream=False,
+            )
+
+        if scenario.agents_only:
+            research = Agent(
+                name="research_agent", description="Answers research questions with citations.",
+                system_prompt=scenario.system, model=model(), tools=all_tools,
+                callback_handler=None,
+            )  # fmt: skip
+            agent = Agent(
+                name="triage_agent", system_prompt="Hand research questions to research_agent.",
+                model=model(), tools=[research.as_tool()], callback_handler=None,
+            )  # fmt: skip
+        else:
+            name = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
+            agent = Agent(
+                name=name, system_prompt=scenario.system, model=model(), tools=all_tools,
+                callback_handler=None,
+            )  # fmt: skip
+        answer = str(agent(scenario.prompt)).strip()
+    final = scripted.turns[-1]
+    if answer != final:
+        raise SystemExit(f"{scenario.name}: answer {answer!r} != scripted {final!r}")
