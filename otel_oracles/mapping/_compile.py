@@ -248,6 +248,7 @@ class CompiledRule:
     synthesize: bool
     error_keys: tuple[str, ...]
     result_error_keys: tuple[str, ...] = ()
+    nested_agent_is_handoff: bool = False
     guard: Guard | None = None
     """Necessary conditions checkable from the span's dispatch signature (see ``Guard``)."""
     plan: Plan = ()
@@ -504,6 +505,7 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
                     synthesize=rule.synthesize_tool_calls.enabled,
                     error_keys=tuple(rule.synthesize_tool_calls.error_keys),
                     result_error_keys=tuple(rule.result_error_keys),
+                    nested_agent_is_handoff=rule.nested_agent_is_handoff,
                     guard=_guard(rule.match),
                     split=split_match(rule.match),
                 )

@@ -128,6 +128,7 @@ def map_trace(trace: Trace, conventions: ConventionSet) -> Trajectory:
 
     drafts = merge_stacked_generations(drafts, draft_by_span, by_id)
     _assign_agents(drafts, draft_by_span, by_id, compiled.placeholders)
+    drafts = _nested_agent_handoffs(drafts, draft_by_span, by_id)
     _link_tool_calls(drafts, compiled)
     _flag_aggregated_usage(drafts, draft_by_span, by_id)
     steps = _build_steps(trace, drafts)
@@ -446,6 +447,50 @@ def _responses(gen: Draft) -> dict[str, dict[str, Any]]:
                     pending.remove(call_id)
                 out.setdefault(call_id, part)
     return out
+
+
+def _nested_agent_handoffs(
+    drafts: list[Draft], draft_by_span: dict[str, Draft], by_id: dict[str, SpanRecord]
+) -> list[Draft]:
+    """Rules with ``nested_agent_is_handoff``: an agent step nested in another agent step,
+    with no tool or handoff step between them, is a delegation that the instrumentation
+    recorded only by nesting (smolagents managed agents). A handoff step from the enclosing
+    agent to the nested one is placed right before it, in the enclosing agent's scope, so the
+    manager's requested call of the sub-agent links to it (see ``_match_executor``) instead
+    of becoming a synthesized, never-answered tool call."""
+    if not any(d.rule.nested_agent_is_handoff for d in drafts):
+        return drafts
+    out: list[Draft] = []
+    for draft in drafts:
+        if draft.kind == "agent" and draft.rule.nested_agent_is_handoff:
+            handoff = _delegation(draft, draft_by_span, by_id)
+            if handoff is not None:
+                out.append(handoff)
+        out.append(draft)
+    return out
+
+
+def _delegation(
+    agent: Draft, draft_by_span: dict[str, Draft], by_id: dict[str, SpanRecord]
+) -> Draft | None:
+    """The handoff into ``agent`` from its nearest enclosing agent, or ``None`` when it is a
+    top-level agent or a tool/handoff step between them already records the delegation."""
+    assert agent.span is not None
+    for ancestor in _ancestor_drafts(agent.span, draft_by_span, by_id):
+        if ancestor.kind in TOOLISH:
+            return None
+        if ancestor.kind == "agent":
+            handoff = Draft(
+                kind="handoff", span=agent.span, rule=agent.rule, status=agent.status,
+                scope=agent.scope,
+            )  # fmt: skip
+            source, target = ancestor.fields.get("agent_name"), agent.fields.get("agent_name")
+            pairs = (("from_agent", source), ("agent_name", source), ("to_agent", target))
+            for name, value in pairs:
+                if value is not None:
+                    handoff.fields[name] = value
+            return handoff
+    return None
 
 
 def _link_tool_calls(drafts: list[Draft], compiled: CompiledSet) -> None:

@@ -220,6 +220,11 @@ class Rule(_Strict):
     """For instrumentations whose tool spans never show a failure (the app returns an error
     object instead of raising): a result that is a JSON object with one of these keys marks
     the call failed, and with the result not captured the outcome is ``unset`` (unknown)."""
+    nested_agent_is_handoff: bool = False
+    """For ``step: agent`` rules of frameworks whose sub-agents run inside their manager's
+    span with no tool or handoff span of their own (smolagents managed agents): an agent
+    step of this rule nested in another agent step, with no handoff step between them, is a
+    delegation, so the mapper adds a handoff step from the enclosing agent to it."""
 
     @field_validator("fields", mode="before")
     @classmethod

@@ -112,6 +112,7 @@ TOOL_SPANS = (
     "openai-agents-otel-v2",
     "pydantic-ai",
     "vercel-ai-sdk-otel",
+    "smolagents-openinference",
     "strands",
     "strands-latest",
 )

@@ -96,6 +96,22 @@ SOURCES: dict[str, dict[str, Any]] = {
                                     "OPENINFERENCE_HIDE_INPUT_MESSAGES",
                                     "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
     },
+    "smolagents-openinference": {
+        "what": "smolagents ToolCallingAgent (OpenAIServerModel on the fake server, @tool "
+        "functions, answers through its built-in final_answer tool; managed agents for "
+        "g_handoff) traced by openinference-instrumentation-smolagents",
+        "packages": ["smolagents", "openai", "openinference-instrumentation-smolagents"],
+        "driver": "fw_smolagents",
+        "tool_spans": True,
+        "handoff_via": "the `research_agent` managed agent, called like a tool "
+        "(`research_agent {\"task\": ...}`)",
+        "notes": ["**Final answer delivery:** as the `answer` argument of smolagents' built-in "
+                  "`final_answer` tool (a TOOL span), also the agent span's `output.value`."],
+        "on": {},
+        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
+                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
+                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+    },
     "strands": {
         "what": "Strands Agents (OpenAIModel on the fake server, stream=False; @tool functions; "
         "an agent as a tool for g_handoff) with its built-in OpenTelemetry tracing, default "

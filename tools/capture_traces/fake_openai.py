@@ -9,15 +9,20 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from scenarios import Scenario
 
 
-def completion(scenario: Scenario, request: dict[str, Any]) -> dict[str, Any]:
+def completion(
+    scenario: Scenario, request: dict[str, Any], turn: int | None = None
+) -> dict[str, Any]:
+    """The scripted answer to one request; ``turn`` overrides counting assistant messages."""
     messages = request.get("messages", [])
-    turn = sum(1 for m in messages if m.get("role") == "assistant")
+    if turn is None:
+        turn = sum(1 for m in messages if m.get("role") == "assistant")
     step = scenario.turns[min(turn, len(scenario.turns) - 1)]
     message: dict[str, Any] = {"role": "assistant", "content": None}
     if isinstance(step, str):
@@ -50,11 +55,33 @@ def completion(scenario: Scenario, request: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-class FakeOpenAI:
-    """``with FakeOpenAI(scenario) as base_url:`` serves until the block ends."""
+def call_order() -> Callable[[dict[str, Any]], int]:
+    """A ``turn_of`` that answers requests in arrival order (0, 1, 2, ...).
 
-    def __init__(self, scenario: Scenario) -> None:
+    For frameworks whose sub-agents start from a fresh history (smolagents managed agents,
+    CrewAI delegation), so counting assistant messages would replay the first turn; their
+    calls are sequential, so arrival order is the script's order."""
+    lock = threading.Lock()
+    count = [0]
+
+    def turn_of(_request: dict[str, Any]) -> int:
+        with lock:
+            count[0] += 1
+            return count[0] - 1
+
+    return turn_of
+
+
+class FakeOpenAI:
+    """``with FakeOpenAI(scenario) as base_url:`` serves until the block ends.
+
+    ``turn_of(request)`` picks the scripted turn (default: assistant messages in the request)."""
+
+    def __init__(
+        self, scenario: Scenario, turn_of: Callable[[dict[str, Any]], int] | None = None
+    ) -> None:
         self.scenario = scenario
+        self.turn_of = turn_of
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -63,7 +90,8 @@ class FakeOpenAI:
                 if not self.path.endswith("/chat/completions") or body.get("stream"):
                     self.send_error(404, "only non-streaming /v1/chat/completions is scripted")
                     return
-                data = json.dumps(completion(outer.scenario, body)).encode()
+                turn = outer.turn_of(body) if outer.turn_of else None
+                data = json.dumps(completion(outer.scenario, body, turn)).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))

@@ -22,7 +22,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from otel_oracles.grade.evidence import list_steps, tool_calls_of, where
+from otel_oracles.grade.evidence import final_answer_calls, list_steps, tool_calls_of, where
 from otel_oracles.grade.oracles.base import Finding, GradeContext, OracleCheck, OracleParams
 from otel_oracles.grade.oracles.trace_common import (
     DEFAULT_ERROR_PATTERN,
@@ -182,7 +182,9 @@ class ToolSequenceParams(OracleParams):
     order, other calls may be interleaved; ``any_order``: exactly these, any order;
     ``superset``: at least these, any order; ``subset``: only calls from this list."""
     ignore: list[str] = Field(default_factory=list)
-    """Tool globs left out of the actual sequence before matching (e.g. ``transfer_to_*``)."""
+    """Tool globs left out of the actual sequence before matching (e.g. ``transfer_to_*``).
+    Final-answer tool calls (smolagents' ``final_answer``, pydantic-ai's ``final_result``:
+    the answer's delivery channel, not work) are left out too unless ``expected`` names them."""
 
     @field_validator("expected", mode="before")
     @classmethod
@@ -329,7 +331,14 @@ class ToolSequence(OracleCheck):
 
     def check(self, ctx: GradeContext) -> Finding:
         p = self.params
-        calls = [s for s in tool_calls_of(ctx.trajectory) if glob_any(s.tool, p.ignore) is None]
+        answering = {id(s) for s in final_answer_calls(ctx.trajectory)}
+        named = [i.tool for i in p.expected]
+        calls = [
+            s
+            for s in tool_calls_of(ctx.trajectory)
+            if glob_any(s.tool, p.ignore) is None
+            and (id(s) not in answering or glob_any(s.tool, named) is not None)
+        ]
         items = list(p.expected)
         ordered = p.mode in ("exact", "in_order")
         diff = _align_ordered(items, calls) if ordered else _align_unordered(items, calls)

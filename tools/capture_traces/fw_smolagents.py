@@ -1,0 +1,126 @@
+"""smolagents ``ToolCallingAgent`` runs traced by ``openinference-instrumentation-smolagents``.
+
+The model is ``OpenAIServerModel`` on the scripted fake OpenAI server. smolagents ends every
+run through its built-in ``final_answer`` tool, so each scripted final text is delivered as
+that tool's ``answer`` argument (the fabricated citation of ``e_fabricated_citation``
+included). ``g_handoff`` uses smolagents' managed agents: the triage agent calls the
+``research_agent`` managed agent like a tool, the research agent searches and answers, and
+the triage agent passes that answer on. A managed agent starts from a fresh history, so the
+fake server answers in call order (``fake_openai.call_order``) from the script below.
+
+Tools are smolagents ``@tool`` functions over the scripted ``Tools``; a failing search
+raises, as a real backend client would, and smolagents reports the error to the model.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+from scenarios import ANSWER, QUESTION, Scenario, Tools
+
+Turn = list[tuple[str, dict[str, Any]]] | str
+
+
+def script(scenario: Scenario) -> Scenario:
+    """The model's turns in call order, as smolagents needs them: a final text becomes a
+    ``final_answer`` tool call; ``g_handoff`` calls the managed agent, then the research
+    agent searches and answers, then the triage agent passes the answer on."""
+
+    def final(turn: Turn) -> Turn:
+        return [("final_answer", {"answer": turn})] if isinstance(turn, str) else turn
+
+    if scenario.agents_only:
+        turns: list[Turn] = [
+            [("research_agent", {"task": QUESTION})],
+            *[final(t) for t in scenario.turns[1:]],
+            final(ANSWER),
+        ]
+    else:
+        turns = [final(t) for t in scenario.turns]
+    return dataclasses.replace(scenario, turns=turns)
+
+
+def run(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """One instrumented run; appends each executed scenario tool to ``executed`` and fails
+    when the run's answer is not the scripted one."""
+    from fake_openai import FakeOpenAI, call_order
+    from openinference.instrumentation.smolagents import SmolagentsInstrumentor
+    from smolagents import LogLevel, OpenAIServerModel, ToolCallingAgent, tool
+
+    SmolagentsInstrumentor().instrument(tracer_provider=tracer_provider)
+
+    @tool
+    def search_docs(query: str) -> str:
+        """Search the knowledge base and return matching documents.
+
+        Args:
+            query: What to look for.
+        """
+        executed.append("search_docs")
+        return json.dumps(tools.search_docs(query))
+
+    @tool
+    def delete_records(table: str, where: str) -> str:
+        """Delete records from a database table.
+
+        Args:
+            table: The table to delete from.
+            where: SQL condition selecting the rows.
+        """
+        executed.append("delete_records")
+        return json.dumps(tools.delete_records(table, where))
+
+    @tool
+    def write_file(path: str, content: str) -> str:
+        """Write a file in the workspace.
+
+        Args:
+            path: Workspace-relative path.
+            content: The new file content.
+        """
+        executed.append("write_file")
+        return json.dumps(tools.write_file(path, content))
+
+    @tool
+    def run_command(command: str) -> str:
+        """Run a shell command in the workspace.
+
+        Args:
+            command: The shell command line.
+        """
+        executed.append("run_command")
+        return json.dumps(tools.run_command(command))
+
+    all_tools = [search_docs, delete_records, write_file, run_command]
+    scripted = script(scenario)
+    quiet = LogLevel.OFF  # the capture's stdout carries the executed-tools line
+    with FakeOpenAI(scripted, turn_of=call_order()) as base_url:
+        model = OpenAIServerModel(model_id="gpt-4o-mini", api_base=base_url, api_key="capture")
+        if scenario.agents_only:
+            research = ToolCallingAgent(
+                tools=all_tools, model=model, name="research_agent",
+                description="Answers research questions from the document search.",
+                instructions=scenario.system, verbosity_level=quiet,
+            )  # fmt: skip
+            agent = ToolCallingAgent(
+                tools=[], model=model, name="triage_agent", managed_agents=[research],
+                instructions="Hand research questions to research_agent.", verbosity_level=quiet,
+            )  # fmt: skip
+        else:
+            name = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
+            agent = ToolCallingAgent(
+                tools=all_tools, model=model, name=name, instructions=scenario.system,
+                verbosity_level=quiet,
+            )  # fmt: skip
+        answer = agent.run(scenario.prompt, max_steps=10)
+    want = scenario.turns[-1]
+    if answer != want:
+        raise SystemExit(f"{scenario.name}: run answered {answer!r}, script says {want!r}")
