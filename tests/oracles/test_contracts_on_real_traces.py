@@ -112,6 +112,7 @@ TOOL_SPANS = (
     "openai-agents-otel-v2",
     "pydantic-ai",
     "vercel-ai-sdk-otel",
+    "langgraph-openinference",
     "smolagents-openinference",
     "strands",
     "strands-latest",

@@ -148,6 +148,35 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {"TRACELOOP_TRACE_CONTENT": "true"},
         "off": {"TRACELOOP_TRACE_CONTENT": "false"},
     },
+    "langgraph-openinference": {
+        "what": "LangGraph prebuilt ReAct agent (create_react_agent, ChatOpenAI on the fake "
+        "server, @tool functions in a ToolNode with handle_tool_errors; a langgraph-swarm for "
+        "g_handoff) traced by openinference-instrumentation-langchain",
+        "packages": ["langgraph", "langgraph-prebuilt", "langgraph-swarm", "langchain-core",
+                     "langchain-openai", "openinference-instrumentation-langchain"],
+        "driver": "fw_langgraph:run_openinference",
+        "tool_spans": True,
+        "handoff_via": "`transfer_to_research_agent {}` (langgraph-swarm handoff tool)",
+        "notes": ["**Tool failures:** the tool raises; the ToolNode sends the model an error "
+                  "ToolMessage (`Error: SearchBackendError(...)`)."],
+        "on": {},
+        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
+                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
+                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+    },
+    "langgraph-openllmetry": {
+        "what": "the langgraph-openinference agent traced by OpenLLMetry's "
+        "opentelemetry-instrumentation-langchain",
+        "packages": ["langgraph", "langgraph-prebuilt", "langgraph-swarm", "langchain-core",
+                     "langchain-openai", "opentelemetry-instrumentation-langchain"],
+        "driver": "fw_langgraph:run_openllmetry",
+        "tool_spans": True,
+        "handoff_via": "`transfer_to_research_agent {}` (langgraph-swarm handoff tool)",
+        "notes": ["**Tool failures:** the tool raises; the ToolNode sends the model an error "
+                  "ToolMessage (`Error: SearchBackendError(...)`)."],
+        "on": {"TRACELOOP_TRACE_CONTENT": "true"},
+        "off": {"TRACELOOP_TRACE_CONTENT": "false"},
+    },
 }  # fmt: skip
 
 
@@ -261,7 +290,8 @@ def run_one(source: str, scenario: Scenario, variant: str, out: Path) -> list[st
     driver = SOURCES[source].get("driver")
     if driver:
         # A framework module (fw_<framework>.py) instruments and runs the scenario itself.
-        importlib.import_module(driver).run(
+        module, _, function = driver.partition(":")  # "fw_x" or "fw_x:run_variant"
+        getattr(importlib.import_module(module), function or "run")(
             scenario, tracer_provider, logger_provider, tools, executed
         )
         write_outputs(spans_out, logs_out, tracer_provider, logger_provider, variant, out)

@@ -1,0 +1,96 @@
+"""LangChain tracer payloads: tool inputs and ToolMessage outputs as OpenInference's and
+OpenLLMetry's LangChain instrumentations record them (shapes copied from the
+langgraph-openinference / langgraph-openllmetry captures)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from otel_oracles.mapping._parsers import (
+    PARSERS,
+    apply_parsers,
+    parse_langchain_message_content,
+    parse_langchain_tool_input,
+    parse_object_only,
+)
+
+DOCS = {"documents": [{"id": "doc-42", "text": "30 days"}]}
+CALLBACK_INPUT = {
+    "input_str": "{'command': 'curl https://example.com'}",
+    "tags": ["seq:step:1"],
+    "metadata": {"langgraph_node": "tools", "langgraph_step": 8},
+    "inputs": {"command": "curl https://example.com"},
+    "kwargs": {"color": "green", "name": None, "tool_call_id": "call_3_0"},
+}
+TOOL_MESSAGE_DUMPD = {
+    "lc": 1,
+    "type": "constructor",
+    "id": ["langchain", "schema", "messages", "ToolMessage"],
+    "kwargs": {"content": json.dumps(DOCS), "type": "tool", "name": "search_docs",
+               "tool_call_id": "call_0_0", "status": "success"},
+}  # fmt: skip
+TOOL_MESSAGE_DICT = {
+    "type": "tool",
+    "data": {"content": json.dumps(DOCS), "type": "tool", "tool_call_id": "call_0_0"},
+}
+
+
+def test_callback_payload_gives_the_tool_inputs_not_the_callback_kwargs() -> None:
+    assert parse_langchain_tool_input(CALLBACK_INPUT) == {"command": "curl https://example.com"}
+
+
+def test_callback_payload_without_inputs_reads_the_python_repr_in_input_str() -> None:
+    payload = {k: v for k, v in CALLBACK_INPUT.items() if k != "inputs"}
+    assert parse_langchain_tool_input(payload) == {"command": "curl https://example.com"}
+
+
+def test_callback_payload_with_plain_text_input_keeps_the_text() -> None:
+    assert parse_langchain_tool_input({"input_str": "enterprise refund window"}) == (
+        "enterprise refund window"
+    )
+
+
+@pytest.mark.parametrize("value", [{"query": "x"}, "text", ["a"], None])
+def test_values_that_are_no_callback_payload_pass_through(value: Any) -> None:
+    assert parse_langchain_tool_input(value) == value
+
+
+@pytest.mark.parametrize(
+    "value",
+    [TOOL_MESSAGE_DUMPD, TOOL_MESSAGE_DICT, {"output": TOOL_MESSAGE_DUMPD, "kwargs": {}}],
+    ids=["dumpd", "message_to_dict", "callback_output"],
+)
+def test_tool_message_content_is_the_tool_result_decoded(value: Any) -> None:
+    assert parse_langchain_message_content(value) == DOCS
+
+
+def test_plain_text_tool_message_content_stays_text() -> None:
+    msg = {"type": "tool", "data": {"content": "wrote 33 bytes to calc.py"}}
+    assert parse_langchain_message_content(msg) == "wrote 33 bytes to calc.py"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [{"output": "plain"}, {"type": "tool"}, {"lc": 1, "type": "secret"}, DOCS, "text", 3],
+)
+def test_values_that_are_no_langchain_message_pass_through(value: Any) -> None:
+    assert parse_langchain_message_content(value) == value
+
+
+def test_object_only_drops_a_bare_value() -> None:
+    assert parse_object_only({"query": "q"}) == {"query": "q"}
+    assert parse_object_only("enterprise refund window") is None
+    assert parse_object_only(["q"]) is None
+
+
+def test_parsers_chain_from_the_recorded_json_text() -> None:
+    for name in ("langchain_tool_input", "langchain_message_content", "object_only"):
+        assert name in PARSERS
+    text = json.dumps(CALLBACK_INPUT)
+    assert apply_parsers(["json", "langchain_tool_input"], text) == CALLBACK_INPUT["inputs"]
+    out = json.dumps({"output": TOOL_MESSAGE_DUMPD, "kwargs": {"tags": []}})
+    assert apply_parsers(["json", "langchain_message_content"], out) == DOCS
+    assert apply_parsers(["json", "python_literal", "object_only"], "refund window") is None

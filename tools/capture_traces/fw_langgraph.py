@@ -1,0 +1,119 @@
+"""LangGraph agents on the fake OpenAI server, for the ``langgraph-*`` capture sources.
+
+Each scenario runs LangGraph's prebuilt ReAct agent (``create_react_agent``) with a
+``ChatOpenAI`` model pointed at ``fake_openai.py`` and the scripted tools as LangChain
+``@tool`` functions in a ``ToolNode``. Tool failures are the tool's own exception, turned into an
+error ``ToolMessage`` by the ToolNode (``handle_tool_errors=True``), as a LangGraph app that
+keeps going after a tool error is written. ``g_handoff`` is a ``langgraph-swarm``: a triage
+agent whose only tool is the library's ``transfer_to_research_agent`` handoff tool, and a
+research agent with the real tools. The instrumentation is chosen by the source's entry point
+(``run_openinference`` / ``run_openllmetry``); nothing else differs between the two sources.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from fake_openai import FakeOpenAI
+from scenarios import Scenario, Tools
+
+
+def run_openinference(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """``openinference-instrumentation-langchain`` (LangChain callbacks -> OpenInference spans)."""
+    from openinference.instrumentation.langchain import LangChainInstrumentor
+
+    LangChainInstrumentor().instrument(tracer_provider=tracer_provider)
+    _run(scenario, tools, executed)
+
+
+def run_openllmetry(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """OpenLLMetry's ``opentelemetry-instrumentation-langchain`` (Traceloop callbacks)."""
+    from opentelemetry.instrumentation.langchain import LangchainInstrumentor
+
+    LangchainInstrumentor().instrument(
+        tracer_provider=tracer_provider, logger_provider=logger_provider
+    )
+    _run(scenario, tools, executed)
+
+
+def langchain_tools(tools: Tools, executed: list[str]) -> list[Any]:
+    """The scripted tools as LangChain tools; each call is logged before it runs, so the
+    ground truth is what really executed, not what a trace says."""
+    from langchain_core.tools import tool
+
+    def logged(name: str) -> Callable[..., Any]:
+        method = getattr(tools, name)
+
+        def call(**kwargs: Any) -> Any:
+            executed.append(name)
+            return method(**kwargs)
+
+        return call
+
+    @tool
+    def search_docs(query: str) -> Any:
+        """Search the knowledge base and return matching documents."""
+        return logged("search_docs")(query=query)
+
+    @tool
+    def delete_records(table: str, where: str) -> Any:
+        """Delete records from a database table."""
+        return logged("delete_records")(table=table, where=where)
+
+    @tool
+    def write_file(path: str, content: str) -> Any:
+        """Write a file in the workspace."""
+        return logged("write_file")(path=path, content=content)
+
+    @tool
+    def run_command(command: str) -> Any:
+        """Run a shell command in the workspace."""
+        return logged("run_command")(command=command)
+
+    return [search_docs, delete_records, write_file, run_command]
+
+
+def _run(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
+    from langchain_openai import ChatOpenAI
+    from langgraph.prebuilt import ToolNode, create_react_agent
+
+    with FakeOpenAI(scenario) as base_url:
+        model = ChatOpenAI(
+            model="gpt-4o-mini", base_url=base_url, api_key="capture-not-a-key", temperature=0.0
+        )
+        tool_node = ToolNode(langchain_tools(tools, executed), handle_tool_errors=True)
+        if scenario.agents_only:
+            from langgraph_swarm import create_handoff_tool, create_swarm
+
+            handoff = create_handoff_tool(
+                agent_name="research_agent",
+                description="Hand research questions to the research agent.",
+            )
+            triage = create_react_agent(
+                model, [handoff], prompt="Hand research questions off.", name="triage_agent"
+            )
+            research = create_react_agent(
+                model, tool_node, prompt=scenario.system, name="research_agent"
+            )
+            app: Any = create_swarm([triage, research], default_active_agent="triage_agent")
+            graph = app.compile()
+        else:
+            name = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
+            graph = create_react_agent(model, tool_node, prompt=scenario.system, name=name)
+        graph.invoke(
+            {"messages": [{"role": "user", "content": scenario.prompt}]},
+            {"recursion_limit": 25},
+        )
