@@ -18,6 +18,7 @@ from typing import Any
 
 from otel_oracles.mapping._loader import ConventionSet
 from otel_oracles.mapping._parsers import PARSERS, Parser, apply_parsers
+from otel_oracles.mapping._tool_results import ToolResultRules, tool_result_rules
 from otel_oracles.mapping.config import SPAN_KINDS, Condition, Match, Rule, Source
 from otel_oracles.model.span import SpanRecord, StatusCode
 
@@ -349,6 +350,8 @@ class CompiledSet:
     finish_reasons: dict[str, str] = field(default_factory=dict)
     """Lower-cased spelling -> canonical finish reason (the files' ``finish_reasons``; the
     highest-priority file wins a spelling two files define differently)."""
+    tool_results: ToolResultRules = field(default_factory=ToolResultRules)
+    """The files' ``tool_results`` / ``tool_outcomes``, merged."""
     dispatch_keys: tuple[str, ...] = ()
     """Attribute keys some guard requires a value of (read once per span)."""
     presence_set: frozenset[str] = frozenset()
@@ -544,6 +547,7 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
         tool_call_finish_reasons=frozenset(reasons),
         files=[c.name for c in conventions.files],
         finish_reasons=vocabulary,
+        tool_results=tool_result_rules(conventions.files),
         dispatch_keys=tuple(
             sorted({r.guard.required[0] for r in rules if r.guard and r.guard.required})
         ),

@@ -48,6 +48,7 @@ from otel_oracles.mapping._parsers import (
     parse_string_list,
 )
 from otel_oracles.mapping._stacked import merge_stacked_generations
+from otel_oracles.mapping._tool_results import ToolResultRules, error_type_of
 from otel_oracles.model.span import SpanRecord, StatusCode, Trace
 from otel_oracles.model.step import (
     COMMAND_KEYS,
@@ -207,6 +208,10 @@ def _draft(view: SpanView, rule: CompiledRule, compiled: CompiledSet) -> Draft:
         draft.fields["finish_reasons"] = canonical_finish_reasons(
             draft.fields["finish_reasons"], compiled.finish_reasons
         )
+    if "outcome" in fields:
+        outcome = compiled.tool_results.outcome(fields.pop("outcome"))
+        if outcome == "error" or (outcome == "ok" and draft.status == "unset"):
+            draft.status = outcome
     if rule.result_error_keys and draft.status != "error":
         result = fields.get("result")
         error = _result_error(result, rule.result_error_keys)
@@ -218,6 +223,8 @@ def _draft(view: SpanView, rule: CompiledRule, compiled: CompiledSet) -> Draft:
                 fields.setdefault("error_type", m.group(1))
         elif result is None:
             draft.status = "unset"  # the only failure signal was not captured
+    if rule.step in TOOLISH and "result" in fields:
+        judge_result(draft, compiled.tool_results)
     return draft
 
 
@@ -495,6 +502,7 @@ def _delegation(
 
 def _link_tool_calls(drafts: list[Draft], compiled: CompiledSet) -> None:
     scopes: dict[str, list[Draft]] = {}
+    unmatched: list[tuple[Draft, dict[str, Any], list[Draft]]] = []
     for draft in drafts:
         scopes.setdefault(draft.scope, []).append(draft)
     for members in scopes.values():
@@ -508,20 +516,62 @@ def _link_tool_calls(drafts: list[Draft], compiled: CompiledSet) -> None:
             for req in requests:
                 target = _match_executor(req, later)
                 if target is None:
-                    if gen.rule.synthesize:
-                        gen.follows.append(_synthesize(gen, req, later))
-                    continue
-                target.claimed = True
-                if req.get("id") and not target.fields.get("call_id"):
-                    target.fields["call_id"] = str(req["id"])
-                if (
-                    "arguments" in req
-                    and "arguments" not in target.fields
-                    and "arguments" not in target.redacted
-                ):
-                    target.fields["arguments"] = req["arguments"]
+                    unmatched.append((gen, req, later))
+                else:
+                    _claim(target, req)
             if not requests and gen.rule.synthesize and _hides_tool_calls(gen, later, compiled):
                 gen.follows.append(_hidden_call(gen))
+    for gen, req, later in unmatched:
+        target = _match_outside_scope(req, gen, drafts)
+        if target is not None:
+            _claim(target, req)
+        elif gen.rule.synthesize:
+            gen.follows.append(_synthesize(gen, req, later, compiled.tool_results))
+
+
+def _claim(target: Draft, req: dict[str, Any]) -> None:
+    """``target`` executed the requested call ``req``: it gets the call id and, when its own
+    span did not capture them, the arguments the model sent."""
+    target.claimed = True
+    if req.get("id") and not target.fields.get("call_id"):
+        target.fields["call_id"] = str(req["id"])
+    if (
+        "arguments" in req
+        and "arguments" not in target.fields
+        and "arguments" not in target.redacted
+    ):
+        target.fields["arguments"] = req["arguments"]
+
+
+def _match_outside_scope(req: dict[str, Any], gen: Draft, drafts: list[Draft]) -> Draft | None:
+    """For a request no step of its agent scope answered: an unclaimed tool step of another
+    scope that started after the model call, by call id, else (steps without an id) by name
+    in order. Graph frameworks put the model call and the tool run under different nodes
+    (LangGraph's ``agent`` and ``tools``), which some instrumentations record as agents."""
+    assert gen.span is not None
+    start = gen.span.start_ns
+    executors = [
+        d
+        for d in drafts
+        if d.kind in TOOLISH
+        and not d.claimed
+        and d.scope != gen.scope
+        and d.span is not None
+        and not d.synthesized
+        and d.span.start_ns >= start
+    ]
+    if not executors:
+        return None
+    call_id = req.get("id")
+    if call_id:
+        for d in executors:
+            if d.fields.get("call_id") == call_id:
+                return d
+    name = req.get("name")
+    return next(
+        (d for d in executors if not d.fields.get("call_id") and d.fields.get("tool") == name),
+        None,
+    )
 
 
 def _match_executor(req: dict[str, Any], later: list[Draft]) -> Draft | None:
@@ -544,7 +594,9 @@ def _match_executor(req: dict[str, Any], later: list[Draft]) -> Draft | None:
     return None
 
 
-def _synthesize(gen: Draft, req: dict[str, Any], later: list[Draft]) -> Draft:
+def _synthesize(
+    gen: Draft, req: dict[str, Any], later: list[Draft], results: ToolResultRules
+) -> Draft:
     draft = Draft(kind="tool_call", span=gen.span, rule=gen.rule, synthesized=True, scope=gen.scope)
     f = draft.fields
     f["tool"] = parse_string(req.get("name"))
@@ -577,7 +629,28 @@ def _synthesize(gen: Draft, req: dict[str, Any], later: list[Draft]) -> Draft:
                 f["error_type"] = m.group(1)
         else:
             draft.status = "ok"
+            judge_result(draft, results)
     return draft
+
+
+def judge_result(draft: Draft, results: ToolResultRules) -> None:
+    """What a tool step's result says (see ``_tool_results``): an error-shaped result fails a
+    call its span did not fail; an empty one marks it ``attributes.result_empty``."""
+    f = draft.fields
+    result = f.get("result")
+    if result is None:
+        return
+    if draft.status != "error":
+        error = results.error_in(result)
+        if error is not None:
+            draft.status = "error"
+            f.setdefault("error_message", error)
+            error_type = error_type_of(error)
+            if error_type is not None:
+                f.setdefault("error_type", error_type)
+            return
+    if results.is_empty(result):
+        draft.attributes["result_empty"] = True
 
 
 def _result_error(result: Any, keys: tuple[str, ...]) -> str | None:

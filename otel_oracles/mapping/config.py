@@ -42,11 +42,13 @@ FIELD_NAMES: frozenset[str] = frozenset(
         "tool", "call_id", "arguments", "result", "error_type", "error_message", "provider",
         "model", "input_messages", "output_messages", "finish_reasons", "input_tokens",
         "output_tokens", "agent_name", "agent_id", "conversation_id", "from_agent", "to_agent",
-        "query", "documents", "output",
+        "query", "documents", "output", "outcome",
     }
 )  # fmt: skip
 """Step fields a rule may fill. ``output`` is an agent's final output (stored as an assistant
-message in ``output_messages`` when that field has no value of its own)."""
+message in ``output_messages`` when that field has no value of its own). ``outcome`` is a
+tool's own success/failure attribute (``gen_ai.tool.status``), read through the files'
+``tool_outcomes`` vocabulary into the step's status."""
 
 DEFAULT_PLACEHOLDERS: tuple[str, ...] = ("__REDACTED__", "[REDACTED]", "<redacted>", "")
 DEFAULT_TOOL_CALL_FINISH_REASONS: tuple[str, ...] = (
@@ -204,6 +206,25 @@ class SynthesizeOptions(_Strict):
     (raw-client loops send a failed tool's error back to the model this way)."""
 
 
+class ToolResults(_Strict):
+    """What a tool call's result says about its outcome, for every tool step (spans and
+    synthesized calls) of every convention: instrumentations differ in whether a failure
+    shows in the span, but a tool that answers ``Error: ...`` or ``[]`` says the same."""
+
+    error_keys: list[str] = Field(default_factory=list)
+    """A result that is a JSON object with a non-null value under one of these keys failed."""
+    error_pattern: str | None = None
+    """A text result whose start matches this regex failed (``Error: ...`` strings that
+    frameworks hand back to the model instead of raising). Matched on the first 512
+    characters only, so its cost does not grow with the result."""
+    empty_pattern: str | None = None
+    """A text result whose start matches this regex came back empty (``No results found``);
+    structurally empty results (``[]``, ``{}``, ``""``) always count. Empty calls carry
+    ``attributes.result_empty`` so ``degraded_answer`` sees a degraded dependency."""
+
+    _check_patterns = field_validator("error_pattern", "empty_pattern")(_check_regex)
+
+
 class Rule(_Strict):
     """One way a span becomes a step."""
 
@@ -274,6 +295,10 @@ class ConventionFile(_Strict):
     structured-output tools: ``final_answer``, ``final_result``). Names or globs, matched
     like contract tool names (qualified forms included). Grading takes the answer from the
     last such call before model text or agent output; see ``grade/evidence.py``."""
+    tool_results: ToolResults = Field(default_factory=ToolResults)
+    tool_outcomes: dict[Literal["ok", "error"], list[str]] = Field(default_factory=dict)
+    """Values of a tool's own status attribute (the ``outcome`` field) meaning success or
+    failure, compared case-insensitively (``gen_ai.tool.status``: ``success`` / ``error``)."""
     rules: list[Rule]
     source: str = ""
     """Path the file was read from."""

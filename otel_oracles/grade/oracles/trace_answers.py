@@ -285,8 +285,10 @@ def find_degradation(t: Trajectory, p: DegradationParams) -> Degradation:
             if s.kind != StepKind.RETRIEVAL or s.documents is None:
                 out.unknown.append(s)
             continue
-        if is_empty_result(s.result) or (
-            p.empty_pattern and re.search(p.empty_pattern, step_result_text(s))
+        if (
+            s.attributes.get("result_empty")
+            or is_empty_result(s.result)
+            or (p.empty_pattern and re.search(p.empty_pattern, step_result_text(s)))
         ):
             out.degraded.append((s, "returned empty"))
     return out

@@ -1,0 +1,105 @@
+"""A tool call's outcome from what the trace says beyond the span status.
+
+Instrumentations disagree on where a tool failure shows: span status and ``exception`` events
+(most), a status attribute of the tool's own (``gen_ai.tool.status`` in Strands), or only the
+result the framework hands back to the model (``{"error": ...}`` objects, ``Error: ...``
+strings from frameworks that catch the exception). And an empty result (``[]``, ``{}``,
+``""``, ``No results found``) is a dependency that came back with nothing: a degraded answer
+must be able to see it. The convention files declare the vocabulary (``tool_results``,
+``tool_outcomes``); this module applies the union of their declarations to every tool step,
+span-made or synthesized, so one rule covers every framework.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from otel_oracles.mapping._parsers import parse_string
+from otel_oracles.mapping.config import ConventionFile
+
+PATTERN_WINDOW = 512
+"""Characters of a text result the declared patterns see (anchored at its start)."""
+
+_ERROR_TYPE_RX = re.compile(r"([A-Za-z_][\w.]*(?:Error|Exception))\b")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultRules:
+    """The files' ``tool_results`` and ``tool_outcomes``, merged and compiled once."""
+
+    error_keys: tuple[str, ...] = ()
+    error_patterns: tuple[re.Pattern[str], ...] = ()
+    empty_patterns: tuple[re.Pattern[str], ...] = ()
+    outcomes: tuple[tuple[str, str], ...] = ()
+    """(lower-cased value, ``ok`` | ``error``)."""
+
+    def outcome(self, value: Any) -> str | None:
+        """``ok`` / ``error`` for a tool's own status value, ``None`` when not declared."""
+        if not isinstance(value, str):
+            return None
+        key = value.strip().lower()
+        return next((meaning for v, meaning in self.outcomes if v == key), None)
+
+    def error_in(self, result: Any) -> str | None:
+        """The error a result carries (its message), or ``None``."""
+        if isinstance(result, dict):
+            for key in self.error_keys:
+                if result.get(key) is not None:
+                    value = result[key]
+                    return value if isinstance(value, str) else parse_string(value)
+            return None
+        if isinstance(result, str) and self.error_patterns:
+            head = result[:PATTERN_WINDOW]
+            if any(rx.match(head) for rx in self.error_patterns):
+                return result
+        return None
+
+    def is_empty(self, result: Any) -> bool:
+        """Structurally empty (``degraded_answer``'s definition: ``""``, ``[]``, ``{}``, an
+        object whose every list is empty), or a text result matching a declared empty
+        pattern. ``None`` is not captured, never empty."""
+        if result is None:
+            return False
+        if result in ("", [], {}):
+            return True
+        if isinstance(result, dict):
+            # {"documents": [], "status": "..."}: every list it holds is empty.
+            lists = [v for v in result.values() if isinstance(v, list)]
+            return bool(lists) and not any(lists)
+        if isinstance(result, str):
+            head = result[:PATTERN_WINDOW]
+            return not head.strip() or any(rx.match(head) for rx in self.empty_patterns)
+        return False
+
+
+def tool_result_rules(files: Iterable[ConventionFile]) -> ToolResultRules:
+    error_keys: dict[str, None] = {}
+    errors: dict[str, None] = {}
+    empties: dict[str, None] = {}
+    outcomes: dict[str, str] = {}
+    for conv in files:
+        declared = conv.tool_results
+        error_keys.update(dict.fromkeys(declared.error_keys))
+        if declared.error_pattern:
+            errors[declared.error_pattern] = None
+        if declared.empty_pattern:
+            empties[declared.empty_pattern] = None
+        for meaning, values in conv.tool_outcomes.items():
+            for value in values:
+                outcomes.setdefault(value.strip().lower(), meaning)
+    return ToolResultRules(
+        error_keys=tuple(error_keys),
+        error_patterns=tuple(re.compile(p) for p in errors),
+        empty_patterns=tuple(re.compile(p) for p in empties),
+        outcomes=tuple(outcomes.items()),
+    )
+
+
+def error_type_of(message: str) -> str | None:
+    """``SearchBackendError`` from ``Error: SearchBackendError: timeout`` (the first
+    exception-looking name near the start), or ``None``."""
+    m = _ERROR_TYPE_RX.search(message[:120])
+    return m.group(1) if m else None

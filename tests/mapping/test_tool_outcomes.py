@@ -1,0 +1,170 @@
+"""Tool outcomes from everything the trace says: the tool's own status attribute, error-shaped
+results on spans that end OK, empty results marked for ``degraded_answer``, and tool spans
+without call ids linked to the model's requests across agent scopes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from otel_oracles.assemble._tree import build_trace
+from otel_oracles.grade.oracles.trace_answers import DegradationParams, find_degradation
+from otel_oracles.mapping import load_conventions, map_trace
+from otel_oracles.model.result import InputProblem
+from otel_oracles.model.span import SpanRecord, Trace
+from otel_oracles.model.step import Trajectory
+from otel_oracles.pipeline import read_traces
+
+TRACES = Path(__file__).resolve().parent.parent / "testdata" / "traces"
+TRACE = "0" * 31 + "3"
+AGENT, GEN, TOOL, NODE = "a" * 16, "b" * 16, "c" * 16, "e" * 16
+
+
+def _read(source: str, scenario: str) -> Trace:
+    problems: list[InputProblem] = []
+    (trace,) = read_traces([str(TRACES / source / f"{scenario}.otlp.json")], problems)
+    assert not problems
+    return trace
+
+
+def _span(span_id: str, parent: str, name: str, start: int, **attrs: Any) -> SpanRecord:
+    return SpanRecord(TRACE, span_id, parent, name, start_ns=start, end_ns=start + 5,
+                      attributes=attrs)  # fmt: skip
+
+
+def _request(call_id: str) -> list[dict[str, Any]]:
+    part = {"type": "tool_call", "id": call_id, "name": "search_docs", "arguments": {"q": "x"}}
+    return [{"role": "assistant", "parts": [part]}]
+
+
+def _tool_trace(result: Any, **extra: Any) -> Trajectory:
+    attrs = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "search_docs",
+             "gen_ai.tool.call.result": result, **extra}  # fmt: skip
+    spans = [
+        _span(AGENT, "", "invoke_agent a", 0, **{"gen_ai.operation.name": "invoke_agent"}),
+        _span(TOOL, AGENT, "execute_tool search_docs", 1, **attrs),
+    ]
+    return map_trace(build_trace(TRACE, spans), load_conventions())
+
+
+# ---- the tool's own status attribute ----------------------------------------------------------
+
+
+def test_tool_status_attribute_decides_when_the_span_status_says_nothing() -> None:
+    assert (
+        _tool_trace('{"docs": [1]}', **{"gen_ai.tool.status": "FAILED"}).steps[1].status == "error"
+    )
+
+
+def test_undeclared_status_values_change_nothing() -> None:
+    assert _tool_trace('{"docs": [1]}', **{"gen_ai.tool.status": "pending"}).steps[1].status == "ok"
+
+
+# ---- error-shaped and empty results ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("result", "error_type"),
+    [
+        ("Error: SearchBackendError: upstream timed out", "SearchBackendError"),
+        ("ToolException: index unavailable", "ToolException"),
+        ('{"error": "quota exceeded"}', None),
+    ],
+)
+def test_error_shaped_result_fails_a_call_whose_span_ended_ok(
+    result: str, error_type: str | None
+) -> None:
+    call = _tool_trace(result).steps[1]
+    assert call.status == "error"
+    assert call.error_type == error_type
+    assert call.error_message is not None
+
+
+@pytest.mark.parametrize("result", ["Errors were corrected in 3 documents", "no error", "[]"])
+def test_results_that_only_mention_errors_are_not_failures(result: str) -> None:
+    assert _tool_trace(result).steps[1].status == "ok"
+
+
+@pytest.mark.parametrize(
+    "result",
+    ["[]", "{}", '{"documents": [], "status": "degraded"}', "No results found.",
+     "no documents were found for 'x'", "Nothing found"],
+)  # fmt: skip
+def test_empty_results_are_a_degraded_dependency(result: str) -> None:
+    t = _tool_trace(result)
+    assert t.steps[1].attributes.get("result_empty") is True
+    deg = find_degradation(t, DegradationParams())
+    assert [why for _, why in deg.degraded] == ["returned empty"]
+
+
+@pytest.mark.parametrize("result", ['{"documents": ["doc-1"]}', "3 results: doc-1, doc-2", "0"])
+def test_results_with_content_are_not_empty(result: str) -> None:
+    assert "result_empty" not in _tool_trace(result).steps[1].attributes
+
+
+@pytest.mark.parametrize("source", ["pydantic-ai", "vercel-ai-sdk-otel", "openai-v2-latest"])
+def test_real_degraded_search_is_marked_empty(source: str) -> None:
+    t = map_trace(_read(source, "f_degraded"), load_conventions())
+    last = t.tool_calls("search_docs")[-1]
+    assert last.attributes.get("result_empty") is True
+
+
+def test_real_happy_search_is_not_marked_empty() -> None:
+    t = map_trace(_read("pydantic-ai", "a_happy"), load_conventions())
+    assert all("result_empty" not in c.attributes for c in t.tool_calls())
+
+
+def test_synthesized_call_answered_with_error_text_failed() -> None:
+    request = _request("c1")
+    response = {"type": "tool_call_response", "id": "c1", "response": "Error: backend down"}
+    answer = [{"role": "tool", "parts": [response]}]
+    spans = [
+        _span(GEN, "", "chat m", 0, **{"gen_ai.operation.name": "chat",
+                                       "gen_ai.output.messages": json.dumps(request)}),
+        _span(TOOL, "", "chat m", 10, **{"gen_ai.operation.name": "chat",
+                                         "gen_ai.input.messages": json.dumps(answer)}),
+    ]  # fmt: skip
+    t = map_trace(build_trace(TRACE, spans), load_conventions())
+    (call,) = t.tool_calls()
+    assert call.synthesized and call.status == "error"
+    assert call.error_message == "Error: backend down"
+
+
+# ---- linking across agent scopes -----------------------------------------------------------------
+
+
+def test_tool_span_without_call_id_in_another_node_is_linked_not_duplicated() -> None:
+    """A graph's model node and tool node recorded as two agents (OpenInference marks
+    LangGraph nodes AGENT): the tool span answers the model's request."""
+    request = _request("call_7")
+    spans = [
+        _span(AGENT, "", "agent", 0, **{"openinference.span.kind": "AGENT", "agent.name": "model"}),
+        _span(GEN, AGENT, "chat m", 1, **{"gen_ai.operation.name": "chat",
+                                          "gen_ai.output.messages": json.dumps(request)}),
+        _span(NODE, "", "tools", 10, **{"openinference.span.kind": "AGENT", "agent.name": "tools"}),
+        _span(TOOL, NODE, "search_docs", 11, **{"openinference.span.kind": "TOOL",
+                                               "tool.name": "search_docs",
+                                               "output.value": "No results found"}),
+    ]  # fmt: skip
+    t = map_trace(build_trace(TRACE, spans), load_conventions())
+    (call,) = t.tool_calls()
+    assert not call.synthesized
+    assert call.call_id == "call_7" and call.arguments == {"q": "x"}
+    assert call.attributes.get("result_empty") is True
+
+
+def test_a_tool_span_before_the_request_is_not_its_answer() -> None:
+    request = _request("call_7")
+    spans = [
+        _span(NODE, "", "tools", 0, **{"openinference.span.kind": "AGENT", "agent.name": "t"}),
+        _span(TOOL, NODE, "search_docs", 1, **{"openinference.span.kind": "TOOL",
+                                              "tool.name": "search_docs"}),
+        _span(AGENT, "", "agent", 10, **{"openinference.span.kind": "AGENT", "agent.name": "m"}),
+        _span(GEN, AGENT, "chat m", 11, **{"gen_ai.operation.name": "chat",
+                                           "gen_ai.output.messages": json.dumps(request)}),
+    ]  # fmt: skip
+    t = map_trace(build_trace(TRACE, spans), load_conventions())
+    assert sorted(c.synthesized for c in t.tool_calls()) == [False, True]
