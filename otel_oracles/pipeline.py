@@ -30,6 +30,7 @@ from otel_oracles.model.result import (
 )
 from otel_oracles.model.span import Trace
 from otel_oracles.model.step import Trajectory
+from otel_oracles.safe_regex import RegexBudgetExceeded
 
 log = logging.getLogger(__name__)
 
@@ -52,9 +53,20 @@ def _selector(contract: Contract) -> TraceSelector:
     return sel
 
 
-def selected_contracts(trace: Trace, contracts: Sequence[Contract]) -> list[Contract]:
-    """The contracts whose ``match`` selects ``trace``, in the given order."""
-    return [c for c in contracts if _selector(c)(trace)]
+def selected_contracts(
+    trace: Trace, contracts: Sequence[Contract]
+) -> tuple[list[Contract], list[tuple[Contract, RegexBudgetExceeded]]]:
+    """The contracts whose ``match`` selects ``trace``, in the given order, and those whose
+    ``match`` regex stalled on this trace (each with why; neither selected nor skipped)."""
+    chosen: list[Contract] = []
+    stalled: list[tuple[Contract, RegexBudgetExceeded]] = []
+    for contract in contracts:
+        try:
+            if _selector(contract)(trace):
+                chosen.append(contract)
+        except RegexBudgetExceeded as exc:
+            stalled.append((contract, exc))
+    return chosen, stalled
 
 
 def grade_trace(
@@ -65,19 +77,55 @@ def grade_trace(
     The trace is mapped once (only when some contract selects it) and each selected contract
     is graded on that one trajectory. Spans whose parent never arrived make every verdict
     carry a ``missing_evidence`` result (``trace_complete``): the graders saw part of a trace.
-    Thread-safe for distinct traces; never raises for odd telemetry.
+    Thread-safe for distinct traces; never raises for odd telemetry. A ``match`` regex that
+    exceeds its budget on this trace makes that contract's verdict ``error`` (naming the
+    regex), a convention regex that does makes every selected contract's; other contracts
+    and other traces are not affected.
     """
-    chosen = selected_contracts(trace, contracts)
+    chosen, stalled = selected_contracts(trace, contracts)
+    out = [_stalled(contract, trace, "match", exc) for contract, exc in stalled]
     if not chosen:
-        return []
-    trajectory = map_trace(trace, conventions)
-    out = []
+        return out
+    try:
+        trajectory = map_trace(trace, conventions)
+    except RegexBudgetExceeded as exc:
+        return out + [_stalled(contract, trace, "mapping", exc) for contract in chosen]
     for contract in chosen:
         verdict = grade(contract, trajectory)
         if trajectory.orphan_spans:
             verdict = _with_orphans(verdict, contract, trajectory)
         out.append((verdict, trajectory))
     return out
+
+
+def _stalled(
+    contract: Contract, trace: Trace, stage: str, exc: RegexBudgetExceeded
+) -> tuple[Verdict, Trajectory]:
+    """An ``error`` verdict for a trace whose content stalled a regex before grading
+    (``stage`` is ``match`` for contract selectors, ``mapping`` for convention rules)."""
+    result = OracleResult(
+        oracle_type=stage,
+        name=stage,
+        outcome=Outcome.ERROR,
+        passed=False,
+        message=f"{stage}: {exc.message}",
+        details={"error.type": type(exc).__name__},
+        contract_id=contract.id,
+        contract_version=contract.version,
+    )
+    trajectory = Trajectory(steps=[], trace_id=trace.trace_id, span_count=len(trace.spans))
+    verdict = Verdict(
+        contract_id=contract.id,
+        contract_version=contract.version,
+        contract_hash=contract.content_hash,
+        contract_name=contract.name,
+        subject=trace.trace_id,
+        trace_id=trace.trace_id,
+        passed=False,
+        results=[result],
+        counts=count_outcomes([result]),
+    )
+    return verdict, trajectory
 
 
 def _with_orphans(verdict: Verdict, contract: Contract, trajectory: Trajectory) -> Verdict:

@@ -17,10 +17,10 @@ per contract (``Selector``), so selecting is cheap per trace.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from otel_oracles import safe_regex
 from otel_oracles.errors import ContractError
 from otel_oracles.model.contract import Contract, MatchSpec
 from otel_oracles.model.span import Trace
@@ -33,10 +33,12 @@ _MISSING = object()
 def _value_test(expected: Any, where: str, source: str | None) -> ValueTest:
     if isinstance(expected, str) and len(expected) >= 2 and expected[0] == expected[-1] == "/":
         try:
-            rx = re.compile(expected[1:-1])
-        except re.error as exc:
+            rx = safe_regex.compile_pattern(expected[1:-1])
+        except safe_regex.RegexSyntaxError as exc:
             raise ContractError(f"{where}: invalid regex {expected!r}: {exc}", source) from None
-        return lambda v: v is not _MISSING and v is not None and rx.search(str(v)) is not None
+        return lambda v: (
+            v is not _MISSING and v is not None and safe_regex.search(rx, str(v)) is not None
+        )
     return lambda v: v is not _MISSING and v == expected
 
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from otel_oracles import safe_regex
 from otel_oracles.mapping._loader import ConventionSet
 from otel_oracles.mapping._parsers import PARSERS, Parser, apply_parsers
 from otel_oracles.mapping._tool_results import ToolResultRules, tool_result_rules
@@ -78,8 +78,8 @@ def _attr_predicate(cond: Condition) -> Predicate:
             return lambda v: v.has(key)
         return lambda v: not v.has(key)
     if cond.regex is not None:
-        rx = re.compile(cond.regex)
-        return lambda v: isinstance(val := v.get(key), str) and rx.search(val) is not None
+        value_test = _cached_search(cond.regex)
+        return lambda v: isinstance(val := v.get(key), str) and value_test(val)
     accepted = cond.equals if isinstance(cond.equals, list) else [cond.equals]
     if all(isinstance(a, str) for a in accepted):
         accepted_set = frozenset(accepted)
@@ -88,12 +88,13 @@ def _attr_predicate(cond: Condition) -> Predicate:
 
 
 def _cached_search(pattern: str) -> Callable[[str], bool]:
-    """``re.search`` memoized per string: span names and scope names repeat across spans."""
-    rx = re.compile(pattern)
+    """``re.search`` memoized per string: span names, scope names and attribute values such as
+    operation ids repeat across spans, and a budgeted search costs microseconds to set up."""
+    rx = safe_regex.compile_pattern(pattern)
 
     @functools.lru_cache(maxsize=4096)
     def test(text: str) -> bool:
-        return rx.search(text) is not None
+        return safe_regex.search(rx, text) is not None
 
     return test
 
@@ -199,13 +200,14 @@ def compile_source(src: Source) -> Extractor:
         prefix = src.attr_prefix
         return lambda v: v.prefixed(prefix) or MISSING
     if src.span_name is not None:
-        rx = re.compile(src.span_name)
+        rx = safe_regex.compile_pattern(src.span_name)
 
-        def from_name(v: SpanView) -> Any:
-            m = rx.search(v.span.name)
+        @functools.lru_cache(maxsize=4096)
+        def first_group(name: str) -> Any:
+            m = safe_regex.search(rx, name)
             return m.group(1) if m and m.group(1) else MISSING
 
-        return from_name
+        return lambda v: first_group(v.span.name)
     if src.status_message:
         return lambda v: v.span.status_message or MISSING
     if src.child_attr is not None:

@@ -25,12 +25,12 @@ from its field sources. Then trace-level passes that no single span can do:
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from otel_oracles import safe_regex
 from otel_oracles.mapping._compile import (
     MISSING,
     CompiledRule,
@@ -76,7 +76,7 @@ STRING_FIELDS: frozenset[str] = frozenset(
 
 TOOLISH: frozenset[str] = frozenset({"tool_call", "retrieval", "handoff"})
 ModelT = TypeVar("ModelT", bound=BaseModel)
-_ERROR_TYPE_RX = re.compile(r"^\s*([A-Za-z_][\w.]*(?:Error|Exception))\b")
+_ERROR_TYPE_RX = safe_regex.compile_pattern(r"^\s*([A-Za-z_][\w.]*(?:Error|Exception))\b")
 
 
 _NO_CHILDREN: list[SpanRecord] = []
@@ -218,7 +218,7 @@ def _draft(view: SpanView, rule: CompiledRule, compiled: CompiledSet) -> Draft:
         if error is not None:
             draft.status = "error"
             fields.setdefault("error_message", error)
-            m = _ERROR_TYPE_RX.match(error)
+            m = safe_regex.match(_ERROR_TYPE_RX, error)
             if m:
                 fields.setdefault("error_type", m.group(1))
         elif result is None:
@@ -624,7 +624,7 @@ def _synthesize(
         if error is not None:
             draft.status = "error"
             f["error_message"] = error
-            m = _ERROR_TYPE_RX.match(error)
+            m = safe_regex.match(_ERROR_TYPE_RX, error)
             if m:
                 f["error_type"] = m.group(1)
         else:

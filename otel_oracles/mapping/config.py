@@ -15,11 +15,11 @@ field that steps do not have fails with the file and the key path, never later w
 
 from __future__ import annotations
 
-import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from otel_oracles import safe_regex
 from otel_oracles.mapping._parsers import PARSERS
 
 StepName = Literal[
@@ -61,11 +61,8 @@ class _Strict(BaseModel):
 
 
 def _check_regex(value: str | None) -> str | None:
-    if value is not None:
-        try:
-            re.compile(value)
-        except re.error as exc:
-            raise ValueError(f"invalid regex {value!r}: {exc}") from None
+    if value is not None and (problem := safe_regex.syntax_error(value)) is not None:
+        raise ValueError(f"invalid regex {value!r}: {problem}")
     return value
 
 
@@ -192,7 +189,7 @@ class Source(_Strict):
             )
         if self.body and self.event is None:
             raise ValueError("body applies to event sources only")
-        if self.span_name is not None and re.compile(self.span_name).groups < 1:
+        if self.span_name is not None and safe_regex.compile_pattern(self.span_name).groups < 1:
             raise ValueError(f"span_name regex {self.span_name!r} needs a capture group")
         return self
 

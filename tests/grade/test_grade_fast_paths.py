@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from otel_oracles.grade.evidence import _PLACEHOLDER, is_placeholder
+from otel_oracles.grade.evidence import is_placeholder
 from otel_oracles.grade.oracles.trace_common import (
     DEFAULT_ERROR_PATTERN,
     call_failure,
@@ -116,13 +116,21 @@ def test_normalize_args_is_the_plain_normalization(args: dict[str, Any] | None) 
     assert normalize_args(args, "  raw   text ") == _reference_normalize(args, "  raw   text ")
 
 
+_PLACEHOLDER_SPEC = re.compile(
+    r"^\s*(?:__redacted__|\[redacted\]|<redacted>|redacted|\[filtered\]|\*{3,}|<omitted>)?\s*$",
+    re.IGNORECASE,
+)
+"""What a placeholder is, as the regex ``is_placeholder`` once was (quadratic on long
+whitespace, so only the specification now; the inputs below are short)."""
+
+
 def test_placeholder_shortcut_agrees_with_the_regex_for_every_first_character() -> None:
     suffixes = ("", "edacted", "__redacted__"[1:], "[redacted]"[1:], "<omitted>"[1:], "**", " ")
     for cp in range(0x110000):
         c = chr(cp)
         for rest in suffixes if cp < 0x3000 else suffixes[:2]:
             s = c + rest
-            assert is_placeholder(s) == bool(_PLACEHOLDER.match(s)), repr(s)
+            assert is_placeholder(s) == bool(_PLACEHOLDER_SPEC.match(s)), repr(s)
     assert is_placeholder("") and is_placeholder("  REDACTED ") and is_placeholder("*****")
     assert not is_placeholder("redacted text") and not is_placeholder({})
     assert is_placeholder({"a": "[redacted]", "b": ["", None]})

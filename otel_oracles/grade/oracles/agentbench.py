@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import shlex
 import signal
 import subprocess
@@ -23,6 +22,7 @@ from typing import ClassVar
 
 from pydantic import Field, field_validator
 
+from otel_oracles import safe_regex
 from otel_oracles.errors import ContractError
 from otel_oracles.grade.oracles.base import Finding, GradeContext, OracleCheck, OracleParams
 from otel_oracles.grade.registry import register_oracle
@@ -285,10 +285,9 @@ class AssertionExists(OracleCheck):
         @field_validator("pattern")
         @classmethod
         def _compiles(cls, value: str) -> str:
-            try:
-                re.compile(value, re.MULTILINE)
-            except re.error as exc:
-                raise ValueError(f"invalid regular expression: {exc}") from None
+            problem = safe_regex.syntax_error(value, safe_regex.MULTILINE)
+            if problem is not None:
+                raise ValueError(f"invalid regular expression: {problem}")
             return value
 
     def check(self, ctx: GradeContext) -> Finding:
@@ -308,7 +307,7 @@ class AssertionExists(OracleCheck):
             if not target.is_file():
                 return Finding.fail(f"{params.path} does not exist in the replayed workspace")
             text = Path(target).read_text(encoding="utf-8", errors="replace")
-        match = re.search(params.pattern, text, re.MULTILINE)
+        match = safe_regex.search(params.pattern, text, safe_regex.MULTILINE)
         if match is None:
             return Finding.fail(
                 f"no match for /{params.pattern}/ in {params.path}",

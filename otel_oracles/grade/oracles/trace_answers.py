@@ -14,13 +14,13 @@ from __future__ import annotations
 import fnmatch
 import functools
 import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from otel_oracles import safe_regex
 from otel_oracles.grade.evidence import (
     absent,
     attribute_value,
@@ -73,16 +73,16 @@ def _one_or_many(value: Any) -> Any:
 def _cited_ids(pattern: str, text: str) -> list[str]:
     """Ids in first-seen order; the first group when the regex has one, else the match."""
     seen: dict[str, None] = {}
-    for m in re.finditer(pattern, text):
+    for m in safe_regex.finditer(pattern, text):
         ident = m.group(1) if m.groups() else m.group(0)
         if ident:  # an optional group that did not take part is no id
             seen.setdefault(ident, None)
     return list(seen)
 
 
-def _id_regex(ident: str) -> re.Pattern[str]:
+def _id_regex(ident: str) -> safe_regex.Pattern:
     """Whole-id match: ``doc-4`` must not be found inside ``doc-42``."""
-    return re.compile(rf"(?<![\w-]){re.escape(ident)}(?![\w-])")
+    return safe_regex.compile_pattern(rf"(?<![\w-]){safe_regex.escape(ident)}(?![\w-])")
 
 
 def _before(step: Step, final: Step | None) -> bool:
@@ -166,7 +166,7 @@ class CitationsGrounded(OracleCheck):
                 t = text_at(i)
                 # The id regex matches only where the id itself occurs: a substring test
                 # rules out most texts before the (slower) regex runs.
-                if t is not None and ident in t and rx.search(t):
+                if t is not None and ident in t and safe_regex.search(rx, t):
                     grounded[ident] = s
                     break
         ungrounded = [i for i in ids if i not in grounded]
@@ -288,7 +288,7 @@ def find_degradation(t: Trajectory, p: DegradationParams) -> Degradation:
         if (
             s.attributes.get("result_empty")
             or is_empty_result(s.result)
-            or (p.empty_pattern and re.search(p.empty_pattern, step_result_text(s)))
+            or (p.empty_pattern and safe_regex.search(p.empty_pattern, step_result_text(s)))
         ):
             out.degraded.append((s, "returned empty"))
     return out
@@ -320,8 +320,8 @@ class DegradedAnswer(OracleCheck):
         text = out.text
         deg = find_degradation(ctx.trajectory, p)
         answer_spans = span_ids([out.step]) if out.step else ()
-        disclosure = re.search(p.must_disclose, text) if p.must_disclose else None
-        uncertainty = re.search(p.uncertainty_pattern, text)
+        disclosure = safe_regex.search(p.must_disclose, text) if p.must_disclose else None
+        uncertainty = safe_regex.search(p.uncertainty_pattern, text)
         details: dict[str, Any] = {
             "degraded": [why for _, why in deg.degraded],
             "disclosed": disclosure.group(0) if disclosure else None,
@@ -457,8 +457,10 @@ class FinalOutput(OracleCheck):
         out = final_output(ctx.trajectory)
         assert out.text is not None
         spans = span_ids([out.step]) if out.step else ()
-        missing = [rx for rx in p.must_match if not re.search(rx, out.text)]
-        present = [(rx, m.group(0)) for rx in p.must_not_match if (m := re.search(rx, out.text))]
+        missing = [rx for rx in p.must_match if not safe_regex.search(rx, out.text)]
+        present = [
+            (rx, m.group(0)) for rx in p.must_not_match if (m := safe_regex.search(rx, out.text))
+        ]
         problems = [f"does not match /{rx}/" for rx in missing] + [
             f"matches /{rx}/ ({hit!r})" for rx, hit in present
         ]
@@ -469,7 +471,7 @@ class FinalOutput(OracleCheck):
 
 def _json_of(text: str) -> tuple[bool, Any]:
     stripped = text.strip()
-    fenced = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", stripped, re.DOTALL)
+    fenced = safe_regex.fullmatch(r"```(?:json)?\s*(.*?)\s*```", stripped, safe_regex.DOTALL)
     if fenced:
         stripped = fenced.group(1)
     try:

@@ -9,7 +9,6 @@ what "the arguments match" means, and ``tool_retries``, ``tool_errors`` and
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Annotated, Any, Literal
@@ -18,6 +17,7 @@ import jsonschema
 from jsonschema.exceptions import SchemaError
 from pydantic import AfterValidator, Field
 
+from otel_oracles import safe_regex
 from otel_oracles.grade.evidence import absent, is_placeholder, step_memoized
 from otel_oracles.grade.oracles.base import OracleParams
 from otel_oracles.model.step import Step
@@ -25,10 +25,9 @@ from otel_oracles.model.tool_name import first_match
 
 
 def _check_regex(value: str) -> str:
-    try:
-        re.compile(value)
-    except re.error as exc:
-        raise ValueError(f"invalid regular expression {value!r}: {exc}") from None
+    problem = safe_regex.syntax_error(value)
+    if problem is not None:
+        raise ValueError(f"invalid regular expression {value!r}: {problem}")
     return value
 
 
@@ -70,7 +69,7 @@ DEFAULT_ERROR_PATTERN = r'^\s*\{\s*"error"\s*:'
 """A result that is a JSON object whose first key is ``error``: how raw-client tool loops
 (no tool spans) hand a tool failure back to the model."""
 
-TIMEOUT_PATTERN = re.compile(r"(?i)time[ d]?out|timed out|deadline")
+TIMEOUT_PATTERN = safe_regex.compile_pattern(r"(?i)time[ d]?out|timed out|deadline")
 
 
 def glob_any(
@@ -150,7 +149,7 @@ def _call_failure(step: Step, error_pattern: str | None) -> str | None:
         if _first_key_is_error(result):
             return "result matches the error pattern"
         return None
-    if re.search(error_pattern, step_result_text(step)):
+    if safe_regex.search(error_pattern, step_result_text(step)):
         return "result matches the error pattern"
     return None
 
@@ -172,7 +171,7 @@ def is_timeout(step: Step) -> bool:
         )
         if t
     )
-    return bool(TIMEOUT_PATTERN.search(text))
+    return bool(safe_regex.search(TIMEOUT_PATTERN, text))
 
 
 RAW_STEP_META: frozenset[str] = frozenset(
@@ -323,7 +322,7 @@ def args_mismatch(spec: ArgsMatch, step: Step) -> str | None:
         if key not in args:
             return f"argument {key!r} absent"
         value = args[key] if isinstance(args[key], str) else result_text(args[key])
-        if not re.search(pattern, value):
+        if not safe_regex.search(pattern, value):
             return f"argument {key!r} = {_short(args[key])} does not match /{pattern}/"
     if spec.args_schema is not None:
         error = jsonschema.validators.validator_for(spec.args_schema)(spec.args_schema)

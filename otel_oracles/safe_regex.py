@@ -1,0 +1,116 @@
+"""Run a regex on untrusted text: the one place that does it.
+
+Traces are untrusted input (DESIGN.md section 8), but the patterns applied to them come from
+contracts and conventions, which anybody may write. ``re`` backtracks without limit: a pattern
+such as ``(a|aa)+b`` or a quadratic one on a 50 KB tool result stalls grading for minutes.
+Every regex over trace content therefore goes through this module, which runs it with the
+``regex`` engine under a time budget. ``regex`` (version 0 mode, its default) keeps Python
+``re`` syntax and semantics (lookarounds, back-references, inline flags, ``MULTILINE``), which
+contracts and AgentBench ``assertion_exists`` rely on and a linear engine such as RE2 would
+refuse; it also rejects the common catastrophic shapes quickly on its own. What it cannot make
+fast stops at the budget and raises ``RegexBudgetExceeded``, which the evaluator reports as an
+``error`` result of the one check that asked, while the other checks carry on.
+
+Patterns are compiled once per (pattern, flags) and kept in a bounded cache.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from typing import Any
+
+import regex as _engine
+
+from otel_oracles.errors import OtelOraclesError
+
+IGNORECASE: int = _engine.IGNORECASE
+MULTILINE: int = _engine.MULTILINE
+DOTALL: int = _engine.DOTALL
+
+BUDGET_S = 1.0
+"""Seconds one regex operation may take on one text. Ordinary patterns on ordinary traces take
+microseconds; a second is far beyond any honest match and short enough that a hostile trace
+costs a worker one second per check, not minutes."""
+
+Pattern = Any
+"""A compiled ``regex`` pattern (the engine ships no type information)."""
+
+Match = Any
+"""A ``regex`` match object."""
+
+
+class RegexBudgetExceeded(OtelOraclesError):
+    """A regex did not finish within ``BUDGET_S`` on the text it was given."""
+
+
+class RegexSyntaxError(ValueError):
+    """A pattern the engine refuses; the message says why."""
+
+
+@functools.lru_cache(maxsize=1024)
+def compile_pattern(pattern: str, flags: int = 0) -> Pattern:
+    """The compiled pattern (cached). Raises ``RegexSyntaxError`` for an invalid pattern, so
+    contracts and conventions are checked at load time with the engine that will run them."""
+    try:
+        return _engine.compile(pattern, flags)
+    except _engine.error as exc:
+        raise RegexSyntaxError(str(exc)) from None
+
+
+def syntax_error(pattern: str, flags: int = 0) -> str | None:
+    """Why ``pattern`` does not compile, or ``None`` when it does."""
+    try:
+        compile_pattern(pattern, flags)
+    except RegexSyntaxError as exc:
+        return str(exc)
+    return None
+
+
+def _over_budget(pattern: Pattern, text: str) -> RegexBudgetExceeded:
+    return RegexBudgetExceeded(
+        f"regex /{pattern.pattern}/ did not finish within its {BUDGET_S:g} s budget "
+        f"on {len(text):,} characters"
+    )
+
+
+def search(pattern: str | Pattern, text: str, flags: int = 0, pos: int = 0) -> Match | None:
+    """``re.search`` under the budget."""
+    rx = compile_pattern(pattern, flags) if isinstance(pattern, str) else pattern
+    try:
+        return rx.search(text, pos, timeout=BUDGET_S)
+    except TimeoutError:
+        raise _over_budget(rx, text) from None
+
+
+def match(pattern: str | Pattern, text: str, flags: int = 0) -> Match | None:
+    """``re.match`` under the budget."""
+    rx = compile_pattern(pattern, flags) if isinstance(pattern, str) else pattern
+    try:
+        return rx.match(text, timeout=BUDGET_S)
+    except TimeoutError:
+        raise _over_budget(rx, text) from None
+
+
+def fullmatch(pattern: str | Pattern, text: str, flags: int = 0) -> Match | None:
+    """``re.fullmatch`` under the budget."""
+    rx = compile_pattern(pattern, flags) if isinstance(pattern, str) else pattern
+    try:
+        return rx.fullmatch(text, timeout=BUDGET_S)
+    except TimeoutError:
+        raise _over_budget(rx, text) from None
+
+
+def finditer(pattern: str | Pattern, text: str, flags: int = 0) -> Iterator[Match]:
+    """``re.finditer`` under one budget for the whole scan."""
+    rx = compile_pattern(pattern, flags) if isinstance(pattern, str) else pattern
+    try:
+        yield from rx.finditer(text, timeout=BUDGET_S)
+    except TimeoutError:
+        raise _over_budget(rx, text) from None
+
+
+def escape(text: str) -> str:
+    """``re.escape`` for this engine."""
+    escaped: str = _engine.escape(text)
+    return escaped
