@@ -5,7 +5,9 @@
     ├── ContractError           a contract/task file that does not validate
     ├── ConventionError         a mapping file under conventions/ that does not validate
     ├── PluginError             an oracle plug-in that cannot be registered or loaded
-    └── ReplayError             a workspace path that escapes the replay directory
+    ├── ReplayError             a workspace path that escapes the replay directory
+    └── SandboxError            a command a check would run may not run here (no sandbox,
+                                or command-running checks turned off)
 
 The CLI maps every ``OtelOraclesError`` to exit code 2 and one stderr line,
 ``error: <source>: <message>``. Any other exception is a bug and keeps its traceback.
@@ -44,3 +46,9 @@ class PluginError(OtelOraclesError):
 
 class ReplayError(OtelOraclesError):
     """A trajectory or workspace tried to reach outside the replay directory."""
+
+
+class SandboxError(OtelOraclesError):
+    """A check would run a command, and may not: the sandbox is unavailable (the message
+    names how to install it) or command-running checks are turned off. The check's result
+    is ``error``, a harness problem rather than the agent's."""

@@ -5,6 +5,7 @@
 # What it installs, and why:
 #   .venv/                 the project and its test dependencies (pip, editable)
 #   prometheus (apt)       the collector e2e tests scrape real metrics with a real Prometheus
+#   bubblewrap (apt)       the sandbox test_must_pass runs trace-written code in (docs/security.md)
 #   tests/server/node/     the OpenTelemetry JS SDK client that sends OTLP/JSON to `serve`
 #   collector binary       built from tests/collector/otelcol, cached outside the repository
 set -euo pipefail
@@ -28,6 +29,17 @@ if ! command -v prometheus >/dev/null 2>&1; then
         pkill -x prometheus >/dev/null 2>&1 || true
     else
         echo "prometheus is not installed and this shell cannot apt-get it; its tests will skip" >&2
+    fi
+fi
+
+if ! command -v bwrap >/dev/null 2>&1; then
+    step "bubblewrap (Debian package): the sandbox for command-running checks"
+    if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+        DEBIAN_FRONTEND=noninteractive apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends bubblewrap >/dev/null
+    else
+        echo "bwrap is not installed and this shell cannot apt-get it; test_must_pass checks" \
+            "will give 'error' and the sandbox tests fail" >&2
     fi
 fi
 

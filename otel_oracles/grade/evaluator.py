@@ -11,7 +11,7 @@ import contextlib
 import time
 from dataclasses import dataclass
 
-from otel_oracles.errors import OtelOraclesError, ReplayError
+from otel_oracles.errors import OtelOraclesError, ReplayError, SandboxError
 from otel_oracles.grade.evidence import gaps_for
 from otel_oracles.grade.oracles.base import Finding, GradeContext, OracleCheck
 from otel_oracles.grade.registry import instantiate
@@ -19,6 +19,7 @@ from otel_oracles.model.contract import Contract, OracleSpec
 from otel_oracles.model.result import Layer, OracleResult, Outcome, Verdict, count_outcomes
 from otel_oracles.model.step import Trajectory
 from otel_oracles.replay import replayed_files, replayed_workspace
+from otel_oracles.sandbox import SANDBOXED, CommandPolicy
 
 BUDGET_PARAMS: tuple[str, ...] = ("max", "allowed", "max_total")
 
@@ -136,6 +137,11 @@ def run_planned(check: PlannedCheck, ctx: GradeContext) -> OracleResult:
             gaps = gaps_for(check.evidence, ctx.trajectory) if check.evidence else []
             if ctx.trajectory.incomplete:
                 gaps.insert(0, "trace incomplete: graded on timeout before all spans arrived")
+            if not gaps and oracle.runs_commands:
+                # Checked before the check runs, so a plug-in cannot run anything here.
+                problem = ctx.command_problem()
+                if problem is not None:
+                    raise SandboxError(problem)
             finding = Finding.missing("; ".join(gaps)) if gaps else oracle.check(ctx)
             outcome = outcome_for(layer, finding)
         except Exception as exc:
@@ -171,19 +177,28 @@ def run_planned(check: PlannedCheck, ctx: GradeContext) -> OracleResult:
 
 
 def _context(
-    contract: Contract, trajectory: Trajectory, stack: contextlib.ExitStack
+    contract: Contract,
+    trajectory: Trajectory,
+    stack: contextlib.ExitStack,
+    commands: CommandPolicy,
 ) -> GradeContext:
     """The context, with the workspace replayed lazily when the replay can be decided in
     memory (same files, same ``ReplayError``), else on disk right away as always."""
     initial = dict(contract.workspace or {})
     if contract.workspace is None:
-        return GradeContext(trajectory=trajectory, contract=contract, initial_workspace=initial)
+        return GradeContext(
+            trajectory=trajectory, contract=contract, initial_workspace=initial, commands=commands
+        )
     spec = contract.workspace
     files = replayed_files(spec, trajectory)
     if files is None:
         root = stack.enter_context(replayed_workspace(spec, trajectory))
         return GradeContext(
-            trajectory=trajectory, contract=contract, workspace=root, initial_workspace=initial
+            trajectory=trajectory,
+            contract=contract,
+            workspace=root,
+            initial_workspace=initial,
+            commands=commands,
         )
     return GradeContext(
         trajectory=trajectory,
@@ -191,17 +206,24 @@ def _context(
         initial_workspace=initial,
         materialize=lambda: stack.enter_context(replayed_workspace(spec, trajectory)),
         files=files,
+        commands=commands,
     )
 
 
-def grade(contract: Contract, trajectory: Trajectory) -> Verdict:
-    """Run every check of ``contract`` on ``trajectory``."""
+def grade(
+    contract: Contract, trajectory: Trajectory, *, commands: CommandPolicy = SANDBOXED
+) -> Verdict:
+    """Run every check of ``contract`` on ``trajectory``.
+
+    ``commands`` says whether and how checks that execute commands run: sandboxed by
+    default, because the workspace holds files the trace wrote (docs/security.md).
+    """
     start = time.perf_counter_ns()
     results: list[OracleResult] = []
     plan = contract_plan(contract)
     try:
         with contextlib.ExitStack() as stack:
-            ctx = _context(contract, trajectory, stack)
+            ctx = _context(contract, trajectory, stack, commands)
             results = [run_planned(check, ctx) for check in plan]
     except ReplayError as exc:
         results = [

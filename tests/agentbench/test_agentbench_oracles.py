@@ -7,6 +7,7 @@ import os
 import shlex
 import sys
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from otel_oracles.grade.oracles.agentbench import python_command
 from otel_oracles.model.contract import Contract, parse_contract
 from otel_oracles.model.result import OracleResult, Outcome, Verdict
 from otel_oracles.model.step import Trajectory
+from tests.support.processes import wait_until_gone
 
 PY = shlex.quote(sys.executable)
 MakeTask = Callable[..., Contract]
@@ -123,46 +125,29 @@ def test_only_python_and_python_space_are_rewritten(command: str, rewritten: boo
         assert out == command
 
 
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
-        return False
-    return state != "Z"
-
-
-def _wait_dead(pid: int, seconds: float = 5.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if not _alive(pid):
-            return True
-        time.sleep(0.05)
-    return False
-
-
-def test_timeout_kills_the_whole_process_group_including_grandchildren(
-    make_task: MakeTask, make_trajectory: MakeTraj, tmp_path: Path
+def test_timeout_kills_every_process_the_command_started_including_grandchildren(
+    make_task: MakeTask, make_trajectory: MakeTraj
 ) -> None:
-    pidfile = tmp_path / "grandchild.pid"
-    cmd = f"sh -c 'sleep 300 & echo $! > {pidfile}; wait'"
+    marker = f"oo-grandchild-{uuid.uuid4().hex}"
+    sleeper = f"{PY} -c 'import time; time.sleep(300)' {marker}"
+    cmd = f'sh -c "{sleeper} & wait"'
     start = time.monotonic()
     task = make_task([{"type": "test_must_pass", "command": cmd, "timeout": 3}])
     r = only(grade(task, make_trajectory()))
     assert time.monotonic() - start < 30
     assert r.outcome == Outcome.INVARIANT_FAILURE
     assert "timed out after 3s" in r.message
-    pid = int(pidfile.read_text())
-    assert _wait_dead(pid), f"grandchild sleep {pid} survived the timeout"
+    assert wait_until_gone(marker) == [], "the grandchild sleep survived the timeout"
 
 
 def test_processes_left_running_after_a_passing_command_are_killed(
-    make_task: MakeTask, make_trajectory: MakeTraj, tmp_path: Path
+    make_task: MakeTask, make_trajectory: MakeTraj
 ) -> None:
-    pidfile = tmp_path / "bg.pid"
-    cmd = f"sleep 300 >/dev/null 2>&1 & echo $! > {pidfile}"
+    marker = f"oo-background-{uuid.uuid4().hex}"
+    cmd = f"{PY} -c 'import time; time.sleep(300)' {marker} >/dev/null 2>&1 &"
     r = only(grade(make_task([{"type": "test_must_pass", "command": cmd}]), make_trajectory()))
     assert r.outcome == Outcome.PASS
-    assert _wait_dead(int(pidfile.read_text())), "a background process outlived the check"
+    assert wait_until_gone(marker) == [], "a background process outlived the check"
 
 
 def test_timeout_must_be_positive() -> None:

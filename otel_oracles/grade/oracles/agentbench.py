@@ -11,18 +11,14 @@ not a replay of nothing.
 
 from __future__ import annotations
 
-import contextlib
-import os
+import re
 import shlex
-import signal
-import subprocess
 import sys
 from pathlib import Path
 from typing import ClassVar
 
 from pydantic import Field, field_validator
 
-from otel_oracles import safe_regex
 from otel_oracles.errors import ContractError
 from otel_oracles.grade.oracles.base import Finding, GradeContext, OracleCheck, OracleParams
 from otel_oracles.grade.registry import register_oracle
@@ -31,12 +27,6 @@ from otel_oracles.replay import safe_target
 
 MESSAGE_LINE_LIMIT = 500
 """Characters of the first stderr/stdout line kept in a ``test_must_pass`` failure message."""
-
-STDOUT_DETAIL_LIMIT = 20_000
-"""Characters of stdout kept in details (stderr is kept whole, as the semantics require)."""
-
-KILL_GRACE_SECONDS = 5.0
-"""How long to wait for pipes to close after the process group was killed."""
 
 
 def _relative_path(value: str) -> str:
@@ -74,35 +64,29 @@ def first_line(text: str, limit: int = MESSAGE_LINE_LIMIT) -> str:
     return lines[0][:limit] if lines else ""
 
 
-def _kill_group(pgid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
-
-
-def _decode(data: bytes | None) -> str:
-    return (data or b"").decode("utf-8", errors="replace")
-
-
 @register_oracle
 class TestMustPass(OracleCheck):
     """Run a shell command in the replayed workspace; pass when it exits 0.
 
-    The command runs with ``/bin/sh`` in its own process group (session). ``python`` and
-    ``python ...`` run under the interpreter running otel-oracles. On timeout the whole group
-    is killed (grandchildren included) and the check fails. Whatever the command left running
-    after it exited is killed too, so a check never leaves processes behind.
+    The command comes from the contract, but the files it runs over come from the trace, so
+    it runs sandboxed (``GradeContext.run_command``, docs/security.md): no network, the
+    workspace the only writable path, resource limits, stdout and stderr kept up to a cap
+    at each end. ``python`` and ``python ...`` run under the interpreter running
+    otel-oracles. On timeout everything the command started is killed and the check fails;
+    whatever it left running after it exited is killed too.
     """
 
     __test__: ClassVar[bool] = False  # not a pytest test class, whatever its name says
 
     oracle_type = "test_must_pass"
     evidence: ClassVar[frozenset[str]] = frozenset({"tool_names", "file_edits"})
+    runs_commands: ClassVar[bool] = True
 
     class Params(OracleParams):
         command: str = Field(min_length=1)
         """Shell command run in the replayed workspace, e.g. ``python -m pytest -q``."""
         timeout: float = Field(default=60, gt=0)
-        """Seconds before the command's whole process group is killed and the check fails."""
+        """Seconds before everything the command started is killed and the check fails."""
 
     def check(self, ctx: GradeContext) -> Finding:
         if ctx.workspace is None:
@@ -110,51 +94,29 @@ class TestMustPass(OracleCheck):
         params = self.params
         assert isinstance(params, TestMustPass.Params)
         command = python_command(params.command)
-        proc = subprocess.Popen(
-            command,
-            shell=True,
-            cwd=ctx.workspace,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-        timed_out = False
-        try:
-            out, err = proc.communicate(timeout=params.timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            _kill_group(proc.pid)
-            try:
-                out, err = proc.communicate(timeout=KILL_GRACE_SECONDS)
-            except subprocess.TimeoutExpired:
-                # Something escaped the group (it called setsid) and holds the pipes open.
-                proc.kill()
-                out, err = b"", b""
-        finally:
-            _kill_group(proc.pid)
-        stdout, stderr = _decode(out), _decode(err)
+        run = ctx.run_command(command, params.timeout)
         details: dict[str, object] = {
             "command": params.command,
             "executed": command,
-            "exit_code": proc.returncode,
-            "stderr": stderr,
-            "stdout": stdout[:STDOUT_DETAIL_LIMIT],
+            "exit_code": run.exit_code,
+            "sandboxed": run.sandboxed,
+            "stderr": run.stderr,
+            "stdout": run.stdout,
+            "stdout_bytes": run.stdout_bytes,
+            "stderr_bytes": run.stderr_bytes,
         }
-        if len(stdout) > STDOUT_DETAIL_LIMIT:
-            details["stdout_truncated"] = True
-        if timed_out:
+        if run.timed_out:
             details["timeout"] = params.timeout
             return Finding.fail(
                 f"`{params.command}` timed out after {params.timeout:g}s; "
-                "its process group was killed",
+                "every process it started was killed",
                 details=details,
             )
-        if proc.returncode == 0:
+        if run.exit_code == 0:
             return Finding.ok(f"`{params.command}` exited 0", details=details)
-        line = first_line(stderr) if stderr.strip() else first_line(stdout)
+        line = first_line(run.stderr) if run.stderr.strip() else first_line(run.stdout)
         return Finding.fail(
-            f"`{params.command}` exited with code {proc.returncode}: {line}", details=details
+            f"`{params.command}` exited with code {run.exit_code}: {line}", details=details
         )
 
 
@@ -285,9 +247,10 @@ class AssertionExists(OracleCheck):
         @field_validator("pattern")
         @classmethod
         def _compiles(cls, value: str) -> str:
-            problem = safe_regex.syntax_error(value, safe_regex.MULTILINE)
-            if problem is not None:
-                raise ValueError(f"invalid regular expression: {problem}")
+            try:
+                re.compile(value, re.MULTILINE)
+            except re.error as exc:
+                raise ValueError(f"invalid regular expression: {exc}") from None
             return value
 
     def check(self, ctx: GradeContext) -> Finding:
@@ -307,7 +270,7 @@ class AssertionExists(OracleCheck):
             if not target.is_file():
                 return Finding.fail(f"{params.path} does not exist in the replayed workspace")
             text = Path(target).read_text(encoding="utf-8", errors="replace")
-        match = safe_regex.search(params.pattern, text, safe_regex.MULTILINE)
+        match = re.search(params.pattern, text, re.MULTILINE)
         if match is None:
             return Finding.fail(
                 f"no match for /{params.pattern}/ in {params.path}",

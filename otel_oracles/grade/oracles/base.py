@@ -30,7 +30,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from otel_oracles.errors import SandboxError
 from otel_oracles.replay import checked_parts
+from otel_oracles.sandbox import SANDBOXED, CommandPolicy, CommandRun, run_command, sandbox_problem
 
 if TYPE_CHECKING:
     from otel_oracles.model.contract import Contract
@@ -95,6 +97,7 @@ class GradeContext:
         "_files",
         "_materialize",
         "_workspace",
+        "commands",
         "contract",
         "initial_workspace",
         "replay_error",
@@ -110,8 +113,11 @@ class GradeContext:
         *,
         materialize: Callable[[], Path] | None = None,
         files: Mapping[str, bytes] | None = None,
+        commands: CommandPolicy = SANDBOXED,
     ) -> None:
         self.trajectory = trajectory
+        self.commands = commands
+        """Whether and how ``run_command`` may run commands (the operator's choice)."""
         self.contract = contract
         self.initial_workspace: dict[str, str] = (
             {} if initial_workspace is None else initial_workspace
@@ -146,6 +152,24 @@ class GradeContext:
         """Whether ``workspace`` is (or would be, once read) a directory, without replaying."""
         return self._workspace is not None or self._materialize is not None
 
+    def command_problem(self) -> str | None:
+        """Why ``run_command`` cannot run anything under this context's policy (turned
+        off, or no sandbox on this machine), or None when it can."""
+        if self.commands.mode == "off":
+            return self.commands.off_reason
+        if self.commands.mode == "sandbox":
+            return sandbox_problem()
+        return None
+
+    def run_command(self, command: str, timeout: float) -> CommandRun:
+        """Run ``command`` with ``/bin/sh`` in the replayed workspace under the context's
+        policy: sandboxed unless the operator chose ``unsafe``. The one way a check runs
+        anything; raises ``SandboxError`` (an ``error`` result) when it may not."""
+        workspace = self.workspace
+        if workspace is None:
+            raise SandboxError("a command needs a replayed workspace, and there is none")
+        return run_command(command, workspace, timeout, self.commands)
+
     def replayed_file(self, rel: str, what: str) -> tuple[bool, bytes | None]:
         """``(known, data)`` for ``rel`` in the workspace without touching the disk:
         ``known`` is False when only the directory can tell (read ``workspace`` then);
@@ -170,6 +194,11 @@ class OracleCheck(ABC):
     evidence: ClassVar[frozenset[str]] = frozenset()
     summary: ClassVar[str] = ""
     """One line for ``otel-oracles oracles``; defaults to the docstring's first line."""
+    runs_commands: ClassVar[bool] = False
+    """True for checks that execute something over the workspace (``test_must_pass``).
+    Such a check runs only where ``GradeContext.command_problem()`` is None (otherwise its
+    result is ``error`` without calling ``check``) and must run through
+    ``GradeContext.run_command``, which sandboxes it (docs/security.md)."""
 
     def __init__(self, params: OracleParams) -> None:
         self.params = params
