@@ -32,7 +32,7 @@ from typing import Any
 from otel_oracles.decode import DecodedBatch, read_paths
 from otel_oracles.model.result import InputProblem, RunReport, Verdict
 from otel_oracles.model.step import Trajectory
-from otel_oracles.pipeline import GradeRun
+from otel_oracles.pipeline import GradeRun, subject_notes
 
 _PICKLE = pickle.HIGHEST_PROTOCOL
 _SHARD_HEX_DIGITS = 8
@@ -72,6 +72,7 @@ class _ShardStats:
     traces: int = 0
     traces_unselected: int = 0
     spans: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
 
 
 Graded = list[tuple[Verdict, Trajectory]]
@@ -126,9 +127,11 @@ def _run_shard(job: _ShardJob, queue: Any) -> _ShardStats:
     for trace in assemble_offline(mine()):
         stats.traces += 1
         stats.spans += len(trace.spans)
-        graded = grade_trace(trace, contracts, conventions)
+        skips = sum(stats.skipped.values())
+        graded = grade_trace(trace, contracts, conventions, skipped=stats.skipped)
         if not graded:
-            stats.traces_unselected += 1
+            if sum(stats.skipped.values()) == skips:
+                stats.traces_unselected += 1
             continue
         # A trace split by a late span has no first-seen entry left: it sorts as "now".
         order = first_seen.pop(trace.trace_id, position)
@@ -241,6 +244,8 @@ def grade_paths_parallel(
                 shard: _ShardStats = payload
                 stats.traces += shard.traces
                 stats.traces_unselected += shard.traces_unselected
+                for reason, n in shard.skipped.items():
+                    stats.skipped[reason] = stats.skipped.get(reason, 0) + n
                 stats.spans += shard.spans
                 for problem in shard.problems:
                     key = (problem.source, problem.message)
@@ -267,6 +272,7 @@ def grade_paths_parallel(
     notes = [f"{stats.traces} trace(s), {stats.spans} span(s) read"]
     if stats.traces_unselected:
         notes.append(f"{stats.traces_unselected} trace(s) matched no contract's selector")
+    notes.extend(subject_notes(stats.skipped))
     return RunReport(
         verdicts=[v for _, _, v in items], input_errors=list(stats.problems), notes=notes
     )

@@ -29,7 +29,7 @@ from otel_oracles.model.result import (
     count_outcomes,
 )
 from otel_oracles.model.span import Trace
-from otel_oracles.model.step import Trajectory
+from otel_oracles.model.step import StepKind, Trajectory
 from otel_oracles.safe_regex import RegexBudgetExceeded
 
 log = logging.getLogger(__name__)
@@ -69,14 +69,40 @@ def selected_contracts(
     return chosen, stalled
 
 
+NOT_AGENT_RUN = "held no agent run (no model call, tool call or agent step): not graded"
+NOT_AGENT_RUN_UNRECOGNISED = (
+    "held no agent run that any convention recognised (no model call, tool call or agent "
+    "step; some spans unrecognised, see inspect): not graded"
+)
+
+
+def holds_agent_run(trajectory: Trajectory) -> bool:
+    """Whether a trajectory is an agent run that contracts grade: it has a model call, a tool
+    call (file edits and commands included), a retrieval, an agent or a handoff step. A
+    trace with none (a LangGraph graph compiled at start-up, a health check, embeddings
+    only) is no failing run, and no passing one either: it is not a subject."""
+    return any(step.kind != StepKind.OTHER for step in trajectory.steps)
+
+
+def subject_notes(skipped: dict[str, int]) -> list[str]:
+    """The run-summary lines for traces that were not graded as subjects."""
+    return [f"{n} trace(s) {reason}" for reason, n in sorted(skipped.items())]
+
+
 def grade_trace(
-    trace: Trace, contracts: Sequence[Contract], conventions: ConventionSet
+    trace: Trace,
+    contracts: Sequence[Contract],
+    conventions: ConventionSet,
+    *,
+    skipped: dict[str, int] | None = None,
 ) -> list[tuple[Verdict, Trajectory]]:
     """Grade one assembled trace against every contract that selects it.
 
     The trace is mapped once (only when some contract selects it) and each selected contract
     is graded on that one trajectory. Spans whose parent never arrived make every verdict
     carry a ``missing_evidence`` result (``trace_complete``): the graders saw part of a trace.
+    A trace that holds no agent run (``holds_agent_run``: a graph build, a health check)
+    is no subject: it gets no verdict, and ``skipped`` counts it by reason.
     Thread-safe for distinct traces; never raises for odd telemetry. A ``match`` regex that
     exceeds its budget on this trace makes that contract's verdict ``error`` (naming the
     regex), a convention regex that does makes every selected contract's; other contracts
@@ -90,6 +116,11 @@ def grade_trace(
         trajectory = map_trace(trace, conventions)
     except RegexBudgetExceeded as exc:
         return out + [_stalled(contract, trace, "mapping", exc) for contract in chosen]
+    if not holds_agent_run(trajectory):
+        if skipped is not None:
+            reason = NOT_AGENT_RUN_UNRECOGNISED if trajectory.unmapped_spans else NOT_AGENT_RUN
+            skipped[reason] = skipped.get(reason, 0) + 1
+        return out
     for contract in chosen:
         verdict = grade(contract, trajectory)
         if trajectory.orphan_spans:
@@ -164,6 +195,8 @@ class GradeRun:
     spans: int = 0
     problems: list[InputProblem] = field(default_factory=list)
     assembly: AssemblyStats = field(default_factory=AssemblyStats)
+    skipped: dict[str, int] = field(default_factory=dict)
+    """Traces not graded as subjects, by reason (``grade_trace``'s ``skipped``)."""
 
 
 def input_files(paths: Sequence[str]) -> list[tuple[str, int]]:
@@ -286,9 +319,11 @@ def grade_paths(
     for trace in read_traces(paths, problems, progress, stats.assembly):
         stats.traces += 1
         stats.spans += len(trace.spans)
-        graded = grade_trace(trace, contracts, conventions)
+        skips = sum(stats.skipped.values())
+        graded = grade_trace(trace, contracts, conventions, skipped=stats.skipped)
         if not graded:
-            stats.traces_unselected += 1
+            if sum(stats.skipped.values()) == skips:
+                stats.traces_unselected += 1
         elif on_graded is not None:
             on_graded(graded)
         if keep_verdicts:
@@ -296,6 +331,7 @@ def grade_paths(
     notes = [f"{stats.traces} trace(s), {stats.spans} span(s) read"]
     if stats.traces_unselected:
         notes.append(f"{stats.traces_unselected} trace(s) matched no contract's selector")
+    notes.extend(subject_notes(stats.skipped))
     if stats.assembly.summary():
         notes.append(stats.assembly.summary())
     return RunReport(verdicts=verdicts, input_errors=list(problems), notes=notes)

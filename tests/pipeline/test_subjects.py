@@ -1,0 +1,96 @@
+"""What a contract grades is an agent run: a trace with no model call, tool call or agent step
+in it (a graph compiled at start-up, a health check) gets no verdict, neither failing nor
+passing, and the run summary counts it; sequential and ``--workers`` runs say the same."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from otel_oracles.mapping import load_conventions
+from otel_oracles.model.contract import load_contract
+from otel_oracles.model.step import Step, StepKind, Trajectory
+from otel_oracles.parallel import grade_paths_parallel
+from otel_oracles.pipeline import (
+    NOT_AGENT_RUN,
+    NOT_AGENT_RUN_UNRECOGNISED,
+    grade_paths,
+    holds_agent_run,
+)
+
+REPO = Path(__file__).resolve().parent.parent.parent
+HAPPY_FILE = REPO / "tests" / "testdata" / "traces" / "pydantic-ai" / "a_happy.otlp.json"
+HAPPY = "a154b36fa4bf2d3f308db66e83a68dee"
+NO_DELETES = REPO / "tests" / "testdata" / "pipeline" / "contracts" / "no-deletes.yaml"
+
+
+def _otlp(trace_id: str, spans: list[tuple[str, str, dict[str, str]]]) -> str:
+    """An OTLP/JSON export of ``(span id, name, string attributes)`` root spans."""
+    return json.dumps(
+        {
+            "resourceSpans": [
+                {
+                    "resource": {"attributes": []},
+                    "scopeSpans": [
+                        {
+                            "scope": {"name": "openinference.instrumentation.langchain"},
+                            "spans": [
+                                {
+                                    "traceId": trace_id,
+                                    "spanId": span_id,
+                                    "name": name,
+                                    "kind": 1,
+                                    "startTimeUnixNano": "1000",
+                                    "endTimeUnixNano": "2000",
+                                    "attributes": [
+                                        {"key": k, "value": {"stringValue": v}}
+                                        for k, v in attrs.items()
+                                    ],
+                                }
+                                for span_id, name, attrs in spans
+                            ],
+                        }
+                    ],
+                }
+            ]
+        }
+    )
+
+
+def _inputs(tmp_path: Path) -> list[str]:
+    build = tmp_path / "build.otlp.json"
+    build.write_text(
+        _otlp(
+            "1" * 32,
+            [("1" * 16, "LangGraph", {"openinference.span.kind": "CHAIN"})],
+        )
+    )
+    health = tmp_path / "health.otlp.json"
+    health.write_text(_otlp("2" * 32, [("2" * 16, "GET /healthz", {"http.route": "/healthz"})]))
+    return [str(HAPPY_FILE), str(build), str(health)]
+
+
+def test_traces_without_an_agent_run_are_counted_not_graded(tmp_path: Path) -> None:
+    report = grade_paths(_inputs(tmp_path), [load_contract(NO_DELETES)], load_conventions())
+    assert [v.trace_id for v in report.verdicts] == [HAPPY]
+    assert f"1 trace(s) {NOT_AGENT_RUN}" in report.notes
+    assert f"1 trace(s) {NOT_AGENT_RUN_UNRECOGNISED}" in report.notes
+    assert not any("matched no contract" in n for n in report.notes)
+
+
+def test_workers_report_the_same(tmp_path: Path) -> None:
+    inputs = _inputs(tmp_path)
+    sequential = grade_paths(inputs, [load_contract(NO_DELETES)], load_conventions())
+    parallel = grade_paths_parallel(inputs, [NO_DELETES], [], workers=2)
+    assert [v.trace_id for v in parallel.verdicts] == [HAPPY]
+    assert parallel.notes == sequential.notes
+
+
+def test_an_agent_run_is_any_step_but_other() -> None:
+    def traj(*kinds: StepKind) -> Trajectory:
+        return Trajectory(steps=[Step(index=i, kind=k) for i, k in enumerate(kinds)])
+
+    assert not holds_agent_run(traj())
+    assert not holds_agent_run(traj(StepKind.OTHER, StepKind.OTHER))
+    for kind in (StepKind.GENERATION, StepKind.TOOL_CALL, StepKind.AGENT, StepKind.COMMAND):
+        assert holds_agent_run(traj(StepKind.OTHER, kind))
