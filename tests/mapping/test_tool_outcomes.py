@@ -4,6 +4,7 @@ without call ids linked to the model's requests across agent scopes."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from otel_oracles.assemble._tree import build_trace
 from otel_oracles.grade.oracles.trace_answers import DegradationParams, find_degradation
 from otel_oracles.mapping import load_conventions, map_trace
 from otel_oracles.model.result import InputProblem
-from otel_oracles.model.span import SpanRecord, Trace
+from otel_oracles.model.span import SpanRecord, StatusCode, Trace
 from otel_oracles.model.step import Trajectory
 from otel_oracles.pipeline import read_traces
 
@@ -57,6 +58,20 @@ def test_tool_status_attribute_decides_when_the_span_status_says_nothing() -> No
     assert (
         _tool_trace('{"docs": [1]}', **{"gen_ai.tool.status": "FAILED"}).steps[1].status == "error"
     )
+
+
+def test_real_strands_tool_status_alone_shows_the_failure() -> None:
+    """Strands sets gen_ai.tool.status and the span status; with the span status and the
+    exception events removed, the first (failed) call is still an error."""
+    trace = _read("strands", "b_tool_retry")
+    blind = [
+        dataclasses.replace(s, status_code=StatusCode.UNSET, status_message="", events=[])
+        if s.name.startswith("execute_tool")
+        else s
+        for s in trace.spans
+    ]
+    t = map_trace(build_trace(trace.trace_id, blind), load_conventions())
+    assert [c.status for c in t.tool_calls("search_docs")] == ["error", "ok"]
 
 
 def test_undeclared_status_values_change_nothing() -> None:
@@ -105,7 +120,15 @@ def test_results_with_content_are_not_empty(result: str) -> None:
     assert "result_empty" not in _tool_trace(result).steps[1].attributes
 
 
-@pytest.mark.parametrize("source", ["pydantic-ai", "vercel-ai-sdk-otel", "openai-v2-latest"])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "pydantic-ai", "vercel-ai-sdk-otel", "vercel-ai-sdk-legacy", "openai-v2-latest",
+        "openllmetry-openai-legacy", "openai-agents-otel-v2", "openinference-openai-agents",
+        "traceloop-sdk", "strands", "strands-latest", "smolagents-openinference",
+        "langgraph-openinference",
+    ],
+)  # fmt: skip
 def test_real_degraded_search_is_marked_empty(source: str) -> None:
     t = map_trace(_read(source, "f_degraded"), load_conventions())
     last = t.tool_calls("search_docs")[-1]
