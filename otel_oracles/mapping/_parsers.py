@@ -883,6 +883,42 @@ def parse_object_only(value: Any) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+def parse_llamaindex_tool_output(value: Any) -> Any:
+    """LlamaIndex's ``ToolOutput`` as OpenInference records a tool span's output
+    (``{"blocks": [{"text": ...}], "tool_name", "raw_input", "raw_output", "is_error"}``):
+    the tool's own return value (``raw_output``) when it is there, else the text the model
+    was given, which LlamaIndex makes with ``str()`` (a Python repr is read as one). Values
+    that are no ToolOutput are returned unchanged."""
+    if not isinstance(value, dict) or "tool_name" not in value:
+        return value
+    if value.get("raw_output") is not None:
+        return value["raw_output"]
+    blocks = value.get("blocks")
+    if isinstance(value.get("content"), str):
+        text = value["content"]
+    elif isinstance(blocks, list):
+        text = "".join(str(b.get("text", "")) for b in blocks if isinstance(b, dict))
+    else:
+        return value
+    return parse_python_literal(parse_json_or_text(text))
+
+
+HANDOFF_TARGET_KEYS = ("to_agent", "agent_name", "target_agent", "agent")
+"""Argument names handoff tools give the agent they transfer to: LlamaIndex AgentWorkflow's
+``handoff`` (``to_agent``), Google ADK's ``transfer_to_agent`` (``agent_name``), others."""
+
+
+def parse_handoff_target(value: Any) -> str | None:
+    """The agent a handoff tool's arguments (an object) name as its target, for tools whose
+    name does not say it (``handoff``, ``transfer_to_agent``); ``None`` when none is named."""
+    if not isinstance(value, dict):
+        return None
+    for key in HANDOFF_TARGET_KEYS:
+        if isinstance(value.get(key), str) and value[key]:
+            return str(value[key])
+    return None
+
+
 # ---- vendor request / response payloads ------------------------------------------------------
 
 
@@ -1018,6 +1054,8 @@ PARSERS: dict[str, Parser] = {
     "langchain_tool_input": parse_langchain_tool_input,
     "langchain_message_content": parse_langchain_message_content,
     "object_only": parse_object_only,
+    "llamaindex_tool_output": parse_llamaindex_tool_output,
+    "handoff_target": parse_handoff_target,
 }
 """Parser name (as written in YAML ``parse:``) -> function."""
 

@@ -18,7 +18,7 @@ from otel_oracles.pipeline import read_traces
 TRACES = Path(__file__).resolve().parent.parent / "testdata" / "traces"
 EXPECTED_FILES = {
     "otel-genai", "openinference", "openllmetry", "vercel-ai-sdk", "handoffs", "pydantic-ai",
-    "langgraph",
+    "langgraph", "llama-index",
     "smolagents",
     "openai-agents", "strands",
 }  # fmt: skip

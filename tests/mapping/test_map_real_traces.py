@@ -18,7 +18,7 @@ from otel_oracles.mapping import ConventionSet, load_conventions, map_trace
 from otel_oracles.model.result import InputProblem
 from otel_oracles.model.span import Trace
 from otel_oracles.model.step import Step, StepKind, Trajectory
-from otel_oracles.pipeline import read_traces
+from otel_oracles.pipeline import holds_agent_run, read_traces
 from tests.mapping.ground_truth import Case, Scenario, cases
 
 CASES = cases()
@@ -33,6 +33,8 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "traceloop-sdk",
         "vercel-ai-sdk-legacy",
         "langgraph-openinference",
+        "langgraph-openllmetry",
+        "llamaindex-openinference",
         "smolagents-openinference",
         "openinference-openai-agents",
         "strands",
@@ -48,6 +50,8 @@ TOOL_SPAN_SOURCES = frozenset(
         "vercel-ai-sdk-otel",
         "traceloop-sdk",
         "langgraph-openinference",
+        "langgraph-openllmetry",
+        "llamaindex-openinference",
         "openinference-openai-agents",
         "smolagents-openinference",
         "strands",
@@ -58,6 +62,10 @@ TOOL_SPAN_SOURCES = frozenset(
 
 GENERIC_ERROR_TEXT = frozenset({"openai-agents-otel-v2", "openinference-openai-agents"})
 """Sources that report tool failures with a generic text only (no error detail)."""
+
+UNNAMED_AGENTS = frozenset({"llamaindex-openinference"})
+"""Sources whose spans never name the running agent: a handoff is seen, its source agent is
+missing evidence, and its target is known only from the handoff tool's arguments (content on)."""
 
 USAGE_KEYS = (
     ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt"),
@@ -126,6 +134,10 @@ def test_real_trace_maps_to_expected_trajectory(case: Case, conventions: Convent
     assert problems == [], f"{case.id}: decoding problems {problems}"
     assert traces, f"{case.id}: no trace read from {case.files}"
     trajs = [map_trace(t, conventions) for t in traces]
+    # A build-time trace (OpenLLMetry's create_agent when LangGraph compiles a graph) holds no
+    # run: it is no subject, and the run is the other trace of the file.
+    runs = [i for i, t in enumerate(trajs) if holds_agent_run(t)]
+    traces, trajs = [traces[i] for i in runs], [trajs[i] for i in runs]
     scenario = case.scenario
     if case.variant.endswith(".noroot"):
         assert len(trajs) == 2, "noroot: each chat call is its own trace"
@@ -181,7 +193,10 @@ def test_real_trace_maps_to_expected_trajectory(case: Case, conventions: Convent
 
     # Handoffs: one step from the triage agent to the research agent; not a tool call.
     handoffs = [h for t in trajs for h in t.handoffs()]
-    if scenario.handoff is not None:
+    if scenario.handoff is not None and case.source in UNNAMED_AGENTS:
+        want = (None, scenario.handoff[1] if case.content else None)
+        assert [(h.from_agent, h.to_agent) for h in handoffs] == [want]
+    elif scenario.handoff is not None:
         assert [(h.from_agent, h.to_agent) for h in handoffs] == [scenario.handoff]
     else:
         assert handoffs == []

@@ -177,6 +177,23 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {"TRACELOOP_TRACE_CONTENT": "true"},
         "off": {"TRACELOOP_TRACE_CONTENT": "false"},
     },
+    "llamaindex-openinference": {
+        "what": "LlamaIndex FunctionAgent (llama-index-core agent workflows, the "
+        "llama-index-llms-openai model on the fake server, FunctionTool tools; an AgentWorkflow "
+        "for g_handoff) traced by openinference-instrumentation-llama-index",
+        "packages": ["llama-index-core", "llama-index-llms-openai", "llama-index-workflows",
+                     "openinference-instrumentation-llama-index"],
+        "driver": "fw_llamaindex",
+        "tool_spans": True,
+        "handoff_via": "AgentWorkflow's own `handoff` tool "
+        "(`handoff {\"to_agent\": \"research_agent\", \"reason\": ...}`)",
+        "notes": ["**Tool failures:** the tool raises; the agent workflow sends the model the "
+                  "exception text as an error tool output."],
+        "on": {},
+        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
+                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
+                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+    },
 }  # fmt: skip
 
 

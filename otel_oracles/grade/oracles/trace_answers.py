@@ -645,6 +645,13 @@ def _hits(rule: Transfer, seen: list[SeenTransfer]) -> list[SeenTransfer]:
     ]
 
 
+def _could_be(rule: Transfer, seen: SeenTransfer) -> bool:
+    """Whether a transfer with an unrecorded agent ("?") may be the one ``rule`` names."""
+    return (seen.from_agent == "?" or fnmatch.fnmatchcase(seen.from_agent, rule.from_)) and (
+        seen.to_agent == "?" or fnmatch.fnmatchcase(seen.to_agent, rule.to)
+    )
+
+
 @register_oracle
 class Handoff(OracleCheck):
     """Required transfers between named agents happen; forbidden ones do not."""
@@ -663,11 +670,27 @@ class Handoff(OracleCheck):
         details = {
             "transfers": [{"from": s.from_agent, "to": s.to_agent, "via": s.via} for s in seen]
         }
-        missing = [r for r in p.required if not _hits(r, seen)]
+        # A transfer whose agents were not recorded ("?") may be the one a rule names: that
+        # rule can be neither confirmed nor refuted, which is missing evidence, not a verdict.
+        unnamed = [s for s in seen if "?" in (s.from_agent, s.to_agent)]
+        undecided = [
+            r
+            for r in [*p.required, *p.forbidden]
+            if not _hits(r, seen) and any(_could_be(r, s) for s in unnamed)
+        ]
+        missing = [r for r in p.required if not _hits(r, seen) and r not in undecided]
         bad = [(r, h) for r in p.forbidden for h in _hits(r, seen)]
         problems = [f"required transfer {r} did not happen" for r in missing] + [
             f"forbidden transfer {h.from_agent} -> {h.to_agent} ({where(h.step)})" for _, h in bad
         ]
+        if not problems and undecided:
+            return Finding.missing(
+                f"cannot tell whether {', '.join(str(r) for r in undecided)} happened: "
+                f"transfers seen without agent names ({listed})",
+                details=details,
+                span_ids=span_ids(s.step for s in unnamed),
+                step_indexes=indexes(s.step for s in unnamed),
+            )
         if problems:
             return Finding.fail(
                 "; ".join(problems) + f" (transfers seen: {listed or 'none'})",

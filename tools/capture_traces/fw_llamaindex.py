@@ -1,0 +1,103 @@
+"""LlamaIndex agents on the fake OpenAI server, for the ``llamaindex-openinference`` source.
+
+Each scenario runs a ``FunctionAgent`` (``llama-index-core`` agent workflows) with the
+``llama-index-llms-openai`` model pointed at ``fake_openai.py`` and the scripted tools as
+``FunctionTool``s. A tool failure is the tool's own exception, which the agent workflow turns
+into an error tool output for the model. ``g_handoff`` is an ``AgentWorkflow`` whose root
+triage agent hands off with LlamaIndex's own ``handoff`` tool (``{"to_agent", "reason"}``),
+so the scripted first turn calls that tool instead of the scenario's ``transfer_to_*``.
+Traced by ``openinference-instrumentation-llama-index``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+from fake_openai import FakeOpenAI
+from scenarios import Scenario, Tools
+
+HANDOFF = ("handoff", {"to_agent": "research_agent", "reason": "A research question."})
+"""The scripted call of AgentWorkflow's handoff tool (replaces ``transfer_to_research_agent``)."""
+
+
+def run(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    from openinference.instrumentation.llama_index import LlamaIndexInstrumentor
+
+    LlamaIndexInstrumentor().instrument(tracer_provider=tracer_provider)
+    asyncio.run(_run(scenario, tools, executed))
+
+
+def function_tools(tools: Tools, executed: list[str]) -> list[Any]:
+    """The scripted tools as LlamaIndex ``FunctionTool``s; each call is logged before it runs,
+    so the ground truth is what really executed."""
+    from llama_index.core.tools import FunctionTool
+
+    def logged(name: str) -> Callable[..., Any]:
+        method = getattr(tools, name)
+
+        def call(**kwargs: Any) -> Any:
+            executed.append(name)
+            return method(**kwargs)
+
+        return call
+
+    def search_docs(query: str) -> Any:
+        """Search the knowledge base and return matching documents."""
+        return logged("search_docs")(query=query)
+
+    def delete_records(table: str, where: str) -> Any:
+        """Delete records from a database table."""
+        return logged("delete_records")(table=table, where=where)
+
+    def write_file(path: str, content: str) -> Any:
+        """Write a file in the workspace."""
+        return logged("write_file")(path=path, content=content)
+
+    def run_command(command: str) -> Any:
+        """Run a shell command in the workspace."""
+        return logged("run_command")(command=command)
+
+    return [
+        FunctionTool.from_defaults(fn=fn)
+        for fn in (search_docs, delete_records, write_file, run_command)
+    ]
+
+
+async def _run(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
+    from llama_index.core.agent.workflow import AgentWorkflow, FunctionAgent
+    from llama_index.llms.openai import OpenAI
+
+    if scenario.agents_only:
+        scenario = dataclasses.replace(scenario, turns=[[HANDOFF], *scenario.turns[1:]])
+    with FakeOpenAI(scenario) as base_url:
+        llm = OpenAI(
+            model="gpt-4o-mini", api_base=base_url, api_key="capture-not-a-key", temperature=0.0
+        )
+        all_tools = function_tools(tools, executed)
+        if scenario.agents_only:
+            triage = FunctionAgent(
+                name="triage_agent", description="Routes research questions.",
+                system_prompt="Hand research questions off.", llm=llm, tools=[],
+                can_handoff_to=["research_agent"], streaming=False,
+            )  # fmt: skip
+            research = FunctionAgent(
+                name="research_agent", description="Searches the documents and answers.",
+                system_prompt=scenario.system, llm=llm, tools=all_tools, streaming=False,
+            )  # fmt: skip
+            workflow: Any = AgentWorkflow(agents=[triage, research], root_agent="triage_agent")
+        else:
+            name = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
+            workflow = FunctionAgent(
+                name=name, description="Answers with the tools it has.",
+                system_prompt=scenario.system, llm=llm, tools=all_tools, streaming=False,
+            )  # fmt: skip
+        await workflow.run(user_msg=scenario.prompt)
