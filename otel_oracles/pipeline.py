@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from otel_oracles.assemble import AssemblyStats, assemble_offline
+from otel_oracles.assemble import AssemblyStats, assemble_offline, join_sessions
 from otel_oracles.decode import DecodedBatch, read_paths
 from otel_oracles.grade import grade
 from otel_oracles.grade.selector import TraceSelector, selector_for
@@ -231,12 +231,17 @@ def read_traces(
     ``assemble_offline``), so memory follows the traces in flight, not the input size; what
     the assembler did (late or evicted spans) accrues in ``stats``. ``progress`` is called
     with input bytes read since its last call: within a file where the OS tells the read
-    position (Linux ``/proc``), else once per file.
+    position (Linux ``/proc``), else once per file. Traces of one run (span links, a
+    shared conversation/session id) come out joined into one (``join_sessions``; traces
+    wait in its window of ``DEFAULT_WINDOW_SPANS`` spans for that).
     """
-    if progress is None:
-        yield from assemble_offline(read_paths(list(paths), problems), stats=stats)
-    else:
-        yield from assemble_offline(_with_progress(paths, problems, progress), stats=stats)
+    batches = (
+        read_paths(list(paths), problems)
+        if progress is None
+        else _with_progress(paths, problems, progress)
+    )
+    traces = assemble_offline(batches, stats=stats)
+    yield from join_sessions(traces, stats=stats.joined if stats is not None else None)
 
 
 PROGRESS_INTERVAL_S = 0.25

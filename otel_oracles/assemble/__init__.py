@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from otel_oracles.assemble._offline import AssemblyStats, OfflineAssembly
+from otel_oracles.assemble._sessions import SessionStats, join_sessions
 from otel_oracles.assemble._tree import build_trace
 from otel_oracles.assemble.config import DEFAULT_IDLE_SPANS
 from otel_oracles.decode._batch import DecodedBatch
@@ -40,4 +41,11 @@ def assemble_offline(
     )
 
 
-__all__ = ["AssemblyStats", "OfflineAssembly", "assemble_offline", "build_trace"]
+__all__ = [
+    "AssemblyStats",
+    "OfflineAssembly",
+    "SessionStats",
+    "assemble_offline",
+    "build_trace",
+    "join_sessions",
+]

@@ -6,6 +6,7 @@ from collections import OrderedDict, deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from otel_oracles.assemble._sessions import SessionStats
 from otel_oracles.assemble._tree import build_trace
 from otel_oracles.assemble.config import (
     DETACH_AFTER_FACTOR,
@@ -44,6 +45,8 @@ class AssemblyStats:
     buffered_spans: int = 0
     """Spans and log records held right now."""
     peak_buffered_spans: int = 0
+    joined: SessionStats = field(default_factory=SessionStats)
+    """Runs assembled from several traces (``join_sessions``)."""
 
     def summary(self) -> str:
         """One line for reports, or ``""`` when there is nothing worth saying."""
@@ -60,6 +63,8 @@ class AssemblyStats:
                 f"{self.evicted_traces} traces graded incomplete to stay under the span "
                 "buffer limit"
             )
+        if self.joined.summary():
+            parts.append(self.joined.summary())
         return "; ".join(parts)
 
 

@@ -748,7 +748,10 @@ def _step(index: int, draft: Draft, trace_id: str) -> Step:
     data["path"] = path
     data["content"] = content
     data["command"] = command
-    data["source"] = _span_ref(trace_id, span.span_id) if span is not None else None
+    # A run joined from several traces keeps each step's own trace id.
+    data["source"] = (
+        _span_ref(span.trace_id or trace_id, span.span_id) if span is not None else None
+    )
     data["convention"] = draft.rule.file
     data["synthesized"] = synthesized
     data["redacted"] = tuple(sorted(draft.redacted)) if draft.redacted else ()

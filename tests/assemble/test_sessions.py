@@ -1,0 +1,133 @@
+"""A run split over several traces is graded as one subject: traces joined by span links
+(a sub-agent started in a new trace, its root linking to the span that started it) or by a
+shared conversation/session id. Built from a real capture (pydantic-ai g_handoff) cut into
+two traces the way a framework without context propagation would export it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from otel_oracles.assemble import AssemblyStats, SessionStats, build_trace, join_sessions
+from otel_oracles.mapping import load_conventions, map_trace
+from otel_oracles.model.contract import load_contract
+from otel_oracles.model.result import InputProblem
+from otel_oracles.model.span import LinkRecord, SpanRecord, Trace
+from otel_oracles.model.step import Trajectory
+from otel_oracles.pipeline import grade_paths, read_traces
+
+REPO = Path(__file__).resolve().parent.parent.parent
+HANDOFF = REPO / "tests" / "testdata" / "traces" / "pydantic-ai" / "g_handoff.otlp.json"
+SUB_AGENT = "68de3ca6badaa895"  # invoke_agent research_agent
+DELEGATION = "df0cc05a33451614"  # execute_tool delegate_to_research_agent
+NEW_TRACE = "f" * 32
+
+
+def _spans(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    return [sp for rs in doc["resourceSpans"] for ss in rs["scopeSpans"] for sp in ss["spans"]]
+
+
+def _split(tmp_path: Path, *, link: bool) -> Path:
+    """The sub-agent's subtree moved to a trace of its own; its root links to the delegating
+    span when ``link``."""
+    doc = json.loads(HANDOFF.read_text())
+    spans = _spans(doc)
+    moved = {SUB_AGENT}
+    while True:
+        more = {s["spanId"] for s in spans if s.get("parentSpanId") in moved} - moved
+        if not more:
+            break
+        moved |= more
+    original = spans[0]["traceId"]
+    for span in spans:
+        if span["spanId"] in moved:
+            span["traceId"] = NEW_TRACE
+        if span["spanId"] == SUB_AGENT:
+            del span["parentSpanId"]
+            if link:
+                span["links"] = [{"traceId": original, "spanId": DELEGATION}]
+    path = tmp_path / "split.otlp.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def _read(path: Path, stats: AssemblyStats | None = None) -> list[Trace]:
+    problems: list[InputProblem] = []
+    traces = list(read_traces([str(path)], problems, stats=stats))
+    assert not problems
+    return traces
+
+
+def _shape(t: Trajectory) -> list[tuple[str, str | None, str | None, str]]:
+    return [(s.kind.value, s.tool, s.agent_name, s.status) for s in t.steps]
+
+
+def test_a_linked_sub_run_is_joined_where_it_was_started(tmp_path: Path) -> None:
+    stats = AssemblyStats()
+    (joined,) = _read(_split(tmp_path, link=True), stats)
+    (original,) = _read(HANDOFF)
+    conventions = load_conventions()
+    assert joined.trace_id == original.trace_id
+    assert _shape(map_trace(joined, conventions)) == _shape(map_trace(original, conventions))
+    sub = next(s for s in joined.spans if s.span_id == SUB_AGENT)
+    assert sub.parent_span_id == DELEGATION
+    steps = map_trace(joined, conventions).steps
+    moved = [s for s in steps if s.source is not None and s.source.trace_id == NEW_TRACE]
+    assert moved and all(s.agent_name == "research_agent" for s in moved)
+    assert stats.joined.subjects == 1 and stats.joined.traces == 2
+
+
+def test_without_the_link_they_are_two_subjects(tmp_path: Path) -> None:
+    traces = _read(_split(tmp_path, link=False))
+    assert len(traces) == 2
+
+
+def test_the_joined_run_gets_one_verdict(tmp_path: Path) -> None:
+    contract = load_contract(
+        REPO / "tests" / "testdata" / "pipeline" / "contracts" / "no-deletes.yaml"
+    )
+    report = grade_paths([str(_split(tmp_path, link=True))], [contract], load_conventions())
+    assert len(report.verdicts) == 1
+    assert any("2 traces joined into 1 run(s)" in n for n in report.notes)
+
+
+# ---- the window, on hand-made traces ---------------------------------------------------------
+
+
+def _trace(n: int, *, session: str | None = None, links_to: int | None = None) -> Trace:
+    trace_id = f"{n:032x}"
+    attrs = {"gen_ai.conversation.id": session} if session else {}
+    links = [LinkRecord(f"{links_to:032x}", f"{links_to:016x}")] if links_to is not None else []
+    span = SpanRecord(trace_id, f"{n:016x}", "", f"turn {n}", start_ns=n, end_ns=n + 1,
+                      attributes=attrs, links=links)  # fmt: skip
+    return build_trace(trace_id, [span])
+
+
+def _ids(traces: list[Trace]) -> list[list[int]]:
+    return [sorted(int(s.trace_id, 16) for s in t.spans) for t in traces]
+
+
+def test_shared_session_ids_join_and_order_is_kept() -> None:
+    traces = [_trace(1, session="c1"), _trace(2), _trace(3, session="c1"), _trace(4, session="c2")]
+    stats = SessionStats()
+    out = list(join_sessions(traces, stats=stats))
+    assert _ids(out) == [[1, 3], [2], [4]]
+    assert (stats.subjects, stats.traces) == (1, 2)
+
+
+def test_a_later_trace_links_to_an_earlier_one_without_keys() -> None:
+    out = list(join_sessions([_trace(1), _trace(2), _trace(3, links_to=1)]))
+    assert _ids(out) == [[1, 3], [2]]
+
+
+def test_traces_farther_apart_than_the_window_stay_apart() -> None:
+    traces = [_trace(1, session="c"), _trace(2), _trace(3), _trace(4, session="c")]
+    assert _ids(list(join_sessions(traces, window_spans=2))) == [[1], [2], [3], [4]]
+    assert _ids(list(join_sessions(traces, window_spans=4))) == [[1, 4], [2], [3]]
+
+
+def test_a_trace_bridging_two_sessions_joins_all_three() -> None:
+    traces = [_trace(1, session="a"), _trace(2, session="b"), _trace(3, links_to=2)]
+    traces.append(_trace(4, session="a", links_to=3))
+    assert _ids(list(join_sessions(traces))) == [[1, 2, 3, 4]]
