@@ -94,3 +94,13 @@ def test_an_agent_run_is_any_step_but_other() -> None:
     assert not holds_agent_run(traj(StepKind.OTHER, StepKind.OTHER))
     for kind in (StepKind.GENERATION, StepKind.TOOL_CALL, StepKind.AGENT, StepKind.COMMAND):
         assert holds_agent_run(traj(StepKind.OTHER, kind))
+
+
+def test_real_graph_build_trace_is_not_a_subject() -> None:
+    """OpenLLMetry's LangChain tracer exports the ReAct agent's construction (one
+    ``create_agent`` span) as a trace of its own, beside the run's trace."""
+    path = REPO / "tests" / "testdata" / "traces" / "langgraph-openllmetry" / "a_happy.otlp.json"
+    report = grade_paths([str(path)], [load_contract(NO_DELETES)], load_conventions())
+    assert len(report.verdicts) == 1
+    assert report.verdicts[0].passed
+    assert f"1 trace(s) {NOT_AGENT_RUN}" in report.notes
