@@ -232,6 +232,8 @@ class CompiledSource:
     """Set for plain ``attr`` sources: absent keys are skipped without calling ``extract``."""
     events: bool = False
     """An ``event`` source: it yields nothing for a span without events."""
+    key: str | None = None
+    """The source's ``key:``: the value is that key of the parsed object."""
 
 
 Plan = tuple[tuple[str, tuple[tuple[str | None, Extractor, Parser | None], ...]], ...]
@@ -494,6 +496,7 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
                         tuple(s.parse),
                         s.attr if s.event is None else None,
                         s.event is not None,
+                        s.key,
                     )
                     for s in sources
                 ]
@@ -568,11 +571,25 @@ def _parser(names: tuple[str, ...]) -> Parser | None:
     return functools.partial(apply_parsers, names)
 
 
+def _keyed(parse: Parser | None, key: str | None) -> Parser | None:
+    """``parse`` (if any), then the value under ``key`` of the object it yields (``None``,
+    i.e. no value, for anything else): a source's ``key:``."""
+    if key is None:
+        return parse
+
+    def keyed(value: Any) -> Any:
+        if parse is not None:
+            value = parse(value)
+        return value.get(key) if isinstance(value, dict) else None
+
+    return keyed
+
+
 def _plan(fields: dict[str, list[CompiledSource]], with_events: bool) -> Plan:
     plan = []
     for name, sources in fields.items():
         steps = tuple(
-            (src.attr, src.extract, _parser(src.parse))
+            (src.attr, src.extract, _keyed(_parser(src.parse), src.key))
             for src in sources
             if with_events or not src.events
         )
@@ -599,6 +616,8 @@ def first_value(
             redacted = True
             continue
         value = apply_parsers(src.parse, raw) if src.parse else raw
+        if src.key is not None:
+            value = value.get(src.key) if isinstance(value, dict) else None
         if value is None:
             continue
         return value, False

@@ -155,6 +155,9 @@ class Source(_Strict):
     """The attribute of the first direct child span that carries it."""
     const: Any = None
     parse: list[str] = Field(default_factory=list)
+    key: str | None = None
+    """After the parsers: the value under this key of the object they produced (the
+    ``coworker`` of a delegation tool's JSON arguments); no value when there is none."""
 
     _check_span_name = field_validator("span_name")(_check_regex)
 

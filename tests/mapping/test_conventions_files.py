@@ -19,7 +19,7 @@ TRACES = Path(__file__).resolve().parent.parent / "testdata" / "traces"
 EXPECTED_FILES = {
     "otel-genai", "openinference", "openllmetry", "vercel-ai-sdk", "handoffs", "pydantic-ai",
     "langgraph", "llama-index",
-    "smolagents",
+    "smolagents", "crewai",
     "openai-agents", "strands",
 }  # fmt: skip
 

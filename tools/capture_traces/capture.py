@@ -141,6 +141,21 @@ SOURCES: dict[str, dict[str, Any]] = {
         "off": {"OTEL_SEMCONV_STABILITY_OPT_IN":
                 "gen_ai_latest_experimental,gen_ai_unredacted_attributes="},
     },
+    "crewai-openinference": {
+        "what": "CrewAI (an Agent with @tool tools, a Task, a Crew; CrewAI's LLM through "
+        "LiteLLM to the fake server; delegation to a coworker for g_handoff) traced by "
+        "openinference-instrumentation-crewai, model calls by openinference-instrumentation-litellm",
+        "packages": ["crewai", "litellm", "openinference-instrumentation-crewai",
+                     "openinference-instrumentation-litellm"],
+        "driver": "fw_crewai",
+        "tool_spans": True,
+        "handoff_via": "CrewAI's built-in `Delegate work to coworker` tool "
+        "(`delegate_work_to_coworker {\"coworker\": \"research_agent\", ...}`)",
+        "on": {},
+        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
+                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
+                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+    },
     "openllmetry-openai-events": {
         "what": "opentelemetry-instrumentation-openai (OpenLLMetry) with use_attributes=False: "
         "message content as log-based events",

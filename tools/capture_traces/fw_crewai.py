@@ -1,0 +1,112 @@
+"""CrewAI crews traced by ``openinference-instrumentation-crewai`` (+ its LiteLLM sibling).
+
+One Agent with ``@tool`` tools runs one Task in a Crew; the model is CrewAI's ``LLM`` routed
+through LiteLLM (``is_litellm=True``) to the scripted fake OpenAI server. The CrewAI
+instrumentor records crews, tasks, agents and tools but no model calls, so, as CrewAI users
+do, ``openinference-instrumentation-litellm`` records those. ``g_handoff`` uses CrewAI's
+delegation: the triage agent (``allow_delegation=True``) calls the built-in "Delegate work
+to coworker" tool, and the research agent works on the delegated task with a fresh history,
+so the fake server answers in call order (``fake_openai.call_order``).
+
+CrewAI's own telemetry is off (``CREWAI_DISABLE_TELEMETRY``, ``CREWAI_TRACING_ENABLED``) and
+LiteLLM reads its bundled model price map (``LITELLM_LOCAL_MODEL_COST_MAP``): nothing leaves
+127.0.0.1. ``OTEL_SDK_DISABLED`` is left alone, since it would disable these spans too.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from typing import Any
+
+from scenarios import ANSWER, QUESTION, Scenario, Tools
+
+Turn = list[tuple[str, dict[str, Any]]] | str
+
+DELEGATE = "delegate_work_to_coworker"
+"""The built-in delegation tool as the model sees it ("Delegate work to coworker")."""
+
+os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")
+os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+
+def script(scenario: Scenario) -> Scenario:
+    """The model's turns in call order: ``g_handoff`` delegates, the research agent searches
+    and answers, then the triage agent passes the answer on."""
+    if not scenario.agents_only:
+        return scenario
+    delegate = {"task": QUESTION, "context": QUESTION, "coworker": "research_agent"}
+    turns: list[Turn] = [[(DELEGATE, delegate)], *scenario.turns[1:], ANSWER]
+    return dataclasses.replace(scenario, turns=turns)
+
+
+def run(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """One instrumented crew run; appends each executed scenario tool to ``executed`` and
+    fails when the crew's answer is not the scripted one."""
+    from crewai import LLM, Agent, Crew, Task
+    from crewai.tools import tool
+    from fake_openai import FakeOpenAI, call_order
+    from openinference.instrumentation.crewai import CrewAIInstrumentor
+    from openinference.instrumentation.litellm import LiteLLMInstrumentor
+
+    CrewAIInstrumentor().instrument(tracer_provider=tracer_provider)
+    LiteLLMInstrumentor().instrument(tracer_provider=tracer_provider)
+
+    @tool("search_docs")
+    def search_docs(query: str) -> str:
+        """Search the knowledge base and return matching documents."""
+        executed.append("search_docs")
+        return json.dumps(tools.search_docs(query))
+
+    @tool("delete_records")
+    def delete_records(table: str, where: str) -> str:
+        """Delete records from a database table."""
+        executed.append("delete_records")
+        return json.dumps(tools.delete_records(table, where))
+
+    @tool("write_file")
+    def write_file(path: str, content: str) -> str:
+        """Write a file in the workspace."""
+        executed.append("write_file")
+        return json.dumps(tools.write_file(path, content))
+
+    @tool("run_command")
+    def run_command(command: str) -> str:
+        """Run a shell command in the workspace."""
+        executed.append("run_command")
+        return json.dumps(tools.run_command(command))
+
+    all_tools = [search_docs, delete_records, write_file, run_command]
+    with FakeOpenAI(script(scenario), turn_of=call_order()) as base_url:
+        llm = LLM(model="openai/gpt-4o-mini", is_litellm=True, base_url=base_url,
+                  api_key="capture", temperature=0.0)  # fmt: skip
+
+        def agent(name: str, goal: str, **kw: Any) -> Any:
+            return Agent(role=name, goal=goal, backstory=scenario.system, llm=llm,
+                         verbose=False, max_iter=10, **kw)  # fmt: skip
+
+        if scenario.agents_only:
+            research = agent("research_agent", "Answer research questions from the documents.",
+                             tools=all_tools, allow_delegation=False)  # fmt: skip
+            triage = agent("triage_agent", "Hand research questions to research_agent.",
+                           tools=[], allow_delegation=True)  # fmt: skip
+            agents, lead = [triage, research], triage
+        else:
+            name = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
+            lead = agent(name, "Complete the user's request.", tools=all_tools,
+                         allow_delegation=False)  # fmt: skip
+            agents = [lead]
+        task = Task(description=scenario.prompt, expected_output="The answer.", agent=lead)
+        crew = Crew(agents=agents, tasks=[task], verbose=False)
+        answer = str(crew.kickoff().raw)
+    want = scenario.turns[-1]
+    if answer != want:
+        raise SystemExit(f"{scenario.name}: crew answered {answer!r}, script says {want!r}")
