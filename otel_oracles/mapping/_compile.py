@@ -350,6 +350,8 @@ class CompiledSet:
     rules: list[CompiledRule]
     placeholders: frozenset[str]
     tool_call_finish_reasons: frozenset[str]
+    control_flow_exceptions: frozenset[str] = frozenset()
+    """The files' ``control_flow_exceptions`` (last dotted part of the type name)."""
     files: list[str] = field(default_factory=list)
     finish_reasons: dict[str, str] = field(default_factory=dict)
     """Lower-cased spelling -> canonical finish reason (the files' ``finish_reasons``; the
@@ -550,6 +552,9 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
         rules=rules,
         placeholders=frozenset(placeholders),
         tool_call_finish_reasons=frozenset(reasons),
+        control_flow_exceptions=frozenset(
+            name for conv in conventions.files for name in conv.control_flow_exceptions
+        ),
         files=[c.name for c in conventions.files],
         finish_reasons=vocabulary,
         tool_results=tool_result_rules(conventions.files),

@@ -169,6 +169,18 @@ _TRAJECTORY_STRINGS = ("trace_id", "root_span_id", "root_name", "service_name", 
 # ---- per span -----------------------------------------------------------------------------
 
 
+def _control_flow_only(span: SpanRecord, error_type: Any, names: frozenset[str]) -> bool:
+    """Whether the span's error signals all name control-flow exceptions of its framework
+    (``control_flow_exceptions``): an ``error.type`` or ``exception`` event, each naming one,
+    and nothing else (an ERROR status alone, or any other exception, is a failure). Then
+    nothing failed there: tracers mark the exception they saw, not the framework's intent."""
+    if not names:
+        return False
+    types = [error_type] if error_type is not MISSING else []
+    types += [e.attributes.get("exception.type") for e in span.events if e.name == "exception"]
+    return bool(types) and all(isinstance(t, str) and t.rsplit(".", 1)[-1] in names for t in types)
+
+
 def _draft(view: SpanView, rule: CompiledRule, compiled: CompiledSet) -> Draft:
     draft = Draft(kind=rule.step, span=view.span, rule=rule, view=view)
     fields = draft.fields
@@ -187,7 +199,7 @@ def _draft(view: SpanView, rule: CompiledRule, compiled: CompiledSet) -> Draft:
         span.status_code == StatusCode.ERROR
         or error_type_attr is not MISSING
         or exception is not None
-    ):
+    ) and not _control_flow_only(span, error_type_attr, compiled.control_flow_exceptions):
         draft.status = "error"
         if "error_type" not in fields:
             etype = error_type_attr if error_type_attr is not MISSING else None

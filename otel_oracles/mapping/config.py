@@ -290,6 +290,13 @@ class ConventionFile(_Strict):
     and vendor attributes use for it (compared case-insensitively), e.g. ``stop: [end_turn,
     STOP]``. A step's ``finish_reasons`` hold the canonical names; unlisted values are kept
     as they are. The spellings of ``tool_call`` also count as tool-call finish reasons."""
+    control_flow_exceptions: list[str] = Field(default_factory=list)
+    """Exception type names (the last dotted part: ``ParentCommand`` for
+    ``langgraph.errors.ParentCommand``) that a framework raises to steer its own run, not
+    because something failed: LangGraph's handoff tools jump to another agent by raising
+    ``ParentCommand`` through the caller's spans. A span whose error signals
+    (``error.type``, ``exception`` events; its ERROR status, if any, set for them) all name
+    such exceptions is not a failed step."""
     final_answer_tools: list[str] = Field(default_factory=list)
     """Tools whose call arguments are the run's final answer (final-answer and
     structured-output tools: ``final_answer``, ``final_result``). Names or globs, matched

@@ -1,0 +1,107 @@
+"""Exceptions a framework raises to steer its own run are no failures: LangGraph's handoff
+tools jump to the next agent by raising ``ParentCommand`` through the handing-off agent's
+spans, which OpenInference records as an ``exception`` event on an OK span and OpenLLMetry as
+an ERROR status with ``error.type: ParentCommand`` (``control_flow_exceptions`` in
+conventions/langgraph.yaml)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from otel_oracles.assemble._tree import build_trace
+from otel_oracles.mapping import ConventionSet, load_conventions, map_trace
+from otel_oracles.model.span import EventRecord, SpanRecord, StatusCode
+from otel_oracles.model.step import StepKind
+from otel_oracles.pipeline import read_traces
+
+TRACE = "0" * 31 + "9"
+TRACES = Path(__file__).resolve().parent.parent / "testdata" / "traces"
+PARENT_COMMAND = "langgraph.errors.ParentCommand"
+
+
+def exception(exc_type: str) -> EventRecord:
+    return EventRecord("exception", 5, {"exception.type": exc_type, "exception.message": "x"})
+
+
+def agent_status(conventions: ConventionSet, status: int, *types: str, **attrs: Any) -> str:
+    """The mapped status of one OpenInference AGENT span with these exception events."""
+    span = SpanRecord(
+        TRACE, "a" * 16, "", "triage_agent", start_ns=1, end_ns=10,
+        attributes={"openinference.span.kind": "AGENT", **attrs},
+        scope_name="openinference.instrumentation.langchain", status_code=status,
+        events=[exception(t) for t in types],
+    )  # fmt: skip
+    steps = map_trace(build_trace(TRACE, [span]), conventions).steps
+    assert [s.kind for s in steps] == [StepKind.AGENT]
+    return steps[0].status
+
+
+@pytest.fixture(scope="module")
+def conventions() -> ConventionSet:
+    return load_conventions()
+
+
+@pytest.mark.parametrize(
+    ("status", "types", "attrs"),
+    [
+        (StatusCode.OK, [PARENT_COMMAND], {}),
+        (StatusCode.ERROR, [PARENT_COMMAND], {"error.type": "ParentCommand"}),
+        (StatusCode.UNSET, [], {"error.type": "GraphBubbleUp"}),
+    ],
+    ids=["event-on-ok-span", "error-status-for-it", "error-type-only"],
+)
+def test_control_flow_exception_is_no_failure(
+    conventions: ConventionSet, status: int, types: list[str], attrs: dict[str, Any]
+) -> None:
+    assert agent_status(conventions, status, *types, **attrs) == "ok"
+
+
+@pytest.mark.parametrize(
+    ("status", "types", "attrs"),
+    [
+        (StatusCode.ERROR, [], {}),
+        (StatusCode.OK, [PARENT_COMMAND, "ValueError"], {}),
+        (StatusCode.ERROR, [PARENT_COMMAND], {"error.type": "TimeoutError"}),
+        (StatusCode.OK, ["mypkg.NotParentCommand"], {}),
+    ],
+    ids=["bare-error-status", "another-exception-too", "another-error-type", "other-name"],
+)
+def test_any_other_error_signal_is_still_a_failure(
+    conventions: ConventionSet, status: int, types: list[str], attrs: dict[str, Any]
+) -> None:
+    assert agent_status(conventions, status, *types, **attrs) == "error"
+
+
+def test_a_user_file_declares_its_own_control_flow_exceptions(tmp_path: Path) -> None:
+    (tmp_path / "mine.yaml").write_text(
+        "control_flow_exceptions: [Handoff]\n"
+        "rules: [{id: a, step: none, match: {all: [{attr: mine.kind, exists: true}]}}]\n"
+    )
+    assert agent_status(load_conventions(), StatusCode.OK, "mypkg.Handoff") == "error"
+    assert agent_status(load_conventions([tmp_path]), StatusCode.OK, "mypkg.Handoff") == "ok"
+
+
+@pytest.mark.parametrize("source", ["langgraph-openinference", "langgraph-openllmetry"])
+@pytest.mark.parametrize("variant", ["g_handoff", "g_handoff.nocontent"])
+def test_the_handing_off_agent_did_not_fail_in_the_real_captures(
+    conventions: ConventionSet, source: str, variant: str
+) -> None:
+    problems: list[Any] = []
+    traces = list(read_traces([str(TRACES / source / f"{variant}.otlp.json")], problems))
+    raised = {
+        s.span_id
+        for t in traces
+        for s in t.spans
+        if any(e.attributes.get("exception.type") == PARENT_COMMAND for e in s.events)
+    }
+    agents = [
+        step
+        for t in traces
+        for step in map_trace(t, conventions).agents()
+        if step.source is not None and step.source.span_id in raised
+    ]
+    assert agents and {a.agent_name for a in agents} == {"triage_agent"}
+    assert all(a.status == "ok" for a in agents)
