@@ -33,6 +33,7 @@ from otel_oracles.decode import DecodedBatch, read_paths
 from otel_oracles.model.result import InputProblem, RunReport, Verdict
 from otel_oracles.model.step import Trajectory
 from otel_oracles.pipeline import GradeRun, subject_notes
+from otel_oracles.sandbox import SANDBOXED, CommandPolicy
 
 _PICKLE = pickle.HIGHEST_PROTOCOL
 _SHARD_HEX_DIGITS = 8
@@ -59,6 +60,8 @@ class _ShardJob:
     with_trajectories: bool
     pickled: bool = False
     """Send each trace's pairs as pickled bytes the parent can spool without loading."""
+    commands: CommandPolicy = SANDBOXED
+    """How checks that execute commands may run (the parent's choice, carried over)."""
 
 
 _CHUNK_TRACES = 32
@@ -128,7 +131,9 @@ def _run_shard(job: _ShardJob, queue: Any) -> _ShardStats:
         stats.traces += 1
         stats.spans += len(trace.spans)
         skips = sum(stats.skipped.values())
-        graded = grade_trace(trace, contracts, conventions, skipped=stats.skipped)
+        graded = grade_trace(
+            trace, contracts, conventions, skipped=stats.skipped, commands=job.commands
+        )
         if not graded:
             if sum(stats.skipped.values()) == skips:
                 stats.traces_unselected += 1
@@ -159,6 +164,7 @@ def grade_paths_parallel(
     run: GradeRun | None = None,
     on_graded: Callable[[Graded], object] | None = None,
     on_verdict: Callable[[Verdict], object] | None = None,
+    commands: CommandPolicy = SANDBOXED,
 ) -> RunReport:
     """``pipeline.grade_paths`` over ``workers`` processes; same report, same notes.
 
@@ -198,6 +204,7 @@ def grade_paths_parallel(
                     workers,
                     on_graded is not None,
                     on_verdict is not None,
+                    commands,
                 ),
                 queue,
             ),

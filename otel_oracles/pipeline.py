@@ -31,6 +31,7 @@ from otel_oracles.model.result import (
 from otel_oracles.model.span import Trace
 from otel_oracles.model.step import StepKind, Trajectory
 from otel_oracles.safe_regex import RegexBudgetExceeded
+from otel_oracles.sandbox import SANDBOXED, CommandPolicy
 
 log = logging.getLogger(__name__)
 
@@ -95,8 +96,10 @@ def grade_trace(
     conventions: ConventionSet,
     *,
     skipped: dict[str, int] | None = None,
+    commands: CommandPolicy = SANDBOXED,
 ) -> list[tuple[Verdict, Trajectory]]:
-    """Grade one assembled trace against every contract that selects it.
+    """Grade one assembled trace against every contract that selects it (``commands``: how
+    checks that execute commands may run, see ``otel_oracles.sandbox``).
 
     The trace is mapped once (only when some contract selects it) and each selected contract
     is graded on that one trajectory. Spans whose parent never arrived make every verdict
@@ -122,7 +125,7 @@ def grade_trace(
             skipped[reason] = skipped.get(reason, 0) + 1
         return out
     for contract in chosen:
-        verdict = grade(contract, trajectory)
+        verdict = grade(contract, trajectory, commands=commands)
         if trajectory.orphan_spans:
             verdict = _with_orphans(verdict, contract, trajectory)
         out.append((verdict, trajectory))
@@ -307,6 +310,7 @@ def grade_paths(
     run: GradeRun | None = None,
     on_graded: Callable[[list[tuple[Verdict, Trajectory]]], object] | None = None,
     keep_verdicts: bool = True,
+    commands: CommandPolicy = SANDBOXED,
 ) -> RunReport:
     """Grade every trace found in ``paths`` against the contracts that select it.
 
@@ -325,7 +329,9 @@ def grade_paths(
         stats.traces += 1
         stats.spans += len(trace.spans)
         skips = sum(stats.skipped.values())
-        graded = grade_trace(trace, contracts, conventions, skipped=stats.skipped)
+        graded = grade_trace(
+            trace, contracts, conventions, skipped=stats.skipped, commands=commands
+        )
         if not graded:
             if sum(stats.skipped.values()) == skips:
                 stats.traces_unselected += 1

@@ -10,6 +10,7 @@ from otel_oracles.grade import grade
 from otel_oracles.model.contract import Contract, load_contract
 from otel_oracles.model.result import RunReport, Verdict
 from otel_oracles.model.step import Trajectory, normalize_path
+from otel_oracles.sandbox import SANDBOXED, CommandPolicy
 
 
 def display_path(path: Path) -> str:
@@ -45,8 +46,11 @@ def wrote_any_workspace_file(trajectory: Trajectory, task: Contract) -> bool:
     return any(path in workspace for _, path, _ in trajectory.file_edits())
 
 
-def grade_pairings(pairings: list[Pairing]) -> tuple[RunReport, list[tuple[Verdict, str]]]:
-    """Grade every pairing; return the report and (verdict, expected) for expectations."""
+def grade_pairings(
+    pairings: list[Pairing], commands: CommandPolicy = SANDBOXED
+) -> tuple[RunReport, list[tuple[Verdict, str]]]:
+    """Grade every pairing; return the report and (verdict, expected) for expectations.
+    ``commands``: how checks that execute commands may run (sandboxed by default)."""
     report = RunReport()
     expected: list[tuple[Verdict, str]] = []
     for pairing in pairings:
@@ -54,7 +58,7 @@ def grade_pairings(pairings: list[Pairing]) -> tuple[RunReport, list[tuple[Verdi
         ids = ", ".join(task.id for task in pairing.tasks)
         report.notes.append(f"{t.source} was scored against {len(pairing.tasks)} task(s): {ids}")
         for task in pairing.tasks:
-            verdict = grade(task, t)
+            verdict = grade(task, t, commands=commands)
             report.verdicts.append(verdict)
             if pairing.expect is not None:
                 expected.append((verdict, pairing.expect))

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 import click
 
+from otel_oracles.emit import ExplainMode, scrub_verdict
 from otel_oracles.errors import InputError
 from otel_oracles.model.result import InputProblem, RunReport, Verdict
 from otel_oracles.report import (
@@ -67,11 +68,17 @@ def emit_report(
     html: Path | None,
     verbose: bool,
     exit_code: int | None = None,
+    explain: ExplainMode = "template",
 ) -> None:
     """Write the requested files, then print the table or the JSON to stdout.
 
     ``exit_code`` is what the command will exit with, when it is not ``report.exit_code()``.
+    Results are shown through the privacy boundary (``scrub_verdict``) unless ``explain``
+    is ``full``.
     """
+    if explain != "full":
+        verdicts = [scrub_verdict(v, explain) for v in report.verdicts]
+        report = report.model_copy(update={"verdicts": verdicts})
     if junit is not None:
         _write(junit, render_junit(report))
     if html is not None:
@@ -101,9 +108,16 @@ class ReportStream:
     """
 
     def __init__(
-        self, *, as_json: bool, junit: Path | None, html: Path | None, verbose: bool
+        self,
+        *,
+        as_json: bool,
+        junit: Path | None,
+        html: Path | None,
+        verbose: bool,
+        explain: ExplainMode = "template",
     ) -> None:
         self.tally = Tally()
+        self._explain: ExplainMode = explain
         self._junit_path = junit
         self._html_path = html
         self._junit = JUnitWriter() if junit is not None else None
@@ -112,7 +126,9 @@ class ReportStream:
         self._console = None if as_json else ConsoleWriter(show_passing_details=verbose)
 
     def add(self, verdict: Verdict) -> None:
+        """Count ``verdict`` and render it through the privacy boundary (``scrub_verdict``)."""
         self.tally.add(verdict)
+        verdict = scrub_verdict(verdict, self._explain)
         for writer in (self._junit, self._html, self._json, self._console):
             if writer is not None:
                 writer.add(verdict)

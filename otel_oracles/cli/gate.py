@@ -16,6 +16,12 @@ from otel_oracles.cli._agentbench import (
     load_trajectory,
 )
 from otel_oracles.cli._output import emit_report, report_options
+from otel_oracles.cli._trust import (
+    command_policy,
+    explain_option,
+    resolve_explain,
+    unsafe_commands_option,
+)
 from otel_oracles.errors import InputError
 from otel_oracles.model.contract import Contract, discover_contract_files
 from otel_oracles.model.manifest import Manifest, load_manifest
@@ -122,11 +128,15 @@ def _expectations(report: RunReport, expected: list[tuple[Verdict, str]]) -> int
     help="Gate manifest: which tasks (task_files / task_subset) and, optionally, which "
     "trajectory goes with which tasks and what verdict it must get.",
 )
+@explain_option
+@unsafe_commands_option
 @report_options
 def gate_command(
     tasks: tuple[Path, ...],
     trajectories: tuple[Path, ...],
     manifest: Path | None,
+    explain: str | None,
+    unsafe_commands: bool,
     as_json: bool,
     junit: Path | None,
     html: Path | None,
@@ -155,10 +165,18 @@ def gate_command(
         raise click.UsageError("no task files (.json/.yaml/.yml) found in --tasks")
     contracts = load_tasks(paths)
     pairings = _pairings(trajectories, loaded, contracts, names)
-    report, expected = grade_pairings(pairings)
+    report, expected = grade_pairings(pairings, command_policy(unsafe_commands))
     if loaded is not None:
         report.notes.insert(0, f"manifest {loaded.path}: {len(contracts)} task(s)")
         report.notes.extend(f"manifest key ignored: {k}" for k in loaded.unknown_keys)
     code = _expectations(report, expected) if expected else report.exit_code()
-    emit_report(report, as_json=as_json, junit=junit, html=html, verbose=verbose, exit_code=code)
+    emit_report(
+        report,
+        as_json=as_json,
+        junit=junit,
+        html=html,
+        verbose=verbose,
+        exit_code=code,
+        explain=resolve_explain(explain),
+    )
     sys.exit(code)

@@ -8,6 +8,12 @@ from pathlib import Path
 import click
 
 from otel_oracles.cli._output import ReportStream, report_options
+from otel_oracles.cli._trust import (
+    command_policy,
+    explain_option,
+    resolve_explain,
+    unsafe_commands_option,
+)
 from otel_oracles.emit import BatchingEmitter, OtelEmitter, build_emitter
 from otel_oracles.mapping import load_conventions
 from otel_oracles.model.contract import discover_contract_files, load_contract
@@ -72,13 +78,8 @@ PROGRESS_MIN_BYTES = 4 * 1024 * 1024
     help="Also write the emitted telemetry to FILE as OTLP/JSON lines (collector file "
     "exporter format).",
 )
-@click.option(
-    "--explain",
-    type=click.Choice(["template", "full"]),
-    default=None,
-    help="template (default): explanations from templates and identifiers only; full: emit "
-    "the checks' own messages, which may quote trace content.",
-)
+@explain_option
+@unsafe_commands_option
 @report_options
 def grade_command(
     paths: tuple[str, ...],
@@ -90,6 +91,7 @@ def grade_command(
     export: str,
     results_out: Path | None,
     explain: str | None,
+    unsafe_commands: bool,
     as_json: bool,
     junit: Path | None,
     html: Path | None,
@@ -135,7 +137,10 @@ def grade_command(
     # Verdicts are rendered as they are graded and not kept, so memory does not grow with
     # the input (docs/performance.md, G3). --workers spools them to disk and hands them over
     # in input order at the end.
-    stream = ReportStream(as_json=as_json, junit=junit, html=html, verbose=verbose)
+    stream = ReportStream(
+        as_json=as_json, junit=junit, html=html, verbose=verbose, explain=resolve_explain(explain)
+    )
+    commands = command_policy(unsafe_commands)
 
     def on_graded(graded: list[tuple[Verdict, Trajectory]]) -> None:
         for verdict, _ in graded:
@@ -154,6 +159,7 @@ def grade_command(
                 run=run,
                 on_graded=export_graded,
                 on_verdict=stream.add,
+                commands=commands,
             )
         elif show_bar:
             with click.progressbar(
@@ -167,10 +173,17 @@ def grade_command(
                     run=run,
                     on_graded=on_graded,
                     keep_verdicts=False,
+                    commands=commands,
                 )
         else:
             report = grade_paths(
-                paths, contracts, conventions, run=run, on_graded=on_graded, keep_verdicts=False
+                paths,
+                contracts,
+                conventions,
+                run=run,
+                on_graded=on_graded,
+                keep_verdicts=False,
+                commands=commands,
             )
         code = stream.exit_code(report.input_errors, keep_going)
         stream.finish(report.input_errors, report.notes, code)

@@ -10,6 +10,12 @@ import click
 
 from otel_oracles.cli._agentbench import Pairing, grade_pairings, load_tasks, load_trajectory
 from otel_oracles.cli._output import emit_report, report_options
+from otel_oracles.cli._trust import (
+    command_policy,
+    explain_option,
+    resolve_explain,
+    unsafe_commands_option,
+)
 from otel_oracles.model.contract import discover_contract_files
 
 
@@ -24,10 +30,14 @@ from otel_oracles.model.contract import discover_contract_files
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help='AgentBench trajectory JSON ({"steps": [...]}); repeat for several.',
 )
+@explain_option
+@unsafe_commands_option
 @report_options
 def run_command(
     tasks: tuple[Path, ...],
     trajectories: tuple[Path, ...],
+    explain: str | None,
+    unsafe_commands: bool,
     as_json: bool,
     junit: Path | None,
     html: Path | None,
@@ -49,6 +59,13 @@ def run_command(
     if not contracts:
         raise click.UsageError("no task files (.json/.yaml/.yml) found in the given paths")
     pairings = [Pairing(load_trajectory(t), contracts) for t in trajectories]
-    report, _ = grade_pairings(pairings)
-    emit_report(report, as_json=as_json, junit=junit, html=html, verbose=verbose)
+    report, _ = grade_pairings(pairings, command_policy(unsafe_commands))
+    emit_report(
+        report,
+        as_json=as_json,
+        junit=junit,
+        html=html,
+        verbose=verbose,
+        explain=resolve_explain(explain),
+    )
     sys.exit(report.exit_code())

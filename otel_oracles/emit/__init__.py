@@ -16,7 +16,7 @@ from otel_oracles.emit._base import (
     InMemoryEmitter,
 )
 from otel_oracles.emit._build import build_emitter, otlp_exporters, otlp_protocol
-from otel_oracles.emit._explain import ExplainMode, explain, looks_secret
+from otel_oracles.emit._explain import ExplainMode, explain, looks_secret, scrub_verdict
 from otel_oracles.emit._metrics import GraderMetrics
 from otel_oracles.emit._otel import EmitStats, OtelEmitter, grader_resource
 from otel_oracles.emit._otlp_json import (
@@ -49,4 +49,5 @@ __all__ = [
     "looks_secret",
     "otlp_exporters",
     "otlp_protocol",
+    "scrub_verdict",
 ]

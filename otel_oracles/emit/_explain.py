@@ -8,6 +8,9 @@ numbers, booleans or identifier-shaped strings under keys known to hold identifi
 names, error types). Anything else is dropped, and identifier-shaped values that look like
 secrets (emails, API keys, long tokens) are replaced. ``explain="full"`` is the explicit
 opt-in that emits the oracle's own message, still length-capped.
+
+The reports (console, JSON, JUnit, HTML) apply the same boundary through ``scrub_verdict``:
+one definition of what may be shown, wherever results go.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import re
 from collections.abc import Iterable
 from typing import Any, Literal
 
-from otel_oracles.model.result import OracleResult, Outcome
+from otel_oracles.model.result import OracleResult, Outcome, Verdict
 
 ExplainMode = Literal["template", "full"]
 
@@ -47,6 +50,11 @@ IDENTIFIER_DETAIL_KEYS: frozenset[str] = frozenset(
     }
 )
 """Detail keys whose string values are identifiers (names chosen by developers, not users)."""
+
+SHOWN_ERROR_TYPES: frozenset[str] = frozenset({"SandboxError"})
+"""Errors whose message otel-oracles composes from configuration and the machine's state,
+never from a trace (no sandbox here and how to install it; commands turned off in
+``serve``): templates show it, since without it the reader cannot fix the harness."""
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:\-]{0,63}$")
 _SECRET_SHAPES = re.compile(
@@ -144,6 +152,7 @@ def explain_key(result: OracleResult, mode: ExplainMode = "template") -> tuple[A
         result.budget,
         tuple(result.step_indexes[: MAX_LIST_ITEMS + 1]),
         shown,
+        _shown_message(result),
     )
 
 
@@ -190,6 +199,49 @@ def _shown_details(details: dict[str, Any]) -> tuple[Any, ...] | None:
     return tuple(out)
 
 
+def _shown_message(result: OracleResult) -> str | None:
+    """The message a template shows as it is (see ``SHOWN_ERROR_TYPES``), else None."""
+    if result.outcome == Outcome.ERROR and error_type(result) in SHOWN_ERROR_TYPES:
+        return result.message
+    return None
+
+
+def scrub_details(details: dict[str, Any]) -> dict[str, Any]:
+    """The details a report may show by default: numbers and booleans (counts, lengths,
+    exit codes), and identifier-shaped values under identifier keys (secret-shaped ones
+    replaced); every other value (arguments, output, matched text) is dropped."""
+    out: dict[str, Any] = {}
+    for key, value in details.items():
+        if not isinstance(key, str) or not _IDENTIFIER.match(key) or looks_secret(key):
+            continue
+        if isinstance(value, bool | int | float):
+            out[key] = value
+        elif key in IDENTIFIER_DETAIL_KEYS:
+            if isinstance(value, str):
+                out[key] = safe_identifier(value) or REDACTED
+            elif isinstance(value, list | tuple):
+                out[key] = [safe_identifier(v) or REDACTED for v in value[:MAX_LIST_ITEMS]]
+    return out
+
+
+def scrub_result(result: OracleResult, mode: ExplainMode = "template") -> OracleResult:
+    """``result`` as a report may show it under ``mode``: in ``template`` mode the message
+    is the template explanation and the details are ``scrub_details``; ``full`` keeps all."""
+    if mode == "full":
+        return result
+    text = explain(result, mode)
+    # Reports print the check's name next to its message already.
+    message = text.removeprefix(f"{result.name}: ")
+    return result.model_copy(update={"message": message, "details": scrub_details(result.details)})
+
+
+def scrub_verdict(verdict: Verdict, mode: ExplainMode = "template") -> Verdict:
+    """``verdict`` with every result passed through ``scrub_result``."""
+    if mode == "full":
+        return verdict
+    return verdict.model_copy(update={"results": [scrub_result(r, mode) for r in verdict.results]})
+
+
 def _template(result: OracleResult) -> str:
     name = safe_identifier(result.name) or _cap(result.name, MAX_VALUE_CHARS)
     if looks_secret(name):
@@ -201,6 +253,9 @@ def _template(result: OracleResult) -> str:
     parts = [_TEMPLATES[result.outcome].format(name=name, budget=budget)]
     if result.outcome == Outcome.ERROR:
         parts.append(f"error.type={error_type(result)}")
+        shown = _shown_message(result)
+        if shown is not None:
+            parts.append(shown)
     if result.step_indexes:
         steps = ",".join(str(i) for i in result.step_indexes[:MAX_LIST_ITEMS])
         more = ",\u2026" if len(result.step_indexes) > MAX_LIST_ITEMS else ""

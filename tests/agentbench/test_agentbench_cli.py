@@ -49,11 +49,12 @@ def all_four(
     repo_root: Path, tmp_path_factory: pytest.TempPathFactory, cli_argv: list[str]
 ) -> dict[str, Any]:
     """One gate run of every bundled trajectory (repeated --trajectory) with every output:
-    grading runs pytest per pair, so the tests below share it."""
+    grading runs pytest per pair, so the tests below share it. ``--explain full``: these
+    tests read the checks' own messages (reports show templates by default)."""
     out = tmp_path_factory.mktemp("all-four")
     args = [a for t in TRAJECTORIES for a in ("-t", f"examples/trajectories/{t}.json")]
     proc = subprocess.run(
-        [*cli_argv, "gate", "--tasks", "examples/tasks", *args, "--json",
+        [*cli_argv, "gate", "--tasks", "examples/tasks", *args, "--json", "--explain", "full",
          "--junit", str(out / "gate.xml"), "--html", str(out / "gate.html")],
         capture_output=True, text=True, cwd=repo_root, timeout=600,
     )  # fmt: skip
@@ -341,7 +342,9 @@ def test_escaping_trajectory_is_refused_and_fails_as_harness_error(
     )
     proc = cli("run", examples / "tasks", "-t", traj)
     assert proc.returncode == 1
-    assert "replay refused" in proc.stdout and "escapes the workspace" in proc.stdout
+    assert "error.type=ReplayError" in proc.stdout, "the path it tried is trace content"
+    full = cli("run", examples / "tasks", "-t", traj, "--explain", "full")
+    assert "replay refused" in full.stdout and "escapes the workspace" in full.stdout
     assert not target.exists()
 
 

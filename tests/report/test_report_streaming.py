@@ -37,8 +37,10 @@ def timeless(text: str) -> str:
 
 
 def grade(*args: str) -> subprocess.CompletedProcess[str]:
+    """``grade`` with ``--explain full``, so its reports show the results exactly as kept
+    (the default template explanations are tested in test_report_privacy.py)."""
     return subprocess.run(
-        [*CLI, "grade", *args, "-c", str(CONTRACTS)],
+        [*CLI, "grade", *args, "-c", str(CONTRACTS), "--explain", "full"],
         cwd=REPO,
         capture_output=True,
         text=True,
