@@ -30,6 +30,7 @@ from queue import Empty
 from typing import Any
 
 from otel_oracles.decode import DecodedBatch, read_paths
+from otel_oracles.lifeline import die_with_parent
 from otel_oracles.model.result import InputProblem, RunReport, Verdict
 from otel_oracles.model.step import Trajectory
 from otel_oracles.pipeline import GradeRun, subject_notes
@@ -90,6 +91,7 @@ def _grade_shard(job: _ShardJob, queue: Any) -> None:
     Sends ``("items", [...])`` chunks, then ``("done", stats)``; or ``("error", text)``.
     Trajectories travel only when ``job.with_trajectories`` (the caller emits them).
     """
+    die_with_parent()
     try:
         stats = _run_shard(job, queue)
     except BaseException:  # noqa: BLE001  (any crash must reach the parent, not hang it)

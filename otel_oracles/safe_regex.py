@@ -67,7 +67,7 @@ def syntax_error(pattern: str, flags: int = 0) -> str | None:
     return None
 
 
-def _over_budget(pattern: Pattern, text: str) -> RegexBudgetExceeded:
+def _over_budget(pattern: Pattern, text: str | bytes) -> RegexBudgetExceeded:
     return RegexBudgetExceeded(
         f"regex /{pattern.pattern}/ did not finish within its {BUDGET_S:g} s budget "
         f"on {len(text):,} characters"
@@ -101,8 +101,9 @@ def fullmatch(pattern: str | Pattern, text: str, flags: int = 0) -> Match | None
         raise _over_budget(rx, text) from None
 
 
-def finditer(pattern: str | Pattern, text: str, flags: int = 0) -> Iterator[Match]:
-    """``re.finditer`` under one budget for the whole scan."""
+def finditer(pattern: str | Pattern, text: str | bytes, flags: int = 0) -> Iterator[Match]:
+    """``re.finditer`` under one budget for the whole scan (``text`` may be bytes when the
+    pattern is)."""
     rx = compile_pattern(pattern, flags) if isinstance(pattern, str) else pattern
     try:
         yield from rx.finditer(text, timeout=BUDGET_S)

@@ -32,16 +32,27 @@ import zstandard
 
 from otel_oracles.decode import _proto
 from otel_oracles.decode._batch import DecodedBatch
+from otel_oracles.decode._compression import (
+    GZIP_MAGIC,
+    ZSTD_MAGIC,
+    CorruptCompression,
+    DecompressedTooLarge,
+    LimitedReader,
+    decompress_body,
+    zstd_stream,
+)
 from otel_oracles.decode._json import decode_json_object
 from otel_oracles.decode._json_fast import decode_json_bytes
-from otel_oracles.decode.config import DEFAULT_MAX_MESSAGE_BYTES, READ_CHUNK_BYTES
+from otel_oracles.decode.config import (
+    DEFAULT_MAX_DECOMPRESSED_BYTES,
+    DEFAULT_MAX_MESSAGE_BYTES,
+    READ_CHUNK_BYTES,
+)
 from otel_oracles.errors import InputError
 from otel_oracles.model.result import InputProblem
 
 logger = logging.getLogger(__name__)
 
-_GZIP_MAGIC = b"\x1f\x8b"
-_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _JSON_WS = b" \t\r\n"
 _UTF8_BOM = b"\xef\xbb\xbf"
 _GLOB_CHARS = frozenset("*?[")
@@ -60,6 +71,7 @@ def read_paths(
     problems: list[InputProblem],
     *,
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
 ) -> Iterator[DecodedBatch]:
     """Yield one ``DecodedBatch`` per request found in ``paths``, in order.
 
@@ -67,16 +79,18 @@ def read_paths(
     glob patterns, or ``-`` for stdin. Problems are appended to ``problems`` as they are
     found, including later ones from lazily converted attributes (see ``_values``); this
     function never raises for bad input. Memory is bounded by ``max_message_bytes`` per
-    line/message plus what the caller keeps.
+    line/message plus what the caller keeps. A compressed file (or stdin) that decompresses
+    to more than ``max_decompressed_bytes`` is read up to there and reported.
     """
+    limits = (max_message_bytes, max_decompressed_bytes)
     for arg in paths:
         if arg == "-":
-            yield from _read_source(sys.stdin.buffer, "<stdin>", problems, max_message_bytes)
+            yield from _read_source(sys.stdin.buffer, "<stdin>", problems, *limits)
             continue
         for path in _expand(arg, problems):
             try:
                 with open(path, "rb") as handle:
-                    yield from _read_source(handle, str(path), problems, max_message_bytes)
+                    yield from _read_source(handle, str(path), problems, *limits)
             except OSError as exc:
                 problems.append(
                     InputProblem(source=str(path), message=f"cannot read: {exc.strerror or exc}")
@@ -151,11 +165,11 @@ class _Cursor:
 
 
 def _read_source(
-    raw: IO[bytes], name: str, problems: list[InputProblem], limit: int
+    raw: IO[bytes], name: str, problems: list[InputProblem], limit: int, unpacked_limit: int
 ) -> Iterator[DecodedBatch]:
     cursor = _Cursor(name)
     try:
-        stream = _unwrap(raw)
+        stream = _unwrap(raw, unpacked_limit)
         head = stream.peek(64)[:64]
         if head.startswith(_UTF8_BOM):  # Windows tools write one before JSON
             stream.read(len(_UTF8_BOM))
@@ -180,6 +194,14 @@ def _read_source(
                 )
                 return
             yield from _decode_proto_body(body, cursor, problems, name_says_logs=_says_logs(name))
+    except DecompressedTooLarge:
+        problems.append(
+            InputProblem(
+                source=cursor.here(),
+                message=f"file decompresses to more than {unpacked_limit} bytes "
+                "(grade --max-decompressed-size raises the limit); rest of file skipped",
+            )
+        )
     except (gzip.BadGzipFile, EOFError, zlib.error, zstandard.ZstdError) as exc:
         problems.append(
             InputProblem(
@@ -216,33 +238,39 @@ def _says_logs(name: str) -> bool:
     return "logs" in path.name.lower() or "logs" in path.parent.name.lower()
 
 
-def _unwrap(raw: IO[bytes]) -> Any:
-    """A peekable, decompressed view of ``raw`` (gzip/zstd recognised by magic number)."""
+def _unwrap(raw: IO[bytes], unpacked_limit: int) -> Any:
+    """A peekable, decompressed view of ``raw`` (gzip/zstd recognised by magic number): every
+    member or frame, ``EOFError`` when the stream stops inside one, ``DecompressedTooLarge``
+    past ``unpacked_limit`` bytes."""
     # stdin or a pipe may lack peek(); a BufferedReader adds it.
     stream: Any = raw if hasattr(raw, "peek") else io.BufferedReader(raw, READ_CHUNK_BYTES)
     magic = stream.peek(4)[:4]
-    if magic[:2] == _GZIP_MAGIC:
-        return gzip.GzipFile(fileobj=stream, mode="rb")
-    if magic == _ZSTD_MAGIC:
-        reader = zstandard.ZstdDecompressor().stream_reader(stream, read_across_frames=True)
-        return io.BufferedReader(reader, READ_CHUNK_BYTES)
-    return stream
+    if magic[:2] == GZIP_MAGIC:
+        inner: Any = gzip.GzipFile(fileobj=stream, mode="rb")
+    elif magic == ZSTD_MAGIC:
+        inner = zstd_stream(stream)
+    else:
+        return stream
+    return io.BufferedReader(LimitedReader(inner, unpacked_limit), READ_CHUNK_BYTES)
 
 
 def _decompress_bytes(body: bytes, limit: int) -> bytes:
-    """Unwrap one compressed frame body (the collector compresses each message)."""
-    if body[:2] == _GZIP_MAGIC:
-        reader: Any = gzip.GzipFile(fileobj=io.BytesIO(body), mode="rb")
-    elif body[:4] == _ZSTD_MAGIC:
-        reader = zstandard.ZstdDecompressor().stream_reader(
-            io.BytesIO(body), read_across_frames=True
-        )
+    """Unwrap one compressed frame body (the collector compresses each message): all of it
+    or an ``InputError``."""
+    if body[:2] == GZIP_MAGIC:
+        encoding = "gzip"
+    elif body[:4] == ZSTD_MAGIC:
+        encoding = "zstd"
     else:
         return body
-    out: bytes = reader.read(limit + 1)
-    if len(out) > limit:
-        raise InputError(f"decompressed message is larger than the {limit}-byte limit; skipped")
-    return out
+    try:
+        return decompress_body(body, encoding, limit)
+    except DecompressedTooLarge:
+        raise InputError(
+            f"decompressed message is larger than the {limit}-byte limit; skipped"
+        ) from None
+    except CorruptCompression as exc:
+        raise InputError(f"compressed message is corrupt or truncated: {exc}; skipped") from None
 
 
 # -- JSON ----------------------------------------------------------------------------------
@@ -272,6 +300,7 @@ def _read_json(
             first = False
             continue
         if not line.strip():
+            cursor.line += _skip_blank_run(stream)
             continue
         source = f"{name}:{lineno}"
         if line.lstrip(_JSON_WS)[:1] == b"[" and line.rstrip(_JSON_WS)[-1:] == b"]":
@@ -299,6 +328,39 @@ def _read_json(
             continue
         first = False
         yield _accepted(batch, source, problems)
+
+
+def _skip_blank_run(stream: Any) -> int:
+    """Consume the whitespace that follows, in bulk, and return how many newlines it held.
+
+    Line by line, a compressed file of a billion blank lines (a few KB of zstd) would take
+    minutes of Python per gigabyte; this takes one ``lstrip`` per buffer."""
+    newlines = 0
+    while True:
+        chunk = stream.peek(READ_CHUNK_BYTES)[:READ_CHUNK_BYTES]
+        # translate() is several times faster than lstrip() over a set: the common case
+        # of a buffer that is whitespace throughout takes the fast test.
+        all_blank = chunk and not chunk.translate(None, _JSON_WS)
+        blank = len(chunk) if all_blank else len(chunk) - len(chunk.lstrip(_JSON_WS))
+        if blank == 0:
+            return newlines
+        newlines += chunk.count(b"\n", 0, blank)
+        stream.read(blank)
+
+
+def _skip_zero_frames(stream: Any) -> int:
+    """Consume the empty frames (zero length prefixes) that follow, in bulk; return the bytes
+    skipped. They hold nothing, and one by one a run of them costs Python per 4 bytes."""
+    skipped = 0
+    while True:
+        chunk = stream.peek(READ_CHUNK_BYTES)[:READ_CHUNK_BYTES]
+        all_zero = chunk.count(0) == len(chunk)
+        zeros = len(chunk) if all_zero else len(chunk) - len(chunk.lstrip(b"\0"))
+        zeros -= zeros % 4
+        if zeros == 0:
+            return skipped
+        stream.read(zeros)
+        skipped += zeros
 
 
 def _skip_line(stream: Any) -> int:
@@ -407,6 +469,9 @@ def _read_frames(
             return
         size = int.from_bytes(header, "big")
         cursor.offset += 4
+        if size == 0:  # an empty message: nothing to decode
+            cursor.offset += _skip_zero_frames(stream)
+            continue
         if size > limit:
             skipped = _skip_bytes(stream, size)
             cursor.offset += skipped

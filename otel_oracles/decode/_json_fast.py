@@ -26,9 +26,11 @@ import orjson
 from msgspec import Meta, Struct
 
 from otel_oracles.decode._batch import DecodedBatch
+from otel_oracles.decode._depth import too_deep
 from otel_oracles.decode._json import _SPAN_KINDS, _STATUS_CODES, decode_json_object
 from otel_oracles.decode._json import _count_metrics as count_metrics
 from otel_oracles.decode._values import LazyAttributes, Report
+from otel_oracles.errors import InputError
 from otel_oracles.model.span import EMPTY, EventRecord, LinkRecord, LogRecord, SpanRecord
 
 _TraceId = Annotated[str, Meta(pattern="^[0-9a-fA-F]{32}$")]
@@ -245,10 +247,14 @@ def decode_json_bytes(data: bytes, report: Report | None = None) -> DecodedBatch
     that is not an OTLP request (both from the tolerant path, which words them).
     """
     try:
-        request = _DECODER.decode(data)
-        return _batch(request, report)
-    except (msgspec.ValidationError, msgspec.DecodeError, _Fallback):
-        return decode_json_object(orjson.loads(data), report)
+        try:
+            request = _DECODER.decode(data)
+            return _batch(request, report)
+        except (msgspec.ValidationError, msgspec.DecodeError, _Fallback):
+            return decode_json_object(orjson.loads(data), report)
+    except RecursionError:
+        # Both decoders stop at the interpreter's recursion limit; say where, not a traceback.
+        raise InputError(too_deep(data)) from None
 
 
 def _resource(resource: _Resource | None) -> Mapping[str, Any]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import logging
 import ssl
-import zlib
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
@@ -23,6 +22,11 @@ from google.protobuf.message import Message
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
+from otel_oracles.decode._compression import (
+    CorruptCompression,
+    DecompressedTooLarge,
+    decompress_body,
+)
 from otel_oracles.server._status import (
     BadEncoding,
     TooLarge,
@@ -53,34 +57,22 @@ def media_type(header: str | None) -> str:
 
 
 def decompress(body: bytes, encoding: str | None, limit: int) -> bytes:
-    """Undo ``Content-Encoding`` (gzip, deflate, zstd), never producing more than ``limit``."""
+    """Undo ``Content-Encoding`` (gzip, deflate, zstd), never producing more than ``limit``.
+
+    The whole body is decoded (every gzip member, every zstd frame) or refused: answering
+    success for part of a body would lose the rest, since the sender forgets what was
+    acknowledged."""
     enc = (encoding or "identity").strip().lower()
     if enc in ("", "identity"):
         return body
-    if enc in ("gzip", "x-gzip", "deflate"):
-        wbits = 31 if enc != "deflate" else 15
-        d = zlib.decompressobj(wbits)
-        try:
-            out = d.decompress(body, limit + 1)
-        except zlib.error as exc:
-            raise BadEncoding(f"body is not valid {enc}: {exc}") from None
-        if len(out) > limit or d.unconsumed_tail:
-            raise TooLarge(f"decompressed body exceeds {limit} bytes")
-        if not d.eof:
-            raise BadEncoding(f"body is not valid {enc}: truncated stream")
-        return out
-    if enc == "zstd":
-        import zstandard
-
-        try:
-            with zstandard.ZstdDecompressor().stream_reader(body) as reader:
-                out = reader.read(limit + 1)
-        except zstandard.ZstdError as exc:
-            raise BadEncoding(f"body is not valid zstd: {exc}") from None
-        if len(out) > limit:
-            raise TooLarge(f"decompressed body exceeds {limit} bytes")
-        return out
-    raise BadEncoding(f"unsupported Content-Encoding {encoding!r} (gzip, deflate, zstd)")
+    if enc not in ("gzip", "x-gzip", "deflate", "zstd"):
+        raise BadEncoding(f"unsupported Content-Encoding {encoding!r} (gzip, deflate, zstd)")
+    try:
+        return decompress_body(body, "gzip" if enc == "x-gzip" else enc, limit)
+    except DecompressedTooLarge:
+        raise TooLarge(f"decompressed body exceeds {limit} bytes") from None
+    except CorruptCompression as exc:
+        raise BadEncoding(f"body is not valid {enc}: {exc}") from None
 
 
 def _encode(msg: Message, mt: str) -> tuple[bytes, str]:
