@@ -127,7 +127,13 @@ TARGET_IN_ARGUMENTS = ("crewai-openinference",)
 """The handoff is a delegation tool span whose target is only in the tool's arguments: with
 content off the required transfer can be neither confirmed nor refuted."""
 NAMES_ONLY = ("openai-v2",)  # no tool spans; content off keeps tool names (in log records)
-NOTHING = ("openinference-openai", "openai-v2-latest")  # content off hides tool names
+NOTHING = (
+    "openinference-openai",
+    "openai-v2-latest",
+    "openinference-anthropic",
+    "openllmetry-anthropic",
+    "genai-anthropic",
+)  # content off hides tool names
 
 
 def expected(source: str, contract: str, scenario: str, content: bool) -> dict[str, Outcome]:
