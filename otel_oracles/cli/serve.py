@@ -26,6 +26,7 @@ _FLAGS: dict[str, str] = {
     "shutdown_timeout": "shutdown_timeout",
     "log_level": "log_level",
     "log_format": "log_format",
+    "insecure": "receivers.insecure",
 }
 
 
@@ -59,6 +60,13 @@ _FLAGS: dict[str, str] = {
 @click.option("--shutdown-timeout", help="SIGTERM drain budget [20s].")
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]))
 @click.option("--log-format", type=click.Choice(["json", "text"]))
+@click.option(
+    "--insecure",
+    is_flag=True,
+    default=None,
+    help="Listen on a non-loopback address without a bearer token or TLS client "
+    "certificates (anyone who reaches the port can send traces). Refused otherwise.",
+)
 @click.option("--check-config", is_flag=True, help="Validate settings and contracts, then exit.")
 def serve(
     config_path: Path | None,

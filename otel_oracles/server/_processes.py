@@ -491,7 +491,7 @@ def _worker_backend(
 
     contracts, conventions = load_grading(settings)
     emitter = build_emitter(export="otlp", settings=EmitSettings.from_env(metrics=False))
-    grade = ready_grader(contracts, conventions)
+    grade = ready_grader(contracts, conventions, settings.grading.command_policy())
     counter = GraderMetrics.noop()
 
     def graded_and_counted(ready: ReadyTrace) -> list[Any]:

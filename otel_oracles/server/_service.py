@@ -156,12 +156,13 @@ class GradingServer:
         return self._state
 
     def check_auth(self, authorization: str | None) -> None:
-        """Raise Unauthenticated unless auth is off or the header carries the token."""
+        """Raise Unauthenticated unless auth is off or the header carries the token. The
+        scheme is case-insensitive (RFC 9110 section 11.1: ``bearer`` is ``Bearer``)."""
         if self._token is None:
             return
-        expected = f"Bearer {self._token}"
-        if authorization is None or not hmac.compare_digest(
-            authorization.strip().encode(), expected.encode()
+        scheme, _, credentials = (authorization or "").strip().partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(
+            credentials.strip().encode(), self._token.encode()
         ):
             raise Unauthenticated("missing or wrong bearer token")
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from otel_oracles.assemble.online import ReadyTrace
 from otel_oracles.model.span import LogRecord, SpanRecord
+from otel_oracles.sandbox import CommandPolicy
 from otel_oracles.server._service import GradingServer, ResultsEmitter, Signal, decoded_parts
 from otel_oracles.server.config import ConfigError, ServeSettings, grading_processes
 
@@ -69,9 +70,12 @@ def load_grading(settings: ServeSettings) -> tuple[list[Any], Any]:
     return contracts, conventions
 
 
-def ready_grader(contracts: list[Any], conventions: Any) -> Callable[[ReadyTrace], list[Any]]:
+def ready_grader(
+    contracts: list[Any], conventions: Any, commands: CommandPolicy
+) -> Callable[[ReadyTrace], list[Any]]:
     """ReadyTrace -> [(Verdict, Trajectory)]: the trace built from its buffered spans and
-    logs (marked incomplete when it was released early), graded against every contract."""
+    logs (marked incomplete when it was released early), graded against every contract;
+    ``commands`` from ``grading.commands`` (off unless the config turns them on)."""
     from otel_oracles.assemble import build_trace
     from otel_oracles.pipeline import grade_trace
 
@@ -79,7 +83,7 @@ def ready_grader(contracts: list[Any], conventions: Any) -> Callable[[ReadyTrace
         trace = build_trace(ready.trace_id, ready.spans, ready.logs)
         if ready.incomplete:
             trace.incomplete = True
-        return grade_trace(trace, contracts=contracts, conventions=conventions)
+        return grade_trace(trace, contracts=contracts, conventions=conventions, commands=commands)
 
     return grade
 
@@ -114,7 +118,9 @@ def create_server(settings: ServeSettings, emitter: ResultsEmitter | None = None
         backend = functools.partial(_process_backend, processes=processes)
     server = GradingServer(
         settings,
-        grade=None if backend else ready_grader(contracts, conventions),
+        grade=None
+        if backend
+        else ready_grader(contracts, conventions, settings.grading.command_policy()),
         emitter=emitter,
         # Worker processes build the full span records; this one only assembles.
         decode=functools.partial(_decode, for_transfer=bool(processes)),

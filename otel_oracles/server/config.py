@@ -12,6 +12,7 @@ as bytes.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 from collections.abc import Mapping
@@ -23,6 +24,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from otel_oracles.errors import OtelOraclesError
 from otel_oracles.model.contract import describe_validation_error
+from otel_oracles.sandbox import CommandMode, CommandPolicy
 
 # Ports: one above the collector's OTLP defaults (4317 gRPC, 4318 HTTP) by ten, so a grader
 # and a collector can share a host (the collector usually runs there, fanning out to us).
@@ -100,6 +102,30 @@ def _check_endpoint(value: str) -> str:
 
 
 Endpoint = Annotated[str, BeforeValidator(_check_endpoint)]
+
+
+SERVE_COMMANDS_OFF = (
+    "command-running checks are off in serve: set grading.commands: sandbox to run them "
+    "in the sandbox (docs/security.md)"
+)
+"""The ``error`` message of a command-running check in ``serve`` with commands off."""
+
+
+def is_loopback(endpoint: str) -> bool:
+    """Whether ``host:port`` listens on loopback only (``localhost``, 127.0.0.0/8, ``::1``);
+    a wildcard (``0.0.0.0``, ``::``) or any other name is not."""
+    host = endpoint.rpartition(":")[0].strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _yaml_off(value: object) -> object:
+    """YAML 1.1 reads a bare ``off`` as false; ``commands: off`` means the word."""
+    return "off" if value is False else value
 
 
 class _Settings(BaseModel):
@@ -182,6 +208,44 @@ class ReceiversSettings(_Settings):
     """Bearer-token auth; off when no token is set."""
     tls: TLSSettings | None = None
     """TLS on both receivers; plaintext when omitted."""
+    insecure: bool = False
+    """Allow listening on a non-loopback address with neither a bearer token nor TLS client
+    authentication (``--insecure``). Off, ``serve`` refuses to start that way: anyone who
+    can reach the port could feed it traces."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_endpoints(cls, data: Any) -> Any:
+        """A receiver given only partly (``grpc: {enabled: false}``, as ``--no-grpc`` sets)
+        keeps its default endpoint."""
+        if not isinstance(data, dict):
+            return data
+        filled = dict(data)
+        for name, default in (("grpc", DEFAULT_GRPC_ENDPOINT), ("http", DEFAULT_HTTP_ENDPOINT)):
+            given = filled.get(name)
+            if isinstance(given, dict) and "endpoint" not in given:
+                filled[name] = {**given, "endpoint": default}
+        return filled
+
+    def authenticates(self) -> bool:
+        """Whether clients must prove who they are: a bearer token, or TLS client certs."""
+        has_token = self.auth.bearer_token is not None or self.auth.bearer_token_file is not None
+        return has_token or (self.tls is not None and self.tls.client_ca_file is not None)
+
+    @model_validator(mode="after")
+    def _open_only_with_auth(self) -> ReceiversSettings:
+        if self.insecure or self.authenticates():
+            return self
+        for name in ("grpc", "http"):
+            receiver: ReceiverSettings = getattr(self, name)
+            if receiver.enabled and not is_loopback(receiver.endpoint):
+                raise ValueError(
+                    f"{name}.endpoint {receiver.endpoint} is not a loopback address and no "
+                    "client authentication is set: set receivers.auth.bearer_token_file (or "
+                    "OTEL_ORACLES_SERVE_BEARER_TOKEN) or receivers.tls.client_ca_file, or pass "
+                    "--insecure (receivers.insecure: true)"
+                )
+        return self
 
 
 class AssemblySettings(_Settings):
@@ -246,6 +310,15 @@ class GradingSettings(_Settings):
     queue_size: int = Field(default=DEFAULT_GRADE_QUEUE, gt=0)
     """Complete traces waiting for a worker; while it is full the sweeper keeps them in the
     buffer, which then fills and pushes back on senders."""
+    commands: Annotated[CommandMode, BeforeValidator(_yaml_off)] = "off"
+    """Checks that execute commands (``test_must_pass``) over files a received trace wrote:
+    ``off`` (default: their result is ``error``), ``sandbox`` (run in the bubblewrap
+    sandbox, ``error`` where it is unavailable) or ``unsafe`` (also run unsandboxed where
+    no sandbox is available). See docs/security.md."""
+
+    def command_policy(self) -> CommandPolicy:
+        """The ``CommandPolicy`` that ``commands`` selects."""
+        return CommandPolicy(mode=self.commands, off_reason=SERVE_COMMANDS_OFF)
 
 
 class SelfTelemetrySettings(_Settings):

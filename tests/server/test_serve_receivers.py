@@ -312,7 +312,13 @@ def test_slow_grade_does_not_stall_other_traces(serve, tmp_path) -> None:
     )
     from tests.server.conftest import CONTRACTS
 
-    bg = serve(**{"grading.contracts": [str(CONTRACTS), str(slow)], "grading.workers": 2})
+    bg = serve(
+        **{
+            "grading.contracts": [str(CONTRACTS), str(slow)],
+            "grading.workers": 2,
+            "grading.commands": "sandbox",  # off by default in serve
+        }
+    )
     exporter = HttpExporter(endpoint=bg.http_url + "/v1/traces")
     slow_ids, _ = send_agent_traces(exporter, 1, service="slow-agent")
     time.sleep(0.4)  # the slow trace is now grading

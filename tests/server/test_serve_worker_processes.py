@@ -34,7 +34,7 @@ def config(tmp_path: Path, processes: int = 2, workers: int = 2, slow: bool = Fa
         "receivers:\n  grpc: {endpoint: '127.0.0.1:0'}\n  http: {endpoint: '127.0.0.1:0'}\n"
         "assembly: {decision_wait: 0.2s, sweep_interval: 20ms}\n"
         f"grading: {{contracts: {json.dumps(contracts)}, processes: {processes}, "
-        f"workers: {workers}}}\n"
+        f"workers: {workers}, commands: sandbox}}\n"
         "shutdown_timeout: 15s\n"
     )
     return path
