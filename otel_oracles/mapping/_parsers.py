@@ -828,6 +828,29 @@ def parse_traceloop_entity_input(value: Any) -> Any:
     return {**kwargs, "args": args} if args else dict(kwargs)
 
 
+def parse_bound_call_arguments(values: Any) -> dict[str, Any] | None:
+    """``attrs: [<call>, <parameters>]``: a bound call ``{"args": [...], "kwargs": {...}}``
+    (JSON) whose positional arguments are named after the tool's declared parameters, in
+    order (a ``{name: spec}`` mapping or a JSON schema's ``properties``), so a tool called
+    positionally (smolagents' ``final_answer("...")`` in generated code) has the same
+    arguments as one called by keyword. Positional arguments beyond the declared ones stay
+    under ``args``; no value unless the first attribute is such a call."""
+    if not isinstance(values, dict) or not values:
+        return None
+    call, *rest = (parse_json(v) for v in values.values())
+    if not isinstance(call, dict) or not ({"args", "kwargs"} & call.keys()):
+        return None
+    kwargs = call["kwargs"] if isinstance(call.get("kwargs"), dict) else {}
+    args = call["args"] if isinstance(call.get("args"), list) else []
+    declared = rest[0] if rest and isinstance(rest[0], dict) else {}
+    if isinstance(declared.get("properties"), dict):
+        declared = declared["properties"]
+    names = [n for n in declared if n not in kwargs]
+    bound = dict(zip(names, args, strict=False))
+    extra = args[len(bound) :]
+    return {**bound, **kwargs, **({"args": extra} if extra else {})}
+
+
 # ---- LangChain callback payloads ----------------------------------------------------------
 
 
@@ -1051,6 +1074,7 @@ PARSERS: dict[str, Parser] = {
     "genai_documents": parse_genai_documents,
     "block_value": parse_block_value,
     "traceloop_entity_input": parse_traceloop_entity_input,
+    "bound_call_arguments": parse_bound_call_arguments,
     "langchain_tool_input": parse_langchain_tool_input,
     "langchain_message_content": parse_langchain_message_content,
     "object_only": parse_object_only,

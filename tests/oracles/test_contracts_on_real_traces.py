@@ -116,6 +116,7 @@ TOOL_SPANS = (
     "langgraph-openllmetry",
     "llamaindex-openinference",
     "smolagents-openinference",
+    "smolagents-codeagent-openinference",
     "crewai-openinference",
     "strands",
     "strands-latest",

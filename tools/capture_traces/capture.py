@@ -205,6 +205,21 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY"},
         "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "NO_CONTENT"},
     },
+    "smolagents-codeagent-openinference": {
+        "what": "smolagents CodeAgent (OpenAIServerModel on the fake server; the scripted model "
+        "writes <code> blocks that call the @tool functions and final_answer in smolagents' "
+        "local Python executor) traced by openinference-instrumentation-smolagents",
+        "packages": ["smolagents", "openai", "openinference-instrumentation-smolagents"],
+        "driver": "fw_smolagents:run_code_agent",
+        "tool_spans": True,
+        "notes": ["**Tool calls:** written by the model as Python in a `<code>` block (the "
+                  "model's text), executed by smolagents' local executor; each tool call is a "
+                  "TOOL span; the answer is `final_answer(...)` called in code."],
+        "on": {},
+        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
+                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
+                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+    },
     "openllmetry-openai-events": {
         "what": "opentelemetry-instrumentation-openai (OpenLLMetry) with use_attributes=False: "
         "message content as log-based events",

@@ -10,6 +10,10 @@ fake server answers in call order (``fake_openai.call_order``) from the script b
 
 Tools are smolagents ``@tool`` functions over the scripted ``Tools``; a failing search
 raises, as a real backend client would, and smolagents reports the error to the model.
+
+``run_code_agent`` drives a ``CodeAgent`` instead: the scripted model writes Python in
+``<code>`` blocks that call the tools (and ``final_answer``) inside smolagents' local
+executor, so h_coding_agent's ``curl`` sits in generated code.
 """
 
 from __future__ import annotations
@@ -42,20 +46,9 @@ def script(scenario: Scenario) -> Scenario:
     return dataclasses.replace(scenario, turns=turns)
 
 
-def run(
-    scenario: Scenario,
-    tracer_provider: Any,
-    logger_provider: Any,
-    tools: Tools,
-    executed: list[str],
-) -> None:
-    """One instrumented run; appends each executed scenario tool to ``executed`` and fails
-    when the run's answer is not the scripted one."""
-    from fake_openai import FakeOpenAI, call_order
-    from openinference.instrumentation.smolagents import SmolagentsInstrumentor
-    from smolagents import LogLevel, OpenAIServerModel, ToolCallingAgent, tool
-
-    SmolagentsInstrumentor().instrument(tracer_provider=tracer_provider)
+def scenario_tools(tools: Tools, executed: list[str]) -> list[Any]:
+    """The scripted tools as smolagents ``@tool`` functions that log each execution."""
+    from smolagents import tool
 
     @tool
     def search_docs(query: str) -> str:
@@ -99,10 +92,26 @@ def run(
         executed.append("run_command")
         return json.dumps(tools.run_command(command))
 
-    all_tools = [search_docs, delete_records, write_file, run_command]
-    scripted = script(scenario)
+    return [search_docs, delete_records, write_file, run_command]
+
+
+def run(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """One instrumented ``ToolCallingAgent`` run; appends each executed scenario tool to
+    ``executed`` and fails when the run's answer is not the scripted one."""
+    from fake_openai import FakeOpenAI, call_order
+    from openinference.instrumentation.smolagents import SmolagentsInstrumentor
+    from smolagents import LogLevel, OpenAIServerModel, ToolCallingAgent
+
+    SmolagentsInstrumentor().instrument(tracer_provider=tracer_provider)
+    all_tools = scenario_tools(tools, executed)
     quiet = LogLevel.OFF  # the capture's stdout carries the executed-tools line
-    with FakeOpenAI(scripted, turn_of=call_order()) as base_url:
+    with FakeOpenAI(script(scenario), turn_of=call_order()) as base_url:
         model = OpenAIServerModel(model_id="gpt-4o-mini", api_base=base_url, api_key="capture")
         if scenario.agents_only:
             research = ToolCallingAgent(
@@ -121,6 +130,53 @@ def run(
                 verbosity_level=quiet,
             )  # fmt: skip
         answer = agent.run(scenario.prompt, max_steps=10)
+    _check_answer(scenario, answer)
+
+
+def code_script(scenario: Scenario) -> Scenario:
+    """The model's turns for a ``CodeAgent``: each turn is text with a ``<code>`` block that
+    calls the scripted tools (the ``curl`` of h_coding_agent sits in generated code), and the
+    final text goes out through ``final_answer(...)`` in code."""
+
+    def code(turn: Turn) -> str:
+        if isinstance(turn, str):
+            calls = [f"final_answer({turn!r})"]
+        else:
+            calls = [
+                f"print({name}({', '.join(f'{k}={v!r}' for k, v in args.items())}))"
+                for name, args in turn
+            ]
+        return "Thought: next step.\n<code>\n" + "\n".join(calls) + "\n</code>"
+
+    return dataclasses.replace(scenario, turns=[code(t) for t in scenario.turns])
+
+
+def run_code_agent(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """One instrumented ``CodeAgent`` run: the tools run inside smolagents' local Python
+    executor, called from the code the scripted model writes."""
+    from fake_openai import FakeOpenAI, call_order
+    from openinference.instrumentation.smolagents import SmolagentsInstrumentor
+    from smolagents import CodeAgent, LogLevel, OpenAIServerModel
+
+    SmolagentsInstrumentor().instrument(tracer_provider=tracer_provider)
+    with FakeOpenAI(code_script(scenario), turn_of=call_order()) as base_url:
+        model = OpenAIServerModel(model_id="gpt-4o-mini", api_base=base_url, api_key="capture")
+        name = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
+        agent = CodeAgent(
+            tools=scenario_tools(tools, executed), model=model, name=name,
+            instructions=scenario.system, verbosity_level=LogLevel.OFF,
+        )  # fmt: skip
+        answer = agent.run(scenario.prompt, max_steps=10)
+    _check_answer(scenario, answer)
+
+
+def _check_answer(scenario: Scenario, answer: Any) -> None:
     want = scenario.turns[-1]
     if answer != want:
         raise SystemExit(f"{scenario.name}: run answered {answer!r}, script says {want!r}")
