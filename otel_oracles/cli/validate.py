@@ -12,6 +12,7 @@ from typing import Any
 import click
 import yaml
 
+from otel_oracles.config_yaml import load_yaml, read_config_bytes
 from otel_oracles.errors import ContractError, OtelOraclesError
 from otel_oracles.model.contract import Contract, discover_contract_files, load_contract
 from otel_oracles.model.manifest import load_manifest
@@ -21,8 +22,8 @@ from otel_oracles.model.step import Trajectory, normalize_path
 def _peek(path: Path) -> Any:
     """The decoded document, or ``None`` when it does not parse (the loader reports why)."""
     try:
-        text = path.read_text(encoding="utf-8")
-        return json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+        text = read_config_bytes(path).decode("utf-8")
+        return json.loads(text) if path.suffix == ".json" else load_yaml(text)
     except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError):
         return None
 

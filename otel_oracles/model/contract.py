@@ -19,6 +19,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from otel_oracles.config_yaml import YamlLimitError, load_yaml, read_config_bytes
 from otel_oracles.errors import ContractError
 
 SPEC_META_KEYS: frozenset[str] = frozenset({"type", "name", "why", "id"})
@@ -204,12 +205,14 @@ def load_contract(path: str | Path) -> Contract:
     """Load a contract or AgentBench task from JSON or YAML (chosen by extension)."""
     p = Path(path)
     try:
-        raw = p.read_bytes()
+        raw = read_config_bytes(p)
     except OSError as exc:
         raise ContractError(f"cannot read: {exc.strerror}", str(p)) from None
+    except YamlLimitError as exc:
+        raise ContractError(exc.problem, str(p)) from None
     try:
         text = raw.decode("utf-8")
-        data = json.loads(text) if p.suffix == ".json" else yaml.safe_load(text)
+        data = json.loads(text) if p.suffix == ".json" else load_yaml(text)
     except UnicodeDecodeError:
         raise ContractError("not UTF-8 text", str(p)) from None
     except json.JSONDecodeError as exc:

@@ -22,6 +22,7 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
+from otel_oracles.config_yaml import load_yaml, read_config_bytes
 from otel_oracles.errors import OtelOraclesError
 from otel_oracles.model.contract import describe_validation_error
 from otel_oracles.sandbox import CommandMode, CommandPolicy
@@ -378,7 +379,7 @@ def set_path(tree: dict[str, Any], dotted: str, value: Any) -> None:
 def read_config_file(path: Path) -> dict[str, Any]:
     """The YAML file as a dict; errors name the file and line."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml(read_config_bytes(path).decode("utf-8"))
     except OSError as exc:
         raise ConfigError(f"cannot read config: {exc.strerror}", source=str(path)) from exc
     except yaml.YAMLError as exc:
