@@ -49,6 +49,20 @@ class NoParams(OracleParams):
     """For oracles that take no params."""
 
 
+Coverage = Literal["strict", "lenient"]
+"""How a check that needs complete visibility treats spans no convention recognised:
+``strict`` (a pass becomes ``missing_evidence`` naming them) or ``lenient`` (ignored)."""
+
+
+class CoverageParams(OracleParams):
+    """Base of the params of checks with ``needs_full_coverage``."""
+
+    coverage: Coverage | None = None
+    """``lenient``: judge even when spans of the trace were not recognised by any convention;
+    ``strict``: such spans turn a pass into ``missing_evidence``. Unset: the contract's
+    ``evidence: {coverage: ...}``, itself ``strict`` unless relaxed."""
+
+
 @dataclass(frozen=True, slots=True)
 class Finding:
     """What one oracle found.
@@ -200,8 +214,21 @@ class OracleCheck(ABC):
     result is ``error`` without calling ``check``) and must run through
     ``GradeContext.run_command``, which sandboxes it (docs/security.md)."""
 
+    needs_full_coverage: ClassVar[bool] = False
+    """True for checks that can pass only when every span was seen for what it is
+    (``tool_not_called``, ``no_network``, ``citations_grounded``, ``handoff``): a span no
+    convention recognised may be the forbidden call, the network access, the source or the
+    transfer. Their params derive from ``CoverageParams``; the evaluator turns their pass on a
+    trajectory with unrecognised spans into ``missing_evidence`` (a failure stays a failure)
+    unless the check or the contract relaxes coverage."""
+
     def __init__(self, params: OracleParams) -> None:
         self.params = params
+
+    def coverage(self, contract: Contract) -> Coverage:
+        """The coverage mode of this check: its own ``coverage`` param, else the contract's."""
+        own: Coverage | None = getattr(self.params, "coverage", None)
+        return own if own is not None else contract.coverage
 
     @abstractmethod
     def check(self, ctx: GradeContext) -> Finding:

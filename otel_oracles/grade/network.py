@@ -1,0 +1,76 @@
+"""Outbound HTTP requests a trace recorded: evidence of network access besides commands.
+
+``conventions/generic-clients.yaml`` maps HTTP client spans (semconv ``http.request.method``
+or the older ``http.method``) to ``other`` steps that keep where the request went. A request
+made while a model call was in flight, inside that call's time span, is the model client's
+own transport (an HTTP instrumentation under the SDK) and not the agent reaching the network;
+every other one is. ``no_network`` fails on them, naming the host.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from otel_oracles.grade.evidence import generations_of, memoized
+from otel_oracles.model.step import Step, StepKind, Trajectory
+
+HTTP_METHOD_KEYS: tuple[str, ...] = ("http.request.method", "http.method")
+URL_KEYS: tuple[str, ...] = ("url.full", "http.url")
+HOST_KEYS: tuple[str, ...] = ("server.address", "net.peer.name", "http.host")
+
+
+@dataclass(frozen=True, slots=True)
+class OutboundRequest:
+    step: Step
+    method: str
+    host: str
+    """The URL's host, else ``server.address`` / ``net.peer.name``, else ``unknown host``."""
+
+
+def outbound_requests(t: Trajectory) -> list[OutboundRequest]:
+    """HTTP client requests of the run that are not a model call's own transport, in step
+    order. Computed once per trajectory."""
+    found: list[OutboundRequest] = memoized(t, "outbound_requests", lambda: _find(t))
+    return list(found)
+
+
+def _find(t: Trajectory) -> list[OutboundRequest]:
+    calls = [
+        (g.start_ns, g.end_ns)
+        for g in generations_of(t)
+        if g.start_ns is not None and g.end_ns is not None
+    ]
+    out: list[OutboundRequest] = []
+    for step in t.steps:
+        if step.kind != StepKind.OTHER:
+            continue
+        method = next((step.attributes[k] for k in HTTP_METHOD_KEYS if k in step.attributes), None)
+        if method is None:
+            continue
+        start, end = step.start_ns, step.end_ns
+        if (
+            start is not None
+            and end is not None
+            and any(g_start <= start and end <= g_end for g_start, g_end in calls)
+        ):
+            continue
+        out.append(OutboundRequest(step, str(method), _host(step)))
+    return out
+
+
+def _host(step: Step) -> str:
+    for key in URL_KEYS:
+        url = step.attributes.get(key)
+        if isinstance(url, str):
+            try:
+                host = urlsplit(url).hostname
+            except ValueError:
+                host = None
+            if host:
+                return host
+    for key in HOST_KEYS:
+        value = step.attributes.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return "unknown host"

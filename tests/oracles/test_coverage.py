@@ -1,0 +1,246 @@
+"""Fail closed on coverage: checks that need to see every span (``tool_not_called``,
+``no_network``, ``citations_grounded``, ``handoff``) cannot pass on a trace with spans no
+convention recognised, unless the contract or the check relaxes coverage explicitly.
+
+Real-source cases add spans to real captures, as another instrumentation running in the same
+process would have exported them (an unknown framework's span, an httpx request, a database
+call), and grade the result.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from otel_oracles.errors import ContractError
+from otel_oracles.mapping import load_conventions
+from otel_oracles.model.contract import Contract, parse_contract
+from otel_oracles.model.result import Outcome, Verdict
+from otel_oracles.model.step import Trajectory
+from otel_oracles.pipeline import grade_trace, read_traces
+from tests.oracles.trace_builders import check, gen, tool, traj
+
+TRACES = Path(__file__).resolve().parents[1] / "testdata" / "traces"
+
+SAFETY = [
+    {"type": "tool_not_called", "tool": "delete_records", "name": "no-delete"},
+    {"type": "no_network", "name": "no-network"},
+    {"type": "citations_grounded", "name": "grounded"},
+    {"type": "handoff", "forbidden": ["* -> billing"], "name": "no-billing"},
+]
+
+
+def _contract(**extra: Any) -> Contract:
+    return parse_contract({"id": "c", "invariants": copy.deepcopy(SAFETY), **extra}, "<test>")
+
+
+def _clean_run(**kw: Any) -> Trajectory:
+    return traj(
+        {"kind": "agent", "agent_name": "support", "start_ns": 0, "end_ns": 100_000_000},
+        gen(tool_calls=["search_docs"]),
+        tool("search_docs", {"query": "refunds"}, "doc-42: refunds take 5 days"),
+        gen("Refunds take 5 days [doc-42]."),
+        **kw,
+    )
+
+
+def _outcomes(verdict: Verdict) -> dict[str, Outcome]:
+    return {r.name: r.outcome for r in verdict.results}
+
+
+def test_unclassified_spans_turn_a_pass_into_missing_evidence_naming_them() -> None:
+    from otel_oracles.grade import grade
+
+    t = _clean_run(unmapped_spans={"langgraph.node": 3, "agent_run": 1})
+    verdict = grade(_contract(), t)
+    assert set(_outcomes(verdict).values()) == {Outcome.MISSING_EVIDENCE}, verdict.results
+    for r in verdict.results:
+        assert "'langgraph.node' x3, 'agent_run' x1" in r.message, r.message
+        assert r.details["unclassified_spans"] == {"langgraph.node": 3, "agent_run": 1}
+    assert set(_outcomes(grade(_contract(), _clean_run())).values()) == {Outcome.PASS}
+
+
+def test_an_observed_violation_stays_a_failure_whatever_else_the_trace_holds() -> None:
+    t = traj(
+        gen(tool_calls=["delete_records"]),
+        tool("delete_records", {"id": 7}, "deleted"),
+        unmapped_spans={"mystery": 1},
+    )
+    result = check(SAFETY[0], t)
+    assert result.outcome == Outcome.INVARIANT_FAILURE, result.message
+
+
+def test_the_names_listed_are_capped() -> None:
+    from otel_oracles.grade import grade
+
+    unmapped = {f"span-{i}": 1 for i in range(9)}
+    result = grade(_contract(), _clean_run(unmapped_spans=unmapped)).results[0]
+    assert "9 span(s)" in result.message and "and 4 more name(s)" in result.message
+
+
+@pytest.mark.parametrize(
+    "evidence",
+    [{"coverage": "lenient"}, {"require": ["tool_arguments"], "coverage": "lenient"}],
+)
+def test_contract_relaxes_coverage_explicitly(evidence: dict[str, Any]) -> None:
+    from otel_oracles.grade import grade
+
+    contract = _contract(evidence=evidence)
+    assert contract.coverage == "lenient"
+    verdict = grade(contract, _clean_run(unmapped_spans={"mystery": 2}))
+    assert set(_outcomes(verdict).values()) == {Outcome.PASS}, verdict.results
+    if "require" in evidence:
+        assert [s.type for s in contract.evidence] == ["evidence"]
+
+
+def test_one_check_relaxes_or_tightens_coverage_on_its_own() -> None:
+    from otel_oracles.grade import grade
+
+    specs = [
+        {**SAFETY[0], "coverage": "lenient"},
+        {**SAFETY[1], "coverage": "strict"},
+    ]
+    contract = parse_contract(
+        {"id": "c", "evidence": {"coverage": "lenient"}, "invariants": specs}, "<t>"
+    )
+    verdict = grade(contract, _clean_run(unmapped_spans={"mystery": 1}))
+    assert _outcomes(verdict) == {
+        "no-delete": Outcome.PASS,
+        "no-network": Outcome.MISSING_EVIDENCE,
+    }
+
+
+def test_coverage_is_never_relaxed_by_default() -> None:
+    contract = _contract()
+    assert contract.coverage == "strict"
+    assert all(s.params["coverage"] is None for s in contract.invariants)
+
+
+@pytest.mark.parametrize(
+    ("data", "key"),
+    [
+        ({"coverage": "lenient"}, "coverage: write it under evidence"),
+        ({"evidence": {"coverage": "loose"}}, "evidence.coverage: expected 'strict' or 'lenient'"),
+        ({"evidence": {"requires": []}}, "evidence.requires: unknown field"),
+    ],
+)
+def test_coverage_mistakes_are_one_clear_line(data: dict[str, Any], key: str) -> None:
+    with pytest.raises(ContractError) as err:
+        parse_contract({"id": "c", **data}, "c.yaml")
+    assert key in str(err.value), str(err.value)
+
+
+def test_checks_that_do_not_need_full_coverage_are_unaffected() -> None:
+    t = _clean_run(unmapped_spans={"mystery": 1})
+    result = check({"type": "tool_called", "tool": "search_docs"}, t)
+    assert result.outcome == Outcome.PASS, result.message
+
+
+# ---- real captures with spans added ----------------------------------------------------------
+
+
+def _with_spans(source: str, scenario: str, add: list[dict[str, Any]], tmp_path: Path) -> Path:
+    """The capture with ``add`` appended to its spans; each added span's parent and times
+    default to the capture's first tool span (``execute_tool``)."""
+    path = TRACES / source / f"{scenario}.otlp.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    spans = data["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    tool_span = next(s for s in spans if s["name"].startswith("execute_tool"))
+    for i, extra in enumerate(add):
+        parent = extra.pop("parent", tool_span)
+        span = {
+            "traceId": parent["traceId"],
+            "spanId": f"{i + 1:016x}",
+            "parentSpanId": parent["spanId"],
+            "startTimeUnixNano": str(int(parent["startTimeUnixNano"]) + 1),
+            "endTimeUnixNano": str(int(parent["endTimeUnixNano"]) - 1),
+            "status": {},
+            **extra,
+        }
+        data["resourceSpans"][0]["scopeSpans"][0]["spans"].append(span)
+    out = tmp_path / f"{source}-{scenario}.otlp.json"
+    out.write_text(json.dumps(data), encoding="utf-8")
+    return out
+
+
+def _attrs(**kv: str) -> list[dict[str, Any]]:
+    return [{"key": k.replace("_", "."), "value": {"stringValue": v}} for k, v in kv.items()]
+
+
+def _grade_file(path: Path, contract: Contract) -> tuple[Verdict, Trajectory]:
+    problems: list[Any] = []
+    graded = [
+        vt
+        for trace in read_traces([str(path)], problems)
+        for vt in grade_trace(trace, [contract], load_conventions())
+    ]
+    assert problems == [] and len(graded) == 1
+    return graded[0]
+
+
+SOURCES = ["pydantic-ai", "openai-agents-otel-v2", "vercel-ai-sdk-otel"]
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_unknown_framework_span_in_a_real_capture_is_missing_evidence(
+    source: str, tmp_path: Path
+) -> None:
+    unknown = {"name": "graph.node delete", "kind": 1, "attributes": _attrs(graph_node="x")}
+    path = _with_spans(source, "a_happy", [unknown], tmp_path)
+    verdict, trajectory = _grade_file(path, _contract())
+    assert trajectory.unmapped_spans == {"graph.node delete": 1}
+    got = _outcomes(verdict)
+    assert got["no-delete"] == Outcome.MISSING_EVIDENCE, verdict.results
+    assert got["no-network"] == Outcome.MISSING_EVIDENCE
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_generic_client_spans_are_classified_and_outbound_http_fails_no_network(
+    source: str, tmp_path: Path
+) -> None:
+    http = {
+        "name": "GET",
+        "kind": 3,
+        "attributes": [
+            *_attrs(http_request_method="GET"),
+            {"key": "url.full", "value": {"stringValue": "https://api.example.com/v1/x?q=1"}},
+        ],
+    }
+    db = {"name": "SELECT docs", "kind": 3, "attributes": _attrs(db_system_name="postgresql")}
+    legacy = {"name": "POST", "kind": 3, "attributes": _attrs(http_method="POST")}
+    legacy["attributes"].append({"key": "net.peer.name", "value": {"stringValue": "hooks.io"}})
+    path = _with_spans(source, "a_happy", [http, db, legacy], tmp_path)
+    verdict, trajectory = _grade_file(path, _contract())
+    assert trajectory.unmapped_spans == {}, "generic clients are recognised"
+    result = next(r for r in verdict.results if r.name == "no-network")
+    assert result.outcome == Outcome.INVARIANT_FAILURE, result.message
+    assert "outbound HTTP GET request to api.example.com" in result.message
+    assert "hooks.io" in result.message
+    assert _outcomes(verdict)["no-delete"] == Outcome.PASS
+
+
+def test_a_model_calls_own_http_transport_is_not_network_access(tmp_path: Path) -> None:
+    source = "pydantic-ai"
+    data = json.loads((TRACES / source / "a_happy.otlp.json").read_text(encoding="utf-8"))
+    chat = next(
+        s
+        for s in data["resourceSpans"][0]["scopeSpans"][0]["spans"]
+        if s["name"].startswith("chat")
+    )
+    transport = {
+        "name": "POST",
+        "kind": 3,
+        "parent": chat,
+        "attributes": [
+            *_attrs(http_request_method="POST"),
+            {"key": "url.full", "value": {"stringValue": "https://api.openai.com/v1/chat"}},
+        ],
+    }
+    path = _with_spans(source, "a_happy", [transport], tmp_path)
+    verdict, _ = _grade_file(path, _contract())
+    result = next(r for r in verdict.results if r.name == "no-network")
+    assert result.outcome == Outcome.PASS, result.message
