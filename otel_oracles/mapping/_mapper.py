@@ -235,9 +235,26 @@ def _draft(view: SpanView, rule: CompiledRule, compiled: CompiledSet) -> Draft:
                 fields.setdefault("error_type", m.group(1))
         elif result is None:
             draft.status = "unset"  # the only failure signal was not captured
-    if rule.step in TOOLISH and "result" in fields:
-        judge_result(draft, compiled.tool_results)
+    if rule.step in TOOLISH:
+        if "result" in fields:
+            judge_result(draft, compiled.tool_results)
+        elif _null_result(view, rule):
+            draft.attributes["result_empty"] = True
     return draft
+
+
+_NULL_TEXTS = frozenset({"null", "None"})
+
+
+def _null_result(view: SpanView, rule: CompiledRule) -> bool:
+    """Whether the tool's result attribute was captured as JSON ``null`` (or Python's
+    ``None``): the tool returned nothing. Parsing leaves no value for it, which would read as
+    "not captured"; it is an empty result."""
+    for src in rule.fields.get("result", ()):
+        if src.attr is not None and src.attr in view.keys:
+            raw = view.get(src.attr)
+            return isinstance(raw, str) and raw.strip() in _NULL_TEXTS
+    return False
 
 
 _TOKEN_FIELDS = ("input_tokens", "output_tokens")

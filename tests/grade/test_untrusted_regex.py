@@ -76,6 +76,8 @@ def test_a_stalling_match_regex_errors_its_contract_only(short_budget: None) -> 
         name="a" * 40,
         start_ns=1,
         end_ns=2,
+        # An agent span: a trace with no agent run in it is not graded at all.
+        attributes={"gen_ai.operation.name": "invoke_agent"},
     )
     trace = build_trace(root.trace_id, [root])
     hostile = parse_contract({"id": "hostile", "match": {"root_name": f"/{CATASTROPHIC}/"}}, "<t>")

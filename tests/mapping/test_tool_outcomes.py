@@ -115,6 +115,26 @@ def test_empty_results_are_a_degraded_dependency(result: str) -> None:
     assert [why for _, why in deg.degraded] == ["returned empty"]
 
 
+def test_a_null_result_is_empty_not_uncaptured() -> None:
+    """A tool that returned None: the attribute holds JSON ``null``."""
+    t = _tool_trace("null")
+    assert t.steps[1].result is None
+    assert t.steps[1].attributes.get("result_empty") is True
+    deg = find_degradation(t, DegradationParams())
+    assert [why for _, why in deg.degraded] == ["returned empty"] and not deg.unknown
+
+
+def test_an_uncaptured_result_stays_unknown() -> None:
+    spans = [
+        _span(AGENT, "", "invoke_agent a", 0, **{"gen_ai.operation.name": "invoke_agent"}),
+        _span(TOOL, AGENT, "execute_tool search_docs", 1, **{
+            "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "search_docs"}),
+    ]  # fmt: skip
+    t = map_trace(build_trace(TRACE, spans), load_conventions())
+    assert "result_empty" not in t.steps[1].attributes
+    assert find_degradation(t, DegradationParams()).unknown == [t.steps[1]]
+
+
 @pytest.mark.parametrize("result", ['{"documents": ["doc-1"]}', "3 results: doc-1, doc-2", "0"])
 def test_results_with_content_are_not_empty(result: str) -> None:
     assert "result_empty" not in _tool_trace(result).steps[1].attributes

@@ -281,14 +281,15 @@ def find_degradation(t: Trajectory, p: DegradationParams) -> Degradation:
         if s.kind == StepKind.RETRIEVAL and s.documents is not None and not s.documents:
             out.degraded.append((s, "returned no documents"))
             continue
+        if s.attributes.get("result_empty"):  # the mapping saw it empty (also a null result)
+            out.degraded.append((s, "returned empty"))
+            continue
         if absent(s, "result"):
             if s.kind != StepKind.RETRIEVAL or s.documents is None:
                 out.unknown.append(s)
             continue
-        if (
-            s.attributes.get("result_empty")
-            or is_empty_result(s.result)
-            or (p.empty_pattern and safe_regex.search(p.empty_pattern, step_result_text(s)))
+        if is_empty_result(s.result) or (
+            p.empty_pattern and safe_regex.search(p.empty_pattern, step_result_text(s))
         ):
             out.degraded.append((s, "returned empty"))
     return out
