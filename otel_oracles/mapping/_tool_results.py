@@ -12,18 +12,18 @@ span-made or synthesized, so one rule covers every framework.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from otel_oracles import safe_regex
 from otel_oracles.mapping._parsers import parse_string
 from otel_oracles.mapping.config import ConventionFile
 
 PATTERN_WINDOW = 512
 """Characters of a text result the declared patterns see (anchored at its start)."""
 
-_ERROR_TYPE_RX = re.compile(r"([A-Za-z_][\w.]*(?:Error|Exception))\b")
+_ERROR_TYPE_RX = safe_regex.compile_pattern(r"([A-Za-z_][\w.]*(?:Error|Exception))\b")
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,8 +31,8 @@ class ToolResultRules:
     """The files' ``tool_results`` and ``tool_outcomes``, merged and compiled once."""
 
     error_keys: tuple[str, ...] = ()
-    error_patterns: tuple[re.Pattern[str], ...] = ()
-    empty_patterns: tuple[re.Pattern[str], ...] = ()
+    error_patterns: tuple[safe_regex.Pattern, ...] = ()
+    empty_patterns: tuple[safe_regex.Pattern, ...] = ()
     outcomes: tuple[tuple[str, str], ...] = ()
     """(lower-cased value, ``ok`` | ``error``)."""
 
@@ -53,7 +53,7 @@ class ToolResultRules:
             return None
         if isinstance(result, str) and self.error_patterns:
             head = result[:PATTERN_WINDOW]
-            if any(rx.match(head) for rx in self.error_patterns):
+            if any(safe_regex.match(rx, head) for rx in self.error_patterns):
                 return result
         return None
 
@@ -71,7 +71,7 @@ class ToolResultRules:
             return bool(lists) and not any(lists)
         if isinstance(result, str):
             head = result[:PATTERN_WINDOW]
-            return not head.strip() or any(rx.match(head) for rx in self.empty_patterns)
+            return not head.strip() or any(safe_regex.match(rx, head) for rx in self.empty_patterns)
         return False
 
 
@@ -92,8 +92,8 @@ def tool_result_rules(files: Iterable[ConventionFile]) -> ToolResultRules:
                 outcomes.setdefault(value.strip().lower(), meaning)
     return ToolResultRules(
         error_keys=tuple(error_keys),
-        error_patterns=tuple(re.compile(p) for p in errors),
-        empty_patterns=tuple(re.compile(p) for p in empties),
+        error_patterns=tuple(safe_regex.compile_pattern(p) for p in errors),
+        empty_patterns=tuple(safe_regex.compile_pattern(p) for p in empties),
         outcomes=tuple(outcomes.items()),
     )
 
@@ -101,5 +101,5 @@ def tool_result_rules(files: Iterable[ConventionFile]) -> ToolResultRules:
 def error_type_of(message: str) -> str | None:
     """``SearchBackendError`` from ``Error: SearchBackendError: timeout`` (the first
     exception-looking name near the start), or ``None``."""
-    m = _ERROR_TYPE_RX.search(message[:120])
+    m = safe_regex.search(_ERROR_TYPE_RX, message[:120])
     return m.group(1) if m else None
