@@ -33,7 +33,16 @@ class InputError(OtelOraclesError):
 
 
 class ContractError(OtelOraclesError):
-    """A contract or AgentBench task does not validate."""
+    """A contract or AgentBench task does not validate.
+
+    ``problems`` holds every mistake found in the file, one message each (``validate``
+    prints one line per problem); the message joins them for one-line reports."""
+
+    def __init__(
+        self, message: str, source: str | None = None, problems: list[str] | None = None
+    ) -> None:
+        self.problems: list[str] = list(problems) if problems else [message]
+        super().__init__("; ".join(self.problems) if problems else message, source)
 
 
 class ConventionError(OtelOraclesError):

@@ -33,7 +33,7 @@ from otel_oracles.decode import DecodedBatch, read_paths
 from otel_oracles.lifeline import die_with_parent
 from otel_oracles.model.result import InputProblem, RunReport, Verdict
 from otel_oracles.model.step import Trajectory
-from otel_oracles.pipeline import GradeRun, subject_notes
+from otel_oracles.pipeline import GradeRun, add_label, count_labels, subject_notes
 from otel_oracles.sandbox import SANDBOXED, CommandPolicy
 
 _PICKLE = pickle.HIGHEST_PROTOCOL
@@ -77,6 +77,7 @@ class _ShardStats:
     traces_unselected: int = 0
     spans: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
+    unselected_seen: dict[str, int] = field(default_factory=dict)
 
 
 Graded = list[tuple[Verdict, Trajectory]]
@@ -134,11 +135,12 @@ def _run_shard(job: _ShardJob, queue: Any) -> _ShardStats:
         stats.spans += len(trace.spans)
         skips = sum(stats.skipped.values())
         graded = grade_trace(
-            trace, contracts, conventions, skipped=stats.skipped, commands=job.commands
+            trace, contracts, conventions, commands=job.commands, skipped=stats.skipped
         )
         if not graded:
             if sum(stats.skipped.values()) == skips:
                 stats.traces_unselected += 1
+                count_labels(stats.unselected_seen, trace)
             continue
         # A trace split by a late span has no first-seen entry left: it sorts as "now".
         order = first_seen.pop(trace.trace_id, position)
@@ -255,6 +257,8 @@ def grade_paths_parallel(
                 stats.traces_unselected += shard.traces_unselected
                 for reason, n in shard.skipped.items():
                     stats.skipped[reason] = stats.skipped.get(reason, 0) + n
+                for label, n in shard.unselected_seen.items():
+                    add_label(stats.unselected_seen, label, n)
                 stats.spans += shard.spans
                 for problem in shard.problems:
                     key = (problem.source, problem.message)

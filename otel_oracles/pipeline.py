@@ -95,8 +95,8 @@ def grade_trace(
     contracts: Sequence[Contract],
     conventions: ConventionSet,
     *,
-    skipped: dict[str, int] | None = None,
     commands: CommandPolicy = SANDBOXED,
+    skipped: dict[str, int] | None = None,
 ) -> list[tuple[Verdict, Trajectory]]:
     """Grade one assembled trace against every contract that selects it (``commands``: how
     checks that execute commands may run, see ``otel_oracles.sandbox``).
@@ -200,6 +200,57 @@ class GradeRun:
     assembly: AssemblyStats = field(default_factory=AssemblyStats)
     skipped: dict[str, int] = field(default_factory=dict)
     """Traces not graded as subjects, by reason (``grade_trace``'s ``skipped``)."""
+    unselected_seen: dict[str, int] = field(default_factory=dict)
+    """``service``/``agent`` labels of traces no contract selected (bounded), so a run that
+    graded nothing can say what it did see."""
+
+    def note_unselected(self, trace: Trace) -> None:
+        self.traces_unselected += 1
+        count_labels(self.unselected_seen, trace)
+
+
+SEEN_LABELS_MAX = 20
+"""How many distinct service/agent labels a run remembers for its "nothing graded" message."""
+
+
+def count_labels(seen: dict[str, int], trace: Trace) -> None:
+    """Count ``service <name>`` and ``agent <name>`` for one trace into ``seen`` (bounded)."""
+    labels: list[str] = []
+    root = trace.root if trace.root is not None else (trace.spans[0] if trace.spans else None)
+    service = root.resource.get("service.name") if root is not None else None
+    if isinstance(service, str) and service:
+        labels.append(f"service {service}")
+    for span in trace.spans:
+        agent = span.attributes.get("gen_ai.agent.name")
+        if isinstance(agent, str) and agent:
+            labels.append(f"agent {agent}")
+            break
+    for label in labels:
+        add_label(seen, label)
+
+
+def add_label(seen: dict[str, int], label: str, count: int = 1) -> None:
+    """Count ``label``; past ``SEEN_LABELS_MAX`` distinct labels new ones are not kept."""
+    if label in seen or len(seen) < SEEN_LABELS_MAX:
+        seen[label] = seen.get(label, 0) + count
+
+
+def nothing_graded_reason(
+    traces: int, spans: int, seen: dict[str, int], *, unreadable: int = 0
+) -> str:
+    """Why a run produced no verdict, in words a user can act on."""
+    if spans == 0 and unreadable:
+        return f"no spans were read: {unreadable} input(s) unreadable (see the errors above)"
+    if spans == 0:
+        return (
+            "no spans were read: the input holds no trace data (empty file, empty "
+            "resourceSpans, or only logs/metrics)"
+        )
+    shown = ", ".join(f"{label} ({n})" for label, n in sorted(seen.items())) or "no names"
+    return (
+        f"{traces} trace(s) with {spans} span(s) were read, but no contract's match "
+        f"selected any of them; seen: {shown}"
+    )
 
 
 def input_files(paths: Sequence[str]) -> list[tuple[str, int]]:
@@ -330,11 +381,11 @@ def grade_paths(
         stats.spans += len(trace.spans)
         skips = sum(stats.skipped.values())
         graded = grade_trace(
-            trace, contracts, conventions, skipped=stats.skipped, commands=commands
+            trace, contracts, conventions, commands=commands, skipped=stats.skipped
         )
         if not graded:
             if sum(stats.skipped.values()) == skips:
-                stats.traces_unselected += 1
+                stats.note_unselected(trace)
         elif on_graded is not None:
             on_graded(graded)
         if keep_verdicts:

@@ -35,17 +35,23 @@ def main() -> None:
     debug = "--debug" in sys.argv[1:]
     try:
         # Without standalone mode click returns (not raises) a command's ``ctx.exit(code)``.
-        code = cli.main(standalone_mode=False)
+        code = cli.main(standalone_mode=False, prog_name="otel-oracles")
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
         sys.exit(EXIT_USAGE)
+    except click.UsageError as exc:
+        # One error convention for every command: ``error: <source>: <message>`` on stderr.
+        command = exc.ctx.command_path if exc.ctx is not None else "otel-oracles"
+        click.echo(f"error: {command}: {exc.format_message()} (see '{command} --help')", err=True)
+        sys.exit(EXIT_USAGE)
     except click.ClickException as exc:
-        exc.show()
+        click.echo(f"error: {exc.format_message()}", err=True)
         sys.exit(EXIT_USAGE)
     except OtelOraclesError as exc:
         if debug:
             raise
-        click.echo(f"error: {exc}", err=True)
+        # One line, whatever a library put in the message.
+        click.echo("error: " + " ".join(str(exc).split()), err=True)
         sys.exit(EXIT_USAGE)
     except SystemExit:
         raise

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -51,6 +52,42 @@ def report_options(func: F) -> F:
     for option in reversed(options):
         func = option(func)
     return func
+
+
+def allow_empty_option(func: F) -> F:
+    """``--allow-empty``: a run that grades nothing exits 0 instead of 2."""
+    return click.option(
+        "--allow-empty",
+        is_flag=True,
+        help="Exit 0 when nothing was graded (no trace or trajectory selected). By default "
+        "grading nothing is an error (exit 2): a gate that graded nothing has checked nothing.",
+    )(func)
+
+
+def nothing_graded(source: str, reason: str, allow_empty: bool) -> None:
+    """Say on stderr that a run produced no verdict: an ``error:`` line (the command exits 2),
+    or a ``note:`` when ``--allow-empty`` accepts it."""
+    if allow_empty:
+        click.echo(f"note: {source}: nothing graded: {reason}", err=True)
+    else:
+        click.echo(
+            f"error: {source}: nothing graded: {reason} (--allow-empty accepts this)", err=True
+        )
+
+
+def report_input_problems(problems: Iterable[InputProblem]) -> None:
+    """Each unreadable input as one ``error: <source>: <message>`` line on stderr, with a
+    hint when the file is a contract, task, trajectory or manifest given as a trace."""
+    for p in problems:
+        click.echo(f"error: {p.source}: {p.message}{_wrong_place_hint(p.source)}", err=True)
+
+
+def _wrong_place_hint(source: str) -> str:
+    from otel_oracles.cli.validate import looks_like  # validate owns file classification
+
+    name = re.sub(r"(@\d+|:\d+)$", "", source)
+    what = looks_like(Path(name))
+    return f" (this file looks like {what})" if what else ""
 
 
 def _write(path: Path, data: bytes) -> None:

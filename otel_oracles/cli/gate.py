@@ -15,7 +15,12 @@ from otel_oracles.cli._agentbench import (
     load_tasks,
     load_trajectory,
 )
-from otel_oracles.cli._output import emit_report, report_options
+from otel_oracles.cli._output import (
+    allow_empty_option,
+    emit_report,
+    nothing_graded,
+    report_options,
+)
 from otel_oracles.cli._trust import (
     command_policy,
     explain_option,
@@ -128,6 +133,7 @@ def _expectations(report: RunReport, expected: list[tuple[Verdict, str]]) -> int
     help="Gate manifest: which tasks (task_files / task_subset) and, optionally, which "
     "trajectory goes with which tasks and what verdict it must get.",
 )
+@allow_empty_option
 @explain_option
 @unsafe_commands_option
 @report_options
@@ -135,6 +141,7 @@ def gate_command(
     tasks: tuple[Path, ...],
     trajectories: tuple[Path, ...],
     manifest: Path | None,
+    allow_empty: bool,
     explain: str | None,
     unsafe_commands: bool,
     as_json: bool,
@@ -170,6 +177,8 @@ def gate_command(
         report.notes.insert(0, f"manifest {loaded.path}: {len(contracts)} task(s)")
         report.notes.extend(f"manifest key ignored: {k}" for k in loaded.unknown_keys)
     code = _expectations(report, expected) if expected else report.exit_code()
+    if not report.verdicts and not allow_empty:
+        code = 2
     emit_report(
         report,
         as_json=as_json,
@@ -179,4 +188,8 @@ def gate_command(
         exit_code=code,
         explain=resolve_explain(explain),
     )
+    if not report.verdicts:
+        reason = "no (task, trajectory) pair was in scope: the manifest or --tasks selected none"
+        source = str(manifest) if manifest is not None else "gate"
+        nothing_graded(source, reason, allow_empty)
     sys.exit(code)

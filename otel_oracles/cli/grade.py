@@ -2,25 +2,36 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import click
 
-from otel_oracles.cli._output import ReportStream, report_options
+from otel_oracles.cli import EXIT_USAGE
+from otel_oracles.cli._output import (
+    ReportStream,
+    allow_empty_option,
+    nothing_graded,
+    report_input_problems,
+    report_options,
+)
 from otel_oracles.cli._trust import (
     command_policy,
     explain_option,
     resolve_explain,
     unsafe_commands_option,
 )
-from otel_oracles.emit import BatchingEmitter, OtelEmitter, build_emitter
+from otel_oracles.emit import BatchingEmitter, OtelEmitter, build_emitter, gathered_sdk_logs
 from otel_oracles.mapping import load_conventions
 from otel_oracles.model.contract import discover_contract_files, load_contract
 from otel_oracles.model.result import Verdict
 from otel_oracles.model.step import Trajectory
 from otel_oracles.parallel import grade_paths_parallel
-from otel_oracles.pipeline import GradeRun, grade_paths, input_files
+from otel_oracles.pipeline import GradeRun, grade_paths, input_files, nothing_graded_reason
+
+DEFAULT_EXPORT_TIMEOUT_S = 5.0
+"""A CI run should not wait the SDK's 10 s per signal on an endpoint that is not there."""
 
 PROGRESS_MIN_BYTES = 4 * 1024 * 1024
 """Inputs at least this large get a progress bar on stderr (when it is a terminal)."""
@@ -73,6 +84,15 @@ PROGRESS_MIN_BYTES = 4 * 1024 * 1024
     "is a stderr warning and never changes the exit code.",
 )
 @click.option(
+    "--export-timeout",
+    type=click.FloatRange(min=0.1),
+    default=None,
+    metavar="SECONDS",
+    help="Time budget for delivering results over OTLP (spans, logs and metrics, retries "
+    "included), after which a warning says what was not delivered [5; with "
+    "OTEL_EXPORTER_OTLP_TIMEOUT set, that per signal].",
+)
+@click.option(
     "--results-out",
     type=click.Path(dir_okay=False, path_type=Path),
     help="Also write the emitted telemetry to FILE as OTLP/JSON lines (collector file "
@@ -80,6 +100,7 @@ PROGRESS_MIN_BYTES = 4 * 1024 * 1024
 )
 @explain_option
 @unsafe_commands_option
+@allow_empty_option
 @report_options
 def grade_command(
     paths: tuple[str, ...],
@@ -89,9 +110,11 @@ def grade_command(
     quiet: bool,
     workers: int,
     export: str,
+    export_timeout: float | None,
     results_out: Path | None,
     explain: str | None,
     unsafe_commands: bool,
+    allow_empty: bool,
     as_json: bool,
     junit: Path | None,
     html: Path | None,
@@ -106,8 +129,9 @@ def grade_command(
 
     Unreadable inputs (a truncated protobuf, invalid JSON on one line) are reported with file
     and line or byte offset; the rest is still graded. Exit code: 0 every verdict passed,
-    1 any verdict failed, 2 usage error or any input unreadable (use --keep-going to exit
-    0/1 from the verdicts alone).
+    1 any verdict failed, 2 usage error, any input unreadable (use --keep-going to exit
+    0/1 from the verdicts alone) or nothing graded (no spans, or no trace selected by any
+    contract; --allow-empty accepts that).
 
     \b
     Examples:
@@ -129,8 +153,12 @@ def grade_command(
     total = sum(size for _, size in sizes)
     run = GradeRun()
     emitter = None
+    if export_timeout is None and "OTEL_EXPORTER_OTLP_TIMEOUT" not in os.environ:
+        export_timeout = DEFAULT_EXPORT_TIMEOUT_S
     if export == "otlp" or results_out is not None:
-        emitter = build_emitter(export, results_out, explain)
+        # The three signals are exported one after the other: each gets a third.
+        per_signal = export_timeout / 3 if export_timeout is not None else None
+        emitter = build_emitter(export, results_out, explain, timeout_s=per_signal)
     # One export request per batch of verdicts, not per trace; flushed at shutdown.
     batching = BatchingEmitter(emitter) if emitter is not None else None
     export_graded = batching.export if batching is not None else None
@@ -148,51 +176,62 @@ def grade_command(
         if export_graded is not None:
             export_graded(graded)
 
-    try:
-        show_bar = not quiet and total >= PROGRESS_MIN_BYTES and sys.stderr.isatty()
-        if workers > 1:
-            report = grade_paths_parallel(
-                paths,
-                files,
-                convention_dirs,
-                workers=workers,
-                run=run,
-                on_graded=export_graded,
-                on_verdict=stream.add,
-                commands=commands,
-            )
-        elif show_bar:
-            with click.progressbar(
-                length=total, label="grading", file=sys.stderr, show_pos=False
-            ) as bar:
+    # The SDK exporters log every retry; the one warning below says what was lost instead.
+    with gathered_sdk_logs() as sdk_logs:
+        try:
+            show_bar = not quiet and total >= PROGRESS_MIN_BYTES and sys.stderr.isatty()
+            if workers > 1:
+                report = grade_paths_parallel(
+                    paths,
+                    files,
+                    convention_dirs,
+                    workers=workers,
+                    run=run,
+                    on_graded=export_graded,
+                    on_verdict=stream.add,
+                    commands=commands,
+                )
+            elif show_bar:
+                with click.progressbar(
+                    length=total, label="grading", file=sys.stderr, show_pos=False
+                ) as bar:
+                    report = grade_paths(
+                        paths,
+                        contracts,
+                        conventions,
+                        progress=bar.update,
+                        run=run,
+                        on_graded=on_graded,
+                        keep_verdicts=False,
+                        commands=commands,
+                    )
+            else:
                 report = grade_paths(
                     paths,
                     contracts,
                     conventions,
-                    progress=bar.update,
                     run=run,
                     on_graded=on_graded,
                     keep_verdicts=False,
                     commands=commands,
                 )
-        else:
-            report = grade_paths(
-                paths,
-                contracts,
-                conventions,
-                run=run,
-                on_graded=on_graded,
-                keep_verdicts=False,
-                commands=commands,
-            )
-        code = stream.exit_code(report.input_errors, keep_going)
-        stream.finish(report.input_errors, report.notes, code)
-    finally:
-        stream.close()
-        if batching is not None:
-            batching.shutdown()
-    if isinstance(emitter, OtelEmitter):
-        warning = emitter.delivery_warning()
-        if warning:
-            click.echo(f"warning: {warning}", err=True)
+            code = stream.exit_code(report.input_errors, keep_going)
+            empty = stream.tally.verdicts == 0
+            if empty and not allow_empty:
+                code = EXIT_USAGE
+            stream.finish(report.input_errors, report.notes, code)
+            report_input_problems(report.input_errors)
+            if empty:
+                reason = nothing_graded_reason(
+                    run.traces, run.spans, run.unselected_seen, unreadable=len(report.input_errors)
+                )
+                nothing_graded(", ".join(paths), reason, allow_empty)
+        finally:
+            stream.close()
+            if batching is not None:
+                batching.shutdown()
+        if isinstance(emitter, OtelEmitter):
+            warning = emitter.delivery_warning(sdk_logs.summary())
+            if warning:
+                click.echo(f"warning: {warning}", err=True)
     sys.exit(code)

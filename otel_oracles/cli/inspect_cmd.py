@@ -13,6 +13,7 @@ from pathlib import Path
 
 import click
 
+from otel_oracles.cli._output import report_input_problems
 from otel_oracles.mapping import load_conventions, map_trace
 from otel_oracles.model.result import InputProblem
 from otel_oracles.model.step import Step, Trajectory
@@ -131,6 +132,5 @@ def inspect_command(
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
     else:
         click.echo("\n\n".join(render_trajectory(t) for t in trajectories) or "no traces found")
-        for p in problems:
-            click.echo(f"input error: {p.source}: {p.message}", err=True)
+    report_input_problems(problems)
     sys.exit(2 if problems else 0)

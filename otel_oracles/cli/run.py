@@ -9,7 +9,12 @@ from pathlib import Path
 import click
 
 from otel_oracles.cli._agentbench import Pairing, grade_pairings, load_tasks, load_trajectory
-from otel_oracles.cli._output import emit_report, report_options
+from otel_oracles.cli._output import (
+    allow_empty_option,
+    emit_report,
+    nothing_graded,
+    report_options,
+)
 from otel_oracles.cli._trust import (
     command_policy,
     explain_option,
@@ -30,12 +35,14 @@ from otel_oracles.model.contract import discover_contract_files
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help='AgentBench trajectory JSON ({"steps": [...]}); repeat for several.',
 )
+@allow_empty_option
 @explain_option
 @unsafe_commands_option
 @report_options
 def run_command(
     tasks: tuple[Path, ...],
     trajectories: tuple[Path, ...],
+    allow_empty: bool,
     explain: str | None,
     unsafe_commands: bool,
     as_json: bool,
@@ -60,12 +67,17 @@ def run_command(
         raise click.UsageError("no task files (.json/.yaml/.yml) found in the given paths")
     pairings = [Pairing(load_trajectory(t), contracts) for t in trajectories]
     report, _ = grade_pairings(pairings, command_policy(unsafe_commands))
+    code = report.exit_code() if report.verdicts or allow_empty else 2
     emit_report(
         report,
         as_json=as_json,
         junit=junit,
         html=html,
         verbose=verbose,
+        exit_code=code,
         explain=resolve_explain(explain),
     )
-    sys.exit(report.exit_code())
+    if not report.verdicts:
+        reason = "no task was graded against any trajectory"
+        nothing_graded(", ".join(str(t) for t in trajectories), reason, allow_empty)
+    sys.exit(code)

@@ -45,6 +45,34 @@ def classify(path: Path) -> str:
 
 
 OTLP_KEYS = frozenset({"resourceSpans", "resourceLogs", "resourceMetrics"})
+CONTRACT_LAYER_KEYS = frozenset({"invariants", "oracles", "evidence", "tolerances", "budget"})
+PEEK_MAX_BYTES = 1 << 20
+"""Files larger than this are never read for a wrong-place hint."""
+
+WRONG_PLACE: dict[str, str] = {
+    "contract": "a contract or task: give it with --contracts",
+    "trajectory": "an AgentBench trajectory: grade it with 'otel-oracles run TASK -t FILE'",
+    "manifest": "a gate manifest: use 'otel-oracles gate --manifest FILE'",
+}
+
+
+def looks_like(path: Path) -> str | None:
+    """What a file given as trace input really is, when it is a contract, task, trajectory or
+    manifest (for the hint after its decode error); ``None`` otherwise."""
+    try:
+        if not path.is_file() or path.stat().st_size > PEEK_MAX_BYTES:
+            return None
+    except OSError:
+        return None
+    data = _peek(path)
+    if not isinstance(data, dict):
+        return None
+    kind = classify(path)
+    if kind == "contract" and not CONTRACT_LAYER_KEYS & data.keys():
+        return None
+    return WRONG_PLACE.get(kind)
+
+
 SERVE_KEYS = frozenset({"receivers", "grading", "assembly"})
 SKIPPED: dict[str, str] = {
     "otlp": "OTLP data, not a contract (grade it with 'otel-oracles grade')",
@@ -108,9 +136,10 @@ def validate_command(files: tuple[Path, ...], as_json: bool) -> None:
     """Validate contracts, AgentBench tasks, trajectories and gate manifests.
 
     Directories are searched (not recursively) for .json/.yaml/.yml files. Each file is
-    reported as ok or with its problem ('error: <file>: <key path>: <what was expected>');
+    reported as ok or with every problem in it, one line each ('error: <file>: <key path>:
+    <what was expected>', with a "did you mean" hint for a near-miss name);
     OTLP data and serve configurations are recognised and skipped.
-    Exit code: 0 all valid, 1 any invalid, 2 usage error.
+    Exit code: 0 all valid, 1 any invalid, 2 usage error or no file to validate.
 
     \b
     Examples:
@@ -126,6 +155,16 @@ def validate_command(files: tuple[Path, ...], as_json: bool) -> None:
         try:
             summary = CHECKERS[kind](path)
             results.append({"file": str(path), "kind": kind, "ok": True, "summary": summary})
+        except ContractError as exc:
+            results.append(
+                {
+                    "file": str(path),
+                    "kind": kind,
+                    "ok": False,
+                    "error": str(exc),
+                    "problems": [f"{exc.source}: {p}" if exc.source else p for p in exc.problems],
+                }
+            )
         except OtelOraclesError as exc:
             results.append({"file": str(path), "kind": kind, "ok": False, "error": str(exc)})
     if as_json:
@@ -137,9 +176,20 @@ def validate_command(files: tuple[Path, ...], as_json: bool) -> None:
             elif r["ok"]:
                 click.echo(f"ok: {r['file']}: {r['summary']}")
             else:
-                click.echo(f"error: {r['error']}", err=True)
+                for problem in r.get("problems") or [r["error"]]:
+                    click.echo(f"error: {problem}", err=True)
         skipped = sum(1 for r in results if r["ok"] is None)
         bad = sum(1 for r in results if r["ok"] is False)
         tail = f", {skipped} skipped" if skipped else ""
         click.echo(f"{len(results) - skipped} file(s) checked, {bad} invalid{tail}")
+    if not results:
+        # Validating nothing proves nothing: a review step pointed at the wrong folder
+        # must not go green.
+        where = ", ".join(str(f) for f in files)
+        click.echo(
+            f"error: {where}: nothing to validate: no contract, task, trajectory or manifest "
+            "file (.json/.yaml/.yml) found",
+            err=True,
+        )
+        sys.exit(2)
     sys.exit(1 if any(r["ok"] is False for r in results) else 0)

@@ -25,6 +25,7 @@ from otel_oracles.emit._otlp_json import (
     JsonLinesSpanExporter,
     OtlpJsonLinesFile,
 )
+from otel_oracles.emit._sdk_log import SdkLogs, gathered_sdk_logs
 from otel_oracles.emit.config import EmitSettings
 
 __all__ = [
@@ -43,8 +44,10 @@ __all__ = [
     "JsonLinesSpanExporter",
     "OtelEmitter",
     "OtlpJsonLinesFile",
+    "SdkLogs",
     "build_emitter",
     "explain",
+    "gathered_sdk_logs",
     "grader_resource",
     "looks_secret",
     "otlp_exporters",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from opentelemetry.sdk._logs.export import LogRecordExporter
 from opentelemetry.sdk.environment_variables import (
@@ -60,41 +61,45 @@ def otlp_protocol(signal: str, explicit: str | None = None) -> OtlpProtocol:
 
 
 def otlp_exporters(
-    protocol: str | None = None,
+    protocol: str | None = None, timeout_s: float | None = None
 ) -> tuple[SpanExporter, LogRecordExporter, MetricExporter, str]:
     """The SDK's OTLP exporters (endpoint, headers, timeout, TLS, compression from the
     standard ``OTEL_EXPORTER_OTLP_*`` variables) and a description for messages. Spans and
     logs use subclasses that only swap in a caching encoder (``_fast_otlp``); imported
-    here, when an export is configured, so ``grade`` without one starts no slower."""
+    here, when an export is configured, so ``grade`` without one starts no slower.
+
+    ``timeout_s`` bounds each export call, retries included (the SDK retries within it);
+    ``None`` leaves the SDK's own setting (``OTEL_EXPORTER_OTLP_TIMEOUT``, default 10 s)."""
+    kw: dict[str, Any] = {} if timeout_s is None else {"timeout": timeout_s}
     span_exporter: SpanExporter
     log_exporter: LogRecordExporter
     metric_exporter: MetricExporter
     if otlp_protocol("traces", protocol) == "grpc":
         from otel_oracles.emit._fast_grpc import FastGrpcSpanExporter
 
-        span_exporter = FastGrpcSpanExporter()
+        span_exporter = FastGrpcSpanExporter(**kw)
     else:
         from otel_oracles.emit._fast_http import FastHttpSpanExporter
 
-        span_exporter = FastHttpSpanExporter()
+        span_exporter = FastHttpSpanExporter(**kw)
     if otlp_protocol("logs", protocol) == "grpc":
         from otel_oracles.emit._fast_grpc import FastGrpcLogExporter
 
-        log_exporter = FastGrpcLogExporter()
+        log_exporter = FastGrpcLogExporter(**kw)
     else:
         from otel_oracles.emit._fast_http import FastHttpLogExporter
 
-        log_exporter = FastHttpLogExporter()
+        log_exporter = FastHttpLogExporter(**kw)
     if otlp_protocol("metrics", protocol) == "grpc":
         from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter
 
-        metric_exporter = OTLPMetricExporter()
+        metric_exporter = OTLPMetricExporter(**kw)
     else:
         from opentelemetry.exporter.otlp.proto.http.metric_exporter import (
             OTLPMetricExporter as HttpMetricExporter,
         )
 
-        metric_exporter = HttpMetricExporter()
+        metric_exporter = HttpMetricExporter(**kw)
     return (
         span_exporter,
         log_exporter,
@@ -110,6 +115,7 @@ def build_emitter(
     *,
     protocol: str | None = None,
     settings: EmitSettings | None = None,
+    timeout_s: float | None = None,
 ) -> Emitter:
     """The emitter for ``grade --export otlp`` / ``--results-out FILE`` / ``--explain``.
 
@@ -131,7 +137,9 @@ def build_emitter(
     metrics: list[MetricExporter] = []
     where: list[str] = []
     if export == "otlp":
-        span_exporter, log_exporter, metric_exporter, destination = otlp_exporters(protocol)
+        span_exporter, log_exporter, metric_exporter, destination = otlp_exporters(
+            protocol, timeout_s
+        )
         spans.append(span_exporter)
         logs.append(log_exporter)
         metrics.append(metric_exporter)

@@ -235,9 +235,10 @@ class OtelEmitter(Emitter):
     def metrics(self) -> GraderMetrics:
         return self._metrics
 
-    def delivery_warning(self) -> str | None:
+    def delivery_warning(self, detail: str = "") -> str | None:
         """One line saying what was not delivered and where, or None when everything was.
-        Meant for the end of a run (after ``shutdown``, which pushes the last metrics)."""
+        Meant for the end of a run (after ``shutdown``, which pushes the last metrics).
+        ``detail`` (e.g. the first exporter error) replaces the pointer to the log."""
         st = self.stats
         if st.ok:
             return None
@@ -253,7 +254,7 @@ class OtelEmitter(Emitter):
         ]
         return (
             f"results not delivered to {self.destination or 'the exporters'}: "
-            f"{', '.join(lost)} (see the log for the exporter errors)"
+            f"{', '.join(lost)} ({detail or 'see the log for the exporter errors'})"
         )
 
     # ---- the seam ------------------------------------------------------------------------

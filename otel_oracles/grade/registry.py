@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from otel_oracles.errors import ContractError, PluginError
 from otel_oracles.grade.oracles.base import OracleCheck, OracleParams
-from otel_oracles.model.contract import SPEC_META_KEYS, OracleSpec, format_loc
+from otel_oracles.model.contract import SPEC_META_KEYS, OracleSpec, did_you_mean, format_loc
 
 log = logging.getLogger(__name__)
 
@@ -144,8 +144,10 @@ def parse_oracle_spec(item: Any, layer: str, where: str, source: str) -> OracleS
                 source,
             )
         known = ", ".join(sorted(_REGISTRY))
+        hint = did_you_mean(oracle_type, _REGISTRY)
         raise ContractError(
-            f"{where}.type: unknown oracle type {oracle_type!r}; known types: {known}", source
+            f"{where}.type: unknown oracle type {oracle_type!r}{hint}; known types: {known}",
+            source,
         )
     cls = _REGISTRY[oracle_type].cls
     params = {k: v for k, v in item.items() if k not in SPEC_META_KEYS}
@@ -158,13 +160,15 @@ def parse_oracle_spec(item: Any, layer: str, where: str, source: str) -> OracleS
             if err["type"] == "missing":
                 problems.append(f"{loc}: field required for oracle type {oracle_type!r}")
             elif err["type"] == "extra_forbidden":
-                allowed = ", ".join(cls.Params.model_fields) or "none"
+                names = [f.alias or n for n, f in cls.Params.model_fields.items()]
+                hint = did_you_mean(str(err["loc"][-1]), [*names, *SPEC_META_KEYS])
                 problems.append(
-                    f"{loc}: unknown param for oracle type {oracle_type!r} (params: {allowed})"
+                    f"{loc}: unknown param for oracle type {oracle_type!r}{hint} "
+                    f"(params: {', '.join(names) or 'none'})"
                 )
             else:
                 problems.append(f"{loc}: {err['msg']}")
-        raise ContractError("; ".join(problems), source) from None
+        raise ContractError("", source, problems=problems) from None
     for meta in ("name", "why"):
         if meta in item and not isinstance(item[meta], str):
             raise ContractError(f"{where}.{meta}: expected a string", source)

@@ -11,8 +11,10 @@ whose message names the file, the JSON path of the bad field and what was expect
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -76,6 +78,12 @@ class Contract(BaseModel):
     """Which traces this contract grades: one selector, or a list of selectors of which any
     may select the trace. Omitted = every trace."""
     evidence: list[OracleSpec] = Field(default_factory=list)
+    coverage: Literal["strict", "lenient"] = "strict"
+    """How checks that need complete visibility (``tool_not_called``, ``no_network``,
+    ``citations_grounded``, ``handoff``) treat spans no convention recognised: ``strict``
+    turns their pass into ``missing_evidence``; ``lenient`` ignores such spans. Written
+    ``evidence: {coverage: lenient}`` (or ``{require: [...], coverage: lenient}``); a check's
+    own ``coverage`` param overrides it."""
     invariants: list[OracleSpec] = Field(default_factory=list)
     tolerances: list[OracleSpec] = Field(default_factory=list)
     on_missing_evidence: Literal["fail", "warn"] = "fail"
@@ -106,8 +114,20 @@ def format_loc(loc: tuple[int | str, ...]) -> str:
     return out or "(top level)"
 
 
-def describe_validation_error(exc: ValidationError, prefix: tuple[int | str, ...] = ()) -> str:
-    """One line per problem: ``path: what was expected``."""
+def did_you_mean(word: str, known: Iterable[str]) -> str:
+    """`` (did you mean 'name'?)`` for a near miss among ``known``, else ""."""
+    close = difflib.get_close_matches(word, list(known), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def validation_problems(
+    exc: ValidationError,
+    prefix: tuple[int | str, ...] = (),
+    known_fields: Iterable[str] = (),
+) -> list[str]:
+    """One message per problem: ``path: what was expected`` (a near-miss field name gets a
+    "did you mean" hint from ``known_fields``)."""
+    known = list(known_fields)
     lines = []
     for err in exc.errors():
         loc = format_loc(prefix + tuple(err["loc"]))
@@ -115,30 +135,68 @@ def describe_validation_error(exc: ValidationError, prefix: tuple[int | str, ...
         if err["type"] == "missing":
             msg = "field required"
         elif err["type"] == "extra_forbidden":
-            msg = "unknown field"
+            msg = "unknown field" + did_you_mean(str(err["loc"][-1]), known)
         lines.append(f"{loc}: {msg}")
-    return "; ".join(lines)
+    return lines
+
+
+def describe_validation_error(exc: ValidationError, prefix: tuple[int | str, ...] = ()) -> str:
+    """One line for every problem: ``path: what was expected; ...``."""
+    return "; ".join(validation_problems(exc, prefix))
+
+
+CONTRACT_KEYS: frozenset[str] = frozenset({"oracles", "budget", "workspace", "prompt"})
+"""Top-level keys a contract file may hold besides ``Contract``'s own fields (AgentBench
+tasks, the budget shorthand): offered in "did you mean" hints."""
+
+OTLP_KEYS: frozenset[str] = frozenset({"resourceSpans", "resourceLogs", "resourceMetrics"})
 
 
 def parse_contract(data: Any, source: str, content_hash: str = "") -> Contract:
-    """Validate a decoded contract/task document."""
+    """Validate a decoded contract/task document, reporting every mistake at once: the
+    AgentBench task rules, each oracle spec, unknown and mistyped top-level fields."""
     from otel_oracles.grade.registry import parse_oracle_spec  # registry imports the model
 
     if not isinstance(data, dict):
         raise ContractError("expected a mapping at the top level", source)
+    if OTLP_KEYS & data.keys():
+        raise ContractError(
+            "this is OTLP trace data, not a contract: give trace files as the PATHS of "
+            "'otel-oracles grade PATHS --contracts CONTRACTS'",
+            source,
+        )
+    if "steps" in data and "oracles" not in data and "invariants" not in data:
+        raise ContractError(
+            "this is an AgentBench trajectory, not a contract: give it with --trajectory "
+            "to 'otel-oracles run' or 'gate'",
+            source,
+        )
+    problems: list[str] = []
     data = dict(data)
     agentbench = "oracles" in data
     if agentbench:
-        _check_agentbench_task(data, source)
+        problems.extend(_agentbench_task_problems(data))
         if "invariants" in data:
-            raise ContractError(
-                "use either 'oracles' (AgentBench) or 'invariants', not both", source
-            )
+            problems.append("use either 'oracles' (AgentBench) or 'invariants', not both")
         data["invariants"] = data.pop("oracles")
     if "budget" in data:  # compact failure budget -> tolerances/invariants (trace_budget.py)
         from otel_oracles.grade.oracles.trace_budget import expand_budget
 
-        data = expand_budget(data, source)
+        try:
+            data = expand_budget(data, source)
+        except ContractError as exc:
+            problems.extend(exc.problems)
+            data.pop("budget", None)
+    if "coverage" in data:
+        problems.append("coverage: write it under evidence: {coverage: lenient}")
+        data.pop("coverage")
+    evidence = data.get("evidence")
+    if isinstance(evidence, dict):
+        try:
+            data.update(_evidence_block(evidence, source))
+        except ContractError as exc:
+            problems.extend(exc.problems)
+            data["evidence"] = []
     specs: dict[str, list[OracleSpec]] = {}
     for layer in ("evidence", "invariants", "tolerances"):
         raw = data.pop(layer, [])
@@ -146,12 +204,16 @@ def parse_contract(data: Any, source: str, content_hash: str = "") -> Contract:
         if raw is None:
             raw = []
         if not isinstance(raw, list):
-            raise ContractError(f"{key}: expected a list", source)
-        specs[layer] = [
-            parse_oracle_spec(item, layer, f"{key}[{i}]", source) for i, item in enumerate(raw)
-        ]
+            problems.append(f"{key}: expected a list")
+            raw = []
+        specs[layer] = []
+        for i, item in enumerate(raw):
+            try:
+                specs[layer].append(parse_oracle_spec(item, layer, f"{key}[{i}]", source))
+            except ContractError as exc:
+                problems.extend(exc.problems)
     try:
-        return Contract.model_validate(
+        contract = Contract.model_validate(
             {
                 **data,
                 **specs,
@@ -161,44 +223,70 @@ def parse_contract(data: Any, source: str, content_hash: str = "") -> Contract:
             }
         )
     except ValidationError as exc:
-        raise ContractError(describe_validation_error(exc), source) from None
+        known = {*Contract.model_fields, *CONTRACT_KEYS} - {"source", "content_hash", "agentbench"}
+        problems.extend(validation_problems(exc, known_fields=known))
+        raise ContractError("", source, problems=problems) from None
+    if problems:
+        raise ContractError("", source, problems=problems)
+    return contract
 
 
-def _check_agentbench_task(data: dict[str, Any], source: str) -> None:
+EVIDENCE_BLOCK_KEYS: frozenset[str] = frozenset({"require", "coverage"})
+
+
+def _evidence_block(block: dict[str, Any], source: str) -> dict[str, Any]:
+    """``evidence: {require: [...], coverage: lenient}`` -> the ``evidence`` list and the
+    contract's ``coverage`` (the list form, ``evidence: [...]``, stays the short way)."""
+    unknown = sorted(set(block) - EVIDENCE_BLOCK_KEYS)
+    if unknown:
+        raise ContractError(
+            f"evidence.{unknown[0]}: unknown field (evidence as a mapping takes require, coverage)",
+            source,
+        )
+    out: dict[str, Any] = {"evidence": block.get("require") or []}
+    if "coverage" in block:
+        coverage = block["coverage"]
+        if coverage not in ("strict", "lenient"):
+            raise ContractError(
+                f"evidence.coverage: expected 'strict' or 'lenient', got {coverage!r}", source
+            )
+        out["coverage"] = coverage
+    return out
+
+
+def _agentbench_task_problems(data: dict[str, Any]) -> list[str]:
     """The exact AgentBench task rules: id/name/description/prompt strings, a non-empty
-    workspace of relative path -> content, a non-empty oracles list, optional string tags."""
+    workspace of relative path -> content, a non-empty oracles list, optional string tags.
+    Every breach is reported, not only the first."""
+    problems: list[str] = []
     for key in ("id", "name", "description", "prompt"):
         if key not in data:
-            raise ContractError(f"{key}: field required", source)
-        if not isinstance(data[key], str):
-            raise ContractError(f"{key}: expected a string, got {type(data[key]).__name__}", source)
+            problems.append(f"{key}: field required")
+        elif not isinstance(data[key], str):
+            problems.append(f"{key}: expected a string, got {type(data[key]).__name__}")
     ws = data.get("workspace")
     if not isinstance(ws, dict) or not ws:
-        raise ContractError(
-            "workspace: expected a non-empty map of relative path -> content", source
-        )
+        problems.append("workspace: expected a non-empty map of relative path -> content")
+        ws = {}
     for path, content in ws.items():
-        norm = path.replace("\\", "/")
+        norm = str(path).replace("\\", "/")
         if (
             not norm.strip("/.")
             or norm.startswith("/")
             or (len(norm) > 1 and norm[1] == ":")
             or ".." in norm.split("/")
         ):
-            raise ContractError(
-                f"workspace.{path}: expected a relative path inside the workspace", source
-            )
+            problems.append(f"workspace.{path}: expected a relative path inside the workspace")
         if not isinstance(content, str):
-            raise ContractError(
-                f"workspace.{path}: expected file content as a string, "
-                f"got {type(content).__name__}",
-                source,
+            problems.append(
+                f"workspace.{path}: expected file content as a string, got {type(content).__name__}"
             )
     if not isinstance(data["oracles"], list) or not data["oracles"]:
-        raise ContractError("oracles: expected a non-empty list", source)
+        problems.append("oracles: expected a non-empty list")
     tags = data.get("tags", [])
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
-        raise ContractError("tags: expected a list of strings", source)
+        problems.append("tags: expected a list of strings")
+    return problems
 
 
 def load_contract(path: str | Path) -> Contract:

@@ -70,7 +70,7 @@ class ConsoleWriter:
         self._rows.close()
 
     def lines(self, input_errors: list[InputProblem], notes: list[str]) -> Iterator[str]:
-        """The table, summary, notes and input errors, each line ending in a newline."""
+        """The table, summary and notes, each line ending in a newline."""
         try:
             yield from self._lines(input_errors, notes)
         finally:
@@ -107,13 +107,13 @@ class ConsoleWriter:
         yield summary + "\n"
         for n in notes:
             yield f"note: {n}\n"
-        for p in input_errors:
-            yield f"input error: {p.source}: {p.message}\n"
+        # Each unreadable input itself is a user error: the CLI prints it on stderr
+        # (``error: <source>: <message>``); the table counts them in the summary only.
 
 
 def render_console(report: RunReport, *, show_passing_details: bool = False) -> str:
     """A table with one row per verdict and, under each failing row, one line per failing
-    result (``outcome name: message``). Notes and input errors follow the table.
+    result (``outcome name: message``). Notes and the input-error count follow the table.
 
     ``show_passing_details`` also lists the results of passing verdicts (``--verbose``).
     """

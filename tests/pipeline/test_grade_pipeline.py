@@ -74,7 +74,8 @@ def test_unreadable_input_exits_2_and_the_rest_is_still_graded(tmp_path: Path) -
 
     kept = run("grade", happy, str(bad), "-c", str(CONTRACTS / "no-deletes.yaml"), "--keep-going")
     assert kept.returncode == 1, "with --keep-going the verdicts decide (one fails)"
-    assert f"input error: {bad}:2" in kept.stdout
+    assert f"error: {bad}:2: " in kept.stderr
+    assert str(bad) not in kept.stdout, "user errors go to stderr only"
 
 
 def test_grade_writes_junit_and_html(tmp_path: Path) -> None:
