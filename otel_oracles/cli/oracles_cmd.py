@@ -4,13 +4,16 @@ that failed to load."""
 
 from __future__ import annotations
 
+import enum
 import inspect
 import json
 import textwrap
 import types
+import typing
 from typing import Any
 
 import click
+from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from otel_oracles.grade.registry import broken_plugins, registered
@@ -19,10 +22,72 @@ DEFAULT_REPR_LIMIT = 70
 """Characters of a default value shown in the table (the JSON output has it whole)."""
 
 
-def _type_name(annotation: Any) -> str:
-    if isinstance(annotation, type) and not isinstance(annotation, types.GenericAlias):
-        return annotation.__name__
-    return str(annotation).replace("typing.", "")
+_PLAIN: dict[Any, str] = {
+    str: "string",
+    int: "integer",
+    float: "number",
+    bool: "true/false",
+    dict: "mapping",
+    Any: "any value",
+}
+
+
+def _validator_names(metadata: list[Any]) -> set[str]:
+    return {getattr(getattr(m, "func", None), "__name__", "") for m in metadata}
+
+
+def _bound(metadata: list[Any]) -> str:
+    """`` ≥ 0`` and the like, from pydantic's ``Field(ge=...)`` style constraints."""
+    marks = {"ge": "≥", "gt": ">", "le": "≤", "lt": "<"}
+    parts = [
+        f" {sign} {getattr(m, key)}"
+        for m in metadata
+        for key, sign in marks.items()
+        if getattr(m, key, None) is not None
+    ]
+    return "".join(parts)
+
+
+def describe_type(annotation: Any, metadata: list[Any] | None = None) -> str:
+    """A param's type as a contract author writes it: ``string (regex)``, ``integer ≥ 0``,
+    ``string or list of strings``; never Python typing reprs."""
+    metadata = list(metadata or [])
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        inner, *extra = typing.get_args(annotation)
+        return describe_type(inner, [*metadata, *extra])
+    if origin in (typing.Union, types.UnionType):
+        options = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if len(options) == 1:
+            return describe_type(options[0], metadata)
+        return " or ".join(describe_type(a, metadata) for a in options)
+    if origin is typing.Literal:
+        return "one of " + ", ".join(str(v) for v in typing.get_args(annotation))
+    checks = _validator_names(metadata)
+    if origin in (list, tuple):
+        args = [a for a in typing.get_args(annotation) if a is not Ellipsis]
+        item = describe_type(args[0]) if args else "any value"
+        if item == "string (regex)":
+            return "regex or list of regexes"
+        if item == "string":
+            return "string or list of strings"
+        if item.startswith(("one of ", "mapping with ")):
+            return f"list, each {item}"
+        return f"list of {item}s"
+    if any("schema" in name for name in checks):
+        return "JSON Schema"
+    if origin is dict:
+        key, value = typing.get_args(annotation) or (str, Any)
+        return f"mapping of {describe_type(key)} to {describe_type(value)}"
+    if annotation is str and any("regex" in name for name in checks):
+        return "string (regex)"
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        return "one of " + ", ".join(str(m.value) for m in annotation)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return "mapping with " + ", ".join(f.alias or n for n, f in annotation.model_fields.items())
+    return _PLAIN.get(annotation, getattr(annotation, "__name__", str(annotation))) + _bound(
+        metadata
+    )
 
 
 def _default(info: FieldInfo) -> Any:
@@ -41,8 +106,8 @@ def describe_oracles() -> dict[str, Any]:
             default = None if required else _default(info)
             params.append(
                 {
-                    "name": pname,
-                    "type": _type_name(info.annotation),
+                    "name": info.alias or pname,
+                    "type": describe_type(info.annotation, info.metadata),
                     "required": required,
                     "default": list(default) if isinstance(default, tuple) else default,
                     "description": info.description or "",

@@ -391,8 +391,8 @@ def test_oracles_lists_the_builtins_with_params(cli: Cli) -> None:
     assert proc.returncode == 0
     for name in ("assertion_exists", "file_not_modified", "no_network", "test_must_pass"):
         assert f"{name}  (otel-oracles)" in proc.stdout
-    assert "command: str, required" in proc.stdout
-    assert "timeout: float, default 60" in proc.stdout
+    assert "command: string, required" in proc.stdout
+    assert "timeout: number > 0, default 60" in proc.stdout
 
 
 def test_oracles_json_reads_params_from_the_params_models(cli: Cli) -> None:
@@ -401,7 +401,9 @@ def test_oracles_json_reads_params_from_the_params_models(cli: Cli) -> None:
     params = {p["name"]: p for p in by_type["assertion_exists"]["params"]}
     assert params["path"]["required"] and params["pattern"]["required"]
     assert "MULTILINE" in params["pattern"]["description"]
-    assert by_type["no_network"]["params"][0]["default"][0] == "curl"
+    network = {p["name"]: p for p in by_type["no_network"]["params"]}
+    assert network["patterns"]["default"][0] == "curl"
+    assert network["coverage"]["default"] is None, "unset: the contract's coverage"
     assert data["broken_plugins"] == []
 
 

@@ -22,13 +22,14 @@ the budget is exceeded; the same class serves both layers.
 
 from __future__ import annotations
 
+import types
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from otel_oracles.errors import SandboxError
 from otel_oracles.replay import checked_parts
@@ -39,10 +40,58 @@ if TYPE_CHECKING:
     from otel_oracles.model.step import Trajectory
 
 
-class OracleParams(BaseModel):
-    """Base for every oracle's params: unknown keys are errors, values are immutable."""
+def is_string_list(annotation: Any) -> bool:
+    """``list[str]`` (items possibly ``Annotated``, the list possibly optional)."""
+    if get_origin(annotation) in (Union, types.UnionType):
+        return any(is_string_list(a) for a in get_args(annotation) if a is not type(None))
+    if get_origin(annotation) is not list:
+        return False
+    (item,) = get_args(annotation) or (Any,)
+    if get_origin(item) is Annotated:
+        item = get_args(item)[0]
+    return item is str
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+def _lists_accept_one_string(schema: dict[str, Any], cls: type[BaseModel]) -> None:
+    """JSON Schema of every list-of-strings param: one string is accepted too."""
+    for name in getattr(cls, "string_list_params", ()):
+        prop = schema.get("properties", {}).get(name)
+        if prop is not None and prop.get("type") == "array":
+            meta = {k: prop.pop(k) for k in ("title", "description", "default") if k in prop}
+            original = dict(prop)
+            prop.clear()
+            prop.update({**meta, "anyOf": [{"type": "string"}, original]})
+
+
+class OracleParams(BaseModel):
+    """Base for every oracle's params: unknown keys are errors, values are immutable.
+
+    Every list-of-strings param also accepts one string (``tools: search`` is
+    ``tools: [search]``), so contract authors need not remember which params are lists.
+    """
+
+    model_config = ConfigDict(
+        frozen=True,
+        extra="forbid",
+        use_attribute_docstrings=True,
+        json_schema_extra=_lists_accept_one_string,
+    )
+    string_list_params: ClassVar[frozenset[str]] = frozenset()
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        cls.string_list_params = frozenset(
+            name for name, info in cls.model_fields.items() if is_string_list(info.annotation)
+        )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_string_is_a_list(cls, data: Any) -> Any:
+        lists = cls.string_list_params
+        if not lists or not isinstance(data, dict):
+            return data
+        return {k: [v] if k in lists and isinstance(v, str) else v for k, v in data.items()}
 
 
 class NoParams(OracleParams):
