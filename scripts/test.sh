@@ -19,28 +19,47 @@ step "Python environment (.venv)"
 .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
 
-if ! command -v prometheus >/dev/null 2>&1; then
-    step "Prometheus (Debian package)"
-    if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-        DEBIAN_FRONTEND=noninteractive apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null
-        # The package starts a system service on :9090; the tests run their own instance.
-        (command -v systemctl >/dev/null && systemctl stop prometheus) >/dev/null 2>&1 || true
-        pkill -x prometheus >/dev/null 2>&1 || true
-    else
-        echo "prometheus is not installed and this shell cannot apt-get it; its tests will skip" >&2
+# Debian packages are installed without starting or enabling their services: a policy-rc.d
+# that denies service starts is put in place for the install (only when the machine has none)
+# and removed after it; units a package enabled are disabled again. Nothing is ever killed
+# by name: the tests start and stop their own processes, by pid.
+apt_install() {
+    if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+        return 1
     fi
+    local policy=/usr/sbin/policy-rc.d ours=""
+    if [ ! -e "$policy" ]; then
+        printf '#!/bin/sh\n# otel-oracles scripts/test.sh: no service starts during its install\nexit 101\n' >"$policy"
+        chmod 755 "$policy"
+        ours=1
+    fi
+    local rc=0
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null ||
+        rc=$?
+    [ -n "$ours" ] && rm -f "$policy"
+    if [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; then
+        local pkg
+        for pkg in "$@"; do
+            if systemctl list-unit-files "$pkg.service" >/dev/null 2>&1; then
+                systemctl disable --quiet "$pkg.service" >/dev/null 2>&1 || true
+            fi
+        done
+    fi
+    return "$rc"
+}
+
+if ! command -v prometheus >/dev/null 2>&1; then
+    step "Prometheus (Debian package; its system service is neither started nor enabled)"
+    apt_install prometheus ||
+        echo "prometheus is not installed and this shell cannot apt-get it; its tests fail" >&2
 fi
 
 if ! command -v bwrap >/dev/null 2>&1; then
     step "bubblewrap (Debian package): the sandbox for command-running checks"
-    if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-        DEBIAN_FRONTEND=noninteractive apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends bubblewrap >/dev/null
-    else
+    apt_install bubblewrap ||
         echo "bwrap is not installed and this shell cannot apt-get it; test_must_pass checks" \
             "will give 'error' and the sandbox tests fail" >&2
-    fi
 fi
 
 if [ -f tests/server/node/package-lock.json ]; then

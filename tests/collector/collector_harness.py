@@ -106,7 +106,7 @@ def collector_binary() -> Path:
 def prometheus_binary() -> Path:
     found = shutil.which("prometheus")
     if found is None:
-        pytest.skip(INSTALL_PROMETHEUS)
+        pytest.fail(INSTALL_PROMETHEUS)
     return Path(found)
 
 
