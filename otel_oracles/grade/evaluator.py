@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 
 from otel_oracles.errors import OtelOraclesError, ReplayError, SandboxError
-from otel_oracles.grade.evidence import gaps_for
+from otel_oracles.grade.evidence import coverage_gap, gaps_for
 from otel_oracles.grade.oracles.base import Finding, GradeContext, OracleCheck
 from otel_oracles.grade.registry import instantiate
 from otel_oracles.model.contract import Contract, OracleSpec
@@ -122,6 +122,22 @@ def _fails_with(exc: Exception) -> tuple[Finding, Outcome, dict[str, object]]:
     return finding, _ERROR, {"error.type": type(exc).__name__}
 
 
+def _fail_closed_on_coverage(finding: Finding, oracle: OracleCheck, ctx: GradeContext) -> Finding:
+    """A pass of a check that needs complete visibility, on a trajectory with spans no
+    convention recognised, is ``missing_evidence`` naming them (DESIGN section 8: the
+    unrecognised spans may hold the call, the request or the source the check rules out),
+    unless the check or its contract says ``coverage: lenient``."""
+    gap = coverage_gap(ctx.trajectory)
+    if gap is None or oracle.coverage(ctx.contract) == "lenient":
+        return finding
+    return Finding.missing(
+        f"{gap} (with them left out: {finding.message})",
+        details={**finding.details, "unclassified_spans": dict(ctx.trajectory.unmapped_spans)},
+        span_ids=finding.span_ids,
+        step_indexes=finding.step_indexes,
+    )
+
+
 def run_planned(check: PlannedCheck, ctx: GradeContext) -> OracleResult:
     start = time.perf_counter_ns()
     contract = ctx.contract
@@ -143,6 +159,8 @@ def run_planned(check: PlannedCheck, ctx: GradeContext) -> OracleResult:
                 if problem is not None:
                     raise SandboxError(problem)
             finding = Finding.missing("; ".join(gaps)) if gaps else oracle.check(ctx)
+            if finding.status == "pass" and oracle.needs_full_coverage:
+                finding = _fail_closed_on_coverage(finding, oracle, ctx)
             outcome = outcome_for(layer, finding)
         except Exception as exc:
             if exc is ctx.replay_error:

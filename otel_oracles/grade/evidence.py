@@ -165,6 +165,33 @@ def list_steps(steps: list[Step]) -> str:
     return shown + (f" and {more} more" if more > 0 else "")
 
 
+# ---- coverage -----------------------------------------------------------------------------------
+
+
+def coverage_gap(t: Trajectory) -> str | None:
+    """``None`` when every span of the trace was recognised by a convention, else a message
+    naming the unrecognised spans (names and counts, the most frequent first, capped): what a
+    check that needs complete visibility reports instead of a pass. Computed once per
+    trajectory."""
+    if not t.unmapped_spans:
+        return None
+    message: str = memoized(t, "coverage_gap", lambda: _coverage_message(t.unmapped_spans))
+    return message
+
+
+def _coverage_message(unmapped: dict[str, int]) -> str:
+    items = sorted(unmapped.items(), key=lambda kv: (-kv[1], kv[0]))
+    shown = ", ".join(f"{name!r} x{n}" for name, n in items[:MAX_LISTED])
+    more = len(items) - MAX_LISTED
+    if more > 0:
+        shown += f" and {more} more name(s)"
+    return (
+        f"coverage: {sum(unmapped.values())} span(s) no convention recognised ({shown}) may "
+        "hold what this check rules out; map them in a convention, or relax with "
+        "coverage: lenient"
+    )
+
+
 # ---- messages and the final output --------------------------------------------------------------
 
 

@@ -146,6 +146,51 @@ class Step(BaseModel):
         data = self.model_dump(mode="json", exclude_none=True, exclude=_NOT_BEHAVIOUR)
         return _SORTED_JSON.encode(data)
 
+    def scan_text(self) -> str:
+        """The text command and network checks search: for an AgentBench step its raw JSON
+        exactly (DESIGN section 5); for a trace-derived step that JSON plus every string it
+        carries as written (arguments, results, raw unparsed payloads such as Python-repr
+        dicts, kept attributes), unescaped, and the strings inside strings that hold JSON, so
+        a command is found wherever an instrumentation put it and however it was quoted."""
+        if self.raw is not None:
+            return self.raw_json()
+        data = self.model_dump(mode="json", exclude_none=True, exclude=_NOT_BEHAVIOUR)
+        found: list[str] = [_SORTED_JSON.encode(data)]
+        _collect_strings(data, found, 0)
+        return "\n".join(found)
+
+
+
+SCAN_NESTED_JSON_BYTES = 1 << 20
+"""Longest string re-read as JSON when scanning (larger ones are scanned as text only)."""
+
+SCAN_MAX_DEPTH = 32
+"""Deepest nesting walked when collecting strings (trace content is untrusted)."""
+
+
+def _collect_strings(value: Any, out: list[str], depth: int) -> None:
+    """Every string leaf and key of ``value``; a string holding a JSON object or array is
+    also walked as data (an argument that is itself serialized JSON)."""
+    if depth > SCAN_MAX_DEPTH:
+        return
+    if isinstance(value, str):
+        out.append(value)
+        head = value.lstrip()[:1]
+        if head in ("{", "[") and len(value) <= SCAN_NESTED_JSON_BYTES:
+            try:
+                parsed = json.loads(value)
+            except (ValueError, RecursionError):
+                return
+            if isinstance(parsed, (dict, list)):
+                _collect_strings(parsed, out, depth + 1)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            out.append(str(key))
+            _collect_strings(item, out, depth + 1)
+    elif isinstance(value, list):
+        for item in value:
+            _collect_strings(item, out, depth + 1)
+
 
 def normalize_path(path: str) -> str:
     """Forward slashes, no ``./`` segments. Escapes (``..``, absolute) are kept visible so
@@ -275,7 +320,8 @@ class Trajectory(BaseModel):
     def find_network_violations(
         self, patterns: Iterable[str] = DEFAULT_NETWORK_PATTERNS
     ) -> list[NetworkViolation]:
-        """Case-insensitive substring matches over each step's raw JSON, in step order;
+        """Case-insensitive substring matches over each step's text (``Step.scan_text``: the
+        raw JSON of an AgentBench step, every string of a trace-derived one), in step order;
         within a step, patterns are reported in the order given.
 
         Every AgentBench step is scanned (its JSON is what the agent did). Of trace-derived
@@ -289,7 +335,7 @@ class Trajectory(BaseModel):
         for step in self.steps:
             if step.raw is None and not step.is_tool:
                 continue
-            text = step.raw_json().lower()
+            text = step.scan_text().lower()
             hits: set[int] = set()
             for screen, members in screens:
                 if screen in text:

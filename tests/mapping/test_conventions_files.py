@@ -21,6 +21,7 @@ EXPECTED_FILES = {
     "langgraph", "llama-index",
     "smolagents", "crewai",
     "openai-agents", "strands",
+    "generic-clients",
 }  # fmt: skip
 
 

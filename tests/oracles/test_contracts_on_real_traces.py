@@ -137,9 +137,25 @@ NOTHING = (
 )  # content off hides tool names
 
 
-def expected(source: str, contract: str, scenario: str, content: bool) -> dict[str, Outcome]:
+COVERAGE_CHECKS = {
+    "support-rag": {"no-destructive-tools", "grounded-citations"},
+    "coding-agent": {"no-network"},
+    "multi-agent-handoff": {"triage-to-research", "no-destructive-tools", "grounded-citations"},
+}
+"""Checks that need complete visibility (``tool_not_called``, ``no_network``,
+``citations_grounded``, ``handoff``): on a trace with spans no convention recognised they
+cannot pass (DESIGN section 8, fail closed); a failure they find stays a failure."""
+
+
+def expected(
+    source: str, contract: str, scenario: str, content: bool, unclassified: bool = False
+) -> dict[str, Outcome]:
     base = {name: P for name in CHECKS[contract]}
     base.update(CONTENT_ON[(contract, scenario)])
+    if source in UNNAMED_AGENTS and contract == "multi-agent-handoff":
+        base["triage-to-research"] = MIS
+    if unclassified:
+        base.update({n: MIS for n in COVERAGE_CHECKS[contract] if base[n] == P})
     if source in UNNAMED_AGENTS and contract == "multi-agent-handoff":
         base["triage-to-research"] = MIS
     if content:
@@ -210,9 +226,9 @@ def test_example_contract_outcomes_match_expected_md(
 ) -> None:
     graded = grade_file(trace_file(source, scenario, content), contract_named(contract))
     assert len(graded) == 1, "one trace per file"
-    verdict, _ = graded[0]
+    verdict, trajectory = graded[0]
     got = {r.name: r.outcome for r in verdict.results}
-    want = expected(source, contract, scenario, content)
+    want = expected(source, contract, scenario, content, bool(trajectory.unmapped_spans))
     diff = {k: (got.get(k), v) for k, v in want.items() if got.get(k) != v}
     messages = {r.name: r.message for r in verdict.results if r.name in diff}
     assert diff == {}, f"(got, want) per check: {diff}\n{messages}"
@@ -252,7 +268,27 @@ def test_retry_result_points_at_the_retried_call(source: str) -> None:
 def test_span_and_event_variant_grades_like_a_happy() -> None:
     path = TRACES / "openai-v2-latest" / "a_happy.span_and_event.otlp.json"
     verdict, _ = grade_file(path, contract_named("support-rag"))[0]
+    want = {name: P for name in SUPPORT} | dict.fromkeys(COVERAGE_CHECKS["support-rag"], MIS)
+    assert {r.name: r.outcome for r in verdict.results} == want
+
+
+@pytest.mark.parametrize("source", ["openai-v2", "openai-v2-latest", "openinference-openai"])
+def test_raw_client_app_root_is_unclassified_and_coverage_lenient_lets_checks_pass(
+    source: str,
+) -> None:
+    """The raw-client apps wrap each run in their own attribute-less ``agent_run`` span: no
+    convention knows it, so the checks that must see every span report it; a contract that
+    accepts that risk says so and gets the verdicts the spans alone give."""
+    path = trace_file(source, "a_happy", True)
+    verdict, trajectory = grade_file(path, contract_named("support-rag"))[0]
+    assert trajectory.unmapped_spans == {"agent_run": 1}
+    strict = {r.name: r for r in verdict.results if r.name in COVERAGE_CHECKS["support-rag"]}
+    assert {r.outcome for r in strict.values()} == {MIS}
+    assert all("'agent_run' x1" in r.message for r in strict.values())
+    lenient = contract_named("support-rag").model_copy(update={"coverage": "lenient"})
+    verdict, _ = grade_file(path, lenient)[0]
     assert {r.name: r.outcome for r in verdict.results} == {name: P for name in SUPPORT}
+
 
 
 def test_trace_without_application_root_is_graded_as_two_fragments() -> None:

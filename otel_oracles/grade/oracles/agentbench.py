@@ -20,7 +20,14 @@ from typing import ClassVar
 from pydantic import Field, field_validator
 
 from otel_oracles.errors import ContractError
-from otel_oracles.grade.oracles.base import Finding, GradeContext, OracleCheck, OracleParams
+from otel_oracles.grade.network import OutboundRequest, outbound_requests
+from otel_oracles.grade.oracles.base import (
+    CoverageParams,
+    Finding,
+    GradeContext,
+    OracleCheck,
+    OracleParams,
+)
 from otel_oracles.grade.registry import register_oracle
 from otel_oracles.model.step import DEFAULT_NETWORK_PATTERNS, normalize_path
 from otel_oracles.replay import safe_target
@@ -178,12 +185,16 @@ class NoNetwork(OracleCheck):
 
     A case-insensitive substring scan of every step's raw JSON (curl, wget, http://,
     pip install, npm install, go get, ...). The first violation is named in the message.
+    On a trace, every string a tool step carries is scanned (``Step.scan_text``), and an
+    outbound HTTP request the trace recorded (``grade/network.py``) fails it too, naming the
+    host.
     """
 
     oracle_type = "no_network"
     evidence: ClassVar[frozenset[str]] = frozenset({"tool_names", "tool_inputs"})
+    needs_full_coverage = True
 
-    class Params(OracleParams):
+    class Params(CoverageParams):
         patterns: tuple[str, ...] = Field(default=DEFAULT_NETWORK_PATTERNS, min_length=1)
         """Substrings that count as network access (case-insensitive); defaults to the
         AgentBench list."""
@@ -199,6 +210,9 @@ class NoNetwork(OracleCheck):
         params = self.params
         assert isinstance(params, NoNetwork.Params)
         found = ctx.trajectory.find_network_violations(params.patterns)
+        requests = outbound_requests(ctx.trajectory)
+        if not found and requests:
+            return _requests_finding(requests)
         if not found:
             return Finding.ok(f"no network access in {len(ctx.trajectory.steps)} steps")
         first = found[0]
@@ -220,6 +234,23 @@ class NoNetwork(OracleCheck):
                 ]
             },
         )
+
+
+def _requests_finding(requests: list[OutboundRequest]) -> Finding:
+    first = requests[0]
+    hosts = sorted({r.host for r in requests})
+    more = f" ({len(requests) - 1} more request(s))" if len(requests) > 1 else ""
+    return Finding.fail(
+        f"step {first.step.index} is an outbound HTTP {first.method} request to {first.host}"
+        f"{more}; hosts: {', '.join(hosts)}",
+        step_indexes=tuple(r.step.index for r in requests),
+        span_ids=tuple(r.step.source.span_id for r in requests if r.step.source is not None),
+        details={
+            "requests": [
+                {"step": r.step.index, "method": r.method, "host": r.host} for r in requests[:100]
+            ]
+        },
+    )
 
 
 @register_oracle

@@ -32,7 +32,13 @@ from otel_oracles.grade.evidence import (
     tool_responses,
     where,
 )
-from otel_oracles.grade.oracles.base import Finding, GradeContext, OracleCheck, OracleParams
+from otel_oracles.grade.oracles.base import (
+    CoverageParams,
+    Finding,
+    GradeContext,
+    OracleCheck,
+    OracleParams,
+)
 from otel_oracles.grade.oracles.trace_common import (
     DEFAULT_ERROR_PATTERN,
     JsonSchema,
@@ -106,7 +112,7 @@ def _source_texts(step: Step) -> str | None:
 # ---- citations ----------------------------------------------------------------------------------
 
 
-class CitationsGroundedParams(OracleParams):
+class CitationsGroundedParams(CoverageParams):
     pattern: Regex = DEFAULT_CITATION_PATTERN
     """Regex finding citation ids in the final answer (first group, if any, is the id)."""
     sources: list[str] = Field(default_factory=list)
@@ -119,6 +125,7 @@ class CitationsGrounded(OracleCheck):
 
     oracle_type = "citations_grounded"
     Params = CitationsGroundedParams
+    needs_full_coverage = True
     evidence: ClassVar[frozenset[str]] = frozenset({"final_output"})
     params: CitationsGroundedParams
 
@@ -584,7 +591,7 @@ def _transfer(value: Any) -> Any:
     return value
 
 
-class HandoffParams(OracleParams):
+class HandoffParams(CoverageParams):
     required: list[Transfer] = Field(default_factory=list, json_schema_extra=string_items)
     """Transfers that must happen."""
     forbidden: list[Transfer] = Field(default_factory=list, json_schema_extra=string_items)
@@ -659,6 +666,7 @@ class Handoff(OracleCheck):
 
     oracle_type = "handoff"
     Params = HandoffParams
+    needs_full_coverage = True
     evidence: ClassVar[frozenset[str]] = frozenset({"agents"})
     params: HandoffParams
 

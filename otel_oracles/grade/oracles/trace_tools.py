@@ -23,7 +23,13 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, field_validator, model_validator
 
 from otel_oracles.grade.evidence import final_answer_calls, list_steps, tool_calls_of, where
-from otel_oracles.grade.oracles.base import Finding, GradeContext, OracleCheck, OracleParams
+from otel_oracles.grade.oracles.base import (
+    CoverageParams,
+    Finding,
+    GradeContext,
+    OracleCheck,
+    OracleParams,
+)
 from otel_oracles.grade.oracles.trace_common import (
     DEFAULT_ERROR_PATTERN,
     ArgsMatch,
@@ -119,7 +125,7 @@ class ToolCalled(OracleCheck):
         )
 
 
-class ToolNotCalledParams(OracleParams):
+class ToolNotCalledParams(CoverageParams):
     tool: list[str] = Field(json_schema_extra=one_string_or_list)
     """Tool names or globs that must not be called (a single string is accepted). A bare
     name also forbids its plugin/toolset/MCP-qualified forms; a qualified name also catches
@@ -139,6 +145,7 @@ class ToolNotCalled(OracleCheck):
 
     oracle_type = "tool_not_called"
     Params = ToolNotCalledParams
+    needs_full_coverage = True
     evidence: ClassVar[frozenset[str]] = frozenset({"tool_names"})
     params: ToolNotCalledParams
 
