@@ -6,6 +6,7 @@
 #   .venv/                 the project and its test dependencies (pip, editable)
 #   prometheus (apt)       the collector e2e tests scrape real metrics with a real Prometheus
 #   bubblewrap (apt)       the sandbox test_must_pass runs trace-written code in (docs/security.md)
+#   chromium (apt)         the HTML report is rendered and checked in a real headless browser
 #   tests/server/node/     the OpenTelemetry JS SDK client that sends OTLP/JSON to `serve`
 #   collector binary       built from tests/collector/otelcol, cached outside the repository
 set -euo pipefail
@@ -60,6 +61,12 @@ if ! command -v bwrap >/dev/null 2>&1; then
     apt_install bubblewrap ||
         echo "bwrap is not installed and this shell cannot apt-get it; test_must_pass checks" \
             "will give 'error' and the sandbox tests fail" >&2
+fi
+
+if ! command -v chromium >/dev/null 2>&1; then
+    step "Chromium (Debian package): the HTML report is checked in a real headless browser"
+    apt_install chromium ||
+        echo "chromium is not installed and this shell cannot apt-get it; the HTML tests fail" >&2
 fi
 
 if [ -f tests/server/node/package-lock.json ]; then

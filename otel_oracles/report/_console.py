@@ -58,8 +58,11 @@ class ConsoleWriter:
         ]
         self._widths = [max(w, len(cell)) for w, cell in zip(self._widths, cells, strict=True)]
         shown = v.results if self._details else failing(v)
+        # --verbose shows each message whole (continuation lines indented under it); the
+        # default table keeps one capped line per result.
+        text = _whole if self._details else one_line
         extra = [
-            f"    {'ok' if r.passed else 'x'} {r.outcome.value} {r.name}: {one_line(r.message)}"
+            f"    {'ok' if r.passed else 'x'} {r.outcome.value} {r.name}: {text(r.message)}"
             for r in shown
         ]
         self._rows.write(json.dumps([cells, extra], ensure_ascii=False) + "\n")
@@ -109,6 +112,10 @@ class ConsoleWriter:
             yield f"note: {n}\n"
         # Each unreadable input itself is a user error: the CLI prints it on stderr
         # (``error: <source>: <message>``); the table counts them in the summary only.
+
+
+def _whole(message: str) -> str:
+    return "\n      ".join(line.rstrip() for line in message.strip().splitlines())
 
 
 def render_console(report: RunReport, *, show_passing_details: bool = False) -> str:

@@ -15,36 +15,108 @@ from otel_oracles.report._common import Tally, agent_label, contract_label, repl
 DETAILS_LIMIT = 4000
 """Characters of each result's details JSON shown (stderr of a test run can be long)."""
 
+# Each outcome has its own colour and marker, so a tolerated failure never reads as a plain
+# pass: the four numbers are the point of the report.
 _CSS = """
-body{font-family:system-ui,sans-serif;margin:2em;color:#222}
+body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:110em}
 table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #ccc;padding:.3em .6em;
 text-align:left;vertical-align:top}th{background:#f3f3f3}td.n{text-align:right}
+td.n.zero{color:#999}
 .pass{color:#17692b;font-weight:bold}.fail{color:#b00020;font-weight:bold}
-.error{color:#a05a00;font-weight:bold}pre{white-space:pre-wrap;max-width:80em;margin:0}
-details{margin:.5em 0}summary{cursor:pointer}
+.error{color:#a05a00;font-weight:bold}
+.o-pass{color:#17692b}.o-tolerated{color:#6b4c00;background:#fff2c2;font-weight:bold}
+.o-invariant_failure,.o-budget_exhausted{color:#fff;background:#b00020;font-weight:bold}
+.o-missing_evidence{color:#fff;background:#6a3d9a;font-weight:bold}
+.o-error{color:#fff;background:#a05a00;font-weight:bold}
+td.n.inv,td.n.exh{background:#fbe3e6;color:#b00020;font-weight:bold}
+td.n.tol{background:#fff2c2;color:#6b4c00;font-weight:bold}
+td.n.miss{background:#ece3f5;color:#6a3d9a;font-weight:bold}
+.verdict-tolerated{color:#6b4c00;font-weight:bold}
+pre{white-space:pre-wrap;overflow-wrap:anywhere;max-width:60em;margin:0;font-size:.9em}
+dl.details{margin:0;display:grid;grid-template-columns:max-content 1fr;gap:.1em .8em;
+font-size:.9em}dl.details dt{font-weight:bold;color:#555}dl.details dd{margin:0;
+overflow-wrap:anywhere;max-width:60em;white-space:pre-wrap}
+details{margin:.5em 0}summary{cursor:pointer}.legend span{margin-right:1.2em}
 """
+
+_MARK = {
+    "pass": "✓",
+    "tolerated": "◐",
+    "invariant_failure": "✗",
+    "budget_exhausted": "✗",
+    "missing_evidence": "?",
+    "error": "!",
+}
+"""A marker per outcome besides its colour (readable in print and for colour-blind eyes)."""
+
+DETAIL_VALUE_LIMIT = 600
+"""Characters of one details value shown inline; the rest is cut with an ellipsis."""
 
 
 def _verdict_cell(v: Verdict) -> str:
+    tolerated = v.counts.tolerated_failures
+    if v.passed and tolerated:
+        return f'<td class="verdict-tolerated">pass, {tolerated} tolerated</td>'
     return f'<td class="{v.verdict}">{escape(v.verdict)}</td>'
+
+
+def _count_cells(v: Verdict) -> str:
+    c = v.counts
+    cells = []
+    for n, css in (
+        (c.invariant_failures, "inv"),
+        (c.tolerated_failures, "tol"),
+        (c.budget_exhausted, "exh"),
+        (c.missing_evidence, "miss"),
+    ):
+        cells.append(f'<td class="n {css if n else "zero"}">{n}</td>')
+    return "".join(cells)
+
+
+def _details_html(details: dict[str, object]) -> str:
+    """Details as a two-column list (key, value): nested values as compact JSON, long
+    values cut, so the column stays readable beside the message."""
+    if not details:
+        return ""
+    rows = []
+    budget = DETAILS_LIMIT
+    for key, value in details.items():
+        text = (
+            value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+        )
+        if len(text) > DETAIL_VALUE_LIMIT:
+            text = text[:DETAIL_VALUE_LIMIT] + "…"
+        budget -= len(text)
+        rows.append(f"<dt>{escape(str(key))}</dt><dd>{escape(text)}</dd>")
+        if budget <= 0:
+            rows.append("<dt>…</dt><dd>(more details in the JSON report)</dd>")
+            break
+    return '<dl class="details">' + "".join(rows) + "</dl>"
 
 
 def _result_rows(v: Verdict) -> str:
     rows = []
     for r in v.results:
-        detail = json.dumps(r.details, indent=2, ensure_ascii=False, default=str)
-        if len(detail) > DETAILS_LIMIT:
-            detail = detail[:DETAILS_LIMIT] + "\n…"
-        css = "pass" if r.passed else ("error" if r.outcome.value == "error" else "fail")
+        outcome = r.outcome.value
         rows.append(
-            "<tr>"
+            f'<tr class="result o-row-{outcome}">'
             f"<td>{escape(r.name)}</td><td>{escape(r.oracle_type)}</td><td>{escape(r.layer)}</td>"
-            f'<td class="{css}">{escape(r.outcome.value)}</td>'
+            f'<td class="outcome o-{outcome}">{_MARK.get(outcome, "")} {escape(outcome)}</td>'
             f"<td><pre>{escape(r.message)}</pre></td>"
-            f"<td><pre>{escape(detail) if r.details else ''}</pre></td>"
+            f"<td>{_details_html(r.details)}</td>"
             "</tr>"
         )
     return "\n".join(rows)
+
+
+def _starts_open(v: Verdict) -> bool:
+    """Failing verdicts, and passing ones that used a budget or lack evidence, start expanded:
+    those are the verdicts a reader has to look at."""
+    c = v.counts
+    return not v.passed or bool(c.tolerated_failures or c.missing_evidence)
+
+
+_LEGEND = " ".join(f'<span class="o-{o}">{_MARK[o]} {o}</span>' for o in _MARK)
 
 
 class HtmlWriter:
@@ -59,25 +131,14 @@ class HtmlWriter:
 
     def add(self, v: Verdict) -> None:
         i = self.tally.verdicts
-        c = v.counts
         self._summary.write(
             "<tr>"
             f'<td><a href="#v{i}">{escape(v.subject)}</a></td>'
             f"<td>{escape(agent_label(v))}</td><td>{escape(contract_label(v))}</td>"
-            f"{_verdict_cell(v)}"
-            + "".join(
-                f'<td class="n">{n}</td>'
-                for n in (
-                    c.invariant_failures,
-                    c.tolerated_failures,
-                    c.budget_exhausted,
-                    c.missing_evidence,
-                )
-            )
-            + "</tr>"
+            f"{_verdict_cell(v)}{_count_cells(v)}</tr>"
         )
         self._sections.write(
-            f'<details id="v{i}"{"" if v.passed else " open"}><summary>'
+            f'<details id="v{i}"{" open" if _starts_open(v) else ""}><summary>'
             f"{escape(contract_label(v))} on {escape(v.subject)}: "
             f'<span class="{v.verdict}">{escape(v.verdict)}</span></summary>\n'
             "<table><tr><th>check</th><th>type</th><th>layer</th><th>outcome</th>"
@@ -116,6 +177,7 @@ class HtmlWriter:
 <style>{_CSS}</style></head><body>
 <h1>{escape(title)}</h1>
 <p>{self.tally.verdicts} verdict(s), {self.tally.passed} passed.</p>
+<p class="legend">{_LEGEND}</p>
 <table><tr><th>subject</th><th>agent</th><th>contract</th><th>verdict</th>
 <th title="invariant failures">invariant</th><th title="tolerated failures">tolerated</th>
 <th title="exhausted budgets">exhausted</th><th title="missing evidence">missing</th></tr>

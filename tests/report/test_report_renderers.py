@@ -119,3 +119,13 @@ def test_html_is_self_contained_and_escapes_everything() -> None:
     assert "http://" not in page and "https://" not in page and "<link" not in page
     assert page.count("<details") == 3
     assert "scored against 1 task(s)" in page and "bad.jsonl:3" in page
+
+
+def test_verbose_console_shows_messages_whole() -> None:
+    long = "first line of a long message " + "x" * 400 + "\nsecond line: the stderr tail"
+    report = RunReport(verdicts=[verdict("t.json", result(Outcome.INVARIANT_FAILURE, long))])
+    short = render_console(report)
+    assert "second line" not in short and "…" in short, "the table keeps one capped line"
+    whole = render_console(report, show_passing_details=True)
+    assert "x" * 400 in whole
+    assert "      second line: the stderr tail" in whole.splitlines()
