@@ -130,6 +130,7 @@ def map_trace(trace: Trace, conventions: ConventionSet) -> Trajectory:
     drafts = merge_stacked_generations(drafts, draft_by_span, by_id)
     _assign_agents(drafts, draft_by_span, by_id, compiled.placeholders)
     drafts = _nested_agent_handoffs(drafts, draft_by_span, by_id)
+    _handoff_targets(drafts)
     _link_tool_calls(drafts, compiled)
     _flag_aggregated_usage(drafts, draft_by_span, by_id)
     steps = _build_steps(trace, drafts)
@@ -527,6 +528,28 @@ def _delegation(
                     handoff.fields[name] = value
             return handoff
     return None
+
+
+def _handoff_targets(drafts: list[Draft]) -> None:
+    """A handoff step that does not name its target hands over to the agent that runs next:
+    the first agent step starting after the handoff span starts. Transfer tools name the
+    target only in their arguments (Google ADK's ``transfer_to_agent(agent_name=...)``),
+    which content capture drops, while the agent that then runs is a span of its own
+    (nested in the caller, or its sibling under a workflow span). No later agent, no
+    target: the handoff check then reports it as unresolved rather than guessing."""
+    pending = [d for d in drafts if d.kind == "handoff" and d.fields.get("to_agent") is None]
+    if not pending:
+        return
+    agents = sorted(
+        (d for d in drafts if d.kind == "agent" and d.span and d.fields.get("agent_name")),
+        key=lambda d: d.span.start_ns if d.span else 0,
+    )
+    for handoff in pending:
+        assert handoff.span is not None
+        start = handoff.span.start_ns
+        target = next((a for a in agents if a.span and a.span.start_ns >= start), None)
+        if target is not None:
+            handoff.fields["to_agent"] = target.fields["agent_name"]
 
 
 def _link_tool_calls(drafts: list[Draft], compiled: CompiledSet) -> None:

@@ -71,6 +71,16 @@ def parse_json_or_text(value: Any) -> Any:
     return value
 
 
+def parse_non_empty(value: Any) -> Any:
+    """``None`` for an empty object, array or string, else the value. For producers that
+    write ``{}`` where content capture is off (Google ADK schema 1's
+    ``gcp.vertex.agent.tool_call_args`` / ``tool_response``): an empty payload is no evidence
+    of what a tool was given or returned. Chain it after ``json``."""
+    if isinstance(value, dict | list | str) and not value:
+        return None
+    return value
+
+
 def parse_int(value: Any) -> int | None:
     if isinstance(value, bool):
         return None
@@ -1073,6 +1083,7 @@ PARSERS: dict[str, Parser] = {
     "openai_agents_repr_tool_calls": parse_openai_agents_repr_tool_calls,
     "genai_documents": parse_genai_documents,
     "block_value": parse_block_value,
+    "non_empty": parse_non_empty,
     "traceloop_entity_input": parse_traceloop_entity_input,
     "bound_call_arguments": parse_bound_call_arguments,
     "langchain_tool_input": parse_langchain_tool_input,

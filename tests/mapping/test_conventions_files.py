@@ -20,7 +20,7 @@ EXPECTED_FILES = {
     "otel-genai", "openinference", "openllmetry", "vercel-ai-sdk", "handoffs", "pydantic-ai",
     "langgraph", "llama-index",
     "smolagents", "crewai",
-    "openai-agents", "strands",
+    "openai-agents", "strands", "google-adk",
     "generic-clients",
 }  # fmt: skip
 

@@ -41,6 +41,8 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "openinference-openai-agents",
         "strands",
         "strands-latest",
+        "google-adk",
+        "google-adk-legacy",
     }
 )
 """Sources whose content-off export still names the tools (README table, EXPECTED.md)."""
@@ -60,6 +62,8 @@ TOOL_SPAN_SOURCES = frozenset(
         "crewai-openinference",
         "strands",
         "strands-latest",
+        "google-adk",
+        "google-adk-legacy",
     }
 )
 """Sources with execute_tool spans (failure status is visible without content)."""

@@ -120,6 +120,8 @@ TOOL_SPANS = (
     "crewai-openinference",
     "strands",
     "strands-latest",
+    "google-adk",
+    "google-adk-legacy",
 )
 UNNAMED_AGENTS = ("llamaindex-openinference",)
 """No span names the running agent: the handoff's source is missing evidence (its target too

@@ -220,6 +220,67 @@ SOURCES: dict[str, dict[str, Any]] = {
                                     "OPENINFERENCE_HIDE_INPUT_MESSAGES",
                                     "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
     },
+    "google-adk": {
+        "what": "Google ADK LlmAgent (LiteLlm openai/gpt-4o-mini on the fake server, Python "
+        "function tools, on_tool_error_callback; sub_agents and transfer_to_agent for "
+        "g_handoff) with ADK's own tracing, telemetry schema 2 (the default: GenAI semconv "
+        "1.44 aligned)",
+        "packages": ["google-adk", "litellm", "openai"],
+        "driver": "fw_adk",
+        "tool_spans": True,
+        "handoff_via": "ADK's `transfer_to_agent {\"agent_name\": \"research_agent\"}`",
+        "notes": ["**Tool failures:** the tool raises; the agent's on_tool_error_callback "
+                  "sends the model `{\"error\": \"SearchBackendError: ...\"}`."],
+        "on": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY"},
+        "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "NO_CONTENT",
+                "ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS": "false"},
+    },
+    "google-adk-legacy": {
+        "what": "the google-adk agent with ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN=1 (the legacy "
+        "schema: invocation / call_llm spans, gcp.vertex.agent.* payload attributes)",
+        "packages": ["google-adk", "litellm", "openai"],
+        "driver": "fw_adk",
+        "tool_spans": True,
+        "handoff_via": "ADK's `transfer_to_agent {\"agent_name\": \"research_agent\"}`",
+        "notes": ["**Tool failures:** the tool raises; the agent's on_tool_error_callback "
+                  "sends the model `{\"error\": \"SearchBackendError: ...\"}`."],
+        "on": {"ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN": "1"},
+        "off": {"ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN": "1",
+                "ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS": "false"},
+    },
+    "semantic-kernel": {
+        "what": "Semantic Kernel ChatCompletionAgent (OpenAIChatCompletion connector on the fake "
+        "server, auto function calling, tools as @kernel_function methods of the SupportTools "
+        "plugin) traced by its native GenAI diagnostics; message logs bridged to OTLP logs",
+        "packages": ["semantic-kernel", "openai"],
+        "driver": "fw_semantic_kernel",
+        "tool_spans": True,
+        "tool_prefix": "SupportTools-",
+        "handoff_via": "the research agent held as the triage agent's plugin, called like a "
+        "tool (`ResearchAgent-research_agent {\"messages\": ...}`)",
+        "notes": ["**Tool names:** as Semantic Kernel advertises and records them, qualified by "
+                  "the plugin (`SupportTools-search_docs`); a failing tool raises and Semantic "
+                  "Kernel sends the error text back to the model."],
+        "on": {"SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS": "true",
+               "SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS_SENSITIVE": "true"},
+        "off": {"SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS": "true",
+                "SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS_SENSITIVE": "false"},
+    },
+    "crewai-openinference": {
+        "what": "CrewAI (an Agent with @tool tools, a Task, a Crew; CrewAI's LLM through "
+        "LiteLLM to the fake server; delegation to a coworker for g_handoff) traced by "
+        "openinference-instrumentation-crewai, model calls by openinference-instrumentation-litellm",
+        "packages": ["crewai", "litellm", "openinference-instrumentation-crewai",
+                     "openinference-instrumentation-litellm"],
+        "driver": "fw_crewai",
+        "tool_spans": True,
+        "handoff_via": "CrewAI's built-in `Delegate work to coworker` tool "
+        "(`delegate_work_to_coworker {\"coworker\": \"research_agent\", ...}`)",
+        "on": {},
+        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
+                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
+                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+    },
     "openllmetry-openai-events": {
         "what": "opentelemetry-instrumentation-openai (OpenLLMetry) with use_attributes=False: "
         "message content as log-based events",

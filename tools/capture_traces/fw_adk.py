@@ -1,0 +1,148 @@
+"""Google ADK runs traced by ADK's own OpenTelemetry tracing.
+
+The model is ADK's ``LiteLlm`` model class (``openai/gpt-4o-mini`` with ``api_base`` on the
+scripted fake OpenAI server; LiteLLM's bundled cost map, no network). Tools are plain Python
+functions, which ADK wraps as ``FunctionTool``; a failing search raises, as a real backend
+client would, and the agent's ``on_tool_error_callback`` sends the model
+``{"error": "SearchBackendError: ..."}`` (without one, ADK ends the run on the exception).
+
+``g_handoff`` uses ADK's sub-agents: the triage agent's model calls ADK's built-in
+``transfer_to_agent(agent_name="research_agent")``, then the research agent searches and
+answers in the same invocation. Each agent sees the session's events in its own way, so the
+fake server answers in call order (``fake_openai.call_order``) from the script below.
+
+ADK reads its telemetry settings from the environment when a run starts:
+``ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN`` picks the span format (``2``, the default: GenAI
+semconv 1.44 aligned, ``invoke_workflow`` / ``invoke_agent`` / ``generate_content`` /
+``execute_tool``; ``1``: the legacy format with ``invocation`` / ``call_llm`` spans and
+``gcp.vertex.agent.*`` payload attributes). Content capture is
+``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` for the GenAI attributes and
+``ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS`` for the ``gcp.vertex.agent.*`` payloads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+from typing import Any
+
+from scenarios import Scenario, SearchBackendError, Tools
+
+Turn = list[tuple[str, dict[str, Any]]] | str
+
+
+def script(scenario: Scenario) -> Scenario:
+    """The model's turns in call order: ``g_handoff`` transfers with ADK's own
+    ``transfer_to_agent`` tool, then the research agent searches and answers."""
+    if not scenario.agents_only:
+        return scenario
+    turns: list[Turn] = [
+        [("transfer_to_agent", {"agent_name": "research_agent"})],
+        *scenario.turns[1:],
+    ]
+    return dataclasses.replace(scenario, turns=turns)
+
+
+def run(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """One traced run; appends each executed scenario tool to ``executed`` and fails when
+    the run's answer is not the scripted one."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no download at import
+    from fake_openai import FakeOpenAI, call_order
+    from google.adk.agents import LlmAgent
+    from google.adk.models.lite_llm import LiteLlm
+    from google.adk.runners import InMemoryRunner
+    from google.genai import types
+    from opentelemetry import _logs, trace
+
+    trace.set_tracer_provider(tracer_provider)
+    _logs.set_logger_provider(logger_provider)
+
+    def search_docs(query: str) -> dict[str, Any]:
+        """Search the knowledge base and return matching documents.
+
+        Args:
+            query: What to look for.
+        """
+        executed.append("search_docs")
+        result: dict[str, Any] = tools.search_docs(query)
+        return result
+
+    def delete_records(table: str, where: str) -> dict[str, Any]:
+        """Delete records from a database table.
+
+        Args:
+            table: The table to delete from.
+            where: SQL condition selecting the rows.
+        """
+        executed.append("delete_records")
+        result: dict[str, Any] = tools.delete_records(table, where)
+        return result
+
+    def write_file(path: str, content: str) -> str:
+        """Write a file in the workspace.
+
+        Args:
+            path: File path relative to the workspace.
+            content: The whole new file content.
+        """
+        executed.append("write_file")
+        return str(tools.write_file(path, content))
+
+    def run_command(command: str) -> str:
+        """Run a shell command in the workspace.
+
+        Args:
+            command: The command line to run.
+        """
+        executed.append("run_command")
+        return str(tools.run_command(command))
+
+    def tool_error(tool: Any, args: dict[str, Any], tool_context: Any, error: Exception) -> Any:
+        """What the model is told when a tool raised (ADK would end the run otherwise)."""
+        if isinstance(error, SearchBackendError):
+            return {"error": f"SearchBackendError: {error}"}
+        return None
+
+    all_tools: list[Any] = [search_docs, delete_records, write_file, run_command]
+    scripted = script(scenario)
+    with FakeOpenAI(scripted, turn_of=call_order()) as base_url:
+        model = LiteLlm(model="openai/gpt-4o-mini", api_base=base_url, api_key="capture-not-a-key")
+        if scenario.agents_only:
+            research = LlmAgent(
+                name="research_agent", description="Answers research questions with citations.",
+                instruction=scenario.system, model=model, tools=all_tools,
+                on_tool_error_callback=tool_error,
+            )  # fmt: skip
+            agent = LlmAgent(
+                name="triage_agent", instruction="Transfer research questions to research_agent.",
+                model=model, sub_agents=[research],
+            )  # fmt: skip
+        else:
+            name = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
+            agent = LlmAgent(
+                name=name, instruction=scenario.system, model=model, tools=all_tools,
+                on_tool_error_callback=tool_error,
+            )  # fmt: skip
+        answer = asyncio.run(_run(InMemoryRunner(agent=agent, app_name="capture"), scenario, types))
+    final = scripted.turns[-1]
+    if answer != final:
+        raise SystemExit(f"{scenario.name}: answer {answer!r} != scripted {final!r}")
+
+
+async def _run(runner: Any, scenario: Scenario, types: Any) -> str | None:
+    """The whole invocation; returns the final response's text."""
+    session = await runner.session_service.create_session(app_name="capture", user_id="user")
+    message = types.Content(role="user", parts=[types.Part(text=scenario.prompt)])
+    answer = None
+    async for event in runner.run_async(user_id="user", session_id=session.id, new_message=message):
+        if event.is_final_response() and event.content and event.content.parts:
+            answer = "".join(p.text or "" for p in event.content.parts).strip() or answer
+    await runner.close()
+    return answer
