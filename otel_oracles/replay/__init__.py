@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import tempfile
+import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
@@ -93,15 +95,56 @@ def write_inside(root: Path, rel: str, content: str, what: str) -> None:
         raise ReplayError(f"{what}: cannot write {rel!r}: {exc.strerror or exc}") from None
 
 
+REPLAY_PREFIX = "otel-oracles-replay-"
+"""Replay directories are named ``otel-oracles-replay-<pid>-<random>``: the pid of the process
+that owns them, so a later process can tell which ones a killed grader left behind."""
+
+_swept = threading.Event()
+
+
+def sweep_orphaned_replays(directory: Path | None = None) -> int:
+    """Remove replay directories whose owning process is gone (a grading worker killed by a
+    signal never runs its cleanup). Returns how many were removed."""
+    where = Path(directory or tempfile.gettempdir())
+    removed = 0
+    try:
+        entries = list(os.scandir(where))
+    except OSError:
+        return 0
+    for entry in entries:
+        if not entry.name.startswith(REPLAY_PREFIX):
+            continue
+        owner = entry.name[len(REPLAY_PREFIX) :].split("-", 1)[0]
+        if not owner.isdigit() or _alive(int(owner)):
+            continue
+        shutil.rmtree(entry.path, ignore_errors=True)
+        removed += 1
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 @contextmanager
 def replayed_workspace(workspace: Mapping[str, str], trajectory: Trajectory) -> Iterator[Path]:
     """Yield a temporary directory holding ``workspace`` with the trajectory's edits applied.
 
     Edits are applied in step order; a later edit of the same path replaces the earlier one.
+    The first replay of a process also removes what killed graders left behind.
     """
+    if not _swept.is_set():
+        _swept.set()
+        sweep_orphaned_replays()
     # A test command may leave files that resist removal; that must not fail the grading.
     with tempfile.TemporaryDirectory(
-        prefix="otel-oracles-replay-", ignore_cleanup_errors=True
+        prefix=f"{REPLAY_PREFIX}{os.getpid()}-", ignore_cleanup_errors=True
     ) as tmp:
         root = Path(tmp).resolve()
         for rel, content in workspace.items():
