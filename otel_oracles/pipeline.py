@@ -71,18 +71,17 @@ def selected_contracts(
 
 
 NOT_AGENT_RUN = "held no agent run (no model call, tool call or agent step): not graded"
-NOT_AGENT_RUN_UNRECOGNISED = (
-    "held no agent run that any convention recognised (no model call, tool call or agent "
-    "step; some spans unrecognised, see inspect): not graded"
-)
 
 
 def holds_agent_run(trajectory: Trajectory) -> bool:
     """Whether a trajectory is an agent run that contracts grade: it has a model call, a tool
-    call (file edits and commands included), a retrieval, an agent or a handoff step. A
-    trace with none (a LangGraph graph compiled at start-up, a health check, embeddings
-    only) is no failing run, and no passing one either: it is not a subject."""
-    return any(step.kind != StepKind.OTHER for step in trajectory.steps)
+    call (file edits and commands included), a retrieval, an agent or a handoff step, or
+    spans no convention recognised (they may be an agent run of an unknown framework: fail
+    closed, the graders report them). A trace with none (a LangGraph graph compiled at
+    start-up, embeddings only) is no failing run, and no passing one either: not a subject."""
+    return bool(trajectory.unmapped_spans) or any(
+        step.kind != StepKind.OTHER for step in trajectory.steps
+    )
 
 
 def subject_notes(skipped: dict[str, int]) -> list[str]:
@@ -121,8 +120,7 @@ def grade_trace(
         return out + [_stalled(contract, trace, "mapping", exc) for contract in chosen]
     if not holds_agent_run(trajectory):
         if skipped is not None:
-            reason = NOT_AGENT_RUN_UNRECOGNISED if trajectory.unmapped_spans else NOT_AGENT_RUN
-            skipped[reason] = skipped.get(reason, 0) + 1
+            skipped[NOT_AGENT_RUN] = skipped.get(NOT_AGENT_RUN, 0) + 1
         return out
     for contract in chosen:
         verdict = grade(contract, trajectory, commands=commands)

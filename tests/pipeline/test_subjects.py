@@ -1,6 +1,7 @@
 """What a contract grades is an agent run: a trace with no model call, tool call or agent step
-in it (a graph compiled at start-up, a health check) gets no verdict, neither failing nor
-passing, and the run summary counts it; sequential and ``--workers`` runs say the same."""
+in it (a graph compiled at start-up) gets no verdict, neither failing nor passing, and the
+run summary counts it; sequential and ``--workers`` runs say the same. A trace with spans no
+convention recognised is graded (fail closed): it may be a run of an unknown framework."""
 
 from __future__ import annotations
 
@@ -11,16 +12,12 @@ from otel_oracles.mapping import load_conventions
 from otel_oracles.model.contract import load_contract
 from otel_oracles.model.step import Step, StepKind, Trajectory
 from otel_oracles.parallel import grade_paths_parallel
-from otel_oracles.pipeline import (
-    NOT_AGENT_RUN,
-    NOT_AGENT_RUN_UNRECOGNISED,
-    grade_paths,
-    holds_agent_run,
-)
+from otel_oracles.pipeline import NOT_AGENT_RUN, grade_paths, holds_agent_run
 
 REPO = Path(__file__).resolve().parent.parent.parent
 HAPPY_FILE = REPO / "tests" / "testdata" / "traces" / "pydantic-ai" / "a_happy.otlp.json"
 HAPPY = "a154b36fa4bf2d3f308db66e83a68dee"
+UNKNOWN = "2" * 32
 NO_DELETES = REPO / "tests" / "testdata" / "pipeline" / "contracts" / "no-deletes.yaml"
 
 
@@ -65,16 +62,15 @@ def _inputs(tmp_path: Path) -> list[str]:
             [("1" * 16, "LangGraph", {"openinference.span.kind": "CHAIN"})],
         )
     )
-    health = tmp_path / "health.otlp.json"
-    health.write_text(_otlp("2" * 32, [("2" * 16, "GET /healthz", {"http.route": "/healthz"})]))
-    return [str(HAPPY_FILE), str(build), str(health)]
+    unknown = tmp_path / "unknown.otlp.json"
+    unknown.write_text(_otlp(UNKNOWN, [("2" * 16, "MyAgent.step", {"my.tool": "search"})]))
+    return [str(HAPPY_FILE), str(build), str(unknown)]
 
 
 def test_traces_without_an_agent_run_are_counted_not_graded(tmp_path: Path) -> None:
     report = grade_paths(_inputs(tmp_path), [load_contract(NO_DELETES)], load_conventions())
-    assert [v.trace_id for v in report.verdicts] == [HAPPY]
+    assert [v.trace_id for v in report.verdicts] == [HAPPY, UNKNOWN]
     assert f"1 trace(s) {NOT_AGENT_RUN}" in report.notes
-    assert f"1 trace(s) {NOT_AGENT_RUN_UNRECOGNISED}" in report.notes
     assert not any("matched no contract" in n for n in report.notes)
 
 
@@ -82,7 +78,7 @@ def test_workers_report_the_same(tmp_path: Path) -> None:
     inputs = _inputs(tmp_path)
     sequential = grade_paths(inputs, [load_contract(NO_DELETES)], load_conventions())
     parallel = grade_paths_parallel(inputs, [NO_DELETES], [], workers=2)
-    assert [v.trace_id for v in parallel.verdicts] == [HAPPY]
+    assert {v.trace_id for v in parallel.verdicts} == {HAPPY, UNKNOWN}
     assert parallel.notes == sequential.notes
 
 
@@ -94,6 +90,8 @@ def test_an_agent_run_is_any_step_but_other() -> None:
     assert not holds_agent_run(traj(StepKind.OTHER, StepKind.OTHER))
     for kind in (StepKind.GENERATION, StepKind.TOOL_CALL, StepKind.AGENT, StepKind.COMMAND):
         assert holds_agent_run(traj(StepKind.OTHER, kind))
+    unknown = Trajectory(steps=[], unmapped_spans={"MyAgent.step": 1})
+    assert holds_agent_run(unknown)
 
 
 def test_real_graph_build_trace_is_not_a_subject() -> None:
