@@ -101,7 +101,8 @@ def test_contract_uses_the_plugin_oracle(plugin_env: dict[str, str], tmp_path: P
     long = _trajectory(tmp_path, "long.json", 5)
     ok = otel_oracles("run", task, "-t", short, env=plugin_env)
     assert ok.returncode == 0, ok.stdout + ok.stderr
-    bad = otel_oracles("run", task, "-t", long, "--json", env=plugin_env)
+    # --explain full: the plug-in's own message (reports show a template by default).
+    bad = otel_oracles("run", task, "-t", long, "--json", "--explain", "full", env=plugin_env)
     assert bad.returncode == 1, bad.stdout + bad.stderr
     (result,) = json.loads(bad.stdout)["verdicts"][0]["results"]
     assert result["message"] == "notes.txt has 5 lines, more than 3"
