@@ -35,11 +35,13 @@ def merge_stacked_generations(
 ) -> list[Draft]:
     """``drafts`` without the inner drafts of stacked pairs, each absorbed into its outer
     draft (``draft_by_span`` then maps the inner span to the kept draft)."""
+    generations = [d for d in drafts if d.kind == "generation" and d.span is not None]
+    if len(generations) < 2:
+        return drafts  # one model call cannot be stacked on another
     parent_of: dict[int, Draft | None] = {}
     pairs: list[tuple[Draft, Draft]] = []
-    for draft in drafts:
-        if draft.kind != "generation" or draft.span is None:
-            continue
+    for draft in generations:
+        assert draft.span is not None
         outer = _nearest_draft(draft.span, draft_by_span, by_id)
         parent_of[id(draft)] = outer
         if outer is not None and outer.kind == "generation" and _same_call(outer, draft):
