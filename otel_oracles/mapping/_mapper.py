@@ -63,6 +63,7 @@ from otel_oracles.model.step import (
     first_key,
     normalize_path,
 )
+from otel_oracles.model.tool_name import parse_tool_name
 
 CONTENT_FIELDS: frozenset[str] = frozenset(
     {"arguments", "result", "input_messages", "output_messages", "query", "documents", "output"}
@@ -764,8 +765,11 @@ def _step(index: int, draft: Draft, trace_id: str) -> Step:
         arguments_raw = arguments if isinstance(arguments, str) else parse_string(arguments)
         arguments = None
     tool = f.get("tool")
+    # A plugin- or toolset-qualified name (``SupportTools-write_file``) edits files or runs
+    # commands like its bare name does.
+    bare = parse_tool_name(tool).name if tool_call and isinstance(tool, str) else None
     path = content = command = None
-    if tool_call and tool in WRITE_TOOLS:
+    if tool_call and bare in WRITE_TOOLS:
         kind = StepKind.FILE_EDIT
         if arguments is not None:
             raw_path = first_key(arguments, PATH_KEYS)
@@ -776,7 +780,7 @@ def _step(index: int, draft: Draft, trace_id: str) -> Step:
                 if isinstance(raw_content, str) or raw_content is None
                 else str(raw_content)
             )
-    elif tool_call and tool in SHELL_TOOLS:
+    elif tool_call and bare in SHELL_TOOLS:
         kind = StepKind.COMMAND
         if arguments is not None:
             raw_cmd = first_key(arguments, COMMAND_KEYS)

@@ -21,6 +21,7 @@ EXPECTED_FILES = {
     "langgraph", "llama-index",
     "smolagents", "crewai",
     "openai-agents", "strands", "google-adk",
+    "semantic-kernel",
     "generic-clients",
 }  # fmt: skip
 

@@ -41,6 +41,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "openinference-openai-agents",
         "strands",
         "strands-latest",
+        "semantic-kernel",
         "google-adk",
         "google-adk-legacy",
     }
@@ -62,6 +63,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "crewai-openinference",
         "strands",
         "strands-latest",
+        "semantic-kernel",
         "google-adk",
         "google-adk-legacy",
     }

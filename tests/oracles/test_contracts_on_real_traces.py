@@ -26,7 +26,8 @@ import pytest
 from otel_oracles.mapping import load_conventions
 from otel_oracles.model.contract import Contract, load_contract
 from otel_oracles.model.result import Outcome, Verdict
-from otel_oracles.model.step import Trajectory
+from otel_oracles.model.step import Step, Trajectory
+from otel_oracles.model.tool_name import tool_matches
 from otel_oracles.pipeline import grade_trace, read_traces
 
 REPO = Path(__file__).resolve().parents[2]
@@ -122,6 +123,7 @@ TOOL_SPANS = (
     "strands-latest",
     "google-adk",
     "google-adk-legacy",
+    "semantic-kernel",
 )
 UNNAMED_AGENTS = ("llamaindex-openinference",)
 """No span names the running agent: the handoff's source is missing evidence (its target too
@@ -244,13 +246,18 @@ def test_example_contract_outcomes_match_expected_md(
     assert verdict.contract_hash and verdict.contract_version == 1
 
 
+def calls_of(trajectory: Trajectory, tool: str) -> list[Step]:
+    """The calls of ``tool`` as a contract names it: plugin-qualified names included."""
+    return [s for s in trajectory.tool_calls() if s.tool and tool_matches(tool, s.tool)]
+
+
 @pytest.mark.parametrize("source", [*TOOL_SPANS, *NAMES_ONLY, *NOTHING])
 def test_forbidden_tool_result_points_at_the_delete_records_span(source: str) -> None:
     verdict, trajectory = grade_file(
         trace_file(source, "d_forbidden_tool", True), contract_named("support-rag")
     )[0]
     result = next(r for r in verdict.results if r.name == "no-destructive-tools")
-    deletes = [s for s in trajectory.tool_calls("delete_records")]
+    deletes = calls_of(trajectory, "delete_records")
     assert len(deletes) == 1 and deletes[0].source is not None
     assert result.span_ids == [deletes[0].source.span_id]
 
@@ -261,7 +268,7 @@ def test_retry_result_points_at_the_retried_call(source: str) -> None:
         trace_file(source, "b_tool_retry", False), contract_named("support-rag")
     )[0]
     result = next(r for r in verdict.results if r.name == "search-retry")
-    second = trajectory.tool_calls("search_docs")[1]
+    second = calls_of(trajectory, "search_docs")[1]
     assert result.outcome == TOL and result.used == 1 and result.budget == 1
     assert second.source is not None and result.span_ids == [second.source.span_id]
     assert result.why and "one retry is normal" in result.why

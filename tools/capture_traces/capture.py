@@ -266,6 +266,38 @@ SOURCES: dict[str, dict[str, Any]] = {
         "off": {"SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS": "true",
                 "SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS_SENSITIVE": "false"},
     },
+    "semantic-kernel": {
+        "what": "Semantic Kernel ChatCompletionAgent (OpenAIChatCompletion connector on the fake "
+        "server, auto function calling, tools as @kernel_function methods of the SupportTools "
+        "plugin) traced by its native GenAI diagnostics; message logs bridged to OTLP logs",
+        "packages": ["semantic-kernel", "openai"],
+        "driver": "fw_semantic_kernel",
+        "tool_spans": True,
+        "tool_prefix": "SupportTools-",
+        "handoff_via": "a `ResearchAgent` plugin function that calls the research agent, "
+        "called like a tool (`ResearchAgent-research_agent {\"messages\": ...}`)",
+        "notes": ["**Tool names:** as Semantic Kernel advertises and records them, qualified by "
+                  "the plugin (`SupportTools-search_docs`); a failing tool raises and Semantic "
+                  "Kernel sends the error text back to the model."],
+        "on": {"SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS": "true",
+               "SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS_SENSITIVE": "true"},
+        "off": {"SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS": "true",
+                "SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS_SENSITIVE": "false"},
+    },
+    "crewai-openinference-events": {
+        "what": "the crewai-openinference crew traced by openinference-instrumentation-crewai "
+        "in its event-listener mode (use_event_listener=True: spans from CrewAI's event bus, "
+        "model calls included; no LiteLLM instrumentation)",
+        "packages": ["crewai", "litellm", "openinference-instrumentation-crewai"],
+        "driver": "fw_crewai:run_event_listener",
+        "tool_spans": True,
+        "handoff_via": "CrewAI's built-in `Delegate work to coworker` tool "
+        "(`delegate_work_to_coworker {\"coworker\": \"research_agent\", ...}`)",
+        "on": {},
+        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
+                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
+                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+    },
     "openllmetry-openai-events": {
         "what": "opentelemetry-instrumentation-openai (OpenLLMetry) with use_attributes=False: "
         "message content as log-based events",
@@ -638,8 +670,9 @@ def expected_md(source: str, results: dict[str, dict[str, list[str]]]) -> str:
         lines.append(f"| {package} (npm) | {_npm_version(package)} |")
     for name, variants in results.items():
         scenario = SCENARIOS[name]
+        prefix = SOURCES[source].get("tool_prefix", "")  # e.g. a plugin namespace
         script = [
-            tool
+            prefix + tool
             for turn in scenario.turns
             if not isinstance(turn, str)
             for tool, _ in turn
@@ -665,7 +698,8 @@ def expected_md(source: str, results: dict[str, dict[str, list[str]]]) -> str:
                 n += 1
                 searches += tool == "search_docs"
                 lines.append(
-                    f"  {n}. `{tool}` `{json.dumps(args)}` → {outcome(tool, scenario, searches)}"
+                    f"  {n}. `{prefix}{tool}` `{json.dumps(args)}` → "
+                    f"{outcome(tool, scenario, searches)}"
                 )
         final = scenario.turns[-1]
         lines.append(f"- **Final answer:** '{final}'")
