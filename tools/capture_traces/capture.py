@@ -256,24 +256,6 @@ SOURCES: dict[str, dict[str, Any]] = {
         "driver": "fw_semantic_kernel",
         "tool_spans": True,
         "tool_prefix": "SupportTools-",
-        "handoff_via": "the research agent held as the triage agent's plugin, called like a "
-        "tool (`ResearchAgent-research_agent {\"messages\": ...}`)",
-        "notes": ["**Tool names:** as Semantic Kernel advertises and records them, qualified by "
-                  "the plugin (`SupportTools-search_docs`); a failing tool raises and Semantic "
-                  "Kernel sends the error text back to the model."],
-        "on": {"SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS": "true",
-               "SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS_SENSITIVE": "true"},
-        "off": {"SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS": "true",
-                "SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS_SENSITIVE": "false"},
-    },
-    "semantic-kernel": {
-        "what": "Semantic Kernel ChatCompletionAgent (OpenAIChatCompletion connector on the fake "
-        "server, auto function calling, tools as @kernel_function methods of the SupportTools "
-        "plugin) traced by its native GenAI diagnostics; message logs bridged to OTLP logs",
-        "packages": ["semantic-kernel", "openai"],
-        "driver": "fw_semantic_kernel",
-        "tool_spans": True,
-        "tool_prefix": "SupportTools-",
         "handoff_via": "a `ResearchAgent` plugin function that calls the research agent, "
         "called like a tool (`ResearchAgent-research_agent {\"messages\": ...}`)",
         "notes": ["**Tool names:** as Semantic Kernel advertises and records them, qualified by "
