@@ -105,7 +105,7 @@ def _run_shard(job: _ShardJob, queue: Any) -> _ShardStats:
     from otel_oracles.assemble import assemble_offline
     from otel_oracles.mapping import load_conventions
     from otel_oracles.model.contract import load_contract
-    from otel_oracles.pipeline import grade_trace
+    from otel_oracles.pipeline import grade_trace, without_own_telemetry
 
     contracts = [load_contract(p) for p in job.contract_files]
     conventions = load_conventions(list(job.convention_dirs))
@@ -116,7 +116,7 @@ def _run_shard(job: _ShardJob, queue: Any) -> _ShardStats:
     def mine() -> Iterator[DecodedBatch]:
         nonlocal position
         shard, workers = job.shard, job.workers
-        for batch in read_paths(list(job.paths), stats.problems):
+        for batch in without_own_telemetry(read_paths(list(job.paths), stats.problems)):
             kept = []
             for span in batch.spans:
                 tid = span.trace_id

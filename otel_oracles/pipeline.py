@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -292,8 +292,24 @@ def read_traces(
         if progress is None
         else _with_progress(paths, problems, progress)
     )
-    traces = assemble_offline(batches, stats=stats)
+    traces = assemble_offline(without_own_telemetry(batches), stats=stats)
     yield from join_sessions(traces, stats=stats.joined if stats is not None else None)
+
+
+def without_own_telemetry(batches: Iterable[DecodedBatch]) -> Iterator[DecodedBatch]:
+    """``batches`` without the grader's own spans and log records (``emit``'s
+    ``own_telemetry_check``, the one ``serve`` skips on receipt): an export holding an agent's
+    spans and the grade spans and events emitted for them grades like the agent's spans
+    alone."""
+    from otel_oracles.emit import own_telemetry_check  # the OTel SDK, only when reading
+
+    is_own = own_telemetry_check()
+    for batch in batches:
+        if any(map(is_own, batch.spans)):
+            batch.spans = [s for s in batch.spans if not is_own(s)]
+        if any(map(is_own, batch.logs)):
+            batch.logs = [r for r in batch.logs if not is_own(r)]
+        yield batch
 
 
 PROGRESS_INTERVAL_S = 0.25

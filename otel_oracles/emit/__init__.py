@@ -25,6 +25,7 @@ from otel_oracles.emit._otlp_json import (
     JsonLinesSpanExporter,
     OtlpJsonLinesFile,
 )
+from otel_oracles.emit._own import is_own_telemetry, own_telemetry_check
 from otel_oracles.emit._sdk_log import SdkLogs, gathered_sdk_logs
 from otel_oracles.emit.config import EmitSettings
 
@@ -49,8 +50,10 @@ __all__ = [
     "explain",
     "gathered_sdk_logs",
     "grader_resource",
+    "is_own_telemetry",
     "looks_secret",
     "otlp_exporters",
     "otlp_protocol",
+    "own_telemetry_check",
     "scrub_verdict",
 ]

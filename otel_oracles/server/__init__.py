@@ -8,9 +8,10 @@ tests, benchmarks and embedding). See docs/serve.md.
 
 from __future__ import annotations
 
+from otel_oracles.emit import is_own_telemetry
 from otel_oracles.server._runner import BackgroundServer
 from otel_oracles.server._service import GradingServer
-from otel_oracles.server._wiring import create_server, is_own_telemetry
+from otel_oracles.server._wiring import create_server
 from otel_oracles.server.config import ConfigError, ServeSettings, load_settings
 
 __all__ = [

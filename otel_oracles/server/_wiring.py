@@ -8,39 +8,16 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from typing import Any
 
 from otel_oracles.assemble.online import ReadyTrace
-from otel_oracles.model.span import LogRecord, SpanRecord
+from otel_oracles.emit._own import own_telemetry_check
 from otel_oracles.sandbox import CommandPolicy
 from otel_oracles.server._service import GradingServer, ResultsEmitter, Signal, decoded_parts
 from otel_oracles.server.config import ConfigError, ServeSettings, grading_processes
 
 logger = logging.getLogger(__name__)
-
-GRADER_SERVICE_NAME = "otel-oracles"
-"""``service.name`` the grader's own providers use unless ``OTEL_SERVICE_NAME`` says otherwise."""
-
-
-def _own_markers() -> tuple[str, frozenset[str]]:
-    """The emitter's instrumentation scope and the ``service.name``s it may use."""
-    from otel_oracles.emit import grader_resource
-    from otel_oracles.emit._names import INSTRUMENTATION_SCOPE
-
-    current = str(grader_resource().attributes.get("service.name", GRADER_SERVICE_NAME))
-    return INSTRUMENTATION_SCOPE, frozenset({current, GRADER_SERVICE_NAME})
-
-
-def is_own_telemetry(
-    record: SpanRecord | LogRecord, scope: str = "otel_oracles", services: Collection[str] = ()
-) -> bool:
-    """True for what the grader itself emitted (its instrumentation scope, or a resource
-    ``service.name`` it uses): grading that again would loop forever in a pipeline that
-    sends everything back to the grader."""
-    if record.scope_name == scope:
-        return True
-    return record.resource.get("service.name") in services
 
 
 def _decode(
@@ -111,8 +88,7 @@ def create_server(settings: ServeSettings, emitter: ResultsEmitter | None = None
         from otel_oracles.emit import build_emitter
 
         emitter = build_emitter(export="otlp")
-    scope, services = _own_markers()
-    services = services | frozenset(settings.self_telemetry.skip_service_names)
+    is_own = own_telemetry_check(settings.self_telemetry.skip_service_names)
     backend = None
     if processes:
         backend = functools.partial(_process_backend, processes=processes)
@@ -124,7 +100,7 @@ def create_server(settings: ServeSettings, emitter: ResultsEmitter | None = None
         emitter=emitter,
         # Worker processes build the full span records; this one only assembles.
         decode=functools.partial(_decode, for_transfer=bool(processes)),
-        is_own=functools.partial(is_own_telemetry, scope=scope, services=services),
+        is_own=is_own,
         backend=backend,
     )
     logger.info(
