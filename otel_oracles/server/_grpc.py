@@ -76,11 +76,17 @@ def _credentials(rc: ReceiversSettings) -> grpc.ServerCredentials | None:
 async def start_grpc(server: GradingServer, rc: ReceiversSettings) -> tuple[aio.Server, int]:
     """Bind and start; returns the server (``stop(grace)`` stops it) and the bound port."""
     limit = rc.max_request_bytes
+    conn = rc.connections
     srv = aio.server(
         options=[
             ("grpc.max_receive_message_length", limit),
             ("grpc.max_send_message_length", 1024 * 1024),
             ("grpc.so_reuseport", 0),
+            # Idle and long-lived connections are closed with GOAWAY (clients reconnect), so
+            # no client holds a connection, and its descriptor, forever.
+            ("grpc.max_connection_idle_ms", int(conn.grpc_max_connection_idle * 1000)),
+            ("grpc.max_connection_age_ms", int(conn.grpc_max_connection_age * 1000)),
+            ("grpc.max_connection_age_grace_ms", int(conn.grpc_max_connection_age_grace * 1000)),
         ]
     )
     srv.add_generic_rpc_handlers(

@@ -10,11 +10,12 @@ decompressed size itself (a gzip bomb is a 413, not an out-of-memory).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import ssl
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 from google.protobuf import json_format
@@ -27,6 +28,7 @@ from otel_oracles.decode._compression import (
     DecompressedTooLarge,
     decompress_body,
 )
+from otel_oracles.server._connections import ACCEPT_BACKLOG, ConnectionGuard
 from otel_oracles.server._status import (
     BadEncoding,
     TooLarge,
@@ -98,7 +100,7 @@ def _success(signal: Signal, rejected: int, message: str, mt: str) -> web.Respon
 
 
 def _handler(
-    server: GradingServer, signal: Signal, limit: int
+    server: GradingServer, signal: Signal, limit: int, body_timeout: float
 ) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
     async def export(request: web.Request) -> web.StreamResponse:
         mt = PROTOBUF
@@ -108,9 +110,16 @@ def _handler(
             if request.content_length is not None and request.content_length > limit:
                 raise TooLarge(f"body of {request.content_length} bytes exceeds {limit}")
             try:
-                raw = await request.read()
+                raw = await asyncio.wait_for(request.read(), body_timeout)
             except web.HTTPRequestEntityTooLarge:
                 raise TooLarge(f"body exceeds {limit} bytes") from None
+            except TimeoutError:
+                server.count_rejection("body_timeout", "deadline_exceeded", "http", "slow body")
+                response = web.Response(
+                    status=408, text=f"request body not received within {body_timeout:g} s"
+                )
+                response.force_close()
+                return response
             body = decompress(raw, request.headers.get("Content-Encoding"), limit)
             server.stats.add("requests", f"http.{signal}")
             accepted = server.ingest(body, mt, signal, "http")
@@ -122,15 +131,22 @@ def _handler(
             server.count_rejection(st.kind, st.grpc.name.lower(), "http", st.message)
             body, ct = _encode(st.rpc_status(), mt)
             headers = {"Retry-After": st.retry_after_header()} if st.retry_after else {}
-            return web.Response(status=st.http, body=body, content_type=ct, headers=headers)
+            refused = web.Response(status=st.http, body=body, content_type=ct, headers=headers)
+            if st.kind == "unauthenticated":
+                refused.force_close()  # a client without the token holds no connection
+            return refused
 
     return export
 
 
-def build_app(server: GradingServer, rc: ReceiversSettings) -> web.Application:
+def build_app(
+    server: GradingServer, rc: ReceiversSettings, guard: ConnectionGuard | None = None
+) -> web.Application:
     limit = rc.max_request_bytes
+    body_timeout = rc.connections.body_timeout
     # client_max_size bounds what aiohttp reads; we also check Content-Length up front.
-    app = web.Application(client_max_size=limit)
+    middlewares = [guard.middleware] if guard is not None else []
+    app = web.Application(client_max_size=limit, middlewares=middlewares)
 
     async def healthz(_: web.Request) -> web.Response:
         return web.json_response({"status": "ok"})
@@ -145,12 +161,37 @@ def build_app(server: GradingServer, rc: ReceiversSettings) -> web.Application:
     async def stats(_: web.Request) -> web.Response:
         return web.Response(text=json.dumps(server.stats_snapshot()), content_type=JSON)
 
-    app.router.add_post("/v1/traces", _handler(server, "traces", limit))
-    app.router.add_post("/v1/logs", _handler(server, "logs", limit))
+    app.router.add_post("/v1/traces", _handler(server, "traces", limit, body_timeout))
+    app.router.add_post("/v1/logs", _handler(server, "logs", limit, body_timeout))
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/stats", stats)
     return app
+
+
+class _GuardedSite(web.TCPSite):
+    """``TCPSite`` whose connections pass through a ``ConnectionGuard`` (cap and timers)."""
+
+    __slots__ = ("_guard",)
+
+    def __init__(
+        self, runner: web.AppRunner, host: str, port: int, guard: ConnectionGuard, **kw: Any
+    ) -> None:
+        super().__init__(runner, host, port, **kw)
+        self._guard = guard
+
+    async def start(self) -> None:
+        await web.BaseSite.start(self)  # registers the site with its runner
+        server = self._runner.server
+        assert server is not None
+        guard = self._guard
+        self._server = await asyncio.get_running_loop().create_server(
+            lambda: guard.protocol(server()),
+            self._host,
+            self._port,
+            ssl=self._ssl_context,
+            backlog=self._backlog,
+        )
 
 
 def ssl_context(rc: ReceiversSettings) -> ssl.SSLContext | None:
@@ -167,12 +208,22 @@ def ssl_context(rc: ReceiversSettings) -> ssl.SSLContext | None:
 async def start_http(server: GradingServer, rc: ReceiversSettings) -> tuple[web.AppRunner, int]:
     """Bind and start; returns the runner (``cleanup()`` stops it) and the bound port."""
     host, _, port = rc.http.endpoint.rpartition(":")
+    guard = ConnectionGuard(rc.connections)
     # In-flight requests get a moment to finish at shutdown; the drain budget covers the rest.
     runner = web.AppRunner(
-        build_app(server, rc), auto_decompress=False, access_log=None, shutdown_timeout=2.0
+        build_app(server, rc, guard),
+        auto_decompress=False,
+        access_log=None,
+        shutdown_timeout=2.0,
+        keepalive_timeout=rc.connections.keepalive_timeout,
+        # After an early answer (401, 408, 413) the rest of a body is read and dropped for
+        # at most this long before the connection closes (aiohttp's default is 10 s).
+        lingering_time=2.0,
     )
     await runner.setup()
-    site = web.TCPSite(runner, host, int(port), ssl_context=ssl_context(rc), backlog=1024)
+    site = _GuardedSite(
+        runner, host, int(port), guard, ssl_context=ssl_context(rc), backlog=ACCEPT_BACKLOG
+    )
     try:
         await site.start()
     except OSError:

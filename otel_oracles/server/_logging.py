@@ -11,6 +11,8 @@ import logging
 import sys
 import time
 
+from otel_oracles.server._log_limits import limit_repeats
+
 _STANDARD = frozenset(
     logging.LogRecord("", 0, "", 0, "", None, None).__dict__.keys() | {"message", "asctime"}
 )
@@ -42,6 +44,7 @@ def configure_logging(level: str, fmt: str) -> None:
         handler.setFormatter(JsonFormatter())
     else:
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    limit_repeats(handler)
     root = logging.getLogger("otel_oracles")
     root.handlers[:] = [handler]
     root.setLevel(level.upper())

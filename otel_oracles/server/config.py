@@ -194,6 +194,32 @@ def _http_default() -> ReceiverSettings:
     return ReceiverSettings(endpoint=DEFAULT_HTTP_ENDPOINT)
 
 
+class ConnectionSettings(_Settings):
+    """What keeps slow, idle or too many clients from holding the receivers (see
+    docs/serve.md, "Connections")."""
+
+    header_timeout: Seconds = 10.0
+    """An HTTP request's headers must be complete this soon after the connection opens, or
+    after the first byte of a later request on it; else the connection is closed."""
+    body_timeout: Seconds = 30.0
+    """A request body must have arrived in full this soon after its headers; else 408 and
+    the connection is closed."""
+    keepalive_timeout: Seconds = 60.0
+    """An idle keep-alive HTTP connection is closed after this long."""
+    max_requests_per_connection: int = Field(default=1000, gt=0)
+    """After this many requests an HTTP connection is answered with ``Connection: close``."""
+    max_connections: int = Field(default=1000, gt=0)
+    """Open HTTP connections at most; more are answered 503 and closed at once. Lowered at
+    start to stay 256 descriptors below the process's fd limit (``ulimit -n``)."""
+    grpc_max_connection_idle: Seconds = 300.0
+    """A gRPC connection with no RPC for this long is closed (GOAWAY)."""
+    grpc_max_connection_age: Seconds = 1800.0
+    """A gRPC connection is closed (GOAWAY) after this long, so clients rebalance and
+    reconnect; RPCs in flight get ``grpc_max_connection_age_grace`` to finish."""
+    grpc_max_connection_age_grace: Seconds = 30.0
+    """How long RPCs in flight may run on after a connection's age is reached."""
+
+
 class ReceiversSettings(_Settings):
     """Where and how OTLP arrives."""
 
@@ -209,6 +235,8 @@ class ReceiversSettings(_Settings):
     """Bearer-token auth; off when no token is set."""
     tls: TLSSettings | None = None
     """TLS on both receivers; plaintext when omitted."""
+    connections: ConnectionSettings = Field(default_factory=ConnectionSettings)
+    """Timeouts and caps per connection."""
     insecure: bool = False
     """Allow listening on a non-loopback address with neither a bearer token nor TLS client
     authentication (``--insecure``). Off, ``serve`` refuses to start that way: anyone who
