@@ -1,0 +1,93 @@
+"""The general mapping mechanisms on real captures: Anthropic content blocks and stop reasons
+(OpenInference's Anthropic instrumentation), Google ADK's vendor payloads and its stacked
+``call_llm`` / ``generate_content`` spans (ADK telemetry schema 1)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from otel_oracles.mapping import load_conventions, map_trace
+from otel_oracles.mapping._parsers import (
+    parse_model_request,
+    parse_model_response,
+    parse_openinference_messages,
+)
+from otel_oracles.model.result import InputProblem
+from otel_oracles.model.span import Trace
+from otel_oracles.model.step import StepKind
+from otel_oracles.pipeline import read_traces
+
+TRACES = Path(__file__).resolve().parent.parent / "testdata" / "traces"
+
+
+def _read(source: str, scenario: str) -> Trace:
+    problems: list[InputProblem] = []
+    (trace,) = read_traces([str(TRACES / source / f"{scenario}.otlp.json")], problems)
+    assert not problems
+    return trace
+
+
+def _calls(messages: list[dict[str, Any]] | None) -> list[tuple[Any, Any, Any]]:
+    return [
+        (p.get("id"), p.get("name"), p.get("arguments"))
+        for m in messages or []
+        for p in m["parts"]
+        if p.get("type") == "tool_call"
+    ]
+
+
+def test_anthropic_stop_reasons_in_the_shared_vocabulary() -> None:
+    trace = _read("openinference-anthropic", "b_tool_retry")
+    raw = [s.attributes.get("llm.finish_reason") for s in trace.spans]
+    assert [r for r in raw if r] == ["tool_use", "tool_use", "end_turn"]
+    t = map_trace(trace, load_conventions())
+    assert [g.finish_reasons for g in t.generations()] == [["tool_call"], ["tool_call"], ["stop"]]
+
+
+def test_anthropic_message_payload_reads_like_the_flattened_messages() -> None:
+    """``output.value`` is the Anthropic Message (content blocks): the vendor-payload reader
+    finds the same tool calls as the instrumentation's own flattened messages."""
+    trace = _read("openinference-anthropic", "b_tool_retry")
+    llm = [s for s in trace.spans if s.attributes.get("openinference.span.kind") == "LLM"]
+    assert len(llm) == 3
+    for span in llm:
+        flat = {
+            k[len("llm.output_messages.") :]: v
+            for k, v in span.attributes.items()
+            if k.startswith("llm.output_messages.")
+        }
+        from_payload = parse_model_response(span.attributes["output.value"])
+        assert _calls(from_payload) == _calls(parse_openinference_messages(flat))
+    last = parse_model_response(llm[-1].attributes["output.value"])
+    assert last is not None and last[0]["finish_reason"] == "end_turn"
+    assert "[doc-42]" in last[0]["parts"][0]["content"]
+    request = parse_model_request(llm[-1].attributes["input.value"])
+    assert request is not None
+    responses = [p for m in request for p in m["parts"] if p["type"] == "tool_call_response"]
+    assert [r["id"] for r in responses] == ["toolu_0000", "toolu_0100"]
+
+
+@pytest.mark.parametrize("scenario", ["a_happy", "b_tool_retry"])
+def test_adk_call_llm_and_its_generate_content_are_one_step(scenario: str) -> None:
+    trace = _read("google-adk-legacy", scenario)
+    calls = [s for s in trace.spans if s.name == "call_llm"]
+    inner = [s for s in trace.spans if s.name.startswith("generate_content")]
+    assert len(calls) == len(inner) >= 2
+    t = map_trace(trace, load_conventions())
+    gens = t.generations()
+    assert [g.source.span_id for g in gens if g.source] == [s.span_id for s in calls]
+    assert [g.attributes["stacked_spans"] for g in gens] == [[s.span_id] for s in inner]
+    assert all(g.output_messages for g in gens)  # from gcp.vertex.agent.llm_response
+    usage = t.token_usage()
+    inner_in = sum(int(s.attributes["gen_ai.usage.input_tokens"]) for s in inner)
+    assert usage[0] == inner_in  # counted once
+
+
+def test_adk_vendor_tool_payloads() -> None:
+    t = map_trace(_read("google-adk-legacy", "a_happy"), load_conventions())
+    (call,) = [s for s in t.steps if s.kind == StepKind.TOOL_CALL]
+    assert call.arguments == {"query": "enterprise refund window"}
+    assert isinstance(call.result, dict) and call.result.get("documents")
