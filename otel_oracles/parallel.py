@@ -33,7 +33,14 @@ from otel_oracles.decode import DecodedBatch, read_paths
 from otel_oracles.lifeline import die_with_parent
 from otel_oracles.model.result import InputProblem, RunReport, Verdict
 from otel_oracles.model.step import Trajectory
-from otel_oracles.pipeline import GradeRun, add_label, count_labels, subject_notes
+from otel_oracles.pipeline import (
+    GradeRun,
+    add_label,
+    add_unclassified,
+    count_labels,
+    coverage_note,
+    subject_notes,
+)
 from otel_oracles.sandbox import SANDBOXED, CommandPolicy
 
 _PICKLE = pickle.HIGHEST_PROTOCOL
@@ -78,6 +85,8 @@ class _ShardStats:
     spans: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
     unselected_seen: dict[str, int] = field(default_factory=dict)
+    traces_unclassified: int = 0
+    unclassified: dict[str, int] = field(default_factory=dict)
 
 
 Graded = list[tuple[Verdict, Trajectory]]
@@ -137,6 +146,7 @@ def _run_shard(job: _ShardJob, queue: Any) -> _ShardStats:
         graded = grade_trace(
             trace, contracts, conventions, commands=job.commands, skipped=stats.skipped
         )
+        stats.traces_unclassified += add_unclassified(stats.unclassified, graded)
         if not graded:
             if sum(stats.skipped.values()) == skips:
                 stats.traces_unselected += 1
@@ -259,6 +269,9 @@ def grade_paths_parallel(
                     stats.skipped[reason] = stats.skipped.get(reason, 0) + n
                 for label, n in shard.unselected_seen.items():
                     add_label(stats.unselected_seen, label, n)
+                stats.traces_unclassified += shard.traces_unclassified
+                for name, n in shard.unclassified.items():
+                    stats.unclassified[name] = stats.unclassified.get(name, 0) + n
                 stats.spans += shard.spans
                 for problem in shard.problems:
                     key = (problem.source, problem.message)
@@ -286,6 +299,8 @@ def grade_paths_parallel(
     if stats.traces_unselected:
         notes.append(f"{stats.traces_unselected} trace(s) matched no contract's selector")
     notes.extend(subject_notes(stats.skipped))
+    if (coverage := coverage_note(stats.traces_unclassified, stats.unclassified)) is not None:
+        notes.append(coverage)
     return RunReport(
         verdicts=[v for _, _, v in items], input_errors=list(stats.problems), notes=notes
     )

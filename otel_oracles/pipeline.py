@@ -135,13 +135,33 @@ def _stalled(
 ) -> tuple[Verdict, Trajectory]:
     """An ``error`` verdict for a trace whose content stalled a regex before grading
     (``stage`` is ``match`` for contract selectors, ``mapping`` for convention rules)."""
+    return error_verdict(contract, trace, stage, f"{stage}: {exc.message}", type(exc).__name__)
+
+
+def timed_out_verdicts(
+    trace: Trace, contracts: Sequence[Contract], seconds: float
+) -> list[tuple[Verdict, Trajectory]]:
+    """``error`` verdicts, one per contract that selects ``trace``, for a trace whose grading
+    ran past its time budget (``serve``'s ``grading.trace_timeout``)."""
+    chosen, stalled = selected_contracts(trace, contracts)
+    message = f"grading took longer than {seconds:g} s (grading.trace_timeout); stopped"
+    return [
+        error_verdict(c, trace, "trace_timeout", message, "TimeoutError")
+        for c in [*chosen, *(c for c, _ in stalled)]
+    ]
+
+
+def error_verdict(
+    contract: Contract, trace: Trace, stage: str, message: str, error_type: str
+) -> tuple[Verdict, Trajectory]:
+    """A verdict of one ``error`` result named ``stage``: the trace could not be graded."""
     result = OracleResult(
         oracle_type=stage,
         name=stage,
         outcome=Outcome.ERROR,
         passed=False,
-        message=f"{stage}: {exc.message}",
-        details={"error.type": type(exc).__name__},
+        message=message,
+        details={"error.type": error_type},
         contract_id=contract.id,
         contract_version=contract.version,
     )
@@ -202,9 +222,45 @@ class GradeRun:
     """``service``/``agent`` labels of traces no contract selected (bounded), so a run that
     graded nothing can say what it did see."""
 
+    traces_unclassified: int = 0
+    """Graded traces holding spans no convention recognised."""
+    unclassified: dict[str, int] = field(default_factory=dict)
+    """Span name -> count of such spans over those traces."""
+
     def note_unselected(self, trace: Trace) -> None:
         self.traces_unselected += 1
         count_labels(self.unselected_seen, trace)
+
+
+def add_unclassified(unclassified: dict[str, int], graded: list[tuple[Verdict, Trajectory]]) -> int:
+    """Add a graded trace's unrecognised spans (name -> count) to ``unclassified``; 1 when it
+    had any, else 0 (for the run's coverage note)."""
+    if not graded or not graded[0][1].unmapped_spans:
+        return 0
+    for name, n in graded[0][1].unmapped_spans.items():
+        unclassified[name] = unclassified.get(name, 0) + n
+    return 1
+
+
+def coverage_note(traces: int, unclassified: dict[str, int]) -> str | None:
+    """The run-summary line when graded traces held spans no convention recognised: checks
+    that need every span reported missing evidence there, and ``inspect`` shows them."""
+    if not traces:
+        return None
+    items = sorted(unclassified.items(), key=lambda kv: (-kv[1], kv[0]))
+    shown = ", ".join(f"{name} x{n}" for name, n in items[:COVERAGE_NOTE_NAMES])
+    more = len(items) - COVERAGE_NOTE_NAMES
+    if more > 0:
+        shown += f" and {more} more name(s)"
+    return (
+        f"coverage: {traces} graded trace(s) hold {sum(unclassified.values())} span(s) no "
+        f"convention recognised ({shown}); checks that need every span report missing "
+        "evidence there (see otel-oracles inspect)"
+    )
+
+
+COVERAGE_NOTE_NAMES = 5
+"""Span names a coverage note lists before it stops."""
 
 
 SEEN_LABELS_MAX = 20
@@ -397,6 +453,7 @@ def grade_paths(
         graded = grade_trace(
             trace, contracts, conventions, commands=commands, skipped=stats.skipped
         )
+        stats.traces_unclassified += add_unclassified(stats.unclassified, graded)
         if not graded:
             if sum(stats.skipped.values()) == skips:
                 stats.note_unselected(trace)
@@ -408,6 +465,8 @@ def grade_paths(
     if stats.traces_unselected:
         notes.append(f"{stats.traces_unselected} trace(s) matched no contract's selector")
     notes.extend(subject_notes(stats.skipped))
+    if (coverage := coverage_note(stats.traces_unclassified, stats.unclassified)) is not None:
+        notes.append(coverage)
     if stats.assembly.summary():
         notes.append(stats.assembly.summary())
     return RunReport(verdicts=verdicts, input_errors=list(problems), notes=notes)

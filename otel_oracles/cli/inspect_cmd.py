@@ -45,7 +45,8 @@ def _coverage(t: Trajectory) -> str:
     line = f"coverage: {mapped}; unrecognised {unrecognised}"
     if t.unmapped_spans:
         names = ", ".join(f"{name} x{n}" for name, n in sorted(t.unmapped_spans.items()))
-        line += f" ({names})"
+        # Named so a reader knows which spans a convention must map (contracts.md, Coverage).
+        line += f" ({names}): checks that need every span report missing evidence"
     if t.orphan_spans:
         line += f"; orphan spans {len(t.orphan_spans)}"
     return line

@@ -1,0 +1,67 @@
+"""A run whose graded traces hold spans no convention recognised says so in its notes (the
+same with worker processes), and ``inspect`` names those spans."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from otel_oracles.mapping import load_conventions
+from otel_oracles.model.contract import load_contract
+from otel_oracles.parallel import grade_paths_parallel
+from otel_oracles.pipeline import grade_paths
+
+REPO = Path(__file__).resolve().parents[2]
+TRACES = REPO / "tests" / "testdata" / "traces"
+CONTRACT = REPO / "examples" / "contracts" / "support-rag.yaml"
+RAW_CLIENT = [
+    str(TRACES / "openai-v2" / "a_happy.otlp.json"),
+    str(TRACES / "openai-v2" / "a_happy.logs.otlp.jsonl"),
+    str(TRACES / "openinference-openai" / "a_happy.otlp.jsonl"),
+]
+NOTE = (
+    "coverage: 2 graded trace(s) hold 2 span(s) no convention recognised (agent_run x2); "
+    "checks that need every span report missing evidence there (see otel-oracles inspect)"
+)
+
+
+def _coverage_notes(notes: list[str]) -> list[str]:
+    return [n for n in notes if n.startswith("coverage:")]
+
+
+def test_grade_notes_name_the_unclassified_spans_of_graded_traces() -> None:
+    report = grade_paths(RAW_CLIENT, [load_contract(CONTRACT)], load_conventions())
+    assert _coverage_notes(report.notes) == [NOTE], report.notes
+
+
+def test_fully_recognised_traces_add_no_coverage_note() -> None:
+    paths = [str(TRACES / "pydantic-ai" / "a_happy.otlp.json")]
+    report = grade_paths(paths, [load_contract(CONTRACT)], load_conventions())
+    assert report.verdicts and _coverage_notes(report.notes) == []
+
+
+def test_workers_report_the_same_coverage_note() -> None:
+    report = grade_paths_parallel(RAW_CLIENT, [CONTRACT], [], workers=2)
+    sequential = grade_paths(RAW_CLIENT, [load_contract(CONTRACT)], load_conventions())
+    assert _coverage_notes(report.notes) == _coverage_notes(sequential.notes) == [NOTE]
+
+
+def test_inspect_names_the_unclassified_spans() -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from otel_oracles.cli import main; main()",
+            "inspect",
+            RAW_CLIENT[2],
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    assert (
+        "unrecognised 1 (agent_run x1): checks that need every span report missing evidence"
+        in proc.stdout
+    ), proc.stdout
