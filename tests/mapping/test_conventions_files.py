@@ -22,6 +22,7 @@ EXPECTED_FILES = {
     "smolagents", "crewai",
     "openai-agents", "strands", "google-adk",
     "semantic-kernel",
+    "mastra",
     "generic-clients",
 }  # fmt: skip
 

@@ -44,6 +44,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "semantic-kernel",
         "google-adk",
         "google-adk-legacy",
+        "mastra",
     }
 )
 """Sources whose content-off export still names the tools (README table, EXPECTED.md)."""
@@ -66,6 +67,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "semantic-kernel",
         "google-adk",
         "google-adk-legacy",
+        "mastra",
     }
 )
 """Sources with execute_tool spans (failure status is visible without content)."""

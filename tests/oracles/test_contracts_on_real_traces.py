@@ -124,6 +124,7 @@ TOOL_SPANS = (
     "google-adk",
     "google-adk-legacy",
     "semantic-kernel",
+    "mastra",
 )
 UNNAMED_AGENTS = ("llamaindex-openinference",)
 """No span names the running agent: the handoff's source is missing evidence (its target too

@@ -101,6 +101,24 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
+    "mastra": {
+        "what": "Mastra (@mastra/core Agent with createTool tools, the AI SDK's "
+        "OpenAI-compatible provider on the fake server; a supervisor agent with "
+        "agents: {research_agent} for g_handoff) traced by Mastra's own observability with "
+        "@mastra/otel-exporter (node mastra.mjs, driven by fw_mastra.py)",
+        "packages": [],
+        "node": ["@mastra/core", "@mastra/observability", "@mastra/otel-exporter",
+                 "@ai-sdk/openai-compatible", "@opentelemetry/sdk-trace-base"],
+        "tool_spans": True,
+        "handoff_via": "Mastra's sub-agent tool (`agent-research_agent {\"prompt\": ...}`)",
+        "notes": ["**Tool failures:** the tool throws; Mastra sends the model the error and "
+                  "sets the tool span's status to ERROR with an `exception` event.",
+                  "**Content off:** Mastra's per-run `tracingOptions: {hideInput: true, "
+                  "hideOutput: true}`; the `agent_step` spans still carry the provider's raw "
+                  "response in `mastra.metadata.body` (not read by the mappings)."],
+        "on": {},
+        "off": {},
+    },
     "openinference-openai-agents": {
         "what": "OpenAI Agents SDK (chat-completions model on the fake server) traced by "
         "openinference-instrumentation-openai-agents; handoffs are native (transfer_to_*)",
@@ -725,6 +743,15 @@ def main() -> None:
     for name in names:
         for content in ("on", "off"):
             variant = name if content == "on" else f"{name}.nocontent"
+            if args.source == "mastra":
+                from fw_mastra import run_mastra
+
+                executed = run_mastra(
+                    SCENARIOS[name], variant, content == "on", out, args.node_project
+                )
+                results.setdefault(name, {})[variant] = executed
+                print(f"captured {out / variant}.otlp.json", file=sys.stderr)
+                continue
             if args.source == "vercel-ai-sdk-legacy":
                 executed = run_node(
                     SCENARIOS[name], variant, content == "on", out, args.node_project

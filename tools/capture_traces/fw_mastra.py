@@ -1,0 +1,86 @@
+"""Mastra (Node): one scenario through ``mastra.mjs`` against the scripted fake OpenAI server.
+
+Mastra is a TypeScript framework, so the agent runs in Node (``node mastra.mjs``, from a scratch
+npm project whose ``node_modules`` hold ``@mastra/core`` and friends) while this module serves
+the scripted model on 127.0.0.1 (``Agent.generate`` calls the provider without streaming) and
+computes the tools' results with the same ``scenarios.Tools`` as every other source. Mastra
+records the run with its own observability and the real ``@mastra/otel-exporter``; content
+capture off is Mastra's per-run ``tracingOptions: {hideInput: true, hideOutput: true}``.
+
+``g_handoff`` is a supervisor: the triage agent's ``agents: {research_agent}`` become Mastra's
+``agent-research_agent`` tool, whose sub-agent starts from its own history, so the fake server
+answers in call order.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from fake_openai import FakeOpenAI, call_order
+from scenarios import QUESTION, Scenario, SearchBackendError, Tools
+
+HERE = Path(__file__).resolve().parent
+SUB_AGENT_TOOL = "agent-research_agent"
+
+
+def script(scenario: Scenario) -> Scenario:
+    """The model's turns in call order: for ``g_handoff`` the triage agent calls the sub-agent
+    tool, the research agent searches and answers, then the triage agent answers the same."""
+    if not scenario.agents_only:
+        return scenario
+    answer = scenario.turns[-1]
+    turns = [[(SUB_AGENT_TOOL, {"prompt": QUESTION})], *scenario.turns[1:], answer]
+    return dataclasses.replace(scenario, turns=turns)
+
+
+def tool_results(scenario: Scenario) -> list[dict[str, Any]]:
+    """What each scripted tool call returns, in call order (``raise`` for a failing call)."""
+    tools = Tools(scenario)
+    results: list[dict[str, Any]] = []
+    for turn in scenario.turns:
+        for name, arguments in [] if isinstance(turn, str) else turn:
+            if name.startswith("transfer_to_"):
+                continue
+            try:
+                results.append({"ok": getattr(tools, name)(**arguments)})
+            except SearchBackendError as exc:
+                results.append({"raise": f"SearchBackendError: {exc}"})
+    return results
+
+
+def run_mastra(
+    scenario: Scenario, variant: str, content: bool, out: Path, project: Path
+) -> list[str]:
+    """Run one (scenario, content) variant; returns the tools the run really executed."""
+    agent = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
+    script_path = project / "mastra.mjs"
+    if script_path.resolve() != (HERE / "mastra.mjs").resolve():
+        shutil.copyfile(HERE / "mastra.mjs", script_path)
+    spec_path = out.resolve() / f".{variant}.spec.json"
+    with FakeOpenAI(script(scenario), turn_of=call_order()) as base_url:
+        spec = {
+            "system": scenario.system, "prompt": scenario.prompt, "baseURL": base_url,
+            "results": tool_results(scenario), "content": content, "agent": agent,
+            "handoff": scenario.agents_only,
+        }  # fmt: skip
+        spec_path.write_text(json.dumps(spec))
+        try:
+            proc = subprocess.run(
+                ["node", str(script_path), str(spec_path), str(out.resolve() / variant)],
+                cwd=project, capture_output=True, text=True, check=False, timeout=300,
+            )  # fmt: skip
+        finally:
+            spec_path.unlink()
+    if proc.returncode != 0:
+        sys.exit(f"{variant}: node failed:\n{proc.stderr}")
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    if report["text"] != scenario.turns[-1]:
+        sys.exit(f"{variant}: final answer {report['text']!r} is not the script's")
+    executed: list[str] = report["executed"]
+    return executed
