@@ -197,6 +197,18 @@ def _one_match(m: MatchSpec) -> str | None:
     return " and ".join(parts) if parts else None
 
 
+def _coverage_line(contract: Contract) -> str:
+    if contract.coverage == "lenient":
+        return (
+            "Coverage is relaxed (evidence: {coverage: lenient}): spans no convention recognised "
+            "do not stop tool_not_called, no_network, citations_grounded or handoff from passing."
+        )
+    return (
+        "tool_not_called, no_network, citations_grounded and handoff also report missing "
+        "evidence when the trace holds spans no convention recognised (coverage: strict)."
+    )
+
+
 def explain(contract: Contract) -> str:
     """The contract in plain words (the command's output)."""
     lines = [
@@ -217,6 +229,8 @@ def explain(contract: Contract) -> str:
             lines.append("  (none)")
         for spec in specs:
             label = f" [{spec.name}]" if spec.name else ""
+            if spec.params.get("coverage"):
+                label += f" (coverage {spec.params['coverage']})"
             lines.append(f"  - {phrase(spec)}.{label}  ({spec.type})")
             if spec.why:
                 lines.append(f"      why: {spec.why}")
@@ -242,6 +256,7 @@ def explain(contract: Contract) -> str:
         "",
         "Every check also reports missing evidence instead of passing when the trace lacks",
         "what it needs (content capture off, spans absent, values redacted).",
+        _coverage_line(contract),
     ]
     if contract.workspace is not None:
         lines.append(f"Replays an AgentBench workspace of {len(contract.workspace)} file(s).")

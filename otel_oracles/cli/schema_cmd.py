@@ -25,7 +25,7 @@ SCHEMA_ID = "https://otel-oracles.dev/schemas/contract.json"
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 INTERNAL_FIELDS = frozenset(
-    {"source", "content_hash", "agentbench", "evidence", "invariants", "tolerances"}
+    {"source", "content_hash", "agentbench", "evidence", "coverage", "invariants", "tolerances"}
 )
 """Contract model fields that are not written by authors, or whose schema is built here."""
 
@@ -152,10 +152,26 @@ def contract_json_schema() -> dict[str, Any]:
         if info.is_required():
             required.append(name)
     spec_list = {"type": "array", "items": {"$ref": "#/$defs/oracle_spec"}}
+    evidence_list = {"type": "array", "items": _evidence_item()}
     props["evidence"] = {
-        "type": "array",
-        "items": _evidence_item(),
-        "description": "What must be captured to judge at all; a gap is missing_evidence.",
+        "description": (
+            "What must be captured to judge at all (a gap is missing_evidence): a list, or "
+            "{require: [...], coverage: strict|lenient}."
+        ),
+        "anyOf": [
+            evidence_list,
+            {
+                "type": "object",
+                "properties": {
+                    "require": evidence_list,
+                    "coverage": {
+                        "enum": ["strict", "lenient"],
+                        "description": Contract.model_fields["coverage"].description,
+                    },
+                },
+                "additionalProperties": False,
+            },
+        ],
     }
     props["invariants"] = {**spec_list, "description": "Properties that must always hold."}
     props["tolerances"] = {

@@ -106,7 +106,9 @@ def _contract(path: Path) -> str:
     contract = load_contract(path)
     _authoring_problems(contract)
     kind = "task" if contract.agentbench else "contract"
-    return f"{kind} {contract.id}@{contract.version}: {len(contract.checks())} check(s)"
+    # A relaxed coverage is a deliberate risk: the summary shows it, the default stays quiet.
+    relaxed = "; coverage lenient" if contract.coverage == "lenient" else ""
+    return f"{kind} {contract.id}@{contract.version}: {len(contract.checks())} check(s){relaxed}"
 
 
 def _trajectory(path: Path) -> str:
