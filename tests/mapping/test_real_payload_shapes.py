@@ -4,12 +4,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from otel_oracles.mapping import load_conventions, map_trace
+from otel_oracles.mapping._literal import parse_python_literal
 from otel_oracles.mapping._parsers import (
     parse_model_request,
     parse_model_response,
@@ -91,3 +93,25 @@ def test_adk_vendor_tool_payloads() -> None:
     (call,) = [s for s in t.steps if s.kind == StepKind.TOOL_CALL]
     assert call.arguments == {"query": "enterprise refund window"}
     assert isinstance(call.result, dict) and call.result.get("documents")
+
+
+def test_callback_payload_repr_reaches_no_network() -> None:
+    """OpenLLMetry's LangChain tracer records a tool's input as the callback payload, whose
+    ``input_str`` is ``str(dict)``: read as data (never evaluated), it gives the same
+    arguments as the structured ``inputs`` beside it; with only the repr (tracers and
+    versions that record ``input_str`` alone) ``no_network`` still sees the ``curl``."""
+    path = TRACES / "langgraph-openllmetry" / "h_coding_agent.otlp.json"
+    traces = list(read_traces([str(path)], []))
+    spans = [s for t in traces for s in t.spans if s.name == "execute_tool run_command"]
+    payloads = [json.loads(s.attributes["gen_ai.tool.call.arguments"]) for s in spans]
+    assert payloads[1]["input_str"] == "{'command': 'curl https://example.com'}"
+    assert [parse_python_literal(p["input_str"]) for p in payloads] == [
+        p["inputs"] for p in payloads
+    ]
+    for span, payload in zip(spans, payloads, strict=True):
+        del payload["inputs"]
+        span.attributes = {**span.attributes, "gen_ai.tool.call.arguments": json.dumps(payload)}
+    run = next(map_trace(t, load_conventions()) for t in traces if len(t.spans) > 1)
+    commands = [s.command for s in run.steps if s.kind == StepKind.COMMAND]
+    assert commands == ["python -m pytest -q tests/test_calc.py", "curl https://example.com"]
+    assert "curl" in [v.pattern for v in run.find_network_violations()]
