@@ -27,9 +27,9 @@ handler and filter as serve's own."""
 
 
 class RepeatFilter(logging.Filter):
-    """Pass a record unless one of the same kind (logger, level, message template, exception
-    type) passed less than ``interval`` seconds ago; the next one that passes says how many
-    were held back (``repeated``)."""
+    """Pass a warning or error unless one of the same kind (logger, level, message template,
+    exception type) passed less than ``interval`` seconds ago; the next one that passes says
+    how many were held back (``repeated``). Info and debug lines always pass."""
 
     def __init__(
         self, interval: float = REPEAT_INTERVAL_S, clock: Callable[[], float] = time.monotonic
@@ -41,6 +41,8 @@ class RepeatFilter(logging.Filter):
         self._kinds: dict[tuple[str, int, str, str], list[float]] = {}
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno < logging.WARNING:
+            return True  # progress and results (one line per verdict) are never summarized
         exc_type = record.exc_info[0].__name__ if record.exc_info and record.exc_info[0] else ""
         kind = (record.name, record.levelno, str(record.msg), exc_type)
         now = self._clock()
