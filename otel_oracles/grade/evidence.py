@@ -475,18 +475,20 @@ def calls_outside(t: Trajectory) -> list[str]:
     """Ids of tool calls the conversation history (model input) refers to that no step of
     this trace made: the trace is a fragment of a longer run (e.g. one chat call per trace
     when the application has no root span). Steps without a call id may be those calls, so
-    only the excess counts."""
+    only the excess counts. A handoff step answers a call like a tool step (the delegation
+    tool's span, whose call id the instrumentation may not record)."""
     referenced: dict[str, None] = {}
     for g in generations_of(t):
         for i in _call_ids(g.input_messages, "assistant"):
             referenced.setdefault(i, None)
     if not referenced:
         return []
-    known = {s.call_id for s in tool_calls_of(t) if s.call_id}
+    executors = [*tool_calls_of(t), *t.handoffs()]
+    known = {s.call_id for s in executors if s.call_id}
     for g in generations_of(t):
         known.update(_call_ids(g.output_messages))
     unknown = [i for i in referenced if i not in known]
-    anonymous = sum(1 for s in tool_calls_of(t) if not s.call_id)
+    anonymous = sum(1 for s in executors if not s.call_id)
     return unknown if len(unknown) > anonymous else []
 
 

@@ -119,6 +119,7 @@ TOOL_SPANS = (
     "smolagents-openinference",
     "smolagents-codeagent-openinference",
     "crewai-openinference",
+    "crewai-openinference-events",
     "strands",
     "strands-latest",
     "google-adk",

@@ -298,6 +298,20 @@ SOURCES: dict[str, dict[str, Any]] = {
                                     "OPENINFERENCE_HIDE_INPUT_MESSAGES",
                                     "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
     },
+    "crewai-openinference-events": {
+        "what": "the crewai-openinference crew traced by openinference-instrumentation-crewai "
+        "in its event-listener mode (use_event_listener=True: spans from CrewAI's event bus, "
+        "model calls included; no LiteLLM instrumentation)",
+        "packages": ["crewai", "litellm", "openinference-instrumentation-crewai"],
+        "driver": "fw_crewai:run_event_listener",
+        "tool_spans": True,
+        "handoff_via": "CrewAI's built-in `Delegate work to coworker` tool "
+        "(`delegate_work_to_coworker {\"coworker\": \"research_agent\", ...}`)",
+        "on": {},
+        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
+                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
+                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+    },
     "openllmetry-openai-events": {
         "what": "opentelemetry-instrumentation-openai (OpenLLMetry) with use_attributes=False: "
         "message content as log-based events",

@@ -8,6 +8,10 @@ delegation: the triage agent (``allow_delegation=True``) calls the built-in "Del
 to coworker" tool, and the research agent works on the delegated task with a fresh history,
 so the fake server answers in call order (``fake_openai.call_order``).
 
+``run_event_listener`` traces the same crew with the instrumentor's event-listener mode
+(``use_event_listener=True``), which builds spans from CrewAI's event bus and records model
+calls itself, so no LiteLLM instrumentation is added there.
+
 CrewAI's own telemetry is off (``CREWAI_DISABLE_TELEMETRY``, ``CREWAI_TRACING_ENABLED``) and
 LiteLLM reads its bundled model price map (``LITELLM_LOCAL_MODEL_COST_MAP``): nothing leaves
 127.0.0.1. ``OTEL_SDK_DISABLED`` is left alone, since it would disable these spans too.
@@ -49,16 +53,37 @@ def run(
     tools: Tools,
     executed: list[str],
 ) -> None:
-    """One instrumented crew run; appends each executed scenario tool to ``executed`` and
-    fails when the crew's answer is not the scripted one."""
-    from crewai import LLM, Agent, Crew, Task
-    from crewai.tools import tool
-    from fake_openai import FakeOpenAI, call_order
+    """The instrumentor's default (wrapper) mode, model calls recorded by the LiteLLM
+    instrumentation."""
     from openinference.instrumentation.crewai import CrewAIInstrumentor
     from openinference.instrumentation.litellm import LiteLLMInstrumentor
 
     CrewAIInstrumentor().instrument(tracer_provider=tracer_provider)
     LiteLLMInstrumentor().instrument(tracer_provider=tracer_provider)
+    run_crew(scenario, tools, executed)
+
+
+def run_event_listener(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """The instrumentor's event-listener mode (``use_event_listener=True``): spans built from
+    CrewAI's event bus, model calls included, with no LiteLLM instrumentation."""
+    from openinference.instrumentation.crewai import CrewAIInstrumentor
+
+    CrewAIInstrumentor().instrument(tracer_provider=tracer_provider, use_event_listener=True)
+    run_crew(scenario, tools, executed)
+
+
+def run_crew(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
+    """One crew run (instrumented by the caller); appends each executed scenario tool to
+    ``executed`` and fails when the crew's answer is not the scripted one."""
+    from crewai import LLM, Agent, Crew, Task
+    from crewai.tools import tool
+    from fake_openai import FakeOpenAI, call_order
 
     @tool("search_docs")
     def search_docs(query: str) -> str:
