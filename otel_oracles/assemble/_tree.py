@@ -69,7 +69,7 @@ def build_trace(trace_id: str, spans: list[SpanRecord], logs: Iterable[LogRecord
                 reached.update(s.span_id for s in ordered[before:])
     ordered.sort(key=_START)  # stable: ties keep tree order
 
-    unattached = _attach_logs(trace_id, by_id, logs)
+    unattached = _attach_logs(trace_id, by_id, children, logs)
     return Trace(
         trace_id=trace_id,
         spans=ordered,
@@ -118,7 +118,12 @@ def _walk(
             push(kids[::-1])
 
 
-def _attach_logs(trace_id: str, by_id: dict[str, SpanRecord], logs: Iterable[LogRecord]) -> int:
+def _attach_logs(
+    trace_id: str,
+    by_id: dict[str, SpanRecord],
+    children: dict[str, list[SpanRecord]],
+    logs: Iterable[LogRecord],
+) -> int:
     unattached = 0
     per_span: dict[str, list[LogRecord]] = {}
     seen: dict[tuple[str, str, int], list[LogRecord]] = {}
@@ -126,14 +131,15 @@ def _attach_logs(trace_id: str, by_id: dict[str, SpanRecord], logs: Iterable[Log
         if not (log.event_name and log.trace_id == trace_id and log.span_id in by_id):
             unattached += 1
             continue
+        span_id = _emitting_span(log.span_id, log.time_ns, children)
         # The same record twice (a retried export, or a file set holding both the raw bodies
         # and the canonical JSON of one run) is one event; equal content decides, not identity.
-        key = (log.span_id, log.event_name, log.time_ns)
+        key = (span_id, log.event_name, log.time_ns)
         twins = seen.setdefault(key, [])
         if any(_same_log(log, twin) for twin in twins):
             continue
         twins.append(log)
-        per_span.setdefault(log.span_id, []).append(log)
+        per_span.setdefault(span_id, []).append(log)
     for span_id, records in per_span.items():
         span = by_id[span_id]
         events = [e for e in span.events if not e.from_log]
@@ -141,6 +147,24 @@ def _attach_logs(trace_id: str, by_id: dict[str, SpanRecord], logs: Iterable[Log
         events.sort(key=lambda e: e.time_ns)
         span.events = events
     return unattached
+
+
+def _emitting_span(span_id: str, time_ns: int, children: dict[str, list[SpanRecord]]) -> str:
+    """The span a log-based event was emitted in: the linked span, or the one child of it
+    (then grandchild ...) that was running at the record's time.
+
+    Some instrumentations start their model-call span without making it current, so the events
+    they emit for that call carry the enclosing span's id (OpenLLMetry's Anthropic events mode
+    links every message event to the application span around the calls). A record emitted
+    while exactly one child was open belongs to that child; when none or several children were
+    open (concurrent calls) the link is kept as recorded."""
+    while True:  # a child without an end time (0) has no known window: never "open"
+        open_now = [
+            kid for kid in children.get(span_id, ()) if kid.start_ns <= time_ns <= kid.end_ns
+        ]
+        if len(open_now) != 1:
+            return span_id
+        span_id = open_now[0].span_id
 
 
 def _same_log(a: LogRecord, b: LogRecord) -> bool:

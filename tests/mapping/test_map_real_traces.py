@@ -30,6 +30,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "vercel-ai-sdk-otel",
         "openai-v2",
         "openllmetry-openai-events",
+        "openllmetry-anthropic-events",
         "traceloop-sdk",
         "vercel-ai-sdk-legacy",
         "crewai-openinference-events",

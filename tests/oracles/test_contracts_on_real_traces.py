@@ -133,7 +133,10 @@ with content off), so the required transfer can be neither confirmed nor refuted
 TARGET_IN_ARGUMENTS = ("crewai-openinference",)
 """The handoff is a delegation tool span whose target is only in the tool's arguments: with
 content off the required transfer can be neither confirmed nor refuted."""
-NAMES_ONLY = ("openai-v2",)  # no tool spans; content off keeps tool names (in log records)
+NAMES_ONLY = (
+    "openai-v2",
+    "openllmetry-anthropic-events",
+)  # no tool spans; content off keeps tool names (in log records)
 NOTHING = (
     "openinference-openai",
     "openai-v2-latest",

@@ -211,6 +211,17 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {"TRACELOOP_TRACE_CONTENT": "true"},
         "off": {"TRACELOOP_TRACE_CONTENT": "false"},
     },
+    "openllmetry-anthropic-events": {
+        "what": "hand-written Messages API tool loop on the anthropic client, recorded by "
+        "opentelemetry-instrumentation-anthropic (OpenLLMetry) with use_attributes=False: "
+        "message content as log-based events",
+        "packages": ["anthropic", "opentelemetry-instrumentation-anthropic"],
+        "driver": "fw_anthropic:run_openllmetry_events",
+        "model": FAKE_ANTHROPIC,
+        "notes": ANTHROPIC_NOTES,
+        "on": {"TRACELOOP_TRACE_CONTENT": "true"},
+        "off": {"TRACELOOP_TRACE_CONTENT": "false"},
+    },
     "genai-anthropic": {
         "what": "hand-written Messages API tool loop on the anthropic client, recorded by "
         "opentelemetry-instrumentation-genai-anthropic (python-contrib, on "

@@ -3,8 +3,9 @@
 Like the raw OpenAI sources: an application ``agent_run`` span around a Messages API loop on
 the scripted ``fake_anthropic.py`` server, tools answered with ``tool_result`` content blocks
 (``is_error: true`` when the scripted tool failed), no tool spans of its own. Each source picks
-the instrumentation that records the client: ``run_openinference``, ``run_openllmetry`` or
-``run_contrib`` (named as ``fw_anthropic:<function>`` in ``capture.py``'s ``SOURCES``).
+the instrumentation that records the client: ``run_openinference``, ``run_openllmetry``,
+``run_openllmetry_events`` or ``run_contrib`` (named as ``fw_anthropic:<function>`` in
+``capture.py``'s ``SOURCES``).
 """
 
 from __future__ import annotations
@@ -51,6 +52,23 @@ def run_openllmetry(
     from opentelemetry.instrumentation.anthropic import AnthropicInstrumentor
 
     AnthropicInstrumentor().instrument(tracer_provider=tracer_provider)
+    _loop(scenario, tracer_provider, tools, executed)
+
+
+def run_openllmetry_events(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """The same OpenLLMetry instrumentation with ``use_attributes=False``: message content as
+    log-based ``gen_ai.*`` events instead of span attributes."""
+    from opentelemetry.instrumentation.anthropic import AnthropicInstrumentor
+
+    AnthropicInstrumentor(use_attributes=False).instrument(
+        tracer_provider=tracer_provider, logger_provider=logger_provider
+    )
     _loop(scenario, tracer_provider, tools, executed)
 
 
