@@ -47,6 +47,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "google-adk",
         "google-adk-legacy",
         "mastra",
+        "openai-agents-responses",
     }
 )
 """Sources whose content-off export still names the tools (README table, EXPECTED.md)."""
@@ -71,6 +72,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "google-adk",
         "google-adk-legacy",
         "mastra",
+        "openai-agents-responses",
     }
 )
 """Sources with execute_tool spans (failure status is visible without content)."""
@@ -79,7 +81,9 @@ TARGET_IN_ARGUMENTS = frozenset({"crewai-openinference"})
 """Sources whose handoff is a delegation tool span: the target agent is known only from the
 tool's arguments, so with content off it is missing (None), never guessed."""
 
-GENERIC_ERROR_TEXT = frozenset({"openai-agents-otel-v2", "openinference-openai-agents"})
+GENERIC_ERROR_TEXT = frozenset(
+    {"openai-agents-otel-v2", "openai-agents-responses", "openinference-openai-agents"}
+)
 """Sources that report tool failures with a generic text only (no error detail)."""
 
 UNNAMED_AGENTS = frozenset({"llamaindex-openinference"})

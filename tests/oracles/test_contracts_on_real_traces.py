@@ -126,6 +126,7 @@ TOOL_SPANS = (
     "google-adk-legacy",
     "semantic-kernel",
     "mastra",
+    "openai-agents-responses",
 )
 UNNAMED_AGENTS = ("llamaindex-openinference",)
 """No span names the running agent: the handoff's source is missing evidence (its target too

@@ -119,6 +119,25 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
+    "openai-agents-responses": {
+        "what": "OpenAI Agents SDK on its default Responses API model (OpenAIResponsesModel on "
+        "the scripted Responses server; @function_tool tools; a native handoff for g_handoff) "
+        "traced by python-contrib's opentelemetry-instrumentation-openai-agents-v2",
+        "packages": ["openai-agents", "openai", "opentelemetry-instrumentation-openai-agents-v2",
+                     "opentelemetry-util-genai"],
+        "driver": "fw_openai_agents_responses",
+        "model": "scripted fake OpenAI Responses API server on 127.0.0.1 "
+        "(`fake_openai_responses.py`, non-streaming, `function_call` / "
+        "`function_call_output` items)",
+        "tool_spans": True,
+        "handoff_via": "the SDK's native `transfer_to_research_agent {}` handoff tool",
+        "notes": ["**Tool failures:** the tool raises; the SDK sends the model its generic "
+                  "error text and the `execute_tool` span ends with status ERROR."],
+        "on": {"OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental",
+               "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "span_only"},
+        "off": {"OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental",
+                "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "no_content"},
+    },
     "openinference-openai-agents": {
         "what": "OpenAI Agents SDK (chat-completions model on the fake server) traced by "
         "openinference-instrumentation-openai-agents; handoffs are native (transfer_to_*)",

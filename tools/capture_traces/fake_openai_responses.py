@@ -1,0 +1,110 @@
+"""A scripted OpenAI Responses API server (``POST /v1/responses``) on 127.0.0.1.
+
+The OpenAI Agents SDK's default model (``OpenAIResponsesModel``) talks the Responses API, not
+chat completions: the request's ``input`` is a list of items (messages, ``function_call``,
+``function_call_output``) and the answer's ``output`` is a list of ``message`` /
+``function_call`` items. Each call answers the scenario's next turn in arrival order (the SDK
+calls the model sequentially, and a handoff hands the whole history on), so the real client and
+its real instrumentation run unchanged while the ground truth stays known. Non-streaming only.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from scenarios import Scenario
+
+
+def response(scenario: Scenario, request: dict[str, Any], turn: int) -> dict[str, Any]:
+    """The scripted Responses API answer for model call number ``turn``."""
+    step = scenario.turns[min(turn, len(scenario.turns) - 1)]
+    output: list[dict[str, Any]]
+    if isinstance(step, str):
+        output = [
+            {
+                "type": "message",
+                "id": f"msg_{turn}",
+                "status": "completed",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": step, "annotations": []}],
+            }
+        ]
+    else:
+        output = [
+            {
+                "type": "function_call",
+                "id": f"fc_{turn}_{j}",
+                "call_id": f"call_{turn}_{j}",
+                "name": name,
+                "arguments": json.dumps(args),
+                "status": "completed",
+            }
+            for j, (name, args) in enumerate(step)
+        ]
+    input_tokens = max(1, len(json.dumps(request.get("input", []))) // 4)
+    output_tokens = max(1, len(json.dumps(output)) // 4)
+    return {
+        "id": f"resp_{scenario.name}_{turn}",
+        "object": "response",
+        "created_at": 1_800_000_000 + turn,
+        "status": "completed",
+        "model": "gpt-4o-mini-2024-07-18",
+        "output": output,
+        "parallel_tool_calls": True,
+        "tool_choice": request.get("tool_choice", "auto"),
+        "tools": request.get("tools", []),
+        "temperature": request.get("temperature"),
+        "top_p": None,
+        "instructions": request.get("instructions"),
+        "metadata": {},
+        "usage": {
+            "input_tokens": input_tokens,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": output_tokens,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": input_tokens + output_tokens,
+        },
+    }
+
+
+class FakeOpenAIResponses:
+    """``with FakeOpenAIResponses(scenario) as base_url:`` serves until the block ends."""
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.scenario = scenario
+        lock = threading.Lock()
+        calls = [0]
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+                if not self.path.endswith("/responses") or body.get("stream"):
+                    self.send_error(404, "only non-streaming /v1/responses is scripted")
+                    return
+                with lock:
+                    turn = calls[0]
+                    calls[0] += 1
+                data = json.dumps(response(outer.scenario, body, turn)).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> str:
+        self.thread.start()
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
