@@ -160,7 +160,6 @@ class Step(BaseModel):
         return "\n".join(found)
 
 
-
 SCAN_NESTED_JSON_BYTES = 1 << 20
 """Longest string re-read as JSON when scanning (larger ones are scanned as text only)."""
 
