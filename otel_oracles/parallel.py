@@ -29,12 +29,14 @@ from pathlib import Path
 from queue import Empty
 from typing import Any
 
-from otel_oracles.decode import DecodedBatch, read_paths
+from otel_oracles.decode import DecodedBatch
 from otel_oracles.lifeline import die_with_parent
 from otel_oracles.model.result import InputProblem, RunReport, Verdict
 from otel_oracles.model.step import Trajectory
 from otel_oracles.pipeline import (
+    DEFAULT_LIMITS,
     GradeRun,
+    InputLimits,
     add_label,
     add_unclassified,
     count_labels,
@@ -70,6 +72,8 @@ class _ShardJob:
     """Send each trace's pairs as pickled bytes the parent can spool without loading."""
     commands: CommandPolicy = SANDBOXED
     """How checks that execute commands may run (the parent's choice, carried over)."""
+    limits: InputLimits = DEFAULT_LIMITS
+    """Decoder and assembler limits (the parent's flags, carried over)."""
 
 
 _CHUNK_TRACES = 32
@@ -111,7 +115,6 @@ def _grade_shard(job: _ShardJob, queue: Any) -> None:
 
 
 def _run_shard(job: _ShardJob, queue: Any) -> _ShardStats:
-    from otel_oracles.assemble import assemble_offline
     from otel_oracles.mapping import load_conventions
     from otel_oracles.model.contract import load_contract
     from otel_oracles.pipeline import grade_trace, without_own_telemetry
@@ -125,7 +128,7 @@ def _run_shard(job: _ShardJob, queue: Any) -> _ShardStats:
     def mine() -> Iterator[DecodedBatch]:
         nonlocal position
         shard, workers = job.shard, job.workers
-        for batch in without_own_telemetry(read_paths(list(job.paths), stats.problems)):
+        for batch in without_own_telemetry(job.limits.read(job.paths, stats.problems)):
             kept = []
             for span in batch.spans:
                 tid = span.trace_id
@@ -139,7 +142,7 @@ def _run_shard(job: _ShardJob, queue: Any) -> _ShardStats:
             yield batch
 
     chunk: list[_Item] = []
-    for trace in assemble_offline(mine()):
+    for trace in job.limits.assemble(mine()):
         stats.traces += 1
         stats.spans += len(trace.spans)
         skips = sum(stats.skipped.values())
@@ -179,6 +182,7 @@ def grade_paths_parallel(
     on_graded: Callable[[Graded], object] | None = None,
     on_verdict: Callable[[Verdict], object] | None = None,
     commands: CommandPolicy = SANDBOXED,
+    limits: InputLimits = DEFAULT_LIMITS,
 ) -> RunReport:
     """``pipeline.grade_paths`` over ``workers`` processes; same report, same notes.
 
@@ -219,6 +223,7 @@ def grade_paths_parallel(
                     on_graded is not None,
                     on_verdict is not None,
                     commands,
+                    limits,
                 ),
                 queue,
             ),

@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from otel_oracles.assemble import AssemblyStats, assemble_offline, join_sessions
+from otel_oracles.assemble.config import DEFAULT_IDLE_SPANS
 from otel_oracles.decode import DecodedBatch, read_paths
+from otel_oracles.decode.config import DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_MESSAGE_BYTES
 from otel_oracles.grade import grade
 from otel_oracles.grade.selector import TraceSelector, selector_for
 from otel_oracles.mapping import ConventionSet, map_trace
@@ -327,11 +329,47 @@ def input_files(paths: Sequence[str]) -> list[tuple[str, int]]:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class InputLimits:
+    """How much one offline run reads and holds (``grade``/``inspect`` flags, docs/ingest.md):
+    the decoder's per-line/message and decompressed-size limits, and the assembler's release
+    window and memory cap."""
+
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
+    idle_spans: int = DEFAULT_IDLE_SPANS
+    max_buffered_spans: int | None = None
+
+    def read(self, paths: Sequence[str], problems: list[InputProblem]) -> Iterator[DecodedBatch]:
+        """``read_paths`` under these limits."""
+        return read_paths(
+            list(paths),
+            problems,
+            max_message_bytes=self.max_message_bytes,
+            max_decompressed_bytes=self.max_decompressed_bytes,
+        )
+
+    def assemble(
+        self, batches: Iterable[DecodedBatch], stats: AssemblyStats | None = None
+    ) -> Iterator[Trace]:
+        """``assemble_offline`` under these limits."""
+        return assemble_offline(
+            batches,
+            idle_spans=self.idle_spans,
+            max_buffered_spans=self.max_buffered_spans,
+            stats=stats,
+        )
+
+
+DEFAULT_LIMITS = InputLimits()
+
+
 def read_traces(
     paths: Sequence[str],
     problems: list[InputProblem],
     progress: ProgressCallback | None = None,
     stats: AssemblyStats | None = None,
+    limits: InputLimits = DEFAULT_LIMITS,
 ) -> Iterator[Trace]:
     """Decode and assemble every trace in ``paths`` (files, directories, globs, ``-``).
 
@@ -344,11 +382,11 @@ def read_traces(
     wait in its window of ``DEFAULT_WINDOW_SPANS`` spans for that).
     """
     batches = (
-        read_paths(list(paths), problems)
+        limits.read(paths, problems)
         if progress is None
-        else _with_progress(paths, problems, progress)
+        else _with_progress(paths, problems, progress, limits)
     )
-    traces = assemble_offline(without_own_telemetry(batches), stats=stats)
+    traces = limits.assemble(without_own_telemetry(batches), stats=stats)
     yield from join_sessions(traces, stats=stats.joined if stats is not None else None)
 
 
@@ -373,7 +411,10 @@ PROGRESS_INTERVAL_S = 0.25
 
 
 def _with_progress(
-    paths: Sequence[str], problems: list[InputProblem], progress: ProgressCallback
+    paths: Sequence[str],
+    problems: list[InputProblem],
+    progress: ProgressCallback,
+    limits: InputLimits = DEFAULT_LIMITS,
 ) -> Iterator[DecodedBatch]:
     reported = 0
     for arg in paths:
@@ -384,7 +425,7 @@ def _with_progress(
             starts[name] = offset
             offset += size
         last = time.monotonic()
-        for batch in read_paths([arg], problems):
+        for batch in limits.read([arg], problems):
             yield batch
             now = time.monotonic()
             if now - last < PROGRESS_INTERVAL_S:
@@ -432,6 +473,7 @@ def grade_paths(
     on_graded: Callable[[list[tuple[Verdict, Trajectory]]], object] | None = None,
     keep_verdicts: bool = True,
     commands: CommandPolicy = SANDBOXED,
+    limits: InputLimits = DEFAULT_LIMITS,
 ) -> RunReport:
     """Grade every trace found in ``paths`` against the contracts that select it.
 
@@ -446,7 +488,7 @@ def grade_paths(
     stats = run if run is not None else GradeRun()
     problems = stats.problems
     verdicts: list[Verdict] = []
-    for trace in read_traces(paths, problems, progress, stats.assembly):
+    for trace in read_traces(paths, problems, progress, stats.assembly, limits):
         stats.traces += 1
         stats.spans += len(trace.spans)
         skips = sum(stats.skipped.values())

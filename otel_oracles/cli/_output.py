@@ -14,6 +14,7 @@ import click
 from otel_oracles.emit import ExplainMode, scrub_verdict
 from otel_oracles.errors import InputError
 from otel_oracles.model.result import InputProblem, RunReport, Verdict
+from otel_oracles.pipeline import InputLimits
 from otel_oracles.report import (
     ConsoleWriter,
     HtmlWriter,
@@ -52,6 +53,83 @@ def report_options(func: F) -> F:
     for option in reversed(options):
         func = option(func)
     return func
+
+
+class SizeParam(click.ParamType):  # type: ignore[type-arg]  # generic from click 8.5 on
+    """A byte size on the command line: ``64MiB``, ``1GiB`` or a number of bytes."""
+
+    name = "size"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        from otel_oracles.server.config import parse_size  # the config files' own size syntax
+
+        if isinstance(value, int):
+            return value
+        try:
+            size = parse_size(value.strip() if isinstance(value, str) else value)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+        if size <= 0:
+            self.fail(f"expected a positive size, got {value!r}", param, ctx)
+        return size
+
+
+def input_limit_options(func: F) -> F:
+    """``--max-message-bytes``, ``--max-decompressed-bytes``, ``--idle-spans`` and
+    ``--max-buffered-spans``: the limits docs/ingest.md tells users to raise."""
+    options = [
+        click.option(
+            "--max-message-bytes",
+            type=SizeParam(),
+            default=None,
+            metavar="SIZE",
+            help="Longest JSON line or protobuf message read; longer ones are reported and "
+            "skipped [64MiB].",
+        ),
+        click.option(
+            "--max-decompressed-bytes",
+            type=SizeParam(),
+            default=None,
+            metavar="SIZE",
+            help="Most bytes a compressed file (or stdin) may expand to; beyond it the rest "
+            "is reported, never read [1GiB].",
+        ),
+        click.option(
+            "--idle-spans",
+            type=click.IntRange(min=1),
+            default=None,
+            metavar="N",
+            help="Release a trace once N more spans were read with none for it (its root "
+            "seen; 4x without); raise it for inputs not sorted by time [20000].",
+        ),
+        click.option(
+            "--max-buffered-spans",
+            type=click.IntRange(min=1),
+            default=None,
+            metavar="N",
+            help="Memory cap: over N buffered spans the least recently active traces are "
+            "graded early, marked incomplete [no cap].",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def input_limits(
+    max_message_bytes: int | None,
+    max_decompressed_bytes: int | None,
+    idle_spans: int | None,
+    max_buffered_spans: int | None,
+) -> InputLimits:
+    """The ``InputLimits`` the options ask for (defaults where not given)."""
+    given = {
+        "max_message_bytes": max_message_bytes,
+        "max_decompressed_bytes": max_decompressed_bytes,
+        "idle_spans": idle_spans,
+        "max_buffered_spans": max_buffered_spans,
+    }
+    return InputLimits(**{k: v for k, v in given.items() if v is not None})
 
 
 def allow_empty_option(func: F) -> F:

@@ -12,6 +12,8 @@ from otel_oracles.cli import EXIT_USAGE
 from otel_oracles.cli._output import (
     ReportStream,
     allow_empty_option,
+    input_limit_options,
+    input_limits,
     nothing_graded,
     report_input_problems,
     report_options,
@@ -101,6 +103,7 @@ PROGRESS_MIN_BYTES = 4 * 1024 * 1024
 @explain_option
 @unsafe_commands_option
 @allow_empty_option
+@input_limit_options
 @report_options
 def grade_command(
     paths: tuple[str, ...],
@@ -115,6 +118,10 @@ def grade_command(
     explain: str | None,
     unsafe_commands: bool,
     allow_empty: bool,
+    max_message_bytes: int | None,
+    max_decompressed_bytes: int | None,
+    idle_spans: int | None,
+    max_buffered_spans: int | None,
     as_json: bool,
     junit: Path | None,
     html: Path | None,
@@ -169,6 +176,7 @@ def grade_command(
         as_json=as_json, junit=junit, html=html, verbose=verbose, explain=resolve_explain(explain)
     )
     commands = command_policy(unsafe_commands)
+    limits = input_limits(max_message_bytes, max_decompressed_bytes, idle_spans, max_buffered_spans)
 
     def on_graded(graded: list[tuple[Verdict, Trajectory]]) -> None:
         for verdict, _ in graded:
@@ -190,6 +198,7 @@ def grade_command(
                     on_graded=export_graded,
                     on_verdict=stream.add,
                     commands=commands,
+                    limits=limits,
                 )
             elif show_bar:
                 with click.progressbar(
@@ -204,6 +213,7 @@ def grade_command(
                         on_graded=on_graded,
                         keep_verdicts=False,
                         commands=commands,
+                        limits=limits,
                     )
             else:
                 report = grade_paths(
@@ -214,6 +224,7 @@ def grade_command(
                     on_graded=on_graded,
                     keep_verdicts=False,
                     commands=commands,
+                    limits=limits,
                 )
             code = stream.exit_code(report.input_errors, keep_going)
             empty = stream.tally.verdicts == 0

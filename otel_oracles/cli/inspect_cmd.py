@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from otel_oracles.cli._output import report_input_problems
+from otel_oracles.cli._output import input_limit_options, input_limits, report_input_problems
 from otel_oracles.mapping import load_conventions, map_trace
 from otel_oracles.model.result import InputProblem
 from otel_oracles.model.step import Step, Trajectory
@@ -107,8 +107,15 @@ def render_trajectory(t: Trajectory) -> str:
     help="Extra mapping file or directory, added to the bundled conventions/.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the trajectories as JSON.")
+@input_limit_options
 def inspect_command(
-    paths: tuple[str, ...], convention_dirs: tuple[Path, ...], as_json: bool
+    paths: tuple[str, ...],
+    convention_dirs: tuple[Path, ...],
+    as_json: bool,
+    max_message_bytes: int | None,
+    max_decompressed_bytes: int | None,
+    idle_spans: int | None,
+    max_buffered_spans: int | None,
 ) -> None:
     """Show the trajectory each trace in PATHS maps to, as the graders see it.
 
@@ -124,7 +131,16 @@ def inspect_command(
     """
     conventions = load_conventions(list(convention_dirs))
     problems: list[InputProblem] = []
-    trajectories = [map_trace(t, conventions) for t in read_traces(paths, problems)]
+    trajectories = [
+        map_trace(t, conventions)
+        for t in read_traces(
+            paths,
+            problems,
+            limits=input_limits(
+                max_message_bytes, max_decompressed_bytes, idle_spans, max_buffered_spans
+            ),
+        )
+    ]
     if as_json:
         data = {
             "trajectories": [t.model_dump(mode="json") for t in trajectories],
