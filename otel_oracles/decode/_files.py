@@ -202,7 +202,13 @@ def _read_source(
                 "(grade --max-decompressed-size raises the limit); rest of file skipped",
             )
         )
-    except (gzip.BadGzipFile, EOFError, zlib.error, zstandard.ZstdError) as exc:
+    except (
+        gzip.BadGzipFile,
+        EOFError,
+        zlib.error,
+        zstandard.ZstdError,
+        CorruptCompression,  # the zstd frame walker, on bytes that are no (further) frame
+    ) as exc:
         problems.append(
             InputProblem(
                 source=cursor.here(),

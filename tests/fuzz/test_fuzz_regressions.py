@@ -1,0 +1,65 @@
+"""Every input the fuzzers found a bug with, replayed through the same target.
+
+``crashes/<target>/<name>`` holds one minimised input per finding; the target's ``run``
+(``tools/fuzz/targets.py``) must now read it, report it or refuse it with a user error. A
+finding that comes back raises here exactly as it did in the fuzzer.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from otel_oracles.decode import read_paths
+from otel_oracles.model.result import InputProblem
+
+REPO = Path(__file__).resolve().parents[2]
+CRASHES = Path(__file__).resolve().parent / "crashes"
+sys.path.insert(0, str(REPO / "tools" / "fuzz"))
+
+import targets  # noqa: E402  (tools/fuzz/targets.py, through the path above)
+
+FINDINGS = sorted(p for p in CRASHES.glob("*/*") if p.is_file())
+
+
+@pytest.fixture(autouse=True)
+def _scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """File-reading targets write their input here, not to a shared temporary directory."""
+    monkeypatch.setenv("OTEL_ORACLES_FUZZ_SCRATCH", str(tmp_path))
+    targets._scratch_dir.cache_clear()
+    yield
+    targets._scratch_dir.cache_clear()
+
+
+def test_every_committed_finding_names_a_known_target() -> None:
+    assert FINDINGS, "no committed findings found under tests/fuzz/crashes"
+    assert {p.parent.name for p in FINDINGS} <= set(targets.TARGETS)
+
+
+@pytest.mark.parametrize("finding", FINDINGS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_a_finding_no_longer_fails_its_target(finding: Path) -> None:
+    targets.TARGETS[finding.parent.name].run(finding.read_bytes())
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("zstd-reserved-block", "zstd frame 1 has a reserved block"),
+        ("zstd-junk-after-frame", "bytes after zstd frame 1 are not another zstd frame"),
+    ],
+)
+def test_a_zstd_file_the_frame_walker_refuses_is_a_located_problem(
+    name: str, expected: str
+) -> None:
+    path = CRASHES / "file-json" / name
+    problems: list[InputProblem] = []
+    assert list(read_paths([str(path)], problems)) == []
+    assert [(p.source, p.message) for p in problems] == [
+        (
+            str(path),
+            f"compressed stream is corrupt or truncated: {expected}; rest of file skipped",
+        )
+    ]

@@ -1,0 +1,56 @@
+"""A short, seeded fuzzing run of every target (``tools/fuzz/fuzz.py``): a few thousand
+coverage-guided inputs each, in a bounded time, must find nothing.
+
+The long campaign (a million inputs per target) is run by hand; see docs/security.md.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+FUZZ = REPO / "tools" / "fuzz" / "fuzz.py"
+sys.path.insert(0, str(FUZZ.parent))
+
+import targets  # noqa: E402  (tools/fuzz/targets.py, through the path above)
+
+RUNS = 3000
+SECONDS = 45
+"""Per target: on a loaded machine the run stops here, having executed at least its seeds."""
+
+
+@pytest.mark.parametrize("name", sorted(targets.TARGETS))
+def test_a_short_fuzzing_run_finds_nothing(name: str, tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(FUZZ),
+            "--target",
+            name,
+            "--runs",
+            str(RUNS),
+            "--seed",
+            "7",
+            "--max-time",
+            str(SECONDS),
+            "--dir",
+            str(tmp_path),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=SECONDS + 120,
+        check=False,
+    )
+    assert proc.returncode in (0, 1), proc.stderr[-3000:]
+    (report,) = json.loads(proc.stdout)
+    logs = "\n".join(p.read_text()[-3000:] for p in sorted((tmp_path / name).glob("log-*.txt")))
+    assert report["findings"] == [], logs
+    seeds = len(list((tmp_path / name / "seeds").iterdir()))
+    assert seeds > 0
+    assert report["inputs"] >= min(RUNS, seeds), logs
