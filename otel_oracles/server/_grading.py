@@ -11,11 +11,12 @@ unbounded queue.
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 from otel_oracles.assemble.online import ReadyTrace
@@ -25,7 +26,16 @@ logger = logging.getLogger(__name__)
 
 class GradingPool:
     """Runs ``grade_one(ready)`` on worker threads; ``grade_one`` must not raise (it is
-    wrapped anyway: a crash is logged and counted through ``on_crash``)."""
+    wrapped anyway: a crash is logged and counted through ``on_crash``).
+
+    With a ``trace_timeout``, a watchdog gives up on a trace that has been grading longer:
+    ``on_timeout(ready, seconds)`` reports it (an ``error`` verdict), its slot is free again
+    and a fresh thread takes the stuck one's place, so one hostile trace never holds back
+    the others. Python cannot stop a thread, so the stuck one runs on until its trace is
+    done and then exits (its result is dropped: ``abandoned(ready)`` tells the caller).
+    At most ``workers`` stuck threads are replaced; beyond that ``on_stuck_limit`` runs (a
+    worker process exits there, and its parent starts a fresh one).
+    """
 
     def __init__(
         self,
@@ -33,19 +43,41 @@ class GradingPool:
         queue_size: int,
         grade_one: Callable[[ReadyTrace], None],
         on_crash: Callable[[ReadyTrace, BaseException], None],
+        trace_timeout: float | None = None,
+        on_timeout: Callable[[ReadyTrace, float], None] | None = None,
+        on_stuck_limit: Callable[[], None] | None = None,
     ) -> None:
         self.workers = workers
         self.capacity = workers + queue_size
         self._grade_one = grade_one
         self._on_crash = on_crash
+        self._trace_timeout = trace_timeout or None
+        self._on_timeout = on_timeout
+        self._on_stuck_limit = on_stuck_limit
         self._lock = threading.Lock()
         self._inflight = 0
         self._idle = threading.Condition(self._lock)
-        self._executor: ThreadPoolExecutor | None = None
+        self._queue: queue.SimpleQueue[ReadyTrace | None] = queue.SimpleQueue()
+        self._running: dict[int, _Running] = {}
+        """Thread id -> what that thread is grading."""
+        self._abandoned: set[int] = set()
+        """``id()`` of the traces given up on (their threads still run)."""
+        self.stuck = 0
+        """Threads still busy with a trace given up on."""
+        self._started = False
+        self._stopping = threading.Event()
 
     def start(self) -> None:
-        if self._executor is None:
-            self._executor = ThreadPoolExecutor(self.workers, thread_name_prefix="oo-grade")
+        if self._started:
+            return
+        self._started = True
+        for _ in range(self.workers):
+            self._spawn()
+        if self._trace_timeout is not None:
+            threading.Thread(target=self._watch, name="oo-grade-watchdog", daemon=True).start()
+
+    def _spawn(self) -> None:
+        threading.Thread(target=self._work, name="oo-grade", daemon=True).start()
 
     @property
     def inflight(self) -> int:
@@ -57,25 +89,72 @@ class GradingPool:
     def submit(self, ready: ReadyTrace) -> None:
         """Queue one trace; never blocks (callers respect ``free_slots``; at shutdown they
         may exceed it, which is bounded by the assembly buffer)."""
-        if self._executor is None:
+        if not self._started or self._stopping.is_set():
             raise RuntimeError("grading pool not started")
         with self._lock:
             self._inflight += 1
-        fut = self._executor.submit(self._run, ready)
-        fut.add_done_callback(self._done)
+        self._queue.put(ready)
 
-    def _run(self, ready: ReadyTrace) -> None:
-        try:
-            self._grade_one(ready)
-        except Exception as exc:
-            logger.exception("grading trace %s crashed", ready.trace_id)
-            self._on_crash(ready, exc)
-
-    def _done(self, _fut: Future[None]) -> None:
+    def abandoned(self, ready: ReadyTrace) -> bool:
+        """Whether the watchdog gave up on ``ready`` (its result must not be used)."""
         with self._lock:
-            self._inflight -= 1
-            if self._inflight == 0:
-                self._idle.notify_all()
+            return id(ready) in self._abandoned
+
+    def _work(self) -> None:
+        me = threading.get_ident()
+        while not self._stopping.is_set():
+            ready = self._queue.get()
+            if ready is None:
+                return
+            with self._lock:
+                self._running[me] = _Running(ready, time.monotonic())
+            try:
+                self._grade_one(ready)
+            except Exception as exc:
+                logger.exception("grading trace %s crashed", ready.trace_id)
+                self._on_crash(ready, exc)
+            with self._lock:
+                del self._running[me]
+                if id(ready) in self._abandoned:
+                    # Given up on: the slot was freed then, and a fresh thread has taken
+                    # this one's place.
+                    self._abandoned.discard(id(ready))
+                    self.stuck -= 1
+                    return
+                self._inflight -= 1
+                if self._inflight == 0:
+                    self._idle.notify_all()
+
+    def _watch(self) -> None:
+        timeout = self._trace_timeout
+        assert timeout is not None
+        while not self._stopping.wait(min(timeout / 4, 0.5)):
+            now = time.monotonic()
+            overdue: list[tuple[ReadyTrace, float]] = []
+            with self._lock:
+                for running in self._running.values():
+                    key = id(running.ready)
+                    if now - running.started >= timeout and key not in self._abandoned:
+                        self._abandoned.add(key)
+                        self.stuck += 1
+                        self._inflight -= 1
+                        overdue.append((running.ready, now - running.started))
+                if overdue and self._inflight == 0:
+                    self._idle.notify_all()
+                over_limit = self.stuck > self.workers
+            for ready, seconds in overdue:
+                logger.error(
+                    "grading a trace exceeded grading.trace_timeout; reported as error",
+                    extra={"trace_id": ready.trace_id, "seconds": round(seconds, 1)},
+                )
+                if not over_limit:
+                    self._spawn()
+                if self._on_timeout is not None:
+                    self._on_timeout(ready, timeout)
+                else:
+                    self._on_crash(ready, TimeoutError(f"grading took over {timeout:g} s"))
+            if over_limit and self._on_stuck_limit is not None:
+                self._on_stuck_limit()
 
     def wait_idle(self, timeout: float) -> bool:
         """Block until nothing is queued or running; False on timeout."""
@@ -89,10 +168,19 @@ class GradingPool:
         return True
 
     def shutdown(self) -> None:
-        """Stop the threads after the queued work (call ``wait_idle`` first to bound it)."""
-        if self._executor is not None:
-            self._executor.shutdown(wait=False, cancel_futures=True)
-            self._executor = None
+        """Stop the threads after the trace each is on (call ``wait_idle`` first to bound
+        it); what is still queued is abandoned."""
+        if not self._started:
+            return
+        self._stopping.set()
+        for _ in range(self.workers + self.stuck):
+            self._queue.put(None)
+
+
+@dataclass(frozen=True, slots=True)
+class _Running:
+    ready: ReadyTrace
+    started: float
 
 
 class ResultExporter:
@@ -219,13 +307,27 @@ class ThreadGrading:
         on_graded: OnGraded,
         on_crash: Callable[[ReadyTrace], None],
         max_backlog: int = 16,
+        trace_timeout: float | None = None,
+        on_stuck_limit: Callable[[], None] | None = None,
     ) -> None:
         self.processes = 0
         self.restarts = 0
         self._grade = grade
         self._on_graded = on_graded
-        self.pool = GradingPool(workers, queue_size, self._grade_one,
-                                lambda ready, _exc: on_crash(ready))  # fmt: skip
+        # A grader that can say what a trace it ran out of time on gets (error verdicts:
+        # ``_wiring.ReadyGrader.timed_out``); otherwise such a trace is a grading error.
+        self._timed_out: Callable[[ReadyTrace, float], list[Any]] | None = getattr(
+            grade, "timed_out", None
+        )
+        self.pool = GradingPool(
+            workers,
+            queue_size,
+            self._grade_one,
+            lambda ready, _exc: on_crash(ready),
+            trace_timeout=trace_timeout,
+            on_timeout=self._give_up if self._timed_out is not None else None,
+            on_stuck_limit=on_stuck_limit,
+        )
         self.exporter = ResultExporter(export, self._exported, max_backlog=max_backlog)
 
     def start(self) -> None:
@@ -253,7 +355,13 @@ class ThreadGrading:
         """Nothing to do periodically: the emitter records metrics as it exports."""
 
     def _grade_one(self, ready: ReadyTrace) -> None:
-        self.exporter.put(ready, self._grade(ready))
+        results = self._grade(ready)
+        if not self.pool.abandoned(ready):  # else its error verdicts went out already
+            self.exporter.put(ready, results)
+
+    def _give_up(self, ready: ReadyTrace, seconds: float) -> None:
+        assert self._timed_out is not None
+        self.exporter.put(ready, self._timed_out(ready, seconds))
 
     def _exported(self, batch: list[tuple[ReadyTrace, list[Any]]]) -> None:
         self._on_graded(

@@ -481,6 +481,13 @@ class _WorkerTrace(ReadyTrace):
     tally: Any = None
 
 
+def _recycle() -> None:
+    """More stuck grading threads than this worker has: exit, so the parent starts a fresh
+    process (the traces in hand are then counted as grading errors)."""
+    logger.error("grading worker has too many stuck grading threads; exiting to be replaced")
+    os._exit(70)
+
+
 def _worker_backend(
     settings: ServeSettings, threads: int, send: Callable[[tuple[Any, ...]], None]
 ) -> tuple[Any, Any]:
@@ -494,15 +501,25 @@ def _worker_backend(
     grade = ready_grader(contracts, conventions, settings.grading.command_policy())
     counter = GraderMetrics.noop()
 
-    def graded_and_counted(ready: ReadyTrace) -> list[Any]:
+    def counted(ready: ReadyTrace, results: list[Any]) -> list[Any]:
         assert isinstance(ready, _WorkerTrace)
-        results = grade(ready)
         tally = counter.tally()
         for verdict, trajectory in results:
             tally.add(verdict, trajectory)
         # The counts ride with the results to the exporter thread, which reports both.
         ready.tally = tally.state()
         return results
+
+    class _Counted:
+        """The grader, counting verdicts (for graded and for timed-out traces alike)."""
+
+        def __call__(self, ready: ReadyTrace) -> list[Any]:
+            return counted(ready, grade(ready))
+
+        def timed_out(self, ready: ReadyTrace, seconds: float) -> list[Any]:
+            return counted(ready, grade.timed_out(ready, seconds))
+
+    graded_and_counted = _Counted()
 
     def graded(batch: list[tuple[ReadyTrace, list[str]]]) -> None:
         tally = counter.tally()
@@ -523,6 +540,8 @@ def _worker_backend(
     # call (one POST for spans, one for logs, ~2 ms of CPU each in the SDK's transport)
     # then carries up to 64 traces' results instead of 16.
     backend = ThreadGrading(threads, 1, graded_and_counted, emitter.export, graded, crashed,
-                            max_backlog=_WORKER_EXPORT_BACKLOG)  # fmt: skip
+                            max_backlog=_WORKER_EXPORT_BACKLOG,
+                            trace_timeout=settings.grading.trace_timeout,
+                            on_stuck_limit=_recycle)  # fmt: skip
     backend.start()
     return backend, emitter

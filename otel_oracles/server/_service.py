@@ -131,6 +131,7 @@ class GradingServer:
                 emitter.export,
                 self._graded,
                 self._grade_crashed,
+                trace_timeout=settings.grading.trace_timeout,
             )
         else:
             raise ValueError("give grade (threads) or backend")

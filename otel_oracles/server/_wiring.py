@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable
 from typing import Any
 
 from otel_oracles.assemble.online import ReadyTrace
@@ -47,22 +46,44 @@ def load_grading(settings: ServeSettings) -> tuple[list[Any], Any]:
     return contracts, conventions
 
 
-def ready_grader(
-    contracts: list[Any], conventions: Any, commands: CommandPolicy
-) -> Callable[[ReadyTrace], list[Any]]:
+def ready_grader(contracts: list[Any], conventions: Any, commands: CommandPolicy) -> ReadyGrader:
     """ReadyTrace -> [(Verdict, Trajectory)]: the trace built from its buffered spans and
     logs (marked incomplete when it was released early), graded against every contract;
     ``commands`` from ``grading.commands`` (off unless the config turns them on)."""
-    from otel_oracles.assemble import build_trace
-    from otel_oracles.pipeline import grade_trace
+    return ReadyGrader(contracts, conventions, commands)
 
-    def grade(ready: ReadyTrace) -> list[Any]:
+
+class ReadyGrader:
+    """Grades a released trace; and says what a trace that ran out of time gets (``error``
+    verdicts from ``timed_out``, for ``grading.trace_timeout``)."""
+
+    def __init__(self, contracts: list[Any], conventions: Any, commands: CommandPolicy) -> None:
+        self.contracts = contracts
+        self.conventions = conventions
+        self.commands = commands
+
+    def _trace(self, ready: ReadyTrace) -> Any:
+        from otel_oracles.assemble import build_trace
+
         trace = build_trace(ready.trace_id, ready.spans, ready.logs)
         if ready.incomplete:
             trace.incomplete = True
-        return grade_trace(trace, contracts=contracts, conventions=conventions, commands=commands)
+        return trace
 
-    return grade
+    def __call__(self, ready: ReadyTrace) -> list[Any]:
+        from otel_oracles.pipeline import grade_trace
+
+        return grade_trace(
+            self._trace(ready),
+            contracts=self.contracts,
+            conventions=self.conventions,
+            commands=self.commands,
+        )
+
+    def timed_out(self, ready: ReadyTrace, seconds: float) -> list[Any]:
+        from otel_oracles.pipeline import timed_out_verdicts
+
+        return timed_out_verdicts(self._trace(ready), self.contracts, seconds)
 
 
 def create_server(settings: ServeSettings, emitter: ResultsEmitter | None = None) -> GradingServer:

@@ -339,6 +339,12 @@ class GradingSettings(_Settings):
     queue_size: int = Field(default=DEFAULT_GRADE_QUEUE, gt=0)
     """Complete traces waiting for a worker; while it is full the sweeper keeps them in the
     buffer, which then fills and pushes back on senders."""
+    trace_timeout: Seconds = 60.0
+    """Longest a trace may take to grade. Past it the trace gets an ``error`` verdict (one
+    ``trace_timeout`` result per contract that selects it), its thread is replaced (the
+    stuck one finishes unseen), and after more stuck threads than a worker has, the worker
+    process is replaced; 0 = no limit. A hostile trace costs at most this much of one
+    thread, never the other traces' latency."""
     commands: Annotated[CommandMode, BeforeValidator(_yaml_off)] = "off"
     """Checks that execute commands (``test_must_pass``) over files a received trace wrote:
     ``off`` (default: their result is ``error``), ``sandbox`` (run in the bubblewrap
