@@ -196,7 +196,8 @@ SOURCES: dict[str, dict[str, Any]] = {
     "crewai-openinference": {
         "what": "CrewAI (an Agent with @tool tools, a Task, a Crew; CrewAI's LLM through "
         "LiteLLM to the fake server; delegation to a coworker for g_handoff) traced by "
-        "openinference-instrumentation-crewai, model calls by openinference-instrumentation-litellm",
+        "openinference-instrumentation-crewai, model calls by "
+        "openinference-instrumentation-litellm",
         "packages": ["crewai", "litellm", "openinference-instrumentation-crewai",
                      "openinference-instrumentation-litellm"],
         "driver": "fw_crewai",
@@ -313,20 +314,6 @@ SOURCES: dict[str, dict[str, Any]] = {
                "SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS_SENSITIVE": "true"},
         "off": {"SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS": "true",
                 "SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS_SENSITIVE": "false"},
-    },
-    "crewai-openinference-events": {
-        "what": "the crewai-openinference crew traced by openinference-instrumentation-crewai "
-        "in its event-listener mode (use_event_listener=True: spans from CrewAI's event bus, "
-        "model calls included; no LiteLLM instrumentation)",
-        "packages": ["crewai", "litellm", "openinference-instrumentation-crewai"],
-        "driver": "fw_crewai:run_event_listener",
-        "tool_spans": True,
-        "handoff_via": "CrewAI's built-in `Delegate work to coworker` tool "
-        "(`delegate_work_to_coworker {\"coworker\": \"research_agent\", ...}`)",
-        "on": {},
-        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
-                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
-                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
     },
     "crewai-openinference-events": {
         "what": "the crewai-openinference crew traced by openinference-instrumentation-crewai "
