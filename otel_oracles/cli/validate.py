@@ -24,7 +24,7 @@ def _peek(path: Path) -> Any:
     try:
         text = read_config_bytes(path).decode("utf-8")
         return json.loads(text) if path.suffix == ".json" else load_yaml(text)
-    except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError):
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError, yaml.YAMLError):
         return None
 
 

@@ -199,7 +199,7 @@ def _read_source(
             InputProblem(
                 source=cursor.here(),
                 message=f"file decompresses to more than {unpacked_limit} bytes "
-                "(grade --max-decompressed-size raises the limit); rest of file skipped",
+                "(grade --max-decompressed-bytes raises the limit); rest of file skipped",
             )
         )
     except (

@@ -12,7 +12,7 @@ line (a 200 MB single line) is reported and skipped instead of exhausting memory
 
 DEFAULT_MAX_DECOMPRESSED_BYTES = 1024 * 1024 * 1024
 """Most bytes one compressed input file may decompress to (1 GiB; ``grade
---max-decompressed-size``).
+--max-decompressed-bytes``).
 
 zstd reaches ratios beyond 30,000:1, so a 0.3 MB file can stand for 10 GiB: without a bound,
 reading it runs for minutes on nothing. A real day of collector exports that is larger is

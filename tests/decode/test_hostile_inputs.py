@@ -91,7 +91,7 @@ def test_a_decompression_bomb_stops_at_the_limit_with_a_clear_problem(tmp_path: 
     assert spans == 0
     assert len(problems) == 1
     assert "decompresses to more than 1048576 bytes" in problems[0].message
-    assert "--max-decompressed-size" in problems[0].message
+    assert "--max-decompressed-bytes" in problems[0].message
 
 
 def deep_request(levels: int) -> dict[str, object]:
