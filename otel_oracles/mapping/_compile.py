@@ -254,6 +254,7 @@ class CompiledRule:
     error_keys: tuple[str, ...]
     result_error_keys: tuple[str, ...] = ()
     nested_agent_is_handoff: bool = False
+    delegate_works_inside: bool = False
     guard: Guard | None = None
     """Necessary conditions checkable from the span's dispatch signature (see ``Guard``)."""
     plan: Plan = ()
@@ -516,6 +517,7 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
                     error_keys=tuple(rule.synthesize_tool_calls.error_keys),
                     result_error_keys=tuple(rule.result_error_keys),
                     nested_agent_is_handoff=rule.nested_agent_is_handoff,
+                    delegate_works_inside=rule.delegate_works_inside,
                     guard=_guard(rule.match),
                     split=split_match(rule.match),
                 )

@@ -372,11 +372,9 @@ def _assign_agents(
         context = _enclosing(draft.span, draft_by_span, by_id, memo)
         if context is None:
             ancestors = _ancestor_drafts(draft.span, draft_by_span, by_id)
-            agents = [a for a in ancestors if a.kind == "agent"]
+            agents = [a for a in ancestors if a.kind == "agent" or _delegate_scope(a)]
             scope = agents[0].span.span_id if agents and agents[0].span else ""
-            enclosing = next(
-                (a.fields["agent_name"] for a in agents if a.fields.get("agent_name")), None
-            )
+            enclosing = next((_scope_agent(a) for a in agents if _scope_agent(a)), None)
         else:
             scope, enclosing = context
         draft.scope = scope
@@ -443,11 +441,30 @@ def _enclosing(
         parent_id = parent.parent_span_id
     for span_id in reversed(chain):
         draft = draft_by_span.get(span_id)
-        if draft is not None and draft.kind == "agent" and draft.span is not None:
-            name = draft.fields.get("agent_name")
-            context = (draft.span.span_id, name if name else context[1])
+        if draft is not None and draft.span is not None:
+            if draft.kind == "agent":
+                name = draft.fields.get("agent_name")
+                context = (draft.span.span_id, name if name else context[1])
+            elif _delegate_scope(draft):
+                context = (draft.span.span_id, draft.fields["to_agent"])
         memo[span_id] = context
     return context
+
+
+def _delegate_scope(draft: Draft) -> bool:
+    """A handoff whose target agent works inside its span (``delegate_works_inside``, target
+    known): it scopes the steps under it as an agent step would."""
+    return (
+        draft.kind == "handoff"
+        and draft.rule.delegate_works_inside
+        and bool(draft.fields.get("to_agent"))
+    )
+
+
+def _scope_agent(draft: Draft) -> str | None:
+    """The agent a scope-making draft stands for: an agent's name, a delegation's target."""
+    name = draft.fields.get("agent_name" if draft.kind == "agent" else "to_agent")
+    return name if isinstance(name, str) and name else None
 
 
 def _parts(msg: dict[str, Any]) -> list[dict[str, Any]]:

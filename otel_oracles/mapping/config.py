@@ -246,6 +246,11 @@ class Rule(_Strict):
     span with no tool or handoff span of their own (smolagents managed agents): an agent
     step of this rule nested in another agent step, with no handoff step between them, is a
     delegation, so the mapper adds a handoff step from the enclosing agent to it."""
+    delegate_works_inside: bool = False
+    """For ``step: handoff`` rules of delegation spans inside which the delegated agent
+    works with no agent span of its own (CrewAI's coworker tools, default mode): the steps
+    under such a handoff belong to its ``to_agent``, scoped as an agent's steps are. With
+    the target unknown (content capture off) they stay with the delegating agent."""
 
     @field_validator("fields", mode="before")
     @classmethod

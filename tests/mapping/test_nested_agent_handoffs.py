@@ -113,3 +113,56 @@ def test_top_level_agents_get_no_handoff(tmp_path: Path) -> None:
     ]  # fmt: skip
     t = _map(spans, _conventions(tmp_path, True))
     assert t.handoffs() == []
+
+
+DELEGATION_RULES = """
+name: delegation-{flag}
+priority: 50
+rules:
+  - id: agent
+    step: agent
+    match: {{all: [{{attr: kind, equals: agent}}]}}
+    fields:
+      agent_name: {{span_name: '^(.+)\\.run$'}}
+  - id: delegate
+    step: handoff
+    delegate_works_inside: {flag}
+    match: {{all: [{{attr: kind, equals: delegate}}]}}
+    fields:
+      to_agent: {{attr: coworker}}
+  - id: tool
+    step: tool_call
+    match: {{all: [{{attr: kind, equals: tool}}]}}
+    fields:
+      tool: {{attr: tool.name}}
+"""
+
+
+def _delegating(tmp_path: Path, flag: bool, **delegate: Any) -> Trajectory:
+    folder = tmp_path / f"delegation-{flag}"
+    folder.mkdir()
+    (folder / "delegation.yaml").write_text(DELEGATION_RULES.format(flag=str(flag).lower()))
+    spans = [
+        _span(MANAGER, "", "triage_agent.run", 0, kind="agent"),
+        _span(STEP, MANAGER, "Delegate work to coworker", 2, kind="delegate", **delegate),
+        _span(SUB_TOOL, STEP, "search_docs.run", 3, kind="tool", **{"tool.name": "search_docs"}),
+        _span(LLM, MANAGER, "own_tool.run", 9, kind="tool", **{"tool.name": "own_tool"}),
+    ]
+    return _map(spans, load_conventions(extra_dirs=[folder]))
+
+
+def test_work_inside_a_delegation_belongs_to_its_target(tmp_path: Path) -> None:
+    t = _delegating(tmp_path, True, coworker="research_agent")
+    agents = {s.tool: s.agent_name for s in t.tool_calls()}
+    assert agents == {"search_docs": "research_agent", "own_tool": "triage_agent"}
+    (handoff,) = t.handoffs()
+    assert (handoff.from_agent, handoff.to_agent) == ("triage_agent", "research_agent")
+
+
+def test_without_the_option_or_the_target_the_work_stays_with_the_delegator(
+    tmp_path: Path,
+) -> None:
+    plain = _delegating(tmp_path, False, coworker="research_agent")
+    assert {s.agent_name for s in plain.tool_calls()} == {"triage_agent"}
+    unknown = _delegating(tmp_path, True)  # the target was not captured
+    assert {s.agent_name for s in unknown.tool_calls()} == {"triage_agent"}
