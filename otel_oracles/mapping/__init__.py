@@ -13,12 +13,13 @@ from otel_oracles.mapping._loader import (
     load_convention_file,
     load_conventions,
 )
-from otel_oracles.mapping._mapper import map_trace
+from otel_oracles.mapping._mapper import RUN_WRAPPER, map_trace
 from otel_oracles.mapping._parsers import PARSERS
 from otel_oracles.mapping.config import Condition, ConventionFile, Covers, Match, Rule, Source
 
 __all__ = [
     "PARSERS",
+    "RUN_WRAPPER",
     "Condition",
     "ConventionFile",
     "ConventionSet",

@@ -114,12 +114,12 @@ def map_trace(trace: Trace, conventions: ConventionSet) -> Trajectory:
     drafts: list[Draft] = []
     draft_by_span: dict[str, Draft] = {}
     used_files: dict[str, int] = {}
-    unmapped: dict[str, int] = {}
+    unrecognised: list[SpanRecord] = []
     for span in trace.spans:
         view = SpanView(span, children.get(span.span_id, _NO_CHILDREN))
         rule = compiled.rule_for(view)
         if rule is None:
-            unmapped[span.name] = unmapped.get(span.name, 0) + 1
+            unrecognised.append(span)
             continue
         used_files[rule.file] = used_files.get(rule.file, 0) + 1
         if rule.step == "none":
@@ -127,6 +127,14 @@ def map_trace(trace: Trace, conventions: ConventionSet) -> Trajectory:
         draft = _draft(view, rule, compiled)
         drafts.append(draft)
         draft_by_span[span.span_id] = draft
+
+    wrappers = run_wrappers(unrecognised, draft_by_span, by_id)
+    if wrappers:
+        used_files[RUN_WRAPPER] = len(wrappers)
+    unmapped: dict[str, int] = {}
+    for span in unrecognised:
+        if span.span_id not in wrappers:
+            unmapped[span.name] = unmapped.get(span.name, 0) + 1
 
     drafts = merge_stacked_generations(drafts, draft_by_span, by_id)
     _assign_agents(drafts, draft_by_span, by_id, compiled.placeholders)
@@ -166,6 +174,37 @@ def map_trace(trace: Trace, conventions: ConventionSet) -> Trajectory:
 
 
 _TRAJECTORY_STRINGS = ("trace_id", "root_span_id", "root_name", "service_name", "agent_name")
+
+RUN_WRAPPER = "(run wrapper)"
+"""Coverage label of the application's own spans around a run (see ``run_wrappers``)."""
+
+
+def run_wrappers(
+    unrecognised: list[SpanRecord],
+    steps: dict[str, Draft],
+    by_id: dict[str, SpanRecord],
+) -> set[str]:
+    """Span ids of unrecognised spans that enclose every recognised step of the trace.
+
+    Applications wrap a run in spans of their own (``agent_run``, ``handle_request``, a web
+    framework's server span) that no convention knows. Such a span holds the whole run, so
+    it cannot be a tool or model call that the graders failed to see: it is classified as
+    the run's wrapper, not a blind spot. A span an unknown framework records for a tool call
+    or a model call sits beside the recognised steps, never around all of them, and stays
+    unrecognised (checks that need every span then fail closed on it)."""
+    if not unrecognised or not steps:
+        return set()
+    common: set[str] | None = None
+    for span_id in steps:
+        chain = set()
+        parent = by_id[span_id].parent_span_id if span_id in by_id else ""
+        while parent and parent not in chain and parent in by_id:
+            chain.add(parent)
+            parent = by_id[parent].parent_span_id
+        common = chain if common is None else common & chain
+        if not common:
+            return set()
+    return {s.span_id for s in unrecognised if common is not None and s.span_id in common}
 
 
 # ---- per span -----------------------------------------------------------------------------

@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 
 from otel_oracles.errors import ConventionError
-from otel_oracles.mapping import builtin_dir, load_conventions, map_trace
+from otel_oracles.mapping import RUN_WRAPPER, builtin_dir, load_conventions, map_trace
 from otel_oracles.model.result import InputProblem
 from otel_oracles.pipeline import read_traces
+from tests.support.unknown_spans import with_unknown_leaf
 
 TRACES = Path(__file__).resolve().parent.parent / "testdata" / "traces"
 EXPECTED_FILES = {
@@ -139,9 +140,18 @@ def test_mapping_reads_only_the_attributes_rules_ask_for() -> None:
     assert "gen_ai.output.messages" in reads
 
 
-def test_a_span_no_rule_matches_is_counted_by_name() -> None:
+def test_a_span_no_rule_matches_is_counted_by_name(tmp_path: Path) -> None:
+    """The app's own ``agent_run`` root holds the whole run: it is the run's wrapper. A span
+    beside the recognised steps that no rule matches is counted by name."""
     conventions = load_conventions()
     (trace,) = _read(TRACES / "openinference-openai" / "a_happy.otlp.jsonl")
     traj = map_trace(trace, conventions)
-    assert traj.unmapped_spans == {"agent_run": 1}
-    assert traj.conventions == {"openinference": 2}
+    assert traj.unmapped_spans == {}
+    assert traj.conventions == {"openinference": 2, RUN_WRAPPER: 1}
+    derived = with_unknown_leaf(
+        TRACES / "openinference-openai" / "a_happy.otlp.jsonl", tmp_path / "t.jsonl"
+    )
+    (trace,) = _read(derived)
+    traj = map_trace(trace, conventions)
+    assert traj.unmapped_spans == {"lookup_customer": 1}
+    assert traj.conventions == {"openinference": 2, RUN_WRAPPER: 1}

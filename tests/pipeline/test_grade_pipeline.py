@@ -112,7 +112,7 @@ def test_inspect_shows_steps_and_a_coverage_line() -> None:
     out = proc.stdout
     assert "tool_call   search_docs  error" in out
     assert "from model messages" in out
-    assert "coverage: otel-genai 3; unrecognised 1 (agent_run x1)" in out
+    assert "coverage: (run wrapper) 1, otel-genai 3; unrecognised 0" in out
 
 
 def test_inspect_json_is_the_trajectory_model() -> None:
