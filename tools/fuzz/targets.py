@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # imported lazily everywhere else: the fuzzer instruments it 
 REPO = Path(__file__).resolve().parents[2]
 TRACES = REPO / "tests" / "testdata" / "traces"
 EXAMPLES = REPO / "examples"
+CATCH_ALL_CONTRACT = REPO / "bench" / "contracts" / "any-agent.yaml"
 
 #: Largest seed kept (bytes): small inputs run fast; real captures are mostly well below.
 MAX_SEED_BYTES = 64 * 1024
@@ -240,12 +241,15 @@ def _grading() -> tuple[list[Any], Any, Any]:
     from otel_oracles.model.contract import load_contract
     from otel_oracles.sandbox import CommandPolicy
 
-    contracts = [load_contract(p) for p in sorted((EXAMPLES / "contracts").glob("*.yaml"))]
+    # The examples select their own agents; the catch-all grades every trace that decodes.
+    files = [*sorted((EXAMPLES / "contracts").glob("*.yaml")), CATCH_ALL_CONTRACT]
+    contracts = [load_contract(p) for p in files]
     return contracts, load_conventions(), CommandPolicy(mode="off")
 
 
 def run_pipeline(data: bytes) -> None:
-    """decode -> assemble -> join sessions -> map -> grade with the example contracts."""
+    """decode -> assemble -> join sessions -> map -> grade with the example contracts and a
+    catch-all one; every verdict is serialized as a report would."""
     from otel_oracles.assemble import assemble_offline, join_sessions
     from otel_oracles.decode import decode
     from otel_oracles.errors import OtelOraclesError
