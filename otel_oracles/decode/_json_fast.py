@@ -29,7 +29,8 @@ from otel_oracles.decode._batch import DecodedBatch
 from otel_oracles.decode._depth import too_deep
 from otel_oracles.decode._json import _SPAN_KINDS, _STATUS_CODES, decode_json_object
 from otel_oracles.decode._json import _count_metrics as count_metrics
-from otel_oracles.decode._values import LazyAttributes, Report
+from otel_oracles.decode._values import BadValue, LazyAttributes, Report, too_deep_value
+from otel_oracles.decode.config import MAX_ANY_VALUE_DEPTH
 from otel_oracles.errors import InputError
 from otel_oracles.model.span import EMPTY, EventRecord, LinkRecord, LogRecord, SpanRecord
 
@@ -193,8 +194,9 @@ class _Fallback(Exception):
     """Valid for the schema but not for OTLP (an all-zero id): let the tolerant path say why."""
 
 
-def ms_any(value: _AnyValue | None) -> Any:
-    """Plain Python value of a typed ``AnyValue``; raises ``ValueError`` for bad base64."""
+def ms_any(value: _AnyValue | None, depth: int = 0) -> Any:
+    """Plain Python value of a typed ``AnyValue``; raises ``ValueError`` for bad base64 and
+    ``BadValue`` (a ``ValueError``) past ``MAX_ANY_VALUE_DEPTH`` (see ``json_any``)."""
     if value is None:
         return None
     x: Any = value.string_value
@@ -209,10 +211,14 @@ def ms_any(value: _AnyValue | None) -> Any:
     x = value.double_value
     if x is not None:
         return x
-    if value.array_value is not None:
-        return [ms_any(v) for v in value.array_value.values]
-    if value.kvlist_value is not None:
-        return {kv.key: ms_any(kv.value) for kv in value.kvlist_value.values}
+    array, kvlist = value.array_value, value.kvlist_value
+    if array is not None or kvlist is not None:
+        if depth >= MAX_ANY_VALUE_DEPTH:
+            raise too_deep_value()
+        if array is not None:
+            return [ms_any(v, depth + 1) for v in array.values]
+        assert kvlist is not None
+        return {kv.key: ms_any(kv.value, depth + 1) for kv in kvlist.values}
     if value.bytes_value is not None:
         try:
             return base64.b64decode(value.bytes_value, validate=True)
@@ -233,6 +239,11 @@ class MsAttributes(LazyAttributes):
     def _convert(self, key: str, raw: _AnyValue | None) -> Any:
         try:
             return ms_any(raw)
+        except BadValue as exc:
+            self._problem(f"attribute {key!r}: {exc}; read as null")
+            assert self._index is not None
+            self._index[key] = None
+            return None
         except (binascii.Error, ValueError) as exc:
             self._problem(f"attribute {key!r}: bytesValue must be base64 ({exc}); read as null")
             assert self._index is not None

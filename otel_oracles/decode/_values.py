@@ -19,6 +19,8 @@ import math
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from otel_oracles.decode.config import MAX_ANY_VALUE_DEPTH
+
 Report = Callable[[str], None]
 Where = tuple[str, int, str]
 
@@ -147,17 +149,22 @@ def _values_list(x: Any, variant: str) -> list[Any]:
     return values
 
 
-def _array(x: Any) -> list[Any]:
-    return [json_any(v) for v in _values_list(x, "arrayValue")]
+def _array(x: Any, depth: int) -> list[Any]:
+    return [json_any(v, depth) for v in _values_list(x, "arrayValue")]
 
 
-def _kvlist(x: Any) -> dict[str, Any]:
+def _kvlist(x: Any, depth: int) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for kv in _values_list(x, "kvlistValue"):
         if type(kv) is not dict or type(kv.get("key")) is not str:
             raise BadValue(f"kvlistValue entries must be {{key, value}} objects, got {_show(kv)}")
-        out[kv["key"]] = json_any(kv.get("value", {}))
+        out[kv["key"]] = json_any(kv.get("value", {}), depth)
     return out
+
+
+def too_deep_value() -> BadValue:
+    """The problem for an ``AnyValue`` nested past ``MAX_ANY_VALUE_DEPTH`` (both JSON paths)."""
+    return BadValue(f"AnyValue nests more than {MAX_ANY_VALUE_DEPTH} arrays/kvlists deep")
 
 
 _VARIANTS: dict[str, Callable[[Any], Any]] = {
@@ -165,16 +172,18 @@ _VARIANTS: dict[str, Callable[[Any], Any]] = {
     "boolValue": _bool,
     "intValue": _int64,
     "doubleValue": _double,
-    "arrayValue": _array,
-    "kvlistValue": _kvlist,
     "bytesValue": _bytes,
     "string_value": _string,
     "bool_value": _bool,
     "int_value": _int64,
     "double_value": _double,
+    "bytes_value": _bytes,
+}
+_NESTED: dict[str, Callable[[Any, int], Any]] = {
+    "arrayValue": _array,
+    "kvlistValue": _kvlist,
     "array_value": _array,
     "kvlist_value": _kvlist,
-    "bytes_value": _bytes,
 }
 
 
@@ -183,8 +192,13 @@ def _show(x: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def json_any(value: Any) -> Any:
-    """Convert an OTLP/JSON ``AnyValue`` object; raise ``BadValue`` when it is malformed."""
+def json_any(value: Any, depth: int = 0) -> Any:
+    """Convert an OTLP/JSON ``AnyValue`` object; raise ``BadValue`` when it is malformed or
+    nests past ``MAX_ANY_VALUE_DEPTH`` (``depth``: the arrays/kvlists around ``value``).
+
+    Values are converted lazily, when a mapping rule or an oracle reads them, deep in the
+    grader's stack: without the bound a value a few hundred levels deep (still within
+    orjson's limit) raised ``RecursionError`` there, in the middle of grading."""
     if type(value) is not dict:
         raise BadValue(
             f"expected an AnyValue object like {{'stringValue': ...}}, got {_show(value)}"
@@ -192,9 +206,14 @@ def json_any(value: Any) -> Any:
     if len(value) == 1:
         ((variant, x),) = value.items()
         convert = _VARIANTS.get(variant)
-        if convert is None:
+        if convert is not None:
+            return convert(x)
+        nested = _NESTED.get(variant)
+        if nested is None:
             raise BadValue(f"unknown AnyValue variant {variant!r}")
-        return convert(x)
+        if depth >= MAX_ANY_VALUE_DEPTH:
+            raise too_deep_value()
+        return nested(x, depth + 1)
     if not value:
         return None
     raise BadValue(f"an AnyValue holds exactly one variant, got keys {sorted(value)}")

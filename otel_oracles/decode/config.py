@@ -21,3 +21,9 @@ split into files, or read with a larger limit.
 
 READ_CHUNK_BYTES = 1024 * 1024
 """Buffer size for streaming reads, and the step used to skip past an oversize line."""
+
+MAX_ANY_VALUE_DEPTH = 64
+"""Most arrays/kvlists one attribute value or log body may nest; a deeper one reads as null
+with a problem. Real telemetry nests a few levels; protobuf bodies cannot go much deeper
+(the parser's recursion limit of 100 messages, three per level); the bound keeps converting a
+hostile value far from the interpreter's recursion limit wherever it is read."""

@@ -63,3 +63,34 @@ def test_a_zstd_file_the_frame_walker_refuses_is_a_located_problem(
             f"compressed stream is corrupt or truncated: {expected}; rest of file skipped",
         )
     ]
+
+
+def _nested_document(levels: int, *, tolerant: bool) -> bytes:
+    """A request with one span whose attribute ``deep`` is ``levels`` arrays deep; ``tolerant``
+    adds an unknown span kind, which sends the body down the tolerant decoder."""
+    value = '{"arrayValue":{"values":[' * levels + '{"stringValue":"x"}' + "]}}" * levels
+    kind = ',"kind":"weird"' if tolerant else ""
+    span = (
+        f'{{"traceId":"{"a" * 32}","spanId":"{"b" * 16}","name":"n"{kind},'
+        f'"attributes":[{{"key":"deep","value":{value}}}]}}'
+    )
+    return f'{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{span}]}}]}}]}}'.encode()
+
+
+@pytest.mark.parametrize("tolerant", [False, True], ids=["typed", "tolerant"])
+def test_an_attribute_nested_past_the_bound_reads_as_null_with_a_problem(tolerant: bool) -> None:
+    from otel_oracles.decode import decode
+    from otel_oracles.decode.config import MAX_ANY_VALUE_DEPTH
+
+    within = decode(_nested_document(MAX_ANY_VALUE_DEPTH, tolerant=tolerant), "application/json")
+    value = within.spans[0].attributes["deep"]
+    for _ in range(MAX_ANY_VALUE_DEPTH):
+        (value,) = value
+    assert value == "x"
+
+    past = decode(_nested_document(MAX_ANY_VALUE_DEPTH + 1, tolerant=tolerant), "application/json")
+    assert past.spans[0].attributes["deep"] is None
+    assert past.problems[-1] == (
+        "resourceSpans[0].scopeSpans[0].spans[0]: attribute 'deep': AnyValue nests more than "
+        f"{MAX_ANY_VALUE_DEPTH} arrays/kvlists deep; read as null"
+    )
