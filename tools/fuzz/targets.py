@@ -21,12 +21,12 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import zstandard
 
 if TYPE_CHECKING:  # imported lazily everywhere else: the fuzzer instruments it first
-    from otel_oracles.decode import Signal
+    from otel_oracles.decode import Signal, WireLog, WireSpan
 
 REPO = Path(__file__).resolve().parents[2]
 TRACES = REPO / "tests" / "testdata" / "traces"
@@ -172,8 +172,10 @@ _ENCODINGS = ("gzip", "zstd", "deflate", "identity", "x-gzip", "br")
 
 def run_serve_body(data: bytes) -> None:
     """What the OTLP/HTTP receiver does with a body: ``Content-Encoding`` undone under the
-    request limit, then decoded as the ``Content-Type`` says (``data[0]`` picks both)."""
-    from otel_oracles.decode import decode
+    request limit, then decoded as the ``Content-Type`` says (``data[0]`` picks both). With
+    bit 6 set, as ``serve --processes`` does: lightweight records now, and the full records
+    decoded again from the accepted body, as a grading worker does."""
+    from otel_oracles.decode import body_contents, decode, record_in_body
     from otel_oracles.errors import OtelOraclesError
     from otel_oracles.server._http import decompress, media_type
     from otel_oracles.server._service import decoded_parts
@@ -187,6 +189,7 @@ def run_serve_body(data: bytes) -> None:
         (selector >> 3) & 1
     ]
     signal: Signal = "logs" if selector & 0x10 else "traces"
+    transfer = bool(selector & 0x40)
     if encoding == "deflate" and selector & 0x20:
         import zlib
 
@@ -197,10 +200,20 @@ def run_serve_body(data: bytes) -> None:
         body = zstandard.ZstdCompressor().compress(body)
     try:
         plain = decompress(body, encoding, MESSAGE_LIMIT)
-        batch = decode(plain, media_type(content_type), signal=signal)
+        batch = decode(plain, media_type(content_type), signal=signal, for_transfer=transfer)
     except (BadEncoding, TooLarge, UnsupportedMediaType, OtelOraclesError):
         return
     spans, logs, _, _ = decoded_parts(batch)
+    if transfer and (spans or logs):
+        # An accepted body must decode again in the worker: it raises nothing there.
+        wire_spans, wire_logs = cast("list[WireSpan]", spans), cast("list[WireLog]", logs)
+        request = (wire_spans[0] if wire_spans else wire_logs[0]).body
+        contents = body_contents(request.kind, request.payload)
+        _touch_spans(
+            [record_in_body(contents[0][w.index]) for w in wire_spans],
+            [contents[1][w.index] for w in wire_logs],
+        )
+        return
     _touch_spans(spans, logs)
 
 
@@ -315,9 +328,11 @@ def _serve_seeds() -> Iterator[bytes]:
         yield bytes([0x03]) + body  # identity protobuf
         yield bytes([0x20]) + body  # gzip, compressed here
         yield bytes([0x21]) + body  # zstd, compressed here
+        yield bytes([0x43]) + body  # identity protobuf, for a grading worker
     for body in _json_doc_seeds():
         yield bytes([0x0B]) + body  # identity JSON
         yield bytes([0x2A]) + body  # deflate JSON
+        yield bytes([0x4B]) + body  # identity JSON, for a grading worker
 
 
 def _contract_seeds() -> Iterator[bytes]:
