@@ -47,6 +47,7 @@ IDENTIFIER_DETAIL_KEYS: frozenset[str] = frozenset(
         "evidence",
         "field",
         "kind",
+        "unclassified_spans",
     }
 )
 """Detail keys whose string values are identifiers (names chosen by developers, not users)."""
@@ -109,6 +110,11 @@ def _detail_value(key: str, value: Any) -> str | None:
         items = [safe_identifier(v) or REDACTED for v in value[:MAX_LIST_ITEMS]]
         more = ", \u2026" if len(value) > MAX_LIST_ITEMS else ""
         return "[" + ", ".join(items) + more + "]"
+    if isinstance(value, dict):  # name -> count (e.g. unclassified span names)
+        pairs = list(value.items())[:MAX_LIST_ITEMS]
+        items = [f"{safe_identifier(k) or REDACTED} x{n}" for k, n in pairs if isinstance(n, int)]
+        more = ", \u2026" if len(value) > MAX_LIST_ITEMS else ""
+        return "{" + ", ".join(items) + more + "}"
     return None
 
 
@@ -193,6 +199,12 @@ def _shown_details(details: dict[str, Any]) -> tuple[Any, ...] | None:
             elif isinstance(value, list | tuple):
                 items = tuple(_identifier_or_none(v) for v in value[:MAX_LIST_ITEMS])
                 out.append((key, list, items, len(value) > MAX_LIST_ITEMS))
+            elif isinstance(value, dict):
+                pairs = tuple(
+                    (_identifier_or_none(k), n if isinstance(n, int) else None)
+                    for k, n in list(value.items())[:MAX_LIST_ITEMS]
+                )
+                out.append((key, dict, pairs, len(value) > MAX_LIST_ITEMS))
             else:
                 out.append((key, object, None))
     out.sort(key=lambda item: item[0])
@@ -221,6 +233,12 @@ def scrub_details(details: dict[str, Any]) -> dict[str, Any]:
                 out[key] = safe_identifier(value) or REDACTED
             elif isinstance(value, list | tuple):
                 out[key] = [safe_identifier(v) or REDACTED for v in value[:MAX_LIST_ITEMS]]
+            elif isinstance(value, dict):
+                out[key] = {
+                    safe_identifier(k) or REDACTED: n
+                    for k, n in list(value.items())[:MAX_LIST_ITEMS]
+                    if isinstance(n, int)
+                }
     return out
 
 

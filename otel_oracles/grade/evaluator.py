@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 
 from otel_oracles.errors import OtelOraclesError, ReplayError, SandboxError
-from otel_oracles.grade.evidence import coverage_gap, gaps_for
+from otel_oracles.grade.evidence import coverage_gap, gaps_for, missing_names
 from otel_oracles.grade.oracles.base import Finding, GradeContext, OracleCheck
 from otel_oracles.grade.registry import instantiate
 from otel_oracles.model.contract import Contract, OracleSpec
@@ -158,7 +158,13 @@ def run_planned(check: PlannedCheck, ctx: GradeContext) -> OracleResult:
                 problem = ctx.command_problem()
                 if problem is not None:
                     raise SandboxError(problem)
-            finding = Finding.missing("; ".join(gaps)) if gaps else oracle.check(ctx)
+            if gaps:
+                missing = missing_names(check.evidence, ctx.trajectory)
+                if ctx.trajectory.incomplete:
+                    missing.insert(0, "trace_complete")
+                finding = Finding.missing("; ".join(gaps), details={"evidence": missing})
+            else:
+                finding = oracle.check(ctx)
             if finding.status == "pass" and oracle.needs_full_coverage:
                 finding = _fail_closed_on_coverage(finding, oracle, ctx)
             outcome = outcome_for(layer, finding)

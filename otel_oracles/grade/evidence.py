@@ -25,7 +25,7 @@ from __future__ import annotations
 import functools
 import json
 import weakref
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -679,11 +679,19 @@ def gaps_for(names: tuple[str, ...], trajectory: Trajectory) -> list[str]:
 def find_gaps(required: Iterable[str], trajectory: Trajectory) -> list[str]:
     """Messages for every required evidence name the trajectory lacks (unknown names are a
     programming error in the oracle, so they raise)."""
-    gaps = []
+    return [message for _, message in _gaps(required, trajectory)]
+
+
+def missing_names(required: Iterable[str], trajectory: Trajectory) -> list[str]:
+    """The required evidence names the trajectory lacks (``tool_names``, ``final_output``...):
+    identifiers, so a privacy-scrubbed explanation can still say what was missing."""
+    return [name for name, _ in _gaps(required, trajectory)]
+
+
+def _gaps(required: Iterable[str], trajectory: Trajectory) -> Iterator[tuple[str, str]]:
     for name in sorted(set(required)):
         base, scope = split_name(name)
         probe = functools.partial(PROBES[base], trajectory, scope)
         message = memoized(trajectory, "probe:" + name, probe)
         if message:
-            gaps.append(message)
-    return gaps
+            yield name, message
