@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,8 +25,8 @@ SECONDS = 45
 """Per target: on a loaded machine the run stops here, having executed at least its seeds."""
 
 
-@pytest.mark.parametrize("name", sorted(targets.TARGETS))
-def test_a_short_fuzzing_run_finds_nothing(name: str, tmp_path: Path) -> None:
+def fuzz(name: str, workdir: Path) -> dict[str, Any]:
+    """One seeded, bounded run of ``name``; its report."""
     proc = subprocess.run(
         [
             sys.executable,
@@ -39,7 +40,7 @@ def test_a_short_fuzzing_run_finds_nothing(name: str, tmp_path: Path) -> None:
             "--max-time",
             str(SECONDS),
             "--dir",
-            str(tmp_path),
+            str(workdir),
             "--json",
         ],
         capture_output=True,
@@ -49,6 +50,21 @@ def test_a_short_fuzzing_run_finds_nothing(name: str, tmp_path: Path) -> None:
     )
     assert proc.returncode in (0, 1), proc.stderr[-3000:]
     (report,) = json.loads(proc.stdout)
+    assert isinstance(report, dict)
+    return report
+
+
+def test_a_failing_input_is_reported_as_a_finding(tmp_path: Path) -> None:
+    report = fuzz("canary", tmp_path)
+    assert [(f["kind"], Path(f["artifact"]).read_bytes()) for f in report["findings"]] == [
+        ("crash", targets.CANARY)
+    ]
+    assert report["findings"][0]["signature"].startswith("ValueError: the canary input")
+
+
+@pytest.mark.parametrize("name", sorted(n for n, t in targets.TARGETS.items() if not t.selftest))
+def test_a_short_fuzzing_run_finds_nothing(name: str, tmp_path: Path) -> None:
+    report = fuzz(name, tmp_path)
     logs = "\n".join(p.read_text()[-3000:] for p in sorted((tmp_path / name).glob("log-*.txt")))
     assert report["findings"] == [], logs
     seeds = len(list((tmp_path / name / "seeds").iterdir()))

@@ -98,12 +98,19 @@ def worker(name: str, libfuzzer_args: list[str]) -> None:
 # -- driver --------------------------------------------------------------------------------
 
 
-def _signature(stderr: str) -> str:
+def _signature(log: str) -> str:
     """``ExcType at file:line`` of the innermost otel_oracles frame in the traceback."""
-    frames = re.findall(r'File "([^"]*otel_oracles[^"]*)", line (\d+)', stderr)
-    exc = re.findall(r"^(\w+(?:\.\w+)*(?:Error|Exception|Exceeded|Interrupt)\b.*)$", stderr, re.M)
+    frames = re.findall(r'File "([^"]*otel_oracles[^"]*)", line (\d+)', log)
+    exc = re.findall(r"^(\w+(?:\.\w+)*(?:Error|Exception|Exceeded|Interrupt)\b.*)$", log, re.M)
     where = f"{frames[-1][0].split('otel_oracles/')[-1]}:{frames[-1][1]}" if frames else "?"
-    what = exc[-1][:160] if exc else ("timeout" if "timeout" in stderr else "?")
+    if exc:
+        what = exc[-1][:160]
+    elif "libFuzzer: timeout" in log:
+        what = "timeout"
+    elif "out-of-memory" in log:
+        what = "out of memory"
+    else:
+        what = "?"
     return f"{what} at {where}"
 
 
@@ -227,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
         for t in targets.TARGETS.values():
             print(f"{t.name:16} {t.summary}")
         return 0
-    names = sorted(targets.TARGETS) if ns.all else ns.target
+    names = sorted(n for n, t in targets.TARGETS.items() if not t.selftest) if ns.all else ns.target
     if ns.minimize:
         crash, out = ns.minimize
         return minimize(names[0], crash, out, runs=ns.runs, workdir=ns.dir)

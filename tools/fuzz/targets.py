@@ -50,6 +50,8 @@ class Target:
     seeds: Callable[[], Iterator[bytes]]
     structured: bool = False
     """Whether the structure-aware trace mutator (``mutations``) drives it."""
+    selftest: bool = False
+    """A target that fails on purpose, to prove findings are caught; not in ``--all``."""
 
 
 # -- scratch files -------------------------------------------------------------------------
@@ -278,6 +280,15 @@ def run_pipeline(data: bytes) -> None:
             verdict.model_dump(mode="json")
 
 
+CANARY = b"otel-oracles fuzz canary"
+
+
+def run_canary(data: bytes) -> None:
+    """Fails on one input, which is its seed: the driver must report it as a finding."""
+    if data.startswith(CANARY):
+        raise ValueError("the canary input (a deliberate finding)")
+
+
 # -- seeds ---------------------------------------------------------------------------------
 
 
@@ -387,6 +398,13 @@ TARGETS: dict[str, Target] = {
             run_pipeline,
             _json_doc_seeds,
             structured=True,
+        ),
+        Target(
+            "canary",
+            "fails on its seed on purpose: checks that the driver reports findings",
+            run_canary,
+            lambda: iter([CANARY]),
+            selftest=True,
         ),
     ]
 }
