@@ -19,7 +19,7 @@ from otel_oracles.assemble.config import DEFAULT_IDLE_SPANS
 from otel_oracles.decode import DecodedBatch, read_paths
 from otel_oracles.decode.config import DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_MESSAGE_BYTES
 from otel_oracles.grade import grade
-from otel_oracles.grade.selector import TraceSelector, selector_for
+from otel_oracles.grade.selector import MappedAgents, TraceSelector, selector_for
 from otel_oracles.mapping import ConventionSet, map_trace
 from otel_oracles.model.contract import Contract
 from otel_oracles.model.result import (
@@ -57,19 +57,29 @@ def _selector(contract: Contract) -> TraceSelector:
 
 
 def selected_contracts(
-    trace: Trace, contracts: Sequence[Contract]
+    trace: Trace, contracts: Sequence[Contract], agents: MappedAgents | None = None
 ) -> tuple[list[Contract], list[tuple[Contract, RegexBudgetExceeded]]]:
     """The contracts whose ``match`` selects ``trace``, in the given order, and those whose
-    ``match`` regex stalled on this trace (each with why; neither selected nor skipped)."""
+    ``match`` regex stalled on this trace (each with why; neither selected nor skipped).
+    ``agents`` gives the agent names conventions mapped (see ``grade.selector``)."""
     chosen: list[Contract] = []
     stalled: list[tuple[Contract, RegexBudgetExceeded]] = []
     for contract in contracts:
         try:
-            if _selector(contract)(trace):
+            if _selector(contract)(trace, agents):
                 chosen.append(contract)
         except RegexBudgetExceeded as exc:
             stalled.append((contract, exc))
     return chosen, stalled
+
+
+def mapped_agent_names(trajectory: Trajectory) -> dict[str, str]:
+    """Span id -> agent name, for every step a convention gave an agent name."""
+    return {
+        step.source.span_id: step.agent_name
+        for step in trajectory.steps
+        if step.agent_name and step.source is not None
+    }
 
 
 NOT_AGENT_RUN = "held no agent run (no model call, tool call or agent step): not graded"
@@ -112,12 +122,23 @@ def grade_trace(
     regex), a convention regex that does makes every selected contract's; other contracts
     and other traces are not affected.
     """
-    chosen, stalled = selected_contracts(trace, contracts)
+    mapped: list[Trajectory] = []
+
+    def agents() -> dict[str, str]:
+        """Mapped only when a selector needs agent names no span carries; kept for grading."""
+        if not mapped:
+            mapped.append(map_trace(trace, conventions))
+        return mapped_agent_names(mapped[0])
+
+    try:
+        chosen, stalled = selected_contracts(trace, contracts, agents)
+    except RegexBudgetExceeded as exc:  # a convention regex, while mapping for a selector
+        return [_stalled(contract, trace, "mapping", exc) for contract in contracts]
     out = [_stalled(contract, trace, "match", exc) for contract, exc in stalled]
     if not chosen:
         return out
     try:
-        trajectory = map_trace(trace, conventions)
+        trajectory = mapped[0] if mapped else map_trace(trace, conventions)
     except RegexBudgetExceeded as exc:
         return out + [_stalled(contract, trace, "mapping", exc) for contract in chosen]
     if not holds_agent_run(trajectory):
@@ -386,6 +407,17 @@ def read_traces(
         if progress is None
         else _with_progress(paths, problems, progress, limits)
     )
+    yield from traces_from_batches(batches, stats, limits)
+
+
+def traces_from_batches(
+    batches: Iterable[DecodedBatch],
+    stats: AssemblyStats | None = None,
+    limits: InputLimits = DEFAULT_LIMITS,
+) -> Iterator[Trace]:
+    """Assemble decoded batches into traces the way ``read_traces`` does once it has read
+    them: the grader's own telemetry dropped, traces of one run joined. Callers that hold
+    records rather than files (the pytest fixture's in-memory exporters) start here."""
     traces = limits.assemble(without_own_telemetry(batches), stats=stats)
     yield from join_sessions(traces, stats=stats.joined if stats is not None else None)
 

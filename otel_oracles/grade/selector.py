@@ -4,7 +4,10 @@
 
 - ``resource``: attributes of the root span's resource (``service.name`` ...);
 - ``span``: attributes that one span of the trace carries together (every listed key/value on
-  the same span), e.g. ``{gen_ai.agent.name: support}``;
+  the same span), e.g. ``{gen_ai.agent.name: support}``. ``gen_ai.agent.name`` is the agent's
+  identity whichever attribute an instrumentation put it in: when no span carries it, the
+  agent name a convention mapped for a span (``agent.name``, a graph node id, a run span's
+  name) stands in for it, so one selector selects the agent across instrumentations;
 - ``root_name``: the root span's name.
 
 ``match`` may also be a list of such selectors: the contract grades a trace when any of
@@ -26,6 +29,13 @@ from otel_oracles.model.contract import Contract, MatchSpec
 from otel_oracles.model.span import Trace
 
 ValueTest = Callable[[Any], bool]
+
+AGENT_NAME = "gen_ai.agent.name"
+"""The span attribute that stands for the agent's identity in ``span`` selectors."""
+
+MappedAgents = Callable[[], Mapping[str, str]]
+"""Span id -> the agent name conventions mapped for that span (computed on demand: only a
+selector on ``gen_ai.agent.name`` that no span carries asks)."""
 
 _MISSING = object()
 
@@ -49,7 +59,7 @@ def _pairs(spec: Mapping[str, Any], where: str, source: str | None) -> list[tupl
 class Selector:
     """A compiled ``match``: ``selector(trace)`` says whether the contract grades the trace."""
 
-    __slots__ = ("_resource", "_root_name", "_span", "always")
+    __slots__ = ("_by_agent", "_resource", "_root_name", "_span", "always")
 
     def __init__(
         self, match: MatchSpec | None, source: str | None = None, where: str = "match"
@@ -59,13 +69,14 @@ class Selector:
         )
         self._resource = _pairs(match.resource, f"{where}.resource", source) if match else []
         self._span = _pairs(match.span, f"{where}.span", source) if match else []
+        self._by_agent = any(key == AGENT_NAME for key, _ in self._span)
         self._root_name = (
             _value_test(match.root_name, f"{where}.root_name", source)
             if match is not None and match.root_name is not None
             else None
         )
 
-    def __call__(self, trace: Trace) -> bool:
+    def __call__(self, trace: Trace, agents: MappedAgents | None = None) -> bool:
         if self.always:
             return True
         root = trace.root
@@ -76,11 +87,25 @@ class Selector:
             if not all(test(resource.get(key, _MISSING)) for key, test in self._resource):
                 return False
         if self._span:
-            return any(
+            if any(
                 all(test(span.attributes.get(key, _MISSING)) for key, test in self._span)
                 for span in trace.spans
-            )
+            ):
+                return True
+            return self._by_agent and agents is not None and self._mapped_agent(trace, agents())
         return True
+
+    def _mapped_agent(self, trace: Trace, agents: Mapping[str, str]) -> bool:
+        by_id = {span.span_id: span for span in trace.spans}
+        for span_id, name in agents.items():
+            span = by_id.get(span_id)
+            attributes = span.attributes if span is not None else {}
+            if all(
+                test(name if key == AGENT_NAME else attributes.get(key, _MISSING))
+                for key, test in self._span
+            ):
+                return True
+        return False
 
 
 class AnySelector:
@@ -92,8 +117,8 @@ class AnySelector:
         self._parts = parts
         self.always = any(p.always for p in parts)
 
-    def __call__(self, trace: Trace) -> bool:
-        return self.always or any(part(trace) for part in self._parts)
+    def __call__(self, trace: Trace, agents: MappedAgents | None = None) -> bool:
+        return self.always or any(part(trace, agents) for part in self._parts)
 
 
 TraceSelector = Selector | AnySelector
