@@ -193,7 +193,14 @@ class Collector:
 
     def full_overlay(self) -> dict[str, Any]:
         base: dict[str, Any] = {
-            "extensions": {"health_check": {"endpoint": f"127.0.0.1:{self.health_port}"}},
+            "extensions": {
+                "health_check": {"endpoint": f"127.0.0.1:{self.health_port}"},
+                # collector-config.yaml's persistent queue, in this collector's workdir
+                "file_storage/oracles": {
+                    "directory": str(self.workdir / f"{self.name}-queue"),
+                    "create_directory": True,
+                },
+            },
             "receivers": {
                 "otlp": {
                     "protocols": {
