@@ -86,7 +86,11 @@ def _supports(option: str) -> bool:
 
 def interpreter_dirs() -> list[str]:
     """Directories the running interpreter needs, outside the system directories: its
-    prefixes (a venv and the Python it was made from) and where its executable resolves."""
+    prefixes (a venv and the Python it was made from), where its executable resolves, and
+    the directory holding the ``otel_oracles`` package. The last matters for an editable
+    install, whose package lives outside the prefix while its metadata is inside: pytest
+    in the sandbox loads otel-oracles' ``pytest11`` plug-in and stops (exit 3) when it
+    cannot import it."""
     found: list[str] = []
     candidates = (
         sys.prefix,
@@ -94,6 +98,7 @@ def interpreter_dirs() -> list[str]:
         sys.base_prefix,
         sys.base_exec_prefix,
         str(Path(os.path.realpath(sys.executable)).parent.parent),
+        str(Path(__file__).resolve().parent.parent.parent),
     )
     for raw in candidates:
         path = os.path.realpath(raw)
