@@ -87,3 +87,6 @@ cli.add_command(grade_command)
 from otel_oracles.cli.inspect_cmd import inspect_command  # noqa: E402 - see above
 
 cli.add_command(inspect_command)
+from otel_oracles.cli.diff_cmd import diff_command  # noqa: E402 - see above
+
+cli.add_command(diff_command)

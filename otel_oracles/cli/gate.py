@@ -15,6 +15,7 @@ from otel_oracles.cli._agentbench import (
     load_tasks,
     load_trajectory,
 )
+from otel_oracles.cli._baseline import BaselineCheck, baseline_options, report_regressions
 from otel_oracles.cli._output import (
     allow_empty_option,
     emit_report,
@@ -136,6 +137,7 @@ def _expectations(report: RunReport, expected: list[tuple[Verdict, str]]) -> int
 @allow_empty_option
 @explain_option
 @unsafe_commands_option
+@baseline_options
 @report_options
 def gate_command(
     tasks: tuple[Path, ...],
@@ -144,6 +146,9 @@ def gate_command(
     allow_empty: bool,
     explain: str | None,
     unsafe_commands: bool,
+    baseline: Path | None,
+    max_tolerated_rise: int,
+    max_missing_rise: int,
     as_json: bool,
     junit: Path | None,
     html: Path | None,
@@ -157,16 +162,19 @@ def gate_command(
     the tasks listed for it: a trajectory recorded for one task fails every task whose
     oracles look at files it never wrote, so gating it against unrelated tasks says nothing
     about the agent. Entries with 'expect' make a known-bad trajectory a regression check:
-    its verdict must match. Exit code: 0 all passed (or matched expectations), 1 otherwise,
-    2 usage or input error.
+    its verdict must match. With --baseline, pairs are keyed by task id and trajectory file
+    name, and a regression against that earlier report fails the gate too. Exit code: 0 all
+    passed (or matched expectations), 1 otherwise, 2 usage or input error.
 
     \b
     Examples:
       otel-oracles gate --tasks examples/tasks --trajectory examples/trajectories/honest_fix.json
       otel-oracles gate --manifest examples/manifest.json
       otel-oracles gate --tasks examples/tasks -t a.json -t b.json --junit gate.xml
+      otel-oracles gate --manifest examples/manifest.json --baseline main-gate.json
     """
     loaded = load_manifest(manifest) if manifest is not None else None
+    regression = BaselineCheck.load(baseline, max_tolerated_rise, max_missing_rise)
     paths, names = _task_paths(tasks, loaded)
     if not paths:
         raise click.UsageError("no task files (.json/.yaml/.yml) found in --tasks")
@@ -179,6 +187,11 @@ def gate_command(
     code = _expectations(report, expected) if expected else report.exit_code()
     if not report.verdicts and not allow_empty:
         code = 2
+    comparison = None
+    if regression is not None:
+        for verdict in report.verdicts:
+            regression.add(verdict)
+        code, comparison = regression.judge(report.notes, code)
     emit_report(
         report,
         as_json=as_json,
@@ -192,4 +205,5 @@ def gate_command(
         reason = "no (task, trajectory) pair was in scope: the manifest or --tasks selected none"
         source = str(manifest) if manifest is not None else "gate"
         nothing_graded(source, reason, allow_empty)
+    report_regressions(comparison)
     sys.exit(code)

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from otel_oracles.cli import EXIT_USAGE
+from otel_oracles.cli._baseline import BaselineCheck, baseline_options, report_regressions
 from otel_oracles.cli._output import (
     ReportStream,
     allow_empty_option,
@@ -104,6 +105,7 @@ PROGRESS_MIN_BYTES = 4 * 1024 * 1024
 @unsafe_commands_option
 @allow_empty_option
 @input_limit_options
+@baseline_options
 @report_options
 def grade_command(
     paths: tuple[str, ...],
@@ -122,6 +124,9 @@ def grade_command(
     max_decompressed_bytes: int | None,
     idle_spans: int | None,
     max_buffered_spans: int | None,
+    baseline: Path | None,
+    max_tolerated_rise: int,
+    max_missing_rise: int,
     as_json: bool,
     junit: Path | None,
     html: Path | None,
@@ -138,7 +143,8 @@ def grade_command(
     and line or byte offset; the rest is still graded. Exit code: 0 every verdict passed,
     1 any verdict failed, 2 usage error, any input unreadable (use --keep-going to exit
     0/1 from the verdicts alone) or nothing graded (no spans, or no trace selected by any
-    contract; --allow-empty accepts that).
+    contract; --allow-empty accepts that). With --baseline, 1 also when the run regressed
+    against that earlier report (docs/regression.md).
 
     \b
     Examples:
@@ -148,6 +154,7 @@ def grade_command(
       otel-oracles grade traces/ -c contracts/ --export otlp
       otel-oracles grade traces/ -c contracts/ --results-out results.jsonl
       otel-oracles grade big-export.binpb -c contracts/ --workers 4
+      otel-oracles grade traces/ -c contracts/ --baseline main-results.json
     """
     if workers > 1 and "-" in paths:
         raise click.UsageError("--workers needs files: stdin (-) can be read by one process")
@@ -156,6 +163,7 @@ def grade_command(
     if not contracts:
         raise click.UsageError("no contract files (.json/.yaml/.yml) found in --contracts")
     conventions = load_conventions(list(convention_dirs))
+    regression = BaselineCheck.load(baseline, max_tolerated_rise, max_missing_rise)
     sizes = input_files(paths)
     total = sum(size for _, size in sizes)
     run = GradeRun()
@@ -178,9 +186,14 @@ def grade_command(
     commands = command_policy(unsafe_commands)
     limits = input_limits(max_message_bytes, max_decompressed_bytes, idle_spans, max_buffered_spans)
 
+    def on_verdict(verdict: Verdict) -> None:
+        stream.add(verdict)
+        if regression is not None:
+            regression.add(verdict)
+
     def on_graded(graded: list[tuple[Verdict, Trajectory]]) -> None:
         for verdict, _ in graded:
-            stream.add(verdict)
+            on_verdict(verdict)
         if export_graded is not None:
             export_graded(graded)
 
@@ -196,7 +209,7 @@ def grade_command(
                     workers=workers,
                     run=run,
                     on_graded=export_graded,
-                    on_verdict=stream.add,
+                    on_verdict=on_verdict,
                     commands=commands,
                     limits=limits,
                 )
@@ -230,8 +243,12 @@ def grade_command(
             empty = stream.tally.verdicts == 0
             if empty and not allow_empty:
                 code = EXIT_USAGE
+            comparison = None
+            if regression is not None:
+                code, comparison = regression.judge(report.notes, code)
             stream.finish(report.input_errors, report.notes, code)
             report_input_problems(report.input_errors)
+            report_regressions(comparison)
             if empty:
                 reason = nothing_graded_reason(
                     run.traces, run.spans, run.unselected_seen, unreadable=len(report.input_errors)
