@@ -3,7 +3,11 @@
 The curated public API lives here; anything not in ``__all__`` may change without notice.
 """
 
-from importlib.metadata import PackageNotFoundError, version
+from __future__ import annotations
+
+import sys
+import types
+from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from otel_oracles.errors import (
@@ -14,43 +18,87 @@ from otel_oracles.errors import (
     PluginError,
     ReplayError,
 )
-from otel_oracles.grade import (
-    Finding,
-    GradeContext,
-    OracleCheck,
-    OracleParams,
-    grade,
-    register_oracle,
-)
-from otel_oracles.model import (
-    Contract,
-    OracleResult,
-    Outcome,
-    Step,
-    StepKind,
-    Trajectory,
-    Verdict,
-    load_contract,
-)
 
 if TYPE_CHECKING:
     from otel_oracles.emit import Emitter, InMemoryEmitter
+    from otel_oracles.grade import (
+        Finding,
+        GradeContext,
+        OracleCheck,
+        OracleParams,
+        grade,
+        register_oracle,
+    )
+    from otel_oracles.model import (
+        Contract,
+        OracleResult,
+        Outcome,
+        Step,
+        StepKind,
+        Trajectory,
+        Verdict,
+        load_contract,
+    )
+
+    __version__: str
+
+_LAZY: dict[str, str] = {
+    **dict.fromkeys(["Emitter", "InMemoryEmitter"], "otel_oracles.emit"),
+    **dict.fromkeys(
+        ["Finding", "GradeContext", "OracleCheck", "OracleParams", "register_oracle"],
+        "otel_oracles.grade",
+    ),
+    **dict.fromkeys(
+        [
+            "Contract",
+            "OracleResult",
+            "Outcome",
+            "Step",
+            "StepKind",
+            "Trajectory",
+            "Verdict",
+            "load_contract",
+        ],
+        "otel_oracles.model",
+    ),
+}
+"""Public name -> the module it comes from. Each is imported on first use: every
+``otel_oracles.*`` import runs this file first, pytest among them at every start-up (the
+package's ``pytest11`` plug-in), and the stages it would load cost most of a second."""
 
 
 def __getattr__(name: str) -> Any:
-    """Import the emit stage (which loads the OTel SDK and grpc) only when it is asked for,
-    so ``import otel_oracles`` stays cheap for commands that never emit."""
-    if name in ("Emitter", "InMemoryEmitter"):
-        from otel_oracles import emit
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
 
-        return getattr(emit, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        try:
+            return version("otel-oracles")
+        except PackageNotFoundError:  # running from a source tree without installation
+            return "0.0.0"
+    source = _LAZY.get(name)
+    if source is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(source), name)
+    globals()[name] = value
+    return value
 
 
-try:
-    __version__ = version("otel-oracles")
-except PackageNotFoundError:  # running from a source tree without installation
-    __version__ = "0.0.0"
+class _Package(types.ModuleType):
+    """This package's module type: its public ``grade`` is the function. Importing the
+    ``otel_oracles.grade`` subpackage binds the subpackage to the package's ``grade``
+    attribute; the property keeps the function there (the subpackage stays in
+    ``sys.modules``), as the eager ``from otel_oracles.grade import grade`` used to."""
+
+    @property
+    def grade(self) -> Any:
+        return import_module("otel_oracles.grade").grade
+
+    @grade.setter
+    def grade(self, value: object) -> None:
+        """The import system binding the subpackage: nothing to keep."""
+
+
+sys.modules[__name__].__class__ = _Package
 
 __all__ = [
     "Contract",
