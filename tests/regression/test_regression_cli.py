@@ -84,6 +84,11 @@ def test_grade_fails_naming_the_pair_that_passed_in_the_baseline(runs: dict[str,
     data = json.loads(proc.stdout)
     assert expected in data["notes"], "the report says it too"
     assert data["exit_code"] == 1
+    workers = run(
+        "grade", HAPPY, RETRY, "-c", runs["strict"], "--baseline", runs["base"], "--workers", "2"
+    )  # fmt: skip
+    assert workers.returncode == 1, "verdicts from worker processes are compared too"
+    assert regression_lines(workers.stderr) == [expected]
 
 
 def test_tolerated_rise_beyond_the_margin_fails_and_within_passes(
