@@ -73,7 +73,9 @@ class _Pending:
 
     def __init__(self, first_seen: int) -> None:
         self.spans: list[SpanRecord] = []
-        self.logs: list[LogRecord] = []
+        # A list only once a log record arrives: most traces have none, and an empty list
+        # per trace id was 56 bytes times every trace in flight.
+        self.logs: list[LogRecord] | tuple[()] = ()
         self.first_seen = first_seen
         self.last_seen = first_seen
         self.has_root = False
@@ -128,7 +130,7 @@ class OfflineAssembly(Iterator[Trace]):
                 released.popitem(last=False)
             trace = build_trace(trace_id, pending.spans, pending.logs)
             pending.spans = []  # ``opened`` may still hold this entry: let the records go
-            pending.logs = []
+            pending.logs = ()
             trace.incomplete = incomplete
             stats.unattached_logs += trace.unattached_logs
             stats.traces += 1
@@ -204,7 +206,10 @@ class OfflineAssembly(Iterator[Trace]):
                     stats.late_logs += 1
                     late(trace_id)
                     continue
-                pending.logs.append(log)
+                if isinstance(pending.logs, list):
+                    pending.logs.append(log)
+                else:
+                    pending.logs = [log]
                 pending.last_seen = clock
                 added += 1
             stats.spans_read += len(batch.spans)

@@ -27,7 +27,14 @@ from otel_oracles.decode._values import (
     json_attributes_dict,
 )
 from otel_oracles.errors import InputError
-from otel_oracles.model.span import EMPTY, EventRecord, LinkRecord, LogRecord, SpanRecord
+from otel_oracles.model.span import (
+    EMPTY,
+    NO_ITEMS,
+    EventRecord,
+    LinkRecord,
+    LogRecord,
+    SpanRecord,
+)
 
 _HEX = re.compile(r"[0-9a-fA-F]+").fullmatch
 _ZERO32 = "0" * 32
@@ -331,8 +338,8 @@ def _span(
         code,
         message,
         attributes,
-        _events(events, where, index, problems, report) if events else [],
-        _links(links, where, index, problems, report) if links else [],
+        _events(events, where, index, problems, report) if events else NO_ITEMS,
+        _links(links, where, index, problems, report) if links else NO_ITEMS,
         resource,
         scope_name,
         scope_version,

@@ -32,7 +32,14 @@ from otel_oracles.decode._json import _count_metrics as count_metrics
 from otel_oracles.decode._values import BadValue, LazyAttributes, Report, too_deep_value
 from otel_oracles.decode.config import MAX_ANY_VALUE_DEPTH
 from otel_oracles.errors import InputError
-from otel_oracles.model.span import EMPTY, EventRecord, LinkRecord, LogRecord, SpanRecord
+from otel_oracles.model.span import (
+    EMPTY,
+    NO_ITEMS,
+    EventRecord,
+    LinkRecord,
+    LogRecord,
+    SpanRecord,
+)
 
 _TraceId = Annotated[str, Meta(pattern="^[0-9a-fA-F]{32}$")]
 _SpanId = Annotated[str, Meta(pattern="^[0-9a-fA-F]{16}$")]
@@ -344,7 +351,7 @@ def _spans(resource_spans: list[_ResourceSpans], batch: DecodedBatch, report: Re
                             for ei, e in enumerate(events)
                         ]
                         if events
-                        else [],
+                        else NO_ITEMS,
                         [
                             LinkRecord(
                                 lk.trace_id.lower(),
@@ -356,7 +363,7 @@ def _spans(resource_spans: list[_ResourceSpans], batch: DecodedBatch, report: Re
                             for li, lk in enumerate(links)
                         ]
                         if links
-                        else [],
+                        else NO_ITEMS,
                         resource,
                         scope_name,
                         scope_version,

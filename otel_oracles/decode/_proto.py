@@ -19,7 +19,14 @@ from otel_oracles.decode._lean import LeanLogsRequest, LeanTracesRequest
 from otel_oracles.decode._transfer import RequestBody, WireSpan, logs_for_transfer, service_only
 from otel_oracles.decode._values import PbAttributes, pb_any
 from otel_oracles.errors import InputError
-from otel_oracles.model.span import EMPTY, EventRecord, LinkRecord, LogRecord, SpanRecord
+from otel_oracles.model.span import (
+    EMPTY,
+    NO_ITEMS,
+    EventRecord,
+    LinkRecord,
+    LogRecord,
+    SpanRecord,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -138,13 +145,13 @@ def _record(
         PbAttributes(span.attributes),
         [EventRecord(e.name, e.time_unix_nano, PbAttributes(e.attributes)) for e in events]
         if events
-        else [],
+        else NO_ITEMS,
         [
             LinkRecord(lk.trace_id.hex(), lk.span_id.hex(), PbAttributes(lk.attributes))
             for lk in links
         ]
         if links
-        else [],
+        else NO_ITEMS,
         resource,
         scope_name,
         scope_version,
