@@ -211,24 +211,25 @@ def compare(
                 "with the baseline (a new version is a new promise)"
             )
         elif old is not None and new is not None:
-            _compare_contract(contract_id, old, new, baseline, candidate, margins, out)
+            _compare_contract(old_pairs, new_pairs, old, new, candidate, margins, out)
     return out
 
 
 def _compare_contract(
-    contract_id: str,
+    old_pairs: list[PairRecord],
+    new_pairs: list[PairRecord],
     old: Side,
     new: Side,
-    baseline: RunRecord,
     candidate: RunRecord,
     margins: Margins,
     out: Comparison,
 ) -> None:
-    added = sum(1 for k in candidate.pairs if k[0] == contract_id and k not in baseline.pairs)
-    for key, before in baseline.pairs.items():
-        if key[0] != contract_id:
-            continue
-        now_pair = candidate.pairs.get(key)
+    """One contract graded at the same version in both runs (its pairs on either side)."""
+    contract_id = old_pairs[0].contract_id
+    seen = {p.subject for p in old_pairs}
+    added = sum(1 for p in new_pairs if p.subject not in seen)
+    for before in old_pairs:
+        now_pair = candidate.pairs.get((contract_id, before.subject))
         if now_pair is None:
             out.regressions.append(
                 f"{before.label}: graded in the baseline ({before.verdict}), missing from this run"

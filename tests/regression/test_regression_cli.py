@@ -249,3 +249,16 @@ def test_a_bad_baseline_is_one_error_line(tmp_path: Path, content: str, message:
         (line,) = proc.stderr.splitlines()
         assert line.startswith(f"error: {bad}: {message}"), line
         assert line.endswith("expected the --json report of 'otel-oracles grade', 'gate' or 'run'")
+
+
+def test_a_contract_that_graded_nothing_is_a_regression(
+    runs: dict[str, Path], tmp_path: Path
+) -> None:
+    handoff = REPO / "examples" / "contracts" / "multi-agent-handoff.yaml"
+    other = run("grade", TRACES / "g_handoff.otlp.json", "-c", handoff, "--json")
+    cand = report(other, tmp_path / "other.json")
+    proc = run("diff", runs["base"], cand)
+    assert proc.returncode == 1, proc.stdout
+    lines = proc.stdout.splitlines()
+    assert "REGRESSION: support-rag@1: graded 2 pair(s) in the baseline, none in this run" in lines
+    assert any(x.startswith("note: new: multi-agent-handoff@") for x in lines), lines
