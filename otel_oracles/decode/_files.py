@@ -46,6 +46,7 @@ from otel_oracles.decode._json_fast import decode_json_bytes
 from otel_oracles.decode.config import (
     DEFAULT_MAX_DECOMPRESSED_BYTES,
     DEFAULT_MAX_MESSAGE_BYTES,
+    MAX_PROBLEMS_PER_FILE,
     READ_CHUNK_BYTES,
 )
 from otel_oracles.errors import InputError
@@ -85,12 +86,12 @@ def read_paths(
     limits = (max_message_bytes, max_decompressed_bytes)
     for arg in paths:
         if arg == "-":
-            yield from _read_source(sys.stdin.buffer, "<stdin>", problems, *limits)
+            yield from _read_capped(sys.stdin.buffer, "<stdin>", problems, *limits)
             continue
         for path in _expand(arg, problems):
             try:
                 with open(path, "rb") as handle:
-                    yield from _read_source(handle, str(path), problems, *limits)
+                    yield from _read_capped(handle, str(path), problems, *limits)
             except OSError as exc:
                 problems.append(
                     InputProblem(source=str(path), message=f"cannot read: {exc.strerror or exc}")
@@ -164,8 +165,56 @@ class _Cursor:
         return self.name
 
 
-def _read_source(
+class _FileProblems:
+    """The problems of one file, on their way to the caller's list: the first
+    ``MAX_PROBLEMS_PER_FILE`` go there, the rest are counted and named in one problem when the
+    file is done. Skipped input holds no memory but its problem: a file of ``[1,1,...]`` or of
+    ``{}`` lines cost ~350 bytes of problems per byte read, gigabytes for one 64 MiB document.
+    Problems reported after the file was read (lazily converted attributes of records the
+    caller keeps) pass through: they are bounded by those records."""
+
+    __slots__ = ("_done", "_left", "_out", "_source", "dropped")
+
+    def __init__(self, out: list[InputProblem], source: str) -> None:
+        self._out = out
+        self._source = source
+        self._left = MAX_PROBLEMS_PER_FILE
+        self._done = False
+        self.dropped = 0
+
+    def append(self, problem: InputProblem) -> None:
+        if self._done:
+            self._out.append(problem)
+        elif self._left > 0:
+            self._left -= 1
+            self._out.append(problem)
+        else:
+            self.dropped += 1
+
+    def close(self) -> None:
+        self._done = True
+        if self.dropped:
+            self._out.append(
+                InputProblem(
+                    source=self._source,
+                    message=f"{self.dropped} more problems in this file are not listed "
+                    f"(the first {MAX_PROBLEMS_PER_FILE} are)",
+                )
+            )
+
+
+def _read_capped(
     raw: IO[bytes], name: str, problems: list[InputProblem], limit: int, unpacked_limit: int
+) -> Iterator[DecodedBatch]:
+    sink = _FileProblems(problems, name)
+    try:
+        yield from _read_source(raw, name, sink, limit, unpacked_limit)
+    finally:
+        sink.close()
+
+
+def _read_source(
+    raw: IO[bytes], name: str, problems: _FileProblems, limit: int, unpacked_limit: int
 ) -> Iterator[DecodedBatch]:
     cursor = _Cursor(name)
     try:
@@ -283,7 +332,7 @@ def _decompress_bytes(body: bytes, limit: int) -> bytes:
 
 
 def _read_json(
-    stream: Any, cursor: _Cursor, problems: list[InputProblem], limit: int, *, lines: bool
+    stream: Any, cursor: _Cursor, problems: _FileProblems, limit: int, *, lines: bool
 ) -> Iterator[DecodedBatch]:
     cursor.unit = "line"
     name = cursor.name
@@ -380,7 +429,7 @@ def _skip_line(stream: Any) -> int:
 
 
 def _read_json_document(
-    first_line: bytes, stream: Any, cursor: _Cursor, problems: list[InputProblem], limit: int
+    first_line: bytes, stream: Any, cursor: _Cursor, problems: _FileProblems, limit: int
 ) -> Iterator[DecodedBatch]:
     rest = stream.read(limit + 1 - len(first_line))
     document = first_line + rest
@@ -408,7 +457,7 @@ def _read_json_document(
     yield _accepted(batch, name, problems)
 
 
-def _json_array(document: bytes, name: str, problems: list[InputProblem]) -> Iterator[DecodedBatch]:
+def _json_array(document: bytes, name: str, problems: _FileProblems) -> Iterator[DecodedBatch]:
     """A JSON array of requests (some tools dump a list of export bodies)."""
     try:
         items = orjson.loads(document)
@@ -432,7 +481,7 @@ def _invalid_document(name: str, exc: orjson.JSONDecodeError) -> InputProblem:
     )
 
 
-def _reporter(problems: list[InputProblem], source: str) -> Callable[[str], None]:
+def _reporter(problems: _FileProblems, source: str) -> Callable[[str], None]:
     """Where problems found later (a lazily converted attribute) go, with their source."""
 
     def report(message: str) -> None:
@@ -441,7 +490,7 @@ def _reporter(problems: list[InputProblem], source: str) -> Callable[[str], None
     return report
 
 
-def _accepted(batch: DecodedBatch, source: str, problems: list[InputProblem]) -> DecodedBatch:
+def _accepted(batch: DecodedBatch, source: str, problems: _FileProblems) -> DecodedBatch:
     batch.source = source
     for message in batch.problems:
         problems.append(InputProblem(source=source, message=message))
@@ -452,7 +501,7 @@ def _accepted(batch: DecodedBatch, source: str, problems: list[InputProblem]) ->
 
 
 def _read_frames(
-    stream: Any, cursor: _Cursor, problems: list[InputProblem], limit: int
+    stream: Any, cursor: _Cursor, problems: _FileProblems, limit: int
 ) -> Iterator[DecodedBatch]:
     """The collector file exporter's ``format: proto`` (and compressed) files: each message
     is preceded by its length as 4 big-endian bytes."""
@@ -539,7 +588,7 @@ def _skip_bytes(stream: Any, size: int) -> int:
 
 
 def _decode_proto_body(
-    body: bytes, cursor: _Cursor, problems: list[InputProblem], *, name_says_logs: bool
+    body: bytes, cursor: _Cursor, problems: _FileProblems, *, name_says_logs: bool
 ) -> Iterator[DecodedBatch]:
     source = cursor.here()
     order: tuple[_proto.Signal, _proto.Signal] = (

@@ -27,3 +27,8 @@ MAX_ANY_VALUE_DEPTH = 64
 with a problem. Real telemetry nests a few levels; protobuf bodies cannot go much deeper
 (the parser's recursion limit of 100 messages, three per level); the bound keeps converting a
 hostile value far from the interpreter's recursion limit wherever it is read."""
+
+MAX_PROBLEMS_PER_FILE = 1000
+"""Problems listed per input file while it is read; the rest are counted in one last problem
+(``... more problems in this file are not listed``). A hostile file of skipped items would
+otherwise grow the problem list past the memory its own size suggests."""

@@ -94,3 +94,31 @@ def test_an_attribute_nested_past_the_bound_reads_as_null_with_a_problem(toleran
         "resourceSpans[0].scopeSpans[0].spans[0]: attribute 'deep': AnyValue nests more than "
         f"{MAX_ANY_VALUE_DEPTH} arrays/kvlists deep; read as null"
     )
+
+
+def test_a_file_of_skipped_items_lists_the_first_problems_and_counts_the_rest(
+    tmp_path: Path,
+) -> None:
+    """Skipped input holds no memory but its problem, so the problems of one file are capped:
+    a 2 MB array of a million numbers gave a million problems (~700 MB)."""
+    from otel_oracles.decode.config import MAX_PROBLEMS_PER_FILE
+
+    items = MAX_PROBLEMS_PER_FILE + 500
+    path = tmp_path / "numbers.json"
+    path.write_bytes(b"[" + b"1," * (items - 1) + b"1]")
+    problems: list[InputProblem] = []
+    assert list(read_paths([str(path)], problems)) == []
+    assert len(problems) == MAX_PROBLEMS_PER_FILE + 1
+    assert problems[0] == InputProblem(
+        source=f"{path}:1[0]",
+        message="expected an OTLP/JSON request object, got a JSON int; skipped",
+    )
+    assert problems[-1] == InputProblem(
+        source=str(path),
+        message=f"500 more problems in this file are not listed "
+        f"(the first {MAX_PROBLEMS_PER_FILE} are)",
+    )
+    # The next file starts its own count.
+    again: list[InputProblem] = []
+    list(read_paths([str(path), str(path)], again))
+    assert len(again) == 2 * (MAX_PROBLEMS_PER_FILE + 1)
