@@ -36,17 +36,19 @@ def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def _verdicts(report: str) -> list[Any]:
+    """Each verdict's results as compared: name, outcome, message and details (a grade span
+    read as a model call changes the answer, or the step counts in details)."""
     return [
         (
             v["contract_id"],
             v["trace_id"],
-            [(r["name"], r["outcome"], r["message"]) for r in v["results"]],
+            [(r["name"], r["outcome"], r["message"], r["details"]) for r in v["results"]],
         )
         for v in json.loads(report)["verdicts"]
     ]
 
 
-@pytest.fixture(scope="module", params=["pydantic-ai", "openai-agents-otel-v2"])
+@pytest.fixture(scope="module", params=["openai-v2-latest", "pydantic-ai"])
 def graded_export(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     """(capture, results.jsonl the grader emitted for it, report of the capture alone)."""
     work = tmp_path_factory.mktemp(request.param)
