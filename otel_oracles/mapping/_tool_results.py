@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from otel_oracles import safe_regex
-from otel_oracles.mapping._parsers import parse_string
+from otel_oracles.mapping._literal import parse_python_literal
+from otel_oracles.mapping._parsers import parse_json, parse_string
 from otel_oracles.mapping.config import ConventionFile
 
 PATTERN_WINDOW = 512
@@ -45,6 +46,7 @@ class ToolResultRules:
 
     def error_in(self, result: Any) -> str | None:
         """The error a result carries (its message), or ``None``."""
+        result = structured(result)
         if isinstance(result, dict):
             for key in self.error_keys:
                 if result.get(key) is not None:
@@ -61,6 +63,7 @@ class ToolResultRules:
         """Structurally empty (``degraded_answer``'s definition: ``""``, ``[]``, ``{}``, an
         object whose every list is empty), or a text result matching a declared empty
         pattern. ``None`` is not captured, never empty."""
+        result = structured(result)
         if result is None:
             return False
         if result in ("", [], {}):
@@ -73,6 +76,16 @@ class ToolResultRules:
             head = result[:PATTERN_WINDOW]
             return not head.strip() or any(safe_regex.match(rx, head) for rx in self.empty_patterns)
         return False
+
+
+def structured(result: Any) -> Any:
+    """A result recorded as the text of an object or array, decoded: JSON, or the Python
+    ``repr`` that instrumentations writing ``str(result)`` record (Agno's and LangChain's
+    tool spans: ``{'documents': [], ...}``), so an error-shaped or empty result is seen
+    whatever the serializer. Anything else is returned as it is."""
+    if not isinstance(result, str) or result.lstrip()[:1] not in ("{", "["):
+        return result
+    return parse_python_literal(parse_json(result))
 
 
 def tool_result_rules(files: Iterable[ConventionFile]) -> ToolResultRules:

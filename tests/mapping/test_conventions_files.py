@@ -24,6 +24,7 @@ EXPECTED_FILES = {
     "openai-agents", "strands", "google-adk",
     "semantic-kernel",
     "mastra",
+    "agno",
     "generic-clients",
 }  # fmt: skip
 

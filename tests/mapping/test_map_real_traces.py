@@ -48,6 +48,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "google-adk-legacy",
         "mastra",
         "openai-agents-responses",
+        "agno-openinference",
     }
 )
 """Sources whose content-off export still names the tools (README table, EXPECTED.md)."""
@@ -73,6 +74,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "google-adk-legacy",
         "mastra",
         "openai-agents-responses",
+        "agno-openinference",
     }
 )
 """Sources with execute_tool spans (failure status is visible without content)."""

@@ -146,13 +146,39 @@ def test_results_with_content_are_not_empty(result: str) -> None:
         "pydantic-ai", "vercel-ai-sdk-otel", "vercel-ai-sdk-legacy", "openai-v2-latest",
         "openllmetry-openai-legacy", "openai-agents-otel-v2", "openinference-openai-agents",
         "traceloop-sdk", "strands", "strands-latest", "smolagents-openinference",
-        "langgraph-openinference",
+        "langgraph-openinference", "agno-openinference",
     ],
 )  # fmt: skip
 def test_real_degraded_search_is_marked_empty(source: str) -> None:
     t = map_trace(_read(source, "f_degraded"), load_conventions())
     last = t.tool_calls("search_docs")[-1]
     assert last.attributes.get("result_empty") is True
+
+
+def test_python_repr_results_are_judged_by_their_structure() -> None:
+    """Instrumentations that record ``str(result)`` (Agno's, LangChain callbacks) write a
+    Python repr: its empty lists and error keys count as JSON's would."""
+    empty = _tool_trace("{'documents': [], 'status': 'degraded: index timeout'}")
+    assert empty.steps[1].attributes.get("result_empty") is True
+    failed = _tool_trace("{'error': 'SearchBackendError: upstream timed out'}").steps[1]
+    assert failed.status == "error"
+    assert failed.error_type == "SearchBackendError"
+
+
+@pytest.mark.parametrize("result", ["{'documents': ['doc-1']}", "[doc-1] refund policy", "{oops"])
+def test_repr_results_with_content_or_no_literal_are_not_empty(result: str) -> None:
+    step = _tool_trace(result).steps[1]
+    assert "result_empty" not in step.attributes
+    assert step.status == "ok"
+
+
+def test_real_agno_repr_result_is_mapped_as_data() -> None:
+    """Agno's tool spans hold the tool's return value as a repr; the mapped result is the
+    value itself (what citations and argument checks read)."""
+    t = map_trace(_read("agno-openinference", "a_happy"), load_conventions())
+    (search,) = t.tool_calls("search_docs")
+    assert isinstance(search.result, dict)
+    assert [d["id"] for d in search.result["documents"]] == ["doc-17", "doc-42"]
 
 
 def test_real_happy_search_is_not_marked_empty() -> None:

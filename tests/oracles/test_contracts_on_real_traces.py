@@ -128,6 +128,7 @@ TOOL_SPANS = (
     "semantic-kernel",
     "mastra",
     "openai-agents-responses",
+    "agno-openinference",
 )
 UNNAMED_AGENTS = ("llamaindex-openinference",)
 """No span names the running agent: the handoff's source is missing evidence (its target too

@@ -382,6 +382,26 @@ SOURCES: dict[str, dict[str, Any]] = {
                                     "OPENINFERENCE_HIDE_INPUT_MESSAGES",
                                     "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
     },
+    "agno-openinference": {
+        "what": "Agno (an Agent with function tools, the OpenAIChat model on the fake server; a "
+        "Team whose leader delegates to a research_agent member for g_handoff) traced by "
+        "openinference-instrumentation-agno",
+        "packages": ["agno", "openai", "openinference-instrumentation-agno"],
+        "driver": "fw_agno",
+        "tool_spans": True,
+        "handoff_via": "Agno's built-in team tool (`delegate_task_to_member "
+        "{\"member_id\": \"research-agent\", \"task\": ...}`)",
+        "notes": ["**Tool failures:** the tool raises; Agno sends the model the exception text "
+                  "and the TOOL span ends with status ERROR (the text as status message).",
+                  "**Tool results:** recorded with str(): a Python-repr dict in `output.value` "
+                  "(`{'documents': [...]}`).",
+                  "**Delegation:** the member's AGENT span runs beside the "
+                  "`delegate_task_to_member` TOOL span (both under the team's span), not in it."],
+        "on": {},
+        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
+                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
+                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+    },
 }  # fmt: skip
 
 
