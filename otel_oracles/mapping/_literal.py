@@ -117,3 +117,112 @@ def call_keywords(text: str) -> dict[str, Any] | None:
         except ValueError:
             continue
     return out
+
+
+def _angle_end(text: str, start: int) -> int:
+    """Index just past the ``>`` closing the ``<`` at ``start`` (nested ``<locals>`` and
+    quoted text inside included), or ``-1`` when it is not closed."""
+    depth = 0
+    quote = ""
+    escaped = False
+    for i in range(start, len(text)):
+        ch = text[i]
+        if quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
+                quote = ""
+        elif ch in ("'", '"'):
+            quote = ch
+        elif ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return -1
+
+
+def _without_angle_reprs(text: str) -> str:
+    """``text`` with each ``<...>`` repr outside string literals replaced by Python source:
+    an enum member (``<ChatRole.USER: 'user'>``) by its value, anything else (``<State object
+    at 0x...>``, ``<function f at 0x...>``) by ``None``. One pass, linear in the text."""
+    out: list[str] = []
+    quote = ""
+    escaped = False
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
+                quote = ""
+        elif ch in ("'", '"'):
+            quote = ch
+        elif ch == "<":
+            end = _angle_end(text, i)
+            if end == -1:
+                return text
+            inner = text[i + 1 : end - 1]
+            name, sep, value = inner.partition(": ")
+            enum_member = sep and name.replace(".", "").replace("_", "").isalnum()
+            out.append(value if enum_member else "None")
+            i = end
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def _object_value(node: ast.expr) -> Any:
+    """A repr node as data: literals as ``literal_value``; a constructor call
+    ``Name(k=v, ...)`` as ``{"__type__": "Name", "k": v, ...}`` (positional arguments under
+    ``"__args__"``); any other expression as ``None``. Never evaluates anything."""
+    if isinstance(node, ast.Call):
+        func = node.func
+        parts: list[str] = []
+        while isinstance(func, ast.Attribute):
+            parts.append(func.attr)
+            func = func.value
+        if isinstance(func, ast.Name):
+            parts.append(func.id)
+        out: dict[str, Any] = {"__type__": ".".join(reversed(parts)) or None}
+        if node.args:
+            out["__args__"] = [_object_value(a) for a in node.args]
+        for kw in node.keywords:
+            if kw.arg is not None:
+                out[kw.arg] = _object_value(kw.value)
+        return out
+    if isinstance(node, ast.List | ast.Tuple | ast.Set):
+        return [_object_value(e) for e in node.elts]
+    if isinstance(node, ast.Dict):
+        return {
+            str(_object_value(k)) if k is not None else "**": _object_value(v)
+            for k, v in zip(node.keys, node.values, strict=True)
+        }
+    try:
+        return literal_value(node)
+    except ValueError:
+        return None
+
+
+def parse_python_repr(value: Any) -> Any:
+    """The ``repr`` of Python objects (dataclasses, pydantic models, enums) as data, for
+    instrumentations that record a framework's objects with ``str()``: Haystack's
+    ``ChatMessage(_role=<ChatRole.USER: 'user'>, _content=[TextContent(text='...')])`` becomes
+    ``{"__type__": "ChatMessage", "_role": "user", "_content": [{"__type__":
+    "TextContent", "text": "..."}]}``. Parsed with ``ast`` under the same size and depth
+    bounds as ``parse_python_literal`` (after ``<...>`` reprs are replaced, see
+    ``_without_angle_reprs``); nothing is evaluated. Text that is not such a repr is returned
+    unchanged."""
+    if not isinstance(value, str) or len(value) > MAX_LITERAL_CHARS:
+        return value
+    node = literal_tree(_without_angle_reprs(value))
+    if node is None:
+        return value
+    return _object_value(node)

@@ -28,7 +28,7 @@ from typing import Any
 
 import orjson
 
-from otel_oracles.mapping._literal import call_keywords, parse_python_literal
+from otel_oracles.mapping._literal import call_keywords, parse_python_literal, parse_python_repr
 from otel_oracles.model.span import EventRecord
 
 log = logging.getLogger(__name__)
@@ -1047,6 +1047,122 @@ def _item_messages(items: list[Any], output: bool) -> list[Message]:
     return out
 
 
+# ---- Haystack ChatMessage reprs -------------------------------------------------------------
+
+
+def _haystack_part(item: Any) -> dict[str, Any] | None:
+    """One ``ChatMessage`` content item (as ``parse_python_repr`` reads it) as a GenAI part."""
+    if not isinstance(item, dict):
+        return None
+    kind = item.get("__type__")
+    if kind == "TextContent":
+        return {"type": "text", "content": parse_string(item.get("text"))}
+    if kind == "ToolCall":
+        return {
+            "type": "tool_call",
+            "id": parse_string(item.get("id")),
+            "name": parse_string(item.get("tool_name")),
+            "arguments": item.get("arguments"),
+        }
+    if kind == "ToolCallResult":
+        origin = item.get("origin")
+        origin = origin if isinstance(origin, dict) else {}
+        part: dict[str, Any] = {
+            "type": "tool_call_response",
+            "id": parse_string(origin.get("id")),
+            "response": item.get("result"),
+        }
+        if item.get("error") is True:
+            # Haystack hands a failed tool's error text back as the result, flagged ``error``.
+            part["response"] = {"error": item.get("result")}
+        return part
+    if kind == "ReasoningContent":
+        return {"type": "reasoning", "content": parse_string(item.get("reasoning_text"))}
+    return None
+
+
+def parse_haystack_messages(value: Any) -> list[dict[str, Any]] | None:
+    """Haystack ``ChatMessage`` objects recorded with ``str()`` (OpenInference's Haystack
+    instrumentor: a component's ``input.value`` ``{"messages": [...]}`` and a generator's
+    ``output.value`` ``{"replies": [...]}``, each message a ``repr``), read with
+    ``parse_python_repr`` into GenAI messages: text, tool calls with their ids, tool results
+    linked to their call by the result's ``origin`` (an error result as ``{"error": ...}``),
+    and the reply's finish reason from its ``_meta``. The flattened ``llm.*_messages``
+    attributes of that instrumentor drop tool calls from the input and every tool result, so
+    these reprs are the only complete record. Anything else is no value."""
+    if isinstance(value, dict):
+        value = value.get("messages", value.get("replies"))
+    if not isinstance(value, list):
+        return None
+    out: list[dict[str, Any]] = []
+    for item in value:
+        message = parse_python_repr(item)
+        if not isinstance(message, dict) or message.get("__type__") != "ChatMessage":
+            return None
+        content = message.get("_content")
+        items = content if isinstance(content, list) else []
+        parts = [p for p in map(_haystack_part, items) if p is not None]
+        role = parse_string(message.get("_role")) or "user"
+        parsed: dict[str, Any] = {"role": role, "parts": parts}
+        meta = message.get("_meta")
+        if isinstance(meta, dict) and meta.get("finish_reason"):
+            parsed["finish_reason"] = parse_string(meta["finish_reason"])
+        out.append(parsed)
+    return out or None
+
+
+# ---- DSPy adapter text ---------------------------------------------------------------------
+
+_FIELD_OPEN = "[[ ## "
+_FIELD_CLOSE = " ## ]]"
+_FIELD_MARKERS = frozenset({"completed"})
+"""The end marker DSPy's ChatAdapter asks the model to write after the last field."""
+
+
+def adapter_fields(text: str) -> dict[str, str]:
+    """The ``[[ ## name ## ]]`` sections of a DSPy ChatAdapter reply, in order (a linear
+    scan; text before the first header is ignored, as the adapter ignores it)."""
+    fields: dict[str, str] = {}
+    pos = text.find(_FIELD_OPEN)
+    while pos != -1:
+        end = text.find(_FIELD_CLOSE, pos + len(_FIELD_OPEN))
+        if end == -1:
+            break
+        name = text[pos + len(_FIELD_OPEN) : end].strip()
+        body_start = end + len(_FIELD_CLOSE)
+        nxt = text.find(_FIELD_OPEN, body_start)
+        fields[name] = text[body_start : nxt if nxt != -1 else len(text)].strip()
+        pos = nxt
+    return fields
+
+
+def parse_dspy_adapter_output(value: Any) -> list[dict[str, Any]] | None:
+    """A DSPy LM span's completions (``output.value``: a list of reply texts) when the reply
+    is a prediction in ChatAdapter's field format: the assistant message whose text is the
+    last output field (a signature's answer comes after its ``reasoning``), with the
+    reasoning as a reasoning part. The model's text is a serialisation of the program's
+    output fields, so the answer a contract must read is that field, not the headers around
+    it. A ReAct step (``next_tool_name``: the tool runs as its own span) and text that is not
+    in that format are no value, so the plain reply text is read instead."""
+    if isinstance(value, list) and value:
+        value = value[0]
+    if not isinstance(value, str):
+        return None
+    fields = adapter_fields(value)
+    if not fields or "next_tool_name" in fields:
+        return None
+    outputs = [(name, text) for name, text in fields.items() if name not in _FIELD_MARKERS]
+    if not outputs:
+        return None
+    parts: list[dict[str, Any]] = []
+    if "reasoning" in fields:
+        parts.append({"type": "reasoning", "content": fields["reasoning"]})
+    answer = [text for name, text in outputs if name != "reasoning"]
+    if answer:
+        parts.append({"type": "text", "content": answer[-1]})
+    return [{"role": "assistant", "parts": parts}] if parts else None
+
+
 # ---- documents -----------------------------------------------------------------------------
 
 
@@ -1091,6 +1207,9 @@ PARSERS: dict[str, Parser] = {
     "object_only": parse_object_only,
     "llamaindex_tool_output": parse_llamaindex_tool_output,
     "handoff_target": parse_handoff_target,
+    "dspy_adapter_output": parse_dspy_adapter_output,
+    "haystack_messages": parse_haystack_messages,
+    "python_repr": parse_python_repr,
 }
 """Parser name (as written in YAML ``parse:``) -> function."""
 
