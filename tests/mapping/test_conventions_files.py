@@ -25,6 +25,8 @@ EXPECTED_FILES = {
     "semantic-kernel",
     "mastra",
     "agno",
+    "dspy",
+    "haystack",
     "generic-clients",
 }  # fmt: skip
 

@@ -49,6 +49,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "mastra",
         "openai-agents-responses",
         "agno-openinference",
+        "dspy-openinference",
     }
 )
 """Sources whose content-off export still names the tools (README table, EXPECTED.md)."""
@@ -75,6 +76,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "mastra",
         "openai-agents-responses",
         "agno-openinference",
+        "dspy-openinference",
     }
 )
 """Sources with execute_tool spans (failure status is visible without content)."""
@@ -91,6 +93,13 @@ GENERIC_ERROR_TEXT = frozenset(
 UNNAMED_AGENTS = frozenset({"llamaindex-openinference"})
 """Sources whose spans never name the running agent: a handoff is seen, its source agent is
 missing evidence, and its target is known only from the handoff tool's arguments (content on)."""
+
+NO_TOKENS = frozenset({"dspy-openinference"})
+"""Sources whose model spans record no token counts: usage is missing, never zero."""
+
+NAMELESS_AGENTS = frozenset({"haystack-openinference"})
+"""Sources where no span names any agent and an agent used as a tool is seen only as a nested
+agent run: the delegation is seen, both of its ends are missing evidence."""
 
 USAGE_KEYS = (
     ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt"),
@@ -218,7 +227,9 @@ def test_real_trace_maps_to_expected_trajectory(case: Case, conventions: Convent
 
     # Handoffs: one step from the triage agent to the research agent; not a tool call.
     handoffs = [h for t in trajs for h in t.handoffs()]
-    if scenario.handoff is not None and case.source in UNNAMED_AGENTS:
+    if scenario.handoff is not None and case.source in NAMELESS_AGENTS:
+        assert [(h.from_agent, h.to_agent) for h in handoffs] == [(None, None)]
+    elif scenario.handoff is not None and case.source in UNNAMED_AGENTS:
         want = (None, scenario.handoff[1] if case.content else None)
         assert [(h.from_agent, h.to_agent) for h in handoffs] == [want]
     elif scenario.handoff is not None and case.source in TARGET_IN_ARGUMENTS and not case.content:
@@ -229,8 +240,12 @@ def test_real_trace_maps_to_expected_trajectory(case: Case, conventions: Convent
         assert handoffs == []
 
     # Tokens: leaf model calls only (agent spans repeat the totals).
-    inp, out = (sum(x) for x in zip(*(t.token_usage() for t in trajs), strict=True))
-    assert (inp, out) == leaf_usage(traces), "tokens double counted or lost"
+    if case.source in NO_TOKENS:
+        assert [t.token_usage() for t in trajs] == [(None, None)] * len(trajs)
+        assert leaf_usage(traces) == (0, 0), "no span reports usage"
+    else:
+        inp, out = (sum(x) for x in zip(*(t.token_usage() for t in trajs), strict=True))
+        assert (inp, out) == leaf_usage(traces), "tokens double counted or lost"
 
     # Coding trajectory: AgentBench file edits and commands.
     if scenario.name == "h_coding_agent" and (

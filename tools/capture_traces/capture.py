@@ -402,6 +402,45 @@ SOURCES: dict[str, dict[str, Any]] = {
                                     "OPENINFERENCE_HIDE_INPUT_MESSAGES",
                                     "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
     },
+    "haystack-openinference": {
+        "what": "Haystack 2 Agent component (OpenAIChatGenerator on the fake server via "
+        "api_base_url, @tool tools, raise_on_tool_invocation_failure=False; the research "
+        "agent as a ComponentTool for g_handoff) traced by "
+        "openinference-instrumentation-haystack",
+        "packages": ["haystack-ai", "openai", "openinference-instrumentation-haystack"],
+        "driver": "fw_haystack",
+        "handoff_via": "the research agent as a Haystack `ComponentTool` "
+        "(`research_agent {\"messages\": [...]}`)",
+        "notes": ["**Tool failures:** the tool raises; Haystack's ToolInvoker sends the model "
+                  "the error text as a tool result flagged `error`.",
+                  "**No tool spans:** the Agent runs its tools inside one `ToolInvoker.run` "
+                  "CHAIN span per step; tool calls, arguments and results are in the model "
+                  "spans' messages (`input.value` / `output.value`: Haystack `ChatMessage` "
+                  "reprs), so content off hides which tools ran."],
+        "on": {},
+        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
+                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
+                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+    },
+    "dspy-openinference": {
+        "what": "DSPy ReAct (dspy.ReAct('question -> answer') with dspy.Tool tools; "
+        "dspy.LM('openai/gpt-4o-mini', api_base=...) on the fake server; "
+        "ChatAdapter text protocol, the built-in finish tool, then an extraction call) traced "
+        "by openinference-instrumentation-dspy; no handoffs in DSPy, so no g_handoff",
+        "packages": ["dspy", "litellm", "openinference-instrumentation-dspy"],
+        "driver": "fw_dspy",
+        "tool_spans": True,
+        "notes": ["**Tool calls:** not native tool calls: the model names the tool in its "
+                  "text (`[[ ## next_tool_name ## ]]`) and DSPy runs it; the run ends with "
+                  "DSPy's `finish` tool and an extraction call whose `answer` field is the "
+                  "final answer.",
+                  "**Tool failures:** the tool raises; ReAct hands the model the observation "
+                  "`Execution error in search_docs: ...`."],
+        "on": {},
+        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
+                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
+                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+    },
 }  # fmt: skip
 
 

@@ -1,0 +1,117 @@
+"""Haystack 2 agents on the fake OpenAI server, for the ``haystack-openinference`` source.
+
+Each scenario runs a Haystack ``Agent`` component whose ``OpenAIChatGenerator`` is pointed at
+``fake_openai.py`` with ``api_base_url``; the scripted tools are Haystack ``Tool``s (the
+``@tool`` decorator over typed functions). A failing search raises, as a real backend client
+would; with ``raise_on_tool_invocation_failure=False`` Haystack's ``ToolInvoker`` sends the
+model the error as a tool result flagged ``error``. ``g_handoff`` gives the triage agent the
+research agent as a tool (Haystack's ``ComponentTool`` over the ``Agent`` component, the
+framework's own agent-as-tool mechanism); the research agent starts from a fresh history, so
+the fake server answers in call order (``fake_openai.call_order``) from the script below.
+Traced by ``openinference-instrumentation-haystack``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from scenarios import ANSWER, QUESTION, Scenario, Tools
+
+RESEARCH_CALL = (
+    "research_agent",
+    {"messages": [{"role": "user", "content": [{"text": QUESTION}]}]},
+)
+"""The triage agent's scripted call of the research agent (a ``ComponentTool``: its input is
+the ``Agent`` component's ``messages``, as Haystack serialises a ``ChatMessage``)."""
+
+
+def script(scenario: Scenario) -> Scenario:
+    """The model's turns in call order: for ``g_handoff`` the triage agent calls the research
+    agent, which searches and answers; then the triage agent passes the answer on."""
+    if not scenario.agents_only:
+        return scenario
+    return dataclasses.replace(scenario, turns=[[RESEARCH_CALL], *scenario.turns[1:], ANSWER])
+
+
+def haystack_tools(tools: Tools, executed: list[str]) -> list[Any]:
+    """The scripted tools as Haystack ``@tool`` functions; each call is logged before it runs,
+    so the ground truth is what really executed."""
+    import json
+
+    from haystack.tools import tool
+
+    @tool
+    def search_docs(query: str) -> str:
+        """Search the knowledge base and return matching documents."""
+        executed.append("search_docs")
+        return json.dumps(tools.search_docs(query))
+
+    @tool
+    def delete_records(table: str, where: str) -> str:
+        """Delete records from a database table."""
+        executed.append("delete_records")
+        return json.dumps(tools.delete_records(table, where))
+
+    @tool
+    def write_file(path: str, content: str) -> str:
+        """Write a file in the workspace."""
+        executed.append("write_file")
+        return json.dumps(tools.write_file(path, content))
+
+    @tool
+    def run_command(command: str) -> str:
+        """Run a shell command in the workspace."""
+        executed.append("run_command")
+        return json.dumps(tools.run_command(command))
+
+    return [search_docs, delete_records, write_file, run_command]
+
+
+def run(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """One instrumented ``Agent`` run; fails when the run's answer is not the scripted one."""
+    from fake_openai import FakeOpenAI, call_order
+    from haystack.components.agents import Agent
+    from haystack.components.generators.chat import OpenAIChatGenerator
+    from haystack.dataclasses import ChatMessage
+    from haystack.tools import ComponentTool
+    from haystack.utils import Secret
+    from openinference.instrumentation.haystack import HaystackInstrumentor
+
+    HaystackInstrumentor().instrument(tracer_provider=tracer_provider)
+    scripted = script(scenario)
+    with FakeOpenAI(scripted, turn_of=call_order()) as base_url:
+
+        def agent(system: str, agent_tools: list[Any]) -> Any:
+            generator = OpenAIChatGenerator(
+                api_key=Secret.from_token("capture-not-a-key"), model="gpt-4o-mini",
+                api_base_url=base_url, generation_kwargs={"temperature": 0.0},
+            )  # fmt: skip
+            built = Agent(
+                chat_generator=generator, tools=agent_tools, system_prompt=system,
+                max_agent_steps=10, raise_on_tool_invocation_failure=False,
+            )  # fmt: skip
+            built.warm_up()
+            return built
+
+        all_tools = haystack_tools(tools, executed)
+        if scenario.agents_only:
+            research = ComponentTool(
+                component=agent(scenario.system, all_tools), name="research_agent",
+                description="Answers research questions from the document search.",
+                outputs_to_string={"source": "last_message"},
+            )  # fmt: skip
+            top = agent("Hand research questions to research_agent.", [research])
+        else:
+            top = agent(scenario.system, all_tools)
+        result = top.run(messages=[ChatMessage.from_user(scenario.prompt)])
+    answer = result["messages"][-1].text
+    if answer != scripted.turns[-1]:
+        raise SystemExit(f"{scenario.name}: run answered {answer!r}, script says "
+                         f"{scripted.turns[-1]!r}")  # fmt: skip
