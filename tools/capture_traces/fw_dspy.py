@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from typing import Any
 
 from scenarios import Scenario, Tools
@@ -91,6 +92,8 @@ def run(
     executed: list[str],
 ) -> None:
     """One instrumented ``ReAct`` run; fails when its answer is not the scripted one."""
+    # DSPy refreshes its model metadata from the network unless told to use its bundled copy.
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "true")
     import dspy
     from fake_openai import FakeOpenAI, call_order
     from openinference.instrumentation.dspy import DSPyInstrumentor
