@@ -1,4 +1,7 @@
 """One model call, one step: merging a call that stacked instrumentations recorded twice.
+The same holds for tool calls: a framework's own tool span (AutoGen's ``execute_tool``, with
+the call id and the failure status) inside an instrumentation's TOOL span for the same tool
+(OpenInference's, with the arguments and the result) is one call.
 
 A framework instrumentation (LangChain/LangGraph callbacks, LlamaIndex, an agent SDK) opens a
 span for a model call, and the provider SDK's own instrumentation (openai, anthropic,
@@ -13,7 +16,8 @@ within it in time and names the same or a compatible model (``gpt-4o-mini`` /
 on one side), is the same call. The two drafts become one step at the outer span that keeps
 the richer value of every field; tokens are counted once. A wrapper generation with several
 model calls below it (a multi-step ``generateText``) is a different thing: it stays, flagged
-``usage_aggregated`` by the mapper.
+``usage_aggregated`` by the mapper. Tool calls pair the same way, on the same tool name
+(never a different tool: an agent-as-tool's inner calls are other calls).
 """
 
 from __future__ import annotations
@@ -25,6 +29,11 @@ from otel_oracles.model.span import SpanRecord
 if TYPE_CHECKING:
     from otel_oracles.mapping._mapper import Draft
 
+_STACKABLE = frozenset({"generation", "tool_call"})
+"""Draft kinds whose nested same-call pairs merge (see ``_same_call``)."""
+_TOOL_OUTERS = frozenset({"tool_call", "handoff"})
+"""What a tool call can be recorded as by the outer layer: a handoff tool (AutoGen's
+``transfer_to_<agent>``) is a handoff step there and a plain tool call in the inner layer."""
 _MESSAGE_FIELDS = ("input_messages", "output_messages")
 _PREFER_MORE_SPECIFIC = ("model",)
 """Fields where the longer of two compatible values is richer (a dated model version)."""
@@ -35,16 +44,16 @@ def merge_stacked_generations(
 ) -> list[Draft]:
     """``drafts`` without the inner drafts of stacked pairs, each absorbed into its outer
     draft (``draft_by_span`` then maps the inner span to the kept draft)."""
-    generations = [d for d in drafts if d.kind == "generation" and d.span is not None]
-    if len(generations) < 2:
-        return drafts  # one model call cannot be stacked on another
+    generations = [d for d in drafts if d.kind in _STACKABLE and d.span is not None]
+    if not generations or len(drafts) < 2:
+        return drafts  # a call needs another draft (a call or a handoff) to be stacked on
     parent_of: dict[int, Draft | None] = {}
     pairs: list[tuple[Draft, Draft]] = []
     for draft in generations:
         assert draft.span is not None
         outer = _nearest_draft(draft.span, draft_by_span, by_id)
         parent_of[id(draft)] = outer
-        if outer is not None and outer.kind == "generation" and _same_call(outer, draft):
+        if outer is not None and _same_call(outer, draft):
             pairs.append((outer, draft))
     if not pairs:
         return drafts
@@ -93,6 +102,11 @@ def _same_call(outer: Draft, inner: Draft) -> bool:
     a, b = outer.span, inner.span
     assert a is not None and b is not None
     if b.start_ns < a.start_ns or (a.end_ns and b.end_ns and b.end_ns > a.end_ns):
+        return False
+    if outer.kind in _TOOL_OUTERS and inner.kind == "tool_call":
+        name = outer.fields.get("tool")
+        return isinstance(name, str) and bool(name) and name == inner.fields.get("tool")
+    if outer.kind != "generation" or inner.kind != "generation":
         return False
     return compatible_models(outer.fields.get("model"), inner.fields.get("model"))
 

@@ -25,6 +25,7 @@ EXPECTED_FILES = {
     "semantic-kernel",
     "mastra",
     "agno",
+    "autogen",
     "dspy",
     "haystack",
     "generic-clients",

@@ -49,6 +49,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "mastra",
         "openai-agents-responses",
         "agno-openinference",
+        "autogen-openinference",
         "dspy-openinference",
     }
 )
@@ -76,6 +77,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "mastra",
         "openai-agents-responses",
         "agno-openinference",
+        "autogen-openinference",
         "dspy-openinference",
     }
 )

@@ -129,6 +129,7 @@ TOOL_SPANS = (
     "mastra",
     "openai-agents-responses",
     "agno-openinference",
+    "autogen-openinference",
     "dspy-openinference",
 )
 UNNAMED_AGENTS = ("llamaindex-openinference", "haystack-openinference")

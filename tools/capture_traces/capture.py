@@ -441,6 +441,27 @@ SOURCES: dict[str, dict[str, Any]] = {
                                     "OPENINFERENCE_HIDE_INPUT_MESSAGES",
                                     "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
     },
+    "autogen-openinference": {
+        "what": "Microsoft AutoGen AgentChat (AssistantAgent with function tools, "
+        "OpenAIChatCompletionClient on the fake server; a Swarm with a handoff for g_handoff) "
+        "with autogen-core's built-in GenAI spans, openinference-instrumentation-autogen-agentchat "
+        "and openinference-instrumentation-openai",
+        "packages": ["autogen-agentchat", "autogen-core", "autogen-ext", "openai",
+                     "openinference-instrumentation-autogen-agentchat",
+                     "openinference-instrumentation-openai"],
+        "driver": "fw_autogen",
+        "tool_spans": True,
+        "handoff_via": "AutoGen's Swarm handoff tool (`transfer_to_research_agent {}`)",
+        "notes": ["**Tool failures:** the tool raises; AutoGen sends the model the error text; "
+                  "autogen-core's `execute_tool` span ends with status ERROR (`error.type`), "
+                  "the OpenInference TOOL span around it with status OK.",
+                  "**Agent definitions:** each agent's construction is a `create_agent <name>` "
+                  "span in a trace of its own (no run: not graded)."],
+        "on": {},
+        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
+                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
+                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+    },
 }  # fmt: skip
 
 

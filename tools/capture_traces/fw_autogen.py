@@ -1,0 +1,112 @@
+"""Microsoft AutoGen AgentChat runs, traced by AutoGen's own GenAI spans and OpenInference.
+
+The model is AutoGen's ``OpenAIChatCompletionClient`` with ``base_url`` on the scripted fake
+OpenAI server. Tools are plain Python functions given to ``AssistantAgent(tools=...)`` (AutoGen
+wraps them as ``FunctionTool``); a failing search raises, as a real backend client would, and
+AutoGen sends the model the error text as a failed ``FunctionExecutionResult``. The agent loops
+over tool calls (``max_tool_iterations``) until the model answers in text.
+
+``g_handoff`` uses a ``Swarm``: the triage agent's ``handoffs=["research_agent"]`` gives it
+AutoGen's ``transfer_to_research_agent`` tool; the research agent searches and answers, and the
+run stops at its text answer. The fake server answers in call order.
+
+Tracing: the driver sets the global tracer provider, so autogen-core's built-in spans
+(``invoke_agent <name>``, ``execute_tool <tool>``, with ``gen_ai.*`` attributes but no content)
+are recorded next to those of ``openinference-instrumentation-autogen-agentchat`` (agents,
+tools) and ``openinference-instrumentation-openai`` (model calls), the documented way to trace
+AgentChat with OpenInference.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from scenarios import Scenario, Tools
+
+
+def scenario_tools(tools: Tools, executed: list[str]) -> list[Any]:
+    """The scripted tools as plain functions (AutoGen reads names, docs and type hints)."""
+
+    async def search_docs(query: str) -> dict[str, Any]:
+        """Search the knowledge base and return matching documents."""
+        executed.append("search_docs")
+        result: dict[str, Any] = tools.search_docs(query)
+        return result
+
+    async def delete_records(table: str, where: str) -> dict[str, Any]:
+        """Delete records from a database table."""
+        executed.append("delete_records")
+        result: dict[str, Any] = tools.delete_records(table, where)
+        return result
+
+    async def write_file(path: str, content: str) -> str:
+        """Write a file in the workspace."""
+        executed.append("write_file")
+        return str(tools.write_file(path, content))
+
+    async def run_command(command: str) -> str:
+        """Run a shell command in the workspace."""
+        executed.append("run_command")
+        return str(tools.run_command(command))
+
+    return [search_docs, delete_records, write_file, run_command]
+
+
+def run(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """One traced run; appends each executed scenario tool to ``executed`` and fails when
+    the run's answer is not the scripted one."""
+    from autogen_agentchat.agents import AssistantAgent
+    from autogen_agentchat.conditions import TextMessageTermination
+    from autogen_agentchat.teams import Swarm
+    from autogen_ext.models.openai import OpenAIChatCompletionClient
+    from fake_openai import FakeOpenAI, call_order
+    from openinference.instrumentation.autogen_agentchat import AutogenAgentChatInstrumentor
+    from openinference.instrumentation.openai import OpenAIInstrumentor
+    from opentelemetry import trace
+
+    trace.set_tracer_provider(tracer_provider)  # autogen-core's own spans use the global one
+    AutogenAgentChatInstrumentor().instrument(tracer_provider=tracer_provider)
+    OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
+    all_tools = scenario_tools(tools, executed)
+
+    async def main(base_url: str) -> str:
+        def model() -> OpenAIChatCompletionClient:
+            return OpenAIChatCompletionClient(
+                model="gpt-4o-mini", base_url=base_url, api_key="capture-not-a-key",
+                temperature=0.0,
+            )  # fmt: skip
+
+        if scenario.agents_only:
+            triage = AssistantAgent(
+                "triage_agent", model_client=model(), handoffs=["research_agent"],
+                system_message="Hand research questions to research_agent.",
+            )  # fmt: skip
+            research = AssistantAgent(
+                "research_agent", model_client=model(), tools=all_tools,
+                system_message=scenario.system, max_tool_iterations=10,
+            )  # fmt: skip
+            team = Swarm(
+                [triage, research], termination_condition=TextMessageTermination("research_agent")
+            )
+            result = await team.run(task=scenario.prompt)
+        else:
+            name = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
+            agent = AssistantAgent(
+                name, model_client=model(), tools=all_tools, system_message=scenario.system,
+                max_tool_iterations=10,
+            )  # fmt: skip
+            result = await agent.run(task=scenario.prompt)
+        return str(result.messages[-1].content).strip()
+
+    with FakeOpenAI(scenario, turn_of=call_order()) as base_url:
+        answer = asyncio.run(main(base_url))
+    final = scenario.turns[-1]
+    if answer != final:
+        raise SystemExit(f"{scenario.name}: answer {answer!r} != scripted {final!r}")
