@@ -70,3 +70,32 @@ def test_a_short_fuzzing_run_finds_nothing(name: str, tmp_path: Path) -> None:
     seeds = len(list((tmp_path / name / "seeds").iterdir()))
     assert seeds > 0
     assert report["inputs"] >= min(RUNS, seeds), logs
+
+
+def test_a_finding_is_minimised_to_a_shorter_input_that_still_fails(tmp_path: Path) -> None:
+    crash = tmp_path / "crash"
+    crash.write_bytes(targets.CANARY + b" and forty bytes of tail that do not matter")
+    out = tmp_path / "minimised"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(FUZZ),
+            "--target",
+            "canary",
+            "--minimize",
+            str(crash),
+            str(out),
+            "--runs",
+            "2000",
+            "--dir",
+            str(tmp_path / "work"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    minimised = out.read_bytes()
+    assert minimised.startswith(targets.CANARY)
+    assert len(minimised) < crash.stat().st_size

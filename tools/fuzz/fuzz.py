@@ -38,6 +38,7 @@ _DONE = re.compile(r"^Done (\d+) runs in (\d+) second", re.M)
 _STATUS = re.compile(r"^#(\d+)\s", re.M)
 _MAX_LEN = {"pipeline": 4 * 1024 * 1024}
 _DEFAULT_MAX_LEN = 512 * 1024
+MINIMIZE_STEPS = 20
 
 
 @dataclass
@@ -195,14 +196,31 @@ def _run_worker(
 
 
 def minimize(name: str, crash: Path, out: Path, runs: int, workdir: Path) -> int:
-    """Shrink the input ``crash`` of target ``name`` to a smaller one that still fails the
-    same way (libFuzzer's ``-minimize_crash``), written to ``out``."""
+    """Shrink the input ``crash`` of target ``name`` to a smaller one that still fails,
+    written to ``out``. libFuzzer's own ``-minimize_crash`` re-executes ``argv[0]``, which is
+    a script here, so its steps (``-minimize_crash_internal_step``: ``runs`` mutations for a
+    shorter failing input) are driven from this process until a step finds none."""
     env = {**os.environ, "OTEL_ORACLES_FUZZ_SCRATCH": str(workdir / name / "scratch")}
-    args = ["-minimize_crash=1", f"-runs={runs}", f"-exact_artifact_path={out}", str(crash)]
-    proc = _run_worker(name, args, env)
-    if not out.exists():
-        print(proc.stdout[-2000:], file=sys.stderr)
+    steps = workdir / name / "minimize"
+    steps.mkdir(parents=True, exist_ok=True)
+    best = crash
+    for step in range(MINIMIZE_STEPS):
+        candidate = steps / f"step-{step}"
+        candidate.unlink(missing_ok=True)
+        args = [
+            "-minimize_crash_internal_step=1",
+            f"-runs={runs}",
+            f"-exact_artifact_path={candidate}",
+            str(best),
+        ]
+        _run_worker(name, args, env)
+        if not candidate.exists() or candidate.stat().st_size >= best.stat().st_size:
+            break
+        best = candidate
+    if best == crash and _run_worker(name, [str(crash)], env).returncode == 0:
+        print(f"{crash} does not fail target {name}", file=sys.stderr)
         return 1
+    out.write_bytes(best.read_bytes())
     print(f"{crash} ({crash.stat().st_size} bytes) -> {out} ({out.stat().st_size} bytes)")
     return 0
 
@@ -217,7 +235,9 @@ def main(argv: list[str] | None = None) -> int:
     which.add_argument("--target", action="append", choices=sorted(targets.TARGETS))
     which.add_argument("--all", action="store_true", help="every target, one after another")
     which.add_argument("--list", action="store_true", help="list the targets and exit")
-    parser.add_argument("--runs", type=int, default=1_000_000, help="inputs per target")
+    parser.add_argument(
+        "--runs", type=int, default=1_000_000, help="inputs per target (default %(default)s)"
+    )
     parser.add_argument("--max-time", type=int, help="seconds per target (default: no bound)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--dir", type=Path, default=DEFAULT_DIR, help="corpora and findings")
