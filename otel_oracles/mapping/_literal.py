@@ -5,10 +5,11 @@ openai-agents instrumentation) record payloads with ``str()``/``repr()``: ``inpu
 ``{'command': 'curl https://example.com'}``, a message list holds ``ResponseFunctionToolCall(
 arguments='...', name='...')``. Such text is untrusted trace data, so it is *parsed* with
 ``ast`` and only literal nodes are turned into values (the ``ast.literal_eval`` subset:
-strings, numbers, bytes, booleans, ``None``, tuples, lists, dicts, sets); nothing is ever
-evaluated. Size and depth are bounded before the parser sees the text (CPython's parser
-recurses per nesting level and allocates per node), so a hostile payload costs at most a
-bounded parse.
+strings, numbers, bytes, booleans, ``None``, tuples, lists, dicts, sets), plus, in
+``parse_python_repr``, constructor calls read as ``{"__type__": name, keyword: value}``;
+nothing is ever evaluated. Size and depth are bounded before the parser sees the text
+(CPython's parser recurses per nesting level and allocates per node), so a hostile payload
+costs at most a bounded parse.
 """
 
 from __future__ import annotations
@@ -100,23 +101,6 @@ def parse_python_literal(value: Any) -> Any:
         return literal_value(node)
     except ValueError:
         return value
-
-
-def call_keywords(text: str) -> dict[str, Any] | None:
-    """Literal keyword arguments of a ``Name(k=v, ...)`` repr (``None`` when the text is not
-    a call); keywords whose value is not a literal are skipped."""
-    node = literal_tree(text)
-    if not isinstance(node, ast.Call):
-        return None
-    out: dict[str, Any] = {}
-    for kw in node.keywords:
-        if kw.arg is None:
-            continue
-        try:
-            out[kw.arg] = literal_value(kw.value)
-        except ValueError:
-            continue
-    return out
 
 
 def _angle_end(text: str, start: int) -> int:

@@ -28,7 +28,7 @@ from typing import Any
 
 import orjson
 
-from otel_oracles.mapping._literal import call_keywords, parse_python_literal, parse_python_repr
+from otel_oracles.mapping._literal import parse_python_literal, parse_python_repr
 from otel_oracles.model.span import EventRecord
 
 log = logging.getLogger(__name__)
@@ -809,14 +809,14 @@ def parse_openai_agents_repr_tool_calls(messages: Any) -> Any:
                 and part.get("type") == "text"
                 and content.startswith(_REPR_PREFIXES)
             ):
-                kwargs = call_keywords(content)
-                if kwargs is not None and kwargs.get("name"):
+                call = parse_python_repr(content)
+                if isinstance(call, dict) and call.get("name"):
                     parts.append(
                         _tool_call_part(
-                            kwargs.get("call_id"),
-                            kwargs.get("name"),
-                            kwargs.get("arguments"),
-                            "arguments" in kwargs,
+                            call.get("call_id"),
+                            call.get("name"),
+                            call.get("arguments"),
+                            "arguments" in call,
                         )
                     )
                     continue
