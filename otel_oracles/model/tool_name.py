@@ -20,7 +20,12 @@ one by one, whatever the separators:
 A recorded name with no (or a shorter) namespace cannot show which namespace it came from.
 Checks that must fail closed (``tool_not_called`` and the other budgets on forbidden or
 counted calls) pass ``unknown_namespace_matches=True``: there, a bare ``delete_records``
-counts as a possible ``crm.delete_records``.
+counts as a possible ``crm.delete_records``, and a bare contract name matches any segment of
+a recorded name (``delete_records`` catches ``delete_records.acall``: where the name sits in
+a spelling nobody has seen yet is no reason to miss a forbidden call).
+
+A trailing Python special method (``delete_records.__call__``, as function-tracing
+instrumentations name a tool's span) is the call, not part of the tool's name.
 """
 
 from __future__ import annotations
@@ -36,6 +41,8 @@ instrumentations seen so far write them (``mcp__s__fn``, ``Plugin-fn``, ``toolse
 ``server/fn``). Tool names themselves use ``_`` (single), never these."""
 
 _SPLIT = re.compile("|".join(re.escape(s) for s in TOOL_NAME_SEPARATORS))
+_DUNDER_CALL = re.compile(r"\.__[a-z][a-z0-9_]*__$")
+"""``.__call__``, ``.__acall__``: a method called on the tool, not a segment of its name."""
 _GLOB_CLASS = re.compile(r"\[!?\]?[^\]]*\]")
 """A glob character class (``[a-z]``, ``[!-]``): separators inside it are not separators."""
 
@@ -57,7 +64,7 @@ class ToolName:
 def parse_tool_name(raw: str) -> ToolName:
     """Split ``raw`` at the separators (empty segments, as in ``__fn``, are dropped). Pure and
     remembered per name: a run meets the same few names on every trace."""
-    parts = _segments(raw, glob=False)
+    parts = _segments(_DUNDER_CALL.sub("", raw) or raw, glob=False)
     if not parts:
         return ToolName((), raw)
     return ToolName(parts[:-1], parts[-1])
@@ -108,7 +115,14 @@ def tool_matches(pattern: str, recorded: str, unknown_namespace_matches: bool = 
             return False
         want = want[len(want) - len(have) :]
     tail = have[len(have) - len(want) :]
-    return all(fnmatch.fnmatchcase(h, w) for h, w in zip(tail, want, strict=True))
+    if all(fnmatch.fnmatchcase(h, w) for h, w in zip(tail, want, strict=True)):
+        return True
+    # Fail closed: a bare name matches any segment of a spelling not seen before.
+    return (
+        unknown_namespace_matches
+        and len(want) == 1
+        and any(fnmatch.fnmatchcase(h, want[0]) for h in have)
+    )
 
 
 def first_match(

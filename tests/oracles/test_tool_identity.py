@@ -163,3 +163,25 @@ def test_tool_not_called_with_a_qualified_name_fails_closed_on_a_bare_recorded_n
     )
     result = check({"type": "tool_not_called", "tool": "SupportTools-delete_records"}, other)
     assert result.outcome == Outcome.PASS, result.message
+
+
+def test_a_dunder_method_is_the_call_not_the_name() -> None:
+    """Function-tracing instrumentations name a tool span ``<tool>.__call__``."""
+    assert parse_tool_name("delete_records.__call__") == parse_tool_name("delete_records")
+    assert tool_matches("delete_records", "delete_records.__call__")
+    assert tool_matches("delete_records", "crm.delete_records.__acall__")
+
+
+def test_fail_closed_matching_finds_a_bare_name_anywhere_in_an_unseen_spelling() -> None:
+    for recorded in ("delete_records.acall", "delete_records/invoke", "x-delete_records-v2"):
+        assert tool_matches("delete_records", recorded, unknown_namespace_matches=True)
+        assert not tool_matches("delete_records", recorded), "only where failing closed"
+    assert not tool_matches("crm.delete_records", "delete_records.acall", True)
+
+
+@pytest.mark.parametrize("spelling", ["delete_records.__call__", "delete_records.acall"])
+def test_forbidden_tool_under_a_method_spelling_fails(spelling: str, tmp_path: Path) -> None:
+    path = _renamed_capture("pydantic-ai", spelling, tmp_path)
+    assert _grade(path, {"type": "tool_not_called", "tool": "delete_records"}) == (
+        Outcome.INVARIANT_FAILURE
+    )
