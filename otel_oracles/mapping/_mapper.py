@@ -48,7 +48,7 @@ from otel_oracles.mapping._parsers import (
     parse_string_list,
 )
 from otel_oracles.mapping._stacked import merge_stacked_generations
-from otel_oracles.mapping._tool_results import ToolResultRules, error_type_of
+from otel_oracles.mapping._tool_results import ToolResultRules, error_type_of, message_result
 from otel_oracles.model.span import SpanRecord, StatusCode, Trace
 from otel_oracles.model.step import (
     COMMAND_KEYS,
@@ -727,7 +727,7 @@ def _synthesize(
     if response is not None and response.get("response") is None:
         draft.redacted.add("result")
     elif response is not None:
-        result = parse_json_or_text(response["response"])
+        result = message_result(response["response"])
         f["result"] = result
         error = _result_error(result, gen.rule.error_keys)
         if error is not None:

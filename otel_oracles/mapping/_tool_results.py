@@ -18,7 +18,7 @@ from typing import Any
 
 from otel_oracles import safe_regex
 from otel_oracles.mapping._literal import parse_python_literal
-from otel_oracles.mapping._parsers import parse_json, parse_string
+from otel_oracles.mapping._parsers import parse_json, parse_json_or_text, parse_string
 from otel_oracles.mapping.config import ConventionFile
 
 PATTERN_WINDOW = 512
@@ -82,10 +82,42 @@ def structured(result: Any) -> Any:
     """A result recorded as the text of an object or array, decoded: JSON, or the Python
     ``repr`` that instrumentations writing ``str(result)`` record (Agno's and LangChain's
     tool spans: ``{'documents': [], ...}``), so an error-shaped or empty result is seen
-    whatever the serializer. Anything else is returned as it is."""
-    if not isinstance(result, str) or result.lstrip()[:1] not in ("{", "["):
+    whatever the serializer. A result that is one content block is that block's value
+    (``unwrap_block``). Anything else is returned as it is."""
+    if isinstance(result, str) and result.lstrip()[:1] in ("{", "["):
+        result = parse_python_literal(parse_json(result))
+    unwrapped = unwrap_block(result)
+    return result if unwrapped is result else structured(unwrapped)
+
+
+def message_result(value: Any) -> Any:
+    """A tool result read from the model's messages: decoded from JSON text, and the value
+    of its one content block when the instrumentation recorded the block list the client
+    sent (``unwrap_block``), so the step's result is what the tool returned."""
+    result = parse_json_or_text(value)
+    unwrapped = unwrap_block(result)
+    return result if unwrapped is result else parse_json_or_text(unwrapped)
+
+
+def unwrap_block(result: Any) -> Any:
+    """The value of a result that is exactly one content block: Bedrock Converse
+    ``toolResult`` content as OpenLLMetry's Bedrock instrumentation records it
+    (``[{"json": {...}}]`` / ``[{"text": "..."}]``), or an Anthropic / MCP text block
+    (``[{"type": "text", "text": "..."}]``). The tool said ``{"error": ...}`` or
+    ``{"documents": []}``, not "a list of one item". Only blocks with exactly these keys are
+    unwrapped, so a tool's own one-item list (``[{"id": ..., "text": ...}]``) stays a list.
+    Anything else is returned as it is."""
+    if not isinstance(result, list) or len(result) != 1 or not isinstance(result[0], dict):
         return result
-    return parse_python_literal(parse_json(result))
+    block: dict[str, Any] = result[0]
+    if block.keys() == {"json"}:
+        return block["json"]
+    text_block = block.keys() == {"text"} or (
+        block.keys() == {"type", "text"} and block["type"] == "text"
+    )
+    if text_block and isinstance(block["text"], str):
+        return block["text"]
+    return result
 
 
 def tool_result_rules(files: Iterable[ConventionFile]) -> ToolResultRules:

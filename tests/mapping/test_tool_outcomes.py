@@ -146,7 +146,7 @@ def test_results_with_content_are_not_empty(result: str) -> None:
         "pydantic-ai", "vercel-ai-sdk-otel", "vercel-ai-sdk-legacy", "openai-v2-latest",
         "openllmetry-openai-legacy", "openai-agents-otel-v2", "openinference-openai-agents",
         "traceloop-sdk", "strands", "strands-latest", "smolagents-openinference",
-        "langgraph-openinference", "agno-openinference",
+        "langgraph-openinference", "agno-openinference", "bedrock-openllmetry",
     ],
 )  # fmt: skip
 def test_real_degraded_search_is_marked_empty(source: str) -> None:
@@ -200,6 +200,66 @@ def test_synthesized_call_answered_with_error_text_failed() -> None:
     (call,) = t.tool_calls()
     assert call.synthesized and call.status == "error"
     assert call.error_message == "Error: backend down"
+
+
+# ---- results recorded as one content block ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "result",
+    ['[{"json": {"error": "SearchBackendError: timed out"}}]',
+     '[{"type": "text", "text": "Error: SearchBackendError: timed out"}]',
+     '[{"text": "{\\"error\\": \\"SearchBackendError: timed out\\"}"}]'],
+)  # fmt: skip
+def test_an_error_in_one_content_block_fails_the_call(result: str) -> None:
+    call = _tool_trace(result).steps[1]
+    assert call.status == "error"
+    assert call.error_type == "SearchBackendError"
+
+
+@pytest.mark.parametrize(
+    "result",
+    ['[{"json": {"documents": [], "status": "degraded"}}]', '[{"text": "No results found."}]',
+     '[{"type": "text", "text": "[]"}]'],
+)  # fmt: skip
+def test_an_empty_value_in_one_content_block_is_a_degraded_dependency(result: str) -> None:
+    assert _tool_trace(result).steps[1].attributes.get("result_empty") is True
+
+
+@pytest.mark.parametrize(
+    "result",
+    ['[{"id": "doc-1", "text": "Error: not an error, a document"}]',
+     '[{"json": {}}, {"text": "x"}]', '[{"text": ""}, {"text": ""}]'],
+)  # fmt: skip
+def test_a_tools_own_list_is_not_a_content_block(result: str) -> None:
+    step = _tool_trace(result).steps[1]
+    assert step.status == "ok"
+    assert "result_empty" not in step.attributes
+
+
+def test_synthesized_call_result_is_the_value_of_its_content_block() -> None:
+    """OpenLLMetry's Bedrock instrumentation records a Converse ``toolResult``'s content
+    list as the response: the step's result is what the tool returned."""
+    request = _request("c1")
+    content = [{"json": {"documents": [{"id": "doc-42"}]}}]
+    response = {"type": "tool_call_response", "id": "c1", "response": json.dumps(content)}
+    answer = [{"role": "user", "parts": [response]}]
+    spans = [
+        _span(GEN, "", "chat m", 0, **{"gen_ai.operation.name": "chat",
+                                       "gen_ai.output.messages": json.dumps(request)}),
+        _span(TOOL, "", "chat m", 10, **{"gen_ai.operation.name": "chat",
+                                         "gen_ai.input.messages": json.dumps(answer)}),
+    ]  # fmt: skip
+    (call,) = map_trace(build_trace(TRACE, spans), load_conventions()).tool_calls()
+    assert call.result == {"documents": [{"id": "doc-42"}]}
+    assert call.status == "ok"
+
+
+def test_real_bedrock_converse_error_block_fails_each_search() -> None:
+    t = map_trace(_read("bedrock-openllmetry", "c_retry_exhausted"), load_conventions())
+    searches = t.tool_calls("search_docs")
+    assert [c.status for c in searches] == ["error", "error", "error"]
+    assert {c.error_type for c in searches} == {"SearchBackendError"}
 
 
 # ---- linking across agent scopes -----------------------------------------------------------------

@@ -152,6 +152,7 @@ NOTHING = (
     "openinference-anthropic",
     "openllmetry-anthropic",
     "genai-anthropic",
+    "bedrock-openllmetry",
 )  # content off hides tool names
 
 

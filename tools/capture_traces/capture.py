@@ -221,6 +221,22 @@ SOURCES: dict[str, dict[str, Any]] = {
                                     "OPENINFERENCE_HIDE_INPUT_MESSAGES",
                                     "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
     },
+    "bedrock-openllmetry": {
+        "what": "hand-written Bedrock Runtime Converse tool loop on boto3 "
+        "(`client.converse(..., toolConfig=...)`), recorded by "
+        "opentelemetry-instrumentation-bedrock (Traceloop OpenLLMetry)",
+        "packages": ["boto3", "botocore", "opentelemetry-instrumentation-bedrock"],
+        "driver": "fw_bedrock",
+        "model": "scripted fake Bedrock Runtime Converse server on 127.0.0.1 "
+        "(`fake_bedrock.py`, non-streaming, `toolUse` / `toolResult` blocks, `stopReason`)",
+        "notes": ["**Tool failures:** sent back as a `toolResult` block with `status: error` "
+                  "and the error JSON; the raw client loop makes no tool spans (tool calls "
+                  "live in the model spans only).",
+                  "**Unrecognised span:** `agent_run`, the capture app's own attribute-less "
+                  "root span (as in the raw OpenAI and Anthropic sources)."],
+        "on": {"TRACELOOP_TRACE_CONTENT": "true"},
+        "off": {"TRACELOOP_TRACE_CONTENT": "false"},
+    },
     "openllmetry-anthropic": {
         "what": "hand-written Messages API tool loop on the anthropic client, recorded by "
         "opentelemetry-instrumentation-anthropic (Traceloop OpenLLMetry)",

@@ -1,0 +1,89 @@
+"""A scripted Amazon Bedrock Runtime server on 127.0.0.1 (ephemeral port): the Converse API.
+
+``POST /model/{modelId}/converse`` answers as Bedrock does: the scenario's next turn (chosen by
+how many assistant messages the request already holds, as in ``fake_openai.py``) comes back as
+``toolUse`` content blocks with ``stopReason: tool_use``, or as one ``text`` block with
+``stopReason: end_turn``, with ``usage`` token counts. The real ``boto3`` client (pointed here
+with ``endpoint_url`` and dummy credentials; the SigV4 signature is not checked) and its real
+instrumentation run unchanged while the ground truth stays the script. Non-streaming only.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import unquote
+
+from scenarios import Scenario
+
+MODEL = "anthropic.claude-3-5-sonnet-20240620-v1:0"
+
+
+def converse(scenario: Scenario, request: dict[str, Any]) -> dict[str, Any]:
+    """The scripted Converse response to one request."""
+    messages = request.get("messages", [])
+    turn = sum(1 for m in messages if m.get("role") == "assistant")
+    step = scenario.turns[min(turn, len(scenario.turns) - 1)]
+    content: list[dict[str, Any]]
+    if isinstance(step, str):
+        content = [{"text": step}]
+        stop_reason = "end_turn"
+    else:
+        content = [
+            {"toolUse": {"toolUseId": f"tooluse_{turn:02d}{j:02d}", "name": name, "input": args}}
+            for j, (name, args) in enumerate(step)
+        ]
+        stop_reason = "tool_use"
+    input_tokens = max(1, len(json.dumps([request.get("system"), messages])) // 4)
+    output_tokens = max(1, len(json.dumps(content)) // 4)
+    return {
+        "output": {"message": {"role": "assistant", "content": content}},
+        "stopReason": stop_reason,
+        "usage": {
+            "inputTokens": input_tokens,
+            "outputTokens": output_tokens,
+            "totalTokens": input_tokens + output_tokens,
+        },
+        "metrics": {"latencyMs": 12},
+    }
+
+
+class FakeBedrock:
+    """``with FakeBedrock(scenario) as endpoint_url:`` serves until the block ends."""
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.scenario = scenario
+        self.models: list[str] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+                parts = unquote(self.path.split("?")[0]).strip("/").split("/")
+                if len(parts) != 3 or parts[0] != "model" or parts[2] != "converse":
+                    self.send_error(404, "only /model/{modelId}/converse is scripted")
+                    return
+                outer.models.append(parts[1])
+                data = json.dumps(converse(outer.scenario, body)).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.send_header("x-amzn-RequestId", f"req-{outer.scenario.name}")
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> str:
+        self.thread.start()
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
