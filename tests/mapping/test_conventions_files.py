@@ -28,6 +28,7 @@ EXPECTED_FILES = {
     "autogen",
     "dspy",
     "haystack",
+    "logfire",
     "generic-clients",
 }  # fmt: skip
 

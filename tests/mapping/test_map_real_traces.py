@@ -51,6 +51,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "agno-openinference",
         "autogen-openinference",
         "dspy-openinference",
+        "logfire-openai-agents",
     }
 )
 """Sources whose content-off export still names the tools (README table, EXPECTED.md)."""
@@ -79,6 +80,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "agno-openinference",
         "autogen-openinference",
         "dspy-openinference",
+        "logfire-openai-agents",
     }
 )
 """Sources with execute_tool spans (failure status is visible without content)."""
@@ -88,7 +90,12 @@ TARGET_IN_ARGUMENTS = frozenset({"crewai-openinference"})
 tool's arguments, so with content off it is missing (None), never guessed."""
 
 GENERIC_ERROR_TEXT = frozenset(
-    {"openai-agents-otel-v2", "openai-agents-responses", "openinference-openai-agents"}
+    {
+        "openai-agents-otel-v2",
+        "openai-agents-responses",
+        "openinference-openai-agents",
+        "logfire-openai-agents",
+    }
 )
 """Sources that report tool failures with a generic text only (no error detail)."""
 
