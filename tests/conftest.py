@@ -13,3 +13,12 @@ REPO = Path(__file__).resolve().parent.parent
 def repo_root() -> Path:
     """The repository root, for tests that run the CLI on bundled examples."""
     return REPO
+
+
+@pytest.fixture(autouse=True)
+def _own_state_dir(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each test gets its own ``XDG_STATE_HOME``: ``serve`` keeps its write-ahead spool there by
+    default, and a test must neither touch the user's nor replay another test's."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))

@@ -70,6 +70,9 @@ class Admission:
     overflow: bool = False
     """Admitted beyond ``max_traces`` (within ``overflow_traces``)."""
     message: str = ""
+    traces: list[str] = field(default_factory=list)
+    """Trace ids this request added to the buffer (not those it was late for): what
+    ``serve``'s spool keeps the request for."""
 
 
 @dataclass(slots=True)
@@ -220,6 +223,7 @@ class OnlineAssembler:
 
         now = self._clock()
         limit = self.max_spans_per_trace
+        result.traces = list(groups)
         for tid, (tspans, tlogs) in groups.items():
             if owed and (parts := owed.get(tid)) is not None:
                 parts.discard(_fingerprint((tspans, tlogs)))

@@ -17,7 +17,8 @@ Protocol, one duplex pipe per worker (``multiprocessing`` connections, pickled t
     parent -> worker  ("body", id, kind, bytes) | ("grade", [(token, trace_id, spans, logs,
                       reason)])
                       | ("drop", id) | ("stop", timeout)
-    worker -> parent  ("ready",) | ("graded", [(token, [verdict])], tally) | ("crashed", token)
+    worker -> parent  ("ready",) | ("graded", [(token, [verdict])], tally, exported)
+                      | ("crashed", token)
                       | ("stopped",)
 
 Spans are ``decode.WireSpan``s in the receiving process: a worker is sent each request body
@@ -101,7 +102,7 @@ class ProcessGrading:
         processes: int,
         threads: int,
         capacity: int,
-        on_graded: Callable[[list[tuple[ReadyTrace, list[str]]]], None],
+        on_graded: Callable[[list[tuple[ReadyTrace, list[str]]], bool], None],
         on_crash: Callable[[ReadyTrace], None],
         metrics: GraderMetrics | None,
     ) -> None:
@@ -313,7 +314,7 @@ class ProcessGrading:
                 msg = w.conn.recv()
                 kind = msg[0]
                 if kind == "graded":
-                    self._graded(w, msg[1], msg[2])
+                    self._graded(w, msg[1], msg[2], msg[3])
                 elif kind == "crashed":
                     with self._lock:
                         ready = w.inflight.pop(msg[1], None)
@@ -331,7 +332,9 @@ class ProcessGrading:
             pass
         self._lost(w)
 
-    def _graded(self, w: _Worker, items: list[tuple[int, list[str]]], tally: Any) -> None:
+    def _graded(
+        self, w: _Worker, items: list[tuple[int, list[str]]], tally: Any, exported: bool
+    ) -> None:
         done: list[tuple[ReadyTrace, list[str]]] = []
         with self._lock:
             for token, verdicts in items:
@@ -344,7 +347,7 @@ class ProcessGrading:
                 self._tally.merge(tally)
             self._flush_metrics(only_if_due=True)
         if done:
-            self._on_graded(done)
+            self._on_graded(done, exported)
 
     def _lost(self, w: _Worker) -> None:
         """The worker's pipe closed: count what it held as grading errors; replace it
@@ -494,12 +497,16 @@ def _worker_backend(
     from otel_oracles.emit import GraderMetrics, build_emitter
     from otel_oracles.emit.config import EmitSettings
     from otel_oracles.server._grading import ThreadGrading
+    from otel_oracles.server._spool import ExportOutcome
     from otel_oracles.server._wiring import load_grading, ready_grader
 
     contracts, conventions = load_grading(settings)
     emitter = build_emitter(export="otlp", settings=EmitSettings.from_env(metrics=False))
     grade = ready_grader(contracts, conventions, settings.grading.command_policy())
     counter = GraderMetrics.noop()
+    # Whether each batch's export succeeded rides to the parent with it (its spool keeps
+    # the traces of a failed export for the next start).
+    outcome = ExportOutcome()
 
     def counted(ready: ReadyTrace, results: list[Any]) -> list[Any]:
         assert isinstance(ready, _WorkerTrace)
@@ -529,7 +536,7 @@ def _worker_backend(
             items.append((ready.token, verdicts))
             if ready.tally is not None:
                 tally.merge(ready.tally)
-        send(("graded", items, tally.state()))
+        send(("graded", items, tally.state(), outcome.last_ok()))
 
     def crashed(ready: ReadyTrace) -> None:
         assert isinstance(ready, _WorkerTrace)
@@ -539,7 +546,8 @@ def _worker_backend(
     # thread competes with a couple of grading threads only, and under load each export
     # call (one POST for spans, one for logs, ~2 ms of CPU each in the SDK's transport)
     # then carries up to 64 traces' results instead of 16.
-    backend = ThreadGrading(threads, 1, graded_and_counted, emitter.export, graded, crashed,
+    backend = ThreadGrading(threads, 1, graded_and_counted, outcome.wrap(emitter.export),
+                            graded, crashed,
                             max_backlog=_WORKER_EXPORT_BACKLOG,
                             trace_timeout=settings.grading.trace_timeout,
                             on_stuck_limit=_recycle)  # fmt: skip

@@ -21,9 +21,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from otel_oracles.assemble.online import OnlineAssembler, ReadyTrace
+from otel_oracles.assemble.online import BufferFull, OnlineAssembler, ReadyTrace
 from otel_oracles.model.span import LogRecord, SpanRecord
 from otel_oracles.server._grading import ThreadGrading
+from otel_oracles.server._spool import ExportOutcome, Spool
 from otel_oracles.server._stats import ServeStats
 from otel_oracles.server._status import Draining, Unauthenticated
 from otel_oracles.server.config import ServeSettings
@@ -102,8 +103,12 @@ class GradingServer:
         ],
         is_own: Callable[[SpanRecord | LogRecord], bool],
         backend: BackendFactory | None = None,
+        spool: Spool | None = None,
     ) -> None:
         self.settings = settings
+        self.spool = spool
+        """Accepted requests on disk until graded (None: ``spool.enabled: false``)."""
+        self.export_outcome = ExportOutcome()
         a = settings.assembly
         self.assembler = OnlineAssembler(
             decision_wait=a.decision_wait,
@@ -128,7 +133,7 @@ class GradingServer:
                 workers,
                 settings.grading.queue_size,
                 grade,
-                emitter.export,
+                self.export_outcome.wrap(emitter.export),
                 self._graded,
                 self._grade_crashed,
                 trace_timeout=settings.grading.trace_timeout,
@@ -212,11 +217,22 @@ class GradingServer:
             logs = kept_logs
         stats = self.stats
         n = len(spans) + len(logs)
+        spool = self.spool
+        if spool is not None and not spool.has_room(len(body)):
+            stats.add("rejected", "spool_full", n)
+            raise BufferFull(
+                f"spool full ({spool.bytes_held} of spool.max_bytes={spool.max_bytes} bytes "
+                "waiting to be graded)",
+                self.settings.assembly.retry_after,
+            )
         try:
             adm = self.assembler.offer(spans, logs)
         except Exception:
             stats.add("rejected", "buffer_full", n)
             raise
+        if spool is not None:
+            # Durable before the success answer: the sender forgets what it is acked for.
+            spool.append(signal, content_type, body, adm.traces)
         stats.add("received", f"{protocol}.{signal}", n + own)
         if own:
             stats.incr("skipped_self", own)
@@ -279,9 +295,14 @@ class GradingServer:
         self._publish_gauges()
 
     def stats_snapshot(self) -> dict[str, Any]:
-        """Counters with the gauges refreshed now (event-loop thread; ``GET /stats``)."""
+        """Counters with the gauges refreshed now (event-loop thread; ``GET /stats``), and
+        what the spool holds (``spool_requests``, ``spool_bytes``; absent when it is off)."""
         self._publish_gauges()
-        return self.stats.snapshot()
+        snapshot = self.stats.snapshot()
+        if self.spool is not None:
+            snapshot["spool_requests"] = self.spool.requests_held
+            snapshot["spool_bytes"] = self.spool.bytes_held
+        return snapshot
 
     def _publish_gauges(self) -> None:
         s = self.stats
@@ -297,8 +318,16 @@ class GradingServer:
 
     # ---- grading results (the backend's threads) ------------------------------------------
 
-    def _graded(self, batch: list[tuple[ReadyTrace, list[str]]]) -> None:
-        """After one export batch: the verdicts are out, count them."""
+    def _graded(
+        self, batch: list[tuple[ReadyTrace, list[str]]], exported: bool | None = None
+    ) -> None:
+        """After one export batch: the verdicts are out, count them. ``exported`` says
+        whether the export succeeded (None: ask ``export_outcome``, same thread); the spool
+        lets go of the traces only if it did, else they are graded again on the next start."""
+        if exported is None:
+            exported = self.export_outcome.last_ok()
+        if self.spool is not None and exported:
+            self.spool.settle([ready.trace_id for ready, _ in batch], exported=True)
         now = time.monotonic()
         for ready, verdicts in batch:
             latency = now - ready.due_at
@@ -316,7 +345,13 @@ class GradingServer:
             )
 
     def _grade_crashed(self, ready: ReadyTrace) -> None:
+        """A trace whose grading crashed (or whose worker process died) is counted, and while
+        running it leaves the spool: the next start would only crash on it again. During the
+        drain a "crash" is the shutdown budget cutting grading off; those traces stay spooled
+        for the next start."""
         self.stats.incr("grading_errors")
+        if self.spool is not None and self._state == "running":
+            self.spool.settle([ready.trace_id], exported=False)
 
     # ---- lifecycle ------------------------------------------------------------------------
 
@@ -330,6 +365,8 @@ class GradingServer:
         loop = asyncio.get_running_loop()
         rc = self.settings.receivers
         try:
+            if self.spool is not None:
+                self.spool.open()  # first: a spool in use by another serve binds nothing
             # Receivers first, so a taken port fails fast; until the backend is up they
             # answer "unavailable" (retryable) and /readyz says not ready.
             if rc.grpc.enabled:
@@ -339,13 +376,19 @@ class GradingServer:
                 runner, self.http_port = await start_http(self, rc)
                 self._receivers.append(runner)
             await loop.run_in_executor(None, self.backend.start)
+            self._sweeper = asyncio.get_running_loop().create_task(self._sweep_forever())
+            # Before "running": what was acknowledged before a crash goes first.
+            await self._replay_spool()
         except BaseException:
             await self._stop_receivers()
+            if self._sweeper is not None:
+                self._sweeper.cancel()
             await loop.run_in_executor(None, self.backend.stop, 1.0)
             self._state = "stopped"
             self._emitter.shutdown()
+            if self.spool is not None:
+                self.spool.close()
             raise
-        self._sweeper = asyncio.get_running_loop().create_task(self._sweep_forever())
         self._state = "running"
         logger.info(
             "listening",
@@ -355,6 +398,44 @@ class GradingServer:
                 "contracts_dir": [str(p) for p in self.settings.grading.contracts],
             },
         )
+
+    async def _replay_spool(self) -> None:
+        """Offer the spooled requests' outstanding traces to the assembler again, in arrival
+        order. A request the buffer cannot take yet waits for the sweeper to release traces
+        (the receivers answer "unavailable" meanwhile, so senders retry later)."""
+        if self.spool is None:
+            return
+        replayed = 0
+        for request in self.spool.pending():
+            try:
+                spans, logs, _ignored, _problems = self._decode(
+                    request.body, request.content_type, request.signal
+                )
+            except Exception:
+                # It decoded when it was accepted; a spool this version cannot read must not
+                # keep serve from starting. Counted and logged, like a crashed grading.
+                logger.exception("spooled request %d cannot be decoded; dropped", request.id)
+                self.stats.incr("grading_errors", len(request.outstanding))
+                self.spool.settle(request.outstanding, exported=False)
+                continue
+            keep = request.outstanding
+            spans = [s for s in spans if s.trace_id in keep]
+            logs = [r for r in logs if r.trace_id in keep]
+            found = {s.trace_id for s in spans} | {r.trace_id for r in logs}
+            if keep - found:  # nothing to grade them from: they would pin the request
+                self.spool.settle(keep - found, exported=False)
+            while True:
+                try:
+                    self.assembler.offer(spans, logs)
+                    break
+                except BufferFull:
+                    await asyncio.sleep(self.settings.assembly.sweep_interval)
+            replayed += 1
+        if replayed:
+            logger.info(
+                "replayed spooled requests",
+                extra={"requests": replayed, "spool_bytes": self.spool.bytes_held},
+            )
 
     async def _stop_receivers(self) -> None:
         receivers, self._receivers = self._receivers, []
@@ -401,6 +482,9 @@ class GradingServer:
             left_ms = int(max(deadline - time.monotonic(), 0.1) * 1000)
             flushed = await loop.run_in_executor(None, self._emitter.force_flush, left_ms)
             await loop.run_in_executor(None, self._emitter.shutdown)
+            if self.spool is not None:
+                # What was not graded and exported by now stays for the next start.
+                self.spool.close()
             self._publish_gauges()
             self._state = "stopped"
             logger.info(

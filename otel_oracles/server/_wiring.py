@@ -14,6 +14,7 @@ from otel_oracles.assemble.online import ReadyTrace
 from otel_oracles.emit._own import own_telemetry_check
 from otel_oracles.sandbox import CommandPolicy
 from otel_oracles.server._service import GradingServer, ResultsEmitter, Signal, decoded_parts
+from otel_oracles.server._spool import spool_for
 from otel_oracles.server.config import ConfigError, ServeSettings, grading_processes
 
 logger = logging.getLogger(__name__)
@@ -123,6 +124,7 @@ def create_server(settings: ServeSettings, emitter: ResultsEmitter | None = None
         decode=functools.partial(_decode, for_transfer=bool(processes)),
         is_own=is_own,
         backend=backend,
+        spool=spool_for(settings),
     )
     logger.info(
         "loaded",

@@ -50,6 +50,9 @@ DEFAULT_RETRY_AFTER_S = 1.0
 DEFAULT_SWEEP_INTERVAL_S = 0.02
 DEFAULT_SHUTDOWN_TIMEOUT_S = 20.0
 DEFAULT_GRADE_QUEUE = 1_000
+# About an hour of a busy agent fleet's traces (1 GiB of OTLP protobuf) held for a grader that
+# is down or behind; the disk, not memory, pays for it.
+DEFAULT_SPOOL_MAX_BYTES = 1024**3
 
 
 class ConfigError(OtelOraclesError):
@@ -371,6 +374,22 @@ def grading_processes(settings: GradingSettings) -> int:
     return cpus if cpus > 1 else 0
 
 
+class SpoolSettings(_Settings):
+    """The write-ahead spool: accepted requests kept on disk until their verdicts are out."""
+
+    enabled: bool = True
+    """Write each accepted request to the spool before answering success, and replay it on
+    the next start. ``false`` trades durability for no disk writes: whatever is buffered or
+    grading when the process dies (``kill -9``, OOM, power loss) is lost, though its
+    senders were told it was received."""
+    path: Path | None = None
+    """Spool directory (created 0700); default ``$XDG_STATE_HOME/otel-oracles/spool``
+    (``~/.local/state/otel-oracles/spool``). One ``serve`` per directory."""
+    max_bytes: Bytes = DEFAULT_SPOOL_MAX_BYTES
+    """Raw request bytes held at most; beyond it requests are refused with the retryable
+    resource-exhausted / 429 status until grading frees room."""
+
+
 class ServeSettings(_Settings):
     """Everything ``otel-oracles serve`` reads. See docs/serve.md for each key."""
 
@@ -378,6 +397,7 @@ class ServeSettings(_Settings):
     assembly: AssemblySettings = Field(default_factory=AssemblySettings)
     grading: GradingSettings = Field(default_factory=GradingSettings)
     self_telemetry: SelfTelemetrySettings = Field(default_factory=SelfTelemetrySettings)
+    spool: SpoolSettings = Field(default_factory=SpoolSettings)
     shutdown_timeout: Seconds = DEFAULT_SHUTDOWN_TIMEOUT_S
     """SIGTERM budget: stop accepting, grade everything buffered, flush exports, exit."""
     log_level: Literal["debug", "info", "warning", "error"] = "info"
@@ -434,6 +454,7 @@ _FILE_KEYS = (
     ("receivers", "tls", "key_file"),
     ("receivers", "tls", "client_ca_file"),
     ("receivers", "auth", "bearer_token_file"),
+    ("spool", "path"),
 )
 
 

@@ -40,6 +40,9 @@ OTEL_ORACLES_SERVE_WORKERS = "OTEL_ORACLES_SERVE_WORKERS"
 OTEL_ORACLES_SERVE_PROCESSES = "OTEL_ORACLES_SERVE_PROCESSES"
 """``grading.processes``: grading worker processes (``auto`` = one per CPU; 0 = threads)."""
 
+OTEL_ORACLES_SERVE_SPOOL_PATH = "OTEL_ORACLES_SERVE_SPOOL_PATH"
+"""``spool.path``: the write-ahead spool's directory (one per ``serve``)."""
+
 OTEL_ORACLES_SERVE_LOG_LEVEL = "OTEL_ORACLES_SERVE_LOG_LEVEL"
 """``log_level``: debug, info, warning or error."""
 
@@ -52,6 +55,7 @@ _MAPPING: dict[str, str] = {
     OTEL_ORACLES_SERVE_MAX_TRACES: "assembly.max_traces",
     OTEL_ORACLES_SERVE_WORKERS: "grading.workers",
     OTEL_ORACLES_SERVE_PROCESSES: "grading.processes",
+    OTEL_ORACLES_SERVE_SPOOL_PATH: "spool.path",
     OTEL_ORACLES_SERVE_LOG_LEVEL: "log_level",
 }
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import urllib.request
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -20,8 +22,10 @@ CONTRACTS = TESTDATA / "contracts"
 
 
 def serve_overrides(**over: Any) -> dict[str, Any]:
-    """Settings for tests: ephemeral ports, 0.2 s decision wait, the test contracts."""
+    """Settings for tests: ephemeral ports, 0.2 s decision wait, the test contracts, a spool
+    of its own (under the test's ``XDG_STATE_HOME``: a test may run several servers)."""
     base: dict[str, Any] = {
+        "spool.path": str(Path(os.environ["XDG_STATE_HOME"]) / f"spool-{uuid.uuid4().hex}"),
         "receivers.grpc.endpoint": "127.0.0.1:0",
         "receivers.http.endpoint": "127.0.0.1:0",
         "assembly.decision_wait": "0.2s",

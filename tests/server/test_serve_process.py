@@ -4,6 +4,7 @@ receives the grade spans, SIGTERM drains, bad settings exit 2."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -38,6 +39,7 @@ class ServeProcess:
     def __init__(self, config: Path, sink: OtlpSink, *args: str) -> None:
         env = {
             "PATH": "/usr/bin:/bin",
+            "XDG_STATE_HOME": os.environ["XDG_STATE_HOME"],  # the test's own spool
             "OTEL_EXPORTER_OTLP_ENDPOINT": sink.http_endpoint,
             "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
             "OTEL_METRIC_EXPORT_INTERVAL": "500",
@@ -212,7 +214,8 @@ def test_port_in_use_is_a_clean_error(tmp_path: Path, sink: OtlpSink) -> None:
         [*SERVE, "--contracts", str(CONTRACTS), "--http-endpoint", f"127.0.0.1:{port}",
          "--grpc-endpoint", "127.0.0.1:0"],
         capture_output=True, text=True, timeout=60,
-        env={"PATH": "/usr/bin:/bin", "OTEL_EXPORTER_OTLP_ENDPOINT": sink.http_endpoint},
+        env={"PATH": "/usr/bin:/bin", "OTEL_EXPORTER_OTLP_ENDPOINT": sink.http_endpoint,
+             "XDG_STATE_HOME": os.environ["XDG_STATE_HOME"]},
     )  # fmt: skip
     assert proc.returncode == 2, proc.stderr
     assert "cannot listen" in proc.stderr and "Traceback" not in proc.stderr

@@ -1,0 +1,147 @@
+"""The write-ahead spool on its own: bookkeeping, replay filter, bounds, permissions, lock."""
+
+from __future__ import annotations
+
+import stat
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from otel_oracles.server._spool import SPOOL_FILE, Spool
+from otel_oracles.server.config import ConfigError
+from tests.server.agent_traces import fixture_request, rekeyed
+
+_OPENED: list[Spool] = []
+
+
+def opened(path: Path, max_bytes: int = 1 << 20, contracts: str = "c1") -> Spool:
+    spool = Spool(path, max_bytes, contracts)
+    spool.open()
+    _OPENED.append(spool)
+    return spool
+
+
+@pytest.fixture(autouse=True)
+def _close_spools() -> Iterator[None]:
+    yield
+    while _OPENED:
+        _OPENED.pop().close()
+
+
+def test_a_request_stays_until_every_trace_it_fed_is_settled(tmp_path: Path) -> None:
+    spool = opened(tmp_path / "spool")
+    r1 = spool.append("traces", "application/x-protobuf", b"one", ["a", "b"])
+    spool.append("logs", "application/json", b"two!", ["b"])
+    assert (spool.requests_held, spool.bytes_held) == (2, 7)
+
+    assert spool.settle(["a"], exported=True) == 0, "b is still outstanding in both"
+    left = list(spool.pending())
+    assert (left[0].id, left[0].outstanding) == (r1, frozenset({"b"}))
+    assert [r.signal for r in left] == ["traces", "logs"]
+
+    assert spool.settle(["b"], exported=True) == 2
+    assert (spool.requests_held, spool.bytes_held, list(spool.pending())) == (0, 0, [])
+
+
+def test_what_survives_a_reopen_and_exported_traces_are_not_replayed(tmp_path: Path) -> None:
+    spool = opened(tmp_path)
+    spool.append("traces", "application/x-protobuf", b"body", ["a", "b"])
+    spool.settle(["a"], exported=True)
+    spool.close()  # as after a kill: the lock goes with the process, the rows stay
+
+    again = opened(tmp_path)
+    (request,) = list(again.pending())
+    assert (request.body, request.outstanding) == (b"body", frozenset({"b"}))
+    assert again.bytes_held == 4
+    again.close()
+
+    # Graded against other contracts, trace a is outstanding again for them.
+    other = opened(tmp_path, contracts="c2")
+    assert next(other.pending()).outstanding == frozenset({"b"}), "a was settled for good"
+    other.close()
+
+
+def test_parts_for_an_already_exported_trace_do_not_pin_their_request(tmp_path: Path) -> None:
+    spool = opened(tmp_path)
+    spool.append("traces", "application/x-protobuf", b"first", ["a", "b"])
+    spool.settle(["a"], exported=True)
+    # After a restart (which forgot that a was graded), late spans of a were spooled again.
+    spool.append("traces", "application/x-protobuf", b"late", ["a"])
+    assert [r.body for r in spool.pending()] == [b"first"], "the late request is settled"
+    assert spool.requests_held == 1
+
+
+def test_a_crashed_trace_leaves_without_an_exported_record(tmp_path: Path) -> None:
+    spool = opened(tmp_path)
+    spool.append("traces", "application/x-protobuf", b"x", ["a"])
+    assert spool.settle(["a"], exported=False) == 1
+    assert spool.requests_held == 0
+
+
+def test_room_is_bounded_but_an_empty_spool_takes_any_request(tmp_path: Path) -> None:
+    spool = opened(tmp_path, max_bytes=10)
+    assert spool.has_room(1000), "empty: never livelock a sender"
+    spool.append("traces", "application/x-protobuf", b"12345678", ["a"])
+    assert spool.has_room(2) and not spool.has_room(3)
+
+
+def test_a_request_that_fed_no_trace_is_not_kept(tmp_path: Path) -> None:
+    spool = opened(tmp_path)
+    assert spool.append("logs", "application/json", b"late or unattached", []) == 0
+    assert spool.requests_held == 0
+
+
+def test_directory_0700_files_0600(tmp_path: Path) -> None:
+    directory = tmp_path / "state" / "spool"
+    spool = opened(directory)
+    spool.append("traces", "application/x-protobuf", b"secret prompt", ["a"])
+    assert stat.S_IMODE(directory.stat().st_mode) == 0o700
+    for f in directory.iterdir():
+        assert stat.S_IMODE(f.stat().st_mode) == 0o600, f.name
+    assert (directory / SPOOL_FILE).exists()
+
+
+def test_one_serve_per_spool(tmp_path: Path) -> None:
+    first = opened(tmp_path)
+    with pytest.raises(ConfigError, match=r"spool\.path.*in use by serve pid"):
+        opened(tmp_path)
+    first.close()
+    opened(tmp_path).close()  # released with the first
+
+
+def test_a_full_spool_answers_429_with_retry_after(serve, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    bg = serve(**{"spool.path": str(tmp_path / "spool"), "spool.max_bytes": 1,
+                  "assembly.decision_wait": "60s", "assembly.max_trace_age": "120s"})  # fmt: skip
+
+    def post(body: bytes) -> urllib.request.Request:
+        return urllib.request.Request(
+            bg.http_url + "/v1/traces", data=body,
+            headers={"Content-Type": "application/x-protobuf"},
+        )  # fmt: skip
+
+    first, _ = rekeyed(fixture_request("a_happy"))
+    with urllib.request.urlopen(post(first.SerializeToString())) as resp:
+        assert resp.status == 200
+    second, _ = rekeyed(fixture_request("a_happy"))
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(post(second.SerializeToString()))
+    refused.value.close()
+    assert refused.value.code == 429 and refused.value.headers["Retry-After"] == "1"
+    stats = bg.stats()
+    assert stats["rejected"]["spool_full"] > 0 and stats["spool_requests"] == 1
+
+
+def test_a_spooled_request_that_no_longer_decodes_does_not_stop_serve(  # type: ignore[no-untyped-def]
+    serve, tmp_path: Path
+) -> None:
+    directory = tmp_path / "spool"
+    spool = Spool(directory, 1 << 20, "any")
+    spool.open()
+    spool.append("traces", "application/x-protobuf", b"\xff\xffnot protobuf", ["t1"])
+    spool.close()
+    bg = serve(**{"spool.path": str(directory)})
+    stats = bg.stats()
+    assert (stats["spool_requests"], stats["grading_errors"]) == (0, 1)
