@@ -525,7 +525,9 @@ def _requested_calls(gen: Draft) -> list[dict[str, Any]]:
 def _responses(gen: Draft) -> dict[str, dict[str, Any]]:
     """Tool results in a generation's input, by call id. A response without an id (OpenLLMetry
     log events drop it) answers the earliest unanswered call of the assistant message before
-    it: chat APIs require tool results in the order of the calls."""
+    it: chat APIs require tool results in the order of the calls. An id used again (the
+    google-genai instrumentation numbers calls per response: ``search_docs_0`` in every turn)
+    keeps its latest response: the generation that asked for it is the latest one before."""
     out: dict[str, dict[str, Any]] = {}
     pending: list[str] = []
     for msg in gen.fields.get("input_messages") or []:
@@ -539,7 +541,7 @@ def _responses(gen: Draft) -> dict[str, dict[str, Any]]:
                     continue
                 if call_id in pending:
                     pending.remove(call_id)
-                out.setdefault(call_id, part)
+                out[call_id] = part
     return out
 
 
@@ -615,6 +617,7 @@ def _link_tool_calls(drafts: list[Draft], compiled: CompiledSet) -> None:
     for draft in drafts:
         scopes.setdefault(draft.scope, []).append(draft)
     for members in scopes.values():
+        tools_seen = any(d.kind in TOOLISH for d in members)
         for pos, gen in enumerate(members):
             if gen.kind != "generation":
                 continue
@@ -628,7 +631,11 @@ def _link_tool_calls(drafts: list[Draft], compiled: CompiledSet) -> None:
                     unmatched.append((gen, req, later))
                 else:
                     _claim(target, req)
-            if not requests and gen.rule.synthesize and _hides_tool_calls(gen, later, compiled):
+            if (
+                not requests
+                and gen.rule.synthesize
+                and _hides_tool_calls(gen, later, compiled, tools_seen=tools_seen)
+            ):
                 gen.follows.append(_hidden_call(gen))
     for gen, req, later in unmatched:
         target = _match_outside_scope(req, gen, drafts)
@@ -771,16 +778,37 @@ def _result_error(result: Any, keys: tuple[str, ...]) -> str | None:
     return None
 
 
-def _hides_tool_calls(gen: Draft, later: list[Draft], compiled: CompiledSet) -> bool:
+def _hides_tool_calls(
+    gen: Draft, later: list[Draft], compiled: CompiledSet, *, tools_seen: bool
+) -> bool:
+    """Whether a generation that shows no tool call may have requested some: its finish reason
+    says "tool calls", or, in a scope with no tool step at all (a raw-client loop whose tools
+    run unrecorded), its output was not captured and the model is called again right after
+    it. Some providers finish a tool-calling turn like an answer (Gemini: ``STOP``), so with
+    content off only the loop's shape shows that a call happened: a raw-client loop calls the
+    model again once it has run the tools. Where the framework records its tools, a model
+    call followed by another is not a hidden tool call (DSPy's extraction call, CrewAI's
+    delegation)."""
     reasons = gen.fields.get("finish_reasons") or []
     if not any(r in compiled.tool_call_finish_reasons for r in reasons):
-        return False
+        return not tools_seen and _called_again_unseen(gen, later)
     for d in later:
         if d.kind == "generation":
             break
         if d.kind in TOOLISH:
             return False
     return True
+
+
+def _called_again_unseen(gen: Draft, later: list[Draft]) -> bool:
+    """The generation's output is not captured and the next step of its scope is another
+    generation (not one it wraps: nested calls of a wrapper start inside its span)."""
+    if gen.fields.get("output_messages") or gen.span is None or not later:
+        return False
+    nxt = later[0]
+    return (
+        nxt.kind == "generation" and nxt.span is not None and nxt.span.start_ns >= gen.span.end_ns
+    )
 
 
 def _hidden_call(gen: Draft) -> Draft:

@@ -131,7 +131,6 @@ TOOL_SPANS = (
     "agno-openinference",
     "autogen-openinference",
     "dspy-openinference",
-    "logfire-openai-agents",
 )
 UNNAMED_AGENTS = ("llamaindex-openinference", "haystack-openinference")
 """No span names the running agent: the handoff's source is missing evidence (its target too
@@ -154,6 +153,7 @@ NOTHING = (
     "openllmetry-anthropic",
     "genai-anthropic",
     "bedrock-openllmetry",
+    "google-genai",
 )  # content off hides tool names
 
 

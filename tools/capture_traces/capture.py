@@ -138,22 +138,6 @@ SOURCES: dict[str, dict[str, Any]] = {
         "off": {"OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental",
                 "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "no_content"},
     },
-    "logfire-openai-agents": {
-        "what": "OpenAI Agents SDK (OpenAIChatCompletionsModel on the fake server, "
-        "@function_tool tools, a native handoff for g_handoff) traced by Logfire's own "
-        "integration (logfire.instrument_openai_agents(), send_to_logfire=False)",
-        "packages": ["logfire", "openai-agents", "openai"],
-        "driver": "fw_logfire_openai_agents",
-        "tool_spans": True,
-        "handoff_via": "the SDK's native `transfer_to_research_agent {}` handoff tool",
-        "notes": ["**Tool failures:** the tool raises; the SDK sends the model its generic "
-                  "error text and Logfire's `Function:` span gets level error with the SDK's "
-                  "`error` attribute.",
-                  "**Content off:** Logfire has no content switch for this integration; the "
-                  "SDK's `OPENAI_AGENTS_TRACE_INCLUDE_SENSITIVE_DATA=false`."],
-        "on": {},
-        "off": {"OPENAI_AGENTS_TRACE_INCLUDE_SENSITIVE_DATA": "false"},
-    },
     "openinference-openai-agents": {
         "what": "OpenAI Agents SDK (chat-completions model on the fake server) traced by "
         "openinference-instrumentation-openai-agents; handoffs are native (transfer_to_*)",
@@ -283,6 +267,22 @@ SOURCES: dict[str, dict[str, Any]] = {
         "driver": "fw_anthropic:run_contrib",
         "model": FAKE_ANTHROPIC,
         "notes": ANTHROPIC_NOTES,
+        "on": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY"},
+        "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "NO_CONTENT"},
+    },
+    "google-genai": {
+        "what": "hand-written generate_content tool loop on the google-genai client "
+        "(function_declarations, automatic function calling off), recorded by "
+        "opentelemetry-instrumentation-google-genai (python-contrib)",
+        "packages": ["google-genai", "opentelemetry-instrumentation-google-genai"],
+        "driver": "fw_google_genai",
+        "model": "scripted fake Gemini API server on 127.0.0.1 (`fake_gemini.py`, "
+        "non-streaming `:generateContent`, `functionCall` / `functionResponse` parts without "
+        "call ids)",
+        "notes": ["**Tool failures:** sent back as a `functionResponse` part whose response is "
+                  "the error JSON; the raw client loop makes no tool spans (tool calls live in "
+                  "the model spans only).",
+                  ANTHROPIC_NOTES[1]],
         "on": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY"},
         "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "NO_CONTENT"},
     },

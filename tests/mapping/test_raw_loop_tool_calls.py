@@ -1,0 +1,103 @@
+"""Tool calls of raw-client loops seen only in the model spans, where the provider's protocol
+gives little away: Gemini finishes a tool-calling turn with ``STOP`` like an answer, and the
+google-genai instrumentation numbers call ids per response (``search_docs_0`` every turn).
+Shapes as python-contrib's GenAI instrumentations write them (testdata/traces/google-genai)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from otel_oracles.assemble._tree import build_trace
+from otel_oracles.mapping import load_conventions, map_trace
+from otel_oracles.model.span import SpanRecord
+from otel_oracles.model.step import Trajectory
+from otel_oracles.pipeline import read_traces
+
+TRACE = "0" * 31 + "2"
+ROOT = "f" * 16
+TRACES = Path(__file__).resolve().parents[1] / "testdata" / "traces"
+
+
+def _chat(n: int, *, start: int, **attrs: Any) -> SpanRecord:
+    return SpanRecord(
+        trace_id=TRACE,
+        span_id=f"{n:016x}",
+        parent_span_id=ROOT,
+        name="generate_content gemini-2.5-flash",
+        start_ns=start,
+        end_ns=start + 10,
+        attributes={
+            "gen_ai.operation.name": "generate_content",
+            "gen_ai.provider.name": "gemini",
+            "gen_ai.request.model": "gemini-2.5-flash",
+            "gen_ai.response.finish_reasons": ["stop"],
+            **attrs,
+        },
+    )
+
+
+def _map(*spans: SpanRecord) -> Trajectory:
+    root = SpanRecord(
+        trace_id=TRACE, span_id=ROOT, parent_span_id="", name="agent_run", start_ns=0, end_ns=99
+    )
+    return map_trace(build_trace(TRACE, [root, *spans]), load_conventions())
+
+
+def _call(name: str, call_id: str) -> dict[str, Any]:
+    args = {"query": "q"}
+    return {"type": "tool_call", "id": call_id, "name": name, "arguments": args}
+
+
+def _reply(call_id: str, response: Any) -> dict[str, Any]:
+    return {"type": "tool_call_response", "id": call_id, "response": response}
+
+
+def test_model_called_again_with_content_off_hides_a_tool_call() -> None:
+    """Two ``STOP`` calls in a row with nothing recorded between: the loop ran something the
+    trace does not show, so the first call's tool request is missing evidence, not absent."""
+    t = _map(_chat(1, start=10), _chat(2, start=30))
+    hidden = [s for s in t.steps if s.attributes.get("tool_calls_hidden")]
+    assert len(hidden) == 1 and hidden[0].tool is None
+    assert hidden[0].source is not None and hidden[0].source.span_id == f"{1:016x}"
+
+
+def test_last_call_and_captured_output_hide_nothing() -> None:
+    answer = json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": "hi"}]}])
+    t = _map(_chat(1, start=10, **{"gen_ai.output.messages": answer}), _chat(2, start=30))
+    assert not [s for s in t.steps if s.attributes.get("tool_calls_hidden")]
+
+
+def test_reused_call_id_takes_the_latest_response() -> None:
+    """The second ``search_docs_0`` is answered by the second response, not the first."""
+    user = {"role": "user", "parts": [{"type": "text", "content": "q?"}]}
+    first = {"role": "assistant", "parts": [_call("search_docs", "search_docs_0")]}
+    failed = {"role": "user", "parts": [_reply("search_docs_0", {"error": "Timeout: upstream"})]}
+    found = {"role": "user", "parts": [_reply("search_docs_0", {"documents": [{"id": "d-1"}]})]}
+    out = [{"role": "assistant", "parts": [_call("search_docs", "search_docs_0")]}]
+    final = [{"role": "assistant", "parts": [{"type": "text", "content": "[d-1]"}]}]
+    t = _map(
+        _chat(1, start=10, **{"gen_ai.input.messages": json.dumps([user]),
+                              "gen_ai.output.messages": json.dumps(out)}),
+        _chat(2, start=30, **{"gen_ai.input.messages": json.dumps([user, first, failed]),
+                              "gen_ai.output.messages": json.dumps(out)}),
+        _chat(3, start=50, **{"gen_ai.input.messages": json.dumps([user, first, failed, *out,
+                                                                   found]),
+                              "gen_ai.output.messages": json.dumps(final)}),
+    )  # fmt: skip
+    calls = t.tool_calls()
+    assert [c.status for c in calls] == ["error", "ok"]
+    assert calls[1].result == {"documents": [{"id": "d-1"}]}
+
+
+def test_google_genai_capture_content_off_hides_every_requested_call() -> None:
+    """The real capture: d_forbidden_tool made three model calls; the first two requested
+    tools, which content off cannot name."""
+    path = TRACES / "google-genai" / "d_forbidden_tool.nocontent.otlp.json"
+    problems: list[Any] = []
+    (trace,) = read_traces([str(path)], problems)
+    t = map_trace(trace, load_conventions())
+    assert problems == []
+    hidden = [s for s in t.steps if s.attributes.get("tool_calls_hidden")]
+    assert len(t.generations()) == 3 and len(hidden) == 2

@@ -1,0 +1,81 @@
+"""A scripted Gemini API server on 127.0.0.1 (ephemeral port): ``POST .../M:generateContent``.
+
+The scenario's next turn is chosen by how many ``model`` turns the request's ``contents``
+already hold, as in ``fake_openai.py``; a tool-requesting turn answers with ``functionCall``
+parts, a final turn with one ``text`` part. Like the real Gemini API for 2.x models, function
+calls carry no call id and ``finishReason`` is ``STOP`` in both cases; ``usageMetadata`` counts
+tokens. The real ``google-genai`` client and its real instrumentation run unchanged against it
+while the ground truth stays the script. Non-streaming only.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from scenarios import Scenario
+
+MODEL = "gemini-2.5-flash"
+
+
+def generate_content(scenario: Scenario, request: dict[str, Any]) -> dict[str, Any]:
+    """The scripted ``GenerateContentResponse`` to one request."""
+    contents = request.get("contents", [])
+    turn = sum(1 for c in contents if c.get("role") == "model")
+    step = scenario.turns[min(turn, len(scenario.turns) - 1)]
+    parts: list[dict[str, Any]]
+    if isinstance(step, str):
+        parts = [{"text": step}]
+    else:
+        parts = [{"functionCall": {"name": name, "args": args}} for name, args in step]
+    prompt_tokens = max(1, len(json.dumps([request.get("systemInstruction"), contents])) // 4)
+    output_tokens = max(1, len(json.dumps(parts)) // 4)
+    return {
+        "candidates": [
+            {"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}
+        ],
+        "usageMetadata": {
+            "promptTokenCount": prompt_tokens,
+            "candidatesTokenCount": output_tokens,
+            "totalTokenCount": prompt_tokens + output_tokens,
+        },
+        "modelVersion": MODEL,
+        "responseId": f"resp_{scenario.name}_{turn}",
+    }
+
+
+class FakeGemini:
+    """``with FakeGemini(scenario) as base_url:`` serves until the block ends."""
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.scenario = scenario
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+                if not self.path.split("?")[0].endswith(":generateContent"):
+                    self.send_error(404, "only non-streaming :generateContent is scripted")
+                    return
+                data = json.dumps(generate_content(outer.scenario, body)).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json; charset=UTF-8")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> str:
+        self.thread.start()
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
