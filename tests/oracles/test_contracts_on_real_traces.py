@@ -131,6 +131,7 @@ TOOL_SPANS = (
     "agno-openinference",
     "autogen-openinference",
     "dspy-openinference",
+    "logfire-openai-agents",
 )
 UNNAMED_AGENTS = ("llamaindex-openinference", "haystack-openinference")
 """No span names the running agent: the handoff's source is missing evidence (its target too

@@ -138,6 +138,22 @@ SOURCES: dict[str, dict[str, Any]] = {
         "off": {"OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental",
                 "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "no_content"},
     },
+    "logfire-openai-agents": {
+        "what": "OpenAI Agents SDK (OpenAIChatCompletionsModel on the fake server, "
+        "@function_tool tools, a native handoff for g_handoff) traced by Logfire's own "
+        "integration (logfire.instrument_openai_agents(), send_to_logfire=False)",
+        "packages": ["logfire", "openai-agents", "openai"],
+        "driver": "fw_logfire_openai_agents",
+        "tool_spans": True,
+        "handoff_via": "the SDK's native `transfer_to_research_agent {}` handoff tool",
+        "notes": ["**Tool failures:** the tool raises; the SDK sends the model its generic "
+                  "error text and Logfire's `Function:` span gets level error with the SDK's "
+                  "`error` attribute.",
+                  "**Content off:** Logfire has no content switch for this integration; the "
+                  "SDK's `OPENAI_AGENTS_TRACE_INCLUDE_SENSITIVE_DATA=false`."],
+        "on": {},
+        "off": {"OPENAI_AGENTS_TRACE_INCLUDE_SENSITIVE_DATA": "false"},
+    },
     "openinference-openai-agents": {
         "what": "OpenAI Agents SDK (chat-completions model on the fake server) traced by "
         "openinference-instrumentation-openai-agents; handoffs are native (transfer_to_*)",
