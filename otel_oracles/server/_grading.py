@@ -17,7 +17,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from otel_oracles.assemble.online import ReadyTrace
 
@@ -283,10 +283,37 @@ class ResultExporter:
             self._thread = None
 
 
+class VerdictLine(NamedTuple):
+    """One verdict as the receiving process counts and logs it (plain, picklable: it crosses
+    from grading worker processes): ``contract`` is ``id@version``."""
+
+    contract: str
+    verdict: str
+    invariant_failures: int = 0
+    tolerated_failures: int = 0
+    budget_exhausted: int = 0
+    missing_evidence: int = 0
+
+
+def verdict_line(verdict: Any) -> VerdictLine:
+    """The ``VerdictLine`` of a ``Verdict`` (anything else counts as ``unknown``)."""
+    counts = getattr(verdict, "counts", None)
+    if counts is None:
+        return VerdictLine("?", str(getattr(verdict, "verdict", "unknown")))
+    return VerdictLine(
+        f"{verdict.contract_id}@{verdict.contract_version}",
+        verdict.verdict,
+        counts.invariant_failures,
+        counts.tolerated_failures,
+        counts.budget_exhausted,
+        counts.missing_evidence,
+    )
+
+
 GradeReady = Callable[[ReadyTrace], list[Any]]
 """ReadyTrace -> [(Verdict, Trajectory)]: build the trace, grade it against every contract."""
-OnGraded = Callable[[list[tuple[ReadyTrace, list[str]]]], None]
-"""Called after each export batch with its traces and their verdicts (strings)."""
+OnGraded = Callable[[list[tuple[ReadyTrace, list[VerdictLine]]]], None]
+"""Called after each export batch with its traces and their verdicts."""
 
 
 class ThreadGrading:
@@ -365,10 +392,7 @@ class ThreadGrading:
 
     def _exported(self, batch: list[tuple[ReadyTrace, list[Any]]]) -> None:
         self._on_graded(
-            [
-                (ready, [getattr(v, "verdict", "unknown") for v, *_ in results])
-                for ready, results in batch
-            ]
+            [(ready, [verdict_line(v) for v, *_ in results]) for ready, results in batch]
         )
 
     def wait_idle(self, timeout: float) -> bool:

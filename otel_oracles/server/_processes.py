@@ -61,6 +61,7 @@ from otel_oracles.decode import (
 
 if TYPE_CHECKING:
     from otel_oracles.emit import GraderMetrics
+    from otel_oracles.server._grading import VerdictLine
     from otel_oracles.server.config import ServeSettings
 
 logger = logging.getLogger(__name__)
@@ -102,7 +103,7 @@ class ProcessGrading:
         processes: int,
         threads: int,
         capacity: int,
-        on_graded: Callable[[list[tuple[ReadyTrace, list[str]]], bool], None],
+        on_graded: Callable[[list[tuple[ReadyTrace, list[VerdictLine]]], bool], None],
         on_crash: Callable[[ReadyTrace], None],
         metrics: GraderMetrics | None,
     ) -> None:
@@ -333,9 +334,9 @@ class ProcessGrading:
         self._lost(w)
 
     def _graded(
-        self, w: _Worker, items: list[tuple[int, list[str]]], tally: Any, exported: bool
+        self, w: _Worker, items: list[tuple[int, list[VerdictLine]]], tally: Any, exported: bool
     ) -> None:
-        done: list[tuple[ReadyTrace, list[str]]] = []
+        done: list[tuple[ReadyTrace, list[VerdictLine]]] = []
         with self._lock:
             for token, verdicts in items:
                 ready = w.inflight.pop(token, None)
@@ -528,7 +529,7 @@ def _worker_backend(
 
     graded_and_counted = _Counted()
 
-    def graded(batch: list[tuple[ReadyTrace, list[str]]]) -> None:
+    def graded(batch: list[tuple[ReadyTrace, list[VerdictLine]]]) -> None:
         tally = counter.tally()
         items = []
         for ready, verdicts in batch:

@@ -23,7 +23,7 @@ from typing import Any, Literal, Protocol
 
 from otel_oracles.assemble.online import BufferFull, OnlineAssembler, ReadyTrace
 from otel_oracles.model.span import LogRecord, SpanRecord
-from otel_oracles.server._grading import ThreadGrading
+from otel_oracles.server._grading import ThreadGrading, VerdictLine
 from otel_oracles.server._spool import ExportOutcome, Spool
 from otel_oracles.server._stats import ServeStats
 from otel_oracles.server._status import Draining, Unauthenticated
@@ -319,30 +319,37 @@ class GradingServer:
     # ---- grading results (the backend's threads) ------------------------------------------
 
     def _graded(
-        self, batch: list[tuple[ReadyTrace, list[str]]], exported: bool | None = None
+        self, batch: list[tuple[ReadyTrace, list[VerdictLine]]], exported: bool | None = None
     ) -> None:
-        """After one export batch: the verdicts are out, count them. ``exported`` says
-        whether the export succeeded (None: ask ``export_outcome``, same thread); the spool
-        lets go of the traces only if it did, else they are graded again on the next start."""
+        """After one export batch: the verdicts are out; count them, and log one line per
+        verdict so a user without a collector sees results. ``exported`` says whether the
+        export succeeded (None: ask ``export_outcome``, same thread); the spool lets go of
+        the traces only if it did, else they are graded again on the next start."""
         if exported is None:
             exported = self.export_outcome.last_ok()
         if self.spool is not None and exported:
             self.spool.settle([ready.trace_id for ready, _ in batch], exported=True)
         now = time.monotonic()
-        for ready, verdicts in batch:
+        for ready, lines in batch:
             latency = now - ready.due_at
-            self.stats.graded(ready.reason, verdicts, latency)
+            self.stats.graded(ready.reason, [line.verdict for line in lines], latency)
             if self._metrics is not None and ready.reason in ("max_age", "evicted", "shutdown"):
                 self._metrics.evicted_traces(1)
-            logger.debug(
-                "graded trace",
-                extra={
-                    "trace_id": ready.trace_id,
-                    "reason": ready.reason,
-                    "verdicts": verdicts,
-                    "latency_ms": round(latency * 1000, 3),
-                },
-            )
+            for line in lines:
+                logger.info(
+                    "verdict",
+                    extra={
+                        "trace_id": ready.trace_id,
+                        "contract": line.contract,
+                        "verdict": line.verdict,
+                        "invariant_failures": line.invariant_failures,
+                        "tolerated_failures": line.tolerated_failures,
+                        "budget_exhausted": line.budget_exhausted,
+                        "missing_evidence": line.missing_evidence,
+                        "reason": ready.reason,
+                        "latency_ms": round(latency * 1000, 3),
+                    },
+                )
 
     def _grade_crashed(self, ready: ReadyTrace) -> None:
         """A trace whose grading crashed (or whose worker process died) is counted, and while

@@ -48,6 +48,7 @@ class ServeStats:
             setattr(self, field, getattr(self, field) + n)
 
     def graded(self, reason: str, verdicts: list[str], latency_s: float) -> None:
+        """One trace graded: ``verdicts`` are its verdicts' ``pass``/``fail``/``error``."""
         with self._lock:
             self.graded_traces[reason] += 1
             for v in verdicts:

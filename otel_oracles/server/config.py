@@ -439,7 +439,8 @@ def read_config_file(path: Path) -> dict[str, Any]:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        raise ConfigError(f"not valid YAML: {exc}", source=where) from exc
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"not valid YAML: {problem}", source=where) from exc
     if data is None:
         return {}
     if not isinstance(data, dict):
