@@ -35,7 +35,13 @@ def run(
 ) -> None:
     """Run one scenario; ``executed`` receives each tool the SDK really ran, in order."""
     import logfire
-    from agents import Agent, OpenAIChatCompletionsModel, Runner, function_tool
+    from agents import (
+        Agent,
+        OpenAIChatCompletionsModel,
+        Runner,
+        function_tool,
+        set_trace_processors,
+    )  # fmt: skip
     from openai import AsyncOpenAI
 
     # Logfire owns its tracer provider; the capture's processor (-> in-memory exporter) rides
@@ -47,6 +53,7 @@ def run(
         service_name="capture-logfire-openai-agents",
         additional_span_processors=[tracer_provider._active_span_processor],
     )
+    set_trace_processors([])  # no export to OpenAI's tracing backend
     logfire.instrument_openai_agents()
 
     def logged(name: str, fn: Callable[..., Any], **kwargs: Any) -> str:
