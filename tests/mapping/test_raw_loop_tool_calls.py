@@ -101,3 +101,26 @@ def test_google_genai_capture_content_off_hides_every_requested_call() -> None:
     assert problems == []
     hidden = [s for s in t.steps if s.attributes.get("tool_calls_hidden")]
     assert len(t.generations()) == 3 and len(hidden) == 2
+
+
+def test_another_raw_client_without_finish_reasons_still_hides_its_calls(tmp_path: Path) -> None:
+    """The rule is the loop's shape, not Gemini's: genai-anthropic's content-off d capture with
+    its ``tool_use`` finish reasons removed still shows two hidden calls, never none."""
+    doc = json.loads(
+        (TRACES / "genai-anthropic" / "d_forbidden_tool.nocontent.otlp.json").read_text()
+    )
+    for resource in doc["resourceSpans"]:
+        for scope in resource["scopeSpans"]:
+            for span in scope["spans"]:
+                span["attributes"] = [
+                    a for a in span.get("attributes", [])
+                    if a["key"] != "gen_ai.response.finish_reasons"
+                ]  # fmt: skip
+    path = tmp_path / "d.otlp.json"
+    path.write_text(json.dumps(doc))
+    problems: list[Any] = []
+    (trace,) = read_traces([str(path)], problems)
+    t = map_trace(trace, load_conventions())
+    assert problems == [] and not any(g.finish_reasons for g in t.generations())
+    hidden = [s for s in t.steps if s.attributes.get("tool_calls_hidden")]
+    assert len(t.generations()) == 3 and len(hidden) == 2
