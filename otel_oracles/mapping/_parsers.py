@@ -102,7 +102,12 @@ def parse_string(value: Any) -> str | None:
     if isinstance(value, str):
         return value
     if isinstance(value, dict | list):
-        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+        try:
+            return json.dumps(value, ensure_ascii=False, sort_keys=True)
+        except RecursionError:
+            # JSON text in an attribute may nest up to orjson's 1024 levels, past what the
+            # encoder recurses through: no usable string (as an unparseable int is no int).
+            return None
     return str(value)
 
 

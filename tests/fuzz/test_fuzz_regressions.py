@@ -122,3 +122,16 @@ def test_a_file_of_skipped_items_lists_the_first_problems_and_counts_the_rest(
     again: list[InputProblem] = []
     list(read_paths([str(path), str(path)], again))
     assert len(again) == 2 * (MAX_PROBLEMS_PER_FILE + 1)
+
+
+def test_json_text_nested_past_the_encoders_recursion_is_no_string() -> None:
+    """Found by the pipeline target: a tool's ``input.value`` of 1000 nested arrays parses
+    (orjson allows 1024 levels) and then failed to encode back as the step's text."""
+    import orjson
+
+    from otel_oracles.mapping._parsers import parse_json, parse_string
+
+    deep = parse_json("[" * 1000 + "1" + "]" * 1000)
+    assert parse_string(deep) is None
+    shallow = orjson.loads("[" * 20 + "1" + "]" * 20)
+    assert parse_string(shallow) == "[" * 20 + "1" + "]" * 20
