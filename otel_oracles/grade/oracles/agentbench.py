@@ -11,7 +11,6 @@ not a replay of nothing.
 
 from __future__ import annotations
 
-import re
 import shlex
 import sys
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import ClassVar
 
 from pydantic import Field, field_validator
 
+from otel_oracles import safe_regex
 from otel_oracles.errors import ContractError
 from otel_oracles.grade.network import OutboundRequest, outbound_requests
 from otel_oracles.grade.oracles.base import (
@@ -278,10 +278,9 @@ class AssertionExists(OracleCheck):
         @field_validator("pattern")
         @classmethod
         def _compiles(cls, value: str) -> str:
-            try:
-                re.compile(value, re.MULTILINE)
-            except re.error as exc:
-                raise ValueError(f"invalid regular expression: {exc}") from None
+            problem = safe_regex.syntax_error(value, safe_regex.MULTILINE)
+            if problem is not None:
+                raise ValueError(f"invalid regular expression: {problem}")
             return value
 
     def check(self, ctx: GradeContext) -> Finding:
@@ -301,7 +300,7 @@ class AssertionExists(OracleCheck):
             if not target.is_file():
                 return Finding.fail(f"{params.path} does not exist in the replayed workspace")
             text = Path(target).read_text(encoding="utf-8", errors="replace")
-        match = re.search(params.pattern, text, re.MULTILINE)
+        match = safe_regex.search(params.pattern, text, safe_regex.MULTILINE)
         if match is None:
             return Finding.fail(
                 f"no match for /{params.pattern}/ in {params.path}",
