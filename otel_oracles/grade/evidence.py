@@ -513,16 +513,23 @@ def tool_responses(step: Step) -> list[Any]:
 
 def _tool_outcomes(t: Trajectory, scope: str | None) -> str | None:
     """Whether each call succeeded is known from a tool span's status; a call seen only in
-    messages (synthesized) shows its outcome only in its captured result."""
+    messages (synthesized), or a tool span whose instrumentation never marks a failure (its
+    convention reads failures from the result: status ``unset``), shows its outcome only in
+    its captured result."""
     gaps = [
         s
         for s in tool_calls_of(t)
-        if _matches(s.tool, scope) and s.synthesized and s.status == "unset" and absent(s, "result")
+        if _matches(s.tool, scope)
+        and s.status == "unset"
+        and absent(s, "result")
+        and not (s.error_type or s.error_message or s.documents is not None)
     ]
     if gaps:
+        seen_only = all(s.synthesized for s in gaps)
+        where = "seen only in model messages" if seen_only else "whose spans never show a failure"
         return (
-            f"tool outcomes unknown for {len(gaps)} call(s) seen only in model messages "
-            "(no tool span status, result not captured): " + list_steps(gaps)
+            f"tool outcomes unknown for {len(gaps)} call(s) {where} "
+            "(no failure status, result not captured): " + list_steps(gaps)
         )
     return None
 

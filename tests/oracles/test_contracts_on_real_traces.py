@@ -132,6 +132,8 @@ TOOL_SPANS = (
     "autogen-openinference",
     "dspy-openinference",
     "logfire-openai-agents",
+    "openinference-openai-agents",
+    "traceloop-sdk",
 )
 UNNAMED_AGENTS = ("llamaindex-openinference", "haystack-openinference")
 """No span names the running agent: the handoff's source is missing evidence (its target too
@@ -142,6 +144,8 @@ content off the required transfer can be neither confirmed nor refuted."""
 NAMES_ONLY = (
     "openai-v2",
     "openllmetry-anthropic-events",
+    "openllmetry-openai-events",
+    "vercel-ai-sdk-legacy",
 )  # no tool spans; content off keeps tool names (in log records)
 TOOLS_IN_MESSAGES = ("haystack-openinference",)
 """Agent frameworks whose tools run inside plumbing spans (no tool spans): tool calls are
@@ -149,6 +153,8 @@ read from the model's messages, so content off hides them and every check is mis
 evidence except seeing the agent spans themselves."""
 NOTHING = (
     "openinference-openai",
+    "openllmetry-openai",
+    "openllmetry-openai-legacy",
     "openai-v2-latest",
     "openinference-anthropic",
     "openllmetry-anthropic",
