@@ -303,6 +303,8 @@ class Serve:
                 "OTEL_METRIC_EXPORT_INTERVAL": "1000",
                 "OTEL_BSP_SCHEDULE_DELAY": "200",
                 "OTEL_BLRP_SCHEDULE_DELAY": "200",
+                # One write-ahead spool per replica (a restart of the same one reuses it).
+                "OTEL_ORACLES_SERVE_SPOOL_PATH": str(self.workdir / f"{self.name}-spool"),
             }
         )
         args = [

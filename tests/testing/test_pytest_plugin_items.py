@@ -82,9 +82,16 @@ def test_failure_output_names_the_failing_check_and_its_step(pytester: pytest.Py
     result.assert_outcomes(failed=1)
     text = result.stdout.str()
     assert f"support-rag@1::{FORBIDDEN_TOOL_TRACE}" in text
-    failing = [line for line in result.outlines if "invariant_failure" in line]
+    # The FAILURES section (pytest repeats the message in its summary when CI is set).
+    section = result.outlines[
+        : next(
+            (i for i, x in enumerate(result.outlines) if "short test summary info" in x),
+            len(result.outlines),
+        )
+    ]
+    failing = [line for line in section if "invariant_failure" in line]
     assert len(failing) == 1 and "no-destructive-tools: violated" in failing[0], text
-    step = result.outlines[result.outlines.index(failing[0]) + 1]
+    step = section[section.index(failing[0]) + 1]
     assert re.search(r"step \d+: tool_call delete_records, span [0-9a-f]{16}$", step), step
     assert re.search(r"ok pass\s+answer-captured: holds", text), "passing checks are listed too"
 
