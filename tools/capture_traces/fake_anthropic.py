@@ -10,11 +10,10 @@ ground truth stays the script. Non-streaming only.
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from scenarios import Scenario
+from scripted_server import Reply, ScriptedServer
 
 MODEL = "claude-sonnet-4-5-20250929"
 
@@ -53,37 +52,16 @@ def message(scenario: Scenario, request: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-class FakeAnthropic:
+class FakeAnthropic(ScriptedServer):
     """``with FakeAnthropic(scenario) as base_url:`` serves until the block ends."""
 
     def __init__(self, scenario: Scenario) -> None:
         self.scenario = scenario
-        outer = self
+        super().__init__(self._answer)
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-                if not self.path.split("?")[0].endswith("/v1/messages") or body.get("stream"):
-                    self.send_error(404, "only non-streaming /v1/messages is scripted")
-                    return
-                data = json.dumps(message(outer.scenario, body)).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.send_header("request-id", f"req_{outer.scenario.name}")
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self) -> str:
-        self.thread.start()
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+    def _answer(self, path: str, body: dict[str, Any]) -> Reply | str:
+        if not path.split("?")[0].endswith("/v1/messages") or body.get("stream"):
+            return "only non-streaming /v1/messages is scripted"
+        return Reply(
+            message(self.scenario, body), headers={"request-id": f"req_{self.scenario.name}"}
+        )

@@ -11,12 +11,11 @@ instrumentation run unchanged while the ground truth stays the script. Non-strea
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import unquote
 
 from scenarios import Scenario
+from scripted_server import Reply, ScriptedServer
 
 MODEL = "anthropic.claude-3-5-sonnet-20240620-v1:0"
 
@@ -50,40 +49,19 @@ def converse(scenario: Scenario, request: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-class FakeBedrock:
+class FakeBedrock(ScriptedServer):
     """``with FakeBedrock(scenario) as endpoint_url:`` serves until the block ends."""
 
     def __init__(self, scenario: Scenario) -> None:
         self.scenario = scenario
         self.models: list[str] = []
-        outer = self
+        super().__init__(self._answer)
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-                parts = unquote(self.path.split("?")[0]).strip("/").split("/")
-                if len(parts) != 3 or parts[0] != "model" or parts[2] != "converse":
-                    self.send_error(404, "only /model/{modelId}/converse is scripted")
-                    return
-                outer.models.append(parts[1])
-                data = json.dumps(converse(outer.scenario, body)).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.send_header("x-amzn-RequestId", f"req-{outer.scenario.name}")
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self) -> str:
-        self.thread.start()
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+    def _answer(self, path: str, body: dict[str, Any]) -> Reply | str:
+        parts = unquote(path.split("?")[0]).strip("/").split("/")
+        if len(parts) != 3 or parts[0] != "model" or parts[2] != "converse":
+            return "only /model/{modelId}/converse is scripted"
+        self.models.append(parts[1])
+        return Reply(
+            converse(self.scenario, body), headers={"x-amzn-RequestId": f"req-{self.scenario.name}"}
+        )

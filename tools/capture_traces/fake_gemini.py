@@ -11,11 +11,10 @@ while the ground truth stays the script. Non-streaming only.
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from scenarios import Scenario
+from scripted_server import Reply, ScriptedServer
 
 MODEL = "gemini-2.5-flash"
 
@@ -46,36 +45,16 @@ def generate_content(scenario: Scenario, request: dict[str, Any]) -> dict[str, A
     }
 
 
-class FakeGemini:
+class FakeGemini(ScriptedServer):
     """``with FakeGemini(scenario) as base_url:`` serves until the block ends."""
 
     def __init__(self, scenario: Scenario) -> None:
         self.scenario = scenario
-        outer = self
+        super().__init__(self._answer)
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-                if not self.path.split("?")[0].endswith(":generateContent"):
-                    self.send_error(404, "only non-streaming :generateContent is scripted")
-                    return
-                data = json.dumps(generate_content(outer.scenario, body)).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json; charset=UTF-8")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self) -> str:
-        self.thread.start()
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+    def _answer(self, path: str, body: dict[str, Any]) -> Reply | str:
+        if not path.split("?")[0].endswith(":generateContent"):
+            return "only non-streaming :generateContent is scripted"
+        return Reply(
+            generate_content(self.scenario, body), content_type="application/json; charset=UTF-8"
+        )

@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from scenarios import Scenario
+from scripted_server import Reply, ScriptedServer
 
 
 def completion(
@@ -72,7 +72,7 @@ def call_order() -> Callable[[dict[str, Any]], int]:
     return turn_of
 
 
-class FakeOpenAI:
+class FakeOpenAI(ScriptedServer):
     """``with FakeOpenAI(scenario) as base_url:`` serves until the block ends.
 
     ``turn_of(request)`` picks the scripted turn (default: assistant messages in the request)."""
@@ -82,32 +82,10 @@ class FakeOpenAI:
     ) -> None:
         self.scenario = scenario
         self.turn_of = turn_of
-        outer = self
+        super().__init__(self._answer, url_path="/v1")
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-                if not self.path.endswith("/chat/completions") or body.get("stream"):
-                    self.send_error(404, "only non-streaming /v1/chat/completions is scripted")
-                    return
-                turn = outer.turn_of(body) if outer.turn_of else None
-                data = json.dumps(completion(outer.scenario, body, turn)).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self) -> str:
-        self.thread.start()
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+    def _answer(self, path: str, body: dict[str, Any]) -> Reply | str:
+        if not path.endswith("/chat/completions") or body.get("stream"):
+            return "only non-streaming /v1/chat/completions is scripted"
+        turn = self.turn_of(body) if self.turn_of else None
+        return Reply(completion(self.scenario, body, turn))

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from scenarios import Scenario
+from scripted_server import Reply, ScriptedServer
 
 
 def response(scenario: Scenario, request: dict[str, Any], turn: int) -> dict[str, Any]:
@@ -70,41 +70,19 @@ def response(scenario: Scenario, request: dict[str, Any], turn: int) -> dict[str
     }
 
 
-class FakeOpenAIResponses:
+class FakeOpenAIResponses(ScriptedServer):
     """``with FakeOpenAIResponses(scenario) as base_url:`` serves until the block ends."""
 
     def __init__(self, scenario: Scenario) -> None:
         self.scenario = scenario
-        lock = threading.Lock()
-        calls = [0]
-        outer = self
+        self._lock = threading.Lock()
+        self._calls = 0
+        super().__init__(self._answer, url_path="/v1")
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-                if not self.path.endswith("/responses") or body.get("stream"):
-                    self.send_error(404, "only non-streaming /v1/responses is scripted")
-                    return
-                with lock:
-                    turn = calls[0]
-                    calls[0] += 1
-                data = json.dumps(response(outer.scenario, body, turn)).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self) -> str:
-        self.thread.start()
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+    def _answer(self, path: str, body: dict[str, Any]) -> Reply | str:
+        if not path.endswith("/responses") or body.get("stream"):
+            return "only non-streaming /v1/responses is scripted"
+        with self._lock:
+            turn = self._calls
+            self._calls += 1
+        return Reply(response(self.scenario, body, turn))

@@ -1,0 +1,65 @@
+"""The HTTP side every fake model API shares: a threaded server on 127.0.0.1 (ephemeral port)
+that reads one JSON request body and answers with the JSON its scripted ``answer`` returns.
+
+Each fake (``fake_openai.py``, ``fake_anthropic.py``, ...) only says which paths it scripts and
+what the model answers there; ``with Fake(scenario) as base_url:`` serves until the block ends.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A scripted 200 answer: the JSON payload and any headers the real API sends."""
+
+    payload: Any
+    headers: dict[str, str] = field(default_factory=dict)
+    content_type: str = "application/json"
+
+
+Answer = Callable[[str, dict[str, Any]], "Reply | str"]
+"""(request path, JSON body) -> the reply, or the 404 message for a request not scripted."""
+
+
+class ScriptedServer:
+    """Serves ``answer`` on 127.0.0.1; ``url_path`` is appended to the base URL handed out."""
+
+    def __init__(self, answer: Answer, url_path: str = "") -> None:
+        self.url_path = url_path
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+                reply = answer(self.path, body)
+                if isinstance(reply, str):
+                    self.send_error(404, reply)
+                    return
+                data = json.dumps(reply.payload).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", reply.content_type)
+                self.send_header("Content-Length", str(len(data)))
+                for name, value in reply.headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> str:
+        self.thread.start()
+        return f"http://127.0.0.1:{self.server.server_address[1]}{self.url_path}"
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
