@@ -123,12 +123,15 @@ def grade_trace(
     and other traces are not affected.
     """
     mapped: list[Trajectory] = []
+    names: list[dict[str, str]] = []
 
     def agents() -> dict[str, str]:
-        """Mapped only when a selector needs agent names no span carries; kept for grading."""
-        if not mapped:
+        """Mapped only when a selector needs agent names no span carries; kept for grading
+        (and the names for the other contracts' selectors)."""
+        if not names:
             mapped.append(map_trace(trace, conventions))
-        return mapped_agent_names(mapped[0])
+            names.append(mapped_agent_names(mapped[0]))
+        return names[0]
 
     try:
         chosen, stalled = selected_contracts(trace, contracts, agents)

@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 
 import click
 
+from otel_oracles.cli.validate import looks_like
 from otel_oracles.emit import ExplainMode, scrub_verdict
 from otel_oracles.errors import InputError
 from otel_oracles.model.result import InputProblem, RunReport, Verdict
@@ -161,8 +162,6 @@ def report_input_problems(problems: Iterable[InputProblem]) -> None:
 
 
 def _wrong_place_hint(source: str) -> str:
-    from otel_oracles.cli.validate import looks_like  # validate owns file classification
-
     name = re.sub(r"(@\d+|:\d+)$", "", source)
     what = looks_like(Path(name))
     return f" (this file looks like {what})" if what else ""

@@ -103,24 +103,32 @@ def parse_python_literal(value: Any) -> Any:
         return value
 
 
+def _string_step(ch: str, quote: str, escaped: bool) -> tuple[str, bool, bool]:
+    """Advance the string-literal state of a repr scan over ``ch``: the open quote (``""``
+    outside a literal), whether the next character is escaped, and whether ``ch`` belongs
+    to a literal (its quotes included)."""
+    if quote:
+        if escaped:
+            return quote, False, True
+        if ch == "\\":
+            return quote, True, True
+        return ("" if ch == quote else quote), False, True
+    if ch in ("'", '"'):
+        return ch, False, True
+    return "", False, False
+
+
 def _angle_end(text: str, start: int) -> int:
     """Index just past the ``>`` closing the ``<`` at ``start`` (nested ``<locals>`` and
     quoted text inside included), or ``-1`` when it is not closed."""
     depth = 0
-    quote = ""
-    escaped = False
+    quote, escaped = "", False
     for i in range(start, len(text)):
         ch = text[i]
-        if quote:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == quote:
-                quote = ""
-        elif ch in ("'", '"'):
-            quote = ch
-        elif ch == "<":
+        quote, escaped, in_string = _string_step(ch, quote, escaped)
+        if in_string:
+            continue
+        if ch == "<":
             depth += 1
         elif ch == ">":
             depth -= 1
@@ -134,21 +142,12 @@ def _without_angle_reprs(text: str) -> str:
     an enum member (``<ChatRole.USER: 'user'>``) by its value, anything else (``<State object
     at 0x...>``, ``<function f at 0x...>``) by ``None``. One pass, linear in the text."""
     out: list[str] = []
-    quote = ""
-    escaped = False
+    quote, escaped = "", False
     i = 0
     while i < len(text):
         ch = text[i]
-        if quote:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == quote:
-                quote = ""
-        elif ch in ("'", '"'):
-            quote = ch
-        elif ch == "<":
+        quote, escaped, in_string = _string_step(ch, quote, escaped)
+        if not in_string and ch == "<":
             end = _angle_end(text, i)
             if end == -1:
                 return text
