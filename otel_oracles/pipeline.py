@@ -19,6 +19,7 @@ from otel_oracles.assemble.config import DEFAULT_IDLE_SPANS
 from otel_oracles.decode import DecodedBatch, read_paths
 from otel_oracles.decode.config import DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_MESSAGE_BYTES
 from otel_oracles.grade import grade
+from otel_oracles.grade.evidence import counted_names
 from otel_oracles.grade.selector import MappedAgents, TraceSelector, selector_for
 from otel_oracles.mapping import ConventionSet, map_trace
 from otel_oracles.model.contract import Contract
@@ -273,11 +274,7 @@ def coverage_note(traces: int, unclassified: dict[str, int]) -> str | None:
     that need every span reported missing evidence there, and ``inspect`` shows them."""
     if not traces:
         return None
-    items = sorted(unclassified.items(), key=lambda kv: (-kv[1], kv[0]))
-    shown = ", ".join(f"{name} x{n}" for name, n in items[:COVERAGE_NOTE_NAMES])
-    more = len(items) - COVERAGE_NOTE_NAMES
-    if more > 0:
-        shown += f" and {more} more name(s)"
+    shown = counted_names(unclassified, COVERAGE_NOTE_NAMES)
     return (
         f"coverage: {traces} graded trace(s) hold {sum(unclassified.values())} span(s) no "
         f"convention recognised ({shown}); checks that need every span report missing "

@@ -179,12 +179,18 @@ def coverage_gap(t: Trajectory) -> str | None:
     return message
 
 
-def _coverage_message(unmapped: dict[str, int]) -> str:
-    items = sorted(unmapped.items(), key=lambda kv: (-kv[1], kv[0]))
-    shown = ", ".join(f"{name!r} x{n}" for name, n in items[:MAX_LISTED])
-    more = len(items) - MAX_LISTED
+def counted_names(counts: dict[str, int], limit: int, *, quoted: bool = False) -> str:
+    """``name x3, other x1 and 2 more name(s)``: the most frequent first, at most ``limit``."""
+    items = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    shown = ", ".join(f"{name!r} x{n}" if quoted else f"{name} x{n}" for name, n in items[:limit])
+    more = len(items) - limit
     if more > 0:
         shown += f" and {more} more name(s)"
+    return shown
+
+
+def _coverage_message(unmapped: dict[str, int]) -> str:
+    shown = counted_names(unmapped, MAX_LISTED, quoted=True)
     return (
         f"coverage: {sum(unmapped.values())} span(s) no convention recognised ({shown}) may "
         "hold what this check rules out; map them in a convention, or relax with "
