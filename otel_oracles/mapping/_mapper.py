@@ -204,7 +204,7 @@ def run_wrappers(
         common = chain if common is None else common & chain
         if not common:
             return set()
-    return {s.span_id for s in unrecognised if common is not None and s.span_id in common}
+    return {s.span_id for s in unrecognised if s.span_id in (common or ())}
 
 
 # ---- per span -----------------------------------------------------------------------------
