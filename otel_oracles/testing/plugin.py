@@ -1,5 +1,5 @@
-"""The pytest plug-in (entry point ``pytest11``): options, the trace items and the
-``grade_trace`` fixture.
+"""The pytest plug-in (entry point ``pytest11``): options, the trace items, the
+``grade_trace`` fixture and the failure-injection fixtures ``http_faults`` and ``tool_faults``.
 
 pytest imports this module at every start-up of every project where otel-oracles is
 installed, so it imports only pytest: the grading stages, the OpenTelemetry SDK and the
@@ -15,6 +15,8 @@ import pytest
 
 if TYPE_CHECKING:
     from otel_oracles.testing._fixture import TraceGrader
+    from otel_oracles.testing._http_faults import HttpFaultServer
+    from otel_oracles.testing._tool_faults import ToolFaults
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -86,3 +88,26 @@ def grade_trace(request: pytest.FixtureRequest) -> Iterator[TraceGrader]:
     settings = settings_for(request.config)
     with Recording().installed() as recording:
         yield TraceGrader(settings, recording)
+
+
+@pytest.fixture
+def http_faults() -> Iterator[HttpFaultServer]:
+    """A real HTTP server on 127.0.0.1 to point an agent's HTTP dependency at: it answers
+    each route as ``respond(path, json)`` says, and fails on cue with ``inject(kind)``
+    (timeout, empty, malformed_json, rate_limited, schema_invalid); docs/pytest.md."""
+    from otel_oracles.testing._http_faults import HttpFaultServer
+
+    server = HttpFaultServer().start()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture
+def tool_faults() -> ToolFaults:
+    """Wraps a tool callable so its first calls fail as asked:
+    ``tool_faults.wrap(search, "timeout", library="httpx")``; docs/pytest.md."""
+    from otel_oracles.testing._tool_faults import ToolFaults
+
+    return ToolFaults()
