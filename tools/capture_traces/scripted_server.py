@@ -1,5 +1,8 @@
 """The HTTP side every fake model API shares: a threaded server on 127.0.0.1 (ephemeral port)
-that reads one JSON request body and answers with the JSON its scripted ``answer`` returns.
+that reads one JSON request body and answers with the JSON its scripted ``answer`` returns
+(or, for a streaming API, the pre-encoded body, e.g. server-sent events, a ``Reply`` carries as
+``bytes``). ``GET`` requests are answered as ``POST`` ones with an empty body, for clients
+that list models before they start.
 
 Each fake (``fake_openai.py``, ``fake_anthropic.py``, ...) only says which paths it scripts and
 what the model answers there; ``with Fake(scenario) as base_url:`` serves until the block ends.
@@ -20,6 +23,7 @@ class Reply:
     """A scripted 200 answer: the JSON payload and any headers the real API sends."""
 
     payload: Any
+    """The JSON answer, or the exact body as ``bytes`` (a streamed answer sent at once)."""
     headers: dict[str, str] = field(default_factory=dict)
     content_type: str = "application/json"
 
@@ -36,12 +40,13 @@ class ScriptedServer:
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-                reply = answer(self.path, body)
+                raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                reply = answer(self.path, json.loads(raw) if raw else {})
                 if isinstance(reply, str):
                     self.send_error(404, reply)
                     return
-                data = json.dumps(reply.payload).encode()
+                payload = reply.payload
+                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", reply.content_type)
                 self.send_header("Content-Length", str(len(data)))
@@ -49,6 +54,8 @@ class ScriptedServer:
                     self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(data)
+
+            do_GET = do_POST
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass
