@@ -23,10 +23,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from otel_oracles.assemble._tree import build_trace
-from otel_oracles.model.span import SpanRecord, Trace
-
-SESSION_KEYS: tuple[str, ...] = ("gen_ai.conversation.id", "session.id")
-"""Span attributes whose shared value puts traces into one run."""
+from otel_oracles.model.span import SESSION_ATTRIBUTES, SpanRecord, Trace
 
 DEFAULT_WINDOW_SPANS = 20_000
 """Spans the join window holds (a few tens of MB; see docs/ingest.md)."""
@@ -50,16 +47,16 @@ class SessionStats:
         )
 
 
-def join_keys(trace: Trace) -> set[str]:
-    """What may tie ``trace`` to others: its own id, the traces its spans link to, and its
-    session ids."""
-    keys = {"trace:" + trace.trace_id}
-    for span in trace.spans:
+def join_keys(trace_id: str, spans: Iterable[SpanRecord]) -> set[str]:
+    """What may tie the trace ``trace_id`` (of ``spans``) to others: its own id, the traces
+    its spans link to, and its session ids (``SESSION_ATTRIBUTES``)."""
+    keys = {"trace:" + trace_id}
+    for span in spans:
         for link in span.links:
-            if link.trace_id and link.trace_id != trace.trace_id:
+            if link.trace_id and link.trace_id != trace_id:
                 keys.add("trace:" + link.trace_id)
         attrs = span.attributes
-        for key in SESSION_KEYS:
+        for key in SESSION_ATTRIBUTES:
             if key in attrs:
                 value = attrs[key]
                 if isinstance(value, str) and value:
@@ -86,7 +83,7 @@ class SessionJoiner:
     _held: int = 0
 
     def add(self, trace: Trace) -> list[Trace]:
-        keys = join_keys(trace)
+        keys = join_keys(trace.trace_id, trace.spans)
         found: list[_Group] = []
         for key in keys:
             group = self._owner.get(key)
@@ -155,7 +152,7 @@ def merge_traces(traces: list[Trace]) -> Trace:
     span of another member becomes that span's child."""
     if len(traces) == 1:
         return traces[0]
-    ordered = sorted(traces, key=_first_start)
+    ordered = sorted(traces, key=lambda t: first_start(t.spans))
     span_ids = {s.span_id for t in ordered for s in t.spans}
     spans: list[SpanRecord] = []
     for t in ordered:
@@ -178,5 +175,7 @@ def merge_traces(traces: list[Trace]) -> Trace:
     return joined
 
 
-def _first_start(trace: Trace) -> int:
-    return min((s.start_ns for s in trace.spans), default=0)
+def first_start(spans: Iterable[SpanRecord]) -> int:
+    """When the earliest of ``spans`` started: joined traces are ordered by it, and the
+    subject is named by the first."""
+    return min((s.start_ns for s in spans), default=0)

@@ -87,10 +87,18 @@ class ReadyTrace:
     """Monotonic time the trace became gradable (end of its decision wait, its age limit, or
     its eviction): the start of the completion-to-verdict latency."""
     dropped_spans: int = 0
+    members: tuple[str, ...] = ()
+    """A run joined from several traces (``online_join``): every member trace id, earliest
+    first (``trace_id`` is the first); empty for a subject of one trace."""
 
     @property
     def incomplete(self) -> bool:
         return self.reason != "complete"
+
+    @property
+    def trace_ids(self) -> tuple[str, ...]:
+        """The traces this subject holds: what the spool settles once it is graded."""
+        return self.members or (self.trace_id,)
 
 
 @dataclass(slots=True)
@@ -166,6 +174,10 @@ class OnlineAssembler:
     @property
     def buffered_traces(self) -> int:
         return len(self._all)
+
+    def holds(self, trace_id: str) -> bool:
+        """Whether ``trace_id`` is being assembled (buffered, not yet released)."""
+        return trace_id in self._all
 
     def offer(self, spans: Sequence[SpanRecord], logs: Sequence[LogRecord] = ()) -> Admission:
         """Buffer one request's spans and log records, all or nothing.

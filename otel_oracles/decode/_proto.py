@@ -16,12 +16,19 @@ from google.protobuf.message import DecodeError
 
 from otel_oracles.decode._batch import DecodedBatch
 from otel_oracles.decode._lean import LeanLogsRequest, LeanTracesRequest
-from otel_oracles.decode._transfer import RequestBody, WireSpan, logs_for_transfer, service_only
+from otel_oracles.decode._transfer import (
+    RequestBody,
+    WireSpan,
+    logs_for_transfer,
+    service_only,
+    session_attributes,
+)
 from otel_oracles.decode._values import PbAttributes, pb_any
 from otel_oracles.errors import InputError
 from otel_oracles.model.span import (
     EMPTY,
     NO_ITEMS,
+    SESSION_ATTRIBUTES,
     EventRecord,
     LinkRecord,
     LogRecord,
@@ -204,6 +211,8 @@ def traces_batch(message: Any, body: RequestBody | None = None) -> DecodedBatch:
                         )
                         code = 0
                 if body is not None:
+                    raw = span.attributes
+                    links = span.links
                     append(
                         WireSpan(
                             body,
@@ -214,6 +223,13 @@ def traces_batch(message: Any, body: RequestBody | None = None) -> DecodedBatch:
                             span.end_time_unix_nano,
                             resource,
                             scope_name,
+                            span.start_time_unix_nano,
+                            [LinkRecord(lk.trace_id.hex(), lk.span_id.hex()) for lk in links]
+                            if links
+                            else NO_ITEMS,
+                            session_attributes(PbAttributes(raw))
+                            if any(key in raw for key in SESSION_ATTRIBUTES)
+                            else EMPTY,
                         )
                     )
                     continue

@@ -22,7 +22,14 @@ import itertools
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
-from otel_oracles.model.span import EMPTY, LogRecord, SpanRecord
+from otel_oracles.model.span import (
+    EMPTY,
+    NO_ITEMS,
+    SESSION_ATTRIBUTES,
+    LinkRecord,
+    LogRecord,
+    SpanRecord,
+)
 
 BodyKind = Literal["proto-traces", "proto-logs", "json"]
 
@@ -46,13 +53,16 @@ class WireSpan:
     Pickled on its own it becomes the full ``SpanRecord`` (``span_in_body``)."""
 
     __slots__ = (
+        "attributes",
         "body",
         "end_ns",
         "index",
+        "links",
         "parent_span_id",
         "resource",
         "scope_name",
         "span_id",
+        "start_ns",
         "trace_id",
     )
 
@@ -66,6 +76,9 @@ class WireSpan:
         end_ns: int,
         resource: Mapping[str, Any],
         scope_name: str,
+        start_ns: int = 0,
+        links: list[LinkRecord] = NO_ITEMS,
+        attributes: Mapping[str, Any] = EMPTY,
     ) -> None:
         self.body = body
         self.index = index
@@ -75,6 +88,12 @@ class WireSpan:
         self.end_ns = end_ns
         self.resource = resource
         self.scope_name = scope_name
+        # What joining runs split over traces reads (``assemble.online_join``): the start
+        # (subjects are named by their earliest trace), the links (without attributes) and
+        # only the ``SESSION_ATTRIBUTES`` of the span's attributes.
+        self.start_ns = start_ns
+        self.links = links
+        self.attributes = attributes
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (span_in_body, (self.body.kind, self.body.payload, self.index))
@@ -176,9 +195,23 @@ def spans_for_transfer(spans: list[SpanRecord], body: RequestBody) -> list[WireS
             s.end_ns,
             service_of(s.resource),
             s.scope_name,
+            s.start_ns,
+            _bare_links(s.links),
+            session_attributes(s.attributes),
         )
         for i, s in enumerate(spans)
     ]
+
+
+def session_attributes(attributes: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The ``SESSION_ATTRIBUTES`` among ``attributes`` (a ``WireSpan`` keeps only these)."""
+    found = {key: attributes[key] for key in SESSION_ATTRIBUTES if key in attributes}
+    return found or EMPTY
+
+
+def _bare_links(links: list[LinkRecord]) -> list[LinkRecord]:
+    """Links without their attributes (which would keep views into the request alive)."""
+    return [LinkRecord(ln.trace_id, ln.span_id) for ln in links] if links else NO_ITEMS
 
 
 def _service_memo() -> Callable[[Mapping[str, Any]], Mapping[str, Any]]:

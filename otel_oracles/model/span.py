@@ -18,6 +18,10 @@ from typing import Any
 
 EMPTY: Mapping[str, Any] = MappingProxyType({})
 
+SESSION_ATTRIBUTES: tuple[str, ...] = ("gen_ai.conversation.id", "session.id")
+"""Span attributes whose shared value puts traces into one agent run (``assemble`` joins
+them); ``decode`` keeps them on the lightweight spans ``serve`` assembles."""
+
 
 def _empty_again() -> Mapping[str, Any]:
     return EMPTY
