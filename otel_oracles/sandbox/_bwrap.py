@@ -6,22 +6,38 @@ interpreter's prefixes (so ``python`` is the interpreter running otel-oracles, D
 section 5), a private ``/proc``, a minimal ``/dev``, a size-capped private ``/tmp``, and
 the workspace: the only writable host path. The network namespace has nothing but its own
 loopback, which reaches no host service. The command sees uid/gid 65534 and an
-environment built from scratch. ``--die-with-parent`` and the PID namespace tie every
-process to bubblewrap: when it ends (the command exited, or it was killed on timeout), the
-kernel kills everything left inside, daemons that called ``setsid`` included.
+environment built from scratch.
+
+The kernel does not apply the process-count limit (``RLIMIT_NPROC``) to processes that are
+root on the host, and in a user namespace made by a root grader the sandbox's user *is* host
+root. So when otel-oracles runs as root, bubblewrap makes no user namespace: the sandbox
+keeps only ``CAP_SETUID``/``CAP_SETGID`` (and ``no_new_privs``), and the launcher
+(``_run._LAUNCHER``) switches to an unused host uid (``host_uid_for_run``) before the
+command starts, so the limit counts that uid's processes: the sandbox's own.
+
+``--die-with-parent`` and the PID namespace tie every process to bubblewrap: when it ends
+(the command exited, or it was killed on timeout), the kernel kills everything left inside,
+daemons that called ``setsid`` included.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 SANDBOX_UID = 65534
 """``nobody``: the command runs as no one in particular inside its user namespace."""
+HOST_UID_BASE = 1_879_048_192
+"""Start of the host uids a root grader's commands run as, one per run: systemd leaves
+1879048192-2147483647 unassigned, so no account or service shares their process counts."""
+HOST_UID_SPAN = 1 << 24
+_RUNS = itertools.count()
 
 INSTALL_HINT = (
     "install it (apt-get install bubblewrap), or pass --unsafe-run-commands to run "
@@ -45,17 +61,71 @@ def bwrap_path() -> str | None:
     return shutil.which("bwrap")
 
 
-@functools.cache
-def sandbox_problem() -> str | None:
-    """Why the sandbox cannot run here (one sentence naming the fix), or None when it can.
+@dataclass(frozen=True, slots=True)
+class Launch:
+    """How bubblewrap is started on this host."""
 
-    Probed once per process by starting a sandbox that runs ``true``: bubblewrap may be
-    installed and still refused user namespaces by the kernel or a container runtime.
-    """
+    as_root: bool
+    """Started as root without a user namespace; the launcher switches to
+    ``host_uid_for_run()`` (the only way ``RLIMIT_NPROC`` holds for a root grader)."""
+    process_limit_problem: str | None = None
+    """Why ``RLIMIT_NPROC`` does not hold for the command, or None when it does."""
+
+
+def host_uid_for_run() -> int:
+    """A host uid (and gid) for one command of a root grader: unused by accounts, and
+    different for concurrent runs (per process and per call), so each sandbox's processes
+    are counted apart."""
+    return HOST_UID_BASE + (os.getpid() * 4096 + next(_RUNS)) % HOST_UID_SPAN
+
+
+def sandbox_problem() -> str | None:
+    """Why the sandbox cannot run here (one sentence naming the fix), or None when it can."""
+    return _probe()[0]
+
+
+def sandbox_launch() -> Launch:
+    """How to start bubblewrap here (meaningful when ``sandbox_problem()`` is None)."""
+    return _probe()[1]
+
+
+@functools.cache
+def _probe() -> tuple[str | None, Launch]:
+    """Probed once per process by starting a sandbox that runs ``true``: bubblewrap may be
+    installed and still refused namespaces by the kernel or a container runtime. As root,
+    first without a user namespace; when only the user-namespace form works, the sandbox
+    runs that way and every command's result says that the process-count limit does not
+    hold."""
     exe = bwrap_path()
+    unprivileged = Launch(as_root=False)
     if exe is None:
-        return f"no sandbox: bubblewrap (bwrap) is not installed; {INSTALL_HINT}"
-    probe = sandbox_argv(exe, Path("/"), {"PATH": "/usr/bin:/bin"}, tmp_bytes=1024 * 1024)
+        return f"no sandbox: bubblewrap (bwrap) is not installed; {INSTALL_HINT}", unprivileged
+    if os.geteuid() == 0:
+        failed_as_root = (
+            _probe_as(exe, as_root=True)
+            if _supports("--perms")
+            else "this bubblewrap has no --perms"
+        )
+        if failed_as_root is None:
+            return None, Launch(as_root=True)
+    failed = _probe_as(exe, as_root=False)
+    if failed is not None:
+        return f"no sandbox: bubblewrap failed ({failed}); {INSTALL_HINT}", unprivileged
+    if os.geteuid() != 0:
+        return None, unprivileged
+    why = (
+        "not enforced: otel-oracles runs as root, which the kernel exempts from RLIMIT_NPROC, "
+        f"and bubblewrap failed without a user namespace ({failed_as_root}); the sandbox "
+        "still ends every process when the command ends"
+    )
+    return None, Launch(as_root=False, process_limit_problem=why)
+
+
+def _probe_as(exe: str, *, as_root: bool) -> str | None:
+    """Why a sandbox running ``true`` fails, or None when it works."""
+    probe = sandbox_argv(
+        exe, Path("/"), {"PATH": "/usr/bin:/bin"}, tmp_bytes=1024 * 1024, as_root=as_root
+    )
     try:
         done = subprocess.run(
             [*probe, "true"],
@@ -65,11 +135,10 @@ def sandbox_problem() -> str | None:
             check=False,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"no sandbox: bubblewrap failed ({exc}); {INSTALL_HINT}"
+        return str(exc)[:80]
     if done.returncode != 0:
         why = done.stderr.decode("utf-8", errors="replace").strip().splitlines()
-        detail = why[0] if why else f"exit code {done.returncode}"
-        return f"no sandbox: bubblewrap failed ({detail[:80]}); {INSTALL_HINT}"
+        return (why[0] if why else f"exit code {done.returncode}")[:80]
     return None
 
 
@@ -121,39 +190,60 @@ def _system_binds() -> list[str]:
     return args
 
 
-def sandbox_argv(exe: str, workspace: Path, env: dict[str, str], *, tmp_bytes: int) -> list[str]:
-    """bubblewrap's argv up to (not including) the command, for ``workspace`` and ``env``."""
-    args = [
-        exe,
-        "--unshare-user",
+def _parents(path: str, made: set[str]) -> list[str]:
+    """``--dir`` (mode 0755) for each ancestor of ``path`` not made yet: bubblewrap run as
+    root creates a bind's missing parents mode 0700, which the command's uid cannot enter."""
+    args: list[str] = []
+    parts = Path(path).parts[1:-1]
+    for i in range(len(parts)):
+        parent = "/" + "/".join(parts[: i + 1])
+        if parent not in made:
+            made.add(parent)
+            args += ["--perms", "0755", "--dir", parent]
+    return args
+
+
+def sandbox_argv(
+    exe: str, workspace: Path, env: dict[str, str], *, tmp_bytes: int, as_root: bool = False
+) -> list[str]:
+    """bubblewrap's argv up to (not including) the command, for ``workspace`` and ``env``.
+
+    ``as_root``: for bubblewrap started as root, no user namespace; the sandbox keeps only
+    the capabilities the launcher needs to switch to its host uid."""
+    args = [exe]
+    if as_root:
+        args += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    else:
+        args += ["--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
+        if _supports("--disable-userns"):
+            args.append("--disable-userns")
+    args += [
         "--unshare-pid",
         "--unshare-net",
         "--unshare-ipc",
         "--unshare-uts",
         "--unshare-cgroup-try",
-        "--uid",
-        str(SANDBOX_UID),
-        "--gid",
-        str(SANDBOX_UID),
         "--hostname",
         "sandbox",
         "--die-with-parent",
         "--new-session",
     ]
-    if _supports("--disable-userns"):
-        args.append("--disable-userns")
     args += _system_binds()
     args += ["--proc", "/proc", "--dev", "/dev"]
     if _supports("--size"):
         args += ["--size", str(tmp_bytes)]
+    if _supports("--perms"):
+        args += ["--perms", "1777"]
     args += ["--tmpfs", "/tmp"]
-    for d in interpreter_dirs():
-        args += ["--ro-bind", d, d]
+    made = {"/proc", "/dev", "/tmp", *_SYSTEM_DIRS}
     ws = str(workspace)
-    if ws != "/":
-        args += ["--bind", ws, ws]
+    for d in [*interpreter_dirs(), *([ws] if ws != "/" else [])]:
+        if as_root:
+            args += _parents(d, made)
+        made.add(d)
+        args += ["--bind" if d == ws else "--ro-bind", d, d]
     # Everything outside the workspace and /tmp is read-only, the new root included.
-    args += ["--remount-ro", "/", "--chdir", ws, "--clearenv"]
+    args += ["--remount-ro", "/", "--clearenv"]
     for key, value in env.items():
         args += ["--setenv", key, value]
     return args

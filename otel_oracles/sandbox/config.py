@@ -19,8 +19,8 @@ MiB of mappings; 2 GiB leaves room and still stops a runaway allocation."""
 DEFAULT_FILE_SIZE_BYTES = 256 * 1024**2
 """Largest file a command may write (RLIMIT_FSIZE)."""
 DEFAULT_PROCESSES = 256
-"""Processes per user (RLIMIT_NPROC). The kernel does not apply it to processes whose real
-user on the host is root; the PID namespace still ends every one of them (docs/security.md)."""
+"""Processes per sandbox (RLIMIT_NPROC, counted for the sandbox's own host uid; a root
+grader's commands run as an unused uid for this, docs/security.md)."""
 DEFAULT_OUTPUT_BYTES = 64 * 1024
 """Bytes kept of each of stdout and stderr at the start, and again at the end; the middle is
 counted, not kept."""

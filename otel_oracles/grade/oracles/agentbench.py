@@ -107,6 +107,7 @@ class TestMustPass(OracleCheck):
             "executed": command,
             "exit_code": run.exit_code,
             "sandboxed": run.sandboxed,
+            "process_limit": run.process_limit_problem or "enforced",
             "stderr": run.stderr,
             "stdout": run.stdout,
             "stdout_bytes": run.stdout_bytes,
