@@ -14,21 +14,23 @@ from otel_oracles.mapping._loader import (
     load_conventions,
 )
 from otel_oracles.mapping._mapper import RUN_WRAPPER, map_trace
-from otel_oracles.mapping._parsers import PARSERS
 from otel_oracles.mapping.config import Condition, ConventionFile, Covers, Match, Rule, Source
+from otel_oracles.mapping.parsers import Parser, ParserRegistry, load_parsers
 
 __all__ = [
-    "PARSERS",
     "RUN_WRAPPER",
     "Condition",
     "ConventionFile",
     "ConventionSet",
     "Covers",
     "Match",
+    "Parser",
+    "ParserRegistry",
     "Rule",
     "Source",
     "builtin_dir",
     "load_convention_file",
     "load_conventions",
+    "load_parsers",
     "map_trace",
 ]

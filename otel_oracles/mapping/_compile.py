@@ -17,9 +17,9 @@ from typing import Any
 
 from otel_oracles import safe_regex
 from otel_oracles.mapping._loader import ConventionSet
-from otel_oracles.mapping._parsers import PARSERS, Parser, apply_parsers
 from otel_oracles.mapping._tool_results import ToolResultRules, tool_result_rules
 from otel_oracles.mapping.config import SPAN_KINDS, Condition, Match, Rule, Source
+from otel_oracles.mapping.parsers import Parser
 from otel_oracles.model.span import SpanRecord, StatusCode
 
 log = logging.getLogger(__name__)
@@ -227,7 +227,8 @@ def compile_source(src: Source) -> Extractor:
 @dataclass(slots=True)
 class CompiledSource:
     extract: Extractor
-    parse: tuple[str, ...]
+    parse: Parser | None
+    """The source's ``parse:`` chain, resolved through the set's parser registry."""
     attr: str | None = None
     """Set for plain ``attr`` sources: absent keys are skipped without calling ``extract``."""
     events: bool = False
@@ -496,7 +497,7 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
                 name: [
                     CompiledSource(
                         compile_source(s),
-                        tuple(s.parse),
+                        conventions.parsers.chain(s.parse),
                         s.attr if s.event is None else None,
                         s.event is not None,
                         s.key,
@@ -568,16 +569,6 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
     )
 
 
-def _parser(names: tuple[str, ...]) -> Parser | None:
-    """One callable for a source's ``parse:`` chain: the parser itself when there is one
-    (``read_fields`` treats its exceptions as ``apply_parsers`` does), else the chain."""
-    if not names:
-        return None
-    if len(names) == 1:
-        return PARSERS[names[0]]
-    return functools.partial(apply_parsers, names)
-
-
 def _keyed(parse: Parser | None, key: str | None) -> Parser | None:
     """``parse`` (if any), then the value under ``key`` of the object it yields (``None``,
     i.e. no value, for anything else): a source's ``key:``."""
@@ -596,39 +587,13 @@ def _plan(fields: dict[str, list[CompiledSource]], with_events: bool) -> Plan:
     plan = []
     for name, sources in fields.items():
         steps = tuple(
-            (src.attr, src.extract, _keyed(_parser(src.parse), src.key))
+            (src.attr, src.extract, _keyed(src.parse, src.key))
             for src in sources
             if with_events or not src.events
         )
         if steps:
             plan.append((name, steps))
     return tuple(plan)
-
-
-def first_value(
-    sources: list[CompiledSource], view: SpanView, placeholders: frozenset[str]
-) -> tuple[Any, bool]:
-    """(value, redacted): the first source with a usable value, in order. A placeholder
-    (``__REDACTED__``, empty string...) is remembered but later sources are still tried; if
-    nothing better turns up the field is ``None`` and flagged redacted."""
-    redacted = False
-    keys = view.keys
-    for src in sources:
-        if src.attr is not None and src.attr not in keys:
-            continue
-        raw = src.extract(view)
-        if raw is MISSING or raw is None:
-            continue
-        if isinstance(raw, str) and raw in placeholders:
-            redacted = True
-            continue
-        value = apply_parsers(src.parse, raw) if src.parse else raw
-        if src.key is not None:
-            value = value.get(src.key) if isinstance(value, dict) else None
-        if value is None:
-            continue
-        return value, False
-    return None, redacted
 
 
 def read_fields(
@@ -640,9 +605,11 @@ def read_fields(
     redacted: set[str],
     plan: Plan | None = None,
 ) -> None:
-    """``first_value`` for every field of the rule (or of ``plan``), into ``fields`` /
-    ``redacted``: the same sources in the same order, in one loop (mapping's hot path: ~7
-    fields per span). The rule's ``deferred`` fields are not read here."""
+    """For every field of the rule (or of ``plan``), the first source with a usable value,
+    in order, into ``fields`` / ``redacted`` (mapping's hot path: ~7 fields per span). A
+    placeholder (``__REDACTED__``, empty string...) is remembered but later sources are
+    still tried; if nothing better turns up the field stays unset and, for a content
+    field, is flagged redacted. The rule's ``deferred`` fields are not read here."""
     keys = view.keys
     span = view.span
     # Straight from the (lazy) mapping, past SpanView's memo: a field rarely reads a key
@@ -669,7 +636,7 @@ def read_fields(
             else:
                 try:
                     value = parse(raw)
-                except Exception:  # as in apply_parsers: a parser bug is "no value"
+                except Exception:  # a parser bug (or plug-in's) is "no value", logged
                     log.debug("parser %s failed", _name(parse), exc_info=True)
                     continue
                 if value is None:

@@ -8,26 +8,52 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from otel_oracles.config_yaml import load_yaml, read_config_bytes
 from otel_oracles.errors import ConventionError
 from otel_oracles.mapping.config import ConventionFile, Rule
+from otel_oracles.mapping.parsers import ParserRegistry, load_parsers
 from otel_oracles.model.contract import describe_validation_error
 
 SUFFIXES: tuple[str, ...] = (".yaml", ".yml")
 """libyaml's safe loader when PyYAML was built with it: 10x faster than the pure-Python one."""
 
 
-class ConventionSet(BaseModel):
-    """Every mapping file in effect, highest priority first. Compiled once, on first use, into
-    match predicates and field extractors (see ``_compile``); share one set across traces."""
+def parser_problems(conv: ConventionFile, parsers: ParserRegistry) -> list[str]:
+    """One message per ``parse:`` name that ``parsers`` cannot supply, located by key path
+    (``rules[0].fields.tool[0].parse: unknown parser 'jsn' (did you mean 'json'?); ...``)."""
+    problems = []
+    for i, rule in enumerate(conv.rules):
+        for field_name, sources in rule.fields.items():
+            for j, src in enumerate(sources):
+                for name in src.parse:
+                    problem = parsers.problem(name)
+                    if problem is not None:
+                        problems.append(f"rules[{i}].fields.{field_name}[{j}].parse: {problem}")
+    return problems
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+
+class ConventionSet(BaseModel):
+    """Every mapping file in effect, highest priority first, and the parsers they may name.
+    Compiled once, on first use, into match predicates and field extractors (see
+    ``_compile``); share one set across traces."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
 
     files: list[ConventionFile]
+    parsers: ParserRegistry = Field(default_factory=load_parsers)
+    """What ``parse:`` names mean: built-ins plus the plug-ins installed at load time."""
     _compiled: Any = PrivateAttr(default=None)
     _final_answer_tools: tuple[str, ...] | None = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _parsers_known(self) -> ConventionSet:
+        for conv in self.files:
+            problems = parser_problems(conv, self.parsers)
+            if problems:
+                raise ConventionError("; ".join(problems), conv.source)
+        return self
 
     def file(self, name: str) -> ConventionFile | None:
         return next((f for f in self.files if f.name == name), None)
@@ -62,8 +88,9 @@ def builtin_dir() -> Path:
     return Path(str(importlib.resources.files("otel_oracles") / "conventions"))
 
 
-def load_convention_file(path: Path) -> ConventionFile:
-    """Read and validate one mapping file; errors name the file and the key path."""
+def load_convention_file(path: Path, parsers: ParserRegistry | None = None) -> ConventionFile:
+    """Read and validate one mapping file; errors name the file and the key path. ``parse:``
+    names are checked against ``parsers`` (default: built-ins plus installed plug-ins)."""
     source = str(path)
     try:
         data = load_yaml(read_config_bytes(path).decode("utf-8"))
@@ -81,9 +108,13 @@ def load_convention_file(path: Path) -> ConventionFile:
         raise ConventionError("expected a mapping at the top level", source)
     data = {"name": path.stem, **data, "source": source}
     try:
-        return ConventionFile.model_validate(data)
+        conv = ConventionFile.model_validate(data)
     except ValidationError as exc:
         raise ConventionError(describe_validation_error(exc), source) from None
+    problems = parser_problems(conv, load_parsers() if parsers is None else parsers)
+    if problems:
+        raise ConventionError("; ".join(problems), source)
+    return conv
 
 
 def _files_in(path: Path) -> list[Path]:
@@ -98,19 +129,21 @@ def load_conventions(extra_dirs: Sequence[Path | str] = ()) -> ConventionSet:
     """The bundled mapping files plus those in ``extra_dirs`` (files or directories).
 
     A user file whose ``name`` equals a bundled one replaces it; any other is added. Raises
-    ``ConventionError`` naming the file and key path for the first invalid file, and for an
-    ``extends`` that names no rule.
+    ``ConventionError`` naming the file and key path for the first invalid file (a ``parse:``
+    name that no built-in or installed plug-in registers included), and for an ``extends``
+    that names no rule. Parser plug-ins are discovered once, here.
     """
+    parsers = load_parsers()
     by_name: dict[str, ConventionFile] = {}
     for path in _files_in(builtin_dir()):
-        conv = load_convention_file(path)
+        conv = load_convention_file(path, parsers)
         by_name[conv.name] = conv
     for extra in extra_dirs:
         for path in _files_in(Path(extra)):
-            conv = load_convention_file(path)
+            conv = load_convention_file(path, parsers)
             by_name[conv.name] = conv
     files = sorted(by_name.values(), key=lambda f: (-f.priority, f.name))
-    result = ConventionSet(files=files)
+    result = ConventionSet(files=files, parsers=parsers)
     for conv in files:
         for i, rule in enumerate(conv.rules):
             if rule.extends is not None and result.rule(rule.extends) is None:

@@ -41,14 +41,14 @@ from otel_oracles.mapping._compile import (
     read_keep,
 )
 from otel_oracles.mapping._loader import ConventionSet
-from otel_oracles.mapping._parsers import (
+from otel_oracles.mapping._stacked import merge_stacked_generations
+from otel_oracles.mapping._tool_results import ToolResultRules, error_type_of, message_result
+from otel_oracles.mapping.parsers.scalars import (
     parse_int,
     parse_json_or_text,
     parse_string,
     parse_string_list,
 )
-from otel_oracles.mapping._stacked import merge_stacked_generations
-from otel_oracles.mapping._tool_results import ToolResultRules, error_type_of, message_result
 from otel_oracles.model.span import SpanRecord, StatusCode, Trace
 from otel_oracles.model.step import (
     COMMAND_KEYS,

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from otel_oracles import safe_regex
-from otel_oracles.mapping._literal import parse_python_literal
-from otel_oracles.mapping._parsers import parse_json, parse_json_or_text, parse_string
 from otel_oracles.mapping.config import ConventionFile
+from otel_oracles.mapping.parsers.python_literals import parse_python_literal
+from otel_oracles.mapping.parsers.scalars import parse_json, parse_json_or_text, parse_string
 
 PATTERN_WINDOW = 512
 """Characters of a text result the declared patterns see (anchored at its start)."""

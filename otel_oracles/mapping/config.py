@@ -20,7 +20,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from otel_oracles import safe_regex
-from otel_oracles.mapping._parsers import PARSERS
 
 StepName = Literal[
     "tool_call", "generation", "agent", "handoff", "retrieval", "other", "none"
@@ -136,7 +135,9 @@ class Source(_Strict):
     """Where one field value may come from. Exactly one of ``attr``, ``attrs``,
     ``attr_prefix``, ``event``, ``span_name``, ``status_message``, ``child_attr``, ``const``;
     ``event`` may be combined with ``attr`` (that attribute of the event) or ``body``.
-    ``parse`` names parsers applied in order (see ``otel_oracles.mapping._parsers``)."""
+    ``parse`` names parsers applied in order, by their registered names (built-ins in
+    ``otel_oracles.mapping.parsers``, plug-ins by entry point); the names are checked
+    against the registry when the file is loaded (``parser_problems``)."""
 
     attr: str | None = None
     attrs: list[str] | None = None
@@ -160,14 +161,6 @@ class Source(_Strict):
     ``coworker`` of a delegation tool's JSON arguments); no value when there is none."""
 
     _check_span_name = field_validator("span_name")(_check_regex)
-
-    @field_validator("parse")
-    @classmethod
-    def _known_parsers(cls, value: list[str]) -> list[str]:
-        bad = [name for name in value if name not in PARSERS]
-        if bad:
-            raise ValueError(f"unknown parser(s) {bad}; known: {sorted(PARSERS)}")
-        return value
 
     @field_validator("event", "parse", mode="before")
     @classmethod

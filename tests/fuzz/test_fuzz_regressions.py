@@ -129,7 +129,7 @@ def test_json_text_nested_past_the_encoders_recursion_is_no_string() -> None:
     (orjson allows 1024 levels) and then failed to encode back as the step's text."""
     import orjson
 
-    from otel_oracles.mapping._parsers import parse_json, parse_string
+    from otel_oracles.mapping.parsers.scalars import parse_json, parse_string
 
     deep = parse_json("[" * 1000 + "1" + "]" * 1000)
     assert parse_string(deep) is None

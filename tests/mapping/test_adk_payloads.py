@@ -11,9 +11,11 @@ import pytest
 
 from otel_oracles.assemble._tree import build_trace
 from otel_oracles.mapping import load_conventions, map_trace
-from otel_oracles.mapping._parsers import apply_parsers
+from otel_oracles.mapping.parsers import builtin_parsers
 from otel_oracles.model.span import SpanRecord
 from otel_oracles.model.step import Step
+
+apply_parsers = builtin_parsers().apply
 
 TRACE = "0" * 31 + "8"
 AGENT, TOOL = "a" * 16, "b" * 16

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import json
 
-from otel_oracles.mapping._parsers import PARSERS
+from otel_oracles.mapping.parsers import builtin_parsers
+
+PARSERS = builtin_parsers()
+
 
 bind = PARSERS["bound_call_arguments"]
 SMOL_PARAMS = json.dumps({"answer": {"type": "any"}, "note": {"type": "string"}})

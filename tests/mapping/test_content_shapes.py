@@ -13,21 +13,22 @@ import pytest
 
 from otel_oracles.assemble._tree import build_trace
 from otel_oracles.mapping import load_conventions, map_trace
-from otel_oracles.mapping._literal import (
+from otel_oracles.mapping.parsers import builtin_parsers
+from otel_oracles.mapping.parsers.otel_genai import parse_genai_messages, parse_legacy_choice_events
+from otel_oracles.mapping.parsers.providers import (
+    content_parts,
+    parse_model_request,
+    parse_model_response,
+)
+from otel_oracles.mapping.parsers.python_literals import (
     MAX_LITERAL_CHARS,
     MAX_LITERAL_DEPTH,
     parse_python_literal,
 )
-from otel_oracles.mapping._parsers import (
-    apply_parsers,
-    content_parts,
-    parse_genai_messages,
-    parse_legacy_choice_events,
-    parse_model_request,
-    parse_model_response,
-)
 from otel_oracles.model.span import EventRecord, SpanRecord
 from otel_oracles.model.step import StepKind
+
+apply_parsers = builtin_parsers().apply
 
 TRACE = "0" * 31 + "1"
 

@@ -10,14 +10,15 @@ import json
 
 import pytest
 
-from otel_oracles.mapping._parsers import (
-    apply_parsers,
-    content_parts,
-    parse_block_value,
+from otel_oracles.mapping.parsers import builtin_parsers
+from otel_oracles.mapping.parsers.otel_genai import (
     parse_legacy_choice_events,
     parse_legacy_input_events,
 )
+from otel_oracles.mapping.parsers.providers import content_parts, parse_block_value
 from otel_oracles.model.span import EventRecord
+
+apply_parsers = builtin_parsers().apply
 
 DOCS = {"documents": [{"id": "doc-42", "text": "30 days"}]}
 

@@ -9,13 +9,15 @@ from typing import Any
 
 import pytest
 
-from otel_oracles.mapping._parsers import (
-    PARSERS,
-    apply_parsers,
+from otel_oracles.mapping.parsers import builtin_parsers
+from otel_oracles.mapping.parsers.langgraph import (
     parse_langchain_message_content,
     parse_langchain_tool_input,
     parse_object_only,
 )
+
+apply_parsers = builtin_parsers().apply
+PARSERS = builtin_parsers()
 
 DOCS = {"documents": [{"id": "doc-42", "text": "30 days"}]}
 CALLBACK_INPUT = {

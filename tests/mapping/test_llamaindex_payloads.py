@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from otel_oracles.mapping._parsers import (
-    apply_parsers,
-    parse_handoff_target,
-    parse_llamaindex_tool_output,
-)
+from otel_oracles.mapping.parsers import builtin_parsers
+from otel_oracles.mapping.parsers.handoffs import parse_handoff_target
+from otel_oracles.mapping.parsers.llama_index import parse_llamaindex_tool_output
+
+apply_parsers = builtin_parsers().apply
 
 DOCS = {"documents": [{"id": "doc-42", "text": "30 days"}]}
 

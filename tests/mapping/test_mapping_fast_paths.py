@@ -9,7 +9,7 @@ from typing import Any
 
 from otel_oracles.assemble import build_trace
 from otel_oracles.mapping import load_conventions, map_trace
-from otel_oracles.mapping._parsers import parse_genai_messages
+from otel_oracles.mapping.parsers.otel_genai import parse_genai_messages
 from otel_oracles.model.span import SpanRecord
 from otel_oracles.model.step import StepKind
 

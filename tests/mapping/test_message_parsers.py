@@ -7,20 +7,20 @@ from __future__ import annotations
 
 import json
 
-from otel_oracles.mapping._parsers import (
-    apply_parsers,
+from otel_oracles.mapping.parsers import builtin_parsers
+from otel_oracles.mapping.parsers.openai_agents import parse_openai_agents_repr_tool_calls
+from otel_oracles.mapping.parsers.openinference import parse_openinference_documents
+from otel_oracles.mapping.parsers.openllmetry import parse_traceloop_entity_input
+from otel_oracles.mapping.parsers.otel_genai import (
     parse_genai_messages,
     parse_legacy_choice_events,
     parse_legacy_input_events,
-    parse_openai_agents_repr_tool_calls,
-    parse_openai_choices,
-    parse_openai_messages,
-    parse_openinference_documents,
-    parse_traceloop_entity_input,
-    parse_vercel_messages,
-    parse_vercel_response,
 )
+from otel_oracles.mapping.parsers.providers import parse_openai_choices, parse_openai_messages
+from otel_oracles.mapping.parsers.vercel_ai_sdk import parse_vercel_messages, parse_vercel_response
 from otel_oracles.model.span import EventRecord
+
+apply_parsers = builtin_parsers().apply
 
 
 def test_v126_prompt_attribute_is_openai_messages() -> None:

@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import json
 
-from otel_oracles.mapping._literal import MAX_LITERAL_CHARS, parse_python_repr
-from otel_oracles.mapping._parsers import (
-    parse_dspy_adapter_output,
-    parse_haystack_messages,
-)
+from otel_oracles.mapping.parsers.dspy import parse_dspy_adapter_output
+from otel_oracles.mapping.parsers.haystack import parse_haystack_messages
+from otel_oracles.mapping.parsers.python_literals import MAX_LITERAL_CHARS, parse_python_repr
 
 ASSISTANT = (
     "ChatMessage(_role=<ChatRole.ASSISTANT: 'assistant'>, _content=[ToolCall("

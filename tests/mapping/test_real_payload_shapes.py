@@ -11,12 +11,9 @@ from typing import Any
 import pytest
 
 from otel_oracles.mapping import load_conventions, map_trace
-from otel_oracles.mapping._literal import parse_python_literal
-from otel_oracles.mapping._parsers import (
-    parse_model_request,
-    parse_model_response,
-    parse_openinference_messages,
-)
+from otel_oracles.mapping.parsers.openinference import parse_openinference_messages
+from otel_oracles.mapping.parsers.providers import parse_model_request, parse_model_response
+from otel_oracles.mapping.parsers.python_literals import parse_python_literal
 from otel_oracles.model.result import InputProblem
 from otel_oracles.model.span import Trace
 from otel_oracles.model.step import StepKind

@@ -15,7 +15,10 @@ costs at most a bounded parse.
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 from typing import Any
+
+from otel_oracles.mapping.parsers._registry import Parser
 
 MAX_LITERAL_CHARS = 256 * 1024
 """Longer text is left as text (a tool payload of this size is not arguments worth reading)."""
@@ -209,3 +212,10 @@ def parse_python_repr(value: Any) -> Any:
     if node is None:
         return value
     return _object_value(node)
+
+
+PARSERS: Mapping[str, Parser] = {
+    "python_literal": parse_python_literal,
+    "python_repr": parse_python_repr,
+}
+"""Registered names (``parse: [json, python_literal]``) -> parser."""

@@ -1,0 +1,217 @@
+"""OTel GenAI semantic conventions (``conventions/otel-genai.yaml``): the v1.37+ parts format,
+system instructions, retrieval documents, and the v1.28-era per-message events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from otel_oracles.mapping.parsers._registry import Parser
+from otel_oracles.mapping.parsers.messages import (
+    Message,
+    normalize_arguments,
+    text_part,
+    tool_response_part,
+)
+from otel_oracles.mapping.parsers.providers import (
+    FOREIGN_BLOCKS,
+    ROLES,
+    block_part,
+    openai_message,
+)
+from otel_oracles.mapping.parsers.scalars import (
+    parse_json,
+)
+from otel_oracles.model.span import EventRecord
+
+
+def parse_genai_messages(value: Any) -> list[Message] | None:
+    """``gen_ai.input.messages`` / ``gen_ai.output.messages``: a JSON string or a structured
+    AnyValue array of ``{role, parts[], finish_reason?}``. Tool-call arguments given as JSON
+    strings (pydantic-ai does this) are parsed to objects."""
+    fresh = isinstance(value, str | bytes)  # decoded here: its dicts are ours to keep
+    value = parse_json(value)
+    if isinstance(value, dict):
+        value = [value]
+    if not isinstance(value, list):
+        return None
+    out: list[Message] = []
+    for msg in value:
+        if not isinstance(msg, dict):
+            continue
+        raw_parts = msg.get("parts")
+        if not isinstance(raw_parts, list) and ("content" in msg or "tool_calls" in msg):
+            out.append(openai_message(msg))  # a provider message where a GenAI one belongs
+            continue
+        parts = []
+        changed = False
+        for part in raw_parts if isinstance(raw_parts, list) else []:
+            if not isinstance(part, dict):
+                changed = True
+                continue
+            kind = part.get("type")
+            if kind == "tool_call" and isinstance(part.get("arguments"), str):
+                part = {**part, "arguments": normalize_arguments(part["arguments"])}
+                changed = True
+            elif kind == "tool_call_response" and "response" not in part and "result" in part:
+                # pydantic-ai (and semconv examples before #323) write ``result``.
+                part = {k: v for k, v in part.items() if k != "result"} | {
+                    "response": part["result"]
+                }
+                changed = True
+            elif (
+                kind is None
+                or (isinstance(kind, str) and kind in FOREIGN_BLOCKS)
+                or (kind == "text" and "text" in part)
+            ):
+                # Provider blocks where GenAI parts belong (frameworks that dump the SDK's
+                # own message objects into gen_ai.*.messages).
+                converted = block_part(part)
+                changed = True
+                if converted is None:
+                    continue
+                part = converted
+            parts.append(part)
+        role = msg.get("role")
+        if isinstance(role, str) and role in ROLES:
+            changed = True
+        if fresh and not changed and _canonical(msg, raw_parts):
+            # Freshly decoded JSON already in the normalized shape: keep it as it is.
+            out.append(msg)
+            continue
+        norm: Message = {"role": ROLES.get(role, role) if isinstance(role, str) else role}
+        norm["parts"] = parts
+        for key in ("finish_reason", "name"):
+            if msg.get(key) is not None:
+                norm[key] = msg[key]
+        out.append(norm)
+    return out
+
+
+_CANONICAL_KEYS: tuple[tuple[str, ...], ...] = (
+    ("role", "parts"),
+    ("role", "parts", "finish_reason"),
+)
+
+
+def _canonical(msg: dict[str, Any], parts: Any) -> bool:
+    """``msg`` equals what ``parse_genai_messages`` would build from it (same keys in the
+    same order, a real ``parts`` list, no ``None`` finish reason), and owns its values: only
+    for messages that ``orjson`` just decoded from a string, never for caller-owned ones."""
+    return (
+        type(parts) is list
+        and tuple(msg) in _CANONICAL_KEYS
+        and msg.get("finish_reason", "") is not None
+    )
+
+
+def parse_genai_parts_as_system(value: Any) -> list[Message] | None:
+    """``gen_ai.system_instructions`` (an array of parts) as one system message."""
+    value = parse_json(value)
+    if not isinstance(value, list):
+        return None
+    return [{"role": "system", "parts": [p for p in value if isinstance(p, dict)]}]
+
+
+_EVENT_ROLES = {
+    "gen_ai.system.message": "system",
+    "gen_ai.user.message": "user",
+    "gen_ai.assistant.message": "assistant",
+    "gen_ai.tool.message": "tool",
+}
+
+
+def _event_payload(event: EventRecord) -> Any:
+    """Log-based events carry content in the body; span-event producers put it in
+    attributes (sometimes as one JSON string under ``content``/``body``)."""
+    if event.body is not None:
+        return parse_json(event.body)
+    attrs = {k: v for k, v in event.attributes.items() if k not in ("gen_ai.system", "event.name")}
+    if set(attrs) <= {"body"} and "body" in attrs:
+        return parse_json(attrs["body"])
+    return {k: parse_json(v) if k in ("tool_calls", "message") else v for k, v in attrs.items()}
+
+
+def parse_legacy_input_events(events: Any) -> list[Message] | None:
+    """``gen_ai.{system,user,assistant,tool}.message`` events, in order, as input messages.
+    With content capture off the bodies are empty or keep only ids and tool names."""
+    if not isinstance(events, list):
+        return None
+    out: list[Message] = []
+    for event in events:
+        role = _EVENT_ROLES.get(event.name)
+        if role is None:
+            continue
+        payload = _event_payload(event)
+        body = dict(payload) if isinstance(payload, dict) else {}
+        body.setdefault("role", role)
+        if role == "tool" and "content" not in body and "id" in body:
+            out.append({"role": "tool", "parts": [tool_response_part(body["id"], None, False)]})
+            continue
+        msg = openai_message(body)
+        if not msg["parts"] and role != "tool":
+            msg["parts"] = [text_part(None)]
+        out.append(msg)
+    return out or None
+
+
+def parse_legacy_choice_events(events: Any) -> list[Message] | None:
+    """``gen_ai.choice`` events as output messages (``{index, finish_reason, message}``)."""
+    if not isinstance(events, list):
+        return None
+    out: list[Message] = []
+    for event in events:
+        if event.name != "gen_ai.choice":
+            continue
+        payload = _event_payload(event)
+        body = payload if isinstance(payload, dict) else {}
+        message = body.get("message")
+        if isinstance(message, dict):
+            msg_body = dict(message)
+        elif isinstance(message, list | str):
+            # Anthropic-style producers put the content-block list (or text) itself here.
+            msg_body = {"content": message}
+        else:
+            msg_body = {}
+        if "tool_calls" in body and "tool_calls" not in msg_body:
+            # OpenLLMetry (use_attributes=False) puts tool_calls beside message, not in it.
+            msg_body["tool_calls"] = body["tool_calls"]
+        msg = openai_message(msg_body, output=True)
+        if not msg["parts"]:
+            msg["parts"] = [text_part(None)]
+        reason = body.get("finish_reason", body.get("stop_reason"))
+        if reason is not None:
+            msg["finish_reason"] = reason
+        out.append(msg)
+    return out or None
+
+
+def parse_legacy_finish_reasons(events: Any) -> list[str] | None:
+    if not isinstance(events, list):
+        return None
+    reasons = []
+    for event in events:
+        payload = _event_payload(event)
+        if isinstance(payload, dict) and payload.get("finish_reason") is not None:
+            reasons.append(str(payload["finish_reason"]))
+    return reasons or None
+
+
+def parse_genai_documents(value: Any) -> list[dict[str, Any]] | None:
+    """``gen_ai.retrieval.documents``: an array of ``{id?, score?, ...}``."""
+    value = parse_json(value)
+    if isinstance(value, list):
+        return [d for d in value if isinstance(d, dict)] or None
+    return None
+
+
+PARSERS: Mapping[str, Parser] = {
+    "genai_messages": parse_genai_messages,
+    "genai_parts_as_system": parse_genai_parts_as_system,
+    "genai_documents": parse_genai_documents,
+    "legacy_input_events": parse_legacy_input_events,
+    "legacy_choice_events": parse_legacy_choice_events,
+    "legacy_finish_reasons": parse_legacy_finish_reasons,
+}
+"""Registered names (as written in YAML ``parse:``) -> parser."""

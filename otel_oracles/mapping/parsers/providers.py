@@ -1,0 +1,392 @@
+"""Provider message shapes: OpenAI chat and Responses, Anthropic, Gemini and Bedrock Converse
+content blocks, and whole request / response bodies. Shared by several mapping files
+(``otel-genai.yaml`` for v1.26-era attributes and event bodies, ``openinference.yaml``,
+``logfire.yaml``, ``dspy.yaml``, ``strands.yaml``) and by the other message parsers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+from otel_oracles.mapping.parsers._registry import Parser
+from otel_oracles.mapping.parsers.messages import (
+    Message,
+    normalize_arguments,
+    text_part,
+    tool_call_part,
+    tool_response_part,
+)
+from otel_oracles.mapping.parsers.scalars import (
+    parse_json,
+    parse_json_or_text,
+    parse_string,
+)
+
+_TEXT_BLOCKS = frozenset({"text", "input_text", "output_text"})
+FOREIGN_BLOCKS = frozenset(
+    {"tool_use", "server_tool_use", "tool_result", "function_call", "function_call_output",
+     "input_text", "output_text", "thinking", "redacted_thinking"}
+)  # fmt: skip
+"""Block types of provider SDKs that are not GenAI part types."""
+_REASONING_BLOCKS = frozenset({"thinking", "redacted_thinking", "reasoning"})
+_BLOCK_KEYS = frozenset(
+    {"type", "text", "functionCall", "function_call", "functionResponse", "function_response",
+     "toolUse", "toolResult", "json", "reasoningContent"}
+)  # fmt: skip
+"""Keys that make a dict a content block (typed, or Gemini's and Bedrock Converse's untyped
+blocks)."""
+
+
+def content_parts(content: Any) -> list[dict[str, Any]]:
+    """Message content in any provider's shape as parts: a string, a JSON string of a block
+    list (OpenLLMetry's Anthropic instrumentation), or a list of blocks or parts (Anthropic
+    ``text``/``tool_use``/``tool_result``/``thinking``, Gemini ``text``/``functionCall``/
+    ``functionResponse``, OpenAI ``input_text``/``output_text``/``function_call``/
+    ``function_call_output``, GenAI parts). Blocks of other types are kept as they are."""
+    if content is None:
+        return []
+    if isinstance(content, str):
+        blocks = block_list(content)
+        if blocks is None:
+            return [text_part(content)]
+        content = blocks
+    if isinstance(content, dict):
+        content = [content]
+    if not isinstance(content, list):
+        return [text_part(content)]
+    parts = []
+    for item in content:
+        part = block_part(item)
+        if part is not None:
+            parts.append(part)
+    return parts
+
+
+def block_list(text: str) -> list[Any] | None:
+    """A string that is the JSON of a content-block list, decoded; else ``None`` (a text
+    answer that merely looks like JSON stays text)."""
+    if text.lstrip()[:2] not in ("[{", "[ ", "[\n"):
+        return None
+    value = parse_json(text)
+    if (
+        isinstance(value, list)
+        and value
+        and all(isinstance(v, dict) and _BLOCK_KEYS & v.keys() for v in value)
+    ):
+        return value
+    return None
+
+
+def block_part(item: Any) -> dict[str, Any] | None:
+    """One content block as one part (see ``content_parts``); ``None`` for non-blocks."""
+    if isinstance(item, str):
+        return text_part(item)
+    if not isinstance(item, dict):
+        return None
+    kind = item.get("type")
+    if kind is not None and not isinstance(kind, str):
+        return item
+    if kind in _TEXT_BLOCKS:
+        return text_part(item["text"] if "text" in item else item.get("content"))
+    if kind == "tool_call":
+        arguments = item.get("arguments")
+        return (
+            {**item, "arguments": normalize_arguments(arguments)}
+            if isinstance(arguments, str)
+            else item
+        )
+    if kind == "tool_call_response":
+        if "response" not in item and "result" in item:
+            return {k: v for k, v in item.items() if k != "result"} | {"response": item["result"]}
+        return item
+    if kind in ("tool_use", "server_tool_use"):
+        return tool_call_part(item.get("id"), item.get("name"), item.get("input"), "input" in item)
+    if kind == "function_call":
+        return tool_call_part(
+            item.get("call_id") or item.get("id"),
+            item.get("name"),
+            item.get("arguments"),
+            "arguments" in item,
+        )
+    if kind == "tool_result":
+        return tool_response_part(
+            item.get("tool_use_id"), _tool_result_content(item.get("content")), "content" in item
+        )
+    if kind == "function_call_output":
+        return tool_response_part(
+            item.get("call_id"), parse_json_or_text(item.get("output")), "output" in item
+        )
+    if kind in _REASONING_BLOCKS:
+        text = item.get("thinking", item.get("text", item.get("content")))
+        return {"type": "reasoning", "content": text} if text is not None else {"type": "reasoning"}
+    if kind is not None:
+        return item
+    return _converse_part(item) or _gemini_part(item)
+
+
+def _converse_part(item: dict[str, Any]) -> dict[str, Any] | None:
+    """An untyped Bedrock Converse block (``toolUse`` / ``toolResult`` / ``json`` /
+    ``reasoningContent``), the message shape of the Bedrock Converse API and of Strands
+    Agents, which records every provider's messages in it; ``None`` for other blocks."""
+    call = item.get("toolUse")
+    if isinstance(call, dict):
+        return tool_call_part(
+            call.get("toolUseId"), call.get("name"), call.get("input"), "input" in call
+        )
+    result = item.get("toolResult")
+    if isinstance(result, dict):
+        return tool_response_part(
+            result.get("toolUseId"), parse_block_value(result.get("content")), "content" in result
+        )
+    if "json" in item:
+        return text_part(orjson.dumps(item["json"]).decode())
+    reasoning = item.get("reasoningContent")
+    if isinstance(reasoning, dict):
+        text = reasoning.get("reasoningText")
+        content = text.get("text") if isinstance(text, dict) else None
+        return {"type": "reasoning", "content": content} if content else {"type": "reasoning"}
+    return None
+
+
+def parse_block_value(value: Any) -> Any:
+    """A tool result given as a content-block list, as a JSON string or decoded (Bedrock
+    Converse / Strands ``[{"text": "{...}"}]`` or ``[{"json": {...}}]``, Anthropic
+    ``[{"type": "text", "text": ...}]``): one ``json`` block is its value; text blocks are
+    joined and read as JSON when they hold an object or array. A value that is not a list of
+    text/json blocks is only decoded from JSON text (``json_or_text``)."""
+    blocks = parse_json_or_text(value)
+    if not isinstance(blocks, list) or not blocks:
+        return blocks
+    if len(blocks) == 1 and isinstance(blocks[0], dict) and blocks[0].keys() == {"json"}:
+        return blocks[0]["json"]
+    texts: list[str] = [
+        b["text"]
+        for b in blocks
+        if isinstance(b, dict)
+        and b.get("type", "text") == "text"
+        and isinstance(b.get("text"), str)
+    ]
+    if len(texts) != len(blocks):
+        return blocks
+    return parse_json_or_text("".join(texts))
+
+
+def _gemini_part(item: dict[str, Any]) -> dict[str, Any] | None:
+    """An untyped Gemini part (camelCase on the wire, snake_case from the Python SDK)."""
+    call = item.get("functionCall", item.get("function_call"))
+    if isinstance(call, dict):
+        return tool_call_part(call.get("id"), call.get("name"), call.get("args"), "args" in call)
+    response = item.get("functionResponse", item.get("function_response"))
+    if isinstance(response, dict):
+        part = tool_response_part(
+            response.get("id"), response.get("response"), "response" in response
+        )
+        if response.get("name") is not None:
+            part["name"] = response["name"]
+        return part
+    if "text" in item:
+        if item.get("thought"):
+            return {"type": "reasoning", "content": item["text"]}
+        return text_part(item["text"])
+    return None
+
+
+def _tool_result_content(content: Any) -> Any:
+    """An Anthropic ``tool_result`` content: a string, or a list of blocks whose text is the
+    result when every block is text."""
+    if isinstance(content, list):
+        texts = [b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"]
+        if texts and len(texts) == len(content):
+            return parse_json_or_text("".join(t for t in texts if isinstance(t, str)))
+        return content
+    return parse_json_or_text(content)
+
+
+ROLES = {"model": "assistant", "human": "user", "ai": "assistant", "function": "tool"}
+"""Provider role names -> GenAI roles (Gemini ``model``, LangChain ``human``/``ai``)."""
+
+
+def openai_message(msg: Mapping[str, Any], output: bool = False) -> Message:
+    """One chat message in a provider's shape: OpenAI (``{role, content, tool_calls,
+    tool_call_id}``), Anthropic (``content`` blocks) or Gemini (``{role: model, parts}``)."""
+    role = msg.get("role") or ("assistant" if output else None)
+    role = ROLES.get(role, role) if isinstance(role, str) else role
+    parts: list[dict[str, Any]] = []
+    if role == "tool" and "parts" not in msg:
+        parts.extend(
+            _response_blocks(msg.get("content"))
+            or [
+                tool_response_part(
+                    msg.get("tool_call_id") or msg.get("id"),
+                    parse_json_or_text(msg.get("content")),
+                    "content" in msg,
+                )
+            ]
+        )
+    else:
+        parts.extend(content_parts(msg.get("content")))
+        if "content" not in msg:
+            parts.extend(content_parts(msg.get("parts")))
+    for call in msg.get("tool_calls") or []:
+        if not isinstance(call, dict):
+            continue
+        fn: dict[str, Any] = call["function"] if isinstance(call.get("function"), dict) else call
+        parts.append(
+            tool_call_part(call.get("id"), fn.get("name"), fn.get("arguments"), "arguments" in fn)
+        )
+    return {"role": role, "parts": parts}
+
+
+def _response_blocks(content: Any) -> list[dict[str, Any]]:
+    """A tool message whose content is a list of result blocks (Bedrock Converse
+    ``toolResult``, Anthropic ``tool_result``; Strands' ``gen_ai.tool.message`` events) as those
+    responses, each with its own call id; empty when the content is the result itself."""
+    blocks = block_list(content) if isinstance(content, str) else content
+    if not isinstance(blocks, list) or not blocks:
+        return []
+    parts = content_parts(blocks)
+    if parts and all(p.get("type") == "tool_call_response" for p in parts):
+        return parts
+    return []
+
+
+def parse_openai_messages(value: Any) -> list[Message] | None:
+    value = parse_json(value)
+    if not isinstance(value, list):
+        return None
+    return [openai_message(m) for m in value if isinstance(m, dict)]
+
+
+def parse_openai_choices(value: Any) -> list[Message] | None:
+    """Chat-completion ``choices`` (or v1.26 ``gen_ai.completion`` lists) as output messages."""
+    value = parse_json(value)
+    if isinstance(value, dict):
+        value = value.get("choices")
+    if not isinstance(value, list):
+        return None
+    out = []
+    for choice in value:
+        if not isinstance(choice, dict):
+            continue
+        msg: dict[str, Any] = (
+            choice["message"] if isinstance(choice.get("message"), dict) else choice
+        )
+        norm = openai_message(msg, output=True)
+        if choice.get("finish_reason") is not None:
+            norm["finish_reason"] = choice["finish_reason"]
+        out.append(norm)
+    return out
+
+
+def parse_openai_request_messages(value: Any) -> list[Message] | None:
+    """A raw chat-completions request body (OpenInference ``input.value``)."""
+    value = parse_json(value)
+    if isinstance(value, dict):
+        return parse_openai_messages(value.get("messages"))
+    return None
+
+
+def parse_model_request(value: Any) -> list[Message] | None:
+    """A provider request body as input messages, whichever API it was for: OpenAI chat
+    (``messages``), Anthropic (``system`` + ``messages``), Gemini / ADK ``LlmRequest``
+    (``contents`` + ``system_instruction``), OpenAI Responses (``instructions`` + ``input``).
+    Vendor attributes such as ``gcp.vertex.agent.llm_request`` hold these."""
+    value = parse_json(value)
+    if isinstance(value, list):
+        return [openai_message(m) for m in value if isinstance(m, dict)] or None
+    if not isinstance(value, dict):
+        return None
+    out: list[Message] = []
+    config: dict[str, Any] = value["config"] if isinstance(value.get("config"), dict) else {}
+    for system in (
+        value.get("system"),
+        value.get("instructions"),
+        value.get("system_instruction", value.get("systemInstruction")),
+        config.get("system_instruction", config.get("systemInstruction")),
+    ):
+        if system is not None:
+            parts = content_parts(system.get("parts") if isinstance(system, dict) else system)
+            if parts:
+                out.append({"role": "system", "parts": parts})
+    messages = value.get("messages", value.get("contents", value.get("input")))
+    if isinstance(messages, str):
+        out.append({"role": "user", "parts": [text_part(messages)]})
+    elif isinstance(messages, list):
+        out.extend(_item_messages(messages, output=False))
+    return out or None
+
+
+def parse_model_response(value: Any) -> list[Message] | None:
+    """A provider response body as output messages: OpenAI chat (``choices``), OpenAI
+    Responses (``output`` items), Anthropic (``{role, content: [blocks], stop_reason}``),
+    Gemini (``candidates``) and ADK's ``LlmResponse`` (``{content: {role, parts},
+    finish_reason}``). The finish reason travels on the message (``finish_reason``)."""
+    value = parse_json(value)
+    if isinstance(value, list):
+        return _item_messages(value, output=True) or None
+    if not isinstance(value, dict):
+        return None
+    if "choices" in value:
+        return parse_openai_choices(value)
+    if isinstance(value.get("candidates"), list):
+        out = []
+        for cand in value["candidates"]:
+            if isinstance(cand, dict):
+                out.append(_response_message(cand.get("content"), cand))
+        return out or None
+    if isinstance(value.get("output"), list):
+        return _item_messages(value["output"], output=True) or None
+    if isinstance(value.get("content"), dict):
+        return [_response_message(value["content"], value)]
+    if "content" in value or "parts" in value:
+        return [_response_message(value, value)]
+    return None
+
+
+_FINISH_KEYS = ("finish_reason", "finishReason", "stop_reason")
+
+
+def _response_message(content: Any, holder: dict[str, Any]) -> Message:
+    body = content if isinstance(content, dict) else {"content": content}
+    msg = openai_message(body, output=True)
+    if msg["role"] is None:
+        msg["role"] = "assistant"
+    reason = next((holder[k] for k in _FINISH_KEYS if holder.get(k) is not None), None)
+    if reason is not None:
+        msg["finish_reason"] = parse_string(reason)
+    return msg
+
+
+def _item_messages(items: list[Any], output: bool) -> list[Message]:
+    """Messages, plus OpenAI Responses items (``function_call`` / ``function_call_output``
+    items beside ``message`` items) folded into the message before them."""
+    out: list[Message] = []
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        if "role" in item or "parts" in item or item.get("type") == "message":
+            out.append(openai_message(item, output=output))
+            continue
+        part = block_part(item)
+        if part is None:
+            continue
+        role = "tool" if part.get("type") == "tool_call_response" else "assistant"
+        if out and out[-1].get("role") == role:
+            out[-1]["parts"].append(part)
+        else:
+            out.append({"role": role, "parts": [part]})
+    return out
+
+
+PARSERS: Mapping[str, Parser] = {
+    "openai_messages": parse_openai_messages,
+    "openai_choices": parse_openai_choices,
+    "openai_request_messages": parse_openai_request_messages,
+    "model_request": parse_model_request,
+    "model_response": parse_model_response,
+    "block_value": parse_block_value,
+}
+"""Registered names (as written in YAML ``parse:``) -> parser."""
