@@ -31,6 +31,9 @@ def parser_problems(conv: ConventionFile, parsers: ParserRegistry) -> list[str]:
                     problem = parsers.problem(name)
                     if problem is not None:
                         problems.append(f"rules[{i}].fields.{field_name}[{j}].parse: {problem}")
+    if problems:
+        known = ", ".join(parsers.registrations())
+        problems[-1] += f" (known parsers: {known}; a plug-in's appear once it is installed)"
     return problems
 
 

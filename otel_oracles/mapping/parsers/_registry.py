@@ -107,8 +107,7 @@ class ParserRegistry:
             return None
         if name in self._broken:
             return f"parser {name!r} failed to load: {self._broken[name]}"
-        hint = did_you_mean(name, self._parsers)
-        return f"unknown parser {name!r}{hint}; known: {', '.join(self._parsers)}"
+        return f"unknown parser {name!r}{did_you_mean(name, self._parsers)}"
 
     def chain(self, names: Iterable[str]) -> Parser | None:
         """One callable for a ``parse:`` list: the parser itself for one name (the hot path

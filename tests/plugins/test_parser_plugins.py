@@ -1,0 +1,92 @@
+"""A separately installed package adds a message parser through the ``otel_oracles.parsers``
+entry-point group; a mapping file names it, and spans in that vendor's format become steps
+with no edit to otel-oracles. A parser plug-in that fails to load is an error only where a
+mapping file names it.
+
+As for oracle plug-ins, the package is pip-installed into a throwaway ``--target`` directory
+that only the subprocesses see (via PYTHONPATH), so the shared environment is never modified.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.plugins.test_plugin_entry_points import _setuptools_builds_wheels, otel_oracles
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE / "parser_testdata"
+TRACE = DATA / "acme.otlp.json"
+
+
+@pytest.fixture(scope="module")
+def parser_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    site = tmp_path_factory.mktemp("parser-plugin-site")
+    offline = ["--no-index", "--no-build-isolation"] if _setuptools_builds_wheels() else []
+    cmd = [
+        sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", *offline,
+        "--target", str(site), str(HERE / "acme_parser"),
+    ]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert list(site.glob("otel_oracles_acme_parser-*.dist-info/entry_points.txt"))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(site), env.get("PYTHONPATH")) if p)
+    return env
+
+
+def test_installed_parser_maps_its_vendors_messages(parser_env: dict[str, str]) -> None:
+    proc = otel_oracles(
+        "inspect", TRACE, "--conventions", DATA / "acme.yaml", "--json", env=parser_env
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (trajectory,) = json.loads(proc.stdout)["trajectories"]
+    generation, call = trajectory["steps"]
+    assert generation["convention"] == "acme"
+    assert generation["model"] == "acme-large"
+    assert [m["role"] for m in generation["input_messages"]] == ["system", "user"]
+    assert generation["output_messages"][0]["parts"][1] == {
+        "type": "tool_call",
+        "id": "call_1",
+        "name": "search_docs",
+        "arguments": {"query": "refund window"},
+    }
+    # The requested call, seen only in the plug-in's output, is a step of its own.
+    assert call["kind"] == "tool_call" and call["synthesized"] is True
+    assert (call["tool"], call["call_id"]) == ("search_docs", "call_1")
+    assert call["arguments"] == {"query": "refund window"}
+
+
+def test_without_the_plugin_the_parser_name_is_a_located_error() -> None:
+    proc = otel_oracles("inspect", TRACE, "--conventions", DATA / "acme.yaml", env=dict(os.environ))
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(
+        f"error: {DATA / 'acme.yaml'}: rules[0].fields.input_messages[0].parse: "
+        "unknown parser 'acme_transcript'"
+    ), proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_parser_plugin_that_failed_to_load_is_named_with_its_reason(
+    parser_env: dict[str, str],
+) -> None:
+    proc = otel_oracles("inspect", TRACE, "--conventions", DATA / "broken", env=parser_env)
+    assert proc.returncode == 2
+    assert (
+        "rules[0].fields.output_messages[0].parse: parser 'acme_two_args' failed to load: "
+        "otel_oracles_acme_parser:merge_transcripts (otel-oracles-acme-parser): must take "
+        "exactly one positional argument"
+    ) in proc.stderr, proc.stderr
+
+
+def test_a_broken_parser_plugin_does_not_stop_files_that_do_not_name_it(
+    parser_env: dict[str, str],
+) -> None:
+    proc = otel_oracles("inspect", TRACE, "--conventions", DATA / "acme.yaml", env=parser_env)
+    assert proc.returncode == 0, proc.stderr
+    assert "acme" in proc.stdout
