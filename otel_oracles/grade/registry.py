@@ -30,6 +30,12 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "otel_oracles.grade.oracles.trace_tools",
     "otel_oracles.grade.oracles.trace_budget",
     "otel_oracles.grade.oracles.trace_answers",
+    "otel_oracles.grade.oracles.network_access",
+    "otel_oracles.grade.oracles.package_install",
+    "otel_oracles.grade.oracles.destructive_command",
+    "otel_oracles.grade.oracles.write_outside_root",
+    "otel_oracles.grade.oracles.protected_path_edit",
+    "otel_oracles.grade.oracles.secret_in_command",
 )
 """Modules holding built-in oracles; each registers its classes on import."""
 
