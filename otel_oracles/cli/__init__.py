@@ -90,3 +90,6 @@ cli.add_command(inspect_command)
 from otel_oracles.cli.diff_cmd import diff_command  # noqa: E402 - see above
 
 cli.add_command(diff_command)
+from otel_oracles.cli.promote_cmd import promote_command  # noqa: E402 - see above
+
+cli.add_command(promote_command)

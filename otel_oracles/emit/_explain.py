@@ -16,7 +16,7 @@ one definition of what may be shown, wherever results go.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
 from otel_oracles.model.result import OracleResult, Outcome, Verdict
@@ -83,6 +83,15 @@ _TEMPLATES: dict[Outcome, str] = {
 def looks_secret(value: str) -> bool:
     """True for strings shaped like an email, an API key or a long opaque token."""
     return _SECRET_SHAPES.search(value) is not None
+
+
+def replace_secrets(text: str, replacement: Callable[[str], str] | None = None) -> tuple[str, int]:
+    """``text`` with every secret-shaped part (as ``looks_secret`` finds them) replaced by
+    ``replacement(part)`` (default: ``REDACTED``), and how many were replaced: for text kept
+    on purpose (a promoted fixture's opted-in content), where the rest must survive."""
+    if replacement is None:
+        return _SECRET_SHAPES.subn(REDACTED, text)
+    return _SECRET_SHAPES.subn(lambda m: replacement(m.group()), text)
 
 
 def safe_identifier(value: Any) -> str | None:
