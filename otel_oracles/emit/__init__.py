@@ -1,8 +1,9 @@
 """emit stage: graded results back into OpenTelemetry (and other destinations).
 
-``Emitter`` is the seam (``export`` / ``force_flush`` / ``shutdown``); ``OtelEmitter`` sends
-grade spans, ``gen_ai.evaluation.result`` events and metrics through the OTel SDK;
-``build_emitter`` wires one from CLI options. What is emitted, and the privacy rules for
+``Emitter`` is the seam (``export`` / ``force_flush`` / ``shutdown``); ``OtelEmitter`` turns
+verdicts into grade spans, ``gen_ai.evaluation.result`` events and metrics and hands them to
+``Sink``s (OTLP over gRPC or HTTP, an OTLP/JSON lines file) or to SDK exporters a caller
+supplies; ``build_emitter`` wires one from CLI options. What is emitted, and the privacy rules for
 explanations, are documented in docs/telemetry.md and declared in
 conventions/registry/otel-oracles.yaml.
 """
@@ -15,18 +16,15 @@ from otel_oracles.emit._base import (
     GradedPair,
     InMemoryEmitter,
 )
-from otel_oracles.emit._build import build_emitter, otlp_exporters, otlp_protocol
+from otel_oracles.emit._build import build_emitter, otlp_destinations, otlp_protocol, otlp_sender
 from otel_oracles.emit._explain import ExplainMode, explain, looks_secret, scrub_verdict
 from otel_oracles.emit._metrics import GraderMetrics
 from otel_oracles.emit._otel import EmitStats, OtelEmitter, grader_resource
-from otel_oracles.emit._otlp_json import (
-    JsonLinesLogExporter,
-    JsonLinesMetricExporter,
-    JsonLinesSpanExporter,
-    OtlpJsonLinesFile,
-)
+from otel_oracles.emit._otlp_json import JsonLinesMetricExporter, JsonLinesSink, OtlpJsonLinesFile
+from otel_oracles.emit._otlp_proto import any_value
 from otel_oracles.emit._own import is_own_telemetry, own_telemetry_check
 from otel_oracles.emit._sdk_log import SdkLogs, gathered_sdk_logs
+from otel_oracles.emit._sinks import OtlpSink, Sink
 from otel_oracles.emit.config import EmitSettings
 
 __all__ = [
@@ -40,20 +38,23 @@ __all__ = [
     "GradedPair",
     "GraderMetrics",
     "InMemoryEmitter",
-    "JsonLinesLogExporter",
     "JsonLinesMetricExporter",
-    "JsonLinesSpanExporter",
+    "JsonLinesSink",
     "OtelEmitter",
     "OtlpJsonLinesFile",
+    "OtlpSink",
     "SdkLogs",
+    "Sink",
+    "any_value",
     "build_emitter",
     "explain",
     "gathered_sdk_logs",
     "grader_resource",
     "is_own_telemetry",
     "looks_secret",
-    "otlp_exporters",
+    "otlp_destinations",
     "otlp_protocol",
+    "otlp_sender",
     "own_telemetry_check",
     "scrub_verdict",
 ]

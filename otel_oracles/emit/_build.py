@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
-from opentelemetry.sdk._logs.export import LogRecordExporter
 from opentelemetry.sdk.environment_variables import (
     OTEL_EXPORTER_OTLP_LOGS_PROTOCOL,
     OTEL_EXPORTER_OTLP_METRICS_PROTOCOL,
@@ -14,16 +12,13 @@ from opentelemetry.sdk.environment_variables import (
     OTEL_EXPORTER_OTLP_TRACES_PROTOCOL,
 )
 from opentelemetry.sdk.metrics.export import MetricExporter
-from opentelemetry.sdk.trace.export import SpanExporter
 
 from otel_oracles.emit._base import Emitter, InMemoryEmitter
-from otel_oracles.emit._otel import OtelEmitter, otlp_destination
-from otel_oracles.emit._otlp_json import (
-    JsonLinesLogExporter,
-    JsonLinesMetricExporter,
-    JsonLinesSpanExporter,
-    OtlpJsonLinesFile,
-)
+from otel_oracles.emit._metric_export import OtlpMetricExporter
+from otel_oracles.emit._otel import OtelEmitter, grader_version
+from otel_oracles.emit._otlp_json import JsonLinesMetricExporter, JsonLinesSink, OtlpJsonLinesFile
+from otel_oracles.emit._sinks import RECORD_SIGNALS, OtlpSink, Sink
+from otel_oracles.emit._transport import OtlpTarget, Sender, Signal, sender_for
 from otel_oracles.emit.config import DEFAULT_PROTOCOL, EmitSettings, OtlpProtocol
 from otel_oracles.errors import InputError, OtelOraclesError
 
@@ -40,8 +35,8 @@ _SIGNAL_ENV = {
 
 def otlp_protocol(signal: str, explicit: str | None = None) -> OtlpProtocol:
     """The protocol for ``signal``: explicit, else the per-signal variable, else
-    ``OTEL_EXPORTER_OTLP_PROTOCOL``, else http/protobuf. ``http/json`` is refused by name
-    because the Python SDK has no OTLP/JSON HTTP exporter."""
+    ``OTEL_EXPORTER_OTLP_PROTOCOL``, else http/protobuf. ``http/json`` is refused by name:
+    the grader sends OTLP protobuf only."""
     source = "protocol"
     value = explicit
     if not value:
@@ -55,57 +50,30 @@ def otlp_protocol(signal: str, explicit: str | None = None) -> OtlpProtocol:
             return known
     raise OtelOraclesError(
         f"unsupported OTLP protocol {value!r}; use one of {', '.join(_PROTOCOLS)}"
-        + (" (the Python SDK has no OTLP/JSON exporter)" if value == "http/json" else ""),
+        + (" (OTLP/JSON goes to a file: --results-out)" if value == "http/json" else ""),
         source,
     )
 
 
-def otlp_exporters(
+def otlp_sender(
+    signal: Signal, protocol: str | None = None, timeout_s: float | None = None
+) -> Sender:
+    """The sender for ``signal`` (endpoint, headers, timeout, TLS, compression from the
+    standard ``OTEL_EXPORTER_OTLP_*`` variables, as the SDK's exporters read them).
+    ``timeout_s`` bounds each request, retries included; ``None`` leaves
+    ``OTEL_EXPORTER_OTLP_TIMEOUT`` (default 10 s)."""
+    target = OtlpTarget.from_env(signal, otlp_protocol(signal, protocol), timeout_s)
+    return sender_for(target, user_agent=f"otel-oracles/{grader_version()}")
+
+
+def otlp_destinations(
     protocol: str | None = None, timeout_s: float | None = None
-) -> tuple[SpanExporter, LogRecordExporter, MetricExporter, str]:
-    """The SDK's OTLP exporters (endpoint, headers, timeout, TLS, compression from the
-    standard ``OTEL_EXPORTER_OTLP_*`` variables) and a description for messages. Spans and
-    logs use subclasses that only swap in a caching encoder (``_fast_otlp``); imported
-    here, when an export is configured, so ``grade`` without one starts no slower.
-
-    ``timeout_s`` bounds each export call, retries included (the SDK retries within it);
-    ``None`` leaves the SDK's own setting (``OTEL_EXPORTER_OTLP_TIMEOUT``, default 10 s)."""
-    kw: dict[str, Any] = {} if timeout_s is None else {"timeout": timeout_s}
-    span_exporter: SpanExporter
-    log_exporter: LogRecordExporter
-    metric_exporter: MetricExporter
-    if otlp_protocol("traces", protocol) == "grpc":
-        from otel_oracles.emit._fast_grpc import FastGrpcSpanExporter
-
-        span_exporter = FastGrpcSpanExporter(**kw)
-    else:
-        from otel_oracles.emit._fast_http import FastHttpSpanExporter
-
-        span_exporter = FastHttpSpanExporter(**kw)
-    if otlp_protocol("logs", protocol) == "grpc":
-        from otel_oracles.emit._fast_grpc import FastGrpcLogExporter
-
-        log_exporter = FastGrpcLogExporter(**kw)
-    else:
-        from otel_oracles.emit._fast_http import FastHttpLogExporter
-
-        log_exporter = FastHttpLogExporter(**kw)
-    if otlp_protocol("metrics", protocol) == "grpc":
-        from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter
-
-        metric_exporter = OTLPMetricExporter(**kw)
-    else:
-        from opentelemetry.exporter.otlp.proto.http.metric_exporter import (
-            OTLPMetricExporter as HttpMetricExporter,
-        )
-
-        metric_exporter = HttpMetricExporter(**kw)
-    return (
-        span_exporter,
-        log_exporter,
-        metric_exporter,
-        otlp_destination(otlp_protocol("traces", protocol)),
-    )
+) -> tuple[OtlpSink, OtlpMetricExporter, str]:
+    """The OTLP sink for spans and logs, the OTLP metric exporter, and a description of
+    where they send (for messages)."""
+    senders = {signal: otlp_sender(signal, protocol, timeout_s) for signal in RECORD_SIGNALS}
+    metrics = OtlpMetricExporter(otlp_sender("metrics", protocol, timeout_s))
+    return OtlpSink(senders), metrics, senders["traces"].description
 
 
 def build_emitter(
@@ -132,16 +100,12 @@ def build_emitter(
         resolved = settings or EmitSettings.from_env(explain=explain)
     except ValueError as exc:
         raise OtelOraclesError(f"invalid emit setting: {exc}", "--explain") from None
-    spans: list[SpanExporter] = []
-    logs: list[LogRecordExporter] = []
+    sinks: list[Sink] = []
     metrics: list[MetricExporter] = []
     where: list[str] = []
     if export == "otlp":
-        span_exporter, log_exporter, metric_exporter, destination = otlp_exporters(
-            protocol, timeout_s
-        )
-        spans.append(span_exporter)
-        logs.append(log_exporter)
+        sink, metric_exporter, destination = otlp_destinations(protocol, timeout_s)
+        sinks.append(sink)
         metrics.append(metric_exporter)
         where.append(destination)
     if results_out is not None:
@@ -149,15 +113,13 @@ def build_emitter(
             out = OtlpJsonLinesFile(results_out)
         except OSError as exc:
             raise InputError(f"cannot write results: {exc.strerror}", str(results_out)) from None
-        spans.append(JsonLinesSpanExporter(out))
-        logs.append(JsonLinesLogExporter(out))
+        sinks.append(JsonLinesSink(out))
         metrics.append(JsonLinesMetricExporter(out))
         where.append(f"file {results_out}")
     if not where:
         return InMemoryEmitter()
     return OtelEmitter(
-        span_exporters=spans,
-        log_exporters=logs,
+        sinks=sinks,
         metric_exporters=metrics,
         settings=resolved,
         destination=" and ".join(where),

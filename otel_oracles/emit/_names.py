@@ -11,6 +11,9 @@ from __future__ import annotations
 
 INSTRUMENTATION_SCOPE = "otel_oracles"
 """Scope name of every span, log record and metric the grader emits."""
+SERVICE_NAME = "otel-oracles"
+"""``service.name`` of the grader's own telemetry unless ``OTEL_SERVICE_NAME`` or
+``OTEL_RESOURCE_ATTRIBUTES`` sets one."""
 
 # ---- standard attributes -------------------------------------------------------------------
 EVALUATION_NAME = "gen_ai.evaluation.name"

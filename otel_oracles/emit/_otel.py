@@ -11,16 +11,15 @@ For each graded trace (see docs/telemetry.md for examples):
 
 Why spans and logs are exported synchronously: the SDK's batch processors drop work when
 their queue is full (a tight loop dropped about half its spans in our measurements), and
-an evaluation pipeline must not lose results. The emitter builds its export records itself
+an evaluation pipeline must not lose results. The emitter builds its records itself
 (``_records``: slotted records whose attributes are runs shared across verdicts, with its
-own resource and instrumentation scope) and hands them to the exporters in batches of
-``max_export_batch_size`` before ``export`` returns. It never touches the global providers.
-The package's own exporters (fast OTLP gRPC/HTTP, the OTLP/JSON lines file) encode these
-records directly; any other exporter gets the SDK's objects (``ReadableSpan``, ``Event``,
-``ReadableLogRecord``) built from them once per batch, the same objects the emitter built
-before. Skipping the Tracer/Logger (per-value attribute re-validation, span processors)
-and, for our exporters, the SDK objects and their contexts altogether, matters: emission
-cost more than grading (docs/performance.md, G4).
+own resource and instrumentation scope) and hands them to its sinks in batches of
+``max_export_batch_size`` before ``export`` returns; spans and log records share that one
+batching, counting and back-off path. It never touches the global providers. The package's
+sinks encode the records directly (OTLP protobuf sent by ``_transport``, OTLP/JSON lines);
+an SDK exporter a user supplies gets the SDK's objects (``_sdk_adapter``). Skipping the
+Tracer/Logger (per-value attribute re-validation, span processors) and the SDK objects
+matters: emission cost more than grading (docs/performance.md, G4).
 Metrics go through the emitter's own MeterProvider: they are aggregated, so the periodic
 reader cannot drop them, and ``shutdown`` performs the final collection.
 """
@@ -29,43 +28,36 @@ from __future__ import annotations
 
 import functools
 import logging
-import os
 import random
 import re
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import PurePath
-from typing import Any, TypeVar
+from typing import Any
 
-from opentelemetry import trace
-from opentelemetry._logs import LogRecord, SeverityNumber
-from opentelemetry.context import Context
-from opentelemetry.sdk._logs import ReadableLogRecord
-from opentelemetry.sdk._logs.export import LogRecordExporter, LogRecordExportResult
+from opentelemetry._logs import SeverityNumber
+from opentelemetry.sdk._logs.export import LogRecordExporter
 from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import (
-    MetricExporter,
-    MetricExportResult,
-    MetricsData,
-    PeriodicExportingMetricReader,
-)
+from opentelemetry.sdk.metrics.export import MetricExporter, PeriodicExportingMetricReader
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import Event, ReadableSpan
-from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+from opentelemetry.sdk.trace.export import SpanExporter
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
-from opentelemetry.trace import INVALID_SPAN, NonRecordingSpan, SpanContext, SpanKind, TraceFlags
-from opentelemetry.trace.status import Status, StatusCode
+from opentelemetry.trace.status import StatusCode
 
 from otel_oracles.emit import _names as n
 from otel_oracles.emit._base import EmitResult, Emitter, GradedPair
 from otel_oracles.emit._explain import error_type, explain, explain_key, safe_identifier
+from otel_oracles.emit._metric_export import OwnMetricExporter
 from otel_oracles.emit._metrics import GraderMetrics, generation_labels
-from otel_oracles.emit._records import Attrs, ItemBatch, accepts_items, merged
+from otel_oracles.emit._records import Attrs, ItemBatch
 from otel_oracles.emit._records import EventItem as _EventItem
 from otel_oracles.emit._records import LogItem as _LogItem
 from otel_oracles.emit._records import SpanItem as _SpanItem
+from otel_oracles.emit._sdk_adapter import SdkExporterSink
+from otel_oracles.emit._sinks import RECORD_SIGNALS, SIGNAL_NOUN, RecordSignal, Sink
 from otel_oracles.emit.config import (
     DEFAULT_SERVICE_NAME,
     GRADE_DURATION_BUCKETS_S,
@@ -89,19 +81,19 @@ _SEVERITY: dict[Outcome, tuple[SeverityNumber, str]] = {
 """Failing checks are WARN so a log query for ``severity >= WARN`` finds them; a check that
 itself crashed is ERROR (a harness problem)."""
 _MAX_LIST_ATTRIBUTE = 16
-_SAMPLED = TraceFlags(TraceFlags.SAMPLED)
-_UNSET = Status(StatusCode.UNSET)
 _PASSING = frozenset({Outcome.PASS, Outcome.TOLERATED})
 _MAX_SHARED = 4096
 """Bound of each cache of shared attribute runs."""
 
-T = TypeVar("T")
 
-
-def _version() -> str:
-    from otel_oracles import __version__  # late: the package imports emit
-
-    return __version__
+@functools.cache
+def grader_version() -> str:
+    """The installed otel-oracles version (read from the package metadata, not from the
+    package's ``__init__``, which imports more than emission needs)."""
+    try:
+        return version("otel-oracles")
+    except PackageNotFoundError:  # running from a source tree without installation
+        return "0.0.0"
 
 
 def grader_resource() -> Resource:
@@ -111,7 +103,7 @@ def grader_resource() -> Resource:
     attrs = dict(detected.attributes)
     if str(attrs.get("service.name", "")).startswith("unknown_service"):
         attrs["service.name"] = DEFAULT_SERVICE_NAME
-    attrs.setdefault("service.version", _version())
+    attrs.setdefault("service.version", grader_version())
     return Resource(attrs, detected.schema_url)
 
 
@@ -142,52 +134,24 @@ class EmitStats:
             self.errors.append(message)
 
 
-class _WatchedMetricExporter(MetricExporter):
-    """Delegates to a real metric exporter and counts its failures, which the periodic
-    reader would otherwise only log."""
-
-    def __init__(self, inner: MetricExporter, stats: EmitStats, lock: threading.Lock) -> None:
-        super().__init__(
-            preferred_temporality=inner._preferred_temporality,
-            preferred_aggregation=inner._preferred_aggregation,
-        )
-        self._inner = inner
-        self._stats = stats
-        self._lock = lock
-
-    def export(
-        self, metrics_data: MetricsData, timeout_millis: float = 10_000, **kwargs: Any
-    ) -> MetricExportResult:
-        try:
-            result = self._inner.export(metrics_data, timeout_millis=timeout_millis, **kwargs)
-        except Exception:
-            logger.exception("metric exporter %s raised", type(self._inner).__name__)
-            result = MetricExportResult.FAILURE
-        if result is MetricExportResult.FAILURE:
-            with self._lock:
-                self._stats.metric_exports_failed += 1
-                self._stats.note_error(f"metrics: export via {type(self._inner).__name__} failed")
-        return result
-
-    def force_flush(self, timeout_millis: float = 10_000) -> bool:
-        return self._inner.force_flush(timeout_millis)
-
-    def shutdown(self, timeout_millis: float = 30_000, **kwargs: Any) -> None:
-        self._inner.shutdown(timeout_millis=timeout_millis, **kwargs)
-
-
 class OtelEmitter(Emitter):
-    """Emits verdicts through the OpenTelemetry SDK to the given exporters.
+    """Emits verdicts as OpenTelemetry to the given sinks and exporters.
+
+    ``sinks`` are the package's own destinations (``build_emitter`` makes them);
+    ``span_exporters`` / ``log_exporters`` are SDK exporters a caller supplies, fed SDK
+    objects built from the same records; ``metric_exporters`` get the metrics through the
+    emitter's own ``MeterProvider``.
 
     Thread-safe: ``export`` calls are serialized (emission is CPU-bound Python; a lock is
     cheaper than the coordination a queue would need). ``export`` blocks for the network
-    round trips of its batches; each exporter's own timeout (``OTEL_EXPORTER_OTLP_TIMEOUT``)
-    bounds them, and a failed exporter is skipped for ``retry_after_seconds``.
+    round trips of its batches; each sender's timeout (``OTEL_EXPORTER_OTLP_TIMEOUT``)
+    bounds them, and a sink that failed a signal gets none of it for ``retry_after_seconds``.
     """
 
     def __init__(
         self,
         *,
+        sinks: Sequence[Sink] = (),
         span_exporters: Sequence[SpanExporter] = (),
         log_exporters: Sequence[LogRecordExporter] = (),
         metric_exporters: Sequence[MetricExporter] = (),
@@ -202,34 +166,40 @@ class OtelEmitter(Emitter):
         self.resource = resource or grader_resource()
         self._lock = threading.Lock()
         self._shutdown = False
-        self._span_exporters = tuple(span_exporters)
-        self._down_until: dict[int, float] = {}
-        """id(exporter) -> monotonic time before which it gets no batches (it failed)."""
-        self._log_exporters = tuple(log_exporters)
-        self._pending_spans: list[_SpanItem] = []
-        self._pending_logs: list[_LogItem] = []
-        version = _version()
-        self._scope = InstrumentationScope(n.INSTRUMENTATION_SCOPE, version)
+        supplied: list[SpanExporter | LogRecordExporter] = [*span_exporters, *log_exporters]
+        self._sinks: tuple[Sink, ...] = (*sinks, *(SdkExporterSink(e) for e in supplied))
+        self._down_until: dict[tuple[int, RecordSignal], float] = {}
+        """(id(sink), signal) -> monotonic time before which it gets no batches (it failed)."""
+        self._pending: dict[RecordSignal, list[Any]] = {signal: [] for signal in RECORD_SIGNALS}
+        release = grader_version()
+        self._scope = InstrumentationScope(n.INSTRUMENTATION_SCOPE, release)
         self._random = random.Random()
         self._shared: dict[tuple[Any, ...], _Shared] = {}
         """Per (check, outcome, explanation): the attribute runs of both event forms."""
         self._contract_attrs: dict[tuple[Any, ...], tuple[Attrs]] = {}
         self._last_labels: tuple[Trajectory | None, tuple[str | None, str | None]] | None = None
-        readers = [
-            PeriodicExportingMetricReader(_WatchedMetricExporter(e, self.stats, self._lock))
-            for e in (metric_exporters if self.settings.metrics else ())
-        ]
+        chosen = metric_exporters if self.settings.metrics else ()
+        for exporter in chosen:
+            if isinstance(exporter, OwnMetricExporter):
+                exporter.on_failure = self._metric_export_failed
+        readers = [PeriodicExportingMetricReader(e) for e in chosen]
         self._meter_provider = MeterProvider(
             metric_readers=readers, resource=self.resource, shutdown_on_exit=False
         )
         self._metrics = (
             GraderMetrics(
-                self._meter_provider.get_meter(n.INSTRUMENTATION_SCOPE, version),
+                self._meter_provider.get_meter(n.INSTRUMENTATION_SCOPE, release),
                 GRADE_DURATION_BUCKETS_S,
             )
             if readers
             else GraderMetrics.noop()
         )
+
+    def _metric_export_failed(self, exporter: str) -> None:
+        """Counts a failed metric export (the periodic reader would only log it)."""
+        with self._lock:
+            self.stats.metric_exports_failed += 1
+            self.stats.note_error(f"metrics: export via {exporter} failed")
 
     @property
     def metrics(self) -> GraderMetrics:
@@ -268,19 +238,20 @@ class OtelEmitter(Emitter):
             ok = True
             batch = self.settings.max_export_batch_size
             tally = self._metrics.tally() if self.settings.metrics else None
+            spans, logs = self._pending["traces"], self._pending["logs"]
             for verdict, trajectory in results:
                 self._emit_one(verdict, trajectory)
                 if tally is not None:
                     tally.add(verdict, trajectory)
-                if len(self._pending_spans) >= batch:
-                    ok &= self._ship_spans()
-                if len(self._pending_logs) >= batch:
-                    ok &= self._ship_logs()
+                if len(spans) >= batch:
+                    ok &= self._ship("traces")
+                if len(logs) >= batch:
+                    ok &= self._ship("logs")
             self._last_labels = None  # holds no trajectory between calls
             if tally is not None:
                 tally.flush()
-            ok &= self._ship_spans()
-            ok &= self._ship_logs()
+            for signal in RECORD_SIGNALS:
+                ok &= self._ship(signal)
         return EmitResult.SUCCESS if ok else EmitResult.FAILURE
 
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
@@ -296,15 +267,11 @@ class OtelEmitter(Emitter):
             self._shutdown = True
         # The meter provider's shutdown collects and exports the final metric values.
         self._meter_provider.shutdown()
-        exporters: list[SpanExporter | LogRecordExporter] = [
-            *self._span_exporters,
-            *self._log_exporters,
-        ]
-        for exporter in exporters:
+        for sink in self._sinks:
             try:
-                exporter.shutdown()
+                sink.shutdown()
             except Exception:
-                logger.exception("exporter %s failed to shut down", type(exporter).__name__)
+                logger.exception("%s failed to shut down", sink.name)
 
     # ---- building telemetry --------------------------------------------------------------
 
@@ -452,7 +419,7 @@ class OtelEmitter(Emitter):
             else []
         )
         failed = verdict.verdict != "pass"
-        self._pending_spans.append(
+        self._pending["traces"].append(
             _SpanItem(
                 trace_id=trace_id,
                 span_id=self._random.getrandbits(64) or 1,
@@ -470,7 +437,7 @@ class OtelEmitter(Emitter):
 
     def _emit_log_events(self, verdict: Verdict, now: int, checks: list[_Check]) -> None:
         ids: dict[str | None, tuple[int, int]] = {}
-        append = self._pending_logs.append
+        append = self._pending["logs"].append
         event = n.EVALUATION_EVENT
         for check in checks:
             span_id = check.span_id or verdict.root_span_id
@@ -493,59 +460,41 @@ class OtelEmitter(Emitter):
 
     # ---- shipping ------------------------------------------------------------------------
 
-    def _ship_spans(self) -> bool:
-        items, self._pending_spans = self._pending_spans, []
-        batch = ItemBatch(items, self.resource, self._scope)
-        return self._ship(batch, self._span_exporters, "spans", SpanExportResult.SUCCESS)
-
-    def _ship_logs(self) -> bool:
-        items, self._pending_logs = self._pending_logs, []
-        batch = ItemBatch(items, self.resource, self._scope)
-        return self._ship(batch, self._log_exporters, "log records", LogRecordExportResult.SUCCESS)
-
-    def _ship(
-        self,
-        batch: ItemBatch[Any],
-        exporters: Sequence[SpanExporter | LogRecordExporter],
-        what: str,
-        success: object,
-    ) -> bool:
-        """Hand ``batch`` to every exporter: ours take the records directly, any other gets
-        the SDK's objects (built once per batch). An exporter that failed gets no batches
-        for ``retry_after_seconds`` (they are counted as not delivered): a dead endpoint then
-        costs one exporter timeout, not one per batch."""
-        if not batch:
+    def _ship(self, signal: RecordSignal) -> bool:
+        """Hand the pending records of ``signal`` to every sink that takes it. A sink that
+        failed gets no batches of that signal for ``retry_after_seconds`` (they are counted
+        as not delivered): a dead endpoint then costs one timeout, not one per batch."""
+        pending = self._pending[signal]
+        if not pending:
             return True
+        batch = ItemBatch(list(pending), self.resource, self._scope)
+        pending.clear()
+        what = SIGNAL_NOUN[signal]
         ok = True
         now = time.monotonic()
-        sdk_records: Any = None  # the SDK objects for exporters that are not ours
-        for exporter in exporters:
-            key = id(exporter)
+        for sink in self._sinks:
+            if not sink.accepts(signal):
+                continue
+            key = (id(sink), signal)
             delivered = False
             if now >= self._down_until.get(key, 0.0):
-                call: Callable[[], object]
-                if accepts_items(exporter):
-                    call = functools.partial(exporter.export_items, batch)  # type: ignore[union-attr]
-                else:
-                    if sdk_records is None:
-                        sdk_records = (
-                            sdk_spans(batch) if what == "spans" else sdk_log_records(batch)
-                        )
-                    call = functools.partial(exporter.export, sdk_records)
-                delivered = _call(call, what) is success
+                try:
+                    delivered = sink.export(signal, batch)
+                except Exception:
+                    logger.exception("exporting %s via %s raised", what, sink.name)
                 if not delivered:
                     self._down_until[key] = time.monotonic() + self.settings.retry_after_seconds
             if not delivered:
                 ok = False
                 self.stats.note_error(
-                    f"{what}: export via {type(exporter).__name__} to "
+                    f"{what}: export via {sink.name} to "
                     f"{self.destination or 'its destination'} failed"
                 )
-            self._count(what, len(batch), delivered)
+            self._count(signal, len(batch), delivered)
         return ok
 
-    def _count(self, what: str, count: int, delivered: bool) -> None:
-        if what == "spans":
+    def _count(self, signal: RecordSignal, count: int, delivered: bool) -> None:
+        if signal == "traces":
             if delivered:
                 self.stats.spans_exported += count
             else:
@@ -554,14 +503,6 @@ class OtelEmitter(Emitter):
             self.stats.log_records_exported += count
         else:
             self.stats.log_records_failed += count
-
-
-def _call(fn: Callable[[], T], what: str) -> T | None:
-    try:
-        return fn()
-    except Exception:
-        logger.exception("exporting %s raised", what)
-        return None
 
 
 class _Shared:
@@ -591,70 +532,6 @@ class _Check:
         self.shared = shared
         self.extra = extra
         self.span_id = span_id
-
-
-def sdk_spans(batch: ItemBatch[_SpanItem]) -> list[ReadableSpan]:
-    """The SDK spans the grade spans stand for, for exporters that are not ours."""
-    out = []
-    for span in batch:
-        parent = (
-            None
-            if span.parent_id is None
-            else SpanContext(span.trace_id, span.parent_id, is_remote=True, trace_flags=_SAMPLED)
-        )
-        context = SpanContext(span.trace_id, span.span_id, is_remote=False, trace_flags=_SAMPLED)
-        status = (
-            _UNSET
-            if span.status_code == StatusCode.UNSET.value
-            else Status(StatusCode(span.status_code), span.status_message)
-        )
-        out.append(
-            ReadableSpan(
-                name=span.name,
-                context=context,
-                parent=parent,
-                resource=batch.resource,
-                attributes=merged(span.chunks, span.extra),
-                events=[Event(e.name, merged(e.chunks, None), e.time) for e in span.events],
-                kind=SpanKind.INTERNAL,
-                status=status,
-                start_time=span.start,
-                end_time=span.end,
-                instrumentation_scope=batch.scope,
-            )
-        )
-    return out
-
-
-def sdk_log_records(batch: ItemBatch[_LogItem]) -> list[ReadableLogRecord]:
-    """The SDK log records the emitter's records stand for, for exporters that are not ours."""
-    contexts: dict[tuple[int, int], Context] = {}
-    out = []
-    for item in batch:
-        ids = (item.trace_id, item.span_id)
-        ctx = contexts.get(ids)
-        if ctx is None:
-            span_context = (
-                SpanContext(item.trace_id, item.span_id, is_remote=True, trace_flags=_SAMPLED)
-                if item.trace_id
-                else None
-            )
-            ctx = contexts[ids] = _context_of(span_context)
-        record = LogRecord(
-            timestamp=item.time,
-            observed_timestamp=item.time,
-            context=ctx,
-            severity_number=item.severity,
-            severity_text=item.severity_text,
-            attributes=merged(item.chunks, item.extra),
-            event_name=item.event_name,
-        )
-        out.append(
-            ReadableLogRecord(
-                log_record=record, resource=batch.resource, instrumentation_scope=batch.scope
-            )
-        )
-    return out
 
 
 def _contract_attributes(verdict: Verdict) -> dict[str, Any]:
@@ -690,17 +567,6 @@ def _ids(trace_id: str | None, span_id: str | None) -> tuple[int, int] | None:
     return (ti, si) if ti and si else None
 
 
-def _context_of(span_context: SpanContext | None) -> Context:
-    """An explicit context (never the ambient one, which may belong to the host app).
-
-    Without ids it holds the invalid span: the API's ``LogRecord`` falls back to the
-    ambient context when given an empty one, which would tie the record to whatever span
-    the host application has open."""
-    if span_context is None:
-        return trace.set_span_in_context(INVALID_SPAN, Context())
-    return trace.set_span_in_context(NonRecordingSpan(span_context), Context())
-
-
 def _status_text(verdict: Verdict) -> str:
     """``fail: invariant_failures=1, missing_evidence=2``: the non-zero numbers."""
     c = verdict.counts
@@ -715,10 +581,3 @@ def _status_text(verdict: Verdict) -> str:
         if count
     ]
     return f"{verdict.verdict}: " + ", ".join(parts) if parts else verdict.verdict
-
-
-def otlp_destination(protocol: str) -> str:
-    """The configured OTLP endpoint, for messages only (the SDK reads the same variables)."""
-    default = "http://localhost:4317" if protocol == "grpc" else "http://localhost:4318"
-    endpoint = os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT", default)
-    return f"OTLP {protocol} {endpoint}"

@@ -5,13 +5,14 @@ One OTLP/JSON object per line, one line per exported batch: ``{"resourceSpans": 
 the collector's ``otlpjsonfile`` receiver (or any OTLP/HTTP JSON endpoint) can load results
 later. Encoding is strict OTLP/JSON: hex ids, integer enums, 64-bit integers as strings,
 lowerCamelCase keys (protobuf's own JSON printer gives base64 ids; we fix those).
+Spans and log records are the emitter's own records (``_records``), written straight to
+OTLP/JSON; metrics come from the SDK's ``MeterProvider`` through ``encode_metrics``.
 """
 
 from __future__ import annotations
 
 import base64
 import threading
-from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -19,13 +20,11 @@ import orjson
 from google.protobuf.json_format import MessageToDict
 from google.protobuf.message import Message
 from opentelemetry.exporter.otlp.proto.common.metrics_encoder import encode_metrics
-from opentelemetry.sdk._logs import ReadableLogRecord
-from opentelemetry.sdk._logs.export import LogRecordExporter, LogRecordExportResult
-from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult, MetricsData
-from opentelemetry.sdk.trace import ReadableSpan
-from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+from opentelemetry.sdk.metrics.export import MetricsData
 
+from otel_oracles.emit._metric_export import OwnMetricExporter
 from otel_oracles.emit._records import Attrs, ItemBatch, LogItem, SpanItem
+from otel_oracles.emit._sinks import RecordSignal, Sink
 
 _ID_KEYS = frozenset({"traceId", "spanId", "parentSpanId"})
 
@@ -70,18 +69,6 @@ def _attrs(attributes: Any) -> list[dict[str, Any]]:
     return [{"key": k, "value": _any(v)} for k, v in (attributes or {}).items()]
 
 
-def _grouped(
-    items: Sequence[Any], resource_of: Any, scope_of: Any
-) -> list[tuple[Any, list[tuple[Any, list[Any]]]]]:
-    """Items grouped by resource, then scope, in first-seen order (as the SDK encoder)."""
-    by_resource: dict[int, tuple[Any, dict[Any, tuple[Any, list[Any]]]]] = {}
-    for item in items:
-        resource, scope = resource_of(item), scope_of(item)
-        _, scopes = by_resource.setdefault(id(resource), (resource, {}))
-        scopes.setdefault(scope, (scope, []))[1].append(item)
-    return [(res, list(scopes.values())) for res, scopes in by_resource.values()]
-
-
 def _scope(scope: Any) -> dict[str, Any]:
     if scope is None:
         return {}
@@ -89,92 +76,6 @@ def _scope(scope: Any) -> dict[str, Any]:
     if scope.version:
         out["version"] = scope.version
     return out
-
-
-def spans_json(spans: Sequence[ReadableSpan]) -> bytes:
-    """``{"resourceSpans": ...}`` for SDK spans, straight to OTLP/JSON: the protobuf path
-    (encode, then protobuf's JSON printer) costs ~10x more per record."""
-    resource_spans = []
-    for resource, scopes in _grouped(
-        spans, lambda s: s.resource, lambda s: s.instrumentation_scope
-    ):
-        scope_spans = []
-        for scope, members in scopes:
-            encoded = []
-            for span in members:
-                ctx = span.context
-                parent = span.parent
-                out: dict[str, Any] = {
-                    "traceId": f"{ctx.trace_id:032x}",
-                    "spanId": f"{ctx.span_id:016x}",
-                }
-                if parent is not None:
-                    out["parentSpanId"] = f"{parent.span_id:016x}"
-                out["name"] = span.name
-                out["kind"] = span.kind.value + 1
-                out["startTimeUnixNano"] = str(span.start_time)
-                out["endTimeUnixNano"] = str(span.end_time)
-                out["attributes"] = _attrs(span.attributes)
-                if span.events:
-                    out["events"] = [
-                        {
-                            "timeUnixNano": str(e.timestamp),
-                            "name": e.name,
-                            "attributes": _attrs(e.attributes),
-                        }
-                        for e in span.events
-                    ]
-                status: dict[str, Any] = {}
-                if span.status.description:
-                    status["message"] = span.status.description
-                if span.status.status_code.value:
-                    status["code"] = span.status.status_code.value
-                out["status"] = status
-                out["flags"] = 0x100 | (0x200 if parent is not None and parent.is_remote else 0)
-                encoded.append(out)
-            scope_spans.append({"scope": _scope(scope), "spans": encoded})
-        resource_spans.append(
-            {"resource": {"attributes": _attrs(resource.attributes)}, "scopeSpans": scope_spans}
-        )
-    return orjson.dumps({"resourceSpans": resource_spans})
-
-
-def logs_json(records: Sequence[ReadableLogRecord]) -> bytes:
-    """``{"resourceLogs": ...}`` for SDK log records, straight to OTLP/JSON."""
-    resource_logs = []
-    for resource, scopes in _grouped(
-        records, lambda r: r.resource, lambda r: r.instrumentation_scope
-    ):
-        scope_logs = []
-        for scope, members in scopes:
-            encoded = []
-            for rec in members:
-                lr = rec.log_record
-                out: dict[str, Any] = {}
-                if lr.timestamp:
-                    out["timeUnixNano"] = str(lr.timestamp)
-                if lr.severity_number is not None:
-                    out["severityNumber"] = lr.severity_number.value
-                if lr.severity_text:
-                    out["severityText"] = lr.severity_text
-                out["body"] = _any(lr.body) if lr.body is not None else {}
-                out["attributes"] = _attrs(lr.attributes)
-                if int(lr.trace_flags or 0):
-                    out["flags"] = int(lr.trace_flags)
-                if lr.trace_id:
-                    out["traceId"] = f"{lr.trace_id:032x}"
-                if lr.span_id:
-                    out["spanId"] = f"{lr.span_id:016x}"
-                if lr.observed_timestamp:
-                    out["observedTimeUnixNano"] = str(lr.observed_timestamp)
-                if lr.event_name:
-                    out["eventName"] = lr.event_name
-                encoded.append(out)
-            scope_logs.append({"scope": _scope(scope), "logRecords": encoded})
-        resource_logs.append(
-            {"resource": {"attributes": _attrs(resource.attributes)}, "scopeLogs": scope_logs}
-        )
-    return orjson.dumps({"resourceLogs": resource_logs})
 
 
 _JSON = "json"
@@ -198,7 +99,8 @@ def _resource_and_scope(batch: ItemBatch[Any]) -> tuple[dict[str, Any], dict[str
 
 
 def span_items_json(batch: ItemBatch[SpanItem]) -> bytes:
-    """``spans_json`` of the SDK spans the emitter's grade spans stand for (same bytes)."""
+    """``{"resourceSpans": ...}`` for the emitter's grade spans: straight to OTLP/JSON (the
+    protobuf path, encode then protobuf's JSON printer, costs ~10x more per record)."""
     if not batch:
         return orjson.dumps({"resourceSpans": []})
     encoded = []
@@ -242,7 +144,7 @@ def span_items_json(batch: ItemBatch[SpanItem]) -> bytes:
 
 
 def log_items_json(batch: ItemBatch[LogItem]) -> bytes:
-    """``logs_json`` of the SDK log records the emitter's records stand for (same bytes)."""
+    """``{"resourceLogs": ...}`` for the emitter's log records."""
     if not batch:
         return orjson.dumps({"resourceLogs": []})
     encoded = []
@@ -313,63 +215,44 @@ class OtlpJsonLinesFile:
                 self._fh = None
 
 
-class _SharedFileWriter:
-    """What the three file exporters share: a reference to the one results file, and the
-    SDK lifecycle rules (flush on request; shutdown once, then every export fails)."""
+class JsonLinesSink(Sink):
+    """Grade spans and evaluation log records as lines of the results file."""
+
+    name = "OTLP/JSON lines file"
 
     def __init__(self, out: OtlpJsonLinesFile) -> None:
         self._out = out.acquire()
         self._shutdown = False
 
-    def _write(self, message: Message | bytes) -> bool:
-        return not self._shutdown and self._out.write(message)
+    def export(self, signal: RecordSignal, batch: ItemBatch[Any]) -> bool:
+        if self._shutdown:
+            return False
+        line = span_items_json(batch) if signal == "traces" else log_items_json(batch)
+        return self._out.write(line)
+
+    def shutdown(self) -> None:
+        if not self._shutdown:
+            self._shutdown = True
+            self._out.release()
+
+
+class JsonLinesMetricExporter(OwnMetricExporter):
+    """Metrics as lines of the results file (cumulative, as the collector writes them)."""
+
+    def __init__(self, out: OtlpJsonLinesFile) -> None:
+        super().__init__()
+        self._out = out.acquire()
+
+    def deliver(self, metrics_data: MetricsData) -> bool:
+        request = encode_metrics(metrics_data)
+        # The periodic reader exports even when nothing was recorded; skip empty lines.
+        return not request.resource_metrics or self._out.write(request)
 
     def force_flush(self, timeout_millis: float = 30_000) -> bool:
         self._out.flush()
         return True
 
     def shutdown(self, timeout_millis: float = 30_000, **kwargs: Any) -> None:
-        if not self._shutdown:
-            self._shutdown = True
+        if not self.shut_down:
+            super().shutdown()
             self._out.release()
-
-
-class JsonLinesSpanExporter(_SharedFileWriter, SpanExporter):
-    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        ok = self._write(spans_json(spans))
-        return SpanExportResult.SUCCESS if ok else SpanExportResult.FAILURE
-
-    accepts_items = True
-
-    def export_items(self, batch: ItemBatch[SpanItem]) -> SpanExportResult:
-        ok = self._write(span_items_json(batch))
-        return SpanExportResult.SUCCESS if ok else SpanExportResult.FAILURE
-
-
-class JsonLinesLogExporter(_SharedFileWriter, LogRecordExporter):
-    def export(self, batch: Sequence[ReadableLogRecord]) -> LogRecordExportResult:
-        ok = self._write(logs_json(batch))
-        return LogRecordExportResult.SUCCESS if ok else LogRecordExportResult.FAILURE
-
-    accepts_items = True
-
-    def export_items(self, batch: ItemBatch[LogItem]) -> LogRecordExportResult:
-        ok = self._write(log_items_json(batch))
-        return LogRecordExportResult.SUCCESS if ok else LogRecordExportResult.FAILURE
-
-
-class JsonLinesMetricExporter(_SharedFileWriter, MetricExporter):
-    def __init__(self, out: OtlpJsonLinesFile) -> None:
-        MetricExporter.__init__(self)
-        _SharedFileWriter.__init__(self, out)
-
-    def export(
-        self, metrics_data: MetricsData, timeout_millis: float = 10_000, **kwargs: Any
-    ) -> MetricExportResult:
-        if self._shutdown:
-            return MetricExportResult.FAILURE
-        request = encode_metrics(metrics_data)
-        # The periodic reader exports even when nothing was recorded; skip empty lines.
-        if request.resource_metrics and not self._write(request):
-            return MetricExportResult.FAILURE
-        return MetricExportResult.SUCCESS

@@ -1,37 +1,26 @@
-"""Faster OTLP protobuf encoding for the grader's own spans and log records.
+"""OTLP protobuf encoding of the emitter's records (``_records``): the one protobuf encoder.
 
-Why: the SDK's encoder builds every attribute as a fresh protobuf ``KeyValue`` in Python
-(~4-6 µs each), and an evaluation log record carries ~12 attributes whose values come from
-tiny sets (contract id/version/hash, check name, oracle type, layer, outcome, score, the
-templated explanation). Emission cost more than grading (docs/performance.md, G4). Here
-each ``(key, value)`` pair is encoded once and the cached ``KeyValue`` is copied (in C by
-upb) into every later message; resources and scopes are grouped by identity and encoded
-once per request.
+Why hand-written wire format: the SDK's encoder builds every attribute as a fresh protobuf
+``KeyValue`` in Python (~4-6 µs each), and an evaluation log record carries ~12 attributes
+whose values come from tiny sets (contract id/version/hash, check name, oracle type, layer,
+outcome, score, the templated explanation). Emission cost more than grading
+(docs/performance.md, G4). Here each ``(key, value)`` pair is encoded once and its bytes
+reused; a shared attribute run's bytes, and a span event's whole frame but its time, are
+written once and copied into every record that shares it; the resource and scope are
+encoded once per request.
 
-The emitter's own records (``_records``: grade spans and evaluation log records whose
-attributes are shared runs) are encoded without SDK objects at all (``span_items_bytes``,
-``log_items_bytes``): each run's bytes, and a span event's whole frame but its time, are
-written once and copied into every record that shares it.
-
-The output is the message the SDK's ``encode_spans``/``encode_logs`` build for the same
-records (``tests/emit/test_emit_fast_encoding.py`` holds them equal on the installed SDK
-and checks what a real receiver decoded). Transport, endpoint, headers, TLS, compression,
-timeouts and retries stay the SDK exporters': ``_fast_grpc`` overrides only their
-``_translate_data`` step, and ``_fast_http`` replaces only the encode step of ``export``
-when the exporter has the internals that step needs; otherwise (another SDK version) it
-behaves exactly like the SDK's exporter. Those two modules are imported only when an OTLP
-export is configured, as the SDK exporters were, so ``grade`` starts no slower.
+The output parses to the message the SDK's ``encode_spans``/``encode_logs`` build for the
+SDK objects the records stand for (``tests/emit/test_emit_fast_encoding.py`` holds them
+equal and checks what a real receiver decoded). Sending is ``_transport``'s.
 """
 
 from __future__ import annotations
 
 import logging
 import struct
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import (
     AnyValue,
     ArrayValue,
@@ -41,21 +30,11 @@ from opentelemetry.proto.common.v1.common_pb2 import (
 )
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, SpanFlags
-from opentelemetry.sdk._logs import ReadableLogRecord
-from opentelemetry.sdk.trace import ReadableSpan
-from opentelemetry.trace import SpanKind
 
 from otel_oracles.emit._records import Attrs, EventItem, ItemBatch, LogItem, SpanItem
 
 logger = logging.getLogger(__name__)
 
-_KIND = {
-    SpanKind.INTERNAL: Span.SpanKind.SPAN_KIND_INTERNAL,
-    SpanKind.SERVER: Span.SpanKind.SPAN_KIND_SERVER,
-    SpanKind.CLIENT: Span.SpanKind.SPAN_KIND_CLIENT,
-    SpanKind.PRODUCER: Span.SpanKind.SPAN_KIND_PRODUCER,
-    SpanKind.CONSUMER: Span.SpanKind.SPAN_KIND_CONSUMER,
-}
 _HAS_IS_REMOTE = SpanFlags.SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK
 _IS_REMOTE = SpanFlags.SPAN_FLAGS_CONTEXT_IS_REMOTE_MASK
 _SCALARS = (str, bool, int, float)
@@ -63,8 +42,8 @@ CACHE_MAX = 16_384
 """Cached ``KeyValue`` pairs; cleared when full (values repeat from small sets in practice)."""
 
 
-def _value(value: Any) -> AnyValue:
-    """``AnyValue`` exactly as the SDK's ``_encode_value`` builds it."""
+def any_value(value: Any) -> AnyValue:
+    """``AnyValue`` exactly as the SDK's OTLP encoder builds it for an attribute value."""
     if value is None:
         return AnyValue()
     if isinstance(value, bool):
@@ -78,11 +57,11 @@ def _value(value: Any) -> AnyValue:
     if isinstance(value, bytes):
         return AnyValue(bytes_value=value)
     if isinstance(value, Sequence):
-        return AnyValue(array_value=ArrayValue(values=[_value(v) for v in value]))
+        return AnyValue(array_value=ArrayValue(values=[any_value(v) for v in value]))
     if isinstance(value, Mapping):
         return AnyValue(
             kvlist_value=KeyValueList(
-                values=[KeyValue(key=str(k), value=_value(v)) for k, v in value.items()]
+                values=[KeyValue(key=str(k), value=any_value(v)) for k, v in value.items()]
             )
         )
     raise TypeError(f"invalid attribute value type {type(value).__name__}")
@@ -226,7 +205,7 @@ def _list_field(tag: bytes, key: str, values: Sequence[Any]) -> bytes | None:
 
 
 class Encoder:
-    """Encodes batches of SDK spans / log records into serialized OTLP requests.
+    """Encodes batches of the emitter's records into serialized OTLP requests.
 
     Writes the protobuf wire format directly: each attribute ``(key, value)`` of a scalar
     value is serialized once (by upb, as a ``KeyValue``) and its bytes reused; the rest is
@@ -253,7 +232,7 @@ class Encoder:
                 if field is None:
                     if len(pairs) >= CACHE_MAX:
                         pairs.clear()
-                    kv = KeyValue(key=key, value=_value(value)).SerializeToString()
+                    kv = KeyValue(key=key, value=any_value(value)).SerializeToString()
                     field = pairs[cache_key] = _field(tag, kv)
                 out.append(field)
                 continue
@@ -263,7 +242,9 @@ class Encoder:
                     out.append(direct)
                     continue
             try:
-                out.append(_field(tag, KeyValue(key=key, value=_value(value)).SerializeToString()))
+                out.append(
+                    _field(tag, KeyValue(key=key, value=any_value(value)).SerializeToString())
+                )
             except Exception:  # the SDK logs and skips a value it cannot encode, too
                 logger.exception("cannot encode attribute %s", key)
         return out
@@ -273,7 +254,7 @@ class Encoder:
         if held is None or held[0] is not sdk_resource:
             pb = Resource()
             pb.attributes.extend(
-                KeyValue(key=k, value=_value(v)) for k, v in sdk_resource.attributes.items()
+                KeyValue(key=k, value=any_value(v)) for k, v in sdk_resource.attributes.items()
             )
             held = (sdk_resource, _field(_RESOURCE_X, pb.SerializeToString()))
             self._resources[id(sdk_resource)] = held
@@ -287,38 +268,12 @@ class Encoder:
             else:
                 pb = InstrumentationScope(name=scope.name, version=scope.version)
                 pb.attributes.extend(
-                    KeyValue(key=k, value=_value(v)) for k, v in (scope.attributes or {}).items()
+                    KeyValue(key=k, value=any_value(v)) for k, v in (scope.attributes or {}).items()
                 )
                 encoded = _field(_SCOPE_X, pb.SerializeToString())
             held = (scope, encoded)
             self._scopes[id(scope)] = held
         return held[1]
-
-    @staticmethod
-    def _grouped(items: Sequence[Any]) -> Iterator[tuple[Any, list[tuple[Any, list[Any]]]]]:
-        """(resource, [(scope, items)]) in first-seen order, as the SDK groups them (it keys
-        dicts by resource and scope equality; the emitter reuses one object of each)."""
-        by_resource: dict[int, tuple[Any, dict[int, tuple[Any, list[Any]]]]] = {}
-        for item in items:
-            resource = item.resource
-            scope = item.instrumentation_scope or None
-            scopes = by_resource.setdefault(id(resource), (resource, {}))[1]
-            scopes.setdefault(id(scope), (scope, []))[1].append(item)
-        for resource, scopes in by_resource.values():
-            yield resource, list(scopes.values())
-
-    def _request(self, items: Sequence[Any], encode_one: Any) -> bytes:
-        out = []
-        for resource, scopes in self._grouped(items):
-            parts = [self._resource(resource)]
-            for scope, members in scopes:
-                body = [self._scope(scope)]
-                body.extend(_field(_SCOPE_ITEMS, encode_one(m)) for m in members)
-                body.append(_text(_SCOPE_SCHEMA, scope.schema_url if scope else None))
-                parts.append(_field(_RESOURCE_SCOPES, b"".join(body)))
-            parts.append(_text(_RESOURCE_SCHEMA, resource.schema_url))
-            out.append(_field(_REQUEST_RESOURCE, b"".join(parts)))
-        return b"".join(out)
 
     def _item_request(self, batch: ItemBatch[Any], encoded: list[bytes]) -> bytes:
         """The request for one resource and scope holding the ``encoded`` records (each
@@ -351,128 +306,10 @@ class Encoder:
             out += self._attributes(tag, extra)
         return out
 
-    # ---- logs -----------------------------------------------------------------------------
-
-    def logs_bytes(self, batch: Sequence[ReadableLogRecord]) -> bytes:
-        """The serialized ``ExportLogsServiceRequest``."""
-        return self._request(batch, self._log)
-
-    def logs(self, batch: Sequence[ReadableLogRecord]) -> ExportLogsServiceRequest:
-        request: ExportLogsServiceRequest = ExportLogsServiceRequest.FromString(
-            self.logs_bytes(batch)
-        )
-        return request
-
-    def _log(self, readable: ReadableLogRecord) -> bytes:
-        record = readable.log_record
-        # Severity, event name, flags and an absent body repeat across records: their
-        # bytes are built once per combination.
-        key = (
-            record.severity_number,
-            record.severity_text,
-            record.event_name,
-            record.trace_flags,
-            readable.dropped_attributes,
-            record.body is None,
-        )
-        fixed = self._log_fixed.get(key)
-        if fixed is None:
-            fixed = _log_fixed(
-                record.severity_number,
-                record.severity_text,
-                record.event_name,
-                int(record.trace_flags),
-                readable.dropped_attributes,
-                record.body is None,
-            )
-            if len(self._log_fixed) < CACHE_MAX:
-                self._log_fixed[key] = fixed
-        parts = [fixed]
-        if record.body is not None:
-            parts.append(_field(_LOG_BODY, _value(record.body).SerializeToString()))
-        if record.timestamp:
-            parts.append(_LOG_TIME + _FIXED64(record.timestamp))
-        if record.observed_timestamp:
-            parts.append(_LOG_OBSERVED + _FIXED64(record.observed_timestamp))
-        if record.trace_id:
-            parts.append(_LOG_TRACE_ID + b"\x10" + record.trace_id.to_bytes(16, "big"))
-        if record.span_id:
-            parts.append(_LOG_SPAN_ID + b"\x08" + record.span_id.to_bytes(8, "big"))
-        parts += self._attributes(_LOG_ATTRIBUTE, record.attributes)
-        return b"".join(parts)
-
-    # ---- spans ----------------------------------------------------------------------------
-
-    def spans_bytes(self, batch: Sequence[ReadableSpan]) -> bytes:
-        """The serialized ``ExportTraceServiceRequest``."""
-        return self._request(batch, self._span)
-
-    def spans(self, batch: Sequence[ReadableSpan]) -> ExportTraceServiceRequest:
-        request: ExportTraceServiceRequest = ExportTraceServiceRequest.FromString(
-            self.spans_bytes(batch)
-        )
-        return request
-
-    def _span(self, span: ReadableSpan) -> bytes:
-        context = span.get_span_context()
-        if context is None:  # a finished SDK span always has one
-            raise ValueError(f"span {span.name!r} has no span context")
-        parent = span.parent
-        parts = [
-            _SPAN_TRACE_ID + b"\x10" + context.trace_id.to_bytes(16, "big"),
-            _SPAN_SPAN_ID + b"\x08" + context.span_id.to_bytes(8, "big"),
-        ]
-        state = context.trace_state
-        if state:
-            parts.append(_text(_SPAN_STATE, ",".join(f"{k}={v}" for k, v in state.items())))
-        if parent:
-            parts.append(_SPAN_PARENT + b"\x08" + parent.span_id.to_bytes(8, "big"))
-        parts.append(_text(_SPAN_NAME, span.name))
-        parts.append(_uint(_SPAN_KIND, _KIND[span.kind]))
-        if span.start_time:
-            parts.append(_SPAN_START + _FIXED64(span.start_time))
-        if span.end_time:
-            parts.append(_SPAN_END + _FIXED64(span.end_time))
-        parts.extend(self._attributes(_SPAN_ATTRIBUTE, span.attributes))
-        parts.append(_uint(_SPAN_DROPPED_ATTRIBUTES, span.dropped_attributes))
-        for event in span.events:
-            body = [
-                _EVENT_TIME + _FIXED64(event.timestamp) if event.timestamp else b"",
-                _text(_EVENT_NAME, event.name),
-                *self._attributes(_EVENT_ATTRIBUTE, event.attributes),
-                _uint(_EVENT_DROPPED, event.dropped_attributes),
-            ]
-            parts.append(_field(_SPAN_EVENT, b"".join(body)))
-        parts.append(_uint(_SPAN_DROPPED_EVENTS, span.dropped_events))
-        for link in span.links:  # the SDK does not encode a link's trace state
-            body = [
-                _LINK_TRACE_ID + b"\x10" + link.context.trace_id.to_bytes(16, "big"),
-                _LINK_SPAN_ID + b"\x08" + link.context.span_id.to_bytes(8, "big"),
-                *self._attributes(_LINK_ATTRIBUTE, link.attributes),
-                _uint(_LINK_DROPPED, link.dropped_attributes),
-                _LINK_FLAGS
-                + _FIXED32(_HAS_IS_REMOTE | (_IS_REMOTE if link.context.is_remote else 0)),
-            ]
-            parts.append(_field(_SPAN_LINK, b"".join(body)))
-        parts.append(_uint(_SPAN_DROPPED_LINKS, span.dropped_links))
-        status = span.status
-        if status is not None:
-            parts.append(
-                _field(
-                    _SPAN_STATUS,
-                    _text(_STATUS_MESSAGE, status.description)
-                    + _uint(_STATUS_CODE, status.status_code.value),
-                )
-            )
-        flags = _HAS_IS_REMOTE | (_IS_REMOTE if parent is not None and parent.is_remote else 0)
-        parts.append(_SPAN_FLAGS + _FIXED32(flags))
-        return b"".join(parts)
-
     # ---- the emitter's own records ----------------------------------------------------------
 
     def log_items_bytes(self, batch: ItemBatch[LogItem]) -> bytes:
-        """The serialized ``ExportLogsServiceRequest`` for the emitter's log records: the
-        bytes ``logs_bytes`` writes for the SDK records they stand for."""
+        """The serialized ``ExportLogsServiceRequest`` for the emitter's log records."""
         fixed_cache = self._log_fixed
         attributes = self._attributes
         encoded = []
@@ -510,8 +347,7 @@ class Encoder:
         return self._item_request(batch, encoded)
 
     def span_items_bytes(self, batch: ItemBatch[SpanItem]) -> bytes:
-        """The serialized ``ExportTraceServiceRequest`` for the emitter's grade spans: the
-        bytes ``spans_bytes`` writes for the SDK spans they stand for."""
+        """The serialized ``ExportTraceServiceRequest`` for the emitter's grade spans."""
         encoded = []
         for span in batch:
             parts = [

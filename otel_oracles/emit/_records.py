@@ -7,15 +7,16 @@ lines file) do not need them. These records carry exactly what the SDK objects w
 ``__slots__`` objects; attributes are runs (``Attrs``) shared by every record with the same
 values (a check's contract/name/type/layer, an outcome with its explanation) followed by a
 small per-record dict, so an encoder serializes each shared run once and reuses its bytes.
-An exporter that is not ours gets SDK objects built from these records (``_otel.py``), the
-same objects the emitter built before, so foreign exporters see no difference.
+This is the emitter's one record model: the OTLP protobuf and OTLP/JSON encoders write these
+records, and an SDK exporter a user supplies gets SDK objects built from them
+(``_sdk_adapter``), so it sees what the SDK's own tracer and logger would have handed it.
 
 This module imports nothing heavy: ``grade`` without an export imports it too.
 """
 
 from __future__ import annotations
 
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from opentelemetry._logs import SeverityNumber
 
@@ -139,26 +140,10 @@ T = TypeVar("T")
 
 
 class ItemBatch(list[T]):
-    """Records of one resource and instrumentation scope (the emitter has one of each)."""
+    """Records of one signal, resource and instrumentation scope (the emitter has one
+    resource and one scope; both are the SDK's public value objects)."""
 
     def __init__(self, items: list[T], resource: Any, scope: Any) -> None:
         super().__init__(items)
         self.resource = resource
         self.scope = scope
-
-
-class ItemExporter(Protocol):
-    """An exporter that takes these records directly (``accepts_items`` may turn false, e.g.
-    when an SDK upgrade removed what its fast path relies on; it then gets SDK objects)."""
-
-    @property
-    def accepts_items(self) -> bool: ...
-
-    def export_items(self, batch: ItemBatch[Any]) -> object: ...
-
-
-def accepts_items(exporter: object) -> bool:
-    """True when ``exporter`` takes ``ItemBatch``es (see ``ItemExporter``)."""
-    return getattr(exporter, "accepts_items", False) is True and callable(
-        getattr(exporter, "export_items", None)
-    )

@@ -112,8 +112,18 @@ class MetricDef(_Model):
         return base
 
 
+class Producer(_Model):
+    """Who emits: the resource and scope names that mark the grader's own telemetry (the
+    self-telemetry filter relies on them; ``_names`` holds the same values, checked by
+    tests/emit/test_emit_registry.py)."""
+
+    service_name: str
+    instrumentation_scope: str
+
+
 class Registry(_Model):
     file_format: Literal["definition/2"]
+    producer: Producer
     attributes: list[Attribute]
     spans: list[SpanDef]
     events: list[EventDef]

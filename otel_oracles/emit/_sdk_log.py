@@ -1,9 +1,10 @@
-"""The OpenTelemetry SDK's own export-failure logs, gathered instead of printed.
+"""Export-failure logs of the senders and the OpenTelemetry SDK, gathered instead of printed.
 
-An unreachable ``--export otlp`` endpoint makes the SDK exporters log a line per retry and per
-signal ("Transient error ...", "Failed to export ... batch"): about ten raw lines before the
-one warning ``grade`` prints anyway. A command that owns its terminal gathers them here and
-names only the first in its warning; a service (``serve``) keeps its normal log routing.
+An unreachable ``--export otlp`` endpoint makes the senders (``_transport``) log a line per
+retry and per signal ("transient error ...", "failed to export ..."), and the SDK's metric
+reader its own: about ten raw lines before the one warning ``grade`` prints anyway. A
+command that owns its terminal gathers them here and names only the first in its warning;
+a service (``serve``) keeps its normal log routing.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-SDK_LOGGER = "opentelemetry"
-"""Parent logger of every OpenTelemetry SDK and exporter module."""
+GATHERED_LOGGERS = ("opentelemetry", "otel_oracles.emit._transport")
+"""The OpenTelemetry SDK's parent logger and the senders' logger."""
 
 FIRST_ERROR_CHARS = 240
 """How much of the first SDK error a warning quotes."""
@@ -51,13 +52,16 @@ class _Gather(logging.Handler):
 
 @contextmanager
 def gathered_sdk_logs() -> Iterator[SdkLogs]:
-    """Inside the block, SDK warnings and errors are counted, not printed."""
+    """Inside the block, export warnings and errors are counted, not printed."""
     logs = SdkLogs()
-    sdk = logging.getLogger(SDK_LOGGER)
-    saved = (sdk.handlers[:], sdk.propagate)
-    sdk.handlers[:] = [_Gather(logs)]
-    sdk.propagate = False
+    gather = _Gather(logs)
+    loggers = [logging.getLogger(name) for name in GATHERED_LOGGERS]
+    saved = [(lg.handlers[:], lg.propagate) for lg in loggers]
+    for lg in loggers:
+        lg.handlers[:] = [gather]
+        lg.propagate = False
     try:
         yield logs
     finally:
-        sdk.handlers[:], sdk.propagate = saved
+        for lg, (handlers, propagate) in zip(loggers, saved, strict=True):
+            lg.handlers[:], lg.propagate = handlers, propagate

@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from otel_oracles.emit._explain import ExplainMode
+from otel_oracles.emit._names import SERVICE_NAME
 from otel_oracles.errors import OtelOraclesError
 
 OtlpProtocol = Literal["grpc", "http/protobuf"]
@@ -22,9 +23,9 @@ OTEL_ORACLES_EXPLAIN = "OTEL_ORACLES_EXPLAIN"
 """``template`` (default) or ``full``: how much of a check's message may leave the process
 as ``gen_ai.evaluation.explanation``. ``full`` is an explicit opt-in; see docs/telemetry.md."""
 
-DEFAULT_SERVICE_NAME = "otel-oracles"
+DEFAULT_SERVICE_NAME = SERVICE_NAME
 """``service.name`` of the grader's own telemetry unless ``OTEL_SERVICE_NAME`` or
-``OTEL_RESOURCE_ATTRIBUTES`` sets one."""
+``OTEL_RESOURCE_ATTRIBUTES`` sets one (declared in conventions/registry/otel-oracles.yaml)."""
 
 DEFAULT_PROTOCOL: OtlpProtocol = "http/protobuf"
 """The OTLP exporter specification's default; the Python SDK alone defaults to gRPC."""

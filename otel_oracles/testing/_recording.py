@@ -1,37 +1,42 @@
 """Recording a test's telemetry in memory with the real OpenTelemetry SDK.
 
-A fresh ``TracerProvider`` and ``LoggerProvider`` export every finished span and log record
-to the SDK's own in-memory exporters through simple (synchronous) processors, so what the
-agent ended is recorded by the time the test asks for a grade. While installed they are the
-global providers: instrumentations and ``trace.get_tracer(...)`` calls made during the test
-find them.
+A fresh ``TracerProvider`` and ``LoggerProvider`` per test export every finished span and log
+record to the SDK's own in-memory exporters through simple (synchronous) processors, so what
+the agent ended is recorded by the time the test asks for a grade.
 
-The OpenTelemetry API lets a process set its global providers once and offers no public
-way back; swapping them for one test and restoring them after means resetting the API's
-set-once guards, the same two module attributes per signal the SDK's own test utilities
-(``opentelemetry.test.globals_test``) reset. Tracers obtained before the swap and already
-used stay bound to the provider they first resolved to (the API caches it): an agent
-under test should get its tracer during the run.
+How a test's spans reach them through public API only: the OpenTelemetry API lets a process
+set its global providers once, so the plug-in sets them once per process to forwarding
+providers it owns (``set_tracer_provider`` / ``set_logger_provider``), and each test points
+the forwarders at its own providers while it runs. Tracers and loggers got from the globals
+at any time (before the test, at import) forward to the recording of the test running now,
+and record nothing between tests. When something else set the global providers first, the
+plug-in cannot take them over: it warns once, and a test still gets its providers from
+``grade_trace.recording``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+import warnings
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-import opentelemetry._logs._internal as logs_api
-import opentelemetry.trace as trace_api
-from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
+from opentelemetry import _logs as logs_api
+from opentelemetry import trace as trace_api
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
-from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import InstrumentationScope, KeyValue
+from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord, ResourceLogs, ScopeLogs
+from opentelemetry.proto.resource.v1.resource_pb2 import Resource
+from opentelemetry.sdk._logs import LoggerProvider, ReadableLogRecord
 from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.util._once import Once
 
 from otel_oracles.decode import DecodedBatch, decode
+from otel_oracles.emit import any_value
 from otel_oracles.model.span import Trace
 from otel_oracles.pipeline import traces_from_batches
 
@@ -53,40 +58,160 @@ class Recording:
 
     @contextmanager
     def installed(self) -> Iterator[Recording]:
-        """The providers as the global ones until the block ends; then the previous globals
-        (set or not) are back and the providers are shut down."""
-        saved: list[tuple[Any, str, Any]] = [
-            (module, name, getattr(module, name))
-            for module, names in (
-                (trace_api, ("_TRACER_PROVIDER", "_TRACER_PROVIDER_SET_ONCE")),
-                (logs_api, ("_LOGGER_PROVIDER", "_LOGGER_PROVIDER_SET_ONCE")),
-            )
-            for name in names
-        ]
-        trace_api._TRACER_PROVIDER_SET_ONCE = Once()
-        trace_api._TRACER_PROVIDER = None
-        logs_api._LOGGER_PROVIDER_SET_ONCE = Once()
-        logs_api._LOGGER_PROVIDER = None
-        trace_api.set_tracer_provider(self.tracer_provider)
-        logs_api.set_logger_provider(self.logger_provider)
+        """What the global providers give goes to this recording until the block ends; then
+        the providers are shut down."""
+        _FORWARDER.install()
+        _FORWARDER.point_at(self)
         try:
             yield self
         finally:
-            for module, name, value in saved:
-                setattr(module, name, value)
+            _FORWARDER.point_at(None)
             self.tracer_provider.shutdown()
             self.logger_provider.shutdown()
 
     def traces(self) -> list[Trace]:
         """Every trace recorded so far (spans that ended, and log records), assembled and
         joined the way ``otel-oracles grade`` reads an export of them: the records go
-        through the OTLP encoding the SDK's exporters send and the project's decoder."""
+        through the OTLP encoding and the project's decoder."""
         batches: list[DecodedBatch] = []
         spans = self.span_exporter.get_finished_spans()
         if spans:
             batches.append(decode(encode_spans(spans).SerializeToString(), PROTOBUF))
         logs = self.log_exporter.get_finished_logs()
         if logs:
-            body = encode_logs(logs).SerializeToString()
+            body = _logs_request(logs).SerializeToString()
             batches.append(decode(body, PROTOBUF, signal="logs"))
         return list(traces_from_batches(batches))
+
+
+def _logs_request(records: Sequence[ReadableLogRecord]) -> ExportLogsServiceRequest:
+    """The OTLP request for SDK log records (the SDK's log encoder is not public API)."""
+    request = ExportLogsServiceRequest()
+    for readable in records:
+        record = readable.log_record
+        scope = readable.instrumentation_scope
+        resource_logs = ResourceLogs(
+            resource=Resource(attributes=_attributes(readable.resource.attributes))
+        )
+        scope_logs = ScopeLogs(
+            scope=InstrumentationScope(name=scope.name, version=scope.version or "")
+            if scope is not None
+            else None
+        )
+        scope_logs.log_records.append(
+            LogRecord(
+                time_unix_nano=record.timestamp or 0,
+                observed_time_unix_nano=record.observed_timestamp or 0,
+                severity_number=record.severity_number.value if record.severity_number else 0,  # type: ignore[arg-type]
+                severity_text=record.severity_text or "",
+                body=any_value(record.body) if record.body is not None else None,
+                attributes=_attributes(record.attributes),
+                flags=int(record.trace_flags or 0),
+                trace_id=record.trace_id.to_bytes(16, "big") if record.trace_id else b"",
+                span_id=record.span_id.to_bytes(8, "big") if record.span_id else b"",
+                event_name=record.event_name or "",
+            )
+        )
+        resource_logs.scope_logs.append(scope_logs)
+        request.resource_logs.append(resource_logs)
+    return request
+
+
+def _attributes(attributes: Any) -> list[KeyValue]:
+    return [KeyValue(key=k, value=any_value(v)) for k, v in (attributes or {}).items()]
+
+
+class _Forwarder:
+    """The process's global providers, once: each forwards to the running test's recording
+    (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._installed = False
+        self.recording: Recording | None = None
+
+    def install(self) -> None:
+        with self._lock:
+            if self._installed:
+                return
+            self._installed = True
+            tracers, loggers = _TracerProvider(self), _LoggerProvider(self)
+            trace_api.set_tracer_provider(tracers)
+            logs_api.set_logger_provider(loggers)
+        if trace_api.get_tracer_provider() is not tracers:
+            warnings.warn(
+                "grade_trace: the global TracerProvider was set before the plug-in could set "
+                "its own; spans from trace.get_tracer() are not recorded: use "
+                "grade_trace.recording.tracer_provider",
+                stacklevel=2,
+            )
+
+    def point_at(self, recording: Recording | None) -> None:
+        self.recording = recording
+
+
+class _TracerProvider(trace_api.TracerProvider):
+    def __init__(self, forwarder: _Forwarder) -> None:
+        self._forwarder = forwarder
+
+    def get_tracer(self, *args: Any, **kwargs: Any) -> trace_api.Tracer:
+        return _Tracer(self._forwarder, args, kwargs)
+
+
+class _Tracer(trace_api.Tracer):
+    """Resolves the running test's tracer on every span it starts."""
+
+    def __init__(self, forwarder: _Forwarder, args: Any, kwargs: Any) -> None:
+        self._forwarder = forwarder
+        self._args, self._kwargs = args, kwargs
+        self._resolved: tuple[Recording | None, trace_api.Tracer] | None = None
+
+    def _target(self) -> trace_api.Tracer:
+        recording = self._forwarder.recording
+        resolved = self._resolved
+        if resolved is None or resolved[0] is not recording:
+            tracer = (
+                trace_api.NoOpTracer()
+                if recording is None
+                else recording.tracer_provider.get_tracer(*self._args, **self._kwargs)
+            )
+            resolved = self._resolved = (recording, tracer)
+        return resolved[1]
+
+    def start_span(self, *args: Any, **kwargs: Any) -> trace_api.Span:
+        return self._target().start_span(*args, **kwargs)
+
+    def start_as_current_span(self, *args: Any, **kwargs: Any) -> Any:
+        return self._target().start_as_current_span(*args, **kwargs)
+
+
+class _LoggerProvider(logs_api.LoggerProvider):
+    def __init__(self, forwarder: _Forwarder) -> None:
+        self._forwarder = forwarder
+
+    def get_logger(self, *args: Any, **kwargs: Any) -> logs_api.Logger:
+        return _Logger(self._forwarder, args, kwargs)
+
+
+class _Logger(logs_api.Logger):
+    """Resolves the running test's logger on every record it emits."""
+
+    def __init__(self, forwarder: _Forwarder, args: Any, kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._forwarder = forwarder
+        self._args, self._kwargs = args, kwargs
+
+    def _target(self) -> logs_api.Logger:
+        recording = self._forwarder.recording
+        if recording is None:
+            return logs_api.NoOpLogger(*self._args, **self._kwargs)
+        return recording.logger_provider.get_logger(*self._args, **self._kwargs)
+
+    def emit(self, *args: Any, **kwargs: Any) -> None:
+        self._target().emit(*args, **kwargs)
+
+    def enabled(self, **kwargs: Any) -> bool:
+        return self._target().enabled(**kwargs)
+
+
+_FORWARDER = _Forwarder()

@@ -29,10 +29,11 @@ def main(data: str, contracts_dir: str, passes: str = "5") -> None:
     from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult
 
     import otel_oracles
-    from otel_oracles.emit import EmitSettings, OtelEmitter
-    from otel_oracles.emit import _fast_http as fast_http
+    from otel_oracles.emit import EmitSettings, OtelEmitter, OtlpSink
+    from otel_oracles.emit._transport import Attempt, HttpSender, OtlpTarget
+    from otel_oracles.grade.loader import load_contract
     from otel_oracles.mapping import load_conventions
-    from otel_oracles.model.contract import discover_contract_files, load_contract
+    from otel_oracles.model.contract import discover_contract_files
     from otel_oracles.pipeline import grade_trace, read_traces
 
     class DropMetrics(MetricExporter):
@@ -51,18 +52,24 @@ def main(data: str, contracts_dir: str, passes: str = "5") -> None:
     results = sum(len(v.results) for v, _ in pairs)
     gc.freeze()  # the graded pairs are not emission's garbage to scan
     os.environ.setdefault("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9")
-    fast_http._http_export = lambda exporter, payload, count, what: True  # type: ignore[assignment]
+
+    class Accepting(HttpSender):
+        """The HTTP sender with the POST stubbed: every request is accepted at once."""
+
+        def _attempt(self, body: bytes, timeout_s: float, attempt_no: int) -> Attempt:
+            return Attempt(True)
+
+    def sink() -> OtlpSink:
+        return OtlpSink(
+            {s: Accepting(OtlpTarget.from_env(s, "http/protobuf")) for s in ("traces", "logs")}
+        )
 
     def emitter(kind: str) -> OtelEmitter:
         if kind == "build":
             return OtelEmitter(settings=EmitSettings(metrics=False))
-        exporters: dict[str, Any] = {
-            "span_exporters": [fast_http.FastHttpSpanExporter()],
-            "log_exporters": [fast_http.FastHttpLogExporter()],
-        }
         if kind == "build+encode":
-            return OtelEmitter(settings=EmitSettings(metrics=False), **exporters)
-        return OtelEmitter(metric_exporters=[DropMetrics()], **exporters)
+            return OtelEmitter(settings=EmitSettings(metrics=False), sinks=[sink()])
+        return OtelEmitter(metric_exporters=[DropMetrics()], sinks=[sink()])
 
     best: dict[str, float] = {}
     for _ in range(int(passes)):

@@ -111,10 +111,29 @@ def test_every_name_constant_is_declared() -> None:
         reg.attribute_keys()
         | {m.name for m in reg.metrics}
         | {e.name for e in reg.events}
-        | {n.INSTRUMENTATION_SCOPE, n.GRADE_SPAN_PREFIX}
+        | {reg.producer.instrumentation_scope, reg.producer.service_name, n.GRADE_SPAN_PREFIX}
     )
     constants = {v for k, v in vars(n).items() if k.isupper() and isinstance(v, str)}
     assert constants <= declared, f"undeclared names in _names.py: {sorted(constants - declared)}"
+
+
+def test_own_telemetry_markers_are_the_registrys(emitted: OtlpSink) -> None:
+    """The service name and scope the self-telemetry filter skips are defined once (in
+    ``_names``), equal to the registry's, and are what the emitter actually sends."""
+    from otel_oracles.emit._own import own_markers
+    from otel_oracles.emit.config import DEFAULT_SERVICE_NAME
+
+    producer = load_registry().producer
+    assert (
+        producer.service_name,
+        producer.instrumentation_scope,
+    ) == (n.SERVICE_NAME, n.INSTRUMENTATION_SCOPE)
+    assert DEFAULT_SERVICE_NAME is n.SERVICE_NAME
+    scope, services = own_markers()
+    assert scope == producer.instrumentation_scope and producer.service_name in services
+    spans = emitted.spans()
+    assert spans and all(s.scope_name == producer.instrumentation_scope for s in spans)
+    assert all(s.resource["service.name"] == producer.service_name for s in spans)
 
 
 def test_docs_tables_are_generated_from_the_registry(repo_root: Path) -> None:

@@ -77,28 +77,3 @@ def _normalized(node: object) -> object:
     if isinstance(node, list):
         return [_normalized(v) for v in node]
     return node
-
-
-def test_direct_json_encoding_matches_the_protobuf_path() -> None:
-    """The file writer encodes SDK records straight to JSON (10x cheaper); it must say
-    exactly what the SDK's protobuf encoder plus protobuf's JSON printer would say."""
-    from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
-    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
-    from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-
-    from otel_oracles.emit._otlp_json import logs_json, otlp_json, spans_json
-
-    spans, logs = InMemorySpanExporter(), InMemoryLogRecordExporter()
-    emitter = OtelEmitter(span_exporters=[spans], log_exporters=[logs])
-    with_trace, without = make_trajectory(), make_trajectory(trace_id=None)
-    emitter.export([(make_verdict(with_trace), with_trace), (make_verdict(without), without)])
-    got_spans, got_logs = spans.get_finished_spans(), logs.get_finished_logs()
-    emitter.shutdown()
-    assert len(got_spans) == 2 and len(got_logs) == 12
-    assert _normalized(json.loads(spans_json(got_spans))) == _normalized(
-        json.loads(otlp_json(encode_spans(got_spans)))
-    )
-    assert _normalized(json.loads(logs_json(got_logs))) == _normalized(
-        json.loads(otlp_json(encode_logs(got_logs)))
-    )

@@ -137,28 +137,47 @@ def test_grade_trace_grades_what_the_test_recorded(pytester: pytest.Pytester) ->
     )
 
 
-def test_global_providers_are_restored_after_the_test(pytester: pytest.Pytester) -> None:
+def test_each_test_records_its_own_spans_through_the_global_providers(
+    pytester: pytest.Pytester,
+) -> None:
+    """The plug-in sets the global providers once (public API) to forwarders: a tracer got
+    at import time records into the running test's recording, nothing records between
+    tests, and one test never sees another's spans."""
     write_project(pytester)
     pytester.makepyfile(
-        test_restore="""
+        test_forwarding="""
 from opentelemetry import trace
 from agent import run_agent
 
-before = trace.get_tracer_provider()
+early = trace.get_tracer("early")  # before any fixture ran
+
+
+def names(grade_trace):
+    return [s.name for s in grade_trace.recording.span_exporter.get_finished_spans()]
 
 
 def test_a_grading(grade_trace):
+    with early.start_as_current_span("early span"):
+        pass
     run_agent(["search_docs"])
-    assert trace.get_tracer_provider() is not before
+    assert "early span" in names(grade_trace)
+
+
+def test_b_between():
+    span = early.start_span("outside")
+    assert not span.is_recording(), "no test is recording"
+    span.end()
+
+
+def test_c_next(grade_trace):
+    run_agent(["search_docs"])
+    assert "early span" not in names(grade_trace), "test_a's spans stayed with test_a"
+    assert names(grade_trace).count("invoke_agent support") == 1
     assert grade_trace("contracts/support.yaml").passed
-
-
-def test_b_after():
-    assert trace.get_tracer_provider() is before
 """
     )
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "test_restore.py")
-    result.assert_outcomes(passed=2)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "test_forwarding.py")
+    result.assert_outcomes(passed=3)
 
 
 def test_a_test_that_recorded_nothing_fails_saying_so(pytester: pytest.Pytester) -> None:

@@ -1,0 +1,104 @@
+"""The package's metric exporters: the grader's metrics are aggregated by the SDK's
+``MeterProvider`` (public API), and its periodic reader hands them to one of these.
+
+``OwnMetricExporter`` tells the emitter about each failed export (the reader would only log
+it), so an undelivered metric export is counted like an undelivered span.
+``OtlpMetricExporter`` encodes with the OTLP exporters' public ``encode_metrics`` and sends
+through the same senders as spans and logs (``_transport``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from abc import abstractmethod
+from collections.abc import Callable
+from typing import Any
+
+from opentelemetry.exporter.otlp.proto.common.metrics_encoder import encode_metrics
+from opentelemetry.sdk.metrics import (
+    Counter,
+    Histogram,
+    ObservableCounter,
+    ObservableGauge,
+    ObservableUpDownCounter,
+    UpDownCounter,
+)
+from opentelemetry.sdk.metrics.export import (
+    AggregationTemporality,
+    MetricExporter,
+    MetricExportResult,
+    MetricsData,
+)
+
+from otel_oracles.emit._transport import Sender
+
+logger = logging.getLogger(__name__)
+
+TEMPORALITY_VARIABLE = "OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE"
+_DELTA = AggregationTemporality.DELTA
+_CUMULATIVE = AggregationTemporality.CUMULATIVE
+_PREFERENCES: dict[str, dict[type, AggregationTemporality]] = {
+    "cumulative": {},
+    "delta": {Counter: _DELTA, ObservableCounter: _DELTA, Histogram: _DELTA},
+    "lowmemory": {Counter: _DELTA, Histogram: _DELTA},
+}
+"""The specification's temporality preferences (anything not listed is cumulative)."""
+
+
+def preferred_temporality() -> dict[type, AggregationTemporality]:
+    """The temporality per instrument that ``OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE``
+    asks for (cumulative by default), as the SDK's OTLP metric exporters read it."""
+    value = os.environ.get(TEMPORALITY_VARIABLE, "").strip().lower() or "cumulative"
+    chosen = _PREFERENCES.get(value)
+    if chosen is None:
+        logger.warning("unknown %s %r; using cumulative", TEMPORALITY_VARIABLE, value)
+        chosen = {}
+    every = (Counter, UpDownCounter, Histogram, ObservableCounter, ObservableUpDownCounter)
+    return {kind: chosen.get(kind, _CUMULATIVE) for kind in (*every, ObservableGauge)}
+
+
+class OwnMetricExporter(MetricExporter):
+    """A metric exporter of this package: ``on_failure`` hears of every failed export."""
+
+    def __init__(self, temporality: dict[type, AggregationTemporality] | None = None) -> None:
+        super().__init__(preferred_temporality=temporality)
+        self.on_failure: Callable[[str], None] | None = None
+        self.shut_down = False
+
+    @abstractmethod
+    def deliver(self, metrics_data: MetricsData) -> bool:
+        """Write or send ``metrics_data``; False when it was not delivered."""
+
+    def export(
+        self, metrics_data: MetricsData, timeout_millis: float = 10_000, **kwargs: Any
+    ) -> MetricExportResult:
+        try:
+            ok = not self.shut_down and self.deliver(metrics_data)
+        except Exception:
+            logger.exception("metric export via %s raised", type(self).__name__)
+            ok = False
+        if not ok and self.on_failure is not None:
+            self.on_failure(type(self).__name__)
+        return MetricExportResult.SUCCESS if ok else MetricExportResult.FAILURE
+
+    def force_flush(self, timeout_millis: float = 10_000) -> bool:
+        return True
+
+    def shutdown(self, timeout_millis: float = 30_000, **kwargs: Any) -> None:
+        self.shut_down = True
+
+
+class OtlpMetricExporter(OwnMetricExporter):
+    """OTLP metrics through a ``_transport`` sender."""
+
+    def __init__(self, sender: Sender) -> None:
+        super().__init__(preferred_temporality())
+        self.sender = sender
+
+    def deliver(self, metrics_data: MetricsData) -> bool:
+        return self.sender.send(encode_metrics(metrics_data).SerializeToString())
+
+    def shutdown(self, timeout_millis: float = 30_000, **kwargs: Any) -> None:
+        super().shutdown()
+        self.sender.shutdown()

@@ -1,0 +1,67 @@
+"""Where the emitter's records go: one ``Sink`` takes every record signal.
+
+A sink gets a batch of one signal (``traces``: grade spans, ``logs``: evaluation log records)
+and says whether it was delivered; the emitter does the batching, counting and back-off for
+all sinks and signals alike. The package's sinks encode the records themselves (OTLP
+protobuf through ``_transport``'s senders, OTLP/JSON lines in ``_otlp_json``); an SDK
+exporter a user supplies is wrapped by ``_sdk_adapter.SdkExporterSink``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
+
+from otel_oracles.emit._otlp_proto import Encoder
+from otel_oracles.emit._records import ItemBatch
+from otel_oracles.emit._transport import Sender
+
+RecordSignal = Literal["traces", "logs"]
+RECORD_SIGNALS: tuple[RecordSignal, ...] = ("traces", "logs")
+SIGNAL_NOUN: dict[RecordSignal, str] = {"traces": "spans", "logs": "log records"}
+"""How messages and counts name each signal's records."""
+
+
+class Sink(ABC):
+    """A destination for the emitter's records (see module docstring)."""
+
+    name: str = ""
+    """For messages: what the records went through (e.g. ``OTLP http/protobuf``)."""
+
+    def accepts(self, signal: RecordSignal) -> bool:
+        """Whether this sink takes ``signal`` at all (an SDK span exporter takes no logs)."""
+        return True
+
+    @abstractmethod
+    def export(self, signal: RecordSignal, batch: ItemBatch[Any]) -> bool:
+        """Deliver ``batch``; False when it was not accepted (the reason is logged)."""
+
+    @abstractmethod
+    def shutdown(self) -> None:
+        """Release connections and files. Idempotent."""
+
+
+class OtlpSink(Sink):
+    """OTLP protobuf over gRPC or HTTP: one sender per signal, one encoder for both."""
+
+    def __init__(self, senders: Mapping[RecordSignal, Sender]) -> None:
+        self._senders = dict(senders)
+        self._encoder = Encoder()
+        self._encode: dict[RecordSignal, Callable[[ItemBatch[Any]], bytes]] = {
+            "traces": self._encoder.span_items_bytes,
+            "logs": self._encoder.log_items_bytes,
+        }
+        self.name = " and ".join(
+            sorted({f"OTLP {s.target.protocol}" for s in self._senders.values()})
+        )
+
+    def accepts(self, signal: RecordSignal) -> bool:
+        return signal in self._senders
+
+    def export(self, signal: RecordSignal, batch: ItemBatch[Any]) -> bool:
+        return self._senders[signal].send(self._encode[signal](batch))
+
+    def shutdown(self) -> None:
+        for sender in self._senders.values():
+            sender.shutdown()
