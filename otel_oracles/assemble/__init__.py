@@ -13,7 +13,7 @@ from otel_oracles.assemble._offline import AssemblyStats, OfflineAssembly
 from otel_oracles.assemble._sessions import SessionStats, join_sessions
 from otel_oracles.assemble._tree import build_trace
 from otel_oracles.assemble.config import DEFAULT_IDLE_SPANS
-from otel_oracles.decode._batch import DecodedBatch
+from otel_oracles.decode import DecodedBatch
 
 
 def assemble_offline(

@@ -13,8 +13,7 @@ from otel_oracles.assemble.config import (
     REMEMBERED_TRACE_IDS,
     UNROOTED_IDLE_FACTOR,
 )
-from otel_oracles.decode._batch import DecodedBatch
-from otel_oracles.decode._values import detach
+from otel_oracles.decode import DecodedBatch, detach
 from otel_oracles.model.span import LogRecord, SpanRecord, Trace
 
 LATE_SAMPLE_SIZE = 20

@@ -93,3 +93,6 @@ cli.add_command(diff_command)
 from otel_oracles.cli.promote_cmd import promote_command  # noqa: E402 - see above
 
 cli.add_command(promote_command)
+from otel_oracles.cli.watch import watch_command  # noqa: E402 - see above
+
+cli.add_command(watch_command)

@@ -26,6 +26,7 @@ from otel_oracles.decode._transfer import (
     record_in_body,
     spans_for_transfer,
 )
+from otel_oracles.decode._values import detach
 from otel_oracles.decode.config import DEFAULT_MAX_MESSAGE_BYTES
 from otel_oracles.errors import InputError
 from otel_oracles.model.span import LogRecord, SpanRecord
@@ -87,6 +88,7 @@ __all__ = [
     "body_contents",
     "bulk_ingest_gc",
     "decode",
+    "detach",
     "read_paths",
     "record_in_body",
     "warn_if_slow_backend",

@@ -15,7 +15,7 @@ data) and the receiving process, which owns the one meter provider, records them
 Protocol, one duplex pipe per worker (``multiprocessing`` connections, pickled tuples)::
 
     parent -> worker  ("body", id, kind, bytes) | ("grade", [(token, trace_id, spans, logs,
-                      reason)])
+                      reason, members)])
                       | ("drop", id) | ("stop", timeout)
     worker -> parent  ("ready",) | ("graded", [(token, [verdict])], tally, exported)
                       | ("crashed", token)
@@ -222,10 +222,16 @@ class ProcessGrading:
                 token = self._next_token
                 self._next_token += 1
                 w.inflight[token] = ReadyTrace(
-                    ready.trace_id, [], [], ready.reason, ready.due_at, ready.dropped_spans
+                    ready.trace_id,
+                    [],
+                    [],
+                    ready.reason,
+                    ready.due_at,
+                    ready.dropped_spans,
+                    ready.members,
                 )
                 batches.setdefault(w.index, []).append(
-                    (token, ready.trace_id, ready.spans, ready.logs, ready.reason)
+                    (token, ready.trace_id, ready.spans, ready.logs, ready.reason, ready.members)
                 )
             by_index = {w.index: w for w in live}
         for index, items in batches.items():
@@ -461,8 +467,10 @@ def worker_main(
             elif msg[0] == "grade":
                 backend.submit(
                     [
-                        _WorkerTrace(trace_id, spans, logs, reason, 0.0, token=token)
-                        for token, trace_id, spans, logs, reason in msg[1]
+                        _WorkerTrace(
+                            trace_id, spans, logs, reason, 0.0, members=members, token=token
+                        )
+                        for token, trace_id, spans, logs, reason, members in msg[1]
                     ]
                 )
             elif msg[0] == "stop":

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from otel_oracles.assemble.online import BufferFull, OnlineAssembler, ReadyTrace
+from otel_oracles.assemble.online_join import OnlineJoiner
 from otel_oracles.model.span import LogRecord, SpanRecord
 from otel_oracles.server._grading import ThreadGrading, VerdictLine
 from otel_oracles.server._spool import ExportOutcome, Spool
@@ -120,11 +121,22 @@ class GradingServer:
             retry_after=a.retry_after,
             overflow_traces=a.overflow_traces,
         )
+        self.joiner: OnlineJoiner | None = None
+        """Runs split over traces joined into one subject (None: ``join_window`` 0)."""
+        if a.join_window > 0:
+            self.joiner = OnlineJoiner(
+                window=a.join_window,
+                max_traces=a.join_max_traces,
+                max_spans=a.join_max_spans,
+                is_open=self.assembler.holds,
+            )
         self.stats = ServeStats()
         self._emitter = emitter
         self._decode = decode
         self._is_own = is_own
-        self._metrics = getattr(emitter, "metrics", None)
+        self.metrics = getattr(emitter, "metrics", None)
+        """The emitter's self-metrics recorder (``GraderMetrics``; None without one): worker
+        processes report their counts to it through the grading backend."""
         if backend is not None:
             self.backend: GradingBackend = backend(self)
         elif grade is not None:
@@ -134,8 +146,8 @@ class GradingServer:
                 settings.grading.queue_size,
                 grade,
                 self.export_outcome.wrap(emitter.export),
-                self._graded,
-                self._grade_crashed,
+                self.record_graded,
+                self.record_crash,
                 trace_timeout=settings.grading.trace_timeout,
             )
         else:
@@ -178,8 +190,8 @@ class GradingServer:
         long overload) cannot flood the log; the log line carries how many were suppressed."""
         if kind != "buffer_full":
             self.stats.add("rejected", kind)
-        if self._metrics is not None:
-            self._metrics.rejected_requests(error_type, transport)
+        if self.metrics is not None:
+            self.metrics.rejected_requests(error_type, transport)
         now = time.monotonic()
         last, suppressed = self._last_logged.get(kind, (0.0, 0))
         if now - last < _LOG_EVERY_S:
@@ -238,8 +250,8 @@ class GradingServer:
             stats.incr("skipped_self", own)
         if adm.late:
             stats.incr("late", adm.late)
-            if self._metrics is not None:
-                self._metrics.late_spans(adm.late)
+            if self.metrics is not None:
+                self.metrics.late_spans(adm.late)
         if adm.overflow:
             stats.incr("overflow_admitted")
         if adm.unattached_logs:
@@ -289,8 +301,16 @@ class GradingServer:
         # grader or destination pushes back (through the assembly buffer) instead of
         # growing a queue.
         free = self.backend.free_slots()
-        if free > 0:
-            self.backend.submit(self.assembler.due(limit=free))
+        joiner = self.joiner
+        if joiner is None:
+            if free > 0:
+                self.backend.submit(self.assembler.due(limit=free))
+        else:
+            room = joiner.room(free)
+            if room > 0:
+                joiner.add(self.assembler.due(limit=room))
+            if free > 0:
+                self.backend.submit(joiner.due(limit=free))
         self.backend.tick()
         self._publish_gauges()
 
@@ -302,6 +322,16 @@ class GradingServer:
         if self.spool is not None:
             snapshot["spool_requests"] = self.spool.requests_held
             snapshot["spool_bytes"] = self.spool.bytes_held
+        if self.joiner is not None:
+            j = self.joiner
+            snapshot["joining"] = {
+                "subjects": j.stats.subjects,
+                "traces": j.stats.traces,
+                "released_early": j.stats.released_early,
+                "waiting_traces": j.waiting_traces,
+                "waiting_spans": j.waiting_spans,
+                "ready_subjects": j.ready_subjects,
+            }
         return snapshot
 
     def _publish_gauges(self) -> None:
@@ -312,13 +342,13 @@ class GradingServer:
         s.grading_processes = self.backend.processes
         s.worker_restarts = self.backend.restarts
         s.worker_request_bodies = self.backend.bodies_held
-        if self._metrics is not None and s.buffered_traces != self._published_buffered:
-            self._metrics.buffered_traces_changed(s.buffered_traces - self._published_buffered)
+        if self.metrics is not None and s.buffered_traces != self._published_buffered:
+            self.metrics.buffered_traces_changed(s.buffered_traces - self._published_buffered)
             self._published_buffered = s.buffered_traces
 
     # ---- grading results (the backend's threads) ------------------------------------------
 
-    def _graded(
+    def record_graded(
         self, batch: list[tuple[ReadyTrace, list[VerdictLine]]], exported: bool | None = None
     ) -> None:
         """After one export batch: the verdicts are out; count them, and log one line per
@@ -328,18 +358,19 @@ class GradingServer:
         if exported is None:
             exported = self.export_outcome.last_ok()
         if self.spool is not None and exported:
-            self.spool.settle([ready.trace_id for ready, _ in batch], exported=True)
+            self.spool.settle([t for ready, _ in batch for t in ready.trace_ids], exported=True)
         now = time.monotonic()
         for ready, lines in batch:
             latency = now - ready.due_at
             self.stats.graded(ready.reason, [line.verdict for line in lines], latency)
-            if self._metrics is not None and ready.reason in ("max_age", "evicted", "shutdown"):
-                self._metrics.evicted_traces(1)
+            if self.metrics is not None and ready.reason in ("max_age", "evicted", "shutdown"):
+                self.metrics.evicted_traces(1)
             for line in lines:
                 logger.info(
                     "verdict",
                     extra={
                         "trace_id": ready.trace_id,
+                        **({"member_trace_ids": list(ready.members)} if ready.members else {}),
                         "contract": line.contract,
                         "verdict": line.verdict,
                         "invariant_failures": line.invariant_failures,
@@ -351,14 +382,14 @@ class GradingServer:
                     },
                 )
 
-    def _grade_crashed(self, ready: ReadyTrace) -> None:
+    def record_crash(self, ready: ReadyTrace) -> None:
         """A trace whose grading crashed (or whose worker process died) is counted, and while
         running it leaves the spool: the next start would only crash on it again. During the
         drain a "crash" is the shutdown budget cutting grading off; those traces stay spooled
         for the next start."""
         self.stats.incr("grading_errors")
         if self.spool is not None and self._state == "running":
-            self.spool.settle([ready.trace_id], exported=False)
+            self.spool.settle(ready.trace_ids, exported=False)
 
     # ---- lifecycle ------------------------------------------------------------------------
 
@@ -472,6 +503,9 @@ class GradingServer:
                 self._sweeper.cancel()
                 await asyncio.gather(self._sweeper, return_exceptions=True)
             released = self.assembler.drain()
+            if self.joiner is not None:
+                self.joiner.add(released)
+                released = self.joiner.drain()
             self.backend.submit(released)
             self._publish_gauges()
             loop = asyncio.get_running_loop()

@@ -64,12 +64,9 @@ class ReadyGrader:
         self.commands = commands
 
     def _trace(self, ready: ReadyTrace) -> Any:
-        from otel_oracles.assemble import build_trace
+        from otel_oracles.assemble.online_join import subject_trace
 
-        trace = build_trace(ready.trace_id, ready.spans, ready.logs)
-        if ready.incomplete:
-            trace.incomplete = True
-        return trace
+        return subject_trace(ready)
 
     def __call__(self, ready: ReadyTrace) -> list[Any]:
         from otel_oracles.pipeline import grade_trace
@@ -146,7 +143,7 @@ def _process_backend(server: GradingServer, processes: int) -> Any:
         processes,
         threads,
         capacity,
-        on_graded=server._graded,
-        on_crash=server._grade_crashed,
-        metrics=server._metrics,
+        on_graded=server.record_graded,
+        on_crash=server.record_crash,
+        metrics=server.metrics,
     )

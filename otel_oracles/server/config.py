@@ -45,6 +45,12 @@ DEFAULT_MAX_SPANS_PER_TRACE = 5_000
 # requests, attributes read lazily); bench/serve_load.py -> 0.55-1 GB at most, plus ~100 MB.
 DEFAULT_MAX_BUFFERED_SPANS = 250_000
 DEFAULT_DECISION_CACHE_SIZE = 100_000
+# Traces of one run exported by different processes (a sub-agent in a worker, a job runner)
+# reach serve up to a batch span processor's schedule delay (5 s) apart even when they end
+# together; each has already waited out decision_wait on its own.
+DEFAULT_JOIN_WINDOW_S = 5.0
+DEFAULT_JOIN_MAX_TRACES = 10_000
+DEFAULT_JOIN_MAX_SPANS = 250_000
 DEFAULT_RETRY_AFTER_S = 1.0
 # A sweep with nothing due costs a few microseconds; 20 ms adds ~10 ms to the mean verdict latency.
 DEFAULT_SWEEP_INTERVAL_S = 0.02
@@ -311,6 +317,17 @@ class AssemblySettings(_Settings):
     """Delay suggested to senders refused for overload (``Retry-After`` / ``RetryInfo``)."""
     sweep_interval: Seconds = DEFAULT_SWEEP_INTERVAL_S
     """How often the buffer is checked for complete traces (bounds verdict latency)."""
+    join_window: Seconds = DEFAULT_JOIN_WINDOW_S
+    """A complete trace waits this long for other traces of its run (a span link between
+    them, or a shared ``gen_ai.conversation.id`` / ``session.id``); traces that meet are
+    graded as one subject once none has joined for this long. Adds this much to every
+    verdict's delay; 0 turns joining off (every trace is a subject)."""
+    join_max_traces: int = Field(default=DEFAULT_JOIN_MAX_TRACES, gt=0)
+    """Traces waiting out ``join_window`` at once; beyond it the group waiting longest is
+    graded at once (counted in ``/stats`` ``joining.released_early``), never dropped."""
+    join_max_spans: int = Field(default=DEFAULT_JOIN_MAX_SPANS, gt=0)
+    """Spans and log records of the traces waiting out ``join_window``; beyond it, as for
+    ``join_max_traces``."""
 
     @model_validator(mode="after")
     def _age_covers_wait(self) -> AssemblySettings:

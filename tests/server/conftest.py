@@ -22,13 +22,15 @@ CONTRACTS = TESTDATA / "contracts"
 
 
 def serve_overrides(**over: Any) -> dict[str, Any]:
-    """Settings for tests: ephemeral ports, 0.2 s decision wait, the test contracts, a spool
-    of its own (under the test's ``XDG_STATE_HOME``: a test may run several servers)."""
+    """Settings for tests: ephemeral ports, 0.2 s decision wait and join window, the test
+    contracts, a spool of its own (under the test's ``XDG_STATE_HOME``: a test may run several
+    servers)."""
     base: dict[str, Any] = {
         "spool.path": str(Path(os.environ["XDG_STATE_HOME"]) / f"spool-{uuid.uuid4().hex}"),
         "receivers.grpc.endpoint": "127.0.0.1:0",
         "receivers.http.endpoint": "127.0.0.1:0",
         "assembly.decision_wait": "0.2s",
+        "assembly.join_window": "0.2s",
         "assembly.sweep_interval": "20ms",
         "grading.contracts": [str(CONTRACTS)],
         "grading.workers": 2,

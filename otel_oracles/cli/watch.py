@@ -1,0 +1,152 @@
+"""``otel-oracles watch``: coding agents' own telemetry, checked live against the watch
+contract (docs/watch.md)."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from pathlib import Path
+
+import click
+
+from otel_oracles.cli._watch_view import LiveView, PlainView, setup_text
+from otel_oracles.decode import read_paths
+from otel_oracles.errors import InputError
+from otel_oracles.grade.oracles.coding_rule import SEVERITIES
+from otel_oracles.model.result import InputProblem
+from otel_oracles.watch import DEFAULT_CONTRACT, Watcher
+from otel_oracles.watch._receive import (
+    DEFAULT_GRPC_ENDPOINT,
+    DEFAULT_HTTP_ENDPOINT,
+    WatchIngest,
+    receive_until,
+    receivers_settings,
+)
+from otel_oracles.watch._report import markdown_report
+
+
+@click.command("watch")
+@click.argument("files", nargs=-1, type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "--once",
+    is_flag=True,
+    help="Check recorded telemetry FILES (OTLP files or directories) and exit.",
+)
+@click.option(
+    "--project",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Only sessions working in DIR; writes outside it are alerts.",
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(SEVERITIES),
+    default="critical",
+    show_default=True,
+    help="Exit 1 when a violation is at least this severe.",
+)
+@click.option(
+    "--report",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write a plain-English Markdown report of every session at exit.",
+)
+@click.option(
+    "--sessions-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path(".otel-oracles/sessions"),
+    show_default=True,
+    help="Where each session is saved (trajectory JSON, raw telemetry, the contract).",
+)
+@click.option(
+    "--contract",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=DEFAULT_CONTRACT,
+    help="Rules to apply instead of the built-in watch contract.",
+)
+@click.option("--http", "http_endpoint", default=DEFAULT_HTTP_ENDPOINT, show_default=True,
+              help="OTLP/HTTP receiver host:port.")  # fmt: skip
+@click.option("--grpc", "grpc_endpoint", default=DEFAULT_GRPC_ENDPOINT, show_default=True,
+              help="OTLP/gRPC receiver host:port.")  # fmt: skip
+def watch_command(
+    files: tuple[Path, ...],
+    once: bool,
+    project: Path | None,
+    fail_on: str,
+    report: Path | None,
+    sessions_dir: Path,
+    contract: Path,
+    http_endpoint: str,
+    grpc_endpoint: str,
+) -> None:
+    """Watch Claude Code, Codex CLI and Gemini CLI sessions through their own telemetry.
+
+    Listens for OTLP on 127.0.0.1 (printing the settings to paste into each agent), groups
+    log events into sessions, and checks every session against the watch contract: network
+    access, destructive commands, writes outside the project, edits to tests, CI config,
+    lockfiles or .env, secrets in commands, package installs. Each session is saved as an
+    AgentBench trajectory, which `otel-oracles run` grades again. Exit code: 1 when a
+    violation reaches --fail-on, 0 otherwise, 2 for usage or input errors.
+
+    \b
+    Examples:
+      otel-oracles watch --project ~/src/app --report watch.md
+      otel-oracles watch --once ./otlp-logs/ --fail-on high
+      otel-oracles run .otel-oracles/sessions/watch-contract.yaml \\
+          --trajectory .otel-oracles/sessions/claude-code-<id>.trajectory.json
+    """
+    if once != bool(files):
+        raise click.UsageError("give FILES with --once, and FILES only with --once")
+    root = str(project.resolve()) if project is not None else None
+    watcher = Watcher(sessions_dir, project=root, contract=contract)
+    if once:
+        view = PlainView()
+        problems: list[InputProblem] = []
+        for batch in read_paths([str(f) for f in files], problems):
+            view.update(watcher.offer(batch.logs))
+        _warn(problems)
+    else:
+        _listen(watcher, http_endpoint, grpc_endpoint)
+    _finish(watcher, fail_on, report)
+
+
+def _warn(problems: list[InputProblem]) -> None:
+    """Input problems as warnings; metrics bodies (``metrics-N.pb``, as the capture driver
+    names them) are counted, not listed: watch reads log events only."""
+    metrics = [p for p in problems if Path(p.source.split("@")[0]).name.startswith("metrics")]
+    for problem in problems:
+        if problem not in metrics:
+            click.echo(f"warning: {problem.source}: {problem.message}", err=True)
+    if metrics:
+        click.echo(f"note: skipped {len(metrics)} metrics body/bodies (watch reads log events)",
+                   err=True)  # fmt: skip
+
+
+def _listen(watcher: Watcher, http_endpoint: str, grpc_endpoint: str) -> None:
+    view: LiveView | PlainView = LiveView(watcher) if sys.stdout.isatty() else PlainView()
+    ingest = WatchIngest(watcher, view.update)
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        settings = receivers_settings(http_endpoint, grpc_endpoint)
+        await receive_until(ingest, settings, stop, lambda h, g: view.start(setup_text(h, g)))
+
+    try:
+        asyncio.run(main())
+    except OSError as exc:
+        raise InputError(f"cannot listen: {exc.strerror or exc}", "watch") from None
+
+
+def _finish(watcher: Watcher, fail_on: str, report: Path | None) -> None:
+    sessions = watcher.sessions()
+    violations = watcher.violations()
+    click.echo(
+        f"{len(sessions)} session(s), {len(violations)} violation(s); saved in {watcher.save_dir}"
+    )
+    if report is not None:
+        report.write_text(markdown_report(watcher), encoding="utf-8")
+        click.echo(f"report: {report}")
+    threshold = next(s for s in SEVERITIES if s == fail_on)
+    sys.exit(1 if watcher.fails(threshold) else 0)

@@ -1,0 +1,165 @@
+"""The watch loop's state: sessions, their verdicts under the watch contract, the alerts.
+
+``Watcher.offer`` takes decoded log records (from the receivers or from files), files them
+into sessions (``SessionBook``), re-grades every session that changed with the watch
+contract through the ordinary ``grade`` (the same call ``otel-oracles run`` makes on the
+saved trajectory, so a replay gives the same verdicts), saves the session, and returns
+what is new: steps and alerts. One thread feeds it (the event loop, or ``--once``).
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from otel_oracles.config_yaml import load_yaml, read_config_bytes
+from otel_oracles.grade.compiled import CompiledContract
+from otel_oracles.grade.evaluator import grade
+from otel_oracles.grade.loader import compile_contract
+from otel_oracles.grade.oracles.coding_rule import SEVERITIES, Severity
+from otel_oracles.model.result import Outcome, Verdict
+from otel_oracles.model.span import LogRecord
+from otel_oracles.model.step import Trajectory
+from otel_oracles.watch._conventions import coding_agent_conventions
+from otel_oracles.watch._sessions import SessionBook, WatchedSession
+
+DEFAULT_CONTRACT = Path(__file__).with_name("contract.yaml")
+CONTRACT_FILE = "watch-contract.yaml"
+"""Name of the contract copy in the sessions directory (with ``--project`` as its root)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Alert:
+    """A rule a session broke (``invariant_failure``) or could not be judged by."""
+
+    session: str
+    """The session's key (``<agent>-<session id>``)."""
+    session_id: str
+    agent: str
+    rule: str
+    severity: Severity
+    message: str
+    steps: tuple[int, ...]
+    outcome: Outcome
+
+    @property
+    def is_violation(self) -> bool:
+        return self.outcome == Outcome.INVARIANT_FAILURE
+
+
+@dataclass
+class Update:
+    """What one ``offer`` changed: new steps per session, new alerts."""
+
+    steps: list[tuple[WatchedSession, int, dict[str, Any]]] = field(default_factory=list)
+    alerts: list[Alert] = field(default_factory=list)
+
+
+def write_contract(source: Path, target: Path, root: str | None) -> Path:
+    """Copy the watch contract to ``target``, with ``root`` set on ``write_outside_root``
+    when given, so the saved sessions replay under exactly the rules they were watched by."""
+    data = load_yaml(read_config_bytes(source))
+    if root is not None:
+        for spec in data.get("invariants", []):
+            if isinstance(spec, dict) and spec.get("type") == "write_outside_root":
+                spec["root"] = root
+    target.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return target
+
+
+class Watcher:
+    """Sessions, verdicts and alerts of one ``watch`` run.
+
+    ``save_dir`` receives ``<agent>-<session>.trajectory.json`` (AgentBench trajectory) and
+    ``<agent>-<session>.telemetry.jsonl`` (every record as received) per session, and the
+    contract copy; ``project`` limits the watch to sessions working there."""
+
+    def __init__(
+        self, save_dir: Path, project: str | None = None, contract: Path = DEFAULT_CONTRACT
+    ) -> None:
+        self.save_dir = save_dir
+        self.save_dir.mkdir(parents=True, exist_ok=True)
+        self.project = posixpath.normpath(project) if project else None
+        self.contract_path = write_contract(contract, save_dir / CONTRACT_FILE, self.project)
+        self.compiled: CompiledContract = compile_contract(self.contract_path)
+        self.book = SessionBook(coding_agent_conventions(), self.project)
+        self.verdicts: dict[str, Verdict] = {}
+        self.alerts: dict[str, list[Alert]] = {}
+        self._saved_raw: dict[str, int] = {}
+        self._shown_steps: dict[str, int] = {}
+
+    def visible(self, session: WatchedSession) -> bool:
+        """Shown, graded and saved: every session, or with ``--project`` those that may be
+        working there (``WatchedSession.works_in``)."""
+        return self.project is None or session.works_in(self.project)
+
+    def sessions(self) -> list[WatchedSession]:
+        return [s for s in self.book.sessions.values() if self.visible(s)]
+
+    def offer(self, records: Iterable[LogRecord]) -> Update:
+        changed: dict[str, WatchedSession] = {}
+        for record in records:
+            session = self.book.offer(record)
+            if session is not None:
+                changed[session.key] = session
+        update = Update()
+        for session in changed.values():
+            if not self.visible(session):
+                continue
+            start = self._shown_steps.get(session.key, 0)
+            update.steps += [
+                (session, i, session.steps[i]) for i in range(start, len(session.steps))
+            ]
+            self._shown_steps[session.key] = len(session.steps)
+            update.alerts += self._grade(session)
+            self._save(session)
+        return update
+
+    def _grade(self, session: WatchedSession) -> list[Alert]:
+        trajectory = Trajectory.from_agentbench(session.trajectory_json(), source=session.key)
+        verdict = grade(self.compiled, trajectory)
+        self.verdicts[session.key] = verdict
+        alerts = [
+            Alert(
+                session=session.key,
+                session_id=session.session_id,
+                agent=session.agent,
+                rule=r.name,
+                severity=_severity(r.params.get("severity")),
+                message=r.message,
+                steps=tuple(r.step_indexes),
+                outcome=r.outcome,
+            )
+            for r in verdict.results
+            if r.outcome in (Outcome.INVARIANT_FAILURE, Outcome.MISSING_EVIDENCE, Outcome.ERROR)
+        ]
+        before = set(self.alerts.get(session.key, []))
+        self.alerts[session.key] = alerts
+        return [a for a in alerts if a not in before]
+
+    def _save(self, session: WatchedSession) -> None:
+        trajectory = self.save_dir / f"{session.key}.trajectory.json"
+        trajectory.write_text(json.dumps(session.trajectory_json(), indent=1, default=str))
+        done = self._saved_raw.get(session.key, 0)
+        with (self.save_dir / f"{session.key}.telemetry.jsonl").open("a") as out:
+            for item in session.raw[done:]:
+                out.write(json.dumps(item, default=str) + "\n")
+        self._saved_raw[session.key] = len(session.raw)
+
+    def violations(self) -> list[Alert]:
+        return [a for alerts in self.alerts.values() for a in alerts if a.is_violation]
+
+    def fails(self, threshold: Severity) -> bool:
+        """Is any violation at least as severe as ``threshold``?"""
+        floor = SEVERITIES.index(threshold)
+        return any(SEVERITIES.index(a.severity) >= floor for a in self.violations())
+
+
+def _severity(value: Any) -> Severity:
+    return value if value in SEVERITIES else "high"
