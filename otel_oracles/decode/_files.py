@@ -191,6 +191,13 @@ class _FileProblems:
         else:
             self.dropped += 1
 
+    def take(self, batch: DecodedBatch) -> None:
+        """The problems of ``batch`` (read from ``batch.source``), counting the ones its
+        request did not list."""
+        for message in batch.problems:
+            self.append(InputProblem(source=batch.source, message=message))
+        self.dropped += batch.problems.omitted
+
     def close(self) -> None:
         self._done = True
         if self.dropped:
@@ -492,8 +499,7 @@ def _reporter(problems: _FileProblems, source: str) -> Callable[[str], None]:
 
 def _accepted(batch: DecodedBatch, source: str, problems: _FileProblems) -> DecodedBatch:
     batch.source = source
-    for message in batch.problems:
-        problems.append(InputProblem(source=source, message=message))
+    problems.take(batch)
     return batch
 
 
@@ -609,8 +615,7 @@ def _decode_proto_body(
             continue
         batch = _proto.logs_batch(message) if signal == "logs" else _proto.traces_batch(message)
         batch.source = source
-        for text in batch.problems:
-            problems.append(InputProblem(source=source, message=text))
+        problems.take(batch)
         yield batch
         return
     assert first_error is not None

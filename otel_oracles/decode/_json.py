@@ -246,6 +246,7 @@ def _spans(resource_spans: list[Any], batch: DecodedBatch, report: Report) -> No
             try:
                 append(_span(sp, pwhere, pi, resource, scope_name, scope_version, problems, report))
             except _Bad as exc:
+                batch.rejected += 1
                 problems.append(f"{pwhere}[{pi}]: {exc}; span rejected")
 
 
@@ -413,6 +414,7 @@ def _logs(resource_logs: list[Any], batch: DecodedBatch, report: Report) -> None
             try:
                 batch.logs.append(_log(lr, lwhere, li, resource, scope_name, problems, report))
             except _Bad as exc:
+                batch.rejected += 1
                 problems.append(f"{lwhere}[{li}]: {exc}; log record rejected")
 
 

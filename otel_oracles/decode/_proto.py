@@ -186,6 +186,7 @@ def traces_batch(message: Any, body: RequestBody | None = None) -> DecodedBatch:
                 span_id = span.span_id
                 parent = span.parent_span_id
                 if len(trace_id) != 16 or len(span_id) != 8 or (parent and len(parent) != 8):
+                    batch.rejected += 1
                     batch.problems.append(
                         f"resourceSpans[{ri}].scopeSpans[{si}].spans[{pi}] ({span.name!r}): "
                         f"{_bad_ids(trace_id, span_id, parent)}; span rejected"

@@ -192,21 +192,18 @@ class GradingServer:
             self.stats.add("rejected", kind)
         if self.metrics is not None:
             self.metrics.rejected_requests(error_type, transport)
+        self._warn_folded("request refused", kind, transport=transport, reason=message)
+
+    def _warn_folded(self, msg: str, kind: str, **fields: object) -> None:
+        """Log ``msg`` at most once per ``kind`` every ``_LOG_EVERY_S``, with how many were
+        suppressed since the last line."""
         now = time.monotonic()
         last, suppressed = self._last_logged.get(kind, (0.0, 0))
         if now - last < _LOG_EVERY_S:
             self._last_logged[kind] = (last, suppressed + 1)
             return
         self._last_logged[kind] = (now, 0)
-        logger.warning(
-            "request refused",
-            extra={
-                "kind": kind,
-                "transport": transport,
-                "reason": message,
-                "suppressed_since_last": suppressed,
-            },
-        )
+        logger.warning(msg, extra={"kind": kind, **fields, "suppressed_since_last": suppressed})
 
     def ingest(self, body: bytes, content_type: str, signal: Signal, protocol: str) -> Accepted:
         """Decode and buffer one request body, all or nothing.
@@ -260,6 +257,14 @@ class GradingServer:
             stats.add("rejected", "span_limit", adm.rejected)
         if ignored:
             stats.add("rejected", "invalid_record", ignored)
+            # One line per request at most (folded under a flood), never one per record.
+            self._warn_folded(
+                "records rejected",
+                "invalid_record",
+                transport=protocol,
+                rejected=ignored,
+                reason=problems[0] if problems else "",
+            )
         messages = [m for m in (adm.message,) if m]
         if problems:
             more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
@@ -536,7 +541,7 @@ class GradingServer:
 
 def decoded_parts(batch: Any) -> tuple[list[SpanRecord], list[LogRecord], int, list[str]]:
     """Adapt ``otel_oracles.decode``'s DecodedBatch to (spans, logs, records rejected by the
-    decoder, problem messages). The decoder says "rejected" in a problem that dropped a record."""
-    problems = list(batch.problems)
-    rejected = sum(1 for p in problems if "rejected" in p)
-    return batch.spans, batch.logs, rejected, problems
+    decoder, problem messages). The messages are one line: a request's first three problems
+    and how many more (``Problems.summary``), whatever the number of records it holds."""
+    problems = batch.problems
+    return batch.spans, batch.logs, batch.rejected, [problems.summary()] if problems else []
