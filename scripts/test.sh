@@ -7,6 +7,7 @@
 #   prometheus (apt)       the collector e2e tests scrape real metrics with a real Prometheus
 #   bubblewrap (apt)       the sandbox test_must_pass runs trace-written code in (docs/security.md)
 #   chromium (apt)         the HTML report is rendered and checked in a real headless browser
+#   tmux (apt)             `watch` is driven in a real terminal (send-keys, capture-pane)
 #   tests/server/node/     the OpenTelemetry JS SDK client that sends OTLP/JSON to `serve`
 #   collector binary       built from tests/collector/otelcol, cached outside the repository
 set -euo pipefail
@@ -67,6 +68,12 @@ if ! command -v chromium >/dev/null 2>&1; then
     step "Chromium (Debian package): the HTML report is checked in a real headless browser"
     apt_install chromium ||
         echo "chromium is not installed and this shell cannot apt-get it; the HTML tests fail" >&2
+fi
+
+if ! command -v tmux >/dev/null 2>&1; then
+    step "tmux (Debian package): the watch screen is tested in a real terminal"
+    apt_install tmux ||
+        echo "tmux is not installed and this shell cannot apt-get it; the watch screen tests fail" >&2
 fi
 
 if [ -f tests/server/node/package-lock.json ]; then
