@@ -14,9 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from opentelemetry.sdk._logs import ReadableLogRecord
 from opentelemetry.sdk.trace import ReadableSpan
 
+from otel_oracles.inprocess._sdk_records import SdkLogRecord
 from otel_oracles.inprocess.config import ProcessorLimits
 
 Closed = Literal["graded", "dropped"]
@@ -29,7 +29,7 @@ class PendingTrace:
     trace_id: int
     first_seen: float
     spans: list[ReadableSpan] = field(default_factory=list)
-    logs: list[ReadableLogRecord] = field(default_factory=list)
+    logs: list[SdkLogRecord] = field(default_factory=list)
     due: float | None = None
     truncated: bool = False
 
@@ -96,7 +96,7 @@ class TraceBuffer:
                 pending.due = self._clock() + self.limits.wait_millis / 1000
         return is_root
 
-    def add_log(self, record: ReadableLogRecord) -> None:
+    def add_log(self, record: SdkLogRecord) -> None:
         """Keep a log record of a trace (records outside any trace belong to no run)."""
         trace_id = record.log_record.trace_id
         if not trace_id:

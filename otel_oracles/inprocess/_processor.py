@@ -26,23 +26,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from opentelemetry.context import Context
-from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk._logs import LogRecordProcessor, ReadWriteLogRecord
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
-from otel_oracles.decode import DecodedBatch, decode
 from otel_oracles.emit import EmitResult, Emitter, build_emitter
 from otel_oracles.inprocess._buffer import PendingTrace, TraceBuffer
+from otel_oracles.inprocess._sdk_records import sdk_traces
 from otel_oracles.inprocess.config import ProcessorLimits
 from otel_oracles.mapping import ConventionSet, load_conventions
 from otel_oracles.model.contract import Contract, discover_contract_files
 from otel_oracles.model.result import Verdict
 from otel_oracles.model.step import Trajectory
-from otel_oracles.pipeline import grade_trace, traces_from_batches
+from otel_oracles.pipeline import grade_trace
 from otel_oracles.sandbox import CommandPolicy
 
 _LOG = logging.getLogger(__name__)
-
-PROTOBUF = "application/x-protobuf"
 
 COMMANDS_OFF = CommandPolicy(
     mode="off",
@@ -237,7 +235,7 @@ class GradingSpanProcessor(SpanProcessor):
     def _grade(self, pending: PendingTrace) -> None:
         try:
             graded: list[tuple[Verdict, Trajectory]] = []
-            for trace in traces_from_batches(_batches(pending)):
+            for trace in sdk_traces(pending.spans, pending.logs):
                 graded.extend(
                     grade_trace(trace, self.contracts, self.conventions, commands=self.commands)
                 )
@@ -254,8 +252,24 @@ class GradingSpanProcessor(SpanProcessor):
                 self._export_failures += 1
 
 
-def _batches(pending: PendingTrace) -> list[DecodedBatch]:
-    """The trace's spans as the OTLP exporter would send them, read by the project's own
-    decoder: the grader sees what ``otel-oracles grade`` would see in an export."""
-    batches = [decode(encode_spans(pending.spans).SerializeToString(), PROTOBUF)]
-    return batches
+class GradingLogProcessor(LogRecordProcessor):
+    """Hands the log records of traced runs (log-based GenAI events: prompts, answers,
+    tool results) to a ``GradingSpanProcessor``, so they are graded with their trace's
+    spans. Add it to the program's ``LoggerProvider``; records without a trace context
+    belong to no run and are ignored. Its ``force_flush`` and ``shutdown`` grade what is
+    pending; the span processor's own ``shutdown`` stops the grader."""
+
+    def __init__(self, grader: GradingSpanProcessor) -> None:
+        self.grader = grader
+
+    def on_emit(self, log_record: ReadWriteLogRecord) -> None:
+        try:
+            self.grader._buffer.add_log(log_record)
+        except Exception:  # noqa: BLE001  # the SDK's rule: never raise into the program
+            _LOG.exception("otel-oracles: could not buffer a log record")
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        return self.grader.force_flush(timeout_millis)
+
+    def shutdown(self) -> None:
+        self.grader.force_flush()

@@ -18,29 +18,20 @@ from __future__ import annotations
 
 import threading
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from opentelemetry import _logs as logs_api
 from opentelemetry import trace as trace_api
-from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
-from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
-from opentelemetry.proto.common.v1.common_pb2 import InstrumentationScope, KeyValue
-from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord, ResourceLogs, ScopeLogs
-from opentelemetry.proto.resource.v1.resource_pb2 import Resource
-from opentelemetry.sdk._logs import LoggerProvider, ReadableLogRecord
+from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from otel_oracles.decode import DecodedBatch, decode
-from otel_oracles.emit import any_value
+from otel_oracles.inprocess._sdk_records import sdk_traces
 from otel_oracles.model.span import Trace
-from otel_oracles.pipeline import traces_from_batches
-
-PROTOBUF = "application/x-protobuf"
 
 
 class Recording:
@@ -73,52 +64,9 @@ class Recording:
         """Every trace recorded so far (spans that ended, and log records), assembled and
         joined the way ``otel-oracles grade`` reads an export of them: the records go
         through the OTLP encoding and the project's decoder."""
-        batches: list[DecodedBatch] = []
-        spans = self.span_exporter.get_finished_spans()
-        if spans:
-            batches.append(decode(encode_spans(spans).SerializeToString(), PROTOBUF))
-        logs = self.log_exporter.get_finished_logs()
-        if logs:
-            body = _logs_request(logs).SerializeToString()
-            batches.append(decode(body, PROTOBUF, signal="logs"))
-        return list(traces_from_batches(batches))
-
-
-def _logs_request(records: Sequence[ReadableLogRecord]) -> ExportLogsServiceRequest:
-    """The OTLP request for SDK log records (the SDK's log encoder is not public API)."""
-    request = ExportLogsServiceRequest()
-    for readable in records:
-        record = readable.log_record
-        scope = readable.instrumentation_scope
-        resource_logs = ResourceLogs(
-            resource=Resource(attributes=_attributes(readable.resource.attributes))
+        return sdk_traces(
+            self.span_exporter.get_finished_spans(), self.log_exporter.get_finished_logs()
         )
-        scope_logs = ScopeLogs(
-            scope=InstrumentationScope(name=scope.name, version=scope.version or "")
-            if scope is not None
-            else None
-        )
-        scope_logs.log_records.append(
-            LogRecord(
-                time_unix_nano=record.timestamp or 0,
-                observed_time_unix_nano=record.observed_timestamp or 0,
-                severity_number=record.severity_number.value if record.severity_number else 0,  # type: ignore[arg-type]
-                severity_text=record.severity_text or "",
-                body=any_value(record.body) if record.body is not None else None,
-                attributes=_attributes(record.attributes),
-                flags=int(record.trace_flags or 0),
-                trace_id=record.trace_id.to_bytes(16, "big") if record.trace_id else b"",
-                span_id=record.span_id.to_bytes(8, "big") if record.span_id else b"",
-                event_name=record.event_name or "",
-            )
-        )
-        resource_logs.scope_logs.append(scope_logs)
-        request.resource_logs.append(resource_logs)
-    return request
-
-
-def _attributes(attributes: Any) -> list[KeyValue]:
-    return [KeyValue(key=k, value=any_value(v)) for k, v in (attributes or {}).items()]
 
 
 class _Forwarder:

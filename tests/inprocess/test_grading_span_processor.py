@@ -12,11 +12,12 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
+from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.trace import SpanKind, Tracer
 
 from otel_oracles.emit import EmitResult, GradedPair, InMemoryEmitter
-from otel_oracles.inprocess import GradingSpanProcessor, ProcessorLimits
+from otel_oracles.inprocess import GradingLogProcessor, GradingSpanProcessor, ProcessorLimits
 from tests.support.otlp_sink import OtlpSink
 
 CONTRACT = """\
@@ -264,3 +265,53 @@ def test_bad_limits_name_the_argument(limits: dict[str, int], message: str) -> N
 def test_no_contract_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="contracts: no contract given"):
         GradingSpanProcessor([tmp_path], emitter=InMemoryEmitter())
+
+
+ANSWER_CONTRACT = """\
+id: answer-in-logs
+version: 1
+evidence:
+  - {field: final_output, name: answer-captured}
+"""
+
+
+def test_log_based_events_are_graded_with_their_spans(tmp_path: Path) -> None:
+    """The answer is only in a log-based event (content capture through logs, as recent
+    GenAI instrumentations do): with the log processor it is evidence; without, the same
+    run lacks it."""
+    contract = tmp_path / "answer.yaml"
+    contract.write_text(ANSWER_CONTRACT, encoding="utf-8")
+    limits = ProcessorLimits(wait_millis=0)
+    with_logs, without_logs = InMemoryEmitter(), InMemoryEmitter()
+    provider = TracerProvider()
+    grader = GradingSpanProcessor([contract], emitter=with_logs, limits=limits)
+    provider.add_span_processor(grader)
+    provider.add_span_processor(
+        GradingSpanProcessor([contract], emitter=without_logs, limits=limits)
+    )
+    loggers = LoggerProvider()
+    loggers.add_log_record_processor(GradingLogProcessor(grader))
+    tracer, logger = provider.get_tracer("support-agent"), loggers.get_logger("support-agent")
+    answer = [{"role": "assistant", "parts": [{"type": "text", "content": "Refunds: 30 days."}]}]
+    with tracer.start_as_current_span(
+        "invoke_agent support",
+        attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "support"},
+    ):
+        with tracer.start_as_current_span(
+            "chat gpt-4o-mini",
+            kind=SpanKind.CLIENT,
+            attributes={"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o-mini"},
+        ):
+            logger.emit(
+                event_name="gen_ai.client.inference.operation.details",
+                attributes={"gen_ai.output.messages": json.dumps(answer)},
+            )
+        logger.emit(body="a log line outside any GenAI event")
+    logger.emit(body="no trace context: belongs to no run")
+    loggers.shutdown()  # the log processor's shutdown grades what is pending
+    assert [v.verdict for v in with_logs.verdicts] == ["pass"]
+    assert [v.verdict for v in without_logs.verdicts] == ["fail"]
+    (missing,) = [r for r in without_logs.verdicts[0].results if not r.passed]
+    assert (missing.name, missing.outcome.value) == ("answer-captured", "missing_evidence")
+    provider.shutdown()
+    assert grader.stats().late_spans == 0
