@@ -9,6 +9,8 @@ is not installed, naming what to install. Everything binds 127.0.0.1 on free por
 
 from __future__ import annotations
 
+import json
+import math
 import signal
 import subprocess
 import time
@@ -290,6 +292,65 @@ def test_prometheus_scrapes_the_four_numbers(
         "histogram_quantile(0.99, sum by (le) (otel_oracles_grade_duration_seconds_bucket))"
     )
     assert p99 is not None and 0 < p99 < 10, p99
+
+
+DASHBOARD = Path(__file__).resolve().parents[2] / "dashboards" / "otel-oracles.json"
+GRAFANA_VARIABLES = {"$__rate_interval": "1m", "$__range": "10m", "$contract": ".*"}
+"""What Grafana substitutes in the dashboard's queries, as it would over a short window."""
+
+
+def test_every_dashboard_panel_returns_data(otelcol: Path, tmp_path: Path) -> None:
+    """A real Prometheus scrapes the collector from before the agent runs, so every rate
+    in the shipped dashboard has an increase to see; each panel query must then return at
+    least one real (not NaN) value, and every rate of a grading panel a positive one."""
+    procs: list[Any] = []
+    try:
+        collector = Collector(otelcol, tmp_path, [MAIN_CONFIG], {}, name="collector")
+        serve = Serve(tmp_path, results_endpoint=collector.otlp_http, instance="dashboard")
+        collector.overlay = backend_overlay(
+            collector, {"otlp_grpc/oracles": {"endpoint": serve.grpc_endpoint}}
+        )
+        procs.append(collector.start())
+        procs.append(serve.start())
+        target = f"127.0.0.1:{collector.prometheus_port}"
+        prom = Prometheus(prometheus_binary(), tmp_path, [target])
+        procs.append(prom.start())
+        wait_until(lambda: prom.query("up") != [], 30, "Prometheus's first scrape", 0.3)
+        total = "sum(otel_oracles_grade_traces_total)"
+        graded = 0
+        # Twice: a series' first sample is its baseline, so only the second run's verdicts
+        # are an increase a rate can see.
+        for run in (1, 2):
+            rows = run_agent(
+                collector.otlp_grpc, tmp_path / f"rows{run}.jsonl", repeat=1, seed=SEED + run
+            )
+            assert isinstance(rows, list)
+            wait_graded(collector, rows)
+            graded += len(rows)
+            wait_until(
+                lambda want=graded: prom.scalar(total) == want, 90, "the verdicts scraped", 0.3
+            )
+        doc = json.loads(DASHBOARD.read_text(encoding="utf-8"))
+        queries = {
+            f"{panel['title']} [{target['refId']}]": target["expr"]
+            for panel in doc["panels"]
+            for target in panel["targets"]
+        }
+        for name, expr in queries.items():
+            for variable, value in GRAFANA_VARIABLES.items():
+                expr = expr.replace(variable, value)
+            assert "$" not in expr, f"{name}: unsubstituted variable in {expr}"
+
+            def real_values(expr: str = expr) -> list[float]:
+                values = [float(r["value"][1]) for r in prom.query(expr)]
+                real = [v for v in values if not math.isnan(v)]
+                if "otel_oracles_grade_" in expr and not any(v > 0 for v in real):
+                    return []  # a grading panel shows what the runs did, not zeros
+                return real
+
+            wait_until(real_values, 20, f"panel {name!r} to return data: {expr}", 0.5)
+    finally:
+        stop_all(reversed(procs))
 
 
 # ---- scale-out ------------------------------------------------------------------------------
