@@ -22,7 +22,7 @@ CONTRACTS = TESTDATA / "contracts"
 
 
 def serve_overrides(**over: Any) -> dict[str, Any]:
-    """Settings for tests: ephemeral ports, 0.2 s decision wait and join window, the test
+    """Settings for tests: ephemeral ports, 0.2 s decision wait, no joining, the test
     contracts, a spool of its own (under the test's ``XDG_STATE_HOME``: a test may run several
     servers)."""
     base: dict[str, Any] = {
@@ -30,7 +30,9 @@ def serve_overrides(**over: Any) -> dict[str, Any]:
         "receivers.grpc.endpoint": "127.0.0.1:0",
         "receivers.http.endpoint": "127.0.0.1:0",
         "assembly.decision_wait": "0.2s",
-        "assembly.join_window": "0.2s",
+        # Off: these tests send copies of one capture (one conversation id) as distinct
+        # runs; test_serve_joining.py turns it on.
+        "assembly.join_window": "0s",
         "assembly.sweep_interval": "20ms",
         "grading.contracts": [str(CONTRACTS)],
         "grading.workers": 2,

@@ -90,7 +90,8 @@ class ServeProcess:
 
 
 def write_config(tmp_path: Path, **assembly: str) -> Path:
-    settings = {"decision_wait": "0.2s", "sweep_interval": "20ms", **assembly}
+    # No joining: tests send copies of one capture (one conversation id) as distinct runs.
+    settings = {"decision_wait": "0.2s", "sweep_interval": "20ms", "join_window": "0s", **assembly}
     text = (
         "receivers:\n  grpc: {endpoint: '127.0.0.1:0'}\n  http: {endpoint: '127.0.0.1:0'}\n"
         f"assembly: {json.dumps(settings)}\n"
