@@ -20,7 +20,8 @@ from otel_oracles.server._status import status_for
 from otel_oracles.server.config import ReceiversSettings
 
 if TYPE_CHECKING:
-    from otel_oracles.server._service import GradingServer, Signal
+    from otel_oracles.server._receiving import ReceiverOwner
+    from otel_oracles.server._service import Signal
 
 logger = logging.getLogger(__name__)
 
@@ -42,7 +43,7 @@ def _response(signal: Signal, rejected: int, message: str) -> Any:
     return lresp
 
 
-def _method(server: GradingServer, signal: Signal) -> grpc.RpcMethodHandler:
+def _method(server: ReceiverOwner, signal: Signal) -> grpc.RpcMethodHandler:
     async def export(body: bytes, context: aio.ServicerContext) -> Any:
         try:
             meta = {k: v for k, v in context.invocation_metadata() or () if isinstance(v, str)}
@@ -73,7 +74,7 @@ def _credentials(rc: ReceiversSettings) -> grpc.ServerCredentials | None:
     )
 
 
-async def start_grpc(server: GradingServer, rc: ReceiversSettings) -> tuple[aio.Server, int]:
+async def start_grpc(server: ReceiverOwner, rc: ReceiversSettings) -> tuple[aio.Server, int]:
     """Bind and start; returns the server (``stop(grace)`` stops it) and the bound port."""
     limit = rc.max_request_bytes
     conn = rc.connections

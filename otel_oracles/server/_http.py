@@ -38,7 +38,8 @@ from otel_oracles.server._status import (
 from otel_oracles.server.config import ReceiversSettings
 
 if TYPE_CHECKING:
-    from otel_oracles.server._service import GradingServer, Signal
+    from otel_oracles.server._receiving import ReceiverOwner
+    from otel_oracles.server._service import Signal
 
 logger = logging.getLogger(__name__)
 
@@ -100,7 +101,7 @@ def _success(signal: Signal, rejected: int, message: str, mt: str) -> web.Respon
 
 
 def _handler(
-    server: GradingServer, signal: Signal, limit: int, body_timeout: float
+    server: ReceiverOwner, signal: Signal, limit: int, body_timeout: float
 ) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
     async def export(request: web.Request) -> web.StreamResponse:
         mt = PROTOBUF
@@ -140,7 +141,7 @@ def _handler(
 
 
 def build_app(
-    server: GradingServer, rc: ReceiversSettings, guard: ConnectionGuard | None = None
+    server: ReceiverOwner, rc: ReceiversSettings, guard: ConnectionGuard | None = None
 ) -> web.Application:
     limit = rc.max_request_bytes
     body_timeout = rc.connections.body_timeout
@@ -205,7 +206,7 @@ def ssl_context(rc: ReceiversSettings) -> ssl.SSLContext | None:
     return ctx
 
 
-async def start_http(server: GradingServer, rc: ReceiversSettings) -> tuple[web.AppRunner, int]:
+async def start_http(server: ReceiverOwner, rc: ReceiversSettings) -> tuple[web.AppRunner, int]:
     """Bind and start; returns the runner (``cleanup()`` stops it) and the bound port."""
     host, _, port = rc.http.endpoint.rpartition(":")
     guard = ConnectionGuard(rc.connections)

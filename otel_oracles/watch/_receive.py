@@ -1,9 +1,8 @@
 """OTLP receivers for ``watch``: the server's own OTLP/HTTP and OTLP/gRPC receivers
 (``server._http``, ``server._grpc``), in front of a ``Watcher`` instead of a grading server.
 
-The receivers ask their owner for five things (``ready``, ``state``, ``check_auth``,
-``count_rejection``, ``ingest``, plus ``stats`` and ``stats_snapshot`` for ``GET /stats``);
-``WatchIngest`` provides them. Everything runs on the event loop's thread, so the watcher
+The receivers ask their owner for what ``server._receiving.ReceiverOwner`` lists;
+``WatchIngest`` provides it. Everything runs on the event loop's thread, so the watcher
 needs no lock. Log records are read; spans and metrics are acknowledged and not used
 (``/v1/metrics`` is not served: tell agents to send no metrics, docs/watch.md).
 """
@@ -13,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from otel_oracles.decode import decode
 from otel_oracles.server._grpc import start_grpc
@@ -24,7 +23,7 @@ from otel_oracles.server.config import ReceiverSettings, ReceiversSettings
 from otel_oracles.watch._watcher import Update, Watcher
 
 if TYPE_CHECKING:
-    from otel_oracles.server._service import GradingServer, Signal
+    from otel_oracles.server._service import Signal
 
 logger = logging.getLogger(__name__)
 
@@ -75,11 +74,9 @@ async def receive_until(
 ) -> None:
     """Serve both receivers until ``stop`` is set; ``on_listening(http_port, grpc_port)``
     once both are bound. Raises ``OSError`` when an endpoint cannot be bound."""
-    # The receivers are typed for serve's GradingServer; WatchIngest has the members they use.
-    owner = cast("GradingServer", ingest)
-    runner, http_port = await start_http(owner, settings)
+    runner, http_port = await start_http(ingest, settings)
     try:
-        grpc_server, grpc_port = await start_grpc(owner, settings)
+        grpc_server, grpc_port = await start_grpc(ingest, settings)
     except BaseException:
         await runner.cleanup()
         raise

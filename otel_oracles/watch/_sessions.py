@@ -193,9 +193,10 @@ class SessionBook:
         if m.success and m.success in attrs:
             step["status"] = "ok" if str(attrs[m.success]).lower() == "true" else "error"
         decision = _text(attrs.get(m.decision)) if m.decision else None
-        joined = session.decisions.get(call_id or "")
-        if decision or joined:
-            step["decision"] = decision or joined["decision"]  # type: ignore[index]
+        if decision is None and call_id in session.decisions:
+            decision = session.decisions[call_id]["decision"]
+        if decision:
+            step["decision"] = decision
         if args is not None and conv.cwd_argument and isinstance(args.get(conv.cwd_argument), str):
             session.cwd = args[conv.cwd_argument]
         if session.cwd:
