@@ -92,6 +92,18 @@ def test_saved_session_replays_through_run_with_the_same_verdicts(
     assert "HIGH protected_path_edit at step 1" in text and str(trajectory) in text
 
 
+def test_gate_grades_a_saved_session_like_any_trajectory(tmp_path: Path) -> None:
+    sessions, tasks = tmp_path / "sessions", tmp_path / "tasks"
+    run("watch", "--once", str(capture("gemini-cli", "rm_outside")), "--sessions-dir",
+        str(sessions))  # fmt: skip
+    tasks.mkdir()
+    (tasks / "watch.yaml").write_text((sessions / "watch-contract.yaml").read_text())
+    (trajectory,) = sessions.glob("*.trajectory.json")
+    gate = run("gate", "--tasks", str(tasks), "--trajectory", str(trajectory))
+    assert gate.returncode == 1, gate.stdout + gate.stderr
+    assert "destructive_command" in gate.stdout
+
+
 def test_files_without_once_is_a_usage_error(tmp_path: Path) -> None:
     proc = run("watch", str(capture("codex", "curl")), "--sessions-dir", str(tmp_path))
     assert proc.returncode == 2
