@@ -5,9 +5,16 @@ release early without dropping anything."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+from otel_oracles.assemble._sessions import first_start, join_keys
 from otel_oracles.assemble.online import ReadyTrace
 from otel_oracles.assemble.online_join import OnlineJoiner, subject_trace
+from otel_oracles.decode import decode
 from otel_oracles.model.span import LinkRecord, SpanRecord
+
+REPO = Path(__file__).resolve().parent.parent.parent
 
 
 class Clock:
@@ -128,3 +135,34 @@ def test_the_subject_trace_hangs_a_linked_sub_run_under_the_span_it_links_to() -
     assert trace.trace_id == parent.trace_id
     assert [s.span_id for s in trace.roots] == [parent.spans[0].span_id]
     assert trace.children[parent.spans[1].span_id][0].trace_id == child.trace_id
+
+
+def _proto_bodies() -> list[Path]:
+    return [
+        REPO / "tests" / "testdata" / "traces" / "agno-openinference" / "g_handoff.raw" / "1.pb",
+        REPO / "tests" / "server" / "testdata" / "pydantic-ai" / "a_happy.pb",
+    ]
+
+
+def test_the_receiving_process_view_of_a_span_gives_the_same_join_keys() -> None:
+    """``serve``'s receiving process joins ``WireSpan``s (decoded for transfer to the
+    grading workers): they must yield the keys and start order the full records do."""
+    span = {"traceId": "a" * 32, "spanId": "b" * 16, "name": "sub-run",
+            "startTimeUnixNano": "5", "endTimeUnixNano": "9",
+            "links": [{"traceId": "c" * 32, "spanId": "d" * 16}]}  # fmt: skip
+    json_body = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}).encode()
+    bodies = [(p.read_bytes(), "application/x-protobuf") for p in _proto_bodies()]
+    for payload, content_type in [*bodies, (json_body, "application/json")]:
+        full = decode(payload, content_type).spans
+        wire = decode(payload, content_type, for_transfer=True).spans
+        assert full and len(wire) == len(full)
+        for tid in {s.trace_id for s in full}:
+            mine = [s for s in full if s.trace_id == tid]
+            theirs = [s for s in wire if s.trace_id == tid]
+            assert join_keys(tid, theirs) == join_keys(tid, mine)
+            assert first_start(theirs) == first_start(mine)
+    sessions = {k for s in decode(bodies[0][0], bodies[0][1], for_transfer=True).spans
+                for k in join_keys(s.trace_id, [s]) if k.startswith("session.id:")}  # fmt: skip
+    assert sessions, "the agno capture's agent spans carry session.id"
+    (wire_span,) = decode(json_body, "application/json", for_transfer=True).spans
+    assert f"trace:{'c' * 32}" in join_keys(wire_span.trace_id, [wire_span])

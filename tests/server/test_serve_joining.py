@@ -112,7 +112,8 @@ def _config(tmp_path: Path, spool: Path, contracts: Path, join_window: str) -> P
         "receivers:\n  grpc: {endpoint: '127.0.0.1:0'}\n  http: {endpoint: '127.0.0.1:0'}\n"
         "assembly: {decision_wait: 200ms, max_trace_age: 10m, sweep_interval: 20ms, "
         f"join_window: {join_window}}}\n"
-        f"grading: {{contracts: [{json.dumps(str(contracts))}], workers: 2}}\n"
+        # One worker process: the members cross the pipe to it; one starts faster than two.
+        f"grading: {{contracts: [{json.dumps(str(contracts))}], workers: 2, processes: 1}}\n"
         f"spool: {{path: {json.dumps(str(spool))}}}\n"
         "shutdown_timeout: 10s\n"
     )
