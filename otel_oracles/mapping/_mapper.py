@@ -26,9 +26,7 @@ from its field sources. Then trace-level passes that no single span can do:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
-
-from pydantic import BaseModel
+from typing import Any
 
 from otel_oracles import safe_regex
 from otel_oracles.mapping._compile import (
@@ -76,7 +74,6 @@ STRING_FIELDS: frozenset[str] = frozenset(
 )  # fmt: skip
 
 TOOLISH: frozenset[str] = frozenset({"tool_call", "retrieval", "handoff"})
-ModelT = TypeVar("ModelT", bound=BaseModel)
 _ERROR_TYPE_RX = safe_regex.compile_pattern(r"^\s*([A-Za-z_][\w.]*(?:Error|Exception))\b")
 
 
@@ -169,7 +166,7 @@ def map_trace(trace: Trace, conventions: ConventionSet) -> Trajectory:
     if all(type(values[k]) is str for k in _TRAJECTORY_STRINGS if values[k] is not None) and all(
         type(s) is str for s in values["orphan_spans"]
     ):
-        return _trusted(Trajectory, values)
+        return Trajectory.from_normalized(values)
     return Trajectory(**values)
 
 
@@ -872,10 +869,9 @@ def _step(index: int, draft: Draft, trace_id: str) -> Step:
     span = draft.span
     synthesized = draft.synthesized
     timed = span is not None and not synthesized
-    # The step's __dict__, in field order: defaults, then the draft's fields, then what this
-    # function decided. The draft's own "arguments" entry is overwritten below.
-    data = _STEP_TEMPLATE.copy()
-    data.update(f)
+    # The draft's fields, then what this function decided (the draft's own "arguments"
+    # entry is overwritten below).
+    data = dict(f)
     data["index"] = index
     data["kind"] = kind
     # Validation used to copy these dicts; copying keeps a linked call's arguments
@@ -896,20 +892,14 @@ def _step(index: int, draft: Draft, trace_id: str) -> Step:
     data["synthesized"] = synthesized
     data["redacted"] = tuple(sorted(draft.redacted)) if draft.redacted else ()
     data["attributes"] = dict(draft.attributes)
-    given = _STEP_GIVEN | f.keys()
     if (
         _well_typed(f)
         and (span is None or (type(span.start_ns) is int and type(span.end_ns) is int))
         and type(arguments_raw) in (str, type(None))
     ):
-        step = _new(Step)
-        _set_dict(step, data)
-        _set_fields_set(step, given)
-        _set_extra(step, None)
-        _set_private(step, None)
-        return step
-    # Unexpected types: let validation decide, exactly as before.
-    return Step(**{name: data[name] for name in given})
+        return Step.from_normalized(data)
+    # Unexpected types: let validation decide.
+    return Step(**data)
 
 
 # ---- building models without re-validating what this module just normalized ----------------
@@ -944,66 +934,7 @@ def _well_typed(fields: dict[str, Any]) -> bool:
 
 
 _KINDS: dict[str, StepKind] = {k.value: k for k in StepKind}
-_STEP_TEMPLATE: dict[str, Any] = {
-    name: None if info.is_required() or info.default_factory else info.default
-    for name, info in Step.model_fields.items()
-}
-"""A step's fields in declaration order with their defaults (``attributes``, the one field
-with a default factory, is always given by ``_step``)."""
-_STEP_GIVEN: set[str] = {
-    "index", "kind", "arguments", "arguments_raw", "status", "start_ns", "end_ns", "path",
-    "content", "command", "source", "convention", "synthesized", "redacted", "attributes",
-}  # fmt: skip
-"""The fields ``_step`` always passes (``model_fields_set`` is these plus the draft's)."""
 
 
 def _span_ref(trace_id: str, span_id: str) -> SpanRef:
-    if type(trace_id) is not str or type(span_id) is not str:
-        return SpanRef(trace_id=trace_id, span_id=span_id)
-    ref = _new(SpanRef)
-    _set_dict(ref, {"trace_id": trace_id, "span_id": span_id})
-    _set_fields_set(ref, {"trace_id", "span_id"})
-    _set_extra(ref, None)
-    _set_private(ref, None)
-    return ref
-
-
-_new = object.__new__  # BaseModel defines no __new__
-_set_dict = BaseModel.__dict__["__dict__"].__set__
-_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
-_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
-_DEFAULTS: dict[type[BaseModel], tuple[dict[str, Any], tuple[tuple[str, Any], ...]]] = {}
-
-
-def _trusted(cls: type[ModelT], values: dict[str, Any]) -> ModelT:
-    """``cls.model_construct(**values)`` for inputs this module built and type-checked,
-    without its per-field Python loop (it costs more than validating): defaults in field
-    order, then the given values; ``model_fields_set`` is the given keys, as after
-    validation. The models stay frozen (assignment still raises)."""
-    known = _DEFAULTS.get(cls)
-    if known is None:
-        fields = cls.model_fields
-        known = _DEFAULTS[cls] = (
-            {
-                name: None if info.is_required() or info.default_factory else info.default
-                for name, info in fields.items()
-            },
-            tuple(
-                (name, info.default_factory)
-                for name, info in fields.items()
-                if info.default_factory is not None
-            ),
-        )
-    defaults, factories = known
-    data = defaults.copy()
-    data.update(values)
-    for name, factory in factories:
-        if name not in values:
-            data[name] = factory()
-    obj = _new(cls)
-    _set_dict(obj, data)
-    _set_fields_set(obj, set(values))
-    _set_extra(obj, None)
-    _set_private(obj, None)
-    return obj
+    return SpanRef(trace_id=trace_id, span_id=span_id)
