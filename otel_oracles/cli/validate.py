@@ -14,6 +14,7 @@ import yaml
 
 from otel_oracles.config_yaml import load_yaml, read_config_bytes
 from otel_oracles.errors import ContractError, OtelOraclesError
+from otel_oracles.mapping import load_convention_file
 from otel_oracles.model.contract import Contract, discover_contract_files, load_contract
 from otel_oracles.model.manifest import load_manifest
 from otel_oracles.model.step import Trajectory, normalize_path
@@ -29,8 +30,9 @@ def _peek(path: Path) -> Any:
 
 
 def classify(path: Path) -> str:
-    """``trajectory`` ({"steps": ...}), ``manifest`` (task_files / task_subset) or
-    ``contract`` (everything else, including AgentBench tasks)."""
+    """``trajectory`` ({"steps": ...}), ``manifest`` (task_files / task_subset),
+    ``conventions`` (a mapping file: ``rules``) or ``contract`` (everything else, including
+    AgentBench tasks)."""
     data = _peek(path)
     if isinstance(data, dict):
         if "steps" in data and "oracles" not in data:
@@ -41,6 +43,8 @@ def classify(path: Path) -> str:
             return "otlp"
         if "id" not in data and SERVE_KEYS & data.keys():
             return "serve-config"
+        if "rules" in data and not CONTRACT_LAYER_KEYS & data.keys():
+            return "conventions"
     return "contract"
 
 
@@ -123,8 +127,14 @@ def _manifest(path: Path) -> str:
     return f"manifest: {len(m.task_files)} task file(s){extra}{ignored}"
 
 
+def _conventions(path: Path) -> str:
+    conv = load_convention_file(path)
+    return f"conventions {conv.name}: {len(conv.rules)} rule(s)"
+
+
 CHECKERS: dict[str, Callable[[Path], str]] = {
     "contract": _contract,
+    "conventions": _conventions,
     "trajectory": _trajectory,
     "manifest": _manifest,
 }
@@ -135,7 +145,7 @@ CHECKERS: dict[str, Callable[[Path], str]] = {
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per file as a list.")
 def validate_command(files: tuple[Path, ...], as_json: bool) -> None:
-    """Validate contracts, AgentBench tasks, trajectories and gate manifests.
+    """Validate contracts, AgentBench tasks, trajectories, gate manifests and mapping files.
 
     Directories are searched (not recursively) for .json/.yaml/.yml files. Each file is
     reported as ok or with every problem in it, one line each ('error: <file>: <key path>:

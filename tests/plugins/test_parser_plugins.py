@@ -90,3 +90,20 @@ def test_a_broken_parser_plugin_does_not_stop_files_that_do_not_name_it(
     proc = otel_oracles("inspect", TRACE, "--conventions", DATA / "acme.yaml", env=parser_env)
     assert proc.returncode == 0, proc.stderr
     assert "acme" in proc.stdout
+
+
+def test_validate_names_an_unknown_parser_by_file_and_key_path() -> None:
+    proc = otel_oracles("validate", DATA / "acme.yaml", env=dict(os.environ))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.stderr.startswith(
+        f"error: {DATA / 'acme.yaml'}: rules[0].fields.input_messages[0].parse: "
+        "unknown parser 'acme_transcript'"
+    ), proc.stderr
+
+
+def test_validate_accepts_the_mapping_file_once_the_plugin_is_installed(
+    parser_env: dict[str, str],
+) -> None:
+    proc = otel_oracles("validate", DATA / "acme.yaml", env=parser_env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"ok: {DATA / 'acme.yaml'}: conventions acme: 1 rule(s)" in proc.stdout
