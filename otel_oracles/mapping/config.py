@@ -9,8 +9,9 @@ A mapping file says how spans of one convention (or instrumentation) become step
   rule reads several convention versions (``gen_ai.provider.name`` then ``gen_ai.system``);
 - optional shared vocabulary (redaction placeholders, tool-call finish reasons).
 
-Everything is checked here, at load time: a typo in a key, an unknown parser, a bad regex or a
-field that steps do not have fails with the file and the key path, never later while mapping.
+Everything is checked at load time: a typo in a key, a bad regex or a field that steps do not
+have fails here, and a parser name that no built-in or installed plug-in registers fails in the
+loader (``parser_problems``), each with the file and the key path, never later while mapping.
 """
 
 from __future__ import annotations
