@@ -113,6 +113,7 @@ class GradingSpanProcessor(SpanProcessor):
         self.limits = limits or ProcessorLimits()
         self.commands = commands
         self._buffer = TraceBuffer(self.limits)
+        self._max_age_s = self.limits.max_trace_age_millis / 1000
         self._wake = threading.Condition()
         self._flush_requested = 0
         self._flush_done = 0
@@ -202,10 +203,12 @@ class GradingSpanProcessor(SpanProcessor):
             with self._wake:
                 while not (self._stopping or self._flush_done < self._flush_requested):
                     due = self._buffer.next_due()
-                    left = None if due is None else due - time.monotonic()
-                    if left is not None and left <= 0:
+                    # on_end wakes the worker only for roots; a trace started meanwhile
+                    # (whose root may never end) is looked at within one max age.
+                    left = self._max_age_s if due is None else due - time.monotonic()
+                    if left <= 0:
                         break
-                    self._wake.wait(left)
+                    self._wake.wait(min(left, self._max_age_s))
                 stopping = self._stopping
                 flush_ticket = self._flush_requested
             taken = self._buffer.take(

@@ -8,10 +8,12 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
+from opentelemetry import trace
 from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.trace import SpanKind, Tracer
@@ -231,6 +233,25 @@ def test_stragglers_after_grading_are_counted_late(contract: Path) -> None:
     assert (stats.graded_traces, stats.late_spans) == (1, 1)
 
 
+def test_a_trace_whose_root_never_ends_is_evicted_in_time(contract: Path) -> None:
+    emitter = InMemoryEmitter()
+    provider = TracerProvider()
+    limits = ProcessorLimits(wait_millis=0, max_trace_age_millis=50)
+    processor = GradingSpanProcessor([contract], emitter=emitter, limits=limits)
+    provider.add_span_processor(processor)
+    tracer = provider.get_tracer("support-agent")
+    root = tracer.start_span("invoke_agent support")  # a crashed run: never ended
+    with trace.use_span(root):
+        _chat_span(tracer)  # a child ends; no root end ever wakes the grader
+    deadline = time.monotonic() + 10
+    while processor.stats().evicted_traces == 0:  # the worker's own timer, not ours
+        assert time.monotonic() < deadline, processor.stats()
+        time.sleep(0.01)
+    assert processor.stats().pending_traces == 0
+    provider.shutdown()
+    assert emitter.verdicts == []
+
+
 def test_shutdown_is_safe_twice_and_later_spans_are_counted(contract: Path) -> None:
     emitter = InMemoryEmitter()
     provider = TracerProvider()
@@ -310,6 +331,7 @@ def test_log_based_events_are_graded_with_their_spans(tmp_path: Path) -> None:
     logger.emit(body="no trace context: belongs to no run")
     loggers.shutdown()  # the log processor's shutdown grades what is pending
     assert [v.verdict for v in with_logs.verdicts] == ["pass"]
+    assert provider.force_flush(20_000)  # the other grader, which has no log processor
     assert [v.verdict for v in without_logs.verdicts] == ["fail"]
     (missing,) = [r for r in without_logs.verdicts[0].results if not r.passed]
     assert (missing.name, missing.outcome.value) == ("answer-captured", "missing_evidence")
