@@ -4,7 +4,8 @@
 #
 # What it installs, and why:
 #   .venv/                 the project and its test dependencies (pip, editable)
-#   prometheus (apt)       the collector e2e tests scrape real metrics with a real Prometheus
+#   prometheus (apt)       the collector e2e tests scrape real metrics with a real Prometheus;
+#                          its promtool checks and tests the alert rules (tests/alerts)
 #   bubblewrap (apt)       the sandbox test_must_pass runs trace-written code in (docs/security.md)
 #   chromium (apt)         the HTML report is rendered and checked in a real headless browser
 #   tmux (apt)             `watch` is driven in a real terminal (send-keys, capture-pane)
