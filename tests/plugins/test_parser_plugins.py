@@ -107,3 +107,22 @@ def test_validate_accepts_the_mapping_file_once_the_plugin_is_installed(
     proc = otel_oracles("validate", DATA / "acme.yaml", env=parser_env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"ok: {DATA / 'acme.yaml'}: conventions acme: 1 rule(s)" in proc.stdout
+
+
+def test_a_plugin_cannot_take_a_builtin_parsers_name(parser_env: dict[str, str]) -> None:
+    script = (
+        "import json\n"
+        "from otel_oracles.mapping import load_parsers\n"
+        "registry = load_parsers()\n"
+        "owners = {n: r.distribution for n, r in registry.registrations().items()}\n"
+        "print(json.dumps({'owners': owners, 'broken': registry.broken()}))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=parser_env, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    found = json.loads(proc.stdout)
+    assert found["owners"]["json"] == "otel-oracles"
+    assert found["owners"]["acme_transcript"] == "otel-oracles-acme-parser"
+    assert "already registered by otel-oracles" in found["broken"]["json"]
+    assert "acme_two_args" in found["broken"]
