@@ -165,6 +165,10 @@ def _record(
     )
 
 
+# The two SESSION_ATTRIBUTES, looked up by name on the per-span path (no loop, no generator).
+_CONVERSATION_ID, _SESSION_ID = SESSION_ATTRIBUTES
+
+
 def traces_batch(message: Any, body: RequestBody | None = None) -> DecodedBatch:
     """Span records of a parsed (lean) ExportTraceServiceRequest / TracesData; given the
     request ``body``, ``WireSpan``s (see there) after the same checks."""
@@ -229,7 +233,7 @@ def traces_batch(message: Any, body: RequestBody | None = None) -> DecodedBatch:
                             if links
                             else NO_ITEMS,
                             session_attributes(PbAttributes(raw))
-                            if any(key in raw for key in SESSION_ATTRIBUTES)
+                            if _CONVERSATION_ID in raw or _SESSION_ID in raw
                             else EMPTY,
                         )
                     )
