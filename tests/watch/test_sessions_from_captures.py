@@ -70,7 +70,8 @@ def test_sessions_of_one_agent_stay_apart_by_session_id() -> None:
     watcher = watch_files(capture("claude-code", "curl"), capture("claude-code", "test_edit"))
     sessions = watcher.sessions()
     assert len(sessions) == 2
-    assert sorted(len(s.steps) for s in sessions) == [1, 3]
+    assert [len(s.steps) for s in sessions] == [3, 3]
+    assert len({s.session_id for s in sessions}) == 2
 
 
 def test_a_rejected_codex_command_is_a_failed_step() -> None:
