@@ -52,6 +52,14 @@ class Alert:
     def is_violation(self) -> bool:
         return self.outcome == Outcome.INVARIANT_FAILURE
 
+    @property
+    def identity(self) -> tuple[object, ...]:
+        """When an alert is news: a violation when its rule flags other steps, a check that
+        cannot judge only the first time (its message changes as steps arrive)."""
+        if self.is_violation:
+            return (self.rule, self.outcome, self.steps)
+        return (self.rule, self.outcome)
+
 
 @dataclass
 class Update:
@@ -139,9 +147,9 @@ class Watcher:
             for r in verdict.results
             if r.outcome in (Outcome.INVARIANT_FAILURE, Outcome.MISSING_EVIDENCE, Outcome.ERROR)
         ]
-        before = set(self.alerts.get(session.key, []))
+        before = {a.identity for a in self.alerts.get(session.key, [])}
         self.alerts[session.key] = alerts
-        return [a for a in alerts if a not in before]
+        return [a for a in alerts if a.identity not in before]
 
     def _save(self, session: WatchedSession) -> None:
         trajectory = self.save_dir / f"{session.key}.trajectory.json"
