@@ -78,6 +78,13 @@ def test_network_access_flags_curl_and_web_tools_but_not_installs() -> None:
     )
 
 
+def test_a_url_written_into_a_file_is_not_network_access() -> None:
+    readme = {"tool": "Write", "type": "file_edit",
+              "args": {"file_path": "README.md", "content": "See https://example.com"}}  # fmt: skip
+    result = check({"type": "network_access"}, session(readme))
+    assert result.outcome == Outcome.PASS, result.message
+
+
 def test_package_install_flags_registry_installs_in_commands() -> None:
     result = check({"type": "package_install"}, session(bash("npm install left-pad")))
     assert result.outcome == Outcome.INVARIANT_FAILURE
