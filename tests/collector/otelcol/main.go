@@ -1,8 +1,8 @@
 // Command otelcol-oracles is the OpenTelemetry Collector used by the
 // otel-oracles end-to-end tests.
 //
-// It wires exactly the component factories that collector-config.yaml and
-// docs/collector-loadbalancing.yaml use, plus the file exporter the tests
+// It wires exactly the component factories that collector-config.yaml,
+// docs/collector-loadbalancing.yaml and docs/collector-tail-sampling.yaml use, plus the file exporter the tests
 // read the backend's share from, all pinned to one collector release in go.mod
 // (v0.161.0 / v1.67.0). Fewer components also means a faster cold build. A hand-written
 // main is used instead of the collector builder (ocb) because it needs no
@@ -35,6 +35,7 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/healthcheckextension"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/processor/filterprocessor"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/processor/tailsamplingprocessor"
 )
 
 func components() (otelcol.Factories, error) {
@@ -49,6 +50,7 @@ func components() (otelcol.Factories, error) {
 		memorylimiterprocessor.NewFactory(),
 		batchprocessor.NewFactory(),
 		filterprocessor.NewFactory(),
+		tailsamplingprocessor.NewFactory(),
 	); err != nil {
 		return f, err
 	}
