@@ -32,7 +32,8 @@ def config(tmp_path: Path, processes: int = 2, workers: int = 2, slow: bool = Fa
     path = tmp_path / "serve.yaml"
     path.write_text(
         "receivers:\n  grpc: {endpoint: '127.0.0.1:0'}\n  http: {endpoint: '127.0.0.1:0'}\n"
-        "assembly: {decision_wait: 0.2s, sweep_interval: 20ms}\n"
+        # No join window: these tests time verdicts, and none of their runs spans traces.
+        "assembly: {decision_wait: 0.2s, sweep_interval: 20ms, join_window: 0s}\n"
         f"grading: {{contracts: {json.dumps(contracts)}, processes: {processes}, "
         f"workers: {workers}, commands: sandbox}}\n"
         "shutdown_timeout: 15s\n"
