@@ -14,9 +14,14 @@ wait. A trace released *before* a trace linking to it arrives waits only ``windo
 
 Bounds: at most ``max_traces`` traces and ``max_spans`` spans and log records wait; past
 either cap the group quiet longest leaves at once (counted in ``JoinStats.released_early``),
-never dropped. Subjects that left wait in a ready queue for a grading slot, and the sweeper
-takes traces from the assembler only while that queue is shorter than the free slots
-(``room``): a slow grader still pushes back on senders through the assembler's buffer.
+never dropped. No group waits much past ``max_age`` after its first trace arrived (checked
+when a trace joins it, and once per window while it waits on an open trace; a
+session id shared by every trace, or a link target that never completes, would otherwise
+hold a group for as long as traffic lasts): it leaves then, also counted as early, and a
+trace arriving for it later starts a new group. Subjects that left wait in a ready queue
+for a grading slot, and the sweeper takes traces from the assembler only while that queue is
+shorter than the free slots (``room``): a slow grader still pushes back on senders through
+the assembler's buffer.
 ``drain`` releases everything (shutdown).
 
 A subject of several traces is one ``ReadyTrace`` holding every member's spans and log
@@ -49,7 +54,7 @@ class JoinStats:
     traces: int = 0
     """Traces that went into them."""
     released_early: int = 0
-    """Groups released before their window ended because a cap was reached."""
+    """Groups released before their window ended: a cap was reached, or ``max_age``."""
 
 
 @dataclass(slots=True, eq=False)
@@ -60,6 +65,8 @@ class _Group:
     """Spans and log records of all members."""
     last: float
     """When the last member joined (monotonic seconds)."""
+    first: float
+    """When the first member arrived."""
 
 
 class OnlineJoiner:
@@ -73,6 +80,7 @@ class OnlineJoiner:
         window: float,
         max_traces: int,
         max_spans: int,
+        max_age: float,
         is_open: Callable[[str], bool] = lambda _trace_id: False,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -81,6 +89,7 @@ class OnlineJoiner:
         self.window = window
         self.max_traces = max_traces
         self.max_spans = max_spans
+        self.max_age = max_age
         self.stats = JoinStats()
         self._is_open = is_open
         self._clock = clock
@@ -123,6 +132,10 @@ class OnlineJoiner:
         for key in keys:
             group = self._owner.get(key)
             if group is not None and all(group is not g for g in found):
+                if group.first + self.max_age <= now:
+                    self._leave(group, now)
+                    self.stats.released_early += 1
+                    continue
                 found.append(group)
         size = len(ready.spans) + len(ready.logs)
         if found:
@@ -132,13 +145,14 @@ class OnlineJoiner:
                 target.members.extend(other.members)
                 target.keys |= other.keys
                 target.size += other.size
+                target.first = min(target.first, other.first)
             target.members.append(ready)
             target.keys |= keys
             target.size += size
             target.last = now
             self._waiting.move_to_end(id(target))
         else:
-            target = _Group([ready], keys, size, now)
+            target = _Group([ready], keys, size, now, now)
             self._waiting[id(target)] = target
         for key in target.keys:
             self._owner[key] = target
@@ -154,9 +168,11 @@ class OnlineJoiner:
             if group.last + window > now:
                 break
             if self._waits_for_open_trace(group):
-                group.last = now
-                self._waiting.move_to_end(id(group))
-                continue
+                if group.first + self.max_age > now:
+                    group.last = now
+                    self._waiting.move_to_end(id(group))
+                    continue
+                self.stats.released_early += 1
             self._leave(group, group.last + window)
         out: list[ReadyTrace] = []
         ready = self._ready

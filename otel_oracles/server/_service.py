@@ -128,6 +128,7 @@ class GradingServer:
                 window=a.join_window,
                 max_traces=a.join_max_traces,
                 max_spans=a.join_max_spans,
+                max_age=a.max_trace_age,
                 is_open=self.assembler.holds,
             )
         self.stats = ServeStats()

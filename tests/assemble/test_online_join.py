@@ -47,7 +47,7 @@ def _ids(subjects: list[ReadyTrace]) -> list[list[int]]:
 
 
 def _joiner(clock: Clock, **over: object) -> OnlineJoiner:
-    args: dict[str, object] = {"window": 5.0, "max_traces": 100, "max_spans": 1000}
+    args: dict[str, object] = {"window": 5.0, "max_traces": 100, "max_spans": 1000, "max_age": 600}
     args.update(over)
     return OnlineJoiner(clock=clock, **args)  # type: ignore[arg-type]  # test overrides
 
@@ -91,6 +91,31 @@ def test_a_group_waits_while_a_trace_it_links_to_is_still_being_assembled() -> N
     joiner.add([_ready(1)])
     clock.now += 5
     assert _ids(joiner.due()) == [[1, 2]]
+
+
+def test_a_session_every_trace_shares_leaves_at_max_age_and_the_next_trace_starts_anew() -> None:
+    clock = Clock()
+    joiner = _joiner(clock, max_age=20.0)
+    for n in range(1, 6):  # a trace every 4 s: the group is never quiet for the window
+        joiner.add([_ready(n, session="same")])
+        assert joiner.due() == []
+        clock.now += 4
+    joiner.add([_ready(6, session="same")])
+    assert _ids(joiner.due()) == [[1, 2, 3, 4, 5]], "20 s after its first trace"
+    assert joiner.stats.released_early == 1 and joiner.waiting_traces == 1
+    clock.now += 5
+    assert _ids(joiner.due()) == [[6]]
+
+
+def test_waiting_for_a_trace_still_being_assembled_ends_at_max_age() -> None:
+    clock = Clock()
+    joiner = _joiner(clock, max_age=30.0, is_open=lambda _t: True)
+    joiner.add([_ready(2, links_to=1)])
+    clock.now += 29
+    assert joiner.due() == []
+    clock.now += 6  # checked once per window: it leaves within max_age + window
+    assert _ids(joiner.due()) == [[2]]
+    assert joiner.stats.released_early == 1
 
 
 def test_over_the_trace_cap_the_group_quiet_longest_leaves_early_and_is_counted() -> None:
