@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from opentelemetry.sdk.environment_variables import (
     OTEL_EXPORTER_OTLP_LOGS_PROTOCOL,
@@ -19,9 +18,7 @@ from otel_oracles.emit._metric_export import OtlpMetricExporter
 from otel_oracles.emit._otel import OtelEmitter, grader_version
 from otel_oracles.emit._otlp_json import JsonLinesMetricExporter, JsonLinesSink, OtlpJsonLinesFile
 from otel_oracles.emit._sinks import RECORD_SIGNALS, OtlpSink, Sink
-
-if TYPE_CHECKING:
-    from otel_oracles.emit._transport import Sender, Signal
+from otel_oracles.emit._transport import OtlpTarget, Sender, Signal, sender_for
 from otel_oracles.emit.config import DEFAULT_PROTOCOL, EmitSettings, OtlpProtocol
 from otel_oracles.errors import InputError, OtelOraclesError
 
@@ -65,10 +62,6 @@ def otlp_sender(
     standard ``OTEL_EXPORTER_OTLP_*`` variables, as the SDK's exporters read them).
     ``timeout_s`` bounds each request, retries included; ``None`` leaves
     ``OTEL_EXPORTER_OTLP_TIMEOUT`` (default 10 s)."""
-    # Imported here, when an OTLP export is configured: the senders load grpc and aiohttp
-    # (a third of emit's import time), which ``grade`` without an export never needs.
-    from otel_oracles.emit._transport import OtlpTarget, sender_for
-
     target = OtlpTarget.from_env(signal, otlp_protocol(signal, protocol), timeout_s)
     return sender_for(target, user_agent=f"otel-oracles/{grader_version()}")
 

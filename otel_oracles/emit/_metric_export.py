@@ -13,7 +13,7 @@ import logging
 import os
 from abc import abstractmethod
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from opentelemetry.exporter.otlp.proto.common.metrics_encoder import encode_metrics
 from opentelemetry.sdk.metrics import (
@@ -31,8 +31,7 @@ from opentelemetry.sdk.metrics.export import (
     MetricsData,
 )
 
-if TYPE_CHECKING:  # the senders import grpc and aiohttp: only when OTLP is configured
-    from otel_oracles.emit._transport import Sender
+from otel_oracles.emit._transport import Sender
 
 logger = logging.getLogger(__name__)
 

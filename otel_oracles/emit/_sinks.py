@@ -11,13 +11,11 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from otel_oracles.emit._otlp_proto import Encoder
 from otel_oracles.emit._records import ItemBatch
-
-if TYPE_CHECKING:  # the senders import grpc and aiohttp: only when OTLP is configured
-    from otel_oracles.emit._transport import Sender
+from otel_oracles.emit._transport import Sender
 
 RecordSignal = Literal["traces", "logs"]
 RECORD_SIGNALS: tuple[RecordSignal, ...] = ("traces", "logs")

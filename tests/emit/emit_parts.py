@@ -30,7 +30,8 @@ def main(data: str, contracts_dir: str, passes: str = "5") -> None:
 
     import otel_oracles
     from otel_oracles.emit import EmitSettings, OtelEmitter, OtlpSink
-    from otel_oracles.emit._transport import Attempt, HttpSender, OtlpTarget
+    from otel_oracles.emit._http_sender import HttpSender
+    from otel_oracles.emit._transport import Attempt, OtlpTarget
     from otel_oracles.grade.loader import load_contract
     from otel_oracles.mapping import load_conventions
     from otel_oracles.model.contract import discover_contract_files
