@@ -1,8 +1,8 @@
 """The grader's metric instruments, with low-cardinality attributes only.
 
 Attributes are contract id and version, verdict, check name and oracle type, outcome, agent
-name, provider and model; never trace ids or free text, so a dashboard's series count grows
-with the number of contracts, not with traffic.
+name, provider and model, and the graded service's version; never trace ids or free text, so
+a dashboard's series count grows with contracts and deploys, not with traffic.
 
 The live receiver (``serve``) feeds the ``receiver_*`` methods; offline grading never calls
 them. All methods are cheap, thread-safe and never raise (SDK instruments swallow errors).
@@ -152,6 +152,11 @@ class Tally:
             base.append((n.PROVIDER_NAME, provider))
         if model:
             base.append((n.REQUEST_MODEL, model))
+        # The graded service's version: a deploy starts new series, so a rise in missing
+        # evidence (or failures) after it shows per version (alerts/otel-oracles.rules.yaml).
+        version = trajectory.resource.get("service.version") if trajectory else None
+        if isinstance(version, str) and version:
+            base.append((n.SUBJECT_SERVICE_VERSION, version))
         labels = tuple(base)
         counts[("_traces", (*labels, (n.VERDICT, verdict.verdict)))] += 1
         self._durations.append((labels, verdict.duration_ns / 1e9))

@@ -67,7 +67,7 @@ def test_promtool_checks_the_rules() -> None:
         [promtool(), "check", "rules", str(RULES)], capture_output=True, text=True, timeout=60
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "SUCCESS: 7 rules found" in proc.stdout
+    assert "SUCCESS: 8 rules found" in proc.stdout
 
 
 def test_alerts_fire_on_their_scenarios_and_only_then() -> None:

@@ -29,6 +29,7 @@ def make_trajectory(trace_id: str | None = TRACE_ID) -> Trajectory:
         root_span_id=ROOT_SPAN if trace_id else None,
         root_name="invoke_agent support",
         agent_name="support",
+        resource={"service.name": "support-agent", "service.version": "2.4.1"},
         steps=[
             Step(
                 index=0,

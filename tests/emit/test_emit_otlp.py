@@ -115,6 +115,7 @@ def test_metrics_carry_low_cardinality_attributes_and_counts(
         n.AGENT_NAME: "support",
         n.PROVIDER_NAME: "openai",
         n.REQUEST_MODEL: "gpt-4o-mini",
+        n.SUBJECT_SERVICE_VERSION: "2.4.1",
     }
     assert point.as_int == 3
     assert traces[0].metric.unit == "{trace}"
