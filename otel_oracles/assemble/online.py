@@ -40,11 +40,13 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, cast
 
 from otel_oracles.model.span import LogRecord, SpanRecord
 
 Reason = Literal["complete", "max_age", "span_limit", "evicted", "shutdown"]
+
+_NO_LOGS: tuple[LogRecord, ...] = ()
 
 
 class BufferFull(Exception):
@@ -105,8 +107,9 @@ class ReadyTrace:
 class _Pending:
     first: float
     last: float
-    spans: list[SpanRecord] = field(default_factory=list)
-    logs: list[LogRecord] = field(default_factory=list)
+    spans: list[SpanRecord]
+    logs: Sequence[LogRecord] = ()
+    """A list once the trace has log records (most have none: no list per trace then)."""
     root_ended: bool = False
     dropped: int = 0
     evicted_at: float | None = None
@@ -187,20 +190,27 @@ class OnlineAssembler:
         livelock its sender.
         """
         result = Admission()
-        groups: dict[str, tuple[list[SpanRecord], list[LogRecord]]] = {}
+        # One list per trace (the one the trace keeps when it is new), a shared empty tuple
+        # for a trace's logs when it has none: a request of many one-span traces costs one
+        # list and one _Pending per trace, not four containers.
+        groups: dict[str, tuple[list[SpanRecord], Sequence[LogRecord]]] = {}
         for s in spans:
             g = groups.get(s.trace_id)
             if g is None:
-                g = groups[s.trace_id] = ([], [])
-            g[0].append(s)
+                groups[s.trace_id] = ([s], _NO_LOGS)
+            else:
+                g[0].append(s)
         for rec in logs:
             if not rec.trace_id:
                 result.unattached_logs += 1
                 continue
             g = groups.get(rec.trace_id)
             if g is None:
-                g = groups[rec.trace_id] = ([], [])
-            g[1].append(rec)
+                groups[rec.trace_id] = ([], [rec])
+            elif g[1] is _NO_LOGS:
+                groups[rec.trace_id] = (g[0], [rec])
+            else:
+                cast(list[LogRecord], g[1]).append(rec)
 
         decided = self._decided
         buffered = self._all
@@ -242,13 +252,14 @@ class OnlineAssembler:
                 if not parts:
                     del owed[tid]
             p = buffered.get(tid)
+            fresh = p is None
             if p is None:
-                p = buffered[tid] = _Pending(first=now, last=now)
+                p = buffered[tid] = _Pending(first=now, last=now, spans=tspans)
             elif p.evicted_at is None and self._active.pop(tid, None) is None:
                 self._stalled.pop(tid, None)
             was_draining = p.draining
             p.last = now
-            room = max(limit - p.size, 0)
+            room = limit if fresh else max(limit - p.size, 0)
             total = len(tspans) + len(tlogs)
             take = tspans
             if total > room:
@@ -262,8 +273,15 @@ class OnlineAssembler:
                     if not s.parent_span_id and s.end_ns:
                         p.root_ended = True
                         break
-            p.spans.extend(take)
-            p.logs.extend(tlogs)
+            if fresh:
+                p.spans = take  # this request's list for the trace, kept (no copy)
+            else:
+                p.spans.extend(take)
+            if tlogs:
+                if isinstance(p.logs, list):
+                    p.logs.extend(tlogs)
+                else:
+                    p.logs = list(tlogs)
             n = len(take) + len(tlogs)
             self.buffered_items += n
             result.accepted += n
@@ -360,7 +378,8 @@ class OnlineAssembler:
                 self._decided.popitem(last=False)
         if p.dropped and reason == "complete":
             reason = "span_limit"
-        return ReadyTrace(tid, p.spans, p.logs, reason, due_at, p.dropped)
+        logs = p.logs if isinstance(p.logs, list) else []
+        return ReadyTrace(tid, p.spans, logs, reason, due_at, p.dropped)
 
     def due(self, now: float | None = None, limit: int | None = None) -> list[ReadyTrace]:
         """Pop every trace gradable at ``now`` (at most ``limit``): evicted ones first (they
@@ -410,7 +429,7 @@ class OnlineAssembler:
         return out
 
 
-def _fingerprint(group: tuple[list[SpanRecord], list[LogRecord]]) -> tuple[str, int, int]:
+def _fingerprint(group: tuple[list[SpanRecord], Sequence[LogRecord]]) -> tuple[str, int, int]:
     """Identifies one request's part of a trace across retries (a sender re-sends the same
     request): its first record and how many spans and log records it holds."""
     spans, logs = group

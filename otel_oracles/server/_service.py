@@ -27,7 +27,7 @@ from otel_oracles.model.span import LogRecord, SpanRecord
 from otel_oracles.server._grading import ThreadGrading, VerdictLine
 from otel_oracles.server._spool import ExportOutcome, Spool
 from otel_oracles.server._stats import ServeStats
-from otel_oracles.server._status import Draining, Unauthenticated
+from otel_oracles.server._status import Draining, TooManyTraces, Unauthenticated
 from otel_oracles.server.config import ServeSettings
 
 logger = logging.getLogger(__name__)
@@ -227,6 +227,7 @@ class GradingServer:
             logs = kept_logs
         stats = self.stats
         n = len(spans) + len(logs)
+        _check_trace_count(spans, logs, self.settings.receivers.max_traces_per_request)
         spool = self.spool
         if spool is not None and not spool.has_room(len(body)):
             stats.add("rejected", "spool_full", n)
@@ -538,6 +539,20 @@ class GradingServer:
                 "stopped", extra={"released": len(released), "stats": self.stats.snapshot()}
             )
             return drained and bool(flushed)
+
+
+def _check_trace_count(spans: list[SpanRecord], logs: list[LogRecord], limit: int) -> None:
+    """Raise ``TooManyTraces`` when the request holds more than ``limit`` trace ids, before
+    anything is buffered: each costs objects in the assembler and a row in the spool."""
+    if len(spans) + len(logs) <= limit:
+        return  # fewer records than the limit: fewer traces too
+    traces = {s.trace_id for s in spans}
+    traces.update(r.trace_id for r in logs if r.trace_id)
+    if len(traces) > limit:
+        raise TooManyTraces(
+            f"request holds {len(traces)} traces, more than "
+            f"receivers.max_traces_per_request={limit}; send smaller batches"
+        )
 
 
 def decoded_parts(batch: Any) -> tuple[list[SpanRecord], list[LogRecord], int, list[str]]:

@@ -15,6 +15,7 @@ malformed body         400         INVALID_ARGUMENT        no         a retry ca
 bad Content-Encoding   400         (grpc decodes itself)   no
 wrong Content-Type     415         (n/a)                   no
 body too large         413         RESOURCE_EXHAUSTED      no         no RetryInfo = final
+too many traces        413         RESOURCE_EXHAUSTED      no         (in one request)
 internal bug           500         INTERNAL                no         logged with traceback
 =====================  ==========  ======================  =========  =====================
 
@@ -56,6 +57,10 @@ class BadEncoding(Exception):
 
 class TooLarge(Exception):
     """The body (compressed or not) exceeds ``receivers.max_request_bytes``."""
+
+
+class TooManyTraces(TooLarge):
+    """The body holds more distinct trace ids than ``receivers.max_traces_per_request``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +116,8 @@ def status_for(exc: BaseException) -> Status:
             return Status(400, grpc.StatusCode.INVALID_ARGUMENT, str(exc), kind="bad_encoding")
         case UnsupportedMediaType():
             return Status(415, grpc.StatusCode.INVALID_ARGUMENT, str(exc), kind="content_type")
+        case TooManyTraces():
+            return Status(413, grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc), kind="too_many_traces")
         case TooLarge():
             return Status(413, grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc), kind="too_large")
         case _:

@@ -33,6 +33,10 @@ DEFAULT_GRPC_ENDPOINT = "127.0.0.1:4327"
 DEFAULT_HTTP_ENDPOINT = "127.0.0.1:4328"
 # gRPC's own default maximum receive size; the collector's otlp exporter batches stay below it.
 DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024
+DEFAULT_MAX_TRACES_PER_REQUEST = 10_000
+"""The default ``assembly.max_traces``: a request holding more could never be admitted next
+to other buffered traces anyway. Exporters send far fewer (an SDK batch holds at most 512
+spans, the collector's batch processor 8,192 by default)."""
 # Same default as the collector's tail-sampling processor: long enough for a batch span
 # processor (5 s schedule delay) to have exported every child after the root ended.
 DEFAULT_DECISION_WAIT_S = 10.0
@@ -240,6 +244,10 @@ class ReceiversSettings(_Settings):
     max_request_bytes: Bytes = DEFAULT_MAX_REQUEST_BYTES
     """Largest request body accepted, compressed and after decompression; larger -> 413 /
     RESOURCE_EXHAUSTED (not retried)."""
+    max_traces_per_request: int = Field(default=DEFAULT_MAX_TRACES_PER_REQUEST, gt=0)
+    """Distinct trace ids one request may hold; more -> 413 / RESOURCE_EXHAUSTED (not
+    retried). Buffering costs memory per trace, so a body of many tiny traces would cost
+    far more than its size (a 26 MB body of 200,000 one-span traces took ~280 MB)."""
     auth: AuthSettings = Field(default_factory=AuthSettings)
     """Bearer-token auth; off when no token is set."""
     tls: TLSSettings | None = None
