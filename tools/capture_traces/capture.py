@@ -512,8 +512,45 @@ SOURCES: dict[str, dict[str, Any]] = {
     },
 }  # fmt: skip
 
+STREAMED_MODELS = {
+    "openai": "scripted fake OpenAI server on 127.0.0.1 (`fake_openai.py`), streaming: "
+    "`chat.completion.chunk` server-sent events, text and each tool call's arguments in "
+    "16-character deltas, the finish reason in the last choice chunk, usage in a closing chunk "
+    "without choices (`stream_options.include_usage`)",
+    "anthropic": "scripted fake Anthropic Messages server on 127.0.0.1 (`fake_anthropic.py`), "
+    "streaming: `message_start`, text as `text_delta` and `tool_use` input as "
+    "`input_json_delta` pieces of 16 characters, the stop reason and output tokens in "
+    "`message_delta`",
+    "responses": "scripted fake OpenAI Responses API server on 127.0.0.1 "
+    "(`fake_openai_responses.py`), streaming: `response.created`, each output item opened, its "
+    "text as `response.output_text.delta` or its call's arguments as "
+    "`response.function_call_arguments.delta` pieces of 16 characters, closed whole, then "
+    "`response.completed` with the usage",
+}
+STREAMED = {
+    "openinference-openai": ("openai", "`client.chat.completions.create(stream=True, "
+                             "stream_options={\"include_usage\": True})`, the loop assembling "
+                             "the message from the chunks"),
+    "openinference-anthropic": ("anthropic", "the SDK's `client.messages.stream(...)` helper "
+                                "(text consumed as it arrives, `get_final_message()`)"),
+    "openllmetry-anthropic": ("anthropic", "the SDK's `client.messages.stream(...)` helper"),
+    "genai-anthropic": ("anthropic", "the SDK's `client.messages.stream(...)` helper"),
+    "openai-agents-responses": ("responses", "`Runner.run_streamed` (its events consumed to "
+                                "the end)"),
+}  # fmt: skip
+"""Sources captured a second time with every model call streamed (``<source>-stream``): the
+same instrumentation and scenarios, so the ground truth is unchanged."""
+for _base, (_api, _how) in STREAMED.items():
+    SOURCES[f"{_base}-stream"] = {
+        **SOURCES[_base],
+        "what": f"{SOURCES[_base]['what']}; every model call streamed through {_how}",
+        "model": STREAMED_MODELS[_api],
+        "stream": True,
+    }
+
 
 def instrument(source: str, tracer_provider: Any, logger_provider: Any) -> None:
+    source = source.removesuffix("-stream")  # a streaming variant, same instrumentation
     if source == "openai-v2":
         from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
 
@@ -623,14 +660,15 @@ def run_one(source: str, scenario: Scenario, variant: str, out: Path) -> list[st
     if driver:
         # A framework module (fw_<framework>.py) instruments and runs the scenario itself.
         module, _, function = driver.partition(":")  # "fw_x" or "fw_x:run_variant"
+        stream = {"stream": True} if SOURCES[source].get("stream") else {}
         getattr(importlib.import_module(module), function or "run")(
-            scenario, tracer_provider, logger_provider, tools, executed
+            scenario, tracer_provider, logger_provider, tools, executed, **stream
         )
-        write_outputs(spans_out, logs_out, tracer_provider, logger_provider, variant, out)
+        write_outputs(source, spans_out, logs_out, tracer_provider, logger_provider, variant, out)
         return executed
     if SOURCES[source].get("agents"):
         run_agents(scenario, tracer_provider, tools, executed)
-        write_outputs(spans_out, logs_out, tracer_provider, logger_provider, variant, out)
+        write_outputs(source, spans_out, logs_out, tracer_provider, logger_provider, variant, out)
         return executed
     import openai  # here: driver sources need not install it
 
@@ -643,24 +681,92 @@ def run_one(source: str, scenario: Scenario, variant: str, out: Path) -> list[st
                 {"role": "user", "content": scenario.prompt},
             ]
             for _ in range(10):
-                response = client.chat.completions.create(
-                    model="gpt-4o-mini", messages=messages, tools=TOOL_SCHEMAS, temperature=0.0
-                )
-                message = response.choices[0].message
-                if not message.tool_calls:
+                request: dict[str, Any] = {
+                    "model": "gpt-4o-mini",
+                    "messages": messages,
+                    "tools": TOOL_SCHEMAS,
+                    "temperature": 0.0,
+                }
+                if SOURCES[source].get("stream"):
+                    chunks = client.chat.completions.create(
+                        **request, stream=True, stream_options={"include_usage": True}
+                    )
+                    message = assembled_message(chunks)
+                else:
+                    response = client.chat.completions.create(**request)
+                    message = response.choices[0].message.model_dump(exclude_none=True)
+                if not message.get("tool_calls"):
                     break
-                messages.append(message.model_dump(exclude_none=True))
-                for call in message.tool_calls:
-                    executed.append(call.function.name)
-                    result = call_tool(call.function.name, json.loads(call.function.arguments))
-                    messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
+                messages.append(message)
+                for call in message["tool_calls"]:
+                    name, arguments = call["function"]["name"], call["function"]["arguments"]
+                    executed.append(name)
+                    result = call_tool(name, json.loads(arguments))
+                    messages.append({"role": "tool", "tool_call_id": call["id"], "content": result})
 
         wrap_run(loop)()
-    write_outputs(spans_out, logs_out, tracer_provider, logger_provider, variant, out)
+    write_outputs(source, spans_out, logs_out, tracer_provider, logger_provider, variant, out)
     return executed
 
 
+MODEL_CALL_KEYS = frozenset(
+    {"gen_ai.request.model", "gen_ai.response.model", "llm.model_name", "llm.request.model_name"}
+)
+MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
+
+
+def is_model_call(attributes: Any) -> bool:
+    """Whether a span records a model call in any convention the captures meet: a model name
+    (GenAI or OpenInference), a GenAI inference operation, or an OpenInference LLM span."""
+    return bool(
+        MODEL_CALL_KEYS & set(attributes)
+        or attributes.get("gen_ai.operation.name") in MODEL_OPERATIONS
+        or attributes.get("openinference.span.kind") == "LLM"
+    )
+
+
+def require_model_spans(source: str, variant: str, spans: Any) -> None:
+    """Fail the capture, naming the source and scenario, when the instrumentation exported
+    nothing or no model-call span: a broken or silently inactive instrumentation (a version
+    it does not patch, a client it does not see) must never yield an empty capture that the
+    matrix then grades as if the run had happened."""
+    if not spans:
+        raise SystemExit(f"{source} {variant}: the instrumentation exported no spans")
+    if not any(is_model_call(span.attributes or {}) for span in spans):
+        names = sorted({span.name for span in spans})
+        raise SystemExit(
+            f"{source} {variant}: no model-call span among the {len(spans)} exported "
+            f"({', '.join(names)}); is the instrumentation active for this client version?"
+        )
+
+
+def assembled_message(chunks: Any) -> dict[str, Any]:
+    """The assistant message a streamed chat completion adds up to, as an application
+    assembles it: text deltas joined, each tool call's id and name from its first delta and
+    its arguments from the pieces that follow (keyed by the call's ``index``)."""
+    text: list[str] = []
+    calls: dict[int, dict[str, Any]] = {}
+    for chunk in chunks:
+        for choice in chunk.choices:  # the closing usage chunk has none
+            delta = choice.delta
+            text.append(delta.content or "")
+            for part in delta.tool_calls or []:
+                call = calls.setdefault(
+                    part.index, {"id": "", "type": "function",
+                                 "function": {"name": "", "arguments": ""}}
+                )  # fmt: skip
+                call["id"] = part.id or call["id"]
+                if part.function:
+                    call["function"]["name"] += part.function.name or ""
+                    call["function"]["arguments"] += part.function.arguments or ""
+    message: dict[str, Any] = {"role": "assistant", "content": "".join(text) or None}
+    if calls:
+        message["tool_calls"] = [calls[i] for i in sorted(calls)]
+    return message
+
+
 def write_outputs(
+    source: str,
     spans_out: Any,
     logs_out: Any,
     tracer_provider: Any,
@@ -668,13 +774,15 @@ def write_outputs(
     variant: str,
     out: Path,
 ) -> list[str]:
-    """Flush, then write the protobuf bodies and their OTLP/JSON form."""
+    """Flush, check the run produced model-call spans, then write the protobuf bodies and
+    their OTLP/JSON form."""
     from google.protobuf.json_format import MessageToDict
     from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
     tracer_provider.force_flush()
     logger_provider.force_flush()
+    require_model_spans(source, variant, spans_out.get_finished_spans())
     raw = out / f"{variant}.raw"
     raw.mkdir(parents=True, exist_ok=True)
     request = encode_spans(spans_out.get_finished_spans())

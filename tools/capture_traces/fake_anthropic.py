@@ -4,8 +4,9 @@ The scenario's next turn is chosen by how many assistant messages the request al
 as in ``fake_openai.py``; a tool-requesting turn answers with ``tool_use`` content blocks and
 ``stop_reason: tool_use``, a final turn with one ``text`` block and ``stop_reason: end_turn``.
 The real ``anthropic`` client and its real instrumentations run unchanged against it while the
-ground truth stays the script. A request with ``stream: true`` (Claude Code always streams)
-gets the same message as server-sent events (``stream_events``).
+ground truth stays the script. A request with ``stream: true`` gets the same message as
+server-sent events (``stream_events``): text and ``tool_use`` input arrive in several deltas
+(``input_json_delta`` pieces of the arguments' JSON), the stop reason in ``message_delta``.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import json
 from typing import Any
 
 from scenarios import Scenario
-from scripted_server import Reply, ScriptedServer
+from scripted_server import STREAM_CHUNK, Reply, ScriptedServer, pieces, sse
 
 MODEL = "claude-sonnet-4-5-20250929"
 
@@ -53,37 +54,41 @@ def message(scenario: Scenario, request: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _sse(event: str, data: dict[str, Any]) -> str:
-    return f"event: {event}\ndata: {json.dumps(data)}\n\n"
-
-
-def stream_events(msg: dict[str, Any]) -> bytes:
+def stream_events(msg: dict[str, Any], chunk: int | None = None) -> bytes:
     """One Messages API response as the event stream the streaming API sends: the message
-    without content, then each content block whole in one delta, then the stop reason."""
-    head = {**msg, "content": [], "stop_reason": None}
-    out = [_sse("message_start", {"type": "message_start", "message": head})]
+    without content, then each content block (its text, or a ``tool_use`` block's input as
+    ``input_json_delta`` pieces) in deltas of ``chunk`` characters (``None``: whole, as Claude
+    Code's captures were made), then the stop reason and output usage."""
+    # As the real API: message_start's usage counts the first output token only; the total
+    # comes with the stop reason in message_delta.
+    head = {**msg, "content": [], "stop_reason": None,
+            "usage": {**msg["usage"], "output_tokens": 1}}  # fmt: skip
+    out = [sse({"type": "message_start", "message": head}, "message_start")]
     for i, block in enumerate(msg["content"]):
         if block["type"] == "text":
-            start = {"type": "text", "text": ""}
-            delta = {"type": "text_delta", "text": block["text"]}
+            start: dict[str, Any] = {"type": "text", "text": ""}
+            deltas = [{"type": "text_delta", "text": t} for t in pieces(block["text"], chunk)]
         else:
             start = {**block, "input": {}}
-            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+            deltas = [
+                {"type": "input_json_delta", "partial_json": part}
+                for part in pieces(json.dumps(block["input"]), chunk)
+            ]
         out.append(
-            _sse("content_block_start", {"type": "content_block_start", "index": i,
-                                         "content_block": start})
+            sse({"type": "content_block_start", "index": i, "content_block": start},
+                "content_block_start")
         )  # fmt: skip
-        out.append(
-            _sse("content_block_delta", {"type": "content_block_delta", "index": i,
-                                         "delta": delta})
-        )  # fmt: skip
-        out.append(_sse("content_block_stop", {"type": "content_block_stop", "index": i}))
+        out += [
+            sse({"type": "content_block_delta", "index": i, "delta": d}, "content_block_delta")
+            for d in deltas
+        ]
+        out.append(sse({"type": "content_block_stop", "index": i}, "content_block_stop"))
     out.append(
-        _sse("message_delta", {"type": "message_delta",
-                               "delta": {"stop_reason": msg["stop_reason"], "stop_sequence": None},
-                               "usage": {"output_tokens": msg["usage"]["output_tokens"]}})
+        sse({"type": "message_delta",
+             "delta": {"stop_reason": msg["stop_reason"], "stop_sequence": None},
+             "usage": {"output_tokens": msg["usage"]["output_tokens"]}}, "message_delta")
     )  # fmt: skip
-    out.append(_sse("message_stop", {"type": "message_stop"}))
+    out.append(sse({"type": "message_stop"}, "message_stop"))
     return "".join(out).encode()
 
 
@@ -100,5 +105,6 @@ class FakeAnthropic(ScriptedServer):
         msg = message(self.scenario, body)
         headers = {"request-id": f"req_{self.scenario.name}"}
         if body.get("stream"):
-            return Reply(stream_events(msg), headers=headers, content_type="text/event-stream")
+            events = stream_events(msg, STREAM_CHUNK)
+            return Reply(events, headers=headers, content_type="text/event-stream")
         return Reply(msg, headers=headers)

@@ -2,7 +2,8 @@
 
 The model's answer at each call is the scenario's next turn, chosen by how many assistant
 messages the request already holds, so a real client library and its real instrumentation
-run unchanged while the ground truth stays known. Non-streaming only.
+run unchanged while the ground truth stays known. A request with ``stream: true`` gets the
+same answer as ``chat.completion.chunk`` server-sent events (``stream_chunks``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from scenarios import Scenario
-from scripted_server import Reply, ScriptedServer
+from scripted_server import Reply, ScriptedServer, pieces, sse
 
 
 def completion(
@@ -55,6 +56,43 @@ def completion(
     }
 
 
+def stream_chunks(answer: dict[str, Any], include_usage: bool) -> bytes:
+    """A completion as the SSE stream the API sends for ``stream: true``: the role, then the
+    text or each tool call's id and name followed by its arguments in pieces, then the finish
+    reason with an empty delta, then (``stream_options.include_usage``) a chunk with no
+    choices and the usage, then ``[DONE]``."""
+    choice = answer["choices"][0]
+    message = choice["message"]
+    head = {k: answer[k] for k in ("id", "created", "model", "system_fingerprint")}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+        body = {
+            **head,
+            "object": "chat.completion.chunk",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
+        }
+        return sse(body)
+
+    out = [chunk({"role": "assistant", "content": "" if message["content"] else None})]
+    if message["content"]:
+        out += [chunk({"content": part}) for part in pieces(message["content"])]
+    for j, call in enumerate(message.get("tool_calls", [])):
+        fn = call["function"]
+        opening = {"id": call["id"], "type": "function", "function": {"name": fn["name"],
+                   "arguments": ""}}  # fmt: skip
+        out.append(chunk({"tool_calls": [{"index": j, **opening}]}))
+        out += [
+            chunk({"tool_calls": [{"index": j, "function": {"arguments": part}}]})
+            for part in pieces(fn["arguments"])
+        ]
+    out.append(chunk({}, choice["finish_reason"]))
+    if include_usage:
+        out.append(sse({**head, "object": "chat.completion.chunk", "choices": [],
+                        "usage": answer["usage"]}))  # fmt: skip
+    out.append("data: [DONE]\n\n")
+    return "".join(out).encode()
+
+
 def call_order() -> Callable[[dict[str, Any]], int]:
     """A ``turn_of`` that answers requests in arrival order (0, 1, 2, ...).
 
@@ -85,7 +123,11 @@ class FakeOpenAI(ScriptedServer):
         super().__init__(self._answer, url_path="/v1")
 
     def _answer(self, path: str, body: dict[str, Any]) -> Reply | str:
-        if not path.endswith("/chat/completions") or body.get("stream"):
-            return "only non-streaming /v1/chat/completions is scripted"
+        if not path.endswith("/chat/completions"):
+            return "only /v1/chat/completions is scripted"
         turn = self.turn_of(body) if self.turn_of else None
-        return Reply(completion(self.scenario, body, turn))
+        answer = completion(self.scenario, body, turn)
+        if body.get("stream"):
+            usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            return Reply(stream_chunks(answer, usage), content_type="text/event-stream")
+        return Reply(answer)

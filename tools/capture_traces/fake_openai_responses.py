@@ -5,7 +5,9 @@ chat completions: the request's ``input`` is a list of items (messages, ``functi
 ``function_call_output``) and the answer's ``output`` is a list of ``message`` /
 ``function_call`` items. Each call answers the scenario's next turn in arrival order (the SDK
 calls the model sequentially, and a handoff hands the whole history on), so the real client and
-its real instrumentation run unchanged while the ground truth stays known. Non-streaming only.
+its real instrumentation run unchanged while the ground truth stays known. A request with
+``stream: true`` (``Runner.run_streamed``) gets the same response as Responses streaming events
+(``stream_events``).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import threading
 from typing import Any
 
 from scenarios import Scenario
-from scripted_server import Reply, ScriptedServer
+from scripted_server import Reply, ScriptedServer, pieces, sse
 
 
 def response(scenario: Scenario, request: dict[str, Any], turn: int) -> dict[str, Any]:
@@ -70,6 +72,45 @@ def response(scenario: Scenario, request: dict[str, Any], turn: int) -> dict[str
     }
 
 
+def stream_events(answer: dict[str, Any]) -> bytes:
+    """A response as the Responses API streams it: ``response.created`` (no output yet), each
+    output item opened, its text (``output_text.delta``) or its call's arguments
+    (``function_call_arguments.delta``) in pieces and closed whole, then
+    ``response.completed`` with the full response and its usage."""
+    events: list[str] = []
+
+    def emit(kind: str, **body: Any) -> None:
+        events.append(sse({"type": kind, "sequence_number": len(events), **body}, kind))
+
+    pending = {**answer, "status": "in_progress", "output": [], "usage": None}
+    emit("response.created", response=pending)
+    emit("response.in_progress", response=pending)
+    for i, item in enumerate(answer["output"]):
+        at = {"output_index": i, "item_id": item["id"]}
+        if item["type"] == "message":
+            part = item["content"][0]
+            opened = {**item, "status": "in_progress", "content": []}
+            emit("response.output_item.added", output_index=i, item=opened)
+            emit("response.content_part.added", **at, content_index=0,
+                 part={**part, "text": ""})  # fmt: skip
+            for delta in pieces(part["text"]):
+                emit("response.output_text.delta", **at, content_index=0, delta=delta,
+                     logprobs=[])  # fmt: skip
+            emit("response.output_text.done", **at, content_index=0, text=part["text"],
+                 logprobs=[])  # fmt: skip
+            emit("response.content_part.done", **at, content_index=0, part=part)
+        else:
+            opened = {**item, "status": "in_progress", "arguments": ""}
+            emit("response.output_item.added", output_index=i, item=opened)
+            for delta in pieces(item["arguments"]):
+                emit("response.function_call_arguments.delta", **at, delta=delta)
+            emit("response.function_call_arguments.done", **at, name=item["name"],
+                 arguments=item["arguments"])  # fmt: skip
+        emit("response.output_item.done", output_index=i, item=item)
+    emit("response.completed", response=answer)
+    return "".join(events).encode()
+
+
 class FakeOpenAIResponses(ScriptedServer):
     """``with FakeOpenAIResponses(scenario) as base_url:`` serves until the block ends."""
 
@@ -80,9 +121,12 @@ class FakeOpenAIResponses(ScriptedServer):
         super().__init__(self._answer, url_path="/v1")
 
     def _answer(self, path: str, body: dict[str, Any]) -> Reply | str:
-        if not path.endswith("/responses") or body.get("stream"):
-            return "only non-streaming /v1/responses is scripted"
+        if not path.endswith("/responses"):
+            return "only /v1/responses is scripted"
         with self._lock:
             turn = self._calls
             self._calls += 1
-        return Reply(response(self.scenario, body, turn))
+        answer = response(self.scenario, body, turn)
+        if body.get("stream"):
+            return Reply(stream_events(answer), content_type="text/event-stream")
+        return Reply(answer)

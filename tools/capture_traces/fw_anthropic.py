@@ -5,7 +5,10 @@ the scripted ``fake_anthropic.py`` server, tools answered with ``tool_result`` c
 (``is_error: true`` when the scripted tool failed), no tool spans of its own. Each source picks
 the instrumentation that records the client: ``run_openinference``, ``run_openllmetry``,
 ``run_openllmetry_events`` or ``run_contrib`` (named as ``fw_anthropic:<function>`` in
-``capture.py``'s ``SOURCES``).
+``capture.py``'s ``SOURCES``). With ``stream=True`` (the ``*-anthropic-stream`` sources) each
+call goes through the SDK's streaming helper, ``client.messages.stream(...)``, consuming the
+text as it arrives and reading the message the SDK assembled from the deltas at the end, as
+production agents do.
 """
 
 from __future__ import annotations
@@ -33,12 +36,13 @@ def run_openinference(
     logger_provider: Any,
     tools: Tools,
     executed: list[str],
+    stream: bool = False,
 ) -> None:
     """openinference-instrumentation-anthropic (Arize OpenInference conventions)."""
     from openinference.instrumentation.anthropic import AnthropicInstrumentor
 
     AnthropicInstrumentor().instrument(tracer_provider=tracer_provider)
-    _loop(scenario, tracer_provider, tools, executed)
+    _loop(scenario, tracer_provider, tools, executed, stream)
 
 
 def run_openllmetry(
@@ -47,12 +51,13 @@ def run_openllmetry(
     logger_provider: Any,
     tools: Tools,
     executed: list[str],
+    stream: bool = False,
 ) -> None:
     """opentelemetry-instrumentation-anthropic (Traceloop OpenLLMetry), span attributes."""
     from opentelemetry.instrumentation.anthropic import AnthropicInstrumentor
 
     AnthropicInstrumentor().instrument(tracer_provider=tracer_provider)
-    _loop(scenario, tracer_provider, tools, executed)
+    _loop(scenario, tracer_provider, tools, executed, stream)
 
 
 def run_openllmetry_events(
@@ -61,6 +66,7 @@ def run_openllmetry_events(
     logger_provider: Any,
     tools: Tools,
     executed: list[str],
+    stream: bool = False,
 ) -> None:
     """The same OpenLLMetry instrumentation with ``use_attributes=False``: message content as
     log-based ``gen_ai.*`` events instead of span attributes."""
@@ -69,7 +75,7 @@ def run_openllmetry_events(
     AnthropicInstrumentor(use_attributes=False).instrument(
         tracer_provider=tracer_provider, logger_provider=logger_provider
     )
-    _loop(scenario, tracer_provider, tools, executed)
+    _loop(scenario, tracer_provider, tools, executed, stream)
 
 
 def run_contrib(
@@ -78,6 +84,7 @@ def run_contrib(
     logger_provider: Any,
     tools: Tools,
     executed: list[str],
+    stream: bool = False,
 ) -> None:
     """opentelemetry-instrumentation-genai-anthropic (python-contrib, opentelemetry-util-genai)."""
     from opentelemetry.instrumentation.genai.anthropic import AnthropicInstrumentor
@@ -85,10 +92,12 @@ def run_contrib(
     AnthropicInstrumentor().instrument(
         tracer_provider=tracer_provider, logger_provider=logger_provider
     )
-    _loop(scenario, tracer_provider, tools, executed)
+    _loop(scenario, tracer_provider, tools, executed, stream)
 
 
-def _loop(scenario: Scenario, tracer_provider: Any, tools: Tools, executed: list[str]) -> None:
+def _loop(
+    scenario: Scenario, tracer_provider: Any, tools: Tools, executed: list[str], stream: bool
+) -> None:
     """The tool loop: call the model, run each ``tool_use`` block, send the results back."""
     import anthropic
 
@@ -98,13 +107,20 @@ def _loop(scenario: Scenario, tracer_provider: Any, tools: Tools, executed: list
         messages: list[dict[str, Any]] = [{"role": "user", "content": scenario.prompt}]
         with tracer.start_as_current_span("agent_run"):
             for _ in range(10):
-                response = client.messages.create(
-                    model=MODEL,
-                    max_tokens=1024,
-                    system=scenario.system,
-                    messages=messages,  # type: ignore[arg-type]
-                    tools=ANTHROPIC_TOOLS,  # type: ignore[arg-type]
-                )
+                request: dict[str, Any] = {
+                    "model": MODEL,
+                    "max_tokens": 1024,
+                    "system": scenario.system,
+                    "messages": messages,
+                    "tools": ANTHROPIC_TOOLS,
+                }
+                if stream:
+                    with client.messages.stream(**request) as events:
+                        for _text in events.text_stream:
+                            pass  # an app would show it as it arrives
+                        response = events.get_final_message()
+                else:
+                    response = client.messages.create(**request)
                 uses = [block for block in response.content if block.type == "tool_use"]
                 if response.stop_reason != "tool_use" or not uses:
                     break

@@ -8,11 +8,14 @@ Responses items (``function_call``, ``function_call_output``, ``output_text``) a
 traces have them. Tools are ``@function_tool`` functions over the shared ``scenarios.Tools``; a
 failing tool raises and the SDK sends the model its generic error text. ``g_handoff`` is a
 native handoff (``transfer_to_research_agent``). Content capture is the instrumentation's
-``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` (read when instrumenting).
+``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` (read when instrumenting). With
+``stream=True`` (``openai-agents-responses-stream``) the run is ``Runner.run_streamed``, its
+events consumed to the end, and every model call a streamed Responses request.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 from typing import Any
@@ -27,6 +30,7 @@ def run(
     logger_provider: Any,
     tools: Tools,
     executed: list[str],
+    stream: bool = False,
 ) -> None:
     """Run one scenario; ``executed`` receives each tool the SDK really ran, in order."""
     from agents import Agent, OpenAIResponsesModel, Runner, function_tool, set_trace_processors
@@ -75,6 +79,17 @@ def run(
         else:
             name = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
             agent = Agent(name=name, instructions=scenario.system, model=model, tools=all_tools)
-        result = Runner.run_sync(agent, scenario.prompt, max_turns=10)
+        if stream:
+            result: Any = asyncio.run(_streamed(Runner, agent, scenario.prompt))
+        else:
+            result = Runner.run_sync(agent, scenario.prompt, max_turns=10)
     if result.final_output != scenario.turns[-1]:
         raise RuntimeError(f"final answer {result.final_output!r} is not the script's")
+
+
+async def _streamed(runner: Any, agent: Any, prompt: str) -> Any:
+    """``Runner.run_streamed``, its events consumed as an app showing them live would."""
+    result = runner.run_streamed(agent, prompt, max_turns=10)
+    async for _event in result.stream_events():
+        pass
+    return result

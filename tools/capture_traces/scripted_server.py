@@ -28,6 +28,25 @@ class Reply:
     content_type: str = "application/json"
 
 
+STREAM_CHUNK = 16
+"""Characters per delta when a fake streams text or tool arguments: small enough that every
+answer and every argument object arrives in several pieces, as real APIs send them, so an
+instrumentation has to assemble them."""
+
+
+def pieces(text: str, size: int | None = STREAM_CHUNK) -> list[str]:
+    """``text`` cut into deltas of ``size`` characters (``None``: one delta); never empty."""
+    if not size or not text:
+        return [text]
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def sse(data: Any, event: str | None = None) -> str:
+    """One server-sent event: an optional ``event:`` line and the JSON ``data:`` line."""
+    head = f"event: {event}\n" if event else ""
+    return f"{head}data: {json.dumps(data)}\n\n"
+
+
 Answer = Callable[[str, dict[str, Any]], "Reply | str"]
 """(request path, JSON body) -> the reply, or the 404 message for a request not scripted."""
 
