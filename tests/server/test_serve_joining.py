@@ -129,7 +129,7 @@ def test_kill_9_while_joining_keeps_both_traces_and_the_restart_joins_them_again
     spans = readable_spans(path)
 
     # 1. Both traces complete and wait out a long join window; then SIGKILL.
-    serve = ServeProcess(_config(tmp_path, spool, contracts, "60s"), sink)
+    serve = ServeProcess(_config(tmp_path, spool, contracts, "60s"), sink, start_timeout=120)
     exporter = GrpcExporter(endpoint=f"127.0.0.1:{serve.grpc_port}", insecure=True)
     export_each_trace(exporter, spans, [split_off, original])
     exporter.shutdown()
@@ -139,7 +139,8 @@ def test_kill_9_while_joining_keeps_both_traces_and_the_restart_joins_them_again
     kill_9(serve)
 
     # 2. Restart on the same spool (worker processes grade): one subject, graded once.
-    serve = ServeProcess(_config(tmp_path, spool, contracts, "1s"), sink)
+    # (A worker process starting on a machine this loaded has taken over 30 s.)
+    serve = ServeProcess(_config(tmp_path, spool, contracts, "1s"), sink, start_timeout=120)
     try:
         wait_until(lambda: grade_span_traces(sink) == [original], timeout=60, what="grade span")
         wait_until(lambda: serve.get("/stats")[1]["spool_requests"] == 0, what="spool emptied")

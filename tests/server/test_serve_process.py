@@ -36,7 +36,9 @@ SERVE = [sys.executable, "-c", "from otel_oracles.cli import main; main()", "ser
 class ServeProcess:
     """A running ``serve`` subprocess; its stderr (JSON log lines) is collected on a thread."""
 
-    def __init__(self, config: Path, sink: OtlpSink, *args: str) -> None:
+    def __init__(
+        self, config: Path, sink: OtlpSink, *args: str, start_timeout: float = 30.0
+    ) -> None:
         env = {
             "PATH": "/usr/bin:/bin",
             "XDG_STATE_HOME": os.environ["XDG_STATE_HOME"],  # the test's own spool
@@ -55,7 +57,7 @@ class ServeProcess:
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
         wait_until(lambda: self.listening() is not None or self.proc.poll() is not None,
-                   timeout=30, what="the 'listening' log line")  # fmt: skip
+                   timeout=start_timeout, what="the 'listening' log line")  # fmt: skip
         info = self.listening()
         assert info is not None, f"serve did not start: {self.lines}"
         self.grpc_port, self.http_port = info["grpc_port"], info["http_port"]
