@@ -144,20 +144,21 @@ def run_pipeline(paths: list[str], contracts_dir: str, profile: str | None) -> d
     tell the pipeline's cost from the CLI's rendering)."""
     from otel_oracles.mapping import load_conventions
     from otel_oracles.model.contract import discover_contract_files, load_contract
-    from otel_oracles.pipeline import GradeRun, grade_paths
+    from otel_oracles.pipeline import grade_paths
+    from otel_oracles.session import GradeRun, GradingSession
 
     t0, c0 = time.perf_counter(), _cpu()
     contracts = [load_contract(f) for f in discover_contract_files([contracts_dir])]
-    conventions = load_conventions([])
+    session = GradingSession(contracts, load_conventions([]))
     run = GradeRun()
     if profile:
         import cProfile
 
         prof = cProfile.Profile()
-        report = prof.runcall(grade_paths, paths, contracts, conventions, run=run)
+        report = prof.runcall(grade_paths, paths, session, run=run)
         prof.dump_stats(profile)
     else:
-        report = grade_paths(paths, contracts, conventions, run=run)
+        report = grade_paths(paths, session, run=run)
     return {
         "spans": run.spans,
         "traces": run.traces,

@@ -1,20 +1,21 @@
 """Offline grading on several processes: ``grade --workers N``.
 
 Why processes, and why this split: grading is CPU-bound Python, so threads do not scale; and
-traces are independent once grouped, so the work splits by trace id. Every worker reads the
-whole input but keeps only the spans of its share of trace ids (a hash of the id, stable
-across processes) before assembly, then maps and grades those traces exactly as
-``pipeline.grade_paths`` does. Re-reading is cheap next to grading: decoding keeps
-attributes lazy (a few µs per span), while mapping and grading cost two orders of magnitude
-more. Only results cross process boundaries (verdicts, plus trajectories when the caller
-emits them), streamed in small chunks: no span is pickled, and no coordinator holds traces.
+subjects are independent once grouped, so the work splits by subject. Every worker builds
+the same ``GradingSession`` from a ``SessionSpec`` and runs its loop over the whole input:
+it reads, assembles and joins every span exactly as one process would (so when a trace is
+complete, which spans are late and which traces form one run never depend on the number of
+workers), then maps and grades only the subjects it owns (``shard_of`` the subject's trace
+id). Reading and assembling everything is cheap next to what is split: decoding keeps
+attributes lazy and assembly is a few µs per span, while mapping and grading cost two orders
+of magnitude more. Only results cross process boundaries (verdicts, plus trajectories when
+the caller emits them), streamed in small chunks: no span is pickled, and no coordinator
+holds traces.
 
-Workers load the contracts and conventions from the same files the caller loaded (and
-validated) them from, so the compiled convention rules never need pickling. On Linux the
-workers are forked, inheriting the imported modules.
-
-Verdicts come back in the order of each trace's first span in the input, whatever the
-number of workers (the sequential path lists them in the order traces complete).
+Counts: each worker counts the subjects it graded (they add up); the stream-wide ones
+(input problems, late spans, joins), which every worker sees alike, come from worker 0 only.
+Verdicts are put back in the order one process lists them (the order subjects complete),
+so the report does not depend on the number of workers.
 """
 
 from __future__ import annotations
@@ -23,140 +24,61 @@ import multiprocessing
 import pickle
 import tempfile
 import traceback
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from queue import Empty
 from typing import Any
 
-from otel_oracles.decode import DecodedBatch
 from otel_oracles.lifeline import die_with_parent
-from otel_oracles.model.result import InputProblem, RunReport, Verdict
+from otel_oracles.model.result import RunReport, Verdict
 from otel_oracles.model.step import Trajectory
-from otel_oracles.pipeline import (
-    DEFAULT_LIMITS,
-    GradeRun,
-    InputLimits,
-    add_label,
-    add_unclassified,
-    count_labels,
-    coverage_note,
-    subject_notes,
-)
-from otel_oracles.sandbox import SANDBOXED, CommandPolicy
+from otel_oracles.session import Graded, GradeRun, GradingSession, SessionSpec, Shard, shard_of
+
+__all__ = ["grade_paths_parallel", "shard_of"]
 
 _PICKLE = pickle.HIGHEST_PROTOCOL
-_SHARD_HEX_DIGITS = 8
-"""Trace ids are random; their last 32 bits spread traces evenly over any worker count."""
-
-
-def shard_of(trace_id: str, workers: int) -> int:
-    """The worker that owns ``trace_id`` (records without a trace id go to worker 0)."""
-    if not trace_id:
-        return 0
-    try:
-        return int(trace_id[-_SHARD_HEX_DIGITS:], 16) % workers
-    except ValueError:
-        return 0
 
 
 @dataclass(frozen=True, slots=True)
 class _ShardJob:
     paths: tuple[str, ...]
-    contract_files: tuple[Path, ...]
-    convention_dirs: tuple[Path, ...]
-    shard: int
-    workers: int
+    spec: SessionSpec
+    shard: Shard
     with_trajectories: bool
     pickled: bool = False
-    """Send each trace's pairs as pickled bytes the parent can spool without loading."""
-    commands: CommandPolicy = SANDBOXED
-    """How checks that execute commands may run (the parent's choice, carried over)."""
-    limits: InputLimits = DEFAULT_LIMITS
-    """Decoder and assembler limits (the parent's flags, carried over)."""
+    """Send each subject's pairs as pickled bytes the parent can spool without loading."""
 
 
 _CHUNK_TRACES = 32
-"""Traces per message from a worker: small enough to stream, large enough that queue
+"""Subjects per message from a worker: small enough to stream, large enough that queue
 overhead stays far below grading cost."""
 
-
-@dataclass(slots=True)
-class _ShardStats:
-    problems: list[InputProblem] = field(default_factory=list)
-    traces: int = 0
-    traces_unselected: int = 0
-    spans: int = 0
-    skipped: dict[str, int] = field(default_factory=dict)
-    unselected_seen: dict[str, int] = field(default_factory=dict)
-    traces_unclassified: int = 0
-    unclassified: dict[str, int] = field(default_factory=dict)
-
-
-Graded = list[tuple[Verdict, Trajectory]]
 _Item = tuple[int, Graded | bytes]
-"""(position of the trace's first span in the input, its graded pairs, pickled when the
-job says so)."""
+"""(the subject's order, its graded pairs, pickled when the job says so)."""
 
 
 def _grade_shard(job: _ShardJob, queue: Any) -> None:
-    """One worker: read everything, keep this shard's traces, grade them, stream results.
+    """One worker: run the session over everything, grade this shard's subjects, stream
+    results.
 
-    Sends ``("items", [...])`` chunks, then ``("done", stats)``; or ``("error", text)``.
+    Sends ``("items", [...])`` chunks, then ``("done", counts)``; or ``("error", text)``.
     Trajectories travel only when ``job.with_trajectories`` (the caller emits them).
     """
     die_with_parent()
     try:
-        stats = _run_shard(job, queue)
+        counts = _run_shard(job, queue)
     except BaseException:  # noqa: BLE001  (any crash must reach the parent, not hang it)
         queue.put(("error", traceback.format_exc()))
         return
-    queue.put(("done", stats))
+    queue.put(("done", job.shard.index, counts))
 
 
-def _run_shard(job: _ShardJob, queue: Any) -> _ShardStats:
-    from otel_oracles.mapping import load_conventions
-    from otel_oracles.model.contract import load_contract
-    from otel_oracles.pipeline import grade_trace, without_own_telemetry
-
-    contracts = [load_contract(p) for p in job.contract_files]
-    conventions = load_conventions(list(job.convention_dirs))
-    stats = _ShardStats()
-    first_seen: dict[str, int] = {}
-    position = 0
-
-    def mine() -> Iterator[DecodedBatch]:
-        nonlocal position
-        shard, workers = job.shard, job.workers
-        for batch in without_own_telemetry(job.limits.read(job.paths, stats.problems)):
-            kept = []
-            for span in batch.spans:
-                tid = span.trace_id
-                if shard_of(tid, workers) == shard:
-                    kept.append(span)
-                    if tid not in first_seen:
-                        first_seen[tid] = position
-                position += 1
-            batch.spans = kept
-            batch.logs = [r for r in batch.logs if shard_of(r.trace_id, workers) == shard]
-            yield batch
-
+def _run_shard(job: _ShardJob, queue: Any) -> GradeRun:
+    session = GradingSession.load(job.spec)
+    counts = GradeRun()
     chunk: list[_Item] = []
-    for trace in job.limits.assemble(mine()):
-        stats.traces += 1
-        stats.spans += len(trace.spans)
-        skips = sum(stats.skipped.values())
-        graded = grade_trace(
-            trace, contracts, conventions, commands=job.commands, skipped=stats.skipped
-        )
-        stats.traces_unclassified += add_unclassified(stats.unclassified, graded)
-        if not graded:
-            if sum(stats.skipped.values()) == skips:
-                stats.traces_unselected += 1
-                count_labels(stats.unselected_seen, trace)
-            continue
-        # A trace split by a late span has no first-seen entry left: it sorts as "now".
-        order = first_seen.pop(trace.trace_id, position)
+    batches = session.limits.read(job.paths, counts.problems)
+    for order, graded in session.run(batches, counts, shard=job.shard):
         if not job.with_trajectories:
             graded = [(v, _EMPTY_TRAJECTORY) for v, _ in graded]
         chunk.append((order, pickle.dumps(graded, _PICKLE) if job.pickled else graded))
@@ -165,7 +87,7 @@ def _run_shard(job: _ShardJob, queue: Any) -> _ShardStats:
             chunk = []
     if chunk:
         queue.put(("items", chunk))
-    return stats
+    return counts
 
 
 _EMPTY_TRAJECTORY = Trajectory(steps=[])
@@ -174,35 +96,31 @@ _EMPTY_TRAJECTORY = Trajectory(steps=[])
 
 def grade_paths_parallel(
     paths: Sequence[str],
-    contract_files: Sequence[Path],
-    convention_dirs: Sequence[Path],
+    spec: SessionSpec,
     *,
     workers: int,
     run: GradeRun | None = None,
     on_graded: Callable[[Graded], object] | None = None,
     on_verdict: Callable[[Verdict], object] | None = None,
-    commands: CommandPolicy = SANDBOXED,
-    limits: InputLimits = DEFAULT_LIMITS,
 ) -> RunReport:
-    """``pipeline.grade_paths`` over ``workers`` processes; same report, same notes.
+    """``pipeline.grade_paths`` over ``workers`` processes; same verdicts in the same order,
+    same notes.
 
-    ``contract_files``/``convention_dirs`` must be the files the caller already loaded
-    successfully (workers reload them; a file changed in between is the caller's race).
+    ``spec`` names files the caller already loaded successfully (``GradingSession.load``;
+    workers load them again, and a file changed in between is the caller's race).
     ``paths`` must not contain ``-``: stdin cannot be read by several processes.
-    ``on_graded`` is called in this process with each trace's (verdict, trajectory) pairs
-    as workers deliver them (arrival order), so an emitter needs no change. Input problems
-    found by every worker while reading are reported once. A worker that crashes (a bug,
-    never bad input) raises ``RuntimeError`` here with its traceback.
+    ``on_graded`` is called in this process with each subject's (verdict, trajectory) pairs
+    as workers deliver them (arrival order), so an emitter needs no change. A worker that
+    crashes (a bug, never bad input) raises ``RuntimeError`` here with its traceback.
 
     With ``on_verdict`` the report's ``verdicts`` stay empty: once every worker is done,
-    each verdict is handed to ``on_verdict`` in the same order instead. Until then they
-    wait on disk (an anonymous temporary file) as the pickled bytes the workers sent, so
-    this process's memory does not grow with the number of traces (``grade`` streams its
-    report this way).
+    each verdict is handed to ``on_verdict`` in order instead. Until then they wait on disk
+    (an anonymous temporary file) as the pickled bytes the workers sent, so this process's
+    memory does not grow with the number of subjects (``grade`` streams its report this way).
     """
     if "-" in paths:
         raise ValueError("stdin ('-') cannot be graded with several workers")
-    stats = run if run is not None else GradeRun()
+    counts = run if run is not None else GradeRun()
     methods = multiprocessing.get_all_start_methods()
     context = (
         multiprocessing.get_context("fork")
@@ -216,14 +134,10 @@ def grade_paths_parallel(
             args=(
                 _ShardJob(
                     tuple(paths),
-                    tuple(contract_files),
-                    tuple(convention_dirs),
-                    k,
-                    workers,
+                    spec,
+                    Shard(k, workers),
                     on_graded is not None,
                     on_verdict is not None,
-                    commands,
-                    limits,
                 ),
                 queue,
             ),
@@ -238,13 +152,12 @@ def grade_paths_parallel(
     # Closed by the replay below, or in the finally when a worker failed.
     spool = tempfile.TemporaryFile() if on_verdict is not None else None  # noqa: SIM115
     spooled: list[tuple[int, int, int]] = []
-    """(order, offset, length) of each trace's pickled pairs in ``spool``."""
-    seen: set[tuple[str, str]] = set()
+    """(order, offset, length) of each subject's pickled pairs in ``spool``."""
     pending = workers
     try:
         while pending:
             try:
-                kind, payload = queue.get(timeout=1.0)
+                message = queue.get(timeout=1.0)
             except Empty:
                 dead = [p for p in procs if p.exitcode not in (None, 0)]
                 if dead:
@@ -252,8 +165,9 @@ def grade_paths_parallel(
                         f"grading worker {dead[0].name} died with exit code {dead[0].exitcode}"
                     ) from None
                 continue
+            kind = message[0]
             if kind == "items":
-                for order, graded in payload:
+                for order, graded in message[1]:
                     if isinstance(graded, bytes):
                         if spool is None:  # only jobs asked for pickled results send bytes
                             raise RuntimeError("grading worker sent unrequested bytes")
@@ -267,24 +181,9 @@ def grade_paths_parallel(
                     items.extend((order, i, v) for i, (v, _) in enumerate(graded))
             elif kind == "done":
                 pending -= 1
-                shard: _ShardStats = payload
-                stats.traces += shard.traces
-                stats.traces_unselected += shard.traces_unselected
-                for reason, n in shard.skipped.items():
-                    stats.skipped[reason] = stats.skipped.get(reason, 0) + n
-                for label, n in shard.unselected_seen.items():
-                    add_label(stats.unselected_seen, label, n)
-                stats.traces_unclassified += shard.traces_unclassified
-                for name, n in shard.unclassified.items():
-                    stats.unclassified[name] = stats.unclassified.get(name, 0) + n
-                stats.spans += shard.spans
-                for problem in shard.problems:
-                    key = (problem.source, problem.message)
-                    if key not in seen:
-                        seen.add(key)
-                        stats.problems.append(problem)
+                counts.add_shard(message[2], stream_wide=message[1] == 0)
             else:
-                raise RuntimeError(f"grading worker failed:\n{payload}")
+                raise RuntimeError(f"grading worker failed:\n{message[1]}")
     finally:
         for proc in procs:
             if proc.is_alive() and pending:
@@ -295,19 +194,13 @@ def grade_paths_parallel(
     items.sort(key=_order)
     if spool is not None and on_verdict is not None:
         with spool:
-            spooled.sort(key=lambda entry: entry[0])  # stable: ties keep arrival order
+            spooled.sort(key=lambda entry: entry[0])
             for _, offset, length in spooled:
                 spool.seek(offset)
                 for verdict, _ in pickle.loads(spool.read(length)):
                     on_verdict(verdict)
-    notes = [f"{stats.traces} trace(s), {stats.spans} span(s) read"]
-    if stats.traces_unselected:
-        notes.append(f"{stats.traces_unselected} trace(s) matched no contract's selector")
-    notes.extend(subject_notes(stats.skipped))
-    if (coverage := coverage_note(stats.traces_unclassified, stats.unclassified)) is not None:
-        notes.append(coverage)
     return RunReport(
-        verdicts=[v for _, _, v in items], input_errors=list(stats.problems), notes=notes
+        verdicts=[v for _, _, v in items], input_errors=list(counts.problems), notes=counts.notes()
     )
 
 

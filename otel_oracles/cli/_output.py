@@ -15,7 +15,6 @@ from otel_oracles.cli.validate import looks_like
 from otel_oracles.emit import ExplainMode, scrub_verdict
 from otel_oracles.errors import InputError
 from otel_oracles.model.result import InputProblem, RunReport, Verdict
-from otel_oracles.pipeline import InputLimits
 from otel_oracles.report import (
     ConsoleWriter,
     HtmlWriter,
@@ -27,6 +26,7 @@ from otel_oracles.report import (
     render_json,
     render_junit,
 )
+from otel_oracles.session import InputLimits
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -26,12 +26,12 @@ from otel_oracles.cli._trust import (
     unsafe_commands_option,
 )
 from otel_oracles.emit import BatchingEmitter, OtelEmitter, build_emitter, gathered_sdk_logs
-from otel_oracles.mapping import load_conventions
-from otel_oracles.model.contract import discover_contract_files, load_contract
+from otel_oracles.model.contract import discover_contract_files
 from otel_oracles.model.result import Verdict
 from otel_oracles.model.step import Trajectory
 from otel_oracles.parallel import grade_paths_parallel
-from otel_oracles.pipeline import GradeRun, grade_paths, input_files, nothing_graded_reason
+from otel_oracles.pipeline import grade_paths, input_files, nothing_graded_reason
+from otel_oracles.session import GradeRun, GradingSession, SessionSpec
 
 DEFAULT_EXPORT_TIMEOUT_S = 5.0
 """A CI run should not wait the SDK's 10 s per signal on an endpoint that is not there."""
@@ -159,10 +159,15 @@ def grade_command(
     if workers > 1 and "-" in paths:
         raise click.UsageError("--workers needs files: stdin (-) can be read by one process")
     files = discover_contract_files(list(contract_paths))
-    contracts = [load_contract(p) for p in files]
-    if not contracts:
+    if not files:
         raise click.UsageError("no contract files (.json/.yaml/.yml) found in --contracts")
-    conventions = load_conventions(list(convention_dirs))
+    spec = SessionSpec(
+        tuple(files),
+        tuple(convention_dirs),
+        input_limits(max_message_bytes, max_decompressed_bytes, idle_spans, max_buffered_spans),
+        command_policy(unsafe_commands),
+    )
+    session = GradingSession.load(spec)
     regression = BaselineCheck.load(baseline, max_tolerated_rise, max_missing_rise)
     sizes = input_files(paths)
     total = sum(size for _, size in sizes)
@@ -183,8 +188,6 @@ def grade_command(
     stream = ReportStream(
         as_json=as_json, junit=junit, html=html, verbose=verbose, explain=resolve_explain(explain)
     )
-    commands = command_policy(unsafe_commands)
-    limits = input_limits(max_message_bytes, max_decompressed_bytes, idle_spans, max_buffered_spans)
 
     def on_verdict(verdict: Verdict) -> None:
         stream.add(verdict)
@@ -204,14 +207,11 @@ def grade_command(
             if workers > 1:
                 report = grade_paths_parallel(
                     paths,
-                    files,
-                    convention_dirs,
+                    spec,
                     workers=workers,
                     run=run,
                     on_graded=export_graded,
                     on_verdict=on_verdict,
-                    commands=commands,
-                    limits=limits,
                 )
             elif show_bar:
                 with click.progressbar(
@@ -219,25 +219,19 @@ def grade_command(
                 ) as bar:
                     report = grade_paths(
                         paths,
-                        contracts,
-                        conventions,
+                        session,
                         progress=bar.update,
                         run=run,
                         on_graded=on_graded,
                         keep_verdicts=False,
-                        commands=commands,
-                        limits=limits,
                     )
             else:
                 report = grade_paths(
                     paths,
-                    contracts,
-                    conventions,
+                    session,
                     run=run,
                     on_graded=on_graded,
                     keep_verdicts=False,
-                    commands=commands,
-                    limits=limits,
                 )
             code = stream.exit_code(report.input_errors, keep_going)
             empty = stream.tally.verdicts == 0

@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass
 
 from otel_oracles.errors import OtelOraclesError, ReplayError, SandboxError
+from otel_oracles.grade.completeness import trace_complete
 from otel_oracles.grade.evidence import coverage_gap, gaps_for, missing_names
 from otel_oracles.grade.oracles.base import Finding, GradeContext, OracleCheck
 from otel_oracles.grade.registry import instantiate
@@ -262,6 +263,7 @@ def grade(
                 contract_version=contract.version,
             )
         ]
+    results.extend(trace_complete(contract, trajectory))
     verdict: Verdict = _new_verdict(
         {
             "contract_id": contract.id,

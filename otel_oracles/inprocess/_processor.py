@@ -3,7 +3,7 @@
 Added to the application's ``TracerProvider`` next to its exporter, the processor keeps the
 spans of every trace in memory until the trace's local root span ends, waits
 ``wait_millis`` for stragglers, and grades the trace against the contracts on a worker
-thread, through the same pipeline stage (``grade_trace``) and the same emitter
+thread, through the same grading session (``GradingSession.grade``) and the same emitter
 (``build_emitter``: grade spans, ``gen_ai.evaluation.result`` events and metrics over OTLP,
 on the grader's own providers) as ``otel-oracles grade --export otlp``. No collector and no
 ``serve`` are needed for a single service.
@@ -37,8 +37,8 @@ from otel_oracles.mapping import ConventionSet, load_conventions
 from otel_oracles.model.contract import Contract, discover_contract_files
 from otel_oracles.model.result import Verdict
 from otel_oracles.model.step import Trajectory
-from otel_oracles.pipeline import grade_trace
 from otel_oracles.sandbox import CommandPolicy
+from otel_oracles.session import GradingSession
 
 _LOG = logging.getLogger(__name__)
 
@@ -112,6 +112,7 @@ class GradingSpanProcessor(SpanProcessor):
         self.emitter = emitter if emitter is not None else build_emitter(export="otlp")
         self.limits = limits or ProcessorLimits()
         self.commands = commands
+        self._session = GradingSession(self.contracts, self.conventions, commands=commands)
         self._buffer = TraceBuffer(self.limits)
         self._max_age_s = self.limits.max_trace_age_millis / 1000
         self._wake = threading.Condition()
@@ -239,9 +240,7 @@ class GradingSpanProcessor(SpanProcessor):
         try:
             graded: list[tuple[Verdict, Trajectory]] = []
             for trace in sdk_traces(pending.spans, pending.logs):
-                graded.extend(
-                    grade_trace(trace, self.contracts, self.conventions, commands=self.commands)
-                )
+                graded.extend(self._session.grade(trace))
             result = self.emitter.export(graded) if graded else None
         except Exception:  # noqa: BLE001  # one trace's failure never stops the others
             _LOG.exception("otel-oracles: grading trace %032x failed", pending.trace_id)

@@ -16,6 +16,7 @@ from otel_oracles.sandbox import CommandPolicy
 from otel_oracles.server._service import GradingServer, ResultsEmitter, Signal, decoded_parts
 from otel_oracles.server._spool import spool_for
 from otel_oracles.server.config import ConfigError, ServeSettings, grading_processes
+from otel_oracles.session import GradingSession
 
 logger = logging.getLogger(__name__)
 
@@ -55,13 +56,12 @@ def ready_grader(contracts: list[Any], conventions: Any, commands: CommandPolicy
 
 
 class ReadyGrader:
-    """Grades a released trace; and says what a trace that ran out of time gets (``error``
-    verdicts from ``timed_out``, for ``grading.trace_timeout``)."""
+    """Grades a released trace through a ``GradingSession`` (the one the offline loop uses);
+    and says what a trace that ran out of time gets (``error`` verdicts from ``timed_out``,
+    for ``grading.trace_timeout``)."""
 
     def __init__(self, contracts: list[Any], conventions: Any, commands: CommandPolicy) -> None:
-        self.contracts = contracts
-        self.conventions = conventions
-        self.commands = commands
+        self.session = GradingSession(contracts, conventions, commands=commands)
 
     def _trace(self, ready: ReadyTrace) -> Any:
         from otel_oracles.assemble.online_join import subject_trace
@@ -69,19 +69,10 @@ class ReadyGrader:
         return subject_trace(ready)
 
     def __call__(self, ready: ReadyTrace) -> list[Any]:
-        from otel_oracles.pipeline import grade_trace
-
-        return grade_trace(
-            self._trace(ready),
-            contracts=self.contracts,
-            conventions=self.conventions,
-            commands=self.commands,
-        )
+        return self.session.grade(self._trace(ready))
 
     def timed_out(self, ready: ReadyTrace, seconds: float) -> list[Any]:
-        from otel_oracles.pipeline import timed_out_verdicts
-
-        return timed_out_verdicts(self._trace(ready), self.contracts, seconds)
+        return self.session.timed_out(self._trace(ready), seconds)
 
 
 def create_server(settings: ServeSettings, emitter: ResultsEmitter | None = None) -> GradingServer:

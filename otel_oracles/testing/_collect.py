@@ -21,7 +21,8 @@ import pytest
 from otel_oracles.emit import ExplainMode
 from otel_oracles.model.result import InputProblem, Verdict
 from otel_oracles.model.step import Trajectory
-from otel_oracles.pipeline import GradeRun, grade_paths, nothing_graded_reason
+from otel_oracles.pipeline import grade_paths, nothing_graded_reason
+from otel_oracles.session import GradeRun, GradingSession
 from otel_oracles.testing._failure import describe_verdict
 from otel_oracles.testing._settings import Settings
 
@@ -81,8 +82,7 @@ class GradedTraces(pytest.Collector):
 
         report = grade_paths(
             self.plugin.trace_paths,
-            settings.contracts,
-            settings.conventions,
+            GradingSession(settings.contracts, settings.conventions),
             run=run,
             on_graded=keep,
             keep_verdicts=False,

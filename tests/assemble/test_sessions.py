@@ -16,6 +16,7 @@ from otel_oracles.model.result import InputProblem
 from otel_oracles.model.span import LinkRecord, SpanRecord, Trace
 from otel_oracles.model.step import Trajectory
 from otel_oracles.pipeline import grade_paths, read_traces
+from otel_oracles.session import GradingSession
 
 REPO = Path(__file__).resolve().parent.parent.parent
 HANDOFF = REPO / "tests" / "testdata" / "traces" / "pydantic-ai" / "g_handoff.otlp.json"
@@ -87,7 +88,9 @@ def test_the_joined_run_gets_one_verdict(tmp_path: Path) -> None:
     contract = load_contract(
         REPO / "tests" / "testdata" / "pipeline" / "contracts" / "no-deletes.yaml"
     )
-    report = grade_paths([str(_split(tmp_path, link=True))], [contract], load_conventions())
+    report = grade_paths(
+        [str(_split(tmp_path, link=True))], GradingSession([contract], load_conventions())
+    )
     assert len(report.verdicts) == 1
     assert any("2 traces joined into 1 run(s)" in n for n in report.notes)
 

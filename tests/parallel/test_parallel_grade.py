@@ -16,7 +16,8 @@ from otel_oracles.mapping import load_conventions
 from otel_oracles.model.contract import load_contract
 from otel_oracles.model.result import Verdict
 from otel_oracles.parallel import grade_paths_parallel, shard_of
-from otel_oracles.pipeline import GradeRun, grade_paths
+from otel_oracles.pipeline import grade_paths
+from otel_oracles.session import GradeRun, GradingSession, SessionSpec
 
 REPO = Path(__file__).resolve().parent.parent.parent
 EXAMPLE_TRACES = REPO / "examples" / "traces"
@@ -26,6 +27,7 @@ CONTRACTS = [
     REPO / "examples" / "contracts" / "support-rag.yaml",
     REPO / "examples" / "contracts" / "multi-agent-handoff.yaml",
 ]
+SPEC = SessionSpec(tuple(CONTRACTS))
 
 
 def _normalized(verdict: Verdict) -> dict[str, Any]:
@@ -44,7 +46,7 @@ def _key(data: dict[str, Any]) -> tuple[str, str]:
 def _sequential(paths: list[str]) -> tuple[list[dict[str, Any]], GradeRun]:
     run = GradeRun()
     contracts = [load_contract(p) for p in CONTRACTS]
-    report = grade_paths(paths, contracts, load_conventions([]), run=run)
+    report = grade_paths(paths, GradingSession(contracts, load_conventions([])), run=run)
     return sorted(map(_normalized, report.verdicts), key=_key), run
 
 
@@ -66,7 +68,7 @@ def test_two_workers_give_the_sequential_verdicts_on_real_traces() -> None:
     expected, run = _sequential(paths)
     assert expected, "the example traces must be selected by the example contracts"
     prun = GradeRun()
-    report = grade_paths_parallel(paths, CONTRACTS, [], workers=2, run=prun)
+    report = grade_paths_parallel(paths, SPEC, workers=2, run=prun)
     assert sorted(map(_normalized, report.verdicts), key=_key) == expected
     assert (prun.traces, prun.spans, prun.traces_unselected) == (
         run.traces,
@@ -80,7 +82,7 @@ def test_interleaved_export_grades_the_same_with_any_worker_count(
     generated: Path, workers: int
 ) -> None:
     expected, _ = _sequential([str(generated)])
-    report = grade_paths_parallel([str(generated)], CONTRACTS, [], workers=workers)
+    report = grade_paths_parallel([str(generated)], SPEC, workers=workers)
     assert sorted(map(_normalized, report.verdicts), key=_key) == expected
 
 
@@ -88,7 +90,7 @@ def test_verdict_order_does_not_depend_on_the_worker_count(generated: Path) -> N
     orders = [
         [
             (v.trace_id, v.contract_id)
-            for v in grade_paths_parallel([str(generated)], CONTRACTS, [], workers=n).verdicts
+            for v in grade_paths_parallel([str(generated)], SPEC, workers=n).verdicts
         ]
         for n in (2, 3)
     ]
@@ -102,17 +104,15 @@ def test_an_unreadable_input_is_reported_once_not_once_per_worker(
     truncated.write_bytes(generated.read_bytes()[:5000])
     good = tmp_path / "good.binpb"
     shutil.copy(generated, good)
-    report = grade_paths_parallel([str(good), str(truncated)], CONTRACTS, [], workers=2)
-    sequential = grade_paths(
-        [str(good), str(truncated)], [load_contract(p) for p in CONTRACTS], load_conventions([])
-    )
+    report = grade_paths_parallel([str(good), str(truncated)], SPEC, workers=2)
+    sequential = grade_paths([str(good), str(truncated)], GradingSession.load(SPEC))
     assert len(report.input_errors) == len(sequential.input_errors) >= 1
     assert report.exit_code() == 2
 
 
 def test_stdin_is_refused_with_several_workers() -> None:
     with pytest.raises(ValueError, match="stdin"):
-        grade_paths_parallel(["-"], CONTRACTS, [], workers=2)
+        grade_paths_parallel(["-"], SPEC, workers=2)
 
 
 def test_shards_split_random_trace_ids_evenly() -> None:
@@ -128,9 +128,7 @@ def test_shards_split_random_trace_ids_evenly() -> None:
 
 def test_on_graded_receives_every_verdict_with_its_real_trajectory() -> None:
     received: list[tuple[Verdict, Any]] = []
-    report = grade_paths_parallel(
-        [str(EXAMPLE_TRACES)], CONTRACTS, [], workers=2, on_graded=received.extend
-    )
+    report = grade_paths_parallel([str(EXAMPLE_TRACES)], SPEC, workers=2, on_graded=received.extend)
     assert sorted(_key(_normalized(v)) for v, _ in received) == sorted(
         _key(_normalized(v)) for v in report.verdicts
     ), "every verdict must be handed over exactly once"

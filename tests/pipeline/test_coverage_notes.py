@@ -13,6 +13,7 @@ from otel_oracles.mapping import load_conventions
 from otel_oracles.model.contract import load_contract
 from otel_oracles.parallel import grade_paths_parallel
 from otel_oracles.pipeline import grade_paths
+from otel_oracles.session import GradingSession, SessionSpec
 from tests.support.unknown_spans import with_unknown_leaf
 
 REPO = Path(__file__).resolve().parents[2]
@@ -45,19 +46,21 @@ def _coverage_notes(notes: list[str]) -> list[str]:
 
 
 def test_grade_notes_name_the_unclassified_spans_of_graded_traces(raw_client: list[str]) -> None:
-    report = grade_paths(raw_client, [load_contract(CONTRACT)], load_conventions())
+    report = grade_paths(raw_client, GradingSession([load_contract(CONTRACT)], load_conventions()))
     assert _coverage_notes(report.notes) == [NOTE], report.notes
 
 
 def test_fully_recognised_traces_add_no_coverage_note() -> None:
     paths = [str(TRACES / "pydantic-ai" / "a_happy.otlp.json")]
-    report = grade_paths(paths, [load_contract(CONTRACT)], load_conventions())
+    report = grade_paths(paths, GradingSession([load_contract(CONTRACT)], load_conventions()))
     assert report.verdicts and _coverage_notes(report.notes) == []
 
 
 def test_workers_report_the_same_coverage_note(raw_client: list[str]) -> None:
-    report = grade_paths_parallel(raw_client, [CONTRACT], [], workers=2)
-    sequential = grade_paths(raw_client, [load_contract(CONTRACT)], load_conventions())
+    report = grade_paths_parallel(raw_client, SessionSpec((CONTRACT,)), workers=2)
+    sequential = grade_paths(
+        raw_client, GradingSession([load_contract(CONTRACT)], load_conventions())
+    )
     assert _coverage_notes(report.notes) == _coverage_notes(sequential.notes) == [NOTE]
 
 

@@ -14,6 +14,7 @@ from otel_oracles.mapping import load_conventions
 from otel_oracles.model.contract import load_contract
 from otel_oracles.model.result import InputProblem, Outcome
 from otel_oracles.pipeline import grade_paths, grade_trace, read_traces
+from otel_oracles.session import GradingSession
 
 REPO = Path(__file__).resolve().parent.parent.parent
 TRACES = REPO / "tests" / "testdata" / "traces"
@@ -190,8 +191,7 @@ def test_grade_trace_maps_only_when_a_contract_selects_the_trace() -> None:
 def test_grade_paths_reports_unknown_paths_as_input_errors(keep_going: bool) -> None:
     report = grade_paths(
         [str(EXAMPLES / "nope.json")],
-        [load_contract(CONTRACTS / "no-deletes.yaml")],
-        load_conventions(),
+        GradingSession([load_contract(CONTRACTS / "no-deletes.yaml")], load_conventions()),
     )
     assert [p.source for p in report.input_errors] == [str(EXAMPLES / "nope.json")]
     assert report.exit_code(keep_going) == (0 if keep_going else 2)

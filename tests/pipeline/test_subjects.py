@@ -12,7 +12,8 @@ from otel_oracles.mapping import load_conventions
 from otel_oracles.model.contract import load_contract
 from otel_oracles.model.step import Step, StepKind, Trajectory
 from otel_oracles.parallel import grade_paths_parallel
-from otel_oracles.pipeline import NOT_AGENT_RUN, grade_paths, holds_agent_run
+from otel_oracles.pipeline import grade_paths
+from otel_oracles.session import NOT_AGENT_RUN, GradingSession, SessionSpec, holds_agent_run
 
 REPO = Path(__file__).resolve().parent.parent.parent
 HAPPY_FILE = REPO / "tests" / "testdata" / "traces" / "pydantic-ai" / "a_happy.otlp.json"
@@ -68,7 +69,9 @@ def _inputs(tmp_path: Path) -> list[str]:
 
 
 def test_traces_without_an_agent_run_are_counted_not_graded(tmp_path: Path) -> None:
-    report = grade_paths(_inputs(tmp_path), [load_contract(NO_DELETES)], load_conventions())
+    report = grade_paths(
+        _inputs(tmp_path), GradingSession([load_contract(NO_DELETES)], load_conventions())
+    )
     assert [v.trace_id for v in report.verdicts] == [HAPPY, UNKNOWN]
     assert f"1 trace(s) {NOT_AGENT_RUN}" in report.notes
     assert not any("matched no contract" in n for n in report.notes)
@@ -76,8 +79,10 @@ def test_traces_without_an_agent_run_are_counted_not_graded(tmp_path: Path) -> N
 
 def test_workers_report_the_same(tmp_path: Path) -> None:
     inputs = _inputs(tmp_path)
-    sequential = grade_paths(inputs, [load_contract(NO_DELETES)], load_conventions())
-    parallel = grade_paths_parallel(inputs, [NO_DELETES], [], workers=2)
+    sequential = grade_paths(
+        inputs, GradingSession([load_contract(NO_DELETES)], load_conventions())
+    )
+    parallel = grade_paths_parallel(inputs, SessionSpec((NO_DELETES,)), workers=2)
     assert {v.trace_id for v in parallel.verdicts} == {HAPPY, UNKNOWN}
     assert parallel.notes == sequential.notes
 
@@ -98,7 +103,9 @@ def test_real_graph_build_trace_is_not_a_subject() -> None:
     """OpenLLMetry's LangChain tracer exports the ReAct agent's construction (one
     ``create_agent`` span) as a trace of its own, beside the run's trace."""
     path = REPO / "tests" / "testdata" / "traces" / "langgraph-openllmetry" / "a_happy.otlp.json"
-    report = grade_paths([str(path)], [load_contract(NO_DELETES)], load_conventions())
+    report = grade_paths(
+        [str(path)], GradingSession([load_contract(NO_DELETES)], load_conventions())
+    )
     assert len(report.verdicts) == 1
     assert report.verdicts[0].passed
     assert f"1 trace(s) {NOT_AGENT_RUN}" in report.notes

@@ -18,6 +18,7 @@ from otel_oracles.model.result import InputProblem, RunReport, Verdict
 from otel_oracles.model.step import Trajectory
 from otel_oracles.pipeline import grade_paths
 from otel_oracles.report import _common, render_console, render_html, render_junit, report_data
+from otel_oracles.session import GradingSession, SessionSpec
 
 REPO = Path(__file__).resolve().parent.parent.parent
 CONTRACTS = REPO / "tests" / "testdata" / "pipeline" / "contracts"
@@ -27,7 +28,7 @@ CLI = [sys.executable, "-c", "from otel_oracles.cli import main; main()"]
 
 def kept_report(paths: list[str]) -> RunReport:
     contracts = [load_contract(p) for p in sorted(CONTRACTS.iterdir())]
-    return grade_paths(paths, contracts, load_conventions([]))
+    return grade_paths(paths, GradingSession(contracts, load_conventions([])))
 
 
 def timeless(text: str) -> str:
@@ -86,7 +87,10 @@ def test_grade_paths_can_leave_verdicts_to_the_callback() -> None:
 
     contracts = [load_contract(p) for p in sorted(CONTRACTS.iterdir())]
     streamed = grade_paths(
-        [str(EXAMPLES)], contracts, load_conventions([]), on_graded=collect, keep_verdicts=False
+        [str(EXAMPLES)],
+        GradingSession(contracts, load_conventions([])),
+        on_graded=collect,
+        keep_verdicts=False,
     )
     assert streamed.verdicts == []
     kept = kept_report([str(EXAMPLES)]).verdicts
@@ -101,10 +105,10 @@ def test_workers_stream_the_same_report_in_input_order(tmp_path: Path) -> None:
     equals the one built from the verdicts grade_paths_parallel keeps."""
     from otel_oracles.parallel import grade_paths_parallel
 
-    files = sorted(CONTRACTS.iterdir())
-    kept = grade_paths_parallel([str(EXAMPLES)], files, [], workers=2)
+    spec = SessionSpec(tuple(sorted(CONTRACTS.iterdir())))
+    kept = grade_paths_parallel([str(EXAMPLES)], spec, workers=2)
     streamed: list[Verdict] = []
-    empty = grade_paths_parallel([str(EXAMPLES)], files, [], workers=2, on_verdict=streamed.append)
+    empty = grade_paths_parallel([str(EXAMPLES)], spec, workers=2, on_verdict=streamed.append)
     assert empty.verdicts == [] and empty.notes == kept.notes
     assert [timeless(v.model_dump_json()) for v in streamed] == [
         timeless(v.model_dump_json()) for v in kept.verdicts

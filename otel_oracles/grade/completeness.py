@@ -1,0 +1,42 @@
+"""``trace_complete``: the evidence check every contract gets for free.
+
+Why it is not an oracle a contract lists: a trace whose spans name parents that never arrived
+(a lost export batch, a span of the run still in flight when the trace was released) shows
+the graders only part of the run, whatever the contract checks. So every verdict of such a
+trajectory carries one ``missing_evidence`` result naming the orphan spans; whether that
+fails the verdict follows the contract's ``on_missing_evidence`` (``warn`` passes it).
+"""
+
+from __future__ import annotations
+
+from otel_oracles.model.contract import Contract
+from otel_oracles.model.result import OracleResult, Outcome
+from otel_oracles.model.step import Trajectory
+
+TRACE_COMPLETE = "trace_complete"
+"""The check's ``oracle_type`` and ``name`` in results."""
+
+
+def trace_complete(contract: Contract, trajectory: Trajectory) -> list[OracleResult]:
+    """No result when every span's parent is in the trace; else one ``missing_evidence``
+    result naming the spans whose parent is missing."""
+    orphans = trajectory.orphan_spans
+    if not orphans:
+        return []
+    return [
+        OracleResult(
+            oracle_type=TRACE_COMPLETE,
+            name=TRACE_COMPLETE,
+            layer="evidence",
+            outcome=Outcome.MISSING_EVIDENCE,
+            passed=contract.on_missing_evidence == "warn",
+            message=(
+                f"{len(orphans)} span(s) name a parent span that is not in the trace: "
+                "part of the trace is missing"
+            ),
+            details={"orphan_spans": list(orphans)},
+            span_ids=list(orphans),
+            contract_id=contract.id,
+            contract_version=contract.version,
+        )
+    ]

@@ -1,0 +1,235 @@
+"""``GradingSession``: the one grading loop (decoded batches -> subjects -> verdicts).
+
+Why one object: the offline ``grade`` command, its ``--workers`` processes and ``serve``'s
+grading workers used to run three copies of "assemble, grade, count", and the copies drifted
+(late spans reported by one and dropped by another, grouping that changed with the worker
+count). A session is built once per process, from loaded contracts and conventions or from
+a picklable ``SessionSpec`` (what a worker process receives); it holds what is compiled per
+contract (the ``match`` selectors), and ``grade`` (one assembled subject) is the unit its
+``run`` loop and ``serve``'s workers both call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+from otel_oracles.decode import DecodedBatch
+from otel_oracles.grade import grade
+from otel_oracles.grade.selector import MappedAgents, TraceSelector, selector_for
+from otel_oracles.mapping import ConventionSet, load_conventions, map_trace
+from otel_oracles.model.contract import Contract, load_contract
+from otel_oracles.model.result import Verdict
+from otel_oracles.model.span import Trace
+from otel_oracles.model.step import Trajectory
+from otel_oracles.safe_regex import RegexBudgetExceeded
+from otel_oracles.sandbox import SANDBOXED, CommandPolicy
+from otel_oracles.session._counts import GradeRun, add_unclassified
+from otel_oracles.session._input import DEFAULT_LIMITS, InputLimits, traces_from_batches
+from otel_oracles.session._subject import (
+    NOT_AGENT_RUN,
+    error_verdict,
+    holds_agent_run,
+    mapped_agent_names,
+)
+
+Graded = list[tuple[Verdict, Trajectory]]
+"""One subject's (verdict, trajectory) pairs, one per contract that selected it."""
+
+_SHARD_HEX_DIGITS = 8
+"""Trace ids are random; their last 32 bits spread subjects evenly over any worker count."""
+
+
+def shard_of(trace_id: str, workers: int) -> int:
+    """The worker that owns the subject named ``trace_id`` (no trace id: worker 0)."""
+    if not trace_id:
+        return 0
+    try:
+        return int(trace_id[-_SHARD_HEX_DIGITS:], 16) % workers
+    except ValueError:
+        return 0
+
+
+@dataclass(frozen=True, slots=True)
+class Shard:
+    """Which subjects a session's ``run`` grades: those ``shard_of`` gives to ``index`` of
+    ``count`` workers. The others are still read, assembled and joined (so every worker
+    groups exactly as one process would), just not mapped, graded or counted."""
+
+    index: int = 0
+    count: int = 1
+
+    def owns(self, subject_id: str) -> bool:
+        return self.count == 1 or shard_of(subject_id, self.count) == self.index
+
+
+WHOLE = Shard()
+"""Every subject: one process grades the whole input."""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSpec:
+    """Everything a process needs to build the same session (picklable: no compiled state).
+
+    Files, not loaded objects: a worker process loads them itself, so compiled convention
+    rules and selectors never cross a process boundary. The caller loads them first
+    (``GradingSession.load``) so a bad file is reported once, before any worker starts."""
+
+    contract_files: tuple[Path, ...]
+    convention_dirs: tuple[Path, ...] = ()
+    limits: InputLimits = DEFAULT_LIMITS
+    commands: CommandPolicy = SANDBOXED
+
+
+class GradedSubject(NamedTuple):
+    """One graded subject from ``GradingSession.run``."""
+
+    order: int
+    """The subject's position among all subjects of the input (every worker numbers them
+    alike), so results from several workers can be put back in one process's order."""
+    graded: Graded
+
+
+class GradingSession:
+    """Contracts and conventions ready to grade, and the loop that grades a stream.
+
+    Thread-safe for distinct subjects: ``grade`` keeps no per-call state on the session.
+    """
+
+    def __init__(
+        self,
+        contracts: Sequence[Contract],
+        conventions: ConventionSet,
+        *,
+        commands: CommandPolicy = SANDBOXED,
+        limits: InputLimits = DEFAULT_LIMITS,
+        spec: SessionSpec | None = None,
+    ) -> None:
+        self.contracts: tuple[Contract, ...] = tuple(contracts)
+        self.conventions = conventions
+        self.commands = commands
+        self.limits = limits
+        self.spec = spec
+        """What the session was loaded from, when it was (``grade --workers`` needs it)."""
+        self._selectors: tuple[TraceSelector, ...] = tuple(map(selector_for, self.contracts))
+
+    @classmethod
+    def load(cls, spec: SessionSpec) -> GradingSession:
+        """Load the spec's contracts and conventions (``ContractError``/``ConventionError``
+        name the bad file)."""
+        return cls(
+            [load_contract(p) for p in spec.contract_files],
+            load_conventions(list(spec.convention_dirs)),
+            commands=spec.commands,
+            limits=spec.limits,
+            spec=spec,
+        )
+
+    # ---- the loop ---------------------------------------------------------------------
+
+    def run(
+        self,
+        batches: Iterable[DecodedBatch],
+        counts: GradeRun,
+        *,
+        shard: Shard = WHOLE,
+    ) -> Iterator[GradedSubject]:
+        """Grade every subject in ``batches`` that ``shard`` owns, in the order subjects
+        complete; subjects no contract graded are counted in ``counts``, not yielded.
+
+        Every subject is read, assembled and joined whatever the shard, so completion, late
+        spans and joins are decided as with one process, and ``counts``' stream-wide part
+        (input problems are the reader's; assembly stats) is the whole input's.
+        """
+        subjects = traces_from_batches(batches, counts.assembly, self.limits)
+        for order, subject in enumerate(subjects):
+            if not shard.owns(subject.trace_id):
+                continue
+            counts.traces += 1
+            counts.spans += len(subject.spans)
+            skips = sum(counts.skipped.values())
+            graded = self.grade(subject, counts.skipped)
+            counts.traces_unclassified += add_unclassified(counts.unclassified, graded)
+            if graded:
+                yield GradedSubject(order, graded)
+            elif sum(counts.skipped.values()) == skips:
+                counts.note_unselected(subject)
+
+    # ---- one subject ------------------------------------------------------------------
+
+    def grade(self, trace: Trace, skipped: dict[str, int] | None = None) -> Graded:
+        """Grade one assembled subject against every contract that selects it.
+
+        The trace is mapped once (only when some contract selects it) and each selected
+        contract is graded on that one trajectory. A trace that holds no agent run
+        (``holds_agent_run``: a graph build, a health check) is no subject: it gets no
+        verdict, and ``skipped`` counts it by reason. Never raises for odd telemetry. A
+        ``match`` regex that exceeds its budget on this trace makes that contract's verdict
+        ``error`` (naming the regex), a convention regex that does makes every selected
+        contract's; other contracts and other traces are not affected.
+        """
+        mapped: list[Trajectory] = []
+        names: list[dict[str, str]] = []
+
+        def agents() -> dict[str, str]:
+            """Mapped only when a selector needs agent names no span carries; kept for
+            grading (and the names for the other contracts' selectors)."""
+            if not names:
+                mapped.append(map_trace(trace, self.conventions))
+                names.append(mapped_agent_names(mapped[0]))
+            return names[0]
+
+        try:
+            chosen, stalled = self.select(trace, agents)
+        except RegexBudgetExceeded as exc:  # a convention regex, while mapping for a selector
+            return [_stalled(contract, trace, "mapping", exc) for contract in self.contracts]
+        out = [_stalled(contract, trace, "match", exc) for contract, exc in stalled]
+        if not chosen:
+            return out
+        try:
+            trajectory = mapped[0] if mapped else map_trace(trace, self.conventions)
+        except RegexBudgetExceeded as exc:
+            return out + [_stalled(contract, trace, "mapping", exc) for contract in chosen]
+        if not holds_agent_run(trajectory):
+            if skipped is not None:
+                skipped[NOT_AGENT_RUN] = skipped.get(NOT_AGENT_RUN, 0) + 1
+            return out
+        for contract in chosen:
+            out.append((grade(contract, trajectory, commands=self.commands), trajectory))
+        return out
+
+    def select(
+        self, trace: Trace, agents: MappedAgents | None = None
+    ) -> tuple[list[Contract], list[tuple[Contract, RegexBudgetExceeded]]]:
+        """The contracts whose ``match`` selects ``trace``, in the session's order, and those
+        whose ``match`` regex stalled on it (each with why; neither selected nor skipped).
+        ``agents`` gives the agent names conventions mapped (see ``grade.selector``)."""
+        chosen: list[Contract] = []
+        stalled: list[tuple[Contract, RegexBudgetExceeded]] = []
+        for contract, selects in zip(self.contracts, self._selectors, strict=True):
+            try:
+                if selects(trace, agents):
+                    chosen.append(contract)
+            except RegexBudgetExceeded as exc:
+                stalled.append((contract, exc))
+        return chosen, stalled
+
+    def timed_out(self, trace: Trace, seconds: float) -> Graded:
+        """``error`` verdicts, one per contract that selects ``trace``, for a subject whose
+        grading ran past its time budget (``serve``'s ``grading.trace_timeout``)."""
+        chosen, stalled = self.select(trace)
+        message = f"grading took longer than {seconds:g} s (grading.trace_timeout); stopped"
+        return [
+            error_verdict(c, trace, "trace_timeout", message, "TimeoutError")
+            for c in [*chosen, *(c for c, _ in stalled)]
+        ]
+
+
+def _stalled(
+    contract: Contract, trace: Trace, stage: str, exc: RegexBudgetExceeded
+) -> tuple[Verdict, Trajectory]:
+    """An ``error`` verdict for a trace whose content stalled a regex before grading
+    (``stage`` is ``match`` for contract selectors, ``mapping`` for convention rules)."""
+    return error_verdict(contract, trace, stage, f"{stage}: {exc.message}", type(exc).__name__)
