@@ -161,6 +161,8 @@ NOTHING = (
     "genai-anthropic",
     "bedrock-openllmetry",
     "google-genai",
+    "openinference-openai-stream",
+    "openinference-anthropic-stream",
 )  # content off hides tool names
 
 
@@ -304,7 +306,10 @@ def test_span_and_event_variant_grades_like_a_happy() -> None:
     assert {r.name: r.outcome for r in verdict.results} == {name: P for name in SUPPORT}
 
 
-@pytest.mark.parametrize("source", ["openai-v2", "openai-v2-latest", "openinference-openai"])
+@pytest.mark.parametrize(
+    "source",
+    ["openai-v2", "openai-v2-latest", "openinference-openai", "openinference-openai-stream"],
+)
 def test_raw_client_app_root_is_the_run_wrapper_and_an_unknown_span_beside_it_fails_closed(
     source: str, tmp_path: Path
 ) -> None:
