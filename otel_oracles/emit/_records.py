@@ -2,8 +2,8 @@
 
 Why not the SDK's ``ReadableSpan`` / ``ReadableLogRecord``: building those (plus an
 ``Event``, a ``LogRecord`` and a ``Context`` with ``set_span_in_context`` per record) cost
-more than encoding them, and the exporters of this package (``_fast_otlp``'s, the OTLP/JSON
-lines file) do not need them. These records carry exactly what the SDK objects would, in
+more than encoding them, and the package's encoders (``_otlp_proto``, ``_otlp_json``) do not
+need them. These records carry exactly what the SDK objects would, in
 ``__slots__`` objects; attributes are runs (``Attrs``) shared by every record with the same
 values (a check's contract/name/type/layer, an outcome with its explanation) followed by a
 small per-record dict, so an encoder serializes each shared run once and reuses its bytes.
