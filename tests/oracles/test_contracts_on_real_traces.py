@@ -163,6 +163,8 @@ NOTHING = (
     "google-genai",
     "openinference-openai-stream",
     "openinference-anthropic-stream",
+    "openllmetry-anthropic-stream",
+    "genai-anthropic-stream",
 )  # content off hides tool names
 
 
