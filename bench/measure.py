@@ -117,8 +117,9 @@ def run_stage(name: str, paths: list[str]) -> dict[str, Any]:
     elif name.startswith("grade:"):
         # Map and grade every trace, keeping no verdict: what grading holds in memory
         # apart from the report (``grade:CONTRACTS_DIR``).
+        from otel_oracles.grade.loader import load_contract
         from otel_oracles.mapping import load_conventions
-        from otel_oracles.model.contract import discover_contract_files, load_contract
+        from otel_oracles.model.contract import discover_contract_files
         from otel_oracles.pipeline import grade_trace, read_traces
 
         files = discover_contract_files([name.removeprefix("grade:")])
@@ -142,8 +143,9 @@ def run_stage(name: str, paths: list[str]) -> dict[str, Any]:
 def run_pipeline(paths: list[str], contracts_dir: str, profile: str | None) -> dict[str, Any]:
     """``pipeline.grade_paths`` in-process, without the CLI around it (for profiling, and to
     tell the pipeline's cost from the CLI's rendering)."""
+    from otel_oracles.grade.loader import load_contract
     from otel_oracles.mapping import load_conventions
-    from otel_oracles.model.contract import discover_contract_files, load_contract
+    from otel_oracles.model.contract import discover_contract_files
     from otel_oracles.pipeline import grade_paths
     from otel_oracles.session import GradeRun, GradingSession
 
@@ -177,8 +179,9 @@ def run_emit(paths: list[str], contracts_dir: str, target: str) -> dict[str, Any
     this process's user+sys, which includes the exporters' threads.
     """
     from otel_oracles.emit import build_emitter
+    from otel_oracles.grade.loader import load_contract
     from otel_oracles.mapping import load_conventions
-    from otel_oracles.model.contract import discover_contract_files, load_contract
+    from otel_oracles.model.contract import discover_contract_files
     from otel_oracles.pipeline import grade_trace, read_traces
 
     t0, c0 = time.perf_counter(), _cpu()

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         OracleCheck,
         OracleParams,
         grade,
+        load_contract,
         register_oracle,
     )
     from otel_oracles.model import (
@@ -37,7 +38,6 @@ if TYPE_CHECKING:
         StepKind,
         Trajectory,
         Verdict,
-        load_contract,
     )
 
     __version__: str
@@ -45,7 +45,14 @@ if TYPE_CHECKING:
 _LAZY: dict[str, str] = {
     **dict.fromkeys(["Emitter", "InMemoryEmitter"], "otel_oracles.emit"),
     **dict.fromkeys(
-        ["Finding", "GradeContext", "OracleCheck", "OracleParams", "register_oracle"],
+        [
+            "Finding",
+            "GradeContext",
+            "OracleCheck",
+            "OracleParams",
+            "load_contract",
+            "register_oracle",
+        ],
         "otel_oracles.grade",
     ),
     **dict.fromkeys(
@@ -57,7 +64,6 @@ _LAZY: dict[str, str] = {
             "StepKind",
             "Trajectory",
             "Verdict",
-            "load_contract",
         ],
         "otel_oracles.model",
     ),

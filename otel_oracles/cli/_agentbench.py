@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from otel_oracles.grade import grade
-from otel_oracles.model.contract import Contract, load_contract
+from otel_oracles.grade.loader import load_contract
+from otel_oracles.model.contract import Contract
 from otel_oracles.model.result import RunReport, Verdict
 from otel_oracles.model.step import Trajectory, normalize_path
 from otel_oracles.sandbox import SANDBOXED, CommandPolicy

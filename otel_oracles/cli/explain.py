@@ -12,8 +12,9 @@ from typing import Any
 import click
 
 from otel_oracles.grade.evidence import EVIDENCE_DESCRIPTIONS
+from otel_oracles.grade.loader import load_contract
 from otel_oracles.grade.registry import oracle_class
-from otel_oracles.model.contract import Contract, MatchSpec, OracleSpec, load_contract
+from otel_oracles.model.contract import Contract, MatchSpec, OracleSpec
 
 Phrase = Callable[[dict[str, Any]], str]
 

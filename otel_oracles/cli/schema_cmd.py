@@ -16,8 +16,8 @@ from typing import Any
 import click
 from pydantic import TypeAdapter
 
+from otel_oracles.grade.budget import BUDGET_KEYS
 from otel_oracles.grade.evidence import EVIDENCE_DESCRIPTIONS
-from otel_oracles.grade.oracles.trace_budget import BUDGET_KEYS
 from otel_oracles.grade.registry import registered
 from otel_oracles.model.contract import SPEC_META_KEYS, Contract
 

@@ -14,8 +14,9 @@ import yaml
 
 from otel_oracles.config_yaml import load_yaml, read_config_bytes
 from otel_oracles.errors import ContractError, OtelOraclesError
+from otel_oracles.grade.loader import compile_contract
 from otel_oracles.mapping import load_convention_file
-from otel_oracles.model.contract import Contract, discover_contract_files, load_contract
+from otel_oracles.model.contract import Contract, discover_contract_files
 from otel_oracles.model.manifest import load_manifest
 from otel_oracles.model.step import Trajectory, normalize_path
 
@@ -107,7 +108,7 @@ def _authoring_problems(contract: Contract) -> None:
 
 
 def _contract(path: Path) -> str:
-    contract = load_contract(path)
+    contract = compile_contract(path).contract  # compiled: a bad match regex is caught too
     _authoring_problems(contract)
     kind = "task" if contract.agentbench else "contract"
     # A relaxed coverage is a deliberate risk: the summary shows it, the default stays quiet.

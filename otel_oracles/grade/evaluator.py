@@ -9,21 +9,18 @@ from __future__ import annotations
 
 import contextlib
 import time
-from dataclasses import dataclass
 
 from otel_oracles.errors import OtelOraclesError, ReplayError, SandboxError
+from otel_oracles.grade.compiled import CompiledCheck, CompiledContract, compile_check
 from otel_oracles.grade.completeness import trace_complete
-from otel_oracles.grade.evidence import coverage_gap, gaps_for, missing_names
+from otel_oracles.grade.evidence import Evidence
+from otel_oracles.grade.loader import compile_contract
 from otel_oracles.grade.oracles.base import Finding, GradeContext, OracleCheck
-from otel_oracles.grade.registry import instantiate
 from otel_oracles.model.contract import Contract, OracleSpec
 from otel_oracles.model.result import Layer, OracleResult, Outcome, Verdict, count_outcomes
 from otel_oracles.model.step import Trajectory
 from otel_oracles.replay import replayed_files, replayed_workspace
 from otel_oracles.sandbox import SANDBOXED, CommandPolicy
-
-BUDGET_PARAMS: tuple[str, ...] = ("max", "allowed", "max_total")
-
 
 # Enum members read once: ``Outcome.PASS`` is a class-attribute lookup through the enum
 # machinery, and a check reads several.
@@ -53,64 +50,9 @@ def outcome_for(layer: Layer, finding: Finding) -> Outcome:
     return _PASS if finding.status == "pass" else _INVARIANT_FAILURE
 
 
-@dataclass(frozen=True, slots=True)
-class PlannedCheck:
-    """One check of a contract, prepared once: its oracle instantiated with validated params
-    and its evidence names resolved, so grading a trace does no per-check set-up."""
-
-    layer: Layer
-    spec: OracleSpec
-    oracle: OracleCheck | None
-    evidence: tuple[str, ...]
-    """Sorted evidence names (``find_gaps`` order)."""
-    setup_error: Exception | None
-    """What instantiating the oracle (or asking its evidence) raised; reported per check as
-    the ``error`` result it has always been."""
-    budget: int | None
-
-
-def plan_check(layer: Layer, spec: OracleSpec) -> PlannedCheck:
-    oracle: OracleCheck | None = None
-    evidence: tuple[str, ...] = ()
-    error: Exception | None = None
-    try:
-        oracle = instantiate(spec)
-        evidence = tuple(sorted(set(oracle.required_evidence())))
-    except Exception as exc:  # noqa: BLE001 - reported by the check, never stops the others
-        oracle, error = None, exc
-    budget = next((spec.params[k] for k in BUDGET_PARAMS if k in spec.params), None)
-    return PlannedCheck(
-        layer=layer,
-        spec=spec,
-        oracle=oracle,
-        evidence=evidence,
-        setup_error=error,
-        budget=budget if isinstance(budget, int) and not isinstance(budget, bool) else None,
-    )
-
-
-MAX_PLANS = 1024
-"""Contracts whose plans are kept (a run holds a handful; the bound only guards servers that
-reload contracts forever)."""
-
-_plans: dict[int, tuple[Contract, tuple[PlannedCheck, ...]]] = {}
-
-
-def contract_plan(contract: Contract) -> tuple[PlannedCheck, ...]:
-    """Every check of ``contract``, planned once per contract object (contracts are frozen).
-    The entry holds the contract itself, so its ``id`` cannot be reused while cached."""
-    entry = _plans.get(id(contract))
-    if entry is not None and entry[0] is contract:
-        return entry[1]
-    if len(_plans) >= MAX_PLANS:
-        _plans.clear()
-    plan = tuple(plan_check(layer, spec) for layer, spec in contract.checks())
-    _plans[id(contract)] = (contract, plan)
-    return plan
-
-
 def run_check(layer: Layer, spec: OracleSpec, ctx: GradeContext) -> OracleResult:
-    return run_planned(plan_check(layer, spec), ctx)
+    """Run one check of ``ctx.contract`` on ``ctx.trajectory`` (compiled for this call)."""
+    return run_compiled(compile_check(layer, spec), ctx)
 
 
 def _fails_with(exc: Exception) -> tuple[Finding, Outcome, dict[str, object]]:
@@ -128,7 +70,7 @@ def _fail_closed_on_coverage(finding: Finding, oracle: OracleCheck, ctx: GradeCo
     convention recognised, is ``missing_evidence`` naming them (DESIGN section 8: the
     unrecognised spans may hold the call, the request or the source the check rules out),
     unless the check or its contract says ``coverage: lenient``."""
-    gap = coverage_gap(ctx.trajectory)
+    gap = ctx.evidence.coverage_gap()
     if gap is None or oracle.coverage(ctx.contract) == "lenient":
         return finding
     return Finding.missing(
@@ -139,7 +81,9 @@ def _fail_closed_on_coverage(finding: Finding, oracle: OracleCheck, ctx: GradeCo
     )
 
 
-def run_planned(check: PlannedCheck, ctx: GradeContext) -> OracleResult:
+def run_compiled(check: CompiledCheck, ctx: GradeContext) -> OracleResult:
+    """One compiled check on ``ctx``: its result, never an exception (except the lazy
+    replay's own failure, which makes the whole verdict a replay error)."""
     start = time.perf_counter_ns()
     contract = ctx.contract
     spec = check.spec
@@ -151,7 +95,7 @@ def run_planned(check: PlannedCheck, ctx: GradeContext) -> OracleResult:
         oracle = check.oracle
         assert oracle is not None
         try:
-            gaps = gaps_for(check.evidence, ctx.trajectory) if check.evidence else []
+            gaps = ctx.evidence.gaps(check.evidence) if check.evidence else []
             if ctx.trajectory.incomplete:
                 gaps.insert(0, "trace incomplete: graded on timeout before all spans arrived")
             if not gaps and oracle.runs_commands:
@@ -160,7 +104,7 @@ def run_planned(check: PlannedCheck, ctx: GradeContext) -> OracleResult:
                 if problem is not None:
                     raise SandboxError(problem)
             if gaps:
-                missing = missing_names(check.evidence, ctx.trajectory)
+                missing = ctx.evidence.missing_names(check.evidence)
                 if ctx.trajectory.incomplete:
                     missing.insert(0, "trace_complete")
                 finding = Finding.missing("; ".join(gaps), details={"evidence": missing})
@@ -203,16 +147,21 @@ def run_planned(check: PlannedCheck, ctx: GradeContext) -> OracleResult:
 
 def _context(
     contract: Contract,
-    trajectory: Trajectory,
+    evidence: Evidence,
     stack: contextlib.ExitStack,
     commands: CommandPolicy,
 ) -> GradeContext:
     """The context, with the workspace replayed lazily when the replay can be decided in
     memory (same files, same ``ReplayError``), else on disk right away as always."""
+    trajectory = evidence.trajectory
     initial = dict(contract.workspace or {})
     if contract.workspace is None:
         return GradeContext(
-            trajectory=trajectory, contract=contract, initial_workspace=initial, commands=commands
+            trajectory=trajectory,
+            contract=contract,
+            initial_workspace=initial,
+            commands=commands,
+            evidence=evidence,
         )
     spec = contract.workspace
     files = replayed_files(spec, trajectory)
@@ -224,6 +173,7 @@ def _context(
             workspace=root,
             initial_workspace=initial,
             commands=commands,
+            evidence=evidence,
         )
     return GradeContext(
         trajectory=trajectory,
@@ -232,24 +182,38 @@ def _context(
         materialize=lambda: stack.enter_context(replayed_workspace(spec, trajectory)),
         files=files,
         commands=commands,
+        evidence=evidence,
     )
 
 
 def grade(
-    contract: Contract, trajectory: Trajectory, *, commands: CommandPolicy = SANDBOXED
+    contract: CompiledContract | Contract,
+    trajectory: Trajectory,
+    *,
+    commands: CommandPolicy = SANDBOXED,
+    evidence: Evidence | None = None,
 ) -> Verdict:
     """Run every check of ``contract`` on ``trajectory``.
 
+    Give a ``CompiledContract`` (``compile_contract``) when grading more than one
+    trajectory: a plain ``Contract`` is compiled for this call. ``evidence`` is the
+    trajectory's ``Evidence`` when the caller grades several contracts on it (what they ask
+    of it is then computed once); a fresh one otherwise.
     ``commands`` says whether and how checks that execute commands run: sandboxed by
     default, because the workspace holds files the trace wrote (docs/security.md).
     """
     start = time.perf_counter_ns()
+    compiled = contract if isinstance(contract, CompiledContract) else compile_contract(contract)
+    contract = compiled.contract
+    if evidence is None:
+        evidence = Evidence(trajectory)
+    elif evidence.trajectory is not trajectory:
+        raise ValueError("grade: evidence belongs to another trajectory")
     results: list[OracleResult] = []
-    plan = contract_plan(contract)
     try:
         with contextlib.ExitStack() as stack:
-            ctx = _context(contract, trajectory, stack, commands)
-            results = [run_planned(check, ctx) for check in plan]
+            ctx = _context(contract, evidence, stack, commands)
+            results = [run_compiled(check, ctx) for check in compiled.checks]
     except ReplayError as exc:
         results = [
             OracleResult(

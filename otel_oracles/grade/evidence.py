@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import functools
 import json
-import weakref
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -32,8 +31,8 @@ from typing import Any
 from otel_oracles.model.step import Step, StepKind, Trajectory
 from otel_oracles.model.tool_name import first_match, tool_matches
 
-Probe = Callable[[Trajectory, str | None], str | None]
-"""``probe(trajectory, scope)``: ``None`` when the evidence is there, else what is missing."""
+Probe = Callable[["Evidence", str | None], str | None]
+"""``probe(evidence, scope)``: ``None`` when the evidence is there, else what is missing."""
 
 _PLACEHOLDER_WORDS: frozenset[str] = frozenset(
     {"__redacted__", "[redacted]", "<redacted>", "redacted", "[filtered]", "<omitted>"}
@@ -55,64 +54,95 @@ TOOL_CALL_FINISH_REASONS: frozenset[str] = frozenset(
 MAX_LISTED = 5
 """How many offending steps a message names before it stops listing."""
 
-MEMO_TRAJECTORIES = 64
-"""Trajectories whose probe results are kept. Every check of a contract asks for the same
-evidence of the same (immutable) trajectory; computing it once per trajectory keeps grading
-cost per check flat."""
 
-_memo: dict[int, tuple[weakref.ref[Trajectory], dict[Hashable, Any]]] = {}
+class Evidence:
+    """What the checks of every contract ask of one trajectory, computed once per trajectory.
 
+    One ``Evidence`` is made per trajectory and handed to every check through
+    ``GradeContext.evidence`` (the pipeline shares one across the contracts graded on the
+    same trajectory). Every check of a contract asks for the same evidence, tool calls and
+    final answer of the same immutable trajectory, and several checks ask the same of the
+    same step (a result's text, normalized arguments, why a call failed): keeping the answers
+    here keeps grading cost per check flat, and they go away with the trajectory's grading
+    instead of depending on what the process graded before.
 
-def memoized(t: Trajectory, key: Hashable, compute: Callable[[], Any]) -> Any:
-    """``compute()`` once per (trajectory, key). Safe across threads: a race only computes
-    twice (trajectories are frozen, so both results are equal). Holds trajectories weakly,
-    so the memo never keeps a graded trace alive."""
-    entry = _memo.get(id(t))
-    if entry is None or entry[0]() is not t:
-        if len(_memo) >= MEMO_TRAJECTORIES:
-            _memo.clear()
-        entry = (weakref.ref(t), {})
-        _memo[id(t)] = entry
-    cache = entry[1]
-    if key not in cache:
-        cache[key] = compute()
-    return cache[key]
+    Not shared across threads: a trajectory is graded by one thread at a time.
+    """
 
+    __slots__ = ("_memo", "_steps", "trajectory")
 
-MEMO_STEPS = 8192
-"""Steps whose derived values (JSON text of a result, normalized arguments, why a call
-failed) are kept: several checks of several contracts ask the same of the same step."""
+    def __init__(self, trajectory: Trajectory) -> None:
+        self.trajectory = trajectory
+        self._memo: dict[Hashable, Any] = {}
+        self._steps: dict[tuple[int, Hashable], Any] = {}
 
-_step_memo: dict[int, tuple[weakref.ref[Step], dict[Any, Any]]] = {}
+    def __repr__(self) -> str:
+        return f"Evidence(trajectory={self.trajectory.trace_id!r}, memo={len(self._memo)})"
 
+    def memoized(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+        """``compute()`` once per key for this trajectory. ``key`` must capture every input
+        ``compute`` reads besides the trajectory."""
+        try:
+            return self._memo[key]
+        except KeyError:
+            value = self._memo[key] = compute()
+            return value
 
-def step_memoized(step: Step, key: Any, compute: Callable[[], Any]) -> Any:
-    """``compute()`` once per (step, key); like ``memoized`` but per step (steps are frozen).
-    ``key`` must capture every input ``compute`` reads besides the step."""
-    entry = _step_memo.get(id(step))
-    if entry is None or entry[0]() is not step:
-        if len(_step_memo) >= MEMO_STEPS:
-            _step_memo.clear()
-        entry = (weakref.ref(step), {})
-        _step_memo[id(step)] = entry
-    cache = entry[1]
-    try:
-        return cache[key]
-    except KeyError:
-        value = cache[key] = compute()
-        return value
+    def step_memoized(self, step: Step, key: Hashable, compute: Callable[[], Any]) -> Any:
+        """``compute()`` once per (step, key) for a step of this trajectory (a step from
+        elsewhere is computed every time). ``key`` must capture every input ``compute`` reads
+        besides the step."""
+        steps = self.trajectory.steps
+        index = step.index
+        if not (0 <= index < len(steps) and steps[index] is step):
+            return compute()
+        try:
+            return self._steps[index, key]
+        except KeyError:
+            value = self._steps[index, key] = compute()
+            return value
 
+    def tool_calls(self) -> list[Step]:
+        """``trajectory.tool_calls()``, filtered once (a fresh list per call)."""
+        calls: list[Step] = self.memoized("tool_calls", self.trajectory.tool_calls)
+        return list(calls)
 
-def tool_calls_of(t: Trajectory) -> list[Step]:
-    """``tool_calls_of(t)``, filtered once per trajectory (a fresh list per call)."""
-    calls: list[Step] = memoized(t, "tool_calls", t.tool_calls)
-    return list(calls)
+    def generations(self) -> list[Step]:
+        """``trajectory.generations()``, filtered once (a fresh list per call)."""
+        gens: list[Step] = self.memoized("generations", self.trajectory.generations)
+        return list(gens)
 
+    def final_output(self) -> FinalOutput:
+        """``final_output(trajectory)``, computed once."""
+        result: FinalOutput = self.memoized("final_output", lambda: _final_output_of(self))
+        return result
 
-def generations_of(t: Trajectory) -> list[Step]:
-    """``t.generations()``, filtered once per trajectory (a fresh list per call)."""
-    gens: list[Step] = memoized(t, "generations", t.generations)
-    return list(gens)
+    def final_answer_calls(self) -> list[Step]:
+        """``final_answer_calls(trajectory)`` (a fresh list per call)."""
+        calls: list[Step] = self.memoized("final_answer_calls", lambda: _final_answer_calls(self))
+        return list(calls)
+
+    def coverage_gap(self) -> str | None:
+        """``coverage_gap(trajectory)``, computed once."""
+        unmapped = self.trajectory.unmapped_spans
+        if not unmapped:
+            return None
+        message: str = self.memoized("coverage_gap", lambda: _coverage_message(unmapped))
+        return message
+
+    def gaps(self, names: tuple[str, ...]) -> list[str]:
+        """Messages for every evidence name in ``names`` (sorted, unique: a compiled check's)
+        the trajectory lacks, computed once per ``names`` (a fresh list per call: callers
+        insert into it)."""
+        gaps: list[str] = self.memoized(
+            ("gaps", names), lambda: [message for _, message in _gaps(names, self)]
+        )
+        return list(gaps)
+
+    def missing_names(self, required: Iterable[str]) -> list[str]:
+        """The required evidence names the trajectory lacks (``tool_names``...): identifiers,
+        so a privacy-scrubbed explanation can still say what was missing."""
+        return [name for name, _ in _gaps(required, self)]
 
 
 def is_placeholder(value: Any) -> bool:
@@ -171,12 +201,9 @@ def list_steps(steps: list[Step]) -> str:
 def coverage_gap(t: Trajectory) -> str | None:
     """``None`` when every span of the trace was recognised by a convention, else a message
     naming the unrecognised spans (names and counts, the most frequent first, capped): what a
-    check that needs complete visibility reports instead of a pass. Computed once per
-    trajectory."""
-    if not t.unmapped_spans:
-        return None
-    message: str = memoized(t, "coverage_gap", lambda: _coverage_message(t.unmapped_spans))
-    return message
+    check that needs complete visibility reports instead of a pass (``Evidence.coverage_gap``
+    computes it once per trajectory)."""
+    return Evidence(t).coverage_gap()
 
 
 def counted_names(counts: dict[str, int], limit: int, *, quoted: bool = False) -> str:
@@ -295,17 +322,22 @@ def final_output(t: Trajectory) -> FinalOutput:
        never a fall-back to other text;
     2. else the text of the last model call ("last" by end time, then step index);
     3. else an agent span's output (some instrumentations put the run's result there);
-    4. else the output is missing, saying why."""
-    result: FinalOutput = memoized(t, "final_output", lambda: _final_output_of(t))
-    return result
+    4. else the output is missing, saying why.
+
+    ``Evidence.final_output`` computes it once per trajectory."""
+    return Evidence(t).final_output()
 
 
 def final_answer_calls(t: Trajectory) -> list[Step]:
     """Calls of the trajectory's final-answer tools, in answer order (last = the answer)."""
-    if not t.final_answer_tools:
+    return Evidence(t).final_answer_calls()
+
+
+def _final_answer_calls(ev: Evidence) -> list[Step]:
+    names = ev.trajectory.final_answer_tools
+    if not names:
         return []
-    names = t.final_answer_tools
-    calls = [s for s in tool_calls_of(t) if first_match(s.tool, names) is not None]
+    calls = [s for s in ev.tool_calls() if first_match(s.tool, names) is not None]
     return sorted(calls, key=_order_key)
 
 
@@ -331,11 +363,12 @@ def _tool_answer(step: Step) -> FinalOutput:
 _ANSWER_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
 
 
-def _final_output_of(t: Trajectory) -> FinalOutput:
-    answers = final_answer_calls(t)
+def _final_output_of(ev: Evidence) -> FinalOutput:
+    t = ev.trajectory
+    answers = ev.final_answer_calls()
     if answers:
         return _tool_answer(answers[-1])
-    gens = sorted(generations_of(t), key=_order_key)
+    gens = sorted(ev.generations(), key=_order_key)
     last = gens[-1] if gens else None
     if last is not None:
         text = _assistant_text(last.output_messages)
@@ -368,8 +401,8 @@ def _matches(tool: str | None, scope: str | None) -> bool:
 
 
 def _tool_field(field: str, label: str) -> Probe:
-    def probe(t: Trajectory, scope: str | None) -> str | None:
-        calls = [s for s in tool_calls_of(t) if _matches(s.tool, scope)]
+    def probe(ev: Evidence, scope: str | None) -> str | None:
+        calls = [s for s in ev.tool_calls() if _matches(s.tool, scope)]
         # AgentBench steps are taken as written: their fields are what was recorded.
         gaps = [s for s in calls if s.raw is None and absent(s, field)]
         if field == "result":
@@ -390,8 +423,8 @@ def _tool_field(field: str, label: str) -> Probe:
 
 
 def _generation_field(field: str, label: str) -> Probe:
-    def probe(t: Trajectory, scope: str | None) -> str | None:
-        gens = generations_of(t)
+    def probe(ev: Evidence, scope: str | None) -> str | None:
+        gens = ev.generations()
         if not gens:
             return f"{label}: the trace has no model-call spans"
         gaps = [s for s in gens if absent(s, field) or _messages_empty(getattr(s, field))]
@@ -412,8 +445,8 @@ def _messages_empty(messages: Any) -> bool:
     return not any(message_text(m) is not None or message_tool_names([m]) for m in messages)
 
 
-def _steps_present(t: Trajectory, scope: str | None) -> str | None:
-    return None if t.steps else "the trajectory has no steps"
+def _steps_present(ev: Evidence, scope: str | None) -> str | None:
+    return None if ev.trajectory.steps else "the trajectory has no steps"
 
 
 def tool_spans_present(t: Trajectory) -> bool:
@@ -421,14 +454,15 @@ def tool_spans_present(t: Trajectory) -> bool:
     return any(s.is_tool and not s.synthesized for s in t.steps)
 
 
-def _tool_names(t: Trajectory, scope: str | None) -> str | None:
+def _tool_names(ev: Evidence, scope: str | None) -> str | None:
     """Which tools ran is known when tool spans exist, or when every model call that may
     have asked for tools shows (in its messages or in synthesized calls) which ones."""
     # An AgentBench step may be typed (``{"type": "file_edit"}``) without a tool name.
-    nameless = [s for s in tool_calls_of(t) if s.raw is None and is_placeholder(s.tool)]
+    t = ev.trajectory
+    nameless = [s for s in ev.tool_calls() if s.raw is None and is_placeholder(s.tool)]
     if nameless:
         return f"tool names not captured for {len(nameless)} tool call(s): " + list_steps(nameless)
-    outside = calls_outside(t)
+    outside = _calls_outside(ev)
     if outside:
         return (
             "the trace holds only part of the run: model input refers to "
@@ -483,15 +517,19 @@ def calls_outside(t: Trajectory) -> list[str]:
     when the application has no root span). Steps without a call id may be those calls, so
     only the excess counts. A handoff step answers a call like a tool step (the delegation
     tool's span, whose call id the instrumentation may not record)."""
+    return _calls_outside(Evidence(t))
+
+
+def _calls_outside(ev: Evidence) -> list[str]:
     referenced: dict[str, None] = {}
-    for g in generations_of(t):
+    for g in ev.generations():
         for i in _call_ids(g.input_messages, "assistant"):
             referenced.setdefault(i, None)
     if not referenced:
         return []
-    executors = [*tool_calls_of(t), *t.handoffs()]
+    executors = [*ev.tool_calls(), *ev.trajectory.handoffs()]
     known = {s.call_id for s in executors if s.call_id}
-    for g in generations_of(t):
+    for g in ev.generations():
         known.update(_call_ids(g.output_messages))
     unknown = [i for i in referenced if i not in known]
     anonymous = sum(1 for s in executors if not s.call_id)
@@ -517,14 +555,14 @@ def tool_responses(step: Step) -> list[Any]:
     return out
 
 
-def _tool_outcomes(t: Trajectory, scope: str | None) -> str | None:
+def _tool_outcomes(ev: Evidence, scope: str | None) -> str | None:
     """Whether each call succeeded is known from a tool span's status; a call seen only in
     messages (synthesized), or a tool span whose instrumentation never marks a failure (its
     convention reads failures from the result: status ``unset``), shows its outcome only in
     its captured result."""
     gaps = [
         s
-        for s in tool_calls_of(t)
+        for s in ev.tool_calls()
         if _matches(s.tool, scope)
         and s.status == "unset"
         and absent(s, "result")
@@ -540,12 +578,12 @@ def _tool_outcomes(t: Trajectory, scope: str | None) -> str | None:
     return None
 
 
-def _file_edits(t: Trajectory, scope: str | None) -> str | None:
+def _file_edits(ev: Evidence, scope: str | None) -> str | None:
     """Path and content of every trace-derived file edit (AgentBench steps are taken as
     written: a missing content there means an empty file, by the AgentBench rules)."""
     gaps = [
         s
-        for s in t.steps
+        for s in ev.trajectory.steps
         if s.kind == StepKind.FILE_EDIT
         and s.raw is None
         and (absent(s, "path") or s.content is None)
@@ -555,7 +593,7 @@ def _file_edits(t: Trajectory, scope: str | None) -> str | None:
     return None
 
 
-def _tool_inputs(t: Trajectory, scope: str | None) -> str | None:
+def _tool_inputs(ev: Evidence, scope: str | None) -> str | None:
     """What each trace-derived tool call was asked to do: arguments (parsed or raw), or the
     command / path the mapping extracted."""
 
@@ -566,14 +604,14 @@ def _tool_inputs(t: Trajectory, scope: str | None) -> str | None:
             return True
         return not absent(s, "command") or not absent(s, "path")
 
-    gaps = [s for s in tool_calls_of(t) if _matches(s.tool, scope) and not captured(s)]
+    gaps = [s for s in ev.tool_calls() if _matches(s.tool, scope) and not captured(s)]
     if gaps:
         return f"tool inputs (arguments) not captured for {len(gaps)} call(s): " + list_steps(gaps)
     return None
 
 
-def _token_usage(t: Trajectory, scope: str | None) -> str | None:
-    gens = generations_of(t)
+def _token_usage(ev: Evidence, scope: str | None) -> str | None:
+    gens = ev.generations()
     if not gens:
         return "token usage: the trace has no model-call spans"
     gaps = [s for s in gens if s.input_tokens is None or s.output_tokens is None]
@@ -585,12 +623,14 @@ def _token_usage(t: Trajectory, scope: str | None) -> str | None:
     return None
 
 
-def _final_output(t: Trajectory, scope: str | None) -> str | None:
-    return final_output(t).missing
+def _final_output(ev: Evidence, scope: str | None) -> str | None:
+    return ev.final_output().missing
 
 
-def _retrieval_documents(t: Trajectory, scope: str | None) -> str | None:
-    retrievals = [s for s in t.steps if s.kind == StepKind.RETRIEVAL and _matches(s.tool, scope)]
+def _retrieval_documents(ev: Evidence, scope: str | None) -> str | None:
+    retrievals = [
+        s for s in ev.trajectory.steps if s.kind == StepKind.RETRIEVAL and _matches(s.tool, scope)
+    ]
     if not retrievals:
         return "retrieval documents: the trace has no retrieval steps"
     gaps = [s for s in retrievals if s.documents is None or "documents" in s.redacted]
@@ -599,14 +639,18 @@ def _retrieval_documents(t: Trajectory, scope: str | None) -> str | None:
     return None
 
 
-def _agents(t: Trajectory, scope: str | None) -> str | None:
-    if t.agents() or t.handoffs():
+def _agents(ev: Evidence, scope: str | None) -> str | None:
+    if ev.trajectory.agents() or ev.trajectory.handoffs():
         return None
     return "agents: the trace has no agent or handoff spans, so transfers cannot be seen"
 
 
-def _timing(t: Trajectory, scope: str | None) -> str | None:
-    gaps = [s for s in t.steps if not s.synthesized and (s.start_ns is None or s.end_ns is None)]
+def _timing(ev: Evidence, scope: str | None) -> str | None:
+    gaps = [
+        s
+        for s in ev.trajectory.steps
+        if not s.synthesized and (s.start_ns is None or s.end_ns is None)
+    ]
     if gaps:
         return f"start/end times missing on {len(gaps)} step(s): " + list_steps(gaps)
     return None
@@ -624,10 +668,10 @@ def attribute_value(t: Trajectory, key: str) -> tuple[bool, Any, Step | None]:
     return False, None, None
 
 
-def _attribute(t: Trajectory, scope: str | None) -> str | None:
+def _attribute(ev: Evidence, scope: str | None) -> str | None:
     if not scope:
         raise ValueError("evidence 'attribute' needs a key: attribute:<key>")
-    found, _, _ = attribute_value(t, scope)
+    found, _, _ = attribute_value(ev.trajectory, scope)
     return None if found else f"attribute {scope!r} not found on any span or the resource"
 
 
@@ -681,30 +725,16 @@ def is_known(name: str) -> bool:
     return split_name(name)[0] in PROBES
 
 
-def gaps_for(names: tuple[str, ...], trajectory: Trajectory) -> list[str]:
-    """``find_gaps(names, trajectory)`` for sorted, unique ``names`` (a planned check's),
-    memoized as a whole: every check of every contract with the same evidence asks the
-    same question of the same trajectory. A fresh list per call (callers insert into it)."""
-    gaps: list[str] = memoized(trajectory, ("gaps", names), lambda: find_gaps(names, trajectory))
-    return list(gaps)
-
-
 def find_gaps(required: Iterable[str], trajectory: Trajectory) -> list[str]:
     """Messages for every required evidence name the trajectory lacks (unknown names are a
     programming error in the oracle, so they raise)."""
-    return [message for _, message in _gaps(required, trajectory)]
+    return [message for _, message in _gaps(required, Evidence(trajectory))]
 
 
-def missing_names(required: Iterable[str], trajectory: Trajectory) -> list[str]:
-    """The required evidence names the trajectory lacks (``tool_names``, ``final_output``...):
-    identifiers, so a privacy-scrubbed explanation can still say what was missing."""
-    return [name for name, _ in _gaps(required, trajectory)]
-
-
-def _gaps(required: Iterable[str], trajectory: Trajectory) -> Iterator[tuple[str, str]]:
+def _gaps(required: Iterable[str], ev: Evidence) -> Iterator[tuple[str, str]]:
     for name in sorted(set(required)):
         base, scope = split_name(name)
-        probe = functools.partial(PROBES[base], trajectory, scope)
-        message = memoized(trajectory, "probe:" + name, probe)
+        probe = functools.partial(PROBES[base], ev, scope)
+        message = ev.memoized("probe:" + name, probe)
         if message:
             yield name, message

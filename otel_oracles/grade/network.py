@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from otel_oracles.grade.evidence import generations_of, memoized
-from otel_oracles.model.step import Step, StepKind, Trajectory
+from otel_oracles.grade.evidence import Evidence
+from otel_oracles.model.step import Step, StepKind
 
 HTTP_METHOD_KEYS: tuple[str, ...] = ("http.request.method", "http.method")
 URL_KEYS: tuple[str, ...] = ("url.full", "http.url")
@@ -28,17 +28,18 @@ class OutboundRequest:
     """The URL's host, else ``server.address`` / ``net.peer.name``, else ``unknown host``."""
 
 
-def outbound_requests(t: Trajectory) -> list[OutboundRequest]:
+def outbound_requests(ev: Evidence) -> list[OutboundRequest]:
     """HTTP client requests of the run that are not a model call's own transport, in step
     order. Computed once per trajectory."""
-    found: list[OutboundRequest] = memoized(t, "outbound_requests", lambda: _find(t))
+    found: list[OutboundRequest] = ev.memoized("outbound_requests", lambda: _find(ev))
     return list(found)
 
 
-def _find(t: Trajectory) -> list[OutboundRequest]:
+def _find(ev: Evidence) -> list[OutboundRequest]:
+    t = ev.trajectory
     calls = [
         (g.start_ns, g.end_ns)
-        for g in generations_of(t)
+        for g in ev.generations()
         if g.start_ns is not None and g.end_ns is not None
     ]
     out: list[OutboundRequest] = []

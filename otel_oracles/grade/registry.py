@@ -3,7 +3,7 @@
 No code path depends on someone remembering an import: the registry imports the built-in
 modules itself on first use, then loads the ``otel_oracles.oracles`` entry-point group.
 A plug-in that fails to load is recorded with its error (``otel-oracles oracles`` lists it);
-it becomes a ``ContractError`` only when a contract uses its type.
+it becomes a ``ContractError`` only when a contract uses its type (``grade.loader``).
 """
 
 from __future__ import annotations
@@ -12,13 +12,10 @@ import importlib
 import logging
 from dataclasses import dataclass
 from importlib.metadata import entry_points
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from pydantic import ValidationError
-
-from otel_oracles.errors import ContractError, PluginError
+from otel_oracles.errors import PluginError
 from otel_oracles.grade.oracles.base import OracleCheck, OracleParams
-from otel_oracles.model.contract import SPEC_META_KEYS, OracleSpec, did_you_mean, format_loc
 
 log = logging.getLogger(__name__)
 
@@ -118,74 +115,3 @@ def oracle_class(oracle_type: str) -> type[OracleCheck]:
     if reg is None:
         raise KeyError(oracle_type)
     return reg.cls
-
-
-def parse_oracle_spec(item: Any, layer: str, where: str, source: str) -> OracleSpec:
-    """Validate one flat oracle spec against its class's ``Params``.
-
-    Messages name the JSON path: ``oracles[1].path: field required for oracle type
-    'file_not_modified'``.
-    """
-    _ensure_loaded()
-    if isinstance(item, str) and layer == "evidence":
-        item = {"type": item}
-    if isinstance(item, dict) and layer == "evidence" and "type" not in item:
-        item = {"type": "evidence", **item}  # {attribute: x} / {field: y, tool: z}
-    if not isinstance(item, dict):
-        raise ContractError(f"{where}: expected a mapping with a 'type'", source)
-    oracle_type = item.get("type")
-    if not isinstance(oracle_type, str):
-        raise ContractError(f"{where}.type: field required (a string naming the oracle)", source)
-    if layer == "evidence" and "type" in item and oracle_type not in _REGISTRY:
-        oracle_type = "evidence"
-        item = {
-            "type": "evidence",
-            "field": item["type"],
-            **{k: v for k, v in item.items() if k != "type"},
-        }
-    if oracle_type not in _REGISTRY:
-        if oracle_type in _BROKEN:
-            raise ContractError(
-                f"{where}.type: oracle type {oracle_type!r} failed to load: {_BROKEN[oracle_type]}",
-                source,
-            )
-        known = ", ".join(sorted(_REGISTRY))
-        hint = did_you_mean(oracle_type, _REGISTRY)
-        raise ContractError(
-            f"{where}.type: unknown oracle type {oracle_type!r}{hint}; known types: {known}",
-            source,
-        )
-    cls = _REGISTRY[oracle_type].cls
-    params = {k: v for k, v in item.items() if k not in SPEC_META_KEYS}
-    try:
-        validated = cls.Params.model_validate(params)
-    except ValidationError as exc:
-        problems = []
-        for err in exc.errors():
-            loc = f"{where}.{format_loc(tuple(err['loc']))}" if err["loc"] else where
-            if err["type"] == "missing":
-                problems.append(f"{loc}: field required for oracle type {oracle_type!r}")
-            elif err["type"] == "extra_forbidden":
-                names = [f.alias or n for n, f in cls.Params.model_fields.items()]
-                hint = did_you_mean(str(err["loc"][-1]), [*names, *SPEC_META_KEYS])
-                problems.append(
-                    f"{loc}: unknown param for oracle type {oracle_type!r}{hint} "
-                    f"(params: {', '.join(names) or 'none'})"
-                )
-            else:
-                problems.append(f"{loc}: {err['msg']}")
-        raise ContractError("", source, problems=problems) from None
-    for meta in ("name", "why"):
-        if meta in item and not isinstance(item[meta], str):
-            raise ContractError(f"{where}.{meta}: expected a string", source)
-    return OracleSpec(
-        type=oracle_type,
-        params=validated.model_dump(mode="json"),
-        name=item.get("name") or item.get("id"),
-        why=item.get("why"),
-    )
-
-
-def instantiate(spec: OracleSpec) -> OracleCheck:
-    cls = oracle_class(spec.type)
-    return cls(cls.Params.model_validate(spec.params))

@@ -5,8 +5,6 @@ from otel_oracles.model.contract import (
     MatchSpec,
     OracleSpec,
     discover_contract_files,
-    load_contract,
-    parse_contract,
 )
 from otel_oracles.model.result import (
     Counts,
@@ -41,6 +39,4 @@ __all__ = [
     "Verdict",
     "count_outcomes",
     "discover_contract_files",
-    "load_contract",
-    "parse_contract",
 ]

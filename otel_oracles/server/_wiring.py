@@ -32,8 +32,9 @@ def _decode(
 def load_grading(settings: ServeSettings) -> tuple[list[Any], Any]:
     """Contracts and conventions, validated before anything listens (serve refuses to start
     on any error)."""
+    from otel_oracles.grade.loader import load_contract
     from otel_oracles.mapping import load_conventions
-    from otel_oracles.model.contract import discover_contract_files, load_contract
+    from otel_oracles.model.contract import discover_contract_files
 
     if not settings.grading.contracts:
         raise ConfigError("no contracts given", source="grading.contracts")

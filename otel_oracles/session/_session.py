@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import NamedTuple
 
 from otel_oracles.decode import DecodedBatch
-from otel_oracles.grade import grade
-from otel_oracles.grade.selector import MappedAgents, TraceSelector, selector_for
+from otel_oracles.grade import CompiledContract, Evidence, compile_contract, grade
+from otel_oracles.grade.selector import MappedAgents
 from otel_oracles.mapping import ConventionSet, load_conventions, map_trace
-from otel_oracles.model.contract import Contract, load_contract
+from otel_oracles.model.contract import Contract
 from otel_oracles.model.result import Verdict
 from otel_oracles.model.span import Trace
 from otel_oracles.model.step import Trajectory
@@ -100,27 +100,30 @@ class GradingSession:
 
     def __init__(
         self,
-        contracts: Sequence[Contract],
+        contracts: Sequence[Contract | CompiledContract],
         conventions: ConventionSet,
         *,
         commands: CommandPolicy = SANDBOXED,
         limits: InputLimits = DEFAULT_LIMITS,
         spec: SessionSpec | None = None,
     ) -> None:
-        self.contracts: tuple[Contract, ...] = tuple(contracts)
+        self._compiled: tuple[CompiledContract, ...] = tuple(
+            c if isinstance(c, CompiledContract) else compile_contract(c) for c in contracts
+        )
+        """Each contract compiled once (oracles, typed params, selector) for every subject."""
+        self.contracts: tuple[Contract, ...] = tuple(c.contract for c in self._compiled)
         self.conventions = conventions
         self.commands = commands
         self.limits = limits
         self.spec = spec
         """What the session was loaded from, when it was (``grade --workers`` needs it)."""
-        self._selectors: tuple[TraceSelector, ...] = tuple(map(selector_for, self.contracts))
 
     @classmethod
     def load(cls, spec: SessionSpec) -> GradingSession:
         """Load the spec's contracts and conventions (``ContractError``/``ConventionError``
         name the bad file)."""
         return cls(
-            [load_contract(p) for p in spec.contract_files],
+            [compile_contract(p) for p in spec.contract_files],
             load_conventions(list(spec.convention_dirs)),
             commands=spec.commands,
             limits=spec.limits,
@@ -185,35 +188,37 @@ class GradingSession:
             chosen, stalled = self.select(trace, agents)
         except RegexBudgetExceeded as exc:  # a convention regex, while mapping for a selector
             return [_stalled(contract, trace, "mapping", exc) for contract in self.contracts]
-        out = [_stalled(contract, trace, "match", exc) for contract, exc in stalled]
+        out = [_stalled(c.contract, trace, "match", exc) for c, exc in stalled]
         if not chosen:
             return out
         try:
             trajectory = mapped[0] if mapped else map_trace(trace, self.conventions)
         except RegexBudgetExceeded as exc:
-            return out + [_stalled(contract, trace, "mapping", exc) for contract in chosen]
+            return out + [_stalled(c.contract, trace, "mapping", exc) for c in chosen]
         if not holds_agent_run(trajectory):
             if skipped is not None:
                 skipped[NOT_AGENT_RUN] = skipped.get(NOT_AGENT_RUN, 0) + 1
             return out
-        for contract in chosen:
-            out.append((grade(contract, trajectory, commands=self.commands), trajectory))
+        evidence = Evidence(trajectory)  # what the contracts ask of it, computed once
+        for compiled in chosen:
+            verdict = grade(compiled, trajectory, commands=self.commands, evidence=evidence)
+            out.append((verdict, trajectory))
         return out
 
     def select(
         self, trace: Trace, agents: MappedAgents | None = None
-    ) -> tuple[list[Contract], list[tuple[Contract, RegexBudgetExceeded]]]:
+    ) -> tuple[list[CompiledContract], list[tuple[CompiledContract, RegexBudgetExceeded]]]:
         """The contracts whose ``match`` selects ``trace``, in the session's order, and those
         whose ``match`` regex stalled on it (each with why; neither selected nor skipped).
         ``agents`` gives the agent names conventions mapped (see ``grade.selector``)."""
-        chosen: list[Contract] = []
-        stalled: list[tuple[Contract, RegexBudgetExceeded]] = []
-        for contract, selects in zip(self.contracts, self._selectors, strict=True):
+        chosen: list[CompiledContract] = []
+        stalled: list[tuple[CompiledContract, RegexBudgetExceeded]] = []
+        for compiled in self._compiled:
             try:
-                if selects(trace, agents):
-                    chosen.append(contract)
+                if compiled.selects(trace, agents):
+                    chosen.append(compiled)
             except RegexBudgetExceeded as exc:
-                stalled.append((contract, exc))
+                stalled.append((compiled, exc))
         return chosen, stalled
 
     def timed_out(self, trace: Trace, seconds: float) -> Graded:
@@ -222,7 +227,7 @@ class GradingSession:
         chosen, stalled = self.select(trace)
         message = f"grading took longer than {seconds:g} s (grading.trace_timeout); stopped"
         return [
-            error_verdict(c, trace, "trace_timeout", message, "TimeoutError")
+            error_verdict(c.contract, trace, "trace_timeout", message, "TimeoutError")
             for c in [*chosen, *(c for c, _ in stalled)]
         ]
 

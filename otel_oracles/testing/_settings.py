@@ -11,8 +11,9 @@ import pytest
 
 from otel_oracles.emit import EmitSettings, ExplainMode
 from otel_oracles.errors import OtelOraclesError
+from otel_oracles.grade.loader import load_contract
 from otel_oracles.mapping import ConventionSet, load_conventions
-from otel_oracles.model.contract import Contract, discover_contract_files, load_contract
+from otel_oracles.model.contract import Contract, discover_contract_files
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from otel_oracles.model.contract import Contract, parse_contract
+from otel_oracles.grade.loader import parse_contract
+from otel_oracles.model.contract import Contract
 from otel_oracles.model.step import Trajectory
 
 

@@ -10,8 +10,8 @@ import pytest
 
 from otel_oracles.errors import ContractError
 from otel_oracles.grade import Finding, GradeContext, OracleCheck, grade, register_oracle
+from otel_oracles.grade.loader import load_contract, parse_contract
 from otel_oracles.grade.registry import registered
-from otel_oracles.model.contract import load_contract, parse_contract
 from otel_oracles.model.result import Outcome
 from otel_oracles.model.step import Trajectory
 

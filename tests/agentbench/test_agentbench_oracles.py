@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from otel_oracles.grade import grade
+from otel_oracles.grade.loader import parse_contract
 from otel_oracles.grade.oracles.agentbench import python_command
-from otel_oracles.model.contract import Contract, parse_contract
+from otel_oracles.model.contract import Contract
 from otel_oracles.model.result import OracleResult, Outcome, Verdict
 from otel_oracles.model.step import Trajectory
 from tests.support.processes import wait_until_gone

@@ -9,7 +9,8 @@ import pytest
 
 from otel_oracles.errors import ContractError, ReplayError
 from otel_oracles.grade import grade
-from otel_oracles.model.contract import Contract, parse_contract
+from otel_oracles.grade.loader import parse_contract
+from otel_oracles.model.contract import Contract
 from otel_oracles.model.result import Outcome
 from otel_oracles.model.step import Trajectory
 from otel_oracles.replay import replayed_workspace, safe_target, write_inside

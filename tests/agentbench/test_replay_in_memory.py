@@ -14,7 +14,7 @@ import pytest
 
 from otel_oracles.errors import ReplayError
 from otel_oracles.grade import grade
-from otel_oracles.model.contract import parse_contract
+from otel_oracles.grade.loader import parse_contract
 from otel_oracles.model.result import Outcome
 from otel_oracles.model.step import Trajectory
 from otel_oracles.replay import replayed_files, replayed_workspace

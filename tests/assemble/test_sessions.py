@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from otel_oracles.assemble import AssemblyStats, SessionStats, build_trace, join_sessions
+from otel_oracles.grade.loader import load_contract
 from otel_oracles.mapping import load_conventions, map_trace
-from otel_oracles.model.contract import load_contract
 from otel_oracles.model.result import InputProblem
 from otel_oracles.model.span import LinkRecord, SpanRecord, Trace
 from otel_oracles.model.step import Trajectory

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from otel_oracles.grade.loader import load_contract
 from otel_oracles.grade.registry import registered
 from otel_oracles.mapping import load_conventions
-from otel_oracles.model.contract import load_contract
 from otel_oracles.pipeline import grade_trace, read_traces
 
 CLI = [sys.executable, "-c", "from otel_oracles.cli import main; main()"]

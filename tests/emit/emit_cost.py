@@ -35,8 +35,9 @@ with OtlpSink() as s:
 
 def main(data: str, contracts_dir: str, protocol: str, forms: str = "both") -> None:
     from otel_oracles.emit import BatchingEmitter, EmitSettings, OtelEmitter, build_emitter
+    from otel_oracles.grade.loader import load_contract
     from otel_oracles.mapping import load_conventions
-    from otel_oracles.model.contract import discover_contract_files, load_contract
+    from otel_oracles.model.contract import discover_contract_files
     from otel_oracles.pipeline import grade_trace, read_traces
 
     contracts = [load_contract(f) for f in discover_contract_files([Path(contracts_dir)])]

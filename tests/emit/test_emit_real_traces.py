@@ -14,8 +14,8 @@ import pytest
 
 from otel_oracles.emit import EmitResult, build_emitter
 from otel_oracles.emit import _names as n
+from otel_oracles.grade.loader import load_contract
 from otel_oracles.mapping import load_conventions
-from otel_oracles.model.contract import load_contract
 from otel_oracles.model.result import InputProblem
 from otel_oracles.pipeline import grade_trace, read_traces
 from tests.support.otlp_sink import OtlpSink

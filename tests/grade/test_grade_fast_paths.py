@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from otel_oracles.grade.evidence import is_placeholder
+from otel_oracles.grade.evidence import Evidence, is_placeholder
 from otel_oracles.grade.oracles.trace_common import (
     DEFAULT_ERROR_PATTERN,
     call_failure,
@@ -79,7 +79,9 @@ def _reference_failure(result: Any, pattern: str) -> str | None:
 )
 def test_call_failure_matches_the_pattern_over_the_json_text(result: Any, pattern: str) -> None:
     step = Step(index=0, kind=StepKind.TOOL_CALL, tool="t", result=result)
-    assert call_failure(step, pattern) == _reference_failure(result, pattern)
+    ev = Evidence(Trajectory(steps=[step]))
+    assert call_failure(ev, step, pattern) == _reference_failure(result, pattern)
+    assert call_failure(ev, ev.trajectory.steps[0], pattern) == _reference_failure(result, pattern)
 
 
 def _reference_normalize(args: dict[str, Any] | None, raw: str | None = None) -> str:

@@ -15,8 +15,8 @@ import pytest
 from otel_oracles import safe_regex
 from otel_oracles.assemble._tree import build_trace
 from otel_oracles.grade import grade
+from otel_oracles.grade.loader import parse_contract
 from otel_oracles.mapping import load_conventions
-from otel_oracles.model.contract import parse_contract
 from otel_oracles.model.result import Outcome
 from otel_oracles.model.span import SpanRecord
 from otel_oracles.pipeline import grade_trace

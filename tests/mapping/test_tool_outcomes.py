@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from otel_oracles.assemble._tree import build_trace
+from otel_oracles.grade.evidence import Evidence
 from otel_oracles.grade.oracles.trace_answers import DegradationParams, find_degradation
 from otel_oracles.mapping import load_conventions, map_trace
 from otel_oracles.model.result import InputProblem
@@ -111,7 +112,7 @@ def test_results_that_only_mention_errors_are_not_failures(result: str) -> None:
 def test_empty_results_are_a_degraded_dependency(result: str) -> None:
     t = _tool_trace(result)
     assert t.steps[1].attributes.get("result_empty") is True
-    deg = find_degradation(t, DegradationParams())
+    deg = find_degradation(Evidence(t), DegradationParams())
     assert [why for _, why in deg.degraded] == ["returned empty"]
 
 
@@ -120,7 +121,7 @@ def test_a_null_result_is_empty_not_uncaptured() -> None:
     t = _tool_trace("null")
     assert t.steps[1].result is None
     assert t.steps[1].attributes.get("result_empty") is True
-    deg = find_degradation(t, DegradationParams())
+    deg = find_degradation(Evidence(t), DegradationParams())
     assert [why for _, why in deg.degraded] == ["returned empty"] and not deg.unknown
 
 
@@ -132,7 +133,7 @@ def test_an_uncaptured_result_stays_unknown() -> None:
     ]  # fmt: skip
     t = map_trace(build_trace(TRACE, spans), load_conventions())
     assert "result_empty" not in t.steps[1].attributes
-    assert find_degradation(t, DegradationParams()).unknown == [t.steps[1]]
+    assert find_degradation(Evidence(t), DegradationParams()).unknown == [t.steps[1]]
 
 
 @pytest.mark.parametrize("result", ['{"documents": ["doc-1"]}', "3 results: doc-1, doc-2", "0"])

@@ -12,8 +12,8 @@ import pytest
 
 from otel_oracles.config_yaml import MAX_CONFIG_BYTES, MAX_EXPANDED_NODES, load_yaml
 from otel_oracles.errors import ContractError, ConventionError
+from otel_oracles.grade.loader import load_contract
 from otel_oracles.mapping import load_conventions
-from otel_oracles.model.contract import load_contract
 from otel_oracles.server.config import ConfigError, read_config_file
 
 CLI = str(Path(sys.executable).with_name("otel-oracles"))

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from otel_oracles.grade.budget import BUDGET_KEYS
 from otel_oracles.grade.evidence import EVIDENCE_DESCRIPTIONS
-from otel_oracles.grade.oracles.trace_budget import BUDGET_KEYS
 from otel_oracles.grade.registry import BUILTIN_MODULES, registered
 
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "contracts.md").read_text(encoding="utf-8")

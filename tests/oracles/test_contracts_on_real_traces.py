@@ -23,8 +23,9 @@ from pathlib import Path
 
 import pytest
 
+from otel_oracles.grade.loader import load_contract
 from otel_oracles.mapping import RUN_WRAPPER, load_conventions
-from otel_oracles.model.contract import Contract, load_contract
+from otel_oracles.model.contract import Contract
 from otel_oracles.model.result import Outcome, Verdict
 from otel_oracles.model.step import Step, Trajectory
 from otel_oracles.model.tool_name import tool_matches

@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 
 from otel_oracles.errors import ContractError
+from otel_oracles.grade.loader import parse_contract
 from otel_oracles.mapping import load_conventions
-from otel_oracles.model.contract import Contract, parse_contract
+from otel_oracles.model.contract import Contract
 from otel_oracles.model.result import Outcome, Verdict
 from otel_oracles.model.step import Trajectory
 from otel_oracles.pipeline import grade_trace, read_traces
@@ -226,7 +227,7 @@ def test_contract_coverage_lenient_restores_the_verdicts_the_spans_alone_give(
 ) -> None:
     """A real capture (raw clients included) with one span of an unknown framework beside its
     steps: the example contract's coverage checks cannot pass; relaxed, every check passes."""
-    from otel_oracles.model.contract import load_contract
+    from otel_oracles.grade.loader import load_contract
 
     unknown = {"name": "graph.node", "kind": 1, "attributes": _attrs(graph_node="x")}
     path = _with_spans(source, "a_happy", [unknown], tmp_path)

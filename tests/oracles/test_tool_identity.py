@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from otel_oracles.grade.loader import parse_contract
 from otel_oracles.mapping import load_conventions
-from otel_oracles.model.contract import parse_contract
 from otel_oracles.model.result import Outcome
 from otel_oracles.model.tool_name import parse_tool_name, tool_matches
 from otel_oracles.pipeline import grade_trace, read_traces

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from otel_oracles.grade import grade
-from otel_oracles.model.contract import parse_contract
+from otel_oracles.grade.loader import parse_contract
 from otel_oracles.model.result import OracleResult, Verdict
 from otel_oracles.model.step import SpanRef, Step, StepKind, Trajectory
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from otel_oracles.grade.loader import load_contract
 from otel_oracles.mapping import load_conventions
-from otel_oracles.model.contract import load_contract
 from otel_oracles.model.result import Verdict
 from otel_oracles.parallel import grade_paths_parallel, shard_of
 from otel_oracles.pipeline import grade_paths

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from otel_oracles.grade.loader import parse_contract
 from otel_oracles.mapping import load_conventions
-from otel_oracles.model.contract import parse_contract
 from otel_oracles.pipeline import grade_trace, read_traces
 
 TRACES = Path(__file__).resolve().parents[1] / "testdata" / "traces"

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from otel_oracles.errors import ContractError
+from otel_oracles.grade.loader import parse_contract
 from otel_oracles.grade.selector import Selector, selector_for
-from otel_oracles.model.contract import Contract, MatchSpec, parse_contract
+from otel_oracles.model.contract import Contract, MatchSpec
 from otel_oracles.model.result import InputProblem
 from otel_oracles.model.span import Trace
 from otel_oracles.pipeline import read_traces

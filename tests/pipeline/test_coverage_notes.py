@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from otel_oracles.grade.loader import load_contract
 from otel_oracles.mapping import load_conventions
-from otel_oracles.model.contract import load_contract
 from otel_oracles.parallel import grade_paths_parallel
 from otel_oracles.pipeline import grade_paths
 from otel_oracles.session import GradingSession, SessionSpec

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from otel_oracles.grade.loader import load_contract
 from otel_oracles.mapping import load_conventions
-from otel_oracles.model.contract import load_contract
 from otel_oracles.model.result import InputProblem, Outcome
 from otel_oracles.pipeline import grade_paths, grade_trace, read_traces
 from otel_oracles.session import GradingSession

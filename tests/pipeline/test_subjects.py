@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from otel_oracles.grade.loader import load_contract
 from otel_oracles.mapping import load_conventions
-from otel_oracles.model.contract import load_contract
 from otel_oracles.model.step import Step, StepKind, Trajectory
 from otel_oracles.parallel import grade_paths_parallel
 from otel_oracles.pipeline import grade_paths

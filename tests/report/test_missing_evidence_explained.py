@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from otel_oracles.emit import scrub_verdict
+from otel_oracles.grade.loader import load_contract
 from otel_oracles.mapping import load_conventions
-from otel_oracles.model.contract import load_contract
 from otel_oracles.pipeline import grade_trace, read_traces
 from tests.support.unknown_spans import with_unknown_leaf
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from otel_oracles.grade.loader import load_contract
 from otel_oracles.mapping import load_conventions
-from otel_oracles.model.contract import load_contract
 from otel_oracles.model.result import InputProblem, RunReport, Verdict
 from otel_oracles.model.step import Trajectory
 from otel_oracles.pipeline import grade_paths

@@ -14,9 +14,9 @@ import pytest
 
 from otel_oracles.errors import SandboxError
 from otel_oracles.grade import grade
+from otel_oracles.grade.loader import parse_contract
 from otel_oracles.grade.oracles.base import Finding, GradeContext, OracleCheck
 from otel_oracles.grade.registry import register_oracle
-from otel_oracles.model.contract import parse_contract
 from otel_oracles.model.result import Outcome
 from otel_oracles.model.step import Trajectory
 from otel_oracles.sandbox import SANDBOXED, CommandPolicy, SandboxLimits, run_command

@@ -225,7 +225,7 @@ def run_serve_body(data: bytes) -> None:
 def run_contract(data: bytes) -> None:
     """``load_contract`` on the bytes as a YAML file (``data[0]`` odd: as a JSON file)."""
     from otel_oracles.errors import ContractError
-    from otel_oracles.model.contract import load_contract
+    from otel_oracles.grade.loader import load_contract
 
     name = "contract.json" if data[:1] and data[0] & 1 else "contract.yaml"
     try:
@@ -252,8 +252,8 @@ def run_convention(data: bytes) -> None:
 
 @cache
 def _grading() -> tuple[list[Any], Any, Any]:
+    from otel_oracles.grade.loader import load_contract
     from otel_oracles.mapping import load_conventions
-    from otel_oracles.model.contract import load_contract
     from otel_oracles.sandbox import CommandPolicy
 
     # The examples select their own agents; the catch-all grades every trace that decodes.

@@ -211,7 +211,7 @@ class NoNetwork(OracleCheck):
         params = self.params
         assert isinstance(params, NoNetwork.Params)
         found = ctx.trajectory.find_network_violations(params.patterns)
-        requests = outbound_requests(ctx.trajectory)
+        requests = outbound_requests(ctx.evidence)
         if not found and requests:
             return _requests_finding(requests)
         if not found:

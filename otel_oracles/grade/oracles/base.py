@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Union, get_
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from otel_oracles.errors import SandboxError
+from otel_oracles.grade.evidence import Evidence
 from otel_oracles.replay import checked_parts
 from otel_oracles.sandbox import SANDBOXED, CommandPolicy, CommandRun, run_command, sandbox_problem
 
@@ -154,6 +155,10 @@ class GradeContext:
     first time ``workspace`` is read, and ``files`` (the replayed files, computed in memory)
     lets ``replayed_file`` answer reads without a directory until then. Checks that never
     touch the workspace then cost no temporary directory at all.
+
+    ``evidence`` answers, once per trajectory, what checks keep asking of it (its tool calls,
+    model calls, final answer, evidence gaps) and keeps values derived from its steps; read
+    the trajectory through it rather than recomputing per check.
     """
 
     __slots__ = (
@@ -162,6 +167,7 @@ class GradeContext:
         "_workspace",
         "commands",
         "contract",
+        "evidence",
         "initial_workspace",
         "replay_error",
         "trajectory",
@@ -177,8 +183,11 @@ class GradeContext:
         materialize: Callable[[], Path] | None = None,
         files: Mapping[str, bytes] | None = None,
         commands: CommandPolicy = SANDBOXED,
+        evidence: Evidence | None = None,
     ) -> None:
         self.trajectory = trajectory
+        self.evidence = Evidence(trajectory) if evidence is None else evidence
+        """The trajectory's ``Evidence`` (shared by every check graded on it)."""
         self.commands = commands
         """Whether and how ``run_command`` may run commands (the operator's choice)."""
         self.contract = contract

@@ -22,13 +22,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from otel_oracles import safe_regex
 from otel_oracles.grade.evidence import (
+    Evidence,
     absent,
     attribute_value,
-    final_answer_calls,
-    final_output,
-    find_gaps,
     list_steps,
-    tool_calls_of,
     tool_responses,
     where,
 )
@@ -99,13 +96,13 @@ def _before(step: Step, final: Step | None) -> bool:
     return step.index < final.index
 
 
-def _source_texts(step: Step) -> str | None:
+def _source_texts(ev: Evidence, step: Step) -> str | None:
     """What a tool or retrieval step returned, as text to search for ids (None = unknown)."""
     parts = []
     if step.documents is not None and "documents" not in step.redacted:
         parts.append(result_text(step.documents))
     if not absent(step, "result"):
-        parts.append(step_result_text(step))
+        parts.append(step_result_text(ev, step))
     return "\n".join(parts) if parts else None
 
 
@@ -131,7 +128,7 @@ class CitationsGrounded(OracleCheck):
 
     def check(self, ctx: GradeContext) -> Finding:
         p = self.params
-        out = final_output(ctx.trajectory)
+        out = ctx.evidence.final_output()
         assert out.text is not None  # guaranteed by the declared evidence
         ids = _cited_ids(p.pattern, out.text)
         final_spans = span_ids([out.step]) if out.step else ()
@@ -139,7 +136,7 @@ class CitationsGrounded(OracleCheck):
             return Finding.ok("the final answer cites no ids", span_ids=final_spans)
         # A final-answer tool delivers the answer; its result (often the answer echoed)
         # grounds nothing.
-        answering = {id(s) for s in final_answer_calls(ctx.trajectory)}
+        answering = {id(s) for s in ctx.evidence.final_answer_calls()}
         sources = [
             s
             for s in ctx.trajectory.steps
@@ -152,7 +149,7 @@ class CitationsGrounded(OracleCheck):
         # found in the first results, and serializing a structured result is the costly
         # part); the order searched is the order listed, as if all were made up front.
         makers: list[tuple[Step, Callable[[], str | None]]] = [
-            (s, functools.partial(_source_texts, s)) for s in sources
+            (s, functools.partial(_source_texts, ctx.evidence, s)) for s in sources
         ]
         # Tool results the model was handed in its input count too (the call itself may
         # belong to a part of the run outside this trace).
@@ -266,23 +263,24 @@ def _truthy(value: Any) -> bool:
     return bool(value)
 
 
-def find_degradation(t: Trajectory, p: DegradationParams) -> Degradation:
+def find_degradation(ev: Evidence, p: DegradationParams) -> Degradation:
     """A dependency is degraded when its last call (per agent) errored, timed out or came
     back empty: an earlier failure followed by a success is a retry, not a degradation."""
+    t = ev.trajectory
     out = Degradation()
     if p.degraded_attribute:
         found, value, step = attribute_value(t, p.degraded_attribute)
         if found and _truthy(value):
             out.degraded.append((step, f"attribute {p.degraded_attribute}={value!r}"))
     last: dict[tuple[str | None, str | None], Step] = {}
-    for s in sorted(tool_calls_of(t), key=lambda x: x.index):
+    for s in sorted(ev.tool_calls(), key=lambda x: x.index):
         if not p.dependencies or glob_any(s.tool, p.dependencies) is not None:
             last[(s.agent_name, s.tool)] = s
     for s in last.values():
-        failure = call_failure(s, p.error_pattern)
+        failure = call_failure(ev, s, p.error_pattern)
         if failure is not None:
             out.degraded.append(
-                (s, f"timed out ({failure})" if is_timeout(s) else f"errored ({failure})")
+                (s, f"timed out ({failure})" if is_timeout(ev, s) else f"errored ({failure})")
             )
             continue
         if s.kind == StepKind.RETRIEVAL and s.documents is not None and not s.documents:
@@ -296,7 +294,7 @@ def find_degradation(t: Trajectory, p: DegradationParams) -> Degradation:
                 out.unknown.append(s)
             continue
         if is_empty_result(s.result) or (
-            p.empty_pattern and safe_regex.search(p.empty_pattern, step_result_text(s))
+            p.empty_pattern and safe_regex.search(p.empty_pattern, step_result_text(ev, s))
         ):
             out.degraded.append((s, "returned empty"))
     return out
@@ -323,10 +321,10 @@ class DegradedAnswer(OracleCheck):
 
     def check(self, ctx: GradeContext) -> Finding:
         p = self.params
-        out = final_output(ctx.trajectory)
+        out = ctx.evidence.final_output()
         assert out.text is not None
         text = out.text
-        deg = find_degradation(ctx.trajectory, p)
+        deg = find_degradation(ctx.evidence, p)
         answer_spans = span_ids([out.step]) if out.step else ()
         disclosure = safe_regex.search(p.must_disclose, text) if p.must_disclose else None
         uncertainty = safe_regex.search(p.uncertainty_pattern, text)
@@ -399,7 +397,7 @@ class CitationRequired(OracleCheck):
 
     def check(self, ctx: GradeContext) -> Finding:
         p = self.params
-        out = final_output(ctx.trajectory)
+        out = ctx.evidence.final_output()
         assert out.text is not None
         ids = _cited_ids(p.pattern, out.text)
         spans = span_ids([out.step]) if out.step else ()
@@ -409,13 +407,13 @@ class CitationRequired(OracleCheck):
             )
         if p.unless_degraded:
             # The exemption needs to see which tools ran (only asked when it matters).
-            gaps = find_gaps(["tool_names"], ctx.trajectory)
+            gaps = ctx.evidence.gaps(("tool_names",))
             if gaps:
                 return Finding.missing(
                     f"no citation, and whether the run was degraded is unknown: {gaps[0]}",
                     span_ids=spans,
                 )
-            deg = find_degradation(ctx.trajectory, p)
+            deg = find_degradation(ctx.evidence, p)
             if deg.degraded:
                 return Finding.ok(
                     f"no citation, not required: the run was degraded ({deg.describe()})",
@@ -462,7 +460,7 @@ class FinalOutput(OracleCheck):
 
     def check(self, ctx: GradeContext) -> Finding:
         p = self.params
-        out = final_output(ctx.trajectory)
+        out = ctx.evidence.final_output()
         assert out.text is not None
         spans = span_ids([out.step]) if out.step else ()
         missing = [rx for rx in p.must_match if not safe_regex.search(rx, out.text)]
@@ -518,7 +516,7 @@ class SchemaValid(OracleCheck):
     def check(self, ctx: GradeContext) -> Finding:
         p = self.params
         if p.target == "final_output":
-            out = final_output(ctx.trajectory)
+            out = ctx.evidence.final_output()
             assert out.text is not None
             spans = span_ids([out.step]) if out.step else ()
             # A structured answer (a final-answer tool's arguments) is validated as it is.
@@ -535,7 +533,7 @@ class SchemaValid(OracleCheck):
             return Finding.ok("final answer validates against the schema", span_ids=spans)
         calls = [
             s
-            for s in tool_calls_of(ctx.trajectory)
+            for s in ctx.evidence.tool_calls()
             if (not p.tools or glob_any(s.tool, p.tools) is not None)
             and not (p.target == "tool_results" and s.status == "error")
         ]

@@ -1,11 +1,6 @@
-"""Resource budgets (``latency``, ``tokens``) and the compact ``budget:`` contract shorthand.
+"""Resource budgets: ``latency`` and ``tokens``.
 
-The shorthand exists because the most common failure budget fits on one line::
-
-    budget: {max_tool_retries: 1, allow_degraded_answer: true, require_citation: true}
-
-``expand_budget`` turns it into ordinary tolerances and invariants before the contract is
-validated, so results, ``explain`` and the docs only ever see the long form.
+(The compact ``budget:`` contract shorthand is ``otel_oracles.grade.budget``.)
 """
 
 from __future__ import annotations
@@ -14,8 +9,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from otel_oracles.errors import ContractError
-from otel_oracles.grade.evidence import generations_of, list_steps, memoized, tool_calls_of
+from otel_oracles.grade.evidence import list_steps
 from otel_oracles.grade.oracles.base import Finding, GradeContext, OracleCheck, OracleParams
 from otel_oracles.grade.oracles.trace_common import indexes, span_ids, steps_of
 from otel_oracles.grade.registry import register_oracle
@@ -51,12 +45,12 @@ class Latency(OracleCheck):
         return self.evidence
 
     def _timed(self, ctx: GradeContext) -> list[Step]:
-        t = ctx.trajectory
+        ev = ctx.evidence
         if self.params.scope == "tool":
-            return steps_of(tool_calls_of(t), self.params.tools)
+            return steps_of(ev.tool_calls(), self.params.tools)
         if self.params.scope == "generation":
-            return generations_of(t)
-        return list(t.steps)
+            return ev.generations()
+        return list(ctx.trajectory.steps)
 
     def check(self, ctx: GradeContext) -> Finding:
         p = self.params
@@ -179,9 +173,9 @@ class Tokens(OracleCheck):
 
     def check(self, ctx: GradeContext) -> Finding:
         p = self.params
-        t = ctx.trajectory
-        leaves: list[Step] = memoized(
-            t, "leaf_generations", lambda: leaf_generations(generations_of(t))
+        ev = ctx.evidence
+        leaves: list[Step] = ev.memoized(
+            "leaf_generations", lambda: leaf_generations(ev.generations())
         )
         used_in = sum(g.input_tokens or 0 for g in leaves)
         used_out = sum(g.output_tokens or 0 for g in leaves)
@@ -207,75 +201,3 @@ class Tokens(OracleCheck):
             f"over {len(leaves)} model call(s)",
             details=details,
         )
-
-
-# ---- the budget: shorthand ----------------------------------------------------------------------
-
-BUDGET_KEYS: dict[str, str] = {
-    "max_tool_retries": "int: tolerance tool_retries with max N",
-    "max_tool_errors": "int: tolerance tool_errors with max N",
-    "allow_degraded_answer": "bool: tolerance degraded_answer with allowed true/false",
-    "degraded_disclosure": "regex: what a degraded answer must say (degraded_answer.must_disclose)",
-    "require_citation": "bool: invariant citation_required (when true)",
-    "citation_pattern": "regex: citation id pattern for citation_required (default doc-\\d+)",
-}
-"""Keys of the ``budget:`` shorthand and what each expands to."""
-
-
-def expand_budget(data: dict[str, Any], source: str) -> dict[str, Any]:
-    """Rewrite ``budget: {...}`` into tolerances/invariants appended to the contract's own.
-
-    Raises ``ContractError`` naming the key for unknown keys or wrong value types."""
-    budget = data.get("budget")
-    out = {k: v for k, v in data.items() if k != "budget"}
-    if budget is None:
-        return out
-    if not isinstance(budget, dict):
-        raise ContractError("budget: expected a mapping of budget keys", source)
-    unknown = sorted(set(budget) - set(BUDGET_KEYS))
-    if unknown:
-        raise ContractError(
-            f"budget.{unknown[0]}: unknown budget key (known: {', '.join(BUDGET_KEYS)})", source
-        )
-
-    def typed(key: str, kind: type) -> Any:
-        value = budget[key]
-        ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
-        if not ok or (kind is int and value < 0):
-            raise ContractError(f"budget.{key}: expected {BUDGET_KEYS[key].split(':')[0]}", source)
-        return value
-
-    tolerances = list(out.get("tolerances") or [])
-    invariants = list(out.get("invariants") or [])
-    if "max_tool_retries" in budget:
-        n = typed("max_tool_retries", int)
-        tolerances.append(
-            {"type": "tool_retries", "max": n, "why": f"budget: max_tool_retries {n}"}
-        )
-    if "max_tool_errors" in budget:
-        n = typed("max_tool_errors", int)
-        tolerances.append({"type": "tool_errors", "max": n, "why": f"budget: max_tool_errors {n}"})
-    if "allow_degraded_answer" in budget or "degraded_disclosure" in budget:
-        allowed = (
-            typed("allow_degraded_answer", bool) if "allow_degraded_answer" in budget else True
-        )
-        spec: dict[str, Any] = {
-            "type": "degraded_answer",
-            "allowed": allowed,
-            "why": f"budget: allow_degraded_answer {str(allowed).lower()}",
-        }
-        if "degraded_disclosure" in budget:
-            spec["must_disclose"] = typed("degraded_disclosure", str)
-        tolerances.append(spec)
-    if "citation_pattern" in budget and not budget.get("require_citation"):
-        raise ContractError(
-            "budget.citation_pattern: only meaningful with require_citation: true", source
-        )
-    if "require_citation" in budget and typed("require_citation", bool):
-        spec = {"type": "citation_required", "why": "budget: require_citation true"}
-        if "citation_pattern" in budget:
-            spec["pattern"] = typed("citation_pattern", str)
-        invariants.append(spec)
-    out["tolerances"] = tolerances
-    out["invariants"] = invariants
-    return out

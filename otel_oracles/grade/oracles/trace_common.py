@@ -18,7 +18,7 @@ from jsonschema.exceptions import SchemaError
 from pydantic import AfterValidator, Field
 
 from otel_oracles import safe_regex
-from otel_oracles.grade.evidence import absent, is_placeholder, step_memoized
+from otel_oracles.grade.evidence import Evidence, absent, is_placeholder
 from otel_oracles.grade.oracles.base import OracleParams
 from otel_oracles.model.step import Step
 from otel_oracles.model.tool_name import first_match
@@ -108,25 +108,27 @@ def result_text(result: Any) -> str:
     return _RESULT_ENCODER.encode(result)
 
 
-def step_result_text(step: Step) -> str:
-    """``result_text(step.result)``, computed once per step."""
-    text: str = step_memoized(step, "result_text", lambda: result_text(step.result))
+def step_result_text(ev: Evidence, step: Step) -> str:
+    """``result_text(step.result)``, computed once per step of ``ev``'s trajectory."""
+    text: str = ev.step_memoized(step, "result_text", lambda: result_text(step.result))
     return text
 
 
-def call_failure(step: Step, error_pattern: str | None = DEFAULT_ERROR_PATTERN) -> str | None:
+def call_failure(
+    ev: Evidence, step: Step, error_pattern: str | None = DEFAULT_ERROR_PATTERN
+) -> str | None:
     """Why ``step`` (a tool call) failed, or ``None`` when nothing says it did.
 
     Signals, in order: span status ERROR, ``error.type``, an error message (exception
     event), a result matching ``error_pattern`` (or a dict result with a truthy ``error``).
     Computed once per (step, pattern): every failure-counting check asks the same."""
-    why: str | None = step_memoized(
-        step, ("call_failure", error_pattern), lambda: _call_failure(step, error_pattern)
+    why: str | None = ev.step_memoized(
+        step, ("call_failure", error_pattern), lambda: _call_failure(ev, step, error_pattern)
     )
     return why
 
 
-def _call_failure(step: Step, error_pattern: str | None) -> str | None:
+def _call_failure(ev: Evidence, step: Step, error_pattern: str | None) -> str | None:
     if step.status == "error":
         return f"status ERROR{f' ({step.error_type})' if step.error_type else ''}"
     if step.error_type:
@@ -149,7 +151,7 @@ def _call_failure(step: Step, error_pattern: str | None) -> str | None:
         if _first_key_is_error(result):
             return "result matches the error pattern"
         return None
-    if safe_regex.search(error_pattern, step_result_text(step)):
+    if safe_regex.search(error_pattern, step_result_text(ev, step)):
         return "result matches the error pattern"
     return None
 
@@ -161,13 +163,13 @@ def _first_key_is_error(result: Any) -> bool:
     return isinstance(first, str) and first == "error"
 
 
-def is_timeout(step: Step) -> bool:
+def is_timeout(ev: Evidence, step: Step) -> bool:
     text = " ".join(
         t
         for t in (
             step.error_type,
             step.error_message,
-            None if absent(step, "result") else step_result_text(step),
+            None if absent(step, "result") else step_result_text(ev, step),
         )
         if t
     )
@@ -191,9 +193,9 @@ def effective_args(step: Step) -> dict[str, Any] | None:
     return None
 
 
-def step_normalized_args(step: Step) -> str:
+def step_normalized_args(ev: Evidence, step: Step) -> str:
     """``normalize_args`` of a call's effective arguments, computed once per step."""
-    text: str = step_memoized(
+    text: str = ev.step_memoized(
         step, "normalized_args", lambda: normalize_args(effective_args(step), step.arguments_raw)
     )
     return text

@@ -22,7 +22,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from otel_oracles.grade.evidence import final_answer_calls, list_steps, tool_calls_of, where
+from otel_oracles.grade.evidence import Evidence, list_steps, where
 from otel_oracles.grade.oracles.base import (
     CoverageParams,
     Finding,
@@ -86,7 +86,7 @@ class ToolCalled(OracleCheck):
 
     def check(self, ctx: GradeContext) -> Finding:
         p = self.params
-        calls = steps_of(tool_calls_of(ctx.trajectory), [p.tool])
+        calls = steps_of(ctx.evidence.tool_calls(), [p.tool])
         matching: list[Step] = []
         rejected: list[tuple[Step, str]] = []
         for s in calls:
@@ -151,7 +151,7 @@ class ToolNotCalled(OracleCheck):
 
     def check(self, ctx: GradeContext) -> Finding:
         p = self.params
-        bad = steps_of(tool_calls_of(ctx.trajectory), p.tool, unknown_namespace_matches=True)
+        bad = steps_of(ctx.evidence.tool_calls(), p.tool, unknown_namespace_matches=True)
         names = sorted({s.tool or "?" for s in bad})
         kw: dict[str, Any] = {
             "span_ids": span_ids(bad),
@@ -338,11 +338,11 @@ class ToolSequence(OracleCheck):
 
     def check(self, ctx: GradeContext) -> Finding:
         p = self.params
-        answering = {id(s) for s in final_answer_calls(ctx.trajectory)}
+        answering = {id(s) for s in ctx.evidence.final_answer_calls()}
         named = [i.tool for i in p.expected]
         calls = [
             s
-            for s in tool_calls_of(ctx.trajectory)
+            for s in ctx.evidence.tool_calls()
             if glob_any(s.tool, p.ignore) is None
             and (id(s) not in answering or glob_any(s.tool, named) is not None)
         ]
@@ -402,7 +402,9 @@ class ToolRetriesParams(OracleParams):
     status, where the error is only in the result handed back to the model)."""
 
 
-def find_retries(calls: list[Step], error_pattern: str | None) -> list[tuple[Step, Step, str]]:
+def find_retries(
+    ev: Evidence, calls: list[Step], error_pattern: str | None
+) -> list[tuple[Step, Step, str]]:
     """(retry, failed call it repeats, why that call failed): a call of a tool within the
     same agent whose previous call of that tool failed."""
     last: dict[tuple[str | None, str | None], Step] = {}
@@ -411,7 +413,7 @@ def find_retries(calls: list[Step], error_pattern: str | None) -> list[tuple[Ste
         key = (s.agent_name, s.tool)
         prev = last.get(key)
         if prev is not None:
-            why = call_failure(prev, error_pattern)
+            why = call_failure(ev, prev, error_pattern)
             if why is not None:
                 out.append((s, prev, why))
         last[key] = s
@@ -429,8 +431,8 @@ class ToolRetries(OracleCheck):
 
     def check(self, ctx: GradeContext) -> Finding:
         p = self.params
-        calls = steps_of(tool_calls_of(ctx.trajectory), p.tools, unknown_namespace_matches=True)
-        retries = find_retries(calls, p.error_pattern)
+        calls = steps_of(ctx.evidence.tool_calls(), p.tools, unknown_namespace_matches=True)
+        retries = find_retries(ctx.evidence, calls, p.error_pattern)
         per_tool: dict[str, int] = defaultdict(int)
         for s, _, _ in retries:
             per_tool[s.tool or "?"] += 1
@@ -495,13 +497,13 @@ class LoopDetected(OracleCheck):
     def check(self, ctx: GradeContext) -> Finding:
         p = self.params
         groups: dict[tuple[str | None, str], list[Step]] = defaultdict(list)
-        calls = steps_of(tool_calls_of(ctx.trajectory), p.tools, unknown_namespace_matches=True)
+        calls = steps_of(ctx.evidence.tool_calls(), p.tools, unknown_namespace_matches=True)
         # Calls that cannot be part of a loop (a tool called fewer than threshold times, or
         # whose top-level string arguments differ from all but a few of its other calls) need
         # no normalizing (the costly part); leaving their groups out changes neither the
         # loops found nor their order.
         for s in repeated_args_candidates(calls, p.threshold):
-            groups[(s.tool, step_normalized_args(s))].append(s)
+            groups[(s.tool, step_normalized_args(ctx.evidence, s))].append(s)
         loops = [g for g in groups.values() if len(g) >= p.threshold]
         steps = [s for g in loops for s in g]
         kw: dict[str, Any] = {
@@ -544,10 +546,8 @@ class ToolErrors(OracleCheck):
         p = self.params
         failed = [
             (s, why)
-            for s in steps_of(
-                tool_calls_of(ctx.trajectory), p.tools, unknown_namespace_matches=True
-            )
-            if (why := call_failure(s, p.error_pattern)) is not None
+            for s in steps_of(ctx.evidence.tool_calls(), p.tools, unknown_namespace_matches=True)
+            if (why := call_failure(ctx.evidence, s, p.error_pattern)) is not None
         ]
         steps = [s for s, _ in failed]
         kw: dict[str, Any] = {
@@ -585,7 +585,7 @@ class MaxToolCalls(OracleCheck):
 
     def check(self, ctx: GradeContext) -> Finding:
         p = self.params
-        calls = steps_of(tool_calls_of(ctx.trajectory), p.tools, unknown_namespace_matches=True)
+        calls = steps_of(ctx.evidence.tool_calls(), p.tools, unknown_namespace_matches=True)
         if len(calls) > p.max:
             extra = calls[p.max :]
             return Finding.fail(

@@ -1,0 +1,85 @@
+"""Compiled contracts: what grading needs of a contract, built once.
+
+A ``Contract`` (``otel_oracles.model``) is plain data: what the file says, with every
+oracle's params in their JSON form (what results carry). A ``CompiledContract`` adds what
+grading builds from that data: each check's oracle instance over its typed params, the
+evidence names it needs, its budget, and the trace selector. It is built once (by
+``compile_contract`` in ``otel_oracles.grade.loader``) and held by whoever grades many
+trajectories, so grading a trace does no per-check set-up and no state hides in module
+caches.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from otel_oracles.grade.oracles.base import OracleCheck, OracleParams
+from otel_oracles.grade.registry import oracle_class
+from otel_oracles.grade.selector import MappedAgents, TraceSelector
+from otel_oracles.model.contract import Contract, OracleSpec
+from otel_oracles.model.result import Layer
+from otel_oracles.model.span import Trace
+
+BUDGET_PARAMS: tuple[str, ...] = ("max", "allowed", "max_total")
+"""Params whose value results report as the check's ``budget``, first found wins."""
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledCheck:
+    """One check of a contract, prepared once: its oracle instantiated over typed params and
+    its evidence names resolved."""
+
+    layer: Layer
+    spec: OracleSpec
+    oracle: OracleCheck | None
+    evidence: tuple[str, ...]
+    """Sorted, unique evidence names (the order gaps are reported in)."""
+    setup_error: Exception | None
+    """What building the oracle (or asking its evidence) raised; reported by the check as an
+    ``error`` result, never stopping the others."""
+    budget: int | None
+
+
+def compile_check(
+    layer: Layer, spec: OracleSpec, params: OracleParams | None = None
+) -> CompiledCheck:
+    """``spec`` prepared for grading. ``params`` are the spec's params already validated into
+    the oracle's ``Params`` model (as the loader does, once); without them the JSON form in
+    ``spec.params`` is validated here (a contract built or copied in code)."""
+    oracle: OracleCheck | None = None
+    evidence: tuple[str, ...] = ()
+    error: Exception | None = None
+    try:
+        cls = oracle_class(spec.type)
+        oracle = cls(params if params is not None else cls.Params.model_validate(spec.params))
+        evidence = tuple(sorted(set(oracle.required_evidence())))
+    except Exception as exc:  # noqa: BLE001 - reported by the check, never stops the others
+        oracle, error = None, exc
+    budget = next((spec.params[k] for k in BUDGET_PARAMS if k in spec.params), None)
+    return CompiledCheck(
+        layer=layer,
+        spec=spec,
+        oracle=oracle,
+        evidence=evidence,
+        setup_error=error,
+        budget=budget if isinstance(budget, int) and not isinstance(budget, bool) else None,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledContract:
+    """A contract ready to grade: the plain ``contract``, its ``checks`` in result order
+    (evidence, invariants, tolerances) and its trace ``selector``. Immutable; share it
+    across threads and trajectories."""
+
+    contract: Contract
+    checks: tuple[CompiledCheck, ...]
+    selector: TraceSelector
+
+    def selects(self, trace: Trace, agents: MappedAgents | None = None) -> bool:
+        """Whether the contract's ``match`` selects ``trace`` (``agents``: see
+        ``otel_oracles.grade.selector``). May raise ``RegexBudgetExceeded``."""
+        return self.selector(trace, agents)
+
+    def __repr__(self) -> str:
+        return f"CompiledContract(id={self.contract.id!r}, checks={len(self.checks)})"
