@@ -34,6 +34,9 @@ _CHILD = r"""
 import json, os, resource, sys, tempfile, tracemalloc
 from pathlib import Path
 
+import otel_oracles
+assert otel_oracles.__file__.startswith(os.environ["PYTHONPATH"]), otel_oracles.__file__
+
 body = Path(sys.argv[1]).read_bytes()
 cap_mode = sys.argv[2]
 from otel_oracles.assemble.online import OnlineAssembler
@@ -101,13 +104,13 @@ def make_body(traces: int, path: Path) -> int:
 
 def run_once(tree: Path, body: Path, cap_mode: str) -> dict[str, float | bool | int]:
     env = {**os.environ, "PYTHONPATH": str(tree.resolve())}
+    # -P: the tree on PYTHONPATH is imported, never an otel_oracles in the working directory.
     done = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(body), cap_mode],
+        [sys.executable, "-P", "-c", _CHILD, str(body), cap_mode],
         env=env,
         capture_output=True,
         text=True,
         check=True,
-        cwd=tempfile.gettempdir(),  # so the tree on PYTHONPATH, not the cwd, is imported
     )
     result: dict[str, float | bool | int] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
