@@ -48,6 +48,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "google-adk-legacy",
         "mastra",
         "openai-agents-responses",
+        "openai-agents-responses-stream",
         "agno-openinference",
         "autogen-openinference",
         "dspy-openinference",
@@ -77,6 +78,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "google-adk-legacy",
         "mastra",
         "openai-agents-responses",
+        "openai-agents-responses-stream",
         "agno-openinference",
         "autogen-openinference",
         "dspy-openinference",
@@ -93,6 +95,7 @@ GENERIC_ERROR_TEXT = frozenset(
     {
         "openai-agents-otel-v2",
         "openai-agents-responses",
+        "openai-agents-responses-stream",
         "openinference-openai-agents",
         "logfire-openai-agents",
     }

@@ -129,6 +129,7 @@ TOOL_SPANS = (
     "semantic-kernel",
     "mastra",
     "openai-agents-responses",
+    "openai-agents-responses-stream",
     "agno-openinference",
     "autogen-openinference",
     "dspy-openinference",
