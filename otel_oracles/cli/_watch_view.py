@@ -10,8 +10,7 @@ from collections.abc import Callable
 
 import click
 
-from otel_oracles.watch import Update, Watcher
-from otel_oracles.watch._describe import describe_alert, describe_step
+from otel_oracles.watch import Update, Watcher, describe_alert, describe_step
 
 LATEST_STEPS = 5
 """Steps shown per session on the live screen."""

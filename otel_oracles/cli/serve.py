@@ -91,9 +91,7 @@ def serve(
       OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4317 otel-oracles serve -c serve.yaml
       otel-oracles serve -c serve.yaml --check-config
     """
-    from otel_oracles.server import create_server, load_settings
-    from otel_oracles.server._logging import configure_logging
-    from otel_oracles.server._wiring import load_grading
+    from otel_oracles.server import configure_logging, create_server, load_grading, load_settings
 
     overrides: dict[str, Any] = {_FLAGS[k]: v for k, v in flags.items() if v is not None}
     if contracts:

@@ -15,15 +15,16 @@ from otel_oracles.decode import read_paths
 from otel_oracles.errors import InputError
 from otel_oracles.grade.oracles.coding_rule import SEVERITIES
 from otel_oracles.model.result import InputProblem
-from otel_oracles.watch import DEFAULT_CONTRACT, Watcher
-from otel_oracles.watch._receive import (
+from otel_oracles.watch import (
+    DEFAULT_CONTRACT,
     DEFAULT_GRPC_ENDPOINT,
     DEFAULT_HTTP_ENDPOINT,
+    Watcher,
     WatchIngest,
+    markdown_report,
     receive_until,
     receivers_settings,
 )
-from otel_oracles.watch._report import markdown_report
 
 
 @click.command("watch")

@@ -12,6 +12,11 @@ from typing import cast
 import orjson
 
 from otel_oracles.decode._batch import DecodedBatch
+from otel_oracles.decode._compression import (
+    CorruptCompression,
+    DecompressedTooLarge,
+    decompress_body,
+)
 from otel_oracles.decode._files import read_paths
 from otel_oracles.decode._gc import bulk_ingest_gc
 from otel_oracles.decode._json_fast import decode_json_bytes
@@ -79,7 +84,9 @@ def decode(
 __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
     "BodyContents",
+    "CorruptCompression",
     "DecodedBatch",
+    "DecompressedTooLarge",
     "InputError",
     "RequestBody",
     "Signal",
@@ -88,6 +95,7 @@ __all__ = [
     "body_contents",
     "bulk_ingest_gc",
     "decode",
+    "decompress_body",
     "detach",
     "read_paths",
     "record_in_body",

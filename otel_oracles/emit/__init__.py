@@ -17,7 +17,15 @@ from otel_oracles.emit._base import (
     InMemoryEmitter,
 )
 from otel_oracles.emit._build import build_emitter, otlp_destinations, otlp_protocol, otlp_sender
-from otel_oracles.emit._explain import ExplainMode, explain, looks_secret, scrub_verdict
+from otel_oracles.emit._explain import (
+    REDACTED,
+    ExplainMode,
+    explain,
+    looks_secret,
+    replace_secrets,
+    safe_identifier,
+    scrub_verdict,
+)
 from otel_oracles.emit._metrics import GraderMetrics
 from otel_oracles.emit._otel import EmitStats, OtelEmitter, grader_resource
 from otel_oracles.emit._otlp_json import JsonLinesMetricExporter, JsonLinesSink, OtlpJsonLinesFile
@@ -28,6 +36,7 @@ from otel_oracles.emit._sinks import OtlpSink, Sink
 from otel_oracles.emit.config import EmitSettings
 
 __all__ = [
+    "REDACTED",
     "BatchingEmitter",
     "EmitResult",
     "EmitSettings",
@@ -56,5 +65,7 @@ __all__ = [
     "otlp_protocol",
     "otlp_sender",
     "own_telemetry_check",
+    "replace_secrets",
+    "safe_identifier",
     "scrub_verdict",
 ]

@@ -9,6 +9,7 @@ from otel_oracles.inprocess._processor import (
     GradingSpanProcessor,
     ProcessorStats,
 )
+from otel_oracles.inprocess._sdk_records import sdk_traces
 from otel_oracles.inprocess.config import ProcessorLimits
 
 __all__ = [
@@ -17,4 +18,5 @@ __all__ = [
     "GradingSpanProcessor",
     "ProcessorLimits",
     "ProcessorStats",
+    "sdk_traces",
 ]

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from otel_oracles.emit._explain import REDACTED, replace_secrets, safe_identifier
+from otel_oracles.emit import REDACTED, replace_secrets, safe_identifier
 from otel_oracles.model.span import LinkRecord, SpanRecord, Trace
 
 DEFAULT_KEEP: tuple[str, ...] = (

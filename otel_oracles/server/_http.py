@@ -23,7 +23,7 @@ from google.protobuf.message import Message
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
-from otel_oracles.decode._compression import (
+from otel_oracles.decode import (
     CorruptCompression,
     DecompressedTooLarge,
     decompress_body,

@@ -11,7 +11,7 @@ import logging
 from typing import Any
 
 from otel_oracles.assemble.online import ReadyTrace
-from otel_oracles.emit._own import own_telemetry_check
+from otel_oracles.emit import own_telemetry_check
 from otel_oracles.sandbox import CommandPolicy
 from otel_oracles.server._service import GradingServer, ResultsEmitter, Signal, decoded_parts
 from otel_oracles.server._spool import spool_for

@@ -9,8 +9,7 @@ messages, which may quote trace content.
 
 from __future__ import annotations
 
-from otel_oracles.emit import ExplainMode, scrub_verdict
-from otel_oracles.emit._explain import REDACTED, safe_identifier
+from otel_oracles.emit import REDACTED, ExplainMode, safe_identifier, scrub_verdict
 from otel_oracles.model.result import OracleResult, Outcome, Verdict
 from otel_oracles.model.step import Trajectory
 

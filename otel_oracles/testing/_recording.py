@@ -30,7 +30,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from otel_oracles.inprocess._sdk_records import sdk_traces
+from otel_oracles.inprocess import sdk_traces
 from otel_oracles.model.span import Trace
 
 

@@ -15,15 +15,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from otel_oracles.decode import decode
-from otel_oracles.server._grpc import start_grpc
-from otel_oracles.server._http import start_http
-from otel_oracles.server._service import Accepted
-from otel_oracles.server._stats import ServeStats
+from otel_oracles.server import Accepted, ServeStats, start_grpc, start_http
 from otel_oracles.server.config import ReceiverSettings, ReceiversSettings
 from otel_oracles.watch._watcher import Update, Watcher
 
 if TYPE_CHECKING:
-    from otel_oracles.server._service import Signal
+    from otel_oracles.server import Signal
 
 logger = logging.getLogger(__name__)
 
