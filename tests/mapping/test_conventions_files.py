@@ -29,6 +29,8 @@ EXPECTED_FILES = {
     "dspy",
     "haystack",
     "logfire",
+    "litellm",
+    "openlit",
     "generic-clients",
 }  # fmt: skip
 

@@ -53,6 +53,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "autogen-openinference",
         "dspy-openinference",
         "logfire-openai-agents",
+        "openlit-openai-agents",
     }
 )
 """Sources whose content-off export still names the tools (README table, EXPECTED.md)."""
@@ -83,6 +84,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "autogen-openinference",
         "dspy-openinference",
         "logfire-openai-agents",
+        "openlit-openai-agents",
     }
 )
 """Sources with execute_tool spans (failure status is visible without content)."""
@@ -98,6 +100,7 @@ GENERIC_ERROR_TEXT = frozenset(
         "openai-agents-responses-stream",
         "openinference-openai-agents",
         "logfire-openai-agents",
+        "openlit-openai-agents",
     }
 )
 """Sources that report tool failures with a generic text only (no error detail)."""

@@ -134,6 +134,7 @@ TOOL_SPANS = (
     "autogen-openinference",
     "dspy-openinference",
     "logfire-openai-agents",
+    "openlit-openai-agents",
     "openinference-openai-agents",
     "traceloop-sdk",
 )
@@ -154,6 +155,8 @@ TOOLS_IN_MESSAGES = ("haystack-openinference",)
 read from the model's messages, so content off hides them and every check is missing
 evidence except seeing the agent spans themselves."""
 NOTHING = (
+    "litellm-otel",
+    "openlit-openai",
     "openinference-openai",
     "openllmetry-openai",
     "openllmetry-openai-legacy",

@@ -510,6 +510,49 @@ SOURCES: dict[str, dict[str, Any]] = {
                                     "OPENINFERENCE_HIDE_INPUT_MESSAGES",
                                     "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
     },
+    "litellm-otel": {
+        "what": "litellm.completion (openai/gpt-4o-mini with api_base on the fake server) in a "
+        "hand-written tool loop, recorded by LiteLLM's own OpenTelemetry callback "
+        "(litellm.callbacks = [\"otel\"]) on the application's tracer provider",
+        "packages": ["litellm", "openai"],
+        "driver": "fw_litellm",
+        "notes": ["**Tool failures:** sent back as a `role: tool` message with the error JSON; "
+                  "the loop makes no tool spans (tool calls live in the model spans only).",
+                  "**Unrecognised span:** none; the app's own `agent_run` root is the run's "
+                  "wrapper."],
+        "on": {"USE_OTEL_LITELLM_REQUEST_SPAN": "true"},
+        "off": {"USE_OTEL_LITELLM_REQUEST_SPAN": "true",
+                "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "NO_CONTENT"},
+    },
+    "openlit-openai": {
+        "what": "OpenLIT (openlit.init() on the application's tracer and logger providers) on "
+        "the openai client in the hand-written tool loop",
+        "packages": ["openlit", "openai"],
+        "on": {},
+        "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
+    },
+    "openlit-openai-agents": {
+        "what": "OpenAI Agents SDK (chat-completions model on the fake server, @function_tool "
+        "tools, a native handoff for g_handoff) traced by OpenLIT (openlit.init(): its "
+        "openai_agents and openai instrumentors)",
+        "packages": ["openlit", "openai-agents", "openai"],
+        "driver": "fw_openai_agents:run_openlit",
+        "tool_spans": True,
+        "handoff_via": "the SDK's native handoff (`transfer_to_research_agent {}`)",
+        "on": {},
+        "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
+    },
+    "openllmetry-openai-agents": {
+        "what": "OpenAI Agents SDK (chat-completions model on the fake server, @function_tool "
+        "tools, a native handoff for g_handoff) traced by OpenLLMetry's "
+        "opentelemetry-instrumentation-openai-agents",
+        "packages": ["openai-agents", "openai", "opentelemetry-instrumentation-openai-agents"],
+        "driver": "fw_openai_agents:run_openllmetry",
+        "tool_spans": True,
+        "handoff_via": "the SDK's native handoff (`transfer_to_research_agent {}`)",
+        "on": {"TRACELOOP_TRACE_CONTENT": "true"},
+        "off": {"TRACELOOP_TRACE_CONTENT": "false"},
+    },
 }  # fmt: skip
 
 STREAMED_MODELS = {
@@ -551,7 +594,11 @@ for _base, (_api, _how) in STREAMED.items():
 
 def instrument(source: str, tracer_provider: Any, logger_provider: Any) -> None:
     source = source.removesuffix("-stream")  # a streaming variant, same instrumentation
-    if source == "openai-v2":
+    if source == "openlit-openai":
+        from fw_openai_agents import init_openlit
+
+        init_openlit(tracer_provider, logger_provider)
+    elif source == "openai-v2":
         from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
 
         OpenAIInstrumentor().instrument(

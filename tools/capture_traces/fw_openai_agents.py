@@ -1,0 +1,111 @@
+"""The OpenAI Agents SDK app traced by instrumentations that are not the SDK's own processor:
+OpenLIT (``openlit-openai-agents``) and OpenLLMetry (``openllmetry-openai-agents``).
+
+The app is the ``openinference-openai-agents`` one: ``OpenAIChatCompletionsModel`` on the
+scripted fake OpenAI server, ``@function_tool`` tools over the shared ``scenarios.Tools`` (a
+failed search raises; the SDK sends the model its generic error text), a native handoff from
+``triage_agent`` to ``research_agent`` for ``g_handoff``. The SDK's own export to OpenAI is
+off (``set_trace_processors([])`` before the instrumentation adds its processor), so nothing
+leaves 127.0.0.1.
+
+``init_openlit`` is shared with the ``openlit-openai`` source (the raw client loop in
+``capture.py``): OpenLIT reuses the SDK tracer and logger providers it finds registered
+globally, so the capture's providers are registered first; metrics are off (they would need
+an OTLP endpoint). OpenLIT reads ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=false``
+as its content switch.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from fake_openai import FakeOpenAI
+from scenarios import Scenario, Tools
+
+
+def init_openlit(tracer_provider: Any, logger_provider: Any) -> None:
+    """``openlit.init()`` on the capture's providers: every instrumentor OpenLIT has for the
+    installed libraries (openai, and openai-agents when present)."""
+    from opentelemetry import _logs, trace
+
+    trace.set_tracer_provider(tracer_provider)
+    _logs.set_logger_provider(logger_provider)
+    import openlit
+
+    openlit.init(application_name="capture-openlit", disable_metrics=True, disable_batch=True)
+
+
+def run_openlit(
+    scenario: Scenario, tracer_provider: Any, logger_provider: Any, tools: Tools,
+    executed: list[str],
+) -> None:  # fmt: skip
+    """The app instrumented by ``openlit.init()`` (its openai_agents and openai instrumentors)."""
+    from agents import set_trace_processors
+
+    set_trace_processors([])  # no export to OpenAI's tracing backend; OpenLIT adds its own
+    init_openlit(tracer_provider, logger_provider)
+    run_app(scenario, tools, executed)
+
+
+def run_openllmetry(
+    scenario: Scenario, tracer_provider: Any, logger_provider: Any, tools: Tools,
+    executed: list[str],
+) -> None:  # fmt: skip
+    """The app instrumented by OpenLLMetry's ``opentelemetry-instrumentation-openai-agents``."""
+    from agents import set_trace_processors
+    from opentelemetry.instrumentation.openai_agents import OpenAIAgentsInstrumentor
+
+    set_trace_processors([])  # no export to OpenAI's tracing backend
+    OpenAIAgentsInstrumentor().instrument(tracer_provider=tracer_provider)
+    run_app(scenario, tools, executed)
+
+
+def run_app(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
+    """Run one scenario; ``executed`` receives each tool the SDK really ran, in order."""
+    from agents import Agent, OpenAIChatCompletionsModel, Runner, function_tool
+    from openai import AsyncOpenAI
+
+    def logged(name: str, fn: Callable[..., Any], **kwargs: Any) -> str:
+        executed.append(name)
+        return json.dumps(fn(**kwargs))
+
+    @function_tool
+    def search_docs(query: str) -> str:
+        """Search the knowledge base and return matching documents."""
+        return logged("search_docs", tools.search_docs, query=query)
+
+    @function_tool
+    def delete_records(table: str, where: str) -> str:
+        """Delete records from a database table."""
+        return logged("delete_records", tools.delete_records, table=table, where=where)
+
+    @function_tool
+    def write_file(path: str, content: str) -> str:
+        """Write a file in the workspace."""
+        return logged("write_file", tools.write_file, path=path, content=content)
+
+    @function_tool
+    def run_command(command: str) -> str:
+        """Run a shell command in the workspace."""
+        return logged("run_command", tools.run_command, command=command)
+
+    all_tools = [search_docs, delete_records, write_file, run_command]
+    with FakeOpenAI(scenario) as base_url:
+        client = AsyncOpenAI(base_url=base_url, api_key="capture-not-a-key")
+        model = OpenAIChatCompletionsModel(model="gpt-4o-mini", openai_client=client)
+        if scenario.agents_only:
+            research = Agent(
+                name="research_agent", instructions=scenario.system, model=model, tools=all_tools
+            )
+            agent = Agent(
+                name="triage_agent", instructions="Hand research questions off.", model=model,
+                handoffs=[research],
+            )  # fmt: skip
+        else:
+            name = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
+            agent = Agent(name=name, instructions=scenario.system, model=model, tools=all_tools)
+        result = Runner.run_sync(agent, scenario.prompt, max_turns=10)
+    if result.final_output != scenario.turns[-1]:
+        raise RuntimeError(f"final answer {result.final_output!r} is not the script's")
