@@ -108,6 +108,11 @@ def _handoff(p: dict[str, Any]) -> str:
     return "; ".join(parts) or "agent transfers (none required or forbidden)"
 
 
+def _globs(globs: list[str], shown: int = 6) -> str:
+    listed = ", ".join(f"`{g}`" for g in globs[:shown])
+    return listed + (f" and {len(globs) - shown} more" if len(globs) > shown else "")
+
+
 PHRASES: dict[str, Phrase] = {
     "evidence": _evidence,
     "tool_called": lambda p: (
@@ -172,11 +177,7 @@ PHRASES: dict[str, Phrase] = {
     ),
     "protected_path_edit": lambda p: (
         "no protected path is edited ("
-        + (
-            ", ".join(f"`{g}`" for g in p["paths"])
-            if p.get("paths")
-            else "tests, CI config, lockfiles, .env"
-        )
+        + (_globs(p["paths"]) if p.get("paths") else "tests, CI config, lockfiles, .env")
         + f") ({p.get('severity', 'high')})"
     ),
     "secret_in_command": lambda p: (
