@@ -67,13 +67,14 @@ def test_empty_search_is_disclosed_not_invented(http_faults, search, grade_trace
 
 
 def test_the_contract_fails_a_run_that_never_searched(search, grade_trace):
-    """pydantic-ai's TestModel, told to call no tool, answers at once. The contract fails
-    the run: with no tool span, and the model call's output not showing what it asked for,
-    the grader cannot prove the index was consulted (or that nothing destructive ran), so
-    those checks fail closed as missing evidence rather than pass."""
+    """pydantic-ai's TestModel, told to call no tool, answers at once. The model call's
+    captured output is a plain answer that asks for no tool, so the trace shows that the
+    index was never searched: the contract fails the run as a violation, and nothing
+    destructive ran either."""
     with agent.override(model=TestModel(call_tools=[])):
         answer(QUESTION, search)
     result = grade_trace(CONTRACT)
     assert not result.passed, result.report()
-    assert result.check("searched-the-index").outcome == "missing_evidence"
-    assert result.check("no-destructive-tools").outcome == "missing_evidence"
+    assert result.check("searched-the-index").outcome == "invariant_failure"
+    assert result.check("cites-a-source").outcome == "invariant_failure"
+    assert result.check("no-destructive-tools").outcome == "pass"

@@ -480,6 +480,10 @@ def _tool_names(ev: Evidence, scope: str | None) -> str | None:
             continue  # the model stopped without asking for tools
         if message_tool_names(step.output_messages):
             continue
+        if step.output_messages and not _messages_empty(step.output_messages):
+            # The answer was captured with its content and asks for no tool: the model
+            # stopped there, whatever the finish reason was (some instrumentations omit it).
+            continue
         following = []
         for nxt in ordered[pos + 1 :]:
             if nxt.kind == StepKind.GENERATION:
