@@ -89,6 +89,52 @@ def test_oracles_lists_the_coverage_param_of_the_checks_that_need_every_span() -
     data = json.loads(proc.stdout)
     entries = data["oracles"] if isinstance(data, dict) else data
     params = {e["type"]: {p["name"] for p in e["params"]} for e in entries}
-    for oracle in ("tool_not_called", "no_network", "citations_grounded", "handoff"):
+    needs_every_span = (
+        "tool_not_called",
+        "no_network",
+        "citations_grounded",
+        "handoff",
+        "tool_called",
+        "max_tool_calls",
+        "tool_retries",
+        "tool_errors",
+        "loop_detected",
+        "max_steps",
+        "tokens",
+    )
+    for oracle in needs_every_span:
         assert "coverage" in params[oracle], oracle
-    assert "coverage" not in params["tool_called"]
+    # Checks that unrecognised spans cannot change take no coverage param.
+    for oracle in ("final_output", "latency", "schema_valid"):
+        assert "coverage" not in params[oracle], oracle
+
+
+UNRECOGNISED = REPO / "tests/testdata/unrecognised/langfuse-5.2/b_tool_retry.otlp.json"
+
+
+def test_counting_checks_fail_closed_on_unrecognised_spans(tmp_path: Path) -> None:
+    """A real trace whose spans no convention knows (the run searched twice, one retry):
+    checks that bound a count cannot pass, the calls may be among those spans; tool_called
+    short of its minimum is missing evidence, not a violation; lenient coverage judges what
+    was seen."""
+    contract = tmp_path / "c.yaml"
+    contract.write_text(
+        "id: counting\nversion: 1\ninvariants:\n"
+        "  - {type: tool_called, tool: search_docs, name: searched}\n"
+        "  - {type: max_tool_calls, max: 5, name: bounded}\n"
+        "  - {type: tokens, max_total_tokens: 100000, name: tokens}\n"
+        "tolerances:\n"
+        "  - {type: tool_retries, max: 1, name: retries, why: flaky}\n"
+        "  - {type: max_tool_calls, max: 5, name: bounded-lenient, coverage: lenient}\n"
+    )
+    proc = cli("grade", str(UNRECOGNISED), "--contracts", str(contract), "--json")
+    assert proc.returncode == 1, proc.stderr
+    report = json.loads(proc.stdout)
+    outcomes = {r["name"]: r["outcome"] for v in report["verdicts"] for r in v["results"]}
+    assert outcomes == {
+        "searched": "missing_evidence",
+        "bounded": "missing_evidence",
+        "tokens": "missing_evidence",
+        "retries": "missing_evidence",
+        "bounded-lenient": "pass",
+    }, proc.stdout

@@ -274,11 +274,13 @@ class OracleCheck(ABC):
 
     needs_full_coverage: ClassVar[bool] = False
     """True for checks that can pass only when every span was seen for what it is
-    (``tool_not_called``, ``no_network``, ``citations_grounded``, ``handoff``): a span no
-    convention recognised may be the forbidden call, the network access, the source or the
-    transfer. Their params derive from ``CoverageParams``; the evaluator turns their pass on a
-    trajectory with unrecognised spans into ``missing_evidence`` (a failure stays a failure)
-    unless the check or the contract relaxes coverage."""
+    (``tool_not_called``, ``no_network``, ``citations_grounded``, ``handoff``, and those that
+    bound a count: ``max_tool_calls``, ``tool_retries``, ``tool_errors``, ``loop_detected``,
+    ``max_steps``, ``tokens``): a span no convention recognised may be the forbidden call, the
+    network access, the source, the transfer, or one more call, retry or model call. Their
+    params derive from ``CoverageParams``; the evaluator turns their pass on a trajectory
+    with unrecognised spans into ``missing_evidence`` (a failure stays a failure) unless the
+    check or the contract relaxes coverage."""
 
     def __init__(self, params: OracleParams) -> None:
         self.params = params

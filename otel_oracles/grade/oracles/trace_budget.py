@@ -10,7 +10,13 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, model_validator
 
 from otel_oracles.grade.evidence import list_steps
-from otel_oracles.grade.oracles.base import Finding, GradeContext, OracleCheck, OracleParams
+from otel_oracles.grade.oracles.base import (
+    CoverageParams,
+    Finding,
+    GradeContext,
+    OracleCheck,
+    OracleParams,
+)
 from otel_oracles.grade.oracles.trace_common import indexes, span_ids, steps_of
 from otel_oracles.grade.registry import register_oracle
 from otel_oracles.model.step import Step
@@ -112,7 +118,7 @@ class Latency(OracleCheck):
         )
 
 
-class TokensParams(OracleParams):
+class TokensParams(CoverageParams):
     max_input_tokens: int | None = Field(default=None, ge=0)
     max_output_tokens: int | None = Field(default=None, ge=0)
     max_total_tokens: int | None = Field(default=None, ge=0)
@@ -168,6 +174,7 @@ class Tokens(OracleCheck):
 
     oracle_type = "tokens"
     Params = TokensParams
+    needs_full_coverage = True
     evidence: ClassVar[frozenset[str]] = frozenset({"token_usage"})
     params: TokensParams
 
