@@ -285,6 +285,9 @@ class Serve:
     """Above the collector's batch timeout (1 s) plus the agent's export delays, so a
     trace's log records, batched apart from its spans, still join it on a loaded machine."""
     instance: str = "serve-0"
+    join_window: str | None = None
+    """``assembly.join_window`` (None: serve's default). Every verdict waits it out, so a test
+    that must catch the grader mid-stream turns it off."""
     extra_args: list[str] = field(default_factory=list)
     grpc_port: int = field(default_factory=free_port)
     http_port: int = field(default_factory=free_port)
@@ -307,11 +310,17 @@ class Serve:
                 "OTEL_ORACLES_SERVE_SPOOL_PATH": str(self.workdir / f"{self.name}-spool"),
             }
         )
+        config: list[str] = []
+        if self.join_window is not None:
+            path = self.workdir / f"{self.name}.yaml"
+            path.write_text(f"assembly:\n  join_window: {self.join_window}\n", encoding="utf-8")
+            config = ["--config", str(path)]
         args = [
             sys.executable,
             "-c",
             "from otel_oracles.cli import main; main()",
             "serve",
+            *config,
             "--contracts",
             str(CONTRACTS),
             "--grpc-endpoint",

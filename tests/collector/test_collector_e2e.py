@@ -473,9 +473,15 @@ def test_grader_restart_mid_stream_leaves_no_trace_ungraded(otelcol: Path, tmp_p
     agent: subprocess.Popen[bytes] | None = None
     try:
         collector = Collector(otelcol, tmp_path, [MAIN_CONFIG], {}, name="restart")
-        # a short decision wait keeps the number of traces in flight at the stop small
+        # A short decision wait keeps the number of traces in flight at the stop small; no
+        # join window, so the first verdicts come while the agent is still sending.
         serve = Serve(
-            tmp_path, collector.otlp_http, name="serve-a", instance="a", decision_wait="1s"
+            tmp_path,
+            collector.otlp_http,
+            name="serve-a",
+            instance="a",
+            decision_wait="1s",
+            join_window="0s",
         )
         collector.overlay = backend_overlay(
             collector, {"otlp_grpc/oracles": {"endpoint": serve.grpc_endpoint}}
@@ -502,6 +508,7 @@ def test_grader_restart_mid_stream_leaves_no_trace_ungraded(otelcol: Path, tmp_p
             name="serve-b",
             instance="b",
             decision_wait="1s",
+            join_window="0s",
             grpc_port=serve.grpc_port,
             http_port=serve.http_port,
         )
