@@ -555,9 +555,12 @@ def test_grader_restart_mid_stream_leaves_no_trace_ungraded(otelcol: Path, tmp_p
         assert len(twice) <= 2, twice
         assert len(drained) < len(rows) // 2, drained
     finally:
-        if agent is not None and agent.poll() is None:
-            agent.kill()
-            agent.communicate()
+        if agent is not None:
+            if agent.poll() is None:
+                agent.kill()
+                agent.communicate()
+            if agent.stdout is not None and not agent.stdout.closed:
+                agent.stdout.close()  # an early assertion left its output unread
         stop_all(reversed(procs))
 
 
