@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import click
 
 from otel_oracles.cli.validate import looks_like
-from otel_oracles.emit import ExplainMode, scrub_verdict
+from otel_oracles.emit import Explainer, ExplainMode, scrub_verdict
 from otel_oracles.errors import InputError
 from otel_oracles.model.result import InputProblem, RunReport, Verdict
 from otel_oracles.report import (
@@ -191,7 +191,8 @@ def emit_report(
     is ``full``.
     """
     if explain != "full":
-        verdicts = [scrub_verdict(v, explain) for v in report.verdicts]
+        explainer = Explainer(explain)
+        verdicts = [scrub_verdict(v, explain, explainer) for v in report.verdicts]
         report = report.model_copy(update={"verdicts": verdicts})
     if junit is not None:
         _write(junit, render_junit(report))
@@ -232,6 +233,7 @@ class ReportStream:
     ) -> None:
         self.tally = Tally()
         self._explain: ExplainMode = explain
+        self._explainer = Explainer(explain)
         self._junit_path = junit
         self._html_path = html
         self._junit = JUnitWriter() if junit is not None else None
@@ -242,7 +244,7 @@ class ReportStream:
     def add(self, verdict: Verdict) -> None:
         """Count ``verdict`` and render it through the privacy boundary (``scrub_verdict``)."""
         self.tally.add(verdict)
-        verdict = scrub_verdict(verdict, self._explain)
+        verdict = scrub_verdict(verdict, self._explain, self._explainer)
         for writer in (self._junit, self._html, self._json, self._console):
             if writer is not None:
                 writer.add(verdict)

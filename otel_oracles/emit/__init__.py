@@ -19,6 +19,7 @@ from otel_oracles.emit._base import (
 from otel_oracles.emit._build import build_emitter, otlp_destinations, otlp_protocol, otlp_sender
 from otel_oracles.emit._explain import (
     REDACTED,
+    Explainer,
     ExplainMode,
     explain,
     looks_secret,
@@ -43,6 +44,7 @@ __all__ = [
     "EmitStats",
     "Emitter",
     "ExplainMode",
+    "Explainer",
     "FanOutEmitter",
     "GradedPair",
     "GraderMetrics",

@@ -142,10 +142,6 @@ def error_type(result: OracleResult) -> str:
     return safe_identifier(result.details.get("error.type")) or "_OTHER"
 
 
-_CACHE: dict[tuple[Any, ...], str] = {}
-_CACHE_MAX = 4096
-
-
 def explain_key(result: OracleResult, mode: ExplainMode = "template") -> tuple[Any, ...] | None:
     """Everything ``explain(result, mode)`` depends on, as a dict key (it includes the
     check's name, type and outcome); None when the text is not cached (``full`` mode, odd
@@ -175,16 +171,43 @@ def explain(result: OracleResult, mode: ExplainMode = "template") -> str:
     """The ``gen_ai.evaluation.explanation`` for ``result`` under ``mode``."""
     if mode == "full":
         return _cap(result.message, MAX_FULL_EXPLANATION_CHARS)
-    key = explain_key(result, mode)
-    if key is None:
-        return _template(result)
-    text = _CACHE.get(key)
-    if text is None:
-        text = _template(result)
-        if len(_CACHE) >= _CACHE_MAX:
-            _CACHE.clear()
-        _CACHE[key] = text
-    return text
+    return _template(result)
+
+
+class Explainer:
+    """``explain`` under one mode, remembering the template texts it rendered.
+
+    Results repeat across traces (the same check, outcome and shown details), and rendering
+    a template runs the secret-shape regexes over every detail, so whoever explains many
+    results (a report writer) holds one of these; the memory is its own, bounded, and ends
+    with it. Not shared between threads.
+    """
+
+    def __init__(self, mode: ExplainMode = "template", max_texts: int = 4096) -> None:
+        self.mode = mode
+        self._max = max_texts
+        self._texts: dict[tuple[Any, ...], str] = {}
+
+    def __len__(self) -> int:
+        """Texts remembered now."""
+        return len(self._texts)
+
+    def remembers(self, result: OracleResult) -> bool:
+        """Whether ``result``'s text is remembered (it would not be rendered again)."""
+        key = explain_key(result, self.mode)
+        return key is not None and key in self._texts
+
+    def __call__(self, result: OracleResult) -> str:
+        key = explain_key(result, self.mode)
+        if key is None:
+            return explain(result, self.mode)
+        text = self._texts.get(key)
+        if text is None:
+            text = explain(result, self.mode)
+            if len(self._texts) >= self._max:
+                self._texts.pop(next(iter(self._texts)))  # the oldest goes first
+            self._texts[key] = text
+        return text
 
 
 def _identifier_or_none(value: Any) -> str | None:
@@ -251,22 +274,28 @@ def scrub_details(details: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def scrub_result(result: OracleResult, mode: ExplainMode = "template") -> OracleResult:
+def scrub_result(
+    result: OracleResult, mode: ExplainMode = "template", explainer: Explainer | None = None
+) -> OracleResult:
     """``result`` as a report may show it under ``mode``: in ``template`` mode the message
-    is the template explanation and the details are ``scrub_details``; ``full`` keeps all."""
+    is the template explanation and the details are ``scrub_details``; ``full`` keeps all.
+    ``explainer`` (for ``mode``) remembers texts across calls."""
     if mode == "full":
         return result
-    text = explain(result, mode)
+    text = explainer(result) if explainer is not None else explain(result, mode)
     # Reports print the check's name next to its message already.
     message = text.removeprefix(f"{result.name}: ")
     return result.model_copy(update={"message": message, "details": scrub_details(result.details)})
 
 
-def scrub_verdict(verdict: Verdict, mode: ExplainMode = "template") -> Verdict:
+def scrub_verdict(
+    verdict: Verdict, mode: ExplainMode = "template", explainer: Explainer | None = None
+) -> Verdict:
     """``verdict`` with every result passed through ``scrub_result``."""
     if mode == "full":
         return verdict
-    return verdict.model_copy(update={"results": [scrub_result(r, mode) for r in verdict.results]})
+    results = [scrub_result(r, mode, explainer) for r in verdict.results]
+    return verdict.model_copy(update={"results": results})
 
 
 def _template(result: OracleResult) -> str:

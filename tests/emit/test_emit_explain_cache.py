@@ -1,10 +1,10 @@
-"""Template explanations are memoized (emission cost); the cache must never change the text:
-every input the template reads is part of the key, so results that differ only in a shown
-detail get their own text, and a cached text equals a freshly built one."""
+"""Template explanations are remembered by an ``Explainer`` (report cost); remembering must
+never change the text: every input the template reads is part of the key, so results that
+differ only in a shown detail get their own text, and a remembered text equals a fresh one."""
 
 from __future__ import annotations
 
-from otel_oracles.emit import _explain
+from otel_oracles.emit import Explainer, explain
 from otel_oracles.model.result import OracleResult, Outcome
 from tests.emit.conftest import SECRET_KEY, make_results
 
@@ -32,12 +32,13 @@ def _variants() -> list[OracleResult]:
 
 
 def test_cached_explanations_equal_fresh_ones_and_keep_detail_differences() -> None:
-    _explain._CACHE.clear()
+    explainer = Explainer("template")
     results = _variants()
-    first = [_explain.explain(r) for r in results]
-    again = [_explain.explain(r) for r in results]  # served from the cache
-    fresh = [_explain._template(r) for r in results]
+    first = [explainer(r) for r in results]
+    assert all(explainer.remembers(r) for r in results)
+    again = [explainer(r) for r in results]  # remembered
+    fresh = [explain(r, "template") for r in results]
     assert first == again == fresh
     assert "tool=delete_records" in first[-2] and "tool=drop_table" in first[-1]
     assert all(SECRET_KEY not in text for text in first)
-    assert len(_explain._CACHE) > len(make_results())
+    assert len(explainer) > len(make_results())
