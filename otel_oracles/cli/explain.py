@@ -163,25 +163,23 @@ PHRASES: dict[str, Phrase] = {
     "file_not_modified": lambda p: f"`{p['path']}` is left unmodified",
     "no_network": lambda p: "no step reaches for the network or a package registry",
     "assertion_exists": lambda p: f"`{p['path']}` contains a line matching /{p['pattern']}/",
-    "network_access": lambda p: (
-        f"no command or web tool reaches the network ({p.get('severity', 'high')})"
-    ),
-    "package_install": lambda p: f"no command installs packages ({p.get('severity', 'medium')})",
+    "network_access": lambda p: f"no command or web tool reaches the network ({p['severity']})",
+    "package_install": lambda p: f"no command installs packages ({p['severity']})",
     "destructive_command": lambda p: (
-        f"no command destroys files or history, such as `rm -rf` ({p.get('severity', 'critical')})"
+        f"no command destroys files or history, such as `rm -rf` ({p['severity']})"
     ),
     "write_outside_root": lambda p: (
         "nothing is written outside "
         + (f"`{p['root']}`" if p.get("root") else "the session's working directory")
-        + f" ({p.get('severity', 'high')})"
+        + f" ({p['severity']})"
     ),
     "protected_path_edit": lambda p: (
         "no protected path is edited ("
         + (_globs(p["paths"]) if p.get("paths") else "tests, CI config, lockfiles, .env")
-        + f") ({p.get('severity', 'high')})"
+        + f") ({p['severity']})"
     ),
     "secret_in_command": lambda p: (
-        f"no command carries a secret such as an API key ({p.get('severity', 'critical')})"
+        f"no command carries a secret such as an API key ({p['severity']})"
     ),
 }
 
