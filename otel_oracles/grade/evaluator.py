@@ -66,10 +66,11 @@ def _fails_with(exc: Exception) -> tuple[Finding, Outcome, dict[str, object]]:
 
 
 def _fail_closed_on_coverage(finding: Finding, oracle: OracleCheck, ctx: GradeContext) -> Finding:
-    """A pass of a check that needs complete visibility, on a trajectory with spans no
-    convention recognised, is ``missing_evidence`` naming them (DESIGN section 8: the
-    unrecognised spans may hold the call, the request or the source the check rules out),
-    unless the check or its contract says ``coverage: lenient``."""
+    """A pass of a check that needs complete visibility (or a failure for something not
+    seen, ``Finding.unseen``), on a trajectory with spans no convention recognised, is
+    ``missing_evidence`` naming them (DESIGN section 8: the unrecognised spans may hold the
+    call, the request or the source the check rules out, or the call it missed), unless the
+    check or its contract says ``coverage: lenient``."""
     gap = ctx.evidence.coverage_gap()
     if gap is None or oracle.coverage(ctx.contract) == "lenient":
         return finding
@@ -110,7 +111,9 @@ def run_compiled(check: CompiledCheck, ctx: GradeContext) -> OracleResult:
                 finding = Finding.missing("; ".join(gaps), details={"evidence": missing})
             else:
                 finding = oracle.check(ctx)
-            if finding.status == "pass" and oracle.needs_full_coverage:
+            if (finding.status == "pass" and oracle.needs_full_coverage) or (
+                finding.status == "fail" and finding.unseen
+            ):
                 finding = _fail_closed_on_coverage(finding, oracle, ctx)
             outcome = outcome_for(layer, finding)
         except Exception as exc:

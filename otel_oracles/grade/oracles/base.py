@@ -133,6 +133,10 @@ class Finding:
     step_indexes: tuple[int, ...] = ()
     used: int = 0
     breach: Literal["budget", "rule"] = "budget"
+    unseen: bool = False
+    """A ``fail`` for something not seen (too few calls): unrecognised spans may hold it, so
+    the evaluator makes it ``missing_evidence`` there, as it does a pass of a check that
+    needs every span (unless coverage is relaxed)."""
 
     @classmethod
     def ok(cls, message: str, **kw: Any) -> Finding:
