@@ -3,7 +3,9 @@
 # README.md ("Run the tests") and .ci/run both run exactly this script.
 #
 # What it installs, and why:
-#   .venv/                 the project and its test dependencies (pip, editable)
+#   .venv/                 the project and its test dependencies (pip, editable); maturin
+#                          compiles the Rust core (native/) with the machine's rustup toolchain,
+#                          into a cargo target directory cached outside the repository
 #   prometheus (apt)       the collector e2e tests scrape real metrics with a real Prometheus;
 #                          its promtool checks and tests the alert rules (tests/alerts)
 #   bubblewrap (apt)       the sandbox test_must_pass runs trace-written code in (docs/security.md)
@@ -17,7 +19,10 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 step() { printf '\n==> %s\n' "$*" >&2; }
 
 PYTHON="${PYTHON:-python3}"
-step "Python environment (.venv)"
+source scripts/cargo_env.sh
+command -v cargo >/dev/null 2>&1 ||
+    { echo "cargo not found: the Rust core needs a Rust toolchain (https://rustup.rs)" >&2; exit 1; }
+step "Python environment (.venv) and the Rust core (cargo target: $CARGO_TARGET_DIR)"
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
@@ -86,6 +91,16 @@ step "OpenTelemetry Collector binary (built once from the Go module proxy, cache
 # Go 1.26+ lives in /usr/local/go on these machines; a cold build takes ~11 minutes on 2 cores.
 export PATH="$PATH:/usr/local/go/bin"
 bash tests/collector/build.sh >/dev/null
+
+step "Rust core: format, lints, tests (cargo fmt, clippy -D warnings, cargo test)"
+for component in rustfmt clippy; do
+    if ! cargo "${component/rustfmt/fmt}" --version >/dev/null 2>&1 && command -v rustup >/dev/null; then
+        rustup component add "$component" >/dev/null
+    fi
+done
+cargo fmt --manifest-path native/Cargo.toml --all --check
+cargo clippy --manifest-path native/Cargo.toml --workspace --all-targets --quiet -- -D warnings
+cargo test --manifest-path native/Cargo.toml --workspace --quiet
 
 step "Lint and types (ruff, mypy --strict)"
 .venv/bin/ruff check .

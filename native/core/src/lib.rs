@@ -1,0 +1,8 @@
+//! The per-span hot path of otel-oracles, in plain Rust.
+//!
+//! Python owns configuration (contracts, conventions), orchestration and the oracles; this
+//! crate owns the work done once per span or per byte: decoding OTLP into [`model`] records.
+//! Everything here is independent of Python so it is tested by `cargo test` alone; the
+//! `otel-oracles-native` crate exposes it to Python.
+
+pub mod model;
