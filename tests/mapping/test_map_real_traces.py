@@ -55,6 +55,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "logfire-openai-agents",
         "openlit-openai-agents",
         "openllmetry-openai-agents",
+        "agent-framework",
     }
 )
 """Sources whose content-off export still names the tools (README table, EXPECTED.md)."""
@@ -87,6 +88,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "logfire-openai-agents",
         "openlit-openai-agents",
         "openllmetry-openai-agents",
+        "agent-framework",
     }
 )
 """Sources with execute_tool spans (failure status is visible without content)."""

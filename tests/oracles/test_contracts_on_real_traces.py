@@ -138,6 +138,7 @@ TOOL_SPANS = (
     "openllmetry-openai-agents",
     "openinference-openai-agents",
     "traceloop-sdk",
+    "agent-framework",
 )
 UNNAMED_AGENTS = ("llamaindex-openinference", "haystack-openinference")
 """No span names the running agent: the handoff's source is missing evidence (its target too

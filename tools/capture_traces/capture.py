@@ -553,6 +553,22 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {"TRACELOOP_TRACE_CONTENT": "true"},
         "off": {"TRACELOOP_TRACE_CONTENT": "false"},
     },
+    "agent-framework": {
+        "what": "Microsoft Agent Framework (Agent on OpenAIChatCompletionClient against the fake "
+        "server, plain function tools, include_detailed_errors; Agent.as_tool delegation for "
+        "g_handoff) traced by the framework's own OpenTelemetry instrumentation (its default: "
+        "the latest GenAI conventions)",
+        "packages": ["agent-framework-core", "agent-framework-openai", "openai"],
+        "driver": "fw_agent_framework",
+        "tool_spans": True,
+        "handoff_via": "the research agent as a tool (`Agent.as_tool`, "
+        "`research_agent {\"task\": ...}`)",
+        "notes": ["**Tool failures:** the tool raises; the framework sends the model "
+                  "`Error: Function failed. Exception: ...` (`include_detailed_errors`) and "
+                  "the `execute_tool` span ends with status ERROR."],
+        "on": {"ENABLE_SENSITIVE_DATA": "true"},
+        "off": {"ENABLE_SENSITIVE_DATA": "false"},
+    },
 }  # fmt: skip
 
 STREAMED_MODELS = {
