@@ -1,12 +1,18 @@
 //! `otel_oracles._native`: the native core's Python face.
 //!
-//! Each stage's bindings live in their own module and are registered here; the Python
-//! stage packages (`otel_oracles.decode`, ...) are the only importers.
+//! Each stage's bindings live in their own module and register their functions and classes
+//! here; the Python stage packages (`otel_oracles.decode`, `otel_oracles.emit`, ...) are the
+//! only importers, and `otel_oracles/_native.pyi` is the typed contract between the two.
 
 use pyo3::prelude::*;
 
-/// The version of the core the extension was built from; `otel-oracles --version` and the
-/// tests compare it with the Python package's.
+mod batch;
+mod decode_json;
+mod decode_proto;
+mod encode;
+
+/// The version of the core the extension was built from; the tests compare it with the
+/// Python package's, so a stale build is caught.
 #[pyfunction]
 fn core_version() -> &'static str {
     env!("CARGO_PKG_VERSION")
@@ -15,5 +21,9 @@ fn core_version() -> &'static str {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(core_version, m)?)?;
+    batch::register(m)?;
+    decode_proto::register(m)?;
+    decode_json::register(m)?;
+    encode::register(m)?;
     Ok(())
 }

@@ -1,0 +1,1 @@
+//! OTLP protobuf and JSON encoding of the telemetry otel-oracles emits (grade spans, evaluation events, metrics).

@@ -1,0 +1,1 @@
+//! OTLP/JSON request bodies (canonical and the tolerant forms) to [`crate::model`] records.

@@ -1,0 +1,1 @@
+//! OTLP protobuf request bodies (traces and logs) to [`crate::model`] records.
