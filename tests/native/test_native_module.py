@@ -20,3 +20,20 @@ def test_core_version_matches_the_package_and_the_crate() -> None:
 
 def test_the_module_is_loaded_from_this_tree() -> None:
     assert Path(_native.__file__ or "").resolve().parent == ROOT / "otel_oracles"
+
+
+def test_the_wheel_includes_every_convention_file() -> None:
+    """maturin does not follow the linked ``otel_oracles/conventions`` directory, so
+    pyproject.toml names its files by pattern; a convention in a new subdirectory would be
+    left out of wheels silently without this check."""
+    maturin = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["maturin"]
+    patterns = [entry["path"] for entry in maturin["include"] if entry["format"] == "wheel"]
+    package_root = ROOT / "otel_oracles"
+    shipped = {p for pattern in patterns for p in ROOT.glob(pattern)}
+    conventions = {
+        package_root / "conventions" / p.relative_to(ROOT / "conventions")
+        for p in (ROOT / "conventions").rglob("*")
+        if p.is_file()
+    }
+    assert conventions, "no convention files found"
+    assert conventions <= shipped, sorted(str(p) for p in conventions - shipped)
