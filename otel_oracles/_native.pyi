@@ -1,5 +1,34 @@
 """Types of the compiled core (native/python/src/lib.rs): the contract between the Rust
 bindings and the Python stages that call them. Keep it in step with the bindings."""
 
+from otel_oracles.model.span import LogRecord, SpanRecord
+
 def core_version() -> str:
     """The version of the crate the module was built from."""
+
+# -- decoded records (native/python/src/batch.rs) -------------------------------------------
+
+class Batch:
+    """The records of one request body, decoded and owned by the core; ``records()`` builds
+    the Python records. ``Batch()`` is an empty batch."""
+
+    def __init__(self) -> None: ...
+    @property
+    def ignored(self) -> int:
+        """Records of signals that are not graded (metrics)."""
+    @property
+    def rejected(self) -> int:
+        """Spans and log records the decoder dropped."""
+    @property
+    def problems(self) -> list[str]:
+        """The first located problem messages (``MAX_LISTED_PROBLEMS``)."""
+    @property
+    def problems_omitted(self) -> int:
+        """Problems found beyond the listed ones."""
+    @property
+    def span_count(self) -> int: ...
+    @property
+    def log_count(self) -> int: ...
+    def records(self) -> tuple[list[SpanRecord], list[LogRecord]]:
+        """New ``SpanRecord``s and ``LogRecord``s (ids hex, attributes plain dicts, empty
+        maps ``EMPTY``, empty events/links ``NO_ITEMS``, one dict per resource)."""

@@ -1,7 +1,323 @@
 //! `Batch`: decoded records owned by Rust, handed to Python as `otel_oracles.model.span` records on request.
+//!
+//! A decoder fills an [`otel_oracles_core::model::Batch`] without the interpreter (the GIL is
+//! released meanwhile); only `records()` creates Python objects, once per record, so the cost
+//! of crossing the boundary is paid by the stage that wants the records and nowhere else.
+//!
+//! The records are the real classes of `otel_oracles.model.span` with the values the Python
+//! decoders gave: ids as lowercase hex, attribute values as str/bool/int/float/bytes/list/dict
+//! or `None`, plain `dict` attribute maps. Memory follows the Python records' conventions:
+//! empty attribute maps are the shared `EMPTY`, empty event and link lists the shared
+//! `NO_ITEMS`, and all records of one resource share one resource dict (and one scope name
+//! string), as they share one `Arc<Resource>` here.
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use otel_oracles_core::model::{self, AnyValue, KeyValue};
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
-pub fn register(_m: &Bound<'_, PyModule>) -> PyResult<()> {
-    Ok(())
+/// The Python classes and shared constants the records are built from, imported once.
+struct RecordTypes {
+    span: Py<PyAny>,
+    event: Py<PyAny>,
+    link: Py<PyAny>,
+    log: Py<PyAny>,
+    empty: Py<PyAny>,
+    no_items: Py<PyAny>,
+}
+
+static RECORD_TYPES: PyOnceLock<RecordTypes> = PyOnceLock::new();
+
+fn record_types(py: Python<'_>) -> PyResult<&RecordTypes> {
+    RECORD_TYPES.get_or_try_init(py, || {
+        let module = PyModule::import(py, "otel_oracles.model.span")?;
+        let get = |name: &str| -> PyResult<Py<PyAny>> { Ok(module.getattr(name)?.unbind()) };
+        Ok(RecordTypes {
+            span: get("SpanRecord")?,
+            event: get("EventRecord")?,
+            link: get("LinkRecord")?,
+            log: get("LogRecord")?,
+            empty: get("EMPTY")?,
+            no_items: get("NO_ITEMS")?,
+        })
+    })
+}
+
+/// The records of one request body (one file, one JSON line or one frame), decoded in Rust.
+///
+/// `ignored` counts records of signals that are not graded; `rejected` the spans and log
+/// records the decoder dropped; `problems` the first located problem messages and
+/// `problems_omitted` how many more there were.
+#[pyclass(module = "otel_oracles._native", name = "Batch", frozen)]
+pub struct Batch {
+    inner: model::Batch,
+}
+
+impl Batch {
+    /// Wrap a batch a decoder produced.
+    pub fn new(inner: model::Batch) -> Self {
+        Self { inner }
+    }
+}
+
+#[pymethods]
+impl Batch {
+    /// An empty batch (what a body without records decodes to).
+    #[new]
+    fn empty() -> Self {
+        Self::new(model::Batch::default())
+    }
+
+    #[getter]
+    fn ignored(&self) -> usize {
+        self.inner.ignored
+    }
+
+    #[getter]
+    fn rejected(&self) -> usize {
+        self.inner.rejected
+    }
+
+    #[getter]
+    fn problems(&self) -> Vec<String> {
+        self.inner.problems.listed.clone()
+    }
+
+    #[getter]
+    fn problems_omitted(&self) -> usize {
+        self.inner.problems.omitted
+    }
+
+    #[getter]
+    fn span_count(&self) -> usize {
+        self.inner.spans.len()
+    }
+
+    #[getter]
+    fn log_count(&self) -> usize {
+        self.inner.logs.len()
+    }
+
+    /// `(spans, logs)` as new `SpanRecord`s and `LogRecord`s (each call builds new ones).
+    fn records<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>)> {
+        let mut builder = Builder::new(py)?;
+        let spans = self
+            .inner
+            .spans
+            .iter()
+            .map(|span| builder.span(span))
+            .collect::<PyResult<Vec<_>>>()?;
+        let logs = self
+            .inner
+            .logs
+            .iter()
+            .map(|log| builder.log(log))
+            .collect::<PyResult<Vec<_>>>()?;
+        Ok((PyList::new(py, spans)?, PyList::new(py, logs)?))
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Batch(spans={}, logs={}, ignored={}, rejected={}, problems={})",
+            self.inner.spans.len(),
+            self.inner.logs.len(),
+            self.inner.ignored,
+            self.inner.rejected,
+            self.inner.problems.total()
+        )
+    }
+}
+
+/// Builds the Python records of one batch, sharing one dict per resource and one string per
+/// scope name (keyed by the `Arc` the records share).
+struct Builder<'py> {
+    py: Python<'py>,
+    types: &'py RecordTypes,
+    resources: HashMap<*const model::Resource, Bound<'py, PyAny>>,
+    scopes: HashMap<*const model::Scope, (Bound<'py, PyString>, Bound<'py, PyString>)>,
+}
+
+impl<'py> Builder<'py> {
+    fn new(py: Python<'py>) -> PyResult<Self> {
+        Ok(Self {
+            py,
+            types: record_types(py)?,
+            resources: HashMap::new(),
+            scopes: HashMap::new(),
+        })
+    }
+
+    fn span(&mut self, span: &model::Span) -> PyResult<Bound<'py, PyAny>> {
+        let py = self.py;
+        let (scope_name, scope_version) = self.scope(&span.scope);
+        let parent = match &span.parent_span_id {
+            Some(id) => hex(py, id),
+            None => PyString::new(py, ""),
+        };
+        let args: [Bound<'py, PyAny>; 15] = [
+            hex(py, &span.trace_id).into_any(),
+            hex(py, &span.span_id).into_any(),
+            parent.into_any(),
+            PyString::new(py, &span.name).into_any(),
+            span.kind.into_pyobject(py)?.into_any(),
+            span.start_ns.into_pyobject(py)?.into_any(),
+            span.end_ns.into_pyobject(py)?.into_any(),
+            span.status_code.into_pyobject(py)?.into_any(),
+            PyString::new(py, &span.status_message).into_any(),
+            self.attributes(&span.attributes)?,
+            self.events(&span.events)?,
+            self.links(&span.links)?,
+            self.resource(&span.resource)?,
+            scope_name.into_any(),
+            scope_version.into_any(),
+        ];
+        self.types.span.bind(py).call1(PyTuple::new(py, args)?)
+    }
+
+    fn log(&mut self, log: &model::LogRecord) -> PyResult<Bound<'py, PyAny>> {
+        let py = self.py;
+        let (scope_name, _) = self.scope(&log.scope);
+        let trace_id = match &log.trace_id {
+            Some(id) => hex(py, id),
+            None => PyString::new(py, ""),
+        };
+        let span_id = match &log.span_id {
+            Some(id) => hex(py, id),
+            None => PyString::new(py, ""),
+        };
+        let args: [Bound<'py, PyAny>; 9] = [
+            trace_id.into_any(),
+            span_id.into_any(),
+            PyString::new(py, &log.event_name).into_any(),
+            log.time_ns.into_pyobject(py)?.into_any(),
+            self.attributes(&log.attributes)?,
+            any_value(py, &log.body)?,
+            log.severity_number.into_pyobject(py)?.into_any(),
+            self.resource(&log.resource)?,
+            scope_name.into_any(),
+        ];
+        self.types.log.bind(py).call1(PyTuple::new(py, args)?)
+    }
+
+    fn events(&self, events: &[model::Event]) -> PyResult<Bound<'py, PyAny>> {
+        if events.is_empty() {
+            return Ok(self.types.no_items.bind(self.py).clone());
+        }
+        let py = self.py;
+        let class = self.types.event.bind(py);
+        let items = events
+            .iter()
+            .map(|event| {
+                class.call1((
+                    PyString::new(py, &event.name),
+                    event.time_ns,
+                    self.attributes(&event.attributes)?,
+                ))
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        Ok(PyList::new(py, items)?.into_any())
+    }
+
+    fn links(&self, links: &[model::Link]) -> PyResult<Bound<'py, PyAny>> {
+        if links.is_empty() {
+            return Ok(self.types.no_items.bind(self.py).clone());
+        }
+        let py = self.py;
+        let class = self.types.link.bind(py);
+        let items = links
+            .iter()
+            .map(|link| {
+                class.call1((
+                    hex(py, &link.trace_id),
+                    hex(py, &link.span_id),
+                    self.attributes(&link.attributes)?,
+                ))
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        Ok(PyList::new(py, items)?.into_any())
+    }
+
+    /// A plain dict, or the shared `EMPTY` when there are no attributes.
+    fn attributes(&self, attributes: &[KeyValue]) -> PyResult<Bound<'py, PyAny>> {
+        if attributes.is_empty() {
+            return Ok(self.types.empty.bind(self.py).clone());
+        }
+        Ok(key_values(self.py, attributes)?.into_any())
+    }
+
+    fn resource(&mut self, resource: &Arc<model::Resource>) -> PyResult<Bound<'py, PyAny>> {
+        let key = Arc::as_ptr(resource);
+        if let Some(found) = self.resources.get(&key) {
+            return Ok(found.clone());
+        }
+        let built = self.attributes(&resource.attributes)?;
+        self.resources.insert(key, built.clone());
+        Ok(built)
+    }
+
+    fn scope(&mut self, scope: &Arc<model::Scope>) -> (Bound<'py, PyString>, Bound<'py, PyString>) {
+        let py = self.py;
+        self.scopes
+            .entry(Arc::as_ptr(scope))
+            .or_insert_with(|| {
+                (
+                    PyString::new(py, &scope.name),
+                    PyString::new(py, &scope.version),
+                )
+            })
+            .clone()
+    }
+}
+
+/// An attribute list as a dict: wire order, the last of duplicate keys wins (as building a
+/// dict from the list always did).
+fn key_values<'py>(py: Python<'py>, attributes: &[KeyValue]) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    for kv in attributes {
+        dict.set_item(PyString::new(py, &kv.key), any_value(py, &kv.value)?)?;
+    }
+    Ok(dict)
+}
+
+/// The plain Python value an `AnyValue` carries. Recursive: the decoders bound how deep a
+/// value nests (protobuf's message depth limit, the JSON depth limit), so the recursion is
+/// bounded too.
+fn any_value<'py>(py: Python<'py>, value: &AnyValue) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match value {
+        AnyValue::Empty => py.None().into_bound(py),
+        AnyValue::Str(s) => PyString::new(py, s).into_any(),
+        AnyValue::Bool(b) => b.into_pyobject(py)?.to_owned().into_any(),
+        AnyValue::Int(i) => i.into_pyobject(py)?.into_any(),
+        AnyValue::Double(d) => d.into_pyobject(py)?.into_any(),
+        AnyValue::Bytes(b) => PyBytes::new(py, b).into_any(),
+        AnyValue::Array(values) => {
+            let items = values
+                .iter()
+                .map(|v| any_value(py, v))
+                .collect::<PyResult<Vec<_>>>()?;
+            PyList::new(py, items)?.into_any()
+        }
+        AnyValue::KvList(values) => key_values(py, values)?.into_any(),
+    })
+}
+
+/// Lowercase hex of an id, as every record carries ids.
+fn hex<'py>(py: Python<'py>, id: &[u8]) -> Bound<'py, PyString> {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut buf = [0u8; 32];
+    let n = id.len().min(16);
+    for (i, byte) in id[..n].iter().enumerate() {
+        buf[2 * i] = DIGITS[usize::from(byte >> 4)];
+        buf[2 * i + 1] = DIGITS[usize::from(byte & 0x0f)];
+    }
+    // Only ASCII hex digits were written.
+    let text = std::str::from_utf8(&buf[..2 * n]).unwrap_or_default();
+    PyString::new(py, text)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Batch>()
 }
