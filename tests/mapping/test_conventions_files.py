@@ -31,6 +31,7 @@ EXPECTED_FILES = {
     "logfire",
     "litellm",
     "openlit",
+    "beeai",
     "generic-clients",
 }  # fmt: skip
 

@@ -56,6 +56,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "openlit-openai-agents",
         "openllmetry-openai-agents",
         "agent-framework",
+        "beeai-openinference",
     }
 )
 """Sources whose content-off export still names the tools (README table, EXPECTED.md)."""
@@ -89,6 +90,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "openlit-openai-agents",
         "openllmetry-openai-agents",
         "agent-framework",
+        "beeai-openinference",
     }
 )
 """Sources with execute_tool spans (failure status is visible without content)."""

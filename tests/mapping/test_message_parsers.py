@@ -9,7 +9,10 @@ import json
 
 from otel_oracles.mapping.parsers import builtin_parsers
 from otel_oracles.mapping.parsers.openai_agents import parse_openai_agents_repr_tool_calls
-from otel_oracles.mapping.parsers.openinference import parse_openinference_documents
+from otel_oracles.mapping.parsers.openinference import (
+    parse_openinference_documents,
+    parse_openinference_messages,
+)
 from otel_oracles.mapping.parsers.openllmetry import parse_traceloop_entity_input
 from otel_oracles.mapping.parsers.otel_genai import (
     parse_genai_messages,
@@ -116,6 +119,23 @@ def test_openinference_retrieval_documents_from_flattened_keys() -> None:
         {"id": "doc-1", "score": 0.9, "content": "a"},
         {"id": "doc-2", "score": 0.5, "metadata": {"source": "kb"}},
     ]
+
+
+def test_openinference_tool_message_in_multi_part_contents_is_a_captured_response() -> None:
+    """A tool result written as ``message.contents`` parts (BeeAI) is the response, with the
+    call id found beside the part; a tool message with neither form was not captured."""
+    flat = {
+        "0.message.role": "tool",
+        "0.message.contents.0.message.tool_call_id": "call_1",
+        "0.message.contents.0.message_content.type": "text",
+        "0.message.contents.0.message_content.text": '{"documents": []}',
+        "1.message.role": "tool",
+    }
+    assert parse_openinference_messages(flat) == [
+        {"role": "tool", "parts": [
+            {"type": "tool_call_response", "id": "call_1", "response": {"documents": []}}]},
+        {"role": "tool", "parts": [{"type": "tool_call_response", "id": None}]},
+    ]  # fmt: skip
 
 
 def test_traceloop_decorated_tool_input_keeps_keyword_arguments() -> None:

@@ -139,6 +139,7 @@ TOOL_SPANS = (
     "openinference-openai-agents",
     "traceloop-sdk",
     "agent-framework",
+    "beeai-openinference",
 )
 UNNAMED_AGENTS = ("llamaindex-openinference", "haystack-openinference")
 """No span names the running agent: the handoff's source is missing evidence (its target too

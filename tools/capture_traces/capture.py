@@ -569,6 +569,22 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {"ENABLE_SENSITIVE_DATA": "true"},
         "off": {"ENABLE_SENSITIVE_DATA": "false"},
     },
+    "beeai-openinference": {
+        "what": "BeeAI Framework RequirementAgent (OpenAIChatModel through LiteLLM on the fake "
+        "server, @tool functions, the built-in final_answer tool; a HandoffTool for g_handoff) "
+        "traced by openinference-instrumentation-beeai",
+        "packages": ["beeai-framework", "litellm", "openinference-instrumentation-beeai"],
+        "driver": "fw_beeai",
+        "tool_spans": True,
+        "handoff_via": "BeeAI's `HandoffTool` (`research_agent {\"task\": ...}`)",
+        "notes": ["**Final answer delivery:** as the `response` argument of BeeAI's built-in "
+                  "`final_answer` tool.",
+                  "**Tool failures:** the tool raises; BeeAI hands the model the error."],
+        "on": {},
+        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
+                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
+                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+    },
 }  # fmt: skip
 
 STREAMED_MODELS = {

@@ -34,11 +34,14 @@ def parse_openinference_messages(flat: Any) -> list[Message] | None:
         role = msg.get("role")
         parts: list[dict[str, Any]] = []
         if role == "tool":
+            texts, item_call_id = _contents_texts(msg.get("contents"))
+            captured = "content" in msg or bool(texts)
+            content = msg.get("content") if "content" in msg else "".join(texts) or None
             parts.append(
                 tool_response_part(
-                    msg.get("tool_call_id"),
-                    parse_json_or_text(msg.get("content")),
-                    "content" in msg,
+                    msg.get("tool_call_id") or item_call_id,
+                    parse_json_or_text(content),
+                    captured,
                 )
             )
         elif "content" in msg:
@@ -60,6 +63,25 @@ def parse_openinference_messages(flat: Any) -> list[Message] | None:
             )
         out.append({"role": role, "parts": parts})
     return out or None
+
+
+def _contents_texts(contents: Any) -> tuple[list[str], Any]:
+    """The text parts of a message's ``message.contents.N.message_content`` list (the
+    multi-part form, which BeeAI uses for tool results too), and a tool-call id written
+    beside a part (``contents.N.message.tool_call_id``: BeeAI puts it there rather than on
+    the message)."""
+    texts: list[str] = []
+    call_id: Any = None
+    for item in indexed(contents):
+        if not isinstance(item, dict):
+            continue
+        mc = item.get("message_content")
+        if isinstance(mc, dict) and mc.get("type") == "text" and isinstance(mc.get("text"), str):
+            texts.append(mc["text"])
+        inner = item.get("message")
+        if call_id is None and isinstance(inner, dict):
+            call_id = inner.get("tool_call_id")
+    return texts, call_id
 
 
 def parse_openinference_documents(flat: Any) -> list[dict[str, Any]] | None:
