@@ -609,7 +609,9 @@ def read_fields(
     in order, into ``fields`` / ``redacted`` (mapping's hot path: ~7 fields per span). A
     placeholder (``__REDACTED__``, empty string...) is remembered but later sources are
     still tried; if nothing better turns up the field stays unset and, for a content
-    field, is flagged redacted. The rule's ``deferred`` fields are not read here."""
+    field, is flagged redacted. A placeholder the parsers unwrap (MLflow JSON-encodes every
+    attribute, so a masked payload is ``"[REDACTED]"`` with its quotes) counts the same.
+    The rule's ``deferred`` fields are not read here."""
     keys = view.keys
     span = view.span
     # Straight from the (lazy) mapping, past SpanView's memo: a field rarely reads a key
@@ -640,6 +642,9 @@ def read_fields(
                     log.debug("parser %s failed", _name(parse), exc_info=True)
                     continue
                 if value is None:
+                    continue
+                if isinstance(value, str) and value in placeholders:
+                    flagged = True
                     continue
             fields[name] = value
             flagged = False

@@ -51,3 +51,34 @@ def test_missing_key_or_non_object_falls_through_to_the_next_source(tmp_path: Pa
 
 def test_redacted_payload_yields_no_value(tmp_path: Path) -> None:
     assert _handoff(tmp_path, **{"input.value": "__REDACTED__"}).to_agent is None
+
+
+ENCODED = """
+name: encoded
+priority: 60
+rules:
+  - id: tool
+    step: tool_call
+    match: {all: [{attr: kind, equals: tool}]}
+    fields:
+      tool: {attr: tool.name}
+      result: {attr: out, parse: json}
+"""
+
+
+def _tool_result(tmp_path: Path, out: str) -> Step:
+    (tmp_path / "encoded.yaml").write_text(ENCODED)
+    span = SpanRecord(TRACE, "b" * 16, "", "tool", start_ns=1, end_ns=2,
+                      attributes={"kind": "tool", "tool.name": "t", "out": out})  # fmt: skip
+    (step,) = map_trace(build_trace(TRACE, [span]), load_conventions([tmp_path])).tool_calls()
+    return step
+
+
+def test_placeholder_unwrapped_by_a_parser_is_redaction(tmp_path: Path) -> None:
+    """A JSON-encoded placeholder (MLflow writes every attribute as JSON) hides the value
+    as the bare one does: no value, and a content field is flagged redacted."""
+    assert _handoff(tmp_path, **{"input.value": '"[REDACTED]"'}).to_agent is None
+    hidden = _tool_result(tmp_path, '"[REDACTED]"')
+    assert hidden.result is None and "result" in hidden.redacted
+    shown = _tool_result(tmp_path, '"shown"')
+    assert shown.result == "shown" and "result" not in shown.redacted
