@@ -32,6 +32,8 @@ EXPECTED_FILES = {
     "litellm",
     "openlit",
     "beeai",
+    "langfuse",
+    "mlflow",
     "generic-clients",
 }  # fmt: skip
 

@@ -25,6 +25,8 @@ CASES = cases()
 
 NAMES_KEPT_WITHOUT_CONTENT = frozenset(
     {
+        "langfuse-openai",
+        "mlflow-openai",
         "pydantic-ai",
         "openai-agents-otel-v2",
         "vercel-ai-sdk-otel",
@@ -63,6 +65,8 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
 
 TOOL_SPAN_SOURCES = frozenset(
     {
+        "langfuse-openai",
+        "mlflow-openai",
         "pydantic-ai",
         "openai-agents-otel-v2",
         "vercel-ai-sdk-otel",
@@ -131,6 +135,25 @@ USAGE_KEYS = (
     ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt"),
     ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens", "llm.token_count.completion"),
 )
+JSON_USAGE = {
+    "langfuse.observation.usage_details": ("prompt_tokens", "completion_tokens"),
+    "mlflow.chat.tokenUsage": ("input_tokens", "output_tokens"),
+}
+"""Usage recorded as one JSON object per span (Langfuse, MLflow): attribute -> the two keys."""
+
+
+def span_usage(attributes: Any) -> tuple[int, int] | None:
+    """A span's own (input, output) token counts, from flat keys or a JSON usage object."""
+    if any(k in attributes for k in USAGE_KEYS[0]):
+        return (
+            next(int(attributes[k]) for k in USAGE_KEYS[0] if k in attributes),
+            next(int(attributes[k]) for k in USAGE_KEYS[1] if k in attributes),
+        )
+    for key, (inp, out) in JSON_USAGE.items():
+        if key in attributes:
+            usage = json.loads(attributes[key])
+            return int(usage[inp]), int(usage[out])
+    return None
 
 
 @pytest.fixture(scope="module")
@@ -148,9 +171,7 @@ def leaf_usage(traces: list[Trace]) -> tuple[int, int]:
     """Independent token count: spans reporting usage with no descendant that reports it."""
     totals = [0, 0]
     for trace in traces:
-        has_usage = {
-            s.span_id for s in trace.spans if any(k in s.attributes for k in USAGE_KEYS[0])
-        }
+        has_usage = {s.span_id for s in trace.spans if span_usage(s.attributes) is not None}
         parents = {s.span_id: s.parent_span_id for s in trace.spans}
         covered: set[str] = set()
         for span_id in has_usage:
@@ -159,9 +180,10 @@ def leaf_usage(traces: list[Trace]) -> tuple[int, int]:
                 covered.add(parent)
                 parent = parents.get(parent)
         for span in trace.spans:
-            if span.span_id in has_usage and span.span_id not in covered:
-                for i, keys in enumerate(USAGE_KEYS):
-                    totals[i] += next(int(span.attributes[k]) for k in keys if k in span.attributes)
+            usage = span_usage(span.attributes)
+            if usage is not None and span.span_id not in covered:
+                totals[0] += usage[0]
+                totals[1] += usage[1]
     return totals[0], totals[1]
 
 

@@ -112,6 +112,8 @@ OUTCOME_CHECKS = {"support-rag": {"search-retry"}, "coding-agent": {"flaky-tool"
 CHECKS = {"support-rag": SUPPORT, "coding-agent": CODING, "multi-agent-handoff": HANDOFF}
 
 TOOL_SPANS = (
+    "langfuse-openai",
+    "mlflow-openai",
     "openai-agents-otel-v2",
     "pydantic-ai",
     "vercel-ai-sdk-otel",

@@ -25,7 +25,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -116,6 +116,50 @@ SOURCES: dict[str, dict[str, Any]] = {
                   "**Content off:** Mastra's per-run `tracingOptions: {hideInput: true, "
                   "hideOutput: true}`; the `agent_step` spans still carry the provider's raw "
                   "response in `mastra.metadata.body` (not read by the mappings)."],
+        "on": {},
+        "off": {},
+    },
+    "langfuse-openai": {
+        "what": "the hand-written tool loop on Langfuse's OpenAI client (`from langfuse.openai "
+        "import OpenAI`), the run an `@observe(as_type=\"agent\")` function, each tool an "
+        "`@observe(as_type=\"tool\")` function; g_handoff: a triage agent whose "
+        "`transfer_to_research_agent` tool runs a research agent (decorated_loop.py); recorded "
+        "by the Langfuse SDK's own OTLP exporter pointed at the capture's sink",
+        "packages": ["langfuse", "openai"],
+        "driver": "fw_langfuse",
+        "sink": True,
+        "tool_spans": True,
+        "handoff_via": "the `transfer_to_research_agent {}` tool, whose span holds the research "
+        "agent's observation",
+        "notes": ["**Tool failures:** the tool raises; Langfuse sets the tool observation's "
+                  "level to ERROR with the exception text as its status message, and the loop "
+                  "sends the model `{\"error\": \"SearchBackendError: ...\"}`.",
+                  "**Content off:** `LANGFUSE_OBSERVE_DECORATOR_IO_CAPTURE_ENABLED=false` "
+                  "(decorated functions) plus the client's `mask` returning nothing (the OpenAI "
+                  "integration has no switch of its own)."],
+        "on": {},
+        "off": {"LANGFUSE_OBSERVE_DECORATOR_IO_CAPTURE_ENABLED": "false"},
+    },
+    "mlflow-openai": {
+        "what": "the hand-written tool loop on the openai client recorded by MLflow tracing "
+        "(`mlflow.openai.autolog()`), the run an `@mlflow.trace(span_type=\"AGENT\")` "
+        "function, each tool an `@mlflow.trace(span_type=\"TOOL\")` function; g_handoff: a "
+        "triage agent whose `transfer_to_research_agent` tool runs a research agent "
+        "(decorated_loop.py); exported by MLflow's OTLP exporter "
+        "(`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) to the capture's sink, MLflow's native "
+        "`mlflow.*` attributes",
+        "packages": ["mlflow-tracing", "openai"],
+        "driver": "fw_mlflow",
+        "sink": True,
+        "tool_spans": True,
+        "handoff_via": "the `transfer_to_research_agent {}` tool, whose span holds the research "
+        "agent's span",
+        "notes": ["**Tool failures:** the tool raises; MLflow ends the tool span with status "
+                  "ERROR and an `exception` event, and the loop sends the model "
+                  "`{\"error\": \"SearchBackendError: ...\"}`.",
+                  "**Content off:** MLflow has no switch; a span processor given to "
+                  "`mlflow.tracing.configure` sets every span's inputs and outputs to "
+                  "`[REDACTED]`."],
         "on": {},
         "off": {},
     },
@@ -690,6 +734,8 @@ def run_one(source: str, scenario: Scenario, variant: str, out: Path) -> list[st
     logger_provider = LoggerProvider(resource=resource)
     logger_provider.add_log_record_processor(SimpleLogRecordProcessor(logs_out))
     tools = Tools(scenario)
+    if SOURCES[source].get("sink"):
+        return run_sink_driver(source, scenario, variant, out, tools)
     call_tool: Callable[[str, dict[str, Any]], str] = tools.call
     wrap_run: Callable[[Callable[[], None]], Callable[[], None]]
     if source == "traceloop-sdk":
@@ -796,11 +842,14 @@ MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
 
 def is_model_call(attributes: Any) -> bool:
     """Whether a span records a model call in any convention the captures meet: a model name
-    (GenAI or OpenInference), a GenAI inference operation, or an OpenInference LLM span."""
+    (GenAI or OpenInference), a GenAI inference operation, an OpenInference LLM span, a
+    Langfuse generation or an MLflow LLM / CHAT_MODEL span (its type JSON-encoded)."""
     return bool(
         MODEL_CALL_KEYS & set(attributes)
         or attributes.get("gen_ai.operation.name") in MODEL_OPERATIONS
         or attributes.get("openinference.span.kind") == "LLM"
+        or attributes.get("langfuse.observation.type") == "generation"
+        or str(attributes.get("mlflow.spanType", "")).strip('"') in ("LLM", "CHAT_MODEL")
     )
 
 
@@ -817,6 +866,64 @@ def require_model_spans(source: str, variant: str, spans: Any) -> None:
             f"{source} {variant}: no model-call span among the {len(spans)} exported "
             f"({', '.join(names)}); is the instrumentation active for this client version?"
         )
+
+
+def run_sink_driver(
+    source: str, scenario: Scenario, variant: str, out: Path, tools: Tools
+) -> list[str]:
+    """A source whose SDK exports with its own OTLP exporter (its own tracer provider): the
+    driver points that exporter at ``otlp_sink.py`` and the bodies are kept exactly as sent
+    (``<variant>.raw/traces-N.pb``), with their spans merged into one OTLP/JSON file."""
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+    from otlp_sink import OtlpSink
+
+    executed: list[str] = []
+    module, _, function = SOURCES[source]["driver"].partition(":")
+    sink = OtlpSink()
+    with sink as endpoint:
+        getattr(importlib.import_module(module), function or "run")(
+            scenario, endpoint, tools, executed, content=not variant.endswith(".nocontent")
+        )
+    bodies = [item.body for item in sink.received if item.signal == "traces"]
+    if any("json" in item.content_type for item in sink.received):
+        raise SystemExit(f"{source} {variant}: expected OTLP protobuf bodies")
+    merged = ExportTraceServiceRequest()
+    for body in bodies:
+        request = ExportTraceServiceRequest()
+        request.ParseFromString(body)
+        merged.resource_spans.extend(request.resource_spans)
+    spans = [
+        _SentSpan(span.name, {kv.key: _any_value(kv.value) for kv in span.attributes})
+        for rs in merged.resource_spans
+        for ss in rs.scope_spans
+        for span in ss.spans
+    ]
+    require_model_spans(source, variant, spans)
+    raw = out / f"{variant}.raw"
+    shutil.rmtree(raw, ignore_errors=True)
+    raw.mkdir(parents=True)
+    for i, body in enumerate(bodies, 1):
+        (raw / f"traces-{i}.pb").write_bytes(body)
+    from google.protobuf.json_format import MessageToDict
+
+    doc = hex_ids(MessageToDict(merged, use_integers_for_enums=True))
+    (out / f"{variant}.otlp.json").write_text(json.dumps(doc, indent=1) + "\n")
+    return executed
+
+
+class _SentSpan(NamedTuple):
+    """A span decoded from a sent body, as ``require_model_spans`` reads one."""
+
+    name: str
+    attributes: dict[str, Any]
+
+
+def _any_value(value: Any) -> Any:
+    """The scalar an OTLP ``AnyValue`` holds (lists and maps as their protobuf text)."""
+    kind = value.WhichOneof("value")
+    return getattr(value, kind) if kind else None
 
 
 def assembled_message(chunks: Any) -> dict[str, Any]:

@@ -1,0 +1,62 @@
+"""MLflow tracing (mlflow 3.x, the ``mlflow-tracing`` SDK) of the decorated tool loop.
+
+``mlflow.openai.autolog()`` records each call of the ``openai`` client as a ``CHAT_MODEL`` span;
+the run is an ``@mlflow.trace(span_type="AGENT")`` function and each tool an
+``@mlflow.trace(span_type="TOOL")`` function (``decorated_loop.py``). With
+``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` set, MLflow exports through the OpenTelemetry SDK's
+OTLP/HTTP exporter instead of to a tracking server: pointed at the capture's sink, nothing
+else is contacted (MLflow's usage telemetry is off, ``MLFLOW_DISABLE_TELEMETRY``).
+
+Content off: MLflow has no switch; its documented hook is a span processor given to
+``mlflow.tracing.configure(span_processors=[...])``, and the off variant's processor replaces
+every span's inputs and outputs with ``[REDACTED]``, as MLflow's own masking example does for
+the fields it masks.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from decorated_loop import run_decorated
+from fake_openai import FakeOpenAI
+from scenarios import Scenario, Tools
+
+REDACTED = "[REDACTED]"
+
+
+def redact_content(span: Any) -> None:
+    """An MLflow span processor that keeps no inputs or outputs."""
+    span.set_inputs(REDACTED)
+    span.set_outputs(REDACTED)
+
+
+def run(
+    scenario: Scenario, endpoint: str, tools: Tools, executed: list[str], *, content: bool
+) -> None:
+    """Run one scenario; ``executed`` receives each tool that really ran, in order."""
+    os.environ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] = f"{endpoint}/v1/traces"
+    os.environ["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"] = "http/protobuf"
+    os.environ["OTEL_SERVICE_NAME"] = "capture-mlflow-openai"
+    os.environ["MLFLOW_DISABLE_TELEMETRY"] = "true"
+    os.environ["MLFLOW_TRACKING_URI"] = endpoint  # never used for export; skips store lookup
+    import mlflow
+    from openai import OpenAI
+
+    mlflow.openai.autolog()
+    if not content:
+        mlflow.tracing.configure(span_processors=[redact_content])
+    with FakeOpenAI(scenario) as base_url:
+        client = OpenAI(base_url=base_url, api_key="capture-not-a-key")
+        run_decorated(
+            scenario,
+            client,
+            tools,
+            executed,
+            agent=lambda name: mlflow.trace(name=name, span_type="AGENT"),
+            tool=lambda name: mlflow.trace(name=name, span_type="TOOL"),
+        )
+    from mlflow.tracing.provider import provider
+
+    # MLflow's OTLP exporter sits behind a BatchSpanProcessor: flush it before the sink closes.
+    provider.get().force_flush()
