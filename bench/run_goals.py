@@ -72,15 +72,27 @@ class Result:
         )
 
 
-def run_job(args: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
-    """One ``measure.py`` job in a fresh process; adds the process tree's peak RSS and CPU
-    (from ``wait4``, which covers reaped worker processes too)."""
+@dataclass
+class Finished:
+    """A whole process, measured from outside: what it printed, its exit code, and the
+    process tree's CPU (user+sys) and peak RSS from ``wait4`` (which covers the children it
+    reaped, e.g. grading workers), and its wall time from start to exit."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    cpu_s: float
+    wall_s: float
+    maxrss_kb: int
+
+
+def run_process(cmd: list[str], env: dict[str, str] | None = None) -> Finished:
+    """Run ``cmd`` to completion with its output in temporary files (a pipe could block a
+    process that prints megabytes), killed after ``JOB_TIMEOUT_S``."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
         proc = subprocess.Popen(
-            [sys.executable, str(MEASURE), *args],
-            stdout=out,
-            stderr=err,
-            env={**os.environ, **env} if env else None,
+            cmd, stdout=out, stderr=err, env={**os.environ, **env} if env else None
         )
         timer = threading.Timer(JOB_TIMEOUT_S, proc.kill)
         timer.start()
@@ -88,16 +100,29 @@ def run_job(args: list[str], env: dict[str, str] | None = None) -> dict[str, Any
             _, status, usage = os.wait4(proc.pid, 0)
         finally:
             timer.cancel()
+        wall = time.perf_counter() - t0
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
-        stdout, stderr = out.read().decode(), err.read().decode(errors="replace")
-    if proc.returncode != 0 or not stdout.strip():
-        raise RuntimeError(f"job {args} failed ({proc.returncode}): {stderr.strip()[-2000:]}")
-    figures: dict[str, Any] = json.loads(stdout.strip().splitlines()[-1])
-    figures["tree_maxrss_kb"] = usage.ru_maxrss
-    figures["tree_cpu_s"] = usage.ru_utime + usage.ru_stime
-    figures["stderr"] = stderr
+        return Finished(
+            returncode=proc.returncode,
+            stdout=out.read().decode(errors="replace"),
+            stderr=err.read().decode(errors="replace"),
+            cpu_s=usage.ru_utime + usage.ru_stime,
+            wall_s=wall,
+            maxrss_kb=usage.ru_maxrss,
+        )
+
+
+def run_job(args: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
+    """One ``measure.py`` job in a fresh process; adds the process tree's peak RSS and CPU."""
+    done = run_process([sys.executable, str(MEASURE), *args], env)
+    if done.returncode != 0 or not done.stdout.strip():
+        raise RuntimeError(f"job {args} failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
+    figures: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    figures["tree_maxrss_kb"] = done.maxrss_kb
+    figures["tree_cpu_s"] = done.cpu_s
+    figures["stderr"] = done.stderr
     return figures
 
 

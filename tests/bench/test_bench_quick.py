@@ -6,13 +6,16 @@ CI machines are too noisy for a speed assertion to mean anything.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import struct
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 REPO = Path(__file__).resolve().parent.parent.parent
@@ -170,3 +173,88 @@ def test_serve_load_quick_runs_every_phase_with_zero_loss(tmp_path: Path) -> Non
     assert result["latency_at_half_load"]["p99"] is not None
     assert result["memory"]["buffered_spans"] == result["spans"]
     assert "receiving core with grading on" in proc.stderr
+
+
+def test_peer_quick_without_the_peer_skips_it_and_measures_the_baselines(tmp_path: Path) -> None:
+    """CI has no agentevals venv: the peer comparison says how to install it, never fails,
+    and the two decode-and-walk ratios are still measured from jobs that did their work."""
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(BENCH / "peer_agentevals.py"),
+            "--quick",
+            "--out",
+            str(tmp_path),
+            "--peer-venv",
+            str(tmp_path / "no-such-venv"),
+            "--json",
+            str(tmp_path / "r.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert re.search(r"^I18a\s.*\bSKIP\b.*--install-peer", proc.stdout, re.M), proc.stdout
+    for goal in ("I18b", "I18c"):
+        assert re.search(
+            rf"^{goal}\s.*\d\.\d\d\s+goal >= 1\.00\s+(PASS|FAIL)", proc.stdout, re.M
+        ), proc.stdout
+    report = json.loads((tmp_path / "r.json").read_text())
+    traces, spans = report["manifest"]["traces"], report["manifest"]["spans"]
+    assert set(report["jobs"]) == {"grade_json", "grade_proto", "proto_walk", "json_orjson"}
+    assert report["jobs"]["grade_json"]["work"]["traces"] == traces
+    assert report["jobs"]["grade_proto"]["work"]["verdicts"] >= traces
+    assert report["jobs"]["json_orjson"]["work"]["spans"] == spans
+    assert all(job["cpu_s"] > 0 for job in report["jobs"].values())
+
+
+def _peer_module() -> Any:
+    spec = importlib.util.spec_from_file_location("peer_agentevals", BENCH / "peer_agentevals.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while defining a class
+    spec.loader.exec_module(module)
+    return module
+
+
+def _agentevals_output(statuses: list[str], invocations: int = 1) -> str:
+    return json.dumps(
+        {
+            "traces": [
+                {
+                    "trace_id": f"{i:032x}",
+                    "num_invocations": invocations,
+                    "metrics": [{"metric_name": "tool_trajectory_avg_score", "eval_status": s}],
+                }
+                for i, s in enumerate(statuses)
+            ],
+            "errors": [],
+            "performance_metrics": {"counts": {"total_tool_calls": 7}},
+        }
+    )
+
+
+def test_a_peer_run_that_scored_nothing_is_an_error_not_a_fast_result() -> None:
+    peer = _peer_module()
+    scored = peer.agentevals_work(_agentevals_output(["FAILED", "PASSED"]), 2, scored=True)
+    assert (scored["scored"], scored["passed"], scored["tool_calls"]) == (2, 1, 7)
+    with pytest.raises(peer.WorkMissing, match="scored 1 of 2"):
+        peer.agentevals_work(_agentevals_output(["FAILED", "NOT_EVALUATED"]), 2, scored=True)
+    with pytest.raises(peer.WorkMissing, match="0 with a trajectory"):
+        peer.agentevals_work(_agentevals_output(["NOT_EVALUATED"] * 2, 0), 2, scored=False)
+    with pytest.raises(peer.WorkMissing, match="returned 1 results"):
+        peer.agentevals_work(_agentevals_output(["NOT_EVALUATED"]), 2, scored=False)
+    bare = peer.agentevals_work(_agentevals_output(["NOT_EVALUATED"] * 2), 2, scored=False)
+    assert (bare["traces"], bare["scored"], bare["not_evaluated"]) == (2, 0, 2)
+
+
+def test_a_grade_run_that_missed_traces_is_an_error() -> None:
+    peer = _peer_module()
+    verdict = {"trace_id": "a", "passed": False, "results": [{}, {}]}
+    report = {"verdicts": [verdict], "input_errors": []}
+    assert peer.grade_work(json.dumps(report), 1)["results"] == 2
+    with pytest.raises(peer.WorkMissing, match="graded 1 of 2"):
+        peer.grade_work(json.dumps(report), 2)
+    with pytest.raises(peer.WorkMissing, match="walked 3 of 4"):
+        peer.baseline_work('{"spans": 3}', 4)
