@@ -629,6 +629,24 @@ SOURCES: dict[str, dict[str, Any]] = {
                                     "OPENINFERENCE_HIDE_INPUT_MESSAGES",
                                     "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
     },
+    "langchain-agents-openinference": {
+        "what": "LangChain classic AgentExecutor (create_tool_calling_agent over ChatOpenAI on "
+        "the fake server, @tool functions with handle_tool_error; the research agent's "
+        "executor as a tool for g_handoff) traced by openinference-instrumentation-langchain",
+        "packages": ["langchain-classic", "langchain-core", "langchain-openai",
+                     "openinference-instrumentation-langchain"],
+        "driver": "fw_langchain_agents",
+        "tool_spans": True,
+        "handoff_via": "the research agent's executor as a tool "
+        "(`research_agent {\"question\": ...}`)",
+        "notes": ["**Tool failures:** the tool raises `ToolException`; with "
+                  "`handle_tool_error=True` the executor hands the model the error text "
+                  "(`SearchBackendError: ...`) as the observation, and the TOOL span ends OK."],
+        "on": {},
+        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
+                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
+                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+    },
 }  # fmt: skip
 
 STREAMED_MODELS = {
