@@ -241,6 +241,31 @@ def test_contract_coverage_lenient_restores_the_verdicts_the_spans_alone_give(
     assert set(_outcomes(verdict).values()) == {Outcome.PASS}, verdict.results
 
 
+CODING_CONTRACT = SUPPORT_CONTRACT.with_name("coding-agent.yaml")
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_protected_file_cannot_pass_untouched_beside_an_unknown_span(
+    source: str, tmp_path: Path
+) -> None:
+    """``file_not_modified`` passes for a file no recognised step touched; a span no
+    convention knows may be the write that changed it, so that pass is missing evidence until
+    the contract accepts the risk."""
+    from otel_oracles.grade.loader import load_contract
+
+    unknown = {"name": "fs.patch", "kind": 1, "attributes": _attrs(fs_target="pytest.ini")}
+    path = _with_spans(source, "h_coding_agent", [unknown], tmp_path)
+    strict = load_contract(CODING_CONTRACT).model_copy(update={"match": None})
+    verdict, trajectory = _grade_file(path, strict)
+    assert trajectory.unmapped_spans == {"fs.patch": 1}
+    untouched = next(r for r in verdict.results if r.name == "pytest-config-untouched")
+    assert untouched.outcome == Outcome.MISSING_EVIDENCE, untouched.message
+    assert "'fs.patch' x1" in untouched.message
+    lenient = strict.model_copy(update={"coverage": "lenient"})
+    verdict, _ = _grade_file(path, lenient)
+    assert _outcomes(verdict)["pytest-config-untouched"] == Outcome.PASS
+
+
 @pytest.mark.parametrize("source", SOURCES)
 def test_generic_client_spans_are_classified_and_outbound_http_fails_no_network(
     source: str, tmp_path: Path

@@ -92,6 +92,7 @@ def test_oracles_lists_the_coverage_param_of_the_checks_that_need_every_span() -
     needs_every_span = (
         "tool_not_called",
         "no_network",
+        "file_not_modified",
         "citations_grounded",
         "handoff",
         "tool_called",

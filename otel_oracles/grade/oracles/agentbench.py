@@ -134,13 +134,15 @@ class FileNotModified(OracleCheck):
 
     A path the trajectory never touched passes without reading it. A path that is not in the
     task's workspace is a task-authoring mistake, reported as a harness error (not as an
-    agent failure) with a message that says so.
+    agent failure) with a message that says so. On a trace, a span no convention recognised
+    may be the write that changed the file, so a pass needs every span seen (fail closed).
     """
 
     oracle_type = "file_not_modified"
     evidence: ClassVar[frozenset[str]] = frozenset({"tool_names", "file_edits"})
+    needs_full_coverage = True
 
-    class Params(OracleParams):
+    class Params(CoverageParams):
         path: str
         """Workspace-relative path of the file the agent must not change."""
 
