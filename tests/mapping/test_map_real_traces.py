@@ -27,6 +27,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
     {
         "langfuse-openai",
         "mlflow-openai",
+        "mlflow-openai-semconv",
         "pydantic-ai",
         "openai-agents-otel-v2",
         "vercel-ai-sdk-otel",
@@ -68,6 +69,7 @@ TOOL_SPAN_SOURCES = frozenset(
     {
         "langfuse-openai",
         "mlflow-openai",
+        "mlflow-openai-semconv",
         "pydantic-ai",
         "openai-agents-otel-v2",
         "vercel-ai-sdk-otel",

@@ -118,6 +118,7 @@ CHECKS = {"support-rag": SUPPORT, "coding-agent": CODING, "multi-agent-handoff":
 TOOL_SPANS = (
     "langfuse-openai",
     "mlflow-openai",
+    "mlflow-openai-semconv",
     "openai-agents-otel-v2",
     "pydantic-ai",
     "vercel-ai-sdk-otel",

@@ -163,6 +163,24 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
+    "mlflow-openai-semconv": {
+        "what": "the mlflow-openai app with MLFLOW_ENABLE_OTEL_GENAI_SEMCONV=true: MLflow "
+        "translates its spans to OpenTelemetry GenAI semantic-convention attributes before the "
+        "OTLP export",
+        "packages": ["mlflow-tracing", "openai"],
+        "driver": "fw_mlflow",
+        "sink": True,
+        "tool_spans": True,
+        "handoff_via": "the `transfer_to_research_agent {}` tool, whose span holds the research "
+        "agent's span",
+        "notes": ["**Tool failures:** the tool raises; MLflow ends the tool span with status "
+                  "ERROR and an `exception` event, and the loop sends the model "
+                  "`{\"error\": \"SearchBackendError: ...\"}`.",
+                  "**Content off:** as mlflow-openai (inputs and outputs set to `[REDACTED]` "
+                  "by a span processor, before the translation)."],
+        "on": {"MLFLOW_ENABLE_OTEL_GENAI_SEMCONV": "true"},
+        "off": {"MLFLOW_ENABLE_OTEL_GENAI_SEMCONV": "true"},
+    },
     "openai-agents-responses": {
         "what": "OpenAI Agents SDK on its default Responses API model (OpenAIResponsesModel on "
         "the scripted Responses server; @function_tool tools; a native handoff for g_handoff) "

@@ -37,7 +37,7 @@ def run(
     """Run one scenario; ``executed`` receives each tool that really ran, in order."""
     os.environ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] = f"{endpoint}/v1/traces"
     os.environ["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"] = "http/protobuf"
-    os.environ["OTEL_SERVICE_NAME"] = "capture-mlflow-openai"
+    os.environ.setdefault("OTEL_SERVICE_NAME", "capture-mlflow-openai")
     os.environ["MLFLOW_DISABLE_TELEMETRY"] = "true"
     os.environ["MLFLOW_TRACKING_URI"] = endpoint  # never used for export; skips store lookup
     import mlflow
