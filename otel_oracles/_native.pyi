@@ -1,6 +1,7 @@
 """Types of the compiled core (native/python/src/lib.rs): the contract between the Rust
 bindings and the Python stages that call them. Keep it in step with the bindings."""
 
+from otel_oracles.emit._records import ItemBatch, LogItem, SpanItem
 from otel_oracles.model.span import LogRecord, SpanRecord
 
 def core_version() -> str:
@@ -32,3 +33,19 @@ class Batch:
     def records(self) -> tuple[list[SpanRecord], list[LogRecord]]:
         """New ``SpanRecord``s and ``LogRecord``s (ids hex, attributes plain dicts, empty
         maps ``EMPTY``, empty events/links ``NO_ITEMS``, one dict per resource)."""
+
+# -- emit: the emitter's records to OTLP bytes (native/python/src/encode.rs) ---------------
+# Each takes an ``otel_oracles.emit._records.ItemBatch`` of ``SpanItem``s or ``LogItem``s and
+# stores the encoded bytes of every shared ``Attrs`` run in its ``encoded`` dict.
+
+def encode_spans_proto(batch: ItemBatch[SpanItem], /) -> bytes:
+    """The serialized ``ExportTraceServiceRequest`` (empty bytes for an empty batch)."""
+
+def encode_logs_proto(batch: ItemBatch[LogItem], /) -> bytes:
+    """The serialized ``ExportLogsServiceRequest`` (empty bytes for an empty batch)."""
+
+def encode_spans_json(batch: ItemBatch[SpanItem], /) -> bytes:
+    """``{"resourceSpans": ...}`` as one line of OTLP/JSON."""
+
+def encode_logs_json(batch: ItemBatch[LogItem], /) -> bytes:
+    """``{"resourceLogs": ...}`` as one line of OTLP/JSON."""

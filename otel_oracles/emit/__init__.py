@@ -8,6 +8,7 @@ explanations, are documented in docs/telemetry.md and declared in
 conventions/registry/otel-oracles.yaml.
 """
 
+from otel_oracles.emit._any_value import any_value
 from otel_oracles.emit._base import (
     BatchingEmitter,
     EmitResult,
@@ -30,7 +31,6 @@ from otel_oracles.emit._explain import (
 from otel_oracles.emit._metrics import GraderMetrics
 from otel_oracles.emit._otel import EmitStats, OtelEmitter, grader_resource
 from otel_oracles.emit._otlp_json import JsonLinesMetricExporter, JsonLinesSink, OtlpJsonLinesFile
-from otel_oracles.emit._otlp_proto import any_value
 from otel_oracles.emit._own import is_own_telemetry, own_telemetry_check
 from otel_oracles.emit._sdk_log import SdkLogs, gathered_sdk_logs
 from otel_oracles.emit._sinks import OtlpSink, Sink

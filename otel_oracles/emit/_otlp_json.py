@@ -4,9 +4,10 @@ One OTLP/JSON object per line, one line per exported batch: ``{"resourceSpans": 
 ``{"resourceLogs": ...}`` or ``{"resourceMetrics": ...}``, all three signals in one file, so
 the collector's ``otlpjsonfile`` receiver (or any OTLP/HTTP JSON endpoint) can load results
 later. Encoding is strict OTLP/JSON: hex ids, integer enums, 64-bit integers as strings,
-lowerCamelCase keys (protobuf's own JSON printer gives base64 ids; we fix those).
-Spans and log records are the emitter's own records (``_records``), written straight to
-OTLP/JSON; metrics come from the SDK's ``MeterProvider`` through ``encode_metrics``.
+lowerCamelCase keys. Spans and log records are the emitter's own records (``_records``),
+written straight to OTLP/JSON by the native core (``otel_oracles._native``); metrics come
+from the SDK's ``MeterProvider`` through ``encode_metrics`` and protobuf's JSON printer
+(which gives base64 ids; ``otlp_json`` makes them hex).
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from google.protobuf.message import Message
 from opentelemetry.exporter.otlp.proto.common.metrics_encoder import encode_metrics
 from opentelemetry.sdk.metrics.export import MetricsData
 
+from otel_oracles._native import encode_logs_json, encode_spans_json
 from otel_oracles.emit._metric_export import OwnMetricExporter
-from otel_oracles.emit._records import Attrs, ItemBatch, LogItem, SpanItem
+from otel_oracles.emit._records import ItemBatch
 from otel_oracles.emit._sinks import RecordSignal, Sink
 
 _ID_KEYS = frozenset({"traceId", "spanId", "parentSpanId"})
@@ -44,137 +46,6 @@ def otlp_json(message: Message) -> bytes:
     """A protobuf OTLP request as one strict OTLP/JSON line (no trailing newline)."""
     data = MessageToDict(message, use_integers_for_enums=True)
     return orjson.dumps(_hex_ids(data))
-
-
-def _any(value: Any) -> dict[str, Any]:
-    """A Python attribute value as an OTLP/JSON ``AnyValue``."""
-    if isinstance(value, str):
-        return {"stringValue": value}
-    if isinstance(value, bool):
-        return {"boolValue": value}
-    if isinstance(value, int):
-        return {"intValue": str(value)}
-    if isinstance(value, float):
-        return {"doubleValue": value}
-    if isinstance(value, bytes):
-        return {"bytesValue": base64.b64encode(value).decode()}
-    if isinstance(value, list | tuple):
-        return {"arrayValue": {"values": [_any(v) for v in value]}}
-    if isinstance(value, dict):
-        return {"kvlistValue": {"values": _attrs(value)}}
-    return {}
-
-
-def _attrs(attributes: Any) -> list[dict[str, Any]]:
-    return [{"key": k, "value": _any(v)} for k, v in (attributes or {}).items()]
-
-
-def _scope(scope: Any) -> dict[str, Any]:
-    if scope is None:
-        return {}
-    out: dict[str, Any] = {"name": scope.name}
-    if scope.version:
-        out["version"] = scope.version
-    return out
-
-
-_JSON = "json"
-"""``Attrs.encoded`` key of a run's OTLP/JSON attribute list."""
-
-
-def _chunk_attrs(chunks: tuple[Attrs, ...], extra: dict[str, Any] | None) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for chunk in chunks:
-        encoded = chunk.encoded.get(_JSON)
-        if encoded is None:
-            encoded = chunk.encoded[_JSON] = _attrs(chunk.items)
-        out += encoded
-    if extra:
-        out += _attrs(extra)
-    return out
-
-
-def _resource_and_scope(batch: ItemBatch[Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    return {"attributes": _attrs(batch.resource.attributes)}, _scope(batch.scope or None)
-
-
-def span_items_json(batch: ItemBatch[SpanItem]) -> bytes:
-    """``{"resourceSpans": ...}`` for the emitter's grade spans: straight to OTLP/JSON (the
-    protobuf path, encode then protobuf's JSON printer, costs ~10x more per record)."""
-    if not batch:
-        return orjson.dumps({"resourceSpans": []})
-    encoded = []
-    for span in batch:
-        out: dict[str, Any] = {
-            "traceId": f"{span.trace_id:032x}",
-            "spanId": f"{span.span_id:016x}",
-        }
-        if span.parent_id is not None:
-            out["parentSpanId"] = f"{span.parent_id:016x}"
-        out["name"] = span.name
-        out["kind"] = 1  # INTERNAL
-        out["startTimeUnixNano"] = str(span.start)
-        out["endTimeUnixNano"] = str(span.end)
-        out["attributes"] = _chunk_attrs(span.chunks, span.extra)
-        if span.events:
-            out["events"] = [
-                {
-                    "timeUnixNano": str(e.time),
-                    "name": e.name,
-                    "attributes": _chunk_attrs(e.chunks, None),
-                }
-                for e in span.events
-            ]
-        status: dict[str, Any] = {}
-        if span.status_message:
-            status["message"] = span.status_message
-        if span.status_code:
-            status["code"] = span.status_code
-        out["status"] = status
-        out["flags"] = 0x100 | (0x200 if span.parent_id is not None else 0)
-        encoded.append(out)
-    resource, scope = _resource_and_scope(batch)
-    return orjson.dumps(
-        {
-            "resourceSpans": [
-                {"resource": resource, "scopeSpans": [{"scope": scope, "spans": encoded}]}
-            ]
-        }
-    )
-
-
-def log_items_json(batch: ItemBatch[LogItem]) -> bytes:
-    """``{"resourceLogs": ...}`` for the emitter's log records."""
-    if not batch:
-        return orjson.dumps({"resourceLogs": []})
-    encoded = []
-    for item in batch:
-        out: dict[str, Any] = {}
-        if item.time:
-            out["timeUnixNano"] = str(item.time)
-        out["severityNumber"] = item.severity.value
-        if item.severity_text:
-            out["severityText"] = item.severity_text
-        out["body"] = {}
-        out["attributes"] = _chunk_attrs(item.chunks, item.extra)
-        if item.trace_id:
-            out["flags"] = 1  # sampled
-            out["traceId"] = f"{item.trace_id:032x}"
-        if item.span_id:
-            out["spanId"] = f"{item.span_id:016x}"
-        if item.time:
-            out["observedTimeUnixNano"] = str(item.time)
-        if item.event_name:
-            out["eventName"] = item.event_name
-        encoded.append(out)
-    resource, scope = _resource_and_scope(batch)
-    return orjson.dumps(
-        {
-            "resourceLogs": [
-                {"resource": resource, "scopeLogs": [{"scope": scope, "logRecords": encoded}]}
-            ]
-        }
-    )
 
 
 class OtlpJsonLinesFile:
@@ -227,7 +98,7 @@ class JsonLinesSink(Sink):
     def export(self, signal: RecordSignal, batch: ItemBatch[Any]) -> bool:
         if self._shutdown:
             return False
-        line = span_items_json(batch) if signal == "traces" else log_items_json(batch)
+        line = encode_spans_json(batch) if signal == "traces" else encode_logs_json(batch)
         return self._out.write(line)
 
     def shutdown(self) -> None:

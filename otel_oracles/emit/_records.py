@@ -2,13 +2,14 @@
 
 Why not the SDK's ``ReadableSpan`` / ``ReadableLogRecord``: building those (plus an
 ``Event``, a ``LogRecord`` and a ``Context`` with ``set_span_in_context`` per record) cost
-more than encoding them, and the package's encoders (``_otlp_proto``, ``_otlp_json``) do not
-need them. These records carry exactly what the SDK objects would, in
-``__slots__`` objects; attributes are runs (``Attrs``) shared by every record with the same
-values (a check's contract/name/type/layer, an outcome with its explanation) followed by a
-small per-record dict, so an encoder serializes each shared run once and reuses its bytes.
-This is the emitter's one record model: the OTLP protobuf and OTLP/JSON encoders write these
-records, and an SDK exporter a user supplies gets SDK objects built from them
+more than encoding them, and the package's encoders (the native core's, through
+``otel_oracles._native``) do not need them. These records carry exactly what the SDK objects
+would, in ``__slots__`` objects; attributes are runs (``Attrs``) shared by every record with
+the same values (a check's contract/name/type/layer, an outcome with its explanation)
+followed by a small per-record dict, so an encoder serializes each shared run once and
+reuses its bytes. This is the emitter's one record model: the OTLP protobuf and OTLP/JSON
+encoders write these records (reading these slots, and keeping each run's bytes in
+``Attrs.encoded``), and an SDK exporter a user supplies gets SDK objects built from them
 (``_sdk_adapter``), so it sees what the SDK's own tracer and logger would have handed it.
 
 This module imports nothing heavy: ``grade`` without an export imports it too.

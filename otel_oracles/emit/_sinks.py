@@ -2,18 +2,19 @@
 
 A sink gets a batch of one signal (``traces``: grade spans, ``logs``: evaluation log records)
 and says whether it was delivered; the emitter does the batching, counting and back-off for
-all sinks and signals alike. The package's sinks encode the records themselves (OTLP
-protobuf through ``_transport``'s senders, OTLP/JSON lines in ``_otlp_json``); an SDK
-exporter a user supplies is wrapped by ``_sdk_adapter.SdkExporterSink``.
+all sinks and signals alike. The package's sinks encode the records with the native core
+(``otel_oracles._native``: OTLP protobuf sent by ``_transport``'s senders, OTLP/JSON lines
+in ``_otlp_json``); an SDK exporter a user supplies is wrapped by
+``_sdk_adapter.SdkExporterSink``.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
-from otel_oracles.emit._otlp_proto import Encoder
+from otel_oracles._native import encode_logs_proto, encode_spans_proto
 from otel_oracles.emit._records import ItemBatch
 from otel_oracles.emit._transport import Sender
 
@@ -43,15 +44,15 @@ class Sink(ABC):
 
 
 class OtlpSink(Sink):
-    """OTLP protobuf over gRPC or HTTP: one sender per signal, one encoder for both."""
+    """OTLP protobuf over gRPC or HTTP: one sender per signal."""
+
+    _encode: ClassVar[Mapping[RecordSignal, Callable[[ItemBatch[Any]], bytes]]] = {
+        "traces": encode_spans_proto,
+        "logs": encode_logs_proto,
+    }
 
     def __init__(self, senders: Mapping[RecordSignal, Sender]) -> None:
         self._senders = dict(senders)
-        self._encoder = Encoder()
-        self._encode: dict[RecordSignal, Callable[[ItemBatch[Any]], bytes]] = {
-            "traces": self._encoder.span_items_bytes,
-            "logs": self._encoder.log_items_bytes,
-        }
         self.name = " and ".join(
             sorted({f"OTLP {s.target.protocol}" for s in self._senders.values()})
         )

@@ -1,9 +1,9 @@
 """Sending encoded OTLP requests: one small sender per protocol, with the SDK exporters'
 delivery rules.
 
-Why our own senders: the grader encodes its records itself (``_otlp_proto``), and handing
-bytes to the SDK's exporters meant reaching into their private members (stubs, clients,
-size limits), which break on any SDK release. These senders read the same standard
+Why our own senders: the grader encodes its records itself (``otel_oracles._native``), and
+handing bytes to the SDK's exporters meant reaching into their private members (stubs,
+clients, size limits), which break on any SDK release. These senders read the same standard
 variables the SDK's exporters read (``OTEL_EXPORTER_OTLP_[SIGNAL_]{ENDPOINT,HEADERS,TIMEOUT,
 COMPRESSION,CERTIFICATE,CLIENT_KEY,CLIENT_CERTIFICATE,INSECURE}``) and keep their rules:
 

@@ -1,28 +1,34 @@
-"""One record model, one encoder per wire format: what the OTLP protobuf encoder puts on
-the wire and what the OTLP/JSON writer puts in the file must equal what the SDK's own
-encoders make of the SDK objects the adapter builds from the same records (the objects an
-exporter a user supplies receives). If an SDK upgrade changes the encoding, these fail
-instead of the telemetry silently changing."""
+"""One record model, one encoder per wire format: what the native OTLP protobuf encoder
+puts on the wire and what its OTLP/JSON writer puts in the file must equal what the SDK's
+own encoders make of the SDK objects the adapter builds from the same records (the objects
+an exporter a user supplies receives): the protobuf byte for byte. If an SDK upgrade changes
+the encoding, these fail instead of the telemetry silently changing."""
 
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 import pytest
+from opentelemetry._logs import SeverityNumber
 from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-from opentelemetry.proto.common.v1.common_pb2 import KeyValue
 from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from otel_oracles.emit import EmitResult, EmitSettings, OtelEmitter, Sink, any_value
+from otel_oracles._native import (
+    encode_logs_json,
+    encode_logs_proto,
+    encode_spans_json,
+    encode_spans_proto,
+)
+from otel_oracles.emit import EmitResult, EmitSettings, OtelEmitter, Sink
 from otel_oracles.emit import _names as n
-from otel_oracles.emit._otlp_json import log_items_json, otlp_json, span_items_json
-from otel_oracles.emit._otlp_proto import Encoder, _list_field
-from otel_oracles.emit._records import ItemBatch
+from otel_oracles.emit._otlp_json import otlp_json
+from otel_oracles.emit._records import Attrs, EventItem, ItemBatch, LogItem, SpanItem
 from otel_oracles.emit._sdk_adapter import sdk_log_records, sdk_spans
 from otel_oracles.model.result import OracleResult, Outcome
 from tests.emit.conftest import make_results, make_trajectory, make_verdict
@@ -94,22 +100,17 @@ def test_each_wire_format_says_what_the_sdk_objects_say(
     assert len(logs.get_finished_logs()) == sum(map(len, log_batches))
     assert bool(span_batches) == settings.get("grade_span", True)
     assert bool(log_batches) == settings.get("log_events", True)
-    encoder = Encoder()
-    for _ in range(2):  # the second pass is served from the caches
+    for _ in range(2):  # the second pass reads the runs' cached bytes
         for batch in span_batches:
             expected = encode_spans(sdk_spans(batch))
-            assert ExportTraceServiceRequest.FromString(encoder.span_items_bytes(batch)) == (
-                expected
-            )
-            assert _normalized(json.loads(span_items_json(batch))) == _normalized(
+            assert encode_spans_proto(batch) == expected.SerializeToString()
+            assert _normalized(json.loads(encode_spans_json(batch))) == _normalized(
                 json.loads(otlp_json(expected))
             )
         for batch in log_batches:
             expected_logs = encode_logs(sdk_log_records(batch))
-            assert ExportLogsServiceRequest.FromString(encoder.log_items_bytes(batch)) == (
-                expected_logs
-            )
-            assert _normalized(json.loads(log_items_json(batch))) == _normalized(
+            assert encode_logs_proto(batch) == expected_logs.SerializeToString()
+            assert _normalized(json.loads(encode_logs_json(batch))) == _normalized(
                 json.loads(otlp_json(expected_logs))
             )
 
@@ -124,32 +125,136 @@ def test_records_without_ids_point_at_no_span_on_every_route() -> None:
     assert records and all(r.log_record.trace_id == 0 for r in records)
     assert all(int(r.log_record.trace_flags) == 0 for r in records)
     (batch,) = keep.batches["logs"]
-    text = log_items_json(batch).decode()
+    text = encode_logs_json(batch).decode()
     assert '"traceId"' not in text and '"flags"' not in text
-    request = ExportLogsServiceRequest.FromString(Encoder().log_items_bytes(batch))
+    request = ExportLogsServiceRequest.FromString(encode_logs_proto(batch))
     wire = [r for rl in request.resource_logs for sl in rl.scope_logs for r in sl.log_records]
     assert wire and all(r.trace_id == b"" and r.flags == 0 for r in wire)
 
 
+class _Unencodable:
+    """No OTLP attribute value: the SDK's encoder logs and skips it, so must ours."""
+
+
+_VALUES: dict[str, Any] = {
+    "none": None,
+    "false": False,
+    "zero": 0,
+    "negative": -(2**63),
+    "largest": 2**63 - 1,
+    "double": -0.5,
+    "empty": "",
+    "unicode": 'é☃\x00\n"\\',
+    "long": "x" * 300,
+    "bytes": b"\x00\xff",
+    "ints": [0, 1, 127, 128, 300, 2**40, 2**63 - 1],
+    "negatives": [-1, 2],
+    "strings": ["", "a", "é☃", "x" * 200],
+    "mixed": [1, "a", True, 1.5, None],
+    "tuple": ("a", "b"),
+    "no items": [],
+    "nested": [[1, [2]], {"k": [b"v"]}],
+    "mapping": {"a": 1, 2: "b"},
+    "many": list(range(40)),
+}
+
+
+def _batches(values: dict[str, Any]) -> tuple[ItemBatch[SpanItem], ItemBatch[LogItem]]:
+    """One span (with an event) and one log record carrying ``values`` in a shared run and
+    as the record's own values, in a batch with the emitter's resource and scope."""
+    from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+
+    from otel_oracles.emit._otel import grader_resource
+
+    run = Attrs({f"run.{k}": v for k, v in values.items()})
+    own = {f"own.{k}": v for k, v in values.items()}
+    resource, scope = grader_resource(), InstrumentationScope("s", "1", "https://schema")
+    span = SpanItem(
+        trace_id=2**128 - 1,
+        span_id=1,
+        parent_id=2**64 - 1,
+        name="é",
+        start=1,
+        end=2**64 - 1,
+        chunks=(run,),
+        extra=own,
+        events=[EventItem("ev", 3, (run,)), EventItem("", 0, ())],
+        status_code=2,
+        status_message="bad",
+    )
+    log = LogItem(4, 5, 6, SeverityNumber.WARN, "WARN", "ev", (run,), own)
+    return ItemBatch([span], resource, scope), ItemBatch([log], resource, scope)
+
+
+def test_attribute_values_of_every_kind_are_what_the_sdk_encodes() -> None:
+    spans, logs = _batches(_VALUES)
+    for _ in range(2):  # the second pass reads the runs' cached bytes
+        expected = encode_spans(sdk_spans(spans))
+        assert encode_spans_proto(spans) == expected.SerializeToString()
+        assert _normalized(json.loads(encode_spans_json(spans))) == _normalized(
+            json.loads(otlp_json(expected))
+        )
+        expected_logs = encode_logs(sdk_log_records(logs))
+        assert encode_logs_proto(logs) == expected_logs.SerializeToString()
+        assert _normalized(json.loads(encode_logs_json(logs))) == _normalized(
+            json.loads(otlp_json(expected_logs))
+        )
+
+
 @pytest.mark.parametrize(
-    "values",
-    [[0], [1, 127, 128, 300, 2**40, 2**63 - 1], ["", "a", "é☃", "x" * 200], list(range(40))],
+    "bad", [_Unencodable(), 2**63, -(2**63) - 1, [1, _Unencodable()]], ids=repr
 )
-def test_direct_list_attributes_are_what_upb_writes(values: list[Any]) -> None:
-    tag = b"\x32"
-    kv = KeyValue(key="k", value=any_value(values)).SerializeToString()
-    expected = tag + bytes([len(kv)]) if len(kv) < 128 else None
-    got = _list_field(tag, "k", values)
-    assert got is not None
-    assert KeyValue.FromString(got[len(got) - len(kv) :]) == KeyValue.FromString(kv)
-    assert got.endswith(kv)
-    if expected is not None:
-        assert got == expected + kv
+def test_values_otlp_cannot_hold_are_left_out_with_a_warning(
+    bad: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    spans, logs = _batches({"good": 1, "bad": bad})
+    with caplog.at_level(logging.WARNING, logger="otel_oracles.emit"):
+        request = ExportTraceServiceRequest.FromString(encode_spans_proto(spans))
+        records = json.loads(encode_logs_json(logs))["resourceLogs"][0]["scopeLogs"][0]
+    (span,) = request.resource_spans[0].scope_spans[0].spans
+    assert [kv.key for kv in span.attributes] == ["run.good", "own.good"]
+    (record,) = records["logRecords"]
+    assert [a["key"] for a in record["attributes"]] == ["run.good", "own.good"]
+    assert "run.bad" in caplog.text and "own.bad" in caplog.text
 
 
-@pytest.mark.parametrize("values", [[-1, 2], [1, "a"], [True, 1], ["a", 1], [1.5]])
-def test_direct_list_attributes_leave_other_lists_to_upb(values: list[Any]) -> None:
-    assert _list_field(b"\x32", "k", values) is None
+def test_values_nested_too_deep_are_left_out_not_a_crash(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    deep: list[Any] = []
+    deep.append(deep)  # a list that holds itself: endless nesting
+    spans, _ = _batches({"deep": deep})
+    with caplog.at_level(logging.WARNING, logger="otel_oracles.emit"):
+        request = ExportTraceServiceRequest.FromString(encode_spans_proto(spans))
+    assert not request.resource_spans[0].scope_spans[0].spans[0].attributes
+    assert "run.deep" in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("trace_id", -1, "SpanItem.trace_id: expected a trace id"),
+        ("span_id", 2**64, "SpanItem.span_id: expected a span id"),
+        ("start", "now", "SpanItem.start: expected nanoseconds"),
+        ("name", 3, "SpanItem.name: expected a str"),
+    ],
+)
+def test_a_malformed_record_is_named_in_one_line(field: str, value: Any, message: str) -> None:
+    spans, _ = _batches({})
+    setattr(spans[0], field, value)
+    for encode in (encode_spans_proto, encode_spans_json):
+        with pytest.raises(ValueError, match=message):
+            encode(spans)
+
+
+def test_empty_batches() -> None:
+    spans, logs = _batches({})
+    assert encode_spans_proto(ItemBatch([], spans.resource, spans.scope)) == b""
+    assert encode_logs_proto(ItemBatch([], logs.resource, None)) == b""
+    assert json.loads(encode_spans_json(ItemBatch([], spans.resource, None))) == {
+        "resourceSpans": []
+    }
+    assert json.loads(encode_logs_json(ItemBatch([], logs.resource, None))) == {"resourceLogs": []}
 
 
 @pytest.mark.parametrize("explain", ["template", "full"])
