@@ -61,6 +61,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "agent-framework",
         "beeai-openinference",
         "langchain-agents-openinference",
+        "pydantic-ai-openinference",
     }
 )
 """Sources whose content-off export still names the tools (README table, EXPECTED.md)."""
@@ -99,6 +100,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "agent-framework",
         "beeai-openinference",
         "langchain-agents-openinference",
+        "pydantic-ai-openinference",
     }
 )
 """Sources with execute_tool spans (failure status is visible without content)."""

@@ -148,6 +148,7 @@ TOOL_SPANS = (
     "agent-framework",
     "beeai-openinference",
     "langchain-agents-openinference",
+    "pydantic-ai-openinference",
 )
 UNNAMED_AGENTS = ("llamaindex-openinference", "haystack-openinference")
 """No span names the running agent: the handoff's source is missing evidence (its target too

@@ -665,6 +665,25 @@ SOURCES: dict[str, dict[str, Any]] = {
                                     "OPENINFERENCE_HIDE_INPUT_MESSAGES",
                                     "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
     },
+    "pydantic-ai-openinference": {
+        "what": "pydantic-ai Agent (OpenAIChatModel on the fake server, tool_plain tools, "
+        "ModelRetry for a failing search; agent delegation through a tool for g_handoff) with "
+        "pydantic-ai's own instrumentation and OpenInference's span processor on top "
+        "(openinference-instrumentation-pydantic-ai)",
+        "packages": ["pydantic-ai-slim", "openai", "openinference-instrumentation-pydantic-ai"],
+        "driver": "fw_pydantic_ai",
+        "tool_spans": True,
+        "handoff_via": "a delegation tool running the research agent "
+        "(`delegate_to_research_agent {\"question\": ...}`)",
+        "notes": ["**Tool failures:** the tool raises `ModelRetry`; pydantic-ai sends the model "
+                  "a retry prompt and the `execute_tool` span ends with status ERROR.",
+                  "**Content off:** pydantic-ai's `include_content=False`, with "
+                  "`OPENINFERENCE_HIDE_*=true`."],
+        "on": {},
+        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
+                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
+                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+    },
 }  # fmt: skip
 
 STREAMED_MODELS = {

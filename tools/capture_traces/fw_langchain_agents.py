@@ -1,4 +1,4 @@
-"""LangChain classic agents (``AgentExecutor``) traced by ``openinference-instrumentation-langchain``.
+"""LangChain classic agents (``AgentExecutor``) traced by OpenInference's LangChain tracer.
 
 The agent is ``create_tool_calling_agent`` over a ``ChatOpenAI`` model on the scripted fake
 OpenAI server, run by ``AgentExecutor`` (from ``langchain-classic``, the pre-LangGraph agent

@@ -1,0 +1,128 @@
+"""pydantic-ai runs traced by pydantic-ai's own instrumentation with OpenInference's span
+processor on top (``openinference-instrumentation-pydantic-ai``).
+
+The model is pydantic-ai's ``OpenAIChatModel`` on the scripted fake OpenAI server (real HTTP,
+unlike the shared ``pydantic-ai`` corpus's in-process ``FunctionModel``). Tools are
+``@agent.tool_plain`` functions over the scripted ``Tools``; a failing search raises
+``ModelRetry``, pydantic-ai's way of handing a tool error back to the model
+(``search_docs`` allows 3 retries). The OpenInference processor rewrites each finished
+pydantic-ai span in place, adding OpenInference attributes (``openinference.span.kind``,
+``llm.*``, ``input.value`` / ``output.value``) beside the GenAI ones, which is how Arize
+Phoenix users trace pydantic-ai.
+
+``g_handoff`` is agent delegation (pydantic-ai has no handoff primitive): the triage agent's
+``delegate_to_research_agent`` tool runs the research agent; the research agent searches and
+answers, and the triage agent passes the answer on. The research agent starts from a fresh
+history, so the fake server answers in call order (``fake_openai.call_order``).
+
+Content capture is pydantic-ai's ``include_content``; the capture's content-off variant sets
+``OPENINFERENCE_HIDE_*`` as well, and the driver turns ``include_content`` off with them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Any
+
+from scenarios import ANSWER, QUESTION, Scenario, SearchBackendError, Tools
+
+Turn = list[tuple[str, dict[str, Any]]] | str
+
+
+def script(scenario: Scenario) -> Scenario:
+    """The model's turns in call order: ``g_handoff`` calls the delegation tool, the research
+    agent searches and answers, then the triage agent passes the answer on."""
+    if not scenario.agents_only:
+        return scenario
+    turns: list[Turn] = [
+        [("delegate_to_research_agent", {"question": QUESTION})],
+        *scenario.turns[1:],
+        ANSWER,
+    ]
+    return dataclasses.replace(scenario, turns=turns)
+
+
+def add_tools(agent: Any, tools: Tools, executed: list[str]) -> None:
+    """The scripted tools as the agent's plain tools; each logs its execution first."""
+    from pydantic_ai import ModelRetry
+
+    @agent.tool_plain(retries=3)
+    def search_docs(query: str) -> dict[str, Any]:
+        """Search the knowledge base and return matching documents."""
+        executed.append("search_docs")
+        try:
+            result: dict[str, Any] = tools.search_docs(query)
+        except SearchBackendError as exc:
+            raise ModelRetry(f"SearchBackendError: {exc}") from exc
+        return result
+
+    @agent.tool_plain
+    def delete_records(table: str, where: str) -> dict[str, Any]:
+        """Delete records from a database table."""
+        executed.append("delete_records")
+        result: dict[str, Any] = tools.delete_records(table, where)
+        return result
+
+    @agent.tool_plain
+    def write_file(path: str, content: str) -> str:
+        """Write a file in the workspace."""
+        executed.append("write_file")
+        return str(tools.write_file(path, content))
+
+    @agent.tool_plain
+    def run_command(command: str) -> str:
+        """Run a shell command in the workspace."""
+        executed.append("run_command")
+        return str(tools.run_command(command))
+
+
+def run(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """One traced run; appends each executed scenario tool to ``executed`` and fails when
+    the run's answer is not the scripted one."""
+    from fake_openai import FakeOpenAI, call_order
+    from openinference.instrumentation.pydantic_ai import OpenInferenceSpanProcessor
+    from pydantic_ai import Agent
+    from pydantic_ai.models.instrumented import InstrumentationSettings
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    tracer_provider.add_span_processor(OpenInferenceSpanProcessor())
+    content = os.environ.get("OPENINFERENCE_HIDE_INPUTS", "").lower() != "true"
+    settings = InstrumentationSettings(tracer_provider=tracer_provider, include_content=content)
+    Agent.instrument_all(settings)
+    scripted = script(scenario)
+    with FakeOpenAI(scripted, turn_of=call_order()) as base_url:
+        model = OpenAIChatModel(
+            "gpt-4o-mini", provider=OpenAIProvider(base_url=base_url, api_key="capture-not-a-key")
+        )
+
+        def agent(name: str, instructions: str) -> Any:
+            return Agent(
+                model, name=name, instructions=instructions, model_settings={"temperature": 0.0}
+            )
+
+        if scenario.agents_only:
+            research = agent("research_agent", scenario.system)
+            add_tools(research, tools, executed)
+            runner = agent("triage_agent", "Hand research questions to research_agent.")
+
+            @runner.tool_plain
+            async def delegate_to_research_agent(question: str) -> str:
+                """Hand a research question to the research agent; returns its answer."""
+                return str((await research.run(question)).output)
+
+        else:
+            name = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
+            runner = agent(name, scenario.system)
+            add_tools(runner, tools, executed)
+        answer = str(runner.run_sync(scenario.prompt).output).strip()
+    final = scripted.turns[-1]
+    if answer != final:
+        raise SystemExit(f"{scenario.name}: answer {answer!r} != scripted {final!r}")
