@@ -207,6 +207,7 @@ NOTHING = (
     "openinference-anthropic-stream",
     "openllmetry-anthropic-stream",
     "genai-anthropic-stream",
+    "groq-openinference",
 )  # content off hides tool names
 
 

@@ -684,6 +684,21 @@ SOURCES: dict[str, dict[str, Any]] = {
                                     "OPENINFERENCE_HIDE_INPUT_MESSAGES",
                                     "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
     },
+    "groq-openinference": {
+        "what": "hand-written chat-completions tool loop on the groq client (Groq's SDK; its "
+        "OpenAI-compatible API under /openai/v1 on the fake server), recorded by "
+        "openinference-instrumentation-groq",
+        "packages": ["groq", "openinference-instrumentation-groq"],
+        "driver": "fw_groq",
+        "notes": ["**Tool failures:** sent back as a `role: tool` message with the error JSON; "
+                  "the raw client loop makes no tool spans (tool calls live in the model spans "
+                  "only).",
+                  ANTHROPIC_NOTES[1]],
+        "on": {},
+        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
+                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
+                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+    },
 }  # fmt: skip
 
 STREAMED_MODELS = {
