@@ -75,6 +75,31 @@ def test_an_observed_violation_stays_a_failure_whatever_else_the_trace_holds() -
     assert result.outcome == Outcome.INVARIANT_FAILURE, result.message
 
 
+def test_a_required_handoff_not_seen_beside_unknown_spans_is_missing_evidence() -> None:
+    """The transfer may be among the spans no convention recognised (an unmapped handoff
+    span); a forbidden transfer that was seen stays a failure."""
+    run = (
+        {"kind": "agent", "agent_name": "triage"},
+        {"kind": "agent", "agent_name": "research"},
+    )
+    required = {"type": "handoff", "required": ["triage -> research"]}
+    unseen = check(required, traj(*run, unmapped_spans={"Handoff": 1}))
+    assert unseen.outcome == Outcome.MISSING_EVIDENCE, unseen.message
+    assert "'Handoff' x1" in unseen.message and "did not happen" in unseen.message
+    assert check(required, traj(*run)).outcome == Outcome.INVARIANT_FAILURE
+    seen = traj(
+        *run[:1],
+        {"kind": "handoff", "from_agent": "triage", "to_agent": "billing"},
+        unmapped_spans={"Handoff": 1},
+    )
+    forbidden = {
+        "type": "handoff",
+        "required": ["triage -> research"],
+        "forbidden": ["* -> billing"],
+    }
+    assert check(forbidden, seen).outcome == Outcome.INVARIANT_FAILURE
+
+
 def test_the_names_listed_are_capped() -> None:
     from otel_oracles.grade import grade
 

@@ -704,6 +704,9 @@ class Handoff(OracleCheck):
                 details=details,
                 span_ids=span_ids(h.step for _, h in bad),
                 step_indexes=indexes(h.step for _, h in bad),
+                # A required transfer not seen may be in spans no convention recognised; a
+                # forbidden one seen is a failure whatever else the trace holds.
+                unseen=not bad,
             )
         hits = [h for r in p.required for h in _hits(r, seen)]
         return Finding.ok(
