@@ -62,6 +62,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "beeai-openinference",
         "langchain-agents-openinference",
         "pydantic-ai-openinference",
+        "vercel-ai-sdk-5",
     }
 )
 """Sources whose content-off export still names the tools (README table, EXPECTED.md)."""
@@ -101,15 +102,22 @@ TOOL_SPAN_SOURCES = frozenset(
         "beeai-openinference",
         "langchain-agents-openinference",
         "pydantic-ai-openinference",
+        "vercel-ai-sdk-5",
     }
 )
 """Sources with execute_tool spans (failure status is visible without content)."""
 
 OK_NOT_SHOWN = frozenset(
-    {"langgraph-openinference", "langgraph-openllmetry", "langchain-agents-openinference"}
+    {
+        "langgraph-openinference",
+        "langgraph-openllmetry",
+        "langchain-agents-openinference",
+        "vercel-ai-sdk-5",
+    }
 )
-"""LangChain's tracers end a tool span OK when the tool handled its own error (the error text
-is its output): with content off an OK span leaves the outcome unknown (``unset``)."""
+"""Tool spans end OK when the tool handled or returned its own error (LangChain's
+``handle_tool_error``, an AI SDK tool returning an error object): with content off an OK span
+leaves the outcome unknown (``unset``)."""
 
 HANDLED_FAILURES = frozenset({"langchain-agents-openinference"})
 """Sources whose tools handle every failure themselves (``handle_tool_error``): the span ends

@@ -149,6 +149,7 @@ TOOL_SPANS = (
     "beeai-openinference",
     "langchain-agents-openinference",
     "pydantic-ai-openinference",
+    "vercel-ai-sdk-5",
 )
 UNNAMED_AGENTS = ("llamaindex-openinference", "haystack-openinference")
 """No span names the running agent: the handoff's source is missing evidence (its target too
@@ -171,11 +172,13 @@ OK_NOT_SHOWN = (
     "langgraph-openinference",
     "langgraph-openllmetry",
     "langchain-agents-openinference",
+    "vercel-ai-sdk-5",
 )
-"""LangChain's tracers end a tool span OK when the tool handled its own error
-(``handle_tool_error``: the error text is its output), so with content off an OK span leaves
-the call's outcome unknown: an outcome check that passes with content on is missing evidence
-there; failures the span status shows still count."""
+"""Tool spans that end OK when the tool handled or returned its own error (LangChain's
+``handle_tool_error``: the error text is its output; an AI SDK tool returning an error
+object), so with content off an OK span leaves the call's outcome unknown: an outcome check
+that passes with content on is missing evidence there; failures the span status shows still
+count."""
 HANDLED_FAILURES = ("langchain-agents-openinference",)
 """Every tool failure is handled inside the tool (span OK): with content off none is seen."""
 TARGET_IN_ARGUMENTS = ("crewai-openinference",)

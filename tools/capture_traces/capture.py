@@ -109,6 +109,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "packages": [],
         "node": ["@mastra/core", "@mastra/observability", "@mastra/otel-exporter",
                  "@ai-sdk/openai-compatible", "@opentelemetry/sdk-trace-base"],
+        "node_runner": "fw_mastra:run_mastra",
         "tool_spans": True,
         "handoff_via": "Mastra's sub-agent tool (`agent-research_agent {\"prompt\": ...}`)",
         "notes": ["**Tool failures:** the tool throws; Mastra sends the model the error and "
@@ -699,6 +700,23 @@ SOURCES: dict[str, dict[str, Any]] = {
                                     "OPENINFERENCE_HIDE_INPUT_MESSAGES",
                                     "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
     },
+    "vercel-ai-sdk-5": {
+        "what": "Vercel AI SDK 5 agents (Experimental_Agent with stopWhen: stepCountIs(10) and "
+        "tool() tools on @ai-sdk/openai-compatible against the fake server; an agent used as a "
+        "tool for g_handoff) traced by the SDK's experimental_telemetry (ai.* spans; node "
+        "vercel5.mjs, driven by fw_vercel5.py)",
+        "packages": [],
+        "node": ["ai", "@ai-sdk/openai-compatible", "@opentelemetry/sdk-trace-base"],
+        "node_runner": "fw_vercel5:run_vercel5",
+        "tool_spans": True,
+        "handoff_via": "the research agent as a tool (`research_agent {\"question\": ...}`)",
+        "notes": ["**Tool failures:** the tool throws; AI SDK 5 hands the model the error as a "
+                  "tool-error result and the run goes on.",
+                  "**Content off:** `experimental_telemetry` with `recordInputs` / "
+                  "`recordOutputs: false`."],
+        "on": {},
+        "off": {},
+    },
 }  # fmt: skip
 
 STREAMED_MODELS = {
@@ -1266,10 +1284,10 @@ def main() -> None:
     for name in names:
         for content in ("on", "off"):
             variant = name if content == "on" else f"{name}.nocontent"
-            if args.source == "mastra":
-                from fw_mastra import run_mastra
-
-                executed = run_mastra(
+            node_runner = SOURCES[args.source].get("node_runner")  # "fw_x:function"
+            if node_runner:
+                module, _, function = node_runner.partition(":")
+                executed = getattr(importlib.import_module(module), function)(
                     SCENARIOS[name], variant, content == "on", out, args.node_project
                 )
                 results.setdefault(name, {})[variant] = executed

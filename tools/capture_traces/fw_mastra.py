@@ -58,12 +58,28 @@ def run_mastra(
     scenario: Scenario, variant: str, content: bool, out: Path, project: Path
 ) -> list[str]:
     """Run one (scenario, content) variant; returns the tools the run really executed."""
+    return run_node_agent("mastra.mjs", script(scenario), scenario, variant, content, out, project)
+
+
+def run_node_agent(
+    node_script: str,
+    scripted: Scenario,
+    scenario: Scenario,
+    variant: str,
+    content: bool,
+    out: Path,
+    project: Path,
+) -> list[str]:
+    """Run ``node_script`` (a Node agent beside this file, copied into ``project`` for its
+    ``node_modules``) on one (scenario, content) variant while the fake server answers
+    ``scripted`` in call order; returns the tools the run really executed, and fails when its
+    final answer is not the scenario's."""
     agent = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
-    script_path = project / "mastra.mjs"
-    if script_path.resolve() != (HERE / "mastra.mjs").resolve():
-        shutil.copyfile(HERE / "mastra.mjs", script_path)
+    script_path = project / node_script
+    if script_path.resolve() != (HERE / node_script).resolve():
+        shutil.copyfile(HERE / node_script, script_path)
     spec_path = out.resolve() / f".{variant}.spec.json"
-    with FakeOpenAI(script(scenario), turn_of=call_order()) as base_url:
+    with FakeOpenAI(scripted, turn_of=call_order()) as base_url:
         spec = {
             "system": scenario.system, "prompt": scenario.prompt, "baseURL": base_url,
             "results": tool_results(scenario), "content": content, "agent": agent,
