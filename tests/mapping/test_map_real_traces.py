@@ -28,6 +28,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "langfuse-openai",
         "mlflow-openai",
         "mlflow-openai-semconv",
+        "mlflow-openai-agents",
         "pydantic-ai",
         "openai-agents-otel-v2",
         "vercel-ai-sdk-otel",
@@ -72,6 +73,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "langfuse-openai",
         "mlflow-openai",
         "mlflow-openai-semconv",
+        "mlflow-openai-agents",
         "pydantic-ai",
         "openai-agents-otel-v2",
         "vercel-ai-sdk-otel",
@@ -129,6 +131,7 @@ tool's arguments, so with content off it is missing (None), never guessed."""
 
 GENERIC_ERROR_TEXT = frozenset(
     {
+        "mlflow-openai-agents",
         "openai-agents-otel-v2",
         "openai-agents-responses",
         "openai-agents-responses-stream",

@@ -119,6 +119,7 @@ TOOL_SPANS = (
     "langfuse-openai",
     "mlflow-openai",
     "mlflow-openai-semconv",
+    "mlflow-openai-agents",
     "openai-agents-otel-v2",
     "pydantic-ai",
     "vercel-ai-sdk-otel",

@@ -182,6 +182,24 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {"MLFLOW_ENABLE_OTEL_GENAI_SEMCONV": "true"},
         "off": {"MLFLOW_ENABLE_OTEL_GENAI_SEMCONV": "true"},
     },
+    "mlflow-openai-agents": {
+        "what": "OpenAI Agents SDK (OpenAIChatCompletionsModel on the fake server, "
+        "@function_tool tools, a native handoff for g_handoff) traced by MLflow's autolog "
+        "(mlflow.openai.autolog(): its processor for the SDK's spans, plus the openai client's "
+        "calls), exported by MLflow's OTLP exporter to the capture's sink, native mlflow.* "
+        "attributes",
+        "packages": ["mlflow-tracing", "openai-agents", "openai"],
+        "driver": "fw_mlflow:run_openai_agents",
+        "sink": True,
+        "tool_spans": True,
+        "handoff_via": "the SDK's native `transfer_to_research_agent {}` handoff",
+        "notes": ["**Tool failures:** the tool raises; the SDK sends the model its generic "
+                  "error text.",
+                  "**Content off:** as mlflow-openai (inputs and outputs set to `[REDACTED]` "
+                  "by a span processor)."],
+        "on": {},
+        "off": {},
+    },
     "openai-agents-responses": {
         "what": "OpenAI Agents SDK on its default Responses API model (OpenAIResponsesModel on "
         "the scripted Responses server; @function_tool tools; a native handoff for g_handoff) "

@@ -11,6 +11,11 @@ Content off: MLflow has no switch; its documented hook is a span processor given
 ``mlflow.tracing.configure(span_processors=[...])``, and the off variant's processor replaces
 every span's inputs and outputs with ``[REDACTED]``, as MLflow's own masking example does for
 the fields it masks.
+
+``run_openai_agents`` (``mlflow-openai-agents``): the OpenAI Agents SDK app of
+``fw_openai_agents.py`` traced by the same ``mlflow.openai.autolog()``, which also registers
+MLflow's processor for the SDK's own spans (agent runs, model calls, function tools,
+handoffs); the SDK's export to OpenAI is off (``set_trace_processors([])`` first).
 """
 
 from __future__ import annotations
@@ -31,21 +36,37 @@ def redact_content(span: Any) -> None:
     span.set_outputs(REDACTED)
 
 
-def run(
-    scenario: Scenario, endpoint: str, tools: Tools, executed: list[str], *, content: bool
-) -> None:
-    """Run one scenario; ``executed`` receives each tool that really ran, in order."""
+def configure(endpoint: str, *, content: bool) -> Any:
+    """MLflow's OTLP export pointed at ``endpoint`` (nothing else contacted), OpenAI autolog
+    on, and for content off the masking span processor; returns the ``mlflow`` module."""
     os.environ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] = f"{endpoint}/v1/traces"
     os.environ["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"] = "http/protobuf"
     os.environ.setdefault("OTEL_SERVICE_NAME", "capture-mlflow-openai")
     os.environ["MLFLOW_DISABLE_TELEMETRY"] = "true"
     os.environ["MLFLOW_TRACKING_URI"] = endpoint  # never used for export; skips store lookup
     import mlflow
-    from openai import OpenAI
 
     mlflow.openai.autolog()
     if not content:
         mlflow.tracing.configure(span_processors=[redact_content])
+    return mlflow
+
+
+def flush() -> None:
+    """MLflow's OTLP exporter sits behind a BatchSpanProcessor: flush it before the sink
+    closes."""
+    from mlflow.tracing.provider import provider
+
+    provider.get().force_flush()
+
+
+def run(
+    scenario: Scenario, endpoint: str, tools: Tools, executed: list[str], *, content: bool
+) -> None:
+    """Run one scenario; ``executed`` receives each tool that really ran, in order."""
+    mlflow = configure(endpoint, content=content)
+    from openai import OpenAI
+
     with FakeOpenAI(scenario) as base_url:
         client = OpenAI(base_url=base_url, api_key="capture-not-a-key")
         run_decorated(
@@ -56,7 +77,17 @@ def run(
             agent=lambda name: mlflow.trace(name=name, span_type="AGENT"),
             tool=lambda name: mlflow.trace(name=name, span_type="TOOL"),
         )
-    from mlflow.tracing.provider import provider
+    flush()
 
-    # MLflow's OTLP exporter sits behind a BatchSpanProcessor: flush it before the sink closes.
-    provider.get().force_flush()
+
+def run_openai_agents(
+    scenario: Scenario, endpoint: str, tools: Tools, executed: list[str], *, content: bool
+) -> None:
+    """The OpenAI Agents SDK app traced by MLflow's autolog (its agents trace processor)."""
+    from agents import set_trace_processors
+    from fw_openai_agents import run_app
+
+    set_trace_processors([])  # no export to OpenAI's tracing backend; MLflow adds its own
+    configure(endpoint, content=content)
+    run_app(scenario, tools, executed)
+    flush()

@@ -83,6 +83,13 @@ def parse_string(value: Any) -> str | None:
     return str(value)
 
 
+def parse_text_only(value: Any) -> str | None:
+    """Text, or nothing. For payloads that are an answer only when they are text: MLflow's
+    ``AGENT`` spans record whatever the traced function returned, and the OpenAI Agents SDK's
+    agent spans record ``{"output_type": "str"}`` there, metadata that is no answer."""
+    return value if isinstance(value, str) else None
+
+
 def parse_string_list(value: Any) -> list[str] | None:
     """``["stop"]``, ``"stop"`` or a JSON array string all become a list of strings."""
     value = parse_json(value) if isinstance(value, str) and value.startswith("[") else value
@@ -102,5 +109,6 @@ PARSERS: Mapping[str, Parser] = {
     "int": parse_int,
     "string": parse_string,
     "string_list": parse_string_list,
+    "text_only": parse_text_only,
 }
 """Registered names (as written in YAML ``parse:``) -> parser."""
