@@ -1,1 +1,1024 @@
 //! OTLP/JSON request bodies (canonical and the tolerant forms) to [`crate::model`] records.
+//!
+//! One decoder for every OTLP/JSON body: what the OTLP specification writes
+//! (<https://opentelemetry.io/docs/specs/otlp/#json-protobuf-encoding>) and the variants real
+//! tools write, each problem reported with its place in the request
+//! (`resourceSpans[0].scopeSpans[0].spans[3].kind`). The rules:
+//!
+//! * **Request.** A JSON object holding `resourceSpans`, `resourceLogs` and/or
+//!   `resourceMetrics` (a key present with `null` counts); metrics are counted in
+//!   `ignored` (the `metrics` of every `scopeMetrics`). Another object, a value that is not
+//!   an object, or a top-level list that is not a list refuse the whole body
+//!   ([`JsonError::Request`]); `{}` is an empty request.
+//! * **Keys.** lowerCamelCase as OTLP writes them, else snake_case, looked up per field (the
+//!   camelCase value wins unless it is absent or `null`). Exception kept from the Python
+//!   decoder: a span reads its ids and times in snake_case only when it has no `traceId`.
+//! * **Ids.** 32/16 hex digits in either case; else base64 that decodes to exactly 16/8 bytes
+//!   (protobuf's generic JSON printer). A span without a usable trace or span id is rejected
+//!   (`traceId is missing`, `... is all zeros, which OTLP defines as invalid`, `... must be
+//!   32 hex digits (16 bytes), got 'xyz'`, `... must be a hex string, got 5`); an empty, falsy
+//!   or all-zero parent id means "no parent"; a log record with a bad id keeps the record
+//!   without span context. A link with a bad id is ignored.
+//! * **Times.** Decimal strings, JSON integers, or floats with an integral value, from 0 to
+//!   2^64-1; anything else rejects the span (log record; event ignored). Python's `int()`
+//!   spellings (whitespace, `+`, `1_000`) are accepted. Negative or larger values, which
+//!   the Python decoder kept as Python integers, are rejected with a reason (protobuf cannot
+//!   carry them either).
+//! * **Enums.** Integers in range or the enum's names (`SPAN_KIND_CLIENT`,
+//!   `STATUS_CODE_ERROR`, `SEVERITY_NUMBER_WARN2`); any other kind or status code is read as
+//!   unspecified with a problem; an unknown severity reads as 0.
+//! * **AnyValue.** Exactly one variant (`stringValue`, `boolValue`, `intValue` as a decimal
+//!   string or integer, `doubleValue` as a number or `NaN`/`Infinity`/`-Infinity` or another
+//!   float string, `bytesValue` as base64 or URL-safe base64, `arrayValue`, `kvlistValue`; or
+//!   the snake_case spellings); `{}` is `None`. A malformed value, or one nested past
+//!   [`MAX_ANY_VALUE_DEPTH`] arrays/kvlists, reads as `None` with a problem naming the
+//!   attribute; `intValue` outside 64 bits is malformed.
+//! * **Attributes.** `{key, value}` entries; a repeated key keeps its first position and last
+//!   value (a Python `dict`); malformed entries are skipped with a problem. All attribute
+//!   values are converted here, eagerly: a malformed one is reported when the body is decoded
+//!   (the Python decoders reported one when it was first read, or never if nobody read it).
+//! * **Structure.** A resource, scope, span, event, link or log record that is not an object,
+//!   or a list that is not a list, is skipped with a problem saying what was skipped; a
+//!   status that is not an object is ignored with a problem; names and messages that are not
+//!   strings are read as Python's `str()` of the value (the span name must be a string).
+//! * **Limits.** Nesting past [`value::MAX_JSON_DEPTH`] levels refuses the body with the
+//!   byte offset ([`JsonError::TooDeep`]); at most [`crate::model::MAX_LISTED_PROBLEMS`]
+//!   messages are kept per body, the rest counted. Not JSON at all is [`JsonError::Syntax`]
+//!   with line and column.
+
+pub mod repr;
+pub mod scalars;
+pub mod value;
+
+use std::sync::Arc;
+
+use crate::model::{
+    AnyValue, Attributes, Batch, Event, KeyValue, Link, LogRecord, Problems, Resource, Scope, Span,
+};
+use repr::{py_str, repr_str, show, type_name};
+use scalars::{b64_bytes, b64_strict, hex_id, py_float, py_int};
+use value::{dedupe_last_wins, parse, Obj, ParseError, J};
+
+/// Most arrays/kvlists one attribute value or log body may nest.
+pub const MAX_ANY_VALUE_DEPTH: usize = 64;
+
+/// Why a body was refused as a whole.
+#[derive(Debug, Clone, PartialEq)]
+pub enum JsonError {
+    /// Not JSON: `invalid JSON at line {line} column {column}: {message}`.
+    Syntax {
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    /// Nested past the depth limit; the message names the byte offset.
+    TooDeep(String),
+    /// JSON, but not an OTLP request; the message says why.
+    Request(String),
+}
+
+impl From<ParseError> for JsonError {
+    fn from(err: ParseError) -> Self {
+        match err {
+            ParseError::Syntax {
+                line,
+                column,
+                message,
+            } => JsonError::Syntax {
+                line,
+                column,
+                message,
+            },
+            ParseError::TooDeep(message) => JsonError::TooDeep(message),
+        }
+    }
+}
+
+/// Decodes one OTLP/JSON request body.
+pub fn decode(data: &[u8]) -> Result<Batch, JsonError> {
+    let doc = parse(data)?;
+    decode_value(&doc).map_err(JsonError::Request)
+}
+
+/// Decodes a JSON array of requests (some tools dump a list of export bodies): one result
+/// per item, an item that is not a request giving its reason. A document that is not an
+/// array is one request.
+pub fn decode_many(data: &[u8]) -> Result<Vec<Result<Batch, String>>, JsonError> {
+    match parse(data)? {
+        J::Arr(items) => Ok(items.iter().map(decode_value).collect()),
+        doc => Ok(vec![decode_value(&doc)]),
+    }
+}
+
+/// A field problem inside one record: the message says what, the caller says where.
+struct Bad(String);
+
+type Fallible<T> = Result<T, Bad>;
+
+fn bad<T>(message: String) -> Fallible<T> {
+    Err(Bad(message))
+}
+
+/// Python truthiness of a JSON value (`if x:`).
+fn truthy(value: &J<'_>) -> bool {
+    match value {
+        J::Null => false,
+        J::Bool(b) => *b,
+        J::U64(n) => *n != 0,
+        J::I64(n) => *n != 0,
+        J::F64(x) => *x != 0.0,
+        J::Str(s) => !s.is_empty(),
+        J::Arr(items) => !items.is_empty(),
+        J::Obj(obj) => !obj.is_empty(),
+    }
+}
+
+/// The value under `camel`, else under `snake` when `camel` is absent or `null`.
+fn get2<'o, 'a>(obj: &'o Obj<'a>, camel: &str, snake: &str) -> Option<&'o J<'a>> {
+    obj.get_some(camel).or_else(|| obj.get_some(snake))
+}
+
+/// A list field (`None` = absent or null = empty); `where_` prefixes the message.
+fn list_field<'o, 'a>(
+    obj: &'o Obj<'a>,
+    camel: &str,
+    snake: &str,
+    where_: &str,
+) -> Fallible<&'o [J<'a>]> {
+    match get2(obj, camel, snake) {
+        None => Ok(&[]),
+        Some(J::Arr(items)) => Ok(items),
+        Some(other) => bad(format!(
+            "{where_}.{camel} must be a list, got {}",
+            show(other)
+        )),
+    }
+}
+
+fn decode_value(doc: &J<'_>) -> Result<Batch, String> {
+    let J::Obj(obj) = doc else {
+        return Err(format!(
+            "expected an OTLP/JSON request object, got a JSON {}",
+            type_name(doc)
+        ));
+    };
+    let mut batch = Batch::default();
+    let mut found = false;
+    let top = |camel: &str, snake: &str| -> Result<(bool, &[J<'_>]), String> {
+        let items = list_field(obj, camel, snake, "")
+            .map_err(|Bad(message)| message.trim_start_matches('.').to_string())?;
+        Ok((
+            !items.is_empty() || obj.contains(camel) || obj.contains(snake),
+            items,
+        ))
+    };
+    let (present, spans) = top("resourceSpans", "resource_spans")?;
+    if present {
+        found = true;
+        decode_spans(spans, &mut batch);
+    }
+    let (present, logs) = top("resourceLogs", "resource_logs")?;
+    if present {
+        found = true;
+        decode_logs(logs, &mut batch);
+    }
+    let (present, metrics) = top("resourceMetrics", "resource_metrics")?;
+    if present {
+        found = true;
+        batch.ignored += count_metrics(metrics);
+    }
+    if !found && !obj.is_empty() {
+        let mut keys: Vec<&str> = obj.iter().map(|(k, _)| k).collect();
+        keys.sort_unstable();
+        let listed: Vec<String> = keys.iter().take(8).map(|k| repr_str(k)).collect();
+        return Err(format!(
+            "not an OTLP/JSON request: expected a resourceSpans, resourceLogs or \
+             resourceMetrics key, got keys [{}]",
+            listed.join(", ")
+        ));
+    }
+    Ok(batch)
+}
+
+fn count_metrics(resource_metrics: &[J<'_>]) -> usize {
+    let mut count = 0;
+    for rm in resource_metrics {
+        let J::Obj(rm) = rm else { continue };
+        let Some(J::Arr(scopes)) = get2(rm, "scopeMetrics", "scope_metrics") else {
+            continue;
+        };
+        for sm in scopes {
+            if let J::Obj(sm) = sm {
+                if let Some(J::Arr(metrics)) = sm.get("metrics") {
+                    count += metrics.len();
+                }
+            }
+        }
+    }
+    count
+}
+
+/// One readable scope of `resourceSpans`/`resourceLogs`: its resource, its object and path.
+struct ScopeEntry<'o, 'a> {
+    resource: Arc<Resource>,
+    scope: &'o Obj<'a>,
+    path: String,
+}
+
+/// The readable scopes of `resource{signal}` (`signal` = "Spans"/"Logs"); what cannot be
+/// read is reported and skipped.
+fn scopes<'o, 'a>(
+    entries: &'o [J<'a>],
+    signal: &str,
+    problems: &mut Problems,
+) -> Vec<ScopeEntry<'o, 'a>> {
+    let (camel, snake) = match signal {
+        "Spans" => ("scopeSpans", "scope_spans"),
+        _ => ("scopeLogs", "scope_logs"),
+    };
+    let mut out = Vec::new();
+    for (ri, entry) in entries.iter().enumerate() {
+        let rwhere = format!("resource{signal}[{ri}]");
+        let J::Obj(entry) = entry else {
+            problems.push(format!("{rwhere}: expected an object, got {}", show(entry)));
+            continue;
+        };
+        let read = resource(entry, &rwhere, problems)
+            .and_then(|res| Ok((res, list_field(entry, camel, snake, &rwhere)?)));
+        let (res, scope_list) = match read {
+            Ok(found) => found,
+            Err(Bad(message)) => {
+                problems.push(format!("{message}; resource skipped"));
+                continue;
+            }
+        };
+        for (si, scope) in scope_list.iter().enumerate() {
+            let path = format!("{rwhere}.scope{signal}[{si}]");
+            match scope {
+                J::Obj(scope) => out.push(ScopeEntry {
+                    resource: Arc::clone(&res),
+                    scope,
+                    path,
+                }),
+                other => problems.push(format!("{path}: expected an object, got {}", show(other))),
+            }
+        }
+    }
+    out
+}
+
+fn resource(entry: &Obj<'_>, where_: &str, problems: &mut Problems) -> Fallible<Arc<Resource>> {
+    let Some(res) = entry.get_some("resource") else {
+        return Ok(Arc::default());
+    };
+    let J::Obj(res) = res else {
+        return bad(format!(
+            "{where_}.resource must be an object, got {}",
+            show(res)
+        ));
+    };
+    let attributes = match res.get("attributes") {
+        Some(J::Arr(items)) if !items.is_empty() => items,
+        Some(other) if truthy(other) => {
+            return bad(format!(
+                "{where_}.resource.attributes must be a list, got {}",
+                show(other)
+            ))
+        }
+        _ => return Ok(Arc::default()),
+    };
+    // Converted entry by entry, every entry (repeated keys included), as before.
+    let mut pairs = Vec::with_capacity(attributes.len());
+    for (i, kv) in attributes.iter().enumerate() {
+        let Some((key, raw)) = key_value(kv) else {
+            problems.push(format!(
+                "{where_}.resource.attributes[{i}]: expected {{key, value}}, got {}",
+                show(kv)
+            ));
+            continue;
+        };
+        let value = match raw.map_or(Ok(AnyValue::Empty), |v| any_value(v, 0)) {
+            Ok(value) => value,
+            Err(message) => {
+                problems.push(format!(
+                    "{where_}.resource: attribute {}: {message}; read as null",
+                    repr_str(key)
+                ));
+                AnyValue::Empty
+            }
+        };
+        pairs.push((key.to_string(), value));
+    }
+    Ok(Arc::new(Resource {
+        attributes: into_attributes(pairs),
+    }))
+}
+
+fn into_attributes(pairs: Vec<(String, AnyValue)>) -> Attributes {
+    dedupe_last_wins(pairs)
+        .into_iter()
+        .map(|(key, value)| KeyValue { key, value })
+        .collect()
+}
+
+/// `(key, value)` of a `{key, value}` entry; the value `None` when absent.
+fn key_value<'o, 'a>(kv: &'o J<'a>) -> Option<(&'o str, Option<&'o J<'a>>)> {
+    let J::Obj(kv) = kv else { return None };
+    match kv.get("key") {
+        Some(J::Str(key)) => Some((key.as_ref(), kv.get("value"))),
+        _ => None,
+    }
+}
+
+/// An attribute list of a span, event, link or log record; problems name `where_`.
+fn attributes(list: &[J<'_>], where_: &dyn Fn() -> String, problems: &mut Problems) -> Attributes {
+    let mut pairs = Vec::with_capacity(list.len());
+    for (i, kv) in list.iter().enumerate() {
+        match key_value(kv) {
+            Some(pair) => pairs.push(pair),
+            None => problems.push(format!(
+                "{}: attributes[{i}]: expected {{key, value}}, got {}",
+                where_(),
+                show(kv)
+            )),
+        }
+    }
+    // Only the value a key ends up with is converted (and reported), as a dict would.
+    dedupe_last_wins(pairs)
+        .into_iter()
+        .map(|(key, raw)| {
+            let value = match raw {
+                None => AnyValue::Empty,
+                Some(J::Obj(obj)) if obj.len() == 1 => match obj.get("stringValue") {
+                    Some(J::Str(s)) => AnyValue::Str(s.to_string()),
+                    _ => convert_attribute(key, raw, where_, problems),
+                },
+                Some(_) => convert_attribute(key, raw, where_, problems),
+            };
+            KeyValue {
+                key: key.to_string(),
+                value,
+            }
+        })
+        .collect()
+}
+
+fn convert_attribute(
+    key: &str,
+    raw: Option<&J<'_>>,
+    where_: &dyn Fn() -> String,
+    problems: &mut Problems,
+) -> AnyValue {
+    let Some(raw) = raw else {
+        return AnyValue::Empty;
+    };
+    any_value(raw, 0).unwrap_or_else(|message| {
+        problems.push(format!(
+            "{}: attribute {}: {message}; read as null",
+            where_(),
+            repr_str(key)
+        ));
+        AnyValue::Empty
+    })
+}
+
+fn too_deep_value() -> String {
+    format!("AnyValue nests more than {MAX_ANY_VALUE_DEPTH} arrays/kvlists deep")
+}
+
+/// An OTLP/JSON `AnyValue`; `depth` = the arrays/kvlists around it. `Err` is the reason.
+fn any_value(value: &J<'_>, depth: usize) -> Result<AnyValue, String> {
+    let J::Obj(obj) = value else {
+        return Err(format!(
+            "expected an AnyValue object like {{'stringValue': ...}}, got {}",
+            show(value)
+        ));
+    };
+    match obj.len() {
+        0 => return Ok(AnyValue::Empty),
+        1 => {}
+        _ => {
+            let mut keys: Vec<&str> = obj.iter().map(|(k, _)| k).collect();
+            keys.sort_unstable();
+            let listed: Vec<String> = keys.iter().map(|k| repr_str(k)).collect();
+            return Err(format!(
+                "an AnyValue holds exactly one variant, got keys [{}]",
+                listed.join(", ")
+            ));
+        }
+    }
+    let Some((variant, x)) = obj.iter().next() else {
+        return Ok(AnyValue::Empty);
+    };
+    match variant {
+        "stringValue" | "string_value" => match x {
+            J::Str(s) => Ok(AnyValue::Str(s.to_string())),
+            other => Err(format!("stringValue must be a string, got {}", show(other))),
+        },
+        "boolValue" | "bool_value" => match x {
+            J::Bool(b) => Ok(AnyValue::Bool(*b)),
+            other => Err(format!(
+                "boolValue must be true or false, got {}",
+                show(other)
+            )),
+        },
+        "intValue" | "int_value" => int64(x).map(AnyValue::Int),
+        "doubleValue" | "double_value" => double(x).map(AnyValue::Double),
+        "bytesValue" | "bytes_value" => match x {
+            J::Str(s) => b64_bytes(s)
+                .map(AnyValue::Bytes)
+                .ok_or_else(|| format!("bytesValue must be base64, got {}", show(x))),
+            other => Err(format!(
+                "bytesValue must be a base64 string, got {}",
+                show(other)
+            )),
+        },
+        "arrayValue" | "array_value" | "kvlistValue" | "kvlist_value" => {
+            if depth >= MAX_ANY_VALUE_DEPTH {
+                return Err(too_deep_value());
+            }
+            let is_array = variant.starts_with("array");
+            let name = if is_array {
+                "arrayValue"
+            } else {
+                "kvlistValue"
+            };
+            let values = values_list(x, name)?;
+            if is_array {
+                let items: Result<Vec<_>, _> =
+                    values.iter().map(|v| any_value(v, depth + 1)).collect();
+                Ok(AnyValue::Array(items?))
+            } else {
+                let mut pairs = Vec::with_capacity(values.len());
+                for kv in values {
+                    let Some((key, raw)) = key_value(kv) else {
+                        return Err(format!(
+                            "kvlistValue entries must be {{key, value}} objects, got {}",
+                            show(kv)
+                        ));
+                    };
+                    let value = match raw {
+                        None => AnyValue::Empty,
+                        Some(raw) => any_value(raw, depth + 1)?,
+                    };
+                    pairs.push((key.to_string(), value));
+                }
+                Ok(AnyValue::KvList(into_attributes(pairs)))
+            }
+        }
+        other => Err(format!("unknown AnyValue variant {}", repr_str(other))),
+    }
+}
+
+fn values_list<'o, 'a>(x: &'o J<'a>, variant: &str) -> Result<&'o [J<'a>], String> {
+    let J::Obj(obj) = x else {
+        return Err(format!(
+            "{variant} must be an object with a 'values' list, got {}",
+            show(x)
+        ));
+    };
+    match obj.get("values") {
+        None => Ok(&[]),
+        Some(J::Arr(items)) => Ok(items),
+        Some(other) => Err(format!(
+            "{variant}.values must be a list, got {}",
+            show(other)
+        )),
+    }
+}
+
+/// `intValue`: a decimal string or an integral number, within 64 bits.
+fn int64(x: &J<'_>) -> Result<i64, String> {
+    let wide: Option<i128> = match x {
+        J::U64(n) => Some(i128::from(*n)),
+        J::I64(n) => Some(i128::from(*n)),
+        J::Str(s) => match py_int(s) {
+            Some(n) => Some(n),
+            None => {
+                return Err(format!(
+                    "intValue must be a decimal integer, got {}",
+                    repr::repr(x)
+                ))
+            }
+        },
+        J::F64(f) if f.fract() == 0.0 && f.is_finite() => {
+            if *f >= -(2f64.powi(63)) && *f < 2f64.powi(63) {
+                Some(*f as i128)
+            } else {
+                None
+            }
+        }
+        _ => {
+            return Err(format!(
+                "intValue must be a decimal integer, got {}",
+                repr::repr(x)
+            ))
+        }
+    };
+    wide.and_then(|n| i64::try_from(n).ok())
+        .ok_or_else(|| format!("intValue must fit in 64 bits, got {}", repr::repr(x)))
+}
+
+/// `doubleValue`: a number, or a string Python's `float()` reads (`NaN`, `Infinity`, ...).
+fn double(x: &J<'_>) -> Result<f64, String> {
+    match x {
+        J::F64(f) => Ok(*f),
+        J::U64(n) => Ok(*n as f64),
+        J::I64(n) => Ok(*n as f64),
+        J::Str(s) => match s.as_ref() {
+            "NaN" => Ok(f64::NAN),
+            "Infinity" => Ok(f64::INFINITY),
+            "-Infinity" => Ok(f64::NEG_INFINITY),
+            other => py_float(other)
+                .ok_or_else(|| format!("doubleValue must be a number, got {}", repr::repr(x))),
+        },
+        other => Err(format!(
+            "doubleValue must be a number, got {}",
+            repr::repr(other)
+        )),
+    }
+}
+
+/// An id of `N` bytes from hex or clearly-base64 text; `None` = "none" (only when
+/// `optional`).
+fn id<const N: usize>(
+    value: Option<&J<'_>>,
+    field: &str,
+    optional: bool,
+) -> Fallible<Option<[u8; N]>> {
+    let text = match value {
+        None | Some(J::Null) => None,
+        Some(J::Str(s)) if s.is_empty() => None,
+        Some(J::Str(s)) => Some(s.as_ref()),
+        Some(other) => return bad(format!("{field} must be a hex string, got {}", show(other))),
+    };
+    let Some(text) = text else {
+        return if optional {
+            Ok(None)
+        } else {
+            bad(format!("{field} is missing"))
+        };
+    };
+    if let Some(bytes) = hex_id::<N>(text) {
+        if bytes.iter().all(|b| *b == 0) {
+            return if optional {
+                Ok(None) // an all-zero parent id is how some writers spell "no parent"
+            } else {
+                bad(format!(
+                    "{field} is all zeros, which OTLP defines as invalid"
+                ))
+            };
+        }
+        return Ok(Some(bytes));
+    }
+    if let Some(raw) = b64_strict(text) {
+        if let Ok(bytes) = <[u8; N]>::try_from(raw.as_slice()) {
+            return Ok(Some(bytes));
+        }
+    }
+    bad(format!(
+        "{field} must be {} hex digits ({N} bytes), got {}",
+        2 * N,
+        show(value.unwrap_or(&J::Null))
+    ))
+}
+
+/// A time in nanoseconds (`None`/absent = 0).
+fn nanos(value: Option<&J<'_>>, field: &str) -> Fallible<u64> {
+    let wide: Option<i128> = match value {
+        None | Some(J::Null) => return Ok(0),
+        Some(J::U64(n)) => return Ok(*n),
+        Some(J::I64(n)) => Some(i128::from(*n)),
+        Some(J::Str(s)) => py_int(s),
+        Some(J::F64(f)) if f.fract() == 0.0 && f.is_finite() => {
+            if *f >= 0.0 && *f < 2f64.powi(64) {
+                return Ok(*f as u64);
+            }
+            Some(-1)
+        }
+        Some(_) => None,
+    };
+    let shown = show(value.unwrap_or(&J::Null));
+    match wide {
+        None => bad(format!(
+            "{field} must be an integer (decimal string), got {shown}"
+        )),
+        Some(n) => u64::try_from(n)
+            .or_else(|_| bad(format!("{field} must be from 0 to 2^64-1, got {shown}"))),
+    }
+}
+
+const SPAN_KINDS: [&str; 6] = [
+    "SPAN_KIND_UNSPECIFIED",
+    "SPAN_KIND_INTERNAL",
+    "SPAN_KIND_SERVER",
+    "SPAN_KIND_CLIENT",
+    "SPAN_KIND_PRODUCER",
+    "SPAN_KIND_CONSUMER",
+];
+const STATUS_CODES: [&str; 3] = ["STATUS_CODE_UNSET", "STATUS_CODE_OK", "STATUS_CODE_ERROR"];
+
+/// An enum given as its number or name; anything else is unspecified, with a problem.
+fn enum_value(
+    value: Option<&J<'_>>,
+    names: &[&str],
+    field: &dyn Fn() -> String,
+    problems: &mut Problems,
+) -> u8 {
+    match value {
+        None | Some(J::Null) => return 0,
+        Some(J::U64(n)) if (*n as usize) < names.len() => return *n as u8,
+        Some(J::Str(s)) => {
+            if let Some(i) = names.iter().position(|name| name == s) {
+                return i as u8;
+            }
+        }
+        _ => {}
+    }
+    problems.push(format!(
+        "{}: unknown value {}; read as {}",
+        field(),
+        show(value.unwrap_or(&J::Null)),
+        names[0]
+    ));
+    0
+}
+
+/// `scope.name`/`scope.version` (`str()` of what is there; falsy = "").
+fn scope_of(entry: &Obj<'_>) -> Arc<Scope> {
+    let Some(J::Obj(scope)) = entry.get("scope") else {
+        return Arc::default();
+    };
+    let text = |key: &str| match scope.get(key) {
+        Some(v) if truthy(v) => py_str(v),
+        _ => String::new(),
+    };
+    Arc::new(Scope {
+        name: text("name"),
+        version: text("version"),
+    })
+}
+
+fn decode_spans(resource_spans: &[J<'_>], batch: &mut Batch) {
+    let entries = scopes(resource_spans, "Spans", &mut batch.problems);
+    for entry in entries {
+        let scope = scope_of(entry.scope);
+        let spans = match entry.scope.get("spans") {
+            None | Some(J::Null) => continue,
+            Some(J::Arr(spans)) => spans,
+            Some(other) => {
+                batch.problems.push(format!(
+                    "{}.spans: must be a list, got {}",
+                    entry.path,
+                    show(other)
+                ));
+                continue;
+            }
+        };
+        let pwhere = format!("{}.spans", entry.path);
+        for (pi, sp) in spans.iter().enumerate() {
+            let at = SpanAt {
+                where_: &pwhere,
+                index: pi,
+            };
+            match span(sp, at, &entry.resource, &scope, &mut batch.problems) {
+                Ok(span) => batch.spans.push(span),
+                Err(Bad(message)) => {
+                    batch.rejected += 1;
+                    batch
+                        .problems
+                        .push(format!("{pwhere}[{pi}]: {message}; span rejected"));
+                }
+            }
+        }
+    }
+}
+
+/// A record's place: `{where_}[{index}]`.
+#[derive(Clone, Copy)]
+struct SpanAt<'w> {
+    where_: &'w str,
+    index: usize,
+}
+
+impl SpanAt<'_> {
+    fn path(&self, suffix: &str) -> String {
+        format!("{}[{}]{suffix}", self.where_, self.index)
+    }
+}
+
+fn span(
+    sp: &J<'_>,
+    at: SpanAt<'_>,
+    resource: &Arc<Resource>,
+    scope: &Arc<Scope>,
+    problems: &mut Problems,
+) -> Fallible<Span> {
+    let J::Obj(sp) = sp else {
+        return bad(format!("expected a span object, got {}", show(sp)));
+    };
+    let keys = if sp.contains("traceId") {
+        [
+            "traceId",
+            "spanId",
+            "parentSpanId",
+            "startTimeUnixNano",
+            "endTimeUnixNano",
+        ]
+    } else {
+        [
+            "trace_id",
+            "span_id",
+            "parent_span_id",
+            "start_time_unix_nano",
+            "end_time_unix_nano",
+        ]
+    };
+    let trace_id = id::<16>(sp.get(keys[0]), "traceId", false)?.unwrap_or_default();
+    let span_id = id::<8>(sp.get(keys[1]), "spanId", false)?.unwrap_or_default();
+    let parent = match sp.get(keys[2]) {
+        Some(p) if truthy(p) => id::<8>(Some(p), "parentSpanId", true)?,
+        _ => None,
+    };
+    let name = match sp.get("name") {
+        None => String::new(),
+        Some(J::Str(s)) => s.to_string(),
+        Some(other) => return bad(format!("name must be a string, got {}", show(other))),
+    };
+    let kind = enum_value(sp.get("kind"), &SPAN_KINDS, &|| at.path(".kind"), problems);
+    let start_ns = nanos(sp.get(keys[3]), "startTimeUnixNano")?;
+    let end_ns = nanos(sp.get(keys[4]), "endTimeUnixNano")?;
+    let mut status_code = 0;
+    let mut status_message = String::new();
+    match sp.get("status") {
+        Some(status) if truthy(status) => match status {
+            J::Obj(status) => {
+                status_code = enum_value(
+                    status.get("code"),
+                    &STATUS_CODES,
+                    &|| at.path(".status.code"),
+                    problems,
+                );
+                if let Some(message) = status.get("message").filter(|m| truthy(m)) {
+                    status_message = py_str(message);
+                }
+            }
+            other => problems.push(format!(
+                "{}: must be an object, got {}",
+                at.path(".status"),
+                show(other)
+            )),
+        },
+        _ => {}
+    }
+    let span_attributes = match sp.get("attributes") {
+        Some(J::Arr(list)) if !list.is_empty() => attributes(list, &|| at.path(""), problems),
+        Some(other) if truthy(other) => {
+            problems.push(format!(
+                "{}: must be a list, got {}; ignored",
+                at.path(".attributes"),
+                show(other)
+            ));
+            Vec::new()
+        }
+        _ => Vec::new(),
+    };
+    let events = match sp.get("events") {
+        Some(events) if truthy(events) => span_events(events, at, problems),
+        _ => Vec::new(),
+    };
+    let links = match sp.get("links") {
+        Some(links) if truthy(links) => span_links(links, at, problems),
+        _ => Vec::new(),
+    };
+    Ok(Span {
+        trace_id,
+        span_id,
+        parent_span_id: parent,
+        name,
+        kind,
+        start_ns,
+        end_ns,
+        status_code,
+        status_message,
+        attributes: span_attributes,
+        events,
+        links,
+        resource: Arc::clone(resource),
+        scope: Arc::clone(scope),
+    })
+}
+
+/// Attributes of an event or link: a non-empty list, else none (no problem for a non-list).
+fn nested_attributes(
+    obj: &Obj<'_>,
+    path: &dyn Fn() -> String,
+    problems: &mut Problems,
+) -> Attributes {
+    match obj.get("attributes") {
+        Some(J::Arr(list)) if !list.is_empty() => attributes(list, path, problems),
+        _ => Vec::new(),
+    }
+}
+
+fn span_events(events: &J<'_>, at: SpanAt<'_>, problems: &mut Problems) -> Vec<Event> {
+    let J::Arr(events) = events else {
+        problems.push(format!(
+            "{}: must be a list, got {}; ignored",
+            at.path(".events"),
+            show(events)
+        ));
+        return Vec::new();
+    };
+    let mut out = Vec::with_capacity(events.len());
+    for (ei, ev) in events.iter().enumerate() {
+        let suffix = format!(".events[{ei}]");
+        let event = match ev {
+            J::Obj(ev) => {
+                let name = match ev.get("name") {
+                    None => String::new(),
+                    Some(name) => py_str(name),
+                };
+                nanos(get2(ev, "timeUnixNano", "time_unix_nano"), "timeUnixNano").map(|time_ns| {
+                    Event {
+                        name,
+                        time_ns,
+                        attributes: nested_attributes(ev, &|| at.path(&suffix), problems),
+                    }
+                })
+            }
+            other => bad(format!("expected an event object, got {}", show(other))),
+        };
+        match event {
+            Ok(event) => out.push(event),
+            Err(Bad(message)) => {
+                problems.push(format!("{}: {message}; event ignored", at.path(&suffix)))
+            }
+        }
+    }
+    out
+}
+
+fn span_links(links: &J<'_>, at: SpanAt<'_>, problems: &mut Problems) -> Vec<Link> {
+    let J::Arr(links) = links else {
+        problems.push(format!(
+            "{}: must be a list, got {}; ignored",
+            at.path(".links"),
+            show(links)
+        ));
+        return Vec::new();
+    };
+    let mut out = Vec::with_capacity(links.len());
+    for (li, link) in links.iter().enumerate() {
+        let suffix = format!(".links[{li}]");
+        let read = match link {
+            J::Obj(link) => (|| {
+                let trace_id = id::<16>(get2(link, "traceId", "trace_id"), "traceId", false)?;
+                let span_id = id::<8>(get2(link, "spanId", "span_id"), "spanId", false)?;
+                Ok(Link {
+                    trace_id: trace_id.unwrap_or_default(),
+                    span_id: span_id.unwrap_or_default(),
+                    attributes: nested_attributes(link, &|| at.path(&suffix), problems),
+                })
+            })(),
+            other => bad(format!("expected a link object, got {}", show(other))),
+        };
+        match read {
+            Ok(link) => out.push(link),
+            Err(Bad(message)) => {
+                problems.push(format!("{}: {message}; link ignored", at.path(&suffix)))
+            }
+        }
+    }
+    out
+}
+
+fn decode_logs(resource_logs: &[J<'_>], batch: &mut Batch) {
+    let entries = scopes(resource_logs, "Logs", &mut batch.problems);
+    for entry in entries {
+        let scope = scope_of(entry.scope);
+        let records = match list_field(entry.scope, "logRecords", "log_records", &entry.path) {
+            Ok(records) => records,
+            Err(Bad(message)) => {
+                batch.problems.push(message);
+                continue;
+            }
+        };
+        let lwhere = format!("{}.logRecords", entry.path);
+        for (li, lr) in records.iter().enumerate() {
+            let at = SpanAt {
+                where_: &lwhere,
+                index: li,
+            };
+            match log_record(lr, at, &entry.resource, &scope, &mut batch.problems) {
+                Ok(record) => batch.logs.push(record),
+                Err(Bad(message)) => {
+                    batch.rejected += 1;
+                    batch
+                        .problems
+                        .push(format!("{lwhere}[{li}]: {message}; log record rejected"));
+                }
+            }
+        }
+    }
+}
+
+fn log_record(
+    lr: &J<'_>,
+    at: SpanAt<'_>,
+    resource: &Arc<Resource>,
+    scope: &Arc<Scope>,
+    problems: &mut Problems,
+) -> Fallible<LogRecord> {
+    let J::Obj(lr) = lr else {
+        return bad(format!("expected a log record object, got {}", show(lr)));
+    };
+    let context = id::<16>(get2(lr, "traceId", "trace_id"), "traceId", true).and_then(|trace| {
+        Ok((
+            trace,
+            id::<8>(get2(lr, "spanId", "span_id"), "spanId", true)?,
+        ))
+    });
+    let (trace_id, span_id) = context.unwrap_or_else(|Bad(message)| {
+        problems.push(format!(
+            "{}: {message}; read without span context",
+            at.path("")
+        ));
+        (None, None)
+    });
+    let attrs = match lr.get("attributes") {
+        Some(J::Arr(list)) if !list.is_empty() => attributes(list, &|| at.path(""), problems),
+        _ => Vec::new(),
+    };
+    let event_name = match get2(lr, "eventName", "event_name") {
+        Some(J::Str(name)) if !name.is_empty() => name.to_string(),
+        _ => match attrs.iter().find(|kv| kv.key == "event.name") {
+            Some(KeyValue {
+                value: AnyValue::Str(name),
+                ..
+            }) => name.clone(),
+            _ => String::new(),
+        },
+    };
+    let mut time_ns = nanos(get2(lr, "timeUnixNano", "time_unix_nano"), "timeUnixNano")?;
+    if time_ns == 0 {
+        time_ns = nanos(
+            get2(lr, "observedTimeUnixNano", "observed_time_unix_nano"),
+            "observedTimeUnixNano",
+        )?;
+    }
+    let body = match lr.get_some("body") {
+        None => AnyValue::Empty,
+        Some(body) => any_value(body, 0).unwrap_or_else(|message| {
+            problems.push(format!("{}: {message}; read as null", at.path(".body")));
+            AnyValue::Empty
+        }),
+    };
+    let severity_number = match get2(lr, "severityNumber", "severity_number") {
+        Some(J::Str(name)) => severity_by_name(name),
+        Some(J::U64(n)) => i32::try_from(*n).unwrap_or(0),
+        Some(J::I64(n)) => i32::try_from(*n).unwrap_or(0),
+        _ => 0,
+    };
+    Ok(LogRecord {
+        trace_id,
+        span_id,
+        event_name,
+        time_ns,
+        attributes: attrs,
+        body,
+        severity_number,
+        resource: Arc::clone(resource),
+        scope: Arc::clone(scope),
+    })
+}
+
+/// `SEVERITY_NUMBER_TRACE` .. `SEVERITY_NUMBER_FATAL4`; anything else is 0.
+fn severity_by_name(name: &str) -> i32 {
+    const LEVELS: [(&str, i32); 6] = [
+        ("TRACE", 1),
+        ("DEBUG", 5),
+        ("INFO", 9),
+        ("WARN", 13),
+        ("ERROR", 17),
+        ("FATAL", 21),
+    ];
+    let Some(rest) = name.strip_prefix("SEVERITY_NUMBER_") else {
+        return 0;
+    };
+    for (level, base) in LEVELS {
+        if let Some(n) = rest.strip_prefix(level) {
+            return match n {
+                "" => base,
+                "2" => base + 1,
+                "3" => base + 2,
+                "4" => base + 3,
+                _ => 0,
+            };
+        }
+    }
+    0
+}
+
+#[cfg(test)]
+mod tests;

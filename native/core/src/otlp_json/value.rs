@@ -1,0 +1,439 @@
+//! A JSON document parsed into borrowed values, with nesting bounded.
+//!
+//! Why not `serde_json::Value`: strings without escapes borrow from the input instead of
+//! being copied, objects are small vectors rather than maps (OTLP objects have a handful of
+//! keys), and the nesting depth is counted here so a hostile document is refused with the
+//! located message the project has always given (`JSON nests more than 256 levels deep (at
+//! byte N)`) rather than serde_json's own limit of 128 with another wording. Objects keep
+//! Python `dict` semantics, which the problem messages and the tolerant rules were written
+//! against: a repeated key keeps its first position and its last value.
+
+use std::borrow::Cow;
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::fmt;
+
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+
+/// Most nested arrays/objects a document may have; deeper ones are refused whole. Real
+/// OTLP nests about ten levels plus three per level of an attribute value, whose own bound
+/// (64 levels, [`super::MAX_ANY_VALUE_DEPTH`]) comes first for any value that fits here.
+pub const MAX_JSON_DEPTH: usize = 256;
+
+/// One JSON value; numbers as serde_json reads them (integers beyond 64 bits as floats).
+#[derive(Debug, Clone, PartialEq)]
+pub enum J<'a> {
+    Null,
+    Bool(bool),
+    U64(u64),
+    I64(i64),
+    F64(f64),
+    Str(Cow<'a, str>),
+    Arr(Vec<J<'a>>),
+    Obj(Obj<'a>),
+}
+
+/// A JSON object with distinct keys in first-seen order (each with its last value).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Obj<'a>(Vec<(Cow<'a, str>, J<'a>)>);
+
+impl<'a> Obj<'a> {
+    /// The value under `key`, `None` when absent (a JSON `null` is `Some(J::Null)`).
+    pub fn get(&self, key: &str) -> Option<&J<'a>> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// The value under `key` as Python's `dict.get` sees it: absent and `null` are both `None`.
+    pub fn get_some(&self, key: &str) -> Option<&J<'a>> {
+        match self.get(key) {
+            Some(J::Null) | None => None,
+            found => found,
+        }
+    }
+
+    pub fn contains(&self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &J<'a>)> {
+        self.0.iter().map(|(k, v)| (k.as_ref(), v))
+    }
+
+    /// Builds an object from key/value pairs in document order, with dict semantics.
+    pub fn from_pairs(pairs: Vec<(Cow<'a, str>, J<'a>)>) -> Self {
+        Obj(dedupe_last_wins(pairs))
+    }
+}
+
+/// Keeps the first position and the last value of every repeated key (Python `dict`).
+/// Quadratic only for small lists; large ones are indexed, so a hostile object of many
+/// keys costs linear time.
+pub fn dedupe_last_wins<K: AsRef<str>, V>(mut pairs: Vec<(K, V)>) -> Vec<(K, V)> {
+    const SCAN: usize = 16;
+    let n = pairs.len();
+    if n < 2 {
+        return pairs;
+    }
+    let mut first: HashMap<&str, usize> = HashMap::new();
+    let mut moves: Vec<(usize, usize)> = Vec::new(); // (later index, first index)
+    if n <= SCAN {
+        for i in 1..n {
+            if let Some(j) = (0..i).find(|&j| pairs[j].0.as_ref() == pairs[i].0.as_ref()) {
+                moves.push((i, j));
+            }
+        }
+    } else {
+        for (i, (k, _)) in pairs.iter().enumerate() {
+            match first.get(k.as_ref()) {
+                Some(&j) => moves.push((i, j)),
+                None => {
+                    first.insert(k.as_ref(), i);
+                }
+            }
+        }
+    }
+    drop(first);
+    if moves.is_empty() {
+        return pairs;
+    }
+    let mut keep = vec![true; n];
+    for &(i, _) in &moves {
+        keep[i] = false;
+    }
+    // Later duplicates overwrite the first one's value, in document order.
+    let mut slots: Vec<Option<(K, V)>> = pairs.drain(..).map(Some).collect();
+    for &(i, j) in &moves {
+        if let Some((_, value)) = slots[i].take() {
+            if let Some(entry) = slots[j].as_mut() {
+                entry.1 = value;
+            }
+        }
+    }
+    slots
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(slot, kept)| if kept { slot } else { None })
+        .collect()
+}
+
+/// Why a document could not be parsed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ParseError {
+    /// Not JSON: where and what, as serde_json words it.
+    Syntax {
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    /// Nested past [`MAX_JSON_DEPTH`]: the located one-line message.
+    TooDeep(String),
+}
+
+/// Parses a whole document (surrounding whitespace allowed, nothing else after it).
+pub fn parse(data: &[u8]) -> Result<J<'_>, ParseError> {
+    let too_deep = Cell::new(false);
+    let mut de = serde_json::Deserializer::from_slice(data);
+    // The depth is bounded by `Seed` below, at a limit above serde_json's 128.
+    de.disable_recursion_limit();
+    let parsed = Seed {
+        depth: 0,
+        too_deep: &too_deep,
+    }
+    .deserialize(&mut de)
+    .and_then(|value| de.end().map(|()| value));
+    parsed.map_err(|err| {
+        if too_deep.get() {
+            ParseError::TooDeep(too_deep_message(data))
+        } else {
+            syntax_error(&err)
+        }
+    })
+}
+
+fn syntax_error(err: &serde_json::Error) -> ParseError {
+    let text = err.to_string();
+    let suffix = format!(" at line {} column {}", err.line(), err.column());
+    let message = text.strip_suffix(&suffix).unwrap_or(&text).to_string();
+    ParseError::Syntax {
+        line: err.line(),
+        column: err.column(),
+        message,
+    }
+}
+
+/// Names the byte offset where nesting passed [`MAX_JSON_DEPTH`], counting brackets outside
+/// strings (an iterative scan: it runs exactly when recursion stopped).
+pub fn too_deep_message(data: &[u8]) -> String {
+    let mut depth = 0usize;
+    let mut deepest = 0usize;
+    let mut i = 0;
+    while i < data.len() {
+        match data[i] {
+            b'"' => {
+                // Skip a complete string; an unterminated one is not a string token.
+                let mut j = i + 1;
+                let mut closed = false;
+                while j < data.len() {
+                    match data[j] {
+                        b'\\' => j += 2,
+                        b'"' => {
+                            closed = true;
+                            break;
+                        }
+                        _ => j += 1,
+                    }
+                }
+                if closed {
+                    i = j + 1;
+                    continue;
+                }
+            }
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+                if depth > MAX_JSON_DEPTH {
+                    return format!(
+                        "JSON nests more than {MAX_JSON_DEPTH} levels deep (at byte {i})"
+                    );
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    format!("JSON nests too deeply to decode ({deepest} levels)")
+}
+
+/// Deserializes one value `depth` containers deep.
+#[derive(Clone, Copy)]
+struct Seed<'c> {
+    depth: usize,
+    too_deep: &'c Cell<bool>,
+}
+
+impl Seed<'_> {
+    fn nested<E: de::Error>(self) -> Result<Self, E> {
+        if self.depth >= MAX_JSON_DEPTH {
+            self.too_deep.set(true);
+            return Err(E::custom("nesting too deep"));
+        }
+        Ok(Seed {
+            depth: self.depth + 1,
+            too_deep: self.too_deep,
+        })
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Seed<'_> {
+    type Value = J<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<J<'de>, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Seed<'_> {
+    type Value = J<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_unit<E>(self) -> Result<J<'de>, E> {
+        Ok(J::Null)
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<J<'de>, E> {
+        Ok(J::Bool(v))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<J<'de>, E> {
+        Ok(J::U64(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<J<'de>, E> {
+        Ok(J::I64(v))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<J<'de>, E> {
+        Ok(J::F64(v))
+    }
+
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<J<'de>, E> {
+        Ok(J::Str(Cow::Borrowed(v)))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<J<'de>, E> {
+        Ok(J::Str(Cow::Owned(v.to_owned())))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<J<'de>, E> {
+        Ok(J::Str(Cow::Owned(v)))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<J<'de>, A::Error> {
+        let inner = self.nested()?;
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(inner)? {
+            items.push(item);
+        }
+        Ok(J::Arr(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<J<'de>, A::Error> {
+        let inner = self.nested()?;
+        let mut pairs = Vec::new();
+        while let Some(key) = map.next_key_seed(KeySeed)? {
+            let value = map.next_value_seed(inner)?;
+            pairs.push((key, value));
+        }
+        Ok(J::Obj(Obj::from_pairs(pairs)))
+    }
+}
+
+/// Object keys, borrowed when they hold no escapes.
+struct KeySeed;
+
+impl<'de> DeserializeSeed<'de> for KeySeed {
+    type Value = Cow<'de, str>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeySeed {
+    type Value = Cow<'de, str>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object key")
+    }
+
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Cow::Borrowed(v))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(v.to_owned()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(v))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nested(levels: usize) -> String {
+        "[".repeat(levels) + &"]".repeat(levels)
+    }
+
+    #[test]
+    fn repeated_keys_keep_first_position_and_last_value() {
+        let J::Obj(obj) = parse(br#"{"a":1,"b":2,"a":3}"#).unwrap() else {
+            panic!("object expected")
+        };
+        let keys: Vec<_> = obj.iter().map(|(k, _)| k.to_string()).collect();
+        assert_eq!(keys, ["a", "b"]);
+        assert_eq!(obj.get("a"), Some(&J::U64(3)));
+        let many: String = (0..40).map(|i| format!("\"k{}\":{i},", i % 20)).collect();
+        let text = format!("{{{}\"z\":0}}", many);
+        let J::Obj(obj) = parse(text.as_bytes()).unwrap() else {
+            panic!("object expected")
+        };
+        assert_eq!(obj.len(), 21);
+        assert_eq!(obj.get("k3"), Some(&J::U64(23)));
+    }
+
+    #[test]
+    fn strings_without_escapes_borrow_from_the_input() {
+        let J::Arr(items) = parse(br#"["plain","esc\"aped"]"#).unwrap() else {
+            panic!("array expected")
+        };
+        assert!(matches!(&items[0], J::Str(Cow::Borrowed("plain"))));
+        assert!(matches!(&items[1], J::Str(Cow::Owned(s)) if s == "esc\"aped"));
+    }
+
+    #[test]
+    fn nesting_to_the_limit_parses_and_past_it_is_located() {
+        assert!(parse(nested(MAX_JSON_DEPTH).as_bytes()).is_ok());
+        let deep = format!("  {}", nested(10_000));
+        assert_eq!(
+            parse(deep.as_bytes()),
+            Err(ParseError::TooDeep(
+                "JSON nests more than 256 levels deep (at byte 258)".into()
+            ))
+        );
+    }
+
+    #[test]
+    fn brackets_inside_strings_do_not_count_toward_depth() {
+        let text = format!("[\"{}\"]", "[".repeat(1000));
+        assert!(parse(text.as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn the_depth_limit_needs_little_stack() {
+        // A thread with a small stack still parses a document at the limit: the recursion
+        // per level is bounded.
+        let text = nested(MAX_JSON_DEPTH);
+        let ok = std::thread::Builder::new()
+            .stack_size(512 * 1024)
+            .spawn(move || parse(text.as_bytes()).is_ok())
+            .unwrap()
+            .join()
+            .unwrap();
+        assert!(ok);
+    }
+
+    #[test]
+    fn syntax_errors_give_line_column_and_the_reason_without_the_location() {
+        let Err(ParseError::Syntax {
+            line,
+            column,
+            message,
+        }) = parse(b"{\"a\": [\n  {,}]}")
+        else {
+            panic!("syntax error expected")
+        };
+        assert_eq!((line, column), (2, 4));
+        assert!(!message.contains("line"), "{message}");
+        assert!(matches!(
+            parse(b"{} x"),
+            Err(ParseError::Syntax { line: 1, .. })
+        ));
+        assert!(matches!(parse(b""), Err(ParseError::Syntax { .. })));
+        assert!(matches!(parse(b"1e400"), Err(ParseError::Syntax { .. })));
+        assert!(matches!(
+            parse(b"\"\\ud800\""),
+            Err(ParseError::Syntax { .. })
+        ));
+        assert!(matches!(parse(b"\"\xff\""), Err(ParseError::Syntax { .. })));
+    }
+
+    #[test]
+    fn numbers_keep_their_kind() {
+        assert_eq!(parse(b"7").unwrap(), J::U64(7));
+        assert_eq!(parse(b"-7").unwrap(), J::I64(-7));
+        assert_eq!(parse(b"7.0").unwrap(), J::F64(7.0));
+        assert_eq!(
+            parse(b"9007199254740993").unwrap(),
+            J::U64(9007199254740993)
+        );
+        assert!(matches!(
+            parse(b"99999999999999999999999").unwrap(),
+            J::F64(_)
+        ));
+    }
+}
