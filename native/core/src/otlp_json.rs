@@ -19,20 +19,23 @@
 //!   32 hex digits (16 bytes), got 'xyz'`, `... must be a hex string, got 5`); an empty, falsy
 //!   or all-zero parent id means "no parent"; a log record with a bad id keeps the record
 //!   without span context. A link with a bad id is ignored.
-//! * **Times.** Decimal strings, JSON integers, or floats with an integral value, from 0 to
-//!   2^64-1; anything else rejects the span (log record; event ignored). Python's `int()`
-//!   spellings (whitespace, `+`, `1_000`) are accepted. Negative or larger values, which
-//!   the Python decoder kept as Python integers, are rejected with a reason (protobuf cannot
-//!   carry them either).
+//! * **Integers** (times, `intValue`, enums given as numbers): JSON integers, decimal
+//!   strings as Python's `int()` reads them (whitespace, `+`, `1_000`), and integral floats or
+//!   float strings (`1.0`, `"1e3"`), which the typed decoder this replaces accepted.
+//! * **Times.** Integers from 0 to 2^64-1; anything else rejects the span (the log record;
+//!   the event is ignored). Negative or larger values, which the Python decoder kept as
+//!   Python integers, are rejected with a reason (protobuf cannot carry them either).
 //! * **Enums.** Integers in range or the enum's names (`SPAN_KIND_CLIENT`,
 //!   `STATUS_CODE_ERROR`, `SEVERITY_NUMBER_WARN2`); any other kind or status code is read as
 //!   unspecified with a problem; an unknown severity reads as 0.
-//! * **AnyValue.** Exactly one variant (`stringValue`, `boolValue`, `intValue` as a decimal
-//!   string or integer, `doubleValue` as a number or `NaN`/`Infinity`/`-Infinity` or another
-//!   float string, `bytesValue` as base64 or URL-safe base64, `arrayValue`, `kvlistValue`; or
-//!   the snake_case spellings); `{}` is `None`. A malformed value, or one nested past
-//!   [`MAX_ANY_VALUE_DEPTH`] arrays/kvlists, reads as `None` with a problem naming the
-//!   attribute; `intValue` outside 64 bits is malformed.
+//! * **AnyValue.** Exactly one variant set (`stringValue`, `boolValue` as `true`/`false` or
+//!   those words as a string, `intValue`, `doubleValue` as a number or `NaN`/`Infinity`/
+//!   `-Infinity` or another float string, `bytesValue` as base64 or URL-safe base64,
+//!   `arrayValue`, `kvlistValue`; or the snake_case spellings). `null` is an unset field, as
+//!   in the protobuf JSON mapping: `{}`, `null` and `{"stringValue": null}` are `None`. A
+//!   malformed value, one with two variants set, or one nested past [`MAX_ANY_VALUE_DEPTH`]
+//!   arrays/kvlists reads as `None` with a problem naming the attribute; `intValue` outside
+//!   64 bits is malformed (Python kept a big integer).
 //! * **Attributes.** `{key, value}` entries; a repeated key keeps its first position and last
 //!   value (a Python `dict`); malformed entries are skipped with a problem. All attribute
 //!   values are converted here, eagerly: a malformed one is reported when the body is decoded
@@ -321,11 +324,11 @@ fn into_attributes(pairs: Vec<(String, AnyValue)>) -> Attributes {
         .collect()
 }
 
-/// `(key, value)` of a `{key, value}` entry; the value `None` when absent.
+/// `(key, value)` of a `{key, value}` entry; the value `None` when absent or `null`.
 fn key_value<'o, 'a>(kv: &'o J<'a>) -> Option<(&'o str, Option<&'o J<'a>>)> {
     let J::Obj(kv) = kv else { return None };
     match kv.get("key") {
-        Some(J::Str(key)) => Some((key.as_ref(), kv.get("value"))),
+        Some(J::Str(key)) => Some((key.as_ref(), kv.get_some("value"))),
         _ => None,
     }
 }
@@ -394,22 +397,25 @@ fn any_value(value: &J<'_>, depth: usize) -> Result<AnyValue, String> {
             show(value)
         ));
     };
-    match obj.len() {
-        0 => return Ok(AnyValue::Empty),
-        1 => {}
-        _ => {
-            let mut keys: Vec<&str> = obj.iter().map(|(k, _)| k).collect();
-            keys.sort_unstable();
-            let listed: Vec<String> = keys.iter().map(|k| repr_str(k)).collect();
-            return Err(format!(
-                "an AnyValue holds exactly one variant, got keys [{}]",
-                listed.join(", ")
-            ));
-        }
-    }
-    let Some((variant, x)) = obj.iter().next() else {
+    // `null` is an unset field in the protobuf JSON mapping: `{"stringValue": null}` holds
+    // no variant at all.
+    let mut set = obj.iter().filter(|(_, v)| !matches!(v, J::Null));
+    let Some((variant, x)) = set.next() else {
         return Ok(AnyValue::Empty);
     };
+    if set.next().is_some() {
+        let mut keys: Vec<&str> = obj
+            .iter()
+            .filter(|(_, v)| !matches!(v, J::Null))
+            .map(|(k, _)| k)
+            .collect();
+        keys.sort_unstable();
+        let listed: Vec<String> = keys.iter().map(|k| repr_str(k)).collect();
+        return Err(format!(
+            "an AnyValue holds exactly one variant, got keys [{}]",
+            listed.join(", ")
+        ));
+    }
     match variant {
         "stringValue" | "string_value" => match x {
             J::Str(s) => Ok(AnyValue::Str(s.to_string())),
@@ -417,6 +423,8 @@ fn any_value(value: &J<'_>, depth: usize) -> Result<AnyValue, String> {
         },
         "boolValue" | "bool_value" => match x {
             J::Bool(b) => Ok(AnyValue::Bool(*b)),
+            J::Str(s) if s.eq_ignore_ascii_case("true") => Ok(AnyValue::Bool(true)),
+            J::Str(s) if s.eq_ignore_ascii_case("false") => Ok(AnyValue::Bool(false)),
             other => Err(format!(
                 "boolValue must be true or false, got {}",
                 show(other)
@@ -487,36 +495,59 @@ fn values_list<'o, 'a>(x: &'o J<'a>, variant: &str) -> Result<&'o [J<'a>], Strin
     }
 }
 
-/// `intValue`: a decimal string or an integral number, within 64 bits.
-fn int64(x: &J<'_>) -> Result<i64, String> {
-    let wide: Option<i128> = match x {
-        J::U64(n) => Some(i128::from(*n)),
-        J::I64(n) => Some(i128::from(*n)),
-        J::Str(s) => match py_int(s) {
-            Some(n) => Some(n),
-            None => {
-                return Err(format!(
-                    "intValue must be a decimal integer, got {}",
-                    repr::repr(x)
-                ))
-            }
-        },
-        J::F64(f) if f.fract() == 0.0 && f.is_finite() => {
-            if *f >= -(2f64.powi(63)) && *f < 2f64.powi(63) {
-                Some(*f as i128)
-            } else {
-                None
-            }
-        }
-        _ => {
-            return Err(format!(
-                "intValue must be a decimal integer, got {}",
-                repr::repr(x)
-            ))
+/// An integer as writers of OTLP/JSON spell one.
+enum Integer {
+    Value(i128),
+    OutOfRange,
+    Malformed,
+}
+
+/// Reads a JSON integer, an integral float (`1.0`, `1e3`), or a string of either (`"12"`,
+/// `" 1_000 "` as Python's `int()` reads it, `"1e3"` as the typed decoder read it).
+fn integer(x: &J<'_>) -> Integer {
+    const LIMIT: f64 = 1e30; // far beyond 64 bits, well inside i128
+    let from_float = |f: f64| {
+        if f.fract() != 0.0 || !f.is_finite() {
+            Integer::Malformed
+        } else if f.abs() < LIMIT {
+            Integer::Value(f as i128)
+        } else {
+            Integer::OutOfRange
         }
     };
-    wide.and_then(|n| i64::try_from(n).ok())
-        .ok_or_else(|| format!("intValue must fit in 64 bits, got {}", repr::repr(x)))
+    match x {
+        J::U64(n) => Integer::Value(i128::from(*n)),
+        J::I64(n) => Integer::Value(i128::from(*n)),
+        J::F64(f) => from_float(*f),
+        J::Str(s) => match py_int(s) {
+            Some(n) => Integer::Value(n),
+            None if !s.is_empty()
+                && s.bytes().all(|b| {
+                    b.is_ascii_digit() || matches!(b, b'+' | b'-' | b'.' | b'e' | b'E')
+                }) =>
+            {
+                s.parse::<f64>().map_or(Integer::Malformed, from_float)
+            }
+            None => Integer::Malformed,
+        },
+        _ => Integer::Malformed,
+    }
+}
+
+/// `intValue`: an integer (see [`integer`]) within 64 bits.
+fn int64(x: &J<'_>) -> Result<i64, String> {
+    match integer(x) {
+        Integer::Value(n) => i64::try_from(n)
+            .map_err(|_| format!("intValue must fit in 64 bits, got {}", repr::repr(x))),
+        Integer::OutOfRange => Err(format!(
+            "intValue must fit in 64 bits, got {}",
+            repr::repr(x)
+        )),
+        Integer::Malformed => Err(format!(
+            "intValue must be a decimal integer, got {}",
+            repr::repr(x)
+        )),
+    }
 }
 
 /// `doubleValue`: a number, or a string Python's `float()` reads (`NaN`, `Infinity`, ...).
@@ -585,26 +616,27 @@ fn id<const N: usize>(
 
 /// A time in nanoseconds (`None`/absent = 0).
 fn nanos(value: Option<&J<'_>>, field: &str) -> Fallible<u64> {
-    let wide: Option<i128> = match value {
-        None | Some(J::Null) => return Ok(0),
-        Some(J::U64(n)) => return Ok(*n),
-        Some(J::I64(n)) => Some(i128::from(*n)),
-        Some(J::Str(s)) => py_int(s),
-        Some(J::F64(f)) if f.fract() == 0.0 && f.is_finite() => {
-            if *f >= 0.0 && *f < 2f64.powi(64) {
-                return Ok(*f as u64);
-            }
-            Some(-1)
-        }
-        Some(_) => None,
+    let Some(value) = value.filter(|v| !matches!(v, J::Null)) else {
+        return Ok(0);
     };
-    let shown = show(value.unwrap_or(&J::Null));
-    match wide {
-        None => bad(format!(
-            "{field} must be an integer (decimal string), got {shown}"
+    if let J::U64(n) = value {
+        return Ok(*n);
+    }
+    match integer(value) {
+        Integer::Value(n) => u64::try_from(n).or_else(|_| {
+            bad(format!(
+                "{field} must be from 0 to 2^64-1, got {}",
+                show(value)
+            ))
+        }),
+        Integer::OutOfRange => bad(format!(
+            "{field} must be from 0 to 2^64-1, got {}",
+            show(value)
         )),
-        Some(n) => u64::try_from(n)
-            .or_else(|_| bad(format!("{field} must be from 0 to 2^64-1, got {shown}"))),
+        Integer::Malformed => bad(format!(
+            "{field} must be an integer (decimal string), got {}",
+            show(value)
+        )),
     }
 }
 
@@ -618,22 +650,26 @@ const SPAN_KINDS: [&str; 6] = [
 ];
 const STATUS_CODES: [&str; 3] = ["STATUS_CODE_UNSET", "STATUS_CODE_OK", "STATUS_CODE_ERROR"];
 
-/// An enum given as its number or name; anything else is unspecified, with a problem.
+/// An enum given as its number (see [`integer`]) or name; anything else is unspecified,
+/// with a problem.
 fn enum_value(
     value: Option<&J<'_>>,
     names: &[&str],
     field: &dyn Fn() -> String,
     problems: &mut Problems,
 ) -> u8 {
-    match value {
+    let found = match value {
         None | Some(J::Null) => return 0,
         Some(J::U64(n)) if (*n as usize) < names.len() => return *n as u8,
-        Some(J::Str(s)) => {
-            if let Some(i) = names.iter().position(|name| name == s) {
-                return i as u8;
-            }
-        }
-        _ => {}
+        Some(J::Str(s)) if names.contains(&s.as_ref()) => names.iter().position(|name| name == s),
+        Some(J::Bool(_)) => None,
+        Some(other) => match integer(other) {
+            Integer::Value(n) => usize::try_from(n).ok().filter(|&n| n < names.len()),
+            _ => None,
+        },
+    };
+    if let Some(n) = found {
+        return n as u8;
     }
     problems.push(format!(
         "{}: unknown value {}; read as {}",
@@ -975,10 +1011,12 @@ fn log_record(
         }),
     };
     let severity_number = match get2(lr, "severityNumber", "severity_number") {
-        Some(J::Str(name)) => severity_by_name(name),
-        Some(J::U64(n)) => i32::try_from(*n).unwrap_or(0),
-        Some(J::I64(n)) => i32::try_from(*n).unwrap_or(0),
-        _ => 0,
+        Some(J::Str(name)) if name.starts_with("SEVERITY_NUMBER_") => severity_by_name(name),
+        Some(J::Bool(_)) | None => 0,
+        Some(other) => match integer(other) {
+            Integer::Value(n) => i32::try_from(n).unwrap_or(0),
+            _ => 0,
+        },
     };
     Ok(LogRecord {
         trace_id,

@@ -1,7 +1,63 @@
 //! `decode_json`: OTLP/JSON bodies to a [`crate::batch`] batch.
+//!
+//! The GIL is released while a body is parsed and decoded, so `serve`'s receiving thread
+//! does not hold up the rest of the process on a large body.
 
+use otel_oracles_core::otlp_json::{self, JsonError};
+use pyo3::create_exception;
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::{PyList, PyString};
 
-pub fn register(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+use crate::batch::Batch;
+
+create_exception!(
+    _native,
+    JsonSyntaxError,
+    PyValueError,
+    "The body is not JSON; args are (message, line, column), 1-based."
+);
+
+fn to_py(err: JsonError) -> PyErr {
+    match err {
+        JsonError::Syntax {
+            line,
+            column,
+            message,
+        } => JsonSyntaxError::new_err((message, line, column)),
+        JsonError::TooDeep(message) | JsonError::Request(message) => PyValueError::new_err(message),
+    }
+}
+
+/// Decodes one OTLP/JSON request body. Raises `JsonSyntaxError` for text that is not JSON
+/// and `ValueError` (one line, the reason) for JSON that is not an OTLP request or nests
+/// too deeply.
+#[pyfunction]
+fn decode_json(py: Python<'_>, payload: &[u8]) -> PyResult<Batch> {
+    py.detach(|| otlp_json::decode(payload))
+        .map(Batch::new)
+        .map_err(to_py)
+}
+
+/// Decodes a JSON array of requests: a `Batch`, or the reason as a `str`, per item.
+#[pyfunction]
+fn decode_json_many<'py>(py: Python<'py>, payload: &[u8]) -> PyResult<Bound<'py, PyList>> {
+    let items = py
+        .detach(|| otlp_json::decode_many(payload))
+        .map_err(to_py)?;
+    let objects = items
+        .into_iter()
+        .map(|item| match item {
+            Ok(batch) => Ok(Bound::new(py, Batch::new(batch))?.into_any()),
+            Err(reason) => Ok(PyString::new(py, &reason).into_any()),
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, objects)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("JsonSyntaxError", m.py().get_type::<JsonSyntaxError>())?;
+    m.add_function(wrap_pyfunction!(decode_json, m)?)?;
+    m.add_function(wrap_pyfunction!(decode_json_many, m)?)?;
     Ok(())
 }

@@ -294,8 +294,8 @@ fn a_malformed_value_reads_as_null_with_the_attribute_named() {
             "stringValue must be a string, got 5",
         ),
         (
-            r#"{"boolValue":"true"}"#,
-            "boolValue must be true or false, got 'true'",
+            r#"{"boolValue":"yes"}"#,
+            "boolValue must be true or false, got 'yes'",
         ),
         (
             r#"{"bytesValue":"A"}"#,
@@ -306,8 +306,8 @@ fn a_malformed_value_reads_as_null_with_the_attribute_named() {
             "bytesValue must be a base64 string, got 1",
         ),
         (
-            "null",
-            "expected an AnyValue object like {'stringValue': ...}, got None",
+            "5",
+            "expected an AnyValue object like {'stringValue': ...}, got 5",
         ),
         (r#"{"weird":1}"#, "unknown AnyValue variant 'weird'"),
         (
@@ -335,6 +335,40 @@ fn a_malformed_value_reads_as_null_with_the_attribute_named() {
             "{value}"
         );
     }
+}
+
+#[test]
+fn lenient_spellings_the_typed_decoder_took_are_kept() {
+    // null is an unset field (protobuf JSON mapping): no variant, no problem.
+    for value in [
+        "null",
+        r#"{"stringValue":null}"#,
+        r#"{"kvlistValue":{"values":[{"key":"a","value":null}]}}"#,
+    ] {
+        let (_, problems) = attribute(value);
+        assert!(problems.is_empty(), "{value}: {problems:?}");
+    }
+    assert_eq!(
+        attribute(r#"{"stringValue":null,"intValue":"2"}"#).0,
+        AnyValue::Int(2)
+    );
+    assert_eq!(attribute(r#"{"boolValue":"TRUE"}"#).0, AnyValue::Bool(true));
+    assert_eq!(attribute(r#"{"intValue":"1e3"}"#).0, AnyValue::Int(1000));
+    assert_eq!(attribute(r#"{"intValue":2.0}"#).0, AnyValue::Int(2));
+    let batch = ok(&one_span(
+        r#""kind":"3","status":{"code":2.0},"startTimeUnixNano":"1.0""#,
+    ));
+    assert_eq!(
+        (
+            batch.spans[0].kind,
+            batch.spans[0].status_code,
+            batch.spans[0].start_ns
+        ),
+        (3, 2, 1)
+    );
+    assert!(batch.problems.listed.is_empty());
+    let log = ok(&one_log(r#""severityNumber":9.0"#));
+    assert_eq!(log.logs[0].severity_number, 9);
 }
 
 #[test]

@@ -15,10 +15,15 @@ use std::fmt;
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
-/// Most nested arrays/objects a document may have; deeper ones are refused whole. Real
-/// OTLP nests about ten levels plus three per level of an attribute value, whose own bound
-/// (64 levels, [`super::MAX_ANY_VALUE_DEPTH`]) comes first for any value that fits here.
-pub const MAX_JSON_DEPTH: usize = 256;
+/// Most nested arrays/objects a document may have; deeper ones are refused whole (the limit
+/// of the JSON parser the Python decoders used). Real OTLP nests about ten levels plus three
+/// per level of an attribute value, whose own bound (64 levels,
+/// [`super::MAX_ANY_VALUE_DEPTH`]) reads a deep value as `None` long before this one.
+pub const MAX_JSON_DEPTH: usize = 1024;
+
+/// The nesting depth the refusal message names as the culprit, with its byte offset (the
+/// message users and tests know: `JSON nests more than 256 levels deep (at byte N)`).
+pub const MAX_REPORTED_DEPTH: usize = 256;
 
 /// One JSON value; numbers as serde_json reads them (integers beyond 64 bits as floats).
 #[derive(Debug, Clone, PartialEq)]
@@ -153,24 +158,35 @@ pub fn parse(data: &[u8]) -> Result<J<'_>, ParseError> {
         if too_deep.get() {
             ParseError::TooDeep(too_deep_message(data))
         } else {
-            syntax_error(&err)
+            syntax_error(&err, data)
         }
     })
 }
 
-fn syntax_error(err: &serde_json::Error) -> ParseError {
+fn syntax_error(err: &serde_json::Error, data: &[u8]) -> ParseError {
     let text = err.to_string();
     let suffix = format!(" at line {} column {}", err.line(), err.column());
     let message = text.strip_suffix(&suffix).unwrap_or(&text).to_string();
+    let (mut line, mut column) = (err.line(), err.column());
+    if column == 0 && line > 1 {
+        // serde_json stands just past a newline (a raw newline inside a string): name the
+        // newline itself, at the end of the line before, as a 1-based column.
+        line -= 1;
+        let text_line = data
+            .split(|&b| b == b'\n')
+            .nth(line - 1)
+            .unwrap_or_default();
+        column = String::from_utf8_lossy(text_line).chars().count() + 1;
+    }
     ParseError::Syntax {
-        line: err.line(),
-        column: err.column(),
+        line,
+        column,
         message,
     }
 }
 
-/// Names the byte offset where nesting passed [`MAX_JSON_DEPTH`], counting brackets outside
-/// strings (an iterative scan: it runs exactly when recursion stopped).
+/// Names the byte offset where nesting passed [`MAX_REPORTED_DEPTH`], counting brackets
+/// outside strings (an iterative scan: it runs exactly when recursion stopped).
 pub fn too_deep_message(data: &[u8]) -> String {
     let mut depth = 0usize;
     let mut deepest = 0usize;
@@ -199,9 +215,9 @@ pub fn too_deep_message(data: &[u8]) -> String {
             b'[' | b'{' => {
                 depth += 1;
                 deepest = deepest.max(depth);
-                if depth > MAX_JSON_DEPTH {
+                if depth > MAX_REPORTED_DEPTH {
                     return format!(
-                        "JSON nests more than {MAX_JSON_DEPTH} levels deep (at byte {i})"
+                        "JSON nests more than {MAX_REPORTED_DEPTH} levels deep (at byte {i})"
                     );
                 }
             }
@@ -368,6 +384,10 @@ mod tests {
     #[test]
     fn nesting_to_the_limit_parses_and_past_it_is_located() {
         assert!(parse(nested(MAX_JSON_DEPTH).as_bytes()).is_ok());
+        assert!(matches!(
+            parse(nested(MAX_JSON_DEPTH + 1).as_bytes()),
+            Err(ParseError::TooDeep(_))
+        ));
         let deep = format!("  {}", nested(10_000));
         assert_eq!(
             parse(deep.as_bytes()),
@@ -386,10 +406,16 @@ mod tests {
     #[test]
     fn the_depth_limit_needs_little_stack() {
         // A thread with a small stack still parses a document at the limit: the recursion
-        // per level is bounded.
+        // per level is bounded (under 256 bytes a level in a release build, as the extension
+        // is built; unoptimised frames are several times larger).
+        let stack = if cfg!(debug_assertions) {
+            16 << 20
+        } else {
+            256 << 10
+        };
         let text = nested(MAX_JSON_DEPTH);
         let ok = std::thread::Builder::new()
-            .stack_size(512 * 1024)
+            .stack_size(stack)
             .spawn(move || parse(text.as_bytes()).is_ok())
             .unwrap()
             .join()
@@ -420,6 +446,15 @@ mod tests {
             Err(ParseError::Syntax { .. })
         ));
         assert!(matches!(parse(b"\"\xff\""), Err(ParseError::Syntax { .. })));
+        // A raw newline inside a string is named where it stands, not at column 0 after it.
+        assert!(matches!(
+            parse(b"{\n  \"a\": \"x\ny\"}"),
+            Err(ParseError::Syntax {
+                line: 2,
+                column: 10,
+                ..
+            })
+        ));
     }
 
     #[test]
