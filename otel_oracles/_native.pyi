@@ -49,3 +49,16 @@ def encode_spans_json(batch: ItemBatch[SpanItem], /) -> bytes:
 
 def encode_logs_json(batch: ItemBatch[LogItem], /) -> bytes:
     """``{"resourceLogs": ...}`` as one line of OTLP/JSON."""
+
+# -- OTLP/JSON decoding (native/python/src/decode_json.rs) -----------------------------------
+
+class JsonSyntaxError(ValueError):
+    """The body is not JSON; ``args`` are ``(message, line, column)``, 1-based."""
+
+def decode_json(payload: bytes) -> Batch:
+    """Decode one OTLP/JSON request body (the GIL is released meanwhile). Raises
+    ``JsonSyntaxError`` for text that is not JSON and ``ValueError`` (the one-line reason)
+    for JSON that is not an OTLP request or nests too deeply."""
+
+def decode_json_many(payload: bytes) -> list[Batch | str]:
+    """Decode a JSON array of requests: a ``Batch``, or the reason as a ``str``, per item."""

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from typing import cast
 
-import orjson
-
 from otel_oracles.decode._batch import DecodedBatch
 from otel_oracles.decode._compression import (
     CorruptCompression,
@@ -19,7 +17,7 @@ from otel_oracles.decode._compression import (
 )
 from otel_oracles.decode._files import read_paths
 from otel_oracles.decode._gc import bulk_ingest_gc
-from otel_oracles.decode._json_fast import decode_json_bytes
+from otel_oracles.decode._json_native import InvalidJson, decode_json_body
 from otel_oracles.decode._proto import Signal, decode_proto, warn_if_slow_backend
 from otel_oracles.decode._transfer import (
     BodyContents,
@@ -51,9 +49,8 @@ def decode(
     ``resourceMetrics``; metrics are counted in ``ignored``). Raises ``InputError`` when the
     body is not that format at all; problems inside a readable body are in
     ``batch.problems`` (the affected span is rejected or the field read as unspecified).
-    Canonical JSON is validated completely here; JSON that needs the tolerant path converts
-    attribute values when they are read, and a malformed one found then reads as ``None``
-    and is appended to ``batch.problems`` (after this call returned).
+    Every attribute value is converted here: a malformed one reads as ``None`` and is in
+    ``batch.problems`` when this returns.
 
     ``for_transfer``: the caller only assembles the spans and hands them to another
     process; they then come as lightweight ``WireSpan``s (see ``_transfer``), which that
@@ -64,8 +61,8 @@ def decode(
         return decode_proto(payload, signal, for_transfer)
     if media_type in JSON_CONTENT_TYPES:
         try:
-            batch = decode_json_bytes(payload)
-        except orjson.JSONDecodeError as exc:
+            batch = decode_json_body(payload)
+        except InvalidJson as exc:
             raise InputError(
                 f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
             ) from None

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from otel_oracles.model.span import LogRecord, SpanRecord
+
+if TYPE_CHECKING:
+    from otel_oracles import _native
 
 MAX_LISTED_PROBLEMS = 10
 """Problem messages kept per request; the rest are counted. A body of 10,000 empty spans is
@@ -58,3 +62,14 @@ class DecodedBatch:
     problems: Problems = field(default_factory=Problems)
     rejected: int = 0
     source: str = ""
+
+
+def decoded_batch(native: _native.Batch) -> DecodedBatch:
+    """The ``DecodedBatch`` of a batch the compiled core decoded: its records built as
+    Python records, its problems listed and counted as ``Problems`` does."""
+    spans, logs = native.records()
+    batch = DecodedBatch(spans, logs, native.ignored, rejected=native.rejected)
+    for message in native.problems:
+        batch.problems.append(message)
+    batch.problems.omitted += native.problems_omitted
+    return batch

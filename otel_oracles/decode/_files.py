@@ -23,11 +23,10 @@ import logging
 import os
 import sys
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-import orjson
 import zstandard
 
 from otel_oracles.decode import _proto
@@ -41,8 +40,11 @@ from otel_oracles.decode._compression import (
     decompress_body,
     zstd_stream,
 )
-from otel_oracles.decode._json import decode_json_object
-from otel_oracles.decode._json_fast import decode_json_bytes
+from otel_oracles.decode._json_native import (
+    InvalidJson,
+    decode_json_body,
+    decode_json_requests,
+)
 from otel_oracles.decode.config import (
     DEFAULT_MAX_DECOMPRESSED_BYTES,
     DEFAULT_MAX_MESSAGE_BYTES,
@@ -78,7 +80,7 @@ def read_paths(
 
     ``paths`` are files, directories (read recursively, sorted, only OTLP-looking names),
     glob patterns, or ``-`` for stdin. Problems are appended to ``problems`` as they are
-    found, including later ones from lazily converted attributes (see ``_values``); this
+    found (each batch's, malformed attribute values included, before it is yielded); this
     function never raises for bad input. Memory is bounded by ``max_message_bytes`` per
     line/message plus what the caller keeps. A compressed file (or stdin) that decompresses
     to more than ``max_decompressed_bytes`` is read up to there and reported.
@@ -169,23 +171,18 @@ class _FileProblems:
     """The problems of one file, on their way to the caller's list: the first
     ``MAX_PROBLEMS_PER_FILE`` go there, the rest are counted and named in one problem when the
     file is done. Skipped input holds no memory but its problem: a file of ``[1,1,...]`` or of
-    ``{}`` lines cost ~350 bytes of problems per byte read, gigabytes for one 64 MiB document.
-    Problems reported after the file was read (lazily converted attributes of records the
-    caller keeps) pass through: they are bounded by those records."""
+    ``{}`` lines cost ~350 bytes of problems per byte read, gigabytes for one 64 MiB document."""
 
-    __slots__ = ("_done", "_left", "_out", "_source", "dropped")
+    __slots__ = ("_left", "_out", "_source", "dropped")
 
     def __init__(self, out: list[InputProblem], source: str) -> None:
         self._out = out
         self._source = source
         self._left = MAX_PROBLEMS_PER_FILE
-        self._done = False
         self.dropped = 0
 
     def append(self, problem: InputProblem) -> None:
-        if self._done:
-            self._out.append(problem)
-        elif self._left > 0:
+        if self._left > 0:
             self._left -= 1
             self._out.append(problem)
         else:
@@ -199,7 +196,6 @@ class _FileProblems:
         self.dropped += batch.problems.omitted
 
     def close(self) -> None:
-        self._done = True
         if self.dropped:
             self._out.append(
                 InputProblem(
@@ -370,8 +366,8 @@ def _read_json(
             yield from _json_array(line, source, problems)
             continue
         try:
-            batch = decode_json_bytes(line, _reporter(problems, source))
-        except orjson.JSONDecodeError as exc:
+            batch = decode_json_body(line)
+        except InvalidJson as exc:
             if first and not lines:
                 # Not one object per line: a pretty-printed single document.
                 yield from _read_json_document(line, stream, cursor, problems, limit)
@@ -454,8 +450,8 @@ def _read_json_document(
         yield from _json_array(document, name, problems)
         return
     try:
-        batch = decode_json_bytes(document, _reporter(problems, name))
-    except orjson.JSONDecodeError as exc:
+        batch = decode_json_body(document)
+    except InvalidJson as exc:
         problems.append(_invalid_document(name, exc))
         return
     except InputError as exc:
@@ -467,34 +463,24 @@ def _read_json_document(
 def _json_array(document: bytes, name: str, problems: _FileProblems) -> Iterator[DecodedBatch]:
     """A JSON array of requests (some tools dump a list of export bodies)."""
     try:
-        items = orjson.loads(document)
-    except orjson.JSONDecodeError as exc:
+        items = decode_json_requests(document)
+        for i, item in enumerate(items):
+            source = f"{name}[{i}]"
+            if isinstance(item, InputError):
+                problems.append(InputProblem(source=source, message=f"{item.message}; skipped"))
+                continue
+            yield _accepted(item, source, problems)
+    except InvalidJson as exc:
         problems.append(_invalid_document(name, exc))
-        return
-    for i, item in enumerate(items):
-        source = f"{name}[{i}]"
-        try:
-            batch = decode_json_object(item, _reporter(problems, source))
-        except InputError as exc:
-            problems.append(InputProblem(source=source, message=f"{exc.message}; skipped"))
-            continue
-        yield _accepted(batch, source, problems)
+    except InputError as exc:
+        problems.append(InputProblem(source=name, message=f"{exc.message}; skipped"))
 
 
-def _invalid_document(name: str, exc: orjson.JSONDecodeError) -> InputProblem:
+def _invalid_document(name: str, exc: InvalidJson) -> InputProblem:
     return InputProblem(
         source=f"{name}:{exc.lineno}",
         message=f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}; file skipped",
     )
-
-
-def _reporter(problems: _FileProblems, source: str) -> Callable[[str], None]:
-    """Where problems found later (a lazily converted attribute) go, with their source."""
-
-    def report(message: str) -> None:
-        problems.append(InputProblem(source=source, message=message))
-
-    return report
 
 
 def _accepted(batch: DecodedBatch, source: str, problems: _FileProblems) -> DecodedBatch:
@@ -567,8 +553,8 @@ def _read_frames(
         if body.lstrip(_JSON_WS)[:1] == b"{":
             source = f"{name}@{start}"
             try:
-                batch = decode_json_bytes(body, _reporter(problems, source))
-            except orjson.JSONDecodeError as exc:
+                batch = decode_json_body(body)
+            except InvalidJson as exc:
                 problems.append(
                     InputProblem(
                         source=source, message=f"invalid JSON in frame: {exc.msg}; skipped"

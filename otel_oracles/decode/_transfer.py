@@ -137,12 +137,12 @@ BodyContents = tuple[list[BodySpan], list[LogRecord]]
 def body_contents(kind: BodyKind, payload: bytes) -> BodyContents:
     """Decode a (previously accepted) request body again, in another process."""
     # Imported here: the decoders import this module (it defines what they return).
-    from otel_oracles.decode._json_fast import decode_json_bytes
+    from otel_oracles.decode._json_native import decode_json_body
     from otel_oracles.decode._proto import logs_batch, parse
     from otel_oracles.decode._values import PbAttributes
 
     if kind == "json":
-        batch = decode_json_bytes(payload)
+        batch = decode_json_body(payload)
         return list(batch.spans), list(batch.logs)
     if kind == "proto-logs":
         return [], logs_batch(parse(payload, "logs")).logs

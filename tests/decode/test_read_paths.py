@@ -199,7 +199,7 @@ def test_truncated_gzip_is_reported_with_position_and_earlier_lines_kept(tmp_pat
     assert "corrupt or truncated" in problems[0].message
 
 
-def test_wrong_typed_attribute_read_later_is_reported_with_file_and_line(tmp_path: Path) -> None:
+def test_wrong_typed_attribute_is_reported_with_file_and_line(tmp_path: Path) -> None:
     line = {
         "resourceSpans": [
             {
@@ -222,7 +222,6 @@ def test_wrong_typed_attribute_read_later_is_reported_with_file_and_line(tmp_pat
     target.write_bytes(JSONL.read_bytes() + orjson.dumps(line) + b"\n")
     problems: list[InputProblem] = []
     batches = list(read_paths([str(target)], problems))
-    assert problems == []
     assert batches[-1].spans[0].attributes.get("gen_ai.tool.name") is None
     lineno = len(JSONL.read_bytes().splitlines()) + 1
     assert [p.source for p in problems] == [f"{target}:{lineno}"]

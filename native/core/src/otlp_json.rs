@@ -228,46 +228,53 @@ struct ScopeEntry<'o, 'a> {
     path: String,
 }
 
-/// The readable scopes of `resource{signal}` (`signal` = "Spans"/"Logs"); what cannot be
-/// read is reported and skipped.
-fn scopes<'o, 'a>(
+/// Calls `visit` with every readable scope of `resource{signal}` (`signal` = "Spans"/"Logs")
+/// in order; what cannot be read is reported and skipped, in document order with the
+/// problems `visit` finds.
+fn each_scope<'o, 'a>(
     entries: &'o [J<'a>],
     signal: &str,
-    problems: &mut Problems,
-) -> Vec<ScopeEntry<'o, 'a>> {
+    batch: &mut Batch,
+    mut visit: impl FnMut(ScopeEntry<'o, 'a>, &mut Batch),
+) {
     let (camel, snake) = match signal {
         "Spans" => ("scopeSpans", "scope_spans"),
         _ => ("scopeLogs", "scope_logs"),
     };
-    let mut out = Vec::new();
     for (ri, entry) in entries.iter().enumerate() {
         let rwhere = format!("resource{signal}[{ri}]");
         let J::Obj(entry) = entry else {
-            problems.push(format!("{rwhere}: expected an object, got {}", show(entry)));
+            batch
+                .problems
+                .push(format!("{rwhere}: expected an object, got {}", show(entry)));
             continue;
         };
-        let read = resource(entry, &rwhere, problems)
+        let read = resource(entry, &rwhere, &mut batch.problems)
             .and_then(|res| Ok((res, list_field(entry, camel, snake, &rwhere)?)));
         let (res, scope_list) = match read {
             Ok(found) => found,
             Err(Bad(message)) => {
-                problems.push(format!("{message}; resource skipped"));
+                batch.problems.push(format!("{message}; resource skipped"));
                 continue;
             }
         };
         for (si, scope) in scope_list.iter().enumerate() {
             let path = format!("{rwhere}.scope{signal}[{si}]");
             match scope {
-                J::Obj(scope) => out.push(ScopeEntry {
-                    resource: Arc::clone(&res),
-                    scope,
-                    path,
-                }),
-                other => problems.push(format!("{path}: expected an object, got {}", show(other))),
+                J::Obj(scope) => visit(
+                    ScopeEntry {
+                        resource: Arc::clone(&res),
+                        scope,
+                        path,
+                    },
+                    batch,
+                ),
+                other => batch
+                    .problems
+                    .push(format!("{path}: expected an object, got {}", show(other))),
             }
         }
     }
-    out
 }
 
 fn resource(entry: &Obj<'_>, where_: &str, problems: &mut Problems) -> Fallible<Arc<Resource>> {
@@ -696,11 +703,10 @@ fn scope_of(entry: &Obj<'_>) -> Arc<Scope> {
 }
 
 fn decode_spans(resource_spans: &[J<'_>], batch: &mut Batch) {
-    let entries = scopes(resource_spans, "Spans", &mut batch.problems);
-    for entry in entries {
+    each_scope(resource_spans, "Spans", batch, |entry, batch| {
         let scope = scope_of(entry.scope);
         let spans = match entry.scope.get("spans") {
-            None | Some(J::Null) => continue,
+            None | Some(J::Null) => return,
             Some(J::Arr(spans)) => spans,
             Some(other) => {
                 batch.problems.push(format!(
@@ -708,7 +714,7 @@ fn decode_spans(resource_spans: &[J<'_>], batch: &mut Batch) {
                     entry.path,
                     show(other)
                 ));
-                continue;
+                return;
             }
         };
         let pwhere = format!("{}.spans", entry.path);
@@ -727,7 +733,7 @@ fn decode_spans(resource_spans: &[J<'_>], batch: &mut Batch) {
                 }
             }
         }
-    }
+    });
 }
 
 /// A record's place: `{where_}[{index}]`.
@@ -930,14 +936,13 @@ fn span_links(links: &J<'_>, at: SpanAt<'_>, problems: &mut Problems) -> Vec<Lin
 }
 
 fn decode_logs(resource_logs: &[J<'_>], batch: &mut Batch) {
-    let entries = scopes(resource_logs, "Logs", &mut batch.problems);
-    for entry in entries {
+    each_scope(resource_logs, "Logs", batch, |entry, batch| {
         let scope = scope_of(entry.scope);
         let records = match list_field(entry.scope, "logRecords", "log_records", &entry.path) {
             Ok(records) => records,
             Err(Bad(message)) => {
                 batch.problems.push(message);
-                continue;
+                return;
             }
         };
         let lwhere = format!("{}.logRecords", entry.path);
@@ -956,7 +961,7 @@ fn decode_logs(resource_logs: &[J<'_>], batch: &mut Batch) {
                 }
             }
         }
-    }
+    });
 }
 
 fn log_record(

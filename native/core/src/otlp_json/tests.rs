@@ -552,6 +552,22 @@ fn log_problems_keep_or_reject_the_record() {
 }
 
 #[test]
+fn problems_come_in_document_order() {
+    let batch = ok(
+        r#"{"resourceLogs":["x",{"scopeLogs":["y",{"logRecords":{"a":1}}]},{"resource":{"attributes":5},"scopeLogs":[]}]}"#,
+    );
+    assert_eq!(
+        problems(&batch),
+        [
+            "resourceLogs[0]: expected an object, got 'x'",
+            "resourceLogs[1].scopeLogs[0]: expected an object, got 'y'",
+            "resourceLogs[1].scopeLogs[1].logRecords must be a list, got {'a': 1}",
+            "resourceLogs[2].resource.attributes must be a list, got 5; resource skipped",
+        ]
+    );
+}
+
+#[test]
 fn problems_are_bounded_per_body() {
     let spans = vec!["1"; 1000].join(",");
     let batch = ok(&format!(
