@@ -17,7 +17,7 @@ from otel_oracles.decode._compression import (
 )
 from otel_oracles.decode._files import read_paths
 from otel_oracles.decode._gc import bulk_ingest_gc
-from otel_oracles.decode._json_native import InvalidJson, decode_json_body
+from otel_oracles.decode._json import InvalidJson, decode_json_body
 from otel_oracles.decode._proto import Signal, decode_proto, warn_if_slow_backend
 from otel_oracles.decode._transfer import (
     BodyContents,

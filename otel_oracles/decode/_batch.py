@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from otel_oracles.model.span import LogRecord, SpanRecord
 
 if TYPE_CHECKING:
-    from otel_oracles import _native
+    from otel_oracles._native import Batch
 
 MAX_LISTED_PROBLEMS = 10
 """Problem messages kept per request; the rest are counted. A body of 10,000 empty spans is
@@ -64,7 +64,7 @@ class DecodedBatch:
     source: str = ""
 
 
-def decoded_batch(native: _native.Batch) -> DecodedBatch:
+def decoded_batch(native: Batch) -> DecodedBatch:
     """The ``DecodedBatch`` of a batch the compiled core decoded: its records built as
     Python records, its problems listed and counted as ``Problems`` does."""
     spans, logs = native.records()

@@ -40,7 +40,7 @@ from otel_oracles.decode._compression import (
     decompress_body,
     zstd_stream,
 )
-from otel_oracles.decode._json_native import (
+from otel_oracles.decode._json import (
     InvalidJson,
     decode_json_body,
     decode_json_requests,

@@ -137,7 +137,7 @@ BodyContents = tuple[list[BodySpan], list[LogRecord]]
 def body_contents(kind: BodyKind, payload: bytes) -> BodyContents:
     """Decode a (previously accepted) request body again, in another process."""
     # Imported here: the decoders import this module (it defines what they return).
-    from otel_oracles.decode._json_native import decode_json_body
+    from otel_oracles.decode._json import decode_json_body
     from otel_oracles.decode._proto import logs_batch, parse
     from otel_oracles.decode._values import PbAttributes
 

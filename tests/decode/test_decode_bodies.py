@@ -308,40 +308,6 @@ def test_attribute_mappings_pickle_as_plain_dicts() -> None:
     assert type(clone.attributes) is dict
 
 
-# The six sources of the shared corpus (other folders may hold deliberately odd files).
-CORPUS = (
-    "openai-agents-otel-v2",
-    "openai-v2",
-    "openai-v2-latest",
-    "openinference-openai",
-    "pydantic-ai",
-    "vercel-ai-sdk-otel",
-)
-JSON_FIXTURES = sorted(
-    str(p.relative_to(TRACES))
-    for source in CORPUS
-    for p in [*(TRACES / source).glob("*.otlp.json"), *(TRACES / source).glob("*.jsonl")]
-)
-
-
-@pytest.mark.parametrize("name", JSON_FIXTURES)
-def test_typed_fast_path_and_tolerant_path_agree_on_real_exports(name: str) -> None:
-    from otel_oracles.decode._json import decode_json_object
-    from otel_oracles.decode._json_fast import MsAttributes, decode_json_bytes
-
-    data = (TRACES / name).read_bytes()
-    for line in data.splitlines() if name.endswith(".jsonl") else [data]:
-        fast = decode_json_bytes(line)
-        tolerant = decode_json_object(orjson.loads(line))
-        assert [span_key(s) for s in fast.spans] == [span_key(s) for s in tolerant.spans]
-        assert [log_key(lg) for lg in fast.logs] == [log_key(lg) for lg in tolerant.logs]
-        assert fast.problems == tolerant.problems == []
-        attributed = [s for s in fast.spans if s.attributes]
-        assert all(isinstance(s.attributes, MsAttributes) for s in attributed), (
-            "canonical OTLP/JSON from real exporters must take the fast path"
-        )
-
-
 def _modified_pb(change: Any) -> bytes:
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
         ExportTraceServiceRequest,
