@@ -15,7 +15,9 @@ Goals (issue 6):
   G4  emitting results costs <= 30% of grading CPU, and every result reaches the sink.
   G6  with protobuf's pure-Python backend, grade warns exactly once and names the fix.
 A goal whose stage is not there yet prints SKIP with the reason. G5 (Phoenix) is
-``phoenix_bench.py``, run by hand: it needs a separate virtualenv and minutes.
+``phoenix_bench.py``, run by hand: it needs a separate virtualenv and minutes. Issue 18's
+ratios (against agentevals-cli and decode-and-walk, whole processes) are
+``peer_agentevals.py``.
 
 Examples:
     python bench/run_goals.py --quick            # seconds; what CI runs
