@@ -1,6 +1,8 @@
 """Types of the compiled core (native/python/src/lib.rs): the contract between the Rust
 bindings and the Python stages that call them. Keep it in step with the bindings."""
 
+from typing import Literal
+
 from otel_oracles.emit._records import ItemBatch, LogItem, SpanItem
 from otel_oracles.model.span import LogRecord, SpanRecord
 
@@ -62,3 +64,11 @@ def decode_json(payload: bytes) -> Batch:
 
 def decode_json_many(payload: bytes) -> list[Batch | str]:
     """Decode a JSON array of requests: a ``Batch``, or the reason as a ``str``, per item."""
+
+# -- protobuf decoding (native/python/src/decode_proto.rs) ----------------------------------
+
+def decode_proto(payload: bytes, signal: Literal["traces", "logs"]) -> tuple[Batch, bool]:
+    """Decode an OTLP protobuf request body read as ``signal``: the batch, and whether the
+    body plausibly is that signal (its first records' ids and timestamps). Raises
+    ``ValueError`` naming the parser's reason when the bytes are not that message. Releases
+    the interpreter while decoding."""

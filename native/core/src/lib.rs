@@ -9,4 +9,6 @@ pub mod encode;
 pub mod model;
 pub mod otlp_json;
 pub mod otlp_proto;
+mod pyrepr;
+mod pyrepr_table;
 pub mod wire;

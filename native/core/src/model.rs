@@ -8,8 +8,9 @@
 use std::sync::Arc;
 
 /// An OTLP `AnyValue`. `Empty` is a value with none of its fields set (Python `None`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub enum AnyValue {
+    #[default]
     Empty,
     Str(String),
     Bool(bool),
@@ -50,10 +51,12 @@ pub struct Event {
     pub attributes: Attributes,
 }
 
+/// A span link. Its ids are kept as they came (any length, empty when absent): links are
+/// not checked, and a link with a malformed id still names what it pointed at.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Link {
-    pub trace_id: [u8; 16],
-    pub span_id: [u8; 8],
+    pub trace_id: Vec<u8>,
+    pub span_id: Vec<u8>,
     pub attributes: Attributes,
 }
 

@@ -918,8 +918,8 @@ fn span_links(links: &J<'_>, at: SpanAt<'_>, problems: &mut Problems) -> Vec<Lin
                 let trace_id = id::<16>(get2(link, "traceId", "trace_id"), "traceId", false)?;
                 let span_id = id::<8>(get2(link, "spanId", "span_id"), "spanId", false)?;
                 Ok(Link {
-                    trace_id: trace_id.unwrap_or_default(),
-                    span_id: span_id.unwrap_or_default(),
+                    trace_id: trace_id.unwrap_or_default().to_vec(),
+                    span_id: span_id.unwrap_or_default().to_vec(),
                     attributes: nested_attributes(link, &|| at.path(&suffix), problems),
                 })
             })(),

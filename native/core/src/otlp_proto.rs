@@ -1,1 +1,1020 @@
 //! OTLP protobuf request bodies (traces and logs) to [`crate::model`] records.
+//!
+//! One pass over the bytes in wire order, so the first malformed byte decides the error
+//! exactly as it did for the upb parser the Python decoder used ([`crate::wire`] has the
+//! wire rules). `ExportTraceServiceRequest` and `TracesData` share their layout (repeated
+//! `ResourceSpans` = 1), as do the logs messages. The record rules are the Python decoder's:
+//! - a span needs a 16-byte trace id, an 8-byte span id and a parent id of 0 or 8 bytes,
+//!   else it is rejected (counted in `rejected`) with a problem naming its place and name;
+//! - a kind outside 0..=5 or a status code outside 0..=2 is read as unspecified/unset with a
+//!   problem; a status message is kept whatever the code;
+//! - a log record whose trace/span ids are not 16/8 bytes (or absent) is read without span
+//!   context, with a problem; its time is `time_unix_nano`, else the observed time; its
+//!   event name is `event_name`, else a string `event.name` attribute; an absent body and
+//!   an empty `AnyValue` both read as [`AnyValue::Empty`];
+//! - link ids are taken as they are (links are not checked), dropped counts, flags, trace
+//!   state, schema URLs and scope attributes are read (strings must be UTF-8) and dropped;
+//! - a singular message field that occurs more than once is merged (later fields win,
+//!   repeated fields append), a scalar's last occurrence wins, and `AnyValue`'s variants
+//!   replace one another, as protobuf parsers do;
+//! - `string_value_strindex` of an `AnyValue` reads as an integer (the generated classes
+//!   gave it so); attribute lists keep wire order and duplicates (last one wins in Python).
+
+use std::sync::Arc;
+
+use crate::model::{
+    AnyValue, Attributes, Batch, Event, KeyValue, Link, LogRecord, Resource, Scope, Span,
+};
+use crate::pyrepr::py_repr;
+use crate::wire::{self, int32, string, Fields, Value, WireError};
+
+/// Which request a protobuf body is read as (the URL path, or the file's name, says).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signal {
+    Traces,
+    Logs,
+}
+
+impl Signal {
+    /// The request message's full name, for error messages.
+    pub fn message_name(self) -> &'static str {
+        match self {
+            Signal::Traces => "opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest",
+            Signal::Logs => "opentelemetry.proto.collector.logs.v1.ExportLogsServiceRequest",
+        }
+    }
+}
+
+/// A decoded body and whether it plausibly is the signal it was read as.
+///
+/// Traces and logs requests share their outer field numbers, so the other signal's bytes
+/// often parse without error; a wrong guess shows in the first records: a span always has
+/// 16-byte trace and 8-byte span ids, a log record has a timestamp and ids of 0 or 16/8
+/// bytes. The first four records are looked at.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decoded {
+    pub batch: Batch,
+    pub plausible: bool,
+}
+
+/// How many records `plausible` looks at.
+const PLAUSIBILITY_SAMPLE: usize = 4;
+const MAX_KIND: i32 = 5;
+const MAX_STATUS: i32 = 2;
+
+/// Decode one protobuf request body of `signal`.
+pub fn decode(payload: &[u8], signal: Signal) -> Result<Decoded, WireError> {
+    let mut out = Decoder::default();
+    let mut fields = Fields::top(payload, &[]);
+    let mut index = 0;
+    while let Some((number, value)) = fields.next()? {
+        if let (1, Value::Bytes(bytes)) = (number, value) {
+            match signal {
+                Signal::Traces => out.resource_spans(&fields, bytes, index)?,
+                Signal::Logs => out.resource_logs(&fields, bytes, index)?,
+            }
+            index += 1;
+        }
+    }
+    Ok(Decoded {
+        batch: out.batch,
+        plausible: out.implausible_at.is_none(),
+    })
+}
+
+#[derive(Default)]
+struct Decoder {
+    batch: Batch,
+    /// Records looked at for plausibility so far (at most `PLAUSIBILITY_SAMPLE`).
+    sampled: usize,
+    implausible_at: Option<usize>,
+}
+
+impl Decoder {
+    fn sample(&mut self, plausible: bool) {
+        if self.sampled < PLAUSIBILITY_SAMPLE && self.implausible_at.is_none() {
+            if !plausible {
+                self.implausible_at = Some(self.sampled);
+            }
+            self.sampled += 1;
+        }
+    }
+
+    fn resource_spans<'a>(
+        &mut self,
+        up: &Fields<'a>,
+        bytes: &'a [u8],
+        ri: usize,
+    ) -> wire::Result<()> {
+        let mut resource = Resource::default();
+        let first = self.batch.spans.len();
+        let mut fields = up.child(bytes, &[3])?;
+        let mut si = 0;
+        while let Some((number, value)) = fields.next()? {
+            match (number, value) {
+                (1, Value::Bytes(b)) => resource_into(&fields, b, &mut resource)?,
+                (2, Value::Bytes(b)) => {
+                    self.scope_spans(&fields, b, ri, si)?;
+                    si += 1;
+                }
+                (3, Value::Bytes(b)) => {
+                    string(b)?;
+                }
+                _ => {}
+            }
+        }
+        let resource = Arc::new(resource);
+        for span in &mut self.batch.spans[first..] {
+            span.resource = Arc::clone(&resource);
+        }
+        Ok(())
+    }
+
+    fn scope_spans<'a>(
+        &mut self,
+        up: &Fields<'a>,
+        bytes: &'a [u8],
+        ri: usize,
+        si: usize,
+    ) -> wire::Result<()> {
+        let mut scope = Scope::default();
+        let first = self.batch.spans.len();
+        let mut fields = up.child(bytes, &[3])?;
+        let mut pi = 0;
+        while let Some((number, value)) = fields.next()? {
+            match (number, value) {
+                (1, Value::Bytes(b)) => scope_into(&fields, b, &mut scope)?,
+                (2, Value::Bytes(b)) => {
+                    self.span(&fields, b, ri, si, pi)?;
+                    pi += 1;
+                }
+                (3, Value::Bytes(b)) => {
+                    string(b)?;
+                }
+                _ => {}
+            }
+        }
+        let scope = Arc::new(scope);
+        for span in &mut self.batch.spans[first..] {
+            span.scope = Arc::clone(&scope);
+        }
+        Ok(())
+    }
+
+    fn span<'a>(
+        &mut self,
+        up: &Fields<'a>,
+        bytes: &'a [u8],
+        ri: usize,
+        si: usize,
+        pi: usize,
+    ) -> wire::Result<()> {
+        let raw = RawSpan::decode(up, bytes)?;
+        self.sample(raw.trace_id.len() == 16 && raw.span_id.len() == 8);
+        let problems = &mut self.batch.problems;
+        let at = || format!("resourceSpans[{ri}].scopeSpans[{si}].spans[{pi}]");
+        let (Ok(trace_id), Ok(span_id), Some(parent_span_id)) = (
+            <[u8; 16]>::try_from(raw.trace_id),
+            <[u8; 8]>::try_from(raw.span_id),
+            parent_id(raw.parent),
+        ) else {
+            self.batch.rejected += 1;
+            problems.push(format!(
+                "{} ({}): {}; span rejected",
+                at(),
+                py_repr(&raw.name),
+                bad_ids(raw.trace_id, raw.span_id, raw.parent)
+            ));
+            return Ok(());
+        };
+        let mut kind = raw.kind;
+        if !(0..=MAX_KIND).contains(&kind) {
+            problems.push(format!(
+                "{}.kind: unknown SpanKind {kind}; read as SPAN_KIND_UNSPECIFIED",
+                at()
+            ));
+            kind = 0;
+        }
+        let mut code = raw.status_code;
+        if !(0..=MAX_STATUS).contains(&code) {
+            problems.push(format!(
+                "{}.status.code: unknown StatusCode {code}; read as STATUS_CODE_UNSET",
+                at()
+            ));
+            code = 0;
+        }
+        self.batch.spans.push(Span {
+            trace_id,
+            span_id,
+            parent_span_id,
+            name: raw.name,
+            // Both were checked to be in 0..=5 / 0..=2 above.
+            kind: kind as u8,
+            start_ns: raw.start_ns,
+            end_ns: raw.end_ns,
+            status_code: code as u8,
+            status_message: raw.status_message,
+            attributes: raw.attributes,
+            events: raw.events,
+            links: raw.links,
+            resource: Arc::default(),
+            scope: Arc::default(),
+        });
+        Ok(())
+    }
+
+    fn resource_logs<'a>(
+        &mut self,
+        up: &Fields<'a>,
+        bytes: &'a [u8],
+        ri: usize,
+    ) -> wire::Result<()> {
+        let mut resource = Resource::default();
+        let first = self.batch.logs.len();
+        let mut fields = up.child(bytes, &[3])?;
+        let mut si = 0;
+        while let Some((number, value)) = fields.next()? {
+            match (number, value) {
+                (1, Value::Bytes(b)) => resource_into(&fields, b, &mut resource)?,
+                (2, Value::Bytes(b)) => {
+                    self.scope_logs(&fields, b, ri, si)?;
+                    si += 1;
+                }
+                (3, Value::Bytes(b)) => {
+                    string(b)?;
+                }
+                _ => {}
+            }
+        }
+        let resource = Arc::new(resource);
+        for log in &mut self.batch.logs[first..] {
+            log.resource = Arc::clone(&resource);
+        }
+        Ok(())
+    }
+
+    fn scope_logs<'a>(
+        &mut self,
+        up: &Fields<'a>,
+        bytes: &'a [u8],
+        ri: usize,
+        si: usize,
+    ) -> wire::Result<()> {
+        let mut scope = Scope::default();
+        let first = self.batch.logs.len();
+        let mut fields = up.child(bytes, &[3])?;
+        let mut li = 0;
+        while let Some((number, value)) = fields.next()? {
+            match (number, value) {
+                (1, Value::Bytes(b)) => scope_into(&fields, b, &mut scope)?,
+                (2, Value::Bytes(b)) => {
+                    self.log_record(&fields, b, ri, si, li)?;
+                    li += 1;
+                }
+                (3, Value::Bytes(b)) => {
+                    string(b)?;
+                }
+                _ => {}
+            }
+        }
+        let scope = Arc::new(scope);
+        for log in &mut self.batch.logs[first..] {
+            log.scope = Arc::clone(&scope);
+        }
+        Ok(())
+    }
+
+    fn log_record<'a>(
+        &mut self,
+        up: &Fields<'a>,
+        bytes: &'a [u8],
+        ri: usize,
+        si: usize,
+        li: usize,
+    ) -> wire::Result<()> {
+        let raw = RawLog::decode(up, bytes)?;
+        let ids_fit = matches!(raw.trace_id.len(), 0 | 16) && matches!(raw.span_id.len(), 0 | 8);
+        self.sample((raw.time_ns != 0 || raw.observed_ns != 0) && ids_fit);
+        let (trace_id, span_id) = if ids_fit {
+            (
+                <[u8; 16]>::try_from(raw.trace_id).ok(),
+                <[u8; 8]>::try_from(raw.span_id).ok(),
+            )
+        } else {
+            self.batch.problems.push(format!(
+                "resourceLogs[{ri}].scopeLogs[{si}].logRecords[{li}]: traceId/spanId have \
+                 {}/{} bytes, expected 16/8; read without span context",
+                raw.trace_id.len(),
+                raw.span_id.len()
+            ));
+            (None, None)
+        };
+        let event_name = if raw.event_name.is_empty() {
+            legacy_event_name(&raw.attributes)
+        } else {
+            raw.event_name
+        };
+        self.batch.logs.push(LogRecord {
+            trace_id,
+            span_id,
+            event_name,
+            time_ns: if raw.time_ns != 0 {
+                raw.time_ns
+            } else {
+                raw.observed_ns
+            },
+            attributes: raw.attributes,
+            body: raw.body,
+            severity_number: raw.severity_number,
+            resource: Arc::default(),
+            scope: Arc::default(),
+        });
+        Ok(())
+    }
+}
+
+/// The `event.name` attribute older SDKs put log-based events' names in, when it is a
+/// string (the last one, as a dict of the attributes would hold).
+fn legacy_event_name(attributes: &Attributes) -> String {
+    match attributes.iter().rev().find(|kv| kv.key == "event.name") {
+        Some(KeyValue {
+            value: AnyValue::Str(name),
+            ..
+        }) => name.clone(),
+        _ => String::new(),
+    }
+}
+
+/// `Some(None)` for no parent, `Some(Some(id))` for an 8-byte one, `None` when malformed.
+fn parent_id(parent: &[u8]) -> Option<Option<[u8; 8]>> {
+    if parent.is_empty() {
+        return Some(None);
+    }
+    <[u8; 8]>::try_from(parent).ok().map(Some)
+}
+
+fn bad_ids(trace_id: &[u8], span_id: &[u8], parent: &[u8]) -> String {
+    let mut wrong = Vec::new();
+    if trace_id.len() != 16 {
+        wrong.push(format!("traceId has {} bytes, expected 16", trace_id.len()));
+    }
+    if span_id.len() != 8 {
+        wrong.push(format!("spanId has {} bytes, expected 8", span_id.len()));
+    }
+    if !matches!(parent.len(), 0 | 8) {
+        wrong.push(format!(
+            "parentSpanId has {} bytes, expected 0 or 8",
+            parent.len()
+        ));
+    }
+    wrong.join("; ")
+}
+
+/// A span as it is on the wire, before its checks.
+#[derive(Default)]
+struct RawSpan<'a> {
+    trace_id: &'a [u8],
+    span_id: &'a [u8],
+    parent: &'a [u8],
+    name: String,
+    kind: i32,
+    start_ns: u64,
+    end_ns: u64,
+    status_code: i32,
+    status_message: String,
+    attributes: Attributes,
+    events: Vec<Event>,
+    links: Vec<Link>,
+}
+
+impl<'a> RawSpan<'a> {
+    fn decode(up: &Fields<'a>, bytes: &'a [u8]) -> wire::Result<Self> {
+        let mut span = RawSpan::default();
+        let mut fields = up.child(bytes, &[3, 5])?;
+        while let Some((number, value)) = fields.next()? {
+            match (number, value) {
+                (1, Value::Bytes(b)) => span.trace_id = b,
+                (2, Value::Bytes(b)) => span.span_id = b,
+                (3, Value::Bytes(b)) => {
+                    string(b)?;
+                }
+                (4, Value::Bytes(b)) => span.parent = b,
+                (5, Value::Bytes(b)) => span.name = string(b)?.to_owned(),
+                (6, Value::Varint(v)) => span.kind = int32(v),
+                (7, Value::Fixed64(v)) => span.start_ns = v,
+                (8, Value::Fixed64(v)) => span.end_ns = v,
+                (9, Value::Bytes(b)) => span.attributes.extend(attribute(&fields, b)?),
+                (11, Value::Bytes(b)) => span.events.push(event(&fields, b)?),
+                (13, Value::Bytes(b)) => span.links.push(link(&fields, b)?),
+                (15, Value::Bytes(b)) => {
+                    let mut status = fields.child(b, &[2])?;
+                    while let Some((number, value)) = status.next()? {
+                        match (number, value) {
+                            (2, Value::Bytes(b)) => span.status_message = string(b)?.to_owned(),
+                            (3, Value::Varint(v)) => span.status_code = int32(v),
+                            _ => {}
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(span)
+    }
+}
+
+/// A log record as it is on the wire, before its checks.
+#[derive(Default)]
+struct RawLog<'a> {
+    trace_id: &'a [u8],
+    span_id: &'a [u8],
+    time_ns: u64,
+    observed_ns: u64,
+    severity_number: i32,
+    event_name: String,
+    attributes: Attributes,
+    body: AnyValue,
+}
+
+impl<'a> RawLog<'a> {
+    fn decode(up: &Fields<'a>, bytes: &'a [u8]) -> wire::Result<Self> {
+        let mut log = RawLog::default();
+        let mut fields = up.child(bytes, &[3, 12])?;
+        while let Some((number, value)) = fields.next()? {
+            match (number, value) {
+                (1, Value::Fixed64(v)) => log.time_ns = v,
+                (11, Value::Fixed64(v)) => log.observed_ns = v,
+                (2, Value::Varint(v)) => log.severity_number = int32(v),
+                (3, Value::Bytes(b)) => {
+                    string(b)?;
+                }
+                (5, Value::Bytes(b)) => any_value_into(&fields, b, &mut log.body)?,
+                (6, Value::Bytes(b)) => log.attributes.extend(attribute(&fields, b)?),
+                (9, Value::Bytes(b)) => log.trace_id = b,
+                (10, Value::Bytes(b)) => log.span_id = b,
+                (12, Value::Bytes(b)) => log.event_name = string(b)?.to_owned(),
+                _ => {}
+            }
+        }
+        Ok(log)
+    }
+}
+
+fn event<'a>(up: &Fields<'a>, bytes: &'a [u8]) -> wire::Result<Event> {
+    let mut event = Event {
+        name: String::new(),
+        time_ns: 0,
+        attributes: Vec::new(),
+    };
+    let mut fields = up.child(bytes, &[2])?;
+    while let Some((number, value)) = fields.next()? {
+        match (number, value) {
+            (1, Value::Fixed64(v)) => event.time_ns = v,
+            (2, Value::Bytes(b)) => event.name = string(b)?.to_owned(),
+            (3, Value::Bytes(b)) => event.attributes.extend(attribute(&fields, b)?),
+            _ => {}
+        }
+    }
+    Ok(event)
+}
+
+fn link<'a>(up: &Fields<'a>, bytes: &'a [u8]) -> wire::Result<Link> {
+    let mut link = Link {
+        trace_id: Vec::new(),
+        span_id: Vec::new(),
+        attributes: Vec::new(),
+    };
+    let mut fields = up.child(bytes, &[3])?;
+    while let Some((number, value)) = fields.next()? {
+        match (number, value) {
+            (1, Value::Bytes(b)) => link.trace_id = b.to_vec(),
+            (2, Value::Bytes(b)) => link.span_id = b.to_vec(),
+            (3, Value::Bytes(b)) => {
+                string(b)?;
+            }
+            (4, Value::Bytes(b)) => link.attributes.extend(attribute(&fields, b)?),
+            _ => {}
+        }
+    }
+    Ok(link)
+}
+
+/// Merge one occurrence of a `Resource` into `resource` (attributes append; entity
+/// references are read for their UTF-8 and dropped).
+fn resource_into<'a>(
+    up: &Fields<'a>,
+    bytes: &'a [u8],
+    resource: &mut Resource,
+) -> wire::Result<()> {
+    let mut fields = up.child(bytes, &[])?;
+    while let Some((number, value)) = fields.next()? {
+        match (number, value) {
+            (1, Value::Bytes(b)) => resource.attributes.extend(attribute(&fields, b)?),
+            (3, Value::Bytes(b)) => {
+                let mut entity = fields.child(b, &[1, 2, 3, 4])?;
+                while let Some((number, value)) = entity.next()? {
+                    if let (1..=4, Value::Bytes(b)) = (number, value) {
+                        string(b)?;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Merge one occurrence of an `InstrumentationScope` into `scope` (its attributes are read
+/// and dropped: nothing grades them).
+fn scope_into<'a>(up: &Fields<'a>, bytes: &'a [u8], scope: &mut Scope) -> wire::Result<()> {
+    let mut fields = up.child(bytes, &[1, 2])?;
+    while let Some((number, value)) = fields.next()? {
+        match (number, value) {
+            (1, Value::Bytes(b)) => scope.name = string(b)?.to_owned(),
+            (2, Value::Bytes(b)) => scope.version = string(b)?.to_owned(),
+            (3, Value::Bytes(b)) => {
+                key_value(&fields, b)?;
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// A `KeyValue` of a kvlist or of a scope's attributes.
+fn key_value<'a>(up: &Fields<'a>, bytes: &'a [u8]) -> wire::Result<KeyValue> {
+    Ok(key_value_entry(up, bytes)?.0)
+}
+
+/// One entry of a span's, event's, link's, resource's or log record's attributes, `None`
+/// when it is dropped. The Python decoder parsed these lists as protobuf maps (same wire
+/// format as `KeyValue`), and upb keeps a map entry with any field other than a key and a
+/// value (`key_strindex` included, or a key or value of the wrong wire type) out of the
+/// map: such an entry is dropped here too.
+fn attribute<'a>(up: &Fields<'a>, bytes: &'a [u8]) -> wire::Result<Option<KeyValue>> {
+    let (kv, other_fields) = key_value_entry(up, bytes)?;
+    Ok((!other_fields).then_some(kv))
+}
+
+/// A `KeyValue` and whether it had fields other than its key and value.
+fn key_value_entry<'a>(up: &Fields<'a>, bytes: &'a [u8]) -> wire::Result<(KeyValue, bool)> {
+    let mut kv = KeyValue {
+        key: String::new(),
+        value: AnyValue::Empty,
+    };
+    let mut other_fields = false;
+    let mut fields = up.child(bytes, &[1])?;
+    while let Some((number, value)) = fields.next()? {
+        match (number, value) {
+            (1, Value::Bytes(b)) => kv.key = string(b)?.to_owned(),
+            (2, Value::Bytes(b)) => any_value_into(&fields, b, &mut kv.value)?,
+            _ => other_fields = true,
+        }
+    }
+    Ok((kv, other_fields))
+}
+
+/// Merge one occurrence of an `AnyValue` into `target`. Recursive through arrays and
+/// kvlists; every level is a message one deeper, and [`Fields::child`] refuses one past
+/// [`wire::MAX_DEPTH`], so the recursion is bounded.
+fn any_value_into<'a>(up: &Fields<'a>, bytes: &'a [u8], target: &mut AnyValue) -> wire::Result<()> {
+    let mut fields = up.child(bytes, &[1])?;
+    while let Some((number, value)) = fields.next()? {
+        match (number, value) {
+            (1, Value::Bytes(b)) => *target = AnyValue::Str(string(b)?.to_owned()),
+            (2, Value::Varint(v)) => *target = AnyValue::Bool(v != 0),
+            // int64: the varint's bits, two's complement.
+            (3, Value::Varint(v)) => *target = AnyValue::Int(v as i64),
+            (4, Value::Fixed64(v)) => *target = AnyValue::Double(f64::from_bits(v)),
+            (5, Value::Bytes(b)) => {
+                if !matches!(target, AnyValue::Array(_)) {
+                    *target = AnyValue::Array(Vec::new());
+                }
+                if let AnyValue::Array(values) = target {
+                    let mut array = fields.child(b, &[])?;
+                    while let Some((number, value)) = array.next()? {
+                        if let (1, Value::Bytes(b)) = (number, value) {
+                            let mut item = AnyValue::Empty;
+                            any_value_into(&array, b, &mut item)?;
+                            values.push(item);
+                        }
+                    }
+                }
+            }
+            (6, Value::Bytes(b)) => {
+                if !matches!(target, AnyValue::KvList(_)) {
+                    *target = AnyValue::KvList(Vec::new());
+                }
+                if let AnyValue::KvList(values) = target {
+                    let mut list = fields.child(b, &[])?;
+                    while let Some((number, value)) = list.next()? {
+                        if let (1, Value::Bytes(b)) = (number, value) {
+                            values.push(key_value(&list, b)?);
+                        }
+                    }
+                }
+            }
+            (7, Value::Bytes(b)) => *target = AnyValue::Bytes(b.to_vec()),
+            (8, Value::Varint(v)) => *target = AnyValue::Int(i64::from(int32(v))),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::MAX_LISTED_PROBLEMS;
+
+    /// A length-delimited field.
+    fn ld(number: u32, payload: &[u8]) -> Vec<u8> {
+        let mut out = varint(u64::from(number << 3 | 2));
+        out.extend(varint(payload.len() as u64));
+        out.extend_from_slice(payload);
+        out
+    }
+
+    fn vi(number: u32, value: u64) -> Vec<u8> {
+        let mut out = varint(u64::from(number << 3));
+        out.extend(varint(value));
+        out
+    }
+
+    fn f64_field(number: u32, value: u64) -> Vec<u8> {
+        let mut out = varint(u64::from(number << 3 | 1));
+        out.extend(value.to_le_bytes());
+        out
+    }
+
+    fn varint(mut value: u64) -> Vec<u8> {
+        let mut out = Vec::new();
+        loop {
+            let byte = (value & 0x7f) as u8;
+            value >>= 7;
+            if value == 0 {
+                out.push(byte);
+                return out;
+            }
+            out.push(byte | 0x80);
+        }
+    }
+
+    fn cat(parts: &[Vec<u8>]) -> Vec<u8> {
+        parts.concat()
+    }
+
+    fn string_value(s: &str) -> Vec<u8> {
+        ld(1, s.as_bytes())
+    }
+
+    fn attr(key: &str, value: &[u8]) -> Vec<u8> {
+        cat(&[ld(1, key.as_bytes()), ld(2, value)])
+    }
+
+    fn span(fields: &[Vec<u8>]) -> Vec<u8> {
+        cat(fields)
+    }
+
+    fn good_ids() -> Vec<Vec<u8>> {
+        vec![ld(1, &[1; 16]), ld(2, &[2; 8])]
+    }
+
+    /// A traces request of one resource and one scope holding `spans`.
+    fn traces(resource: &[u8], scope: &[u8], spans: &[Vec<u8>]) -> Vec<u8> {
+        let mut scope_spans = ld(1, scope);
+        for s in spans {
+            scope_spans.extend(ld(2, s));
+        }
+        ld(1, &cat(&[ld(1, resource), ld(2, &scope_spans)]))
+    }
+
+    fn logs(records: &[Vec<u8>]) -> Vec<u8> {
+        let mut scope_logs = ld(1, &ld(1, b"scope"));
+        for r in records {
+            scope_logs.extend(ld(2, r));
+        }
+        ld(1, &ld(2, &scope_logs))
+    }
+
+    fn decoded(body: &[u8], signal: Signal) -> Decoded {
+        decode(body, signal).expect("a valid body")
+    }
+
+    #[test]
+    fn spans_carry_their_fields_resource_and_scope() {
+        let body = traces(
+            &ld(1, &attr("service.name", &string_value("svc"))),
+            &cat(&[ld(1, b"lib"), ld(2, b"1.0")]),
+            &[span(
+                &[
+                    good_ids(),
+                    vec![ld(4, &[3; 8]), ld(5, b"chat"), vi(6, 3)],
+                    vec![f64_field(7, 10), f64_field(8, 20)],
+                    vec![ld(9, &attr("k", &vi(3, u64::MAX)))],
+                    vec![ld(11, &cat(&[f64_field(1, 15), ld(2, b"ev")]))],
+                    vec![ld(13, &cat(&[ld(1, &[7; 3])]))],
+                    vec![ld(15, &cat(&[ld(2, b"boom"), vi(3, 2)]))],
+                ]
+                .concat(),
+            )],
+        );
+        let Decoded { batch, plausible } = decoded(&body, Signal::Traces);
+        assert!(plausible);
+        let span = &batch.spans[0];
+        assert_eq!(
+            (span.name.as_str(), span.kind, span.start_ns, span.end_ns),
+            ("chat", 3, 10, 20)
+        );
+        assert_eq!(span.parent_span_id, Some([3; 8]));
+        assert_eq!(
+            (span.status_code, span.status_message.as_str()),
+            (2, "boom")
+        );
+        assert_eq!(span.attributes[0].value, AnyValue::Int(-1));
+        assert_eq!(
+            (span.events[0].name.as_str(), span.events[0].time_ns),
+            ("ev", 15)
+        );
+        assert_eq!(
+            span.links[0].trace_id,
+            vec![7; 3],
+            "link ids are not checked"
+        );
+        assert!(span.links[0].span_id.is_empty());
+        assert_eq!(span.resource.attributes[0].key, "service.name");
+        assert_eq!(
+            (span.scope.name.as_str(), span.scope.version.as_str()),
+            ("lib", "1.0")
+        );
+    }
+
+    #[test]
+    fn a_span_with_bad_ids_is_rejected_with_a_located_problem() {
+        let body = traces(
+            b"",
+            b"",
+            &[
+                span(&good_ids()),
+                span(&[
+                    ld(1, &[1; 3]),
+                    ld(2, &[2; 8]),
+                    ld(4, &[1; 2]),
+                    ld(5, b"it's"),
+                ]),
+            ],
+        );
+        let batch = decoded(&body, Signal::Traces).batch;
+        assert_eq!((batch.spans.len(), batch.rejected), (1, 1));
+        assert_eq!(
+            batch.problems.listed,
+            vec![
+                "resourceSpans[0].scopeSpans[0].spans[1] (\"it's\"): traceId has 3 bytes, \
+                 expected 16; parentSpanId has 2 bytes, expected 0 or 8; span rejected"
+            ]
+        );
+    }
+
+    #[test]
+    fn enums_out_of_range_read_as_unspecified_with_a_problem() {
+        let body = traces(
+            b"",
+            b"",
+            &[span(
+                &[good_ids(), vec![vi(6, 9), ld(15, &vi(3, u64::MAX))]].concat(),
+            )],
+        );
+        let batch = decoded(&body, Signal::Traces).batch;
+        assert_eq!((batch.spans[0].kind, batch.spans[0].status_code), (0, 0));
+        assert_eq!(
+            batch.problems.listed,
+            vec![
+                "resourceSpans[0].scopeSpans[0].spans[0].kind: unknown SpanKind 9; read as \
+                 SPAN_KIND_UNSPECIFIED",
+                "resourceSpans[0].scopeSpans[0].spans[0].status.code: unknown StatusCode -1; \
+                 read as STATUS_CODE_UNSET",
+            ]
+        );
+    }
+
+    #[test]
+    fn problems_are_bounded_per_batch() {
+        let bad = span(&[ld(2, &[2; 8])]);
+        let body = traces(b"", b"", &vec![bad; MAX_LISTED_PROBLEMS + 3]);
+        let batch = decoded(&body, Signal::Traces).batch;
+        assert_eq!(batch.rejected, MAX_LISTED_PROBLEMS + 3);
+        assert_eq!(batch.problems.listed.len(), MAX_LISTED_PROBLEMS);
+        assert_eq!(batch.problems.omitted, 3);
+    }
+
+    #[test]
+    fn resource_and_scope_may_follow_the_spans_and_merge() {
+        let span_bytes = span(&good_ids());
+        let scope_spans = cat(&[ld(2, &span_bytes), ld(1, &ld(1, b"a")), ld(1, &ld(2, b"2"))]);
+        let resource_spans = cat(&[
+            ld(2, &scope_spans),
+            ld(1, &ld(1, &attr("k", &string_value("1")))),
+            ld(1, &ld(1, &attr("j", &string_value("2")))),
+        ]);
+        let batch = decoded(&ld(1, &resource_spans), Signal::Traces).batch;
+        let span = &batch.spans[0];
+        assert_eq!(
+            (span.scope.name.as_str(), span.scope.version.as_str()),
+            ("a", "2")
+        );
+        let keys: Vec<_> = span
+            .resource
+            .attributes
+            .iter()
+            .map(|kv| kv.key.as_str())
+            .collect();
+        assert_eq!(keys, ["k", "j"]);
+    }
+
+    #[test]
+    fn any_values_merge_and_replace_as_protobuf_does() {
+        let array = |s: &str| ld(5, &ld(1, &string_value(s)));
+        let value = cat(&[array("a"), array("b"), vi(8, 7)]);
+        let merged = cat(&[array("a"), array("b")]);
+        let replaced = cat(&[array("a"), string_value("x"), array("b")]);
+        let body = traces(
+            b"",
+            b"",
+            &[span(
+                &[
+                    good_ids(),
+                    vec![
+                        ld(9, &attr("strindex", &value)),
+                        ld(9, &attr("merged", &merged)),
+                        ld(9, &attr("replaced", &replaced)),
+                        ld(9, &attr("empty", b"")),
+                    ],
+                ]
+                .concat(),
+            )],
+        );
+        let attrs = &decoded(&body, Signal::Traces).batch.spans[0].attributes;
+        let s = |v: &str| AnyValue::Str(v.into());
+        assert_eq!(attrs[0].value, AnyValue::Int(7));
+        assert_eq!(attrs[1].value, AnyValue::Array(vec![s("a"), s("b")]));
+        assert_eq!(attrs[2].value, AnyValue::Array(vec![s("b")]));
+        assert_eq!(attrs[3].value, AnyValue::Empty);
+    }
+
+    #[test]
+    fn attribute_entries_with_other_fields_are_dropped_but_kvlist_entries_kept() {
+        let with_strindex = cat(&[attr("dropped", &string_value("x")), vi(3, 1)]);
+        let kvlist = ld(6, &ld(1, &with_strindex));
+        let body = traces(
+            b"",
+            b"",
+            &[span(
+                &[
+                    good_ids(),
+                    vec![ld(9, &with_strindex), ld(9, &attr("list", &kvlist))],
+                ]
+                .concat(),
+            )],
+        );
+        let attrs = &decoded(&body, Signal::Traces).batch.spans[0].attributes;
+        assert_eq!(attrs.len(), 1);
+        let AnyValue::KvList(entries) = &attrs[0].value else {
+            panic!("a kvlist")
+        };
+        assert_eq!(entries[0].key, "dropped");
+    }
+
+    #[test]
+    fn log_records_follow_the_python_rules() {
+        let body = logs(&[
+            cat(&[
+                f64_field(11, 5),
+                ld(9, &[1; 16]),
+                ld(10, &[2; 8]),
+                vi(2, 9),
+                ld(6, &attr("event.name", &string_value("legacy"))),
+                ld(5, &string_value("hi")),
+            ]),
+            cat(&[f64_field(1, 6), ld(9, &[1; 15]), ld(12, b"named")]),
+        ]);
+        let Decoded { batch, plausible } = decoded(&body, Signal::Logs);
+        assert!(
+            !plausible,
+            "a record among the first four has ids of the wrong size"
+        );
+        let (first, second) = (&batch.logs[0], &batch.logs[1]);
+        assert_eq!((first.time_ns, first.event_name.as_str()), (5, "legacy"));
+        assert_eq!(
+            (first.trace_id, first.span_id),
+            (Some([1; 16]), Some([2; 8]))
+        );
+        assert_eq!(
+            (first.severity_number, &first.body),
+            (9, &AnyValue::Str("hi".into()))
+        );
+        assert_eq!((second.trace_id, second.span_id), (None, None));
+        assert_eq!(
+            (second.event_name.as_str(), &second.body),
+            ("named", &AnyValue::Empty)
+        );
+        assert_eq!(first.scope.name, "scope");
+        assert_eq!(
+            batch.problems.listed,
+            vec![
+                "resourceLogs[0].scopeLogs[0].logRecords[1]: traceId/spanId have 15/0 bytes, \
+                 expected 16/8; read without span context"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_other_signals_bytes_decode_but_look_implausible() {
+        let log_body = logs(&[cat(&[f64_field(1, 6), ld(10, &[2; 8])])]);
+        assert!(decoded(&log_body, Signal::Logs).plausible);
+        assert!(!decoded(&log_body, Signal::Traces).plausible);
+        let trace_body = traces(b"", b"", &[span(&good_ids())]);
+        assert!(!decoded(&trace_body, Signal::Logs).plausible);
+        // Only the first four records are looked at.
+        let mut spans = vec![span(&good_ids()); 4];
+        spans.push(span(&[ld(1, &[1; 3])]));
+        assert!(decoded(&traces(b"", b"", &spans), Signal::Traces).plausible);
+    }
+
+    #[test]
+    fn values_nest_up_to_the_message_depth_limit() {
+        // The request, ResourceSpans, ScopeSpans, Span and the attribute entry are five
+        // levels; each array adds two (ArrayValue, AnyValue).
+        let nested = |levels: usize| {
+            let mut value = string_value("x");
+            for _ in 0..levels {
+                value = ld(5, &ld(1, &value));
+            }
+            traces(
+                b"",
+                b"",
+                &[span(
+                    &[good_ids(), vec![ld(9, &attr("k", &value))]].concat(),
+                )],
+            )
+        };
+        assert!(decode(&nested(47), Signal::Traces).is_ok());
+        assert_eq!(
+            decode(&nested(48), Signal::Traces).err(),
+            Some(WireError::TooDeep)
+        );
+        assert_eq!(
+            decode(&nested(5000), Signal::Traces).err(),
+            Some(WireError::TooDeep)
+        );
+    }
+
+    #[test]
+    fn strings_must_be_utf8_even_where_they_are_dropped() {
+        let body = ld(1, &ld(3, &[0xff]));
+        assert_eq!(
+            decode(&body, Signal::Traces).err(),
+            Some(WireError::BadUtf8)
+        );
+        let name = traces(
+            b"",
+            b"",
+            &[span(&[good_ids(), vec![ld(5, &[0xc3])]].concat())],
+        );
+        assert_eq!(
+            decode(&name, Signal::Traces).err(),
+            Some(WireError::BadUtf8)
+        );
+    }
+
+    #[test]
+    fn no_input_panics() {
+        // Every truncation and every single-byte change of a body with all record kinds.
+        let body = cat(&[
+            traces(
+                &ld(1, &attr("service.name", &string_value("svc"))),
+                &ld(1, b"lib"),
+                &[span(
+                    &[
+                        good_ids(),
+                        vec![ld(9, &attr("k", &ld(6, &ld(1, &attr("n", &vi(2, 1))))))],
+                        vec![ld(11, &ld(2, b"ev")), ld(13, &ld(1, &[7; 16]))],
+                    ]
+                    .concat(),
+                )],
+            ),
+            logs(&[cat(&[f64_field(1, 6), ld(5, &ld(5, &ld(1, &vi(3, 1))))])]),
+        ]);
+        for signal in [Signal::Traces, Signal::Logs] {
+            for end in 0..body.len() {
+                let _ = decode(&body[..end], signal);
+            }
+            for i in 0..body.len() {
+                for byte in [0x00, 0x07, 0x0b, 0x0c, 0x7f, 0x80, 0xff] {
+                    let mut changed = body.clone();
+                    changed[i] = byte;
+                    let _ = decode(&changed, signal);
+                }
+            }
+        }
+    }
+}

@@ -1,1 +1,380 @@
 //! Protobuf wire-format reading (varints, length-delimited fields), zero-copy over the input.
+//!
+//! The rules are those of the upb parser the Python decoder used, so a body is accepted or
+//! refused exactly as before, with the same reason:
+//! - a field whose wire type is not the one its declaration expects is an unknown field and
+//!   skipped (groups included); unknown fields are skipped by wire type;
+//! - truncation, a length past the end of its enclosing message, a varint longer than 10
+//!   bytes, field number 0, wire types 6 and 7, an end-group tag that closes nothing or
+//!   another field's group: [`WireError::Corrupt`];
+//! - string fields must be UTF-8: [`WireError::BadUtf8`];
+//! - messages and groups nest at most [`MAX_DEPTH`] levels below the request: a message
+//!   deeper is [`WireError::TooDeep`], a group deeper is [`WireError::Corrupt`].
+//!
+//! No length is trusted beyond the bytes that remain, so a hostile length field cannot make
+//! the reader allocate or read past its input.
+
+use std::fmt;
+
+/// Nesting levels below the top-level message that messages and groups may reach (upb's
+/// default decode depth limit, which the Python decoder ran with).
+pub const MAX_DEPTH: u32 = 100;
+
+/// Why a body is not a valid protobuf message (upb's wording, which users saw before).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WireError {
+    Corrupt,
+    BadUtf8,
+    TooDeep,
+}
+
+impl fmt::Display for WireError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            WireError::Corrupt => "Wire format was corrupt",
+            WireError::BadUtf8 => "String field had bad UTF-8",
+            WireError::TooDeep => "Exceeded upb_DecodeOptions_MaxDepth",
+        })
+    }
+}
+
+impl std::error::Error for WireError {}
+
+pub type Result<T> = std::result::Result<T, WireError>;
+
+/// One field's value as it is on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Value<'a> {
+    Varint(u64),
+    Fixed64(u64),
+    Bytes(&'a [u8]),
+    Fixed32(u32),
+    /// A group, already skipped (no OTLP field is a group).
+    Group,
+}
+
+const VARINT: u8 = 0;
+const FIXED64: u8 = 1;
+const LEN: u8 = 2;
+const START_GROUP: u8 = 3;
+const END_GROUP: u8 = 4;
+const FIXED32: u8 = 5;
+
+/// The fields of one message, in wire order.
+///
+/// `buf` runs from the message's first byte to the end of the whole body and `end` is the
+/// message's own length: upb reads a field's bytes before it checks them against the
+/// enclosing message's end, so a string that runs past its message but not past the body
+/// is checked for UTF-8 first (and a bad one is reported as such, not as corruption).
+/// `depth` is the message's nesting level (the request is 0); groups inside it are checked
+/// against [`MAX_DEPTH`] as they are skipped. `strings` are the field numbers declared as
+/// strings.
+pub struct Fields<'a> {
+    buf: &'a [u8],
+    pos: usize,
+    end: usize,
+    depth: u32,
+    strings: &'static [u32],
+}
+
+impl<'a> Fields<'a> {
+    /// The fields of a whole request body.
+    pub fn top(body: &'a [u8], strings: &'static [u32]) -> Self {
+        Self {
+            buf: body,
+            pos: 0,
+            end: body.len(),
+            depth: 0,
+            strings,
+        }
+    }
+
+    /// The fields of `bytes`, a submessage field of this message (a value `next` returned),
+    /// or [`WireError::TooDeep`] when it nests past [`MAX_DEPTH`].
+    pub fn child(&self, bytes: &'a [u8], strings: &'static [u32]) -> Result<Fields<'a>> {
+        let depth = self.depth + 1;
+        if depth > MAX_DEPTH {
+            return Err(WireError::TooDeep);
+        }
+        // `bytes` lies inside `buf` (it came from it): its offset locates the rest of the body.
+        let offset = (bytes.as_ptr() as usize).wrapping_sub(self.buf.as_ptr() as usize);
+        let buf = self.buf.get(offset..).unwrap_or(bytes);
+        Ok(Fields {
+            buf,
+            pos: 0,
+            end: bytes.len().min(buf.len()),
+            depth,
+            strings,
+        })
+    }
+
+    /// The next `(field number, value)`, `None` at the end of the message.
+    #[allow(clippy::should_implement_trait)] // fallible: not an Iterator of plain items
+    pub fn next(&mut self) -> Result<Option<(u32, Value<'a>)>> {
+        if self.pos >= self.end {
+            return Ok(None);
+        }
+        let (number, wire_type) = self.tag()?;
+        if wire_type == END_GROUP {
+            // Nothing is open at a message's own level.
+            return Err(WireError::Corrupt);
+        }
+        let value = self.value(number, wire_type, self.strings.contains(&number))?;
+        if self.pos > self.end {
+            return Err(WireError::Corrupt);
+        }
+        Ok(Some((number, value)))
+    }
+
+    fn tag(&mut self) -> Result<(u32, u8)> {
+        // upb reads tags and lengths as varints of at most 5 bytes holding a u32.
+        let tag = self.short_varint()?;
+        let number = tag >> 3;
+        if number == 0 {
+            return Err(WireError::Corrupt);
+        }
+        // The low three bits of a u32 fit in a u8.
+        Ok((number, (tag & 7) as u8))
+    }
+
+    fn value(&mut self, number: u32, wire_type: u8, string: bool) -> Result<Value<'a>> {
+        Ok(match wire_type {
+            VARINT => Value::Varint(self.varint()?),
+            FIXED64 => Value::Fixed64(u64::from_le_bytes(self.array::<8>()?)),
+            LEN => {
+                let len = self.short_varint()?;
+                let rest = self.buf.len().saturating_sub(self.pos);
+                let len = usize::try_from(len)
+                    .ok()
+                    .filter(|len| *len <= rest)
+                    .ok_or(WireError::Corrupt)?;
+                let bytes = &self.buf[self.pos..self.pos + len];
+                self.pos += len;
+                if string && self.pos > self.end {
+                    // Past its message but inside the body: upb checks the UTF-8 first.
+                    std::str::from_utf8(bytes).map_err(|_| WireError::BadUtf8)?;
+                }
+                Value::Bytes(bytes)
+            }
+            START_GROUP => {
+                self.skip_group(number)?;
+                Value::Group
+            }
+            FIXED32 => Value::Fixed32(u32::from_le_bytes(self.array::<4>()?)),
+            _ => return Err(WireError::Corrupt),
+        })
+    }
+
+    /// Skip a group up to its matching end tag, iteratively (a stack of open field numbers,
+    /// at most [`MAX_DEPTH`] deep).
+    fn skip_group(&mut self, number: u32) -> Result<()> {
+        let mut open = vec![number];
+        if self.depth + 1 > MAX_DEPTH {
+            return Err(WireError::Corrupt);
+        }
+        while let Some(&innermost) = open.last() {
+            if self.pos >= self.end {
+                return Err(WireError::Corrupt);
+            }
+            let (number, wire_type) = self.tag()?;
+            match wire_type {
+                END_GROUP if number == innermost => {
+                    open.pop();
+                }
+                END_GROUP => return Err(WireError::Corrupt),
+                START_GROUP => {
+                    // `open.len()` groups are open, each one level below the last.
+                    let level = self.depth + 1 + u32::try_from(open.len()).unwrap_or(u32::MAX);
+                    if level > MAX_DEPTH {
+                        return Err(WireError::Corrupt);
+                    }
+                    open.push(number);
+                }
+                _ => {
+                    self.value(number, wire_type, false)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn array<const N: usize>(&mut self) -> Result<[u8; N]> {
+        let end = self.pos.checked_add(N).ok_or(WireError::Corrupt)?;
+        let bytes = self.buf.get(self.pos..end).ok_or(WireError::Corrupt)?;
+        self.pos = end;
+        let mut out = [0u8; N];
+        out.copy_from_slice(bytes);
+        Ok(out)
+    }
+
+    /// A tag or a length: a varint of at most 5 bytes whose value fits a u32.
+    fn short_varint(&mut self) -> Result<u32> {
+        let start = self.pos;
+        let value = self.varint()?;
+        if self.pos - start > 5 {
+            return Err(WireError::Corrupt);
+        }
+        u32::try_from(value).map_err(|_| WireError::Corrupt)
+    }
+
+    /// A varint of at most 10 bytes; bits past the 64th are dropped, as upb does.
+    fn varint(&mut self) -> Result<u64> {
+        let mut value = 0u64;
+        for i in 0..10 {
+            let byte = *self.buf.get(self.pos).ok_or(WireError::Corrupt)?;
+            self.pos += 1;
+            value |= u64::from(byte & 0x7f).wrapping_shl(7 * i);
+            if byte < 0x80 {
+                return Ok(value);
+            }
+        }
+        Err(WireError::Corrupt)
+    }
+}
+
+/// A string field's value, which must be UTF-8.
+pub fn string(bytes: &[u8]) -> Result<&str> {
+    std::str::from_utf8(bytes).map_err(|_| WireError::BadUtf8)
+}
+
+/// An `int32`/enum field: the low 32 bits of the varint (negative values are 10-byte varints).
+pub fn int32(varint: u64) -> i32 {
+    // Truncation is the wire format's rule for int32.
+    varint as u32 as i32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all(buf: &[u8]) -> Result<Vec<(u32, Value<'_>)>> {
+        let mut fields = Fields::top(buf, &[]);
+        let mut out = Vec::new();
+        while let Some(field) = fields.next()? {
+            out.push(field);
+        }
+        Ok(out)
+    }
+
+    #[test]
+    fn reads_each_wire_type() {
+        let buf = [
+            0x08, 0x96, 0x01, // 1: varint 150
+            0x11, 1, 0, 0, 0, 0, 0, 0, 0, // 2: fixed64 1
+            0x1a, 0x02, b'h', b'i', // 3: "hi"
+            0x25, 2, 0, 0, 0, // 4: fixed32 2
+            0x2b, 0x08, 0x01, 0x2c, // 5: group holding a varint
+        ];
+        assert_eq!(
+            all(&buf).unwrap(),
+            vec![
+                (1, Value::Varint(150)),
+                (2, Value::Fixed64(1)),
+                (3, Value::Bytes(b"hi")),
+                (4, Value::Fixed32(2)),
+                (5, Value::Group),
+            ]
+        );
+    }
+
+    #[test]
+    fn truncation_is_corrupt() {
+        for buf in [
+            &[0x0a, 0x05, b'a'][..],
+            &[0x08, 0x80],
+            &[0x11, 1, 2],
+            &[0x25],
+        ] {
+            assert_eq!(all(buf), Err(WireError::Corrupt), "{buf:?}");
+        }
+    }
+
+    #[test]
+    fn a_length_is_never_trusted_beyond_the_input() {
+        let buf = [0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f];
+        assert_eq!(all(&buf), Err(WireError::Corrupt));
+    }
+
+    #[test]
+    fn varints_stop_at_ten_bytes() {
+        let mut ten = vec![0x08];
+        ten.extend([0xff; 9]);
+        ten.push(0x7f);
+        assert_eq!(all(&ten).unwrap(), vec![(1, Value::Varint(u64::MAX))]);
+        let mut eleven = vec![0x08];
+        eleven.extend([0xff; 10]);
+        eleven.push(0x01);
+        assert_eq!(all(&eleven), Err(WireError::Corrupt));
+    }
+
+    #[test]
+    fn bad_tags_are_corrupt() {
+        let six_byte_tag = [0x88, 0x80, 0x80, 0x80, 0x80, 0x00, 0x01];
+        for buf in [
+            &[0x00][..],
+            &[0x0e],
+            &[0x0f],
+            &[0x0c],
+            &[0x0b, 0x14],
+            &six_byte_tag,
+        ] {
+            assert_eq!(all(buf), Err(WireError::Corrupt), "{buf:?}");
+        }
+    }
+
+    #[test]
+    fn groups_nest_up_to_the_depth_limit() {
+        let nested = |d: usize| {
+            let mut buf = vec![0x7b; d];
+            buf.extend(vec![0x7c; d]);
+            buf
+        };
+        assert!(all(&nested(100)).is_ok());
+        assert_eq!(all(&nested(101)), Err(WireError::Corrupt));
+        // Inside a message at level 99 only one more level is left.
+        let buf = [0x7b, 0x7b, 0x7c, 0x7c];
+        let mut fields = Fields::top(&buf, &[]);
+        fields.depth = 99;
+        assert_eq!(fields.next(), Err(WireError::Corrupt));
+    }
+
+    #[test]
+    fn messages_past_the_depth_limit_are_too_deep() {
+        let buf = [0x0a, 0x00];
+        let mut top = Fields::top(&buf, &[]);
+        let Some((1, Value::Bytes(inner))) = top.next().unwrap() else {
+            panic!("a submessage field")
+        };
+        top.depth = MAX_DEPTH - 1;
+        assert!(top.child(inner, &[]).is_ok());
+        top.depth = MAX_DEPTH;
+        assert_eq!(top.child(inner, &[]).err(), Some(WireError::TooDeep));
+    }
+
+    #[test]
+    fn a_string_past_its_message_is_checked_for_utf8_first() {
+        // Message field 1 of 3 bytes holding string field 1 declared 4 bytes long.
+        let run_on = |after: &[u8]| {
+            let mut buf = vec![0x0a, 0x03, 0x0a, 0x04, b'a'];
+            buf.extend_from_slice(after);
+            let mut top = Fields::top(&buf, &[]);
+            let Some((1, Value::Bytes(inner))) = top.next()? else {
+                return Ok(());
+            };
+            let mut child = top.child(inner, &[1])?;
+            while child.next()?.is_some() {}
+            Ok(())
+        };
+        assert_eq!(run_on(&[0xff, 0xfe, 0xfd]), Err(WireError::BadUtf8));
+        assert_eq!(run_on(b"bcd"), Err(WireError::Corrupt));
+        assert_eq!(run_on(&[0xff, 0xfe]), Err(WireError::Corrupt));
+    }
+
+    #[test]
+    fn strings_must_be_utf8_and_int32_truncates() {
+        assert_eq!(string(b"ok"), Ok("ok"));
+        assert_eq!(string(&[0xff, 0xfe]), Err(WireError::BadUtf8));
+        assert_eq!(int32(u64::MAX), -1);
+        assert_eq!(int32((1 << 32) + 1), 1);
+    }
+}

@@ -304,18 +304,15 @@ fn any_value<'py>(py: Python<'py>, value: &AnyValue) -> PyResult<Bound<'py, PyAn
     })
 }
 
-/// Lowercase hex of an id, as every record carries ids.
+/// Lowercase hex of an id, as every record carries ids (link ids may have any length).
 fn hex<'py>(py: Python<'py>, id: &[u8]) -> Bound<'py, PyString> {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut buf = [0u8; 32];
-    let n = id.len().min(16);
-    for (i, byte) in id[..n].iter().enumerate() {
-        buf[2 * i] = DIGITS[usize::from(byte >> 4)];
-        buf[2 * i + 1] = DIGITS[usize::from(byte & 0x0f)];
+    let mut text = String::with_capacity(2 * id.len());
+    for byte in id {
+        text.push(char::from(DIGITS[usize::from(byte >> 4)]));
+        text.push(char::from(DIGITS[usize::from(byte & 0x0f)]));
     }
-    // Only ASCII hex digits were written.
-    let text = std::str::from_utf8(&buf[..2 * n]).unwrap_or_default();
-    PyString::new(py, text)
+    PyString::new(py, &text)
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
