@@ -22,7 +22,7 @@ They import nothing of the package but each other."""
 
 MAY_IMPORT: dict[str, frozenset[str]] = {
     "model": frozenset(),
-    "decode": frozenset({"model", "_native"}),  # the compiled core decodes OTLP/JSON
+    "decode": frozenset({"model", "_native"}),  # the compiled core decodes OTLP
 }
 """Packages whose allowed imports are listed exhaustively (besides ``FOUNDATION``)."""
 

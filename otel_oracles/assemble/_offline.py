@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from otel_oracles.assemble._sessions import SessionStats
 from otel_oracles.assemble._tree import build_trace
 from otel_oracles.assemble.config import (
-    DETACH_AFTER_FACTOR,
     REMEMBERED_TRACE_IDS,
     UNROOTED_IDLE_FACTOR,
 )
-from otel_oracles.decode import DecodedBatch, detach
+from otel_oracles.decode import DecodedBatch
 from otel_oracles.model.span import LogRecord, SpanRecord, Trace
 
 LATE_SAMPLE_SIZE = 20
@@ -68,7 +67,7 @@ class AssemblyStats:
 
 
 class _Pending:
-    __slots__ = ("detached", "first_seen", "has_root", "last_seen", "logs", "spans")
+    __slots__ = ("first_seen", "has_root", "last_seen", "logs", "spans")
 
     def __init__(self, first_seen: int) -> None:
         self.spans: list[SpanRecord] = []
@@ -78,7 +77,6 @@ class _Pending:
         self.first_seen = first_seen
         self.last_seen = first_seen
         self.has_root = False
-        self.detached = False
 
 
 class OfflineAssembly(Iterator[Trace]):
@@ -114,13 +112,8 @@ class OfflineAssembly(Iterator[Trace]):
         unrooted: OrderedDict[str, _Pending] = OrderedDict()
         waiting: OrderedDict[str, _Pending] = OrderedDict()
         released: OrderedDict[str, None] = OrderedDict()
-        # Traces by first arrival: those open longer than ``detach_after`` get their spans
-        # detached from the protobuf requests they came from (see decode.detach), so a
-        # long-running trace does not pin every request it has a span in.
-        opened: deque[tuple[int, _Pending]] = deque()
         clock = 0  # records read so far
         unrooted_idle = idle * UNROOTED_IDLE_FACTOR
-        detach_after = idle * DETACH_AFTER_FACTOR
 
         def release(trace_id: str, pending: _Pending, *, incomplete: bool) -> Trace:
             stats.buffered_spans -= len(pending.spans) + len(pending.logs)
@@ -128,7 +121,7 @@ class OfflineAssembly(Iterator[Trace]):
             if len(released) > REMEMBERED_TRACE_IDS:
                 released.popitem(last=False)
             trace = build_trace(trace_id, pending.spans, pending.logs)
-            pending.spans = []  # ``opened`` may still hold this entry: let the records go
+            pending.spans = []
             pending.logs = ()
             trace.incomplete = incomplete
             stats.unattached_logs += trace.unattached_logs
@@ -168,7 +161,6 @@ class OfflineAssembly(Iterator[Trace]):
                 return None
             pending = _Pending(clock)
             (unrooted if span else waiting)[trace_id] = pending
-            opened.append((clock, pending))
             return pending
 
         for batch in batches:
@@ -188,8 +180,6 @@ class OfflineAssembly(Iterator[Trace]):
                 pending.spans.append(span)
                 pending.last_seen = clock
                 added += 1
-                if pending.detached:
-                    detach(span)
                 if not span.parent_span_id and not pending.has_root:
                     pending.has_root = True
                     unrooted.pop(trace_id, None)
@@ -222,12 +212,6 @@ class OfflineAssembly(Iterator[Trace]):
                         break
                     del queue[trace_id]
                     yield release(trace_id, pending, incomplete=False)
-            while opened and clock - opened[0][0] >= detach_after:
-                _, pending = opened.popleft()
-                if not pending.detached and pending.spans:
-                    pending.detached = True
-                    for held in pending.spans:
-                        detach(held)
             stats.peak_buffered_spans = max(stats.peak_buffered_spans, stats.buffered_spans)
             if cap is not None:
                 while stats.buffered_spans > cap and (rooted or unrooted or waiting):

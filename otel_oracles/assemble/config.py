@@ -17,9 +17,3 @@ agent runs export children long before the root ends), and releasing it early wo
 REMEMBERED_TRACE_IDS = 200_000
 """How many released trace ids are remembered to recognise late spans (about 30 MB). Spans of
 a trace released longer ago start a new, partial trace, which shows up as orphans."""
-
-DETACH_AFTER_FACTOR = 8
-"""A trace still open this many idle windows after its first span has its spans' protobuf
-attribute views copied into plain dicts (``decode.detach``), so that one long-running trace
-does not keep alive every protobuf request it has a span in. Larger than both release
-windows, so traces that complete normally never pay for the copy."""

@@ -18,7 +18,7 @@ from otel_oracles.decode._compression import (
 from otel_oracles.decode._files import read_paths
 from otel_oracles.decode._gc import bulk_ingest_gc
 from otel_oracles.decode._json import InvalidJson, decode_json_body
-from otel_oracles.decode._proto import Signal, decode_proto, warn_if_slow_backend
+from otel_oracles.decode._proto import Signal, decode_proto
 from otel_oracles.decode._transfer import (
     BodyContents,
     RequestBody,
@@ -26,10 +26,8 @@ from otel_oracles.decode._transfer import (
     WireSpan,
     body_contents,
     logs_for_transfer,
-    record_in_body,
     spans_for_transfer,
 )
-from otel_oracles.decode._values import detach
 from otel_oracles.decode.config import DEFAULT_MAX_MESSAGE_BYTES
 from otel_oracles.errors import InputError
 from otel_oracles.model.span import LogRecord, SpanRecord
@@ -93,8 +91,5 @@ __all__ = [
     "bulk_ingest_gc",
     "decode",
     "decompress_body",
-    "detach",
     "read_paths",
-    "record_in_body",
-    "warn_if_slow_backend",
 ]

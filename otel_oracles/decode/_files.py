@@ -30,7 +30,7 @@ from typing import IO, Any
 import zstandard
 
 from otel_oracles.decode import _proto
-from otel_oracles.decode._batch import DecodedBatch
+from otel_oracles.decode._batch import DecodedBatch, decoded_batch
 from otel_oracles.decode._compression import (
     GZIP_MAGIC,
     ZSTD_MAGIC,
@@ -589,17 +589,17 @@ def _decode_proto_body(
     first_error: InputError | None = None
     for signal in order:
         try:
-            message = _proto.parse(body, signal)
+            native, plausible = _proto.decode_body(body, signal)
         except InputError as exc:
             first_error = first_error or exc
             continue
-        if not _proto.looks_like(message, signal):
+        if not plausible:
             first_error = first_error or InputError(
                 f"protobuf body does not look like an {_MESSAGE_NAMES[signal]} "
                 "(ids of the wrong size)"
             )
             continue
-        batch = _proto.logs_batch(message) if signal == "logs" else _proto.traces_batch(message)
+        batch = decoded_batch(native)
         batch.source = source
         problems.take(batch)
         yield batch

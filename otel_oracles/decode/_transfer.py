@@ -7,13 +7,12 @@ into a dict, or every protobuf span serialized again) about as much again. So it
 spans as ``WireSpan``s: just what assembly reads (ids, end time, the resource's
 ``service.name``, the scope name) plus the request body and the span's position in it. A
 worker is sent each body once, decodes it with the same decoder (``spans_in_body``) and takes
-the spans it is given by position (``record_in_body``). The receiving process keeps only the
+the spans it is given by position. The receiving process keeps only the
 raw body and a small object per buffered span.
 
 Log records take the same route as ``WireLog``s (what assembly reads of them: trace and
-span id, time, origin). Positions: in a protobuf traces body, every span in order (rejected
-ones included, so the index is known before the checks); otherwise the decoded records in
-order (the decoders are deterministic, so the worker's decode yields the same lists).
+span id, time, origin). Positions are the decoded records' order (the decoders are
+deterministic, so the worker's decode yields the same lists).
 """
 
 from __future__ import annotations
@@ -125,12 +124,7 @@ def service_only(resource: Mapping[str, Any]) -> Mapping[str, Any]:
     return EMPTY if service is None else {"service.name": service}
 
 
-BodySpan = tuple[Any, Any, str, str] | SpanRecord
-"""One span of a body as a worker keeps it: (upb span, resource attributes, scope name,
-scope version) for protobuf, the decoded record for OTLP/JSON."""
-
-
-BodyContents = tuple[list[BodySpan], list[LogRecord]]
+BodyContents = tuple[list[SpanRecord], list[LogRecord]]
 """A body's spans (by ``WireSpan.index``) and log records (by ``WireLog.index``)."""
 
 
@@ -138,37 +132,19 @@ def body_contents(kind: BodyKind, payload: bytes) -> BodyContents:
     """Decode a (previously accepted) request body again, in another process."""
     # Imported here: the decoders import this module (it defines what they return).
     from otel_oracles.decode._json import decode_json_body
-    from otel_oracles.decode._proto import logs_batch, parse
-    from otel_oracles.decode._values import PbAttributes
+    from otel_oracles.decode._proto import decode_body
 
     if kind == "json":
         batch = decode_json_body(payload)
         return list(batch.spans), list(batch.logs)
-    if kind == "proto-logs":
-        return [], logs_batch(parse(payload, "logs")).logs
-    message = parse(payload, "traces")
-    out: list[BodySpan] = []
-    for rs in message.resource_spans:
-        resource = PbAttributes(rs.resource.attributes) if rs.resource.attributes else EMPTY
-        for ss in rs.scope_spans:
-            name, version = ss.scope.name, ss.scope.version
-            out.extend((span, resource, name, version) for span in ss.spans)
-    return out, []
-
-
-def record_in_body(entry: BodySpan) -> SpanRecord:
-    """The record the decoder made of that span when it accepted the body."""
-    if isinstance(entry, SpanRecord):
-        return entry
-    from otel_oracles.decode._proto import record_of
-
-    return record_of(*entry)
+    native, _ = decode_body(payload, "logs" if kind == "proto-logs" else "traces")
+    return native.records()
 
 
 def span_in_body(kind: BodyKind, payload: bytes, index: int) -> SpanRecord:
     """One span of a body as a full record (``WireSpan.__reduce__``; the grading workers
     keep each body's ``body_contents`` instead of decoding it per span)."""
-    return record_in_body(body_contents(kind, payload)[0][index])
+    return body_contents(kind, payload)[0][index]
 
 
 def log_in_body(kind: BodyKind, payload: bytes, index: int) -> LogRecord:
@@ -183,7 +159,7 @@ def logs_for_transfer(logs: list[LogRecord], body: RequestBody) -> list[WireLog]
 
 
 def spans_for_transfer(spans: list[SpanRecord], body: RequestBody) -> list[WireSpan]:
-    """``WireSpan``s for the records an OTLP/JSON body decoded to (positions = list order)."""
+    """``WireSpan``s for the records a body decoded to (positions = list order)."""
     service_of = _service_memo()
     return [
         WireSpan(

@@ -56,7 +56,6 @@ from otel_oracles.decode import (
     WireLog,
     WireSpan,
     body_contents,
-    record_in_body,
 )
 
 if TYPE_CHECKING:
@@ -420,7 +419,7 @@ _BODIES: dict[int, BodyContents] = {}
 
 def _span_in_body(body_id: int, index: int) -> Any:
     """Unpickling a ``WireSpan`` in a worker: the full record, from the body sent before."""
-    return record_in_body(_BODIES[body_id][0][index])
+    return _BODIES[body_id][0][index]
 
 
 def _log_in_body(body_id: int, index: int) -> Any:

@@ -177,35 +177,3 @@ def test_logs_whose_spans_never_come_are_counted_unattached_not_yielded() -> Non
     assembly = assemble_offline(batches)
     assert list(assembly) == []
     assert assembly.stats.unattached_logs == 1 and assembly.stats.buffered_spans == 0
-
-
-def test_long_running_trace_stops_pinning_the_protobuf_requests_it_came_from() -> None:
-    from otel_oracles.decode._values import PbAttributes
-
-    problems: list[InputProblem] = []
-    path = TRACES / "pydantic-ai" / "g_handoff.raw" / "1.pb"
-    real = [s for b in read_paths([str(path)], problems) for s in b.spans]
-    assert isinstance(real[0].attributes, PbAttributes)
-    # One trace keeps receiving a span every 25 records while 60 short traces come and go.
-    filler = list(time_ordered_export(60, 5, concurrent=1))
-    batches: list[DecodedBatch] = []
-    for i, span in enumerate(real):
-        batches.append(DecodedBatch(spans=[span]))
-        batches.extend(filler[i * 3 : i * 3 + 3])
-    batches.extend(filler[len(real) * 3 :])
-    assembly = assemble_offline(batches, idle_spans=10)
-    traces = list(assembly)
-    long = next(t for t in traces if t.trace_id == real[0].trace_id)
-    assert len(long.spans) == len(real) and assembly.stats.late_spans == 0
-    assert all(type(s.attributes) is dict for s in long.spans), "long trace detached"
-    want = {s.span_id: dict(s.attributes) for s in real}
-    assert {s.span_id: s.attributes for s in long.spans} == want, "same values after detach"
-    assert len([t for t in traces if t.trace_id != real[0].trace_id]) == 60
-
-
-def test_traces_that_complete_normally_keep_their_lazy_attributes() -> None:
-    from otel_oracles.decode._values import PbAttributes
-
-    path = TRACES / "pydantic-ai" / "g_handoff.raw" / "1.pb"
-    traces = list(assemble_offline(read_paths([str(path)], [])))
-    assert all(isinstance(s.attributes, PbAttributes) for t in traces for s in t.spans)

@@ -342,7 +342,9 @@ def test_protobuf_span_with_short_trace_id_is_rejected_and_the_rest_kept() -> No
     assert "traceId has 2 bytes, expected 16; span rejected" in batch.problems[0]
 
 
-def test_pure_python_protobuf_backend_is_detected_and_named_once() -> None:
+def test_protobuf_bodies_decode_the_same_whatever_protobuf_backend_is_installed() -> None:
+    """The native core reads protobuf bodies: the pure-Python protobuf backend (250x slower
+    than upb when it decoded them) no longer matters, so there is nothing to warn about."""
     import os
     import subprocess
     import sys
@@ -359,9 +361,9 @@ def test_pure_python_protobuf_backend_is_detected_and_named_once() -> None:
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stderr
-    assert int(done.stdout) > 3, "the pure-Python backend still decodes"
-    assert done.stderr.count("pure-Python backend") == 1, done.stderr
-    assert "PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION" in done.stderr
+    assert int(done.stdout) == len(decode(Path(body).read_bytes(), "application/x-protobuf").spans)
+    assert int(done.stdout) > 3
+    assert done.stderr == ""
 
 
 def test_enum_names_decode_to_their_numbers() -> None:

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
+import pytest
+
 from otel_oracles import _native
+from otel_oracles.model.span import EMPTY, NO_ITEMS, SpanRecord
 
 
 def test_an_empty_batch_has_no_records_and_nothing_wrong() -> None:
@@ -11,3 +17,32 @@ def test_an_empty_batch_has_no_records_and_nothing_wrong() -> None:
     assert (batch.span_count, batch.log_count) == (0, 0)
     assert (batch.ignored, batch.rejected, batch.problems, batch.problems_omitted) == (0, 0, [], 0)
     assert repr(batch) == "Batch(spans=0, logs=0, ignored=0, rejected=0, problems=0)"
+
+
+TRACES = Path(__file__).resolve().parents[1] / "testdata" / "traces"
+
+
+def test_records_of_a_real_body_are_model_records_with_shared_empties() -> None:
+    body = (TRACES / "pydantic-ai" / "g_handoff.raw" / "1.pb").read_bytes()
+    batch, plausible = _native.decode_proto(body, "traces")
+    spans, logs = batch.records()
+    assert plausible and logs == [] and len(spans) == batch.span_count > 3
+    assert all(type(s) is SpanRecord for s in spans)
+    assert all(re.fullmatch("[0-9a-f]{32}", s.trace_id) for s in spans)
+    assert all(re.fullmatch("[0-9a-f]{16}", s.span_id) for s in spans)
+    assert all(type(s.attributes) is dict or s.attributes is EMPTY for s in spans)
+    assert all(s.events is NO_ITEMS for s in spans if not s.events)
+    assert len({id(s.resource) for s in spans}) == 1, "one dict per resource"
+    assert spans[0].resource["service.name"]
+    again, _ = batch.records()
+    assert [s.span_id for s in again] == [s.span_id for s in spans]
+    assert again[0] is not spans[0], "each call builds new records"
+
+
+def test_decode_proto_refuses_what_is_not_that_message() -> None:
+    with pytest.raises(ValueError, match="ExportTraceServiceRequest': Wire format was corrupt"):
+        _native.decode_proto(b"\x0a\x05abc", "traces")
+    with pytest.raises(ValueError, match="String field had bad UTF-8"):
+        _native.decode_proto(b"\x0a\x03\x1a\x01\xff", "logs")
+    with pytest.raises(ValueError, match='unknown signal "metrics"'):
+        _native.decode_proto(b"", "metrics")  # type: ignore[arg-type]

@@ -177,7 +177,7 @@ def run_serve_body(data: bytes) -> None:
     request limit, then decoded as the ``Content-Type`` says (``data[0]`` picks both). With
     bit 6 set, as ``serve --processes`` does: lightweight records now, and the full records
     decoded again from the accepted body, as a grading worker does."""
-    from otel_oracles.decode import body_contents, decode, record_in_body
+    from otel_oracles.decode import body_contents, decode
     from otel_oracles.errors import OtelOraclesError
     from otel_oracles.server._http import decompress, media_type
     from otel_oracles.server._service import decoded_parts
@@ -212,7 +212,7 @@ def run_serve_body(data: bytes) -> None:
         request = (wire_spans[0] if wire_spans else wire_logs[0]).body
         contents = body_contents(request.kind, request.payload)
         _touch_spans(
-            [record_in_body(contents[0][w.index]) for w in wire_spans],
+            [contents[0][w.index] for w in wire_spans],
             [contents[1][w.index] for w in wire_logs],
         )
         return
