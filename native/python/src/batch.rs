@@ -132,25 +132,28 @@ impl Batch {
 }
 
 /// Builds the Python records of one batch, sharing one dict per resource and one string per
-/// scope name (keyed by the `Arc` the records share).
-struct Builder<'py> {
+/// scope name (keyed by the `Arc` the records share), and one string per attribute key: keys
+/// repeat on every span, and a string made once also carries its hash into every dict.
+struct Builder<'py, 'b> {
     py: Python<'py>,
     types: &'py RecordTypes,
     resources: HashMap<*const model::Resource, Bound<'py, PyAny>>,
     scopes: HashMap<*const model::Scope, (Bound<'py, PyString>, Bound<'py, PyString>)>,
+    keys: HashMap<&'b str, Bound<'py, PyString>>,
 }
 
-impl<'py> Builder<'py> {
+impl<'py, 'b> Builder<'py, 'b> {
     fn new(py: Python<'py>) -> PyResult<Self> {
         Ok(Self {
             py,
             types: record_types(py)?,
             resources: HashMap::new(),
             scopes: HashMap::new(),
+            keys: HashMap::new(),
         })
     }
 
-    fn span(&mut self, span: &model::Span) -> PyResult<Bound<'py, PyAny>> {
+    fn span(&mut self, span: &'b model::Span) -> PyResult<Bound<'py, PyAny>> {
         let py = self.py;
         let (scope_name, scope_version) = self.scope(&span.scope);
         let parent = match &span.parent_span_id {
@@ -177,7 +180,7 @@ impl<'py> Builder<'py> {
         self.types.span.bind(py).call1(PyTuple::new(py, args)?)
     }
 
-    fn log(&mut self, log: &model::LogRecord) -> PyResult<Bound<'py, PyAny>> {
+    fn log(&mut self, log: &'b model::LogRecord) -> PyResult<Bound<'py, PyAny>> {
         let py = self.py;
         let (scope_name, _) = self.scope(&log.scope);
         let trace_id = match &log.trace_id {
@@ -194,7 +197,7 @@ impl<'py> Builder<'py> {
             PyString::new(py, &log.event_name).into_any(),
             log.time_ns.into_pyobject(py)?.into_any(),
             self.attributes(&log.attributes)?,
-            any_value(py, &log.body)?,
+            self.value(&log.body)?,
             log.severity_number.into_pyobject(py)?.into_any(),
             self.resource(&log.resource)?,
             scope_name.into_any(),
@@ -202,53 +205,85 @@ impl<'py> Builder<'py> {
         self.types.log.bind(py).call1(PyTuple::new(py, args)?)
     }
 
-    fn events(&self, events: &[model::Event]) -> PyResult<Bound<'py, PyAny>> {
+    fn events(&mut self, events: &'b [model::Event]) -> PyResult<Bound<'py, PyAny>> {
         if events.is_empty() {
             return Ok(self.types.no_items.bind(self.py).clone());
         }
         let py = self.py;
-        let class = self.types.event.bind(py);
-        let items = events
-            .iter()
-            .map(|event| {
-                class.call1((
-                    PyString::new(py, &event.name),
-                    event.time_ns,
-                    self.attributes(&event.attributes)?,
-                ))
-            })
-            .collect::<PyResult<Vec<_>>>()?;
+        let mut items = Vec::with_capacity(events.len());
+        for event in events {
+            let attributes = self.attributes(&event.attributes)?;
+            let args = (PyString::new(py, &event.name), event.time_ns, attributes);
+            items.push(self.types.event.bind(py).call1(args)?);
+        }
         Ok(PyList::new(py, items)?.into_any())
     }
 
-    fn links(&self, links: &[model::Link]) -> PyResult<Bound<'py, PyAny>> {
+    fn links(&mut self, links: &'b [model::Link]) -> PyResult<Bound<'py, PyAny>> {
         if links.is_empty() {
             return Ok(self.types.no_items.bind(self.py).clone());
         }
         let py = self.py;
-        let class = self.types.link.bind(py);
-        let items = links
-            .iter()
-            .map(|link| {
-                class.call1((
-                    hex(py, &link.trace_id),
-                    hex(py, &link.span_id),
-                    self.attributes(&link.attributes)?,
-                ))
-            })
-            .collect::<PyResult<Vec<_>>>()?;
+        let mut items = Vec::with_capacity(links.len());
+        for link in links {
+            let attributes = self.attributes(&link.attributes)?;
+            let args = (hex(py, &link.trace_id), hex(py, &link.span_id), attributes);
+            items.push(self.types.link.bind(py).call1(args)?);
+        }
         Ok(PyList::new(py, items)?.into_any())
     }
 
     /// A plain dict, or the shared `EMPTY` when there are no attributes.
-    fn attributes(&self, attributes: &[KeyValue]) -> PyResult<Bound<'py, PyAny>> {
+    fn attributes(&mut self, attributes: &'b [KeyValue]) -> PyResult<Bound<'py, PyAny>> {
         if attributes.is_empty() {
             return Ok(self.types.empty.bind(self.py).clone());
         }
-        Ok(key_values(self.py, attributes)?.into_any())
+        Ok(self.key_values(attributes)?.into_any())
     }
 
-    fn resource(&mut self, resource: &Arc<model::Resource>) -> PyResult<Bound<'py, PyAny>> {
+    /// An attribute list as a dict: wire order, the last of duplicate keys wins (as building
+    /// a dict from the list always did).
+    fn key_values(&mut self, attributes: &'b [KeyValue]) -> PyResult<Bound<'py, PyDict>> {
+        let dict = PyDict::new(self.py);
+        for kv in attributes {
+            let key = self.key(&kv.key);
+            dict.set_item(key, self.value(&kv.value)?)?;
+        }
+        Ok(dict)
+    }
+
+    fn key(&mut self, key: &'b str) -> Bound<'py, PyString> {
+        let py = self.py;
+        self.keys
+            .entry(key)
+            .or_insert_with(|| PyString::new(py, key))
+            .clone()
+    }
+
+    /// The plain Python value an `AnyValue` carries. Recursive: the decoders bound how deep
+    /// a value nests (protobuf's message depth limit, the JSON depth limit), so the
+    /// recursion is bounded too.
+    fn value(&mut self, value: &'b AnyValue) -> PyResult<Bound<'py, PyAny>> {
+        let py = self.py;
+        Ok(match value {
+            AnyValue::Empty => py.None().into_bound(py),
+            AnyValue::Str(s) => PyString::new(py, s).into_any(),
+            AnyValue::Bool(b) => b.into_pyobject(py)?.to_owned().into_any(),
+            AnyValue::Int(i) => i.into_pyobject(py)?.into_any(),
+            AnyValue::Double(d) => d.into_pyobject(py)?.into_any(),
+            AnyValue::Bytes(b) => PyBytes::new(py, b).into_any(),
+            AnyValue::Array(values) => {
+                let mut items = Vec::with_capacity(values.len());
+                for v in values {
+                    items.push(self.value(v)?);
+                }
+                PyList::new(py, items)?.into_any()
+            }
+            AnyValue::KvList(values) => self.key_values(values)?.into_any(),
+        })
+    }
+
+    fn resource(&mut self, resource: &'b Arc<model::Resource>) -> PyResult<Bound<'py, PyAny>> {
         let key = Arc::as_ptr(resource);
         if let Some(found) = self.resources.get(&key) {
             return Ok(found.clone());
@@ -270,38 +305,6 @@ impl<'py> Builder<'py> {
             })
             .clone()
     }
-}
-
-/// An attribute list as a dict: wire order, the last of duplicate keys wins (as building a
-/// dict from the list always did).
-fn key_values<'py>(py: Python<'py>, attributes: &[KeyValue]) -> PyResult<Bound<'py, PyDict>> {
-    let dict = PyDict::new(py);
-    for kv in attributes {
-        dict.set_item(PyString::new(py, &kv.key), any_value(py, &kv.value)?)?;
-    }
-    Ok(dict)
-}
-
-/// The plain Python value an `AnyValue` carries. Recursive: the decoders bound how deep a
-/// value nests (protobuf's message depth limit, the JSON depth limit), so the recursion is
-/// bounded too.
-fn any_value<'py>(py: Python<'py>, value: &AnyValue) -> PyResult<Bound<'py, PyAny>> {
-    Ok(match value {
-        AnyValue::Empty => py.None().into_bound(py),
-        AnyValue::Str(s) => PyString::new(py, s).into_any(),
-        AnyValue::Bool(b) => b.into_pyobject(py)?.to_owned().into_any(),
-        AnyValue::Int(i) => i.into_pyobject(py)?.into_any(),
-        AnyValue::Double(d) => d.into_pyobject(py)?.into_any(),
-        AnyValue::Bytes(b) => PyBytes::new(py, b).into_any(),
-        AnyValue::Array(values) => {
-            let items = values
-                .iter()
-                .map(|v| any_value(py, v))
-                .collect::<PyResult<Vec<_>>>()?;
-            PyList::new(py, items)?.into_any()
-        }
-        AnyValue::KvList(values) => key_values(py, values)?.into_any(),
-    })
 }
 
 /// Lowercase hex of an id, as every record carries ids (link ids may have any length).
