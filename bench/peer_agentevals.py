@@ -289,7 +289,10 @@ def run_once(job: Job) -> dict[str, Any]:
     try:
         work = job.work(done.stdout)
     except (ValueError, KeyError, TypeError) as exc:
-        raise WorkMissing(f"{job.name}: unreadable output ({exc}): {done.stdout[:300]!r}") from exc
+        raise WorkMissing(
+            f"{job.name} printed no report it should have ({exc}): {done.stdout[:300]!r}; "
+            f"its stderr ends: {done.stderr[-1500:]}"
+        ) from exc
     except WorkMissing as exc:
         raise WorkMissing(f"{job.name}: {exc}") from exc
     return {

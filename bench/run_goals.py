@@ -31,6 +31,7 @@ import argparse
 import json
 import os
 import platform
+import signal
 import statistics
 import subprocess
 import sys
@@ -88,32 +89,46 @@ class Finished:
     maxrss_kb: int
 
 
+SPAWN = HERE / "spawn.py"
+
+
 def run_process(cmd: list[str], env: dict[str, str] | None = None) -> Finished:
-    """Run ``cmd`` to completion with its output in temporary files (a pipe could block a
-    process that prints megabytes), killed after ``JOB_TIMEOUT_S``."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        t0 = time.perf_counter()
+    """Run ``cmd`` to completion through ``spawn.py`` (so its peak RSS is its own, not this
+    driver's), its output in temporary files (a pipe could block a process that prints
+    megabytes); its process group is killed after ``JOB_TIMEOUT_S``."""
+    with (
+        tempfile.TemporaryFile() as out,
+        tempfile.TemporaryFile() as err,
+        tempfile.TemporaryDirectory(prefix="bench-job-") as tmp,
+    ):
+        figures = Path(tmp) / "figures.json"
         proc = subprocess.Popen(
-            cmd, stdout=out, stderr=err, env={**os.environ, **env} if env else None
+            [sys.executable, "-I", "-S", str(SPAWN), str(figures), *cmd],
+            stdout=out,
+            stderr=err,
+            env={**os.environ, **env} if env else None,
+            start_new_session=True,
         )
-        timer = threading.Timer(JOB_TIMEOUT_S, proc.kill)
+        timer = threading.Timer(JOB_TIMEOUT_S, os.killpg, (proc.pid, signal.SIGKILL))
         timer.start()
         try:
-            _, status, usage = os.wait4(proc.pid, 0)
+            proc.wait()
         finally:
             timer.cancel()
-        wall = time.perf_counter() - t0
-        proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
-        return Finished(
-            returncode=proc.returncode,
-            stdout=out.read().decode(errors="replace"),
-            stderr=err.read().decode(errors="replace"),
-            cpu_s=usage.ru_utime + usage.ru_stime,
-            wall_s=wall,
-            maxrss_kb=usage.ru_maxrss,
-        )
+        stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
+        if not figures.exists():
+            raise RuntimeError(f"{cmd[0]} was not started or was killed: {stderr[-2000:]}")
+        measured = json.loads(figures.read_text())
+    return Finished(
+        returncode=proc.returncode,
+        stdout=stdout,
+        stderr=stderr,
+        cpu_s=measured["cpu_s"],
+        wall_s=measured["wall_s"],
+        maxrss_kb=measured["maxrss_kb"],
+    )
 
 
 def run_job(args: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:

@@ -209,8 +209,8 @@ def test_peer_quick_without_the_peer_skips_it_and_measures_the_baselines(tmp_pat
     assert all(job["cpu_s"] > 0 for job in report["jobs"].values())
 
 
-def _peer_module() -> Any:
-    spec = importlib.util.spec_from_file_location("peer_agentevals", BENCH / "peer_agentevals.py")
+def _bench_module(name: str) -> Any:
+    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up while defining a class
@@ -236,7 +236,7 @@ def _agentevals_output(statuses: list[str], invocations: int = 1) -> str:
 
 
 def test_a_peer_run_that_scored_nothing_is_an_error_not_a_fast_result() -> None:
-    peer = _peer_module()
+    peer = _bench_module("peer_agentevals")
     scored = peer.agentevals_work(_agentevals_output(["FAILED", "PASSED"]), 2, scored=True)
     assert (scored["scored"], scored["passed"], scored["tool_calls"]) == (2, 1, 7)
     with pytest.raises(peer.WorkMissing, match="scored 1 of 2"):
@@ -250,7 +250,7 @@ def test_a_peer_run_that_scored_nothing_is_an_error_not_a_fast_result() -> None:
 
 
 def test_a_grade_run_that_missed_traces_is_an_error() -> None:
-    peer = _peer_module()
+    peer = _bench_module("peer_agentevals")
     verdict = {"trace_id": "a", "passed": False, "results": [{}, {}]}
     report = {"verdicts": [verdict], "input_errors": []}
     assert peer.grade_work(json.dumps(report), 1)["results"] == 2
@@ -258,3 +258,26 @@ def test_a_grade_run_that_missed_traces_is_an_error() -> None:
         peer.grade_work(json.dumps(report), 2)
     with pytest.raises(peer.WorkMissing, match="walked 3 of 4"):
         peer.baseline_work('{"spans": 3}', 4)
+
+
+def test_a_job_s_peak_rss_is_its_own_not_the_driver_s() -> None:
+    """Linux starts a child's ru_maxrss at its parent's RSS; jobs go through spawn.py so a
+    grown benchmark driver does not floor every job's peak at its own size."""
+    run_goals = _bench_module("run_goals")
+    ballast = bytearray(256 * 2**20)
+    for i in range(0, len(ballast), 4096):  # touch every page so it is resident
+        ballast[i] = 1
+    done = run_goals.run_process([sys.executable, "-c", "import sys; sys.exit(3)"])
+    assert done.returncode == 3
+    assert done.maxrss_kb < 64 * 1024, f"{done.maxrss_kb} KB: the driver's 256 MB leaked in"
+    assert done.cpu_s > 0 and done.wall_s > 0
+    del ballast
+
+
+def test_a_job_past_its_time_limit_is_killed_with_its_children(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    run_goals = _bench_module("run_goals")
+    monkeypatch.setattr(run_goals, "JOB_TIMEOUT_S", 1.0)
+    with pytest.raises(RuntimeError, match="killed"):
+        run_goals.run_process([sys.executable, "-c", "import time; time.sleep(120)"])

@@ -25,6 +25,7 @@ CASES = cases()
 
 NAMES_KEPT_WITHOUT_CONTENT = frozenset(
     {
+        "langfuse-langgraph",
         "langfuse-openai",
         "mlflow-openai",
         "mlflow-openai-semconv",
@@ -70,6 +71,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
 
 TOOL_SPAN_SOURCES = frozenset(
     {
+        "langfuse-langgraph",
         "langfuse-openai",
         "mlflow-openai",
         "mlflow-openai-semconv",
@@ -165,10 +167,14 @@ USAGE_KEYS = (
     ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens", "llm.token_count.completion"),
 )
 JSON_USAGE = {
-    "langfuse.observation.usage_details": ("prompt_tokens", "completion_tokens"),
-    "mlflow.chat.tokenUsage": ("input_tokens", "output_tokens"),
+    "langfuse.observation.usage_details": (
+        ("prompt_tokens", "input"),
+        ("completion_tokens", "output"),
+    ),
+    "mlflow.chat.tokenUsage": (("input_tokens",), ("output_tokens",)),
 }
-"""Usage recorded as one JSON object per span (Langfuse, MLflow): attribute -> the two keys."""
+"""Usage recorded as one JSON object per span (Langfuse: the provider's keys, or its own
+``input`` / ``output``; MLflow): attribute -> the keys of input and output tokens."""
 
 
 def span_usage(attributes: Any) -> tuple[int, int] | None:
@@ -181,7 +187,10 @@ def span_usage(attributes: Any) -> tuple[int, int] | None:
     for key, (inp, out) in JSON_USAGE.items():
         if key in attributes:
             usage = json.loads(attributes[key])
-            return int(usage[inp]), int(usage[out])
+            return (
+                next(int(usage[k]) for k in inp if k in usage),
+                next(int(usage[k]) for k in out if k in usage),
+            )
     return None
 
 

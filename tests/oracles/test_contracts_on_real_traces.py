@@ -116,6 +116,7 @@ OUTCOME_CHECKS = {
 CHECKS = {"support-rag": SUPPORT, "coding-agent": CODING, "multi-agent-handoff": HANDOFF}
 
 TOOL_SPANS = (
+    "langfuse-langgraph",
     "langfuse-openai",
     "mlflow-openai",
     "mlflow-openai-semconv",

@@ -141,6 +141,25 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {"LANGFUSE_OBSERVE_DECORATOR_IO_CAPTURE_ENABLED": "false"},
     },
+    "langfuse-langgraph": {
+        "what": "LangGraph prebuilt ReAct agent (create_react_agent, ChatOpenAI on the fake "
+        "server, @tool functions in a ToolNode with handle_tool_errors; a langgraph-swarm for "
+        "g_handoff) traced by Langfuse's LangChain integration (langfuse.langchain."
+        "CallbackHandler in the run's callbacks), the Langfuse SDK's own OTLP exporter pointed "
+        "at the capture's sink",
+        "packages": ["langfuse", "langgraph", "langgraph-prebuilt", "langgraph-swarm",
+                     "langchain-core", "langchain-openai"],
+        "driver": "fw_langfuse:run_langgraph",
+        "sink": True,
+        "tool_spans": True,
+        "handoff_via": "`transfer_to_research_agent {}` (langgraph-swarm handoff tool)",
+        "notes": ["**Tool failures:** the tool raises; the ToolNode sends the model an error "
+                  "ToolMessage (`Error: SearchBackendError(...)`).",
+                  "**Content off:** the Langfuse client's `mask` returning nothing (the "
+                  "callback handler has no switch of its own)."],
+        "on": {},
+        "off": {"LANGFUSE_OBSERVE_DECORATOR_IO_CAPTURE_ENABLED": "false"},
+    },
     "mlflow-openai": {
         "what": "the hand-written tool loop on the openai client recorded by MLflow tracing "
         "(`mlflow.openai.autolog()`), the run an `@mlflow.trace(span_type=\"AGENT\")` "

@@ -11,6 +11,11 @@ Content off: the SDK's ``LANGFUSE_OBSERVE_DECORATOR_IO_CAPTURE_ENABLED=false`` d
 decorated functions' inputs and outputs, but the OpenAI integration has no switch of its own;
 the client's documented ``mask`` hook, returning nothing for every input, output and metadata
 value, is how an application keeps message content out, so the off variant uses both.
+
+``run_langgraph`` (``langfuse-langgraph``): the LangGraph agents of ``fw_langgraph.py`` traced
+by Langfuse's LangChain integration (``langfuse.langchain.CallbackHandler`` in the graph run's
+callbacks), which types each LangChain run as an observation (chains, tools, model calls,
+agents by name).
 """
 
 from __future__ import annotations
@@ -27,28 +32,48 @@ def drop_everything(*, data: Any, **_: Any) -> None:
     return None
 
 
-def run(
-    scenario: Scenario, endpoint: str, tools: Tools, executed: list[str], *, content: bool
-) -> None:
-    """Run one scenario; ``executed`` receives each tool that really ran, in order."""
-    from langfuse import Langfuse, observe
-    from langfuse.openai import OpenAI
+def client(endpoint: str, *, content: bool) -> Any:
+    """The Langfuse client, exporting to ``endpoint``; content off masks every payload."""
+    from langfuse import Langfuse
 
-    langfuse = Langfuse(
+    return Langfuse(
         public_key="pk-lf-capture",
         secret_key="sk-lf-capture",
         base_url=endpoint,
         mask=None if content else drop_everything,
     )
+
+
+def run(
+    scenario: Scenario, endpoint: str, tools: Tools, executed: list[str], *, content: bool
+) -> None:
+    """Run one scenario; ``executed`` receives each tool that really ran, in order."""
+    from langfuse import observe
+    from langfuse.openai import OpenAI
+
+    langfuse = client(endpoint, content=content)
     with FakeOpenAI(scenario) as base_url:
-        client = OpenAI(base_url=base_url, api_key="capture-not-a-key")
+        openai_client = OpenAI(base_url=base_url, api_key="capture-not-a-key")
         run_decorated(
             scenario,
-            client,
+            openai_client,
             tools,
             executed,
             agent=lambda name: observe(name=name, as_type="agent"),
             tool=lambda name: observe(name=name, as_type="tool"),
         )
+    langfuse.flush()
+    langfuse.shutdown()
+
+
+def run_langgraph(
+    scenario: Scenario, endpoint: str, tools: Tools, executed: list[str], *, content: bool
+) -> None:
+    """The LangGraph agents with Langfuse's LangChain callback handler."""
+    from fw_langgraph import _run
+    from langfuse.langchain import CallbackHandler
+
+    langfuse = client(endpoint, content=content)
+    _run(scenario, tools, executed, callbacks=[CallbackHandler()])
     langfuse.flush()
     langfuse.shutdown()

@@ -7,12 +7,13 @@ error ``ToolMessage`` by the ToolNode (``handle_tool_errors=True``), as a LangGr
 keeps going after a tool error is written. ``g_handoff`` is a ``langgraph-swarm``: a triage
 agent whose only tool is the library's ``transfer_to_research_agent`` handoff tool, and a
 research agent with the real tools. The instrumentation is chosen by the source's entry point
-(``run_openinference`` / ``run_openllmetry``); nothing else differs between the two sources.
+(``run_openinference`` / ``run_openllmetry``, or ``fw_langfuse.run_langgraph`` with Langfuse's
+callback handler); nothing else differs between the sources.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from fake_openai import FakeOpenAI
@@ -86,7 +87,11 @@ def langchain_tools(tools: Tools, executed: list[str]) -> list[Any]:
     return [search_docs, delete_records, write_file, run_command]
 
 
-def _run(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
+def _run(
+    scenario: Scenario, tools: Tools, executed: list[str], callbacks: Sequence[Any] = ()
+) -> None:
+    """Run one scenario; ``callbacks`` are LangChain callback handlers (a tracer that hooks
+    in that way, such as Langfuse's ``CallbackHandler``), handed to the graph's run."""
     from langchain_openai import ChatOpenAI
     from langgraph.prebuilt import ToolNode, create_react_agent
 
@@ -115,5 +120,5 @@ def _run(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
             graph = create_react_agent(model, tool_node, prompt=scenario.system, name=name)
         graph.invoke(
             {"messages": [{"role": "user", "content": scenario.prompt}]},
-            {"recursion_limit": 25},
+            {"recursion_limit": 25, "callbacks": list(callbacks)},
         )

@@ -30,8 +30,10 @@ def parse_langchain_tool_input(value: Any) -> Any:
 
 def _langchain_message_body(node: Any) -> dict[str, Any] | None:
     """The fields of a serialized LangChain message: ``dumpd`` form ``{"lc": 1, "type":
-    "constructor", "id": [..., "ToolMessage"], "kwargs": {...}}`` or ``message_to_dict`` form
-    ``{"type": "tool", "data": {...}}``; ``None`` for anything else."""
+    "constructor", "id": [..., "ToolMessage"], "kwargs": {...}}``, ``message_to_dict`` form
+    ``{"type": "tool", "data": {...}}``, or the message's own fields (pydantic ``model_dump``,
+    as Langfuse's callback handler records a tool's ``ToolMessage``: ``{"content", "type",
+    "additional_kwargs", ...}``); ``None`` for anything else."""
     if not isinstance(node, dict):
         return None
     if node.get("lc") == 1 and node.get("type") == "constructor":
@@ -40,6 +42,8 @@ def _langchain_message_body(node: Any) -> dict[str, Any] | None:
     data = node.get("data")
     if isinstance(node.get("type"), str) and isinstance(data, dict) and "content" in data:
         return data
+    if isinstance(node.get("type"), str) and "content" in node and "additional_kwargs" in node:
+        return node
     return None
 
 

@@ -211,7 +211,8 @@ ROLES = {"model": "assistant", "human": "user", "ai": "assistant", "function": "
 
 def openai_message(msg: Mapping[str, Any], output: bool = False) -> Message:
     """One chat message in a provider's shape: OpenAI (``{role, content, tool_calls,
-    tool_call_id}``), Anthropic (``content`` blocks) or Gemini (``{role: model, parts}``)."""
+    tool_call_id}``; LangChain's message dicts, whose tool calls carry ``args``), Anthropic
+    (``content`` blocks) or Gemini (``{role: model, parts}``)."""
     role = msg.get("role") or ("assistant" if output else None)
     role = ROLES.get(role, role) if isinstance(role, str) else role
     parts: list[dict[str, Any]] = []
@@ -234,9 +235,9 @@ def openai_message(msg: Mapping[str, Any], output: bool = False) -> Message:
         if not isinstance(call, dict):
             continue
         fn: dict[str, Any] = call["function"] if isinstance(call.get("function"), dict) else call
-        parts.append(
-            tool_call_part(call.get("id"), fn.get("name"), fn.get("arguments"), "arguments" in fn)
-        )
+        # LangChain's own tool calls ({"name", "args", "id"}) name the arguments "args".
+        key = "arguments" if "arguments" in fn else "args"
+        parts.append(tool_call_part(call.get("id"), fn.get("name"), fn.get(key), key in fn))
     return {"role": role, "parts": parts}
 
 
