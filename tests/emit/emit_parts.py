@@ -7,7 +7,10 @@ the best pass of each as µs per result:
 - ``build``: the emitter with no exporters and no metrics (records and attribute runs);
 - ``build+encode``: plus the fast OTLP HTTP exporters, whose POST is replaced by a no-op
   (the SDK's transport costs ~2 ms CPU per request on top, not measured here);
-- ``all``: plus the metrics tally into a meter provider whose exporter drops everything.
+- ``all``: plus the metrics tally into a meter provider whose exporter drops everything;
+- ``encode``: the OTLP protobuf encoding alone (``OtlpSink``'s encoder over the batches a
+  ``build`` pass made, each pass on fresh records so shared runs are encoded anew), and
+  ``encode_json`` the OTLP/JSON lines the same way (written to ``os.devnull``).
 
     python tests/emit/emit_parts.py bench/out/data-1000-c64/traces.binpb bench/contracts [PASSES]
 
@@ -29,7 +32,14 @@ def main(data: str, contracts_dir: str, passes: str = "5") -> None:
     from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult
 
     import otel_oracles
-    from otel_oracles.emit import EmitSettings, OtelEmitter, OtlpSink
+    from otel_oracles.emit import (
+        EmitSettings,
+        JsonLinesSink,
+        OtelEmitter,
+        OtlpJsonLinesFile,
+        OtlpSink,
+        Sink,
+    )
     from otel_oracles.emit._http_sender import HttpSender
     from otel_oracles.emit._transport import Attempt, OtlpTarget
     from otel_oracles.grade.loader import load_contract
@@ -72,16 +82,51 @@ def main(data: str, contracts_dir: str, passes: str = "5") -> None:
             return OtelEmitter(settings=EmitSettings(metrics=False), sinks=[sink()])
         return OtelEmitter(metric_exporters=[DropMetrics()], sinks=[sink()])
 
+    class Keep(Sink):
+        """Keeps the batches the emitter hands over, to encode them on their own."""
+
+        def __init__(self) -> None:
+            self.batches: list[tuple[Any, Any]] = []
+
+        def export(self, signal: Any, batch: Any) -> bool:
+            self.batches.append((signal, batch))
+            return True
+
+        def shutdown(self) -> None:
+            pass
+
+    def built() -> list[tuple[Any, Any]]:
+        keep = Keep()
+        target = OtelEmitter(settings=EmitSettings(metrics=False), sinks=[keep])
+        for i in range(0, len(pairs), 512):
+            target.export(pairs[i : i + 512])
+        target.shutdown()
+        return keep.batches
+
     best: dict[str, float] = {}
+
+    def note(kind: str, cpu: float) -> None:
+        best[kind] = min(best.get(kind, cpu), cpu)
+
     for _ in range(int(passes)):
         for kind in ("build", "build+encode", "all"):
             target = emitter(kind)
             start = time.process_time()
             for i in range(0, len(pairs), 512):
                 target.export(pairs[i : i + 512])
-            cpu = time.process_time() - start
+            note(kind, time.process_time() - start)
             target.shutdown()
-            best[kind] = min(best.get(kind, cpu), cpu)
+        batches, protobuf = built(), sink()
+        start = time.process_time()
+        for signal, batch in batches:
+            protobuf.export(signal, batch)
+        note("encode", time.process_time() - start)
+        batches, lines = built(), JsonLinesSink(OtlpJsonLinesFile(Path(os.devnull)))
+        start = time.process_time()
+        for signal, batch in batches:
+            lines.export(signal, batch)
+        note("encode_json", time.process_time() - start)
+        lines.shutdown()
     out = {
         "source": str(Path(otel_oracles.__file__).parent),
         "results": results,
