@@ -542,6 +542,40 @@ def _responses(gen: Draft) -> dict[str, dict[str, Any]]:
     return out
 
 
+def _response_by_position(
+    gen: Draft, req: dict[str, Any], later: list[Draft]
+) -> dict[str, Any] | None:
+    """The result of a call recorded without any id (the Mistral OpenInference
+    instrumentation keeps neither call ids nor ``tool_call_id``): the next generation that
+    carries the conversation on holds ``gen``'s answer as the assistant message after the
+    ones ``gen`` was shown, and chat APIs require the results right after it, in the order of
+    the calls. Linked only when that message asks for the same tools in the same order as
+    ``gen``'s output; otherwise the result stays unknown."""
+    asked = _requested_calls(gen)
+    index = next((i for i, call in enumerate(asked) if call is req), None)
+    if index is None:
+        return None
+    shown = sum(1 for m in gen.fields.get("input_messages") or [] if m.get("role") == "assistant")
+    for nxt in later:
+        if nxt.kind != "generation":
+            continue
+        history = nxt.fields.get("input_messages") or []
+        turns = [i for i, m in enumerate(history) if m.get("role") == "assistant"]
+        if len(turns) <= shown:
+            continue
+        start = turns[shown]
+        calls = [p for p in _parts(history[start]) if p.get("type") == "tool_call"]
+        if [c.get("name") for c in calls] != [c.get("name") for c in asked]:
+            return None
+        answers: list[dict[str, Any]] = []
+        for msg in history[start + 1 :]:
+            if msg.get("role") == "assistant":
+                break
+            answers += [p for p in _parts(msg) if p.get("type") == "tool_call_response"]
+        return answers[index] if index < len(answers) and not answers[index].get("id") else None
+    return None
+
+
 def _nested_agent_handoffs(
     drafts: list[Draft], draft_by_span: dict[str, Draft], by_id: dict[str, SpanRecord]
 ) -> list[Draft]:
@@ -728,6 +762,8 @@ def _synthesize(
                 response = _responses(nxt).get(str(req["id"]))
                 if response is not None:
                     break
+    else:
+        response = _response_by_position(gen, req, later)
     if response is not None and response.get("response") is None:
         draft.redacted.add("result")
     elif response is not None:

@@ -64,6 +64,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "beeai-openinference",
         "langchain-agents-openinference",
         "pydantic-ai-openinference",
+        "logfire-pydantic-ai",
         "vercel-ai-sdk-5",
     }
 )
@@ -106,6 +107,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "beeai-openinference",
         "langchain-agents-openinference",
         "pydantic-ai-openinference",
+        "logfire-pydantic-ai",
         "vercel-ai-sdk-5",
     }
 )

@@ -151,6 +151,7 @@ TOOL_SPANS = (
     "beeai-openinference",
     "langchain-agents-openinference",
     "pydantic-ai-openinference",
+    "logfire-pydantic-ai",
     "vercel-ai-sdk-5",
 )
 UNNAMED_AGENTS = ("llamaindex-openinference", "haystack-openinference")
@@ -213,6 +214,7 @@ NOTHING = (
     "openllmetry-anthropic-stream",
     "genai-anthropic-stream",
     "groq-openinference",
+    "mistral-openinference",
 )  # content off hides tool names
 
 

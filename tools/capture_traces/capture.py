@@ -722,12 +722,77 @@ SOURCES: dict[str, dict[str, Any]] = {
                                     "OPENINFERENCE_HIDE_INPUT_MESSAGES",
                                     "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
     },
+    "llamaindex-openllmetry": {
+        "what": "the llamaindex-openinference agents (FunctionAgent, FunctionTool tools; an "
+        "AgentWorkflow for g_handoff) traced by OpenLLMetry's "
+        "opentelemetry-instrumentation-llamaindex, with its opentelemetry-instrumentation-openai "
+        "for the model calls (the LlamaIndex instrumentation leaves an OpenAI model to it)",
+        "packages": ["llama-index-core", "llama-index-llms-openai", "llama-index-workflows",
+                     "opentelemetry-instrumentation-llamaindex",
+                     "opentelemetry-instrumentation-openai"],
+        "driver": "fw_llamaindex:run_openllmetry",
+        "tool_spans": True,
+        "handoff_via": "AgentWorkflow's own `handoff` tool "
+        "(`handoff {\"to_agent\": \"research_agent\", \"reason\": ...}`)",
+        "notes": ["**Tool failures:** the tool raises; the agent workflow sends the model the "
+                  "exception text as an error tool output."],
+        "on": {"TRACELOOP_TRACE_CONTENT": "true"},
+        "off": {"TRACELOOP_TRACE_CONTENT": "false"},
+    },
+    "haystack-openllmetry": {
+        "what": "the haystack-openinference agents (Agent component, OpenAIChatGenerator on the "
+        "fake server, @tool tools; the research agent as a ComponentTool for g_handoff) traced "
+        "by OpenLLMetry's opentelemetry-instrumentation-haystack with its "
+        "opentelemetry-instrumentation-openai (as Traceloop.init() enables both)",
+        "packages": ["haystack-ai", "openai", "opentelemetry-instrumentation-haystack",
+                     "opentelemetry-instrumentation-openai"],
+        "driver": "fw_haystack:run_openllmetry",
+        "handoff_via": "the research agent as a Haystack `ComponentTool` "
+        "(`research_agent {\"messages\": [...]}`)",
+        "notes": ["**Tool failures:** the tool raises; Haystack's ToolInvoker sends the model "
+                  "the error text as a tool result flagged `error`."],
+        "on": {"TRACELOOP_TRACE_CONTENT": "true"},
+        "off": {"TRACELOOP_TRACE_CONTENT": "false"},
+    },
+    "logfire-pydantic-ai": {
+        "what": "the pydantic-ai-openinference agents (OpenAIChatModel on the fake server, "
+        "tool_plain tools, ModelRetry for a failing search; a delegation tool for g_handoff) "
+        "traced by Logfire's own integration (logfire.instrument_pydantic_ai(), "
+        "send_to_logfire=False)",
+        "packages": ["logfire", "pydantic-ai-slim", "openai"],
+        "driver": "fw_pydantic_ai:run_logfire",
+        "tool_spans": True,
+        "handoff_via": "a delegation tool running the research agent "
+        "(`delegate_to_research_agent {\"question\": ...}`)",
+        "notes": ["**Tool failures:** the tool raises `ModelRetry`; pydantic-ai sends the model "
+                  "a retry prompt and the `execute_tool` span ends with status ERROR.",
+                  "**Content off:** `logfire.instrument_pydantic_ai(include_content=False)`, "
+                  "which the driver sets from "
+                  "`OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=false`."],
+        "on": {},
+        "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
+    },
     "groq-openinference": {
         "what": "hand-written chat-completions tool loop on the groq client (Groq's SDK; its "
         "OpenAI-compatible API under /openai/v1 on the fake server), recorded by "
         "openinference-instrumentation-groq",
         "packages": ["groq", "openinference-instrumentation-groq"],
         "driver": "fw_groq",
+        "notes": ["**Tool failures:** sent back as a `role: tool` message with the error JSON; "
+                  "the raw client loop makes no tool spans (tool calls live in the model spans "
+                  "only).",
+                  ANTHROPIC_NOTES[1]],
+        "on": {},
+        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
+                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
+                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+    },
+    "mistral-openinference": {
+        "what": "hand-written chat-completions tool loop on the mistralai client (Mistral's "
+        "SDK, client.chat.complete with server_url on the fake server), recorded by "
+        "openinference-instrumentation-mistralai",
+        "packages": ["mistralai", "openinference-instrumentation-mistralai"],
+        "driver": "fw_mistral",
         "notes": ["**Tool failures:** sent back as a `role: tool` message with the error JSON; "
                   "the raw client loop makes no tool spans (tool calls live in the model spans "
                   "only).",

@@ -8,7 +8,9 @@ model the error as a tool result flagged ``error``. ``g_handoff`` gives the tria
 research agent as a tool (Haystack's ``ComponentTool`` over the ``Agent`` component, the
 framework's own agent-as-tool mechanism); the research agent starts from a fresh history, so
 the fake server answers in call order (``fake_openai.call_order``) from the script below.
-Traced by ``openinference-instrumentation-haystack``.
+Traced by ``openinference-instrumentation-haystack`` (``run``, the ``haystack-openinference``
+source) or by OpenLLMetry's ``opentelemetry-instrumentation-haystack`` (``run_openllmetry``, the
+``haystack-openllmetry`` source): the same agents, so the same truth.
 """
 
 from __future__ import annotations
@@ -75,16 +77,44 @@ def run(
     tools: Tools,
     executed: list[str],
 ) -> None:
-    """One instrumented ``Agent`` run; fails when the run's answer is not the scripted one."""
+    """One ``Agent`` run traced by OpenInference's Haystack instrumentation."""
+    from openinference.instrumentation.haystack import HaystackInstrumentor
+
+    HaystackInstrumentor().instrument(tracer_provider=tracer_provider)
+    _run(scenario, tools, executed)
+
+
+def run_openllmetry(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """The same run traced by OpenLLMetry's Haystack instrumentation (it reads
+    ``TRACELOOP_TRACE_CONTENT`` for its content switch) with OpenLLMetry's OpenAI
+    instrumentation, as ``Traceloop.init()`` would enable them: the Haystack one records a
+    generator run without its model or tool calls, the OpenAI one the request under it."""
+    from opentelemetry.instrumentation.haystack import HaystackInstrumentor
+    from opentelemetry.instrumentation.openai import OpenAIInstrumentor
+
+    HaystackInstrumentor().instrument(tracer_provider=tracer_provider)
+    OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
+    # Neither instrumentation records the Agent's run: without the application's own span
+    # around it, each generator call would be a trace of its own.
+    with tracer_provider.get_tracer("capture.app").start_as_current_span("agent_run"):
+        _run(scenario, tools, executed)
+
+
+def _run(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
+    """One ``Agent`` run; fails when the run's answer is not the scripted one."""
     from fake_openai import FakeOpenAI, call_order
     from haystack.components.agents import Agent
     from haystack.components.generators.chat import OpenAIChatGenerator
     from haystack.dataclasses import ChatMessage
     from haystack.tools import ComponentTool
     from haystack.utils import Secret
-    from openinference.instrumentation.haystack import HaystackInstrumentor
 
-    HaystackInstrumentor().instrument(tracer_provider=tracer_provider)
     scripted = script(scenario)
     with FakeOpenAI(scripted, turn_of=call_order()) as base_url:
 

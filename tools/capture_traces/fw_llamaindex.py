@@ -6,7 +6,10 @@ Each scenario runs a ``FunctionAgent`` (``llama-index-core`` agent workflows) wi
 into an error tool output for the model. ``g_handoff`` is an ``AgentWorkflow`` whose root
 triage agent hands off with LlamaIndex's own ``handoff`` tool (``{"to_agent", "reason"}``),
 so the scripted first turn calls that tool instead of the scenario's ``transfer_to_*``.
-Traced by ``openinference-instrumentation-llama-index``.
+Traced by ``openinference-instrumentation-llama-index`` (``run``, the
+``llamaindex-openinference`` source) or by OpenLLMetry's
+``opentelemetry-instrumentation-llamaindex`` (``run_openllmetry``, the ``llamaindex-openllmetry``
+source): the same agents, so the same truth.
 """
 
 from __future__ import annotations
@@ -33,6 +36,25 @@ def run(
     from openinference.instrumentation.llama_index import LlamaIndexInstrumentor
 
     LlamaIndexInstrumentor().instrument(tracer_provider=tracer_provider)
+    asyncio.run(_run(scenario, tools, executed))
+
+
+def run_openllmetry(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """The same run recorded by OpenLLMetry's LlamaIndex instrumentation (it reads
+    ``TRACELOOP_TRACE_CONTENT`` for its content switch). It leaves the calls of LlamaIndex's
+    ``OpenAI`` model to OpenLLMetry's OpenAI instrumentation, so both are active, as
+    ``Traceloop.init()`` would make them."""
+    from opentelemetry.instrumentation.llamaindex import LlamaIndexInstrumentor
+    from opentelemetry.instrumentation.openai import OpenAIInstrumentor
+
+    LlamaIndexInstrumentor().instrument(tracer_provider=tracer_provider)
+    OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
     asyncio.run(_run(scenario, tools, executed))
 
 

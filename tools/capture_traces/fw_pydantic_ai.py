@@ -17,6 +17,13 @@ history, so the fake server answers in call order (``fake_openai.call_order``).
 
 Content capture is pydantic-ai's ``include_content``; the capture's content-off variant sets
 ``OPENINFERENCE_HIDE_*`` as well, and the driver turns ``include_content`` off with them.
+
+``run_logfire`` (the ``logfire-pydantic-ai`` source) records the same agents through Logfire's
+own integration, ``logfire.instrument_pydantic_ai()``, with ``logfire.configure(send_to_logfire=
+False, console=False, metrics=False)`` and the capture's span processor as Logfire's
+``additional_span_processors`` (nothing leaves the machine); content off there is
+``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=false``, which the driver turns into
+``instrument_pydantic_ai(include_content=False)`` (Logfire reads no environment switch for it).
 """
 
 from __future__ import annotations
@@ -84,19 +91,50 @@ def run(
     tools: Tools,
     executed: list[str],
 ) -> None:
-    """One traced run; appends each executed scenario tool to ``executed`` and fails when
-    the run's answer is not the scripted one."""
-    from fake_openai import FakeOpenAI, call_order
+    """One run traced by pydantic-ai's instrumentation with OpenInference's processor on top."""
     from openinference.instrumentation.pydantic_ai import OpenInferenceSpanProcessor
     from pydantic_ai import Agent
     from pydantic_ai.models.instrumented import InstrumentationSettings
-    from pydantic_ai.models.openai import OpenAIChatModel
-    from pydantic_ai.providers.openai import OpenAIProvider
 
     tracer_provider.add_span_processor(OpenInferenceSpanProcessor())
     content = os.environ.get("OPENINFERENCE_HIDE_INPUTS", "").lower() != "true"
     settings = InstrumentationSettings(tracer_provider=tracer_provider, include_content=content)
     Agent.instrument_all(settings)
+    _run(scenario, tools, executed)
+
+
+def run_logfire(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """The same run traced by Logfire's pydantic-ai integration; Logfire owns its tracer
+    provider, so the capture's processor (-> in-memory exporter) rides along with it."""
+    import logfire
+
+    logfire.configure(
+        send_to_logfire=False,
+        console=False,
+        metrics=False,
+        service_name="capture-logfire-pydantic-ai",
+        additional_span_processors=[tracer_provider._active_span_processor],
+    )
+    switch = os.environ.get("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
+    logfire.instrument_pydantic_ai(include_content=switch.lower() != "false")
+    _run(scenario, tools, executed)
+    logfire.force_flush()
+
+
+def _run(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
+    """One run; appends each executed scenario tool to ``executed`` and fails when the run's
+    answer is not the scripted one."""
+    from fake_openai import FakeOpenAI, call_order
+    from pydantic_ai import Agent
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
     scripted = script(scenario)
     with FakeOpenAI(scripted, turn_of=call_order()) as base_url:
         model = OpenAIChatModel(
