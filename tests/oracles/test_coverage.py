@@ -291,6 +291,43 @@ def test_protected_file_cannot_pass_untouched_beside_an_unknown_span(
     assert _outcomes(verdict)["pytest-config-untouched"] == Outcome.PASS
 
 
+UNTYPED = Path(__file__).resolve().parents[1] / "testdata" / "langfuse-openai-untyped"
+"""The langfuse-openai app decorated with bare ``@observe()`` (Langfuse's default ``span``
+type): its tool and agent observations say nothing of what they are."""
+EXAMPLES = SUPPORT_CONTRACT.parent
+FAIL_CLOSED = {
+    "support-rag": {"no-destructive-tools", "grounded-citations", "bounded-effort", "search-retry"},
+    "multi-agent-handoff": {"triage-to-research", "no-destructive-tools", "bounded-steps"},
+    "coding-agent": {"bounded-effort", "flaky-tool", "pytest-config-untouched"},
+}
+"""Checks whose pass needs every span seen, per example contract."""
+
+
+@pytest.mark.parametrize(
+    "path", sorted(UNTYPED.glob("*.otlp.json")), ids=lambda p: p.name.split(".otlp")[0]
+)
+def test_untyped_langfuse_observations_fail_closed(path: Path) -> None:
+    """Untyped spans stay unrecognised (any one may be any work): no verdict passes and no
+    check that needs every span passes, while what the model calls show still counts (the
+    forbidden call requested in d_forbidden_tool fails, content on)."""
+    from otel_oracles.grade.loader import load_contract
+
+    scenario = path.name.split(".")[0]
+    names = {"g": ["support-rag", "multi-agent-handoff"], "h": ["coding-agent"]}
+    for name in names.get(scenario[0], ["support-rag"]):
+        contract = load_contract(EXAMPLES / f"{name}.yaml").model_copy(update={"match": None})
+        verdict, trajectory = _grade_file(path, contract)
+        assert trajectory.unmapped_spans, "the untyped observations are not recognised"
+        assert "OpenAI-generation" not in trajectory.unmapped_spans
+        assert not verdict.passed
+        got = _outcomes(verdict)
+        assert {
+            n for n in FAIL_CLOSED[name] if got[n] in (Outcome.PASS, Outcome.TOLERATED)
+        } == set()
+    if path.name == "d_forbidden_tool.otlp.json":
+        assert got["no-destructive-tools"] == Outcome.INVARIANT_FAILURE
+
+
 @pytest.mark.parametrize("source", SOURCES)
 def test_generic_client_spans_are_classified_and_outbound_http_fails_no_network(
     source: str, tmp_path: Path

@@ -141,6 +141,22 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {"LANGFUSE_OBSERVE_DECORATOR_IO_CAPTURE_ENABLED": "false"},
     },
+    "langfuse-openai-untyped": {
+        "what": "the langfuse-openai app with every function decorated by a bare @observe() "
+        "(Langfuse's default span type, as before observation types existed): only the OpenAI "
+        "integration's generations say what they are",
+        "packages": ["langfuse", "openai"],
+        "driver": "fw_langfuse:run_untyped",
+        "sink": True,
+        "tool_spans": True,
+        "handoff_via": "the `transfer_to_research_agent {}` tool, whose span holds the research "
+        "agent's observation",
+        "notes": ["**Not in the matrix's expectations:** the tool and agent spans carry no type, "
+                  "so no convention can tell a tool from any other span; "
+                  "`tests/oracles/test_coverage_cli.py` checks that they fail closed."],
+        "on": {},
+        "off": {"LANGFUSE_OBSERVE_DECORATOR_IO_CAPTURE_ENABLED": "false"},
+    },
     "langfuse-langgraph": {
         "what": "LangGraph prebuilt ReAct agent (create_react_agent, ChatOpenAI on the fake "
         "server, @tool functions in a ToolNode with handle_tool_errors; a langgraph-swarm for "

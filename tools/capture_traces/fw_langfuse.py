@@ -45,9 +45,17 @@ def client(endpoint: str, *, content: bool) -> Any:
 
 
 def run(
-    scenario: Scenario, endpoint: str, tools: Tools, executed: list[str], *, content: bool
+    scenario: Scenario,
+    endpoint: str,
+    tools: Tools,
+    executed: list[str],
+    *,
+    content: bool,
+    typed: bool = True,
 ) -> None:
-    """Run one scenario; ``executed`` receives each tool that really ran, in order."""
+    """Run one scenario; ``executed`` receives each tool that really ran, in order.
+    ``typed=False`` decorates with a bare ``@observe()`` (Langfuse's default ``span`` type, and
+    the only form before observation types existed)."""
     from langfuse import observe
     from langfuse.openai import OpenAI
 
@@ -59,11 +67,18 @@ def run(
             openai_client,
             tools,
             executed,
-            agent=lambda name: observe(name=name, as_type="agent"),
-            tool=lambda name: observe(name=name, as_type="tool"),
+            agent=lambda name: observe(name=name, as_type="agent" if typed else None),
+            tool=lambda name: observe(name=name, as_type="tool" if typed else None),
         )
     langfuse.flush()
     langfuse.shutdown()
+
+
+def run_untyped(
+    scenario: Scenario, endpoint: str, tools: Tools, executed: list[str], *, content: bool
+) -> None:
+    """The ``langfuse-openai`` app decorated with bare ``@observe()``: no observation types."""
+    run(scenario, endpoint, tools, executed, content=content, typed=False)
 
 
 def run_langgraph(
