@@ -4,13 +4,11 @@
 //! `got {'a': 1}`, `got 3.0`, `got None`), and tests and users read them that way, so the
 //! native decoder writes them with Python's rules: quotes and escapes of `str.__repr__`,
 //! the shortest round-trip float with Python's switch to exponent notation, `True`/`None`,
-//! dicts and lists as Python prints them. One approximation: which non-ASCII characters are
-//! escaped follows a table of the common unprintable ranges (controls, format characters,
-//! separators, private use), not the whole Unicode database.
-
-use std::fmt::Write;
+//! dicts and lists as Python prints them. Strings are quoted by [`crate::pyrepr`], the one
+//! implementation of `str.__repr__` in the core.
 
 use super::value::J;
+use crate::pyrepr::py_repr;
 
 /// Longest `show`n value, in characters (as `_show` in the Python decoders).
 pub const SHOW_LIMIT: usize = 60;
@@ -37,9 +35,7 @@ pub fn repr(value: &J<'_>) -> String {
 
 /// `repr` of a string.
 pub fn repr_str(text: &str) -> String {
-    let mut out = Limited::new(usize::MAX);
-    write_str(text, &mut out);
-    out.text
+    py_repr(text)
 }
 
 /// `str(value)`: a string as it is, anything else as its `repr`.
@@ -179,76 +175,7 @@ fn write_repr(value: &J<'_>, out: &mut Limited) {
 }
 
 fn write_str(text: &str, out: &mut Limited) {
-    let quote = if text.contains('\'') && !text.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
-    out.push(quote);
-    for c in text.chars() {
-        if out.full() {
-            return;
-        }
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\t' => out.push_str("\\t"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c if c.is_ascii() || printable(c) => out.push(c),
-            c => {
-                let code = c as u32;
-                let mut escaped = String::new();
-                let _ = if code <= 0xff {
-                    write!(escaped, "\\x{code:02x}")
-                } else if code <= 0xffff {
-                    write!(escaped, "\\u{code:04x}")
-                } else {
-                    write!(escaped, "\\U{code:08x}")
-                };
-                out.push_str(&escaped);
-            }
-        }
-    }
-    out.push(quote);
-}
-
-/// `str.isprintable()` for a non-ASCII character, from the ranges of categories Cc, Cf,
-/// Co, Zl, Zp and Zs that occur in practice (see the module doc).
-fn printable(c: char) -> bool {
-    const UNPRINTABLE: &[(u32, u32)] = &[
-        (0x80, 0xa0),
-        (0xad, 0xad),
-        (0x600, 0x605),
-        (0x61c, 0x61c),
-        (0x6dd, 0x6dd),
-        (0x70f, 0x70f),
-        (0x180e, 0x180e),
-        (0x1680, 0x1680),
-        (0x2000, 0x200f),
-        (0x2028, 0x202f),
-        (0x205f, 0x2064),
-        (0x2066, 0x206f),
-        (0x3000, 0x3000),
-        (0xe000, 0xf8ff),
-        (0xfeff, 0xfeff),
-        (0xfff9, 0xfffb),
-        (0xfffe, 0xffff),
-        (0x110bd, 0x110bd),
-        (0x1bca0, 0x1bca3),
-        (0x1d173, 0x1d17a),
-        (0xe0001, 0xe0001),
-        (0xe0020, 0xe007f),
-        (0xf0000, 0x10ffff),
-    ];
-    let code = c as u32;
-    !UNPRINTABLE.iter().any(|&(lo, hi)| lo <= code && code <= hi)
+    out.push_str(&py_repr(text));
 }
 
 #[cfg(test)]
@@ -285,6 +212,11 @@ mod tests {
         assert_eq!(r(r#""a\nb\tc\\""#), r"'a\nb\tc\\'");
         assert_eq!(r(r#""\u0001\u007f""#), r"'\x01\x7f'");
         assert_eq!(r(r#""é\u00a0\u200b😀""#), r"'é\xa0\u200b😀'");
+        assert_eq!(
+            r(r#""\u0378""#),
+            r"'\u0378'",
+            "unassigned code points are escaped"
+        );
     }
 
     #[test]
