@@ -65,6 +65,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "langchain-agents-openinference",
         "pydantic-ai-openinference",
         "logfire-pydantic-ai",
+        "llamaindex-openllmetry",
         "vercel-ai-sdk-5",
     }
 )
@@ -108,6 +109,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "langchain-agents-openinference",
         "pydantic-ai-openinference",
         "logfire-pydantic-ai",
+        "llamaindex-openllmetry",
         "vercel-ai-sdk-5",
     }
 )
@@ -118,6 +120,7 @@ OK_NOT_SHOWN = frozenset(
         "langgraph-openinference",
         "langgraph-openllmetry",
         "langchain-agents-openinference",
+        "llamaindex-openllmetry",
         "vercel-ai-sdk-5",
     }
 )
@@ -125,9 +128,13 @@ OK_NOT_SHOWN = frozenset(
 ``handle_tool_error``, an AI SDK tool returning an error object): with content off an OK span
 leaves the outcome unknown (``unset``)."""
 
-HANDLED_FAILURES = frozenset({"langchain-agents-openinference"})
-"""Sources whose tools handle every failure themselves (``handle_tool_error``): the span ends
-OK, so only the captured output shows the failure."""
+HANDLED_FAILURES = frozenset({"langchain-agents-openinference", "llamaindex-openllmetry"})
+"""Sources whose tool spans end OK on every failure (``handle_tool_error``; OpenLLMetry's
+LlamaIndex call_tool step around a tool that raised), so only the captured output shows it."""
+
+ARGUMENTS_WITHOUT_CONTENT = frozenset({"llamaindex-openllmetry"})
+"""Sources whose tracer records tool arguments whatever its content switch (OpenLLMetry's
+LlamaIndex ``tool.arguments``): with content off the arguments are there, results are not."""
 
 TARGET_IN_ARGUMENTS = frozenset({"crewai-openinference"})
 """Sources whose handoff is a delegation tool span: the target agent is known only from the
@@ -147,7 +154,7 @@ GENERIC_ERROR_TEXT = frozenset(
 )
 """Sources that report tool failures with a generic text only (no error detail)."""
 
-UNNAMED_AGENTS = frozenset({"llamaindex-openinference"})
+UNNAMED_AGENTS = frozenset({"llamaindex-openinference", "llamaindex-openllmetry"})
 """Sources whose spans never name the running agent: a handoff is seen, its source agent is
 missing evidence, and its target is known only from the handoff tool's arguments (content on)."""
 
@@ -159,6 +166,10 @@ NO_TOKENS = frozenset(
 NO_MODEL_OUTPUT = frozenset({"openllmetry-openai-agents"})
 """Sources whose model spans record the input messages only: the final answer is missing
 (None) even with content on, never an earlier text."""
+
+AGENTS_UNSEEN = frozenset({"haystack-openllmetry"})
+"""Sources where no span shows any agent (OpenLLMetry records Haystack's generators, not its
+Agent): no handoff is seen, and an agent used as a tool is a plain tool call."""
 
 NAMELESS_AGENTS = frozenset({"haystack-openinference"})
 """Sources where no span names any agent and an agent used as a tool is seen only as a nested
@@ -227,9 +238,11 @@ def leaf_usage(traces: list[Trace]) -> tuple[int, int]:
     return totals[0], totals[1]
 
 
-def tool_mismatches(trajs: list[Trajectory], scenario: Scenario, content: bool) -> list[str]:
+def tool_mismatches(
+    trajs: list[Trajectory], scenario: Scenario, content: bool, source: str = ""
+) -> list[str]:
     """What differs between the mapped tool calls and EXPECTED.md (empty = all good)."""
-    calls = all_tool_calls(trajs)
+    calls = scenario_tool_calls(trajs, scenario, source, content)
     expected = scenario.calls
     problems = []
     if len(calls) != len(expected):
@@ -241,6 +254,24 @@ def tool_mismatches(trajs: list[Trajectory], scenario: Scenario, content: bool) 
         if content and step.arguments != exp.arguments:
             problems.append(f"step {step.index} arguments {step.arguments} != {exp.arguments}")
     return problems
+
+
+def scenario_tool_calls(
+    trajs: list[Trajectory], scenario: Scenario, source: str, content: bool
+) -> list[Step]:
+    """The tool calls EXPECTED.md lists. Where no span shows any agent (``AGENTS_UNSEEN``) the
+    research agent, called as a tool, is the first tool call, and no step of the script; with
+    content off the research agent's answer, followed by its caller's next model call, reads
+    as one more call content off hid (as for providers that end a tool turn like an answer):
+    unnamed, it fails closed."""
+    calls = all_tool_calls(trajs)
+    if source in AGENTS_UNSEEN and scenario.handoff is not None:
+        assert calls and calls[0].tool in (scenario.handoff[1], None), calls[:1]
+        calls = calls[1:]
+        if not content:
+            assert calls and calls[-1].tool is None and calls[-1].synthesized
+            calls = calls[:-1]
+    return calls
 
 
 def all_tool_calls(trajs: list[Trajectory]) -> list[Step]:
@@ -266,14 +297,14 @@ def test_real_trace_maps_to_expected_trajectory(case: Case, conventions: Convent
     else:
         assert len(trajs) == 1, f"{case.id}: expected one trace, got {len(trajs)}"
 
-    calls = all_tool_calls(trajs)
+    calls = scenario_tool_calls(trajs, scenario, case.source, case.content)
     if not case.content and case.source not in NAMES_KEPT_WITHOUT_CONTENT and not calls:
         # Streamed calls without content record no finish reason either (openai-v2-latest
         # h_coding_agent): nothing shows that tools ran, and nothing pretends they did not.
         gens = [g for t in trajs for g in t.generations()]
         assert all(g.output_messages is None and g.finish_reasons is None for g in gens)
         return
-    assert tool_mismatches(trajs, scenario, case.content) == []
+    assert tool_mismatches(trajs, scenario, case.content, case.source) == []
 
     # Outcomes: failures are visible from spans, or from the error sent back to the model.
     for step, exp in zip(calls, scenario.calls, strict=True):
@@ -308,7 +339,10 @@ def test_real_trace_maps_to_expected_trajectory(case: Case, conventions: Convent
         assert _final_output(trajs) == want_answer
     else:
         for step in calls:
-            assert step.arguments is None, f"content off: step {step.index} arguments invented"
+            if case.source in ARGUMENTS_WITHOUT_CONTENT:
+                assert step.arguments == scenario.calls[calls.index(step)].arguments
+            else:
+                assert step.arguments is None, f"content off: step {step.index} args invented"
             assert step.result is None, f"content off: step {step.index} result invented"
         if case.source in NAMES_KEPT_WITHOUT_CONTENT:
             assert [s.tool for s in calls] == [c.tool for c in scenario.calls]
@@ -320,10 +354,13 @@ def test_real_trace_maps_to_expected_trajectory(case: Case, conventions: Convent
 
     # Handoffs: one step from the triage agent to the research agent; not a tool call.
     handoffs = [h for t in trajs for h in t.handoffs()]
-    if scenario.handoff is not None and case.source in NAMELESS_AGENTS:
+    if case.source in AGENTS_UNSEEN:
+        assert handoffs == []
+    elif scenario.handoff is not None and case.source in NAMELESS_AGENTS:
         assert [(h.from_agent, h.to_agent) for h in handoffs] == [(None, None)]
     elif scenario.handoff is not None and case.source in UNNAMED_AGENTS:
-        want = (None, scenario.handoff[1] if case.content else None)
+        target_seen = case.content or case.source in ARGUMENTS_WITHOUT_CONTENT
+        want = (None, scenario.handoff[1] if target_seen else None)
         assert [(h.from_agent, h.to_agent) for h in handoffs] == [want]
     elif scenario.handoff is not None and case.source in TARGET_IN_ARGUMENTS and not case.content:
         assert [(h.from_agent, h.to_agent) for h in handoffs] == [(scenario.handoff[0], None)]
