@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import re
 from pathlib import Path
 
@@ -46,3 +47,17 @@ def test_decode_proto_refuses_what_is_not_that_message() -> None:
         _native.decode_proto(b"\x0a\x03\x1a\x01\xff", "logs")
     with pytest.raises(ValueError, match='unknown signal "metrics"'):
         _native.decode_proto(b"", "metrics")  # type: ignore[arg-type]
+
+
+def test_records_leave_the_garbage_collector_as_they_found_it() -> None:
+    body = (TRACES / "pydantic-ai" / "g_handoff.raw" / "1.pb").read_bytes()
+    batch, _ = _native.decode_proto(body, "traces")
+    assert gc.isenabled()
+    batch.records()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        batch.records()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
