@@ -13,7 +13,8 @@ Goals (issue 6):
   G3  peak RSS for 10x the input (time-ordered export) is < 2x the peak for 1x; also bytes of
       RSS per span in flight and per GB of export.
   G4  emitting results costs <= 30% of grading CPU, and every result reaches the sink.
-  G6  with protobuf's pure-Python backend, grade warns exactly once and names the fix.
+  G6  protobuf's pure-Python backend no longer slows grade down (decoding is native: grade
+      CPU at most 2x that with upb, was ~50x for parsing) and needs no warning.
 A goal whose stage is not there yet prints SKIP with the reason. G5 (Phoenix) is
 ``phoenix_bench.py``, run by hand: it needs a separate virtualenv and minutes. Issue 18's
 ratios (against agentevals-cli and decode-and-walk, whole processes) are
@@ -471,27 +472,30 @@ def goal4(data: Path, contracts: Path, repeats: int) -> list[Result]:
 
 PURE_PYTHON = {"PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION": "python"}
 WARNING_MARK = "pure-Python backend"
+PURE_PYTHON_MAX_RATIO = 2.0
+"""Not 1.0: a grade run still imports the OpenTelemetry SDK and protobuf message classes
+(for the server and emit paths), which load slower on the pure-Python backend; decoding
+with that backend was ~50x slower."""
 
 
 def goal6(out_root: Path, contracts: Path) -> list[Result]:
-    """The grader must say once, naming the fix, when protobuf runs on its pure-Python
-    backend; the measured slowdown of parsing shows why it matters."""
+    """Protobuf bodies are decoded by the native core, so protobuf's pure-Python backend
+    (about 50x slower parsing, when the grader decoded with protobuf) no longer matters:
+    grading with it costs the same CPU as with upb, and nothing warns about it."""
     small, manifest = dataset(out_root, 50, 64, jsonl=False)
     pb = small / "traces.binpb"
-    graded = run_job(grade_args(pb, contracts), env=PURE_PYTHON)
-    warnings = graded["stderr"].count(WARNING_MARK)
-    names_fix = "PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION" in graded["stderr"]
-    slow = run_job(["baseline", "proto_parse", str(pb)], env=PURE_PYTHON)
-    fast = run_job(["baseline", "proto_parse", str(pb)])
+    pure = run_job(grade_args(pb, contracts), env=PURE_PYTHON)
+    upb = run_job(grade_args(pb, contracts))
+    ratio = pure["cpu_s"] / max(upb["cpu_s"], 1e-6)
+    warnings = pure["stderr"].count(WARNING_MARK)
     return [
         Result(
             "G6",
-            "pure-Python protobuf: warnings printed",
-            float(warnings),
-            "= 1",
-            warnings == 1 and names_fix,
-            f"names the fix: {names_fix}; parsing {manifest['spans']} spans is "
-            f"{slow['cpu_s'] / max(fast['cpu_s'], 1e-6):.0f}x slower than with upb",
+            "pure-Python protobuf: grade CPU / with upb",
+            ratio,
+            f"<= {PURE_PYTHON_MAX_RATIO}",
+            ratio <= PURE_PYTHON_MAX_RATIO and warnings == 0,
+            f"{manifest['spans']} spans; {warnings} backend warnings",
         )
     ]
 
