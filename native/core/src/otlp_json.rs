@@ -58,6 +58,7 @@ use std::sync::Arc;
 use crate::model::{
     AnyValue, Attributes, Batch, Event, KeyValue, Link, LogRecord, Problems, Resource, Scope, Span,
 };
+use bumpalo::Bump;
 use repr::{py_str, repr_str, show, type_name};
 use scalars::{b64_bytes, b64_strict, hex_id, py_float, py_int};
 use value::{dedupe_last_wins, parse, Obj, ParseError, J};
@@ -99,7 +100,8 @@ impl From<ParseError> for JsonError {
 
 /// Decodes one OTLP/JSON request body.
 pub fn decode(data: &[u8]) -> Result<Batch, JsonError> {
-    let doc = parse(data)?;
+    let bump = Bump::new();
+    let doc = parse(data, &bump)?;
     decode_value(&doc).map_err(JsonError::Request)
 }
 
@@ -107,7 +109,8 @@ pub fn decode(data: &[u8]) -> Result<Batch, JsonError> {
 /// per item, an item that is not a request giving its reason. A document that is not an
 /// array is one request.
 pub fn decode_many(data: &[u8]) -> Result<Vec<Result<Batch, String>>, JsonError> {
-    match parse(data)? {
+    let bump = Bump::new();
+    match parse(data, &bump)? {
         J::Arr(items) => Ok(items.iter().map(decode_value).collect()),
         doc => Ok(vec![decode_value(&doc)]),
     }
@@ -210,7 +213,7 @@ fn count_metrics(resource_metrics: &[J<'_>]) -> usize {
         let Some(J::Arr(scopes)) = get2(rm, "scopeMetrics", "scope_metrics") else {
             continue;
         };
-        for sm in scopes {
+        for sm in scopes.iter() {
             if let J::Obj(sm) = sm {
                 if let Some(J::Arr(metrics)) = sm.get("metrics") {
                     count += metrics.len();
@@ -335,7 +338,7 @@ fn into_attributes(pairs: Vec<(String, AnyValue)>) -> Attributes {
 fn key_value<'o, 'a>(kv: &'o J<'a>) -> Option<(&'o str, Option<&'o J<'a>>)> {
     let J::Obj(kv) = kv else { return None };
     match kv.get("key") {
-        Some(J::Str(key)) => Some((key.as_ref(), kv.get_some("value"))),
+        Some(J::Str(key)) => Some((*key, kv.get_some("value"))),
         _ => None,
     }
 }
@@ -563,7 +566,7 @@ fn double(x: &J<'_>) -> Result<f64, String> {
         J::F64(f) => Ok(*f),
         J::U64(n) => Ok(*n as f64),
         J::I64(n) => Ok(*n as f64),
-        J::Str(s) => match s.as_ref() {
+        J::Str(s) => match *s {
             "NaN" => Ok(f64::NAN),
             "Infinity" => Ok(f64::INFINITY),
             "-Infinity" => Ok(f64::NEG_INFINITY),
@@ -586,8 +589,8 @@ fn id<const N: usize>(
 ) -> Fallible<Option<[u8; N]>> {
     let text = match value {
         None | Some(J::Null) => None,
-        Some(J::Str(s)) if s.is_empty() => None,
-        Some(J::Str(s)) => Some(s.as_ref()),
+        Some(J::Str("")) => None,
+        Some(J::Str(s)) => Some(*s),
         Some(other) => return bad(format!("{field} must be a hex string, got {}", show(other))),
     };
     let Some(text) = text else {
@@ -668,7 +671,7 @@ fn enum_value(
     let found = match value {
         None | Some(J::Null) => return 0,
         Some(J::U64(n)) if (*n as usize) < names.len() => return *n as u8,
-        Some(J::Str(s)) if names.contains(&s.as_ref()) => names.iter().position(|name| name == s),
+        Some(J::Str(s)) if names.contains(s) => names.iter().position(|name| name == s),
         Some(J::Bool(_)) => None,
         Some(other) => match integer(other) {
             Integer::Value(n) => usize::try_from(n).ok().filter(|&n| n < names.len()),

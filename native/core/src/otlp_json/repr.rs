@@ -180,8 +180,13 @@ fn write_str(text: &str, out: &mut Limited) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::value::parse;
+    use super::super::value::ParseError;
     use super::*;
+
+    /// Parses into an arena that lives as long as the test process.
+    fn parse(data: &[u8]) -> Result<J<'_>, ParseError> {
+        super::super::value::parse(data, Box::leak(Box::new(bumpalo::Bump::new())))
+    }
 
     fn r(json: &str) -> String {
         repr(&parse(json.as_bytes()).unwrap())
