@@ -217,6 +217,24 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {"MLFLOW_ENABLE_OTEL_GENAI_SEMCONV": "true"},
         "off": {"MLFLOW_ENABLE_OTEL_GENAI_SEMCONV": "true"},
     },
+    "mlflow-langgraph": {
+        "what": "LangGraph prebuilt ReAct agent (create_react_agent, ChatOpenAI on the fake "
+        "server, @tool functions in a ToolNode with handle_tool_errors; a langgraph-swarm for "
+        "g_handoff) traced by MLflow's LangChain autolog (mlflow.langchain.autolog()), "
+        "exported by MLflow's OTLP exporter to the capture's sink, native mlflow.* attributes",
+        "packages": ["mlflow-tracing", "langgraph", "langgraph-prebuilt", "langgraph-swarm",
+                     "langchain-core", "langchain-openai"],
+        "driver": "fw_mlflow:run_langgraph",
+        "sink": True,
+        "tool_spans": True,
+        "handoff_via": "`transfer_to_research_agent {}` (langgraph-swarm handoff tool)",
+        "notes": ["**Tool failures:** the tool raises; the ToolNode sends the model an error "
+                  "ToolMessage (`Error: SearchBackendError(...)`).",
+                  "**Content off:** as mlflow-openai (inputs and outputs set to `[REDACTED]` "
+                  "by a span processor)."],
+        "on": {},
+        "off": {},
+    },
     "mlflow-openai-agents": {
         "what": "OpenAI Agents SDK (OpenAIChatCompletionsModel on the fake server, "
         "@function_tool tools, a native handoff for g_handoff) traced by MLflow's autolog "

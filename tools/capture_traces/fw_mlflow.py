@@ -16,6 +16,9 @@ the fields it masks.
 ``fw_openai_agents.py`` traced by the same ``mlflow.openai.autolog()``, which also registers
 MLflow's processor for the SDK's own spans (agent runs, model calls, function tools,
 handoffs); the SDK's export to OpenAI is off (``set_trace_processors([])`` first).
+
+``run_langgraph`` (``mlflow-langgraph``): the LangGraph agents of ``fw_langgraph.py`` traced by
+``mlflow.langchain.autolog()`` (MLflow's LangChain callback, added to every run).
 """
 
 from __future__ import annotations
@@ -90,4 +93,16 @@ def run_openai_agents(
     set_trace_processors([])  # no export to OpenAI's tracing backend; MLflow adds its own
     configure(endpoint, content=content)
     run_app(scenario, tools, executed)
+    flush()
+
+
+def run_langgraph(
+    scenario: Scenario, endpoint: str, tools: Tools, executed: list[str], *, content: bool
+) -> None:
+    """The LangGraph agents traced by MLflow's LangChain autolog."""
+    from fw_langgraph import _run
+
+    mlflow = configure(endpoint, content=content)
+    mlflow.langchain.autolog()
+    _run(scenario, tools, executed)
     flush()
