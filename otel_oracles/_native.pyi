@@ -3,6 +3,7 @@ bindings and the Python stages that call them. Keep it in step with the bindings
 
 from typing import Literal
 
+from otel_oracles.decode._transfer import RequestBody, WireSpan
 from otel_oracles.emit._records import ItemBatch, LogItem, SpanItem
 from otel_oracles.model.span import LogRecord, SpanRecord
 
@@ -35,6 +36,9 @@ class Batch:
     def records(self) -> tuple[list[SpanRecord], list[LogRecord]]:
         """New ``SpanRecord``s and ``LogRecord``s (ids hex, attributes plain dicts, empty
         maps ``EMPTY``, empty events/links ``NO_ITEMS``, one dict per resource)."""
+    def wire_spans(self, body: RequestBody) -> list[WireSpan]:
+        """``WireSpan``s of ``body`` for the spans (positions = list order), built without
+        the attribute dicts ``serve``'s receiving process never reads."""
 
 # -- emit: the emitter's records to OTLP bytes (native/python/src/encode.rs) ---------------
 # Each takes an ``otel_oracles.emit._records.ItemBatch`` of ``SpanItem``s or ``LogItem``s and

@@ -64,10 +64,13 @@ class DecodedBatch:
     source: str = ""
 
 
-def decoded_batch(native: Batch) -> DecodedBatch:
+def decoded_batch(
+    native: Batch, records: tuple[list[SpanRecord], list[LogRecord]] | None = None
+) -> DecodedBatch:
     """The ``DecodedBatch`` of a batch the compiled core decoded: its records built as
-    Python records, its problems listed and counted as ``Problems`` does."""
-    spans, logs = native.records()
+    Python records (or ``records``, stand-ins the caller built instead), its problems
+    listed and counted as ``Problems`` does."""
+    spans, logs = native.records() if records is None else records
     batch = DecodedBatch(spans, logs, native.ignored, rejected=native.rejected)
     for message in native.problems:
         batch.problems.append(message)

@@ -15,7 +15,6 @@ from otel_oracles.decode._batch import DecodedBatch, decoded_batch
 from otel_oracles.decode._transfer import (
     RequestBody,
     logs_for_transfer,
-    spans_for_transfer,
 )
 from otel_oracles.errors import InputError
 from otel_oracles.model.span import LogRecord, SpanRecord
@@ -48,10 +47,11 @@ def decode_proto(
     """Decode one protobuf request body of the given signal (``for_transfer``: see
     ``WireSpan``)."""
     native, _ = decode_body(payload, signal)
-    batch = decoded_batch(native)
-    if for_transfer and (batch.spans or batch.logs):
-        # Stand-ins for the records (the caller only assembles them).
-        body = RequestBody(payload, "proto-logs" if signal == "logs" else "proto-traces")
-        batch.spans = cast(list[SpanRecord], spans_for_transfer(batch.spans, body))
-        batch.logs = cast(list[LogRecord], logs_for_transfer(batch.logs, body))
-    return batch
+    if not for_transfer or not (native.span_count or native.log_count):
+        return decoded_batch(native)
+    # Stand-ins for the records (the caller only assembles them); spans without ever
+    # building their attribute dicts.
+    body = RequestBody(payload, "proto-logs" if signal == "logs" else "proto-traces")
+    spans = cast(list[SpanRecord], native.wire_spans(body))
+    logs = native.records()[1] if native.log_count else []
+    return decoded_batch(native, (spans, cast(list[LogRecord], logs_for_transfer(logs, body))))

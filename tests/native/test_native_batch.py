@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from otel_oracles import _native
+from otel_oracles.decode import RequestBody, WireSpan
+from otel_oracles.decode._transfer import spans_for_transfer
 from otel_oracles.model.span import EMPTY, NO_ITEMS, SpanRecord
 
 
@@ -61,3 +63,28 @@ def test_records_leave_the_garbage_collector_as_they_found_it() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def _wire(span: WireSpan) -> tuple[object, ...]:
+    return (
+        span.body, span.index, span.trace_id, span.span_id, span.parent_span_id, span.end_ns,
+        span.resource, span.scope_name, span.start_ns,
+        [(ln.trace_id, ln.span_id, ln.attributes) for ln in span.links], span.attributes,
+    )  # fmt: skip
+
+
+def test_wire_spans_are_the_stand_ins_full_records_would_give() -> None:
+    bodies = sorted(TRACES.rglob("*.pb"))
+    session_keys = links = 0
+    for path in bodies:
+        try:
+            batch, _ = _native.decode_proto(path.read_bytes(), "traces")
+        except ValueError:
+            continue  # a logs body, or one of the deliberately corrupt ones
+        body = RequestBody(b"", "proto-traces")
+        native = batch.wire_spans(body)
+        spans = spans_for_transfer(batch.records()[0], body)
+        assert [_wire(s) for s in native] == [_wire(s) for s in spans], path
+        session_keys += sum(1 for s in native if s.attributes)
+        links += sum(len(s.links) for s in native)
+    assert len(bodies) > 500 and session_keys > 0 and links > 0

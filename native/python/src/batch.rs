@@ -31,6 +31,13 @@ struct RecordTypes {
 
 static RECORD_TYPES: PyOnceLock<RecordTypes> = PyOnceLock::new();
 
+/// `otel_oracles.decode._transfer.WireSpan`, for `Batch.wire_spans` (imported on first use:
+/// only `serve`'s receiving process needs it).
+static WIRE_SPAN: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// `SESSION_ATTRIBUTES` of `otel_oracles.model.span`: the span attributes a `WireSpan` keeps.
+const SESSION_ATTRIBUTES: [&str; 2] = ["gen_ai.conversation.id", "session.id"];
+
 fn record_types(py: Python<'_>) -> PyResult<&RecordTypes> {
     RECORD_TYPES.get_or_try_init(py, || {
         let module = PyModule::import(py, "otel_oracles.model.span")?;
@@ -134,6 +141,56 @@ impl Batch {
             gc.call_method0("enable")?;
         }
         built
+    }
+
+    /// `WireSpan`s of `body` for this batch's spans (positions = list order): what
+    /// `serve`'s receiving process assembles, built without the attribute dicts it never
+    /// reads. Each keeps its resource's `service.name` only (one dict per resource), its
+    /// links without their attributes and the `SESSION_ATTRIBUTES` among its attributes, as
+    /// `decode._transfer.spans_for_transfer` does from full records.
+    fn wire_spans<'py>(
+        &self,
+        py: Python<'py>,
+        body: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let class = WIRE_SPAN
+            .get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+                let module = PyModule::import(py, "otel_oracles.decode._transfer")?;
+                Ok(module.getattr("WireSpan")?.unbind())
+            })?
+            .bind(py);
+        let mut builder = Builder::new(py)?;
+        let mut services: HashMap<*const model::Resource, Bound<'py, PyAny>> = HashMap::new();
+        let mut items = Vec::with_capacity(self.inner.spans.len());
+        for (index, span) in self.inner.spans.iter().enumerate() {
+            let service = match services.entry(Arc::as_ptr(&span.resource)) {
+                std::collections::hash_map::Entry::Occupied(found) => found.get().clone(),
+                std::collections::hash_map::Entry::Vacant(slot) => {
+                    let only = builder.service_only(&span.resource)?;
+                    slot.insert(only).clone()
+                }
+            };
+            let (scope_name, _) = builder.scope(&span.scope);
+            let parent = match &span.parent_span_id {
+                Some(id) => hex(py, id),
+                None => PyString::new(py, ""),
+            };
+            let args: [Bound<'py, PyAny>; 11] = [
+                body.clone(),
+                index.into_pyobject(py)?.into_any(),
+                hex(py, &span.trace_id).into_any(),
+                hex(py, &span.span_id).into_any(),
+                parent.into_any(),
+                span.end_ns.into_pyobject(py)?.into_any(),
+                service,
+                scope_name.into_any(),
+                span.start_ns.into_pyobject(py)?.into_any(),
+                builder.bare_links(&span.links)?,
+                builder.session_attributes(&span.attributes)?,
+            ];
+            items.push(class.call1(PyTuple::new(py, args)?)?);
+        }
+        PyList::new(py, items)
     }
 
     fn __repr__(&self) -> String {
@@ -297,6 +354,53 @@ impl<'py, 'b> Builder<'py, 'b> {
                 PyList::new(py, items)?.into_any()
             }
             AnyValue::KvList(values) => self.key_values(values)?.into_any(),
+        })
+    }
+
+    /// `{"service.name": value}` of a resource, or `EMPTY` (`_transfer.service_only`).
+    fn service_only(&mut self, resource: &'b model::Resource) -> PyResult<Bound<'py, PyAny>> {
+        let found = resource
+            .attributes
+            .iter()
+            .rev()
+            .find(|kv| kv.key == "service.name");
+        match found {
+            Some(kv) if kv.value != AnyValue::Empty => {
+                let dict = PyDict::new(self.py);
+                dict.set_item(self.key(&kv.key), self.value(&kv.value)?)?;
+                Ok(dict.into_any())
+            }
+            _ => Ok(self.types.empty.bind(self.py).clone()),
+        }
+    }
+
+    /// Links without their attributes (`_transfer._bare_links`).
+    fn bare_links(&mut self, links: &'b [model::Link]) -> PyResult<Bound<'py, PyAny>> {
+        if links.is_empty() {
+            return Ok(self.types.no_items.bind(self.py).clone());
+        }
+        let py = self.py;
+        let mut items = Vec::with_capacity(links.len());
+        for link in links {
+            let args = (hex(py, &link.trace_id), hex(py, &link.span_id));
+            items.push(self.types.link.bind(py).call1(args)?);
+        }
+        Ok(PyList::new(py, items)?.into_any())
+    }
+
+    /// The `SESSION_ATTRIBUTES` among `attributes`, or `EMPTY`
+    /// (`_transfer.session_attributes`; the last of duplicate keys wins).
+    fn session_attributes(&mut self, attributes: &'b [KeyValue]) -> PyResult<Bound<'py, PyAny>> {
+        let mut dict: Option<Bound<'py, PyDict>> = None;
+        for name in SESSION_ATTRIBUTES {
+            if let Some(kv) = attributes.iter().rev().find(|kv| kv.key == name) {
+                let target = dict.get_or_insert_with(|| PyDict::new(self.py));
+                target.set_item(self.key(&kv.key), self.value(&kv.value)?)?;
+            }
+        }
+        Ok(match dict {
+            Some(dict) => dict.into_any(),
+            None => self.types.empty.bind(self.py).clone(),
         })
     }
 
