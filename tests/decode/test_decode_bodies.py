@@ -379,8 +379,8 @@ def test_enum_names_decode_to_their_numbers() -> None:
 
 @pytest.mark.parametrize(("source", "raw", "canonical"), SAME_RUN)
 def test_records_survive_pickling_unchanged(source: str, raw: str, canonical: str) -> None:
-    """Full records pickle with their lazy attribute views as plain dicts (serve's workers
-    get WireSpans instead, tested below); protobuf and JSON records arrive identical."""
+    """Full records pickle with their attribute dicts (serve's workers get WireSpans
+    instead, tested below); protobuf and JSON records arrive identical."""
     import pickle
 
     for path in (TRACES / source / raw, TRACES / source / canonical):
