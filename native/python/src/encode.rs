@@ -13,7 +13,7 @@ use std::borrow::Cow;
 use otel_oracles_core::encode::records::{
     Attribute, Event, Head, LogRecord, Piece, Scope, Span, Value, MAX_VALUE_DEPTH,
 };
-use otel_oracles_core::encode::{json, proto};
+use otel_oracles_core::encode::{json, proto, Framed};
 use pyo3::exceptions::PyValueError;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -47,10 +47,10 @@ impl Writer {
         }
     }
 
-    fn finish(self, head: &Head<'_>) -> Vec<u8> {
+    fn framed(self, head: &Head<'_>) -> Framed {
         match self {
-            Writer::Proto(w) => w.finish(head),
-            Writer::Json(w) => w.finish(head),
+            Writer::Proto(w) => w.framed(head),
+            Writer::Json(w) => w.framed(head),
         }
     }
 }
@@ -419,12 +419,16 @@ fn encode<'py>(
 ) -> PyResult<Bound<'py, PyBytes>> {
     let py = batch.py();
     let mut skipped = Skipped::default();
+    let expected = batch.len().unwrap_or(0);
     let mut writer = match format {
-        Format::Proto => Writer::Proto(proto::RequestWriter::new()),
-        Format::Json => Writer::Json(json::RequestWriter::new(match signal {
-            Signal::Traces => json::Signal::Traces,
-            Signal::Logs => json::Signal::Logs,
-        })),
+        Format::Proto => Writer::Proto(proto::RequestWriter::for_records(expected)),
+        Format::Json => Writer::Json(json::RequestWriter::for_records(
+            match signal {
+                Signal::Traces => json::Signal::Traces,
+                Signal::Logs => json::Signal::Logs,
+            },
+            expected,
+        )),
     };
     let mut count = 0usize;
     let mut cache = LogCache::default();
@@ -437,7 +441,7 @@ fn encode<'py>(
         count += 1;
     }
     let out = if count == 0 && format == Format::Proto {
-        Vec::new()
+        Framed::default()
     } else {
         let resource = batch.getattr(intern!(py, "resource"))?;
         let resource_attrs = optional_pairs(&resource.getattr(intern!(py, "attributes"))?)?;
@@ -467,10 +471,13 @@ fn encode<'py>(
                 _ => None,
             },
         };
-        writer.finish(&head)
+        writer.framed(&head)
     };
     skipped.log(py)?;
-    Ok(PyBytes::new(py, &out))
+    PyBytes::new_with(py, out.len(), |buf| {
+        out.write_to(buf);
+        Ok(())
+    })
 }
 
 /// The serialized `ExportTraceServiceRequest` of an `ItemBatch` of `SpanItem`s (empty bytes

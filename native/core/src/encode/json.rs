@@ -9,6 +9,7 @@
 use std::fmt::Write as _;
 
 use super::records::{Attribute, Event, Head, LogRecord, Piece, Span, Value};
+use super::{reserve_after_first, Framed};
 
 /// `string` as a JSON string literal.
 fn string(buf: &mut Vec<u8>, string: &str) {
@@ -319,14 +320,21 @@ pub struct RequestWriter {
     signal: Signal,
     items: Vec<u8>,
     count: usize,
+    expected: usize,
 }
 
 impl RequestWriter {
     pub fn new(signal: Signal) -> Self {
+        Self::for_records(signal, 0)
+    }
+
+    /// A writer told how many records will come, so it reserves room for them.
+    pub fn for_records(signal: Signal, expected: usize) -> Self {
         RequestWriter {
             signal,
             items: Vec::new(),
             count: 0,
+            expected,
         }
     }
 
@@ -341,12 +349,14 @@ impl RequestWriter {
     pub fn span(&mut self, record: &Span<'_>) {
         self.separate();
         span(&mut self.items, record);
+        reserve_after_first(&mut self.items, self.count, self.expected);
     }
 
     /// Appends a log record (to a [`Signal::Logs`] writer).
     pub fn log_record(&mut self, record: &LogRecord<'_>) {
         self.separate();
         log_record(&mut self.items, record);
+        reserve_after_first(&mut self.items, self.count, self.expected);
     }
 
     pub fn len(&self) -> usize {
@@ -360,14 +370,22 @@ impl RequestWriter {
     /// The object: one resource holding one scope holding the records; an empty list of
     /// resources without records.
     pub fn finish(self, head: &Head<'_>) -> Vec<u8> {
+        self.framed(head).to_vec()
+    }
+
+    /// [`Self::finish`] in parts, to be written once into the caller's buffer.
+    pub fn framed(self, head: &Head<'_>) -> Framed {
         let (resources, scopes, items) = self.signal.keys();
-        let mut out = Vec::with_capacity(self.items.len() + 256);
+        let mut out = Vec::with_capacity(256);
         out.extend_from_slice(b"{\"");
         out.extend_from_slice(resources);
         out.extend_from_slice(b"\":[");
         if self.count == 0 {
             out.extend_from_slice(b"]}");
-            return out;
+            return Framed {
+                head: out,
+                ..Framed::default()
+            };
         }
         out.extend_from_slice(b"{\"resource\":{\"attributes\":[");
         attribute_list(&mut out, &head.resource);
@@ -395,14 +413,17 @@ impl RequestWriter {
         out.extend_from_slice(b"},\"");
         out.extend_from_slice(items);
         out.extend_from_slice(b"\":[");
-        out.extend_from_slice(&self.items);
-        out.push(b']');
+        let mut tail = vec![b']'];
         if let Some(scope) = head.scope.as_ref().filter(|s| !s.schema_url.is_empty()) {
-            out.extend_from_slice(b",\"schemaUrl\":");
-            string(&mut out, scope.schema_url);
+            tail.extend_from_slice(b",\"schemaUrl\":");
+            string(&mut tail, scope.schema_url);
         }
-        out.extend_from_slice(b"}]}]}");
-        out
+        tail.extend_from_slice(b"}]}]}");
+        Framed {
+            head: out,
+            items: self.items,
+            tail,
+        }
     }
 }
 

@@ -5,6 +5,7 @@
 //! by `SerializeToString`) writes for the same records; the Python tests hold the two equal.
 
 use super::records::{Attribute, Event, Head, LogRecord, Piece, Scope, Span, Value};
+use super::{reserve_after_first, Framed};
 
 /// The message field an attribute run is encoded for: the tag differs, so a run shared by a
 /// span, its events and log records is encoded (and cached by the caller) once per field.
@@ -232,6 +233,7 @@ fn log_record(buf: &mut Vec<u8>, log: &LogRecord<'_>) {
 pub struct RequestWriter {
     items: Vec<u8>,
     count: usize,
+    expected: usize,
 }
 
 impl RequestWriter {
@@ -239,16 +241,26 @@ impl RequestWriter {
         Self::default()
     }
 
+    /// A writer told how many records will come, so it reserves room for them.
+    pub fn for_records(expected: usize) -> Self {
+        RequestWriter {
+            expected,
+            ..Self::default()
+        }
+    }
+
     /// `ScopeSpans.spans` = 2.
     pub fn span(&mut self, record: &Span<'_>) {
         nested(&mut self.items, &[0x12], |buf| span(buf, record));
         self.count += 1;
+        reserve_after_first(&mut self.items, self.count, self.expected);
     }
 
     /// `ScopeLogs.log_records` = 2.
     pub fn log_record(&mut self, record: &LogRecord<'_>) {
         nested(&mut self.items, &[0x12], |buf| log_record(buf, record));
         self.count += 1;
+        reserve_after_first(&mut self.items, self.count, self.expected);
     }
 
     /// How many records were appended.
@@ -263,8 +275,13 @@ impl RequestWriter {
     /// The serialized request: one `Resource{Spans,Logs}` (resource = 1, its one
     /// `Scope{Spans,Logs}` = 2, schema_url = 3) holding the records; empty without records.
     pub fn finish(self, head: &Head<'_>) -> Vec<u8> {
+        self.framed(head).to_vec()
+    }
+
+    /// [`Self::finish`] in parts, to be written once into the caller's buffer.
+    pub fn framed(self, head: &Head<'_>) -> Framed {
         if self.count == 0 {
-            return Vec::new();
+            return Framed::default();
         }
         let mut resource = Vec::new();
         nested(&mut resource, &[0x0a], |buf| {
@@ -273,28 +290,29 @@ impl RequestWriter {
             }
         });
         let mut scope_head = Vec::new();
-        let mut scope_tail = Vec::new();
+        let mut tail = Vec::new();
         if let Some(scope) = &head.scope {
             nested(&mut scope_head, &[0x0a], |buf| scope_fields(buf, scope));
-            text(&mut scope_tail, 0x1a, scope.schema_url);
+            text(&mut tail, 0x1a, scope.schema_url);
         }
+        let scope_len = scope_head.len() + self.items.len() + tail.len();
         let mut resource_tail = Vec::new();
         text(&mut resource_tail, 0x1a, head.resource_schema_url);
-
-        let scope_len = scope_head.len() + self.items.len() + scope_tail.len();
         let resource_len =
             resource.len() + 1 + varint_len(scope_len as u64) + scope_len + resource_tail.len();
-        let mut out = Vec::with_capacity(resource_len + 11);
+        tail.extend_from_slice(&resource_tail);
+        let mut out = Vec::with_capacity(resource.len() + scope_head.len() + 32);
         out.push(0x0a);
         varint(&mut out, resource_len as u64);
         out.extend_from_slice(&resource);
         out.push(0x12);
         varint(&mut out, scope_len as u64);
         out.extend_from_slice(&scope_head);
-        out.extend_from_slice(&self.items);
-        out.extend_from_slice(&scope_tail);
-        out.extend_from_slice(&resource_tail);
-        out
+        Framed {
+            head: out,
+            items: self.items,
+            tail,
+        }
     }
 }
 
@@ -407,6 +425,33 @@ mod tests {
         assert_eq!(&got[3..9], &[0x0a, 0x01, b'k', 0x12, 0xcb, 0x01]);
         assert_eq!(&got[9..12], &[0x0a, 0xc8, 0x01]);
         assert_eq!(got.len(), 3 + 209);
+    }
+
+    #[test]
+    fn reserving_for_the_records_to_come_changes_no_byte() {
+        let log = LogRecord {
+            time_ns: 1,
+            trace_id: Some([7; 16]),
+            span_id: Some([8; 8]),
+            severity_number: 9,
+            severity_text: "INFO",
+            event_name: "e",
+            attributes: vec![Piece::Values(vec![attr(
+                "k",
+                Value::Str("v".repeat(300).into()),
+            )])],
+        };
+        let head = Head::default();
+        let (mut plain, mut reserved) = (RequestWriter::new(), RequestWriter::for_records(3));
+        for _ in 0..3 {
+            plain.log_record(&log);
+            reserved.log_record(&log);
+        }
+        let framed = reserved.framed(&head);
+        let mut written = vec![0; framed.len()];
+        framed.write_to(&mut written);
+        assert_eq!(written, plain.finish(&head));
+        assert_eq!(written, framed.to_vec());
     }
 
     #[test]
