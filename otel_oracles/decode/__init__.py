@@ -7,9 +7,7 @@ See ``docs/ingest.md`` for the accepted formats and the bad-input rules.
 
 from __future__ import annotations
 
-from typing import cast
-
-from otel_oracles.decode._batch import DecodedBatch
+from otel_oracles.decode._batch import DecodedBatch, decoded_batch
 from otel_oracles.decode._compression import (
     CorruptCompression,
     DecompressedTooLarge,
@@ -17,20 +15,18 @@ from otel_oracles.decode._compression import (
 )
 from otel_oracles.decode._files import read_paths
 from otel_oracles.decode._gc import bulk_ingest_gc
-from otel_oracles.decode._json import InvalidJson, decode_json_body
+from otel_oracles.decode._json import InvalidJson, decode_json_native
 from otel_oracles.decode._proto import Signal, decode_proto
 from otel_oracles.decode._transfer import (
     BodyContents,
     RequestBody,
     WireLog,
     WireSpan,
+    batch_for_transfer,
     body_contents,
-    logs_for_transfer,
-    spans_for_transfer,
 )
 from otel_oracles.decode.config import DEFAULT_MAX_MESSAGE_BYTES
 from otel_oracles.errors import InputError
-from otel_oracles.model.span import LogRecord, SpanRecord
 
 PROTOBUF_CONTENT_TYPES = frozenset({"application/x-protobuf", "application/protobuf"})
 JSON_CONTENT_TYPES = frozenset({"application/json"})
@@ -59,17 +55,15 @@ def decode(
         return decode_proto(payload, signal, for_transfer)
     if media_type in JSON_CONTENT_TYPES:
         try:
-            batch = decode_json_body(payload)
+            native = decode_json_native(payload)
         except InvalidJson as exc:
             raise InputError(
                 f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
             ) from None
-        if for_transfer and (batch.spans or batch.logs):
+        if for_transfer and (native.span_count or native.log_count):
             # Stand-ins for the records (the caller only assembles them).
-            body = RequestBody(payload, "json")
-            batch.spans = cast(list[SpanRecord], spans_for_transfer(batch.spans, body))
-            batch.logs = cast(list[LogRecord], logs_for_transfer(batch.logs, body))
-        return batch
+            return batch_for_transfer(native, RequestBody(payload, "json"))
+        return decoded_batch(native)
     raise InputError(
         f"unsupported content type {content_type!r}: expected application/x-protobuf "
         "or application/json"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from otel_oracles._native import JsonSyntaxError, decode_json, decode_json_many
+from otel_oracles._native import Batch, JsonSyntaxError, decode_json, decode_json_many
 from otel_oracles.decode._batch import DecodedBatch, decoded_batch
 from otel_oracles.errors import InputError
 
@@ -32,13 +32,17 @@ def decode_json_body(data: bytes) -> DecodedBatch:
 
     Raises ``InvalidJson`` for text that is not JSON and ``InputError`` for JSON that is not
     an OTLP request."""
+    return decoded_batch(decode_json_native(data))
+
+
+def decode_json_native(data: bytes) -> Batch:
+    """``decode_json_body`` without building the Python records (the core's ``Batch``)."""
     try:
-        native = decode_json(data)
+        return decode_json(data)
     except JsonSyntaxError as exc:
         raise _invalid(exc) from None
     except ValueError as exc:
         raise InputError(str(exc)) from None
-    return decoded_batch(native)
 
 
 def decode_json_requests(data: bytes) -> Iterator[DecodedBatch | InputError]:

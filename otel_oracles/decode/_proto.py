@@ -7,17 +7,13 @@ the stage's ``DecodedBatch`` and its refusals into ``InputError``.
 
 from __future__ import annotations
 
-from typing import Literal, cast
+from typing import Literal
 
 from otel_oracles._native import Batch
 from otel_oracles._native import decode_proto as native_decode_proto
 from otel_oracles.decode._batch import DecodedBatch, decoded_batch
-from otel_oracles.decode._transfer import (
-    RequestBody,
-    logs_for_transfer,
-)
+from otel_oracles.decode._transfer import RequestBody, batch_for_transfer
 from otel_oracles.errors import InputError
-from otel_oracles.model.span import LogRecord, SpanRecord
 
 Signal = Literal["traces", "logs"]
 
@@ -52,6 +48,4 @@ def decode_proto(
     # Stand-ins for the records (the caller only assembles them); spans without ever
     # building their attribute dicts.
     body = RequestBody(payload, "proto-logs" if signal == "logs" else "proto-traces")
-    spans = cast(list[SpanRecord], native.wire_spans(body))
-    logs = native.records()[1] if native.log_count else []
-    return decoded_batch(native, (spans, cast(list[LogRecord], logs_for_transfer(logs, body))))
+    return batch_for_transfer(native, body)

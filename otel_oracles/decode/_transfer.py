@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
+from otel_oracles.decode._batch import DecodedBatch, decoded_batch
 from otel_oracles.model.span import (
     EMPTY,
     NO_ITEMS,
@@ -29,6 +30,9 @@ from otel_oracles.model.span import (
     LogRecord,
     SpanRecord,
 )
+
+if TYPE_CHECKING:
+    from otel_oracles._native import Batch
 
 BodyKind = Literal["proto-traces", "proto-logs", "json"]
 
@@ -150,6 +154,15 @@ def span_in_body(kind: BodyKind, payload: bytes, index: int) -> SpanRecord:
 def log_in_body(kind: BodyKind, payload: bytes, index: int) -> LogRecord:
     """One log record of a body (``WireLog.__reduce__``)."""
     return body_contents(kind, payload)[1][index]
+
+
+def batch_for_transfer(native: Batch, body: RequestBody) -> DecodedBatch:
+    """The ``DecodedBatch`` of stand-ins for a body the core decoded (any format): spans as
+    ``WireSpan``s built without ever making their attribute dicts, log records as
+    ``WireLog``s, positions in list order."""
+    spans = cast(list[SpanRecord], native.wire_spans(body))
+    logs = native.records()[1] if native.log_count else []
+    return decoded_batch(native, (spans, cast(list[LogRecord], logs_for_transfer(logs, body))))
 
 
 def logs_for_transfer(logs: list[LogRecord], body: RequestBody) -> list[WireLog]:
