@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import gc
 import re
+import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -88,3 +91,44 @@ def test_wire_spans_are_the_stand_ins_full_records_would_give() -> None:
         session_keys += sum(1 for s in native if s.attributes)
         links += sum(len(s.links) for s in native)
     assert len(bodies) > 500 and session_keys > 0 and links > 0
+
+
+def test_decoding_lets_other_threads_run() -> None:
+    """serve's receiving thread decodes while its other threads answer: the core decodes
+    without the GIL. Another thread counts while a large body decodes; holding the GIL,
+    it would count nothing until the decode returned."""
+    one = (TRACES / "pydantic-ai" / "g_handoff.raw" / "1.pb").read_bytes()
+    payload = one * (32_000_000 // len(one))  # concatenated requests: one larger request
+    started, done = threading.Event(), threading.Event()
+    decoded: list[int] = []
+
+    def decode() -> None:
+        started.set()
+        batch, _ = _native.decode_proto(payload, "traces")
+        done.set()
+        decoded.append(batch.span_count)
+
+    def count_until(stop: threading.Event) -> tuple[int, float]:
+        n, t0 = 0, time.perf_counter()
+        while not stop.is_set():
+            n += 1
+        return n, time.perf_counter() - t0
+
+    alone = threading.Event()
+    timer = threading.Timer(0.2, alone.set)
+    timer.start()
+    solo, solo_s = count_until(alone)
+    # Hand the GIL over quickly, so the counting before the decode takes it is negligible.
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-4)
+    try:
+        thread = threading.Thread(target=decode)
+        thread.start()
+        started.wait()
+        during, during_s = count_until(done)
+        thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert decoded and decoded[0] > 1000
+    assert during_s > 0.05, "the decode should take long enough to tell"
+    assert during / during_s > 0.3 * (solo / solo_s)
