@@ -359,6 +359,23 @@ SOURCES: dict[str, dict[str, Any]] = {
                                     "OPENINFERENCE_HIDE_INPUT_MESSAGES",
                                     "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
     },
+    "crewai-openllmetry": {
+        "what": "the crewai-openinference crew (an Agent with @tool tools, a Task, a Crew; "
+        "CrewAI's LLM through LiteLLM to the fake server; delegation to a coworker for "
+        "g_handoff) traced by OpenLLMetry's opentelemetry-instrumentation-crewai, with its "
+        "opentelemetry-instrumentation-openai enabled as Traceloop.init() would (it recorded "
+        "no span in these runs)",
+        "packages": ["crewai", "litellm", "opentelemetry-instrumentation-crewai",
+                     "opentelemetry-instrumentation-openai"],
+        "driver": "fw_crewai:run_openllmetry",
+        "tool_spans": True,
+        "handoff_via": "CrewAI's built-in `Delegate work to coworker` tool "
+        "(`delegate_work_to_coworker {\"coworker\": \"research_agent\", ...}`)",
+        "notes": ["**Content off:** `TRACELOOP_TRACE_CONTENT=false` is ignored by this "
+                  "instrumentation: both variants hold every message, argument and result."],
+        "on": {"TRACELOOP_TRACE_CONTENT": "true"},
+        "off": {"TRACELOOP_TRACE_CONTENT": "false"},
+    },
     "openinference-anthropic": {
         "what": "hand-written Messages API tool loop on the anthropic client, recorded by "
         "openinference-instrumentation-anthropic",

@@ -12,6 +12,10 @@ so the fake server answers in call order (``fake_openai.call_order``).
 (``use_event_listener=True``), which builds spans from CrewAI's event bus and records model
 calls itself, so no LiteLLM instrumentation is added there.
 
+``run_openllmetry`` (the ``crewai-openllmetry`` source) traces the same crew with OpenLLMetry's
+``opentelemetry-instrumentation-crewai`` and its OpenAI instrumentation, as
+``Traceloop.init()`` would enable them.
+
 CrewAI's own telemetry is off (``CREWAI_DISABLE_TELEMETRY``, ``CREWAI_TRACING_ENABLED``) and
 LiteLLM reads its bundled model price map (``LITELLM_LOCAL_MODEL_COST_MAP``): nothing leaves
 127.0.0.1. ``OTEL_SDK_DISABLED`` is left alone, since it would disable these spans too.
@@ -75,6 +79,24 @@ def run_event_listener(
     from openinference.instrumentation.crewai import CrewAIInstrumentor
 
     CrewAIInstrumentor().instrument(tracer_provider=tracer_provider, use_event_listener=True)
+    run_crew(scenario, tools, executed)
+
+
+def run_openllmetry(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """OpenLLMetry's ``opentelemetry-instrumentation-crewai`` (crew, task, agent and LLM.call
+    spans) with its OpenAI instrumentation enabled, as ``Traceloop.init()`` would enable both;
+    content switch ``TRACELOOP_TRACE_CONTENT`` (which the CrewAI one ignores)."""
+    from opentelemetry.instrumentation.crewai import CrewAIInstrumentor
+    from opentelemetry.instrumentation.openai import OpenAIInstrumentor
+
+    CrewAIInstrumentor().instrument(tracer_provider=tracer_provider)
+    OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
     run_crew(scenario, tools, executed)
 
 
