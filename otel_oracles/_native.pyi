@@ -58,6 +58,9 @@ def encode_logs_json(batch: ItemBatch[LogItem], /) -> bytes:
 
 # -- OTLP/JSON decoding (native/python/src/decode_json.rs) -----------------------------------
 
+MAX_ANY_VALUE_DEPTH: int
+"""Most arrays/kvlists one attribute value or log body may nest (the core's bound)."""
+
 class JsonSyntaxError(ValueError):
     """The body is not JSON; ``args`` are ``(message, line, column)``, 1-based."""
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from otel_oracles._native import MAX_ANY_VALUE_DEPTH as _CORE_MAX_ANY_VALUE_DEPTH
+
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 """Largest JSON line, JSON document or protobuf message read into memory (64 MiB).
 
@@ -22,7 +24,7 @@ split into files, or read with a larger limit.
 READ_CHUNK_BYTES = 1024 * 1024
 """Buffer size for streaming reads, and the step used to skip past an oversize line."""
 
-MAX_ANY_VALUE_DEPTH = 64
+MAX_ANY_VALUE_DEPTH: int = _CORE_MAX_ANY_VALUE_DEPTH
 """Most arrays/kvlists one attribute value or log body may nest; a deeper one reads as null
 with a problem. Real telemetry nests a few levels; protobuf bodies cannot go much deeper
 (the parser's recursion limit of 100 messages, three per level); the bound keeps converting a

@@ -57,6 +57,11 @@ fn decode_json_many<'py>(py: Python<'py>, payload: &[u8]) -> PyResult<Bound<'py,
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("JsonSyntaxError", m.py().get_type::<JsonSyntaxError>())?;
+    // The bound lives in the core; Python reads it from here rather than keeping a copy.
+    m.add(
+        "MAX_ANY_VALUE_DEPTH",
+        otel_oracles_core::otlp_json::MAX_ANY_VALUE_DEPTH,
+    )?;
     m.add_function(wrap_pyfunction!(decode_json, m)?)?;
     m.add_function(wrap_pyfunction!(decode_json_many, m)?)?;
     Ok(())
