@@ -45,7 +45,7 @@ python=${PYTHON:-$repo/.venv/bin/python}
 
 mkdir -p "$dir/logs"
 "$python" "$repo/tools/fuzz/native_seeds.py" "$dir/corpus"
-(cd "$repo/native" && cargo +stable fuzz build -s none --fuzz-dir fuzz)
+(cd "$repo/native" && cargo +stable fuzz build -s none -a --fuzz-dir fuzz)
 status=0
 printf '%-14s %10s %8s %9s  %s\n' target inputs seconds inputs/s findings >"$dir/logs/summary.txt"
 for target in "${targets[@]}"; do
@@ -53,7 +53,7 @@ for target in "${targets[@]}"; do
     log=$dir/logs/$target.log
     start=$(date +%s)
     # libFuzzer exits non-zero on a finding; the summary below reports it.
-    (cd "$repo/native" && cargo +stable fuzz run -s none --fuzz-dir fuzz "$target" "$dir/corpus/$target" -- \
+    (cd "$repo/native" && cargo +stable fuzz run -s none -a --fuzz-dir fuzz "$target" "$dir/corpus/$target" -- \
         -runs="$runs" -max_total_time="$max_time" -timeout=10 -rss_limit_mb=2048 \
         -print_final_stats=1 -artifact_prefix="$dir/artifacts/$target/") >"$log" 2>&1 || true
     seconds=$(($(date +%s) - start))
