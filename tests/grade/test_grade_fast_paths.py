@@ -240,3 +240,28 @@ def test_loop_candidates_keep_every_loop_and_its_order() -> None:
             expected = _plain_loops(list(t.steps), threshold)
             assert [len(g) for g in expected] == [d["calls"] for d in res.details["loops"]]
             assert [i for g in expected for i in g] == list(res.step_indexes)
+
+
+def test_whole_id_test_agrees_with_the_lookaround_regex() -> None:
+    """``citations_grounded`` tests a cited id by its occurrences' neighbours instead of
+    compiling ``(?<![\\w-])<id>(?![\\w-])`` per id; both must agree on every text, including
+    ids that are regex metacharacters, overlapping occurrences and Unicode word characters
+    (``é``, Devanagari combining marks, digits of other scripts) on either side."""
+    import regex
+
+    from otel_oracles.grade.oracles.trace_answers import _cites_whole_id
+
+    rng = random.Random(18)
+    alphabet = ["a", "4", "-", "_", " ", ".", "[", "]", "é", "\u0901", "\u0663", "\n", "(", "*"]
+    ids = ["doc-4", "a.a", "[1]", "*", "aa", "-", "é4", "x(y"]
+    agreed = 0
+    for _ in range(4000):
+        ident = rng.choice(ids)
+        pieces = [rng.choice(alphabet) for _ in range(rng.randrange(0, 6))]
+        for _ in range(rng.randrange(0, 3)):
+            pieces.insert(rng.randrange(0, len(pieces) + 1), ident)
+        text = "".join(pieces)
+        plain = regex.search(rf"(?<![\w-]){regex.escape(ident)}(?![\w-])", text) is not None
+        assert _cites_whole_id(ident, text) is plain, (ident, text)
+        agreed += plain
+    assert agreed > 500  # the sample reaches both answers often
