@@ -53,6 +53,16 @@ ANTHROPIC_NOTES = [
 ]
 
 
+LANGSMITH_OTEL = {
+    "LANGSMITH_TRACING": "true",
+    "LANGSMITH_OTEL_ENABLED": "true",
+    "LANGSMITH_OTEL_ONLY": "true",
+    "LANGSMITH_API_KEY": "capture-not-a-key",
+    "LANGSMITH_ENDPOINT": "http://127.0.0.1:9",
+}
+"""The LangSmith SDK's OpenTelemetry-only mode; its API endpoint is a closed local port, so
+a run that tried to reach LangSmith would fail loudly instead of leaving the machine."""
+
 SOURCES: dict[str, dict[str, Any]] = {
     "openai-v2": {
         "what": "opentelemetry-instrumentation-openai-v2 (python-contrib) on the openai client",
@@ -563,6 +573,22 @@ SOURCES: dict[str, dict[str, Any]] = {
                   "ToolMessage (`Error: SearchBackendError(...)`)."],
         "on": {"TRACELOOP_TRACE_CONTENT": "true"},
         "off": {"TRACELOOP_TRACE_CONTENT": "false"},
+    },
+    "langsmith-otel-langgraph": {
+        "what": "the langgraph-openinference agent traced by the LangSmith SDK's OpenTelemetry "
+        "mode (LangChain's LangSmith tracer with LANGSMITH_OTEL_ENABLED and LANGSMITH_OTEL_ONLY: "
+        "each LangChain run an OTel span on the application's tracer provider, nothing sent to "
+        "LangSmith)",
+        "packages": ["langsmith", "langgraph", "langgraph-prebuilt", "langgraph-swarm",
+                     "langchain-core", "langchain-openai"],
+        "driver": "fw_langgraph:run_langsmith",
+        "tool_spans": True,
+        "handoff_via": "`transfer_to_research_agent {}` (langgraph-swarm handoff tool)",
+        "notes": ["**Tool failures:** the tool raises; the ToolNode sends the model an error "
+                  "ToolMessage (`Error: SearchBackendError(...)`)."],
+        "on": LANGSMITH_OTEL,
+        "off": {**LANGSMITH_OTEL, "LANGSMITH_HIDE_INPUTS": "true",
+                "LANGSMITH_HIDE_OUTPUTS": "true"},
     },
     "llamaindex-openinference": {
         "what": "LlamaIndex FunctionAgent (llama-index-core agent workflows, the "

@@ -7,8 +7,8 @@ error ``ToolMessage`` by the ToolNode (``handle_tool_errors=True``), as a LangGr
 keeps going after a tool error is written. ``g_handoff`` is a ``langgraph-swarm``: a triage
 agent whose only tool is the library's ``transfer_to_research_agent`` handoff tool, and a
 research agent with the real tools. The instrumentation is chosen by the source's entry point
-(``run_openinference`` / ``run_openllmetry``, or ``fw_langfuse.run_langgraph`` with Langfuse's
-callback handler); nothing else differs between the sources.
+(``run_openinference`` / ``run_openllmetry`` / ``run_langsmith``, or ``fw_langfuse.run_langgraph``
+with Langfuse's callback handler); nothing else differs between the sources.
 """
 
 from __future__ import annotations
@@ -48,6 +48,26 @@ def run_openllmetry(
         tracer_provider=tracer_provider, logger_provider=logger_provider
     )
     _run(scenario, tools, executed)
+
+
+def run_langsmith(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """The LangSmith SDK's OpenTelemetry mode: LangChain's own LangSmith tracer (switched on by
+    ``LANGSMITH_TRACING``) hands each run to the SDK, which, with ``LANGSMITH_OTEL_ENABLED`` and
+    ``LANGSMITH_OTEL_ONLY``, writes it as an OTel span on the application's global tracer
+    provider instead of posting it to LangSmith. The SDK ends its spans from a background
+    thread, so the run waits for every tracer before the capture reads the exporter."""
+    from langchain_core.tracers.langchain import wait_for_all_tracers
+    from opentelemetry import trace
+
+    trace.set_tracer_provider(tracer_provider)
+    _run(scenario, tools, executed)
+    wait_for_all_tracers()
 
 
 def langchain_tools(tools: Tools, executed: list[str]) -> list[Any]:
