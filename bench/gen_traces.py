@@ -109,22 +109,30 @@ class Params:
     batch: int = 512
     concurrency: int = 64
     """Traces in flight at any moment of the export (what an offline grader must hold)."""
+    rounds: int = 0
+    """Tool rounds per trace (one model call and its tool calls each, ~2.1 spans); 0 = 5 to 12
+    at random (~20 spans per trace). ``trace_size.py`` sets it to grade the same spans as
+    few large traces."""
 
     def key(self) -> dict[str, int]:
-        return {
+        key = {
             "traces": self.traces,
             "seed": self.seed,
             "batch": self.batch,
             "concurrency": self.concurrency,
             "format_version": FORMAT_VERSION,
         }
+        if self.rounds:
+            key["rounds"] = self.rounds
+        return key
 
 
 class TraceFactory:
     """Builds one trace at a time from a seeded RNG."""
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, rounds: int = 0) -> None:
         self.rng = random.Random(seed)
+        self.rounds = rounds
         rng = self.rng
         # Pools of pre-built text keep generation fast and output realistic in size.
         self.sentences = [
@@ -196,7 +204,7 @@ class TraceFactory:
         seen_docs: list[str] = []
         usage = [0, 0]
         t = start + rng.randint(1, 5) * 1_000_000
-        rounds = rng.randint(5, 12)
+        rounds = self.rounds or rng.randint(5, 12)
         forbidden_round = rng.randrange(rounds) if rng.random() < 0.02 else -1
         handoff_round = rng.randrange(rounds) if rng.random() < 0.10 else -1
 
@@ -408,7 +416,7 @@ def time_ordered(
     been generated yet could produce an earlier end time, i.e. once its end precedes the
     start of the next trace.
     """
-    factory = TraceFactory(params.seed)
+    factory = TraceFactory(params.seed, params.rounds)
     interval = 20_000_000_000 // max(1, params.concurrency)  # mean trace lasts ~20 s
     heap: list[tuple[int, int, GenSpan]] = []
     seq = 0
@@ -650,8 +658,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=Path("bench/out/data"))
     ap.add_argument("--pb-dir", action="store_true", help="also write one .pb body per request")
     ap.add_argument("--no-jsonl", action="store_true", help="skip the OTLP/JSON lines file")
+    ap.add_argument(
+        "--rounds", type=int, default=0, help="tool rounds per trace (default: 5-12 at random)"
+    )
     args = ap.parse_args(argv)
-    params = Params(args.traces, args.seed, args.batch, args.concurrency)
+    params = Params(args.traces, args.seed, args.batch, args.concurrency, args.rounds)
     manifest = generate(params, args.out, pb_dir=args.pb_dir, jsonl=not args.no_jsonl)
     print(json.dumps(manifest, indent=2))
     return 0

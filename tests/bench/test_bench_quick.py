@@ -209,6 +209,38 @@ def test_peer_quick_without_the_peer_skips_it_and_measures_the_baselines(tmp_pat
     assert all(job["cpu_s"] > 0 for job in report["jobs"].values())
 
 
+def test_trace_size_quick_grades_each_size_and_prints_the_linearity_goal(tmp_path: Path) -> None:
+    """The same spans as many small and as a few large traces (``--rounds``), every trace of
+    each size graded, and the per-span ratio printed against its 1.5x goal."""
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(BENCH / "trace_size.py"),
+            "--quick",
+            "--out",
+            str(tmp_path),
+            "--json",
+            str(tmp_path / "r.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode in (0, 1), proc.stderr
+    assert re.search(r"^I18d\s.*\d\.\d\d\s+goal <= 1\.50\s+(PASS|FAIL)", proc.stdout, re.M), (
+        proc.stdout
+    )
+    report = json.loads((tmp_path / "r.json").read_text())
+    sets, jobs = report["sets"], report["jobs"]
+    assert set(jobs) == {"small", "medium", "large"}
+    per_trace = {name: sets[name]["spans"] / sets[name]["traces"] for name in sets}
+    assert per_trace["small"] < 30 < per_trace["medium"] < per_trace["large"], per_trace
+    spans = [sets[name]["spans"] for name in sets]
+    assert max(spans) < 1.2 * min(spans), "each size grades about the same number of spans"
+    for name, job in jobs.items():
+        assert job["work"]["traces"] == sets[name]["traces"], name
+
+
 def _bench_module(name: str) -> Any:
     spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
     assert spec is not None and spec.loader is not None
