@@ -9,8 +9,9 @@ research agent as a tool (Haystack's ``ComponentTool`` over the ``Agent`` compon
 framework's own agent-as-tool mechanism); the research agent starts from a fresh history, so
 the fake server answers in call order (``fake_openai.call_order``) from the script below.
 Traced by ``openinference-instrumentation-haystack`` (``run``, the ``haystack-openinference``
-source) or by OpenLLMetry's ``opentelemetry-instrumentation-haystack`` (``run_openllmetry``, the
-``haystack-openllmetry`` source): the same agents, so the same truth.
+source), by OpenLLMetry's ``opentelemetry-instrumentation-haystack`` (``run_openllmetry``, the
+``haystack-openllmetry`` source) or by Haystack's own OpenTelemetry tracer (``run_native``, the
+``haystack-native`` source): the same agents, so the same truth.
 """
 
 from __future__ import annotations
@@ -104,6 +105,29 @@ def run_openllmetry(
     # around it, each generator call would be a trace of its own.
     with tracer_provider.get_tracer("capture.app").start_as_current_span("agent_run"):
         _run(scenario, tools, executed)
+
+
+def run_native(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """The same run traced by Haystack's own tracer: its ``OpenTelemetryTracer`` (in the
+    ``opentelemetry-haystack`` integration since haystack-ai 3; in core before) on the capture's
+    tracer provider, as ``tracing.enable_tracing`` installs it. Haystack reads
+    ``HAYSTACK_CONTENT_TRACING_ENABLED`` once, when ``haystack.tracing`` is imported, so the
+    subprocess's environment is the content switch."""
+    from haystack import tracing
+
+    try:
+        from haystack_integrations.tracing.opentelemetry import OpenTelemetryTracer
+    except ImportError:  # haystack-ai 2.x ships the tracer in core
+        from haystack.tracing import OpenTelemetryTracer  # type: ignore[attr-defined, no-redef]
+
+    tracing.enable_tracing(OpenTelemetryTracer(tracer_provider.get_tracer("haystack")))
+    _run(scenario, tools, executed)
 
 
 def _run(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
