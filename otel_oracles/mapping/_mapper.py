@@ -207,15 +207,25 @@ def run_wrappers(
 # ---- per span -----------------------------------------------------------------------------
 
 
-def _control_flow_only(span: SpanRecord, error_type: Any, names: frozenset[str]) -> bool:
+def _control_flow_only(
+    span: SpanRecord, error_type: Any, names: frozenset[str], read_type: Any = None
+) -> bool:
     """Whether the span's error signals all name control-flow exceptions of its framework
     (``control_flow_exceptions``): an ``error.type`` or ``exception`` event, each naming one,
     and nothing else (an ERROR status alone, or any other exception, is a failure). Then
-    nothing failed there: tracers mark the exception they saw, not the framework's intent."""
+    nothing failed there: tracers mark the exception they saw, not the framework's intent.
+    ``read_type`` is the type the span's rule read itself (its ``error_type`` field), for
+    tracers whose exception events carry a generic type and the real one elsewhere (the
+    LangSmith SDK: type ``Exception``, the original repr in the message); it stands for the
+    first event's type, as an ``event`` source reads the first event (any later exception
+    is judged by its own type)."""
     if not names:
         return False
     types = [error_type] if error_type is not MISSING else []
-    types += [e.attributes.get("exception.type") for e in span.events if e.name == "exception"]
+    events = [e.attributes.get("exception.type") for e in span.events if e.name == "exception"]
+    if isinstance(read_type, str) and events:
+        events[0] = read_type
+    types += events
     return bool(types) and all(isinstance(t, str) and t.rsplit(".", 1)[-1] in names for t in types)
 
 
@@ -233,11 +243,17 @@ def _draft(view: SpanView, rule: CompiledRule, compiled: CompiledSet) -> Draft:
                 exception = event
                 break
     error_type_attr = view.get("error.type") if "error.type" in view.keys else MISSING
-    if (
+    signalled = (
         span.status_code == StatusCode.ERROR
         or error_type_attr is not MISSING
         or exception is not None
-    ) and not _control_flow_only(span, error_type_attr, compiled.control_flow_exceptions):
+    )
+    if signalled and _control_flow_only(
+        span, error_type_attr, compiled.control_flow_exceptions, fields.get("error_type")
+    ):
+        fields.pop("error_type", None)  # nothing failed: a control-flow exception has no type
+        signalled = False
+    if signalled:
         draft.status = "error"
         if "error_type" not in fields:
             etype = error_type_attr if error_type_attr is not MISSING else None

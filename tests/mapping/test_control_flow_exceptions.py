@@ -105,3 +105,38 @@ def test_the_handing_off_agent_did_not_fail_in_the_real_captures(
     ]
     assert agents and {a.agent_name for a in agents} == {"triage_agent"}
     assert all(a.status == "ok" for a in agents)
+
+
+def langsmith_tool_status(conventions: ConventionSet, *messages: str) -> tuple[str, Any]:
+    """The mapped status and error type of one LangSmith SDK tool span whose exception
+    events (type ``Exception``, as the SDK writes every run error) carry these messages."""
+    span = SpanRecord(
+        TRACE, "b" * 16, "", "search_docs", start_ns=1, end_ns=10,
+        attributes={
+            "langsmith.span.kind": "tool", "gen_ai.tool.name": "search_docs",
+            "gen_ai.completion": '{"output": {"content": "done", "type": "tool", '
+                                 '"additional_kwargs": {}}}',
+        },
+        scope_name="langsmith", status_code=StatusCode.ERROR,
+        events=[
+            EventRecord("exception", 5, {"exception.type": "Exception", "exception.message": m})
+            for m in messages
+        ],
+    )  # fmt: skip
+    steps = map_trace(build_trace(TRACE, [span]), conventions).steps
+    assert [s.kind for s in steps] == [StepKind.TOOL_CALL]
+    return steps[0].status, steps[0].error_type
+
+
+def test_langsmith_run_error_names_its_type_in_the_message(conventions: ConventionSet) -> None:
+    """The LangSmith SDK writes ``Exception`` as every run error's type and the original
+    exception's repr (then the traceback) as its message: the type read from there decides,
+    so a ParentCommand is control flow and anything else a failure of that type."""
+    handoff = "ParentCommand(Command(graph='__parent__', goto='research_agent'))Traceback ..."
+    assert langsmith_tool_status(conventions, handoff) == ("ok", None)
+    failed = "SearchBackendError('upstream search service timed out')Traceback ..."
+    assert langsmith_tool_status(conventions, failed) == ("error", "SearchBackendError")
+    # A second exception on the same span is judged by its own (generic) type: a failure.
+    assert langsmith_tool_status(conventions, handoff, failed)[0] == "error"
+    # Text that names no type leaves the generic one: a failure.
+    assert langsmith_tool_status(conventions, "timed out") == ("error", "Exception")

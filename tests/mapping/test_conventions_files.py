@@ -33,6 +33,7 @@ EXPECTED_FILES = {
     "openlit",
     "beeai",
     "langfuse",
+    "langsmith",
     "mlflow",
     "generic-clients",
 }  # fmt: skip

@@ -11,7 +11,9 @@ import pytest
 
 from otel_oracles.mapping.parsers import builtin_parsers
 from otel_oracles.mapping.parsers.langgraph import (
+    parse_exception_repr_type,
     parse_langchain_message_content,
+    parse_langchain_messages,
     parse_langchain_tool_input,
     parse_object_only,
 )
@@ -96,3 +98,86 @@ def test_parsers_chain_from_the_recorded_json_text() -> None:
     out = json.dumps({"output": TOOL_MESSAGE_DUMPD, "kwargs": {"tags": []}})
     assert apply_parsers(["json", "langchain_message_content"], out) == DOCS
     assert apply_parsers(["json", "python_literal", "object_only"], "refund window") is None
+
+
+def dumpd(cls: str, **kwargs: Any) -> dict[str, Any]:
+    """A LangChain message serialized by ``dumpd``, as the LangSmith SDK exports it."""
+    return {"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", cls],
+            "kwargs": kwargs}  # fmt: skip
+
+
+CALL = {"name": "search_docs", "args": {"query": "refunds"}, "id": "call_0_0", "type": "tool_call"}
+
+
+def test_chat_model_input_payload_is_the_conversation() -> None:
+    """``gen_ai.prompt`` of a LangSmith ``llm`` span: one list of messages per prompt."""
+    payload = {"messages": [[
+        dumpd("SystemMessage", content="Cite sources.", type="system"),
+        dumpd("HumanMessage", content="Refund window?", type="human"),
+        dumpd("AIMessage", content="", type="ai", tool_calls=[CALL]),
+        dumpd("ToolMessage", content=json.dumps(DOCS), type="tool", tool_call_id="call_0_0"),
+    ]]}  # fmt: skip
+    messages = parse_langchain_messages(json.loads(json.dumps(payload)))
+    assert messages is not None
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "tool"]
+    assert messages[2]["parts"][-1] == {
+        "type": "tool_call", "id": "call_0_0", "name": "search_docs",
+        "arguments": {"query": "refunds"},
+    }  # fmt: skip
+    assert messages[3]["parts"][0]["id"] == "call_0_0"
+    assert messages[3]["parts"][0]["response"] == DOCS
+
+
+def test_chat_model_output_payload_keeps_the_finish_reason() -> None:
+    """``gen_ai.completion``: the ``LLMResult``, each generation's message with its reason."""
+    payload = {
+        "generations": [[{
+            "text": "30 days [doc-42].", "type": "ChatGeneration",
+            "generation_info": {"finish_reason": "stop"},
+            "message": dumpd("AIMessage", content="30 days [doc-42].", type="ai"),
+        }]],
+        "llm_output": {"model_name": "gpt-4o-mini"}, "type": "LLMResult",
+    }  # fmt: skip
+    assert parse_langchain_messages(payload) == [
+        {"role": "assistant", "parts": [{"type": "text", "content": "30 days [doc-42]."}],
+         "finish_reason": "stop"}
+    ]  # fmt: skip
+
+
+def test_role_comes_from_the_class_name_when_the_message_has_no_type() -> None:
+    payload = {"messages": [[dumpd("HumanMessage", content="hi")]]}
+    messages = parse_langchain_messages(payload)
+    assert messages is not None and messages[0]["role"] == "user"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {},  # LANGSMITH_HIDE_INPUTS / _OUTPUTS
+        {"messages": [[dumpd("HumanMessage", content="a")], [dumpd("HumanMessage", content="b")]]},
+        {"messages": [[{"role": "user", "text": "no known message shape"}]]},
+        {"messages": "not a batch"},
+        "text",
+        None,
+    ],
+    ids=["hidden", "batch-of-two", "unknown-shape", "not-a-list", "text", "none"],
+)
+def test_anything_else_is_no_conversation(value: Any) -> None:
+    """A hidden payload, a batch of several prompts (not one conversation) or a message shape
+    not known here gives no value, never a partial conversation."""
+    assert parse_langchain_messages(value) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("ParentCommand(Command(graph='__parent__'))Traceback (most recent call last): ...",
+         "ParentCommand"),
+        ("scenarios.SearchBackendError('timed out')", "scenarios.SearchBackendError"),
+        ("timed out (no repr)", None),
+        ("", None),
+        (42, None),
+    ],
+)  # fmt: skip
+def test_exception_type_is_read_from_the_repr_at_the_start(text: Any, expected: Any) -> None:
+    assert parse_exception_repr_type(text) == expected

@@ -43,6 +43,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "crewai-openinference",
         "langgraph-openinference",
         "langgraph-openllmetry",
+        "langsmith-otel-langgraph",
         "llamaindex-openinference",
         "smolagents-openinference",
         "openinference-openai-agents",
@@ -84,6 +85,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "traceloop-sdk",
         "langgraph-openinference",
         "langgraph-openllmetry",
+        "langsmith-otel-langgraph",
         "llamaindex-openinference",
         "openinference-openai-agents",
         "smolagents-openinference",
@@ -119,6 +121,7 @@ OK_NOT_SHOWN = frozenset(
     {
         "langgraph-openinference",
         "langgraph-openllmetry",
+        "langsmith-otel-langgraph",
         "langchain-agents-openinference",
         "llamaindex-openllmetry",
         "vercel-ai-sdk-5",
@@ -194,9 +197,11 @@ JSON_USAGE = {
         ("completion_tokens", "output"),
     ),
     "mlflow.chat.tokenUsage": (("input_tokens",), ("output_tokens",)),
+    "langsmith.metadata.usage_metadata": (("input_tokens",), ("output_tokens",)),
 }
 """Usage recorded as one JSON object per span (Langfuse: the provider's keys, or its own
-``input`` / ``output``; MLflow): attribute -> the keys of input and output tokens."""
+``input`` / ``output``; MLflow; the LangSmith SDK's copy of LangChain's usage metadata,
+kept when its payloads are hidden): attribute -> the keys of input and output tokens."""
 
 
 def span_usage(attributes: Any) -> tuple[int, int] | None:

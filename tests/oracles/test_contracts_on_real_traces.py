@@ -126,6 +126,7 @@ TOOL_SPANS = (
     "vercel-ai-sdk-otel",
     "langgraph-openinference",
     "langgraph-openllmetry",
+    "langsmith-otel-langgraph",
     "llamaindex-openinference",
     "smolagents-openinference",
     "smolagents-codeagent-openinference",
@@ -176,6 +177,7 @@ ANSWER_CHECKS = {
 OK_NOT_SHOWN = (
     "langgraph-openinference",
     "langgraph-openllmetry",
+    "langsmith-otel-langgraph",
     "langchain-agents-openinference",
     "llamaindex-openllmetry",
     "vercel-ai-sdk-5",

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from otel_oracles.mapping.parsers._registry import Parser
+from otel_oracles.mapping.parsers.messages import Message
+from otel_oracles.mapping.parsers.providers import openai_message
 from otel_oracles.mapping.parsers.python_literals import parse_python_literal
 from otel_oracles.mapping.parsers.scalars import (
     parse_json,
@@ -69,8 +72,66 @@ def parse_object_only(value: Any) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+def _langchain_chat_message(node: Any, output: bool) -> Message | None:
+    """One serialized LangChain chat message (any form ``_langchain_message_body`` knows) in
+    the GenAI parts format. Its role is the message's ``type`` (``system``, ``human``,
+    ``ai``, ``tool``), else the class name a ``dumpd`` form carries (``HumanMessage``)."""
+    body = _langchain_message_body(node)
+    if body is None:
+        return None
+    role = body.get("type") if isinstance(body.get("type"), str) else None
+    if role is None and isinstance(node, dict) and isinstance(node.get("id"), list) and node["id"]:
+        role = str(node["id"][-1]).removesuffix("MessageChunk").removesuffix("Message").lower()
+    return openai_message({**body, "role": role}, output=output)
+
+
+def parse_langchain_messages(value: Any) -> list[Message] | None:
+    """A chat model run's callback payload as LangChain tracers record it (the LangSmith SDK's
+    ``gen_ai.prompt`` / ``gen_ai.completion``): the input ``{"messages": [[message, ...]]}``
+    (one list per prompt of the batch; a run of the agents seen holds one) or the output
+    ``LLMResult`` ``{"generations": [[{"message": ..., "generation_info": {"finish_reason"}},
+    ...]]}``, messages serialized by LangChain (``dumpd``: ``{"lc": 1, "type":
+    "constructor", "id": [..., "AIMessage"], "kwargs": {...}}``). A batch of several prompts
+    is not one conversation, so it is no value. Anything else (a hidden payload ``{}``) is
+    no value either."""
+    if not isinstance(value, dict):
+        return None
+    batches = value.get("messages", value.get("generations"))
+    if not isinstance(batches, list) or len(batches) != 1 or not isinstance(batches[0], list):
+        return None
+    output = "generations" in value
+    out: list[Message] = []
+    for item in batches[0]:
+        node = item.get("message") if output and isinstance(item, dict) else item
+        message = _langchain_chat_message(node, output)
+        if message is None:
+            return None  # a shape not known here: no partial conversation
+        if output and isinstance(item, dict):
+            info = item.get("generation_info")
+            if isinstance(info, dict) and isinstance(info.get("finish_reason"), str):
+                message["finish_reason"] = info["finish_reason"]
+        out.append(message)
+    return out or None
+
+
+_REPR_TYPE = re.compile(r"([A-Za-z_][\w.]{0,200})\(")
+
+
+def parse_exception_repr_type(value: Any) -> str | None:
+    """The exception type at the start of a LangChain run's error text (``repr(exc)``
+    followed by the traceback: ``ParentCommand(Command(...))Traceback ...``), which the
+    LangSmith SDK exports as an ``exception`` event of type ``Exception`` with that text as
+    its message. ``None`` when the text does not start with ``Name(``."""
+    if not isinstance(value, str):
+        return None
+    m = _REPR_TYPE.match(value)
+    return m.group(1) if m else None
+
+
 PARSERS: Mapping[str, Parser] = {
     "langchain_tool_input": parse_langchain_tool_input,
+    "langchain_messages": parse_langchain_messages,
+    "exception_repr_type": parse_exception_repr_type,
     "langchain_message_content": parse_langchain_message_content,
     "object_only": parse_object_only,
 }
