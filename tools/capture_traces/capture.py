@@ -506,6 +506,21 @@ SOURCES: dict[str, dict[str, Any]] = {
         "off": {"ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN": "1",
                 "ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS": "false"},
     },
+    "openinference-google-adk": {
+        "what": "the google-adk agents traced by openinference-instrumentation-google-adk (its "
+        "instrumentor wraps ADK's runner and agents and takes over ADK's own tracer, so the "
+        "export holds OpenInference spans)",
+        "packages": ["google-adk", "litellm", "openai", "openinference-instrumentation-google-adk"],
+        "driver": "fw_adk:run_openinference",
+        "tool_spans": True,
+        "handoff_via": "ADK's `transfer_to_agent {\"agent_name\": \"research_agent\"}`",
+        "notes": ["**Tool failures:** the tool raises; the agent's on_tool_error_callback "
+                  "sends the model `{\"error\": \"SearchBackendError: ...\"}`."],
+        "on": {},
+        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
+                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
+                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+    },
     "semantic-kernel": {
         "what": "Semantic Kernel ChatCompletionAgent (OpenAIChatCompletion connector on the fake "
         "server, auto function calling, tools as @kernel_function methods of the SupportTools "

@@ -18,6 +18,8 @@ semconv 1.44 aligned, ``invoke_workflow`` / ``invoke_agent`` / ``generate_conten
 ``gcp.vertex.agent.*`` payload attributes). Content capture is
 ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` for the GenAI attributes and
 ``ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS`` for the ``gcp.vertex.agent.*`` payloads.
+``run_openinference`` (``openinference-google-adk``) traces the same agents with
+OpenInference's ADK instrumentor instead.
 """
 
 from __future__ import annotations
@@ -134,6 +136,22 @@ def run(
     final = scripted.turns[-1]
     if answer != final:
         raise SystemExit(f"{scenario.name}: answer {answer!r} != scripted {final!r}")
+
+
+def run_openinference(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """The same run with ``openinference-instrumentation-google-adk`` instrumented first, as
+    its documentation has it: the instrumentor wraps the runner and agents and points ADK's
+    own tracer at its own, so ADK's built-in spans give way to OpenInference ones."""
+    from openinference.instrumentation.google_adk import GoogleADKInstrumentor
+
+    GoogleADKInstrumentor().instrument(tracer_provider=tracer_provider)
+    run(scenario, tracer_provider, logger_provider, tools, executed)
 
 
 async def _run(runner: Any, scenario: Scenario, types: Any) -> str | None:
