@@ -1,7 +1,7 @@
 """Framework objects recorded with ``str()``, and DSPy's adapter text, read as data.
 
-The inputs are taken from real captures (tests/testdata/traces/haystack-openinference and
-dspy-openinference); nothing in them is ever evaluated.
+The inputs are taken from real captures (tests/testdata/traces/haystack-openinference,
+haystack-native and dspy-openinference); nothing in them is ever evaluated.
 """
 
 from __future__ import annotations
@@ -9,7 +9,10 @@ from __future__ import annotations
 import json
 
 from otel_oracles.mapping.parsers.dspy import parse_dspy_adapter_output
-from otel_oracles.mapping.parsers.haystack import parse_haystack_messages
+from otel_oracles.mapping.parsers.haystack import (
+    parse_haystack_messages,
+    parse_haystack_reply_meta,
+)
 from otel_oracles.mapping.parsers.python_literals import MAX_LITERAL_CHARS, parse_python_repr
 
 ASSISTANT = (
@@ -104,6 +107,71 @@ def test_haystack_messages_link_results_to_calls_and_keep_finish_reasons() -> No
     assert parse_haystack_messages({"replies": [ASSISTANT]}) is not None
     assert parse_haystack_messages({"messages": ["not a message"]}) is None
     assert parse_haystack_messages("__REDACTED__") is None
+
+
+TO_DICT_REPLIES = {
+    "replies": [
+        {
+            "role": "assistant",
+            "meta": {
+                "model": "gpt-4o-mini-2024-07-18",
+                "finish_reason": "tool_calls",
+                "usage": {"completion_tokens": 47, "prompt_tokens": 67, "total_tokens": 114},
+            },
+            "name": None,
+            "content": [
+                {"tool_call": {"tool_name": "search_docs", "arguments": {"query": "q"}, "id": "c1"}}
+            ],
+        }
+    ]
+}
+"""Haystack's own tracer: a generator's output, its ``ChatMessage.to_dict()`` replies."""
+
+
+def test_haystack_messages_read_to_dict_messages_as_their_reprs() -> None:
+    """Haystack's own tracer writes ``to_dict()`` messages: the same parts as the ``repr``,
+    a failed result included; unknown content (an image) gives no part, never a guess."""
+    assert parse_haystack_messages(TO_DICT_REPLIES) == [
+        {
+            "role": "assistant",
+            "parts": [
+                {
+                    "type": "tool_call",
+                    "id": "c1",
+                    "name": "search_docs",
+                    "arguments": {"query": "q"},
+                }
+            ],
+            "finish_reason": "tool_calls",
+        }
+    ]
+    failed = {
+        "role": "tool",
+        "meta": {},
+        "content": [
+            {"tool_call_result": {"result": "boom", "origin": {"id": "c1"}, "error": True}},
+            {"image": {"base64_image": "..."}},
+        ],
+    }
+    assert parse_haystack_messages({"messages": [failed]}) == [
+        {
+            "role": "tool",
+            "parts": [{"type": "tool_call_response", "id": "c1", "response": {"error": "boom"}}],
+        }
+    ]
+
+
+def test_haystack_reply_meta_gives_the_model_and_usage_or_nothing() -> None:
+    assert parse_haystack_reply_meta(TO_DICT_REPLIES) == {
+        "model": "gpt-4o-mini-2024-07-18",
+        "input_tokens": 67,
+        "output_tokens": 47,
+    }
+    assert parse_haystack_reply_meta({"replies": [ASSISTANT]}) == {"model": "gpt-4o-mini"}
+    no_usage = {"replies": [{"role": "assistant", "meta": {"usage": {"prompt_tokens": True}}}]}
+    assert parse_haystack_reply_meta(no_usage) is None, "a flag is no token count"
+    for value in ({"replies": []}, {"messages": [ASSISTANT]}, "__REDACTED__", None):
+        assert parse_haystack_reply_meta(value) is None
 
 
 REPLY = (

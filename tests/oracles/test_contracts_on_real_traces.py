@@ -156,8 +156,14 @@ TOOL_SPANS = (
     "llamaindex-openllmetry",
     "crewai-openllmetry",
     "vercel-ai-sdk-5",
+    "haystack-native",
 )
-UNNAMED_AGENTS = ("llamaindex-openinference", "llamaindex-openllmetry", "haystack-openinference")
+UNNAMED_AGENTS = (
+    "llamaindex-openinference",
+    "llamaindex-openllmetry",
+    "haystack-openinference",
+    "haystack-native",
+)
 """No span names the running agent: the handoff's source is missing evidence (its target too
 with content off), so the required transfer can be neither confirmed nor refuted."""
 NO_MODEL_OUTPUT = ("openllmetry-openai-agents",)

@@ -1,5 +1,7 @@
-"""Haystack ``ChatMessage`` reprs as OpenInference's Haystack instrumentor records them
-(``conventions/haystack.yaml``).
+"""Haystack ``ChatMessage`` objects as tracers record them (``conventions/haystack.yaml``): the
+``repr`` OpenInference's Haystack instrumentor writes, and the ``to_dict()`` form (or, where the
+payload was not JSON-serializable, the ``repr``) that Haystack's own tracer writes in its agent's
+content tags.
 """
 
 from __future__ import annotations
@@ -45,6 +47,53 @@ def _haystack_part(item: Any) -> dict[str, Any] | None:
     return None
 
 
+_TO_DICT_KINDS = {
+    "text": "TextContent",
+    "tool_call": "ToolCall",
+    "tool_call_result": "ToolCallResult",
+    "reasoning": "ReasoningContent",
+}
+"""``ChatMessage.to_dict()`` content keys -> the dataclass each one serializes."""
+
+
+def _from_to_dict(message: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``ChatMessage.to_dict()`` (``{"role", "meta", "name", "content": [{"text": ...},
+    {"tool_call": {...}}, {"tool_call_result": {...}}, ...]}``) in the shape
+    ``parse_python_repr`` gives its ``repr``, so one reader serves both. A content item of a
+    kind not listed (an image, a file) is kept as an unknown item, which yields no part."""
+    items: list[Any] = []
+    content = message.get("content")
+    for item in content if isinstance(content, list) else []:
+        if not isinstance(item, dict) or len(item) != 1:
+            items.append(None)
+            continue
+        ((key, body),) = item.items()
+        kind = _TO_DICT_KINDS.get(key)
+        if kind == "TextContent":
+            items.append({"__type__": kind, "text": body})
+        elif kind is not None and isinstance(body, dict):
+            fields = dict(body)
+            if kind == "ToolCallResult" and isinstance(fields.get("origin"), dict):
+                fields["origin"] = {"__type__": "ToolCall", **fields["origin"]}
+            items.append({"__type__": kind, **fields})
+        else:
+            items.append(None)
+    return {
+        "__type__": "ChatMessage",
+        "_role": message.get("role"),
+        "_content": items,
+        "_meta": message.get("meta"),
+    }
+
+
+def _chat_message(item: Any) -> Any:
+    """One recorded ``ChatMessage``, as ``parse_python_repr`` reads a ``repr``: a ``repr``
+    string, an already parsed ``repr``, or a ``to_dict()`` object."""
+    if isinstance(item, dict) and "__type__" not in item and "role" in item:
+        return _from_to_dict(item)
+    return parse_python_repr(item)
+
+
 def parse_haystack_messages(value: Any) -> list[dict[str, Any]] | None:
     """Haystack ``ChatMessage`` objects recorded with ``str()`` (OpenInference's Haystack
     instrumentor: a component's ``input.value`` ``{"messages": [...]}`` and a generator's
@@ -53,14 +102,18 @@ def parse_haystack_messages(value: Any) -> list[dict[str, Any]] | None:
     linked to their call by the result's ``origin`` (an error result as ``{"error": ...}``),
     and the reply's finish reason from its ``_meta``. The flattened ``llm.*_messages``
     attributes of that instrumentor drop tool calls from the input and every tool result, so
-    these reprs are the only complete record. Anything else is no value."""
+    these reprs are the only complete record. Haystack's own tracer records the same lists as
+    ``to_dict()`` objects in JSON, or, when a payload is not JSON-serializable (a generator's
+    input holds the ``Tool`` objects), the whole payload's ``repr``
+    (``parse: [json, python_repr, haystack_messages]`` reads every form). Anything else is no
+    value."""
     if isinstance(value, dict):
         value = value.get("messages", value.get("replies"))
     if not isinstance(value, list):
         return None
     out: list[dict[str, Any]] = []
     for item in value:
-        message = parse_python_repr(item)
+        message = _chat_message(item)
         if not isinstance(message, dict) or message.get("__type__") != "ChatMessage":
             return None
         content = message.get("_content")
@@ -75,7 +128,45 @@ def parse_haystack_messages(value: Any) -> list[dict[str, Any]] | None:
     return out or None
 
 
+def _token_count(usage: Mapping[str, Any], *keys: str) -> int | None:
+    for key in keys:
+        count = usage.get(key)
+        if isinstance(count, int) and not isinstance(count, bool):
+            return count
+    return None
+
+
+def parse_haystack_reply_meta(value: Any) -> dict[str, Any] | None:
+    """The model and token usage of a chat generator's first reply, from the ``meta`` Haystack
+    writes on it (``{"replies": [{"meta": {"model", "usage": {"prompt_tokens",
+    "completion_tokens"}}, ...}]}``, or ``_meta`` in a ``repr``): Haystack's own tracer puts
+    no model or usage attribute on its model-call span, only this payload, so the fields are
+    read from it with ``key:`` (``model``, ``input_tokens``, ``output_tokens``). No reply, or
+    no meta, is no value."""
+    if isinstance(value, dict):
+        value = value.get("replies")
+    if not isinstance(value, list) or not value:
+        return None
+    reply = _chat_message(value[0])
+    meta = reply.get("_meta") if isinstance(reply, dict) else None
+    if not isinstance(meta, dict):
+        return None
+    out: dict[str, Any] = {}
+    if isinstance(meta.get("model"), str) and meta["model"]:
+        out["model"] = meta["model"]
+    usage = meta.get("usage")
+    if isinstance(usage, dict):
+        tokens_in = _token_count(usage, "prompt_tokens", "input_tokens")
+        tokens_out = _token_count(usage, "completion_tokens", "output_tokens")
+        if tokens_in is not None:
+            out["input_tokens"] = tokens_in
+        if tokens_out is not None:
+            out["output_tokens"] = tokens_out
+    return out or None
+
+
 PARSERS: Mapping[str, Parser] = {
     "haystack_messages": parse_haystack_messages,
+    "haystack_reply_meta": parse_haystack_reply_meta,
 }
 """Registered names (as written in YAML ``parse:``) -> parser."""
