@@ -136,6 +136,7 @@ TOOL_SPANS = (
     "strands-latest",
     "google-adk",
     "google-adk-legacy",
+    "openinference-google-adk",
     "semantic-kernel",
     "mastra",
     "openai-agents-responses",
@@ -214,6 +215,18 @@ CONTENT_IGNORES_SWITCH = ("crewai-openllmetry",)
 """The tracer records messages, arguments and results whatever its content switch
 (OpenLLMetry's CrewAI instrumentation ignores ``TRACELOOP_TRACE_CONTENT``): content off grades
 as content on."""
+MESSAGES_WITHOUT_CONTENT = ("openinference-google-adk",)
+"""The tracer records the model calls' messages whatever its content switch (OpenInference's
+ADK instrumentor writes them on ADK's own span, outside its masking tracer), while tool
+arguments and results are hidden: with content off the answer is the real one, so
+``answer-captured`` keeps its content-on outcome, and so do ``cites-a-source`` and
+``grounded-citations`` where that is a pass (the citations and the results they cite are in
+the model's messages; an answer citing nothing is grounded) and ``degraded-disclosed`` where
+a failed search (span status) made the run degraded and the answer says so; a citation no
+result backs cannot be refuted, a run cannot be shown undegraded, and an empty result
+(``EMPTY_RESULT``) cannot be seen while the results are hidden: missing evidence."""
+EMPTY_RESULT = ("f_degraded",)
+"""Scenarios whose degradation is only the search's (empty) result (EXPECTED.md)."""
 AGENTS_UNSEEN = ("haystack-openllmetry",)
 """No span shows any agent (OpenLLMetry records Haystack's generators, not its Agent): the
 agent spans and the required transfer are missing evidence, and the research agent, called as
@@ -280,6 +293,14 @@ def expected(source: str, contract: str, scenario: str, content: bool) -> dict[s
             for name in OUTCOME_CHECKS.get(contract, set())
             if base[name] in (P, TOL) or source in HANDLED_FAILURES
         }
+    if source in MESSAGES_WITHOUT_CONTENT:
+        hidden.discard("answer-captured")
+        if base.get("grounded-citations") == P:
+            hidden.discard("grounded-citations")
+        if base.get("cites-a-source") == P and scenario not in EMPTY_RESULT:
+            hidden.discard("cites-a-source")
+        if base.get("degraded-disclosed") == TOL and scenario not in EMPTY_RESULT:
+            hidden.discard("degraded-disclosed")
     if source in NOTHING:
         hidden = set(base)
     if source in TOOLS_IN_MESSAGES:
