@@ -734,6 +734,21 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
     },
+    "openlit-langgraph": {
+        "what": "the langgraph-openinference agent (LangGraph prebuilt ReAct agent, ChatOpenAI "
+        "on the fake server; a langgraph-swarm handoff for g_handoff) traced by OpenLIT "
+        "(openlit.init(): its langchain and langgraph instrumentors, and the httpx "
+        "instrumentation it also enables; its openai one records nothing under ChatOpenAI)",
+        "packages": ["openlit", "langgraph", "langgraph-prebuilt", "langgraph-swarm",
+                     "langchain-core", "langchain-openai", "openai"],
+        "driver": "fw_openlit:run_langgraph",
+        "tool_spans": True,
+        "handoff_via": "`transfer_to_research_agent {}` (langgraph-swarm handoff tool)",
+        "notes": ["**Tool failures:** the tool raises; the ToolNode sends the model an error "
+                  "ToolMessage (`Error: SearchBackendError(...)`)."],
+        "on": {},
+        "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
+    },
     "openllmetry-openai-agents": {
         "what": "OpenAI Agents SDK (chat-completions model on the fake server, @function_tool "
         "tools, a native handoff for g_handoff) traced by OpenLLMetry's "

@@ -1,0 +1,51 @@
+"""Agent frameworks traced by OpenLIT, for the ``openlit-<framework>`` capture sources.
+
+Each entry point runs an existing framework app unchanged under ``openlit.init()``
+(``fw_openai_agents.init_openlit``: the capture's providers registered globally first, since
+OpenLIT reuses the SDK providers it finds; metrics off), which instruments every library it
+supports that is installed: the framework itself and the client the framework's model talks
+through. OpenLIT reads ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=false`` as its
+content switch.
+
+- ``run_langgraph`` (``openlit-langgraph``): ``fw_langgraph``'s ReAct agent (a
+  ``langgraph-swarm`` handoff for ``g_handoff``); OpenLIT's langchain / langgraph
+  instrumentors and its openai one under ``ChatOpenAI``.
+- ``run_crewai`` (``openlit-crewai``): ``fw_crewai``'s crew (delegation to a coworker for
+  ``g_handoff``); OpenLIT's crewai and litellm instrumentors.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scenarios import Scenario, Tools
+
+
+def run_langgraph(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """The LangGraph ReAct agent (or swarm) under ``openlit.init()``."""
+    from fw_langgraph import _run
+    from fw_openai_agents import init_openlit
+
+    init_openlit(tracer_provider, logger_provider)
+    _run(scenario, tools, executed)
+
+
+def run_crewai(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """The CrewAI crew under ``openlit.init()``."""
+    from fw_crewai import run_crew
+    from fw_openai_agents import init_openlit
+
+    init_openlit(tracer_provider, logger_provider)
+    run_crew(scenario, tools, executed)
