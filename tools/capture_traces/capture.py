@@ -877,6 +877,23 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {"HAYSTACK_CONTENT_TRACING_ENABLED": "true"},
         "off": {},
     },
+    "ag2-native": {
+        "what": "AG2 1.x agents (ag2.Agent with OpenAIConfig on the fake server, plain function "
+        "tools; the research agent as a sub-task tool, Agent.as_tool, for g_handoff) traced by "
+        "AG2's own TelemetryMiddleware (one per agent, with its name) on the capture's tracer "
+        "provider: invoke_agent / chat / execute_tool GenAI spans and record_usage spans",
+        "packages": ["ag2", "openai"],
+        "driver": "fw_ag2",
+        "tool_spans": True,
+        "handoff_via": "AG2's agent-as-tool delegation (`task_research_agent "
+        "{\"objective\": ...}`)",
+        "notes": ["**Tool failures:** the tool raises; AG2 hands the model the traceback as the "
+                  "tool result and the `execute_tool` span ends with status ERROR.",
+                  "**Content off:** `TelemetryMiddleware(capture_content=False)`, which the "
+                  "driver sets from `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=false`."],
+        "on": {},
+        "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
+    },
     "logfire-pydantic-ai": {
         "what": "the pydantic-ai-openinference agents (OpenAIChatModel on the fake server, "
         "tool_plain tools, ModelRetry for a failing search; a delegation tool for g_handoff) "

@@ -1,0 +1,118 @@
+"""AG2 1.x agents traced by AG2's own OpenTelemetry middleware, for the ``ag2-native`` source.
+
+AG2 1.x (the ``ag2`` package; the 0.x ``autogen`` API with ``ConversableAgent`` and
+``initiate_chat`` lives on as AG2 Classic) builds agents from a model config, plain Python
+function tools and middleware. Each scenario runs an ``Agent`` whose ``OpenAIConfig`` points at
+the scripted fake OpenAI server; tracing is AG2's ``TelemetryMiddleware`` on the capture's
+tracer provider, one per agent with that agent's name (the middleware writes ``unknown``
+otherwise), which records ``invoke_agent`` / ``chat`` / ``execute_tool`` GenAI spans. A failing
+search raises, as a real backend client would: AG2 hands the model the traceback as the tool
+result and the ``execute_tool`` span ends with status ERROR.
+
+``g_handoff`` uses AG2's agent-as-tool delegation (``Agent.as_tool``, a ``task_research_agent``
+tool with an ``objective`` argument): the research agent runs as a sub-task inside the triage
+agent's tool call, searches and answers, and the triage agent passes the answer on. The
+research agent starts from a fresh history, so the fake server answers in call order
+(``fake_openai.call_order``) from the script below.
+
+Content capture is the middleware's ``capture_content`` argument, which the driver sets from
+``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` (``false`` turns it off).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+from typing import Any
+
+from scenarios import ANSWER, QUESTION, Scenario, Tools
+
+Turn = list[tuple[str, dict[str, Any]]] | str
+
+
+def script(scenario: Scenario) -> Scenario:
+    """The model's turns in call order: ``g_handoff`` calls the research agent's tool, the
+    research agent searches and answers, then the triage agent passes the answer on."""
+    if not scenario.agents_only:
+        return scenario
+    turns: list[Turn] = [
+        [("task_research_agent", {"objective": QUESTION})],
+        *scenario.turns[1:],
+        ANSWER,
+    ]
+    return dataclasses.replace(scenario, turns=turns)
+
+
+def scenario_tools(tools: Tools, executed: list[str]) -> list[Any]:
+    """The scripted tools as plain functions (AG2 reads their signatures and docstrings);
+    each logs its execution before it runs."""
+
+    def search_docs(query: str) -> dict[str, Any]:
+        """Search the knowledge base and return matching documents."""
+        executed.append("search_docs")
+        result: dict[str, Any] = tools.search_docs(query)
+        return result
+
+    def delete_records(table: str, where: str) -> dict[str, Any]:
+        """Delete records from a database table."""
+        executed.append("delete_records")
+        result: dict[str, Any] = tools.delete_records(table, where)
+        return result
+
+    def write_file(path: str, content: str) -> str:
+        """Write a file in the workspace."""
+        executed.append("write_file")
+        return str(tools.write_file(path, content))
+
+    def run_command(command: str) -> str:
+        """Run a shell command in the workspace."""
+        executed.append("run_command")
+        return str(tools.run_command(command))
+
+    return [search_docs, delete_records, write_file, run_command]
+
+
+def run(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """One traced run; appends each executed scenario tool to ``executed`` and fails when
+    the run's answer is not the scripted one."""
+    from ag2 import Agent
+    from ag2.config.openai import OpenAIConfig
+    from ag2.middleware.builtin.telemetry import TelemetryMiddleware
+    from fake_openai import FakeOpenAI, call_order
+
+    capture = os.environ.get("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
+    scripted = script(scenario)
+    with FakeOpenAI(scripted, turn_of=call_order()) as base_url:
+        config = OpenAIConfig(
+            model="gpt-4o-mini", base_url=base_url, api_key="capture-not-a-key", temperature=0.0,
+        )  # fmt: skip
+
+        def agent(name: str, prompt: str, agent_tools: list[Any]) -> Any:
+            telemetry = TelemetryMiddleware(
+                tracer_provider=tracer_provider, agent_name=name,
+                capture_content=capture.lower() != "false",
+            )  # fmt: skip
+            return Agent(name, prompt, config=config, tools=agent_tools, middleware=[telemetry])
+
+        all_tools = scenario_tools(tools, executed)
+        if scenario.agents_only:
+            research = agent("research_agent", scenario.system, all_tools)
+            delegate = research.as_tool(description="Answers research questions from the "
+                                        "document search.")  # fmt: skip
+            runner = agent("triage_agent", "Hand research questions to research_agent.",
+                           [delegate])  # fmt: skip
+        else:
+            name = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
+            runner = agent(name, scenario.system, all_tools)
+        reply = asyncio.run(runner.ask(scenario.prompt))
+    answer = str(reply.body).strip()
+    final = scripted.turns[-1]
+    if answer != final:
+        raise SystemExit(f"{scenario.name}: answer {answer!r} != scripted {final!r}")
