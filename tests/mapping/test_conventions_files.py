@@ -25,6 +25,7 @@ EXPECTED_FILES = {
     "semantic-kernel",
     "mastra",
     "agno",
+    "ag2",
     "autogen",
     "dspy",
     "haystack",

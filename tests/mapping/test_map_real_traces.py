@@ -71,6 +71,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "llamaindex-openllmetry",
         "vercel-ai-sdk-5",
         "haystack-native",
+        "ag2-native",
     }
 )
 """Sources whose content-off export still names the tools (README table, EXPECTED.md)."""
@@ -119,6 +120,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "llamaindex-openllmetry",
         "vercel-ai-sdk-5",
         "haystack-native",
+        "ag2-native",
     }
 )
 """Sources with execute_tool spans (failure status is visible without content)."""
@@ -237,8 +239,15 @@ REPLY_USAGE = "haystack.agent.step.llm.output"
 payload (``{"replies": [{"meta": {"usage": {...}}}]}``)."""
 
 
+ACCOUNTING = ("ag2.span.type", "usage")
+"""AG2's ``record_usage`` spans: accounting records that repeat the usage of a model call's own
+``chat`` span (or roll up a sub-agent's), not a model call's usage."""
+
+
 def span_usage(attributes: Any) -> tuple[int, int] | None:
     """A span's own (input, output) token counts, from flat keys or a JSON usage object."""
+    if attributes.get(ACCOUNTING[0]) == ACCOUNTING[1]:
+        return None
     if any(k in attributes for k in USAGE_KEYS[0]):
         return (
             next(int(attributes[k]) for k in USAGE_KEYS[0] if k in attributes),

@@ -159,6 +159,7 @@ TOOL_SPANS = (
     "crewai-openllmetry",
     "vercel-ai-sdk-5",
     "haystack-native",
+    "ag2-native",
 )
 UNNAMED_AGENTS = (
     "llamaindex-openinference",
