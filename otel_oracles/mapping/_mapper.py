@@ -25,6 +25,9 @@ from its field sources. Then trace-level passes that no single span can do:
 
 from __future__ import annotations
 
+import bisect
+import contextlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -558,9 +561,7 @@ def _responses(gen: Draft) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _response_by_position(
-    gen: Draft, req: dict[str, Any], later: list[Draft]
-) -> dict[str, Any] | None:
+def _response_by_position(gen: Draft, req: dict[str, Any], later: Later) -> dict[str, Any] | None:
     """The result of a call recorded without any id (the Mistral OpenInference
     instrumentation keeps neither call ids nor ``tool_call_id``): the next generation that
     carries the conversation on holds ``gen``'s answer as the assistant message after the
@@ -599,7 +600,7 @@ def _nested_agent_handoffs(
     with no tool or handoff step between them, is a delegation that the instrumentation
     recorded only by nesting (smolagents managed agents). A handoff step from the enclosing
     agent to the nested one is placed right before it, in the enclosing agent's scope, so the
-    manager's requested call of the sub-agent links to it (see ``_match_executor``) instead
+    manager's requested call of the sub-agent links to it (see ``_Executors.match``) instead
     of becoming a synthesized, never-answered tool call."""
     if not any(d.rule.nested_agent_is_handoff for d in drafts):
         return drafts
@@ -660,20 +661,21 @@ def _handoff_targets(drafts: list[Draft]) -> None:
 
 def _link_tool_calls(drafts: list[Draft], compiled: CompiledSet) -> None:
     scopes: dict[str, list[Draft]] = {}
-    unmatched: list[tuple[Draft, dict[str, Any], list[Draft]]] = []
+    unmatched: list[tuple[Draft, dict[str, Any], Later]] = []
     for draft in drafts:
         scopes.setdefault(draft.scope, []).append(draft)
     for members in scopes.values():
         tools_seen = any(d.kind in TOOLISH for d in members)
+        executors = _Executors(members)
         for pos, gen in enumerate(members):
             if gen.kind != "generation":
                 continue
             requests = _requested_calls(gen)
             if not requests and not gen.rule.synthesize:
                 continue
-            later = members[pos + 1 :]
+            later = Later(members, pos + 1)
             for req in requests:
-                target = _match_executor(req, later)
+                target = executors.match(req, after=pos)
                 if target is None:
                     unmatched.append((gen, req, later))
                 else:
@@ -684,12 +686,118 @@ def _link_tool_calls(drafts: list[Draft], compiled: CompiledSet) -> None:
                 and _hides_tool_calls(gen, later, compiled, tools_seen=tools_seen)
             ):
                 gen.follows.append(_hidden_call(gen))
+    outside = _Executors(drafts) if unmatched else None
     for gen, req, later in unmatched:
-        target = _match_outside_scope(req, gen, drafts)
+        assert outside is not None
+        target = _match_outside_scope(req, gen, outside)
         if target is not None:
             _claim(target, req)
         elif gen.rule.synthesize:
             gen.follows.append(_synthesize(gen, req, later, compiled.tool_results))
+
+
+@dataclass(frozen=True, slots=True)
+class Later:
+    """The steps of a scope after a position, read in place: a long run has thousands of
+    model calls, and a copy of the rest of the scope per call made linking quadratic."""
+
+    members: list[Draft]
+    start: int
+
+    def __iter__(self) -> Iterator[Draft]:
+        members = self.members
+        return (members[i] for i in range(self.start, len(members)))
+
+    def first(self) -> Draft | None:
+        return self.members[self.start] if self.start < len(self.members) else None
+
+
+class _Executors:
+    """The tool, retrieval and handoff steps of a list of drafts, indexed for linking:
+    by call id, and (steps without a call id) by tool name, each in list order, plus the
+    handoffs that name no tool. Linking asks for the first unclaimed step after a position
+    with a given id or name; scanning every later step per requested call made a run of
+    10,000 tool calls cost minutes. A claimed step never becomes unclaimed, and an unclaimed
+    step's id and name do not change while linking, so claimed entries are dropped from an
+    index the first time a lookup meets them."""
+
+    __slots__ = ("_by_id", "_by_name", "_nameless_handoffs", "_steps")
+
+    def __init__(self, drafts: list[Draft]) -> None:
+        self._steps = drafts
+        self._by_id: dict[Any, list[int]] = {}
+        self._by_name: dict[Any, list[int]] = {}
+        self._nameless_handoffs: list[int] = []
+        for pos, d in enumerate(drafts):
+            if d.kind not in TOOLISH:
+                continue
+            call_id = d.fields.get("call_id")
+            if call_id:
+                _index_at(self._by_id, call_id, pos)
+            else:
+                _index_at(self._by_name, d.fields.get("tool"), pos)
+            if d.kind == "handoff" and not d.fields.get("tool"):
+                self._nameless_handoffs.append(pos)
+
+    def first(
+        self, positions: list[int], after: int, accept: Callable[[Draft], bool] = bool
+    ) -> Draft | None:
+        """The first unclaimed step listed in ``positions`` after position ``after`` that
+        ``accept`` takes."""
+        steps = self._steps
+        i = bisect.bisect_right(positions, after)
+        while i < len(positions):
+            d = steps[positions[i]]
+            if d.claimed:
+                del positions[i]
+                continue
+            if accept(d):
+                return d
+            i += 1
+        return None
+
+    def with_id(self, call_id: Any) -> list[int]:
+        return _index_of(self._by_id, call_id)
+
+    def without_id(self, name: Any) -> list[int]:
+        return _index_of(self._by_name, name)
+
+    def match(self, req: dict[str, Any], *, after: int) -> Draft | None:
+        """The step of this scope after ``after`` that executed ``req``: by call id, else
+        (steps without an id) by tool name in order."""
+        call_id = req.get("id")
+        if call_id:
+            found = self.first(self.with_id(call_id), after)
+            if found is not None:
+                return found
+        name = req.get("name")
+        found = self.first(self.without_id(name), after)
+        if found is not None:
+            return found
+        # A handoff step carries no tool name in some instrumentations (openai-agents'
+        # agent_handoff span): a requested call left over when a handoff follows is that
+        # handoff.
+        found = self.first(self._nameless_handoffs, after)
+        if found is not None:
+            found.fields["tool"] = name
+        return found
+
+
+def _index_at(index: dict[Any, list[int]], key: Any, pos: int) -> None:
+    # An unhashable value (a list where a call id belongs) equals no step's string id.
+    with contextlib.suppress(TypeError):
+        index.setdefault(key, []).append(pos)
+
+
+def _index_of(index: dict[Any, list[int]], key: Any) -> list[int]:
+    try:
+        return index.get(key, _NO_POSITIONS)
+    except TypeError:
+        return _NO_POSITIONS
+
+
+_NO_POSITIONS: list[int] = []
+"""An empty index list, shared (lookups only ever delete from lists they found entries in)."""
 
 
 def _claim(target: Draft, req: dict[str, Any]) -> None:
@@ -706,60 +814,31 @@ def _claim(target: Draft, req: dict[str, Any]) -> None:
         target.fields["arguments"] = req["arguments"]
 
 
-def _match_outside_scope(req: dict[str, Any], gen: Draft, drafts: list[Draft]) -> Draft | None:
+def _match_outside_scope(req: dict[str, Any], gen: Draft, executors: _Executors) -> Draft | None:
     """For a request no step of its agent scope answered: an unclaimed tool step of another
     scope that started after the model call, by call id, else (steps without an id) by name
     in order. Graph frameworks put the model call and the tool run under different nodes
     (LangGraph's ``agent`` and ``tools``), which some instrumentations record as agents."""
     assert gen.span is not None
     start = gen.span.start_ns
-    executors = [
-        d
-        for d in drafts
-        if d.kind in TOOLISH
-        and not d.claimed
-        and d.scope != gen.scope
-        and d.span is not None
-        and not d.synthesized
-        and d.span.start_ns >= start
-    ]
-    if not executors:
-        return None
+
+    def elsewhere(d: Draft) -> bool:
+        return (
+            d.scope != gen.scope
+            and d.span is not None
+            and not d.synthesized
+            and d.span.start_ns >= start
+        )
+
     call_id = req.get("id")
     if call_id:
-        for d in executors:
-            if d.fields.get("call_id") == call_id:
-                return d
-    name = req.get("name")
-    return next(
-        (d for d in executors if not d.fields.get("call_id") and d.fields.get("tool") == name),
-        None,
-    )
+        found = executors.first(executors.with_id(call_id), -1, elsewhere)
+        if found is not None:
+            return found
+    return executors.first(executors.without_id(req.get("name")), -1, elsewhere)
 
 
-def _match_executor(req: dict[str, Any], later: list[Draft]) -> Draft | None:
-    call_id = req.get("id")
-    executors = [d for d in later if d.kind in TOOLISH and not d.claimed]
-    if call_id:
-        for d in executors:
-            if d.fields.get("call_id") == call_id:
-                return d
-    name = req.get("name")
-    for d in executors:
-        if not d.fields.get("call_id") and d.fields.get("tool") == name:
-            return d
-    # A handoff step carries no tool name in some instrumentations (openai-agents'
-    # agent_handoff span): a requested call left over when a handoff follows is that handoff.
-    for d in executors:
-        if d.kind == "handoff" and not d.fields.get("tool"):
-            d.fields["tool"] = name
-            return d
-    return None
-
-
-def _synthesize(
-    gen: Draft, req: dict[str, Any], later: list[Draft], results: ToolResultRules
-) -> Draft:
+def _synthesize(gen: Draft, req: dict[str, Any], later: Later, results: ToolResultRules) -> Draft:
     draft = Draft(kind="tool_call", span=gen.span, rule=gen.rule, synthesized=True, scope=gen.scope)
     f = draft.fields
     f["tool"] = parse_string(req.get("name"))
@@ -827,9 +906,7 @@ def _result_error(result: Any, keys: tuple[str, ...]) -> str | None:
     return None
 
 
-def _hides_tool_calls(
-    gen: Draft, later: list[Draft], compiled: CompiledSet, *, tools_seen: bool
-) -> bool:
+def _hides_tool_calls(gen: Draft, later: Later, compiled: CompiledSet, *, tools_seen: bool) -> bool:
     """Whether a generation that shows no tool call may have requested some: its finish reason
     says "tool calls", or, in a scope with no tool step at all (a raw-client loop whose tools
     run unrecorded), its output was not captured and the model is called again right after
@@ -849,12 +926,12 @@ def _hides_tool_calls(
     return True
 
 
-def _called_again_unseen(gen: Draft, later: list[Draft]) -> bool:
+def _called_again_unseen(gen: Draft, later: Later) -> bool:
     """The generation's output is not captured and the next step of its scope is another
     generation (not one it wraps: nested calls of a wrapper start inside its span)."""
-    if gen.fields.get("output_messages") or gen.span is None or not later:
+    nxt = later.first()
+    if gen.fields.get("output_messages") or gen.span is None or nxt is None:
         return False
-    nxt = later[0]
     return (
         nxt.kind == "generation" and nxt.span is not None and nxt.span.start_ns >= gen.span.end_ns
     )

@@ -265,3 +265,46 @@ def test_whole_id_test_agrees_with_the_lookaround_regex() -> None:
         assert _cites_whole_id(ident, text) is plain, (ident, text)
         agreed += plain
     assert agreed > 500  # the sample reaches both answers often
+
+
+def _leaves_pairwise(gens: list[Step]) -> list[Step]:
+    """The definition ``leaf_generations`` computes in one sort: a call is a leaf unless it
+    contains another call (starts no later, ends no earlier, different interval)."""
+
+    def contains(g: Step, o: Step) -> bool:
+        if None in (g.start_ns, g.end_ns, o.start_ns, o.end_ns):
+            return False
+        assert g.start_ns is not None and g.end_ns is not None
+        assert o.start_ns is not None and o.end_ns is not None
+        return (
+            g.start_ns <= o.start_ns
+            and o.end_ns <= g.end_ns
+            and (g.start_ns, g.end_ns) != (o.start_ns, o.end_ns)
+        )
+
+    return [
+        g
+        for g in gens
+        if not g.attributes.get("usage_aggregated")
+        and not any(contains(g, o) for o in gens if o is not g)
+    ]
+
+
+def test_leaf_generations_are_the_pairwise_containment_leaves() -> None:
+    """Random intervals on a small grid, so equal starts, equal ends, identical intervals,
+    nesting and unknown times all occur, plus calls the mapping flagged as wrappers."""
+    from otel_oracles.grade.oracles.trace_budget import leaf_generations
+
+    rng = random.Random(1805)
+    for _ in range(400):
+        steps = []
+        for i in range(rng.randrange(0, 12)):
+            start = rng.choice([None, *range(6)])
+            end = None if start is None or rng.random() < 0.1 else start + rng.randrange(0, 5)
+            attrs = {"usage_aggregated": True} if rng.random() < 0.1 else {}
+            steps.append(
+                Step(
+                    index=i, kind=StepKind.GENERATION, start_ns=start, end_ns=end, attributes=attrs
+                )
+            )
+        assert leaf_generations(steps) == _leaves_pairwise(steps)
