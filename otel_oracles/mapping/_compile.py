@@ -256,6 +256,7 @@ class CompiledRule:
     result_error_keys: tuple[str, ...] = ()
     nested_agent_is_handoff: bool = False
     delegate_works_inside: bool = False
+    merged_model_calls: bool = False
     guard: Guard | None = None
     """Necessary conditions checkable from the span's dispatch signature (see ``Guard``)."""
     plan: Plan = ()
@@ -519,6 +520,7 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
                     result_error_keys=tuple(rule.result_error_keys),
                     nested_agent_is_handoff=rule.nested_agent_is_handoff,
                     delegate_works_inside=rule.delegate_works_inside,
+                    merged_model_calls=rule.merged_model_calls,
                     guard=_guard(rule.match),
                     split=split_match(rule.match),
                 )

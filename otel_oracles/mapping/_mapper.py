@@ -238,6 +238,8 @@ def _draft(view: SpanView, rule: CompiledRule, compiled: CompiledSet) -> Draft:
     read_fields(view, rule, compiled.placeholders, CONTENT_FIELDS, fields, draft.redacted)
     if rule.keep:
         draft.attributes.update(read_keep(view, rule.keep))
+    if rule.merged_model_calls:
+        draft.attributes["merged_model_calls"] = True
     span = view.span
     exception = None
     if span.events:

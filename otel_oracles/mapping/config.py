@@ -240,6 +240,12 @@ class Rule(_Strict):
     span with no tool or handoff span of their own (smolagents managed agents): an agent
     step of this rule nested in another agent step, with no handoff step between them, is a
     delegation, so the mapper adds a handoff step from the enclosing agent to it."""
+    merged_model_calls: bool = False
+    """For ``step: generation`` rules of spans that record every model call of a run, each
+    call's attributes over the last's (OpenInference's ADK instrumentor on ADK's
+    ``invoke_agent`` span): the step stands for an unknown number of calls, so a check that
+    counts model calls cannot pass on it (its steps carry ``attributes.merged_model_calls``);
+    read no usage from such a span, as it is one call's, not the run's."""
     delegate_works_inside: bool = False
     """For ``step: handoff`` rules of delegation spans inside which the delegated agent
     works with no agent span of its own (CrewAI's coworker tools, default mode): the steps

@@ -659,4 +659,16 @@ class MaxSteps(OracleCheck):
                 span_ids=span_ids(extra),
                 step_indexes=indexes(extra),
             )
+        # A step whose span recorded several model calls, each over the last (the mapping
+        # flags it), stands for an unknown number of them: the count is a lower bound.
+        merged = [s for s in counted if s.attributes.get("merged_model_calls")]
+        if merged:
+            return Finding.missing(
+                f"at least {len(counted)} steps (at most {p.max} allowed), but "
+                f"{list_steps(merged)} may each stand for several model calls (one span "
+                "recorded them all, each over the last)",
+                details=details,
+                span_ids=span_ids(merged),
+                step_indexes=indexes(merged),
+            )
         return Finding.ok(f"{len(counted)} steps (at most {p.max})", details=details)
