@@ -148,7 +148,7 @@ ARGUMENTS_WITHOUT_CONTENT = frozenset({"llamaindex-openllmetry"})
 """Sources whose tracer records tool arguments whatever its content switch (OpenLLMetry's
 LlamaIndex ``tool.arguments``): with content off the arguments are there, results are not."""
 
-TARGET_IN_ARGUMENTS = frozenset({"crewai-openinference"})
+TARGET_IN_ARGUMENTS = frozenset({"crewai-openinference", "openlit-crewai"})
 """Sources whose handoff is a delegation tool span: the target agent is known only from the
 tool's arguments, so with content off it is missing (None), never guessed."""
 

@@ -256,10 +256,11 @@ AGENTS_UNSEEN = ("haystack-openllmetry",)
 agent spans and the required transfer are missing evidence, and the research agent, called as
 a tool, is one more tool in the run's sequence, which the trace cannot show to be an agent
 (``research-searches`` fails: a known false fail, never a pass)."""
-TOOLS_IN_MESSAGES = ("haystack-openinference",)
-"""Agent frameworks whose tools run inside plumbing spans (no tool spans): tool calls are
-read from the model's messages, so content off hides them and every check is missing
-evidence except seeing the agent spans themselves."""
+TOOLS_IN_MESSAGES = ("haystack-openinference", "openlit-crewai")
+"""Agent frameworks whose tools have no span of their own (Haystack's run inside plumbing
+spans; OpenLIT's CrewAI instrumentor records only the coworker tools): tool calls are read
+from the model's messages, so content off hides them and every check is missing evidence
+except seeing the agent spans themselves."""
 NOTHING = (
     "litellm-otel",
     "openlit-openai",

@@ -749,6 +749,22 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
     },
+    "openlit-crewai": {
+        "what": "the crewai-openinference crew (an Agent with @tool tools, a Task, a Crew; "
+        "CrewAI's LLM through LiteLLM to the fake server; delegation to a coworker for "
+        "g_handoff) traced by OpenLIT (openlit.init(): its crewai and litellm instrumentors, "
+        "and the httpx instrumentation it also enables)",
+        "packages": ["openlit", "crewai", "litellm"],
+        "driver": "fw_openlit:run_crewai",
+        "handoff_via": "CrewAI's built-in `Delegate work to coworker` tool "
+        "(`delegate_work_to_coworker {\"coworker\": \"research_agent\", ...}`)",
+        "notes": ["**No tool spans:** OpenLIT's CrewAI instrumentor records only the built-in "
+                  "coworker tools (an `execute_tool` span); the agent's own tool calls are the "
+                  "model's requests, their results the next call's tool messages, so content "
+                  "off hides which tools ran."],
+        "on": {},
+        "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
+    },
     "openllmetry-openai-agents": {
         "what": "OpenAI Agents SDK (chat-completions model on the fake server, @function_tool "
         "tools, a native handoff for g_handoff) traced by OpenLLMetry's "
