@@ -589,6 +589,22 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {"TRACELOOP_TRACE_CONTENT": "true"},
         "off": {"TRACELOOP_TRACE_CONTENT": "false"},
     },
+    "langchain-create-agent-openllmetry": {
+        "what": "LangChain 1.x agents (langchain.agents.create_agent: ChatOpenAI on the fake "
+        "server, @tool functions, ToolErrorMiddleware turning a raised tool error into an error "
+        "ToolMessage; g_handoff: the research agent invoked from the triage agent's "
+        "research_agent tool) traced by OpenLLMetry's opentelemetry-instrumentation-langchain",
+        "packages": ["langchain", "langchain-core", "langchain-openai", "langgraph",
+                     "opentelemetry-instrumentation-langchain"],
+        "driver": "fw_langchain_create_agent:run_openllmetry",
+        "tool_spans": True,
+        "handoff_via": "the `research_agent {\"question\": ...}` tool, which runs the research "
+        "agent's own graph",
+        "notes": ["**Tool failures:** the tool raises; ToolErrorMiddleware sends the model an "
+                  "error ToolMessage (`Error: SearchBackendError(...)`)."],
+        "on": {"TRACELOOP_TRACE_CONTENT": "true"},
+        "off": {"TRACELOOP_TRACE_CONTENT": "false"},
+    },
     "langsmith-otel-langgraph": {
         "what": "the langgraph-openinference agent traced by the LangSmith SDK's OpenTelemetry "
         "mode (LangChain's LangSmith tracer with LANGSMITH_OTEL_ENABLED and LANGSMITH_OTEL_ONLY: "

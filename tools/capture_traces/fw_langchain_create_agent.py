@@ -1,0 +1,80 @@
+"""LangChain 1.x agents (``langchain.agents.create_agent``) traced by OpenLLMetry.
+
+``create_agent`` is LangChain's current agent runtime: a LangGraph graph with a ``model``
+node and a ``tools`` node, configured by middleware. The model is ``ChatOpenAI`` on the
+scripted fake OpenAI server; tools are LangChain ``@tool`` functions over the scripted
+``Tools``. A failing search raises, and LangChain's ``ToolErrorMiddleware`` (tool errors are
+opt-in in 1.x: without it the run stops on the exception) hands the model the error text as
+an error ``ToolMessage``, so the run goes on.
+
+``g_handoff`` follows LangChain's subagent pattern: the triage agent's only tool,
+``research_agent``, invokes the research agent (its own ``create_agent`` graph) and returns
+its answer; the research agent searches and answers, and the triage agent passes the answer
+on. The research agent starts from a fresh history, so the fake server answers in call order
+(``fake_openai.call_order``) from the script of ``fw_langchain_agents.script``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fw_langchain_agents import script
+from fw_langgraph import langchain_tools
+from scenarios import Scenario, Tools
+
+
+def run_openllmetry(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """One run traced by OpenLLMetry's ``opentelemetry-instrumentation-langchain``; appends
+    each executed scenario tool to ``executed`` and fails when the run's answer is not the
+    scripted one."""
+    from fake_openai import FakeOpenAI, call_order
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import ToolErrorMiddleware
+    from langchain_core.tools import tool
+    from langchain_openai import ChatOpenAI
+    from opentelemetry.instrumentation.langchain import LangchainInstrumentor
+
+    LangchainInstrumentor().instrument(
+        tracer_provider=tracer_provider, logger_provider=logger_provider
+    )
+    errors = ToolErrorMiddleware(on_error=lambda exc, request: f"Error: {exc!r}")
+    scripted = script(scenario)
+    with FakeOpenAI(scripted, turn_of=call_order()) as base_url:
+        model = ChatOpenAI(
+            model="gpt-4o-mini", base_url=base_url, api_key="capture-not-a-key", temperature=0.0
+        )
+        all_tools = langchain_tools(tools, executed)
+        if scenario.agents_only:
+            research = create_agent(
+                model, all_tools, system_prompt=scenario.system, middleware=[errors],
+                name="research_agent",
+            )  # fmt: skip
+
+            @tool
+            def research_agent(question: str) -> str:
+                """Hand a research question to the research agent; returns its answer."""
+                state = research.invoke({"messages": [{"role": "user", "content": question}]})
+                return str(state["messages"][-1].content)
+
+            agent = create_agent(
+                model, [research_agent], system_prompt="Hand research questions to "
+                "research_agent.", name="triage_agent",
+            )  # fmt: skip
+        else:
+            name = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
+            agent = create_agent(
+                model, all_tools, system_prompt=scenario.system, middleware=[errors], name=name
+            )
+        state = agent.invoke(
+            {"messages": [{"role": "user", "content": scenario.prompt}]}, {"recursion_limit": 25}
+        )
+    answer = str(state["messages"][-1].content).strip()
+    final = scripted.turns[-1]
+    if answer != final:
+        raise SystemExit(f"{scenario.name}: answer {answer!r} != scripted {final!r}")
