@@ -1,7 +1,7 @@
 """Types of the compiled core (native/python/src/lib.rs): the contract between the Rust
 bindings and the Python stages that call them. Keep it in step with the bindings."""
 
-from typing import Literal
+from typing import Any, Literal
 
 from otel_oracles.decode._transfer import RequestBody, WireSpan
 from otel_oracles.emit._records import ItemBatch, LogItem, SpanItem
@@ -79,3 +79,14 @@ def decode_proto(payload: bytes, signal: Literal["traces", "logs"]) -> tuple[Bat
     body plausibly is that signal (its first records' ids and timestamps). Raises
     ``ValueError`` naming the parser's reason when the bytes are not that message. Releases
     the interpreter while decoding."""
+
+# -- message-content parsers (native/python/src/parsers.rs) ---------------------------------
+# The registered ``json`` and ``json_or_text`` parsers (``mapping.parsers.scalars``): the
+# parsed value as new objects, or the very object given when it is no JSON of that kind.
+
+def parse_json(value: Any, /) -> Any:
+    """A JSON ``str`` (stripped as ``str.strip()`` strips) or ``bytes`` (ASCII-stripped,
+    UTF-8 with replacement) as its value; anything else unchanged."""
+
+def parse_json_or_text(value: Any, /) -> Any:
+    """A ``str`` holding a JSON object or array as its value; anything else unchanged."""

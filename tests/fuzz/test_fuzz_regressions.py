@@ -126,7 +126,7 @@ def test_a_file_of_skipped_items_lists_the_first_problems_and_counts_the_rest(
 
 def test_json_text_nested_past_the_encoders_recursion_is_no_string() -> None:
     """Found by the pipeline target: a tool's ``input.value`` of 1000 nested arrays parses
-    (orjson allows 1024 levels) and then failed to encode back as the step's text."""
+    (JSON text may nest 1024 levels) and then failed to encode back as the step's text."""
     import orjson
 
     from otel_oracles.mapping.parsers.scalars import parse_json, parse_string

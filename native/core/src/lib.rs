@@ -5,6 +5,7 @@
 //! and encoding what the grader emits. Everything here is independent of Python so it is
 //! tested by `cargo test` alone; the `otel-oracles-native` crate exposes it to Python.
 
+pub mod content;
 pub mod encode;
 pub mod model;
 pub mod otlp_json;

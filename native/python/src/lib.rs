@@ -10,6 +10,7 @@ mod batch;
 mod decode_json;
 mod decode_proto;
 mod encode;
+mod parsers;
 
 /// The version of the core the extension was built from; the tests compare it with the
 /// Python package's, so a stale build is caught.
@@ -25,5 +26,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     decode_proto::register(m)?;
     decode_json::register(m)?;
     encode::register(m)?;
+    parsers::register(m)?;
     Ok(())
 }

@@ -6,41 +6,26 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-import orjson
-
+from otel_oracles._native import parse_json as parse_json
+from otel_oracles._native import parse_json_or_text as parse_json_or_text
 from otel_oracles.mapping.parsers._registry import Parser
 
-
-def parse_json(value: Any) -> Any:
-    """A JSON string becomes its value; anything else (already structured, or not JSON) is
-    returned unchanged, because producers send both forms (semconv allows either on spans)."""
-    if isinstance(value, str | bytes):
-        text = value.strip() if isinstance(value, str) else value.strip().decode("utf-8", "replace")
-        if text[:1] in ("{", "[", '"') or text in ("true", "false", "null") or _numeric(text):
-            try:
-                return orjson.loads(text)
-            except orjson.JSONDecodeError:
-                return value
-    return value
-
-
-def _numeric(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
-def parse_json_or_text(value: Any) -> Any:
-    """JSON objects/arrays are parsed; any other string stays text (a tool's plain-text
-    result such as ``"SearchBackendError: ..."`` is not JSON and must not be mangled)."""
-    if isinstance(value, str) and value.strip()[:1] in ("{", "["):
-        try:
-            return orjson.loads(value)
-        except orjson.JSONDecodeError:
-            return value
-    return value
+# ``json`` and ``json_or_text`` are the compiled core's (native/core/src/content.rs, bound in
+# native/python/src/parsers.rs), called by the mapper with no Python frame between:
+#
+# - ``parse_json(value)``: a JSON string (stripped as ``str.strip()`` strips) becomes its
+#   value; anything else (already structured, or not JSON) is returned unchanged, because
+#   producers send both forms (semconv allows either on spans). ``bytes`` are stripped of
+#   ASCII whitespace and read as UTF-8 first.
+# - ``parse_json_or_text(value)``: JSON objects/arrays are parsed; any other string stays
+#   text (a tool's plain-text result such as ``"SearchBackendError: ..."`` is not JSON and
+#   must not be mangled).
+#
+# JSON is read strictly: integers of up to 64 bits stay ``int`` (larger ones become
+# ``float``), ``-0`` is ``0``, ``NaN``/``Infinity``, lone surrogates and text past the value
+# are no JSON, a repeated key keeps its first position and last value, and nesting deeper
+# than 1024 levels is no JSON. The strings ``parse: [json]`` leaves alone come back as the
+# very same object.
 
 
 def parse_non_empty(value: Any) -> Any:
@@ -77,7 +62,7 @@ def parse_string(value: Any) -> str | None:
         try:
             return json.dumps(value, ensure_ascii=False, sort_keys=True)
         except RecursionError:
-            # JSON text in an attribute may nest up to orjson's 1024 levels, past what the
+            # JSON text in an attribute may nest up to the JSON parser's 1024 levels, past what the
             # encoder recurses through: no usable string (as an unparseable int is no int).
             return None
     return str(value)

@@ -160,19 +160,51 @@ pub enum ParseError {
 /// Parses a whole document (surrounding whitespace allowed, nothing else after it) into
 /// `bump`, which holds the tree until the caller drops it.
 pub fn parse<'a>(data: &'a [u8], bump: &'a Bump) -> Result<J<'a>, ParseError> {
-    let too_deep = Cell::new(false);
-    let mut de = serde_json::Deserializer::from_slice(data);
+    let flags = Flags::default();
+    parse_from(
+        serde_json::Deserializer::from_slice(data),
+        data,
+        &flags,
+        bump,
+    )
+}
+
+/// [`parse`] for text already known to be UTF-8 (not validated again), with whether the
+/// tree holds a float `-0.0`: serde_json reads the integer `-0` as one, which readers that
+/// keep Python's number kinds must tell from a written `-0.0`.
+pub fn parse_text<'a>(text: &'a str, bump: &'a Bump) -> Result<(J<'a>, bool), ParseError> {
+    let flags = Flags::default();
+    let data = text.as_bytes();
+    let parsed = parse_from(serde_json::Deserializer::from_str(text), data, &flags, bump)?;
+    Ok((parsed, flags.negative_zero.get()))
+}
+
+/// What the seeds noticed while parsing.
+#[derive(Default)]
+struct Flags {
+    /// Nesting passed [`MAX_JSON_DEPTH`] (the error is then that one).
+    too_deep: Cell<bool>,
+    /// A float `-0.0` was read (or an integer `-0`, which serde_json reads as one).
+    negative_zero: Cell<bool>,
+}
+
+fn parse_from<'a, R: serde_json::de::Read<'a>>(
+    mut de: serde_json::Deserializer<R>,
+    data: &[u8],
+    flags: &Flags,
+    bump: &'a Bump,
+) -> Result<J<'a>, ParseError> {
     // The depth is bounded by `Seed` below, at a limit above serde_json's 128.
     de.disable_recursion_limit();
     let parsed = Seed {
         depth: 0,
-        too_deep: &too_deep,
+        flags,
         bump,
     }
     .deserialize(&mut de)
     .and_then(|value| de.end().map(|()| value));
     parsed.map_err(|err| {
-        if too_deep.get() {
+        if flags.too_deep.get() {
             ParseError::TooDeep(too_deep_message(data))
         } else {
             syntax_error(&err, data)
@@ -250,14 +282,14 @@ pub fn too_deep_message(data: &[u8]) -> String {
 #[derive(Clone, Copy)]
 struct Seed<'c, 'a> {
     depth: usize,
-    too_deep: &'c Cell<bool>,
+    flags: &'c Flags,
     bump: &'a Bump,
 }
 
 impl<'c, 'a> Seed<'c, 'a> {
     fn nested<E: de::Error>(self) -> Result<Self, E> {
         if self.depth >= MAX_JSON_DEPTH {
-            self.too_deep.set(true);
+            self.flags.too_deep.set(true);
             return Err(E::custom("nesting too deep"));
         }
         Ok(Seed {
@@ -299,6 +331,9 @@ impl<'a> Visitor<'a> for Seed<'_, 'a> {
     }
 
     fn visit_f64<E>(self, v: f64) -> Result<J<'a>, E> {
+        if v == 0.0 && v.is_sign_negative() {
+            self.flags.negative_zero.set(true);
+        }
         Ok(J::F64(v))
     }
 

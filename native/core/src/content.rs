@@ -1,0 +1,188 @@
+//! Message-content parsers: the text of an attribute value read as the mapping rules read it.
+//!
+//! Conventions name parsers in their `parse:` chains (`json`, `json_or_text`, ...). The
+//! common ones live here as plain functions from a string to a value tree ([`J`], the JSON
+//! tree of [`crate::otlp_json::value`]), so the Python mapper calls them through the
+//! binding and a native mapper can call them directly. The results are exactly those of the
+//! Python parsers they replaced (which read JSON with `orjson`), including the corners:
+//!
+//! * surrounding whitespace is what Python's `str.strip()` removes ([`py_strip`]), which is
+//!   more than JSON's four characters;
+//! * integers stay integers up to 64 bits (signed or unsigned) and become floats beyond,
+//!   floats are read correctly rounded, `1e400` is no JSON (it overflows), `-0` is the
+//!   integer `0` (serde_json would read a float `-0.0` there);
+//! * `NaN` and `Infinity`, lone surrogates (escaped or raw), control characters and trailing
+//!   text make the text "not JSON";
+//! * repeated keys keep their first position and their last value (a Python `dict`);
+//! * nesting is bounded ([`MAX_JSON_DEPTH`] levels, as `orjson`'s): deeper text is not JSON.
+//!
+//! The input is untrusted: the work is linear in its size and the recursion bounded.
+
+use bumpalo::Bump;
+
+use crate::otlp_json::value::{parse_text, J};
+
+pub use crate::otlp_json::value::MAX_JSON_DEPTH;
+
+/// Whether Python's `str.isspace()` holds for `c`: the characters `str.strip()` removes.
+/// Unicode's `White_Space` (Rust's `char::is_whitespace`) plus the ASCII separators
+/// U+001C..U+001F, which Python counts as whitespace too.
+pub fn is_py_space(c: char) -> bool {
+    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
+}
+
+/// `text.strip()` as Python does it.
+pub fn py_strip(text: &str) -> &str {
+    text.trim_matches(is_py_space)
+}
+
+/// The `json` parser on a string: the JSON value of the text stripped of surrounding
+/// whitespace, or `None` when that is not one JSON document (the caller then keeps the
+/// string itself: producers send both JSON text and plain strings).
+pub fn parse_json<'a>(text: &'a str, bump: &'a Bump) -> Option<J<'a>> {
+    parse_document(py_strip(text), bump)
+}
+
+/// The `json_or_text` parser on a string: the value of a JSON object or array (the stripped
+/// text starts with `{` or `[`), else `None` (the caller keeps the text: a tool's plain-text
+/// result must not be read as a number or a literal). The whole text is parsed, so
+/// whitespace JSON does not allow (a no-break space) around the brackets makes it text.
+pub fn parse_json_or_text<'a>(text: &'a str, bump: &'a Bump) -> Option<J<'a>> {
+    if !matches!(py_strip(text).as_bytes().first(), Some(b'{' | b'[')) {
+        return None;
+    }
+    parse_document(text, bump)
+}
+
+/// The `json` parser on text already stripped (the `bytes` path, which strips ASCII
+/// whitespace only): its JSON value, or `None`.
+pub fn parse_json_stripped<'a>(text: &'a str, bump: &'a Bump) -> Option<J<'a>> {
+    parse_document(text, bump)
+}
+
+fn parse_document<'a>(text: &'a str, bump: &'a Bump) -> Option<J<'a>> {
+    match parse_text(text, bump) {
+        Ok((parsed, false)) => Some(parsed),
+        // Rare: parse again with the integers `-0` written as `0`.
+        Ok((_, true)) => parse_text(without_negative_zero(text, bump), bump)
+            .ok()
+            .map(|(parsed, _)| parsed),
+        Err(_) => None,
+    }
+}
+
+/// `text` with every integer `-0` written ` 0`, so it parses to the integer `0` as the
+/// Python parsers read it (serde_json reads it as the float `-0.0`). Only numbers outside
+/// strings are touched (not an exponent's `e-0`) and the length is kept; text without `-0` is returned as it is.
+fn without_negative_zero<'a>(text: &'a str, bump: &'a Bump) -> &'a str {
+    let bytes = text.as_bytes();
+    let mut out: Option<Vec<u8>> = None;
+    let mut in_string = false;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if in_string {
+            match b {
+                b'\\' => i += 1,
+                b'"' => in_string = false,
+                _ => {}
+            }
+        } else if b == b'"' {
+            in_string = true;
+        } else if b == b'-'
+            && !matches!(i.checked_sub(1).map(|j| bytes[j]), Some(b'e' | b'E'))
+            && bytes.get(i + 1) == Some(&b'0')
+            && !matches!(bytes.get(i + 2), Some(b'0'..=b'9' | b'.' | b'e' | b'E'))
+        {
+            out.get_or_insert_with(|| bytes.to_vec())[i] = b' ';
+        }
+        i += 1;
+    }
+    match out {
+        // Only an ASCII `-` was replaced by an ASCII space: still UTF-8.
+        Some(rewritten) => match String::from_utf8(rewritten) {
+            Ok(s) => bump.alloc_str(&s),
+            Err(_) => text,
+        },
+        None => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn json(text: &str) -> Option<String> {
+        let bump = Bump::new();
+        parse_json(text, &bump).map(|v| format!("{v:?}"))
+    }
+
+    #[test]
+    fn strips_what_python_strips() {
+        assert_eq!(py_strip("\u{1f}\u{a0} {} \u{3000}\u{85}"), "{}");
+        assert_eq!(py_strip("\u{feff}1"), "\u{feff}1");
+        assert_eq!(json("\u{2028}[1]\u{1c}"), Some("Arr([U64(1)])".into()));
+        assert_eq!(json("\u{feff}1"), None);
+    }
+
+    #[test]
+    fn numbers_read_as_python_reads_them() {
+        assert_eq!(json("-0"), Some("U64(0)".into()));
+        assert_eq!(
+            json("[-0,-0.0,-0e1]"),
+            Some("Arr([U64(0), F64(-0.0), F64(-0.0)])".into())
+        );
+        assert_eq!(json("\"-0\""), Some("Str(\"-0\")".into()));
+        assert_eq!(
+            json("18446744073709551615"),
+            Some("U64(18446744073709551615)".into())
+        );
+        assert_eq!(
+            json("18446744073709551616"),
+            Some("F64(1.8446744073709552e19)".into())
+        );
+        assert_eq!(json("1e400"), None);
+        assert_eq!(json("NaN"), None);
+        assert_eq!(json("[Infinity]"), None);
+        assert_eq!(json("-00"), None);
+        assert_eq!(json("[1 -0]"), None);
+        assert_eq!(
+            json("[1e-0,2E-0]"),
+            Some("Arr([F64(1.0), F64(2.0)])".into())
+        );
+    }
+
+    #[test]
+    fn not_json_is_none() {
+        for text in [
+            "",
+            "abc",
+            "[1] x",
+            "\"\\ud800\"",
+            "\"a\u{1}\"",
+            "{'a': 1}",
+            "tru",
+        ] {
+            assert_eq!(json(text), None, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn json_or_text_reads_only_objects_and_arrays() {
+        let bump = Bump::new();
+        assert!(parse_json_or_text("  {\"a\": 1}\n", &bump).is_some());
+        assert!(parse_json_or_text("1", &bump).is_none());
+        assert!(parse_json_or_text("\"s\"", &bump).is_none());
+        assert!(parse_json_or_text("\u{a0}[1]", &bump).is_none());
+    }
+
+    #[test]
+    fn depth_is_bounded_as_orjson_bounds_it() {
+        let bump = Bump::new();
+        let at = "[".repeat(MAX_JSON_DEPTH) + &"]".repeat(MAX_JSON_DEPTH);
+        let past = "[".repeat(MAX_JSON_DEPTH + 1) + &"]".repeat(MAX_JSON_DEPTH + 1);
+        assert!(parse_json(&at, &bump).is_some());
+        assert!(parse_json(&past, &bump).is_none());
+        assert!(parse_json(&"[".repeat(1_000_000), &bump).is_none());
+    }
+}

@@ -1,0 +1,165 @@
+//! The message-content parsers of `otel_oracles_core::content` as the registered `json` and
+//! `json_or_text` parsers of `otel_oracles.mapping.parsers.scalars`.
+//!
+//! Each takes any value as a `parse:` chain hands it over and returns exactly what the
+//! Python parsers returned: the parsed value as new Python objects (`dict` in key order,
+//! `int`, `float`, `bool`, `None`, `str`, `list`), or the very object it was given when the
+//! value is no JSON text of the kind the parser reads (already structured, plain text, or a
+//! `str` holding lone surrogates, which is no UTF-8 and so no JSON).
+
+use std::cell::RefCell;
+use std::sync::{Mutex, OnceLock};
+
+use bumpalo::Bump;
+use otel_oracles_core::content;
+use otel_oracles_core::otlp_json::value::J;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString};
+
+/// `json`: a JSON string (stripped of surrounding whitespace as `str.strip()` does) becomes
+/// its value; anything else is returned unchanged. `bytes` are stripped of ASCII whitespace
+/// and read as UTF-8 (invalid sequences replaced) first.
+#[pyfunction]
+fn parse_json<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let py = value.py();
+    if let Ok(text) = value.cast::<PyString>() {
+        let Ok(text) = text.to_str() else {
+            return Ok(value.clone());
+        };
+        return with_arena(|bump| match content::parse_json(text, bump) {
+            Some(parsed) => to_python(py, &parsed),
+            None => Ok(value.clone()),
+        });
+    }
+    if value.is_instance_of::<PyBytes>() {
+        let decoded = value
+            .call_method0("strip")?
+            .call_method1("decode", ("utf-8", "replace"))?;
+        let decoded = decoded.cast::<PyString>()?;
+        let Ok(text) = decoded.to_str() else {
+            return Ok(value.clone());
+        };
+        return with_arena(|bump| match content::parse_json_stripped(text, bump) {
+            Some(parsed) => to_python(py, &parsed),
+            None => Ok(value.clone()),
+        });
+    }
+    Ok(value.clone())
+}
+
+/// `json_or_text`: a string holding a JSON object or array becomes its value; any other
+/// value (other strings included) is returned unchanged.
+#[pyfunction]
+fn parse_json_or_text<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let Ok(text) = value.cast::<PyString>() else {
+        return Ok(value.clone());
+    };
+    let Ok(text) = text.to_str() else {
+        return Ok(value.clone());
+    };
+    with_arena(|bump| match content::parse_json_or_text(text, bump) {
+        Some(parsed) => to_python(value.py(), &parsed),
+        None => Ok(value.clone()),
+    })
+}
+
+/// An arena kept above this size after a parse is dropped rather than kept for the next.
+const MAX_KEPT_ARENA: usize = 1 << 20;
+
+thread_local! {
+    /// The parse tree's arena, reset between values: most values need one small chunk,
+    /// which is then allocated once per thread instead of once per value.
+    static ARENA: RefCell<Bump> = RefCell::new(Bump::new());
+}
+
+/// Runs `parse` with this thread's arena, or a fresh one when it is in use (building the
+/// Python objects can run a garbage collection, whose finalizers may parse again).
+fn with_arena<R>(parse: impl FnOnce(&Bump) -> R) -> R {
+    ARENA.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut bump) => {
+            let result = parse(&bump);
+            if bump.allocated_bytes() > MAX_KEPT_ARENA {
+                *bump = Bump::new();
+            } else {
+                bump.reset();
+            }
+            result
+        }
+        Err(_) => parse(&Bump::new()),
+    })
+}
+
+/// The Python objects of a parsed value. Recursion is bounded by the parser's depth limit.
+fn to_python<'py>(py: Python<'py>, value: &J<'_>) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match *value {
+        J::Null => py.None().into_bound(py),
+        J::Bool(b) => b.into_pyobject(py)?.to_owned().into_any(),
+        J::U64(n) => n.into_pyobject(py)?.into_any(),
+        J::I64(n) => n.into_pyobject(py)?.into_any(),
+        J::F64(f) => f.into_pyobject(py)?.into_any(),
+        J::Str(s) => PyString::new(py, s).into_any(),
+        J::Arr(items) => {
+            let items = items
+                .iter()
+                .map(|item| to_python(py, item))
+                .collect::<PyResult<Vec<_>>>()?;
+            PyList::new(py, items)?.into_any()
+        }
+        J::Obj(obj) => {
+            let dict = PyDict::new(py);
+            for (key, item) in obj.iter() {
+                dict.set_item(dict_key(py, key), to_python(py, item)?)?;
+            }
+            dict.into_any()
+        }
+    })
+}
+
+/// Keys longer than this are not cached (message keys are short: `role`, `parts`, `type`).
+const MAX_CACHED_KEY: usize = 64;
+
+/// Slots of the key cache (a power of two).
+const KEY_SLOTS: usize = 1024;
+
+type KeyCache = Vec<Option<(Box<str>, Py<PyString>)>>;
+
+/// Dict keys repeat across every message and span, so each short key's `str` is made once
+/// and shared (its hash is then computed once too): a direct-mapped cache, bounded in size,
+/// where a colliding key simply replaces the slot's.
+fn dict_key<'py>(py: Python<'py>, key: &str) -> Bound<'py, PyString> {
+    static KEYS: OnceLock<Mutex<KeyCache>> = OnceLock::new();
+    if key.len() > MAX_CACHED_KEY {
+        return PyString::new(py, key);
+    }
+    let slot = key_slot(key);
+    let cache = KEYS.get_or_init(|| Mutex::new((0..KEY_SLOTS).map(|_| None).collect()));
+    // A poisoned lock only means a panic elsewhere mid-update of a plain slot: still usable.
+    let mut slots = cache
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(Some((cached, text))) = slots.get(slot) {
+        if **cached == *key {
+            return text.bind(py).clone();
+        }
+    }
+    let text = PyString::new(py, key);
+    if let Some(entry) = slots.get_mut(slot) {
+        *entry = Some((key.into(), text.clone().unbind()));
+    }
+    text
+}
+
+/// FNV-1a of the key, folded to a slot.
+fn key_slot(key: &str) -> usize {
+    let mut hash: u32 = 0x811c_9dc5;
+    for &b in key.as_bytes() {
+        hash = (hash ^ u32::from(b)).wrapping_mul(0x0100_0193);
+    }
+    hash as usize & (KEY_SLOTS - 1)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(parse_json, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_json_or_text, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,83 @@
+"""The built-in parsers against the corpus recorded from the Python implementations they
+replaced (``tools/parser_corpus.py``): every string value of the captured and synthetic
+traces, one per result shape, and seeded corner cases. A parser moved into the compiled core
+must return exactly what the Python one did: the same ``repr`` (dict key order, ``int`` vs
+``float``, ``True`` vs ``1``) and the very input object where it found no value."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from otel_oracles import _native
+from otel_oracles.mapping.parsers import builtin_parsers
+
+CORPUS = Path(__file__).parents[1] / "testdata" / "parsers"
+REGISTRY = builtin_parsers()
+
+
+def _rows(name: str) -> list[tuple[str, Any, str | None]]:
+    with (CORPUS / name).open(encoding="ascii") as lines:
+        return [tuple(json.loads(line)) for line in lines]
+
+
+@pytest.mark.parametrize("corpus", sorted(p.name for p in CORPUS.glob("*.jsonl")))
+def test_parsers_reproduce_the_recorded_results(corpus: str) -> None:
+    rows = _rows(corpus)
+    assert len(rows) > 1000
+    wrong = []
+    for parser, given, expected in rows:
+        value = given["structured"] if isinstance(given, dict) else given
+        try:
+            with warnings.catch_warnings():
+                # As in production: ``ast`` warns of invalid escapes in reprs (pytest would
+                # turn the warning into an error and the text into "not a literal").
+                warnings.simplefilter("ignore")
+                result = REGISTRY[parser](value)
+        except Exception as exc:  # noqa: BLE001 - compared with the recorded outcome
+            got: str | None = f"raises {type(exc).__name__}"
+        else:
+            got = None if result is value else repr(result)
+        if got != expected:
+            wrong.append((parser, given, expected, got))
+    assert not wrong, f"{len(wrong)} differ, first: {wrong[0]!r:.600}"
+
+
+def test_json_parsers_are_the_compiled_cores() -> None:
+    assert REGISTRY["json"] is _native.parse_json
+    assert REGISTRY["json_or_text"] is _native.parse_json_or_text
+
+
+@pytest.mark.parametrize("parse", [_native.parse_json, _native.parse_json_or_text])
+def test_values_that_are_no_json_text_come_back_as_given(parse: Any) -> None:
+    for value in (None, 1, 1.5, True, {"a": "[1]"}, ["[1]"], "[1", "\ud800[1]", "[\ud800]"):
+        assert parse(value) is value
+
+
+def test_json_numbers_keep_pythons_kinds() -> None:
+    parsed = _native.parse_json("[-0, -0.0, 1.0, 1E2, 18446744073709551615, 18446744073709551616]")
+    assert repr(parsed) == "[0, -0.0, 1.0, 100.0, 18446744073709551615, 1.8446744073709552e+19]"
+    for text in ("NaN", "[Infinity]", "1e400", '"\\ud800"', "[1] x", "01"):
+        assert _native.parse_json(text) is text
+
+
+def test_bytes_are_stripped_of_ascii_whitespace_and_read_as_utf8() -> None:
+    assert _native.parse_json(b' {"a": "\xff"}\n') == {"a": "\ufffd"}
+    nbsp = b"\xc2\xa0[1]"  # a no-break space is no ASCII whitespace and no JSON whitespace
+    assert _native.parse_json(nbsp) is nbsp
+    assert _native.parse_json_or_text(b"[1]") == b"[1]"
+
+
+def test_nesting_is_bounded_at_1024_levels() -> None:
+    at, past = ("[" * n + "]" * n for n in (1024, 1025))
+    deep = _native.parse_json(at)
+    for _ in range(1023):
+        deep = deep[0]
+    assert deep == []
+    assert _native.parse_json(past) is past
+    hostile = "[" * 1_000_000
+    assert _native.parse_json_or_text(hostile) is hostile

@@ -1,0 +1,272 @@
+"""Record what registered parsers return, as an equivalence corpus for reimplementing them.
+
+Before a built-in parser is replaced (by the compiled core's), its results are recorded on
+every string value the traces hold (span and event attributes, log bodies, nested values)
+and on seeded generated text aimed at the corners (numbers, escapes, whitespace, nesting,
+truncation). The corpus keeps the interesting cases only: per parser and result shape, the
+shortest inputs, plus every generated corner case. ``tests/mapping/test_parser_corpus.py``
+then checks the registered parsers against it, whichever implementation they have.
+
+    python tools/parser_corpus.py --parser json --parser json_or_text \\
+        --out tests/testdata/parsers/json.jsonl tests/testdata/traces bench/out/data-200-c64
+
+Each line is ``[parser, input, expected]``: ``input`` is a string, or ``{"structured":
+value}`` for a value given already decoded; ``expected`` is the ``repr`` of the result, or
+``null`` when the parser returned its input object itself ("no value of this kind here").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from otel_oracles.decode import read_paths
+from otel_oracles.mapping.parsers import ParserRegistry, builtin_parsers
+
+_WS = ("", " ", "\t", "\n", "\r", "\x0b", "\x0c", "\x1c", "\x1f", "\x85", "\xa0", "\u2028",
+       "\u3000", "\ufeff", "\u200b")  # fmt: skip
+_NUMBERS = ("0", "-0", "-0.0", "0.0", "-0e0", "1e-0", "1E+2", "1e400", "-1e400", "1.5e-400",
+            "18446744073709551615", "18446744073709551616", "-9223372036854775808",
+            "-9223372036854775809", "123456789012345678901234567890", "0.1",
+            "1.7976931348623157e308", "5e-324", "2.2250738585072014e-308", "01", "1.", ".5", "-",
+            "+1", "NaN", "Infinity", "-Infinity", "1_000", "0x10", "1e5", "9007199254740993",
+            "-12", "3.14159", "1e-7", "100.0e-2", "1j", "0o7")  # fmt: skip
+_STRINGS = ('"a"', '""', '"\\ud800"', '"\\udc00"', '"\\ud83d\\ude00"', '"\\u0000"', '"\x01"',
+            '"\\n\\t\\"\\\\\\/"', '"\\x41"', '"\u00e9"', '"\U0001f600"', '"-0"', '"\\u00e9"',
+            "'a'", '"\\uD834\\uDD1E"', '"a\nb"', "'it''s'", "b'x'", "'\\x41'", "u'a'")  # fmt: skip
+_LITERALS = ("true", "false", "null", "True", "None", "False", "nul", "tru", "()", "set()")
+_KEYS = ('"a"', '"b"', '"role"', '"parts"', '"type"', '"content"', '"\\u0061"', "'role'", "1")
+_PARTS = (
+    '{"type": "text", "content": "hi"}',
+    '{"type": "text", "text": "hi"}',
+    '{"type": "tool_call", "id": "c1", "name": "search", "arguments": "{\\"q\\": 1}"}',
+    '{"type": "tool_call", "id": "c1", "name": "search", "arguments": "not json"}',
+    '{"type": "tool_call_response", "id": "c1", "result": "ok"}',
+    '{"type": "tool_call_response", "id": "c1", "response": {"a": [1, 2.5]}}',
+    '{"type": "tool_use", "id": "t1", "name": "calc", "input": {"x": 1}}',
+    '{"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "4"}]}',
+    '{"type": "thinking", "thinking": "hmm"}',
+    '{"functionCall": {"name": "f", "args": {"a": 1}}}',
+    '{"toolUse": {"toolUseId": "u1", "name": "g", "input": {}}}',
+    '{"type": "reasoning", "content": "r"}',
+    '{"type": 3}',
+    '"bare text"',
+    "7",
+)
+_ROLES = ('"user"', '"assistant"', '"model"', '"human"', '"ai"', '"tool"', '"function"',
+          "null", "5")  # fmt: skip
+
+
+def _atom(r: random.Random) -> str:
+    pick = r.random()
+    if pick < 0.4:
+        return r.choice(_NUMBERS)
+    if pick < 0.8:
+        return r.choice(_STRINGS)
+    return r.choice(_LITERALS)
+
+
+def _document(r: random.Random, depth: int = 0) -> str:
+    pick = r.random()
+    if depth > 4 or pick < 0.35:
+        return _atom(r)
+
+    def ws() -> str:
+        return r.choice(_WS[:5]) if r.random() < 0.2 else ""
+
+    if pick < 0.65:
+        items = (ws() + _document(r, depth + 1) + ws() for _ in range(r.randint(0, 4)))
+        open_, close = ("[", "]") if r.random() < 0.85 else ("(", ")")
+        return open_ + ws() + ",".join(items) + close
+    keys = [r.choice(_KEYS) for _ in range(r.randint(0, 4))]
+    return "{" + ",".join(f"{k}{ws()}:{ws()}{_document(r, depth + 1)}" for k in keys) + "}"
+
+
+def _message(r: random.Random) -> str:
+    fields = []
+    if r.random() < 0.9:
+        fields.append(f'"role": {r.choice(_ROLES)}')
+    shape = r.random()
+    if shape < 0.7:
+        parts = ", ".join(r.choice(_PARTS) for _ in range(r.randint(0, 3)))
+        fields.append(f'"parts": [{parts}]')
+    elif shape < 0.8:
+        blocks = "[" + r.choice(_PARTS) + "]"
+        fields.append(f'"content": {r.choice((*_STRINGS[:2], blocks))}')
+    elif shape < 0.9:
+        fields.append('"tool_calls": [{"id": "x", "function": {"name": "f", "arguments": "{}"}}]')
+    else:
+        fields.append(f'"parts": {r.choice(_PARTS)}')
+    if r.random() < 0.3:
+        fields.append('"finish_reason": ' + r.choice(('"stop"', "null", "1")))
+    if r.random() < 0.15:
+        fields.append('"name": "bob"')
+    if r.random() < 0.2:
+        r.shuffle(fields)
+    return "{" + ", ".join(fields) + "}"
+
+
+def _mutate(r: random.Random, text: str) -> str:
+    if not text:
+        return text
+    at = r.randrange(len(text) + 1)
+    pick = r.random()
+    if pick < 0.2:
+        return text[:at]
+    if pick < 0.4:
+        return text[:at] + r.choice((*_WS, ",", "]", "}", "-0", '"', "\\", "'")) + text[at:]
+    if pick < 0.5:
+        return text[:at] + text[at + 1 :]
+    return text
+
+
+def generated(seed: int, count: int) -> list[str]:
+    """Seeded corner-case text: JSON-ish and Python-repr-ish documents, GenAI message lists,
+    mutated (truncated, characters inserted or dropped), wrapped in whitespace of every kind;
+    nesting at and past the parsers' bounds; strings with lone surrogates."""
+    r = random.Random(seed)
+    out = []
+    for _ in range(count):
+        if r.random() < 0.3:
+            text = "[" + ", ".join(_message(r) for _ in range(r.randint(0, 3))) + "]"
+        else:
+            text = _document(r)
+        if r.random() < 0.3:
+            text = _mutate(r, text)
+        if r.random() < 0.3:
+            text = r.choice(_WS) + text + r.choice(_WS)
+        out.append(text)
+    for depth in (31, 32, 33, 1023, 1024, 1025, 5000):
+        out.append("[" * depth + "]" * depth)
+        out.append('{"a":' * depth + "1" + "}" * depth)
+    out += ["\ud800", '"\ud800"', '["\udfff"]', "[1, 2]\ud800", "'\ud800'"]
+    return out
+
+
+def trace_strings(paths: Iterable[str]) -> set[str]:
+    """Every string in the span, event and log attributes and bodies of the traces."""
+    found: set[str] = set()
+
+    def walk(value: Any) -> None:
+        if isinstance(value, str):
+            found.add(value)
+        elif isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list | tuple):
+            for item in value:
+                walk(item)
+
+    problems: list[Any] = []
+    for batch in read_paths(list(paths), problems):
+        for span in batch.spans:
+            walk(dict(span.attributes))
+            for event in span.events:
+                walk(dict(event.attributes))
+                walk(event.body)
+        for log in batch.logs:
+            walk(dict(log.attributes))
+            walk(log.body)
+    return found
+
+
+def _shape(value: Any, depth: int = 0) -> str:
+    """A coarse structural signature: types, dict keys, distinct element shapes."""
+    if depth > 2:
+        return "..."
+    if isinstance(value, dict):
+        inner = ",".join(f"{k}:{_shape(v, depth + 1)}" for k, v in list(value.items())[:8])
+        return "{" + inner[:200] + "}"
+    if isinstance(value, list | tuple):
+        inner = "|".join(sorted({_shape(v, depth + 1) for v in value[:8]}))
+        return "[" + inner[:200] + "]"
+    if isinstance(value, float) and value == 0 and str(value).startswith("-"):
+        return "-0.0"
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**63:
+        return "bigint"
+    return type(value).__name__
+
+
+def _safe_repr(value: Any) -> str | None:
+    try:
+        return repr(value)
+    except RecursionError:  # nested past what repr recurses through: not comparable
+        return None
+
+
+def records(
+    registry: ParserRegistry,
+    parsers: list[str],
+    real: Iterable[str],
+    corner: Iterable[str],
+    per_shape: int,
+) -> Iterator[list[Any]]:
+    """``[parser, input, expected]`` rows: every corner case, and per parser and result
+    shape the ``per_shape`` shortest real strings (and their decoded JSON, as structured
+    input, when the parser takes structured values too)."""
+    corner = list(corner)
+    real = sorted(real, key=lambda s: (len(s), s))
+    for name in parsers:
+        parse = registry[name]
+        kept: dict[tuple[str, str], int] = {}
+        inputs: list[tuple[Any, bool]] = [(s, True) for s in corner] + [(s, False) for s in real]
+        if name not in ("json", "json_or_text"):
+            json_parse = registry["json"]
+            inputs += [
+                ({"structured": v}, False)
+                for s in real
+                if (v := json_parse(s)) is not s and isinstance(v, list | dict)
+            ]
+        for given, keep_all in inputs:
+            value = given["structured"] if isinstance(given, dict) else given
+            try:
+                result = parse(value)
+            except Exception as exc:  # noqa: BLE001 - recorded: the port must raise too
+                shape = f"raises {type(exc).__name__}"
+                expected: str | None = shape
+            else:
+                if result is value:
+                    expected, shape = None, "same"
+                else:
+                    expected, shape = _safe_repr(result), _shape(result)
+                    if expected is None:
+                        continue
+            key = (shape, type(given).__name__)
+            if not keep_all:
+                if kept.get(key, 0) >= per_shape or len(json.dumps(given)) > 2000:
+                    continue
+                kept[key] = kept.get(key, 0) + 1
+            elif len(json.dumps(given)) > 20_000:
+                continue
+            yield [name, given, expected]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("paths", nargs="*", help="trace files or directories to harvest")
+    parser.add_argument("--parser", action="append", required=True, help="registered name")
+    parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument("--seed", type=int, default=18)
+    parser.add_argument("--generated", type=int, default=1500, help="corner cases to make")
+    parser.add_argument("--per-shape", type=int, default=1)
+    args = parser.parse_args(argv)
+    registry = builtin_parsers()
+    real = trace_strings(args.paths)
+    rows = list(
+        records(registry, args.parser, real, generated(args.seed, args.generated), args.per_shape)
+    )
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with args.out.open("w", encoding="ascii") as out:
+        for row in rows:
+            out.write(json.dumps(row) + "\n")
+    print(f"{len(real)} trace strings; {len(rows)} rows -> {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
