@@ -127,6 +127,7 @@ TOOL_SPANS = (
     "langgraph-openinference",
     "langgraph-openllmetry",
     "langsmith-otel-langgraph",
+    "langchain-create-agent-openllmetry",
     "llamaindex-openinference",
     "smolagents-openinference",
     "smolagents-codeagent-openinference",
@@ -186,6 +187,7 @@ ANSWER_CHECKS = {
 OK_NOT_SHOWN = (
     "langgraph-openinference",
     "langgraph-openllmetry",
+    "langchain-create-agent-openllmetry",
     "openlit-langgraph",
     "langsmith-otel-langgraph",
     "langchain-agents-openinference",
