@@ -14,7 +14,9 @@ Tracing: the driver sets the global tracer provider, so autogen-core's built-in 
 (``invoke_agent <name>``, ``execute_tool <tool>``, with ``gen_ai.*`` attributes but no content)
 are recorded next to those of ``openinference-instrumentation-autogen-agentchat`` (agents,
 tools) and ``openinference-instrumentation-openai`` (model calls), the documented way to trace
-AgentChat with OpenInference.
+AgentChat with OpenInference (``run``, the ``autogen-openinference`` source). ``run_native``
+(the ``autogen-native`` source) records autogen-core's spans alone: agents and tools, no model
+call and no content, whatever a content switch says.
 """
 
 from __future__ import annotations
@@ -60,13 +62,8 @@ def run(
     tools: Tools,
     executed: list[str],
 ) -> None:
-    """One traced run; appends each executed scenario tool to ``executed`` and fails when
-    the run's answer is not the scripted one."""
-    from autogen_agentchat.agents import AssistantAgent
-    from autogen_agentchat.conditions import TextMessageTermination
-    from autogen_agentchat.teams import Swarm
-    from autogen_ext.models.openai import OpenAIChatCompletionClient
-    from fake_openai import FakeOpenAI, call_order
+    """One run traced by autogen-core's spans and OpenInference (the ``autogen-openinference``
+    source)."""
     from openinference.instrumentation.autogen_agentchat import AutogenAgentChatInstrumentor
     from openinference.instrumentation.openai import OpenAIInstrumentor
     from opentelemetry import trace
@@ -74,6 +71,33 @@ def run(
     trace.set_tracer_provider(tracer_provider)  # autogen-core's own spans use the global one
     AutogenAgentChatInstrumentor().instrument(tracer_provider=tracer_provider)
     OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
+    _run(scenario, tools, executed)
+
+
+def run_native(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """The same run traced by AutoGen's own spans alone (the ``autogen-native`` source): what
+    an application that only sets a global tracer provider records."""
+    from opentelemetry import trace
+
+    trace.set_tracer_provider(tracer_provider)
+    _run(scenario, tools, executed)
+
+
+def _run(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
+    """One run; appends each executed scenario tool to ``executed`` and fails when the run's
+    answer is not the scripted one."""
+    from autogen_agentchat.agents import AssistantAgent
+    from autogen_agentchat.conditions import TextMessageTermination
+    from autogen_agentchat.teams import Swarm
+    from autogen_ext.models.openai import OpenAIChatCompletionClient
+    from fake_openai import FakeOpenAI, call_order
+
     all_tools = scenario_tools(tools, executed)
 
     async def main(base_url: str) -> str:
