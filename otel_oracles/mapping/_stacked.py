@@ -17,7 +17,8 @@ on one side), is the same call. The two drafts become one step at the outer span
 the richer value of every field; tokens are counted once. A wrapper generation with several
 model calls below it (a multi-step ``generateText``) is a different thing: it stays, flagged
 ``usage_aggregated`` by the mapper. Tool calls pair the same way, on the same tool name
-(never a different tool: an agent-as-tool's inner calls are other calls).
+(never a different tool: an agent-as-tool's inner calls are other calls), and so do handoff
+tools, whichever layer recognises the call as a handoff.
 """
 
 from __future__ import annotations
@@ -29,11 +30,13 @@ from otel_oracles.model.span import SpanRecord
 if TYPE_CHECKING:
     from otel_oracles.mapping._mapper import Draft
 
-_STACKABLE = frozenset({"generation", "tool_call"})
+_STACKABLE = frozenset({"generation", "tool_call", "handoff"})
 """Draft kinds whose nested same-call pairs merge (see ``_same_call``)."""
 _TOOL_OUTERS = frozenset({"tool_call", "handoff"})
-"""What a tool call can be recorded as by the outer layer: a handoff tool (AutoGen's
-``transfer_to_<agent>``) is a handoff step there and a plain tool call in the inner layer."""
+"""What a tool call can be recorded as by either layer: a handoff tool (AutoGen's
+``transfer_to_<agent>``) is a handoff step where a layer knows it for one (both, when
+OpenInference's TOOL span and autogen-core's ``execute_tool`` span each are recognised as
+the handoff) and a plain tool call where it does not."""
 _MESSAGE_FIELDS = ("input_messages", "output_messages")
 _PREFER_MORE_SPECIFIC = ("model",)
 """Fields where the longer of two compatible values is richer (a dated model version)."""
@@ -103,7 +106,7 @@ def _same_call(outer: Draft, inner: Draft) -> bool:
     assert a is not None and b is not None
     if b.start_ns < a.start_ns or (a.end_ns and b.end_ns and b.end_ns > a.end_ns):
         return False
-    if outer.kind in _TOOL_OUTERS and inner.kind == "tool_call":
+    if outer.kind in _TOOL_OUTERS and inner.kind in _TOOL_OUTERS:
         name = outer.fields.get("tool")
         return isinstance(name, str) and bool(name) and name == inner.fields.get("tool")
     if outer.kind != "generation" or inner.kind != "generation":
