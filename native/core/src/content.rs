@@ -176,6 +176,111 @@ mod tests {
         assert!(parse_json_or_text("\u{a0}[1]", &bump).is_none());
     }
 
+    /// Seeded JSON-ish text (xorshift64*, the same on every machine): fragments that reach
+    /// the number, escape, whitespace and nesting rules, glued in random order.
+    fn sweep(seed: u64, count: usize) -> Vec<String> {
+        const PIECES: [&str; 31] = [
+            "[",
+            "]",
+            "{",
+            "}",
+            ",",
+            ":",
+            "\"a\"",
+            "\"\\ud800\"",
+            "\"\\u00e9\"",
+            "-0",
+            "-0.0",
+            "0",
+            "1e400",
+            "1e-0",
+            "18446744073709551616",
+            "-9223372036854775809",
+            "true",
+            "nul",
+            " ",
+            "\u{a0}",
+            "\u{1c}",
+            "\n",
+            "\"",
+            "\\",
+            "NaN",
+            "1.5",
+            ".",
+            "e",
+            "\"-0\"",
+            "é",
+            "\u{1}",
+        ];
+        let mut state = seed | 1;
+        let mut next = move || {
+            state ^= state >> 12;
+            state ^= state << 25;
+            state ^= state >> 27;
+            state.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        };
+        (0..count)
+            .map(|_| {
+                let len = (next() % 12) as usize;
+                (0..len)
+                    .map(|_| PIECES[(next() % PIECES.len() as u64) as usize])
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Our tree as serde_json's, zeros of every sign and kind as the integer `0` (serde_json
+    /// reads `-0` as a float, the one difference the rewrite is for).
+    fn comparable(value: &J<'_>) -> serde_json::Value {
+        use serde_json::Value;
+        zero_as_int(match *value {
+            J::Null => Value::Null,
+            J::Bool(b) => Value::Bool(b),
+            J::U64(n) => n.into(),
+            J::I64(n) => n.into(),
+            J::F64(f) => serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number),
+            J::Str(s) => s.into(),
+            J::Arr(items) => Value::Array(items.iter().map(comparable).collect()),
+            J::Obj(obj) => {
+                Value::Object(obj.iter().map(|(k, v)| (k.into(), comparable(v))).collect())
+            }
+        })
+    }
+
+    fn zero_as_int(value: serde_json::Value) -> serde_json::Value {
+        use serde_json::Value;
+        match value {
+            Value::Number(n) if n.as_f64() == Some(0.0) => Value::from(0),
+            Value::Array(items) => Value::Array(items.into_iter().map(zero_as_int).collect()),
+            Value::Object(map) => {
+                Value::Object(map.into_iter().map(|(k, v)| (k, zero_as_int(v))).collect())
+            }
+            other => other,
+        }
+    }
+
+    #[test]
+    fn any_text_is_read_or_refused_as_serde_json_reads_it() {
+        // Same acceptance as serde_json's own reader (shallow text: its limit is 128 levels),
+        // and `-0` rewritten only where it is an integer: the rewrite never turns refused
+        // text into a value or a string's content into another.
+        let mut accepted = 0;
+        for text in sweep(18, 200_000) {
+            let bump = Bump::new();
+            let ours = parse_json(&text, &bump);
+            let theirs = serde_json::from_str::<serde_json::Value>(py_strip(&text));
+            assert_eq!(ours.is_some(), theirs.is_ok(), "{text:?}");
+            if let (Some(value), Ok(reference)) = (ours, theirs) {
+                accepted += 1;
+                assert_eq!(comparable(&value), zero_as_int(reference), "{text:?}");
+            }
+        }
+        assert!(
+            accepted > 1_000,
+            "the sweep reaches values too ({accepted})"
+        );
+    }
+
     #[test]
     fn depth_is_bounded_as_orjson_bounds_it() {
         let bump = Bump::new();
