@@ -63,6 +63,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "logfire-openai-agents",
         "openlit-openai-agents",
         "openlit-langgraph",
+        "openllmetry-agno",
         "openllmetry-openai-agents",
         "agent-framework",
         "beeai-openinference",
@@ -114,6 +115,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "logfire-openai-agents",
         "openlit-openai-agents",
         "openlit-langgraph",
+        "openllmetry-agno",
         "openllmetry-openai-agents",
         "agent-framework",
         "beeai-openinference",
@@ -131,6 +133,7 @@ TOOL_SPAN_SOURCES = frozenset(
 
 OK_NOT_SHOWN = frozenset(
     {
+        "openllmetry-agno",
         "langgraph-openinference",
         "langgraph-openllmetry",
         "openlit-langgraph",
@@ -145,9 +148,12 @@ OK_NOT_SHOWN = frozenset(
 ``handle_tool_error``, an AI SDK tool returning an error object): with content off an OK span
 leaves the outcome unknown (``unset``)."""
 
-HANDLED_FAILURES = frozenset({"langchain-agents-openinference", "llamaindex-openllmetry"})
+HANDLED_FAILURES = frozenset(
+    {"langchain-agents-openinference", "llamaindex-openllmetry", "openllmetry-agno"}
+)
 """Sources whose tool spans end OK on every failure (``handle_tool_error``; OpenLLMetry's
-LlamaIndex call_tool step around a tool that raised), so only the captured output shows it."""
+LlamaIndex call_tool step around a tool that raised; OpenLLMetry's Agno tool spans), so only
+the captured output shows it."""
 
 ARGUMENTS_WITHOUT_CONTENT = frozenset({"llamaindex-openllmetry"})
 """Sources whose tracer records tool arguments whatever its content switch (OpenLLMetry's

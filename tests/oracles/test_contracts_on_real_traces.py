@@ -148,6 +148,7 @@ TOOL_SPANS = (
     "logfire-openai-agents",
     "openlit-openai-agents",
     "openlit-langgraph",
+    "openllmetry-agno",
     "openllmetry-openai-agents",
     "openinference-openai-agents",
     "traceloop-sdk",
@@ -186,6 +187,7 @@ ANSWER_CHECKS = {
 }
 """Checks that read the run's final answer."""
 OK_NOT_SHOWN = (
+    "openllmetry-agno",
     "langgraph-openinference",
     "langgraph-openllmetry",
     "langchain-create-agent-openllmetry",
@@ -200,9 +202,14 @@ OK_NOT_SHOWN = (
 object), so with content off an OK span leaves the call's outcome unknown: an outcome check
 that passes with content on is missing evidence there; failures the span status shows still
 count."""
-HANDLED_FAILURES = ("langchain-agents-openinference", "llamaindex-openllmetry")
+HANDLED_FAILURES = (
+    "langchain-agents-openinference",
+    "llamaindex-openllmetry",
+    "openllmetry-agno",
+)
 """Every tool failure ends OK (handled inside the tool; OpenLLMetry's LlamaIndex call_tool step
-around a tool that raised): with content off none is seen."""
+around a tool that raised; OpenLLMetry's Agno tool spans, the failure only in the recorded
+``FunctionExecutionResult``): with content off none is seen."""
 ARGUMENTS_WITHOUT_CONTENT = ("llamaindex-openllmetry",)
 """The tracer records tool arguments whatever its content switch: with content off the checks
 that read arguments only (the coding checks replay the file edits and commands) keep their

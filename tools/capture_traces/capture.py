@@ -697,6 +697,27 @@ SOURCES: dict[str, dict[str, Any]] = {
                                     "OPENINFERENCE_HIDE_INPUT_MESSAGES",
                                     "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
     },
+    "openllmetry-agno": {
+        "what": "the agno-openinference agents (an Agent with function tools, the OpenAIChat "
+        "model on the fake server; a Team whose leader delegates to a research_agent member "
+        "for g_handoff) traced by OpenLLMetry's opentelemetry-instrumentation-agno, with its "
+        "opentelemetry-instrumentation-openai enabled as Traceloop.init() would",
+        "packages": ["agno", "openai", "opentelemetry-instrumentation-agno",
+                     "opentelemetry-instrumentation-openai"],
+        "driver": "fw_agno:run_openllmetry",
+        "tool_spans": True,
+        "handoff_via": "Agno's built-in team tool (`delegate_task_to_member "
+        "{\"member_id\": \"research-agent\", \"task\": ...}`)",
+        "notes": ["**Tool failures:** the tool raises; Agno sends the model the exception text, "
+                  "and the tool span ends with status OK: the failure is only in the "
+                  "`FunctionExecutionResult` OpenLLMetry records with str() in "
+                  "`traceloop.entity.output` (`status='failure' ... error='...'`).",
+                  "**Delegation:** the member's agent span runs beside the "
+                  "`delegate_task_to_member` tool span (both under the team's "
+                  "`triage_agent.team` span), not in it."],
+        "on": {"TRACELOOP_TRACE_CONTENT": "true"},
+        "off": {"TRACELOOP_TRACE_CONTENT": "false"},
+    },
     "autogen-openinference": {
         "what": "Microsoft AutoGen AgentChat (AssistantAgent with function tools, "
         "OpenAIChatCompletionClient on the fake server; a Swarm with a handoff for g_handoff) "

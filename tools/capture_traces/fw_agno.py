@@ -1,4 +1,6 @@
-"""Agno agent runs traced by ``openinference-instrumentation-agno``.
+"""Agno agent runs traced by ``openinference-instrumentation-agno`` (``run``) or by
+OpenLLMetry's ``opentelemetry-instrumentation-agno`` (``run_openllmetry``): the same agents, so
+the same truth.
 
 The model is Agno's ``OpenAIChat`` on the scripted fake OpenAI server. Tools are plain Python
 functions handed to ``Agent(tools=...)``, Agno's own function-tool mechanism, over the
@@ -93,16 +95,40 @@ def run(
     tools: Tools,
     executed: list[str],
 ) -> None:
-    """One traced run; appends each executed scenario tool to ``executed`` and fails when
-    the run's answer is not the scripted one."""
+    """``openinference-instrumentation-agno`` (the ``agno-openinference`` source)."""
+    from openinference.instrumentation.agno import AgnoInstrumentor
+
+    AgnoInstrumentor().instrument(tracer_provider=tracer_provider)
+    run_agents(scenario, tools, executed)
+
+
+def run_openllmetry(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """OpenLLMetry's ``opentelemetry-instrumentation-agno`` with its OpenAI instrumentation,
+    as ``Traceloop.init()`` would enable both (the ``openllmetry-agno`` source); content
+    switch ``TRACELOOP_TRACE_CONTENT``."""
+    from opentelemetry.instrumentation.agno import AgnoInstrumentor
+    from opentelemetry.instrumentation.openai import OpenAIInstrumentor
+
+    AgnoInstrumentor().instrument(tracer_provider=tracer_provider)
+    OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
+    run_agents(scenario, tools, executed)
+
+
+def run_agents(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
+    """One run (instrumented by the caller); appends each executed scenario tool to
+    ``executed`` and fails when the run's answer is not the scripted one."""
     os.environ["AGNO_TELEMETRY"] = "false"
     from agno.agent import Agent
     from agno.models.openai import OpenAIChat
     from agno.team import Team
     from fake_openai import FakeOpenAI, call_order
-    from openinference.instrumentation.agno import AgnoInstrumentor
 
-    AgnoInstrumentor().instrument(tracer_provider=tracer_provider)
     all_tools = scenario_tools(tools, executed)
     scripted = script(scenario)
     with FakeOpenAI(scripted, turn_of=call_order()) as base_url:

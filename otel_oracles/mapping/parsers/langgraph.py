@@ -10,9 +10,8 @@ from otel_oracles.mapping.parsers._registry import Parser
 from otel_oracles.mapping.parsers.messages import Message
 from otel_oracles.mapping.parsers.providers import openai_message
 from otel_oracles.mapping.parsers.python_literals import (
-    MAX_LITERAL_CHARS,
     parse_python_literal,
-    parse_python_repr,
+    pydantic_str_fields,
 )
 from otel_oracles.mapping.parsers.scalars import (
     parse_json,
@@ -68,63 +67,18 @@ def parse_langchain_message_content(value: Any) -> Any:
     return parse_json_or_text(body["content"])
 
 
-_FIELD_START = re.compile(r"\s+([A-Za-z_]\w{0,100})=")
-
-
-def _pydantic_str_call(text: str) -> str | None:
-    """``field='a' other=[1, 2]`` (pydantic's ``__str__``: fields separated by spaces) as the
-    call source ``M(field='a', other=[1, 2])``: each run of whitespace outside string
-    literals and brackets that precedes ``name=`` becomes a comma. ``None`` when the quotes
-    or brackets do not balance. One linear pass."""
-    out: list[str] = []
-    depth = 0
-    quote, escaped = "", False
-    i = 0
-    while i < len(text):
-        ch = text[i]
-        if quote:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == quote:
-                quote = ""
-        elif ch in ("'", '"'):
-            quote = ch
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif depth == 0 and ch.isspace():
-            m = _FIELD_START.match(text, i)
-            if m:
-                out.append(", " + m.group(1) + "=")
-                i = m.end()
-                continue
-        out.append(ch)
-        i += 1
-    if quote or depth:
-        return None
-    return "M(" + "".join(out) + ")"
-
-
 def parse_langchain_message_str(value: Any) -> Any:
     """A LangChain message as ``str()`` writes it (pydantic's ``__str__``: ``content='{...}'
     name='search_docs' tool_call_id='call_0_0'``), as OpenLIT's LangChain instrumentor
     records a tool's ``ToolMessage`` in ``gen_ai.tool.call.result``: the content, object and
     array text decoded as ``langchain_message_content`` does; a message with ``status='error'``
     (a tool error LangChain handled) is ``{"error": <content>}``. Read as a repr, never
-    evaluated (``python_repr``'s bounds). Anything else, a content that is neither text nor a
-    list of blocks included, is returned unchanged."""
-    if (
-        not isinstance(value, str)
-        or not value.startswith("content=")
-        or len(value) > (MAX_LITERAL_CHARS)
-    ):
+    evaluated (``pydantic_str``). Anything else, a content that is neither text nor a list of
+    blocks included, is returned unchanged."""
+    if not isinstance(value, str) or not value.startswith("content="):
         return value
-    source = _pydantic_str_call(value)
-    fields = parse_python_repr(source) if source is not None else None
-    if not isinstance(fields, dict) or not isinstance(fields.get("content"), str | list):
+    fields = pydantic_str_fields(value)
+    if fields is None or not isinstance(fields.get("content"), str | list):
         return value
     content = parse_json_or_text(fields["content"])
     if fields.get("status") == "error":

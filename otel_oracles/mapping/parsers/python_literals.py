@@ -15,6 +15,7 @@ costs at most a bounded parse.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -214,8 +215,96 @@ def parse_python_repr(value: Any) -> Any:
     return _object_value(node)
 
 
+_FIELD_START = re.compile(r"\s+([A-Za-z_]\w{0,100})=")
+
+
+def _pydantic_str_call(text: str) -> str | None:
+    """``field='a' other=[1, 2]`` (pydantic's ``__str__``: fields separated by spaces) as the
+    call source ``M(field='a', other=[1, 2])``: each run of whitespace outside string
+    literals and brackets that precedes ``name=`` becomes a comma. ``None`` when the quotes
+    or brackets do not balance. One linear pass."""
+    out: list[str] = []
+    depth = 0
+    quote, escaped = "", False
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
+                quote = ""
+        elif ch in ("'", '"'):
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif depth == 0 and ch.isspace():
+            m = _FIELD_START.match(text, i)
+            if m:
+                out.append(", " + m.group(1) + "=")
+                i = m.end()
+                continue
+        out.append(ch)
+        i += 1
+    if quote or depth:
+        return None
+    return "M(" + "".join(out) + ")"
+
+
+_FIELD_AT_START = re.compile(r"[A-Za-z_]\w{0,100}=")
+
+
+def pydantic_str_fields(text: str) -> dict[str, Any] | None:
+    """The fields of a model as pydantic's ``str()`` writes it (``status='success'
+    result={'a': 1} error=None``: ``name=repr`` pairs separated by spaces, no class name),
+    read as a call's keyword arguments by ``parse_python_repr`` (never evaluated, the same
+    bounds); ``None`` when the text is not that form."""
+    if len(text) > MAX_LITERAL_CHARS or not _FIELD_AT_START.match(text):
+        return None
+    source = _pydantic_str_call(text)
+    fields = parse_python_repr(source) if source is not None else None
+    if not isinstance(fields, dict) or fields.get("__type__") != "M" or "__args__" in fields:
+        return None
+    return {k: v for k, v in fields.items() if k != "__type__"}
+
+
+def parse_pydantic_str(value: Any) -> Any:
+    """A model written by pydantic's ``str()`` as the object of its fields (see
+    ``pydantic_str_fields``): Agno's ``FunctionExecutionResult`` in OpenLLMetry's
+    ``traceloop.entity.output`` reads ``{"status": "success", "result": {...}, "error":
+    None}``. Any other value is returned unchanged."""
+    if not isinstance(value, str):
+        return value
+    fields = pydantic_str_fields(value)
+    return value if fields is None else fields
+
+
+_FAILED_STATUSES = frozenset({"failure", "failed", "error"})
+
+
+def parse_execution_record(value: Any) -> Any:
+    """An execution record, an object with a ``status`` and a ``result`` or ``error`` (Agno's
+    ``FunctionExecutionResult`` as ``pydantic_str`` reads it): its ``result`` when it
+    succeeded, ``{"error": <error>}`` when its status says it failed (``failure``,
+    ``failed``, ``error``), so the tool-result rules judge it. Any other value is returned
+    unchanged."""
+    if not isinstance(value, dict) or not isinstance(value.get("status"), str):
+        return value
+    if "result" not in value and "error" not in value:
+        return value
+    if value["status"].lower() in _FAILED_STATUSES:
+        return {"error": value.get("error") or value.get("result") or value["status"]}
+    return value.get("result")
+
+
 PARSERS: Mapping[str, Parser] = {
     "python_literal": parse_python_literal,
     "python_repr": parse_python_repr,
+    "pydantic_str": parse_pydantic_str,
+    "execution_record": parse_execution_record,
 }
 """Registered names (``parse: [json, python_literal]``) -> parser."""
