@@ -61,3 +61,9 @@ class SandboxError(OtelOraclesError):
     """A check would run a command, and may not: the sandbox is unavailable (the message
     names how to install it) or command-running checks are turned off. The check's result
     is ``error``, a harness problem rather than the agent's."""
+
+
+class WorkBudgetExceeded(OtelOraclesError):
+    """A check would do more work on one trace than its budget allows (a trace built to stall
+    grading, such as an answer citing hundreds of thousands of ids). The check's result is
+    ``error``, naming the budget; the other checks carry on."""

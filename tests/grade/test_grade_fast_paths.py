@@ -173,6 +173,27 @@ def test_citations_name_the_first_source_in_order_and_read_every_source_when_ung
     assert "doc-9" in res.message and "step 2" in res.message
 
 
+def test_citations_past_the_scan_budget_end_in_error_not_a_stall(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The search costs cited ids times result size, which a trace can make absurd: past
+    ``CITATION_SCAN_BUDGET`` the check ends in ``error`` naming the budget, and within it the
+    same trajectory is graded as usual. The budget is lowered here so that the test builds a
+    small trajectory; the default allows ~2 billion characters."""
+    from otel_oracles.grade.oracles import trace_answers
+
+    results = [tool("search_docs", {"q": str(i)}, {"text": "x " * 500}) for i in range(40)]
+    answer = gen(" ".join(f"[doc-{i}]" for i in range(200)))
+    monkeypatch.setattr(trace_answers, "CITATION_SCAN_BUDGET", 2_000_000)
+    res = check({"type": "citations_grounded"}, traj(*results, answer))
+    assert res.outcome == Outcome.ERROR
+    assert "200 cited ids" in res.message and "2,000,000 scanned characters" in res.message
+    assert res.details["error.type"] == "WorkBudgetExceeded"
+    monkeypatch.setattr(trace_answers, "CITATION_SCAN_BUDGET", 200 * 40 * 1_100)
+    res = check({"type": "citations_grounded"}, traj(*results, answer))
+    assert res.outcome == Outcome.INVARIANT_FAILURE, res.message  # doc-0 .. doc-199 ungrounded
+
+
 def _plain_scan(t: Trajectory, patterns: tuple[str, ...]) -> list[tuple[int, str]]:
     """``find_network_violations`` as one substring search per pattern and step."""
     out = []
@@ -249,7 +270,7 @@ def test_whole_id_test_agrees_with_the_lookaround_regex() -> None:
     (``é``, Devanagari combining marks, digits of other scripts) on either side."""
     import regex
 
-    from otel_oracles.grade.oracles.trace_answers import _cites_whole_id
+    from otel_oracles.grade.oracles.trace_answers import _cites_whole_id, _ScanBudget
 
     rng = random.Random(18)
     alphabet = ["a", "4", "-", "_", " ", ".", "[", "]", "é", "\u0901", "\u0663", "\n", "(", "*"]
@@ -262,7 +283,7 @@ def test_whole_id_test_agrees_with_the_lookaround_regex() -> None:
             pieces.insert(rng.randrange(0, len(pieces) + 1), ident)
         text = "".join(pieces)
         plain = regex.search(rf"(?<![\w-]){regex.escape(ident)}(?![\w-])", text) is not None
-        assert _cites_whole_id(ident, text) is plain, (ident, text)
+        assert _cites_whole_id(ident, text, _ScanBudget(1)) is plain, (ident, text)
         agreed += plain
     assert agreed > 500  # the sample reaches both answers often
 

@@ -21,6 +21,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from otel_oracles import safe_regex
+from otel_oracles.errors import WorkBudgetExceeded
 from otel_oracles.grade.evidence import (
     Evidence,
     absent,
@@ -86,15 +87,46 @@ def _cited_ids(pattern: str, text: str) -> list[str]:
 _ID_CHAR = safe_regex.compile_pattern(r"[\w-]")
 """A character that would continue an id: ``doc-4`` must not be found inside ``doc-42``."""
 
+CITATION_SCAN_BUDGET = 2_000_000_000
+"""Characters the search for cited ids may scan in one ``citations_grounded`` check: every
+cited id is looked for in every earlier result until found, so the work is the number of ids
+times the size of the results, which a trace can make absurd (an answer citing 300,000 ids
+against megabytes of results). About a second of substring search; a check beyond it ends in
+``error`` instead of stalling the grader."""
 
-def _cites_whole_id(ident: str, text: str) -> bool:
+OCCURRENCE_COST = 1_000
+"""What one occurrence of an id whose neighbours are tested is charged, in scanned
+characters (the test is a few Python operations, a plain scan a character per nanosecond)."""
+
+
+class _ScanBudget:
+    """The characters a check may still scan (``CITATION_SCAN_BUDGET``)."""
+
+    __slots__ = ("ids", "left")
+
+    def __init__(self, ids: int) -> None:
+        self.ids = ids
+        self.left = CITATION_SCAN_BUDGET
+
+    def spend(self, chars: int) -> None:
+        self.left -= chars
+        if self.left < 0:
+            raise WorkBudgetExceeded(
+                f"searching the earlier results for {self.ids:,} cited ids exceeds the "
+                f"check's budget of {CITATION_SCAN_BUDGET:,} scanned characters; not graded"
+            )
+
+
+def _cites_whole_id(ident: str, text: str, budget: _ScanBudget) -> bool:
     """Whether ``ident`` occurs in ``text`` as a whole id: not preceded or followed by a word
     character or ``-``. The same as searching ``(?<![\\w-])<escaped id>(?![\\w-])``, but without
     compiling a regex per cited id (compiling one costs ~0.8 ms and answers cite ever new
     ids); each occurrence's two neighbours are tested against ``_ID_CHAR``."""
+    budget.spend(len(text))
     end = len(text)
     start = text.find(ident)
     while start >= 0:
+        budget.spend(OCCURRENCE_COST)
         after = start + len(ident)
         if (start == 0 or not safe_regex.match(_ID_CHAR, text[start - 1])) and (
             after == end or not safe_regex.match(_ID_CHAR, text[after])
@@ -180,10 +212,11 @@ class CitationsGrounded(OracleCheck):
             return made[i]
 
         grounded: dict[str, Step] = {}
+        budget = _ScanBudget(len(ids))
         for ident in ids:
             for i, (s, _) in enumerate(makers):
                 t = text_at(i)
-                if t is not None and _cites_whole_id(ident, t):
+                if t is not None and _cites_whole_id(ident, t, budget):
                     grounded[ident] = s
                     break
         ungrounded = [i for i in ids if i not in grounded]
