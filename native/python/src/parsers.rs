@@ -8,7 +8,7 @@
 //! `str` holding lone surrogates, which is no UTF-8 and so no JSON).
 
 use std::cell::RefCell;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Mutex, OnceLock, TryLockError};
 
 use bumpalo::Bump;
 use otel_oracles_core::content;
@@ -133,10 +133,14 @@ fn dict_key<'py>(py: Python<'py>, key: &str) -> Bound<'py, PyString> {
     }
     let slot = key_slot(key);
     let cache = KEYS.get_or_init(|| Mutex::new((0..KEY_SLOTS).map(|_| None).collect()));
-    // A poisoned lock only means a panic elsewhere mid-update of a plain slot: still usable.
-    let mut slots = cache
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    // Only this thread, holding the GIL, can hold the lock; were it ever re-entered (nothing
+    // in the section runs Python code), the key is simply not cached. A poisoned lock only
+    // means a panic elsewhere mid-update of a plain slot: still usable.
+    let mut slots = match cache.try_lock() {
+        Ok(slots) => slots,
+        Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+        Err(TryLockError::WouldBlock) => return PyString::new(py, key),
+    };
     if let Some(Some((cached, text))) = slots.get(slot) {
         if **cached == *key {
             return text.bind(py).clone();
