@@ -44,6 +44,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "langgraph-openinference",
         "langgraph-openllmetry",
         "langsmith-otel-langgraph",
+        "langsmith-otel-create-agent",
         "langchain-create-agent-openllmetry",
         "llamaindex-openinference",
         "smolagents-openinference",
@@ -93,6 +94,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "langgraph-openinference",
         "langgraph-openllmetry",
         "langsmith-otel-langgraph",
+        "langsmith-otel-create-agent",
         "langchain-create-agent-openllmetry",
         "llamaindex-openinference",
         "openinference-openai-agents",
@@ -138,6 +140,7 @@ OK_NOT_SHOWN = frozenset(
         "langgraph-openllmetry",
         "openlit-langgraph",
         "langsmith-otel-langgraph",
+        "langsmith-otel-create-agent",
         "langchain-create-agent-openllmetry",
         "langchain-agents-openinference",
         "llamaindex-openllmetry",
@@ -233,6 +236,11 @@ missing."""
 AGENTS_UNSEEN = frozenset({"haystack-openllmetry"})
 """Sources where no span shows any agent (OpenLLMetry records Haystack's generators, not its
 Agent): no handoff is seen, and an agent used as a tool is a plain tool call."""
+
+DELEGATION_AS_TOOL = frozenset({"langsmith-otel-create-agent"})
+"""Sources where an agent used as a tool is seen as a plain tool call around the agent's own run
+(the LangSmith SDK: the tool span holds the agent's graph run, which no one-level match can
+tell from a chain a tool runs): no handoff step; the research agent is the first tool call."""
 
 NAMELESS_AGENTS = frozenset({"haystack-openinference", "haystack-native"})
 """Sources where no span names any agent and an agent used as a tool is seen only as a nested
@@ -350,6 +358,9 @@ def scenario_tool_calls(
         if not content:
             assert calls and calls[-1].tool is None and calls[-1].synthesized
             calls = calls[:-1]
+    if source in DELEGATION_AS_TOOL and scenario.handoff is not None:
+        assert calls and calls[0].tool == scenario.handoff[1], calls[:1]
+        calls = calls[1:]
     return calls
 
 
@@ -437,7 +448,7 @@ def test_real_trace_maps_to_expected_trajectory(case: Case, conventions: Convent
 
     # Handoffs: one step from the triage agent to the research agent; not a tool call.
     handoffs = [h for t in trajs for h in t.handoffs()]
-    if case.source in AGENTS_UNSEEN:
+    if case.source in AGENTS_UNSEEN | DELEGATION_AS_TOOL:
         assert handoffs == []
     elif scenario.handoff is not None and case.source in NAMELESS_AGENTS:
         assert [(h.from_agent, h.to_agent) for h in handoffs] == [(None, None)]

@@ -605,6 +605,21 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {"TRACELOOP_TRACE_CONTENT": "true"},
         "off": {"TRACELOOP_TRACE_CONTENT": "false"},
     },
+    "langsmith-otel-create-agent": {
+        "what": "the langchain-create-agent-openllmetry agents (LangChain 1.x create_agent) "
+        "traced by the LangSmith SDK's OpenTelemetry mode (as langsmith-otel-langgraph)",
+        "packages": ["langsmith", "langchain", "langchain-core", "langchain-openai",
+                     "langgraph"],
+        "driver": "fw_langchain_create_agent:run_langsmith",
+        "tool_spans": True,
+        "handoff_via": "the `research_agent {\"question\": ...}` tool, which runs the research "
+        "agent's own graph",
+        "notes": ["**Tool failures:** the tool raises; ToolErrorMiddleware sends the model an "
+                  "error ToolMessage (`Error: SearchBackendError(...)`)."],
+        "on": LANGSMITH_OTEL,
+        "off": {**LANGSMITH_OTEL, "LANGSMITH_HIDE_INPUTS": "true",
+                "LANGSMITH_HIDE_OUTPUTS": "true"},
+    },
     "langsmith-otel-langgraph": {
         "what": "the langgraph-openinference agent traced by the LangSmith SDK's OpenTelemetry "
         "mode (LangChain's LangSmith tracer with LANGSMITH_OTEL_ENABLED and LANGSMITH_OTEL_ONLY: "

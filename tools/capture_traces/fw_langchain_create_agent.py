@@ -1,4 +1,6 @@
-"""LangChain 1.x agents (``langchain.agents.create_agent``) traced by OpenLLMetry.
+"""LangChain 1.x agents (``langchain.agents.create_agent``) for two capture sources: traced by
+OpenLLMetry (``run_openllmetry``, ``langchain-create-agent-openllmetry``) or by the LangSmith
+SDK's OpenTelemetry mode (``run_langsmith``, ``langsmith-otel-create-agent``).
 
 ``create_agent`` is LangChain's current agent runtime: a LangGraph graph with a ``model``
 node and a ``tools`` node, configured by middleware. The model is ``ChatOpenAI`` on the
@@ -30,19 +32,42 @@ def run_openllmetry(
     tools: Tools,
     executed: list[str],
 ) -> None:
-    """One run traced by OpenLLMetry's ``opentelemetry-instrumentation-langchain``; appends
-    each executed scenario tool to ``executed`` and fails when the run's answer is not the
-    scripted one."""
-    from fake_openai import FakeOpenAI, call_order
-    from langchain.agents import create_agent
-    from langchain.agents.middleware import ToolErrorMiddleware
-    from langchain_core.tools import tool
-    from langchain_openai import ChatOpenAI
+    """One run traced by OpenLLMetry's ``opentelemetry-instrumentation-langchain``."""
     from opentelemetry.instrumentation.langchain import LangchainInstrumentor
 
     LangchainInstrumentor().instrument(
         tracer_provider=tracer_provider, logger_provider=logger_provider
     )
+    _run(scenario, tools, executed)
+
+
+def run_langsmith(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """One run traced by the LangSmith SDK's OpenTelemetry mode (``fw_langgraph.
+    run_langsmith``: the source's environment switches it on; spans on the global tracer
+    provider, ended from the SDK's background thread before the capture reads them)."""
+    from langchain_core.tracers.langchain import wait_for_all_tracers
+    from opentelemetry import trace
+
+    trace.set_tracer_provider(tracer_provider)
+    _run(scenario, tools, executed)
+    wait_for_all_tracers()
+
+
+def _run(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
+    """Run one scenario; appends each executed scenario tool to ``executed`` and fails when
+    the run's answer is not the scripted one."""
+    from fake_openai import FakeOpenAI, call_order
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import ToolErrorMiddleware
+    from langchain_core.tools import tool
+    from langchain_openai import ChatOpenAI
+
     errors = ToolErrorMiddleware(on_error=lambda exc, request: f"Error: {exc!r}")
     scripted = script(scenario)
     with FakeOpenAI(scripted, turn_of=call_order()) as base_url:
