@@ -914,6 +914,23 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {"TRACELOOP_TRACE_CONTENT": "true"},
         "off": {"TRACELOOP_TRACE_CONTENT": "false"},
     },
+    "openlit-llamaindex": {
+        "what": "the llamaindex-openinference agents (FunctionAgent, FunctionTool tools; an "
+        "AgentWorkflow for g_handoff) traced by OpenLIT (openlit.init(): its llama_index and "
+        "openai instrumentors, and the httpx instrumentation it also enables)",
+        "packages": ["openlit", "llama-index-core", "llama-index-llms-openai",
+                     "llama-index-workflows", "openai"],
+        "driver": "fw_openlit:run_llamaindex",
+        "handoff_via": "AgentWorkflow's own `handoff` tool "
+        "(`handoff {\"to_agent\": \"research_agent\", \"reason\": ...}`)",
+        "notes": ["**Tool failures:** the tool raises; the agent workflow sends the model the "
+                  "exception text as an error tool output.",
+                  "**No agent or tool spans:** OpenLIT records nothing of the agent workflow: "
+                  "each model call is a root `chat` span (its openai instrumentor) in a trace "
+                  "of its own, so a run arrives as one fragment per model call."],
+        "on": {},
+        "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
+    },
     "haystack-openllmetry": {
         "what": "the haystack-openinference agents (Agent component, OpenAIChatGenerator on the "
         "fake server, @tool tools; the research agent as a ComponentTool for g_handoff) traced "

@@ -12,6 +12,9 @@ content switch.
   instrumentors and its openai one under ``ChatOpenAI``.
 - ``run_crewai`` (``openlit-crewai``): ``fw_crewai``'s crew (delegation to a coworker for
   ``g_handoff``); OpenLIT's crewai and litellm instrumentors.
+- ``run_llamaindex`` (``openlit-llamaindex``): ``fw_llamaindex``'s agents (an
+  ``AgentWorkflow`` with its ``handoff`` tool for ``g_handoff``); OpenLIT's llama_index
+  instrumentor and its openai one under LlamaIndex's ``OpenAI`` model.
 """
 
 from __future__ import annotations
@@ -49,3 +52,20 @@ def run_crewai(
 
     init_openlit(tracer_provider, logger_provider)
     run_crew(scenario, tools, executed)
+
+
+def run_llamaindex(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """The LlamaIndex agents under ``openlit.init()``."""
+    import asyncio
+
+    from fw_llamaindex import _run
+    from fw_openai_agents import init_openlit
+
+    init_openlit(tracer_provider, logger_provider)
+    asyncio.run(_run(scenario, tools, executed))
