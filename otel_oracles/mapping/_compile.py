@@ -257,6 +257,7 @@ class CompiledRule:
     nested_agent_is_handoff: bool = False
     delegate_works_inside: bool = False
     merged_model_calls: bool = False
+    agent_inside_is_delegation: bool = False
     guard: Guard | None = None
     """Necessary conditions checkable from the span's dispatch signature (see ``Guard``)."""
     plan: Plan = ()
@@ -521,6 +522,7 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
                     nested_agent_is_handoff=rule.nested_agent_is_handoff,
                     delegate_works_inside=rule.delegate_works_inside,
                     merged_model_calls=rule.merged_model_calls,
+                    agent_inside_is_delegation=rule.agent_inside_is_delegation,
                     guard=_guard(rule.match),
                     split=split_match(rule.match),
                 )

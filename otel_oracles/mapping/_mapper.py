@@ -137,6 +137,7 @@ def map_trace(trace: Trace, conventions: ConventionSet) -> Trajectory:
             unmapped[span.name] = unmapped.get(span.name, 0) + 1
 
     drafts = merge_stacked_generations(drafts, draft_by_span, by_id)
+    _tools_running_agents(drafts)
     _assign_agents(drafts, draft_by_span, by_id, compiled.placeholders)
     drafts = _nested_agent_handoffs(drafts, draft_by_span, by_id)
     _handoff_targets(drafts)
@@ -593,6 +594,30 @@ def _response_by_position(gen: Draft, req: dict[str, Any], later: Later) -> dict
             answers += [p for p in _parts(msg) if p.get("type") == "tool_call_response"]
         return answers[index] if index < len(answers) and not answers[index].get("id") else None
     return None
+
+
+def _tools_running_agents(drafts: list[Draft]) -> None:
+    """Rules with ``agent_inside_is_delegation``: a tool step whose span directly holds a
+    span mapped to an agent step ran that agent (an agent called as a tool, recorded by a
+    tracer that types no span as a delegation): it becomes a handoff to that agent, keeping
+    the tool's name, call id, arguments and result. Only a child the conventions mapped to
+    an agent counts, never a chain or other plumbing the tool ran."""
+    tools = {
+        d.span.span_id: d
+        for d in drafts
+        if d.kind == "tool_call" and d.rule.agent_inside_is_delegation and d.span is not None
+    }
+    if not tools:
+        return
+    for draft in drafts:
+        if draft.kind != "agent" or draft.span is None:
+            continue
+        tool = tools.get(draft.span.parent_span_id)
+        if tool is not None:
+            tool.kind = "handoff"
+            name = draft.fields.get("agent_name")
+            if name is not None:
+                tool.fields.setdefault("to_agent", name)
 
 
 def _nested_agent_handoffs(

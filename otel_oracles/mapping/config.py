@@ -240,6 +240,11 @@ class Rule(_Strict):
     span with no tool or handoff span of their own (smolagents managed agents): an agent
     step of this rule nested in another agent step, with no handoff step between them, is a
     delegation, so the mapper adds a handoff step from the enclosing agent to it."""
+    agent_inside_is_delegation: bool = False
+    """For ``step: tool_call`` rules of tracers whose tool span holds the run of an agent the
+    tool called with no typed agent span of its own (the LangSmith SDK: the agent's graph
+    run): a step of this rule whose span directly holds a span mapped to an agent step is a
+    delegation, a handoff to that agent (it keeps the tool's name, arguments and result)."""
     merged_model_calls: bool = False
     """For ``step: generation`` rules of spans that record every model call of a run, each
     call's attributes over the last's (OpenInference's ADK instrumentor on ADK's

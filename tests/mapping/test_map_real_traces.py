@@ -237,11 +237,6 @@ AGENTS_UNSEEN = frozenset({"haystack-openllmetry"})
 """Sources where no span shows any agent (OpenLLMetry records Haystack's generators, not its
 Agent): no handoff is seen, and an agent used as a tool is a plain tool call."""
 
-DELEGATION_AS_TOOL = frozenset({"langsmith-otel-create-agent"})
-"""Sources where an agent used as a tool is seen as a plain tool call around the agent's own run
-(the LangSmith SDK: the tool span holds the agent's graph run, which no one-level match can
-tell from a chain a tool runs): no handoff step; the research agent is the first tool call."""
-
 NAMELESS_AGENTS = frozenset({"haystack-openinference", "haystack-native"})
 """Sources where no span names any agent and an agent used as a tool is seen only as a nested
 agent run: the delegation is seen, both of its ends are missing evidence."""
@@ -358,9 +353,6 @@ def scenario_tool_calls(
         if not content:
             assert calls and calls[-1].tool is None and calls[-1].synthesized
             calls = calls[:-1]
-    if source in DELEGATION_AS_TOOL and scenario.handoff is not None:
-        assert calls and calls[0].tool == scenario.handoff[1], calls[:1]
-        calls = calls[1:]
     return calls
 
 
@@ -448,7 +440,7 @@ def test_real_trace_maps_to_expected_trajectory(case: Case, conventions: Convent
 
     # Handoffs: one step from the triage agent to the research agent; not a tool call.
     handoffs = [h for t in trajs for h in t.handoffs()]
-    if case.source in AGENTS_UNSEEN | DELEGATION_AS_TOOL:
+    if case.source in AGENTS_UNSEEN:
         assert handoffs == []
     elif scenario.handoff is not None and case.source in NAMELESS_AGENTS:
         assert [(h.from_agent, h.to_agent) for h in handoffs] == [(None, None)]

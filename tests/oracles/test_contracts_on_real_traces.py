@@ -267,11 +267,6 @@ CONTENT_NEVER = ("autogen-native",)
 """The tracer records no content whatever the switch and no model call at all (autogen-core's
 own spans: agents and tools only): content on grades as content off, and the final answer is
 missing evidence in both."""
-DELEGATION_AS_TOOL = ("langsmith-otel-create-agent",)
-"""An agent used as a tool is seen as a plain tool call around the agent's own run (the
-LangSmith SDK's tool span holds the agent's graph run, which no one-level match can tell from a
-chain a tool runs): the research agent's tool is one more call in its caller's sequence
-(``research-searches`` fails: a known false fail, never a pass)."""
 AGENTS_UNSEEN = ("haystack-openllmetry",)
 """No span shows any agent (OpenLLMetry records Haystack's generators, not its Agent): the
 agent spans and the required transfer are missing evidence, and the research agent, called as
@@ -324,8 +319,6 @@ def expected(source: str, contract: str, scenario: str, content: bool) -> dict[s
         base.update(dict.fromkeys(ANSWER_CHECKS[contract], MIS))
     if source in MERGED_MODEL_CALLS and contract == "multi-agent-handoff":
         base["bounded-steps"] = MIS
-    if source in DELEGATION_AS_TOOL and contract == "multi-agent-handoff":
-        base["research-searches"] = INV
     if source in AGENTS_UNSEEN and contract == "multi-agent-handoff":
         base.update({"agent-spans": MIS, "triage-to-research": MIS, "research-searches": INV})
     if content:
