@@ -36,9 +36,39 @@ class Batch:
     def records(self) -> tuple[list[SpanRecord], list[LogRecord]]:
         """New ``SpanRecord``s and ``LogRecord``s (ids hex, attributes plain dicts, empty
         maps ``EMPTY``, empty events/links ``NO_ITEMS``, one dict per resource)."""
+    def without_own(self, scope: str, services: frozenset[str]) -> Batch | None:
+        """This batch without the grader's own records (instrumentation scope ``scope`` or a
+        resource ``service.name`` in ``services``), or ``None`` when it holds none."""
     def wire_spans(self, body: RequestBody) -> list[WireSpan]:
         """``WireSpan``s of ``body`` for the spans (positions = list order), built without
         the attribute dicts ``serve``'s receiving process never reads."""
+
+# -- offline assembly (native/python/src/assemble_offline.rs) --------------------------------
+
+UNROOTED_IDLE_FACTOR: int
+REMEMBERED_TRACE_IDS: int
+LATE_SAMPLE_SIZE: int
+
+class OfflineAssembler:
+    """The offline release policy (``assemble_offline``): feed batches, take released traces
+    as ``(trace_id, spans, logs, incomplete)`` with records built at release. Raises
+    ``ValueError`` for ``idle_spans`` or ``max_buffered_spans`` below 1."""
+
+    def __init__(self, idle_spans: int, max_buffered_spans: int | None = None) -> None: ...
+    def push_batch(self, batch: Batch) -> None:
+        """Feed a decoded batch; its spans wait natively."""
+    def push_records(self, spans: list[SpanRecord], logs: list[LogRecord]) -> None:
+        """Feed records built in Python."""
+    def finish(self) -> None:
+        """No more input: what waits is released, in first-seen order."""
+    @property
+    def done(self) -> bool:
+        """``finish`` was called and every trace released."""
+    def next_release(self) -> tuple[str, list[SpanRecord], list[LogRecord], bool] | None:
+        """The next released trace, or ``None`` when more input is needed (or done)."""
+    def stats(self) -> tuple[int, int, int, int, int, list[str], int, int, int, int]:
+        """(spans_read, logs_read, traces, late_spans, late_logs, late_trace_ids,
+        evicted_traces, unattached_logs, buffered_spans, peak_buffered_spans)."""
 
 # -- emit: the emitter's records to OTLP bytes (native/python/src/encode.rs) ---------------
 # Each takes an ``otel_oracles.emit._records.ItemBatch`` of ``SpanItem``s or ``LogItem``s and

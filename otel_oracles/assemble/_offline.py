@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from otel_oracles._native import OfflineAssembler
 from otel_oracles.assemble._sessions import SessionStats
 from otel_oracles.assemble._tree import build_trace
-from otel_oracles.assemble.config import (
-    REMEMBERED_TRACE_IDS,
-    UNROOTED_IDLE_FACTOR,
-)
+from otel_oracles.assemble.config import LATE_SAMPLE_SIZE
 from otel_oracles.decode import DecodedBatch
-from otel_oracles.model.span import LogRecord, SpanRecord, Trace
-
-LATE_SAMPLE_SIZE = 20
+from otel_oracles.model.span import Trace
 
 
 @dataclass(slots=True)
@@ -66,21 +61,17 @@ class AssemblyStats:
         return "; ".join(parts)
 
 
-class _Pending:
-    __slots__ = ("first_seen", "has_root", "last_seen", "logs", "spans")
-
-    def __init__(self, first_seen: int) -> None:
-        self.spans: list[SpanRecord] = []
-        # A list only once a log record arrives: most traces have none, and an empty list
-        # per trace id was 56 bytes times every trace in flight.
-        self.logs: list[LogRecord] | tuple[()] = ()
-        self.first_seen = first_seen
-        self.last_seen = first_seen
-        self.has_root = False
-
-
 class OfflineAssembly(Iterator[Trace]):
-    """The iterator ``assemble_offline`` returns: traces, plus ``stats`` as they accrue."""
+    """The iterator ``assemble_offline`` returns: traces, plus ``stats`` as they accrue.
+
+    The grouping and release policy live in the compiled core (``OfflineAssembler``,
+    ``native/core/src/assemble_offline.rs``): natively decoded batches are handed over whole
+    and their spans wait there, so Python records are built only for a released trace's
+    spans; batches of records built in Python are handed over record by record. Here a
+    released trace's records become a ``Trace`` (``build_trace``) and the core's counts are
+    added to ``stats``, which reads, at every trace yielded, as it would had the policy been
+    applied one record at a time in Python.
+    """
 
     def __init__(
         self,
@@ -90,150 +81,60 @@ class OfflineAssembly(Iterator[Trace]):
         idle_spans: int,
         stats: AssemblyStats,
     ) -> None:
-        if max_buffered_spans is not None and max_buffered_spans < 1:
-            raise ValueError(f"max_buffered_spans must be >= 1, got {max_buffered_spans}")
-        if idle_spans < 1:
-            raise ValueError(f"idle_spans must be >= 1, got {idle_spans}")
+        self._core = OfflineAssembler(idle_spans, max_buffered_spans)
         self.stats = stats
-        self._iter = self._run(iter(batches), max_buffered_spans, idle_spans)
-
-    def __next__(self) -> Trace:
-        return next(self._iter)
+        self._batches = iter(batches)
+        self._synced: _Counts = _NO_COUNTS
 
     def __iter__(self) -> OfflineAssembly:
         return self
 
-    def _run(self, batches: Iterator[DecodedBatch], cap: int | None, idle: int) -> Iterator[Trace]:
+    def __next__(self) -> Trace:
+        core = self._core
+        while True:
+            released = core.next_release()
+            if released is not None:
+                self._sync()
+                trace_id, spans, logs, incomplete = released
+                trace = build_trace(trace_id, spans, logs)
+                trace.incomplete = incomplete
+                self.stats.unattached_logs += trace.unattached_logs
+                return trace
+            if core.done:
+                self._sync()
+                raise StopIteration
+            batch = next(self._batches, None)
+            if batch is None:
+                core.finish()
+            elif batch.native is not None:
+                core.push_batch(batch.native)
+            else:
+                core.push_records(batch.spans, batch.logs)
+            self._sync()
+
+    def _sync(self) -> None:
+        """Add what the core counted since the last call to ``stats``."""
+        now = self._core.stats()
+        if now == self._synced:
+            return
+        before, self._synced = self._synced, now
         stats = self.stats
-        # Three queues, each ordered by last activity: traces whose root has arrived, traces
-        # with spans but no root yet, and trace ids seen only in log records so far (a logs
-        # file read before its spans file); the last wait for their spans, idle or not.
-        rooted: OrderedDict[str, _Pending] = OrderedDict()
-        unrooted: OrderedDict[str, _Pending] = OrderedDict()
-        waiting: OrderedDict[str, _Pending] = OrderedDict()
-        released: OrderedDict[str, None] = OrderedDict()
-        clock = 0  # records read so far
-        unrooted_idle = idle * UNROOTED_IDLE_FACTOR
-
-        def release(trace_id: str, pending: _Pending, *, incomplete: bool) -> Trace:
-            stats.buffered_spans -= len(pending.spans) + len(pending.logs)
-            released[trace_id] = None
-            if len(released) > REMEMBERED_TRACE_IDS:
-                released.popitem(last=False)
-            trace = build_trace(trace_id, pending.spans, pending.logs)
-            pending.spans = []
-            pending.logs = ()
-            trace.incomplete = incomplete
-            stats.unattached_logs += trace.unattached_logs
-            stats.traces += 1
-            return trace
-
-        def drop_logs_only(pending: _Pending) -> None:
-            # Log records whose trace never showed a span: nothing to attach them to.
-            stats.buffered_spans -= len(pending.logs)
-            stats.unattached_logs += len(pending.logs)
-
-        def late(trace_id: str) -> None:
-            if (
-                len(stats.late_trace_ids) < LATE_SAMPLE_SIZE
-                and trace_id not in stats.late_trace_ids
-            ):
-                stats.late_trace_ids.append(trace_id)
-
-        def pending_for(trace_id: str, *, span: bool) -> _Pending | None:
-            pending = rooted.get(trace_id)
-            if pending is not None:
-                rooted.move_to_end(trace_id)
-                return pending
-            pending = unrooted.get(trace_id)
-            if pending is not None:
-                unrooted.move_to_end(trace_id)
-                return pending
-            pending = waiting.get(trace_id)
-            if pending is not None:
-                if span:
-                    del waiting[trace_id]
-                    unrooted[trace_id] = pending
-                else:
-                    waiting.move_to_end(trace_id)
-                return pending
-            if trace_id in released:
-                return None
-            pending = _Pending(clock)
-            (unrooted if span else waiting)[trace_id] = pending
-            return pending
-
-        for batch in batches:
-            added = 0
-            last_id = ""
-            pending: _Pending | None = None
-            for span in batch.spans:
-                trace_id = span.trace_id
-                if trace_id != last_id:
-                    last_id = trace_id
-                    pending = pending_for(trace_id, span=True)
-                clock += 1
-                if pending is None:
-                    stats.late_spans += 1
-                    late(trace_id)
-                    continue
-                pending.spans.append(span)
-                pending.last_seen = clock
-                added += 1
-                if not span.parent_span_id and not pending.has_root:
-                    pending.has_root = True
-                    unrooted.pop(trace_id, None)
-                    rooted[trace_id] = pending
-            for log in batch.logs:
-                clock += 1
-                trace_id = log.trace_id
-                if not trace_id:
-                    stats.unattached_logs += 1
-                    continue
-                pending = pending_for(trace_id, span=False)
-                if pending is None:
-                    stats.late_logs += 1
-                    late(trace_id)
-                    continue
-                if isinstance(pending.logs, list):
-                    pending.logs.append(log)
-                else:
-                    pending.logs = [log]
-                pending.last_seen = clock
-                added += 1
-            stats.spans_read += len(batch.spans)
-            stats.logs_read += len(batch.logs)
-            stats.buffered_spans += added
-            # Release traces idle long enough (oldest activity first).
-            for queue, wait in ((rooted, idle), (unrooted, unrooted_idle)):
-                while queue:
-                    trace_id, pending = next(iter(queue.items()))
-                    if clock - pending.last_seen < wait:
-                        break
-                    del queue[trace_id]
-                    yield release(trace_id, pending, incomplete=False)
-            stats.peak_buffered_spans = max(stats.peak_buffered_spans, stats.buffered_spans)
-            if cap is not None:
-                while stats.buffered_spans > cap and (rooted or unrooted or waiting):
-                    queue = _oldest(rooted, unrooted, waiting)
-                    trace_id, pending = queue.popitem(last=False)
-                    if not pending.spans:
-                        drop_logs_only(pending)
-                        continue
-                    stats.evicted_traces += 1
-                    yield release(trace_id, pending, incomplete=True)
-        # End of input: everything left is as complete as it will get, in first-seen order.
-        rest = sorted([*rooted.items(), *unrooted.items()], key=lambda item: item[1].first_seen)
-        for pending in waiting.values():
-            drop_logs_only(pending)
-        rooted.clear()
-        unrooted.clear()
-        waiting.clear()
-        for trace_id, pending in rest:
-            yield release(trace_id, pending, incomplete=False)
+        stats.spans_read += now[0] - before[0]
+        stats.logs_read += now[1] - before[1]
+        stats.traces += now[2] - before[2]
+        stats.late_spans += now[3] - before[3]
+        stats.late_logs += now[4] - before[4]
+        sample = stats.late_trace_ids
+        for trace_id in now[5][len(before[5]) :]:
+            if len(sample) < LATE_SAMPLE_SIZE and trace_id not in sample:
+                sample.append(trace_id)
+        stats.evicted_traces += now[6] - before[6]
+        stats.unattached_logs += now[7] - before[7]
+        stats.buffered_spans += now[8] - before[8]
+        stats.peak_buffered_spans = max(stats.peak_buffered_spans, now[9])
 
 
-def _oldest(*queues: OrderedDict[str, _Pending]) -> OrderedDict[str, _Pending]:
-    """The non-empty queue whose front trace has been idle longest."""
-    candidates = [q for q in queues if q]
-    return min(candidates, key=lambda q: next(iter(q.values())).last_seen)
+_Counts = tuple[int, int, int, int, int, list[str], int, int, int, int]
+"""``OfflineAssembler.stats()``: ``AssemblyStats``' counts in field order, up to the peak."""
+
+_NO_COUNTS: _Counts = (0, 0, 0, 0, 0, [], 0, 0, 0, 0)

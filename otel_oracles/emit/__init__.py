@@ -31,7 +31,7 @@ from otel_oracles.emit._explain import (
 from otel_oracles.emit._metrics import GraderMetrics
 from otel_oracles.emit._otel import EmitStats, OtelEmitter, grader_resource
 from otel_oracles.emit._otlp_json import JsonLinesMetricExporter, JsonLinesSink, OtlpJsonLinesFile
-from otel_oracles.emit._own import is_own_telemetry, own_telemetry_check
+from otel_oracles.emit._own import is_own_telemetry, own_markers, own_telemetry_check
 from otel_oracles.emit._sdk_log import SdkLogs, gathered_sdk_logs
 from otel_oracles.emit._sinks import OtlpSink, Sink
 from otel_oracles.emit.config import EmitSettings
@@ -66,6 +66,7 @@ __all__ = [
     "otlp_destinations",
     "otlp_protocol",
     "otlp_sender",
+    "own_markers",
     "own_telemetry_check",
     "replace_secrets",
     "safe_identifier",

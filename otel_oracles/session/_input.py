@@ -71,11 +71,19 @@ def without_own_telemetry(batches: Iterable[DecodedBatch]) -> Iterator[DecodedBa
     """``batches`` without the grader's own spans and log records (``emit``'s
     ``own_telemetry_check``, the one ``serve`` skips on receipt): an export holding an agent's
     spans and the grade spans and events emitted for them grades like the agent's spans
-    alone."""
-    from otel_oracles.emit import own_telemetry_check  # the OTel SDK, only when reading
+    alone. A natively decoded batch is filtered in the core on its native records (same
+    markers, same criterion), so no record is built for it here."""
+    from otel_oracles.emit import own_markers, own_telemetry_check  # the OTel SDK, only now
 
+    scope, services = own_markers()
     is_own = own_telemetry_check()
     for batch in batches:
+        if batch.native is not None:
+            kept = batch.native.without_own(scope, services)
+            if kept is not None:
+                batch.native = kept
+            yield batch
+            continue
         if any(map(is_own, batch.spans)):
             batch.spans = [s for s in batch.spans if not is_own(s)]
         if any(map(is_own, batch.logs)):

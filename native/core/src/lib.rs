@@ -1,10 +1,12 @@
 //! The per-span hot path of otel-oracles, in plain Rust.
 //!
 //! Python owns configuration (contracts, conventions), orchestration and the oracles; this
-//! crate owns the work done once per span or per byte: decoding OTLP into [`model`] records
-//! and encoding what the grader emits. Everything here is independent of Python so it is
-//! tested by `cargo test` alone; the `otel-oracles-native` crate exposes it to Python.
+//! crate owns the work done once per span or per byte: decoding OTLP into [`model`] records,
+//! grouping them into traces offline ([`assemble_offline`]) and encoding what the grader
+//! emits. Everything here is independent of Python so it is tested by `cargo test` alone;
+//! the `otel-oracles-native` crate exposes it to Python.
 
+pub mod assemble_offline;
 pub mod content;
 pub mod encode;
 pub mod model;

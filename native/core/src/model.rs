@@ -5,6 +5,7 @@
 //! when handed to Python); a span's resource and scope are shared by every span of its
 //! `ResourceSpans`/`ScopeSpans`, as on the wire.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 /// An OTLP `AnyValue`. `Empty` is a value with none of its fields set (Python `None`).
@@ -95,6 +96,17 @@ pub struct LogRecord {
     pub scope: Arc<Scope>,
 }
 
+/// Lowercase hex of an id, as records carry ids once they leave the core.
+pub fn hex(id: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut text = String::with_capacity(2 * id.len());
+    for byte in id {
+        text.push(char::from(DIGITS[usize::from(byte >> 4)]));
+        text.push(char::from(DIGITS[usize::from(byte & 0x0f)]));
+    }
+    text
+}
+
 /// The most problem messages one batch lists; the rest are counted (as the Python
 /// `Problems` list does, so a body of many bad spans cannot grow the messages without bound).
 pub const MAX_LISTED_PROBLEMS: usize = 10;
@@ -134,9 +146,118 @@ pub struct Batch {
     pub problems: Problems,
 }
 
+impl Batch {
+    /// This batch without the records `own` recognises, or `None` when it holds none (the
+    /// usual case: nothing is copied; a batch mixing the grader's own output with an
+    /// agent's is rare, and copied once).
+    pub fn without_own(&self, own: &OwnTelemetry) -> Option<Batch> {
+        let spans_own = self.spans.iter().any(|s| own.is_own(&s.scope, &s.resource));
+        let logs_own = self.logs.iter().any(|l| own.is_own(&l.scope, &l.resource));
+        if !spans_own && !logs_own {
+            return None;
+        }
+        Some(Batch {
+            spans: (self.spans.iter())
+                .filter(|s| !own.is_own(&s.scope, &s.resource))
+                .cloned()
+                .collect(),
+            logs: (self.logs.iter())
+                .filter(|l| !own.is_own(&l.scope, &l.resource))
+                .cloned()
+                .collect(),
+            ignored: self.ignored,
+            rejected: self.rejected,
+            problems: self.problems.clone(),
+        })
+    }
+}
+
+/// The grader's own telemetry, as `otel_oracles.emit.is_own_telemetry` recognises it: its
+/// instrumentation scope, or a resource `service.name` it uses. The markers come from
+/// Python (`emit.own_markers`), so they are defined once.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OwnTelemetry {
+    pub scope: String,
+    pub services: HashSet<String>,
+}
+
+impl OwnTelemetry {
+    /// The scope name matches, or the resource's `service.name` (the last of duplicate
+    /// keys, as in the Python resource dict; a string, as the services are) is a service.
+    pub fn is_own(&self, scope: &Scope, resource: &Resource) -> bool {
+        if scope.name == self.scope {
+            return true;
+        }
+        let service = (resource.attributes.iter().rev()).find(|kv| kv.key == "service.name");
+        matches!(service, Some(KeyValue { value: AnyValue::Str(name), .. }) if self.services.contains(name))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn span(scope: &Arc<Scope>, service: Option<AnyValue>) -> Span {
+        let attributes = service
+            .map(|value| {
+                vec![
+                    KeyValue {
+                        key: "service.name".into(),
+                        value: AnyValue::Str("first".into()),
+                    },
+                    KeyValue {
+                        key: "service.name".into(),
+                        value,
+                    },
+                ]
+            })
+            .unwrap_or_default();
+        Span {
+            trace_id: [1; 16],
+            span_id: [2; 8],
+            parent_span_id: None,
+            name: "s".into(),
+            kind: 1,
+            start_ns: 0,
+            end_ns: 0,
+            status_code: 0,
+            status_message: String::new(),
+            attributes: Vec::new(),
+            events: Vec::new(),
+            links: Vec::new(),
+            resource: Arc::new(Resource { attributes }),
+            scope: Arc::clone(scope),
+        }
+    }
+
+    #[test]
+    fn own_telemetry_is_dropped_by_scope_or_last_service_name() {
+        let own = OwnTelemetry {
+            scope: "otel-oracles".into(),
+            services: HashSet::from(["otel-oracles".to_string()]),
+        };
+        let ours = Arc::new(Scope {
+            name: "otel-oracles".into(),
+            version: String::new(),
+        });
+        let agent = Arc::new(Scope::default());
+        let batch = Batch {
+            spans: vec![
+                span(&ours, None),
+                span(&agent, Some(AnyValue::Str("otel-oracles".into()))),
+                span(&agent, Some(AnyValue::Int(1))),
+                span(&agent, None),
+            ],
+            ..Batch::default()
+        };
+        let kept = batch.without_own(&own).expect("own records found");
+        assert_eq!(kept.spans, batch.spans[2..].to_vec());
+        assert_eq!(
+            kept.without_own(&own),
+            None,
+            "nothing left to drop: no copy"
+        );
+    }
 
     #[test]
     fn problems_are_bounded_and_counted() {

@@ -11,7 +11,7 @@
 //! `NO_ITEMS`, and all records of one resource share one resource dict (and one scope name
 //! string), as they share one `Arc<Resource>` here.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use otel_oracles_core::model::{self, AnyValue, KeyValue};
@@ -60,13 +60,22 @@ fn record_types(py: Python<'_>) -> PyResult<&RecordTypes> {
 /// `problems_omitted` how many more there were.
 #[pyclass(module = "otel_oracles._native", name = "Batch", frozen)]
 pub struct Batch {
-    inner: model::Batch,
+    /// Shared with the offline assembler, which keeps a batch alive while any of its spans
+    /// wait for their trace.
+    inner: Arc<model::Batch>,
 }
 
 impl Batch {
     /// Wrap a batch a decoder produced.
     pub fn new(inner: model::Batch) -> Self {
-        Self { inner }
+        Self {
+            inner: Arc::new(inner),
+        }
+    }
+
+    /// The decoded records, shared.
+    pub(crate) fn shared(&self) -> &Arc<model::Batch> {
+        &self.inner
     }
 
     fn build<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>)> {
@@ -125,22 +134,22 @@ impl Batch {
         self.inner.logs.len()
     }
 
+    /// This batch without the grader's own spans and log records (`emit`'s
+    /// `is_own_telemetry`: instrumentation scope `scope`, or a resource `service.name`
+    /// among `services`; `model::OwnTelemetry`), or `None` when it holds none (the usual
+    /// case: nothing is copied).
+    fn without_own(&self, scope: String, services: HashSet<String>) -> Option<Batch> {
+        let own = model::OwnTelemetry { scope, services };
+        self.inner.without_own(&own).map(Batch::new)
+    }
+
     /// `(spans, logs)` as new `SpanRecord`s and `LogRecord`s (each call builds new ones).
     ///
     /// The garbage collector is paused meanwhile: every attribute dict is a tracked object,
     /// so a large batch set off young-generation collections that scanned records still
     /// being built (a quarter to a third of the time), and the records hold no cycles.
     fn records<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>)> {
-        let gc = PyModule::import(py, "gc")?;
-        let paused = gc.call_method0("isenabled")?.is_truthy()?;
-        if paused {
-            gc.call_method0("disable")?;
-        }
-        let built = self.build(py);
-        if paused {
-            gc.call_method0("enable")?;
-        }
-        built
+        with_gc_paused(py, || self.build(py))
     }
 
     /// `WireSpan`s of `body` for this batch's spans (positions = list order): what
@@ -208,7 +217,7 @@ impl Batch {
 /// Builds the Python records of one batch, sharing one dict per resource and one string per
 /// scope name (keyed by the `Arc` the records share), and one string per attribute key: keys
 /// repeat on every span, and a string made once also carries its hash into every dict.
-struct Builder<'py, 'b> {
+pub(crate) struct Builder<'py, 'b> {
     py: Python<'py>,
     types: &'py RecordTypes,
     resources: HashMap<*const model::Resource, Bound<'py, PyAny>>,
@@ -217,7 +226,7 @@ struct Builder<'py, 'b> {
 }
 
 impl<'py, 'b> Builder<'py, 'b> {
-    fn new(py: Python<'py>) -> PyResult<Self> {
+    pub(crate) fn new(py: Python<'py>) -> PyResult<Self> {
         Ok(Self {
             py,
             types: record_types(py)?,
@@ -227,7 +236,7 @@ impl<'py, 'b> Builder<'py, 'b> {
         })
     }
 
-    fn span(&mut self, span: &'b model::Span) -> PyResult<Bound<'py, PyAny>> {
+    pub(crate) fn span(&mut self, span: &'b model::Span) -> PyResult<Bound<'py, PyAny>> {
         let py = self.py;
         let (scope_name, scope_version) = self.scope(&span.scope);
         let parent = match &span.parent_span_id {
@@ -254,7 +263,7 @@ impl<'py, 'b> Builder<'py, 'b> {
         self.types.span.bind(py).call1(PyTuple::new(py, args)?)
     }
 
-    fn log(&mut self, log: &'b model::LogRecord) -> PyResult<Bound<'py, PyAny>> {
+    pub(crate) fn log(&mut self, log: &'b model::LogRecord) -> PyResult<Bound<'py, PyAny>> {
         let py = self.py;
         let (scope_name, _) = self.scope(&log.scope);
         let trace_id = match &log.trace_id {
@@ -428,15 +437,28 @@ impl<'py, 'b> Builder<'py, 'b> {
     }
 }
 
+/// Runs `build` with the garbage collector paused (when it was enabled): building records
+/// makes many tracked dicts and no cycles, and young-generation collections scanning records
+/// still being built cost a quarter to a third of the time.
+pub(crate) fn with_gc_paused<T>(
+    py: Python<'_>,
+    build: impl FnOnce() -> PyResult<T>,
+) -> PyResult<T> {
+    let gc = PyModule::import(py, "gc")?;
+    let paused = gc.call_method0("isenabled")?.is_truthy()?;
+    if paused {
+        gc.call_method0("disable")?;
+    }
+    let built = build();
+    if paused {
+        gc.call_method0("enable")?;
+    }
+    built
+}
+
 /// Lowercase hex of an id, as every record carries ids (link ids may have any length).
 fn hex<'py>(py: Python<'py>, id: &[u8]) -> Bound<'py, PyString> {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut text = String::with_capacity(2 * id.len());
-    for byte in id {
-        text.push(char::from(DIGITS[usize::from(byte >> 4)]));
-        text.push(char::from(DIGITS[usize::from(byte & 0x0f)]));
-    }
-    PyString::new(py, &text)
+    PyString::new(py, &model::hex(id))
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

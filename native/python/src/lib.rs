@@ -6,6 +6,7 @@
 
 use pyo3::prelude::*;
 
+mod assemble_offline;
 mod batch;
 mod decode_json;
 mod decode_proto;
@@ -23,6 +24,7 @@ fn core_version() -> &'static str {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(core_version, m)?)?;
     batch::register(m)?;
+    assemble_offline::register(m)?;
     decode_proto::register(m)?;
     decode_json::register(m)?;
     encode::register(m)?;

@@ -1,0 +1,171 @@
+//! `OfflineAssembler`: the core's offline assembler (`otel_oracles_core::assemble_offline`)
+//! fed with decoded `Batch`es, or with Python records built elsewhere.
+//!
+//! A native batch's spans wait as (batch, index) handles: the batch stays alive (shared)
+//! while any of them waits, and Python records are built only for a released trace's spans,
+//! when it is released. `otel_oracles.assemble._offline` drives it and builds the trace.
+
+use std::sync::Arc;
+
+use otel_oracles_core::assemble_offline::{self as core, Assembler, TraceKey};
+use otel_oracles_core::model;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyString};
+
+use crate::batch::{with_gc_paused, Batch, Builder};
+
+/// One waiting record: a span or log record of a decoded batch (by position), or a Python
+/// record a caller built itself (tests, tools).
+enum Item {
+    Span(Arc<model::Batch>, usize),
+    Log(Arc<model::Batch>, usize),
+    Record(Py<PyAny>),
+}
+
+/// What `next_release` returns: the trace id, its spans and log records as Python records
+/// (arrival order), and whether it was released early (incomplete).
+type Released<'py> = (String, Bound<'py, PyList>, Bound<'py, PyList>, bool);
+
+/// The counts of `AssemblyStats` the core keeps, in its field order (`late_trace_ids` as
+/// hex strings).
+type StatsTuple = (u64, u64, u64, u64, u64, Vec<String>, u64, u64, u64, u64);
+
+#[pyclass(module = "otel_oracles._native", name = "OfflineAssembler")]
+pub struct OfflineAssembler {
+    inner: Assembler<Item>,
+}
+
+#[pymethods]
+impl OfflineAssembler {
+    #[new]
+    #[pyo3(signature = (idle_spans, max_buffered_spans=None))]
+    fn new(idle_spans: i64, max_buffered_spans: Option<i64>) -> PyResult<Self> {
+        Assembler::new(idle_spans, max_buffered_spans)
+            .map(|inner| Self { inner })
+            .map_err(|err| PyValueError::new_err(err.0))
+    }
+
+    /// Feed a decoded batch (its spans, then its log records).
+    fn push_batch(&mut self, batch: &Batch) {
+        let shared = batch.shared();
+        for (index, span) in shared.spans.iter().enumerate() {
+            let item = Item::Span(Arc::clone(shared), index);
+            self.inner.span(
+                TraceKey::Id(span.trace_id),
+                span.parent_span_id.is_none(),
+                item,
+            );
+        }
+        for (index, log) in shared.logs.iter().enumerate() {
+            let item = Item::Log(Arc::clone(shared), index);
+            self.inner.log(log.trace_id.map(TraceKey::Id), item);
+        }
+        self.inner.end_batch();
+    }
+
+    /// Feed Python `SpanRecord`s and `LogRecord`s (grouped by their `trace_id` text; a
+    /// span is a root when its `parent_span_id` is empty, a log record without a trace id
+    /// is unattached).
+    fn push_records(&mut self, spans: &Bound<'_, PyAny>, logs: &Bound<'_, PyAny>) -> PyResult<()> {
+        let py = spans.py();
+        let trace_id = PyString::new(py, "trace_id");
+        let parent_span_id = PyString::new(py, "parent_span_id");
+        for span in spans.try_iter()? {
+            let span = span?;
+            let key = span.getattr(&trace_id)?;
+            let key = TraceKey::from_text(key.cast::<PyString>()?.to_str()?);
+            let is_root = !span.getattr(&parent_span_id)?.is_truthy()?;
+            self.inner.span(key, is_root, Item::Record(span.unbind()));
+        }
+        for log in logs.try_iter()? {
+            let log = log?;
+            let key = log.getattr(&trace_id)?;
+            let key = key.cast::<PyString>()?.to_str()?;
+            let key = (!key.is_empty()).then(|| TraceKey::from_text(key));
+            self.inner.log(key, Item::Record(log.unbind()));
+        }
+        self.inner.end_batch();
+        Ok(())
+    }
+
+    /// No more input: the traces still waiting come out of `next_release`.
+    fn finish(&mut self) {
+        self.inner.finish();
+    }
+
+    /// True once `finish` was called and every trace was released.
+    #[getter]
+    fn done(&self) -> bool {
+        self.inner.is_done()
+    }
+
+    /// The next trace released, or `None` when the assembler needs the next batch (or is
+    /// done). Its records are built now, with the garbage collector paused.
+    fn next_release<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Released<'py>>> {
+        let Some(release) = self.inner.next_release() else {
+            return Ok(None);
+        };
+        let (spans, logs) = with_gc_paused(py, || {
+            let mut builder = Builder::new(py)?;
+            let spans = records(py, &mut builder, &release.spans)?;
+            let logs = records(py, &mut builder, &release.logs)?;
+            Ok((spans, logs))
+        })?;
+        Ok(Some((
+            release.trace_id.to_text(),
+            spans,
+            logs,
+            release.incomplete,
+        )))
+    }
+
+    /// The counts so far: (spans_read, logs_read, traces, late_spans, late_logs,
+    /// late_trace_ids, evicted_traces, unattached_logs, buffered_spans, peak_buffered_spans).
+    fn stats(&self) -> StatsTuple {
+        let s = self.inner.stats();
+        (
+            s.spans_read,
+            s.logs_read,
+            s.traces,
+            s.late_spans,
+            s.late_logs,
+            s.late_trace_ids.iter().map(TraceKey::to_text).collect(),
+            s.evicted_traces,
+            s.unattached_logs,
+            s.buffered_spans,
+            s.peak_buffered_spans,
+        )
+    }
+}
+
+/// The Python records of released items, in order.
+fn records<'py, 'b>(
+    py: Python<'py>,
+    builder: &mut Builder<'py, 'b>,
+    items: &'b [Item],
+) -> PyResult<Bound<'py, PyList>> {
+    let mut out = Vec::with_capacity(items.len());
+    for item in items {
+        out.push(match item {
+            Item::Span(batch, index) => match batch.spans.get(*index) {
+                Some(span) => builder.span(span)?,
+                None => return Err(PyValueError::new_err("span handle out of range")),
+            },
+            Item::Log(batch, index) => match batch.logs.get(*index) {
+                Some(log) => builder.log(log)?,
+                None => return Err(PyValueError::new_err("log handle out of range")),
+            },
+            Item::Record(record) => record.bind(py).clone(),
+        });
+    }
+    PyList::new(py, out)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // The release policy's constants live in the core; Python reads them from here.
+    m.add("UNROOTED_IDLE_FACTOR", core::UNROOTED_IDLE_FACTOR)?;
+    m.add("REMEMBERED_TRACE_IDS", core::REMEMBERED_TRACE_IDS)?;
+    m.add("LATE_SAMPLE_SIZE", core::LATE_SAMPLE_SIZE)?;
+    m.add_class::<OfflineAssembler>()
+}
