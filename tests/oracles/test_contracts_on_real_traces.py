@@ -149,6 +149,7 @@ TOOL_SPANS = (
     "logfire-openai-agents",
     "openlit-openai-agents",
     "openlit-langgraph",
+    "openlit-smolagents",
     "openllmetry-agno",
     "openllmetry-openai-agents",
     "openinference-openai-agents",

@@ -324,6 +324,19 @@ SOURCES: dict[str, dict[str, Any]] = {
                                     "OPENINFERENCE_HIDE_INPUT_MESSAGES",
                                     "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
     },
+    "openlit-smolagents": {
+        "what": "the smolagents-openinference ToolCallingAgent (OpenAIServerModel on the fake "
+        "server, @tool functions, answers through its built-in final_answer tool; managed "
+        "agents for g_handoff) traced by OpenLIT (openlit.init(): its smolagents and openai "
+        "instrumentors, and the httpx instrumentation it also enables)",
+        "packages": ["openlit", "smolagents", "openai"],
+        "driver": "fw_openlit:run_smolagents",
+        "tool_spans": True,
+        "handoff_via": "the `research_agent` managed agent, called like a tool "
+        "(`research_agent {\"task\": ...}`)",
+        "on": {},
+        "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
+    },
     "strands": {
         "what": "Strands Agents (OpenAIModel on the fake server, stream=False; @tool functions; "
         "an agent as a tool for g_handoff) with its built-in OpenTelemetry tracing, default "

@@ -15,6 +15,8 @@ content switch.
 - ``run_llamaindex`` (``openlit-llamaindex``): ``fw_llamaindex``'s agents (an
   ``AgentWorkflow`` with its ``handoff`` tool for ``g_handoff``); OpenLIT's llama_index
   instrumentor and its openai one under LlamaIndex's ``OpenAI`` model.
+- ``run_smolagents`` (``openlit-smolagents``): ``fw_smolagents``'s ``ToolCallingAgent`` (a
+  managed agent for ``g_handoff``); OpenLIT's smolagents and openai instrumentors.
 """
 
 from __future__ import annotations
@@ -69,3 +71,18 @@ def run_llamaindex(
 
     init_openlit(tracer_provider, logger_provider)
     asyncio.run(_run(scenario, tools, executed))
+
+
+def run_smolagents(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """The smolagents ``ToolCallingAgent`` under ``openlit.init()``."""
+    from fw_openai_agents import init_openlit
+    from fw_smolagents import run_tool_calling
+
+    init_openlit(tracer_provider, logger_provider)
+    run_tool_calling(scenario, tools, executed)

@@ -102,13 +102,19 @@ def run(
     tools: Tools,
     executed: list[str],
 ) -> None:
-    """One instrumented ``ToolCallingAgent`` run; appends each executed scenario tool to
-    ``executed`` and fails when the run's answer is not the scripted one."""
-    from fake_openai import FakeOpenAI, call_order
+    """One ``ToolCallingAgent`` run traced by ``openinference-instrumentation-smolagents``."""
     from openinference.instrumentation.smolagents import SmolagentsInstrumentor
-    from smolagents import LogLevel, OpenAIServerModel, ToolCallingAgent
 
     SmolagentsInstrumentor().instrument(tracer_provider=tracer_provider)
+    run_tool_calling(scenario, tools, executed)
+
+
+def run_tool_calling(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
+    """One ``ToolCallingAgent`` run (instrumented by the caller); appends each executed
+    scenario tool to ``executed`` and fails when the run's answer is not the scripted one."""
+    from fake_openai import FakeOpenAI, call_order
+    from smolagents import LogLevel, OpenAIServerModel, ToolCallingAgent
+
     all_tools = scenario_tools(tools, executed)
     quiet = LogLevel.OFF  # the capture's stdout carries the executed-tools line
     with FakeOpenAI(script(scenario), turn_of=call_order()) as base_url:
