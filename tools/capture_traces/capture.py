@@ -1310,7 +1310,7 @@ def require_model_spans(source: str, variant: str, spans: Any) -> None:
     matrix then grades as if the run had happened."""
     if not spans:
         raise SystemExit(f"{source} {variant}: the instrumentation exported no spans")
-    if SOURCES[source].get("model_spans") is False:
+    if SOURCES.get(source, {}).get("model_spans") is False:
         return  # a tracer that records no model call by design (its agent and tool spans stay)
     if not any(
         span.name in MODEL_CALL_SPAN_NAMES or is_model_call(span.attributes or {}) for span in spans
