@@ -337,6 +337,33 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
     },
+    "openlit-agno": {
+        "what": "the agno-openinference agents (an Agent with function tools, the OpenAIChat "
+        "model on the fake server; a Team whose leader delegates to a research_agent member "
+        "for g_handoff) traced by OpenLIT (openlit.init(): its agno and openai instrumentors, "
+        "and the httpx instrumentation it also enables)",
+        "packages": ["openlit", "agno", "openai"],
+        "driver": "fw_openlit:run_agno",
+        "tool_spans": True,
+        "handoff_via": "Agno's built-in team tool (`delegate_task_to_member "
+        "{\"member_id\": \"research-agent\", \"task\": ...}`)",
+        "on": {},
+        "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
+    },
+    "openlit-google-adk": {
+        "what": "the google-adk agents (LlmAgent, LiteLlm on the fake server, function tools, "
+        "on_tool_error_callback; sub_agents and transfer_to_agent for g_handoff) traced by "
+        "OpenLIT (openlit.init(): its google_adk and litellm instrumentors, and the httpx "
+        "instrumentation it also enables) beside ADK's own tracing on the same provider",
+        "packages": ["openlit", "google-adk", "litellm", "openai"],
+        "driver": "fw_openlit:run_google_adk",
+        "tool_spans": True,
+        "handoff_via": "ADK's `transfer_to_agent {\"agent_name\": \"research_agent\"}`",
+        "notes": ["**Tool failures:** the tool raises; the agent's on_tool_error_callback "
+                  "sends the model `{\"error\": \"SearchBackendError: ...\"}`."],
+        "on": {},
+        "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
+    },
     "strands": {
         "what": "Strands Agents (OpenAIModel on the fake server, stream=False; @tool functions; "
         "an agent as a tool for g_handoff) with its built-in OpenTelemetry tracing, default "

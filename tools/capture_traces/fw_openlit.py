@@ -17,6 +17,11 @@ content switch.
   instrumentor and its openai one under LlamaIndex's ``OpenAI`` model.
 - ``run_smolagents`` (``openlit-smolagents``): ``fw_smolagents``'s ``ToolCallingAgent`` (a
   managed agent for ``g_handoff``); OpenLIT's smolagents and openai instrumentors.
+- ``run_agno`` (``openlit-agno``): ``fw_agno``'s agents (a ``Team`` delegating to a member for
+  ``g_handoff``); OpenLIT's agno and openai instrumentors.
+- ``run_google_adk`` (``openlit-google-adk``): ``fw_adk``'s agents (``transfer_to_agent`` to
+  a sub-agent for ``g_handoff``); OpenLIT's google_adk and litellm instrumentors, beside ADK's
+  own tracing, which writes to the same global provider.
 """
 
 from __future__ import annotations
@@ -86,3 +91,34 @@ def run_smolagents(
 
     init_openlit(tracer_provider, logger_provider)
     run_tool_calling(scenario, tools, executed)
+
+
+def run_agno(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """The Agno agents (or team) under ``openlit.init()``."""
+    from fw_agno import run_agents
+    from fw_openai_agents import init_openlit
+
+    init_openlit(tracer_provider, logger_provider)
+    run_agents(scenario, tools, executed)
+
+
+def run_google_adk(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """The Google ADK agents under ``openlit.init()`` (``fw_adk.run`` points ADK's own tracing
+    at the same providers, as an application using both would)."""
+    from fw_adk import run
+    from fw_openai_agents import init_openlit
+
+    init_openlit(tracer_provider, logger_provider)
+    run(scenario, tracer_provider, logger_provider, tools, executed)
