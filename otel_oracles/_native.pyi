@@ -1,6 +1,7 @@
 """Types of the compiled core (native/python/src/lib.rs): the contract between the Rust
 bindings and the Python stages that call them. Keep it in step with the bindings."""
 
+from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import Any, Literal
 
 from otel_oracles.decode._transfer import RequestBody, WireSpan
@@ -39,9 +40,74 @@ class Batch:
     def without_own(self, scope: str, services: frozenset[str]) -> Batch | None:
         """This batch without the grader's own records (instrumentation scope ``scope`` or a
         resource ``service.name`` in ``services``), or ``None`` when it holds none."""
-    def wire_spans(self, body: RequestBody) -> list[WireSpan]:
-        """``WireSpan``s of ``body`` for the spans (positions = list order), built without
-        the attribute dicts ``serve``'s receiving process never reads."""
+    def transfer_spans(self, body: RequestBody) -> TransferSpans:
+        """The spans of ``body`` decoded for transfer (positions = list order): compact
+        entries, read as ``WireSpan``s, without the attribute dicts ``serve``'s receiving
+        process never reads."""
+
+# -- serve's online assembly buffer (native/python/src/online.rs) ---------------------------
+
+class TransferSpans:
+    """The spans of one body decoded for transfer: ``WireSpan``s built on access, and what
+    ``OnlineBuffer.offer`` buffers as compact entries without them."""
+
+    def __len__(self) -> int: ...
+    def __getitem__(self, index: int) -> WireSpan: ...
+    def __iter__(self) -> Iterator[WireSpan]: ...
+    def drop_own(self, is_own: Callable[[Any], bool], /) -> int:
+        """Drop the spans ``is_own`` says the grader emitted (asked once per resource and
+        scope); how many were dropped."""
+    def trace_ids(self) -> set[str]:
+        """The trace ids (hex) of the spans."""
+    def keep_traces(self, keep: Collection[str], /) -> None:
+        """Keep only the spans of the trace ids in ``keep``."""
+
+_Released = tuple[
+    str,
+    list[Any],
+    list[Any],
+    Literal["complete", "max_age", "span_limit", "evicted", "shutdown"],
+    float,
+    int,
+]
+"""``(trace_id, spans, logs, reason, due_at, dropped)`` of a released trace."""
+
+class OnlineBuffer:
+    """The online assembly policy (``assemble.online`` has its rules); times are monotonic
+    seconds given by the caller."""
+
+    def __init__(
+        self,
+        *,
+        decision_wait: float,
+        max_trace_age: float,
+        max_traces: int,
+        overflow_traces: int,
+        max_buffered_spans: int,
+        max_spans_per_trace: int,
+        decision_cache_size: int,
+    ) -> None: ...
+    @property
+    def buffered_traces(self) -> int: ...
+    @property
+    def buffered_items(self) -> int: ...
+    @property
+    def draining_traces(self) -> int: ...
+    @property
+    def draining_items(self) -> int: ...
+    @property
+    def evictions(self) -> int: ...
+    def holds(self, trace_id: str) -> bool: ...
+    def offer(
+        self, spans: Sequence[Any] | TransferSpans, logs: Sequence[Any], now: float
+    ) -> tuple[int, int, int, int, bool, list[str], tuple[str, int, int] | None]:
+        """Buffer one request all or nothing: ``(accepted, rejected, late, unattached_logs,
+        overflow, traces, refused)``; ``refused`` is ``(limit, traces, records)`` buffered
+        when the request was refused (then nothing of it was buffered)."""
+    def due(self, now: float, limit: int | None = None) -> list[_Released]:
+        """The traces gradable at ``now`` (at most ``limit``)."""
+    def drain(self, now: float) -> list[_Released]:
+        """Every buffered trace (shutdown)."""
 
 # -- offline assembly (native/python/src/assemble_offline.rs) --------------------------------
 

@@ -30,6 +30,11 @@ each refused request is remembered per trace (a fingerprint of its part of the t
 bounded table) and a trace with a part still owed is not complete until that part arrives
 (or ``max_trace_age``/eviction releases it as incomplete).
 
+The policy runs in the compiled core (``native/core/src/online.rs``; the binding,
+``native/python/src/online.rs``, keeps spans decoded for transfer as compact entries: ids,
+times, the position in their request body, no Python object per span). This class is its
+Python face: the clock, the admission message, the ``BufferFull`` and ``ReadyTrace`` types.
+
 Not thread-safe by design: the server calls it from its one event-loop thread only, which
 keeps the per-span path free of locks.
 """
@@ -37,16 +42,17 @@ keeps the per-span path free of locks.
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, cast
+from typing import Literal
 
+from otel_oracles._native import OnlineBuffer, TransferSpans
 from otel_oracles.model.span import LogRecord, SpanRecord
 
 Reason = Literal["complete", "max_age", "span_limit", "evicted", "shutdown"]
 
-_NO_LOGS: tuple[LogRecord, ...] = ()
+SpanInput = Sequence[SpanRecord] | TransferSpans
+"""A request's spans as ``offer`` takes them: records, or a body's ``TransferSpans``."""
 
 
 class BufferFull(Exception):
@@ -103,28 +109,6 @@ class ReadyTrace:
         return self.members or (self.trace_id,)
 
 
-@dataclass(slots=True)
-class _Pending:
-    first: float
-    last: float
-    spans: list[SpanRecord]
-    logs: Sequence[LogRecord] = ()
-    """A list once the trace has log records (most have none: no list per trace then)."""
-    root_ended: bool = False
-    dropped: int = 0
-    evicted_at: float | None = None
-
-    @property
-    def size(self) -> int:
-        return len(self.spans) + len(self.logs)
-
-    @property
-    def draining(self) -> bool:
-        """Leaves the buffer without more data: its root ended (or it lost spans to the
-        per-trace limit, so it does not wait for a root), or it was evicted."""
-        return self.root_ended or bool(self.dropped) or self.evicted_at is not None
-
-
 class OnlineAssembler:
     """Buffers spans per trace id and releases traces by the completion policy above.
 
@@ -156,282 +140,77 @@ class OnlineAssembler:
         self.decision_cache_size = decision_cache_size
         self.retry_after = retry_after
         self._clock = clock
-        # Every buffered trace, by first arrival: the front is the oldest (age limit, eviction;
-        # max_trace_age is the same for all, so this is also deadline order).
-        self._all: OrderedDict[str, _Pending] = OrderedDict()
-        # Ordered by last arrival: the front is the trace idle longest.
-        self._active: OrderedDict[str, _Pending] = OrderedDict()
-        # Idle past decision_wait but their root has not ended: only age (or a new span) moves them.
-        self._stalled: dict[str, _Pending] = {}
-        # Evicted, waiting for a grading slot; released before anything else.
-        self._evicted: OrderedDict[str, _Pending] = OrderedDict()
-        self._decided: OrderedDict[str, None] = OrderedDict()
-        # trace id -> fingerprints of its parts in refused requests not yet re-sent
-        self._owed: OrderedDict[str, set[tuple[str, int, int]]] = OrderedDict()
-        self._owed_limit = 4 * (max_traces + self.overflow_traces) + 1024
-        self.buffered_items = 0
-        self.draining_traces = 0
-        self.draining_items = 0
-        self.evictions = 0
+        self._core = OnlineBuffer(
+            decision_wait=decision_wait,
+            max_trace_age=max_trace_age,
+            max_traces=max_traces,
+            overflow_traces=self.overflow_traces,
+            max_buffered_spans=max_buffered_spans,
+            max_spans_per_trace=max_spans_per_trace,
+            decision_cache_size=decision_cache_size,
+        )
 
     @property
     def buffered_traces(self) -> int:
-        return len(self._all)
+        return self._core.buffered_traces
+
+    @property
+    def buffered_items(self) -> int:
+        """Spans and log records buffered."""
+        return self._core.buffered_items
+
+    @property
+    def draining_traces(self) -> int:
+        """Buffered traces that leave without more data (root ended, over the span limit,
+        or evicted)."""
+        return self._core.draining_traces
+
+    @property
+    def draining_items(self) -> int:
+        return self._core.draining_items
+
+    @property
+    def evictions(self) -> int:
+        """Traces evicted at a hard cap so far."""
+        return self._core.evictions
 
     def holds(self, trace_id: str) -> bool:
         """Whether ``trace_id`` is being assembled (buffered, not yet released)."""
-        return trace_id in self._all
+        return self._core.holds(trace_id)
 
-    def offer(self, spans: Sequence[SpanRecord], logs: Sequence[LogRecord] = ()) -> Admission:
+    def offer(self, spans: SpanInput, logs: Sequence[LogRecord] = ()) -> Admission:
         """Buffer one request's spans and log records, all or nothing.
 
-        Raises BufferFull (nothing buffered) by the admission policy in the module doc; an
-        empty buffer always takes a request, so one request larger than the limits cannot
-        livelock its sender.
+        ``spans`` are records, or the ``TransferSpans`` of a body decoded for transfer
+        (buffered as compact entries, released as ``WireSpan``s). Raises BufferFull
+        (nothing buffered) by the admission policy in the module doc; an empty buffer always
+        takes a request, so one request larger than the limits cannot livelock its sender.
         """
-        result = Admission()
-        # One list per trace (the one the trace keeps when it is new), a shared empty tuple
-        # for a trace's logs when it has none: a request of many one-span traces costs one
-        # list and one _Pending per trace, not four containers.
-        groups: dict[str, tuple[list[SpanRecord], Sequence[LogRecord]]] = {}
-        for s in spans:
-            g = groups.get(s.trace_id)
-            if g is None:
-                groups[s.trace_id] = ([s], _NO_LOGS)
-            else:
-                g[0].append(s)
-        for rec in logs:
-            if not rec.trace_id:
-                result.unattached_logs += 1
-                continue
-            g = groups.get(rec.trace_id)
-            if g is None:
-                groups[rec.trace_id] = ([], [rec])
-            elif g[1] is _NO_LOGS:
-                groups[rec.trace_id] = (g[0], [rec])
-            else:
-                cast(list[LogRecord], g[1]).append(rec)
-
-        decided = self._decided
-        buffered = self._all
-        new_traces = 0
-        new_items = 0
-        continues = False
-        for tid in list(groups):
-            g = groups[tid]
-            if tid in decided:
-                result.late += len(g[0]) + len(g[1])
-                del groups[tid]
-                continue
-            if tid in buffered:
-                continues = True
-            else:
-                new_traces += 1
-            new_items += len(g[0]) + len(g[1])
-
-        owed = self._owed
-        if buffered and groups:
-            try:
-                result.overflow = self._admit(new_traces, new_items, continues)
-            except BufferFull:
-                for tid, g in groups.items():
-                    parts = owed.get(tid)
-                    if parts is None:
-                        parts = owed[tid] = set()
-                        if len(owed) > self._owed_limit:
-                            owed.popitem(last=False)
-                    parts.add(_fingerprint(g))
-                raise
-
-        now = self._clock()
-        limit = self.max_spans_per_trace
-        result.traces = list(groups)
-        for tid, (tspans, tlogs) in groups.items():
-            if owed and (parts := owed.get(tid)) is not None:
-                parts.discard(_fingerprint((tspans, tlogs)))
-                if not parts:
-                    del owed[tid]
-            p = buffered.get(tid)
-            fresh = p is None
-            if p is None:
-                p = buffered[tid] = _Pending(first=now, last=now, spans=tspans)
-            elif p.evicted_at is None and self._active.pop(tid, None) is None:
-                self._stalled.pop(tid, None)
-            was_draining = p.draining
-            p.last = now
-            room = limit if fresh else max(limit - p.size, 0)
-            total = len(tspans) + len(tlogs)
-            take = tspans
-            if total > room:
-                take = tspans[:room]
-                tlogs = tlogs[: room - len(take)]
-                over = total - len(take) - len(tlogs)
-                p.dropped += over
-                result.rejected += over
-            if not p.root_ended:
-                for s in take:
-                    if not s.parent_span_id and s.end_ns:
-                        p.root_ended = True
-                        break
-            if fresh:
-                p.spans = take  # this request's list for the trace, kept (no copy)
-            else:
-                p.spans.extend(take)
-            if tlogs:
-                if isinstance(p.logs, list):
-                    p.logs.extend(tlogs)
-                else:
-                    p.logs = list(tlogs)
-            n = len(take) + len(tlogs)
-            self.buffered_items += n
-            result.accepted += n
-            if was_draining:
-                self.draining_items += n
-            elif p.draining:
-                self.draining_traces += 1
-                self.draining_items += p.size
-            if p.evicted_at is None:
-                self._active[tid] = p  # (re)inserted at the back: most recent arrival
-        if result.rejected:
+        accepted, rejected, late, unattached, overflow, traces, refused = self._core.offer(
+            spans, logs, self._clock()
+        )
+        if refused is not None:
+            what, buffered_traces, buffered_items = refused
+            raise BufferFull(
+                f"buffer full ({buffered_traces} traces, {buffered_items} spans buffered, "
+                f"limit on {what}); retry later",
+                self.retry_after,
+            )
+        result = Admission(accepted, rejected, late, unattached, overflow, traces=traces)
+        if rejected:
             result.message = (
-                f"{result.rejected} spans over max_spans_per_trace={limit} were dropped; "
-                "their traces are graded as incomplete"
+                f"{rejected} spans over max_spans_per_trace={self.max_spans_per_trace} were "
+                "dropped; their traces are graded as incomplete"
             )
         return result
-
-    def _admit(self, new_traces: int, new_items: int, continues: bool) -> bool:
-        """Raise BufferFull unless the policy admits the request; True when it is admitted
-        beyond ``max_traces`` (overflow)."""
-        if self.buffered_items + new_items > self.max_buffered_spans:
-            self._evict_blocked(0, new_items)
-            self._refuse("spans")
-        traces = len(self._all)
-        if not new_traces or traces + new_traces <= self.max_traces:
-            return False
-        if continues:
-            # Refusing would hold the continued traces' completion hostage; the spans it
-            # costs are bounded by max_buffered_spans (checked above).
-            return True
-        if traces + new_traces > self.max_traces + self.overflow_traces:
-            self._evict_blocked(new_traces, 0)
-            self._refuse("traces")
-        if traces - self.draining_traces + new_traces > self.max_traces:
-            return True  # what drains by itself would not make room: refusing cannot help
-        self._refuse("traces")
-        return False  # unreachable: _refuse raises
-
-    def _refuse(self, what: str) -> None:
-        raise BufferFull(
-            f"buffer full ({len(self._all)} traces, {self.buffered_items} spans buffered, "
-            f"limit on {what}); retry later",
-            self.retry_after,
-        )
-
-    def _evict_blocked(self, new_traces: int, new_items: int) -> None:
-        """At a hard cap: evict the oldest *stuck* traces (root not ended, or a part owed by
-        a refused request, and nothing arrived for ``decision_wait``) until the request would
-        fit once the traces that complete by themselves are graded. A trace that received
-        data within ``decision_wait`` is never evicted: its next parts (continuations are
-        always admitted) are likely on the way, and if they are not it becomes evictable
-        ``decision_wait`` later, so the buffer still always drains. Scans the buffer: runs
-        only at a hard cap."""
-        owed = self._owed
-        now = self._clock()
-        quiet = now - self.decision_wait
-        blocked: list[tuple[str, _Pending]] = []
-        free_traces = free_items = 0
-        for tid, p in self._all.items():
-            if p.evicted_at is not None or (p.draining and tid not in owed):
-                free_traces += 1
-                free_items += p.size
-            elif p.last <= quiet:
-                blocked.append((tid, p))
-        need_traces = len(self._all) - free_traces + new_traces
-        need_traces -= self.max_traces + self.overflow_traces
-        need_items = self.buffered_items - free_items + new_items - self.max_buffered_spans
-        if not new_traces:
-            need_traces = 0
-        for tid, p in blocked:
-            if need_traces <= 0 and need_items <= 0:
-                break
-            if self._active.pop(tid, None) is None:
-                self._stalled.pop(tid, None)
-            if not p.draining:
-                self.draining_traces += 1
-                self.draining_items += p.size
-            p.evicted_at = now
-            self._evicted[tid] = p
-            self.evictions += 1
-            need_traces -= 1
-            need_items -= p.size
-
-    def _release(self, tid: str, p: _Pending, reason: Reason, due_at: float) -> ReadyTrace:
-        del self._all[tid]
-        self.buffered_items -= p.size
-        if p.draining:
-            self.draining_traces -= 1
-            self.draining_items -= p.size
-        self._owed.pop(tid, None)
-        if self.decision_cache_size:
-            self._decided[tid] = None
-            if len(self._decided) > self.decision_cache_size:
-                self._decided.popitem(last=False)
-        if p.dropped and reason == "complete":
-            reason = "span_limit"
-        logs = p.logs if isinstance(p.logs, list) else []
-        return ReadyTrace(tid, p.spans, logs, reason, due_at, p.dropped)
 
     def due(self, now: float | None = None, limit: int | None = None) -> list[ReadyTrace]:
         """Pop every trace gradable at ``now`` (at most ``limit``): evicted ones first (they
         free memory the senders are waiting for), then complete ones, then those too old."""
         now = self._clock() if now is None else now
-        out: list[ReadyTrace] = []
-        evicted = self._evicted
-        while evicted and (limit is None or len(out) < limit):
-            tid, p = evicted.popitem(last=False)
-            assert p.evicted_at is not None
-            out.append(self._release(tid, p, "evicted", p.evicted_at))
-        wait = self.decision_wait
-        active = self._active
-        while active and (limit is None or len(out) < limit):
-            tid, p = next(iter(active.items()))
-            if p.last + wait > now:
-                break
-            del active[tid]
-            # Over its span limit a trace is incomplete for sure: waiting for its root (likely
-            # among the dropped spans, as roots end last) would only pin memory.
-            if (p.root_ended or p.dropped) and tid not in self._owed:
-                out.append(self._release(tid, p, "complete", p.last + wait))
-            else:
-                self._stalled[tid] = p
-        age = self.max_trace_age
-        everything = self._all
-        while everything and (limit is None or len(out) < limit):
-            tid, p = next(iter(everything.items()))
-            deadline = p.first + age
-            if deadline > now:
-                break
-            if self._active.pop(tid, None) is None and self._stalled.pop(tid, None) is None:
-                self._evicted.pop(tid, None)
-            out.append(self._release(tid, p, "max_age", deadline))
-        return out
+        return [ReadyTrace(*released) for released in self._core.due(now, limit)]
 
     def drain(self) -> list[ReadyTrace]:
         """Release everything (shutdown): evicted traces as evicted, traces whose wait has
         passed as complete, the rest marked incomplete."""
-        now = self._clock()
-        out = self.due(now)
-        for tid, p in list(self._all.items()):
-            out.append(self._release(tid, p, "shutdown", now))
-        self._active.clear()
-        self._stalled.clear()
-        self._evicted.clear()
-        return out
-
-
-def _fingerprint(group: tuple[list[SpanRecord], Sequence[LogRecord]]) -> tuple[str, int, int]:
-    """Identifies one request's part of a trace across retries (a sender re-sends the same
-    request): its first record and how many spans and log records it holds."""
-    spans, logs = group
-    first = spans[0].span_id if spans else f"{logs[0].span_id}/{logs[0].time_ns}"
-    return first, len(spans), len(logs)
+        return [ReadyTrace(*released) for released in self._core.drain(self._clock())]

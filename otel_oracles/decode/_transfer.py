@@ -8,7 +8,9 @@ spans as ``WireSpan``s: just what assembly reads (ids, end time, the resource's
 ``service.name``, the scope name) plus the request body and the span's position in it. A
 worker is sent each body once, decodes it with the same decoder (``spans_in_body``) and takes
 the spans it is given by position. The receiving process keeps only the
-raw body and a small object per buffered span.
+raw body and a compact native entry per buffered span: the core decodes a body for transfer
+to ``TransferSpans`` (``Batch.transfer_spans``), which the online assembler buffers without
+a Python object per span and turns into ``WireSpan``s when the trace is released.
 
 Log records take the same route as ``WireLog``s (what assembly reads of them: trace and
 span id, time, origin). Positions are the decoded records' order (the decoders are
@@ -158,9 +160,10 @@ def log_in_body(kind: BodyKind, payload: bytes, index: int) -> LogRecord:
 
 def batch_for_transfer(native: Batch, body: RequestBody) -> DecodedBatch:
     """The ``DecodedBatch`` of stand-ins for a body the core decoded (any format): spans as
-    ``WireSpan``s built without ever making their attribute dicts, log records as
-    ``WireLog``s, positions in list order."""
-    spans = cast(list[SpanRecord], native.wire_spans(body))
+    the core's ``TransferSpans`` (compact entries read as ``WireSpan``s, never their
+    attribute dicts), log records as ``WireLog``s, positions in list order."""
+    # A sequence of WireSpans; serve's assembler buffers it without building them.
+    spans = cast(list[SpanRecord], native.transfer_spans(body))
     logs = native.records()[1] if native.log_count else []
     return decoded_batch(native, (spans, cast(list[LogRecord], logs_for_transfer(logs, body))))
 

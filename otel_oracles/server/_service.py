@@ -21,7 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from otel_oracles.assemble.online import BufferFull, OnlineAssembler, ReadyTrace
+from otel_oracles._native import TransferSpans
+from otel_oracles.assemble.online import BufferFull, OnlineAssembler, ReadyTrace, SpanInput
 from otel_oracles.assemble.online_join import OnlineJoiner
 from otel_oracles.model.span import LogRecord, SpanRecord
 from otel_oracles.server._grading import ThreadGrading, VerdictLine
@@ -99,9 +100,7 @@ class GradingServer:
         *,
         grade: GradeFn | None,
         emitter: ResultsEmitter,
-        decode: Callable[
-            [bytes, str, Signal], tuple[list[SpanRecord], list[LogRecord], int, list[str]]
-        ],
+        decode: Callable[[bytes, str, Signal], tuple[SpanInput, list[LogRecord], int, list[str]]],
         is_own: Callable[[SpanRecord | LogRecord], bool],
         backend: BackendFactory | None = None,
         spool: Spool | None = None,
@@ -217,7 +216,9 @@ class GradingServer:
         spans, logs, ignored, problems = self._decode(body, content_type, signal)
         is_own = self._own_checker()
         own = 0
-        if any(map(is_own, spans)):
+        if isinstance(spans, TransferSpans):
+            own += spans.drop_own(self._is_own)  # asked once per resource and scope
+        elif any(map(is_own, spans)):
             kept = [s for s in spans if not is_own(s)]
             own += len(spans) - len(kept)
             spans = kept
@@ -464,9 +465,12 @@ class GradingServer:
                 self.spool.settle(request.outstanding, exported=False)
                 continue
             keep = request.outstanding
-            spans = [s for s in spans if s.trace_id in keep]
+            if isinstance(spans, TransferSpans):
+                spans.keep_traces(keep)
+            else:
+                spans = [s for s in spans if s.trace_id in keep]
             logs = [r for r in logs if r.trace_id in keep]
-            found = {s.trace_id for s in spans} | {r.trace_id for r in logs}
+            found = _trace_ids(spans) | {r.trace_id for r in logs}
             if keep - found:  # nothing to grade them from: they would pin the request
                 self.spool.settle(keep - found, exported=False)
             while True:
@@ -541,12 +545,19 @@ class GradingServer:
             return drained and bool(flushed)
 
 
-def _check_trace_count(spans: list[SpanRecord], logs: list[LogRecord], limit: int) -> None:
+def _trace_ids(spans: SpanInput) -> set[str]:
+    """The trace ids of a request's spans."""
+    if isinstance(spans, TransferSpans):
+        return spans.trace_ids()
+    return {s.trace_id for s in spans}
+
+
+def _check_trace_count(spans: SpanInput, logs: list[LogRecord], limit: int) -> None:
     """Raise ``TooManyTraces`` when the request holds more than ``limit`` trace ids, before
-    anything is buffered: each costs objects in the assembler and a row in the spool."""
+    anything is buffered: each costs entries in the assembler and a row in the spool."""
     if len(spans) + len(logs) <= limit:
         return  # fewer records than the limit: fewer traces too
-    traces = {s.trace_id for s in spans}
+    traces = _trace_ids(spans)
     traces.update(r.trace_id for r in logs if r.trace_id)
     if len(traces) > limit:
         raise TooManyTraces(
@@ -555,7 +566,7 @@ def _check_trace_count(spans: list[SpanRecord], logs: list[LogRecord], limit: in
         )
 
 
-def decoded_parts(batch: Any) -> tuple[list[SpanRecord], list[LogRecord], int, list[str]]:
+def decoded_parts(batch: Any) -> tuple[SpanInput, list[LogRecord], int, list[str]]:
     """Adapt ``otel_oracles.decode``'s DecodedBatch to (spans, logs, records rejected by the
     decoder, problem messages). The messages are one line: a request's first three problems
     and how many more (``Problems.summary``), whatever the number of records it holds."""

@@ -76,7 +76,7 @@ def _wire(span: WireSpan) -> tuple[object, ...]:
     )  # fmt: skip
 
 
-def test_wire_spans_are_the_stand_ins_full_records_would_give() -> None:
+def test_transfer_spans_are_the_stand_ins_full_records_would_give() -> None:
     bodies = sorted(TRACES.rglob("*.pb"))
     session_keys = links = 0
     for path in bodies:
@@ -85,9 +85,13 @@ def test_wire_spans_are_the_stand_ins_full_records_would_give() -> None:
         except ValueError:
             continue  # a logs body, or one of the deliberately corrupt ones
         body = RequestBody(b"", "proto-traces")
-        native = batch.wire_spans(body)
+        transfer = batch.transfer_spans(body)
+        native = list(transfer)
         spans = spans_for_transfer(batch.records()[0], body)
         assert [_wire(s) for s in native] == [_wire(s) for s in spans], path
+        assert len(transfer) == len(spans)
+        if spans:
+            assert _wire(transfer[-1]) == _wire(spans[-1]) and _wire(transfer[0]) == _wire(spans[0])
         session_keys += sum(1 for s in native if s.attributes)
         links += sum(len(s.links) for s in native)
     assert len(bodies) > 500 and session_keys > 0 and links > 0

@@ -10,6 +10,7 @@ pub mod assemble_offline;
 pub mod content;
 pub mod encode;
 pub mod model;
+pub mod online;
 pub mod otlp_json;
 pub mod otlp_proto;
 mod pyrepr;

@@ -15,30 +15,29 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use otel_oracles_core::model::{self, AnyValue, KeyValue};
+
+use crate::online::{BodyInfo, SpanFacts, TransferSpans};
+use pyo3::exceptions::PyOverflowError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
 /// The Python classes and shared constants the records are built from, imported once.
-struct RecordTypes {
+pub(crate) struct RecordTypes {
     span: Py<PyAny>,
     event: Py<PyAny>,
     link: Py<PyAny>,
     log: Py<PyAny>,
-    empty: Py<PyAny>,
-    no_items: Py<PyAny>,
+    pub(crate) empty: Py<PyAny>,
+    pub(crate) no_items: Py<PyAny>,
 }
 
 static RECORD_TYPES: PyOnceLock<RecordTypes> = PyOnceLock::new();
 
-/// `otel_oracles.decode._transfer.WireSpan`, for `Batch.wire_spans` (imported on first use:
-/// only `serve`'s receiving process needs it).
-static WIRE_SPAN: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-
 /// `SESSION_ATTRIBUTES` of `otel_oracles.model.span`: the span attributes a `WireSpan` keeps.
 const SESSION_ATTRIBUTES: [&str; 2] = ["gen_ai.conversation.id", "session.id"];
 
-fn record_types(py: Python<'_>) -> PyResult<&RecordTypes> {
+pub(crate) fn record_types(py: Python<'_>) -> PyResult<&RecordTypes> {
     RECORD_TYPES.get_or_try_init(py, || {
         let module = PyModule::import(py, "otel_oracles.model.span")?;
         let get = |name: &str| -> PyResult<Py<PyAny>> { Ok(module.getattr(name)?.unbind()) };
@@ -152,54 +151,78 @@ impl Batch {
         with_gc_paused(py, || self.build(py))
     }
 
-    /// `WireSpan`s of `body` for this batch's spans (positions = list order): what
-    /// `serve`'s receiving process assembles, built without the attribute dicts it never
-    /// reads. Each keeps its resource's `service.name` only (one dict per resource), its
-    /// links without their attributes and the `SESSION_ATTRIBUTES` among its attributes, as
-    /// `decode._transfer.spans_for_transfer` does from full records.
-    fn wire_spans<'py>(
+    /// The spans of `body` decoded for transfer (positions = list order): what `serve`'s
+    /// receiving process assembles, kept as compact entries (`online.rs`) and read as
+    /// `WireSpan`s. Each keeps its resource's `service.name` only (one dict per resource),
+    /// its links without their attributes and the `SESSION_ATTRIBUTES` among its attributes,
+    /// as `decode._transfer.spans_for_transfer` does from full records.
+    fn transfer_spans<'py>(
         &self,
         py: Python<'py>,
         body: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyList>> {
-        let class = WIRE_SPAN
-            .get_or_try_init(py, || -> PyResult<Py<PyAny>> {
-                let module = PyModule::import(py, "otel_oracles.decode._transfer")?;
-                Ok(module.getattr("WireSpan")?.unbind())
-            })?
-            .bind(py);
+    ) -> PyResult<TransferSpans> {
         let mut builder = Builder::new(py)?;
         let mut services: HashMap<*const model::Resource, Bound<'py, PyAny>> = HashMap::new();
-        let mut items = Vec::with_capacity(self.inner.spans.len());
+        let mut origin_of: HashMap<(*const model::Resource, *const model::Scope), u32> =
+            HashMap::new();
+        let mut origins = Vec::new();
+        let mut extras = HashMap::new();
+        let mut spans = Vec::with_capacity(self.inner.spans.len());
         for (index, span) in self.inner.spans.iter().enumerate() {
-            let service = match services.entry(Arc::as_ptr(&span.resource)) {
-                std::collections::hash_map::Entry::Occupied(found) => found.get().clone(),
-                std::collections::hash_map::Entry::Vacant(slot) => {
-                    let only = builder.service_only(&span.resource)?;
-                    slot.insert(only).clone()
+            let index = u32::try_from(index)
+                .map_err(|_| PyOverflowError::new_err("more than 2**32 spans in one body"))?;
+            let key = (Arc::as_ptr(&span.resource), Arc::as_ptr(&span.scope));
+            let origin = match origin_of.get(&key) {
+                Some(&origin) => origin,
+                None => {
+                    let service = match services.entry(key.0) {
+                        std::collections::hash_map::Entry::Occupied(found) => found.get().clone(),
+                        std::collections::hash_map::Entry::Vacant(slot) => {
+                            let only = builder.service_only(&span.resource)?;
+                            slot.insert(only).clone()
+                        }
+                    };
+                    let (scope_name, _) = builder.scope(&span.scope);
+                    let origin = u32::try_from(origins.len())
+                        .map_err(|_| PyOverflowError::new_err("too many scopes in one body"))?;
+                    origins.push((service.unbind(), scope_name.into_any().unbind()));
+                    origin_of.insert(key, origin);
+                    origin
                 }
             };
-            let (scope_name, _) = builder.scope(&span.scope);
-            let parent = match &span.parent_span_id {
-                Some(id) => hex(py, id),
-                None => PyString::new(py, ""),
-            };
-            let args: [Bound<'py, PyAny>; 11] = [
-                body.clone(),
-                index.into_pyobject(py)?.into_any(),
-                hex(py, &span.trace_id).into_any(),
-                hex(py, &span.span_id).into_any(),
-                parent.into_any(),
-                span.end_ns.into_pyobject(py)?.into_any(),
-                service,
-                scope_name.into_any(),
-                span.start_ns.into_pyobject(py)?.into_any(),
-                builder.bare_links(&span.links)?,
-                builder.session_attributes(&span.attributes)?,
-            ];
-            items.push(class.call1(PyTuple::new(py, args)?)?);
+            let extra = !span.links.is_empty()
+                || span
+                    .attributes
+                    .iter()
+                    .any(|kv| SESSION_ATTRIBUTES.contains(&kv.key.as_str()));
+            if extra {
+                let links = builder.bare_links(&span.links)?.unbind();
+                let attributes = builder.session_attributes(&span.attributes)?.unbind();
+                extras.insert(index, (links, attributes));
+            }
+            spans.push(SpanFacts {
+                trace_id: span.trace_id,
+                span_id: span.span_id,
+                parent: span.parent_span_id,
+                start_ns: span.start_ns,
+                end_ns: span.end_ns,
+                index,
+                origin,
+                extra,
+            });
         }
-        PyList::new(py, items)
+        let types = builder.types;
+        let info = BodyInfo {
+            body: body.clone().unbind(),
+            origins,
+            extras,
+            no_items: types.no_items.clone_ref(py),
+            empty: types.empty.clone_ref(py),
+        };
+        Ok(TransferSpans {
+            body: Arc::new(info),
+            spans,
+        })
     }
 
     fn __repr__(&self) -> String {
@@ -457,7 +480,7 @@ pub(crate) fn with_gc_paused<T>(
 }
 
 /// Lowercase hex of an id, as every record carries ids (link ids may have any length).
-fn hex<'py>(py: Python<'py>, id: &[u8]) -> Bound<'py, PyString> {
+pub(crate) fn hex<'py>(py: Python<'py>, id: &[u8]) -> Bound<'py, PyString> {
     PyString::new(py, &model::hex(id))
 }
 

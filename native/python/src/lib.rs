@@ -11,6 +11,7 @@ mod batch;
 mod decode_json;
 mod decode_proto;
 mod encode;
+mod online;
 mod parsers;
 
 /// The version of the core the extension was built from; the tests compare it with the
@@ -29,5 +30,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     decode_json::register(m)?;
     encode::register(m)?;
     parsers::register(m)?;
+    online::register(m)?;
     Ok(())
 }

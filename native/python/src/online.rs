@@ -1,0 +1,516 @@
+//! `OnlineBuffer` and `TransferSpans`: `serve`'s online assembly buffer, with the spans it
+//! buffers kept as compact native entries.
+//!
+//! `serve`'s receiving process only assembles: it reads a span's ids, end time and (for
+//! joining runs split over traces) its start, links and session attributes, and hands the
+//! span to a grading worker by its position in the request body. So a body decoded for
+//! transfer (`Batch.transfer_spans`) becomes a `TransferSpans`: per span a [`SpanFacts`]
+//! (ids, times, position, origin), per body one [`BodyInfo`] (the `RequestBody`, the
+//! `service.name` dict and scope name of each resource and scope, the rare links and session
+//! attributes). `OnlineBuffer.offer` moves those entries into the policy of
+//! `otel_oracles_core::online` without a Python object per span; `WireSpan`s are built when
+//! a trace is released (`due`, `drain`), the only time Python code reads them.
+//!
+//! Records that are Python objects already (`SpanRecord`s when grading runs on threads of
+//! the receiving process, log records, tests) are buffered as they are.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use otel_oracles_core::online::{
+    self as policy, BufferedSpan, Fingerprint, Limits, Part, Released,
+};
+use pyo3::exceptions::PyIndexError;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyIterator, PyList, PySet, PyString, PyTuple};
+
+use otel_oracles_core::model::hex as hex_string;
+
+use crate::batch::hex;
+
+/// `otel_oracles.decode._transfer.WireSpan`, imported on first use (only `serve`'s receiving
+/// process needs it).
+static WIRE_SPAN: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+fn wire_span_class(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
+    Ok(WIRE_SPAN
+        .get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+            let module = PyModule::import(py, "otel_oracles.decode._transfer")?;
+            Ok(module.getattr("WireSpan")?.unbind())
+        })?
+        .bind(py))
+}
+
+/// What is kept of one span decoded for transfer: everything a `WireSpan` holds except what
+/// its body shares ([`BodyInfo`]).
+#[derive(Clone, Copy, Debug)]
+pub struct SpanFacts {
+    pub trace_id: [u8; 16],
+    pub span_id: [u8; 8],
+    pub parent: Option<[u8; 8]>,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// Position among the body's decoded spans (what a worker takes it by).
+    pub index: u32,
+    /// Index into [`BodyInfo::origins`].
+    pub origin: u32,
+    /// Whether [`BodyInfo::extras`] has its links and session attributes.
+    pub extra: bool,
+}
+
+/// What the spans of one request body share.
+pub struct BodyInfo {
+    /// The `decode._transfer.RequestBody` (payload, kind, id).
+    pub body: Py<PyAny>,
+    /// Per (resource, scope): the `service.name` dict (`_transfer.service_only`) and the
+    /// scope name.
+    pub origins: Vec<(Py<PyAny>, Py<PyAny>)>,
+    /// By span position, for the spans that have any: their links without attributes and
+    /// their `SESSION_ATTRIBUTES` (what joining reads). The rest share `NO_ITEMS`/`EMPTY`.
+    pub extras: HashMap<u32, (Py<PyAny>, Py<PyAny>)>,
+    pub no_items: Py<PyAny>,
+    pub empty: Py<PyAny>,
+}
+
+impl BodyInfo {
+    /// The `WireSpan` of one of this body's spans.
+    fn wire_span<'py>(
+        &self,
+        py: Python<'py>,
+        facts: &SpanFacts,
+        trace_id: &Bound<'py, PyString>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let (service, scope) = self
+            .origins
+            .get(facts.origin as usize)
+            .ok_or_else(|| PyIndexError::new_err("span origin out of range"))?;
+        let (links, attributes) = match self.extras.get(&facts.index) {
+            Some((links, attributes)) if facts.extra => (links.bind(py), attributes.bind(py)),
+            _ => (self.no_items.bind(py), self.empty.bind(py)),
+        };
+        let parent = match &facts.parent {
+            Some(id) => hex(py, id),
+            None => PyString::new(py, ""),
+        };
+        let args: [Bound<'py, PyAny>; 11] = [
+            self.body.bind(py).clone(),
+            facts.index.into_pyobject(py)?.into_any(),
+            trace_id.clone().into_any(),
+            hex(py, &facts.span_id).into_any(),
+            parent.into_any(),
+            facts.end_ns.into_pyobject(py)?.into_any(),
+            service.bind(py).clone(),
+            scope.bind(py).clone(),
+            facts.start_ns.into_pyobject(py)?.into_any(),
+            links.clone(),
+            attributes.clone(),
+        ];
+        wire_span_class(py)?.call1(PyTuple::new(py, args)?)
+    }
+}
+
+/// The spans of one request body decoded for transfer (`Batch.transfer_spans`): a sequence
+/// of `WireSpan`s built on access, and what `OnlineBuffer.offer` buffers without them.
+#[pyclass(module = "otel_oracles._native", name = "TransferSpans")]
+pub struct TransferSpans {
+    pub body: Arc<BodyInfo>,
+    pub spans: Vec<SpanFacts>,
+}
+
+impl TransferSpans {
+    fn wire_span<'py>(&self, py: Python<'py>, facts: &SpanFacts) -> PyResult<Bound<'py, PyAny>> {
+        self.body.wire_span(py, facts, &hex(py, &facts.trace_id))
+    }
+}
+
+#[pymethods]
+impl TransferSpans {
+    fn __len__(&self) -> usize {
+        self.spans.len()
+    }
+
+    fn __getitem__<'py>(&self, py: Python<'py>, index: isize) -> PyResult<Bound<'py, PyAny>> {
+        let len = isize::try_from(self.spans.len()).unwrap_or(isize::MAX);
+        let at = if index < 0 { index + len } else { index };
+        let facts = usize::try_from(at)
+            .ok()
+            .and_then(|i| self.spans.get(i))
+            .ok_or_else(|| PyIndexError::new_err("TransferSpans index out of range"))?;
+        self.wire_span(py, facts)
+    }
+
+    fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyIterator>> {
+        let items = self
+            .spans
+            .iter()
+            .map(|facts| self.wire_span(py, facts))
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, items)?.try_iter()
+    }
+
+    /// Pickled, it is the list of its `WireSpan`s (each of which pickles as its full record).
+    fn __reduce__<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyList>,))> {
+        let items = self
+            .spans
+            .iter()
+            .map(|facts| self.wire_span(py, facts))
+            .collect::<PyResult<Vec<_>>>()?;
+        let list_type = py.get_type::<PyList>().into_any();
+        Ok((list_type, (PyList::new(py, items)?,)))
+    }
+
+    /// Drop the spans `is_own` says the grader emitted itself; how many. `is_own` is asked
+    /// once per (resource, scope) of the body, with its first span, as it only reads the
+    /// scope name and the resource's `service.name`.
+    fn drop_own(&mut self, py: Python<'_>, is_own: &Bound<'_, PyAny>) -> PyResult<usize> {
+        let mut verdicts: Vec<Option<bool>> = vec![None; self.body.origins.len()];
+        for facts in &self.spans {
+            let slot = verdicts
+                .get_mut(facts.origin as usize)
+                .ok_or_else(|| PyIndexError::new_err("span origin out of range"))?;
+            if slot.is_none() {
+                let probe = self.body.wire_span(py, facts, &hex(py, &facts.trace_id))?;
+                *slot = Some(is_own.call1((probe,))?.is_truthy()?);
+            }
+        }
+        let before = self.spans.len();
+        self.spans
+            .retain(|facts| verdicts.get(facts.origin as usize) != Some(&Some(true)));
+        Ok(before - self.spans.len())
+    }
+
+    /// The trace ids (hex) the spans belong to.
+    fn trace_ids<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PySet>> {
+        let set = PySet::empty(py)?;
+        let mut seen: HashMap<[u8; 16], ()> = HashMap::new();
+        for facts in &self.spans {
+            if seen.insert(facts.trace_id, ()).is_none() {
+                set.add(hex(py, &facts.trace_id))?;
+            }
+        }
+        Ok(set)
+    }
+
+    /// Keep only the spans of the trace ids in `keep` (a set of hex ids).
+    fn keep_traces(&mut self, py: Python<'_>, keep: &Bound<'_, PyAny>) -> PyResult<()> {
+        let mut verdicts: HashMap<[u8; 16], bool> = HashMap::new();
+        for facts in &self.spans {
+            if let std::collections::hash_map::Entry::Vacant(slot) = verdicts.entry(facts.trace_id)
+            {
+                slot.insert(keep.contains(hex(py, &facts.trace_id))?);
+            }
+        }
+        self.spans
+            .retain(|facts| verdicts.get(&facts.trace_id) == Some(&true));
+        Ok(())
+    }
+
+    fn __repr__(&self) -> String {
+        format!("TransferSpans(spans={})", self.spans.len())
+    }
+}
+
+/// A buffered span: a Python record as given, or the compact entry of a span decoded for
+/// transfer (its body's shared part by reference).
+enum SpanEntry {
+    Object {
+        record: Py<PyAny>,
+        ends_root: bool,
+    },
+    Compact {
+        body: Arc<BodyInfo>,
+        facts: SpanFacts,
+    },
+}
+
+impl BufferedSpan for SpanEntry {
+    fn ends_root(&self) -> bool {
+        match self {
+            SpanEntry::Object { ends_root, .. } => *ends_root,
+            SpanEntry::Compact { facts, .. } => facts.parent.is_none() && facts.end_ns != 0,
+        }
+    }
+}
+
+/// A part of a request being grouped: its trace's records and (for the fingerprint) the
+/// first record's key once known.
+struct Group {
+    trace_id: String,
+    spans: Vec<SpanEntry>,
+    logs: Vec<Py<PyAny>>,
+    first_span: Option<String>,
+}
+
+/// `serve`'s online assembly buffer (`otel_oracles.assemble.online.OnlineAssembler` drives
+/// it; the policy is `otel_oracles_core::online`).
+#[pyclass(module = "otel_oracles._native", name = "OnlineBuffer")]
+pub struct OnlineBuffer {
+    inner: policy::OnlineBuffer<SpanEntry, Py<PyAny>>,
+}
+
+type Released6<'py> = (
+    String,
+    Bound<'py, PyList>,
+    Bound<'py, PyList>,
+    &'static str,
+    f64,
+    usize,
+);
+
+impl OnlineBuffer {
+    fn released<'py>(
+        py: Python<'py>,
+        traces: Vec<Released<SpanEntry, Py<PyAny>>>,
+    ) -> PyResult<Vec<Released6<'py>>> {
+        let mut out = Vec::with_capacity(traces.len());
+        for ready in traces {
+            let trace_hex = PyString::new(py, &ready.trace_id);
+            let mut spans = Vec::with_capacity(ready.spans.len());
+            for entry in ready.spans {
+                spans.push(match entry {
+                    SpanEntry::Object { record, .. } => record.into_bound(py),
+                    SpanEntry::Compact { body, facts } => body.wire_span(py, &facts, &trace_hex)?,
+                });
+            }
+            let logs = ready.logs.into_iter().map(|log| log.into_bound(py));
+            out.push((
+                ready.trace_id,
+                PyList::new(py, spans)?,
+                PyList::new(py, logs)?,
+                ready.reason.as_str(),
+                ready.due_at,
+                ready.dropped,
+            ));
+        }
+        Ok(out)
+    }
+}
+
+/// `str(obj)` as a Rust string.
+fn text(obj: &Bound<'_, PyAny>) -> PyResult<String> {
+    Ok(obj.str()?.to_cow()?.into_owned())
+}
+
+#[pymethods]
+impl OnlineBuffer {
+    #[new]
+    #[pyo3(signature = (*, decision_wait, max_trace_age, max_traces, overflow_traces,
+                        max_buffered_spans, max_spans_per_trace, decision_cache_size))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        decision_wait: f64,
+        max_trace_age: f64,
+        max_traces: usize,
+        overflow_traces: usize,
+        max_buffered_spans: usize,
+        max_spans_per_trace: usize,
+        decision_cache_size: usize,
+    ) -> Self {
+        Self {
+            inner: policy::OnlineBuffer::new(Limits {
+                decision_wait,
+                max_trace_age,
+                max_traces,
+                overflow_traces,
+                max_buffered_spans,
+                max_spans_per_trace,
+                decision_cache_size,
+            }),
+        }
+    }
+
+    #[getter]
+    fn buffered_traces(&self) -> usize {
+        self.inner.buffered_traces()
+    }
+
+    #[getter]
+    fn buffered_items(&self) -> usize {
+        self.inner.buffered_items()
+    }
+
+    #[getter]
+    fn draining_traces(&self) -> usize {
+        self.inner.draining().0
+    }
+
+    #[getter]
+    fn draining_items(&self) -> usize {
+        self.inner.draining().1
+    }
+
+    #[getter]
+    fn evictions(&self) -> usize {
+        self.inner.evictions()
+    }
+
+    fn holds(&self, trace_id: &str) -> bool {
+        self.inner.holds(trace_id)
+    }
+
+    /// Buffer one request, all or nothing, at monotonic time `now`. Returns `(accepted,
+    /// rejected, late, unattached_logs, overflow, traces, refused)`; `refused` is `None`, or
+    /// `(limit, traces buffered, records buffered)` when nothing was buffered.
+    #[allow(clippy::type_complexity)]
+    fn offer<'py>(
+        &mut self,
+        py: Python<'py>,
+        spans: &Bound<'py, PyAny>,
+        logs: &Bound<'py, PyAny>,
+        now: f64,
+    ) -> PyResult<(
+        usize,
+        usize,
+        usize,
+        usize,
+        bool,
+        Vec<String>,
+        Option<(&'static str, usize, usize)>,
+    )> {
+        let mut groups: Vec<Group> = Vec::new();
+        let mut by_id: HashMap<String, usize> = HashMap::new();
+        if let Ok(transfer) = spans.cast::<TransferSpans>() {
+            let transfer = transfer.borrow();
+            let mut by_bytes: HashMap<[u8; 16], usize> = HashMap::new();
+            for facts in &transfer.spans {
+                let at = *by_bytes.entry(facts.trace_id).or_insert_with(|| {
+                    groups.push(Group {
+                        trace_id: hex_string(&facts.trace_id),
+                        spans: Vec::new(),
+                        logs: Vec::new(),
+                        first_span: None,
+                    });
+                    groups.len() - 1
+                });
+                let group = &mut groups[at];
+                if group.first_span.is_none() {
+                    group.first_span = Some(hex_string(&facts.span_id));
+                }
+                group.spans.push(SpanEntry::Compact {
+                    body: Arc::clone(&transfer.body),
+                    facts: *facts,
+                });
+            }
+            for (at, group) in groups.iter().enumerate() {
+                by_id.insert(group.trace_id.clone(), at);
+            }
+        } else {
+            for record in spans.try_iter()? {
+                let record = record?;
+                let trace_id = text(&record.getattr("trace_id")?)?;
+                let ends_root = !record.getattr("parent_span_id")?.is_truthy()?
+                    && record.getattr("end_ns")?.is_truthy()?;
+                let at = match by_id.get(&trace_id) {
+                    Some(&at) => at,
+                    None => {
+                        groups.push(Group {
+                            trace_id: trace_id.clone(),
+                            spans: Vec::new(),
+                            logs: Vec::new(),
+                            first_span: Some(text(&record.getattr("span_id")?)?),
+                        });
+                        by_id.insert(trace_id, groups.len() - 1);
+                        groups.len() - 1
+                    }
+                };
+                groups[at].spans.push(SpanEntry::Object {
+                    record: record.unbind(),
+                    ends_root,
+                });
+            }
+        }
+        let mut unattached = 0;
+        for record in logs.try_iter()? {
+            let record = record?;
+            let trace_id = record.getattr("trace_id")?;
+            if !trace_id.is_truthy()? {
+                unattached += 1;
+                continue;
+            }
+            let trace_id = text(&trace_id)?;
+            let at = match by_id.get(&trace_id) {
+                Some(&at) => at,
+                None => {
+                    groups.push(Group {
+                        trace_id: trace_id.clone(),
+                        spans: Vec::new(),
+                        logs: Vec::new(),
+                        first_span: None,
+                    });
+                    by_id.insert(trace_id, groups.len() - 1);
+                    groups.len() - 1
+                }
+            };
+            groups[at].logs.push(record.unbind());
+        }
+        let mut parts = Vec::with_capacity(groups.len());
+        for group in groups {
+            let first = match (group.first_span, group.logs.first()) {
+                (Some(first), _) => first,
+                (None, Some(log)) => {
+                    let log = log.bind(py);
+                    let span_id = text(&log.getattr("span_id")?)?;
+                    let time_ns = text(&log.getattr("time_ns")?)?;
+                    format!("{span_id}/{time_ns}")
+                }
+                (None, None) => String::new(),
+            };
+            parts.push(Part {
+                fingerprint: Fingerprint {
+                    first,
+                    spans: group.spans.len(),
+                    logs: group.logs.len(),
+                },
+                trace_id: group.trace_id,
+                spans: group.spans,
+                logs: group.logs,
+            });
+        }
+        Ok(match self.inner.offer(parts, now) {
+            Ok(adm) => (
+                adm.accepted,
+                adm.rejected,
+                adm.late,
+                unattached,
+                adm.overflow,
+                adm.traces,
+                None,
+            ),
+            Err(refused) => (
+                0,
+                0,
+                0,
+                unattached,
+                false,
+                Vec::new(),
+                Some((refused.what, refused.traces, refused.items)),
+            ),
+        })
+    }
+
+    /// Every trace gradable at `now` (at most `limit`), as `(trace_id, spans, logs, reason,
+    /// due_at, dropped)`; spans decoded for transfer come back as `WireSpan`s.
+    #[pyo3(signature = (now, limit=None))]
+    fn due<'py>(
+        &mut self,
+        py: Python<'py>,
+        now: f64,
+        limit: Option<usize>,
+    ) -> PyResult<Vec<Released6<'py>>> {
+        Self::released(py, self.inner.due(now, limit))
+    }
+
+    /// Release everything (shutdown), as `due`.
+    fn drain<'py>(&mut self, py: Python<'py>, now: f64) -> PyResult<Vec<Released6<'py>>> {
+        Self::released(py, self.inner.drain(now))
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<TransferSpans>()?;
+    m.add_class::<OnlineBuffer>()
+}
