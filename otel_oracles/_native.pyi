@@ -51,6 +51,9 @@ class TransferSpans:
     """The spans of one body decoded for transfer: ``WireSpan``s built on access, and what
     ``OnlineBuffer.offer`` buffers as compact entries without them."""
 
+    @property
+    def body(self) -> RequestBody:
+        """The request body the spans were decoded from."""
     def __len__(self) -> int: ...
     def __getitem__(self, index: int) -> WireSpan: ...
     def __iter__(self) -> Iterator[WireSpan]: ...

@@ -41,16 +41,37 @@ BodyKind = Literal["proto-traces", "proto-logs", "json"]
 
 class RequestBody:
     """One request body, shared by the ``WireSpan``s decoded from it; ``id`` names it
-    between processes (a grading worker receives each body once)."""
+    between processes (a grading worker receives each body once).
 
-    __slots__ = ("__weakref__", "id", "kind", "payload", "shipped")
+    Its bytes are the largest part of what ``serve`` holds per buffered span (about 1.5 KB
+    a span on the wire), and ``serve``'s spool already has them on disk: once a request is
+    spooled, ``spill`` drops them from memory and ``payload`` reads them back from there
+    (when a worker is first sent the body)."""
+
+    __slots__ = ("__weakref__", "_payload", "_reader", "id", "kind", "shipped")
     _ids = itertools.count()
 
     def __init__(self, payload: bytes, kind: BodyKind) -> None:
         self.id = next(RequestBody._ids)
         self.kind: BodyKind = kind
-        self.payload = payload
+        self._payload: bytes | None = payload
+        self._reader: Callable[[], bytes] | None = None
         self.shipped = False
+
+    @property
+    def payload(self) -> bytes:
+        """The body's bytes: held, or read back through the ``spill`` reader."""
+        payload = self._payload
+        if payload is not None:
+            return payload
+        assert self._reader is not None, "spilled without a reader"
+        return self._reader()
+
+    def spill(self, reader: Callable[[], bytes]) -> None:
+        """Drop the bytes held in memory; ``reader`` gives them back (a durable copy must
+        outlive every span of this body that is still to be sent)."""
+        self._reader = reader
+        self._payload = None
 
 
 class WireSpan:

@@ -22,7 +22,8 @@ Protocol, one duplex pipe per worker (``multiprocessing`` connections, pickled t
                       | ("stopped",)
 
 Spans are ``decode.WireSpan``s in the receiving process: a worker is sent each request body
-once (before the first trace that needs it), decodes it, and takes spans by position
+once (before the first trace that needs it; read back from the spool, which holds it while
+any of its traces is outstanding), decodes it, and takes spans by position
 (``_span_in_body``); when the receiving process drops its last span of a body, the workers
 that have it are told to forget it. So the receiving process never serializes or converts a
 span, and a worker decodes each body once. Log records travel the same way (``WireLog``).
@@ -304,7 +305,15 @@ class ProcessGrading:
                     body.shipped = True
                     done = weakref.finalize(body, self._body_released, body.id)
                     done.atexit = False
-        return [(body.id, body.kind, body.payload) for body in new.values()]
+        out: list[tuple[int, str, bytes]] = []
+        for body in new.values():
+            try:
+                out.append((body.id, body.kind, body.payload))  # may read it from the spool
+            except LookupError:
+                # Not spooled any more (its traces were all settled): the worker cannot build
+                # these spans, fails on them and is replaced, so they count as grading errors.
+                logger.error("request body %d is no longer in the spool", body.id)
+        return out
 
     def _body_released(self, body_id: int) -> None:
         """The receiving process holds no span of this body any more (any thread)."""

@@ -13,6 +13,7 @@ the rest marked incomplete), grade them, flush the emitter, all within ``shutdow
 from __future__ import annotations
 
 import asyncio
+import functools
 import hmac
 import logging
 import os
@@ -244,7 +245,9 @@ class GradingServer:
             raise
         if spool is not None:
             # Durable before the success answer: the sender forgets what it is acked for.
-            spool.append(signal, content_type, body, adm.traces)
+            request_id = spool.append(signal, content_type, body, adm.traces)
+            if request_id:
+                _spill(spans, spool, request_id)
         stats.add("received", f"{protocol}.{signal}", n + own)
         if own:
             stats.incr("skipped_self", own)
@@ -479,6 +482,7 @@ class GradingServer:
                     break
                 except BufferFull:
                     await asyncio.sleep(self.settings.assembly.sweep_interval)
+            _spill(spans, self.spool, request.id)
             replayed += 1
         if replayed:
             logger.info(
@@ -543,6 +547,14 @@ class GradingServer:
                 "stopped", extra={"released": len(released), "stats": self.stats.snapshot()}
             )
             return drained and bool(flushed)
+
+
+def _spill(spans: SpanInput, spool: Spool, request_id: int) -> None:
+    """The request's body is spooled: its buffered spans (and log records) read it back from
+    there when a grading worker needs it, instead of keeping its bytes in memory. Spans that
+    are records (grading on threads) hold no body."""
+    if isinstance(spans, TransferSpans):
+        spans.body.spill(functools.partial(spool.body, request_id))
 
 
 def _trace_ids(spans: SpanInput) -> set[str]:

@@ -175,6 +175,19 @@ class Spool:
             self.requests_held += 1
         return request_id
 
+    def body(self, request_id: int) -> bytes:
+        """The body of a spooled request (any thread). ``serve``'s receiving process keeps no
+        copy of what it spooled: a grading worker's copy is read back from here when the
+        first trace needing it is handed over, while that trace still holds the request in
+        the spool. Raises ``LookupError`` for a request no longer spooled."""
+        with self._mutex:
+            row = self._db.execute(
+                "SELECT body FROM requests WHERE id = ?", (request_id,)
+            ).fetchone()
+        if row is None:
+            raise LookupError(f"request {request_id} is not in the spool")
+        return bytes(row[0])
+
     def settle(self, trace_ids: Iterable[str], *, exported: bool) -> int:
         """Traces graded: with ``exported``, their results are out (recorded, so no replay
         grades them again); without, their grading crashed (nothing to retry). Requests

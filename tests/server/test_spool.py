@@ -46,6 +46,27 @@ def test_a_request_stays_until_every_trace_it_fed_is_settled(tmp_path: Path) -> 
     assert (spool.requests_held, spool.bytes_held, list(spool.pending())) == (0, 0, [])
 
 
+def test_a_spooled_body_is_read_back_while_one_of_its_traces_is_outstanding(
+    tmp_path: Path,
+) -> None:
+    """serve keeps no copy of a spooled request's bytes: its buffered spans read them back
+    from the spool (``RequestBody.spill``) when a grading worker is first sent the body."""
+    from otel_oracles.decode import decode
+
+    spool = opened(tmp_path / "spool")
+    body, content_type = fixture_request("a_happy").SerializeToString(), "application/x-protobuf"
+    spans = decode(body, content_type, for_transfer=True).spans
+    request = spans[0].body
+    traces = {s.trace_id for s in spans}
+    request_id = spool.append("traces", content_type, body, traces)
+    request.spill(lambda: spool.body(request_id))
+    assert request._payload is None, "the bytes are not held in memory any more"
+    assert request.payload == body and spans[-1].body.payload == body
+    spool.settle(traces, exported=True)
+    with pytest.raises(LookupError, match=f"request {request_id} is not in the spool"):
+        spool.body(request_id)
+
+
 def test_what_survives_a_reopen_and_exported_traces_are_not_replayed(tmp_path: Path) -> None:
     spool = opened(tmp_path)
     spool.append("traces", "application/x-protobuf", b"body", ["a", "b"])

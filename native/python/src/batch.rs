@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use otel_oracles_core::model::{self, AnyValue, KeyValue};
 
-use crate::online::{BodyInfo, SpanFacts, TransferSpans};
+use crate::online::{BodyInfo, Extra, SpanFacts, TransferSpans, NO_EXTRA};
 use pyo3::exceptions::PyOverflowError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -33,6 +33,10 @@ pub(crate) struct RecordTypes {
 }
 
 static RECORD_TYPES: PyOnceLock<RecordTypes> = PyOnceLock::new();
+
+/// How many of the latest distinct [`Extra`]s a span's is compared with before it is kept
+/// as a new one: a request interleaves the spans of up to a few dozen traces.
+const EXTRAS_SHARED_WITHIN: usize = 128;
 
 /// `SESSION_ATTRIBUTES` of `otel_oracles.model.span`: the span attributes a `WireSpan` keeps.
 const SESSION_ATTRIBUTES: [&str; 2] = ["gen_ai.conversation.id", "session.id"];
@@ -166,7 +170,7 @@ impl Batch {
         let mut origin_of: HashMap<(*const model::Resource, *const model::Scope), u32> =
             HashMap::new();
         let mut origins = Vec::new();
-        let mut extras = HashMap::new();
+        let mut extras: Vec<Extra> = Vec::new();
         let mut spans = Vec::with_capacity(self.inner.spans.len());
         for (index, span) in self.inner.spans.iter().enumerate() {
             let index = u32::try_from(index)
@@ -190,16 +194,38 @@ impl Batch {
                     origin
                 }
             };
-            let extra = !span.links.is_empty()
-                || span
-                    .attributes
+            let session: Vec<KeyValue> = span
+                .attributes
+                .iter()
+                .filter(|kv| SESSION_ATTRIBUTES.contains(&kv.key.as_str()))
+                .cloned()
+                .collect();
+            let extra = if span.links.is_empty() && session.is_empty() {
+                NO_EXTRA
+            } else {
+                let links: Vec<model::Link> = span
+                    .links
                     .iter()
-                    .any(|kv| SESSION_ATTRIBUTES.contains(&kv.key.as_str()));
-            if extra {
-                let links = builder.bare_links(&span.links)?.unbind();
-                let attributes = builder.session_attributes(&span.attributes)?.unbind();
-                extras.insert(index, (links, attributes));
-            }
+                    .map(|link| model::Link {
+                        trace_id: link.trace_id.clone(),
+                        span_id: link.span_id.clone(),
+                        attributes: Vec::new(),
+                    })
+                    .collect();
+                let found = Extra { links, session };
+                // The spans of one trace carry the same session id: kept once (looked for
+                // among the last few kept, so a body of distinct ones stays linear).
+                let recent = extras.len().saturating_sub(EXTRAS_SHARED_WITHIN);
+                let at = match extras[recent..].iter().position(|kept| *kept == found) {
+                    Some(offset) => recent + offset,
+                    None => {
+                        extras.push(found);
+                        extras.len() - 1
+                    }
+                };
+                u32::try_from(at)
+                    .map_err(|_| PyOverflowError::new_err("too many spans in one body"))?
+            };
             spans.push(SpanFacts {
                 trace_id: span.trace_id,
                 span_id: span.span_id,
@@ -407,7 +433,7 @@ impl<'py, 'b> Builder<'py, 'b> {
     }
 
     /// Links without their attributes (`_transfer._bare_links`).
-    fn bare_links(&mut self, links: &'b [model::Link]) -> PyResult<Bound<'py, PyAny>> {
+    pub(crate) fn bare_links(&mut self, links: &'b [model::Link]) -> PyResult<Bound<'py, PyAny>> {
         if links.is_empty() {
             return Ok(self.types.no_items.bind(self.py).clone());
         }
@@ -422,7 +448,10 @@ impl<'py, 'b> Builder<'py, 'b> {
 
     /// The `SESSION_ATTRIBUTES` among `attributes`, or `EMPTY`
     /// (`_transfer.session_attributes`; the last of duplicate keys wins).
-    fn session_attributes(&mut self, attributes: &'b [KeyValue]) -> PyResult<Bound<'py, PyAny>> {
+    pub(crate) fn session_attributes(
+        &mut self,
+        attributes: &'b [KeyValue],
+    ) -> PyResult<Bound<'py, PyAny>> {
         let mut dict: Option<Bound<'py, PyDict>> = None;
         for name in SESSION_ATTRIBUTES {
             if let Some(kv) = attributes.iter().rev().find(|kv| kv.key == name) {

@@ -17,6 +17,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use otel_oracles_core::model::{self, KeyValue};
 use otel_oracles_core::online::{
     self as policy, BufferedSpan, Fingerprint, Limits, Part, Released,
 };
@@ -27,7 +28,7 @@ use pyo3::types::{PyIterator, PyList, PySet, PyString, PyTuple};
 
 use otel_oracles_core::model::hex as hex_string;
 
-use crate::batch::hex;
+use crate::batch::{hex, Builder};
 
 /// `otel_oracles.decode._transfer.WireSpan`, imported on first use (only `serve`'s receiving
 /// process needs it).
@@ -55,8 +56,20 @@ pub struct SpanFacts {
     pub index: u32,
     /// Index into [`BodyInfo::origins`].
     pub origin: u32,
-    /// Whether [`BodyInfo::extras`] has its links and session attributes.
-    pub extra: bool,
+    /// Index into [`BodyInfo::extras`], or [`NO_EXTRA`].
+    pub extra: u32,
+}
+
+/// [`SpanFacts::extra`] of a span without links or session attributes.
+pub const NO_EXTRA: u32 = u32::MAX;
+
+/// What joining runs split over traces reads of a span besides its ids: its links (without
+/// attributes) and its `SESSION_ATTRIBUTES`, in wire order. Kept as decoded (Python objects
+/// are built when the span is released), once per run of spans that share them.
+#[derive(Debug, PartialEq)]
+pub struct Extra {
+    pub links: Vec<model::Link>,
+    pub session: Vec<KeyValue>,
 }
 
 /// What the spans of one request body share.
@@ -66,9 +79,9 @@ pub struct BodyInfo {
     /// Per (resource, scope): the `service.name` dict (`_transfer.service_only`) and the
     /// scope name.
     pub origins: Vec<(Py<PyAny>, Py<PyAny>)>,
-    /// By span position, for the spans that have any: their links without attributes and
-    /// their `SESSION_ATTRIBUTES` (what joining reads). The rest share `NO_ITEMS`/`EMPTY`.
-    pub extras: HashMap<u32, (Py<PyAny>, Py<PyAny>)>,
+    /// The links and session attributes of the spans that have any (the rest share
+    /// `NO_ITEMS`/`EMPTY`).
+    pub extras: Vec<Extra>,
     pub no_items: Py<PyAny>,
     pub empty: Py<PyAny>,
 }
@@ -85,9 +98,15 @@ impl BodyInfo {
             .origins
             .get(facts.origin as usize)
             .ok_or_else(|| PyIndexError::new_err("span origin out of range"))?;
-        let (links, attributes) = match self.extras.get(&facts.index) {
-            Some((links, attributes)) if facts.extra => (links.bind(py), attributes.bind(py)),
-            _ => (self.no_items.bind(py), self.empty.bind(py)),
+        let (links, attributes) = match self.extras.get(facts.extra as usize) {
+            Some(extra) => {
+                let mut builder = Builder::new(py)?;
+                (
+                    builder.bare_links(&extra.links)?,
+                    builder.session_attributes(&extra.session)?,
+                )
+            }
+            None => (self.no_items.bind(py).clone(), self.empty.bind(py).clone()),
         };
         let parent = match &facts.parent {
             Some(id) => hex(py, id),
@@ -103,8 +122,8 @@ impl BodyInfo {
             service.bind(py).clone(),
             scope.bind(py).clone(),
             facts.start_ns.into_pyobject(py)?.into_any(),
-            links.clone(),
-            attributes.clone(),
+            links,
+            attributes,
         ];
         wire_span_class(py)?.call1(PyTuple::new(py, args)?)
     }
@@ -126,6 +145,13 @@ impl TransferSpans {
 
 #[pymethods]
 impl TransferSpans {
+    /// The `RequestBody` the spans were decoded from (`serve` spills its bytes once the
+    /// request is spooled).
+    #[getter]
+    fn body<'py>(&self, py: Python<'py>) -> Bound<'py, PyAny> {
+        self.body.body.bind(py).clone()
+    }
+
     fn __len__(&self) -> usize {
         self.spans.len()
     }
