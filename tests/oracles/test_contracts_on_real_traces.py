@@ -150,6 +150,7 @@ TOOL_SPANS = (
     "openlit-openai-agents",
     "openlit-langgraph",
     "openlit-smolagents",
+    "openlit-agno",
     "openllmetry-agno",
     "openllmetry-openai-agents",
     "openinference-openai-agents",
