@@ -116,9 +116,14 @@ def run_google_adk(
     executed: list[str],
 ) -> None:
     """The Google ADK agents under ``openlit.init()`` (``fw_adk.run`` points ADK's own tracing
-    at the same providers, as an application using both would)."""
+    at the same providers, as an application using both would). LiteLLM's bundled cost map
+    is chosen before ``openlit.init()`` imports LiteLLM: at import it would otherwise fetch
+    the map from GitHub."""
+    import os
+
     from fw_adk import run
     from fw_openai_agents import init_openlit
 
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     init_openlit(tracer_provider, logger_provider)
     run(scenario, tracer_provider, logger_provider, tools, executed)
