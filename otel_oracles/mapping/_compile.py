@@ -258,6 +258,7 @@ class CompiledRule:
     delegate_works_inside: bool = False
     merged_model_calls: bool = False
     agent_inside_is_delegation: bool = False
+    result_from_messages: bool = False
     guard: Guard | None = None
     """Necessary conditions checkable from the span's dispatch signature (see ``Guard``)."""
     plan: Plan = ()
@@ -523,6 +524,7 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
                     delegate_works_inside=rule.delegate_works_inside,
                     merged_model_calls=rule.merged_model_calls,
                     agent_inside_is_delegation=rule.agent_inside_is_delegation,
+                    result_from_messages=rule.result_from_messages,
                     guard=_guard(rule.match),
                     split=split_match(rule.match),
                 )

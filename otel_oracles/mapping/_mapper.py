@@ -707,6 +707,7 @@ def _link_tool_calls(drafts: list[Draft], compiled: CompiledSet) -> None:
                     unmatched.append((gen, req, later))
                 else:
                     _claim(target, req)
+                    _result_from_messages(target, req, later, compiled.tool_results)
             if (
                 not requests
                 and gen.rule.synthesize
@@ -719,6 +720,7 @@ def _link_tool_calls(drafts: list[Draft], compiled: CompiledSet) -> None:
         target = _match_outside_scope(req, gen, outside)
         if target is not None:
             _claim(target, req)
+            _result_from_messages(target, req, later, compiled.tool_results)
         elif gen.rule.synthesize:
             gen.follows.append(_synthesize(gen, req, later, compiled.tool_results))
 
@@ -839,6 +841,33 @@ def _claim(target: Draft, req: dict[str, Any]) -> None:
         and "arguments" not in target.redacted
     ):
         target.fields["arguments"] = req["arguments"]
+
+
+def _result_from_messages(
+    target: Draft, req: dict[str, Any], later: Later, results: ToolResultRules
+) -> None:
+    """Rules with ``result_from_messages``: a tool step whose span recorded no result takes
+    the one the model was handed for the same call id in a later model call's input (as a
+    synthesized call does). Only by id: a result matched by position could be another
+    call's. A response whose content was dropped marks the result redacted; an error-shaped
+    result fails a call its span did not fail (``judge_result``)."""
+    f = target.fields
+    if not target.rule.result_from_messages or "result" in f or "result" in target.redacted:
+        return
+    call_id = req.get("id")
+    if not call_id:
+        return
+    for nxt in later:
+        if nxt.kind == "generation":
+            response = _responses(nxt).get(str(call_id))
+            if response is None:
+                continue
+            if response.get("response") is None:
+                target.redacted.add("result")
+                return
+            f["result"] = message_result(response["response"])
+            judge_result(target, results)  # an error-shaped result fails an OK span
+            return
 
 
 def _match_outside_scope(req: dict[str, Any], gen: Draft, executors: _Executors) -> Draft | None:

@@ -151,6 +151,7 @@ TOOL_SPANS = (
     "openlit-langgraph",
     "openlit-smolagents",
     "openlit-agno",
+    "openlit-google-adk",
     "openllmetry-agno",
     "openllmetry-openai-agents",
     "openinference-openai-agents",
