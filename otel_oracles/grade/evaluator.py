@@ -82,6 +82,25 @@ def _fail_closed_on_coverage(finding: Finding, oracle: OracleCheck, ctx: GradeCo
     )
 
 
+def _fail_closed_on_fragment(finding: Finding, oracle: OracleCheck, ctx: GradeContext) -> Finding:
+    """A pass of a check about everything the run did (or a failure for something not seen),
+    on a trace that holds only part of a run (``Evidence.fragment_gap``), is
+    ``missing_evidence`` naming why: the rest of the run, outside the trace, may hold the
+    call, the retry or the step the check rules out. ``coverage: lenient`` does not relax
+    this: it accepts spans no convention recognised, not a run the trace does not hold."""
+    if oracle.holds_on_fragments:
+        return finding
+    gap = ctx.evidence.fragment_gap()
+    if gap is None:
+        return finding
+    return Finding.missing(
+        f"{gap} (in this trace: {finding.message})",
+        details={**finding.details, "evidence": ["whole_run"]},
+        span_ids=finding.span_ids,
+        step_indexes=finding.step_indexes,
+    )
+
+
 def run_compiled(check: CompiledCheck, ctx: GradeContext) -> OracleResult:
     """One compiled check on ``ctx``: its result, never an exception (except the lazy
     replay's own failure, which makes the whole verdict a replay error)."""
@@ -114,7 +133,9 @@ def run_compiled(check: CompiledCheck, ctx: GradeContext) -> OracleResult:
             if (finding.status == "pass" and oracle.needs_full_coverage) or (
                 finding.status == "fail" and finding.unseen
             ):
-                finding = _fail_closed_on_coverage(finding, oracle, ctx)
+                finding = _fail_closed_on_fragment(finding, oracle, ctx)
+                if finding.status != "missing":
+                    finding = _fail_closed_on_coverage(finding, oracle, ctx)
             outcome = outcome_for(layer, finding)
         except Exception as exc:
             if exc is ctx.replay_error:

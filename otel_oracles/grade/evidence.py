@@ -130,6 +130,11 @@ class Evidence:
         message: str = self.memoized("coverage_gap", lambda: _coverage_message(unmapped))
         return message
 
+    def fragment_gap(self) -> str | None:
+        """``fragment_gap(trajectory)``, computed once."""
+        message: str | None = self.memoized("fragment_gap", lambda: _fragment_message(self))
+        return message
+
     def gaps(self, names: tuple[str, ...]) -> list[str]:
         """Messages for every evidence name in ``names`` (sorted, unique: a compiled check's)
         the trajectory lacks, computed once per ``names`` (a fresh list per call: callers
@@ -204,6 +209,71 @@ def coverage_gap(t: Trajectory) -> str | None:
     check that needs complete visibility reports instead of a pass (``Evidence.coverage_gap``
     computes it once per trajectory)."""
     return Evidence(t).coverage_gap()
+
+
+def fragment_gap(t: Trajectory) -> str | None:
+    """``None`` unless the trace shows that it holds only part of a run, else why: what a
+    check about everything the run did reports instead of a pass (``Evidence.fragment_gap``
+    computes it once per trajectory). A trace is a fragment when
+
+    - model input refers to tool calls (requests, or results handed back) that no step of
+      the trace made (``calls_outside``): the run began before the trace;
+    - nothing encloses its model calls (the trace's root span is a model call: no
+      application, agent or wrapper span shows where the run starts and ends) and that call
+      requested tools that no step of the trace runs or answers: the run went on after the
+      trace (one chat call per trace, e.g. a framework its tracer does not instrument);
+    - nothing encloses its model calls and the root call's input was not captured: nothing
+      shows that the call starts the run rather than continuing one.
+
+    A trace with a root of its own (an agent span, the application's run wrapper) holds the
+    whole run: a request left unanswered there is where the run stopped."""
+    return Evidence(t).fragment_gap()
+
+
+def _fragment_message(ev: Evidence) -> str | None:
+    outside = _calls_outside(ev)
+    if outside:
+        return (
+            "the trace holds only part of the run: model input refers to "
+            f"{len(outside)} tool call(s) not in this trace ({', '.join(outside[:3])})"
+        )
+    t = ev.trajectory
+    root = next(
+        (
+            g
+            for g in ev.generations()
+            if g.source is not None and g.source.span_id == t.root_span_id
+        ),
+        None,
+    )
+    if root is None:
+        return None
+    last = max(ev.generations(), key=lambda s: s.index)
+    reasons = {r.lower() for r in last.finish_reasons or ()}
+    requested = message_tool_names(last.output_messages) or [
+        s.tool or "?" for s in ev.tool_calls() if s.synthesized and s.index > last.index
+    ]
+    if requested or reasons & TOOL_CALL_FINISH_REASONS:
+        executors = [
+            s
+            for s in t.steps
+            if s.index > last.index
+            and ((s.is_tool and not s.synthesized) or s.kind == StepKind.HANDOFF)
+        ]
+        if not executors:
+            names = ", ".join(dict.fromkeys(requested)) or "names not captured"
+            return (
+                "the trace holds only part of the run: its root span is a model call and "
+                f"{where(last)} requested tool calls ({names}) that no step of the trace runs "
+                "or answers, so the run went on outside this trace"
+            )
+    if absent(root, "input_messages") or _messages_empty(root.input_messages):
+        return (
+            "the trace may hold only part of the run: its root span is a model call "
+            f"({where(root)}) whose input was not captured, so nothing shows that the run "
+            "starts there"
+        )
+    return None
 
 
 def counted_names(counts: dict[str, int], limit: int, *, quoted: bool = False) -> str:
@@ -462,12 +532,9 @@ def _tool_names(ev: Evidence, scope: str | None) -> str | None:
     nameless = [s for s in ev.tool_calls() if s.raw is None and is_placeholder(s.tool)]
     if nameless:
         return f"tool names not captured for {len(nameless)} tool call(s): " + list_steps(nameless)
-    outside = _calls_outside(ev)
-    if outside:
-        return (
-            "the trace holds only part of the run: model input refers to "
-            f"{len(outside)} tool call(s) not in this trace ({', '.join(outside[:3])})"
-        )
+    fragment = ev.fragment_gap()
+    if fragment is not None:
+        return fragment
     if tool_spans_present(t) or (t.steps and all(s.raw is not None for s in t.steps)):
         return None  # tool spans (or an AgentBench trajectory) list every call
     ordered = sorted(t.steps, key=lambda s: s.index)
@@ -515,10 +582,31 @@ def _call_ids(messages: list[dict[str, Any]] | None, role: str | None = None) ->
     return ids
 
 
+def _response_ids(messages: list[dict[str, Any]] | None) -> list[str]:
+    """Call ids of the tool results handed back in ``messages`` (``tool_call_response``
+    parts, ``tool`` messages' ``tool_call_id``): some frameworks send the model the results
+    without the assistant message that requested them."""
+    ids: list[str] = []
+    for m in messages or []:
+        if not isinstance(m, dict):
+            continue
+        for part in m.get("parts") or []:
+            if (
+                isinstance(part, dict)
+                and part.get("type") == "tool_call_response"
+                and part.get("id")
+            ):
+                ids.append(str(part["id"]))
+        if m.get("role") == "tool" and m.get("tool_call_id"):
+            ids.append(str(m["tool_call_id"]))
+    return ids
+
+
 def calls_outside(t: Trajectory) -> list[str]:
-    """Ids of tool calls the conversation history (model input) refers to that no step of
-    this trace made: the trace is a fragment of a longer run (e.g. one chat call per trace
-    when the application has no root span). Steps without a call id may be those calls, so
+    """Ids of tool calls the conversation history (model input: the assistant's requests and
+    the results handed back) refers to that no step of this trace made: the trace is a
+    fragment of a longer run (e.g. one chat call per trace when the application has no root
+    span). Steps without a call id may be those calls, so
     only the excess counts. A handoff step answers a call like a tool step (the delegation
     tool's span, whose call id the instrumentation may not record)."""
     return _calls_outside(Evidence(t))
@@ -528,6 +616,8 @@ def _calls_outside(ev: Evidence) -> list[str]:
     referenced: dict[str, None] = {}
     for g in ev.generations():
         for i in _call_ids(g.input_messages, "assistant"):
+            referenced.setdefault(i, None)
+        for i in _response_ids(g.input_messages):
             referenced.setdefault(i, None)
     if not referenced:
         return []

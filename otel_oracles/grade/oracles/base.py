@@ -286,6 +286,13 @@ class OracleCheck(ABC):
     with unrecognised spans into ``missing_evidence`` (a failure stays a failure) unless the
     check or the contract relaxes coverage."""
 
+    holds_on_fragments: ClassVar[bool] = False
+    """True for a check with ``needs_full_coverage`` whose pass stays true on a trace that
+    holds only part of a run (``citations_grounded``: the answer's citations are backed by
+    the results it was given, whatever else the run did). Otherwise the evaluator turns a
+    pass of such a check on a fragment (``otel_oracles.grade.evidence.fragment_gap``) into
+    ``missing_evidence``, whatever the coverage mode."""
+
     def __init__(self, params: OracleParams) -> None:
         self.params = params
 

@@ -171,6 +171,7 @@ class CitationsGrounded(OracleCheck):
     oracle_type = "citations_grounded"
     Params = CitationsGroundedParams
     needs_full_coverage = True
+    holds_on_fragments = True
     evidence: ClassVar[frozenset[str]] = frozenset({"final_output"})
     params: CitationsGroundedParams
 
