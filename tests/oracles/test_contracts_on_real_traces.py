@@ -528,5 +528,66 @@ def test_trace_without_application_root_is_graded_as_two_fragments() -> None:
         "search-retry": MIS,
         "degraded-disclosed": MIS,
     }
-    fragment = next(r for r in by_answer[1][0].results if r.name == "searched-the-index")
-    assert "only part of the run" in fragment.message
+    for verdict, _ in by_answer:
+        fragment = next(r for r in verdict.results if r.name == "searched-the-index")
+        assert "only part of the run" in fragment.message
+
+
+FRAGMENTED = ("openlit-llamaindex",)
+"""Each model call is a trace of its own (OpenLIT records nothing of LlamaIndex's agent
+workflow: every ``chat`` span is a root), so a run is graded as one fragment per model call.
+Held out (before ``fragment_gap``): no verdict passed, but 10 checks about the whole run
+passed on fragments that cannot show it (``no-destructive-tools`` before the forbidden call,
+``no-network`` beside the ``curl`` command, ``search-retry`` after the failed searches)."""
+DEGRADED = tuple(s for (_, s), want in CONTENT_ON.items() if "degraded-disclosed" in want)
+"""Scenarios whose run is degraded: ``citation_required`` exempts a degraded answer, and
+whether the run degraded is known only from its tool outcomes, which no fragment holds."""
+
+
+def fragment_expected(contract: str, scenario: str, answered: bool) -> dict[str, Outcome]:
+    """Every check about the run (tools, counts, retries, files, network, transfers) is
+    missing evidence on a fragment; only the fragment holding the final answer (content on)
+    shows the answer checks that read nothing but the answer and the results it was given."""
+    want = dict.fromkeys(CHECKS[contract], MIS)
+    if not answered:
+        return want
+    truth = expected("openlit-llamaindex", contract, scenario, True)
+    for name in ("answer-captured", "grounded-citations", "cites-a-source"):
+        if name in want and not (name == "cites-a-source" and scenario in DEGRADED):
+            want[name] = truth[name]
+    return want
+
+
+@pytest.mark.parametrize("source", FRAGMENTED)
+@pytest.mark.parametrize("content", [True, False], ids=["on", "off"])
+def test_fragments_of_a_run_never_pass_checks_about_the_whole_run(
+    source: str, content: bool
+) -> None:
+    """A trace that is one model call of a longer run (its root is the model call; it
+    requests tools nothing in it runs, or its input shows results of calls made elsewhere,
+    or its input is hidden) cannot show what the run did: no fragment passes a check about
+    the whole run, and the forbidden call, the ``curl`` command and the exhausted retries
+    are never passed over."""
+    seen = 0
+    for path in sorted((TRACES / source).glob("*.otlp.json")):
+        scenario = path.name.split(".")[0]
+        if ".logs." in path.name or (".nocontent." in path.name) == content:
+            continue
+        contracts = {"g": ["support-rag", "multi-agent-handoff"], "h": ["coding-agent"]}
+        for contract in contracts.get(scenario[0], ["support-rag"]):
+            graded = grade_file(path, contract_named(contract))
+            assert len(graded) > 1, "one trace per model call"
+            answered = 0
+            for verdict, trajectory in graded:
+                assert trajectory.unmapped_spans == {}
+                got = {r.name: r.outcome for r in verdict.results}
+                has_answer = content and any(
+                    "stop" in (g.finish_reasons or ()) for g in trajectory.generations()
+                )
+                answered += has_answer
+                want = fragment_expected(contract, scenario, has_answer)
+                assert got == want, (path.name, contract, trajectory.trace_id)
+                assert not verdict.passed
+                seen += 1
+            assert answered == (1 if content else 0)
+    assert seen == 27  # one fragment per model call (g graded with both contracts)
