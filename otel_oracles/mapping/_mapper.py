@@ -848,9 +848,11 @@ def _result_from_messages(
 ) -> None:
     """Rules with ``result_from_messages``: a tool step whose span recorded no result takes
     the one the model was handed for the same call id in a later model call's input (as a
-    synthesized call does). Only by id: a result matched by position could be another
-    call's. A response whose content was dropped marks the result redacted; an error-shaped
-    result fails a call its span did not fail (``judge_result``)."""
+    synthesized call does, ``_responses``: a response without an id answers the earliest
+    unanswered call before it, as chat APIs order them). The model's request needs a call
+    id: a result matched by name and position alone could be another call's. A response
+    whose content was dropped marks the result redacted; an error-shaped result fails a call
+    its span did not fail (``judge_result``)."""
     f = target.fields
     if not target.rule.result_from_messages or "result" in f or "result" in target.redacted:
         return

@@ -254,9 +254,10 @@ class Rule(_Strict):
     result_from_messages: bool = False
     """For ``step: tool_call`` rules of tool spans that never record the tool's result while
     the model calls around them do (Google ADK's own spans beside OpenLIT's model-call
-    spans): a step of this rule linked to the model's request by call id, with no result of
-    its own, takes the result the model was handed in a later call's input messages (the
-    ``tool_call_response`` with that id). A result hidden there stays hidden."""
+    spans): a step of this rule linked to a model's request that has a call id, with no
+    result of its own, takes the result the model was handed for that call in a later call's
+    input messages (the ``tool_call_response`` with that id, or an id-less one in the order of
+    the calls). A result hidden there stays hidden."""
     delegate_works_inside: bool = False
     """For ``step: handoff`` rules of delegation spans inside which the delegated agent
     works with no agent span of its own (CrewAI's coworker tools, default mode): the steps
