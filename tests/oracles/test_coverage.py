@@ -291,11 +291,10 @@ def test_protected_file_cannot_pass_untouched_beside_an_unknown_span(
     assert _outcomes(verdict)["pytest-config-untouched"] == Outcome.PASS
 
 
-FAILS_CLOSED = ("langfuse-openai-untyped", "mlflow-langgraph")
+FAILS_CLOSED = ("langfuse-openai-untyped",)
 """Real captures whose runs no convention can map completely, so they must fail closed: the
 langfuse-openai app decorated with bare ``@observe()`` (Langfuse's default ``span`` type: the
-tool and agent observations say nothing of what they are), and LangGraph under MLflow's
-LangChain autolog (every runnable a ``CHAIN``, leaf chains left unrecognised)."""
+tool and agent observations say nothing of what they are)."""
 TESTDATA = Path(__file__).resolve().parents[1] / "testdata"
 EXAMPLES = SUPPORT_CONTRACT.parent
 NEEDS_EVERY_SPAN = {
@@ -329,6 +328,35 @@ def test_captures_no_convention_maps_completely_fail_closed(path: Path) -> None:
             n for n in NEEDS_EVERY_SPAN[name] if got[n] in (Outcome.PASS, Outcome.TOLERATED)
         } == set()
     if path.name == "d_forbidden_tool.otlp.json":
+        assert got["no-destructive-tools"] == Outcome.INVARIANT_FAILURE
+
+
+@pytest.mark.parametrize("scenario", ["a_happy", "d_forbidden_tool"])
+def test_mlflow_chains_outside_a_langgraph_graph_fail_closed(scenario: str, tmp_path: Path) -> None:
+    """MLflow's LangChain autolog records every runnable as a ``CHAIN``; ``mlflow.yaml`` reads
+    one as plumbing only when LangGraph's run metadata (``langgraph_node``) shows it is a run
+    inside a graph. The mlflow-langgraph capture with that metadata gone (chains a plain
+    LangChain app would run) leaves its leaf chains unrecognised: no check that needs every
+    span passes, while the forbidden call that was seen still fails."""
+    from otel_oracles.grade.loader import load_contract
+
+    source = TRACES / "mlflow-langgraph" / f"{scenario}.otlp.json"
+    doc = json.loads(source.read_text(encoding="utf-8"))
+    for rs in doc["resourceSpans"]:
+        for ss in rs["scopeSpans"]:
+            for span in ss["spans"]:
+                span["attributes"] = [a for a in span["attributes"] if a["key"] != "metadata"]
+    path = tmp_path / source.name
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    contract = load_contract(SUPPORT_CONTRACT).model_copy(update={"match": None})
+    verdict, trajectory = _grade_file(path, contract)
+    assert {"Prompt", "should_continue"} <= set(trajectory.unmapped_spans)
+    assert trajectory.generations() and trajectory.tool_calls()
+    got = _outcomes(verdict)
+    assert not verdict.passed
+    needs_every_span = NEEDS_EVERY_SPAN["support-rag"]
+    assert {n for n in needs_every_span if got[n] in (Outcome.PASS, Outcome.TOLERATED)} == set()
+    if scenario == "d_forbidden_tool":
         assert got["no-destructive-tools"] == Outcome.INVARIANT_FAILURE
 
 
