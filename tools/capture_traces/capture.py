@@ -130,6 +130,26 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
+    "langgraphjs-openinference": {
+        "what": "LangGraph.js prebuilt ReAct agents (createReactAgent with a ToolNode, "
+        "@langchain/openai ChatOpenAI on the fake server; a @langchain/langgraph-swarm handoff "
+        "for g_handoff) traced by @arizeai/openinference-instrumentation-langchain on the "
+        "OpenTelemetry JS SDK, its OTLP/HTTP protobuf exporter sending to the capture's sink "
+        "(node langgraphjs.mjs, driven by fw_langgraphjs.py)",
+        "packages": [],
+        "node": ["@langchain/langgraph", "@langchain/langgraph-swarm", "@langchain/core",
+                 "@langchain/openai", "@arizeai/openinference-instrumentation-langchain",
+                 "@opentelemetry/sdk-trace-node", "@opentelemetry/exporter-trace-otlp-proto"],
+        "node_runner": "fw_langgraphjs:run_langgraphjs",
+        "tool_spans": True,
+        "handoff_via": "the swarm's handoff tool (`transfer_to_research_agent {}`)",
+        "notes": ["**Tool failures:** the tool throws; the ToolNode hands the model an error "
+                  "`ToolMessage` and the tool span's status is ERROR.",
+                  "**Content off:** OpenInference's trace config (`hideInputs`, `hideOutputs`, "
+                  "`hideInputMessages`, `hideOutputMessages`), as `OPENINFERENCE_HIDE_*=true`."],
+        "on": {},
+        "off": {},
+    },
     "langfuse-openai": {
         "what": "the hand-written tool loop on Langfuse's OpenAI client (`from langfuse.openai "
         "import OpenAI`), the run an `@observe(as_type=\"agent\")` function, each tool an "

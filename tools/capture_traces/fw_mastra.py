@@ -20,9 +20,10 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from fake_openai import FakeOpenAI, call_order
+from otlp_sink import OtlpSink
 from scenarios import QUESTION, Scenario, SearchBackendError, Tools
 
 HERE = Path(__file__).resolve().parent
@@ -69,21 +70,28 @@ def run_node_agent(
     content: bool,
     out: Path,
     project: Path,
+    sink: bool = False,
 ) -> list[str]:
     """Run ``node_script`` (a Node agent beside this file, copied into ``project`` for its
     ``node_modules``) on one (scenario, content) variant while the fake server answers
     ``scripted`` in call order; returns the tools the run really executed, and fails when its
-    final answer is not the scenario's."""
+    final answer is not the scenario's.
+
+    With ``sink``, the script's OTLP exporter sends to an ``otlp_sink.py`` on 127.0.0.1 (the
+    spec's ``otlp`` endpoint) and the trace bodies are kept as sent
+    (``<variant>.raw/traces-N.pb``); the script writes the OTLP/JSON itself either way. A run
+    whose JSON holds no model-call span fails the capture (``capture.require_model_spans``)."""
     agent = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
     script_path = project / node_script
     if script_path.resolve() != (HERE / node_script).resolve():
         shutil.copyfile(HERE / node_script, script_path)
     spec_path = out.resolve() / f".{variant}.spec.json"
-    with FakeOpenAI(scripted, turn_of=call_order()) as base_url:
+    received = OtlpSink()
+    with FakeOpenAI(scripted, turn_of=call_order()) as base_url, received as endpoint:
         spec = {
             "system": scenario.system, "prompt": scenario.prompt, "baseURL": base_url,
             "results": tool_results(scenario), "content": content, "agent": agent,
-            "handoff": scenario.agents_only,
+            "handoff": scenario.agents_only, "otlp": endpoint,
         }  # fmt: skip
         spec_path.write_text(json.dumps(spec))
         try:
@@ -95,8 +103,48 @@ def run_node_agent(
             spec_path.unlink()
     if proc.returncode != 0:
         sys.exit(f"{variant}: node failed:\n{proc.stderr}")
+    if sink:
+        write_sink_bodies(received, out / f"{variant}.raw", variant)
+    check_model_spans(out / f"{variant}.otlp.json", variant)
     report = json.loads(proc.stdout.strip().splitlines()[-1])
     if report["text"] != scenario.turns[-1]:
         sys.exit(f"{variant}: final answer {report['text']!r} is not the script's")
     executed: list[str] = report["executed"]
     return executed
+
+
+def write_sink_bodies(sink: OtlpSink, raw: Path, variant: str) -> None:
+    """Keep the trace bodies the script's exporter sent, as ``traces-N.pb`` (protobuf only)."""
+    bodies = [item for item in sink.received if item.signal == "traces"]
+    if not bodies or any("protobuf" not in item.content_type for item in bodies):
+        sys.exit(f"{variant}: expected OTLP protobuf trace bodies at the sink, got {len(bodies)}")
+    shutil.rmtree(raw, ignore_errors=True)
+    raw.mkdir(parents=True)
+    for i, item in enumerate(bodies, 1):
+        (raw / f"traces-{i}.pb").write_bytes(item.body)
+
+
+def check_model_spans(path: Path, variant: str) -> None:
+    """Fail the capture when the run's OTLP/JSON holds no span or no model-call span, as
+    ``capture.require_model_spans`` does for the Python sources (its source name is read from
+    the folder the capture is written to)."""
+    from capture import require_model_spans
+
+    doc = json.loads(path.read_text())
+    spans = [
+        _Span(span["name"], {kv["key"]: _scalar(kv["value"]) for kv in span.get("attributes", [])})
+        for rs in doc.get("resourceSpans", [])
+        for ss in rs.get("scopeSpans", [])
+        for span in ss.get("spans", [])
+    ]
+    require_model_spans(path.parent.name, variant, spans)
+
+
+class _Span(NamedTuple):
+    name: str
+    attributes: dict[str, Any]
+
+
+def _scalar(value: dict[str, Any]) -> Any:
+    """The value an OTLP/JSON ``AnyValue`` holds (arrays and maps as their JSON)."""
+    return next(iter(value.values()), None)

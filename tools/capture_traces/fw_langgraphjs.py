@@ -1,0 +1,33 @@
+"""LangGraph.js agents (Node): one scenario through ``langgraphjs.mjs`` against the scripted
+fake OpenAI server, for the ``langgraphjs-openinference`` source.
+
+The agent is LangGraph.js's prebuilt ReAct agent (``createReactAgent``, a ``ToolNode`` that
+turns a thrown tool error into an error ``ToolMessage``) on ``@langchain/openai``'s
+``ChatOpenAI``, run by Node from a scratch npm project's ``node_modules`` while this module serves
+the scripted model on 127.0.0.1 and computes the tools' results with the same
+``scenarios.Tools`` as every other source (``fw_mastra``'s ``run_node_agent``).
+``@arizeai/openinference-instrumentation-langchain`` records the run; the OpenTelemetry JS SDK's
+OTLP/HTTP protobuf exporter sends it to ``otlp_sink.py``, whose bodies are kept as sent. Content
+capture off is OpenInference's trace config (inputs, outputs and messages hidden).
+
+``g_handoff`` is a ``@langchain/langgraph-swarm``, as in the Python ``langgraph-openinference``
+source: the triage agent calls the library's ``transfer_to_research_agent`` tool, then the
+research agent, sharing the history, searches and answers; the scripted turns are the
+scenario's own, answered in call order.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fw_mastra import run_node_agent
+from scenarios import Scenario
+
+
+def run_langgraphjs(
+    scenario: Scenario, variant: str, content: bool, out: Path, project: Path
+) -> list[str]:
+    """Run one (scenario, content) variant; returns the tools the run really executed."""
+    return run_node_agent(
+        "langgraphjs.mjs", scenario, scenario, variant, content, out, project, sink=True
+    )
