@@ -772,6 +772,27 @@ SOURCES: dict[str, dict[str, Any]] = {
                                     "OPENINFERENCE_HIDE_INPUT_MESSAGES",
                                     "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
     },
+    "mlflow-dspy": {
+        "what": "the dspy-openinference ReAct program (dspy.ReAct('question -> answer') with "
+        "dspy.Tool tools; dspy.LM('openai/gpt-4o-mini', api_base=...) on the fake server; "
+        "ChatAdapter text protocol, the built-in finish tool, then an extraction call) traced "
+        "by MLflow's DSPy autolog (mlflow.dspy.autolog() alone), exported by MLflow's OTLP "
+        "exporter to the capture's sink, native mlflow.* attributes; no g_handoff",
+        "packages": ["mlflow-tracing", "dspy", "litellm"],
+        "driver": "fw_mlflow:run_dspy",
+        "sink": True,
+        "tool_spans": True,
+        "notes": ["**Tool calls:** not native tool calls: the model names the tool in its "
+                  "text (`[[ ## next_tool_name ## ]]`) and DSPy runs it; the run ends with "
+                  "DSPy's `finish` tool and an extraction call whose `answer` field is the "
+                  "final answer.",
+                  "**Tool failures:** the tool raises; ReAct hands the model the observation "
+                  "`Execution error in search_docs: ...`.",
+                  "**Content off:** as mlflow-openai (inputs and outputs set to `[REDACTED]` "
+                  "by a span processor)."],
+        "on": {},
+        "off": {},
+    },
     "openllmetry-agno": {
         "what": "the agno-openinference agents (an Agent with function tools, the OpenAIChat "
         "model on the fake server; a Team whose leader delegates to a research_agent member "

@@ -12,8 +12,9 @@ plus the extraction reply; the fake server answers in call order.
 Tools are plain functions wrapped by ``dspy.Tool``; a failing search raises, and ReAct hands
 the model the error text as the observation (``Execution error in search_docs: ...``). DSPy
 has no handoff or delegation mechanism, so ``g_handoff`` is not captured for this source.
-Traced by ``openinference-instrumentation-dspy``; the response cache is off so every step
-really reaches the server. Its LM spans record no token counts, and
+Traced by ``openinference-instrumentation-dspy`` (``run``) or MLflow's DSPy autolog
+(``fw_mlflow.run_dspy``, the same program, ``run_react``); the response cache is off so every
+step really reaches the server. Its LM spans record no token counts, and
 ``openinference-instrumentation-litellm`` cannot add them: DSPy 3.4's default engine for
 ``openai/`` models does not call LiteLLM (instrumented, it recorded no span).
 """
@@ -91,14 +92,21 @@ def run(
     tools: Tools,
     executed: list[str],
 ) -> None:
-    """One instrumented ``ReAct`` run; fails when its answer is not the scripted one."""
+    """One ``ReAct`` run traced by OpenInference's DSPy instrumentor."""
+    from openinference.instrumentation.dspy import DSPyInstrumentor
+
+    DSPyInstrumentor().instrument(tracer_provider=tracer_provider)
+    run_react(scenario, tools, executed)
+
+
+def run_react(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
+    """One ``ReAct`` run on the fake server, under whatever tracing the caller turned on;
+    fails when its answer is not the scripted one."""
     # DSPy refreshes its model metadata from the network unless told to use its bundled copy.
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "true")
     import dspy
     from fake_openai import FakeOpenAI, call_order
-    from openinference.instrumentation.dspy import DSPyInstrumentor
 
-    DSPyInstrumentor().instrument(tracer_provider=tracer_provider)
     with FakeOpenAI(script(scenario), turn_of=call_order()) as base_url:
         lm = dspy.LM(
             "openai/gpt-4o-mini", api_base=base_url, api_key="capture-not-a-key",

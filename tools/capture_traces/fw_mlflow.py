@@ -18,7 +18,12 @@ MLflow's processor for the SDK's own spans (agent runs, model calls, function to
 handoffs); the SDK's export to OpenAI is off (``set_trace_processors([])`` first).
 
 ``run_langgraph`` (``mlflow-langgraph``): the LangGraph agents of ``fw_langgraph.py`` traced by
-``mlflow.langchain.autolog()`` (MLflow's LangChain callback, added to every run).
+``mlflow.langchain.autolog()`` (MLflow's LangChain callback, added to every run), beside the
+OpenAI autolog (``ChatOpenAI``'s client calls: a second span inside each chat-model span).
+
+``run_dspy`` (``mlflow-dspy``): the DSPy ``ReAct`` program of ``fw_dspy.py`` traced by
+``mlflow.dspy.autolog()`` alone (MLflow's DSPy callback: modules, adapter calls, LM calls and
+tools).
 """
 
 from __future__ import annotations
@@ -39,9 +44,10 @@ def redact_content(span: Any) -> None:
     span.set_outputs(REDACTED)
 
 
-def configure(endpoint: str, *, content: bool) -> Any:
+def configure(endpoint: str, *, content: bool, openai: bool = True) -> Any:
     """MLflow's OTLP export pointed at ``endpoint`` (nothing else contacted), OpenAI autolog
-    on, and for content off the masking span processor; returns the ``mlflow`` module."""
+    on unless ``openai`` is false (a framework's own autolog alone), and for content off the
+    masking span processor; returns the ``mlflow`` module."""
     os.environ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] = f"{endpoint}/v1/traces"
     os.environ["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"] = "http/protobuf"
     os.environ.setdefault("OTEL_SERVICE_NAME", "capture-mlflow-openai")
@@ -49,7 +55,8 @@ def configure(endpoint: str, *, content: bool) -> Any:
     os.environ["MLFLOW_TRACKING_URI"] = endpoint  # never used for export; skips store lookup
     import mlflow
 
-    mlflow.openai.autolog()
+    if openai:
+        mlflow.openai.autolog()
     if not content:
         mlflow.tracing.configure(span_processors=[redact_content])
     return mlflow
@@ -105,4 +112,16 @@ def run_langgraph(
     mlflow = configure(endpoint, content=content)
     mlflow.langchain.autolog()
     _run(scenario, tools, executed)
+    flush()
+
+
+def run_dspy(
+    scenario: Scenario, endpoint: str, tools: Tools, executed: list[str], *, content: bool
+) -> None:
+    """The DSPy ReAct program traced by MLflow's DSPy autolog, and nothing else."""
+    from fw_dspy import run_react
+
+    mlflow = configure(endpoint, content=content, openai=False)
+    mlflow.dspy.autolog()
+    run_react(scenario, tools, executed)
     flush()
