@@ -140,3 +140,54 @@ def test_langsmith_run_error_names_its_type_in_the_message(conventions: Conventi
     assert langsmith_tool_status(conventions, handoff, failed)[0] == "error"
     # Text that names no type leaves the generic one: a failure.
     assert langsmith_tool_status(conventions, "timed out") == ("error", "Exception")
+
+
+JS_SCOPE = "@arizeai/openinference-instrumentation-langchain"
+JS_PARENT_COMMAND = "\n\nParentCommand\n    at RunnableCallable._controlBranch (state.js:775:47)\n"
+
+
+def js_agent_status(conventions: ConventionSet, *messages: str) -> tuple[str, Any]:
+    """The mapped status and error type of one LangGraph.js ReAct agent run (a CHAIN span
+    holding its ``agent`` node) as OpenInference's JavaScript tracer records it: ERROR, and
+    an ``exception`` event per error with the message and stack only (no type)."""
+    agent = SpanRecord(
+        TRACE, "c" * 16, "", "triage_agent", start_ns=1, end_ns=10,
+        attributes={"openinference.span.kind": "CHAIN"},
+        scope_name=JS_SCOPE, status_code=StatusCode.ERROR,
+        events=[EventRecord("exception", 5, {"exception.message": m}) for m in messages],
+    )  # fmt: skip
+    node = SpanRecord(
+        TRACE, "d" * 16, "c" * 16, "agent", start_ns=2, end_ns=3,
+        attributes={"openinference.span.kind": "CHAIN",
+                    "metadata": '{"langgraph_step":1,"langgraph_node":"agent"}'},
+        scope_name=JS_SCOPE, status_code=StatusCode.OK,
+    )  # fmt: skip
+    steps = map_trace(build_trace(TRACE, [agent, node]), conventions).steps
+    assert [s.kind for s in steps] == [StepKind.AGENT]
+    return steps[0].status, steps[0].error_type
+
+
+def test_langgraph_js_parent_command_is_read_from_the_stack(conventions: ConventionSet) -> None:
+    """LangGraph.js's handoff raises ParentCommand through the handing-off agent's run; the
+    JavaScript tracer writes no exception type, so the name at the head of the stack decides:
+    ParentCommand is control flow, anything else (or text naming nothing) a failure."""
+    assert js_agent_status(conventions, JS_PARENT_COMMAND) == ("ok", None)
+    failed = "timed out\n\nSearchBackendError: timed out\n    at run (langgraphjs.mjs:54:19)"
+    assert js_agent_status(conventions, failed) == ("error", "SearchBackendError")
+    assert js_agent_status(conventions, JS_PARENT_COMMAND, failed)[0] == "error"
+    assert js_agent_status(conventions, "timed out") == ("error", None)
+    assert js_agent_status(conventions) == ("error", None)
+
+
+@pytest.mark.parametrize("variant", ["g_handoff", "g_handoff.nocontent"])
+def test_the_handing_off_agent_did_not_fail_in_the_langgraph_js_captures(
+    conventions: ConventionSet, variant: str
+) -> None:
+    path = TRACES / "langgraphjs-openinference" / f"{variant}.otlp.json"
+    problems: list[Any] = []
+    traces = list(read_traces([str(path)], problems))
+    agents = [step for t in traces for step in map_trace(t, conventions).agents()]
+    assert [(a.agent_name, a.status) for a in agents] == [
+        ("triage_agent", "ok"),
+        ("research_agent", "ok"),
+    ]

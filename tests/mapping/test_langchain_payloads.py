@@ -12,6 +12,7 @@ import pytest
 from otel_oracles.mapping.parsers import builtin_parsers
 from otel_oracles.mapping.parsers.langgraph import (
     parse_exception_repr_type,
+    parse_js_error_type,
     parse_langchain_message_content,
     parse_langchain_messages,
     parse_langchain_tool_input,
@@ -181,3 +182,20 @@ def test_anything_else_is_no_conversation(value: Any) -> None:
 )  # fmt: skip
 def test_exception_type_is_read_from_the_repr_at_the_start(text: Any, expected: Any) -> None:
     assert parse_exception_repr_type(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("\n\nParentCommand\n    at RunnableCallable._route (state.js:7:4)", "ParentCommand"),
+        ("timed out\n\nSearchBackendError: timed out\n    at run (a.mjs:5)", "SearchBackendError"),
+        # The message's own first line is never the name, even when it looks like one.
+        ("Timeout: x\n    at run (a.mjs:5:1)", None),
+        # A multi-line message puts its second line above the frames: no name is guessed.
+        ("a\nb\n\nTypeError: a\nb\n    at run (a.mjs:5:1)", None),
+        ("no stack at all", None),
+        (None, None),
+    ],
+)  # fmt: skip
+def test_javascript_error_name_is_read_from_the_stack_head(text: Any, expected: Any) -> None:
+    assert parse_js_error_type(text) == expected

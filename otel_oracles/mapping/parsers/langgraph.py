@@ -150,10 +150,34 @@ def parse_exception_repr_type(value: Any) -> str | None:
     return m.group(1) if m else None
 
 
+_JS_STACK_HEAD = re.compile(r"([A-Za-z_$][\w$]{0,200})(?::\s|$)")
+
+
+def parse_js_error_type(value: Any) -> str | None:
+    """The error's name in a JavaScript exception text as LangChain.js tracers record it
+    (OpenInference's ``exception.message``: ``<message>\\n\\n<stack>``, no
+    ``exception.type``), read from the stack's first line (``SearchBackendError: ...``, or
+    ``ParentCommand`` alone for an error without a message): the first line after a blank
+    line that is a name, alone or followed by ``: ``, with the stack's ``at`` frames below it.
+    The message's own first line is never taken for the name. ``None`` when no such line
+    starts the stack."""
+    if not isinstance(value, str):
+        return None
+    lines = value.split("\n")
+    for i in range(1, len(lines) - 1):
+        if lines[i - 1].strip() or not lines[i + 1].lstrip().startswith("at "):
+            continue
+        m = _JS_STACK_HEAD.match(lines[i])
+        if m:
+            return m.group(1)
+    return None
+
+
 PARSERS: Mapping[str, Parser] = {
     "langchain_tool_input": parse_langchain_tool_input,
     "langchain_messages": parse_langchain_messages,
     "exception_repr_type": parse_exception_repr_type,
+    "js_error_type": parse_js_error_type,
     "langchain_message_content": parse_langchain_message_content,
     "langchain_message_str": parse_langchain_message_str,
     "object_only": parse_object_only,
