@@ -36,6 +36,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "mlflow-openai-semconv",
         "mlflow-openai-agents",
         "mlflow-langgraph",
+        "mlflow-dspy",
         "pydantic-ai",
         "openai-agents-otel-v2",
         "vercel-ai-sdk-otel",
@@ -98,6 +99,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "mlflow-openai-semconv",
         "mlflow-openai-agents",
         "mlflow-langgraph",
+        "mlflow-dspy",
         "pydantic-ai",
         "openai-agents-otel-v2",
         "vercel-ai-sdk-otel",
@@ -214,9 +216,10 @@ USAGE_IS_CONTENT = frozenset({"haystack-native"})
 """Sources whose model calls report usage only inside their content payload (Haystack's own
 tracer: the reply's ``meta``): with content off usage is missing, never zero."""
 
-AGENT_USAGE_ONLY = frozenset({"crewai-openllmetry"})
-"""Sources whose model-call spans record no usage while the agent spans record their totals:
-the run's model-call usage is missing, never the agents' totals."""
+AGENT_USAGE_ONLY = frozenset({"crewai-openllmetry", "mlflow-dspy"})
+"""Sources whose model-call spans record no usage while the agent spans record their totals
+(MLflow's DSPy autolog: only the module spans, from their predictions): the run's model-call
+usage is missing, never the agents' totals."""
 
 LAST_CALL_ONLY = frozenset({"openinference-google-adk"})
 """Sources that write every model call of an agent run onto one span, each call over the last

@@ -122,6 +122,7 @@ TOOL_SPANS = (
     "mlflow-openai-semconv",
     "mlflow-openai-agents",
     "mlflow-langgraph",
+    "mlflow-dspy",
     "openai-agents-otel-v2",
     "pydantic-ai",
     "vercel-ai-sdk-otel",
