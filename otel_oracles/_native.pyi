@@ -4,6 +4,8 @@ bindings and the Python stages that call them. Keep it in step with the bindings
 from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import Any, Literal
 
+from opentelemetry.sdk.metrics.export import MetricsData
+
 from otel_oracles.decode._transfer import RequestBody, WireSpan
 from otel_oracles.emit._records import ItemBatch, LogItem, SpanItem
 from otel_oracles.model.span import LogRecord, SpanRecord
@@ -154,6 +156,15 @@ def encode_spans_json(batch: ItemBatch[SpanItem], /) -> bytes:
 
 def encode_logs_json(batch: ItemBatch[LogItem], /) -> bytes:
     """``{"resourceLogs": ...}`` as one line of OTLP/JSON."""
+
+# -- metric encoding (native/python/src/encode_metrics.rs) ------------------------------------
+
+def encode_metrics_proto(metrics_data: MetricsData, /) -> bytes:
+    """The serialized ``ExportMetricsServiceRequest`` of the SDK's ``MetricsData``, as the
+    SDK's ``encode_metrics`` builds it (empty bytes without resources)."""
+
+def encode_metrics_json(metrics_data: MetricsData, /) -> bytes:
+    """``{"resourceMetrics": ...}`` as one line of OTLP/JSON (``{}`` without resources)."""
 
 # -- OTLP/JSON decoding (native/python/src/decode_json.rs) -----------------------------------
 

@@ -3,8 +3,9 @@
 
 ``OwnMetricExporter`` tells the emitter about each failed export (the reader would only log
 it), so an undelivered metric export is counted like an undelivered span.
-``OtlpMetricExporter`` encodes with the OTLP exporters' public ``encode_metrics`` and sends
-through the same senders as spans and logs (``_transport``).
+``OtlpMetricExporter`` encodes in the compiled core (``encode_metrics_proto``, the request the
+OTLP exporters' ``encode_metrics`` builds) and sends through the same senders as spans and
+logs (``_transport``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from abc import abstractmethod
 from collections.abc import Callable
 from typing import Any
 
-from opentelemetry.exporter.otlp.proto.common.metrics_encoder import encode_metrics
 from opentelemetry.sdk.metrics import (
     Counter,
     Histogram,
@@ -31,6 +31,7 @@ from opentelemetry.sdk.metrics.export import (
     MetricsData,
 )
 
+from otel_oracles._native import encode_metrics_proto
 from otel_oracles.emit._transport import Sender
 
 logger = logging.getLogger(__name__)
@@ -97,7 +98,7 @@ class OtlpMetricExporter(OwnMetricExporter):
         self.sender = sender
 
     def deliver(self, metrics_data: MetricsData) -> bool:
-        return self.sender.send(encode_metrics(metrics_data).SerializeToString())
+        return self.sender.send(encode_metrics_proto(metrics_data))
 
     def shutdown(self, timeout_millis: float = 30_000, **kwargs: Any) -> None:
         super().shutdown()

@@ -4,48 +4,23 @@ One OTLP/JSON object per line, one line per exported batch: ``{"resourceSpans": 
 ``{"resourceLogs": ...}`` or ``{"resourceMetrics": ...}``, all three signals in one file, so
 the collector's ``otlpjsonfile`` receiver (or any OTLP/HTTP JSON endpoint) can load results
 later. Encoding is strict OTLP/JSON: hex ids, integer enums, 64-bit integers as strings,
-lowerCamelCase keys. Spans and log records are the emitter's own records (``_records``),
-written straight to OTLP/JSON by the native core (``otel_oracles._native``); metrics come
-from the SDK's ``MeterProvider`` through ``encode_metrics`` and protobuf's JSON printer
-(which gives base64 ids; ``otlp_json`` makes them hex).
+lowerCamelCase keys. Every line is written by the compiled core (``otel_oracles._native``):
+spans and log records from the emitter's own records (``_records``), metrics from the
+``MetricsData`` the SDK's ``MeterProvider`` collected.
 """
 
 from __future__ import annotations
 
-import base64
 import threading
 from pathlib import Path
 from typing import IO, Any
 
-import orjson
-from google.protobuf.json_format import MessageToDict
-from google.protobuf.message import Message
-from opentelemetry.exporter.otlp.proto.common.metrics_encoder import encode_metrics
 from opentelemetry.sdk.metrics.export import MetricsData
 
-from otel_oracles._native import encode_logs_json, encode_spans_json
+from otel_oracles._native import encode_logs_json, encode_metrics_json, encode_spans_json
 from otel_oracles.emit._metric_export import OwnMetricExporter
 from otel_oracles.emit._records import ItemBatch
 from otel_oracles.emit._sinks import RecordSignal, Sink
-
-_ID_KEYS = frozenset({"traceId", "spanId", "parentSpanId"})
-
-
-def _hex_ids(node: Any) -> Any:
-    if isinstance(node, dict):
-        return {
-            k: base64.b64decode(v).hex() if k in _ID_KEYS and isinstance(v, str) else _hex_ids(v)
-            for k, v in node.items()
-        }
-    if isinstance(node, list):
-        return [_hex_ids(v) for v in node]
-    return node
-
-
-def otlp_json(message: Message) -> bytes:
-    """A protobuf OTLP request as one strict OTLP/JSON line (no trailing newline)."""
-    data = MessageToDict(message, use_integers_for_enums=True)
-    return orjson.dumps(_hex_ids(data))
 
 
 class OtlpJsonLinesFile:
@@ -58,9 +33,9 @@ class OtlpJsonLinesFile:
         self._fh: IO[bytes] | None = path.open("wb")
         self._users = 0
 
-    def write(self, message: Message | bytes) -> bool:
-        """Append one line: a protobuf request (converted) or an OTLP/JSON object's bytes."""
-        line = (message if isinstance(message, bytes) else otlp_json(message)) + b"\n"
+    def write(self, line_json: bytes) -> bool:
+        """Append one line: an OTLP/JSON object's bytes."""
+        line = line_json + b"\n"
         with self._lock:
             if self._fh is None:
                 return False
@@ -115,9 +90,10 @@ class JsonLinesMetricExporter(OwnMetricExporter):
         self._out = out.acquire()
 
     def deliver(self, metrics_data: MetricsData) -> bool:
-        request = encode_metrics(metrics_data)
         # The periodic reader exports even when nothing was recorded; skip empty lines.
-        return not request.resource_metrics or self._out.write(request)
+        if not metrics_data.resource_metrics:
+            return True
+        return self._out.write(encode_metrics_json(metrics_data))
 
     def force_flush(self, timeout_millis: float = 30_000) -> bool:
         self._out.flush()

@@ -3,9 +3,14 @@ and a real OTLP sink."""
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterator
+from typing import Any
 
+import orjson
 import pytest
+from google.protobuf.json_format import MessageToDict
+from google.protobuf.message import Message
 
 from otel_oracles.model.result import OracleResult, Outcome, Verdict, count_outcomes
 from otel_oracles.model.step import SpanRef, Step, StepKind, Trajectory
@@ -149,3 +154,23 @@ def make_verdict(
 def sink() -> Iterator[OtlpSink]:
     with OtlpSink() as s:
         yield s
+
+
+_ID_KEYS = frozenset({"traceId", "spanId", "parentSpanId"})
+
+
+def _hex_ids(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {
+            k: base64.b64decode(v).hex() if k in _ID_KEYS and isinstance(v, str) else _hex_ids(v)
+            for k, v in node.items()
+        }
+    if isinstance(node, list):
+        return [_hex_ids(v) for v in node]
+    return node
+
+
+def reference_otlp_json(message: Message) -> bytes:
+    """A protobuf OTLP request as protobuf's own JSON printer writes it, with the hex ids
+    OTLP/JSON uses: the reference the core's OTLP/JSON writers are held to."""
+    return orjson.dumps(_hex_ids(MessageToDict(message, use_integers_for_enums=True)))

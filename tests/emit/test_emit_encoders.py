@@ -27,11 +27,15 @@ from otel_oracles._native import (
 )
 from otel_oracles.emit import EmitResult, EmitSettings, OtelEmitter, Sink
 from otel_oracles.emit import _names as n
-from otel_oracles.emit._otlp_json import otlp_json
 from otel_oracles.emit._records import Attrs, EventItem, ItemBatch, LogItem, SpanItem
 from otel_oracles.emit._sdk_adapter import sdk_log_records, sdk_spans
 from otel_oracles.model.result import OracleResult, Outcome
-from tests.emit.conftest import make_results, make_trajectory, make_verdict
+from tests.emit.conftest import (
+    make_results,
+    make_trajectory,
+    make_verdict,
+    reference_otlp_json,
+)
 from tests.emit.test_emit_results_file import _normalized
 
 
@@ -105,13 +109,13 @@ def test_each_wire_format_says_what_the_sdk_objects_say(
             expected = encode_spans(sdk_spans(batch))
             assert encode_spans_proto(batch) == expected.SerializeToString()
             assert _normalized(json.loads(encode_spans_json(batch))) == _normalized(
-                json.loads(otlp_json(expected))
+                json.loads(reference_otlp_json(expected))
             )
         for batch in log_batches:
             expected_logs = encode_logs(sdk_log_records(batch))
             assert encode_logs_proto(batch) == expected_logs.SerializeToString()
             assert _normalized(json.loads(encode_logs_json(batch))) == _normalized(
-                json.loads(otlp_json(expected_logs))
+                json.loads(reference_otlp_json(expected_logs))
             )
 
 
@@ -192,12 +196,12 @@ def test_attribute_values_of_every_kind_are_what_the_sdk_encodes() -> None:
         expected = encode_spans(sdk_spans(spans))
         assert encode_spans_proto(spans) == expected.SerializeToString()
         assert _normalized(json.loads(encode_spans_json(spans))) == _normalized(
-            json.loads(otlp_json(expected))
+            json.loads(reference_otlp_json(expected))
         )
         expected_logs = encode_logs(sdk_log_records(logs))
         assert encode_logs_proto(logs) == expected_logs.SerializeToString()
         assert _normalized(json.loads(encode_logs_json(logs))) == _normalized(
-            json.loads(otlp_json(expected_logs))
+            json.loads(reference_otlp_json(expected_logs))
         )
 
 

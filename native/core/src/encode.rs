@@ -9,11 +9,14 @@
 //! records borrow everything (strings, cached bytes) from the caller, so the Python bindings
 //! hand over what the Python objects hold without copying it first.
 //!
-//! Metrics are not encoded here: the emitter's metrics come from the SDK's `MeterProvider`
-//! and its `encode_metrics`.
+//! Metrics ([`proto_metrics`], [`json_metrics`]) are what the SDK's `MeterProvider`
+//! aggregated: a few dozen points per export, nothing shared between them, so their records
+//! own their text and are encoded in one call.
 
 pub mod json;
+pub mod json_metrics;
 pub mod proto;
+pub mod proto_metrics;
 pub mod records;
 
 /// A finished request as three parts: what precedes the records, the records, what follows.

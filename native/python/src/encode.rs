@@ -57,10 +57,10 @@ impl Writer {
 
 /// Where the values that could not be encoded are noted, to be logged once per call.
 #[derive(Default)]
-struct Skipped(Vec<String>);
+pub(crate) struct Skipped(pub(crate) Vec<String>);
 
 impl Skipped {
-    fn log(self, py: Python<'_>) -> PyResult<()> {
+    pub(crate) fn log(self, py: Python<'_>) -> PyResult<()> {
         if self.0.is_empty() {
             return Ok(());
         }
@@ -80,7 +80,7 @@ impl Skipped {
 
 /// A Python attribute value as an OTLP value, as the SDK's encoder maps it (None, bool,
 /// str, int, float, bytes, sequences, mappings, in that order); `None` when it has none.
-fn value<'a>(obj: &'a Bound<'_, PyAny>, depth: usize) -> PyResult<Option<Value<'a>>> {
+pub(crate) fn value<'a>(obj: &'a Bound<'_, PyAny>, depth: usize) -> PyResult<Option<Value<'a>>> {
     if obj.is_none() {
         return Ok(Some(Value::Empty));
     }
@@ -130,7 +130,7 @@ fn value<'a>(obj: &'a Bound<'_, PyAny>, depth: usize) -> PyResult<Option<Value<'
 }
 
 /// The `(key, value)` pairs of a mapping, held so the attributes can borrow their text.
-fn pairs<'py>(
+pub(crate) fn pairs<'py>(
     mapping: &Bound<'py, PyAny>,
 ) -> PyResult<Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
     if let Ok(dict) = mapping.cast::<PyDict>() {
@@ -147,7 +147,7 @@ fn pairs<'py>(
 }
 
 /// Attributes from `(key, value)` pairs; keys that are not text are written as `str(key)`.
-fn attributes<'a>(
+pub(crate) fn attributes<'a>(
     held: &'a [(Bound<'_, PyAny>, Bound<'_, PyAny>)],
     skipped: &mut Skipped,
 ) -> PyResult<Vec<Attribute<'a>>> {
@@ -166,7 +166,7 @@ fn attributes<'a>(
 }
 
 /// The pairs of an optional mapping (`None` or empty: none).
-fn optional_pairs<'py>(
+pub(crate) fn optional_pairs<'py>(
     obj: &Bound<'py, PyAny>,
 ) -> PyResult<Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
     if obj.is_none() {
@@ -232,7 +232,7 @@ fn encoded_pieces<'a>(runs: &'a [Bound<'_, PyBytes>]) -> Vec<Piece<'a>> {
 }
 
 /// Text of an optional str attribute (`None`: empty).
-fn text<'a>(obj: &'a Bound<'_, PyAny>, field: &str) -> PyResult<&'a str> {
+pub(crate) fn text<'a>(obj: &'a Bound<'_, PyAny>, field: &str) -> PyResult<&'a str> {
     if obj.is_none() {
         return Ok("");
     }
@@ -241,19 +241,19 @@ fn text<'a>(obj: &'a Bound<'_, PyAny>, field: &str) -> PyResult<&'a str> {
         .to_str()
 }
 
-fn trace_id(obj: &Bound<'_, PyAny>, field: &str) -> PyResult<[u8; 16]> {
+pub(crate) fn trace_id(obj: &Bound<'_, PyAny>, field: &str) -> PyResult<[u8; 16]> {
     obj.extract::<u128>().map(u128::to_be_bytes).map_err(|_| {
         PyValueError::new_err(format!("{field}: expected a trace id (an int of 128 bits)"))
     })
 }
 
-fn span_id(obj: &Bound<'_, PyAny>, field: &str) -> PyResult<[u8; 8]> {
+pub(crate) fn span_id(obj: &Bound<'_, PyAny>, field: &str) -> PyResult<[u8; 8]> {
     obj.extract::<u64>().map(u64::to_be_bytes).map_err(|_| {
         PyValueError::new_err(format!("{field}: expected a span id (an int of 64 bits)"))
     })
 }
 
-fn nanos(obj: &Bound<'_, PyAny>, field: &str) -> PyResult<u64> {
+pub(crate) fn nanos(obj: &Bound<'_, PyAny>, field: &str) -> PyResult<u64> {
     obj.extract::<u64>().map_err(|_| {
         PyValueError::new_err(format!("{field}: expected nanoseconds since the epoch"))
     })

@@ -11,6 +11,7 @@ mod batch;
 mod decode_json;
 mod decode_proto;
 mod encode;
+mod encode_metrics;
 mod online;
 mod parsers;
 
@@ -29,6 +30,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     decode_proto::register(m)?;
     decode_json::register(m)?;
     encode::register(m)?;
+    encode_metrics::register(m)?;
     parsers::register(m)?;
     online::register(m)?;
     Ok(())

@@ -12,7 +12,7 @@ use super::records::{Attribute, Event, Head, LogRecord, Piece, Span, Value};
 use super::{reserve_after_first, Framed};
 
 /// `string` as a JSON string literal.
-fn string(buf: &mut Vec<u8>, string: &str) {
+pub(super) fn string(buf: &mut Vec<u8>, string: &str) {
     buf.push(b'"');
     let bytes = string.as_bytes();
     let mut start = 0;
@@ -43,7 +43,7 @@ fn string(buf: &mut Vec<u8>, string: &str) {
     buf.push(b'"');
 }
 
-fn hex(buf: &mut Vec<u8>, id: &[u8]) {
+pub(super) fn hex(buf: &mut Vec<u8>, id: &[u8]) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     buf.push(b'"');
     for &b in id {
@@ -54,13 +54,13 @@ fn hex(buf: &mut Vec<u8>, id: &[u8]) {
 }
 
 /// A 64-bit integer as OTLP/JSON writes it: a decimal string.
-fn quoted_int(buf: &mut Vec<u8>, n: impl std::fmt::Display) {
+pub(super) fn quoted_int(buf: &mut Vec<u8>, n: impl std::fmt::Display) {
     let mut s = String::with_capacity(24);
     let _ = write!(s, "\"{n}\"");
     buf.extend_from_slice(s.as_bytes());
 }
 
-fn int(buf: &mut Vec<u8>, n: u32) {
+pub(super) fn int(buf: &mut Vec<u8>, n: u32) {
     let mut s = String::with_capacity(10);
     let _ = write!(s, "{n}");
     buf.extend_from_slice(s.as_bytes());
@@ -68,7 +68,7 @@ fn int(buf: &mut Vec<u8>, n: u32) {
 
 /// A double: the shortest text that reads back as the same value; the non-finite values
 /// as the strings protobuf's JSON mapping uses (JSON has no literal for them).
-fn double(buf: &mut Vec<u8>, d: f64) {
+pub(super) fn double(buf: &mut Vec<u8>, d: f64) {
     if d.is_nan() {
         buf.extend_from_slice(b"\"NaN\"");
     } else if d.is_infinite() {
@@ -149,7 +149,7 @@ fn any_value(buf: &mut Vec<u8>, value: &Value<'_>) {
     }
 }
 
-fn attribute_list(buf: &mut Vec<u8>, attributes: &[Attribute<'_>]) {
+pub(super) fn attribute_list(buf: &mut Vec<u8>, attributes: &[Attribute<'_>]) {
     for (i, attribute) in attributes.iter().enumerate() {
         if i > 0 {
             buf.push(b',');

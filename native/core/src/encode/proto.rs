@@ -37,7 +37,7 @@ const FLAG_IS_REMOTE: u32 = 0x200;
 /// `LogRecordFlags`/trace flags: sampled.
 const FLAG_SAMPLED: u32 = 0x01;
 
-fn varint(buf: &mut Vec<u8>, mut n: u64) {
+pub(super) fn varint(buf: &mut Vec<u8>, mut n: u64) {
     while n >= 0x80 {
         buf.push((n as u8) | 0x80);
         n >>= 7;
@@ -54,20 +54,20 @@ fn varint_len(mut n: u64) -> usize {
     len
 }
 
-fn fixed64(buf: &mut Vec<u8>, tag: u8, n: u64) {
+pub(super) fn fixed64(buf: &mut Vec<u8>, tag: u8, n: u64) {
     buf.push(tag);
     buf.extend_from_slice(&n.to_le_bytes());
 }
 
 /// A length-delimited field with a payload at hand.
-fn bytes_field(buf: &mut Vec<u8>, tag: u8, payload: &[u8]) {
+pub(super) fn bytes_field(buf: &mut Vec<u8>, tag: u8, payload: &[u8]) {
     buf.push(tag);
     varint(buf, payload.len() as u64);
     buf.extend_from_slice(payload);
 }
 
 /// A proto3 string field: absent when empty.
-fn text(buf: &mut Vec<u8>, tag: u8, value: &str) {
+pub(super) fn text(buf: &mut Vec<u8>, tag: u8, value: &str) {
     if !value.is_empty() {
         bytes_field(buf, tag, value.as_bytes());
     }
@@ -76,7 +76,7 @@ fn text(buf: &mut Vec<u8>, tag: u8, value: &str) {
 /// A length-delimited field whose payload `write` appends: the length is patched in after,
 /// moving the payload when it needs more than the one byte reserved (payloads of 128 bytes
 /// and more; a memmove of the record, cheaper than encoding it into a buffer of its own).
-fn nested(buf: &mut Vec<u8>, tag: &[u8], write: impl FnOnce(&mut Vec<u8>)) {
+pub(super) fn nested(buf: &mut Vec<u8>, tag: &[u8], write: impl FnOnce(&mut Vec<u8>)) {
     buf.extend_from_slice(tag);
     let at = buf.len();
     buf.push(0);
@@ -122,7 +122,7 @@ fn any_value(buf: &mut Vec<u8>, value: &Value<'_>) {
 }
 
 /// One `KeyValue` field: key = 1 (absent when empty), value = 2 (always present).
-fn key_value(buf: &mut Vec<u8>, tag: u8, attribute: &Attribute<'_>) {
+pub(super) fn key_value(buf: &mut Vec<u8>, tag: u8, attribute: &Attribute<'_>) {
     nested(buf, &[tag], |buf| {
         text(buf, 0x0a, &attribute.key);
         nested(buf, &[0x12], |buf| any_value(buf, &attribute.value));
@@ -317,7 +317,7 @@ impl RequestWriter {
 }
 
 /// `InstrumentationScope`: name = 1, version = 2, attributes = 3.
-fn scope_fields(buf: &mut Vec<u8>, scope: &Scope<'_>) {
+pub(super) fn scope_fields(buf: &mut Vec<u8>, scope: &Scope<'_>) {
     text(buf, 0x0a, scope.name);
     text(buf, 0x12, scope.version);
     for attribute in &scope.attributes {

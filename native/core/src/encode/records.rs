@@ -124,3 +124,142 @@ pub struct LogRecord<'a> {
     pub event_name: &'a str,
     pub attributes: Vec<Piece<'a>>,
 }
+
+// Metrics: what the SDK's `MeterProvider` collected, read by the bindings from its
+// `MetricsData`. Unlike spans and log records nothing is shared between points, and an
+// export holds a few dozen points, so the records own their text.
+
+/// A data point's or exemplar's value: the SDK keeps an integer counter's sums as `int`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Number {
+    Int(i64),
+    Double(f64),
+}
+
+/// An exemplar: a measurement kept with the span it was recorded in, when there was one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Exemplar {
+    pub filtered_attributes: Vec<Attribute<'static>>,
+    pub time_ns: u64,
+    pub value: Number,
+    /// Span and trace id, both or neither (the SDK's encoder writes them only together).
+    pub span: Option<([u8; 8], [u8; 16])>,
+}
+
+/// A point of a sum or a gauge (a gauge's has no start time: `start_ns` 0 is left out).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NumberPoint {
+    pub attributes: Vec<Attribute<'static>>,
+    pub start_ns: u64,
+    pub time_ns: u64,
+    pub value: Number,
+    pub exemplars: Vec<Exemplar>,
+}
+
+/// A point of an explicit-bucket histogram.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistogramPoint {
+    pub attributes: Vec<Attribute<'static>>,
+    pub start_ns: u64,
+    pub time_ns: u64,
+    pub count: u64,
+    pub sum: Option<f64>,
+    pub bucket_counts: Vec<u64>,
+    pub explicit_bounds: Vec<f64>,
+    pub exemplars: Vec<Exemplar>,
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+}
+
+/// One side of an exponential histogram's buckets.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Buckets {
+    pub offset: i32,
+    pub counts: Vec<u64>,
+}
+
+/// A point of a base-2 exponential histogram. A side without counts is left out.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExponentialPoint {
+    pub attributes: Vec<Attribute<'static>>,
+    pub start_ns: u64,
+    pub time_ns: u64,
+    pub count: u64,
+    pub sum: Option<f64>,
+    pub scale: i32,
+    pub zero_count: u64,
+    pub positive: Buckets,
+    pub negative: Buckets,
+    pub flags: u32,
+    pub exemplars: Vec<Exemplar>,
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+}
+
+/// A metric's points, by kind; `temporality` is the `AggregationTemporality` number.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MetricData {
+    Gauge(Vec<NumberPoint>),
+    Sum {
+        points: Vec<NumberPoint>,
+        temporality: u32,
+        monotonic: bool,
+    },
+    Histogram {
+        points: Vec<HistogramPoint>,
+        temporality: u32,
+    },
+    ExponentialHistogram {
+        points: Vec<ExponentialPoint>,
+        temporality: u32,
+    },
+}
+
+impl MetricData {
+    /// No points: the metric is written without data, as the SDK's encoder writes it.
+    pub fn is_empty(&self) -> bool {
+        match self {
+            MetricData::Gauge(points) | MetricData::Sum { points, .. } => points.is_empty(),
+            MetricData::Histogram { points, .. } => points.is_empty(),
+            MetricData::ExponentialHistogram { points, .. } => points.is_empty(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Metric {
+    pub name: String,
+    pub description: String,
+    pub unit: String,
+    /// `None` for a kind the encoders do not know (written without data).
+    pub data: Option<MetricData>,
+}
+
+/// The metrics of one instrumentation scope.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScopeMetrics {
+    pub name: String,
+    pub version: String,
+    pub attributes: Vec<Attribute<'static>>,
+    pub schema_url: String,
+    pub metrics: Vec<Metric>,
+}
+
+impl ScopeMetrics {
+    pub fn scope(&self) -> Scope<'_> {
+        Scope {
+            name: &self.name,
+            version: &self.version,
+            attributes: self.attributes.clone(),
+            schema_url: &self.schema_url,
+        }
+    }
+}
+
+/// The metrics of one resource.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResourceMetrics {
+    pub resource: Vec<Attribute<'static>>,
+    pub schema_url: String,
+    pub scopes: Vec<ScopeMetrics>,
+}
