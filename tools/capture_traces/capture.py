@@ -898,6 +898,24 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
     },
+    "mlflow-crewai": {
+        "what": "the crewai-openinference crew (an Agent with @tool tools, a Task, a Crew; "
+        "CrewAI's LLM through LiteLLM to the fake server; delegation to a coworker for "
+        "g_handoff) traced by MLflow's CrewAI autolog (mlflow.crewai.autolog() alone), "
+        "exported by MLflow's OTLP exporter to the capture's sink, native mlflow.* attributes",
+        "packages": ["mlflow-tracing", "crewai", "litellm"],
+        "driver": "fw_mlflow:run_crewai",
+        "sink": True,
+        "tool_spans": True,
+        "handoff_via": "CrewAI's built-in `Delegate work to coworker` tool "
+        "(`delegate_work_to_coworker {\"coworker\": \"research_agent\", ...}`)",
+        "notes": ["**Tool failures:** the tool raises; CrewAI hands the model the error text "
+                  "(`Error executing tool ...`).",
+                  "**Content off:** as mlflow-openai (inputs and outputs set to `[REDACTED]` "
+                  "by a span processor)."],
+        "on": {},
+        "off": {},
+    },
     "openllmetry-openai-agents": {
         "what": "OpenAI Agents SDK (chat-completions model on the fake server, @function_tool "
         "tools, a native handoff for g_handoff) traced by OpenLLMetry's "

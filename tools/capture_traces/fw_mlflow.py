@@ -24,6 +24,9 @@ OpenAI autolog (``ChatOpenAI``'s client calls: a second span inside each chat-mo
 ``run_dspy`` (``mlflow-dspy``): the DSPy ``ReAct`` program of ``fw_dspy.py`` traced by
 ``mlflow.dspy.autolog()`` alone (MLflow's DSPy callback: modules, adapter calls, LM calls and
 tools).
+
+``run_crewai`` (``mlflow-crewai``): the CrewAI crew of ``fw_crewai.py`` (delegation to a
+coworker for ``g_handoff``) traced by ``mlflow.crewai.autolog()`` alone.
 """
 
 from __future__ import annotations
@@ -124,4 +127,16 @@ def run_dspy(
     mlflow = configure(endpoint, content=content, openai=False)
     mlflow.dspy.autolog()
     run_react(scenario, tools, executed)
+    flush()
+
+
+def run_crewai(
+    scenario: Scenario, endpoint: str, tools: Tools, executed: list[str], *, content: bool
+) -> None:
+    """The CrewAI crew traced by MLflow's CrewAI autolog, and nothing else."""
+    from fw_crewai import run_crew
+
+    mlflow = configure(endpoint, content=content, openai=False)
+    mlflow.crewai.autolog()
+    run_crew(scenario, tools, executed)
     flush()
