@@ -150,6 +150,28 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
+    "genkit": {
+        "what": "Firebase Genkit flows (one per agent: ai.generate with ai.defineTool tools and "
+        "maxTurns 10 on @genkit-ai/compat-oai's OpenAI plugin, its baseURL the fake server; the "
+        "research agent's flow called from a research_agent tool for g_handoff) traced by "
+        "Genkit's own OpenTelemetry instrumentation, enableTelemetry() adding an OTLP/HTTP "
+        "protobuf exporter that sends to the capture's sink (node genkit.mjs, driven by "
+        "fw_genkit.py)",
+        "packages": [],
+        "node": ["genkit", "@genkit-ai/compat-oai", "@opentelemetry/sdk-node",
+                 "@opentelemetry/exporter-trace-otlp-proto"],
+        "node_runner": "fw_genkit:run_genkit",
+        "tool_spans": True,
+        "handoff_via": "the research agent's flow as a tool (`research_agent {\"question\": ...}`)",
+        "notes": ["**Tool failures:** a Genkit tool that throws ends the whole generate call, so "
+                  "the failing tool returns `{\"error\": \"SearchBackendError: ...\"}` for the "
+                  "model; its span ends OK (`genkit:state: success`).",
+                  "**Content off:** Genkit has no switch: every action's input and output is "
+                  "recorded (`genkit:input` / `genkit:output`), so the `.nocontent` variant is "
+                  "the same run."],
+        "on": {},
+        "off": {},
+    },
     "langfuse-openai": {
         "what": "the hand-written tool loop on Langfuse's OpenAI client (`from langfuse.openai "
         "import OpenAI`), the run an `@observe(as_type=\"agent\")` function, each tool an "
@@ -1379,13 +1401,15 @@ nothing on its agent's model-call span when content tracing is off."""
 def is_model_call(attributes: Any) -> bool:
     """Whether a span records a model call in any convention the captures meet: a model name
     (GenAI or OpenInference), a GenAI inference operation, an OpenInference LLM span, a
-    Langfuse generation or an MLflow LLM / CHAT_MODEL span (its type JSON-encoded)."""
+    Langfuse generation, an MLflow LLM / CHAT_MODEL span (its type JSON-encoded) or a Genkit
+    model action."""
     return bool(
         MODEL_CALL_KEYS & set(attributes)
         or attributes.get("gen_ai.operation.name") in MODEL_OPERATIONS
         or attributes.get("openinference.span.kind") == "LLM"
         or attributes.get("langfuse.observation.type") == "generation"
         or str(attributes.get("mlflow.spanType", "")).strip('"') in ("LLM", "CHAT_MODEL")
+        or attributes.get("genkit:metadata:subtype") == "model"
     )
 
 
