@@ -37,6 +37,7 @@ EXPECTED_FILES = {
     "langsmith",
     "mlflow",
     "generic-clients",
+    "genkit",
 }  # fmt: skip
 
 

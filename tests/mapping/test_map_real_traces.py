@@ -84,6 +84,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "llamaindex-openllmetry",
         "vercel-ai-sdk-5",
         "langgraphjs-openinference",
+        "genkit",
         "haystack-native",
         "ag2-native",
         "autogen-native",
@@ -143,6 +144,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "llamaindex-openllmetry",
         "vercel-ai-sdk-5",
         "langgraphjs-openinference",
+        "genkit",
         "haystack-native",
         "ag2-native",
         "autogen-native",
@@ -241,7 +243,7 @@ CONTENT_NEVER = frozenset({"autogen-native"})
 """Sources whose tracer records no content and no model call whatever its switch (autogen-core's
 own spans): the content-on capture holds what the content-off one does."""
 
-CONTENT_IGNORES_SWITCH = frozenset({"crewai-openllmetry"})
+CONTENT_IGNORES_SWITCH = frozenset({"crewai-openllmetry", "genkit"})
 """Sources whose tracer records messages, arguments and results whatever its content switch
 (OpenLLMetry's CrewAI instrumentation ignores ``TRACELOOP_TRACE_CONTENT``): the content-off
 capture holds everything the content-on one does."""
@@ -279,6 +281,10 @@ kept when its payloads are hidden): attribute -> the keys of input and output to
 REPLY_USAGE = "haystack.agent.step.llm.output"
 """Haystack's own tracer: a model call's usage is only in its reply's ``meta``, in the output
 payload (``{"replies": [{"meta": {"usage": {...}}}]}``)."""
+GENKIT_MODEL = ("genkit:metadata:subtype", "model")
+"""Genkit: a model action's usage is only in its output payload (``genkit:output``:
+``{"usage": {"inputTokens", "outputTokens"}}``); the ``generate`` spans around it repeat a
+turn's usage in theirs, so only model actions count."""
 
 
 ACCOUNTING = ("ag2.span.type", "usage")
@@ -298,6 +304,9 @@ def span_usage(attributes: Any) -> tuple[int, int] | None:
     if REPLY_USAGE in attributes:
         usage = json.loads(attributes[REPLY_USAGE])["replies"][0]["meta"]["usage"]
         return int(usage["prompt_tokens"]), int(usage["completion_tokens"])
+    if attributes.get(GENKIT_MODEL[0]) == GENKIT_MODEL[1]:
+        usage = json.loads(attributes["genkit:output"])["usage"]
+        return int(usage["inputTokens"]), int(usage["outputTokens"])
     for key, (inp, out) in JSON_USAGE.items():
         if key in attributes:
             usage = json.loads(attributes[key])

@@ -167,6 +167,7 @@ TOOL_SPANS = (
     "crewai-openllmetry",
     "vercel-ai-sdk-5",
     "langgraphjs-openinference",
+    "genkit",
     "haystack-native",
     "ag2-native",
     "autogen-native",
@@ -233,7 +234,7 @@ NAMES_ONLY = (
     "openllmetry-openai-events",
     "vercel-ai-sdk-legacy",
 )  # no tool spans; content off keeps tool names (in log records)
-CONTENT_IGNORES_SWITCH = ("crewai-openllmetry",)
+CONTENT_IGNORES_SWITCH = ("crewai-openllmetry", "genkit")
 """The tracer records messages, arguments and results whatever its content switch
 (OpenLLMetry's CrewAI instrumentation ignores ``TRACELOOP_TRACE_CONTENT``): content off grades
 as content on."""

@@ -46,6 +46,7 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "otel_oracles.mapping.parsers.handoffs",
     "otel_oracles.mapping.parsers.haystack",
     "otel_oracles.mapping.parsers.dspy",
+    "otel_oracles.mapping.parsers.genkit",
 )
 """Modules holding built-in parsers, each with a ``PARSERS`` mapping."""
 
