@@ -392,6 +392,41 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
     },
+    "openlit-pydantic-ai": {
+        "what": "the pydantic-ai-openinference agents (OpenAIChatModel on the fake server, "
+        "tool_plain tools, ModelRetry for a failing search; a delegation tool for g_handoff) "
+        "traced by OpenLIT (openlit.init(): its pydantic_ai and openai instrumentors, and the "
+        "httpx instrumentation it also enables; Pydantic AI's own instrumentation off)",
+        "packages": ["openlit", "pydantic-ai", "pydantic-ai-slim", "openai"],
+        "driver": "fw_openlit:run_pydantic_ai",
+        "handoff_via": "a delegation tool running the research agent "
+        "(`delegate_to_research_agent {\"question\": ...}`); OpenLIT records the research "
+        "agent's run nested in the triage agent's, no span for the tool",
+        "notes": ["**No tool spans:** OpenLIT's pydantic_ai instrumentor writes one "
+                  "`execute_tool` span per tool-calls node of the agent graph, with no tool "
+                  "name, arguments or result, ending OK whatever the tools did; the tool calls "
+                  "are the model's requests, their results the next call's tool messages, so "
+                  "content off hides which tools ran.",
+                  "**Tool failures:** the tool raises `ModelRetry`; pydantic-ai sends the model "
+                  "a retry prompt (the error text, then `Fix the errors and try again.`)."],
+        "on": {},
+        "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
+    },
+    "openlit-ag2": {
+        "what": "the ag2-native agents on AG2 Classic (the autogen package of AG2 0.x: an LLM "
+        "ConversableAgent with an OpenAI config on the fake server and a tool executor agent "
+        "running its register_function tools; the research agent's chat run from the triage "
+        "agent's task_research_agent tool for g_handoff) traced by OpenLIT (openlit.init(): "
+        "its ag2 and openai instrumentors, and the httpx instrumentation it also enables)",
+        "packages": ["openlit", "ag2", "openai"],
+        "driver": "fw_openlit:run_ag2",
+        "handoff_via": "a tool running the research agent's chat (`task_research_agent "
+        "{\"objective\": ...}`)",
+        "notes": ["**Tool failures:** the tool raises; AG2 hands the model `Error: ...` as the "
+                  "tool result."],
+        "on": {},
+        "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
+    },
     "openlit-google-adk": {
         "what": "the google-adk agents (LlmAgent, LiteLlm on the fake server, function tools, "
         "on_tool_error_callback; sub_agents and transfer_to_agent for g_handoff) traced by "

@@ -22,6 +22,14 @@ content switch.
 - ``run_google_adk`` (``openlit-google-adk``): ``fw_adk``'s agents (``transfer_to_agent`` to
   a sub-agent for ``g_handoff``); OpenLIT's google_adk and litellm instrumentors, beside ADK's
   own tracing, which writes to the same global provider.
+- ``run_pydantic_ai`` (``openlit-pydantic-ai``): ``fw_pydantic_ai``'s agents (a delegation
+  tool running the research agent for ``g_handoff``); OpenLIT's pydantic_ai instrumentor and
+  its openai one under ``OpenAIChatModel``. Pydantic AI's own instrumentation stays off (the
+  driver never calls ``Agent.instrument_all`` and passes no ``instrument=``; OpenLIT does not
+  turn it on).
+- ``run_ag2`` (``openlit-ag2``): ``fw_ag2``'s agents on AG2 Classic (``fw_ag2.run_classic``:
+  ``ConversableAgent`` pairs, the API OpenLIT's ag2 instrumentor wraps; it records nothing of
+  AG2 1.x's ``ag2.Agent``); OpenLIT's ag2 and openai instrumentors.
 """
 
 from __future__ import annotations
@@ -127,3 +135,34 @@ def run_google_adk(
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     init_openlit(tracer_provider, logger_provider)
     run(scenario, tracer_provider, logger_provider, tools, executed)
+
+
+def run_pydantic_ai(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """The Pydantic AI agents under ``openlit.init()``, with Pydantic AI's own instrumentation
+    left off so every span is OpenLIT's."""
+    from fw_openai_agents import init_openlit
+    from fw_pydantic_ai import _run
+
+    init_openlit(tracer_provider, logger_provider)
+    _run(scenario, tools, executed)
+
+
+def run_ag2(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """The AG2 Classic agents under ``openlit.init()``."""
+    from fw_ag2 import run_classic
+    from fw_openai_agents import init_openlit
+
+    init_openlit(tracer_provider, logger_provider)
+    run_classic(scenario, tools, executed)
