@@ -280,11 +280,16 @@ AGENTS_UNSEEN = ("haystack-openllmetry",)
 agent spans and the required transfer are missing evidence, and the research agent, called as
 a tool, is one more tool in the run's sequence, which the trace cannot show to be an agent
 (``research-searches`` fails: a known false fail, never a pass)."""
-TOOLS_IN_MESSAGES = ("haystack-openinference", "openlit-crewai")
+TOOLS_IN_MESSAGES = ("haystack-openinference", "openlit-crewai", "openlit-pydantic-ai")
 """Agent frameworks whose tools have no span of their own (Haystack's run inside plumbing
-spans; OpenLIT's CrewAI instrumentor records only the coworker tools): tool calls are read
-from the model's messages, so content off hides them and every check is missing evidence
-except seeing the agent spans themselves."""
+spans; OpenLIT's CrewAI instrumentor records only the coworker tools; OpenLIT's Pydantic AI
+instrumentor a nameless span per tool-calls node): tool calls are read from the model's
+messages, so content off hides them and every check is missing evidence except seeing the
+agent spans themselves (and the transfer, ``HANDOFF_BY_NESTING``)."""
+HANDOFF_BY_NESTING = ("openlit-pydantic-ai",)
+"""The delegated agent's span is nested in the delegating agent's, both named whatever the
+content switch (OpenLIT's Pydantic AI instrumentor: the research agent run from the triage
+agent's tool): the required transfer keeps its content-on outcome with content off."""
 NOTHING = (
     "litellm-otel",
     "openlit-openai",
@@ -364,6 +369,8 @@ def expected(source: str, contract: str, scenario: str, content: bool) -> dict[s
         hidden = set(base)
     if source in TOOLS_IN_MESSAGES:
         hidden = set(base) - {"agent-spans"}
+        if source in HANDOFF_BY_NESTING:
+            hidden.discard("triage-to-research")
     return {name: (MIS if name in hidden else outcome) for name, outcome in base.items()}
 
 
