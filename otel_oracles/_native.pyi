@@ -200,3 +200,12 @@ def parse_json(value: Any, /) -> Any:
 
 def parse_json_or_text(value: Any, /) -> Any:
     """A ``str`` holding a JSON object or array as its value; anything else unchanged."""
+
+# The registered ``genai_messages`` parser (``mapping.parsers.otel_genai``).
+
+def parse_genai_messages(value: Any, /) -> list[dict[str, Any]] | None:
+    """``gen_ai.input.messages`` / ``gen_ai.output.messages`` (JSON ``str``, ``bytes`` or the
+    structured list or dict) as the normalised messages in the GenAI parts format, ``None``
+    when it holds no message list or object. Kept values are the very objects given; raises
+    ``TypeError`` where the Python parser it replaced raised (a truthy non-list
+    ``tool_calls`` number, a value ``json.dumps`` / ``orjson.dumps`` cannot encode)."""

@@ -57,9 +57,79 @@ _PARTS = (
     '{"type": 3}',
     '"bare text"',
     "7",
+    # Provider blocks and their corners (what genai_messages converts).
+    '{"json": {"b": [1e-7, 2.5e-5, 1e16, 0.1, -0.0, 18446744073709551615], "a": "\\u00e9\\n"}}',
+    '{"json": "s"}',
+    '{"json": null}',
+    '{"toolResult": {"toolUseId": "u1", "content": [{"text": "{\\"a\\": 1}"}]}}',
+    '{"toolResult": {"toolUseId": 7, "content": [{"json": {"x": [1]}}]}}',
+    '{"toolResult": {"content": "[{\\"text\\": \\"ok\\"}, '
+    '{\\"type\\": \\"text\\", \\"text\\": \\"!\\"}]"}}',
+    '{"toolResult": {"toolUseId": "u2", "content": [{"type": null, "text": "x"}]}}',
+    '{"reasoningContent": {"reasoningText": {"text": "why"}}}',
+    '{"reasoningContent": {"reasoningText": {"text": ""}}}',
+    '{"functionResponse": {"id": "f1", "name": "f", "response": {"r": 1}}}',
+    '{"function_response": {"name": null}}',
+    '{"function_call": {"id": 5, "args": "{\\"a\\": 1}"}}',
+    '{"functionCall": null, "text": "t"}',
+    '{"text": "deep", "thought": true}',
+    '{"text": null, "thought": 0}',
+    '{"type": "text", "text": {"z": 1, "a": [true, null, 1.5e300]}}',
+    '{"type": "text", "text": 1e-5}',
+    '{"type": "input_text", "content": false}',
+    '{"type": "output_text"}',
+    '{"type": "function_call", "call_id": "", "id": "i1", "name": "n", "arguments": "[1]"}',
+    '{"type": "function_call", "call_id": 0, "arguments": "{\\"k\\": \\"v\\"}"}',
+    '{"type": "function_call_output", "call_id": "c", "output": " {\\"o\\": 1} "}',
+    '{"type": "function_call_output", "output": "plain"}',
+    '{"type": "tool_result", "tool_use_id": "t", "content": '
+    '[{"type": "text", "text": "[1,"}, {"type": "text", "text": "2]"}]}',
+    '{"type": "tool_result", "content": [{"type": "text", "text": 5}]}',
+    '{"type": "tool_result", "content": [{"type": "image"}]}',
+    '{"type": "tool_result", "content": "{\\"r\\": true}"}',
+    '{"type": "redacted_thinking", "thinking": null, "text": "t"}',
+    '{"type": "reasoning", "text": "r", "content": "c"}',
+    '{"type": "server_tool_use", "id": ["x"], "name": "web", "input": "{}"}',
+    '{"type": "tool_call", "id": {"b": 1, "a": 2}, "arguments": {"already": "parsed"}}',
+    '{"type": "tool_call", "arguments": " [\\"not an object\\"]"}',
+    '{"type": "tool_call_response", "result": null, "id": 3}',
+    '{"type": "tool_call_response", "result": 1, "response": 2}',
+    '{"type": null, "text": "typed null"}',
+    '{"type": "text", "text": "a", "content": "b"}',
+    "{}",
+    "null",
+    "[]",
 )
 _ROLES = ('"user"', '"assistant"', '"model"', '"human"', '"ai"', '"tool"', '"function"',
-          "null", "5")  # fmt: skip
+          "null", "5", '""', "0", "[]", '"system"')  # fmt: skip
+_CONTENTS = (
+    '"plain text"',
+    '"[{\\"type\\": \\"text\\", \\"text\\": \\"block\\"}]"',
+    '" [ {\\"toolResult\\": {\\"toolUseId\\": \\"u\\", \\"content\\": [{\\"text\\": \\"1\\"}]}}]"',
+    '"[{\\"type\\": \\"tool_result\\", \\"tool_use_id\\": \\"t\\", \\"content\\": \\"r\\"}]"',
+    '"[{\\"no\\": \\"block\\"}]"',
+    '"[1, 2]"',
+    '"{\\"a\\": 1}"',
+    "null",
+    "12",
+    "false",
+    '{"type": "text", "text": "one block"}',
+    '[{"type": "tool_result", "tool_use_id": "a", "content": "x"}, "str"]',
+    '[{"toolResult": {"toolUseId": "b", "content": [{"json": [1]}]}}]',
+    "[]",
+)
+_TOOL_CALLS = (
+    '[{"id": "x", "function": {"name": "f", "arguments": "{}"}}]',
+    '[{"id": "y", "name": "g", "args": {"a": 1}}, 3, {"function": null, "arguments": "[]"}]',
+    '[{"id": 1.5, "function": {"name": "h", "args": "{\\"q\\": 1}"}}]',
+    '"abc"',
+    '{"k": 1}',
+    "0",
+    "[]",
+    "null",
+    "7",
+    "true",
+)
 
 
 def _atom(r: random.Random) -> str:
@@ -97,9 +167,13 @@ def _message(r: random.Random) -> str:
         fields.append(f'"parts": [{parts}]')
     elif shape < 0.8:
         blocks = "[" + r.choice(_PARTS) + "]"
-        fields.append(f'"content": {r.choice((*_STRINGS[:2], blocks))}')
+        fields.append(f'"content": {r.choice((*_STRINGS[:2], blocks, *_CONTENTS))}')
+        if r.random() < 0.3:
+            fields.append('"tool_call_id": ' + r.choice(('"tc"', '""', "0", "null")))
+        if r.random() < 0.2:
+            fields.append('"id": "mid"')
     elif shape < 0.9:
-        fields.append('"tool_calls": [{"id": "x", "function": {"name": "f", "arguments": "{}"}}]')
+        fields.append(f'"tool_calls": {r.choice(_TOOL_CALLS)}')
     else:
         fields.append(f'"parts": {r.choice(_PARTS)}')
     if r.random() < 0.3:
@@ -199,6 +273,14 @@ def _safe_repr(value: Any) -> str | None:
         return None
 
 
+def _size(given: Any) -> int | None:
+    """Length of the row's input as written, ``None`` when it cannot be written."""
+    try:
+        return len(json.dumps(given))
+    except RecursionError:
+        return None
+
+
 def records(
     registry: ParserRegistry,
     parsers: list[str],
@@ -218,8 +300,8 @@ def records(
         if name not in ("json", "json_or_text"):
             json_parse = registry["json"]
             inputs += [
-                ({"structured": v}, False)
-                for s in real
+                ({"structured": v}, keep_all)
+                for s, keep_all in [(s, True) for s in corner] + [(s, False) for s in real]
                 if (v := json_parse(s)) is not s and isinstance(v, list | dict)
             ]
         for given, keep_all in inputs:
@@ -237,11 +319,14 @@ def records(
                     if expected is None:
                         continue
             key = (shape, type(given).__name__)
+            size = _size(given)
+            if size is None:  # nested past what the corpus file's writer recurses through
+                continue
             if not keep_all:
-                if kept.get(key, 0) >= per_shape or len(json.dumps(given)) > 2000:
+                if kept.get(key, 0) >= per_shape or size > 2000:
                     continue
                 kept[key] = kept.get(key, 0) + 1
-            elif len(json.dumps(given)) > 20_000:
+            elif size > 20_000:
                 continue
             yield [name, given, expected]
 

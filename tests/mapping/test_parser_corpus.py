@@ -50,6 +50,40 @@ def test_parsers_reproduce_the_recorded_results(corpus: str) -> None:
 def test_json_parsers_are_the_compiled_cores() -> None:
     assert REGISTRY["json"] is _native.parse_json
     assert REGISTRY["json_or_text"] is _native.parse_json_or_text
+    assert REGISTRY["genai_messages"] is _native.parse_genai_messages
+
+
+def test_genai_messages_keep_the_objects_they_were_given() -> None:
+    part = {"type": "text", "content": "hi", "extra": [1]}
+    response = {"type": "tool_call_response", "id": "c", "result": {"r": 1}}
+    messages = [{"role": "model", "parts": [part, response]}]
+    parsed = _native.parse_genai_messages(messages)
+    assert parsed == [
+        {
+            "role": "assistant",
+            "parts": [part, {"type": "tool_call_response", "id": "c", "response": {"r": 1}}],
+        }
+    ]
+    assert parsed is not None
+    assert parsed[0] is not messages[0]
+    assert parsed[0]["parts"][0] is part
+    assert parsed[0]["parts"][1]["response"] is response["result"]
+
+
+def test_genai_messages_raise_where_the_python_parser_raised() -> None:
+    with pytest.raises(TypeError):
+        _native.parse_genai_messages('[{"role": "ai", "content": null, "tool_calls": 3}]')
+    with pytest.raises(TypeError):  # json.dumps of bytes, as the text of a text part
+        _native.parse_genai_messages([{"parts": [{"type": "text", "text": {"b": b"x"}}]}])
+    deep = '{"json": ' + "[" * 255 + "]" * 255 + "}"
+    with pytest.raises(TypeError):  # past orjson.dumps's 254 levels
+        _native.parse_genai_messages('[{"parts": [' + deep + "]}]")
+
+
+def test_genai_messages_read_no_list_or_object_as_no_value() -> None:
+    for value in (None, 1, "text", "[1", "\ud800[]", b"\xff", ("a",), '"[]"'):
+        assert _native.parse_genai_messages(value) is None
+    assert _native.parse_genai_messages(b' {"role": "human"}\n') == [{"role": "user", "parts": []}]
 
 
 @pytest.mark.parametrize("parse", [_native.parse_json, _native.parse_json_or_text])

@@ -13,6 +13,7 @@ pub mod model;
 pub mod online;
 pub mod otlp_json;
 pub mod otlp_proto;
+pub mod parsers;
 mod pyrepr;
 mod pyrepr_table;
 pub mod wire;

@@ -14,6 +14,7 @@ mod encode;
 mod encode_metrics;
 mod online;
 mod parsers;
+mod pytree;
 
 /// The version of the core the extension was built from; the tests compare it with the
 /// Python package's, so a stale build is caught.

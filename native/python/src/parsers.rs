@@ -1,5 +1,6 @@
 //! The message-content parsers of `otel_oracles_core::content` as the registered `json` and
-//! `json_or_text` parsers of `otel_oracles.mapping.parsers.scalars`.
+//! `json_or_text` parsers of `otel_oracles.mapping.parsers.scalars`, and the message parsers
+//! of `otel_oracles_core::parsers` (`genai_messages`).
 //!
 //! Each takes any value as a `parse:` chain hands it over and returns exactly what the
 //! Python parsers returned: the parsed value as new Python objects (`dict` in key order,
@@ -13,8 +14,12 @@ use std::sync::{Mutex, OnceLock, TryLockError};
 use bumpalo::Bump;
 use otel_oracles_core::content;
 use otel_oracles_core::otlp_json::value::J;
+use otel_oracles_core::parsers::{genai, Out};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
+
+use crate::pytree::{emit, Emit, Py as Tree};
 
 /// `json`: a JSON string (stripped of surrounding whitespace as `str.strip()` does) becomes
 /// its value; anything else is returned unchanged. `bytes` are stripped of ASCII whitespace
@@ -63,6 +68,63 @@ fn parse_json_or_text<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyA
     })
 }
 
+/// `genai_messages`: `gen_ai.input.messages` / `gen_ai.output.messages` (JSON text, `bytes`
+/// or the structured value) as the normalised message list, or `None` when the value holds
+/// no message list or object.
+#[pyfunction]
+fn parse_genai_messages<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let py = value.py();
+    if let Ok(text) = value.cast::<PyString>() {
+        let Ok(text) = text.to_str() else {
+            return Ok(py.None().into_bound(py));
+        };
+        return with_arena(|bump| {
+            let messages = genai::genai_messages_text(text, bump)
+                .map_err(|e| PyTypeError::new_err(e.to_string()))?;
+            messages_to_python(py, messages.as_deref())
+        });
+    }
+    if value.is_instance_of::<PyBytes>() {
+        let decoded = value
+            .call_method0("strip")?
+            .call_method1("decode", ("utf-8", "replace"))?;
+        let decoded = decoded.cast::<PyString>()?;
+        let Ok(text) = decoded.to_str() else {
+            return Ok(py.None().into_bound(py));
+        };
+        return with_arena(|bump| {
+            let Some(parsed) = content::parse_json_stripped(text, bump) else {
+                return Ok(py.None().into_bound(py));
+            };
+            let messages = genai::genai_messages_json(bump.alloc(parsed), bump)
+                .map_err(|e| PyTypeError::new_err(e.to_string()))?;
+            messages_to_python(py, messages.as_deref())
+        });
+    }
+    if !(value.is_instance_of::<PyDict>() || value.is_instance_of::<PyList>()) {
+        return Ok(py.None().into_bound(py));
+    }
+    let tree = Tree::read(value)?;
+    with_arena(|bump| {
+        let messages = genai::genai_messages(&tree, bump).map_err(|failure| failure.0)?;
+        messages_to_python(py, messages.as_deref())
+    })
+}
+
+fn messages_to_python<'py, V: Emit<'py>>(
+    py: Python<'py>,
+    messages: Option<&[Out<'_, V>]>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let Some(messages) = messages else {
+        return Ok(py.None().into_bound(py));
+    };
+    let items = messages
+        .iter()
+        .map(|message| emit(py, message))
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok(PyList::new(py, items)?.into_any())
+}
+
 /// An arena kept above this size after a parse is dropped rather than kept for the next.
 const MAX_KEPT_ARENA: usize = 1 << 20;
 
@@ -90,7 +152,7 @@ fn with_arena<R>(parse: impl FnOnce(&Bump) -> R) -> R {
 }
 
 /// The Python objects of a parsed value. Recursion is bounded by the parser's depth limit.
-fn to_python<'py>(py: Python<'py>, value: &J<'_>) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn to_python<'py>(py: Python<'py>, value: &J<'_>) -> PyResult<Bound<'py, PyAny>> {
     Ok(match *value {
         J::Null => py.None().into_bound(py),
         J::Bool(b) => b.into_pyobject(py)?.to_owned().into_any(),
@@ -126,7 +188,7 @@ type KeyCache = Vec<Option<(Box<str>, Py<PyString>)>>;
 /// Dict keys repeat across every message and span, so each short key's `str` is made once
 /// and shared (its hash is then computed once too): a direct-mapped cache, bounded in size,
 /// where a colliding key simply replaces the slot's.
-fn dict_key<'py>(py: Python<'py>, key: &str) -> Bound<'py, PyString> {
+pub(crate) fn dict_key<'py>(py: Python<'py>, key: &str) -> Bound<'py, PyString> {
     static KEYS: OnceLock<Mutex<KeyCache>> = OnceLock::new();
     if key.len() > MAX_CACHED_KEY {
         return PyString::new(py, key);
@@ -165,5 +227,6 @@ fn key_slot(key: &str) -> usize {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_json, m)?)?;
     m.add_function(wrap_pyfunction!(parse_json_or_text, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_genai_messages, m)?)?;
     Ok(())
 }

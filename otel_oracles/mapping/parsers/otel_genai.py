@@ -7,103 +7,30 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from otel_oracles._native import parse_genai_messages as parse_genai_messages
 from otel_oracles.mapping.parsers._registry import Parser
 from otel_oracles.mapping.parsers.messages import (
     Message,
-    normalize_arguments,
     text_part,
     tool_response_part,
 )
-from otel_oracles.mapping.parsers.providers import (
-    FOREIGN_BLOCKS,
-    ROLES,
-    block_part,
-    openai_message,
-)
+from otel_oracles.mapping.parsers.providers import openai_message
 from otel_oracles.mapping.parsers.scalars import (
     parse_json,
 )
 from otel_oracles.model.span import EventRecord
 
-
-def parse_genai_messages(value: Any) -> list[Message] | None:
-    """``gen_ai.input.messages`` / ``gen_ai.output.messages``: a JSON string or a structured
-    AnyValue array of ``{role, parts[], finish_reason?}``. Tool-call arguments given as JSON
-    strings (pydantic-ai does this) are parsed to objects."""
-    fresh = isinstance(value, str | bytes)  # decoded here: its dicts are ours to keep
-    value = parse_json(value)
-    if isinstance(value, dict):
-        value = [value]
-    if not isinstance(value, list):
-        return None
-    out: list[Message] = []
-    for msg in value:
-        if not isinstance(msg, dict):
-            continue
-        raw_parts = msg.get("parts")
-        if not isinstance(raw_parts, list) and ("content" in msg or "tool_calls" in msg):
-            out.append(openai_message(msg))  # a provider message where a GenAI one belongs
-            continue
-        parts = []
-        changed = False
-        for part in raw_parts if isinstance(raw_parts, list) else []:
-            if not isinstance(part, dict):
-                changed = True
-                continue
-            kind = part.get("type")
-            if kind == "tool_call" and isinstance(part.get("arguments"), str):
-                part = {**part, "arguments": normalize_arguments(part["arguments"])}
-                changed = True
-            elif kind == "tool_call_response" and "response" not in part and "result" in part:
-                # pydantic-ai (and semconv examples before #323) write ``result``.
-                part = {k: v for k, v in part.items() if k != "result"} | {
-                    "response": part["result"]
-                }
-                changed = True
-            elif (
-                kind is None
-                or (isinstance(kind, str) and kind in FOREIGN_BLOCKS)
-                or (kind == "text" and "text" in part)
-            ):
-                # Provider blocks where GenAI parts belong (frameworks that dump the SDK's
-                # own message objects into gen_ai.*.messages).
-                converted = block_part(part)
-                changed = True
-                if converted is None:
-                    continue
-                part = converted
-            parts.append(part)
-        role = msg.get("role")
-        if isinstance(role, str) and role in ROLES:
-            changed = True
-        if fresh and not changed and _canonical(msg, raw_parts):
-            # Freshly decoded JSON already in the normalized shape: keep it as it is.
-            out.append(msg)
-            continue
-        norm: Message = {"role": ROLES.get(role, role) if isinstance(role, str) else role}
-        norm["parts"] = parts
-        for key in ("finish_reason", "name"):
-            if msg.get(key) is not None:
-                norm[key] = msg[key]
-        out.append(norm)
-    return out
-
-
-_CANONICAL_KEYS: tuple[tuple[str, ...], ...] = (
-    ("role", "parts"),
-    ("role", "parts", "finish_reason"),
-)
-
-
-def _canonical(msg: dict[str, Any], parts: Any) -> bool:
-    """``msg`` equals what ``parse_genai_messages`` would build from it (same keys in the
-    same order, a real ``parts`` list, no ``None`` finish reason), and owns its values: only
-    for messages that ``orjson`` just decoded from a string, never for caller-owned ones."""
-    return (
-        type(parts) is list
-        and tuple(msg) in _CANONICAL_KEYS
-        and msg.get("finish_reason", "") is not None
-    )
+# ``genai_messages`` (``gen_ai.input.messages`` / ``gen_ai.output.messages``: a JSON string,
+# ``bytes`` or the structured AnyValue array of ``{role, parts[], finish_reason?}``) is the
+# compiled core's (native/core/src/parsers/genai.rs, bound in native/python/src/parsers.rs),
+# called by the mapper with no Python frame between. It returns the normalised messages, or
+# ``None`` for a value holding no message list or object, and reads what producers write
+# besides the semconv shape: one message instead of a list; a provider chat message (no
+# ``parts`` list but ``content`` / ``tool_calls``, read as ``providers.openai_message``
+# reads it); tool-call arguments as JSON object text (pydantic-ai); ``result`` for
+# ``response`` (pydantic-ai, semconv examples before #323); provider content blocks where
+# parts belong (read as ``providers.block_part`` reads them); provider role names. Parts and
+# values it keeps are the very objects it was given.
 
 
 def parse_genai_parts_as_system(value: Any) -> list[Message] | None:

@@ -26,11 +26,6 @@ from otel_oracles.mapping.parsers.scalars import (
 )
 
 _TEXT_BLOCKS = frozenset({"text", "input_text", "output_text"})
-FOREIGN_BLOCKS = frozenset(
-    {"tool_use", "server_tool_use", "tool_result", "function_call", "function_call_output",
-     "input_text", "output_text", "thinking", "redacted_thinking"}
-)  # fmt: skip
-"""Block types of provider SDKs that are not GenAI part types."""
 _REASONING_BLOCKS = frozenset({"thinking", "redacted_thinking", "reasoning"})
 _BLOCK_KEYS = frozenset(
     {"type", "text", "functionCall", "function_call", "functionResponse", "function_response",

@@ -77,6 +77,11 @@ impl<'a> Obj<'a> {
         self.0.iter().map(|(k, v)| (*k, v))
     }
 
+    /// The key/value pairs in order, as a slice.
+    pub fn entries(&self) -> &'a [(&'a str, J<'a>)] {
+        self.0
+    }
+
     /// Builds an object from key/value pairs in document order, with dict semantics.
     fn from_pairs(bump: &'a Bump, pairs: BumpVec<'a, (&'a str, J<'a>)>) -> Self {
         if duplicate_keys(&pairs).is_empty() {
