@@ -259,6 +259,7 @@ class CompiledRule:
     merged_model_calls: bool = False
     agent_inside_is_delegation: bool = False
     result_from_messages: bool = False
+    requests_from_next_input: bool = False
     guard: Guard | None = None
     """Necessary conditions checkable from the span's dispatch signature (see ``Guard``)."""
     plan: Plan = ()
@@ -525,6 +526,7 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
                     merged_model_calls=rule.merged_model_calls,
                     agent_inside_is_delegation=rule.agent_inside_is_delegation,
                     result_from_messages=rule.result_from_messages,
+                    requests_from_next_input=rule.requests_from_next_input,
                     guard=_guard(rule.match),
                     split=split_match(rule.match),
                 )

@@ -141,6 +141,7 @@ def map_trace(trace: Trace, conventions: ConventionSet) -> Trajectory:
     _assign_agents(drafts, draft_by_span, by_id, compiled.placeholders)
     drafts = _nested_agent_handoffs(drafts, draft_by_span, by_id)
     _handoff_targets(drafts)
+    _requests_from_next_input(drafts)
     _link_tool_calls(drafts, compiled)
     _flag_aggregated_usage(drafts, draft_by_span, by_id)
     steps = _build_steps(trace, drafts)
@@ -684,6 +685,58 @@ def _handoff_targets(drafts: list[Draft]) -> None:
         target = next((a for a in agents if a.span and a.span.start_ns >= start), None)
         if target is not None:
             handoff.fields["to_agent"] = target.fields["agent_name"]
+
+
+def _requests_from_next_input(drafts: list[Draft]) -> None:
+    """Rules with ``requests_from_next_input``: a model call whose recorded output shows
+    neither text nor a requested call (the tracer dropped the tool-call objects) takes the
+    calls it asked for from the next model call of its scope, whose input is this call's
+    input, then the assistant message that asked, then the results. Only that message is
+    read, and only where the next input continues this one (at least one more message, the
+    same roles up to this input's length) and the message is an assistant turn with tool
+    calls; otherwise the output stays as recorded, and the usual linking treats the call as
+    one whose requests were not captured."""
+    if not any(d.kind == "generation" and d.rule.requests_from_next_input for d in drafts):
+        return
+    last: dict[str, Draft] = {}
+    pairs: list[tuple[Draft, Draft]] = []
+    for draft in drafts:
+        if draft.kind != "generation":
+            continue
+        prev = last.get(draft.scope)
+        if prev is not None and prev.rule.requests_from_next_input:
+            pairs.append((prev, draft))
+        last[draft.scope] = draft
+    for gen, nxt in pairs:
+        if "output_messages" in gen.redacted or _requested_calls(gen) or _shows_text(gen):
+            continue
+        mine = gen.fields.get("input_messages")
+        theirs = nxt.fields.get("input_messages")
+        if not isinstance(mine, list) or not isinstance(theirs, list) or not mine:
+            continue
+        if len(theirs) <= len(mine) or [_role(m) for m in theirs[: len(mine)]] != [
+            _role(m) for m in mine
+        ]:
+            continue
+        asked = theirs[len(mine)]
+        if _role(asked) == "assistant" and any(
+            p.get("type") == "tool_call" and p.get("name") for p in _parts(asked)
+        ):
+            gen.fields["output_messages"] = [asked]
+
+
+def _role(message: Any) -> Any:
+    return message.get("role") if isinstance(message, dict) else None
+
+
+def _shows_text(gen: Draft) -> bool:
+    """Whether a generation's recorded output holds any non-empty text."""
+    return any(
+        p.get("type") == "text" and p.get("content")
+        for m in gen.fields.get("output_messages") or []
+        if isinstance(m, dict)
+        for p in _parts(m)
+    )
 
 
 def _link_tool_calls(drafts: list[Draft], compiled: CompiledSet) -> None:

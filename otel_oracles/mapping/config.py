@@ -258,6 +258,14 @@ class Rule(_Strict):
     result of its own, takes the result the model was handed for that call in a later call's
     input messages (the ``tool_call_response`` with that id, or an id-less one in the order of
     the calls). A result hidden there stays hidden."""
+    requests_from_next_input: bool = False
+    """For ``step: generation`` rules of model-call spans whose recorded output drops the
+    calls the model requested (MLflow's CrewAI autolog writes LiteLLM's tool-call objects as
+    ``{}``) while the next call's input holds them: a step of this rule that shows neither
+    text nor a requested call takes as its output the assistant message with tool calls that
+    the next model call of its scope was handed right after this call's own input messages
+    (that input starting with as many messages, of the same roles). Nothing else there is
+    read: a next input that does not continue this one leaves the output as recorded."""
     delegate_works_inside: bool = False
     """For ``step: handoff`` rules of delegation spans inside which the delegated agent
     works with no agent span of its own (CrewAI's coworker tools, default mode): the steps

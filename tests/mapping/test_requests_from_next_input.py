@@ -1,0 +1,130 @@
+"""A model call whose recorded output lost the calls it asked for takes them from the next
+model call's input, only where its rule says so (``requests_from_next_input``: MLflow's CrewAI
+autolog writes LiteLLM's tool-call objects as ``{}``, while the next call is handed the
+conversation with the assistant turn that asked and the results)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from otel_oracles.assemble._tree import build_trace
+from otel_oracles.mapping import ConventionSet, load_conventions, map_trace
+from otel_oracles.model.span import SpanRecord, StatusCode
+from otel_oracles.model.step import StepKind, Trajectory
+
+TRACE = "0" * 31 + "8"
+MLFLOW = "mlflow.tracing.provider"
+SYSTEM = {"role": "system", "content": "You are support_agent."}
+USER = {"role": "user", "content": "What is the refund window?"}
+ASKED = {
+    "role": "assistant",
+    "content": None,
+    "tool_calls": [
+        {
+            "id": "call_1",
+            "type": "function",
+            "function": {"name": "search_docs", "arguments": '{"query": "refund window"}'},
+        }
+    ],
+}
+RESULT = {
+    "role": "tool",
+    "tool_call_id": "call_1",
+    "name": "search_docs",
+    "content": '{"documents": []}',
+}
+
+
+def span(span_id: str, parent: str, name: str, **attrs: Any) -> SpanRecord:
+    start = int(span_id, 16) * 10
+    encoded = {k: json.dumps(v) for k, v in attrs.items()}
+    return SpanRecord(
+        TRACE, span_id * 16, parent * 16 if parent else "", name, start_ns=start,
+        end_ns=start + 5 if parent else start + 1000, attributes=encoded, scope_name=MLFLOW,
+        status_code=StatusCode.OK,
+    )  # fmt: skip
+
+
+def llm(span_id: str, messages: list[Any] | str, output: Any, message_format: str) -> SpanRecord:
+    """A CrewAI ``LLM.call`` span (``messages`` a string: the masked placeholder)."""
+    inputs = messages if isinstance(messages, str) else {"messages": messages}
+    return span(
+        span_id, "1", "openai/gpt-4o-mini",
+        **{"mlflow.spanType": "LLM", "mlflow.message.format": message_format,
+           "mlflow.llm.model": "openai/gpt-4o-mini",
+           "mlflow.spanInputs": inputs, "mlflow.spanOutputs": output},
+    )  # fmt: skip
+
+
+def run(
+    second_input: list[Any] | str, *, message_format: str = "crewai", first: Any = None
+) -> Trajectory:
+    """An agent whose first model call recorded ``[{}]`` (the tool call it asked for, lost)
+    and whose second call was handed ``second_input`` and answered."""
+    spans = [
+        span("1", "", "support_agent",
+             **{"mlflow.spanType": "AGENT", "entity_type": "agent", "role": "support_agent"}),
+        llm("2", [SYSTEM, USER] if isinstance(second_input, list) else second_input,
+            [{}] if first is None else first, message_format),
+        llm("3", second_input, "Refunds take 30 days.", message_format),
+    ]  # fmt: skip
+    return map_trace(build_trace(TRACE, spans), conventions())
+
+
+_CONVENTIONS: list[ConventionSet] = []
+
+
+def conventions() -> ConventionSet:
+    if not _CONVENTIONS:
+        _CONVENTIONS.append(load_conventions())
+    return _CONVENTIONS[0]
+
+
+def test_the_call_asked_for_is_read_from_the_next_input_with_its_result() -> None:
+    trajectory = run([SYSTEM, USER, ASKED, RESULT])
+    (call,) = trajectory.tool_calls()
+    assert (call.tool, call.call_id, call.arguments) == (
+        "search_docs",
+        "call_1",
+        {"query": "refund window"},
+    )
+    assert call.result == {"documents": []} and call.synthesized
+    assert [s.kind for s in trajectory.steps] == [
+        StepKind.AGENT,
+        StepKind.GENERATION,
+        StepKind.TOOL_CALL,
+        StepKind.GENERATION,
+    ]
+
+
+def test_a_next_input_that_does_not_continue_this_one_is_not_read() -> None:
+    """Another conversation (the roles differ where this call's input was) shows nothing of
+    what this call asked: the call stays one whose requests were not captured, never a named
+    tool call."""
+    for other in ([USER, SYSTEM, ASKED, RESULT], [SYSTEM, USER], [SYSTEM, USER, USER]):
+        (call,) = run(other).tool_calls()
+        assert call.tool is None and "tool" in call.redacted, other
+
+
+def test_a_call_that_answered_in_text_keeps_its_output() -> None:
+    trajectory = run([SYSTEM, USER, ASKED, RESULT], first="Let me think.")
+    assert trajectory.tool_calls() == []
+    first = trajectory.generations()[0]
+    assert first.output_messages == [
+        {"role": "assistant", "parts": [{"type": "text", "content": "Let me think."}]}
+    ]
+
+
+def test_masked_inputs_show_no_call() -> None:
+    """With content masked the next input is a placeholder: the call's requests stay unknown."""
+    trajectory = run("[REDACTED]", first="[REDACTED]")
+    (call,) = trajectory.tool_calls()
+    assert call.tool is None
+
+
+def test_rules_without_the_option_do_not_read_the_next_input() -> None:
+    """The same spans as an MLflow model call of another format (the generic rule): nothing
+    is borrowed from the next call."""
+    (call,) = run([SYSTEM, USER, ASKED, RESULT], message_format="openai").tool_calls()
+    assert call.tool is None
