@@ -167,6 +167,7 @@ TOOL_SPANS = (
     "crewai-openllmetry",
     "vercel-ai-sdk-5",
     "langgraphjs-openinference",
+    "genkit",
     "haystack-native",
     "ag2-native",
     "autogen-native",
@@ -233,7 +234,7 @@ NAMES_ONLY = (
     "openllmetry-openai-events",
     "vercel-ai-sdk-legacy",
 )  # no tool spans; content off keeps tool names (in log records)
-CONTENT_IGNORES_SWITCH = ("crewai-openllmetry",)
+CONTENT_IGNORES_SWITCH = ("crewai-openllmetry", "genkit")
 """The tracer records messages, arguments and results whatever its content switch
 (OpenLLMetry's CrewAI instrumentation ignores ``TRACELOOP_TRACE_CONTENT``): content off grades
 as content on."""
@@ -279,15 +280,22 @@ AGENTS_UNSEEN = ("haystack-openllmetry",)
 agent spans and the required transfer are missing evidence, and the research agent, called as
 a tool, is one more tool in the run's sequence, which the trace cannot show to be an agent
 (``research-searches`` fails: a known false fail, never a pass)."""
-TOOLS_IN_MESSAGES = ("haystack-openinference", "openlit-crewai", "mlflow-crewai")
+TOOLS_IN_MESSAGES = (
+    "haystack-openinference",
+    "openlit-crewai",
+    "openlit-pydantic-ai",
+    "mlflow-crewai",
+)
 """Agent frameworks whose tools have no span of their own (Haystack's run inside plumbing
-spans; OpenLIT's CrewAI instrumentor records only the coworker tools; MLflow's CrewAI autolog
-none): tool calls are read from the model's messages, so content off hides them and every
-check is missing evidence except seeing the agent spans themselves (and the transfer,
+spans; OpenLIT's CrewAI instrumentor records only the coworker tools; OpenLIT's Pydantic AI
+instrumentor a nameless span per tool-calls node; MLflow's CrewAI autolog none): tool calls
+are read from the model's messages, so content off hides them and every check is missing
+evidence except seeing the agent spans themselves (and the transfer,
 ``HANDOFF_BY_NESTING``)."""
-HANDOFF_BY_NESTING = ("mlflow-crewai",)
+HANDOFF_BY_NESTING = ("openlit-pydantic-ai", "mlflow-crewai")
 """The delegated agent's span is nested in the delegating agent's, both named whatever the
-content switch (MLflow's CrewAI autolog: the coworker's agent span inside the delegating
+content switch (OpenLIT's Pydantic AI instrumentor: the research agent run from the triage
+agent's tool; MLflow's CrewAI autolog: the coworker's agent span inside the delegating
 agent's): the required transfer keeps its content-on outcome with content off."""
 NOTHING = (
     "litellm-otel",
