@@ -811,6 +811,89 @@ mod tests {
         );
     }
 
+    /// Seeded messages (xorshift64*, the same on every machine): message objects whose
+    /// keys and values are drawn from the shapes the rules read (parts, provider blocks,
+    /// JSON text of blocks, odd scalars), nested by drawing values inside values.
+    #[test]
+    fn any_message_shape_is_read_without_panicking() {
+        const KEYS: [&str; 22] = [
+            "role",
+            "parts",
+            "content",
+            "tool_calls",
+            "type",
+            "text",
+            "arguments",
+            "id",
+            "name",
+            "json",
+            "toolResult",
+            "toolUse",
+            "functionCall",
+            "functionResponse",
+            "function",
+            "result",
+            "response",
+            "input",
+            "call_id",
+            "thought",
+            "reasoningContent",
+            "finish_reason",
+        ];
+        const LEAVES: [&str; 18] = [
+            "null",
+            "true",
+            "0",
+            "-1.5e-7",
+            "1e300",
+            "\"tool\"",
+            "\"model\"",
+            "\"text\"",
+            "\"tool_call\"",
+            "\"tool_result\"",
+            "\"function_call\"",
+            "\"thinking\"",
+            "\"tool_call_response\"",
+            "\"\\ud83d\\ude00\"",
+            "\"{\\\"a\\\": [1]}\"",
+            "\"[{\\\"type\\\": \\\"text\\\", \\\"text\\\": \\\"{}\\\"}]\"",
+            "\"\"",
+            "[]",
+        ];
+        let mut state: u64 = 18;
+        let mut next = move |n: usize| {
+            state ^= state >> 12;
+            state ^= state << 25;
+            state ^= state >> 27;
+            (state.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 33) as usize % n
+        };
+        fn value(next: &mut dyn FnMut(usize) -> usize, depth: usize) -> String {
+            match if depth > 4 { 0 } else { next(3) } {
+                0 => LEAVES[next(LEAVES.len())].to_string(),
+                1 => {
+                    let items: Vec<String> = (0..next(4)).map(|_| value(next, depth + 1)).collect();
+                    format!("[{}]", items.join(","))
+                }
+                _ => {
+                    let items: Vec<String> = (0..next(5))
+                        .map(|_| {
+                            format!("\"{}\":{}", KEYS[next(KEYS.len())], value(next, depth + 1))
+                        })
+                        .collect();
+                    format!("{{{}}}", items.join(","))
+                }
+            }
+        }
+        let mut parts = 0;
+        for _ in 0..20_000 {
+            let text = value(&mut next, 0);
+            if let Ok(Some(found)) = messages(&text) {
+                parts += found.matches("'type'").count();
+            }
+        }
+        assert!(parts > 500, "the sweep reaches parts too ({parts})");
+    }
+
     #[test]
     fn deep_and_long_input_costs_linear_work() {
         // Nesting as deep as the JSON reader allows, and many messages: nothing recurses
