@@ -116,3 +116,63 @@ def run(
     final = scripted.turns[-1]
     if answer != final:
         raise SystemExit(f"{scenario.name}: answer {answer!r} != scripted {final!r}")
+
+
+def run_classic(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
+    """The same agents on AG2 Classic, the ``autogen`` package AG2 0.x ships (the API OpenLIT's
+    ag2 instrumentor wraps: ``ConversableAgent``), untraced by AG2 itself. Each agent is an
+    LLM ``ConversableAgent`` paired with a tool executor (``llm_config=False``, no human
+    input) that runs the tools ``register_function`` gave it and ends the chat at the agent's
+    first reply without tool calls; a raised tool error reaches the model as AG2's
+    ``Error: ...`` tool result. ``g_handoff`` runs the research agent's own chat inside the
+    triage agent's ``task_research_agent`` tool."""
+    from autogen import ConversableAgent, register_function
+    from fake_openai import FakeOpenAI, call_order
+
+    scripted = script(scenario)
+    with FakeOpenAI(scripted, turn_of=call_order()) as base_url:
+        llm_config = {
+            "config_list": [
+                {"model": "gpt-4o-mini", "base_url": base_url, "api_key": "capture-not-a-key"}
+            ],
+            "temperature": 0.0,
+            "cache_seed": None,
+        }
+
+        def pair(name: str, prompt: str, agent_tools: list[Any]) -> tuple[Any, Any]:
+            agent = ConversableAgent(
+                name, system_message=prompt, llm_config=llm_config, human_input_mode="NEVER"
+            )
+            executor = ConversableAgent(
+                f"{name}_executor", llm_config=False, human_input_mode="NEVER",
+                is_termination_msg=lambda m: not m.get("tool_calls"),
+            )  # fmt: skip
+            for fn in agent_tools:
+                register_function(
+                    fn, caller=agent, executor=executor, description=fn.__doc__ or fn.__name__
+                )
+            return agent, executor
+
+        def ask(agent: Any, executor: Any, message: str) -> str:
+            chat = executor.initiate_chat(agent, message=message, silent=True)
+            return str(chat.chat_history[-1].get("content") or "").strip()
+
+        all_tools = scenario_tools(tools, executed)
+        if scenario.agents_only:
+            research = pair("research_agent", scenario.system, all_tools)
+
+            def task_research_agent(objective: str) -> str:
+                """Answers research questions from the document search."""
+                return ask(*research, objective)
+
+            runner = pair(
+                "triage_agent", "Hand research questions to research_agent.",
+                [task_research_agent],
+            )  # fmt: skip
+        else:
+            name = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
+            runner = pair(name, scenario.system, all_tools)
+        answer = ask(*runner, scenario.prompt)
+    final = scripted.turns[-1]
+    if answer != final:
+        raise SystemExit(f"{scenario.name}: answer {answer!r} != scripted {final!r}")
