@@ -427,6 +427,20 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
     },
+    "openlit-haystack": {
+        "what": "the haystack-openinference agents (Agent component, OpenAIChatGenerator on the "
+        "fake server, @tool tools; the research agent as a ComponentTool for g_handoff) inside "
+        "the application's agent_run span, traced by OpenLIT (openlit.init(): its haystack and "
+        "openai instrumentors, and the httpx instrumentation it also enables)",
+        "packages": ["openlit", "haystack-ai", "openai"],
+        "driver": "fw_openlit:run_haystack",
+        "handoff_via": "the research agent as a Haystack `ComponentTool` "
+        "(`research_agent {\"messages\": [...]}`)",
+        "notes": ["**Tool failures:** the tool raises; Haystack's ToolInvoker sends the model "
+                  "the error text as a tool result flagged `error`."],
+        "on": {},
+        "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
+    },
     "openlit-google-adk": {
         "what": "the google-adk agents (LlmAgent, LiteLlm on the fake server, function tools, "
         "on_tool_error_callback; sub_agents and transfer_to_agent for g_handoff) traced by "

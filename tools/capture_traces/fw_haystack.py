@@ -101,8 +101,15 @@ def run_openllmetry(
 
     HaystackInstrumentor().instrument(tracer_provider=tracer_provider)
     OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
-    # Neither instrumentation records the Agent's run: without the application's own span
-    # around it, each generator call would be a trace of its own.
+    run_in_app_span(scenario, tracer_provider, tools, executed)
+
+
+def run_in_app_span(
+    scenario: Scenario, tracer_provider: Any, tools: Tools, executed: list[str]
+) -> None:
+    """The run inside the application's own ``agent_run`` span, for tracers that record the
+    generator runs but not the Agent's (OpenLLMetry's, OpenLIT's): without it each generator
+    call would be a trace of its own."""
     with tracer_provider.get_tracer("capture.app").start_as_current_span("agent_run"):
         _run(scenario, tools, executed)
 

@@ -30,6 +30,10 @@ content switch.
 - ``run_ag2`` (``openlit-ag2``): ``fw_ag2``'s agents on AG2 Classic (``fw_ag2.run_classic``:
   ``ConversableAgent`` pairs, the API OpenLIT's ag2 instrumentor wraps; it records nothing of
   AG2 1.x's ``ag2.Agent``); OpenLIT's ag2 and openai instrumentors.
+- ``run_haystack`` (``openlit-haystack``): ``fw_haystack``'s agents (the research agent as a
+  ``ComponentTool`` for ``g_handoff``) inside the application's ``agent_run`` span, as for
+  ``haystack-openllmetry``: OpenLIT's haystack instrumentor wraps pipelines and components
+  (the generator's runs), not the ``Agent``; its openai one records the requests.
 """
 
 from __future__ import annotations
@@ -166,3 +170,18 @@ def run_ag2(
 
     init_openlit(tracer_provider, logger_provider)
     run_classic(scenario, tools, executed)
+
+
+def run_haystack(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """The Haystack agents under ``openlit.init()``, in the application's own span."""
+    from fw_haystack import run_in_app_span
+    from fw_openai_agents import init_openlit
+
+    init_openlit(tracer_provider, logger_provider)
+    run_in_app_span(scenario, tracer_provider, tools, executed)
