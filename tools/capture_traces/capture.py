@@ -969,6 +969,26 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
     },
+    "mlflow-create-agent": {
+        "what": "the langchain-create-agent-openllmetry agents (LangChain 1.x create_agent: "
+        "ChatOpenAI on the fake server, @tool functions, ToolErrorMiddleware; the research "
+        "agent's own graph run from the triage agent's research_agent tool for g_handoff) "
+        "traced by MLflow's LangChain autolog alone (mlflow.langchain.autolog()), exported by "
+        "MLflow's OTLP exporter to the capture's sink, native mlflow.* attributes",
+        "packages": ["mlflow-tracing", "langchain", "langchain-core", "langchain-openai",
+                     "langgraph"],
+        "driver": "fw_mlflow:run_create_agent",
+        "sink": True,
+        "tool_spans": True,
+        "handoff_via": "the `research_agent {\"question\": ...}` tool, which runs the research "
+        "agent's own graph",
+        "notes": ["**Tool failures:** the tool raises; ToolErrorMiddleware sends the model an "
+                  "error ToolMessage (`Error: SearchBackendError(...)`).",
+                  "**Content off:** as mlflow-openai (inputs and outputs set to `[REDACTED]` "
+                  "by a span processor)."],
+        "on": {},
+        "off": {},
+    },
     "mlflow-crewai": {
         "what": "the crewai-openinference crew (an Agent with @tool tools, a Task, a Crew; "
         "CrewAI's LLM through LiteLLM to the fake server; delegation to a coworker for "

@@ -25,6 +25,10 @@ OpenAI autolog (``ChatOpenAI``'s client calls: a second span inside each chat-mo
 ``mlflow.dspy.autolog()`` alone (MLflow's DSPy callback: modules, adapter calls, LM calls and
 tools).
 
+``run_create_agent`` (``mlflow-create-agent``): the LangChain 1.x ``create_agent`` agents of
+``fw_langchain_create_agent.py`` traced by ``mlflow.langchain.autolog()`` alone (the chat
+model's own span is the only record of each model call).
+
 ``run_crewai`` (``mlflow-crewai``): the CrewAI crew of ``fw_crewai.py`` (delegation to a
 coworker for ``g_handoff``) traced by ``mlflow.crewai.autolog()`` alone.
 """
@@ -139,4 +143,16 @@ def run_crewai(
     mlflow = configure(endpoint, content=content, openai=False)
     mlflow.crewai.autolog()
     run_crew(scenario, tools, executed)
+    flush()
+
+
+def run_create_agent(
+    scenario: Scenario, endpoint: str, tools: Tools, executed: list[str], *, content: bool
+) -> None:
+    """The LangChain 1.x create_agent agents traced by MLflow's LangChain autolog alone."""
+    from fw_langchain_create_agent import _run
+
+    mlflow = configure(endpoint, content=content, openai=False)
+    mlflow.langchain.autolog()
+    _run(scenario, tools, executed)
     flush()
