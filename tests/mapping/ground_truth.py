@@ -39,6 +39,9 @@ class Scenario:
     calls: list[ExpectedCall] = field(default_factory=list)
     final_answer: str | None = None
     handoff: tuple[str, str] | None = None
+    handoff_tool: str | None = None
+    """The tool the handoff is made through, where EXPECTED.md names one (``via ...
+    (`task_research_agent {...}`)``)."""
     variants: list[str] = field(default_factory=list)
     """``a_happy``, ``a_happy.nocontent``, ``a_happy.noroot`` ... as listed in EXPECTED.md."""
 
@@ -74,6 +77,8 @@ def parse_expected(source: str) -> dict[str, Scenario]:
         m = re.match(r"^- \*\*Handoff / delegation:\*\* YES — (\w+) → (\w+)", line)
         if m:
             current.handoff = (m.group(1), m.group(2))
+            tool = re.search(r"`(\w+) \{", line)
+            current.handoff_tool = tool.group(1) if tool else None
             continue
         m = _VARIANT_LINE.match(line)
         if m:

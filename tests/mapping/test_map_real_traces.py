@@ -257,9 +257,18 @@ LangGraph instrumentor: the graph's output messages on its ``invoke_workflow`` s
 content off the answer is the real one, never an invented one; arguments and results stay
 missing."""
 
-AGENTS_UNSEEN = frozenset({"haystack-openllmetry"})
-"""Sources where no span shows any agent (OpenLLMetry records Haystack's generators, not its
-Agent): no handoff is seen, and an agent used as a tool is a plain tool call."""
+AGENTS_UNSEEN = frozenset({"haystack-openllmetry", "openlit-haystack", "openlit-ag2"})
+"""Sources where no span shows any agent (OpenLLMetry and OpenLIT record Haystack's generators,
+not its Agent; OpenLIT's AG2 turn spans are no agent runs): no handoff is seen, and an agent
+used as a tool is a plain tool call."""
+
+ANSWER_READS_AS_CALL = frozenset({"haystack-openllmetry"})
+"""With content off, the research agent's answer followed by its caller's next model call
+reads as one more (unnamed) call content off hid."""
+
+REPR_RESULTS = frozenset({"openlit-ag2"})
+"""Sources whose tool results reach the model, and so the trace, as the return value's
+``str()`` (AG2 Classic's tool executor): a Python-repr text, not a JSON object."""
 
 NAMELESS_AGENTS = frozenset({"haystack-openinference", "haystack-native"})
 """Sources where no span names any agent and an agent used as a tool is seen only as a nested
@@ -295,9 +304,15 @@ ACCOUNTING = ("ag2.span.type", "usage")
 ``chat`` span (or roll up a sub-agent's), not a model call's usage."""
 
 
+TURN_ESTIMATE = "gen_ai.agent.message_type"
+"""OpenLIT's AG2 turn spans (generate_reply / send / receive): token counts OpenLIT estimates
+from the turn's message text, no model call's usage (the model calls are its openai
+instrumentor's spans)."""
+
+
 def span_usage(attributes: Any) -> tuple[int, int] | None:
     """A span's own (input, output) token counts, from flat keys or a JSON usage object."""
-    if attributes.get(ACCOUNTING[0]) == ACCOUNTING[1]:
+    if attributes.get(ACCOUNTING[0]) == ACCOUNTING[1] or TURN_ESTIMATE in attributes:
         return None
     if any(k in attributes for k in USAGE_KEYS[0]):
         return (
@@ -379,9 +394,9 @@ def scenario_tool_calls(
     unnamed, it fails closed."""
     calls = all_tool_calls(trajs)
     if source in AGENTS_UNSEEN and scenario.handoff is not None:
-        assert calls and calls[0].tool in (scenario.handoff[1], None), calls[:1]
+        assert calls and calls[0].tool in (scenario.handoff_tool, None), calls[:1]
         calls = calls[1:]
-        if not content:
+        if not content and source in ANSWER_READS_AS_CALL:
             assert calls and calls[-1].tool is None and calls[-1].synthesized
             calls = calls[:-1]
     if source in FRAGMENTED and scenario.handoff is not None:
@@ -458,10 +473,17 @@ def test_real_trace_maps_to_expected_trajectory(case: Case, conventions: Convent
             result_text = json.dumps(step.result)
             for doc in exp.document_ids:
                 assert doc in result_text, f"step {step.index}: {doc} missing from result"
-            if "EMPTY" in exp.outcome:
-                assert isinstance(step.result, dict) and step.result.get("documents") == []
-            if exp.tool == "delete_records":
-                assert isinstance(step.result, dict) and step.result.get("deleted") == 12
+            if case.source in REPR_RESULTS:
+                assert isinstance(step.result, str)
+                if "EMPTY" in exp.outcome:
+                    assert "'documents': []" in step.result
+                if exp.tool == "delete_records":
+                    assert "'deleted': 12" in step.result
+            else:
+                if "EMPTY" in exp.outcome:
+                    assert isinstance(step.result, dict) and step.result.get("documents") == []
+                if exp.tool == "delete_records":
+                    assert isinstance(step.result, dict) and step.result.get("deleted") == 12
             if not exp.ok and case.source not in GENERIC_ERROR_TEXT:
                 detail = f"{step.error_message} {step.result}"
                 assert "upstream search service timed out" in detail, detail

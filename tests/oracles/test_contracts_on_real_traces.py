@@ -277,16 +277,20 @@ CONTENT_NEVER = ("autogen-native",)
 """The tracer records no content whatever the switch and no model call at all (autogen-core's
 own spans: agents and tools only): content on grades as content off, and the final answer is
 missing evidence in both."""
-AGENTS_UNSEEN = ("haystack-openllmetry",)
-"""No span shows any agent (OpenLLMetry records Haystack's generators, not its Agent): the
-agent spans and the required transfer are missing evidence, and the research agent, called as
-a tool, is one more tool in the run's sequence, which the trace cannot show to be an agent
-(``research-searches`` fails: a known false fail, never a pass)."""
+AGENTS_UNSEEN = ("haystack-openllmetry", "openlit-ag2", "openlit-haystack")
+"""No span shows any agent (OpenLLMetry and OpenLIT record Haystack's generators, not its
+Agent; OpenLIT's AG2 instrumentor one span per conversation turn, none holding an agent's run,
+so ``ag2.yaml`` maps no agent): the agent spans and the required transfer are missing
+evidence, and the research agent, called as a tool, is one more tool in the run's sequence,
+which the trace cannot show to be an agent (``research-searches`` fails: a known false fail,
+never a pass)."""
 TOOLS_IN_MESSAGES = (
     "haystack-openinference",
     "openlit-crewai",
     "openlit-pydantic-ai",
     "mlflow-crewai",
+    "openlit-ag2",
+    "openlit-haystack",
 )
 """Agent frameworks whose tools have no span of their own (Haystack's run inside plumbing
 spans; OpenLIT's CrewAI instrumentor records only the coworker tools; OpenLIT's Pydantic AI
