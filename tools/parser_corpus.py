@@ -9,6 +9,12 @@ then checks the registered parsers against it, whichever implementation they hav
 
     python tools/parser_corpus.py --parser json --parser json_or_text \\
         --out tests/testdata/parsers/json.jsonl tests/testdata/traces bench/out/data-200-c64
+    python tools/parser_corpus.py --parser genai_messages --generated 4000 \\
+        --out tests/testdata/parsers/genai_messages.jsonl tests/testdata/traces \\
+        bench/out/data-2000-c64/traces.binpb
+    python -W ignore tools/parser_corpus.py --parser python_literal --parser python_repr \\
+        --python-generated 3000 --out tests/testdata/parsers/python_literals.jsonl \\
+        tests/testdata/traces bench/out/data-2000-c64/traces.binpb
 
 Each line is ``[parser, input, expected]``: ``input`` is a string, or ``{"structured":
 value}`` for a value given already decoded; ``expected`` is the ``repr`` of the result, or
@@ -222,6 +228,76 @@ def generated(seed: int, count: int) -> list[str]:
     return out
 
 
+_PY_ATOMS = (
+    # strings: prefixes, quotes, escapes, concatenation, what the tokenizer refuses
+    r"r'\d'", r"b'\x00\xff'", r"rb'\\'", "BR'x'", "u'x'", "U'x'", "f'x'", "rf'{1}'",
+    "'a' 'b'", "'a' b'b'", "b'a' b'b'", "'''tri\nple'''", '"""q"""', r"'\N{BULLET}'",
+    r"'\N{no such name}'", r"'\ud800'", r"'\U0010ffff'", r"'\U00110000'", r"'\777'",
+    r"b'\777'", r"'\x4'", r"'\d'", r"'it\'s'", r"r'\'", "'a\\\nb'", "'a\nb'",
+    "b'\u00e9'", "'\u00e9\U0001f600'", r"'\a\b\f\v\0'", r"'\u12'", r'"\""',
+    # numbers: bases, underscores, floats, imaginary, signs, limits
+    "1_000", "0x_ff", "0XFF", "0o17", "0b101", "017", "00", "0777j", "0777.0", "1.", ".5",
+    "1.e5", "1e5", "1E-5j", "2j", "1+2j", "-1-2j", "2j+1", "1.5-0j", "-2j", "-(1)", "--1",
+    "+True", "-True", "- 1", "10**3", "1e400", "-1e400", "1__0", "1_", "1e", "0x", "0_0",
+    "1.5e-400", "4.9e-324",
+    # names, calls and <...> reprs
+    "True", "False", "None", "...", "Ellipsis", "set()", "set([1])", "frozenset()", "x",
+    "ChatMessage(_role=<ChatRole.USER: 'user'>, _content=[TextContent(text='x')])",
+    "a.b.C(1, k=2)", "f(**k)", "f(*a)", "<object at 0x1>", "<a <b> c>", "<unclosed",
+    "<function f.<locals>.g at 0x7f>", "Point(x=1, y=<E.A: 2>)", "lambda: 1",
+    "[x for x in y]", "{'a': 1}['a']", "[1][0]", "M(a=1 b=2)",
+)  # fmt: skip
+_PY_CONTAINERS = (
+    "{1, 2}", "{1, True, 1.0}", "{True, 1}", "{(1, 'a'): 2}", "{[1]: 2}",
+    "{1: 'a', True: 'b', 1.0: 'c'}", "{b'k': 1}", "{None: 1}", "{1j: 2}", "{...: 1}",
+    "{0: 1, -0.0: 2, False: 3}", "(1,)", "()", "((1))", "{**a}", "[*a]", "[1,]", "[,]",
+    "{1:2,}", "[1, # c\n 2]", "[1,\n\t2]", "[1, \\\n 2]", "['\x00']", "[1] # trailing",
+    "[1];", "[1] [2]", "{1: {2, 3}, 'k': [(4, 5), {6}]}", "{'s': {'b', 'a', 3, (1, 2)}}",
+    "[{'x': 1}, {2: 3}][0]", "{'a': 1}.keys()", "{1: 2} if x else 3",
+)  # fmt: skip
+
+
+def python_generated(seed: int, count: int) -> list[str]:
+    """Seeded Python-repr text for ``python_literal`` / ``python_repr``: containers of the
+    tokenizer's and ``literal_eval``'s corners (string prefixes and escapes, number forms and
+    limits, signs, complex numbers, sets and keys that compare equal across types, calls and
+    ``<...>`` reprs, comments, continuations), mutated as ``generated`` mutates, plus nesting
+    at and past the parsers' bound."""
+    r = random.Random(seed)
+
+    def value(depth: int) -> str:
+        pick = r.random()
+        if depth > 3 or pick < 0.5:
+            return r.choice(_PY_ATOMS) if r.random() < 0.8 else r.choice(_PY_CONTAINERS)
+        items = [value(depth + 1) for _ in range(r.randint(0, 3))]
+        if pick < 0.7:
+            return "[" + ", ".join(items) + "]"
+        if pick < 0.8:
+            return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+        if pick < 0.9:
+            return "{" + ", ".join(f"{value(depth + 1)}: {v}" for v in items) + "}"
+        return "Model(" + ", ".join(f"k{i}={v}" for i, v in enumerate(items)) + ")"
+
+    out = list(_PY_ATOMS) + list(_PY_CONTAINERS)
+    out += ["[" + a + "]" for a in _PY_ATOMS] + ["{'k': " + a + "}" for a in _PY_ATOMS]
+    # Integers at and past the 4,300-digit limit of writing them in decimal (once each: they
+    # would make most of the corpus's bytes if drawn into every document).
+    for big in ("9" * 4300, "9" * 4301, "0x" + "f" * 5000):
+        out += [big, "[" + big + "]", "{" + big + ": 1}", "M(k=" + big + ")"]
+    for _ in range(count):
+        text = value(0)
+        if r.random() < 0.2:
+            text = _mutate(r, text)
+        if r.random() < 0.2:
+            text = r.choice(_WS) + text + r.choice(_WS)
+        out.append(text)
+    for depth in (31, 32, 33, 100):
+        out.append("[" * depth + "]" * depth)
+        out.append("{'a': " * depth + "1" + "}" * depth)
+        out.append("M(a=" * depth + "1" + ")" * depth)
+    return out
+
+
 def trace_strings(paths: Iterable[str]) -> set[str]:
     """Every string in the span, event and log attributes and bodies of the traces."""
     found: set[str] = set()
@@ -269,7 +345,8 @@ def _shape(value: Any, depth: int = 0) -> str:
 def _safe_repr(value: Any) -> str | None:
     try:
         return repr(value)
-    except RecursionError:  # nested past what repr recurses through: not comparable
+    except (RecursionError, ValueError):  # nested past what repr recurses through, or an int
+        # past Python's 4,300-digit limit for writing it: not comparable
         return None
 
 
@@ -338,13 +415,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", required=True, type=Path)
     parser.add_argument("--seed", type=int, default=18)
     parser.add_argument("--generated", type=int, default=1500, help="corner cases to make")
+    parser.add_argument(
+        "--python-generated", type=int, default=0, help="Python-repr corner cases to make"
+    )
     parser.add_argument("--per-shape", type=int, default=1)
     args = parser.parse_args(argv)
     registry = builtin_parsers()
     real = trace_strings(args.paths)
-    rows = list(
-        records(registry, args.parser, real, generated(args.seed, args.generated), args.per_shape)
-    )
+    corner = generated(args.seed, args.generated)
+    if args.python_generated:
+        corner += python_generated(args.seed, args.python_generated)
+    rows = list(records(registry, args.parser, real, corner, args.per_shape))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with args.out.open("w", encoding="ascii") as out:
         for row in rows:
