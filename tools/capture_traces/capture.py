@@ -989,6 +989,25 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
+    "mlflow-pydantic-ai": {
+        "what": "the pydantic-ai-openinference agents (OpenAIChatModel on the fake server, "
+        "tool_plain tools, ModelRetry for a failing search; a delegation tool for g_handoff) "
+        "traced by MLflow's pydantic-ai autolog alone (mlflow.pydantic_ai.autolog(); "
+        "pydantic-ai's own instrumentation off), exported by MLflow's OTLP exporter to the "
+        "capture's sink, native mlflow.* attributes",
+        "packages": ["mlflow-tracing", "pydantic-ai-slim", "openai"],
+        "driver": "fw_mlflow:run_pydantic_ai",
+        "sink": True,
+        "tool_spans": True,
+        "handoff_via": "a delegation tool running the research agent "
+        "(`delegate_to_research_agent {\"question\": ...}`)",
+        "notes": ["**Tool failures:** the tool raises `ModelRetry`; pydantic-ai sends the model "
+                  "a retry prompt (the error text, then `Fix the errors and try again.`).",
+                  "**Content off:** as mlflow-openai (inputs and outputs set to `[REDACTED]` "
+                  "by a span processor)."],
+        "on": {},
+        "off": {},
+    },
     "mlflow-crewai": {
         "what": "the crewai-openinference crew (an Agent with @tool tools, a Task, a Crew; "
         "CrewAI's LLM through LiteLLM to the fake server; delegation to a coworker for "

@@ -29,6 +29,10 @@ tools).
 ``fw_langchain_create_agent.py`` traced by ``mlflow.langchain.autolog()`` alone (the chat
 model's own span is the only record of each model call).
 
+``run_pydantic_ai`` (``mlflow-pydantic-ai``): the pydantic-ai agents of ``fw_pydantic_ai.py``
+(a delegation tool running the research agent for ``g_handoff``) traced by
+``mlflow.pydantic_ai.autolog()`` alone (pydantic-ai's own instrumentation stays off).
+
 ``run_crewai`` (``mlflow-crewai``): the CrewAI crew of ``fw_crewai.py`` (delegation to a
 coworker for ``g_handoff``) traced by ``mlflow.crewai.autolog()`` alone.
 """
@@ -154,5 +158,17 @@ def run_create_agent(
 
     mlflow = configure(endpoint, content=content, openai=False)
     mlflow.langchain.autolog()
+    _run(scenario, tools, executed)
+    flush()
+
+
+def run_pydantic_ai(
+    scenario: Scenario, endpoint: str, tools: Tools, executed: list[str], *, content: bool
+) -> None:
+    """The pydantic-ai agents traced by MLflow's pydantic-ai autolog alone."""
+    from fw_pydantic_ai import _run
+
+    mlflow = configure(endpoint, content=content, openai=False)
+    mlflow.pydantic_ai.autolog()
     _run(scenario, tools, executed)
     flush()
