@@ -150,6 +150,27 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
+    "openllmetry-js": {
+        "what": "the langgraphjs-openinference agents (LangGraph.js createReactAgent with a "
+        "ToolNode, @langchain/openai ChatOpenAI on the fake server, a @langchain/langgraph-swarm "
+        "handoff for g_handoff; node langgraphjs.mjs, driven by fw_langgraphjs.py) traced by "
+        "OpenLLMetry JS (@traceloop/node-server-sdk: traceloop.initialize with its LangChain "
+        "instrumentation, the run in traceloop.withAgent), its span processor given an "
+        "OTLP/HTTP protobuf exporter that sends to the capture's sink",
+        "packages": [],
+        "node": ["@traceloop/node-server-sdk", "@traceloop/instrumentation-langchain",
+                 "@langchain/langgraph", "@langchain/langgraph-swarm", "@langchain/core",
+                 "@langchain/openai"],
+        "node_runner": "fw_langgraphjs:run_openllmetry",
+        "tool_spans": True,
+        "handoff_via": "the swarm's handoff tool (`transfer_to_research_agent {}`)",
+        "notes": ["**Tool failures:** the tool throws; the ToolNode hands the model an error "
+                  "`ToolMessage` and the tool span's status is ERROR.",
+                  "**Content off:** `traceloop.initialize({traceContent: false})` (as "
+                  "`TRACELOOP_TRACE_CONTENT=false`)."],
+        "on": {},
+        "off": {},
+    },
     "genkit": {
         "what": "Firebase Genkit flows (one per agent: ai.generate with ai.defineTool tools and "
         "maxTurns 10 on @genkit-ai/compat-oai's OpenAI plugin, its baseURL the fake server; the "

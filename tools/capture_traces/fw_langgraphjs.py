@@ -1,14 +1,16 @@
 """LangGraph.js agents (Node): one scenario through ``langgraphjs.mjs`` against the scripted
-fake OpenAI server, for the ``langgraphjs-openinference`` source.
+fake OpenAI server, for the ``langgraphjs-openinference`` and ``openllmetry-js`` sources.
 
 The agent is LangGraph.js's prebuilt ReAct agent (``createReactAgent``, a ``ToolNode`` that
 turns a thrown tool error into an error ``ToolMessage``) on ``@langchain/openai``'s
 ``ChatOpenAI``, run by Node from a scratch npm project's ``node_modules`` while this module serves
 the scripted model on 127.0.0.1 and computes the tools' results with the same
 ``scenarios.Tools`` as every other source (``fw_mastra``'s ``run_node_agent``).
-``@arizeai/openinference-instrumentation-langchain`` records the run; the OpenTelemetry JS SDK's
-OTLP/HTTP protobuf exporter sends it to ``otlp_sink.py``, whose bodies are kept as sent. Content
-capture off is OpenInference's trace config (inputs, outputs and messages hidden).
+``@arizeai/openinference-instrumentation-langchain`` records the run (``run_langgraphjs``), or
+Traceloop's OpenLLMetry JS SDK, ``@traceloop/node-server-sdk``, with its LangChain
+instrumentation (``run_openllmetry``); either exports over OTLP/HTTP protobuf to
+``otlp_sink.py``, whose bodies are kept as sent. Content capture off is OpenInference's trace
+config (inputs, outputs and messages hidden) or Traceloop's ``traceContent: false``.
 
 ``g_handoff`` is a ``@langchain/langgraph-swarm``, as in the Python ``langgraph-openinference``
 source: the triage agent calls the library's ``transfer_to_research_agent`` tool, then the
@@ -31,3 +33,14 @@ def run_langgraphjs(
     return run_node_agent(
         "langgraphjs.mjs", scenario, scenario, variant, content, out, project, sink=True
     )
+
+
+def run_openllmetry(
+    scenario: Scenario, variant: str, content: bool, out: Path, project: Path
+) -> list[str]:
+    """The same agents traced by OpenLLMetry JS (``traceloop.initialize``, its LangChain
+    instrumentation)."""
+    return run_node_agent(
+        "langgraphjs.mjs", scenario, scenario, variant, content, out, project, sink=True,
+        extra={"tracer": "openllmetry"},
+    )  # fmt: skip

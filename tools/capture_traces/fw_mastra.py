@@ -71,6 +71,7 @@ def run_node_agent(
     out: Path,
     project: Path,
     sink: bool = False,
+    extra: dict[str, Any] | None = None,
 ) -> list[str]:
     """Run ``node_script`` (a Node agent beside this file, copied into ``project`` for its
     ``node_modules``) on one (scenario, content) variant while the fake server answers
@@ -80,7 +81,9 @@ def run_node_agent(
     With ``sink``, the script's OTLP exporter sends to an ``otlp_sink.py`` on 127.0.0.1 (the
     spec's ``otlp`` endpoint) and the trace bodies are kept as sent
     (``<variant>.raw/traces-N.pb``); the script writes the OTLP/JSON itself either way. A run
-    whose JSON holds no model-call span fails the capture (``capture.require_model_spans``)."""
+    whose JSON holds no model-call span fails the capture (``capture.require_model_spans``).
+    ``extra`` adds keys to the spec the script reads (a script serving several tracers reads
+    which one from there)."""
     agent = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
     script_path = project / node_script
     if script_path.resolve() != (HERE / node_script).resolve():
@@ -91,7 +94,7 @@ def run_node_agent(
         spec = {
             "system": scenario.system, "prompt": scenario.prompt, "baseURL": base_url,
             "results": tool_results(scenario), "content": content, "agent": agent,
-            "handoff": scenario.agents_only, "otlp": endpoint,
+            "handoff": scenario.agents_only, "otlp": endpoint, **(extra or {}),
         }  # fmt: skip
         spec_path.write_text(json.dumps(spec))
         try:

@@ -1,49 +1,90 @@
 // LangGraph.js prebuilt ReAct agents (createReactAgent from @langchain/langgraph/prebuilt, its
 // ToolNode turning a thrown tool error into an error ToolMessage) on @langchain/openai's
-// ChatOpenAI, the model being the scripted fake OpenAI server that fw_langgraphjs.py runs on
+// ChatOpenAI, the model being the scripted fake OpenAI server that the driver runs on
 // 127.0.0.1. g_handoff is a @langchain/langgraph-swarm: a triage agent whose only tool is the
 // library's transfer_to_research_agent handoff tool, and the research agent with the real tools.
-// Traced by @arizeai/openinference-instrumentation-langchain (LangChain.js callbacks ->
-// OpenInference spans) on the OpenTelemetry JS SDK, whose OTLP/HTTP protobuf exporter sends the
-// spans to the capture's sink (the bodies are kept as sent); the same spans, held by an in-memory
-// exporter beside it, are written as OTLP/JSON.
-// Called by fw_langgraphjs.py: node langgraphjs.mjs SPEC.json OUT_PREFIX
+// Traced by one of two LangChain.js tracers (spec.tracer), each exporting over OTLP/HTTP
+// protobuf to the capture's sink (the bodies are kept as sent) while an in-memory exporter
+// beside it gives the same spans, written as OTLP/JSON:
+// - "openinference" (fw_langgraphjs.py): @arizeai/openinference-instrumentation-langchain on the
+//   OpenTelemetry JS SDK; content off is OpenInference's trace config (hideInputs /
+//   hideOutputs / hideInputMessages / hideOutputMessages, the OPENINFERENCE_HIDE_* switches);
+// - "openllmetry" (fw_langgraphjs.py:run_openllmetry): Traceloop's @traceloop/node-server-sdk
+//   (OpenLLMetry JS, traceloop.initialize) with its LangChain instrumentation, its span
+//   processor given an OTLP/HTTP protobuf exporter to the sink; content off is its
+//   traceContent option (TRACELOOP_TRACE_CONTENT).
+// Called by the driver: node langgraphjs.mjs SPEC.json OUT_PREFIX
 // SPEC = {system, prompt, baseURL, results: [{ok: value} | {raise: "Type: message"}],
-//         content: true|false, agent, handoff: true|false, otlp: "http://127.0.0.1:PORT"}
-// Content off is OpenInference's trace config (hideInputs / hideOutputs / hideInputMessages /
-// hideOutputMessages), the same switches as the OPENINFERENCE_HIDE_* variables.
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { NodeTracerProvider } from "@opentelemetry/sdk-trace-node";
-import { BatchSpanProcessor, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
-import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
-import { resourceFromAttributes } from "@opentelemetry/resources";
-import { JsonTraceSerializer } from "@opentelemetry/otlp-transformer";
-import { LangChainInstrumentation } from "@arizeai/openinference-instrumentation-langchain";
-import * as CallbackManagerModule from "@langchain/core/callbacks/manager";
+//         content: true|false, agent, handoff: true|false, otlp: "http://127.0.0.1:PORT",
+//         tracer: "openinference" | "openllmetry"}
+// The tracers are imported by name, so a node project needs only the one it runs.
+import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { tool } from "@langchain/core/tools";
 import { ChatOpenAI } from "@langchain/openai";
 import { createReactAgent, ToolNode } from "@langchain/langgraph/prebuilt";
 import { createHandoffTool, createSwarm } from "@langchain/langgraph-swarm";
+import { InMemorySpanExporter } from "@opentelemetry/sdk-trace-base";
+import { JsonTraceSerializer } from "@opentelemetry/otlp-transformer";
 import { z } from "zod";
 
 const [specPath, outPrefix] = process.argv.slice(2);
 const spec = JSON.parse(readFileSync(specPath, "utf8"));
-
 const memory = new InMemorySpanExporter();
-const provider = new NodeTracerProvider({
-  resource: resourceFromAttributes({ "service.name": "capture-langgraphjs-openinference" }),
-  spanProcessors: [
-    new BatchSpanProcessor(new OTLPTraceExporter({ url: `${spec.otlp}/v1/traces` })),
-    new SimpleSpanProcessor(memory),
-  ],
-});
-provider.register();
-const hide = !spec.content;
-const instrumentation = new LangChainInstrumentation({
-  tracerProvider: provider,
-  traceConfig: { hideInputs: hide, hideOutputs: hide, hideInputMessages: hide, hideOutputMessages: hide },
-});
-instrumentation.manuallyInstrument(CallbackManagerModule);
+
+// Each sets its tracer up and returns {run, flush, shutdown}: run(fn) runs the graph as the
+// tracer's users do, flush and shutdown end it (shutting down clears the in-memory exporter, so
+// the spans are read between the two).
+const tracers = {
+  async openinference() {
+    const { NodeTracerProvider } = await import("@opentelemetry/sdk-trace-node");
+    const { BatchSpanProcessor, SimpleSpanProcessor } = await import("@opentelemetry/sdk-trace-base");
+    const { OTLPTraceExporter } = await import("@opentelemetry/exporter-trace-otlp-proto");
+    const { resourceFromAttributes } = await import("@opentelemetry/resources");
+    const { LangChainInstrumentation } = await import("@arizeai/openinference-instrumentation-langchain");
+    const CallbackManagerModule = await import("@langchain/core/callbacks/manager");
+    const provider = new NodeTracerProvider({
+      resource: resourceFromAttributes({ "service.name": "capture-langgraphjs-openinference" }),
+      spanProcessors: [
+        new BatchSpanProcessor(new OTLPTraceExporter({ url: `${spec.otlp}/v1/traces` })),
+        new SimpleSpanProcessor(memory),
+      ],
+    });
+    provider.register();
+    const hide = !spec.content;
+    const instrumentation = new LangChainInstrumentation({
+      tracerProvider: provider,
+      traceConfig: { hideInputs: hide, hideOutputs: hide, hideInputMessages: hide, hideOutputMessages: hide },
+    });
+    instrumentation.manuallyInstrument(CallbackManagerModule);
+    return { run: (fn) => fn(), flush: () => provider.forceFlush(), shutdown: () => provider.shutdown() };
+  },
+  async openllmetry() {
+    const traceloop = await import("@traceloop/node-server-sdk");
+    const { OTLPTraceExporter } = await import("@opentelemetry/exporter-trace-otlp-proto");
+    const otlp = new OTLPTraceExporter({ url: `${spec.otlp}/v1/traces` });
+    // One exporter handing every batch to both: the sink's bodies and the JSON hold the same
+    // spans, after Traceloop's own span processor has filtered and completed them.
+    const tee = {
+      export(spans, done) { memory.export(spans, () => {}); otlp.export(spans, done); },
+      forceFlush: () => otlp.forceFlush(),
+      shutdown: () => otlp.shutdown(),
+    };
+    traceloop.initialize({
+      appName: "capture-openllmetry-js", exporter: tee, traceContent: spec.content,
+      traceloopSyncEnabled: false, silenceInitializationMessage: true, logLevel: "error",
+    });
+    // The SDK's documented way to name the agent running (its withAgent wrapper, as the Python
+    // SDK's @agent decorator in the traceloop-sdk source): the run is one agent span, which
+    // the LangChain spans, started in its context, share a trace with.
+    const agent = spec.handoff ? "triage_agent" : spec.agent;
+    return {
+      run: (fn) => traceloop.withAgent({ name: agent }, fn),
+      flush: () => traceloop.forceFlush(),
+      shutdown: () => otlp.shutdown(),
+    };
+  },
+};
+const tracing = await tracers[spec.tracer ?? "openinference"]();
 
 const executed = [];
 const run = (name) => async () => {
@@ -94,14 +135,14 @@ if (spec.handoff) {
 } else {
   graph = createReactAgent({ llm, tools: toolNode, prompt: spec.system, name: spec.agent });
 }
-const state = await graph.invoke(
+const state = await tracing.run(() => graph.invoke(
   { messages: [{ role: "user", content: spec.prompt }] }, { recursionLimit: 25 },
-);
-await provider.forceFlush();
+));
+await tracing.flush();
 const spans = memory.getFinishedSpans();
 mkdirSync(`${outPrefix}.raw`, { recursive: true });
 const body = JsonTraceSerializer.serializeRequest(spans);
 writeFileSync(`${outPrefix}.otlp.json`, JSON.stringify(JSON.parse(new TextDecoder().decode(body)), null, 1) + "\n");
-await provider.shutdown();
+await tracing.shutdown();
 const last = state.messages[state.messages.length - 1];
 console.log(JSON.stringify({ executed, text: typeof last.content === "string" ? last.content : JSON.stringify(last.content) }));
