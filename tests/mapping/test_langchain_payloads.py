@@ -14,9 +14,12 @@ from otel_oracles.mapping.parsers.langgraph import (
     parse_exception_repr_type,
     parse_js_error_type,
     parse_langchain_message_content,
+    parse_langchain_message_name,
     parse_langchain_messages,
     parse_langchain_tool_input,
+    parse_langgraph_command_goto,
     parse_object_only,
+    parse_traceloop_js_tool_args,
 )
 
 apply_parsers = builtin_parsers().apply
@@ -199,3 +202,44 @@ def test_exception_type_is_read_from_the_repr_at_the_start(text: Any, expected: 
 )  # fmt: skip
 def test_javascript_error_name_is_read_from_the_stack_head(text: Any, expected: Any) -> None:
     assert parse_js_error_type(text) == expected
+
+
+def test_tool_message_names_the_tool_in_any_serialized_form() -> None:
+    assert parse_langchain_message_name(TOOL_MESSAGE_DUMPD) == "search_docs"
+    assert parse_langchain_message_name({"output": TOOL_MESSAGE_DUMPD}) == "search_docs"
+    # A message form without a name, and anything that is no message, name no tool.
+    assert parse_langchain_message_name(TOOL_MESSAGE_DICT) is None
+    assert parse_langchain_message_name({"name": "search_docs"}) is None
+    assert parse_langchain_message_name("search_docs") is None
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ({"lg_name": "Command", "goto": ["research_agent"], "graph": "p"}, "research_agent"),
+        ({"lg_name": "Command", "goto": "research_agent"}, "research_agent"),
+        # Several targets, none, or no Command: no one target.
+        ({"lg_name": "Command", "goto": ["a", "b"]}, None),
+        ({"lg_name": "Command", "update": {}}, None),
+        ({"goto": ["research_agent"]}, None),
+        ("research_agent", None),
+    ],
+)  # fmt: skip
+def test_langgraph_command_goto_is_its_single_target(value: Any, expected: Any) -> None:
+    assert parse_langgraph_command_goto(value) == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ({"args": ['{"query": "refund window"}']}, {"query": "refund window"}),
+        ({"args": [{"query": "refund window"}, {"callbacks": []}]}, {"query": "refund window"}),
+        # The bare value of a one-argument call, no list, or nothing: no arguments.
+        ({"args": ["refund window"]}, None),
+        ({"args": []}, None),
+        ({"query": "refund window"}, None),
+        (None, None),
+    ],
+)
+def test_openllmetry_js_tool_input_is_its_first_argument_object(value: Any, expected: Any) -> None:
+    assert parse_traceloop_js_tool_args(value) == expected

@@ -86,6 +86,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "vercel-ai-sdk-5",
         "langgraphjs-openinference",
         "genkit",
+        "openllmetry-js",
         "haystack-native",
         "ag2-native",
         "autogen-native",
@@ -147,6 +148,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "vercel-ai-sdk-5",
         "langgraphjs-openinference",
         "genkit",
+        "openllmetry-js",
         "haystack-native",
         "ag2-native",
         "autogen-native",
@@ -246,10 +248,16 @@ CONTENT_NEVER = frozenset({"autogen-native"})
 """Sources whose tracer records no content and no model call whatever its switch (autogen-core's
 own spans): the content-on capture holds what the content-off one does."""
 
-CONTENT_IGNORES_SWITCH = frozenset({"crewai-openllmetry", "genkit"})
+CONTENT_IGNORES_SWITCH = frozenset({"crewai-openllmetry", "genkit", "openllmetry-js"})
 """Sources whose tracer records messages, arguments and results whatever its content switch
-(OpenLLMetry's CrewAI instrumentation ignores ``TRACELOOP_TRACE_CONTENT``): the content-off
+(OpenLLMetry's CrewAI instrumentation ignores ``TRACELOOP_TRACE_CONTENT``, OpenLLMetry JS's
+LangChain instrumentation ``traceContent: false``; Genkit has no switch): the content-off
 capture holds everything the content-on one does."""
+
+UNNAMED_FAILED_CALLS = frozenset({"openllmetry-js"})
+"""Tool spans named after the tool's class, the tool's own name only in the ToolMessage it
+returned (OpenLLMetry JS's LangChain instrumentation): a call that raised has no output, so
+its name is unknown (``None``), never guessed."""
 
 ANSWER_WITHOUT_CONTENT = frozenset({"openlit-langgraph"})
 """Sources whose tracer records the run's final answer whatever its content switch (OpenLIT's
@@ -376,8 +384,9 @@ def tool_mismatches(
     if len(calls) != len(expected):
         problems.append(f"{len(calls)} tool calls mapped, {len(expected)} expected")
     names = [s.tool for s in calls]
-    if content and names != [c.tool for c in expected]:
-        problems.append(f"tool order {names} != {[c.tool for c in expected]}")
+    want = [c.tool if c.ok or source not in UNNAMED_FAILED_CALLS else None for c in expected]
+    if content and names != want:
+        problems.append(f"tool order {names} != {want}")
     for step, exp in zip(calls, expected, strict=False):
         if content and step.arguments != exp.arguments:
             problems.append(f"step {step.index} arguments {step.arguments} != {exp.arguments}")
@@ -466,7 +475,9 @@ def test_real_trace_maps_to_expected_trajectory(case: Case, conventions: Convent
             assert step.status == "unset", f"step {step.index}: no evidence of the outcome"
 
     if content:
-        assert all(s.tool for s in calls), "content on: every tool call is named"
+        named = [s for s, exp in zip(calls, scenario.calls, strict=True)
+                 if exp.ok or case.source not in UNNAMED_FAILED_CALLS]  # fmt: skip
+        assert all(s.tool for s in named), "content on: every tool call is named"
         for step, exp in zip(calls, scenario.calls, strict=True):
             if fragments:
                 continue

@@ -67,6 +67,42 @@ def parse_langchain_message_content(value: Any) -> Any:
     return parse_json_or_text(body["content"])
 
 
+def parse_langchain_message_name(value: Any) -> str | None:
+    """The ``name`` of a serialized LangChain message (a ``ToolMessage`` names the tool that
+    answered), in any form ``langchain_message_content`` reads, a ``{"output": <message>}``
+    wrapper included: OpenLLMetry JS's LangChain tool spans are named after the tool's class
+    (``DynamicStructuredTool``) and keep the tool's name only there. ``None`` otherwise."""
+    body = _langchain_message_body(value)
+    if body is None and isinstance(value, dict):
+        body = _langchain_message_body(value.get("output"))
+    name = body.get("name") if body is not None else None
+    return name if isinstance(name, str) and name else None
+
+
+def parse_langgraph_command_goto(value: Any) -> str | None:
+    """The node a serialized LangGraph.js ``Command`` sends the run to (``{"lg_name":
+    "Command", "goto": "research_agent" | ["research_agent"], "graph": "__parent__", ...}``),
+    as a handoff tool returns it: its single target, else ``None`` (a Command going nowhere,
+    or to several nodes, names no one target)."""
+    if not isinstance(value, dict) or value.get("lg_name") != "Command":
+        return None
+    goto = value.get("goto")
+    if isinstance(goto, list):
+        goto = goto[0] if len(goto) == 1 else None
+    return goto if isinstance(goto, str) and goto else None
+
+
+def parse_traceloop_js_tool_args(value: Any) -> dict[str, Any] | None:
+    """A LangChain.js tool's arguments as OpenLLMetry JS records the call's input:
+    ``{"args": ["<the arguments' JSON>"]}`` (the tool function's argument list, the first
+    the model's arguments as JSON text). An object, else ``None``."""
+    args = value.get("args") if isinstance(value, dict) else None
+    if not isinstance(args, list) or not args:
+        return None
+    first = parse_json(args[0]) if isinstance(args[0], str) else args[0]
+    return first if isinstance(first, dict) else None
+
+
 def parse_langchain_message_str(value: Any) -> Any:
     """A LangChain message as ``str()`` writes it (pydantic's ``__str__``: ``content='{...}'
     name='search_docs' tool_call_id='call_0_0'``), as OpenLIT's LangChain instrumentor
@@ -178,6 +214,9 @@ PARSERS: Mapping[str, Parser] = {
     "langchain_messages": parse_langchain_messages,
     "exception_repr_type": parse_exception_repr_type,
     "js_error_type": parse_js_error_type,
+    "langchain_message_name": parse_langchain_message_name,
+    "langgraph_command_goto": parse_langgraph_command_goto,
+    "traceloop_js_tool_args": parse_traceloop_js_tool_args,
     "langchain_message_content": parse_langchain_message_content,
     "langchain_message_str": parse_langchain_message_str,
     "object_only": parse_object_only,
