@@ -124,6 +124,7 @@ TOOL_SPANS = (
     "mlflow-langgraph",
     "mlflow-dspy",
     "mlflow-create-agent",
+    "mlflow-pydantic-ai",
     "openai-agents-otel-v2",
     "pydantic-ai",
     "vercel-ai-sdk-otel",

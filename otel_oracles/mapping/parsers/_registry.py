@@ -47,6 +47,7 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "otel_oracles.mapping.parsers.haystack",
     "otel_oracles.mapping.parsers.dspy",
     "otel_oracles.mapping.parsers.genkit",
+    "otel_oracles.mapping.parsers.pydantic_ai",
 )
 """Modules holding built-in parsers, each with a ``PARSERS`` mapping."""
 
