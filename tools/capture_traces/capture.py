@@ -462,6 +462,23 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
     },
+    "openlit-dspy": {
+        "what": "the dspy-openinference ReAct programs (dspy.ReAct with dspy.Tool tools, "
+        "dspy.LM('openai/gpt-4o-mini', api_base=...) on the fake server, ChatAdapter text "
+        "protocol; no g_handoff) on dspy.LM(engine='litellm') inside the application's "
+        "agent_run span, traced by OpenLIT (openlit.init(): it has no DSPy instrumentor, so "
+        "its litellm instrumentor records the model calls, plus the httpx instrumentation it "
+        "also enables; DSPy's default engine uses a client no OpenLIT instrumentor sees)",
+        "packages": ["openlit", "dspy", "litellm"],
+        "driver": "fw_openlit:run_dspy",
+        "notes": ["**Tool calls:** not native tool calls: the model names the tool in its "
+                  "text (`[[ ## next_tool_name ## ]]`) and DSPy runs it; no span records the "
+                  "tools.",
+                  "**Tool failures:** the tool raises; ReAct hands the model the observation "
+                  "`Execution error in search_docs: ...`."],
+        "on": {},
+        "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
+    },
     "openlit-google-adk": {
         "what": "the google-adk agents (LlmAgent, LiteLlm on the fake server, function tools, "
         "on_tool_error_callback; sub_agents and transfer_to_agent for g_handoff) traced by "

@@ -99,9 +99,10 @@ def run(
     run_react(scenario, tools, executed)
 
 
-def run_react(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
+def run_react(scenario: Scenario, tools: Tools, executed: list[str], engine: str = "auto") -> None:
     """One ``ReAct`` run on the fake server, under whatever tracing the caller turned on;
-    fails when its answer is not the scripted one."""
+    fails when its answer is not the scripted one. ``engine`` is ``dspy.LM``'s: ``auto``
+    (DSPy's own HTTP client for ``openai/`` models) or ``litellm``."""
     # DSPy refreshes its model metadata from the network unless told to use its bundled copy.
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "true")
     import dspy
@@ -110,7 +111,7 @@ def run_react(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
     with FakeOpenAI(script(scenario), turn_of=call_order()) as base_url:
         lm = dspy.LM(
             "openai/gpt-4o-mini", api_base=base_url, api_key="capture-not-a-key",
-            temperature=0.0, cache=False, num_retries=0,
+            temperature=0.0, cache=False, num_retries=0, engine=engine,
         )  # fmt: skip
         dspy.configure(lm=lm, adapter=dspy.ChatAdapter())
         program = dspy.ReAct("question -> answer", tools=dspy_tools(tools, executed), max_iters=10)

@@ -34,6 +34,11 @@ content switch.
   ``ComponentTool`` for ``g_handoff``) inside the application's ``agent_run`` span, as for
   ``haystack-openllmetry``: OpenLIT's haystack instrumentor wraps pipelines and components
   (the generator's runs), not the ``Agent``; its openai one records the requests.
+- ``run_dspy`` (``openlit-dspy``): ``fw_dspy``'s ``ReAct`` programs (no ``g_handoff``) inside
+  the application's ``agent_run`` span, on ``dspy.LM(engine="litellm")``: OpenLIT has no DSPy
+  instrumentor, and DSPy 3.4's default engine talks HTTP through its own vendored client,
+  which no OpenLIT instrumentor sees (the run records nothing), so the model calls go through
+  LiteLLM, which OpenLIT's litellm instrumentor records.
 """
 
 from __future__ import annotations
@@ -185,3 +190,24 @@ def run_haystack(
 
     init_openlit(tracer_provider, logger_provider)
     run_in_app_span(scenario, tracer_provider, tools, executed)
+
+
+def run_dspy(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """The DSPy ``ReAct`` program on LiteLLM under ``openlit.init()``, in the application's
+    own span (nothing else would hold its model calls together). LiteLLM's bundled cost map
+    is chosen before ``openlit.init()`` imports LiteLLM, which would otherwise fetch it."""
+    import os
+
+    from fw_dspy import run_react
+    from fw_openai_agents import init_openlit
+
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "true")
+    init_openlit(tracer_provider, logger_provider)
+    with tracer_provider.get_tracer("capture.app").start_as_current_span("agent_run"):
+        run_react(scenario, tools, executed, engine="litellm")
