@@ -1046,6 +1046,26 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
+    "mlflow-agno": {
+        "what": "the agno-openinference agents (an Agent with function tools, the OpenAIChat "
+        "model on the fake server; a Team whose leader delegates to a research_agent member "
+        "for g_handoff) traced by MLflow's Agno autolog alone (mlflow.agno.autolog(), which runs "
+        "openinference-instrumentation-agno on MLflow's tracer provider), exported by "
+        "MLflow's OTLP exporter to the capture's sink",
+        "packages": ["mlflow-tracing", "agno", "openai", "openinference-instrumentation-agno"],
+        "driver": "fw_mlflow:run_agno",
+        "sink": True,
+        "tool_spans": True,
+        "handoff_via": "Agno's built-in team tool (`delegate_task_to_member "
+        "{\"member_id\": \"research-agent\", \"task\": ...}`)",
+        "notes": ["**Content off:** the OpenInference instrumentor's own switches "
+                  "(`OPENINFERENCE_HIDE_*=true`); MLflow's masking span processor (set as for "
+                  "mlflow-openai) does not reach these spans."],
+        "on": {},
+        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
+                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
+                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+    },
     "mlflow-crewai": {
         "what": "the crewai-openinference crew (an Agent with @tool tools, a Task, a Crew; "
         "CrewAI's LLM through LiteLLM to the fake server; delegation to a coworker for "

@@ -33,6 +33,10 @@ model's own span is the only record of each model call).
 (a delegation tool running the research agent for ``g_handoff``) traced by
 ``mlflow.pydantic_ai.autolog()`` alone (pydantic-ai's own instrumentation stays off).
 
+``run_agno`` (``mlflow-agno``): the Agno agents of ``fw_agno.py`` (a ``Team`` delegating to a
+member for ``g_handoff``) traced by ``mlflow.agno.autolog()`` alone, which for Agno 2+ runs
+OpenInference's Agno instrumentor on MLflow's tracer provider.
+
 ``run_crewai`` (``mlflow-crewai``): the CrewAI crew of ``fw_crewai.py`` (delegation to a
 coworker for ``g_handoff``) traced by ``mlflow.crewai.autolog()`` alone.
 """
@@ -171,4 +175,16 @@ def run_pydantic_ai(
     mlflow = configure(endpoint, content=content, openai=False)
     mlflow.pydantic_ai.autolog()
     _run(scenario, tools, executed)
+    flush()
+
+
+def run_agno(
+    scenario: Scenario, endpoint: str, tools: Tools, executed: list[str], *, content: bool
+) -> None:
+    """The Agno agents (or team) traced by MLflow's Agno autolog alone."""
+    from fw_agno import run_agents
+
+    mlflow = configure(endpoint, content=content, openai=False)
+    mlflow.agno.autolog()
+    run_agents(scenario, tools, executed)
     flush()
