@@ -125,6 +125,7 @@ TOOL_SPANS = (
     "mlflow-dspy",
     "mlflow-create-agent",
     "mlflow-pydantic-ai",
+    "mlflow-agno",
     "openai-agents-otel-v2",
     "pydantic-ai",
     "vercel-ai-sdk-otel",
