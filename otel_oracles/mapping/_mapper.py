@@ -1039,13 +1039,17 @@ def _hides_tool_calls(gen: Draft, later: Later, compiled: CompiledSet, *, tools_
 
 def _called_again_unseen(gen: Draft, later: Later) -> bool:
     """The generation's output is not captured and the next step of its scope is another
-    generation (not one it wraps: nested calls of a wrapper start inside its span)."""
-    nxt = later.first()
-    if gen.fields.get("output_messages") or gen.span is None or nxt is None:
+    generation (not one it wraps: nested calls of a wrapper start inside its span). Plumbing
+    inside the call (its own HTTP request, recorded by a client instrumentation) is not a
+    next step: it would hide the call that follows."""
+    if gen.fields.get("output_messages") or gen.span is None:
         return False
-    return (
-        nxt.kind == "generation" and nxt.span is not None and nxt.span.start_ns >= gen.span.end_ns
-    )
+    end = gen.span.end_ns
+    for nxt in later:
+        if nxt.kind == "other" and nxt.span is not None and nxt.span.start_ns < end:
+            continue
+        return nxt.kind == "generation" and nxt.span is not None and nxt.span.start_ns >= end
+    return False
 
 
 def _hidden_call(gen: Draft) -> Draft:

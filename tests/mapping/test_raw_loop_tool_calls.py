@@ -11,7 +11,7 @@ from typing import Any
 
 from otel_oracles.assemble._tree import build_trace
 from otel_oracles.mapping import load_conventions, map_trace
-from otel_oracles.model.span import SpanRecord
+from otel_oracles.model.span import SpanKind, SpanRecord
 from otel_oracles.model.step import Trajectory
 from otel_oracles.pipeline import read_traces
 
@@ -61,6 +61,37 @@ def test_model_called_again_with_content_off_hides_a_tool_call() -> None:
     hidden = [s for s in t.steps if s.attributes.get("tool_calls_hidden")]
     assert len(hidden) == 1 and hidden[0].tool is None
     assert hidden[0].source is not None and hidden[0].source.span_id == f"{1:016x}"
+
+
+def _http(n: int, parent: str, *, start: int) -> SpanRecord:
+    """An HTTP request span, as a client instrumentation records it."""
+    return SpanRecord(
+        trace_id=TRACE,
+        span_id=f"{n:016x}",
+        parent_span_id=parent,
+        name="POST",
+        kind=SpanKind.CLIENT,
+        start_ns=start,
+        end_ns=start + 5,
+        attributes={"http.method": "POST", "http.url": "http://127.0.0.1:1/v1/chat"},
+    )
+
+
+def test_the_calls_own_http_span_does_not_hide_the_call_after_it() -> None:
+    """OpenLIT records each model call's HTTP request (httpx) inside it: that span is
+    plumbing between the two calls, not a step that could have been the tool, so the first
+    call still hides a tool request (before, the pass over it left the run tool-free)."""
+    t = _map(_chat(1, start=10), _http(11, f"{1:016x}", start=12), _chat(2, start=30))
+    hidden = [s for s in t.steps if s.attributes.get("tool_calls_hidden")]
+    assert len(hidden) == 1 and hidden[0].source is not None
+    assert hidden[0].source.span_id == f"{1:016x}"
+
+
+def test_a_request_after_the_call_is_still_a_step_between() -> None:
+    """An HTTP request of the loop's own, after the call ended (a tool that fetched a URL),
+    is a step between the calls: nothing is hidden by the shape alone."""
+    t = _map(_chat(1, start=10), _http(11, ROOT, start=25), _chat(2, start=30))
+    assert not [s for s in t.steps if s.attributes.get("tool_calls_hidden")]
 
 
 def test_last_call_and_captured_output_hide_nothing() -> None:

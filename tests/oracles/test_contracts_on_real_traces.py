@@ -324,6 +324,14 @@ HANDOFF_BY_NESTING = ("openlit-pydantic-ai", "mlflow-crewai")
 content switch (OpenLIT's Pydantic AI instrumentor: the research agent run from the triage
 agent's tool; MLflow's CrewAI autolog: the coworker's agent span inside the delegating
 agent's): the required transfer keeps its content-on outcome with content off."""
+TOOLS_IN_TEXT = ("openlit-dspy",)
+"""DSPy ReAct with no DSPy instrumentor (OpenLIT records only the LiteLLM calls): the model
+names each tool in its reply text (``[[ ## next_tool_name ## ]]``), no span records the
+tools, and ``dspy.yaml`` reads each such step as a call of an unnamed tool. Every check that
+must know which tools ran, their results or their outcomes is missing evidence, with content
+on too; with content on the answer is seen (``answer-captured``, ``cites-a-source`` where the
+run is not degraded, which only the tool outcomes could show, and ``grounded-citations`` for
+an answer citing nothing)."""
 NOTHING = (
     "litellm-otel",
     "openlit-openai",
@@ -372,6 +380,13 @@ def expected(source: str, contract: str, scenario: str, content: bool) -> dict[s
             base["cites-a-source"] = MIS
     if source in AGENTS_UNSEEN and contract == "multi-agent-handoff":
         base.update({"agent-spans": MIS, "triage-to-research": MIS, "research-searches": INV})
+    if source in TOOLS_IN_TEXT:
+        kept = {"answer-captured"} if content else set()
+        if content and "degraded-disclosed" not in CONTENT_ON[(contract, scenario)]:
+            kept.add("cites-a-source")
+        if content and scenario not in CITING_ANSWERS:
+            kept.add("grounded-citations")  # an answer citing nothing is grounded
+        return {name: (outcome if name in kept else MIS) for name, outcome in base.items()}
     if content:
         return base
     hidden = set(CONTENT_CHECKS[contract])
@@ -414,7 +429,7 @@ def expected(source: str, contract: str, scenario: str, content: bool) -> dict[s
 
 def cases() -> list[tuple[str, str, str, bool]]:
     out = []
-    for source in (*TOOL_SPANS, *NAMES_ONLY, *NOTHING, *TOOLS_IN_MESSAGES):
+    for source in (*TOOL_SPANS, *NAMES_ONLY, *NOTHING, *TOOLS_IN_MESSAGES, *TOOLS_IN_TEXT):
         for path in sorted((TRACES / source).glob("*.otlp.json*")):
             name = path.name.split(".")[0]
             variant = path.name[len(name) :].split(".otlp")[0]
