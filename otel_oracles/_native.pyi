@@ -209,3 +209,12 @@ def parse_genai_messages(value: Any, /) -> list[dict[str, Any]] | None:
     when it holds no message list or object. Kept values are the very objects given; raises
     ``TypeError`` where the Python parser it replaced raised (a truthy non-list
     ``tool_calls`` number, a value ``json.dumps`` / ``orjson.dumps`` cannot encode)."""
+
+# The registered ``openinference_messages`` parser (``mapping.parsers.openinference``).
+
+def parse_openinference_messages(value: Any, /) -> list[dict[str, Any]] | None:
+    """OpenInference's flattened ``llm.*_messages`` attributes (a mapping of the keys under
+    the prefix, ``{"0.message.role": "user", ...}``) as the normalised messages, ``None``
+    for no mapping or no message. Raises ``ValueError`` for an index key of digits ``int()``
+    does not read and ``AttributeError`` for a key that is no ``str``, as the Python parser
+    it replaced did; never changes the values it is given."""

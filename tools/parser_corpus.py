@@ -24,6 +24,7 @@ value}`` for a value given already decoded; ``expected`` is the ``repr`` of the 
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import random
 import sys
@@ -298,6 +299,98 @@ def python_generated(seed: int, count: int) -> list[str]:
     return out
 
 
+_FLAT_PATHS = (
+    "role",
+    "content",
+    "name",
+    "tool_call_id",
+    "contents.0.message_content.type",
+    "contents.0.message_content.text",
+    "contents.1.message_content.type",
+    "contents.1.message_content.text",
+    "contents.0.message.tool_call_id",
+    "contents.1.message.tool_call_id",
+    "tool_calls.0.tool_call.id",
+    "tool_calls.0.tool_call.function.name",
+    "tool_calls.0.tool_call.function.arguments",
+    "tool_calls.1.tool_call.function.name",
+    "tool_calls.01.tool_call.id",
+    "tool_calls.0.tool_call",
+    "tool_calls.0",
+    "content.x",
+    "contents",
+    "contents.0",
+    "role.x",
+    "tool_calls.10.tool_call.function.arguments",
+    "tool_calls.2.tool_call.function",
+)
+_FLAT_INDEXES = ("0", "1", "2", "10", "01", "00", "", "a", "\u0661", "\u00b2", "\uff11", "9" * 30)
+_FLAT_VALUES: tuple[Any, ...] = (
+    "user",
+    "assistant",
+    "tool",
+    "system",
+    "",
+    "hi",
+    '{"q": 1}',
+    "[1, 2]",
+    " [3] ",
+    "not json",
+    "text",
+    "image",
+    "call_1",
+    0,
+    1,
+    2.5,
+    True,
+    False,
+    None,
+    ["a", "b"],
+    [1, "x"],
+    {"k": "v"},
+    {"message_content": {"type": "text", "text": "inner"}},
+    {"role": "user"},
+    [],
+    {},
+    "\U0001f600",
+)
+
+
+def flattened_generated(seed: int, count: int) -> list[dict[str, Any]]:
+    """Seeded flattened message attributes (OpenInference's ``N.message.*`` keys with the
+    prefix stripped), as ``openinference_messages`` gets them: index keys of every form
+    (leading zeros, non-ASCII digits, digits ``int()`` refuses), paths that overlap (a key
+    that descends through another's value), values of every kind, keys in random order."""
+    r = random.Random(seed)
+    out: list[dict[str, Any]] = [{}]
+    for _ in range(count):
+        flat: dict[str, Any] = {}
+        for _ in range(r.randint(1, 8)):
+            index = r.choice(_FLAT_INDEXES) if r.random() < 0.3 else r.choice("0123")
+            head = index + ".message" if r.random() < 0.95 else index
+            key = head + "." + r.choice(_FLAT_PATHS) if r.random() < 0.97 else head
+            flat[key] = copy.deepcopy(r.choice(_FLAT_VALUES))
+        out.append(flat)
+    return out
+
+
+def trace_prefixed(paths: Iterable[str], prefixes: Iterable[str]) -> list[dict[str, Any]]:
+    """Every span's attributes under each prefix (the prefix and its dot stripped), as an
+    ``attr_prefix`` source hands them to its parsers; distinct ones only."""
+    found: dict[str, dict[str, Any]] = {}
+    problems: list[Any] = []
+    starts = [p + "." for p in prefixes]
+    for batch in read_paths(list(paths), problems):
+        for span in batch.spans:
+            for start in starts:
+                flat = {
+                    k[len(start) :]: v for k, v in span.attributes.items() if k.startswith(start)
+                }
+                if flat:
+                    found.setdefault(repr(flat), flat)
+    return list(found.values())
+
+
 def trace_strings(paths: Iterable[str]) -> set[str]:
     """Every string in the span, event and log attributes and bodies of the traces."""
     found: set[str] = set()
@@ -354,7 +447,7 @@ def _size(given: Any) -> int | None:
     """Length of the row's input as written, ``None`` when it cannot be written."""
     try:
         return len(json.dumps(given))
-    except RecursionError:
+    except (RecursionError, TypeError):  # nested too deep, or a value JSON has no form for
         return None
 
 
@@ -364,16 +457,19 @@ def records(
     real: Iterable[str],
     corner: Iterable[str],
     per_shape: int,
+    structured: Iterable[tuple[Any, bool]] = (),
 ) -> Iterator[list[Any]]:
     """``[parser, input, expected]`` rows: every corner case, and per parser and result
     shape the ``per_shape`` shortest real strings (and their decoded JSON, as structured
     input, when the parser takes structured values too)."""
     corner = list(corner)
     real = sorted(real, key=lambda s: (len(s), s))
+    structured = list(structured)
     for name in parsers:
         parse = registry[name]
         kept: dict[tuple[str, str], int] = {}
         inputs: list[tuple[Any, bool]] = [(s, True) for s in corner] + [(s, False) for s in real]
+        inputs += [({"structured": v}, keep_all) for v, keep_all in structured]
         if name not in ("json", "json_or_text"):
             json_parse = registry["json"]
             inputs += [
@@ -382,7 +478,11 @@ def records(
                 if (v := json_parse(s)) is not s and isinstance(v, list | dict)
             ]
         for given, keep_all in inputs:
-            value = given["structured"] if isinstance(given, dict) else given
+            try:
+                # A copy: a parser must not change its input, but the one recorded might.
+                value = copy.deepcopy(given["structured"]) if isinstance(given, dict) else given
+            except RecursionError:  # nested past what the copy recurses through: not kept
+                continue
             try:
                 result = parse(value)
             except Exception as exc:  # noqa: BLE001 - recorded: the port must raise too
@@ -418,6 +518,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--python-generated", type=int, default=0, help="Python-repr corner cases to make"
     )
+    parser.add_argument(
+        "--flattened",
+        type=int,
+        default=0,
+        help="flattened message attributes to make (and harvest) for attr_prefix parsers",
+    )
     parser.add_argument("--per-shape", type=int, default=1)
     args = parser.parse_args(argv)
     registry = builtin_parsers()
@@ -425,7 +531,12 @@ def main(argv: list[str] | None = None) -> int:
     corner = generated(args.seed, args.generated)
     if args.python_generated:
         corner += python_generated(args.seed, args.python_generated)
-    rows = list(records(registry, args.parser, real, corner, args.per_shape))
+    structured: list[tuple[Any, bool]] = []
+    if args.flattened:
+        prefixes = ("llm.input_messages", "llm.output_messages")
+        structured += [(flat, False) for flat in trace_prefixed(args.paths, prefixes)]
+        structured += [(flat, True) for flat in flattened_generated(args.seed, args.flattened)]
+    rows = list(records(registry, args.parser, real, corner, args.per_shape, structured))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with args.out.open("w", encoding="ascii") as out:
         for row in rows:

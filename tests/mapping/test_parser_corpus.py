@@ -51,6 +51,39 @@ def test_json_parsers_are_the_compiled_cores() -> None:
     assert REGISTRY["json"] is _native.parse_json
     assert REGISTRY["json_or_text"] is _native.parse_json_or_text
     assert REGISTRY["genai_messages"] is _native.parse_genai_messages
+    assert REGISTRY["openinference_messages"] is _native.parse_openinference_messages
+
+
+def test_openinference_messages_read_flattened_keys_without_changing_the_values() -> None:
+    content = {"k": "v"}
+    flat = {
+        "1.message.role": "tool",
+        "1.message.contents.0.message_content.type": "text",
+        "1.message.contents.0.message_content.text": '{"ok": true}',
+        "1.message.contents.0.message.tool_call_id": "c1",
+        "01.message.role": "assistant",
+        "0.message.content": content,
+        "0.message.content.x": 1,
+        "\u0662.message.tool_calls.0.tool_call.function.name": "search",
+    }
+    assert _native.parse_openinference_messages(flat) == [
+        {"role": None, "parts": [{"type": "text", "content": '{"k": "v", "x": 1}'}]},
+        {
+            "role": "tool",
+            "parts": [{"type": "tool_call_response", "id": "c1", "response": {"ok": True}}],
+        },
+        {"role": "assistant", "parts": []},
+        {
+            "role": None,
+            "parts": [{"type": "tool_call", "id": None, "name": "search", "arguments": {}}],
+        },
+    ]
+    assert content == {"k": "v"}
+    with pytest.raises(ValueError):  # int() refuses a superscript digit
+        _native.parse_openinference_messages({"\u00b2.message.role": "user"})
+    no_messages: tuple[object, ...] = ({}, None, "0.message.role", [("0.message.role", "user")])
+    for value in no_messages:
+        assert _native.parse_openinference_messages(value) is None
 
 
 def test_genai_messages_keep_the_objects_they_were_given() -> None:

@@ -14,9 +14,10 @@ use std::sync::{Mutex, OnceLock, TryLockError};
 use bumpalo::Bump;
 use otel_oracles_core::content;
 use otel_oracles_core::otlp_json::value::J;
-use otel_oracles_core::parsers::{genai, Out};
+use otel_oracles_core::parsers::{genai, openinference, Out};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 
 use crate::pytree::{emit, Emit, Py as Tree};
@@ -109,6 +110,42 @@ fn parse_genai_messages<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, P
         let messages = genai::genai_messages(&tree, bump).map_err(|failure| failure.0)?;
         messages_to_python(py, messages.as_deref())
     })
+}
+
+/// `openinference_messages`: OpenInference's flattened `llm.*_messages` attributes (a mapping
+/// of the keys under the prefix) as the normalised message list, or `None` when there is no
+/// message (or no mapping).
+#[pyfunction]
+fn parse_openinference_messages<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let py = value.py();
+    let dict = if value.is_instance_of::<PyDict>() {
+        value.clone()
+    } else if value.is_instance(&mapping_type(py)?)? {
+        PyDict::from_sequence(&value.call_method0("items")?)?.into_any()
+    } else {
+        return Ok(py.None().into_bound(py));
+    };
+    let tree = Tree::read(&dict)?;
+    with_arena(|bump| {
+        let messages =
+            openinference::openinference_messages(&tree, bump).map_err(|failure| failure.0)?;
+        messages_to_python(py, messages.as_deref())
+    })
+}
+
+/// `collections.abc.Mapping`, imported once.
+fn mapping_type(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    static MAPPING: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    Ok(MAPPING
+        .get_or_try_init(py, || {
+            Ok::<_, PyErr>(
+                PyModule::import(py, "collections.abc")?
+                    .getattr("Mapping")?
+                    .unbind(),
+            )
+        })?
+        .bind(py)
+        .clone())
 }
 
 fn messages_to_python<'py, V: Emit<'py>>(
@@ -228,5 +265,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_json, m)?)?;
     m.add_function(wrap_pyfunction!(parse_json_or_text, m)?)?;
     m.add_function(wrap_pyfunction!(parse_genai_messages, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_openinference_messages, m)?)?;
     Ok(())
 }

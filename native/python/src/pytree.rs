@@ -9,7 +9,7 @@
 
 use otel_oracles_core::otlp_json::value::J;
 use otel_oracles_core::parsers::{Iteration, Kind, Out, OutKey, ParserError, Tree};
-use pyo3::exceptions::{PyRecursionError, PyTypeError};
+use pyo3::exceptions::{PyAttributeError, PyRecursionError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
@@ -112,6 +112,8 @@ impl From<ParserError> for PyFailure {
     fn from(error: ParserError) -> Self {
         match error {
             ParserError::Type(message) => PyFailure(PyTypeError::new_err(message)),
+            ParserError::Value(message) => PyFailure(PyValueError::new_err(message)),
+            ParserError::Attribute(message) => PyFailure(PyAttributeError::new_err(message)),
         }
     }
 }
@@ -177,6 +179,25 @@ impl<'py> Tree for Py<'py> {
         }
     }
 
+    fn dumps_built(value: &Out<'_, Self>) -> Result<Option<String>, PyFailure> {
+        let Some(py) = built_py(value) else {
+            return Ok(None);
+        };
+        let object = emit(py, value)?;
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("ensure_ascii", false)?;
+        kwargs.set_item("sort_keys", true)?;
+        match serialisers(py)?
+            .json_dumps
+            .bind(py)
+            .call((&object,), Some(&kwargs))
+        {
+            Ok(text) => Ok(Some(text.extract::<String>()?)),
+            Err(err) if err.is_instance_of::<PyRecursionError>(py) => Ok(None),
+            Err(err) => Err(err.into()),
+        }
+    }
+
     fn dumps_compact(&self) -> Result<String, PyFailure> {
         let py = self.object.py();
         let data = serialisers(py)?
@@ -184,6 +205,20 @@ impl<'py> Tree for Py<'py> {
             .bind(py)
             .call1((&self.object,))?;
         Ok(data.call_method0("decode")?.extract::<String>()?)
+    }
+}
+
+/// The interpreter, from the first input value a built object holds (`None` when it holds
+/// none: such an object is never serialised, it always holds the value it was built for).
+fn built_py<'py>(value: &Out<'_, Py<'py>>) -> Option<Python<'py>> {
+    match value {
+        Out::In(node) => Some(node.object.py()),
+        Out::Obj(entries) => entries.iter().find_map(|(key, v)| match key {
+            OutKey::In(key) => Some(key.py()),
+            _ => built_py(v),
+        }),
+        Out::Arr(items) => items.iter().find_map(built_py),
+        _ => None,
     }
 }
 

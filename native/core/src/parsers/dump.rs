@@ -13,7 +13,7 @@
 
 use std::fmt::Write;
 
-use super::ParserError;
+use super::{Out, OutKey, ParserError};
 use crate::otlp_json::repr::repr_float;
 use crate::otlp_json::value::J;
 
@@ -32,6 +32,80 @@ pub fn sorted(value: &J<'_>) -> Option<String> {
     let mut out = String::new();
     write_sorted(value, &mut out);
     Some(out)
+}
+
+/// [`sorted`] of an object a parser built over parsed JSON: its keys sorted, its values
+/// written as [`sorted`] writes them (a value too deep for it makes the whole `None`).
+pub fn sorted_built(value: &Out<'_, J<'_>>) -> Option<String> {
+    let mut out = String::new();
+    write_built(value, &mut out, 0).then_some(out)
+}
+
+/// Recursion follows the built levels (a few), then [`sorted`]'s own bound.
+fn write_built(value: &Out<'_, J<'_>>, out: &mut String, depth: usize) -> bool {
+    match value {
+        Out::In(j) => write_bounded(j, out, depth),
+        Out::Parsed(j) => write_bounded(j, out, depth),
+        Out::Null => {
+            out.push_str("null");
+            true
+        }
+        Out::Static(s) => {
+            write_string(s, out);
+            true
+        }
+        Out::Text(s) => {
+            write_string(s, out);
+            true
+        }
+        Out::Arr(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                if !write_built(item, out, depth + 1) {
+                    return false;
+                }
+            }
+            out.push(']');
+            true
+        }
+        Out::Obj(entries) => {
+            let mut entries: Vec<(&str, &Out<'_, J<'_>>)> = entries
+                .iter()
+                .map(|(k, v)| {
+                    let key: &str = match k {
+                        OutKey::Static(s) | OutKey::Str(s) => s,
+                        OutKey::In(k) => k,
+                    };
+                    (key, v)
+                })
+                .collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            out.push('{');
+            for (i, (key, item)) in entries.into_iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_string(key, out);
+                out.push_str(": ");
+                if !write_built(item, out, depth + 1) {
+                    return false;
+                }
+            }
+            out.push('}');
+            true
+        }
+    }
+}
+
+fn write_bounded(value: &J<'_>, out: &mut String, depth: usize) -> bool {
+    if depth_exceeds(value, MAX_SORTED_DEPTH.saturating_sub(depth)) {
+        return false;
+    }
+    write_sorted(value, out);
+    true
 }
 
 /// `orjson.dumps(value).decode()`.

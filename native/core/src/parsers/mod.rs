@@ -13,8 +13,10 @@
 //! over the input's own items, and what they serialise (a `json` block, a text part's
 //! structured content) is bounded as the Python serialisers were.
 
+mod digits_table;
 pub mod dump;
 pub mod genai;
+pub mod openinference;
 
 use crate::otlp_json::repr::repr_float;
 use crate::otlp_json::value::J;
@@ -56,12 +58,18 @@ pub enum ParserError {
     /// `TypeError`: iterating over a number (a truthy non-list `tool_calls`), or a value
     /// nested past what `orjson.dumps` encodes.
     Type(String),
+    /// `ValueError`: `int()` of an index key it does not read.
+    Value(String),
+    /// `AttributeError`: a flattened key that is no string.
+    Attribute(String),
 }
 
 impl std::fmt::Display for ParserError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ParserError::Type(message) => f.write_str(message),
+            ParserError::Type(message)
+            | ParserError::Value(message)
+            | ParserError::Attribute(message) => f.write_str(message),
         }
     }
 }
@@ -90,6 +98,10 @@ pub trait Tree: Sized {
 
     /// `orjson.dumps(value).decode()`.
     fn dumps_compact(&self) -> Result<String, Self::Error>;
+
+    /// `json.dumps(value, ensure_ascii=False, sort_keys=True)` of an object a parser built
+    /// (holding values of the tree), `None` where Python's encoder would run out of recursion.
+    fn dumps_built(value: &Out<'_, Self>) -> Result<Option<String>, Self::Error>;
 }
 
 impl<'a> Tree for J<'a> {
@@ -136,6 +148,10 @@ impl<'a> Tree for J<'a> {
 
     fn dumps_compact(&self) -> Result<String, ParserError> {
         dump::compact(self)
+    }
+
+    fn dumps_built(value: &Out<'_, Self>) -> Result<Option<String>, ParserError> {
+        Ok(dump::sorted_built(value))
     }
 }
 
