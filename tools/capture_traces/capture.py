@@ -1066,6 +1066,25 @@ SOURCES: dict[str, dict[str, Any]] = {
                                     "OPENINFERENCE_HIDE_INPUT_MESSAGES",
                                     "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
     },
+    "mlflow-strands": {
+        "what": "the strands agents (OpenAIModel on the fake server, stream=False; @tool "
+        "functions; an agent as a tool for g_handoff) traced by MLflow's Strands autolog "
+        "alone (mlflow.strands.autolog(): its span processor turns Strands' own OpenTelemetry "
+        "spans into MLflow spans), exported by MLflow's OTLP exporter to the capture's sink",
+        "packages": ["mlflow-tracing", "strands-agents", "openai"],
+        "driver": "fw_mlflow:run_strands",
+        "sink": True,
+        "tool_spans": True,
+        "handoff_via": "the `research_agent` tool (`Agent.as_tool`, "
+        "`research_agent {\"input\": ...}`)",
+        "notes": ["**Tool failures:** the tool raises; Strands sends the model an error "
+                  "`toolResult` (`Error: ...`) and sets the tool span's status to ERROR.",
+                  "**Content off:** as mlflow-openai (inputs and outputs set to `[REDACTED]` "
+                  "by a span processor) plus Strands' own redaction "
+                  "(`OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_unredacted_attributes=`)."],
+        "on": {},
+        "off": {"OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_unredacted_attributes="},
+    },
     "mlflow-crewai": {
         "what": "the crewai-openinference crew (an Agent with @tool tools, a Task, a Crew; "
         "CrewAI's LLM through LiteLLM to the fake server; delegation to a coworker for "

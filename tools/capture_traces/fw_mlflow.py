@@ -37,6 +37,10 @@ model's own span is the only record of each model call).
 member for ``g_handoff``) traced by ``mlflow.agno.autolog()`` alone, which for Agno 2+ runs
 OpenInference's Agno instrumentor on MLflow's tracer provider.
 
+``run_strands`` (``mlflow-strands``): the Strands agents of ``fw_strands.py`` (an agent as a tool
+for ``g_handoff``) traced by ``mlflow.strands.autolog()``, which turns Strands' own OpenTelemetry
+spans into MLflow spans.
+
 ``run_crewai`` (``mlflow-crewai``): the CrewAI crew of ``fw_crewai.py`` (delegation to a
 coworker for ``g_handoff``) traced by ``mlflow.crewai.autolog()`` alone.
 """
@@ -187,4 +191,16 @@ def run_agno(
     mlflow = configure(endpoint, content=content, openai=False)
     mlflow.agno.autolog()
     run_agents(scenario, tools, executed)
+    flush()
+
+
+def run_strands(
+    scenario: Scenario, endpoint: str, tools: Tools, executed: list[str], *, content: bool
+) -> None:
+    """The Strands agents traced by MLflow's Strands autolog alone."""
+    from fw_strands import run_agent
+
+    mlflow = configure(endpoint, content=content, openai=False)
+    mlflow.strands.autolog()
+    run_agent(scenario, tools, executed)
     flush()

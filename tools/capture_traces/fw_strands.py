@@ -50,15 +50,20 @@ def run(
     tools: Tools,
     executed: list[str],
 ) -> None:
-    """One traced run; appends each executed scenario tool to ``executed`` and fails when
-    the run's answer is not the scripted one."""
-    from fake_openai import FakeOpenAI, call_order
+    """One run traced by Strands' own tracing on the capture's provider."""
     from opentelemetry import trace
-    from strands import Agent, tool
-    from strands.models.openai import OpenAIModel
 
     # Strands' tracer takes the global provider when it is first created (in Agent()).
     trace.set_tracer_provider(tracer_provider)
+    run_agent(scenario, tools, executed)
+
+
+def run_agent(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
+    """One run on whatever global tracer provider the caller set up; appends each executed
+    scenario tool to ``executed`` and fails when the run's answer is not the scripted one."""
+    from fake_openai import FakeOpenAI, call_order
+    from strands import Agent, tool
+    from strands.models.openai import OpenAIModel
 
     @tool
     def search_docs(query: str) -> dict[str, Any]:
