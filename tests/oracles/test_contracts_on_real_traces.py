@@ -126,6 +126,7 @@ TOOL_SPANS = (
     "mlflow-create-agent",
     "mlflow-pydantic-ai",
     "mlflow-agno",
+    "mlflow-strands",
     "openai-agents-otel-v2",
     "pydantic-ai",
     "vercel-ai-sdk-otel",
