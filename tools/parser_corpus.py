@@ -15,9 +15,13 @@ then checks the registered parsers against it, whichever implementation they hav
     python -W ignore tools/parser_corpus.py --parser python_literal --parser python_repr \\
         --python-generated 3000 --out tests/testdata/parsers/python_literals.jsonl \\
         tests/testdata/traces bench/out/data-2000-c64/traces.binpb
+    python tools/parser_corpus.py --parser openinference_messages --flattened 4000 \\
+        --out tests/testdata/parsers/openinference_messages.jsonl tests/testdata/traces \\
+        bench/out/data-2000-c64/traces.binpb
 
 Each line is ``[parser, input, expected]``: ``input`` is a string, or ``{"structured":
-value}`` for a value given already decoded; ``expected`` is the ``repr`` of the result, or
+value}`` for a value given already decoded (or a span's attributes under a prefix, for
+``attr_prefix`` parsers); ``expected`` is the ``repr`` of the result, or
 ``null`` when the parser returned its input object itself ("no value of this kind here").
 """
 
