@@ -20,7 +20,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 
-use crate::pytree::{emit, Emit, Py as Tree};
+use crate::pytree::{emit, Emit, PyValue};
 
 /// `json`: a JSON string (stripped of surrounding whitespace as `str.strip()` does) becomes
 /// its value; anything else is returned unchanged. `bytes` are stripped of ASCII whitespace
@@ -105,7 +105,7 @@ fn parse_genai_messages<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, P
     if !(value.is_instance_of::<PyDict>() || value.is_instance_of::<PyList>()) {
         return Ok(py.None().into_bound(py));
     }
-    let tree = Tree::read(value)?;
+    let tree = PyValue::read(value)?;
     with_arena(|bump| {
         let messages = genai::genai_messages(&tree, bump).map_err(|failure| failure.0)?;
         messages_to_python(py, messages.as_deref())
@@ -125,7 +125,7 @@ fn parse_openinference_messages<'py>(value: &Bound<'py, PyAny>) -> PyResult<Boun
     } else {
         return Ok(py.None().into_bound(py));
     };
-    let tree = Tree::read(&dict)?;
+    let tree = PyValue::read(&dict)?;
     with_arena(|bump| {
         let messages =
             openinference::openinference_messages(&tree, bump).map_err(|failure| failure.0)?;

@@ -3,7 +3,7 @@
 //!
 //! A parser given an already structured value (an OTLP `AnyValue` array the decoder turned
 //! into lists and dicts, or what a parser before it in the chain returned) reads it through
-//! [`Py`]: each node keeps its object, so a value the parser keeps comes back as the very
+//! [`PyValue`]: each node keeps its object, so a value the parser keeps comes back as the very
 //! object it was given (as the Python parsers returned it), and the few Python operations
 //! the rules need on other objects (`str()`, `json.dumps`, `orjson.dumps`) are Python's own.
 
@@ -23,7 +23,7 @@ use crate::parsers::{dict_key, to_python};
 const MAX_READ_DEPTH: usize = 32;
 
 /// One Python object and what the parsers can see of it.
-pub(crate) struct Py<'py> {
+pub(crate) struct PyValue<'py> {
     object: Bound<'py, PyAny>,
     node: Node<'py>,
 }
@@ -31,18 +31,18 @@ pub(crate) struct Py<'py> {
 enum Node<'py> {
     Null,
     Str,
-    Arr(Vec<Py<'py>>),
-    Obj(Vec<(Bound<'py, PyAny>, Py<'py>)>),
+    Arr(Vec<PyValue<'py>>),
+    Obj(Vec<(Bound<'py, PyAny>, PyValue<'py>)>),
     Other { truthy: bool, iteration: Items<'py> },
 }
 
 enum Items<'py> {
     Fails,
     NoDicts,
-    Tuple(Vec<Py<'py>>),
+    Tuple(Vec<PyValue<'py>>),
 }
 
-impl<'py> Py<'py> {
+impl<'py> PyValue<'py> {
     /// Reads `object` (and what it holds, to [`MAX_READ_DEPTH`] levels).
     pub(crate) fn read(object: &Bound<'py, PyAny>) -> PyResult<Self> {
         Self::read_at(object, 0)
@@ -98,7 +98,7 @@ impl<'py> Py<'py> {
                 iteration,
             }
         };
-        Ok(Py {
+        Ok(PyValue {
             object: object.clone(),
             node,
         })
@@ -124,7 +124,7 @@ impl From<PyErr> for PyFailure {
     }
 }
 
-impl<'py> Tree for Py<'py> {
+impl<'py> Tree for PyValue<'py> {
     type Key = Bound<'py, PyAny>;
     type Error = PyFailure;
 
@@ -210,7 +210,7 @@ impl<'py> Tree for Py<'py> {
 
 /// The interpreter, from the first input value a built object holds (`None` when it holds
 /// none: such an object is never serialised, it always holds the value it was built for).
-fn built_py<'py>(value: &Out<'_, Py<'py>>) -> Option<Python<'py>> {
+fn built_py<'py>(value: &Out<'_, PyValue<'py>>) -> Option<Python<'py>> {
     match value {
         Out::In(node) => Some(node.object.py()),
         Out::Obj(entries) => entries.iter().find_map(|(key, v)| match key {
@@ -244,7 +244,7 @@ pub(crate) trait Emit<'py>: Tree {
     fn emit_key(key: &Self::Key, py: Python<'py>) -> Bound<'py, PyAny>;
 }
 
-impl<'py> Emit<'py> for Py<'py> {
+impl<'py> Emit<'py> for PyValue<'py> {
     fn emit(&self, _py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         Ok(self.object.clone())
     }
