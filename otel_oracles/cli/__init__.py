@@ -1,9 +1,18 @@
 """The ``otel-oracles`` command line. Commands live one per module in this package and only
-wire stages together; ``main`` maps user errors to exit code 2 with one stderr line."""
+wire stages together; ``main`` maps user errors to exit code 2 with one stderr line.
+
+The group imports a command's module only when that command runs (or its own ``--help`` is
+asked for): ``grade`` must not pay at every start for ``serve``'s HTTP and gRPC stack,
+``watch``'s terminal view or ``run``'s AgentBench loader. The group's own ``--help`` lists
+every command from ``COMMANDS`` below, without importing any of them; a test checks that each
+entry's summary is the one its command's help starts with.
+"""
 
 from __future__ import annotations
 
+import importlib
 import sys
+from typing import NamedTuple
 
 import click
 
@@ -14,7 +23,124 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class LazyCommand(NamedTuple):
+    """Where a command lives and what the group's ``--help`` says of it."""
+
+    module: str
+    attr: str
+    summary: str
+    """The first paragraph of the command's help (shortened by click as usual)."""
+
+
+COMMANDS: dict[str, LazyCommand] = {
+    "diff": LazyCommand(
+        "otel_oracles.cli.diff_cmd",
+        "diff_command",
+        "Compare two --json reports of grade, gate or run: BASELINE (e.g. from the main "
+        "branch) and CANDIDATE (the change under review).",
+    ),
+    "explain": LazyCommand(
+        "otel_oracles.cli.explain",
+        "explain_command",
+        "Print CONTRACT in plain words: what must be captured, what is forbidden, what is "
+        "tolerated and why.",
+    ),
+    "gate": LazyCommand(
+        "otel_oracles.cli.gate",
+        "gate_command",
+        "Gate trajectories against a set of tasks; exit non-zero when any task fails.",
+    ),
+    "grade": LazyCommand(
+        "otel_oracles.cli.grade",
+        "grade_command",
+        "Grade the traces in PATHS against the contracts that select them.",
+    ),
+    "inspect": LazyCommand(
+        "otel_oracles.cli.inspect_cmd",
+        "inspect_command",
+        "Show the trajectory each trace in PATHS maps to, as the graders see it.",
+    ),
+    "oracles": LazyCommand(
+        "otel_oracles.cli.oracles_cmd",
+        "oracles_command",
+        "List the oracle types you can use in contracts, with params and docs.",
+    ),
+    "promote": LazyCommand(
+        "otel_oracles.cli.promote_cmd",
+        "promote_command",
+        "Promote one trace of TRACE_FILE into a test fixture with its content scrubbed.",
+    ),
+    "run": LazyCommand(
+        "otel_oracles.cli.run",
+        "run_command",
+        "Grade each TASK (task file, or directory of them) against each trajectory.",
+    ),
+    "schema": LazyCommand(
+        "otel_oracles.cli.schema_cmd",
+        "schema_command",
+        "Print the JSON Schema of the contract file format.",
+    ),
+    "serve": LazyCommand(
+        "otel_oracles.cli.serve",
+        "serve",
+        "Receive OTLP traces and logs, grade each agent trace when it completes, and emit "
+        "the verdicts as OpenTelemetry spans, events and metrics.",
+    ),
+    "validate": LazyCommand(
+        "otel_oracles.cli.validate",
+        "validate_command",
+        "Validate contracts, AgentBench tasks, trajectories, gate manifests and mapping files.",
+    ),
+    "watch": LazyCommand(
+        "otel_oracles.cli.watch",
+        "watch_command",
+        "Watch Claude Code, Codex CLI and Gemini CLI sessions through their own telemetry.",
+    ),
+}
+"""Every command of the group, by name."""
+
+
+class LazyGroup(click.Group):
+    """A click group whose commands are imported on first use (see the module docstring)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*COMMANDS, *self.commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            entry = COMMANDS[cmd_name]
+            command = getattr(importlib.import_module(entry.module), entry.attr)
+            if not isinstance(command, click.Command):
+                raise TypeError(f"{entry.module}.{entry.attr} is not a click command")
+            self.add_command(command, cmd_name)
+        return self.commands.get(cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The ``Commands:`` section from ``COMMANDS``' summaries, imports nothing."""
+        names = self.list_commands(ctx)
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = []
+        for name in names:
+            loaded = self.commands.get(name)
+            if loaded is not None:
+                if loaded.hidden:
+                    continue
+                rows.append((name, loaded.get_short_help_str(limit)))
+            else:
+                # A stand-in with the same first paragraph is shortened exactly as the
+                # command itself would be.
+                stand_in = click.Command(name, help=COMMANDS[name].summary)
+                rows.append((name, stand_in.get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(
+    cls=LazyGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.version_option(package_name="otel-oracles")
 @click.option("--debug", is_flag=True, help="Show tracebacks for user errors too.")
 @click.pass_context
@@ -58,41 +184,3 @@ def main() -> None:
     except KeyboardInterrupt:
         sys.exit(130)
     sys.exit(code if isinstance(code, int) and not isinstance(code, bool) else EXIT_OK)
-
-
-from otel_oracles.cli.run import run_command  # noqa: E402 - commands import this module's group
-
-cli.add_command(run_command)
-from otel_oracles.cli.gate import gate_command  # noqa: E402 - commands import this module's group
-
-cli.add_command(gate_command)
-from otel_oracles.cli.validate import validate_command  # noqa: E402 - see above
-
-cli.add_command(validate_command)
-from otel_oracles.cli.oracles_cmd import oracles_command  # noqa: E402 - see above
-
-cli.add_command(oracles_command)
-from otel_oracles.cli.schema_cmd import schema_command  # noqa: E402 - see above
-
-cli.add_command(schema_command)
-from otel_oracles.cli.explain import explain_command  # noqa: E402 - see above
-
-cli.add_command(explain_command)
-from otel_oracles.cli.serve import serve  # noqa: E402 - see above
-
-cli.add_command(serve)
-from otel_oracles.cli.grade import grade_command  # noqa: E402 - see above
-
-cli.add_command(grade_command)
-from otel_oracles.cli.inspect_cmd import inspect_command  # noqa: E402 - see above
-
-cli.add_command(inspect_command)
-from otel_oracles.cli.diff_cmd import diff_command  # noqa: E402 - see above
-
-cli.add_command(diff_command)
-from otel_oracles.cli.promote_cmd import promote_command  # noqa: E402 - see above
-
-cli.add_command(promote_command)
-from otel_oracles.cli.watch import watch_command  # noqa: E402 - see above
-
-cli.add_command(watch_command)

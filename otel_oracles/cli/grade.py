@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -25,13 +26,16 @@ from otel_oracles.cli._trust import (
     resolve_explain,
     unsafe_commands_option,
 )
-from otel_oracles.emit import BatchingEmitter, OtelEmitter, build_emitter, gathered_sdk_logs
+from otel_oracles.emit import gathered_sdk_logs
 from otel_oracles.model.contract import discover_contract_files
 from otel_oracles.model.result import Verdict
 from otel_oracles.model.step import Trajectory
 from otel_oracles.parallel import grade_paths_parallel
 from otel_oracles.pipeline import grade_paths, input_files, nothing_graded_reason
 from otel_oracles.session import GradeRun, GradingSession, SessionSpec
+
+if TYPE_CHECKING:
+    from otel_oracles.emit import Emitter
 
 DEFAULT_EXPORT_TIMEOUT_S = 5.0
 """A CI run should not wait the SDK's 10 s per signal on an endpoint that is not there."""
@@ -172,15 +176,18 @@ def grade_command(
     sizes = input_files(paths)
     total = sum(size for _, size in sizes)
     run = GradeRun()
-    emitter = None
+    emitter: Emitter | None = None
+    batching: Emitter | None = None
     if export_timeout is None and "OTEL_EXPORTER_OTLP_TIMEOUT" not in os.environ:
         export_timeout = DEFAULT_EXPORT_TIMEOUT_S
     if export == "otlp" or results_out is not None:
+        from otel_oracles.emit import BatchingEmitter, build_emitter  # the OTel SDK, only now
+
         # The three signals are exported one after the other: each gets a third.
         per_signal = export_timeout / 3 if export_timeout is not None else None
         emitter = build_emitter(export, results_out, explain, timeout_s=per_signal)
-    # One export request per batch of verdicts, not per trace; flushed at shutdown.
-    batching = BatchingEmitter(emitter) if emitter is not None else None
+        # One export request per batch of verdicts, not per trace; flushed at shutdown.
+        batching = BatchingEmitter(emitter)
     export_graded = batching.export if batching is not None else None
     # Verdicts are rendered as they are graded and not kept, so memory does not grow with
     # the input (docs/performance.md, G3). --workers spools them to disk and hands them over
@@ -252,7 +259,7 @@ def grade_command(
             stream.close()
             if batching is not None:
                 batching.shutdown()
-        if isinstance(emitter, OtelEmitter):
+        if emitter is not None:
             warning = emitter.delivery_warning(sdk_logs.summary())
             if warning:
                 click.echo(f"warning: {warning}", err=True)

@@ -6,35 +6,112 @@ verdicts into grade spans, ``gen_ai.evaluation.result`` events and metrics and h
 supplies; ``build_emitter`` wires one from CLI options. What is emitted, and the privacy rules for
 explanations, are documented in docs/telemetry.md and declared in
 conventions/registry/otel-oracles.yaml.
+
+The package's names are resolved on first use (``_LAZY``): offline ``grade`` reads the
+explanation and own-telemetry helpers on every run but builds an exporter only when asked
+to, and the OpenTelemetry SDK and protobuf modules behind the exporters cost a fifth of a
+second to import.
 """
 
-from otel_oracles.emit._any_value import any_value
-from otel_oracles.emit._base import (
-    BatchingEmitter,
-    EmitResult,
-    Emitter,
-    FanOutEmitter,
-    GradedPair,
-    InMemoryEmitter,
-)
-from otel_oracles.emit._build import build_emitter, otlp_destinations, otlp_protocol, otlp_sender
-from otel_oracles.emit._explain import (
-    REDACTED,
-    Explainer,
-    ExplainMode,
-    explain,
-    looks_secret,
-    replace_secrets,
-    safe_identifier,
-    scrub_verdict,
-)
-from otel_oracles.emit._metrics import GraderMetrics
-from otel_oracles.emit._otel import EmitStats, OtelEmitter, grader_resource
-from otel_oracles.emit._otlp_json import JsonLinesMetricExporter, JsonLinesSink, OtlpJsonLinesFile
-from otel_oracles.emit._own import is_own_telemetry, own_markers, own_telemetry_check
-from otel_oracles.emit._sdk_log import SdkLogs, gathered_sdk_logs
-from otel_oracles.emit._sinks import OtlpSink, Sink
-from otel_oracles.emit.config import EmitSettings
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from otel_oracles.emit._any_value import any_value
+    from otel_oracles.emit._base import (
+        BatchingEmitter,
+        EmitResult,
+        Emitter,
+        FanOutEmitter,
+        GradedPair,
+        InMemoryEmitter,
+    )
+    from otel_oracles.emit._build import (
+        build_emitter,
+        otlp_destinations,
+        otlp_protocol,
+        otlp_sender,
+    )
+    from otel_oracles.emit._explain import (
+        REDACTED,
+        Explainer,
+        ExplainMode,
+        explain,
+        looks_secret,
+        replace_secrets,
+        safe_identifier,
+        scrub_verdict,
+    )
+    from otel_oracles.emit._metrics import GraderMetrics
+    from otel_oracles.emit._otel import EmitStats, OtelEmitter
+    from otel_oracles.emit._otlp_json import (
+        JsonLinesMetricExporter,
+        JsonLinesSink,
+        OtlpJsonLinesFile,
+    )
+    from otel_oracles.emit._own import is_own_telemetry, own_markers, own_telemetry_check
+    from otel_oracles.emit._resource import grader_resource
+    from otel_oracles.emit._sdk_log import SdkLogs, gathered_sdk_logs
+    from otel_oracles.emit._sinks import OtlpSink, Sink
+    from otel_oracles.emit.config import EmitSettings
+
+_LAZY: dict[str, str] = {
+    **dict.fromkeys(["any_value"], "otel_oracles.emit._any_value"),
+    **dict.fromkeys(
+        [
+            "BatchingEmitter",
+            "EmitResult",
+            "Emitter",
+            "FanOutEmitter",
+            "GradedPair",
+            "InMemoryEmitter",
+        ],
+        "otel_oracles.emit._base",
+    ),
+    **dict.fromkeys(
+        ["build_emitter", "otlp_destinations", "otlp_protocol", "otlp_sender"],
+        "otel_oracles.emit._build",
+    ),
+    **dict.fromkeys(
+        [
+            "REDACTED",
+            "Explainer",
+            "ExplainMode",
+            "explain",
+            "looks_secret",
+            "replace_secrets",
+            "safe_identifier",
+            "scrub_verdict",
+        ],
+        "otel_oracles.emit._explain",
+    ),
+    **dict.fromkeys(["GraderMetrics"], "otel_oracles.emit._metrics"),
+    **dict.fromkeys(["EmitStats", "OtelEmitter"], "otel_oracles.emit._otel"),
+    **dict.fromkeys(["grader_resource"], "otel_oracles.emit._resource"),
+    **dict.fromkeys(
+        ["JsonLinesMetricExporter", "JsonLinesSink", "OtlpJsonLinesFile"],
+        "otel_oracles.emit._otlp_json",
+    ),
+    **dict.fromkeys(
+        ["is_own_telemetry", "own_markers", "own_telemetry_check"], "otel_oracles.emit._own"
+    ),
+    **dict.fromkeys(["SdkLogs", "gathered_sdk_logs"], "otel_oracles.emit._sdk_log"),
+    **dict.fromkeys(["OtlpSink", "Sink"], "otel_oracles.emit._sinks"),
+    **dict.fromkeys(["EmitSettings"], "otel_oracles.emit.config"),
+}
+"""Public name -> the submodule that defines it."""
+
+
+def __getattr__(name: str) -> Any:
+    source = _LAZY.get(name)
+    if source is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(source), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "REDACTED",

@@ -53,6 +53,11 @@ class Emitter(ABC):
         without metrics return a no-op instance, so callers never need to check."""
         return GraderMetrics.noop()
 
+    def delivery_warning(self, detail: str = "") -> str | None:
+        """One line saying what was not delivered and where, or None when everything was
+        (the default: an emitter that does not track delivery has nothing to report)."""
+        return None
+
     def __enter__(self) -> Emitter:
         return self
 

@@ -15,8 +15,9 @@ from opentelemetry.sdk.metrics.export import MetricExporter
 
 from otel_oracles.emit._base import Emitter, InMemoryEmitter
 from otel_oracles.emit._metric_export import OtlpMetricExporter
-from otel_oracles.emit._otel import OtelEmitter, grader_version
+from otel_oracles.emit._otel import OtelEmitter
 from otel_oracles.emit._otlp_json import JsonLinesMetricExporter, JsonLinesSink, OtlpJsonLinesFile
+from otel_oracles.emit._resource import grader_version
 from otel_oracles.emit._sinks import RECORD_SIGNALS, OtlpSink, Sink
 from otel_oracles.emit._transport import OtlpTarget, Sender, Signal, sender_for
 from otel_oracles.emit.config import DEFAULT_PROTOCOL, EmitSettings, OtlpProtocol

@@ -34,7 +34,6 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import PurePath
 from typing import Any
 
@@ -56,10 +55,10 @@ from otel_oracles.emit._records import Attrs, ItemBatch
 from otel_oracles.emit._records import EventItem as _EventItem
 from otel_oracles.emit._records import LogItem as _LogItem
 from otel_oracles.emit._records import SpanItem as _SpanItem
+from otel_oracles.emit._resource import grader_resource, grader_version
 from otel_oracles.emit._sdk_adapter import SdkExporterSink
 from otel_oracles.emit._sinks import RECORD_SIGNALS, SIGNAL_NOUN, RecordSignal, Sink
 from otel_oracles.emit.config import (
-    DEFAULT_SERVICE_NAME,
     GRADE_DURATION_BUCKETS_S,
     EmitSettings,
 )
@@ -84,27 +83,6 @@ _MAX_LIST_ATTRIBUTE = 16
 _PASSING = frozenset({Outcome.PASS, Outcome.TOLERATED})
 _MAX_SHARED = 4096
 """Bound of each cache of shared attribute runs."""
-
-
-@functools.cache
-def grader_version() -> str:
-    """The installed otel-oracles version (read from the package metadata, not from the
-    package's ``__init__``, which imports more than emission needs)."""
-    try:
-        return version("otel-oracles")
-    except PackageNotFoundError:  # running from a source tree without installation
-        return "0.0.0"
-
-
-def grader_resource() -> Resource:
-    """The SDK's resource (``OTEL_RESOURCE_ATTRIBUTES``, ``OTEL_SERVICE_NAME``, telemetry.sdk.*)
-    with ``service.name`` defaulting to ``otel-oracles`` instead of ``unknown_service``."""
-    detected = Resource.create({})
-    attrs = dict(detected.attributes)
-    if str(attrs.get("service.name", "")).startswith("unknown_service"):
-        attrs["service.name"] = DEFAULT_SERVICE_NAME
-    attrs.setdefault("service.version", grader_version())
-    return Resource(attrs, detected.schema_url)
 
 
 @dataclass

@@ -15,8 +15,8 @@ import functools
 from collections.abc import Callable, Collection, Iterable
 
 from otel_oracles.emit._names import INSTRUMENTATION_SCOPE
-from otel_oracles.emit._otel import grader_resource
-from otel_oracles.emit.config import DEFAULT_SERVICE_NAME
+from otel_oracles.emit._names import SERVICE_NAME as DEFAULT_SERVICE_NAME
+from otel_oracles.emit._resource import grader_resource
 from otel_oracles.model.span import LogRecord, SpanRecord
 
 

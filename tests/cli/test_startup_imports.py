@@ -1,0 +1,113 @@
+"""What a command loads before it does any work (docs/performance.md, "Start-up").
+
+``grade`` runs once per CI job and per file in scripts, so its fixed start-up is paid again
+and again; it used to import ``serve``'s HTTP and gRPC stack, ``watch``'s terminal view and
+the OpenTelemetry exporters on every start. Each test runs the real command in a fresh
+interpreter and looks at ``sys.modules`` afterwards: re-adding one eager import of those
+fails here.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+
+from otel_oracles.cli import COMMANDS, cli
+
+REPO = Path(__file__).resolve().parents[2]
+TRACE = REPO / "tests" / "testdata" / "traces" / "openai-v2" / "a_happy.otlp.json"
+
+PROBE = """
+import json, sys
+from otel_oracles.cli import main
+sys.argv = ["otel-oracles", *json.loads(sys.argv[1])]
+try:
+    main()
+except SystemExit as exc:
+    code = exc.code
+sys.stdout.flush()
+sys.stderr.write("\\nLOADED " + json.dumps({"code": code, "modules": sorted(sys.modules)}) + "\\n")
+"""
+
+
+def loaded_by(*args: str) -> tuple[int, set[str]]:
+    """Exit code and every module in ``sys.modules`` after ``otel-oracles ARGS`` ran."""
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps(list(args))],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    marker = proc.stderr.rfind("\nLOADED ")
+    assert marker >= 0, proc.stderr
+    found = json.loads(proc.stderr[marker + len("\nLOADED ") :])
+    return found["code"], set(found["modules"])
+
+
+def under(modules: set[str], *packages: str) -> list[str]:
+    return sorted(m for m in modules if any(m == p or m.startswith(p + ".") for p in packages))
+
+
+SERVE_ONLY = ("aiohttp", "grpc", "otel_oracles.server", "otel_oracles.cli.serve")
+"""The live receiver's stack."""
+NOT_FOR_GRADE = (
+    *SERVE_ONLY,
+    "otel_oracles.watch",
+    "otel_oracles.cli.watch",
+    "otel_oracles.cli.run",
+    "otel_oracles.cli.gate",
+    "otel_oracles.cli._agentbench",
+    # The exporters, metric readers and protobuf encoders: built only with --export or
+    # --results-out.
+    "otel_oracles.emit._otel",
+    "otel_oracles.emit._build",
+    "opentelemetry.sdk.metrics",
+    "opentelemetry.sdk.trace",
+    "google.protobuf",
+)
+
+
+def test_grade_loads_neither_serve_nor_the_exporters() -> None:
+    code, modules = loaded_by("grade", str(TRACE), "-c", str(REPO / "bench" / "contracts"), "-q")
+    assert code == 1  # graded: the fixture fails one of the bench contracts
+    assert "otel_oracles.cli.grade" in modules  # the probe really ran grade
+    assert under(modules, *NOT_FOR_GRADE) == []
+
+
+def test_group_help_imports_no_command() -> None:
+    code, modules = loaded_by("--help")
+    assert code == 0
+    commands = {f"{entry.module}" for entry in COMMANDS.values()}
+    assert sorted(commands & modules) == []
+
+
+def test_serve_help_still_loads_serve() -> None:
+    """The guard above is not vacuous: the probe sees a command's imports."""
+    code, modules = loaded_by("serve", "--help")
+    assert code == 0
+    assert "otel_oracles.cli.serve" in modules
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_group_summary_is_the_commands_own(name: str) -> None:
+    """The group lists commands from ``COMMANDS`` without importing them; each summary must
+    shorten to what the command's own help shortens to, at any width."""
+    ctx = click.Context(cli, info_name="otel-oracles")
+    command = cli.get_command(ctx, name)
+    assert command is not None
+    assert command.name == name
+    stand_in = click.Command(name, help=COMMANDS[name].summary)
+    for limit in (30, 45, 72, 94, 200, 1000):
+        assert stand_in.get_short_help_str(limit) == command.get_short_help_str(limit)
+
+
+def test_group_lists_exactly_its_commands() -> None:
+    ctx = click.Context(cli, info_name="otel-oracles")
+    assert cli.list_commands(ctx) == sorted(COMMANDS)
+    assert cli.get_command(ctx, "no-such-command") is None
