@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from otel_oracles.grade.registry import broken_plugins, registered
+from otel_oracles.model._docs import field_descriptions
 
 DEFAULT_REPR_LIMIT = 70
 """Characters of a default value shown in the table (the JSON output has it whole)."""
@@ -101,6 +102,7 @@ def describe_oracles() -> dict[str, Any]:
     oracles = []
     for name, reg in registered().items():
         params = []
+        described = field_descriptions(reg.cls.Params)
         for pname, info in reg.cls.Params.model_fields.items():
             required = info.is_required()
             default = None if required else _default(info)
@@ -110,7 +112,7 @@ def describe_oracles() -> dict[str, Any]:
                     "type": describe_type(info.annotation, info.metadata),
                     "required": required,
                     "default": list(default) if isinstance(default, tuple) else default,
-                    "description": info.description or "",
+                    "description": described.get(pname, ""),
                 }
             )
         doc = inspect.getdoc(reg.cls) or ""

@@ -19,6 +19,7 @@ from pydantic import TypeAdapter
 from otel_oracles.grade.budget import BUDGET_KEYS
 from otel_oracles.grade.evidence import EVIDENCE_DESCRIPTIONS
 from otel_oracles.grade.registry import registered
+from otel_oracles.model._docs import field_descriptions
 from otel_oracles.model.contract import SPEC_META_KEYS, Contract
 
 SCHEMA_ID = "https://otel-oracles.dev/schemas/contract.json"
@@ -141,13 +142,14 @@ def contract_json_schema() -> dict[str, Any]:
     defs["oracle_spec"] = {"oneOf": specs, "description": "One check: its type and params."}
     props: dict[str, Any] = {}
     required: list[str] = []
+    described = field_descriptions(Contract)
     for name, info in Contract.model_fields.items():
         if name in INTERNAL_FIELDS or info.annotation is None:
             continue
         adapter: TypeAdapter[Any] = TypeAdapter(info.annotation)
         sub = _relocate(adapter.json_schema(by_alias=True), name, defs)
-        if info.description:
-            sub["description"] = info.description
+        if name in described:
+            sub["description"] = described[name]
         props[name] = sub
         if info.is_required():
             required.append(name)
@@ -166,7 +168,7 @@ def contract_json_schema() -> dict[str, Any]:
                     "require": evidence_list,
                     "coverage": {
                         "enum": ["strict", "lenient"],
-                        "description": Contract.model_fields["coverage"].description,
+                        "description": described["coverage"],
                     },
                 },
                 "additionalProperties": False,

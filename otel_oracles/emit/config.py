@@ -48,7 +48,7 @@ class EmitSettings(BaseModel):
     """What the OTel emitter sends. Each form of the evaluation event is switchable because
     backends differ: some show only span events, OpenTelemetry is moving to log-based ones."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     grade_span: bool = True
     """Emit one grade span per verdict, in the graded trace, child of its root span."""

@@ -57,7 +57,7 @@ DEFAULT_TOOL_CALL_FINISH_REASONS: tuple[str, ...] = (
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 def _check_regex(value: str | None) -> str | None:

@@ -18,6 +18,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from otel_oracles.model._docs import describe_fields
+
 SPEC_META_KEYS: frozenset[str] = frozenset({"type", "name", "why", "id"})
 """Keys of an oracle spec that belong to the spec, not to the oracle's params."""
 
@@ -25,7 +27,7 @@ SPEC_META_KEYS: frozenset[str] = frozenset({"type", "name", "why", "id"})
 class OracleSpec(BaseModel):
     """One check in a contract: its type, its validated params, and the author's notes."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", json_schema_extra=describe_fields)
 
     type: str
     params: dict[str, Any] = Field(default_factory=dict)
@@ -45,7 +47,7 @@ class MatchSpec(BaseModel):
 
     Values are exact strings, or regexes when written ``/like this/``."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", json_schema_extra=describe_fields)
 
     resource: dict[str, Any] = Field(default_factory=dict)
     """Resource attributes of the trace's root span."""
@@ -58,7 +60,7 @@ class MatchSpec(BaseModel):
 class Contract(BaseModel):
     """A contract or AgentBench task, loaded and validated."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", json_schema_extra=describe_fields)
 
     id: str
     version: int = 1

@@ -43,7 +43,7 @@ EXTENSION_KEYS: frozenset[str] = frozenset({"tasks_dir", "trajectories"})
 class TrajectoryEntry(BaseModel):
     """How the manifest pairs one trajectory with tasks."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     tasks: list[str] | None = Field(default=None, min_length=1)
     """Task file names this trajectory was recorded for; ``None`` = every task."""

@@ -30,7 +30,7 @@ Layer = Literal["evidence", "invariant", "tolerance"]
 class OracleResult(BaseModel):
     """The result of one check on one trace or trajectory."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     oracle_type: str
     name: str
@@ -72,7 +72,7 @@ class Counts(BaseModel):
 class Verdict(BaseModel):
     """One contract judged against one trace (or AgentBench trajectory)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     contract_id: str
     contract_version: int = 1
@@ -134,7 +134,7 @@ class InputProblem(BaseModel):
 class RunReport(BaseModel):
     """Everything one CLI invocation (``run``, ``gate``, ``grade``) produced."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     verdicts: list[Verdict] = Field(default_factory=list)
     input_errors: list[InputProblem] = Field(default_factory=list)

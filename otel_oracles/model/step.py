@@ -93,7 +93,7 @@ def _trusted_copy(blank: ModelT, values: Mapping[str, Any]) -> ModelT:
 class Step(BaseModel):
     """One normalized agent step. Unset fields are ``None`` (not captured)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     index: int
     """Position in the trajectory, 0-based."""
@@ -267,7 +267,7 @@ class NetworkViolation:
 class Trajectory(BaseModel):
     """An ordered list of steps plus what is known about where they came from."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     steps: list[Step]
     trace_id: str | None = None

@@ -150,7 +150,7 @@ class CheckFlip(BaseModel):
 class Comparison(BaseModel):
     """The result of comparing a candidate run with a baseline run."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     contracts: list[ContractChange] = Field(default_factory=list)
     flips: list[CheckFlip] = Field(default_factory=list)

@@ -31,7 +31,7 @@ DEFAULT_TMP_BYTES = 256 * 1024**2
 class SandboxLimits(BaseModel):
     """Resource limits applied to every command a check runs, sandboxed or not."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     memory_bytes: int = Field(default=DEFAULT_MEMORY_BYTES, gt=0)
     """Address space per process (RLIMIT_AS)."""
@@ -52,7 +52,7 @@ class CommandPolicy(BaseModel):
     over files a trace wrote, so it runs sandboxed unless the operator says otherwise.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     mode: CommandMode = "sandbox"
     """sandbox, unsafe or off (see ``CommandMode``)."""

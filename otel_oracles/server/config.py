@@ -143,7 +143,7 @@ def _yaml_off(value: object) -> object:
 
 
 class _Settings(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class TLSSettings(_Settings):

@@ -25,7 +25,7 @@ ActionKind = Literal["command", "file_edit", "file_read", "web", "mcp", "tool"]
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class EventMapping(_Model):

@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 
 from otel_oracles.errors import SandboxError
 from otel_oracles.grade.evidence import Evidence
+from otel_oracles.model._docs import describe_fields
 from otel_oracles.replay import checked_parts
 from otel_oracles.sandbox import SANDBOXED, CommandPolicy, CommandRun, run_command, sandbox_problem
 
@@ -53,8 +54,10 @@ def is_string_list(annotation: Any) -> bool:
     return item is str
 
 
-def _lists_accept_one_string(schema: dict[str, Any], cls: type[BaseModel]) -> None:
-    """JSON Schema of every list-of-strings param: one string is accepted too."""
+def _params_schema(schema: dict[str, Any], cls: type[BaseModel]) -> None:
+    """JSON Schema of a params model: each param described by its attribute docstring, and
+    every list-of-strings param accepts one string too."""
+    describe_fields(schema, cls)
     for name in getattr(cls, "string_list_params", ()):
         prop = schema.get("properties", {}).get(name)
         if prop is not None and prop.get("type") == "array":
@@ -74,8 +77,7 @@ class OracleParams(BaseModel):
     model_config = ConfigDict(
         frozen=True,
         extra="forbid",
-        use_attribute_docstrings=True,
-        json_schema_extra=_lists_accept_one_string,
+        json_schema_extra=_params_schema,
     )
     string_list_params: ClassVar[frozenset[str]] = frozenset()
 
