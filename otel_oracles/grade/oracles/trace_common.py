@@ -13,8 +13,6 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Annotated, Any, Literal
 
-import jsonschema
-from jsonschema.exceptions import SchemaError
 from pydantic import AfterValidator, Field
 
 from otel_oracles import safe_regex
@@ -31,9 +29,21 @@ def _check_regex(value: str) -> str:
     return value
 
 
+def _validator_class(schema: dict[str, Any]) -> Any:
+    """The ``jsonschema`` validator class for ``schema``'s draft. The library is imported
+    here, by the first contract that holds a JSON Schema: with ``referencing``, ``attrs`` and
+    ``rpds`` it costs about 60 ms, a sixth of ``grade``'s start-up, which most contracts never
+    need (docs/performance.md, "Start-up")."""
+    import jsonschema
+
+    return jsonschema.validators.validator_for(schema)
+
+
 def _check_schema(value: dict[str, Any]) -> dict[str, Any]:
+    from jsonschema.exceptions import SchemaError  # see _validator_class
+
     try:
-        jsonschema.validators.validator_for(value).check_schema(value)
+        _validator_class(value).check_schema(value)
     except SchemaError as exc:
         raise ValueError(f"invalid JSON Schema: {exc.message}") from None
     return value
@@ -327,7 +337,7 @@ def args_mismatch(spec: ArgsMatch, step: Step) -> str | None:
         if not safe_regex.search(pattern, value):
             return f"argument {key!r} = {_short(args[key])} does not match /{pattern}/"
     if spec.args_schema is not None:
-        error = jsonschema.validators.validator_for(spec.args_schema)(spec.args_schema)
+        error = _validator_class(spec.args_schema)(spec.args_schema)
         problem = next(iter(error.iter_errors(args)), None)
         if problem is not None:
             path = "/".join(str(p) for p in problem.absolute_path) or "(root)"
@@ -342,7 +352,7 @@ def _short(value: Any, limit: int = 80) -> str:
 
 def schema_problems(schema: dict[str, Any], instance: Any, limit: int = 5) -> list[str]:
     """Every way ``instance`` breaks ``schema`` (first ``limit``), as ``path: message``."""
-    validator = jsonschema.validators.validator_for(schema)(schema)
+    validator = _validator_class(schema)(schema)
     problems = sorted(validator.iter_errors(instance), key=lambda e: list(e.absolute_path))
     out = []
     for p in problems[:limit]:
