@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from otel_oracles.grade.registry import broken_plugins, registered
-from otel_oracles.model._docs import field_descriptions
+from otel_oracles.model.field_docs import field_descriptions
 
 DEFAULT_REPR_LIMIT = 70
 """Characters of a default value shown in the table (the JSON output has it whole)."""

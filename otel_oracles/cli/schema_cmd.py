@@ -19,8 +19,8 @@ from pydantic import TypeAdapter
 from otel_oracles.grade.budget import BUDGET_KEYS
 from otel_oracles.grade.evidence import EVIDENCE_DESCRIPTIONS
 from otel_oracles.grade.registry import registered
-from otel_oracles.model._docs import field_descriptions
 from otel_oracles.model.contract import SPEC_META_KEYS, Contract
+from otel_oracles.model.field_docs import field_descriptions
 
 SCHEMA_ID = "https://otel-oracles.dev/schemas/contract.json"
 DIALECT = "https://json-schema.org/draft/2020-12/schema"

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from otel_oracles.model._docs import describe_fields
+from otel_oracles.model.field_docs import describe_fields
 
 SPEC_META_KEYS: frozenset[str] = frozenset({"type", "name", "why", "id"})
 """Keys of an oracle spec that belong to the spec, not to the oracle's params."""

@@ -1,5 +1,5 @@
 """Field descriptions come from the attribute docstrings when ``schema`` or ``oracles`` shows
-them (``otel_oracles.model._docs``), exactly as pydantic's ``use_attribute_docstrings`` gave
+them (``otel_oracles.model.field_docs``), exactly as pydantic's ``use_attribute_docstrings`` gave
 them, without pydantic reading the source at every class creation."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from otel_oracles.model._docs import describe_fields, field_descriptions
 from otel_oracles.model.contract import Contract
+from otel_oracles.model.field_docs import describe_fields, field_descriptions
 
 
 class Base(BaseModel):

@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 
 from otel_oracles.errors import SandboxError
 from otel_oracles.grade.evidence import Evidence
-from otel_oracles.model._docs import describe_fields
+from otel_oracles.model.field_docs import describe_fields
 from otel_oracles.replay import checked_parts
 from otel_oracles.sandbox import SANDBOXED, CommandPolicy, CommandRun, run_command, sandbox_problem
 
