@@ -22,3 +22,15 @@ def _own_state_dir(
     """Each test gets its own ``XDG_STATE_HOME``: ``serve`` keeps its write-ahead spool there by
     default, and a test must neither touch the user's nor replay another test's."""
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+
+
+@pytest.fixture(autouse=True)
+def _own_cache_dir(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The validated-conventions cache of ``grade`` (``mapping/_cache.py``) lives in one
+    directory of this session's temporary tree: tests never write into the user's
+    ``~/.cache`` (the collector binary, which takes minutes to build, stays there), and they
+    share warm entries as repeated runs do."""
+    directory = tmp_path_factory.getbasetemp() / "conventions-cache"
+    monkeypatch.setenv("OTEL_ORACLES_CONVENTIONS_CACHE", str(directory))

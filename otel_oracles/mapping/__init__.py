@@ -7,6 +7,7 @@ mapping files in ``conventions/`` (bundled) and any directory the user adds.
 See ``docs/conventions.md`` for the file format and how to add an instrumentation.
 """
 
+from otel_oracles.mapping._cache import ConventionCache
 from otel_oracles.mapping._loader import (
     ConventionSet,
     builtin_dir,
@@ -20,6 +21,7 @@ from otel_oracles.mapping.parsers import Parser, ParserRegistry, load_parsers
 __all__ = [
     "RUN_WRAPPER",
     "Condition",
+    "ConventionCache",
     "ConventionFile",
     "ConventionSet",
     "Covers",

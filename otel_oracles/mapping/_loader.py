@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 from otel_oracles.config_yaml import load_yaml, read_config_bytes
 from otel_oracles.errors import ConventionError
+from otel_oracles.mapping._cache import ConventionCache
 from otel_oracles.mapping.config import ConventionFile, Rule
 from otel_oracles.mapping.parsers import ParserRegistry, load_parsers
 from otel_oracles.model.contract import describe_validation_error
@@ -91,14 +92,36 @@ def builtin_dir() -> Path:
     return Path(str(importlib.resources.files("otel_oracles") / "conventions"))
 
 
-def load_convention_file(path: Path, parsers: ParserRegistry | None = None) -> ConventionFile:
+def load_convention_file(
+    path: Path, parsers: ParserRegistry | None = None, cache: ConventionCache | None = None
+) -> ConventionFile:
     """Read and validate one mapping file; errors name the file and the key path. ``parse:``
-    names are checked against ``parsers`` (default: built-ins plus installed plug-ins)."""
+    names are checked against ``parsers`` (default: built-ins plus installed plug-ins). With
+    a ``cache``, the validated file is taken from it when it holds this very file, and kept
+    in it otherwise (``_cache``: an entry is data, validated again, never trusted)."""
     source = str(path)
     try:
-        data = load_yaml(read_config_bytes(path).decode("utf-8"))
+        raw = read_config_bytes(path)
     except OSError as exc:
         raise ConventionError(f"cannot read: {exc.strerror}", source) from None
+    except yaml.YAMLError as exc:  # larger than the limit
+        raise ConventionError(f"invalid YAML: {getattr(exc, 'problem', exc)}", source) from None
+    key = cache.key(path.stem, source, raw) if cache is not None else ""
+    conv = cache.get(key, source) if cache is not None else None
+    if conv is None:
+        conv = _parse_convention_file(path, raw)
+        if cache is not None:
+            cache.put(key, conv)
+    problems = parser_problems(conv, load_parsers() if parsers is None else parsers)
+    if problems:
+        raise ConventionError("; ".join(problems), source)
+    return conv
+
+
+def _parse_convention_file(path: Path, raw: bytes) -> ConventionFile:
+    source = str(path)
+    try:
+        data = load_yaml(raw.decode("utf-8"))
     except UnicodeDecodeError:
         raise ConventionError("not UTF-8 text", source) from None
     except yaml.YAMLError as exc:
@@ -111,13 +134,9 @@ def load_convention_file(path: Path, parsers: ParserRegistry | None = None) -> C
         raise ConventionError("expected a mapping at the top level", source)
     data = {"name": path.stem, **data, "source": source}
     try:
-        conv = ConventionFile.model_validate(data)
+        return ConventionFile.model_validate(data)
     except ValidationError as exc:
         raise ConventionError(describe_validation_error(exc), source) from None
-    problems = parser_problems(conv, load_parsers() if parsers is None else parsers)
-    if problems:
-        raise ConventionError("; ".join(problems), source)
-    return conv
 
 
 def _files_in(path: Path) -> list[Path]:
@@ -128,22 +147,25 @@ def _files_in(path: Path) -> list[Path]:
     raise ConventionError("no such file or directory", str(path))
 
 
-def load_conventions(extra_dirs: Sequence[Path | str] = ()) -> ConventionSet:
+def load_conventions(
+    extra_dirs: Sequence[Path | str] = (), cache: ConventionCache | None = None
+) -> ConventionSet:
     """The bundled mapping files plus those in ``extra_dirs`` (files or directories).
 
     A user file whose ``name`` equals a bundled one replaces it; any other is added. Raises
     ``ConventionError`` naming the file and key path for the first invalid file (a ``parse:``
     name that no built-in or installed plug-in registers included), and for an ``extends``
-    that names no rule. Parser plug-ins are discovered once, here.
+    that names no rule. Parser plug-ins are discovered once, here. ``cache`` (see
+    ``load_convention_file``) spares parsing the YAML of files seen before.
     """
     parsers = load_parsers()
     by_name: dict[str, ConventionFile] = {}
     for path in _files_in(builtin_dir()):
-        conv = load_convention_file(path, parsers)
+        conv = load_convention_file(path, parsers, cache)
         by_name[conv.name] = conv
     for extra in extra_dirs:
         for path in _files_in(Path(extra)):
-            conv = load_convention_file(path, parsers)
+            conv = load_convention_file(path, parsers, cache)
             by_name[conv.name] = conv
     files = sorted(by_name.values(), key=lambda f: (-f.priority, f.name))
     result = ConventionSet(files=files, parsers=parsers)

@@ -19,7 +19,7 @@ from typing import NamedTuple
 from otel_oracles.decode import DecodedBatch
 from otel_oracles.grade import CompiledContract, Evidence, compile_contract, grade
 from otel_oracles.grade.selector import MappedAgents
-from otel_oracles.mapping import ConventionSet, load_conventions, map_trace
+from otel_oracles.mapping import ConventionCache, ConventionSet, load_conventions, map_trace
 from otel_oracles.model.contract import Contract
 from otel_oracles.model.result import Verdict
 from otel_oracles.model.span import Trace
@@ -121,10 +121,11 @@ class GradingSession:
     @classmethod
     def load(cls, spec: SessionSpec) -> GradingSession:
         """Load the spec's contracts and conventions (``ContractError``/``ConventionError``
-        name the bad file)."""
+        name the bad file); mapping files seen before come from the cache the environment
+        names (``ConventionCache.from_env``)."""
         return cls(
             [compile_contract(p) for p in spec.contract_files],
-            load_conventions(list(spec.convention_dirs)),
+            load_conventions(list(spec.convention_dirs), ConventionCache.from_env()),
             commands=spec.commands,
             limits=spec.limits,
             spec=spec,

@@ -1,0 +1,131 @@
+"""Validated mapping files kept between runs, so a start does not parse every YAML file again.
+
+Reading the 28 bundled files costs ``grade`` about 50 ms at every start (YAML composed, its
+alias expansion counted and constructed in Python, then validated); the same files as the
+JSON of their validated form load in about 10 ms (docs/performance.md, "Start-up"). So
+``load_conventions`` may keep one entry per file in a cache directory:
+``$OTEL_ORACLES_CONVENTIONS_CACHE`` (empty turns the cache off), else ``conventions/`` in the
+project's cache root (``$OTEL_ORACLES_CACHE``, else ``$XDG_CACHE_HOME/otel-oracles``, else
+``~/.cache/otel-oracles``, as for the collector build).
+
+An entry is data only, never code: JSON holding a key and the file's validated content.
+Nothing in it is trusted. The key is a hash of the file's bytes, its path, the schema's
+source (``config.py``) and the pydantic version, so an edited file, a moved one or a new
+schema never reads an old entry; the content is validated again by the same model, every
+check included, so an entry can hold nothing a YAML file could not. An unreadable, truncated,
+foreign or invalid entry is ignored and written again; a directory that cannot be written is
+left alone. A file whose validated form does not survive the JSON round trip unchanged (YAML
+can hold values JSON cannot, such as dates) is never cached.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+import pydantic
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from otel_oracles.mapping import config as _schema
+from otel_oracles.mapping.config import ConventionFile
+
+CACHE_DIR_ENV = "OTEL_ORACLES_CONVENTIONS_CACHE"
+"""The directory of the entries; empty turns the cache off."""
+
+CACHE_ROOT_ENV = "OTEL_ORACLES_CACHE"
+"""The project's cache root (``tests/collector/build.sh`` keeps the collector there too)."""
+
+FORMAT = b"otel-oracles conventions cache 1"
+"""Changes when the entry layout does."""
+
+MAX_ENTRY_BYTES = 16 * 1024 * 1024
+"""Largest entry read (4 MiB of YAML, the limit for a mapping file, is far less as JSON)."""
+
+
+class _Entry(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    key: str
+    file: ConventionFile
+
+
+def default_dir() -> Path | None:
+    """The entries' directory the environment names (``None``: turned off)."""
+    explicit = os.environ.get(CACHE_DIR_ENV)
+    if explicit is not None:
+        return Path(explicit) if explicit else None
+    root = os.environ.get(CACHE_ROOT_ENV)
+    if not root:
+        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        root = str(Path(base) / "otel-oracles")
+    return Path(root) / "conventions"
+
+
+class ConventionCache:
+    """Validated mapping files in ``directory``, one entry per source path."""
+
+    def __init__(self, directory: Path) -> None:
+        self.dir = directory
+        schema = Path(_schema.__file__).read_bytes()
+        self._salt = hashlib.sha256(
+            b"\0".join((FORMAT, pydantic.VERSION.encode(), schema))
+        ).digest()
+
+    @classmethod
+    def from_env(cls) -> ConventionCache | None:
+        """The cache in ``default_dir()``, or ``None`` when turned off."""
+        directory = default_dir()
+        return cls(directory) if directory is not None else None
+
+    def key(self, name: str, source: str, data: bytes) -> str:
+        """What an entry must carry to stand for this file: every input of its content."""
+        digest = hashlib.sha256(self._salt)
+        for part in (name.encode(), source.encode(), data):
+            digest.update(len(part).to_bytes(8, "big"))
+            digest.update(part)
+        return digest.hexdigest()
+
+    def _path(self, source: str) -> Path:
+        return self.dir / (hashlib.sha256(source.encode()).hexdigest()[:32] + ".json")
+
+    def get(self, key: str, source: str) -> ConventionFile | None:
+        """The file validated again from its entry, or ``None`` when there is no usable one."""
+        try:
+            with open(self._path(source), "rb") as handle:
+                raw = handle.read(MAX_ENTRY_BYTES + 1)
+        except OSError:
+            return None
+        if len(raw) > MAX_ENTRY_BYTES:
+            return None
+        try:
+            entry = _Entry.model_validate_json(raw)
+        except (ValidationError, ValueError):
+            return None
+        if entry.key != key or entry.file.source != source:
+            return None
+        return entry.file
+
+    def put(self, key: str, conv: ConventionFile) -> None:
+        """Keep ``conv`` under ``key`` when it survives the round trip; any failure to write
+        is ignored (the next run reads the YAML again)."""
+        raw = _Entry(key=key, file=conv).model_dump_json().encode()
+        try:
+            if _Entry.model_validate_json(raw).file != conv:
+                return
+        except (ValidationError, ValueError):
+            return
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.dir, prefix=".entry-", suffix=".tmp")
+        except OSError:
+            return
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(raw)
+            os.replace(tmp, self._path(conv.source))
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)

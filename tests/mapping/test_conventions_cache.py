@@ -1,0 +1,173 @@
+"""The validated-conventions cache (``mapping/_cache.py``): a warm start reads the same files
+from it, and nothing in it is trusted: a truncated, foreign, stale or invalid entry is
+ignored and written again, and a directory that cannot be written is left alone."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from otel_oracles.errors import ConventionError
+from otel_oracles.mapping import ConventionCache, builtin_dir, load_conventions
+from otel_oracles.mapping._cache import CACHE_DIR_ENV, CACHE_ROOT_ENV, default_dir
+from otel_oracles.mapping._loader import load_convention_file
+
+REPO = Path(__file__).resolve().parents[2]
+
+USER_FILE = """\
+name: my-agent
+description: one rule of a user's own
+rules:
+  - id: tool
+    match:
+      all:
+        - {attr: my.tool.name, exists: true}
+    step: tool_call
+    fields:
+      tool: [{attr: my.tool.name}]
+"""
+
+
+def entries(directory: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(directory.glob("*.json"))}
+
+
+@pytest.fixture
+def user_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "mine"
+    d.mkdir()
+    (d / "my-agent.yaml").write_text(USER_FILE)
+    return d
+
+
+def test_a_warm_load_reads_the_same_files(tmp_path: Path, user_dir: Path) -> None:
+    cache = ConventionCache(tmp_path / "cache")
+    cold = load_conventions([user_dir])
+    first = load_conventions([user_dir], cache)
+    written = entries(tmp_path / "cache")
+    bundled = len(list(builtin_dir().glob("*.yaml")))
+    assert len(written) == bundled + 1  # every file survives the round trip
+    warm = load_conventions([user_dir], cache)
+    assert warm.files == first.files == cold.files
+    assert entries(tmp_path / "cache") == written  # read, not written again
+
+
+def test_an_entry_is_used(tmp_path: Path, user_dir: Path) -> None:
+    """A valid entry that carries the key stands for the file: proof the YAML is skipped."""
+    cache = ConventionCache(tmp_path / "cache")
+    path = user_dir / "my-agent.yaml"
+    load_convention_file(path, cache=cache)
+    (entry,) = (tmp_path / "cache").glob("*.json")
+    doc = json.loads(entry.read_text())
+    doc["file"]["description"] = "from the cache"
+    entry.write_text(json.dumps(doc))
+    assert load_convention_file(path, cache=cache).description == "from the cache"
+
+
+@pytest.mark.parametrize(
+    "damage",
+    ["truncated", "not json", "wrong key", "another file", "invalid regex", "extra field"],
+)
+def test_a_bad_entry_is_ignored_and_written_again(
+    tmp_path: Path, user_dir: Path, damage: str
+) -> None:
+    cache = ConventionCache(tmp_path / "cache")
+    path = user_dir / "my-agent.yaml"
+    expected = load_convention_file(path)
+    load_convention_file(path, cache=cache)
+    (entry,) = (tmp_path / "cache").glob("*.json")
+    good = entry.read_bytes()
+    doc = json.loads(good)
+    if damage == "truncated":
+        entry.write_bytes(good[: len(good) // 2])
+    elif damage == "not json":
+        entry.write_bytes(b"\x00\x01 not json")
+    elif damage == "wrong key":
+        doc["key"] = "0" * 64
+        doc["file"]["description"] = "stale"
+        entry.write_text(json.dumps(doc))
+    elif damage == "another file":
+        doc["file"]["source"] = str(tmp_path / "elsewhere.yaml")
+        entry.write_text(json.dumps(doc))
+    elif damage == "invalid regex":
+        doc["file"]["rules"][0]["match"]["all"][0] = {"attr": "x", "regex": "(unclosed"}
+        entry.write_text(json.dumps(doc))
+    else:
+        doc["file"]["surprise"] = 1
+        entry.write_text(json.dumps(doc))
+    assert load_convention_file(path, cache=cache) == expected
+    assert entry.read_bytes() == good
+
+
+def test_an_edited_file_is_read_again(tmp_path: Path, user_dir: Path) -> None:
+    cache = ConventionCache(tmp_path / "cache")
+    path = user_dir / "my-agent.yaml"
+    load_convention_file(path, cache=cache)
+    path.write_text(USER_FILE.replace("one rule of a user's own", "edited"))
+    assert load_convention_file(path, cache=cache).description == "edited"
+
+
+def test_an_invalid_file_still_fails_with_its_location(tmp_path: Path, user_dir: Path) -> None:
+    cache = ConventionCache(tmp_path / "cache")
+    path = user_dir / "my-agent.yaml"
+    path.write_text(USER_FILE.replace("step: tool_call", "step: tool_cal"))
+    with pytest.raises(ConventionError, match=r"my-agent\.yaml: rules\[0\]\.step"):
+        load_convention_file(path, cache=cache)
+    assert entries(tmp_path / "cache") == {}
+
+
+def test_a_cache_path_that_is_a_file_is_left_alone(tmp_path: Path, user_dir: Path) -> None:
+    """The directory cannot be created (a refusal root gets too): grading goes on."""
+    root = tmp_path / "cache"
+    root.write_text("a file, not a directory")
+    conv = load_convention_file(user_dir / "my-agent.yaml", cache=ConventionCache(root))
+    assert conv.name == "my-agent"
+    assert root.read_text() == "a file, not a directory"
+
+
+def test_where_the_cache_lives(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "explicit"))
+    assert default_dir() == tmp_path / "explicit"
+    monkeypatch.setenv(CACHE_DIR_ENV, "")
+    assert default_dir() is None
+    assert ConventionCache.from_env() is None
+    monkeypatch.delenv(CACHE_DIR_ENV)
+    monkeypatch.setenv(CACHE_ROOT_ENV, str(tmp_path / "root"))
+    assert default_dir() == tmp_path / "root" / "conventions"
+    monkeypatch.delenv(CACHE_ROOT_ENV)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert default_dir() == tmp_path / "xdg" / "otel-oracles" / "conventions"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert default_dir() == tmp_path / "home" / ".cache" / "otel-oracles" / "conventions"
+
+
+def without_durations(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: without_durations(v) for k, v in value.items() if k != "duration_ns"}
+    if isinstance(value, list):
+        return [without_durations(v) for v in value]
+    return value
+
+
+def test_grade_keeps_and_reuses_the_cache(tmp_path: Path) -> None:
+    """The CLI through ``GradingSession.load``: the first run fills the cache, the second
+    gives the same report."""
+    env = dict(os.environ, **{CACHE_DIR_ENV: str(tmp_path / "cache")})
+    trace = REPO / "tests" / "testdata" / "traces" / "openai-v2" / "a_happy.otlp.json"
+    args = [sys.executable, "-c", "from otel_oracles.cli import main; main()", "grade"]
+    args += [str(trace), "-c", str(REPO / "bench" / "contracts"), "--json"]
+    first = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
+    filled = entries(tmp_path / "cache")
+    second = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
+    assert len(filled) == len(list(builtin_dir().glob("*.yaml")))
+    assert first.returncode == second.returncode == 1
+    assert without_durations(json.loads(first.stdout)) == without_durations(
+        json.loads(second.stdout)
+    )
