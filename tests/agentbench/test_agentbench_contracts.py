@@ -107,7 +107,11 @@ def test_tasks_load_from_yaml_too(tmp_path: Path) -> None:
         "id: y\nname: n\ndescription: d\nprompt: p\nworkspace: {a: b}\n"
         "oracles:\n  - {type: assertion_exists, path: a, pattern: '^b$'}\n"
     )
-    assert load_contract(path).invariants[0].params == {"path": "a", "pattern": "^b$"}
+    assert load_contract(path).invariants[0].params == {
+        "path": "a",
+        "pattern": "^b$",
+        "coverage": None,  # the contract's (the trace-derived fail-closed rule)
+    }
 
 
 def test_builtins_register_themselves_without_any_import_by_the_caller() -> None:

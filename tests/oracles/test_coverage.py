@@ -406,3 +406,63 @@ def test_a_model_calls_own_http_transport_is_not_network_access(tmp_path: Path) 
     verdict, _ = _grade_file(path, _contract())
     result = next(r for r in verdict.results if r.name == "no-network")
     assert result.outcome == Outcome.PASS, result.message
+
+
+# ---- a framework no convention knows at all ----------------------------------------------------
+
+UNKNOWN_FRAMEWORK_SOURCES = (
+    "openai-agents-otel-v2",
+    "openinference-openai-agents",
+    "langgraph-openllmetry",
+    "crewai-openinference",
+    "openlit-crewai",
+    "pydantic-ai",
+    "vercel-ai-sdk-otel",
+    "mastra",
+    "google-adk",
+    "strands",
+    "semantic-kernel",
+    "haystack-native",
+    "autogen-native",
+    "mlflow-langgraph",
+)
+"""Captures of different frameworks and tracers, each graded as if no convention knew it."""
+
+
+@pytest.mark.parametrize("source", UNKNOWN_FRAMEWORK_SOURCES)
+@pytest.mark.parametrize(
+    ("scenario", "contract_name"),
+    [
+        ("a_happy", "support-rag"),
+        ("d_forbidden_tool", "support-rag"),
+        ("g_handoff", "multi-agent-handoff"),
+        ("h_coding_agent", "coding-agent"),
+    ],
+)
+def test_a_run_no_convention_recognises_is_missing_evidence_throughout(
+    source: str, scenario: str, contract_name: str
+) -> None:
+    """With no mapping file at all, nothing the trace holds is understood: every check of the
+    example contracts is missing evidence. Not a pass (the data shows nothing), and not a
+    violation either: "search_docs was never called" or "the tests fail on the replayed
+    workspace" would blame the agent for what the grader could not read (``Finding.unseen``)."""
+    from otel_oracles.grade.loader import load_contract
+    from otel_oracles.mapping import ConventionSet, load_parsers
+
+    path = next((TRACES / source).glob(f"{scenario}.otlp.json*"))
+    contract = load_contract(EXAMPLES / f"{contract_name}.yaml").model_copy(update={"match": None})
+    nothing = ConventionSet(files=[], parsers=load_parsers())
+    problems: list[Any] = []
+    graded = [
+        vt
+        for trace in read_traces([str(path)], problems)
+        for vt in grade_trace(trace, [contract], nothing)
+    ]
+    assert problems == [] and graded
+    for verdict, trajectory in graded:
+        assert trajectory.unmapped_spans
+        assert not verdict.passed
+        wrong = {
+            r.name: r.outcome for r in verdict.results if r.outcome != Outcome.MISSING_EVIDENCE
+        }
+        assert wrong == {}, [r.message for r in verdict.results if r.name in wrong]

@@ -26,7 +26,6 @@ from otel_oracles.grade.oracles.base import (
     Finding,
     GradeContext,
     OracleCheck,
-    OracleParams,
 )
 from otel_oracles.grade.registry import register_oracle
 from otel_oracles.model.step import DEFAULT_NETWORK_PATTERNS, normalize_path
@@ -80,7 +79,9 @@ class TestMustPass(OracleCheck):
     workspace the only writable path, resource limits, stdout and stderr kept up to a cap
     at each end. ``python`` and ``python ...`` run under the interpreter running
     otel-oracles. On timeout everything the command started is killed and the check fails;
-    whatever it left running after it exited is killed too.
+    whatever it left running after it exited is killed too. On a trace the workspace holds
+    only the writes of recognised spans: where spans went unrecognised, a pass or a failure
+    is missing evidence (a write among them may be what made the tests pass or fail).
     """
 
     __test__: ClassVar[bool] = False  # not a pytest test class, whatever its name says
@@ -88,8 +89,9 @@ class TestMustPass(OracleCheck):
     oracle_type = "test_must_pass"
     evidence: ClassVar[frozenset[str]] = frozenset({"tool_names", "file_edits"})
     runs_commands: ClassVar[bool] = True
+    needs_full_coverage = True
 
-    class Params(OracleParams):
+    class Params(CoverageParams):
         command: str = Field(min_length=1)
         """Shell command run in the replayed workspace, e.g. ``python -m pytest -q``."""
         timeout: float = Field(default=60, gt=0)
@@ -119,12 +121,15 @@ class TestMustPass(OracleCheck):
                 f"`{params.command}` timed out after {params.timeout:g}s; "
                 "every process it started was killed",
                 details=details,
+                unseen=True,
             )
         if run.exit_code == 0:
             return Finding.ok(f"`{params.command}` exited 0", details=details)
         line = first_line(run.stderr) if run.stderr.strip() else first_line(run.stdout)
         return Finding.fail(
-            f"`{params.command}` exited with code {run.exit_code}: {line}", details=details
+            f"`{params.command}` exited with code {run.exit_code}: {line}",
+            details=details,
+            unseen=True,
         )
 
 
@@ -261,13 +266,16 @@ class AssertionExists(OracleCheck):
     """Fail when a file in the replayed workspace is missing or no line matches a regex.
 
     The pattern is a Python regular expression searched with ``re.MULTILINE``, so ``^`` and
-    ``$`` anchor at line boundaries.
+    ``$`` anchor at line boundaries. On a trace, as for ``test_must_pass``, the replayed file
+    holds only the writes of recognised spans: where spans went unrecognised the result is
+    missing evidence.
     """
 
     oracle_type = "assertion_exists"
     evidence: ClassVar[frozenset[str]] = frozenset({"tool_names", "file_edits"})
+    needs_full_coverage = True
 
-    class Params(OracleParams):
+    class Params(CoverageParams):
         path: str
         """Workspace-relative path of the file that must keep the assertion."""
         pattern: str
@@ -294,20 +302,25 @@ class AssertionExists(OracleCheck):
         known, data = ctx.replayed_file(params.path, params.path)
         if known:
             if data is None:  # a directory or nothing: not a file either way
-                return Finding.fail(f"{params.path} does not exist in the replayed workspace")
+                return Finding.fail(
+                    f"{params.path} does not exist in the replayed workspace", unseen=True
+                )
             # What read_text does: decode, then universal newlines.
             text = data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
         else:
             assert ctx.workspace is not None
             target = safe_target(ctx.workspace, params.path, params.path)
             if not target.is_file():
-                return Finding.fail(f"{params.path} does not exist in the replayed workspace")
+                return Finding.fail(
+                    f"{params.path} does not exist in the replayed workspace", unseen=True
+                )
             text = Path(target).read_text(encoding="utf-8", errors="replace")
         match = safe_regex.search(params.pattern, text, safe_regex.MULTILINE)
         if match is None:
             return Finding.fail(
                 f"no match for /{params.pattern}/ in {params.path}",
                 details={"path": params.path, "pattern": params.pattern},
+                unseen=True,
             )
         line = text.count("\n", 0, match.start()) + 1
         return Finding.ok(

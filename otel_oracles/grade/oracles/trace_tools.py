@@ -323,6 +323,23 @@ def _sequence_ok(mode: SequenceMode, diff: list[DiffEntry]) -> bool:
     return not ops & {"unexpected", "args_mismatch"}
 
 
+def _curable_by_unseen_calls(mode: SequenceMode, counts: dict[str, int], summary: str) -> bool:
+    """Whether calls the trace did not show could make the failed sequence hold: then the
+    failure is ``Finding.unseen`` (missing evidence where spans went unrecognised). In
+    ``in_order`` and ``superset`` extra calls are allowed, so every failure is an expected
+    call not seen (or seen only with other arguments, where an unseen call could still
+    match). In ``exact`` and ``any_order`` only a shortfall is: a call seen that the
+    sequence has no place for, or calls seen out of order, stay violations whatever else
+    ran. In ``subset`` every failure is a call seen."""
+    if mode in ("in_order", "superset"):
+        return True
+    if mode in ("exact", "any_order"):
+        return (
+            summary != "order differs" and not counts["unexpected"] and not counts["args_mismatch"]
+        )
+    return False
+
+
 @register_oracle
 class ToolSequence(OracleCheck):
     """Tool calls follow an expected sequence (exact, in_order, any_order, subset, superset)."""
@@ -385,6 +402,7 @@ class ToolSequence(OracleCheck):
             details=details,
             span_ids=span_ids(offending),
             step_indexes=indexes(offending),
+            unseen=_curable_by_unseen_calls(p.mode, counts, summary),
         )
 
 
