@@ -5,21 +5,16 @@ options ``diff`` uses too: the run also fails when it regressed against a previo
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from otel_oracles.model.result import Verdict
-from otel_oracles.regression import (
-    REGRESSION_PREFIX,
-    Comparison,
-    Margins,
-    RunRecord,
-    compare,
-    read_report,
-)
+
+if TYPE_CHECKING:
+    from otel_oracles.regression import Comparison, Margins, RunRecord
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -71,17 +66,25 @@ class BaselineCheck:
 
     baseline: RunRecord
     margins: Margins
-    current: RunRecord = field(default_factory=RunRecord)
+    current: RunRecord
 
     @classmethod
     def load(
         cls, path: Path | None, max_tolerated_rise: int, max_missing_rise: int
     ) -> BaselineCheck | None:
-        """``None`` without ``--baseline``; read before grading so a bad file costs nothing."""
+        """``None`` without ``--baseline``; read before grading so a bad file costs nothing.
+        The comparison (``regression``) is imported only then: a run without a baseline does
+        not load it."""
         if path is None:
             return None
+        from otel_oracles.regression import Margins, RunRecord, read_report
+
         report = read_report(path)
-        return cls(RunRecord.of(report.verdicts), Margins(max_tolerated_rise, max_missing_rise))
+        return cls(
+            RunRecord.of(report.verdicts),
+            Margins(max_tolerated_rise, max_missing_rise),
+            RunRecord(),
+        )
 
     def add(self, verdict: Verdict) -> None:
         self.current.add(verdict)
@@ -90,6 +93,7 @@ class BaselineCheck:
         """Append what changed and what regressed to ``notes``; the exit code with
         regressions counted (a usage/input error, 2, stays)."""
         from otel_oracles.cli import EXIT_FAILED, EXIT_USAGE  # the package imports this module
+        from otel_oracles.regression import REGRESSION_PREFIX, compare  # loaded by ``load``
 
         comparison = compare(self.baseline, self.current, self.margins)
         notes.extend(f"baseline: {n}" for n in comparison.notes)
@@ -102,5 +106,7 @@ class BaselineCheck:
 def report_regressions(comparison: Comparison | None) -> None:
     """One stderr line per regression, after the report was printed."""
     if comparison is not None:
+        from otel_oracles.regression import REGRESSION_PREFIX  # loaded by ``BaselineCheck.load``
+
         for line in comparison.regressions:
             click.echo(REGRESSION_PREFIX + line, err=True)

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 import click
 
-from otel_oracles.cli.validate import looks_like
+from otel_oracles.cli._kinds import looks_like
 from otel_oracles.emit import Explainer, ExplainMode, scrub_verdict
 from otel_oracles.errors import InputError
 from otel_oracles.model.result import InputProblem, RunReport, Verdict
