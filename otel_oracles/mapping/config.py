@@ -116,6 +116,15 @@ class Condition(_Strict):
             raise ValueError(f"attr {self.attr!r} needs exactly one of equals, exists, regex")
         if self.attr is None and tests:
             raise ValueError(f"{tests[0]} applies to attr conditions only")
+        if self.child is not None and any(
+            c.child is not None for c in (*self.child.all, *self.child.any)
+        ):
+            # A rule sees a span and its direct children only; a grandchild test would
+            # silently never hold, and the rule with it never match.
+            raise ValueError(
+                "a child condition cannot hold another child condition: a rule sees its "
+                "span's direct children only"
+            )
         return self
 
 

@@ -71,6 +71,8 @@ def test_bundled_files_ship_inside_the_package() -> None:
          "rules[0].match.all[0]"),
         ("rules: [{id: x, step: tool_call, match: {}}]", "rules[0].match"),
         ("priority: high\nrules: []", "priority"),
+        ("rules: [{id: x, step: agent, match: {all: [{child: {all: [{child: "
+         "{all: [{attr: a, exists: true}]}}]}}]}}]", "rules[0].match.all[0]"),
     ],
 )  # fmt: skip
 def test_invalid_file_names_file_and_key_path(tmp_path: Path, body: str, key: str) -> None:
