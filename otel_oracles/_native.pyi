@@ -218,3 +218,31 @@ def parse_openinference_messages(value: Any, /) -> list[dict[str, Any]] | None:
     for no mapping or no message. Raises ``ValueError`` for an index key of digits ``int()``
     does not read and ``AttributeError`` for a key that is no ``str``, as the Python parser
     it replaced did; never changes the values it is given."""
+
+# -- the mapping rule table (native/python/src/rules.rs) -----------------------------------
+
+class RuleTable:
+    """The matches of a convention set's rules (priority order) as plain data, built by
+    ``otel_oracles.mapping._compile.rule_table``; ``select`` gives each span its rule."""
+
+    def __init__(
+        self,
+        rules: Sequence[tuple[Sequence[tuple[str, Any, Any]], Sequence[tuple[str, Any, Any]]]],
+        keys: list[str],
+        host_lists: list[list[Any]],
+        regexes: int,
+        search: Callable[[int, str], bool],
+        /,
+    ) -> None: ...
+    def select(
+        self, spans: Sequence[SpanRecord], children: dict[str, list[SpanRecord]], /
+    ) -> list[int]:
+        """Per span, the number of the first rule whose match holds, or -1. Exceptions
+        raised by ``search`` (a regex over its time budget) propagate."""
+    @property
+    def remembered_texts(self) -> int:
+        """Distinct texts whose regex answers the table remembers now."""
+    def __len__(self) -> int: ...
+
+RULE_MEMO_TEXTS: int
+"""Distinct texts a rule table's regex memo holds before it starts over."""

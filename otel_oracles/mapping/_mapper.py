@@ -115,15 +115,14 @@ def map_trace(trace: Trace, conventions: ConventionSet) -> Trajectory:
     draft_by_span: dict[str, Draft] = {}
     used_files: dict[str, int] = {}
     unrecognised: list[SpanRecord] = []
-    for span in trace.spans:
-        view = SpanView(span, children.get(span.span_id, _NO_CHILDREN))
-        rule = compiled.rule_for(view)
+    for span, rule in zip(trace.spans, compiled.select(trace), strict=True):
         if rule is None:
             unrecognised.append(span)
             continue
         used_files[rule.file] = used_files.get(rule.file, 0) + 1
         if rule.step == "none":
             continue
+        view = SpanView(span, children.get(span.span_id, _NO_CHILDREN))
         draft = _draft(view, rule, compiled)
         drafts.append(draft)
         draft_by_span[span.span_id] = draft

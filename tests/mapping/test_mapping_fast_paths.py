@@ -1,6 +1,6 @@
 """The mapping's shortcuts give the results of the long way: a non-agent step's own agent
 name (read only when no agent encloses it), decoded message lists kept as they are, and
-rules with child conditions decided per signature."""
+rules with child conditions decided per span."""
 
 from __future__ import annotations
 
@@ -118,23 +118,19 @@ def test_delegating_tool_with_a_nested_agent_is_a_handoff_only_with_that_child()
     assert kinds == [StepKind.TOOL_CALL]
 
 
-def test_dispatch_caches_stay_bounded_and_keep_learning_new_span_names() -> None:
-    """A long-running server sees ever new span names (tools, models): the per-signature
-    caches evict their oldest entries instead of freezing, and mapping stays right."""
-    from otel_oracles.mapping._compile import SIGNATURE_CACHE_SIZE
+def test_regex_memo_stays_bounded_and_keeps_learning_new_span_names() -> None:
+    """A long-running server sees ever new span names (tools, models): the rule table's
+    memo of regex answers starts over when full instead of growing, and mapping stays
+    right past it."""
+    from otel_oracles._native import RULE_MEMO_TEXTS
 
     conventions = load_conventions()
-    compiled = conventions.compiled()
-    compiled.resolved.clear()
-    total = SIGNATURE_CACHE_SIZE + 300
+    table = conventions.compiled().table
+    total = RULE_MEMO_TEXTS + 300
     for i in range(total):
         name = f"tool_{i}"
         attrs = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name}
         span = _span(f"{i:016x}", "", f"execute_tool {name}", 1, **attrs)
         (step,) = map_trace(build_trace(TRACE_ID, [span]), conventions).steps
         assert (step.kind, step.tool) == (StepKind.TOOL_CALL, name)
-    assert len(compiled.resolved) <= SIGNATURE_CACHE_SIZE
-    assert len(compiled.candidates) <= SIGNATURE_CACHE_SIZE
-    newest = {key[1] for key in compiled.resolved}
-    assert f"execute_tool tool_{total - 1}" in newest, "the newest signature is cached"
-    assert "execute_tool tool_0" not in newest, "the oldest one made room"
+        assert 0 < table.remembered_texts <= RULE_MEMO_TEXTS

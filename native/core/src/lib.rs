@@ -16,4 +16,5 @@ pub mod otlp_proto;
 pub mod parsers;
 mod pyrepr;
 mod pyrepr_table;
+pub mod rules;
 pub mod wire;

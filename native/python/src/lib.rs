@@ -15,6 +15,7 @@ mod encode_metrics;
 mod online;
 mod parsers;
 mod pytree;
+mod rules;
 
 /// The version of the core the extension was built from; the tests compare it with the
 /// Python package's, so a stale build is caught.
@@ -34,5 +35,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     encode_metrics::register(m)?;
     parsers::register(m)?;
     online::register(m)?;
+    rules::register(m)?;
     Ok(())
 }

@@ -1,0 +1,754 @@
+//! The mapping rule table: which rule of a convention set a span matches.
+//!
+//! The conventions' YAML is read, validated and compiled in Python (error messages, plug-in
+//! parsers); what reaches the core is plain data: per rule, in priority order, its match
+//! (`all` and `any` conditions on attributes, span name, span kind, instrumentation scope,
+//! status, direct children). [`RuleTable::select`] evaluates it per span over any
+//! [`SpanAccess`] and returns the first rule whose match holds.
+//!
+//! Regular expressions are the one thing the core does not run itself: conventions are
+//! written in Python's `re` syntax (lookarounds, inline flags) and run under a time budget by
+//! `otel_oracles.safe_regex`, and a second engine would disagree on some texts. The table
+//! asks its [`Searcher`] instead, and remembers the answer per (regex, text) in a bounded
+//! [`RegexMemo`]: span names and scope names repeat across spans, so the host is asked once
+//! per distinct text, not once per span.
+//!
+//! Work per span is bounded by the table: every condition is evaluated at most once per rule,
+//! and a child condition looks at the span's direct children only (a child's own child
+//! conditions see no children), so a trace costs at most rules x conditions x spans tests.
+
+use std::collections::HashMap;
+
+/// What a condition tests on one attribute.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AttrTest {
+    /// Present (true) or absent (false).
+    Exists(bool),
+    /// A text value equal to one of these.
+    EqualsText(Vec<Box<str>>),
+    /// Equal to one of a list of values that are not all text (`equals: [1, true]`): the
+    /// span access compares them, by the number of the list in its host's table.
+    EqualsHost(u32),
+    /// A text value in which this regex finds a match.
+    Regex(u32),
+}
+
+/// One condition of a match, exactly one subject (the `Condition` of `mapping/config.py`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Condition {
+    /// A test on the attribute with this key number (see [`RuleTable::keys`]).
+    Attr { key: u32, test: AttrTest },
+    /// The regex finds a match in the span name.
+    SpanName(u32),
+    /// The regex finds a match in the instrumentation scope name.
+    Scope(u32),
+    /// The span kind is one of these (OTLP numbers).
+    Kinds(Vec<i64>),
+    /// The status code is this (OTLP number).
+    Status(i64),
+    /// At least one direct child span satisfies this match.
+    Child(Box<Match>),
+}
+
+/// All of `all` and, when `any` is not empty, at least one of `any`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Match {
+    pub all: Vec<Condition>,
+    pub any: Vec<Condition>,
+}
+
+/// A text as a span holds it: UTF-8, or a value the core cannot read as UTF-8 (a Python
+/// `str` with lone surrogates) that only the span access can hand to the searcher.
+#[derive(Debug, Clone, Copy)]
+pub enum Text<'a> {
+    Utf8(&'a str),
+    Opaque,
+}
+
+/// An attribute value as conditions see it.
+#[derive(Debug, Clone, Copy)]
+pub enum Value<'a> {
+    Absent,
+    Text(Text<'a>),
+    /// Present, of another type (number, bool, list, bytes...).
+    Other,
+}
+
+/// What a condition may ask of a text the core cannot read (see [`Text::Opaque`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Subject {
+    Name,
+    Scope,
+    Attr(u32),
+}
+
+/// Read access to one span for rule selection. The adapters (Python records, native
+/// records) keep whatever per-span memo they need; the table asks each thing at most once
+/// per condition.
+pub trait SpanAccess: Sized {
+    type Error;
+    fn name(&self) -> Result<Text<'_>, Self::Error>;
+    fn scope(&self) -> Result<Text<'_>, Self::Error>;
+    fn kind(&self) -> Result<i64, Self::Error>;
+    fn status(&self) -> Result<i64, Self::Error>;
+    /// The attribute with key number `key`, as [`Value`], passed to `f`.
+    fn with_attr<R>(&self, key: u32, f: impl FnOnce(Value<'_>) -> R) -> Result<R, Self::Error>;
+    /// Whether the attribute equals one of the host's list `list` (absent: false).
+    fn attr_equals_host(&self, key: u32, list: u32) -> Result<bool, Self::Error>;
+    /// Whether `regex` finds a match in an opaque text of the span.
+    fn search_opaque(&self, subject: Subject, regex: u32) -> Result<bool, Self::Error>;
+    /// How many direct children the span has.
+    fn child_count(&self) -> Result<usize, Self::Error>;
+    /// Access to child `index` (`< child_count()`), itself seen without children.
+    fn child(&self, index: usize) -> Result<Self, Self::Error>;
+}
+
+/// Runs the table's regexes (`safe_regex.search` in Python).
+pub trait Searcher {
+    type Error;
+    fn search(&mut self, regex: u32, text: &str) -> Result<bool, Self::Error>;
+}
+
+/// Distinct texts whose answers a [`RegexMemo`] keeps; past it, it starts over (a server
+/// meets ever new span names: new tools, new models).
+pub const MEMO_TEXTS: usize = 4096;
+
+/// Texts longer than this are searched every time, not remembered (names are short; a long
+/// attribute value would make the memo's memory grow with the input).
+pub const MEMO_MAX_TEXT: usize = 1024;
+
+/// Per text, per regex: not asked yet (0), no match (1), a match (2).
+#[derive(Debug, Default)]
+pub struct RegexMemo {
+    rows: HashMap<Box<str>, Vec<u8>>,
+}
+
+impl RegexMemo {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// How many texts are remembered.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    fn search<E>(
+        &mut self,
+        searcher: &mut impl Searcher<Error = E>,
+        regex: u32,
+        text: &str,
+    ) -> Result<bool, E> {
+        if text.len() > MEMO_MAX_TEXT {
+            return searcher.search(regex, text);
+        }
+        let slot = regex as usize;
+        if let Some(row) = self.rows.get(text) {
+            match row.get(slot) {
+                Some(1) => return Ok(false),
+                Some(2) => return Ok(true),
+                _ => {}
+            }
+        }
+        let found = searcher.search(regex, text)?;
+        if !self.rows.contains_key(text) && self.rows.len() >= MEMO_TEXTS {
+            self.rows.clear();
+        }
+        let row = self.rows.entry(text.into()).or_default();
+        if row.len() <= slot {
+            row.resize(slot + 1, 0);
+        }
+        if let Some(cell) = row.get_mut(slot) {
+            *cell = if found { 2 } else { 1 };
+        }
+        Ok(found)
+    }
+}
+
+/// Why a table could not be built (the Python compiler built it wrong).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableError(pub String);
+
+/// The rules of one convention set, in priority order, with the numbers their conditions
+/// use for attribute keys and regexes.
+#[derive(Debug, Clone, Default)]
+pub struct RuleTable {
+    rules: Vec<Match>,
+    keys: Vec<Box<str>>,
+    regexes: u32,
+    host_lists: u32,
+}
+
+impl RuleTable {
+    /// A table of `rules` (priority order) over the attribute `keys`, `regexes` regexes and
+    /// `host_lists` host value lists; every number a condition uses must be in range.
+    pub fn new(
+        rules: Vec<Match>,
+        keys: Vec<Box<str>>,
+        regexes: u32,
+        host_lists: u32,
+    ) -> Result<Self, TableError> {
+        let table = Self {
+            rules,
+            keys,
+            regexes,
+            host_lists,
+        };
+        for (index, rule) in table.rules.iter().enumerate() {
+            table
+                .check(rule, 0)
+                .map_err(|why| TableError(format!("rule {index}: {why}")))?;
+        }
+        Ok(table)
+    }
+
+    /// Attribute keys by number.
+    pub fn keys(&self) -> &[Box<str>] {
+        &self.keys
+    }
+
+    pub fn len(&self) -> usize {
+        self.rules.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rules.is_empty()
+    }
+
+    fn check(&self, m: &Match, depth: usize) -> Result<(), String> {
+        if m.all.is_empty() && m.any.is_empty() {
+            return Err("a match needs at least one condition".into());
+        }
+        if depth > MAX_CHILD_DEPTH {
+            return Err("child conditions nested too deep".into());
+        }
+        for cond in m.all.iter().chain(&m.any) {
+            match cond {
+                Condition::Attr { key, test } => {
+                    if *key as usize >= self.keys.len() {
+                        return Err(format!("attribute key {key} out of range"));
+                    }
+                    match test {
+                        AttrTest::Regex(rx) if *rx >= self.regexes => {
+                            return Err(format!("regex {rx} out of range"))
+                        }
+                        AttrTest::EqualsHost(list) if *list >= self.host_lists => {
+                            return Err(format!("value list {list} out of range"))
+                        }
+                        _ => {}
+                    }
+                }
+                Condition::SpanName(rx) | Condition::Scope(rx) if *rx >= self.regexes => {
+                    return Err(format!("regex {rx} out of range"))
+                }
+                Condition::Child(nested) => self.check(nested, depth + 1)?,
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// The number of the first rule whose match holds for `span`, or `None`.
+    pub fn select<S: SpanAccess>(
+        &self,
+        span: &S,
+        searcher: &mut impl Searcher<Error = S::Error>,
+        memo: &mut RegexMemo,
+    ) -> Result<Option<usize>, S::Error> {
+        for (index, rule) in self.rules.iter().enumerate() {
+            if matches(rule, span, searcher, memo)? {
+                return Ok(Some(index));
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// Child conditions may nest (a child's child condition); past this the table is refused.
+pub const MAX_CHILD_DEPTH: usize = 8;
+
+/// Cheap tests first: `all` conditions on the span itself, then `any`, then the `all`
+/// conditions on children (the outcome is that of the conditions in any order).
+fn matches<S: SpanAccess>(
+    m: &Match,
+    span: &S,
+    searcher: &mut impl Searcher<Error = S::Error>,
+    memo: &mut RegexMemo,
+) -> Result<bool, S::Error> {
+    for cond in &m.all {
+        if !matches!(cond, Condition::Child(_)) && !holds(cond, span, searcher, memo)? {
+            return Ok(false);
+        }
+    }
+    if !m.any.is_empty() {
+        let mut any = false;
+        for cond in &m.any {
+            if holds(cond, span, searcher, memo)? {
+                any = true;
+                break;
+            }
+        }
+        if !any {
+            return Ok(false);
+        }
+    }
+    for cond in &m.all {
+        if matches!(cond, Condition::Child(_)) && !holds(cond, span, searcher, memo)? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+fn search_text<S: SpanAccess>(
+    text: Text<'_>,
+    subject: Subject,
+    regex: u32,
+    span: &S,
+    searcher: &mut impl Searcher<Error = S::Error>,
+    memo: &mut RegexMemo,
+) -> Result<bool, S::Error> {
+    match text {
+        Text::Utf8(text) => memo.search(searcher, regex, text),
+        Text::Opaque => span.search_opaque(subject, regex),
+    }
+}
+
+fn holds<S: SpanAccess>(
+    cond: &Condition,
+    span: &S,
+    searcher: &mut impl Searcher<Error = S::Error>,
+    memo: &mut RegexMemo,
+) -> Result<bool, S::Error> {
+    match cond {
+        Condition::Attr { key, test } => match test {
+            AttrTest::Exists(wanted) => {
+                let present = span.with_attr(*key, |v| !matches!(v, Value::Absent))?;
+                Ok(present == *wanted)
+            }
+            AttrTest::EqualsText(accepted) => span.with_attr(*key, |v| match v {
+                Value::Text(Text::Utf8(text)) => accepted.iter().any(|a| **a == *text),
+                _ => false,
+            }),
+            AttrTest::EqualsHost(list) => span.attr_equals_host(*key, *list),
+            AttrTest::Regex(regex) => span.with_attr(*key, |v| match v {
+                Value::Text(Text::Utf8(text)) => memo.search(searcher, *regex, text),
+                Value::Text(Text::Opaque) => span.search_opaque(Subject::Attr(*key), *regex),
+                _ => Ok(false),
+            })?,
+        },
+        Condition::SpanName(regex) => {
+            let name = span.name()?;
+            search_text(name, Subject::Name, *regex, span, searcher, memo)
+        }
+        Condition::Scope(regex) => {
+            let scope = span.scope()?;
+            search_text(scope, Subject::Scope, *regex, span, searcher, memo)
+        }
+        Condition::Kinds(kinds) => {
+            let kind = span.kind()?;
+            Ok(kinds.contains(&kind))
+        }
+        Condition::Status(code) => Ok(span.status()? == *code),
+        Condition::Child(nested) => {
+            for index in 0..span.child_count()? {
+                let child = span.child(index)?;
+                if matches(nested, &child, searcher, memo)? {
+                    return Ok(true);
+                }
+            }
+            Ok(false)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A plain span for the tests: attributes are text or "other" values.
+    #[derive(Clone, Default)]
+    struct Span {
+        name: String,
+        scope: String,
+        kind: i64,
+        status: i64,
+        attrs: Vec<(u32, Option<String>)>,
+        children: Vec<Span>,
+        opaque_name: bool,
+    }
+
+    impl SpanAccess for Span {
+        type Error = String;
+        fn name(&self) -> Result<Text<'_>, String> {
+            Ok(if self.opaque_name {
+                Text::Opaque
+            } else {
+                Text::Utf8(&self.name)
+            })
+        }
+        fn scope(&self) -> Result<Text<'_>, String> {
+            Ok(Text::Utf8(&self.scope))
+        }
+        fn kind(&self) -> Result<i64, String> {
+            Ok(self.kind)
+        }
+        fn status(&self) -> Result<i64, String> {
+            Ok(self.status)
+        }
+        fn with_attr<R>(&self, key: u32, f: impl FnOnce(Value<'_>) -> R) -> Result<R, String> {
+            Ok(f(match self.attrs.iter().find(|(k, _)| *k == key) {
+                None => Value::Absent,
+                Some((_, Some(text))) => Value::Text(Text::Utf8(text)),
+                Some((_, None)) => Value::Other,
+            }))
+        }
+        fn attr_equals_host(&self, key: u32, list: u32) -> Result<bool, String> {
+            // Host list 0 accepts any non-text value.
+            self.with_attr(key, |v| list == 0 && matches!(v, Value::Other))
+        }
+        fn search_opaque(&self, _subject: Subject, _regex: u32) -> Result<bool, String> {
+            Err("opaque".into())
+        }
+        fn child_count(&self) -> Result<usize, String> {
+            Ok(self.children.len())
+        }
+        fn child(&self, index: usize) -> Result<Self, String> {
+            let mut child = self.children.get(index).cloned().ok_or("no child")?;
+            child.children.clear();
+            Ok(child)
+        }
+    }
+
+    /// Regex n matches texts containing `needles[n]`; counts the calls.
+    struct Needles {
+        needles: Vec<&'static str>,
+        calls: usize,
+    }
+
+    impl Searcher for Needles {
+        type Error = String;
+        fn search(&mut self, regex: u32, text: &str) -> Result<bool, String> {
+            self.calls += 1;
+            let needle = self.needles.get(regex as usize).ok_or("no regex")?;
+            if *needle == "!" {
+                return Err("budget".into());
+            }
+            Ok(text.contains(needle))
+        }
+    }
+
+    fn attr(key: u32, test: AttrTest) -> Condition {
+        Condition::Attr { key, test }
+    }
+
+    fn all(conds: Vec<Condition>) -> Match {
+        Match {
+            all: conds,
+            any: vec![],
+        }
+    }
+
+    fn text(key: u32, value: &str) -> (u32, Option<String>) {
+        (key, Some(value.to_owned()))
+    }
+
+    fn keys(n: usize) -> Vec<Box<str>> {
+        (0..n).map(|i| format!("k{i}").into()).collect()
+    }
+
+    fn select(
+        table: &RuleTable,
+        span: &Span,
+        needles: &mut Needles,
+    ) -> Result<Option<usize>, String> {
+        table.select(span, needles, &mut RegexMemo::new())
+    }
+
+    fn needles(list: &[&'static str]) -> Needles {
+        Needles {
+            needles: list.to_vec(),
+            calls: 0,
+        }
+    }
+
+    #[test]
+    fn first_matching_rule_in_priority_order() {
+        let rules = vec![
+            all(vec![attr(0, AttrTest::EqualsText(vec!["chat".into()]))]),
+            all(vec![attr(1, AttrTest::Exists(true))]),
+            all(vec![attr(1, AttrTest::Exists(false))]),
+        ];
+        let table = RuleTable::new(rules, keys(2), 0, 0).unwrap();
+        let mut n = needles(&[]);
+        let both = Span {
+            attrs: vec![text(0, "chat"), text(1, "x")],
+            ..Span::default()
+        };
+        assert_eq!(select(&table, &both, &mut n), Ok(Some(0)));
+        let second = Span {
+            attrs: vec![text(0, "embed"), (1, None)],
+            ..Span::default()
+        };
+        assert_eq!(select(&table, &second, &mut n), Ok(Some(1)));
+        assert_eq!(select(&table, &Span::default(), &mut n), Ok(Some(2)));
+    }
+
+    #[test]
+    fn each_condition_kind() {
+        let cases: Vec<(Condition, Span, bool)> = vec![
+            (
+                attr(0, AttrTest::EqualsText(vec!["a".into(), "b".into()])),
+                Span {
+                    attrs: vec![text(0, "b")],
+                    ..Span::default()
+                },
+                true,
+            ),
+            (
+                attr(0, AttrTest::EqualsText(vec!["a".into()])),
+                Span {
+                    attrs: vec![(0, None)],
+                    ..Span::default()
+                },
+                false,
+            ),
+            (
+                attr(0, AttrTest::EqualsHost(0)),
+                Span {
+                    attrs: vec![(0, None)],
+                    ..Span::default()
+                },
+                true,
+            ),
+            (attr(0, AttrTest::EqualsHost(0)), Span::default(), false),
+            (
+                attr(0, AttrTest::Regex(0)),
+                Span {
+                    attrs: vec![text(0, "xfooy")],
+                    ..Span::default()
+                },
+                true,
+            ),
+            (
+                attr(0, AttrTest::Regex(0)),
+                Span {
+                    attrs: vec![(0, None)],
+                    ..Span::default()
+                },
+                false,
+            ),
+            (
+                attr(0, AttrTest::Exists(true)),
+                Span {
+                    attrs: vec![(0, None)],
+                    ..Span::default()
+                },
+                true,
+            ),
+            (
+                attr(0, AttrTest::Exists(false)),
+                Span {
+                    attrs: vec![(0, None)],
+                    ..Span::default()
+                },
+                false,
+            ),
+            (
+                Condition::SpanName(0),
+                Span {
+                    name: "foo bar".into(),
+                    ..Span::default()
+                },
+                true,
+            ),
+            (
+                Condition::SpanName(0),
+                Span {
+                    name: "bar".into(),
+                    ..Span::default()
+                },
+                false,
+            ),
+            (
+                Condition::Scope(1),
+                Span {
+                    scope: "openai.agents".into(),
+                    ..Span::default()
+                },
+                true,
+            ),
+            (
+                Condition::Kinds(vec![1, 3]),
+                Span {
+                    kind: 3,
+                    ..Span::default()
+                },
+                true,
+            ),
+            (
+                Condition::Kinds(vec![1, 3]),
+                Span {
+                    kind: 2,
+                    ..Span::default()
+                },
+                false,
+            ),
+            (
+                Condition::Status(2),
+                Span {
+                    status: 2,
+                    ..Span::default()
+                },
+                true,
+            ),
+            (
+                Condition::Status(2),
+                Span {
+                    status: 1,
+                    ..Span::default()
+                },
+                false,
+            ),
+        ];
+        for (index, (cond, span, expected)) in cases.into_iter().enumerate() {
+            let table = RuleTable::new(vec![all(vec![cond])], keys(1), 2, 1).unwrap();
+            let got = select(&table, &span, &mut needles(&["foo", "agents"])).unwrap();
+            assert_eq!(got.is_some(), expected, "case {index}");
+        }
+    }
+
+    #[test]
+    fn any_needs_one_and_all_needs_every() {
+        let rule = Match {
+            all: vec![attr(0, AttrTest::Exists(true))],
+            any: vec![Condition::Status(2), Condition::Kinds(vec![3])],
+        };
+        let table = RuleTable::new(vec![rule], keys(1), 0, 0).unwrap();
+        let mut n = needles(&[]);
+        let base = Span {
+            attrs: vec![(0, None)],
+            ..Span::default()
+        };
+        assert_eq!(select(&table, &base, &mut n), Ok(None));
+        let client = Span {
+            kind: 3,
+            ..base.clone()
+        };
+        assert_eq!(select(&table, &client, &mut n), Ok(Some(0)));
+        let without = Span {
+            kind: 3,
+            ..Span::default()
+        };
+        assert_eq!(select(&table, &without, &mut n), Ok(None));
+    }
+
+    #[test]
+    fn child_conditions_see_direct_children_without_their_children() {
+        let agent_child = all(vec![attr(0, AttrTest::EqualsText(vec!["agent".into()]))]);
+        let grandchild = all(vec![Condition::Child(Box::new(agent_child.clone()))]);
+        let rules = vec![
+            all(vec![
+                attr(1, AttrTest::Exists(true)),
+                Condition::Child(Box::new(agent_child)),
+            ]),
+            all(vec![Condition::Child(Box::new(grandchild))]),
+        ];
+        let table = RuleTable::new(rules, keys(2), 0, 0).unwrap();
+        let mut n = needles(&[]);
+        let agent = Span {
+            attrs: vec![text(0, "agent")],
+            ..Span::default()
+        };
+        let tool = Span {
+            attrs: vec![(1, None)],
+            children: vec![Span::default(), agent.clone()],
+            ..Span::default()
+        };
+        assert_eq!(select(&table, &tool, &mut n), Ok(Some(0)));
+        let leaf = Span {
+            attrs: vec![(1, None)],
+            ..Span::default()
+        };
+        assert_eq!(select(&table, &leaf, &mut n), Ok(None));
+        // A grandchild is not a child: the nested child condition sees no children.
+        let outer = Span {
+            children: vec![Span {
+                children: vec![agent],
+                ..Span::default()
+            }],
+            ..Span::default()
+        };
+        assert_eq!(select(&table, &outer, &mut n), Ok(None));
+    }
+
+    #[test]
+    fn regex_answers_are_remembered_per_text_and_bounded() {
+        let table = RuleTable::new(vec![all(vec![Condition::SpanName(0)])], keys(0), 1, 0).unwrap();
+        let mut n = needles(&["tool"]);
+        let mut memo = RegexMemo::new();
+        let span = Span {
+            name: "execute_tool search".into(),
+            ..Span::default()
+        };
+        for _ in 0..3 {
+            assert_eq!(table.select(&span, &mut n, &mut memo), Ok(Some(0)));
+        }
+        assert_eq!(n.calls, 1);
+        for i in 0..(MEMO_TEXTS + 10) {
+            let span = Span {
+                name: format!("name {i}"),
+                ..Span::default()
+            };
+            assert_eq!(table.select(&span, &mut n, &mut memo), Ok(None));
+            assert!(memo.len() <= MEMO_TEXTS);
+        }
+        let long = Span {
+            name: "tool".repeat(MEMO_MAX_TEXT),
+            ..Span::default()
+        };
+        let before = memo.len();
+        assert_eq!(table.select(&long, &mut n, &mut memo), Ok(Some(0)));
+        assert_eq!(memo.len(), before, "a long text is not remembered");
+    }
+
+    #[test]
+    fn host_errors_and_opaque_texts_reach_the_caller() {
+        let table = RuleTable::new(vec![all(vec![Condition::SpanName(0)])], keys(0), 1, 0).unwrap();
+        let span = Span {
+            name: "x".into(),
+            ..Span::default()
+        };
+        assert_eq!(
+            select(&table, &span, &mut needles(&["!"])),
+            Err("budget".into())
+        );
+        let odd = Span {
+            opaque_name: true,
+            ..Span::default()
+        };
+        assert_eq!(
+            select(&table, &odd, &mut needles(&["x"])),
+            Err("opaque".into())
+        );
+    }
+
+    #[test]
+    fn numbers_out_of_range_and_empty_matches_are_refused() {
+        let bad = |rules: Vec<Match>| RuleTable::new(rules, keys(1), 1, 1).is_err();
+        assert!(bad(vec![all(vec![attr(1, AttrTest::Exists(true))])]));
+        assert!(bad(vec![all(vec![attr(0, AttrTest::Regex(1))])]));
+        assert!(bad(vec![all(vec![attr(0, AttrTest::EqualsHost(1))])]));
+        assert!(bad(vec![all(vec![Condition::Scope(1)])]));
+        assert!(bad(vec![Match::default()]));
+        let mut deep = all(vec![Condition::Status(0)]);
+        for _ in 0..=MAX_CHILD_DEPTH + 1 {
+            deep = all(vec![Condition::Child(Box::new(deep))]);
+        }
+        assert!(bad(vec![deep]));
+    }
+}

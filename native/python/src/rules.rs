@@ -1,0 +1,385 @@
+//! `RuleTable`: the core's mapping rule table (`otel_oracles_core::rules`) over Python span
+//! records, for `otel_oracles.mapping._compile`.
+//!
+//! The table arrives as plain data (`_compile.rule_table_data`): per rule `(all, any)`, each
+//! condition a `(tag, a, b)` tuple naming attribute keys, regexes and value lists by number.
+//! `select` maps every span of a trace to its rule's number in one call. Regexes run in
+//! Python (`safe_regex.search`, through the `search` callable the table was given), once per
+//! distinct text; a search error (a regex over its time budget) propagates as it did.
+
+use std::sync::{Mutex, TryLockError};
+
+use otel_oracles_core::rules::{
+    AttrTest, Condition, Match, RegexMemo, RuleTable as CoreTable, Searcher, SpanAccess, Subject,
+    Text, Value,
+};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyInt, PyList, PyString, PyTuple};
+use std::cell::OnceCell;
+
+#[pyclass(module = "otel_oracles._native", name = "RuleTable", frozen)]
+pub struct RuleTable {
+    table: CoreTable,
+    /// The attribute keys as interned `str`s (their hashes computed once).
+    keys: Vec<Py<PyString>>,
+    /// The value lists of `equals` conditions whose values are not all text.
+    host_lists: Vec<Py<PyList>>,
+    /// `search(regex_number, text) -> bool`.
+    search: Py<PyAny>,
+    memo: Mutex<RegexMemo>,
+}
+
+/// The names of the record fields the table reads, interned once per `select`.
+struct Names<'py> {
+    name: Bound<'py, PyString>,
+    scope_name: Bound<'py, PyString>,
+    kind: Bound<'py, PyString>,
+    status_code: Bound<'py, PyString>,
+    attributes: Bound<'py, PyString>,
+    span_id: Bound<'py, PyString>,
+}
+
+/// One `SpanRecord` (or any object with its fields) as the core's `SpanAccess`.
+struct PySpan<'a, 'py> {
+    table: &'a RuleTable,
+    names: &'a Names<'py>,
+    span: Bound<'py, PyAny>,
+    attributes: Bound<'py, PyAny>,
+    /// `Some` when the attributes are a plain `dict` (the fast path), else any mapping.
+    dict: Option<Bound<'py, PyDict>>,
+    /// `trace.children`, or `None` for a child (seen without children).
+    children: Option<&'a Bound<'py, PyDict>>,
+    name: OnceCell<Bound<'py, PyAny>>,
+    scope: OnceCell<Bound<'py, PyAny>>,
+    child_list: OnceCell<Option<Bound<'py, PyList>>>,
+}
+
+impl<'a, 'py> PySpan<'a, 'py> {
+    fn new(
+        table: &'a RuleTable,
+        names: &'a Names<'py>,
+        span: Bound<'py, PyAny>,
+        children: Option<&'a Bound<'py, PyDict>>,
+    ) -> PyResult<Self> {
+        let attributes = span.getattr(&names.attributes)?;
+        let dict = attributes.cast::<PyDict>().ok().cloned();
+        Ok(Self {
+            table,
+            names,
+            span,
+            attributes,
+            dict,
+            children,
+            name: OnceCell::new(),
+            scope: OnceCell::new(),
+            child_list: OnceCell::new(),
+        })
+    }
+
+    /// The attribute under key number `key`, or `None` when absent.
+    fn attr(&self, key: u32) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let py = self.span.py();
+        let Some(name) = self.table.keys.get(key as usize) else {
+            return Ok(None);
+        };
+        let name = name.bind(py);
+        match &self.dict {
+            Some(dict) => dict.get_item(name),
+            None => {
+                if self.attributes.contains(name)? {
+                    self.attributes.get_item(name).map(Some)
+                } else {
+                    Ok(None)
+                }
+            }
+        }
+    }
+
+    fn children(&self) -> PyResult<Option<&Bound<'py, PyList>>> {
+        if let Some(list) = self.child_list.get() {
+            return Ok(list.as_ref());
+        }
+        let list = match self.children {
+            None => None,
+            Some(children) => {
+                let span_id = self.span.getattr(&self.names.span_id)?;
+                match children.get_item(span_id)? {
+                    Some(list) => Some(list.cast_into::<PyList>()?),
+                    None => None,
+                }
+            }
+        };
+        Ok(self.child_list.get_or_init(|| list).as_ref())
+    }
+
+    fn search_object(&self, regex: u32, text: &Bound<'py, PyAny>) -> PyResult<bool> {
+        self.table
+            .search
+            .bind(text.py())
+            .call1((regex, text))?
+            .is_truthy()
+    }
+}
+
+/// A `str` as the core's `Text`: UTF-8, or opaque (lone surrogates); anything else is no
+/// text (`None`).
+fn text<'b>(value: &'b Bound<'_, PyAny>) -> Option<Text<'b>> {
+    let text = value.cast::<PyString>().ok()?;
+    Some(match text.to_str() {
+        Ok(text) => Text::Utf8(text),
+        Err(_) => Text::Opaque,
+    })
+}
+
+/// `int(value)` as a span kind or status code; a value beyond i64 (or none at all) is
+/// `i64::MIN`, which no condition names.
+fn code(value: &Bound<'_, PyAny>) -> PyResult<i64> {
+    if let Ok(code) = value.extract::<i64>() {
+        return Ok(code);
+    }
+    let as_int = value.py().get_type::<PyInt>().call1((value,))?;
+    Ok(as_int.extract::<i64>().unwrap_or(i64::MIN))
+}
+
+impl<'py> SpanAccess for PySpan<'_, 'py> {
+    type Error = PyErr;
+
+    fn name(&self) -> PyResult<Text<'_>> {
+        let value = match self.name.get() {
+            Some(value) => value,
+            None => {
+                let value = self.span.getattr(&self.names.name)?;
+                self.name.get_or_init(|| value)
+            }
+        };
+        Ok(text(value).unwrap_or(Text::Opaque))
+    }
+
+    fn scope(&self) -> PyResult<Text<'_>> {
+        let value = match self.scope.get() {
+            Some(value) => value,
+            None => {
+                let value = self.span.getattr(&self.names.scope_name)?;
+                self.scope.get_or_init(|| value)
+            }
+        };
+        Ok(text(value).unwrap_or(Text::Opaque))
+    }
+
+    fn kind(&self) -> PyResult<i64> {
+        code(&self.span.getattr(&self.names.kind)?)
+    }
+
+    fn status(&self) -> PyResult<i64> {
+        code(&self.span.getattr(&self.names.status_code)?)
+    }
+
+    fn with_attr<R>(&self, key: u32, f: impl FnOnce(Value<'_>) -> R) -> PyResult<R> {
+        let value = self.attr(key)?;
+        Ok(match &value {
+            None => f(Value::Absent),
+            Some(value) => match text(value) {
+                Some(text) => f(Value::Text(text)),
+                None => f(Value::Other),
+            },
+        })
+    }
+
+    fn attr_equals_host(&self, key: u32, list: u32) -> PyResult<bool> {
+        let (Some(value), Some(accepted)) =
+            (self.attr(key)?, self.table.host_lists.get(list as usize))
+        else {
+            return Ok(false);
+        };
+        accepted.bind(value.py()).contains(value)
+    }
+
+    fn search_opaque(&self, subject: Subject, regex: u32) -> PyResult<bool> {
+        let value = match subject {
+            Subject::Name => self.span.getattr(&self.names.name)?,
+            Subject::Scope => self.span.getattr(&self.names.scope_name)?,
+            Subject::Attr(key) => match self.attr(key)? {
+                Some(value) => value,
+                None => return Ok(false),
+            },
+        };
+        // A `name` or `scope_name` that is no `str` at all (a record built wrongly in
+        // Python) raises in the search, as it did.
+        self.search_object(regex, &value)
+    }
+
+    fn child_count(&self) -> PyResult<usize> {
+        Ok(self.children()?.map_or(0, |list| list.len()))
+    }
+
+    fn child(&self, index: usize) -> PyResult<Self> {
+        let Some(list) = self.children()? else {
+            return Err(PyValueError::new_err("span has no children"));
+        };
+        PySpan::new(self.table, self.names, list.get_item(index)?, None)
+    }
+}
+
+/// The Python `search` callable as the core's `Searcher`.
+struct PySearcher<'a, 'py> {
+    py: Python<'py>,
+    search: &'a Py<PyAny>,
+}
+
+impl Searcher for PySearcher<'_, '_> {
+    type Error = PyErr;
+    fn search(&mut self, regex: u32, text: &str) -> PyResult<bool> {
+        self.search.bind(self.py).call1((regex, text))?.is_truthy()
+    }
+}
+
+fn condition(item: &Bound<'_, PyAny>, depth: usize) -> PyResult<Condition> {
+    let tuple = item.cast::<PyTuple>()?;
+    let tag: String = tuple.get_item(0)?.extract()?;
+    let a = tuple.get_item(1)?;
+    let b = tuple.get_item(2)?;
+    Ok(match tag.as_str() {
+        "exists" => Condition::Attr {
+            key: a.extract()?,
+            test: AttrTest::Exists(b.extract()?),
+        },
+        "equals" => Condition::Attr {
+            key: a.extract()?,
+            test: AttrTest::EqualsText(
+                b.extract::<Vec<String>>()?
+                    .into_iter()
+                    .map(String::into_boxed_str)
+                    .collect(),
+            ),
+        },
+        "equals_host" => Condition::Attr {
+            key: a.extract()?,
+            test: AttrTest::EqualsHost(b.extract()?),
+        },
+        "regex" => Condition::Attr {
+            key: a.extract()?,
+            test: AttrTest::Regex(b.extract()?),
+        },
+        "span_name" => Condition::SpanName(a.extract()?),
+        "scope" => Condition::Scope(a.extract()?),
+        "kinds" => Condition::Kinds(a.extract()?),
+        "status" => Condition::Status(a.extract()?),
+        "child" => Condition::Child(Box::new(match_of(&a, depth + 1)?)),
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "unknown condition {other:?}"
+            )))
+        }
+    })
+}
+
+fn match_of(item: &Bound<'_, PyAny>, depth: usize) -> PyResult<Match> {
+    if depth > otel_oracles_core::rules::MAX_CHILD_DEPTH + 1 {
+        return Err(PyValueError::new_err("child conditions nested too deep"));
+    }
+    let (all, any): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
+    let conditions = |list: &Bound<'_, PyAny>| -> PyResult<Vec<Condition>> {
+        list.try_iter()?
+            .map(|cond| condition(&cond?, depth))
+            .collect()
+    };
+    Ok(Match {
+        all: conditions(&all)?,
+        any: conditions(&any)?,
+    })
+}
+
+#[pymethods]
+impl RuleTable {
+    /// `rules`: per rule in priority order `(all, any)`; `keys`: the attribute keys
+    /// conditions name by number; `host_lists`: the `equals` value lists that are not all
+    /// text; `regexes`: how many regexes `search(number, text)` knows.
+    #[new]
+    fn new(
+        rules: &Bound<'_, PyAny>,
+        keys: Vec<String>,
+        host_lists: Vec<Bound<'_, PyList>>,
+        regexes: u32,
+        search: Py<PyAny>,
+    ) -> PyResult<Self> {
+        let py = rules.py();
+        let matches = rules
+            .try_iter()?
+            .map(|rule| match_of(&rule?, 0))
+            .collect::<PyResult<Vec<_>>>()?;
+        let interned = keys
+            .iter()
+            .map(|key| PyString::intern(py, key).unbind())
+            .collect();
+        let lists = u32::try_from(host_lists.len())
+            .map_err(|_| PyValueError::new_err("too many value lists"))?;
+        let table = CoreTable::new(
+            matches,
+            keys.into_iter().map(String::into_boxed_str).collect(),
+            regexes,
+            lists,
+        )
+        .map_err(|err| PyValueError::new_err(err.0))?;
+        Ok(Self {
+            table,
+            keys: interned,
+            host_lists: host_lists.into_iter().map(Bound::unbind).collect(),
+            search,
+            memo: Mutex::new(RegexMemo::new()),
+        })
+    }
+
+    /// Per span of `spans`, the number of the first rule it matches, or -1. `children` is
+    /// `Trace.children` (span id -> direct children), read by child conditions only.
+    fn select(&self, spans: &Bound<'_, PyAny>, children: &Bound<'_, PyDict>) -> PyResult<Vec<i64>> {
+        let py = spans.py();
+        let names = Names {
+            name: PyString::intern(py, "name"),
+            scope_name: PyString::intern(py, "scope_name"),
+            kind: PyString::intern(py, "kind"),
+            status_code: PyString::intern(py, "status_code"),
+            attributes: PyString::intern(py, "attributes"),
+            span_id: PyString::intern(py, "span_id"),
+        };
+        let mut searcher = PySearcher {
+            py,
+            search: &self.search,
+        };
+        // The searcher runs Python code, which may let another thread select with this
+        // table: that thread then uses a memo of its own rather than wait for this one.
+        let mut own = RegexMemo::new();
+        let mut guard = match self.memo.try_lock() {
+            Ok(memo) => Some(memo),
+            Err(TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
+            Err(TryLockError::WouldBlock) => None,
+        };
+        let memo = match guard.as_deref_mut() {
+            Some(memo) => memo,
+            None => &mut own,
+        };
+        let mut out = Vec::new();
+        for span in spans.try_iter()? {
+            let span = PySpan::new(self, &names, span?, Some(children))?;
+            let index = self.table.select(&span, &mut searcher, memo)?;
+            out.push(index.map_or(-1, |i| i64::try_from(i).unwrap_or(-1)));
+        }
+        Ok(out)
+    }
+
+    /// How many distinct texts the regex memo holds now (at most `RULE_MEMO_TEXTS`).
+    #[getter]
+    fn remembered_texts(&self) -> usize {
+        self.memo.try_lock().map_or(0, |memo| memo.len())
+    }
+
+    /// How many rules the table holds.
+    fn __len__(&self) -> usize {
+        self.table.len()
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("RULE_MEMO_TEXTS", otel_oracles_core::rules::MEMO_TEXTS)?;
+    m.add_class::<RuleTable>()
+}
