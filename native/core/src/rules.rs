@@ -117,10 +117,13 @@ pub const MEMO_TEXTS: usize = 4096;
 /// attribute value would make the memo's memory grow with the input).
 pub const MEMO_MAX_TEXT: usize = 1024;
 
-/// Per text, per regex: not asked yet (0), no match (1), a match (2).
+/// Per text, per regex: not asked yet (0), no match (1), a match (2). Texts are numbered
+/// rows, so a span looks its name and scope up once and each regex condition on them is an
+/// index.
 #[derive(Debug, Default)]
 pub struct RegexMemo {
-    rows: HashMap<Box<str>, Vec<u8>>,
+    index: HashMap<Box<str>, usize>,
+    rows: Vec<Vec<u8>>,
 }
 
 impl RegexMemo {
@@ -137,36 +140,77 @@ impl RegexMemo {
         self.rows.is_empty()
     }
 
+    /// Before each span: start over when full (row numbers stay valid within a span).
+    fn begin_span(&mut self) {
+        if self.rows.len() >= MEMO_TEXTS {
+            self.index.clear();
+            self.rows.clear();
+        }
+    }
+
+    /// The row of `text`, or `None` when it is not remembered: too long, or the memo is at
+    /// twice its size within one span (a span with very many children).
+    fn row(&mut self, text: &str) -> Option<usize> {
+        if text.len() > MEMO_MAX_TEXT {
+            return None;
+        }
+        if let Some(&row) = self.index.get(text) {
+            return Some(row);
+        }
+        if self.rows.len() >= 2 * MEMO_TEXTS {
+            return None;
+        }
+        let row = self.rows.len();
+        self.rows.push(Vec::new());
+        self.index.insert(text.into(), row);
+        Some(row)
+    }
+
+    /// The remembered answer of `regex` on the text of `row`, if asked before.
+    fn known(&self, row: Option<Option<usize>>, regex: u32) -> Option<bool> {
+        match self.rows.get(row??)?.get(regex as usize)? {
+            1 => Some(false),
+            2 => Some(true),
+            _ => None,
+        }
+    }
+
     fn search<E>(
         &mut self,
         searcher: &mut impl Searcher<Error = E>,
+        row: Option<usize>,
         regex: u32,
         text: &str,
     ) -> Result<bool, E> {
-        if text.len() > MEMO_MAX_TEXT {
+        let Some(row) = row else {
             return searcher.search(regex, text);
-        }
+        };
         let slot = regex as usize;
-        if let Some(row) = self.rows.get(text) {
-            match row.get(slot) {
+        if let Some(cells) = self.rows.get(row) {
+            match cells.get(slot) {
                 Some(1) => return Ok(false),
                 Some(2) => return Ok(true),
                 _ => {}
             }
         }
         let found = searcher.search(regex, text)?;
-        if !self.rows.contains_key(text) && self.rows.len() >= MEMO_TEXTS {
-            self.rows.clear();
-        }
-        let row = self.rows.entry(text.into()).or_default();
-        if row.len() <= slot {
-            row.resize(slot + 1, 0);
-        }
-        if let Some(cell) = row.get_mut(slot) {
-            *cell = if found { 2 } else { 1 };
+        if let Some(cells) = self.rows.get_mut(row) {
+            if cells.len() <= slot {
+                cells.resize(slot + 1, 0);
+            }
+            if let Some(cell) = cells.get_mut(slot) {
+                *cell = if found { 2 } else { 1 };
+            }
         }
         Ok(found)
     }
+}
+
+/// The memo rows of one span's name and scope, looked up on first use.
+#[derive(Default)]
+struct Rows {
+    name: Option<Option<usize>>,
+    scope: Option<Option<usize>>,
 }
 
 /// Why a table could not be built (the Python compiler built it wrong).
@@ -259,8 +303,10 @@ impl RuleTable {
         searcher: &mut impl Searcher<Error = S::Error>,
         memo: &mut RegexMemo,
     ) -> Result<Option<usize>, S::Error> {
+        memo.begin_span();
+        let mut rows = Rows::default();
         for (index, rule) in self.rules.iter().enumerate() {
-            if matches(rule, span, searcher, memo)? {
+            if matches(rule, span, &mut rows, searcher, memo)? {
                 return Ok(Some(index));
             }
         }
@@ -276,18 +322,19 @@ pub const MAX_CHILD_DEPTH: usize = 8;
 fn matches<S: SpanAccess>(
     m: &Match,
     span: &S,
+    rows: &mut Rows,
     searcher: &mut impl Searcher<Error = S::Error>,
     memo: &mut RegexMemo,
 ) -> Result<bool, S::Error> {
     for cond in &m.all {
-        if !matches!(cond, Condition::Child(_)) && !holds(cond, span, searcher, memo)? {
+        if !matches!(cond, Condition::Child(_)) && !holds(cond, span, rows, searcher, memo)? {
             return Ok(false);
         }
     }
     if !m.any.is_empty() {
         let mut any = false;
         for cond in &m.any {
-            if holds(cond, span, searcher, memo)? {
+            if holds(cond, span, rows, searcher, memo)? {
                 any = true;
                 break;
             }
@@ -297,30 +344,17 @@ fn matches<S: SpanAccess>(
         }
     }
     for cond in &m.all {
-        if matches!(cond, Condition::Child(_)) && !holds(cond, span, searcher, memo)? {
+        if matches!(cond, Condition::Child(_)) && !holds(cond, span, rows, searcher, memo)? {
             return Ok(false);
         }
     }
     Ok(true)
 }
 
-fn search_text<S: SpanAccess>(
-    text: Text<'_>,
-    subject: Subject,
-    regex: u32,
-    span: &S,
-    searcher: &mut impl Searcher<Error = S::Error>,
-    memo: &mut RegexMemo,
-) -> Result<bool, S::Error> {
-    match text {
-        Text::Utf8(text) => memo.search(searcher, regex, text),
-        Text::Opaque => span.search_opaque(subject, regex),
-    }
-}
-
 fn holds<S: SpanAccess>(
     cond: &Condition,
     span: &S,
+    rows: &mut Rows,
     searcher: &mut impl Searcher<Error = S::Error>,
     memo: &mut RegexMemo,
 ) -> Result<bool, S::Error> {
@@ -336,19 +370,36 @@ fn holds<S: SpanAccess>(
             }),
             AttrTest::EqualsHost(list) => span.attr_equals_host(*key, *list),
             AttrTest::Regex(regex) => span.with_attr(*key, |v| match v {
-                Value::Text(Text::Utf8(text)) => memo.search(searcher, *regex, text),
+                Value::Text(Text::Utf8(text)) => {
+                    let row = memo.row(text);
+                    memo.search(searcher, row, *regex, text)
+                }
                 Value::Text(Text::Opaque) => span.search_opaque(Subject::Attr(*key), *regex),
                 _ => Ok(false),
             })?,
         },
-        Condition::SpanName(regex) => {
-            let name = span.name()?;
-            search_text(name, Subject::Name, *regex, span, searcher, memo)
+        // Once the span's text has its row, a regex asked before is answered without
+        // reading the text again.
+        Condition::SpanName(regex) if memo.known(rows.name, *regex).is_some() => {
+            Ok(memo.known(rows.name, *regex) == Some(true))
         }
-        Condition::Scope(regex) => {
-            let scope = span.scope()?;
-            search_text(scope, Subject::Scope, *regex, span, searcher, memo)
+        Condition::Scope(regex) if memo.known(rows.scope, *regex).is_some() => {
+            Ok(memo.known(rows.scope, *regex) == Some(true))
         }
+        Condition::SpanName(regex) => match span.name()? {
+            Text::Utf8(text) => {
+                let row = *rows.name.get_or_insert_with(|| memo.row(text));
+                memo.search(searcher, row, *regex, text)
+            }
+            Text::Opaque => span.search_opaque(Subject::Name, *regex),
+        },
+        Condition::Scope(regex) => match span.scope()? {
+            Text::Utf8(text) => {
+                let row = *rows.scope.get_or_insert_with(|| memo.row(text));
+                memo.search(searcher, row, *regex, text)
+            }
+            Text::Opaque => span.search_opaque(Subject::Scope, *regex),
+        },
         Condition::Kinds(kinds) => {
             let kind = span.kind()?;
             Ok(kinds.contains(&kind))
@@ -357,7 +408,7 @@ fn holds<S: SpanAccess>(
         Condition::Child(nested) => {
             for index in 0..span.child_count()? {
                 let child = span.child(index)?;
-                if matches(nested, &child, searcher, memo)? {
+                if matches(nested, &child, &mut Rows::default(), searcher, memo)? {
                     return Ok(true);
                 }
             }

@@ -16,7 +16,7 @@ use otel_oracles_core::rules::{
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyInt, PyList, PyString, PyTuple};
-use std::cell::OnceCell;
+use std::cell::{OnceCell, RefCell};
 
 #[pyclass(module = "otel_oracles._native", name = "RuleTable", frozen)]
 pub struct RuleTable {
@@ -52,6 +52,10 @@ struct PySpan<'a, 'py> {
     children: Option<&'a Bound<'py, PyDict>>,
     name: OnceCell<Bound<'py, PyAny>>,
     scope: OnceCell<Bound<'py, PyAny>>,
+    kind: OnceCell<i64>,
+    status: OnceCell<i64>,
+    /// Per attribute key number: not read yet (`None`), absent (`Some(None)`), the value.
+    slots: RefCell<Vec<Option<Option<Bound<'py, PyAny>>>>>,
     child_list: OnceCell<Option<Bound<'py, PyList>>>,
 }
 
@@ -73,14 +77,34 @@ impl<'a, 'py> PySpan<'a, 'py> {
             children,
             name: OnceCell::new(),
             scope: OnceCell::new(),
+            kind: OnceCell::new(),
+            status: OnceCell::new(),
+            slots: RefCell::new(Vec::new()),
             child_list: OnceCell::new(),
         })
     }
 
-    /// The attribute under key number `key`, or `None` when absent.
+    /// The attribute under key number `key`, or `None` when absent: read from the mapping
+    /// once per span, as many rules test the same few keys.
     fn attr(&self, key: u32) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let slot = key as usize;
+        if let Some(Some(known)) = self.slots.borrow().get(slot) {
+            return Ok(known.clone());
+        }
+        let value = self.read_attr(slot)?;
+        let mut slots = self.slots.borrow_mut();
+        if slots.len() <= slot {
+            slots.resize(self.table.keys.len().max(slot + 1), None);
+        }
+        if let Some(cell) = slots.get_mut(slot) {
+            *cell = Some(value.clone());
+        }
+        Ok(value)
+    }
+
+    fn read_attr(&self, slot: usize) -> PyResult<Option<Bound<'py, PyAny>>> {
         let py = self.span.py();
-        let Some(name) = self.table.keys.get(key as usize) else {
+        let Some(name) = self.table.keys.get(slot) else {
             return Ok(None);
         };
         let name = name.bind(py);
@@ -168,11 +192,19 @@ impl<'py> SpanAccess for PySpan<'_, 'py> {
     }
 
     fn kind(&self) -> PyResult<i64> {
-        code(&self.span.getattr(&self.names.kind)?)
+        if let Some(kind) = self.kind.get() {
+            return Ok(*kind);
+        }
+        let kind = code(&self.span.getattr(&self.names.kind)?)?;
+        Ok(*self.kind.get_or_init(|| kind))
     }
 
     fn status(&self) -> PyResult<i64> {
-        code(&self.span.getattr(&self.names.status_code)?)
+        if let Some(status) = self.status.get() {
+            return Ok(*status);
+        }
+        let status = code(&self.span.getattr(&self.names.status_code)?)?;
+        Ok(*self.status.get_or_init(|| status))
     }
 
     fn with_attr<R>(&self, key: u32, f: impl FnOnce(Value<'_>) -> R) -> PyResult<R> {
