@@ -246,3 +246,28 @@ class RuleTable:
 
 RULE_MEMO_TEXTS: int
 """Distinct texts a rule table's regex memo holds before it starts over."""
+
+class FieldReader:
+    """The read plans of a convention set's rules (``_compile._plan``); ``read`` puts a
+    span's fields, by one plan, into a draft's ``fields`` and ``redacted``."""
+
+    def __init__(
+        self,
+        plans: Sequence[
+            Sequence[tuple[str, bool, Sequence[tuple[str, Any, Any, Any, str | None]]]]
+        ],
+        placeholders: frozenset[str],
+        failed: Callable[[str, BaseException], None],
+        /,
+    ) -> None: ...
+    def read(
+        self,
+        span: SpanRecord,
+        children: Sequence[SpanRecord],
+        plan: int,
+        fields: dict[str, Any],
+        redacted: set[str],
+        /,
+    ) -> None:
+        """Per field of plan ``plan``, the first usable source's value into ``fields``; a
+        content field left with only a placeholder into ``redacted``."""

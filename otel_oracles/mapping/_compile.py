@@ -1,9 +1,11 @@
-"""Compiling mapping files into predicates and extractors, once per ``ConventionSet``.
+"""Compiling mapping files for the compiled core, once per ``ConventionSet``.
 
-Why compile: a trace has many spans and a run has many traces, so every regex is compiled
-once, every rule becomes a chain of closures, and a span's attributes are read only for the
-keys some rule asks about, through a per-span cache (decoded attributes may be lazy mappings
-that convert a value on first access; reading every attribute would cost more than mapping).
+The conventions are read and validated in Python (error messages, plug-in parsers); what the
+core evaluates per span is plain data made here: the rules' matches as a rule table
+(``rule_table``: which rule a span matches) and their fields as read plans (``_plan``:
+per field its sources in order, with their parsers). Regexes stay ``safe_regex``'s, and
+parsers other than the core's own (``json``, ``json_or_text``, ``genai_messages``) are
+called back in Python.
 """
 
 from __future__ import annotations
@@ -15,145 +17,27 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from otel_oracles import safe_regex
-from otel_oracles._native import RuleTable
+from otel_oracles._native import (
+    FieldReader,
+    RuleTable,
+    parse_genai_messages,
+    parse_json,
+    parse_json_or_text,
+)
 from otel_oracles.mapping._loader import ConventionSet
 from otel_oracles.mapping._tool_results import ToolResultRules, tool_result_rules
 from otel_oracles.mapping.config import SPAN_KINDS, Condition, Match, Rule, Source
-from otel_oracles.mapping.parsers import Parser
 from otel_oracles.model.span import SpanRecord, StatusCode, Trace
 
 log = logging.getLogger(__name__)
 
 MISSING: Any = object()
-"""Sentinel for "no value from this source" (``None`` may be a real attribute value)."""
-_UNREAD: Any = object()
+"""Sentinel for "no value" (``None`` may be a real attribute value)."""
 
-
-class SpanView:
-    """A span plus its direct children, with memoized attribute reads.
-
-    The span's key set is taken once (keys are cheap; values may be converted lazily), so a
-    source naming an absent attribute, the common case for fallbacks, costs one set lookup."""
-
-    __slots__ = ("_cache", "children", "keys", "span")
-
-    def __init__(self, span: SpanRecord, children: list[SpanRecord]) -> None:
-        self.span = span
-        self.children = children
-        self.keys: frozenset[str] = frozenset(span.attributes)
-        self._cache: dict[str, Any] = {}
-
-    def get(self, key: str) -> Any:
-        if key not in self.keys:
-            return MISSING
-        cache = self._cache
-        value = cache.get(key, _UNREAD)
-        if value is _UNREAD:
-            value = cache[key] = self.span.attributes.get(key, MISSING)
-        return value
-
-    def has(self, key: str) -> bool:
-        """Presence without converting the value."""
-        return key in self.keys
-
-    def prefixed(self, prefix: str) -> dict[str, Any]:
-        """Attributes under ``prefix.``, keyed by the rest of the key (flattened lists)."""
-        start = prefix + "."
-        cut = len(start)
-        attrs = self.span.attributes
-        return {k[cut:]: attrs[k] for k in attrs if k.startswith(start)}
-
-
-Extractor = Callable[[SpanView], Any]
-
-
-def _event_extractor(src: Source) -> Extractor:
-    names = frozenset(src.event or ())
-    if src.body:
-
-        def body(v: SpanView) -> Any:
-            for e in v.span.events:
-                if e.name in names and e.body is not None:
-                    return e.body
-            return MISSING
-
-        return body
-    if src.attr is not None:
-        key = src.attr
-
-        def attr(v: SpanView) -> Any:
-            for e in v.span.events:
-                if e.name in names and key in e.attributes:
-                    return e.attributes[key]
-            return MISSING
-
-        return attr
-
-    def events(v: SpanView) -> Any:
-        found = [e for e in v.span.events if e.name in names]
-        return found or MISSING
-
-    return events
-
-
-def compile_source(src: Source) -> Extractor:
-    """The raw value a source yields for a span, or ``MISSING``."""
-    if src.event is not None:
-        return _event_extractor(src)
-    if src.attr is not None:
-        key = src.attr
-        return lambda v: v.get(key)
-    if src.attrs is not None:
-        keys = tuple(src.attrs)
-
-        def many(v: SpanView) -> Any:
-            found = {k: val for k in keys if (val := v.get(k)) is not MISSING}
-            return found or MISSING
-
-        return many
-    if src.attr_prefix is not None:
-        prefix = src.attr_prefix
-        return lambda v: v.prefixed(prefix) or MISSING
-    if src.span_name is not None:
-        rx = safe_regex.compile_pattern(src.span_name)
-
-        @functools.lru_cache(maxsize=4096)
-        def first_group(name: str) -> Any:
-            m = safe_regex.search(rx, name)
-            return m.group(1) if m and m.group(1) else MISSING
-
-        return lambda v: first_group(v.span.name)
-    if src.status_message:
-        return lambda v: v.span.status_message or MISSING
-    if src.child_attr is not None:
-        key = src.child_attr
-
-        def from_child(v: SpanView) -> Any:
-            for child in v.children:
-                if key in child.attributes:
-                    return child.attributes[key]
-            return MISSING
-
-        return from_child
-    const = src.const
-    return lambda v: const
-
-
-@dataclass(slots=True)
-class CompiledSource:
-    extract: Extractor
-    parse: Parser | None
-    """The source's ``parse:`` chain, resolved through the set's parser registry."""
-    attr: str | None = None
-    """Set for plain ``attr`` sources: absent keys are skipped without calling ``extract``."""
-    events: bool = False
-    """An ``event`` source: it yields nothing for a span without events."""
-    key: str | None = None
-    """The source's ``key:``: the value is that key of the parsed object."""
-
-
-Plan = tuple[tuple[str, tuple[tuple[str | None, Extractor, Parser | None], ...]], ...]
-"""Per field: (attribute key or None, extractor, parser or None) per source, in order."""
+CONTENT_FIELDS: frozenset[str] = frozenset(
+    {"arguments", "result", "input_messages", "output_messages", "query", "documents", "output"}
+)
+"""Fields that content capture controls: a placeholder there is recorded in ``redacted``."""
 
 
 @dataclass(slots=True)
@@ -163,7 +47,8 @@ class CompiledRule:
     file: str
     rule_id: str
     step: str
-    fields: dict[str, list[CompiledSource]]
+    fields: dict[str, list[Source]]
+    """The rule's field sources (``extends`` applied), as written."""
     keep: tuple[str, ...]
     synthesize: bool
     error_keys: tuple[str, ...]
@@ -174,13 +59,14 @@ class CompiledRule:
     agent_inside_is_delegation: bool = False
     result_from_messages: bool = False
     requests_from_next_input: bool = False
-    plan: Plan = ()
-    """``fields`` flattened to tuples for ``read_fields`` (built by ``compile_set``)."""
-    plan_no_events: Plan = ()
-    """``plan`` without its event sources, for spans without events (most spans)."""
-    deferred: Plan = ()
-    """Fields read only after the trace-level passes, and only if still needed: a non-agent
-    step's ``agent_name``, which the enclosing agent's name replaces (see ``_mapper``)."""
+    plan: int = -1
+    """The number of the rule's read plan in ``CompiledSet.reader``."""
+    deferred: int = -1
+    """The plan of the fields read only after the trace-level passes, and only if still
+    needed: a non-agent step's ``agent_name``, which the enclosing agent's name replaces (see
+    ``_mapper``); -1 when the rule has none."""
+    result_attrs: tuple[str, ...] = ()
+    """The plain attributes the ``result`` field is read from, in order (``_null_result``)."""
 
 
 @dataclass(slots=True)
@@ -191,6 +77,8 @@ class CompiledSet:
     table: RuleTable
     """The rules' matches as the compiled core's rule table (``rule_table``): it selects
     each span's rule."""
+    reader: FieldReader
+    """The rules' read plans (``_plan``): it reads a selected rule's fields."""
     control_flow_exceptions: frozenset[str] = frozenset()
     """The files' ``control_flow_exceptions`` (last dotted part of the type name)."""
     files: list[str] = field(default_factory=list)
@@ -295,19 +183,7 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
             if canonical == "tool_call":
                 reasons.update((canonical, *spellings))
         for rule in conv.rules:
-            fields = {
-                name: [
-                    CompiledSource(
-                        compile_source(s),
-                        conventions.parsers.chain(s.parse),
-                        s.attr if s.event is None else None,
-                        s.event is not None,
-                        s.key,
-                    )
-                    for s in sources
-                ]
-                for name, sources in _resolved_fields(rule, conventions).items()
-            }
+            fields = _resolved_fields(rule, conventions)
             rules.append(
                 CompiledRule(
                     file=conv.name,
@@ -326,19 +202,25 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
                     requests_from_next_input=rule.requests_from_next_input,
                 )
             )
+    plans: list[list[PlanField]] = []
     for compiled_rule in rules:
         now = compiled_rule.fields
         if compiled_rule.step != "agent" and "agent_name" in now:
-            later = {"agent_name": now["agent_name"]}
+            compiled_rule.deferred = len(plans)
+            plans.append(_plan({"agent_name": now["agent_name"]}, conventions))
             now = {name: sources for name, sources in now.items() if name != "agent_name"}
-            compiled_rule.deferred = _plan(later, with_events=True)
-        compiled_rule.plan = _plan(now, with_events=True)
-        compiled_rule.plan_no_events = _plan(now, with_events=False)
+        compiled_rule.plan = len(plans)
+        plans.append(_plan(now, conventions))
+        compiled_rule.result_attrs = tuple(
+            s.attr for s in now.get("result", ()) if s.attr is not None and s.event is None
+        )
+    frozen_placeholders = frozenset(placeholders)
     return CompiledSet(
         rules=rules,
-        placeholders=frozenset(placeholders),
+        placeholders=frozen_placeholders,
         tool_call_finish_reasons=frozenset(reasons),
         table=rule_table([rule for conv in conventions.files for rule in conv.rules]),
+        reader=FieldReader(plans, frozen_placeholders, _parser_failed),
         control_flow_exceptions=frozenset(
             name for conv in conventions.files for name in conv.control_flow_exceptions
         ),
@@ -348,101 +230,106 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
     )
 
 
-def _keyed(parse: Parser | None, key: str | None) -> Parser | None:
-    """``parse`` (if any), then the value under ``key`` of the object it yields (``None``,
-    i.e. no value, for anything else): a source's ``key:``."""
-    if key is None:
-        return parse
+PlanSource = tuple[str, Any, Any, Any, str | None]
+"""One source as the core's field reader takes it: ``(origin, a, b, parser, key)``."""
 
-    def keyed(value: Any) -> Any:
-        if parse is not None:
-            value = parse(value)
-        return value.get(key) if isinstance(value, dict) else None
-
-    return keyed
+PlanField = tuple[str, bool, list[PlanSource]]
+"""One field: its name, whether it is a content field, its sources in order."""
 
 
-def _plan(fields: dict[str, list[CompiledSource]], with_events: bool) -> Plan:
-    plan = []
-    for name, sources in fields.items():
-        steps = tuple(
-            (src.attr, src.extract, _keyed(src.parse, src.key))
-            for src in sources
-            if with_events or not src.events
-        )
-        if steps:
-            plan.append((name, steps))
-    return tuple(plan)
+def _plan(fields: dict[str, list[Source]], conventions: ConventionSet) -> list[PlanField]:
+    """The read plan of a rule's fields (see ``FieldReader``): origins ``attr`` (key),
+    ``attrs`` (keys), ``prefix`` (prefix), ``events`` / ``event_body`` (names),
+    ``event_attr`` (names, key), ``span_name`` (a callable giving the name's first regex
+    group or ``None``), ``status_message``, ``child_attr`` (key), ``const`` (value); the
+    parser is ``None``, the name of a parser the core runs itself, or a Python callable."""
+    return [
+        (name, name in CONTENT_FIELDS, [_plan_source(s, conventions) for s in sources])
+        for name, sources in fields.items()
+    ]
+
+
+_NATIVE_PARSERS: tuple[tuple[Any, str], ...] = (
+    (parse_json, "json"),
+    (parse_json_or_text, "json_or_text"),
+    (parse_genai_messages, "genai_messages"),
+)
+"""The registered parsers that are the core's own functions: the reader calls them directly."""
+
+
+def _parser(chain: Any) -> Any:
+    """What the reader runs for a ``parse:`` chain: the name of the core's own parser when
+    the chain is that one function (compared by identity: a plug-in's parser need not be
+    hashable), else the Python callable (or ``None``)."""
+    return next((name for fn, name in _NATIVE_PARSERS if chain is fn), chain)
+
+
+def _plan_source(src: Source, conventions: ConventionSet) -> PlanSource:
+    parser = _parser(conventions.parsers.chain(src.parse))
+    origin: tuple[str, Any, Any]
+    if src.event is not None:
+        names = list(src.event)
+        if src.body:
+            origin = ("event_body", names, None)
+        elif src.attr is not None:
+            origin = ("event_attr", names, src.attr)
+        else:
+            origin = ("events", names, None)
+    elif src.attr is not None:
+        origin = ("attr", src.attr, None)
+    elif src.attrs is not None:
+        origin = ("attrs", list(src.attrs), None)
+    elif src.attr_prefix is not None:
+        origin = ("prefix", src.attr_prefix, None)
+    elif src.span_name is not None:
+        origin = ("span_name", _first_group(src.span_name), None)
+    elif src.status_message:
+        origin = ("status_message", None, None)
+    elif src.child_attr is not None:
+        origin = ("child_attr", src.child_attr, None)
+    else:
+        origin = ("const", src.const, None)
+    return (*origin, parser, src.key)
+
+
+def _first_group(pattern: str) -> Callable[[str], Any]:
+    """The span name's first group of ``pattern``, or ``None`` (remembered per name: names
+    repeat across spans)."""
+    rx = safe_regex.compile_pattern(pattern)
+
+    @functools.lru_cache(maxsize=4096)
+    def first_group(name: str) -> Any:
+        m = safe_regex.search(rx, name)
+        return m.group(1) if m and m.group(1) else None
+
+    return first_group
+
+
+def _parser_failed(field_name: str, error: BaseException) -> None:
+    """A parser's exception (a bug, or a plug-in's) is "no value" for that source, logged."""
+    log.debug("parser for field %s failed", field_name, exc_info=error)
 
 
 def read_fields(
-    view: SpanView,
-    rule: CompiledRule,
-    placeholders: frozenset[str],
-    content_fields: frozenset[str],
+    span: SpanRecord,
+    children: list[SpanRecord],
+    plan: int,
+    compiled: CompiledSet,
     fields: dict[str, Any],
     redacted: set[str],
-    plan: Plan | None = None,
 ) -> None:
-    """For every field of the rule (or of ``plan``), the first source with a usable value,
-    in order, into ``fields`` / ``redacted`` (mapping's hot path: ~7 fields per span). A
+    """For every field of read plan ``plan``, the first source with a usable value, in
+    order, into ``fields`` / ``redacted``, read by the compiled core (``FieldReader``). A
     placeholder (``__REDACTED__``, empty string...) is remembered but later sources are
     still tried; if nothing better turns up the field stays unset and, for a content
     field, is flagged redacted. A placeholder the parsers unwrap (MLflow JSON-encodes every
-    attribute, so a masked payload is ``"[REDACTED]"`` with its quotes) counts the same.
-    The rule's ``deferred`` fields are not read here."""
-    keys = view.keys
-    span = view.span
-    # Straight from the (lazy) mapping, past SpanView's memo: a field rarely reads a key
-    # that dispatch already read, and the memo's bookkeeping costs more than it saves here.
-    get = span.attributes.get
-    if plan is None:
-        plan = rule.plan if span.events else rule.plan_no_events
-    for name, sources in plan:
-        flagged = False
-        for key, extract, parse in sources:
-            if key is not None:
-                if key not in keys:
-                    continue
-                raw = get(key, MISSING)
-            else:
-                raw = extract(view)
-            if raw is MISSING or raw is None:
-                continue
-            if isinstance(raw, str) and raw in placeholders:
-                flagged = True
-                continue
-            if parse is None:
-                value = raw
-            else:
-                try:
-                    value = parse(raw)
-                except Exception:  # a parser bug (or plug-in's) is "no value", logged
-                    log.debug("parser %s failed", _name(parse), exc_info=True)
-                    continue
-                if value is None:
-                    continue
-                if isinstance(value, str) and value in placeholders:
-                    flagged = True
-                    continue
-            fields[name] = value
-            flagged = False
-            break
-        if flagged and name in content_fields:
-            redacted.add(name)
+    attribute, so a masked payload is ``"[REDACTED]"`` with its quotes) counts the same."""
+    compiled.reader.read(span, children, plan, fields, redacted)
 
 
-def _name(parse: Parser) -> str:
-    return getattr(parse, "__name__", "chain")
-
-
-def read_keep(view: SpanView, keys: tuple[str, ...]) -> dict[str, Any]:
-    out = {}
-    for key in keys:
-        val = view.get(key)
-        if val is not MISSING:
-            out[key] = val
-    return out
+def read_keep(attributes: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    """The ``keep`` attributes the span has, as they are."""
+    return {key: attributes[key] for key in keys if key in attributes}
 
 
 def plain(mapping: Mapping[str, Any]) -> dict[str, Any]:

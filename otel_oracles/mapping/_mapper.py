@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +36,6 @@ from otel_oracles.mapping._compile import (
     MISSING,
     CompiledRule,
     CompiledSet,
-    SpanView,
     plain,
     read_fields,
     read_keep,
@@ -66,11 +65,6 @@ from otel_oracles.model.step import (
 )
 from otel_oracles.model.tool_name import parse_tool_name
 
-CONTENT_FIELDS: frozenset[str] = frozenset(
-    {"arguments", "result", "input_messages", "output_messages", "query", "documents", "output"}
-)
-"""Fields that content capture controls: a placeholder there is recorded in ``redacted``."""
-
 STRING_FIELDS: frozenset[str] = frozenset(
     {"tool", "call_id", "error_type", "error_message", "provider", "model", "agent_name",
      "agent_id", "conversation_id", "from_agent", "to_agent", "query"}
@@ -81,7 +75,7 @@ _ERROR_TYPE_RX = safe_regex.compile_pattern(r"^\s*([A-Za-z_][\w.]*(?:Error|Excep
 
 
 _NO_CHILDREN: list[SpanRecord] = []
-"""Shared by every leaf span's view (views only read their children)."""
+"""Shared by every leaf span's draft (drafts only read their children)."""
 
 
 @dataclass(slots=True)
@@ -98,8 +92,9 @@ class Draft:
     scope: str = ""
     """Span id of the enclosing agent step ("" = trace level)."""
     synthesized: bool = False
-    view: SpanView | None = None
-    """Kept for the rule's deferred fields (read after the trace-level passes if needed)."""
+    children: list[SpanRecord] = field(default_factory=list)
+    """The span's direct children, kept for the rule's deferred fields (read after the
+    trace-level passes if needed)."""
     follows: list[Draft] = field(default_factory=list)
     """Synthesized tool calls to place right after this (generation) draft."""
     claimed: bool = False
@@ -122,8 +117,7 @@ def map_trace(trace: Trace, conventions: ConventionSet) -> Trajectory:
         used_files[rule.file] = used_files.get(rule.file, 0) + 1
         if rule.step == "none":
             continue
-        view = SpanView(span, children.get(span.span_id, _NO_CHILDREN))
-        draft = _draft(view, rule, compiled)
+        draft = _draft(span, children.get(span.span_id, _NO_CHILDREN), rule, compiled)
         drafts.append(draft)
         draft_by_span[span.span_id] = draft
 
@@ -137,7 +131,7 @@ def map_trace(trace: Trace, conventions: ConventionSet) -> Trajectory:
 
     drafts = merge_stacked_generations(drafts, draft_by_span, by_id)
     _tools_running_agents(drafts)
-    _assign_agents(drafts, draft_by_span, by_id, compiled.placeholders)
+    _assign_agents(drafts, draft_by_span, by_id, compiled)
     drafts = _nested_agent_handoffs(drafts, draft_by_span, by_id)
     _handoff_targets(drafts)
     _requests_from_next_input(drafts)
@@ -233,22 +227,24 @@ def _control_flow_only(
     return bool(types) and all(isinstance(t, str) and t.rsplit(".", 1)[-1] in names for t in types)
 
 
-def _draft(view: SpanView, rule: CompiledRule, compiled: CompiledSet) -> Draft:
-    draft = Draft(kind=rule.step, span=view.span, rule=rule, view=view)
+def _draft(
+    span: SpanRecord, children: list[SpanRecord], rule: CompiledRule, compiled: CompiledSet
+) -> Draft:
+    draft = Draft(kind=rule.step, span=span, rule=rule, children=children)
     fields = draft.fields
-    read_fields(view, rule, compiled.placeholders, CONTENT_FIELDS, fields, draft.redacted)
+    read_fields(span, children, rule.plan, compiled, fields, draft.redacted)
+    attributes = span.attributes
     if rule.keep:
-        draft.attributes.update(read_keep(view, rule.keep))
+        draft.attributes.update(read_keep(attributes, rule.keep))
     if rule.merged_model_calls:
         draft.attributes["merged_model_calls"] = True
-    span = view.span
     exception = None
     if span.events:
         for event in span.events:
             if event.name == "exception":
                 exception = event
                 break
-    error_type_attr = view.get("error.type") if "error.type" in view.keys else MISSING
+    error_type_attr = attributes.get("error.type", MISSING)
     signalled = (
         span.status_code == StatusCode.ERROR
         or error_type_attr is not MISSING
@@ -298,7 +294,7 @@ def _draft(view: SpanView, rule: CompiledRule, compiled: CompiledSet) -> Draft:
     if rule.step in TOOLISH:
         if "result" in fields:
             judge_result(draft, compiled.tool_results)
-        elif _null_result(view, rule):
+        elif _null_result(attributes, rule):
             draft.attributes["result_empty"] = True
     return draft
 
@@ -306,13 +302,13 @@ def _draft(view: SpanView, rule: CompiledRule, compiled: CompiledSet) -> Draft:
 _NULL_TEXTS = frozenset({"null", "None"})
 
 
-def _null_result(view: SpanView, rule: CompiledRule) -> bool:
+def _null_result(attributes: Mapping[str, Any], rule: CompiledRule) -> bool:
     """Whether the tool's result attribute was captured as JSON ``null`` (or Python's
     ``None``): the tool returned nothing. Parsing leaves no value for it, which would read as
     "not captured"; it is an empty result."""
-    for src in rule.fields.get("result", ()):
-        if src.attr is not None and src.attr in view.keys:
-            raw = view.get(src.attr)
+    for key in rule.result_attrs:
+        if key in attributes:
+            raw = attributes[key]
             return isinstance(raw, str) and raw.strip() in _NULL_TEXTS
     return False
 
@@ -417,7 +413,7 @@ def _assign_agents(
     drafts: list[Draft],
     draft_by_span: dict[str, Draft],
     by_id: dict[str, SpanRecord],
-    placeholders: frozenset[str] = frozenset(),
+    compiled: CompiledSet,
 ) -> None:
     """Nearest enclosing agent per draft in one pass over the tree: what a span's descendants
     see (nearest agent scope, nearest agent name) is memoized per span id, so each ancestor
@@ -439,30 +435,23 @@ def _assign_agents(
         if draft.kind != "agent":
             if enclosing is not None:
                 draft.fields["agent_name"] = enclosing
-            elif draft.rule.deferred:
-                _read_deferred(draft, placeholders)
+            elif draft.rule.deferred >= 0:
+                _read_deferred(draft, compiled)
         if draft.kind == "handoff" and "from_agent" not in draft.fields and enclosing is not None:
             draft.fields["from_agent"] = enclosing
 
 
-def _read_deferred(draft: Draft, placeholders: frozenset[str]) -> None:
+def _read_deferred(draft: Draft, compiled: CompiledSet) -> None:
     """The deferred fields (a non-agent step's own ``agent_name``, needed only when no agent
     encloses it: an attribute read saved on most spans), read and normalized exactly as
     ``_draft`` would have."""
-    assert draft.view is not None
+    assert draft.span is not None
     read_fields(
-        draft.view,
-        draft.rule,
-        placeholders,
-        CONTENT_FIELDS,
-        draft.fields,
-        draft.redacted,
-        plan=draft.rule.deferred,
+        draft.span, draft.children, draft.rule.deferred, compiled, draft.fields, draft.redacted
     )
     f = draft.fields
-    for name, _ in draft.rule.deferred:
-        if name in f and type(f[name]) is not str and name in STRING_FIELDS:
-            f[name] = parse_string(f[name])
+    if "agent_name" in f and type(f["agent_name"]) is not str:
+        f["agent_name"] = parse_string(f["agent_name"])
 
 
 _TOP: tuple[str, str | None] = ("", None)

@@ -12,6 +12,7 @@ mod decode_json;
 mod decode_proto;
 mod encode;
 mod encode_metrics;
+mod fields;
 mod online;
 mod parsers;
 mod pytree;
@@ -36,5 +37,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     parsers::register(m)?;
     online::register(m)?;
     rules::register(m)?;
+    fields::register(m)?;
     Ok(())
 }

@@ -26,7 +26,7 @@ use crate::pytree::{emit, Emit, PyValue};
 /// its value; anything else is returned unchanged. `bytes` are stripped of ASCII whitespace
 /// and read as UTF-8 (invalid sequences replaced) first.
 #[pyfunction]
-fn parse_json<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn parse_json<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let py = value.py();
     if let Ok(text) = value.cast::<PyString>() {
         let Ok(text) = text.to_str() else {
@@ -56,7 +56,7 @@ fn parse_json<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
 /// `json_or_text`: a string holding a JSON object or array becomes its value; any other
 /// value (other strings included) is returned unchanged.
 #[pyfunction]
-fn parse_json_or_text<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn parse_json_or_text<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let Ok(text) = value.cast::<PyString>() else {
         return Ok(value.clone());
     };
@@ -73,7 +73,7 @@ fn parse_json_or_text<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyA
 /// or the structured value) as the normalised message list, or `None` when the value holds
 /// no message list or object.
 #[pyfunction]
-fn parse_genai_messages<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn parse_genai_messages<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let py = value.py();
     if let Ok(text) = value.cast::<PyString>() {
         let Ok(text) = text.to_str() else {

@@ -1,0 +1,434 @@
+//! `FieldReader`: a selected rule's fields read from a Python span record, for
+//! `otel_oracles.mapping._compile` (its `read_fields`).
+//!
+//! Per field, the sources are tried in order and the first usable value wins. A redaction
+//! placeholder (`__REDACTED__`, `""`...) is remembered but later sources are still tried; if
+//! nothing better turns up the field stays unset and, for a content field, is flagged
+//! redacted. A placeholder the parsers unwrap counts the same. The `json`, `json_or_text`
+//! and `genai_messages` parsers are called directly; any other parser (chains, plug-ins)
+//! through Python, and an `Exception` it raises means "no value" (handed to `failed` for
+//! the log).
+//!
+//! Plans arrive as plain data (`_compile._plan`): per plan, per field `(name,
+//! sources)`, each source `(tag, a, b, parser, key)`.
+
+use pyo3::exceptions::{PyException, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyFrozenSet, PyList, PySet, PyString, PyTuple};
+
+use crate::parsers::{parse_genai_messages, parse_json, parse_json_or_text};
+
+/// Where a source's raw value comes from (the `Source` of `mapping/config.py`).
+enum Origin {
+    Attr(Py<PyString>),
+    Attrs(Vec<Py<PyString>>),
+    Prefix(String),
+    /// Events with these names: the list of them.
+    Events(Vec<String>),
+    /// The first such event holding this attribute: its value.
+    EventAttr(Vec<String>, Py<PyString>),
+    /// The first such event with a body: the body.
+    EventBody(Vec<String>),
+    /// `first_group(name)`: the span name's first regex group, or `None`.
+    SpanName(Py<PyAny>),
+    StatusMessage,
+    ChildAttr(Py<PyString>),
+    Const(Py<PyAny>),
+}
+
+enum Parser {
+    None,
+    Json,
+    JsonOrText,
+    GenaiMessages,
+    Python(Py<PyAny>),
+}
+
+struct Source {
+    origin: Origin,
+    parser: Parser,
+    key: Option<Py<PyString>>,
+}
+
+struct Field {
+    name: Py<PyString>,
+    content: bool,
+    sources: Vec<Source>,
+}
+
+#[pyclass(module = "otel_oracles._native", name = "FieldReader", frozen)]
+pub struct FieldReader {
+    plans: Vec<Vec<Field>>,
+    /// The redaction placeholders, as Python compares them (`str in frozenset`).
+    placeholders: Py<PyFrozenSet>,
+    /// `failed(field_name, exception)`: logs a parser's failure.
+    failed: Py<PyAny>,
+}
+
+/// Field names of the record fields read, interned once per call.
+struct Names<'py> {
+    attributes: Bound<'py, PyString>,
+    events: Bound<'py, PyString>,
+    name: Bound<'py, PyString>,
+    body: Bound<'py, PyString>,
+    status_message: Bound<'py, PyString>,
+}
+
+impl<'py> Names<'py> {
+    fn new(py: Python<'py>) -> Self {
+        Self {
+            attributes: PyString::intern(py, "attributes"),
+            events: PyString::intern(py, "events"),
+            name: PyString::intern(py, "name"),
+            body: PyString::intern(py, "body"),
+            status_message: PyString::intern(py, "status_message"),
+        }
+    }
+}
+
+/// `key in mapping` then `mapping[key]`, with a plain `dict` read directly.
+fn lookup<'py>(
+    mapping: &Bound<'py, PyAny>,
+    key: &Bound<'py, PyString>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    if let Ok(dict) = mapping.cast::<PyDict>() {
+        return dict.get_item(key);
+    }
+    if mapping.contains(key)? {
+        mapping.get_item(key).map(Some)
+    } else {
+        Ok(None)
+    }
+}
+
+/// The span's events whose name is one of `names`.
+fn named_events<'py>(
+    span: &Bound<'py, PyAny>,
+    names: &Names<'py>,
+    wanted: &[String],
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    let events = span.getattr(&names.events)?;
+    let mut out = Vec::new();
+    if events.len().unwrap_or(1) == 0 {
+        return Ok(out);
+    }
+    for event in events.try_iter()? {
+        let event = event?;
+        let name = event.getattr(&names.name)?;
+        let hit = match name.cast::<PyString>() {
+            Ok(name) => match name.to_str() {
+                Ok(text) => wanted.iter().any(|w| w == text),
+                Err(_) => false,
+            },
+            Err(_) => false,
+        };
+        if hit {
+            out.push(event);
+        }
+    }
+    Ok(out)
+}
+
+impl FieldReader {
+    /// The raw value of one source, or `None` for "no value" (absent, or `None`).
+    fn raw<'py>(
+        &self,
+        origin: &Origin,
+        span: &Bound<'py, PyAny>,
+        attributes: &Bound<'py, PyAny>,
+        children: &Bound<'py, PyAny>,
+        names: &Names<'py>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let py = span.py();
+        let value = match origin {
+            Origin::Attr(key) => lookup(attributes, key.bind(py))?,
+            Origin::Attrs(keys) => {
+                let found = PyDict::new(py);
+                for key in keys {
+                    let key = key.bind(py);
+                    if let Some(value) = lookup(attributes, key)? {
+                        found.set_item(key, value)?;
+                    }
+                }
+                (!found.is_empty()).then(|| found.into_any())
+            }
+            Origin::Prefix(prefix) => {
+                let found = PyDict::new(py);
+                for key in attributes.try_iter()? {
+                    let key = key?;
+                    let Ok(text) = key.cast::<PyString>() else {
+                        continue;
+                    };
+                    let Ok(text) = text.to_str() else {
+                        // A key that is no UTF-8 (lone surrogates): Python compares it.
+                        let start = format!("{prefix}.");
+                        if key.call_method1("startswith", (&start,))?.is_truthy()? {
+                            let rest = key.get_item(pyo3::types::PySlice::new(
+                                py,
+                                start.chars().count() as isize,
+                                isize::MAX,
+                                1,
+                            ))?;
+                            found.set_item(rest, attributes.get_item(&key)?)?;
+                        }
+                        continue;
+                    };
+                    if let Some(rest) = text
+                        .strip_prefix(prefix.as_str())
+                        .and_then(|rest| rest.strip_prefix('.'))
+                    {
+                        found.set_item(rest, attributes.get_item(&key)?)?;
+                    }
+                }
+                (!found.is_empty()).then(|| found.into_any())
+            }
+            Origin::Events(wanted) => {
+                let found = named_events(span, names, wanted)?;
+                (!found.is_empty())
+                    .then(|| PyList::new(py, found))
+                    .transpose()?
+                    .map(Bound::into_any)
+            }
+            Origin::EventAttr(wanted, key) => {
+                let key = key.bind(py);
+                let mut out = None;
+                for event in named_events(span, names, wanted)? {
+                    let attrs = event.getattr(&names.attributes)?;
+                    if let Some(value) = lookup(&attrs, key)? {
+                        out = Some(value);
+                        break;
+                    }
+                }
+                out
+            }
+            Origin::EventBody(wanted) => {
+                let mut out = None;
+                for event in named_events(span, names, wanted)? {
+                    let body = event.getattr(&names.body)?;
+                    if !body.is_none() {
+                        out = Some(body);
+                        break;
+                    }
+                }
+                out
+            }
+            Origin::SpanName(first_group) => {
+                let name = span.getattr(&names.name)?;
+                Some(first_group.bind(py).call1((name,))?)
+            }
+            Origin::StatusMessage => {
+                let message = span.getattr(&names.status_message)?;
+                message.is_truthy()?.then_some(message)
+            }
+            Origin::ChildAttr(key) => {
+                let key = key.bind(py);
+                let mut out = None;
+                for child in children.try_iter()? {
+                    let attrs = child?.getattr(&names.attributes)?;
+                    if let Some(value) = lookup(&attrs, key)? {
+                        out = Some(value);
+                        break;
+                    }
+                }
+                out
+            }
+            Origin::Const(value) => Some(value.bind(py).clone()),
+        };
+        Ok(value.filter(|v| !v.is_none()))
+    }
+
+    fn is_placeholder(&self, value: &Bound<'_, PyAny>) -> PyResult<bool> {
+        if !value.is_instance_of::<PyString>() {
+            return Ok(false);
+        }
+        self.placeholders.bind(value.py()).contains(value)
+    }
+
+    /// The parsed value, `None` for "no value" (the parser gave `None`, raised, or `key:`
+    /// found nothing).
+    fn parse<'py>(
+        &self,
+        source: &Source,
+        field: &Field,
+        raw: Bound<'py, PyAny>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let py = raw.py();
+        let parsed = match &source.parser {
+            Parser::None => Ok(raw),
+            Parser::Json => parse_json(&raw),
+            Parser::JsonOrText => parse_json_or_text(&raw),
+            Parser::GenaiMessages => parse_genai_messages(&raw),
+            Parser::Python(parse) => parse.bind(py).call1((raw,)),
+        };
+        let parsed = match parsed {
+            Ok(parsed) => parsed,
+            Err(err) if err.is_instance_of::<PyException>(py) => {
+                self.failed
+                    .bind(py)
+                    .call1((field.name.bind(py), err.value(py)))?;
+                return Ok(None);
+            }
+            Err(err) => return Err(err),
+        };
+        let Some(key) = &source.key else {
+            return Ok((!parsed.is_none()).then_some(parsed));
+        };
+        // `key:` applies only to what a parser made of the value (or the value itself).
+        if parsed.is_none() {
+            return Ok(None);
+        }
+        let Ok(dict) = parsed.cast::<PyDict>() else {
+            return Ok(None);
+        };
+        Ok(dict.get_item(key.bind(py))?.filter(|v| !v.is_none()))
+    }
+}
+
+fn strings(value: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
+    value.extract()
+}
+
+fn source(item: &Bound<'_, PyAny>) -> PyResult<Source> {
+    let py = item.py();
+    let tuple = item.cast::<PyTuple>()?;
+    let tag: String = tuple.get_item(0)?.extract()?;
+    let a = tuple.get_item(1)?;
+    let b = tuple.get_item(2)?;
+    let intern = |v: &Bound<'_, PyAny>| -> PyResult<Py<PyString>> {
+        let text: String = v.extract()?;
+        Ok(PyString::intern(py, &text).unbind())
+    };
+    let origin = match tag.as_str() {
+        "attr" => Origin::Attr(intern(&a)?),
+        "attrs" => Origin::Attrs(
+            a.try_iter()?
+                .map(|k| intern(&k?))
+                .collect::<PyResult<Vec<_>>>()?,
+        ),
+        "prefix" => Origin::Prefix(a.extract()?),
+        "events" => Origin::Events(strings(&a)?),
+        "event_attr" => Origin::EventAttr(strings(&a)?, intern(&b)?),
+        "event_body" => Origin::EventBody(strings(&a)?),
+        "span_name" => Origin::SpanName(a.unbind()),
+        "status_message" => Origin::StatusMessage,
+        "child_attr" => Origin::ChildAttr(intern(&a)?),
+        "const" => Origin::Const(a.unbind()),
+        other => return Err(PyValueError::new_err(format!("unknown source {other:?}"))),
+    };
+    let parser = tuple.get_item(3)?;
+    let parser = if parser.is_none() {
+        Parser::None
+    } else if let Ok(name) = parser.extract::<String>() {
+        match name.as_str() {
+            "json" => Parser::Json,
+            "json_or_text" => Parser::JsonOrText,
+            "genai_messages" => Parser::GenaiMessages,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "unknown native parser {other:?}"
+                )))
+            }
+        }
+    } else {
+        Parser::Python(parser.unbind())
+    };
+    let key = tuple.get_item(4)?;
+    let key = if key.is_none() {
+        None
+    } else {
+        Some(intern(&key)?)
+    };
+    Ok(Source {
+        origin,
+        parser,
+        key,
+    })
+}
+
+#[pymethods]
+impl FieldReader {
+    /// `plans`: per plan, per field `(name, is_content_field, sources)`; `placeholders`: the
+    /// redaction placeholders; `failed(field, exception)` is told of each parser failure.
+    #[new]
+    fn new(
+        plans: &Bound<'_, PyAny>,
+        placeholders: Bound<'_, PyFrozenSet>,
+        failed: Py<PyAny>,
+    ) -> PyResult<Self> {
+        let py = plans.py();
+        let mut out = Vec::new();
+        for plan in plans.try_iter()? {
+            let mut fields = Vec::new();
+            for field in plan?.try_iter()? {
+                let (name, content, sources): (String, bool, Bound<'_, PyAny>) =
+                    field?.extract()?;
+                fields.push(Field {
+                    name: PyString::intern(py, &name).unbind(),
+                    content,
+                    sources: sources
+                        .try_iter()?
+                        .map(|s| source(&s?))
+                        .collect::<PyResult<Vec<_>>>()?,
+                });
+            }
+            out.push(fields);
+        }
+        Ok(Self {
+            plans: out,
+            placeholders: placeholders.unbind(),
+            failed,
+        })
+    }
+
+    /// Read plan `plan` of `span` (whose direct children are `children`) into `fields`;
+    /// content fields left with only a placeholder go into `redacted`.
+    fn read(
+        &self,
+        span: &Bound<'_, PyAny>,
+        children: &Bound<'_, PyAny>,
+        plan: usize,
+        fields: &Bound<'_, PyDict>,
+        redacted: &Bound<'_, PySet>,
+    ) -> PyResult<()> {
+        let py = span.py();
+        let Some(plan) = self.plans.get(plan) else {
+            return Err(PyValueError::new_err("no such field plan"));
+        };
+        let names = Names::new(py);
+        let attributes = span.getattr(&names.attributes)?;
+        for field in plan {
+            let mut flagged = false;
+            let mut found = None;
+            for source in &field.sources {
+                let Some(raw) = self.raw(&source.origin, span, &attributes, children, &names)?
+                else {
+                    continue;
+                };
+                if self.is_placeholder(&raw)? {
+                    flagged = true;
+                    continue;
+                }
+                let Some(value) = self.parse(source, field, raw)? else {
+                    continue;
+                };
+                let transformed = !matches!(source.parser, Parser::None) || source.key.is_some();
+                if transformed && self.is_placeholder(&value)? {
+                    flagged = true;
+                    continue;
+                }
+                found = Some(value);
+                break;
+            }
+            match found {
+                Some(value) => fields.set_item(field.name.bind(py), value)?,
+                None if flagged && field.content => redacted.add(field.name.bind(py))?,
+                None => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<FieldReader>()
+}
