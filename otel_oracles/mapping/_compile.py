@@ -4,8 +4,8 @@ The conventions are read and validated in Python (error messages, plug-in parser
 core evaluates per span is plain data made here: the rules' matches as a rule table
 (``rule_table``: which rule a span matches) and their fields as read plans (``_plan``:
 per field its sources in order, with their parsers). Regexes stay ``safe_regex``'s, and
-parsers other than the core's own (``json``, ``json_or_text``, ``genai_messages``) are
-called back in Python.
+parsers other than the core's own (``json``, ``json_or_text``, ``genai_messages``,
+``openinference_messages``) are called back in Python.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from otel_oracles._native import (
     parse_genai_messages,
     parse_json,
     parse_json_or_text,
+    parse_openinference_messages,
 )
 from otel_oracles.mapping._loader import ConventionSet
 from otel_oracles.mapping._tool_results import ToolResultRules, tool_result_rules
@@ -253,6 +254,7 @@ _NATIVE_PARSERS: tuple[tuple[Any, str], ...] = (
     (parse_json, "json"),
     (parse_json_or_text, "json_or_text"),
     (parse_genai_messages, "genai_messages"),
+    (parse_openinference_messages, "openinference_messages"),
 )
 """The registered parsers that are the core's own functions: the reader calls them directly."""
 

@@ -4,10 +4,10 @@
 //! Per field, the sources are tried in order and the first usable value wins. A redaction
 //! placeholder (`__REDACTED__`, `""`...) is remembered but later sources are still tried; if
 //! nothing better turns up the field stays unset and, for a content field, is flagged
-//! redacted. A placeholder the parsers unwrap counts the same. The `json`, `json_or_text`
-//! and `genai_messages` parsers are called directly; any other parser (chains, plug-ins)
-//! through Python, and an `Exception` it raises means "no value" (handed to `failed` for
-//! the log).
+//! redacted. A placeholder the parsers unwrap counts the same. The core's own parsers
+//! (`json`, `json_or_text`, `genai_messages`, `openinference_messages`) are called
+//! directly; any other parser (chains, plug-ins) through Python, and an `Exception` it
+//! raises means "no value" (handed to `failed` for the log).
 //!
 //! Plans arrive as plain data (`_compile._plan`): per plan, per field `(name,
 //! sources)`, each source `(tag, a, b, parser, key)`.
@@ -16,7 +16,9 @@ use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFrozenSet, PyList, PySet, PyString, PyTuple};
 
-use crate::parsers::{parse_genai_messages, parse_json, parse_json_or_text};
+use crate::parsers::{
+    parse_genai_messages, parse_json, parse_json_or_text, parse_openinference_messages,
+};
 
 /// Where a source's raw value comes from (the `Source` of `mapping/config.py`).
 enum Origin {
@@ -41,6 +43,7 @@ enum Parser {
     Json,
     JsonOrText,
     GenaiMessages,
+    OpenInferenceMessages,
     Python(Py<PyAny>),
 }
 
@@ -258,6 +261,7 @@ impl FieldReader {
             Parser::Json => parse_json(&raw),
             Parser::JsonOrText => parse_json_or_text(&raw),
             Parser::GenaiMessages => parse_genai_messages(&raw),
+            Parser::OpenInferenceMessages => parse_openinference_messages(&raw),
             Parser::Python(parse) => parse.bind(py).call1((raw,)),
         };
         let parsed = match parsed {
@@ -323,6 +327,7 @@ fn source(item: &Bound<'_, PyAny>) -> PyResult<Source> {
             "json" => Parser::Json,
             "json_or_text" => Parser::JsonOrText,
             "genai_messages" => Parser::GenaiMessages,
+            "openinference_messages" => Parser::OpenInferenceMessages,
             other => {
                 return Err(PyValueError::new_err(format!(
                     "unknown native parser {other:?}"

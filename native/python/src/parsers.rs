@@ -116,7 +116,9 @@ pub(crate) fn parse_genai_messages<'py>(value: &Bound<'py, PyAny>) -> PyResult<B
 /// of the keys under the prefix) as the normalised message list, or `None` when there is no
 /// message (or no mapping).
 #[pyfunction]
-fn parse_openinference_messages<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn parse_openinference_messages<'py>(
+    value: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
     let py = value.py();
     let dict = if value.is_instance_of::<PyDict>() {
         value.clone()
