@@ -778,9 +778,6 @@ class Later:
         members = self.members
         return (members[i] for i in range(self.start, len(members)))
 
-    def first(self) -> Draft | None:
-        return self.members[self.start] if self.start < len(self.members) else None
-
 
 class _Executors:
     """The tool, retrieval and handoff steps of a list of drafts, indexed for linking:
