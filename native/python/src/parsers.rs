@@ -22,6 +22,15 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 
 use crate::pytree::{emit, Emit, PyValue};
 
+/// `bytes` as the parsers read them: stripped of ASCII whitespace, then UTF-8 with invalid
+/// sequences replaced (what `value.strip().decode("utf-8", "replace")` gives).
+fn bytes_text<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyString>> {
+    Ok(value
+        .call_method0("strip")?
+        .call_method1("decode", ("utf-8", "replace"))?
+        .cast_into::<PyString>()?)
+}
+
 /// `json`: a JSON string (stripped of surrounding whitespace as `str.strip()` does) becomes
 /// its value; anything else is returned unchanged. `bytes` are stripped of ASCII whitespace
 /// and read as UTF-8 (invalid sequences replaced) first.
@@ -38,10 +47,7 @@ pub(crate) fn parse_json<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, 
         });
     }
     if value.is_instance_of::<PyBytes>() {
-        let decoded = value
-            .call_method0("strip")?
-            .call_method1("decode", ("utf-8", "replace"))?;
-        let decoded = decoded.cast::<PyString>()?;
+        let decoded = bytes_text(value)?;
         let Ok(text) = decoded.to_str() else {
             return Ok(value.clone());
         };
@@ -86,10 +92,7 @@ pub(crate) fn parse_genai_messages<'py>(value: &Bound<'py, PyAny>) -> PyResult<B
         });
     }
     if value.is_instance_of::<PyBytes>() {
-        let decoded = value
-            .call_method0("strip")?
-            .call_method1("decode", ("utf-8", "replace"))?;
-        let decoded = decoded.cast::<PyString>()?;
+        let decoded = bytes_text(value)?;
         let Ok(text) = decoded.to_str() else {
             return Ok(py.None().into_bound(py));
         };

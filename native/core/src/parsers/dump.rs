@@ -159,73 +159,72 @@ fn write_string(text: &str, out: &mut String) {
     out.push('"');
 }
 
-/// Recursion here is bounded by the depth checked before.
+/// How a dump is spelled: `json.dumps(sort_keys=True, ensure_ascii=False)` or `orjson.dumps`.
+struct Style {
+    item_separator: &'static str,
+    key_separator: &'static str,
+    sort_keys: bool,
+    float: fn(f64) -> String,
+}
+
+/// `json.dumps(..., sort_keys=True, ensure_ascii=False)`.
+const SORTED: Style = Style {
+    item_separator: ", ",
+    key_separator: ": ",
+    sort_keys: true,
+    // A parsed value holds no NaN or infinity (the reader refuses them).
+    float: repr_float,
+};
+
+/// `orjson.dumps`.
+const COMPACT: Style = Style {
+    item_separator: ",",
+    key_separator: ":",
+    sort_keys: false,
+    float: orjson_float,
+};
+
 fn write_sorted(value: &J<'_>, out: &mut String) {
+    write_value(value, &SORTED, out);
+}
+
+fn write_compact(value: &J<'_>, out: &mut String) {
+    write_value(value, &COMPACT, out);
+}
+
+/// Recursion here is bounded by the depth checked before.
+fn write_value(value: &J<'_>, style: &Style, out: &mut String) {
     match value {
         J::Null => out.push_str("null"),
         J::Bool(true) => out.push_str("true"),
         J::Bool(false) => out.push_str("false"),
         J::U64(n) => out.push_str(&n.to_string()),
         J::I64(n) => out.push_str(&n.to_string()),
-        // A parsed value holds no NaN or infinity (the reader refuses them).
-        J::F64(f) => out.push_str(&repr_float(*f)),
+        J::F64(f) => out.push_str(&(style.float)(*f)),
         J::Str(s) => write_string(s, out),
         J::Arr(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
-                    out.push_str(", ");
+                    out.push_str(style.item_separator);
                 }
-                write_sorted(item, out);
+                write_value(item, style, out);
             }
             out.push(']');
         }
         J::Obj(obj) => {
             let mut entries: Vec<&(&str, J<'_>)> = obj.entries().iter().collect();
-            entries.sort_by(|a, b| a.0.cmp(b.0));
+            if style.sort_keys {
+                entries.sort_by(|a, b| a.0.cmp(b.0));
+            }
             out.push('{');
             for (i, (key, item)) in entries.into_iter().enumerate() {
                 if i > 0 {
-                    out.push_str(", ");
+                    out.push_str(style.item_separator);
                 }
                 write_string(key, out);
-                out.push_str(": ");
-                write_sorted(item, out);
-            }
-            out.push('}');
-        }
-    }
-}
-
-/// Recursion here is bounded by the depth checked before.
-fn write_compact(value: &J<'_>, out: &mut String) {
-    match value {
-        J::Null => out.push_str("null"),
-        J::Bool(true) => out.push_str("true"),
-        J::Bool(false) => out.push_str("false"),
-        J::U64(n) => out.push_str(&n.to_string()),
-        J::I64(n) => out.push_str(&n.to_string()),
-        J::F64(f) => out.push_str(&orjson_float(*f)),
-        J::Str(s) => write_string(s, out),
-        J::Arr(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_compact(item, out);
-            }
-            out.push(']');
-        }
-        J::Obj(obj) => {
-            out.push('{');
-            for (i, (key, item)) in obj.entries().iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_string(key, out);
-                out.push(':');
-                write_compact(item, out);
+                out.push_str(style.key_separator);
+                write_value(item, style, out);
             }
             out.push('}');
         }
