@@ -323,7 +323,7 @@ def _sequence_ok(mode: SequenceMode, diff: list[DiffEntry]) -> bool:
     return not ops & {"unexpected", "args_mismatch"}
 
 
-def _curable_by_unseen_calls(mode: SequenceMode, counts: dict[str, int], summary: str) -> bool:
+def _curable_by_unseen_calls(mode: SequenceMode, counts: dict[str, int]) -> bool:
     """Whether calls the trace did not show could make the failed sequence hold: then the
     failure is ``Finding.unseen`` (missing evidence where spans went unrecognised). In
     ``in_order`` and ``superset`` extra calls are allowed, so every failure is an expected
@@ -334,9 +334,7 @@ def _curable_by_unseen_calls(mode: SequenceMode, counts: dict[str, int], summary
     if mode in ("in_order", "superset"):
         return True
     if mode in ("exact", "any_order"):
-        return (
-            summary != "order differs" and not counts["unexpected"] and not counts["args_mismatch"]
-        )
+        return bool(counts["missing"]) and not counts["unexpected"] and not counts["args_mismatch"]
     return False
 
 
@@ -402,7 +400,7 @@ class ToolSequence(OracleCheck):
             details=details,
             span_ids=span_ids(offending),
             step_indexes=indexes(offending),
-            unseen=_curable_by_unseen_calls(p.mode, counts, summary),
+            unseen=_curable_by_unseen_calls(p.mode, counts),
         )
 
 
