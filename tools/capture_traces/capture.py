@@ -371,6 +371,28 @@ SOURCES: dict[str, dict[str, Any]] = {
                                     "OPENINFERENCE_HIDE_INPUT_MESSAGES",
                                     "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
     },
+    "openinference-mcp": {
+        "what": "OpenAI Agents SDK (chat-completions model on the fake server, a native handoff "
+        "for g_handoff) whose tools live on a real MCP server subprocess over stdio "
+        "(mcp_tools_server.py, the mcp package's MCPServer); the agent traced by "
+        "openinference-instrumentation-openai-agents, the context carried to the server by "
+        "openinference-instrumentation-mcp, both processes exporting to the capture's sink "
+        "(the mcp SDK's own client and server spans included)",
+        "packages": ["openai", "openai-agents", "mcp",
+                     "openinference-instrumentation-openai-agents",
+                     "openinference-instrumentation-mcp"],
+        "driver": "fw_mcp",
+        "sink": True,
+        "tool_spans": True,
+        "handoff_via": "the SDK's native handoff (`transfer_to_research_agent {}`)",
+        "notes": ["**Tool failures:** the search raises inside the MCP server, which answers "
+                  "with an `isError` result (`Error executing tool search_docs: ...`); the SDK "
+                  "hands that text to the model as the tool's output."],
+        "on": {},
+        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
+                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
+                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+    },
     "smolagents-openinference": {
         "what": "smolagents ToolCallingAgent (OpenAIServerModel on the fake server, @tool "
         "functions, answers through its built-in final_answer tool; managed agents for "
