@@ -1136,6 +1136,38 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {"TRACELOOP_TRACE_CONTENT": "true"},
         "off": {"TRACELOOP_TRACE_CONTENT": "false"},
     },
+    "laminar-langgraph": {
+        "what": "LangGraph prebuilt ReAct agent (create_react_agent, ChatOpenAI on the fake "
+        "server, @tool functions in a ToolNode with handle_tool_errors; a langgraph-swarm for "
+        "g_handoff) traced by Laminar (`lmnr`: Laminar.initialize with its default "
+        "instruments, its OTLP/HTTP exporter pointed at the capture's sink by base_url, "
+        "http_port and force_http)",
+        "packages": ["lmnr", "langgraph", "langgraph-prebuilt", "langgraph-swarm",
+                     "langchain-core", "langchain-openai", "openai"],
+        "driver": "fw_laminar:run_langgraph",
+        "sink": True,
+        "tool_spans": True,
+        "handoff_via": "`transfer_to_research_agent {}` (langgraph-swarm handoff tool)",
+        "notes": ["**Tool failures:** the tool raises; the ToolNode sends the model an error "
+                  "ToolMessage (`Error: SearchBackendError(...)`).",
+                  "**Content off:** `LMNR_TRACE_CONTENT=false`."],
+        "on": {"LMNR_TRACE_CONTENT": "true"},
+        "off": {"LMNR_TRACE_CONTENT": "false"},
+    },
+    "laminar-openai-agents": {
+        "what": "OpenAI Agents SDK (chat-completions model on the fake server, @function_tool "
+        "tools, a native handoff for g_handoff) traced by Laminar (`lmnr`: Laminar.initialize "
+        "with its default instruments, its OTLP/HTTP exporter pointed at the capture's sink; "
+        "the SDK's own export off)",
+        "packages": ["lmnr", "openai-agents", "openai"],
+        "driver": "fw_laminar:run_openai_agents",
+        "sink": True,
+        "tool_spans": True,
+        "handoff_via": "the SDK's native handoff (`transfer_to_research_agent {}`)",
+        "notes": ["**Content off:** `LMNR_TRACE_CONTENT=false`."],
+        "on": {"LMNR_TRACE_CONTENT": "true"},
+        "off": {"LMNR_TRACE_CONTENT": "false"},
+    },
     "agent-framework": {
         "what": "Microsoft Agent Framework (Agent on OpenAIChatCompletionClient against the fake "
         "server, plain function tools, include_detailed_errors; Agent.as_tool delegation for "

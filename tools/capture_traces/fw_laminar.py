@@ -1,0 +1,65 @@
+"""Laminar (the ``lmnr`` Python SDK) tracing agent frameworks, for the ``laminar-*`` sources.
+
+Laminar is built on OpenTelemetry and instruments the frameworks itself (its own LangChain
+callback handler, LangGraph, OpenAI Agents SDK and OpenAI client instrumentations, bundled in
+``lmnr``). ``Laminar.initialize`` keeps its own tracer provider and OTLP exporter; there is no
+exporter argument, but ``base_url`` / ``http_port`` with ``force_http=True`` make that exporter
+post OTLP/HTTP protobuf to ``<base_url>:<http_port>/v1/traces``, so pointing them at the
+capture's sink on 127.0.0.1 is all it takes (the project key is a placeholder: nothing reaches
+Laminar's cloud). Spans go through Laminar's default batching processor, as in production; the
+run ends with ``Laminar.flush()`` / ``Laminar.shutdown()`` before the sink is read.
+
+Content off: ``LMNR_TRACE_CONTENT=false`` (the source's ``off`` environment), which Laminar's
+instrumentations read on every span.
+
+The apps are the other sources' own: ``fw_langgraph._run`` (LangGraph prebuilt ReAct agents, a
+langgraph-swarm for ``g_handoff``) and ``fw_openai_agents.run_app`` (the OpenAI Agents SDK
+agents, a native handoff for ``g_handoff``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from urllib.parse import urlsplit
+
+from scenarios import Scenario, Tools
+
+
+def traced(endpoint: str, run: Callable[[], None]) -> None:
+    """Initialize Laminar exporting to ``endpoint`` (the capture's sink), run the app, and
+    export every span before returning."""
+    from lmnr import Laminar
+
+    where = urlsplit(endpoint)
+    Laminar.initialize(
+        project_api_key="capture-not-a-key",
+        base_url=f"{where.scheme}://{where.hostname}",
+        http_port=where.port,
+        force_http=True,
+    )
+    try:
+        run()
+    finally:
+        Laminar.flush()
+        Laminar.shutdown()
+
+
+def run_langgraph(
+    scenario: Scenario, endpoint: str, tools: Tools, executed: list[str], *, content: bool
+) -> None:
+    """The ``fw_langgraph`` agents under Laminar's LangChain / LangGraph instrumentation."""
+    from fw_langgraph import _run
+
+    traced(endpoint, lambda: _run(scenario, tools, executed))
+
+
+def run_openai_agents(
+    scenario: Scenario, endpoint: str, tools: Tools, executed: list[str], *, content: bool
+) -> None:
+    """The ``fw_openai_agents`` app under Laminar's OpenAI Agents SDK instrumentation (the
+    SDK's own export to OpenAI off first, so only Laminar's processor is left)."""
+    from agents import set_trace_processors
+    from fw_openai_agents import run_app
+
+    set_trace_processors([])
+    traced(endpoint, lambda: run_app(scenario, tools, executed))
