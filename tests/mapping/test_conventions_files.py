@@ -33,6 +33,7 @@ EXPECTED_FILES = {
     "litellm",
     "openlit",
     "beeai",
+    "laminar",
     "langfuse",
     "langsmith",
     "mlflow",

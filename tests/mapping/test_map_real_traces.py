@@ -80,6 +80,8 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "openlit-google-adk",
         "openllmetry-agno",
         "openllmetry-openai-agents",
+        "laminar-langgraph",
+        "laminar-openai-agents",
         "agent-framework",
         "beeai-openinference",
         "langchain-agents-openinference",
@@ -145,6 +147,8 @@ TOOL_SPAN_SOURCES = frozenset(
         "openlit-google-adk",
         "openllmetry-agno",
         "openllmetry-openai-agents",
+        "laminar-langgraph",
+        "laminar-openai-agents",
         "agent-framework",
         "beeai-openinference",
         "langchain-agents-openinference",
@@ -167,6 +171,7 @@ OK_NOT_SHOWN = frozenset(
         "openllmetry-agno",
         "langgraph-openinference",
         "langgraph-openllmetry",
+        "laminar-langgraph",
         "openlit-langgraph",
         "mlflow-langgraph",
         "mlflow-create-agent",
@@ -207,6 +212,7 @@ GENERIC_ERROR_TEXT = frozenset(
         "logfire-openai-agents",
         "openlit-openai-agents",
         "openllmetry-openai-agents",
+        "laminar-openai-agents",
     }
 )
 """Sources that report tool failures with a generic text only (no error detail)."""
@@ -254,11 +260,14 @@ CONTENT_NEVER = frozenset({"autogen-native"})
 """Sources whose tracer records no content and no model call whatever its switch (autogen-core's
 own spans): the content-on capture holds what the content-off one does."""
 
-CONTENT_IGNORES_SWITCH = frozenset({"crewai-openllmetry", "genkit", "openllmetry-js"})
+CONTENT_IGNORES_SWITCH = frozenset(
+    {"crewai-openllmetry", "genkit", "openllmetry-js", "laminar-openai-agents"}
+)
 """Sources whose tracer records messages, arguments and results whatever its content switch
 (OpenLLMetry's CrewAI instrumentation ignores ``TRACELOOP_TRACE_CONTENT``, OpenLLMetry JS's
-LangChain instrumentation ``traceContent: false``; Genkit has no switch): the content-off
-capture holds everything the content-on one does."""
+LangChain instrumentation ``traceContent: false``, Laminar's OpenAI Agents SDK processor
+``LMNR_TRACE_CONTENT=false``; Genkit has no switch): the content-off capture holds everything
+the content-on one does."""
 
 UNNAMED_FAILED_CALLS = frozenset({"openllmetry-js"})
 """Tool spans named after the tool's class, the tool's own name only in the ToolMessage it

@@ -160,6 +160,8 @@ TOOL_SPANS = (
     "openlit-google-adk",
     "openllmetry-agno",
     "openllmetry-openai-agents",
+    "laminar-langgraph",
+    "laminar-openai-agents",
     "openinference-openai-agents",
     "traceloop-sdk",
     "agent-framework",
@@ -203,6 +205,7 @@ OK_NOT_SHOWN = (
     "openllmetry-agno",
     "langgraph-openinference",
     "langgraph-openllmetry",
+    "laminar-langgraph",
     "langchain-create-agent-openllmetry",
     "openlit-langgraph",
     "mlflow-langgraph",
@@ -240,11 +243,16 @@ NAMES_ONLY = (
     "openllmetry-openai-events",
     "vercel-ai-sdk-legacy",
 )  # no tool spans; content off keeps tool names (in log records)
-CONTENT_IGNORES_SWITCH = ("crewai-openllmetry", "genkit", "openllmetry-js")
+CONTENT_IGNORES_SWITCH = (
+    "crewai-openllmetry",
+    "genkit",
+    "openllmetry-js",
+    "laminar-openai-agents",
+)
 """The tracer records messages, arguments and results whatever its content switch
 (OpenLLMetry's CrewAI instrumentation ignores ``TRACELOOP_TRACE_CONTENT``, OpenLLMetry JS's
-LangChain instrumentation ``traceContent: false``; Genkit has no switch): content off grades
-as content on."""
+LangChain instrumentation ``traceContent: false``, Laminar's OpenAI Agents SDK processor
+``LMNR_TRACE_CONTENT=false``; Genkit has no switch): content off grades as content on."""
 UNNAMED_FAILED_CALLS = ("openllmetry-js",)
 """A call that raised has no name in the trace (OpenLLMetry JS names a LangChain tool's span
 after its class and keeps the tool's name only in the ToolMessage it returned), so in the
