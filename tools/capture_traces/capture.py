@@ -1125,6 +1125,26 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
+    "mlflow-llamaindex": {
+        "what": "the llamaindex-openinference agents (a FunctionAgent with FunctionTool tools, "
+        "the llama-index-llms-openai model on the fake server; an AgentWorkflow with its "
+        "handoff tool for g_handoff) traced by MLflow's LlamaIndex autolog "
+        "(mlflow.llama_index.autolog() alone), exported by MLflow's OTLP exporter to the "
+        "capture's sink, native mlflow.* attributes",
+        "packages": ["mlflow-tracing", "llama-index-core", "llama-index-llms-openai",
+                     "llama-index-workflows", "openai"],
+        "driver": "fw_mlflow:run_llamaindex",
+        "sink": True,
+        "tool_spans": True,
+        "handoff_via": "AgentWorkflow's own `handoff` tool "
+        "(`handoff {\"to_agent\": \"research_agent\", \"reason\": ...}`)",
+        "notes": ["**Tool failures:** the tool raises; the agent workflow sends the model the "
+                  "exception text as an error tool output.",
+                  "**Content off:** as mlflow-openai (inputs and outputs set to `[REDACTED]` "
+                  "by a span processor)."],
+        "on": {},
+        "off": {},
+    },
     "openllmetry-openai-agents": {
         "what": "OpenAI Agents SDK (chat-completions model on the fake server, @function_tool "
         "tools, a native handoff for g_handoff) traced by OpenLLMetry's "

@@ -43,6 +43,11 @@ spans into MLflow spans.
 
 ``run_crewai`` (``mlflow-crewai``): the CrewAI crew of ``fw_crewai.py`` (delegation to a
 coworker for ``g_handoff``) traced by ``mlflow.crewai.autolog()`` alone.
+
+``run_llamaindex`` (``mlflow-llamaindex``): the LlamaIndex agents of ``fw_llamaindex.py`` (an
+``AgentWorkflow`` with its ``handoff`` tool for ``g_handoff``) traced by
+``mlflow.llama_index.autolog()`` alone (MLflow's handler on LlamaIndex's instrumentation
+dispatcher: workflow steps, model calls and tools).
 """
 
 from __future__ import annotations
@@ -155,6 +160,20 @@ def run_crewai(
     mlflow = configure(endpoint, content=content, openai=False)
     mlflow.crewai.autolog()
     run_crew(scenario, tools, executed)
+    flush()
+
+
+def run_llamaindex(
+    scenario: Scenario, endpoint: str, tools: Tools, executed: list[str], *, content: bool
+) -> None:
+    """The LlamaIndex agents traced by MLflow's LlamaIndex autolog alone."""
+    import asyncio
+
+    from fw_llamaindex import _run
+
+    mlflow = configure(endpoint, content=content, openai=False)
+    mlflow.llama_index.autolog()
+    asyncio.run(_run(scenario, tools, executed))
     flush()
 
 
