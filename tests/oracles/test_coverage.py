@@ -100,6 +100,32 @@ def test_a_required_handoff_not_seen_beside_unknown_spans_is_missing_evidence() 
     assert check(forbidden, seen).outcome == Outcome.INVARIANT_FAILURE
 
 
+def test_an_answer_blamed_for_a_degradation_not_seen_beside_unknown_spans_is_missing() -> None:
+    """A claim that no dependency was degraded is about every call: a span no convention
+    recognised may be the search that failed (found grading the OpenAI Agents SDK under
+    Laminar before its spans were mapped: with the failed searches' spans unrecognised, a
+    disclosed degraded answer failed both checks). Uncertainty voiced (``degraded_answer``) or no citation where
+    a degraded run needs none (``citation_required`` with ``unless_degraded``) is missing
+    evidence there, and a violation when every span was recognised; a citation required
+    without that exemption fails on the answer alone."""
+    run = (
+        gen(tool_calls=["search_docs"]),
+        tool("search_docs", {"query": "refunds"}, {"documents": ["doc-42"]}),
+        gen("I do not know the refund window."),
+    )
+    for spec in (
+        {"type": "degraded_answer"},
+        {"type": "citation_required", "unless_degraded": True},
+    ):
+        beside = check(spec, traj(*run, unmapped_spans={"search_docs": 2}))
+        assert beside.outcome == Outcome.MISSING_EVIDENCE, beside.message
+        assert "'search_docs' x2" in beside.message
+        alone = check(spec, traj(*run))
+        assert alone.outcome == Outcome.INVARIANT_FAILURE, alone.message
+    plain = check({"type": "citation_required"}, traj(*run, unmapped_spans={"search_docs": 2}))
+    assert plain.outcome == Outcome.INVARIANT_FAILURE, plain.message
+
+
 def test_the_names_listed_are_capped() -> None:
     from otel_oracles.grade import grade
 

@@ -410,6 +410,8 @@ class DegradedAnswer(OracleCheck):
             )
         claim = uncertainty or disclosure
         if claim is not None:
+            # "No dependency was degraded" is about every call: a span no convention
+            # recognised may be the call that failed (unseen: missing evidence there).
             return Finding.fail(
                 f"the answer says {claim.group(0)!r} but no dependency was degraded "
                 "(uncertainty not tied to degraded evidence)",
@@ -417,6 +419,7 @@ class DegradedAnswer(OracleCheck):
                 details=details,
                 span_ids=answer_spans,
                 step_indexes=indexes([out.step]) if out.step else (),
+                unseen=True,
             )
         return Finding.ok(
             "no dependency degraded; the answer voices no uncertainty", details=details
@@ -473,11 +476,14 @@ class CitationRequired(OracleCheck):
                     "captured for " + list_steps(deg.unknown),
                     span_ids=spans,
                 )
+        # With the degradation exemption, a span no convention recognised may be the failed
+        # call that exempts the answer (unseen: missing evidence there).
         return Finding.fail(
             f"the answer cites {len(ids)} id(s) matching /{p.pattern}/, at least {p.min} required",
             span_ids=spans,
             step_indexes=indexes([out.step]) if out.step else (),
             details={"cited": ids},
+            unseen=p.unless_degraded,
         )
 
 
