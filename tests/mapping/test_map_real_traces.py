@@ -41,6 +41,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "mlflow-pydantic-ai",
         "mlflow-agno",
         "mlflow-strands",
+        "mlflow-llamaindex",
         "pydantic-ai",
         "openai-agents-otel-v2",
         "vercel-ai-sdk-otel",
@@ -112,6 +113,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "mlflow-pydantic-ai",
         "mlflow-agno",
         "mlflow-strands",
+        "mlflow-llamaindex",
         "pydantic-ai",
         "openai-agents-otel-v2",
         "vercel-ai-sdk-otel",
@@ -217,7 +219,9 @@ GENERIC_ERROR_TEXT = frozenset(
 )
 """Sources that report tool failures with a generic text only (no error detail)."""
 
-UNNAMED_AGENTS = frozenset({"llamaindex-openinference", "llamaindex-openllmetry"})
+UNNAMED_AGENTS = frozenset(
+    {"llamaindex-openinference", "llamaindex-openllmetry", "mlflow-llamaindex"}
+)
 """Sources whose spans never name the running agent: a handoff is seen, its source agent is
 missing evidence, and its target is known only from the handoff tool's arguments (content on)."""
 

@@ -127,6 +127,7 @@ TOOL_SPANS = (
     "mlflow-pydantic-ai",
     "mlflow-agno",
     "mlflow-strands",
+    "mlflow-llamaindex",
     "openai-agents-otel-v2",
     "pydantic-ai",
     "vercel-ai-sdk-otel",
@@ -182,6 +183,7 @@ TOOL_SPANS = (
 UNNAMED_AGENTS = (
     "llamaindex-openinference",
     "llamaindex-openllmetry",
+    "mlflow-llamaindex",
     "haystack-openinference",
     "haystack-native",
 )
