@@ -83,6 +83,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "openllmetry-openai-agents",
         "laminar-langgraph",
         "laminar-openai-agents",
+        "laminar-pydantic-ai",
         "agent-framework",
         "beeai-openinference",
         "langchain-agents-openinference",
@@ -151,6 +152,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "openllmetry-openai-agents",
         "laminar-langgraph",
         "laminar-openai-agents",
+        "laminar-pydantic-ai",
         "agent-framework",
         "beeai-openinference",
         "langchain-agents-openinference",
@@ -265,13 +267,20 @@ CONTENT_NEVER = frozenset({"autogen-native"})
 own spans): the content-on capture holds what the content-off one does."""
 
 CONTENT_IGNORES_SWITCH = frozenset(
-    {"crewai-openllmetry", "genkit", "openllmetry-js", "laminar-openai-agents"}
+    {
+        "crewai-openllmetry",
+        "genkit",
+        "openllmetry-js",
+        "laminar-openai-agents",
+        "laminar-pydantic-ai",
+    }
 )
 """Sources whose tracer records messages, arguments and results whatever its content switch
 (OpenLLMetry's CrewAI instrumentation ignores ``TRACELOOP_TRACE_CONTENT``, OpenLLMetry JS's
 LangChain instrumentation ``traceContent: false``, Laminar's OpenAI Agents SDK processor
-``LMNR_TRACE_CONTENT=false``; Genkit has no switch): the content-off capture holds everything
-the content-on one does."""
+``LMNR_TRACE_CONTENT=false``, as does pydantic-ai's own instrumentation, which Laminar turns on
+with content; Genkit has no switch): the content-off capture holds everything the content-on
+one does."""
 
 UNNAMED_FAILED_CALLS = frozenset({"openllmetry-js"})
 """Tool spans named after the tool's class, the tool's own name only in the ToolMessage it

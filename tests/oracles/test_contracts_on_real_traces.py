@@ -163,6 +163,7 @@ TOOL_SPANS = (
     "openllmetry-openai-agents",
     "laminar-langgraph",
     "laminar-openai-agents",
+    "laminar-pydantic-ai",
     "openinference-openai-agents",
     "traceloop-sdk",
     "agent-framework",
@@ -250,11 +251,13 @@ CONTENT_IGNORES_SWITCH = (
     "genkit",
     "openllmetry-js",
     "laminar-openai-agents",
+    "laminar-pydantic-ai",
 )
 """The tracer records messages, arguments and results whatever its content switch
 (OpenLLMetry's CrewAI instrumentation ignores ``TRACELOOP_TRACE_CONTENT``, OpenLLMetry JS's
 LangChain instrumentation ``traceContent: false``, Laminar's OpenAI Agents SDK processor
-``LMNR_TRACE_CONTENT=false``; Genkit has no switch): content off grades as content on."""
+``LMNR_TRACE_CONTENT=false``, as does pydantic-ai's own instrumentation, which Laminar turns on
+with content; Genkit has no switch): content off grades as content on."""
 UNNAMED_FAILED_CALLS = ("openllmetry-js",)
 """A call that raised has no name in the trace (OpenLLMetry JS names a LangChain tool's span
 after its class and keeps the tool's name only in the ToolMessage it returned), so in the

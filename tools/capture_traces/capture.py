@@ -1188,6 +1188,25 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {"LMNR_TRACE_CONTENT": "true"},
         "off": {"LMNR_TRACE_CONTENT": "false"},
     },
+    "laminar-pydantic-ai": {
+        "what": "pydantic-ai agents (OpenAIChatModel on the fake server, tool_plain tools, a "
+        "failing search raising ModelRetry; the research agent run from the triage agent's "
+        "delegate_to_research_agent tool for g_handoff) traced by Laminar (`lmnr`: "
+        "Laminar.initialize with its default instruments, which turn on pydantic-ai's own "
+        "instrumentation on Laminar's tracer provider beside its OpenAI client "
+        "instrumentation), exported as laminar-langgraph",
+        "packages": ["lmnr", "pydantic-ai-slim", "openai"],
+        "driver": "fw_laminar:run_pydantic_ai",
+        "sink": True,
+        "tool_spans": True,
+        "handoff_via": "the `delegate_to_research_agent {\"question\": ...}` tool, whose "
+        "span holds the research agent's run",
+        "notes": ["**Tool failures:** the tool raises `ModelRetry`; pydantic-ai sends the model "
+                  "a retry prompt and the `execute_tool` span ends with status ERROR.",
+                  "**Content off:** `LMNR_TRACE_CONTENT=false`."],
+        "on": {"LMNR_TRACE_CONTENT": "true"},
+        "off": {"LMNR_TRACE_CONTENT": "false"},
+    },
     "agent-framework": {
         "what": "Microsoft Agent Framework (Agent on OpenAIChatCompletionClient against the fake "
         "server, plain function tools, include_detailed_errors; Agent.as_tool delegation for "

@@ -13,8 +13,9 @@ Content off: ``LMNR_TRACE_CONTENT=false`` (the source's ``off`` environment), wh
 instrumentations read on every span.
 
 The apps are the other sources' own: ``fw_langgraph._run`` (LangGraph prebuilt ReAct agents, a
-langgraph-swarm for ``g_handoff``) and ``fw_openai_agents.run_app`` (the OpenAI Agents SDK
-agents, a native handoff for ``g_handoff``).
+langgraph-swarm for ``g_handoff``), ``fw_openai_agents.run_app`` (the OpenAI Agents SDK
+agents, a native handoff for ``g_handoff``) and ``fw_pydantic_ai._run`` (pydantic-ai agents,
+the research agent run from the triage agent's tool for ``g_handoff``).
 """
 
 from __future__ import annotations
@@ -63,3 +64,14 @@ def run_openai_agents(
 
     set_trace_processors([])
     traced(endpoint, lambda: run_app(scenario, tools, executed))
+
+
+def run_pydantic_ai(
+    scenario: Scenario, endpoint: str, tools: Tools, executed: list[str], *, content: bool
+) -> None:
+    """The ``fw_pydantic_ai`` agents: Laminar's pydantic-ai instrumentation turns on
+    pydantic-ai's own (``Agent.instrument_all`` on Laminar's tracer provider, semconv version
+    5), beside its OpenAI client instrumentation; the app itself instruments nothing."""
+    from fw_pydantic_ai import _run
+
+    traced(endpoint, lambda: _run(scenario, tools, executed))
