@@ -544,6 +544,24 @@ SOURCES: dict[str, dict[str, Any]] = {
         "off": {"OTEL_SEMCONV_STABILITY_OPT_IN":
                 "gen_ai_latest_experimental,gen_ai_unredacted_attributes="},
     },
+    "langtrace-langgraph": {
+        "what": "the langgraph-openinference agents (LangGraph prebuilt ReAct agent, ChatOpenAI "
+        "on the fake server, @tool functions in a ToolNode with handle_tool_errors; a "
+        "langgraph-swarm for g_handoff) traced by Langtrace's Python SDK (langtrace.init(): "
+        "its langchain, langchain-core, langgraph and openai instrumentations), exported by "
+        "the SDK's OTLP/HTTP exporter (api_host on the capture's sink)",
+        "packages": ["langtrace-python-sdk", "langgraph", "langgraph-prebuilt",
+                     "langgraph-swarm", "langchain-core", "langchain-openai", "openai"],
+        "driver": "fw_langtrace:run_langgraph",
+        "sink": True,
+        "tool_spans": False,
+        "handoff_via": "`transfer_to_research_agent {}` (langgraph-swarm handoff tool)",
+        "notes": ["**Tool failures:** the tool raises; the ToolNode sends the model an error "
+                  "ToolMessage (`Error: SearchBackendError(...)`).",
+                  "**Content off:** `TRACE_PROMPT_COMPLETION_DATA=false`."],
+        "on": {},
+        "off": {"TRACE_PROMPT_COMPLETION_DATA": "false"},
+    },
     "crewai-openinference": {
         "what": "CrewAI (an Agent with @tool tools, a Task, a Crew; CrewAI's LLM through "
         "LiteLLM to the fake server; delegation to a coworker for g_handoff) traced by "
