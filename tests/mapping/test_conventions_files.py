@@ -36,6 +36,7 @@ EXPECTED_FILES = {
     "laminar",
     "langfuse",
     "langsmith",
+    "langtrace",
     "mlflow",
     "generic-clients",
     "genkit",

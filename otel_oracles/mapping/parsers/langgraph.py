@@ -1,4 +1,6 @@
-"""LangChain callback payloads as tracers record them (``conventions/langgraph.yaml``)."""
+"""LangChain callback payloads as tracers record them (``conventions/langgraph.yaml``), and
+LangChain calls' arguments and results as Langtrace's method patches dump them
+(``conventions/langtrace.yaml``)."""
 
 from __future__ import annotations
 
@@ -209,6 +211,69 @@ def parse_js_error_type(value: Any) -> str | None:
     return None
 
 
+_LANGCHAIN_ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
+"""LangChain message types (``BaseMessage.type``) as chat roles."""
+
+
+def _langchain_fields_message(node: Any, output: bool) -> Message | None:
+    """One LangChain message as its own fields (``{"type", "content", "tool_calls",
+    "tool_call_id", "status", ...}``, empty fields possibly left out, as Langtrace dumps a
+    message) in the GenAI parts format; ``None`` for anything else. A ``ToolMessage`` whose
+    ``status`` is ``error`` (LangGraph's ToolNode, a tool with ``handle_tool_error``) is the
+    failed call's response ``{"error": <its text>}``: the text alone does not say it failed."""
+    if not isinstance(node, dict) or node.get("type") not in _LANGCHAIN_ROLES:
+        return None
+    role = _LANGCHAIN_ROLES[node["type"]]
+    if role == "tool":
+        content = node.get("content")
+        response = (
+            {"error": content} if node.get("status") == "error" else parse_json_or_text(content)
+        )
+        part = {"type": "tool_call_response", "id": node.get("tool_call_id")}
+        if "content" in node:
+            part["response"] = response
+        return {"role": "tool", "parts": [part]}
+    body = {k: node[k] for k in ("content", "tool_calls") if k in node}
+    return openai_message({**body, "role": role}, output=output)
+
+
+def parse_langtrace_chat_input(value: Any) -> list[Message] | None:
+    """A LangChain chat model call's input as Langtrace records it (``langchain.inputs``:
+    the call's positional arguments, ``[input, config]``): the messages of ``input`` (a list
+    of messages, ``{"messages": [...]}``, or a plain string prompt, a user message). ``None``
+    when the input is none of these or holds anything but messages (no partial
+    conversation)."""
+    if not isinstance(value, list) or not value:
+        return None
+    prompt = value[0]
+    if isinstance(prompt, str):
+        return [{"role": "user", "parts": [{"type": "text", "content": prompt}]}]
+    if isinstance(prompt, dict) and isinstance(prompt.get("messages"), list):
+        prompt = prompt["messages"]
+    if not isinstance(prompt, list) or not prompt:
+        return None
+    out: list[Message] = []
+    for node in prompt:
+        message = _langchain_fields_message(node, output=False)
+        if message is None:
+            return None
+        out.append(message)
+    return out
+
+
+def parse_langtrace_chat_output(value: Any) -> list[Message] | None:
+    """A LangChain chat model call's result as Langtrace records it (``langchain.outputs``: the
+    returned ``AIMessage``'s fields, its finish reason in ``response_metadata``) as one
+    assistant message; ``None`` for anything else."""
+    message = _langchain_fields_message(value, output=True)
+    if message is None or message["role"] != "assistant":
+        return None
+    meta = value.get("response_metadata")
+    if isinstance(meta, dict) and isinstance(meta.get("finish_reason"), str):
+        message["finish_reason"] = meta["finish_reason"]
+    return [message]
+
+
 PARSERS: Mapping[str, Parser] = {
     "langchain_tool_input": parse_langchain_tool_input,
     "langchain_messages": parse_langchain_messages,
@@ -220,5 +285,7 @@ PARSERS: Mapping[str, Parser] = {
     "langchain_message_content": parse_langchain_message_content,
     "langchain_message_str": parse_langchain_message_str,
     "object_only": parse_object_only,
+    "langtrace_chat_input": parse_langtrace_chat_input,
+    "langtrace_chat_output": parse_langtrace_chat_output,
 }
 """Registered names (as written in YAML ``parse:``) -> parser."""
