@@ -219,6 +219,15 @@ def parse_openinference_messages(value: Any, /) -> list[dict[str, Any]] | None:
     does not read and ``AttributeError`` for a key that is no ``str``, as the Python parser
     it replaced did; never changes the values it is given."""
 
+# The registered ``python_literal`` parser (``mapping.parsers.python_literals``).
+
+def parse_python_literal(value: Any, /) -> Any:
+    """A ``str`` holding the Python ``repr`` of a dict or list as its JSON-like value (what
+    ``ast.literal_eval`` reads, tuples and sets as lists, sets sorted by ``repr``, ``bytes``
+    decoded, complex numbers and non-string keys as their ``str``); anything else, and text
+    that is no such literal, unchanged. A few corners (``\\N{...}`` escapes, surrogate
+    escapes, integers past 127 bits) are read by ``python_literals.parse_python_literal_by_ast``."""
+
 # -- the mapping rule table (native/python/src/rules.rs) -----------------------------------
 
 class RuleTable:

@@ -1,6 +1,7 @@
 //! The message-content parsers of `otel_oracles_core::content` as the registered `json` and
 //! `json_or_text` parsers of `otel_oracles.mapping.parsers.scalars`, and the message parsers
-//! of `otel_oracles_core::parsers` (`genai_messages`).
+//! of `otel_oracles_core::parsers` (`genai_messages`, `openinference_messages`,
+//! `python_literal`).
 //!
 //! Each takes any value as a `parse:` chain hands it over and returns exactly what the
 //! Python parsers returned: the parsed value as new Python objects (`dict` in key order,
@@ -14,11 +15,12 @@ use std::sync::{Mutex, OnceLock, TryLockError};
 use bumpalo::Bump;
 use otel_oracles_core::content;
 use otel_oracles_core::otlp_json::value::J;
+use otel_oracles_core::parsers::python_literal::{self, Literal, Value};
 use otel_oracles_core::parsers::{genai, openinference, Out};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyList, PyString};
 
 use crate::pytree::{emit, Emit, PyValue};
 
@@ -136,6 +138,74 @@ pub(crate) fn parse_openinference_messages<'py>(
             openinference::openinference_messages(&tree, bump).map_err(|failure| failure.0)?;
         messages_to_python(py, messages.as_deref())
     })
+}
+
+/// `python_literal`: a `str` holding the Python `repr` of a dict or list (`{'a': (1, 2)}`)
+/// as its JSON-like value (tuples and sets as lists, dict keys as strings); any other value,
+/// and text that is no such literal, is returned unchanged. The corners the core leaves to
+/// Python (`\N{...}` escapes, surrogate escapes, integers past 127 bits, and a `str` holding
+/// lone surrogates) are read by `parse_python_literal_by_ast`, the `ast.literal_eval` path.
+#[pyfunction]
+pub(crate) fn parse_python_literal<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let py = value.py();
+    let Ok(text) = value.cast::<PyString>() else {
+        return Ok(value.clone());
+    };
+    let Ok(text) = text.to_str() else {
+        return literal_by_ast(value);
+    };
+    match python_literal::python_literal(text) {
+        Literal::Value(parsed) => literal_to_python(py, &parsed),
+        Literal::NoValue => Ok(value.clone()),
+        Literal::Python => literal_by_ast(value),
+    }
+}
+
+/// The Python objects of a literal's value. Recursion is bounded by the parser's nesting
+/// limit (200 levels).
+fn literal_to_python<'py>(py: Python<'py>, value: &Value<'_>) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match value {
+        Value::None => py.None().into_bound(py),
+        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+        Value::Int(n) => match i64::try_from(*n) {
+            Ok(small) => small.into_pyobject(py)?.into_any(),
+            Err(_) => n.into_pyobject(py)?.into_any(),
+        },
+        Value::Float(f) => PyFloat::new(py, *f).into_any(),
+        Value::Str(s) => PyString::new(py, s).into_any(),
+        Value::Ellipsis => py.Ellipsis().into_bound(py),
+        Value::List(items) => {
+            let items = items
+                .iter()
+                .map(|item| literal_to_python(py, item))
+                .collect::<PyResult<Vec<_>>>()?;
+            PyList::new(py, items)?.into_any()
+        }
+        Value::Dict(entries) => {
+            let dict = PyDict::new(py);
+            for (key, item) in entries {
+                dict.set_item(dict_key(py, key), literal_to_python(py, item)?)?;
+            }
+            dict.into_any()
+        }
+    })
+}
+
+/// `parse_python_literal_by_ast(value)` of `otel_oracles.mapping.parsers.python_literals`,
+/// imported on first use (that module imports this one).
+fn literal_by_ast<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    static BY_AST: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    let py = value.py();
+    BY_AST
+        .get_or_try_init(py, || {
+            Ok::<_, PyErr>(
+                PyModule::import(py, "otel_oracles.mapping.parsers.python_literals")?
+                    .getattr("parse_python_literal_by_ast")?
+                    .unbind(),
+            )
+        })?
+        .bind(py)
+        .call1((value,))
 }
 
 /// `collections.abc.Mapping`, imported once.
@@ -271,5 +341,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_json_or_text, m)?)?;
     m.add_function(wrap_pyfunction!(parse_genai_messages, m)?)?;
     m.add_function(wrap_pyfunction!(parse_openinference_messages, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_python_literal, m)?)?;
     Ok(())
 }

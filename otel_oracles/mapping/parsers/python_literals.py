@@ -19,7 +19,17 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from otel_oracles._native import parse_python_literal as parse_python_literal
 from otel_oracles.mapping.parsers._registry import Parser
+
+# ``python_literal`` is the compiled core's (native/core/src/parsers/python_literal.rs, bound
+# in native/python/src/parsers.rs): ``parse_python_literal(value)`` reads a ``str`` holding
+# the ``repr`` of a dict or list (``{'a': (1, 2)}``, ``[('x', 2)]``) as its JSON-like value,
+# exactly as ``ast.literal_eval`` then ``_jsonable`` below read it (tuples and sets become
+# lists, sets sorted by ``repr``, bytes decoded, complex numbers and non-string keys as their
+# ``str``), under the same bounds (``MAX_LITERAL_CHARS``, ``MAX_LITERAL_DEPTH``); any other
+# value, and text that is no such literal, comes back as the very object given. Only
+# containers are read: ``'None'`` or ``'42'`` as a payload is more likely text than a repr.
 
 MAX_LITERAL_CHARS = 256 * 1024
 """Longer text is left as text (a tool payload of this size is not arguments worth reading)."""
@@ -91,11 +101,12 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def parse_python_literal(value: Any) -> Any:
-    """A Python-repr dict or list (``{'a': 1}``, ``[('x', 2)]``) becomes its value; any other
-    input, including text that is not a literal, is returned unchanged (like ``json``: a
-    plain-text payload must not be lost). Only containers are converted: ``'None'`` or
-    ``'42'`` as a payload is more likely text than a repr."""
+def parse_python_literal_by_ast(value: Any) -> Any:
+    """``parse_python_literal`` by ``ast.literal_eval``: the compiled core calls it for the
+    few texts it leaves to Python (``\\N{...}`` escapes, which need Unicode's name table;
+    escapes of a lone surrogate and ``str`` values holding one, which no Rust string holds;
+    integers past 127 bits, Python's big integers with their 4,300-digit limit). A
+    Python-repr dict or list becomes its value; anything else is returned unchanged."""
     if not isinstance(value, str) or value.lstrip()[:1] not in ("{", "["):
         return value
     node = literal_tree(value)

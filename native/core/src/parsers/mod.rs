@@ -17,6 +17,7 @@ mod digits_table;
 pub mod dump;
 pub mod genai;
 pub mod openinference;
+pub mod python_literal;
 
 use crate::otlp_json::repr::repr_float;
 use crate::otlp_json::value::J;
