@@ -42,7 +42,12 @@ from otel_oracles.mapping._compile import (
 )
 from otel_oracles.mapping._loader import ConventionSet
 from otel_oracles.mapping._stacked import merge_stacked_generations
-from otel_oracles.mapping._tool_results import ToolResultRules, error_type_of, message_result
+from otel_oracles.mapping._tool_results import (
+    ToolResultRules,
+    error_type_of,
+    is_text_block,
+    message_result,
+)
 from otel_oracles.mapping.parsers.scalars import (
     parse_int,
     parse_json_or_text,
@@ -99,6 +104,10 @@ class Draft:
     """Synthesized tool calls to place right after this (generation) draft."""
     claimed: bool = False
     """A tool step already matched to a requested call."""
+    outcome_hidden: bool = False
+    """The call's failure would show only in a result that was not captured (a rule with
+    ``result_error_keys``): its span's own status proves nothing, and neither does the OK of
+    a layer recording the same call around it (see ``_stacked``)."""
 
 
 def map_trace(trace: Trace, conventions: ConventionSet) -> Trajectory:
@@ -291,6 +300,7 @@ def _draft(
                 fields.setdefault("error_type", m.group(1))
         elif result is None:
             draft.status = "unset"  # the only failure signal was not captured
+            draft.outcome_hidden = True
     if rule.step in TOOLISH:
         if "result" in fields:
             judge_result(draft, compiled.tool_results)
@@ -344,6 +354,8 @@ def _normalize_fields(draft: Draft) -> None:
             draft.redacted.add(name)
     if "result" in f:
         f["result"] = parse_json_or_text(f["result"])
+        if is_text_block(f["result"]):  # an MCP tool's text output as the agent SDK records it
+            f["result"] = parse_json_or_text(f["result"]["text"])
     if "output" in f:
         output = f.pop("output")
         if output is not None and "output_messages" not in f:

@@ -19,6 +19,14 @@ model calls below it (a multi-step ``generateText``) is a different thing: it st
 ``usage_aggregated`` by the mapper. Tool calls pair the same way, on the same tool name
 (never a different tool: an agent-as-tool's inner calls are other calls), and so do handoff
 tools, whichever layer recognises the call as a handoff.
+
+A merged tool call failed when any layer says so. It succeeded only when a layer that can
+show the outcome says so: a layer whose failure would show only in a result it did not
+capture (``Draft.outcome_hidden``: the MCP SDK's client span, which ends OK when the server
+answers a raised tool with an ``isError`` result) makes the OK of the layers around it no
+proof (the agent framework's span ends OK too, since nothing raised on its side); only a layer
+inside it (the MCP server's own span, which ends ERROR for that result) or the captured result
+itself shows the outcome. Otherwise the call's outcome is unknown (``unset``).
 """
 
 from __future__ import annotations
@@ -71,6 +79,7 @@ def merge_stacked_generations(
         if parent is not None:
             below[id(parent)] = below.get(id(parent), 0) + 1
     merged_into: dict[int, Draft] = {}
+    by_draft_id = {id(inner): inner for _, inner in pairs}
     for outer, inner in pairs:
         if below.get(id(outer)) != 1:
             continue  # other steps below it: a wrapper of several calls, not one call twice
@@ -81,7 +90,45 @@ def merge_stacked_generations(
         merged_into[id(inner)] = kept
         assert inner.span is not None
         draft_by_span[inner.span.span_id] = kept
+    layers: dict[int, list[Draft]] = {}
+    for inner_id, kept in merged_into.items():
+        while id(kept) in merged_into:
+            kept = merged_into[id(kept)]
+        layers.setdefault(id(kept), [kept]).append(by_draft_id[inner_id])
+    for group in layers.values():
+        _outcome_from_layers(group, by_id)
     return [d for d in drafts if id(d) not in merged_into]
+
+
+def _outcome_from_layers(group: list[Draft], by_id: dict[str, SpanRecord]) -> None:
+    """Fold the layers' view of one call's outcome into the kept draft (``group[0]``): an OK
+    is no proof when a layer hides the outcome, unless a layer inside that one shows it or
+    the result was captured (see the module doc)."""
+    kept = group[0]
+    hidden = {d.span.span_id for d in group if d.outcome_hidden and d.span is not None}
+    if not hidden or kept.status != "ok" or kept.fields.get("result") is not None:
+        return
+    for layer in group:
+        shows = layer.status == "ok" and not layer.outcome_hidden and layer.span is not None
+        if shows and layer.span is not None and _inside(layer.span, hidden, by_id):
+            return  # a layer below the hiding one saw the call succeed
+    kept.status = "unset"
+    kept.outcome_hidden = True
+
+
+def _inside(span: SpanRecord, ancestors: set[str], by_id: dict[str, SpanRecord]) -> bool:
+    """Whether one of ``ancestors`` (span ids) is an ancestor of ``span``."""
+    seen = {span.span_id}
+    parent_id = span.parent_span_id
+    while parent_id and parent_id not in seen:
+        if parent_id in ancestors:
+            return True
+        seen.add(parent_id)
+        parent = by_id.get(parent_id)
+        if parent is None:
+            return False
+        parent_id = parent.parent_span_id
+    return False
 
 
 def _nearest_draft(

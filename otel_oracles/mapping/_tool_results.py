@@ -106,18 +106,31 @@ def unwrap_block(result: Any) -> Any:
     (``[{"type": "text", "text": "..."}]``). The tool said ``{"error": ...}`` or
     ``{"documents": []}``, not "a list of one item". Only blocks with exactly these keys are
     unwrapped, so a tool's own one-item list (``[{"id": ..., "text": ...}]``) stays a list.
-    Anything else is returned as it is."""
+    A bare text block (``{"type": "text", "text": "..."}``, in no list) is unwrapped too: the
+    OpenAI Agents SDK records the one text output of an MCP tool as that block, so an MCP
+    tool's ``{"documents": []}`` or error text is seen through it. Anything else is returned
+    as it is."""
+    if is_text_block(result):
+        return result["text"]
     if not isinstance(result, list) or len(result) != 1 or not isinstance(result[0], dict):
         return result
     block: dict[str, Any] = result[0]
     if block.keys() == {"json"}:
         return block["json"]
-    text_block = block.keys() == {"text"} or (
-        block.keys() == {"type", "text"} and block["type"] == "text"
-    )
+    text_block = block.keys() == {"text"} or is_text_block(block)
     if text_block and isinstance(block["text"], str):
         return block["text"]
     return result
+
+
+def is_text_block(block: Any) -> bool:
+    """Exactly ``{"type": "text", "text": <str>}``: a content block, not a tool's own object."""
+    return (
+        isinstance(block, dict)
+        and block.keys() == {"type", "text"}
+        and block["type"] == "text"
+        and isinstance(block["text"], str)
+    )
 
 
 def tool_result_rules(files: Iterable[ConventionFile]) -> ToolResultRules:

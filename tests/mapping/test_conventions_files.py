@@ -40,6 +40,7 @@ EXPECTED_FILES = {
     "mlflow",
     "generic-clients",
     "genkit",
+    "mcp",
 }  # fmt: skip
 
 

@@ -61,6 +61,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "llamaindex-openinference",
         "smolagents-openinference",
         "openinference-openai-agents",
+        "openinference-mcp",
         "strands",
         "strands-latest",
         "semantic-kernel",
@@ -126,6 +127,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "langchain-create-agent-openllmetry",
         "llamaindex-openinference",
         "openinference-openai-agents",
+        "openinference-mcp",
         "smolagents-openinference",
         "smolagents-codeagent-openinference",
         "crewai-openinference",
@@ -213,13 +215,15 @@ GENERIC_ERROR_TEXT = frozenset(
         "openai-agents-responses",
         "openai-agents-responses-stream",
         "openinference-openai-agents",
+        "openinference-mcp",
         "logfire-openai-agents",
         "openlit-openai-agents",
         "openllmetry-openai-agents",
         "laminar-openai-agents",
     }
 )
-"""Sources that report tool failures with a generic text only (no error detail)."""
+"""Sources that report tool failures with a generic text only (no error detail; the MCP SDK
+2.x answers a tool that raised with ``Error executing tool <name>``)."""
 
 UNNAMED_AGENTS = frozenset(
     {"llamaindex-openinference", "llamaindex-openllmetry", "mlflow-llamaindex"}

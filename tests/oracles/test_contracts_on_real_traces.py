@@ -180,6 +180,7 @@ TOOL_SPANS = (
     "haystack-native",
     "ag2-native",
     "autogen-native",
+    "openinference-mcp",
 )
 UNNAMED_AGENTS = (
     "llamaindex-openinference",
