@@ -371,6 +371,43 @@ SOURCES: dict[str, dict[str, Any]] = {
                                     "OPENINFERENCE_HIDE_INPUT_MESSAGES",
                                     "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
     },
+    "agentops-crewai": {
+        "what": "the crewai-openinference crew (an Agent with @tool tools, a Task, a Crew; "
+        "CrewAI's LLM through LiteLLM to the fake server; delegation to a coworker for "
+        "g_handoff) traced by AgentOps (agentops.init(): its CrewAI instrumentation under its "
+        "session span), sent to the capture's sink by the SDK's OTLP/HTTP exporter added to "
+        "AgentOps' tracer provider (AgentOps' own exporter fails with this OpenTelemetry SDK), "
+        "no API key",
+        "packages": ["agentops", "crewai", "litellm"],
+        "driver": "fw_agentops:run_crewai",
+        "sink": True,
+        "tool_spans": True,
+        "handoff_via": "CrewAI's built-in `Delegate work to coworker` tool "
+        "(`delegate_work_to_coworker {\"coworker\": \"research_agent\", ...}`)",
+        "notes": ["**Tool failures:** the tool raises; CrewAI hands the model the error text "
+                  "(`Error executing tool ...`).",
+                  "**Content off:** AgentOps has no switch for these spans: the `.nocontent` "
+                  "variant is the same run."],
+        "on": {},
+        "off": {},
+    },
+    "agentops-openai-agents": {
+        "what": "OpenAI Agents SDK (chat-completions model on the fake server, @function_tool "
+        "tools, a native handoff for g_handoff) traced by AgentOps (agentops.init(): its "
+        "processor for the SDK's spans under its session span), sent to the capture's sink by "
+        "the SDK's OTLP/HTTP exporter added to AgentOps' tracer provider, no API key",
+        "packages": ["agentops", "openai-agents", "openai"],
+        "driver": "fw_agentops:run_openai_agents",
+        "sink": True,
+        "tool_spans": True,
+        "handoff_via": "the SDK's native handoff (`transfer_to_research_agent {}`)",
+        "notes": ["**Tool failures:** the search raises; the SDK sends the model its generic "
+                  "error text.",
+                  "**Content off:** AgentOps has no switch for these spans: the `.nocontent` "
+                  "variant is the same run."],
+        "on": {},
+        "off": {},
+    },
     "openinference-mcp": {
         "what": "OpenAI Agents SDK (chat-completions model on the fake server, a native handoff "
         "for g_handoff) whose tools live on a real MCP server subprocess over stdio "
