@@ -571,7 +571,10 @@ def _response_by_position(gen: Draft, req: dict[str, Any], later: Later) -> dict
     carries the conversation on holds ``gen``'s answer as the assistant message after the
     ones ``gen`` was shown, and chat APIs require the results right after it, in the order of
     the calls. Linked only when that message asks for the same tools in the same order as
-    ``gen``'s output; otherwise the result stays unknown."""
+    ``gen``'s output, or records no call at all (AgentOps writes the assistant turn without
+    its calls, and the results without ``tool_call_id``) and exactly as many results follow
+    it as ``gen`` asked for; otherwise the result stays unknown. Also the fallback for a call
+    with an id that no later input answers by id (results recorded without ids)."""
     asked = _requested_calls(gen)
     index = next((i for i, call in enumerate(asked) if call is req), None)
     if index is None:
@@ -586,13 +589,15 @@ def _response_by_position(gen: Draft, req: dict[str, Any], later: Later) -> dict
             continue
         start = turns[shown]
         calls = [p for p in _parts(history[start]) if p.get("type") == "tool_call"]
-        if [c.get("name") for c in calls] != [c.get("name") for c in asked]:
+        if calls and [c.get("name") for c in calls] != [c.get("name") for c in asked]:
             return None
         answers: list[dict[str, Any]] = []
         for msg in history[start + 1 :]:
             if msg.get("role") == "assistant":
                 break
             answers += [p for p in _parts(msg) if p.get("type") == "tool_call_response"]
+        if not calls and len(answers) != len(asked):
+            return None  # the turn's calls were not recorded: only a full set of results fits
         return answers[index] if index < len(answers) and not answers[index].get("id") else None
     return None
 
@@ -965,7 +970,7 @@ def _synthesize(gen: Draft, req: dict[str, Any], later: Later, results: ToolResu
                 response = _responses(nxt).get(str(req["id"]))
                 if response is not None:
                     break
-    else:
+    if response is None:
         response = _response_by_position(gen, req, later)
     if response is not None and response.get("response") is None:
         draft.redacted.add("result")

@@ -41,6 +41,7 @@ EXPECTED_FILES = {
     "generic-clients",
     "genkit",
     "mcp",
+    "agentops",
 }  # fmt: skip
 
 

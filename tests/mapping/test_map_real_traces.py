@@ -128,6 +128,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "llamaindex-openinference",
         "openinference-openai-agents",
         "openinference-mcp",
+        "agentops-openai-agents",
         "smolagents-openinference",
         "smolagents-codeagent-openinference",
         "crewai-openinference",
@@ -277,6 +278,8 @@ CONTENT_IGNORES_SWITCH = frozenset(
         "openllmetry-js",
         "laminar-openai-agents",
         "laminar-pydantic-ai",
+        "agentops-crewai",
+        "agentops-openai-agents",
         "langtrace-langgraph",
     }
 )

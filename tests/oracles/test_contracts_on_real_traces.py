@@ -181,6 +181,8 @@ TOOL_SPANS = (
     "ag2-native",
     "autogen-native",
     "openinference-mcp",
+    "agentops-crewai",
+    "agentops-openai-agents",
 )
 UNNAMED_AGENTS = (
     "llamaindex-openinference",
@@ -254,12 +256,14 @@ CONTENT_IGNORES_SWITCH = (
     "laminar-openai-agents",
     "laminar-pydantic-ai",
     "langtrace-langgraph",
+    "agentops-crewai",
+    "agentops-openai-agents",
 )
 """The tracer records messages, arguments and results whatever its content switch
 (OpenLLMetry's CrewAI instrumentation ignores ``TRACELOOP_TRACE_CONTENT``, OpenLLMetry JS's
 LangChain instrumentation ``traceContent: false``, Laminar's OpenAI Agents SDK processor
 ``LMNR_TRACE_CONTENT=false``, as does pydantic-ai's own instrumentation, which Laminar turns on
-with content; Genkit has no switch): content off grades as content on."""
+with content; Genkit and AgentOps have no switch): content off grades as content on."""
 UNNAMED_FAILED_CALLS = ("openllmetry-js",)
 """A call that raised has no name in the trace (OpenLLMetry JS names a LangChain tool's span
 after its class and keeps the tool's name only in the ToolMessage it returned), so in the

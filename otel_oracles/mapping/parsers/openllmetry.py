@@ -45,6 +45,11 @@ def parse_traceloop_messages(flat: Any) -> list[Message] | None:
                     "content" in node,
                 )
             )
+        elif "content" in node and node["content"] is None:
+            # An attribute set to None (an empty value on the wire): the message had no
+            # content, as an assistant turn that only called tools (AgentOps writes the turn
+            # without its calls). No text, which is not the same as text not captured.
+            parts.append(text_part(""))
         elif "content" in node:
             content = parse_json(node["content"])
             if isinstance(content, list):
