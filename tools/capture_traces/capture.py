@@ -599,6 +599,24 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {"TRACE_PROMPT_COMPLETION_DATA": "false"},
     },
+    "langtrace-crewai": {
+        "what": "the crewai-openinference crew (an Agent with @tool tools, a Task, a Crew; "
+        "CrewAI's LLM through LiteLLM to the fake server; delegation to a coworker for "
+        "g_handoff) traced by Langtrace's Python SDK (langtrace.init(): its crewai, litellm "
+        "and openai instrumentations), exported by the SDK's OTLP/HTTP exporter (api_host on "
+        "the capture's sink)",
+        "packages": ["langtrace-python-sdk", "crewai", "litellm", "openai"],
+        "driver": "fw_langtrace:run_crewai",
+        "sink": True,
+        "tool_spans": False,
+        "handoff_via": "CrewAI's built-in `Delegate work to coworker` tool "
+        "(`delegate_work_to_coworker {\"coworker\": \"research_agent\", ...}`)",
+        "notes": ["**Tool failures:** the tool raises; CrewAI hands the model the error text "
+                  "(`Error executing tool ...`).",
+                  "**Content off:** `TRACE_PROMPT_COMPLETION_DATA=false`."],
+        "on": {},
+        "off": {"TRACE_PROMPT_COMPLETION_DATA": "false"},
+    },
     "crewai-openinference": {
         "what": "CrewAI (an Agent with @tool tools, a Task, a Crew; CrewAI's LLM through "
         "LiteLLM to the fake server; delegation to a coworker for g_handoff) traced by "
