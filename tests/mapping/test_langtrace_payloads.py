@@ -1,6 +1,8 @@
 """LangChain chat model calls as Langtrace's langchain_core instrumentation records them: the
 call's positional arguments and the returned AIMessage, each message dumped as its own fields
-with empty ones left out and strings stripped (shapes from the langtrace-langgraph captures)."""
+with empty ones left out and strings stripped (shapes from the langtrace-langgraph captures);
+and provider calls' messages as its OpenAI and LiteLLM instrumentations write them in span
+events (shapes from the langtrace-crewai captures)."""
 
 from __future__ import annotations
 
@@ -74,3 +76,37 @@ def test_call_output_is_the_assistant_turn_with_its_finish_reason() -> None:
 def test_an_output_that_is_no_assistant_message_is_no_value() -> None:
     assert apply_parsers(["langtrace_chat_output"], RESULT) is None
     assert apply_parsers(["langtrace_chat_output"], {"generations": []}) is None
+
+
+# ---- provider calls: the gen_ai.content.prompt / gen_ai.content.completion events ----------
+
+CALL = {"id": "call_0", "type": "function",
+        "function": {"name": "search_docs", "arguments": '{"query": "q"}'}}  # fmt: skip
+
+
+def test_a_completions_tool_calls_are_its_content_list() -> None:
+    got = apply_parsers(
+        ["json", "langtrace_messages"], json.dumps([{"role": "assistant", "content": [CALL]}])
+    )
+    assert got == [
+        {"role": "assistant",
+         "parts": [{"type": "tool_call", "id": "call_0", "name": "search_docs",
+                    "arguments": {"query": "q"}}]}
+    ]  # fmt: skip
+
+
+def test_the_empty_calls_standing_for_an_assistant_turn_are_a_turn_with_no_content() -> None:
+    prompt = [
+        {"role": "user", "content": "u"},
+        [{"id": "", "type": ""}],
+        {"role": "tool", "tool_call_id": "call_0", "name": "search_docs", "content": "{}"},
+    ]
+    got = apply_parsers(["langtrace_messages"], prompt)
+    assert [m["role"] for m in got] == ["user", "assistant", "tool"]
+    assert got[1]["parts"] == []
+    assert got[2]["parts"] == [{"type": "tool_call_response", "id": "call_0", "response": {}}]
+
+
+@pytest.mark.parametrize("value", [[], {"role": "user"}, ["text"], [{"content": "x"}], None])
+def test_values_that_are_no_message_list_are_no_messages(value: Any) -> None:
+    assert apply_parsers(["langtrace_messages"], value) is None

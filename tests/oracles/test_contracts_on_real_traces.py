@@ -333,6 +333,7 @@ TOOLS_IN_MESSAGES = (
     "openlit-ag2",
     "openlit-haystack",
     "langtrace-langgraph",
+    "langtrace-crewai",
 )
 """Agent frameworks whose tools have no span of their own (Haystack's run inside plumbing
 spans; OpenLIT's CrewAI instrumentor records only the coworker tools; OpenLIT's Pydantic AI
@@ -347,7 +348,11 @@ call, the ``transfer_to_research_agent`` handoff among them, is one of the model
 The agent spans and the required transfer are missing evidence; the run's tool sequence is
 seen (``research-searches`` ignores the transfer tool). Its LangChain spans record messages
 whatever ``TRACE_PROMPT_COMPLETION_DATA`` says (``CONTENT_IGNORES_SWITCH``)."""
-HANDOFF_BY_NESTING = ("openlit-pydantic-ai", "mlflow-crewai")
+HANDOFF_BY_NESTING = (
+    "openlit-pydantic-ai",
+    "mlflow-crewai",
+    "langtrace-crewai",
+)
 """The delegated agent's span is nested in the delegating agent's, both named whatever the
 content switch (OpenLIT's Pydantic AI instrumentor: the research agent run from the triage
 agent's tool; MLflow's CrewAI autolog: the coworker's agent span inside the delegating

@@ -48,6 +48,7 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "otel_oracles.mapping.parsers.dspy",
     "otel_oracles.mapping.parsers.genkit",
     "otel_oracles.mapping.parsers.pydantic_ai",
+    "otel_oracles.mapping.parsers.langtrace",
 )
 """Modules holding built-in parsers, each with a ``PARSERS`` mapping."""
 
