@@ -1280,6 +1280,27 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {"LMNR_TRACE_CONTENT": "true"},
         "off": {"LMNR_TRACE_CONTENT": "false"},
     },
+    "laminar-google-adk": {
+        "what": "Google ADK LlmAgents (ADK's LiteLlm model class, openai/gpt-4o-mini with "
+        "api_base on the fake server; plain function tools, on_tool_error_callback; sub_agents "
+        "and transfer_to_agent for g_handoff) with ADK's own tracing on Laminar's tracer "
+        "provider, traced by Laminar (`lmnr`: Laminar.initialize with its default instruments, "
+        "its ADK and LiteLLM instrumentations), exported as laminar-langgraph",
+        "packages": ["lmnr", "google-adk", "litellm", "openai"],
+        "driver": "fw_laminar:run_google_adk",
+        "sink": True,
+        "tool_spans": True,
+        "handoff_via": "ADK's `transfer_to_agent {\"agent_name\": \"research_agent\"}`",
+        "notes": ["**Tool failures:** the tool raises; `on_tool_error_callback` sends the model "
+                  "`{\"error\": \"SearchBackendError: ...\"}`.",
+                  "**Traces:** ADK's spans are one trace holding the run (no content: ADK's "
+                  "default); Laminar's LiteLLM instrumentation starts each model call as a root "
+                  "span, a trace of its own with the call's messages.",
+                  "**Content off:** `LMNR_TRACE_CONTENT=false`, which neither Laminar's LiteLLM "
+                  "nor its ADK instrumentation reads: both variants hold the same content."],
+        "on": {"LMNR_TRACE_CONTENT": "true"},
+        "off": {"LMNR_TRACE_CONTENT": "false"},
+    },
     "agent-framework": {
         "what": "Microsoft Agent Framework (Agent on OpenAIChatCompletionClient against the fake "
         "server, plain function tools, include_detailed_errors; Agent.as_tool delegation for "

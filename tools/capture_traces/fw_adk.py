@@ -63,8 +63,10 @@ def run(
     from google.genai import types
     from opentelemetry import _logs, trace
 
-    trace.set_tracer_provider(tracer_provider)
-    _logs.set_logger_provider(logger_provider)
+    if tracer_provider is not None:  # None: the tracer registered its own (Laminar)
+        trace.set_tracer_provider(tracer_provider)
+    if logger_provider is not None:
+        _logs.set_logger_provider(logger_provider)
 
     def search_docs(query: str) -> dict[str, Any]:
         """Search the knowledge base and return matching documents.

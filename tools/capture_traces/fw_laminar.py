@@ -14,8 +14,9 @@ instrumentations read on every span.
 
 The apps are the other sources' own: ``fw_langgraph._run`` (LangGraph prebuilt ReAct agents, a
 langgraph-swarm for ``g_handoff``), ``fw_openai_agents.run_app`` (the OpenAI Agents SDK
-agents, a native handoff for ``g_handoff``) and ``fw_pydantic_ai._run`` (pydantic-ai agents,
-the research agent run from the triage agent's tool for ``g_handoff``).
+agents, a native handoff for ``g_handoff``), ``fw_pydantic_ai._run`` (pydantic-ai agents, the
+research agent run from the triage agent's tool for ``g_handoff``) and ``fw_adk.run`` (Google
+ADK agents, ``transfer_to_agent`` for ``g_handoff``).
 """
 
 from __future__ import annotations
@@ -75,3 +76,14 @@ def run_pydantic_ai(
     from fw_pydantic_ai import _run
 
     traced(endpoint, lambda: _run(scenario, tools, executed))
+
+
+def run_google_adk(
+    scenario: Scenario, endpoint: str, tools: Tools, executed: list[str], *, content: bool
+) -> None:
+    """The ``fw_adk`` agents (ADK's own tracing, telemetry schema 2 by default) on Laminar's
+    tracer provider, which Laminar registers globally and ADK traces through, with Laminar's
+    ADK and LiteLLM instrumentations."""
+    from fw_adk import run
+
+    traced(endpoint, lambda: run(scenario, None, None, tools, executed))
