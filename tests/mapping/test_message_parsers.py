@@ -13,7 +13,10 @@ from otel_oracles.mapping.parsers.openinference import (
     parse_openinference_documents,
     parse_openinference_messages,
 )
-from otel_oracles.mapping.parsers.openllmetry import parse_traceloop_entity_input
+from otel_oracles.mapping.parsers.openllmetry import (
+    parse_traceloop_entity_input,
+    parse_traceloop_messages,
+)
 from otel_oracles.mapping.parsers.otel_genai import (
     parse_genai_messages,
     parse_legacy_choice_events,
@@ -157,3 +160,19 @@ def test_repr_tool_calls_are_read_without_evaluating_them() -> None:
 def test_a_malformed_value_parses_to_nothing_not_an_exception() -> None:
     for name in ("genai_messages", "openai_messages", "openinference_messages", "vercel_messages"):
         assert apply_parsers([name], "{not json") is None, name
+
+
+def test_traceloop_content_with_no_value_is_no_text_not_dropped_content() -> None:
+    """AgentOps writes an assistant turn that only called tools as ``content`` set to None
+    (an attribute with no value) and without its calls: no text, which must not read as
+    content the tracer dropped (a content key left out); the results follow, without ids."""
+    flat = {"0.role": "user", "0.content": "hi", "1.role": "assistant", "1.content": None,
+            "2.role": "tool", "2.content": "Error executing tool: timed out"}  # fmt: skip
+    messages = parse_traceloop_messages(flat)
+    assert messages is not None
+    assert messages[1] == {"role": "assistant", "parts": [{"type": "text", "content": ""}]}
+    assert messages[2]["parts"] == [
+        {"type": "tool_call_response", "id": None, "response": "Error executing tool: timed out"}
+    ]
+    dropped = parse_traceloop_messages({"0.role": "assistant"})
+    assert dropped == [{"role": "assistant", "parts": []}]

@@ -57,3 +57,49 @@ def test_a_handoff_tool_recorded_twice_is_one_handoff() -> None:
     (handoff,) = t.handoffs()
     assert handoff.kind is StepKind.HANDOFF
     assert handoff.to_agent == "research_agent"
+
+
+CLIENT, SERVER = "d" * 16, "e" * 16
+MCP = "mcp-python-sdk"
+
+
+def _mcp_call(output: str | None, server_failed: bool | None) -> Trajectory:
+    """An agent framework's TOOL span (ended OK) around the MCP SDK's client span for the same
+    call, and (unless ``server_failed`` is None: an untraced server) the server's span inside
+    it; ``output`` None is content capture off."""
+    attrs = {"openinference.span.kind": "TOOL", "tool.name": "search_docs",
+             "input.value": '{"query": "refunds"}'}  # fmt: skip
+    if output is not None:
+        attrs["output.value"] = output
+    outer = _span(OUTER, AGENT, "search_docs", 10, 50, **attrs)
+    outer.scope_name, outer.status_code = "openinference.instrumentation.openai_agents", 1
+    client = _span(CLIENT, OUTER, "MCP send tools/call search_docs", 12, 48,
+                   **{"mcp.method.name": "tools/call", "jsonrpc.request.id": "3"})  # fmt: skip
+    client.scope_name, client.kind = MCP, 3
+    spans = [outer, client]
+    if server_failed is not None:
+        server = _span(SERVER, CLIENT, "tools/call search_docs", 14, 46, **{
+            "mcp.method.name": "tools/call", "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": "search_docs"})  # fmt: skip
+        server.scope_name, server.kind = MCP, 2
+        if server_failed:
+            server.status_code = StatusCode.ERROR
+        spans.append(server)
+    invoke = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "a"}
+    agent = _span(AGENT, "", "invoke_agent support_agent", 0, 60, **invoke)
+    return map_trace(build_trace(TRACE, [agent, *spans]), load_conventions())
+
+
+def test_an_ok_around_a_layer_that_hides_the_outcome_is_no_proof() -> None:
+    """The MCP client span ends OK for a tool that raised on the server (an ``isError``
+    answer), and so does the agent framework's span around it: only the server's span or the
+    captured result can show the outcome; without both it is unknown, never OK."""
+    assert [s.status for s in _mcp_call(None, server_failed=True).tool_calls()] == ["error"]
+    assert [s.status for s in _mcp_call(None, server_failed=False).tool_calls()] == ["ok"]
+    assert [s.status for s in _mcp_call(None, server_failed=None).tool_calls()] == ["unset"]
+    shown = _mcp_call('{"type": "text", "text": "Error executing tool search_docs"}', None)
+    (call,) = shown.tool_calls()
+    assert call.status == "error" and call.result == "Error executing tool search_docs"
+    ok = _mcp_call('{"type": "text", "text": "{\\"documents\\": []}"}', None).tool_calls()
+    assert [(s.status, s.result) for s in ok] == [("ok", {"documents": []})]
+    assert ok[0].attributes.get("result_empty") is True
