@@ -239,10 +239,13 @@ class RuleTable:
         rules: Sequence[tuple[Sequence[tuple[str, Any, Any]], Sequence[tuple[str, Any, Any]]]],
         keys: list[str],
         host_lists: list[list[Any]],
-        regexes: int,
+        regexes: list[str],
         search: Callable[[int, str], bool],
         /,
-    ) -> None: ...
+    ) -> None:
+        """``regexes``: the patterns by number. Each is analysed once: the core answers the
+        texts its analysis proves the answer for, and calls ``search(number, text)`` for the
+        others (once per distinct text, remembered)."""
     def select(
         self, spans: Sequence[SpanRecord], children: dict[str, list[SpanRecord]], /
     ) -> list[int]:
@@ -251,6 +254,9 @@ class RuleTable:
     @property
     def remembered_texts(self) -> int:
         """Distinct texts whose regex answers the table remembers now."""
+    @property
+    def host_searches(self) -> int:
+        """How many times the table has called ``search`` so far."""
     def __len__(self) -> int: ...
 
 RULE_MEMO_TEXTS: int

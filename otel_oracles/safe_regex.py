@@ -12,6 +12,12 @@ fast stops at the budget and raises ``RegexBudgetExceeded``, which the evaluator
 ``error`` result of the one check that asked, while the other checks carry on.
 
 Patterns are compiled once per (pattern, flags) and kept in a bounded cache.
+
+The one exception is the conventions' rule table: the compiled core answers a rule's regex
+itself where its analysis of the pattern proves this engine's answer (a literal, ``^``/``$``
+anchors, alternations of them; or "no match" for a text lacking a literal every match needs,
+see ``native/core/src/rule_regex.rs``), and calls ``search`` here for every other text. The
+meaning of a pattern stays this engine's.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 The conventions are read and validated in Python (error messages, plug-in parsers); what the
 core evaluates per span is plain data made here: the rules' matches as a rule table
 (``rule_table``: which rule a span matches) and their fields as read plans (``_plan``:
-per field its sources in order, with their parsers). Regexes stay ``safe_regex``'s, and
+per field its sources in order, with their parsers). Regexes mean what ``safe_regex`` runs
+(the core answers a text itself only where its analysis proves the same answer), and
 parsers other than the core's own (``json``, ``json_or_text``, ``genai_messages``,
 ``openinference_messages``) are called back in Python.
 """
@@ -113,8 +114,12 @@ def rule_table(rules: list[Rule]) -> RuleTable:
     ``equals_host`` (key, number of a value list compared in Python: ``equals`` values that
     are not all strings), ``regex`` (key, regex), ``span_name`` / ``scope`` (regex),
     ``kinds`` (OTLP numbers), ``status`` (OTLP number), ``child`` (a nested ``(all, any)``).
-    Regexes stay Python's (``safe_regex``, their syntax and time budget): the core calls
-    ``search`` once per distinct text and remembers the answer."""
+    Regexes keep one meaning, Python's (``safe_regex``: its syntax and time budget). The
+    core analyses each pattern when the table is built: for a pattern whose meaning it can
+    prove (literals, ``^``/``$``, alternations and optional parts of them, simple classes,
+    lookaheads) it answers every text itself; for the others it answers "no match" when a
+    text lacks a literal every match needs, and calls ``search`` for the rest, once per
+    distinct text (remembered). See docs/architecture.md, "Regex conditions in the core"."""
     keys: dict[str, int] = {}
     patterns: dict[str, int] = {}
     host_lists: list[list[Any]] = []
@@ -156,7 +161,7 @@ def rule_table(rules: list[Rule]) -> RuleTable:
     def search(index: int, text: str) -> bool:
         return safe_regex.search(compiled[index], text) is not None
 
-    return RuleTable(data, list(keys), host_lists, len(compiled), search)
+    return RuleTable(data, list(keys), host_lists, list(patterns), search)
 
 
 def _resolved_fields(

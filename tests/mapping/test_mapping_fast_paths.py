@@ -9,6 +9,8 @@ from typing import Any
 
 from otel_oracles.assemble import build_trace
 from otel_oracles.mapping import load_conventions, map_trace
+from otel_oracles.mapping._compile import rule_table
+from otel_oracles.mapping.config import Rule
 from otel_oracles.mapping.parsers.otel_genai import parse_genai_messages
 from otel_oracles.model.span import SpanRecord
 from otel_oracles.model.step import StepKind
@@ -120,17 +122,25 @@ def test_delegating_tool_with_a_nested_agent_is_a_handoff_only_with_that_child()
 
 def test_regex_memo_stays_bounded_and_keeps_learning_new_span_names() -> None:
     """A long-running server sees ever new span names (tools, models): the rule table's
-    memo of regex answers starts over when full instead of growing, and mapping stays
-    right past it."""
+    memo of the answers Python gave (regexes the core cannot answer itself) starts over when
+    full instead of growing, and mapping stays right past it."""
     from otel_oracles._native import RULE_MEMO_TEXTS
 
     conventions = load_conventions()
     table = conventions.compiled().table
+    # A case-insensitive regex is Python's to answer: every new name is asked and remembered.
+    match = {"all": [{"span_name": "(?i)^TOOL_"}]}
+    asked = rule_table([Rule.model_validate({"id": "r", "step": "other", "match": match})])
     total = RULE_MEMO_TEXTS + 300
     for i in range(total):
         name = f"tool_{i}"
         attrs = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name}
         span = _span(f"{i:016x}", "", f"execute_tool {name}", 1, **attrs)
-        (step,) = map_trace(build_trace(TRACE_ID, [span]), conventions).steps
+        trace = build_trace(TRACE_ID, [span])
+        (step,) = map_trace(trace, conventions).steps
         assert (step.kind, step.tool) == (StepKind.TOOL_CALL, name)
-        assert 0 < table.remembered_texts <= RULE_MEMO_TEXTS
+        assert table.remembered_texts <= RULE_MEMO_TEXTS
+        named = build_trace(TRACE_ID, [_span(f"{i:016x}", "", name, 1)])
+        assert asked.select(named.spans, named.children) == [0]
+        assert 0 < asked.remembered_texts <= RULE_MEMO_TEXTS
+    assert asked.host_searches == total

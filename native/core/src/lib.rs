@@ -16,5 +16,6 @@ pub mod otlp_proto;
 pub mod parsers;
 mod pyrepr;
 mod pyrepr_table;
+pub mod rule_regex;
 pub mod rules;
 pub mod wire;

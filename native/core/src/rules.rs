@@ -6,18 +6,23 @@
 //! status, direct children). [`RuleTable::select`] evaluates it per span over any
 //! [`SpanAccess`] and returns the first rule whose match holds.
 //!
-//! Regular expressions are the one thing the core does not run itself: conventions are
-//! written in Python's `re` syntax (lookarounds, inline flags) and run under a time budget by
-//! `otel_oracles.safe_regex`, and a second engine would disagree on some texts. The table
-//! asks its [`Searcher`] instead, and remembers the answer per (regex, text) in a bounded
-//! [`RegexMemo`]: span names and scope names repeat across spans, so the host is asked once
-//! per distinct text, not once per span.
+//! Regular expressions keep one meaning, Python's: conventions are written in Python's `re`
+//! syntax (lookarounds, inline flags) and run under a time budget by
+//! `otel_oracles.safe_regex`, and a second engine would disagree on some texts. Each regex
+//! has a [`RegexPlan`] (see [`crate::rule_regex`]): for patterns in a small subset with a
+//! plain meaning (literals, anchors, alternations of them...) the core answers itself; for
+//! the others it answers "no match" when a text lacks a literal every match needs. Only the
+//! remaining texts are asked of the [`Searcher`], and the answer is remembered per (regex,
+//! text) in a bounded [`RegexMemo`]: span names and scope names repeat across spans, so the
+//! host is asked once per distinct text, not once per span.
 //!
 //! Work per span is bounded by the table: every condition is evaluated at most once per rule,
 //! and a child condition looks at the span's direct children only (a child's own child
 //! conditions see no children), so a trace costs at most rules x conditions x spans tests.
 
 use std::collections::HashMap;
+
+use crate::rule_regex::RegexPlan;
 
 /// What a condition tests on one attribute.
 #[derive(Debug, Clone, PartialEq)]
@@ -223,17 +228,19 @@ pub struct TableError(pub String);
 pub struct RuleTable {
     rules: Vec<Match>,
     keys: Vec<Box<str>>,
-    regexes: u32,
+    /// Per regex number, what the core answers itself.
+    regexes: Vec<RegexPlan>,
     host_lists: u32,
 }
 
 impl RuleTable {
-    /// A table of `rules` (priority order) over the attribute `keys`, `regexes` regexes and
-    /// `host_lists` host value lists; every number a condition uses must be in range.
+    /// A table of `rules` (priority order) over the attribute `keys`, the plans of the
+    /// `regexes` (by number) and `host_lists` host value lists; every number a condition uses
+    /// must be in range.
     pub fn new(
         rules: Vec<Match>,
         keys: Vec<Box<str>>,
-        regexes: u32,
+        regexes: Vec<RegexPlan>,
         host_lists: u32,
     ) -> Result<Self, TableError> {
         let table = Self {
@@ -277,7 +284,7 @@ impl RuleTable {
                         return Err(format!("attribute key {key} out of range"));
                     }
                     match test {
-                        AttrTest::Regex(rx) if *rx >= self.regexes => {
+                        AttrTest::Regex(rx) if *rx as usize >= self.regexes.len() => {
                             return Err(format!("regex {rx} out of range"))
                         }
                         AttrTest::EqualsHost(list) if *list >= self.host_lists => {
@@ -286,7 +293,9 @@ impl RuleTable {
                         _ => {}
                     }
                 }
-                Condition::SpanName(rx) | Condition::Scope(rx) if *rx >= self.regexes => {
+                Condition::SpanName(rx) | Condition::Scope(rx)
+                    if *rx as usize >= self.regexes.len() =>
+                {
                     return Err(format!("regex {rx} out of range"))
                 }
                 Condition::Child(nested) => self.check(nested, depth + 1)?,
@@ -306,7 +315,7 @@ impl RuleTable {
         memo.begin_span();
         let mut rows = Rows::default();
         for (index, rule) in self.rules.iter().enumerate() {
-            if matches(rule, span, &mut rows, searcher, memo)? {
+            if matches(rule, span, &self.regexes, &mut rows, searcher, memo)? {
                 return Ok(Some(index));
             }
         }
@@ -322,19 +331,21 @@ pub const MAX_CHILD_DEPTH: usize = 8;
 fn matches<S: SpanAccess>(
     m: &Match,
     span: &S,
+    plans: &[RegexPlan],
     rows: &mut Rows,
     searcher: &mut impl Searcher<Error = S::Error>,
     memo: &mut RegexMemo,
 ) -> Result<bool, S::Error> {
     for cond in &m.all {
-        if !matches!(cond, Condition::Child(_)) && !holds(cond, span, rows, searcher, memo)? {
+        if !matches!(cond, Condition::Child(_)) && !holds(cond, span, plans, rows, searcher, memo)?
+        {
             return Ok(false);
         }
     }
     if !m.any.is_empty() {
         let mut any = false;
         for cond in &m.any {
-            if holds(cond, span, rows, searcher, memo)? {
+            if holds(cond, span, plans, rows, searcher, memo)? {
                 any = true;
                 break;
             }
@@ -344,16 +355,22 @@ fn matches<S: SpanAccess>(
         }
     }
     for cond in &m.all {
-        if matches!(cond, Condition::Child(_)) && !holds(cond, span, rows, searcher, memo)? {
+        if matches!(cond, Condition::Child(_)) && !holds(cond, span, plans, rows, searcher, memo)? {
             return Ok(false);
         }
     }
     Ok(true)
 }
 
+/// The core's own answer for `regex` on `text`, or `None` when the host must be asked.
+fn native(plans: &[RegexPlan], regex: u32, text: &str) -> Option<bool> {
+    plans.get(regex as usize)?.answer(text)
+}
+
 fn holds<S: SpanAccess>(
     cond: &Condition,
     span: &S,
+    plans: &[RegexPlan],
     rows: &mut Rows,
     searcher: &mut impl Searcher<Error = S::Error>,
     memo: &mut RegexMemo,
@@ -371,6 +388,9 @@ fn holds<S: SpanAccess>(
             AttrTest::EqualsHost(list) => span.attr_equals_host(*key, *list),
             AttrTest::Regex(regex) => span.with_attr(*key, |v| match v {
                 Value::Text(Text::Utf8(text)) => {
+                    if let Some(found) = native(plans, *regex, text) {
+                        return Ok(found);
+                    }
                     let row = memo.row(text);
                     memo.search(searcher, row, *regex, text)
                 }
@@ -388,6 +408,9 @@ fn holds<S: SpanAccess>(
         }
         Condition::SpanName(regex) => match span.name()? {
             Text::Utf8(text) => {
+                if let Some(found) = native(plans, *regex, text) {
+                    return Ok(found);
+                }
                 let row = *rows.name.get_or_insert_with(|| memo.row(text));
                 memo.search(searcher, row, *regex, text)
             }
@@ -395,6 +418,9 @@ fn holds<S: SpanAccess>(
         },
         Condition::Scope(regex) => match span.scope()? {
             Text::Utf8(text) => {
+                if let Some(found) = native(plans, *regex, text) {
+                    return Ok(found);
+                }
                 let row = *rows.scope.get_or_insert_with(|| memo.row(text));
                 memo.search(searcher, row, *regex, text)
             }
@@ -408,7 +434,7 @@ fn holds<S: SpanAccess>(
         Condition::Child(nested) => {
             for index in 0..span.child_count()? {
                 let child = span.child(index)?;
-                if matches(nested, &child, &mut Rows::default(), searcher, memo)? {
+                if matches(nested, &child, plans, &mut Rows::default(), searcher, memo)? {
                     return Ok(true);
                 }
             }
@@ -520,6 +546,11 @@ mod tests {
         table.select(span, needles, &mut RegexMemo::new())
     }
 
+    /// `n` regexes the host answers for every text.
+    fn asked(n: usize) -> Vec<RegexPlan> {
+        vec![RegexPlan::host(); n]
+    }
+
     fn needles(list: &[&'static str]) -> Needles {
         Needles {
             needles: list.to_vec(),
@@ -534,7 +565,7 @@ mod tests {
             all(vec![attr(1, AttrTest::Exists(true))]),
             all(vec![attr(1, AttrTest::Exists(false))]),
         ];
-        let table = RuleTable::new(rules, keys(2), 0, 0).unwrap();
+        let table = RuleTable::new(rules, keys(2), asked(0), 0).unwrap();
         let mut n = needles(&[]);
         let both = Span {
             attrs: vec![text(0, "chat"), text(1, "x")],
@@ -667,7 +698,7 @@ mod tests {
             ),
         ];
         for (index, (cond, span, expected)) in cases.into_iter().enumerate() {
-            let table = RuleTable::new(vec![all(vec![cond])], keys(1), 2, 1).unwrap();
+            let table = RuleTable::new(vec![all(vec![cond])], keys(1), asked(2), 1).unwrap();
             let got = select(&table, &span, &mut needles(&["foo", "agents"])).unwrap();
             assert_eq!(got.is_some(), expected, "case {index}");
         }
@@ -679,7 +710,7 @@ mod tests {
             all: vec![attr(0, AttrTest::Exists(true))],
             any: vec![Condition::Status(2), Condition::Kinds(vec![3])],
         };
-        let table = RuleTable::new(vec![rule], keys(1), 0, 0).unwrap();
+        let table = RuleTable::new(vec![rule], keys(1), asked(0), 0).unwrap();
         let mut n = needles(&[]);
         let base = Span {
             attrs: vec![(0, None)],
@@ -709,7 +740,7 @@ mod tests {
             ]),
             all(vec![Condition::Child(Box::new(grandchild))]),
         ];
-        let table = RuleTable::new(rules, keys(2), 0, 0).unwrap();
+        let table = RuleTable::new(rules, keys(2), asked(0), 0).unwrap();
         let mut n = needles(&[]);
         let agent = Span {
             attrs: vec![text(0, "agent")],
@@ -739,7 +770,13 @@ mod tests {
 
     #[test]
     fn regex_answers_are_remembered_per_text_and_bounded() {
-        let table = RuleTable::new(vec![all(vec![Condition::SpanName(0)])], keys(0), 1, 0).unwrap();
+        let table = RuleTable::new(
+            vec![all(vec![Condition::SpanName(0)])],
+            keys(0),
+            asked(1),
+            0,
+        )
+        .unwrap();
         let mut n = needles(&["tool"]);
         let mut memo = RegexMemo::new();
         let span = Span {
@@ -768,8 +805,38 @@ mod tests {
     }
 
     #[test]
+    fn the_core_answers_what_its_plans_prove_and_asks_the_rest() {
+        // Regex 0 is exact (a literal prefix); regex 1 needs "tool" before the host is asked.
+        let plans = vec![RegexPlan::of("^execute_tool"), RegexPlan::of(r"tool\w")];
+        let rules = vec![
+            all(vec![Condition::SpanName(0)]),
+            all(vec![attr(0, AttrTest::Regex(1))]),
+        ];
+        let table = RuleTable::new(rules, keys(1), plans, 0).unwrap();
+        // The host's answers are wrong on purpose: a call would show in the selection.
+        let mut n = needles(&["never", "s"]);
+        let mut memo = RegexMemo::new();
+        let span = |name: &str, value: &str| Span {
+            name: name.into(),
+            attrs: vec![text(0, value)],
+            ..Span::default()
+        };
+        let mut select = |s: &Span| table.select(s, &mut n, &mut memo);
+        assert_eq!(select(&span("execute_tool x", "")), Ok(Some(0)));
+        assert_eq!(select(&span("chat", "no such word")), Ok(None));
+        assert_eq!(select(&span("chat", "tools")), Ok(Some(1)));
+        assert_eq!(n.calls, 1, "only the text with the needed literal is asked");
+    }
+
+    #[test]
     fn host_errors_and_opaque_texts_reach_the_caller() {
-        let table = RuleTable::new(vec![all(vec![Condition::SpanName(0)])], keys(0), 1, 0).unwrap();
+        let table = RuleTable::new(
+            vec![all(vec![Condition::SpanName(0)])],
+            keys(0),
+            asked(1),
+            0,
+        )
+        .unwrap();
         let span = Span {
             name: "x".into(),
             ..Span::default()
@@ -790,7 +857,7 @@ mod tests {
 
     #[test]
     fn numbers_out_of_range_and_empty_matches_are_refused() {
-        let bad = |rules: Vec<Match>| RuleTable::new(rules, keys(1), 1, 1).is_err();
+        let bad = |rules: Vec<Match>| RuleTable::new(rules, keys(1), asked(1), 1).is_err();
         assert!(bad(vec![all(vec![attr(1, AttrTest::Exists(true))])]));
         assert!(bad(vec![all(vec![attr(0, AttrTest::Regex(1))])]));
         assert!(bad(vec![all(vec![attr(0, AttrTest::EqualsHost(1))])]));

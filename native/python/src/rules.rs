@@ -3,12 +3,16 @@
 //!
 //! The table arrives as plain data (`_compile.rule_table_data`): per rule `(all, any)`, each
 //! condition a `(tag, a, b)` tuple naming attribute keys, regexes and value lists by number.
-//! `select` maps every span of a trace to its rule's number in one call. Regexes run in
-//! Python (`safe_regex.search`, through the `search` callable the table was given), once per
-//! distinct text; a search error (a regex over its time budget) propagates as it did.
+//! `select` maps every span of a trace to its rule's number in one call. Each regex is
+//! analysed into the core's `RegexPlan` when the table is built: the core answers the texts
+//! it can prove the answer for, and asks Python (`safe_regex.search`, through the `search`
+//! callable the table was given) for the others, once per distinct text; a search error (a
+//! regex over its time budget) propagates as it did.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, TryLockError};
 
+use otel_oracles_core::rule_regex::RegexPlan;
 use otel_oracles_core::rules::{
     AttrTest, Condition, Match, RegexMemo, RuleTable as CoreTable, Searcher, SpanAccess, Subject,
     Text, Value,
@@ -28,6 +32,8 @@ pub struct RuleTable {
     /// `search(regex_number, text) -> bool`.
     search: Py<PyAny>,
     memo: Mutex<RegexMemo>,
+    /// How many times `search` was called.
+    host_searches: AtomicU64,
 }
 
 /// The names of the record fields the table reads, interned once per `select`.
@@ -138,6 +144,7 @@ impl<'a, 'py> PySpan<'a, 'py> {
     }
 
     fn search_object(&self, regex: u32, text: &Bound<'py, PyAny>) -> PyResult<bool> {
+        self.table.host_searches.fetch_add(1, Ordering::Relaxed);
         self.table
             .search
             .bind(text.py())
@@ -257,11 +264,13 @@ impl<'py> SpanAccess for PySpan<'_, 'py> {
 struct PySearcher<'a, 'py> {
     py: Python<'py>,
     search: &'a Py<PyAny>,
+    calls: &'a AtomicU64,
 }
 
 impl Searcher for PySearcher<'_, '_> {
     type Error = PyErr;
     fn search(&mut self, regex: u32, text: &str) -> PyResult<bool> {
+        self.calls.fetch_add(1, Ordering::Relaxed);
         self.search.bind(self.py).call1((regex, text))?.is_truthy()
     }
 }
@@ -326,15 +335,23 @@ fn match_of(item: &Bound<'_, PyAny>, depth: usize) -> PyResult<Match> {
 impl RuleTable {
     /// `rules`: per rule in priority order `(all, any)`; `keys`: the attribute keys
     /// conditions name by number; `host_lists`: the `equals` value lists that are not all
-    /// text; `regexes`: how many regexes `search(number, text)` knows.
+    /// text; `regexes`: the patterns by number, which `search(number, text)` runs. A pattern
+    /// that is no UTF-8 (lone surrogates) gets no plan: Python answers all its texts.
     #[new]
     fn new(
         rules: &Bound<'_, PyAny>,
         keys: Vec<String>,
         host_lists: Vec<Bound<'_, PyList>>,
-        regexes: u32,
+        regexes: Vec<Bound<'_, PyString>>,
         search: Py<PyAny>,
     ) -> PyResult<Self> {
+        let plans = regexes
+            .iter()
+            .map(|pattern| match pattern.to_str() {
+                Ok(pattern) => RegexPlan::of(pattern),
+                Err(_) => RegexPlan::host(),
+            })
+            .collect();
         let py = rules.py();
         let matches = rules
             .try_iter()?
@@ -349,7 +366,7 @@ impl RuleTable {
         let table = CoreTable::new(
             matches,
             keys.into_iter().map(String::into_boxed_str).collect(),
-            regexes,
+            plans,
             lists,
         )
         .map_err(|err| PyValueError::new_err(err.0))?;
@@ -359,6 +376,7 @@ impl RuleTable {
             host_lists: host_lists.into_iter().map(Bound::unbind).collect(),
             search,
             memo: Mutex::new(RegexMemo::new()),
+            host_searches: AtomicU64::new(0),
         })
     }
 
@@ -377,6 +395,7 @@ impl RuleTable {
         let mut searcher = PySearcher {
             py,
             search: &self.search,
+            calls: &self.host_searches,
         };
         // The searcher runs Python code, which may let another thread select with this
         // table: that thread then uses a memo of its own rather than wait for this one.
@@ -403,6 +422,13 @@ impl RuleTable {
     #[getter]
     fn remembered_texts(&self) -> usize {
         self.memo.try_lock().map_or(0, |memo| memo.len())
+    }
+
+    /// How many times the table has called `search` (the texts its regex plans could not
+    /// answer and its memo did not remember).
+    #[getter]
+    fn host_searches(&self) -> u64 {
+        self.host_searches.load(Ordering::Relaxed)
     }
 
     /// How many rules the table holds.

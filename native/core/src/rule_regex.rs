@@ -1,0 +1,846 @@
+//! What the core can say about a rule-table regex without asking Python.
+//!
+//! The conventions' regexes are Python's (`otel_oracles.safe_regex`: the `regex` engine,
+//! version 0, no flags, under a time budget), and that engine stays the one meaning of a
+//! pattern. Calling it back costs a crossing into Python and a backtracking search per
+//! distinct text, and some texts are distinct per span (whole output messages, metadata). So
+//! when the table is built each pattern is analysed once into a [`RegexPlan`]:
+//!
+//! - [`RegexPlan::Exact`]: the pattern is inside a small subset whose meaning is plain (literal
+//!   characters, `.`, simple character classes, `^`, `$`, groups, `|`, `?`, lookaheads) and
+//!   expands to a few fixed-length alternatives; the core answers every text itself.
+//! - [`RegexPlan::Filter`]: otherwise, what every match must contain (literal substrings, or a
+//!   literal prefix after `^`), derived from the parts of the pattern the analysis understands.
+//!   A text lacking it has no match: the core answers "no" natively and asks Python only
+//!   for the texts that pass.
+//!
+//! The analysis is conservative: any syntax it does not model exactly (flags, escapes other
+//! than escaped punctuation and `\n` `\t` `\r`, braces, nested or operator sets, lookbehinds,
+//! backreferences, atomic groups...) makes that part opaque (it contributes no literal and
+//! rules out `Exact`), and anything that could change the meaning of the rest of the pattern
+//! (an inline flag, a conditional, a comment, an unescaped `{`) leaves no plan at all: Python
+//! answers every text, as before.
+//!
+//! Cost on untrusted text is linear: literal tests are `str::contains` / `starts_with`
+//! (two-way search, linear), and an exact plan tests each candidate position against
+//! alternatives whose total size is capped ([`MAX_EXACT_SIZE`]), so a text of n characters
+//! costs at most n x that cap, never backtracking.
+
+/// Alternatives an exact plan may expand to (an alternation of k choices times an optional
+/// part doubles them).
+pub const MAX_EXACT_ALTERNATIVES: usize = 32;
+
+/// Items (characters, sets, assertions, lookahead alternatives' items) of an exact plan, all
+/// alternatives together: the bound on the work per text position.
+pub const MAX_EXACT_SIZE: usize = 1024;
+
+/// Patterns longer than this (in characters) are not analysed.
+pub const MAX_PATTERN: usize = 2048;
+
+/// Group nesting past which a pattern is not analysed (the parser recurses per group).
+const MAX_DEPTH: usize = 32;
+
+/// Literal clauses a filter keeps, and needles per clause.
+const MAX_CLAUSES: usize = 8;
+const MAX_NEEDLES: usize = 16;
+
+/// The parsed pattern, in the subset the analysis understands.
+#[derive(Debug, Clone, PartialEq)]
+enum Node {
+    Char(char),
+    Set(Set),
+    /// `.`: any character but `\n` (no DOTALL).
+    Any,
+    /// `^`: the start of the text (no MULTILINE).
+    Start,
+    /// `$`: the end of the text, or before a `\n` that ends it (no MULTILINE).
+    End,
+    /// Something whose exact meaning the analysis does not model (`\w`, `\b`, a lookbehind,
+    /// an atomic group...): it may consume characters or none.
+    Opaque,
+    Concat(Vec<Node>),
+    Alt(Vec<Node>),
+    /// `x*`, `x+`, `x?` (`max` 1 for `?`, `None` unbounded); `plain` without a lazy or
+    /// possessive modifier.
+    Repeat {
+        node: Box<Node>,
+        min: u32,
+        max: Option<u32>,
+        plain: bool,
+    },
+    /// `(?=...)` / `(?!...)`.
+    Look {
+        negative: bool,
+        node: Box<Node>,
+    },
+}
+
+/// A character class of single characters and ranges.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Set {
+    negated: bool,
+    ranges: Vec<(char, char)>,
+}
+
+impl Set {
+    fn contains(&self, c: char) -> bool {
+        self.ranges.iter().any(|&(lo, hi)| lo <= c && c <= hi) != self.negated
+    }
+}
+
+/// Why a pattern gets no plan at all (Python answers every text).
+struct Refused;
+
+struct Parser {
+    chars: Vec<char>,
+    pos: usize,
+    depth: usize,
+}
+
+impl Parser {
+    fn peek(&self) -> Option<char> {
+        self.chars.get(self.pos).copied()
+    }
+
+    fn peek_at(&self, ahead: usize) -> Option<char> {
+        self.chars.get(self.pos + ahead).copied()
+    }
+
+    fn eat(&mut self, c: char) -> bool {
+        if self.peek() == Some(c) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn alternation(&mut self) -> Result<Node, Refused> {
+        let mut branches = vec![self.concat()?];
+        while self.eat('|') {
+            branches.push(self.concat()?);
+        }
+        Ok(if branches.len() == 1 {
+            branches.pop().unwrap_or(Node::Concat(Vec::new()))
+        } else {
+            Node::Alt(branches)
+        })
+    }
+
+    fn concat(&mut self) -> Result<Node, Refused> {
+        let mut items = Vec::new();
+        while let Some(c) = self.peek() {
+            if c == '|' || c == ')' {
+                break;
+            }
+            let atom = self.atom()?;
+            items.push(self.quantified(atom)?);
+        }
+        Ok(Node::Concat(items))
+    }
+
+    fn quantified(&mut self, atom: Node) -> Result<Node, Refused> {
+        let (min, max) = match self.peek() {
+            Some('*') => (0, None),
+            Some('+') => (1, None),
+            Some('?') => (0, Some(1)),
+            Some('{') => return Err(Refused),
+            _ => return Ok(atom),
+        };
+        self.pos += 1;
+        if matches!(atom, Node::Start | Node::End | Node::Look { .. }) {
+            return Err(Refused);
+        }
+        let plain = !(self.eat('?') || self.eat('+'));
+        Ok(Node::Repeat {
+            node: Box::new(atom),
+            min,
+            max,
+            plain,
+        })
+    }
+
+    fn group(&mut self) -> Result<Node, Refused> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(Refused);
+        }
+        let node = if self.eat('?') {
+            match (self.peek(), self.peek_at(1)) {
+                (Some(':'), _) => {
+                    self.pos += 1;
+                    self.alternation()?
+                }
+                (Some('='), _) | (Some('!'), _) => {
+                    let negative = self.peek() == Some('!');
+                    self.pos += 1;
+                    Node::Look {
+                        negative,
+                        node: Box::new(self.alternation()?),
+                    }
+                }
+                (Some('<'), Some('=' | '!')) => {
+                    self.pos += 2;
+                    self.alternation()?;
+                    Node::Opaque
+                }
+                (Some('>'), _) => {
+                    self.pos += 1;
+                    self.alternation()?;
+                    Node::Opaque
+                }
+                (Some('P'), Some('<')) => {
+                    self.pos += 2;
+                    self.group_name()?;
+                    self.alternation()?
+                }
+                (Some('<'), _) => {
+                    self.pos += 1;
+                    self.group_name()?;
+                    self.alternation()?
+                }
+                _ => return Err(Refused),
+            }
+        } else {
+            self.alternation()?
+        };
+        if !self.eat(')') {
+            return Err(Refused);
+        }
+        self.depth -= 1;
+        Ok(node)
+    }
+
+    fn group_name(&mut self) -> Result<(), Refused> {
+        let start = self.pos;
+        while self
+            .peek()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+        {
+            self.pos += 1;
+        }
+        if self.pos == start || !self.eat('>') {
+            return Err(Refused);
+        }
+        Ok(())
+    }
+
+    fn atom(&mut self) -> Result<Node, Refused> {
+        let Some(c) = self.peek() else {
+            return Err(Refused);
+        };
+        self.pos += 1;
+        Ok(match c {
+            '(' => self.group()?,
+            '[' => Node::Set(self.set()?),
+            '.' => Node::Any,
+            '^' => Node::Start,
+            '$' => Node::End,
+            '\\' => match self.peek() {
+                Some('w' | 's' | 'd' | 'W' | 'S' | 'D' | 'b' | 'B') => {
+                    self.pos += 1;
+                    Node::Opaque
+                }
+                _ => Node::Char(self.escaped()?),
+            },
+            '*' | '+' | '?' | '{' | '}' | ']' | ')' | '|' => return Err(Refused),
+            other => Node::Char(other),
+        })
+    }
+
+    /// The character of an escape read after its backslash: escaped ASCII punctuation, `\n`,
+    /// `\t`, `\r`; any other escape is refused.
+    fn escaped(&mut self) -> Result<char, Refused> {
+        let c = self.peek().ok_or(Refused)?;
+        self.pos += 1;
+        match c {
+            'n' => Ok('\n'),
+            't' => Ok('\t'),
+            'r' => Ok('\r'),
+            c if c.is_ascii_punctuation() => Ok(c),
+            _ => Err(Refused),
+        }
+    }
+
+    /// A class after its `[`: characters, escaped punctuation and ranges; nested sets, set
+    /// operators and class escapes are refused.
+    fn set(&mut self) -> Result<Set, Refused> {
+        let negated = self.eat('^');
+        let mut ranges = Vec::new();
+        if self.peek() == Some(']') {
+            return Err(Refused);
+        }
+        loop {
+            let c = self.peek().ok_or(Refused)?;
+            self.pos += 1;
+            let lo = match c {
+                ']' => break,
+                '[' => return Err(Refused),
+                '\\' => self.escaped()?,
+                '-' | '&' | '|' | '~' if self.peek() == Some(c) => return Err(Refused),
+                other => other,
+            };
+            let ranged = lo != '-'
+                && self.peek() == Some('-')
+                && self.peek_at(1).is_some_and(|next| next != ']');
+            if !ranged {
+                ranges.push((lo, lo));
+                continue;
+            }
+            self.pos += 1;
+            let hi = match self.peek().ok_or(Refused)? {
+                '[' | '-' => return Err(Refused),
+                '\\' => {
+                    self.pos += 1;
+                    self.escaped()?
+                }
+                other => {
+                    self.pos += 1;
+                    other
+                }
+            };
+            if hi < lo {
+                return Err(Refused);
+            }
+            ranges.push((lo, hi));
+        }
+        Ok(Set { negated, ranges })
+    }
+}
+
+fn parse(pattern: &str) -> Result<Node, Refused> {
+    let chars: Vec<char> = pattern.chars().collect();
+    if chars.len() > MAX_PATTERN {
+        return Err(Refused);
+    }
+    let mut parser = Parser {
+        chars,
+        pos: 0,
+        depth: 0,
+    };
+    let node = parser.alternation()?;
+    if parser.pos != parser.chars.len() {
+        return Err(Refused);
+    }
+    Ok(node)
+}
+
+/// One step of an exact alternative.
+#[derive(Debug, Clone, PartialEq)]
+enum Item {
+    Char(char),
+    Set(Set),
+    Any,
+    Start,
+    End,
+    Look {
+        negative: bool,
+        alts: Vec<Vec<Item>>,
+    },
+}
+
+fn size(alts: &[Vec<Item>]) -> usize {
+    alts.iter()
+        .flatten()
+        .map(|item| match item {
+            Item::Look { alts, .. } => 1 + size(alts),
+            _ => 1,
+        })
+        .sum()
+}
+
+/// The fixed-length alternatives `node` is the union of, or `None` when it has an opaque
+/// part, a repetition other than a plain `?`, or too many of them.
+fn expand(node: &Node) -> Option<Vec<Vec<Item>>> {
+    let alts = match node {
+        Node::Char(c) => vec![vec![Item::Char(*c)]],
+        Node::Set(set) => vec![vec![Item::Set(set.clone())]],
+        Node::Any => vec![vec![Item::Any]],
+        Node::Start => vec![vec![Item::Start]],
+        Node::End => vec![vec![Item::End]],
+        Node::Opaque => return None,
+        Node::Alt(branches) => {
+            let mut alts = Vec::new();
+            for branch in branches {
+                alts.extend(expand(branch)?);
+                if alts.len() > MAX_EXACT_ALTERNATIVES {
+                    return None;
+                }
+            }
+            alts
+        }
+        Node::Concat(items) => {
+            let mut alts: Vec<Vec<Item>> = vec![Vec::new()];
+            for item in items {
+                let tails = expand(item)?;
+                if alts.len() * tails.len() > MAX_EXACT_ALTERNATIVES {
+                    return None;
+                }
+                alts = alts
+                    .iter()
+                    .flat_map(|head| {
+                        tails.iter().map(move |tail| {
+                            let mut joined = head.clone();
+                            joined.extend(tail.iter().cloned());
+                            joined
+                        })
+                    })
+                    .collect();
+                if size(&alts) > MAX_EXACT_SIZE {
+                    return None;
+                }
+            }
+            alts
+        }
+        Node::Repeat {
+            node,
+            min: 0,
+            max: Some(1),
+            plain: true,
+        } => {
+            let mut alts = vec![Vec::new()];
+            alts.extend(expand(node)?);
+            alts
+        }
+        Node::Repeat { .. } => return None,
+        Node::Look { negative, node } => vec![vec![Item::Look {
+            negative: *negative,
+            alts: expand(node)?,
+        }]],
+    };
+    (alts.len() <= MAX_EXACT_ALTERNATIVES && size(&alts) <= MAX_EXACT_SIZE).then_some(alts)
+}
+
+/// One alternative of an exact plan: where it may start, its leading literal, the rest.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Alternative {
+    /// Starts with `^`: tried at position 0 only.
+    anchored: bool,
+    /// The literal characters it starts with (after `^` when anchored).
+    lead: Box<str>,
+    rest: Vec<Item>,
+}
+
+impl Alternative {
+    fn of(items: Vec<Item>) -> Self {
+        let anchored = items.first() == Some(&Item::Start);
+        let skip = usize::from(anchored);
+        let lead: String = items
+            .iter()
+            .skip(skip)
+            .map_while(|item| match item {
+                Item::Char(c) => Some(*c),
+                _ => None,
+            })
+            .collect();
+        let taken = skip + lead.chars().count();
+        Self {
+            anchored,
+            lead: lead.into(),
+            rest: items.into_iter().skip(taken).collect(),
+        }
+    }
+
+    /// Whether a match of this alternative starts somewhere in `text`.
+    fn found(&self, text: &str) -> bool {
+        if self.anchored {
+            return text.starts_with(&*self.lead) && at(&self.rest, text, self.lead.len());
+        }
+        if self.lead.is_empty() {
+            return text
+                .char_indices()
+                .map(|(pos, _)| pos)
+                .chain(std::iter::once(text.len()))
+                .any(|pos| at(&self.rest, text, pos));
+        }
+        // Every occurrence of the lead, overlapping ones included (the rest may hold at a
+        // later one only).
+        let mut from = 0;
+        while let Some(found) = text.get(from..).and_then(|tail| tail.find(&*self.lead)) {
+            let start = from + found;
+            if at(&self.rest, text, start + self.lead.len()) {
+                return true;
+            }
+            let step = text
+                .get(start..)
+                .and_then(|tail| tail.chars().next())
+                .map_or(1, char::len_utf8);
+            from = start + step;
+        }
+        false
+    }
+}
+
+/// Whether `items` match `text` from byte position `pos` (a character boundary).
+fn at(items: &[Item], text: &str, mut pos: usize) -> bool {
+    for item in items {
+        let next = text.get(pos..).and_then(|tail| tail.chars().next());
+        match item {
+            Item::Char(c) => match next {
+                Some(n) if n == *c => pos += n.len_utf8(),
+                _ => return false,
+            },
+            Item::Set(set) => match next {
+                Some(n) if set.contains(n) => pos += n.len_utf8(),
+                _ => return false,
+            },
+            Item::Any => match next {
+                Some(n) if n != '\n' => pos += n.len_utf8(),
+                _ => return false,
+            },
+            Item::Start => {
+                if pos != 0 {
+                    return false;
+                }
+            }
+            Item::End => {
+                if !(pos == text.len() || text.get(pos..) == Some("\n")) {
+                    return false;
+                }
+            }
+            Item::Look { negative, alts } => {
+                if alts.iter().any(|alt| at(alt, text, pos)) == *negative {
+                    return false;
+                }
+            }
+        }
+    }
+    true
+}
+
+/// A literal every match contains: anywhere, or at the start of the text (`anchored`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Needle {
+    pub text: Box<str>,
+    pub anchored: bool,
+}
+
+impl Needle {
+    fn in_text(&self, text: &str) -> bool {
+        if self.anchored {
+            text.starts_with(&*self.text)
+        } else {
+            text.contains(&*self.text)
+        }
+    }
+}
+
+/// At least one of these needles is in every matched text.
+pub type Clause = Vec<Needle>;
+
+/// What every match of `node` needs, as clauses that must all hold (a sound subset: only
+/// parts every match goes through contribute).
+fn needs(node: &Node) -> Vec<Clause> {
+    match node {
+        Node::Concat(items) => {
+            let mut clauses = Vec::new();
+            let mut run = String::new();
+            let mut anchored = false;
+            let flush = |run: &mut String, anchored: bool, clauses: &mut Vec<Clause>| {
+                if !run.is_empty() {
+                    clauses.push(vec![Needle {
+                        text: std::mem::take(run).into(),
+                        anchored,
+                    }]);
+                }
+            };
+            for item in items {
+                if let Node::Char(c) = item {
+                    run.push(*c);
+                    continue;
+                }
+                flush(&mut run, anchored, &mut clauses);
+                anchored = matches!(item, Node::Start);
+                clauses.extend(needs(item));
+            }
+            flush(&mut run, anchored, &mut clauses);
+            clauses
+        }
+        Node::Alt(branches) => {
+            // Every match goes through one branch: one clause of each, joined.
+            let mut joined = Vec::new();
+            for branch in branches {
+                match needs(branch).into_iter().next() {
+                    Some(clause) => joined.extend(clause),
+                    None => return Vec::new(),
+                }
+            }
+            if joined.len() > MAX_NEEDLES {
+                return Vec::new();
+            }
+            vec![joined]
+        }
+        Node::Repeat { node, min, .. } if *min >= 1 => needs(node),
+        _ => Vec::new(),
+    }
+}
+
+/// What the core does with one regex of the table (see the module documentation).
+#[derive(Debug, Clone, PartialEq)]
+pub enum RegexPlan {
+    /// The core answers every text: a match iff one alternative is found.
+    Exact(Vec<Alternative>),
+    /// A text must hold every clause to possibly match; those that do are asked of the
+    /// host. No clauses: every text is asked.
+    Filter(Vec<Clause>),
+}
+
+impl RegexPlan {
+    /// The plan of `pattern` (Python `regex` syntax, no flags).
+    pub fn of(pattern: &str) -> Self {
+        let Ok(node) = parse(pattern) else {
+            return Self::host();
+        };
+        if let Some(alts) = expand(&node) {
+            return Self::Exact(alts.into_iter().map(Alternative::of).collect());
+        }
+        let mut clauses = needs(&node);
+        clauses.truncate(MAX_CLAUSES);
+        Self::Filter(clauses)
+    }
+
+    /// The plan that asks the host for every text.
+    pub fn host() -> Self {
+        Self::Filter(Vec::new())
+    }
+
+    /// Whether the core answers every text of this regex itself.
+    pub fn is_exact(&self) -> bool {
+        matches!(self, Self::Exact(_))
+    }
+
+    /// The filter's clauses (empty for an exact plan).
+    pub fn clauses(&self) -> &[Clause] {
+        match self {
+            Self::Exact(_) => &[],
+            Self::Filter(clauses) => clauses,
+        }
+    }
+
+    /// Whether the regex finds a match in `text`, when the core can tell; `None`: ask the
+    /// host.
+    pub fn answer(&self, text: &str) -> Option<bool> {
+        match self {
+            Self::Exact(alts) => Some(alts.iter().any(|alt| alt.found(text))),
+            Self::Filter(clauses) => {
+                if clauses
+                    .iter()
+                    .all(|clause| clause.iter().any(|needle| needle.in_text(text)))
+                {
+                    None
+                } else {
+                    Some(false)
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn needle(text: &str, anchored: bool) -> Needle {
+        Needle {
+            text: text.into(),
+            anchored,
+        }
+    }
+
+    fn exact(pattern: &str) -> RegexPlan {
+        let plan = RegexPlan::of(pattern);
+        assert!(plan.is_exact(), "{pattern} should be exact: {plan:?}");
+        plan
+    }
+
+    fn check(pattern: &str, yes: &[&str], no: &[&str]) {
+        let plan = exact(pattern);
+        for text in yes {
+            assert_eq!(plan.answer(text), Some(true), "{pattern} on {text:?}");
+        }
+        for text in no {
+            assert_eq!(plan.answer(text), Some(false), "{pattern} on {text:?}");
+        }
+    }
+
+    #[test]
+    fn literals_and_anchors() {
+        check(
+            "openai_agents",
+            &["x.openai_agents.y"],
+            &["openai-agents", ""],
+        );
+        check(r"^mlflow\.", &["mlflow.x"], &["xmlflow.", "mlflowx"]);
+        // `$` is the end, or before a final newline.
+        check(
+            r"^agent$",
+            &["agent", "agent\n"],
+            &["agent\n\n", "agents", " agent", "agent\r"],
+        );
+        check(
+            r"OutputParser$",
+            &["StrOutputParser", "OutputParser\n"],
+            &["OutputParserX"],
+        );
+        check("", &["", "x"], &[]);
+        check("^$", &["", "\n"], &["x", "\n\n"]);
+    }
+
+    #[test]
+    fn alternation_optional_groups_and_sets() {
+        check(
+            r"^invoke_agent( |$)",
+            &["invoke_agent", "invoke_agent x", "invoke_agent\n"],
+            &["invoke_agents", "xinvoke_agent"],
+        );
+        check(
+            r"^ai\.(generateText|streamText)$",
+            &["ai.streamText", "ai.generateText\n"],
+            &["ai.streamText.doStream", "ai.embed"],
+        );
+        check(
+            r"^openinference\.instrumentation\.crewai(\._event_listener)?$",
+            &[
+                "openinference.instrumentation.crewai",
+                "openinference.instrumentation.crewai._event_listener",
+            ],
+            &["openinference.instrumentation.crewai._x"],
+        );
+        check(
+            r#""langgraph_node": "agent"[,}]"#,
+            &[
+                r#"{"a": 1, "langgraph_node": "agent"}"#,
+                r#""langgraph_node": "agent","#,
+            ],
+            &[
+                r#""langgraph_node": "agent" "#,
+                r#""langgraph_node": "agents""#,
+            ],
+        );
+        check("[^a-c]x", &["dx", "\nx"], &["ax", "x"]);
+        check(
+            "^transfer_to_.",
+            &["transfer_to_a", "transfer_to_é"],
+            &["transfer_to_", "transfer_to_\n"],
+        );
+        // Overlapping occurrences of the leading literal: the match is at the second one.
+        check("aab", &["aaab"], &["abab"]);
+        check("é.b", &["ééxb"], &["éb"]);
+    }
+
+    #[test]
+    fn lookaheads() {
+        check(
+            r"^(?!agent$)",
+            &["agents", "", "agent\n\n"],
+            &["agent", "agent\n"],
+        );
+        check(r"^(?!Runnable)", &["Chain"], &["RunnableSequence"]);
+        check(
+            r"^invoke_agent (?!agent$)",
+            &["invoke_agent Bob"],
+            &["invoke_agent agent", "invoke_agent"],
+        );
+        check(r"a(?=b)", &["ab"], &["a", "ac"]);
+    }
+
+    #[test]
+    fn filters_name_what_every_match_needs() {
+        let plan = RegexPlan::of(r#""langgraph_node":\s*"agent""#);
+        assert_eq!(
+            plan.clauses(),
+            &[
+                vec![needle(r#""langgraph_node":"#, false)],
+                vec![needle(r#""agent""#, false)]
+            ]
+        );
+        assert_eq!(plan.answer(r#"{"langgraph_node": "tools"}"#), Some(false));
+        assert_eq!(plan.answer(r#"{"langgraph_node":  "agent"}"#), None);
+        let plan = RegexPlan::of(r"^autogen \w*Runtime$");
+        assert_eq!(
+            plan.clauses(),
+            &[
+                vec![needle("autogen ", true)],
+                vec![needle("Runtime", false)]
+            ]
+        );
+        assert_eq!(plan.answer("x autogen Runtime"), Some(false));
+        let plan = RegexPlan::of(r"(ab|c\d)+x\w");
+        assert_eq!(
+            plan.clauses(),
+            &[
+                vec![needle("ab", false), needle("c", false)],
+                vec![needle("x", false)]
+            ]
+        );
+        // A branch with nothing certain: the alternation contributes nothing.
+        let plan = RegexPlan::of(r#"\[\[ ## next_tool_name ## \]\](\\n|\s)*finish(\\n|\s|")"#);
+        assert_eq!(
+            plan.clauses(),
+            &[
+                vec![needle("[[ ## next_tool_name ## ]]", false)],
+                vec![needle("finish", false)]
+            ]
+        );
+        // Optional and starred parts, lookarounds contribute nothing.
+        assert_eq!(
+            RegexPlan::of(r"(abc)*\d(?<=x)y?").clauses(),
+            &[] as &[Clause]
+        );
+    }
+
+    #[test]
+    fn what_is_not_modelled_gets_no_plan() {
+        for pattern in [
+            "(?i)^chat",
+            "(?x)a b",
+            "a{2}",
+            "a{,}",
+            r"\x41",
+            r"\1",
+            r"(a)\1",
+            "(?P=n)",
+            "[[:alpha:]]",
+            "[a&&b]",
+            "[a--b]",
+            r"[\w]",
+            "[]a]",
+            "(?#c)a",
+            "(?(1)a|b)",
+            "a)",
+            "(a",
+            "*a",
+            "a**",
+            "^*",
+            r"\p{L}",
+            r"\N{DIGIT ONE}",
+            r"\Aa",
+            r"a\Z",
+            "a}",
+        ] {
+            assert_eq!(RegexPlan::of(pattern), RegexPlan::host(), "{pattern}");
+        }
+        let deep = format!(
+            "{}a{}",
+            "(".repeat(MAX_DEPTH + 1),
+            ")".repeat(MAX_DEPTH + 1)
+        );
+        assert_eq!(RegexPlan::of(&deep), RegexPlan::host());
+        assert_eq!(
+            RegexPlan::of(&"a".repeat(MAX_PATTERN + 1)),
+            RegexPlan::host()
+        );
+    }
+
+    #[test]
+    fn exact_plans_are_bounded() {
+        // 2^6 alternatives: past the cap, a filter instead.
+        let plan = RegexPlan::of("a?b?c?d?e?f?gh");
+        assert_eq!(plan.clauses(), &[vec![needle("gh", false)]]);
+        assert!(!RegexPlan::of(&"x".repeat(MAX_EXACT_SIZE + 1)).is_exact());
+        // Linear on long texts: a lead that occurs everywhere, a rest that fails late.
+        let plan = exact("aaaaaaaaaaaaaaaa.b");
+        let text = "a".repeat(200_000);
+        assert_eq!(plan.answer(&text), Some(false));
+    }
+}
