@@ -228,6 +228,16 @@ def parse_python_literal(value: Any, /) -> Any:
     that is no such literal, unchanged. A few corners (``\\N{...}`` escapes, surrogate
     escapes, integers past 127 bits) are read by ``python_literals.parse_python_literal_by_ast``."""
 
+# The registered ``python_repr`` parser (``mapping.parsers.python_literals``).
+
+def parse_python_repr(value: Any, /) -> Any:
+    """A ``str`` holding the ``repr`` of Python objects as data: a constructor call as
+    ``{"__type__": name, "__args__": [...], keyword: value}``, an enum's ``<...>`` repr as its
+    value and any other ``<...>`` as ``None``, tuples and sets as lists, literals as
+    ``parse_python_literal`` reads them, names ``None``; other values unchanged. Any other
+    expression, and text that is no expression, is read by
+    ``python_literals.parse_python_repr_by_ast`` (raising where it raises)."""
+
 # -- the mapping rule table (native/python/src/rules.rs) -----------------------------------
 
 class RuleTable:

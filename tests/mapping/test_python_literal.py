@@ -1,8 +1,10 @@
-"""``python_literal`` in the compiled core against ``ast.literal_eval``, the Python parser it
-replaced: the reference below (the old implementation's steps, kept on the test side only)
-reads the same seeded text as ``tools/parser_corpus.py --python-generated`` makes, mutated
-further, and the core must return the same value (``repr``: types, key order, float
-spelling) or, where there is none, the very object it was given."""
+"""``python_literal`` and ``python_repr`` in the compiled core against ``ast``, the Python
+parsers they replaced: for ``python_literal`` the reference below (the old implementation's
+steps, kept on the test side only), for ``python_repr`` the ``ast`` path the core calls for
+what it does not read itself; both read the same seeded text as ``tools/parser_corpus.py
+--python-generated`` makes, mutated further, and the core must return the same value
+(``repr``: types, key order, float spelling) or, where there is none, the very object it
+was given."""
 
 from __future__ import annotations
 
@@ -13,8 +15,10 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from otel_oracles import _native
-from otel_oracles.mapping.parsers import builtin_parsers
+from otel_oracles.mapping.parsers import builtin_parsers, python_literals
 from otel_oracles.mapping.parsers.python_literals import MAX_LITERAL_CHARS, MAX_LITERAL_DEPTH
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
@@ -104,6 +108,16 @@ def _mutated(r: random.Random, text: str) -> str:
     return text
 
 
+def _called(parse: Any, text: str) -> str | None:
+    """The outcome of ``parse(text)``, what it raises included (a big integer's ``str``)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return _outcome(parse(text), text)
+    except ValueError as exc:
+        return f"raises {type(exc).__name__}"
+
+
 def _differences(inputs: list[str]) -> tuple[int, list[tuple[str, str | None, str | None]]]:
     values, wrong = 0, []
     for text in inputs:
@@ -154,3 +168,38 @@ def test_python_literal_is_the_compiled_cores() -> None:
     for value in (None, 1, b"[1]", ["[1]"], {"a": "[1]"}, "(1, 2)", "42", "[1", "[x]"):
         assert _native.parse_python_literal(value) is value
     assert _native.parse_python_literal(" {'a': (1, 2), 3: {b'x'}} ") == {"a": [1, 2], "3": ["x"]}
+
+
+def test_object_reprs_read_as_the_ast_path_reads_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    by_ast = python_literals.parse_python_repr_by_ast
+    left_to_python = []
+
+    def counted(value: Any) -> Any:
+        left_to_python.append(value)
+        return by_ast(value)
+
+    # The core calls the module's function by name: counting which texts it leaves to ast.
+    monkeypatch.setattr(python_literals, "parse_python_repr_by_ast", counted)
+    r = random.Random(1819)
+    inputs = parser_corpus.python_generated(10, 3000) + parser_corpus.generated(10, 1000)
+    inputs += [_mutated(r, t) for t in parser_corpus.python_generated(11, 3000)]
+    objects = [
+        "ChatMessage(_role=<ChatRole.USER: 'user'>, _content=[TextContent(text='x')], "
+        "_name=None, _meta={})",
+        "ResponseFunctionToolCall(arguments='{\"q\": 1}', call_id='c1', name='search', "
+        "type='function_call', id='fc_1', status='completed')",
+        "[ToolCall(tool_name='calc', arguments={'x': 1}, id='t1')]",
+        "M(status='success', result={'a': [1, 2.5, None]}, error=None)",
+        "Point(x=1, y=<E.A: 2>, z=<object at 0x7f>, w=datetime.datetime(2024, 1, 1, 0, 0))",
+    ]
+    wrong = []
+    for text in inputs + objects:
+        ours, theirs = _called(_native.parse_python_repr, text), _called(by_ast, text)
+        if ours != theirs:
+            wrong.append((text, ours, theirs))
+    assert not wrong, f"{len(wrong)} differ, first: {wrong[0]!r:.600}"
+    for text in objects:  # real shapes are read by the core itself
+        left_to_python.clear()
+        assert _native.parse_python_repr(text) is not text
+        assert left_to_python == [], text
+    assert builtin_parsers()["python_repr"] is _native.parse_python_repr

@@ -1,7 +1,7 @@
 //! The message-content parsers of `otel_oracles_core::content` as the registered `json` and
 //! `json_or_text` parsers of `otel_oracles.mapping.parsers.scalars`, and the message parsers
 //! of `otel_oracles_core::parsers` (`genai_messages`, `openinference_messages`,
-//! `python_literal`).
+//! `python_literal`, `python_repr`).
 //!
 //! Each takes any value as a `parse:` chain hands it over and returns exactly what the
 //! Python parsers returned: the parsed value as new Python objects (`dict` in key order,
@@ -152,12 +152,34 @@ pub(crate) fn parse_python_literal<'py>(value: &Bound<'py, PyAny>) -> PyResult<B
         return Ok(value.clone());
     };
     let Ok(text) = text.to_str() else {
-        return literal_by_ast(value);
+        return by_ast(value, "parse_python_literal_by_ast");
     };
     match python_literal::python_literal(text) {
         Literal::Value(parsed) => literal_to_python(py, &parsed),
         Literal::NoValue => Ok(value.clone()),
-        Literal::Python => literal_by_ast(value),
+        Literal::Python => by_ast(value, "parse_python_literal_by_ast"),
+    }
+}
+
+/// `python_repr`: a `str` holding the `repr` of Python objects (constructor calls, enums,
+/// `<...>` reprs) as data: `{"__type__": name, "__args__": [...], keyword: value}` per call,
+/// lists for tuples and sets, literals as `python_literal` reads them, other names `None`;
+/// other values returned unchanged. What the core does not read itself (any other
+/// expression, text that is no expression, the corners `python_literal` leaves to Python)
+/// is read by `parse_python_repr_by_ast`.
+#[pyfunction]
+pub(crate) fn parse_python_repr<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let py = value.py();
+    let Ok(text) = value.cast::<PyString>() else {
+        return Ok(value.clone());
+    };
+    let Ok(text) = text.to_str() else {
+        return by_ast(value, "parse_python_repr_by_ast");
+    };
+    match python_literal::python_repr(text) {
+        Literal::Value(parsed) => literal_to_python(py, &parsed),
+        Literal::NoValue => Ok(value.clone()),
+        Literal::Python => by_ast(value, "parse_python_repr_by_ast"),
     }
 }
 
@@ -191,20 +213,19 @@ fn literal_to_python<'py>(py: Python<'py>, value: &Value<'_>) -> PyResult<Bound<
     })
 }
 
-/// `parse_python_literal_by_ast(value)` of `otel_oracles.mapping.parsers.python_literals`,
-/// imported on first use (that module imports this one).
-fn literal_by_ast<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    static BY_AST: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+/// `name(value)`, a function of `otel_oracles.mapping.parsers.python_literals` (the `ast`
+/// path), the module imported on first use (it imports this one).
+fn by_ast<'py>(value: &Bound<'py, PyAny>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+    static MODULE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
     let py = value.py();
-    BY_AST
+    MODULE
         .get_or_try_init(py, || {
             Ok::<_, PyErr>(
-                PyModule::import(py, "otel_oracles.mapping.parsers.python_literals")?
-                    .getattr("parse_python_literal_by_ast")?
-                    .unbind(),
+                PyModule::import(py, "otel_oracles.mapping.parsers.python_literals")?.unbind(),
             )
         })?
         .bind(py)
+        .getattr(name)?
         .call1((value,))
 }
 
@@ -342,5 +363,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_genai_messages, m)?)?;
     m.add_function(wrap_pyfunction!(parse_openinference_messages, m)?)?;
     m.add_function(wrap_pyfunction!(parse_python_literal, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_python_repr, m)?)?;
     Ok(())
 }

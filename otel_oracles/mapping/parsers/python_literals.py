@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from otel_oracles._native import parse_python_literal as parse_python_literal
+from otel_oracles._native import parse_python_repr as parse_python_repr
 from otel_oracles.mapping.parsers._registry import Parser
 
 # ``python_literal`` is the compiled core's (native/core/src/parsers/python_literal.rs, bound
@@ -30,6 +31,9 @@ from otel_oracles.mapping.parsers._registry import Parser
 # ``str``), under the same bounds (``MAX_LITERAL_CHARS``, ``MAX_LITERAL_DEPTH``); any other
 # value, and text that is no such literal, comes back as the very object given. Only
 # containers are read: ``'None'`` or ``'42'`` as a payload is more likely text than a repr.
+# ``python_repr`` is the core's too (``parse_python_repr``, same module): constructor calls,
+# names and ``<...>`` reprs as ``parse_python_repr_by_ast`` reads them, which it calls for
+# every other expression.
 
 MAX_LITERAL_CHARS = 256 * 1024
 """Longer text is left as text (a tool payload of this size is not arguments worth reading)."""
@@ -209,9 +213,13 @@ def _object_value(node: ast.expr) -> Any:
         return None
 
 
-def parse_python_repr(value: Any) -> Any:
-    """The ``repr`` of Python objects (dataclasses, pydantic models, enums) as data, for
-    instrumentations that record a framework's objects with ``str()``: Haystack's
+def parse_python_repr_by_ast(value: Any) -> Any:
+    """``parse_python_repr`` by ``ast``, for what the compiled core does not read itself (it
+    reads literals, constructor calls with keyword arguments, names and ``<...>`` reprs;
+    any other expression, text that is no expression and the corners of
+    ``parse_python_literal_by_ast`` come here). The ``repr`` of Python objects (dataclasses,
+    pydantic models, enums) as data, for instrumentations that record a framework's objects
+    with ``str()``: Haystack's
     ``ChatMessage(_role=<ChatRole.USER: 'user'>, _content=[TextContent(text='...')])`` becomes
     ``{"__type__": "ChatMessage", "_role": "user", "_content": [{"__type__":
     "TextContent", "text": "..."}]}``. Parsed with ``ast`` under the same size and depth

@@ -1175,5 +1175,9 @@ fn into_owned(value: Value<'_>) -> Value<'static> {
     }
 }
 
+mod repr;
+
+pub use repr::python_repr;
+
 #[cfg(test)]
 mod tests;

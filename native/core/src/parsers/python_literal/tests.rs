@@ -258,3 +258,113 @@ fn any_text_is_read_or_refused_without_panicking() {
     }
     assert!(values > 300, "the sweep reaches values too ({values})");
 }
+
+fn read_repr(text: &str) -> Option<String> {
+    match python_repr(text) {
+        Literal::Value(value) => {
+            let mut out = String::new();
+            value_repr(&value, &mut out);
+            Some(out)
+        }
+        Literal::NoValue => None,
+        Literal::Python => Some("python".into()),
+    }
+}
+
+#[test]
+fn object_reprs_read_as_the_python_parser_reads_them() {
+    for (text, expected) in [
+        (
+            "ChatMessage(_role=<ChatRole.USER: 'user'>, _content=[TextContent(text='x')])",
+            "{'__type__': 'ChatMessage', '_role': 'user', '_content': [{'__type__': 'TextContent', 'text': 'x'}]}",
+        ),
+        ("a . b.C(1, k=2, k=3)", "{'__type__': 'a.b.C', '__args__': [1], 'k': 3}"),
+        ("M(__type__=1, __args__=2)", "{'__type__': 1, '__args__': 2}"),
+        ("M(a=<function f.<locals>.g at 0x7f>, b=<E.A: 2>)", "{'__type__': 'M', 'a': None, 'b': 2}"),
+        ("{(1, 2): 3, b'x': 1, 1.5: 2, None: 0, M(): 1}",
+         "{'[1, 2]': 3, 'x': 1, '1.5': 2, 'None': 0, \"{'__type__': 'M'}\": 1}"),
+        ("{[1], 2, 2}", "[[1], 2, 2]"),
+        ("hello", "None"),
+        ("42", "42"),
+        ("set()", "{'__type__': 'set'}"),
+        ("(1, 2)", "[1, 2]"),
+        ("1, x", "[1, None]"),
+        ("M(\n a=1,\n)", "{'__type__': 'M', 'a': 1}"),
+    ] {
+        assert_eq!(read_repr(text).as_deref(), Some(expected), "{text:?}");
+    }
+    // Everything else is Python's to read: other expressions, syntax errors, keywords.
+    for text in [
+        "hello world",
+        "f(a=1, 2)",
+        "f(*a)",
+        "f(**k)",
+        "x[0]",
+        "-x",
+        "1+2",
+        "M(a=lambda: 1)",
+        "M(a=1)(b=2)",
+        "M(a=1).x",
+        "a.b.3C(1)",
+        "f.5",
+        "{**a}",
+        "[x for x in y]",
+        "not x",
+        "True.x",
+        "M(True=1)",
+        "é(1)",
+        "<E.é: 1>",
+    ] {
+        assert_eq!(read_repr(text).as_deref(), Some("python"), "{text:?}");
+    }
+    assert_eq!(read_repr(&"[".repeat(33)), None);
+    assert_eq!(read_repr(&"x".repeat(MAX_LITERAL_CHARS + 1)), None);
+}
+
+#[test]
+fn any_repr_text_is_read_or_left_without_panicking() {
+    const PIECES: [&str; 24] = [
+        "M(",
+        "a.b(",
+        ")",
+        "[",
+        "]",
+        "{",
+        "}",
+        ",",
+        ":",
+        "=",
+        "k=",
+        " ",
+        "\n",
+        "'x'",
+        "1",
+        "<E.A: 1>",
+        "<obj at 0x1>",
+        "<",
+        ">",
+        "None",
+        "*",
+        "\\",
+        "é",
+        "1j",
+    ];
+    let mut state: u64 = 1818;
+    let mut next = move || {
+        state ^= state >> 12;
+        state ^= state << 25;
+        state ^= state >> 27;
+        state.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    };
+    let mut values = 0;
+    for _ in 0..100_000 {
+        let len = (next() % 12) as usize;
+        let text: String = (0..len)
+            .map(|_| PIECES[(next() % PIECES.len() as u64) as usize])
+            .collect();
+        if let Literal::Value(_) = python_repr(&text) {
+            values += 1;
+        }
+    }
+    assert!(values > 300, "the sweep reaches values too ({values})");
+}
