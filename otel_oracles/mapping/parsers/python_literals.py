@@ -3,13 +3,15 @@
 Callback-style instrumentations (LangChain handlers and the tracers built on them, the
 openai-agents instrumentation) record payloads with ``str()``/``repr()``: ``input_str`` holds
 ``{'command': 'curl https://example.com'}``, a message list holds ``ResponseFunctionToolCall(
-arguments='...', name='...')``. Such text is untrusted trace data, so it is *parsed* with
-``ast`` and only literal nodes are turned into values (the ``ast.literal_eval`` subset:
-strings, numbers, bytes, booleans, ``None``, tuples, lists, dicts, sets), plus, in
-``parse_python_repr``, constructor calls read as ``{"__type__": name, keyword: value}``;
-nothing is ever evaluated. Size and depth are bounded before the parser sees the text
-(CPython's parser recurses per nesting level and allocates per node), so a hostile payload
-costs at most a bounded parse.
+arguments='...', name='...')``. Such text is untrusted trace data, so it is *parsed* and
+only literals are turned into values (the ``ast.literal_eval`` subset: strings, numbers,
+bytes, booleans, ``None``, tuples, lists, dicts, sets), plus, in ``parse_python_repr``,
+constructor calls read as ``{"__type__": name, keyword: value}``; nothing is ever evaluated.
+Both parsers are the compiled core's (``native/core/src/parsers/python_literal.rs``); the
+``ast`` functions below are the path it calls for the texts it leaves to Python, with the
+results it reproduces. Size and depth are bounded before any parser sees the text (CPython's
+parser recurses per nesting level and allocates per node), so a hostile payload costs at most
+a bounded parse.
 """
 
 from __future__ import annotations
