@@ -78,6 +78,11 @@ ADVERSARIAL = [
     "a\\tb",
     "\\.\\*\\?\\+\\(\\)\\[\\{\\|\\^\\$\\-\\_\\#\\ ",
     "\\w+Runtime",
+    # Filters with a literal before `$`: the text ends with it, or with it and one newline.
+    "\\w+Runtime$",
+    "^\\w+\\.a?call$",
+    "^ab$\\w*",
+    "\\d\n$",
     "\\bagent\\b",
     "\\x41",
     "\\u00e9",

@@ -9,8 +9,9 @@
 //! - [`RegexPlan::Exact`]: the pattern is inside a small subset whose meaning is plain (literal
 //!   characters, `.`, simple character classes, `^`, `$`, groups, `|`, `?`, lookaheads) and
 //!   expands to a few fixed-length alternatives; the core answers every text itself.
-//! - [`RegexPlan::Filter`]: otherwise, what every match must contain (literal substrings, or a
-//!   literal prefix after `^`), derived from the parts of the pattern the analysis understands.
+//! - [`RegexPlan::Filter`]: otherwise, what every match must contain (literal substrings, a
+//!   literal prefix after `^`, a literal suffix before `$`), derived from the parts of the
+//!   pattern the analysis understands.
 //!   A text lacking it has no match: the core answers "no" natively and asks Python only
 //!   for the texts that pass.
 //!
@@ -508,20 +509,29 @@ fn at(items: &[Item], text: &str, mut pos: usize) -> bool {
     true
 }
 
-/// A literal every match contains: anywhere, or at the start of the text (`anchored`).
+/// A literal every match contains: anywhere, at the start of the text (`anchored`: it
+/// follows `^`), or at its end (`at_end`: it precedes `$`, so the text ends with it or with it
+/// and one `\n`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Needle {
     pub text: Box<str>,
     pub anchored: bool,
+    pub at_end: bool,
 }
 
 impl Needle {
     fn in_text(&self, text: &str) -> bool {
-        if self.anchored {
-            text.starts_with(&*self.text)
-        } else {
-            text.contains(&*self.text)
+        let needle = &*self.text;
+        if self.anchored && !text.starts_with(needle) {
+            return false;
         }
+        if self.at_end {
+            return text.ends_with(needle)
+                || text
+                    .strip_suffix('\n')
+                    .is_some_and(|head| head.ends_with(needle));
+        }
+        self.anchored || text.contains(needle)
     }
 }
 
@@ -536,11 +546,12 @@ fn needs(node: &Node) -> Vec<Clause> {
             let mut clauses = Vec::new();
             let mut run = String::new();
             let mut anchored = false;
-            let flush = |run: &mut String, anchored: bool, clauses: &mut Vec<Clause>| {
+            let flush = |run: &mut String, anchored: bool, at_end: bool, clauses: &mut Vec<_>| {
                 if !run.is_empty() {
                     clauses.push(vec![Needle {
                         text: std::mem::take(run).into(),
                         anchored,
+                        at_end,
                     }]);
                 }
             };
@@ -549,11 +560,11 @@ fn needs(node: &Node) -> Vec<Clause> {
                     run.push(*c);
                     continue;
                 }
-                flush(&mut run, anchored, &mut clauses);
+                flush(&mut run, anchored, matches!(item, Node::End), &mut clauses);
                 anchored = matches!(item, Node::Start);
                 clauses.extend(needs(item));
             }
-            flush(&mut run, anchored, &mut clauses);
+            flush(&mut run, anchored, false, &mut clauses);
             clauses
         }
         Node::Alt(branches) => {
@@ -644,6 +655,7 @@ mod tests {
         Needle {
             text: text.into(),
             anchored,
+            at_end: false,
         }
     }
 
@@ -757,14 +769,39 @@ mod tests {
         assert_eq!(plan.answer(r#"{"langgraph_node": "tools"}"#), Some(false));
         assert_eq!(plan.answer(r#"{"langgraph_node":  "agent"}"#), None);
         let plan = RegexPlan::of(r"^autogen \w*Runtime$");
+        let at_end = |text: &str| Needle {
+            at_end: true,
+            ..needle(text, false)
+        };
         assert_eq!(
             plan.clauses(),
-            &[
-                vec![needle("autogen ", true)],
-                vec![needle("Runtime", false)]
-            ]
+            &[vec![needle("autogen ", true)], vec![at_end("Runtime")]]
         );
         assert_eq!(plan.answer("x autogen Runtime"), Some(false));
+        assert_eq!(plan.answer("autogen Runtimes"), Some(false));
+        assert_eq!(plan.answer("autogen SingleRuntime\n"), None);
+        // A literal before `$`: the text ends with it, or with it and one newline.
+        let plan = RegexPlan::of(r"^\w+\.a?call$");
+        assert_eq!(
+            plan.clauses(),
+            &[vec![needle(".", false)], vec![at_end("call")]]
+        );
+        assert_eq!(plan.answer("llm.callback"), Some(false));
+        assert_eq!(plan.answer("llm.call\n\n"), Some(false));
+        assert_eq!(plan.answer("llm.acall\n"), None);
+        assert_eq!(plan.answer("x.call"), None);
+        // Both ends: the literal of `^...$` around an opaque part.
+        let plan = RegexPlan::of(r"^ab$\w*");
+        assert_eq!(
+            plan.clauses(),
+            &[vec![Needle {
+                anchored: true,
+                ..at_end("ab")
+            }]]
+        );
+        assert_eq!(plan.answer("abx"), Some(false));
+        assert_eq!(plan.answer("xab"), Some(false));
+        assert_eq!(plan.answer("ab\n"), None);
         let plan = RegexPlan::of(r"(ab|c\d)+x\w");
         assert_eq!(
             plan.clauses(),
