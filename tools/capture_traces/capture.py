@@ -617,6 +617,20 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {"TRACE_PROMPT_COMPLETION_DATA": "false"},
     },
+    "langtrace-dspy": {
+        "what": "the dspy-openinference ReAct program (dspy.Tool tools, dspy.LM on the fake "
+        "server through LiteLLM, ChatAdapter; no g_handoff) traced by Langtrace's Python SDK "
+        "(langtrace.init(): its dspy and litellm instrumentations), exported by the SDK's "
+        "OTLP/HTTP exporter (api_host on the capture's sink)",
+        "packages": ["langtrace-python-sdk", "dspy", "litellm"],
+        "driver": "fw_langtrace:run_dspy",
+        "sink": True,
+        "notes": ["**Tool failures:** the tool raises; ReAct hands the model the error text "
+                  "(`Execution error in search_docs: ...`).",
+                  "**Content off:** `TRACE_PROMPT_COMPLETION_DATA=false`."],
+        "on": {},
+        "off": {"TRACE_PROMPT_COMPLETION_DATA": "false"},
+    },
     "crewai-openinference": {
         "what": "CrewAI (an Agent with @tool tools, a Task, a Crew; CrewAI's LLM through "
         "LiteLLM to the fake server; delegation to a coworker for g_handoff) traced by "

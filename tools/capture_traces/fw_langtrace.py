@@ -24,7 +24,10 @@ Content off: ``TRACE_PROMPT_COMPLETION_DATA=false`` (the SDK's documented opt-ou
 completion data), set by the capture for the ``.nocontent`` variant.
 
 ``run_langgraph`` (``langtrace-langgraph``): the LangGraph agents of ``fw_langgraph.py``;
-``run_crewai`` (``langtrace-crewai``): the CrewAI crew of ``fw_crewai.py``.
+``run_crewai`` (``langtrace-crewai``): the CrewAI crew of ``fw_crewai.py``;
+``run_dspy`` (``langtrace-dspy``): the DSPy ``ReAct`` program of ``fw_dspy.py`` on
+``dspy.LM(engine="litellm")`` (DSPy's default engine talks HTTP through its own client, which no
+Langtrace instrumentation sees; its LiteLLM one records the calls).
 """
 
 from __future__ import annotations
@@ -80,4 +83,15 @@ def run_crewai(
     from fw_crewai import run_crew
 
     in_root_span(run_crew)(scenario, tools, executed)
+    provider.force_flush()
+
+
+def run_dspy(
+    scenario: Scenario, endpoint: str, tools: Tools, executed: list[str], *, content: bool
+) -> None:
+    """The DSPy ReAct program, its model calls through LiteLLM (no ``g_handoff``)."""
+    provider = init(endpoint)
+    from fw_dspy import run_react
+
+    in_root_span(run_react)(scenario, tools, executed, engine="litellm")
     provider.force_flush()
