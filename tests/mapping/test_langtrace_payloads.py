@@ -110,3 +110,18 @@ def test_the_empty_calls_standing_for_an_assistant_turn_are_a_turn_with_no_conte
 @pytest.mark.parametrize("value", [[], {"role": "user"}, ["text"], [{"content": "x"}], None])
 def test_values_that_are_no_message_list_are_no_messages(value: Any) -> None:
     assert apply_parsers(["langtrace_messages"], value) is None
+
+
+def test_a_dspy_prediction_in_a_completion_event_is_read_for_its_answer() -> None:
+    reply = (
+        "[[ ## reasoning ## ]]\nEnough.\n\n[[ ## answer ## ]]\n30 days [doc-42].\n\n"
+        "[[ ## completed ## ]]"
+    )
+    got = apply_parsers(["dspy_adapter_output"], [{"role": "assistant", "content": reply}])
+    assert got == [
+        {"role": "assistant",
+         "parts": [{"type": "reasoning", "content": "Enough."},
+                   {"type": "text", "content": "30 days [doc-42]."}]}
+    ]  # fmt: skip
+    step = "[[ ## next_tool_name ## ]]\nsearch_docs\n\n[[ ## completed ## ]]"
+    assert apply_parsers(["dspy_adapter_output"], [{"role": "assistant", "content": step}]) is None

@@ -31,7 +31,8 @@ def adapter_fields(text: str) -> dict[str, str]:
 
 
 def parse_dspy_adapter_output(value: Any) -> list[dict[str, Any]] | None:
-    """A DSPy LM span's completions (``output.value``: a list of reply texts) when the reply
+    """A DSPy LM span's completions (``output.value``: a list of reply texts, or of assistant
+    chat messages as Langtrace's completion event writes them) when the reply
     is a prediction in ChatAdapter's field format: the assistant message whose text is the
     last output field (a signature's answer comes after its ``reasoning``), with the
     reasoning as a reasoning part. The model's text is a serialisation of the program's
@@ -40,6 +41,8 @@ def parse_dspy_adapter_output(value: Any) -> list[dict[str, Any]] | None:
     in that format are no value, so the plain reply text is read instead."""
     if isinstance(value, list) and value:
         value = value[0]
+    if isinstance(value, dict) and value.get("role") == "assistant":
+        value = value.get("content")  # a chat message (Langtrace's completion event)
     if not isinstance(value, str):
         return None
     fields = adapter_fields(value)
