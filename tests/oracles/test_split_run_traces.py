@@ -1,20 +1,25 @@
-"""A run whose model calls are exported as traces of their own beside the run's trace.
+"""Runs whose model calls are exported as traces of their own beside the run's trace.
 
-``tests/testdata/laminar-google-adk/`` (captured with ``tools/capture_traces/``, outside the
-matrix of ``tests/testdata/traces/`` because each file holds several traces): Google ADK agents
-traced by ADK's own spans on Laminar's tracer provider, with Laminar's LiteLLM
-instrumentation. ADK's spans are one trace holding the whole run: the agents, the model calls
-(``generate_content``, no content: ADK's default) and the tools (names, call ids, outcomes by
-status; no arguments or results). Laminar's LiteLLM instrumentation starts each model call as
-a root span, so each call, with its messages, is a trace of its own. Laminar stamps the first
-model call's messages on the agent's ``invoke_agent`` span (its ADK instrumentation enriches a
-``call_llm`` span that ADK's telemetry schema 2 no longer writes). ``LMNR_TRACE_CONTENT=false``
-reaches neither instrumentation: the ``.nocontent`` files hold the same content.
+Laminar's LiteLLM instrumentation starts each model call as a root span, so under a framework
+that calls LiteLLM each call, with its messages, is a trace of its own, while the framework's
+spans are one trace holding the run. Captured with ``tools/capture_traces/`` into
+``tests/testdata/<source>/``, outside the matrix of ``tests/testdata/traces/`` because each
+file holds several traces:
 
-So the run's trace grades as ``google-adk`` with content off (the messages on the agent span
-are never taken for the answer: the last model call's output is known to be missing), and
-each model call's trace is a fragment of the run, as for ``openlit-llamaindex``: no check
-about the whole run passes there, and only the fragment holding the answer judges it.
+- ``laminar-google-adk``: ADK's own spans on Laminar's tracer provider hold the agents, the
+  model calls (``generate_content``, no content: ADK's default) and the tools (names, call
+  ids, outcomes by status; no arguments or results). Laminar stamps the first model call's
+  messages on the agent's ``invoke_agent`` span (its ADK instrumentation enriches a
+  ``call_llm`` span that ADK's telemetry schema 2 no longer writes); they are never taken for
+  the answer, since the last model call's output is known to be missing.
+- ``laminar-crewai``: OpenLLMetry's CrewAI instrumentation on Laminar's tracer provider (what
+  Laminar's CrewAI instrument is) holds the crew, its agents and its ``.llm`` spans, as in
+  ``crewai-openllmetry``.
+
+``LMNR_TRACE_CONTENT=false`` reaches none of these instrumentations: the ``.nocontent`` files
+hold the same content. So the run's trace grades as its framework's matrix source, and each
+model call's trace is a fragment of the run, as for ``openlit-llamaindex``: no check about the
+whole run passes there, and only the fragment holding the answer judges it.
 """
 
 from __future__ import annotations
@@ -32,13 +37,23 @@ from tests.oracles.test_contracts_on_real_traces import (
     grade_file,
 )
 
-CAPTURES = Path(__file__).resolve().parents[1] / "testdata" / "laminar-google-adk"
+TESTDATA = Path(__file__).resolve().parents[1] / "testdata"
+SPLIT_RUNS = {
+    "laminar-google-adk": ("google-adk", False),
+    "laminar-crewai": ("crewai-openllmetry", None),
+}
+"""Capture folder -> the matrix source whose outcomes the run's trace has, and the content mode
+to grade it as (``None``: the file's own). Under ADK the run's trace holds no content in
+either mode (ADK's default); under CrewAI it is OpenLLMetry's CrewAI instrumentation on
+Laminar's provider, which records content whatever the switch (``crewai-openllmetry``)."""
 CONTRACTS = {"g": ["support-rag", "multi-agent-handoff"], "h": ["coding-agent"]}
 
 
-def _files(content: bool) -> list[Path]:
+def _files(source: str, content: bool) -> list[Path]:
     return [
-        p for p in sorted(CAPTURES.glob("*.otlp.json")) if (".nocontent." not in p.name) == content
+        p
+        for p in sorted((TESTDATA / source).glob("*.otlp.json"))
+        if (".nocontent." not in p.name) == content
     ]
 
 
@@ -50,11 +65,13 @@ def _answers(messages: list[dict[str, Any]] | None) -> bool:
     return "text" in kinds and "tool_call" not in kinds
 
 
+@pytest.mark.parametrize("source", sorted(SPLIT_RUNS))
 @pytest.mark.parametrize("content", [True, False], ids=["on", "off"])
-def test_the_runs_trace_grades_as_adk_without_content_and_each_call_is_a_fragment(
-    content: bool,
+def test_the_runs_trace_grades_as_its_framework_and_each_call_is_a_fragment(
+    source: str, content: bool
 ) -> None:
-    files = _files(content)
+    like, mode = SPLIT_RUNS[source]
+    files = _files(source, content)
     assert len(files) == 8, "a_happy ... h_coding_agent"
     for path in files:
         scenario = path.name.split(".")[0]
@@ -67,7 +84,8 @@ def test_the_runs_trace_grades_as_adk_without_content_and_each_call_is_a_fragmen
             verdict, trajectory = runs[0]
             assert trajectory.unmapped_spans == {}
             got = {r.name: r.outcome for r in verdict.results}
-            assert got == expected("google-adk", contract, scenario, False), (path.name, got)
+            want = expected(like, contract, scenario, content if mode is None else mode)
+            assert got == want, (path.name, got)
             answered = 0
             for verdict, trajectory in calls:
                 assert trajectory.unmapped_spans == {}
@@ -78,4 +96,7 @@ def test_the_runs_trace_grades_as_adk_without_content_and_each_call_is_a_fragmen
                 want = fragment_expected(contract, scenario, has_answer)
                 assert got == want, (path.name, contract, trajectory.trace_id, got)
                 assert not verdict.passed
-            assert answered == 1, (path.name, "the answer is in one call's trace, either mode")
+            # the final answer is in one call's trace, either mode; a CrewAI coworker's answer
+            # to its delegating agent is one more
+            want_answers = 2 if source == "laminar-crewai" and scenario == "g_handoff" else 1
+            assert answered == want_answers, (path.name, answered)

@@ -1315,6 +1315,28 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {"LMNR_TRACE_CONTENT": "true"},
         "off": {"LMNR_TRACE_CONTENT": "false"},
     },
+    "laminar-crewai": {
+        "what": "the crewai-openinference crew (an Agent with @tool tools, a Task, a Crew; "
+        "CrewAI's LLM through LiteLLM to the fake server; delegation to a coworker for "
+        "g_handoff) traced by Laminar (`lmnr`: Laminar.initialize with its default "
+        "instruments: OpenLLMetry's opentelemetry-instrumentation-crewai on Laminar's tracer "
+        "provider, and Laminar's own LiteLLM instrumentation), exported as laminar-langgraph",
+        "packages": ["lmnr", "crewai", "litellm", "opentelemetry-instrumentation-crewai"],
+        "driver": "fw_laminar:run_crewai",
+        "sink": True,
+        "tool_spans": True,
+        "handoff_via": "CrewAI's built-in `Delegate work to coworker` tool "
+        "(`delegate_work_to_coworker {\"coworker\": \"research_agent\", ...}`)",
+        "notes": ["**Tool failures:** the tool raises; CrewAI hands the model the error text "
+                  "(`Error executing tool ...`).",
+                  "**Traces:** the crew's spans (OpenLLMetry's CrewAI instrumentation) are one "
+                  "trace holding the run; Laminar's LiteLLM instrumentation starts each model "
+                  "call as a root span, a trace of its own with the call's messages.",
+                  "**Content off:** `LMNR_TRACE_CONTENT=false`, which neither the CrewAI nor "
+                  "Laminar's LiteLLM instrumentation reads: both variants hold the same content."],
+        "on": {"LMNR_TRACE_CONTENT": "true"},
+        "off": {"LMNR_TRACE_CONTENT": "false"},
+    },
     "agent-framework": {
         "what": "Microsoft Agent Framework (Agent on OpenAIChatCompletionClient against the fake "
         "server, plain function tools, include_detailed_errors; Agent.as_tool delegation for "

@@ -15,8 +15,9 @@ instrumentations read on every span.
 The apps are the other sources' own: ``fw_langgraph._run`` (LangGraph prebuilt ReAct agents, a
 langgraph-swarm for ``g_handoff``), ``fw_openai_agents.run_app`` (the OpenAI Agents SDK
 agents, a native handoff for ``g_handoff``), ``fw_pydantic_ai._run`` (pydantic-ai agents, the
-research agent run from the triage agent's tool for ``g_handoff``) and ``fw_adk.run`` (Google
-ADK agents, ``transfer_to_agent`` for ``g_handoff``).
+research agent run from the triage agent's tool for ``g_handoff``), ``fw_adk.run`` (Google
+ADK agents, ``transfer_to_agent`` for ``g_handoff``) and ``fw_crewai.run_crew`` (a CrewAI crew,
+delegation to a coworker for ``g_handoff``).
 """
 
 from __future__ import annotations
@@ -87,3 +88,14 @@ def run_google_adk(
     from fw_adk import run
 
     traced(endpoint, lambda: run(scenario, None, None, tools, executed))
+
+
+def run_crewai(
+    scenario: Scenario, endpoint: str, tools: Tools, executed: list[str], *, content: bool
+) -> None:
+    """The ``fw_crewai`` crew: Laminar's CrewAI instrument is OpenLLMetry's
+    ``opentelemetry-instrumentation-crewai`` (installed beside ``lmnr``) on Laminar's tracer
+    provider, with Laminar's own LiteLLM instrumentation for the model calls."""
+    from fw_crewai import run_crew
+
+    traced(endpoint, lambda: run_crew(scenario, tools, executed))
