@@ -104,10 +104,10 @@ def test_an_answer_blamed_for_a_degradation_not_seen_beside_unknown_spans_is_mis
     """A claim that no dependency was degraded is about every call: a span no convention
     recognised may be the search that failed (found grading the OpenAI Agents SDK under
     Laminar before its spans were mapped: with the failed searches' spans unrecognised, a
-    disclosed degraded answer failed both checks). Uncertainty voiced (``degraded_answer``) or no citation where
-    a degraded run needs none (``citation_required`` with ``unless_degraded``) is missing
-    evidence there, and a violation when every span was recognised; a citation required
-    without that exemption fails on the answer alone."""
+    disclosed degraded answer failed both checks). Uncertainty voiced (``degraded_answer``)
+    or no citation where a degraded run needs none (``citation_required`` with
+    ``unless_degraded``) is missing evidence there, and a violation when every span was
+    recognised; a citation required without that exemption fails on the answer alone."""
     run = (
         gen(tool_calls=["search_docs"]),
         tool("search_docs", {"query": "refunds"}, {"documents": ["doc-42"]}),
