@@ -296,3 +296,33 @@ class FieldReader:
     ) -> None:
         """Per field of plan ``plan``, the first usable source's value into ``fields``; a
         content field left with only a placeholder into ``redacted``."""
+
+# -- the text command and network checks search (native/python/src/scan.rs) ----------------
+
+class ScanFields:
+    """``Step``'s behaviour fields (declaration order, provenance left out) with their types,
+    given once by ``otel_oracles.model.step``: reads a step's scan text from its fields."""
+
+    def __init__(self, fields: Sequence[tuple[str, str, type | None]], /) -> None:
+        """``(name, type, enum class or None)``; type one of ``any``, ``str``, ``int``,
+        ``bool``, ``enum``, ``str_tuple``, ``str_list``, ``dict``, ``dict_list``."""
+    def scan_text(
+        self, values: dict[str, Any], int_max_str_digits: int, with_strings: bool, /
+    ) -> str | None:
+        """The scan text of a step whose field values are ``values`` (its ``__dict__``; only
+        its sorted JSON unless ``with_strings``), ``None`` when a value is not plain data of
+        its field's exact type (then dump the step with pydantic and call ``scan_data``)."""
+
+def scan_data(data: dict[str, Any], int_max_str_digits: int, with_strings: bool, /) -> str:
+    """The scan text of ``model_dump(mode="json", exclude_none=True)`` output."""
+
+def raw_json(raw: dict[str, Any], /) -> str | None:
+    """``json.dumps(raw, ensure_ascii=False, sort_keys=True)`` of plain JSON data, ``None``
+    for anything else (then call ``json.dumps`` with ``default=str``)."""
+
+class PatternSearch:
+    """Which of some patterns occur in a text, ignoring case as ``str.lower()`` does."""
+
+    def __init__(self, patterns: Sequence[str], /) -> None: ...
+    def occurring(self, text: str, /) -> list[int]:
+        """Indexes of the patterns that occur in ``text``, ascending."""

@@ -21,7 +21,7 @@ pattern over trace content must use, bounded YAML loading, and the worker-proces
 They import nothing of the package but each other."""
 
 MAY_IMPORT: dict[str, frozenset[str]] = {
-    "model": frozenset(),
+    "model": frozenset({"_native"}),  # the core writes the text the network checks scan
     "decode": frozenset({"model", "_native"}),  # the compiled core decodes OTLP
 }
 """Packages whose allowed imports are listed exhaustively (besides ``FOUNDATION``)."""

@@ -28,7 +28,13 @@ from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from otel_oracles.model.step import Step, StepKind, Trajectory
+from otel_oracles.model.step import (
+    NetworkViolation,
+    Step,
+    StepKind,
+    Trajectory,
+    network_violations,
+)
 from otel_oracles.model.tool_name import first_match, tool_matches
 
 Probe = Callable[["Evidence", str | None], str | None]
@@ -101,6 +107,20 @@ class Evidence:
         except KeyError:
             value = self._steps[index, key] = compute()
             return value
+
+    def scan_text(self, step: Step) -> str:
+        """``step.scan_text()``, made once per step of this trajectory: ``no_network``,
+        ``network_access`` and ``package_install`` search the same text with their own
+        patterns."""
+        text: str = self.step_memoized(step, "scan_text", step.scan_text)
+        return text
+
+    def network_violations(
+        self, patterns: Iterable[str], steps: Iterable[Step]
+    ) -> list[NetworkViolation]:
+        """``Trajectory.find_network_violations(patterns)`` over ``steps`` (the trajectory's,
+        or some of them), each step's text made once (``scan_text``)."""
+        return network_violations(steps, patterns, self.scan_text)
 
     def tool_calls(self) -> list[Step]:
         """``trajectory.tool_calls()``, filtered once (a fresh list per call)."""

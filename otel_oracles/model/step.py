@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import posixpath
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -19,6 +20,8 @@ from typing import Any, Literal, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from otel_oracles._native import PatternSearch, ScanFields, scan_data
+from otel_oracles._native import raw_json as native_raw_json
 from otel_oracles.errors import InputError
 
 WRITE_TOOLS: frozenset[str] = frozenset(
@@ -48,9 +51,6 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 
 _NOT_BEHAVIOUR: set[str] = {"source", "convention", "index", "raw"}
 """Fields ``Step.raw_json`` leaves out (provenance, not agent behaviour)."""
-
-_SORTED_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True)
-"""``json.dumps(..., ensure_ascii=False, sort_keys=True)`` with one encoder for all calls."""
 
 
 class StepKind(StrEnum):
@@ -162,56 +162,42 @@ class Step(BaseModel):
         return self.kind in TOOLISH_KINDS
 
     def raw_json(self) -> str:
-        """The JSON text ``no_network`` scans: the raw AgentBench object when there is one,
-        else the step's own fields (minus provenance, which is not agent behaviour)."""
+        """The JSON text ``no_network`` scans: the raw AgentBench object when there is one
+        (``json.dumps(raw, ensure_ascii=False, sort_keys=True, default=str)``), else the
+        step's own fields as ``model_dump(mode="json")`` gives them (minus provenance, which
+        is not agent behaviour, and unset fields), keys sorted. Written by the core
+        (``native/core/src/scan.rs``) for plain data; a value of another kind is dumped by
+        the library whose rules the text follows."""
         if self.raw is not None:
-            return json.dumps(self.raw, ensure_ascii=False, sort_keys=True, default=str)
-        data = self.model_dump(mode="json", exclude_none=True, exclude=_NOT_BEHAVIOUR)
-        return _SORTED_JSON.encode(data)
+            text = native_raw_json(self.raw)
+            if text is None:
+                text = json.dumps(self.raw, ensure_ascii=False, sort_keys=True, default=str)
+            return text
+        return self._fields_text(with_strings=False)
 
     def scan_text(self) -> str:
         """The text command and network checks search: for an AgentBench step its raw JSON
         exactly (DESIGN section 5); for a trace-derived step that JSON plus every string it
         carries as written (arguments, results, raw unparsed payloads such as Python-repr
         dicts, kept attributes), unescaped, and the strings inside strings that hold JSON, so
-        a command is found wherever an instrumentation put it and however it was quoted."""
+        a command is found wherever an instrumentation put it and however it was quoted
+        (``native/core/src/scan.rs`` says exactly how deep and how long). Checks share one
+        per step through ``Evidence.scan_text``."""
         if self.raw is not None:
             return self.raw_json()
-        data = self.model_dump(mode="json", exclude_none=True, exclude=_NOT_BEHAVIOUR)
-        found: list[str] = [_SORTED_JSON.encode(data)]
-        _collect_strings(data, found, 0)
-        return "\n".join(found)
+        return self._fields_text(with_strings=True)
 
-
-SCAN_NESTED_JSON_BYTES = 1 << 20
-"""Longest string re-read as JSON when scanning (larger ones are scanned as text only)."""
-
-SCAN_MAX_DEPTH = 32
-"""Deepest nesting walked when collecting strings (trace content is untrusted)."""
-
-
-def _collect_strings(value: Any, out: list[str], depth: int) -> None:
-    """Every string leaf and key of ``value``; a string holding a JSON object or array is
-    also walked as data (an argument that is itself serialized JSON)."""
-    if depth > SCAN_MAX_DEPTH:
-        return
-    if isinstance(value, str):
-        out.append(value)
-        head = value.lstrip()[:1]
-        if head in ("{", "[") and len(value) <= SCAN_NESTED_JSON_BYTES:
-            try:
-                parsed = json.loads(value)
-            except (ValueError, RecursionError):
-                return
-            if isinstance(parsed, (dict, list)):
-                _collect_strings(parsed, out, depth + 1)
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            out.append(str(key))
-            _collect_strings(item, out, depth + 1)
-    elif isinstance(value, list):
-        for item in value:
-            _collect_strings(item, out, depth + 1)
+    def _fields_text(self, with_strings: bool) -> str:
+        """The fields' sorted JSON (and their strings), read by the core from the fields
+        themselves; when a field holds something else than plain data of its declared type
+        (pydantic then converts it: an enum, a set, ``bytes``, a ``bool`` in an ``int``
+        field ...), from what ``model_dump(mode="json")`` makes of the step."""
+        digits = sys.get_int_max_str_digits()
+        text = _SCAN_FIELDS.scan_text(self.__dict__, digits, with_strings)
+        if text is None:
+            data = self.model_dump(mode="json", exclude_none=True, exclude=_NOT_BEHAVIOUR)
+            text = scan_data(data, digits, with_strings)
+        return text
 
 
 def normalize_path(path: str) -> str:
@@ -233,28 +219,10 @@ def first_key(mapping: Mapping[str, Any], keys: Iterable[str]) -> Any:
 
 
 @functools.lru_cache(maxsize=64)
-def _pattern_screens(lowered: tuple[str, ...]) -> tuple[tuple[str, tuple[int, ...]], ...]:
-    """Groups of pattern indexes with a substring all of them contain (``" install"`` for
-    the seven installs): a text without the screen contains none of its patterns, so a
-    step costs one substring search per group instead of one per pattern. Greedy: the
-    screen (3+ characters) shared by the most unassigned patterns first; a pattern sharing
-    none is its own screen."""
-    left = set(range(len(lowered)))
-    screens: list[tuple[str, tuple[int, ...]]] = []
-    while left:
-        holders: dict[str, set[int]] = {}
-        for i in left:
-            p = lowered[i]
-            for n in range(3, min(len(p), 16) + 1):  # bounded: user patterns may be long
-                for start in range(len(p) - n + 1):
-                    holders.setdefault(p[start : start + n], set()).add(i)
-        best = max(holders.items(), key=lambda kv: (len(kv[1]), len(kv[0]), kv[0]), default=None)
-        if best is None or len(best[1]) < 2:
-            break
-        screens.append((best[0], tuple(sorted(best[1]))))
-        left -= best[1]
-    screens.extend((lowered[i], (i,)) for i in sorted(left))
-    return tuple(screens)
+def _pattern_search(patterns: tuple[str, ...]) -> PatternSearch:
+    """The core's matcher of ``patterns`` (one pass over a text finds all of them), made
+    once per pattern list."""
+    return PatternSearch(patterns)
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,6 +230,23 @@ class NetworkViolation:
     step_index: int
     tool: str | None
     pattern: str
+
+
+def network_violations(
+    steps: Iterable[Step], patterns: Iterable[str], scan_text: Callable[[Step], str]
+) -> list[NetworkViolation]:
+    """``Trajectory.find_network_violations`` over ``steps``, each step's text given by
+    ``scan_text`` (``Step.scan_text``, or a memo of it shared by several checks)."""
+    originals = tuple(patterns)
+    search = _pattern_search(originals)
+    found: list[NetworkViolation] = []
+    for step in steps:
+        if step.raw is None and not step.is_tool:
+            continue
+        hits = search.occurring(scan_text(step))
+        if hits:
+            found.extend(NetworkViolation(step.index, step.tool, originals[i]) for i in hits)
+    return found
 
 
 class Trajectory(BaseModel):
@@ -355,26 +340,9 @@ class Trajectory(BaseModel):
         Every AgentBench step is scanned (its JSON is what the agent did). Of trace-derived
         steps only the agent's actions are (tool calls, commands, file edits): a model call
         or an agent span carries conversation text, and a prompt that says "never run curl"
-        is not network access."""
-        originals = tuple(patterns)
-        lowered = tuple(p.lower() for p in originals)
-        screens = _pattern_screens(lowered)
-        found: list[NetworkViolation] = []
-        for step in self.steps:
-            if step.raw is None and not step.is_tool:
-                continue
-            text = step.scan_text().lower()
-            hits: set[int] = set()
-            for screen, members in screens:
-                if screen in text:
-                    hits.update(m for m in members if lowered[m] in text)
-            if hits:
-                found.extend(
-                    NetworkViolation(step.index, step.tool, originals[i])
-                    for i in range(len(originals))
-                    if i in hits
-                )
-        return found
+        is not network access. Checks call ``Evidence.network_violations``, which makes each
+        step's text once for all of them."""
+        return network_violations(self.steps, patterns, Step.scan_text)
 
     # ---- trace-level queries --------------------------------------------------------------
 
@@ -466,3 +434,35 @@ def step_from_agentbench(index: int, obj: dict[str, Any], source: str) -> Step:
         command=command if isinstance(command, str) else None if command is None else str(command),
         raw=obj,
     )
+
+
+_SCAN_TYPES: dict[Any, str] = {
+    Any: "any",
+    str | None: "str",
+    Literal["ok", "error", "unset"]: "str",
+    int | None: "int",
+    bool: "bool",
+    StepKind: "enum",
+    tuple[str, ...]: "str_tuple",
+    list[str] | None: "str_list",
+    dict[str, Any]: "dict",
+    dict[str, Any] | None: "dict",
+    list[dict[str, Any]] | None: "dict_list",
+}
+"""How the core reads a field of each declared type (``native/python/src/scan.rs``)."""
+
+
+def _scan_fields() -> ScanFields:
+    """``Step``'s behaviour fields, in declaration order, for the core's scan text reader."""
+    fields: list[tuple[str, str, type | None]] = []
+    for name, info in Step.model_fields.items():
+        if name in _NOT_BEHAVIOUR:
+            continue
+        code = _SCAN_TYPES.get(info.annotation)
+        if code is None:  # a new field of a new type: say how the core reads it
+            raise TypeError(f"Step.{name}: no scan reader for {info.annotation!r}")
+        fields.append((name, code, StepKind if code == "enum" else None))
+    return ScanFields(fields)
+
+
+_SCAN_FIELDS = _scan_fields()

@@ -18,4 +18,5 @@ mod pyrepr;
 mod pyrepr_table;
 pub mod rule_regex;
 pub mod rules;
+pub mod scan;
 pub mod wire;

@@ -17,6 +17,7 @@ mod online;
 mod parsers;
 mod pytree;
 mod rules;
+mod scan;
 
 /// The version of the core the extension was built from; the tests compare it with the
 /// Python package's, so a stale build is caught.
@@ -38,5 +39,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     online::register(m)?;
     rules::register(m)?;
     fields::register(m)?;
+    scan::register(m)?;
     Ok(())
 }

@@ -217,7 +217,7 @@ class NoNetwork(OracleCheck):
     def check(self, ctx: GradeContext) -> Finding:
         params = self.params
         assert isinstance(params, NoNetwork.Params)
-        found = ctx.trajectory.find_network_violations(params.patterns)
+        found = ctx.evidence.network_violations(params.patterns, ctx.trajectory.steps)
         requests = outbound_requests(ctx.evidence)
         if not found and requests:
             return _requests_finding(requests)

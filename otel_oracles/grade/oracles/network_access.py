@@ -53,10 +53,8 @@ class NetworkAccess(OracleCheck):
         web = [s for s in t.steps if s.tool in WEB_TOOLS]
         # A file edit's content is text the agent wrote, not something it ran: a README with
         # a URL in it reaches no network. Every other step is scanned.
-        acting = t.model_copy(
-            update={"steps": [s for s in t.steps if s.kind != StepKind.FILE_EDIT]}
-        )
-        found = acting.find_network_violations(params.patterns)
+        acting = [s for s in t.steps if s.kind != StepKind.FILE_EDIT]
+        found = ctx.evidence.network_violations(params.patterns, acting)
         steps = sorted({s.index for s in web} | {v.step_index for v in found})
         if steps:
             first = steps[0]

@@ -40,7 +40,7 @@ class PackageInstall(OracleCheck):
         kinds = {s.index: s for s in t.steps}
         found = [
             v
-            for v in t.find_network_violations(params.patterns)
+            for v in ctx.evidence.network_violations(params.patterns, t.steps)
             if kinds[v.step_index].kind == StepKind.COMMAND
         ]
         if found:

@@ -1,0 +1,907 @@
+//! The text command and network checks search in a step, and the search itself.
+//!
+//! `no_network`, `network_access` and `package_install` look for substrings (`curl`,
+//! `http://`, `pip install` ...) case-insensitively in one text per step, its *scan text*:
+//!
+//! * for an AgentBench step, its raw JSON object written as
+//!   `json.dumps(raw, ensure_ascii=False, sort_keys=True)` writes it ([`write_sorted`]);
+//! * for a trace-derived step, the JSON of its behaviour fields written the same way, then,
+//!   one per line, every string leaf and key it holds, in order, unescaped, and the strings
+//!   inside strings that hold a JSON object or array, read as Python's `json.loads` reads
+//!   them ([`parse_nested`]: `NaN` and `Infinity` allowed, lone surrogates kept, a repeated
+//!   key at its first position with its last value), down to [`SCAN_MAX_DEPTH`] levels and
+//!   for strings of at most [`SCAN_NESTED_JSON_CHARS`] characters ([`scan_text`]).
+//!
+//! Strings are bytes here, not `str`: Python strings may hold lone surrogates (a JSON
+//! `"\ud800"` escape makes one), which no UTF-8 text can. They are carried as UTF-8 extended
+//! to encode a surrogate code point as its three bytes (what Python's `surrogatepass` error
+//! handler writes and reads back), so byte order is code point order and a byte substring
+//! of the text is a character substring.
+//!
+//! [`Patterns`] answers which of several patterns occur in a text in one linear pass
+//! (Aho-Corasick), instead of one substring search per pattern.
+//!
+//! The input is untrusted: the value trees are built with bounded depth by their readers,
+//! the nested-JSON reader keeps an explicit stack (no recursion on the input's nesting) and
+//! refuses text nested past [`NESTED_JSON_MAX_DEPTH`] levels, and the output is at most
+//! [`SCAN_MAX_DEPTH`] + 1 times the size of the strings read.
+
+use std::collections::HashMap;
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use bumpalo::Bump;
+
+use crate::otlp_json::repr::repr_float;
+
+/// Deepest nesting walked when collecting strings (the value itself is level 0).
+pub const SCAN_MAX_DEPTH: usize = 32;
+
+/// Longest string, in characters, read again as JSON while collecting strings (longer ones
+/// are scanned as text only).
+pub const SCAN_NESTED_JSON_CHARS: usize = 1 << 20;
+
+/// Deepest nesting of arrays/objects a string's JSON may have to be read as JSON. Python's
+/// `json.loads` gave up (`RecursionError`) where the interpreter's recursion limit ran out,
+/// about 950 levels less the stack in use; this bound is fixed instead.
+pub const NESTED_JSON_MAX_DEPTH: usize = 900;
+
+/// A JSON-shaped value whose text is searched. Numbers are their JSON spelling (the reader
+/// chooses it: Python's `repr`, `NaN` ...); strings are surrogate-extended UTF-8 bytes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value<'a> {
+    Null,
+    Bool(bool),
+    Number(&'a [u8]),
+    Str(&'a [u8]),
+    Arr(Vec<Value<'a>>),
+    /// Keys unique, in insertion order.
+    Obj(Vec<(&'a [u8], Value<'a>)>),
+}
+
+/// `value` as `json.dumps(value, ensure_ascii=False, sort_keys=True)` writes it: `", "` and
+/// `": "` separators, keys sorted by code point, `"`, `\` and the control characters
+/// escaped and nothing else. Recursion follows the tree, whose depth its reader bounded.
+pub fn write_sorted(value: &Value<'_>, out: &mut Vec<u8>) {
+    match value {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
+        Value::Number(text) => out.extend_from_slice(text),
+        Value::Str(text) => write_string(text, out),
+        Value::Arr(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.extend_from_slice(b", ");
+                }
+                write_sorted(item, out);
+            }
+            out.push(b']');
+        }
+        Value::Obj(entries) => {
+            let mut order: Vec<&(&[u8], Value<'_>)> = entries.iter().collect();
+            order.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            out.push(b'{');
+            for (i, (key, item)) in order.into_iter().enumerate() {
+                if i > 0 {
+                    out.extend_from_slice(b", ");
+                }
+                write_string(key, out);
+                out.extend_from_slice(b": ");
+                write_sorted(item, out);
+            }
+            out.push(b'}');
+        }
+    }
+}
+
+fn write_string(text: &[u8], out: &mut Vec<u8>) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.push(b'"');
+    let mut start = 0;
+    for (i, &b) in text.iter().enumerate() {
+        let escape: &[u8] = match b {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0x08 => b"\\b",
+            0x0c => b"\\f",
+            0..=0x1f => &[],
+            _ => continue,
+        };
+        out.extend_from_slice(&text[start..i]);
+        if escape.is_empty() {
+            out.extend_from_slice(b"\\u00");
+            out.push(HEX[usize::from(b >> 4)]);
+            out.push(HEX[usize::from(b & 0xf)]);
+        } else {
+            out.extend_from_slice(escape);
+        }
+        start = i + 1;
+    }
+    out.extend_from_slice(&text[start..]);
+    out.push(b'"');
+}
+
+/// What the nested-JSON reader needs to know of the interpreter: Python refuses to read an
+/// integer of more than `int_max_str_digits` digits (`sys.get_int_max_str_digits()`, 0 for
+/// no limit), and a string holding one is then not read as JSON.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub int_max_str_digits: usize,
+}
+
+/// The scan text of a trace-derived step whose behaviour fields are `fields` (an object):
+/// its sorted JSON, then every string and key it holds, one per line ([`collect_strings`]).
+pub fn scan_text(fields: &Value<'_>, limits: Limits, out: &mut Vec<u8>) {
+    write_sorted(fields, out);
+    let bump = Bump::new();
+    collect_strings(fields, 0, limits, &bump, out);
+}
+
+/// Appends `"\n"` and each string leaf and key of `value` (at nesting `depth`), in order;
+/// a string holding a JSON object or array is also walked as data, one level deeper.
+/// Nothing deeper than [`SCAN_MAX_DEPTH`] is visited.
+pub fn collect_strings<'a>(
+    value: &Value<'a>,
+    depth: usize,
+    limits: Limits,
+    bump: &'a Bump,
+    out: &mut Vec<u8>,
+) {
+    if depth > SCAN_MAX_DEPTH {
+        return;
+    }
+    match value {
+        Value::Str(text) => {
+            out.push(b'\n');
+            out.extend_from_slice(text);
+            if depth < SCAN_MAX_DEPTH && holds_container(text) {
+                if let Some(parsed) = parse_nested(text, depth + 1, limits, bump) {
+                    collect_strings(&parsed, depth + 1, limits, bump, out);
+                }
+            }
+        }
+        Value::Obj(entries) => {
+            for (key, item) in entries {
+                out.push(b'\n');
+                out.extend_from_slice(key);
+                collect_strings(item, depth + 1, limits, bump, out);
+            }
+        }
+        Value::Arr(items) => {
+            for item in items {
+                collect_strings(item, depth + 1, limits, bump, out);
+            }
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
+}
+
+/// Whether `text` may be a JSON object or array Python would read: it starts, after JSON's
+/// whitespace, with `{` or `[` (a string whose first non-space character is another one is
+/// no container however Python strips it), and has at most [`SCAN_NESTED_JSON_CHARS`]
+/// characters.
+fn holds_container(text: &[u8]) -> bool {
+    let head = text.iter().find(|b| !is_json_space(**b));
+    if !matches!(head, Some(b'{' | b'[')) {
+        return false;
+    }
+    if text.len() <= SCAN_NESTED_JSON_CHARS {
+        return true;
+    }
+    // One lead byte per character (continuation bytes are 0b10xx_xxxx).
+    let chars = text.iter().filter(|b| (**b & 0xc0) != 0x80).count();
+    chars <= SCAN_NESTED_JSON_CHARS
+}
+
+fn is_json_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// A container being read by [`parse_nested`].
+enum Open<'a> {
+    Arr(Vec<Value<'a>>),
+    Obj {
+        entries: Vec<(&'a [u8], Value<'a>)>,
+        /// Key -> position, once the object has enough keys for a linear search to cost.
+        index: Option<HashMap<&'a [u8], usize>>,
+        key: &'a [u8],
+    },
+    /// Deeper than anything the walk visits: read only to know the text is JSON.
+    Skipped {
+        object: bool,
+    },
+}
+
+const INDEX_FROM: usize = 8;
+
+/// `text` read as Python's `json.loads` reads it, as the tree the walk needs: containers
+/// deeper than [`SCAN_MAX_DEPTH`] (the root being at `depth`) are checked but not kept.
+/// `None` where `json.loads` raises (invalid JSON, an integer longer than Python converts,
+/// nesting past [`NESTED_JSON_MAX_DEPTH`]) or the value is no object or array.
+pub fn parse_nested<'a>(
+    text: &[u8],
+    depth: usize,
+    limits: Limits,
+    bump: &'a Bump,
+) -> Option<Value<'a>> {
+    let mut reader = Reader {
+        text,
+        pos: 0,
+        limits,
+        bump,
+    };
+    reader.skip_space();
+    if !matches!(reader.peek(), Some(b'{' | b'[')) {
+        return None;
+    }
+    let value = reader.document(depth)?;
+    reader.skip_space();
+    (reader.pos == text.len()).then_some(value)
+}
+
+struct Reader<'t, 'a> {
+    text: &'t [u8],
+    pos: usize,
+    limits: Limits,
+    bump: &'a Bump,
+}
+
+impl<'a> Reader<'_, 'a> {
+    fn peek(&self) -> Option<u8> {
+        self.text.get(self.pos).copied()
+    }
+
+    fn skip_space(&mut self) {
+        while self.peek().is_some_and(is_json_space) {
+            self.pos += 1;
+        }
+    }
+
+    fn eat(&mut self, literal: &[u8]) -> Option<()> {
+        let end = self.pos.checked_add(literal.len())?;
+        (self.text.get(self.pos..end)? == literal).then(|| self.pos = end)
+    }
+
+    /// One value whose containers are tracked on an explicit stack.
+    fn document(&mut self, depth: usize) -> Option<Value<'a>> {
+        let mut stack: Vec<Open<'a>> = Vec::new();
+        loop {
+            // Expecting a value.
+            self.skip_space();
+            let keep = depth + stack.len() <= SCAN_MAX_DEPTH;
+            let mut done = match self.peek()? {
+                b'[' | b'{' => {
+                    if stack.len() >= NESTED_JSON_MAX_DEPTH {
+                        return None;
+                    }
+                    let object = self.peek() == Some(b'{');
+                    self.pos += 1;
+                    self.skip_space();
+                    let close = if object { b'}' } else { b']' };
+                    if self.peek() == Some(close) {
+                        self.pos += 1;
+                        if !keep {
+                            Value::Null
+                        } else if object {
+                            Value::Obj(Vec::new())
+                        } else {
+                            Value::Arr(Vec::new())
+                        }
+                    } else {
+                        let open = if !keep {
+                            Open::Skipped { object }
+                        } else if object {
+                            Open::Obj {
+                                entries: Vec::new(),
+                                index: None,
+                                key: b"",
+                            }
+                        } else {
+                            Open::Arr(Vec::new())
+                        };
+                        stack.push(open);
+                        if object {
+                            self.object_key(&mut stack)?;
+                        }
+                        continue;
+                    }
+                }
+                b'"' => {
+                    self.pos += 1;
+                    Value::Str(self.string(keep)?)
+                }
+                b'n' => self.eat(b"null").map(|()| Value::Null)?,
+                b't' => self.eat(b"true").map(|()| Value::Bool(true))?,
+                b'f' => self.eat(b"false").map(|()| Value::Bool(false))?,
+                b'N' => self.eat(b"NaN").map(|()| Value::Number(b""))?,
+                b'I' => self.eat(b"Infinity").map(|()| Value::Number(b""))?,
+                b'-' if self.text.get(self.pos + 1) == Some(&b'I') => {
+                    self.pos += 1;
+                    self.eat(b"Infinity").map(|()| Value::Number(b""))?
+                }
+                b'-' | b'0'..=b'9' => {
+                    self.number()?;
+                    Value::Number(b"")
+                }
+                _ => return None,
+            };
+            // A value is complete: hand it to its container, closing those that end.
+            loop {
+                let Some(top) = stack.last_mut() else {
+                    return Some(done);
+                };
+                add(top, done);
+                self.skip_space();
+                let object = matches!(top, Open::Obj { .. } | Open::Skipped { object: true });
+                match self.peek()? {
+                    b',' => {
+                        self.pos += 1;
+                        if object {
+                            self.object_key(&mut stack)?;
+                        }
+                        break;
+                    }
+                    b']' if !object => {}
+                    b'}' if object => {}
+                    _ => return None,
+                }
+                self.pos += 1;
+                done = match stack.pop()? {
+                    Open::Arr(items) => Value::Arr(items),
+                    Open::Obj { entries, .. } => Value::Obj(entries),
+                    Open::Skipped { .. } => Value::Null,
+                };
+            }
+        }
+    }
+
+    /// `"key"` and `:` of the object on top of the stack.
+    fn object_key(&mut self, stack: &mut [Open<'a>]) -> Option<()> {
+        self.skip_space();
+        if self.peek()? != b'"' {
+            return None;
+        }
+        self.pos += 1;
+        let top = stack.last_mut()?;
+        let keep = matches!(top, Open::Obj { .. });
+        let text = self.string(keep)?;
+        if let Open::Obj { key, .. } = top {
+            *key = text;
+        }
+        self.skip_space();
+        self.eat(b":")
+    }
+
+    /// The rest of a string after its opening quote, unescaped (`json.loads`, strict: no
+    /// raw control characters; an escaped surrogate pair is one character, a lone escaped
+    /// surrogate is kept). Only checked, not kept, when `keep` is false.
+    fn string(&mut self, keep: bool) -> Option<&'a [u8]> {
+        let start = self.pos;
+        let rest = self.text.get(start..)?;
+        // The common case: no escape before the closing quote.
+        let end = rest
+            .iter()
+            .position(|b| *b == b'"' || *b == b'\\' || *b < 0x20)?;
+        if rest[end] == b'"' {
+            self.pos = start + end + 1;
+            return Some(if keep {
+                self.bump.alloc_slice_copy(&rest[..end])
+            } else {
+                b""
+            });
+        }
+        let mut out: Vec<u8> = Vec::new();
+        loop {
+            let b = self.peek()?;
+            self.pos += 1;
+            match b {
+                b'"' => break,
+                0..=0x1f => return None,
+                b'\\' => {
+                    let e = self.peek()?;
+                    self.pos += 1;
+                    let c: u8 = match e {
+                        b'"' => b'"',
+                        b'\\' => b'\\',
+                        b'/' => b'/',
+                        b'b' => 0x08,
+                        b'f' => 0x0c,
+                        b'n' => b'\n',
+                        b'r' => b'\r',
+                        b't' => b'\t',
+                        b'u' => {
+                            let mut code = self.hex4()?;
+                            if (0xd800..0xdc00).contains(&code)
+                                && self.text.get(self.pos..self.pos + 2) == Some(b"\\u")
+                            {
+                                let save = self.pos;
+                                self.pos += 2;
+                                let low = self.hex4()?;
+                                if (0xdc00..0xe000).contains(&low) {
+                                    code = 0x10000 + ((code - 0xd800) << 10) + (low - 0xdc00);
+                                } else {
+                                    self.pos = save;
+                                }
+                            }
+                            push_code_point(code, &mut out);
+                            continue;
+                        }
+                        _ => return None,
+                    };
+                    out.push(c);
+                }
+                _ => out.push(b),
+            }
+        }
+        Some(if keep {
+            self.bump.alloc_slice_copy(&out)
+        } else {
+            b""
+        })
+    }
+
+    fn hex4(&mut self) -> Option<u32> {
+        let digits = self.text.get(self.pos..self.pos + 4)?;
+        let mut code = 0;
+        for d in digits {
+            code = code * 16 + char::from(*d).to_digit(16)?;
+        }
+        self.pos += 4;
+        Some(code)
+    }
+
+    /// A number as Python's scanner reads it: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?`
+    /// (a `.` or exponent without digits is left for the caller, which then fails). An
+    /// integer longer than the interpreter converts fails the whole text.
+    fn number(&mut self) -> Option<()> {
+        let digit = |r: &Self, at: usize| r.text.get(at).is_some_and(u8::is_ascii_digit);
+        if self.peek() == Some(b'-') {
+            self.pos += 1;
+        }
+        let int_start = self.pos;
+        match self.peek()? {
+            b'0' => self.pos += 1,
+            b'1'..=b'9' => {
+                while digit(self, self.pos) {
+                    self.pos += 1;
+                }
+            }
+            _ => return None,
+        }
+        let int_digits = self.pos - int_start;
+        let mut float = false;
+        if self.peek() == Some(b'.') && digit(self, self.pos + 1) {
+            float = true;
+            self.pos += 1;
+            while digit(self, self.pos) {
+                self.pos += 1;
+            }
+        }
+        if matches!(self.peek(), Some(b'e' | b'E')) {
+            let mut at = self.pos + 1;
+            if matches!(self.text.get(at), Some(b'-' | b'+')) {
+                at += 1;
+            }
+            if digit(self, at) {
+                float = true;
+                while digit(self, at) {
+                    at += 1;
+                }
+                self.pos = at;
+            }
+        }
+        let limit = self.limits.int_max_str_digits;
+        if !float && limit > 0 && int_digits > limit {
+            return None;
+        }
+        Some(())
+    }
+}
+
+/// Adds a complete value to the open container (an object's under its pending key: a
+/// repeated key keeps its first position and takes the new value, as a `dict` does).
+fn add<'a>(open: &mut Open<'a>, value: Value<'a>) {
+    match open {
+        Open::Arr(items) => items.push(value),
+        Open::Obj {
+            entries,
+            index,
+            key,
+        } => {
+            let at = match index {
+                Some(index) => index.get(key).copied(),
+                None => entries.iter().position(|(k, _)| k == key),
+            };
+            match at {
+                Some(at) => entries[at].1 = value,
+                None => {
+                    if let Some(index) = index {
+                        index.insert(key, entries.len());
+                    }
+                    entries.push((key, value));
+                    if index.is_none() && entries.len() >= INDEX_FROM {
+                        *index = Some(
+                            entries
+                                .iter()
+                                .enumerate()
+                                .map(|(i, (k, _))| (*k, i))
+                                .collect(),
+                        );
+                    }
+                }
+            }
+        }
+        Open::Skipped { .. } => {}
+    }
+}
+
+/// A code point as surrogate-extended UTF-8 (a surrogate as its own three bytes).
+fn push_code_point(code: u32, out: &mut Vec<u8>) {
+    match char::from_u32(code) {
+        Some(c) => {
+            let mut buf = [0; 4];
+            out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+        }
+        None => {
+            // Only surrogates (0xd800..0xe000) are no `char` among 16-bit codes.
+            out.push(0xe0 | ((code >> 12) & 0x0f) as u8);
+            out.push(0x80 | ((code >> 6) & 0x3f) as u8);
+            out.push(0x80 | (code & 0x3f) as u8);
+        }
+    }
+}
+
+/// The JSON spelling of a float as `json.dumps` writes it (`repr`; `NaN`, `Infinity`,
+/// `-Infinity` for the others).
+pub fn float_text(x: f64) -> String {
+    if x.is_nan() {
+        "NaN".into()
+    } else if x.is_infinite() {
+        if x > 0.0 { "Infinity" } else { "-Infinity" }.into()
+    } else {
+        repr_float(x)
+    }
+}
+
+/// Which of a list of patterns occur in a text, in one pass over it. The patterns are
+/// given lower-cased (`str.lower()`), and texts must be ASCII or lower-cased: matching
+/// ignores ASCII case, which on ASCII text is what lower-casing it would do and on
+/// lower-cased text changes nothing.
+#[derive(Debug)]
+pub struct Patterns {
+    automaton: Option<AhoCorasick>,
+    /// Automaton pattern -> the given patterns equal to it.
+    owners: Vec<Vec<usize>>,
+    /// Given patterns that are empty (they occur in every text).
+    empty: Vec<usize>,
+    count: usize,
+}
+
+impl Patterns {
+    /// The matcher of `patterns` (bytes of lower-cased text); an error names a pattern set
+    /// too large to compile.
+    pub fn new<P: AsRef<[u8]>>(patterns: &[P]) -> Result<Self, String> {
+        let mut unique: HashMap<&[u8], usize> = HashMap::new();
+        let mut owners: Vec<Vec<usize>> = Vec::new();
+        let mut distinct: Vec<&[u8]> = Vec::new();
+        let mut empty = Vec::new();
+        for (i, pattern) in patterns.iter().enumerate() {
+            let bytes = pattern.as_ref();
+            if bytes.is_empty() {
+                empty.push(i);
+                continue;
+            }
+            let slot = *unique.entry(bytes).or_insert_with(|| {
+                distinct.push(bytes);
+                owners.push(Vec::new());
+                owners.len() - 1
+            });
+            owners[slot].push(i);
+        }
+        let automaton = if distinct.is_empty() {
+            None
+        } else {
+            Some(
+                AhoCorasickBuilder::new()
+                    .match_kind(MatchKind::Standard)
+                    .ascii_case_insensitive(true)
+                    .build(&distinct)
+                    .map_err(|e| e.to_string())?,
+            )
+        };
+        Ok(Self {
+            automaton,
+            owners,
+            empty,
+            count: patterns.len(),
+        })
+    }
+
+    /// Indexes of the patterns occurring in `text`, ascending. Linear in the text (the
+    /// overlapping search stops once every pattern is found).
+    pub fn occurring(&self, text: &[u8]) -> Vec<usize> {
+        let mut hit = vec![false; self.count];
+        for &i in &self.empty {
+            hit[i] = true;
+        }
+        if let Some(automaton) = &self.automaton {
+            let mut left = self.owners.len();
+            let mut seen = vec![false; self.owners.len()];
+            for found in automaton.find_overlapping_iter(text) {
+                let slot = found.pattern().as_usize();
+                if !seen[slot] {
+                    seen[slot] = true;
+                    for &i in &self.owners[slot] {
+                        hit[i] = true;
+                    }
+                    left -= 1;
+                    if left == 0 {
+                        break;
+                    }
+                }
+            }
+        }
+        hit.iter()
+            .enumerate()
+            .filter_map(|(i, h)| h.then_some(i))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LIMITS: Limits = Limits {
+        int_max_str_digits: 4300,
+    };
+
+    fn nested(text: &str) -> Option<Vec<String>> {
+        let bump = Bump::new();
+        let value = parse_nested(text.as_bytes(), 1, LIMITS, &bump)?;
+        let mut out = Vec::new();
+        collect_strings(&value, 1, LIMITS, &bump, &mut out);
+        Some(
+            out.split(|b| *b == b'\n')
+                .skip(1)
+                .map(|s| String::from_utf8_lossy(s).into_owned())
+                .collect(),
+        )
+    }
+
+    fn sorted(value: &Value<'_>) -> String {
+        let mut out = Vec::new();
+        write_sorted(value, &mut out);
+        String::from_utf8(out).expect("UTF-8")
+    }
+
+    #[test]
+    fn writes_what_json_dumps_sorted_writes() {
+        let value = Value::Obj(vec![
+            (b"b", Value::Arr(vec![Value::Number(b"1.5"), Value::Null])),
+            (b"a", Value::Str(b"\"\\\n\r\t\x08\x0c\x01\x1f\x7f\xc3\xa9")),
+            (b"", Value::Obj(vec![])),
+            ("\u{e000}".as_bytes(), Value::Bool(true)),
+            // A lone surrogate (U+D800) sorts between U+D7FF and U+E000, as code points do.
+            (b"\xed\xa0\x80", Value::Bool(false)),
+            ("\u{d7ff}".as_bytes(), Value::Arr(vec![])),
+        ]);
+        let mut out = Vec::new();
+        write_sorted(&value, &mut out);
+        assert_eq!(
+            out,
+            [
+                &b"{\"\": {}, \"a\": \"\\\"\\\\\\n\\r\\t\\b\\f\\u0001\\u001f\x7f\xc3\xa9\", "[..],
+                &b"\"b\": [1.5, null], \"\xed\x9f\xbf\": [], \"\xed\xa0\x80\": false, "[..],
+                &b"\"\xee\x80\x80\": true}"[..],
+            ]
+            .concat()
+        );
+    }
+
+    #[test]
+    fn reads_strings_inside_strings_as_json_loads_does() {
+        assert_eq!(
+            nested(r#"{"a": NaN, "b": [Infinity, -Infinity, 1e400, -0, 0.5E-3], "c": "x"}"#),
+            Some(vec!["a".into(), "b".into(), "c".into(), "x".into()])
+        );
+        // A repeated key: its first position, its last value.
+        assert_eq!(
+            nested(r#"{"k": "one", "z": 1, "k": "two"}"#),
+            Some(vec!["k".into(), "two".into(), "z".into()])
+        );
+        let many: Vec<String> = (0..20).map(|i| format!("\"k{}\": {i}", i % 10)).collect();
+        let keys = nested(&format!("{{{}}}", many.join(", "))).expect("JSON");
+        assert_eq!(keys.len(), 10);
+        assert_eq!(
+            nested(r#"["c\u0075rl", "\/"]"#),
+            Some(vec!["curl".into(), "/".into()])
+        );
+        // Escaped surrogates: a pair is one character, a lone one is kept as itself.
+        let bump = Bump::new();
+        let value = parse_nested(
+            br#"["\ud83d\ude00", "\ud800x", "\udc00\ud800"]"#,
+            1,
+            LIMITS,
+            &bump,
+        );
+        assert_eq!(
+            value,
+            Some(Value::Arr(vec![
+                Value::Str("\u{1f600}".as_bytes()),
+                Value::Str(b"\xed\xa0\x80x"),
+                Value::Str(b"\xed\xb0\x80\xed\xa0\x80"),
+            ]))
+        );
+        // A string holding JSON inside JSON is read again, one level deeper.
+        assert_eq!(
+            nested(r#"["[\"w\\u0067et\"]"]"#),
+            Some(vec!["[\"w\\u0067et\"]".into(), "wget".into()])
+        );
+    }
+
+    #[test]
+    fn refuses_what_json_loads_refuses() {
+        for text in [
+            "[1,]",
+            "[01]",
+            "[1.]",
+            "[1e]",
+            "[-]",
+            "[-Inf]",
+            "[nul]",
+            "{'a': 1}",
+            "{\"a\" 1}",
+            "{\"a\": 1,}",
+            "[\"\\x\"]",
+            "[\"\\u12\"]",
+            "[\"tab\there\"]",
+            "[1] x",
+            "[\"open]",
+            "{",
+            "[",
+        ] {
+            assert_eq!(nested(text), None, "{text:?}");
+        }
+        // Whitespace: JSON's four characters only.
+        assert!(nested(" \t\r\n[1] \n").is_some());
+        assert!(!holds_container("\u{a0}[1]".as_bytes()));
+        assert!(!holds_container("\u{feff}[1]".as_bytes()));
+        assert!(!holds_container(b"\"[1]\""));
+    }
+
+    #[test]
+    fn integers_longer_than_python_converts_make_the_text_no_json() {
+        let digits = "1".repeat(700);
+        let text = format!("[{digits}, \"x\"]");
+        let bump = Bump::new();
+        let read = |limit| {
+            parse_nested(
+                text.as_bytes(),
+                1,
+                Limits {
+                    int_max_str_digits: limit,
+                },
+                &bump,
+            )
+        };
+        assert!(read(640).is_none());
+        assert!(read(700).is_some());
+        assert!(read(0).is_some());
+        // Floats have no such limit.
+        let float = format!("[{digits}.5]");
+        assert!(parse_nested(
+            float.as_bytes(),
+            1,
+            Limits {
+                int_max_str_digits: 640
+            },
+            &bump
+        )
+        .is_some());
+    }
+
+    #[test]
+    fn nesting_is_bounded_without_recursion() {
+        let nest = |n: usize| "[".repeat(n) + &"]".repeat(n);
+        let bump = Bump::new();
+        assert!(parse_nested(nest(NESTED_JSON_MAX_DEPTH).as_bytes(), 1, LIMITS, &bump).is_some());
+        assert!(
+            parse_nested(nest(NESTED_JSON_MAX_DEPTH + 1).as_bytes(), 1, LIMITS, &bump).is_none()
+        );
+        assert!(parse_nested("[".repeat(1_000_000).as_bytes(), 1, LIMITS, &bump).is_none());
+        // Only the levels the walk visits are kept.
+        let deep = "[".repeat(100) + "\"leaf\"" + &"]".repeat(100);
+        assert_eq!(nested(&deep), Some(vec![]));
+        let shallow = "[".repeat(31) + "\"leaf\"" + &"]".repeat(31);
+        assert_eq!(nested(&shallow), Some(vec!["leaf".into()]));
+    }
+
+    #[test]
+    fn the_walk_stops_at_its_depth() {
+        // A string at level 32 is collected; at level 33 it is not.
+        let mut at_32 = Value::Str(b"leaf");
+        for _ in 0..32 {
+            at_32 = Value::Arr(vec![at_32]);
+        }
+        let at_33 = Value::Arr(vec![at_32.clone()]);
+        let bump = Bump::new();
+        let mut out = Vec::new();
+        collect_strings(&at_32, 0, LIMITS, &bump, &mut out);
+        assert_eq!(out, b"\nleaf");
+        out.clear();
+        collect_strings(&at_33, 0, LIMITS, &bump, &mut out);
+        assert_eq!(out, b"");
+        // A string at level 32 holding JSON is not read again (its content would be at 33).
+        let mut holder = Value::Str(b"[\"inner\"]");
+        for _ in 0..32 {
+            holder = Value::Arr(vec![holder]);
+        }
+        collect_strings(&holder, 0, LIMITS, &bump, &mut out);
+        assert_eq!(out, b"\n[\"inner\"]");
+    }
+
+    #[test]
+    fn long_strings_are_counted_in_characters() {
+        let fits = "[\"".to_string() + &"\u{e9}".repeat(SCAN_NESTED_JSON_CHARS - 4) + "\"]";
+        assert!(fits.len() > SCAN_NESTED_JSON_CHARS);
+        assert!(holds_container(fits.as_bytes()));
+        let too_long = "[\"".to_string() + &"\u{e9}".repeat(SCAN_NESTED_JSON_CHARS - 3) + "\"]";
+        assert!(!holds_container(too_long.as_bytes()));
+    }
+
+    #[test]
+    fn scan_text_is_the_json_then_the_strings() {
+        let fields = Value::Obj(vec![
+            (b"kind", Value::Str(b"command")),
+            (
+                b"arguments",
+                Value::Obj(vec![(b"cmd", Value::Str(b"[\"c\\u0075rl\"]"))]),
+            ),
+        ]);
+        let mut out = Vec::new();
+        scan_text(&fields, LIMITS, &mut out);
+        assert_eq!(
+            String::from_utf8(out).expect("UTF-8"),
+            format!(
+                "{}\nkind\ncommand\narguments\ncmd\n[\"c\\u0075rl\"]\ncurl",
+                sorted(&fields)
+            )
+        );
+    }
+
+    #[test]
+    fn patterns_found_once_each_in_given_order() {
+        let patterns =
+            Patterns::new(&["curl", "pip install", "install", "curl", "", "é"]).expect("patterns");
+        assert_eq!(
+            patterns.occurring(b"PIP INSTALL x; Curl"),
+            vec![0, 1, 2, 3, 4]
+        );
+        assert_eq!(patterns.occurring("é".as_bytes()), vec![4, 5]);
+        assert_eq!(patterns.occurring(b""), vec![4]);
+        let none = Patterns::new::<&str>(&[]).expect("patterns");
+        assert_eq!(none.occurring(b"anything"), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn pattern_search_is_linear() {
+        // Overlapping matches everywhere: still one pass, and every pattern reported once.
+        let patterns = Patterns::new(&["a", "aa", "aaa", "b"]).expect("patterns");
+        let text = vec![b'a'; 1_000_000];
+        assert_eq!(patterns.occurring(&text), vec![0, 1, 2]);
+    }
+
+    #[test]
+    fn floats_are_spelled_as_json_dumps_spells_them() {
+        assert_eq!(float_text(f64::NAN), "NaN");
+        assert_eq!(float_text(f64::INFINITY), "Infinity");
+        assert_eq!(float_text(f64::NEG_INFINITY), "-Infinity");
+        assert_eq!(float_text(1e22), "1e+22");
+        assert_eq!(float_text(-0.0), "-0.0");
+    }
+}

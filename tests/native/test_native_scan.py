@@ -1,0 +1,403 @@
+"""The scan text (``Step.scan_text``, ``Step.raw_json``) and the pattern search the core makes
+are exactly what the Python rules made (``tests/native/scan_reference.py``): on every step of
+every captured trace, on the AgentBench fixtures, and on adversarial values built here
+(deep nesting, long strings, JSON inside strings inside JSON, unicode, lone surrogates, NaN,
+big integers, values pydantic converts)."""
+
+from __future__ import annotations
+
+import enum
+import functools
+import json
+import math
+import random
+import sys
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from otel_oracles.grade.evidence import Evidence
+from otel_oracles.mapping import load_conventions, map_trace
+from otel_oracles.model.step import (
+    _SCAN_FIELDS,
+    DEFAULT_NETWORK_PATTERNS,
+    Step,
+    StepKind,
+    Trajectory,
+    network_violations,
+)
+from otel_oracles.pipeline import read_traces
+from tests.native import scan_reference as ref
+
+REPO = Path(__file__).resolve().parents[2]
+TRACES = REPO / "tests" / "testdata" / "traces"
+
+PATTERNS: tuple[str, ...] = (
+    *DEFAULT_NETWORK_PATTERNS,
+    "CURL",
+    "curl",
+    "é",
+    "İ",
+    "ß",
+    "\u03c3",
+    "\n",
+    '"',
+    "\\u",
+    "KELVIN",
+    "k",
+    "\ud800",
+    "x" * 40,
+)
+"""The default list plus patterns that reach the corners: repeated, upper-case, non-ASCII
+(whose lower-casing changes length or depends on context), escapes, a lone surrogate."""
+
+
+@functools.cache
+def captured_steps() -> list[Step]:
+    """Every step of every trajectory mapped from the captured traces."""
+    problems: list[Any] = []
+    conventions = load_conventions()
+    steps = [
+        step
+        for trace in read_traces([str(TRACES)], problems)
+        for step in map_trace(trace, conventions).steps
+    ]
+    assert len(steps) > 1000
+    return steps
+
+
+def agentbench_steps() -> Iterator[Step]:
+    for path in sorted((REPO / "examples" / "trajectories").glob("*.json")):
+        yield from Trajectory.load(path).steps
+
+
+def outcome(make: Callable[[], str]) -> tuple[str, str]:
+    """What ``make`` returns, or the exception it raises (type and message)."""
+    try:
+        return "text", make()
+    except Exception as exc:  # noqa: BLE001 - the exception is the outcome compared
+        return type(exc).__name__, str(exc)
+
+
+def assert_same(step: Step) -> None:
+    """Same scan text, raw JSON and pattern matches as the reference (or the same error)."""
+    expected = outcome(lambda: ref.scan_text(step))
+    assert outcome(step.scan_text) == expected
+    assert outcome(step.raw_json) == outcome(lambda: ref.raw_json(step))
+    if expected[0] != "text":
+        return
+    t = Trajectory(steps=[step.model_copy(update={"index": 0})])
+    assert [v.pattern for v in t.find_network_violations(PATTERNS)] == (
+        [PATTERNS[i] for i in ref.occurring(PATTERNS, expected[1])]
+        if step.raw is not None or step.is_tool
+        else []
+    )
+
+
+def test_every_captured_step_scans_as_before() -> None:
+    for step in captured_steps():
+        assert_same(step)
+
+
+def test_captured_steps_are_read_by_the_core_without_pydantic() -> None:
+    # The fallback through ``model_dump`` is for values pydantic converts; what the mapper
+    # makes of real traces is plain data the core reads itself.
+    digits = sys.get_int_max_str_digits()
+    for step in captured_steps():
+        assert _SCAN_FIELDS.scan_text(step.__dict__, digits, True) == step.scan_text()
+
+
+def test_every_agentbench_fixture_step_scans_as_before() -> None:
+    steps = list(agentbench_steps())
+    assert len(steps) >= 8
+    for step in steps:
+        assert_same(step)
+
+
+class Colour(enum.Enum):
+    RED = "red"
+
+
+class Level(enum.IntEnum):
+    HIGH = 3
+
+
+class Text(str):
+    pass
+
+
+def nest(depth: int, leaf: Any, as_dict: bool = False) -> Any:
+    value = leaf
+    for i in range(depth):
+        value = {f"k{i}": value} if as_dict else [value]
+    return value
+
+
+def json_in_json(levels: int, leaf: str) -> str:
+    text = json.dumps({"cmd": leaf})
+    for _ in range(levels):
+        text = json.dumps({"args": text, "n": [1.5, None, True]})
+    return text
+
+
+ODD_VALUES: list[Any] = [
+    "",
+    "plain curl",
+    "CURL https://X",
+    "é İ ß Σ ΣΑ ᾼ \u212a \u0130",
+    "x\ud800y",
+    "\udc00\ud83d\ude00",
+    '["\\ud800", "\\ud83d\\ude00", "\\udc00\\ud800", "c\\u0075rl"]',
+    '{"a": NaN, "b": Infinity, "c": -Infinity, "d": "w\\u0067et"}',
+    '{"a": 1, "a": 2, "b": "x", "a": "curl"}',
+    '{"k": "' + "1" * 5000 + '"}',
+    "[" + "1" * 5000 + ', "wget"]',
+    "[" + "1" * 4300 + ', "wget"]',
+    "[1e400, -0, 0.5e-3, 1E+2]",
+    ' \t\n["ok"] \r\n',
+    '\u00a0["nbsp"]',
+    '\ufeff["bom"]',
+    "[1,]",
+    "[01]",
+    "{'single': 'quotes'}",
+    '["\\x"]',
+    '["tab\there"]',
+    '["\\u12"]',
+    "[-]",
+    "[1.]",
+    "[1e]",
+    "[-Infinity, -Inf]",
+    "[true, false, null, nul]",
+    '{"a" "b"}',
+    "[" * 850 + '"deep"' + "]" * 850,
+    "[" * 5000 + "]" * 5000,
+    "{" * 3 + "}",
+    json_in_json(3, "curl"),
+    json_in_json(16, "wget"),
+    "[" + json.dumps(json.dumps(json.dumps(["c\u0075rl"]))) + "]",
+    "x" * (1 << 20) + "[",
+    "[" + " " * (1 << 20) + "]",
+    "[" + "\u00e9" * ((1 << 20) - 3) + "]",
+    "[" + json.dumps("\u00e9" * ((1 << 20) - 4)) + "]",
+    '\x00\x01\x1f\x7f"\\',
+    math.nan,
+    math.inf,
+    -math.inf,
+    -0.0,
+    1e-7,
+    1e16,
+    0.1,
+    2**64,
+    -(2**63) - 1,
+    10**400,
+    True,
+    None,
+    (1, "two", ("three",)),
+    [None, [], {}, [[[]]]],
+    {"": "", "b": {"c": ["d"]}, "a": 1},
+    {"ü": 1, "u": 2, "\ud800": 3, "\ue000": 4, "😀": 5, "Z": 6},
+    nest(30, "deep-list curl"),
+    nest(40, "too deep"),
+    nest(34, "dict", as_dict=True),
+    nest(199, "x"),
+    nest(230, "y", as_dict=True),
+    nest(260, "z"),
+    nest(33, json.dumps(["deeper"])),
+    nest(31, json.dumps([["c\\u0075rl"], {"k": "wget"}])),
+]
+"""Values placed in a step's fields: each reaches a rule of the text (escapes, key order,
+nested JSON acceptance and its bounds, float and integer spelling, depth limits)."""
+
+CONVERTED_VALUES: list[Any] = [
+    Colour.RED,
+    Level.HIGH,
+    Text("str subclass"),
+    b"bytes curl",
+    {1, 2},
+    frozenset({"wget"}),
+    {1: "int key", "1": "str key"},
+    {None: "none key", 2.5: "float key", (1, 2): "tuple key", Colour.RED: "enum key"},
+    {True: "bool key"},
+    {math.nan: "nan key", "a": [math.nan]},
+    [Colour.RED, {"x": b"y"}],
+    1 + 2j,
+]
+"""Values pydantic converts (the core leaves those steps to ``model_dump``)."""
+
+
+def field_steps(value: Any) -> Iterator[Step]:
+    """Steps holding ``value`` in each field that can hold any value."""
+    blank = Step(index=0, kind=StepKind.COMMAND, tool="bash")
+    yield blank.model_copy(update={"result": value})
+    yield blank.model_copy(update={"arguments": {"command": value, "curl": [value]}})
+    yield blank.model_copy(update={"attributes": {"k": value}, "synthesized": True})
+    yield blank.model_copy(update={"input_messages": [{"content": value}], "redacted": ("a",)})
+    if isinstance(value, str):
+        yield blank.model_copy(
+            update={
+                "command": value,
+                "tool": value,
+                "finish_reasons": [value],
+                "arguments_raw": value,
+                "start_ns": 2**70,
+                "end_ns": -1,
+            }
+        )
+
+
+@pytest.mark.parametrize("number", range(len(ODD_VALUES)))
+def test_odd_values_scan_as_before(number: int) -> None:
+    for step in field_steps(ODD_VALUES[number]):
+        assert_same(step)
+
+
+@pytest.mark.parametrize("number", range(len(CONVERTED_VALUES)))
+def test_values_pydantic_converts_scan_as_before(number: int) -> None:
+    for step in field_steps(CONVERTED_VALUES[number]):
+        assert_same(step)
+
+
+def test_fields_of_another_type_than_declared_scan_as_before() -> None:
+    # pydantic converts (a bool in an int field becomes 1) or warns; the core leaves them
+    # to it, so the text, and the warning, are pydantic's.
+    blank = Step(index=0, kind=StepKind.TOOL_CALL, tool="t")
+    for update in [
+        {"input_tokens": True},
+        {"status": "weird"},
+        {"kind": "tool_call"},
+        {"tool": 5},
+        {"redacted": ["a"]},
+        {"finish_reasons": ("a",)},
+        {"synthesized": 1},
+        {"documents": [{"a": 1}, "b"]},
+    ]:
+        step = blank.model_copy(update=update)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert_same(step)
+
+
+def test_values_pydantic_refuses_are_refused_as_before() -> None:
+    cyclic: list[Any] = []
+    cyclic.append(cyclic)
+    for value in (nest(300, "x"), cyclic, object(), 10**5000):
+        step = Step(index=0, kind=StepKind.TOOL_CALL).model_copy(update={"result": value})
+        with pytest.raises(ValueError) as before:
+            ref.scan_text(step)
+        with pytest.raises(ValueError) as now:
+            step.scan_text()
+        assert type(now.value) is type(before.value)
+        assert str(now.value) == str(before.value)
+
+
+AGENTBENCH_OBJECTS: list[dict[str, Any]] = [
+    {"tool": "bash", "args": {"command": "curl https://x"}, "status": "ok"},
+    {"tool": "bash", "arguments": '{"cmd": "w\\u0067et x"}', "result": "NaN"},
+    {"type": "command", "command": "ls", "output": [math.nan, math.inf, -math.inf, 2**80]},
+    {"tool": "write_file", "path": "a.py", "content": 'é\ud800\n"\\', "z": {"b": 1, "a": 2}},
+    {"tool": "t", "result": {1: "int key", 2.5: "float", None: "none", False: "bool"}},
+    {"tool": "t", "result": {10: "a", 9: "b"}},
+    {"tool": "t", "result": (1, [2, (3,)])},
+    {"tool": "t", "result": Colour.RED},
+    {"tool": "t", "result": Text("sub")},
+    {"tool": "t", "result": {"set": {1}}},
+    {"tool": "t", "result": nest(190, "deep")},
+    {"tool": "t", "result": nest(400, "deeper")},
+    {"tool": "t", "result": -0.0, "x": 1e22, "y": 5e-324},
+]
+"""AgentBench step objects, including what no JSON file holds (non-str keys, tuples, other
+objects: ``json.dumps`` converts or writes them with ``default=str``)."""
+
+
+@pytest.mark.parametrize("number", range(len(AGENTBENCH_OBJECTS)))
+def test_agentbench_objects_scan_as_before(number: int) -> None:
+    obj = AGENTBENCH_OBJECTS[number]
+    step = Step(index=0, kind=StepKind.TOOL_CALL, tool="t", raw=obj)
+    assert_same(step)
+
+
+def test_agentbench_keys_python_cannot_write_are_refused_as_before() -> None:
+    step = Step(index=0, kind=StepKind.TOOL_CALL, raw={"r": {(1, 2): "tuple key"}})
+    with pytest.raises(TypeError, match="keys must be str"):
+        ref.raw_json(step)
+    with pytest.raises(TypeError, match="keys must be str"):
+        step.raw_json()
+
+
+def random_text(rng: random.Random) -> str:
+    pieces = [
+        "curl",
+        "WGET",
+        "Https://",
+        "pip  install",
+        "pip install",
+        "\u212a",
+        "İ",
+        "Σ",
+        "é",
+        "\ud800",
+        "\\u0063",
+        '"',
+        "\\",
+        "{",
+        "[",
+        "]",
+        "}",
+        ",",
+        ":",
+        " ",
+        "\n",
+        "1",
+        "-0",
+        "NaN",
+        "true",
+        "\x00",
+        "x",
+    ]
+    return "".join(rng.choice(pieces) for _ in range(rng.randrange(0, 30)))
+
+
+def test_random_texts_scan_and_match_as_before() -> None:
+    rng = random.Random(18)
+    for _ in range(3000):
+        text = random_text(rng)
+        arguments = {"command": text, random_text(rng): [text, json.dumps(text)]}
+        step = Step(index=0, kind=StepKind.COMMAND, tool="bash").model_copy(
+            update={"arguments": arguments, "result": json.dumps(arguments)}
+        )
+        assert_same(step)
+
+
+def test_evidence_makes_each_step_text_once() -> None:
+    steps = [
+        Step(index=0, kind=StepKind.COMMAND, tool="bash", command="curl x"),
+        Step(index=1, kind=StepKind.GENERATION, output_messages=[{"content": "curl"}]),
+        Step(index=2, kind=StepKind.TOOL_CALL, tool="fetch", arguments={"u": "https://y"}),
+    ]
+    ev = Evidence(Trajectory(steps=steps))
+    first = ev.network_violations(DEFAULT_NETWORK_PATTERNS, ev.trajectory.steps)
+    assert [(v.step_index, v.pattern) for v in first] == [(0, "curl"), (2, "https://")]
+    texts = [ev.scan_text(s) for s in steps]
+    assert all(ev.scan_text(s) is t for s, t in zip(steps, texts, strict=True))
+    again = ev.network_violations(("HTTPS://",), steps[2:])
+    assert [(v.step_index, v.pattern) for v in again] == [(2, "HTTPS://")]
+    assert network_violations(steps, ("nothing",), Step.scan_text) == []
+
+
+def test_int_digit_limit_is_the_interpreters() -> None:
+    text = "[" + "1" * 700 + ', "c\\u0075rl"]'
+    step = Step(index=0, kind=StepKind.COMMAND, tool="bash", command=text)
+    limit = sys.get_int_max_str_digits()
+    try:
+        for digits in (640, 0, 4300):
+            sys.set_int_max_str_digits(digits)
+            assert step.scan_text() == ref.scan_text(step)
+        sys.set_int_max_str_digits(640)
+        assert "\ncurl" not in step.scan_text()
+        sys.set_int_max_str_digits(0)
+        assert "\ncurl" in step.scan_text()
+    finally:
+        sys.set_int_max_str_digits(limit)
