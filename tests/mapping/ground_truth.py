@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 TRACES = Path(__file__).resolve().parent.parent / "testdata" / "traces"
@@ -44,6 +44,33 @@ class Scenario:
     (`task_research_agent {...}`)``)."""
     variants: list[str] = field(default_factory=list)
     """``a_happy``, ``a_happy.nocontent``, ``a_happy.noroot`` ... as listed in EXPECTED.md."""
+    parallel: list[list[int]] = field(default_factory=list)
+    """Groups of calls (0-based positions in ``calls``) the model requested in one turn
+    (``**Parallel:**``): the framework may run, and the trace record, them in any order."""
+
+    @property
+    def model_turns_with_calls(self) -> int:
+        """How many model turns requested calls: one per call, except calls requested
+        together. What a trace that shows only that a turn requested calls can count."""
+        return len(self.calls) - sum(len(group) - 1 for group in self.parallel)
+
+    def in_order_of(self, tools: list[str | None]) -> Scenario:
+        """This scenario with each group of calls requested together put in the order
+        ``tools`` (the mapped calls' names, one per call) shows them; unchanged when the names
+        are not a reordering of the calls within their groups."""
+        if not self.parallel or len(tools) != len(self.calls):
+            return self
+        calls = list(self.calls)
+        for group in self.parallel:
+            names = [tools[i] for i in group]
+            if sorted(map(str, names)) != sorted(str(calls[i].tool) for i in group):
+                return self
+            pool = [calls[i] for i in group]
+            for position, name in zip(group, names, strict=True):
+                match = next(c for c in pool if c.tool == name)
+                pool.remove(match)
+                calls[position] = match
+        return replace(self, calls=calls)
 
 
 def parse_expected(source: str) -> dict[str, Scenario]:
@@ -51,7 +78,7 @@ def parse_expected(source: str) -> dict[str, Scenario]:
     scenarios: dict[str, Scenario] = {}
     current: Scenario | None = None
     for line in text.splitlines():
-        heading = re.match(r"^## ([a-h]_\w+)$", line)
+        heading = re.match(r"^## ([a-z]_\w+)$", line)
         if heading:
             current = Scenario(source, heading.group(1))
             scenarios[current.name] = current
@@ -79,6 +106,10 @@ def parse_expected(source: str) -> dict[str, Scenario]:
             current.handoff = (m.group(1), m.group(2))
             tool = re.search(r"`(\w+) \{", line)
             current.handoff_tool = tool.group(1) if tool else None
+            continue
+        m = re.match(r"^- \*\*Parallel:\*\* calls ([\d, ]+) were requested", line)
+        if m:
+            current.parallel.append([int(n) - 1 for n in m.group(1).split(",")])
             continue
         m = _VARIANT_LINE.match(line)
         if m:

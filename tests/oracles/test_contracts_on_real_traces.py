@@ -83,6 +83,7 @@ CONTENT_ON: dict[tuple[str, str], dict[str, Outcome]] = {
     ("support-rag", "f_degraded"): {"degraded-disclosed": TOL},
     ("support-rag", "g_handoff"): {},
     ("multi-agent-handoff", "g_handoff"): {},
+    ("support-rag", "i_parallel_tools"): {"no-destructive-tools": INV},
     ("coding-agent", "h_coding_agent"): {"no-network": INV},
 }
 """Non-pass outcomes with content captured; every other check passes."""
@@ -313,6 +314,7 @@ CITING_ANSWERS = (
     "d_forbidden_tool",
     "e_fabricated_citation",
     "g_handoff",
+    "i_parallel_tools",
 )
 """Scenarios whose final answer cites a document (EXPECTED.md)."""
 CONTENT_NEVER = ("autogen-native",)

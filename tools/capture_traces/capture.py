@@ -20,6 +20,7 @@ import base64
 import importlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -2106,11 +2107,14 @@ def expected_md(source: str, results: dict[str, dict[str, list[str]]]) -> str:
                     f"  {n}. `{prefix}{tool}` `{json.dumps(args)}` → "
                     f"{outcome(tool, scenario, searches)}"
                 )
+        lines += parallel_lines(scenario)
         final = scenario.turns[-1]
         lines.append(f"- **Final answer:** '{final}'")
         lines += [f"- {note}" for note in SOURCES[source].get("notes", [])]
         for variant, executed in variants.items():
-            status = "run verified" if executed == script else "run FAILED"
+            # Calls requested in one turn may run concurrently: any order within the turn.
+            same = executed == script or (scenario.parallel and sorted(executed) == sorted(script))
+            status = "run verified" if same else "run FAILED"
             with_spans = ("traceloop-sdk", "vercel-ai-sdk-legacy", "openinference-openai-agents")
             if SOURCES[source].get("tool_spans"):
                 with_spans = (source,)
@@ -2120,6 +2124,48 @@ def expected_md(source: str, results: dict[str, dict[str, list[str]]]) -> str:
                 f"final answer matches); tool spans in trace: {spans}"
             )
     return "\n".join(lines) + "\n"
+
+
+def parallel_lines(scenario: Scenario) -> list[str]:
+    """One ``**Parallel:**`` line per model turn requesting several calls, naming the calls
+    by their number in the list above (handoff tools are not listed there)."""
+    lines, n = [], 0
+    for turn in scenario.turns:
+        if isinstance(turn, str):
+            continue
+        calls = [tool for tool, _ in turn if not tool.startswith("transfer_to_")]
+        numbers = list(range(n + 1, n + 1 + len(calls)))
+        n += len(calls)
+        if len(numbers) > 1:
+            lines.append(
+                f"- **Parallel:** calls {', '.join(map(str, numbers))} were requested in one "
+                "model turn; the framework may run, and the trace record, them in any order."
+            )
+    return lines
+
+
+def _sections(text: str) -> tuple[str, dict[str, str]]:
+    """EXPECTED.md split into its head (source, versions) and its ``## <scenario>`` sections."""
+    parts = re.split(r"(?m)^(?=## [a-z]_)", text)
+    return parts[0], {part.split("\n", 1)[0][3:].strip(): part for part in parts[1:]}
+
+
+def merged_expected(old: str, new: str) -> str:
+    """``old`` with the scenarios captured now (``new``) replaced or added, in scenario order.
+    When the packages' versions differ from the first capture's, the section names them, so
+    every trace file still says which versions wrote it."""
+    old_head, old_sections = _sections(old)
+    new_head, new_sections = _sections(new)
+    versions = new_head[new_head.find("### Versions") :].strip()
+    for name, section in new_sections.items():
+        if versions and versions not in old_head:
+            table = versions.replace("### Versions", "Captured with:", 1)
+            section = section.rstrip("\n") + "\n\n" + table + "\n\n"
+        old_sections[name] = section
+    order = list(SCENARIOS)
+    ordered = sorted(old_sections, key=lambda n: order.index(n) if n in order else len(order))
+    body = "".join(old_sections[n].rstrip("\n") + "\n\n" for n in ordered)
+    return old_head + body.rstrip("\n") + "\n"
 
 
 def main() -> None:
@@ -2175,7 +2221,11 @@ def main() -> None:
             variant = name if content == "on" else f"{name}.nocontent"
             results.setdefault(name, {})[variant] = json.loads(proc.stdout.strip().splitlines()[-1])
             print(f"captured {out / variant}.otlp.json", file=sys.stderr)
-    (out / "EXPECTED.md").write_text(expected_md(args.source, results))
+    expected = out / "EXPECTED.md"
+    text = expected_md(args.source, results)
+    if args.scenario and expected.exists():
+        text = merged_expected(expected.read_text(), text)
+    expected.write_text(text)
 
 
 if __name__ == "__main__":

@@ -68,6 +68,11 @@ class Scenario:
     agents_only: bool = False
     """Needs an agent framework (a handoff); raw-client sources skip it."""
 
+    @property
+    def parallel(self) -> bool:
+        """Whether one model turn requests several calls (run in any order)."""
+        return any(not isinstance(turn, str) and len(turn) > 1 for turn in self.turns)
+
 
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
@@ -135,6 +140,18 @@ SCENARIOS: dict[str, Scenario] = {
             ],
             system=CODING_SYSTEM,
             prompt=CODING_TASK,
+        ),
+        Scenario(
+            # Both calls requested in ONE model turn (parallel tool calls): frameworks run
+            # them concurrently, so their spans are siblings in either order.
+            "i_parallel_tools",
+            [
+                [
+                    SEARCH,
+                    ("delete_records", {"table": "refund_requests", "where": "status = 'stale'"}),
+                ],
+                ANSWER[:-1] + ". I also deleted 12 stale refund requests.",
+            ],
         ),
     ]
 }
