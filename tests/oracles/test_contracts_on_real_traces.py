@@ -84,6 +84,7 @@ CONTENT_ON: dict[tuple[str, str], dict[str, Outcome]] = {
     ("support-rag", "g_handoff"): {},
     ("multi-agent-handoff", "g_handoff"): {},
     ("support-rag", "i_parallel_tools"): {"no-destructive-tools": INV},
+    ("support-rag", "j_undisclosed_failure"): {"degraded-disclosed": INV},
     ("coding-agent", "h_coding_agent"): {"no-network": INV},
 }
 """Non-pass outcomes with content captured; every other check passes."""
@@ -272,8 +273,13 @@ after its class and keeps the tool's name only in the ToolMessage it returned), 
 scenarios with a failed call (``FAILED_CALLS``) every check that must know which tools ran
 or which dependency failed is missing evidence (``TOOL_NAME_CHECKS``), and so is
 ``cites-a-source`` where the run's degradation is that failure (``DEGRADED_BY_FAILURE``)."""
-FAILED_CALLS = ("b_tool_retry", "c_retry_exhausted")
-DEGRADED_BY_FAILURE = ("c_retry_exhausted",)
+FAILED_CALLS = ("b_tool_retry", "c_retry_exhausted", "j_undisclosed_failure")
+DEGRADED_BY_FAILURE = ("c_retry_exhausted", "j_undisclosed_failure")
+"""Scenarios degraded by a failed search (its span status shows it with content off), whose
+answer must disclose it (c does, j does not)."""
+ALL_SEARCHES_FAILED = DEGRADED_BY_FAILURE
+"""Scenarios where every search failed: an OK span that does not show success
+(``OK_NOT_SHOWN``) hides nothing there, so the retries are counted with content off too."""
 TOOL_NAME_CHECKS = {
     "support-rag": {
         "no-destructive-tools",
@@ -454,7 +460,7 @@ def expected(source: str, contract: str, scenario: str, content: bool) -> dict[s
         hidden |= {
             name
             for name in OUTCOME_CHECKS.get(contract, set())
-            if base[name] in (P, TOL) or source in HANDLED_FAILURES
+            if scenario not in ALL_SEARCHES_FAILED or source in HANDLED_FAILURES
         }
     if source in MESSAGES_WITHOUT_CONTENT:
         hidden.discard("answer-captured")
@@ -462,13 +468,13 @@ def expected(source: str, contract: str, scenario: str, content: bool) -> dict[s
             hidden.discard("grounded-citations")
         if base.get("cites-a-source") == P and scenario not in EMPTY_RESULT:
             hidden.discard("cites-a-source")
-        if base.get("degraded-disclosed") == TOL and scenario not in EMPTY_RESULT:
+        if scenario in DEGRADED_BY_FAILURE:
             hidden.discard("degraded-disclosed")
     if source in ANSWER_WITHOUT_CONTENT:
         hidden.discard("answer-captured")
         if base.get("cites-a-source") == P and scenario not in EMPTY_RESULT:
             hidden.discard("cites-a-source")
-        if base.get("degraded-disclosed") == TOL and scenario not in EMPTY_RESULT:
+        if scenario in DEGRADED_BY_FAILURE:
             hidden.discard("degraded-disclosed")
         if scenario not in CITING_ANSWERS:
             hidden.discard("grounded-citations")
@@ -712,4 +718,4 @@ def test_fragments_of_a_run_never_pass_checks_about_the_whole_run(
                 assert not verdict.passed
                 seen += 1
             assert answered == (1 if content else 0)
-    assert seen == 27  # one fragment per model call (g graded with both contracts)
+    assert seen == 29  # one fragment per model call (g graded with both contracts)
