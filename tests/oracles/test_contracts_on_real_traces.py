@@ -85,6 +85,7 @@ CONTENT_ON: dict[tuple[str, str], dict[str, Outcome]] = {
     ("multi-agent-handoff", "g_handoff"): {},
     ("support-rag", "i_parallel_tools"): {"no-destructive-tools": INV},
     ("support-rag", "j_undisclosed_failure"): {"degraded-disclosed": INV},
+    ("support-rag", "k_unfounded_uncertainty"): {"degraded-disclosed": INV, "cites-a-source": INV},
     ("coding-agent", "h_coding_agent"): {"no-network": INV},
 }
 """Non-pass outcomes with content captured; every other check passes."""

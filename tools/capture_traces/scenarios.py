@@ -163,6 +163,12 @@ SCENARIOS: dict[str, Scenario] = {
             ],
             failures=1,
         ),
+        Scenario(
+            # The search succeeds and the agent still says it does not know: uncertainty no
+            # degraded evidence explains, and no citation.
+            "k_unfounded_uncertainty",
+            [[SEARCH], "I do not know the refund window for enterprise customers."],
+        ),
     ]
 }
 
