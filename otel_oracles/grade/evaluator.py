@@ -130,9 +130,7 @@ def run_compiled(check: CompiledCheck, ctx: GradeContext) -> OracleResult:
                 finding = Finding.missing("; ".join(gaps), details={"evidence": missing})
             else:
                 finding = oracle.check(ctx)
-            if (finding.status == "pass" and oracle.needs_full_coverage) or (
-                finding.status == "fail" and finding.unseen
-            ):
+            if finding.unseen or (finding.status == "pass" and oracle.needs_full_coverage):
                 finding = _fail_closed_on_fragment(finding, oracle, ctx)
                 if finding.status != "missing":
                     finding = _fail_closed_on_coverage(finding, oracle, ctx)

@@ -126,6 +126,35 @@ def test_an_answer_blamed_for_a_degradation_not_seen_beside_unknown_spans_is_mis
     assert plain.outcome == Outcome.INVARIANT_FAILURE, plain.message
 
 
+def test_an_answer_passed_as_undegraded_beside_unknown_spans_is_missing() -> None:
+    """The pass of ``degraded_answer`` when no dependency was degraded is about every call
+    too: a span no convention recognised may be the search that failed, which the confident
+    answer then hides (an undisclosed degradation). It is missing evidence there and a pass
+    when every span was recognised; a degraded answer that discloses what was seen stays
+    tolerated beside unknown spans (its judgement rests on what was seen)."""
+    answered = (
+        gen(tool_calls=["search_docs"]),
+        tool("search_docs", {"query": "refunds"}, {"documents": ["doc-42"]}),
+        gen("Enterprise customers have 30 days [doc-42]."),
+    )
+    spec = {"type": "degraded_answer"}
+    beside = check(spec, traj(*answered, unmapped_spans={"search_docs": 1}))
+    assert beside.outcome == Outcome.MISSING_EVIDENCE, beside.message
+    assert "no dependency degraded" in beside.message
+    alone = check(spec, traj(*answered))
+    assert alone.outcome == Outcome.PASS, alone.message
+    disclosed = (
+        gen(tool_calls=["search_docs"]),
+        tool("search_docs", {"query": "refunds"}, {"documents": []}),
+        gen("Search was degraded, so I cannot cite a source."),
+    )
+    seen = check(
+        {"type": "degraded_answer", "dependencies": ["search_docs"]},
+        traj(*disclosed, unmapped_spans={"search_docs": 1}),
+    )
+    assert seen.outcome == Outcome.PASS and seen.used == 1, seen.message
+
+
 def test_the_names_listed_are_capped() -> None:
     from otel_oracles.grade import grade
 

@@ -136,9 +136,11 @@ class Finding:
     used: int = 0
     breach: Literal["budget", "rule"] = "budget"
     unseen: bool = False
-    """A ``fail`` for something not seen (too few calls): unrecognised spans may hold it, so
-    the evaluator makes it ``missing_evidence`` there, as it does a pass of a check that
-    needs every span (unless coverage is relaxed)."""
+    """A result that rests on something not seen: a ``fail`` for it (too few calls), or a
+    ``pass`` of a check that needs every span only on this branch (no dependency degraded).
+    Unrecognised spans may hold it, so the evaluator makes it ``missing_evidence`` there (and
+    on a fragment of a run), as it does any pass of a check that needs every span (unless
+    coverage is relaxed)."""
 
     @classmethod
     def ok(cls, message: str, **kw: Any) -> Finding:
