@@ -54,20 +54,28 @@ class Scenario:
         together. What a trace that shows only that a turn requested calls can count."""
         return len(self.calls) - sum(len(group) - 1 for group in self.parallel)
 
-    def in_order_of(self, tools: list[str | None]) -> Scenario:
-        """This scenario with each group of calls requested together put in the order
-        ``tools`` (the mapped calls' names, one per call) shows them; unchanged when the names
-        are not a reordering of the calls within their groups."""
-        if not self.parallel or len(tools) != len(self.calls):
+    def in_order_of(self, mapped: list[tuple[str | None, object]]) -> Scenario:
+        """This scenario with each group of calls requested together put in the order the
+        mapped calls (``(tool, arguments)``, one per call) show them: by name, and by arguments
+        where they were captured (two calls of one tool); unchanged when the mapped calls are
+        not a reordering of the calls within their groups."""
+        if not self.parallel or len(mapped) != len(self.calls):
             return self
         calls = list(self.calls)
         for group in self.parallel:
-            names = [tools[i] for i in group]
-            if sorted(map(str, names)) != sorted(str(calls[i].tool) for i in group):
-                return self
             pool = [calls[i] for i in group]
-            for position, name in zip(group, names, strict=True):
-                match = next(c for c in pool if c.tool == name)
+            for position in group:
+                tool, arguments = mapped[position]
+                match = next(
+                    (
+                        c
+                        for c in pool
+                        if c.tool == tool and (arguments is None or c.arguments == arguments)
+                    ),
+                    None,
+                )
+                if match is None:
+                    return self
                 pool.remove(match)
                 calls[position] = match
         return replace(self, calls=calls)

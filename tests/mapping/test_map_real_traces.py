@@ -512,7 +512,7 @@ def test_real_trace_maps_to_expected_trajectory(case: Case, conventions: Convent
     runs = [i for i, t in enumerate(trajs) if holds_agent_run(t)]
     traces, trajs = [traces[i] for i in runs], [trajs[i] for i in runs]
     # Calls requested together may be recorded in any order: compare in the order mapped.
-    scenario = case.scenario.in_order_of([s.tool for s in all_tool_calls(trajs)])
+    scenario = case.scenario.in_order_of([(s.tool, s.arguments) for s in all_tool_calls(trajs)])
     fragments = case.variant.endswith(".noroot") or case.source in FRAGMENTED
     if case.variant.endswith(".noroot"):
         assert len(trajs) == 2, "noroot: each chat call is its own trace"

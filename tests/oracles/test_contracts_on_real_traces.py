@@ -86,6 +86,7 @@ CONTENT_ON: dict[tuple[str, str], dict[str, Outcome]] = {
     ("support-rag", "i_parallel_tools"): {"no-destructive-tools": INV},
     ("support-rag", "j_undisclosed_failure"): {"degraded-disclosed": INV},
     ("support-rag", "k_unfounded_uncertainty"): {"degraded-disclosed": INV, "cites-a-source": INV},
+    ("support-rag", "l_parallel_failures"): {"degraded-disclosed": TOL},
     ("coding-agent", "h_coding_agent"): {"no-network": INV},
 }
 """Non-pass outcomes with content captured; every other check passes."""
@@ -274,10 +275,25 @@ after its class and keeps the tool's name only in the ToolMessage it returned), 
 scenarios with a failed call (``FAILED_CALLS``) every check that must know which tools ran
 or which dependency failed is missing evidence (``TOOL_NAME_CHECKS``), and so is
 ``cites-a-source`` where the run's degradation is that failure (``DEGRADED_BY_FAILURE``)."""
-FAILED_CALLS = ("b_tool_retry", "c_retry_exhausted", "j_undisclosed_failure")
-DEGRADED_BY_FAILURE = ("c_retry_exhausted", "j_undisclosed_failure")
+FAILED_CALLS = ("b_tool_retry", "c_retry_exhausted", "j_undisclosed_failure", "l_parallel_failures")
+DEGRADED_BY_FAILURE = ("c_retry_exhausted", "j_undisclosed_failure", "l_parallel_failures")
 """Scenarios degraded by a failed search (its span status shows it with content off), whose
-answer must disclose it (c does, j does not)."""
+answer must disclose it (c and l do, j does not)."""
+PARALLEL_RUN_IN_TURN = (
+    "langgraph-openinference",
+    "laminar-langgraph",
+    "google-adk",
+    "agno-openinference",
+    "smolagents-openinference",
+    "ag2-native",
+    "autogen-native",
+)
+"""The framework ran the two searches of ``l_parallel_failures``' one turn one after the other
+in the content-off capture (ADK, Agno, smolagents, AG2 and AutoGen always; LangGraph's thread
+pool this time), and with content off (AutoGen's own spans: always) no model call's output
+shows that they were asked for together:
+the second failed search reads as a retry of the first (``search-retry`` tolerated, a repeat
+counted where the trace cannot tell, never one missed)."""
 ALL_SEARCHES_FAILED = DEGRADED_BY_FAILURE
 """Scenarios where every search failed: an OK span that does not show success
 (``OK_NOT_SHOWN``) hides nothing there, so the retries are counted with content off too."""
@@ -450,6 +466,8 @@ def expected(source: str, contract: str, scenario: str, content: bool) -> dict[s
         return {name: (outcome if name in kept else MIS) for name, outcome in base.items()}
     if content:
         return base
+    if source in PARALLEL_RUN_IN_TURN and scenario == "l_parallel_failures":
+        base["search-retry"] = TOL
     hidden = set(CONTENT_CHECKS[contract])
     if source in TARGET_IN_ARGUMENTS and contract == "multi-agent-handoff":
         hidden.add("triage-to-research")

@@ -7,7 +7,7 @@ import pytest
 
 from otel_oracles.errors import ContractError
 from otel_oracles.model.result import Outcome
-from tests.oracles.trace_builders import check, contract, gen, tool, traj
+from tests.oracles.trace_builders import MS, check, contract, gen, tool, traj
 
 SEARCH_OK = {"documents": [{"id": "doc-42"}]}
 
@@ -167,6 +167,33 @@ def test_tool_retries_counts_calls_after_a_failed_call_in_the_same_agent() -> No
         check({"type": "tool_retries", "max": 0}, t, layer="tolerances").outcome
         == Outcome.BUDGET_EXHAUSTED
     )
+
+
+def test_tool_retries_a_call_that_ran_beside_the_failed_one_repeats_nothing() -> None:
+    """Two searches asked for in one turn run side by side: the second started before the
+    first failed, so it is no retry of it (nothing was known to have failed yet). A search
+    started after both ended is one; without times the order of the steps decides."""
+    failed = {"status": "error", "error_type": "SearchBackendError"}
+    side_by_side = traj(
+        tool("search_docs", {"q": 1}, None, start_ns=0, end_ns=8 * MS, **failed),
+        tool("search_docs", {"q": 2}, None, start_ns=1 * MS, end_ns=9 * MS, **failed),
+    )
+    res = check({"type": "tool_retries", "max": 0}, side_by_side, layer="tolerances")
+    assert res.outcome == Outcome.PASS and res.used == 0, res.message
+    then_again = traj(
+        *[dict(s.model_dump(exclude={"index", "source"})) for s in side_by_side.steps],
+        tool("search_docs", {"q": 1}, SEARCH_OK, start_ns=20 * MS, end_ns=25 * MS),
+    )
+    res = check({"type": "tool_retries", "max": 0}, then_again, layer="tolerances")
+    assert res.outcome == Outcome.BUDGET_EXHAUSTED and res.used == 1, res.message
+    assert res.span_ids == ["s2"]
+    untimed = traj(
+        tool("search_docs", {"q": 1}, None, **failed),
+        tool("search_docs", {"q": 2}, None, **failed),
+        timed=False,
+    )
+    res = check({"type": "tool_retries", "max": 0}, untimed, layer="tolerances")
+    assert res.outcome == Outcome.BUDGET_EXHAUSTED and res.used == 1, res.message
 
 
 @pytest.mark.parametrize(

@@ -169,6 +169,16 @@ SCENARIOS: dict[str, Scenario] = {
             "k_unfounded_uncertainty",
             [[SEARCH], "I do not know the refund window for enterprise customers."],
         ),
+        Scenario(
+            # Two searches requested in one turn, both failing: run side by side, neither is
+            # a retry of the other; the agent discloses the failure.
+            "l_parallel_failures",
+            [
+                [SEARCH, ("search_docs", {"query": "enterprise refund policy"})],
+                "Both document searches failed, so I cannot answer reliably.",
+            ],
+            failures=2,
+        ),
     ]
 }
 

@@ -423,18 +423,51 @@ def find_retries(
     ev: Evidence, calls: list[Step], error_pattern: str | None
 ) -> list[tuple[Step, Step, str]]:
     """(retry, failed call it repeats, why that call failed): a call of a tool within the
-    same agent whose previous call of that tool failed."""
+    same agent whose previous call of that tool failed, unless the two were asked for
+    together: the model requested both in one turn (their call ids in one model call's
+    output), or the second started before the failed one ended (they ran side by side).
+    Either way nothing was known to have failed when the second was asked for. Where the
+    trace shows neither (no ids or messages, no times), the order of the steps decides: a
+    repeat is counted, never missed."""
+    turns: dict[str, int | None] = ev.memoized("requested_in_turn", lambda: _requesting_turns(ev))
     last: dict[tuple[str | None, str | None], Step] = {}
     out: list[tuple[Step, Step, str]] = []
     for s in sorted(calls, key=lambda c: c.index):
         key = (s.agent_name, s.tool)
         prev = last.get(key)
-        if prev is not None:
+        if prev is not None and not _asked_together(prev, s, turns):
             why = call_failure(ev, prev, error_pattern)
             if why is not None:
                 out.append((s, prev, why))
         last[key] = s
     return out
+
+
+def _requesting_turns(ev: Evidence) -> dict[str, int | None]:
+    """Call id -> the index of the model call whose output requested it (``None`` for an id
+    several model calls requested: then it tells nothing)."""
+    turns: dict[str, int | None] = {}
+    for gen in ev.generations():
+        for message in gen.output_messages or ():
+            for part in message.get("parts") or ():
+                if isinstance(part, dict) and part.get("type") == "tool_call":
+                    call_id = part.get("id")
+                    if isinstance(call_id, str) and call_id:
+                        known = turns.get(call_id, gen.index)
+                        turns[call_id] = gen.index if known == gen.index else None
+    return turns
+
+
+def _asked_together(earlier: Step, later: Step, turns: dict[str, int | None]) -> bool:
+    """Whether ``later`` was requested in the same model turn as ``earlier`` or started
+    before ``earlier`` ended."""
+    started, ended = later.start_ns, earlier.end_ns
+    if started is not None and ended is not None and started < ended:
+        return True
+    if earlier.call_id and later.call_id and earlier.call_id != later.call_id:
+        turn = turns.get(earlier.call_id)
+        return turn is not None and turn == turns.get(later.call_id)
+    return False
 
 
 @register_oracle
