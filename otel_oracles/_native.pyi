@@ -326,3 +326,10 @@ class PatternSearch:
     def __init__(self, patterns: Sequence[str], /) -> None: ...
     def occurring(self, text: str, /) -> list[int]:
         """Indexes of the patterns that occur in ``text``, ascending."""
+
+# ---- the JSON report (otel_oracles.report) --------------------------------------------------
+
+def json_indented(value: Any, indent: int, /) -> str | None:
+    """``json.dumps(value, indent=indent, ensure_ascii=False)`` of plain data, or ``None``
+    for anything left to ``json.dumps`` (other types, non-``str`` keys, lone surrogates,
+    integers beyond 64 bits, deep nesting)."""

@@ -15,6 +15,7 @@ one definition of what may be shown, wherever results go.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable
 from typing import Any, Literal
@@ -96,9 +97,17 @@ def replace_secrets(text: str, replacement: Callable[[str], str] | None = None) 
 
 def safe_identifier(value: Any) -> str | None:
     """``value`` when it is a short identifier that does not look like a secret, else None."""
-    if not isinstance(value, str) or not _IDENTIFIER.match(value) or looks_secret(value):
+    if not isinstance(value, str) or not _IDENTIFIER.match(value) or _secret_identifier(value):
         return None
     return value
+
+
+@functools.lru_cache(maxsize=4096)
+def _secret_identifier(value: str) -> bool:
+    """``looks_secret`` of an identifier-shaped string (at most 64 characters, so the cache
+    stays small): the same detail keys and tool names come back in every result of every
+    trace, and the secret-shape search is most of what scrubbing a result costs."""
+    return looks_secret(value)
 
 
 def _cap(text: str, limit: int) -> str:
@@ -129,7 +138,7 @@ def _detail_value(key: str, value: Any) -> str | None:
 
 def _safe_details(details: dict[str, Any]) -> Iterable[str]:
     for key in sorted(details):
-        if not _IDENTIFIER.match(key) or looks_secret(key):
+        if safe_identifier(key) is None:
             continue
         rendered = _detail_value(key, details[key])
         if rendered is not None:
@@ -256,7 +265,7 @@ def scrub_details(details: dict[str, Any]) -> dict[str, Any]:
     replaced); every other value (arguments, output, matched text) is dropped."""
     out: dict[str, Any] = {}
     for key, value in details.items():
-        if not isinstance(key, str) or not _IDENTIFIER.match(key) or looks_secret(key):
+        if safe_identifier(key) is None:
             continue
         if isinstance(value, bool | int | float):
             out[key] = value

@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from otel_oracles._native import json_indented
 from otel_oracles.model.result import InputProblem, RunReport, Verdict
 from otel_oracles.report._common import Tally, replay, spool
 
@@ -25,7 +26,11 @@ def report_data(report: RunReport, exit_code: int | None = None) -> dict[str, An
 
 
 def _dumps(data: object) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False)
+    """``json.dumps(data, indent=2, ensure_ascii=False)``: written by the core (Python's
+    encoder takes its slow pure-Python path whenever an indent is asked for), or by
+    ``json.dumps`` itself for a value the core leaves to it."""
+    text = json_indented(data, 2)
+    return text if text is not None else json.dumps(data, indent=2, ensure_ascii=False)
 
 
 class JsonWriter:

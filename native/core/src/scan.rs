@@ -31,7 +31,7 @@ use std::collections::HashMap;
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use bumpalo::Bump;
 
-use crate::otlp_json::repr::repr_float;
+use crate::json_text::write_string;
 
 /// Deepest nesting walked when collecting strings (the value itself is level 0).
 pub const SCAN_MAX_DEPTH: usize = 32;
@@ -93,36 +93,6 @@ pub fn write_sorted(value: &Value<'_>, out: &mut Vec<u8>) {
             out.push(b'}');
         }
     }
-}
-
-fn write_string(text: &[u8], out: &mut Vec<u8>) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    out.push(b'"');
-    let mut start = 0;
-    for (i, &b) in text.iter().enumerate() {
-        let escape: &[u8] = match b {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            b'\n' => b"\\n",
-            b'\r' => b"\\r",
-            b'\t' => b"\\t",
-            0x08 => b"\\b",
-            0x0c => b"\\f",
-            0..=0x1f => &[],
-            _ => continue,
-        };
-        out.extend_from_slice(&text[start..i]);
-        if escape.is_empty() {
-            out.extend_from_slice(b"\\u00");
-            out.push(HEX[usize::from(b >> 4)]);
-            out.push(HEX[usize::from(b & 0xf)]);
-        } else {
-            out.extend_from_slice(escape);
-        }
-        start = i + 1;
-    }
-    out.extend_from_slice(&text[start..]);
-    out.push(b'"');
 }
 
 /// What the nested-JSON reader needs to know of the interpreter: Python refuses to read an
@@ -555,18 +525,6 @@ fn push_code_point(code: u32, out: &mut Vec<u8>) {
     }
 }
 
-/// The JSON spelling of a float as `json.dumps` writes it (`repr`; `NaN`, `Infinity`,
-/// `-Infinity` for the others).
-pub fn float_text(x: f64) -> String {
-    if x.is_nan() {
-        "NaN".into()
-    } else if x.is_infinite() {
-        if x > 0.0 { "Infinity" } else { "-Infinity" }.into()
-    } else {
-        repr_float(x)
-    }
-}
-
 /// Which of a list of patterns occur in a text, in one pass over it. The patterns are
 /// given lower-cased (`str.lower()`), and texts must be ASCII or lower-cased: matching
 /// ignores ASCII case, which on ASCII text is what lower-casing it would do and on
@@ -894,14 +852,5 @@ mod tests {
         let patterns = Patterns::new(&["a", "aa", "aaa", "b"]).expect("patterns");
         let text = vec![b'a'; 1_000_000];
         assert_eq!(patterns.occurring(&text), vec![0, 1, 2]);
-    }
-
-    #[test]
-    fn floats_are_spelled_as_json_dumps_spells_them() {
-        assert_eq!(float_text(f64::NAN), "NaN");
-        assert_eq!(float_text(f64::INFINITY), "Infinity");
-        assert_eq!(float_text(f64::NEG_INFINITY), "-Infinity");
-        assert_eq!(float_text(1e22), "1e+22");
-        assert_eq!(float_text(-0.0), "-0.0");
     }
 }

@@ -16,6 +16,7 @@ mod fields;
 mod online;
 mod parsers;
 mod pytree;
+mod report_json;
 mod rules;
 mod scan;
 
@@ -40,5 +41,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     rules::register(m)?;
     fields::register(m)?;
     scan::register(m)?;
+    report_json::register(m)?;
     Ok(())
 }

@@ -13,8 +13,9 @@ use std::borrow::Cow;
 use std::cell::RefCell;
 
 use bumpalo::Bump;
+use otel_oracles_core::json_text::float_text;
 use otel_oracles_core::otlp_json::repr::repr_float;
-use otel_oracles_core::scan::{self, float_text, Limits, Patterns, Value};
+use otel_oracles_core::scan::{self, Limits, Patterns, Value};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;

@@ -84,6 +84,16 @@ def _cited_ids(pattern: str, text: str) -> list[str]:
     return list(seen)
 
 
+def _answer_cites(ctx: GradeContext, pattern: str, answer: str) -> list[str]:
+    """``_cited_ids`` of the final answer, found once per trajectory and pattern:
+    ``citations_grounded`` and ``citation_required`` usually search the same answer for the
+    same ids (a fresh list per call)."""
+    ids: list[str] = ctx.evidence.memoized(
+        ("answer_cites", pattern), lambda: _cited_ids(pattern, answer)
+    )
+    return list(ids)
+
+
 _ID_CHAR = safe_regex.compile_pattern(r"[\w-]")
 """A character that would continue an id: ``doc-4`` must not be found inside ``doc-42``."""
 
@@ -179,7 +189,7 @@ class CitationsGrounded(OracleCheck):
         p = self.params
         out = ctx.evidence.final_output()
         assert out.text is not None  # guaranteed by the declared evidence
-        ids = _cited_ids(p.pattern, out.text)
+        ids = _answer_cites(ctx, p.pattern, out.text)
         final_spans = span_ids([out.step]) if out.step else ()
         if not ids:
             return Finding.ok("the final answer cites no ids", span_ids=final_spans)
@@ -451,7 +461,7 @@ class CitationRequired(OracleCheck):
         p = self.params
         out = ctx.evidence.final_output()
         assert out.text is not None
-        ids = _cited_ids(p.pattern, out.text)
+        ids = _answer_cites(ctx, p.pattern, out.text)
         spans = span_ids([out.step]) if out.step else ()
         if len(ids) >= p.min:
             return Finding.ok(
