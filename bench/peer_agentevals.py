@@ -455,6 +455,7 @@ def main(argv: list[str] | None = None) -> int:
     peer = peer_version(args.peer_venv)
     data, manifest = run_goals.dataset(args.out, traces, args.concurrency)
     measured = commit()
+    run_goals.compile_bytecode()
     print(f"machine: {run_goals.machine()}", flush=True)
     print(
         f"data: {manifest['traces']} traces, {manifest['spans']} spans, "

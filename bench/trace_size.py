@@ -127,6 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     repeats = args.repeats or (1 if args.quick else 3)
     contracts = run_goals.pick_contracts(args.contracts)
     sets = datasets(args.out, 0.1 if args.quick else 1.0)
+    run_goals.compile_bytecode()
     print(f"machine: {run_goals.machine()}", flush=True)
     for name, (path, man) in sets.items():
         print(f"data {name}: {man['traces']} traces, {man['spans']} spans ({path})", flush=True)

@@ -329,7 +329,8 @@ class PatternSearch:
 
 # ---- the JSON report (otel_oracles.report) --------------------------------------------------
 
-def json_indented(value: Any, indent: int, /) -> str | None:
-    """``json.dumps(value, indent=indent, ensure_ascii=False)`` of plain data, or ``None``
-    for anything left to ``json.dumps`` (other types, non-``str`` keys, lone surrogates,
-    integers beyond 64 bits, deep nesting)."""
+def json_indented(value: Any, indent: int, level: int = 0, /) -> str | None:
+    """``json.dumps(value, indent=indent, ensure_ascii=False)`` of plain data, every line
+    after the first indented ``level`` steps more, or ``None`` for anything left to
+    ``json.dumps`` (other types, non-``str`` keys, lone surrogates, integers beyond 64 bits,
+    deep nesting)."""

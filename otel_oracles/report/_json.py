@@ -25,12 +25,16 @@ def report_data(report: RunReport, exit_code: int | None = None) -> dict[str, An
     return data
 
 
-def _dumps(data: object) -> str:
-    """``json.dumps(data, indent=2, ensure_ascii=False)``: written by the core (Python's
-    encoder takes its slow pure-Python path whenever an indent is asked for), or by
+def _dumps(data: object, level: int = 0) -> str:
+    """``json.dumps(data, indent=2, ensure_ascii=False)`` as it sits ``level`` containers deep
+    (every line after the first indented ``2 * level`` more spaces): written by the core
+    (Python's encoder takes its slow pure-Python path whenever an indent is asked for), or by
     ``json.dumps`` itself for a value the core leaves to it."""
-    text = json_indented(data, 2)
-    return text if text is not None else json.dumps(data, indent=2, ensure_ascii=False)
+    text = json_indented(data, 2, level)
+    if text is not None:
+        return text
+    text = json.dumps(data, indent=2, ensure_ascii=False)
+    return text.replace("\n", "\n" + "  " * level) if level else text
 
 
 class JsonWriter:
@@ -49,7 +53,7 @@ class JsonWriter:
     def add(self, v: Verdict) -> None:
         dumped = v.model_dump(mode="json")
         dumped["verdict"] = v.verdict
-        text = _dumps(dumped).replace("\n", "\n    ")
+        text = _dumps(dumped, level=2)
         self._verdicts.write(("    " if not self.tally.verdicts else ",\n    ") + text)
         self.tally.add(v)
 

@@ -91,6 +91,9 @@ def test_odd_values_are_written_as_python_writes_them(number: int) -> None:
     value = ODD_VALUES[number]
     for indent in (0, 2, 4):
         assert json_indented(value, indent) == python_text(value, indent)
+        for level in (1, 2):
+            shifted = python_text(value, indent).replace("\n", "\n" + " " * indent * level)
+            assert json_indented(value, indent, level) == shifted
 
 
 class Listing(list[int]):
@@ -289,3 +292,12 @@ def test_random_values_are_written_as_python_writes_them() -> None:
     for _ in range(3000):
         value = random_value(rng)
         assert json_indented(value, 2) == python_text(value), value
+
+
+def test_the_report_writes_values_left_to_python_as_python_writes_them() -> None:
+    from otel_oracles.report._json import _dumps
+
+    for value in [{"message": "lone \ud800 surrogate", "n": [1, 2]}, {"big": 2**70, "x": {}}]:
+        for level in (0, 2):
+            expected = python_text(value).replace("\n", "\n" + "  " * level)
+            assert _dumps(value, level) == expected

@@ -19,11 +19,14 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 const MAX_DEPTH: usize = 64;
 
 /// `json.dumps(value, indent=indent, ensure_ascii=False)`, or `None` when the value holds
-/// anything this writer leaves to Python (see the module's text).
+/// anything this writer leaves to Python (see the module's text). With a `level`, every line
+/// after the first is indented `level` more steps: the text as it sits inside `level`
+/// enclosing containers (the report places each verdict two levels deep).
 #[pyfunction]
-fn json_indented(value: &Bound<'_, PyAny>, indent: usize) -> Option<String> {
+#[pyo3(signature = (value, indent, level = 0))]
+fn json_indented(value: &Bound<'_, PyAny>, indent: usize, level: usize) -> Option<String> {
     let mut out = Vec::with_capacity(1024);
-    let writer = Writer { indent };
+    let writer = Writer { indent, level };
     writer.write(value, 0, &mut out)?;
     // Every byte written came from a `str` read as UTF-8 or from ASCII.
     String::from_utf8(out).ok()
@@ -31,12 +34,13 @@ fn json_indented(value: &Bound<'_, PyAny>, indent: usize) -> Option<String> {
 
 struct Writer {
     indent: usize,
+    level: usize,
 }
 
 impl Writer {
     fn newline(&self, depth: usize, out: &mut Vec<u8>) {
         out.push(b'\n');
-        out.resize(out.len() + self.indent * depth, b' ');
+        out.resize(out.len() + self.indent * (self.level + depth), b' ');
     }
 
     fn write(&self, value: &Bound<'_, PyAny>, depth: usize, out: &mut Vec<u8>) -> Option<()> {
