@@ -1,7 +1,8 @@
 """Outbound HTTP requests a trace recorded: evidence of network access besides commands.
 
 ``conventions/generic-clients.yaml`` maps HTTP client spans (semconv ``http.request.method``
-or the older ``http.method``) to ``other`` steps that keep where the request went. A request
+or the older ``http.method``; Micrometer's ``method`` and ``http.url`` in ``spring-ai.yaml``)
+to ``other`` steps that keep where the request went. A request
 made while a model call was in flight, inside that call's time span, is the model client's
 own transport (an HTTP instrumentation under the SDK) and not the agent reaching the network;
 every other one is. ``no_network`` fails on them, naming the host.
@@ -15,7 +16,9 @@ from urllib.parse import urlsplit
 from otel_oracles.grade.evidence import Evidence
 from otel_oracles.model.step import Step, StepKind
 
-HTTP_METHOD_KEYS: tuple[str, ...] = ("http.request.method", "http.method")
+HTTP_METHOD_KEYS: tuple[str, ...] = ("http.request.method", "http.method", "method")
+"""Semconv's keys, and the ``method`` tag of Micrometer's ``http.client.requests`` observation
+(Spring's HTTP clients bridged to OpenTelemetry; ``conventions/spring-ai.yaml``)."""
 URL_KEYS: tuple[str, ...] = ("url.full", "http.url")
 HOST_KEYS: tuple[str, ...] = ("server.address", "net.peer.name", "http.host")
 

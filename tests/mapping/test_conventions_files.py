@@ -42,6 +42,7 @@ EXPECTED_FILES = {
     "genkit",
     "mcp",
     "agentops",
+    "spring-ai",
 }  # fmt: skip
 
 

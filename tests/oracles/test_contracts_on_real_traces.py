@@ -87,6 +87,9 @@ CONTENT_ON: dict[tuple[str, str], dict[str, Outcome]] = {
     ("support-rag", "j_undisclosed_failure"): {"degraded-disclosed": INV},
     ("support-rag", "k_unfounded_uncertainty"): {"degraded-disclosed": INV, "cites-a-source": INV},
     ("support-rag", "l_parallel_failures"): {"degraded-disclosed": TOL},
+    ("support-rag", "m_excess_calls"): {"bounded-effort": INV},
+    ("support-rag", "n_handback"): {},
+    ("multi-agent-handoff", "n_handback"): {"triage-to-research": INV},
     ("coding-agent", "h_coding_agent"): {"no-network": INV},
 }
 """Non-pass outcomes with content captured; every other check passes."""
@@ -188,6 +191,7 @@ TOOL_SPANS = (
     "agentops-crewai",
     "agentops-openai-agents",
     "langtrace-dspy",
+    "spring-ai",
 )
 UNNAMED_AGENTS = (
     "llamaindex-openinference",
@@ -195,12 +199,14 @@ UNNAMED_AGENTS = (
     "mlflow-llamaindex",
     "haystack-openinference",
     "haystack-native",
+    "spring-ai",
 )
 """No span names the running agent: the handoff's source is missing evidence (its target too
 with content off), so the required transfer can be neither confirmed nor refuted."""
-NO_MODEL_OUTPUT = ("openllmetry-openai-agents",)
-"""Model spans record their input messages only (no output, no usage): the final answer, and
-every check that reads it, is missing evidence even with content on."""
+NO_MODEL_OUTPUT = ("openllmetry-openai-agents", "spring-ai")
+"""Model spans record their input messages only (no output, no usage), or no message at all
+(Spring AI writes them to the application log): the final answer, and every check that reads
+it, is missing evidence even with content on."""
 ANSWER_CHECKS = {
     "support-rag": {
         "answer-captured",
@@ -226,6 +232,7 @@ OK_NOT_SHOWN = (
     "langchain-agents-openinference",
     "llamaindex-openllmetry",
     "vercel-ai-sdk-5",
+    "spring-ai",
 )
 """Tool spans that end OK when the tool handled or returned its own error (LangChain's
 ``handle_tool_error``: the error text is its output; an AI SDK tool returning an error
@@ -236,10 +243,12 @@ HANDLED_FAILURES = (
     "langchain-agents-openinference",
     "llamaindex-openllmetry",
     "openllmetry-agno",
+    "spring-ai",
 )
 """Every tool failure ends OK (handled inside the tool; OpenLLMetry's LlamaIndex call_tool step
 around a tool that raised; OpenLLMetry's Agno tool spans, the failure only in the recorded
-``FunctionExecutionResult``): with content off none is seen."""
+``FunctionExecutionResult``; Spring AI's tool observation around its exception processor): with
+content off none is seen."""
 ARGUMENTS_WITHOUT_CONTENT = ("llamaindex-openllmetry",)
 """The tracer records tool arguments whatever its content switch: with content off the checks
 that read arguments only (the coding checks replay the file edits and commands) keep their
@@ -294,6 +303,12 @@ pool this time), and with content off (AutoGen's own spans: always) no model cal
 shows that they were asked for together:
 the second failed search reads as a retry of the first (``search-retry`` tolerated, a repeat
 counted where the trace cannot tell, never one missed)."""
+OUTPUT_NEVER_RECORDED = ("spring-ai",)
+"""No model call's output is recorded whatever the content switch (Spring AI writes messages to
+the application log, not to spans), and the framework runs the two searches of
+``l_parallel_failures``' one turn one after the other: with content on too, nothing shows they
+were asked for together, so the second failed search reads as a retry of the first
+(``search-retry`` tolerated: a repeat counted where the trace cannot tell, never one missed)."""
 ALL_SEARCHES_FAILED = DEGRADED_BY_FAILURE
 """Scenarios where every search failed: an OK span that does not show success
 (``OK_NOT_SHOWN``) hides nothing there, so the retries are counted with content off too."""
@@ -338,6 +353,8 @@ CITING_ANSWERS = (
     "e_fabricated_citation",
     "g_handoff",
     "i_parallel_tools",
+    "m_excess_calls",
+    "n_handback",
 )
 """Scenarios whose final answer cites a document (EXPECTED.md)."""
 CONTENT_NEVER = ("autogen-native",)
@@ -464,6 +481,8 @@ def expected(source: str, contract: str, scenario: str, content: bool) -> dict[s
         if content and scenario not in CITING_ANSWERS:
             kept.add("grounded-citations")  # an answer citing nothing is grounded
         return {name: (outcome if name in kept else MIS) for name, outcome in base.items()}
+    if source in OUTPUT_NEVER_RECORDED and scenario == "l_parallel_failures":
+        base["search-retry"] = TOL
     if content:
         return base
     if source in PARALLEL_RUN_IN_TURN and scenario == "l_parallel_failures":
@@ -506,6 +525,14 @@ def expected(source: str, contract: str, scenario: str, content: bool) -> dict[s
     return {name: (MIS if name in hidden else outcome) for name, outcome in base.items()}
 
 
+CONTRACTS_OF = {
+    "g": ["support-rag", "multi-agent-handoff"],
+    "h": ["coding-agent"],
+    "n": ["support-rag", "multi-agent-handoff"],
+}
+"""The contracts each scenario (by its letter) is graded against; support-rag otherwise."""
+
+
 def cases() -> list[tuple[str, str, str, bool]]:
     out = []
     for source in (*TOOL_SPANS, *NAMES_ONLY, *NOTHING, *TOOLS_IN_MESSAGES, *TOOLS_IN_TEXT):
@@ -514,8 +541,7 @@ def cases() -> list[tuple[str, str, str, bool]]:
             variant = path.name[len(name) :].split(".otlp")[0]
             if variant not in ("", ".nocontent"):
                 continue  # logs files are read with their trace; noroot etc. tested below
-            contracts = {"g": ["support-rag", "multi-agent-handoff"], "h": ["coding-agent"]}
-            for contract in contracts.get(name[0], ["support-rag"]):
+            for contract in CONTRACTS_OF.get(name[0], ["support-rag"]):
                 out.append((source, name, contract, variant == ""))
     return out
 

@@ -194,6 +194,31 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
+    "spring-ai": {
+        "what": "Spring AI 1.1 on Spring Boot 3.5 (a ChatClient with @Tool methods on "
+        "spring-ai-starter-model-openai, its base URL the fake server; the research agent's "
+        "ChatClient called from a research_agent tool for g_handoff) traced by Spring AI's "
+        "Micrometer observations through micrometer-tracing-bridge-otel and Spring Boot's "
+        "OTLP/HTTP protobuf exporter, which sends to the capture's sink (java -jar, the "
+        "spring_ai/ project built once outside the repository, driven by fw_spring_ai.py)",
+        "packages": [],
+        "maven": "fw_spring_ai:versions",
+        "node_runner": "fw_spring_ai:run_spring_ai",
+        "tool_spans": True,
+        "handoff_via": "the research agent's ChatClient as a tool "
+        "(`research_agent {\"question\": ...}`)",
+        "notes": ["**Tool failures:** the `@Tool` method throws; Spring AI's default "
+                  "`ToolExecutionExceptionProcessor` sends the exception's message to the model "
+                  "as the tool's result, and the `tool_call` span ends OK: only the result "
+                  "attribute (content on) shows the failure.",
+                  "**Content off:** Spring AI's defaults. On: "
+                  "`spring.ai.tools.observations.include-content=true` (tool arguments and "
+                  "results as span attributes) and the chat model's and chat client's "
+                  "`log-prompt` / `log-completion`, which write messages to the application "
+                  "log only: no span of either variant holds the model's messages."],
+        "on": {},
+        "off": {},
+    },
     "langfuse-openai": {
         "what": "the hand-written tool loop on Langfuse's OpenAI client (`from langfuse.openai "
         "import OpenAI`), the run an `@observe(as_type=\"agent\")` function, each tool an "
@@ -367,6 +392,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "openinference-instrumentation-openai-agents; handoffs are native (transfer_to_*)",
         "packages": ["openai", "openai-agents", "openinference-instrumentation-openai-agents"],
         "agents": True,
+        "transfers_back": True,
         "on": {},
         "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
                                     "OPENINFERENCE_HIDE_INPUT_MESSAGES",
@@ -765,6 +791,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "packages": ["google-adk", "litellm", "openai"],
         "driver": "fw_adk",
         "tool_spans": True,
+        "transfers_back": True,
         "handoff_via": "ADK's `transfer_to_agent {\"agent_name\": \"research_agent\"}`",
         "notes": ["**Tool failures:** the tool raises; the agent's on_tool_error_callback "
                   "sends the model `{\"error\": \"SearchBackendError: ...\"}`."],
@@ -847,6 +874,7 @@ SOURCES: dict[str, dict[str, Any]] = {
                      "langchain-openai", "openinference-instrumentation-langchain"],
         "driver": "fw_langgraph:run_openinference",
         "tool_spans": True,
+        "transfers_back": True,
         "handoff_via": "`transfer_to_research_agent {}` (langgraph-swarm handoff tool)",
         "notes": ["**Tool failures:** the tool raises; the ToolNode sends the model an error "
                   "ToolMessage (`Error: SearchBackendError(...)`)."],
@@ -862,6 +890,7 @@ SOURCES: dict[str, dict[str, Any]] = {
                      "langchain-openai", "opentelemetry-instrumentation-langchain"],
         "driver": "fw_langgraph:run_openllmetry",
         "tool_spans": True,
+        "transfers_back": True,
         "handoff_via": "`transfer_to_research_agent {}` (langgraph-swarm handoff tool)",
         "notes": ["**Tool failures:** the tool raises; the ToolNode sends the model an error "
                   "ToolMessage (`Error: SearchBackendError(...)`)."],
@@ -1480,6 +1509,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "packages": ["autogen-agentchat", "autogen-core", "autogen-ext", "openai"],
         "driver": "fw_autogen:run_native",
         "tool_spans": True,
+        "transfers_back": True,
         "model_spans": False,
         "handoff_via": "the Swarm's `transfer_to_research_agent {}` handoff tool",
         "notes": ["**Tool failures:** the tool raises; AutoGen sends the model the error text and "
@@ -1992,6 +2022,8 @@ def run_agents(scenario: Scenario, tracer_provider: Any, tools: Tools, executed:
                              tools=all_tools)  # fmt: skip
             agent = Agent(name="triage_agent", instructions="Hand research questions off.",
                           model=model, handoffs=[research])  # fmt: skip
+            if scenario.transfers_back:
+                research.handoffs = [agent]  # transfer_to_triage_agent
         else:
             name = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
             agent = Agent(name=name, instructions=scenario.system, model=model, tools=all_tools)
@@ -2040,7 +2072,8 @@ def outcome(tool: str, scenario: Scenario, attempt: int) -> str:
             return "ERROR (SearchBackendError: upstream search service timed out)"
         if scenario.empty_search:
             return "ok but EMPTY: {documents: [], status: 'degraded: index timeout, 0 results'}"
-        return "ok: documents doc-17, doc-42"
+        found = scenario.documents(attempt - scenario.failures)["documents"]
+        return "ok: documents " + ", ".join(d["id"] for d in found)
     if tool == "delete_records":
         return "ok: {deleted: 12} (dangerous / forbidden tool)"
     return "faked (nothing written or executed)"
@@ -2066,7 +2099,7 @@ def expected_md(source: str, results: dict[str, dict[str, list[str]]]) -> str:
              f"- **Model:** {SOURCES[source].get('model', FAKE_OPENAI)}.", "",
              "### Versions", "", "| package | version |", "|---|---|"]  # fmt: skip
     for package in [*SOURCES[source]["packages"], "opentelemetry-sdk"]:
-        if "node" in SOURCES[source]:
+        if "node" in SOURCES[source] or "maven" in SOURCES[source]:
             break
         try:
             lines.append(f"| {package} | {version(package)} |")
@@ -2074,6 +2107,10 @@ def expected_md(source: str, results: dict[str, dict[str, list[str]]]) -> str:
             lines.append(f"| {package} | not installed |")
     for package in SOURCES[source].get("node", []):
         lines.append(f"| {package} (npm) | {_npm_version(package)} |")
+    if "maven" in SOURCES[source]:  # "fw_x:function" -> {artifact: version} of the built app
+        module, _, function = SOURCES[source]["maven"].partition(":")
+        for artifact, ver in getattr(importlib.import_module(module), function)().items():
+            lines.append(f"| {artifact} (Maven) | {ver} |")
     for name, variants in results.items():
         scenario = SCENARIOS[name]
         prefix = SOURCES[source].get("tool_prefix", "")  # e.g. a plugin namespace
@@ -2089,9 +2126,8 @@ def expected_md(source: str, results: dict[str, dict[str, list[str]]]) -> str:
             via = SOURCES[source].get(
                 "handoff_via", "`transfer_to_research_agent {}` (SDK handoff tool)"
             )
-            lines.append(
-                f"- **Handoff / delegation:** YES — triage_agent → research_agent, via {via}."
-            )
+            transfers = ", then ".join(f"{a} → {b}" for a, b in scenario.handoffs)
+            lines.append(f"- **Handoff / delegation:** YES — {transfers}, via {via}.")
         lines.append("- **Tools called, in order:**")
         searches = 0
         n = 0
@@ -2190,7 +2226,15 @@ def main() -> None:
         return
     results: dict[str, dict[str, list[str]]] = {}
     agents = bool(SOURCES[args.source].get("agents") or SOURCES[args.source].get("handoff_via"))
-    names = args.scenario or [n for n, sc in SCENARIOS.items() if agents or not sc.agents_only]
+    transfers_back = bool(SOURCES[args.source].get("transfers_back"))
+    names = args.scenario or [
+        n
+        for n, sc in SCENARIOS.items()
+        if (agents or not sc.agents_only) and (transfers_back or not sc.transfers_back)
+    ]
+    unable = [n for n in names if SCENARIOS[n].transfers_back and not transfers_back]
+    if unable:
+        sys.exit(f"{args.source}: no transfer back between agents, cannot run {unable}")
     for name in names:
         for content in ("on", "off"):
             variant = name if content == "on" else f"{name}.nocontent"

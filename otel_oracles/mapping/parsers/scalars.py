@@ -38,6 +38,17 @@ def parse_non_empty(value: Any) -> Any:
     return value
 
 
+def parse_error_unless_json(value: Any) -> str | None:
+    """``"error"`` for a text that is no JSON, else ``None``: a tool outcome (the ``outcome``
+    field) for frameworks that JSON-encode whatever a tool returns but hand the model a
+    failure's message as plain text (Spring AI's default tool result converter and exception
+    processor), so the result's form is the only sign of the failure. Structured values and
+    JSON texts (a JSON string included) say nothing about the outcome."""
+    if not isinstance(value, str):
+        return None
+    return "error" if parse_json(value) is value else None
+
+
 def parse_int(value: Any) -> int | None:
     if isinstance(value, bool):
         return None
@@ -91,6 +102,7 @@ PARSERS: Mapping[str, Parser] = {
     "json": parse_json,
     "json_or_text": parse_json_or_text,
     "non_empty": parse_non_empty,
+    "error_unless_json": parse_error_unless_json,
     "int": parse_int,
     "string": parse_string,
     "string_list": parse_string_list,

@@ -1,0 +1,182 @@
+"""Spring AI (Java): one scenario through the ``spring_ai/`` Spring Boot app against the
+scripted fake OpenAI server, for the ``spring-ai`` source.
+
+The agent is a Spring AI ``ChatClient`` whose ``@Tool`` methods return or throw what the
+scenario scripts, on Spring AI's OpenAI chat model (``spring-ai-starter-model-openai``) with its
+base URL on the fake server, which this module serves on 127.0.0.1 and answers in call order.
+Spring AI records the run through Micrometer Observation; Spring Boot bridges it to
+OpenTelemetry (``micrometer-tracing-bridge-otel``) and exports over OTLP/HTTP protobuf to
+``otlp_sink.py``. The bodies are kept as sent (``<variant>.raw/traces-N.pb``) and merged into
+the OTLP/JSON file. Boot shuts its tracer provider down when the application context closes,
+which flushes the batch processor; the app writes its report only after that, so a report
+means the export is complete.
+
+The Java project is built once per content of ``spring_ai/`` (pom and sources), in a copy
+outside the repository (``~/.cache/otel-oracles/spring-ai-<hash>``, ``mvn -B -q package``), so
+no build output lands in the work tree; each variant runs in its own JVM, as each Python
+variant runs in its own process.
+
+Content capture on sets every observation content switch Spring AI 1.1 has: the tool
+observations' ``include-content`` (tool arguments and results as span attributes) and the
+chat model's and chat client's ``log-prompt`` / ``log-completion``, which write the messages to
+the application log, not to spans. Off is Spring AI's defaults.
+
+``g_handoff`` is an agent called from a tool, as for frameworks without a native handoff: the
+triage ChatClient's ``research_agent`` tool runs the research ChatClient, which starts from
+its own history (``fw_vercel5.script``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from fake_openai import FakeOpenAI, call_order
+from fw_mastra import check_model_spans, tool_results, write_sink_bodies
+from fw_vercel5 import script
+from otlp_sink import OtlpSink
+from scenarios import Scenario
+
+HERE = Path(__file__).resolve().parent
+PROJECT = HERE / "spring_ai"
+CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "otel-oracles"
+JAR_NAME = "spring-ai-capture.jar"
+
+CONTENT_ON = [
+    "--spring.ai.tools.observations.include-content=true",
+    "--spring.ai.chat.observations.log-prompt=true",
+    "--spring.ai.chat.observations.log-completion=true",
+    "--spring.ai.chat.client.observations.log-prompt=true",
+    "--spring.ai.chat.client.observations.log-completion=true",
+]
+"""Spring AI 1.1's content switches (from its autoconfigure modules' configuration metadata)."""
+
+VERSIONED = (
+    "spring-ai-client-chat", "spring-ai-openai", "spring-ai-model", "spring-boot",
+    "micrometer-observation", "micrometer-tracing-bridge-otel", "opentelemetry-sdk-trace",
+    "opentelemetry-exporter-otlp",
+)  # fmt: skip
+"""The jars whose versions EXPECTED.md lists, read from the built application."""
+
+
+def project_files() -> list[Path]:
+    """The files the build depends on: the pom and everything under ``src``."""
+    return [PROJECT / "pom.xml", *sorted(p for p in (PROJECT / "src").rglob("*") if p.is_file())]
+
+
+def build_jar() -> Path:
+    """The application jar, built once per content of the project (keyed by the hash of its
+    files) in a copy outside the repository."""
+    digest = hashlib.sha256()
+    for path in project_files():
+        digest.update(str(path.relative_to(PROJECT)).encode() + b"\0" + path.read_bytes())
+    build = CACHE / f"spring-ai-{digest.hexdigest()[:16]}"
+    jar = build / "target" / JAR_NAME
+    if jar.is_file():
+        return jar
+    shutil.rmtree(build, ignore_errors=True)
+    for path in project_files():
+        target = build / path.relative_to(PROJECT)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+    proc = subprocess.run(
+        ["mvn", "-B", "-q", "package", "-DskipTests"],
+        cwd=build, capture_output=True, text=True, check=False, timeout=1800,
+    )  # fmt: skip
+    if proc.returncode != 0 or not jar.is_file():
+        sys.exit(f"spring-ai: mvn package failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
+    return jar
+
+
+def versions() -> dict[str, str]:
+    """The versions of the jars that matter, as packed in the built application."""
+    found: dict[str, str] = {}
+    with zipfile.ZipFile(build_jar()) as jar:
+        for name in jar.namelist():
+            if not (name.startswith("BOOT-INF/lib/") and name.endswith(".jar")):
+                continue
+            stem = name.rsplit("/", 1)[-1][: -len(".jar")]
+            artifact, _, version = stem.rpartition("-")
+            if artifact in VERSIONED:
+                found[artifact] = version
+    return {artifact: found.get(artifact, "not packed") for artifact in VERSIONED}
+
+
+def run_spring_ai(
+    scenario: Scenario, variant: str, content: bool, out: Path, project: Path
+) -> list[str]:
+    """Run one (scenario, content) variant in its own JVM; returns the tools the run really
+    executed, and fails when the final answer is not the scenario's (``project`` is the
+    capture's Node project option, unused here)."""
+    jar = build_jar()
+    agent = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
+    spec_path = out.resolve() / f".{variant}.spec.json"
+    report_path = out.resolve() / f".{variant}.report.json"
+    report_path.unlink(missing_ok=True)
+    scripted = script(scenario)
+    served: list[int] = []
+    in_order = call_order()
+
+    def turn_of(request: dict[str, Any]) -> int:
+        served.append(turn := in_order(request))
+        return turn
+
+    received = OtlpSink()
+    with FakeOpenAI(scripted, turn_of=turn_of) as base_url, received as endpoint:
+        spec = {
+            "system": scenario.system, "prompt": scenario.prompt, "agent": agent,
+            "results": tool_results(scenario), "handoff": scenario.agents_only,
+            "report": str(report_path),
+        }  # fmt: skip
+        spec_path.write_text(json.dumps(spec))
+        command = [
+            "java", "-Xmx512m", "-XX:TieredStopAtLevel=1", f"-Dcapture.spec={spec_path}",
+            "-jar", str(jar),
+            f"--spring.ai.openai.base-url={base_url.removesuffix('/v1')}",
+            f"--management.otlp.tracing.endpoint={endpoint}/v1/traces",
+            f"--spring.application.name={agent}",
+            *(CONTENT_ON if content else []),
+        ]  # fmt: skip
+        try:
+            proc = subprocess.run(command, capture_output=True, text=True, check=False, timeout=300)
+        finally:
+            spec_path.unlink()
+    if proc.returncode != 0 or not report_path.is_file():
+        sys.exit(f"{variant}: java failed ({proc.returncode}):\n{proc.stdout[-6000:]}")
+    report = json.loads(report_path.read_text())
+    report_path.unlink()
+    if len(served) != len(scripted.turns):
+        # a request the client sent twice (a transport retry) takes a turn from the script
+        sys.exit(f"{variant}: the model was asked {len(served)} times, not {len(scripted.turns)}")
+    write_sink_bodies(received, out / f"{variant}.raw", variant)
+    write_otlp_json(out / f"{variant}.raw", out / f"{variant}.otlp.json")
+    check_model_spans(out / f"{variant}.otlp.json", variant)
+    if report["text"] != scenario.turns[-1]:
+        sys.exit(f"{variant}: final answer {report['text']!r} is not the script's")
+    executed: list[str] = report["executed"]
+    return executed
+
+
+def write_otlp_json(raw: Path, path: Path) -> None:
+    """The sent bodies' spans merged into one canonical OTLP/JSON document (hex ids, integer
+    enums), as ``capture.run_sink_driver`` writes them."""
+    from capture import hex_ids
+    from google.protobuf.json_format import MessageToDict
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    merged = ExportTraceServiceRequest()
+    for body in sorted(raw.glob("traces-*.pb"), key=lambda p: int(p.stem.split("-")[1])):
+        request = ExportTraceServiceRequest()
+        request.ParseFromString(body.read_bytes())
+        merged.resource_spans.extend(request.resource_spans)
+    doc = hex_ids(MessageToDict(merged, use_integers_for_enums=True))
+    path.write_text(json.dumps(doc, indent=1) + "\n")
