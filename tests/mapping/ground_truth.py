@@ -39,6 +39,10 @@ class Scenario:
     calls: list[ExpectedCall] = field(default_factory=list)
     final_answer: str | None = None
     handoff: tuple[str, str] | None = None
+    """The first transfer between agents (``handoffs[0]``)."""
+    handoffs: list[tuple[str, str]] = field(default_factory=list)
+    """Every transfer, in order (``YES — triage_agent → research_agent, then research_agent →
+    triage_agent, via ...``): a transfer back is one more handoff, never folded into the first."""
     handoff_tool: str | None = None
     """The tool the handoff is made through, where EXPECTED.md names one (``via ...
     (`task_research_agent {...}`)``)."""
@@ -109,9 +113,11 @@ def parse_expected(source: str) -> dict[str, Scenario]:
         if m:
             current.final_answer = m.group(1)
             continue
-        m = re.match(r"^- \*\*Handoff / delegation:\*\* YES — (\w+) → (\w+)", line)
+        m = re.match(r"^- \*\*Handoff / delegation:\*\* YES — (.*?), via ", line)
         if m:
-            current.handoff = (m.group(1), m.group(2))
+            pairs = re.findall(r"(\w+) → (\w+)", m.group(1))
+            current.handoffs = [(a, b) for a, b in pairs]
+            current.handoff = current.handoffs[0]
             tool = re.search(r"`(\w+) \{", line)
             current.handoff_tool = tool.group(1) if tool else None
             continue

@@ -87,6 +87,9 @@ CONTENT_ON: dict[tuple[str, str], dict[str, Outcome]] = {
     ("support-rag", "j_undisclosed_failure"): {"degraded-disclosed": INV},
     ("support-rag", "k_unfounded_uncertainty"): {"degraded-disclosed": INV, "cites-a-source": INV},
     ("support-rag", "l_parallel_failures"): {"degraded-disclosed": TOL},
+    ("support-rag", "m_excess_calls"): {"bounded-effort": INV},
+    ("support-rag", "n_handback"): {},
+    ("multi-agent-handoff", "n_handback"): {"triage-to-research": INV},
     ("coding-agent", "h_coding_agent"): {"no-network": INV},
 }
 """Non-pass outcomes with content captured; every other check passes."""
@@ -350,6 +353,8 @@ CITING_ANSWERS = (
     "e_fabricated_citation",
     "g_handoff",
     "i_parallel_tools",
+    "m_excess_calls",
+    "n_handback",
 )
 """Scenarios whose final answer cites a document (EXPECTED.md)."""
 CONTENT_NEVER = ("autogen-native",)
@@ -520,6 +525,14 @@ def expected(source: str, contract: str, scenario: str, content: bool) -> dict[s
     return {name: (MIS if name in hidden else outcome) for name, outcome in base.items()}
 
 
+CONTRACTS_OF = {
+    "g": ["support-rag", "multi-agent-handoff"],
+    "h": ["coding-agent"],
+    "n": ["support-rag", "multi-agent-handoff"],
+}
+"""The contracts each scenario (by its letter) is graded against; support-rag otherwise."""
+
+
 def cases() -> list[tuple[str, str, str, bool]]:
     out = []
     for source in (*TOOL_SPANS, *NAMES_ONLY, *NOTHING, *TOOLS_IN_MESSAGES, *TOOLS_IN_TEXT):
@@ -528,8 +541,7 @@ def cases() -> list[tuple[str, str, str, bool]]:
             variant = path.name[len(name) :].split(".otlp")[0]
             if variant not in ("", ".nocontent"):
                 continue  # logs files are read with their trace; noroot etc. tested below
-            contracts = {"g": ["support-rag", "multi-agent-handoff"], "h": ["coding-agent"]}
-            for contract in contracts.get(name[0], ["support-rag"]):
+            for contract in CONTRACTS_OF.get(name[0], ["support-rag"]):
                 out.append((source, name, contract, variant == ""))
     return out
 

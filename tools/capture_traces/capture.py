@@ -363,6 +363,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "(`fake_openai_responses.py`, non-streaming, `function_call` / "
         "`function_call_output` items)",
         "tool_spans": True,
+        "transfers_back": True,
         "handoff_via": "the SDK's native `transfer_to_research_agent {}` handoff tool",
         "notes": ["**Tool failures:** the tool raises; the SDK sends the model its generic "
                   "error text and the `execute_tool` span ends with status ERROR."],
@@ -378,6 +379,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "packages": ["logfire", "openai-agents", "openai"],
         "driver": "fw_logfire_openai_agents",
         "tool_spans": True,
+        "transfers_back": True,
         "handoff_via": "the SDK's native `transfer_to_research_agent {}` handoff tool",
         "notes": ["**Tool failures:** the tool raises; the SDK sends the model its generic "
                   "error text and Logfire's `Function:` span gets level error with the SDK's "
@@ -392,6 +394,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "openinference-instrumentation-openai-agents; handoffs are native (transfer_to_*)",
         "packages": ["openai", "openai-agents", "openinference-instrumentation-openai-agents"],
         "agents": True,
+        "transfers_back": True,
         "on": {},
         "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
                                     "OPENINFERENCE_HIDE_INPUT_MESSAGES",
@@ -790,6 +793,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "packages": ["google-adk", "litellm", "openai"],
         "driver": "fw_adk",
         "tool_spans": True,
+        "transfers_back": True,
         "handoff_via": "ADK's `transfer_to_agent {\"agent_name\": \"research_agent\"}`",
         "notes": ["**Tool failures:** the tool raises; the agent's on_tool_error_callback "
                   "sends the model `{\"error\": \"SearchBackendError: ...\"}`."],
@@ -803,6 +807,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "packages": ["google-adk", "litellm", "openai"],
         "driver": "fw_adk",
         "tool_spans": True,
+        "transfers_back": True,
         "handoff_via": "ADK's `transfer_to_agent {\"agent_name\": \"research_agent\"}`",
         "notes": ["**Tool failures:** the tool raises; the agent's on_tool_error_callback "
                   "sends the model `{\"error\": \"SearchBackendError: ...\"}`."],
@@ -817,6 +822,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "packages": ["google-adk", "litellm", "openai", "openinference-instrumentation-google-adk"],
         "driver": "fw_adk:run_openinference",
         "tool_spans": True,
+        "transfers_back": True,
         "handoff_via": "ADK's `transfer_to_agent {\"agent_name\": \"research_agent\"}`",
         "notes": ["**Tool failures:** the tool raises; the agent's on_tool_error_callback "
                   "sends the model `{\"error\": \"SearchBackendError: ...\"}`."],
@@ -872,6 +878,7 @@ SOURCES: dict[str, dict[str, Any]] = {
                      "langchain-openai", "openinference-instrumentation-langchain"],
         "driver": "fw_langgraph:run_openinference",
         "tool_spans": True,
+        "transfers_back": True,
         "handoff_via": "`transfer_to_research_agent {}` (langgraph-swarm handoff tool)",
         "notes": ["**Tool failures:** the tool raises; the ToolNode sends the model an error "
                   "ToolMessage (`Error: SearchBackendError(...)`)."],
@@ -887,6 +894,7 @@ SOURCES: dict[str, dict[str, Any]] = {
                      "langchain-openai", "opentelemetry-instrumentation-langchain"],
         "driver": "fw_langgraph:run_openllmetry",
         "tool_spans": True,
+        "transfers_back": True,
         "handoff_via": "`transfer_to_research_agent {}` (langgraph-swarm handoff tool)",
         "notes": ["**Tool failures:** the tool raises; the ToolNode sends the model an error "
                   "ToolMessage (`Error: SearchBackendError(...)`)."],
@@ -1068,6 +1076,7 @@ SOURCES: dict[str, dict[str, Any]] = {
                      "openinference-instrumentation-openai"],
         "driver": "fw_autogen",
         "tool_spans": True,
+        "transfers_back": True,
         "handoff_via": "AutoGen's Swarm handoff tool (`transfer_to_research_agent {}`)",
         "notes": ["**Tool failures:** the tool raises; AutoGen sends the model the error text; "
                   "autogen-core's `execute_tool` span ends with status ERROR (`error.type`), "
@@ -1505,6 +1514,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "packages": ["autogen-agentchat", "autogen-core", "autogen-ext", "openai"],
         "driver": "fw_autogen:run_native",
         "tool_spans": True,
+        "transfers_back": True,
         "model_spans": False,
         "handoff_via": "the Swarm's `transfer_to_research_agent {}` handoff tool",
         "notes": ["**Tool failures:** the tool raises; AutoGen sends the model the error text and "
@@ -2017,10 +2027,14 @@ def run_agents(scenario: Scenario, tracer_provider: Any, tools: Tools, executed:
                              tools=all_tools)  # fmt: skip
             agent = Agent(name="triage_agent", instructions="Hand research questions off.",
                           model=model, handoffs=[research])  # fmt: skip
+            if scenario.transfers_back:
+                research.handoffs = [agent]  # transfer_to_triage_agent
         else:
             name = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
             agent = Agent(name=name, instructions=scenario.system, model=model, tools=all_tools)
-        Runner.run_sync(agent, scenario.prompt, max_turns=10)
+        result = Runner.run_sync(agent, scenario.prompt, max_turns=10)
+    if scenario.transfers_back and result.last_agent.name != scenario.handoffs[-1][1]:
+        raise RuntimeError(f"answered by {result.last_agent.name}, not after the transfer back")
 
 
 def run_node(
@@ -2065,7 +2079,8 @@ def outcome(tool: str, scenario: Scenario, attempt: int) -> str:
             return "ERROR (SearchBackendError: upstream search service timed out)"
         if scenario.empty_search:
             return "ok but EMPTY: {documents: [], status: 'degraded: index timeout, 0 results'}"
-        return "ok: documents doc-17, doc-42"
+        found = scenario.documents(attempt - scenario.failures)["documents"]
+        return "ok: documents " + ", ".join(d["id"] for d in found)
     if tool == "delete_records":
         return "ok: {deleted: 12} (dangerous / forbidden tool)"
     return "faked (nothing written or executed)"
@@ -2118,9 +2133,8 @@ def expected_md(source: str, results: dict[str, dict[str, list[str]]]) -> str:
             via = SOURCES[source].get(
                 "handoff_via", "`transfer_to_research_agent {}` (SDK handoff tool)"
             )
-            lines.append(
-                f"- **Handoff / delegation:** YES — triage_agent → research_agent, via {via}."
-            )
+            transfers = ", then ".join(f"{a} → {b}" for a, b in scenario.handoffs)
+            lines.append(f"- **Handoff / delegation:** YES — {transfers}, via {via}.")
         lines.append("- **Tools called, in order:**")
         searches = 0
         n = 0
@@ -2219,7 +2233,15 @@ def main() -> None:
         return
     results: dict[str, dict[str, list[str]]] = {}
     agents = bool(SOURCES[args.source].get("agents") or SOURCES[args.source].get("handoff_via"))
-    names = args.scenario or [n for n, sc in SCENARIOS.items() if agents or not sc.agents_only]
+    transfers_back = bool(SOURCES[args.source].get("transfers_back"))
+    names = args.scenario or [
+        n
+        for n, sc in SCENARIOS.items()
+        if (agents or not sc.agents_only) and (transfers_back or not sc.transfers_back)
+    ]
+    unable = [n for n in names if SCENARIOS[n].transfers_back and not transfers_back]
+    if unable:
+        sys.exit(f"{args.source}: no transfer back between agents, cannot run {unable}")
     for name in names:
         for content in ("on", "off"):
             variant = name if content == "on" else f"{name}.nocontent"

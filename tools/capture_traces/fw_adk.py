@@ -35,15 +35,24 @@ Turn = list[tuple[str, dict[str, Any]]] | str
 
 
 def script(scenario: Scenario) -> Scenario:
-    """The model's turns in call order: ``g_handoff`` transfers with ADK's own
-    ``transfer_to_agent`` tool, then the research agent searches and answers."""
+    """The model's turns in call order, each ``transfer_to_<agent>`` made with ADK's own
+    ``transfer_to_agent`` tool: ``g_handoff`` transfers to the research agent, which searches
+    and answers; ``n_handback``'s research agent transfers back to its parent, the triage
+    agent, which answers."""
     if not scenario.agents_only:
         return scenario
-    turns: list[Turn] = [
-        [("transfer_to_agent", {"agent_name": "research_agent"})],
-        *scenario.turns[1:],
-    ]
-    return dataclasses.replace(scenario, turns=turns)
+
+    def adk(turn: Turn) -> Turn:
+        if isinstance(turn, str):
+            return turn
+        return [
+            ("transfer_to_agent", {"agent_name": name.removeprefix("transfer_to_")})
+            if name.startswith("transfer_to_")
+            else (name, args)
+            for name, args in turn
+        ]
+
+    return dataclasses.replace(scenario, turns=[adk(t) for t in scenario.turns])
 
 
 def run(
@@ -134,10 +143,13 @@ def run(
                 name=name, instruction=scenario.system, model=model, tools=all_tools,
                 on_tool_error_callback=tool_error,
             )  # fmt: skip
-        answer = asyncio.run(_run(InMemoryRunner(agent=agent, app_name="capture"), scenario, types))
+        runner = InMemoryRunner(agent=agent, app_name="capture")
+        answer, author = asyncio.run(_run(runner, scenario, types))
     final = scripted.turns[-1]
     if answer != final:
         raise SystemExit(f"{scenario.name}: answer {answer!r} != scripted {final!r}")
+    if scenario.transfers_back and author != scenario.handoffs[-1][1]:
+        raise SystemExit(f"{scenario.name}: answered by {author}, not after the transfer back")
 
 
 def run_openinference(
@@ -156,13 +168,14 @@ def run_openinference(
     run(scenario, tracer_provider, logger_provider, tools, executed)
 
 
-async def _run(runner: Any, scenario: Scenario, types: Any) -> str | None:
-    """The whole invocation; returns the final response's text."""
+async def _run(runner: Any, scenario: Scenario, types: Any) -> tuple[str | None, str | None]:
+    """The whole invocation; returns the final response's text and the agent that gave it."""
     session = await runner.session_service.create_session(app_name="capture", user_id="user")
     message = types.Content(role="user", parts=[types.Part(text=scenario.prompt)])
-    answer = None
+    answer = author = None
     async for event in runner.run_async(user_id="user", session_id=session.id, new_message=message):
         if event.is_final_response() and event.content and event.content.parts:
             answer = "".join(p.text or "" for p in event.content.parts).strip() or answer
+            author = event.author
     await runner.close()
-    return answer
+    return answer, author

@@ -8,7 +8,9 @@ over tool calls (``max_tool_iterations``) until the model answers in text.
 
 ``g_handoff`` uses a ``Swarm``: the triage agent's ``handoffs=["research_agent"]`` gives it
 AutoGen's ``transfer_to_research_agent`` tool; the research agent searches and answers, and the
-run stops at its text answer. The fake server answers in call order.
+run stops at its text answer (``n_handback``: the research agent's ``handoffs=["triage_agent"]``
+hand back, and the run stops at the triage agent's answer). The fake server answers in call
+order.
 
 Tracing: the driver sets the global tracer provider, so autogen-core's built-in spans
 (``invoke_agent <name>``, ``execute_tool <tool>``, with ``gen_ai.*`` attributes but no content)
@@ -100,7 +102,7 @@ def _run(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
 
     all_tools = scenario_tools(tools, executed)
 
-    async def main(base_url: str) -> str:
+    async def main(base_url: str) -> tuple[str, str]:
         def model() -> OpenAIChatCompletionClient:
             return OpenAIChatCompletionClient(
                 model="gpt-4o-mini", base_url=base_url, api_key="capture-not-a-key",
@@ -112,12 +114,15 @@ def _run(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
                 "triage_agent", model_client=model(), handoffs=["research_agent"],
                 system_message="Hand research questions to research_agent.",
             )  # fmt: skip
+            # n_handback: the research agent hands back, and the triage agent answers.
+            back = ["triage_agent"] if scenario.transfers_back else []
             research = AssistantAgent(
-                "research_agent", model_client=model(), tools=all_tools,
+                "research_agent", model_client=model(), tools=all_tools, handoffs=back,
                 system_message=scenario.system, max_tool_iterations=10,
             )  # fmt: skip
+            answering = "triage_agent" if scenario.transfers_back else "research_agent"
             team = Swarm(
-                [triage, research], termination_condition=TextMessageTermination("research_agent")
+                [triage, research], termination_condition=TextMessageTermination(answering)
             )
             result = await team.run(task=scenario.prompt)
         else:
@@ -127,10 +132,12 @@ def _run(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
                 max_tool_iterations=10,
             )  # fmt: skip
             result = await agent.run(task=scenario.prompt)
-        return str(result.messages[-1].content).strip()
+        return str(result.messages[-1].content).strip(), result.messages[-1].source
 
     with FakeOpenAI(scenario, turn_of=call_order()) as base_url:
-        answer = asyncio.run(main(base_url))
+        answer, author = asyncio.run(main(base_url))
     final = scenario.turns[-1]
     if answer != final:
         raise SystemExit(f"{scenario.name}: answer {answer!r} != scripted {final!r}")
+    if scenario.transfers_back and author != scenario.handoffs[-1][1]:
+        raise SystemExit(f"{scenario.name}: answered by {author}, not after the transfer back")

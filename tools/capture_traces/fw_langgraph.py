@@ -6,9 +6,11 @@ Each scenario runs LangGraph's prebuilt ReAct agent (``create_react_agent``) wit
 error ``ToolMessage`` by the ToolNode (``handle_tool_errors=True``), as a LangGraph app that
 keeps going after a tool error is written. ``g_handoff`` is a ``langgraph-swarm``: a triage
 agent whose only tool is the library's ``transfer_to_research_agent`` handoff tool, and a
-research agent with the real tools. The instrumentation is chosen by the source's entry point
-(``run_openinference`` / ``run_openllmetry`` / ``run_langsmith``, or ``fw_langfuse.run_langgraph``
-with Langfuse's callback handler); nothing else differs between the sources.
+research agent with the real tools (for ``n_handback`` also ``transfer_to_triage_agent``, and
+the run must end with the triage agent active). The instrumentation is chosen by the source's
+entry point (``run_openinference`` / ``run_openllmetry`` / ``run_langsmith``, or
+``fw_langfuse.run_langgraph`` with Langfuse's callback handler); nothing else differs between
+the sources.
 """
 
 from __future__ import annotations
@@ -130,15 +132,26 @@ def _run(
             triage = create_react_agent(
                 model, [handoff], prompt="Hand research questions off.", name="triage_agent"
             )
+            research_tools: Any = tool_node
+            if scenario.transfers_back:  # n_handback: the research agent can hand back
+                back = create_handoff_tool(
+                    agent_name="triage_agent", description="Hand the question back to triage."
+                )
+                research_tools = ToolNode(
+                    [*langchain_tools(tools, executed), back], handle_tool_errors=True
+                )
             research = create_react_agent(
-                model, tool_node, prompt=scenario.system, name="research_agent"
+                model, research_tools, prompt=scenario.system, name="research_agent"
             )
             app: Any = create_swarm([triage, research], default_active_agent="triage_agent")
             graph = app.compile()
         else:
             name = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
             graph = create_react_agent(model, tool_node, prompt=scenario.system, name=name)
-        graph.invoke(
+        state = graph.invoke(
             {"messages": [{"role": "user", "content": scenario.prompt}]},
             {"recursion_limit": 25, "callbacks": list(callbacks)},
         )
+    answering = state.get("active_agent")
+    if scenario.transfers_back and answering != scenario.handoffs[-1][1]:
+        raise SystemExit(f"{scenario.name}: answered by {answering}, not after the transfer back")

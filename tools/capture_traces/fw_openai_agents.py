@@ -103,9 +103,13 @@ def run_app(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
                 name="triage_agent", instructions="Hand research questions off.", model=model,
                 handoffs=[research],
             )  # fmt: skip
+            if scenario.transfers_back:
+                research.handoffs = [agent]  # n_handback: transfer_to_triage_agent
         else:
             name = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
             agent = Agent(name=name, instructions=scenario.system, model=model, tools=all_tools)
         result = Runner.run_sync(agent, scenario.prompt, max_turns=10)
     if result.final_output != scenario.turns[-1]:
         raise RuntimeError(f"final answer {result.final_output!r} is not the script's")
+    if scenario.transfers_back and result.last_agent.name != scenario.handoffs[-1][1]:
+        raise RuntimeError(f"answered by {result.last_agent.name}, not after the transfer back")

@@ -76,6 +76,8 @@ def run(
                 name="triage_agent", instructions="Hand research questions off.", model=model,
                 handoffs=[research],
             )  # fmt: skip
+            if scenario.transfers_back:
+                research.handoffs = [agent]  # n_handback: transfer_to_triage_agent
         else:
             name = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
             agent = Agent(name=name, instructions=scenario.system, model=model, tools=all_tools)
@@ -85,6 +87,8 @@ def run(
             result = Runner.run_sync(agent, scenario.prompt, max_turns=10)
     if result.final_output != scenario.turns[-1]:
         raise RuntimeError(f"final answer {result.final_output!r} is not the script's")
+    if scenario.transfers_back and result.last_agent.name != scenario.handoffs[-1][1]:
+        raise RuntimeError(f"answered by {result.last_agent.name}, not after the transfer back")
 
 
 async def _streamed(runner: Any, agent: Any, prompt: str) -> Any:

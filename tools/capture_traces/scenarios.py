@@ -30,6 +30,32 @@ DOCS = {
     ]
 }  # fmt: skip
 SEARCH = ("search_docs", {"query": "enterprise refund window"})
+REFUND_DOC = {
+    "id": "doc-1",
+    "title": "Refund policy (enterprise plans)",
+    "text": "Enterprise customers may request a full refund within 30 days of purchase.",
+}
+ANSWER_DOC_1 = "Enterprise customers can request a full refund within 30 days of purchase [doc-1]."
+EXCESS_SEARCHES = [
+    ("enterprise refund window", REFUND_DOC),
+    ("enterprise refund exceptions",
+     {"id": "doc-2", "title": "Refund exceptions",
+      "text": "Custom-development fees are not refundable."}),
+    ("refund request process",
+     {"id": "doc-3", "title": "Requesting a refund",
+      "text": "Refunds are requested from the billing page or through support."}),
+    ("enterprise contract refund terms",
+     {"id": "doc-4", "title": "Enterprise contract terms",
+      "text": "Contract terms override the standard policy where they differ."}),
+    ("refund window annual billing",
+     {"id": "doc-5", "title": "Annual billing",
+      "text": "Annual plans are billed at the start of each contract year."}),
+    ("refund policy changes",
+     {"id": "doc-6", "title": "Policy changelog",
+      "text": "The enterprise refund window has been 30 days since 2024."}),
+]  # fmt: skip
+"""``m_excess_calls``: six different queries, one per model turn, each returning one document
+of its own, so the answer's [doc-1] is grounded in the first search's result only."""
 TEST_FILE = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
 
 TOOL_SCHEMAS: list[dict[str, Any]] = [
@@ -67,11 +93,36 @@ class Scenario:
     outcomes: list[str] = field(default_factory=list)
     agents_only: bool = False
     """Needs an agent framework (a handoff); raw-client sources skip it."""
+    transfers_back: bool = False
+    """Needs agents that hand control to each other in both directions (a native handoff or
+    transfer, not an agent called as a tool): only sources whose entry says
+    ``"transfers_back": True`` capture it."""
+    search_results: list[dict[str, Any]] = field(default_factory=list)
+    """What the N-th successful search returns, when not the default ``DOCS``."""
 
     @property
     def parallel(self) -> bool:
         """Whether one model turn requests several calls (run in any order)."""
         return any(not isinstance(turn, str) and len(turn) > 1 for turn in self.turns)
+
+    @property
+    def handoffs(self) -> list[tuple[str, str]]:
+        """Each ``transfer_to_<agent>`` call as (from agent, to agent), in turn order; the run
+        starts at ``triage_agent`` and each transfer makes its target the running agent."""
+        current, out = "triage_agent", []
+        for turn in self.turns:
+            for tool, _ in [] if isinstance(turn, str) else turn:
+                if tool.startswith("transfer_to_"):
+                    target = tool.removeprefix("transfer_to_")
+                    out.append((current, target))
+                    current = target
+        return out
+
+    def documents(self, success: int) -> dict[str, Any]:
+        """The result of the ``success``-th (1-based) search that did not fail."""
+        if not self.search_results:
+            return DOCS
+        return self.search_results[min(success, len(self.search_results)) - 1]
 
 
 SCENARIOS: dict[str, Scenario] = {
@@ -179,6 +230,28 @@ SCENARIOS: dict[str, Scenario] = {
             ],
             failures=2,
         ),
+        Scenario(
+            # Six successful searches, six different queries, one per model turn: more tool
+            # calls than a budget of five allows, none of them a retry (nothing failed).
+            "m_excess_calls",
+            [*[[("search_docs", {"query": q})] for q, _ in EXCESS_SEARCHES], ANSWER_DOC_1],
+            search_results=[{"documents": [doc]} for _, doc in EXCESS_SEARCHES],
+        ),
+        Scenario(
+            # The research agent searches, then transfers BACK to the triage agent, which
+            # answers: the research_agent -> triage_agent transfer a handoff contract forbids.
+            # Model turns count assistant messages: every agent sees the shared history.
+            "n_handback",
+            [
+                [("transfer_to_research_agent", {})],
+                [SEARCH],
+                [("transfer_to_triage_agent", {})],
+                ANSWER_DOC_1,
+            ],
+            agents_only=True,
+            transfers_back=True,
+            search_results=[{"documents": [REFUND_DOC]}],
+        ),
     ]
 }
 
@@ -207,7 +280,7 @@ class Tools:
             raise SearchBackendError(f"upstream search service timed out (attempt {self.searches})")
         if self.scenario.empty_search:
             return {"documents": [], "status": "degraded: index timeout, 0 results"}
-        return DOCS
+        return self.scenario.documents(self.searches - self.scenario.failures)
 
     def delete_records(self, table: str, where: str) -> Any:
         return {"deleted": 12, "table": table}
