@@ -763,4 +763,4 @@ def test_fragments_of_a_run_never_pass_checks_about_the_whole_run(
                 assert not verdict.passed
                 seen += 1
             assert answered == (1 if content else 0)
-    assert seen == 33  # one fragment per model call (g graded with both contracts)
+    assert seen == 40  # one fragment per model call (g graded with both contracts)

@@ -5,7 +5,8 @@ Each scenario runs a ``FunctionAgent`` (``llama-index-core`` agent workflows) wi
 ``FunctionTool``s. A tool failure is the tool's own exception, which the agent workflow turns
 into an error tool output for the model. ``g_handoff`` is an ``AgentWorkflow`` whose root
 triage agent hands off with LlamaIndex's own ``handoff`` tool (``{"to_agent", "reason"}``),
-so the scripted first turn calls that tool instead of the scenario's ``transfer_to_*``.
+so the scripted turns call that tool instead of the scenario's ``transfer_to_*`` (for
+``n_handback`` the research agent may hand back, ``can_handoff_to=["triage_agent"]``).
 Traced by ``openinference-instrumentation-llama-index`` (``run``, the
 ``llamaindex-openinference`` source) or by OpenLLMetry's
 ``opentelemetry-instrumentation-llamaindex`` (``run_openllmetry``, the ``llamaindex-openllmetry``
@@ -24,6 +25,8 @@ from scenarios import Scenario, Tools
 
 HANDOFF = ("handoff", {"to_agent": "research_agent", "reason": "A research question."})
 """The scripted call of AgentWorkflow's handoff tool (replaces ``transfer_to_research_agent``)."""
+HANDBACK = ("handoff", {"to_agent": "triage_agent", "reason": "Searched; triage answers."})
+"""``n_handback``'s transfer back (replaces ``transfer_to_triage_agent``)."""
 
 
 def run(
@@ -98,8 +101,14 @@ async def _run(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
     from llama_index.core.agent.workflow import AgentWorkflow, FunctionAgent
     from llama_index.llms.openai import OpenAI
 
+    answering = scenario.handoffs[-1][1] if scenario.transfers_back else None
     if scenario.agents_only:
-        scenario = dataclasses.replace(scenario, turns=[[HANDOFF], *scenario.turns[1:]])
+        transfers = {"transfer_to_research_agent": HANDOFF, "transfer_to_triage_agent": HANDBACK}
+        turns = [
+            t if isinstance(t, str) else [transfers.get(name, (name, args)) for name, args in t]
+            for t in scenario.turns
+        ]
+        scenario = dataclasses.replace(scenario, turns=turns)
     with FakeOpenAI(scenario) as base_url:
         llm = OpenAI(
             model="gpt-4o-mini", api_base=base_url, api_key="capture-not-a-key", temperature=0.0
@@ -111,9 +120,11 @@ async def _run(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
                 system_prompt="Hand research questions off.", llm=llm, tools=[],
                 can_handoff_to=["research_agent"], streaming=False,
             )  # fmt: skip
+            # n_handback: the research agent may hand back (g_handoff keeps the default).
+            back = {"can_handoff_to": ["triage_agent"]} if scenario.transfers_back else {}
             research = FunctionAgent(
                 name="research_agent", description="Searches the documents and answers.",
-                system_prompt=scenario.system, llm=llm, tools=all_tools, streaming=False,
+                system_prompt=scenario.system, llm=llm, tools=all_tools, streaming=False, **back,
             )  # fmt: skip
             workflow: Any = AgentWorkflow(agents=[triage, research], root_agent="triage_agent")
         else:
@@ -122,4 +133,7 @@ async def _run(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
                 name=name, description="Answers with the tools it has.",
                 system_prompt=scenario.system, llm=llm, tools=all_tools, streaming=False,
             )  # fmt: skip
-        await workflow.run(user_msg=scenario.prompt)
+        output = await workflow.run(user_msg=scenario.prompt)
+    author = getattr(output, "current_agent_name", None)
+    if answering is not None and author != answering:
+        raise SystemExit(f"{scenario.name}: answered by {author}, not after the transfer back")
