@@ -176,8 +176,9 @@ def compatible_models(a: Any, b: Any) -> bool:
 def absorb(kept: Draft, other: Draft) -> None:
     """Fold ``other`` (the same model call) into ``kept``, field by field, richer value wins:
     a value over none, a captured message list over a redacted one and a longer one over a
-    shorter one, a more specific model name; otherwise ``kept``'s own value stays (token
-    counts therefore come from one span, never summed)."""
+    shorter one (on a tie ``other``'s, the layer nearer the wire: ``_richer_messages``), a
+    more specific model name; otherwise ``kept``'s own value stays (token counts therefore
+    come from one span, never summed)."""
     fields = kept.fields
     for name, value in other.fields.items():
         if value is None:
@@ -212,9 +213,14 @@ def absorb(kept: Draft, other: Draft) -> None:
 
 
 def _richer_messages(new: Any, new_redacted: bool, old: Any, old_redacted: bool) -> bool:
+    """Whether ``new`` (an inner layer's messages) should replace ``old`` (the kept outer
+    layer's): captured over redacted, more parts over fewer, and on a tie the inner layer's,
+    the one nearer the wire (the provider SDK records the request it sent and the response
+    it got; a framework's wrapper may record its own rendering of them, such as the name of
+    the output field instead of the model's reply)."""
     if old_redacted != new_redacted:
         return old_redacted
-    return _part_count(new) > _part_count(old)
+    return _part_count(new) >= _part_count(old)
 
 
 def _part_count(messages: Any) -> int:

@@ -83,6 +83,28 @@ def test_stacked_spans_of_one_call_are_one_step_with_the_richer_fields() -> None
     assert [(c.tool, c.synthesized, c.call_id) for c in calls] == [("search_docs", False, "call_1")]
 
 
+def test_on_a_tie_the_layer_nearer_the_wire_says_what_the_model_answered() -> None:
+    # A framework wrapper that records its own rendering of the reply (the output field's
+    # name, as OpenLLMetry's Haystack instrumentation does) next to the provider SDK's span
+    # with the model's real answer: the same number of parts, so the inner one is kept.
+    answer = {"role": "assistant", "parts": [{"type": "text", "content": "See [doc-9]."}]}
+    t = _map(
+        [
+            _agent(),
+            _span(OUTER, ROOT, "haystack.openai.chat", 10, 50, **{"llm.request.type": "chat",
+                  "gen_ai.system": "OpenAI", "gen_ai.completion.0.role": "assistant",
+                  "gen_ai.completion.0.content": "replies"}),
+            _span(INNER, OUTER, "chat gpt-4o-mini", 12, 48,
+                  **_sdk_chat(**{"gen_ai.output.messages": json.dumps([answer]),
+                                 "gen_ai.response.finish_reasons": ["stop"]})),
+        ]
+    )  # fmt: skip
+    gens = t.generations()
+    assert len(gens) == 1 and gens[0].attributes["stacked_spans"] == [INNER]
+    assert gens[0].output_messages is not None
+    assert [p.get("content") for p in gens[0].output_messages[0]["parts"]] == ["See [doc-9]."]
+
+
 def test_three_layers_collapse_into_the_outermost() -> None:
     middle = "e" * 16
     t = _map(
