@@ -41,7 +41,7 @@ Probe = Callable[["Evidence", str | None], str | None]
 """``probe(evidence, scope)``: ``None`` when the evidence is there, else what is missing."""
 
 _PLACEHOLDER_WORDS: frozenset[str] = frozenset(
-    {"__redacted__", "[redacted]", "<redacted>", "redacted", "[filtered]", "<omitted>"}
+    {"__redacted__", "[redacted]", "<redacted>", "redacted", "[filtered]", "<omitted>", "<elided>"}
 )
 """Redaction placeholder spellings (compared lower-cased, surrounding whitespace ignored);
 three or more ``*`` count too."""

@@ -805,12 +805,14 @@ class _Executors:
     step's id and name do not change while linking, so claimed entries are dropped from an
     index the first time a lookup meets them."""
 
-    __slots__ = ("_by_id", "_by_name", "_nameless_handoffs", "_steps")
+    __slots__ = ("_asked", "_by_id", "_by_name", "_by_name_with_id", "_nameless_handoffs", "_steps")
 
     def __init__(self, drafts: list[Draft]) -> None:
         self._steps = drafts
         self._by_id: dict[Any, list[int]] = {}
         self._by_name: dict[Any, list[int]] = {}
+        self._by_name_with_id: dict[Any, list[int]] = {}
+        self._asked: set[str] | None = None
         self._nameless_handoffs: list[int] = []
         for pos, d in enumerate(drafts):
             if d.kind not in TOOLISH:
@@ -818,6 +820,7 @@ class _Executors:
             call_id = d.fields.get("call_id")
             if call_id:
                 _index_at(self._by_id, call_id, pos)
+                _index_at(self._by_name_with_id, d.fields.get("tool"), pos)
             else:
                 _index_at(self._by_name, d.fields.get("tool"), pos)
             if d.kind == "handoff" and not d.fields.get("tool"):
@@ -843,6 +846,26 @@ class _Executors:
     def with_id(self, call_id: Any) -> list[int]:
         return _index_of(self._by_id, call_id)
 
+    def with_own_id(self, name: Any, after: int) -> Draft | None:
+        """For a call the model requested without an id (Gemini 2.x sends none, and a
+        framework logging the model's response before numbering its calls keeps none): the
+        first unclaimed step of that name after ``after`` whose id the framework gave the
+        call itself, i.e. an id no model call of these drafts requested (ADK for Go's
+        ``adk-...`` ids on its execute_tool spans)."""
+        positions = _index_of(self._by_name_with_id, name)
+        if not positions:
+            return None
+        if self._asked is None:
+            self._asked = {
+                str(req["id"])
+                for d in self._steps
+                if d.kind == "generation"
+                for req in _requested_calls(d)
+                if req.get("id")
+            }
+        asked = self._asked
+        return self.first(positions, after, lambda d: str(d.fields["call_id"]) not in asked)
+
     def without_id(self, name: Any) -> list[int]:
         return _index_of(self._by_name, name)
 
@@ -858,6 +881,10 @@ class _Executors:
         found = self.first(self.without_id(name), after)
         if found is not None:
             return found
+        if not call_id:
+            found = self.with_own_id(name, after)
+            if found is not None:
+                return found
         # A handoff step carries no tool name in some instrumentations (openai-agents'
         # agent_handoff span): a requested call left over when a handoff follows is that
         # handoff.
@@ -890,6 +917,10 @@ def _claim(target: Draft, req: dict[str, Any]) -> None:
     target.claimed = True
     if req.get("id") and not target.fields.get("call_id"):
         target.fields["call_id"] = str(req["id"])
+    elif not req.get("id") and target.fields.get("call_id"):
+        # The model sent no id and the framework numbered the call itself (ADK for Go): the
+        # request takes the id, so calls asked for in one model turn are known as such.
+        req["id"] = str(target.fields["call_id"])
     if (
         "arguments" in req
         and "arguments" not in target.fields

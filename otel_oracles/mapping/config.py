@@ -50,7 +50,7 @@ message in ``output_messages`` when that field has no value of its own). ``outco
 tool's own success/failure attribute (``gen_ai.tool.status``), read through the files'
 ``tool_outcomes`` vocabulary into the step's status."""
 
-DEFAULT_PLACEHOLDERS: tuple[str, ...] = ("__REDACTED__", "[REDACTED]", "<redacted>", "")
+DEFAULT_PLACEHOLDERS: tuple[str, ...] = ("__REDACTED__", "[REDACTED]", "<redacted>", "<elided>", "")
 DEFAULT_TOOL_CALL_FINISH_REASONS: tuple[str, ...] = (
     "tool_calls", "tool_call", "tool-calls", "tool_use", "function_call",
 )  # fmt: skip

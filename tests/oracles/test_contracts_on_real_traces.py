@@ -192,6 +192,7 @@ TOOL_SPANS = (
     "agentops-openai-agents",
     "langtrace-dspy",
     "spring-ai",
+    "adk-go",
 )
 UNNAMED_AGENTS = (
     "llamaindex-openinference",
@@ -249,10 +250,11 @@ HANDLED_FAILURES = (
 around a tool that raised; OpenLLMetry's Agno tool spans, the failure only in the recorded
 ``FunctionExecutionResult``; Spring AI's tool observation around its exception processor): with
 content off none is seen."""
-ARGUMENTS_WITHOUT_CONTENT = ("llamaindex-openllmetry",)
+ARGUMENTS_WITHOUT_CONTENT = ("llamaindex-openllmetry", "adk-go")
 """The tracer records tool arguments whatever its content switch: with content off the checks
 that read arguments only (the coding checks replay the file edits and commands) keep their
-content-on outcome; those that read results or the answer do not."""
+content-on outcome; those that read results or the answer do not (ADK for Go keeps the tool
+results too, but its switch elides the model's messages, so the answer is missing)."""
 ARGUMENT_CHECKS = {"coding-agent": CONTENT_CHECKS["coding-agent"]}
 TARGET_IN_ARGUMENTS = ("crewai-openinference",)
 """The handoff is a delegation tool span whose target is only in the tool's arguments: with
@@ -296,11 +298,12 @@ PARALLEL_RUN_IN_TURN = (
     "smolagents-openinference",
     "ag2-native",
     "autogen-native",
+    "adk-go",
 )
 """The framework ran the two searches of ``l_parallel_failures``' one turn one after the other
 in the content-off capture (ADK, Agno, smolagents, AG2 and AutoGen always; LangGraph's thread
-pool this time), and with content off (AutoGen's own spans: always) no model call's output
-shows that they were asked for together:
+pool and ADK for Go's goroutines, too quick to overlap, this time), and with content off
+(AutoGen's own spans: always) no model call's output shows that they were asked for together:
 the second failed search reads as a retry of the first (``search-retry`` tolerated, a repeat
 counted where the trace cannot tell, never one missed)."""
 OUTPUT_NEVER_RECORDED = ("spring-ai",)

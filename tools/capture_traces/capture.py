@@ -219,6 +219,31 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
+    "adk-go": {
+        "what": "Google's Agent Development Kit for Go (an llmagent with functiontool tools on "
+        "ADK's Gemini model over google.golang.org/genai, its base URL the fake Gemini server; "
+        "sub-agents and ADK's transfer_to_agent for g_handoff and n_handback) traced by ADK "
+        "Go's own telemetry package, whose OTLP/HTTP protobuf span and log exporters send to "
+        "the capture's sink (the adk_go/ program built once outside the repository, driven by "
+        "fw_adk_go.py)",
+        "model": "scripted Gemini API (`fake_gemini.py`, `gemini-2.5-flash`, answering in call "
+        "order)",
+        "packages": [],
+        "go": "fw_adk_go:versions",
+        "node_runner": "fw_adk_go:run_adk_go",
+        "tool_spans": True,
+        "transfers_back": True,
+        "handoff_via": "ADK's `transfer_to_agent {\"agent_name\": \"research_agent\"}`",
+        "notes": ["**Tool failures:** the Go tool function returns an error; ADK sends the "
+                  "model `{\"error\": \"SearchBackendError: ...\"}` and the `execute_tool` "
+                  "span's status is ERROR with an `exception` event.",
+                  "**Content off:** `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=false` "
+                  "(on: `true`), which ADK Go reads for its `gen_ai.*` message log records "
+                  "(`<elided>` when off); the `execute_tool` spans' "
+                  "`gcp.vertex.agent.tool_call_args` / `tool_response` are written either way."],
+        "on": {},
+        "off": {},
+    },
     "langfuse-openai": {
         "what": "the hand-written tool loop on Langfuse's OpenAI client (`from langfuse.openai "
         "import OpenAI`), the run an `@observe(as_type=\"agent\")` function, each tool an "
@@ -2115,7 +2140,7 @@ def expected_md(source: str, results: dict[str, dict[str, list[str]]]) -> str:
              f"- **Model:** {SOURCES[source].get('model', FAKE_OPENAI)}.", "",
              "### Versions", "", "| package | version |", "|---|---|"]  # fmt: skip
     for package in [*SOURCES[source]["packages"], "opentelemetry-sdk"]:
-        if "node" in SOURCES[source] or "maven" in SOURCES[source]:
+        if {"node", "maven", "go"} & SOURCES[source].keys():
             break
         try:
             lines.append(f"| {package} | {version(package)} |")
@@ -2127,6 +2152,10 @@ def expected_md(source: str, results: dict[str, dict[str, list[str]]]) -> str:
         module, _, function = SOURCES[source]["maven"].partition(":")
         for artifact, ver in getattr(importlib.import_module(module), function)().items():
             lines.append(f"| {artifact} (Maven) | {ver} |")
+    if "go" in SOURCES[source]:  # "fw_x:function" -> {module: version} of the built program
+        module, _, function = SOURCES[source]["go"].partition(":")
+        for go_module, ver in getattr(importlib.import_module(module), function)().items():
+            lines.append(f"| {go_module} (Go) | {ver} |")
     for name, variants in results.items():
         scenario = SCENARIOS[name]
         prefix = SOURCES[source].get("tool_prefix", "")  # e.g. a plugin namespace

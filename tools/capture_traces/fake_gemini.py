@@ -1,16 +1,19 @@
 """A scripted Gemini API server on 127.0.0.1 (ephemeral port): ``POST .../M:generateContent``.
 
 The scenario's next turn is chosen by how many ``model`` turns the request's ``contents``
-already hold, as in ``fake_openai.py``; a tool-requesting turn answers with ``functionCall``
-parts, a final turn with one ``text`` part. Like the real Gemini API for 2.x models, function
-calls carry no call id and ``finishReason`` is ``STOP`` in both cases; ``usageMetadata`` counts
-tokens. The real ``google-genai`` client and its real instrumentation run unchanged against it
-while the ground truth stays the script. Non-streaming only.
+already hold, as in ``fake_openai.py`` (or by ``turn_of``, e.g. ``fake_openai.call_order()``
+for agents that each see the session in their own way); a tool-requesting turn answers with
+``functionCall`` parts, a final turn with one ``text`` part. Like the real Gemini API for 2.x
+models, function calls carry no call id and ``finishReason`` is ``STOP`` in both cases;
+``usageMetadata`` counts tokens. The real ``google-genai`` client and its real
+instrumentation run unchanged against it while the ground truth stays the script.
+Non-streaming only.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from scenarios import Scenario
@@ -19,10 +22,14 @@ from scripted_server import Reply, ScriptedServer
 MODEL = "gemini-2.5-flash"
 
 
-def generate_content(scenario: Scenario, request: dict[str, Any]) -> dict[str, Any]:
-    """The scripted ``GenerateContentResponse`` to one request."""
+def generate_content(
+    scenario: Scenario, request: dict[str, Any], turn: int | None = None
+) -> dict[str, Any]:
+    """The scripted ``GenerateContentResponse`` to one request (``turn``: which scripted turn,
+    by default the ``model`` turns the request already holds)."""
     contents = request.get("contents", [])
-    turn = sum(1 for c in contents if c.get("role") == "model")
+    if turn is None:
+        turn = sum(1 for c in contents if c.get("role") == "model")
     step = scenario.turns[min(turn, len(scenario.turns) - 1)]
     parts: list[dict[str, Any]]
     if isinstance(step, str):
@@ -48,13 +55,18 @@ def generate_content(scenario: Scenario, request: dict[str, Any]) -> dict[str, A
 class FakeGemini(ScriptedServer):
     """``with FakeGemini(scenario) as base_url:`` serves until the block ends."""
 
-    def __init__(self, scenario: Scenario) -> None:
+    def __init__(
+        self, scenario: Scenario, turn_of: Callable[[dict[str, Any]], int] | None = None
+    ) -> None:
         self.scenario = scenario
+        self.turn_of = turn_of
         super().__init__(self._answer)
 
     def _answer(self, path: str, body: dict[str, Any]) -> Reply | str:
         if not path.split("?")[0].endswith(":generateContent"):
             return "only non-streaming :generateContent is scripted"
+        turn = self.turn_of(body) if self.turn_of else None
         return Reply(
-            generate_content(self.scenario, body), content_type="application/json; charset=UTF-8"
+            generate_content(self.scenario, body, turn),
+            content_type="application/json; charset=UTF-8",
         )

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from otel_oracles._native import parse_genai_messages as parse_genai_messages
+from otel_oracles.mapping.config import DEFAULT_PLACEHOLDERS
 from otel_oracles.mapping.parsers._registry import Parser
 from otel_oracles.mapping.parsers.messages import (
     Message,
@@ -60,9 +61,24 @@ def _event_payload(event: EventRecord) -> Any:
     return {k: parse_json(v) if k in ("tool_calls", "message") else v for k, v in attrs.items()}
 
 
+def _unwrapped(body: dict[str, Any]) -> dict[str, Any]:
+    """An event body whose ``content`` is not the message's content but the whole message
+    (``{role, parts}``: ADK for Go writes the Gemini ``Content`` there, with ``index`` and
+    ``finish_reason`` beside it) read as that message; a ``content`` that is a redaction
+    placeholder (``<elided>`` with capture off) read as content not captured."""
+    content = body.get("content")
+    if isinstance(content, dict) and isinstance(content.get("parts"), list):
+        return {**{k: v for k, v in body.items() if k != "content"}, **content}
+    if isinstance(content, str) and content in DEFAULT_PLACEHOLDERS:
+        return {k: v for k, v in body.items() if k != "content"}
+    return body
+
+
 def parse_legacy_input_events(events: Any) -> list[Message] | None:
     """``gen_ai.{system,user,assistant,tool}.message`` events, in order, as input messages.
-    With content capture off the bodies are empty or keep only ids and tool names."""
+    With content capture off the bodies are empty or keep only ids and tool names. A body
+    holding a whole message keeps that message's own role (ADK for Go logs every request
+    content, the model's turns and the tool responses too, as ``gen_ai.user.message``)."""
     if not isinstance(events, list):
         return None
     out: list[Message] = []
@@ -71,7 +87,7 @@ def parse_legacy_input_events(events: Any) -> list[Message] | None:
         if role is None:
             continue
         payload = _event_payload(event)
-        body = dict(payload) if isinstance(payload, dict) else {}
+        body = _unwrapped(dict(payload)) if isinstance(payload, dict) else {}
         body.setdefault("role", role)
         if role == "tool" and "content" not in body and "id" in body:
             out.append({"role": "tool", "parts": [tool_response_part(body["id"], None, False)]})
@@ -93,6 +109,10 @@ def parse_legacy_choice_events(events: Any) -> list[Message] | None:
             continue
         payload = _event_payload(event)
         body = payload if isinstance(payload, dict) else {}
+        if "message" not in body and isinstance(body.get("content"), dict | str):
+            # {index, content: {role, parts}, finish_reason} (ADK for Go)
+            whole = _unwrapped(body)
+            body = {**body, "message": whole} if whole is not body else body
         message = body.get("message")
         if isinstance(message, dict):
             msg_body = dict(message)
