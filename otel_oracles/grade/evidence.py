@@ -402,6 +402,22 @@ def _order_key(step: Step) -> tuple[int, int]:
     return (step.end_ns if step.end_ns is not None else -1, step.index)
 
 
+def _not_followed_while_open(gens: list[Step]) -> list[Step]:
+    """The model calls no later call started during: a call still open when the next one
+    started handed its output on before its span ended (ADK for Java ends each ``call_llm``
+    span only after the steps that follow it have run), so ending last does not make it the
+    last call. All of them when every call was followed so (no timing to tell)."""
+    starts = sorted(g.start_ns for g in gens if g.start_ns is not None)
+    kept = [
+        g
+        for g in gens
+        if g.start_ns is None
+        or g.end_ns is None
+        or not any(g.start_ns < start < g.end_ns for start in starts)
+    ]
+    return kept or gens
+
+
 def final_output(t: Trajectory) -> FinalOutput:
     """The final answer, the one definition every answer check reads:
 
@@ -410,7 +426,8 @@ def final_output(t: Trajectory) -> FinalOutput:
        the conventions). Such a tool is the channel the answer is delivered through, so it
        wins over any model text around it; its arguments not captured is a missing answer,
        never a fall-back to other text;
-    2. else the text of the last model call ("last" by end time, then step index);
+    2. else the text of the last model call ("last" by end time, then step index, among the
+       calls no later call started during: ``_not_followed_while_open``);
     3. else an agent span's output (some instrumentations put the run's result there);
     4. else the output is missing, saying why.
 
@@ -458,7 +475,7 @@ def _final_output_of(ev: Evidence) -> FinalOutput:
     answers = ev.final_answer_calls()
     if answers:
         return _tool_answer(answers[-1])
-    gens = sorted(ev.generations(), key=_order_key)
+    gens = sorted(_not_followed_while_open(ev.generations()), key=_order_key)
     last = gens[-1] if gens else None
     if last is not None:
         text = _assistant_text(last.output_messages)

@@ -100,6 +100,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "autogen-native",
         "langtrace-dspy",
         "spring-ai",
+        "adk-java",
         "adk-go",
     }
 )
@@ -173,6 +174,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "ag2-native",
         "autogen-native",
         "spring-ai",
+        "adk-java",
         "adk-go",
     }
 )
@@ -194,6 +196,7 @@ OK_NOT_SHOWN = frozenset(
         "llamaindex-openllmetry",
         "vercel-ai-sdk-5",
         "spring-ai",
+        "adk-java",
     }
 )
 """Tool spans end OK when the tool handled or returned its own error (LangChain's
@@ -201,11 +204,18 @@ OK_NOT_SHOWN = frozenset(
 leaves the outcome unknown (``unset``)."""
 
 HANDLED_FAILURES = frozenset(
-    {"langchain-agents-openinference", "llamaindex-openllmetry", "openllmetry-agno", "spring-ai"}
+    {
+        "langchain-agents-openinference",
+        "llamaindex-openllmetry",
+        "openllmetry-agno",
+        "spring-ai",
+        "adk-java",
+    }
 )
 """Sources whose tool spans end OK on every failure (``handle_tool_error``; OpenLLMetry's
 LlamaIndex call_tool step around a tool that raised; OpenLLMetry's Agno tool spans; Spring
-AI's tool observation around its exception processor), so only the captured output shows it."""
+AI's tool observation around its exception processor; ADK for Java's FunctionTool, which
+returns ``{"status": "error"}`` for a tool that threw), so only the captured output shows it."""
 
 ARGUMENTS_WITHOUT_CONTENT = frozenset({"llamaindex-openllmetry", "langtrace-dspy"})
 """Sources whose tracer records tool arguments whatever its content switch (OpenLLMetry's
@@ -232,10 +242,12 @@ GENERIC_ERROR_TEXT = frozenset(
         "openlit-openai-agents",
         "openllmetry-openai-agents",
         "laminar-openai-agents",
+        "adk-java",
     }
 )
 """Sources that report tool failures with a generic text only (no error detail; the MCP SDK
-2.x answers a tool that raised with ``Error executing tool <name>``)."""
+2.x answers a tool that raised with ``Error executing tool <name>``, ADK for Java with
+``An internal error occurred.``)."""
 
 UNNAMED_AGENTS = frozenset(
     {"llamaindex-openinference", "llamaindex-openllmetry", "mlflow-llamaindex"}

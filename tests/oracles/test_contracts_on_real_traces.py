@@ -192,6 +192,7 @@ TOOL_SPANS = (
     "agentops-openai-agents",
     "langtrace-dspy",
     "spring-ai",
+    "adk-java",
     "adk-go",
 )
 UNNAMED_AGENTS = (
@@ -234,6 +235,7 @@ OK_NOT_SHOWN = (
     "llamaindex-openllmetry",
     "vercel-ai-sdk-5",
     "spring-ai",
+    "adk-java",
 )
 """Tool spans that end OK when the tool handled or returned its own error (LangChain's
 ``handle_tool_error``: the error text is its output; an AI SDK tool returning an error
@@ -245,11 +247,13 @@ HANDLED_FAILURES = (
     "llamaindex-openllmetry",
     "openllmetry-agno",
     "spring-ai",
+    "adk-java",
 )
 """Every tool failure ends OK (handled inside the tool; OpenLLMetry's LlamaIndex call_tool step
 around a tool that raised; OpenLLMetry's Agno tool spans, the failure only in the recorded
-``FunctionExecutionResult``; Spring AI's tool observation around its exception processor): with
-content off none is seen."""
+``FunctionExecutionResult``; Spring AI's tool observation around its exception processor; ADK
+for Java's FunctionTool, which returns ``{"status": "error"}``): with content off none is
+seen."""
 ARGUMENTS_WITHOUT_CONTENT = ("llamaindex-openllmetry", "adk-go")
 """The tracer records tool arguments whatever its content switch: with content off the checks
 that read arguments only (the coding checks replay the file edits and commands) keep their

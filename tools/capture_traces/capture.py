@@ -244,6 +244,26 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
+    "adk-java": {
+        "what": "Google ADK for Java 1.8 (LlmAgents with FunctionTool tools on ADK's own "
+        "chat-completions client, ApigeeLlm with an apigee/openai/ model whose proxy URL is the "
+        "fake server; sub-agents and ADK's transfer_to_agent for g_handoff) traced by ADK's "
+        "own OpenTelemetry spans on the "
+        "global SDK, an OTLP/HTTP protobuf exporter sending to the capture's sink (java -cp, the "
+        "adk_java/ project built once outside the repository, driven by fw_adk_java.py)",
+        "packages": [],
+        "maven": "fw_adk_java:versions",
+        "node_runner": "fw_adk_java:run_adk_java",
+        "tool_spans": True,
+        "handoff_via": "ADK's `transfer_to_agent {\"agent_name\": \"research_agent\"}`",
+        "notes": ["**Tool failures:** the tool throws; ADK's `FunctionTool` catches it and "
+                  "hands the model `{\"status\": \"error\", \"message\": \"An internal "
+                  "error occurred.\"}` as the tool's response; the `execute_tool` span ends "
+                  "OK.",
+                  "**Content off:** `ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS=false` (on: `true`)."],
+        "on": {},
+        "off": {},
+    },
     "langfuse-openai": {
         "what": "the hand-written tool loop on Langfuse's OpenAI client (`from langfuse.openai "
         "import OpenAI`), the run an `@observe(as_type=\"agent\")` function, each tool an "

@@ -12,7 +12,7 @@ which flushes the batch processor; the app writes its report only after that, so
 means the export is complete.
 
 The Java project is built once per content of ``spring_ai/`` (pom and sources), in a copy
-outside the repository (``~/.cache/otel-oracles/spring-ai-<hash>``, ``mvn -B -q package``), so
+outside the repository (``~/.cache/otel-oracles/spring_ai-<hash>``, ``mvn -B -q package``), so
 no build output lands in the work tree; each variant runs in its own JVM, as each Python
 variant runs in its own process.
 
@@ -66,24 +66,25 @@ VERSIONED = (
 """The jars whose versions EXPECTED.md lists, read from the built application."""
 
 
-def project_files() -> list[Path]:
-    """The files the build depends on: the pom and everything under ``src``."""
-    return [PROJECT / "pom.xml", *sorted(p for p in (PROJECT / "src").rglob("*") if p.is_file())]
+def project_files(project: Path = PROJECT) -> list[Path]:
+    """The files a Maven project's build depends on: the pom and everything under ``src``."""
+    return [project / "pom.xml", *sorted(p for p in (project / "src").rglob("*") if p.is_file())]
 
 
-def build_jar() -> Path:
-    """The application jar, built once per content of the project (keyed by the hash of its
-    files) in a copy outside the repository."""
+def build_jar(project: Path = PROJECT, jar_name: str = JAR_NAME) -> Path:
+    """The project's jar, built once per content of the project (keyed by the hash of its
+    files) in a copy outside the repository (``mvn -B -q package``); the build's other output
+    (``target/lib`` where the pom copies its dependencies) stays beside it."""
     digest = hashlib.sha256()
-    for path in project_files():
-        digest.update(str(path.relative_to(PROJECT)).encode() + b"\0" + path.read_bytes())
-    build = CACHE / f"spring-ai-{digest.hexdigest()[:16]}"
-    jar = build / "target" / JAR_NAME
+    for path in project_files(project):
+        digest.update(str(path.relative_to(project)).encode() + b"\0" + path.read_bytes())
+    build = CACHE / f"{project.name}-{digest.hexdigest()[:16]}"
+    jar = build / "target" / jar_name
     if jar.is_file():
         return jar
     shutil.rmtree(build, ignore_errors=True)
-    for path in project_files():
-        target = build / path.relative_to(PROJECT)
+    for path in project_files(project):
+        target = build / path.relative_to(project)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, target)
     proc = subprocess.run(
@@ -91,7 +92,8 @@ def build_jar() -> Path:
         cwd=build, capture_output=True, text=True, check=False, timeout=1800,
     )  # fmt: skip
     if proc.returncode != 0 or not jar.is_file():
-        sys.exit(f"spring-ai: mvn package failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
+        output = f"{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
+        sys.exit(f"{project.name}: mvn package failed:\n{output}")
     return jar
 
 
@@ -157,6 +159,7 @@ def run_spring_ai(
         sys.exit(f"{variant}: the model was asked {len(served)} times, not {len(scripted.turns)}")
     write_sink_bodies(received, out / f"{variant}.raw", variant)
     write_otlp_json(out / f"{variant}.raw", out / f"{variant}.otlp.json")
+    require_whole_trace(out / f"{variant}.otlp.json", variant, len(served))
     check_model_spans(out / f"{variant}.otlp.json", variant)
     if report["text"] != scenario.turns[-1]:
         sys.exit(f"{variant}: final answer {report['text']!r} is not the script's")
@@ -180,3 +183,31 @@ def write_otlp_json(raw: Path, path: Path) -> None:
         merged.resource_spans.extend(request.resource_spans)
     doc = hex_ids(MessageToDict(merged, use_integers_for_enums=True))
     path.write_text(json.dumps(doc, indent=1) + "\n")
+
+
+def require_whole_trace(path: Path, variant: str, model_calls: int) -> None:
+    """Fail the capture unless the OTLP/JSON holds one trace with one root, every span's
+    parent and one model-call span per request the fake server answered: a span that ended
+    after the exporter shut down is lost, and a capture missing it would be graded as a run
+    that never had it."""
+    from capture import is_model_call
+
+    doc = json.loads(path.read_text())
+    spans = [
+        span
+        for rs in doc.get("resourceSpans", [])
+        for ss in rs.get("scopeSpans", [])
+        for span in ss.get("spans", [])
+    ]
+    ids = {span["spanId"] for span in spans}
+    roots = [span["name"] for span in spans if not span.get("parentSpanId")]
+    orphans = [s["name"] for s in spans if s.get("parentSpanId") and s["parentSpanId"] not in ids]
+    if len(roots) != 1 or orphans or len({span["traceId"] for span in spans}) != 1:
+        sys.exit(f"{variant}: incomplete trace (roots {roots}, parent missing for {orphans})")
+    recorded = sum(
+        is_model_call({kv["key"]: next(iter(kv["value"].values()), None)
+                       for kv in span.get("attributes", [])})
+        for span in spans
+    )  # fmt: skip
+    if recorded != model_calls:
+        sys.exit(f"{variant}: {recorded} model-call spans for {model_calls} model requests")
