@@ -255,6 +255,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "maven": "fw_adk_java:versions",
         "node_runner": "fw_adk_java:run_adk_java",
         "tool_spans": True,
+        "transfers_back": True,
         "handoff_via": "ADK's `transfer_to_agent {\"agent_name\": \"research_agent\"}`",
         "notes": ["**Tool failures:** the tool throws; ADK's `FunctionTool` catches it and "
                   "hands the model `{\"status\": \"error\", \"message\": \"An internal "

@@ -14,7 +14,8 @@ thread after the last event); the bodies are kept as sent and merged into the OT
 
 Content capture off is ADK's ``ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS=false`` (on: ``true``).
 ``g_handoff`` uses ADK's sub-agents and its built-in ``transfer_to_agent`` tool
-(``fw_adk.script``), as the Python ADK sources do.
+(``fw_adk.script``), as the Python ADK sources do; in ``n_handback`` the research agent
+transfers back to its parent, the triage agent, which must give the answer.
 """
 
 from __future__ import annotations
@@ -101,5 +102,7 @@ def run_adk_java(
     check_model_spans(out / f"{variant}.otlp.json", variant)
     if report["text"] != scenario.turns[-1]:
         sys.exit(f"{variant}: final answer {report['text']!r} is not the script's")
+    if scenario.transfers_back and report["authors"][-1:] != [scenario.handoffs[-1][1]]:
+        sys.exit(f"{variant}: answered by {report['authors']}, not after the transfer back")
     executed: list[str] = report["executed"]
     return executed
