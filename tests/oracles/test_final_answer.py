@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from otel_oracles.mapping import load_conventions
 from otel_oracles.model.result import Outcome
 from otel_oracles.model.step import Trajectory
+from tests.oracles.test_contracts_on_real_traces import contract_named, grade_file, trace_file
 from tests.oracles.trace_builders import check, gen, tool, traj
 
 ANSWER_TOOLS = ("final_answer", "final_result", "final_result_*")
@@ -107,3 +110,38 @@ def test_schema_valid_validates_structured_output_tool_arguments() -> None:
     result = check({"type": "schema_valid", "schema": schema}, bad)
     assert result.outcome == Outcome.INVARIANT_FAILURE, result.message
     assert "sources" in result.message
+
+
+def test_max_tool_calls_leaves_out_the_final_answer_call_unless_named() -> None:
+    """The answer's delivery is no tool work: a run that answers through a tool must not use
+    up one more call of its budget than one answering in text (a false fail at the limit)."""
+    t = _answer_run({"answer": "See [doc-42]."})
+    at_limit = check({"type": "max_tool_calls", "max": 1}, t)
+    assert at_limit.outcome == Outcome.PASS, at_limit.message
+    assert at_limit.message.startswith("1 tool calls")
+    named = check({"type": "max_tool_calls", "max": 0, "tools": ["final_answer"]}, t)
+    assert named.outcome == Outcome.INVARIANT_FAILURE, named.message
+    undeclared = _answer_run({"answer": "See [doc-42]."}, final_answer_tools=())
+    result = check({"type": "max_tool_calls", "max": 1}, undeclared)
+    assert result.outcome == Outcome.INVARIANT_FAILURE, "an ordinary tool call still counts"
+
+
+@pytest.mark.parametrize(
+    "source", ["smolagents-openinference", "smolagents-codeagent-openinference"]
+)
+@pytest.mark.parametrize("content", [True, False], ids=["on", "off"])
+def test_six_searches_answered_through_final_answer_count_six_tool_calls(
+    source: str, content: bool
+) -> None:
+    """m_excess_calls on smolagents: six searches, then the answer through ``final_answer``.
+    Held out, ``max_tool_calls`` counted seven, so a budget of six failed a run within it."""
+    path = trace_file(source, "m_excess_calls", content)
+    contract = contract_named("support-rag")
+    budget = next(i for i in contract.invariants if i.name == "bounded-effort")
+    for limit, want in ((6, Outcome.PASS), (5, Outcome.INVARIANT_FAILURE)):
+        changed = budget.model_copy(update={"params": {**budget.params, "max": limit}})
+        invariants = [changed if i is budget else i for i in contract.invariants]
+        verdict, _ = grade_file(path, contract.model_copy(update={"invariants": invariants}))[0]
+        result = next(r for r in verdict.results if r.name == "bounded-effort")
+        assert result.outcome == want, result.message
+        assert result.message.startswith("6 tool calls"), result.message

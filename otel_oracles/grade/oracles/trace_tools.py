@@ -624,7 +624,9 @@ class MaxToolCallsParams(CoverageParams):
     max: int = Field(ge=0)
     """Most tool calls allowed."""
     tools: list[str] = Field(default_factory=list)
-    """Tool globs to count (empty = every tool)."""
+    """Tool globs to count (empty = every tool). Final-answer tool calls (smolagents'
+    ``final_answer``, pydantic-ai's ``final_result``: the answer's delivery channel, not work)
+    are not counted unless ``tools`` names them, as ``tool_sequence`` leaves them out."""
 
 
 @register_oracle
@@ -639,7 +641,14 @@ class MaxToolCalls(OracleCheck):
 
     def check(self, ctx: GradeContext) -> Finding:
         p = self.params
-        calls = steps_of(ctx.evidence.tool_calls(), p.tools, unknown_namespace_matches=True)
+        # A framework that answers through a tool makes one more call than one that answers
+        # in text: counting it would fail a run that did no more work than the budget allows.
+        answering = {id(s) for s in ctx.evidence.final_answer_calls()}
+        calls = [
+            s
+            for s in steps_of(ctx.evidence.tool_calls(), p.tools, unknown_namespace_matches=True)
+            if id(s) not in answering or glob_any(s.tool, p.tools) is not None
+        ]
         if len(calls) > p.max:
             extra = calls[p.max :]
             return Finding.fail(
