@@ -94,6 +94,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "vercel-ai-sdk-5",
         "langgraphjs-openinference",
         "genkit",
+        "genkit-go",
         "openllmetry-js",
         "haystack-native",
         "ag2-native",
@@ -169,6 +170,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "vercel-ai-sdk-5",
         "langgraphjs-openinference",
         "genkit",
+        "genkit-go",
         "openllmetry-js",
         "haystack-native",
         "ag2-native",
@@ -299,6 +301,7 @@ CONTENT_IGNORES_SWITCH = frozenset(
     {
         "crewai-openllmetry",
         "genkit",
+        "genkit-go",
         "openllmetry-js",
         "laminar-openai-agents",
         "laminar-pydantic-ai",

@@ -183,6 +183,7 @@ TOOL_SPANS = (
     "vercel-ai-sdk-5",
     "langgraphjs-openinference",
     "genkit",
+    "genkit-go",
     "openllmetry-js",
     "haystack-native",
     "ag2-native",
@@ -272,6 +273,7 @@ NAMES_ONLY = (
 CONTENT_IGNORES_SWITCH = (
     "crewai-openllmetry",
     "genkit",
+    "genkit-go",
     "openllmetry-js",
     "laminar-openai-agents",
     "laminar-pydantic-ai",

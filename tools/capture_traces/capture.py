@@ -265,6 +265,27 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
+    "genkit-go": {
+        "what": "Firebase Genkit for Go flows (one per agent: genkit.Generate with "
+        "genkit.DefineTool tools and WithMaxTurns(10) on compat_oai's OpenAI plugin, its base "
+        "URL the fake server; the research agent's flow called from a research_agent tool for "
+        "g_handoff) traced by Genkit's own tracing on the global OpenTelemetry tracer "
+        "provider, an OTLP/HTTP protobuf exporter sending to the capture's sink (the genkit_go/ "
+        "program built once outside the repository, driven by fw_genkit_go.py)",
+        "packages": [],
+        "go": "fw_genkit_go:versions",
+        "node_runner": "fw_genkit_go:run_genkit_go",
+        "tool_spans": True,
+        "handoff_via": "the research agent's flow as a tool (`research_agent {\"question\": ...}`)",
+        "notes": ["**Tool failures:** a Genkit tool that returns an error ends the whole "
+                  "Generate call, so the failing tool returns `{\"error\": "
+                  "\"SearchBackendError: ...\"}` for the model; its span ends OK.",
+                  "**Content off:** Genkit has no switch: every action's input and output is "
+                  "recorded (`genkit:input` / `genkit:output`), so the `.nocontent` variant is "
+                  "the same run."],
+        "on": {},
+        "off": {},
+    },
     "langfuse-openai": {
         "what": "the hand-written tool loop on Langfuse's OpenAI client (`from langfuse.openai "
         "import OpenAI`), the run an `@observe(as_type=\"agent\")` function, each tool an "
