@@ -44,3 +44,19 @@ def with_unknown_leaf(source: Path, out: Path, name: str = "lookup_customer") ->
     )
     out.write_text("\n".join(json.dumps(d) for d in docs) + "\n")
     return out
+
+
+def without_attributes(source: Path, out: Path, keys: set[str]) -> Path:
+    """Write ``source`` to ``out`` (JSON lines) with every span attribute whose key is in
+    ``keys`` left out: the same run as a tracer that records less would export it (another
+    version, or a content setting that drops one field and keeps the rest)."""
+    docs = _documents(source)
+    for doc in docs:
+        for rs in doc["resourceSpans"]:
+            for scope in rs["scopeSpans"]:
+                for span in scope["spans"]:
+                    span["attributes"] = [
+                        a for a in span.get("attributes", []) if a["key"] not in keys
+                    ]
+    out.write_text("\n".join(json.dumps(d) for d in docs) + "\n")
+    return out

@@ -11,8 +11,9 @@
 //! * a `tool` message is one `tool_call_response` (its `content`, else the text of its
 //!   `contents`, JSON object or array text parsed; the call id from `tool_call_id` or a
 //!   content's `message.tool_call_id`); others are their `content` as one text part, else the
-//!   text parts of their `contents`; then every `tool_calls.N.tool_call` (arguments `{}` when
-//!   absent: OpenInference omits empty values).
+//!   text parts of their `contents`; then every `tool_calls.N.tool_call`, with no `arguments`
+//!   when the attribute is absent: OpenInference leaves out empty arguments, but a tracer that
+//!   hides content may leave them out too, so absent arguments are not read as "none".
 
 use std::collections::HashMap;
 
@@ -352,16 +353,15 @@ pub fn openinference_messages<'v, V: Tree>(
             };
             let function = tc.get("function").filter(|f| f.is_dict());
             let name = function.and_then(|f| f.get("name"));
-            let arguments = match function.and_then(|f| f.get("arguments")) {
-                Some(arguments) => normalize_arguments(arguments, bump),
-                None => Out::Parsed(J::Obj(Default::default())),
-            };
-            parts.push(Out::obj(vec![
+            let mut part = vec![
                 ("type", Out::Static("tool_call")),
                 ("id", parse_string(tc.get("id"))?),
                 ("name", name.map_or(Out::Null, Node::out)),
-                ("arguments", arguments),
-            ]));
+            ];
+            if let Some(arguments) = function.and_then(|f| f.get("arguments")) {
+                part.push(("arguments", normalize_arguments(arguments, bump)));
+            }
+            parts.push(Out::obj(part));
         }
         out.push(Out::obj(vec![
             ("role", role.map_or(Out::Null, Node::out)),

@@ -1,0 +1,79 @@
+"""A tracer that records less than the captures hold must never turn a failing check into a
+pass (DESIGN section 8): an attribute left out makes a check missing evidence, or leaves its
+verdict as it was, but is not read as "nothing happened". Derived at test time from real
+captures by leaving attribute keys out (``tests/support/unknown_spans.without_attributes``):
+what another version of the tracer, or a content setting that drops one field, would export.
+
+Found by leaving out one attribute key at a time from every capture whose expected verdict
+has a failing check and grading again; the keys below are the ones that turned a failure
+into a pass before the fixes they name."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from otel_oracles.model.result import Outcome
+from tests.oracles.test_contracts_on_real_traces import TRACES, contract_named, grade_files
+from tests.support.unknown_spans import without_attributes
+
+NOT_PASSED = {Outcome.INVARIANT_FAILURE, Outcome.MISSING_EVIDENCE, Outcome.BUDGET_EXHAUSTED}
+
+ARGUMENT_KEY = re.compile(
+    r"^llm\.(input|output)_messages\.\d+\.message\.tool_calls\.\d+\.tool_call\.function\.arguments$"
+)
+
+
+def _keys(path: Path, pattern: re.Pattern[str]) -> set[str]:
+    doc = json.loads(path.read_text())
+    return {
+        a["key"]
+        for rs in doc["resourceSpans"]
+        for scope in rs["scopeSpans"]
+        for span in scope["spans"]
+        for a in span.get("attributes", [])
+        if pattern.match(a["key"])
+    }
+
+
+@pytest.mark.parametrize(
+    "source", ["groq-openinference", "langchain-agents-openinference", "langgraph-openinference"]
+)
+def test_tool_calls_whose_arguments_were_not_recorded_are_not_calls_without_arguments(
+    source: str, tmp_path: Path
+) -> None:
+    """OpenInference leaves out empty arguments, and a tracer hiding content may leave out
+    every call's arguments while keeping the tool names: the model's requested calls then say
+    nothing of their arguments, so the coding agent's ``curl`` (in a ``run_command`` whose
+    span, where there is one, records its string input, which is no arguments object) cannot
+    be ruled out. Before, absent arguments were read as ``{}`` and ``no-network`` passed."""
+    path = TRACES / source / "h_coding_agent.otlp.json"
+    contract = contract_named("coding-agent")
+    verdict, _ = grade_files([path], contract)[0]
+    assert {r.name: r.outcome for r in verdict.results}["no-network"] == Outcome.INVARIANT_FAILURE
+    keys = _keys(path, ARGUMENT_KEY)
+    assert keys, "the capture records the requested calls' arguments"
+    derived = without_attributes(path, tmp_path / "no-arguments.jsonl", keys)
+    verdict, _ = grade_files([derived], contract)[0]
+    result = {r.name: r for r in verdict.results}["no-network"]
+    assert result.outcome == Outcome.MISSING_EVIDENCE, result.message
+    assert "arguments" in result.message
+
+
+def test_a_wrapper_span_read_as_a_model_call_does_not_hide_the_model_s_answer(
+    tmp_path: Path,
+) -> None:
+    """OpenLLMetry's Haystack instrumentation records the output field's name (``replies``)
+    as the reply on its wrapper span; ``haystack.yaml`` knows that span by its
+    ``llm.request.type``. Without that attribute the wrapper is read as a model call stacked
+    on the OpenAI SDK's span of the same call: the merged step must keep the model's real
+    answer (the layer nearer the wire), so the fabricated citation still fails."""
+    path = TRACES / "haystack-openllmetry" / "e_fabricated_citation.otlp.json"
+    derived = without_attributes(path, tmp_path / "no-request-type.jsonl", {"llm.request.type"})
+    verdict, _ = grade_files([derived], contract_named("support-rag"))[0]
+    outcomes = {r.name: r.outcome for r in verdict.results}
+    assert outcomes["grounded-citations"] in NOT_PASSED
+    assert outcomes["grounded-citations"] == Outcome.INVARIANT_FAILURE
