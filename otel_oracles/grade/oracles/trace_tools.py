@@ -729,4 +729,19 @@ class MaxSteps(OracleCheck):
                 span_ids=span_ids(merged),
                 step_indexes=indexes(merged),
             )
+        # Agents ran or tools were called, yet no model call was recorded (a tracer that
+        # records agents and tools only, such as autogen-core's own spans): the model calls
+        # that drove them are not in the trace, so a count that includes model calls is a
+        # lower bound, never a pass.
+        if StepKind.GENERATION in kinds and not ctx.evidence.generations():
+            driven = ctx.evidence.tool_calls() + ctx.trajectory.agents()
+            if driven:
+                return Finding.missing(
+                    f"at least {len(counted)} steps (at most {p.max} allowed), but no model "
+                    f"call was recorded beside {len(driven)} agent run(s) and tool call(s) that "
+                    "model calls drove: how many ran is unknown",
+                    details=details,
+                    span_ids=span_ids(driven[:3]),
+                    step_indexes=indexes(driven[:3]),
+                )
         return Finding.ok(f"{len(counted)} steps (at most {p.max})", details=details)
