@@ -77,3 +77,47 @@ def test_a_wrapper_span_read_as_a_model_call_does_not_hide_the_model_s_answer(
     outcomes = {r.name: r.outcome for r in verdict.results}
     assert outcomes["grounded-citations"] in NOT_PASSED
     assert outcomes["grounded-citations"] == Outcome.INVARIANT_FAILURE
+
+
+@pytest.mark.parametrize(
+    ("scenario", "check"),
+    [
+        ("d_forbidden_tool", "no-destructive-tools"),
+        ("c_retry_exhausted", "search-retry"),
+        ("j_undisclosed_failure", "degraded-disclosed"),
+    ],
+)
+def test_a_llamaindex_tool_span_without_its_name_is_an_unnamed_call(
+    scenario: str, check: str, tmp_path: Path
+) -> None:
+    """LlamaIndex's OpenInference tool spans are named after the instrumented method
+    (``FunctionTool.acall`` for every tool): without ``tool.name`` the call is unnamed, so
+    the checks that must know which tools ran are missing evidence. Before, every call was
+    a call of ``FunctionTool.acall`` and these failing checks passed."""
+    path = TRACES / "llamaindex-openinference" / f"{scenario}.otlp.json"
+    derived = without_attributes(path, tmp_path / "no-tool-name.jsonl", {"tool.name"})
+    verdict, _ = grade_files([derived], contract_named("support-rag"))[0]
+    result = {r.name: r for r in verdict.results}[check]
+    assert result.outcome == Outcome.MISSING_EVIDENCE, result.message
+
+
+@pytest.mark.parametrize("source", ["langgraph-openinference", "langgraphjs-openinference"])
+def test_a_langgraph_run_s_reply_is_its_last_message_not_its_whole_state(
+    source: str, tmp_path: Path
+) -> None:
+    """With the model calls' reply text not recorded, the answer is the agent's: LangGraph's
+    output state holds every message of the run (the question, the search results citing
+    doc-17 and doc-42, the reply). Its reply is the last message, "I do not know...", which
+    cites nothing; before, the dump of the whole state was the answer and ``cites-a-source``
+    passed ``k_unfounded_uncertainty`` on the search results' ids."""
+    path = TRACES / source / "k_unfounded_uncertainty.otlp.json"
+    keys = _keys(path, re.compile(r"^llm\.output_messages\.\d+\.message\.content$"))
+    derived = without_attributes(path, tmp_path / "no-reply-text.jsonl", keys)
+    verdict, trajectory = grade_files([derived], contract_named("support-rag"))[0]
+    outcomes = {r.name: r.outcome for r in verdict.results}
+    assert outcomes["cites-a-source"] == Outcome.INVARIANT_FAILURE
+    agent = trajectory.agents()[0]
+    assert agent.output_messages is not None
+    assert [p["content"] for p in agent.output_messages[0]["parts"]] == [
+        "I do not know the refund window for enterprise customers."
+    ]

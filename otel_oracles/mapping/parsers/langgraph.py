@@ -174,6 +174,25 @@ def parse_langchain_messages(value: Any) -> list[Message] | None:
     return out or None
 
 
+def parse_langgraph_state_reply(value: Any) -> list[Message] | None:
+    """The reply a LangGraph agent's run ended with, from the graph's output state as
+    tracers record it (``{"messages": [message, ...]}``, each message serialized by LangChain
+    in a form ``_langchain_message_body`` knows): the last message when it is the model's
+    (``ai``), as one assistant message; no messages (``[]``) when the run ended on another
+    message (a tool's, after a handoff), since the state's other messages (the question, the
+    tools' results) are no answer. Anything that is not such a state is no value (the rule's
+    next source reads it)."""
+    if not isinstance(value, dict):
+        return None
+    messages = value.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return None
+    last = _langchain_chat_message(messages[-1], output=True)
+    if last is None:
+        return None  # a shape not known here: no claim about the run's reply
+    return [last] if last.get("role") == "assistant" else []
+
+
 _REPR_TYPE = re.compile(r"([A-Za-z_][\w.]{0,200})\(")
 
 
@@ -287,5 +306,6 @@ PARSERS: Mapping[str, Parser] = {
     "object_only": parse_object_only,
     "langtrace_chat_input": parse_langtrace_chat_input,
     "langtrace_chat_output": parse_langtrace_chat_output,
+    "langgraph_state_reply": parse_langgraph_state_reply,
 }
 """Registered names (as written in YAML ``parse:``) -> parser."""
