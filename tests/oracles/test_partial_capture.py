@@ -87,15 +87,20 @@ def test_a_wrapper_span_read_as_a_model_call_does_not_hide_the_model_s_answer(
         ("j_undisclosed_failure", "degraded-disclosed"),
     ],
 )
+@pytest.mark.parametrize(
+    ("source", "name_key"),
+    [("llamaindex-openinference", "tool.name"), ("mlflow-llamaindex", "name")],
+)
 def test_a_llamaindex_tool_span_without_its_name_is_an_unnamed_call(
-    scenario: str, check: str, tmp_path: Path
+    scenario: str, check: str, source: str, name_key: str, tmp_path: Path
 ) -> None:
-    """LlamaIndex's OpenInference tool spans are named after the instrumented method
-    (``FunctionTool.acall`` for every tool): without ``tool.name`` the call is unnamed, so
-    the checks that must know which tools ran are missing evidence. Before, every call was
-    a call of ``FunctionTool.acall`` and these failing checks passed."""
-    path = TRACES / "llamaindex-openinference" / f"{scenario}.otlp.json"
-    derived = without_attributes(path, tmp_path / "no-tool-name.jsonl", {"tool.name"})
+    """LlamaIndex's tool spans are named after the instrumented method
+    (``FunctionTool.acall`` for every tool), by OpenInference and by MLflow's autolog alike:
+    without the attribute that names the tool the call is unnamed, so the checks that must
+    know which tools ran are missing evidence. Before, every call was a call of
+    ``FunctionTool.acall`` and these failing checks passed."""
+    path = TRACES / source / f"{scenario}.otlp.json"
+    derived = without_attributes(path, tmp_path / "no-tool-name.jsonl", {name_key})
     verdict, _ = grade_files([derived], contract_named("support-rag"))[0]
     result = {r.name: r for r in verdict.results}[check]
     assert result.outcome == Outcome.MISSING_EVIDENCE, result.message
