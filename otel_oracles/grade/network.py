@@ -20,7 +20,8 @@ HTTP_METHOD_KEYS: tuple[str, ...] = ("http.request.method", "http.method", "meth
 """Semconv's keys, and the ``method`` tag of Micrometer's ``http.client.requests`` observation
 (Spring's HTTP clients bridged to OpenTelemetry; ``conventions/spring-ai.yaml``)."""
 URL_KEYS: tuple[str, ...] = ("url.full", "http.url")
-HOST_KEYS: tuple[str, ...] = ("server.address", "net.peer.name", "http.host")
+HOST_KEYS: tuple[str, ...] = ("server.address", "net.peer.name", "http.host", "target.host")
+"""``target.host``: Micrometer's tag in Spring Framework 7's HTTP client observations."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -101,6 +101,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "autogen-native",
         "langtrace-dspy",
         "spring-ai",
+        "spring-ai-2",
         "adk-java",
         "adk-go",
     }
@@ -176,6 +177,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "ag2-native",
         "autogen-native",
         "spring-ai",
+        "spring-ai-2",
         "adk-java",
         "adk-go",
     }
@@ -198,6 +200,7 @@ OK_NOT_SHOWN = frozenset(
         "llamaindex-openllmetry",
         "vercel-ai-sdk-5",
         "spring-ai",
+        "spring-ai-2",
         "adk-java",
     }
 )
@@ -211,6 +214,7 @@ HANDLED_FAILURES = frozenset(
         "llamaindex-openllmetry",
         "openllmetry-agno",
         "spring-ai",
+        "spring-ai-2",
         "adk-java",
     }
 )
@@ -288,7 +292,7 @@ it (OpenLIT's LangGraph instrumentor: a span per model-node run next to the Lang
 instrumentor's spans, not around them): every call is a leaf twice, so the run's usage is
 half the leaf total, never the whole."""
 
-NO_MODEL_OUTPUT = frozenset({"openllmetry-openai-agents", "spring-ai"})
+NO_MODEL_OUTPUT = frozenset({"openllmetry-openai-agents", "spring-ai", "spring-ai-2"})
 """Sources whose model spans record the input messages only, or no message at all (Spring AI
 writes them to the application log): the final answer is missing (None) even with content
 on, never an earlier text."""
@@ -349,7 +353,9 @@ REPR_RESULTS = frozenset({"openlit-ag2"})
 """Sources whose tool results reach the model, and so the trace, as the return value's
 ``str()`` (AG2 Classic's tool executor): a Python-repr text, not a JSON object."""
 
-NAMELESS_AGENTS = frozenset({"haystack-openinference", "haystack-native", "spring-ai"})
+NAMELESS_AGENTS = frozenset(
+    {"haystack-openinference", "haystack-native", "spring-ai", "spring-ai-2"}
+)
 """Sources where no span names any agent and an agent used as a tool is seen only as a nested
 agent run: the delegation is seen, both of its ends are missing evidence."""
 

@@ -60,10 +60,17 @@ def test_a_failed_call_reads_as_failed_only_where_its_result_was_recorded() -> N
     ]
 
 
-def _with_http_span(scenario: str, parent_name: str, url: str, out: Path) -> Path:
+BOOT_3_TAGS = {"http.url": "https://api.example.com/x", "client.name": "api.example.com"}
+BOOT_4_TAGS = {"target.host": "api.example.com", "target.port": "443", "target.scheme": "https"}
+"""Where the request went, as Spring Framework 6 (Boot 3) and 7 (Boot 4) tag it."""
+
+
+def _with_http_span(
+    traces: Path, scenario: str, parent_name: str, where: dict[str, str], out: Path
+) -> Path:
     """The capture with one Micrometer ``http.client.requests`` span (Spring's RestClient, as
     the bridge exports it) under the first span named ``parent_name``, inside its time span."""
-    doc = json.loads((TRACES / f"{scenario}.otlp.json").read_text())
+    doc = json.loads((traces / f"{scenario}.otlp.json").read_text())
     scope, parent = next(
         (ss, span)
         for rs in doc["resourceSpans"]
@@ -72,7 +79,7 @@ def _with_http_span(scenario: str, parent_name: str, url: str, out: Path) -> Pat
         if span["name"] == parent_name
     )
     start, end = int(parent["startTimeUnixNano"]), int(parent["endTimeUnixNano"])
-    tags = {"method": "GET", "http.url": url, "uri": "/", "status": "200", "outcome": "SUCCESS"}
+    tags = {"method": "GET", **where, "uri": "/", "status": "200", "outcome": "SUCCESS"}
     scope["spans"].append(
         {
             "traceId": parent["traceId"],
@@ -90,16 +97,21 @@ def _with_http_span(scenario: str, parent_name: str, url: str, out: Path) -> Pat
 
 
 @pytest.mark.parametrize(
-    ("parent", "outcome"),
+    ("source", "parent", "where", "outcome"),
     [
-        ("tool_call search_docs", Outcome.INVARIANT_FAILURE),  # the tool reached the network
-        ("chat gpt-4o-mini", Outcome.PASS),  # a model call's own transport
+        # the tool reached the network
+        ("spring-ai", "tool_call search_docs", BOOT_3_TAGS, Outcome.INVARIANT_FAILURE),
+        ("spring-ai-2", "execute_tool search_docs", BOOT_4_TAGS, Outcome.INVARIANT_FAILURE),
+        # a model call's own transport
+        ("spring-ai", "chat gpt-4o-mini", BOOT_3_TAGS, Outcome.PASS),
+        ("spring-ai-2", "chat gpt-4o-mini", BOOT_4_TAGS, Outcome.PASS),
     ],
 )
 def test_spring_http_client_spans_are_network_access_outside_model_calls(
-    parent: str, outcome: Outcome, tmp_path: Path
+    source: str, parent: str, where: dict[str, str], outcome: Outcome, tmp_path: Path
 ) -> None:
-    path = _with_http_span("a_happy", parent, "https://api.example.com/x", tmp_path / "t.json")
+    traces = TRACES.parent / source
+    path = _with_http_span(traces, "a_happy", parent, where, tmp_path / "t.json")
     contract = parse_contract({"id": "c", "invariants": [{"type": "no_network"}]}, "<test>")
     problems: list[Any] = []
     graded = [

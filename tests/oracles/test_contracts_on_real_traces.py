@@ -193,6 +193,7 @@ TOOL_SPANS = (
     "agentops-openai-agents",
     "langtrace-dspy",
     "spring-ai",
+    "spring-ai-2",
     "adk-java",
     "adk-go",
 )
@@ -203,10 +204,11 @@ UNNAMED_AGENTS = (
     "haystack-openinference",
     "haystack-native",
     "spring-ai",
+    "spring-ai-2",
 )
 """No span names the running agent: the handoff's source is missing evidence (its target too
 with content off), so the required transfer can be neither confirmed nor refuted."""
-NO_MODEL_OUTPUT = ("openllmetry-openai-agents", "spring-ai")
+NO_MODEL_OUTPUT = ("openllmetry-openai-agents", "spring-ai", "spring-ai-2")
 """Model spans record their input messages only (no output, no usage), or no message at all
 (Spring AI writes them to the application log): the final answer, and every check that reads
 it, is missing evidence even with content on."""
@@ -236,6 +238,7 @@ OK_NOT_SHOWN = (
     "llamaindex-openllmetry",
     "vercel-ai-sdk-5",
     "spring-ai",
+    "spring-ai-2",
     "adk-java",
 )
 """Tool spans that end OK when the tool handled or returned its own error (LangChain's
@@ -248,6 +251,7 @@ HANDLED_FAILURES = (
     "llamaindex-openllmetry",
     "openllmetry-agno",
     "spring-ai",
+    "spring-ai-2",
     "adk-java",
 )
 """Every tool failure ends OK (handled inside the tool; OpenLLMetry's LlamaIndex call_tool step
@@ -312,7 +316,7 @@ pool and ADK for Go's goroutines, too quick to overlap, this time), and with con
 (AutoGen's own spans: always) no model call's output shows that they were asked for together:
 the second failed search reads as a retry of the first (``search-retry`` tolerated, a repeat
 counted where the trace cannot tell, never one missed)."""
-OUTPUT_NEVER_RECORDED = ("spring-ai",)
+OUTPUT_NEVER_RECORDED = ("spring-ai", "spring-ai-2")
 """No model call's output is recorded whatever the content switch (Spring AI writes messages to
 the application log, not to spans), and the framework runs the two searches of
 ``l_parallel_failures``' one turn one after the other: with content on too, nothing shows they

@@ -244,6 +244,30 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
+    "spring-ai-2": {
+        "what": "the spring-ai agents on Spring AI 2.0 and Spring Boot 4 (the same ChatClient "
+        "with @Tool methods, built with spring_ai/pom-spring-ai-2.xml: spring-ai-bom 2.0.1, "
+        "spring-boot-starter-opentelemetry) traced by Spring AI's Micrometer observations "
+        "through Boot's OpenTelemetry bridge and OTLP/HTTP protobuf exporter, which sends to "
+        "the capture's sink (driven by fw_spring_ai.py)",
+        "packages": [],
+        "maven": "fw_spring_ai:versions_2",
+        "node_runner": "fw_spring_ai:run_spring_ai_2",
+        "tool_spans": True,
+        "handoff_via": "the research agent's ChatClient as a tool "
+        "(`research_agent {\"question\": ...}`)",
+        "notes": ["**Tool failures:** the `@Tool` method throws; Spring AI's default "
+                  "`ToolExecutionExceptionProcessor` sends the exception's message to the model "
+                  "as the tool's result, and the `execute_tool` span ends OK: only the result "
+                  "attribute (content on) shows the failure.",
+                  "**Content off:** Spring AI's defaults. On: "
+                  "`spring.ai.tools.observations.include-content=true` (tool arguments and "
+                  "results as span attributes) and the chat model's and chat client's "
+                  "`log-prompt` / `log-completion`, which write messages to the application "
+                  "log only: no span of either variant holds the model's messages."],
+        "on": {},
+        "off": {},
+    },
     "adk-java": {
         "what": "Google ADK for Java 1.8 (LlmAgents with FunctionTool tools on ADK's own "
         "chat-completions client, ApigeeLlm with an apigee/openai/ model whose proxy URL is the "

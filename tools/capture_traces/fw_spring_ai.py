@@ -48,6 +48,8 @@ HERE = Path(__file__).resolve().parent
 PROJECT = HERE / "spring_ai"
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "otel-oracles"
 JAR_NAME = "spring-ai-capture.jar"
+POM_2 = "pom-spring-ai-2.xml"
+"""The same sources on Spring AI 2.0 and Spring Boot 4 (source ``spring-ai-2``)."""
 
 CONTENT_ON = [
     "--spring.ai.tools.observations.include-content=true",
@@ -66,25 +68,27 @@ VERSIONED = (
 """The jars whose versions EXPECTED.md lists, read from the built application."""
 
 
-def project_files(project: Path = PROJECT) -> list[Path]:
-    """The files a Maven project's build depends on: the pom and everything under ``src``."""
-    return [project / "pom.xml", *sorted(p for p in (project / "src").rglob("*") if p.is_file())]
+def project_files(project: Path = PROJECT, pom: str = "pom.xml") -> list[Path]:
+    """The files a Maven project's build depends on: its pom and everything under ``src``."""
+    return [project / pom, *sorted(p for p in (project / "src").rglob("*") if p.is_file())]
 
 
-def build_jar(project: Path = PROJECT, jar_name: str = JAR_NAME) -> Path:
-    """The project's jar, built once per content of the project (keyed by the hash of its
-    files) in a copy outside the repository (``mvn -B -q package``); the build's other output
-    (``target/lib`` where the pom copies its dependencies) stays beside it."""
+def build_jar(project: Path = PROJECT, jar_name: str = JAR_NAME, pom: str = "pom.xml") -> Path:
+    """The project's jar, built with ``pom`` (copied as ``pom.xml``) once per content of the
+    project (keyed by the hash of its files) in a copy outside the repository (``mvn -B -q
+    package``); the build's other output (``target/lib`` where the pom copies its
+    dependencies) stays beside it."""
     digest = hashlib.sha256()
-    for path in project_files(project):
+    for path in project_files(project, pom):
         digest.update(str(path.relative_to(project)).encode() + b"\0" + path.read_bytes())
-    build = CACHE / f"{project.name}-{digest.hexdigest()[:16]}"
+    stem = project.name if pom == "pom.xml" else f"{project.name}-{Path(pom).stem}"
+    build = CACHE / f"{stem}-{digest.hexdigest()[:16]}"
     jar = build / "target" / jar_name
     if jar.is_file():
         return jar
     shutil.rmtree(build, ignore_errors=True)
-    for path in project_files(project):
-        target = build / path.relative_to(project)
+    for path in project_files(project, pom):
+        target = build / ("pom.xml" if path.name == pom else path.relative_to(project))
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, target)
     proc = subprocess.run(
@@ -97,10 +101,10 @@ def build_jar(project: Path = PROJECT, jar_name: str = JAR_NAME) -> Path:
     return jar
 
 
-def versions() -> dict[str, str]:
+def versions(pom: str = "pom.xml") -> dict[str, str]:
     """The versions of the jars that matter, as packed in the built application."""
     found: dict[str, str] = {}
-    with zipfile.ZipFile(build_jar()) as jar:
+    with zipfile.ZipFile(build_jar(PROJECT, JAR_NAME, pom)) as jar:
         for name in jar.namelist():
             if not (name.startswith("BOOT-INF/lib/") and name.endswith(".jar")):
                 continue
@@ -111,13 +115,30 @@ def versions() -> dict[str, str]:
     return {artifact: found.get(artifact, "not packed") for artifact in VERSIONED}
 
 
-def run_spring_ai(
+def versions_2() -> dict[str, str]:
+    """``versions`` of the Spring AI 2 build (``pom-spring-ai-2.xml``)."""
+    return versions(POM_2)
+
+
+def run_spring_ai_2(
     scenario: Scenario, variant: str, content: bool, out: Path, project: Path
+) -> list[str]:
+    """``run_spring_ai`` on the Spring AI 2 build (Spring AI 2.0, Spring Boot 4)."""
+    return run_spring_ai(scenario, variant, content, out, project, POM_2)
+
+
+def run_spring_ai(
+    scenario: Scenario,
+    variant: str,
+    content: bool,
+    out: Path,
+    project: Path,
+    pom: str = "pom.xml",
 ) -> list[str]:
     """Run one (scenario, content) variant in its own JVM; returns the tools the run really
     executed, and fails when the final answer is not the scenario's (``project`` is the
     capture's Node project option, unused here)."""
-    jar = build_jar()
+    jar = build_jar(PROJECT, JAR_NAME, pom)
     agent = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
     spec_path = out.resolve() / f".{variant}.spec.json"
     report_path = out.resolve() / f".{variant}.report.json"
@@ -142,7 +163,8 @@ def run_spring_ai(
             "java", "-Xmx512m", "-XX:TieredStopAtLevel=1", f"-Dcapture.spec={spec_path}",
             "-jar", str(jar),
             f"--spring.ai.openai.base-url={base_url.removesuffix('/v1')}",
-            f"--management.otlp.tracing.endpoint={endpoint}/v1/traces",
+            f"--management.otlp.tracing.endpoint={endpoint}/v1/traces",  # Boot 3
+            f"--management.opentelemetry.tracing.export.otlp.endpoint={endpoint}/v1/traces",
             f"--spring.application.name={agent}",
             *(CONTENT_ON if content else []),
         ]  # fmt: skip
