@@ -127,14 +127,16 @@ def test_max_tool_calls_leaves_out_the_final_answer_call_unless_named() -> None:
 
 
 @pytest.mark.parametrize(
-    "source", ["smolagents-openinference", "smolagents-codeagent-openinference"]
+    "source",
+    ["smolagents-openinference", "smolagents-codeagent-openinference", "beeai-openinference"],
 )
 @pytest.mark.parametrize("content", [True, False], ids=["on", "off"])
 def test_six_searches_answered_through_final_answer_count_six_tool_calls(
     source: str, content: bool
 ) -> None:
-    """m_excess_calls on smolagents: six searches, then the answer through ``final_answer``.
-    Held out, ``max_tool_calls`` counted seven, so a budget of six failed a run within it."""
+    """m_excess_calls on smolagents and BeeAI: six searches, then the answer through
+    ``final_answer``. Held out, ``max_tool_calls`` counted seven, so a budget of six failed a
+    run within it."""
     path = trace_file(source, "m_excess_calls", content)
     contract = contract_named("support-rag")
     budget = next(i for i in contract.invariants if i.name == "bounded-effort")

@@ -153,9 +153,10 @@ async def _run(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
             ai_model_id="gpt-4o-mini",
             async_client=AsyncOpenAI(base_url=base_url, api_key="capture-not-a-key"),
         )
-        settings = OpenAIChatPromptExecutionSettings(
-            function_choice_behavior=FunctionChoiceBehavior.Auto(), temperature=0.0
-        )
+        # Auto invocation stops after five rounds by default, and m_excess_calls scripts six:
+        # the sixth request would be answered without running its tool.
+        auto = FunctionChoiceBehavior.Auto(maximum_auto_invoke_attempts=10)
+        settings = OpenAIChatPromptExecutionSettings(function_choice_behavior=auto, temperature=0.0)
         plugin = support_tools(tools, executed)
         if scenario.agents_only:
             research = ChatCompletionAgent(
