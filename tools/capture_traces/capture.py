@@ -2225,13 +2225,6 @@ def expected_md(source: str, results: dict[str, dict[str, list[str]]]) -> str:
     for name, variants in results.items():
         scenario = SCENARIOS[name]
         prefix = SOURCES[source].get("tool_prefix", "")  # e.g. a plugin namespace
-        script = [
-            prefix + tool
-            for turn in scenario.turns
-            if not isinstance(turn, str)
-            for tool, _ in turn
-            if not tool.startswith("transfer_to_")
-        ]
         lines += ["", f"## {name}", "", f"- **User prompt:** {scenario.prompt}"]
         if scenario.agents_only:
             via = SOURCES[source].get(
@@ -2259,9 +2252,7 @@ def expected_md(source: str, results: dict[str, dict[str, list[str]]]) -> str:
         lines.append(f"- **Final answer:** '{final}'")
         lines += [f"- {note}" for note in SOURCES[source].get("notes", [])]
         for variant, executed in variants.items():
-            # Calls requested in one turn may run concurrently: any order within the turn.
-            same = executed == script or (scenario.parallel and sorted(executed) == sorted(script))
-            status = "run verified" if same else "run FAILED"
+            status = "run verified" if run_matches(source, scenario, executed) else "run FAILED"
             with_spans = ("traceloop-sdk", "vercel-ai-sdk-legacy", "openinference-openai-agents")
             if SOURCES[source].get("tool_spans"):
                 with_spans = (source,)
@@ -2271,6 +2262,25 @@ def expected_md(source: str, results: dict[str, dict[str, list[str]]]) -> str:
                 f"final answer matches); tool spans in trace: {spans}"
             )
     return "\n".join(lines) + "\n"
+
+
+def scripted_tools(source: str, scenario: Scenario) -> list[str]:
+    """The tools the script runs, in order, as the source names them (transfers left out)."""
+    prefix = SOURCES[source].get("tool_prefix", "")  # e.g. a plugin namespace
+    return [
+        prefix + tool
+        for turn in scenario.turns
+        if not isinstance(turn, str)
+        for tool, _ in turn
+        if not tool.startswith("transfer_to_")
+    ]
+
+
+def run_matches(source: str, scenario: Scenario, executed: list[str]) -> bool:
+    """Whether the tools that really ran are the script's (calls requested in one turn may
+    run concurrently: any order within the turn)."""
+    script = scripted_tools(source, scenario)
+    return executed == script or (scenario.parallel and sorted(executed) == sorted(script))
 
 
 def parallel_lines(scenario: Scenario) -> list[str]:
@@ -2376,6 +2386,18 @@ def main() -> None:
             variant = name if content == "on" else f"{name}.nocontent"
             results.setdefault(name, {})[variant] = json.loads(proc.stdout.strip().splitlines()[-1])
             print(f"captured {out / variant}.otlp.json", file=sys.stderr)
+    # A run whose tools are not the script's is no ground truth (a framework that stopped
+    # early, e.g. Semantic Kernel's five automatic rounds against six scripted calls): fail
+    # the capture rather than write a section the graders would be measured against.
+    unlike = [
+        f"{variant}: tools executed {ran}, script {scripted_tools(args.source, SCENARIOS[name])}"
+        for name, variants in results.items()
+        for variant, ran in variants.items()
+        if not run_matches(args.source, SCENARIOS[name], ran)
+    ]
+    if unlike:
+        head = f"{args.source}: run not as scripted, EXPECTED.md not written:"
+        sys.exit("\n".join([head, *unlike]))
     expected = out / "EXPECTED.md"
     text = expected_md(args.source, results)
     if args.scenario and expected.exists():
