@@ -126,3 +126,21 @@ def test_a_langgraph_run_s_reply_is_its_last_message_not_its_whole_state(
     assert [p["content"] for p in agent.output_messages[0]["parts"]] == [
         "I do not know the refund window for enterprise customers."
     ]
+
+
+@pytest.mark.parametrize(
+    ("scenario", "check"),
+    [("i_parallel_tools", "no-destructive-tools"), ("j_undisclosed_failure", "degraded-disclosed")],
+)
+def test_a_tool_span_named_in_the_genai_form_names_its_tool(
+    scenario: str, check: str, tmp_path: Path
+) -> None:
+    """OpenInference's ADK instrumentor keeps ADK's span names (``execute_tool <tool>``):
+    without ``tool.name`` the tool is the name's tool part. Before, the tool was named
+    ``execute_tool delete_records``, which no contract's ``delete_records`` matches, and the
+    forbidden call and the failed search passed unseen."""
+    path = TRACES / "openinference-google-adk" / f"{scenario}.otlp.json"
+    derived = without_attributes(path, tmp_path / "no-tool-name.jsonl", {"tool.name"})
+    verdict, _ = grade_files([derived], contract_named("support-rag"))[0]
+    outcomes = {r.name: r.outcome for r in verdict.results}
+    assert outcomes[check] == Outcome.INVARIANT_FAILURE
