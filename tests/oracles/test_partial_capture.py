@@ -144,3 +144,31 @@ def test_a_tool_span_named_in_the_genai_form_names_its_tool(
     verdict, _ = grade_files([derived], contract_named("support-rag"))[0]
     outcomes = {r.name: r.outcome for r in verdict.results}
     assert outcomes[check] == Outcome.INVARIANT_FAILURE
+
+
+@pytest.mark.parametrize(
+    "source", ["smolagents-openinference", "smolagents-codeagent-openinference"]
+)
+def test_a_smolagents_tool_span_without_its_name_is_an_unnamed_call(
+    source: str, tmp_path: Path
+) -> None:
+    """smolagents' OpenInference tool spans are named after the tool's class (``SimpleTool``
+    for every ``@tool`` function): without ``tool.name`` the call is unnamed. Before, the
+    forbidden ``delete_records`` was a call of ``SimpleTool`` and passed."""
+    path = TRACES / source / "d_forbidden_tool.otlp.json"
+    derived = without_attributes(path, tmp_path / "no-tool-name.jsonl", {"tool.name"})
+    verdict, _ = grade_files([derived], contract_named("support-rag"))[0]
+    result = {r.name: r for r in verdict.results}["no-destructive-tools"]
+    assert result.outcome == Outcome.MISSING_EVIDENCE, result.message
+
+
+def test_a_decorated_agent_that_returned_nothing_gave_no_answer(tmp_path: Path) -> None:
+    """OpenLLMetry's ``@agent`` decorator records the function's JSON-encoded return value;
+    the capture's agent returns nothing (``null``). With the model's reply not recorded,
+    ``null`` was read as the answer, which cites no ids, and ``grounded-citations`` passed
+    ``e_fabricated_citation``; now the answer is not captured (missing evidence)."""
+    path = TRACES / "traceloop-sdk" / "e_fabricated_citation.otlp.json"
+    derived = without_attributes(path, tmp_path / "no-reply.jsonl", {"gen_ai.completion.0.content"})
+    verdict, _ = grade_files([derived], contract_named("support-rag"))[0]
+    result = {r.name: r for r in verdict.results}["grounded-citations"]
+    assert result.outcome == Outcome.MISSING_EVIDENCE, result.message
