@@ -147,3 +147,31 @@ def test_six_searches_answered_through_final_answer_count_six_tool_calls(
         result = next(r for r in verdict.results if r.name == "bounded-effort")
         assert result.outcome == want, result.message
         assert result.message.startswith("6 tool calls"), result.message
+
+
+def test_calls_followed_while_open_are_found_as_the_pairwise_definition_finds_them() -> None:
+    """``_not_followed_while_open`` answers, for every model call, whether another call
+    started strictly inside it, by binary search over the sorted starts (a trace of 10,000
+    model calls must not cost 10,000 squared comparisons): the same calls as comparing every
+    pair, on random timings with ties, equal starts, untimed calls and nested calls."""
+    import random
+
+    from otel_oracles.grade.evidence import _not_followed_while_open
+
+    rng = random.Random(18)
+    for _ in range(300):
+        steps = []
+        for _ in range(rng.randrange(1, 9)):
+            start = rng.choice([None, rng.randrange(0, 20)])
+            end = None if start is None or rng.random() < 0.1 else start + rng.randrange(0, 8)
+            steps.append(gen("x", start_ns=start, end_ns=end))
+        gens = traj(*steps, timed=False).generations()
+        starts = [g.start_ns for g in gens if g.start_ns is not None]
+        pairwise = [
+            g
+            for g in gens
+            if g.start_ns is None
+            or g.end_ns is None
+            or not any(g.start_ns < s < g.end_ns for s in starts)
+        ]
+        assert _not_followed_while_open(gens) == (pairwise or gens)
