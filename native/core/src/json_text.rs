@@ -1,6 +1,7 @@
-//! JSON spellings shared by every writer that must match Python's `json.dumps` byte for byte
-//! (the scan text, the JSON report): strings as `ensure_ascii=False` escapes them and floats
-//! as `float.__repr__` writes them.
+//! JSON spellings shared by the core's JSON writers: strings as Python's
+//! `json.dumps(ensure_ascii=False)` escapes them (the scan text and the JSON report must
+//! match it byte for byte; the OTLP/JSON encoder escapes the same way) and floats as
+//! `float.__repr__` writes them.
 
 use crate::otlp_json::repr::repr_float;
 

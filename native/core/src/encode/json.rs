@@ -8,39 +8,15 @@
 
 use std::fmt::Write as _;
 
+use crate::json_text::write_string;
+
 use super::records::{Attribute, Event, Head, LogRecord, Piece, Span, Value};
 use super::{reserve_after_first, Framed};
 
-/// `string` as a JSON string literal.
+/// `string` as a JSON string literal (`crate::json_text`'s escaping: `"`, `\` and control
+/// characters).
 pub(super) fn string(buf: &mut Vec<u8>, string: &str) {
-    buf.push(b'"');
-    let bytes = string.as_bytes();
-    let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        let escape: &[u8] = match b {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            b'\n' => b"\\n",
-            b'\r' => b"\\r",
-            b'\t' => b"\\t",
-            0x08 => b"\\b",
-            0x0c => b"\\f",
-            0x00..=0x1f => b"",
-            _ => continue,
-        };
-        buf.extend_from_slice(&bytes[start..i]);
-        if escape.is_empty() {
-            const HEX: &[u8; 16] = b"0123456789abcdef";
-            buf.extend_from_slice(b"\\u00");
-            buf.push(HEX[usize::from(b >> 4)]);
-            buf.push(HEX[usize::from(b & 0xf)]);
-        } else {
-            buf.extend_from_slice(escape);
-        }
-        start = i + 1;
-    }
-    buf.extend_from_slice(&bytes[start..]);
-    buf.push(b'"');
+    write_string(string.as_bytes(), buf);
 }
 
 pub(super) fn hex(buf: &mut Vec<u8>, id: &[u8]) {
