@@ -172,3 +172,20 @@ def test_a_decorated_agent_that_returned_nothing_gave_no_answer(tmp_path: Path) 
     verdict, _ = grade_files([derived], contract_named("support-rag"))[0]
     result = {r.name: r for r in verdict.results}["grounded-citations"]
     assert result.outcome == Outcome.MISSING_EVIDENCE, result.message
+
+
+@pytest.mark.parametrize("key", ["gen_ai.tool_call.id", "gen_ai.operation.name"])
+def test_an_adk_tool_response_whose_status_says_error_is_a_failed_call(
+    key: str, tmp_path: Path
+) -> None:
+    """ADK for Java answers a tool that threw with ``{"status": "error", ...}`` and ends
+    its span OK; ``adk-java.yaml`` knows its tool spans by ``gen_ai.tool_call.id``. Without
+    that attribute (or the operation name) the span is read by ``google-adk.yaml``, which now
+    reads ADK's documented ``status`` outcome too: three failed searches are two retries
+    over the budget. Before, they were three successful searches and ``search-retry``
+    passed."""
+    path = TRACES / "adk-java" / "c_retry_exhausted.otlp.json"
+    derived = without_attributes(path, tmp_path / "partial.jsonl", {key})
+    verdict, _ = grade_files([derived], contract_named("support-rag"))[0]
+    outcomes = {r.name: r.outcome for r in verdict.results}
+    assert outcomes["search-retry"] == Outcome.BUDGET_EXHAUSTED
