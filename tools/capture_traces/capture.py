@@ -53,6 +53,26 @@ ANTHROPIC_NOTES = [
     "missing evidence unless a contract sets `coverage: lenient`.",
 ]
 
+SPRING_AI_HANDOFF = (
+    'the research agent\'s ChatClient as a tool (`research_agent {"question": ...}`)'
+)
+
+
+def spring_ai_notes(tool_span: str) -> list[str]:
+    """EXPECTED.md's notes for the Spring AI sources (1.1 and 2.0 behave alike), which differ
+    only in the name of the span Spring AI records a tool call as (``tool_span``)."""
+    return [
+        "**Tool failures:** the `@Tool` method throws; Spring AI's default "
+        "`ToolExecutionExceptionProcessor` sends the exception's message to the model as the "
+        f"tool's result, and the `{tool_span}` span ends OK: only the result attribute "
+        "(content on) shows the failure.",
+        "**Content off:** Spring AI's defaults. On: "
+        "`spring.ai.tools.observations.include-content=true` (tool arguments and results as "
+        "span attributes) and the chat model's and chat client's `log-prompt` / "
+        "`log-completion`, which write messages to the application log only: no span of either "
+        "variant holds the model's messages.",
+    ]
+
 
 LANGSMITH_OTEL = {
     "LANGSMITH_TRACING": "true",
@@ -205,17 +225,8 @@ SOURCES: dict[str, dict[str, Any]] = {
         "maven": "fw_spring_ai:versions",
         "node_runner": "fw_spring_ai:run_spring_ai",
         "tool_spans": True,
-        "handoff_via": "the research agent's ChatClient as a tool "
-        "(`research_agent {\"question\": ...}`)",
-        "notes": ["**Tool failures:** the `@Tool` method throws; Spring AI's default "
-                  "`ToolExecutionExceptionProcessor` sends the exception's message to the model "
-                  "as the tool's result, and the `tool_call` span ends OK: only the result "
-                  "attribute (content on) shows the failure.",
-                  "**Content off:** Spring AI's defaults. On: "
-                  "`spring.ai.tools.observations.include-content=true` (tool arguments and "
-                  "results as span attributes) and the chat model's and chat client's "
-                  "`log-prompt` / `log-completion`, which write messages to the application "
-                  "log only: no span of either variant holds the model's messages."],
+        "handoff_via": SPRING_AI_HANDOFF,
+        "notes": spring_ai_notes("tool_call"),
         "on": {},
         "off": {},
     },
@@ -254,17 +265,8 @@ SOURCES: dict[str, dict[str, Any]] = {
         "maven": "fw_spring_ai:versions_2",
         "node_runner": "fw_spring_ai:run_spring_ai_2",
         "tool_spans": True,
-        "handoff_via": "the research agent's ChatClient as a tool "
-        "(`research_agent {\"question\": ...}`)",
-        "notes": ["**Tool failures:** the `@Tool` method throws; Spring AI's default "
-                  "`ToolExecutionExceptionProcessor` sends the exception's message to the model "
-                  "as the tool's result, and the `execute_tool` span ends OK: only the result "
-                  "attribute (content on) shows the failure.",
-                  "**Content off:** Spring AI's defaults. On: "
-                  "`spring.ai.tools.observations.include-content=true` (tool arguments and "
-                  "results as span attributes) and the chat model's and chat client's "
-                  "`log-prompt` / `log-completion`, which write messages to the application "
-                  "log only: no span of either variant holds the model's messages."],
+        "handoff_via": SPRING_AI_HANDOFF,
+        "notes": spring_ai_notes("execute_tool"),
         "on": {},
         "off": {},
     },

@@ -25,7 +25,6 @@ build output lands in the work tree; each variant runs in its own process.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -35,16 +34,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from external_program import CACHE, Program, Where, check_answer, content_key, run_program
 from fake_gemini import MODEL, FakeGemini
-from fake_openai import call_order
 from fw_adk import script
-from fw_mastra import check_model_spans
+from fw_mastra import tool_results
 from otlp_sink import OtlpSink
-from scenarios import Scenario, SearchBackendError, Tools
+from scenarios import Scenario
 
 HERE = Path(__file__).resolve().parent
 PROJECT = HERE / "adk_go"
-CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "otel-oracles"
 BINARY = "adk-go-capture"
 
 VERSIONED = (
@@ -64,10 +62,7 @@ def project_files(project: Path) -> list[Path]:
 def build(project: Path, binary: str) -> Path:
     """The program's binary, built once per content of ``project`` (keyed by the hash of its
     files) into a cache folder outside the repository."""
-    digest = hashlib.sha256()
-    for path in project_files(project):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
-    target = CACHE / "capture-go" / digest.hexdigest()[:16] / binary
+    target = CACHE / "capture-go" / content_key(project, project_files(project)) / binary
     if target.is_file():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -94,18 +89,16 @@ def versions() -> dict[str, str]:
 
 def scripted_calls(scenario: Scenario) -> list[dict[str, Any]]:
     """Each scripted tool call's name and what it returns (``ok``) or raises (``raise``), in
-    script order (transfers are ADK's own tool and not scripted here)."""
-    tools = Tools(scenario)
-    calls: list[dict[str, Any]] = []
-    for turn in scenario.turns:
-        for name, arguments in [] if isinstance(turn, str) else turn:
-            if name.startswith("transfer_to_"):
-                continue
-            try:
-                calls.append({"tool": name, "ok": getattr(tools, name)(**arguments)})
-            except SearchBackendError as exc:
-                calls.append({"tool": name, "raise": f"SearchBackendError: {exc}"})
-    return calls
+    script order (transfers are ADK's own tool and not scripted here): ``tool_results`` with
+    the tool's name, since a Go program's tool reads its result by name."""
+    names = [
+        name
+        for turn in scenario.turns
+        for name, _ in ([] if isinstance(turn, str) else turn)
+        if not name.startswith("transfer_to_")
+    ]
+    results = tool_results(scenario)
+    return [{"tool": name, **result} for name, result in zip(names, results, strict=True)]
 
 
 def run_adk_go(
@@ -115,48 +108,21 @@ def run_adk_go(
     really executed, and fails when the answer (or, after a transfer back, the agent giving
     it) is not the script's (``project`` is the capture's Node project option, unused)."""
     binary = build(PROJECT, BINARY)
-    agent = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
-    scripted = script(scenario)
-    spec_path = out.resolve() / f".{variant}.spec.json"
-    served: list[int] = []
-    in_order = call_order()
 
-    def turn_of(request: dict[str, Any]) -> int:
-        served.append(turn := in_order(request))
-        return turn
-
-    received = OtlpSink()
-    with FakeGemini(scripted, turn_of=turn_of) as base_url, received as endpoint:
-        spec = {
-            "system": scenario.system, "prompt": scenario.prompt, "baseURL": base_url,
-            "model": MODEL, "agent": agent, "handoff": scenario.agents_only,
-            "calls": scripted_calls(scenario),
-        }  # fmt: skip
-        spec_path.write_text(json.dumps(spec))
+    def launch(where: Where) -> Program:
         env = {
-            **os.environ, "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
+            **os.environ, "OTEL_EXPORTER_OTLP_ENDPOINT": where.otlp,
             "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true" if content else "false",
             "NO_PROXY": "127.0.0.1", "no_proxy": "127.0.0.1",
         }  # fmt: skip
-        try:
-            proc = subprocess.run(
-                [str(binary), str(spec_path)],
-                env=env, capture_output=True, text=True, check=False, timeout=300,
-            )  # fmt: skip
-        finally:
-            spec_path.unlink()
-    if proc.returncode != 0:
-        sys.exit(f"{variant}: {BINARY} failed ({proc.returncode}):\n{proc.stderr[-6000:]}")
-    report = json.loads(proc.stdout.strip().splitlines()[-1])
-    if len(served) != len(scripted.turns):
-        sys.exit(f"{variant}: the model was asked {len(served)} times, not {len(scripted.turns)}")
-    write_bodies(received, out, variant)
-    check_model_spans(out / f"{variant}.otlp.json", variant)
-    if report["text"] != scenario.turns[-1]:
-        sys.exit(f"{variant}: final answer {report['text']!r} is not the script's")
-    if scenario.transfers_back and report["author"] != scenario.handoffs[-1][1]:
-        sys.exit(f"{variant}: answered by {report['author']}, not after the transfer back")
-    executed: list[str] = report["executed"]
+        spec = {"baseURL": where.base_url, "model": MODEL, "calls": scripted_calls(scenario)}
+        return Program(spec, [str(binary), str(where.spec)], env)
+
+    run = run_program(scenario, script(scenario), variant, out, FakeGemini, launch, BINARY)
+    write_bodies(run.received, out, variant)
+    executed = check_answer(run, scenario, variant, out)
+    if scenario.transfers_back and run.report["author"] != scenario.handoffs[-1][1]:
+        sys.exit(f"{variant}: answered by {run.report['author']}, not after the transfer back")
     return executed
 
 

@@ -20,19 +20,16 @@ transfers back to its parent, the triage agent, which must give the answer.
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
 import zipfile
 from pathlib import Path
-from typing import Any
 
-from fake_openai import FakeOpenAI, call_order
+from external_program import Program, Where, check_answer, run_program
+from fake_openai import FakeOpenAI
 from fw_adk import script
-from fw_mastra import check_model_spans, tool_results, write_sink_bodies
-from fw_spring_ai import build_jar, require_whole_trace, write_otlp_json
-from otlp_sink import OtlpSink
+from fw_mastra import tool_results
+from fw_spring_ai import build_jar, keep_trace
 from scenarios import Scenario
 
 HERE = Path(__file__).resolve().parent
@@ -61,48 +58,21 @@ def run_adk_java(
     jar = build_jar(PROJECT, JAR_NAME)
     with zipfile.ZipFile(jar) as packed:  # the app itself, not a stale build
         assert "capture/CaptureApp.class" in packed.namelist()
-    agent = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
-    spec_path = out.resolve() / f".{variant}.spec.json"
-    report_path = out.resolve() / f".{variant}.report.json"
-    report_path.unlink(missing_ok=True)
-    scripted = script(scenario)
-    served: list[int] = []
-    in_order = call_order()
-
-    def turn_of(request: dict[str, Any]) -> int:
-        served.append(turn := in_order(request))
-        return turn
-
-    received = OtlpSink()
     env = {**os.environ, "ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS": "true" if content else "false"}
-    with FakeOpenAI(scripted, turn_of=turn_of) as base_url, received as endpoint:
+
+    def launch(where: Where) -> Program:
         spec = {
-            "system": scenario.system, "prompt": scenario.prompt, "agent": agent,
-            "results": tool_results(scenario), "handoff": scenario.agents_only,
-            "baseURL": base_url, "otlp": endpoint, "report": str(report_path),
+            "results": tool_results(scenario), "baseURL": where.base_url, "otlp": where.otlp,
+            "report": str(where.report),
         }  # fmt: skip
-        spec_path.write_text(json.dumps(spec))
         classpath = f"{jar}{os.pathsep}{jar.parent / 'lib' / '*'}"
-        command = ["java", "-Xmx512m", "-cp", classpath, "capture.CaptureApp", str(spec_path)]
-        try:
-            proc = subprocess.run(
-                command, capture_output=True, text=True, check=False, timeout=300, env=env
-            )
-        finally:
-            spec_path.unlink()
-    if proc.returncode != 0 or not report_path.is_file():
-        sys.exit(f"{variant}: java failed ({proc.returncode}):\n{proc.stderr[-6000:]}")
-    report = json.loads(report_path.read_text())
-    report_path.unlink()
-    if len(served) != len(scripted.turns):
-        sys.exit(f"{variant}: the model was asked {len(served)} times, not {len(scripted.turns)}")
-    write_sink_bodies(received, out / f"{variant}.raw", variant)
-    write_otlp_json(out / f"{variant}.raw", out / f"{variant}.otlp.json")
-    require_whole_trace(out / f"{variant}.otlp.json", variant, len(served))
-    check_model_spans(out / f"{variant}.otlp.json", variant)
-    if report["text"] != scenario.turns[-1]:
-        sys.exit(f"{variant}: final answer {report['text']!r} is not the script's")
-    if scenario.transfers_back and report["authors"][-1:] != [scenario.handoffs[-1][1]]:
-        sys.exit(f"{variant}: answered by {report['authors']}, not after the transfer back")
-    executed: list[str] = report["executed"]
+        command = ["java", "-Xmx512m", "-cp", classpath, "capture.CaptureApp", str(where.spec)]
+        return Program(spec, command, env)
+
+    run = run_program(scenario, script(scenario), variant, out, FakeOpenAI, launch, "java", True)
+    keep_trace(run, out, variant)
+    executed = check_answer(run, scenario, variant, out)
+    authors = run.report["authors"]
+    if scenario.transfers_back and authors[-1:] != [scenario.handoffs[-1][1]]:
+        sys.exit(f"{variant}: answered by {authors}, not after the transfer back")
     return executed

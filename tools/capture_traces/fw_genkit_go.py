@@ -19,18 +19,13 @@ program: once per content of ``genkit_go/``, into ``~/.cache/otel-oracles/captur
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
-from fake_openai import FakeOpenAI, call_order
+from external_program import Program, Where, check_answer, run_program
+from fake_openai import FakeOpenAI
 from fw_adk_go import build, go_versions, scripted_calls, write_bodies
-from fw_mastra import check_model_spans
 from fw_vercel5 import script
-from otlp_sink import OtlpSink
 from scenarios import Scenario
 
 HERE = Path(__file__).resolve().parent
@@ -57,40 +52,12 @@ def run_genkit_go(
     really executed, and fails when the answer is not the script's (``content`` and the
     Node ``project`` option are unused: Genkit has no content switch)."""
     binary = build(PROJECT, BINARY)
-    agent = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
-    scripted = script(scenario)
-    spec_path = out.resolve() / f".{variant}.spec.json"
-    served: list[int] = []
-    in_order = call_order()
 
-    def turn_of(request: dict[str, Any]) -> int:
-        served.append(turn := in_order(request))
-        return turn
+    def launch(where: Where) -> Program:
+        env = {**os.environ, "OTEL_EXPORTER_OTLP_ENDPOINT": where.otlp, "NO_PROXY": "127.0.0.1"}
+        spec = {"baseURL": where.base_url, "model": MODEL, "calls": scripted_calls(scenario)}
+        return Program(spec, [str(binary), str(where.spec)], env)
 
-    received = OtlpSink()
-    with FakeOpenAI(scripted, turn_of=turn_of) as base_url, received as endpoint:
-        spec = {
-            "system": scenario.system, "prompt": scenario.prompt, "baseURL": base_url,
-            "model": MODEL, "agent": agent, "handoff": scenario.agents_only,
-            "calls": scripted_calls(scenario),
-        }  # fmt: skip
-        spec_path.write_text(json.dumps(spec))
-        env = {**os.environ, "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "NO_PROXY": "127.0.0.1"}
-        try:
-            proc = subprocess.run(
-                [str(binary), str(spec_path)],
-                env=env, capture_output=True, text=True, check=False, timeout=300,
-            )  # fmt: skip
-        finally:
-            spec_path.unlink()
-    if proc.returncode != 0:
-        sys.exit(f"{variant}: {BINARY} failed ({proc.returncode}):\n{proc.stderr[-6000:]}")
-    report = json.loads(proc.stdout.strip().splitlines()[-1])
-    if len(served) != len(scripted.turns):
-        sys.exit(f"{variant}: the model was asked {len(served)} times, not {len(scripted.turns)}")
-    write_bodies(received, out, variant)
-    check_model_spans(out / f"{variant}.otlp.json", variant)
-    if report["text"] != scenario.turns[-1]:
-        sys.exit(f"{variant}: final answer {report['text']!r} is not the script's")
-    executed: list[str] = report["executed"]
-    return executed
+    run = run_program(scenario, script(scenario), variant, out, FakeOpenAI, launch, BINARY)
+    write_bodies(run.received, out, variant)
+    return check_answer(run, scenario, variant, out)

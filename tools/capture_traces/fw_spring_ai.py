@@ -28,25 +28,30 @@ its own history (``fw_vercel5.script``).
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import shutil
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
-from typing import Any
 
-from fake_openai import FakeOpenAI, call_order
-from fw_mastra import check_model_spans, tool_results, write_sink_bodies
+from external_program import (
+    CACHE,
+    Program,
+    Run,
+    Where,
+    agent_name,
+    check_answer,
+    content_key,
+    run_program,
+)
+from fake_openai import FakeOpenAI
+from fw_mastra import tool_results, write_sink_bodies
 from fw_vercel5 import script
-from otlp_sink import OtlpSink
 from scenarios import Scenario
 
 HERE = Path(__file__).resolve().parent
 PROJECT = HERE / "spring_ai"
-CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "otel-oracles"
 JAR_NAME = "spring-ai-capture.jar"
 POM_2 = "pom-spring-ai-2.xml"
 """The same sources on Spring AI 2.0 and Spring Boot 4 (source ``spring-ai-2``)."""
@@ -78,11 +83,8 @@ def build_jar(project: Path = PROJECT, jar_name: str = JAR_NAME, pom: str = "pom
     project (keyed by the hash of its files) in a copy outside the repository (``mvn -B -q
     package``); the build's other output (``target/lib`` where the pom copies its
     dependencies) stays beside it."""
-    digest = hashlib.sha256()
-    for path in project_files(project, pom):
-        digest.update(str(path.relative_to(project)).encode() + b"\0" + path.read_bytes())
     stem = project.name if pom == "pom.xml" else f"{project.name}-{Path(pom).stem}"
-    build = CACHE / f"{stem}-{digest.hexdigest()[:16]}"
+    build = CACHE / f"{stem}-{content_key(project, project_files(project, pom))}"
     jar = build / "target" / jar_name
     if jar.is_file():
         return jar
@@ -139,54 +141,34 @@ def run_spring_ai(
     executed, and fails when the final answer is not the scenario's (``project`` is the
     capture's Node project option, unused here)."""
     jar = build_jar(PROJECT, JAR_NAME, pom)
-    agent = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
-    spec_path = out.resolve() / f".{variant}.spec.json"
-    report_path = out.resolve() / f".{variant}.report.json"
-    report_path.unlink(missing_ok=True)
-    scripted = script(scenario)
-    served: list[int] = []
-    in_order = call_order()
+    agent = agent_name(scenario)
 
-    def turn_of(request: dict[str, Any]) -> int:
-        served.append(turn := in_order(request))
-        return turn
-
-    received = OtlpSink()
-    with FakeOpenAI(scripted, turn_of=turn_of) as base_url, received as endpoint:
-        spec = {
-            "system": scenario.system, "prompt": scenario.prompt, "agent": agent,
-            "results": tool_results(scenario), "handoff": scenario.agents_only,
-            "report": str(report_path),
-        }  # fmt: skip
-        spec_path.write_text(json.dumps(spec))
+    def launch(where: Where) -> Program:
+        spec = {"results": tool_results(scenario), "report": str(where.report)}
         command = [
-            "java", "-Xmx512m", "-XX:TieredStopAtLevel=1", f"-Dcapture.spec={spec_path}",
+            "java", "-Xmx512m", "-XX:TieredStopAtLevel=1", f"-Dcapture.spec={where.spec}",
             "-jar", str(jar),
-            f"--spring.ai.openai.base-url={base_url.removesuffix('/v1')}",
-            f"--management.otlp.tracing.endpoint={endpoint}/v1/traces",  # Boot 3
-            f"--management.opentelemetry.tracing.export.otlp.endpoint={endpoint}/v1/traces",
+            f"--spring.ai.openai.base-url={where.base_url.removesuffix('/v1')}",
+            f"--management.otlp.tracing.endpoint={where.otlp}/v1/traces",  # Boot 3
+            f"--management.opentelemetry.tracing.export.otlp.endpoint={where.otlp}/v1/traces",
             f"--spring.application.name={agent}",
             *(CONTENT_ON if content else []),
         ]  # fmt: skip
-        try:
-            proc = subprocess.run(command, capture_output=True, text=True, check=False, timeout=300)
-        finally:
-            spec_path.unlink()
-    if proc.returncode != 0 or not report_path.is_file():
-        sys.exit(f"{variant}: java failed ({proc.returncode}):\n{proc.stdout[-6000:]}")
-    report = json.loads(report_path.read_text())
-    report_path.unlink()
-    if len(served) != len(scripted.turns):
-        # a request the client sent twice (a transport retry) takes a turn from the script
-        sys.exit(f"{variant}: the model was asked {len(served)} times, not {len(scripted.turns)}")
-    write_sink_bodies(received, out / f"{variant}.raw", variant)
+        return Program(spec, command)
+
+    # a request the client sent twice (a transport retry) takes a turn from the script
+    run = run_program(scenario, script(scenario), variant, out, FakeOpenAI, launch, "java", True)
+    keep_trace(run, out, variant)
+    return check_answer(run, scenario, variant, out)
+
+
+def keep_trace(run: Run, out: Path, variant: str) -> None:
+    """Keep a JVM app's trace bodies as sent (``<variant>.raw/traces-N.pb``), merge them into
+    ``<variant>.otlp.json`` and fail the capture unless that is one whole trace with a
+    model-call span per request the fake server answered (``require_whole_trace``)."""
+    write_sink_bodies(run.received, out / f"{variant}.raw", variant)
     write_otlp_json(out / f"{variant}.raw", out / f"{variant}.otlp.json")
-    require_whole_trace(out / f"{variant}.otlp.json", variant, len(served))
-    check_model_spans(out / f"{variant}.otlp.json", variant)
-    if report["text"] != scenario.turns[-1]:
-        sys.exit(f"{variant}: final answer {report['text']!r} is not the script's")
-    executed: list[str] = report["executed"]
-    return executed
+    require_whole_trace(out / f"{variant}.otlp.json", variant, run.model_calls)
 
 
 def write_otlp_json(raw: Path, path: Path) -> None:
