@@ -92,7 +92,11 @@ def without(doc: dict[str, Any], key: str) -> dict[str, Any]:
     return copy
 
 
-def grade(doc: dict[str, Any], logs: Path | None, graded_by: Contract, conventions: Any) -> Verdict:
+def grade(
+    doc: dict[str, Any], logs: Path | None, graded_by: Contract, conventions: Any
+) -> list[Verdict]:
+    """The verdicts of the capture's traces (one, or one per trace of a run split over
+    several, as some tracers export it)."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "trace.otlp.json"
         path.write_text(json.dumps(doc))
@@ -102,9 +106,7 @@ def grade(doc: dict[str, Any], logs: Path | None, graded_by: Contract, conventio
             for trace in read_traces(files, [])
             for v, _ in grade_trace(trace, [graded_by], conventions)
         ]
-    if len(verdicts) != 1:
-        raise SystemExit(f"expected one verdict per capture, got {len(verdicts)}")
-    return verdicts[0]
+    return verdicts
 
 
 def scan(source: str, scenarios: list[str], conventions: Any) -> int:
@@ -119,15 +121,18 @@ def scan(source: str, scenarios: list[str], conventions: Any) -> int:
             graded_by = contract(SCENARIO_CONTRACT[scenario])
             doc = json.loads(path.read_text())
             failing = {
-                r.name
-                for r in grade(doc, logs, graded_by, conventions).results
+                (v.subject, r.name)
+                for v in grade(doc, logs, graded_by, conventions)
+                for r in v.results
                 if r.outcome in FAILING
             }
             if not failing:
                 continue
             for key in keys_of(doc):
-                for r in grade(without(doc, key), logs, graded_by, conventions).results:
-                    if r.name in failing and r.outcome in PASSING:
+                for v in grade(without(doc, key), logs, graded_by, conventions):
+                    for r in v.results:
+                        if (v.subject, r.name) not in failing or r.outcome not in PASSING:
+                            continue
                         found += 1
                         print(
                             f"{source} {scenario}{variant}: without {key!r}, {r.name} "
