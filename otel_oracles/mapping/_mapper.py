@@ -765,7 +765,7 @@ def _link_tool_calls(drafts: list[Draft], compiled: CompiledSet) -> None:
                     unmatched.append((gen, req, later))
                 else:
                     _claim(target, req)
-                    _result_from_messages(target, req, later, compiled.tool_results)
+                    _result_from_messages(target, gen, req, later, compiled.tool_results)
             if (
                 not requests
                 and gen.rule.synthesize
@@ -778,7 +778,7 @@ def _link_tool_calls(drafts: list[Draft], compiled: CompiledSet) -> None:
         target = _match_outside_scope(req, gen, outside)
         if target is not None:
             _claim(target, req)
-            _result_from_messages(target, req, later, compiled.tool_results)
+            _result_from_messages(target, gen, req, later, compiled.tool_results)
         elif gen.rule.synthesize:
             gen.follows.append(_synthesize(gen, req, later, compiled.tool_results))
 
@@ -930,32 +930,38 @@ def _claim(target: Draft, req: dict[str, Any]) -> None:
 
 
 def _result_from_messages(
-    target: Draft, req: dict[str, Any], later: Later, results: ToolResultRules
+    target: Draft, gen: Draft, req: dict[str, Any], later: Later, results: ToolResultRules
 ) -> None:
     """Rules with ``result_from_messages``: a tool step whose span recorded no result takes
     the one the model was handed for the same call id in a later model call's input (as a
     synthesized call does, ``_responses``: a response without an id answers the earliest
-    unanswered call before it, as chat APIs order them). The model's request needs a call
-    id: a result matched by name and position alone could be another call's. A response
-    whose content was dropped marks the result redacted; an error-shaped result fails a call
-    its span did not fail (``judge_result``)."""
+    unanswered call before it, as chat APIs order them). A request ``gen`` made without a
+    call id (the Gemini API numbers none, and ADK removes the ids it gives calls from what it
+    sends the model) is answered by position, under the same conditions as a synthesized
+    call's (``_response_by_position``: the next input repeats ``gen``'s answer asking for the
+    same tools in the same order, the results right after it, none carrying an id). A
+    response whose content was dropped marks the result redacted; an error-shaped result
+    fails a call its span did not fail (``judge_result``)."""
     f = target.fields
     if not target.rule.result_from_messages or "result" in f or "result" in target.redacted:
         return
     call_id = req.get("id")
-    if not call_id:
+    response = None
+    if call_id:
+        for nxt in later:
+            if nxt.kind == "generation":
+                response = _responses(nxt).get(str(call_id))
+                if response is not None:
+                    break
+    else:
+        response = _response_by_position(gen, req, later)
+    if response is None:
         return
-    for nxt in later:
-        if nxt.kind == "generation":
-            response = _responses(nxt).get(str(call_id))
-            if response is None:
-                continue
-            if response.get("response") is None:
-                target.redacted.add("result")
-                return
-            f["result"] = message_result(response["response"])
-            judge_result(target, results)  # an error-shaped result fails an OK span
-            return
+    if response.get("response") is None:
+        target.redacted.add("result")
+        return
+    f["result"] = message_result(response["response"])
+    judge_result(target, results)  # an error-shaped result fails an OK span
 
 
 def _match_outside_scope(req: dict[str, Any], gen: Draft, executors: _Executors) -> Draft | None:

@@ -99,3 +99,56 @@ def test_a_response_without_an_id_answers_the_call_before_it() -> None:
 def test_rules_without_the_option_leave_the_result_unknown() -> None:
     handed = {"type": "tool_call_response", "id": "c1", "response": {"documents": []}}
     assert run("some.other.instrumentation", handed).result is None
+
+
+SEARCH = {"type": "tool_call", "name": "search_docs", "arguments": {"query": "refunds"}}
+"""A request without a call id (the Gemini API numbers none; ADK removes its own ids from
+what it sends the model)."""
+
+
+def thrown(handed: list[Any] | None, asked_again: dict[str, Any] | None = None) -> Step:
+    """An ADK for TypeScript agent whose model asks for ``search_docs`` (``SEARCH``) and whose
+    tool threw: its span holds the name alone, status unset (ADK writes a tool span's
+    attributes only after the tool returned). The next model call is shown the first turn
+    again (``asked_again``: as recorded there, by default the same request) and the parts
+    ``handed`` after it; ``None``: no next model call recorded."""
+    user = {"role": "user", "parts": [{"type": "text", "content": "refund window?"}]}
+    asked = {"role": "assistant", "parts": [SEARCH]}
+    answer = {"role": "assistant", "parts": [{"type": "text", "content": "30 days"}]}
+    shown = [user, asked_again or asked, {"role": "user", "parts": handed or []}]
+    spans = [
+        span("1", "invoke_agent support_agent", ADK,
+             **{"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "support_agent"}),
+        call("2", ADK, [user], [asked]),
+        SpanRecord(TRACE, "3" * 16, "1" * 16, "execute_tool search_docs", start_ns=30,
+                   end_ns=35, attributes={}, scope_name=ADK, status_code=StatusCode.UNSET),
+        *([call("4", ADK, shown, [answer])] if handed is not None else []),
+    ]  # fmt: skip
+    (step,) = map_trace(build_trace(TRACE, spans), conventions()).tool_calls()
+    return step
+
+
+ERROR = {
+    "type": "tool_call_response",
+    "name": "search_docs",
+    "response": {"error": "Error in tool 'search_docs': SearchBackendError: down"},
+}
+
+
+def test_a_tool_span_left_blank_shows_no_outcome() -> None:
+    """Nothing but its span recorded the call: unknown, never a success."""
+    step = thrown(None)
+    assert step.tool == "search_docs" and step.status == "unset" and step.result is None
+
+
+def test_a_call_without_an_id_takes_its_result_by_position() -> None:
+    """The error ADK handed the model, right after the turn that asked for the call."""
+    step = thrown([ERROR])
+    assert step.status == "error" and "SearchBackendError" in (step.error_message or "")
+
+
+def test_a_result_by_position_needs_the_same_calls_asked() -> None:
+    """Where the next input's turn asks for another tool, the result stays unknown."""
+    other = {"role": "assistant", "parts": [{**SEARCH, "name": "delete_records"}]}
+    step = thrown([ERROR], asked_again=other)
+    assert step.status == "unset" and step.result is None

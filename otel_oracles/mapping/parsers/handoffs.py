@@ -10,9 +10,10 @@ from typing import Any
 
 from otel_oracles.mapping.parsers._registry import Parser
 
-HANDOFF_TARGET_KEYS = ("to_agent", "agent_name", "target_agent", "agent")
+HANDOFF_TARGET_KEYS = ("to_agent", "agent_name", "agentName", "target_agent", "agent")
 """Argument names handoff tools give the agent they transfer to: LlamaIndex AgentWorkflow's
-``handoff`` (``to_agent``), Google ADK's ``transfer_to_agent`` (``agent_name``), others."""
+``handoff`` (``to_agent``), Google ADK's ``transfer_to_agent`` (``agent_name``; ADK for
+TypeScript's ``agentName``), others."""
 
 
 def parse_handoff_target(value: Any) -> str | None:
