@@ -104,6 +104,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "spring-ai-2",
         "adk-java",
         "adk-go",
+        "adk-js",
     }
 )
 """Sources whose content-off export still names the tools (README table, EXPECTED.md)."""
@@ -180,9 +181,16 @@ TOOL_SPAN_SOURCES = frozenset(
         "spring-ai-2",
         "adk-java",
         "adk-go",
+        "adk-js",
     }
 )
 """Sources with execute_tool spans (failure status is visible without content)."""
+
+FAILED_SPANS_BLANK = frozenset({"adk-js"})
+"""Sources whose span of a tool that threw records nothing but its name, with an unset status
+(ADK for TypeScript writes a tool span's attributes only after the tool returned): with
+content off such a call's outcome is unknown (``unset``), never a success; with content on it
+is the error the model was handed, read from the next model call's input."""
 
 OK_NOT_SHOWN = frozenset(
     {
@@ -597,6 +605,8 @@ def test_real_trace_maps_to_expected_trajectory(case: Case, conventions: Convent
                 # An OK span does not show success; a handled failure ends OK too.
                 failure_seen = not exp.ok and case.source not in HANDLED_FAILURES
                 want = "error" if failure_seen else "unset"
+            if not content and case.source in FAILED_SPANS_BLANK and not exp.ok:
+                want = "unset"
             assert step.status == want, f"step {step.index} {step.tool}: {exp.outcome}"
         else:
             assert step.status == "unset", f"step {step.index}: no evidence of the outcome"

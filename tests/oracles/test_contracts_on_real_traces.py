@@ -196,6 +196,7 @@ TOOL_SPANS = (
     "spring-ai-2",
     "adk-java",
     "adk-go",
+    "adk-js",
 )
 UNNAMED_AGENTS = (
     "llamaindex-openinference",
@@ -316,6 +317,11 @@ pool and ADK for Go's goroutines, too quick to overlap, this time), and with con
 (AutoGen's own spans: always) no model call's output shows that they were asked for together:
 the second failed search reads as a retry of the first (``search-retry`` tolerated, a repeat
 counted where the trace cannot tell, never one missed)."""
+FAILED_SPANS_BLANK = ("adk-js",)
+"""The span of a tool that threw records nothing but its name, with an unset status (ADK for
+TypeScript writes a tool span's attributes only after the tool returned), while a returned
+call's span shows it returned: with content off, where a call failed its outcome is unknown,
+so checks on outcomes are missing evidence there (never a pass), and pass elsewhere."""
 OUTPUT_NEVER_RECORDED = ("spring-ai", "spring-ai-2")
 """No model call's output is recorded whatever the content switch (Spring AI writes messages to
 the application log, not to spans), and the framework runs the two searches of
@@ -506,6 +512,8 @@ def expected(source: str, contract: str, scenario: str, content: bool) -> dict[s
     if source in PARALLEL_RUN_IN_TURN and scenario == "l_parallel_failures":
         base["search-retry"] = TOL
     hidden = set(CONTENT_CHECKS[contract])
+    if source in FAILED_SPANS_BLANK and scenario in FAILED_CALLS:
+        hidden |= OUTCOME_CHECKS.get(contract, set())
     if source in TARGET_IN_ARGUMENTS and contract == "multi-agent-handoff":
         hidden.add("triage-to-research")
     if source in ARGUMENTS_WITHOUT_CONTENT:
@@ -645,7 +653,11 @@ def test_forbidden_tool_result_points_at_the_delete_records_span(source: str) ->
 
 @pytest.mark.parametrize(
     "source",
-    [s for s in TOOL_SPANS if s not in OK_NOT_SHOWN + UNNAMED_FAILED_CALLS + RESULTS_UNSEEN],
+    [
+        s
+        for s in TOOL_SPANS
+        if s not in OK_NOT_SHOWN + UNNAMED_FAILED_CALLS + RESULTS_UNSEEN + FAILED_SPANS_BLANK
+    ],
 )
 def test_retry_result_points_at_the_retried_call(source: str) -> None:
     verdict, trajectory = grade_file(

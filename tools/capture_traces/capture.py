@@ -291,6 +291,30 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
+    "adk-js": {
+        "what": "Google ADK for TypeScript 2.0 (@google/adk LlmAgents with FunctionTool tools on "
+        "ADK's Gemini model class over @google/genai, its base URL the fake Gemini server; "
+        "sub-agents and ADK's transfer_to_agent for g_handoff and n_handback) traced by ADK's "
+        "own OpenTelemetry spans, maybeSetOtelProviders given an OTLP/HTTP protobuf exporter "
+        "that sends to the capture's sink (node adk_js/agent.mjs, its npm packages installed "
+        "once outside the repository from adk_js/package-lock.json, driven by fw_adk_js.py)",
+        "model": "scripted Gemini API (`fake_gemini.py`, `gemini-2.5-flash`, answering in call "
+        "order)",
+        "packages": [],
+        "npm": "fw_adk_js:versions",
+        "node_runner": "fw_adk_js:run_adk_js",
+        "tool_spans": True,
+        "transfers_back": True,
+        "handoff_via": "ADK's `transfer_to_agent {\"agentName\": \"research_agent\"}`",
+        "notes": ["**Tool failures:** the tool throws; ADK sends the model `{\"error\": "
+                  "\"Error in tool 'search_docs': SearchBackendError: ...\"}`; the "
+                  "`execute_tool` span ends with no attribute and an unset status (ADK JS "
+                  "writes a tool span's attributes only after the tool returned).",
+                  "**Content off:** `ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS=false` (on: `true`, "
+                  "also ADK's default): the `gcp.vertex.agent.*` payloads become `{}`."],
+        "on": {},
+        "off": {},
+    },
     "genkit-go": {
         "what": "Firebase Genkit for Go flows (one per agent: genkit.Generate with "
         "genkit.DefineTool tools and WithMaxTurns(10) on compat_oai's OpenAI plugin, its base "
@@ -2208,7 +2232,7 @@ def expected_md(source: str, results: dict[str, dict[str, list[str]]]) -> str:
              f"- **Model:** {SOURCES[source].get('model', FAKE_OPENAI)}.", "",
              "### Versions", "", "| package | version |", "|---|---|"]  # fmt: skip
     for package in [*SOURCES[source]["packages"], "opentelemetry-sdk"]:
-        if {"node", "maven", "go"} & SOURCES[source].keys():
+        if {"node", "npm", "maven", "go"} & SOURCES[source].keys():
             break
         try:
             lines.append(f"| {package} | {version(package)} |")
@@ -2216,6 +2240,10 @@ def expected_md(source: str, results: dict[str, dict[str, list[str]]]) -> str:
             lines.append(f"| {package} | not installed |")
     for package in SOURCES[source].get("node", []):
         lines.append(f"| {package} (npm) | {_npm_version(package)} |")
+    if "npm" in SOURCES[source]:  # "fw_x:function" -> {package: version} its lockfile pins
+        module, _, function = SOURCES[source]["npm"].partition(":")
+        for package, ver in getattr(importlib.import_module(module), function)().items():
+            lines.append(f"| {package} (npm) | {ver} |")
     if "maven" in SOURCES[source]:  # "fw_x:function" -> {artifact: version} of the built app
         module, _, function = SOURCES[source]["maven"].partition(":")
         for artifact, ver in getattr(importlib.import_module(module), function)().items():
