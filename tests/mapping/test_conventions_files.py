@@ -43,6 +43,7 @@ EXPECTED_FILES = {
     "mcp",
     "agentops",
     "spring-ai",
+    "rig",
     "adk-java",
 }  # fmt: skip
 

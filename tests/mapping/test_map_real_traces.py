@@ -30,6 +30,7 @@ per call, their outcomes only in the next call's input, in another trace."""
 
 NAMES_KEPT_WITHOUT_CONTENT = frozenset(
     {
+        "rig",
         "langfuse-langgraph",
         "langfuse-openai",
         "mlflow-openai",
@@ -111,6 +112,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
 
 TOOL_SPAN_SOURCES = frozenset(
     {
+        "rig",
         "langfuse-langgraph",
         "langfuse-openai",
         "mlflow-openai",

@@ -197,6 +197,7 @@ TOOL_SPANS = (
     "adk-java",
     "adk-go",
     "adk-js",
+    "rig",
 )
 UNNAMED_AGENTS = (
     "llamaindex-openinference",

@@ -336,6 +336,30 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
+    "rig": {
+        "what": "rig agents in Rust (rig-agent's AgentBuilder with typed Tool impls on rig-core's "
+        "OpenAI provider, its Chat Completions model with the base URL on the fake server, rig "
+        "running the multi-turn tool loop; the research agent converted into a tool "
+        "(Agent::into_tool) for g_handoff) traced by rig's own tracing spans with GenAI "
+        "attributes, turned into OpenTelemetry spans by tracing-opentelemetry and sent by "
+        "opentelemetry-otlp over HTTP protobuf to the capture's sink (the rig_agent/ Cargo "
+        "project built once outside the repository, driven by fw_rig.py)",
+        "packages": [],
+        "cargo": "fw_rig:versions",
+        "node_runner": "fw_rig:run_rig",
+        "tool_spans": True,
+        "handoff_via": "rig's agent tool `research_agent {\"prompt\": ...}` "
+        "(`Agent::into_tool`)",
+        "notes": ["**Tool failures:** the tool returns an error; rig hands the model its "
+                  "message as the tool result and records `gen_ai.tool.call.outcome` `error` "
+                  "and `gen_ai.tool.error.type` on the `execute_tool` span, whose status stays "
+                  "unset.",
+                  "**Content off:** rig's default (`record_content_telemetry(false)`; on: "
+                  "`true`), which leaves out messages, system instructions, tool arguments "
+                  "and results."],
+        "on": {},
+        "off": {},
+    },
     "langfuse-openai": {
         "what": "the hand-written tool loop on Langfuse's OpenAI client (`from langfuse.openai "
         "import OpenAI`), the run an `@observe(as_type=\"agent\")` function, each tool an "
@@ -2232,7 +2256,7 @@ def expected_md(source: str, results: dict[str, dict[str, list[str]]]) -> str:
              f"- **Model:** {SOURCES[source].get('model', FAKE_OPENAI)}.", "",
              "### Versions", "", "| package | version |", "|---|---|"]  # fmt: skip
     for package in [*SOURCES[source]["packages"], "opentelemetry-sdk"]:
-        if {"node", "npm", "maven", "go"} & SOURCES[source].keys():
+        if {"node", "npm", "maven", "go", "cargo"} & SOURCES[source].keys():
             break
         try:
             lines.append(f"| {package} | {version(package)} |")
@@ -2252,6 +2276,10 @@ def expected_md(source: str, results: dict[str, dict[str, list[str]]]) -> str:
         module, _, function = SOURCES[source]["go"].partition(":")
         for go_module, ver in getattr(importlib.import_module(module), function)().items():
             lines.append(f"| {go_module} (Go) | {ver} |")
+    if "cargo" in SOURCES[source]:  # "fw_x:function" -> {crate: version} of the built program
+        module, _, function = SOURCES[source]["cargo"].partition(":")
+        for crate, ver in getattr(importlib.import_module(module), function)().items():
+            lines.append(f"| {crate} (crates.io) | {ver} |")
     for name, variants in results.items():
         scenario = SCENARIOS[name]
         prefix = SOURCES[source].get("tool_prefix", "")  # e.g. a plugin namespace

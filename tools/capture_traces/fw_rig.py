@@ -1,0 +1,109 @@
+"""rig (Rust): one scenario through the ``rig_agent/`` program against the scripted fake OpenAI
+server, for the ``rig`` source.
+
+The agent is rig-agent's ``AgentBuilder`` (rig 0.44 keeps the agent runtime in ``rig-agent``,
+beside ``rig-core``'s providers and telemetry) on rig-core's OpenAI provider, its Chat
+Completions model (``OpenAI::chat``, base URL on ``fake_openai.py``), with one typed ``Tool``
+per scripted tool; rig runs the multi-turn tool loop itself. A failing tool returns an error
+whose message rig hands the model as the tool's result and records on the ``execute_tool`` span
+as ``gen_ai.tool.call.outcome = "error"`` with ``gen_ai.tool.error.type`` (no span status).
+``g_handoff``: the research agent as a tool of the triage agent (``Agent::into_tool``, arguments
+``{"prompt": ...}``); it starts from its own history, so the fake server answers in call order.
+
+rig's ``tracing`` spans (``invoke_agent``, ``chat``, ``execute_tool``, with GenAI attributes)
+become OpenTelemetry spans through ``tracing-opentelemetry``, exported by ``opentelemetry-otlp``
+over HTTP protobuf to ``otlp_sink.py``; the program shuts its tracer provider down before it
+reports. Content: rig's ``record_content_telemetry(true)`` (on; off is rig's default), which
+governs messages, system instructions, tool arguments and results on the spans.
+
+The program is a Cargo project of its own (not a member of ``native/``'s workspace), built
+once per content of ``rig_agent/`` (Cargo.toml, Cargo.lock, src/) with ``--locked -j1`` into
+``~/.cache/otel-oracles/rig-<hash>/`` (``CARGO_TARGET_DIR``), so no build output lands in the
+work tree; each variant runs in its own process.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from external_program import CACHE, Program, Where, check_answer, content_key, run_program
+from fake_openai import FakeOpenAI
+from fw_adk_go import scripted_calls, write_bodies
+from scenarios import ANSWER, QUESTION, Scenario
+
+HERE = Path(__file__).resolve().parent
+PROJECT = HERE / "rig_agent"
+BINARY = "rig-capture"
+MODEL = "gpt-4o-mini"
+
+VERSIONED = (
+    "rig-core", "rig-agent", "tracing", "tracing-opentelemetry", "opentelemetry",
+    "opentelemetry_sdk", "opentelemetry-otlp",
+)  # fmt: skip
+"""The crates whose versions EXPECTED.md lists, read from the program's Cargo.lock."""
+
+
+def project_files(project: Path) -> list[Path]:
+    """What the build depends on: the manifest, the lockfile and the Rust sources."""
+    return [project / "Cargo.toml", project / "Cargo.lock", *sorted(project.glob("src/**/*.rs"))]
+
+
+def build(project: Path = PROJECT) -> Path:
+    """The program's binary, built once per content of ``project`` (keyed by the hash of its
+    files) into a target folder outside the repository; one job, since the machine is shared,
+    and ``--locked``, so the build uses exactly the crate versions EXPECTED.md lists."""
+    target_dir = CACHE / f"rig-{content_key(project, project_files(project))}"
+    binary = target_dir / "release" / BINARY
+    if binary.is_file():
+        return binary
+    target_dir.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run(
+        ["cargo", "build", "--release", "--locked", "-j1"],
+        cwd=project, capture_output=True, text=True, check=False, timeout=3600,
+        env={**os.environ, "CARGO_TARGET_DIR": str(target_dir)},
+    )  # fmt: skip
+    if proc.returncode != 0 or not binary.is_file():
+        sys.exit(f"{project.name}: cargo build failed:\n{proc.stderr[-6000:]}")
+    return binary
+
+
+def versions() -> dict[str, str]:
+    """The versions of ``VERSIONED`` that the program's Cargo.lock pins (what the build
+    compiled in)."""
+    text = (PROJECT / "Cargo.lock").read_text()
+    found = dict(re.findall(r'(?m)^name = "([^"]+)"\nversion = "([^"]+)"', text))
+    return {crate: found.get(crate, "not locked") for crate in VERSIONED}
+
+
+def script(scenario: Scenario) -> Scenario:
+    """The model's turns in call order: ``g_handoff`` calls the research agent's tool (rig's
+    agent tool takes ``{"prompt": ...}``), the research agent searches and answers, then the
+    triage agent passes the answer on."""
+    if not scenario.agents_only:
+        return scenario
+    turns = [[("research_agent", {"prompt": QUESTION})], *scenario.turns[1:], ANSWER]
+    return dataclasses.replace(scenario, turns=turns)
+
+
+def run_rig(scenario: Scenario, variant: str, content: bool, out: Path, project: Path) -> list[str]:
+    """Run one (scenario, content) variant in its own process; returns the tools the run
+    really executed, and fails when the answer is not the script's (``project``, the capture's
+    Node project option, is unused)."""
+    binary = build()
+
+    def launch(where: Where) -> Program:
+        env = {**os.environ, "OTEL_EXPORTER_OTLP_ENDPOINT": where.otlp, "NO_PROXY": "127.0.0.1"}
+        spec = {
+            "baseURL": where.base_url, "model": MODEL, "content": content,
+            "calls": scripted_calls(scenario),
+        }  # fmt: skip
+        return Program(spec, [str(binary), str(where.spec)], env)
+
+    run = run_program(scenario, script(scenario), variant, out, FakeOpenAI, launch, BINARY)
+    write_bodies(run.received, out, variant)
+    return check_answer(run, scenario, variant, out)
