@@ -78,6 +78,26 @@ def test_content_field_left_with_a_placeholder_is_redacted_even_after_parsing() 
     assert step.arguments == {"q": 1} and not step.redacted
 
 
+class _Masked(str):
+    """A text that compares equal to the placeholder it starts with (an application's own
+    string type could): longer than any placeholder, yet one by Python's comparison."""
+
+    def __eq__(self, other: object) -> bool:
+        return str.__eq__(self[:12], other)
+
+    def __hash__(self) -> int:
+        return hash(self[:12])
+
+
+def test_placeholders_are_found_by_pythons_comparison_whatever_the_length() -> None:
+    fields = {"arguments": [{"attr": "args"}]}
+    step = _step(fields, _span(attributes={"args": _Masked("__REDACTED__ by the proxy")}))
+    assert step.arguments is None and "arguments" in step.redacted
+    long_text = "__REDACTED__" + "x" * 5000
+    step = _step({"result": [{"attr": "r"}]}, _span(attributes={"r": long_text}))
+    assert step.result == long_text and not step.redacted
+
+
 def test_a_parser_that_raises_gives_no_value_and_the_next_source_is_tried() -> None:
     fields = {"tool": [{"attr": "a", "parse": "boom"}, {"attr": "b"}]}
     assert _step(fields, _span(attributes={"a": "x", "b": "fallback"})).tool == "fallback"

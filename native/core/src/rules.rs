@@ -14,7 +14,9 @@
 //! the others it answers "no match" when a text lacks a literal every match needs. Only the
 //! remaining texts are asked of the [`Searcher`], and the answer is remembered per (regex,
 //! text) in a bounded [`RegexMemo`]: span names and scope names repeat across spans, so the
-//! host is asked once per distinct text, not once per span.
+//! host is asked once per distinct text, not once per span. For span and scope names the
+//! core's own answers are remembered too: most rules start with their file's scope
+//! condition, so a span would otherwise work out the same few answers once per rule.
 //!
 //! Work per span is bounded by the table: every condition is evaluated at most once per rule,
 //! and a child condition looks at the span's direct children only (a child's own child
@@ -180,6 +182,7 @@ impl RegexMemo {
         }
     }
 
+    /// The searcher's answer of `regex` on `text` (the text of `row`), remembered.
     fn search<E>(
         &mut self,
         searcher: &mut impl Searcher<Error = E>,
@@ -187,8 +190,19 @@ impl RegexMemo {
         regex: u32,
         text: &str,
     ) -> Result<bool, E> {
+        self.answer(row, regex, || searcher.search(regex, text))
+    }
+
+    /// The answer of `regex` on the text of `row`: remembered, else `find`'s (then
+    /// remembered; a text without a row is not).
+    fn answer<E>(
+        &mut self,
+        row: Option<usize>,
+        regex: u32,
+        find: impl FnOnce() -> Result<bool, E>,
+    ) -> Result<bool, E> {
         let Some(row) = row else {
-            return searcher.search(regex, text);
+            return find();
         };
         let slot = regex as usize;
         if let Some(cells) = self.rows.get(row) {
@@ -198,7 +212,7 @@ impl RegexMemo {
                 _ => {}
             }
         }
-        let found = searcher.search(regex, text)?;
+        let found = find()?;
         if let Some(cells) = self.rows.get_mut(row) {
             if cells.len() <= slot {
                 cells.resize(slot + 1, 0);
@@ -227,6 +241,9 @@ pub struct TableError(pub String);
 #[derive(Debug, Clone, Default)]
 pub struct RuleTable {
     rules: Vec<Match>,
+    /// Per rule, the number of the first later rule that does not start with the same
+    /// condition (see [`RuleTable::select`]).
+    group_end: Vec<usize>,
     keys: Vec<Box<str>>,
     /// Per regex number, what the core answers itself.
     regexes: Vec<RegexPlan>,
@@ -243,8 +260,20 @@ impl RuleTable {
         regexes: Vec<RegexPlan>,
         host_lists: u32,
     ) -> Result<Self, TableError> {
+        let group_end = (0..rules.len())
+            .map(|index| {
+                let Some(lead) = lead(&rules[index]) else {
+                    return index + 1;
+                };
+                rules[index + 1..]
+                    .iter()
+                    .position(|rule| self::lead(rule) != Some(lead))
+                    .map_or(rules.len(), |offset| index + 1 + offset)
+            })
+            .collect();
         let table = Self {
             rules,
+            group_end,
             keys,
             regexes,
             host_lists,
@@ -306,6 +335,10 @@ impl RuleTable {
     }
 
     /// The number of the first rule whose match holds for `span`, or `None`.
+    ///
+    /// Rules come in runs that start with the same condition (a file's rules all test its
+    /// instrumentation scope first): when that condition fails, the rest of the run is
+    /// passed over, as each of them would fail on it in turn.
     pub fn select<S: SpanAccess>(
         &self,
         span: &S,
@@ -314,13 +347,28 @@ impl RuleTable {
     ) -> Result<Option<usize>, S::Error> {
         memo.begin_span();
         let mut rows = Rows::default();
-        for (index, rule) in self.rules.iter().enumerate() {
-            if matches(rule, span, &self.regexes, &mut rows, searcher, memo)? {
-                return Ok(Some(index));
-            }
+        let mut index = 0;
+        while let Some(rule) = self.rules.get(index) {
+            index = match outcome(rule, span, &self.regexes, &mut rows, searcher, memo)? {
+                Outcome::Holds => return Ok(Some(index)),
+                Outcome::LeadFails => self.group_end.get(index).copied().unwrap_or(index + 1),
+                Outcome::Fails => index + 1,
+            };
         }
         Ok(None)
     }
+}
+
+/// The condition a match tests first (`matches` leaves child conditions to the end).
+fn lead(m: &Match) -> Option<&Condition> {
+    m.all.first().filter(|c| !matches!(c, Condition::Child(_)))
+}
+
+/// Whether a match holds, and when not, whether its lead condition was the one that failed.
+enum Outcome {
+    Holds,
+    LeadFails,
+    Fails,
 }
 
 /// Child conditions may nest (a child's child condition); past this the table is refused.
@@ -336,10 +384,29 @@ fn matches<S: SpanAccess>(
     searcher: &mut impl Searcher<Error = S::Error>,
     memo: &mut RegexMemo,
 ) -> Result<bool, S::Error> {
-    for cond in &m.all {
+    Ok(matches!(
+        outcome(m, span, plans, rows, searcher, memo)?,
+        Outcome::Holds
+    ))
+}
+
+/// `matches`, telling a failure of the lead condition apart.
+fn outcome<S: SpanAccess>(
+    m: &Match,
+    span: &S,
+    plans: &[RegexPlan],
+    rows: &mut Rows,
+    searcher: &mut impl Searcher<Error = S::Error>,
+    memo: &mut RegexMemo,
+) -> Result<Outcome, S::Error> {
+    for (position, cond) in m.all.iter().enumerate() {
         if !matches!(cond, Condition::Child(_)) && !holds(cond, span, plans, rows, searcher, memo)?
         {
-            return Ok(false);
+            return Ok(if position == 0 {
+                Outcome::LeadFails
+            } else {
+                Outcome::Fails
+            });
         }
     }
     if !m.any.is_empty() {
@@ -351,20 +418,38 @@ fn matches<S: SpanAccess>(
             }
         }
         if !any {
-            return Ok(false);
+            return Ok(Outcome::Fails);
         }
     }
     for cond in &m.all {
         if matches!(cond, Condition::Child(_)) && !holds(cond, span, plans, rows, searcher, memo)? {
-            return Ok(false);
+            return Ok(Outcome::Fails);
         }
     }
-    Ok(true)
+    Ok(Outcome::Holds)
 }
 
 /// The core's own answer for `regex` on `text`, or `None` when the host must be asked.
 fn native(plans: &[RegexPlan], regex: u32, text: &str) -> Option<bool> {
     plans.get(regex as usize)?.answer(text)
+}
+
+/// `regex` on a span or scope name (the text of `row`): the core's own answers are
+/// remembered like the searcher's. A name is tested by many rules (most rules start with
+/// their file's scope condition) and repeats across spans, so each (regex, name) is worked
+/// out once, not once per rule and span.
+fn name_answer<E>(
+    plans: &[RegexPlan],
+    row: Option<usize>,
+    regex: u32,
+    text: &str,
+    searcher: &mut impl Searcher<Error = E>,
+    memo: &mut RegexMemo,
+) -> Result<bool, E> {
+    memo.answer(row, regex, || match native(plans, regex, text) {
+        Some(found) => Ok(found),
+        None => searcher.search(regex, text),
+    })
 }
 
 fn holds<S: SpanAccess>(
@@ -408,21 +493,15 @@ fn holds<S: SpanAccess>(
         }
         Condition::SpanName(regex) => match span.name()? {
             Text::Utf8(text) => {
-                if let Some(found) = native(plans, *regex, text) {
-                    return Ok(found);
-                }
                 let row = *rows.name.get_or_insert_with(|| memo.row(text));
-                memo.search(searcher, row, *regex, text)
+                name_answer(plans, row, *regex, text, searcher, memo)
             }
             Text::Opaque => span.search_opaque(Subject::Name, *regex),
         },
         Condition::Scope(regex) => match span.scope()? {
             Text::Utf8(text) => {
-                if let Some(found) = native(plans, *regex, text) {
-                    return Ok(found);
-                }
                 let row = *rows.scope.get_or_insert_with(|| memo.row(text));
-                memo.search(searcher, row, *regex, text)
+                name_answer(plans, row, *regex, text, searcher, memo)
             }
             Text::Opaque => span.search_opaque(Subject::Scope, *regex),
         },
@@ -802,6 +881,86 @@ mod tests {
         let before = memo.len();
         assert_eq!(table.select(&long, &mut n, &mut memo), Ok(Some(0)));
         assert_eq!(memo.len(), before, "a long text is not remembered");
+    }
+
+    #[test]
+    fn the_cores_own_answers_on_names_are_remembered_per_text() {
+        // Every rule starts with the scope regex 0, which the core answers itself.
+        let plans = vec![RegexPlan::of("^openai"), RegexPlan::of("^chat")];
+        let rules = vec![
+            all(vec![Condition::Scope(0), attr(0, AttrTest::Exists(true))]),
+            all(vec![Condition::Scope(0), Condition::SpanName(1)]),
+            all(vec![Condition::SpanName(1)]),
+        ];
+        let table = RuleTable::new(rules, keys(1), plans, 0).unwrap();
+        let mut n = needles(&["never", "never"]);
+        let mut memo = RegexMemo::new();
+        let span = |scope: &str, name: &str| Span {
+            scope: scope.into(),
+            name: name.into(),
+            ..Span::default()
+        };
+        let mut select = |s: &Span| table.select(s, &mut n, &mut memo);
+        assert_eq!(select(&span("openai.agents", "chat x")), Ok(Some(1)));
+        assert_eq!(select(&span("openai.agents", "run")), Ok(None));
+        assert_eq!(select(&span("langchain", "chat y")), Ok(Some(2)));
+        assert_eq!(select(&span("openai.agents", "chat x")), Ok(Some(1)));
+        assert_eq!(n.calls, 0, "the host is never asked");
+        // Rows for "openai.agents", "chat x", "run", "langchain", "chat y".
+        assert_eq!(memo.len(), 5);
+    }
+
+    #[test]
+    fn a_run_of_rules_with_a_failing_lead_is_passed_over_with_the_same_outcome() {
+        // Rules 0-2 start with scope regex 0; rule 3 starts with a child condition, which is
+        // tested last, so it has no lead; rule 5 starts with regex 0 again, after another.
+        let child = Condition::Child(Box::new(all(vec![attr(0, AttrTest::Exists(true))])));
+        let rules = vec![
+            all(vec![Condition::Scope(0), attr(0, AttrTest::Exists(true))]),
+            all(vec![Condition::Scope(0), attr(1, AttrTest::Exists(true))]),
+            all(vec![Condition::Scope(0)]),
+            all(vec![child, Condition::SpanName(1)]),
+            all(vec![attr(1, AttrTest::Exists(true))]),
+            all(vec![Condition::Scope(0), Condition::SpanName(1)]),
+        ];
+        let table = RuleTable::new(rules, keys(2), asked(2), 0).unwrap();
+        assert_eq!(table.group_end, vec![3, 3, 3, 4, 5, 6]);
+        let span = |scope: &str, attrs: Vec<(u32, Option<String>)>, kids: Vec<Span>| Span {
+            scope: scope.into(),
+            name: "chat".into(),
+            attrs,
+            children: kids,
+            ..Span::default()
+        };
+        let kid = span("x", vec![text(0, "y")], vec![]);
+        let cases = [
+            (span("openai", vec![text(1, "x")], vec![]), Some(1)),
+            (span("openai", vec![], vec![]), Some(2)),
+            (span("other", vec![text(1, "x")], vec![]), Some(4)),
+            (span("other", vec![], vec![kid.clone()]), Some(3)),
+            (span("other", vec![], vec![]), None),
+        ];
+        for (case, expected) in &cases {
+            let mut n = needles(&["openai", "chat"]);
+            assert_eq!(select(&table, case, &mut n), Ok(*expected));
+            // Every rule in turn, as the table did before it passed runs over.
+            let mut memo = RegexMemo::new();
+            let mut rows = Rows::default();
+            let each = (0..table.rules.len()).find(|&i| {
+                matches(
+                    &table.rules[i],
+                    case,
+                    &table.regexes,
+                    &mut rows,
+                    &mut n,
+                    &mut memo,
+                ) == Ok(true)
+            });
+            assert_eq!(each, *expected);
+        }
+        // A host error on a lead still reaches the caller.
+        let mut failing = needles(&["!", "chat"]);
+        assert!(select(&table, &span("openai", vec![], vec![]), &mut failing).is_err());
     }
 
     #[test]

@@ -64,11 +64,18 @@ pub struct FieldReader {
     plans: Vec<Vec<Field>>,
     /// The redaction placeholders, as Python compares them (`str in frozenset`).
     placeholders: Py<PyFrozenSet>,
+    /// The longest placeholder's length in characters, when every placeholder is an exact
+    /// `str`: an exact `str` longer than that is none of them, found without hashing it
+    /// (attribute values are often kilobytes of JSON, and a new string's hash reads all of
+    /// it). `None`: every value is looked up in the set.
+    longest_placeholder: Option<usize>,
     /// `failed(field_name, exception)`: logs a parser's failure.
     failed: Py<PyAny>,
+    /// The record field names read, interned once.
+    interned: [Py<PyString>; 5],
 }
 
-/// Field names of the record fields read, interned once per call.
+/// Field names of the record fields read.
 struct Names<'py> {
     attributes: Bound<'py, PyString>,
     events: Bound<'py, PyString>,
@@ -77,14 +84,18 @@ struct Names<'py> {
     status_message: Bound<'py, PyString>,
 }
 
+const NAMES: [&str; 5] = ["attributes", "events", "name", "body", "status_message"];
+
 impl<'py> Names<'py> {
-    fn new(py: Python<'py>) -> Self {
+    fn new(py: Python<'py>, interned: &[Py<PyString>; 5]) -> Self {
+        let [attributes, events, name, body, status_message] =
+            interned.each_ref().map(|n| n.bind(py).clone());
         Self {
-            attributes: PyString::intern(py, "attributes"),
-            events: PyString::intern(py, "events"),
-            name: PyString::intern(py, "name"),
-            body: PyString::intern(py, "body"),
-            status_message: PyString::intern(py, "status_message"),
+            attributes,
+            events,
+            name,
+            body,
+            status_message,
         }
     }
 }
@@ -244,6 +255,13 @@ impl FieldReader {
         if !value.is_instance_of::<PyString>() {
             return Ok(false);
         }
+        if let (Some(longest), Ok(text)) =
+            (self.longest_placeholder, value.cast_exact::<PyString>())
+        {
+            if text.len()? > longest {
+                return Ok(false);
+            }
+        }
         self.placeholders.bind(value.py()).contains(value)
     }
 
@@ -378,10 +396,19 @@ impl FieldReader {
             }
             out.push(fields);
         }
+        let mut longest = Some(0);
+        for placeholder in placeholders.iter() {
+            longest = match placeholder.cast_exact::<PyString>() {
+                Ok(text) => longest.map(|n: usize| n.max(text.len().unwrap_or(usize::MAX))),
+                Err(_) => None,
+            };
+        }
         Ok(Self {
             plans: out,
             placeholders: placeholders.unbind(),
+            longest_placeholder: longest,
             failed,
+            interned: NAMES.map(|name| PyString::intern(py, name).unbind()),
         })
     }
 
@@ -399,7 +426,7 @@ impl FieldReader {
         let Some(plan) = self.plans.get(plan) else {
             return Err(PyValueError::new_err("no such field plan"));
         };
-        let names = Names::new(py);
+        let names = Names::new(py, &self.interned);
         let attributes = span.getattr(&names.attributes)?;
         for field in plan {
             let mut flagged = false;
