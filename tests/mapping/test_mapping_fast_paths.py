@@ -122,8 +122,9 @@ def test_delegating_tool_with_a_nested_agent_is_a_handoff_only_with_that_child()
 
 def test_regex_memo_stays_bounded_and_keeps_learning_new_span_names() -> None:
     """A long-running server sees ever new span names (tools, models): the rule table's
-    memo of the answers Python gave (regexes the core cannot answer itself) starts over when
-    full instead of growing, and mapping stays right past it."""
+    memo of regex answers on names (the core's own, and those Python gave for regexes the
+    core cannot answer itself) starts over when full instead of growing, and mapping stays
+    right past it."""
     from otel_oracles._native import RULE_MEMO_TEXTS
 
     conventions = load_conventions()
