@@ -24,6 +24,15 @@ split into files, or read with a larger limit.
 READ_CHUNK_BYTES = 1024 * 1024
 """Buffer size for streaming reads, and the step used to skip past an oversize line."""
 
+FILE_BUFFER_BYTES = 4 * 1024 * 1024
+"""Read buffer of an uncompressed input file: the OTLP/gRPC default message limit. A line of
+the collector's file exporter is one export request, often a megabyte or more: a line that
+fits in the buffer is returned with one copy, a longer one is gathered from a refill per
+buffer and joined. With Python's default 8 KiB buffer, reading the 83 MB benchmark file line
+by line took three times the CPU it takes with this one (docs/performance.md, "Imports,
+reading input and the report"). The memory is one buffer per file being read; ``grade``'s
+progress bar advances once per buffer read."""
+
 MAX_ANY_VALUE_DEPTH: int = _CORE_MAX_ANY_VALUE_DEPTH
 """Most arrays/kvlists one attribute value or log body may nest; a deeper one reads as null
 with a problem. Real telemetry nests a few levels; protobuf bodies cannot go much deeper

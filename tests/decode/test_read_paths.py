@@ -277,3 +277,24 @@ def test_json_with_a_utf8_byte_order_mark_is_read(tmp_path: Path) -> None:
     target.write_bytes(b"\xef\xbb\xbf" + JSON_DOC.read_bytes())
     spans, _, _, problems = read([str(target)])
     assert problems == [] and spans == span_count(JSON_DOC)
+
+
+@pytest.mark.parametrize("pad", [0, 63, 64, 65, 600, 5000])
+def test_arrays_and_blank_lines_are_told_apart_past_long_whitespace(
+    tmp_path: Path, pad: int
+) -> None:
+    """A line is tested for blankness and for an array on its first and last non-blank
+    bytes only, without copying it: whitespace runs longer than the first look (64 bytes)
+    must be seen through, and a line of spaces, tabs, vertical tabs and form feeds is
+    blank (as ``strip()`` would have it), whatever its length."""
+    lines = JSONL.read_bytes().splitlines()
+    ws = (b" \t\r" * pad)[:pad]
+    array = ws + b"[" + b",".join(lines[:2]) + b"]" + ws
+    blank = b" \t\x0b\x0c" * (pad + 1)
+    target = tmp_path / "export.jsonl"
+    target.write_bytes(b"\n".join([array, blank, *lines[2:]]) + b"\n")
+    problems: list[InputProblem] = []
+    sources = [b.source for b in read_paths([str(target)], problems)]
+    assert problems == []
+    assert sources[:2] == [f"{target}:1[0]", f"{target}:1[1]"]
+    assert sources[2:] == [f"{target}:{n}" for n in range(3, len(lines) + 1)]

@@ -201,14 +201,16 @@ def test_progress_reports_every_input_byte_and_advances_within_a_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A big JSON-lines export (built from real request lines) gets several progress updates
-    that add up to its size, and a second file is counted too."""
+    that add up to its size, and a second file is counted too. The position advances a read
+    buffer at a time, so the file is a few buffers long."""
     import otel_oracles.pipeline as pipeline
+    from otel_oracles.decode.config import FILE_BUFFER_BYTES
 
     monkeypatch.setattr(pipeline, "PROGRESS_INTERVAL_S", 0.0)
     lines = (TRACES / "openinference-openai" / "a_happy.otlp.jsonl").read_text().splitlines()
     big = tmp_path / "export.jsonl"
     with big.open("w") as f:
-        while f.tell() < 4 * 1024 * 1024:
+        while f.tell() < 3 * FILE_BUFFER_BYTES:
             f.write("\n".join(lines) + "\n")
     small = TRACES / "pydantic-ai" / "a_happy.otlp.json"
     seen: list[int] = []
