@@ -173,6 +173,7 @@ TOOL_SPANS = (
     "laminar-pydantic-ai",
     "openinference-openai-agents",
     "traceloop-sdk",
+    "traceloop-sdk-latest",
     "agent-framework",
     "beeai-openinference",
     "langchain-agents-openinference",
@@ -311,6 +312,7 @@ PARALLEL_RUN_IN_TURN = (
     "ag2-native",
     "autogen-native",
     "adk-go",
+    "traceloop-sdk-latest",  # the app's own loop runs a turn's calls one by one
 )
 """The framework ran the two searches of ``l_parallel_failures``' one turn one after the other
 in the content-off capture (ADK, Agno, smolagents, AG2 and AutoGen always; LangGraph's thread

@@ -124,6 +124,16 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {"TRACELOOP_TRACE_CONTENT": "true"},
         "off": {"TRACELOOP_TRACE_CONTENT": "false"},
     },
+    "traceloop-sdk-latest": {
+        "what": "the traceloop-sdk app on traceloop-sdk 0.62 and its OpenAI instrumentation "
+        "0.62 (openai 3): model calls as GenAI semantic-convention spans (gen_ai.input.messages "
+        "/ gen_ai.output.messages) and gen_ai.tool.name on the @tool spans, where 0.47 wrote "
+        "indexed gen_ai.prompt.N.* / gen_ai.completion.N.* and traceloop.workflow.name",
+        "packages": ["openai", "traceloop-sdk", "opentelemetry-instrumentation-openai"],
+        "tool_spans": True,
+        "on": {"TRACELOOP_TRACE_CONTENT": "true"},
+        "off": {"TRACELOOP_TRACE_CONTENT": "false"},
+    },
     "vercel-ai-sdk-legacy": {
         "what": "Vercel AI SDK 4 generateText with experimental_telemetry (legacy ai.* spans), "
         "its MockLanguageModelV1 scripted in-process (node vercel_legacy.mjs)",
@@ -1867,7 +1877,7 @@ def run_one(source: str, scenario: Scenario, variant: str, out: Path) -> list[st
         return run_sink_driver(source, scenario, variant, out, tools)
     call_tool: Callable[[str, dict[str, Any]], str] = tools.call
     wrap_run: Callable[[Callable[[], None]], Callable[[], None]]
-    if source == "traceloop-sdk":
+    if source in ("traceloop-sdk", "traceloop-sdk-latest"):
         # The SDK owns the tracer provider; its @agent / @tool decorators make the spans.
         from opentelemetry import trace
         from traceloop.sdk import Traceloop
