@@ -7,26 +7,19 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from otel_oracles.cli._kinds import looks_like
-from otel_oracles.emit import Explainer, ExplainMode, scrub_verdict
+from otel_oracles.emit import Explainer, ExplainMode, scrub_verdict, shown_fields, shown_message
 from otel_oracles.errors import InputError
-from otel_oracles.model.result import InputProblem, RunReport, Verdict
-from otel_oracles.report import (
-    ConsoleWriter,
-    HtmlWriter,
-    JsonWriter,
-    JUnitWriter,
-    Tally,
-    render_console,
-    render_html,
-    render_json,
-    render_junit,
-)
+from otel_oracles.model.result import InputProblem, OracleResult, RunReport, Verdict
+from otel_oracles.report import ConsoleWriter, JsonWriter, Tally, render_console, render_json
 from otel_oracles.session import InputLimits
+
+if TYPE_CHECKING:
+    # Imported where a run asks for them (--junit, --html): most runs never load them.
+    from otel_oracles.report import HtmlWriter, JUnitWriter
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -162,6 +155,8 @@ def report_input_problems(problems: Iterable[InputProblem]) -> None:
 
 
 def _wrong_place_hint(source: str) -> str:
+    from otel_oracles.cli._kinds import looks_like  # YAML, read only for an unreadable input
+
     name = re.sub(r"(@\d+|:\d+)$", "", source)
     what = looks_like(Path(name))
     return f" (this file looks like {what})" if what else ""
@@ -195,8 +190,12 @@ def emit_report(
         verdicts = [scrub_verdict(v, explain, explainer) for v in report.verdicts]
         report = report.model_copy(update={"verdicts": verdicts})
     if junit is not None:
+        from otel_oracles.report import render_junit
+
         _write(junit, render_junit(report))
     if html is not None:
+        from otel_oracles.report import render_html
+
         _write(html, render_html(report).encode("utf-8"))
     if as_json:
         click.echo(render_json(report, exit_code), nl=False)
@@ -236,18 +235,42 @@ class ReportStream:
         self._explainer = Explainer(explain)
         self._junit_path = junit
         self._html_path = html
-        self._junit = JUnitWriter() if junit is not None else None
-        self._html = HtmlWriter() if html is not None else None
+        self._junit: JUnitWriter | None = None
+        self._html: HtmlWriter | None = None
+        if junit is not None:
+            from otel_oracles.report import JUnitWriter
+
+            self._junit = JUnitWriter()
+        if html is not None:
+            from otel_oracles.report import HtmlWriter
+
+            self._html = HtmlWriter()
         self._json = JsonWriter() if as_json else None
         self._console = None if as_json else ConsoleWriter(show_passing_details=verbose)
 
     def add(self, verdict: Verdict) -> None:
-        """Count ``verdict`` and render it through the privacy boundary (``scrub_verdict``)."""
+        """Count ``verdict`` and render it through the privacy boundary (``scrub_verdict``).
+
+        The JSON and console writers read each result's shown message (and details) from
+        ``shown_fields``/``shown_message`` as they render it, so no scrubbed copy of the
+        verdict is built for them (the table asks for the failing results' only); JUnit
+        and HTML get the copy."""
         self.tally.add(verdict)
-        verdict = scrub_verdict(verdict, self._explain, self._explainer)
-        for writer in (self._junit, self._html, self._json, self._console):
-            if writer is not None:
-                writer.add(verdict)
+        if self._json is not None:
+            self._json.add(verdict, None if self._explain == "full" else self._shown_fields)
+        if self._console is not None:
+            self._console.add(verdict, None if self._explain == "full" else self._shown_message)
+        if self._junit is not None or self._html is not None:
+            verdict = scrub_verdict(verdict, self._explain, self._explainer)
+            for writer in (self._junit, self._html):
+                if writer is not None:
+                    writer.add(verdict)
+
+    def _shown_fields(self, result: OracleResult) -> tuple[str, dict[str, Any]]:
+        return shown_fields(result, self._explain, self._explainer)
+
+    def _shown_message(self, result: OracleResult) -> str:
+        return shown_message(result, self._explain, self._explainer)
 
     def close(self) -> None:
         """Drop whatever was spooled (after ``finish``, or when grading failed)."""

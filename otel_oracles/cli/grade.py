@@ -30,7 +30,6 @@ from otel_oracles.emit import gathered_sdk_logs
 from otel_oracles.model.contract import discover_contract_files
 from otel_oracles.model.result import Verdict
 from otel_oracles.model.step import Trajectory
-from otel_oracles.parallel import grade_paths_parallel
 from otel_oracles.pipeline import grade_paths, input_files, nothing_graded_reason
 from otel_oracles.session import GradeRun, GradingSession, SessionSpec
 
@@ -212,6 +211,9 @@ def grade_command(
         try:
             show_bar = not quiet and total >= PROGRESS_MIN_BYTES and sys.stderr.isatty()
             if workers > 1:
+                # Worker processes (multiprocessing, the parent-death lifeline) only now.
+                from otel_oracles.parallel import grade_paths_parallel
+
                 report = grade_paths_parallel(
                     paths,
                     spec,

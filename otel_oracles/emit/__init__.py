@@ -43,6 +43,8 @@ if TYPE_CHECKING:
         replace_secrets,
         safe_identifier,
         scrub_verdict,
+        shown_fields,
+        shown_message,
     )
     from otel_oracles.emit._metrics import GraderMetrics
     from otel_oracles.emit._otel import EmitStats, OtelEmitter
@@ -84,6 +86,8 @@ _LAZY: dict[str, str] = {
             "replace_secrets",
             "safe_identifier",
             "scrub_verdict",
+            "shown_fields",
+            "shown_message",
         ],
         "otel_oracles.emit._explain",
     ),
@@ -148,4 +152,6 @@ __all__ = [
     "replace_secrets",
     "safe_identifier",
     "scrub_verdict",
+    "shown_fields",
+    "shown_message",
 ]

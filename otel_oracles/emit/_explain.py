@@ -95,19 +95,28 @@ def replace_secrets(text: str, replacement: Callable[[str], str] | None = None) 
     return _SECRET_SHAPES.subn(lambda m: replacement(m.group()), text)
 
 
+_IDENTIFIER_MAX_CHARS = 65
+"""The longest string ``_IDENTIFIER`` matches: 64 characters and a final newline (``$``)."""
+
+
 def safe_identifier(value: Any) -> str | None:
     """``value`` when it is a short identifier that does not look like a secret, else None."""
-    if not isinstance(value, str) or not _IDENTIFIER.match(value) or _secret_identifier(value):
-        return None
-    return value
+    if (
+        isinstance(value, str)
+        and len(value) <= _IDENTIFIER_MAX_CHARS
+        and _safe_identifier_text(value)
+    ):
+        return value
+    return None
 
 
 @functools.lru_cache(maxsize=4096)
-def _secret_identifier(value: str) -> bool:
-    """``looks_secret`` of an identifier-shaped string (at most 64 characters, so the cache
-    stays small): the same detail keys and tool names come back in every result of every
-    trace, and the secret-shape search is most of what scrubbing a result costs."""
-    return looks_secret(value)
+def _safe_identifier_text(value: str) -> bool:
+    """Whether a string short enough to be an identifier (so the cache stays small) is one
+    and does not look like a secret: the same detail keys and tool names come back in every
+    result of every trace, and the secret-shape search is most of what scrubbing a result
+    costs."""
+    return _IDENTIFIER.match(value) is not None and not looks_secret(value)
 
 
 def _cap(text: str, limit: int) -> str:
@@ -283,18 +292,39 @@ def scrub_details(details: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def shown_message(
+    result: OracleResult, mode: ExplainMode = "template", explainer: Explainer | None = None
+) -> str:
+    """The message a report shows of ``result`` under ``mode``: in ``template`` mode the
+    template explanation without the check's name (reports print it next to the message
+    already); ``full`` keeps the oracle's own. ``explainer`` (for ``mode``) remembers texts
+    across calls."""
+    if mode == "full":
+        return result.message
+    text = explainer(result) if explainer is not None else explain(result, mode)
+    return text.removeprefix(f"{result.name}: ")
+
+
+def shown_fields(
+    result: OracleResult, mode: ExplainMode = "template", explainer: Explainer | None = None
+) -> tuple[str, dict[str, Any]]:
+    """The message and details a report shows of ``result`` under ``mode``
+    (``shown_message``, and ``scrub_details`` unless ``full``): what ``scrub_result`` puts in
+    its copy, for a writer that renders the result without building the copy."""
+    if mode == "full":
+        return result.message, result.details
+    return shown_message(result, mode, explainer), scrub_details(result.details)
+
+
 def scrub_result(
     result: OracleResult, mode: ExplainMode = "template", explainer: Explainer | None = None
 ) -> OracleResult:
-    """``result`` as a report may show it under ``mode``: in ``template`` mode the message
-    is the template explanation and the details are ``scrub_details``; ``full`` keeps all.
-    ``explainer`` (for ``mode``) remembers texts across calls."""
+    """``result`` as a report may show it under ``mode`` (``shown_fields``); ``full`` keeps
+    all."""
     if mode == "full":
         return result
-    text = explainer(result) if explainer is not None else explain(result, mode)
-    # Reports print the check's name next to its message already.
-    message = text.removeprefix(f"{result.name}: ")
-    return result.model_copy(update={"message": message, "details": scrub_details(result.details)})
+    message, details = shown_fields(result, mode, explainer)
+    return result.model_copy(update={"message": message, "details": details})
 
 
 def scrub_verdict(

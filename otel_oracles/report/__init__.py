@@ -7,13 +7,41 @@ the same way. Each has a streaming writer underneath (``add`` one verdict at a t
 read the document in chunks) so ``grade`` can report on any number of traces without
 holding their verdicts; ``render_*`` feed a whole report through the same writers, so both
 ways produce the same bytes.
+
+The JUnit and HTML writers are imported on first use: a run that asks for neither (most of
+them) does not load ElementTree and the HTML template.
 """
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 from otel_oracles.report._common import Tally
 from otel_oracles.report._console import ConsoleWriter, render_console
-from otel_oracles.report._html import HtmlWriter, render_html
 from otel_oracles.report._json import JsonWriter, render_json, report_data
-from otel_oracles.report._junit import JUnitWriter, render_junit
+
+if TYPE_CHECKING:
+    from otel_oracles.report._html import HtmlWriter, render_html
+    from otel_oracles.report._junit import JUnitWriter, render_junit
+
+_LAZY: dict[str, str] = {
+    "HtmlWriter": "otel_oracles.report._html",
+    "render_html": "otel_oracles.report._html",
+    "JUnitWriter": "otel_oracles.report._junit",
+    "render_junit": "otel_oracles.report._junit",
+}
+"""Public name -> the module it comes from, imported when the name is first read."""
+
+
+def __getattr__(name: str) -> Any:
+    source = _LAZY.get(name)
+    if source is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(source), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "ConsoleWriter",

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
-from otel_oracles.model.result import InputProblem, RunReport, Verdict
+from otel_oracles.model.result import InputProblem, OracleResult, RunReport, Verdict
 from otel_oracles.report._common import (
     Tally,
     agent_label,
     contract_label,
-    failing,
     one_line,
     replay,
     spool,
@@ -37,7 +36,9 @@ class ConsoleWriter:
         self._with_agent = False
         self.tally = Tally()
 
-    def add(self, v: Verdict) -> None:
+    def add(self, v: Verdict, message: Callable[[OracleResult], str] | None = None) -> None:
+        """Lay out ``v``'s row; with ``message``, each listed result's message is what it
+        gives for the result (``emit.shown_message``; asked for the listed results only)."""
         c = v.counts
         agent = agent_label(v)
         self._with_agent = self._with_agent or bool(agent)
@@ -57,13 +58,15 @@ class ConsoleWriter:
             )
         ]
         self._widths = [max(w, len(cell)) for w, cell in zip(self._widths, cells, strict=True)]
-        shown = v.results if self._details else failing(v)
-        # --verbose shows each message whole (continuation lines indented under it); the
-        # default table keeps one capped line per result.
+        # Passing results are listed with --verbose only (``failing``'s rule). --verbose shows
+        # each message whole (continuation lines indented under it); the default table keeps
+        # one capped line per result.
         text = _whole if self._details else one_line
         extra = [
-            f"    {'ok' if r.passed else 'x'} {r.outcome.value} {r.name}: {text(r.message)}"
-            for r in shown
+            f"    {'ok' if r.passed else 'x'} {r.outcome.value} {r.name}: "
+            + text(r.message if message is None else message(r))
+            for r in v.results
+            if self._details or not r.passed
         ]
         self._rows.write(json.dumps([cells, extra], ensure_ascii=False) + "\n")
         self.tally.add(v)

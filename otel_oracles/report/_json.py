@@ -3,12 +3,24 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
+from pydantic import TypeAdapter
+
 from otel_oracles._native import json_indented
-from otel_oracles.model.result import InputProblem, RunReport, Verdict
+from otel_oracles.model.result import InputProblem, OracleResult, RunReport, Verdict
 from otel_oracles.report._common import Tally, replay, spool
+
+ShownFields = Callable[[OracleResult], tuple[str, dict[str, Any]]]
+"""A result's message and details as the report shows them (``emit.shown_fields``)."""
+
+_DETAILS = TypeAdapter(dict[str, Any])
+"""``OracleResult.details``' own type: dumps shown details as ``model_dump`` dumps the field."""
+
+SPOOL_WRITE_CHARS = 1 << 16
+"""Verdict texts are gathered up to this size before one write to the spool: a write per
+verdict cost more than the texts' bytes (a method call through the spool, the encoder)."""
 
 
 def report_data(report: RunReport, exit_code: int | None = None) -> dict[str, Any]:
@@ -48,17 +60,36 @@ class JsonWriter:
 
     def __init__(self) -> None:
         self._verdicts = spool()
+        self._pending: list[str] = []
+        self._pending_chars = 0
         self.tally = Tally()
 
-    def add(self, v: Verdict) -> None:
+    def add(self, v: Verdict, shown: ShownFields | None = None) -> None:
+        """Dump ``v``; with ``shown``, each result's message and details are what it gives
+        for the result: the same text as adding ``v`` with every result copied with them
+        (``emit.scrub_verdict``), without building the copies."""
         dumped = v.model_dump(mode="json")
+        if shown is not None:
+            for result, out in zip(v.results, dumped["results"], strict=True):
+                message, details = shown(result)
+                out["message"] = message
+                out["details"] = _DETAILS.dump_python(details, mode="json") if details else {}
         dumped["verdict"] = v.verdict
         text = _dumps(dumped, level=2)
-        self._verdicts.write(("    " if not self.tally.verdicts else ",\n    ") + text)
+        self._pending.append(("    " if not self.tally.verdicts else ",\n    ") + text)
+        self._pending_chars += len(text)
+        if self._pending_chars >= SPOOL_WRITE_CHARS:
+            self._flush()
         self.tally.add(v)
+
+    def _flush(self) -> None:
+        self._verdicts.write("".join(self._pending))
+        self._pending = []
+        self._pending_chars = 0
 
     def close(self) -> None:
         """Drop the spooled text (``lines``/``chunks`` do it when they finish)."""
+        self._pending = []
         self._verdicts.close()
 
     def chunks(
@@ -77,6 +108,7 @@ class JsonWriter:
                 yield '{\n  "verdicts": [],' + rest + "\n"
                 return
             yield '{\n  "verdicts": [\n'
+            self._flush()
             buffer = replay(self._verdicts)
             while block := buffer.read(1 << 16):
                 yield block

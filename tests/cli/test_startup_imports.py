@@ -76,6 +76,17 @@ NOT_FOR_GRADE = (
     # Only --baseline compares runs; validate's loaders are validate's.
     "otel_oracles.regression",
     "otel_oracles.cli.validate",
+    # Worker processes and their parent-death lifeline: only --workers N > 1.
+    "otel_oracles.parallel",
+    "otel_oracles.lifeline",
+    "multiprocessing",
+    "ctypes",
+    # The JUnit and HTML writers (ElementTree): only --junit / --html.
+    "otel_oracles.report._junit",
+    "otel_oracles.report._html",
+    "xml",
+    # The file-kind sniffer: only when an input could not be read.
+    "otel_oracles.cli._kinds",
 )
 
 
@@ -84,6 +95,25 @@ def test_grade_loads_neither_serve_nor_the_exporters() -> None:
     assert code == 1  # graded: the fixture fails one of the bench contracts
     assert "otel_oracles.cli.grade" in modules  # the probe really ran grade
     assert under(modules, *NOT_FOR_GRADE) == []
+
+
+def test_grade_loads_the_report_writers_it_is_asked_for(tmp_path: Path) -> None:
+    """The lazy writers still load (and write) when their option is given."""
+    code, modules = loaded_by(
+        "grade",
+        str(TRACE),
+        "-c",
+        str(REPO / "bench" / "contracts"),
+        "-q",
+        "--junit",
+        str(tmp_path / "r.xml"),
+        "--html",
+        str(tmp_path / "r.html"),
+    )
+    assert code == 1
+    assert {"otel_oracles.report._junit", "otel_oracles.report._html"} <= modules
+    assert (tmp_path / "r.xml").read_text().startswith("<?xml")
+    assert "<html" in (tmp_path / "r.html").read_text()
 
 
 def test_group_help_imports_no_command() -> None:

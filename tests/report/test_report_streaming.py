@@ -9,15 +9,31 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from otel_oracles.emit import Explainer, scrub_verdict, shown_fields
 from otel_oracles.grade.loader import load_contract
 from otel_oracles.mapping import load_conventions
-from otel_oracles.model.result import InputProblem, RunReport, Verdict
+from otel_oracles.model.result import (
+    InputProblem,
+    OracleResult,
+    Outcome,
+    RunReport,
+    Verdict,
+    count_outcomes,
+)
 from otel_oracles.model.step import Trajectory
 from otel_oracles.pipeline import grade_paths
-from otel_oracles.report import _common, render_console, render_html, render_junit, report_data
+from otel_oracles.report import (
+    JsonWriter,
+    _common,
+    render_console,
+    render_html,
+    render_junit,
+    report_data,
+)
 from otel_oracles.session import GradingSession, SessionSpec
 
 REPO = Path(__file__).resolve().parent.parent.parent
@@ -119,3 +135,86 @@ def test_workers_stream_the_same_report_in_input_order(tmp_path: Path) -> None:
     expected = json.dumps(report_data(kept), indent=2, ensure_ascii=False) + "\n"
     assert timeless(proc.stdout) == timeless(expected)
     assert timeless(junit.read_text(encoding="utf-8")) == timeless(render_junit(kept).decode())
+
+
+def test_streamed_default_output_equals_the_scrubbed_report_rendered() -> None:
+    """By default (``--explain template``) the JSON and the table read each result's shown
+    message and details while rendering it, without a scrubbed copy of the verdict: the
+    bytes must be those of the whole report passed through ``scrub_verdict`` and rendered."""
+    report = kept_report([str(EXAMPLES)])
+    explainer = Explainer("template")
+    scrubbed = report.model_copy(
+        update={"verdicts": [scrub_verdict(v, "template", explainer) for v in report.verdicts]}
+    )
+    # Not vacuous: scrubbing changes messages and drops or replaces details here.
+    pairs = [
+        (r, s)
+        for v, w in zip(report.verdicts, scrubbed.verdicts, strict=True)
+        for r, s in zip(v.results, w.results, strict=True)
+    ]
+    assert any(r.message != s.message for r, s in pairs)
+    assert any(r.details != s.details for r, s in pairs)
+    command = [*CLI, "grade", str(EXAMPLES), "-c", str(CONTRACTS)]
+    as_json = subprocess.run(
+        [*command, "--json"], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+    expected = json.dumps(report_data(scrubbed), indent=2, ensure_ascii=False) + "\n"
+    assert timeless(as_json.stdout) == timeless(expected)
+    for verbose in (False, True):
+        table = subprocess.run(
+            [*command, *(["--verbose"] if verbose else [])],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert table.stdout == render_console(scrubbed, show_passing_details=verbose)
+
+
+def test_json_writer_with_shown_fields_writes_the_scrubbed_copy() -> None:
+    """Details of every kind the privacy boundary handles (kept numbers, NaN, tuples,
+    identifiers, secret-shaped and free text, name -> count maps) come out of the JSON
+    writer's shown-fields path as ``model_dump`` dumps them in a scrubbed copy."""
+    details: dict[str, Any] = {
+        "calls": 3,
+        "ratio": float("nan"),
+        "big": 1e16,
+        "neg": -0.0,
+        "flag": True,
+        "tool": "search_docs",
+        "tools": ("lookup", "sk-live-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c", "x" * 80, 7),
+        "unclassified_spans": {"chat gpt-4o": 2, "db.query": 1, "bad": "n"},
+        "argument": "alice.customer@example.com wrote this",
+        "status": Outcome.PASS,
+        "not an identifier": 1,
+    }
+    results = [
+        OracleResult(
+            oracle_type=kind,
+            name=kind,
+            outcome=outcome,
+            passed=outcome is Outcome.PASS,
+            message=f"{kind} said something about alice.customer@example.com",
+            details=details,
+            step_indexes=[1, 2],
+            used=1,
+            budget=2,
+        )
+        for kind, outcome in (
+            ("tool_not_called", Outcome.PASS),
+            ("max_tool_calls", Outcome.TOLERATED),
+            ("tokens", Outcome.ERROR),
+        )
+    ]
+    verdict = Verdict(
+        contract_id="c",
+        subject="s",
+        passed=False,
+        results=results,
+        counts=count_outcomes(results),
+    )
+    explainer = Explainer("template")
+    copied, shown = JsonWriter(), JsonWriter()
+    copied.add(scrub_verdict(verdict, "template", explainer))
+    shown.add(verdict, lambda r: shown_fields(r, "template", explainer))
+    assert "".join(shown.chunks([], [])) == "".join(copied.chunks([], []))
