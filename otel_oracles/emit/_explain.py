@@ -242,7 +242,9 @@ def _shown_details(details: dict[str, Any]) -> tuple[Any, ...] | None:
         if not isinstance(key, str):
             return None
         if isinstance(value, bool | int | float):
-            out.append((key, type(value), value))
+            # A float keys by its spelling: 0.0 == -0.0 (and 1 == 1.0) as values, but the
+            # template shows repr(value), and NaN never equals itself.
+            out.append((key, type(value), repr(value) if type(value) is float else value))
         elif key in IDENTIFIER_DETAIL_KEYS:
             if isinstance(value, str):
                 out.append((key, str, _identifier_or_none(value)))

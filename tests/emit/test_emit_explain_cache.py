@@ -42,3 +42,27 @@ def test_cached_explanations_equal_fresh_ones_and_keep_detail_differences() -> N
     assert "tool=delete_records" in first[-2] and "tool=drop_table" in first[-1]
     assert all(SECRET_KEY not in text for text in first)
     assert len(explainer) > len(make_results())
+
+
+def test_signed_zero_and_nan_details_get_their_own_text() -> None:
+    """Floats equal as values but spelled differently (0.0 and -0.0) must not share a
+    remembered text, and a NaN detail (never equal to itself) still renders."""
+    base = OracleResult(
+        oracle_type="latency",
+        name="fast-enough",
+        outcome=Outcome.INVARIANT_FAILURE,
+        passed=False,
+        message="slow",
+        details={"seconds": 0.0},
+        contract_id="c",
+    )
+    variants = [
+        base,
+        base.model_copy(update={"details": {"seconds": -0.0}}),
+        base.model_copy(update={"details": {"seconds": float("nan")}}),
+        base.model_copy(update={"details": {"seconds": -0.0}}),
+    ]
+    explainer = Explainer("template")
+    texts = [explainer(r) for r in variants]
+    assert texts == [explain(r, "template") for r in variants]
+    assert "seconds=0.0" in texts[0] and "seconds=-0.0" in texts[1] and "seconds=nan" in texts[2]
