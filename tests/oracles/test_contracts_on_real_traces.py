@@ -182,6 +182,7 @@ TOOL_SPANS = (
     "llamaindex-openllmetry",
     "crewai-openllmetry",
     "vercel-ai-sdk-5",
+    "vercel-ai-sdk-5-latest",
     "langgraphjs-openinference",
     "genkit",
     "genkit-go",
@@ -240,6 +241,7 @@ OK_NOT_SHOWN = (
     "langchain-agents-openinference",
     "llamaindex-openllmetry",
     "vercel-ai-sdk-5",
+    "vercel-ai-sdk-5-latest",
     "spring-ai",
     "spring-ai-2",
     "adk-java",
@@ -313,13 +315,14 @@ PARALLEL_RUN_IN_TURN = (
     "autogen-native",
     "adk-go",
     "traceloop-sdk-latest",  # the app's own loop runs a turn's calls one by one
+    "vercel-ai-sdk-5-latest",
 )
 """The framework ran the two searches of ``l_parallel_failures``' one turn one after the other
 in the content-off capture (ADK, Agno, smolagents, AG2 and AutoGen always; LangGraph's thread
-pool and ADK for Go's goroutines, too quick to overlap, this time), and with content off
-(AutoGen's own spans: always) no model call's output shows that they were asked for together:
-the second failed search reads as a retry of the first (``search-retry`` tolerated, a repeat
-counted where the trace cannot tell, never one missed)."""
+pool, ADK for Go's goroutines and the AI SDK's concurrent tool executions, too quick to
+overlap, this time), and with content off (AutoGen's own spans: always) no model call's output
+shows that they were asked for together: the second failed search reads as a retry of the first
+(``search-retry`` tolerated, a repeat counted where the trace cannot tell, never one missed)."""
 FAILED_SPANS_BLANK = ("adk-js",)
 """The span of a tool that threw records nothing but its name, with an unset status (ADK for
 TypeScript writes a tool span's attributes only after the tool returned), while a returned

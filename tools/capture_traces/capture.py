@@ -1768,6 +1768,26 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
+    "vercel-ai-sdk-5-latest": {
+        "what": "the vercel-ai-sdk-5 agents on AI SDK 6, the newest major of `ai` (its "
+        "ToolLoopAgent, which AI SDK 5 named Experimental_Agent, the system prompt given as "
+        "instructions; @ai-sdk/openai-compatible 2) traced by the same experimental_telemetry, "
+        "whose ai.* spans now write ai.usage.inputTokens / outputTokens (AI SDK 5: promptTokens "
+        "/ completionTokens) and give the ai.generateText span the run's total usage (AI SDK 5: "
+        "its last step's); node vercel5.mjs from tools/capture_traces/vercel5_latest/, driven "
+        "by fw_vercel5.py",
+        "packages": [],
+        "node": ["ai", "@ai-sdk/openai-compatible", "@opentelemetry/sdk-trace-base"],
+        "node_runner": "fw_vercel5:run_vercel5",
+        "tool_spans": True,
+        "handoff_via": "the research agent as a tool (`research_agent {\"question\": ...}`)",
+        "notes": ["**Tool failures:** the tool throws; AI SDK 6 hands the model the error as a "
+                  "tool-error result and the run goes on.",
+                  "**Content off:** `experimental_telemetry` with `recordInputs` / "
+                  "`recordOutputs: false`."],
+        "on": {},
+        "off": {},
+    },
 }  # fmt: skip
 
 STREAMED_MODELS = {

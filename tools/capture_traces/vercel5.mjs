@@ -9,13 +9,20 @@
 // Tool results are computed by fw_vercel5.py (scenarios.Tools) in call order; a failed call
 // throws, as a real tool would: AI SDK 5 hands the model the error and goes on.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { Experimental_Agent as Agent, jsonSchema, stepCountIs, tool } from "ai";
+import * as ai from "ai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { Resource } from "@opentelemetry/resources";
 import { context } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { JsonTraceSerializer, ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer";
+
+// AI SDK 6 renamed Experimental_Agent to ToolLoopAgent (keeping the old name as an alias) and
+// takes the system prompt as `instructions`, overwriting a `system` setting with it; AI SDK 5
+// reads `system`. The same script runs on both, so a newer major can be captured as it is.
+const { jsonSchema, stepCountIs, tool } = ai;
+const Agent = ai.ToolLoopAgent ?? ai.Experimental_Agent;
+const systemKey = ai.ToolLoopAgent ? "instructions" : "system";
 
 const [specPath, outPrefix] = process.argv.slice(2);
 const spec = JSON.parse(readFileSync(specPath, "utf8"));
@@ -54,7 +61,7 @@ const tools = {
 const model = createOpenAICompatible({ name: "openai", baseURL: spec.baseURL, apiKey: "capture-not-a-key" })
   .chatModel("gpt-4o-mini");
 const agent = (name, system, agentTools) => new Agent({
-  model, system, tools: agentTools, stopWhen: stepCountIs(10), temperature: 0,
+  model, [systemKey]: system, tools: agentTools, stopWhen: stepCountIs(10), temperature: 0,
   experimental_telemetry: telemetry(name),
 });
 
