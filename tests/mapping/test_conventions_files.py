@@ -45,6 +45,7 @@ EXPECTED_FILES = {
     "spring-ai",
     "rig",
     "adk-java",
+    "koog",
 }  # fmt: skip
 
 

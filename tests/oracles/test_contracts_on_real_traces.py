@@ -200,6 +200,7 @@ TOOL_SPANS = (
     "adk-go",
     "adk-js",
     "rig",
+    "koog",
 )
 UNNAMED_AGENTS = (
     "llamaindex-openinference",
@@ -315,6 +316,7 @@ PARALLEL_RUN_IN_TURN = (
     "autogen-native",
     "adk-go",
     "traceloop-sdk-latest",  # the app's own loop runs a turn's calls one by one
+    "koog",  # the single-run strategy's tool node runs a turn's calls one by one
     "vercel-ai-sdk-5-latest",
 )
 """The framework ran the two searches of ``l_parallel_failures``' one turn one after the other
@@ -565,11 +567,19 @@ CONTRACTS_OF = {
 """The contracts each scenario (by its letter) is graded against; support-rag otherwise."""
 
 
+SPLIT_AGENT_TOOL = ("koog",)
+"""An agent called from a tool is a trace of its own (Koog starts every agent's
+``create_agent`` span as a root), so ``g_handoff`` is graded as two traces
+(``test_agent_called_from_a_tool_in_a_trace_of_its_own``)."""
+
+
 def cases() -> list[tuple[str, str, str, bool]]:
     out = []
     for source in (*TOOL_SPANS, *NAMES_ONLY, *NOTHING, *TOOLS_IN_MESSAGES, *TOOLS_IN_TEXT):
         for path in sorted((TRACES / source).glob("*.otlp.json*")):
             name = path.name.split(".")[0]
+            if source in SPLIT_AGENT_TOOL and name == "g_handoff":
+                continue
             variant = path.name[len(name) :].split(".otlp")[0]
             if variant not in ("", ".nocontent"):
                 continue  # logs files are read with their trace; noroot etc. tested below
@@ -740,6 +750,33 @@ def test_trace_without_application_root_is_graded_as_two_fragments() -> None:
     for verdict, _ in by_answer:
         fragment = next(r for r in verdict.results if r.name == "searched-the-index")
         assert "only part of the run" in fragment.message
+
+
+@pytest.mark.parametrize("source", SPLIT_AGENT_TOOL)
+@pytest.mark.parametrize("content", [True, False], ids=["on", "off"])
+def test_agent_called_from_a_tool_in_a_trace_of_its_own(source: str, content: bool) -> None:
+    """The research agent's trace is a whole run of that agent, graded as one (support-rag:
+    the scenario's outcomes). The triage agent's trace shows its ``research_agent`` tool as a
+    plain tool call, since nothing in it says the tool ran an agent: no transfer to the
+    research agent and no search by it are seen there, so both checks fail; that is a
+    failure, never a pass, and the run's verdict fails (held out: the same outcomes)."""
+    path = trace_file(source, "g_handoff", content)
+    by_agent = {}
+    for contract in ("support-rag", "multi-agent-handoff"):
+        graded = grade_file(path, contract_named(contract))
+        assert len(graded) == 2, "the triage agent's trace and the research agent's"
+        for verdict, trajectory in graded:
+            assert trajectory.unmapped_spans == {}
+            agents = {s.agent_name for s in trajectory.agents()}
+            by_agent[(agents.pop(), contract)] = verdict
+    research = by_agent[("research_agent", "support-rag")]
+    want = expected(source, "support-rag", "g_handoff", content)
+    assert {r.name: r.outcome for r in research.results} == want
+    triage = by_agent[("triage_agent", "multi-agent-handoff")]
+    want = expected(source, "multi-agent-handoff", "g_handoff", content)
+    want.update({"triage-to-research": INV, "research-searches": INV})
+    assert {r.name: r.outcome for r in triage.results} == want
+    assert not triage.passed
 
 
 FRAGMENTED = ("openlit-llamaindex",)

@@ -301,6 +301,28 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
+    "koog": {
+        "what": "JetBrains Koog 1.1 in Kotlin (an AIAgent, the default single-run strategy, "
+        "with ToolSet tools on Koog's OpenAILLMClient, chat completions with its base URL on "
+        "the fake server; the research agent's AIAgent called from a research_agent tool for "
+        "g_handoff, a trace of its own: Koog starts every agent's create_agent span as a root) "
+        "traced by Koog's own OpenTelemetry feature (`install(OpenTelemetry)`, handed a Java "
+        "SDK whose OTLP/HTTP protobuf exporter sends to the capture's sink; java -cp, the koog/ "
+        "Maven project built once outside the repository, driven by fw_koog.py)",
+        "packages": [],
+        "maven": "fw_koog:versions",
+        "node_runner": "fw_koog:run_koog",
+        "tool_spans": True,
+        "handoff_via": "the research agent's AIAgent as a tool "
+        "(`research_agent {\"question\": ...}`)",
+        "notes": ["**Tool failures:** the tool throws; Koog's agent environment catches it and "
+                  "hands the model `Tool with name 'search_docs' failed to execute due to the "
+                  "error: <message>!` as the tool's result.",
+                  "**Content off:** the OpenTelemetry feature's default, `setVerbose(false)` "
+                  "(on: `setVerbose(true)`)."],
+        "on": {},
+        "off": {},
+    },
     "adk-js": {
         "what": "Google ADK for TypeScript 2.0 (@google/adk LlmAgents with FunctionTool tools on "
         "ADK's Gemini model class over @google/genai, its base URL the fake Gemini server; "

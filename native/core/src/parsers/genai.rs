@@ -14,7 +14,7 @@
 //!   Anthropic `tool_use`/`tool_result`/`thinking`, OpenAI Responses items, a `text` part
 //!   holding `text`) become parts ([`block_part`]);
 //! * provider role names become GenAI roles (`model`/`ai` → `assistant`, `human` → `user`,
-//!   `function` → `tool`).
+//!   `function` → `tool`), and so do GenAI roles in another case (`Assistant` → `assistant`).
 //!
 //! Everything else (unknown part types, extra keys of a part) is kept as it is. Python's
 //! semantics are kept where they show: `x or y` on truthiness, `dict.get` reading a `null`
@@ -58,14 +58,27 @@ const BLOCK_KEYS: [&str; 10] = [
     "reasoningContent",
 ];
 
-/// Provider role names → GenAI roles (Gemini `model`, LangChain `human`/`ai`).
+/// Role names (any case) → GenAI roles: the provider names (Gemini `model`, LangChain
+/// `human`/`ai`, `function`) and the GenAI roles themselves spelled in another case (Koog
+/// writes its Kotlin enum names, `System` / `User` / `Assistant`), so that every reader
+/// comparing a role with `assistant` sees the model's messages. `None` keeps the role as
+/// given: an unknown name, or a GenAI role already spelled as one.
 fn genai_role(role: &str) -> Option<&'static str> {
-    match role {
-        "model" | "ai" => Some("assistant"),
-        "human" => Some("user"),
-        "function" => Some("tool"),
-        _ => None,
-    }
+    const ROLES: [(&str, &str); 8] = [
+        ("model", "assistant"),
+        ("ai", "assistant"),
+        ("human", "user"),
+        ("function", "tool"),
+        ("assistant", "assistant"),
+        ("user", "user"),
+        ("system", "system"),
+        ("tool", "tool"),
+    ];
+    ROLES
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case(role))
+        .map(|&(_, genai)| genai)
+        .filter(|&genai| genai != role)
 }
 
 /// The parsers' scratch space: parsed JSON text lives in the arena as long as the result.
@@ -767,6 +780,15 @@ mod tests {
         let bump = Bump::new();
         let out = genai_messages_text(text, &bump)?;
         Ok(out.map(|msgs| show(&Out::Arr(msgs), &|j: &J<'_>| repr(j))))
+    }
+
+    #[test]
+    fn roles_in_another_case_become_genai_roles() {
+        // Koog writes its Kotlin enum names; a role already in GenAI spelling is kept as given.
+        assert_eq!(
+            messages(r#"[{"role": "System", "parts": []}, {"role": "Assistant", "parts": [{"type": "text", "content": "a"}]}, {"role": "USER", "parts": []}, {"role": "tool", "parts": []}, {"role": "Critic", "parts": []}]"#),
+            Ok(Some("[{'role': 'system', 'parts': []}, {'role': 'assistant', 'parts': [{'type': 'text', 'content': 'a'}]}, {'role': 'user', 'parts': []}, {'role': 'tool', 'parts': []}, {'role': 'Critic', 'parts': []}]".into()))
+        );
     }
 
     #[test]
