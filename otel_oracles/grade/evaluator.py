@@ -115,20 +115,20 @@ def run_compiled(check: CompiledCheck, ctx: GradeContext) -> OracleResult:
         oracle = check.oracle
         assert oracle is not None
         try:
-            gaps = ctx.evidence.gaps(check.evidence) if check.evidence else []
-            if ctx.trajectory.incomplete:
-                gaps.insert(0, "trace incomplete: graded on timeout before all spans arrived")
-            if not gaps and oracle.runs_commands:
-                # Checked before the check runs, so a plug-in cannot run anything here.
-                problem = ctx.command_problem()
-                if problem is not None:
-                    raise SandboxError(problem)
-            if gaps:
-                missing = ctx.evidence.missing_names(check.evidence)
+            lacking = ctx.evidence.lacking(check.evidence) if check.evidence else ()
+            if lacking or ctx.trajectory.incomplete:
+                gaps = [message for _, message in lacking]
+                missing = [name for name, _ in lacking]
                 if ctx.trajectory.incomplete:
+                    gaps.insert(0, "trace incomplete: graded on timeout before all spans arrived")
                     missing.insert(0, "trace_complete")
                 finding = Finding.missing("; ".join(gaps), details={"evidence": missing})
             else:
+                if oracle.runs_commands:
+                    # Checked before the check runs, so a plug-in cannot run anything here.
+                    problem = ctx.command_problem()
+                    if problem is not None:
+                        raise SandboxError(problem)
                 finding = oracle.check(ctx)
             if finding.unseen or (finding.status == "pass" and oracle.needs_full_coverage):
                 finding = _fail_closed_on_fragment(finding, oracle, ctx)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import bisect
 import functools
 import json
-from collections.abc import Callable, Hashable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,12 +76,14 @@ class Evidence:
     Not shared across threads: a trajectory is graded by one thread at a time.
     """
 
-    __slots__ = ("_memo", "_steps", "trajectory")
+    __slots__ = ("_calls_of", "_lacking", "_memo", "_steps", "trajectory")
 
     def __init__(self, trajectory: Trajectory) -> None:
         self.trajectory = trajectory
         self._memo: dict[Hashable, Any] = {}
-        self._steps: dict[tuple[int, Hashable], Any] = {}
+        self._lacking: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {}
+        self._calls_of: dict[tuple[tuple[str, ...], bool], tuple[Step, ...]] = {}
+        self._steps: dict[Hashable, dict[int, Any]] = {}
 
     def __repr__(self) -> str:
         return f"Evidence(trajectory={self.trajectory.trace_id!r}, memo={len(self._memo)})"
@@ -103,10 +105,15 @@ class Evidence:
         index = step.index
         if not (0 <= index < len(steps) and steps[index] is step):
             return compute()
+        # One table per key: a lookup hashes the key and the index, not a new pair of them.
         try:
-            return self._steps[index, key]
+            table = self._steps[key]
         except KeyError:
-            value = self._steps[index, key] = compute()
+            table = self._steps[key] = {}
+        try:
+            return table[index]
+        except KeyError:
+            value = table[index] = compute()
             return value
 
     def scan_text(self, step: Step) -> str:
@@ -128,6 +135,34 @@ class Evidence:
         calls: list[Step] = self.memoized("tool_calls", self.trajectory.tool_calls)
         return list(calls)
 
+    def calls_of(
+        self, names: tuple[str, ...], unknown_namespace_matches: bool = False
+    ) -> tuple[Step, ...]:
+        """The tool calls (``tool_calls``, in step order) whose tool one of ``names`` names
+        (``model.tool_name``; every call when ``names`` is empty), found once per
+        (``names``, ``unknown_namespace_matches``): the checks of a trajectory's contracts
+        ask the same selections (every call, the forbidden tools) again and again."""
+        key = (names, unknown_namespace_matches)
+        try:
+            found: tuple[Step, ...] = self._calls_of[key]
+        except KeyError:
+            calls: list[Step] = self.memoized("tool_calls", self.trajectory.tool_calls)
+            found = self._calls_of[key] = (
+                tuple(s for s in calls if first_match(s.tool, names, unknown_namespace_matches))
+                if names
+                else tuple(calls)
+            )
+        return found
+
+    def answering(self) -> frozenset[int]:
+        """``id()`` of each final-answer tool call (``final_answer_calls``), made once: the
+        checks that leave the answer's delivery out of the calls they count or align ask
+        whether each call is one."""
+        ids: frozenset[int] = self.memoized(
+            "answering", lambda: frozenset(id(s) for s in self.final_answer_calls())
+        )
+        return ids
+
     def generations(self) -> list[Step]:
         """``trajectory.generations()``, filtered once (a fresh list per call)."""
         gens: list[Step] = self.memoized("generations", self.trajectory.generations)
@@ -135,7 +170,10 @@ class Evidence:
 
     def final_output(self) -> FinalOutput:
         """``final_output(trajectory)``, computed once."""
-        result: FinalOutput = self.memoized("final_output", lambda: _final_output_of(self))
+        try:
+            result: FinalOutput = self._memo["final_output"]
+        except KeyError:
+            result = self._memo["final_output"] = _final_output_of(self)
         return result
 
     def final_answer_calls(self) -> list[Step]:
@@ -152,23 +190,34 @@ class Evidence:
         return message
 
     def fragment_gap(self) -> str | None:
-        """``fragment_gap(trajectory)``, computed once."""
-        message: str | None = self.memoized("fragment_gap", lambda: _fragment_message(self))
+        """``fragment_gap(trajectory)``, computed once (asked after every pass of a check
+        that needs the whole run, so a hit is one dictionary lookup)."""
+        try:
+            message: str | None = self._memo["fragment_gap"]
+        except KeyError:
+            message = self._memo["fragment_gap"] = _fragment_message(self)
         return message
+
+    def lacking(self, names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+        """``(name, message)`` for every evidence name in ``names`` (sorted, unique: a
+        compiled check's) the trajectory lacks, decided once per ``names``: the checks of a
+        trajectory's contracts ask a handful of distinct tuples, most of them lacking
+        nothing, so the usual answer is one dictionary lookup."""
+        try:
+            return self._lacking[names]
+        except KeyError:
+            found = self._lacking[names] = tuple(_gaps(names, self))
+            return found
 
     def gaps(self, names: tuple[str, ...]) -> list[str]:
         """Messages for every evidence name in ``names`` (sorted, unique: a compiled check's)
-        the trajectory lacks, computed once per ``names`` (a fresh list per call: callers
-        insert into it)."""
-        gaps: list[str] = self.memoized(
-            ("gaps", names), lambda: [message for _, message in _gaps(names, self)]
-        )
-        return list(gaps)
+        the trajectory lacks (``lacking``; a fresh list per call: callers insert into it)."""
+        return [message for _, message in self.lacking(names)]
 
     def missing_names(self, required: Iterable[str]) -> list[str]:
         """The required evidence names the trajectory lacks (``tool_names``...): identifiers,
         so a privacy-scrubbed explanation can still say what was missing."""
-        return [name for name, _ in _gaps(required, self)]
+        return [name for name, _ in self.lacking(tuple(sorted(set(required))))]
 
 
 def is_placeholder(value: Any) -> bool:
@@ -195,10 +244,24 @@ def is_placeholder(value: Any) -> bool:
             or (len(core) >= 3 and core.count("*") == len(core))
         )
     if isinstance(value, dict) and value:
-        return all(map(is_placeholder, value.values()))
+        return _all_placeholders(value.values())
     if isinstance(value, list) and value:
-        return all(map(is_placeholder, value))
+        return _all_placeholders(value)
     return False
+
+
+def _all_placeholders(values: Iterable[Any]) -> bool:
+    """``all(map(is_placeholder, values))``, with the usual answer found inline: a container
+    of captured content has a first string that starts like no placeholder does, and
+    deciding that needs no call per value."""
+    for item in values:
+        if type(item) is str:
+            first = item[:1]
+            if first and first not in _PLACEHOLDER_FIRST and not first.isspace():
+                return False
+        if not is_placeholder(item):
+            return False
+    return True
 
 
 def absent(step: Step, field: str) -> bool:
@@ -215,7 +278,7 @@ def where(step: Step) -> str:
     return f"step {step.index} ({name})"
 
 
-def list_steps(steps: list[Step]) -> str:
+def list_steps(steps: Sequence[Step]) -> str:
     shown = ", ".join(where(s) for s in steps[:MAX_LISTED])
     more = len(steps) - MAX_LISTED
     return shown + (f" and {more} more" if more > 0 else "")
@@ -512,7 +575,7 @@ def _matches(tool: str | None, scope: str | None) -> bool:
 
 def _tool_field(field: str, label: str) -> Probe:
     def probe(ev: Evidence, scope: str | None) -> str | None:
-        calls = [s for s in ev.tool_calls() if _matches(s.tool, scope)]
+        calls = [s for s in ev.calls_of(()) if _matches(s.tool, scope)]
         # AgentBench steps are taken as written: their fields are what was recorded.
         gaps = [s for s in calls if s.raw is None and absent(s, field)]
         if field == "result":
@@ -569,7 +632,7 @@ def _tool_names(ev: Evidence, scope: str | None) -> str | None:
     have asked for tools shows (in its messages or in synthesized calls) which ones."""
     # An AgentBench step may be typed (``{"type": "file_edit"}``) without a tool name.
     t = ev.trajectory
-    nameless = [s for s in ev.tool_calls() if s.raw is None and is_placeholder(s.tool)]
+    nameless = [s for s in ev.calls_of(()) if s.raw is None and is_placeholder(s.tool)]
     if nameless:
         return f"tool names not captured for {len(nameless)} tool call(s): " + list_steps(nameless)
     fragment = ev.fragment_gap()
@@ -693,13 +756,14 @@ def _tool_outcomes(ev: Evidence, scope: str | None) -> str | None:
     """Whether each call succeeded is known from a tool span's status; a call seen only in
     messages (synthesized), or a tool span whose instrumentation never marks a failure (its
     convention reads failures from the result: status ``unset``), shows its outcome only in
-    its captured result."""
+    its captured result, and not even there when its convention says the results cannot
+    tell a failure from a success (``attributes.outcome_unknown``)."""
     gaps = [
         s
-        for s in ev.tool_calls()
+        for s in ev.calls_of(())
         if _matches(s.tool, scope)
         and s.status == "unset"
-        and absent(s, "result")
+        and (absent(s, "result") or s.attributes.get("outcome_unknown"))
         and not (s.error_type or s.error_message or s.documents is not None)
     ]
     if gaps:
@@ -707,7 +771,8 @@ def _tool_outcomes(ev: Evidence, scope: str | None) -> str | None:
         where = "seen only in model messages" if seen_only else "whose spans never show a failure"
         return (
             f"tool outcomes unknown for {len(gaps)} call(s) {where} "
-            "(no failure status, result not captured): " + list_steps(gaps)
+            "(no failure status; result not captured, or one a failure would match): "
+            + list_steps(gaps)
         )
     return None
 
@@ -738,7 +803,7 @@ def _tool_inputs(ev: Evidence, scope: str | None) -> str | None:
             return True
         return not absent(s, "command") or not absent(s, "path")
 
-    gaps = [s for s in ev.tool_calls() if _matches(s.tool, scope) and not captured(s)]
+    gaps = [s for s in ev.calls_of(()) if _matches(s.tool, scope) and not captured(s)]
     if gaps:
         return f"tool inputs (arguments) not captured for {len(gaps)} call(s): " + list_steps(gaps)
     return None

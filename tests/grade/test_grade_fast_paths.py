@@ -25,6 +25,7 @@ from otel_oracles.grade.oracles.trace_common import (
 )
 from otel_oracles.model.result import OracleResult, Outcome, count_outcomes
 from otel_oracles.model.step import DEFAULT_NETWORK_PATTERNS, Step, StepKind, Trajectory
+from otel_oracles.model.tool_name import first_match
 from tests.oracles.trace_builders import check, gen, tool, traj
 
 
@@ -329,3 +330,111 @@ def test_leaf_generations_are_the_pairwise_containment_leaves() -> None:
                 )
             )
         assert leaf_generations(steps) == _leaves_pairwise(steps)
+
+
+def _plain_retries(
+    ev: Evidence, tools: tuple[str, ...], pattern: str | None
+) -> list[tuple[int, int, str]]:
+    """Retries as one scan of the calls of ``tools`` finds them, each pair's turns and
+    failure decided on the spot (what ``find_retries`` did before it shared the repeats of
+    a trajectory between its checks)."""
+    from otel_oracles.grade.oracles.trace_tools import _asked_together, _requesting_turns
+
+    calls = [
+        s
+        for s in ev.trajectory.tool_calls()
+        if not tools or first_match(s.tool, tools, unknown_namespace_matches=True)
+    ]
+    turns = _requesting_turns(ev)
+    last: dict[tuple[str | None, str | None], Step] = {}
+    out: list[tuple[int, int, str]] = []
+    for s in sorted(calls, key=lambda c: c.index):
+        prev = last.get((s.agent_name, s.tool))
+        if prev is not None and not _asked_together(prev, s, turns):
+            why = call_failure(ev, prev, pattern)
+            if why is not None:
+                out.append((s.index, prev.index, why))
+        last[(s.agent_name, s.tool)] = s
+    return out
+
+
+def test_retries_of_some_tools_are_those_a_scan_of_their_calls_finds() -> None:
+    """The repeats found once per trajectory, filtered by tool, are the retries a scan of
+    only those tools' calls finds (a call's previous call of its tool is of the same tool),
+    whatever the tools asked, the error pattern, the agents, call ids and timing."""
+    from otel_oracles.grade.oracles.trace_tools import find_retries
+
+    rng = random.Random(18)
+    names = ["search", "fetch", "mcp.search", "lookup"]
+    tool_sets: list[tuple[str, ...]] = [(), ("search",), ("fetch", "look*"), ("mcp.search",)]
+    for _ in range(300):
+        steps: list[dict[str, Any]] = []
+        for i in range(rng.randint(0, 14)):
+            if rng.random() < 0.2:
+                ids = [f"c{rng.randrange(6)}" for _ in range(rng.randint(0, 2))]
+                parts = [{"type": "tool_call", "id": c, "name": "x"} for c in ids]
+                steps.append(gen(output_messages=[{"role": "assistant", "parts": parts}]))
+                continue
+            result = rng.choice([{"error": "boom"}, {"ok": 1}, '{"error": 1}', "fine", None])
+            step = tool(
+                rng.choice(names),
+                {"q": "x"},
+                result,
+                status=rng.choice(["unset", "unset", "error", "ok"]),
+                agent=rng.choice(["a", "b"]),
+                call_id=rng.choice([None, f"c{rng.randrange(6)}"]),
+            )
+            if rng.random() < 0.3:  # overlapping calls: the next starts before this ends
+                step["start_ns"], step["end_ns"] = i * 10 * 1_000_000, i * 10 * 1_000_000 + 25
+            steps.append(step)
+        ev = Evidence(traj(*steps, timed=rng.random() < 0.7))
+        for tools in tool_sets:
+            for pattern in (DEFAULT_ERROR_PATTERN, None, r"fine"):
+                expected = _plain_retries(Evidence(ev.trajectory), tools, pattern)
+                found = find_retries(ev, tools, pattern)
+                assert [(s.index, f.index, why) for s, f, why in found] == expected
+
+
+def test_calls_of_are_the_calls_a_filter_of_every_call_keeps() -> None:
+    t = traj(
+        tool("search", {"q": "a"}),
+        gen("x"),
+        tool("mcp.search", {"q": "b"}),
+        tool("fetch", {"u": "c"}),
+        tool("delete_records", {}),
+        tool("", {}),
+    )
+    ev = Evidence(t)
+    for names in [(), ("search",), ("mcp.search",), ("fe*", "delete_*"), ("nothing",), ("",)]:
+        for lenient in (False, True):
+            expected = [
+                s for s in t.tool_calls() if not names or first_match(s.tool, names, lenient)
+            ]
+            assert list(ev.calls_of(names, lenient)) == expected
+            assert ev.calls_of(names, lenient) is ev.calls_of(names, lenient)
+
+
+def _placeholder_spec(value: Any) -> bool:
+    """A container is a placeholder when it is not empty and holds only placeholders."""
+    if isinstance(value, dict) and value:
+        return all(_placeholder_spec(v) for v in value.values())
+    if isinstance(value, list) and value:
+        return all(_placeholder_spec(v) for v in value)
+    return is_placeholder(value) if not isinstance(value, dict | list) else False
+
+
+def test_placeholder_containers_are_decided_as_their_items_are() -> None:
+    rng = random.Random(5)
+    leaves: list[Any] = ["", " ", "[redacted]", "***", "x", " REDACTED", "_", "ok", None, 0, {}, []]
+
+    def value(depth: int) -> Any:
+        roll = rng.random()
+        if depth > 2 or roll < 0.5:
+            return rng.choice(leaves)
+        if roll < 0.75:
+            return [value(depth + 1) for _ in range(rng.randint(0, 3))]
+        return {f"k{i}": value(depth + 1) for i in range(rng.randint(0, 3))}
+
+    for _ in range(3000):
+        v = value(0)
+        assert is_placeholder(v) == _placeholder_spec(v), v

@@ -1,43 +1,82 @@
 //! JSON spellings shared by the core's JSON writers: strings as Python's
-//! `json.dumps(ensure_ascii=False)` escapes them (the scan text and the JSON report must
-//! match it byte for byte; the OTLP/JSON encoder escapes the same way) and floats as
-//! `float.__repr__` writes them.
+//! `json.dumps(ensure_ascii=False)` escapes them (the scan text, the JSON report and the
+//! message parsers' dumps must match it byte for byte; the OTLP/JSON encoder escapes the same
+//! way) and floats as `float.__repr__` writes them.
+
+use std::ops::{Index, Range};
 
 use crate::otlp_json::repr::repr_float;
 
+/// Where a JSON string is written: bytes (`Vec<u8>`, whose input may be surrogate-extended
+/// UTF-8, see `crate::scan`) or text (`String`, whose input is a `str`). The escaper hands
+/// the sink pieces of its input cut only next to ASCII bytes, and ASCII escapes, so neither
+/// sink checks or converts anything.
+pub trait JsonSink {
+    /// The text a string is read from: `[u8]` for bytes, `str` for text.
+    type Text: ?Sized + AsRef<[u8]> + Index<Range<usize>, Output = Self::Text>;
+
+    /// Appends a piece of the input.
+    fn put(&mut self, piece: &Self::Text);
+
+    /// Appends ASCII text (quotes and escapes).
+    fn put_ascii(&mut self, ascii: &str);
+}
+
+impl JsonSink for Vec<u8> {
+    type Text = [u8];
+
+    fn put(&mut self, piece: &[u8]) {
+        self.extend_from_slice(piece);
+    }
+
+    fn put_ascii(&mut self, ascii: &str) {
+        self.extend_from_slice(ascii.as_bytes());
+    }
+}
+
+impl JsonSink for String {
+    type Text = str;
+
+    fn put(&mut self, piece: &str) {
+        self.push_str(piece);
+    }
+
+    fn put_ascii(&mut self, ascii: &str) {
+        self.push_str(ascii);
+    }
+}
+
+/// The escape of each control character, by its value: `json`'s short escapes where it has
+/// one, else `\u00xx`.
+const CONTROL_ESCAPES: [&str; 32] = [
+    "\\u0000", "\\u0001", "\\u0002", "\\u0003", "\\u0004", "\\u0005", "\\u0006", "\\u0007", //
+    "\\b", "\\t", "\\n", "\\u000b", "\\f", "\\r", "\\u000e", "\\u000f", //
+    "\\u0010", "\\u0011", "\\u0012", "\\u0013", "\\u0014", "\\u0015", "\\u0016", "\\u0017", //
+    "\\u0018", "\\u0019", "\\u001a", "\\u001b", "\\u001c", "\\u001d", "\\u001e", "\\u001f",
+];
+
 /// `text` as a JSON string the way `json.dumps(..., ensure_ascii=False)` writes it: `"`, `\`
 /// and the control characters escaped (`\n`, `\r`, `\t`, `\b`, `\f`, else `\u00xx`), every
-/// other byte copied. Runs without an escape are copied whole. `text` may be UTF-8 extended
-/// with surrogate code points (see `crate::scan`): only ASCII bytes are ever escaped, so any
-/// multi-byte sequence passes through unchanged.
-pub fn write_string(text: &[u8], out: &mut Vec<u8>) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    out.push(b'"');
+/// other character copied. Runs without an escape are copied whole. Only ASCII bytes are
+/// ever escaped, so any multi-byte sequence (a surrogate code point in extended UTF-8
+/// included) passes through unchanged and every cut falls on a character boundary.
+pub fn write_string<S: JsonSink>(text: &S::Text, out: &mut S) {
+    out.put_ascii("\"");
     let mut start = 0;
-    for (i, &b) in text.iter().enumerate() {
-        let escape: &[u8] = match b {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            b'\n' => b"\\n",
-            b'\r' => b"\\r",
-            b'\t' => b"\\t",
-            0x08 => b"\\b",
-            0x0c => b"\\f",
-            0..=0x1f => &[],
+    for (i, &b) in text.as_ref().iter().enumerate() {
+        let escape = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            0..=0x1f => CONTROL_ESCAPES[usize::from(b)],
             _ => continue,
         };
-        out.extend_from_slice(&text[start..i]);
-        if escape.is_empty() {
-            out.extend_from_slice(b"\\u00");
-            out.push(HEX[usize::from(b >> 4)]);
-            out.push(HEX[usize::from(b & 0xf)]);
-        } else {
-            out.extend_from_slice(escape);
-        }
+        out.put(&text[start..i]);
+        out.put_ascii(escape);
         start = i + 1;
     }
-    out.extend_from_slice(&text[start..]);
-    out.push(b'"');
+    let len = text.as_ref().len();
+    out.put(&text[start..len]);
+    out.put_ascii("\"");
 }
 
 /// The JSON spelling of a float as `json.dumps` writes it (`repr`; `NaN`, `Infinity`,
@@ -54,6 +93,8 @@ pub fn float_text(x: f64) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::fmt::Write as _;
+
     use super::*;
 
     fn written(text: &str) -> String {
@@ -69,6 +110,121 @@ mod tests {
         assert_eq!(written("a\"b\\c"), r#""a\"b\\c""#);
         assert_eq!(written("\n\r\t\u{8}\u{c}"), r#""\n\r\t\b\f""#);
         assert_eq!(written("\u{0}\u{1f}\u{7f}"), "\"\\u0000\\u001f\u{7f}\"");
+        // `json.dumps("\u2028\u2029\x0b\x1b/", ensure_ascii=False)`: the line separators and
+        // `/` are not escaped.
+        assert_eq!(
+            written("\u{2028}\u{2029}\u{b}\u{1b}/"),
+            "\"\u{2028}\u{2029}\\u000b\\u001b/\""
+        );
+    }
+
+    /// The former byte writer (scan text, JSON report, OTLP/JSON), as it was.
+    fn former_bytes(text: &[u8], out: &mut Vec<u8>) {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        out.push(b'"');
+        let mut start = 0;
+        for (i, &b) in text.iter().enumerate() {
+            let escape: &[u8] = match b {
+                b'"' => b"\\\"",
+                b'\\' => b"\\\\",
+                b'\n' => b"\\n",
+                b'\r' => b"\\r",
+                b'\t' => b"\\t",
+                0x08 => b"\\b",
+                0x0c => b"\\f",
+                0..=0x1f => &[],
+                _ => continue,
+            };
+            out.extend_from_slice(&text[start..i]);
+            if escape.is_empty() {
+                out.extend_from_slice(b"\\u00");
+                out.push(HEX[usize::from(b >> 4)]);
+                out.push(HEX[usize::from(b & 0xf)]);
+            } else {
+                out.extend_from_slice(escape);
+            }
+            start = i + 1;
+        }
+        out.extend_from_slice(&text[start..]);
+        out.push(b'"');
+    }
+
+    /// The message parsers' former text writer (`parsers/dump.rs`), as it was.
+    fn former_text(text: &str, out: &mut String) {
+        out.push('"');
+        for c in text.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                '\u{8}' => out.push_str("\\b"),
+                '\u{c}' => out.push_str("\\f"),
+                c if u32::from(c) < 0x20 => {
+                    // Writing to a String cannot fail.
+                    let _ = write!(out, "\\u{:04x}", u32::from(c));
+                }
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+    }
+
+    /// Every ASCII character alone and between multi-byte ones, runs of escapes, quotes and
+    /// backslashes at the ends, and non-ASCII up to four bytes (U+2028 included).
+    fn tricky() -> Vec<String> {
+        let mut cases: Vec<String> = (0u8..0x80).map(|b| char::from(b).to_string()).collect();
+        cases.extend((0u8..0x80).map(|b| format!("é{}\u{2028}", char::from(b))));
+        let all_ascii: String = (0u8..0x80).map(char::from).collect();
+        cases.push(all_ascii.clone());
+        cases.push(all_ascii.chars().rev().collect());
+        for text in [
+            "",
+            "\"",
+            "\\",
+            "\\\"",
+            "\"\\\"",
+            "a\"",
+            "\\a",
+            "\u{0}\u{0}\n\n\u{1f}",
+            "é😀中\u{7f}\u{80}\u{9f}\u{a0}\u{ad}\u{2028}\u{2029}\u{feff}\u{fffd}\u{10ffff}",
+            "line\u{2028}sep\r\n\ttab \"q\" \\ \u{b}\u{1b}",
+        ] {
+            cases.push(text.into());
+        }
+        cases
+    }
+
+    #[test]
+    fn both_sinks_write_what_their_former_writers_wrote() {
+        for text in tricky() {
+            let mut bytes = Vec::new();
+            write_string(text.as_bytes(), &mut bytes);
+            let mut expected = Vec::new();
+            former_bytes(text.as_bytes(), &mut expected);
+            assert_eq!(bytes, expected, "bytes of {text:?}");
+
+            let mut string = String::new();
+            write_string(text.as_str(), &mut string);
+            let mut expected = String::new();
+            former_text(&text, &mut expected);
+            assert_eq!(string, expected, "text of {text:?}");
+            assert_eq!(string.as_bytes(), bytes.as_slice());
+        }
+    }
+
+    #[test]
+    fn lone_surrogates_pass_through_the_byte_sink() {
+        // `"\ud800"` as the scan text carries it (surrogatepass UTF-8: ED A0 80), between an
+        // escape and a quote; no `str` can hold it, so only the byte sink meets it.
+        let text = b"\n\xed\xa0\x80\"\xed\xbf\xbf";
+        let mut out = Vec::new();
+        write_string(&text[..], &mut out);
+        assert_eq!(out, b"\"\\n\xed\xa0\x80\\\"\xed\xbf\xbf\"");
+        let mut expected = Vec::new();
+        former_bytes(text, &mut expected);
+        assert_eq!(out, expected);
     }
 
     #[test]

@@ -359,7 +359,7 @@ impl RuleTable {
     }
 }
 
-/// The condition a match tests first (`matches` leaves child conditions to the end).
+/// The condition a match tests first (`outcome` leaves child conditions to the end).
 fn lead(m: &Match) -> Option<&Condition> {
     m.all.first().filter(|c| !matches!(c, Condition::Child(_)))
 }
@@ -374,23 +374,9 @@ enum Outcome {
 /// Child conditions may nest (a child's child condition); past this the table is refused.
 pub const MAX_CHILD_DEPTH: usize = 8;
 
-/// Cheap tests first: `all` conditions on the span itself, then `any`, then the `all`
-/// conditions on children (the outcome is that of the conditions in any order).
-fn matches<S: SpanAccess>(
-    m: &Match,
-    span: &S,
-    plans: &[RegexPlan],
-    rows: &mut Rows,
-    searcher: &mut impl Searcher<Error = S::Error>,
-    memo: &mut RegexMemo,
-) -> Result<bool, S::Error> {
-    Ok(matches!(
-        outcome(m, span, plans, rows, searcher, memo)?,
-        Outcome::Holds
-    ))
-}
-
-/// `matches`, telling a failure of the lead condition apart.
+/// Whether a match holds, telling a failure of its lead condition apart. Cheap tests
+/// first: `all` conditions on the span itself, then `any`, then the `all` conditions on
+/// children (the outcome is that of the conditions in any order).
 fn outcome<S: SpanAccess>(
     m: &Match,
     span: &S,
@@ -513,7 +499,8 @@ fn holds<S: SpanAccess>(
         Condition::Child(nested) => {
             for index in 0..span.child_count()? {
                 let child = span.child(index)?;
-                if matches(nested, &child, plans, &mut Rows::default(), searcher, memo)? {
+                let rows = &mut Rows::default();
+                if let Outcome::Holds = outcome(nested, &child, plans, rows, searcher, memo)? {
                     return Ok(true);
                 }
             }
@@ -947,14 +934,17 @@ mod tests {
             let mut memo = RegexMemo::new();
             let mut rows = Rows::default();
             let each = (0..table.rules.len()).find(|&i| {
-                matches(
-                    &table.rules[i],
-                    case,
-                    &table.regexes,
-                    &mut rows,
-                    &mut n,
-                    &mut memo,
-                ) == Ok(true)
+                matches!(
+                    outcome(
+                        &table.rules[i],
+                        case,
+                        &table.regexes,
+                        &mut rows,
+                        &mut n,
+                        &mut memo
+                    ),
+                    Ok(Outcome::Holds)
+                )
             });
             assert_eq!(each, *expected);
         }

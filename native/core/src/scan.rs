@@ -67,7 +67,7 @@ pub fn write_sorted(value: &Value<'_>, out: &mut Vec<u8>) {
         Value::Bool(true) => out.extend_from_slice(b"true"),
         Value::Bool(false) => out.extend_from_slice(b"false"),
         Value::Number(text) => out.extend_from_slice(text),
-        Value::Str(text) => write_string(text, out),
+        Value::Str(text) => write_string(*text, out),
         Value::Arr(items) => {
             out.push(b'[');
             for (i, item) in items.iter().enumerate() {
@@ -86,7 +86,7 @@ pub fn write_sorted(value: &Value<'_>, out: &mut Vec<u8>) {
                 if i > 0 {
                     out.extend_from_slice(b", ");
                 }
-                write_string(key, out);
+                write_string(*key, out);
                 out.extend_from_slice(b": ");
                 write_sorted(item, out);
             }

@@ -195,12 +195,11 @@ class CitationsGrounded(OracleCheck):
             return Finding.ok("the final answer cites no ids", span_ids=final_spans)
         # A final-answer tool delivers the answer; its result (often the answer echoed)
         # grounds nothing.
-        answering = {id(s) for s in ctx.evidence.final_answer_calls()}
+        answering = ctx.evidence.answering()
         sources = [
             s
-            for s in ctx.trajectory.steps
-            if s.is_tool
-            and id(s) not in answering
+            for s in ctx.evidence.calls_of(())
+            if id(s) not in answering
             and (not p.sources or glob_any(s.tool, p.sources) is not None)
             and _before(s, out.step)
         ]
@@ -212,7 +211,7 @@ class CitationsGrounded(OracleCheck):
         ]
         # Tool results the model was handed in its input count too (the call itself may
         # belong to a part of the run outside this trace).
-        for g in ctx.trajectory.generations():
+        for g in ctx.evidence.generations():
             if g is out.step or _before(g, out.step):
                 makers.extend((g, functools.partial(result_text, r)) for r in tool_responses(g))
         made: list[str | None] = []
@@ -354,6 +353,8 @@ def find_degradation(ev: Evidence, p: DegradationParams) -> Degradation:
             p.empty_pattern and safe_regex.search(p.empty_pattern, step_result_text(ev, s))
         ):
             out.degraded.append((s, "returned empty"))
+        elif s.attributes.get("outcome_unknown"):
+            out.unknown.append(s)  # a result that reads the same whether the call failed
     return out
 
 

@@ -19,7 +19,7 @@ from otel_oracles.grade.oracles.base import (
     OracleCheck,
     OracleParams,
 )
-from otel_oracles.grade.oracles.trace_common import indexes, span_ids, steps_of
+from otel_oracles.grade.oracles.trace_common import indexes, span_ids
 from otel_oracles.grade.registry import register_oracle
 from otel_oracles.model.step import Step
 
@@ -55,7 +55,7 @@ class Latency(OracleCheck):
     def _timed(self, ctx: GradeContext) -> list[Step]:
         ev = ctx.evidence
         if self.params.scope == "tool":
-            return steps_of(ev.tool_calls(), self.params.tools)
+            return list(ev.calls_of(tuple(self.params.tools)))
         if self.params.scope == "generation":
             return ev.generations()
         return list(ctx.trajectory.steps)

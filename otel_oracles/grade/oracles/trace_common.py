@@ -359,14 +359,3 @@ def schema_problems(schema: dict[str, Any], instance: Any, limit: int = 5) -> li
         path = "/".join(str(x) for x in p.absolute_path) or "(root)"
         out.append(f"{path}: {p.message}")
     return out
-
-
-def steps_of(
-    steps: Sequence[Step], names: Sequence[str], unknown_namespace_matches: bool = False
-) -> list[Step]:
-    """Steps whose tool is named by any of ``names`` (all tool steps when empty); see
-    ``glob_any``."""
-    if not names:
-        return list(steps)
-    patterns = tuple(names)
-    return [s for s in steps if first_match(s.tool, patterns, unknown_namespace_matches)]

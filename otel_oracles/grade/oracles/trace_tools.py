@@ -42,7 +42,6 @@ from otel_oracles.grade.oracles.trace_common import (
     repeated_args_candidates,
     span_ids,
     step_normalized_args,
-    steps_of,
     string_items,
 )
 from otel_oracles.grade.registry import register_oracle
@@ -86,7 +85,7 @@ class ToolCalled(OracleCheck):
 
     def check(self, ctx: GradeContext) -> Finding:
         p = self.params
-        calls = steps_of(ctx.evidence.tool_calls(), [p.tool])
+        calls = ctx.evidence.calls_of((p.tool,))
         matching: list[Step] = []
         rejected: list[tuple[Step, str]] = []
         for s in calls:
@@ -152,7 +151,7 @@ class ToolNotCalled(OracleCheck):
 
     def check(self, ctx: GradeContext) -> Finding:
         p = self.params
-        bad = steps_of(ctx.evidence.tool_calls(), p.tool, unknown_namespace_matches=True)
+        bad = ctx.evidence.calls_of(tuple(p.tool), unknown_namespace_matches=True)
         names = sorted({s.tool or "?" for s in bad})
         kw: dict[str, Any] = {
             "span_ids": span_ids(bad),
@@ -238,11 +237,26 @@ class DiffEntry:
                 return f"  + {'':<24} {act} (not expected)"
 
 
-def _score(item: SequenceItem, step: Step) -> tuple[int, str]:
-    if glob_any(step.tool, [item.tool]) is None:
-        return 0, ""
-    why = args_mismatch(item, step)
-    return (FULL, "") if why is None else (NAME, why)
+def _scores(items: list[SequenceItem], calls: list[Step]) -> list[list[tuple[int, str]]]:
+    """``[i][j]``: how call ``j`` matches item ``i``: ``FULL`` (name and arguments), ``NAME``
+    (name only, with why the arguments do not match) or 0. Whether a name matches is
+    decided once per (item tool, call tool) pair: a sequence repeats its tools."""
+    named: dict[tuple[str, str | None], bool] = {}
+    rows: list[list[tuple[int, str]]] = []
+    for item in items:
+        row: list[tuple[int, str]] = []
+        for step in calls:
+            key = (item.tool, step.tool)
+            hit = named.get(key)
+            if hit is None:
+                hit = named[key] = glob_any(step.tool, (item.tool,)) is not None
+            if not hit:
+                row.append((0, ""))
+                continue
+            why = args_mismatch(item, step)
+            row.append((FULL, "") if why is None else (NAME, why))
+        rows.append(row)
+    return rows
 
 
 def _align_ordered(items: list[SequenceItem], calls: list[Step]) -> list[DiffEntry]:
@@ -250,22 +264,19 @@ def _align_ordered(items: list[SequenceItem], calls: list[Step]) -> list[DiffEnt
     (weighted LCS; a full match outweighs every name-only match combined)."""
     n, m = len(items), len(calls)
     big = n + m + 1
-    scores = [[_score(items[i], calls[j]) for j in range(m)] for i in range(n)]
-
-    def weight(i: int, j: int) -> int:
-        s = scores[i][j][0]
-        return big if s == FULL else (1 if s == NAME else -1)
-
+    scores = _scores(items, calls)
+    weights = [[big if s == FULL else (1 if s == NAME else -1) for s, _ in row] for row in scores]
     best = [[0] * (m + 1) for _ in range(n + 1)]
     for i in range(n - 1, -1, -1):
+        row, below, w_row = best[i], best[i + 1], weights[i]
         for j in range(m - 1, -1, -1):
-            w = weight(i, j)
-            take = best[i + 1][j + 1] + w if w > 0 else -1
-            best[i][j] = max(take, best[i + 1][j], best[i][j + 1])
+            w = w_row[j]
+            take = below[j + 1] + w if w > 0 else -1
+            row[j] = max(take, below[j], row[j + 1])
     out: list[DiffEntry] = []
     i = j = 0
     while i < n and j < m:
-        w = weight(i, j)
+        w = weights[i][j]
         if w > 0 and best[i][j] == best[i + 1][j + 1] + w:
             score, why = scores[i][j]
             out.append(DiffEntry("match" if score == FULL else "args_mismatch", i, calls[j], why))
@@ -290,7 +301,7 @@ def _align_unordered(items: list[SequenceItem], calls: list[Step]) -> list[DiffE
             DiffEntry("unexpected", None, c) for c in calls
         ]
     big = n + m + 1
-    scores = [[_score(items[i], calls[j]) for j in range(m)] for i in range(n)]
+    scores = _scores(items, calls)
     weights = [[big if s == FULL else (1 if s == NAME else 0) for s, _ in row] for row in scores]
     # Imported here: scipy.optimize costs ~0.7 s CPU to import, paid only by the contracts
     # whose sequences need an assignment, not by every grading run's start-up.
@@ -354,11 +365,11 @@ class ToolSequence(OracleCheck):
 
     def check(self, ctx: GradeContext) -> Finding:
         p = self.params
-        answering = {id(s) for s in ctx.evidence.final_answer_calls()}
+        answering = ctx.evidence.answering()
         named = [i.tool for i in p.expected]
         calls = [
             s
-            for s in ctx.evidence.tool_calls()
+            for s in ctx.evidence.calls_of(())
             if glob_any(s.tool, p.ignore) is None
             and (id(s) not in answering or glob_any(s.tool, named) is not None)
         ]
@@ -420,25 +431,53 @@ class ToolRetriesParams(CoverageParams):
 
 
 def find_retries(
-    ev: Evidence, calls: list[Step], error_pattern: str | None
-) -> list[tuple[Step, Step, str]]:
+    ev: Evidence, tools: tuple[str, ...], error_pattern: str | None
+) -> tuple[tuple[Step, Step, str], ...]:
     """(retry, failed call it repeats, why that call failed): a call of a tool within the
     same agent whose previous call of that tool failed, unless the two were asked for
     together: the model requested both in one turn (their call ids in one model call's
     output), or the second started before the failed one ended (they ran side by side).
     Either way nothing was known to have failed when the second was asked for. Where the
     trace shows neither (no ids or messages, no times), the order of the steps decides: a
-    repeat is counted, never missed."""
-    turns: dict[str, int | None] = ev.memoized("requested_in_turn", lambda: _requesting_turns(ev))
-    last: dict[tuple[str | None, str | None], Step] = {}
+    repeat is counted, never missed.
+
+    Only calls of ``tools`` count (every call when empty; ``model.tool_name``, failing
+    closed). Which call repeats which does not depend on them: a call's previous call of
+    its tool is a call of the same tool, kept or left out with it. So the repeats are found
+    once per trajectory (``_repeats``) and each (``tools``, ``error_pattern``) asks only
+    which of them follow a failure."""
+    found: tuple[tuple[Step, Step, str], ...] = ev.memoized(
+        ("retries", tools, error_pattern), lambda: _retries(ev, tools, error_pattern)
+    )
+    return found
+
+
+def _retries(
+    ev: Evidence, tools: tuple[str, ...], error_pattern: str | None
+) -> tuple[tuple[Step, Step, str], ...]:
+    repeats: list[tuple[Step, Step]] = ev.memoized("repeats", lambda: _repeats(ev))
+    chosen = {id(s) for s in ev.calls_of(tools, unknown_namespace_matches=True)} if tools else None
     out: list[tuple[Step, Step, str]] = []
-    for s in sorted(calls, key=lambda c: c.index):
+    for s, prev in repeats:
+        if chosen is not None and id(s) not in chosen:
+            continue
+        why = call_failure(ev, prev, error_pattern)
+        if why is not None:
+            out.append((s, prev, why))
+    return tuple(out)
+
+
+def _repeats(ev: Evidence) -> list[tuple[Step, Step]]:
+    """(call, the previous call of its tool in its agent) for every tool call, in step
+    order, leaving out a pair asked for together (``_asked_together``)."""
+    turns = _requesting_turns(ev)
+    last: dict[tuple[str | None, str | None], Step] = {}
+    out: list[tuple[Step, Step]] = []
+    for s in sorted(ev.calls_of(()), key=lambda c: c.index):
         key = (s.agent_name, s.tool)
         prev = last.get(key)
         if prev is not None and not _asked_together(prev, s, turns):
-            why = call_failure(ev, prev, error_pattern)
-            if why is not None:
-                out.append((s, prev, why))
+            out.append((s, prev))
         last[key] = s
     return out
 
@@ -482,8 +521,7 @@ class ToolRetries(OracleCheck):
 
     def check(self, ctx: GradeContext) -> Finding:
         p = self.params
-        calls = steps_of(ctx.evidence.tool_calls(), p.tools, unknown_namespace_matches=True)
-        retries = find_retries(ctx.evidence, calls, p.error_pattern)
+        retries = find_retries(ctx.evidence, tuple(p.tools), p.error_pattern)
         per_tool: dict[str, int] = defaultdict(int)
         for s, _, _ in retries:
             per_tool[s.tool or "?"] += 1
@@ -549,7 +587,7 @@ class LoopDetected(OracleCheck):
     def check(self, ctx: GradeContext) -> Finding:
         p = self.params
         groups: dict[tuple[str | None, str], list[Step]] = defaultdict(list)
-        calls = steps_of(ctx.evidence.tool_calls(), p.tools, unknown_namespace_matches=True)
+        calls = ctx.evidence.calls_of(tuple(p.tools), unknown_namespace_matches=True)
         # Calls that cannot be part of a loop (a tool called fewer than threshold times, or
         # whose top-level string arguments differ from all but a few of its other calls) need
         # no normalizing (the costly part); leaving their groups out changes neither the
@@ -599,7 +637,7 @@ class ToolErrors(OracleCheck):
         p = self.params
         failed = [
             (s, why)
-            for s in steps_of(ctx.evidence.tool_calls(), p.tools, unknown_namespace_matches=True)
+            for s in ctx.evidence.calls_of(tuple(p.tools), unknown_namespace_matches=True)
             if (why := call_failure(ctx.evidence, s, p.error_pattern)) is not None
         ]
         steps = [s for s, _ in failed]
@@ -643,10 +681,10 @@ class MaxToolCalls(OracleCheck):
         p = self.params
         # A framework that answers through a tool makes one more call than one that answers
         # in text: counting it would fail a run that did no more work than the budget allows.
-        answering = {id(s) for s in ctx.evidence.final_answer_calls()}
+        answering = ctx.evidence.answering()
         calls = [
             s
-            for s in steps_of(ctx.evidence.tool_calls(), p.tools, unknown_namespace_matches=True)
+            for s in ctx.evidence.calls_of(tuple(p.tools), unknown_namespace_matches=True)
             if id(s) not in answering or glob_any(s.tool, p.tools) is not None
         ]
         if len(calls) > p.max:

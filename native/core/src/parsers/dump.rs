@@ -8,12 +8,11 @@
 //!   order, floats in exponent notation below 1e-5 and from 1e16, `TypeError` past
 //!   [`MAX_COMPACT_DEPTH`] levels.
 //!
-//! Both escape `"`, `\` and the control characters (`\n`, `\r`, `\t`, `\b`, `\f`, else
-//! `\u00xx`) and nothing else. The depth is counted, never recursed past its bound.
-
-use std::fmt::Write;
+//! Both escape strings as `crate::json_text::write_string` does (`"`, `\` and the control
+//! characters, nothing else). The depth is counted, never recursed past its bound.
 
 use super::{Out, OutKey, ParserError};
+use crate::json_text::write_string;
 use crate::otlp_json::repr::repr_float;
 use crate::otlp_json::value::J;
 
@@ -51,11 +50,11 @@ fn write_built(value: &Out<'_, J<'_>>, out: &mut String, depth: usize) -> bool {
             true
         }
         Out::Static(s) => {
-            write_string(s, out);
+            write_string(*s, out);
             true
         }
         Out::Text(s) => {
-            write_string(s, out);
+            write_string(s.as_str(), out);
             true
         }
         Out::Arr(items) => {
@@ -138,27 +137,6 @@ fn depth_exceeds(value: &J<'_>, limit: usize) -> bool {
     false
 }
 
-fn write_string(text: &str, out: &mut String) {
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            c if u32::from(c) < 0x20 => {
-                // Writing to a String cannot fail.
-                let _ = write!(out, "\\u{:04x}", u32::from(c));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-}
-
 /// How a dump is spelled: `json.dumps(sort_keys=True, ensure_ascii=False)` or `orjson.dumps`.
 struct Style {
     item_separator: &'static str,
@@ -201,7 +179,7 @@ fn write_value(value: &J<'_>, style: &Style, out: &mut String) {
         J::U64(n) => out.push_str(&n.to_string()),
         J::I64(n) => out.push_str(&n.to_string()),
         J::F64(f) => out.push_str(&(style.float)(*f)),
-        J::Str(s) => write_string(s, out),
+        J::Str(s) => write_string(*s, out),
         J::Arr(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
@@ -222,7 +200,7 @@ fn write_value(value: &J<'_>, style: &Style, out: &mut String) {
                 if i > 0 {
                     out.push_str(style.item_separator);
                 }
-                write_string(key, out);
+                write_string(*key, out);
                 out.push_str(style.key_separator);
                 write_value(item, style, out);
             }
