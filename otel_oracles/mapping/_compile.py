@@ -55,6 +55,7 @@ class CompiledRule:
     synthesize: bool
     error_keys: tuple[str, ...]
     result_error_keys: tuple[str, ...] = ()
+    results_show_failures: bool = True
     nested_agent_is_handoff: bool = False
     delegate_works_inside: bool = False
     merged_model_calls: bool = False
@@ -199,6 +200,7 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
                     keep=tuple(rule.keep),
                     synthesize=rule.synthesize_tool_calls.enabled,
                     error_keys=tuple(rule.synthesize_tool_calls.error_keys),
+                    results_show_failures=rule.synthesize_tool_calls.results_show_failures,
                     result_error_keys=tuple(rule.result_error_keys),
                     nested_agent_is_handoff=rule.nested_agent_is_handoff,
                     delegate_works_inside=rule.delegate_works_inside,

@@ -1024,6 +1024,11 @@ def _synthesize(gen: Draft, req: dict[str, Any], later: Later, results: ToolResu
         else:
             draft.status = "ok"
             judge_result(draft, results)
+            if draft.status == "ok" and not gen.rule.results_show_failures:
+                # A failure would read the same (``SynthesizeOptions.results_show_failures``):
+                # the result is kept, the outcome is unknown, never a success.
+                draft.status = "unset"
+                draft.attributes["outcome_unknown"] = True
     return draft
 
 

@@ -207,6 +207,11 @@ class SynthesizeOptions(_Strict):
     error_keys: list[str] = Field(default_factory=list)
     """A tool result that is a JSON object with one of these keys marks the call failed
     (raw-client loops send a failed tool's error back to the model this way)."""
+    results_show_failures: bool = True
+    """False: this instrumentation's tool results cannot tell a failure from a success (the
+    framework hands the model a raised exception's bare message, Mirascope's ``str(e)``, and
+    writes no error flag), so a call whose result is not error-shaped has an unknown outcome
+    (status unset), never a success; an error-shaped result still fails it."""
 
 
 class ToolResults(_Strict):

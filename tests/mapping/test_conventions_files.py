@@ -46,6 +46,8 @@ EXPECTED_FILES = {
     "rig",
     "adk-java",
     "koog",
+    "griptape",
+    "mirascope",
 }  # fmt: skip
 
 

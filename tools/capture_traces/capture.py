@@ -1810,6 +1810,50 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
+    "mirascope": {
+        "what": "Mirascope v2 agents (the documented mirascope.llm loop: an @llm.call prompt "
+        "with @llm.tool tools, resumed with response.execute_tools() until the model answers, "
+        "the run an @ops.trace function; openai/gpt-4o-mini on Mirascope's OpenAI provider, "
+        "which uses the Responses API, on the fake server; the research agent's loop called "
+        "from a `research_agent` tool for g_handoff) traced by Mirascope's own ops "
+        "instrumentation (ops.configure + ops.instrument_llm: GenAI 1.38 chat spans with "
+        "gen_ai.input.messages / gen_ai.output.messages, no tool spans)",
+        "model": "scripted fake OpenAI Responses API server on 127.0.0.1 "
+        "(`fake_openai_responses.py`), non-streaming, answering in call order",
+        "packages": ["mirascope", "openai"],
+        "driver": "fw_mirascope",
+        "handoff_via": "the `research_agent` tool (`research_agent {\"question\": ...}`), "
+        "which runs the research agent's loop",
+        "notes": ["**Tool failures:** the tool raises; Mirascope's `Tool.execute` catches it "
+                  "and sends the model the exception's text as the tool's output; no span "
+                  "records the tool run.",
+                  "**Content off:** `ops.instrument_llm` has no content switch and always "
+                  "writes the messages: both variants hold the same content."],
+        "on": {},
+        "off": {},
+    },
+    "griptape": {
+        "what": "Griptape agents (Agent with OpenAiChatPromptDriver on the fake server, native "
+        "tool calling; each scenario tool a BaseTool whose name and single activity make the "
+        "model's tool name, e.g. tool `search` + activity `docs` = `search_docs`; a "
+        "StructureRunTool over a LocalStructureRunDriver running the research agent for "
+        "g_handoff) traced by Griptape's own OpenTelemetryObservabilityDriver (spans named "
+        "`<class>.<method>()`, only a `tags` attribute), exported over OTLP/HTTP to the sink",
+        "packages": ["griptape", "openai", "opentelemetry-exporter-otlp-proto-http"],
+        "driver": "fw_griptape",
+        "sink": True,
+        "tool_spans": True,
+        "handoff_via": "the `research` StructureRunTool (`research_run_structure "
+        "{\"args\": [...]}`)",
+        "notes": ["**Tool failures:** the activity raises; the tool's `try_run()` span gets "
+                  "status ERROR with an exception event and Griptape hands the model an "
+                  "ErrorArtifact.",
+                  "**Content off:** Griptape's tracing has no content switch and records no "
+                  "content (no messages, arguments, results or tool names beyond the span's "
+                  "class name): both variants hold the same attributes."],
+        "on": {},
+        "off": {},
+    },
 }  # fmt: skip
 
 STREAMED_MODELS = {
@@ -2027,8 +2071,8 @@ nothing on its agent's model-call span when content tracing is off."""
 def is_model_call(attributes: Any) -> bool:
     """Whether a span records a model call in any convention the captures meet: a model name
     (GenAI or OpenInference), a GenAI inference operation, an OpenInference LLM span, a
-    Langfuse generation, an MLflow LLM / CHAT_MODEL span (its type JSON-encoded) or a Genkit
-    model action."""
+    Langfuse generation, an MLflow LLM / CHAT_MODEL span (its type JSON-encoded), a Genkit
+    model action or a Griptape prompt driver's run (its ``tags``)."""
     return bool(
         MODEL_CALL_KEYS & set(attributes)
         or attributes.get("gen_ai.operation.name") in MODEL_OPERATIONS
@@ -2036,7 +2080,14 @@ def is_model_call(attributes: Any) -> bool:
         or attributes.get("langfuse.observation.type") == "generation"
         or str(attributes.get("mlflow.spanType", "")).strip('"') in ("LLM", "CHAT_MODEL")
         or attributes.get("genkit:metadata:subtype") == "model"
+        or "PromptDriver.run()" in _strings(attributes.get("tags"))
     )
+
+
+def _strings(value: Any) -> list[Any]:
+    """A list attribute's items, whether the SDK's tuple or a decoded OTLP ``ArrayValue``."""
+    items = getattr(value, "values", value) or ()
+    return [getattr(item, "string_value", item) for item in items]
 
 
 def require_model_spans(source: str, variant: str, spans: Any) -> None:
