@@ -114,6 +114,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "adk-java",
         "adk-go",
         "adk-js",
+        "openai-agents-js",
         "koog",
     }
 )
@@ -196,6 +197,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "adk-java",
         "adk-go",
         "adk-js",
+        "openai-agents-js",
         "koog",
     }
 )
@@ -268,6 +270,7 @@ GENERIC_ERROR_TEXT = frozenset(
         "openai-agents-responses",
         "openai-agents-responses-stream",
         "openinference-openai-agents",
+        "openai-agents-js",
         "openinference-mcp",
         "logfire-openai-agents",
         "openlit-openai-agents",

@@ -199,6 +199,7 @@ TOOL_SPANS = (
     "adk-java",
     "adk-go",
     "adk-js",
+    "openai-agents-js",
     "rig",
     "koog",
 )

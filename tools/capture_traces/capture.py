@@ -347,6 +347,31 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
+    "openai-agents-js": {
+        "what": "OpenAI Agents SDK for JavaScript 0.20 (@openai/agents Agents with tool() tools "
+        "on the SDK's OpenAIChatCompletionsModel, an openai client whose base URL is the fake "
+        "server; the SDK's native handoffs for g_handoff and n_handback) traced by "
+        "@arizeai/openinference-instrumentation-openai-agents (its trace processor registered "
+        "on the SDK with manuallyInstrument, replacing the SDK's own; a tracer provider whose "
+        "OTLP/HTTP protobuf exporter sends to the capture's sink; node openai_agents_js/"
+        "agent.mjs, its npm packages installed once outside the repository from "
+        "openai_agents_js/package-lock.json, driven by fw_openai_agents_js.py)",
+        "packages": [],
+        "npm": "fw_openai_agents_js:versions",
+        "node_runner": "fw_openai_agents_js:run_openai_agents_js",
+        "tool_spans": True,
+        "transfers_back": True,
+        "handoff_via": "the SDK's native handoff tool (`transfer_to_research_agent {}`)",
+        "notes": ["**Tool failures:** the tool throws; the SDK's default error function hands "
+                  "the model `An error occurred while running the tool. Please try again.` "
+                  "(no error detail) as the tool's result; the `search_docs` span ends with "
+                  "status error and an `exception` event.",
+                  "**Content off:** OpenInference's `traceConfig` with `hideInputs`, "
+                  "`hideOutputs`, `hideInputMessages` and `hideOutputMessages` (the Python "
+                  "source's `OPENINFERENCE_HIDE_*`)."],
+        "on": {},
+        "off": {},
+    },
     "genkit-go": {
         "what": "Firebase Genkit for Go flows (one per agent: genkit.Generate with "
         "genkit.DefineTool tools and WithMaxTurns(10) on compat_oai's OpenAI plugin, its base "
