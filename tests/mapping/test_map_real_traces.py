@@ -15,6 +15,7 @@ import pytest
 
 from otel_oracles.grade.evidence import final_answer_calls, final_output
 from otel_oracles.mapping import ConventionSet, load_conventions, map_trace
+from otel_oracles.mapping._tool_results import structured
 from otel_oracles.model.result import InputProblem
 from otel_oracles.model.span import Trace
 from otel_oracles.model.step import Step, StepKind, Trajectory
@@ -36,6 +37,7 @@ agent), the research agent's holding its own calls."""
 
 NAMES_KEPT_WITHOUT_CONTENT = frozenset(
     {
+        "claude-agent-sdk",
         "rig",
         "langfuse-langgraph",
         "langfuse-openai",
@@ -122,6 +124,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
 
 TOOL_SPAN_SOURCES = frozenset(
     {
+        "claude-agent-sdk",
         "griptape",
         "rig",
         "langfuse-langgraph",
@@ -250,9 +253,12 @@ LlamaIndex call_tool step around a tool that raised; OpenLLMetry's Agno tool spa
 AI's tool observation around its exception processor; ADK for Java's FunctionTool, which
 returns ``{"status": "error"}`` for a tool that threw), so only the captured output shows it."""
 
-ARGUMENTS_WITHOUT_CONTENT = frozenset({"llamaindex-openllmetry", "langtrace-dspy"})
+ARGUMENTS_WITHOUT_CONTENT = frozenset(
+    {"llamaindex-openllmetry", "langtrace-dspy", "claude-agent-sdk"}
+)
 """Sources whose tracer records tool arguments whatever its content switch (OpenLLMetry's
-LlamaIndex ``tool.arguments``): with content off the arguments are there, results are not."""
+LlamaIndex ``tool.arguments``, the Claude Agent SDK's ``tool.parameters``):
+with content off the arguments are there, results are not."""
 
 TOOL_IO_WITHOUT_CONTENT = frozenset({"adk-go"})
 """Sources whose tool spans record arguments and results whatever the content switch, which
@@ -284,7 +290,7 @@ GENERIC_ERROR_TEXT = frozenset(
 ``An internal error occurred.``)."""
 
 UNNAMED_AGENTS = frozenset(
-    {"llamaindex-openinference", "llamaindex-openllmetry", "mlflow-llamaindex"}
+    {"llamaindex-openinference", "llamaindex-openllmetry", "mlflow-llamaindex", "claude-agent-sdk"}
 )
 """Sources whose spans never name the running agent: a handoff is seen, its source agent is
 missing evidence, and its target is known only from the handoff tool's arguments (content on)."""
@@ -304,7 +310,7 @@ USAGE_IS_CONTENT = frozenset({"haystack-native"})
 """Sources whose model calls report usage only inside their content payload (Haystack's own
 tracer: the reply's ``meta``): with content off usage is missing, never zero."""
 
-AGENT_USAGE_ONLY = frozenset({"crewai-openllmetry", "mlflow-dspy"})
+AGENT_USAGE_ONLY = frozenset({"crewai-openllmetry", "mlflow-dspy", "claude-agent-sdk"})
 """Sources whose model-call spans record no usage while the agent spans record their totals
 (MLflow's DSPy autolog: only the module spans, from their predictions): the run's model-call
 usage is missing, never the agents' totals."""
@@ -668,10 +674,11 @@ def test_real_trace_maps_to_expected_trajectory(case: Case, conventions: Convent
                 if exp.tool == "delete_records":
                     assert "'deleted': 12" in step.result
             else:
+                result = structured(step.result)  # an MCP tool's text block, decoded
                 if "EMPTY" in exp.outcome:
-                    assert isinstance(step.result, dict) and step.result.get("documents") == []
+                    assert isinstance(result, dict) and result.get("documents") == []
                 if exp.tool == "delete_records":
-                    assert isinstance(step.result, dict) and step.result.get("deleted") == 12
+                    assert isinstance(result, dict) and result.get("deleted") == 12
             if not exp.ok and case.source not in GENERIC_ERROR_TEXT:
                 detail = f"{step.error_message} {step.result}"
                 assert "upstream search service timed out" in detail, detail

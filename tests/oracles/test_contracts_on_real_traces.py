@@ -124,6 +124,7 @@ CHECKS = {"support-rag": SUPPORT, "coding-agent": CODING, "multi-agent-handoff":
 
 TOOL_SPANS = (
     "langfuse-langgraph",
+    "claude-agent-sdk",
     "langfuse-openai",
     "mlflow-openai",
     "mlflow-openai-semconv",
@@ -205,6 +206,7 @@ TOOL_SPANS = (
 )
 UNNAMED_AGENTS = (
     "llamaindex-openinference",
+    "claude-agent-sdk",
     "llamaindex-openllmetry",
     "mlflow-llamaindex",
     "haystack-openinference",
@@ -266,7 +268,7 @@ around a tool that raised; OpenLLMetry's Agno tool spans, the failure only in th
 ``FunctionExecutionResult``; Spring AI's tool observation around its exception processor; ADK
 for Java's FunctionTool, which returns ``{"status": "error"}``): with content off none is
 seen."""
-ARGUMENTS_WITHOUT_CONTENT = ("llamaindex-openllmetry", "adk-go")
+ARGUMENTS_WITHOUT_CONTENT = ("llamaindex-openllmetry", "adk-go", "claude-agent-sdk")
 """The tracer records tool arguments whatever its content switch: with content off the checks
 that read arguments only (the coding checks replay the file edits and commands) keep their
 content-on outcome; those that read results or the answer do not (ADK for Go keeps the tool
@@ -351,8 +353,9 @@ TOOL_NAME_CHECKS = {
     },
 }
 MERGED_MODEL_CALLS = ("openinference-google-adk",)
-MODEL_CALLS_UNRECORDED = ("autogen-native",)
-"""No model call is recorded at all (autogen-core's own spans: agent runs and tool calls only),
+MODEL_CALLS_UNRECORDED = ("autogen-native", "claude-agent-sdk")
+"""No model call is recorded at all (autogen-core's own spans: agent runs and tool calls only;
+the Claude Agent SDK's: the run's agent span, its tool and sub-agent spans),
 so a count of steps that includes model calls (``bounded-steps``) is a lower bound: missing
 evidence, never a pass. Held out on ``n_handback`` (and ``g_handoff`` before it) it counted the
 one search as the run's only step and passed."""

@@ -906,6 +906,33 @@ SOURCES: dict[str, dict[str, Any]] = {
                                     "OPENINFERENCE_HIDE_INPUT_MESSAGES",
                                     "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
     },
+    "claude-agent-sdk": {
+        "what": "the Claude Agent SDK's `query()` driving the Claude Code CLI its wheel bundles, "
+        "the scenario's tools as in-process SDK MCP tools (`@tool` + `create_sdk_mcp_server`), "
+        "recorded by openinference-instrumentation-claude-agent-sdk",
+        "packages": ["claude-agent-sdk", "openinference-instrumentation-claude-agent-sdk"],
+        "driver": "fw_claude_agent_sdk:run",
+        "model": "scripted fake Anthropic Messages server on 127.0.0.1 (`fw_claude_agent_sdk.py` "
+        "over `fake_anthropic.py`, streamed; Claude Code reaches it through "
+        "`ANTHROPIC_BASE_URL`)",
+        "tool_prefix": "mcp__scenario__",
+        "tool_spans": True,
+        "handoff_via": "Claude Code's `Agent` tool (`subagent_type: research_agent`, an "
+        "`AgentDefinition` sub-agent run in the foreground)",
+        "notes": [
+            "**Spans:** one `ClaudeAgentSDK.query` AGENT span per run (model name, token totals "
+            "and every assistant message as `llm.output_messages.*`), a TOOL span per tool call "
+            "from the CLI's hooks, and a `ClaudeAgentSDK.Agent` AGENT span under the `Agent` "
+            "tool span for a sub-agent; no span per model call.",
+            "**Tool failures:** the MCP tool answers `is_error: true` with the error JSON; that "
+            "tool span ends with status ERROR and an `exception` event (from the CLI's "
+            "`PostToolUseFailure` hook or the `tool_result` block's `is_error`), no result.",
+        ],
+        "on": {},
+        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
+                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
+                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+    },
     "bedrock-openllmetry": {
         "what": "hand-written Bedrock Runtime Converse tool loop on boto3 "
         "(`client.converse(..., toolConfig=...)`), recorded by "
