@@ -48,6 +48,7 @@ EXPECTED_FILES = {
     "koog",
     "griptape",
     "mirascope",
+    "burr",
 }  # fmt: skip
 
 

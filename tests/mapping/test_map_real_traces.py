@@ -390,7 +390,7 @@ REPR_RESULTS = frozenset({"openlit-ag2"})
 ``str()`` (AG2 Classic's tool executor): a Python-repr text, not a JSON object."""
 
 NAMELESS_AGENTS = frozenset(
-    {"haystack-openinference", "haystack-native", "spring-ai", "spring-ai-2", "griptape"}
+    {"haystack-openinference", "haystack-native", "spring-ai", "spring-ai-2", "griptape", "burr"}
 )
 """Sources where no span names any agent and an agent used as a tool is seen only as a nested
 agent run: the delegation is seen, both of its ends are missing evidence."""

@@ -213,6 +213,7 @@ UNNAMED_AGENTS = (
     "haystack-native",
     "spring-ai",
     "spring-ai-2",
+    "burr",
 )
 """No span names the running agent: the handoff's source is missing evidence (its target too
 with content off), so the required transfer can be neither confirmed nor refuted."""
@@ -415,6 +416,7 @@ TOOLS_IN_MESSAGES = (
     "openlit-haystack",
     "langtrace-langgraph",
     "langtrace-crewai",
+    "burr",
 )
 """Agent frameworks whose tools have no span of their own (Haystack's run inside plumbing
 spans; OpenLIT's CrewAI instrumentor records only the coworker tools; OpenLIT's Pydantic AI

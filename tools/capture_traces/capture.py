@@ -1906,6 +1906,29 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
+    "burr": {
+        "what": "Apache Burr agents (apache-burr, imported as burr: an ApplicationBuilder "
+        "state machine as Burr's tool-calling example writes it, a call_model action asking "
+        "the OpenAI client on the fake server and one action per tool, named after it, "
+        "routed by when(next_tool=...) transitions until the model answers; the research "
+        "agent as a Burr sub-application run by the triage agent's research_agent tool "
+        "action for g_handoff) traced by Burr's OpenTelemetryBridge hook (a span for the "
+        "run call and one per action, no attributes) with OpenLLMetry's "
+        "opentelemetry-instrumentation-openai for the model calls",
+        "packages": ["apache-burr", "openai", "opentelemetry-instrumentation-openai"],
+        "driver": "fw_burr",
+        "tool_spans": True,
+        "handoff_via": "the `research_agent` tool action (`research_agent {\"question\": "
+        "...}`), which runs the research agent as a Burr sub-application",
+        "notes": ["**Tool failures:** the search raises; the tool action catches it and "
+                  "returns `{\"error\": \"SearchBackendError: ...\"}` as the tool message "
+                  "(an exception leaving a Burr action ends the application); no span records "
+                  "the failure.",
+                  "**Content off:** `TRACELOOP_TRACE_CONTENT=false` (the OpenAI "
+                  "instrumentation's switch; Burr's bridge writes no content)."],
+        "on": {"TRACELOOP_TRACE_CONTENT": "true"},
+        "off": {"TRACELOOP_TRACE_CONTENT": "false"},
+    },
 }  # fmt: skip
 
 STREAMED_MODELS = {
