@@ -372,6 +372,27 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
+    "voltagent": {
+        "what": "VoltAgent 2.10 (@voltagent/core Agents with createTool tools on the AI SDK's "
+        "@ai-sdk/openai-compatible chat model, its base URL the fake server; a supervisor's "
+        "subAgents and VoltAgent's delegate_task tool for g_handoff) traced by VoltAgent's own "
+        "observability (VoltAgentObservability handed an OTLP/HTTP protobuf exporter to the "
+        "capture's sink as a span processor; node voltagent/agent.mjs, its npm packages "
+        "installed once outside the repository from voltagent/package-lock.json, driven by "
+        "fw_voltagent.py)",
+        "packages": [],
+        "npm": "fw_voltagent:versions",
+        "node_runner": "fw_voltagent:run_voltagent",
+        "tool_spans": True,
+        "handoff_via": "VoltAgent's `delegate_task {\"task\": ..., \"targetAgents\": "
+        "[\"research_agent\"]}`",
+        "notes": ["**Tool failures:** the tool throws; its `tool.execution:<tool>` span ends "
+                  "with status error and an `exception` event (`VoltAgentError`).",
+                  "**Content off:** VoltAgent has no switch for its spans' content: the "
+                  "`.nocontent` variant is the same run."],
+        "on": {},
+        "off": {},
+    },
     "genkit-go": {
         "what": "Firebase Genkit for Go flows (one per agent: genkit.Generate with "
         "genkit.DefineTool tools and WithMaxTurns(10) on compat_oai's OpenAI plugin, its base "
@@ -2147,7 +2168,7 @@ def is_model_call(attributes: Any) -> bool:
     """Whether a span records a model call in any convention the captures meet: a model name
     (GenAI or OpenInference), a GenAI inference operation, an OpenInference LLM span, a
     Langfuse generation, an MLflow LLM / CHAT_MODEL span (its type JSON-encoded), a Genkit
-    model action or a Griptape prompt driver's run (its ``tags``)."""
+    model action, a Griptape prompt driver's run (its ``tags``) or a VoltAgent ``llm`` span."""
     return bool(
         MODEL_CALL_KEYS & set(attributes)
         or attributes.get("gen_ai.operation.name") in MODEL_OPERATIONS
@@ -2156,6 +2177,7 @@ def is_model_call(attributes: Any) -> bool:
         or str(attributes.get("mlflow.spanType", "")).strip('"') in ("LLM", "CHAT_MODEL")
         or attributes.get("genkit:metadata:subtype") == "model"
         or "PromptDriver.run()" in _strings(attributes.get("tags"))
+        or (attributes.get("span.type") == "llm" and "llm.model" in attributes)  # VoltAgent
     )
 
 
