@@ -143,6 +143,8 @@ TOOL_SPANS = (
     "langgraph-openllmetry",
     "langsmith-otel-langgraph",
     "langsmith-otel-create-agent",
+    "deepagents-openinference",
+    "deepagents-langsmith-otel",
     "langchain-create-agent-openllmetry",
     "llamaindex-openinference",
     "smolagents-openinference",
@@ -243,6 +245,8 @@ OK_NOT_SHOWN = (
     "mlflow-create-agent",
     "langsmith-otel-langgraph",
     "langsmith-otel-create-agent",
+    "deepagents-openinference",
+    "deepagents-langsmith-otel",
     "langchain-agents-openinference",
     "llamaindex-openllmetry",
     "vercel-ai-sdk-5",
@@ -313,6 +317,7 @@ DEGRADED_BY_FAILURE = ("c_retry_exhausted", "j_undisclosed_failure", "l_parallel
 answer must disclose it (c and l do, j does not)."""
 PARALLEL_RUN_IN_TURN = (
     "langgraph-openinference",
+    "deepagents-langsmith-otel",
     "laminar-langgraph",
     "google-adk",
     "agno-openinference",

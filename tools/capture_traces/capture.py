@@ -1198,6 +1198,48 @@ SOURCES: dict[str, dict[str, Any]] = {
         "off": {**LANGSMITH_OTEL, "LANGSMITH_HIDE_INPUTS": "true",
                 "LANGSMITH_HIDE_OUTPUTS": "true"},
     },
+    "deepagents-openinference": {
+        "what": "LangChain Deep Agents (deepagents' create_deep_agent: ChatOpenAI on the fake "
+        "server, @tool functions beside the harness's built-in tools, ToolErrorMiddleware "
+        "turning a raised tool error into an error ToolMessage; g_handoff: the research_agent "
+        "sub-agent run through the harness's task tool) traced by "
+        "openinference-instrumentation-langchain",
+        "packages": ["deepagents", "langchain", "langchain-core", "langchain-openai",
+                     "langgraph", "openinference-instrumentation-langchain"],
+        "driver": "fw_deepagents:run_openinference",
+        "tool_spans": True,
+        "handoff_via": "`task {\"description\": ..., \"subagent_type\": \"research_agent\"}` "
+        "(Deep Agents' sub-agent tool)",
+        "notes": ["**Tool failures:** the tool raises; ToolErrorMiddleware sends the model an "
+                  "error ToolMessage (`Error: SearchBackendError(...)`).",
+                  "**Built-in tools:** the harness offers the model ls, read_file, "
+                  "edit_file, delete, glob, grep, execute and task (the application's "
+                  "write_file replaces the harness's); the script calls none of them but task, "
+                  "for g_handoff."],
+        "on": {},
+        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
+                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
+                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+    },
+    "deepagents-langsmith-otel": {
+        "what": "the deepagents-openinference agents traced by the LangSmith SDK's OpenTelemetry "
+        "mode (as langsmith-otel-langgraph)",
+        "packages": ["deepagents", "langsmith", "langchain", "langchain-core",
+                     "langchain-openai", "langgraph"],
+        "driver": "fw_deepagents:run_langsmith",
+        "tool_spans": True,
+        "handoff_via": "`task {\"description\": ..., \"subagent_type\": \"research_agent\"}` "
+        "(Deep Agents' sub-agent tool)",
+        "notes": ["**Tool failures:** the tool raises; ToolErrorMiddleware sends the model an "
+                  "error ToolMessage (`Error: SearchBackendError(...)`).",
+                  "**Built-in tools:** the harness offers the model ls, read_file, "
+                  "edit_file, delete, glob, grep, execute and task (the application's "
+                  "write_file replaces the harness's); the script calls none of them but task, "
+                  "for g_handoff."],
+        "on": LANGSMITH_OTEL,
+        "off": {**LANGSMITH_OTEL, "LANGSMITH_HIDE_INPUTS": "true",
+                "LANGSMITH_HIDE_OUTPUTS": "true"},
+    },
     "llamaindex-openinference": {
         "what": "LlamaIndex FunctionAgent (llama-index-core agent workflows, the "
         "llama-index-llms-openai model on the fake server, FunctionTool tools; an AgentWorkflow "
