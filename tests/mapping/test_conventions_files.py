@@ -49,6 +49,7 @@ EXPECTED_FILES = {
     "griptape",
     "mirascope",
     "burr",
+    "voltagent",
 }  # fmt: skip
 
 

@@ -120,6 +120,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "adk-js",
         "openai-agents-js",
         "koog",
+        "voltagent",
     }
 )
 """Sources whose content-off export still names the tools (README table, EXPECTED.md)."""
@@ -127,6 +128,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
 TOOL_SPAN_SOURCES = frozenset(
     {
         "claude-agent-sdk",
+        "voltagent",
         "griptape",
         "rig",
         "langfuse-langgraph",
@@ -321,10 +323,11 @@ AGENT_USAGE_ONLY = frozenset({"crewai-openllmetry", "mlflow-dspy", "claude-agent
 (MLflow's DSPy autolog: only the module spans, from their predictions): the run's model-call
 usage is missing, never the agents' totals."""
 
-LAST_CALL_ONLY = frozenset({"openinference-google-adk"})
+LAST_CALL_ONLY = frozenset({"openinference-google-adk", "voltagent"})
 """Sources that write every model call of an agent run onto one span, each call over the last
-(OpenInference's ADK instrumentor on ADK's ``invoke_agent`` span): the usage there is the last
-call's, so the mapping reads none (missing, never a part taken for the whole); the final
+(OpenInference's ADK instrumentor on ADK's ``invoke_agent`` span; VoltAgent's one ``llm`` span per
+agent call, the last step's usage): the usage there is the last call's,
+so the mapping reads none (missing, never a part taken for the whole); the final
 answer, in the model's messages, is recorded whatever the content switch."""
 
 USAGE_COPIED_BESIDE = frozenset({"openlit-langgraph"})
@@ -344,6 +347,7 @@ own spans): the content-on capture holds what the content-off one does."""
 
 CONTENT_IGNORES_SWITCH = frozenset(
     {
+        "voltagent",
         "mirascope",
         "crewai-openllmetry",
         "genkit",
@@ -436,8 +440,18 @@ arguments (Langtrace's DSPy instrumentation: a ReAct step's prediction, kept wha
 content switch): results are missing and outcomes unknown (``unset``) in both modes."""
 
 USAGE_KEYS = (
-    ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt"),
-    ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens", "llm.token_count.completion"),
+    (
+        "gen_ai.usage.input_tokens",
+        "gen_ai.usage.prompt_tokens",
+        "llm.token_count.prompt",
+        "llm.usage.prompt_tokens",
+    ),
+    (
+        "gen_ai.usage.output_tokens",
+        "gen_ai.usage.completion_tokens",
+        "llm.token_count.completion",
+        "llm.usage.completion_tokens",
+    ),
 )
 JSON_USAGE = {
     "langfuse.observation.usage_details": (

@@ -205,6 +205,7 @@ TOOL_SPANS = (
     "openai-agents-js",
     "rig",
     "koog",
+    "voltagent",
 )
 UNNAMED_AGENTS = (
     "llamaindex-openinference",
@@ -299,6 +300,7 @@ CONTENT_IGNORES_SWITCH = (
     "langtrace-langgraph",
     "agentops-crewai",
     "agentops-openai-agents",
+    "voltagent",
 )
 """The tracer records messages, arguments and results whatever its content switch
 (OpenLLMetry's CrewAI instrumentation ignores ``TRACELOOP_TRACE_CONTENT``, OpenLLMetry JS's
@@ -358,7 +360,7 @@ TOOL_NAME_CHECKS = {
         "degraded-disclosed",
     },
 }
-MERGED_MODEL_CALLS = ("openinference-google-adk",)
+MERGED_MODEL_CALLS = ("openinference-google-adk", "voltagent")
 MODEL_CALLS_UNRECORDED = ("autogen-native", "claude-agent-sdk")
 """No model call is recorded at all (autogen-core's own spans: agent runs and tool calls only;
 the Claude Agent SDK's: the run's agent span, its tool and sub-agent spans),
@@ -366,7 +368,8 @@ so a count of steps that includes model calls (``bounded-steps``) is a lower bou
 evidence, never a pass. Held out on ``n_handback`` (and ``g_handoff`` before it) it counted the
 one search as the run's only step and passed."""
 """One span records every model call of an agent run, each over the last (``merged_model_calls``
-in conventions/google-adk.yaml): a count of model calls (``bounded-steps``) is a lower bound,
+in conventions/google-adk.yaml; VoltAgent's one ``llm`` span per agent call, voltagent.yaml):
+a count of model calls (``bounded-steps``) is a lower bound,
 so it is missing evidence, never a pass."""
 MESSAGES_WITHOUT_CONTENT = ("openinference-google-adk",)
 """The tracer records the model calls' messages whatever its content switch (OpenInference's
