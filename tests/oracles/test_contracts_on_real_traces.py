@@ -181,6 +181,7 @@ TOOL_SPANS = (
     "beeai-openinference",
     "langchain-agents-openinference",
     "pydantic-ai-openinference",
+    "pydantic-ai-v2",
     "logfire-pydantic-ai",
     "llamaindex-openllmetry",
     "crewai-openllmetry",

@@ -1738,6 +1738,25 @@ SOURCES: dict[str, dict[str, Any]] = {
                                     "OPENINFERENCE_HIDE_INPUT_MESSAGES",
                                     "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
     },
+    "pydantic-ai-v2": {
+        "what": "the pydantic-ai-openinference agents (OpenAIChatModel on the fake server, "
+        "tool_plain tools, ModelRetry for a failing search; a delegation tool for g_handoff) "
+        "traced by pydantic-ai's own instrumentation alone with "
+        "InstrumentationSettings(version=2), the oldest data format it still accepts "
+        "(agent run / running tool spans)",
+        "packages": ["pydantic-ai-slim", "openai"],
+        "driver": "fw_pydantic_ai_settings",
+        "tool_spans": True,
+        "handoff_via": "a delegation tool running the research agent "
+        "(`delegate_to_research_agent {\"question\": ...}`)",
+        "notes": ["**Tool failures:** the tool raises `ModelRetry`; pydantic-ai sends the model "
+                  "a retry prompt and the tool span ends with status ERROR.",
+                  "**Content off:** `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=false`, "
+                  "which the driver turns into `include_content=False`."],
+        "on": {"PYDANTIC_AI_INSTRUMENTATION_VERSION": "2"},
+        "off": {"PYDANTIC_AI_INSTRUMENTATION_VERSION": "2",
+                "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
+    },
     "llamaindex-openllmetry": {
         "what": "the llamaindex-openinference agents (FunctionAgent, FunctionTool tools; an "
         "AgentWorkflow for g_handoff) traced by OpenLLMetry's "
