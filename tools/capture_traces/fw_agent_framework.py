@@ -21,25 +21,15 @@ defaults to the latest GenAI conventions (``gen_ai.input.messages`` /
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from typing import Any
 
-from scenarios import ANSWER, QUESTION, Scenario, Tools
-
-Turn = list[tuple[str, dict[str, Any]]] | str
+from scenarios import QUESTION, Scenario, Tools
 
 
 def script(scenario: Scenario) -> Scenario:
     """The model's turns in call order: ``g_handoff`` calls the research agent's tool, the
     research agent searches and answers, then the triage agent passes the answer on."""
-    if not scenario.agents_only:
-        return scenario
-    turns: list[Turn] = [
-        [("research_agent", {"task": QUESTION})],
-        *scenario.turns[1:],
-        ANSWER,
-    ]
-    return dataclasses.replace(scenario, turns=turns)
+    return scenario.through_agent_tool(("research_agent", {"task": QUESTION}))
 
 
 def scenario_tools(tools: Tools, executed: list[str]) -> list[Any]:

@@ -18,13 +18,11 @@ nothing but 127.0.0.1.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from typing import Any
 
-from scenarios import ANSWER, QUESTION, Scenario, Tools
+from scenarios import QUESTION, Scenario, Tools
 
-Turn = list[tuple[str, dict[str, Any]]] | str
 MEMBER_ID = "research-agent"
 """Agno's member id for the member named ``research_agent`` (its name, url-safe)."""
 
@@ -32,14 +30,9 @@ MEMBER_ID = "research-agent"
 def script(scenario: Scenario) -> Scenario:
     """The model's turns in call order: ``g_handoff`` delegates to the research member, the
     member searches and answers, then the team leader passes the answer on."""
-    if not scenario.agents_only:
-        return scenario
-    turns: list[Turn] = [
-        [("delegate_task_to_member", {"member_id": MEMBER_ID, "task": QUESTION})],
-        *scenario.turns[1:],
-        ANSWER,
-    ]
-    return dataclasses.replace(scenario, turns=turns)
+    return scenario.through_agent_tool(
+        ("delegate_task_to_member", {"member_id": MEMBER_ID, "task": QUESTION})
+    )
 
 
 def scenario_tools(tools: Tools, executed: list[str]) -> list[Any]:

@@ -28,13 +28,10 @@ switch.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from typing import Any
 
-from scenarios import ANSWER, QUESTION, TOOL_SCHEMAS, Scenario, Tools
-
-Turn = list[tuple[str, dict[str, Any]]] | str
+from scenarios import QUESTION, TOOL_SCHEMAS, Scenario, Tools
 
 SCENARIO_TOOLS = ("search_docs", "delete_records", "write_file", "run_command")
 RESEARCH_TOOL: dict[str, Any] = {
@@ -54,14 +51,7 @@ RESEARCH_TOOL: dict[str, Any] = {
 def script(scenario: Scenario) -> Scenario:
     """The model's turns in call order: ``g_handoff`` calls the research agent's tool, the
     research agent searches and answers, then the triage agent passes the answer on."""
-    if not scenario.agents_only:
-        return scenario
-    turns: list[Turn] = [
-        [("research_agent", {"question": QUESTION})],
-        *scenario.turns[1:],
-        ANSWER,
-    ]
-    return dataclasses.replace(scenario, turns=turns)
+    return scenario.through_agent_tool(("research_agent", {"question": QUESTION}))
 
 
 def run(

@@ -26,13 +26,10 @@ no content switch: both variants hold the same attributes.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from typing import Any
 
-from scenarios import ANSWER, QUESTION, Scenario, Tools
-
-Turn = list[tuple[str, dict[str, Any]]] | str
+from scenarios import QUESTION, Scenario, Tools
 
 RESEARCH_TOOL = "research_run_structure"
 """The model's name for the triage agent's ``StructureRunTool`` (tool ``research``)."""
@@ -41,14 +38,7 @@ RESEARCH_TOOL = "research_run_structure"
 def script(scenario: Scenario) -> Scenario:
     """The model's turns in call order: ``g_handoff`` runs the research agent's structure
     tool, the research agent searches and answers, then the triage agent passes it on."""
-    if not scenario.agents_only:
-        return scenario
-    turns: list[Turn] = [
-        [(RESEARCH_TOOL, {"args": [QUESTION]})],
-        *scenario.turns[1:],
-        ANSWER,
-    ]
-    return dataclasses.replace(scenario, turns=turns)
+    return scenario.through_agent_tool((RESEARCH_TOOL, {"args": [QUESTION]}))
 
 
 def make_tools(tools: Tools, executed: list[str]) -> list[Any]:

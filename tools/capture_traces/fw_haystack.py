@@ -16,10 +16,9 @@ source), by OpenLLMetry's ``opentelemetry-instrumentation-haystack`` (``run_open
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
-from scenarios import ANSWER, QUESTION, Scenario, Tools
+from scenarios import QUESTION, Scenario, Tools
 
 RESEARCH_CALL = (
     "research_agent",
@@ -32,9 +31,7 @@ the ``Agent`` component's ``messages``, as Haystack serialises a ``ChatMessage``
 def script(scenario: Scenario) -> Scenario:
     """The model's turns in call order: for ``g_handoff`` the triage agent calls the research
     agent, which searches and answers; then the triage agent passes the answer on."""
-    if not scenario.agents_only:
-        return scenario
-    return dataclasses.replace(scenario, turns=[[RESEARCH_CALL], *scenario.turns[1:], ANSWER])
+    return scenario.through_agent_tool(RESEARCH_CALL)
 
 
 def haystack_tools(tools: Tools, executed: list[str]) -> list[Any]:

@@ -14,7 +14,6 @@ answers in call order.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import shutil
 import subprocess
@@ -33,11 +32,7 @@ SUB_AGENT_TOOL = "agent-research_agent"
 def script(scenario: Scenario) -> Scenario:
     """The model's turns in call order: for ``g_handoff`` the triage agent calls the sub-agent
     tool, the research agent searches and answers, then the triage agent answers the same."""
-    if not scenario.agents_only:
-        return scenario
-    answer = scenario.turns[-1]
-    turns = [[(SUB_AGENT_TOOL, {"prompt": QUESTION})], *scenario.turns[1:], answer]
-    return dataclasses.replace(scenario, turns=turns)
+    return scenario.through_agent_tool((SUB_AGENT_TOOL, {"prompt": QUESTION}), scenario.turns[-1])
 
 
 def tool_results(scenario: Scenario) -> list[dict[str, Any]]:

@@ -28,26 +28,16 @@ False, console=False, metrics=False)`` and the capture's span processor as Logfi
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from typing import Any
 
-from scenarios import ANSWER, QUESTION, Scenario, SearchBackendError, Tools
-
-Turn = list[tuple[str, dict[str, Any]]] | str
+from scenarios import QUESTION, Scenario, SearchBackendError, Tools
 
 
 def script(scenario: Scenario) -> Scenario:
     """The model's turns in call order: ``g_handoff`` calls the delegation tool, the research
     agent searches and answers, then the triage agent passes the answer on."""
-    if not scenario.agents_only:
-        return scenario
-    turns: list[Turn] = [
-        [("delegate_to_research_agent", {"question": QUESTION})],
-        *scenario.turns[1:],
-        ANSWER,
-    ]
-    return dataclasses.replace(scenario, turns=turns)
+    return scenario.through_agent_tool(("delegate_to_research_agent", {"question": QUESTION}))
 
 
 def add_tools(agent: Any, tools: Tools, executed: list[str]) -> None:

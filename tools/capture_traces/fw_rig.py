@@ -24,7 +24,6 @@ work tree; each variant runs in its own process.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
 import subprocess
@@ -34,7 +33,7 @@ from pathlib import Path
 from external_program import CACHE, Program, Where, check_answer, content_key, run_program
 from fake_openai import FakeOpenAI
 from fw_adk_go import scripted_calls, write_bodies
-from scenarios import ANSWER, QUESTION, Scenario
+from scenarios import QUESTION, Scenario
 
 HERE = Path(__file__).resolve().parent
 PROJECT = HERE / "rig_agent"
@@ -84,10 +83,7 @@ def script(scenario: Scenario) -> Scenario:
     """The model's turns in call order: ``g_handoff`` calls the research agent's tool (rig's
     agent tool takes ``{"prompt": ...}``), the research agent searches and answers, then the
     triage agent passes the answer on."""
-    if not scenario.agents_only:
-        return scenario
-    turns = [[("research_agent", {"prompt": QUESTION})], *scenario.turns[1:], ANSWER]
-    return dataclasses.replace(scenario, turns=turns)
+    return scenario.through_agent_tool(("research_agent", {"prompt": QUESTION}))
 
 
 def run_rig(scenario: Scenario, variant: str, content: bool, out: Path, project: Path) -> list[str]:

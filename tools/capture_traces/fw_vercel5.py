@@ -15,27 +15,16 @@ research agent starts from its own history, so the fake server answers in call o
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
-from typing import Any
 
 from fw_mastra import run_node_agent
-from scenarios import ANSWER, QUESTION, Scenario
-
-Turn = list[tuple[str, dict[str, Any]]] | str
+from scenarios import QUESTION, Scenario
 
 
 def script(scenario: Scenario) -> Scenario:
     """The model's turns in call order: ``g_handoff`` calls the research agent's tool, the
     research agent searches and answers, then the triage agent passes the answer on."""
-    if not scenario.agents_only:
-        return scenario
-    turns: list[Turn] = [
-        [("research_agent", {"question": QUESTION})],
-        *scenario.turns[1:],
-        ANSWER,
-    ]
-    return dataclasses.replace(scenario, turns=turns)
+    return scenario.through_agent_tool(("research_agent", {"question": QUESTION}))
 
 
 def run_vercel5(

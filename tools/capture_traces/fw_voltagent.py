@@ -18,7 +18,6 @@ lockfile (``fw_adk_js.install``), outside the repository.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import shutil
@@ -47,12 +46,8 @@ def script(scenario: Scenario) -> Scenario:
     """The model's turns in call order: for ``g_handoff`` the triage agent calls
     ``delegate_task``, the research agent searches and answers, then the triage agent
     answers the same."""
-    if not scenario.agents_only:
-        return scenario
-    answer = scenario.turns[-1]
     delegate = (DELEGATE, {"task": QUESTION, "targetAgents": ["research_agent"]})
-    turns = [[delegate], *scenario.turns[1:], answer]
-    return dataclasses.replace(scenario, turns=turns)
+    return scenario.through_agent_tool(delegate, scenario.turns[-1])
 
 
 def versions() -> dict[str, str]:

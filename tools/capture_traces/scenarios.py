@@ -7,7 +7,7 @@ re-captured with a new library version is checked by the same tests.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 SYSTEM = (
@@ -79,13 +79,17 @@ TOOL_SCHEMAS: list[dict[str, Any]] = [
 ]  # fmt: skip
 
 
+Turn = list[tuple[str, dict[str, Any]]] | str
+"""One model turn: the (tool, arguments) calls it requests, or its final text."""
+
+
 @dataclass
 class Scenario:
     """``turns``: per model call, a list of (tool, arguments) to request, or the final text.
     ``failures``: how many first search_docs calls fail."""
 
     name: str
-    turns: list[list[tuple[str, dict[str, Any]]] | str]
+    turns: list[Turn]
     failures: int = 0
     empty_search: bool = False
     system: str = SYSTEM
@@ -117,6 +121,18 @@ class Scenario:
                     out.append((current, target))
                     current = target
         return out
+
+    def through_agent_tool(
+        self, call: tuple[str, dict[str, Any]], answer: Turn = ANSWER
+    ) -> Scenario:
+        """This scenario for a framework whose agents delegate by calling another agent as a
+        tool: a handoff scenario's transfer becomes ``call`` (the tool that runs the research
+        agent, with the arguments that framework's tool takes), the research agent's turns
+        follow as scripted, then the triage agent passes ``answer`` on. A scenario without a
+        handoff is returned as it is."""
+        if not self.agents_only:
+            return self
+        return replace(self, turns=[[call], *self.turns[1:], answer])
 
     def documents(self, success: int) -> dict[str, Any]:
         """The result of the ``success``-th (1-based) search that did not fail."""
