@@ -481,6 +481,7 @@ NOTHING = (
     "openllmetry-openai",
     "openllmetry-openai-legacy",
     "openai-v2-latest",
+    "openai-v2-events",
     "openinference-anthropic",
     "openllmetry-anthropic",
     "genai-anthropic",

@@ -95,6 +95,21 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"},
         "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
     },
+    "openai-v2-events": {
+        "what": "opentelemetry-instrumentation-openai-v2 (python-contrib) on the openai client "
+        "with OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental and "
+        "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=EVENT_ONLY: messages only in "
+        "gen_ai.client.inference.operation.details log records, none on the spans",
+        "packages": [
+            "openai",
+            "opentelemetry-instrumentation-openai-v2",
+            "opentelemetry-util-genai",
+        ],
+        "on": {"OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental",
+               "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "EVENT_ONLY"},
+        "off": {"OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental",
+                "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "NO_CONTENT"},
+    },
     "openinference-openai": {
         "what": "openinference-instrumentation-openai (Arize OpenInference) on the openai client",
         "packages": ["openai", "openinference-instrumentation-openai"],
@@ -2056,7 +2071,7 @@ def instrument(source: str, tracer_provider: Any, logger_provider: Any) -> None:
         from fw_openai_agents import init_openlit
 
         init_openlit(tracer_provider, logger_provider)
-    elif source == "openai-v2":
+    elif source in ("openai-v2", "openai-v2-events"):
         from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
 
         OpenAIInstrumentor().instrument(
