@@ -74,6 +74,31 @@ def spring_ai_notes(tool_span: str) -> list[str]:
     ]
 
 
+OPENINFERENCE_HIDDEN = {
+    k: "true"
+    for k in (
+        "OPENINFERENCE_HIDE_INPUTS",
+        "OPENINFERENCE_HIDE_OUTPUTS",
+        "OPENINFERENCE_HIDE_INPUT_MESSAGES",
+        "OPENINFERENCE_HIDE_OUTPUT_MESSAGES",
+    )
+}
+"""OpenInference's content switch set to off: inputs, outputs and messages hidden."""
+
+DEEPAGENTS_RUN = {
+    "handoff_via": '`task {"description": ..., "subagent_type": "research_agent"}` '
+    "(Deep Agents' sub-agent tool)",
+    "notes": [
+        "**Tool failures:** the tool raises; ToolErrorMiddleware sends the model an "
+        "error ToolMessage (`Error: SearchBackendError(...)`).",
+        "**Built-in tools:** the harness offers the model ls, read_file, "
+        "edit_file, delete, glob, grep, execute and task (the application's "
+        "write_file replaces the harness's); the script calls none of them but task, "
+        "for g_handoff.",
+    ],
+}
+"""What both Deep Agents sources' EXPECTED.md say about the run (the same agents, two tracers)."""
+
 LANGSMITH_OTEL = {
     "LANGSMITH_TRACING": "true",
     "LANGSMITH_OTEL_ENABLED": "true",
@@ -114,9 +139,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "what": "openinference-instrumentation-openai (Arize OpenInference) on the openai client",
         "packages": ["openai", "openinference-instrumentation-openai"],
         "on": {},
-        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
-                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
-                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+        "off": OPENINFERENCE_HIDDEN,
     },
     "openllmetry-openai": {
         "what": "opentelemetry-instrumentation-openai (Traceloop OpenLLMetry) on the openai client",
@@ -633,9 +656,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "agents": True,
         "transfers_back": True,
         "on": {},
-        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
-                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
-                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+        "off": OPENINFERENCE_HIDDEN,
     },
     "agentops-crewai": {
         "what": "the crewai-openinference crew (an Agent with @tool tools, a Task, a Crew; "
@@ -692,9 +713,7 @@ SOURCES: dict[str, dict[str, Any]] = {
                   "with an `isError` result (`Error executing tool search_docs: ...`); the SDK "
                   "hands that text to the model as the tool's output."],
         "on": {},
-        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
-                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
-                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+        "off": OPENINFERENCE_HIDDEN,
     },
     "smolagents-openinference": {
         "what": "smolagents ToolCallingAgent (OpenAIServerModel on the fake server, @tool "
@@ -708,9 +727,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "notes": ["**Final answer delivery:** as the `answer` argument of smolagents' built-in "
                   "`final_answer` tool (a TOOL span), also the agent span's `output.value`."],
         "on": {},
-        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
-                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
-                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+        "off": OPENINFERENCE_HIDDEN,
     },
     "openlit-smolagents": {
         "what": "the smolagents-openinference ToolCallingAgent (OpenAIServerModel on the fake "
@@ -909,9 +926,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "handoff_via": "CrewAI's built-in `Delegate work to coworker` tool "
         "(`delegate_work_to_coworker {\"coworker\": \"research_agent\", ...}`)",
         "on": {},
-        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
-                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
-                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+        "off": OPENINFERENCE_HIDDEN,
     },
     "crewai-openllmetry": {
         "what": "the crewai-openinference crew (an Agent with @tool tools, a Task, a Crew; "
@@ -938,9 +953,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "model": FAKE_ANTHROPIC,
         "notes": ANTHROPIC_NOTES,
         "on": {},
-        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
-                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
-                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+        "off": OPENINFERENCE_HIDDEN,
     },
     "claude-agent-sdk": {
         "what": "the Claude Agent SDK's `query()` driving the Claude Code CLI its wheel bundles, "
@@ -965,9 +978,7 @@ SOURCES: dict[str, dict[str, Any]] = {
             "`PostToolUseFailure` hook or the `tool_result` block's `is_error`), no result.",
         ],
         "on": {},
-        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
-                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
-                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+        "off": OPENINFERENCE_HIDDEN,
     },
     "bedrock-openllmetry": {
         "what": "hand-written Bedrock Runtime Converse tool loop on boto3 "
@@ -1045,9 +1056,7 @@ SOURCES: dict[str, dict[str, Any]] = {
                   "model's text), executed by smolagents' local executor; each tool call is a "
                   "TOOL span; the answer is `final_answer(...)` called in code."],
         "on": {},
-        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
-                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
-                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+        "off": OPENINFERENCE_HIDDEN,
     },
     "google-adk": {
         "what": "Google ADK LlmAgent (LiteLlm openai/gpt-4o-mini on the fake server, Python "
@@ -1091,9 +1100,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "notes": ["**Tool failures:** the tool raises; the agent's on_tool_error_callback "
                   "sends the model `{\"error\": \"SearchBackendError: ...\"}`."],
         "on": {},
-        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
-                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
-                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+        "off": OPENINFERENCE_HIDDEN,
     },
     "semantic-kernel": {
         "what": "Semantic Kernel ChatCompletionAgent (OpenAIChatCompletion connector on the fake "
@@ -1123,9 +1130,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "handoff_via": "CrewAI's built-in `Delegate work to coworker` tool "
         "(`delegate_work_to_coworker {\"coworker\": \"research_agent\", ...}`)",
         "on": {},
-        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
-                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
-                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+        "off": OPENINFERENCE_HIDDEN,
     },
     "openllmetry-openai-events": {
         "what": "opentelemetry-instrumentation-openai (OpenLLMetry) with use_attributes=False: "
@@ -1147,9 +1152,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "notes": ["**Tool failures:** the tool raises; the ToolNode sends the model an error "
                   "ToolMessage (`Error: SearchBackendError(...)`)."],
         "on": {},
-        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
-                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
-                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+        "off": OPENINFERENCE_HIDDEN,
     },
     "langgraph-openllmetry": {
         "what": "the langgraph-openinference agent traced by OpenLLMetry's "
@@ -1223,18 +1226,9 @@ SOURCES: dict[str, dict[str, Any]] = {
                      "langgraph", "openinference-instrumentation-langchain"],
         "driver": "fw_deepagents:run_openinference",
         "tool_spans": True,
-        "handoff_via": "`task {\"description\": ..., \"subagent_type\": \"research_agent\"}` "
-        "(Deep Agents' sub-agent tool)",
-        "notes": ["**Tool failures:** the tool raises; ToolErrorMiddleware sends the model an "
-                  "error ToolMessage (`Error: SearchBackendError(...)`).",
-                  "**Built-in tools:** the harness offers the model ls, read_file, "
-                  "edit_file, delete, glob, grep, execute and task (the application's "
-                  "write_file replaces the harness's); the script calls none of them but task, "
-                  "for g_handoff."],
+        **DEEPAGENTS_RUN,
         "on": {},
-        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
-                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
-                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+        "off": OPENINFERENCE_HIDDEN,
     },
     "deepagents-langsmith-otel": {
         "what": "the deepagents-openinference agents traced by the LangSmith SDK's OpenTelemetry "
@@ -1243,14 +1237,7 @@ SOURCES: dict[str, dict[str, Any]] = {
                      "langchain-openai", "langgraph"],
         "driver": "fw_deepagents:run_langsmith",
         "tool_spans": True,
-        "handoff_via": "`task {\"description\": ..., \"subagent_type\": \"research_agent\"}` "
-        "(Deep Agents' sub-agent tool)",
-        "notes": ["**Tool failures:** the tool raises; ToolErrorMiddleware sends the model an "
-                  "error ToolMessage (`Error: SearchBackendError(...)`).",
-                  "**Built-in tools:** the harness offers the model ls, read_file, "
-                  "edit_file, delete, glob, grep, execute and task (the application's "
-                  "write_file replaces the harness's); the script calls none of them but task, "
-                  "for g_handoff."],
+        **DEEPAGENTS_RUN,
         "on": LANGSMITH_OTEL,
         "off": {**LANGSMITH_OTEL, "LANGSMITH_HIDE_INPUTS": "true",
                 "LANGSMITH_HIDE_OUTPUTS": "true"},
@@ -1269,9 +1256,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "notes": ["**Tool failures:** the tool raises; the agent workflow sends the model the "
                   "exception text as an error tool output."],
         "on": {},
-        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
-                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
-                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+        "off": OPENINFERENCE_HIDDEN,
     },
     "agno-openinference": {
         "what": "Agno (an Agent with function tools, the OpenAIChat model on the fake server; a "
@@ -1289,9 +1274,7 @@ SOURCES: dict[str, dict[str, Any]] = {
                   "**Delegation:** the member's AGENT span runs beside the "
                   "`delegate_task_to_member` TOOL span (both under the team's span), not in it."],
         "on": {},
-        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
-                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
-                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+        "off": OPENINFERENCE_HIDDEN,
     },
     "haystack-openinference": {
         "what": "Haystack 2 Agent component (OpenAIChatGenerator on the fake server via "
@@ -1309,9 +1292,7 @@ SOURCES: dict[str, dict[str, Any]] = {
                   "spans' messages (`input.value` / `output.value`: Haystack `ChatMessage` "
                   "reprs), so content off hides which tools ran."],
         "on": {},
-        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
-                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
-                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+        "off": OPENINFERENCE_HIDDEN,
     },
     "dspy-openinference": {
         "what": "DSPy ReAct (dspy.ReAct('question -> answer') with dspy.Tool tools; "
@@ -1328,9 +1309,7 @@ SOURCES: dict[str, dict[str, Any]] = {
                   "**Tool failures:** the tool raises; ReAct hands the model the observation "
                   "`Execution error in search_docs: ...`."],
         "on": {},
-        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
-                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
-                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+        "off": OPENINFERENCE_HIDDEN,
     },
     "mlflow-dspy": {
         "what": "the dspy-openinference ReAct program (dspy.ReAct('question -> answer') with "
@@ -1392,9 +1371,7 @@ SOURCES: dict[str, dict[str, Any]] = {
                   "**Agent definitions:** each agent's construction is a `create_agent <name>` "
                   "span in a trace of its own (no run: not graded)."],
         "on": {},
-        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
-                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
-                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+        "off": OPENINFERENCE_HIDDEN,
     },
     "litellm-otel": {
         "what": "litellm.completion (openai/gpt-4o-mini with api_base on the fake server) in a "
@@ -1515,9 +1492,7 @@ SOURCES: dict[str, dict[str, Any]] = {
                   "(`OPENINFERENCE_HIDE_*=true`); MLflow's masking span processor (set as for "
                   "mlflow-openai) does not reach these spans."],
         "on": {},
-        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
-                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
-                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+        "off": OPENINFERENCE_HIDDEN,
     },
     "mlflow-strands": {
         "what": "the strands agents (OpenAIModel on the fake server, stream=False; @tool "
@@ -1712,9 +1687,7 @@ SOURCES: dict[str, dict[str, Any]] = {
                   "`final_answer` tool.",
                   "**Tool failures:** the tool raises; BeeAI hands the model the error."],
         "on": {},
-        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
-                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
-                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+        "off": OPENINFERENCE_HIDDEN,
     },
     "langchain-agents-openinference": {
         "what": "LangChain classic AgentExecutor (create_tool_calling_agent over ChatOpenAI on "
@@ -1730,9 +1703,7 @@ SOURCES: dict[str, dict[str, Any]] = {
                   "`handle_tool_error=True` the executor hands the model the error text "
                   "(`SearchBackendError: ...`) as the observation, and the TOOL span ends OK."],
         "on": {},
-        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
-                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
-                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+        "off": OPENINFERENCE_HIDDEN,
     },
     "pydantic-ai-openinference": {
         "what": "pydantic-ai Agent (OpenAIChatModel on the fake server, tool_plain tools, "
@@ -1749,9 +1720,7 @@ SOURCES: dict[str, dict[str, Any]] = {
                   "**Content off:** pydantic-ai's `include_content=False`, with "
                   "`OPENINFERENCE_HIDE_*=true`."],
         "on": {},
-        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
-                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
-                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+        "off": OPENINFERENCE_HIDDEN,
     },
     "pydantic-ai-v2": {
         "what": "the pydantic-ai-openinference agents (OpenAIChatModel on the fake server, "
@@ -1903,9 +1872,7 @@ SOURCES: dict[str, dict[str, Any]] = {
                   "only).",
                   ANTHROPIC_NOTES[1]],
         "on": {},
-        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
-                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
-                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+        "off": OPENINFERENCE_HIDDEN,
     },
     "mistral-openinference": {
         "what": "hand-written chat-completions tool loop on the mistralai client (Mistral's "
@@ -1918,9 +1885,7 @@ SOURCES: dict[str, dict[str, Any]] = {
                   "only).",
                   ANTHROPIC_NOTES[1]],
         "on": {},
-        "off": {k: "true" for k in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
-                                    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
-                                    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES")},
+        "off": OPENINFERENCE_HIDDEN,
     },
     "vercel-ai-sdk-5": {
         "what": "Vercel AI SDK 5 agents (Experimental_Agent with stopWhen: stepCountIs(10) and "
