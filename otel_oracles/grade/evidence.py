@@ -131,9 +131,8 @@ class Evidence:
         return network_violations(steps, patterns, self.scan_text)
 
     def tool_calls(self) -> list[Step]:
-        """``trajectory.tool_calls()``, filtered once (a fresh list per call)."""
-        calls: list[Step] = self.memoized("tool_calls", self.trajectory.tool_calls)
-        return list(calls)
+        """``trajectory.tool_calls()``, filtered once (``calls_of(())`` as a fresh list)."""
+        return list(self.calls_of(()))
 
     def calls_of(
         self, names: tuple[str, ...], unknown_namespace_matches: bool = False
@@ -146,12 +145,15 @@ class Evidence:
         try:
             found: tuple[Step, ...] = self._calls_of[key]
         except KeyError:
-            calls: list[Step] = self.memoized("tool_calls", self.trajectory.tool_calls)
-            found = self._calls_of[key] = (
-                tuple(s for s in calls if first_match(s.tool, names, unknown_namespace_matches))
-                if names
-                else tuple(calls)
-            )
+            if names:
+                found = tuple(
+                    s
+                    for s in self.calls_of(())
+                    if first_match(s.tool, names, unknown_namespace_matches)
+                )
+            else:
+                found = tuple(self.trajectory.tool_calls())
+            self._calls_of[key] = found
         return found
 
     def answering(self) -> frozenset[int]:
