@@ -29,7 +29,7 @@ from external_program import Program, Where, check_answer, run_program
 from fake_openai import FakeOpenAI
 from fw_adk import script
 from fw_mastra import tool_results
-from fw_spring_ai import build_jar, keep_trace
+from fw_spring_ai import build_jar, copied_jar_versions, keep_trace
 from scenarios import Scenario
 
 HERE = Path(__file__).resolve().parent
@@ -41,12 +41,7 @@ VERSIONED = ("google-adk", "google-genai", "opentelemetry-sdk-trace", "opentelem
 
 def versions() -> dict[str, str]:
     """The versions of the jars that matter, as the build copied them."""
-    found: dict[str, str] = {}
-    for path in (build_jar(PROJECT, JAR_NAME).parent / "lib").glob("*.jar"):
-        artifact, _, version = path.stem.rpartition("-")
-        if artifact in VERSIONED:
-            found[artifact] = version
-    return {artifact: found.get(artifact, "not copied") for artifact in VERSIONED}
+    return copied_jar_versions(PROJECT, JAR_NAME, VERSIONED)
 
 
 def run_adk_java(

@@ -43,7 +43,7 @@ from pathlib import Path
 from external_program import Program, Run, Where, check_answer, run_program
 from fake_openai import FakeOpenAI
 from fw_mastra import tool_results, write_sink_bodies
-from fw_spring_ai import build_jar, write_otlp_json
+from fw_spring_ai import build_jar, copied_jar_versions, write_otlp_json
 from fw_vercel5 import script
 from scenarios import Scenario
 
@@ -60,12 +60,7 @@ VERSIONED = (
 
 def versions() -> dict[str, str]:
     """The versions of the jars that matter, as the build copied them."""
-    found: dict[str, str] = {}
-    for path in (build_jar(PROJECT, JAR_NAME).parent / "lib").glob("*.jar"):
-        artifact, _, version = path.stem.rpartition("-")
-        if artifact in VERSIONED:
-            found[artifact] = version
-    return {artifact: found.get(artifact, "not copied") for artifact in VERSIONED}
+    return copied_jar_versions(PROJECT, JAR_NAME, VERSIONED)
 
 
 def run_koog(
