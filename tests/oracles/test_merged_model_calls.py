@@ -10,31 +10,19 @@ from pathlib import Path
 
 import pytest
 
-from otel_oracles.grade.loader import load_contract
-from otel_oracles.mapping import load_conventions
 from otel_oracles.model.contract import Contract
-from otel_oracles.model.result import InputProblem, Outcome
+from otel_oracles.model.result import Outcome
 from otel_oracles.model.step import StepKind
-from otel_oracles.pipeline import grade_trace, read_traces
-
-TRACES = Path(__file__).resolve().parents[1] / "testdata" / "traces"
-
-
-def contract(tmp_path: Path, check: str) -> Contract:
-    path = tmp_path / "steps.yaml"
-    path.write_text(f"id: steps\nversion: 1\nname: step budget\ninvariants:\n  - {check}\n")
-    return load_contract(path)
+from tests.support.one_check import grade_one_check
+from tests.support.one_check import one_check_contract as contract
 
 
 def grade(source: str, c: Contract) -> tuple[Outcome, str, list[StepKind]]:
     """The one check's outcome and message on ``b_tool_retry`` (two searches, three model
     calls in the run), and the trajectory's step kinds."""
-    problems: list[InputProblem] = []
-    traces = list(read_traces([str(TRACES / source / "b_tool_retry.otlp.json")], problems))
-    assert problems == [] and len(traces) == 1
-    [(verdict, trajectory)] = grade_trace(traces[0], [c], load_conventions())
-    [result] = verdict.results
-    return result.outcome, result.message, [s.kind for s in trajectory.steps]
+    outcome, message, kinds, traces = grade_one_check(source, "b_tool_retry", c)
+    assert traces == 1
+    return outcome, message, kinds
 
 
 MODEL_AND_TOOL_CALLS = "{type: max_steps, max: 4, name: steps}"

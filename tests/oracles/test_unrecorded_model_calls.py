@@ -10,32 +10,18 @@ from pathlib import Path
 
 import pytest
 
-from otel_oracles.grade.loader import load_contract
-from otel_oracles.mapping import load_conventions
 from otel_oracles.model.contract import Contract
-from otel_oracles.model.result import InputProblem, Outcome
+from otel_oracles.model.result import Outcome
 from otel_oracles.model.step import StepKind
-from otel_oracles.pipeline import grade_trace, read_traces
-
-TRACES = Path(__file__).resolve().parents[1] / "testdata" / "traces"
-
-
-def contract(tmp_path: Path, check: str) -> Contract:
-    path = tmp_path / "steps.yaml"
-    path.write_text(f"id: steps\nversion: 1\nname: step budget\ninvariants:\n  - {check}\n")
-    return load_contract(path)
+from tests.support.one_check import grade_one_check
+from tests.support.one_check import one_check_contract as contract
 
 
 def grade(source: str, c: Contract) -> tuple[Outcome, str, list[StepKind]]:
     """The one check's outcome and message on ``n_handback``, and the trajectory's kinds."""
-    problems: list[InputProblem] = []
-    traces = list(read_traces([str(TRACES / source / "n_handback.otlp.json")], problems))
-    assert problems == []
     # AutoGen writes each agent's creation as a trace of its own, which holds no run.
-    graded = [vt for trace in traces for vt in grade_trace(trace, [c], load_conventions())]
-    [(verdict, trajectory)] = graded
-    [result] = verdict.results
-    return result.outcome, result.message, [s.kind for s in trajectory.steps]
+    outcome, message, kinds, _ = grade_one_check(source, "n_handback", c)
+    return outcome, message, kinds
 
 
 MODEL_AND_TOOL_CALLS = "{type: max_steps, max: 4, name: steps}"
