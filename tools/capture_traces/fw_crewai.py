@@ -23,14 +23,11 @@ LiteLLM reads its bundled model price map (``LITELLM_LOCAL_MODEL_COST_MAP``): no
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 from typing import Any
 
-from scenarios import ANSWER, QUESTION, Scenario, Tools
-
-Turn = list[tuple[str, dict[str, Any]]] | str
+from scenarios import QUESTION, Scenario, Tools
 
 DELEGATE = "delegate_work_to_coworker"
 """The built-in delegation tool as the model sees it ("Delegate work to coworker")."""
@@ -43,11 +40,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 def script(scenario: Scenario) -> Scenario:
     """The model's turns in call order: ``g_handoff`` delegates, the research agent searches
     and answers, then the triage agent passes the answer on."""
-    if not scenario.agents_only:
-        return scenario
     delegate = {"task": QUESTION, "context": QUESTION, "coworker": "research_agent"}
-    turns: list[Turn] = [[(DELEGATE, delegate)], *scenario.turns[1:], ANSWER]
-    return dataclasses.replace(scenario, turns=turns)
+    return scenario.through_agent_tool((DELEGATE, delegate))
 
 
 def run(

@@ -28,19 +28,16 @@ history, so the fake server answers in call order (``fake_openai.call_order``).
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
-from scenarios import ANSWER, QUESTION, Scenario, Tools
+from scenarios import QUESTION, Scenario, Tools
 
 
 def script(scenario: Scenario) -> Scenario:
     """The model's turns in call order: for ``g_handoff`` the triage agent's ``task`` call,
     the research sub-agent's search and answer, then the triage agent's answer."""
-    if not scenario.agents_only:
-        return scenario
     task = ("task", {"description": QUESTION, "subagent_type": "research_agent"})
-    return dataclasses.replace(scenario, turns=[[task], *scenario.turns[1:], ANSWER])
+    return scenario.through_agent_tool(task)
 
 
 def run_openinference(
@@ -67,12 +64,9 @@ def run_langsmith(
     """One run traced by the LangSmith SDK's OpenTelemetry mode (as ``fw_langgraph.
     run_langsmith``: the source's environment switches it on; spans on the global tracer
     provider, ended from the SDK's background thread before the capture reads them)."""
-    from langchain_core.tracers.langchain import wait_for_all_tracers
-    from opentelemetry import trace
+    from fw_langgraph import traced_by_langsmith
 
-    trace.set_tracer_provider(tracer_provider)
-    _run(scenario, tools, executed)
-    wait_for_all_tracers()
+    traced_by_langsmith(tracer_provider, lambda: _run(scenario, tools, executed))
 
 
 def _run(scenario: Scenario, tools: Tools, executed: list[str]) -> None:

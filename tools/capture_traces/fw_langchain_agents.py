@@ -17,25 +17,15 @@ executor starts from a fresh history, so the fake server answers in call order
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
-from scenarios import ANSWER, QUESTION, Scenario, SearchBackendError, Tools
-
-Turn = list[tuple[str, dict[str, Any]]] | str
+from scenarios import QUESTION, Scenario, SearchBackendError, Tools
 
 
 def script(scenario: Scenario) -> Scenario:
     """The model's turns in call order: ``g_handoff`` calls the research agent's tool, the
     research agent searches and answers, then the triage agent passes the answer on."""
-    if not scenario.agents_only:
-        return scenario
-    turns: list[Turn] = [
-        [("research_agent", {"question": QUESTION})],
-        *scenario.turns[1:],
-        ANSWER,
-    ]
-    return dataclasses.replace(scenario, turns=turns)
+    return scenario.through_agent_tool(("research_agent", {"question": QUESTION}))
 
 
 def langchain_tools(tools: Tools, executed: list[str]) -> list[Any]:

@@ -51,12 +51,9 @@ def run_langsmith(
     """One run traced by the LangSmith SDK's OpenTelemetry mode (``fw_langgraph.
     run_langsmith``: the source's environment switches it on; spans on the global tracer
     provider, ended from the SDK's background thread before the capture reads them)."""
-    from langchain_core.tracers.langchain import wait_for_all_tracers
-    from opentelemetry import trace
+    from fw_langgraph import traced_by_langsmith
 
-    trace.set_tracer_provider(tracer_provider)
-    _run(scenario, tools, executed)
-    wait_for_all_tracers()
+    traced_by_langsmith(tracer_provider, lambda: _run(scenario, tools, executed))
 
 
 def _run(scenario: Scenario, tools: Tools, executed: list[str]) -> None:

@@ -64,11 +64,18 @@ def run_langsmith(
     ``LANGSMITH_OTEL_ONLY``, writes it as an OTel span on the application's global tracer
     provider instead of posting it to LangSmith. The SDK ends its spans from a background
     thread, so the run waits for every tracer before the capture reads the exporter."""
+    traced_by_langsmith(tracer_provider, lambda: _run(scenario, tools, executed))
+
+
+def traced_by_langsmith(tracer_provider: Any, run: Callable[[], None]) -> None:
+    """``run()`` under the LangSmith SDK's OpenTelemetry mode (``run_langsmith`` says how):
+    its spans on ``tracer_provider`` as the global provider, every LangChain tracer waited
+    for before returning. The LangChain-based drivers' ``run_langsmith`` all go through it."""
     from langchain_core.tracers.langchain import wait_for_all_tracers
     from opentelemetry import trace
 
     trace.set_tracer_provider(tracer_provider)
-    _run(scenario, tools, executed)
+    run()
     wait_for_all_tracers()
 
 
