@@ -2,7 +2,9 @@
 
 Attributes are contract id and version, verdict, check name and oracle type, outcome, agent
 name, provider and model, and the graded service's version; never trace ids or free text, so
-a dashboard's series count grows with contracts and deploys, not with traffic.
+a dashboard's series count grows with contracts and deploys, not with traffic. The values a
+trace supplies are cut to ``MAX_LABEL_CHARS`` (``trace_label``); the SDK keeps at most 2,000
+series per instrument.
 
 The live receiver (``serve``) feeds the ``receiver_*`` methods; offline grading never calls
 them. All methods are cheap, thread-safe and never raise (SDK instruments swallow errors).
@@ -24,8 +26,35 @@ if TYPE_CHECKING:
 _NOOP: GraderMetrics | None = None
 
 
+MAX_LABEL_CHARS = 128
+"""The longest label value taken from a trace (agent name, provider, model, service version).
+
+Those values are the sender's: one trace can name its model with megabytes. Metric series
+are cumulative, so every such value is held, and sent again with each of its data points on
+every export, for the life of the process: 100 traces naming a 200 KB model each made one
+metrics export of 132 MB, which the transport drops (over 64 MiB), so the grader's metrics
+stopped for every sender until a restart. Names are short; a longer value is cut."""
+
+
+def trace_label(value: object) -> str | None:
+    """``value`` as a metric attribute and grade-span attribute: ``None`` unless a non-empty
+    string, cut to ``MAX_LABEL_CHARS`` characters (the last one an ellipsis) when longer."""
+    if not isinstance(value, str) or not value:
+        return None
+    if len(value) <= MAX_LABEL_CHARS:
+        return value
+    return value[: MAX_LABEL_CHARS - 1] + "\u2026"
+
+
+def agent_label(verdict: Verdict, trajectory: Trajectory | None) -> str | None:
+    """The graded agent's name as a label (``trace_label``): the verdict's, else the
+    trajectory's."""
+    return trace_label(verdict.agent_name or (trajectory.agent_name if trajectory else None))
+
+
 def generation_labels(trajectory: Trajectory | None) -> tuple[str | None, str | None]:
-    """(provider, model) of the trajectory's first generation that names them."""
+    """(provider, model) of the trajectory's first generation that names them, as labels
+    (``trace_label``)."""
     if trajectory is None:
         return None, None
     provider = model = None
@@ -34,7 +63,7 @@ def generation_labels(trajectory: Trajectory | None) -> tuple[str | None, str | 
         model = model or step.model
         if provider and model:
             break
-    return provider, model
+    return trace_label(provider), trace_label(model)
 
 
 class GraderMetrics:
@@ -144,7 +173,7 @@ class Tally:
             (n.CONTRACT_ID, verdict.contract_id),
             (n.CONTRACT_VERSION, verdict.contract_version),
         ]
-        agent = verdict.agent_name or (trajectory.agent_name if trajectory else None)
+        agent = agent_label(verdict, trajectory)
         if agent:
             base.append((n.AGENT_NAME, agent))
         provider, model = generation_labels(trajectory)
@@ -154,8 +183,8 @@ class Tally:
             base.append((n.REQUEST_MODEL, model))
         # The graded service's version: a deploy starts new series, so a rise in missing
         # evidence (or failures) after it shows per version (alerts/otel-oracles.rules.yaml).
-        version = trajectory.resource.get("service.version") if trajectory else None
-        if isinstance(version, str) and version:
+        version = trace_label(trajectory.resource.get("service.version") if trajectory else None)
+        if version:
             base.append((n.SUBJECT_SERVICE_VERSION, version))
         labels = tuple(base)
         counts[("_traces", (*labels, (n.VERDICT, verdict.verdict)))] += 1

@@ -50,7 +50,7 @@ from otel_oracles.emit import _names as n
 from otel_oracles.emit._base import EmitResult, Emitter, GradedPair
 from otel_oracles.emit._explain import error_type, explain, explain_key, safe_identifier
 from otel_oracles.emit._metric_export import OwnMetricExporter
-from otel_oracles.emit._metrics import GraderMetrics, generation_labels
+from otel_oracles.emit._metrics import GraderMetrics, agent_label, generation_labels
 from otel_oracles.emit._records import Attrs, ItemBatch
 from otel_oracles.emit._records import EventItem as _EventItem
 from otel_oracles.emit._records import LogItem as _LogItem
@@ -373,7 +373,7 @@ class OtelEmitter(Emitter):
             n.MISSING_EVIDENCE: c.missing_evidence,
             n.ERRORS: c.errors,
         }
-        agent = verdict.agent_name or (trajectory.agent_name if trajectory else None)
+        agent = agent_label(verdict, trajectory)
         if agent:
             attrs[n.AGENT_NAME] = agent
         provider, model = self._labels(trajectory)
