@@ -27,6 +27,8 @@ import parser_corpus  # tools/parser_corpus.py, through the path above
 
 
 def _jsonable(value: Any) -> Any:
+    if isinstance(value, int):
+        str(value)  # ValueError past the 4,300 digits Python writes: no value (reference)
     if isinstance(value, dict):
         return {k if isinstance(k, str) else str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

@@ -93,7 +93,22 @@ def literal_value(node: ast.expr) -> Any:
     return _jsonable(value)
 
 
+class UnwritableInteger(ValueError):
+    """A literal integer of more than the 4,300 decimal digits Python writes."""
+
+
 def _jsonable(value: Any) -> Any:
+    if isinstance(value, int) and value.bit_length() > 127:
+        # A hex, octal or binary literal is read whatever its length, but Python writes no
+        # integer of more than 4,300 decimal digits (``sys.get_int_max_str_digits``): such a
+        # value in a trace made every later ``json.dumps`` of the step raise (``inspect
+        # --json`` ended in a traceback, checks that serialise arguments in ``error``). It
+        # is no literal, as the same number in decimal is not (``ast.parse`` refuses it).
+        try:
+            str(value)
+        except ValueError:
+            raise UnwritableInteger("integer too long to write in decimal") from None
+        return value
     if isinstance(value, dict):
         return {k if isinstance(k, str) else str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -211,6 +226,9 @@ def _object_value(node: ast.expr) -> Any:
         }
     try:
         return literal_value(node)
+    except UnwritableInteger as exc:
+        # The ValueError ``str`` of such a dict key always raised: the text is no value.
+        raise ValueError(str(exc)) from None
     except ValueError:
         return None
 
