@@ -111,3 +111,31 @@ def test_block_value(value: object, expected: object) -> None:
 
 def test_block_value_is_a_named_parser() -> None:
     assert apply_parsers(["block_value"], '[{"text": "{\\"deleted\\": 12}"}]') == {"deleted": 12}
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        # AgentScope's ToolResponse as its TracingMiddleware records it (agentscope/*).
+        (
+            json.dumps(
+                {
+                    "content": [
+                        {"type": "text", "text": json.dumps(DOCS), "id": "b1", "created_at": "t"}
+                    ],
+                    "state": "success",
+                    "metadata": {},
+                    "id": "call_0_0",
+                }
+            ),
+            DOCS,
+        ),
+        ({"content": [{"type": "text", "text": "timed out"}], "state": "error"}, "timed out"),
+        (json.dumps(DOCS), None),  # no envelope: nothing is read as the tool's result
+        ({"content": "text, not blocks"}, None),
+        ({"content": []}, None),
+        ("plain text", None),
+    ],
+)
+def test_envelope_content(value: object, expected: object) -> None:
+    assert apply_parsers(["envelope_content"], value) == expected

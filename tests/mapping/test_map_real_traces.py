@@ -55,6 +55,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "openai-agents-otel-v2",
         "vercel-ai-sdk-otel",
         "openai-v2",
+        "edot-openai",
         "openllmetry-openai-events",
         "openllmetry-anthropic-events",
         "traceloop-sdk",
@@ -264,10 +265,11 @@ AI's tool observation around its exception processor; ADK for Java's FunctionToo
 returns ``{"status": "error"}`` for a tool that threw), so only the captured output shows it."""
 
 ARGUMENTS_WITHOUT_CONTENT = frozenset(
-    {"llamaindex-openllmetry", "langtrace-dspy", "claude-agent-sdk"}
+    {"llamaindex-openllmetry", "langtrace-dspy", "claude-agent-sdk", "edot-openai"}
 )
 """Sources whose tracer records tool arguments whatever its content switch (OpenLLMetry's
-LlamaIndex ``tool.arguments``, the Claude Agent SDK's ``tool.parameters``):
+LlamaIndex ``tool.arguments``, the Claude Agent SDK's ``tool.parameters``, the EDOT OpenAI
+instrumentation's ``gen_ai.assistant.message`` / ``gen_ai.choice`` tool calls):
 with content off the arguments are there, results are not."""
 
 TOOL_IO_WITHOUT_CONTENT = frozenset({"adk-go"})
@@ -350,6 +352,7 @@ own spans): the content-on capture holds what the content-off one does."""
 CONTENT_IGNORES_SWITCH = frozenset(
     {
         "voltagent",
+        "agentscope",
         "mirascope",
         "crewai-openllmetry",
         "genkit",

@@ -207,6 +207,7 @@ TOOL_SPANS = (
     "rig",
     "koog",
     "voltagent",
+    "agentscope",
 )
 UNNAMED_AGENTS = (
     "llamaindex-openinference",
@@ -275,7 +276,7 @@ around a tool that raised; OpenLLMetry's Agno tool spans, the failure only in th
 ``FunctionExecutionResult``; Spring AI's tool observation around its exception processor; ADK
 for Java's FunctionTool, which returns ``{"status": "error"}``): with content off none is
 seen."""
-ARGUMENTS_WITHOUT_CONTENT = ("llamaindex-openllmetry", "adk-go", "claude-agent-sdk")
+ARGUMENTS_WITHOUT_CONTENT = ("llamaindex-openllmetry", "adk-go", "claude-agent-sdk", "edot-openai")
 """The tracer records tool arguments whatever its content switch: with content off the checks
 that read arguments only (the coding checks replay the file edits and commands) keep their
 content-on outcome; those that read results or the answer do not (ADK for Go keeps the tool
@@ -286,12 +287,14 @@ TARGET_IN_ARGUMENTS = ("crewai-openinference",)
 content off the required transfer can be neither confirmed nor refuted."""
 NAMES_ONLY = (
     "openai-v2",
+    "edot-openai",
     "openllmetry-anthropic-events",
     "openllmetry-openai-events",
     "vercel-ai-sdk-legacy",
 )  # no tool spans; content off keeps tool names (in log records)
 CONTENT_IGNORES_SWITCH = (
     "mirascope",
+    "agentscope",
     "crewai-openllmetry",
     "genkit",
     "genkit-go",

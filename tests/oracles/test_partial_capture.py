@@ -189,3 +189,41 @@ def test_an_adk_tool_response_whose_status_says_error_is_a_failed_call(
     verdict, _ = grade_files([derived], contract_named("support-rag"))[0]
     outcomes = {r.name: r.outcome for r in verdict.results}
     assert outcomes["search-retry"] == Outcome.BUDGET_EXHAUSTED
+
+
+@pytest.mark.parametrize(
+    ("scenario", "check", "want"),
+    [
+        ("c_retry_exhausted", "search-retry", Outcome.BUDGET_EXHAUSTED),
+        ("j_undisclosed_failure", "degraded-disclosed", Outcome.INVARIANT_FAILURE),
+    ],
+)
+@pytest.mark.parametrize("key", [None, "gen_ai.operation.name"])
+def test_an_agentscope_tool_response_whose_state_says_error_is_a_failed_call(
+    scenario: str, check: str, want: Outcome, key: str | None, tmp_path: Path
+) -> None:
+    """AgentScope catches a tool's exception, hands the model its message in a
+    ``ToolResponse`` envelope whose ``state`` is ``error`` and ends the ``execute_tool``
+    span OK: ``agentscope.yaml`` reads the envelope's state as the outcome. Held out, the
+    failed searches were successful ones (``search-retry`` passed ``c``, ``degraded-disclosed``
+    passed ``j``); without the operation name the span is still known by its scope and name,
+    so the generic GenAI tool rule, which does not know the envelope, never reads it."""
+    path = TRACES / "agentscope" / f"{scenario}.otlp.json"
+    if key is not None:
+        path = without_attributes(path, tmp_path / "partial.jsonl", {key})
+    verdict, _ = grade_files([path], contract_named("support-rag"))[0]
+    outcomes = {r.name: r.outcome for r in verdict.results}
+    assert outcomes[check] == want
+
+
+def test_an_agentscope_tool_span_without_its_result_has_no_known_outcome(
+    tmp_path: Path,
+) -> None:
+    """The envelope is AgentScope's only failure signal (the span ends OK either way): with
+    ``gen_ai.tool.call.result`` left out, an OK span shows no outcome, so the retries of
+    ``c_retry_exhausted`` are missing evidence, never three successful searches."""
+    path = TRACES / "agentscope" / "c_retry_exhausted.otlp.json"
+    derived = without_attributes(path, tmp_path / "no-result.jsonl", {"gen_ai.tool.call.result"})
+    verdict, _ = grade_files([derived], contract_named("support-rag"))[0]
+    result = {r.name: r for r in verdict.results}["search-retry"]
+    assert result.outcome in NOT_PASSED, result.message

@@ -1139,6 +1139,15 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {"TRACELOOP_TRACE_CONTENT": "true"},
         "off": {"TRACELOOP_TRACE_CONTENT": "false"},
     },
+    "edot-openai": {
+        "what": "Elastic's EDOT OpenAI instrumentation (elastic-opentelemetry-instrumentation-"
+        "openai, module opentelemetry.instrumentation.openai: its own wrappers, not "
+        "python-contrib's openai-v2 nor OpenLLMetry's) on the openai client: GenAI spans, "
+        "message content as gen_ai.* log-record events",
+        "packages": ["openai", "elastic-opentelemetry-instrumentation-openai"],
+        "on": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"},
+        "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
+    },
     "langgraph-openinference": {
         "what": "LangGraph prebuilt ReAct agent (create_react_agent, ChatOpenAI on the fake "
         "server, @tool functions in a ToolNode with handle_tool_errors; a langgraph-swarm for "
@@ -1968,6 +1977,27 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
+    "agentscope": {
+        "what": "AgentScope 2 agents (agentscope.agent.Agent, its reasoning-acting loop, with "
+        "OpenAIChatModel on the fake server through an OpenAICredential base_url, non-"
+        "streaming, and a Toolkit of FunctionTools allowed without confirmation; the research "
+        "agent's reply run by the triage agent's `research_agent` tool for g_handoff) traced "
+        "by AgentScope's own TracingMiddleware on the global tracer provider (GenAI "
+        "invoke_agent / chat / execute_tool spans with messages, tool arguments and results)",
+        "packages": ["agentscope", "openai"],
+        "driver": "fw_agentscope",
+        "tool_spans": True,
+        "handoff_via": "the `research_agent` tool (`research_agent {\"question\": ...}`), "
+        "which runs the research agent's reply",
+        "notes": ["**Tool failures:** the tool raises; AgentScope's toolkit hands the model the "
+                  "exception's message as a tool result with `\"state\": \"error\"` "
+                  "(`gen_ai.tool.call.result`); the `execute_tool` span ends OK.",
+                  "**Content off:** the TracingMiddleware has no content switch and always "
+                  "writes messages, tool arguments and results: both variants hold the same "
+                  "content."],
+        "on": {},
+        "off": {},
+    },
     "burr": {
         "what": "Apache Burr agents (apache-burr, imported as burr: an ApplicationBuilder "
         "state machine as Burr's tool-calling example writes it, a call_model action asking "
@@ -2042,6 +2072,16 @@ def instrument(source: str, tracer_provider: Any, logger_provider: Any) -> None:
         OpenAIInstrumentor().instrument(
             tracer_provider=tracer_provider, logger_provider=logger_provider
         )
+    elif source == "edot-openai":
+        # Elastic's package installs under the same module name as OpenLLMetry's: its own
+        # capture virtualenv tells them apart. Its events go to the global logger provider,
+        # as the EDOT distribution sets one up (1.2.0 hands a logger_provider argument to
+        # get_logger as the scope's version, which the log encoder then rejects).
+        from opentelemetry._logs import set_logger_provider
+        from opentelemetry.instrumentation.openai import OpenAIInstrumentor as EdotInstrumentor
+
+        set_logger_provider(logger_provider)
+        EdotInstrumentor().instrument(tracer_provider=tracer_provider)
     elif source == "openinference-openai":
         from openinference.instrumentation.openai import OpenAIInstrumentor as OIInstrumentor
 

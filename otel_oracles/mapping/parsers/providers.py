@@ -114,6 +114,14 @@ def block_part(item: Any) -> dict[str, Any] | None:
         return tool_response_part(
             item.get("call_id"), parse_json_or_text(item.get("output")), "output" in item
         )
+    if kind == "toolUse":  # Strands for TypeScript's legacy span events: Converse, flattened
+        return tool_call_part(
+            item.get("toolUseId"), item.get("name"), item.get("input"), "input" in item
+        )
+    if kind == "toolResult":
+        return tool_response_part(
+            item.get("toolUseId"), parse_block_value(item.get("content")), "content" in item
+        )
     if kind in _REASONING_BLOCKS:
         text = item.get("thinking", item.get("text", item.get("content")))
         return {"type": "reasoning", "content": text} if text is not None else {"type": "reasoning"}
@@ -167,6 +175,23 @@ def parse_block_value(value: Any) -> Any:
     if len(texts) != len(blocks):
         return blocks
     return parse_json_or_text("".join(texts))
+
+
+def parse_envelope_content(value: Any) -> Any:
+    """The value of a tool result the framework wrapped in an envelope object whose
+    ``content`` holds the tool's output as content blocks next to the framework's own keys
+    (AgentScope's ``ToolResponse``: ``{"content": [{"type": "text", "text": ...}], "state":
+    ...}``; MCP's ``CallToolResult`` has the same shape): the blocks' value, as
+    ``block_value`` reads it, so the result is what the tool returned, not the wrapper. A
+    value with no such ``content`` list gives no value: the envelope a rule expects is not
+    there, so nothing is read as the tool's result."""
+    envelope = parse_json_or_text(value)
+    if not isinstance(envelope, dict):
+        return None
+    content = envelope.get("content")
+    if not isinstance(content, list) or not content:
+        return None
+    return parse_block_value(content)
 
 
 def _gemini_part(item: dict[str, Any]) -> dict[str, Any] | None:
@@ -384,5 +409,6 @@ PARSERS: Mapping[str, Parser] = {
     "model_request": parse_model_request,
     "model_response": parse_model_response,
     "block_value": parse_block_value,
+    "envelope_content": parse_envelope_content,
 }
 """Registered names (as written in YAML ``parse:``) -> parser."""
