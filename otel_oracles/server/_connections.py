@@ -7,7 +7,8 @@ real exporters time out, and the accept loop logs a traceback per attempt. So ev
 connection passes through ``GuardedProtocol``, which
 
 - holds at most ``max_connections`` connections (the cap stays ``FD_HEADROOM`` below the fd
-  limit, so the process always has descriptors for gRPC, worker pipes and files). At the
+  limit, sharing what is left with the gRPC receiver's own cap, so the process always has
+  descriptors for worker pipes, files and outgoing exports). At the
   cap, a new connection takes the place of the one that has waited longest without sending
   a complete request (idle or slow headers: what an attacker holds, and what a real client
   loses least by); only when every connection is mid-request is it answered 503 and closed;
@@ -28,7 +29,7 @@ from typing import Any
 
 from aiohttp import web
 
-from otel_oracles.server.config import ConnectionSettings
+from otel_oracles.server.config import ConnectionSettings, ReceiversSettings
 
 logger = logging.getLogger(__name__)
 
@@ -46,21 +47,27 @@ _OVER_CAPACITY = (
 )
 
 
-def connection_cap(configured: int) -> int:
-    """``configured``, lowered to leave ``FD_HEADROOM`` descriptors and two accept bursts
-    below the soft fd limit."""
+def open_receivers(rc: ReceiversSettings) -> int:
+    """How many receivers (HTTP, gRPC) share the descriptors ``connection_cap`` hands out."""
+    return max(1, int(rc.http.enabled) + int(rc.grpc.enabled))
+
+
+def connection_cap(configured: int, receivers: int = 1) -> int:
+    """``configured``, lowered so that the connections of ``receivers`` receivers, each at
+    its cap, leave ``FD_HEADROOM`` descriptors and two accept bursts below the soft fd
+    limit: each gets an equal share of the rest."""
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft == resource.RLIM_INFINITY:
         return configured
-    return max(1, min(configured, soft - FD_HEADROOM - 2 * ACCEPT_BACKLOG))
+    return max(1, min(configured, (soft - FD_HEADROOM - 2 * ACCEPT_BACKLOG) // receivers))
 
 
 class ConnectionGuard:
     """Shared by every connection of one receiver (event-loop thread only)."""
 
-    def __init__(self, settings: ConnectionSettings) -> None:
+    def __init__(self, settings: ConnectionSettings, receivers: int = 1) -> None:
         self.settings = settings
-        self.cap = connection_cap(settings.max_connections)
+        self.cap = connection_cap(settings.max_connections, receivers)
         self.open = 0
         self.refused = 0
         """Connections turned away at the cap."""

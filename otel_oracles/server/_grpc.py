@@ -16,6 +16,7 @@ from grpc import aio
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
+from otel_oracles.server._connections import connection_cap, open_receivers
 from otel_oracles.server._status import status_for
 from otel_oracles.server.config import ReceiversSettings
 
@@ -88,6 +89,15 @@ async def start_grpc(server: ReceiverOwner, rc: ReceiversSettings) -> tuple[aio.
             ("grpc.max_connection_idle_ms", int(conn.grpc_max_connection_idle * 1000)),
             ("grpc.max_connection_age_ms", int(conn.grpc_max_connection_age * 1000)),
             ("grpc.max_connection_age_grace_ms", int(conn.grpc_max_connection_age_grace * 1000)),
+            # Without a cap, a thousand sockets that never start an RPC held a thousand
+            # descriptors for minutes: at the fd limit the HTTP receiver, worker pipes and
+            # exports failed too. Beyond the cap gRPC closes new connections at once; one
+            # that sends no HTTP/2 preface is closed when an HTTP client's headers would be.
+            (
+                "grpc.max_allowed_incoming_connections",
+                connection_cap(conn.grpc_max_connections, open_receivers(rc)),
+            ),
+            ("grpc.server_handshake_timeout_ms", int(conn.header_timeout * 1000)),
         ]
     )
     srv.add_generic_rpc_handlers(

@@ -28,7 +28,7 @@ from otel_oracles.decode import (
     DecompressedTooLarge,
     decompress_body,
 )
-from otel_oracles.server._connections import ACCEPT_BACKLOG, ConnectionGuard
+from otel_oracles.server._connections import ACCEPT_BACKLOG, ConnectionGuard, open_receivers
 from otel_oracles.server._status import (
     BadEncoding,
     TooLarge,
@@ -209,7 +209,7 @@ def ssl_context(rc: ReceiversSettings) -> ssl.SSLContext | None:
 async def start_http(server: ReceiverOwner, rc: ReceiversSettings) -> tuple[web.AppRunner, int]:
     """Bind and start; returns the runner (``cleanup()`` stops it) and the bound port."""
     host, _, port = rc.http.endpoint.rpartition(":")
-    guard = ConnectionGuard(rc.connections)
+    guard = ConnectionGuard(rc.connections, open_receivers(rc))
     # In-flight requests get a moment to finish at shutdown; the drain budget covers the rest.
     runner = web.AppRunner(
         build_app(server, rc, guard),

@@ -223,7 +223,12 @@ class ConnectionSettings(_Settings):
     """After this many requests an HTTP connection is answered with ``Connection: close``."""
     max_connections: int = Field(default=1000, gt=0)
     """Open HTTP connections at most; more are answered 503 and closed at once. Lowered at
-    start to stay 256 descriptors below the process's fd limit (``ulimit -n``)."""
+    start to stay 512 descriptors below the process's fd limit (``ulimit -n``), half of the
+    rest each when both receivers are on."""
+    grpc_max_connections: int = Field(default=1000, gt=0)
+    """Open gRPC connections at most; more are closed at once. Lowered at start as
+    ``max_connections`` is. A gRPC connection that sends no HTTP/2 preface within
+    ``header_timeout`` is closed."""
     grpc_max_connection_idle: Seconds = 300.0
     """A gRPC connection with no RPC for this long is closed (GOAWAY)."""
     grpc_max_connection_age: Seconds = 1800.0
