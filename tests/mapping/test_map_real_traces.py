@@ -123,6 +123,8 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "openai-agents-js",
         "koog",
         "voltagent",
+        "strands-js",
+        "strands-js-latest",
     }
 )
 """Sources whose content-off export still names the tools (README table, EXPECTED.md)."""
@@ -131,6 +133,8 @@ TOOL_SPAN_SOURCES = frozenset(
     {
         "claude-agent-sdk",
         "voltagent",
+        "strands-js",
+        "strands-js-latest",
         "griptape",
         "rig",
         "langfuse-langgraph",
@@ -352,6 +356,8 @@ own spans): the content-on capture holds what the content-off one does."""
 CONTENT_IGNORES_SWITCH = frozenset(
     {
         "voltagent",
+        "strands-js",
+        "strands-js-latest",
         "agentscope",
         "mirascope",
         "crewai-openllmetry",

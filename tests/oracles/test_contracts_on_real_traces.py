@@ -207,6 +207,8 @@ TOOL_SPANS = (
     "rig",
     "koog",
     "voltagent",
+    "strands-js",
+    "strands-js-latest",
     "agentscope",
 )
 UNNAMED_AGENTS = (
@@ -305,6 +307,8 @@ CONTENT_IGNORES_SWITCH = (
     "agentops-crewai",
     "agentops-openai-agents",
     "voltagent",
+    "strands-js",
+    "strands-js-latest",
 )
 """The tracer records messages, arguments and results whatever its content switch
 (OpenLLMetry's CrewAI instrumentation ignores ``TRACELOOP_TRACE_CONTENT``, OpenLLMetry JS's

@@ -431,6 +431,50 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
+    "strands-js": {
+        "what": "Strands Agents for TypeScript 1.19 (@strands-agents/sdk Agents with tool() "
+        "tools on Strands' OpenAIModel on its default OpenAI Responses API, streamed, an "
+        "openai client whose base URL is the fake Responses server; the research agent as a "
+        "tool through Agent.asTool for "
+        "g_handoff) traced by Strands' own OpenTelemetry tracing, default conventions "
+        "(per-message span events), on a registered NodeTracerProvider whose OTLP/HTTP "
+        "protobuf exporter sends to the capture's sink (node strands_js/agent.mjs, its npm "
+        "packages installed once outside the repository from strands_js/package-lock.json, "
+        "driven by fw_strands_js.py)",
+        "packages": [],
+        "npm": "fw_strands_js:versions",
+        "node_runner": "fw_strands_js:run_strands_js",
+        "model": "scripted OpenAI Responses API (`fake_openai_responses.py`, streamed, "
+        "answering in call order)",
+        "tool_spans": True,
+        "handoff_via": "the `research_agent` tool (`Agent.asTool`, "
+        "`research_agent {\"input\": ...}`)",
+        "notes": ["**Tool failures:** the tool throws; Strands sends the model an error tool "
+                  "result and sets the tool span's status to ERROR.",
+                  "**Content off:** Strands for TypeScript has no switch for its spans' "
+                  "content: the `.nocontent` variant is the same run."],
+        "on": {},
+        "off": {},
+    },
+    "strands-js-latest": {
+        "what": "the strands-js agents with OTEL_SEMCONV_STABILITY_OPT_IN="
+        "gen_ai_latest_experimental: gen_ai.input.messages / gen_ai.output.messages in "
+        "gen_ai.client.inference.operation.details events (fw_strands_js.py)",
+        "packages": [],
+        "npm": "fw_strands_js:versions",
+        "node_runner": "fw_strands_js:run_strands_js_latest",
+        "model": "scripted OpenAI Responses API (`fake_openai_responses.py`, streamed, "
+        "answering in call order)",
+        "tool_spans": True,
+        "handoff_via": "the `research_agent` tool (`Agent.asTool`, "
+        "`research_agent {\"input\": ...}`)",
+        "notes": ["**Tool failures:** the tool throws; Strands sends the model an error tool "
+                  "result and sets the tool span's status to ERROR.",
+                  "**Content off:** Strands for TypeScript has no switch for its spans' "
+                  "content: the `.nocontent` variant is the same run."],
+        "on": {},
+        "off": {},
+    },
     "genkit-go": {
         "what": "Firebase Genkit for Go flows (one per agent: genkit.Generate with "
         "genkit.DefineTool tools and WithMaxTurns(10) on compat_oai's OpenAI plugin, its base "
