@@ -229,9 +229,6 @@ class ConnectionSettings(_Settings):
     """Open gRPC connections at most; more are closed at once. Lowered at start as
     ``max_connections`` is. A gRPC connection that sends no HTTP/2 preface within
     ``header_timeout`` is closed."""
-    grpc_max_concurrent_streams: int = Field(default=100, gt=0)
-    """RPCs one gRPC connection may have open at once (HTTP/2 ``MAX_CONCURRENT_STREAMS``);
-    more are refused (``REFUSED_STREAM``: clients retry)."""
     grpc_max_connection_idle: Seconds = 300.0
     """A gRPC connection with no RPC for this long is closed (GOAWAY)."""
     grpc_max_connection_age: Seconds = 1800.0

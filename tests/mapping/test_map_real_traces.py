@@ -38,6 +38,7 @@ agent), the research agent's holding its own calls."""
 NAMES_KEPT_WITHOUT_CONTENT = frozenset(
     {
         "claude-agent-sdk",
+        "upsonic",
         "rig",
         "langfuse-langgraph",
         "langfuse-openai",
@@ -228,6 +229,7 @@ is the error the model was handed, read from the next model call's input."""
 OK_NOT_SHOWN = frozenset(
     {
         "griptape",  # an activity that returns an ErrorArtifact ends its span OK
+        "upsonic",  # a caught failure ends its span OK, flagged a success
         "openllmetry-agno",
         "langgraph-openinference",
         "langgraph-openllmetry",
@@ -256,6 +258,7 @@ leaves the outcome unknown (``unset``)."""
 HANDLED_FAILURES = frozenset(
     {
         "langchain-agents-openinference",
+        "upsonic",
         "llamaindex-openllmetry",
         "openllmetry-agno",
         "spring-ai",

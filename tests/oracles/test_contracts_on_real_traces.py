@@ -210,6 +210,7 @@ TOOL_SPANS = (
     "strands-js",
     "strands-js-latest",
     "agentscope",
+    "upsonic",
 )
 UNNAMED_AGENTS = (
     "llamaindex-openinference",
@@ -241,6 +242,7 @@ ANSWER_CHECKS = {
 """Checks that read the run's final answer."""
 OK_NOT_SHOWN = (
     "openllmetry-agno",
+    "upsonic",
     "langgraph-openinference",
     "langgraph-openllmetry",
     "laminar-langgraph",
@@ -267,6 +269,7 @@ that passes with content on is missing evidence there; failures the span status 
 count."""
 HANDLED_FAILURES = (
     "langchain-agents-openinference",
+    "upsonic",
     "llamaindex-openllmetry",
     "openllmetry-agno",
     "spring-ai",

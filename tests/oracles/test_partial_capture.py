@@ -227,3 +227,37 @@ def test_an_agentscope_tool_span_without_its_result_has_no_known_outcome(
     verdict, _ = grade_files([derived], contract_named("support-rag"))[0]
     result = {r.name: r for r in verdict.results}["search-retry"]
     assert result.outcome in NOT_PASSED, result.message
+
+
+@pytest.mark.parametrize(
+    ("scenario", "check", "want"),
+    [
+        ("c_retry_exhausted", "search-retry", Outcome.BUDGET_EXHAUSTED),
+        ("j_undisclosed_failure", "degraded-disclosed", Outcome.INVARIANT_FAILURE),
+    ],
+)
+def test_an_upsonic_failure_flagged_a_success_is_a_failed_call(
+    scenario: str, check: str, want: Outcome
+) -> None:
+    """Upsonic 0.77.3 catches a tool's exception, hands the model its bare message and ends
+    the ``tool.execute`` span OK with ``upsonic.tool.success`` true. ``upsonic.yaml`` reads
+    the result's form instead (a returned result is wrapped in Upsonic's function dict, a
+    caught failure is not): the failed searches are failures, so ``c`` exhausts its retries
+    and ``j`` hides a degraded search."""
+    path = TRACES / "upsonic" / f"{scenario}.otlp.json"
+    verdict, _ = grade_files([path], contract_named("support-rag"))[0]
+    assert {r.name: r.outcome for r in verdict.results}[check] == want
+
+
+def test_an_upsonic_tool_span_without_its_output_has_no_known_outcome(tmp_path: Path) -> None:
+    """The output's form is Upsonic's only failure signal: with ``langfuse.observation.output``
+    left out (as its content switch leaves it), an OK span flagged a success shows no outcome,
+    so the three failed searches of ``c_retry_exhausted`` are missing evidence, never three
+    successful ones."""
+    path = TRACES / "upsonic" / "c_retry_exhausted.otlp.json"
+    derived = without_attributes(
+        path, tmp_path / "no-output.jsonl", {"langfuse.observation.output"}
+    )
+    verdict, _ = grade_files([derived], contract_named("support-rag"))[0]
+    result = {r.name: r for r in verdict.results}["search-retry"]
+    assert result.outcome in NOT_PASSED, result.message

@@ -2042,6 +2042,28 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
+    "upsonic": {
+        "what": "Upsonic agents (Agent.do on a Task, OpenAIChatModel with an OpenAIProvider "
+        "base_url on the fake server, @tool(max_retries=0) function tools, so a failure reaches "
+        "the model instead of Upsonic's own retries; the research agent's task run by the triage "
+        "agent's `research_agent` tool for g_handoff) traced by Upsonic's own "
+        "DefaultTracingProvider (instrument=), its OTLP/HTTP exporter on the sink: agent.run, "
+        "pipeline.execute and pipeline.step.* spans with upsonic.* attributes, GenAI chat spans, "
+        "tool.execute spans",
+        "packages": ["upsonic", "openai", "opentelemetry-exporter-otlp-proto-http"],
+        "driver": "fw_upsonic",
+        "sink": True,
+        "tool_spans": True,
+        "handoff_via": "the `research_agent` tool (`research_agent {\"question\": ...}`), "
+        "which runs the research agent's task",
+        "notes": ["**Tool failures:** the tool raises; Upsonic's tool manager hands the model "
+                  "the exception's bare message, and the `tool.execute` span ends OK with "
+                  "`upsonic.tool.success: true` (0.77.3 flags every returned result a success, "
+                  "the caught failure's too).",
+                  "**Content off:** `DefaultTracingProvider(include_content=False)`."],
+        "on": {},
+        "off": {},
+    },
     "burr": {
         "what": "Apache Burr agents (apache-burr, imported as burr: an ApplicationBuilder "
         "state machine as Burr's tool-calling example writes it, a call_model action asking "
