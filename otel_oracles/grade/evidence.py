@@ -499,6 +499,10 @@ def final_output(t: Trajectory) -> FinalOutput:
     3. else an agent span's output (some instrumentations put the run's result there);
     4. else the output is missing, saying why.
 
+    A run that ended in an error (its last model call failed, or its agent span ended with
+    an error when or after that call ended: ``_run_error``) has no answer: 2 and 3 are not
+    read, and the reason names the failure.
+
     ``Evidence.final_output`` computes it once per trajectory."""
     return Evidence(t).final_output()
 
@@ -545,11 +549,16 @@ def _final_output_of(ev: Evidence) -> FinalOutput:
         return _tool_answer(answers[-1])
     gens = sorted(_not_followed_while_open(ev.generations()), key=_order_key)
     last = gens[-1] if gens else None
+    ended = _run_error(last, t.agents())
+    if ended is not None:
+        return FinalOutput(None, last, ended)
     if last is not None:
         text = _assistant_text(last.output_messages)
         if text is not None:
             return FinalOutput(text, last)
     for agent in sorted(t.agents(), key=lambda s: (s.start_ns or 0, s.index)):
+        if agent.status == "error":
+            continue  # a run that ended in an error returned no answer: its output is none
         text = _assistant_text(agent.output_messages)
         if text is None and isinstance(agent.result, str) and not is_placeholder(agent.result):
             text = agent.result
@@ -564,6 +573,37 @@ def _final_output_of(ev: Evidence) -> FinalOutput:
     return FinalOutput(
         None, last, f"final output not captured: last model call {where(last)}: {why}"
     )
+
+
+def _run_error(last: Step | None, agents: list[Step]) -> str | None:
+    """Why there is no answer when the run ended in an error: its last model call failed
+    (status ERROR, or the GenAI finish reason ``error``, which Mastra writes on an OK span:
+    an API error, the client's retries spent), or the run's agent span (the outermost one
+    naming an agent among those ending when or after that call ended; an SDK's unnamed
+    workflow span around it does not speak for the run) ended with an error, so the run
+    returned nothing, whatever an earlier call said (a tracer that records no span for the
+    failed call leaves the one before it last). An agent that failed and was recovered from
+    (its span ended before the run's last call, or inside an agent span that ended OK, as
+    AutoGen's cancelled inner run) does not end the run. Then there is no
+    answer to judge, which is what the message says, rather than blaming content capture:
+    every answer check stays missing evidence (never a pass, not on an earlier call's text),
+    and the failure is named where it happened."""
+    if last is not None and (last.status == "error" or "error" in (last.finish_reasons or ())):
+        return f"no final answer: the last model call {where(last)} failed{_error_of(last)}"
+    after = last.end_ns if last is not None and last.end_ns is not None else None
+    ending = [a for a in agents if after is None or (a.end_ns is not None and a.end_ns >= after)]
+    named = [a for a in ending if a.agent_name] or ending
+    if not named:
+        return None
+    run = min(named, key=lambda a: (a.start_ns or 0, -(a.end_ns or 0), a.index))
+    if run.status == "error":
+        return f"no final answer: the run ended in an error at {where(run)}{_error_of(run)}"
+    return None
+
+
+def _error_of(step: Step) -> str:
+    """`` (TypeName)``: the error a failed step records, when it names one."""
+    return f" ({step.error_type})" if step.error_type else ""
 
 
 # ---- probes -------------------------------------------------------------------------------------

@@ -4,7 +4,10 @@ Each check's exact outcome follows from the source's EXPECTED.md:
 
 - content ON: the scenario decides (b: one tolerated retry; c: retries over budget, and a
   degraded answer that discloses the failed search, tolerated; d: forbidden tool; e:
-  fabricated citation; f: disclosed degraded retrieval, tolerated; h: ``curl`` in a command);
+  fabricated citation; f: disclosed degraded retrieval, tolerated; h: ``curl`` in a command;
+  o: the model API failed after the search and the run ended in an exception: there is no
+  answer to judge, so every check that reads it is missing evidence, never a pass, while
+  the checks on what the run did (its one search) judge it);
 - content OFF: content-dependent checks are ``missing_evidence`` (never pass, never an
   invariant failure) and structural checks keep their content-ON outcome, except where the
   source itself hides structure: raw clients with no tool spans cannot show tool outcomes
@@ -89,6 +92,12 @@ CONTENT_ON: dict[tuple[str, str], dict[str, Outcome]] = {
     ("support-rag", "l_parallel_failures"): {"degraded-disclosed": TOL},
     ("support-rag", "m_excess_calls"): {"bounded-effort": INV},
     ("support-rag", "n_handback"): {},
+    ("support-rag", "o_run_error"): {
+        "answer-captured": MIS,
+        "grounded-citations": MIS,
+        "cites-a-source": MIS,
+        "degraded-disclosed": MIS,
+    },
     ("multi-agent-handoff", "n_handback"): {"triage-to-research": INV},
     ("coding-agent", "h_coding_agent"): {"no-network": INV},
 }
@@ -517,10 +526,19 @@ COVERAGE_CHECKS = {
 cannot pass (DESIGN section 8, fail closed); a failure they find stays a failure."""
 
 
+RUN_SPAN_UNENDED_ON_ERROR = ("smolagents-openinference",)
+"""The agent run's span is never ended when the run raises (OpenInference's smolagents
+wrapper records the exception and re-raises without ending the span), so in ``o_run_error``
+its children name a parent the trace does not hold: ``trace_complete`` is missing evidence,
+and the verdict fails however the other checks come out."""
+
+
 def expected(source: str, contract: str, scenario: str, content: bool) -> dict[str, Outcome]:
     content = (content or source in CONTENT_IGNORES_SWITCH) and source not in CONTENT_NEVER
     base = {name: P for name in CHECKS[contract]}
     base.update(CONTENT_ON[(contract, scenario)])
+    if source in RUN_SPAN_UNENDED_ON_ERROR and scenario == "o_run_error":
+        base["trace_complete"] = MIS
     if source in UNNAMED_AGENTS and contract == "multi-agent-handoff":
         base["triage-to-research"] = MIS
     if source in NO_MODEL_OUTPUT:

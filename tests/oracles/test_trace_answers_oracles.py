@@ -261,3 +261,89 @@ def test_handoff_via_handoff_span_and_via_nested_agent() -> None:
 def test_handoff_is_missing_evidence_without_agent_spans() -> None:
     res = check({"type": "handoff", "required": ["a -> b"]}, support_run("x"))
     assert res.outcome == Outcome.MISSING_EVIDENCE
+
+
+ANSWER_CHECKS = (
+    {"type": "evidence", "field": "final_output"},
+    {"type": "citations_grounded"},
+    {"type": "citation_required", "unless_degraded": True},
+    {"type": "degraded_answer", "dependencies": ["search_docs"]},
+    {"type": "final_output", "must_not_match": "x"},
+)
+
+
+def _ended_in_error(*last: dict[str, object]) -> object:
+    """The search worked, then the run ended in an error (o_run_error): ``last`` are the
+    steps after the search, the run's agent span (status ERROR) closing it."""
+    return traj(
+        gen(None, tool_calls=["search_docs"]),
+        tool("search_docs", {"query": "refund"}, DOCS, status="ok"),
+        *last,
+        {"kind": StepKind.AGENT, "agent_name": "support", "status": "error",
+         "error_type": "InternalServerError", "start_ns": 0, "end_ns": 90 * 1_000_000,
+         "result": "Error code: 500 - The server had an error"},
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("last", "said"),
+    [
+        # The failed call recorded with status ERROR (most instrumentations).
+        ([gen(None, status="error", error_type="InternalServerError", finish=[])], "failed"),
+        # An OK span whose finish reason is GenAI's ``error`` (Mastra), its text empty.
+        ([gen("", finish=["error"])], "failed"),
+        # No span for the failed call: only the agent span shows the run ended in an error,
+        # and its output is the error's text, which is no answer.
+        ([], "the run ended in an error at step 2"),
+        # The run raised after a call that gave text (an output guardrail, a crash after the
+        # reply; or the failed call unrecorded and the one before it read as text): the run
+        # returned nothing, so that text is no answer.
+        ([gen("Within 30 days [doc-42].")], "the run ended in an error at step 3"),
+    ],
+    ids=["status-error", "finish-reason-error", "agent-span-only", "error-after-text"],
+)
+def test_a_run_that_ended_in_an_error_has_no_answer_to_pass(
+    last: list[dict[str, object]], said: str
+) -> None:
+    """No answer check passes on a run that died before answering (not vacuously on an
+    answer citing nothing, not on the error's text), and the message says the run failed
+    rather than blaming content capture; the checks on what the run did still judge it, and
+    a failed model call is no failed tool call."""
+    t = _ended_in_error(*last)
+    for spec in ANSWER_CHECKS:
+        res = check(spec, t)
+        assert res.outcome == Outcome.MISSING_EVIDENCE, (spec, res.outcome, res.message)
+        assert "no final answer" in res.message and said in res.message, res.message
+    assert check({"type": "tool_not_called", "tool": "delete_records"}, t).outcome == Outcome.PASS
+    assert check({"type": "max_tool_calls", "max": 5}, t).outcome == Outcome.PASS
+    assert check({"type": "tool_errors", "max": 0}, t).outcome == Outcome.PASS
+    assert check({"type": "tool_retries", "max": 0}, t).outcome == Outcome.PASS
+
+
+def test_an_agent_that_failed_and_was_recovered_from_does_not_end_the_run() -> None:
+    """A helper agent whose span ended with an error before the run's last model call (the
+    run went on and answered) leaves the answer as it is: only a failure at the run's end
+    means the run returned nothing."""
+    t = traj(
+        gen(None, tool_calls=["search_docs"]),
+        {"kind": StepKind.AGENT, "agent_name": "helper", "status": "error"},
+        tool("search_docs", {"query": "refund"}, DOCS, status="ok"),
+        gen("Within 30 days [doc-42]."),
+    )
+    assert check({"type": "citations_grounded"}, t).outcome == Outcome.PASS
+    assert check({"type": "final_output", "must_match": "30 days"}, t).outcome == Outcome.PASS
+
+
+def test_an_inner_agent_error_inside_a_run_that_ended_ok_keeps_the_answer() -> None:
+    """AutoGen's inner run span ends with ``CancelledError`` after the reply, inside the
+    agent span that ended OK: the run's own (outermost named) agent span says how it ended."""
+    t = traj(
+        {"kind": StepKind.AGENT, "agent_name": "support", "status": "ok", "start_ns": 0,
+         "end_ns": 100 * 1_000_000},
+        {"kind": StepKind.AGENT, "agent_name": "support", "status": "error", "start_ns": 1,
+         "end_ns": 99 * 1_000_000, "error_type": "asyncio.exceptions.CancelledError"},
+        gen(None, tool_calls=["search_docs"]),
+        tool("search_docs", {"query": "refund"}, DOCS, status="ok"),
+        gen("Within 30 days [doc-42]."),
+    )  # fmt: skip
+    assert check({"type": "final_output", "must_match": "30 days"}, t).outcome == Outcome.PASS

@@ -2254,13 +2254,16 @@ def run_one(source: str, scenario: Scenario, variant: str, out: Path) -> list[st
         # A framework module (fw_<framework>.py) instruments and runs the scenario itself.
         module, _, function = driver.partition(":")  # "fw_x" or "fw_x:run_variant"
         stream = {"stream": True} if SOURCES[source].get("stream") else {}
-        getattr(importlib.import_module(module), function or "run")(
-            scenario, tracer_provider, logger_provider, tools, executed, **stream
+        ends_as_scripted(
+            scenario,
+            lambda: getattr(importlib.import_module(module), function or "run")(
+                scenario, tracer_provider, logger_provider, tools, executed, **stream
+            ),
         )
         write_outputs(source, spans_out, logs_out, tracer_provider, logger_provider, variant, out)
         return executed
     if SOURCES[source].get("agents"):
-        run_agents(scenario, tracer_provider, tools, executed)
+        ends_as_scripted(scenario, lambda: run_agents(scenario, tracer_provider, tools, executed))
         write_outputs(source, spans_out, logs_out, tracer_provider, logger_provider, variant, out)
         return executed
     import openai  # here: driver sources need not install it
@@ -2297,9 +2300,35 @@ def run_one(source: str, scenario: Scenario, variant: str, out: Path) -> list[st
                     result = call_tool(name, json.loads(arguments))
                     messages.append({"role": "tool", "tool_call_id": call["id"], "content": result})
 
-        wrap_run(loop)()
+        ends_as_scripted(scenario, wrap_run(loop))
     write_outputs(source, spans_out, logs_out, tracer_provider, logger_provider, variant, out)
     return executed
+
+
+def ends_as_scripted(scenario: Scenario, run: Callable[[], Any]) -> None:
+    """Run one scenario. Where the model API fails (``Scenario.model_fails_from``) the run
+    must end in the framework's exception after the fake server answered with the scripted
+    error: the exception is reported on stderr and the capture goes on, so the spans the run
+    ended are written like any other run's. A run that ends without an exception (a framework
+    that swallowed the failure) or with one the script did not cause fails the capture: no
+    trace becomes ground truth for a run the script did not describe."""
+    if scenario.model_fails_from is None:
+        run()
+        return
+    from scripted_server import ScriptedServer
+
+    try:
+        run()
+    except Exception as exc:
+        if not ScriptedServer.failures_served:
+            raise
+        print(f"{scenario.name}: the run ended in {type(exc).__name__}: {exc}"[:400],
+              file=sys.stderr)  # fmt: skip
+        return
+    raise SystemExit(
+        f"{scenario.name}: the model API answered HTTP 500 "
+        f"{ScriptedServer.failures_served} time(s), but the run ended without an exception"
+    )
 
 
 MODEL_CALL_KEYS = frozenset(
@@ -2368,8 +2397,11 @@ def run_sink_driver(
     module, _, function = SOURCES[source]["driver"].partition(":")
     sink = OtlpSink()
     with sink as endpoint:
-        getattr(importlib.import_module(module), function or "run")(
-            scenario, endpoint, tools, executed, content=not variant.endswith(".nocontent")
+        ends_as_scripted(
+            scenario,
+            lambda: getattr(importlib.import_module(module), function or "run")(
+                scenario, endpoint, tools, executed, content=not variant.endswith(".nocontent")
+            ),
         )
     bodies = [item.body for item in sink.received if item.signal == "traces"]
     if any("json" in item.content_type for item in sink.received):
@@ -2654,7 +2686,14 @@ def expected_md(source: str, results: dict[str, dict[str, list[str]]]) -> str:
                 )
         lines += parallel_lines(scenario)
         final = scenario.turns[-1]
-        lines.append(f"- **Final answer:** '{final}'")
+        if scenario.model_fails_from is None:
+            lines.append(f"- **Final answer:** '{final}'")
+        else:  # no quoted answer: the ground truth is that there is none
+            lines.append(
+                f"- **Final answer:** none. The model API answered HTTP 500 from model call "
+                f"{scenario.model_fails_from + 1} on (the client's retries too); the run "
+                "ended in the framework's exception."
+            )
         lines += [f"- {note}" for note in SOURCES[source].get("notes", [])]
         for variant, executed in variants.items():
             status = "run verified" if run_matches(source, scenario, executed) else "run FAILED"
@@ -2662,9 +2701,12 @@ def expected_md(source: str, results: dict[str, dict[str, list[str]]]) -> str:
             if SOURCES[source].get("tool_spans"):
                 with_spans = (source,)
             spans = executed if args_source in with_spans else "none"
+            ending = "final answer matches"
+            if scenario.model_fails_from is not None:
+                ending = "ended in an exception after the scripted HTTP 500"
             lines.append(
                 f"- `{variant}`: {status} (tools executed {executed} == script; "
-                f"final answer matches); tool spans in trace: {spans}"
+                f"{ending}); tool spans in trace: {spans}"
             )
     return "\n".join(lines) + "\n"
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from scenarios import Scenario
-from scripted_server import Reply, ScriptedServer, pieces, sse
+from scripted_server import Reply, ScriptedServer, outage, pieces, sse
 
 
 def completion(
@@ -125,7 +125,12 @@ class FakeOpenAI(ScriptedServer):
     def _answer(self, path: str, body: dict[str, Any]) -> Reply | str:
         if not path.endswith("/chat/completions"):
             return "only /v1/chat/completions is scripted"
-        turn = self.turn_of(body) if self.turn_of else None
+        if self.turn_of:
+            turn = self.turn_of(body)
+        else:
+            turn = sum(1 for m in body.get("messages", []) if m.get("role") == "assistant")
+        if self.scenario.model_fails(turn):
+            return outage()
         answer = completion(self.scenario, body, turn)
         if body.get("stream"):
             usage = bool((body.get("stream_options") or {}).get("include_usage"))

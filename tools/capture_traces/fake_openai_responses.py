@@ -17,7 +17,7 @@ import threading
 from typing import Any
 
 from scenarios import Scenario
-from scripted_server import Reply, ScriptedServer, pieces, sse
+from scripted_server import Reply, ScriptedServer, outage, pieces, sse
 
 
 def response(scenario: Scenario, request: dict[str, Any], turn: int) -> dict[str, Any]:
@@ -126,6 +126,8 @@ class FakeOpenAIResponses(ScriptedServer):
         with self._lock:
             turn = self._calls
             self._calls += 1
+        if self.scenario.model_fails(turn):
+            return outage()
         answer = response(self.scenario, body, turn)
         if body.get("stream"):
             return Reply(stream_events(answer), content_type="text/event-stream")

@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 from fake_openai import FakeOpenAI, call_order
 from otlp_sink import OtlpSink
 from scenarios import QUESTION, Scenario, SearchBackendError, Tools
+from scripted_server import ScriptedServer
 
 HERE = Path(__file__).resolve().parent
 SUB_AGENT_TOOL = "agent-research_agent"
@@ -85,6 +86,7 @@ def run_node_agent(
         shutil.copyfile(HERE / node_script, script_path)
     spec_path = out.resolve() / f".{variant}.spec.json"
     received = OtlpSink()
+    failures_before = ScriptedServer.failures_served
     with FakeOpenAI(scripted, turn_of=call_order()) as base_url, received as endpoint:
         spec = {
             "system": scenario.system, "prompt": scenario.prompt, "baseURL": base_url,
@@ -105,7 +107,11 @@ def run_node_agent(
         write_sink_bodies(received, out / f"{variant}.raw", variant)
     check_model_spans(out / f"{variant}.otlp.json", variant)
     report = json.loads(proc.stdout.strip().splitlines()[-1])
-    if report["text"] != scenario.turns[-1]:
+    if scenario.model_fails_from is not None:
+        # The run must end in the error the script caused (``capture.ends_as_scripted``).
+        if not report.get("error") or ScriptedServer.failures_served == failures_before:
+            sys.exit(f"{variant}: expected the run to end in the scripted HTTP 500: {report}")
+    elif report["text"] != scenario.turns[-1]:
         sys.exit(f"{variant}: final answer {report['text']!r} is not the script's")
     executed: list[str] = report["executed"]
     return executed

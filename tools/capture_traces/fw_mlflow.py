@@ -135,8 +135,10 @@ def run_langgraph(
 
     mlflow = configure(endpoint, content=content)
     mlflow.langchain.autolog()
-    _run(scenario, tools, executed)
-    flush()
+    try:
+        _run(scenario, tools, executed)
+    finally:
+        flush()  # a run that ended in an error (o_run_error) exports its spans too
 
 
 def run_dspy(

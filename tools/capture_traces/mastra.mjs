@@ -80,10 +80,18 @@ const mastra = new Mastra({
 });
 
 const agent = mastra.getAgent(spec.handoff ? "triage_agent" : spec.agent);
-const result = await agent.generate(spec.prompt, {
-  maxSteps: 10,
-  tracingOptions: { hideInput: !spec.content, hideOutput: !spec.content },
-});
+// A run that ends in an error (o_run_error: the model API failing) still writes its spans;
+// the error is reported for fw_mastra.py to check against the script.
+let result = null;
+let error = null;
+try {
+  result = await agent.generate(spec.prompt, {
+    maxSteps: 10,
+    tracingOptions: { hideInput: !spec.content, hideOutput: !spec.content },
+  });
+} catch (e) {
+  error = `${e?.name}: ${e?.message}`;
+}
 await otel.flush();
 const spans = memory.getFinishedSpans();
 mkdirSync(`${outPrefix}.raw`, { recursive: true });
@@ -91,4 +99,4 @@ writeFileSync(`${outPrefix}.raw/1.pb`, ProtobufTraceSerializer.serializeRequest(
 const body = JsonTraceSerializer.serializeRequest(spans);
 writeFileSync(`${outPrefix}.otlp.json`, JSON.stringify(JSON.parse(new TextDecoder().decode(body)), null, 1) + "\n");
 await otel.shutdown();
-console.log(JSON.stringify({ executed, text: result.text }));
+console.log(JSON.stringify({ executed, text: result?.text ?? null, error }));

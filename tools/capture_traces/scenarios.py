@@ -91,6 +91,10 @@ class Scenario:
     name: str
     turns: list[Turn]
     failures: int = 0
+    model_fails_from: int | None = None
+    """From this model turn on (0-based, as ``turns`` counts them) the model API answers
+    HTTP 500 to every request, the client's retries included (``o_run_error``): the run ends
+    in the framework's exception, with no answer. The turns from there on are never served."""
     empty_search: bool = False
     system: str = SYSTEM
     prompt: str = QUESTION
@@ -133,6 +137,10 @@ class Scenario:
         if not self.agents_only:
             return self
         return replace(self, turns=[[call], *self.turns[1:], answer])
+
+    def model_fails(self, turn: int) -> bool:
+        """Whether the model API answers model turn ``turn`` with an HTTP 500."""
+        return self.model_fails_from is not None and turn >= self.model_fails_from
 
     def documents(self, success: int) -> dict[str, Any]:
         """The result of the ``success``-th (1-based) search that did not fail."""
@@ -267,6 +275,14 @@ SCENARIOS: dict[str, Scenario] = {
             agents_only=True,
             transfers_back=True,
             search_results=[{"documents": [REFUND_DOC]}],
+        ),
+        Scenario(
+            # The search succeeds, then the model endpoint fails: HTTP 500 from the second
+            # model call on (the client's retries too), so the framework ends the run with
+            # an exception and no answer. The last turn is what the model would have said.
+            "o_run_error",
+            [[SEARCH], ANSWER],
+            model_fails_from=1,
         ),
     ]
 }

@@ -20,12 +20,26 @@ from typing import Any
 
 @dataclass(frozen=True, slots=True)
 class Reply:
-    """A scripted 200 answer: the JSON payload and any headers the real API sends."""
+    """A scripted answer: the JSON payload and any headers the real API sends."""
 
     payload: Any
     """The JSON answer, or the exact body as ``bytes`` (a streamed answer sent at once)."""
     headers: dict[str, str] = field(default_factory=dict)
     content_type: str = "application/json"
+    status: int = 200
+    """An HTTP error status (``outage``) makes the client raise, as a real API failure does."""
+
+
+OUTAGE_MESSAGE = "The server had an error while processing your request (scripted outage)."
+
+
+def outage(payload: Any | None = None) -> Reply:
+    """An HTTP 500 answer (``Scenario.model_fails_from``): the model endpoint failing. The
+    body is OpenAI's error object unless the fake's API words its errors otherwise; the
+    client's own retries get the same answer, so the run cannot recover."""
+    body = payload or {"error": {"message": OUTAGE_MESSAGE, "type": "server_error",
+                                 "param": None, "code": None}}  # fmt: skip
+    return Reply(body, status=500)
 
 
 STREAM_CHUNK = 16
@@ -54,8 +68,13 @@ Answer = Callable[[str, dict[str, Any]], "Reply | str"]
 class ScriptedServer:
     """Serves ``answer`` on 127.0.0.1; ``url_path`` is appended to the base URL handed out."""
 
+    failures_served = 0
+    """How many error answers (``Reply.status`` >= 400) any server of this process sent: a
+    capture whose run ended in an error checks that the error came from the script."""
+
     def __init__(self, answer: Answer, url_path: str = "") -> None:
         self.url_path = url_path
+        lock = threading.Lock()
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
@@ -66,7 +85,10 @@ class ScriptedServer:
                     return
                 payload = reply.payload
                 data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-                self.send_response(200)
+                if reply.status >= 400:
+                    with lock:
+                        ScriptedServer.failures_served += 1
+                self.send_response(reply.status)
                 self.send_header("Content-Type", reply.content_type)
                 self.send_header("Content-Length", str(len(data)))
                 for name, value in reply.headers.items():

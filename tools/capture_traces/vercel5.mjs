@@ -78,7 +78,15 @@ if (spec.handoff) {
 } else {
   runner = agent(spec.agent, spec.system, tools);
 }
-const result = await runner.generate({ prompt: spec.prompt });
+// A run that ends in an error (o_run_error: the model API failing) still writes its spans;
+// the error is reported for the driver to check against the script.
+let result = null;
+let error = null;
+try {
+  result = await runner.generate({ prompt: spec.prompt });
+} catch (e) {
+  error = `${e?.name}: ${e?.message}`;
+}
 await provider.forceFlush();
 const spans = memory.getFinishedSpans();
 mkdirSync(`${outPrefix}.raw`, { recursive: true });
@@ -86,4 +94,4 @@ writeFileSync(`${outPrefix}.raw/1.pb`, ProtobufTraceSerializer.serializeRequest(
 const body = JsonTraceSerializer.serializeRequest(spans);
 writeFileSync(`${outPrefix}.otlp.json`, JSON.stringify(JSON.parse(new TextDecoder().decode(body)), null, 1) + "\n");
 await provider.shutdown();
-console.log(JSON.stringify({ executed, text: result.text }));
+console.log(JSON.stringify({ executed, text: result?.text ?? null, error }));
