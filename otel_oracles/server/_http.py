@@ -31,6 +31,7 @@ from otel_oracles.decode import (
 from otel_oracles.server._connections import ACCEPT_BACKLOG, ConnectionGuard, open_receivers
 from otel_oracles.server._status import (
     BadEncoding,
+    InflightFull,
     TooLarge,
     UnsupportedMediaType,
     status_for,
@@ -100,16 +101,54 @@ def _success(signal: Signal, rejected: int, message: str, mt: str) -> web.Respon
     return web.Response(body=body, content_type=ct)
 
 
+class InflightBudget:
+    """Request bytes still arriving, across every HTTP connection (event-loop thread only).
+
+    A request body is held whole until its last byte, so slow senders made ``serve`` hold
+    connections x ``max_request_bytes`` (200 of them, 870 MB for ``body_timeout``). Each
+    request reserves its ``Content-Length`` (or the size limit) before its body is read; a
+    request that would pass the budget is refused, retryable, unless nothing else is
+    arriving (so one request larger than the budget still gets in)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.held = 0
+
+    def take(self, size: int) -> bool:
+        if self.held and self.held + size > self.limit:
+            return False
+        self.held += size
+        return True
+
+    def give(self, size: int) -> None:
+        self.held -= size
+
+
 def _handler(
-    server: ReceiverOwner, signal: Signal, limit: int, body_timeout: float
+    server: ReceiverOwner,
+    signal: Signal,
+    limit: int,
+    body_timeout: float,
+    budget: InflightBudget,
 ) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
     async def export(request: web.Request) -> web.StreamResponse:
         mt = PROTOBUF
+        reserved = 0
+        unread = False
         try:
             server.check_auth(request.headers.get("Authorization"))
             mt = media_type(request.headers.get("Content-Type"))
             if request.content_length is not None and request.content_length > limit:
                 raise TooLarge(f"body of {request.content_length} bytes exceeds {limit}")
+            size = limit if request.content_length is None else request.content_length
+            if not budget.take(size):
+                unread = True
+                raise InflightFull(
+                    f"{budget.held} bytes of request bodies are still arriving "
+                    f"(receivers.max_inflight_bytes={budget.limit})",
+                    1.0,
+                )
+            reserved = size
             try:
                 raw = await asyncio.wait_for(request.read(), body_timeout)
             except web.HTTPRequestEntityTooLarge:
@@ -121,6 +160,8 @@ def _handler(
                 )
                 response.force_close()
                 return response
+            budget.give(reserved)
+            reserved = 0
             body = decompress(raw, request.headers.get("Content-Encoding"), limit)
             server.stats.add("requests", f"http.{signal}")
             accepted = server.ingest(body, mt, signal, "http")
@@ -133,9 +174,13 @@ def _handler(
             body, ct = _encode(st.rpc_status(), mt)
             headers = {"Retry-After": st.retry_after_header()} if st.retry_after else {}
             refused = web.Response(status=st.http, body=body, content_type=ct, headers=headers)
-            if st.kind == "unauthenticated":
-                refused.force_close()  # a client without the token holds no connection
+            if st.kind == "unauthenticated" or unread:
+                # A client without the token, or refused before its body was read, holds no
+                # connection.
+                refused.force_close()
             return refused
+        finally:
+            budget.give(reserved)
 
     return export
 
@@ -162,8 +207,9 @@ def build_app(
     async def stats(_: web.Request) -> web.Response:
         return web.Response(text=json.dumps(server.stats_snapshot()), content_type=JSON)
 
-    app.router.add_post("/v1/traces", _handler(server, "traces", limit, body_timeout))
-    app.router.add_post("/v1/logs", _handler(server, "logs", limit, body_timeout))
+    budget = InflightBudget(rc.max_inflight_bytes)
+    app.router.add_post("/v1/traces", _handler(server, "traces", limit, body_timeout, budget))
+    app.router.add_post("/v1/logs", _handler(server, "logs", limit, body_timeout, budget))
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/stats", stats)

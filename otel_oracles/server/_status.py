@@ -8,6 +8,8 @@ condition              HTTP        gRPC                    retried?   why
 =====================  ==========  ======================  =========  =====================
 buffer full            429 +       RESOURCE_EXHAUSTED +    yes        backpressure: the
                        Retry-After RetryInfo                          sender's queue holds it
+bodies in flight full  429 +       (n/a)                   yes        refused from headers,
+                       Retry-After                                    connection closed
 draining (SIGTERM)     503 +       UNAVAILABLE +           yes        another replica or
                        Retry-After RetryInfo                          this one after restart
 no / wrong token       401         UNAUTHENTICATED         no         nothing was buffered
@@ -33,6 +35,10 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 
 from otel_oracles.assemble.online import BufferFull
 from otel_oracles.errors import InputError
+
+
+class InflightFull(BufferFull):
+    """HTTP request bodies still arriving hold ``receivers.max_inflight_bytes`` already."""
 
 
 class Unauthenticated(Exception):
@@ -103,6 +109,9 @@ class Status:
 def status_for(exc: BaseException) -> Status:
     """Map any failure of a request to its OTLP answer (the table in this module's doc)."""
     match exc:
+        case InflightFull():
+            return Status(429, grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc), exc.retry_after,
+                          "inflight_full")  # fmt: skip
         case BufferFull():
             return Status(429, grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc), exc.retry_after,
                           "buffer_full")  # fmt: skip

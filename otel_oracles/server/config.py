@@ -229,6 +229,9 @@ class ConnectionSettings(_Settings):
     """Open gRPC connections at most; more are closed at once. Lowered at start as
     ``max_connections`` is. A gRPC connection that sends no HTTP/2 preface within
     ``header_timeout`` is closed."""
+    grpc_max_concurrent_streams: int = Field(default=100, gt=0)
+    """RPCs one gRPC connection may have open at once (HTTP/2 ``MAX_CONCURRENT_STREAMS``);
+    more are refused (``REFUSED_STREAM``: clients retry)."""
     grpc_max_connection_idle: Seconds = 300.0
     """A gRPC connection with no RPC for this long is closed (GOAWAY)."""
     grpc_max_connection_age: Seconds = 1800.0
@@ -249,6 +252,11 @@ class ReceiversSettings(_Settings):
     max_request_bytes: Bytes = DEFAULT_MAX_REQUEST_BYTES
     """Largest request body accepted, compressed and after decompression; larger -> 413 /
     RESOURCE_EXHAUSTED (not retried)."""
+    max_inflight_bytes: Bytes = 256 * 1024 * 1024
+    """Bytes the HTTP requests still arriving may hold together (each counted at its
+    ``Content-Length``, or ``max_request_bytes`` without one); a request that would pass it
+    is refused 429 with ``Retry-After`` before its body is read (alone, a request always
+    fits). Without it, 200 slow clients each holding a 4 MB body held 870 MB."""
     max_traces_per_request: int = Field(default=DEFAULT_MAX_TRACES_PER_REQUEST, gt=0)
     """Distinct trace ids one request may hold; more -> 413 / RESOURCE_EXHAUSTED (not
     retried). Buffering costs memory per trace, so a body of many tiny traces would cost
