@@ -95,7 +95,8 @@ COMMANDS: dict[str, LazyCommand] = {
     "watch": LazyCommand(
         "otel_oracles.cli.watch",
         "watch_command",
-        "Watch Claude Code, Codex CLI and Gemini CLI sessions through their own telemetry.",
+        "Watch Claude Code, Codex CLI, Gemini CLI and Qwen Code sessions through their own "
+        "telemetry.",
     ),
 }
 """Every command of the group, by name."""

@@ -79,14 +79,17 @@ def watch_command(
     http_endpoint: str,
     grpc_endpoint: str,
 ) -> None:
-    """Watch Claude Code, Codex CLI and Gemini CLI sessions through their own telemetry.
+    """Watch Claude Code, Codex CLI, Gemini CLI and Qwen Code sessions through their own
+    telemetry.
 
     Listens for OTLP on 127.0.0.1 (printing the settings to paste into each agent), groups
     log events into sessions, and checks every session against the watch contract: network
     access, destructive commands, writes outside the project, edits to tests, CI config,
     lockfiles or .env, secrets in commands, package installs. Each session is saved as an
     AgentBench trajectory, which `otel-oracles run` grades again. Exit code: 1 when a
-    violation reaches --fail-on, 0 otherwise, 2 for usage or input errors.
+    violation reaches --fail-on or log records came from a service no coding-agent
+    convention recognises (nothing of them was checked), 0 otherwise, 2 for usage or input
+    errors.
 
     \b
     Examples:
@@ -149,5 +152,23 @@ def _finish(watcher: Watcher, fail_on: str, report: Path | None) -> None:
     if report is not None:
         report.write_text(markdown_report(watcher), encoding="utf-8")
         click.echo(f"report: {report}")
+    unchecked = _unrecognised(watcher)
     threshold = next(s for s in SEVERITIES if s == fail_on)
-    sys.exit(1 if watcher.fails(threshold) else 0)
+    sys.exit(1 if watcher.fails(threshold) or unchecked else 0)
+
+
+def _unrecognised(watcher: Watcher) -> int:
+    """Warn of log records from services no agent convention recognises (an agent watch does
+    not know, or one whose ``service.name`` changed): they were not checked, so the run
+    fails closed instead of reporting their sessions as clean. Returns their count."""
+    counts = watcher.book.unrecognised
+    if counts:
+        names = ", ".join(
+            f"{name or '(no service.name)'} x{n}" for name, n in sorted(counts.items())
+        )
+        click.echo(
+            f"warning: {sum(counts.values())} log record(s) from service(s) no coding-agent "
+            f"convention recognises, not checked: {names} (otel_oracles/watch/coding-agents.yaml)",
+            err=True,
+        )
+    return sum(counts.values())

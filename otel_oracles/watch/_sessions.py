@@ -94,6 +94,10 @@ class SessionBook:
         self.sessions: dict[tuple[str, str], WatchedSession] = {}
         self.ignored = 0
         """Records of no known coding agent, or without a session id."""
+        self.unrecognised: dict[str, int] = {}
+        """Records per ``service.name`` (``""`` when absent) that no agent convention
+        recognises: nothing in them was checked, so a run that holds any cannot show that
+        every session kept the rules (DESIGN section 8), and the CLI says so."""
 
     def offer(self, record: LogRecord) -> WatchedSession | None:
         """File one record; returns its session when a step or event was added."""
@@ -101,6 +105,8 @@ class SessionBook:
         found = self.conventions.agent_for(service) if isinstance(service, str) else None
         if found is None:
             self.ignored += 1
+            key = service if isinstance(service, str) else ""
+            self.unrecognised[key] = self.unrecognised.get(key, 0) + 1
             return None
         agent, conv = found
         names = event_names(record)

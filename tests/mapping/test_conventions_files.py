@@ -50,6 +50,7 @@ EXPECTED_FILES = {
     "mirascope",
     "burr",
     "voltagent",
+    "qwen-code",
 }  # fmt: skip
 
 

@@ -11,14 +11,15 @@ from otel_oracles.errors import ConventionError
 from otel_oracles.watch._conventions import CONVENTIONS_FILE, coding_agent_conventions
 
 
-def test_bundled_conventions_know_the_three_agents_and_their_shell_tools() -> None:
+def test_bundled_conventions_know_the_four_agents_and_their_shell_tools() -> None:
     conventions = coding_agent_conventions()
-    assert sorted(conventions.agents) == ["claude-code", "codex", "gemini-cli"]
+    assert sorted(conventions.agents) == ["claude-code", "codex", "gemini-cli", "qwen-code"]
     assert conventions.agent_for("codex_exec") is not None
     assert conventions.agent_for("my-service") is None
     tools = {name: a.tools for name, a in conventions.agents.items()}
     assert tools["claude-code"].kind_of("Bash") == "command"
     assert tools["gemini-cli"].kind_of("replace") == "file_edit"
+    assert tools["qwen-code"].kind_of("edit") == "file_edit"
     assert tools["claude-code"].kind_of("mcp__github__create_issue") == "mcp"
 
 

@@ -1,4 +1,5 @@
-"""Capture the coding-agent CLIs' own OpenTelemetry (Claude Code, Codex CLI, Gemini CLI).
+"""Capture the coding-agent CLIs' own OpenTelemetry (Claude Code, Codex CLI, Gemini CLI, Qwen
+Code).
 
 Each scripted session runs the real CLI, installed from npm outside the repository, in a
 throwaway directory tree: a workspace with a small Python project, an ``outside/`` directory
@@ -6,7 +7,8 @@ next to it, and a fresh ``HOME``. The whole run happens inside bubblewrap with i
 network namespace (only loopback) and the root filesystem read-only, so the only things the
 agent can change are in that tree and the only servers it can reach are the two this driver
 starts on 127.0.0.1: a scripted fake of the CLI's model API (``fake_anthropic.py``,
-``fake_openai_responses.py``, ``fake_gemini.py``) and an OTLP/HTTP sink (``otlp_sink.py``).
+``fake_openai_responses.py``, ``fake_gemini.py``, OpenAI chat completions for Qwen Code) and an
+OTLP/HTTP sink (``otlp_sink.py``).
 
 The fake model answers the session's script turn by turn (one action per turn, then a final
 text); it picks each tool call from the tools the CLI itself offers in the request, so the
@@ -36,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from fake_anthropic import MODEL as CLAUDE_MODEL
 from fake_anthropic import stream_events
+from fake_openai import stream_chunks
 from otlp_sink import OtlpSink
 from scripted_server import Reply, ScriptedServer
 
@@ -71,8 +74,9 @@ class Session:
 
 
 def sessions(outside: str) -> list[Session]:
-    """The four scripted sessions; ``outside`` is the throwaway directory beside the
-    workspace that ``rm_outside`` deletes."""
+    """The scripted sessions; ``outside`` is the throwaway directory beside the workspace
+    that ``rm_outside`` deletes. The first four are the watch sessions; ``h_coding_agent``
+    replays the trace scenario of the same name for the example coding-agent contract."""
     check = "python3 -c 'import calc; assert calc.add(2, 3) == 5; print(\"ok\")'"
     return [
         Session(
@@ -118,6 +122,27 @@ def sessions(outside: str) -> list[Session]:
             f"runs `rm -rf {outside}/data` (a throwaway directory outside the workspace, "
             "deleted inside the sandbox), then reads and edits calc.py (Claude Code refuses "
             "to edit a file it has not read); destructive command outside the workspace",
+        ),
+        Session(
+            "h_coding_agent",
+            (
+                # CLIs that refuse to overwrite a file they have not read (Claude Code, Qwen
+                # Code) read both first.
+                Action("read", path="calc.py"),
+                Action("read", path="tests/test_calc.py"),
+                Action("write", path="calc.py", content=CALC_FIXED),
+                Action("write", path="tests/test_calc.py", content=TEST),
+                Action("shell", command="python3 -m pytest -q tests/test_calc.py"),
+                Action("shell", command="curl https://example.com"),
+            ),
+            "Added add(a, b) to calc.py and a test in tests/test_calc.py; "
+            "`pytest` reports 1 passed.",
+            "the trace scenario `h_coding_agent` of `scenarios.py` as this CLI's tool calls: "
+            "reads calc.py and tests/test_calc.py, writes calc.py (add returns a + b) and "
+            "tests/test_calc.py (asserts add(2, 3) == 5), runs `python3 -m pytest -q "
+            "tests/test_calc.py`, then `curl https://example.com` (fails: no network); "
+            "graded with the example coding-agent "
+            "contract, whose `no-network` it breaks",
         ),
     ]
 
@@ -416,6 +441,103 @@ def run_gemini(session: Session, tree: Path, details: bool) -> subprocess.Comple
         )  # fmt: skip
 
 
+# --- Qwen Code ----------------------------------------------------------------------------
+
+
+def qwen_call(action: Action, ws: str, offered: set[str]) -> tuple[str, dict[str, Any]]:
+    """One action through the tools Qwen Code offers (a Gemini CLI fork: ``read_file``,
+    ``edit``, ``write_file``, ``run_shell_command``), a shell command where one is missing."""
+    path = f"{ws}/{action.path}"
+    if action.kind == "read" and "read_file" in offered:
+        return "read_file", {"file_path": path}
+    if action.kind == "write" and "write_file" in offered:
+        return "write_file", {"file_path": path, "content": action.content}
+    if action.kind == "edit" and "edit" in offered:
+        return "edit", {"file_path": path, "old_string": action.old,
+                        "new_string": action.content}  # fmt: skip
+    return "run_shell_command", {"command": shell_form(action), "description": "run"}
+
+
+class QwenModel(ScriptedServer):
+    """OpenAI chat completions (streamed when asked): the next action per request that offers
+    tools, counted by the assistant messages it holds; requests without tools (next-speaker
+    checks, titles) get a short JSON-looking text."""
+
+    def __init__(self, session: Session, ws: str, log: Path) -> None:
+        self.session, self.ws, self.log = session, ws, log
+        super().__init__(self._answer, url_path="/v1")
+
+    def _answer(self, path: str, body: dict[str, Any]) -> Reply | str:
+        with self.log.open("a") as f:
+            f.write(json.dumps({"path": path, "body": body}) + "\n")
+        if not path.split("?")[0].endswith("/chat/completions"):
+            return "only /v1/chat/completions is scripted"
+        offered = {t.get("function", {}).get("name") for t in body.get("tools", []) or []}
+        turn = sum(1 for m in body.get("messages", []) if m.get("role") == "assistant")
+        message: dict[str, Any] = {"role": "assistant", "content": None}
+        if not offered:
+            message["content"] = json.dumps({"reasoning": "done", "next_speaker": "user"})
+            finish = "stop"
+        elif turn < len(self.session.actions):
+            name, args = qwen_call(self.session.actions[turn], self.ws, offered - {None})
+            message["tool_calls"] = [{"id": f"call_{turn:02d}", "type": "function",
+                                      "function": {"name": name,
+                                                   "arguments": json.dumps(args)}}]  # fmt: skip
+            finish = "tool_calls"
+        else:
+            message["content"], finish = self.session.final, "stop"
+        answer = {
+            "id": f"chatcmpl-{self.session.name}-{turn}", "object": "chat.completion",
+            "created": 1_800_000_000 + turn, "model": QWEN_MODEL,
+            "system_fingerprint": "fp_capture",
+            "choices": [{"index": 0, "message": message, "finish_reason": finish,
+                         "logprobs": None}],
+            "usage": {"prompt_tokens": 100 + 10 * turn, "completion_tokens": 20,
+                      "total_tokens": 120 + 10 * turn},
+        }  # fmt: skip
+        if body.get("stream"):
+            usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            return Reply(stream_chunks(answer, usage), content_type="text/event-stream")
+        return Reply(answer)
+
+
+QWEN_PKG = "qwen-code/node_modules/@qwen-code/qwen-code"
+QWEN_MODEL = "qwen3-coder-plus"
+
+
+def qwen_version() -> str:
+    return str(json.loads((NPM_CACHE / QWEN_PKG / "package.json").read_text())["version"])
+
+
+def run_qwen(session: Session, tree: Path, details: bool) -> subprocess.CompletedProcess[str]:
+    """Qwen Code headless (``-p``, ``--approval-mode yolo``) on its OpenAI-compatible provider.
+    ``details`` turns on both of its content settings: ``logPrompts`` (prompt and response text
+    in its log records) and ``includeSensitiveSpanAttributes`` (prompts, tool inputs and
+    outputs, model responses on its native spans)."""
+    ws = str(tree / "ws")
+    with QwenModel(session, ws, tree / "model-requests.jsonl") as base_url, SINK as endpoint:
+        settings = tree / "home/.qwen/settings.json"
+        settings.parent.mkdir(parents=True, exist_ok=True)
+        settings.write_text(json.dumps({
+            "telemetry": {"enabled": True, "target": "local", "otlpEndpoint": endpoint,
+                          "otlpProtocol": "http", "logPrompts": details,
+                          "includeSensitiveSpanAttributes": details},
+            "privacy": {"usageStatisticsEnabled": False},
+        }, indent=2))  # fmt: skip
+        env = base_env(tree) | {
+            "OPENAI_API_KEY": "sk-dummy-offline",
+            "OPENAI_BASE_URL": base_url,
+            "OPENAI_MODEL": QWEN_MODEL,
+            "QWEN_CODE_DISABLE_PRECONNECT": "1",
+        }
+        return subprocess.run(
+            ["node", str(NPM_CACHE / QWEN_PKG / "cli.js"), "-p", PROMPT, "--approval-mode",
+             "yolo", "--auth-type", "openai", "--model", QWEN_MODEL],
+            cwd=ws, env=env, capture_output=True, text=True, timeout=240, check=False,
+            stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+
+
 # --- shared ---------------------------------------------------------------------------------
 
 
@@ -455,6 +577,7 @@ CLIS: dict[str, tuple[Callable[[Session, Path, bool], subprocess.CompletedProces
     "claude-code": (run_claude, claude_version),
     "codex": (run_codex, codex_version),
     "gemini-cli": (run_gemini, gemini_version),
+    "qwen-code": (run_qwen, qwen_version),
 }  # fmt: skip
 
 
@@ -516,7 +639,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cli", choices=sorted(CLIS), required=True)
     parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--session", action="append", help="default: all four")
+    parser.add_argument("--session", action="append", help="default: all")
     parser.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--no-details", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
