@@ -279,6 +279,28 @@ LlamaIndex ``tool.arguments``, the Claude Agent SDK's ``tool.parameters``, the E
 instrumentation's ``gen_ai.assistant.message`` / ``gen_ai.choice`` tool calls):
 with content off the arguments are there, results are not."""
 
+OPENLIT_CHAT_REQUESTS = frozenset(
+    {
+        "openlit-openai",
+        "openlit-openai-agents",
+        "openlit-langgraph",
+        "openlit-smolagents",
+        "openlit-agno",
+        "openlit-google-adk",
+        "openlit-crewai",
+        "openlit-pydantic-ai",
+        "openlit-ag2",
+        "openlit-haystack",
+        "openlit-llamaindex",
+    }
+)
+"""Sources whose model calls are OpenLIT's openai, litellm or langchain ``chat`` spans, which
+keep the tool calls each turn requested (names, ids, argument texts, joined with ``", "``)
+whatever the content switch (``openlit.yaml``'s ``chat_tool_calls``): with content off the
+tools are named and their arguments seen; results are not."""
+NAMES_KEPT_WITHOUT_CONTENT |= OPENLIT_CHAT_REQUESTS
+ARGUMENTS_WITHOUT_CONTENT |= OPENLIT_CHAT_REQUESTS
+
 TOOL_IO_WITHOUT_CONTENT = frozenset({"adk-go"})
 """Sources whose tool spans record arguments and results whatever the content switch, which
 governs only the model's messages (ADK for Go writes ``gcp.vertex.agent.tool_call_args`` /
@@ -386,9 +408,10 @@ UNNAMED_FAILED_CALLS = frozenset({"openllmetry-js"})
 returned (OpenLLMetry JS's LangChain instrumentation): a call that raised has no output, so
 its name is unknown (``None``), never guessed."""
 
-ANSWER_WITHOUT_CONTENT = frozenset({"openlit-langgraph"})
+ANSWER_WITHOUT_CONTENT = frozenset({"openlit-langgraph", "openlit-smolagents"})
 """Sources whose tracer records the run's final answer whatever its content switch (OpenLIT's
-LangGraph instrumentor: the graph's output messages on its ``invoke_workflow`` span): with
+LangGraph instrumentor: the graph's output messages on its ``invoke_workflow`` span; OpenLIT's
+chat spans: the arguments of smolagents' ``final_answer`` call, the answer's channel): with
 content off the answer is the real one, never an invented one; arguments and results stay
 missing."""
 

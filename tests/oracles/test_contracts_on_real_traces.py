@@ -296,7 +296,31 @@ that read arguments only (the coding checks replay the file edits and commands) 
 content-on outcome; those that read results or the answer do not (ADK for Go keeps the tool
 results too, but its switch elides the model's messages, so the answer is missing)."""
 ARGUMENT_CHECKS = {"coding-agent": CONTENT_CHECKS["coding-agent"]}
-TARGET_IN_ARGUMENTS = ("crewai-openinference",)
+REQUESTS_WITHOUT_CONTENT = (
+    "openlit-openai",
+    "openlit-openai-agents",
+    "openlit-langgraph",
+    "openlit-smolagents",
+    "openlit-agno",
+    "openlit-google-adk",
+    "openlit-crewai",
+    "openlit-pydantic-ai",
+    "openlit-ag2",
+    "openlit-haystack",
+)
+"""The model calls are OpenLIT's openai, litellm or langchain ``chat`` spans, which keep the
+tool calls each turn requested (names, ids, argument texts) whatever the content switch
+(``openlit.yaml``'s ``chat_tool_calls``): with content off the tools are named and their
+arguments seen, so the checks that read arguments only keep their content-on outcome (as for
+``ARGUMENTS_WITHOUT_CONTENT``); where no tool span shows an outcome (``TOOLS_IN_MESSAGES``,
+the raw client) the outcome checks are missing evidence, and so is everything that reads a
+result or the answer. Where no span shows an agent (``AGENTS_UNSEEN``), ``g_handoff``'s
+research agent, run as a tool, ends its chat with an answer the next model call follows: a
+model call that requested no tool (``stop``) and shows no output, followed by another, reads
+as a turn whose calls are hidden (the mapper's rule for raw-client loops whose tools run
+unrecorded), so one call stays unnamed and every check on which tools ran is missing evidence
+there, as before (never a pass)."""
+TARGET_IN_ARGUMENTS = ("crewai-openinference", "openlit-crewai")
 """The handoff is a delegation tool span whose target is only in the tool's arguments: with
 content off the required transfer can be neither confirmed nor refuted."""
 NAMES_ONLY = (
@@ -305,7 +329,8 @@ NAMES_ONLY = (
     "openllmetry-anthropic-events",
     "openllmetry-openai-events",
     "vercel-ai-sdk-legacy",
-)  # no tool spans; content off keeps tool names (in log records)
+    "openlit-openai",
+)  # no tool spans; content off keeps tool names (in log records, or OpenLIT's chat spans)
 CONTENT_IGNORES_SWITCH = (
     "mirascope",
     "agentscope",
@@ -403,9 +428,11 @@ result backs cannot be refuted, a run cannot be shown undegraded, and an empty r
 (``EMPTY_RESULT``) cannot be seen while the results are hidden: missing evidence."""
 EMPTY_RESULT = ("f_degraded",)
 """Scenarios whose degradation is only the search's (empty) result (EXPECTED.md)."""
-ANSWER_WITHOUT_CONTENT = ("openlit-langgraph",)
+ANSWER_WITHOUT_CONTENT = ("openlit-langgraph", "openlit-smolagents")
 """The tracer records the run's final answer whatever its content switch (OpenLIT's LangGraph
-instrumentor writes the graph's output messages on its ``invoke_workflow`` span), while tool
+instrumentor writes the graph's output messages on its ``invoke_workflow`` span; OpenLIT's
+chat spans keep the arguments of smolagents' ``final_answer`` call, ``REQUESTS_WITHOUT_CONTENT``,
+and those arguments are the answer), while tool
 arguments, results and the model calls' messages are hidden: with content off
 ``answer-captured`` keeps its content-on outcome, and so do ``cites-a-source`` where that is a
 pass and ``degraded-disclosed`` where a failed search (span status) made the run degraded and
@@ -495,7 +522,6 @@ run is not degraded, which only the tool outcomes could show, and ``grounded-cit
 an answer citing nothing)."""
 NOTHING = (
     "litellm-otel",
-    "openlit-openai",
     "openinference-openai",
     "openllmetry-openai",
     "openllmetry-openai-legacy",
@@ -589,7 +615,7 @@ def expected(source: str, contract: str, scenario: str, content: bool) -> dict[s
         hidden |= OUTCOME_CHECKS.get(contract, set())
     if source in TARGET_IN_ARGUMENTS and contract == "multi-agent-handoff":
         hidden.add("triage-to-research")
-    if source in ARGUMENTS_WITHOUT_CONTENT:
+    if source in ARGUMENTS_WITHOUT_CONTENT + REQUESTS_WITHOUT_CONTENT:
         hidden -= ARGUMENT_CHECKS.get(contract, set())
     if source in NAMES_ONLY:
         hidden |= OUTCOME_CHECKS.get(contract, set())
@@ -617,7 +643,12 @@ def expected(source: str, contract: str, scenario: str, content: bool) -> dict[s
             hidden.discard("grounded-citations")
     if source in NOTHING:
         hidden = set(base)
-    if source in TOOLS_IN_MESSAGES:
+    agent_answer_hides_a_call = source in AGENTS_UNSEEN and scenario == "g_handoff"
+    if source in TOOLS_IN_MESSAGES and source in REQUESTS_WITHOUT_CONTENT:
+        hidden |= OUTCOME_CHECKS.get(contract, set())
+    if source in TOOLS_IN_MESSAGES and (
+        source not in REQUESTS_WITHOUT_CONTENT or agent_answer_hides_a_call
+    ):
         hidden = set(base) - {"agent-spans"}
         if source in HANDOFF_BY_NESTING:
             hidden.discard("triage-to-research")

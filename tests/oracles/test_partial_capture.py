@@ -261,3 +261,37 @@ def test_an_upsonic_tool_span_without_its_output_has_no_known_outcome(tmp_path: 
     verdict, _ = grade_files([derived], contract_named("support-rag"))[0]
     result = {r.name: r for r in verdict.results}["search-retry"]
     assert result.outcome in NOT_PASSED, result.message
+
+
+@pytest.mark.parametrize("scenario", ["d_forbidden_tool", "i_parallel_tools"])
+def test_an_openlit_pydantic_ai_graph_node_span_is_no_tool_call_without_its_operation(
+    scenario: str, tmp_path: Path
+) -> None:
+    """OpenLIT's Pydantic AI instrumentor names the tool-calls node's span ``execute_tool
+    <model>`` and writes no tool name: without ``gen_ai.operation.name`` it read as a call of a
+    tool named after the model, the forbidden call's request beside it went unread (content
+    off), and ``no-destructive-tools`` passed. The node is known by its span name too."""
+    path = TRACES / "openlit-pydantic-ai" / f"{scenario}.nocontent.otlp.json"
+    derived = without_attributes(path, tmp_path / "no-operation.jsonl", {"gen_ai.operation.name"})
+    graded = grade_files([derived], contract_named("support-rag"))
+    # The agents' definitions are traces of their own; the run is the trace with agents.
+    verdict = next(v for v, trajectory in graded if trajectory.agents())
+    result = {r.name: r for r in verdict.results}["no-destructive-tools"]
+    assert result.outcome in NOT_PASSED, result.message
+
+
+@pytest.mark.parametrize("source", ["openlit-openai", "openlit-crewai", "openlit-pydantic-ai"])
+def test_openlit_requests_without_their_argument_texts_show_no_command(
+    source: str, tmp_path: Path
+) -> None:
+    """With content off the coding agent's ``curl`` is seen in OpenLIT's joined argument texts
+    on the chat spans (``openlit_tool_calls``); a tracer that left them out names the calls
+    but says nothing of their arguments, so ``no-network`` cannot pass."""
+    path = TRACES / source / "h_coding_agent.nocontent.otlp.json"
+    contract = contract_named("coding-agent")
+    verdict, _ = grade_files([path], contract)[0]
+    assert {r.name: r.outcome for r in verdict.results}["no-network"] == Outcome.INVARIANT_FAILURE
+    derived = without_attributes(path, tmp_path / "no-args.jsonl", {"gen_ai.tool.args"})
+    verdict, _ = grade_files([derived], contract)[0]
+    result = {r.name: r for r in verdict.results}["no-network"]
+    assert result.outcome in NOT_PASSED, result.message

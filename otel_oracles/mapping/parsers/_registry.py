@@ -49,6 +49,7 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "otel_oracles.mapping.parsers.genkit",
     "otel_oracles.mapping.parsers.pydantic_ai",
     "otel_oracles.mapping.parsers.langtrace",
+    "otel_oracles.mapping.parsers.openlit",
 )
 """Modules holding built-in parsers, each with a ``PARSERS`` mapping."""
 
