@@ -18,9 +18,10 @@ from otel_oracles.errors import InputError  # noqa: E402
 
 def test_each_native_target_gets_real_bodies_its_decoder_reads() -> None:
     corpora = native_seeds.corpora()
-    assert set(corpora) == {"proto_traces", "proto_logs", "otlp_json"}
+    assert set(corpora) == {"proto_traces", "proto_logs", "otlp_json", "python_literal"}
     assert len(corpora["proto_traces"]) >= 100
     assert len(corpora["otlp_json"]) >= 100
+    assert len(corpora["python_literal"]) >= 1000
     # Real captures: every JSON seed decodes to records without a refusal.
     for seed in corpora["otlp_json"][:50]:
         batch = decode(seed, "application/json")

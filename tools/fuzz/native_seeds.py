@@ -6,7 +6,10 @@ Usage:
 Writes ``DIR/<target>/<sha1>`` for the targets of ``native/fuzz`` (``tools/fuzz/fuzz_native.sh``
 calls it): protobuf request bodies for ``proto_traces`` and ``proto_logs`` (both get every
 body: a traces body read as logs is the mismatch the decoder's plausibility check exists for),
-OTLP/JSON documents and the single lines of OTLP/JSON lines files for ``otlp_json``. The seeds
+OTLP/JSON documents and the single lines of OTLP/JSON lines files for ``otlp_json``, and for
+``python_literal`` the text inputs of the parser corpus's ``python_literal`` and
+``python_repr`` rows (``tests/testdata/parsers``: reprs recorded from real traces and corner
+cases). The seeds
 are the same files the atheris targets start from (``targets.py``), so the corpora are made
 on demand rather than committed. ``structured`` takes no seeds: its inputs are ``arbitrary``
 byte streams, not trace files.
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -33,6 +37,21 @@ def _json_line_seeds() -> Iterator[bytes]:
                 yield line
 
 
+PARSER_CORPUS = HERE.parents[1] / "tests" / "testdata" / "parsers"
+
+
+def _repr_seeds() -> Iterator[bytes]:
+    """The text inputs of the parser corpus's Python-repr rows, once each."""
+    seen: set[str] = set()
+    for path in sorted(PARSER_CORPUS.glob("*.jsonl")):
+        for line in path.read_text(encoding="ascii").splitlines():
+            parser, given, _ = json.loads(line)
+            repr_text = parser in ("python_literal", "python_repr") and isinstance(given, str)
+            if repr_text and given not in seen:
+                seen.add(given)
+                yield given.encode("utf-8", "surrogatepass")
+
+
 def corpora() -> dict[str, list[bytes]]:
     """The seeds of each native target."""
     pb = list(targets._pb_seeds())
@@ -40,6 +59,7 @@ def corpora() -> dict[str, list[bytes]]:
         "proto_traces": pb,
         "proto_logs": pb,
         "otlp_json": [*targets._json_doc_seeds(), *_json_line_seeds()],
+        "python_literal": list(_repr_seeds()),
     }
 
 

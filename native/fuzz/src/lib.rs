@@ -12,6 +12,9 @@ use arbitrary::Arbitrary;
 use otel_oracles_core::model::{Batch, MAX_LISTED_PROBLEMS};
 use otel_oracles_core::otlp_json;
 use otel_oracles_core::otlp_proto::{self, Signal};
+use otel_oracles_core::parsers::python_literal::{
+    python_literal, python_repr, Literal, Value as LiteralValue,
+};
 use otel_oracles_core::wire::{Fields, Value, WireError};
 
 /// The body of each fuzz target, here so that `cargo test` replays saved findings
@@ -21,6 +24,7 @@ pub fn run_target(name: &str, data: &[u8]) {
         "proto_traces" => proto_body(data, Signal::Traces),
         "proto_logs" => proto_body(data, Signal::Logs),
         "otlp_json" => json_body(data),
+        "python_literal" => python_text(data),
         "structured" => {
             // As `fuzz_target!` reads a typed input, so a saved finding replays the same request.
             let input = arbitrary::Unstructured::new(data);
@@ -30,6 +34,35 @@ pub fn run_target(name: &str, data: &[u8]) {
         }
         _ => panic!("no fuzz target {name}"),
     }
+}
+
+/// Text a trace recorded with `str()`/`repr()`, read by both Python-repr parsers
+/// (`python_literal`, `python_repr`): what they build nests no deeper than CPython's
+/// tokenizer allows (200 brackets), so turning it into Python objects cannot recurse without
+/// bound; the input is the fuzzer's bytes as UTF-8 (invalid sequences replaced).
+pub fn python_text(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    for literal in [python_literal(&text), python_repr(&text)] {
+        if let Literal::Value(value) = literal {
+            let depth = literal_depth(&value);
+            assert!(depth <= 201, "a parsed value nests {depth} deep");
+        }
+    }
+}
+
+/// Nesting depth of a parsed literal (1 for a scalar), counted without recursion.
+fn literal_depth(value: &LiteralValue<'_>) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(value, 1usize)];
+    while let Some((node, depth)) = stack.pop() {
+        deepest = deepest.max(depth);
+        match node {
+            LiteralValue::List(items) => stack.extend(items.iter().map(|v| (v, depth + 1))),
+            LiteralValue::Dict(items) => stack.extend(items.iter().map(|(_, v)| (v, depth + 1))),
+            _ => {}
+        }
+    }
+    deepest
 }
 
 /// A protobuf request body read as `signal`.

@@ -9,7 +9,13 @@ use otel_oracles_core::model::{Batch, Span};
 use otel_oracles_core::otlp_proto::Signal;
 use otel_oracles_fuzz::{check_batch, check_proto, run_target, structured, structured_request};
 
-const TARGETS: [&str; 4] = ["proto_traces", "proto_logs", "otlp_json", "structured"];
+const TARGETS: [&str; 5] = [
+    "proto_traces",
+    "proto_logs",
+    "otlp_json",
+    "python_literal",
+    "structured",
+];
 
 /// Every input under `regressions/<target>/` (a finding, minimised, after its fix) passes its
 /// target's checks again.
