@@ -55,6 +55,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "pydantic-ai",
         "openai-agents-otel-v2",
         "vercel-ai-sdk-otel",
+        "vercel-ai-sdk-openinference",
         "openai-v2",
         "edot-openai",
         "openllmetry-openai-events",
@@ -153,6 +154,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "pydantic-ai",
         "openai-agents-otel-v2",
         "vercel-ai-sdk-otel",
+        "vercel-ai-sdk-openinference",
         "traceloop-sdk",
         "traceloop-sdk-latest",
         "langgraph-openinference",
@@ -219,6 +221,14 @@ TOOL_SPAN_SOURCES = frozenset(
     }
 )
 """Sources with execute_tool spans (failure status is visible without content)."""
+
+STATUS_SPREAD = frozenset({"vercel-ai-sdk-openinference"})
+"""Every span that ends after the run's first failure carries that failure's ERROR status
+(OpenInference's Vercel processor, @arizeai/openinference-vercel 3.2.1, gives a root span the
+trace's aggregate status and tells a root by ``parentSpanId``, which spans of the OpenTelemetry
+JS SDK 2 no longer have: every span is a root to it). A call that succeeded after a failure
+reads as failed, and so does the last model call, so the answer is missing evidence: false
+failures, never a pass."""
 
 FAILED_SPANS_BLANK = frozenset({"adk-js"})
 """Sources whose span of a tool that threw records nothing but its name, with an unset status
@@ -710,6 +720,10 @@ def test_real_trace_maps_to_expected_trajectory(case: Case, conventions: Convent
                 want = "error" if failure_seen else "unset"
             if not content and case.source in FAILED_SPANS_BLANK and not exp.ok:
                 want = "unset"
+            if case.source in STATUS_SPREAD and scenario.calls.index(exp) > min(
+                (i for i, c in enumerate(scenario.calls) if not c.ok), default=len(calls)
+            ):
+                want = "error"
             assert step.status == want, f"step {step.index} {step.tool}: {exp.outcome}"
         else:
             assert step.status == "unset", f"step {step.index}: no evidence of the outcome"
@@ -740,6 +754,8 @@ def test_real_trace_maps_to_expected_trajectory(case: Case, conventions: Convent
                 detail = f"{step.error_message} {step.result}"
                 assert "upstream search service timed out" in detail, detail
         want_answer = None if case.source in NO_MODEL_OUTPUT else scenario.final_answer
+        if case.source in STATUS_SPREAD and not all(c.ok for c in scenario.calls):
+            want_answer = None
         assert _final_output(trajs) == want_answer
     else:
         for step in calls:

@@ -431,6 +431,27 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
+    "vercel-ai-sdk-openinference": {
+        "what": "Vercel AI SDK 7 agents (ai 7 ToolLoopAgents, stopWhen stepCountIs(10), tool() "
+        "tools on @ai-sdk/openai-compatible, its base URL the fake server; the research agent "
+        "as the triage agent's research_agent tool for g_handoff) traced by AI SDK 7's "
+        "@ai-sdk/otel (registerTelemetry(new OpenTelemetry())) and converted to OpenInference "
+        "by @arizeai/openinference-vercel's OpenInferenceSimpleSpanProcessor, whose OTLP/HTTP "
+        "protobuf exporter sends to the capture's sink (node vercel_openinference/agent.mjs, "
+        "its npm packages installed once outside the repository from "
+        "vercel_openinference/package-lock.json, driven by fw_vercel_openinference.py)",
+        "packages": [],
+        "npm": "fw_vercel_openinference:versions",
+        "node_runner": "fw_vercel_openinference:run_vercel_openinference",
+        "tool_spans": True,
+        "handoff_via": "the `research_agent` tool (`research_agent {\"question\": ...}`)",
+        "notes": ["**Tool failures:** the tool throws; the AI SDK hands the model the error "
+                  "and goes on.",
+                  "**Content off:** `recordInputs` / `recordOutputs: false` in each call's "
+                  "`telemetry` option."],
+        "on": {},
+        "off": {},
+    },
     "strands-js": {
         "what": "Strands Agents for TypeScript 1.19 (@strands-agents/sdk Agents with tool() "
         "tools on Strands' OpenAIModel on its default OpenAI Responses API, streamed, an "
