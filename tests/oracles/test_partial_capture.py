@@ -295,3 +295,19 @@ def test_openlit_requests_without_their_argument_texts_show_no_command(
     verdict, _ = grade_files([derived], contract)[0]
     result = {r.name: r for r in verdict.results}["no-network"]
     assert result.outcome in NOT_PASSED, result.message
+
+
+@pytest.mark.parametrize("key", ["gen_ai.tool_call.id", "gen_ai.operation.name"])
+def test_an_adk_java_tool_span_writing_less_shows_no_success_without_its_response(
+    key: str, tmp_path: Path
+) -> None:
+    """With content off ADK for Java writes its tool responses as ``{}`` and ends a tool
+    that threw OK, so no outcome is known (``search-retry`` missing evidence). Without the Java
+    call id, or without the operation name, the span was read by ``google-adk.yaml`` as one of
+    the Python tracer's, whose OK status is a success: the three failed searches passed as no
+    retries. Found by the scan of missing-evidence truths (``partial_capture_scan``)."""
+    path = TRACES / "adk-java" / "c_retry_exhausted.nocontent.otlp.json"
+    derived = without_attributes(path, tmp_path / "partial.jsonl", {key})
+    verdict, _ = grade_files([derived], contract_named("support-rag"))[0]
+    result = {r.name: r for r in verdict.results}["search-retry"]
+    assert result.outcome == Outcome.MISSING_EVIDENCE, result.message
