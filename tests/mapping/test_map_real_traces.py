@@ -394,6 +394,7 @@ CONTENT_IGNORES_SWITCH = frozenset(
         "strands-js",
         "strands-js-latest",
         "agentscope",
+        "agentscope-1",
         "mirascope",
         "crewai-openllmetry",
         "genkit",
@@ -616,6 +617,13 @@ def turn_placeholders(calls: list[Step], content: bool) -> bool:
     return not content and bool(calls) and all(s.synthesized and s.tool is None for s in calls)
 
 
+AGENT_BESIDE_ITS_TOOL = frozenset({"agentscope-1"})
+"""Sources whose agent called as a tool runs in a span beside the tool's, not inside it
+(AgentScope 1.x: both children of the calling agent's span): no handoff step, the
+research agent's tool stays the first tool call (a known false fail of an exact tool
+sequence, never a pass); a transfer check still sees the agent nested in its caller."""
+
+
 def scenario_tool_calls(
     trajs: list[Trajectory], scenario: Scenario, source: str, content: bool
 ) -> list[Step]:
@@ -625,7 +633,8 @@ def scenario_tool_calls(
     as one more call content off hid (as for providers that end a tool turn like an answer):
     unnamed, it fails closed."""
     calls = all_tool_calls(trajs)
-    if source in AGENTS_UNSEEN | SPLIT_AGENT_TOOL and scenario.handoff is not None:
+    unseen = AGENTS_UNSEEN | SPLIT_AGENT_TOOL | AGENT_BESIDE_ITS_TOOL
+    if source in unseen and scenario.handoff is not None:
         assert calls and calls[0].tool in (scenario.handoff_tool, None), calls[:1]
         calls = calls[1:]
         if not content and source in ANSWER_READS_AS_CALL:
@@ -781,7 +790,7 @@ def test_real_trace_maps_to_expected_trajectory(case: Case, conventions: Convent
     # agent, and back where the script hands back), in order; not a tool call.
     handoffs = [h for t in trajs for h in t.handoffs()]
     got = [(h.from_agent, h.to_agent) for h in handoffs]
-    if case.source in AGENTS_UNSEEN | FRAGMENTED | SPLIT_AGENT_TOOL:
+    if case.source in AGENTS_UNSEEN | FRAGMENTED | SPLIT_AGENT_TOOL | AGENT_BESIDE_ITS_TOOL:
         assert handoffs == []
     elif scenario.handoff is not None and case.source in NAMELESS_AGENTS:
         assert got == [(None, None)] * len(scenario.handoffs)

@@ -2063,6 +2063,26 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
+    "agentscope-1": {
+        "what": "AgentScope 1.x agents (a ReActAgent with OpenAIChatModel on the fake server "
+        "through its client's base_url, non-streaming, OpenAIChatFormatter, InMemoryMemory, "
+        "parallel tool calls, and a Toolkit of functions returning ToolResponse objects; the "
+        "research agent called from the triage agent's `research_agent` tool for g_handoff) "
+        "traced the 1.x way, agentscope.init(tracing_url=...): AgentScope's own OTLP/HTTP "
+        "exporter on the sink",
+        "packages": ["agentscope", "openai", "opentelemetry-exporter-otlp-proto-http"],
+        "driver": "fw_agentscope:run_v1",
+        "sink": True,
+        "tool_spans": True,
+        "handoff_via": "the `research_agent` tool (`research_agent {\"question\": ...}`), "
+        "which runs the research agent",
+        "notes": ["**Tool failures:** the tool raises; AgentScope's toolkit hands the model "
+                  "`Error: <message>` as the tool's response.",
+                  "**Content off:** AgentScope 1.x's tracing has no content switch: both "
+                  "variants hold the same content."],
+        "on": {},
+        "off": {},
+    },
     "upsonic": {
         "what": "Upsonic agents (Agent.do on a Task, OpenAIChatModel with an OpenAIProvider "
         "base_url on the fake server, @tool(max_retries=0) function tools, so a failure reaches "

@@ -149,3 +149,85 @@ def run(
     final = scripted.turns[-1]
     if answer != final:
         raise SystemExit(f"{scenario.name}: answer {answer!r} != scripted {final!r}")
+
+
+def run_v1(
+    scenario: Scenario,
+    endpoint: str,
+    tools: Tools,
+    executed: list[str],
+    *,
+    content: bool,
+) -> None:
+    """AgentScope 1.x (``agentscope-1``): a ``ReActAgent`` with a ``Toolkit`` whose functions
+    return ``ToolResponse`` objects, ``OpenAIChatModel`` on the fake server through its client's
+    ``base_url``, traced the 1.x way, ``agentscope.init(tracing_url=...)``: AgentScope's own
+    OTLP/HTTP exporter on the sink. A failing search raises; AgentScope's toolkit hands the
+    model ``Error: <message>``. No content switch (``content`` changes nothing). Fails when
+    the run's answer is not the scripted one."""
+    del content
+    import agentscope
+    from agentscope.agent import ReActAgent
+    from agentscope.formatter import OpenAIChatFormatter
+    from agentscope.memory import InMemoryMemory
+    from agentscope.message import Msg, TextBlock
+    from agentscope.model import OpenAIChatModel
+    from agentscope.tool import Toolkit, ToolResponse
+    from fake_openai import FakeOpenAI, call_order
+    from opentelemetry import trace
+
+    agentscope.init(project="capture-agentscope-1", tracing_url=f"{endpoint}/v1/traces")
+    scripted = script(scenario)
+
+    def responding(fn: Any) -> Any:
+        """The scenario function as a 1.x tool: its text in a ``ToolResponse``."""
+
+        def tool(**kwargs: Any) -> Any:
+            return ToolResponse(content=[TextBlock(type="text", text=fn(**kwargs))])
+
+        tool.__name__, tool.__doc__ = fn.__name__, fn.__doc__
+        tool.__signature__ = __import__("inspect").signature(fn)  # type: ignore[attr-defined]
+        return tool
+
+    with FakeOpenAI(scripted, turn_of=call_order()) as base_url:
+
+        def agent(name: str, system: str, functions: list[Any]) -> Any:
+            toolkit = Toolkit()
+            for function in functions:
+                toolkit.register_tool_function(function)
+            return ReActAgent(
+                name=name, sys_prompt=system,
+                model=OpenAIChatModel(
+                    model_name="gpt-4o-mini", api_key="capture-not-a-key", stream=False,
+                    client_kwargs={"base_url": base_url},
+                ),
+                formatter=OpenAIChatFormatter(), toolkit=toolkit, memory=InMemoryMemory(),
+                parallel_tool_calls=True,
+            )  # fmt: skip
+
+        functions = [responding(f) for f in scenario_tools(tools, executed)]
+        if scenario.agents_only:
+            research = agent("research_agent", scenario.system, functions)
+
+            async def research_agent(question: str) -> Any:
+                """Answer a research question with citations.
+
+                Args:
+                    question (`str`): The question to research.
+                """
+                reply = await research(Msg("user", question, "user"))
+                return ToolResponse(content=[TextBlock(type="text", text=reply.get_text_content())])
+
+            runner = agent(
+                "triage_agent", "Hand research questions to research_agent.", [research_agent]
+            )
+        else:
+            name = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
+            runner = agent(name, scenario.system, functions)
+        reply = asyncio.run(runner(Msg("user", scenario.prompt, "user")))
+    provider = trace.get_tracer_provider()
+    provider.force_flush()  # type: ignore[attr-defined]
+    answer = str(reply.get_text_content()).strip()
+    final = scripted.turns[-1]
+    if answer != final:
+        raise SystemExit(f"{scenario.name}: answer {answer!r} != scripted {final!r}")
