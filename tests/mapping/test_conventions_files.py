@@ -50,6 +50,8 @@ EXPECTED_FILES = {
     "mirascope",
     "burr",
     "voltagent",
+    "agentscope",
+    "upsonic",
     "qwen-code",
 }  # fmt: skip
 
