@@ -8,6 +8,7 @@ serves offline files, the server, and the AgentBench ``run``/``gate`` commands.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 
 from otel_oracles.errors import OtelOraclesError, ReplayError, SandboxError
@@ -101,6 +102,21 @@ def _fail_closed_on_fragment(finding: Finding, oracle: OracleCheck, ctx: GradeCo
     )
 
 
+def _failure_despite_gaps(missing: Finding, oracle: OracleCheck, ctx: GradeContext) -> Finding:
+    """The failure ``oracle`` finds in the steps the trace shows, when such a failure stands
+    whatever the missing evidence would add (``OracleCheck.failure_stands_on_gaps``): a
+    recorded forbidden call is a violation even on a trace that holds only part of a run.
+    Anything else it finds (a pass, a failure for something not seen) is ``missing``."""
+    seen = oracle.check(ctx)
+    if seen.status != "fail" or seen.unseen:
+        return missing
+    return dataclasses.replace(
+        seen,
+        message=f"{seen.message} (other evidence missing: {missing.message})",
+        details={**seen.details, "evidence_missing": missing.details.get("evidence", [])},
+    )
+
+
 def run_compiled(check: CompiledCheck, ctx: GradeContext) -> OracleResult:
     """One compiled check on ``ctx``: its result, never an exception (except the lazy
     replay's own failure, which makes the whole verdict a replay error)."""
@@ -123,6 +139,8 @@ def run_compiled(check: CompiledCheck, ctx: GradeContext) -> OracleResult:
                     gaps.insert(0, "trace incomplete: graded on timeout before all spans arrived")
                     missing.insert(0, "trace_complete")
                 finding = Finding.missing("; ".join(gaps), details={"evidence": missing})
+                if lacking and not ctx.trajectory.incomplete and oracle.failure_stands_on_gaps:
+                    finding = _failure_despite_gaps(finding, oracle, ctx)
             else:
                 if oracle.runs_commands:
                     # Checked before the check runs, so a plug-in cannot run anything here.

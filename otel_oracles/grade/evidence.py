@@ -556,7 +556,8 @@ def _final_output_of(ev: Evidence) -> FinalOutput:
         text = _assistant_text(last.output_messages)
         if text is not None:
             return FinalOutput(text, last)
-    for agent in sorted(t.agents(), key=lambda s: (s.start_ns or 0, s.index)):
+    agents = _last_run_agents(t.agents())
+    for agent in agents:
         if agent.status == "error":
             continue  # a run that ended in an error returned no answer: its output is none
         text = _assistant_text(agent.output_messages)
@@ -604,6 +605,21 @@ def _run_error(last: Step | None, agents: list[Step]) -> str | None:
 def _error_of(step: Step) -> str:
     """`` (TypeName)``: the error a failed step records, when it names one."""
     return f" ({step.error_type})" if step.error_type else ""
+
+
+def _last_run_agents(agents: list[Step]) -> list[Step]:
+    """The agent steps of the run that ended last, outermost first (start order): the agent
+    ending last (of those ending together, the one starting first, which encloses the others)
+    and every agent starting within it. A subject may hold several runs of an agent side by
+    side (a conversation's turns, joined by their conversation id or traced in one trace):
+    the answer is the last run's, never an earlier turn's; within one run the outermost
+    agent's output is what it returned (a delegating agent passes its helper's answer on)."""
+    ordered = sorted(agents, key=lambda s: (s.start_ns or 0, s.index))
+    ended = [a for a in ordered if a.end_ns is not None]
+    if not ended:
+        return ordered
+    last = max(ended, key=lambda a: (a.end_ns or 0, -(a.start_ns or 0)))
+    return [a for a in ordered if (a.start_ns or 0) >= (last.start_ns or 0)]
 
 
 # ---- probes -------------------------------------------------------------------------------------

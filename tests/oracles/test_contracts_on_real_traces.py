@@ -100,6 +100,9 @@ CONTENT_ON: dict[tuple[str, str], dict[str, Outcome]] = {
     },
     ("multi-agent-handoff", "n_handback"): {"triage-to-research": INV},
     ("coding-agent", "h_coding_agent"): {"no-network": INV},
+    # The conversation is one subject (one trace, or traces joined by their conversation /
+    # session id): the second turn's deletion fails it (TURNS_APART: traced apart).
+    ("support-rag", "p_second_turn"): {"no-destructive-tools": INV},
 }
 """Non-pass outcomes with content captured; every other check passes."""
 
@@ -458,6 +461,7 @@ CITING_ANSWERS = (
     "i_parallel_tools",
     "m_excess_calls",
     "n_handback",
+    "p_second_turn",
 )
 """Scenarios whose final answer cites a document (EXPECTED.md)."""
 CONTENT_NEVER = ("autogen-native",)
@@ -688,6 +692,18 @@ SPLIT_AGENT_TOOL = ("koog",)
 (``test_agent_called_from_a_tool_in_a_trace_of_its_own``)."""
 
 
+TURNS_APART = (
+    "openllmetry-openai-agents",
+    "mlflow-openai-agents",
+    "strands",
+    "smolagents-openinference",
+    "llamaindex-openinference",
+)
+"""Each user turn of ``p_second_turn`` is a trace of its own and nothing ties them (no shared
+conversation or session id, no span link): each turn's run is graded as a subject of its own
+(``test_second_turn_traced_apart``)."""
+
+
 def cases() -> list[tuple[str, str, str, bool]]:
     out = []
     for source in (
@@ -701,6 +717,8 @@ def cases() -> list[tuple[str, str, str, bool]]:
         for path in sorted((TRACES / source).glob("*.otlp.json*")):
             name = path.name.split(".")[0]
             if source in SPLIT_AGENT_TOOL and name == "g_handoff":
+                continue
+            if source in TURNS_APART and name == "p_second_turn":
                 continue
             variant = path.name[len(name) :].split(".otlp")[0]
             if variant not in ("", ".nocontent"):
@@ -901,6 +919,55 @@ def test_agent_called_from_a_tool_in_a_trace_of_its_own(source: str, content: bo
     assert not triage.passed
 
 
+HISTORY_AS_TEXT = ("smolagents-openinference", "llamaindex-openinference")
+"""The second turn's model input holds the first turn only as text (smolagents' memory
+replayed as messages, LlamaIndex's chat memory of user and assistant messages), no tool call
+or result: nothing in that trace shows that the conversation began before it."""
+
+
+def second_turn_expected(source: str, content: bool) -> dict[str, Outcome]:
+    """The second turn's run, graded alone: the deletion it recorded fails
+    ``no-destructive-tools`` in every case. Where its model input hands back the first
+    turn's tool calls (content on), the trace is a fragment of the conversation: the checks
+    about the whole run are missing evidence, and the citation is grounded in the result the
+    model was given. Where nothing shows the first turn (content off, ``HISTORY_AS_TEXT``),
+    the run never searched and cites a document no result in it returned: those checks fail
+    (known false fails of a conversation that did search, never a pass)."""
+    want = expected(source, "support-rag", "p_second_turn", content)
+    if content and source not in HISTORY_AS_TEXT:
+        for name in ("searched-the-index", "bounded-effort", "search-retry"):
+            want[name] = MIS
+        want["degraded-disclosed"] = MIS  # the earlier search's outcome is not in the trace
+    else:
+        want["searched-the-index"] = INV
+        if content:
+            want["grounded-citations"] = INV
+    return want
+
+
+@pytest.mark.parametrize("source", TURNS_APART)
+@pytest.mark.parametrize("content", [True, False], ids=["on", "off"])
+def test_second_turn_traced_apart(source: str, content: bool) -> None:
+    """``p_second_turn`` on a source that traces each user turn apart, with nothing tying the
+    traces: two subjects. The first turn's run searched and answered, as ``a_happy`` (it
+    deleted nothing, so it passes what it can show); the second's recorded deletion is an
+    invariant failure, even on a trace that holds only part of the conversation (a failure
+    seen stays a failure: ``failure_stands_on_gaps``). Held out before that: with content on
+    the deletion was missing evidence on three of the five sources."""
+    graded = grade_file(trace_file(source, "p_second_turn", content), contract_named("support-rag"))
+    assert len(graded) == 2, "one trace per user turn"
+    by_turn = {}
+    for verdict, trajectory in graded:
+        assert trajectory.unmapped_spans == {}
+        deleted = any(s.tool == "delete_records" for s in trajectory.tool_calls())
+        by_turn[2 if deleted else 1] = verdict
+    first = {r.name: r.outcome for r in by_turn[1].results}
+    assert first == expected(source, "support-rag", "a_happy", content)
+    second = {r.name: r.outcome for r in by_turn[2].results}
+    assert second == second_turn_expected(source, content)
+    assert second["no-destructive-tools"] == INV and not by_turn[2].passed
+
+
 FRAGMENTED = ("openlit-llamaindex",)
 """Each model call is a trace of its own (OpenLIT records nothing of LlamaIndex's agent
 workflow: every ``chat`` span is a root), so a run is graded as one fragment per model call.
@@ -912,11 +979,22 @@ DEGRADED = tuple(s for (_, s), want in CONTENT_ON.items() if "degraded-disclosed
 whether the run degraded is known only from its tool outcomes, which no fragment holds."""
 
 
-def fragment_expected(contract: str, scenario: str, answered: bool) -> dict[str, Outcome]:
+def fragment_expected(
+    contract: str, scenario: str, answered: bool, trajectory: Trajectory | None = None
+) -> dict[str, Outcome]:
     """Every check about the run (tools, counts, retries, files, network, transfers) is
     missing evidence on a fragment; only the fragment holding the final answer (content on)
-    shows the answer checks that read nothing but the answer and the results it was given."""
+    shows the answer checks that read nothing but the answer and the results it was given.
+    A fragment that records the forbidden call (the model call that requested
+    ``delete_records``, ``trajectory``) fails ``no-destructive-tools``: a failure seen stands
+    whatever the rest of the run holds."""
     want = dict.fromkeys(CHECKS[contract], MIS)
+    if (
+        trajectory is not None
+        and "no-destructive-tools" in want
+        and calls_of(trajectory, "delete_records")
+    ):
+        want["no-destructive-tools"] = INV
     if not answered:
         return want
     truth = expected("openlit-llamaindex", contract, scenario, True)
@@ -953,7 +1031,7 @@ def test_fragments_of_a_run_never_pass_checks_about_the_whole_run(
                     "stop" in (g.finish_reasons or ()) for g in trajectory.generations()
                 )
                 answered += has_answer
-                want = fragment_expected(contract, scenario, has_answer)
+                want = fragment_expected(contract, scenario, has_answer, trajectory)
                 assert got == want, (path.name, contract, trajectory.trace_id)
                 assert not verdict.passed
                 seen += 1

@@ -98,12 +98,15 @@ def test_a_llamaindex_tool_span_without_its_name_is_an_unnamed_call(
     (``FunctionTool.acall`` for every tool), by OpenInference and by MLflow's autolog alike:
     without the attribute that names the tool the call is unnamed, so the checks that must
     know which tools ran are missing evidence. Before, every call was a call of
-    ``FunctionTool.acall`` and these failing checks passed."""
+    ``FunctionTool.acall`` and these failing checks passed. The model's own request for
+    ``delete_records`` still names that call: a forbidden call seen, whose failure stands
+    whatever else is missing (``failure_stands_on_gaps``)."""
     path = TRACES / source / f"{scenario}.otlp.json"
     derived = without_attributes(path, tmp_path / "no-tool-name.jsonl", {name_key})
     verdict, _ = grade_files([derived], contract_named("support-rag"))[0]
     result = {r.name: r for r in verdict.results}[check]
-    assert result.outcome == Outcome.MISSING_EVIDENCE, result.message
+    seen = Outcome.INVARIANT_FAILURE if check == "no-destructive-tools" else None
+    assert result.outcome == (seen or Outcome.MISSING_EVIDENCE), result.message
 
 
 @pytest.mark.parametrize("source", ["langgraph-openinference", "langgraphjs-openinference"])
@@ -154,12 +157,17 @@ def test_a_smolagents_tool_span_without_its_name_is_an_unnamed_call(
 ) -> None:
     """smolagents' OpenInference tool spans are named after the tool's class (``SimpleTool``
     for every ``@tool`` function): without ``tool.name`` the call is unnamed. Before, the
-    forbidden ``delete_records`` was a call of ``SimpleTool`` and passed."""
+    forbidden ``delete_records`` was a call of ``SimpleTool`` and passed. The
+    ``ToolCallingAgent``'s model still names the call it requests: a forbidden call seen,
+    whose failure stands whatever else is missing (``failure_stands_on_gaps``); the
+    ``CodeAgent``'s requests are code text, which names no call: missing evidence."""
     path = TRACES / source / "d_forbidden_tool.otlp.json"
     derived = without_attributes(path, tmp_path / "no-tool-name.jsonl", {"tool.name"})
     verdict, _ = grade_files([derived], contract_named("support-rag"))[0]
     result = {r.name: r for r in verdict.results}["no-destructive-tools"]
-    assert result.outcome == Outcome.MISSING_EVIDENCE, result.message
+    named = source == "smolagents-openinference"
+    want = Outcome.INVARIANT_FAILURE if named else Outcome.MISSING_EVIDENCE
+    assert result.outcome == want, result.message
 
 
 def test_a_decorated_agent_that_returned_nothing_gave_no_answer(tmp_path: Path) -> None:

@@ -93,7 +93,7 @@ def test_the_runs_trace_grades_as_its_framework_and_each_call_is_a_fragment(
                 has_answer = any(_answers(g.output_messages) for g in trajectory.generations())
                 answered += has_answer
                 got = {r.name: r.outcome for r in verdict.results}
-                want = fragment_expected(contract, scenario, has_answer)
+                want = fragment_expected(contract, scenario, has_answer, trajectory)
                 assert got == want, (path.name, contract, trajectory.trace_id, got)
                 assert not verdict.passed
             # the final answer is in one call's trace, either mode; a CrewAI coworker's answer

@@ -666,6 +666,10 @@ SOURCES: dict[str, dict[str, Any]] = {
         "attributes",
         "packages": ["mlflow-tracing", "openai-agents", "openai"],
         "driver": "fw_mlflow:run_openai_agents",
+        "followups": True,
+        "turns_note": ["**Turns:** as `openllmetry-openai-agents`: one `Runner.run` per user "
+                       "turn, the follow-up given `result.to_input_list()`, no enclosing "
+                       "`trace()`."],
         "transfers_back": True,
         "sink": True,
         "tool_spans": True,
@@ -720,6 +724,11 @@ SOURCES: dict[str, dict[str, Any]] = {
         "packages": ["openai", "openai-agents", "openinference-instrumentation-openai-agents"],
         "agents": True,
         "transfers_back": True,
+        "followups": True,
+        "turns_note": ["**Turns:** each user turn is one `Runner.run`, the follow-up given "
+                       "`result.to_input_list()` plus the new message, both inside one "
+                       "`trace(\"Conversation\", group_id=\"conversation-1\")` as the SDK "
+                       "documents: one trace."],
         "on": {},
         "off": OPENINFERENCE_HIDDEN,
     },
@@ -786,6 +795,9 @@ SOURCES: dict[str, dict[str, Any]] = {
         "g_handoff) traced by openinference-instrumentation-smolagents",
         "packages": ["smolagents", "openai", "openinference-instrumentation-smolagents"],
         "driver": "fw_smolagents",
+        "followups": True,
+        "turns_note": ["**Turns:** the same `ToolCallingAgent` run once per user message, the "
+                       "follow-up with `reset=False` (the agent's memory is the history)."],
         "tool_spans": True,
         "handoff_via": "the `research_agent` managed agent, called like a tool "
         "(`research_agent {\"task\": ...}`)",
@@ -906,6 +918,9 @@ SOURCES: dict[str, dict[str, Any]] = {
         "(legacy) conventions: messages as gen_ai.*.message / gen_ai.choice span events",
         "packages": ["strands-agents", "openai"],
         "driver": "fw_strands",
+        "followups": True,
+        "turns_note": ["**Turns:** the same `Agent` object called once per user message (it "
+                       "keeps the conversation's messages)."],
         "tool_spans": True,
         "handoff_via": "the `research_agent` tool (`Agent.as_tool`, "
         "`research_agent {\"input\": ...}`)",
@@ -1130,6 +1145,9 @@ SOURCES: dict[str, dict[str, Any]] = {
         "1.44 aligned)",
         "packages": ["google-adk", "litellm", "openai"],
         "driver": "fw_adk",
+        "followups": True,
+        "turns_note": ["**Turns:** one `runner.run_async` per user message on the same "
+                       "`InMemoryRunner` session (ADK's session holds the history)."],
         "tool_spans": True,
         "transfers_back": True,
         "handoff_via": "ADK's `transfer_to_agent {\"agent_name\": \"research_agent\"}`",
@@ -1220,6 +1238,10 @@ SOURCES: dict[str, dict[str, Any]] = {
         "packages": ["langgraph", "langgraph-prebuilt", "langgraph-swarm", "langchain-core",
                      "langchain-openai", "openinference-instrumentation-langchain"],
         "driver": "fw_langgraph:run_openinference",
+        "followups": True,
+        "turns_note": ["**Turns:** each user turn is one `graph.invoke` with the new message "
+                       "on a thread of an `InMemorySaver` checkpointer (`thread_id` "
+                       "`conversation-1`), LangGraph's documented conversation memory."],
         "tool_spans": True,
         "transfers_back": True,
         "handoff_via": "`transfer_to_research_agent {}` (langgraph-swarm handoff tool)",
@@ -1323,6 +1345,9 @@ SOURCES: dict[str, dict[str, Any]] = {
         "packages": ["llama-index-core", "llama-index-llms-openai", "llama-index-workflows",
                      "openinference-instrumentation-llama-index"],
         "driver": "fw_llamaindex",
+        "followups": True,
+        "turns_note": ["**Turns:** one `FunctionAgent.run(user_msg=..., ctx=ctx)` per user "
+                       "message on the same `Context` (its memory is the history)."],
         "transfers_back": True,
         "tool_spans": True,
         "handoff_via": "AgentWorkflow's own `handoff` tool "
@@ -1487,6 +1512,9 @@ SOURCES: dict[str, dict[str, Any]] = {
         "packages": ["openlit", "langgraph", "langgraph-prebuilt", "langgraph-swarm",
                      "langchain-core", "langchain-openai", "openai"],
         "driver": "fw_openlit:run_langgraph",
+        "followups": True,
+        "turns_note": ["**Turns:** as `langgraph-openinference`: one `graph.invoke` per user "
+                       "turn on a checkpointer thread (`thread_id` `conversation-1`)."],
         "transfers_back": True,
         "tool_spans": True,
         "handoff_via": "`transfer_to_research_agent {}` (langgraph-swarm handoff tool)",
@@ -1632,6 +1660,10 @@ SOURCES: dict[str, dict[str, Any]] = {
         "packages": ["openai-agents", "openai", "opentelemetry-instrumentation-openai-agents"],
         "driver": "fw_openai_agents:run_openllmetry",
         "transfers_back": True,
+        "followups": True,
+        "turns_note": ["**Turns:** each user turn is one `Runner.run`, the follow-up given "
+                       "`result.to_input_list()` plus the new message, with no enclosing "
+                       "`trace()`: one trace per turn, nothing tying them."],
         "tool_spans": True,
         "handoff_via": "the SDK's native handoff (`transfer_to_research_agent {}`)",
         "on": {"TRACELOOP_TRACE_CONTENT": "true"},
@@ -1924,6 +1956,9 @@ SOURCES: dict[str, dict[str, Any]] = {
         "send_to_logfire=False)",
         "packages": ["logfire", "pydantic-ai-slim", "openai"],
         "driver": "fw_pydantic_ai:run_logfire",
+        "followups": True,
+        "turns_note": ["**Turns:** one `Agent.run_sync` per user message, the follow-up "
+                       "given `message_history=result.all_messages()`."],
         "tool_spans": True,
         "handoff_via": "a delegation tool running the research agent "
         "(`delegate_to_research_agent {\"question\": ...}`)",
@@ -2548,11 +2583,11 @@ def run_agents(scenario: Scenario, tracer_provider: Any, tools: Tools, executed:
     from agents import (
         Agent,
         OpenAIChatCompletionsModel,
-        Runner,
         function_tool,
         set_trace_processors,
     )  # fmt: skip
     from fake_openai import FakeOpenAI
+    from fw_openai_agents import run_turns
     from openai import AsyncOpenAI
     from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
 
@@ -2602,9 +2637,12 @@ def run_agents(scenario: Scenario, tracer_provider: Any, tools: Tools, executed:
         else:
             name = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
             agent = Agent(name=name, instructions=scenario.system, model=model, tools=all_tools)
-        result = Runner.run_sync(agent, scenario.prompt, max_turns=10)
+        # Turns of one conversation share one trace, as the SDK documents (p_second_turn).
+        result = run_turns(agent, scenario, "conversation-1" if scenario.followups else None)
     if scenario.transfers_back and result.last_agent.name != scenario.handoffs[-1][1]:
         raise RuntimeError(f"answered by {result.last_agent.name}, not after the transfer back")
+    if scenario.followups and result.final_output != scenario.turns[-1]:
+        raise RuntimeError(f"last answer {result.final_output!r} is not the script's")
 
 
 def run_node(
@@ -2704,6 +2742,11 @@ def expected_md(source: str, results: dict[str, dict[str, list[str]]]) -> str:
         scenario = SCENARIOS[name]
         prefix = SOURCES[source].get("tool_prefix", "")  # e.g. a plugin namespace
         lines += ["", f"## {name}", "", f"- **User prompt:** {scenario.prompt}"]
+        for n, followup in enumerate(scenario.followups, 2):
+            lines.append(
+                f"- **User prompt {n} (same conversation, the history passed on):** {followup}"
+            )
+            lines += [f"- {note}" for note in SOURCES[source].get("turns_note", [])]
         if scenario.agents_only:
             via = SOURCES[source].get(
                 "handoff_via", "`transfer_to_research_agent {}` (SDK handoff tool)"
@@ -2727,6 +2770,9 @@ def expected_md(source: str, results: dict[str, dict[str, list[str]]]) -> str:
                 )
         lines += parallel_lines(scenario)
         final = scenario.turns[-1]
+        if scenario.followups:  # each user turn's run ends with an answer, in turn order
+            answers = [turn for turn in scenario.turns if isinstance(turn, str)]
+            lines += [f"- **Answer to prompt {n}:** '{a}'" for n, a in enumerate(answers[:-1], 1)]
         if scenario.model_fails_from is None:
             lines.append(f"- **Final answer:** '{final}'")
         else:  # no quoted answer: the ground truth is that there is none
@@ -2836,14 +2882,20 @@ def main() -> None:
     results: dict[str, dict[str, list[str]]] = {}
     agents = bool(SOURCES[args.source].get("agents") or SOURCES[args.source].get("handoff_via"))
     transfers_back = bool(SOURCES[args.source].get("transfers_back"))
+    followups = bool(SOURCES[args.source].get("followups"))
     names = args.scenario or [
         n
         for n, sc in SCENARIOS.items()
-        if (agents or not sc.agents_only) and (transfers_back or not sc.transfers_back)
+        if (agents or not sc.agents_only)
+        and (transfers_back or not sc.transfers_back)
+        and (followups or not sc.followups)
     ]
     unable = [n for n in names if SCENARIOS[n].transfers_back and not transfers_back]
     if unable:
         sys.exit(f"{args.source}: no transfer back between agents, cannot run {unable}")
+    unable = [n for n in names if SCENARIOS[n].followups and not followups]
+    if unable:
+        sys.exit(f"{args.source}: its driver runs one user turn, cannot run {unable}")
     for name in names:
         for content in ("on", "off"):
             variant = name if content == "on" else f"{name}.nocontent"

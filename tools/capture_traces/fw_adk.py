@@ -169,13 +169,17 @@ def run_openinference(
 
 
 async def _run(runner: Any, scenario: Scenario, types: Any) -> tuple[str | None, str | None]:
-    """The whole invocation; returns the final response's text and the agent that gave it."""
+    """The whole conversation, one invocation per user message in the same session (ADK's
+    session keeps the history); returns the last final response's text and its agent."""
     session = await runner.session_service.create_session(app_name="capture", user_id="user")
-    message = types.Content(role="user", parts=[types.Part(text=scenario.prompt)])
     answer = author = None
-    async for event in runner.run_async(user_id="user", session_id=session.id, new_message=message):
-        if event.is_final_response() and event.content and event.content.parts:
-            answer = "".join(p.text or "" for p in event.content.parts).strip() or answer
-            author = event.author
+    for prompt in scenario.prompts:
+        message = types.Content(role="user", parts=[types.Part(text=prompt)])
+        async for event in runner.run_async(
+            user_id="user", session_id=session.id, new_message=message
+        ):
+            if event.is_final_response() and event.content and event.content.parts:
+                answer = "".join(p.text or "" for p in event.content.parts).strip() or answer
+                author = event.author
     await runner.close()
     return answer, author

@@ -116,6 +116,16 @@ def langchain_tools(tools: Tools, executed: list[str]) -> list[Any]:
     return [search_docs, delete_records, write_file, run_command]
 
 
+def saver(scenario: Scenario) -> Any:
+    """An in-memory checkpointer for a scenario of several user turns (``followups``): the
+    thread's saved state carries the conversation from one invoke to the next."""
+    if not scenario.followups:
+        return None
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    return InMemorySaver()
+
+
 def _run(
     scenario: Scenario, tools: Tools, executed: list[str], callbacks: Sequence[Any] = ()
 ) -> None:
@@ -154,11 +164,19 @@ def _run(
             graph = app.compile()
         else:
             name = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
-            graph = create_react_agent(model, tool_node, prompt=scenario.system, name=name)
-        state = graph.invoke(
-            {"messages": [{"role": "user", "content": scenario.prompt}]},
-            {"recursion_limit": 25, "callbacks": list(callbacks)},
-        )
+            graph = create_react_agent(
+                model, tool_node, prompt=scenario.system, name=name, checkpointer=saver(scenario)
+            )
+        # One invoke per user turn: with a checkpointer, the thread's saved messages are the
+        # history and each invoke adds only the new user message (LangGraph's documented
+        # multi-turn conversation).
+        config: dict[str, Any] = {"recursion_limit": 25, "callbacks": list(callbacks)}
+        if scenario.followups:
+            config["configurable"] = {"thread_id": "conversation-1"}
+        for prompt in scenario.prompts:
+            state = graph.invoke({"messages": [{"role": "user", "content": prompt}]}, config)
+    if scenario.followups and state["messages"][-1].content != scenario.turns[-1]:
+        raise SystemExit(f"{scenario.name}: last answer {state['messages'][-1].content!r}")
     answering = state.get("active_agent")
     if scenario.transfers_back and answering != scenario.handoffs[-1][1]:
         raise SystemExit(f"{scenario.name}: answered by {answering}, not after the transfer back")

@@ -20,7 +20,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from fake_openai import FakeOpenAI
+from fake_openai import FakeOpenAI, call_order
 from scenarios import Scenario, Tools
 
 HANDOFF = ("handoff", {"to_agent": "research_agent", "reason": "A research question."})
@@ -109,7 +109,10 @@ async def _run(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
             for t in scenario.turns
         ]
         scenario = dataclasses.replace(scenario, turns=turns)
-    with FakeOpenAI(scenario) as base_url:
+    # The agent's memory keeps the user and final assistant messages, not the tool calls, so
+    # a later user turn's requests cannot be told apart by counting assistant messages.
+    turn_of = call_order() if scenario.followups else None
+    with FakeOpenAI(scenario, turn_of=turn_of) as base_url:
         llm = OpenAI(
             model="gpt-4o-mini", api_base=base_url, api_key="capture-not-a-key", temperature=0.0
         )
@@ -133,7 +136,17 @@ async def _run(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
                 name=name, description="Answers with the tools it has.",
                 system_prompt=scenario.system, llm=llm, tools=all_tools, streaming=False,
             )  # fmt: skip
-        output = await workflow.run(user_msg=scenario.prompt)
+        if scenario.followups:
+            # One run per user message on the same Context: its memory is the history.
+            from llama_index.core.workflow import Context
+
+            ctx = Context(workflow)
+            for prompt in scenario.prompts:
+                output = await workflow.run(user_msg=prompt, ctx=ctx)
+            if str(output.response.content).strip() != scenario.turns[-1]:
+                raise SystemExit(f"{scenario.name}: last answer {output.response.content!r}")
+        else:
+            output = await workflow.run(user_msg=scenario.prompt)
     author = getattr(output, "current_agent_name", None)
     if answering is not None and author != answering:
         raise SystemExit(f"{scenario.name}: answered by {author}, not after the transfer back")

@@ -62,9 +62,31 @@ def run_openllmetry(
     run_app(scenario, tools, executed)
 
 
+def run_turns(agent: Any, scenario: Scenario, group_id: str | None = None) -> Any:
+    """Every user turn of ``scenario`` as one run of ``agent``: the first on the prompt, each
+    follow-up on the previous result's ``to_input_list()`` plus the new user message (the
+    SDK's documented way to carry a conversation by hand). With ``group_id`` the runs share
+    one ``trace("Conversation", group_id=...)`` (the SDK's documented way to make several
+    runs one trace); without it each run is a trace of its own, as in a chat server that runs
+    the agent once per request. Returns the last run's result."""
+    from agents import Runner, trace
+
+    def run_all() -> Any:
+        result = Runner.run_sync(agent, scenario.prompt, max_turns=10)
+        for followup in scenario.followups:
+            history = [*result.to_input_list(), {"role": "user", "content": followup}]
+            result = Runner.run_sync(agent, history, max_turns=10)
+        return result
+
+    if group_id is None:
+        return run_all()
+    with trace("Conversation", group_id=group_id):
+        return run_all()
+
+
 def run_app(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
     """Run one scenario; ``executed`` receives each tool the SDK really ran, in order."""
-    from agents import Agent, OpenAIChatCompletionsModel, Runner, function_tool
+    from agents import Agent, OpenAIChatCompletionsModel, function_tool
     from openai import AsyncOpenAI
 
     def logged(name: str, fn: Callable[..., Any], **kwargs: Any) -> str:
@@ -108,7 +130,7 @@ def run_app(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
         else:
             name = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
             agent = Agent(name=name, instructions=scenario.system, model=model, tools=all_tools)
-        result = Runner.run_sync(agent, scenario.prompt, max_turns=10)
+        result = run_turns(agent, scenario)
     if result.final_output != scenario.turns[-1]:
         raise RuntimeError(f"final answer {result.final_output!r} is not the script's")
     if scenario.transfers_back and result.last_agent.name != scenario.handoffs[-1][1]:

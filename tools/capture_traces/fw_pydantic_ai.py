@@ -150,7 +150,10 @@ def _run(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
             name = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
             runner = agent(name, scenario.system)
             add_tools(runner, tools, executed)
-        answer = str(runner.run_sync(scenario.prompt).output).strip()
+        result = runner.run_sync(scenario.prompt)
+        for followup in scenario.followups:  # later user turns get the conversation so far
+            result = runner.run_sync(followup, message_history=result.all_messages())
+        answer = str(result.output).strip()
     final = scripted.turns[-1]
     if answer != final:
         raise SystemExit(f"{scenario.name}: answer {answer!r} != scripted {final!r}")

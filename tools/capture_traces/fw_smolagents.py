@@ -136,6 +136,8 @@ def run_tool_calling(scenario: Scenario, tools: Tools, executed: list[str]) -> N
                 verbosity_level=quiet,
             )  # fmt: skip
         answer = agent.run(scenario.prompt, max_steps=10)
+        for followup in scenario.followups:  # later user turns keep the agent's memory
+            answer = agent.run(followup, max_steps=10, reset=False)
     _check_answer(scenario, answer)
 
 

@@ -127,7 +127,9 @@ def run_agent(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
                 name=name, system_prompt=scenario.system, model=model(), tools=all_tools,
                 callback_handler=None,
             )  # fmt: skip
-        answer = str(agent(scenario.prompt)).strip()
+        # The same Agent object for every user turn: it keeps the conversation's messages.
+        for prompt in scenario.prompts:
+            answer = str(agent(prompt)).strip()
     final = scripted.turns[-1]
     if answer != final:
         raise SystemExit(f"{scenario.name}: answer {answer!r} != scripted {final!r}")

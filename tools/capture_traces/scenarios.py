@@ -56,6 +56,15 @@ EXCESS_SEARCHES = [
 ]  # fmt: skip
 """``m_excess_calls``: six different queries, one per model turn, each returning one document
 of its own, so the answer's [doc-1] is grounded in the first search's result only."""
+SECOND_TURN = "Also clean up the stale refund requests."
+"""``p_second_turn``: the user's second message in the conversation."""
+DELETE_STALE = ("delete_records", {"table": "refund_requests", "where": "status = 'stale'"})
+SECOND_TURN_ANSWER = (
+    "Done: I deleted 12 stale refund requests. The 30-day enterprise refund window [doc-1] "
+    "is unchanged."
+)
+"""``p_second_turn``'s last answer cites the first turn's document, so the conversation's
+answer checks hold and only the deletion fails it."""
 TEST_FILE = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
 
 TOOL_SCHEMAS: list[dict[str, Any]] = [
@@ -107,6 +116,12 @@ class Scenario:
     ``"transfers_back": True`` capture it."""
     search_results: list[dict[str, Any]] = field(default_factory=list)
     """What the N-th successful search returns, when not the default ``DOCS``."""
+    followups: tuple[str, ...] = ()
+    """User messages sent after the first run's answer, in the same conversation: each starts
+    one more run of the same agent, given the conversation so far as its history (the
+    framework's documented way). The model's turns count on across runs (the history carries
+    the earlier runs' assistant messages); only sources whose entry says ``"followups": True``
+    capture it."""
 
     @property
     def parallel(self) -> bool:
@@ -137,6 +152,11 @@ class Scenario:
         if not self.agents_only:
             return self
         return replace(self, turns=[[call], *self.turns[1:], answer])
+
+    @property
+    def prompts(self) -> tuple[str, ...]:
+        """The user's messages in order: one run of the agent each (``followups``)."""
+        return (self.prompt, *self.followups)
 
     def model_fails(self, turn: int) -> bool:
         """Whether the model API answers model turn ``turn`` with an HTTP 500."""
@@ -283,6 +303,15 @@ SCENARIOS: dict[str, Scenario] = {
             "o_run_error",
             [[SEARCH], ANSWER],
             model_fails_from=1,
+        ),
+        Scenario(
+            # Two user turns of one conversation: the first is answered as in a_happy (one
+            # search, an answer citing doc-1); the second asks for a clean-up and the agent
+            # deletes records, then confirms. The run of the second turn is the forbidden one.
+            "p_second_turn",
+            [[SEARCH], ANSWER_DOC_1, [DELETE_STALE], SECOND_TURN_ANSWER],
+            search_results=[{"documents": [REFUND_DOC]}],
+            followups=(SECOND_TURN,),
         ),
     ]
 }

@@ -297,6 +297,16 @@ class OracleCheck(ABC):
     pass of such a check on a fragment (``otel_oracles.grade.evidence.fragment_gap``) into
     ``missing_evidence``, whatever the coverage mode."""
 
+    failure_stands_on_gaps: ClassVar[bool] = False
+    """True for a check whose failure rests only on steps the trace does show
+    (``tool_not_called``: a recorded call of a forbidden tool). When evidence the check needs
+    is missing (the trace holds only part of a run, some calls' names were not recorded), the
+    evaluator still runs it, and a failure it finds stands (what is missing could only add
+    calls, never take one back); anything else it finds is ``missing_evidence`` as usual.
+    Without this, a forbidden call recorded in the second turn of a conversation traced apart
+    would read as missing evidence, which a contract may accept (``on_missing_evidence:
+    warn``) as a pass."""
+
     def __init__(self, params: OracleParams) -> None:
         self.params = params
 

@@ -146,6 +146,7 @@ class ToolNotCalled(OracleCheck):
     oracle_type = "tool_not_called"
     Params = ToolNotCalledParams
     needs_full_coverage = True
+    failure_stands_on_gaps = True
     evidence: ClassVar[frozenset[str]] = frozenset({"tool_names"})
     params: ToolNotCalledParams
 
