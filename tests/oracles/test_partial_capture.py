@@ -319,3 +319,31 @@ def test_an_adk_java_tool_span_writing_less_shows_no_success_without_its_respons
     verdict, _ = grade_files([derived], contract_named("support-rag"))[0]
     result = {r.name: r for r in verdict.results}["search-retry"]
     assert result.outcome == Outcome.MISSING_EVIDENCE, result.message
+
+
+@pytest.mark.parametrize(
+    ("source", "capture", "key", "check"),
+    [
+        ("genkit", "c_retry_exhausted", "genkit:output", "search-retry"),
+        ("genkit-go", "c_retry_exhausted", "genkit:output", "search-retry"),
+        ("griptape", "d_forbidden_tool", "tags", "no-destructive-tools"),
+        ("griptape", "c_retry_exhausted", "tags", "search-retry"),
+        ("haystack-openllmetry", "a_happy.nocontent", "llm.request.type", "answer-captured"),
+    ],
+)
+def test_a_key_left_out_leaves_a_check_that_cannot_pass_unpassed(
+    source: str, capture: str, key: str, check: str, tmp_path: Path
+) -> None:
+    """Found by the scan of every truth that is not a pass (missing evidence and tolerated
+    failures too). Genkit: a tool returning ``{"error": ...}`` ends OK, so without
+    ``genkit:output`` an OK tool span shows no outcome (the failed searches passed as no
+    retries). Griptape: without ``tags`` a tool's ``try_run()`` was a structure's plumbing and
+    the prompt driver's ``run()`` an agent, so no tool ran and the checks on tools passed; a
+    ``try_run()`` that is no structure's (``Agent``, ``Pipeline``, ``Workflow``) is a tool call.
+    OpenLLMetry's Haystack generator span without ``llm.request.type``: its output field's
+    name (``replies``) was the captured answer with content off; it is known by its name."""
+    path = TRACES / source / f"{capture}.otlp.json"
+    derived = without_attributes(path, tmp_path / "partial.jsonl", {key})
+    verdict, _ = grade_files([derived], contract_named("support-rag"))[0]
+    result = {r.name: r for r in verdict.results}[check]
+    assert result.outcome in NOT_PASSED, result.message
