@@ -109,6 +109,91 @@ LANGSMITH_OTEL = {
 """The LangSmith SDK's OpenTelemetry-only mode; its API endpoint is a closed local port, so
 a run that tried to reach LangSmith would fail loudly instead of leaving the machine."""
 
+def pydantic_ai_version_source(version: int, layout: str) -> dict[str, Any]:
+    """A SOURCES entry for the pydantic-ai-openinference agents traced by pydantic-ai's own
+    instrumentation alone with ``InstrumentationSettings(version=version)``: the data format
+    is a setting users pick, so each one is graded held out like a framework of its own.
+    ``layout`` says what that version writes."""
+    return {
+        "what": "the pydantic-ai-openinference agents (OpenAIChatModel on the fake server, "
+        "tool_plain tools, ModelRetry for a failing search; a delegation tool for g_handoff) "
+        "traced by pydantic-ai's own instrumentation alone with "
+        f"InstrumentationSettings(version={version}): {layout}",
+        "packages": ["pydantic-ai-slim", "openai"],
+        "driver": "fw_pydantic_ai_settings",
+        "tool_spans": True,
+        "handoff_via": "a delegation tool running the research agent "
+        '(`delegate_to_research_agent {"question": ...}`)',
+        "notes": [
+            "**Tool failures:** the tool raises `ModelRetry`; pydantic-ai sends the model "
+            "a retry prompt and the tool span ends with status ERROR.",
+            "**Content off:** `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=false`, "
+            "which the driver turns into `include_content=False`.",
+        ],
+        "on": {"PYDANTIC_AI_INSTRUMENTATION_VERSION": str(version)},
+        "off": {
+            "PYDANTIC_AI_INSTRUMENTATION_VERSION": str(version),
+            "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false",
+        },
+    }
+
+
+def google_genai_content_mode_source(mode: str, layout: str) -> dict[str, Any]:
+    """A SOURCES entry for the google-genai tool loop with content captured in another
+    ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` mode than ``google-genai``'s
+    SPAN_ONLY: the mode moves the messages between spans and log records, so each is graded
+    held out. ``layout`` says where that mode writes them."""
+    return {
+        "what": "hand-written generate_content tool loop on the google-genai client "
+        "(function_declarations, automatic function calling off), recorded by "
+        "opentelemetry-instrumentation-google-genai (python-contrib) with "
+        f"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT={mode}: {layout}",
+        "packages": ["google-genai", "opentelemetry-instrumentation-google-genai"],
+        "driver": "fw_google_genai",
+        "model": "scripted fake Gemini API server on 127.0.0.1 (`fake_gemini.py`, "
+        "non-streaming `:generateContent`, `functionCall` / `functionResponse` parts without "
+        "call ids)",
+        "notes": [
+            "**Tool failures:** sent back as a `functionResponse` part whose response is "
+            "the error JSON; the raw client loop makes no tool spans (tool calls live in "
+            "the model calls' messages only).",
+            ANTHROPIC_NOTES[1],
+        ],
+        "on": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": mode},
+        "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "NO_CONTENT"},
+    }
+
+
+def google_adk_opt_in_source(schema: str, mode: str, layout: str) -> dict[str, Any]:
+    """A SOURCES entry for the google-adk agents under
+    ``OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental`` with content captured in
+    ``mode`` (``schema`` ``"1"`` pins ADK's legacy telemetry schema, ``""`` keeps its default):
+    what ADK honours of the GenAI opt-in, graded held out. ``layout`` says what it writes."""
+    schema_env = {"ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN": schema} if schema else {}
+    opt_in = {"OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental", **schema_env}
+    return {
+        "what": "the google-adk agent with OTEL_SEMCONV_STABILITY_OPT_IN="
+        "gen_ai_latest_experimental"
+        + (f" and ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN={schema}" if schema else "")
+        + f", OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT={mode}: {layout}",
+        "packages": ["google-adk", "litellm", "openai"],
+        "driver": "fw_adk",
+        "tool_spans": True,
+        "transfers_back": True,
+        "handoff_via": 'ADK\'s `transfer_to_agent {"agent_name": "research_agent"}`',
+        "notes": [
+            "**Tool failures:** the tool raises; the agent's on_tool_error_callback "
+            'sends the model `{"error": "SearchBackendError: ..."}`.',
+        ],
+        "on": {**opt_in, "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": mode},
+        "off": {
+            **opt_in,
+            "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "NO_CONTENT",
+            "ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS": "false",
+        },
+    }
+
+
 SOURCES: dict[str, dict[str, Any]] = {
     "openai-v2": {
         "what": "opentelemetry-instrumentation-openai-v2 (python-contrib) on the openai client",
@@ -1125,6 +1210,12 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY"},
         "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "NO_CONTENT"},
     },
+    "google-genai-events": google_genai_content_mode_source(
+        "EVENT_ONLY", "messages only in gen_ai.client.inference.operation.details log records, "
+        "none on the spans"),
+    "google-genai-span-and-event": google_genai_content_mode_source(
+        "SPAN_AND_EVENT", "messages both on the spans and in "
+        "gen_ai.client.inference.operation.details log records"),
     "smolagents-codeagent-openinference": {
         "what": "smolagents CodeAgent (OpenAIServerModel on the fake server; the scripted model "
         "writes <code> blocks that call the @tool functions and final_answer in smolagents' "
@@ -1171,6 +1262,12 @@ SOURCES: dict[str, dict[str, Any]] = {
         "off": {"ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN": "1",
                 "ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS": "false"},
     },
+    "google-adk-events": google_adk_opt_in_source(
+        "", "EVENT_ONLY", "messages only in gen_ai.client.inference.operation.details log "
+        "records, none on the spans"),
+    "google-adk-legacy-latest": google_adk_opt_in_source(
+        "1", "SPAN_ONLY", "the legacy schema's invocation / call_llm spans with the GenAI "
+        "semconv's generate_content spans and their messages beside them"),
     "openinference-google-adk": {
         "what": "the google-adk agents traced by openinference-instrumentation-google-adk (its "
         "instrumentor wraps ADK's runner and agents and takes over ADK's own tracer, so the "
@@ -1847,6 +1944,13 @@ SOURCES: dict[str, dict[str, Any]] = {
         "off": {"PYDANTIC_AI_INSTRUMENTATION_VERSION": "2",
                 "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
     },
+    "pydantic-ai-v3": pydantic_ai_version_source(
+        3, "the same span names and attributes as the default (5); thinking tokens added"),
+    "pydantic-ai-v4": pydantic_ai_version_source(
+        4, "version 3 with the GenAI conventions' uri / blob parts for multimodal content"),
+    "pydantic-ai-v6": pydantic_ai_version_source(
+        6, "the default (5) with tool results in role=tool messages and retry feedback that "
+        "answers no tool call in role=system ones (opt-in)"),
     "llamaindex-openllmetry": {
         "what": "the llamaindex-openinference agents (FunctionAgent, FunctionTool tools; an "
         "AgentWorkflow for g_handoff) traced by OpenLLMetry's "
