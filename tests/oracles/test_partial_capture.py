@@ -347,3 +347,33 @@ def test_a_key_left_out_leaves_a_check_that_cannot_pass_unpassed(
     verdict, _ = grade_files([derived], contract_named("support-rag"))[0]
     result = {r.name: r for r in verdict.results}[check]
     assert result.outcome in NOT_PASSED, result.message
+
+
+@pytest.mark.parametrize(
+    ("source", "key"),
+    [
+        ("langgraph-openllmetry", "traceloop.span.kind"),
+        ("langchain-create-agent-openllmetry", "traceloop.span.kind"),
+        ("mlflow-langgraph", "tool_call_id"),
+        ("mlflow-create-agent", "tool_call_id"),
+        ("mirascope", "gen_ai.operation.name"),
+    ],
+)
+def test_a_handled_tool_error_s_ok_span_shows_no_success_without_the_key_that_names_it(
+    source: str, key: str, tmp_path: Path
+) -> None:
+    """LangChain tools that handle their error end OK (``OK_NOT_SHOWN``), and Mirascope hands
+    the model a raised exception's bare message (``OUTCOMES_UNKNOWN``): with the output not
+    recorded an OK call shows no outcome, so ``search-retry`` on ``a_happy`` is missing
+    evidence. The rule that knew it was matched by one key (OpenLLMetry's
+    ``traceloop.span.kind``, the LangChain callback's ``tool_call_id`` in MLflow's span, the
+    operation name on Mirascope's chat span); without it a generic rule read every OK call as
+    a success and the check passed. The rules now know the spans by the other marks they carry
+    (the GenAI operation, the callback's ``color`` and LangGraph metadata, the span name)."""
+    path = TRACES / source / "a_happy.nocontent.otlp.json"
+    if source == "mirascope":
+        path = TRACES / source / "a_happy.otlp.json"  # its outcomes are unknown in both
+    derived = without_attributes(path, tmp_path / "partial.jsonl", {key})
+    verdict, _ = grade_files([derived], contract_named("support-rag"))[0]
+    result = {r.name: r for r in verdict.results}["search-retry"]
+    assert result.outcome == Outcome.MISSING_EVIDENCE, result.message
