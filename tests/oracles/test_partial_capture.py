@@ -377,3 +377,18 @@ def test_a_handled_tool_error_s_ok_span_shows_no_success_without_the_key_that_na
     verdict, _ = grade_files([derived], contract_named("support-rag"))[0]
     result = {r.name: r for r in verdict.results}["search-retry"]
     assert result.outcome == Outcome.MISSING_EVIDENCE, result.message
+
+
+def test_a_llamaindex_openllmetry_call_tool_step_without_its_name_is_still_the_call(
+    tmp_path: Path,
+) -> None:
+    """OpenLLMetry's LlamaIndex call_tool step (``BaseWorkflowAgent.task``) ends OK whether or
+    not the tool raised; its ``ToolCallResult`` output says (``is_error``). Without
+    ``tool.name`` the step was plumbing and the model's requests stood for the calls, read as
+    successes: the three failed searches of ``c_retry_exhausted`` passed ``search-retry``. The
+    step is known by its ``tool.arguments`` too and named by its result's ``tool_name``."""
+    path = TRACES / "llamaindex-openllmetry" / "c_retry_exhausted.otlp.json"
+    derived = without_attributes(path, tmp_path / "no-tool-name.jsonl", {"tool.name"})
+    verdict, _ = grade_files([derived], contract_named("support-rag"))[0]
+    result = {r.name: r for r in verdict.results}["search-retry"]
+    assert result.outcome == Outcome.BUDGET_EXHAUSTED, result.message
