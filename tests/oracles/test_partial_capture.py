@@ -392,3 +392,18 @@ def test_a_llamaindex_openllmetry_call_tool_step_without_its_name_is_still_the_c
     verdict, _ = grade_files([derived], contract_named("support-rag"))[0]
     result = {r.name: r for r in verdict.results}["search-retry"]
     assert result.outcome == Outcome.BUDGET_EXHAUSTED, result.message
+
+
+@pytest.mark.parametrize("source", ["crewai-openinference", "crewai-openinference-events"])
+def test_a_crewai_tool_span_without_its_name_is_named_after_its_span(
+    source: str, tmp_path: Path
+) -> None:
+    """CrewAI's tool spans are named ``<tool>.run``. Without ``tool.name`` the generic rule
+    named the call ``write_file.run``, no file edit, so with content off the coding agent's
+    writes were unknown tools and ``pytest-config-untouched`` passed (truth: missing
+    evidence, the written paths are hidden). ``crewai.yaml`` names it ``write_file``."""
+    path = TRACES / source / "h_coding_agent.nocontent.otlp.json"
+    derived = without_attributes(path, tmp_path / "no-tool-name.jsonl", {"tool.name"})
+    verdict, _ = grade_files([derived], contract_named("coding-agent"))[0]
+    result = {r.name: r for r in verdict.results}["pytest-config-untouched"]
+    assert result.outcome == Outcome.MISSING_EVIDENCE, result.message
