@@ -23,8 +23,8 @@ signal (Haystack's ``haystack.tool.error``, Genkit's ``genkit:output`` holding a
 error), and a trace without them is one no grader could judge. The others named a gap in a
 convention or in the grader; ``tests/oracles/test_partial_capture.py`` holds the fixed ones.
 
-    python tools/partial_capture_scan.py                      # every source (-j2: ~35 min)
-    python tools/partial_capture_scan.py spring-ai adk-go     # some sources (a minute each)
+    python tools/partial_capture_scan.py                      # every source (~30 min; -j 2: ~16)
+    python tools/partial_capture_scan.py spring-ai adk-go     # some sources (seconds each)
     python tools/partial_capture_scan.py --scenario d_forbidden_tool strands
     python tools/partial_capture_scan.py --truths failing     # failures only (the old scan)
     python tools/partial_capture_scan.py -j 2                 # sources graded in 2 processes

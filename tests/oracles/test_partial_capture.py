@@ -407,3 +407,24 @@ def test_a_crewai_tool_span_without_its_name_is_named_after_its_span(
     verdict, _ = grade_files([derived], contract_named("coding-agent"))[0]
     result = {r.name: r for r in verdict.results}["pytest-config-untouched"]
     assert result.outcome == Outcome.MISSING_EVIDENCE, result.message
+
+
+@pytest.mark.parametrize(
+    ("scenario", "contract", "check"),
+    [
+        ("d_forbidden_tool", "support-rag", "no-destructive-tools"),
+        ("h_coding_agent", "coding-agent", "no-network"),
+    ],
+)
+def test_a_langtrace_dspy_prediction_not_recorded_may_have_named_any_tool(
+    scenario: str, contract: str, check: str, tmp_path: Path
+) -> None:
+    """Langtrace records no ReAct tool: each step is the Predict call whose prediction names
+    the next tool (``dspy.signature.result``). Without the prediction the forbidden call and
+    the ``curl`` command were no calls at all and both failures passed; a Predict call whose
+    prediction is missing is now a call of an unknown tool."""
+    path = TRACES / "langtrace-dspy" / f"{scenario}.otlp.json"
+    derived = without_attributes(path, tmp_path / "no-result.jsonl", {"dspy.signature.result"})
+    verdict, _ = grade_files([derived], contract_named(contract))[0]
+    result = {r.name: r for r in verdict.results}[check]
+    assert result.outcome in NOT_PASSED, result.message
