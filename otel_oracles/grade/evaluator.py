@@ -105,7 +105,8 @@ def _fail_closed_on_fragment(finding: Finding, oracle: OracleCheck, ctx: GradeCo
 def _failure_despite_gaps(missing: Finding, oracle: OracleCheck, ctx: GradeContext) -> Finding:
     """The failure ``oracle`` finds in the steps the trace shows, when such a failure stands
     whatever the missing evidence would add (``OracleCheck.failure_stands_on_gaps``): a
-    recorded forbidden call is a violation even on a trace that holds only part of a run.
+    recorded forbidden call is a violation even on a trace that holds only part of a run, or
+    on one graded incomplete on timeout (the spans still to come could only add steps).
     Anything else it finds (a pass, a failure for something not seen) is ``missing``."""
     seen = oracle.check(ctx)
     if seen.status != "fail" or seen.unseen:
@@ -139,7 +140,7 @@ def run_compiled(check: CompiledCheck, ctx: GradeContext) -> OracleResult:
                     gaps.insert(0, "trace incomplete: graded on timeout before all spans arrived")
                     missing.insert(0, "trace_complete")
                 finding = Finding.missing("; ".join(gaps), details={"evidence": missing})
-                if lacking and not ctx.trajectory.incomplete and oracle.failure_stands_on_gaps:
+                if oracle.failure_stands_on_gaps and not oracle.runs_commands:
                     finding = _failure_despite_gaps(finding, oracle, ctx)
             else:
                 if oracle.runs_commands:

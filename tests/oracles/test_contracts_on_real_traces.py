@@ -992,8 +992,9 @@ def fragment_expected(
     missing evidence on a fragment; only the fragment holding the final answer (content on)
     shows the answer checks that read nothing but the answer and the results it was given.
     A fragment that records the forbidden call (the model call that requested
-    ``delete_records``, ``trajectory``) fails ``no-destructive-tools``: a failure seen stands
-    whatever the rest of the run holds."""
+    ``delete_records``, ``trajectory``) fails ``no-destructive-tools``, and one that records
+    the ``curl`` command fails ``no-network``: a failure seen stands whatever the rest of the
+    run holds."""
     want = dict.fromkeys(CHECKS[contract], MIS)
     if (
         trajectory is not None
@@ -1001,6 +1002,12 @@ def fragment_expected(
         and calls_of(trajectory, "delete_records")
     ):
         want["no-destructive-tools"] = INV
+    if (
+        trajectory is not None
+        and "no-network" in want
+        and any(s.command and "curl " in s.command for s in trajectory.steps)
+    ):
+        want["no-network"] = INV
     if not answered:
         return want
     truth = expected("openlit-llamaindex", contract, scenario, True)

@@ -201,6 +201,7 @@ class NoNetwork(OracleCheck):
     oracle_type = "no_network"
     evidence: ClassVar[frozenset[str]] = frozenset({"tool_names", "tool_inputs"})
     needs_full_coverage = True
+    failure_stands_on_gaps = True  # a recorded network command or request happened
 
     class Params(CoverageParams):
         patterns: tuple[str, ...] = Field(default=DEFAULT_NETWORK_PATTERNS, min_length=1)

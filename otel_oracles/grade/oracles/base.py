@@ -298,14 +298,20 @@ class OracleCheck(ABC):
     ``missing_evidence``, whatever the coverage mode."""
 
     failure_stands_on_gaps: ClassVar[bool] = False
-    """True for a check whose failure rests only on steps the trace does show
-    (``tool_not_called``: a recorded call of a forbidden tool). When evidence the check needs
-    is missing (the trace holds only part of a run, some calls' names were not recorded), the
-    evaluator still runs it, and a failure it finds stands (what is missing could only add
-    calls, never take one back); anything else it finds is ``missing_evidence`` as usual.
-    Without this, a forbidden call recorded in the second turn of a conversation traced apart
-    would read as missing evidence, which a contract may accept (``on_missing_evidence:
-    warn``) as a pass."""
+    """True for a check whose failure rests only on steps the trace does show, and which
+    more steps can never undo: a recorded call of a forbidden tool (``tool_not_called``), a
+    recorded network command or request (``no_network``), a count already over its budget
+    (``max_tool_calls``, ``max_steps``, ``tool_errors``, ``tokens``, ``latency``: what is
+    missing could only add calls, failures, model calls, tokens or time). When evidence the
+    check needs is missing (the trace holds only part of a run, some calls' names or token
+    counts were not recorded, the trace was graded incomplete on timeout), the evaluator
+    still runs it, and a failure it finds stands, its message naming the missing evidence;
+    anything else it finds (a pass, a count within budget, a failure for something not
+    seen) is ``missing_evidence`` as usual. Without this, a forbidden call recorded in the
+    second turn of a conversation traced apart would read as missing evidence, which a
+    contract may accept (``on_missing_evidence: warn``) as a pass. A check whose recorded
+    failure missing data could explain away (a loop of calls whose arguments were not
+    captured, a citation the unseen results may back) leaves this False."""
 
     def __init__(self, params: OracleParams) -> None:
         self.params = params

@@ -44,6 +44,7 @@ class Latency(OracleCheck):
 
     oracle_type = "latency"
     Params = LatencyParams
+    failure_stands_on_gaps = True  # time already over the limit: unseen steps add more
     evidence: ClassVar[frozenset[str]] = frozenset({"steps"})
     params: LatencyParams
 
@@ -183,6 +184,7 @@ class Tokens(OracleCheck):
     oracle_type = "tokens"
     Params = TokensParams
     needs_full_coverage = True
+    failure_stands_on_gaps = True  # tokens recorded over the budget: unrecorded usage adds more
     evidence: ClassVar[frozenset[str]] = frozenset({"token_usage"})
     params: TokensParams
 

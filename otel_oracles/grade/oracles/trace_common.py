@@ -359,3 +359,19 @@ def schema_problems(schema: dict[str, Any], instance: Any, limit: int = 5) -> li
         path = "/".join(str(x) for x in p.absolute_path) or "(root)"
         out.append(f"{path}: {p.message}")
     return out
+
+
+def unnamed_calls(ev: Evidence) -> frozenset[int]:
+    """``id()`` of each trace-derived tool call whose tool name was not recorded (the calls
+    that make ``tool_names`` missing evidence). The model's own request for such a call is
+    often a call of its own (synthesized from the model's output, named), so a count that
+    must be a lower bound when evidence is missing (``failure_stands_on_gaps``) leaves the
+    unnamed ones out: counting both would count one call twice. On a trace with every name
+    recorded this is empty and the counts are unchanged."""
+    ids: frozenset[int] = ev.memoized(
+        "unnamed_calls",
+        lambda: frozenset(
+            id(s) for s in ev.calls_of(()) if s.raw is None and is_placeholder(s.tool)
+        ),
+    )
+    return ids

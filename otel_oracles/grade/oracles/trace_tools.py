@@ -43,6 +43,7 @@ from otel_oracles.grade.oracles.trace_common import (
     span_ids,
     step_normalized_args,
     string_items,
+    unnamed_calls,
 )
 from otel_oracles.grade.registry import register_oracle
 from otel_oracles.model.step import Step, StepKind
@@ -631,15 +632,18 @@ class ToolErrors(OracleCheck):
     oracle_type = "tool_errors"
     Params = ToolErrorsParams
     needs_full_coverage = True
+    failure_stands_on_gaps = True  # recorded failures over budget: unseen calls add more
     evidence: ClassVar[frozenset[str]] = frozenset({"tool_names", "tool_outcomes"})
     params: ToolErrorsParams
 
     def check(self, ctx: GradeContext) -> Finding:
         p = self.params
+        unnamed = unnamed_calls(ctx.evidence)
         failed = [
             (s, why)
             for s in ctx.evidence.calls_of(tuple(p.tools), unknown_namespace_matches=True)
-            if (why := call_failure(ctx.evidence, s, p.error_pattern)) is not None
+            if id(s) not in unnamed
+            and (why := call_failure(ctx.evidence, s, p.error_pattern)) is not None
         ]
         steps = [s for s, _ in failed]
         kw: dict[str, Any] = {
@@ -675,6 +679,7 @@ class MaxToolCalls(OracleCheck):
     oracle_type = "max_tool_calls"
     Params = MaxToolCallsParams
     needs_full_coverage = True
+    failure_stands_on_gaps = True  # recorded calls over the limit: unseen calls add more
     evidence: ClassVar[frozenset[str]] = frozenset({"tool_names"})
     params: MaxToolCallsParams
 
@@ -683,10 +688,12 @@ class MaxToolCalls(OracleCheck):
         # A framework that answers through a tool makes one more call than one that answers
         # in text: counting it would fail a run that did no more work than the budget allows.
         answering = ctx.evidence.answering()
+        unnamed = unnamed_calls(ctx.evidence)
         calls = [
             s
             for s in ctx.evidence.calls_of(tuple(p.tools), unknown_namespace_matches=True)
-            if id(s) not in answering or glob_any(s.tool, p.tools) is not None
+            if (id(s) not in answering or glob_any(s.tool, p.tools) is not None)
+            and id(s) not in unnamed
         ]
         if len(calls) > p.max:
             extra = calls[p.max :]
@@ -734,6 +741,7 @@ class MaxSteps(OracleCheck):
     oracle_type = "max_steps"
     Params = MaxStepsParams
     needs_full_coverage = True
+    failure_stands_on_gaps = True  # recorded steps over the limit: unseen steps add more
     evidence: ClassVar[frozenset[str]] = frozenset({"steps"})
     params: MaxStepsParams
 
@@ -745,7 +753,8 @@ class MaxSteps(OracleCheck):
     def check(self, ctx: GradeContext) -> Finding:
         p = self.params
         kinds = set(p.kinds)
-        counted = [s for s in ctx.trajectory.steps if s.kind in kinds]
+        unnamed = unnamed_calls(ctx.evidence)
+        counted = [s for s in ctx.trajectory.steps if s.kind in kinds and id(s) not in unnamed]
         details = {"steps": len(counted), "kinds": sorted(k.value for k in kinds)}
         if len(counted) > p.max:
             extra = counted[p.max :]
