@@ -48,6 +48,7 @@ from otel_oracles.mapping._tool_results import (
     is_text_block,
     message_result,
 )
+from otel_oracles.mapping.parsers.otel_genai import parse_genai_messages
 from otel_oracles.mapping.parsers.scalars import (
     parse_int,
     parse_json_or_text,
@@ -360,7 +361,7 @@ def _normalize_fields(draft: Draft) -> None:
         output = f.pop("output")
         if output is not None and "output_messages" not in f:
             text = output if isinstance(output, str) else parse_string(output)
-            f["output_messages"] = [
+            f["output_messages"] = _messages_written_as_text(text) or [
                 {"role": "assistant", "parts": [{"type": "text", "content": text}]}
             ]
     redacted = draft.redacted
@@ -371,6 +372,29 @@ def _normalize_fields(draft: Draft) -> None:
         reasons = [m["finish_reason"] for m in f["output_messages"] if m.get("finish_reason")]
         if reasons:
             f["finish_reasons"] = [str(r) for r in reasons]
+
+
+def _messages_written_as_text(text: str | None) -> list[dict[str, Any]] | None:
+    """``text`` as messages when it is a JSON list of GenAI messages (every item an object
+    with a ``role`` and a ``parts`` list), else ``None``.
+
+    Some tracers write a run's output messages into a generic output attribute (OpenInference's
+    Vercel processor puts the merged run, tool results included, in ``output.value``). Read as
+    one text, the tool results in it would be taken for the answer, and the ids the search
+    returned for citations the answer made."""
+    if not text or text[0] != "[":
+        return None
+    parsed = parse_json_or_text(text)
+    if not (
+        isinstance(parsed, list)
+        and parsed
+        and all(
+            isinstance(m, dict) and "role" in m and isinstance(m.get("parts"), list) for m in parsed
+        )
+    ):
+        return None
+    messages = parse_genai_messages(text)
+    return messages or None
 
 
 def canonical_finish_reasons(reasons: list[str], vocabulary: dict[str, str]) -> list[str]:

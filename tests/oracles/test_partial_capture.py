@@ -428,3 +428,30 @@ def test_a_langtrace_dspy_prediction_not_recorded_may_have_named_any_tool(
     verdict, _ = grade_files([derived], contract_named(contract))[0]
     result = {r.name: r for r in verdict.results}[check]
     assert result.outcome in NOT_PASSED, result.message
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "llm.output_messages.0.message.contents.0.message_content.text",
+        "llm.output_messages.0.message.contents.0.message_content.type",
+    ],
+)
+def test_a_run_written_as_messages_in_output_value_is_not_one_answer_text(
+    key: str, tmp_path: Path
+) -> None:
+    """OpenInference's Vercel processor writes the whole run as GenAI messages in the agent
+    span's ``output.value``, tool results included. Without the answer's own text attribute
+    the answer falls back to that output: read as one text, the search result's document ids
+    were citations the answer made, and the uncited "I do not know" passed ``cites-a-source``.
+    The output is read as the messages it is, so only the answer's text parts count."""
+    path = TRACES / "vercel-ai-sdk-openinference" / "k_unfounded_uncertainty.otlp.json"
+    contract = contract_named("support-rag")
+    verdict, _ = grade_files([path], contract)[0]
+    assert {r.name: r.outcome for r in verdict.results}["cites-a-source"] == (
+        Outcome.INVARIANT_FAILURE
+    )
+    derived = without_attributes(path, tmp_path / "no-answer-text.jsonl", {key})
+    verdict, _ = grade_files([derived], contract)[0]
+    result = {r.name: r for r in verdict.results}["cites-a-source"]
+    assert result.outcome in NOT_PASSED, result.message

@@ -11,8 +11,9 @@
 //! * a `tool` message is one `tool_call_response` (its `content`, else the text of its
 //!   `contents`, JSON object or array text parsed; the call id from `tool_call_id` or a
 //!   content's `message.tool_call_id`); others are their `content` as one text part, else the
-//!   text parts of their `contents`; then every `tool_calls.N.tool_call`, with no `arguments`
-//!   when the attribute is absent: OpenInference leaves out empty arguments, but a tracer that
+//!   text parts of their `contents` (with a `tool_call_id`, their `content` is a
+//!   `tool_call_response`, as in a `tool` message); then every `tool_calls.N.tool_call`, with
+//!   no `arguments` when the attribute is absent: OpenInference leaves out empty arguments, but a tracer that
 //!   hides content may leave them out too, so absent arguments are not read as "none".
 
 use std::collections::HashMap;
@@ -335,7 +336,7 @@ pub fn openinference_messages<'v, V: Tree>(
                 part.push(("response", content));
             }
             parts.push(Out::obj(part));
-        } else if msg.has("content") {
+        } else if msg.has("content") && !msg.has("tool_call_id") {
             parts.push(text_part(msg.get("content"))?);
         } else {
             for item in indexed(msg.get("contents"))? {
@@ -345,6 +346,20 @@ pub fn openinference_messages<'v, V: Tree>(
                 if mc.get("type").and_then(Node::as_str) == Some("text") {
                     parts.push(text_part(mc.get("text"))?);
                 }
+            }
+            // A `tool_call_id` marks `content` as a tool's result (only tool messages carry
+            // one): converters that merge a run into one message keep the result there, and
+            // read as text it would be taken for the answer.
+            if msg.has("content") {
+                parts.push(Out::obj(vec![
+                    ("type", Out::Static("tool_call_response")),
+                    ("id", parse_string(msg.get("tool_call_id"))?),
+                    (
+                        "response",
+                        msg.get("content")
+                            .map_or(Out::Null, |c| json_or_text(c, bump)),
+                    ),
+                ]));
             }
         }
         for call in indexed(msg.get("tool_calls"))? {
@@ -512,6 +527,30 @@ mod tests {
                  {'role': 'tool', 'parts': [{'type': 'tool_call_response', 'id': 'c', 'response': [1]}]}, \
                  {'role': None, 'parts': [{'type': 'text', 'content': '{\"a\": [2], \"b\": 1}'}]}, \
                  {'role': 'user', 'parts': []}]"
+                    .into()
+            ))
+        );
+    }
+
+    #[test]
+    fn content_beside_a_tool_call_id_is_a_tool_result_not_text() {
+        assert_eq!(
+            messages(
+                r#"{"0.message.role": "assistant", "0.message.tool_call_id": "c1",
+                "0.message.content": "{\"documents\": []}",
+                "0.message.contents.0.message_content.type": "text",
+                "0.message.contents.0.message_content.text": "I do not know."}"#
+            ),
+            Ok(Some(
+                "[{'role': 'assistant', 'parts': [{'type': 'text', 'content': 'I do not know.'}, \
+                 {'type': 'tool_call_response', 'id': 'c1', 'response': {'documents': []}}]}]"
+                    .into()
+            ))
+        );
+        assert_eq!(
+            messages(r#"{"0.message.role": "assistant", "0.message.tool_call_id": "c1", "0.message.content": "r"}"#),
+            Ok(Some(
+                "[{'role': 'assistant', 'parts': [{'type': 'tool_call_response', 'id': 'c1', 'response': 'r'}]}]"
                     .into()
             ))
         );
