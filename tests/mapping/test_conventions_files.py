@@ -46,6 +46,7 @@ EXPECTED_FILES = {
     "rig",
     "adk-java",
     "koog",
+    "quarkus-langchain4j",
     "griptape",
     "mirascope",
     "burr",

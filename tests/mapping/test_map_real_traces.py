@@ -141,6 +141,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "adk-js",
         "openai-agents-js",
         "koog",
+        "quarkus-langchain4j",
         "voltagent",
         "strands-js",
         "strands-js-latest",
@@ -151,6 +152,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
 TOOL_SPAN_SOURCES = frozenset(
     {
         "claude-agent-sdk",
+        "quarkus-langchain4j",
         "voltagent",
         "strands-js",
         "strands-js-latest",

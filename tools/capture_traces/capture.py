@@ -447,6 +447,26 @@ SOURCES: dict[str, dict[str, Any]] = {
         "off": {},
     },
     "adk-js": {
+    "quarkus-langchain4j": {
+        "what": "Quarkus LangChain4j 1.10 on LangChain4j 1.14 and Quarkus 3.33 (a "
+        "@RegisterAiService AI service with @Tool methods on the extension's OpenAI chat model, "
+        "its base URL the fake server; the research agent's AI service called from a "
+        "research_agent tool for g_handoff) traced by the extension's own OpenTelemetry support "
+        "(quarkus-opentelemetry, OTLP/HTTP protobuf to the capture's sink; java -jar on the "
+        "fast-jar, the quarkus_langchain4j/ project built once outside the repository, driven "
+        "by fw_quarkus_langchain4j.py)",
+        "packages": [],
+        "maven": "fw_quarkus_langchain4j:versions",
+        "node_runner": "fw_quarkus_langchain4j:run_quarkus_langchain4j",
+        "tool_spans": True,
+        "handoff_via": "the research agent's AI service as a tool "
+        "(`research_agent {\"question\": ...}`)",
+        "notes": ["**Content off:** the extension's defaults. On: "
+                  "`quarkus.langchain4j.tracing.include-prompt`, `include-completion`, "
+                  "`include-tool-arguments` and `include-tool-result` set to true."],
+        "on": {},
+        "off": {},
+    },
         "what": "Google ADK for TypeScript 2.0 (@google/adk LlmAgents with FunctionTool tools on "
         "ADK's Gemini model class over @google/genai, its base URL the fake Gemini server; "
         "sub-agents and ADK's transfer_to_agent for g_handoff and n_handback) traced by ADK's "

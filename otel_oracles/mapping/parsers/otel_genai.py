@@ -153,8 +153,21 @@ def parse_genai_documents(value: Any) -> list[dict[str, Any]] | None:
     return None
 
 
+def parse_assistant_text(value: Any) -> list[Message] | None:
+    """A model call's answer recorded as bare text (``gen_ai.completion`` as Quarkus
+    LangChain4j writes it: the response's text, no JSON) as one assistant message. Text that
+    parses as a JSON list or object is a structured form some other parser owns, and no other
+    value is an answer: ``None`` for both, so the field stays uncaptured rather than guessed."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    if isinstance(parse_json(value), list | dict):
+        return None
+    return [{"role": "assistant", "parts": [text_part(value)]}]
+
+
 PARSERS: Mapping[str, Parser] = {
     "genai_messages": parse_genai_messages,
+    "assistant_text": parse_assistant_text,
     "genai_parts_as_system": parse_genai_parts_as_system,
     "genai_documents": parse_genai_documents,
     "legacy_input_events": parse_legacy_input_events,
