@@ -18,20 +18,28 @@ Content capture on sets every tracing content switch the extension has
 (``quarkus.langchain4j.tracing.include-prompt`` / ``include-completion`` /
 ``include-tool-arguments`` / ``include-tool-result``); off is its defaults (all false).
 
+``o_run_error``: the model API answers HTTP 500 after the search (the extension resends the
+failing request once, its least ``max-retries``); the AI service throws, the app reports the
+exception instead of an answer (after Quarkus flushed the spans) and the capture fails unless
+the run ended so.
+
 ``g_handoff`` is an agent called from a tool, as for frameworks without a native handoff: the
 triage AI service's ``research_agent`` tool calls the research AI service (``fw_vercel5.script``).
 """
 
 from __future__ import annotations
 
+import sys
+from dataclasses import replace
 from pathlib import Path
 
 from external_program import Program, Where, agent_name, check_answer, run_program
 from fake_openai import FakeOpenAI
-from fw_mastra import tool_results
+from fw_mastra import check_model_spans, tool_results
 from fw_spring_ai import build_jar, keep_trace
 from fw_vercel5 import script
 from scenarios import Scenario
+from scripted_server import ScriptedServer
 
 HERE = Path(__file__).resolve().parent
 PROJECT = HERE / "quarkus_langchain4j"
@@ -87,7 +95,24 @@ def run_quarkus_langchain4j(
         ]  # fmt: skip
         return Program(spec, command)
 
+    failures_before = ScriptedServer.failures_served
     # a request the client sent twice (a transport retry) takes a turn from the script
-    run = run_program(scenario, script(scenario), variant, out, FakeOpenAI, launch, "java", True)
-    keep_trace(run, out, variant)
-    return check_answer(run, scenario, variant, out)
+    scripted = script(scenario)
+    if scenario.model_fails_from is not None:
+        # The extension resends a failing request once (``max-retries``, at least 1): the
+        # resent request takes a turn, answered HTTP 500 as every one from there on.
+        scripted = replace(scripted, turns=[*scripted.turns, scripted.turns[-1]])
+    run = run_program(scenario, scripted, variant, out, FakeOpenAI, launch, "java", True)
+    if scenario.model_fails_from is None:
+        keep_trace(run, out, variant)
+    else:  # the resend is inside the failing call's span: one model-call span fewer
+        keep_trace(replace(run, model_calls=run.model_calls - 1), out, variant)
+    if scenario.model_fails_from is None:
+        return check_answer(run, scenario, variant, out)
+    # o_run_error: the run must end in the exception the script caused (the HTTP 500), with
+    # no answer (``capture.ends_as_scripted``); its spans are kept as for any run.
+    check_model_spans(out / f"{variant}.otlp.json", variant)
+    if "error" not in run.report or ScriptedServer.failures_served == failures_before:
+        sys.exit(f"{variant}: expected the run to end in the scripted HTTP 500: {run.report}")
+    executed: list[str] = run.report["executed"]
+    return executed

@@ -30,8 +30,9 @@ import java.util.Map;
  *
  * <p>Called by fw_quarkus_langchain4j.py: {@code java -Dcapture.spec=SPEC.json -D... -jar
  * quarkus-run.jar}; SPEC = {system, prompt, results: [{ok: value} | {raise: "Type: message"}],
- * agent, handoff: true|false, report: path}. The report {executed, text} is written after
- * shutdown, so its presence means the export was flushed.
+ * agent, handoff: true|false, report: path}. The report {executed, text} (or {executed, error}
+ * when the run ended in an exception) is written after shutdown, so its presence means the
+ * export was flushed.
  */
 @QuarkusMain
 public class CaptureApp implements QuarkusApplication {
@@ -40,6 +41,8 @@ public class CaptureApp implements QuarkusApplication {
   static JsonNode spec;
   static final List<String> executed = new ArrayList<>();
   static String text;
+  /** The exception the run ended in (o_run_error: the model API failing), else null. */
+  static String error;
 
   /** A search backend failure as the scenario scripts it; its message reaches the model. */
   static class SearchBackendError extends RuntimeException {
@@ -141,12 +144,18 @@ public class CaptureApp implements QuarkusApplication {
   public int run(String... args) {
     String system = spec.get("system").asText();
     String prompt = spec.get("prompt").asText();
-    if (spec.get("handoff").asBoolean()) {
-      text = triage.chat(prompt);
-    } else if ("coding_agent".equals(spec.get("agent").asText())) {
-      text = coding.chat(system, prompt);
-    } else {
-      text = support.chat(system, prompt);
+    try {
+      if (spec.get("handoff").asBoolean()) {
+        text = triage.chat(prompt);
+      } else if ("coding_agent".equals(spec.get("agent").asText())) {
+        text = coding.chat(system, prompt);
+      } else {
+        text = support.chat(system, prompt);
+      }
+    } catch (RuntimeException e) {
+      // The run ended in the framework's exception (the script's HTTP 500): reported, so the
+      // capture can tell it from a crash, after Quarkus flushed the spans the run ended.
+      error = e.getClass().getName() + ": " + e.getMessage();
     }
     return 0;
   }
@@ -160,7 +169,10 @@ public class CaptureApp implements QuarkusApplication {
             if (failure == null && code == 0) {
               Files.writeString(
                   Path.of(spec.get("report").asText()),
-                  JSON.writeValueAsString(Map.of("executed", executed, "text", text)));
+                  JSON.writeValueAsString(
+                      error == null
+                          ? Map.of("executed", executed, "text", text)
+                          : Map.of("executed", executed, "error", error)));
             } else if (failure != null) {
               failure.printStackTrace();
             }
