@@ -39,9 +39,15 @@ class Batch:
     def records(self) -> tuple[list[SpanRecord], list[LogRecord]]:
         """New ``SpanRecord``s and ``LogRecord``s (ids hex, attributes plain dicts, empty
         maps ``EMPTY``, empty events/links ``NO_ITEMS``, one dict per resource)."""
-    def without_own(self, scope: str, services: frozenset[str]) -> Batch | None:
+    def without_own(
+        self,
+        scope: str,
+        services: frozenset[str],
+        shape: tuple[str, list[str], set[str], str, set[str], list[str], set[str]],
+    ) -> Batch | None:
         """This batch without the grader's own records (instrumentation scope ``scope`` or a
-        resource ``service.name`` in ``services``), or ``None`` when it holds none."""
+        resource ``service.name`` in ``services``, and shaped as ``shape``,
+        ``emit.OWN_SHAPE.as_tuple()``), or ``None`` when it holds none."""
     def transfer_spans(self, body: RequestBody) -> TransferSpans:
         """The spans of ``body`` decoded for transfer (positions = list order): compact
         entries, read as ``WireSpan``s, without the attribute dicts ``serve``'s receiving
@@ -59,9 +65,9 @@ class TransferSpans:
     def __len__(self) -> int: ...
     def __getitem__(self, index: int) -> WireSpan: ...
     def __iter__(self) -> Iterator[WireSpan]: ...
-    def drop_own(self, is_own: Callable[[Any], bool], /) -> int:
-        """Drop the spans ``is_own`` says the grader emitted (asked once per resource and
-        scope); how many were dropped."""
+    def drop_own(self, marked: Callable[[Any], bool], is_own: Callable[[Any], bool], /) -> int:
+        """Drop the spans the grader emitted: ``marked`` is asked once per resource and
+        scope, ``is_own`` of every span of a marked one; how many were dropped."""
     def trace_ids(self) -> set[str]:
         """The trace ids (hex) of the spans."""
     def keep_traces(self, keep: Collection[str], /) -> None:

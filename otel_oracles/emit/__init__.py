@@ -53,7 +53,16 @@ if TYPE_CHECKING:
         JsonLinesSink,
         OtlpJsonLinesFile,
     )
-    from otel_oracles.emit._own import is_own_telemetry, own_markers, own_telemetry_check
+    from otel_oracles.emit._own import (
+        OWN_SHAPE,
+        OwnShape,
+        OwnTelemetryCheck,
+        has_own_shape,
+        is_marked_own,
+        is_own_telemetry,
+        own_markers,
+        own_telemetry_check,
+    )
     from otel_oracles.emit._resource import grader_resource
     from otel_oracles.emit._sdk_log import SdkLogs, gathered_sdk_logs
     from otel_oracles.emit._sinks import OtlpSink, Sink
@@ -80,6 +89,9 @@ _LAZY: dict[str, str] = {
         [
             "REDACTED",
             "Explainer",
+            "OwnShape",
+            "OwnTelemetryCheck",
+            "OwnTelemetryCheck",
             "ExplainMode",
             "explain",
             "looks_secret",
@@ -99,7 +111,18 @@ _LAZY: dict[str, str] = {
         "otel_oracles.emit._otlp_json",
     ),
     **dict.fromkeys(
-        ["is_own_telemetry", "own_markers", "own_telemetry_check"], "otel_oracles.emit._own"
+        [
+            "OWN_SHAPE",
+            "OwnShape",
+            "has_own_shape",
+            "is_marked_own",
+            "has_own_shape",
+            "is_marked_own",
+            "is_own_telemetry",
+            "own_markers",
+            "own_telemetry_check",
+        ],
+        "otel_oracles.emit._own",
     ),
     **dict.fromkeys(["SdkLogs", "gathered_sdk_logs"], "otel_oracles.emit._sdk_log"),
     **dict.fromkeys(["OtlpSink", "Sink"], "otel_oracles.emit._sinks"),
@@ -118,6 +141,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "OWN_SHAPE",
     "REDACTED",
     "BatchingEmitter",
     "EmitResult",
@@ -135,6 +159,8 @@ __all__ = [
     "OtelEmitter",
     "OtlpJsonLinesFile",
     "OtlpSink",
+    "OwnShape",
+    "OwnTelemetryCheck",
     "SdkLogs",
     "Sink",
     "any_value",
@@ -142,6 +168,8 @@ __all__ = [
     "explain",
     "gathered_sdk_logs",
     "grader_resource",
+    "has_own_shape",
+    "is_marked_own",
     "is_own_telemetry",
     "looks_secret",
     "otlp_destinations",

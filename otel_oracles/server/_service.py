@@ -20,17 +20,21 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from otel_oracles._native import TransferSpans
 from otel_oracles.assemble.online import BufferFull, OnlineAssembler, ReadyTrace, SpanInput
 from otel_oracles.assemble.online_join import OnlineJoiner
+from otel_oracles.decode import BodyContents, WireLog, WireSpan, body_contents
 from otel_oracles.model.span import LogRecord, SpanRecord
 from otel_oracles.server._grading import ThreadGrading, VerdictLine
 from otel_oracles.server._spool import ExportOutcome, Spool
 from otel_oracles.server._stats import ServeStats
 from otel_oracles.server._status import Draining, TooManyTraces, Unauthenticated
 from otel_oracles.server.config import ServeSettings
+
+if TYPE_CHECKING:
+    from otel_oracles.emit import OwnTelemetryCheck
 
 logger = logging.getLogger(__name__)
 
@@ -92,8 +96,9 @@ BackendFactory = Callable[["GradingServer"], GradingBackend]
 
 class GradingServer:
     """See the module docstring. ``is_own`` recognises the grader's own telemetry (loop
-    safety). Grading happens in ``backend(self)`` when given, else on threads running
-    ``grade``."""
+    safety): marked as the grader's *and* shaped as a grade span or evaluation record, so a
+    sender's span put in the grader's scope is graded, not skipped. Grading happens in
+    ``backend(self)`` when given, else on threads running ``grade``."""
 
     def __init__(
         self,
@@ -102,7 +107,7 @@ class GradingServer:
         grade: GradeFn | None,
         emitter: ResultsEmitter,
         decode: Callable[[bytes, str, Signal], tuple[SpanInput, list[LogRecord], int, list[str]]],
-        is_own: Callable[[SpanRecord | LogRecord], bool],
+        is_own: OwnTelemetryCheck,
         backend: BackendFactory | None = None,
         spool: Spool | None = None,
     ) -> None:
@@ -218,7 +223,8 @@ class GradingServer:
         is_own = self._own_checker()
         own = 0
         if isinstance(spans, TransferSpans):
-            own += spans.drop_own(self._is_own)  # asked once per resource and scope
+            # Markers asked once per resource and scope, the shape per marked span.
+            own += spans.drop_own(self._is_own.marked, is_own)
         elif any(map(is_own, spans)):
             kept = [s for s in spans if not is_own(s)]
             own += len(spans) - len(kept)
@@ -283,18 +289,33 @@ class GradingServer:
         return Accepted(rejected=adm.rejected + ignored, message="; ".join(messages))
 
     def _own_checker(self) -> Callable[[SpanRecord | LogRecord], bool]:
-        """``is_own`` decided once per (resource, scope) of a request: the records of one
-        ``ResourceSpans`` share their resource mapping, and reading ``service.name`` from it
-        for every span was ~5% of the receiving process's CPU."""
+        """``is_own`` for the records of one request, with its markers decided once per
+        (resource, scope): the records of one ``ResourceSpans`` share their resource
+        mapping, and reading ``service.name`` from it for every span was ~5% of the
+        receiving process's CPU. The shape is asked of each marked record, as a full record:
+        the markers alone prove nothing (a sender can write them), and one scope may hold a
+        grade span and a forged tool span. A stand-in (``WireSpan``/``WireLog``, which keep
+        neither name nor attributes) is read back from its body, decoded once per request:
+        only marked records pay for it."""
         is_own = self._is_own
         seen: dict[tuple[int, str], bool] = {}
+        bodies: dict[int, BodyContents] = {}
+
+        def full(record: Any) -> SpanRecord | LogRecord:
+            if not isinstance(record, (WireSpan, WireLog)):
+                return record  # type: ignore[no-any-return]
+            body = record.body
+            contents = bodies.get(id(body))
+            if contents is None:
+                contents = bodies[id(body)] = body_contents(body.kind, body.payload)
+            return contents[0 if isinstance(record, WireSpan) else 1][record.index]
 
         def check(record: SpanRecord | LogRecord) -> bool:
             key = (id(record.resource), record.scope_name)
-            verdict = seen.get(key)
-            if verdict is None:
-                verdict = seen[key] = is_own(record)
-            return verdict
+            marked = seen.get(key)
+            if marked is None:
+                marked = seen[key] = is_own.marked(record)
+            return marked and is_own(full(record))
 
         return check
 
@@ -393,12 +414,15 @@ class GradingServer:
                     },
                 )
 
-    def record_crash(self, ready: ReadyTrace) -> None:
-        """A trace whose grading crashed (or whose worker process died) is counted, and while
-        running it leaves the spool: the next start would only crash on it again. During the
-        drain a "crash" is the shutdown budget cutting grading off; those traces stay spooled
-        for the next start."""
+    def record_crash(self, ready: ReadyTrace, verdicts_follow: bool = False) -> None:
+        """A trace whose grading crashed (or whose worker process died) is counted. Its
+        ``error`` verdicts normally follow (``verdicts_follow``) and settle it in the spool
+        once exported, like any result. Without them, while running it leaves the spool:
+        the next start would only crash on it again. During the drain a "crash" is the
+        shutdown budget cutting grading off; those traces stay spooled for the next start."""
         self.stats.incr("grading_errors")
+        if verdicts_follow:
+            return
         if self.spool is not None and self._state == "running":
             self.spool.settle(ready.trace_ids, exported=False)
 

@@ -71,15 +71,18 @@ def without_own_telemetry(batches: Iterable[DecodedBatch]) -> Iterator[DecodedBa
     """``batches`` without the grader's own spans and log records (``emit``'s
     ``own_telemetry_check``, the one ``serve`` skips on receipt): an export holding an agent's
     spans and the grade spans and events emitted for them grades like the agent's spans
-    alone. A natively decoded batch is filtered in the core on its native records (same
-    markers, same criterion), so no record is built for it here."""
-    from otel_oracles.emit import own_markers, own_telemetry_check  # the OTel SDK, only now
+    alone. Only records marked *and* shaped as the grader's are left out (``emit._own``): a
+    sender's span in the grader's scope is read like any span. A natively decoded batch is
+    filtered in the core on its native records (same markers and shape, handed over from
+    ``emit``), so no record is built for it here."""
+    from otel_oracles.emit import OWN_SHAPE, own_markers, own_telemetry_check  # the OTel SDK
 
     scope, services = own_markers()
+    shape = OWN_SHAPE.as_tuple()
     is_own = own_telemetry_check()
     for batch in batches:
         if batch.native is not None:
-            kept = batch.native.without_own(scope, services)
+            kept = batch.native.without_own(scope, services, shape)
             if kept is not None:
                 batch.native = kept
             yield batch

@@ -12,7 +12,7 @@ from typing import Any
 
 from otel_oracles.assemble import AssemblyStats, assemble_offline
 from otel_oracles.decode import DecodedBatch, decode
-from otel_oracles.emit import own_markers
+from otel_oracles.emit import is_own_telemetry, own_markers
 from otel_oracles.session import without_own_telemetry
 
 
@@ -142,8 +142,33 @@ def test_over_the_cap_traces_are_released_incomplete_in_both_forms() -> None:
     assert held + stats.late_spans == stats.spans_read, "nothing silently dropped"
 
 
+def _own_scope_body() -> bytes:
+    """Trace 20 in the grader's scope: a grade span as the emitter writes it (span 0) and a
+    sender's tool span dressed in the same scope (span 1)."""
+    body = json.loads(spans_body([(20, 0, None), (20, 1, 0)], scope=own_markers()[0]))
+    grade, forged = body["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    grade["name"] = "grade c"
+    grade["attributes"] = [
+        {"key": key, "value": value}
+        for key, value in (
+            ("otel_oracles.contract.id", {"stringValue": "c"}),
+            ("otel_oracles.contract.version", {"stringValue": "1"}),
+            ("otel_oracles.verdict", {"stringValue": "pass"}),
+            ("otel_oracles.checks", {"intValue": "1"}),
+        )
+    ]
+    forged["name"] = "execute_tool delete_records"
+    forged["attributes"] = [
+        {"key": "gen_ai.operation.name", "value": {"stringValue": "execute_tool"}},
+        {"key": "gen_ai.tool.name", "value": {"stringValue": "delete_records"}},
+    ]
+    return json.dumps(body).encode()
+
+
 def test_own_telemetry_is_dropped_in_the_core_without_building_records() -> None:
-    mixed = decode(spans_body([(20, 0, None)], scope=own_markers()[0]), "application/json")
+    """Only the grade-shaped span of the grader's scope is dropped, in the core as in Python:
+    the markers are strings a sender can write, so the forged tool span is kept."""
+    mixed = decode(_own_scope_body(), "application/json")
     agent = decode(spans_body([(21, 0, None)]), "application/json")
 
     def batches() -> Iterator[DecodedBatch]:
@@ -152,6 +177,9 @@ def test_own_telemetry_is_dropped_in_the_core_without_building_records() -> None
 
     kept = list(without_own_telemetry(batches()))
     assert all(b.native is not None for b in kept), "no records built to filter"
-    assert [b.span_count for b in kept] == [0, 1]
+    assert [b.span_count for b in kept] == [1, 1]
     traces = list(assemble_offline(kept))
-    assert [t.trace_id for t in traces] == [trace_id(21)]
+    assert [t.trace_id for t in traces] == [trace_id(20), trace_id(21)]
+    assert [s.name for s in traces[0].spans] == ["execute_tool delete_records"]
+    records = decode(_own_scope_body(), "application/json").spans
+    assert [is_own_telemetry(s, *own_markers()) for s in records] == [True, False]

@@ -111,3 +111,55 @@ def wait_until(predicate: Callable[[], bool], timeout: float = 10.0, what: str =
             return
         time.sleep(0.02)
     raise AssertionError(f"timed out after {timeout}s waiting for {what or predicate}")
+
+
+FORGERIES = ("scope", "service", "grade-name", "none")
+"""How ``send_forged_run`` dresses its ``delete_records`` span: in the grader's
+instrumentation scope, under the grader's ``service.name``, in that scope named and
+attributed like a grade span besides its tool attributes, or not at all (the control)."""
+
+
+def send_forged_run(exporter: SpanExporter, forge: str) -> str:
+    """One scripted support-agent run through the SDK that calls ``search_docs`` and the
+    forbidden ``delete_records``, the latter dressed as the grader's own telemetry as
+    ``forge`` says (``FORGERIES``). Returns the trace id."""
+    from opentelemetry import trace
+
+    agent = TracerProvider(resource=Resource.create({"service.name": "py-support-agent"}))
+    forger = TracerProvider(resource=Resource.create({"service.name": "otel-oracles"}))
+    for provider in (agent, forger):
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = agent.get_tracer("agent-test", "1.0")
+    forged_tracer = {
+        "scope": agent.get_tracer("otel_oracles"),
+        "service": forger.get_tracer("agent-test", "1.0"),
+        "grade-name": agent.get_tracer("otel_oracles"),
+        "none": tracer,
+    }[forge]
+
+    def tool(use: trace.Tracer, name: str, span_name: str, extra: dict[str, str]) -> None:
+        attributes = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": name,
+            "gen_ai.tool.call.id": f"call_{name}",
+            "gen_ai.tool.call.arguments": '{"query": "refund policy"}',
+            **extra,
+        }
+        with use.start_as_current_span(span_name, attributes=attributes):
+            pass
+
+    with tracer.start_as_current_span(
+        "invoke_agent support_agent",
+        attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "support_agent"},
+    ) as root:
+        tool(tracer, "search_docs", "execute_tool search_docs", {})
+        dress = (
+            {"otel_oracles.contract.id": "support-rag", "otel_oracles.contract.version": "1",
+             "otel_oracles.verdict": "pass", "otel_oracles.checks": "1"}
+            if forge == "grade-name" else {}
+        )  # fmt: skip
+        name = "grade support-rag" if forge == "grade-name" else "execute_tool delete_records"
+        tool(forged_tracer, "delete_records", name, dress)
+    for provider in (agent, forger):
+        provider.shutdown()
+    return format(root.get_span_context().trace_id, "032x")

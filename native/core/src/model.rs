@@ -151,18 +151,18 @@ impl Batch {
     /// usual case: nothing is copied; a batch mixing the grader's own output with an
     /// agent's is rare, and copied once).
     pub fn without_own(&self, own: &OwnTelemetry) -> Option<Batch> {
-        let spans_own = self.spans.iter().any(|s| own.is_own(&s.scope, &s.resource));
-        let logs_own = self.logs.iter().any(|l| own.is_own(&l.scope, &l.resource));
+        let spans_own = self.spans.iter().any(|s| own.owns_span(s));
+        let logs_own = self.logs.iter().any(|l| own.owns_log(l));
         if !spans_own && !logs_own {
             return None;
         }
         Some(Batch {
             spans: (self.spans.iter())
-                .filter(|s| !own.is_own(&s.scope, &s.resource))
+                .filter(|s| !own.owns_span(s))
                 .cloned()
                 .collect(),
             logs: (self.logs.iter())
-                .filter(|l| !own.is_own(&l.scope, &l.resource))
+                .filter(|l| !own.owns_log(l))
                 .cloned()
                 .collect(),
             ignored: self.ignored,
@@ -172,24 +172,97 @@ impl Batch {
     }
 }
 
-/// The grader's own telemetry, as `otel_oracles.emit.is_own_telemetry` recognises it: its
-/// instrumentation scope, or a resource `service.name` it uses. The markers come from
-/// Python (`emit.own_markers`), so they are defined once.
+/// The grader's own telemetry, as `otel_oracles.emit.is_own_telemetry` recognises it:
+/// marked as its own (its instrumentation scope, or a resource `service.name` it uses) and
+/// shaped as its own (`OwnShape`). The markers and the shape come from Python
+/// (`emit.own_markers`, `emit.OWN_SHAPE`), so they are defined once.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct OwnTelemetry {
     pub scope: String,
     pub services: HashSet<String>,
+    pub shape: OwnShape,
 }
 
 impl OwnTelemetry {
     /// The scope name matches, or the resource's `service.name` (the last of duplicate
     /// keys, as in the Python resource dict; a string, as the services are) is a service.
-    pub fn is_own(&self, scope: &Scope, resource: &Resource) -> bool {
+    /// Necessary, never sufficient: any sender can write these strings.
+    pub fn marked(&self, scope: &Scope, resource: &Resource) -> bool {
         if scope.name == self.scope {
             return true;
         }
         let service = (resource.attributes.iter().rev()).find(|kv| kv.key == "service.name");
         matches!(service, Some(KeyValue { value: AnyValue::Str(name), .. }) if self.services.contains(name))
+    }
+
+    /// A grade span under the grader's markers.
+    pub fn owns_span(&self, span: &Span) -> bool {
+        self.marked(&span.scope, &span.resource) && self.shape.is_grade_span(span)
+    }
+
+    /// An evaluation log record under the grader's markers.
+    pub fn owns_log(&self, log: &LogRecord) -> bool {
+        self.marked(&log.scope, &log.resource) && self.shape.is_evaluation_log(log)
+    }
+}
+
+/// What a grade span and an evaluation log record hold, as `otel_oracles.emit.OWN_SHAPE`
+/// defines it: the keys every one carries (`*_required`, the contract id first) and every
+/// key one may carry (`*_allowed`). A record of this shape says nothing about what an agent
+/// did, so leaving it out cannot hide an agent's step; the empty shape matches nothing.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OwnShape {
+    pub span_prefix: String,
+    pub span_required: Vec<String>,
+    pub span_allowed: HashSet<String>,
+    pub event_name: String,
+    pub event_allowed: HashSet<String>,
+    pub log_required: Vec<String>,
+    pub log_allowed: HashSet<String>,
+}
+
+impl OwnShape {
+    fn keys_fit(attributes: &Attributes, required: &[String], allowed: &HashSet<String>) -> bool {
+        required
+            .iter()
+            .all(|key| attributes.iter().any(|kv| &kv.key == key))
+            && attributes.iter().all(|kv| allowed.contains(&kv.key))
+    }
+
+    /// Named `{span_prefix}{contract id}` (the id a string), no links, only grade
+    /// attributes, only evaluation events.
+    pub fn is_grade_span(&self, span: &Span) -> bool {
+        let Some(id_key) = self.span_required.first() else {
+            return false;
+        };
+        let contract = (span.attributes.iter().rev()).find(|kv| &kv.key == id_key);
+        let Some(KeyValue {
+            value: AnyValue::Str(contract),
+            ..
+        }) = contract
+        else {
+            return false;
+        };
+        span.name.strip_prefix(self.span_prefix.as_str()) == Some(contract.as_str())
+            && span.links.is_empty()
+            && Self::keys_fit(&span.attributes, &self.span_required, &self.span_allowed)
+            && span.events.iter().all(|event| {
+                event.name == self.event_name
+                    && (event.attributes.iter()).all(|kv| self.event_allowed.contains(&kv.key))
+            })
+    }
+
+    /// A body-less evaluation event record with only evaluation attributes.
+    pub fn is_evaluation_log(&self, log: &LogRecord) -> bool {
+        let bodyless = match &log.body {
+            AnyValue::Empty => true,
+            AnyValue::Str(text) => text.is_empty(),
+            _ => false,
+        };
+        !self.event_name.is_empty()
+            && log.event_name == self.event_name
+            && bodyless
+            && Self::keys_fit(&log.attributes, &self.log_required, &self.log_allowed)
     }
 }
 
@@ -230,11 +303,44 @@ mod tests {
         }
     }
 
+    fn shape() -> OwnShape {
+        let keys = |keys: &[&str]| keys.iter().map(|k| k.to_string()).collect::<HashSet<_>>();
+        OwnShape {
+            span_prefix: "grade ".into(),
+            span_required: vec!["contract".into(), "verdict".into()],
+            span_allowed: keys(&["contract", "verdict"]),
+            event_name: "evaluation".into(),
+            event_allowed: keys(&["check"]),
+            log_required: vec!["check".into()],
+            log_allowed: keys(&["check"]),
+        }
+    }
+
+    fn str_kv(key: &str, value: &str) -> KeyValue {
+        KeyValue {
+            key: key.into(),
+            value: AnyValue::Str(value.into()),
+        }
+    }
+
+    /// A grade span of contract `c` (as the emitter writes it) from `span`.
+    fn graded(mut span: Span) -> Span {
+        span.name = "grade c".into();
+        span.attributes = vec![str_kv("contract", "c"), str_kv("verdict", "pass")];
+        span.events = vec![Event {
+            name: "evaluation".into(),
+            time_ns: 0,
+            attributes: vec![str_kv("check", "x")],
+        }];
+        span
+    }
+
     #[test]
     fn own_telemetry_is_dropped_by_scope_or_last_service_name() {
         let own = OwnTelemetry {
             scope: "otel-oracles".into(),
             services: HashSet::from(["otel-oracles".to_string()]),
+            shape: shape(),
         };
         let ours = Arc::new(Scope {
             name: "otel-oracles".into(),
@@ -243,10 +349,10 @@ mod tests {
         let agent = Arc::new(Scope::default());
         let batch = Batch {
             spans: vec![
-                span(&ours, None),
-                span(&agent, Some(AnyValue::Str("otel-oracles".into()))),
-                span(&agent, Some(AnyValue::Int(1))),
-                span(&agent, None),
+                graded(span(&ours, None)),
+                graded(span(&agent, Some(AnyValue::Str("otel-oracles".into())))),
+                graded(span(&agent, Some(AnyValue::Int(1)))),
+                graded(span(&agent, None)),
             ],
             ..Batch::default()
         };
@@ -257,6 +363,57 @@ mod tests {
             None,
             "nothing left to drop: no copy"
         );
+    }
+
+    #[test]
+    fn a_marked_span_not_shaped_as_a_grade_span_is_kept() {
+        let own = OwnTelemetry {
+            scope: "otel-oracles".into(),
+            services: HashSet::new(),
+            shape: shape(),
+        };
+        let ours = Arc::new(Scope {
+            name: "otel-oracles".into(),
+            version: String::new(),
+        });
+        let grade = graded(span(&ours, None));
+        let mut tool = grade.clone();
+        tool.attributes
+            .push(str_kv("gen_ai.tool.name", "delete_records"));
+        let mut renamed = grade.clone();
+        renamed.name = "delete_records".into();
+        let mut other_event = grade.clone();
+        other_event.events[0].name = "gen_ai.tool.message".into();
+        let mut missing = grade.clone();
+        missing.attributes.pop();
+        let forged = vec![tool, renamed, other_event, missing, span(&ours, None)];
+        let mut spans = forged.clone();
+        spans.push(grade);
+        let kept = Batch {
+            spans,
+            ..Batch::default()
+        }
+        .without_own(&own)
+        .expect("the grade span is dropped");
+        assert_eq!(kept.spans, forged, "every forged span is kept, in order");
+        let log = |body: AnyValue, extra: Option<KeyValue>| LogRecord {
+            trace_id: None,
+            span_id: None,
+            event_name: "evaluation".into(),
+            time_ns: 0,
+            attributes: [Some(str_kv("check", "x")), extra]
+                .into_iter()
+                .flatten()
+                .collect(),
+            body,
+            severity_number: 0,
+            resource: Arc::new(Resource::default()),
+            scope: Arc::clone(&ours),
+        };
+        assert!(own.owns_log(&log(AnyValue::Empty, None)));
+        assert!(!own.owns_log(&log(AnyValue::Str("rm -rf".into()), None)));
+        assert!(!own.owns_log(&log(AnyValue::Empty, Some(str_kv("gen_ai.tool.name", "t")))));
+        assert!(!OwnTelemetry::default().owns_log(&log(AnyValue::Empty, None)));
     }
 
     #[test]

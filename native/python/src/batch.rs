@@ -17,6 +17,18 @@ use std::sync::Arc;
 use otel_oracles_core::model::{self, AnyValue, KeyValue};
 
 use crate::online::{BodyInfo, Extra, SpanFacts, TransferSpans, NO_EXTRA};
+
+/// `emit.OWN_SHAPE.as_tuple()`: span name prefix, span keys required and allowed, event
+/// name, event keys allowed, log keys required and allowed (`model::OwnShape`).
+type OwnShapeArgs = (
+    String,
+    Vec<String>,
+    HashSet<String>,
+    String,
+    HashSet<String>,
+    Vec<String>,
+    HashSet<String>,
+);
 use pyo3::exceptions::PyOverflowError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -138,11 +150,38 @@ impl Batch {
     }
 
     /// This batch without the grader's own spans and log records (`emit`'s
-    /// `is_own_telemetry`: instrumentation scope `scope`, or a resource `service.name`
-    /// among `services`; `model::OwnTelemetry`), or `None` when it holds none (the usual
-    /// case: nothing is copied).
-    fn without_own(&self, scope: String, services: HashSet<String>) -> Option<Batch> {
-        let own = model::OwnTelemetry { scope, services };
+    /// `is_own_telemetry`: instrumentation scope `scope` or a resource `service.name` among
+    /// `services`, and the shape `emit.OWN_SHAPE.as_tuple()` gives; `model::OwnTelemetry`),
+    /// or `None` when it holds none (the usual case: nothing is copied).
+    fn without_own(
+        &self,
+        scope: String,
+        services: HashSet<String>,
+        shape: OwnShapeArgs,
+    ) -> Option<Batch> {
+        let (
+            span_prefix,
+            span_required,
+            span_allowed,
+            event_name,
+            event_allowed,
+            log_required,
+            log_allowed,
+        ) = shape;
+        let shape = model::OwnShape {
+            span_prefix,
+            span_required,
+            span_allowed,
+            event_name,
+            event_allowed,
+            log_required,
+            log_allowed,
+        };
+        let own = model::OwnTelemetry {
+            scope,
+            services,
+            shape,
+        };
         self.inner.without_own(&own).map(Batch::new)
     }
 

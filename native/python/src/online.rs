@@ -189,23 +189,39 @@ impl TransferSpans {
         Ok((list_type, (PyList::new(py, items)?,)))
     }
 
-    /// Drop the spans `is_own` says the grader emitted itself; how many. `is_own` is asked
-    /// once per (resource, scope) of the body, with its first span, as it only reads the
-    /// scope name and the resource's `service.name`.
-    fn drop_own(&mut self, py: Python<'_>, is_own: &Bound<'_, PyAny>) -> PyResult<usize> {
+    /// Drop the spans the grader emitted itself; how many. `marked` (the grader's scope or
+    /// `service.name`) is asked once per (resource, scope) of the body, with its first span,
+    /// as it only reads those; `is_own` (markers and the shape of a grade span) is asked of
+    /// every span of a marked (resource, scope): the markers are strings any sender can
+    /// write, so a forged span beside real grade spans must be looked at on its own.
+    fn drop_own(
+        &mut self,
+        py: Python<'_>,
+        marked: &Bound<'_, PyAny>,
+        is_own: &Bound<'_, PyAny>,
+    ) -> PyResult<usize> {
         let mut verdicts: Vec<Option<bool>> = vec![None; self.body.origins.len()];
+        let mut dropped: Vec<bool> = Vec::with_capacity(self.spans.len());
         for facts in &self.spans {
             let slot = verdicts
                 .get_mut(facts.origin as usize)
                 .ok_or_else(|| PyIndexError::new_err("span origin out of range"))?;
-            if slot.is_none() {
+            let is_marked = match *slot {
+                Some(known) => known,
+                None => {
+                    let probe = self.body.wire_span(py, facts, &hex(py, &facts.trace_id))?;
+                    *slot.insert(marked.call1((probe,))?.is_truthy()?)
+                }
+            };
+            let own = is_marked && {
                 let probe = self.body.wire_span(py, facts, &hex(py, &facts.trace_id))?;
-                *slot = Some(is_own.call1((probe,))?.is_truthy()?);
-            }
+                is_own.call1((probe,))?.is_truthy()?
+            };
+            dropped.push(own);
         }
         let before = self.spans.len();
-        self.spans
-            .retain(|facts| verdicts.get(facts.origin as usize) != Some(&Some(true)));
+        let mut flags = dropped.into_iter();
+        self.spans.retain(|_| !flags.next().unwrap_or(false));
         Ok(before - self.spans.len())
     }
 
