@@ -24,9 +24,30 @@ from otel_oracles.assemble.online import ReadyTrace
 logger = logging.getLogger(__name__)
 
 
+class GradingFailure(NamedTuple):
+    """Why a trace could not be graded, as its ``error`` verdicts say it: the result's name
+    (``stage``), its message and ``error.type``. Plain and picklable: a worker process's
+    death is described by the receiving process and the verdicts exported by another worker.
+    """
+
+    stage: str
+    message: str
+    error_type: str
+
+    @classmethod
+    def raised(cls, exc: BaseException) -> GradingFailure:
+        """Grading the trace raised ``exc`` (a bug in an oracle, parser or plug-in)."""
+        return cls(
+            "grading_crash",
+            f"grading this trace crashed ({type(exc).__name__}: {exc}); not graded",
+            type(exc).__name__,
+        )
+
+
 class GradingPool:
     """Runs ``grade_one(ready)`` on worker threads; ``grade_one`` must not raise (it is
-    wrapped anyway: a crash is logged and counted through ``on_crash``).
+    wrapped anyway: a crash, even a ``BaseException`` such as a plug-in's ``SystemExit``, is
+    logged and handed to ``on_crash``, so the thread and the trace's slot survive it).
 
     With a ``trace_timeout``, a watchdog gives up on a trace that has been grading longer:
     ``on_timeout(ready, seconds)`` reports it (an ``error`` verdict), its slot is free again
@@ -110,8 +131,8 @@ class GradingPool:
                 self._running[me] = _Running(ready, time.monotonic())
             try:
                 self._grade_one(ready)
-            except Exception as exc:
-                logger.exception("grading trace %s crashed", ready.trace_id)
+            except BaseException as exc:  # a dead thread would leak the trace and its slot
+                logger.exception("grading trace %s crashed; reported as error", ready.trace_id)
                 self._on_crash(ready, exc)
             with self._lock:
                 del self._running[me]
@@ -332,7 +353,7 @@ class ThreadGrading:
         grade: GradeReady,
         export: Callable[[list[Any]], object],
         on_graded: OnGraded,
-        on_crash: Callable[[ReadyTrace], None],
+        on_crash: Callable[[ReadyTrace, bool], None],
         max_backlog: int = 16,
         trace_timeout: float | None = None,
         on_stuck_limit: Callable[[], None] | None = None,
@@ -346,11 +367,16 @@ class ThreadGrading:
         self._timed_out: Callable[[ReadyTrace, float], list[Any]] | None = getattr(
             grade, "timed_out", None
         )
+        # Likewise for a trace whose grading raised (``ReadyGrader.not_graded``).
+        self._not_graded: Callable[[ReadyTrace, GradingFailure], list[Any]] | None = getattr(
+            grade, "not_graded", None
+        )
+        self._on_crash = on_crash
         self.pool = GradingPool(
             workers,
             queue_size,
             self._grade_one,
-            lambda ready, _exc: on_crash(ready),
+            self._crashed,
             trace_timeout=trace_timeout,
             on_timeout=self._give_up if self._timed_out is not None else None,
             on_stuck_limit=on_stuck_limit,
@@ -384,6 +410,27 @@ class ThreadGrading:
     def _grade_one(self, ready: ReadyTrace) -> None:
         results = self._grade(ready)
         if not self.pool.abandoned(ready):  # else its error verdicts went out already
+            self.exporter.put(ready, results)
+
+    def _crashed(self, ready: ReadyTrace, exc: BaseException) -> None:
+        if self.pool.abandoned(ready):
+            return  # given up on before it crashed: its timeout verdicts went out then
+        self.report_failure(ready, GradingFailure.raised(exc))
+
+    def report_failure(self, ready: ReadyTrace, failure: GradingFailure) -> None:
+        """A trace that could not be graded (it raised, or the worker process holding it
+        died) still ends in verdicts: ``error`` from every contract that selects it, exported
+        like any result. ``on_crash(ready, True)`` counts it first. Only when not even those
+        can be made (the grader has no ``not_graded``, or it raised too) is the trace just
+        counted and logged: ``on_crash(ready, False)``."""
+        results: list[Any] | None = None
+        if self._not_graded is not None:
+            try:
+                results = self._not_graded(ready, failure)
+            except Exception:
+                logger.exception("no error verdicts for trace %s either", ready.trace_id)
+        self._on_crash(ready, results is not None)
+        if results is not None:
             self.exporter.put(ready, results)
 
     def _give_up(self, ready: ReadyTrace, seconds: float) -> None:

@@ -15,10 +15,10 @@ data) and the receiving process, which owns the one meter provider, records them
 Protocol, one duplex pipe per worker (``multiprocessing`` connections, pickled tuples)::
 
     parent -> worker  ("body", id, kind, bytes) | ("grade", [(token, trace_id, spans, logs,
-                      reason, members)])
+                      reason, members)]) | ("fail", [same items], GradingFailure)
                       | ("drop", id) | ("stop", timeout)
     worker -> parent  ("ready",) | ("graded", [(token, [verdict])], tally, exported)
-                      | ("crashed", token)
+                      | ("errored", token) | ("crashed", token)
                       | ("stopped",)
 
 Spans are ``decode.WireSpan``s in the receiving process: a worker is sent each request body
@@ -28,8 +28,12 @@ any of its traces is outstanding), decodes it, and takes spans by position
 that have it are told to forget it. So the receiving process never serializes or converts a
 span, and a worker decodes each body once. Log records travel the same way (``WireLog``).
 Results are reported per exported batch, not per request, so a slow trace never holds back
-the others sent with it. A worker that dies (killed, out of memory) has its traces counted
-as grading errors and is replaced; a worker whose parent dies sees its pipe close and exits.
+the others sent with it. A trace whose grading raises gets ``error`` verdicts from its worker
+("errored" counts it, its verdicts follow as "graded"). A worker that dies (killed, out of
+memory) is replaced, and the traces it held are counted as grading errors and sent to a live
+worker as "fail": it exports their ``error`` verdicts without grading them (so the parent
+keeps each trace's spans until its verdicts are in). A trace lost a second time that way is
+only counted. A worker whose parent dies sees its pipe close and exits.
 """
 
 from __future__ import annotations
@@ -104,7 +108,7 @@ class ProcessGrading:
         threads: int,
         capacity: int,
         on_graded: Callable[[list[tuple[ReadyTrace, list[VerdictLine]]], bool], None],
-        on_crash: Callable[[ReadyTrace], None],
+        on_crash: Callable[[ReadyTrace, bool], None],
         metrics: GraderMetrics | None,
     ) -> None:
         self._settings = settings
@@ -118,6 +122,8 @@ class ProcessGrading:
         self._lock = threading.Condition()
         self._workers: list[_Worker] = []
         self._next_token = 0
+        self._failing: set[int] = set()
+        """Tokens of traces sent as "fail" (their first worker died): lost again, only counted."""
         self._stopping = False
         self.restarts = 0
         # Workers' metric counts, recorded at most every _METRICS_EVERY_S: each SDK
@@ -214,22 +220,15 @@ class ProcessGrading:
             live = [w for w in self._workers if w.alive]
             if not live:
                 for ready in traces:
-                    self._on_crash(ready)
+                    self._on_crash(ready, False)
                 return
             batches: dict[int, list[tuple[Any, ...]]] = {}
             for ready in traces:
                 w = min(live, key=lambda x: len(x.inflight))
                 token = self._next_token
                 self._next_token += 1
-                w.inflight[token] = ReadyTrace(
-                    ready.trace_id,
-                    [],
-                    [],
-                    ready.reason,
-                    ready.due_at,
-                    ready.dropped_spans,
-                    ready.members,
-                )
+                # With its spans: should the worker die, another one reports it (``_lost``).
+                w.inflight[token] = ready
                 batches.setdefault(w.index, []).append(
                     (token, ready.trace_id, ready.spans, ready.logs, ready.reason, ready.members)
                 )
@@ -274,7 +273,7 @@ class ProcessGrading:
             if msg is None:
                 return
             try:
-                if msg[0] == "grade":
+                if msg[0] in ("grade", "fail"):
                     for body_id, kind, payload in self._bodies_to_send(w, msg[1]):
                         w.conn.send(("body", body_id, kind, payload))
                     w.conn.send_bytes(_dumps(msg))
@@ -333,9 +332,15 @@ class ProcessGrading:
                 elif kind == "crashed":
                     with self._lock:
                         ready = w.inflight.pop(msg[1], None)
+                        self._failing.discard(msg[1])
                         self._lock.notify_all()
                     if ready is not None:
-                        self._on_crash(ready)
+                        self._on_crash(ready, False)
+                elif kind == "errored":  # counted now; its error verdicts follow
+                    with self._lock:
+                        ready = w.inflight.get(msg[1])
+                    if ready is not None:
+                        self._on_crash(ready, True)
                 elif kind == "ready":
                     w.ready.set()
                 elif kind == "failed":
@@ -353,6 +358,7 @@ class ProcessGrading:
         done: list[tuple[ReadyTrace, list[VerdictLine]]] = []
         with self._lock:
             for token, verdicts in items:
+                self._failing.discard(token)
                 ready = w.inflight.pop(token, None)
                 if ready is not None:
                     done.append((ready, verdicts))
@@ -365,12 +371,16 @@ class ProcessGrading:
             self._on_graded(done, exported)
 
     def _lost(self, w: _Worker) -> None:
-        """The worker's pipe closed: count what it held as grading errors; replace it
-        unless we are stopping."""
+        """The worker's pipe closed: count what it held as grading errors, replace it unless
+        we are stopping, and have a live worker export those traces' ``error`` verdicts
+        (``_report_lost``)."""
         was_ready = w.ready.is_set()
         with self._lock:
             w.alive = False
             lost = list(w.inflight.values())
+            # Sent as "fail" already: their second loss; they are only counted.
+            again = [ready for token, ready in w.inflight.items() if token in self._failing]
+            self._failing.difference_update(w.inflight)
             w.inflight.clear()
             stopping = self._stopping
             self._lock.notify_all()
@@ -382,20 +392,69 @@ class ProcessGrading:
             w.conn.close()
         if lost:
             logger.error(
-                "grading worker %d exited with %d traces in hand (exit code %s)",
+                "grading worker %d exited with %d traces in hand (exit code %s); "
+                "reported as error",
                 w.index, len(lost), w.process.exitcode,
             )  # fmt: skip
-        for ready in lost:
-            self._on_crash(ready)
-        if stopping or not was_ready or w.failure:
-            # A worker that never started would fail again: start() reports it instead.
+        for ready in again:
+            self._on_crash(ready, False)
+        first = [ready for ready in lost if not any(ready is r for r in again)]
+        if not (stopping or not was_ready or w.failure):
+            # (A worker that never started would fail again: start() reports it instead.)
+            self.restarts += 1
+            replacement = self._spawn(w.index)
+            with self._lock:
+                if self._stopping:
+                    replacement.outbox.put(("stop", 1.0))
+                self._workers[self._workers.index(w)] = replacement
+        self._report_lost(first, _died(w.process.exitcode))
+
+    def _report_lost(self, lost: list[ReadyTrace], failure: Any) -> None:
+        """Send traces a dead worker held to the least busy live one as "fail": it exports
+        their ``error`` verdicts without grading them (grading may be what killed the
+        worker), and they count as grading errors. While stopping, or with no live worker,
+        they are only counted (and, during the drain, stay spooled for the next start)."""
+        if not lost:
             return
-        self.restarts += 1
-        replacement = self._spawn(w.index)
+        items: list[tuple[Any, ...]] = []
+        target: _Worker | None = None
         with self._lock:
-            if self._stopping:
-                replacement.outbox.put(("stop", 1.0))
-            self._workers[self._workers.index(w)] = replacement
+            live = [x for x in self._workers if x.alive]
+            if not self._stopping and live:
+                target = min(live, key=lambda x: len(x.inflight))
+                for ready in lost:
+                    token = self._next_token
+                    self._next_token += 1
+                    target.inflight[token] = ready
+                    self._failing.add(token)
+                    items.append(
+                        (token, ready.trace_id, ready.spans, ready.logs, ready.reason,
+                         ready.members)
+                    )  # fmt: skip
+        if target is not None:
+            target.outbox.put(("fail", items, failure))
+            return
+        for ready in lost:
+            self._on_crash(ready, False)
+
+
+def _died(exitcode: int | None) -> Any:
+    """The ``GradingFailure`` of a trace whose worker process died (``exitcode`` negative:
+    the signal that killed it, e.g. SIGKILL from the OOM killer)."""
+    from otel_oracles.server._grading import GradingFailure
+
+    if exitcode is not None and exitcode < 0:
+        try:
+            how = f"killed by {signal.Signals(-exitcode).name}"
+        except ValueError:
+            how = f"killed by signal {-exitcode}"
+    else:
+        how = f"exit code {exitcode}"
+    return GradingFailure(
+        "worker_died",
+        f"the grading worker process died ({how}) while this trace was in hand; not graded",
+        "WorkerProcessDied",
+    )
 
 
 _WIRE = (WireSpan, WireLog)
@@ -472,15 +531,16 @@ def worker_main(
                 _BODIES[msg[1]] = body_contents(msg[2], msg[3])
             elif msg[0] == "drop":
                 _BODIES.pop(msg[1], None)
-            elif msg[0] == "grade":
-                backend.submit(
-                    [
-                        _WorkerTrace(
-                            trace_id, spans, logs, reason, 0.0, members=members, token=token
-                        )
-                        for token, trace_id, spans, logs, reason, members in msg[1]
-                    ]
-                )
+            elif msg[0] in ("grade", "fail"):
+                traces = [
+                    _WorkerTrace(trace_id, spans, logs, reason, 0.0, members=members, token=token)
+                    for token, trace_id, spans, logs, reason, members in msg[1]
+                ]
+                if msg[0] == "grade":
+                    backend.submit(traces)
+                else:  # another worker died holding them: error verdicts, not grading
+                    for ready in traces:
+                        backend.report_failure(ready, msg[2])
             elif msg[0] == "stop":
                 stop_timeout = float(msg[1])
                 break
@@ -513,7 +573,7 @@ def _worker_backend(
 ) -> tuple[Any, Any]:
     from otel_oracles.emit import GraderMetrics, build_emitter
     from otel_oracles.emit.config import EmitSettings
-    from otel_oracles.server._grading import ThreadGrading
+    from otel_oracles.server._grading import GradingFailure, ThreadGrading
     from otel_oracles.server._spool import ExportOutcome
     from otel_oracles.server._wiring import load_grading, ready_grader
 
@@ -543,6 +603,9 @@ def _worker_backend(
         def timed_out(self, ready: ReadyTrace, seconds: float) -> list[Any]:
             return counted(ready, grade.timed_out(ready, seconds))
 
+        def not_graded(self, ready: ReadyTrace, failure: GradingFailure) -> list[Any]:
+            return counted(ready, grade.not_graded(ready, failure))
+
     graded_and_counted = _Counted()
 
     def graded(batch: list[tuple[ReadyTrace, list[VerdictLine]]]) -> None:
@@ -555,9 +618,9 @@ def _worker_backend(
                 tally.merge(ready.tally)
         send(("graded", items, tally.state(), outcome.last_ok()))
 
-    def crashed(ready: ReadyTrace) -> None:
+    def crashed(ready: ReadyTrace, verdicts_follow: bool) -> None:
         assert isinstance(ready, _WorkerTrace)
-        send(("crashed", ready.token))
+        send(("errored" if verdicts_follow else "crashed", ready.token))
 
     # A deeper export backlog than on the receiving process's threads: here the exporter
     # thread competes with a couple of grading threads only, and under load each export

@@ -13,6 +13,7 @@ from typing import Any
 from otel_oracles.assemble.online import ReadyTrace
 from otel_oracles.emit import own_telemetry_check
 from otel_oracles.sandbox import CommandPolicy
+from otel_oracles.server._grading import GradingFailure
 from otel_oracles.server._service import GradingServer, ResultsEmitter, Signal, decoded_parts
 from otel_oracles.server._spool import spool_for
 from otel_oracles.server.config import ConfigError, ServeSettings, grading_processes
@@ -59,7 +60,7 @@ def ready_grader(contracts: list[Any], conventions: Any, commands: CommandPolicy
 class ReadyGrader:
     """Grades a released trace through a ``GradingSession`` (the one the offline loop uses);
     and says what a trace that ran out of time gets (``error`` verdicts from ``timed_out``,
-    for ``grading.trace_timeout``)."""
+    for ``grading.trace_timeout``), or one whose grading crashed (``not_graded``)."""
 
     def __init__(self, contracts: list[Any], conventions: Any, commands: CommandPolicy) -> None:
         self.session = GradingSession(contracts, conventions, commands=commands)
@@ -74,6 +75,13 @@ class ReadyGrader:
 
     def timed_out(self, ready: ReadyTrace, seconds: float) -> list[Any]:
         return self.session.timed_out(self._trace(ready), seconds)
+
+    def not_graded(self, ready: ReadyTrace, failure: GradingFailure) -> list[Any]:
+        """``error`` verdicts for a trace whose grading raised or whose worker process died
+        (``failure`` says which), from every contract that selects it."""
+        return self.session.not_graded(
+            self._trace(ready), failure.stage, failure.message, failure.error_type
+        )
 
 
 def create_server(settings: ServeSettings, emitter: ResultsEmitter | None = None) -> GradingServer:

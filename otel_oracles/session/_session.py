@@ -225,10 +225,17 @@ class GradingSession:
     def timed_out(self, trace: Trace, seconds: float) -> Graded:
         """``error`` verdicts, one per contract that selects ``trace``, for a subject whose
         grading ran past its time budget (``serve``'s ``grading.trace_timeout``)."""
-        chosen, stalled = self.select(trace)
         message = f"grading took longer than {seconds:g} s (grading.trace_timeout); stopped"
+        return self.not_graded(trace, "trace_timeout", message, "TimeoutError")
+
+    def not_graded(self, trace: Trace, stage: str, message: str, error_type: str) -> Graded:
+        """``error`` verdicts (one result named ``stage``), one per contract that selects
+        ``trace`` or whose selector stalled on it, for a subject whose grading could not
+        finish: it ran out of time, raised, or the process grading it died. Why: once a
+        trace is acknowledged it must end in a verdict, never only in a log line."""
+        chosen, stalled = self.select(trace)
         return [
-            error_verdict(c.contract, trace, "trace_timeout", message, "TimeoutError")
+            error_verdict(c.contract, trace, stage, message, error_type)
             for c in [*chosen, *(c for c, _ in stalled)]
         ]
 

@@ -33,7 +33,9 @@ def mapped_agent_names(trajectory: Trajectory) -> dict[str, str]:
 def error_verdict(
     contract: Contract, trace: Trace, stage: str, message: str, error_type: str
 ) -> tuple[Verdict, Trajectory]:
-    """A verdict of one ``error`` result named ``stage``: the trace could not be graded."""
+    """A verdict of one ``error`` result named ``stage``: the trace could not be graded. It
+    names the trace's root span, so its grade span is a child of the graded trace like any
+    other verdict's (without it the span started a trace of its own)."""
     result = OracleResult(
         oracle_type=stage,
         name=stage,
@@ -52,6 +54,7 @@ def error_verdict(
         contract_name=contract.name,
         subject=trace.trace_id,
         trace_id=trace.trace_id,
+        root_span_id=root.span_id if (root := trace.root) is not None else None,
         passed=False,
         results=[result],
         counts=count_outcomes([result]),

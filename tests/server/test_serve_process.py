@@ -37,14 +37,21 @@ class ServeProcess:
     """A running ``serve`` subprocess; its stderr (JSON log lines) is collected on a thread."""
 
     def __init__(
-        self, config: Path, sink: OtlpSink, *args: str, start_timeout: float = 30.0
+        self,
+        config: Path,
+        sink: OtlpSink,
+        *args: str,
+        start_timeout: float = 30.0,
+        env: dict[str, str] | None = None,
     ) -> None:
+        """``env`` adds variables (e.g. a ``PYTHONPATH`` holding a plug-in)."""
         env = {
             "PATH": "/usr/bin:/bin",
             "XDG_STATE_HOME": os.environ["XDG_STATE_HOME"],  # the test's own spool
             "OTEL_EXPORTER_OTLP_ENDPOINT": sink.http_endpoint,
             "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
             "OTEL_METRIC_EXPORT_INTERVAL": "500",
+            **(env or {}),
         }
         self.proc = subprocess.Popen(
             [*SERVE, "-c", str(config), *args],
