@@ -160,6 +160,17 @@ def _handler(
                 )
                 response.force_close()
                 return response
+            except ConnectionError:
+                # The client hung up before its body arrived: nothing was accepted, so it
+                # was told nothing. A sender's doing, not a bug here: a folded one-line
+                # warning, not an "internal" error with a traceback.
+                server.count_rejection(
+                    "client_disconnected", "cancelled", "http",
+                    "client closed the connection before its body arrived",
+                )  # fmt: skip
+                response = web.Response(status=400, text="connection lost")
+                response.force_close()
+                return response
             budget.give(reserved)
             reserved = 0
             body = decompress(raw, request.headers.get("Content-Encoding"), limit)
