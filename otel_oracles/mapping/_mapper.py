@@ -1249,4 +1249,7 @@ _KINDS: dict[str, StepKind] = {k.value: k for k in StepKind}
 
 
 def _span_ref(trace_id: str, span_id: str) -> SpanRef:
+    """Ids are the decoders' hex strings; anything else is validated."""
+    if type(trace_id) is str and type(span_id) is str:
+        return SpanRef.from_normalized({"trace_id": trace_id, "span_id": span_id})
     return SpanRef(trace_id=trace_id, span_id=span_id)

@@ -16,13 +16,14 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal, TypeVar, cast
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from otel_oracles._native import PatternSearch, ScanFields, scan_data
 from otel_oracles._native import raw_json as native_raw_json
 from otel_oracles.errors import InputError
+from otel_oracles.model._record import Record
 
 WRITE_TOOLS: frozenset[str] = frozenset(
     {"write_file", "edit_file", "str_replace", "Write", "StrReplace"}
@@ -47,8 +48,6 @@ DEFAULT_NETWORK_PATTERNS: tuple[str, ...] = (
 """The ``no_network`` patterns, matched case-insensitively as substrings."""
 
 
-ModelT = TypeVar("ModelT", bound=BaseModel)
-
 _NOT_BEHAVIOUR: set[str] = {"source", "convention", "index", "raw"}
 """Fields ``Step.raw_json`` leaves out (provenance, not agent behaviour)."""
 
@@ -70,30 +69,19 @@ TOOLISH_KINDS: frozenset[StepKind] = frozenset(
 """Kinds that are a call of a tool (file edits and commands are tool calls by definition)."""
 
 
-class SpanRef(BaseModel):
+class SpanRef(Record):
     """Where a step came from, so a result can be attached to the exact span."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
     trace_id: str
     span_id: str
 
 
-def _trusted_copy(blank: ModelT, values: Mapping[str, Any]) -> ModelT:
-    """``blank`` with ``values`` set, through pydantic's public ``model_copy`` (no validation):
-    fields not given keep ``blank``'s defaults, except that a field with a default factory
-    gets a fresh value (copies must not share one list or dict). ``model_fields_set`` is
-    ``blank``'s (its required fields, which ``values`` must give) plus the given names, as
-    after validation (a factory-filled field counts as given: callers give them all)."""
-    factories = _FACTORIES[type(blank)]
-    if factories and not all(name in values for name, _ in factories):
-        values = {**{name: make() for name, make in factories}, **values}
-    return blank.model_copy(update=values)
+class Step(Record):
+    """One normalized agent step. Unset fields are ``None`` (not captured).
 
-
-class Step(BaseModel):
-    """One normalized agent step. Unset fields are ``None`` (not captured)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    A frozen record (``model/_record.py``): ``Step(**values)`` validates as a pydantic model
+    does; the mapping stage, whose values are already normalized, builds steps with
+    ``Step.from_normalized(values)``."""
 
     index: int
     """Position in the trajectory, 0-based."""
@@ -141,15 +129,6 @@ class Step(BaseModel):
     """Extra attributes a mapping chose to keep (e.g. declared degradation flags)."""
     raw: dict[str, Any] | None = None
     """The AgentBench step object exactly as read; ``None`` for trace-derived steps."""
-
-    @classmethod
-    def from_normalized(cls, values: Mapping[str, Any]) -> Step:
-        """A step from values that already have exactly their fields' types (``index`` and
-        ``kind`` included), without validating them again. For the mapping stage, which
-        normalizes every field of every span before it builds a step and for which
-        validation would cost more than the rest of the mapping; anything else, and any
-        value of another type or an unknown name, goes through ``Step(**values)``."""
-        return _trusted_copy(_BLANK_STEP, values)
 
     @property
     def duration_ns(self) -> int | None:
@@ -249,10 +228,9 @@ def network_violations(
     return found
 
 
-class Trajectory(BaseModel):
-    """An ordered list of steps plus what is known about where they came from."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class Trajectory(Record):
+    """An ordered list of steps plus what is known about where they came from (a frozen
+    record, built like ``Step``)."""
 
     steps: list[Step]
     trace_id: str | None = None
@@ -278,12 +256,6 @@ class Trajectory(BaseModel):
     them (``final_answer_tools`` in ``conventions/*.yaml``)."""
     resource: dict[str, Any] = Field(default_factory=dict)
     root_attributes: dict[str, Any] = Field(default_factory=dict)
-
-    @classmethod
-    def from_normalized(cls, values: Mapping[str, Any]) -> Trajectory:
-        """A trajectory from values of exactly their fields' types (``steps`` included),
-        without validating them again: see ``Step.from_normalized``."""
-        return _trusted_copy(_BLANK_TRAJECTORY, values)
 
     # ---- AgentBench API -------------------------------------------------------------------
 
@@ -371,20 +343,6 @@ class Trajectory(BaseModel):
                 if value is not None:
                     totals[i] = (totals[i] or 0) + value
         return totals[0], totals[1]
-
-
-_BLANK_STEP = Step(index=0, kind=StepKind.OTHER)
-_BLANK_TRAJECTORY = Trajectory(steps=[])
-_FACTORIES: dict[type[BaseModel], tuple[tuple[str, Callable[[], Any]], ...]] = {
-    model: tuple(
-        (name, cast("Callable[[], Any]", info.default_factory))
-        for name, info in model.model_fields.items()
-        if info.default_factory is not None
-    )
-    for model in (Step, Trajectory)
-}
-"""Fields with a default factory, per model built by ``_trusted_copy`` (constant: derived
-from the class definitions once, at import)."""
 
 
 def step_from_agentbench(index: int, obj: dict[str, Any], source: str) -> Step:

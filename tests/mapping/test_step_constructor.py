@@ -1,23 +1,25 @@
 """Steps and trajectories that the mapping builds without validation (``from_normalized``)
 are exactly what validation builds from the same values: on every captured real trace, and
-for the default-factory fields that must never be shared between two steps."""
+for the default-factory fields that must never be shared between two steps. And the frozen
+records (``model/_record.py``) keep the pydantic model API their callers and plug-ins use:
+validation errors, dumps, copies, equality, nesting."""
 
 from __future__ import annotations
 
+import copy
+import pickle
 from pathlib import Path
+from typing import Any, Literal
 
 import pytest
+from pydantic import BaseModel, ValidationError
 
 from otel_oracles.mapping import load_conventions, map_trace
-from otel_oracles.model.step import Step, StepKind, Trajectory
+from otel_oracles.model.step import SpanRef, Step, StepKind, Trajectory
 from otel_oracles.pipeline import read_traces
 
 TRACES = Path(__file__).resolve().parents[1] / "testdata" / "traces"
 FILES = sorted(TRACES.glob("*/*.otlp.json"))
-
-
-def _given(model: Step | Trajectory) -> dict[str, object]:
-    return {name: getattr(model, name) for name in model.model_fields_set}
 
 
 @pytest.fixture(scope="module")
@@ -30,19 +32,18 @@ def test_every_mapped_step_equals_its_validated_twin(trajectories: list[Trajecto
     steps = [s for t in trajectories for s in t.steps]
     assert len(steps) > 1000, "the captured traces map to many steps"
     for step in steps:
-        twin = Step(**_given(step))
+        twin = Step(**vars(step))
         assert step == twin, f"step {step.index} of {step.source}: differs once validated"
-        assert step.model_fields_set == twin.model_fields_set
-        assert list(step.model_dump()) == list(twin.model_dump()), "fields in declared order"
+        assert list(vars(step)) == list(Step.model_fields), "fields in declared order"
+        assert step.model_dump() == twin.model_dump()
 
 
 def test_every_mapped_trajectory_equals_its_validated_twin(
     trajectories: list[Trajectory],
 ) -> None:
     for trajectory in trajectories:
-        twin = Trajectory(**_given(trajectory))
+        twin = Trajectory(**vars(trajectory))
         assert trajectory == twin, f"trace {trajectory.trace_id}: differs once validated"
-        assert trajectory.model_fields_set == twin.model_fields_set
 
 
 def test_normalized_steps_keep_defaults_and_share_no_mutable_default() -> None:
@@ -56,7 +57,103 @@ def test_normalized_steps_keep_defaults_and_share_no_mutable_default() -> None:
     assert empty[0].unmapped_spans is not empty[1].unmapped_spans
 
 
+def test_normalized_values_must_name_the_required_fields_and_no_other() -> None:
+    with pytest.raises(TypeError, match=r"missing \['index'\]"):
+        Step.from_normalized({"kind": StepKind.OTHER})
+    with pytest.raises(TypeError, match=r"unknown fields \['tol'\]"):
+        Step.from_normalized({"index": 0, "kind": StepKind.OTHER, "tol": "x"})
+    with pytest.raises(TypeError, match="unknown fields"):
+        Step(index=0, kind=StepKind.OTHER).model_copy(update={"tol": "x"})
+
+
 def test_normalized_steps_stay_frozen() -> None:
     step = Step.from_normalized({"index": 0, "kind": StepKind.OTHER})
-    with pytest.raises(ValueError, match="frozen"):
+    with pytest.raises(ValidationError, match="frozen"):
         step.index = 1  # type: ignore[misc]
+    with pytest.raises(ValidationError, match="frozen"):
+        del step.tool
+    assert step.index == 0 and step.tool is None
+
+
+class _ModelStep(BaseModel):
+    """``Step``'s fields as a pydantic model, to hold the records to what a model does."""
+
+    model_config = {"frozen": True, "extra": "forbid", "title": "Step"}
+    index: int
+    kind: StepKind
+    tool: str | None = None
+    status: Literal["ok", "error", "unset"] = "unset"
+    redacted: tuple[str, ...] = ()
+    source: SpanRef | None = None
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        {"index": "x", "kind": "tool_call"},
+        {"kind": "nope"},
+        {"index": 0, "kind": "other", "tol": "misspelt"},
+        {"index": 0, "kind": "other", "status": "fine"},
+        {"index": 0, "kind": "other", "source": {"trace_id": "t"}},
+        {"index": 0, "kind": "other", "redacted": "tool"},
+    ],
+)
+def test_bad_values_raise_what_a_model_raises(values: dict[str, Any]) -> None:
+    with pytest.raises(ValidationError) as record_error:
+        Step(**values)
+    with pytest.raises(ValidationError) as model_error:
+        _ModelStep(**values)
+    assert record_error.value.title == "Step"
+    assert record_error.value.errors() == model_error.value.errors()
+
+
+def test_validation_converts_as_a_model_does() -> None:
+    values: dict[str, Any] = {"index": "3", "kind": "command", "redacted": ["tool"]}
+    values["source"] = {"trace_id": "t", "span_id": "s"}
+    step, model = Step(**values), _ModelStep(**values)
+    assert (step.index, step.kind, step.redacted) == (model.index, model.kind, model.redacted)
+    assert step.source == SpanRef(trace_id="t", span_id="s")
+    arguments = {"cmd": "ls"}
+    assert Step(index=0, kind=StepKind.COMMAND, arguments=arguments).arguments is not arguments
+
+
+def test_dumps_and_copies_are_a_models() -> None:
+    ref = SpanRef(trace_id="t", span_id="s")
+    step = Step(index=0, kind=StepKind.TOOL_CALL, tool="x", source=ref, redacted=("tool",))
+    dumped = step.model_dump(mode="json", exclude_none=True)
+    assert dumped == {
+        "index": 0,
+        "kind": "tool_call",
+        "tool": "x",
+        "status": "unset",
+        "source": {"trace_id": "t", "span_id": "s"},
+        "synthesized": False,
+        "redacted": ["tool"],
+        "attributes": {},
+    }
+    assert step.model_dump()["kind"] is StepKind.TOOL_CALL
+    assert step.model_dump(exclude={"source": {"trace_id"}})["source"] == {"span_id": "s"}
+    trajectory = Trajectory(steps=[step])
+    nested = trajectory.model_dump(mode="json", exclude={"steps": {"__all__": {"raw"}}})
+    assert "raw" not in nested["steps"][0] and nested["steps"][0]["kind"] == "tool_call"
+    assert Trajectory.model_validate(trajectory.model_dump()) == trajectory
+    assert '"kind":"tool_call"' in trajectory.model_dump_json()
+    changed = step.model_copy(update={"tool": "y"})
+    assert (changed.tool, step.tool, changed.source) == ("y", "x", ref)
+    assert step.model_copy(deep=True).source is not ref
+    for twin in (copy.copy(step), copy.deepcopy(step), pickle.loads(pickle.dumps(step))):
+        assert twin == step and type(twin) is Step
+    assert step != step.model_copy(update={"index": 1}) and step != dict(step)
+    assert hash(ref) == hash(SpanRef(trace_id="t", span_id="s"))
+
+
+def test_a_record_in_a_models_any_field_dumps_as_its_fields() -> None:
+    class Details(BaseModel):
+        details: Any
+
+    step = Step(index=2, kind=StepKind.OTHER)
+    dumped = Details(details={"steps": [step]}).model_dump(mode="json")
+    assert dumped["details"]["steps"][0] == step.model_dump(mode="json")
+    assert Trajectory.model_json_schema()["properties"]["steps"]["items"] == {
+        "$ref": "#/$defs/Step"
+    }
