@@ -104,11 +104,10 @@ def parse_openlit_tool_calls(values: Any) -> list[Message] | None:
             return None
         ids = list(split_ids)
     known = arguments is not None
+    given: list[Any] = arguments if arguments is not None else [None] * len(names)
     parts = [
         tool_call_part(call_id, name, args, known)
-        for call_id, name, args in zip(
-            ids, names, arguments if known else [None] * len(names), strict=True
-        )
+        for call_id, name, args in zip(ids, names, given, strict=True)
     ]
     return [{"role": "assistant", "parts": parts}]
 
