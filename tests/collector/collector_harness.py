@@ -289,6 +289,8 @@ class Serve:
     """``assembly.join_window`` (None: serve's default). Every verdict waits it out, so a test
     that must catch the grader mid-stream turns it off."""
     extra_args: list[str] = field(default_factory=list)
+    contracts: Path = CONTRACTS
+    """A contract file or directory (the collector e2e contract by default)."""
     grpc_port: int = field(default_factory=free_port)
     http_port: int = field(default_factory=free_port)
     proc: Proc | None = None
@@ -322,7 +324,7 @@ class Serve:
             "serve",
             *config,
             "--contracts",
-            str(CONTRACTS),
+            str(self.contracts),
             "--grpc-endpoint",
             f"127.0.0.1:{self.grpc_port}",
             "--http-endpoint",

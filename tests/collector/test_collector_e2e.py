@@ -21,12 +21,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpExporter
 
 from tests.collector.collector_harness import (
     EVAL_EVENT,
     GRADE_SPAN,
     LB_CONFIG,
     MAIN_CONFIG,
+    REPO,
     Backend,
     Collector,
     Prometheus,
@@ -42,6 +44,7 @@ from tests.collector.collector_harness import (
     validate,
     wait_until,
 )
+from tests.server.agent_traces import FORGERIES, send_forged_run
 from tests.support.otlp_sink import OtlpSink
 
 SEED = 11
@@ -180,26 +183,52 @@ def test_verdicts_and_grade_spans_land_in_the_agent_traces(single_run: PipelineR
         assert all(r.span_id in agent_span_ids for r in records), row
 
 
-def test_grader_telemetry_does_not_loop_back(single_run: PipelineRun) -> None:
+def test_grader_output_echoed_back_is_skipped_not_regraded(single_run: PipelineRun) -> None:
+    """The shipped configuration sends everything the receiver takes to the grader, the
+    grader's own grade spans and evaluation records included (no collector filter: it could
+    match only forgeable markers). ``serve`` recognises its output by marker and shape,
+    skips and counts it, and grades each agent trace once."""
     agent_logs = sum(r["log_records"] for r in single_run.rows)
-    # every agent log record reaches the grader through logs/grading: joined to its trace,
-    # or, if it trailed the trace by more than the decision wait, counted as late
-    stats = wait_until(
-        lambda: (st := single_run.serve.stats()) and _received(st, "logs") == agent_logs and st,
+    instance = single_run.serve.instance
+
+    def own(record: Any) -> bool:
+        return bool(record.resource.get("service.instance.id") == instance)
+
+    # the grader's output: one grade span per trace, one evaluation record per check
+    own_spans = len(single_run.rows)
+    own_logs = sum(len(r["expected_outcomes"]) for r in single_run.rows)
+    backend = wait_until(
+        lambda: (
+            (b := read_backend(single_run.collector.backend_files))
+            and sum(1 for s in b.spans if own(s)) == own_spans
+            and sum(1 for rec in b.logs if own(rec)) == own_logs
+            and b
+        ),
         30,
-        "the agent's log records at the grader",
+        "the grader's output in the backend",
+        0.3,
     )
-    # the collector's filter kept grade spans and evaluation records out of the grading
-    # branch: the grader never had to skip its own telemetry
-    assert stats["skipped_self_telemetry"] == 0, stats
-    agent_spans = sum(
-        1 for s in single_run.backend.spans if s.resource.get("service.name") != "otel-oracles"
+    agent_spans = sum(1 for s in backend.spans if not own(s))
+    # every agent log record reaches the grader through logs/grading (joined to its trace
+    # or, if it trailed the trace by more than the decision wait, counted as late), and so
+    # does every record the grader exported, echoed by the collector
+    stats = wait_until(
+        lambda: (
+            (st := single_run.serve.stats())
+            and _received(st, "logs") == agent_logs + own_logs
+            and st["skipped_self_telemetry"] == own_spans + own_logs
+            and st
+        ),
+        30,
+        "the agent's log records and the grader's echoed output at the grader",
     )
-    assert _received(stats, "traces") == agent_spans, stats
+    assert _received(stats, "traces") == agent_spans + own_spans, stats
     graded = sum(stats["graded_traces"].values())
-    assert graded == len(single_run.rows), stats
+    assert graded == len(single_run.rows), stats  # the echo was not graded again
     assert stats["buffered_traces"] == 0 and stats["unattached_logs"] == 0, stats
-    assert stats["late"] <= agent_logs, stats  # late ones are logs; no span was late
+    assert stats["late"] <= agent_logs, stats  # late ones are agent logs, never the echo
+    backend = read_backend(single_run.collector.backend_files)
+    assert sum(1 for s in backend.spans if own(s)) == own_spans, "no grade span of a grade span"
     wait_until(
         lambda: (
             agent_logs
@@ -353,6 +382,82 @@ def test_every_dashboard_panel_returns_data(otelcol: Path, tmp_path: Path) -> No
         stop_all(reversed(procs))
 
 
+# ---- a sender's span dressed as the grader's own ---------------------------------------------
+
+SUPPORT_RAG = REPO / "examples" / "contracts" / "support-rag.yaml"
+
+
+def test_forged_grader_span_through_the_collector_fails_the_run(
+    otelcol: Path, tmp_path: Path
+) -> None:
+    """DESIGN.md section 8 through the shipped collector-config.yaml: a ``delete_records``
+    tool span put in the grader's scope, under its service.name, or named and attributed
+    like a grade span reaches ``serve`` (no collector filter drops it) and fails
+    ``no-destructive-tools`` like the undressed control; the grader's real output, echoed
+    back by the same pipelines, is skipped and counted, not graded."""
+    procs: list[Any] = []
+    try:
+        collector = Collector(otelcol, tmp_path, [MAIN_CONFIG], {}, name="forged")
+        serve = Serve(
+            tmp_path,
+            collector.otlp_http,
+            name="serve-forged",
+            instance="forged",
+            decision_wait="2s",
+            join_window="0s",
+            contracts=SUPPORT_RAG,
+        )
+        collector.overlay = backend_overlay(
+            collector, {"otlp_grpc/oracles": {"endpoint": serve.grpc_endpoint}}
+        )
+        procs.append(collector.start())
+        procs.append(serve.start())
+        url = f"{collector.otlp_http}/v1/traces"
+        ids = {forge: send_forged_run(HttpExporter(endpoint=url), forge) for forge in FORGERIES}
+
+        def own(record: Any) -> bool:
+            return bool(record.resource.get("service.instance.id") == "forged")
+
+        def complete() -> Backend | None:
+            """The backend once it holds a grade span per run and every evaluation record
+            those grade spans announce (one per check)."""
+            backend = read_backend(collector.backend_files)
+            grades = [s for s in backend.spans if own(s)]
+            checks = sum(1 for g in grades for name, _ in g.events if name == EVAL_EVENT)
+            graded = {g.trace_id for g in grades}
+            records = sum(1 for rec in backend.logs if own(rec))
+            done = graded == set(ids.values()) and len(grades) == len(ids)
+            return backend if done and records == checks else None
+
+        backend = wait_until(complete, 60, "every run's grade span and evaluation records", 0.3)
+        outcomes = {
+            rec.trace_id: rec.attributes["gen_ai.evaluation.score.label"]
+            for rec in backend.logs
+            if own(rec) and rec.attributes.get("gen_ai.evaluation.name") == "no-destructive-tools"
+        }
+        assert {forge: outcomes.get(tid) for forge, tid in ids.items()} == dict.fromkeys(
+            FORGERIES, "invariant_failure"
+        ), "a delete_records span fails the run however it is dressed"
+        for grade in (s for s in backend.spans if own(s)):
+            assert grade.attributes["otel_oracles.verdict"] == "fail", grade
+
+        own_records = sum(1 for s in backend.spans if own(s)) + sum(
+            1 for rec in backend.logs if own(rec)
+        )
+        agent_spans = sum(1 for s in backend.spans if not own(s))
+        assert agent_spans == 3 * len(FORGERIES)  # root, search_docs, delete_records
+        stats = wait_until(
+            lambda: (st := serve.stats()) and st["skipped_self_telemetry"] == own_records and st,
+            30,
+            "the grader's echoed output skipped at the grader",
+        )
+        assert _received(stats, "traces") == agent_spans + len(ids), stats
+        assert sum(stats["graded_traces"].values()) == len(ids), stats
+        assert stats["buffered_traces"] == 0 and stats["late"] == 0, stats
+    finally:
+        stop_all(reversed(procs))
+
+
 # ---- scale-out ------------------------------------------------------------------------------
 
 
@@ -424,7 +529,7 @@ def test_load_balancing_routes_logs_apart_from_their_spans(otelcol: Path, tmp_pa
         )
         overlay["service"]["pipelines"]["logs/grading"] = {
             "receivers": ["otlp"],
-            "processors": ["memory_limiter", "filter/not-grader", "batch"],
+            "processors": ["memory_limiter", "batch"],
             "exporters": ["load_balancing/oracles"],
         }
         collector.overlay = overlay
