@@ -109,6 +109,7 @@ LANGSMITH_OTEL = {
 """The LangSmith SDK's OpenTelemetry-only mode; its API endpoint is a closed local port, so
 a run that tried to reach LangSmith would fail loudly instead of leaving the machine."""
 
+
 def pydantic_ai_version_source(version: int, layout: str) -> dict[str, Any]:
     """A SOURCES entry for the pydantic-ai-openinference agents traced by pydantic-ai's own
     instrumentation alone with ``InstrumentationSettings(version=version)``: the data format
@@ -446,7 +447,6 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
-    "adk-js": {
     "quarkus-langchain4j": {
         "what": "Quarkus LangChain4j 1.10 on LangChain4j 1.14 and Quarkus 3.33 (a "
         "@RegisterAiService AI service with @Tool methods on the extension's OpenAI chat model, "
@@ -467,6 +467,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
+    "adk-js": {
         "what": "Google ADK for TypeScript 2.0 (@google/adk LlmAgents with FunctionTool tools on "
         "ADK's Gemini model class over @google/genai, its base URL the fake Gemini server; "
         "sub-agents and ADK's transfer_to_agent for g_handoff and n_handback) traced by ADK's "
