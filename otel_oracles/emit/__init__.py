@@ -89,9 +89,6 @@ _LAZY: dict[str, str] = {
         [
             "REDACTED",
             "Explainer",
-            "OwnShape",
-            "OwnTelemetryCheck",
-            "OwnTelemetryCheck",
             "ExplainMode",
             "explain",
             "looks_secret",
@@ -114,8 +111,7 @@ _LAZY: dict[str, str] = {
         [
             "OWN_SHAPE",
             "OwnShape",
-            "has_own_shape",
-            "is_marked_own",
+            "OwnTelemetryCheck",
             "has_own_shape",
             "is_marked_own",
             "is_own_telemetry",
