@@ -65,7 +65,7 @@ from otel_oracles.decode import (
 
 if TYPE_CHECKING:
     from otel_oracles.emit import GraderMetrics
-    from otel_oracles.server._grading import VerdictLine
+    from otel_oracles.server._grading import GradingFailure, VerdictLine
     from otel_oracles.server.config import ServeSettings
 
 logger = logging.getLogger(__name__)
@@ -225,16 +225,18 @@ class ProcessGrading:
             batches: dict[int, list[tuple[Any, ...]]] = {}
             for ready in traces:
                 w = min(live, key=lambda x: len(x.inflight))
-                token = self._next_token
-                self._next_token += 1
-                # With its spans: should the worker die, another one reports it (``_lost``).
-                w.inflight[token] = ready
-                batches.setdefault(w.index, []).append(
-                    (token, ready.trace_id, ready.spans, ready.logs, ready.reason, ready.members)
-                )
+                batches.setdefault(w.index, []).append(self._hand(w, ready))
             by_index = {w.index: w for w in live}
         for index, items in batches.items():
             by_index[index].outbox.put(("grade", items))
+
+    def _hand(self, w: _Worker, ready: ReadyTrace) -> tuple[Any, ...]:
+        """Give ``ready`` a token in ``w``'s hands (under the lock); the item sent for it.
+        Kept with its spans: should the worker die, another one reports it (``_lost``)."""
+        token = self._next_token
+        self._next_token += 1
+        w.inflight[token] = ready
+        return (token, ready.trace_id, ready.spans, ready.logs, ready.reason, ready.members)
 
     def wait_idle(self, timeout: float) -> bool:
         """Every submitted trace graded and exported (or its worker lost); False on timeout."""
@@ -379,7 +381,10 @@ class ProcessGrading:
             w.alive = False
             lost = list(w.inflight.values())
             # Sent as "fail" already: their second loss; they are only counted.
-            again = [ready for token, ready in w.inflight.items() if token in self._failing]
+            again: list[ReadyTrace] = []
+            first: list[ReadyTrace] = []
+            for token, ready in w.inflight.items():
+                (again if token in self._failing else first).append(ready)
             self._failing.difference_update(w.inflight)
             w.inflight.clear()
             stopping = self._stopping
@@ -398,7 +403,6 @@ class ProcessGrading:
             )  # fmt: skip
         for ready in again:
             self._on_crash(ready, False)
-        first = [ready for ready in lost if not any(ready is r for r in again)]
         if not (stopping or not was_ready or w.failure):
             # (A worker that never started would fail again: start() reports it instead.)
             self.restarts += 1
@@ -409,7 +413,7 @@ class ProcessGrading:
                 self._workers[self._workers.index(w)] = replacement
         self._report_lost(first, _died(w.process.exitcode))
 
-    def _report_lost(self, lost: list[ReadyTrace], failure: Any) -> None:
+    def _report_lost(self, lost: list[ReadyTrace], failure: GradingFailure) -> None:
         """Send traces a dead worker held to the least busy live one as "fail": it exports
         their ``error`` verdicts without grading them (grading may be what killed the
         worker), and they count as grading errors. While stopping, or with no live worker,
@@ -423,14 +427,9 @@ class ProcessGrading:
             if not self._stopping and live:
                 target = min(live, key=lambda x: len(x.inflight))
                 for ready in lost:
-                    token = self._next_token
-                    self._next_token += 1
-                    target.inflight[token] = ready
-                    self._failing.add(token)
-                    items.append(
-                        (token, ready.trace_id, ready.spans, ready.logs, ready.reason,
-                         ready.members)
-                    )  # fmt: skip
+                    item = self._hand(target, ready)
+                    self._failing.add(item[0])
+                    items.append(item)
         if target is not None:
             target.outbox.put(("fail", items, failure))
             return
@@ -438,7 +437,7 @@ class ProcessGrading:
             self._on_crash(ready, False)
 
 
-def _died(exitcode: int | None) -> Any:
+def _died(exitcode: int | None) -> GradingFailure:
     """The ``GradingFailure`` of a trace whose worker process died (``exitcode`` negative:
     the signal that killed it, e.g. SIGKILL from the OOM killer)."""
     from otel_oracles.server._grading import GradingFailure
@@ -573,7 +572,7 @@ def _worker_backend(
 ) -> tuple[Any, Any]:
     from otel_oracles.emit import GraderMetrics, build_emitter
     from otel_oracles.emit.config import EmitSettings
-    from otel_oracles.server._grading import GradingFailure, ThreadGrading
+    from otel_oracles.server._grading import ThreadGrading
     from otel_oracles.server._spool import ExportOutcome
     from otel_oracles.server._wiring import load_grading, ready_grader
 
