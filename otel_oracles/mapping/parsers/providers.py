@@ -115,13 +115,9 @@ def block_part(item: Any) -> dict[str, Any] | None:
             item.get("call_id"), parse_json_or_text(item.get("output")), "output" in item
         )
     if kind == "toolUse":  # Strands for TypeScript's legacy span events: Converse, flattened
-        return tool_call_part(
-            item.get("toolUseId"), item.get("name"), item.get("input"), "input" in item
-        )
+        return _converse_call(item)
     if kind == "toolResult":
-        return tool_response_part(
-            item.get("toolUseId"), parse_block_value(item.get("content")), "content" in item
-        )
+        return _converse_result(item)
     if kind in _REASONING_BLOCKS:
         text = item.get("thinking", item.get("text", item.get("content")))
         return {"type": "reasoning", "content": text} if text is not None else {"type": "reasoning"}
@@ -136,14 +132,10 @@ def _converse_part(item: dict[str, Any]) -> dict[str, Any] | None:
     Agents, which records every provider's messages in it; ``None`` for other blocks."""
     call = item.get("toolUse")
     if isinstance(call, dict):
-        return tool_call_part(
-            call.get("toolUseId"), call.get("name"), call.get("input"), "input" in call
-        )
+        return _converse_call(call)
     result = item.get("toolResult")
     if isinstance(result, dict):
-        return tool_response_part(
-            result.get("toolUseId"), parse_block_value(result.get("content")), "content" in result
-        )
+        return _converse_result(result)
     if "json" in item:
         return text_part(orjson.dumps(item["json"]).decode())
     reasoning = item.get("reasoningContent")
@@ -152,6 +144,20 @@ def _converse_part(item: dict[str, Any]) -> dict[str, Any] | None:
         content = text.get("text") if isinstance(text, dict) else None
         return {"type": "reasoning", "content": content} if content else {"type": "reasoning"}
     return None
+
+
+def _converse_call(call: dict[str, Any]) -> dict[str, Any]:
+    """A Converse ``toolUse`` object (nested under its key, or flattened with ``type``)."""
+    return tool_call_part(
+        call.get("toolUseId"), call.get("name"), call.get("input"), "input" in call
+    )
+
+
+def _converse_result(result: dict[str, Any]) -> dict[str, Any]:
+    """A Converse ``toolResult`` object (nested under its key, or flattened with ``type``)."""
+    return tool_response_part(
+        result.get("toolUseId"), parse_block_value(result.get("content")), "content" in result
+    )
 
 
 def parse_block_value(value: Any) -> Any:
