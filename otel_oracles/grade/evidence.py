@@ -156,6 +156,16 @@ class Evidence:
             self._calls_of[key] = found
         return found
 
+    def nameless_calls(self) -> tuple[Step, ...]:
+        """The trace-derived tool calls whose tool name was not recorded (AgentBench steps
+        are taken as written), found once: they make ``tool_names`` missing evidence, and
+        the counts that must stay lower bounds leave them out (``trace_common.unnamed_calls``)."""
+        found: tuple[Step, ...] = self.memoized(
+            "nameless_calls",
+            lambda: tuple(s for s in self.calls_of(()) if s.raw is None and is_placeholder(s.tool)),
+        )
+        return found
+
     def answering(self) -> frozenset[int]:
         """``id()`` of each final-answer tool call (``final_answer_calls``), made once: the
         checks that leave the answer's delivery out of the calls they count or align ask
@@ -215,11 +225,6 @@ class Evidence:
         """Messages for every evidence name in ``names`` (sorted, unique: a compiled check's)
         the trajectory lacks (``lacking``; a fresh list per call: callers insert into it)."""
         return [message for _, message in self.lacking(names)]
-
-    def missing_names(self, required: Iterable[str]) -> list[str]:
-        """The required evidence names the trajectory lacks (``tool_names``...): identifiers,
-        so a privacy-scrubbed explanation can still say what was missing."""
-        return [name for name, _ in self.lacking(tuple(sorted(set(required))))]
 
 
 def is_placeholder(value: Any) -> bool:
@@ -690,7 +695,7 @@ def _tool_names(ev: Evidence, scope: str | None) -> str | None:
     have asked for tools shows (in its messages or in synthesized calls) which ones."""
     # An AgentBench step may be typed (``{"type": "file_edit"}``) without a tool name.
     t = ev.trajectory
-    nameless = [s for s in ev.calls_of(()) if s.raw is None and is_placeholder(s.tool)]
+    nameless = ev.nameless_calls()
     if nameless:
         return f"tool names not captured for {len(nameless)} tool call(s): " + list_steps(nameless)
     fragment = ev.fragment_gap()

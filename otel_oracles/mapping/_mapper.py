@@ -393,7 +393,7 @@ def _messages_written_as_text(text: str | None) -> list[dict[str, Any]] | None:
         )
     ):
         return None
-    messages = parse_genai_messages(text)
+    messages = parse_genai_messages(parsed)  # the list already decoded, not the text again
     return messages or None
 
 

@@ -369,9 +369,6 @@ def unnamed_calls(ev: Evidence) -> frozenset[int]:
     unnamed ones out: counting both would count one call twice. On a trace with every name
     recorded this is empty and the counts are unchanged."""
     ids: frozenset[int] = ev.memoized(
-        "unnamed_calls",
-        lambda: frozenset(
-            id(s) for s in ev.calls_of(()) if s.raw is None and is_placeholder(s.tool)
-        ),
+        "unnamed_calls", lambda: frozenset(id(s) for s in ev.nameless_calls())
     )
     return ids
