@@ -328,14 +328,7 @@ pub fn openinference_messages<'v, V: Tree>(
                 Some(id) if id.truthy() => Some(id),
                 _ => item_call_id,
             };
-            let mut part = vec![
-                ("type", Out::Static("tool_call_response")),
-                ("id", parse_string(call_id)?),
-            ];
-            if captured {
-                part.push(("response", content));
-            }
-            parts.push(Out::obj(part));
+            parts.push(response_part(call_id, captured.then_some(content))?);
         } else if msg.has("content") && !msg.has("tool_call_id") {
             parts.push(text_part(msg.get("content"))?);
         } else {
@@ -351,15 +344,10 @@ pub fn openinference_messages<'v, V: Tree>(
             // one): converters that merge a run into one message keep the result there, and
             // read as text it would be taken for the answer.
             if msg.has("content") {
-                parts.push(Out::obj(vec![
-                    ("type", Out::Static("tool_call_response")),
-                    ("id", parse_string(msg.get("tool_call_id"))?),
-                    (
-                        "response",
-                        msg.get("content")
-                            .map_or(Out::Null, |c| json_or_text(c, bump)),
-                    ),
-                ]));
+                let content = msg
+                    .get("content")
+                    .map_or(Out::Null, |c| json_or_text(c, bump));
+                parts.push(response_part(msg.get("tool_call_id"), Some(content))?);
             }
         }
         for call in indexed(msg.get("tool_calls"))? {
@@ -412,6 +400,22 @@ fn contents_texts<'u, 'v: 'u, V: Tree>(
         }
     }
     Ok((texts, call_id))
+}
+
+/// A `tool_call_response` part: the call id as the `string` parser reads it, and the
+/// response only when one was captured (an absent key, not a `None`, says it was not).
+fn response_part<'v, V: Tree>(
+    call_id: Option<Node<'_, 'v, V>>,
+    response: Option<Out<'v, V>>,
+) -> Result<Out<'v, V>, V::Error> {
+    let mut part = vec![
+        ("type", Out::Static("tool_call_response")),
+        ("id", parse_string(call_id)?),
+    ];
+    if let Some(response) = response {
+        part.push(("response", response));
+    }
+    Ok(Out::obj(part))
 }
 
 fn json_or_text<'v, V: Tree>(node: Node<'_, 'v, V>, bump: &'v Bump) -> Out<'v, V> {
