@@ -16,23 +16,47 @@ Counts: each worker counts the subjects it graded (they add up); the stream-wide
 (input problems, late spans, joins), which every worker sees alike, come from worker 0 only.
 Verdicts are put back in the order one process lists them (the order subjects complete),
 so the report does not depend on the number of workers.
+
+A worker that dies (SIGKILL, the OOM killer, a crash in native code) does not end the run
+and loses no trace. Each worker has its own pipe (a worker killed mid-message truncates only
+its own stream, where a shared queue's lock would stay held) and a shared cell saying which
+subject it is grading. Each delivery carries the worker's counts so far and the order of the
+last subject it covers, so the parent always knows what was delivered. When the pipe ends
+without ``done``, a fresh worker takes over the same shard from there (``Resume``): it reads
+and groups the whole input again, as every worker does, grades what was not delivered, and
+gives the subject that was in hand ``worker_died`` verdicts instead of grading it again
+(grading it may be what killed the worker; the same verdicts ``serve`` gives). A worker that
+died having neither delivered nor started grading anything made no progress: the run stops
+there with an error rather than start the same death again.
 """
 
 from __future__ import annotations
 
-import multiprocessing
 import pickle
-import tempfile
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from queue import Empty
-from typing import Any
+from multiprocessing import get_all_start_methods, get_context
+from multiprocessing.connection import Connection, wait
+from multiprocessing.context import BaseContext
+from tempfile import TemporaryFile
+from typing import IO, Any
 
 from otel_oracles.lifeline import die_with_parent
 from otel_oracles.model.result import RunReport, Verdict
 from otel_oracles.model.step import Trajectory
-from otel_oracles.session import Graded, GradeRun, GradingSession, SessionSpec, Shard, shard_of
+from otel_oracles.session import (
+    FROM_START,
+    Graded,
+    GradeRun,
+    GradingSession,
+    NotGraded,
+    Resume,
+    SessionSpec,
+    Shard,
+    how_it_ended,
+    shard_of,
+)
 
 __all__ = ["grade_paths_parallel", "shard_of"]
 
@@ -47,51 +71,125 @@ class _ShardJob:
     with_trajectories: bool
     pickled: bool = False
     """Send each subject's pairs as pickled bytes the parent can spool without loading."""
+    resume: Resume = FROM_START
+    """Where a worker that died stopped (a fresh worker's job)."""
+    counts: GradeRun | None = None
+    """The per-subject counts delivered before ``resume.after``."""
 
 
 _CHUNK_TRACES = 32
-"""Subjects per message from a worker: small enough to stream, large enough that queue
+"""Subjects per message from a worker: small enough to stream, large enough that pipe
 overhead stays far below grading cost."""
 
 _Item = tuple[int, Graded | bytes]
 """(the subject's order, its graded pairs, pickled when the job says so)."""
 
 
-def _grade_shard(job: _ShardJob, queue: Any) -> None:
+def _grade_shard(job: _ShardJob, conn: Connection, in_hand: Any) -> None:
     """One worker: run the session over everything, grade this shard's subjects, stream
     results.
 
-    Sends ``("items", [...])`` chunks, then ``("done", counts)``; or ``("error", text)``.
-    Trajectories travel only when ``job.with_trajectories`` (the caller emits them).
+    Sends ``("items", last order, counts so far, [...])`` chunks, then ``("done", counts)``;
+    or ``("error", text)``. ``in_hand.value`` is the order of the subject being graded, -1
+    between subjects. Trajectories travel only when ``job.with_trajectories``.
     """
     die_with_parent()
     try:
-        counts = _run_shard(job, queue)
+        counts = _run_shard(job, conn, in_hand)
     except BaseException:  # noqa: BLE001  (any crash must reach the parent, not hang it)
-        queue.put(("error", traceback.format_exc()))
+        conn.send(("error", traceback.format_exc()))
         return
-    queue.put(("done", job.shard.index, counts))
+    conn.send(("done", counts))
 
 
-def _run_shard(job: _ShardJob, queue: Any) -> GradeRun:
+def _run_shard(job: _ShardJob, conn: Connection, in_hand: Any) -> GradeRun:
     session = GradingSession.load(job.spec)
-    counts = GradeRun()
+    counts = job.counts.subject_part() if job.counts is not None else GradeRun()
     chunk: list[_Item] = []
     batches = session.limits.read(job.paths, counts.problems)
-    for order, graded in session.run(batches, counts, shard=job.shard):
+
+    def hold(order: int) -> None:
+        in_hand.value = order
+
+    subjects = session.run(batches, counts, shard=job.shard, resume=job.resume, in_hand=hold)
+    for order, graded in subjects:
         if not job.with_trajectories:
             graded = [(v, _EMPTY_TRAJECTORY) for v, _ in graded]
         chunk.append((order, pickle.dumps(graded, _PICKLE) if job.pickled else graded))
         if len(chunk) >= _CHUNK_TRACES:
-            queue.put(("items", chunk))
+            conn.send(("items", order, counts.subject_part(), chunk))
             chunk = []
     if chunk:
-        queue.put(("items", chunk))
+        conn.send(("items", chunk[-1][0], counts.subject_part(), chunk))
     return counts
 
 
 _EMPTY_TRAJECTORY = Trajectory(steps=[])
 """Stands in for a trajectory nobody will read, so it is never pickled."""
+
+
+@dataclass(slots=True)
+class _Worker:
+    """A worker process as the parent follows it."""
+
+    job: _ShardJob
+    process: Any
+    conn: Connection
+    in_hand: Any
+    """Shared cell: the order of the subject being graded, -1 between subjects."""
+    delivered: int
+    """Order of the last subject covered by what the worker delivered."""
+    counts: GradeRun | None
+    """The per-subject counts that came with that delivery."""
+
+
+def _start(context: BaseContext, job: _ShardJob) -> _Worker:
+    reader, writer = context.Pipe(duplex=False)
+    in_hand = context.RawValue("q", -1)
+    process = context.Process(  # type: ignore[attr-defined]
+        target=_grade_shard,
+        args=(job, writer, in_hand),
+        name=f"otel-oracles-grade-{job.shard.index}",
+        daemon=True,
+    )
+    process.start()
+    # Only the worker holds the writing end now: its death ends the pipe (EOF), and a
+    # worker forked later does not inherit it.
+    writer.close()
+    return _Worker(job, process, reader, in_hand, job.resume.after, job.counts)
+
+
+def _resumed(worker: _Worker) -> tuple[_ShardJob, str]:
+    """The job that takes over a dead worker's shard, and the run's note about it; raises
+    ``RuntimeError`` when the worker made no progress (it would die the same way again)."""
+    worker.process.join()
+    exitcode = worker.process.exitcode
+    in_hand = int(worker.in_hand.value)
+    job = worker.job
+    name = worker.process.name
+    if in_hand < 0 and worker.delivered == job.resume.after:
+        raise RuntimeError(
+            f"grading worker {name} died ({how_it_ended(exitcode)}) before it graded or "
+            "delivered anything; the run cannot go on without its share"
+        )
+    lost = {order: why for order, why in job.resume.lost.items() if order > worker.delivered}
+    if in_hand >= 0:
+        lost[in_hand] = NotGraded.worker_died(exitcode)
+    resumed = _ShardJob(
+        job.paths,
+        job.spec,
+        job.shard,
+        job.with_trajectories,
+        job.pickled,
+        Resume(worker.delivered, lost),
+        worker.counts,
+    )
+    held = "1 trace" if in_hand >= 0 else "no trace"
+    note = (
+        f"grading worker {job.shard.index} died ({how_it_ended(exitcode)}) with {held} in "
+        "hand: reported as error (worker_died); a fresh worker graded the rest of its share"
+    )
+    return resumed, note
 
 
 def grade_paths_parallel(
@@ -111,7 +209,9 @@ def grade_paths_parallel(
     ``paths`` must not contain ``-``: stdin cannot be read by several processes.
     ``on_graded`` is called in this process with each subject's (verdict, trajectory) pairs
     as workers deliver them (arrival order), so an emitter needs no change. A worker that
-    crashes (a bug, never bad input) raises ``RuntimeError`` here with its traceback.
+    dies mid-run is replaced (see the module docstring): the subject it was grading gets
+    ``worker_died`` verdicts and a note says so. A worker that raises outside grading (a
+    bug, never bad input), or dies before any progress, raises ``RuntimeError`` here.
 
     With ``on_verdict`` the report's ``verdicts`` stay empty: once every worker is done,
     each verdict is handed to ``on_verdict`` in order instead. Until then they wait on disk
@@ -121,75 +221,58 @@ def grade_paths_parallel(
     if "-" in paths:
         raise ValueError("stdin ('-') cannot be graded with several workers")
     counts = run if run is not None else GradeRun()
-    methods = multiprocessing.get_all_start_methods()
-    context = (
-        multiprocessing.get_context("fork")
-        if "fork" in methods
-        else multiprocessing.get_context("spawn")
-    )
-    queue = context.Queue()
-    procs = [
-        context.Process(
-            target=_grade_shard,
-            args=(
-                _ShardJob(
-                    tuple(paths),
-                    spec,
-                    Shard(k, workers),
-                    on_graded is not None,
-                    on_verdict is not None,
-                ),
-                queue,
-            ),
-            name=f"otel-oracles-grade-{k}",
-            daemon=True,
+    context = get_context("fork" if "fork" in get_all_start_methods() else "spawn")
+    jobs = [
+        _ShardJob(
+            tuple(paths), spec, Shard(k, workers), on_graded is not None, on_verdict is not None
         )
         for k in range(workers)
     ]
-    for proc in procs:
-        proc.start()
+    live: dict[Connection, _Worker] = {}
     items: list[tuple[int, int, Verdict]] = []
     # Closed by the replay below, or in the finally when a worker failed.
-    spool = tempfile.TemporaryFile() if on_verdict is not None else None  # noqa: SIM115
+    spool = TemporaryFile() if on_verdict is not None else None  # noqa: SIM115
     spooled: list[tuple[int, int, int]] = []
     """(order, offset, length) of each subject's pickled pairs in ``spool``."""
-    pending = workers
+    deaths: list[str] = []
+    finished = False
     try:
-        while pending:
-            try:
-                message = queue.get(timeout=1.0)
-            except Empty:
-                dead = [p for p in procs if p.exitcode not in (None, 0)]
-                if dead:
-                    raise RuntimeError(
-                        f"grading worker {dead[0].name} died with exit code {dead[0].exitcode}"
-                    ) from None
-                continue
-            kind = message[0]
-            if kind == "items":
-                for order, graded in message[1]:
-                    if isinstance(graded, bytes):
-                        if spool is None:  # only jobs asked for pickled results send bytes
-                            raise RuntimeError("grading worker sent unrequested bytes")
-                        spooled.append((order, spool.tell(), len(graded)))
-                        spool.write(graded)
-                        if on_graded is not None:
-                            on_graded(pickle.loads(graded))
-                        continue
-                    if on_graded is not None:
-                        on_graded(graded)
-                    items.extend((order, i, v) for i, (v, _) in enumerate(graded))
-            elif kind == "done":
-                pending -= 1
-                counts.add_shard(message[2], stream_wide=message[1] == 0)
-            else:
-                raise RuntimeError(f"grading worker failed:\n{message[1]}")
+        for job in jobs:
+            worker = _start(context, job)
+            live[worker.conn] = worker
+        while live:
+            for conn in wait(list(live)):
+                assert isinstance(conn, Connection)
+                worker = live[conn]
+                try:
+                    message = conn.recv()
+                except (EOFError, OSError):  # died (a message cut short ends it too)
+                    del live[conn]
+                    conn.close()
+                    job, note = _resumed(worker)
+                    deaths.append(note)
+                    replacement = _start(context, job)
+                    live[replacement.conn] = replacement
+                    continue
+                kind = message[0]
+                if kind == "items":
+                    worker.delivered, worker.counts = message[1], message[2]
+                    _take(message[3], items, spool, spooled, on_graded)
+                elif kind == "done":
+                    del live[conn]
+                    conn.close()
+                    counts.add_shard(message[1], stream_wide=worker.job.shard.index == 0)
+                    worker.process.join()
+                else:
+                    raise RuntimeError(f"grading worker failed:\n{message[1]}")
+        finished = True
     finally:
-        for proc in procs:
-            if proc.is_alive() and pending:
-                proc.terminate()
-            proc.join()
-        if spool is not None and pending:
+        for worker in live.values():
+            if worker.process.is_alive():
+                worker.process.terminate()
+            worker.process.join()
+            worker.conn.close()
+        if spool is not None and not finished:
             spool.close()
     items.sort(key=_order)
     if spool is not None and on_verdict is not None:
@@ -200,8 +283,32 @@ def grade_paths_parallel(
                 for verdict, _ in pickle.loads(spool.read(length)):
                     on_verdict(verdict)
     return RunReport(
-        verdicts=[v for _, _, v in items], input_errors=list(counts.problems), notes=counts.notes()
+        verdicts=[v for _, _, v in items],
+        input_errors=list(counts.problems),
+        notes=counts.notes() + deaths,
     )
+
+
+def _take(
+    chunk: list[_Item],
+    items: list[tuple[int, int, Verdict]],
+    spool: IO[bytes] | None,
+    spooled: list[tuple[int, int, int]],
+    on_graded: Callable[[Graded], object] | None,
+) -> None:
+    """Keep one delivered chunk: pickled pairs go to ``spool``, others to ``items``."""
+    for order, graded in chunk:
+        if isinstance(graded, bytes):
+            if spool is None:  # only jobs asked for pickled results send bytes
+                raise RuntimeError("grading worker sent unrequested bytes")
+            spooled.append((order, spool.tell(), len(graded)))
+            spool.write(graded)
+            if on_graded is not None:
+                on_graded(pickle.loads(graded))
+            continue
+        if on_graded is not None:
+            on_graded(graded)
+        items.extend((order, i, v) for i, (v, _) in enumerate(graded))
 
 
 def _order(item: tuple[int, int, Verdict]) -> tuple[int, int]:

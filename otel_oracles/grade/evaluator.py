@@ -1,8 +1,13 @@
 """The evaluator: one contract against one trajectory -> one ``Verdict``.
 
 Every check runs independently: one failing or raising never stops the others. A raising
-check is an ``error`` result (a harness problem, not an agent failure). The same function
-serves offline files, the server, and the AgentBench ``run``/``gate`` commands.
+check is an ``error`` result (a harness problem, not an agent failure), whatever it raised:
+an ``Exception``, or a ``BaseException`` such as a plug-in's ``sys.exit()`` (``SystemExit``)
+or a stray ``GeneratorExit``, since what one check does must not cost the other checks, or
+the other contracts on the same trace, their results. Only ``KeyboardInterrupt`` goes
+through: in the main thread it is how Ctrl-C stops a run, and a check cannot tell it from
+one a plug-in raised; an interrupted run is no failing check. The same function serves
+offline files, the server, and the AgentBench ``run``/``gate`` commands.
 """
 
 from __future__ import annotations
@@ -56,7 +61,7 @@ def run_check(layer: Layer, spec: OracleSpec, ctx: GradeContext) -> OracleResult
     return run_compiled(compile_check(layer, spec), ctx)
 
 
-def _fails_with(exc: Exception) -> tuple[Finding, Outcome, dict[str, object]]:
+def _fails_with(exc: BaseException) -> tuple[Finding, Outcome, dict[str, object]]:
     if isinstance(exc, OtelOraclesError):
         # A user-facing problem found while checking (e.g. a task-authoring mistake): its
         # message is meant to be read as it is; it is still a harness error, not the agent's.
@@ -120,7 +125,8 @@ def _failure_despite_gaps(missing: Finding, oracle: OracleCheck, ctx: GradeConte
 
 def run_compiled(check: CompiledCheck, ctx: GradeContext) -> OracleResult:
     """One compiled check on ``ctx``: its result, never an exception (except the lazy
-    replay's own failure, which makes the whole verdict a replay error)."""
+    replay's own failure, which makes the whole verdict a replay error, and
+    ``KeyboardInterrupt``, which stops the run: see the module docstring)."""
     start = time.perf_counter_ns()
     contract = ctx.contract
     spec = check.spec
@@ -154,7 +160,9 @@ def run_compiled(check: CompiledCheck, ctx: GradeContext) -> OracleResult:
                 if finding.status != "missing":
                     finding = _fail_closed_on_coverage(finding, oracle, ctx)
             outcome = outcome_for(layer, finding)
-        except Exception as exc:
+        except KeyboardInterrupt:
+            raise  # Ctrl-C stops the run: it is the user's, not a check's failure
+        except BaseException as exc:  # a plug-in's SystemExit is that check's error
             if exc is ctx.replay_error:
                 raise  # the lazy replay failed: the whole verdict is a replay error
             finding, outcome, error_details = _fails_with(exc)

@@ -23,24 +23,29 @@ from otel_oracles.session._input import (
     without_own_telemetry,
 )
 from otel_oracles.session._session import (
+    FROM_START,
     WHOLE,
     Graded,
     GradedSubject,
     GradingSession,
+    Resume,
     SessionSpec,
     Shard,
     shard_of,
 )
 from otel_oracles.session._subject import (
     NOT_AGENT_RUN,
+    NotGraded,
     error_verdict,
     holds_agent_run,
+    how_it_ended,
     mapped_agent_names,
 )
 
 __all__ = [
     "COVERAGE_NOTE_NAMES",
     "DEFAULT_LIMITS",
+    "FROM_START",
     "NOT_AGENT_RUN",
     "SEEN_LABELS_MAX",
     "WHOLE",
@@ -49,6 +54,8 @@ __all__ = [
     "GradedSubject",
     "GradingSession",
     "InputLimits",
+    "NotGraded",
+    "Resume",
     "SessionSpec",
     "Shard",
     "add_label",
@@ -57,6 +64,7 @@ __all__ = [
     "coverage_note",
     "error_verdict",
     "holds_agent_run",
+    "how_it_ended",
     "mapped_agent_names",
     "shard_of",
     "subject_notes",

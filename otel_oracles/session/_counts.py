@@ -67,6 +67,20 @@ class GradeRun:
             self.problems.extend(shard.problems)
             self.assembly = shard.assembly
 
+    def subject_part(self) -> GradeRun:
+        """A copy of the per-subject counts alone (stream-wide ones left empty): what a
+        ``grade --workers`` worker reports with each delivery, so the process that resumes
+        a dead worker's shard starts from exactly what was delivered."""
+        return GradeRun(
+            traces=self.traces,
+            traces_unselected=self.traces_unselected,
+            spans=self.spans,
+            skipped=dict(self.skipped),
+            unselected_seen=dict(self.unselected_seen),
+            traces_unclassified=self.traces_unclassified,
+            unclassified=dict(self.unclassified),
+        )
+
     def notes(self) -> list[str]:
         """The run summary's lines."""
         notes = [f"{self.traces} trace(s), {self.spans} span(s) read"]

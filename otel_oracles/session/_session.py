@@ -11,8 +11,9 @@ contract (the ``match`` selectors), and ``grade`` (one assembled subject) is the
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+import logging
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
@@ -30,10 +31,13 @@ from otel_oracles.session._counts import GradeRun, add_unclassified
 from otel_oracles.session._input import DEFAULT_LIMITS, InputLimits, traces_from_batches
 from otel_oracles.session._subject import (
     NOT_AGENT_RUN,
+    NotGraded,
     error_verdict,
     holds_agent_run,
     mapped_agent_names,
 )
+
+logger = logging.getLogger(__name__)
 
 Graded = list[tuple[Verdict, Trajectory]]
 """One subject's (verdict, trajectory) pairs, one per contract that selected it."""
@@ -81,6 +85,23 @@ class SessionSpec:
     convention_dirs: tuple[Path, ...] = ()
     limits: InputLimits = DEFAULT_LIMITS
     commands: CommandPolicy = SANDBOXED
+
+
+@dataclass(frozen=True, slots=True)
+class Resume:
+    """Where a ``run`` picks up the work of a process that died (``grade --workers``).
+
+    Subjects up to order ``after`` were graded and delivered by the process that died: they
+    are read, assembled and joined again (so grouping stays the one-process grouping), but
+    neither counted nor graded. Subjects in ``lost`` get ``error`` verdicts naming why,
+    without being graded again: grading them may be what killed that process."""
+
+    after: int = -1
+    lost: Mapping[int, NotGraded] = field(default_factory=dict)
+
+
+FROM_START = Resume()
+"""Nothing done yet."""
 
 
 class GradedSubject(NamedTuple):
@@ -139,6 +160,8 @@ class GradingSession:
         counts: GradeRun,
         *,
         shard: Shard = WHOLE,
+        resume: Resume = FROM_START,
+        in_hand: Callable[[int], object] | None = None,
     ) -> Iterator[GradedSubject]:
         """Grade every subject in ``batches`` that ``shard`` owns, in the order subjects
         complete; subjects no contract graded are counted in ``counts``, not yielded.
@@ -146,20 +169,66 @@ class GradingSession:
         Every subject is read, assembled and joined whatever the shard, so completion, late
         spans and joins are decided as with one process, and ``counts``' stream-wide part
         (input problems are the reader's; assembly stats) is the whole input's.
+
+        A subject whose grading raises outside the checks (a check's own exception is only
+        its result's ``error``) gets ``grading_crash`` verdicts and the loop goes on: one
+        trace that breaks the grader must not cost the others their verdicts, nor end the
+        run in a traceback. ``KeyboardInterrupt`` (Ctrl-C) still stops it.
+        ``resume`` continues the work of a process that died; ``in_hand(order)`` is called
+        before a subject is graded and ``in_hand(-1)`` after, so a parent can tell which
+        subject a worker was grading when it died.
         """
         subjects = traces_from_batches(batches, counts.assembly, self.limits)
         for order, subject in enumerate(subjects):
-            if not shard.owns(subject.trace_id):
+            if order <= resume.after or not shard.owns(subject.trace_id):
                 continue
             counts.traces += 1
             counts.spans += len(subject.spans)
             skips = sum(counts.skipped.values())
-            graded = self.grade(subject, counts.skipped)
+            lost = resume.lost.get(order)
+            if lost is not None:
+                graded = self._not_graded(subject, lost)
+            else:
+                if in_hand is not None:
+                    in_hand(order)
+                graded = self._graded(subject, counts.skipped)
+                if in_hand is not None:
+                    in_hand(-1)
             counts.traces_unclassified += add_unclassified(counts.unclassified, graded)
             if graded:
                 yield GradedSubject(order, graded)
             elif sum(counts.skipped.values()) == skips:
                 counts.note_unselected(subject)
+
+    def _graded(self, subject: Trace, skipped: dict[str, int]) -> Graded:
+        """``grade``, or ``grading_crash`` verdicts when it raised (traceback logged)."""
+        try:
+            return self.grade(subject, skipped)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # one trace must not end the run
+            logger.error(
+                "grading trace %s crashed; reported as error", subject.trace_id, exc_info=True
+            )
+            return self._not_graded(subject, NotGraded.crashed(exc))
+
+    def _not_graded(self, subject: Trace, why: NotGraded) -> Graded:
+        """``not_graded``; when even selecting contracts for the subject raises, an
+        ``error`` verdict from every contract of the session (fail closed: any of them may
+        have selected it, and a trace must not vanish from the report)."""
+        try:
+            return self.not_graded(subject, *why)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001  (it is in every verdict's message)
+            message = (
+                f"{why.message}; choosing the contracts that select it raised too "
+                f"({type(exc).__name__}: {exc}), so every contract reports it"
+            )
+            return [
+                error_verdict(c, subject, why.stage, message, why.error_type)
+                for c in self.contracts
+            ]
 
     # ---- one subject ------------------------------------------------------------------
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import signal
+from typing import NamedTuple
+
 from otel_oracles.model.contract import Contract
 from otel_oracles.model.result import OracleResult, Outcome, Verdict, count_outcomes
 from otel_oracles.model.span import Trace
@@ -60,3 +63,47 @@ def error_verdict(
         counts=count_outcomes([result]),
     )
     return verdict, trajectory
+
+
+class NotGraded(NamedTuple):
+    """Why a subject could not be graded, as its ``error`` verdicts say it: the result's name
+    (``stage``), its message and ``error.type``. Plain and picklable, because the process
+    that tells why (the parent of a worker that died) is not the one that makes the
+    verdicts. ``serve`` words the same causes the same way (``GradingFailure``), so an
+    offline gate and a live one report a crash alike."""
+
+    stage: str
+    message: str
+    error_type: str
+
+    @classmethod
+    def crashed(cls, exc: BaseException) -> NotGraded:
+        """Grading the subject raised ``exc`` outside any check (mapping, selection,
+        evidence: a bug in the grader or a plug-in), so no contract's checks ran."""
+        return cls(
+            "grading_crash",
+            f"grading this trace crashed ({type(exc).__name__}: {exc}); not graded",
+            type(exc).__name__,
+        )
+
+    @classmethod
+    def worker_died(cls, exitcode: int | None) -> NotGraded:
+        """The process grading the subject died (``exitcode`` negative: the signal that
+        killed it, e.g. SIGKILL from the OOM killer)."""
+        return cls(
+            "worker_died",
+            f"the grading worker process died ({how_it_ended(exitcode)}) while this trace "
+            "was in hand; not graded",
+            "WorkerProcessDied",
+        )
+
+
+def how_it_ended(exitcode: int | None) -> str:
+    """A process's end in words: ``killed by SIGKILL`` for a negative ``exitcode`` (the
+    signal, as ``multiprocessing`` reports it), else ``exit code N``."""
+    if exitcode is not None and exitcode < 0:
+        try:
+            return f"killed by {signal.Signals(-exitcode).name}"
+        except ValueError:
+            return f"killed by signal {-exitcode}"
+    return f"exit code {exitcode}"

@@ -2,15 +2,16 @@
 like any other (grade span, evaluation event, metrics), never only a log line and a count.
 
 ``serve`` runs as a real subprocess; the OpenTelemetry SDK's OTLP exporter sends the traces
-and the results arrive at a real OTLP sink on 127.0.0.1. Two plug-in oracles, installed the
-way any plug-in is (a distribution on the path with an ``otel_oracles.oracles`` entry
-point), make grading fail for real:
+and the results arrive at a real OTLP sink on 127.0.0.1. Plug-ins installed the way any
+plug-in is (a distribution on the path with entry points, ``tests/parallel/crash_plugins``)
+make grading fail for real:
 
-- ``crash_test_exit`` raises ``SystemExit`` from its check, which escapes the per-check
-  error handling (it catches ``Exception``) and so crashes the grading of the whole trace;
-- ``crash_test_hold`` writes the pid of the process grading it to a file, then blocks on a
-  FIFO nobody writes: the test learns which process is mid-grade and SIGKILLs it, as the
-  OOM killer would.
+- the ``crash_test_exit`` parser raises ``SystemExit`` while the trace is mapped, outside
+  any check (a check's own ``SystemExit`` is only that check's ``error`` result), and so
+  crashes the grading of the whole trace;
+- the ``crash_test_hold`` oracle writes the pid of the process grading it into a FIFO the
+  test reads, then blocks on a FIFO nobody writes: the test learns which process is
+  mid-grade and SIGKILLs it, as the OOM killer would.
 """
 
 from __future__ import annotations
@@ -22,91 +23,75 @@ from pathlib import Path
 
 import pytest
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpExporter
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter
+from opentelemetry.trace import SpanKind
 
+from tests.parallel.crash_plugins import CRASH_CONVENTION, install_plugins, read_pid
 from tests.server.agent_traces import send_agent_traces, wait_until
 from tests.server.conftest import CONTRACTS
 from tests.server.test_serve_process import ServeProcess, grade_spans
 from tests.server.test_serve_worker_processes import worker_pids
 from tests.support.otlp_sink import OtlpSink
 
-PLUGIN = '''
-"""Test plug-in oracles that make grading crash (see test_serve_grading_crash.py)."""
 
-import os
-from pathlib import Path
-
-from otel_oracles import Finding, GradeContext, OracleCheck, OracleParams
-
-
-class Exit(OracleCheck):
-    oracle_type = "crash_test_exit"
-
-    class Params(OracleParams):
+def send_crashing_trace(exporter: SpanExporter) -> str:
+    """One agent run whose chat span carries ``crash.parse`` (mapping it calls the parser
+    plug-in that raises ``SystemExit``); its trace id."""
+    provider = TracerProvider(resource=Resource.create({"service.name": "crash-agent"}))
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("agent-test", "1.0")
+    with (
+        tracer.start_as_current_span(
+            "invoke_agent support",
+            attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "support"},
+        ) as root,
+        tracer.start_as_current_span(
+            "chat gpt-4o-mini",
+            kind=SpanKind.CLIENT,
+            attributes={
+                "gen_ai.operation.name": "chat",
+                "gen_ai.provider.name": "openai",
+                "gen_ai.request.model": "gpt-4o-mini",
+                "crash.parse": "exit",
+            },
+        ),
+    ):
         pass
-
-    def check(self, ctx: GradeContext) -> Finding:
-        raise SystemExit("plug-in called sys.exit")
-
-
-class Hold(OracleCheck):
-    oracle_type = "crash_test_hold"
-
-    class Params(OracleParams):
-        pid_file: str
-        fifo: str
-
-    def check(self, ctx: GradeContext) -> Finding:
-        tmp = Path(self.params.pid_file + ".tmp")
-        tmp.write_text(str(os.getpid()))
-        tmp.rename(self.params.pid_file)
-        with open(self.params.fifo) as f:  # blocks until a writer opens it: never
-            f.read()
-        return Finding.ok("released")
-'''
-
-
-def install_plugin(site: Path) -> dict[str, str]:
-    """The plug-in as an installed distribution (module + dist-info with its entry points)
-    in ``site``; the environment that puts it on the serve subprocess's path."""
-    site.mkdir()
-    (site / "crash_test_oracles.py").write_text(PLUGIN)
-    info = site / "crash_test_oracles-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: crash-test-oracles\nVersion: 1.0\n"
-    )
-    (info / "entry_points.txt").write_text(
-        "[otel_oracles.oracles]\n"
-        "crash_test_exit = crash_test_oracles:Exit\n"
-        "crash_test_hold = crash_test_oracles:Hold\n"
-    )
-    return {"PYTHONPATH": str(site)}
+    provider.shutdown()
+    return format(root.get_span_context().trace_id, "032x")
 
 
 def config(tmp_path: Path, processes: int) -> tuple[Path, Path]:
-    """serve.yaml with the test contracts plus one per crashing plug-in; the pid file."""
-    pid_file = tmp_path / "holder.pid"
-    fifo = tmp_path / "never-written"
-    os.mkfifo(fifo)
+    """serve.yaml with the test contracts plus one per crashing plug-in, and the mapping
+    file naming the crashing parser; the FIFO the hold check writes its pid into."""
+    ready = tmp_path / "holder.pid"
+    release = tmp_path / "never-written"
+    os.mkfifo(ready)
+    os.mkfifo(release)
     crash = tmp_path / "crash.yaml"
     crash.write_text(
         "id: crash\nmatch: {resource: {service.name: crash-agent}}\n"
-        "invariants:\n  - {name: exits, type: crash_test_exit}\n"
+        "invariants:\n  - {type: tool_not_called, tool: delete_records}\n"
     )
     hold = tmp_path / "hold.yaml"
     hold.write_text(
         "id: hold\nmatch: {resource: {service.name: hold-agent}}\ninvariants:\n"
-        f"  - {{name: holds, type: crash_test_hold, pid_file: '{pid_file}', fifo: '{fifo}'}}\n"
+        f"  - {{name: holds, type: crash_test_hold, ready: '{ready}', release: '{release}'}}\n"
     )
+    convention = tmp_path / "crash-convention.yaml"
+    convention.write_text(CRASH_CONVENTION)
     contracts = [str(CONTRACTS), str(crash), str(hold)]
     path = tmp_path / "serve.yaml"
     path.write_text(
         "receivers:\n  grpc: {endpoint: '127.0.0.1:0'}\n  http: {endpoint: '127.0.0.1:0'}\n"
         "assembly: {decision_wait: 0.2s, sweep_interval: 20ms, join_window: 0s}\n"
-        f"grading: {{contracts: {json.dumps(contracts)}, processes: {processes}, workers: 2}}\n"
+        f"grading: {{contracts: {json.dumps(contracts)}, "
+        f"conventions: {json.dumps([str(convention)])}, processes: {processes}, workers: 2}}\n"
         "shutdown_timeout: 5s\n"
     )
-    return path, pid_file
+    return path, ready
 
 
 def error_events(sink: OtlpSink, trace_id: str) -> dict[object, dict[str, object]]:
@@ -122,11 +107,11 @@ def error_events(sink: OtlpSink, trace_id: str) -> dict[object, dict[str, object
 def test_a_crashing_plugin_gives_an_error_verdict(
     tmp_path: Path, sink: OtlpSink, processes: int
 ) -> None:
-    env = install_plugin(tmp_path / "site")
+    env = install_plugins(tmp_path / "site")
     serve = ServeProcess(config(tmp_path, processes)[0], sink, env=env)
     try:
         url = f"http://127.0.0.1:{serve.http_port}/v1/traces"
-        (crashed,), _ = send_agent_traces(HttpExporter(endpoint=url), 1, service="crash-agent")
+        crashed = send_crashing_trace(HttpExporter(endpoint=url))
         ids, bad = send_agent_traces(HttpExporter(endpoint=url), 2)
         wait_until(lambda: {crashed, *ids} <= set(grade_spans(sink)), timeout=30,
                    what="every verdict, the crashed trace's too")  # fmt: skip
@@ -150,14 +135,14 @@ def test_a_crashing_plugin_gives_an_error_verdict(
 def test_a_worker_killed_mid_grade_gives_an_error_verdict(
     tmp_path: Path, sink: OtlpSink, processes: int
 ) -> None:
-    env = install_plugin(tmp_path / "site")
-    path, pid_file = config(tmp_path, processes)
+    env = install_plugins(tmp_path / "site")
+    path, ready = config(tmp_path, processes)
     serve = ServeProcess(path, sink, env=env)
+    fifo = os.open(ready, os.O_RDONLY | os.O_NONBLOCK)
     try:
         url = f"http://127.0.0.1:{serve.http_port}/v1/traces"
         (held,), _ = send_agent_traces(HttpExporter(endpoint=url), 1, service="hold-agent")
-        wait_until(pid_file.exists, timeout=30, what="the plug-in to be grading the trace")
-        worker = int(pid_file.read_text())
+        worker = read_pid(fifo, timeout=60)
         assert worker in worker_pids(serve.proc.pid), "the plug-in runs in a grading worker"
         os.kill(worker, signal.SIGKILL)  # mid-grade, as the OOM killer would
         wait_until(lambda: held in grade_spans(sink), timeout=60, what="the lost trace's verdict")
@@ -176,4 +161,5 @@ def test_a_worker_killed_mid_grade_gives_an_error_verdict(
         )
         wait_until(lambda: serve.get("/stats")[1]["spool_requests"] == 0, what="settled")
     finally:
+        os.close(fifo)
         assert serve.stop() == 0

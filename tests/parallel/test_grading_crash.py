@@ -1,0 +1,299 @@
+"""Offline grading survives a crashing check, a crash outside the checks and a killed
+worker: each costs only the verdicts it touches, which are ``error`` (never a pass, never a
+missing row), every other trace is graded as usual, and the exit code is not 0.
+
+Everything runs for real: ``otel-oracles grade`` as a subprocess, the plug-ins of
+``crash_plugins`` installed on its path, and the worker killed with SIGKILL at the moment
+the hold check tells the test (through a FIFO) that it is grading.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from otel_oracles.model.result import Verdict
+from otel_oracles.server._grading import GradingFailure
+from otel_oracles.server._processes import _died
+from otel_oracles.session import (
+    FROM_START,
+    GradeRun,
+    GradingSession,
+    NotGraded,
+    Resume,
+    SessionSpec,
+    shard_of,
+)
+from tests.parallel.crash_plugins import (
+    CRASH_CONVENTION,
+    agent_trace,
+    install_plugins,
+    read_pid,
+    write_export,
+)
+
+CLI = str(Path(sys.executable).with_name("otel-oracles"))
+TIMEOUT = 240.0
+"""Seconds a grading subprocess may take on a loaded machine."""
+
+
+def tid(n: int) -> str:
+    return f"{n:032x}"
+
+
+TRACES = 100
+"""Traces in the export, in this order: ids 1 to 100."""
+HOLD = 81
+"""Graded by the hold check (the worker is killed there); owned by worker 1, after 40 of
+its traces, so it has delivered a chunk (32) and holds some graded but undelivered."""
+EXIT = 91
+"""Graded by a contract with a check raising SystemExit; owned by worker 1, after HOLD."""
+PARSE = 93
+"""Mapping it calls a parser plug-in that raises SystemExit; owned by worker 1, after HOLD."""
+NORMAL = [n for n in range(1, TRACES + 1) if n not in (HOLD, EXIT, PARSE)]
+"""Plain traces, on both shards."""
+FORBIDDEN = {n for n in NORMAL if n % 10 == 2}
+"""Plain traces that call the forbidden tool."""
+SPANS = 3 * TRACES + len(FORBIDDEN)
+
+
+class Setup:
+    """Plug-ins, contracts, mapping file and export for one test, in ``tmp``."""
+
+    def __init__(self, tmp: Path) -> None:
+        assert {shard_of(tid(n), 2) for n in (HOLD, EXIT, PARSE)} == {1}
+        assert {shard_of(tid(n), 2) for n in NORMAL} == {0, 1}
+        self.env = {**os.environ, **install_plugins(tmp / "site")}
+        self.ready = tmp / "ready"
+        self.release = tmp / "release"
+        os.mkfifo(self.ready)
+        os.mkfifo(self.release)
+        basic = tmp / "basic.yaml"
+        basic.write_text(
+            "id: basic\ninvariants:\n  - {type: tool_not_called, tool: delete_records}\n"
+        )
+        exits = tmp / "exits.yaml"
+        exits.write_text(
+            "id: exits\nmatch: {resource: {service.name: exit-agent}}\ninvariants:\n"
+            "  - {name: exits, type: crash_test_exit}\n"
+            "  - {name: no-deletes, type: tool_not_called, tool: delete_records}\n"
+        )
+        self.hold = tmp / "hold.yaml"
+        self.hold.write_text(
+            "id: hold\nmatch: {resource: {service.name: hold-agent}}\ninvariants:\n"
+            f"  - {{name: holds, type: crash_test_hold, ready: '{self.ready}', "
+            f"release: '{self.release}'}}\n"
+        )
+        self.contracts = [basic, exits]
+        self.convention = tmp / "crash.yaml"
+        self.convention.write_text(CRASH_CONVENTION)
+        traces = []
+        for n in range(1, TRACES + 1):
+            service = {HOLD: "hold-agent", EXIT: "exit-agent"}.get(n, "normal")
+            tools = ["search_docs", "delete_records"] if n in FORBIDDEN else ["search_docs"]
+            extra = {"crash.parse": "exit"} if n == PARSE else None
+            traces.append(agent_trace(tid(n), service, tools, extra, second=n))
+        self.export = write_export(tmp / "export.otlp.json", traces)
+        self.junit = tmp / "junit.xml"
+
+    def argv(self, *extra: str, hold: bool = True) -> list[str]:
+        contracts = [*self.contracts, self.hold] if hold else self.contracts
+        return [
+            CLI, "grade", "-q", "--json", "--explain", "full", "--junit", str(self.junit),
+            "--conventions", str(self.convention),
+            *(arg for c in contracts for arg in ("-c", str(c))), *extra, str(self.export),
+        ]  # fmt: skip
+
+
+def by_key(report: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    """(trace id, contract id) -> verdict, asserting there is one of each and that they
+    are listed in input order (the order one process lists them, whatever crashed)."""
+    keyed = {(v["trace_id"], v["contract_id"]): v for v in report["verdicts"]}
+    assert len(keyed) == len(report["verdicts"]), "one verdict per trace and contract"
+    ids = [v["trace_id"] for v in report["verdicts"]]
+    assert ids == sorted(ids), ids
+    return keyed
+
+
+def only_result(verdict: dict[str, Any]) -> dict[str, Any]:
+    (result,) = verdict["results"]
+    return result
+
+
+def assert_graded_as_usual(verdicts: dict[tuple[str, str], dict[str, Any]]) -> None:
+    """The traces no crash touched: graded, and the forbidden calls found."""
+    for n in NORMAL:
+        result = only_result(verdicts[tid(n), "basic"])
+        expected = "invariant_failure" if n in FORBIDDEN else "pass"
+        assert result["outcome"] == expected, (n, result)
+    # A check's SystemExit is that check's error: its sibling check and the other
+    # contract on the same trace are graded.
+    exits = {r["name"]: r for r in verdicts[tid(EXIT), "exits"]["results"]}
+    assert exits["exits"]["outcome"] == "error", exits
+    assert exits["exits"]["details"]["error.type"] == "SystemExit", exits
+    assert "plug-in called sys.exit" in exits["exits"]["message"], exits
+    assert exits["no-deletes"]["outcome"] == "pass", exits
+    assert only_result(verdicts[tid(EXIT), "basic"])["outcome"] == "pass"
+    # A crash while mapping (outside every check): that trace's verdicts are errors.
+    crashed = only_result(verdicts[tid(PARSE), "basic"])
+    assert crashed["name"] == "grading_crash", crashed
+    assert crashed["outcome"] == "error", crashed
+    assert crashed["details"]["error.type"] == "SystemExit", crashed
+    assert crashed["message"] == (
+        "grading this trace crashed (SystemExit: parser plug-in called sys.exit); not graded"
+    )
+
+
+def junit_errors(path: Path) -> set[tuple[str, str]]:
+    """(contract, trace id) of the JUnit test cases that carry an ``<error>``."""
+    return {
+        (case.get("classname", ""), case.get("name", ""))
+        for case in ET.parse(path).iter("testcase")
+        if case.find("error") is not None
+    }
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="FIFO poll semantics")
+def test_a_worker_killed_mid_trace_costs_only_that_trace(tmp_path: Path) -> None:
+    setup = Setup(tmp_path)
+    ready = os.open(setup.ready, os.O_RDONLY | os.O_NONBLOCK)
+    proc = subprocess.Popen(
+        setup.argv("--workers", "2"),
+        env=setup.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        worker = read_pid(ready, TIMEOUT)
+        stat = Path(f"/proc/{worker}/stat").read_text().rsplit(")", 1)[1].split()
+        assert int(stat[1]) == proc.pid, "the hold check runs in a worker of grade"
+        os.kill(worker, signal.SIGKILL)  # mid-trace, as the OOM killer would
+        out, err = proc.communicate(timeout=TIMEOUT)
+    finally:
+        os.close(ready)
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 1, err
+    report = json.loads(out)
+    verdicts = by_key(report)
+    assert len(verdicts) == TRACES + 2, sorted(verdicts)  # every trace, + exits and hold
+    # The trace in hand: an error verdict from every contract selecting it, not graded
+    # again (the check would block again), worded as serve words it.
+    for contract in ("basic", "hold"):
+        died = only_result(verdicts[tid(HOLD), contract])
+        assert died["name"] == died["oracle_type"] == "worker_died", died
+        assert died["outcome"] == "error", died
+        assert died["details"]["error.type"] == "WorkerProcessDied", died
+        assert died["message"] == NotGraded.worker_died(-signal.SIGKILL).message
+        assert "killed by SIGKILL" in died["message"]
+    # The rest of the dead worker's share (EXIT, PARSE, later plain traces) and the other
+    # worker's: graded as one process grades them.
+    assert_graded_as_usual(verdicts)
+    assert any(
+        note.startswith("grading worker 1 died (killed by SIGKILL) with 1 trace in hand")
+        for note in report["notes"]
+    ), report["notes"]
+    # Counted once each: the dead worker's delivered counts, then its successor's.
+    assert report["notes"][0] == f"{TRACES} trace(s), {SPANS} span(s) read", report["notes"]
+    assert junit_errors(setup.junit) == {
+        ("basic", tid(HOLD)),
+        ("hold", tid(HOLD)),
+        ("basic", tid(PARSE)),
+        ("exits", tid(EXIT)),
+    }, setup.junit.read_text()
+
+
+def test_sequential_grade_reports_crashes_and_goes_on(tmp_path: Path) -> None:
+    setup = Setup(tmp_path)
+    proc = subprocess.run(
+        setup.argv(hold=False), env=setup.env, capture_output=True, text=True, timeout=TIMEOUT
+    )
+    assert proc.returncode == 1, proc.stderr
+    verdicts = by_key(json.loads(proc.stdout))
+    assert len(verdicts) == TRACES + 1, sorted(verdicts)
+    assert only_result(verdicts[tid(HOLD), "basic"])["outcome"] == "pass"
+    assert_graded_as_usual(verdicts)
+    # The crash is logged with its traceback for whoever debugs the plug-in.
+    assert f"grading trace {tid(PARSE)} crashed; reported as error" in proc.stderr
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="FIFO poll semantics")
+def test_ctrl_c_during_a_check_stops_the_run(tmp_path: Path) -> None:
+    """A real Ctrl-C (SIGINT) while a check runs is the user stopping the run, not that
+    check's error: ``grade`` stops as on any Ctrl-C (``aborted``, exit 2), without a
+    report."""
+    setup = Setup(tmp_path)
+    ready = os.open(setup.ready, os.O_RDONLY | os.O_NONBLOCK)
+    proc = subprocess.Popen(
+        setup.argv(), env=setup.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert read_pid(ready, TIMEOUT) == proc.pid  # no workers: grade itself holds it
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=TIMEOUT)
+    finally:
+        os.close(ready)
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert (proc.returncode, err.strip()) == (2, "aborted")
+    assert '"verdicts"' not in out
+
+
+def test_worker_died_is_worded_as_serve_words_it() -> None:
+    """Offline and ``serve`` give a dead worker's and a crash's traces the same verdicts."""
+    for exitcode in (-signal.SIGKILL, -signal.SIGSEGV, 3):
+        assert tuple(NotGraded.worker_died(exitcode)) == tuple(_died(exitcode))
+    crash = SystemExit("bye")
+    assert tuple(NotGraded.crashed(crash)) == tuple(GradingFailure.raised(crash))
+
+
+def test_a_resumed_run_grades_only_what_was_not_delivered() -> None:
+    """``GradingSession.run`` with a ``Resume``: what a fresh worker does for a dead one.
+    Subjects up to ``after`` are neither graded nor counted again, the lost one gets
+    ``worker_died`` verdicts from exactly the contracts that selected it, the rest is graded
+    as before, and the counts carried over add up to one uninterrupted run's."""
+    repo = Path(__file__).resolve().parent.parent.parent
+    contracts = [repo / "examples" / "contracts" / "support-rag.yaml"]
+    session = GradingSession.load(SessionSpec(tuple(contracts)))
+    paths = [str(repo / "examples" / "traces")]
+
+    def graded(resume: Resume, counts: GradeRun) -> dict[int, list[Verdict]]:
+        batches = session.limits.read(paths, counts.problems)
+        run = session.run(batches, counts, resume=resume)
+        return {order: [v for v, _ in pairs] for order, pairs in run}
+
+    whole_counts = GradeRun()
+    whole = graded(FROM_START, whole_counts)
+    assert len(whole) >= 3, "the example traces must be selected by the example contract"
+    first, lost, *rest = sorted(whole)
+    # What the dead worker had delivered when it died: subjects up to ``first``, and the
+    # counts it sent with them.
+    delivered = GradeRun()
+    run = session.run(session.limits.read(paths, delivered.problems), delivered)
+    assert next(run).order == first
+    run.close()
+    done = delivered.subject_part()
+    died = NotGraded.worker_died(-signal.SIGKILL)
+    resumed = graded(Resume(first, {lost: died}), done)
+    assert sorted(resumed) == [lost, *rest]
+    for order in rest:
+        assert [v.model_dump(exclude={"duration_ns", "results"}) for v in resumed[order]] == [
+            v.model_dump(exclude={"duration_ns", "results"}) for v in whole[order]
+        ]
+    assert [v.contract_id for v in resumed[lost]] == [v.contract_id for v in whole[lost]]
+    for verdict in resumed[lost]:
+        (result,) = verdict.results
+        assert (result.name, result.message) == ("worker_died", died.message)
+        assert verdict.verdict == "error"
+    assert (done.traces, done.spans) == (whole_counts.traces, whole_counts.spans)
