@@ -25,9 +25,9 @@ last subject it covers, so the parent always knows what was delivered. When the 
 without ``done``, a fresh worker takes over the same shard from there (``Resume``): it reads
 and groups the whole input again, as every worker does, grades what was not delivered, and
 gives the subject that was in hand ``worker_died`` verdicts instead of grading it again
-(grading it may be what killed the worker; the same verdicts ``serve`` gives). A worker that
-died having neither delivered nor started grading anything made no progress: the run stops
-there with an error rather than start the same death again.
+(grading it may be what killed the worker; the same verdicts ``serve`` gives). When two
+workers of one shard in a row die having neither delivered nor started grading anything,
+the run stops there with an error rather than start the same death again.
 """
 
 from __future__ import annotations
@@ -75,6 +75,8 @@ class _ShardJob:
     """Where a worker that died stopped (a fresh worker's job)."""
     counts: GradeRun | None = None
     """The per-subject counts delivered before ``resume.after``."""
+    fruitless: int = 0
+    """How many of this shard's workers in a row died without progress."""
 
 
 _CHUNK_TRACES = 32
@@ -159,18 +161,26 @@ def _start(context: BaseContext, job: _ShardJob) -> _Worker:
     return _Worker(job, process, reader, in_hand, job.resume.after, job.counts)
 
 
+_FRUITLESS_DEATHS = 2
+"""Workers of one shard that may die in a row without progress (nothing graded or
+delivered: killed while reading, say) before the run stops: once may be the OOM killer
+choosing a victim, twice is the same death again."""
+
+
 def _resumed(worker: _Worker) -> tuple[_ShardJob, str]:
     """The job that takes over a dead worker's shard, and the run's note about it; raises
-    ``RuntimeError`` when the worker made no progress (it would die the same way again)."""
+    ``RuntimeError`` when the shard's workers keep dying without progress."""
     worker.process.join()
     exitcode = worker.process.exitcode
     in_hand = int(worker.in_hand.value)
     job = worker.job
-    name = worker.process.name
-    if in_hand < 0 and worker.delivered == job.resume.after:
+    progress = in_hand >= 0 or worker.delivered > job.resume.after
+    fruitless = 0 if progress else job.fruitless + 1
+    if fruitless >= _FRUITLESS_DEATHS:
         raise RuntimeError(
-            f"grading worker {name} died ({how_it_ended(exitcode)}) before it graded or "
-            "delivered anything; the run cannot go on without its share"
+            f"grading worker {worker.process.name} died ({how_it_ended(exitcode)}), "
+            f"{fruitless} times in a row before it graded or delivered anything; the run "
+            "cannot go on without its share"
         )
     lost = {order: why for order, why in job.resume.lost.items() if order > worker.delivered}
     if in_hand >= 0:
@@ -183,11 +193,14 @@ def _resumed(worker: _Worker) -> tuple[_ShardJob, str]:
         job.pickled,
         Resume(worker.delivered, lost),
         worker.counts,
+        fruitless,
     )
-    held = "1 trace" if in_hand >= 0 else "no trace"
+    held = (
+        "1 trace in hand: reported as error (worker_died)" if in_hand >= 0 else "no trace in hand"
+    )
     note = (
-        f"grading worker {job.shard.index} died ({how_it_ended(exitcode)}) with {held} in "
-        "hand: reported as error (worker_died); a fresh worker graded the rest of its share"
+        f"grading worker {job.shard.index} died ({how_it_ended(exitcode)}) with {held}; "
+        "a fresh worker graded the rest of its share"
     )
     return resumed, note
 
@@ -211,7 +224,8 @@ def grade_paths_parallel(
     as workers deliver them (arrival order), so an emitter needs no change. A worker that
     dies mid-run is replaced (see the module docstring): the subject it was grading gets
     ``worker_died`` verdicts and a note says so. A worker that raises outside grading (a
-    bug, never bad input), or dies before any progress, raises ``RuntimeError`` here.
+    bug, never bad input), or a shard whose workers die twice in a row before any
+    progress, raises ``RuntimeError`` here.
 
     With ``on_verdict`` the report's ``verdicts`` stay empty: once every worker is done,
     each verdict is handed to ``on_verdict`` in order instead. Until then they wait on disk

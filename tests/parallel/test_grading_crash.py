@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import zstandard
 
 from otel_oracles.model.result import Verdict
 from otel_oracles.server._grading import GradingFailure
@@ -39,6 +40,7 @@ from tests.parallel.crash_plugins import (
     read_pid,
     write_export,
 )
+from tests.parallel.test_worker_lifeline import children, wait_for
 
 CLI = str(Path(sys.executable).with_name("otel-oracles"))
 TIMEOUT = 240.0
@@ -297,3 +299,48 @@ def test_a_resumed_run_grades_only_what_was_not_delivered() -> None:
         assert (result.name, result.message) == ("worker_died", died.message)
         assert verdict.verdict == "error"
     assert (done.traces, done.spans) == (whole_counts.traces, whole_counts.spans)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_share_whose_workers_keep_dying_before_any_progress_stops_the_run(
+    tmp_path: Path,
+) -> None:
+    """A worker killed while still reading (nothing graded or delivered) is replaced once;
+    when its replacement dies the same way, the run stops with an error, not a report."""
+    # 1 GiB of blank lines in ~80 KB of zstd: seconds of reading and no subject at all, so
+    # the workers are busy, and make no progress, when they are killed.
+    inputs = tmp_path / "inputs"
+    inputs.mkdir()
+    (inputs / "blank.jsonl.zst").write_bytes(
+        zstandard.ZstdCompressor(level=19).compress(b"\n" * (1 << 30))
+    )
+    contract = tmp_path / "c.yaml"
+    contract.write_text("id: c\ninvariants:\n  - {type: tool_not_called, tool: wipe}\n")
+    proc = subprocess.Popen(
+        [CLI, "grade", "-q", "--workers", "2", "-c", str(contract), str(inputs)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        seen: set[int] = set()
+
+        def workers() -> bool:
+            seen.update(children(proc.pid))
+            return len(seen) >= 2
+
+        wait_for(workers, TIMEOUT, "two grading workers")
+        first = min(seen)
+        os.kill(first, signal.SIGKILL)
+        started = set(seen)
+        wait_for(lambda: bool(set(children(proc.pid)) - started), TIMEOUT, "a fresh worker")
+        (fresh,) = set(children(proc.pid)) - started
+        os.kill(fresh, signal.SIGKILL)
+        out, err = proc.communicate(timeout=TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 1, err
+    assert "died (killed by SIGKILL), 2 times in a row before it graded or delivered" in err
+    assert out == ""
