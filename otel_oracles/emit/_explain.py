@@ -71,6 +71,11 @@ _SECRET_SHAPES = re.compile(
 )
 REDACTED = "[redacted]"
 
+# Enum members read once: ``Outcome.PASS`` looks through the enum machinery on every read,
+# and every result a report shows asks.
+_PASS = Outcome.PASS
+_ERROR = Outcome.ERROR
+
 _TEMPLATES: dict[Outcome, str] = {
     Outcome.PASS: "{name}: holds",
     Outcome.TOLERATED: "{name}: tolerated{budget}",
@@ -170,7 +175,7 @@ def explain_key(result: OracleResult, mode: ExplainMode = "template") -> tuple[A
     # The text depends on a few small fields and on the detail values the template may
     # show (a pass shows none): results repeat across traces, and the secret-shape regexes
     # are worth not rerunning for each.
-    shown = _shown_details(result.details) if result.outcome is not Outcome.PASS else ()
+    shown = _shown_details(result.details) if result.outcome is not _PASS else ()
     if shown is None:
         return None
     return (
@@ -265,7 +270,7 @@ def _shown_details(details: dict[str, Any]) -> tuple[Any, ...] | None:
 
 def _shown_message(result: OracleResult) -> str | None:
     """The message a template shows as it is (see ``SHOWN_ERROR_TYPES``), else None."""
-    if result.outcome == Outcome.ERROR and error_type(result) in SHOWN_ERROR_TYPES:
+    if result.outcome == _ERROR and error_type(result) in SHOWN_ERROR_TYPES:
         return result.message
     return None
 

@@ -9,14 +9,22 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from otel_oracles._native import json_indented
-from otel_oracles.model.result import InputProblem, OracleResult, RunReport, Verdict
+from otel_oracles.model.result import Counts, InputProblem, OracleResult, RunReport, Verdict
 from otel_oracles.report._common import Tally, replay, spool
 
 ShownFields = Callable[[OracleResult], tuple[str, dict[str, Any]]]
 """A result's message and details as the report shows them (``emit.shown_fields``)."""
 
 _DETAILS = TypeAdapter(dict[str, Any])
-"""``OracleResult.details``' own type: dumps shown details as ``model_dump`` dumps the field."""
+"""The type of ``OracleResult.details`` and ``params``: dumps a value that is not plain JSON
+data as ``model_dump`` dumps the field."""
+
+_VERDICT_FIELDS = tuple(Verdict.model_fields)
+_RESULT_FIELDS = tuple(OracleResult.model_fields)
+_COUNTS_FIELDS = tuple(Counts.model_fields)
+"""Each model's fields in declaration order: the keys, in order, of its ``model_dump``."""
+
+_PLAIN_SCALARS: frozenset[type] = frozenset({str, int, bool, type(None)})
 
 SPOOL_WRITE_CHARS = 1 << 16
 """Verdict texts are gathered up to this size before one write to the spool: a write per
@@ -34,6 +42,62 @@ def report_data(report: RunReport, exit_code: int | None = None) -> dict[str, An
     data["exit_code"] = report.exit_code() if exit_code is None else exit_code
     for dumped, verdict in zip(data["verdicts"], report.verdicts, strict=True):
         dumped["verdict"] = verdict.verdict
+    return data
+
+
+def _plain(value: object) -> bool:
+    """Whether ``value`` is already what pydantic's JSON mode makes of it: strings, integers,
+    booleans, None, finite floats, and lists and string-keyed dicts of them (exact types).
+    Anything else (NaN, a tuple, an enum member, a non-string key, a date) is dumped by
+    pydantic as ``model_dump`` would. Scalars inside a container are decided inline."""
+    kind = type(value)
+    if kind in _PLAIN_SCALARS:
+        return True
+    if kind is float:
+        return bool(value - value == 0.0)  # type: ignore[operator]  # not NaN nor infinite
+    if kind is dict:
+        for key, item in value.items():  # type: ignore[attr-defined]
+            if type(key) is not str or (type(item) not in _PLAIN_SCALARS and not _plain(item)):
+                return False
+        return True
+    if kind is list:
+        return all(type(item) in _PLAIN_SCALARS or _plain(item) for item in value)  # type: ignore[attr-defined]
+    return False
+
+
+def _json_form(value: dict[str, Any]) -> dict[str, Any]:
+    """A ``dict[str, Any]`` field (details, params) as ``model_dump(mode="json")`` dumps it:
+    itself when it is plain JSON data (most are), else pydantic's dump of it."""
+    if _plain(value):
+        return value
+    dumped: dict[str, Any] = _DETAILS.dump_python(value, mode="json")
+    return dumped
+
+
+def verdict_data(v: Verdict, shown: ShownFields | None = None) -> dict[str, Any]:
+    """``v.model_dump(mode="json")`` plus ``verdict``, read from the models' fields instead of
+    serialized through pydantic: every field but the two ``dict[str, Any]`` ones of each result
+    is already its JSON form once validated (strings, integers, booleans, None, lists of
+    them; an ``Outcome`` is a ``str`` that the writer spells as its value), so only those two
+    need a look (``_json_form``). With ``shown``, each result's message and details are what
+    it gives (``JsonWriter.add``). Nothing is copied but the dicts that hold the fields."""
+    fields = v.__dict__
+    data = {name: fields[name] for name in _VERDICT_FIELDS}
+    results = []
+    for result in v.results:
+        values = result.__dict__
+        out = {name: values[name] for name in _RESULT_FIELDS}
+        if shown is not None:
+            out["message"], details = shown(result)
+        else:
+            details = out["details"]
+        out["details"] = _json_form(details)
+        out["params"] = _json_form(out["params"])
+        results.append(out)
+    data["results"] = results
+    counts = v.counts.__dict__
+    data["counts"] = {name: counts[name] for name in _COUNTS_FIELDS}
+    data["verdict"] = v.verdict
     return data
 
 
@@ -68,14 +132,7 @@ class JsonWriter:
         """Dump ``v``; with ``shown``, each result's message and details are what it gives
         for the result: the same text as adding ``v`` with every result copied with them
         (``emit.scrub_verdict``), without building the copies."""
-        dumped = v.model_dump(mode="json")
-        if shown is not None:
-            for result, out in zip(v.results, dumped["results"], strict=True):
-                message, details = shown(result)
-                out["message"] = message
-                out["details"] = _DETAILS.dump_python(details, mode="json") if details else {}
-        dumped["verdict"] = v.verdict
-        text = _dumps(dumped, level=2)
+        text = _dumps(verdict_data(v, shown), level=2)
         self._pending.append(("    " if not self.tally.verdicts else ",\n    ") + text)
         self._pending_chars += len(text)
         if self._pending_chars >= SPOOL_WRITE_CHARS:

@@ -8,6 +8,7 @@ import json
 import re
 import subprocess
 import sys
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,7 @@ from otel_oracles.report import (
     render_junit,
     report_data,
 )
+from otel_oracles.report._json import verdict_data
 from otel_oracles.session import GradingSession, SessionSpec
 
 REPO = Path(__file__).resolve().parent.parent.parent
@@ -218,3 +220,47 @@ def test_json_writer_with_shown_fields_writes_the_scrubbed_copy() -> None:
     copied.add(scrub_verdict(verdict, "template", explainer))
     shown.add(verdict, lambda r: shown_fields(r, "template", explainer))
     assert "".join(shown.chunks([], [])) == "".join(copied.chunks([], []))
+
+
+def test_verdict_data_is_the_verdicts_model_dump() -> None:
+    """The JSON writer reads each verdict's fields instead of dumping it through pydantic:
+    what it reads must be ``model_dump(mode="json")`` (keys in the same order), for the
+    verdicts graded from the example traces and for details and params that are not plain
+    JSON data (NaN, infinities, tuples, sets, enum members, dates, non-string keys, nested
+    in lists and dicts), which still go through pydantic."""
+    odd: dict[str, Any] = {
+        "nan": float("nan"),
+        "inf": [1.5, float("-inf")],
+        "pair": (1, "a"),
+        "set": {3},
+        "outcome": Outcome.TOLERATED,
+        "day": date(2026, 12, 2),
+        "keys": {1: "one", None: "none"},
+        "nested": {"deep": [{"x": (2,)}, "plain", -0.0, 10**30]},
+        "plain": {"calls": 3, "tools": ["a", "b"], "ratio": 0.5, "none": None, "ok": True},
+    }
+    results = [
+        OracleResult(
+            oracle_type="tool_retries",
+            name=f"check {key}",
+            outcome=Outcome.PASS,
+            passed=True,
+            message="m",
+            details={key: value},
+            params={key: value},
+        )
+        for key, value in odd.items()
+    ]
+    odd_verdict = Verdict(
+        contract_id="c",
+        subject="s",
+        passed=True,
+        results=results,
+        counts=count_outcomes(results),
+    )
+    verdicts = [*kept_report([str(EXAMPLES)]).verdicts, odd_verdict]
+    assert len(verdicts) > 5
+    for verdict in verdicts:
+        expected = {**verdict.model_dump(mode="json"), "verdict": verdict.verdict}
+        got = verdict_data(verdict)
+        assert json.dumps(got, indent=2) == json.dumps(expected, indent=2)
