@@ -518,10 +518,15 @@ def final_answer_calls(t: Trajectory) -> list[Step]:
 
 
 def _final_answer_calls(ev: Evidence) -> list[Step]:
+    """Calls of a tool ``final_answer_tools`` names, and calls a convention rule marks as
+    answering (``delivers_answer``: a structured-output tool named after the user's output
+    type, known by what its span records), in answer order."""
     names = ev.trajectory.final_answer_tools
-    if not names:
-        return []
-    calls = [s for s in ev.tool_calls() if first_match(s.tool, names) is not None]
+    calls = [
+        s
+        for s in ev.tool_calls()
+        if s.attributes.get("delivers_answer") or (names and first_match(s.tool, names) is not None)
+    ]
     return sorted(calls, key=_order_key)
 
 
@@ -820,11 +825,16 @@ def _tool_outcomes(ev: Evidence, scope: str | None) -> str | None:
     messages (synthesized), or a tool span whose instrumentation never marks a failure (its
     convention reads failures from the result: status ``unset``), shows its outcome only in
     its captured result, and not even there when its convention says the results cannot
-    tell a failure from a success (``attributes.outcome_unknown``)."""
+    tell a failure from a success (``attributes.outcome_unknown``). A final-answer tool call
+    (``final_answer_calls``) is the answer's delivery, not a dependency that may have failed:
+    pydantic-ai runs its output tool with no span, so its call is seen only in the model's
+    request, and no check needs its outcome."""
+    answering = ev.answering()
     gaps = [
         s
         for s in ev.calls_of(())
         if _matches(s.tool, scope)
+        and id(s) not in answering
         and s.status == "unset"
         and (absent(s, "result") or s.attributes.get("outcome_unknown"))
         and not (s.error_type or s.error_message or s.documents is not None)

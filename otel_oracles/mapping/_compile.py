@@ -59,6 +59,7 @@ class CompiledRule:
     nested_agent_is_handoff: bool = False
     delegate_works_inside: bool = False
     merged_model_calls: bool = False
+    delivers_answer: bool = False
     agent_inside_is_delegation: bool = False
     result_from_messages: bool = False
     requests_from_next_input: bool = False
@@ -205,6 +206,7 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
                     nested_agent_is_handoff=rule.nested_agent_is_handoff,
                     delegate_works_inside=rule.delegate_works_inside,
                     merged_model_calls=rule.merged_model_calls,
+                    delivers_answer=rule.delivers_answer,
                     agent_inside_is_delegation=rule.agent_inside_is_delegation,
                     result_from_messages=rule.result_from_messages,
                     requests_from_next_input=rule.requests_from_next_input,

@@ -248,6 +248,8 @@ def _draft(
         draft.attributes.update(read_keep(attributes, rule.keep))
     if rule.merged_model_calls:
         draft.attributes["merged_model_calls"] = True
+    if rule.delivers_answer:
+        draft.attributes["delivers_answer"] = True
     exception = None
     if span.events:
         for event in span.events:

@@ -259,6 +259,12 @@ class Rule(_Strict):
     tool called with no typed agent span of its own (the LangSmith SDK: the agent's graph
     run): a step of this rule whose span directly holds a span mapped to an agent step is a
     delegation, a handoff to that agent (it keeps the tool's name, arguments and result)."""
+    delivers_answer: bool = False
+    """For ``step: tool_call`` rules of a framework's structured-output tool that no name can
+    declare (Strands names it after the user's output type and describes it as its
+    ``StructuredOutputTool``): a step of this rule is a final-answer tool call, as a call of
+    a tool ``final_answer_tools`` names is (its arguments are the run's answer; it is not
+    counted as work). Its steps carry ``attributes.delivers_answer``."""
     merged_model_calls: bool = False
     """For ``step: generation`` rules of spans that record every model call of a run, each
     call's attributes over the last's (OpenInference's ADK instrumentor on ADK's

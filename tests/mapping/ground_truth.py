@@ -51,6 +51,9 @@ class Scenario:
     parallel: list[list[int]] = field(default_factory=list)
     """Groups of calls (0-based positions in ``calls``) the model requested in one turn
     (``**Parallel:**``): the framework may run, and the trace record, them in any order."""
+    structured: bool = False
+    """The agent answered through structured output (``**Structured output:** YES``): the
+    final answer is the JSON text of the object it returned."""
 
     @property
     def model_turns_with_calls(self) -> int:
@@ -120,6 +123,9 @@ def parse_expected(source: str) -> dict[str, Scenario]:
             current.handoff = current.handoffs[0]
             tool = re.search(r"`(\w+) \{", line)
             current.handoff_tool = tool.group(1) if tool else None
+            continue
+        if line.startswith("- **Structured output:** YES"):
+            current.structured = True
             continue
         m = re.match(r"^- \*\*Parallel:\*\* calls ([\d, ]+) were requested", line)
         if m:

@@ -49,6 +49,18 @@ shared conversation or session id, no span link): two subjects, the first turn's
 second's, in time order. The other sources' turns are one trace, or traces joined by their
 conversation/session id."""
 
+OUTPUT_TOOL_UNDECLARED = frozenset({"langsmith-otel-create-agent"})
+"""``r_structured_*``: LangChain's tool strategy (``create_agent(response_format=
+ToolStrategy(T))``) delivers the answer through a tool named after the user's type T that no
+span runs (the agent's model node answers the call itself): nothing in the trace tells it from
+a pending tool call, so it is one more call, seen only in the model's request (outcome
+unknown), and the run has no final answer (missing, never another text)."""
+
+STRUCTURED_CALL_UNCOPIED = frozenset({"openlit-langgraph"})
+"""``r_structured_*`` on ``USAGE_COPIED_BESIDE`` sources: OpenLIT's LangGraph instrumentor
+copies no usage onto the ``generate_structured_response`` node, so the prebuilt agent's last
+call (the one asking for the output type) is a leaf once, every other call twice."""
+
 NAMES_KEPT_WITHOUT_CONTENT = frozenset(
     {
         "claude-agent-sdk",
@@ -662,6 +674,12 @@ def scenario_tool_calls(
         if not content and source in ANSWER_READS_AS_CALL:
             assert calls and calls[-1].tool is None and calls[-1].synthesized
             calls = calls[:-1]
+    if scenario.structured and source in OUTPUT_TOOL_UNDECLARED:
+        extra = calls[len(scenario.calls) :]
+        assert len(extra) <= 1, extra  # content off may hide the request
+        for step in extra:  # requested by the last model call, run by no span: no outcome
+            assert step.synthesized and step.status == "unset" and step.result is None
+        calls = calls[: len(scenario.calls)]
     if source in FRAGMENTED and scenario.handoff is not None:
         # The transfer is only the workflow's ``handoff`` tool, requested by the first
         # model call (unnamed with content off): no step runs it in any fragment.
@@ -791,6 +809,8 @@ def test_real_trace_maps_to_expected_trajectory(case: Case, conventions: Convent
                 detail = f"{step.error_message} {step.result}"
                 assert "upstream search service timed out" in detail, detail
         want_answer = None if case.source in NO_MODEL_OUTPUT else scenario.final_answer
+        if scenario.structured and case.source in OUTPUT_TOOL_UNDECLARED:
+            want_answer = None
         if case.source in STATUS_SPREAD and not all(c.ok for c in scenario.calls):
             want_answer = None
         assert _final_output(trajs) == want_answer
@@ -847,7 +867,12 @@ def test_real_trace_maps_to_expected_trajectory(case: Case, conventions: Convent
     else:
         inp, out = (sum(x) for x in zip(*(t.token_usage() for t in trajs), strict=True))
         copies = 2 if case.source in USAGE_COPIED_BESIDE else 1
-        assert (inp * copies, out * copies) == leaf_usage(traces), "tokens double counted or lost"
+        want = (inp * copies, out * copies)
+        if copies == 2 and scenario.structured and case.source in STRUCTURED_CALL_UNCOPIED:
+            # The call asking for the output type is a leaf once (no copy beside it).
+            last = max((g for t in trajs for g in t.generations()), key=lambda g: g.start_ns or 0)
+            want = (want[0] - (last.input_tokens or 0), want[1] - (last.output_tokens or 0))
+        assert want == leaf_usage(traces), "tokens double counted or lost"
 
     # Coding trajectory: AgentBench file edits and commands.
     if scenario.name == "h_coding_agent" and (content or case.source in NAMES_KEPT_WITHOUT_CONTENT):

@@ -37,9 +37,40 @@ from scenarios import (  # noqa: E402 - after sys.path
     Scenario,
     SearchBackendError,
     Tools,
+    answer_type,
 )
 
 FAKE_OPENAI = "scripted fake OpenAI server on 127.0.0.1 (non-streaming)"
+OPENAI_AGENTS_OUTPUT_TYPE = (
+    "`Agent(output_type=SupportAnswer)` (a pydantic model): the SDK asks the chat-completions "
+    "model for a `json_schema` response format and parses its JSON text"
+)
+"""``structured_via`` (``r_structured_*``) of the OpenAI Agents SDK sources."""
+PYDANTIC_AI_OUTPUT_TOOL = (
+    "`Agent(output_type=SupportAnswer)` (a pydantic model): pydantic-ai offers the model its "
+    "output tool `final_result`, whose arguments are the answer, and ends the run on that call"
+)
+ADK_OUTPUT_SCHEMA = (
+    "`LlmAgent(output_schema=SupportAnswer)` beside the agent's tools: for LiteLLM's OpenAI "
+    "models, which take both, ADK sends the schema as the request's `json_schema` response "
+    "format with the tools (not its `set_model_response` tool) and the model answers the JSON "
+    "text"
+)
+LANGGRAPH_RESPONSE_FORMAT = (
+    "`create_react_agent(response_format=SupportAnswer)`: after the tool loop's last answer "
+    "the prebuilt agent makes one more model call asking for the output type "
+    "(`with_structured_output`), whose answer is the run's `structured_response`"
+)
+CREATE_AGENT_TOOL_STRATEGY = (
+    "`create_agent(response_format=ToolStrategy(SupportAnswer))`: LangChain offers the model an "
+    "output tool named after the type, whose arguments are the run's `structured_response`; "
+    "the agent answers that call with a `Returning structured response: ...` tool message and "
+    "ends"
+)
+STRANDS_OUTPUT_MODEL = (
+    "`agent(prompt, structured_output_model=SupportAnswer)`: Strands offers the model a "
+    "structured-output tool named after the type, whose arguments are the answer"
+)
 FAKE_ANTHROPIC = (
     "scripted fake Anthropic Messages server on 127.0.0.1 (`fake_anthropic.py`, non-streaming, "
     "`tool_use` / `tool_result` blocks)"
@@ -761,6 +792,7 @@ SOURCES: dict[str, dict[str, Any]] = {
                   "ToolMessage (`Error: SearchBackendError(...)`).",
                   "**Content off:** as mlflow-openai (inputs and outputs set to `[REDACTED]` "
                   "by a span processor)."],
+        "structured_via": LANGGRAPH_RESPONSE_FORMAT,
         "on": {},
         "off": {},
     },
@@ -784,6 +816,7 @@ SOURCES: dict[str, dict[str, Any]] = {
                   "error text.",
                   "**Content off:** as mlflow-openai (inputs and outputs set to `[REDACTED]` "
                   "by a span processor)."],
+        "structured_via": OPENAI_AGENTS_OUTPUT_TYPE,
         "on": {},
         "off": {},
     },
@@ -835,6 +868,7 @@ SOURCES: dict[str, dict[str, Any]] = {
                        "`result.to_input_list()` plus the new message, both inside one "
                        "`trace(\"Conversation\", group_id=\"conversation-1\")` as the SDK "
                        "documents: one trace."],
+        "structured_via": OPENAI_AGENTS_OUTPUT_TYPE,
         "on": {},
         "off": OPENINFERENCE_HIDDEN,
     },
@@ -1032,6 +1066,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "`research_agent {\"input\": ...}`)",
         "notes": ["**Tool failures:** the tool raises; Strands sends the model an error "
                   "`toolResult` (`Error: ...`) and sets the tool span's status to ERROR."],
+        "structured_via": STRANDS_OUTPUT_MODEL,
         "on": {},
         "off": {"OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_unredacted_attributes="},
     },
@@ -1265,6 +1300,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "handoff_via": "ADK's `transfer_to_agent {\"agent_name\": \"research_agent\"}`",
         "notes": ["**Tool failures:** the tool raises; the agent's on_tool_error_callback "
                   "sends the model `{\"error\": \"SearchBackendError: ...\"}`."],
+        "structured_via": ADK_OUTPUT_SCHEMA,
         "on": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY"},
         "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "NO_CONTENT",
                 "ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS": "false"},
@@ -1365,6 +1401,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "handoff_via": "`transfer_to_research_agent {}` (langgraph-swarm handoff tool)",
         "notes": ["**Tool failures:** the tool raises; the ToolNode sends the model an error "
                   "ToolMessage (`Error: SearchBackendError(...)`)."],
+        "structured_via": LANGGRAPH_RESPONSE_FORMAT,
         "on": {},
         "off": OPENINFERENCE_HIDDEN,
     },
@@ -1379,6 +1416,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "handoff_via": "`transfer_to_research_agent {}` (langgraph-swarm handoff tool)",
         "notes": ["**Tool failures:** the tool raises; the ToolNode sends the model an error "
                   "ToolMessage (`Error: SearchBackendError(...)`)."],
+        "structured_via": LANGGRAPH_RESPONSE_FORMAT,
         "on": {"TRACELOOP_TRACE_CONTENT": "true"},
         "off": {"TRACELOOP_TRACE_CONTENT": "false"},
     },
@@ -1395,6 +1433,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "agent's own graph",
         "notes": ["**Tool failures:** the tool raises; ToolErrorMiddleware sends the model an "
                   "error ToolMessage (`Error: SearchBackendError(...)`)."],
+        "structured_via": CREATE_AGENT_TOOL_STRATEGY,
         "on": {"TRACELOOP_TRACE_CONTENT": "true"},
         "off": {"TRACELOOP_TRACE_CONTENT": "false"},
     },
@@ -1409,6 +1448,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "agent's own graph",
         "notes": ["**Tool failures:** the tool raises; ToolErrorMiddleware sends the model an "
                   "error ToolMessage (`Error: SearchBackendError(...)`)."],
+        "structured_via": CREATE_AGENT_TOOL_STRATEGY,
         "on": LANGSMITH_OTEL,
         "off": {**LANGSMITH_OTEL, "LANGSMITH_HIDE_INPUTS": "true",
                 "LANGSMITH_HIDE_OUTPUTS": "true"},
@@ -1638,6 +1678,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "handoff_via": "`transfer_to_research_agent {}` (langgraph-swarm handoff tool)",
         "notes": ["**Tool failures:** the tool raises; the ToolNode sends the model an error "
                   "ToolMessage (`Error: SearchBackendError(...)`)."],
+        "structured_via": LANGGRAPH_RESPONSE_FORMAT,
         "on": {},
         "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
     },
@@ -1784,6 +1825,7 @@ SOURCES: dict[str, dict[str, Any]] = {
                        "`trace()`: one trace per turn, nothing tying them."],
         "tool_spans": True,
         "handoff_via": "the SDK's native handoff (`transfer_to_research_agent {}`)",
+        "structured_via": OPENAI_AGENTS_OUTPUT_TYPE,
         "on": {"TRACELOOP_TRACE_CONTENT": "true"},
         "off": {"TRACELOOP_TRACE_CONTENT": "false"},
     },
@@ -1943,6 +1985,7 @@ SOURCES: dict[str, dict[str, Any]] = {
                   "a retry prompt and the `execute_tool` span ends with status ERROR.",
                   "**Content off:** pydantic-ai's `include_content=False`, with "
                   "`OPENINFERENCE_HIDE_*=true`."],
+        "structured_via": PYDANTIC_AI_OUTPUT_TOOL,
         "on": {},
         "off": OPENINFERENCE_HIDDEN,
     },
@@ -2092,6 +2135,7 @@ SOURCES: dict[str, dict[str, Any]] = {
                   "**Content off:** `logfire.instrument_pydantic_ai(include_content=False)`, "
                   "which the driver sets from "
                   "`OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=false`."],
+        "structured_via": PYDANTIC_AI_OUTPUT_TOOL,
         "on": {},
         "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
     },
@@ -2761,12 +2805,15 @@ def run_agents(scenario: Scenario, tracer_provider: Any, tools: Tools, executed:
                 research.handoffs = [agent]  # transfer_to_triage_agent
         else:
             name = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
-            agent = Agent(name=name, instructions=scenario.system, model=model, tools=all_tools)
+            agent = Agent(name=name, instructions=scenario.system, model=model, tools=all_tools,
+                          output_type=answer_type() if scenario.structured else None)  # fmt: skip
         # Turns of one conversation share one trace, as the SDK documents (p_second_turn).
         result = run_turns(agent, scenario, "conversation-1" if scenario.followups else None)
     if scenario.transfers_back and result.last_agent.name != scenario.handoffs[-1][1]:
         raise RuntimeError(f"answered by {result.last_agent.name}, not after the transfer back")
-    if scenario.followups and result.final_output != scenario.turns[-1]:
+    if (scenario.followups or scenario.structured) and not scenario.answered_as_scripted(
+        result.final_output
+    ):
         raise RuntimeError(f"last answer {result.final_output!r} is not the script's")
 
 
@@ -2878,6 +2925,9 @@ def expected_md(source: str, results: dict[str, dict[str, list[str]]]) -> str:
             )
             transfers = ", then ".join(f"{a} → {b}" for a, b in scenario.handoffs)
             lines.append(f"- **Handoff / delegation:** YES — {transfers}, via {via}.")
+        if scenario.structured:
+            via = SOURCES[source]["structured_via"]
+            lines.append(f"- **Structured output:** YES — the answer is an object, via {via}.")
         lines.append("- **Tools called, in order:**")
         searches = 0
         n = 0
@@ -3008,12 +3058,14 @@ def main() -> None:
     agents = bool(SOURCES[args.source].get("agents") or SOURCES[args.source].get("handoff_via"))
     transfers_back = bool(SOURCES[args.source].get("transfers_back"))
     followups = bool(SOURCES[args.source].get("followups"))
+    structured = bool(SOURCES[args.source].get("structured_via"))
     names = args.scenario or [
         n
         for n, sc in SCENARIOS.items()
         if (agents or not sc.agents_only)
         and (transfers_back or not sc.transfers_back)
         and (followups or not sc.followups)
+        and (structured or not sc.structured)
     ]
     unable = [n for n in names if SCENARIOS[n].transfers_back and not transfers_back]
     if unable:
@@ -3021,6 +3073,9 @@ def main() -> None:
     unable = [n for n in names if SCENARIOS[n].followups and not followups]
     if unable:
         sys.exit(f"{args.source}: its driver runs one user turn, cannot run {unable}")
+    unable = [n for n in names if SCENARIOS[n].structured and not structured]
+    if unable:
+        sys.exit(f"{args.source}: no structured output (structured_via), cannot run {unable}")
     for name in names:
         for content in ("on", "off"):
             variant = name if content == "on" else f"{name}.nocontent"

@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from scenarios import Scenario
+from scenarios import SCRIPTED_TOOLS, Scenario
 from scripted_server import Reply, ScriptedServer, outage, pieces, sse
 
 
@@ -26,6 +26,9 @@ def completion(
         turn = sum(1 for m in messages if m.get("role") == "assistant")
     step = scenario.turns[min(turn, len(scenario.turns) - 1)]
     message: dict[str, Any] = {"role": "assistant", "content": None}
+    output = output_tool(scenario, request.get("tools"))
+    if isinstance(step, str) and output is not None:  # the answer through the output tool
+        step = [(output, json.loads(step))]
     if isinstance(step, str):
         message["content"] = step
         finish = "stop"
@@ -54,6 +57,25 @@ def completion(
             "total_tokens": prompt_tokens + completion_tokens,
         },
     }
+
+
+def output_tool(scenario: Scenario, tools: Any) -> str | None:
+    """The tool a ``structured`` scenario's answer is delivered through, when the request
+    offers one: a function tool that is none of the scripted tools and takes every field of
+    the answer (pydantic-ai's ``final_result``, ADK's ``set_model_response``, LangChain's
+    tool strategy named after the output type). ``None``: the answer is the JSON text (a
+    response-format request, or a framework that parses the model's text)."""
+    want = scenario.structured_answer
+    if want is None or not isinstance(tools, list):
+        return None
+    for tool in tools:
+        fn = tool.get("function", tool) if isinstance(tool, dict) else None
+        if not isinstance(fn, dict) or fn.get("name") in SCRIPTED_TOOLS:
+            continue
+        properties = (fn.get("parameters") or {}).get("properties") or {}
+        if isinstance(fn.get("name"), str) and set(want) <= set(properties):
+            return str(fn["name"])
+    return None
 
 
 def stream_chunks(answer: dict[str, Any], include_usage: bool) -> bytes:

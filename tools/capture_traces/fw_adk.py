@@ -29,7 +29,7 @@ import dataclasses
 import os
 from typing import Any
 
-from scenarios import Scenario, SearchBackendError, Tools
+from scenarios import Scenario, SearchBackendError, Tools, answer_type
 
 Turn = list[tuple[str, dict[str, Any]]] | str
 
@@ -139,14 +139,17 @@ def run(
             )  # fmt: skip
         else:
             name = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
+            # r_structured_*: an output schema beside tools (for LiteLLM's OpenAI models ADK
+            # sends it as the request's response format, not through set_model_response).
             agent = LlmAgent(
                 name=name, instruction=scenario.system, model=model, tools=all_tools,
                 on_tool_error_callback=tool_error,
+                output_schema=answer_type() if scenario.structured else None,
             )  # fmt: skip
         runner = InMemoryRunner(agent=agent, app_name="capture")
         answer, author = asyncio.run(_run(runner, scenario, types))
     final = scripted.turns[-1]
-    if answer != final:
+    if not scripted.answered_as_scripted(answer):
         raise SystemExit(f"{scenario.name}: answer {answer!r} != scripted {final!r}")
     if scenario.transfers_back and author != scenario.handoffs[-1][1]:
         raise SystemExit(f"{scenario.name}: answered by {author}, not after the transfer back")

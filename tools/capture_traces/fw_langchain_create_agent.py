@@ -22,7 +22,7 @@ from typing import Any
 
 from fw_langchain_agents import script
 from fw_langgraph import langchain_tools
-from scenarios import Scenario, Tools
+from scenarios import Scenario, Tools, answer_type
 
 
 def run_openllmetry(
@@ -62,6 +62,7 @@ def _run(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
     from fake_openai import FakeOpenAI, call_order
     from langchain.agents import create_agent
     from langchain.agents.middleware import ToolErrorMiddleware
+    from langchain.agents.structured_output import ToolStrategy
     from langchain_core.tools import tool
     from langchain_openai import ChatOpenAI
 
@@ -90,13 +91,19 @@ def _run(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
             )  # fmt: skip
         else:
             name = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
+            # r_structured_*: the tool strategy, an output tool named after the type whose
+            # call ends the run (the run's structured_response).
+            output = ToolStrategy(answer_type()) if scenario.structured else None
             agent = create_agent(
-                model, all_tools, system_prompt=scenario.system, middleware=[errors], name=name
-            )
+                model, all_tools, system_prompt=scenario.system, middleware=[errors], name=name,
+                response_format=output,
+            )  # fmt: skip
         state = agent.invoke(
             {"messages": [{"role": "user", "content": scenario.prompt}]}, {"recursion_limit": 25}
         )
-    answer = str(state["messages"][-1].content).strip()
+    answer: Any = str(state["messages"][-1].content).strip()
+    if scenario.structured:
+        answer = state["structured_response"]
     final = scripted.turns[-1]
-    if answer != final:
+    if not scripted.answered_as_scripted(answer):
         raise SystemExit(f"{scenario.name}: answer {answer!r} != scripted {final!r}")

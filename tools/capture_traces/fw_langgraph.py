@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from fake_openai import FakeOpenAI
-from scenarios import Scenario, Tools
+from scenarios import Scenario, Tools, answer_type
 
 
 def run_openinference(
@@ -164,9 +164,12 @@ def _run(
             graph = app.compile()
         else:
             name = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
+            # r_structured_*: the prebuilt agent's response_format, one more model call after
+            # the loop that asks for the output type.
             graph = create_react_agent(
-                model, tool_node, prompt=scenario.system, name=name, checkpointer=saver(scenario)
-            )
+                model, tool_node, prompt=scenario.system, name=name, checkpointer=saver(scenario),
+                response_format=answer_type() if scenario.structured else None,
+            )  # fmt: skip
         # One invoke per user turn: with a checkpointer, the thread's saved messages are the
         # history and each invoke adds only the new user message (LangGraph's documented
         # multi-turn conversation).
@@ -175,6 +178,8 @@ def _run(
             config["configurable"] = {"thread_id": "conversation-1"}
         for prompt in scenario.prompts:
             state = graph.invoke({"messages": [{"role": "user", "content": prompt}]}, config)
+    if scenario.structured and not scenario.answered_as_scripted(state["structured_response"]):
+        raise SystemExit(f"{scenario.name}: structured answer {state['structured_response']!r}")
     if scenario.followups and state["messages"][-1].content != scenario.turns[-1]:
         raise SystemExit(f"{scenario.name}: last answer {state['messages'][-1].content!r}")
     answering = state.get("active_agent")

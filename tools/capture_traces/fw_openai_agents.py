@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from fake_openai import FakeOpenAI
-from scenarios import Scenario, Tools
+from scenarios import Scenario, Tools, answer_type
 
 
 def init_openlit(tracer_provider: Any, logger_provider: Any) -> None:
@@ -129,9 +129,11 @@ def run_app(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
                 research.handoffs = [agent]  # n_handback: transfer_to_triage_agent
         else:
             name = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
-            agent = Agent(name=name, instructions=scenario.system, model=model, tools=all_tools)
+            output = answer_type() if scenario.structured else None  # r_structured_*
+            agent = Agent(name=name, instructions=scenario.system, model=model, tools=all_tools,
+                          output_type=output)  # fmt: skip
         result = run_turns(agent, scenario)
-    if result.final_output != scenario.turns[-1]:
+    if not scenario.answered_as_scripted(result.final_output):
         raise RuntimeError(f"final answer {result.final_output!r} is not the script's")
     if scenario.transfers_back and result.last_agent.name != scenario.handoffs[-1][1]:
         raise RuntimeError(f"answered by {result.last_agent.name}, not after the transfer back")

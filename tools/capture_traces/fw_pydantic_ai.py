@@ -31,7 +31,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from scenarios import QUESTION, Scenario, SearchBackendError, Tools
+from scenarios import QUESTION, Scenario, SearchBackendError, Tools, answer_type
 
 
 def script(scenario: Scenario) -> Scenario:
@@ -132,9 +132,13 @@ def _run(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
         )
 
         def agent(name: str, instructions: str) -> Any:
+            # r_structured_*: the output type, delivered through pydantic-ai's output tool
+            # (final_result) by default.
+            output = answer_type() if scenario.structured else str
             return Agent(
-                model, name=name, instructions=instructions, model_settings={"temperature": 0.0}
-            )
+                model, name=name, instructions=instructions, output_type=output,
+                model_settings={"temperature": 0.0},
+            )  # fmt: skip
 
         if scenario.agents_only:
             research = agent("research_agent", scenario.system)
@@ -153,7 +157,7 @@ def _run(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
         result = runner.run_sync(scenario.prompt)
         for followup in scenario.followups:  # later user turns get the conversation so far
             result = runner.run_sync(followup, message_history=result.all_messages())
-        answer = str(result.output).strip()
+        answer = result.output if scenario.structured else str(result.output).strip()
     final = scripted.turns[-1]
-    if answer != final:
+    if not scripted.answered_as_scripted(answer):
         raise SystemExit(f"{scenario.name}: answer {answer!r} != scripted {final!r}")

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from scenarios import QUESTION, Scenario, Tools
+from scenarios import QUESTION, Scenario, Tools, answer_type
 
 
 def script(scenario: Scenario) -> Scenario:
@@ -129,7 +129,11 @@ def run_agent(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
             )  # fmt: skip
         # The same Agent object for every user turn: it keeps the conversation's messages.
         for prompt in scenario.prompts:
-            answer = str(agent(prompt)).strip()
+            if scenario.structured:  # r_structured_*: Strands' structured-output tool
+                output: Any = agent(prompt, structured_output_model=answer_type())
+                answer = output.structured_output
+            else:
+                answer = str(agent(prompt)).strip()
     final = scripted.turns[-1]
-    if answer != final:
+    if not scripted.answered_as_scripted(answer):
         raise SystemExit(f"{scenario.name}: answer {answer!r} != scripted {final!r}")

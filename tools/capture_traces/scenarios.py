@@ -6,6 +6,7 @@ re-captured with a new library version is checked by the same tests.
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -66,6 +67,15 @@ SECOND_TURN_ANSWER = (
 """``p_second_turn``'s last answer cites the first turn's document, so the conversation's
 answer checks hold and only the deletion fails it."""
 TEST_FILE = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+STRUCTURED_ANSWER = {"answer": ANSWER, "sources": ["doc-42"]}
+"""``r_structured_answer``: the ``a_happy`` answer returned as structured output, an object
+whose ``answer`` cites doc-42, which the search returned, and whose ``sources`` list it."""
+STRUCTURED_FABRICATED = {
+    "answer": "Enterprise customers can request a full refund within 45 days of purchase [doc-99].",
+    "sources": ["doc-99"],
+}
+"""``r_structured_fabricated``: the ``e_fabricated_citation`` answer as structured output,
+citing doc-99, which no search returned."""
 
 TOOL_SCHEMAS: list[dict[str, Any]] = [
     {"type": "function", "function": {
@@ -123,6 +133,12 @@ class Scenario:
     the earlier runs' assistant messages); only sources whose entry says ``"followups": True``
     capture it."""
 
+    structured: bool = False
+    """The last turn is the JSON text of the object the agent returns as its structured output
+    (an output type / response format, or an output tool the framework offers the model: the
+    scripted server calls such a tool with the object as arguments, ``fake_openai.py``); only
+    sources whose entry names ``structured_via`` capture it."""
+
     @property
     def parallel(self) -> bool:
         """Whether one model turn requests several calls (run in any order)."""
@@ -161,6 +177,27 @@ class Scenario:
     def model_fails(self, turn: int) -> bool:
         """Whether the model API answers model turn ``turn`` with an HTTP 500."""
         return self.model_fails_from is not None and turn >= self.model_fails_from
+
+    @property
+    def structured_answer(self) -> dict[str, Any] | None:
+        """The object a ``structured`` scenario's agent returns (its last turn, decoded)."""
+        last = self.turns[-1]
+        return json.loads(last) if self.structured and isinstance(last, str) else None
+
+    def answered_as_scripted(self, output: Any) -> bool:
+        """Whether a run's output is the script's answer: for a ``structured`` scenario the
+        same object (a pydantic model, a dict or its JSON text), else the same text."""
+        want = self.structured_answer
+        if want is None:
+            return bool(output == self.turns[-1])
+        if hasattr(output, "model_dump"):
+            output = output.model_dump()
+        if isinstance(output, str):
+            try:
+                output = json.loads(output)
+            except ValueError:
+                return False
+        return bool(output == want)
 
     def documents(self, success: int) -> dict[str, Any]:
         """The result of the ``success``-th (1-based) search that did not fail."""
@@ -313,8 +350,41 @@ SCENARIOS: dict[str, Scenario] = {
             search_results=[{"documents": [REFUND_DOC]}],
             followups=(SECOND_TURN,),
         ),
+        Scenario(
+            # The a_happy run answering through structured output: the agent returns an
+            # object (answer text and cited ids) instead of free text. Drivers give the agent
+            # its framework's output type; the server answers a response-format request with
+            # the JSON text, or calls the output tool the framework offers with it.
+            "r_structured_answer",
+            [[SEARCH], json.dumps(STRUCTURED_ANSWER)],
+            structured=True,
+        ),
+        Scenario(
+            # The e_fabricated_citation answer as structured output: doc-99 was never returned.
+            "r_structured_fabricated",
+            [[SEARCH], json.dumps(STRUCTURED_FABRICATED)],
+            structured=True,
+        ),
     ]
 }
+
+
+SCRIPTED_TOOLS = frozenset(t["function"]["name"] for t in TOOL_SCHEMAS)
+
+
+@functools.cache
+def answer_type() -> type[Any]:
+    """The structured-output type drivers give their agent: a pydantic model (every framework
+    here takes one), built on first use so raw-client captures need not import pydantic."""
+    from pydantic import BaseModel, Field
+
+    class SupportAnswer(BaseModel):
+        """The support agent's answer and the ids of the documents it cites."""
+
+        answer: str = Field(description="The answer, citing document ids in square brackets.")
+        sources: list[str] = Field(description="Ids of the documents the answer cites.")
+
+    return SupportAnswer
 
 
 class SearchBackendError(Exception):
