@@ -301,12 +301,34 @@ class GradingSession:
         """``error`` verdicts (one result named ``stage``), one per contract that selects
         ``trace`` or whose selector stalled on it, for a subject whose grading could not
         finish: it ran out of time, raised, or the process grading it died. Why: once a
-        trace is acknowledged it must end in a verdict, never only in a log line."""
-        chosen, stalled = self.select(trace)
-        return [
-            error_verdict(c.contract, trace, stage, message, error_type)
-            for c in [*chosen, *(c for c, _ in stalled)]
-        ]
+        trace is acknowledged it must end in a verdict, never only in a log line.
+
+        The trace is not mapped here (mapping may be what crashed, or killed the worker), so
+        a contract that selects by an agent name no span carries (one only conventions
+        give) cannot tell: it reports the trace too, saying so, rather than let a trace it
+        may select vanish from the report (fail closed)."""
+        out: Graded = []
+        for compiled in self._compiled:
+            why = message
+            try:
+                # Without agent names first: a selection then is one whatever they are.
+                chosen = compiled.selects(trace) or compiled.selects(trace, _unmapped)
+            except RegexBudgetExceeded:
+                chosen = True
+            except _NeedsMapping:
+                chosen = True
+                why = f"{message} (this contract selects by an agent name only mapping gives)"
+            if chosen:
+                out.append(error_verdict(compiled.contract, trace, stage, why, error_type))
+        return out
+
+
+class _NeedsMapping(Exception):
+    """A selector asked for the agent names conventions map, on a trace not mapped."""
+
+
+def _unmapped() -> dict[str, str]:
+    raise _NeedsMapping
 
 
 def _stalled(

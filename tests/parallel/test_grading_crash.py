@@ -21,7 +21,11 @@ from typing import Any
 import pytest
 import zstandard
 
+from otel_oracles.grade.loader import parse_contract
+from otel_oracles.mapping import load_conventions
+from otel_oracles.model.contract import Contract
 from otel_oracles.model.result import Verdict
+from otel_oracles.pipeline import read_traces
 from otel_oracles.server._grading import GradingFailure
 from otel_oracles.server._processes import _died
 from otel_oracles.session import (
@@ -344,3 +348,39 @@ def test_a_share_whose_workers_keep_dying_before_any_progress_stops_the_run(
     assert proc.returncode == 1, err
     assert "died (killed by SIGKILL), 2 times in a row before it graded or delivered" in err
     assert out == ""
+
+
+def test_a_trace_not_graded_keeps_the_contracts_that_select_it_by_mapped_agent_name() -> None:
+    """A contract selecting by an agent name that only mapping gives cannot tell whether
+    it selects a trace that was never mapped (mapping crashed, or the worker died): it
+    reports the trace as an error too rather than let it drop out of the report."""
+    repo = Path(__file__).resolve().parent.parent.parent
+    capture = repo / "tests" / "testdata" / "traces" / "crewai-openinference"
+    path = next(capture.glob("d_forbidden_tool.otlp.json*"))
+    (trace,) = [t for t in read_traces([str(path)], []) if len(t.spans) > 1]
+    assert all("gen_ai.agent.name" not in s.attributes for s in trace.spans), "the premise"
+
+    def by_agent(contract_id: str, agent: str) -> Contract:
+        return parse_contract(
+            {
+                "id": contract_id,
+                "match": {"span": {"gen_ai.agent.name": agent}},
+                "invariants": [{"type": "tool_not_called", "tool": "delete_records"}],
+            },
+            "inline",
+        )
+
+    session = GradingSession(
+        [by_agent("support", "support_agent"), by_agent("other", "some_other_agent")],
+        load_conventions(),
+    )
+    assert [v.contract_id for v, _ in session.grade(trace)] == ["support"], "mapped, it is"
+    died = NotGraded.worker_died(-signal.SIGKILL)
+    verdicts = [v for v, _ in session.not_graded(trace, *died)]
+    assert [v.contract_id for v in verdicts] == ["support", "other"]
+    for verdict in verdicts:
+        (result,) = verdict.results
+        assert result.name == "worker_died" and verdict.verdict == "error"
+        assert result.message == (
+            f"{died.message} (this contract selects by an agent name only mapping gives)"
+        )
