@@ -188,6 +188,12 @@ class Evidence:
             result = self._memo["final_output"] = _final_output_of(self)
         return result
 
+    def stopped_short(self) -> str | None:
+        """``_stopped_short``, computed once: why the run did not end because the agent had
+        finished (its framework's limit ended it), or ``None``."""
+        why: str | None = self.memoized("stopped_short", lambda: _stopped_short(self))
+        return why
+
     def final_answer_calls(self) -> list[Step]:
         """``final_answer_calls(trajectory)`` (a fresh list per call)."""
         calls: list[Step] = self.memoized("final_answer_calls", lambda: _final_answer_calls(self))
@@ -599,17 +605,82 @@ def _run_error(last: Step | None, agents: list[Step]) -> str | None:
     answer to judge, which is what the message says, rather than blaming content capture:
     every answer check stays missing evidence (never a pass, not on an earlier call's text),
     and the failure is named where it happened."""
-    if last is not None and (last.status == "error" or "error" in (last.finish_reasons or ())):
+    failed = _run_error_step(last, agents)
+    if failed is None:
+        return None
+    if failed is last:
         return f"no final answer: the last model call {where(last)} failed{_error_of(last)}"
+    return f"no final answer: the run ended in an error at {where(failed)}{_error_of(failed)}"
+
+
+def _run_error_step(last: Step | None, agents: list[Step]) -> Step | None:
+    """The step whose error ended the run (``_run_error``): the last model call, or the
+    run's agent span; ``None`` when the run did not end in an error."""
+    if last is not None and (last.status == "error" or "error" in (last.finish_reasons or ())):
+        return last
     after = last.end_ns if last is not None and last.end_ns is not None else None
     ending = [a for a in agents if after is None or (a.end_ns is not None and a.end_ns >= after)]
     named = [a for a in ending if a.agent_name] or ending
     if not named:
         return None
     run = min(named, key=lambda a: (a.start_ns or 0, -(a.end_ns or 0), a.index))
-    if run.status == "error":
-        return f"no final answer: the run ended in an error at {where(run)}{_error_of(run)}"
-    return None
+    return run if run.status == "error" else None
+
+
+def _stopped_short(ev: Evidence) -> str | None:
+    """Why the run did not end because the agent had finished, when the trace shows it:
+
+    - the error that ended the run (``_run_error_step``) is one the conventions declare a
+      framework raises at its own turn, iteration or model-call limit (``run_limit_errors``:
+      the mapping marks the step ``run_limit``), such as ``MaxTurnsExceeded``;
+    - or the run ended without an error in the middle of its work: after its last model call
+      ended, a tool it had been using (tool spans show it running before that call) was
+      called again, or was asked for by that call and never ran, and no model call came
+      after to read the result. A framework whose step limit ends the loop does this:
+      LangGraph's prebuilt ReAct agent puts a text of its own in place of the last request,
+      LangChain's ``AgentExecutor`` returns its own text after the last tool ran. Only a tool
+      seen running before is work: a tool no span ran earlier may be the answer's channel
+      (final-answer tools, an output tool named after the user's type), and an unnamed
+      request may be either.
+
+    Then how much more the agent would have done is not in the trace: a count of its
+    effort is a lower bound, never a pass (``max_tool_calls``, ``max_steps``,
+    ``loop_detected``). A run that failed otherwise (a model API outage) is not stopped by
+    a limit; its effort checks judge what it did."""
+    gens = sorted(_not_followed_while_open(ev.generations()), key=_order_key)
+    last = gens[-1] if gens else None
+    failed = _run_error_step(last, ev.trajectory.agents())
+    if failed is not None:
+        limit = failed.attributes.get("run_limit")
+        if limit is None:
+            return None
+        return f"the run was ended by its framework's own limit at {where(failed)} ({limit})"
+    if last is None or last.source is None or last.end_ns is None:
+        return None
+    after = last.end_ns
+    calls = ev.tool_calls()
+    answering = ev.answering()
+    earlier = {
+        s.tool
+        for s in calls
+        if not s.synthesized and s.tool is not None and s.end_ns is not None and s.end_ns <= after
+    }
+    unread = [
+        s
+        for s in calls
+        if s.tool in earlier
+        and id(s) not in answering
+        and (
+            (s.synthesized and s.source is not None and s.source.span_id == last.source.span_id)
+            or (not s.synthesized and s.start_ns is not None and s.start_ns >= after)
+        )
+    ]
+    if not unread:
+        return None
+    return (
+        f"the run ended in the middle of its work: {list_steps(unread)}, asked for by or "
+        f"after its last model call {where(last)}, reached no model call after it"
+    )
 
 
 def _error_of(step: Step) -> str:

@@ -85,6 +85,8 @@ class CompiledSet:
     """The rules' read plans (``_plan``): it reads a selected rule's fields."""
     control_flow_exceptions: frozenset[str] = frozenset()
     """The files' ``control_flow_exceptions`` (last dotted part of the type name)."""
+    run_limit_errors: tuple[str, ...] = ()
+    """The files' ``run_limit_errors`` (type names or message texts), first-seen order."""
     files: list[str] = field(default_factory=list)
     finish_reasons: dict[str, str] = field(default_factory=dict)
     """Lower-cased spelling -> canonical finish reason (the files' ``finish_reasons``; the
@@ -233,6 +235,9 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
         reader=FieldReader(plans, frozen_placeholders, _parser_failed),
         control_flow_exceptions=frozenset(
             name for conv in conventions.files for name in conv.control_flow_exceptions
+        ),
+        run_limit_errors=tuple(
+            dict.fromkeys(name for conv in conventions.files for name in conv.run_limit_errors)
         ),
         files=[c.name for c in conventions.files],
         finish_reasons=vocabulary,

@@ -237,6 +237,20 @@ def _control_flow_only(
     return bool(types) and all(isinstance(t, str) and t.rsplit(".", 1)[-1] in names for t in types)
 
 
+def _run_limit(fields: Mapping[str, Any], names: tuple[str, ...]) -> str | None:
+    """The ``run_limit_errors`` entry a failed step's error is, if any: its type's last
+    dotted part equals one, or its message holds one (plain substring search: linear in the
+    untrusted message)."""
+    etype = fields.get("error_type")
+    short = etype.rsplit(".", 1)[-1] if isinstance(etype, str) else None
+    message = fields.get("error_message")
+    text = message if isinstance(message, str) else ""
+    for name in names:
+        if name == short or name in text:
+            return name
+    return None
+
+
 def _draft(
     span: SpanRecord, children: list[SpanRecord], rule: CompiledRule, compiled: CompiledSet
 ) -> Draft:
@@ -283,6 +297,10 @@ def _draft(
                 fields["error_message"] = message
     elif span.end_ns:
         draft.status = "ok"
+    if draft.status == "error" and compiled.run_limit_errors:
+        limit = _run_limit(fields, compiled.run_limit_errors)
+        if limit is not None:
+            draft.attributes["run_limit"] = limit
     _normalize_fields(draft)
     if compiled.finish_reasons and draft.fields.get("finish_reasons"):
         draft.fields["finish_reasons"] = canonical_finish_reasons(

@@ -342,6 +342,13 @@ class ConventionFile(_Strict):
     ``ParentCommand`` through the caller's spans. A span whose error signals
     (``error.type``, ``exception`` events; its ERROR status, if any, set for them) all name
     such exceptions is not a failed step."""
+    run_limit_errors: list[str] = Field(default_factory=list)
+    """Errors a framework raises when its own turn, iteration or model-call limit ends a run
+    (the OpenAI Agents SDK's ``MaxTurnsExceeded``): each entry is an exception type name (the
+    last dotted part of the step's error type) or a text the error message holds (a tracer
+    that records only the message). A failed step whose error is one is marked
+    ``run_limit``: the run did not end because the agent had finished, so counts of its
+    effort are lower bounds (``grade/evidence.py``, ``stopped_short``)."""
     final_answer_tools: list[str] = Field(default_factory=list)
     """Tools whose call arguments are the run's final answer (final-answer and
     structured-output tools: ``final_answer``, ``final_result``). Names or globs, matched

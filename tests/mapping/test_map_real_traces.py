@@ -49,6 +49,19 @@ shared conversation or session id, no span link): two subjects, the first turn's
 second's, in time order. The other sources' turns are one trace, or traces joined by their
 conversation/session id."""
 
+LIMIT_REQUEST_PENDING = frozenset(
+    {
+        "langgraph-openinference",
+        "openlit-langgraph",
+        "mlflow-langgraph",
+        "llamaindex-openinference",
+    }
+)
+"""``q_turn_limit``: the framework's limit ended the run after the model's fifth call asked
+for a fifth search, which no tool ran (LangGraph's prebuilt agent answers a text of its own
+in its place; LlamaIndex raises on it). The trace holds it only as that call's request: one
+synthesized call, outcome unknown, after the four searches EXPECTED.md lists."""
+
 OUTPUT_TOOL_UNDECLARED = frozenset({"langsmith-otel-create-agent"})
 """``r_structured_*``: LangChain's tool strategy (``create_agent(response_format=
 ToolStrategy(T))``) delivers the answer through a tool named after the user's type T that no
@@ -674,6 +687,13 @@ def scenario_tool_calls(
         if not content and source in ANSWER_READS_AS_CALL:
             assert calls and calls[-1].tool is None and calls[-1].synthesized
             calls = calls[:-1]
+    if scenario.name == "q_turn_limit" and source in LIMIT_REQUEST_PENDING:
+        pending = calls[len(scenario.calls) :]
+        assert len(pending) <= 1, pending
+        for step in pending:  # requested, never run: no outcome, never a result
+            assert step.synthesized and step.status == "unset" and step.result is None
+            assert step.tool in ("search_docs", None), step.tool
+        calls = calls[: len(scenario.calls)]
     if scenario.structured and source in OUTPUT_TOOL_UNDECLARED:
         extra = calls[len(scenario.calls) :]
         assert len(extra) <= 1, extra  # content off may hide the request
@@ -868,6 +888,11 @@ def test_real_trace_maps_to_expected_trajectory(case: Case, conventions: Convent
         inp, out = (sum(x) for x in zip(*(t.token_usage() for t in trajs), strict=True))
         copies = 2 if case.source in USAGE_COPIED_BESIDE else 1
         want = (inp * copies, out * copies)
+        if copies == 2 and scenario.name == "q_turn_limit":
+            # The model node's copy of the last call has no usage: the node returned the
+            # prebuilt agent's own text in place of the model's reply, without usage.
+            last = max((g for t in trajs for g in t.generations()), key=lambda g: g.start_ns or 0)
+            want = (want[0] - (last.input_tokens or 0), want[1] - (last.output_tokens or 0))
         if copies == 2 and scenario.structured and case.source in STRUCTURED_CALL_UNCOPIED:
             # The call asking for the output type is a leaf once (no copy beside it).
             last = max((g for t in trajs for g in t.generations()), key=lambda g: g.start_ns or 0)

@@ -7,7 +7,12 @@ Each check's exact outcome follows from the source's EXPECTED.md:
   fabricated citation; f: disclosed degraded retrieval, tolerated; h: ``curl`` in a command;
   o: the model API failed after the search and the run ended in an exception: there is no
   answer to judge, so every check that reads it is missing evidence, never a pass, while
-  the checks on what the run did (its one search) judge it);
+  the checks on what the run did (its one search) judge it; q: the framework's own turn
+  limit ended a run that searched every turn: where the framework forces a final answer
+  that answer is graded as it is (it cites nothing), where it raises there is no answer
+  (as o), and where the trace shows that the limit stopped the run, the effort budget is
+  missing evidence, since the calls the limit cut off are not in it: ``LIMIT_RAISES``,
+  ``LIMIT_REQUEST_PENDING``, ``LIMIT_ENDS_AFTER_TOOL``);
 - content OFF: content-dependent checks are ``missing_evidence`` (never pass, never an
   invariant failure) and structural checks keep their content-ON outcome, except where the
   source itself hides structure: raw clients with no tool spans cannot show tool outcomes
@@ -98,6 +103,9 @@ CONTENT_ON: dict[tuple[str, str], dict[str, Outcome]] = {
         "cites-a-source": MIS,
         "degraded-disclosed": MIS,
     },
+    # The answer a framework forces past its limit (smolagents, CrewAI) cites nothing; the
+    # endings that differ by framework are LIMIT_RAISES / LIMIT_REQUEST_PENDING.
+    ("support-rag", "q_turn_limit"): {"cites-a-source": INV},
     ("multi-agent-handoff", "n_handback"): {"triage-to-research": INV},
     ("coding-agent", "h_coding_agent"): {"no-network": INV},
     # The conversation is one subject (one trace, or traces joined by their conversation /
@@ -608,10 +616,64 @@ missing (never another text read in its place) and the call's outcome is unknown
 the checks are as for any run without content."""
 
 
+LIMIT_RAISES = (
+    "openinference-openai-agents",
+    "openllmetry-openai-agents",
+    "google-adk",
+    "logfire-pydantic-ai",
+    "llamaindex-openinference",
+)
+"""``q_turn_limit``: the framework raises at its limit (``MaxTurnsExceeded``,
+``LlmCallsLimitExceededError``, ``UsageLimitExceeded``, LlamaIndex's ``WorkflowRuntimeError``):
+the run has no answer, as in ``o_run_error``, and the trace shows the limit ended it (the
+error the conventions declare in ``run_limit_errors``, or the pending request of
+``LIMIT_REQUEST_PENDING``), so ``bounded-effort`` is missing evidence: four calls within a
+budget of five is what the limit let through, not what the agent would have made."""
+LIMIT_REQUEST_PENDING = (
+    "langgraph-openinference",
+    "openlit-langgraph",
+    "mlflow-langgraph",
+    "llamaindex-openinference",
+)
+"""``q_turn_limit``: the limit ended the run after the model's fifth call asked for a fifth
+search that no tool ran (LangGraph's prebuilt agent answers "Sorry, need more steps to process
+this request." in its place, graded as the answer; LlamaIndex raises). The trace holds that
+search as the last call's request only, outcome unknown: whether the search was degraded on
+its last call is unknown (``cites-a-source``, ``degraded-disclosed`` and ``search-retry``
+missing evidence), and the run was stopped short (``bounded-effort`` missing evidence). The
+forced answers of smolagents and CrewAI leave no such mark: their traces read as a run that
+answered after four searches (``bounded-effort`` passes on what the trace shows)."""
+LIMIT_ENDS_AFTER_TOOL = ("langchain-agents-openinference",)
+"""``q_turn_limit``: LangChain's ``AgentExecutor`` returns its own "Agent stopped due to max
+iterations." after the fourth search ran, which no model call read: the run stopped in the
+middle of its work (``bounded-effort`` missing evidence, with content off too: the tool spans
+keep their names); that text is the answer, graded as it is (it cites nothing)."""
+LIMIT_REQUEST_UNNAMED_WITHOUT_CONTENT = ("langgraph-openinference", "llamaindex-openinference")
+"""``q_turn_limit`` without content: the pending fifth request shows only as a call the last
+model call's finish reason asked for, unnamed: it could be any tool, so every check that must
+know which tools were called is missing evidence."""
+LIMIT_REQUEST_UNSEEN_WITHOUT_CONTENT = ("mlflow-langgraph",)
+"""``q_turn_limit`` without content: nothing shows the pending request (MLflow hides the model
+calls' outputs, finish reasons included), so the trace reads as a run that ended after four
+searches and ``bounded-effort`` passes on what it shows."""
+
+
 def expected(source: str, contract: str, scenario: str, content: bool) -> dict[str, Outcome]:
     content = (content or source in CONTENT_IGNORES_SWITCH) and source not in CONTENT_NEVER
     base = {name: P for name in CHECKS[contract]}
     base.update(CONTENT_ON[(contract, scenario)])
+    if scenario == "q_turn_limit" and source in LIMIT_RAISES:
+        base.update(dict.fromkeys(ANSWER_CHECKS[contract], MIS))
+        base["bounded-effort"] = MIS
+    if scenario == "q_turn_limit" and source in LIMIT_ENDS_AFTER_TOOL:
+        base["bounded-effort"] = MIS
+    if scenario == "q_turn_limit" and source in LIMIT_REQUEST_PENDING:
+        base.update(dict.fromkeys(("cites-a-source", "degraded-disclosed", "search-retry"), MIS))
+        base["bounded-effort"] = MIS
+        if not content and source in LIMIT_REQUEST_UNNAMED_WITHOUT_CONTENT:
+            base.update(dict.fromkeys(TOOL_NAME_CHECKS.get(contract, set()), MIS))
+        if not content and source in LIMIT_REQUEST_UNSEEN_WITHOUT_CONTENT:
+            base["bounded-effort"] = P
     if source in RUN_SPAN_UNENDED_ON_ERROR and scenario == "o_run_error":
         base["trace_complete"] = MIS
     if source in UNNAMED_AGENTS and contract == "multi-agent-handoff":

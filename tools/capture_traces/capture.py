@@ -105,6 +105,51 @@ def spring_ai_notes(tool_span: str) -> list[str]:
     ]
 
 
+OPENAI_AGENTS_MAX_TURNS = {
+    "via": "`Runner.run(..., max_turns=4)` (the SDK counts one turn per model call)",
+    "error": "MaxTurnsExceeded",
+}
+"""``turn_limit`` (``q_turn_limit``): how a source's framework is limited and how the limit
+ends the run: ``error`` names the exception it raises (no answer), ``answer`` the text the run
+returns instead (empty: the model's own forced answer, ``LIMIT_ANSWER``), ``how`` says why."""
+PYDANTIC_AI_REQUEST_LIMIT = {
+    "via": "`agent.run_sync(..., usage_limits=UsageLimits(request_limit=4))`",
+    "error": "UsageLimitExceeded",
+}
+ADK_MAX_LLM_CALLS = {
+    "via": "`runner.run_async(..., run_config=RunConfig(max_llm_calls=4))`",
+    "error": "LlmCallsLimitExceededError",
+}
+LANGGRAPH_RECURSION_LIMIT = {
+    "via": '`graph.invoke(..., {"recursion_limit": 10})` (two graph steps per model call and '
+    "its tools)",
+    "answer": "Sorry, need more steps to process this request.",
+    "how": "the prebuilt ReAct agent's own text, put in place of the fifth model call's "
+    "search request when fewer than two steps remain; that search never ran",
+}
+LLAMAINDEX_MAX_ITERATIONS = {
+    "via": "`workflow.run(..., max_iterations=5)` (LlamaIndex counts each model output and "
+    "raises on the fifth, before its search runs)",
+    "error": "WorkflowRuntimeError",
+}
+SMOLAGENTS_MAX_STEPS = {
+    "via": "`agent.run(..., max_steps=4)`",
+    "answer": "",
+    "how": "past its last step smolagents asks the model for a final answer itself, offering "
+    "no tools, and returns that text",
+}
+CREWAI_MAX_ITER = {
+    "via": "`Agent(..., max_iter=4)`",
+    "answer": "",
+    "how": "past its last iteration CrewAI asks the model for a final answer itself, offering "
+    "no tools, and returns that text",
+}
+AGENT_EXECUTOR_MAX_ITERATIONS = {
+    "via": "`AgentExecutor(..., max_iterations=4)`",
+    "answer": "Agent stopped due to max iterations.",
+    "how": "the executor's own text (its default early stopping method, `force`), returned "
+    "after the fourth search ran; no model call read that search's result",
+}
 OPENINFERENCE_HIDDEN = {
     k: "true"
     for k in (
@@ -777,6 +822,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "off": {"MLFLOW_ENABLE_OTEL_GENAI_SEMCONV": "true"},
     },
     "mlflow-langgraph": {
+        "turn_limit": LANGGRAPH_RECURSION_LIMIT,
         "what": "LangGraph prebuilt ReAct agent (create_react_agent, ChatOpenAI on the fake "
         "server, @tool functions in a ToolNode with handle_tool_errors; a langgraph-swarm for "
         "g_handoff) traced by MLflow's LangChain autolog (mlflow.langchain.autolog()), "
@@ -858,6 +904,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "off": {"OPENAI_AGENTS_TRACE_INCLUDE_SENSITIVE_DATA": "false"},
     },
     "openinference-openai-agents": {
+        "turn_limit": OPENAI_AGENTS_MAX_TURNS,
         "what": "OpenAI Agents SDK (chat-completions model on the fake server) traced by "
         "openinference-instrumentation-openai-agents; handoffs are native (transfer_to_*)",
         "packages": ["openai", "openai-agents", "openinference-instrumentation-openai-agents"],
@@ -930,6 +977,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "off": OPENINFERENCE_HIDDEN,
     },
     "smolagents-openinference": {
+        "turn_limit": SMOLAGENTS_MAX_STEPS,
         "what": "smolagents ToolCallingAgent (OpenAIServerModel on the fake server, @tool "
         "functions, answers through its built-in final_answer tool; managed agents for "
         "g_handoff) traced by openinference-instrumentation-smolagents",
@@ -1136,6 +1184,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "off": {"TRACE_PROMPT_COMPLETION_DATA": "false"},
     },
     "crewai-openinference": {
+        "turn_limit": CREWAI_MAX_ITER,
         "what": "CrewAI (an Agent with @tool tools, a Task, a Crew; CrewAI's LLM through "
         "LiteLLM to the fake server; delegation to a coworker for g_handoff) traced by "
         "openinference-instrumentation-crewai, model calls by "
@@ -1286,6 +1335,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "off": OPENINFERENCE_HIDDEN,
     },
     "google-adk": {
+        "turn_limit": ADK_MAX_LLM_CALLS,
         "what": "Google ADK LlmAgent (LiteLlm openai/gpt-4o-mini on the fake server, Python "
         "function tools, on_tool_error_callback; sub_agents and transfer_to_agent for "
         "g_handoff) with ADK's own tracing, telemetry schema 2 (the default: GenAI semconv "
@@ -1386,6 +1436,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
     },
     "langgraph-openinference": {
+        "turn_limit": LANGGRAPH_RECURSION_LIMIT,
         "what": "LangGraph prebuilt ReAct agent (create_react_agent, ChatOpenAI on the fake "
         "server, @tool functions in a ToolNode with handle_tool_errors; a langgraph-swarm for "
         "g_handoff) traced by openinference-instrumentation-langchain",
@@ -1497,6 +1548,7 @@ SOURCES: dict[str, dict[str, Any]] = {
                 "LANGSMITH_HIDE_OUTPUTS": "true"},
     },
     "llamaindex-openinference": {
+        "turn_limit": LLAMAINDEX_MAX_ITERATIONS,
         "what": "LlamaIndex FunctionAgent (llama-index-core agent workflows, the "
         "llama-index-llms-openai model on the fake server, FunctionTool tools; an AgentWorkflow "
         "for g_handoff) traced by openinference-instrumentation-llama-index",
@@ -1663,6 +1715,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
     },
     "openlit-langgraph": {
+        "turn_limit": LANGGRAPH_RECURSION_LIMIT,
         "what": "the langgraph-openinference agent (LangGraph prebuilt ReAct agent, ChatOpenAI "
         "on the fake server; a langgraph-swarm handoff for g_handoff) traced by OpenLIT "
         "(openlit.init(): its langchain and langgraph instrumentors, and the httpx "
@@ -1813,6 +1866,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "off": {},
     },
     "openllmetry-openai-agents": {
+        "turn_limit": OPENAI_AGENTS_MAX_TURNS,
         "what": "OpenAI Agents SDK (chat-completions model on the fake server, @function_tool "
         "tools, a native handoff for g_handoff) traced by OpenLLMetry's "
         "opentelemetry-instrumentation-openai-agents",
@@ -1956,6 +2010,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "off": OPENINFERENCE_HIDDEN,
     },
     "langchain-agents-openinference": {
+        "turn_limit": AGENT_EXECUTOR_MAX_ITERATIONS,
         "what": "LangChain classic AgentExecutor (create_tool_calling_agent over ChatOpenAI on "
         "the fake server, @tool functions with handle_tool_error; the research agent's "
         "executor as a tool for g_handoff) traced by openinference-instrumentation-langchain",
@@ -2118,6 +2173,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
     },
     "logfire-pydantic-ai": {
+        "turn_limit": PYDANTIC_AI_REQUEST_LIMIT,
         "what": "the pydantic-ai-openinference agents (OpenAIChatModel on the fake server, "
         "tool_plain tools, ModelRetry for a failing search; a delegation tool for g_handoff) "
         "traced by Logfire's own integration (logfire.instrument_pydantic_ai(), "
@@ -2504,11 +2560,16 @@ def run_one(source: str, scenario: Scenario, variant: str, out: Path) -> list[st
             lambda: getattr(importlib.import_module(module), function or "run")(
                 scenario, tracer_provider, logger_provider, tools, executed, **stream
             ),
+            SOURCES[source].get("turn_limit"),
         )
         write_outputs(source, spans_out, logs_out, tracer_provider, logger_provider, variant, out)
         return executed
     if SOURCES[source].get("agents"):
-        ends_as_scripted(scenario, lambda: run_agents(scenario, tracer_provider, tools, executed))
+        ends_as_scripted(
+            scenario,
+            lambda: run_agents(scenario, tracer_provider, tools, executed),
+            SOURCES[source].get("turn_limit"),
+        )
         write_outputs(source, spans_out, logs_out, tracer_provider, logger_provider, variant, out)
         return executed
     import openai  # here: driver sources need not install it
@@ -2550,13 +2611,19 @@ def run_one(source: str, scenario: Scenario, variant: str, out: Path) -> list[st
     return executed
 
 
-def ends_as_scripted(scenario: Scenario, run: Callable[[], Any]) -> None:
+def ends_as_scripted(
+    scenario: Scenario, run: Callable[[], Any], limit: dict[str, str] | None = None
+) -> None:
     """Run one scenario. Where the model API fails (``Scenario.model_fails_from``) the run
     must end in the framework's exception after the fake server answered with the scripted
     error: the exception is reported on stderr and the capture goes on, so the spans the run
     ended are written like any other run's. A run that ends without an exception (a framework
     that swallowed the failure) or with one the script did not cause fails the capture: no
-    trace becomes ground truth for a run the script did not describe."""
+    trace becomes ground truth for a run the script did not describe. A turn-limit scenario
+    ends as the source's ``limit`` entry says (``ends_at_limit``)."""
+    if scenario.turn_limit is not None:
+        ends_at_limit(scenario, run, limit)
+        return
     if scenario.model_fails_from is None:
         run()
         return
@@ -2574,6 +2641,27 @@ def ends_as_scripted(scenario: Scenario, run: Callable[[], Any]) -> None:
         f"{scenario.name}: the model API answered HTTP 500 "
         f"{ScriptedServer.failures_served} time(s), but the run ended without an exception"
     )
+
+
+def ends_at_limit(scenario: Scenario, run: Callable[[], Any], limit: dict[str, str] | None) -> None:
+    """Run a ``turn_limit`` scenario. A source whose framework raises at its limit names the
+    exception (``limit["error"]``): the run must end in it, which is reported on stderr, and
+    the spans it ended are written. A source whose framework ends the run with an answer of
+    its own (``limit["answer"]``) must end without one; its driver checks the answer. Any
+    other ending fails the capture (no source without a limit runs the scenario)."""
+    if limit is None:
+        raise SystemExit(f"{scenario.name}: the source sets no turn limit")
+    try:
+        run()
+    except Exception as exc:
+        names = {cls.__name__ for cls in type(exc).__mro__}
+        if limit.get("error") not in names:
+            raise
+        print(f"{scenario.name}: the run ended in {type(exc).__name__}: {exc}"[:400],
+              file=sys.stderr)  # fmt: skip
+        return
+    if "error" in limit:
+        raise SystemExit(f"{scenario.name}: the run ended without {limit['error']}")
 
 
 MODEL_CALL_KEYS = frozenset(
@@ -2647,6 +2735,7 @@ def run_sink_driver(
             lambda: getattr(importlib.import_module(module), function or "run")(
                 scenario, endpoint, tools, executed, content=not variant.endswith(".nocontent")
             ),
+            SOURCES[source].get("turn_limit"),
         )
     bodies = [item.body for item in sink.received if item.signal == "traces"]
     if any("json" in item.content_type for item in sink.received):
@@ -2931,9 +3020,7 @@ def expected_md(source: str, results: dict[str, dict[str, list[str]]]) -> str:
         lines.append("- **Tools called, in order:**")
         searches = 0
         n = 0
-        for turn in scenario.turns:
-            if isinstance(turn, str):
-                continue
+        for turn in scenario.tool_turns_run:
             for tool, args in turn:
                 if tool.startswith("transfer_to_"):
                     continue
@@ -2948,7 +3035,19 @@ def expected_md(source: str, results: dict[str, dict[str, list[str]]]) -> str:
         if scenario.followups:  # each user turn's run ends with an answer, in turn order
             answers = [turn for turn in scenario.turns if isinstance(turn, str)]
             lines += [f"- **Answer to prompt {n}:** '{a}'" for n, a in enumerate(answers[:-1], 1)]
-        if scenario.model_fails_from is None:
+        limit = SOURCES[source].get("turn_limit")
+        if scenario.turn_limit is not None and limit is not None:
+            ending = f"`{limit['error']}`" if "error" in limit else limit["how"]
+            lines.append(
+                f"- **Turn limit:** {limit['via']}: {scenario.turn_limit} model calls requesting "
+                f"tools ran (the script asks for {len(scenario.turns) - 1}), then the limit "
+                f"ended the run: {ending}."
+            )
+            if "error" in limit:  # no quoted answer: the ground truth is that there is none
+                lines.append(f"- **Final answer:** none. The run ended in `{limit['error']}`.")
+            else:
+                lines.append(f"- **Final answer:** '{limit['answer'] or final}'")
+        elif scenario.model_fails_from is None:
             lines.append(f"- **Final answer:** '{final}'")
         else:  # no quoted answer: the ground truth is that there is none
             lines.append(
@@ -2966,6 +3065,8 @@ def expected_md(source: str, results: dict[str, dict[str, list[str]]]) -> str:
             ending = "final answer matches"
             if scenario.model_fails_from is not None:
                 ending = "ended in an exception after the scripted HTTP 500"
+            if scenario.turn_limit is not None:
+                ending = "ended at the framework's turn limit as described"
             lines.append(
                 f"- `{variant}`: {status} (tools executed {executed} == script; "
                 f"{ending}); tool spans in trace: {spans}"
@@ -2978,8 +3079,7 @@ def scripted_tools(source: str, scenario: Scenario) -> list[str]:
     prefix = SOURCES[source].get("tool_prefix", "")  # e.g. a plugin namespace
     return [
         prefix + tool
-        for turn in scenario.turns
-        if not isinstance(turn, str)
+        for turn in scenario.tool_turns_run
         for tool, _ in turn
         if not tool.startswith("transfer_to_")
     ]
@@ -3058,6 +3158,7 @@ def main() -> None:
     agents = bool(SOURCES[args.source].get("agents") or SOURCES[args.source].get("handoff_via"))
     transfers_back = bool(SOURCES[args.source].get("transfers_back"))
     followups = bool(SOURCES[args.source].get("followups"))
+    turn_limit = bool(SOURCES[args.source].get("turn_limit"))
     structured = bool(SOURCES[args.source].get("structured_via"))
     names = args.scenario or [
         n
@@ -3065,6 +3166,7 @@ def main() -> None:
         if (agents or not sc.agents_only)
         and (transfers_back or not sc.transfers_back)
         and (followups or not sc.followups)
+        and (turn_limit or sc.turn_limit is None)
         and (structured or not sc.structured)
     ]
     unable = [n for n in names if SCENARIOS[n].transfers_back and not transfers_back]
@@ -3073,6 +3175,9 @@ def main() -> None:
     unable = [n for n in names if SCENARIOS[n].followups and not followups]
     if unable:
         sys.exit(f"{args.source}: its driver runs one user turn, cannot run {unable}")
+    unable = [n for n in names if SCENARIOS[n].turn_limit is not None and not turn_limit]
+    if unable:
+        sys.exit(f"{args.source}: its driver sets no turn limit, cannot run {unable}")
     unable = [n for n in names if SCENARIOS[n].structured and not structured]
     if unable:
         sys.exit(f"{args.source}: no structured output (structured_via), cannot run {unable}")

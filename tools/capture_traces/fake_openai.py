@@ -25,6 +25,8 @@ def completion(
     if turn is None:
         turn = sum(1 for m in messages if m.get("role") == "assistant")
     step = scenario.turns[min(turn, len(scenario.turns) - 1)]
+    if scenario.turn_limit is not None and not request.get("tools"):
+        step = scenario.turns[-1]  # a framework past its turn limit asks for a final answer
     message: dict[str, Any] = {"role": "assistant", "content": None}
     output = output_tool(scenario, request.get("tools"))
     if isinstance(step, str) and output is not None:  # the answer through the output tool

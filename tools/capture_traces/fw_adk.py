@@ -174,12 +174,17 @@ def run_openinference(
 async def _run(runner: Any, scenario: Scenario, types: Any) -> tuple[str | None, str | None]:
     """The whole conversation, one invocation per user message in the same session (ADK's
     session keeps the history); returns the last final response's text and its agent."""
+    from google.adk.agents.run_config import RunConfig
+
     session = await runner.session_service.create_session(app_name="capture", user_id="user")
+    # q_turn_limit: ADK's own limit on model calls per invocation; the next call raises
+    # LlmCallsLimitExceededError instead of being made.
+    limit = RunConfig(max_llm_calls=scenario.turn_limit) if scenario.turn_limit else None
     answer = author = None
     for prompt in scenario.prompts:
         message = types.Content(role="user", parts=[types.Part(text=prompt)])
         async for event in runner.run_async(
-            user_id="user", session_id=session.id, new_message=message
+            user_id="user", session_id=session.id, new_message=message, run_config=limit
         ):
             if event.is_final_response() and event.content and event.content.parts:
                 answer = "".join(p.text or "" for p in event.content.parts).strip() or answer

@@ -130,9 +130,13 @@ def run_crew(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
         llm = LLM(model="openai/gpt-4o-mini", is_litellm=True, base_url=base_url,
                   api_key="capture", temperature=0.0)  # fmt: skip
 
+        # q_turn_limit: CrewAI's own iteration limit; past it, the agent asks the model for a
+        # final answer itself (a request offering no tools).
+        max_iter = scenario.turn_limit or 10
+
         def agent(name: str, goal: str, **kw: Any) -> Any:
             return Agent(role=name, goal=goal, backstory=scenario.system, llm=llm,
-                         verbose=False, max_iter=10, **kw)  # fmt: skip
+                         verbose=False, max_iter=max_iter, **kw)  # fmt: skip
 
         if scenario.agents_only:
             research = agent("research_agent", "Answer research questions from the documents.",

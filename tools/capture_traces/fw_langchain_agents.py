@@ -67,6 +67,11 @@ def langchain_tools(tools: Tools, executed: list[str]) -> list[Any]:
     return all_tools
 
 
+LIMIT_ANSWER = "Agent stopped due to max iterations."
+"""What ``AgentExecutor`` returns when ``max_iterations`` ends its loop (the default
+``early_stopping_method="force"``): no model call reads the last tool's result."""
+
+
 def run(
     scenario: Scenario,
     tracer_provider: Any,
@@ -95,7 +100,9 @@ def run(
                 [("system", system), ("human", "{input}"), ("placeholder", "{agent_scratchpad}")]
             )
             agent = create_tool_calling_agent(model, agent_tools, prompt)
-            return AgentExecutor(agent=agent, tools=agent_tools, name=name, max_iterations=10)
+            # q_turn_limit: the executor's own limit; past it the run returns LIMIT_ANSWER.
+            return AgentExecutor(agent=agent, tools=agent_tools, name=name,
+                                 max_iterations=scenario.turn_limit or 10)  # fmt: skip
 
         all_tools = langchain_tools(tools, executed)
         if scenario.agents_only:
@@ -113,6 +120,6 @@ def run(
             name = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
             runner = executor(name, scenario.system, all_tools)
         answer = str(runner.invoke({"input": scenario.prompt})["output"]).strip()
-    final = scripted.turns[-1]
+    final = LIMIT_ANSWER if scenario.turn_limit else scripted.turns[-1]
     if answer != final:
         raise SystemExit(f"{scenario.name}: answer {answer!r} != scripted {final!r}")

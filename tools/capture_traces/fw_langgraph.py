@@ -126,6 +126,17 @@ def saver(scenario: Scenario) -> Any:
     return InMemorySaver()
 
 
+def limit_steps(model_calls: int) -> int:
+    """The ``recursion_limit`` under which the prebuilt ReAct agent runs ``model_calls`` model
+    calls with their tools (two graph steps each): the next model call sees fewer than two
+    remaining steps and the agent answers ``LIMIT_ANSWER`` in place of its tool calls."""
+    return 2 * model_calls + 2
+
+
+LIMIT_ANSWER = "Sorry, need more steps to process this request."
+"""What ``create_react_agent`` answers when its steps run out with tool calls pending."""
+
+
 def _run(
     scenario: Scenario, tools: Tools, executed: list[str], callbacks: Sequence[Any] = ()
 ) -> None:
@@ -174,6 +185,8 @@ def _run(
         # history and each invoke adds only the new user message (LangGraph's documented
         # multi-turn conversation).
         config: dict[str, Any] = {"recursion_limit": 25, "callbacks": list(callbacks)}
+        if scenario.turn_limit:  # q_turn_limit: LangGraph's own step limit (limit_steps)
+            config["recursion_limit"] = limit_steps(scenario.turn_limit)
         if scenario.followups:
             config["configurable"] = {"thread_id": "conversation-1"}
         for prompt in scenario.prompts:
@@ -182,6 +195,8 @@ def _run(
         raise SystemExit(f"{scenario.name}: structured answer {state['structured_response']!r}")
     if scenario.followups and state["messages"][-1].content != scenario.turns[-1]:
         raise SystemExit(f"{scenario.name}: last answer {state['messages'][-1].content!r}")
+    if scenario.turn_limit and state["messages"][-1].content != LIMIT_ANSWER:
+        raise SystemExit(f"{scenario.name}: the limit's answer {state['messages'][-1].content!r}")
     answering = state.get("active_agent")
     if scenario.transfers_back and answering != scenario.handoffs[-1][1]:
         raise SystemExit(f"{scenario.name}: answered by {answering}, not after the transfer back")

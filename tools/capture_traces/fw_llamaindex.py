@@ -146,7 +146,10 @@ async def _run(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
             if str(output.response.content).strip() != scenario.turns[-1]:
                 raise SystemExit(f"{scenario.name}: last answer {output.response.content!r}")
         else:
-            output = await workflow.run(user_msg=scenario.prompt)
+            # q_turn_limit: the workflow's own limit counts model outputs and raises on the
+            # one past it, before its tool calls run: one more than the calls whose tools run.
+            limit = {"max_iterations": scenario.turn_limit + 1} if scenario.turn_limit else {}
+            output = await workflow.run(user_msg=scenario.prompt, **limit)
     author = getattr(output, "current_agent_name", None)
     if answering is not None and author != answering:
         raise SystemExit(f"{scenario.name}: answered by {author}, not after the transfer back")

@@ -71,11 +71,14 @@ def run_turns(agent: Any, scenario: Scenario, group_id: str | None = None) -> An
     the agent once per request. Returns the last run's result."""
     from agents import Runner, trace
 
+    # q_turn_limit: the SDK's own limit, one turn per model call; past it, MaxTurnsExceeded.
+    max_turns = scenario.turn_limit or 10
+
     def run_all() -> Any:
-        result = Runner.run_sync(agent, scenario.prompt, max_turns=10)
+        result = Runner.run_sync(agent, scenario.prompt, max_turns=max_turns)
         for followup in scenario.followups:
             history = [*result.to_input_list(), {"role": "user", "content": followup}]
-            result = Runner.run_sync(agent, history, max_turns=10)
+            result = Runner.run_sync(agent, history, max_turns=max_turns)
         return result
 
     if group_id is None:

@@ -124,6 +124,7 @@ def _run(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
     from pydantic_ai import Agent
     from pydantic_ai.models.openai import OpenAIChatModel
     from pydantic_ai.providers.openai import OpenAIProvider
+    from pydantic_ai.usage import UsageLimits
 
     scripted = script(scenario)
     with FakeOpenAI(scripted, turn_of=call_order()) as base_url:
@@ -154,7 +155,10 @@ def _run(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
             name = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
             runner = agent(name, scenario.system)
             add_tools(runner, tools, executed)
-        result = runner.run_sync(scenario.prompt)
+        # q_turn_limit: pydantic-ai's own request limit; the next request raises
+        # UsageLimitExceeded instead of being sent.
+        limits = UsageLimits(request_limit=scenario.turn_limit) if scenario.turn_limit else None
+        result = runner.run_sync(scenario.prompt, usage_limits=limits)
         for followup in scenario.followups:  # later user turns get the conversation so far
             result = runner.run_sync(followup, message_history=result.all_messages())
         answer = result.output if scenario.structured else str(result.output).strip()

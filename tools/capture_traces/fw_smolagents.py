@@ -41,6 +41,8 @@ def script(scenario: Scenario) -> Scenario:
             *[final(t) for t in scenario.turns[1:]],
             final(ANSWER),
         ]
+    elif scenario.turn_limit:  # the last text answers smolagents' own final-answer request
+        turns = [*[final(t) for t in scenario.turns[:-1]], scenario.turns[-1]]
     else:
         turns = [final(t) for t in scenario.turns]
     return dataclasses.replace(scenario, turns=turns)
@@ -135,9 +137,12 @@ def run_tool_calling(scenario: Scenario, tools: Tools, executed: list[str]) -> N
                 tools=all_tools, model=model, name=name, instructions=scenario.system,
                 verbosity_level=quiet,
             )  # fmt: skip
-        answer = agent.run(scenario.prompt, max_steps=10)
+        # q_turn_limit: smolagents' own step limit; past it, the agent asks the model for a
+        # final answer itself (a request offering no tools).
+        steps = scenario.turn_limit or 10
+        answer = agent.run(scenario.prompt, max_steps=steps)
         for followup in scenario.followups:  # later user turns keep the agent's memory
-            answer = agent.run(followup, max_steps=10, reset=False)
+            answer = agent.run(followup, max_steps=steps, reset=False)
     _check_answer(scenario, answer)
 
 

@@ -57,6 +57,9 @@ EXCESS_SEARCHES = [
 ]  # fmt: skip
 """``m_excess_calls``: six different queries, one per model turn, each returning one document
 of its own, so the answer's [doc-1] is grounded in the first search's result only."""
+LIMIT_ANSWER = "Enterprise customers can request a full refund within 30 days of purchase."
+"""``q_turn_limit``: what the model says when a framework past its turn limit asks it for a
+final answer (a request offering no tools, as smolagents and CrewAI send): it cites nothing."""
 SECOND_TURN = "Also clean up the stale refund requests."
 """``p_second_turn``: the user's second message in the conversation."""
 DELETE_STALE = ("delete_records", {"table": "refund_requests", "where": "status = 'stale'"})
@@ -114,6 +117,13 @@ class Scenario:
     """From this model turn on (0-based, as ``turns`` counts them) the model API answers
     HTTP 500 to every request, the client's retries included (``o_run_error``): the run ends
     in the framework's exception, with no answer. The turns from there on are never served."""
+    turn_limit: int | None = None
+    """The framework's own turn/iteration limit (``q_turn_limit``): each driver sets its
+    framework's documented limit so that this many model calls requesting tools run, their
+    tools too, and then the limit ends the run, while the script asks for more. Where the
+    framework then asks the model for a final answer itself, the request offers no tools and
+    is answered with the last turn (``fake_openai.py``). Only sources whose entry has a
+    ``"turn_limit"`` capture it; what the limit did is the source's ground truth."""
     empty_search: bool = False
     system: str = SYSTEM
     prompt: str = QUESTION
@@ -173,6 +183,13 @@ class Scenario:
     def prompts(self) -> tuple[str, ...]:
         """The user's messages in order: one run of the agent each (``followups``)."""
         return (self.prompt, *self.followups)
+
+    @property
+    def tool_turns_run(self) -> list[Turn]:
+        """The model turns whose requested tools really run: every one, except past a turn
+        limit (``turn_limit``), which stops the run after that many."""
+        asking = [turn for turn in self.turns if not isinstance(turn, str)]
+        return asking if self.turn_limit is None else asking[: self.turn_limit]
 
     def model_fails(self, turn: int) -> bool:
         """Whether the model API answers model turn ``turn`` with an HTTP 500."""
@@ -340,6 +357,16 @@ SCENARIOS: dict[str, Scenario] = {
             "o_run_error",
             [[SEARCH], ANSWER],
             model_fails_from=1,
+        ),
+        Scenario(
+            # The model asks for a new search every turn and never answers: the framework's
+            # own turn limit (four model calls that request tools) ends the run. Frameworks
+            # raise their limit error (no answer), or force a final answer (the last turn,
+            # citing nothing), or return a canned text of their own.
+            "q_turn_limit",
+            [*[[("search_docs", {"query": q})] for q, _ in EXCESS_SEARCHES], LIMIT_ANSWER],
+            search_results=[{"documents": [doc]} for _, doc in EXCESS_SEARCHES],
+            turn_limit=4,
         ),
         Scenario(
             # Two user turns of one conversation: the first is answered as in a_happy (one

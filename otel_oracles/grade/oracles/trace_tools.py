@@ -611,9 +611,15 @@ class LoopDetected(OracleCheck):
         )
         if len(loops) > p.max:
             return Finding.fail(f"loop detected: {desc}", **kw)
-        if loops:
-            return Finding.ok(f"{len(loops)} loop(s) within {p.max}: {desc}", **kw)
-        return Finding.ok(f"no tool called {p.threshold}+ times with the same arguments", **kw)
+        found = (
+            f"{len(loops)} loop(s) within {p.max}: {desc}"
+            if loops
+            else (f"no tool called {p.threshold}+ times with the same arguments")
+        )
+        stopped = ctx.evidence.stopped_short()
+        if stopped is not None:  # the calls the limit cut off may have made the loop
+            return Finding.missing(f"{found} before {stopped}", **kw)
+        return Finding.ok(found, **kw)
 
 
 class ToolErrorsParams(CoverageParams):
@@ -704,6 +710,13 @@ class MaxToolCalls(OracleCheck):
                 span_ids=span_ids(extra),
                 step_indexes=indexes(extra),
             )
+        stopped = ctx.evidence.stopped_short()
+        if stopped is not None:  # a lower bound: the calls the limit cut off are unknown
+            return Finding.missing(
+                f"at least {len(calls)} tool calls (at most {p.max} allowed), but {stopped}: "
+                "how many the agent would have made is not shown",
+                details={"tool_calls": len(calls)},
+            )
         return Finding.ok(
             f"{len(calls)} tool calls (at most {p.max})", details={"tool_calls": len(calls)}
         )
@@ -792,4 +805,11 @@ class MaxSteps(OracleCheck):
                     span_ids=span_ids(driven[:3]),
                     step_indexes=indexes(driven[:3]),
                 )
+        stopped = ctx.evidence.stopped_short()
+        if stopped is not None:  # a lower bound: the steps the limit cut off are unknown
+            return Finding.missing(
+                f"at least {len(counted)} steps (at most {p.max} allowed), but {stopped}: "
+                "how many the agent would have taken is not shown",
+                details=details,
+            )
         return Finding.ok(f"{len(counted)} steps (at most {p.max})", details=details)
