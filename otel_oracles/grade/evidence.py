@@ -911,6 +911,15 @@ def _tool_outcomes(ev: Evidence, scope: str | None) -> str | None:
         and not (s.error_type or s.error_message or s.documents is not None)
     ]
     if gaps:
+        undeclared = sorted({str(v) for s in gaps if (v := s.attributes.get("outcome_undeclared"))})
+        if undeclared:
+            # A status of the tool's own that no convention's tool_outcomes declares.
+            values = ", ".join(repr(v) for v in undeclared)
+            return (
+                f"tool outcomes unknown for {len(gaps)} call(s): status value(s) {values} "
+                "that no convention declares a success or a failure (tool_outcomes): "
+                + list_steps(gaps)
+            )
         seen_only = all(s.synthesized for s in gaps)
         where = "seen only in model messages" if seen_only else "whose spans never show a failure"
         return (

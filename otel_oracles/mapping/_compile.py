@@ -71,6 +71,11 @@ class CompiledRule:
     ``_mapper``); -1 when the rule has none."""
     result_attrs: tuple[str, ...] = ()
     """The plain attributes the ``result`` field is read from, in order (``_null_result``)."""
+    outcome_reads: tuple[tuple[str, bool], ...] = ()
+    """The ``outcome`` field as the read plan holds it: per run of consecutive sources that
+    read an undeclared value alike (``Source.undeclared_unknown``), the plan field's name and
+    that reading, in source order. The first run with a value gives the outcome, as the first
+    usable source gives any field's value (``outcome_fields``)."""
 
 
 @dataclass(slots=True)
@@ -221,6 +226,11 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
             compiled_rule.deferred = len(plans)
             plans.append(_plan({"agent_name": now["agent_name"]}, conventions))
             now = {name: sources for name, sources in now.items() if name != "agent_name"}
+        if "outcome" in now:
+            runs = outcome_fields(now["outcome"])
+            compiled_rule.outcome_reads = tuple((name, unknown) for name, unknown, _ in runs)
+            now = {k: v for k, v in now.items() if k != "outcome"}
+            now.update((name, sources) for name, _, sources in runs)
         compiled_rule.plan = len(plans)
         plans.append(_plan(now, conventions))
         compiled_rule.result_attrs = tuple(
@@ -243,6 +253,22 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
         finish_reasons=vocabulary,
         tool_results=tool_result_rules(conventions.files),
     )
+
+
+def outcome_fields(sources: list[Source]) -> list[tuple[str, bool, list[Source]]]:
+    """The ``outcome`` sources as plan fields the reader fills one by one: each run of
+    consecutive sources whose undeclared values read alike (unknown, or ignored) is a field
+    of its own (``outcome#0``, ``outcome#1``...), so the mapper knows how the value it got
+    was read, while the first source with a value still decides (``CompiledRule.outcome_reads``).
+    """
+    runs: list[tuple[str, bool, list[Source]]] = []
+    for src in sources:
+        unknown = src.undeclared_unknown
+        if runs and runs[-1][1] == unknown:
+            runs[-1][2].append(src)
+        else:
+            runs.append((f"outcome#{len(runs)}", unknown, [src]))
+    return runs
 
 
 PlanSource = tuple[str, Any, Any, Any, str | None]

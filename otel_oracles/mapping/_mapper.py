@@ -47,6 +47,7 @@ from otel_oracles.mapping._tool_results import (
     error_type_of,
     is_text_block,
     message_result,
+    outcome_text,
 )
 from otel_oracles.mapping.parsers.otel_genai import parse_genai_messages
 from otel_oracles.mapping.parsers.scalars import (
@@ -306,10 +307,8 @@ def _draft(
         draft.fields["finish_reasons"] = canonical_finish_reasons(
             draft.fields["finish_reasons"], compiled.finish_reasons
         )
-    if "outcome" in fields:
-        outcome = compiled.tool_results.outcome(fields.pop("outcome"))
-        if outcome == "error" or (outcome == "ok" and draft.status == "unset"):
-            draft.status = outcome
+    if rule.outcome_reads:
+        _read_outcome(draft, rule.outcome_reads, compiled.tool_results)
     if rule.result_error_keys and draft.status != "error":
         result = fields.get("result")
         error = _result_error(result, rule.result_error_keys)
@@ -328,6 +327,32 @@ def _draft(
         elif _null_result(attributes, rule):
             draft.attributes["result_empty"] = True
     return draft
+
+
+def _read_outcome(
+    draft: Draft, reads: tuple[tuple[str, bool], ...], results: ToolResultRules
+) -> None:
+    """The ``outcome`` field (read as ``CompiledRule.outcome_reads`` says) into the draft's
+    status: a declared error fails the call, a declared success stands for a status the span
+    did not give; an undeclared value read as unknown (``Source.undeclared``) leaves a call
+    its span did not fail with an unknown outcome, never a success: the step is ``unset``,
+    ``attributes.outcome_unknown``, and ``attributes.outcome_undeclared`` names the value
+    for the missing-evidence message."""
+    fields = draft.fields
+    found = [(fields.pop(name), unknown) for name, unknown in reads if name in fields]
+    if not found:
+        return
+    value, undeclared_unknown = found[0]
+    outcome = results.reading(value, undeclared_unknown)
+    if outcome == "error" or (outcome == "ok" and draft.status == "unset"):
+        draft.status = outcome
+    elif outcome == "unknown" and draft.status != "error":
+        draft.status = "unset"
+        draft.outcome_hidden = True  # a layer of a stacked call: its OK proves nothing
+        draft.attributes["outcome_unknown"] = True
+        text = outcome_text(value)
+        shown = text if text is not None else parse_string(value)
+        draft.attributes["outcome_undeclared"] = (shown or "")[:80]
 
 
 _NULL_TEXTS = frozenset({"null", "None"})

@@ -38,11 +38,24 @@ class ToolResultRules:
     """(lower-cased value, ``ok`` | ``error``)."""
 
     def outcome(self, value: Any) -> str | None:
-        """``ok`` / ``error`` for a tool's own status value, ``None`` when not declared."""
-        if not isinstance(value, str):
+        """``ok`` / ``error`` for a tool's own status value, ``None`` when not declared.
+        A number or boolean is compared as its JSON text (``500``, ``true``)."""
+        text = outcome_text(value)
+        if text is None:
             return None
-        key = value.strip().lower()
+        key = text.strip().lower()
         return next((meaning for v, meaning in self.outcomes if v == key), None)
+
+    def reading(self, value: Any, undeclared_unknown: bool) -> str | None:
+        """What an ``outcome`` field's value says: ``ok`` / ``error`` for a declared value;
+        for any other, ``unknown`` when its source reads undeclared values so
+        (``Source.undeclared``: a status attribute of the tool's own, whose ``timeout``,
+        ``cancelled`` or ``500`` is no success the grader may assume), else ``None``
+        (nothing said: free text inside a payload)."""
+        meaning = self.outcome(value)
+        if meaning is None and undeclared_unknown:
+            return "unknown"
+        return meaning
 
     def error_in(self, result: Any) -> str | None:
         """The error a result carries (its message), or ``None``."""
@@ -76,6 +89,18 @@ class ToolResultRules:
             head = result[:PATTERN_WINDOW]
             return not head.strip() or any(safe_regex.match(rx, head) for rx in self.empty_patterns)
         return False
+
+
+def outcome_text(value: Any) -> str | None:
+    """A status value as the vocabulary compares it: a text as it is, a number or boolean as
+    its JSON text, anything else (objects, lists) as no text."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    return None
 
 
 def structured(result: Any) -> Any:

@@ -48,7 +48,9 @@ FIELD_NAMES: frozenset[str] = frozenset(
 """Step fields a rule may fill. ``output`` is an agent's final output (stored as an assistant
 message in ``output_messages`` when that field has no value of its own). ``outcome`` is a
 tool's own success/failure attribute (``gen_ai.tool.status``), read through the files'
-``tool_outcomes`` vocabulary into the step's status."""
+``tool_outcomes`` vocabulary into the step's status; a value the vocabulary does not
+declare makes the outcome unknown, unless the source reads it from inside a payload
+(``Source.undeclared``)."""
 
 DEFAULT_PLACEHOLDERS: tuple[str, ...] = ("__REDACTED__", "[REDACTED]", "<redacted>", "<elided>", "")
 DEFAULT_TOOL_CALL_FINISH_REASONS: tuple[str, ...] = (
@@ -169,6 +171,15 @@ class Source(_Strict):
     key: str | None = None
     """After the parsers: the value under this key of the object they produced (the
     ``coworker`` of a delegation tool's JSON arguments); no value when there is none."""
+    undeclared: Literal["unknown", "ignored"] | None = None
+    """For an ``outcome`` source only: what a value the ``tool_outcomes`` vocabulary does not
+    declare means. ``unknown``: the call's outcome is unknown (status ``unset``,
+    ``attributes.outcome_unknown``), never a success: a status attribute of the tool's own
+    (``gen_ai.tool.status: timeout``) said something the grader cannot read. ``ignored``:
+    the value says nothing and the step keeps the status its span shows: a ``status`` the
+    tool's author writes inside the result payload is free text (Google ADK's ``{"status":
+    "found 3 documents"}``), where only a declared value means anything. Unset: ``ignored``
+    for a source with ``key`` (a value inside a payload), ``unknown`` for any other."""
 
     _check_span_name = field_validator("span_name")(_check_regex)
 
@@ -198,6 +209,14 @@ class Source(_Strict):
         if self.span_name is not None and safe_regex.compile_pattern(self.span_name).groups < 1:
             raise ValueError(f"span_name regex {self.span_name!r} needs a capture group")
         return self
+
+    @property
+    def undeclared_unknown(self) -> bool:
+        """Whether an undeclared ``outcome`` value read from here is an unknown outcome
+        (``undeclared``, defaulted by whether the value is read under a ``key``)."""
+        if self.undeclared is not None:
+            return self.undeclared == "unknown"
+        return self.key is None
 
 
 class SynthesizeOptions(_Strict):
@@ -305,6 +324,13 @@ class Rule(_Strict):
         bad = sorted(set(value) - FIELD_NAMES)
         if bad:
             raise ValueError(f"unknown step field(s) {bad}; known: {sorted(FIELD_NAMES)}")
+        misplaced = sorted(
+            name
+            for name, sources in value.items()
+            if name != "outcome" and any(s.undeclared is not None for s in sources)
+        )
+        if misplaced:
+            raise ValueError(f"undeclared applies to outcome sources only (on {misplaced})")
         return value
 
 
@@ -357,7 +383,9 @@ class ConventionFile(_Strict):
     tool_results: ToolResults = Field(default_factory=ToolResults)
     tool_outcomes: dict[Literal["ok", "error"], list[str]] = Field(default_factory=dict)
     """Values of a tool's own status attribute (the ``outcome`` field) meaning success or
-    failure, compared case-insensitively (``gen_ai.tool.status``: ``success`` / ``error``)."""
+    failure, compared case-insensitively (``gen_ai.tool.status``: ``success`` / ``error``).
+    Any other value read from a status attribute makes the call's outcome unknown
+    (``Source.undeclared``), so a file declares every value its framework writes."""
     rules: list[Rule]
     source: str = ""
     """Path the file was read from."""

@@ -75,8 +75,10 @@ def test_real_strands_tool_status_alone_shows_the_failure() -> None:
     assert [c.status for c in t.tool_calls("search_docs")] == ["error", "ok"]
 
 
-def test_undeclared_status_values_change_nothing() -> None:
-    assert _tool_trace('{"docs": [1]}', **{"gen_ai.tool.status": "pending"}).steps[1].status == "ok"
+def test_undeclared_status_values_leave_the_outcome_unknown() -> None:
+    """A status the vocabulary does not declare is no success (test_undeclared_outcomes)."""
+    call = _tool_trace('{"docs": [1]}', **{"gen_ai.tool.status": "pending"}).steps[1]
+    assert call.status == "unset" and call.attributes["outcome_unknown"] is True
 
 
 # ---- error-shaped and empty results ----------------------------------------------------------
