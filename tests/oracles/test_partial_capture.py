@@ -329,6 +329,12 @@ def test_an_adk_java_tool_span_writing_less_shows_no_success_without_its_respons
         ("griptape", "d_forbidden_tool", "tags", "no-destructive-tools"),
         ("griptape", "c_retry_exhausted", "tags", "search-retry"),
         ("haystack-openllmetry", "a_happy.nocontent", "llm.request.type", "answer-captured"),
+        (
+            "crewai-openinference",
+            "q_turn_limit",
+            "llm.output_messages.0.message.content",
+            "cites-a-source",
+        ),
     ],
 )
 def test_a_key_left_out_leaves_a_check_that_cannot_pass_unpassed(
@@ -341,7 +347,11 @@ def test_a_key_left_out_leaves_a_check_that_cannot_pass_unpassed(
     the prompt driver's ``run()`` an agent, so no tool ran and the checks on tools passed; a
     ``try_run()`` that is no structure's (``Agent``, ``Pipeline``, ``Workflow``) is a tool call.
     OpenLLMetry's Haystack generator span without ``llm.request.type``: its output field's
-    name (``replies``) was the captured answer with content off; it is known by its name."""
+    name (``replies``) was the captured answer with content off; it is known by its name.
+    CrewAI's default mode without the last model call's text: the agent span's output was
+    read whole, the ``TaskOutput`` with the agent's messages and every tool result in them,
+    whose document ids passed ``cites-a-source`` on an answer citing nothing; the answer is
+    its ``raw`` text (``crewai.yaml``)."""
     path = TRACES / source / f"{capture}.otlp.json"
     derived = without_attributes(path, tmp_path / "partial.jsonl", {key})
     verdict, _ = grade_files([derived], contract_named("support-rag"))[0]
