@@ -607,7 +607,7 @@ and the verdict fails however the other checks come out."""
 
 STRUCTURED = ("r_structured_answer", "r_structured_fabricated")
 """Scenarios whose agent answers through structured output (EXPECTED.md)."""
-OUTPUT_TOOL_UNDECLARED = ("langsmith-otel-create-agent",)
+OUTPUT_TOOL_UNDECLARED = ("langsmith-otel-create-agent", "mlflow-create-agent")
 """LangChain's tool strategy delivers the structured answer through a tool named after the
 user's output type, which no span runs (the agent's model node answers the call itself):
 the trace cannot tell it from a tool call left pending, so with content on the answer is

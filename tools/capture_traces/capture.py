@@ -777,6 +777,7 @@ SOURCES: dict[str, dict[str, Any]] = {
                   "ToolMessage (`Error: SearchBackendError(...)`).",
                   "**Content off:** the Langfuse client's `mask` returning nothing (the "
                   "callback handler has no switch of its own)."],
+        "structured_via": LANGGRAPH_RESPONSE_FORMAT,
         "on": {},
         "off": {"LANGFUSE_OBSERVE_DECORATOR_IO_CAPTURE_ENABLED": "false"},
     },
@@ -1517,6 +1518,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "handoff_via": "`transfer_to_research_agent {}` (langgraph-swarm handoff tool)",
         "notes": ["**Tool failures:** the tool raises; the ToolNode sends the model an error "
                   "ToolMessage (`Error: SearchBackendError(...)`)."],
+        "structured_via": LANGGRAPH_RESPONSE_FORMAT,
         "on": LANGSMITH_OTEL,
         "off": {**LANGSMITH_OTEL, "LANGSMITH_HIDE_INPUTS": "true",
                 "LANGSMITH_HIDE_OUTPUTS": "true"},
@@ -1768,6 +1770,7 @@ SOURCES: dict[str, dict[str, Any]] = {
                   "error ToolMessage (`Error: SearchBackendError(...)`).",
                   "**Content off:** as mlflow-openai (inputs and outputs set to `[REDACTED]` "
                   "by a span processor)."],
+        "structured_via": CREATE_AGENT_TOOL_STRATEGY,
         "on": {},
         "off": {},
     },
@@ -1899,6 +1902,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "notes": ["**Tool failures:** the tool raises; the ToolNode sends the model an error "
                   "ToolMessage (`Error: SearchBackendError(...)`).",
                   "**Content off:** `LMNR_TRACE_CONTENT=false`."],
+        "structured_via": LANGGRAPH_RESPONSE_FORMAT,
         "on": {"LMNR_TRACE_CONTENT": "true"},
         "off": {"LMNR_TRACE_CONTENT": "false"},
     },
@@ -1914,6 +1918,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "tool_spans": True,
         "handoff_via": "the SDK's native handoff (`transfer_to_research_agent {}`)",
         "notes": ["**Content off:** `LMNR_TRACE_CONTENT=false`."],
+        "structured_via": OPENAI_AGENTS_OUTPUT_TYPE,
         "on": {"LMNR_TRACE_CONTENT": "true"},
         "off": {"LMNR_TRACE_CONTENT": "false"},
     },
