@@ -159,7 +159,8 @@ class Evidence:
     def nameless_calls(self) -> tuple[Step, ...]:
         """The trace-derived tool calls whose tool name was not recorded (AgentBench steps
         are taken as written), found once: they make ``tool_names`` missing evidence, and
-        the counts that must stay lower bounds leave them out (``trace_common.unnamed_calls``)."""
+        the counts that must stay lower bounds count each of them unless it is shown to be a
+        named call's twin (``trace_common.nameless_twins``)."""
         found: tuple[Step, ...] = self.memoized(
             "nameless_calls",
             lambda: tuple(s for s in self.calls_of(()) if s.raw is None and is_placeholder(s.tool)),

@@ -658,7 +658,24 @@ calls' outputs, finish reasons included), so the trace reads as a run that ended
 searches and ``bounded-effort`` passes on what it shows."""
 
 
+COUNTS_OVER_BUDGET = {("support-rag", "m_excess_calls"): "bounded-effort"}
+"""Counts every capture records over their budget: ``m_excess_calls``' six searches are six
+tool calls in every trace, named or not (a tool span without the tool's name, a model call
+whose finish reason asked for a tool with content off), and a count over its budget stands
+where tool names are missing evidence. A call whose name was not recorded counts unless it
+is shown to be a named call's twin (``trace_common.nameless_twins``): before, every such call
+was left out, and these traces' ``bounded-effort`` read ``missing_evidence``."""
+
+
 def expected(source: str, contract: str, scenario: str, content: bool) -> dict[str, Outcome]:
+    want = _expected(source, contract, scenario, content)
+    over = COUNTS_OVER_BUDGET.get((contract, scenario))
+    if over is not None:
+        want[over] = INV
+    return want
+
+
+def _expected(source: str, contract: str, scenario: str, content: bool) -> dict[str, Outcome]:
     content = (content or source in CONTENT_IGNORES_SWITCH) and source not in CONTENT_NEVER
     base = {name: P for name in CHECKS[contract]}
     base.update(CONTENT_ON[(contract, scenario)])

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field
@@ -18,7 +19,7 @@ from pydantic import AfterValidator, Field
 from otel_oracles import safe_regex
 from otel_oracles.grade.evidence import Evidence, absent, is_placeholder
 from otel_oracles.grade.oracles.base import OracleParams
-from otel_oracles.model.step import Step
+from otel_oracles.model.step import Step, StepKind
 from otel_oracles.model.tool_name import first_match
 
 
@@ -361,14 +362,86 @@ def schema_problems(schema: dict[str, Any], instance: Any, limit: int = 5) -> li
     return out
 
 
-def unnamed_calls(ev: Evidence) -> frozenset[int]:
-    """``id()`` of each trace-derived tool call whose tool name was not recorded (the calls
-    that make ``tool_names`` missing evidence). The model's own request for such a call is
-    often a call of its own (synthesized from the model's output, named), so a count that
-    must be a lower bound when evidence is missing (``failure_stands_on_gaps``) leaves the
-    unnamed ones out: counting both would count one call twice. On a trace with every name
-    recorded this is empty and the counts are unchanged."""
-    ids: frozenset[int] = ev.memoized(
-        "unnamed_calls", lambda: frozenset(id(s) for s in ev.nameless_calls())
-    )
-    return ids
+@dataclass(frozen=True, slots=True)
+class NamelessTwins:
+    """Which calls without a recorded tool name are shown to be another record of a named
+    call (``nameless_twins``)."""
+
+    twinned: frozenset[int] = frozenset()
+    """``id()`` of each nameless call that is a named call's twin: counted with it, once."""
+    twin_of: dict[int, Step] = field(default_factory=dict)
+    """``id()`` of a named call -> its nameless twin, whose failure is that call's failure."""
+
+
+def nameless_twins(ev: Evidence) -> NamelessTwins:
+    """The nameless calls (``Evidence.nameless_calls``) that are the twin of a named call,
+    found once per trajectory: a count that must be a lower bound where evidence is missing
+    (``failure_stands_on_gaps``) counts such a pair once, and every other nameless call as
+    the call it is, so a failed call whose name was not recorded is never left out.
+
+    Twins arise where a tool span records no name while the model's request for that call
+    is a named step of its own (LlamaIndex or smolagents spans without ``tool.name``: the
+    mapper cannot link the request to the span by name, so the request becomes a
+    synthesized call). A nameless call is shown to be a named call's twin when
+
+    - both record the same call id; or
+    - the named call is a request no span ran by name (synthesized), and the nameless call
+      is a trace-derived call that ran after that request and before the requesting agent's
+      next model call, each request answering one nameless call, in order (the requesting
+      agent's own before any other agent's; call ids, where both record one, agree).
+
+    Nameless layers of one call nested in a named one are merged by the mapping already
+    (``mapping/_stacked``). On a trace with every name recorded this is empty."""
+    found: NamelessTwins = ev.memoized("nameless_twins", lambda: _pair_twins(ev))
+    return found
+
+
+def _pair_twins(ev: Evidence) -> NamelessTwins:
+    nameless = ev.nameless_calls()
+    if not nameless:
+        return NamelessTwins()
+    unnamed = {id(s) for s in nameless}
+    named = [s for s in ev.calls_of(()) if id(s) not in unnamed]
+    twin_of: dict[int, Step] = {}
+    paired: set[int] = set()
+
+    def pair(named_call: Step, nameless_call: Step) -> None:
+        twin_of[id(named_call)] = nameless_call
+        paired.add(id(nameless_call))
+
+    by_call_id: dict[str, list[Step]] = {}
+    for s in named:
+        if s.call_id:
+            by_call_id.setdefault(s.call_id, []).append(s)
+    for n in nameless:
+        if n.call_id:
+            twin = next((s for s in by_call_id.get(n.call_id, ()) if id(s) not in twin_of), None)
+            if twin is not None:
+                pair(twin, n)
+    # Requests no span ran by name, per requesting agent, open until its next model call.
+    pending: dict[str | None, list[Step]] = {}
+    for step in ev.trajectory.steps:
+        if step.kind == StepKind.GENERATION:
+            pending[step.agent_name] = []
+        elif id(step) in unnamed:
+            if step.synthesized or id(step) in paired:
+                continue
+            twin = _open_request(step, pending)
+            if twin is not None:
+                pair(twin, step)
+        elif step.synthesized and step.is_tool and id(step) not in twin_of:
+            pending.setdefault(step.agent_name, []).append(step)
+    return NamelessTwins(twinned=frozenset(paired), twin_of=twin_of)
+
+
+def _open_request(call: Step, pending: dict[str | None, list[Step]]) -> Step | None:
+    """The first open request ``call`` may have run (its own agent's first), removed from
+    ``pending``; ``None`` when there is none (the call is a call of its own)."""
+    queues = [pending.get(call.agent_name, [])]
+    queues += [q for agent, q in pending.items() if agent != call.agent_name]
+    for queue in queues:
+        for i, request in enumerate(queue):
+            if call.call_id and request.call_id and call.call_id != request.call_id:
+                continue
+            return queue.pop(i)
+    return None

@@ -33,17 +33,18 @@ from otel_oracles.grade.oracles.base import (
 from otel_oracles.grade.oracles.trace_common import (
     DEFAULT_ERROR_PATTERN,
     ArgsMatch,
+    NamelessTwins,
     Regex,
     args_mismatch,
     call_failure,
     glob_any,
     indexes,
+    nameless_twins,
     one_string_or_list,
     repeated_args_candidates,
     span_ids,
     step_normalized_args,
     string_items,
-    unnamed_calls,
 )
 from otel_oracles.grade.registry import register_oracle
 from otel_oracles.model.step import Step, StepKind
@@ -644,12 +645,12 @@ class ToolErrors(OracleCheck):
 
     def check(self, ctx: GradeContext) -> Finding:
         p = self.params
-        unnamed = unnamed_calls(ctx.evidence)
+        twins = nameless_twins(ctx.evidence)
         failed = [
             (s, why)
             for s in ctx.evidence.calls_of(tuple(p.tools), unknown_namespace_matches=True)
-            if id(s) not in unnamed
-            and (why := call_failure(ctx.evidence, s, p.error_pattern)) is not None
+            if id(s) not in twins.twinned
+            and (why := _failure_of_pair(ctx.evidence, s, twins, p.error_pattern)) is not None
         ]
         steps = [s for s, _ in failed]
         kw: dict[str, Any] = {
@@ -664,6 +665,21 @@ class ToolErrors(OracleCheck):
         if failed:
             return Finding.ok(f"{len(failed)} failed tool call(s) within budget {p.max}", **kw)
         return Finding.ok("no failed tool calls", **kw)
+
+
+def _failure_of_pair(
+    ev: Evidence, call: Step, twins: NamelessTwins, error_pattern: str | None
+) -> str | None:
+    """Why ``call`` failed (``call_failure``), or, for a named call with a nameless twin
+    (``nameless_twins``: two records of one call), why that twin failed: a tool span that
+    recorded no name but the failure is the same call's record of it."""
+    why = call_failure(ev, call, error_pattern)
+    twin = twins.twin_of.get(id(call))
+    if why is None and twin is not None:
+        why = call_failure(ev, twin, error_pattern)
+        if why is not None:
+            why = f"{why} (recorded by {where(twin)}, which holds no tool name)"
+    return why
 
 
 # ---- counts -------------------------------------------------------------------------------------
@@ -694,12 +710,12 @@ class MaxToolCalls(OracleCheck):
         # A framework that answers through a tool makes one more call than one that answers
         # in text: counting it would fail a run that did no more work than the budget allows.
         answering = ctx.evidence.answering()
-        unnamed = unnamed_calls(ctx.evidence)
+        twinned = nameless_twins(ctx.evidence).twinned
         calls = [
             s
             for s in ctx.evidence.calls_of(tuple(p.tools), unknown_namespace_matches=True)
             if (id(s) not in answering or glob_any(s.tool, p.tools) is not None)
-            and id(s) not in unnamed
+            and id(s) not in twinned
         ]
         if len(calls) > p.max:
             extra = calls[p.max :]
@@ -766,8 +782,8 @@ class MaxSteps(OracleCheck):
     def check(self, ctx: GradeContext) -> Finding:
         p = self.params
         kinds = set(p.kinds)
-        unnamed = unnamed_calls(ctx.evidence)
-        counted = [s for s in ctx.trajectory.steps if s.kind in kinds and id(s) not in unnamed]
+        twinned = nameless_twins(ctx.evidence).twinned
+        counted = [s for s in ctx.trajectory.steps if s.kind in kinds and id(s) not in twinned]
         details = {"steps": len(counted), "kinds": sorted(k.value for k in kinds)}
         if len(counted) > p.max:
             extra = counted[p.max :]
