@@ -18,6 +18,12 @@
 //! core's own answers are remembered too: most rules start with their file's scope
 //! condition, so a span would otherwise work out the same few answers once per rule.
 //!
+//! Before any rule is tried, a span's candidates are narrowed by what needs no rule walk
+//! (see [`RuleTable::select`]): the rules whose span-name or scope regex the core proves
+//! false for the span's texts (remembered per text, like the answers), and the rules that
+//! test an attribute the span does not have (when its access can list its attributes). The
+//! narrowing only drops rules whose match cannot hold, so the outcome is the walk's.
+//!
 //! Work per span is bounded by the table: every condition is evaluated at most once per rule,
 //! and a child condition looks at the span's direct children only (a child's own child
 //! conditions see no children), so a trace costs at most rules x conditions x spans tests.
@@ -108,6 +114,13 @@ pub trait SpanAccess: Sized {
     fn child_count(&self) -> Result<usize, Self::Error>;
     /// Access to child `index` (`< child_count()`), itself seen without children.
     fn child(&self, index: usize) -> Result<Self, Self::Error>;
+    /// Which of the table's `keys` attribute keys the span has, as a bit set (key `k` is
+    /// bit `k % 64` of `present[k / 64]`, which arrives zeroed), when the access can list
+    /// them cheaply: then `true`. The default, `false`, narrows nothing by attributes.
+    fn present_keys(&self, keys: usize, present: &mut [u64]) -> Result<bool, Self::Error> {
+        let _ = (keys, present);
+        Ok(false)
+    }
 }
 
 /// Runs the table's regexes (`safe_regex.search` in Python).
@@ -126,11 +139,19 @@ pub const MEMO_MAX_TEXT: usize = 1024;
 
 /// Per text, per regex: not asked yet (0), no match (1), a match (2). Texts are numbered
 /// rows, so a span looks its name and scope up once and each regex condition on them is an
-/// index.
+/// index. A memo serves one table (it also remembers which of that table's rules a text
+/// rules out).
 #[derive(Debug, Default)]
 pub struct RegexMemo {
     index: HashMap<Box<str>, usize>,
     rows: Vec<Vec<u8>>,
+    /// Per row, per subject (span name, scope), the rules its name or scope conditions do
+    /// not rule out for that text (see [`RuleTable::select`]), once worked out.
+    survivors: Vec<[Option<Box<[u64]>>; 2]>,
+    /// The candidate rules of the span being selected (reused, not allocated per span).
+    candidates: Vec<u64>,
+    /// The attribute keys the span being selected has (reused).
+    present: Vec<u64>,
 }
 
 impl RegexMemo {
@@ -152,6 +173,7 @@ impl RegexMemo {
         if self.rows.len() >= MEMO_TEXTS {
             self.index.clear();
             self.rows.clear();
+            self.survivors.clear();
         }
     }
 
@@ -169,6 +191,7 @@ impl RegexMemo {
         }
         let row = self.rows.len();
         self.rows.push(Vec::new());
+        self.survivors.push([None, None]);
         self.index.insert(text.into(), row);
         Some(row)
     }
@@ -179,6 +202,19 @@ impl RegexMemo {
             1 => Some(false),
             2 => Some(true),
             _ => None,
+        }
+    }
+
+    /// Remembers `found` as the answer of `regex` on the text of `row`.
+    fn remember(&mut self, row: usize, regex: u32, found: bool) {
+        let slot = regex as usize;
+        if let Some(cells) = self.rows.get_mut(row) {
+            if cells.len() <= slot {
+                cells.resize(slot + 1, 0);
+            }
+            if let Some(cell) = cells.get_mut(slot) {
+                *cell = if found { 2 } else { 1 };
+            }
         }
     }
 
@@ -213,14 +249,7 @@ impl RegexMemo {
             }
         }
         let found = find()?;
-        if let Some(cells) = self.rows.get_mut(row) {
-            if cells.len() <= slot {
-                cells.resize(slot + 1, 0);
-            }
-            if let Some(cell) = cells.get_mut(slot) {
-                *cell = if found { 2 } else { 1 };
-            }
-        }
+        self.remember(row, regex, found);
         Ok(found)
     }
 }
@@ -248,6 +277,66 @@ pub struct RuleTable {
     /// Per regex number, what the core answers itself.
     regexes: Vec<RegexPlan>,
     host_lists: u32,
+    /// Per rule, the attribute keys its `all` conditions need present (a value test fails
+    /// on an absent attribute).
+    needs: Vec<Box<[u32]>>,
+    /// Per rule, the keys one of which must be present when every `any` condition tests a
+    /// value (empty: no such need).
+    needs_one: Vec<Box<[u32]>>,
+    /// Per regex of a top-level `all` condition on the span name: the rules (a bit set)
+    /// that cannot hold when it finds no match in the name.
+    name_needs: Vec<(u32, Box<[u64]>)>,
+    /// The same for the instrumentation scope name.
+    scope_needs: Vec<(u32, Box<[u64]>)>,
+}
+
+/// Whether a test on an attribute fails when the attribute is absent.
+fn needs_value(test: &AttrTest) -> bool {
+    !matches!(test, AttrTest::Exists(false))
+}
+
+/// Per regex of the `all` conditions selected by `pick` (a span-name or scope condition),
+/// the bit set of the rules holding such a condition.
+fn regex_needs(
+    rules: &[Match],
+    words: usize,
+    pick: impl Fn(&Condition) -> Option<u32>,
+) -> Vec<(u32, Box<[u64]>)> {
+    let mut out: Vec<(u32, Box<[u64]>)> = Vec::new();
+    for (index, rule) in rules.iter().enumerate() {
+        for regex in rule.all.iter().filter_map(&pick) {
+            let at = match out.iter().position(|(r, _)| *r == regex) {
+                Some(at) => at,
+                None => {
+                    out.push((regex, vec![0; words].into_boxed_slice()));
+                    out.len() - 1
+                }
+            };
+            if let Some(word) = out[at].1.get_mut(index / 64) {
+                *word |= 1 << (index % 64);
+            }
+        }
+    }
+    out
+}
+
+/// The first set bit at or after `from` in `bits`, if any.
+fn next_set(bits: &[u64], from: usize) -> Option<usize> {
+    let mut word = from / 64;
+    let mut current = bits.get(word)? & (u64::MAX << (from % 64));
+    loop {
+        if current != 0 {
+            return Some(word * 64 + current.trailing_zeros() as usize);
+        }
+        word += 1;
+        current = *bits.get(word)?;
+    }
+}
+
+fn has(bits: &[u64], index: u32) -> bool {
+    let index = index as usize;
+    bits.get(index / 64)
+        .is_some_and(|word| word & (1 << (index % 64)) != 0)
 }
 
 impl RuleTable {
@@ -271,12 +360,55 @@ impl RuleTable {
                     .map_or(rules.len(), |offset| index + 1 + offset)
             })
             .collect();
+        let needs = rules
+            .iter()
+            .map(|rule| {
+                let mut keys: Vec<u32> = rule
+                    .all
+                    .iter()
+                    .filter_map(|cond| match cond {
+                        Condition::Attr { key, test } if needs_value(test) => Some(*key),
+                        _ => None,
+                    })
+                    .collect();
+                keys.sort_unstable();
+                keys.dedup();
+                keys.into_boxed_slice()
+            })
+            .collect();
+        let needs_one = rules
+            .iter()
+            .map(|rule| {
+                let keys: Option<Vec<u32>> = rule
+                    .any
+                    .iter()
+                    .map(|cond| match cond {
+                        Condition::Attr { key, test } if needs_value(test) => Some(*key),
+                        _ => None,
+                    })
+                    .collect();
+                keys.unwrap_or_default().into_boxed_slice()
+            })
+            .collect();
+        let words = rules.len().div_ceil(64);
+        let name_needs = regex_needs(&rules, words, |cond| match cond {
+            Condition::SpanName(regex) => Some(*regex),
+            _ => None,
+        });
+        let scope_needs = regex_needs(&rules, words, |cond| match cond {
+            Condition::Scope(regex) => Some(*regex),
+            _ => None,
+        });
         let table = Self {
             rules,
             group_end,
             keys,
             regexes,
             host_lists,
+            needs,
+            needs_one,
+            name_needs,
+            scope_needs,
         };
         for (index, rule) in table.rules.iter().enumerate() {
             table
@@ -336,6 +468,12 @@ impl RuleTable {
 
     /// The number of the first rule whose match holds for `span`, or `None`.
     ///
+    /// The rules tried are the candidates left once the span's name and scope texts and
+    /// its attribute keys have ruled the others out: a rule with a span-name or scope regex
+    /// the core's plan proves false for the text (an answer only the host could give rules
+    /// nothing out, so the host is asked no more often than by the walk), a rule testing the
+    /// value of an attribute the span lacks, or one whose `any` conditions all test values of
+    /// absent attributes. What the texts rule out is remembered per text, with its answers.
     /// Rules come in runs that start with the same condition (a file's rules all test its
     /// instrumentation scope first): when that condition fails, the rest of the run is
     /// passed over, as each of them would fail on it in turn.
@@ -347,15 +485,127 @@ impl RuleTable {
     ) -> Result<Option<usize>, S::Error> {
         memo.begin_span();
         let mut rows = Rows::default();
-        let mut index = 0;
-        while let Some(rule) = self.rules.get(index) {
-            index = match outcome(rule, span, &self.regexes, &mut rows, searcher, memo)? {
+        let words = self.rules.len().div_ceil(64);
+        let mut candidates = std::mem::take(&mut memo.candidates);
+        candidates.clear();
+        candidates.resize(words, u64::MAX);
+        let mut present = std::mem::take(&mut memo.present);
+        present.clear();
+        present.resize(self.keys.len().div_ceil(64), 0);
+        let found = self
+            .narrow(span, &mut rows, memo, &mut candidates)
+            .and_then(|()| {
+                let listed = span.present_keys(self.keys.len(), &mut present)?;
+                self.walk(
+                    span,
+                    &candidates,
+                    listed.then_some(&present[..]),
+                    &mut rows,
+                    searcher,
+                    memo,
+                )
+            });
+        memo.candidates = candidates;
+        memo.present = present;
+        found
+    }
+
+    /// The candidate rules in order, each tried unless the span's keys rule it out.
+    fn walk<S: SpanAccess>(
+        &self,
+        span: &S,
+        candidates: &[u64],
+        present: Option<&[u64]>,
+        rows: &mut Rows,
+        searcher: &mut impl Searcher<Error = S::Error>,
+        memo: &mut RegexMemo,
+    ) -> Result<Option<usize>, S::Error> {
+        let mut from = 0;
+        while let Some(index) = next_set(candidates, from) {
+            let Some(rule) = self.rules.get(index) else {
+                break;
+            };
+            if let Some(present) = present {
+                let needs = self.needs.get(index).map_or(&[][..], |k| &k[..]);
+                let one = self.needs_one.get(index).map_or(&[][..], |k| &k[..]);
+                if !needs.iter().all(|&key| has(present, key))
+                    || (!one.is_empty() && !one.iter().any(|&key| has(present, key)))
+                {
+                    from = index + 1;
+                    continue;
+                }
+            }
+            from = match outcome(rule, span, &self.regexes, rows, searcher, memo)? {
                 Outcome::Holds => return Ok(Some(index)),
                 Outcome::LeadFails => self.group_end.get(index).copied().unwrap_or(index + 1),
                 Outcome::Fails => index + 1,
             };
         }
         Ok(None)
+    }
+
+    /// Clears from `candidates` the rules whose span-name or scope regex the core proves
+    /// false on the span's texts.
+    fn narrow<S: SpanAccess>(
+        &self,
+        span: &S,
+        rows: &mut Rows,
+        memo: &mut RegexMemo,
+        candidates: &mut [u64],
+    ) -> Result<(), S::Error> {
+        for (slot, needs) in [(0, &self.scope_needs), (1, &self.name_needs)] {
+            if needs.is_empty() {
+                continue;
+            }
+            let text = if slot == 0 {
+                span.scope()?
+            } else {
+                span.name()?
+            };
+            let Text::Utf8(text) = text else {
+                continue;
+            };
+            let cell = if slot == 0 {
+                &mut rows.scope
+            } else {
+                &mut rows.name
+            };
+            let row = *cell.get_or_insert_with(|| memo.row(text));
+            let known = row
+                .and_then(|row| memo.survivors.get(row))
+                .and_then(|pair| pair[slot].as_deref());
+            if let Some(known) = known {
+                for (word, keep) in candidates.iter_mut().zip(known) {
+                    *word &= keep;
+                }
+                continue;
+            }
+            let mut keep = vec![u64::MAX; candidates.len()].into_boxed_slice();
+            for (regex, rules) in needs {
+                let answer = match memo.known(Some(row), *regex) {
+                    Some(found) => Some(found),
+                    None => {
+                        let found = native(&self.regexes, *regex, text);
+                        if let (Some(found), Some(row)) = (found, row) {
+                            memo.remember(row, *regex, found);
+                        }
+                        found
+                    }
+                };
+                if answer == Some(false) {
+                    for (word, rules) in keep.iter_mut().zip(rules.iter()) {
+                        *word &= !rules;
+                    }
+                }
+            }
+            for (word, keep) in candidates.iter_mut().zip(keep.iter()) {
+                *word &= keep;
+            }
+            if let Some(pair) = row.and_then(|row| memo.survivors.get_mut(row)) {
+                pair[slot] = Some(keep);
+            }
+        }
+        Ok(())
     }
 }
 
@@ -523,6 +773,8 @@ mod tests {
         attrs: Vec<(u32, Option<String>)>,
         children: Vec<Span>,
         opaque_name: bool,
+        /// Whether `present_keys` lists the attributes (else the table walks every rule).
+        lists_keys: bool,
     }
 
     impl SpanAccess for Span {
@@ -564,6 +816,17 @@ mod tests {
             let mut child = self.children.get(index).cloned().ok_or("no child")?;
             child.children.clear();
             Ok(child)
+        }
+        fn present_keys(&self, keys: usize, present: &mut [u64]) -> Result<bool, String> {
+            if !self.lists_keys {
+                return Ok(false);
+            }
+            for (key, _) in &self.attrs {
+                if (*key as usize) < keys {
+                    present[*key as usize / 64] |= 1 << (key % 64);
+                }
+            }
+            Ok(true)
         }
     }
 
@@ -1002,6 +1265,121 @@ mod tests {
             select(&table, &odd, &mut needles(&["x"])),
             Err("opaque".into())
         );
+    }
+
+    /// A small deterministic generator (no dependency for the tests).
+    struct Lcg(u64);
+
+    impl Lcg {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 = self
+                .0
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((self.0 >> 33) % n as u64) as usize
+        }
+    }
+
+    #[test]
+    fn narrowing_by_texts_and_keys_keeps_the_walks_outcome() {
+        // Regexes 0-3 the core answers (exact literals), 4-5 only the host (needle search).
+        let mut plans: Vec<RegexPlan> = ["^chat", "tool", "^openai", "agent$"]
+            .iter()
+            .map(|p| RegexPlan::of(p))
+            .collect();
+        plans.extend(asked(2));
+        let words = [
+            "chat",
+            "tool",
+            "openai",
+            "agent",
+            "x",
+            "chat tool",
+            "openai agent",
+            "",
+        ];
+        let mut rng = Lcg(7);
+        for round in 0..300 {
+            let condition = |rng: &mut Lcg| -> Condition {
+                match rng.below(9) {
+                    0 => attr(rng.below(70) as u32, AttrTest::Exists(rng.below(2) == 0)),
+                    1 => attr(
+                        rng.below(70) as u32,
+                        AttrTest::EqualsText(vec![words[rng.below(words.len())].into()]),
+                    ),
+                    2 => attr(rng.below(70) as u32, AttrTest::Regex(rng.below(6) as u32)),
+                    3 | 4 => Condition::SpanName(rng.below(6) as u32),
+                    5 | 6 => Condition::Scope(rng.below(6) as u32),
+                    7 => Condition::Kinds(vec![rng.below(3) as i64]),
+                    _ => Condition::Child(Box::new(all(vec![attr(
+                        rng.below(70) as u32,
+                        AttrTest::Exists(true),
+                    )]))),
+                }
+            };
+            let rules: Vec<Match> = (0..rng.below(150) + 1)
+                .map(|_| {
+                    let all_n = rng.below(3);
+                    let any_n = if all_n == 0 {
+                        1 + rng.below(2)
+                    } else {
+                        rng.below(2)
+                    };
+                    Match {
+                        all: (0..all_n).map(|_| condition(&mut rng)).collect(),
+                        any: (0..any_n).map(|_| condition(&mut rng)).collect(),
+                    }
+                })
+                .collect();
+            let table = RuleTable::new(rules, keys(70), plans.clone(), 0).unwrap();
+            let mut memo = RegexMemo::new();
+            for _ in 0..20 {
+                let attrs = (0..rng.below(6))
+                    .map(|_| {
+                        let key = rng.below(70) as u32;
+                        match rng.below(3) {
+                            0 => (key, None),
+                            _ => text(key, words[rng.below(words.len())]),
+                        }
+                    })
+                    .collect();
+                let kid = Span {
+                    attrs: vec![text(rng.below(70) as u32, "x")],
+                    ..Span::default()
+                };
+                let span = Span {
+                    name: words[rng.below(words.len())].into(),
+                    scope: words[rng.below(words.len())].into(),
+                    kind: rng.below(3) as i64,
+                    attrs,
+                    children: if rng.below(2) == 0 { vec![kid] } else { vec![] },
+                    lists_keys: round % 3 != 0,
+                    ..Span::default()
+                };
+                let mut n = needles(&["", "", "", "", "chat", "agent"]);
+                let got = table.select(&span, &mut n, &mut memo);
+                let mut each_memo = RegexMemo::new();
+                let mut each_n = needles(&["", "", "", "", "chat", "agent"]);
+                let each = (0..table.rules.len()).find(|&i| {
+                    matches!(
+                        outcome(
+                            &table.rules[i],
+                            &span,
+                            &table.regexes,
+                            &mut Rows::default(),
+                            &mut each_n,
+                            &mut each_memo
+                        ),
+                        Ok(Outcome::Holds)
+                    )
+                });
+                assert_eq!(got, Ok(each), "round {round}");
+                assert!(
+                    n.calls <= each_n.calls,
+                    "the host is asked no more than by the walk"
+                );
+            }
+        }
     }
 
     #[test]

@@ -27,6 +27,9 @@ pub struct RuleTable {
     table: CoreTable,
     /// The attribute keys as interned `str`s (their hashes computed once).
     keys: Vec<Py<PyString>>,
+    /// The same keys -> their numbers, to list a span's keys the table tests from its own
+    /// attributes (`present_keys`).
+    numbers: Py<PyDict>,
     /// The value lists of `equals` conditions whose values are not all text.
     host_lists: Vec<Py<PyList>>,
     /// `search(regex_number, text) -> bool`.
@@ -46,6 +49,9 @@ struct Names<'py> {
     span_id: Bound<'py, PyString>,
 }
 
+/// A span's attributes under the table's keys: (key number, value) pairs.
+type Listed<'py> = Vec<(u32, Bound<'py, PyAny>)>;
+
 /// One `SpanRecord` (or any object with its fields) as the core's `SpanAccess`.
 struct PySpan<'a, 'py> {
     table: &'a RuleTable,
@@ -62,6 +68,9 @@ struct PySpan<'a, 'py> {
     status: OnceCell<i64>,
     /// Per attribute key number: not read yet (`None`), absent (`Some(None)`), the value.
     slots: RefCell<Vec<Option<Option<Bound<'py, PyAny>>>>>,
+    /// Once `present_keys` listed the attributes: the table's keys the span has, with their
+    /// values (a handful), and every other key is absent; `slots` is then unused.
+    listed: RefCell<Option<Listed<'py>>>,
     child_list: OnceCell<Option<Bound<'py, PyList>>>,
 }
 
@@ -86,6 +95,7 @@ impl<'a, 'py> PySpan<'a, 'py> {
             kind: OnceCell::new(),
             status: OnceCell::new(),
             slots: RefCell::new(Vec::new()),
+            listed: RefCell::new(None),
             child_list: OnceCell::new(),
         })
     }
@@ -93,6 +103,12 @@ impl<'a, 'py> PySpan<'a, 'py> {
     /// The attribute under key number `key`, or `None` when absent: read from the mapping
     /// once per span, as many rules test the same few keys.
     fn attr(&self, key: u32) -> PyResult<Option<Bound<'py, PyAny>>> {
+        if let Some(found) = self.listed.borrow().as_ref() {
+            return Ok(found
+                .iter()
+                .find(|(number, _)| *number == key)
+                .map(|(_, value)| value.clone()));
+        }
         let slot = key as usize;
         if let Some(Some(known)) = self.slots.borrow().get(slot) {
             return Ok(known.clone());
@@ -258,6 +274,35 @@ impl<'py> SpanAccess for PySpan<'_, 'py> {
         };
         PySpan::new(self.table, self.names, list.get_item(index)?, None)
     }
+
+    /// From one pass over a plain `dict` of `str` keys (a span has a few tens of
+    /// attributes; the table tests about a hundred keys): the keys present, whose values
+    /// are kept, so the conditions then read no attribute from Python. Other mappings, or a
+    /// key of another type (compared by its own `__eq__`), list nothing.
+    fn present_keys(&self, keys: usize, present: &mut [u64]) -> PyResult<bool> {
+        let Some(dict) = &self.dict else {
+            return Ok(false);
+        };
+        let numbers = self.table.numbers.bind(dict.py());
+        let mut found = Vec::new();
+        for (key, value) in dict.iter() {
+            if !key.is_exact_instance_of::<PyString>() {
+                present.fill(0);
+                return Ok(false);
+            }
+            let Some(number) = numbers.get_item(&key)? else {
+                continue;
+            };
+            let number: u32 = number.extract()?;
+            let word = present.get_mut(number as usize / 64);
+            if let (Some(word), true) = (word, (number as usize) < keys) {
+                *word |= 1 << (number % 64);
+                found.push((number, value));
+            }
+        }
+        *self.listed.borrow_mut() = Some(found);
+        Ok(true)
+    }
 }
 
 /// The Python `search` callable as the core's `Searcher`.
@@ -357,10 +402,14 @@ impl RuleTable {
             .try_iter()?
             .map(|rule| match_of(&rule?, 0))
             .collect::<PyResult<Vec<_>>>()?;
-        let interned = keys
+        let interned: Vec<Py<PyString>> = keys
             .iter()
             .map(|key| PyString::intern(py, key).unbind())
             .collect();
+        let numbers = PyDict::new(py);
+        for (number, key) in interned.iter().enumerate() {
+            numbers.set_item(key.bind(py), number)?;
+        }
         let lists = u32::try_from(host_lists.len())
             .map_err(|_| PyValueError::new_err("too many value lists"))?;
         let table = CoreTable::new(
@@ -373,6 +422,7 @@ impl RuleTable {
         Ok(Self {
             table,
             keys: interned,
+            numbers: numbers.unbind(),
             host_lists: host_lists.into_iter().map(Bound::unbind).collect(),
             search,
             memo: Mutex::new(RegexMemo::new()),
