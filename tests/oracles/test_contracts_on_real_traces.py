@@ -233,6 +233,7 @@ TOOL_SPANS = (
     "adk-js",
     "openai-agents-js",
     "rig",
+    "rig-latest",
     "koog",
     "quarkus-langchain4j",
     "voltagent",

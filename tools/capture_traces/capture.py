@@ -465,6 +465,30 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
+    "adk-go-latest": {
+        "what": "the adk-go agents (ADK Go v1.5.0; the Go proxy no longer lists ADK's versions) "
+        "built with adk_go/go.latest.mod: google.golang.org/genai v1.77.0, the newest, and the "
+        "OpenTelemetry Go modules at the newest releases ADK's log code compiles against "
+        "(1.46 with the log API and SDK 0.20: 0.21 moved log.Value, which ADK v1.5.0 uses), "
+        "traced by the same telemetry package (driven by fw_adk_go.py)",
+        "model": "scripted Gemini API (`fake_gemini.py`, `gemini-2.5-flash`, answering in call "
+        "order)",
+        "packages": [],
+        "go": "fw_adk_go:versions_latest",
+        "node_runner": "fw_adk_go:run_adk_go_latest",
+        "tool_spans": True,
+        "transfers_back": True,
+        "handoff_via": "ADK's `transfer_to_agent {\"agent_name\": \"research_agent\"}`",
+        "notes": ["**Tool failures:** the Go tool function returns an error; ADK sends the "
+                  "model `{\"error\": \"SearchBackendError: ...\"}` and the `execute_tool` "
+                  "span's status is ERROR with an `exception` event.",
+                  "**Content off:** `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=false` "
+                  "(on: `true`), which ADK Go reads for its `gen_ai.*` message log records "
+                  "(`<elided>` when off); the `execute_tool` spans' "
+                  "`gcp.vertex.agent.tool_call_args` / `tool_response` are written either way."],
+        "on": {},
+        "off": {},
+    },
     "spring-ai-2": {
         "what": "the spring-ai agents on Spring AI 2.0 and Spring Boot 4 (the same ChatClient "
         "with @Tool methods, built with spring_ai/pom-spring-ai-2.xml: spring-ai-bom 2.0.1, "
@@ -474,6 +498,34 @@ SOURCES: dict[str, dict[str, Any]] = {
         "packages": [],
         "maven": "fw_spring_ai:versions_2",
         "node_runner": "fw_spring_ai:run_spring_ai_2",
+        "tool_spans": True,
+        "handoff_via": SPRING_AI_HANDOFF,
+        "notes": spring_ai_notes("execute_tool"),
+        "on": {},
+        "off": {},
+    },
+    "spring-ai-latest": {
+        "what": "the spring-ai agents on Spring AI 1.1.6, the newest 1.1 release of the OpenAI "
+        "starter that resolves (the same ChatClient with @Tool methods on Spring Boot 3.5.7, "
+        "built with spring_ai/pom-spring-ai-latest.xml) traced by the same Micrometer "
+        "observations, bridge and OTLP/HTTP protobuf exporter (driven by fw_spring_ai.py)",
+        "packages": [],
+        "maven": "fw_spring_ai:versions_latest",
+        "node_runner": "fw_spring_ai:run_spring_ai_latest",
+        "tool_spans": True,
+        "handoff_via": SPRING_AI_HANDOFF,
+        "notes": spring_ai_notes("tool_call"),
+        "on": {},
+        "off": {},
+    },
+    "spring-ai-2-latest": {
+        "what": "the spring-ai-2 agents (Spring AI 2.0.1) on Spring Boot 4.1.2, the newest Boot "
+        "release (built with spring_ai/pom-spring-ai-2-latest.xml, netty 4.2.18.Final as its "
+        "OpenAI starter needs), traced through Boot's OpenTelemetry bridge and OTLP/HTTP "
+        "protobuf exporter (driven by fw_spring_ai.py)",
+        "packages": [],
+        "maven": "fw_spring_ai:versions_2_latest",
+        "node_runner": "fw_spring_ai:run_spring_ai_2_latest",
         "tool_spans": True,
         "handoff_via": SPRING_AI_HANDOFF,
         "notes": spring_ai_notes("execute_tool"),
@@ -699,6 +751,25 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
+    "genkit-go-latest": {
+        "what": "the genkit-go flows built with genkit_go/go.latest.mod: openai-go v1.12.0, the "
+        "newest v1, under compat_oai (Genkit for Go v1.4.0 and OpenTelemetry Go 1.47 are the "
+        "newest already; every module upgraded breaks Genkit's dotprompt), traced by Genkit's "
+        "own tracing (driven by fw_genkit_go.py)",
+        "packages": [],
+        "go": "fw_genkit_go:versions_latest",
+        "node_runner": "fw_genkit_go:run_genkit_go_latest",
+        "tool_spans": True,
+        "handoff_via": "the research agent's flow as a tool (`research_agent {\"question\": ...}`)",
+        "notes": ["**Tool failures:** a Genkit tool that returns an error ends the whole "
+                  "Generate call, so the failing tool returns `{\"error\": "
+                  "\"SearchBackendError: ...\"}` for the model; its span ends OK.",
+                  "**Content off:** Genkit has no switch: every action's input and output is "
+                  "recorded (`genkit:input` / `genkit:output`), so the `.nocontent` variant is "
+                  "the same run."],
+        "on": {},
+        "off": {},
+    },
     "rig": {
         "what": "rig agents in Rust (rig-agent's AgentBuilder with typed Tool impls on rig-core's "
         "OpenAI provider, its Chat Completions model with the base URL on the fake server, rig "
@@ -710,6 +781,27 @@ SOURCES: dict[str, dict[str, Any]] = {
         "packages": [],
         "cargo": "fw_rig:versions",
         "node_runner": "fw_rig:run_rig",
+        "tool_spans": True,
+        "handoff_via": "rig's agent tool `research_agent {\"prompt\": ...}` "
+        "(`Agent::into_tool`)",
+        "notes": ["**Tool failures:** the tool returns an error; rig hands the model its "
+                  "message as the tool result and records `gen_ai.tool.call.outcome` `error` "
+                  "and `gen_ai.tool.error.type` on the `execute_tool` span, whose status stays "
+                  "unset.",
+                  "**Content off:** rig's default (`record_content_telemetry(false)`; on: "
+                  "`true`), which leaves out messages, system instructions, tool arguments "
+                  "and results."],
+        "on": {},
+        "off": {},
+    },
+    "rig-latest": {
+        "what": "the rig agents on rig 0.46 (rig-core and rig-agent 0.46.0, the newest) with "
+        "the newest OpenTelemetry crates (opentelemetry 0.33, tracing-opentelemetry 0.34): the "
+        "rig_agent/ program built from rig_agent_latest/'s manifest and lockfile on the nightly "
+        "toolchain (rig 0.46 declares Rust 1.97.1; driven by fw_rig.py)",
+        "packages": [],
+        "cargo": "fw_rig:versions_latest",
+        "node_runner": "fw_rig:run_rig_latest",
         "tool_spans": True,
         "handoff_via": "rig's agent tool `research_agent {\"prompt\": ...}` "
         "(`Agent::into_tool`)",

@@ -20,7 +20,10 @@ either way (ADK Go has no switch for them). Bodies are kept as sent
 
 The Go program is built once per content of ``adk_go/`` (go.mod, go.sum, main.go), into a
 cache folder outside the repository (``~/.cache/otel-oracles/capture-go/<hash>/``), so no
-build output lands in the work tree; each variant runs in its own process.
+build output lands in the work tree; each variant runs in its own process. The
+``adk-go-latest`` source builds the same program with ``go.latest.mod`` / ``go.latest.sum``
+(``go build -modfile``): ADK's modules moved to their newest releases, so its verdicts are
+measured on the spans and log records those write.
 """
 
 from __future__ import annotations
@@ -44,6 +47,8 @@ from scenarios import Scenario
 HERE = Path(__file__).resolve().parent
 PROJECT = HERE / "adk_go"
 BINARY = "adk-go-capture"
+MODFILE_LATEST = "go.latest.mod"
+"""The module file with the program's modules at their newest releases (``-latest`` sources)."""
 
 VERSIONED = (
     "google.golang.org/adk", "google.golang.org/genai", "go.opentelemetry.io/otel/sdk",
@@ -54,20 +59,24 @@ VERSIONED = (
 """The Go modules whose versions EXPECTED.md lists, read from the program's go.mod."""
 
 
-def project_files(project: Path) -> list[Path]:
-    """What the build depends on: the module files and the Go sources."""
-    return [project / "go.mod", project / "go.sum", *sorted(project.glob("*.go"))]
+def project_files(project: Path, modfile: str = "go.mod") -> list[Path]:
+    """What the build depends on: the module file ``modfile`` with its checksums (``go.sum``
+    beside ``go.mod``, ``go.latest.sum`` beside ``go.latest.mod``) and the Go sources."""
+    sums = project / f"{modfile.removesuffix('.mod')}.sum"
+    return [project / modfile, sums, *sorted(project.glob("*.go"))]
 
 
-def build(project: Path, binary: str) -> Path:
-    """The program's binary, built once per content of ``project`` (keyed by the hash of its
-    files) into a cache folder outside the repository."""
-    target = CACHE / "capture-go" / content_key(project, project_files(project)) / binary
+def build(project: Path, binary: str, modfile: str = "go.mod") -> Path:
+    """The program's binary, built with ``modfile`` once per content of ``project`` (keyed by
+    the hash of the files the build reads) into a cache folder outside the repository."""
+    files = project_files(project, modfile)
+    target = CACHE / "capture-go" / content_key(project, files) / binary
     if target.is_file():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
+    chosen = [] if modfile == "go.mod" else [f"-modfile={modfile}"]
     proc = subprocess.run(
-        ["go", "build", "-p", "1", "-buildvcs=false", "-o", str(target), "."],
+        ["go", "build", "-p", "1", "-buildvcs=false", *chosen, "-o", str(target), "."],
         cwd=project, capture_output=True, text=True, check=False, timeout=1800,
     )  # fmt: skip
     if proc.returncode != 0 or not target.is_file():
@@ -75,9 +84,9 @@ def build(project: Path, binary: str) -> Path:
     return target
 
 
-def go_versions(project: Path, modules: tuple[str, ...]) -> dict[str, str]:
-    """The versions ``project``'s go.mod requires (what ``go build`` compiled in)."""
-    text = (project / "go.mod").read_text()
+def go_versions(project: Path, modules: tuple[str, ...], modfile: str = "go.mod") -> dict[str, str]:
+    """The versions ``project``'s ``modfile`` requires (what ``go build`` compiled in)."""
+    text = (project / modfile).read_text()
     found = dict(re.findall(r"(?m)^\s*(?:require\s+)?(\S+)\s+(v\S+)", text))
     return {module: found.get(module, "not required") for module in modules}
 
@@ -85,6 +94,18 @@ def go_versions(project: Path, modules: tuple[str, ...]) -> dict[str, str]:
 def versions() -> dict[str, str]:
     """The ADK Go program's module versions."""
     return go_versions(PROJECT, VERSIONED)
+
+
+def versions_latest() -> dict[str, str]:
+    """The module versions of the ``adk-go-latest`` build (``go.latest.mod``)."""
+    return go_versions(PROJECT, VERSIONED, MODFILE_LATEST)
+
+
+def run_adk_go_latest(
+    scenario: Scenario, variant: str, content: bool, out: Path, project: Path
+) -> list[str]:
+    """``run_adk_go`` on the program built with ``go.latest.mod``."""
+    return run_adk_go(scenario, variant, content, out, project, MODFILE_LATEST)
 
 
 def scripted_calls(scenario: Scenario) -> list[dict[str, Any]]:
@@ -102,12 +123,18 @@ def scripted_calls(scenario: Scenario) -> list[dict[str, Any]]:
 
 
 def run_adk_go(
-    scenario: Scenario, variant: str, content: bool, out: Path, project: Path
+    scenario: Scenario,
+    variant: str,
+    content: bool,
+    out: Path,
+    project: Path,
+    modfile: str = "go.mod",
 ) -> list[str]:
-    """Run one (scenario, content) variant in its own process; returns the tools the run
-    really executed, and fails when the answer (or, after a transfer back, the agent giving
-    it) is not the script's (``project`` is the capture's Node project option, unused)."""
-    binary = build(PROJECT, BINARY)
+    """Run one (scenario, content) variant in its own process, the program built with
+    ``modfile``; returns the tools the run really executed, and fails when the answer (or,
+    after a transfer back, the agent giving it) is not the script's (``project`` is the
+    capture's Node project option, unused)."""
+    binary = build(PROJECT, BINARY, modfile)
 
     def launch(where: Where) -> Program:
         env = {

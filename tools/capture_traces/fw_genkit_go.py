@@ -14,7 +14,9 @@ installs an SDK provider there whose batch processor feeds the OTLP/HTTP protobu
 (``OTEL_EXPORTER_OTLP_ENDPOINT``: ``otlp_sink.py``) and shuts it down before reporting.
 Genkit has no content switch (every action's ``genkit:input`` / ``genkit:output`` is
 recorded), so the content-off variant is the same run. Built as ``fw_adk_go`` builds its
-program: once per content of ``genkit_go/``, into ``~/.cache/otel-oracles/capture-go/``.
+program: once per content of ``genkit_go/``, into ``~/.cache/otel-oracles/capture-go/``; the
+``genkit-go-latest`` source builds it with ``go.latest.mod`` (every module at its newest
+release), so its verdicts are measured on what those write.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from pathlib import Path
 
 from external_program import Program, Where, check_answer, run_program
 from fake_openai import FakeOpenAI
-from fw_adk_go import build, go_versions, scripted_calls, write_bodies
+from fw_adk_go import MODFILE_LATEST, build, go_versions, scripted_calls, write_bodies
 from fw_vercel5 import script
 from scenarios import Scenario
 
@@ -45,13 +47,31 @@ def versions() -> dict[str, str]:
     return go_versions(PROJECT, VERSIONED)
 
 
-def run_genkit_go(
+def versions_latest() -> dict[str, str]:
+    """The module versions of the ``genkit-go-latest`` build (``go.latest.mod``)."""
+    return go_versions(PROJECT, VERSIONED, MODFILE_LATEST)
+
+
+def run_genkit_go_latest(
     scenario: Scenario, variant: str, content: bool, out: Path, project: Path
 ) -> list[str]:
-    """Run one (scenario, content) variant in its own process; returns the tools the run
-    really executed, and fails when the answer is not the script's (``content`` and the
-    Node ``project`` option are unused: Genkit has no content switch)."""
-    binary = build(PROJECT, BINARY)
+    """``run_genkit_go`` on the program built with ``go.latest.mod``."""
+    return run_genkit_go(scenario, variant, content, out, project, MODFILE_LATEST)
+
+
+def run_genkit_go(
+    scenario: Scenario,
+    variant: str,
+    content: bool,
+    out: Path,
+    project: Path,
+    modfile: str = "go.mod",
+) -> list[str]:
+    """Run one (scenario, content) variant in its own process, the program built with
+    ``modfile``; returns the tools the run really executed, and fails when the answer is not
+    the script's (``content`` and the Node ``project`` option are unused: Genkit has no
+    content switch)."""
+    binary = build(PROJECT, BINARY, modfile)
 
     def launch(where: Where) -> Program:
         env = {**os.environ, "OTEL_EXPORTER_OTLP_ENDPOINT": where.otlp, "NO_PROXY": "127.0.0.1"}

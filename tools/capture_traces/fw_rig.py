@@ -19,7 +19,11 @@ governs messages, system instructions, tool arguments and results on the spans.
 The program is a Cargo project of its own (not a member of ``native/``'s workspace), built
 once per content of ``rig_agent/`` (Cargo.toml, Cargo.lock, src/) with ``--locked -j1`` into
 ``~/.cache/otel-oracles/rig-<hash>/`` (``CARGO_TARGET_DIR``), so no build output lands in the
-work tree; each variant runs in its own process.
+work tree; each variant runs in its own process. The ``rig-latest`` source builds the same
+``src/main.rs`` from ``rig_agent_latest/``, whose manifest and lockfile hold rig 0.46 and the
+newest OpenTelemetry crates: rig 0.46 declares Rust 1.97.1, newer than the installed stable
+toolchain, so that build runs on the machine's nightly (1.97.0-nightly) with
+``--ignore-rust-version``.
 """
 
 from __future__ import annotations
@@ -37,6 +41,11 @@ from scenarios import QUESTION, Scenario
 
 HERE = Path(__file__).resolve().parent
 PROJECT = HERE / "rig_agent"
+PROJECT_LATEST = HERE / "rig_agent_latest"
+"""The manifest and lockfile with rig and the OpenTelemetry crates at their newest releases."""
+NIGHTLY = ["+nightly", "--ignore-rust-version"]
+"""How ``rig_agent_latest`` is built: rig 0.46's rust-version (1.97.1) is past the installed
+stable toolchain (1.95); the nightly the machine has (1.97.0) compiles it."""
 BINARY = "rig-capture"
 MODEL = "gpt-4o-mini"
 
@@ -48,21 +57,29 @@ VERSIONED = (
 
 
 def project_files(project: Path) -> list[Path]:
-    """What the build depends on: the manifest, the lockfile and the Rust sources."""
-    return [project / "Cargo.toml", project / "Cargo.lock", *sorted(project.glob("src/**/*.rs"))]
+    """What the build depends on: the manifest, the lockfile and the Rust sources (the
+    ``rig_agent/`` sources for both projects: ``rig_agent_latest`` names them as its binary)."""
+    sources = sorted(PROJECT.glob("src/**/*.rs"))
+    return [project / "Cargo.toml", project / "Cargo.lock", *sources]
 
 
 def build(project: Path = PROJECT) -> Path:
     """The program's binary, built once per content of ``project`` (keyed by the hash of its
     files) into a target folder outside the repository; one job, since the machine is shared,
     and ``--locked``, so the build uses exactly the crate versions EXPECTED.md lists."""
-    target_dir = CACHE / f"rig-{content_key(project, project_files(project))}"
+    if project == PROJECT:
+        target_dir = CACHE / f"rig-{content_key(project, project_files(project))}"
+        toolchain: list[str] = []
+    else:
+        target_dir = CACHE / f"rig-{project.name}-{content_key(HERE, project_files(project))}"
+        toolchain = NIGHTLY
     binary = target_dir / "release" / BINARY
     if binary.is_file():
         return binary
     target_dir.mkdir(parents=True, exist_ok=True)
+    cargo, *flags = ["cargo", *toolchain[:1], "build", *toolchain[1:]]
     proc = subprocess.run(
-        ["cargo", "build", "--release", "--locked", "-j1"],
+        [cargo, *flags, "--release", "--locked", "-j1"],
         cwd=project, capture_output=True, text=True, check=False, timeout=3600,
         env={**os.environ, "CARGO_TARGET_DIR": str(target_dir)},
     )  # fmt: skip
@@ -71,10 +88,10 @@ def build(project: Path = PROJECT) -> Path:
     return binary
 
 
-def versions() -> dict[str, str]:
+def versions(project: Path = PROJECT) -> dict[str, str]:
     """The versions of ``VERSIONED`` that the program's Cargo.lock pins (what the build
     compiled in)."""
-    text = (PROJECT / "Cargo.lock").read_text()
+    text = (project / "Cargo.lock").read_text()
     found = dict(re.findall(r'(?m)^name = "([^"]+)"\nversion = "([^"]+)"', text))
     return {crate: found.get(crate, "not locked") for crate in VERSIONED}
 
@@ -86,11 +103,30 @@ def script(scenario: Scenario) -> Scenario:
     return scenario.through_agent_tool(("research_agent", {"prompt": QUESTION}))
 
 
-def run_rig(scenario: Scenario, variant: str, content: bool, out: Path, project: Path) -> list[str]:
-    """Run one (scenario, content) variant in its own process; returns the tools the run
-    really executed, and fails when the answer is not the script's (``project``, the capture's
-    Node project option, is unused)."""
-    binary = build()
+def versions_latest() -> dict[str, str]:
+    """``versions`` of the ``rig-latest`` build (``rig_agent_latest/Cargo.lock``)."""
+    return versions(PROJECT_LATEST)
+
+
+def run_rig_latest(
+    scenario: Scenario, variant: str, content: bool, out: Path, project: Path
+) -> list[str]:
+    """``run_rig`` on the program built from ``rig_agent_latest``."""
+    return run_rig(scenario, variant, content, out, project, PROJECT_LATEST)
+
+
+def run_rig(
+    scenario: Scenario,
+    variant: str,
+    content: bool,
+    out: Path,
+    project: Path,
+    cargo_project: Path = PROJECT,
+) -> list[str]:
+    """Run one (scenario, content) variant in its own process, the program built from
+    ``cargo_project``; returns the tools the run really executed, and fails when the answer is
+    not the script's (``project``, the capture's Node project option, is unused)."""
+    binary = build(cargo_project)
 
     def launch(where: Where) -> Program:
         env = {**os.environ, "OTEL_EXPORTER_OTLP_ENDPOINT": where.otlp, "NO_PROXY": "127.0.0.1"}

@@ -55,6 +55,11 @@ PROJECT = HERE / "spring_ai"
 JAR_NAME = "spring-ai-capture.jar"
 POM_2 = "pom-spring-ai-2.xml"
 """The same sources on Spring AI 2.0 and Spring Boot 4 (source ``spring-ai-2``)."""
+POM_LATEST = "pom-spring-ai-latest.xml"
+"""The same sources on the newest Spring AI 1.1 release that resolves (source
+``spring-ai-latest``): new releases change the spans, and verdicts are measured on them."""
+POM_2_LATEST = "pom-spring-ai-2-latest.xml"
+"""The Spring AI 2 build on the newest Spring Boot (source ``spring-ai-2-latest``)."""
 
 CONTENT_ON = [
     "--spring.ai.tools.observations.include-content=true",
@@ -138,6 +143,30 @@ def run_spring_ai_2(
 ) -> list[str]:
     """``run_spring_ai`` on the Spring AI 2 build (Spring AI 2.0, Spring Boot 4)."""
     return run_spring_ai(scenario, variant, content, out, project, POM_2)
+
+
+def versions_latest() -> dict[str, str]:
+    """``versions`` of the newest Spring AI 1.1 build (``pom-spring-ai-latest.xml``)."""
+    return versions(POM_LATEST)
+
+
+def run_spring_ai_latest(
+    scenario: Scenario, variant: str, content: bool, out: Path, project: Path
+) -> list[str]:
+    """``run_spring_ai`` on the newest Spring AI 1.1 build."""
+    return run_spring_ai(scenario, variant, content, out, project, POM_LATEST)
+
+
+def versions_2_latest() -> dict[str, str]:
+    """``versions`` of the Spring AI 2 build on the newest Boot (``pom-spring-ai-2-latest.xml``)."""
+    return versions(POM_2_LATEST)
+
+
+def run_spring_ai_2_latest(
+    scenario: Scenario, variant: str, content: bool, out: Path, project: Path
+) -> list[str]:
+    """``run_spring_ai`` on the Spring AI 2 build on the newest Spring Boot."""
+    return run_spring_ai(scenario, variant, content, out, project, POM_2_LATEST)
 
 
 def run_spring_ai(
