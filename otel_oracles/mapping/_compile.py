@@ -12,8 +12,9 @@ parsers other than the core's own (``json``, ``json_or_text``, ``genai_messages`
 from __future__ import annotations
 
 import functools
+import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,15 +99,198 @@ class CompiledSet:
     highest-priority file wins a spelling two files define differently)."""
     tool_results: ToolResultRules = field(default_factory=ToolResultRules)
     """The files' ``tool_results`` / ``tool_outcomes``, merged."""
+    content: ContentReads | None = None
+    """What the rules' ``field`` conditions read (``ContentReads``); ``None`` when none has one."""
 
     def select(self, trace: Trace) -> list[CompiledRule | None]:
         """Per span of the trace (in ``trace.spans`` order), the first rule (priority
-        order) whose match holds, or ``None``: evaluated by the compiled core."""
+        order) whose match holds, or ``None``: evaluated by the compiled core (on spans
+        carrying the content ``field`` conditions test, ``ContentReads.spans``)."""
         rules = self.rules
+        spans: Sequence[Any] = trace.spans
+        if self.content is not None:
+            # The core reads the ``SpanRecord`` fields a ``_SpanView`` has, and no other.
+            spans = self.content.spans(trace.spans)
         return [
             rules[index] if index >= 0 else None
-            for index in self.table.select(trace.spans, trace.children)
+            for index in self.table.select(spans, trace.children)
         ]
+
+
+_CONTENT_KEY = "\x00content:{}"
+"""The attribute a ``field`` condition's content is handed to the core under. A real key may
+spell it too (trace data is untrusted): ``ContentReads.spans`` always overwrites or removes it."""
+
+
+@dataclass(slots=True, frozen=True)
+class ContentRead:
+    """One read: the attribute key the table tests, the sources in order, and what a span
+    must carry for any of them to have a value (most spans carry none: skipped cheaply)."""
+
+    key: str
+    sources: tuple[Source, ...]
+    attrs: frozenset[str]
+    prefixes: tuple[str, ...]
+    events: frozenset[str]
+
+    @classmethod
+    def of(cls, key: str, sources: Sequence[Source]) -> ContentRead:
+        attrs: set[str] = set()
+        prefixes: list[str] = []
+        events: set[str] = set()
+        for src in sources:
+            if src.event is not None:
+                events.update(src.event)
+            elif src.attr is not None:
+                attrs.add(src.attr)
+            elif src.attrs is not None:
+                attrs.update(src.attrs)
+            elif src.attr_prefix is not None:
+                prefixes.append(src.attr_prefix)
+        return cls(key, tuple(sources), frozenset(attrs), tuple(prefixes), frozenset(events))
+
+    def text(self, span: SpanRecord) -> str | None:
+        """The content on ``span`` (``content_text``), ``None`` at once when it carries none
+        of the attributes and events the sources name."""
+        attrs = span.attributes
+        if (
+            attrs.keys().isdisjoint(self.attrs)
+            and not (span.events and not self.events.isdisjoint(e.name for e in span.events))
+            and not (self.prefixes and any(k.startswith(self.prefixes) for k in attrs))
+        ):
+            return None
+        return content_text(span, self.sources)
+
+
+@dataclass(slots=True)
+class ContentReads:
+    """The content ``field`` conditions test (``Condition.field``), one read per distinct
+    source list: the rule's own sources for that field, so a condition sees the content
+    wherever the mapping reads it, a span attribute or events (span events, log records
+    attached to the span). The core tests attributes only; the content is handed to it as an
+    attribute of a copy of the span (``spans``), never written into the trace."""
+
+    reads: list[ContentRead] = field(default_factory=list)
+    keys: frozenset[str] = frozenset()
+    """The reads' attribute keys."""
+    named: frozenset[str] | None = frozenset()
+    """The attributes the reads' sources name, and the reads' keys: a span with none of
+    them and no events has nothing to hand over (``None``: a source reads a prefix)."""
+    _by_sources: dict[str, int] = field(default_factory=dict)
+
+    def key(self, sources: Sequence[Source]) -> str:
+        """The attribute key of the read of ``sources`` (added on first use)."""
+        ident = repr(list(sources))
+        index = self._by_sources.get(ident)
+        if index is None:
+            index = self._by_sources[ident] = len(self.reads)
+            self.reads.append(ContentRead.of(_CONTENT_KEY.format(index), sources))
+            self.keys = frozenset(r.key for r in self.reads)
+            prefixed = any(r.prefixes for r in self.reads)
+            self.named = None if prefixed else self.keys.union(*(r.attrs for r in self.reads))
+        return self.reads[index].key
+
+    def spans(self, spans: list[SpanRecord]) -> Sequence[SpanRecord | _SpanView]:
+        """``spans`` with each read's content as an attribute: a view of each span that has
+        content to hand over, or an attribute of its own under one of the keys (removed)."""
+        out: list[SpanRecord | _SpanView] | None = None
+        keys, reads, named = self.keys, self.reads, self.named
+        for i, span in enumerate(spans):
+            attrs = span.attributes
+            # Most spans carry nothing any read names: skipped without a call.
+            if named is not None and not span.events and attrs.keys().isdisjoint(named):
+                continue
+            texts = {r.key: t for r in reads if (t := r.text(span)) is not None}
+            if not texts and attrs.keys().isdisjoint(keys):
+                continue
+            if out is None:
+                out = list(spans)
+            out[i] = _SpanView(span, _WithContent(attrs, texts, keys))
+        return spans if out is None else out
+
+
+class _WithContent(Mapping[str, Any]):
+    """A span's attributes with the content under the reads' keys (and none of its own
+    there). A view, not a copy: decoders convert attribute values lazily, and the table
+    reads only the keys it tests."""
+
+    __slots__ = ("_base", "_content", "_keys")
+
+    def __init__(self, base: Mapping[str, Any], content: dict[str, str], keys: frozenset[str]):
+        self._base = base
+        self._content = content
+        self._keys = keys
+
+    def __getitem__(self, key: str) -> Any:
+        if key in self._keys:
+            return self._content[key]
+        return self._base[key]
+
+    def __contains__(self, key: object) -> bool:
+        if key in self._keys:
+            return key in self._content
+        return key in self._base
+
+    def __iter__(self) -> Iterator[str]:
+        yield from (k for k in self._base if k not in self._keys)
+        yield from self._content
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+class _SpanView:
+    """A span as the rule table reads it (the ``SpanRecord`` fields it reads), with other
+    attributes: cheaper than a copy of the whole record, and never part of the trace."""
+
+    __slots__ = ("attributes", "kind", "name", "scope_name", "span_id", "status_code")
+
+    def __init__(self, span: SpanRecord, attributes: Mapping[str, Any]) -> None:
+        self.name = span.name
+        self.scope_name = span.scope_name
+        self.kind = span.kind
+        self.status_code = span.status_code
+        self.span_id = span.span_id
+        self.attributes = attributes
+
+
+def content_text(span: SpanRecord, sources: Sequence[Source]) -> str | None:
+    """The raw content of the first of ``sources`` with a value on ``span``, as text: a
+    string as it is, a structured value (an AnyValue attribute, a log body, several events)
+    as JSON. Origins that hold no content (span name, status message, constants, children)
+    are skipped."""
+    for src in sources:
+        value = _raw(span, src)
+        if value is not None:
+            return value if isinstance(value, str) else _json_text(value)
+    return None
+
+
+def _raw(span: SpanRecord, src: Source) -> Any:
+    attrs = span.attributes
+    if src.event is not None:
+        names = src.event
+        events = [e for n in names for e in span.events if e.name == n]
+        if src.body:
+            return next((e.body for e in events if e.body is not None), None)
+        if src.attr is not None:
+            return next((e.attributes[src.attr] for e in events if src.attr in e.attributes), None)
+        found = [e.body if e.body is not None else dict(e.attributes) for e in events]
+        return found or None
+    if src.attr is not None:
+        return attrs.get(src.attr)
+    if src.attrs is not None:
+        some = {k: attrs[k] for k in src.attrs if k in attrs}
+        return some or None
+    if src.attr_prefix is not None:
+        prefix = src.attr_prefix
+        flat = {k: v for k, v in attrs.items() if k.startswith(prefix)}
+        return flat or None
+    return None
+
+
+def _json_text(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 _STATUS = {"error": int(StatusCode.ERROR), "ok": int(StatusCode.OK), "unset": int(StatusCode.UNSET)}
@@ -115,7 +299,11 @@ TableCondition = tuple[str, Any, Any]
 """One condition as the core's table reads it: ``(tag, a, b)`` (see ``rule_table``)."""
 
 
-def rule_table(rules: list[Rule]) -> RuleTable:
+def rule_table(
+    rules: list[Rule],
+    fields: Sequence[Mapping[str, list[Source]]] | None = None,
+    content: ContentReads | None = None,
+) -> RuleTable:
     """The matches of ``rules`` (priority order) as the compiled core's ``RuleTable``.
 
     Plain data: attribute keys and regexes are numbered; per rule ``(all, any)``, each
@@ -123,6 +311,8 @@ def rule_table(rules: list[Rule]) -> RuleTable:
     ``equals_host`` (key, number of a value list compared in Python: ``equals`` values that
     are not all strings), ``regex`` (key, regex), ``span_name`` / ``scope`` (regex),
     ``kinds`` (OTLP numbers), ``status`` (OTLP number), ``child`` (a nested ``(all, any)``).
+    A ``field`` condition is a ``regex`` on the attribute ``content`` hands its content to
+    the core under (``ContentReads``; ``fields``: per rule its sources, ``extends`` applied).
     Regexes keep one meaning, Python's (``safe_regex``: its syntax and time budget). The
     core analyses each pattern when the table is built: for a pattern whose meaning it can
     prove (literals, ``^``/``$``, alternations and optional parts of them, simple classes,
@@ -139,7 +329,15 @@ def rule_table(rules: list[Rule]) -> RuleTable:
     def regex(pattern: str) -> int:
         return patterns.setdefault(pattern, len(patterns))
 
-    def condition(cond: Condition) -> TableCondition:
+    def condition(cond: Condition, rule: int) -> TableCondition:
+        if cond.field is not None:
+            sources = fields[rule].get(cond.field) if fields is not None else None
+            if not sources or content is None:
+                raise ValueError(
+                    f"rule {rules[rule].id!r} tests field {cond.field!r}, which it has no"
+                    " sources for"
+                )
+            return ("regex", key(content.key(sources)), regex(cond.regex or ""))
         if cond.attr is not None:
             if cond.exists is not None:
                 return ("exists", key(cond.attr), cond.exists)
@@ -159,12 +357,12 @@ def rule_table(rules: list[Rule]) -> RuleTable:
         if cond.status is not None:
             return ("status", _STATUS[cond.status], None)
         assert cond.child is not None
-        return ("child", match(cond.child), None)
+        return ("child", match(cond.child, rule), None)
 
-    def match(m: Match) -> tuple[list[TableCondition], list[TableCondition]]:
-        return [condition(c) for c in m.all], [condition(c) for c in m.any]
+    def match(m: Match, rule: int) -> tuple[list[TableCondition], list[TableCondition]]:
+        return [condition(c, rule) for c in m.all], [condition(c, rule) for c in m.any]
 
-    data = [match(rule.match) for rule in rules]
+    data = [match(r.match, i) for i, r in enumerate(rules)]
     compiled = [safe_regex.compile_pattern(p) for p in patterns]
 
     def search(index: int, text: str) -> bool:
@@ -237,11 +435,18 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
             s.attr for s in now.get("result", ()) if s.attr is not None and s.event is None
         )
     frozen_placeholders = frozenset(placeholders)
+    content = ContentReads()
+    table = rule_table(
+        [rule for conv in conventions.files for rule in conv.rules],
+        [compiled_rule.fields for compiled_rule in rules],
+        content,
+    )
     return CompiledSet(
         rules=rules,
         placeholders=frozen_placeholders,
         tool_call_finish_reasons=frozenset(reasons),
-        table=rule_table([rule for conv in conventions.files for rule in conv.rules]),
+        table=table,
+        content=content if content.reads else None,
         reader=FieldReader(plans, frozen_placeholders, _parser_failed),
         control_flow_exceptions=frozenset(
             name for conv in conventions.files for name in conv.control_flow_exceptions

@@ -59,6 +59,27 @@ class ConventionSet(BaseModel):
                 raise ConventionError("; ".join(problems), conv.source)
         return self
 
+    @model_validator(mode="after")
+    def _tested_fields_read(self) -> ConventionSet:
+        """A ``field`` condition tests content the rule reads: a rule without sources for
+        that field (``extends`` applied) is an error when loading, not a rule that never
+        matches."""
+        from otel_oracles.mapping._compile import _resolved_fields
+
+        for conv in self.files:
+            for rule in conv.rules:
+                tested = [c.field for c in (*rule.match.all, *rule.match.any) if c.field]
+                if not tested:
+                    continue
+                fields = _resolved_fields(rule, self)
+                missing = [f for f in tested if not fields.get(f)]
+                if missing:
+                    raise ConventionError(
+                        f"rules.{rule.id}.match: tests field(s) {missing} it has no sources for",
+                        conv.source,
+                    )
+        return self
+
     def file(self, name: str) -> ConventionFile | None:
         return next((f for f in self.files if f.name == name), None)
 

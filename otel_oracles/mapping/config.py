@@ -69,11 +69,19 @@ def _check_regex(value: str | None) -> str | None:
 
 
 class Condition(_Strict):
-    """One test on a span. Exactly one subject (``attr``, ``span_name``, ``kind``, ``scope``,
-    ``status``, ``child``) per condition; ``attr`` takes one of ``equals``/``exists``/``regex``."""
+    """One test on a span. Exactly one subject (``attr``, ``field``, ``span_name``, ``kind``,
+    ``scope``, ``status``, ``child``) per condition; ``attr`` takes one of
+    ``equals``/``exists``/``regex``, ``field`` takes ``regex``."""
 
     attr: str | None = None
     """Attribute key to test."""
+    field: str | None = None
+    """A step field of the rule (``output_messages``): ``regex`` is searched in its content
+    wherever the rule's own sources for that field read it (a span attribute, span events,
+    log records attached to the span), the first source that has a value, as raw text
+    (structured values as JSON). Content a tracer writes as events instead of attributes
+    (another version, another setting) then matches as the attribute does, so a rule that
+    recognises a step by its content does not silently stop matching."""
     equals: Any = None
     """Exact value, or a list of accepted values."""
     exists: bool | None = None
@@ -105,19 +113,29 @@ class Condition(_Strict):
     def _one_subject(self) -> Condition:
         subjects = [
             n
-            for n in ("attr", "span_name", "kind", "scope", "status", "child")
+            for n in ("attr", "field", "span_name", "kind", "scope", "status", "child")
             if getattr(self, n) is not None
         ]
         if len(subjects) != 1:
             raise ValueError(
-                "a condition needs exactly one of attr, span_name, kind, scope, status, child"
-                f" (got {subjects or 'none'})"
+                "a condition needs exactly one of attr, field, span_name, kind, scope, status,"
+                f" child (got {subjects or 'none'})"
             )
         tests = [n for n in ("equals", "exists", "regex") if getattr(self, n) is not None]
-        if self.attr is not None and len(tests) != 1:
+        if self.field is not None:
+            if self.field not in FIELD_NAMES:
+                raise ValueError(f"unknown field {self.field!r}; known: {sorted(FIELD_NAMES)}")
+            if tests != ["regex"]:
+                raise ValueError(f"field {self.field!r} needs regex (and nothing else)")
+        elif self.attr is not None and len(tests) != 1:
             raise ValueError(f"attr {self.attr!r} needs exactly one of equals, exists, regex")
-        if self.attr is None and tests:
-            raise ValueError(f"{tests[0]} applies to attr conditions only")
+        elif self.attr is None and tests:
+            raise ValueError(f"{tests[0]} applies to attr and field conditions only")
+        if self.child is not None and any(
+            c.field is not None for c in (*self.child.all, *self.child.any)
+        ):
+            # The fields read are the rule's own, from its own span.
+            raise ValueError("a child condition cannot test a field: fields are the rule's own")
         if self.child is not None and any(
             c.child is not None for c in (*self.child.all, *self.child.any)
         ):
