@@ -12,6 +12,7 @@ caches.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from otel_oracles.grade.oracles.base import OracleCheck, OracleParams
 from otel_oracles.grade.registry import oracle_class
@@ -38,6 +39,11 @@ class CompiledCheck:
     """What building the oracle (or asking its evidence) raised; reported by the check as an
     ``error`` result, never stopping the others."""
     budget: int | None
+    result_fields: dict[str, Any]
+    """The fields of every result of this check that the check alone decides (type, name,
+    layer, params, budget, why), read off the spec once instead of per result (the spec is
+    a pydantic model: each attribute read goes through its ``__getattr__`` hook). Shared by
+    every result: read it, never change it."""
 
 
 def compile_check(
@@ -56,13 +62,23 @@ def compile_check(
     except Exception as exc:  # noqa: BLE001 - reported by the check, never stops the others
         oracle, error = None, exc
     budget = next((spec.params[k] for k in BUDGET_PARAMS if k in spec.params), None)
+    if not isinstance(budget, int) or isinstance(budget, bool):
+        budget = None
     return CompiledCheck(
         layer=layer,
         spec=spec,
         oracle=oracle,
         evidence=evidence,
         setup_error=error,
-        budget=budget if isinstance(budget, int) and not isinstance(budget, bool) else None,
+        budget=budget,
+        result_fields={
+            "oracle_type": spec.type,
+            "name": spec.label,
+            "layer": layer,
+            "params": spec.params,
+            "budget": budget,
+            "why": spec.why,
+        },
     )
 
 

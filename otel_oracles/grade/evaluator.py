@@ -129,7 +129,6 @@ def run_compiled(check: CompiledCheck, ctx: GradeContext) -> OracleResult:
     ``KeyboardInterrupt``, which stops the run: see the module docstring)."""
     start = time.perf_counter_ns()
     contract = ctx.contract
-    spec = check.spec
     layer = check.layer
     error_details: dict[str, object] = {}
     if check.setup_error is not None:
@@ -173,19 +172,14 @@ def run_compiled(check: CompiledCheck, ctx: GradeContext) -> OracleResult:
     )
     result: OracleResult = _new_result(
         {
-            "oracle_type": spec.type,
-            "name": spec.label,
-            "layer": layer,
+            **check.result_fields,
             "outcome": outcome,
             "passed": passed,
             "message": finding.message,
             "details": {**finding.details, **error_details} if error_details else finding.details,
-            "params": spec.params,
             "span_ids": finding.span_ids,
             "step_indexes": finding.step_indexes,
             "used": finding.used,
-            "budget": check.budget,
-            "why": spec.why,
             "contract_id": contract.id,
             "contract_version": contract.version,
             "duration_ns": time.perf_counter_ns() - start,

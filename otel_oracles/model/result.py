@@ -111,13 +111,19 @@ _COUNTED: dict[str, str] = {
 reading an enum member off its class costs more than the whole tally of a small verdict."""
 
 
+_new_counts = Counts.__pydantic_validator__.validate_python
+"""``Counts(**tally)`` in one pydantic-core call, without ``BaseModel.__init__`` (a verdict
+each)."""
+
+
 def count_outcomes(results: list[OracleResult]) -> Counts:
     tally: dict[str, int] = {}
     for r in results:
         field = _COUNTED.get(r.outcome)
         if field is not None:
             tally[field] = tally.get(field, 0) + 1
-    return Counts(**tally)
+    counts: Counts = _new_counts(tally)
+    return counts
 
 
 class InputProblem(BaseModel):
