@@ -62,6 +62,11 @@ for a fifth search, which no tool ran (LangGraph's prebuilt agent answers a text
 in its place; LlamaIndex raises on it). The trace holds it only as that call's request: one
 synthesized call, outcome unknown, after the four searches EXPECTED.md lists."""
 
+LIMIT_ANSWER_UNRECORDED = frozenset({"autogen-openinference"})
+"""``q_turn_limit``: the text AutoGen returns at its limit (its ``ToolCallSummaryMessage``,
+EXPECTED.md's final answer) is in no span: the mapped answer is missing, never the tool's
+result or an earlier text."""
+
 OUTPUT_TOOL_UNDECLARED = frozenset({"langsmith-otel-create-agent", "mlflow-create-agent"})
 """``r_structured_*``: LangChain's tool strategy (``create_agent(response_format=
 ToolStrategy(T))``) delivers the answer through a tool named after the user's type T that no
@@ -836,6 +841,8 @@ def test_real_trace_maps_to_expected_trajectory(case: Case, conventions: Convent
                 detail = f"{step.error_message} {step.result}"
                 assert "upstream search service timed out" in detail, detail
         want_answer = None if case.source in NO_MODEL_OUTPUT else scenario.final_answer
+        if scenario.name == "q_turn_limit" and case.source in LIMIT_ANSWER_UNRECORDED:
+            want_answer = None
         if scenario.structured and case.source in OUTPUT_TOOL_UNDECLARED:
             want_answer = None
         if case.source in STATUS_SPREAD and not all(c.ok for c in scenario.calls):

@@ -644,11 +644,18 @@ its last call is unknown (``cites-a-source``, ``degraded-disclosed`` and ``searc
 missing evidence), and the run was stopped short (``bounded-effort`` missing evidence). The
 forced answers of smolagents and CrewAI leave no such mark: their traces read as a run that
 answered after four searches (``bounded-effort`` passes on what the trace shows)."""
-LIMIT_ENDS_AFTER_TOOL = ("langchain-agents-openinference",)
+LIMIT_ENDS_AFTER_TOOL = ("langchain-agents-openinference", "autogen-openinference")
 """``q_turn_limit``: LangChain's ``AgentExecutor`` returns its own "Agent stopped due to max
-iterations." after the fourth search ran, which no model call read: the run stopped in the
-middle of its work (``bounded-effort`` missing evidence, with content off too: the tool spans
-keep their names); that text is the answer, graded as it is (it cites nothing)."""
+iterations." after the fourth search ran, AutoGen's ``AssistantAgent`` its summary of that
+search's result; no model call read it: the run stopped in the middle of its work
+(``bounded-effort`` missing evidence, with content off too: the tool spans keep their names).
+The executor's text is the answer, graded as it is (it cites nothing)."""
+LIMIT_ANSWER_UNRECORDED = ("autogen-openinference",)
+"""``q_turn_limit``: the text AutoGen returns at its limit (the ``ToolCallSummaryMessage``)
+is in no span (the agent span records no output, and the last model call asked for tools):
+every answer check is missing evidence, never read from the tool's result or an earlier
+text. ``autogen-native`` records no model call, so nothing there shows the run stopped in the
+middle of its work: ``bounded-effort`` passes on the four searches its trace holds."""
 LIMIT_REQUEST_UNNAMED_WITHOUT_CONTENT = ("langgraph-openinference", "llamaindex-openinference")
 """``q_turn_limit`` without content: the pending fifth request shows only as a call the last
 model call's finish reason asked for, unnamed: it could be any tool, so every check that must
@@ -685,6 +692,8 @@ def _expected(source: str, contract: str, scenario: str, content: bool) -> dict[
         base["bounded-effort"] = MIS
     if scenario == "q_turn_limit" and source in LIMIT_ENDS_AFTER_TOOL:
         base["bounded-effort"] = MIS
+    if scenario == "q_turn_limit" and source in LIMIT_ANSWER_UNRECORDED:
+        base.update(dict.fromkeys(ANSWER_CHECKS[contract], MIS))
     if scenario == "q_turn_limit" and source in LIMIT_REQUEST_PENDING:
         base.update(dict.fromkeys(("cites-a-source", "degraded-disclosed", "search-retry"), MIS))
         base["bounded-effort"] = MIS

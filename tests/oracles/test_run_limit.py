@@ -25,7 +25,7 @@ from otel_oracles.model.contract import Contract
 from otel_oracles.model.result import Outcome
 from otel_oracles.model.span import EventRecord, SpanRecord, StatusCode
 from otel_oracles.model.step import Trajectory
-from otel_oracles.pipeline import grade_trace, read_traces
+from otel_oracles.pipeline import grade_trace, holds_agent_run, read_traces
 
 REPO = Path(__file__).resolve().parents[2]
 TRACES = REPO / "tests" / "testdata" / "traces"
@@ -43,9 +43,12 @@ def support_rag() -> Contract:
 
 
 def mapped(path: Path, conventions: ConventionSet) -> Trajectory:
-    traces = list(read_traces([str(path)], []))
-    assert len(traces) == 1
-    return map_trace(traces[0], conventions)
+    """The file's one agent run (a trace that holds none, such as a tracer's own setup
+    trace beside it, is no subject)."""
+    runs = [map_trace(t, conventions) for t in read_traces([str(path)], [])]
+    runs = [t for t in runs if holds_agent_run(t)]
+    assert len(runs) == 1
+    return runs[0]
 
 
 def bounded_effort(path: Path, conventions: ConventionSet) -> tuple[Outcome, str]:
@@ -118,6 +121,8 @@ def test_a_run_its_limit_error_ended_leaves_the_effort_budget_unjudged(
         "mlflow-langgraph",
         # AgentExecutor's own text after the fourth search ran: no model read its result.
         "langchain-agents-openinference",
+        # AutoGen's summary of the fourth search's result, read by no model call.
+        "autogen-openinference",
     ],
 )
 def test_a_run_ended_in_the_middle_of_its_work_is_stopped_short(

@@ -150,6 +150,13 @@ AGENT_EXECUTOR_MAX_ITERATIONS = {
     "how": "the executor's own text (its default early stopping method, `force`), returned "
     "after the fourth search ran; no model call read that search's result",
 }
+AUTOGEN_MAX_TOOL_ITERATIONS = {
+    "via": "`AssistantAgent(..., max_tool_iterations=4)`",
+    "answer": "{'documents': [{'id': 'doc-4', 'title': 'Enterprise contract terms', 'text': "
+    "'Contract terms override the standard policy where they differ.'}]}",
+    "how": "the agent's `ToolCallSummaryMessage`, the fourth search's result as text (its "
+    "default summary format), returned after that search ran; no model call read it",
+}
 OPENINFERENCE_HIDDEN = {
     k: "true"
     for k in (
@@ -1757,6 +1764,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "off": {"TRACELOOP_TRACE_CONTENT": "false"},
     },
     "autogen-openinference": {
+        "turn_limit": AUTOGEN_MAX_TOOL_ITERATIONS,
         "what": "Microsoft AutoGen AgentChat (AssistantAgent with function tools, "
         "OpenAIChatCompletionClient on the fake server; a Swarm with a handoff for g_handoff) "
         "with autogen-core's built-in GenAI spans, openinference-instrumentation-autogen-agentchat "
@@ -2233,6 +2241,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "off": {},
     },
     "autogen-native": {
+        "turn_limit": AUTOGEN_MAX_TOOL_ITERATIONS,
         "what": "AutoGen AgentChat AssistantAgent (OpenAIChatCompletionClient on the fake server, "
         "function tools; a Swarm with handoffs for g_handoff) traced by autogen-core's own GenAI "
         "spans alone (create_agent, invoke_agent, execute_tool; the global tracer provider, no "

@@ -28,6 +28,14 @@ from typing import Any
 
 from scenarios import Scenario, Tools
 
+LIMIT_SUMMARY = (
+    "{'documents': [{'id': 'doc-4', 'title': 'Enterprise contract terms', 'text': 'Contract "
+    "terms override the standard policy where they differ.'}]}"
+)
+"""What ``AssistantAgent`` returns when ``max_tool_iterations`` ends ``q_turn_limit``: its
+``ToolCallSummaryMessage``, the last round's tool result as text (the default summary format
+``{result}``, the result dict's ``str()``), which no model call read."""
+
 
 def scenario_tools(tools: Tools, executed: list[str]) -> list[Any]:
     """The scripted tools as plain functions (AutoGen reads names, docs and type hints)."""
@@ -127,16 +135,21 @@ def _run(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
             result = await team.run(task=scenario.prompt)
         else:
             name = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
+            # q_turn_limit: the agent's own limit on tool-call rounds; past it the run returns
+            # its summary of the last round's tool results (ToolCallSummaryMessage).
             agent = AssistantAgent(
                 name, model_client=model(), tools=all_tools, system_message=scenario.system,
-                max_tool_iterations=10,
+                max_tool_iterations=scenario.turn_limit or 10,
             )  # fmt: skip
             result = await agent.run(task=scenario.prompt)
-        return str(result.messages[-1].content).strip(), result.messages[-1].source
+        last = result.messages[-1]
+        if scenario.turn_limit and type(last).__name__ != "ToolCallSummaryMessage":
+            raise SystemExit(f"{scenario.name}: the run ended with {type(last).__name__}")
+        return str(last.content).strip(), last.source
 
     with FakeOpenAI(scenario, turn_of=call_order()) as base_url:
         answer, author = asyncio.run(main(base_url))
-    final = scenario.turns[-1]
+    final = LIMIT_SUMMARY if scenario.turn_limit else scenario.turns[-1]
     if answer != final:
         raise SystemExit(f"{scenario.name}: answer {answer!r} != scripted {final!r}")
     if scenario.transfers_back and author != scenario.handoffs[-1][1]:
