@@ -67,6 +67,18 @@ CREATE_AGENT_TOOL_STRATEGY = (
     "the agent answers that call with a `Returning structured response: ...` tool message and "
     "ends"
 )
+CREWAI_OUTPUT_PYDANTIC = (
+    "`Task(output_pydantic=SupportAnswer)`: the crew's answer parsed into the type "
+    "(`CrewOutput.pydantic`)"
+)
+LLAMAINDEX_OUTPUT_CLS = (
+    "`FunctionAgent(output_cls=SupportAnswer)`: after the agent's answer LlamaIndex makes one "
+    "more model call asking for the type, whose result is the run's `structured_response`"
+)
+AGNO_OUTPUT_SCHEMA = (
+    "`Agent(output_schema=SupportAnswer)`: Agno asks the model for the type as the request's "
+    "`json_schema` response format, beside the tools, and parses its JSON text"
+)
 STRANDS_OUTPUT_MODEL = (
     "`agent(prompt, structured_output_model=SupportAnswer)`: Strands offers the model a "
     "structured-output tool named after the type, whose arguments are the answer"
@@ -1295,6 +1307,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "tool_spans": True,
         "handoff_via": "CrewAI's built-in `Delegate work to coworker` tool "
         "(`delegate_work_to_coworker {\"coworker\": \"research_agent\", ...}`)",
+        "structured_via": CREWAI_OUTPUT_PYDANTIC,
         "on": {},
         "off": OPENINFERENCE_HIDDEN,
     },
@@ -1665,6 +1678,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "(`handoff {\"to_agent\": \"research_agent\", \"reason\": ...}`)",
         "notes": ["**Tool failures:** the tool raises; the agent workflow sends the model the "
                   "exception text as an error tool output."],
+        "structured_via": LLAMAINDEX_OUTPUT_CLS,
         "on": {},
         "off": OPENINFERENCE_HIDDEN,
     },
@@ -1683,6 +1697,7 @@ SOURCES: dict[str, dict[str, Any]] = {
                   "(`{'documents': [...]}`).",
                   "**Delegation:** the member's AGENT span runs beside the "
                   "`delegate_task_to_member` TOOL span (both under the team's span), not in it."],
+        "structured_via": AGNO_OUTPUT_SCHEMA,
         "on": {},
         "off": OPENINFERENCE_HIDDEN,
     },

@@ -27,6 +27,8 @@ def completion(
     step = scenario.turns[min(turn, len(scenario.turns) - 1)]
     if scenario.turn_limit is not None and not request.get("tools"):
         step = scenario.turns[-1]  # a framework past its turn limit asks for a final answer
+    if asks_for_the_type(scenario, request):
+        step = scenario.turns[-1]  # a request for the structured answer alone
     message: dict[str, Any] = {"role": "assistant", "content": None}
     output = output_tool(scenario, request.get("tools"))
     if isinstance(step, str) and output is not None:  # the answer through the output tool
@@ -59,6 +61,20 @@ def completion(
             "total_tokens": prompt_tokens + completion_tokens,
         },
     }
+
+
+def asks_for_the_type(scenario: Scenario, request: dict[str, Any]) -> bool:
+    """Whether a ``structured`` scenario's request asks for the output type alone: a
+    ``json_schema`` response format and no tools, as a framework sends after the agent's
+    answer to turn it into the type (LlamaIndex's ``output_cls`` call, from a fresh history
+    the assistant messages cannot place in the script). Such a request gets the last turn."""
+    response_format = request.get("response_format")
+    return (
+        scenario.structured
+        and not request.get("tools")
+        and isinstance(response_format, dict)
+        and response_format.get("type") == "json_schema"
+    )
 
 
 def output_tool(scenario: Scenario, tools: Any) -> str | None:

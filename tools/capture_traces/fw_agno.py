@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from scenarios import QUESTION, Scenario, Tools
+from scenarios import QUESTION, Scenario, Tools, answer_type
 
 MEMBER_ID = "research-agent"
 """Agno's member id for the member named ``research_agent`` (its name, url-safe)."""
@@ -143,11 +143,14 @@ def run_agents(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
             )  # fmt: skip
         else:
             name = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
+            # r_structured_*: the agent's output_schema (Agno asks the model for the type).
+            schema = {"output_schema": answer_type()} if scenario.structured else {}
             runner = Agent(
                 name=name, instructions=scenario.system, model=model(), tools=all_tools,
-                telemetry=False,
+                telemetry=False, **schema,
             )  # fmt: skip
-        answer = str(runner.run(scenario.prompt).content).strip()
+        content = runner.run(scenario.prompt).content
+        answer = content if scenario.structured else str(content).strip()
     final = scripted.turns[-1]
-    if answer != final:
+    if not scripted.answered_as_scripted(answer):
         raise SystemExit(f"{scenario.name}: answer {answer!r} != scripted {final!r}")

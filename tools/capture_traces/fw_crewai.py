@@ -27,7 +27,7 @@ import json
 import os
 from typing import Any
 
-from scenarios import QUESTION, Scenario, Tools
+from scenarios import QUESTION, Scenario, Tools, answer_type
 
 DELEGATE = "delegate_work_to_coworker"
 """The built-in delegation tool as the model sees it ("Delegate work to coworker")."""
@@ -149,9 +149,13 @@ def run_crew(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
             lead = agent(name, "Complete the user's request.", tools=all_tools,
                          allow_delegation=False)  # fmt: skip
             agents = [lead]
-        task = Task(description=scenario.prompt, expected_output="The answer.", agent=lead)
+        # r_structured_*: the task's output_pydantic, the crew's answer parsed into the type.
+        output = {"output_pydantic": answer_type()} if scenario.structured else {}
+        task = Task(description=scenario.prompt, expected_output="The answer.", agent=lead,
+                    **output)  # fmt: skip
         crew = Crew(agents=agents, tasks=[task], verbose=False)
-        answer = str(crew.kickoff().raw)
+        result = crew.kickoff()
+        answer: Any = result.pydantic if scenario.structured else str(result.raw)
     want = scenario.turns[-1]
-    if answer != want:
+    if not scenario.answered_as_scripted(answer):
         raise SystemExit(f"{scenario.name}: crew answered {answer!r}, script says {want!r}")

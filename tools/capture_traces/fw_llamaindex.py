@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from fake_openai import FakeOpenAI, call_order
-from scenarios import Scenario, Tools
+from scenarios import Scenario, Tools, answer_type
 
 HANDOFF = ("handoff", {"to_agent": "research_agent", "reason": "A research question."})
 """The scripted call of AgentWorkflow's handoff tool (replaces ``transfer_to_research_agent``)."""
@@ -132,9 +132,13 @@ async def _run(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
             workflow: Any = AgentWorkflow(agents=[triage, research], root_agent="triage_agent")
         else:
             name = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
+            # r_structured_*: the agent's output_cls, one more model call after its answer
+            # that asks for the type (the run's structured_response).
+            output_cls = {"output_cls": answer_type()} if scenario.structured else {}
             workflow = FunctionAgent(
                 name=name, description="Answers with the tools it has.",
                 system_prompt=scenario.system, llm=llm, tools=all_tools, streaming=False,
+                **output_cls,
             )  # fmt: skip
         if scenario.followups:
             # One run per user message on the same Context: its memory is the history.
@@ -150,6 +154,8 @@ async def _run(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
             # one past it, before its tool calls run: one more than the calls whose tools run.
             limit = {"max_iterations": scenario.turn_limit + 1} if scenario.turn_limit else {}
             output = await workflow.run(user_msg=scenario.prompt, **limit)
+    if scenario.structured and not scenario.answered_as_scripted(output.structured_response):
+        raise SystemExit(f"{scenario.name}: structured answer {output.structured_response!r}")
     author = getattr(output, "current_agent_name", None)
     if answering is not None and author != answering:
         raise SystemExit(f"{scenario.name}: answered by {author}, not after the transfer back")
