@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from pydantic import TypeAdapter
+from pydantic import BaseModel, TypeAdapter
 
 from otel_oracles._native import json_indented
 from otel_oracles.model.result import Counts, InputProblem, OracleResult, RunReport, Verdict
@@ -49,20 +49,36 @@ def _plain(value: object) -> bool:
     """Whether ``value`` is already what pydantic's JSON mode makes of it: strings, integers,
     booleans, None, finite floats, and lists and string-keyed dicts of them (exact types).
     Anything else (NaN, a tuple, an enum member, a non-string key, a date) is dumped by
-    pydantic as ``model_dump`` would. Scalars inside a container are decided inline."""
+    pydantic as ``model_dump`` would. Scalars inside a container are decided inline (a call
+    per value cost more than the rest of the report's Python)."""
     kind = type(value)
-    if kind in _PLAIN_SCALARS:
-        return True
-    if kind is float:
-        return bool(value - value == 0.0)  # type: ignore[operator]  # not NaN nor infinite
     if kind is dict:
         for key, item in value.items():  # type: ignore[attr-defined]
-            if type(key) is not str or (type(item) not in _PLAIN_SCALARS and not _plain(item)):
+            if type(key) is not str:
+                return False
+            kind = type(item)
+            if kind in _PLAIN_SCALARS:
+                continue
+            if kind is float:
+                if item - item != 0.0:  # NaN and infinities are not plain
+                    return False
+            elif not _plain(item):
                 return False
         return True
     if kind is list:
-        return all(type(item) in _PLAIN_SCALARS or _plain(item) for item in value)  # type: ignore[attr-defined]
-    return False
+        for item in value:  # type: ignore[attr-defined]
+            kind = type(item)
+            if kind in _PLAIN_SCALARS:
+                continue
+            if kind is float:
+                if item - item != 0.0:
+                    return False
+            elif not _plain(item):
+                return False
+        return True
+    if kind in _PLAIN_SCALARS:
+        return True
+    return kind is float and bool(value - value == 0.0)  # type: ignore[operator]
 
 
 def _json_form(value: dict[str, Any]) -> dict[str, Any]:
@@ -81,12 +97,10 @@ def verdict_data(v: Verdict, shown: ShownFields | None = None) -> dict[str, Any]
     them; an ``Outcome`` is a ``str`` that the writer spells as its value), so only those two
     need a look (``_json_form``). With ``shown``, each result's message and details are what
     it gives (``JsonWriter.add``). Nothing is copied but the dicts that hold the fields."""
-    fields = v.__dict__
-    data = {name: fields[name] for name in _VERDICT_FIELDS}
+    data = _fields(v, _VERDICT_FIELDS)
     results = []
     for result in v.results:
-        values = result.__dict__
-        out = {name: values[name] for name in _RESULT_FIELDS}
+        out = _fields(result, _RESULT_FIELDS)
         if shown is not None:
             out["message"], details = shown(result)
         else:
@@ -95,10 +109,21 @@ def verdict_data(v: Verdict, shown: ShownFields | None = None) -> dict[str, Any]
         out["params"] = _json_form(out["params"])
         results.append(out)
     data["results"] = results
-    counts = v.counts.__dict__
-    data["counts"] = {name: counts[name] for name in _COUNTS_FIELDS}
+    data["counts"] = _fields(v.counts, _COUNTS_FIELDS)
     data["verdict"] = v.verdict
     return data
+
+
+def _fields(model: BaseModel, names: tuple[str, ...]) -> dict[str, Any]:
+    """A copy of ``model``'s field values, keyed in declaration order (``names``): a model
+    validated, built by ``model_construct`` or copied by ``model_copy`` holds exactly that
+    in its ``__dict__``. One held any other way is dumped by pydantic (the nested models
+    and ``dict[str, Any]`` fields come out already in their JSON form then)."""
+    values = dict(model.__dict__)
+    if tuple(values) == names:
+        return values
+    dumped: dict[str, Any] = model.model_dump(mode="json")
+    return dumped
 
 
 def _dumps(data: object, level: int = 0) -> str:

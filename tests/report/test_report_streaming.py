@@ -258,7 +258,12 @@ def test_verdict_data_is_the_verdicts_model_dump() -> None:
         results=results,
         counts=count_outcomes(results),
     )
-    verdicts = [*kept_report([str(EXAMPLES)]).verdicts, odd_verdict]
+    # A result whose field values are held in another order (however it was made) is
+    # dumped by pydantic: the keys must still come out in declaration order.
+    shuffled = results[0].model_copy()
+    object.__setattr__(shuffled, "__dict__", dict(reversed(shuffled.__dict__.items())))
+    shuffled_verdict = odd_verdict.model_copy(update={"results": [shuffled, *results[1:]]})
+    verdicts = [*kept_report([str(EXAMPLES)]).verdicts, odd_verdict, shuffled_verdict]
     assert len(verdicts) > 5
     for verdict in verdicts:
         expected = {**verdict.model_dump(mode="json"), "verdict": verdict.verdict}
