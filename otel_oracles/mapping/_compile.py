@@ -168,7 +168,7 @@ class ContentReads:
     source list: the rule's own sources for that field, so a condition sees the content
     wherever the mapping reads it, a span attribute or events (span events, log records
     attached to the span). The core tests attributes only; the content is handed to it as an
-    attribute of a copy of the span (``spans``), never written into the trace."""
+    attribute of a view of the span (``spans``), never written into the trace."""
 
     reads: list[ContentRead] = field(default_factory=list)
     keys: frozenset[str] = frozenset()
@@ -216,7 +216,9 @@ class _WithContent(Mapping[str, Any]):
 
     __slots__ = ("_base", "_content", "_keys")
 
-    def __init__(self, base: Mapping[str, Any], content: dict[str, str], keys: frozenset[str]):
+    def __init__(
+        self, base: Mapping[str, Any], content: dict[str, str], keys: frozenset[str]
+    ) -> None:
         self._base = base
         self._content = content
         self._keys = keys

@@ -643,16 +643,24 @@ def _response_by_position(gen: Draft, req: dict[str, Any], later: Later) -> dict
     ``gen``'s output, or records no call at all (AgentOps writes the assistant turn without
     its calls, and the results without ``tool_call_id``) and exactly as many results follow
     it as ``gen`` asked for; otherwise the result stays unknown. Also the fallback for a call
-    with an id that no later input answers by id (results recorded without ids)."""
+    with an id that no later input answers by id (results recorded without ids). Positions
+    count the model's turns by their role: a message recorded without one (a tracer writing
+    less) could be any turn, so no result is linked by position across it (it stays unknown,
+    never the result of another call)."""
     asked = _requested_calls(gen)
     index = next((i for i, call in enumerate(asked) if call is req), None)
     if index is None:
         return None
-    shown = sum(1 for m in gen.fields.get("input_messages") or [] if m.get("role") == "assistant")
+    mine = gen.fields.get("input_messages") or []
+    if any(not m.get("role") for m in mine):
+        return None
+    shown = sum(1 for m in mine if m.get("role") == "assistant")
     for nxt in later:
         if nxt.kind != "generation":
             continue
         history = nxt.fields.get("input_messages") or []
+        if any(not m.get("role") for m in history):
+            return None
         turns = [i for i, m in enumerate(history) if m.get("role") == "assistant"]
         if len(turns) <= shown:
             continue
