@@ -780,6 +780,20 @@ def _tool_names(ev: Evidence, scope: str | None) -> str | None:
         return fragment
     if tool_spans_present(t) or (t.steps and all(s.raw is not None for s in t.steps)):
         return None  # tool spans (or an AgentBench trajectory) list every call
+    if (
+        t.steps
+        and not t.unmapped_spans
+        and not any(s.kind == StepKind.GENERATION or s.is_tool for s in t.steps)
+    ):
+        # Every span recognised and the run seen (an agent or chain span, say), yet neither a
+        # tool span nor a model call whose messages could name the calls: the run's work is
+        # invisible (an instrumentation recording the agent around a loop it no longer sees
+        # into), not shown to have called nothing. Unrecognised spans are the coverage
+        # setting's to judge (lenient coverage judges what was seen).
+        return (
+            "tool names unknown: the trace has neither tool spans nor model calls, so nothing "
+            "shows which tools the run called"
+        )
     ordered = sorted(t.steps, key=lambda s: s.index)
     unknown: list[Step] = []
     for pos, step in enumerate(ordered):

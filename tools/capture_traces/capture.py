@@ -1719,6 +1719,25 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": OPENINFERENCE_HIDDEN,
     },
+    "haystack-openinference-latest": {
+        "what": "the haystack-openinference agents on haystack-ai 3.4.1, the top agent the one "
+        "component of a Pipeline (a standalone Agent.run exports no span on Haystack 3), traced "
+        "by openinference-instrumentation-haystack 0.1.46: a Pipeline.run span and the agent's "
+        "Agent.run span, nothing of its model or tool calls",
+        "packages": ["haystack-ai", "openai", "openinference-instrumentation-haystack"],
+        "driver": "fw_haystack:run_in_pipeline",
+        "model_spans": False,
+        "handoff_via": "the research agent as a Haystack `ComponentTool` "
+        "(`research_agent {\"messages\": [...]}`)",
+        "notes": ["**Tool failures:** the tool raises; Haystack's ToolInvoker sends the model "
+                  "the error text as a tool result flagged `error`.",
+                  "**Nothing of the run's steps:** Haystack 3's Agent runs its chat generator "
+                  "and ToolInvoker directly, outside the pipeline the instrumentation wraps: no "
+                  "model-call or tool span in either variant; with content on the `Agent.run` "
+                  "span's `output.value` holds the last message (the answer)."],
+        "on": {},
+        "off": OPENINFERENCE_HIDDEN,
+    },
     "dspy-openinference": {
         "what": "DSPy ReAct (dspy.ReAct('question -> answer') with dspy.Tool tools; "
         "dspy.LM('openai/gpt-4o-mini', api_base=...) on the fake server; "

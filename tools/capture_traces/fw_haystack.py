@@ -11,7 +11,10 @@ the fake server answers in call order (``fake_openai.call_order``) from the scri
 Traced by ``openinference-instrumentation-haystack`` (``run``, the ``haystack-openinference``
 source), by OpenLLMetry's ``opentelemetry-instrumentation-haystack`` (``run_openllmetry``, the
 ``haystack-openllmetry`` source) or by Haystack's own OpenTelemetry tracer (``run_native``, the
-``haystack-native`` source): the same agents, so the same truth.
+``haystack-native`` source): the same agents, so the same truth. On haystack-ai 3 the
+OpenInference instrumentation sees nothing of a standalone ``Agent`` run, so
+``run_in_pipeline`` (the ``haystack-openinference-latest`` source) runs the top agent as the one
+component of a ``Pipeline``, as Haystack's pipelines hold components.
 """
 
 from __future__ import annotations
@@ -82,6 +85,24 @@ def run(
     _run(scenario, tools, executed)
 
 
+def run_in_pipeline(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """The ``run`` agents on haystack-ai 3, the top agent the one component of a ``Pipeline``:
+    the instrumentation wraps ``Pipeline.run`` and the components a pipeline runs, and Haystack
+    3's ``Agent`` no longer runs its chat generator and ``ToolInvoker`` through the pipeline
+    (a standalone ``Agent.run`` exports no span at all), so the trace holds a pipeline span and
+    the agent's span, and nothing of its model or tool calls."""
+    from openinference.instrumentation.haystack import HaystackInstrumentor
+
+    HaystackInstrumentor().instrument(tracer_provider=tracer_provider)
+    _run(scenario, tools, executed, piped=True)
+
+
 def run_openllmetry(
     scenario: Scenario,
     tracer_provider: Any,
@@ -134,8 +155,9 @@ def run_native(
     _run(scenario, tools, executed)
 
 
-def _run(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
-    """One ``Agent`` run; fails when the run's answer is not the scripted one."""
+def _run(scenario: Scenario, tools: Tools, executed: list[str], piped: bool = False) -> None:
+    """One ``Agent`` run (in a one-component ``Pipeline`` when ``piped``); fails when the run's
+    answer is not the scripted one."""
     from fake_openai import FakeOpenAI, call_order
     from haystack.components.agents import Agent
     from haystack.components.generators.chat import OpenAIChatGenerator
@@ -168,7 +190,15 @@ def _run(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
             top = agent("Hand research questions to research_agent.", [research])
         else:
             top = agent(scenario.system, all_tools)
-        result = top.run(messages=[ChatMessage.from_user(scenario.prompt)])
+        messages = [ChatMessage.from_user(scenario.prompt)]
+        if piped:
+            from haystack import Pipeline
+
+            pipeline = Pipeline()
+            pipeline.add_component("agent", top)
+            result = pipeline.run({"agent": {"messages": messages}})["agent"]
+        else:
+            result = top.run(messages=messages)
     answer = result["messages"][-1].text
     if answer != scripted.turns[-1]:
         raise SystemExit(f"{scenario.name}: run answered {answer!r}, script says "
