@@ -594,6 +594,25 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
+    "koog-latest": {
+        "what": "the koog agents (Koog 1.1.1, the newest) built with koog/pom-koog-latest.xml: "
+        "Kotlin 2.4.21 and the OpenTelemetry Java SDK and OTLP exporter 1.68.0, the newest "
+        "releases (the pinned build: Kotlin 2.3.10, OpenTelemetry 1.61.0), traced by the same "
+        "OpenTelemetry feature (driven by fw_koog.py)",
+        "packages": [],
+        "maven": "fw_koog:versions_latest",
+        "node_runner": "fw_koog:run_koog_latest",
+        "tool_spans": True,
+        "handoff_via": "the research agent's AIAgent as a tool "
+        "(`research_agent {\"question\": ...}`)",
+        "notes": ["**Tool failures:** the tool throws; Koog's agent environment catches it and "
+                  "hands the model `Tool with name 'search_docs' failed to execute due to the "
+                  "error: <message>!` as the tool's result.",
+                  "**Content off:** the OpenTelemetry feature's default, `setVerbose(false)` "
+                  "(on: `setVerbose(true)`)."],
+        "on": {},
+        "off": {},
+    },
     "quarkus-langchain4j": {
         "what": "Quarkus LangChain4j 1.10 on LangChain4j 1.14 and Quarkus 3.33 (a "
         "@RegisterAiService AI service with @Tool methods on the extension's OpenAI chat model, "

@@ -56,20 +56,40 @@ VERSIONED = (
     "opentelemetry-exporter-otlp", "kotlin-stdlib",
 )  # fmt: skip
 """The jars whose versions EXPECTED.md lists, read from the build's ``target/lib``."""
+POM_LATEST = "pom-koog-latest.xml"
+"""The same sources built with the newest Kotlin and OpenTelemetry Java SDK (source
+``koog-latest``): new releases can change the spans, and verdicts are measured on them."""
 
 
-def versions() -> dict[str, str]:
-    """The versions of the jars that matter, as the build copied them."""
-    return copied_jar_versions(PROJECT, JAR_NAME, VERSIONED)
+def versions(pom: str = "pom.xml") -> dict[str, str]:
+    """The versions of the jars that matter, as the build with ``pom`` copied them."""
+    return copied_jar_versions(PROJECT, JAR_NAME, VERSIONED, pom)
+
+
+def versions_latest() -> dict[str, str]:
+    """``versions`` of the ``koog-latest`` build (``pom-koog-latest.xml``)."""
+    return versions(POM_LATEST)
+
+
+def run_koog_latest(
+    scenario: Scenario, variant: str, content: bool, out: Path, project: Path
+) -> list[str]:
+    """``run_koog`` on the ``koog-latest`` build."""
+    return run_koog(scenario, variant, content, out, project, POM_LATEST)
 
 
 def run_koog(
-    scenario: Scenario, variant: str, content: bool, out: Path, project: Path
+    scenario: Scenario,
+    variant: str,
+    content: bool,
+    out: Path,
+    project: Path,
+    pom: str = "pom.xml",
 ) -> list[str]:
-    """Run one (scenario, content) variant in its own JVM; returns the tools the run really
-    executed, and fails when the final answer is not the scenario's (``project`` is the
-    capture's Node project option, unused here)."""
-    jar = build_jar(PROJECT, JAR_NAME)
+    """Run one (scenario, content) variant in its own JVM, the project built with ``pom``;
+    returns the tools the run really executed, and fails when the final answer is not the
+    scenario's (``project`` is the capture's Node project option, unused here)."""
+    jar = build_jar(PROJECT, JAR_NAME, pom)
 
     def launch(where: Where) -> Program:
         spec = {

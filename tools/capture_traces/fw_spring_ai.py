@@ -108,11 +108,14 @@ def build_jar(project: Path = PROJECT, jar_name: str = JAR_NAME, pom: str = "pom
     return jar
 
 
-def copied_jar_versions(project: Path, jar_name: str, versioned: tuple[str, ...]) -> dict[str, str]:
-    """The versions of the ``versioned`` artifacts among the jars a project's build copies
-    beside its jar (``target/lib``: the plain-jar builds of ADK for Java and Koog)."""
+def copied_jar_versions(
+    project: Path, jar_name: str, versioned: tuple[str, ...], pom: str = "pom.xml"
+) -> dict[str, str]:
+    """The versions of the ``versioned`` artifacts among the jars a project's build (with
+    ``pom``) copies beside its jar (``target/lib``: the plain-jar builds of ADK for Java and
+    Koog)."""
     found: dict[str, str] = {}
-    for path in (build_jar(project, jar_name).parent / "lib").glob("*.jar"):
+    for path in (build_jar(project, jar_name, pom).parent / "lib").glob("*.jar"):
         artifact, _, version = path.stem.rpartition("-")
         if artifact in versioned:
             found[artifact] = version
