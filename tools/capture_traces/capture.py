@@ -572,6 +572,25 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
+    "adk-java-latest": {
+        "what": "the adk-java agents (ADK for Java 1.8.0, the newest) built with "
+        "adk_java/pom-adk-java-latest.xml: the OpenTelemetry Java SDK and exporter 1.68.0 and "
+        "google-genai 1.80.0, the newest releases (1.x for genai), in place of the 1.51 and 1.58 "
+        "ADK brings, traced by ADK's own spans (driven by fw_adk_java.py)",
+        "packages": [],
+        "maven": "fw_adk_java:versions_latest",
+        "node_runner": "fw_adk_java:run_adk_java_latest",
+        "tool_spans": True,
+        "transfers_back": True,
+        "handoff_via": "ADK's `transfer_to_agent {\"agent_name\": \"research_agent\"}`",
+        "notes": ["**Tool failures:** the tool throws; ADK's `FunctionTool` catches it and "
+                  "hands the model `{\"status\": \"error\", \"message\": \"An internal "
+                  "error occurred.\"}` as the tool's response; the `execute_tool` span ends "
+                  "OK.",
+                  "**Content off:** `ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS=false` (on: `true`)."],
+        "on": {},
+        "off": {},
+    },
     "koog": {
         "what": "JetBrains Koog 1.1 in Kotlin (an AIAgent, the default single-run strategy, "
         "with ToolSet tools on Koog's OpenAILLMClient, chat completions with its base URL on "

@@ -39,18 +39,40 @@ VERSIONED = ("google-adk", "google-genai", "opentelemetry-sdk-trace", "opentelem
 """The jars whose versions EXPECTED.md lists, read from the build's ``target/lib``."""
 
 
-def versions() -> dict[str, str]:
-    """The versions of the jars that matter, as the build copied them."""
-    return copied_jar_versions(PROJECT, JAR_NAME, VERSIONED)
+POM_LATEST = "pom-adk-java-latest.xml"
+"""The same sources with the newest OpenTelemetry Java and google-genai 1.x (source
+``adk-java-latest``): new releases can change the spans, and verdicts are measured on them."""
+
+
+def versions(pom: str = "pom.xml") -> dict[str, str]:
+    """The versions of the jars that matter, as the build with ``pom`` copied them."""
+    return copied_jar_versions(PROJECT, JAR_NAME, VERSIONED, pom)
+
+
+def versions_latest() -> dict[str, str]:
+    """``versions`` of the ``adk-java-latest`` build (``pom-adk-java-latest.xml``)."""
+    return versions(POM_LATEST)
+
+
+def run_adk_java_latest(
+    scenario: Scenario, variant: str, content: bool, out: Path, project: Path
+) -> list[str]:
+    """``run_adk_java`` on the ``adk-java-latest`` build."""
+    return run_adk_java(scenario, variant, content, out, project, POM_LATEST)
 
 
 def run_adk_java(
-    scenario: Scenario, variant: str, content: bool, out: Path, project: Path
+    scenario: Scenario,
+    variant: str,
+    content: bool,
+    out: Path,
+    project: Path,
+    pom: str = "pom.xml",
 ) -> list[str]:
-    """Run one (scenario, content) variant in its own JVM; returns the tools the run really
-    executed, and fails when the final answer is not the scenario's (``project`` is the
-    capture's Node project option, unused here)."""
-    jar = build_jar(PROJECT, JAR_NAME)
+    """Run one (scenario, content) variant in its own JVM, the project built with ``pom``;
+    returns the tools the run really executed, and fails when the final answer is not the
+    scenario's (``project`` is the capture's Node project option, unused here)."""
+    jar = build_jar(PROJECT, JAR_NAME, pom)
     with zipfile.ZipFile(jar) as packed:  # the app itself, not a stale build
         assert "capture/CaptureApp.class" in packed.namelist()
     env = {**os.environ, "ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS": "true" if content else "false"}
