@@ -652,6 +652,23 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
+    "quarkus-langchain4j-latest": {
+        "what": "the quarkus-langchain4j agents (Quarkus LangChain4j 1.10.0, the newest) on "
+        "Quarkus 3.34.1 through the platform BOM (quarkus_langchain4j/pom-quarkus-latest.xml; "
+        "the pinned build: io.quarkus:quarkus-bom 3.33.2), traced by the extension's own "
+        "OpenTelemetry support (driven by fw_quarkus_langchain4j.py)",
+        "packages": [],
+        "maven": "fw_quarkus_langchain4j:versions_latest",
+        "node_runner": "fw_quarkus_langchain4j:run_quarkus_langchain4j_latest",
+        "tool_spans": True,
+        "handoff_via": "the research agent's AI service as a tool "
+        "(`research_agent {\"question\": ...}`)",
+        "notes": ["**Content off:** the extension's defaults. On: "
+                  "`quarkus.langchain4j.tracing.include-prompt`, `include-completion`, "
+                  "`include-tool-arguments` and `include-tool-result` set to true."],
+        "on": {},
+        "off": {},
+    },
     "adk-js": {
         "what": "Google ADK for TypeScript 2.0 (@google/adk LlmAgents with FunctionTool tools on "
         "ADK's Gemini model class over @google/genai, its base URL the fake Gemini server; "

@@ -65,23 +65,47 @@ VERSIONED = (
 """The jars whose versions EXPECTED.md lists (fast-jar names: ``group.artifact-version``)."""
 
 
-def versions() -> dict[str, str]:
-    """The versions of the jars that matter, as the build laid them in ``quarkus-app/lib``."""
+POM_LATEST = "pom-quarkus-latest.xml"
+"""The same sources on the newest Quarkus the registry serves (source
+``quarkus-langchain4j-latest``): new releases can change the spans, and verdicts are measured on
+them."""
+
+
+def versions(pom: str = "pom.xml") -> dict[str, str]:
+    """The versions of the jars that matter, as the build with ``pom`` laid them in
+    ``quarkus-app/lib``."""
     found: dict[str, str] = {}
-    for path in (build_jar(PROJECT, JAR_NAME).parent / "lib" / "main").glob("*.jar"):
+    for path in (build_jar(PROJECT, JAR_NAME, pom).parent / "lib" / "main").glob("*.jar"):
         artifact, _, version = path.stem.rpartition("-")
         if artifact in VERSIONED:
             found[artifact] = version
     return {a.rpartition(".")[2]: found.get(a, "not laid out") for a in VERSIONED}
 
 
-def run_quarkus_langchain4j(
+def versions_latest() -> dict[str, str]:
+    """``versions`` of the ``quarkus-langchain4j-latest`` build (``pom-quarkus-latest.xml``)."""
+    return versions(POM_LATEST)
+
+
+def run_quarkus_langchain4j_latest(
     scenario: Scenario, variant: str, content: bool, out: Path, project: Path
 ) -> list[str]:
-    """Run one (scenario, content) variant in its own JVM; returns the tools the run really
-    executed, and fails when the final answer is not the scenario's (``project`` is the
-    capture's Node project option, unused here)."""
-    jar = build_jar(PROJECT, JAR_NAME)
+    """``run_quarkus_langchain4j`` on the ``quarkus-langchain4j-latest`` build."""
+    return run_quarkus_langchain4j(scenario, variant, content, out, project, POM_LATEST)
+
+
+def run_quarkus_langchain4j(
+    scenario: Scenario,
+    variant: str,
+    content: bool,
+    out: Path,
+    project: Path,
+    pom: str = "pom.xml",
+) -> list[str]:
+    """Run one (scenario, content) variant in its own JVM, the project built with ``pom``;
+    returns the tools the run really executed, and fails when the final answer is not the
+    scenario's (``project`` is the capture's Node project option, unused here)."""
+    jar = build_jar(PROJECT, JAR_NAME, pom)
 
     def launch(where: Where) -> Program:
         spec = {"results": tool_results(scenario), "report": str(where.report)}
