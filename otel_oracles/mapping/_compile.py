@@ -205,7 +205,18 @@ class ContentReads:
                 continue
             if out is None:
                 out = list(spans)
-            out[i] = _SpanView(span, _WithContent(attrs, texts, keys))
+            with_content: Mapping[str, Any]
+            if type(attrs) is dict:
+                # A plain dict stays one: the core reads a dict's attributes in one pass,
+                # any other mapping key by key through Python (several times dearer).
+                with_content = dict(attrs)
+                if not keys.isdisjoint(attrs):  # a sender's key never poses as content
+                    for own in keys.intersection(attrs).difference(texts):
+                        del with_content[own]
+                with_content.update(texts)
+            else:  # decoders that convert values lazily: a view, never a conversion
+                with_content = _WithContent(attrs, texts, keys)
+            out[i] = _SpanView(span, with_content)
         return spans if out is None else out
 
 
