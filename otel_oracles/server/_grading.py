@@ -20,28 +20,9 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from otel_oracles.assemble.online import ReadyTrace
+from otel_oracles.session import NotGraded
 
 logger = logging.getLogger(__name__)
-
-
-class GradingFailure(NamedTuple):
-    """Why a trace could not be graded, as its ``error`` verdicts say it: the result's name
-    (``stage``), its message and ``error.type``. Plain and picklable: a worker process's
-    death is described by the receiving process and the verdicts exported by another worker.
-    """
-
-    stage: str
-    message: str
-    error_type: str
-
-    @classmethod
-    def raised(cls, exc: BaseException) -> GradingFailure:
-        """Grading the trace raised ``exc`` (a bug in an oracle, parser or plug-in)."""
-        return cls(
-            "grading_crash",
-            f"grading this trace crashed ({type(exc).__name__}: {exc}); not graded",
-            type(exc).__name__,
-        )
 
 
 class GradingPool:
@@ -368,7 +349,7 @@ class ThreadGrading:
             grade, "timed_out", None
         )
         # Likewise for a trace whose grading raised (``ReadyGrader.not_graded``).
-        self._not_graded: Callable[[ReadyTrace, GradingFailure], list[Any]] | None = getattr(
+        self._not_graded: Callable[[ReadyTrace, NotGraded], list[Any]] | None = getattr(
             grade, "not_graded", None
         )
         self._on_crash = on_crash
@@ -415,9 +396,9 @@ class ThreadGrading:
     def _crashed(self, ready: ReadyTrace, exc: BaseException) -> None:
         if self.pool.abandoned(ready):
             return  # given up on before it crashed: its timeout verdicts went out then
-        self.report_failure(ready, GradingFailure.raised(exc))
+        self.report_failure(ready, NotGraded.crashed(exc))
 
-    def report_failure(self, ready: ReadyTrace, failure: GradingFailure) -> None:
+    def report_failure(self, ready: ReadyTrace, failure: NotGraded) -> None:
         """A trace that could not be graded (it raised, or the worker process holding it
         died) still ends in verdicts: ``error`` from every contract that selects it, exported
         like any result. ``on_crash(ready, True)`` counts it first. Only when not even those

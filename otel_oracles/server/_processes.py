@@ -15,7 +15,7 @@ data) and the receiving process, which owns the one meter provider, records them
 Protocol, one duplex pipe per worker (``multiprocessing`` connections, pickled tuples)::
 
     parent -> worker  ("body", id, kind, bytes) | ("grade", [(token, trace_id, spans, logs,
-                      reason, members)]) | ("fail", [same items], GradingFailure)
+                      reason, members)]) | ("fail", [same items], NotGraded)
                       | ("drop", id) | ("stop", timeout)
     worker -> parent  ("ready",) | ("graded", [(token, [verdict])], tally, exported)
                       | ("errored", token) | ("crashed", token)
@@ -62,10 +62,11 @@ from otel_oracles.decode import (
     WireSpan,
     body_contents,
 )
+from otel_oracles.session import NotGraded
 
 if TYPE_CHECKING:
     from otel_oracles.emit import GraderMetrics
-    from otel_oracles.server._grading import GradingFailure, VerdictLine
+    from otel_oracles.server._grading import VerdictLine
     from otel_oracles.server.config import ServeSettings
 
 logger = logging.getLogger(__name__)
@@ -411,9 +412,9 @@ class ProcessGrading:
                 if self._stopping:
                     replacement.outbox.put(("stop", 1.0))
                 self._workers[self._workers.index(w)] = replacement
-        self._report_lost(first, _died(w.process.exitcode))
+        self._report_lost(first, NotGraded.worker_died(w.process.exitcode))
 
-    def _report_lost(self, lost: list[ReadyTrace], failure: GradingFailure) -> None:
+    def _report_lost(self, lost: list[ReadyTrace], failure: NotGraded) -> None:
         """Send traces a dead worker held to the least busy live one as "fail": it exports
         their ``error`` verdicts without grading them (grading may be what killed the
         worker), and they count as grading errors. While stopping, or with no live worker,
@@ -435,25 +436,6 @@ class ProcessGrading:
             return
         for ready in lost:
             self._on_crash(ready, False)
-
-
-def _died(exitcode: int | None) -> GradingFailure:
-    """The ``GradingFailure`` of a trace whose worker process died (``exitcode`` negative:
-    the signal that killed it, e.g. SIGKILL from the OOM killer)."""
-    from otel_oracles.server._grading import GradingFailure
-
-    if exitcode is not None and exitcode < 0:
-        try:
-            how = f"killed by {signal.Signals(-exitcode).name}"
-        except ValueError:
-            how = f"killed by signal {-exitcode}"
-    else:
-        how = f"exit code {exitcode}"
-    return GradingFailure(
-        "worker_died",
-        f"the grading worker process died ({how}) while this trace was in hand; not graded",
-        "WorkerProcessDied",
-    )
 
 
 _WIRE = (WireSpan, WireLog)
@@ -602,7 +584,7 @@ def _worker_backend(
         def timed_out(self, ready: ReadyTrace, seconds: float) -> list[Any]:
             return counted(ready, grade.timed_out(ready, seconds))
 
-        def not_graded(self, ready: ReadyTrace, failure: GradingFailure) -> list[Any]:
+        def not_graded(self, ready: ReadyTrace, failure: NotGraded) -> list[Any]:
             return counted(ready, grade.not_graded(ready, failure))
 
     graded_and_counted = _Counted()

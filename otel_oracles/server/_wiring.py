@@ -13,11 +13,10 @@ from typing import Any
 from otel_oracles.assemble.online import ReadyTrace
 from otel_oracles.emit import own_telemetry_check
 from otel_oracles.sandbox import CommandPolicy
-from otel_oracles.server._grading import GradingFailure
 from otel_oracles.server._service import GradingServer, ResultsEmitter, Signal, decoded_parts
 from otel_oracles.server._spool import spool_for
 from otel_oracles.server.config import ConfigError, ServeSettings, grading_processes
-from otel_oracles.session import GradingSession
+from otel_oracles.session import GradingSession, NotGraded
 
 logger = logging.getLogger(__name__)
 
@@ -76,7 +75,7 @@ class ReadyGrader:
     def timed_out(self, ready: ReadyTrace, seconds: float) -> list[Any]:
         return self.session.timed_out(self._trace(ready), seconds)
 
-    def not_graded(self, ready: ReadyTrace, failure: GradingFailure) -> list[Any]:
+    def not_graded(self, ready: ReadyTrace, failure: NotGraded) -> list[Any]:
         """``error`` verdicts for a trace whose grading raised or whose worker process died
         (``failure`` says which), from every contract that selects it."""
         return self.session.not_graded(

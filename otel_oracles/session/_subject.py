@@ -69,7 +69,7 @@ class NotGraded(NamedTuple):
     """Why a subject could not be graded, as its ``error`` verdicts say it: the result's name
     (``stage``), its message and ``error.type``. Plain and picklable, because the process
     that tells why (the parent of a worker that died) is not the one that makes the
-    verdicts. ``serve`` words the same causes the same way (``GradingFailure``), so an
+    verdicts. ``serve`` gives its crashes and dead workers' traces these too, so an
     offline gate and a live one report a crash alike."""
 
     stage: str

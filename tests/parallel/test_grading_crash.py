@@ -26,8 +26,6 @@ from otel_oracles.mapping import load_conventions
 from otel_oracles.model.contract import Contract
 from otel_oracles.model.result import Verdict
 from otel_oracles.pipeline import read_traces
-from otel_oracles.server._grading import GradingFailure
-from otel_oracles.server._processes import _died
 from otel_oracles.session import (
     FROM_START,
     GradeRun,
@@ -256,12 +254,23 @@ def test_ctrl_c_during_a_check_stops_the_run(tmp_path: Path) -> None:
     assert '"verdicts"' not in out
 
 
-def test_worker_died_is_worded_as_serve_words_it() -> None:
-    """Offline and ``serve`` give a dead worker's and a crash's traces the same verdicts."""
-    for exitcode in (-signal.SIGKILL, -signal.SIGSEGV, 3):
-        assert tuple(NotGraded.worker_died(exitcode)) == tuple(_died(exitcode))
-    crash = SystemExit("bye")
-    assert tuple(NotGraded.crashed(crash)) == tuple(GradingFailure.raised(crash))
+def test_worker_died_is_worded_by_how_it_ended() -> None:
+    """A dead worker's traces (offline and ``serve`` word them with the one ``NotGraded``)
+    name the signal that killed the worker, or its exit code; a crash names the exception."""
+    for exitcode, how in (
+        (-signal.SIGKILL, "killed by SIGKILL"),
+        (-signal.SIGSEGV, "killed by SIGSEGV"),
+        (3, "exit code 3"),
+    ):
+        died = NotGraded.worker_died(exitcode)
+        assert (died.stage, died.error_type) == ("worker_died", "WorkerProcessDied")
+        assert f"({how}) while this trace was in hand" in died.message, died
+    crash = NotGraded.crashed(SystemExit("bye"))
+    assert tuple(crash) == (
+        "grading_crash",
+        "grading this trace crashed (SystemExit: bye); not graded",
+        "SystemExit",
+    )
 
 
 def test_a_resumed_run_grades_only_what_was_not_delivered() -> None:
