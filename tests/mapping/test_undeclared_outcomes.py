@@ -36,12 +36,17 @@ def _span(span_id: str, parent: str, name: str, status: StatusCode, **attrs: Any
                       status_code=status)  # fmt: skip
 
 
+def _agent() -> SpanRecord:
+    """The agent span every trace here runs its one tool under (a new record each call)."""
+    return _span(AGENT, "", "invoke_agent a", StatusCode.UNSET,
+                 **{"gen_ai.operation.name": "invoke_agent"})  # fmt: skip
+
+
 def _trace(status: StatusCode = StatusCode.UNSET, **tool_attrs: Any) -> Trace:
     attrs = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "search_docs",
              "gen_ai.tool.call.result": '{"documents": ["doc-1"]}', **tool_attrs}  # fmt: skip
     spans = [
-        _span(AGENT, "", "invoke_agent a", StatusCode.UNSET,
-              **{"gen_ai.operation.name": "invoke_agent"}),
+        _agent(),
         _span(TOOL, AGENT, "execute_tool search_docs", status, **attrs),
     ]  # fmt: skip
     return build_trace(TRACE, spans)
@@ -174,19 +179,8 @@ def test_a_real_langfuse_level_default_is_no_failure() -> None:
     assert failed
     levels = {"DEFAULT": "ok", "DEBUG": "ok", "WARNING": "unset"}
     for level, status in levels.items():
-        spans = [
-            dataclasses.replace(
-                s,
-                attributes={**s.attributes, "langfuse.observation.level": level},
-                status_code=StatusCode.UNSET,
-                status_message="",
-                events=[],
-            )
-            if s in failed
-            else s
-            for s in trace.spans
-        ]
-        t = map_trace(build_trace(trace.trace_id, spans), load_conventions())
+        rewritten = _with_status(trace, "langfuse.observation.level", "ERROR", level)
+        t = map_trace(rewritten, load_conventions())
         first = t.tool_calls("search_docs")[0]
         assert first.status == status, level
 
@@ -198,8 +192,7 @@ def _adk_trace(response: Any) -> Trace:
     attrs = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "search_docs",
              "gcp.vertex.agent.tool_response": json.dumps(response)}  # fmt: skip
     spans = [
-        _span(AGENT, "", "invoke_agent a", StatusCode.UNSET,
-              **{"gen_ai.operation.name": "invoke_agent"}),
+        _agent(),
         _span(TOOL, AGENT, "execute_tool search_docs", StatusCode.OK, **attrs),
     ]  # fmt: skip
     for s in spans:
@@ -249,8 +242,7 @@ def _custom(tmp_path: Path, outcome: str) -> ConventionSet:
 
 def _custom_trace(**attrs: Any) -> Trace:
     spans = [
-        _span(AGENT, "", "invoke_agent a", StatusCode.UNSET,
-              **{"gen_ai.operation.name": "invoke_agent"}),
+        _agent(),
         _span(TOOL, AGENT, "tool", StatusCode.OK,
               **{"custom.kind": "tool", "custom.tool": "search_docs", **attrs}),
     ]  # fmt: skip
