@@ -905,11 +905,11 @@ def test_real_trace_maps_to_expected_trajectory(case: Case, conventions: Convent
         if copies == 2 and scenario.name == "q_turn_limit":
             # The model node's copy of the last call has no usage: the node returned the
             # prebuilt agent's own text in place of the model's reply, without usage.
-            last = max((g for t in trajs for g in t.generations()), key=lambda g: g.start_ns or 0)
+            last = _last_model_call(trajs)
             want = (want[0] - (last.input_tokens or 0), want[1] - (last.output_tokens or 0))
         if scenario.structured and case.source in STRUCTURED_CALL_LEAVES:
             # The call asking for the output type is a leaf as often as the source records it.
-            last = max((g for t in trajs for g in t.generations()), key=lambda g: g.start_ns or 0)
+            last = _last_model_call(trajs)
             extra = STRUCTURED_CALL_LEAVES[case.source][0 if case.content else 1] - copies
             want = (
                 want[0] + extra * (last.input_tokens or 0),
@@ -937,6 +937,11 @@ def test_real_trace_maps_to_expected_trajectory(case: Case, conventions: Convent
             assert traj.commands() == [e.arguments["command"] for e in scenario.calls[2:]]
             assert traj.touched_file("tests/test_calc.py")
             assert [v.pattern for v in traj.find_network_violations()][:2] == ["curl", "https://"]
+
+
+def _last_model_call(trajs: list[Trajectory]) -> Step:
+    """The run's model call that started last (the one whose usage the sources record apart)."""
+    return max((g for t in trajs for g in t.generations()), key=lambda g: g.start_ns or 0)
 
 
 def _final_output(trajs: list[Trajectory]) -> str | None:
