@@ -181,6 +181,12 @@ class Evidence:
         gens: list[Step] = self.memoized("generations", self.trajectory.generations)
         return list(gens)
 
+    def last_generation(self) -> Step | None:
+        """The run's last model call (``_last_generation``), found once: the final output
+        and ``stopped_short`` both start from it."""
+        last: Step | None = self.memoized("last_generation", lambda: _last_generation(self))
+        return last
+
     def final_output(self) -> FinalOutput:
         """``final_output(trajectory)``, computed once."""
         try:
@@ -480,6 +486,13 @@ def _order_key(step: Step) -> tuple[int, int]:
     return (step.end_ns if step.end_ns is not None else -1, step.index)
 
 
+def _last_generation(ev: Evidence) -> Step | None:
+    """The model call that ended last among those no later call started during
+    (``_not_followed_while_open``), or ``None`` when the trace has none."""
+    gens = sorted(_not_followed_while_open(ev.generations()), key=_order_key)
+    return gens[-1] if gens else None
+
+
 def _not_followed_while_open(gens: list[Step]) -> list[Step]:
     """The model calls no later call started during: a call still open when the next one
     started handed its output on before its span ended (ADK for Java ends each ``call_llm``
@@ -564,8 +577,7 @@ def _final_output_of(ev: Evidence) -> FinalOutput:
     answers = ev.final_answer_calls()
     if answers:
         return _tool_answer(answers[-1])
-    gens = sorted(_not_followed_while_open(ev.generations()), key=_order_key)
-    last = gens[-1] if gens else None
+    last = ev.last_generation()
     ended = _run_error(last, t.agents())
     if ended is not None:
         return FinalOutput(None, last, ended)
@@ -648,8 +660,7 @@ def _stopped_short(ev: Evidence) -> str | None:
     effort is a lower bound, never a pass (``max_tool_calls``, ``max_steps``,
     ``loop_detected``). A run that failed otherwise (a model API outage) is not stopped by
     a limit; its effort checks judge what it did."""
-    gens = sorted(_not_followed_while_open(ev.generations()), key=_order_key)
-    last = gens[-1] if gens else None
+    last = ev.last_generation()
     failed = _run_error_step(last, ev.trajectory.agents())
     if failed is not None:
         limit = failed.attributes.get("run_limit")
