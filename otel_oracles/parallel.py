@@ -35,7 +35,7 @@ from __future__ import annotations
 import pickle
 import traceback
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from multiprocessing import get_all_start_methods, get_context
 from multiprocessing.connection import Connection, wait
 from multiprocessing.context import BaseContext
@@ -185,15 +185,8 @@ def _resumed(worker: _Worker) -> tuple[_ShardJob, str]:
     lost = {order: why for order, why in job.resume.lost.items() if order > worker.delivered}
     if in_hand >= 0:
         lost[in_hand] = NotGraded.worker_died(exitcode)
-    resumed = _ShardJob(
-        job.paths,
-        job.spec,
-        job.shard,
-        job.with_trajectories,
-        job.pickled,
-        Resume(worker.delivered, lost),
-        worker.counts,
-        fruitless,
+    resumed = replace(
+        job, resume=Resume(worker.delivered, lost), counts=worker.counts, fruitless=fruitless
     )
     held = (
         "1 trace in hand: reported as error (worker_died)" if in_hand >= 0 else "no trace in hand"
