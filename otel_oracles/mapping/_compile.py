@@ -149,7 +149,7 @@ class ContentRead:
                 prefixes.append(src.attr_prefix)
         return cls(key, tuple(sources), frozenset(attrs), tuple(prefixes), frozenset(events))
 
-    def text(self, span: SpanRecord) -> str | None:
+    def text(self, span: SpanRecord, placeholders: frozenset[str]) -> str | None:
         """The content on ``span`` (``content_text``), ``None`` at once when it carries none
         of the attributes and events the sources name."""
         attrs = span.attributes
@@ -159,7 +159,7 @@ class ContentRead:
             and not (self.prefixes and any(k.startswith(self.prefixes) for k in attrs))
         ):
             return None
-        return content_text(span, self.sources)
+        return content_text(span, self.sources, placeholders)
 
 
 @dataclass(slots=True)
@@ -170,6 +170,9 @@ class ContentReads:
     attached to the span). The core tests attributes only; the content is handed to it as an
     attribute of a view of the span (``spans``), never written into the trace."""
 
+    placeholders: frozenset[str] = frozenset()
+    """The conventions' redaction placeholders: a source holding one holds no content, so
+    the next source is read (as the field reader does)."""
     reads: list[ContentRead] = field(default_factory=list)
     keys: frozenset[str] = frozenset()
     """The reads' attribute keys."""
@@ -200,7 +203,7 @@ class ContentReads:
             # Most spans carry nothing any read names: skipped without a call.
             if named is not None and not span.events and attrs.keys().isdisjoint(named):
                 continue
-            texts = {r.key: t for r in reads if (t := r.text(span)) is not None}
+            texts = {r.key: t for r in reads if (t := r.text(span, self.placeholders)) is not None}
             if not texts and attrs.keys().isdisjoint(keys):
                 continue
             if out is None:
@@ -267,15 +270,19 @@ class _SpanView:
         self.attributes = attributes
 
 
-def content_text(span: SpanRecord, sources: Sequence[Source]) -> str | None:
+def content_text(
+    span: SpanRecord, sources: Sequence[Source], placeholders: frozenset[str] = frozenset()
+) -> str | None:
     """The raw content of the first of ``sources`` with a value on ``span``, as text: a
     string as it is, a structured value (an AnyValue attribute, a log body, several events)
     as JSON. Origins that hold no content (span name, status message, constants, children)
-    are skipped."""
+    are skipped, and so is a source holding only a redaction placeholder (``placeholders``):
+    a reply redacted in the span attribute but kept in its log records is read there."""
     for src in sources:
         value = _raw(span, src)
-        if value is not None:
-            return value if isinstance(value, str) else _json_text(value)
+        if value is None or (isinstance(value, str) and value in placeholders):
+            continue
+        return value if isinstance(value, str) else _json_text(value)
     return None
 
 
@@ -448,7 +455,7 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
             s.attr for s in now.get("result", ()) if s.attr is not None and s.event is None
         )
     frozen_placeholders = frozenset(placeholders)
-    content = ContentReads()
+    content = ContentReads(frozen_placeholders)
     table = rule_table(
         [rule for conv in conventions.files for rule in conv.rules],
         [compiled_rule.fields for compiled_rule in rules],

@@ -131,3 +131,21 @@ def test_a_content_condition_is_checked_when_loading(
     )
     with pytest.raises(ConventionError, match=problem):
         load_conventions([tmp_path])
+
+
+@pytest.mark.parametrize("source", ["openlit-openai", "openlit-dspy"])
+def test_a_redacted_attribute_leaves_the_reply_to_its_log_records(
+    source: str, probe: ConventionSet
+) -> None:
+    """A tracer that redacts the reply in the span attribute (a placeholder there) but keeps
+    it in the log record still shows the reply: the condition reads the next source, as the
+    field reader does, rather than testing the placeholder and missing the step."""
+    traces = _traces(_capture(source, "a_happy"))
+    redacted = 0
+    for trace in traces:
+        for span in trace.spans:
+            if "gen_ai.output.messages" in span.attributes:
+                span.attributes = {**span.attributes, "gen_ai.output.messages": "__REDACTED__"}
+                redacted += 1
+    assert redacted
+    assert len(_answer_calls(probe, traces)) == 1
