@@ -184,6 +184,11 @@ class OwnTelemetryCheck:
         """``is_marked_own`` with these markers."""
         return is_marked_own(record, self.scope, self.services)
 
+    @staticmethod
+    def shaped(record: SpanRecord | LogRecord) -> bool:
+        """``has_own_shape``: the other half, for a record already known to be marked."""
+        return has_own_shape(record)
+
     def __call__(self, record: SpanRecord | LogRecord) -> bool:
         return self.marked(record) and has_own_shape(record)
 
