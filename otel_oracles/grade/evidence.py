@@ -516,9 +516,11 @@ def final_output(t: Trajectory) -> FinalOutput:
 
     1. the arguments of the last call of a final-answer tool (``final_answer``,
        ``final_result``, output-type tools: ``Trajectory.final_answer_tools``, declared by
-       the conventions). Such a tool is the channel the answer is delivered through, so it
-       wins over any model text around it; its arguments not captured is a missing answer,
-       never a fall-back to other text;
+       the conventions; ``_final_answer_calls``). Such a tool is the channel the answer is
+       delivered through, so it wins over any model text around it; its arguments not
+       captured is a missing answer, never a fall-back to other text;
+       1b. else the structured answer of the last run's agent (a convention's
+       ``structured_output``: LangChain's ``structured_response``), for the same reason;
     2. else the text of the last model call ("last" by end time, then step index, among the
        calls no later call started during: ``_not_followed_while_open``);
     3. else an agent span's output (some instrumentations put the run's result there);
@@ -538,27 +540,41 @@ def final_answer_calls(t: Trajectory) -> list[Step]:
 
 
 def _final_answer_calls(ev: Evidence) -> list[Step]:
-    """Calls of a tool ``final_answer_tools`` names, and calls a convention rule marks as
+    """Calls of a tool ``final_answer_tools`` names, calls a convention rule marks as
     answering (``delivers_answer``: a structured-output tool named after the user's output
-    type, known by what its span records), in answer order."""
+    type, known by what its span records), and calls no span ran whose arguments are an
+    agent's structured answer (``_structured_answers``: LangChain's ``create_agent`` tool
+    strategy answers its output tool's call inside the agent, so the call is seen only in
+    the model's request, and the run's output state holds those arguments as its answer),
+    in answer order."""
     names = ev.trajectory.final_answer_tools
+    delivered = _structured_answers(ev.trajectory.agents())
     calls = [
         s
         for s in ev.tool_calls()
-        if s.attributes.get("delivers_answer") or (names and first_match(s.tool, names) is not None)
+        if s.attributes.get("delivers_answer")
+        or (names and first_match(s.tool, names) is not None)
+        or (delivered and s.synthesized and s.arguments is not None and s.arguments in delivered)
     ]
     return sorted(calls, key=_order_key)
+
+
+def _structured_answers(agents: list[Step]) -> list[dict[str, Any]]:
+    """The structured answers agent runs that did not end in an error returned
+    (``attributes.structured_output``, read by a convention's ``structured_output`` field:
+    LangChain's ``structured_response``), outermost run first."""
+    found = []
+    for agent in agents:
+        answer = agent.attributes.get("structured_output")
+        if agent.status != "error" and isinstance(answer, dict):
+            found.append(answer)
+    return found
 
 
 def _tool_answer(step: Step) -> FinalOutput:
     args = step.arguments
     if args is not None and not is_placeholder(args):
-        values = list(args.values())
-        if len(values) == 1 and isinstance(values[0], str):
-            text = values[0]  # final_answer(answer="..."): the answer is that string
-        else:
-            text = _ANSWER_ENCODER.encode(args)
-        return FinalOutput(text, step, value=args)
+        return FinalOutput(_object_answer_text(args), step, value=args)
     raw = step.arguments_raw
     if raw is not None and not is_placeholder(raw):
         return FinalOutput(raw, step)
@@ -567,6 +583,15 @@ def _tool_answer(step: Step) -> FinalOutput:
         step,
         f"final output not captured: final-answer tool call {where(step)}: arguments not captured",
     )
+
+
+def _object_answer_text(answer: dict[str, Any]) -> str:
+    """The text answer checks search in an answer delivered as an object: its single string
+    value (``final_answer(answer="...")``), else the object as JSON."""
+    values = list(answer.values())
+    if len(values) == 1 and isinstance(values[0], str):
+        return values[0]
+    return _ANSWER_ENCODER.encode(answer)
 
 
 _ANSWER_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
@@ -581,11 +606,17 @@ def _final_output_of(ev: Evidence) -> FinalOutput:
     ended = _run_error(last, t.agents())
     if ended is not None:
         return FinalOutput(None, last, ended)
+    agents = _last_run_agents(t.agents())
+    for agent in agents:
+        # The run's structured answer (its output state's ``structured_response``) is what
+        # it returned, whatever model text came before: the channel, as a final-answer tool.
+        answer = agent.attributes.get("structured_output")
+        if agent.status != "error" and isinstance(answer, dict) and not is_placeholder(answer):
+            return FinalOutput(_object_answer_text(answer), agent, value=answer)
     if last is not None:
         text = _assistant_text(last.output_messages)
         if text is not None:
             return FinalOutput(text, last)
-    agents = _last_run_agents(t.agents())
     for agent in agents:
         if agent.status == "error":
             continue  # a run that ended in an error returned no answer: its output is none

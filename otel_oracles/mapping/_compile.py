@@ -38,8 +38,11 @@ MISSING: Any = object()
 """Sentinel for "no value" (``None`` may be a real attribute value)."""
 
 CONTENT_FIELDS: frozenset[str] = frozenset(
-    {"arguments", "result", "input_messages", "output_messages", "query", "documents", "output"}
-)
+    {
+        "arguments", "result", "input_messages", "output_messages", "query", "documents",
+        "output", "structured_output",
+    }
+)  # fmt: skip
 """Fields that content capture controls: a placeholder there is recorded in ``redacted``."""
 
 

@@ -402,6 +402,12 @@ def _normalize_fields(draft: Draft) -> None:
         f["result"] = parse_json_or_text(f["result"])
         if is_text_block(f["result"]):  # an MCP tool's text output as the agent SDK records it
             f["result"] = parse_json_or_text(f["result"]["text"])
+    if "structured_output" in f:
+        # No step field of its own: an agent's structured answer, kept for grading (an
+        # object only; anything else is no such answer).
+        answer = f.pop("structured_output")
+        if isinstance(answer, dict) and answer:
+            draft.attributes["structured_output"] = answer
     if "output" in f:
         output = f.pop("output")
         if output is not None and "output_messages" not in f:

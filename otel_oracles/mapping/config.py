@@ -42,11 +42,15 @@ FIELD_NAMES: frozenset[str] = frozenset(
         "tool", "call_id", "arguments", "result", "error_type", "error_message", "provider",
         "model", "input_messages", "output_messages", "finish_reasons", "input_tokens",
         "output_tokens", "agent_name", "agent_id", "conversation_id", "from_agent", "to_agent",
-        "query", "documents", "output", "outcome",
+        "query", "documents", "output", "outcome", "structured_output",
     }
 )  # fmt: skip
 """Step fields a rule may fill. ``output`` is an agent's final output (stored as an assistant
-message in ``output_messages`` when that field has no value of its own). ``outcome`` is a
+message in ``output_messages`` when that field has no value of its own).
+``structured_output`` is the object an agent run returned as its structured answer (kept in
+the step's ``attributes.structured_output``; an object only): grading reads it as the run's
+answer, and a call of an output tool no span ran whose arguments are that object as the
+answer's delivery (LangChain's ``create_agent`` tool strategy). ``outcome`` is a
 tool's own success/failure attribute (``gen_ai.tool.status``), read through the files'
 ``tool_outcomes`` vocabulary into the step's status; a value the vocabulary does not
 declare makes the outcome unknown, unless the source reads it from inside a payload

@@ -18,6 +18,7 @@ from otel_oracles.mapping.parsers.langgraph import (
     parse_langchain_messages,
     parse_langchain_tool_input,
     parse_langgraph_command_goto,
+    parse_langgraph_structured_response,
     parse_object_only,
     parse_traceloop_js_tool_args,
 )
@@ -243,3 +244,34 @@ def test_langgraph_command_goto_is_its_single_target(value: Any, expected: Any) 
 )
 def test_openllmetry_js_tool_input_is_its_first_argument_object(value: Any, expected: Any) -> None:
     assert parse_traceloop_js_tool_args(value) == expected
+
+
+ANSWER = {"answer": "Refunds take 30 days [doc-42].", "sources": ["doc-42"]}
+
+
+@pytest.mark.parametrize(
+    "state",
+    [
+        {"messages": [], "structured_response": ANSWER},  # MLflow, the LangSmith SDK
+        {"outputs": {"messages": [], "structured_response": ANSWER}, "kwargs": {}},  # OpenLLMetry
+    ],
+)
+def test_an_agent_states_structured_response_is_its_structured_output(state: Any) -> None:
+    assert parse_langgraph_structured_response(state) == ANSWER
+    recorded = json.dumps(state)
+    assert apply_parsers(["json", "langgraph_structured_response"], recorded) == ANSWER
+
+
+@pytest.mark.parametrize(
+    "state",
+    [
+        {"messages": [], "structured_response": None},  # a run without a response format
+        {"messages": [], "structured_response": "answer='x' sources=[]"},  # a repr: no object
+        {"messages": [], "structured_response": {}},
+        {"outputs": None, "kwargs": {}},
+        "[REDACTED]",
+        None,
+    ],
+)
+def test_no_structured_object_is_no_structured_output(state: Any) -> None:
+    assert parse_langgraph_structured_response(state) is None

@@ -7,11 +7,12 @@ from typing import Any
 
 import pytest
 
+from otel_oracles.grade.evidence import final_answer_calls, final_output
 from otel_oracles.mapping import load_conventions
 from otel_oracles.model.result import Outcome
-from otel_oracles.model.step import Trajectory
+from otel_oracles.model.step import StepKind, Trajectory
 from tests.oracles.test_contracts_on_real_traces import contract_named, grade_file, trace_file
-from tests.oracles.trace_builders import check, gen, tool, traj
+from tests.oracles.trace_builders import MS, check, gen, tool, traj
 
 ANSWER_TOOLS = ("final_answer", "final_result", "final_result_*")
 
@@ -175,3 +176,42 @@ def test_calls_followed_while_open_are_found_as_the_pairwise_definition_finds_th
             or not any(g.start_ns < s < g.end_ns for s in starts)
         ]
         assert _not_followed_while_open(gens) == (pairwise or gens)
+
+
+def _state_answer_run(answer: dict[str, Any], requested: dict[str, Any]) -> Trajectory:
+    """LangChain's ``create_agent`` tool strategy: the last model call asks for the output
+    tool ``SupportAnswer`` (no span runs it, so it is a call seen only in that request), and
+    the agent's output state holds the run's ``structured_response`` (``structured_output``)."""
+    return traj(
+        {"kind": StepKind.AGENT, "agent_name": "support", "status": "ok",
+         "start_ns": 0, "end_ns": 100 * MS, "attributes": {"structured_output": answer}},
+        gen(tool_calls=["search_docs"]),
+        tool("search_docs", {"query": "refunds"}, {"documents": ["doc-17", "doc-42"]},
+             status="ok"),
+        gen(tool_calls=["SupportAnswer"]),
+        tool("SupportAnswer", requested, None, synthesized=True, start_ns=None, end_ns=None),
+        timed=False,
+    )  # fmt: skip
+
+
+def test_an_agents_structured_response_is_the_answer_and_its_requested_call_delivers_it() -> None:
+    fabricated = {"answer": "Refunds take 45 days [doc-99].", "sources": ["doc-99"]}
+    t = _state_answer_run(fabricated, dict(fabricated))
+    assert [s.tool for s in final_answer_calls(t)] == ["SupportAnswer"]
+    assert final_output(t).value == fabricated
+    result = check({"type": "citations_grounded"}, t)
+    assert result.outcome == Outcome.INVARIANT_FAILURE, result.message
+    assert "doc-99" in result.message
+    # The answer's delivery is no work: its unknown outcome leaves no dependency unknown.
+    assert check({"type": "max_tool_calls", "max": 1}, t).outcome == Outcome.PASS
+    grounded = {"answer": "Refunds take 30 days [doc-42].", "sources": ["doc-42"]}
+    result = check({"type": "citations_grounded"}, _state_answer_run(grounded, dict(grounded)))
+    assert result.outcome == Outcome.PASS, result.message
+
+
+def test_a_requested_call_other_than_the_structured_response_stays_work() -> None:
+    answer = {"answer": "Refunds take 30 days [doc-42].", "sources": ["doc-42"]}
+    t = _state_answer_run(answer, {"answer": "something else"})
+    assert final_answer_calls(t) == []
+    assert final_output(t).value == answer  # the state's answer still wins over model text
+    assert check({"type": "max_tool_calls", "max": 1}, t).outcome != Outcome.PASS

@@ -193,6 +193,23 @@ def parse_langgraph_state_reply(value: Any) -> list[Message] | None:
     return [last] if last.get("role") == "assistant" else []
 
 
+def parse_langgraph_structured_response(value: Any) -> dict[str, Any] | None:
+    """The structured answer a LangChain agent's run returned, from the graph's output state
+    as tracers record it: ``{"messages": [...], "structured_response": {...}}`` (MLflow's
+    ``mlflow.spanOutputs``, the LangSmith SDK's ``gen_ai.completion``), or that state under
+    the callback's ``outputs`` (OpenLLMetry's ``traceloop.entity.output``). LangChain's
+    ``create_agent(response_format=...)`` puts the parsed answer there; with its tool
+    strategy no span records the output tool that carried it, so this state is the one place
+    the trace shows the answer. Only an object is an answer: ``null`` (a run without a
+    response format), a repr string or anything else is no value."""
+    if not isinstance(value, dict):
+        return None
+    outputs = value.get("outputs")
+    state = outputs if isinstance(outputs, dict) and "messages" in outputs else value
+    answer = state.get("structured_response")
+    return answer if isinstance(answer, dict) and answer else None
+
+
 _REPR_TYPE = re.compile(r"([A-Za-z_][\w.]{0,200})\(")
 
 
@@ -307,5 +324,6 @@ PARSERS: Mapping[str, Parser] = {
     "langtrace_chat_input": parse_langtrace_chat_input,
     "langtrace_chat_output": parse_langtrace_chat_output,
     "langgraph_state_reply": parse_langgraph_state_reply,
+    "langgraph_structured_response": parse_langgraph_structured_response,
 }
 """Registered names (as written in YAML ``parse:``) -> parser."""
