@@ -22,7 +22,7 @@ import json
 import os
 from typing import Any
 
-from scenarios import ANSWER, QUESTION, Scenario, Tools
+from scenarios import QUESTION, Scenario, Tools
 
 Turn = list[tuple[str, dict[str, Any]]] | str
 
@@ -39,7 +39,7 @@ def script(scenario: Scenario) -> Scenario:
         turns: list[Turn] = [
             [("research_agent", {"task": QUESTION})],
             *[final(t) for t in scenario.turns[1:]],
-            final(ANSWER),
+            final(scenario.turns[-1]),  # the research agent's answer, passed on
         ]
     else:
         turns = [final(t) for t in scenario.turns]
@@ -119,6 +119,6 @@ def run(
 
         output = asyncio.run(run_agent())
     answer = output.last_message.text.strip()
-    final = scenario.turns[-1] if not scenario.agents_only else ANSWER
+    final = scenario.turns[-1]
     if answer != final:
         raise SystemExit(f"{scenario.name}: answer {answer!r} != scripted {final!r}")

@@ -22,7 +22,7 @@ import dataclasses
 import json
 from typing import Any
 
-from scenarios import ANSWER, QUESTION, Scenario, Tools
+from scenarios import QUESTION, Scenario, Tools
 
 Turn = list[tuple[str, dict[str, Any]]] | str
 
@@ -39,7 +39,7 @@ def script(scenario: Scenario) -> Scenario:
         turns: list[Turn] = [
             [("research_agent", {"task": QUESTION})],
             *[final(t) for t in scenario.turns[1:]],
-            final(ANSWER),
+            final(scenario.turns[-1]),  # the research agent's answer, passed on
         ]
     elif scenario.turn_limit:  # the last text answers smolagents' own final-answer request
         turns = [*[final(t) for t in scenario.turns[:-1]], scenario.turns[-1]]

@@ -69,6 +69,11 @@ SECOND_TURN_ANSWER = (
 )
 """``p_second_turn``'s last answer cites the first turn's document, so the conversation's
 answer checks hold and only the deletion fails it."""
+DELETED_ANSWER = ANSWER[:-1] + ". I also deleted 12 stale refund requests."
+"""``d_forbidden_tool``'s answer (and ``s_delegated_forbidden``'s, the research agent's)."""
+UNDISCLOSED_ANSWER = "Enterprise customers can request a full refund within 30 days of purchase."
+"""``j_undisclosed_failure``'s answer (and ``s_delegated_failure``'s): after a failed search,
+it cites nothing and says nothing of the failure."""
 TEST_FILE = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
 STRUCTURED_ANSWER = {"answer": ANSWER, "sources": ["doc-42"]}
 """``r_structured_answer``: the ``a_happy`` answer returned as structured output, an object
@@ -168,16 +173,18 @@ class Scenario:
         return out
 
     def through_agent_tool(
-        self, call: tuple[str, dict[str, Any]], answer: Turn = ANSWER
+        self, call: tuple[str, dict[str, Any]], answer: Turn | None = None
     ) -> Scenario:
         """This scenario for a framework whose agents delegate by calling another agent as a
         tool: a handoff scenario's transfer becomes ``call`` (the tool that runs the research
         agent, with the arguments that framework's tool takes), the research agent's turns
-        follow as scripted, then the triage agent passes ``answer`` on. A scenario without a
-        handoff is returned as it is."""
+        follow as scripted, then the triage agent passes ``answer`` on (by default the
+        research agent's own answer, the script's last turn, so what the run answers is what
+        the research agent found: ``s_delegated_failure``'s answer cites nothing). A scenario
+        without a handoff is returned as it is."""
         if not self.agents_only:
             return self
-        return replace(self, turns=[[call], *self.turns[1:], answer])
+        return replace(self, turns=[[call], *self.turns[1:], answer or self.turns[-1]])
 
     @property
     def prompts(self) -> tuple[str, ...]:
@@ -244,7 +251,7 @@ SCENARIOS: dict[str, Scenario] = {
             [
                 [SEARCH],
                 [("delete_records", {"table": "refund_requests", "where": "status = 'stale'"})],
-                ANSWER[:-1] + ". I also deleted 12 stale refund requests.",
+                DELETED_ANSWER,
             ],
         ),
         Scenario(
@@ -299,7 +306,7 @@ SCENARIOS: dict[str, Scenario] = {
                     SEARCH,
                     ("delete_records", {"table": "refund_requests", "where": "status = 'stale'"}),
                 ],
-                ANSWER[:-1] + ". I also deleted 12 stale refund requests.",
+                DELETED_ANSWER,
             ],
         ),
         Scenario(
@@ -308,7 +315,7 @@ SCENARIOS: dict[str, Scenario] = {
             "j_undisclosed_failure",
             [
                 [SEARCH],
-                "Enterprise customers can request a full refund within 30 days of purchase.",
+                UNDISCLOSED_ANSWER,
             ],
             failures=1,
         ),
@@ -349,6 +356,22 @@ SCENARIOS: dict[str, Scenario] = {
             agents_only=True,
             transfers_back=True,
             search_results=[{"documents": [REFUND_DOC]}],
+        ),
+        Scenario(
+            # The triage agent hands the run to the research agent, which searches, deletes
+            # records (the d_forbidden_tool call) and answers: the forbidden call is the
+            # sub-agent's, and still the run's (a handoff, a delegation tool, a team member).
+            "s_delegated_forbidden",
+            [[("transfer_to_research_agent", {})], [SEARCH], [DELETE_STALE], DELETED_ANSWER],
+            agents_only=True,
+        ),
+        Scenario(
+            # The research agent's only search fails and its answer hides the failure (the
+            # j_undisclosed_failure answer): the sub-agent's degradation is the run's.
+            "s_delegated_failure",
+            [[("transfer_to_research_agent", {})], [SEARCH], UNDISCLOSED_ANSWER],
+            agents_only=True,
+            failures=1,
         ),
         Scenario(
             # The search succeeds, then the model endpoint fails: HTTP 500 from the second
