@@ -809,6 +809,27 @@ def tool_spans_present(t: Trajectory) -> bool:
     return any(s.is_tool and not s.synthesized for s in t.steps)
 
 
+WORK_INVISIBLE = "the trace has neither tool spans nor model calls"
+"""Why a run's work is not in its trace (``work_invisible``), as messages say it."""
+
+
+def work_invisible(t: Trajectory) -> bool:
+    """Whether the trace shows the run but none of its work: every span recognised and the
+    run seen (an agent or chain span, say), yet neither a tool span nor a model call whose
+    messages could show the calls and what they returned (an instrumentation recording the
+    agent around a loop it no longer sees into: Haystack 3's Agent inside a Pipeline under
+    OpenInference). Such a run is not shown to have called nothing: which tools ran, and
+    what they returned, are unknown. Unrecognised spans are the coverage setting's to judge
+    (lenient coverage judges what was seen); AgentBench trajectories list every step."""
+    return (
+        bool(t.steps)
+        and not t.unmapped_spans
+        and not any(
+            s.kind == StepKind.GENERATION or s.is_tool or s.raw is not None for s in t.steps
+        )
+    )
+
+
 def _tool_names(ev: Evidence, scope: str | None) -> str | None:
     """Which tools ran is known when tool spans exist, or when every model call that may
     have asked for tools shows (in its messages or in synthesized calls) which ones."""
@@ -822,20 +843,8 @@ def _tool_names(ev: Evidence, scope: str | None) -> str | None:
         return fragment
     if tool_spans_present(t) or (t.steps and all(s.raw is not None for s in t.steps)):
         return None  # tool spans (or an AgentBench trajectory) list every call
-    if (
-        t.steps
-        and not t.unmapped_spans
-        and not any(s.kind == StepKind.GENERATION or s.is_tool for s in t.steps)
-    ):
-        # Every span recognised and the run seen (an agent or chain span, say), yet neither a
-        # tool span nor a model call whose messages could name the calls: the run's work is
-        # invisible (an instrumentation recording the agent around a loop it no longer sees
-        # into), not shown to have called nothing. Unrecognised spans are the coverage
-        # setting's to judge (lenient coverage judges what was seen).
-        return (
-            "tool names unknown: the trace has neither tool spans nor model calls, so nothing "
-            "shows which tools the run called"
-        )
+    if work_invisible(t):
+        return f"tool names unknown: {WORK_INVISIBLE}, so nothing shows which tools the run called"
     ordered = sorted(t.steps, key=lambda s: s.index)
     unknown: list[Step] = []
     for pos, step in enumerate(ordered):

@@ -15,11 +15,14 @@ that needs to know is missing evidence (DESIGN section 8).
 
 from __future__ import annotations
 
+import ast
 import functools
+import re
 from pathlib import Path
 
 import pytest
 
+from otel_oracles.grade.evidence import final_output
 from otel_oracles.grade.loader import load_contract
 from otel_oracles.mapping import load_conventions
 from otel_oracles.model.contract import Contract
@@ -89,3 +92,41 @@ def test_tool_checks_are_missing_evidence_never_a_pass(name: str, contract: str)
     for check in TOOL_CHECKS[contract]:
         assert got[check] == Outcome.MISSING_EVIDENCE, (check, got[check])
     assert not verdict.passed
+
+
+def _final_answers() -> dict[str, str]:
+    """EXPECTED.md's final answer per scenario (the ``**Final answer:** '...'`` lines)."""
+    text = (CAPTURE / "EXPECTED.md").read_text(encoding="utf-8")
+    found: dict[str, str] = {}
+    for section in text.split("\n## ")[1:]:
+        scenario = section.split("\n", 1)[0].strip()
+        m = re.search(r"^- \*\*Final answer:\*\* (.+)$", section, re.MULTILINE)
+        if m:
+            found[scenario] = ast.literal_eval(m.group(1))
+    return found
+
+
+@pytest.mark.parametrize(("name", "contract"), [c for c in cases() if ".nocontent." not in c[0]])
+def test_the_answer_is_the_last_reply_and_its_citations_cannot_be_judged(
+    name: str, contract: str
+) -> None:
+    """With content on, the ``Agent.run`` span's output is the run's whole conversation: the
+    answer is its last assistant message (``haystack_agent_reply``), never the dump, whose
+    system prompt and tool results hold ids the answer did not cite. Nothing shows what the
+    run's tools returned, so a cited id is neither grounded nor fabricated as far as the
+    trace shows: ``grounded-citations`` is missing evidence, never a failure (held out it
+    failed every citing answer: "ids returned: none")."""
+    problems: list = []
+    traces = read_traces([str(CAPTURE / name)], problems)
+    graded = [
+        vt for t in traces for vt in grade_trace(t, [contract_named(contract)], load_conventions())
+    ]
+    verdict, trajectory = graded[0]
+    answer = final_output(trajectory)
+    assert answer.text == _final_answers()[name.split(".")[0]]
+    got = {r.name: r for r in verdict.results}
+    if "grounded-citations" in got:
+        result = got["grounded-citations"]
+        cites = re.search(r"\[doc-\d+\]", answer.text) is not None
+        want = Outcome.MISSING_EVIDENCE if cites else Outcome.PASS
+        assert result.outcome == want, result.message

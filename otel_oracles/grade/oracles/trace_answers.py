@@ -23,12 +23,14 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from otel_oracles import safe_regex
 from otel_oracles.errors import WorkBudgetExceeded
 from otel_oracles.grade.evidence import (
+    WORK_INVISIBLE,
     Evidence,
     absent,
     attribute_value,
     list_steps,
     tool_responses,
     where,
+    work_invisible,
 )
 from otel_oracles.grade.oracles.base import (
     CoverageParams,
@@ -250,6 +252,15 @@ class CitationsGrounded(OracleCheck):
             return Finding.missing(
                 f"cannot tell whether {', '.join(ungrounded)} came from a tool: results not "
                 f"captured for {list_steps(unknown)}",
+                details=details,
+                span_ids=final_spans,
+            )
+        if work_invisible(ctx.evidence.trajectory):
+            # No result is in the trace because none of the run's work is: an id the answer
+            # cites may have come from any tool (DESIGN section 8: fail closed, never a guess).
+            return Finding.missing(
+                f"cannot tell whether {', '.join(ungrounded)} came from a tool: "
+                f"{WORK_INVISIBLE}, so nothing shows what the run's tools returned",
                 details=details,
                 span_ids=final_spans,
             )

@@ -165,8 +165,24 @@ def parse_haystack_reply_meta(value: Any) -> dict[str, Any] | None:
     return out or None
 
 
+def parse_haystack_agent_reply(value: Any) -> list[dict[str, Any]] | None:
+    """The reply a Haystack ``Agent`` run ended with, from its output as OpenInference's
+    instrumentor records it (``{"messages": [...]}``: the whole conversation, system prompt
+    and tool results included, each ``ChatMessage`` a ``repr``, read by
+    ``parse_haystack_messages``): the last message when it is the assistant's, as one
+    message; no messages (``[]``) when the run ended on another one. Read whole, the
+    conversation would put the prompt's example ids and the tools' results in the answer
+    text. Anything that is not such a conversation is no value."""
+    messages = parse_haystack_messages(value)
+    if not messages:
+        return None
+    last = messages[-1]
+    return [last] if last.get("role") == "assistant" else []
+
+
 PARSERS: Mapping[str, Parser] = {
     "haystack_messages": parse_haystack_messages,
+    "haystack_agent_reply": parse_haystack_agent_reply,
     "haystack_reply_meta": parse_haystack_reply_meta,
 }
 """Registered names (as written in YAML ``parse:``) -> parser."""
