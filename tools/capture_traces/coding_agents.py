@@ -1,5 +1,5 @@
 """Capture the coding-agent CLIs' own OpenTelemetry (Claude Code, Codex CLI, Gemini CLI, Qwen
-Code).
+Code, GitHub Copilot CLI, OpenCode).
 
 Each scripted session runs the real CLI, installed from npm outside the repository, in a
 throwaway directory tree: a workspace with a small Python project, an ``outside/`` directory
@@ -7,8 +7,8 @@ next to it, and a fresh ``HOME``. The whole run happens inside bubblewrap with i
 network namespace (only loopback) and the root filesystem read-only, so the only things the
 agent can change are in that tree and the only servers it can reach are the two this driver
 starts on 127.0.0.1: a scripted fake of the CLI's model API (``fake_anthropic.py``,
-``fake_openai_responses.py``, ``fake_gemini.py``, OpenAI chat completions for Qwen Code) and an
-OTLP/HTTP sink (``otlp_sink.py``).
+``fake_openai_responses.py``, ``fake_gemini.py``, OpenAI chat completions for Qwen Code, Copilot
+CLI and OpenCode) and an OTLP/HTTP sink (``otlp_sink.py``).
 
 The fake model answers the session's script turn by turn (one action per turn, then a final
 text); it picks each tool call from the tools the CLI itself offers in the request, so the
@@ -461,10 +461,20 @@ def qwen_call(action: Action, ws: str, offered: set[str]) -> tuple[str, dict[str
 class QwenModel(ScriptedServer):
     """OpenAI chat completions (streamed when asked): the next action per request that offers
     tools, counted by the assistant messages it holds; requests without tools (next-speaker
-    checks, titles) get a short JSON-looking text."""
+    checks, titles) get a short JSON-looking text. ``call`` turns an action into the CLI's
+    own tool call (Qwen Code's by default; Copilot CLI and OpenCode use the same fake)."""
 
-    def __init__(self, session: Session, ws: str, log: Path) -> None:
+    def __init__(
+        self,
+        session: Session,
+        ws: str,
+        log: Path,
+        call: Callable[[Action, str, set[str]], tuple[str, dict[str, Any]]] | None = None,
+        model: str = "",
+    ) -> None:
         self.session, self.ws, self.log = session, ws, log
+        self.call = call or qwen_call
+        self.model = model or QWEN_MODEL
         super().__init__(self._answer, url_path="/v1")
 
     def _answer(self, path: str, body: dict[str, Any]) -> Reply | str:
@@ -479,7 +489,7 @@ class QwenModel(ScriptedServer):
             message["content"] = json.dumps({"reasoning": "done", "next_speaker": "user"})
             finish = "stop"
         elif turn < len(self.session.actions):
-            name, args = qwen_call(self.session.actions[turn], self.ws, offered - {None})
+            name, args = self.call(self.session.actions[turn], self.ws, offered - {None})
             message["tool_calls"] = [{"id": f"call_{turn:02d}", "type": "function",
                                       "function": {"name": name,
                                                    "arguments": json.dumps(args)}}]  # fmt: skip
@@ -488,7 +498,7 @@ class QwenModel(ScriptedServer):
             message["content"], finish = self.session.final, "stop"
         answer = {
             "id": f"chatcmpl-{self.session.name}-{turn}", "object": "chat.completion",
-            "created": 1_800_000_000 + turn, "model": QWEN_MODEL,
+            "created": 1_800_000_000 + turn, "model": self.model,
             "system_fingerprint": "fp_capture",
             "choices": [{"index": 0, "message": message, "finish_reason": finish,
                          "logprobs": None}],
@@ -538,6 +548,136 @@ def run_qwen(session: Session, tree: Path, details: bool) -> subprocess.Complete
         )  # fmt: skip
 
 
+# --- OpenCode -----------------------------------------------------------------------------
+
+
+def opencode_call(action: Action, ws: str, offered: set[str]) -> tuple[str, dict[str, Any]]:
+    """One action through OpenCode's own tools (``read``, ``edit``, ``write``, ``bash``, with
+    camelCase arguments), a shell command where one is missing."""
+    path = f"{ws}/{action.path}"
+    if action.kind == "read" and "read" in offered:
+        return "read", {"filePath": path}
+    if action.kind == "write" and "write" in offered:
+        return "write", {"filePath": path, "content": action.content}
+    if action.kind == "edit" and "edit" in offered:
+        return "edit", {"filePath": path, "oldString": action.old, "newString": action.content}
+    return "bash", {"command": shell_form(action), "description": "Run a command"}
+
+
+OPENCODE_BIN = "opencode/node_modules/opencode-linux-x64/bin/opencode"
+OPENCODE_MODEL = "scripted-coder"
+
+
+def opencode_version() -> str:
+    pkg = NPM_CACHE / "opencode/node_modules/opencode-ai/package.json"
+    return str(json.loads(pkg.read_text())["version"])
+
+
+def run_opencode(session: Session, tree: Path, details: bool) -> subprocess.CompletedProcess[str]:
+    """OpenCode headless (``opencode run``) on a custom OpenAI-compatible provider, every tool
+    allowed. ``experimental.openTelemetry`` turns on the AI SDK's spans for its model calls
+    (the AI SDK records prompts, tool arguments and outputs on them whenever it is on: OpenCode
+    has no content switch, so ``details`` changes nothing and both variants are one run each);
+    its exporter reads ``OTEL_EXPORTER_OTLP_ENDPOINT``."""
+    ws = str(tree / "ws")
+    log = tree / "model-requests.jsonl"
+    with QwenModel(session, ws, log, opencode_call, OPENCODE_MODEL) as base_url, SINK as endpoint:
+        config = tree / "home/.config/opencode/opencode.json"
+        config.parent.mkdir(parents=True, exist_ok=True)
+        config.write_text(json.dumps({
+            "provider": {"scripted": {
+                "npm": "@ai-sdk/openai-compatible", "name": "scripted",
+                "options": {"baseURL": base_url, "apiKey": "sk-dummy-offline"},
+                "models": {OPENCODE_MODEL: {"name": OPENCODE_MODEL, "tool_call": True}},
+            }},
+            "model": f"scripted/{OPENCODE_MODEL}",
+            "small_model": f"scripted/{OPENCODE_MODEL}",
+            "permission": {"edit": "allow", "bash": "allow", "webfetch": "allow",
+                           "external_directory": "allow"},
+            "autoupdate": False, "share": "disabled",
+            "experimental": {"openTelemetry": True},
+        }, indent=2))  # fmt: skip
+        env = base_env(tree) | {
+            "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
+            "OTEL_SERVICE_NAME": "opencode",
+            # Its exporter sends every interval and does not flush when ``run`` exits: a
+            # short interval keeps the last tool call and model call.
+            "OTEL_BSP_SCHEDULE_DELAY": "100",
+            "OTEL_BLRP_SCHEDULE_DELAY": "100",
+            "OPENCODE_DISABLE_AUTOUPDATE": "1",
+            "OPENCODE_DISABLE_MODELS_FETCH": "1",
+            "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+            "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
+            "OPENCODE_DISABLE_SHARE": "1",
+            "OPENCODE_DISABLE_CLAUDE_CODE": "1",
+        }
+        return subprocess.run(
+            [str(NPM_CACHE / OPENCODE_BIN), "run", "--model", f"scripted/{OPENCODE_MODEL}",
+             PROMPT],
+            cwd=ws, env=env, capture_output=True, text=True, timeout=240, check=False,
+            stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+
+
+# --- GitHub Copilot CLI -------------------------------------------------------------------
+
+
+def copilot_call(action: Action, ws: str, offered: set[str]) -> tuple[str, dict[str, Any]]:
+    """One action through the tools Copilot CLI offers, a shell command where one is missing.
+    Its ``create`` refuses a path that exists, so a write over an existing file is an ``edit``
+    replacing the file's whole current text (read when the model answers, as an agent that
+    has just viewed it would)."""
+    path = f"{ws}/{action.path}"
+    if action.kind == "read" and "view" in offered:
+        return "view", {"path": path}
+    if action.kind == "write" and Path(path).exists() and "edit" in offered:
+        return "edit", {"path": path, "old_str": Path(path).read_text(),
+                        "new_str": action.content}  # fmt: skip
+    if action.kind == "write" and "create" in offered:
+        return "create", {"path": path, "file_text": action.content}
+    if action.kind == "edit" and "edit" in offered:
+        return "edit", {"path": path, "old_str": action.old, "new_str": action.content}
+    for name in ("bash", "shell", "powershell"):
+        if name in offered:
+            return name, {"command": shell_form(action), "description": "Run a command"}
+    raise RuntimeError(f"Copilot CLI offered no shell tool: {sorted(offered)}")
+
+
+COPILOT_PKG = "copilot/node_modules/@github/copilot"
+COPILOT_BIN = "copilot/node_modules/@github/copilot-linux-x64/copilot"
+COPILOT_MODEL = "gpt-4.1"
+
+
+def copilot_version() -> str:
+    return str(json.loads((NPM_CACHE / COPILOT_PKG / "package.json").read_text())["version"])
+
+
+def run_copilot(session: Session, tree: Path, details: bool) -> subprocess.CompletedProcess[str]:
+    """GitHub Copilot CLI headless (``-p``, ``--allow-all``: tools, paths outside the
+    workspace and URLs without asking) in offline mode on a BYOK
+    OpenAI-compatible provider (no GitHub sign-in); ``OTEL_EXPORTER_OTLP_ENDPOINT`` turns on
+    its OpenTelemetry, ``details`` its ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``."""
+    ws = str(tree / "ws")
+    log = tree / "model-requests.jsonl"
+    with QwenModel(session, ws, log, copilot_call, COPILOT_MODEL) as base_url, SINK as endpoint:
+        env = base_env(tree) | {
+            "COPILOT_OFFLINE": "true",
+            "COPILOT_AUTO_UPDATE": "false",
+            "COPILOT_PROVIDER_BASE_URL": base_url,
+            "COPILOT_PROVIDER_TYPE": "openai",
+            "COPILOT_PROVIDER_API_KEY": "sk-dummy-offline",
+            "COPILOT_MODEL": COPILOT_MODEL,
+            "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
+            "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+            "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true" if details else "false",
+        }
+        return subprocess.run(
+            [str(NPM_CACHE / COPILOT_BIN), "-p", PROMPT, "--allow-all", "--no-auto-update"],
+            cwd=ws, env=env, capture_output=True, text=True, timeout=240, check=False,
+            stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+
+
 # --- shared ---------------------------------------------------------------------------------
 
 
@@ -578,7 +718,13 @@ CLIS: dict[str, tuple[Callable[[Session, Path, bool], subprocess.CompletedProces
     "codex": (run_codex, codex_version),
     "gemini-cli": (run_gemini, gemini_version),
     "qwen-code": (run_qwen, qwen_version),
+    "opencode": (run_opencode, opencode_version),
+    "copilot": (run_copilot, copilot_version),
 }  # fmt: skip
+
+WITHOUT_CONTENT_SWITCH = {"opencode"}
+"""CLIs with no setting that leaves content out of their telemetry: one variant each (a
+``.nodetails`` run would repeat the same settings)."""
 
 
 def make_tree(root: Path) -> Path:
@@ -651,7 +797,7 @@ def main() -> None:
             print(capture_one(args.cli, name, not args.no_details, out), flush=True)
         return
     results: list[str] = []
-    for details in (True, False):
+    for details in (True,) if args.cli in WITHOUT_CONTENT_SWITCH else (True, False):
         cmd = [sys.executable, __file__, "--inside", "--cli", args.cli, "--out", str(out)]
         cmd += [a for n in names for a in ("--session", n)]
         cmd += [] if details else ["--no-details"]
@@ -679,6 +825,8 @@ def write_expected(out: Path, cli: str, results: list[str]) -> None:
         f"- **Prompt:** {PROMPT}",
         "",
     ]
+    if cli in WITHOUT_CONTENT_SWITCH:
+        lines[-1:-1] = ["- **Content:** no setting leaves it out: one variant per session."]
     for session in sessions("<tree>/outside"):
         lines += [f"## {session.name}", "", f"- **Script:** {session.truth}."]
         heads = (f"- `{session.name}`", f"- `{session.name}.nodetails`")
