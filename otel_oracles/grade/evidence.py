@@ -677,6 +677,12 @@ def _stopped_short(ev: Evidence) -> str | None:
     - the error that ended the run (``_run_error_step``) is one the conventions declare a
       framework raises at its own turn, iteration or model-call limit (``run_limit_errors``:
       the mapping marks the step ``run_limit``), such as ``MaxTurnsExceeded``;
+    - or its last model call is the framework's own request for a final answer, made once its
+      limit was reached instead of raising (``run_limit_prompts``: the mapping marks the call
+      ``run_limit``), as smolagents and CrewAI do;
+    - or the trace records tool calls but no model call, and no agent span shows how the
+      model's last turn ended (a finish reason that asks for no tool): nothing shows the run
+      ended on the agent's own answer rather than at a limit (autogen-core's own spans);
     - or the run ended without an error in the middle of its work: after its last model call
       ended, a tool it had been using (tool spans show it running before that call) was
       called again, or was asked for by that call and never ran, and no model call came
@@ -698,7 +704,14 @@ def _stopped_short(ev: Evidence) -> str | None:
         if limit is None:
             return None
         return f"the run was ended by its framework's own limit at {where(failed)} ({limit})"
-    if last is None or last.source is None or last.end_ns is None:
+    if last is not None and last.attributes.get("run_limit") is not None:
+        return (
+            f"the run was ended by its framework's own limit: its last model call {where(last)} "
+            f"is the framework's request for a final answer ({last.attributes['run_limit']!r})"
+        )
+    if last is None:
+        return _run_end_unrecorded(ev)
+    if last.source is None or last.end_ns is None:
         return None
     after = last.end_ns
     calls = ev.tool_calls()
@@ -723,6 +736,25 @@ def _stopped_short(ev: Evidence) -> str | None:
     return (
         f"the run ended in the middle of its work: {list_steps(unread)}, asked for by or "
         f"after its last model call {where(last)}, reached no model call after it"
+    )
+
+
+def _run_end_unrecorded(ev: Evidence) -> str | None:
+    """Why a trace without model calls cannot show that its run ended on the agent's own
+    answer (``_stopped_short``), or ``None`` when it can or when there is no work to judge:
+    the tool spans list every call the run made, but the model's turn after the last one
+    (an answer, or none because a limit ended the loop) is not recorded, unless an agent
+    span records how the model's last turn ended (a finish reason asking for no tool)."""
+    t = ev.trajectory
+    if not any(not s.synthesized and s.raw is None for s in ev.tool_calls()):
+        return None
+    for agent in t.agents():
+        reasons = {r.lower() for r in agent.finish_reasons or ()}
+        if reasons and not reasons & TOOL_CALL_FINISH_REASONS:
+            return None
+    return (
+        "the trace records no model call, so nothing shows the run ended on the agent's own "
+        "answer rather than at a limit of its framework"
     )
 
 

@@ -96,6 +96,8 @@ class CompiledSet:
     """The files' ``control_flow_exceptions`` (last dotted part of the type name)."""
     run_limit_errors: tuple[str, ...] = ()
     """The files' ``run_limit_errors`` (type names or message texts), first-seen order."""
+    run_limit_prompts: tuple[str, ...] = ()
+    """The files' ``run_limit_prompts`` (forced final-answer request texts), first-seen order."""
     files: list[str] = field(default_factory=list)
     finish_reasons: dict[str, str] = field(default_factory=dict)
     """Lower-cased spelling -> canonical finish reason (the files' ``finish_reasons``; the
@@ -476,6 +478,9 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
         ),
         run_limit_errors=tuple(
             dict.fromkeys(name for conv in conventions.files for name in conv.run_limit_errors)
+        ),
+        run_limit_prompts=tuple(
+            dict.fromkeys(text for conv in conventions.files for text in conv.run_limit_prompts)
         ),
         files=[c.name for c in conventions.files],
         finish_reasons=vocabulary,

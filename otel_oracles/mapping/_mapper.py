@@ -252,6 +252,27 @@ def _run_limit(fields: Mapping[str, Any], names: tuple[str, ...]) -> str | None:
     return None
 
 
+def _run_limit_prompt(messages: Any, prompts: tuple[str, ...]) -> str | None:
+    """The ``run_limit_prompts`` entry a model call's system or user messages hold, if any:
+    the framework's own request for a final answer once its limit was reached. Only those
+    roles are searched (the framework writes the request as one; a tool's result or the
+    model's own text quoting it is not the framework asking), each text part with a plain
+    substring search (linear in the untrusted text)."""
+    if not isinstance(messages, list):
+        return None
+    for message in messages:
+        if not isinstance(message, dict) or message.get("role") not in ("system", "user"):
+            continue
+        parts = message.get("parts")
+        for part in parts if isinstance(parts, list) else ():
+            text = part.get("content") if isinstance(part, dict) else None
+            if isinstance(text, str):
+                for prompt in prompts:
+                    if prompt in text:
+                        return prompt
+    return None
+
+
 def _draft(
     span: SpanRecord, children: list[SpanRecord], rule: CompiledRule, compiled: CompiledSet
 ) -> Draft:
@@ -303,6 +324,10 @@ def _draft(
         if limit is not None:
             draft.attributes["run_limit"] = limit
     _normalize_fields(draft)
+    if compiled.run_limit_prompts and rule.step == "generation":
+        prompt = _run_limit_prompt(draft.fields.get("input_messages"), compiled.run_limit_prompts)
+        if prompt is not None:
+            draft.attributes["run_limit"] = prompt
     if compiled.finish_reasons and draft.fields.get("finish_reasons"):
         draft.fields["finish_reasons"] = canonical_finish_reasons(
             draft.fields["finish_reasons"], compiled.finish_reasons

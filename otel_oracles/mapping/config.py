@@ -397,6 +397,15 @@ class ConventionFile(_Strict):
     that records only the message). A failed step whose error is one is marked
     ``run_limit``: the run did not end because the agent had finished, so counts of its
     effort are lower bounds (``grade/evidence.py``, ``stopped_short``)."""
+    run_limit_prompts: list[str] = Field(default_factory=list)
+    """Texts a framework puts in the request by which, its own step or iteration limit
+    reached, it asks the model for a final answer itself instead of raising (smolagents'
+    "An agent tried to answer a user query but it got stuck ...", CrewAI's "Now it's time you
+    MUST give your absolute best final answer ..."). A model call whose system or user
+    messages hold one (plain substring search) is marked ``run_limit``: when it is the run's
+    last model call, the run was stopped short, and counts of its effort are lower bounds,
+    as for ``run_limit_errors``. Its reply is still the run's answer. Without content the text
+    is not in the trace, and nothing marks the call."""
     final_answer_tools: list[str] = Field(default_factory=list)
     """Tools whose call arguments are the run's final answer (final-answer and
     structured-output tools: ``final_answer``, ``final_result``). Names or globs, matched

@@ -640,9 +640,16 @@ search that no tool ran (LangGraph's prebuilt agent answers "Sorry, need more st
 this request." in its place, graded as the answer; LlamaIndex raises). The trace holds that
 search as the last call's request only, outcome unknown: whether the search was degraded on
 its last call is unknown (``cites-a-source``, ``degraded-disclosed`` and ``search-retry``
-missing evidence), and the run was stopped short (``bounded-effort`` missing evidence). The
-forced answers of smolagents and CrewAI leave no such mark: their traces read as a run that
-answered after four searches (``bounded-effort`` passes on what the trace shows)."""
+missing evidence), and the run was stopped short (``bounded-effort`` missing evidence)."""
+LIMIT_FORCED_ANSWER = ("smolagents-openinference", "crewai-openinference")
+"""``q_turn_limit``: past its limit the framework raises no error but asks the model for a
+final answer itself, offering no tools: smolagents with the system prompt "An agent tried to
+answer a user query but it got stuck ...", CrewAI with "Now it's time you MUST give your
+absolute best final answer ..." (the conventions' ``run_limit_prompts``). With content on the
+last model call holds that request: the run was stopped short (``bounded-effort`` missing
+evidence); the reply is its answer, graded as it is. Without content the request's text is
+not in the trace and nothing else marks it (the last call answered, as any run's does):
+``bounded-effort`` passes on the four searches the trace shows."""
 LIMIT_ENDS_AFTER_TOOL = ("langchain-agents-openinference", "autogen-openinference")
 """``q_turn_limit``: LangChain's ``AgentExecutor`` returns its own "Agent stopped due to max
 iterations." after the fourth search ran, AutoGen's ``AssistantAgent`` its summary of that
@@ -653,8 +660,16 @@ LIMIT_ANSWER_UNRECORDED = ("autogen-openinference",)
 """``q_turn_limit``: the text AutoGen returns at its limit (the ``ToolCallSummaryMessage``)
 is in no span (the agent span records no output, and the last model call asked for tools):
 every answer check is missing evidence, never read from the tool's result or an earlier
-text. ``autogen-native`` records no model call, so nothing there shows the run stopped in the
-middle of its work: ``bounded-effort`` passes on the four searches its trace holds."""
+text."""
+RUN_END_UNRECORDED = ("autogen-native",)
+"""autogen-core's own spans record the agent run and its tool calls, no model call: nothing
+shows whether a run ended on the agent's own answer or at its framework's limit
+(``q_turn_limit``: ``max_tool_iterations`` stopped the run after its fourth search, and the
+trace reads like ``a_happy``'s). A count of its tool calls is then a lower bound of the agent's
+effort: ``bounded-effort`` is missing evidence in every scenario (a count over the budget
+still fails: ``COUNTS_OVER_BUDGET``). The Claude Agent SDK, which records no model call
+either, writes the model's last finish reason (``end_turn``) on its query span: its runs
+show they ended on an answer."""
 LIMIT_REQUEST_UNNAMED_WITHOUT_CONTENT = ("langgraph-openinference", "llamaindex-openinference")
 """``q_turn_limit`` without content: the pending fifth request shows only as a call the last
 model call's finish reason asked for, unnamed: it could be any tool, so every check that must
@@ -690,6 +705,10 @@ def _expected(source: str, contract: str, scenario: str, content: bool) -> dict[
         base.update(dict.fromkeys(ANSWER_CHECKS[contract], MIS))
         base["bounded-effort"] = MIS
     if scenario == "q_turn_limit" and source in LIMIT_ENDS_AFTER_TOOL:
+        base["bounded-effort"] = MIS
+    if scenario == "q_turn_limit" and source in LIMIT_FORCED_ANSWER and content:
+        base["bounded-effort"] = MIS
+    if source in RUN_END_UNRECORDED and "bounded-effort" in base:
         base["bounded-effort"] = MIS
     if scenario == "q_turn_limit" and source in LIMIT_ANSWER_UNRECORDED:
         base.update(dict.fromkeys(ANSWER_CHECKS[contract], MIS))

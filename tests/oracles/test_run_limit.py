@@ -177,3 +177,51 @@ def test_every_effort_bound_is_unjudged_on_a_stopped_run(
         "loops": Outcome.MISSING_EVIDENCE,
         "over": Outcome.INVARIANT_FAILURE,
     }
+
+
+@pytest.mark.parametrize(
+    ("source", "prompt"),
+    [
+        ("smolagents-openinference", "An agent tried to answer a user query but it got stuck"),
+        ("crewai-openinference", "Now it's time you MUST give your absolute best final answer"),
+    ],
+)
+def test_a_final_answer_the_framework_forced_at_its_limit_leaves_the_budget_unjudged(
+    source: str, prompt: str, conventions: ConventionSet
+) -> None:
+    """Past its limit the framework raises nothing: it asks the model for a final answer
+    itself (``run_limit_prompts``). The request in the last model call's input is the only
+    mark; without the declaration the run reads as one that answered after four searches."""
+    path = TRACES / source / "q_turn_limit.otlp.json"
+    run = mapped(path, conventions)
+    assert [s.attributes.get("run_limit") is not None for s in run.generations()] == [
+        False, False, False, False, True,
+    ]  # fmt: skip
+    outcome, message = bounded_effort(path, conventions)
+    assert outcome == Outcome.MISSING_EVIDENCE
+    assert "at least 4 tool calls" in message and prompt in message
+    bare = ConventionSet(
+        files=[f.model_copy(update={"run_limit_prompts": []}) for f in conventions.files]
+    )
+    assert bounded_effort(path, bare)[0] == Outcome.PASS
+    # The same frameworks' finished runs hold no such request.
+    assert (
+        Evidence(mapped(TRACES / source / "a_happy.otlp.json", conventions)).stopped_short() is None
+    )
+
+
+@pytest.mark.parametrize("scenario", ["a_happy", "q_turn_limit"])
+def test_a_trace_without_model_calls_cannot_show_the_run_ended_on_its_answer(
+    scenario: str, conventions: ConventionSet
+) -> None:
+    """autogen-core's own spans hold the run and its tool calls only: ``a_happy`` and the run
+    ``max_tool_iterations`` stopped after four searches read alike, so the tool count is a
+    lower bound in both. The Claude Agent SDK records no model call either, but its query span
+    keeps the model's last finish reason (``end_turn``): that run ended on an answer."""
+    why = Evidence(
+        mapped(TRACES / "autogen-native" / f"{scenario}.otlp.json", conventions)
+    ).stopped_short()
+    assert why is not None and "records no model call" in why
+    for content in ("", ".nocontent"):
+        claude = TRACES / "claude-agent-sdk" / f"a_happy{content}.otlp.json"
+        assert Evidence(mapped(claude, conventions)).stopped_short() is None
