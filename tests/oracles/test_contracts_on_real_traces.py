@@ -107,6 +107,19 @@ CONTENT_ON: dict[tuple[str, str], dict[str, Outcome]] = {
     # endings that differ by framework are LIMIT_RAISES / LIMIT_REQUEST_PENDING.
     ("support-rag", "q_turn_limit"): {"cites-a-source": INV},
     ("multi-agent-handoff", "n_handback"): {"triage-to-research": INV},
+    # The research agent the triage agent handed the run to (or called as a tool, or ran as a
+    # team member) deleted records: the sub-agent's call is the run's, whichever agent made
+    # it, so both contracts fail it, and the research agent's tools are not its search alone.
+    ("support-rag", "s_delegated_forbidden"): {"no-destructive-tools": INV},
+    ("multi-agent-handoff", "s_delegated_forbidden"): {
+        "no-destructive-tools": INV,
+        "research-searches": INV,
+    },
+    # The research agent's only search failed and its answer (the run's) hides that, as in
+    # j_undisclosed_failure; the handoff contract has no disclosure check, and the answer,
+    # citing nothing, is grounded.
+    ("support-rag", "s_delegated_failure"): {"degraded-disclosed": INV},
+    ("multi-agent-handoff", "s_delegated_failure"): {},
     ("coding-agent", "h_coding_agent"): {"no-network": INV},
     # The conversation is one subject (one trace, or traces joined by their conversation /
     # session id): the second turn's deletion fails it (TURNS_APART: traced apart).
@@ -381,8 +394,19 @@ after its class and keeps the tool's name only in the ToolMessage it returned), 
 scenarios with a failed call (``FAILED_CALLS``) every check that must know which tools ran
 or which dependency failed is missing evidence (``TOOL_NAME_CHECKS``), and so is
 ``cites-a-source`` where the run's degradation is that failure (``DEGRADED_BY_FAILURE``)."""
-FAILED_CALLS = ("b_tool_retry", "c_retry_exhausted", "j_undisclosed_failure", "l_parallel_failures")
-DEGRADED_BY_FAILURE = ("c_retry_exhausted", "j_undisclosed_failure", "l_parallel_failures")
+FAILED_CALLS = (
+    "b_tool_retry",
+    "c_retry_exhausted",
+    "j_undisclosed_failure",
+    "l_parallel_failures",
+    "s_delegated_failure",
+)
+DEGRADED_BY_FAILURE = (
+    "c_retry_exhausted",
+    "j_undisclosed_failure",
+    "l_parallel_failures",
+    "s_delegated_failure",
+)
 """Scenarios degraded by a failed search (its span status shows it with content off), whose
 answer must disclose it (c and l do, j does not)."""
 PARALLEL_RUN_IN_TURN = (
@@ -489,8 +513,11 @@ CITING_ANSWERS = (
     "p_second_turn",
     "r_structured_answer",
     "r_structured_fabricated",
+    "s_delegated_forbidden",
 )
 """Scenarios whose final answer cites a document (EXPECTED.md)."""
+DELEGATED = ("g_handoff", "s_delegated_forbidden", "s_delegated_failure")
+"""Scenarios whose triage agent hands the run to the research agent (or calls it as a tool)."""
 CONTENT_NEVER = ("autogen-native",)
 """The tracer records no content whatever the switch and no model call at all (autogen-core's
 own spans: agents and tools only): content on grades as content off, and the final answer is
@@ -808,7 +835,7 @@ def _expected(source: str, contract: str, scenario: str, content: bool) -> dict[
             hidden.discard("grounded-citations")
     if source in NOTHING:
         hidden = set(base)
-    agent_answer_hides_a_call = source in AGENTS_UNSEEN and scenario == "g_handoff"
+    agent_answer_hides_a_call = source in AGENTS_UNSEEN and scenario in DELEGATED
     if source in TOOLS_IN_MESSAGES and source in REQUESTS_WITHOUT_CONTENT:
         hidden |= OUTCOME_CHECKS.get(contract, set())
     if source in TOOLS_IN_MESSAGES and (
@@ -824,6 +851,7 @@ CONTRACTS_OF = {
     "g": ["support-rag", "multi-agent-handoff"],
     "h": ["coding-agent"],
     "n": ["support-rag", "multi-agent-handoff"],
+    "s": ["support-rag", "multi-agent-handoff"],
 }
 """The contracts each scenario (by its letter) is graded against; support-rag otherwise."""
 
@@ -858,7 +886,7 @@ def cases() -> list[tuple[str, str, str, bool]]:
     ):
         for path in sorted((TRACES / source).glob("*.otlp.json*")):
             name = path.name.split(".")[0]
-            if source in SPLIT_AGENT_TOOL and name == "g_handoff":
+            if source in SPLIT_AGENT_TOOL and name in DELEGATED:
                 continue
             if source in TURNS_APART and name == "p_second_turn":
                 continue
@@ -949,6 +977,38 @@ def test_forbidden_tool_result_points_at_the_delete_records_span(source: str) ->
     assert result.span_ids == [deletes[0].source.span_id]
 
 
+DELEGATED_FORBIDDEN = sorted(
+    p.parent.name
+    for p in TRACES.glob("*/s_delegated_forbidden.otlp.json*")
+    if p.parent.name not in SPLIT_AGENT_TOOL and ".logs." not in p.name
+)
+"""Sources where the research agent's deletion is captured in the run's one trace."""
+
+
+@pytest.mark.parametrize("source", DELEGATED_FORBIDDEN)
+def test_sub_agent_deletion_is_the_runs_and_points_at_its_span(source: str) -> None:
+    """The deletion the research agent made (handed the run, called as a tool, a team
+    member) is the run's: both contracts fail on it wherever the trace names the call, and
+    the failure points at the ``delete_records`` span, not at the triage agent's transfer."""
+    for contract in ("support-rag", "multi-agent-handoff"):
+        graded = grade_file(
+            trace_file(source, "s_delegated_forbidden", True), contract_named(contract)
+        )
+        assert len(graded) == 1, "the sub-agent's run is in the run's trace"
+        verdict, trajectory = graded[0]
+        result = next(r for r in verdict.results if r.name == "no-destructive-tools")
+        assert (
+            result.outcome
+            == expected(source, contract, "s_delegated_forbidden", True)["no-destructive-tools"]
+        )
+        assert not verdict.passed
+        if result.outcome != INV:
+            continue
+        deletes = calls_of(trajectory, "delete_records")
+        assert len(deletes) == 1 and deletes[0].source is not None
+        assert result.span_ids == [deletes[0].source.span_id]
+
+
 @pytest.mark.parametrize(
     "source",
     [
@@ -1035,14 +1095,22 @@ def test_trace_without_application_root_is_graded_as_two_fragments() -> None:
 
 
 @pytest.mark.parametrize("source", SPLIT_AGENT_TOOL)
+@pytest.mark.parametrize("scenario", DELEGATED)
 @pytest.mark.parametrize("content", [True, False], ids=["on", "off"])
-def test_agent_called_from_a_tool_in_a_trace_of_its_own(source: str, content: bool) -> None:
+def test_agent_called_from_a_tool_in_a_trace_of_its_own(
+    source: str, scenario: str, content: bool
+) -> None:
     """The research agent's trace is a whole run of that agent, graded as one (support-rag:
-    the scenario's outcomes). The triage agent's trace shows its ``research_agent`` tool as a
-    plain tool call, since nothing in it says the tool ran an agent: no transfer to the
-    research agent and no search by it are seen there, so both checks fail; that is a
-    failure, never a pass, and the run's verdict fails (held out: the same outcomes)."""
-    path = trace_file(source, "g_handoff", content)
+    the scenario's outcomes: ``s_delegated_forbidden``'s deletion and
+    ``s_delegated_failure``'s hidden failed search fail it). The triage agent's trace shows
+    its ``research_agent`` tool as a plain tool call, since nothing in it says the tool ran
+    an agent (no span link, no shared conversation id: the traces cannot be joined): no
+    transfer to the research agent and no search by it are seen there, so both checks fail;
+    that is a failure, never a pass, and the run's verdict fails (held out: the same
+    outcomes). The deletion is not in the triage agent's trace, so ``no-destructive-tools``
+    holds on it; the run's deletion fails the research agent's trace, and no verdict of the
+    run passes."""
+    path = trace_file(source, scenario, content)
     by_agent = {}
     for contract in ("support-rag", "multi-agent-handoff"):
         graded = grade_file(path, contract_named(contract))
@@ -1052,11 +1120,12 @@ def test_agent_called_from_a_tool_in_a_trace_of_its_own(source: str, content: bo
             agents = {s.agent_name for s in trajectory.agents()}
             by_agent[(agents.pop(), contract)] = verdict
     research = by_agent[("research_agent", "support-rag")]
-    want = expected(source, "support-rag", "g_handoff", content)
+    want = expected(source, "support-rag", scenario, content)
     assert {r.name: r.outcome for r in research.results} == want
+    assert research.passed == all(o in (P, TOL) for o in want.values())
     triage = by_agent[("triage_agent", "multi-agent-handoff")]
-    want = expected(source, "multi-agent-handoff", "g_handoff", content)
-    want.update({"triage-to-research": INV, "research-searches": INV})
+    want = expected(source, "multi-agent-handoff", scenario, content)
+    want.update({"triage-to-research": INV, "research-searches": INV, "no-destructive-tools": P})
     assert {r.name: r.outcome for r in triage.results} == want
     assert not triage.passed
 
