@@ -136,7 +136,15 @@ async def _query(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
             "research_agent": sdk.AgentDefinition(
                 description="Searches the knowledge base and answers with citations.",
                 prompt=RESEARCH_PROMPT,
-                tools=[PREFIX + "search_docs"],
+                # The tools the research agent's turns call (search_docs; s_delegated_forbidden
+                # also delete_records): g_handoff's sub-agent is offered the search alone.
+                tools=sorted(
+                    {
+                        PREFIX + tool
+                        for turn in scenario.turns[1:]
+                        for tool, _ in ([] if isinstance(turn, str) else turn)
+                    }
+                ),
                 model="inherit",
                 background=False,
             )
