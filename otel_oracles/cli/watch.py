@@ -106,6 +106,7 @@ def watch_command(
         view = PlainView()
         problems: list[InputProblem] = []
         for batch in read_paths([str(f) for f in files], problems):
+            watcher.offer_spans(batch.spans)
             view.update(watcher.offer(batch.logs))
         _warn(problems)
     else:
@@ -152,9 +153,28 @@ def _finish(watcher: Watcher, fail_on: str, report: Path | None) -> None:
     if report is not None:
         report.write_text(markdown_report(watcher), encoding="utf-8")
         click.echo(f"report: {report}")
-    unchecked = _unrecognised(watcher)
+    unchecked = _unrecognised(watcher) + _spans_only(watcher)
     threshold = next(s for s in SEVERITIES if s == fail_on)
     sys.exit(1 if watcher.fails(threshold) or unchecked else 0)
+
+
+def _spans_only(watcher: Watcher) -> int:
+    """Warn of spans from services none of whose log records were checked (an agent that
+    exports traces only, as GitHub Copilot CLI does): watch reads log events, so those
+    sessions were never seen and the run fails closed instead of reporting no violation.
+    Returns their count."""
+    counts = watcher.spans_unchecked()
+    if counts:
+        names = ", ".join(
+            f"{name or '(no service.name)'} x{n}" for name, n in sorted(counts.items())
+        )
+        click.echo(
+            f"warning: {sum(counts.values())} span(s) from service(s) that sent no log event "
+            f"watch checks, not checked: {names} (watch reads log events; `otel-oracles "
+            "grade` reads spans)",
+            err=True,
+        )
+    return sum(counts.values())
 
 
 def _unrecognised(watcher: Watcher) -> int:

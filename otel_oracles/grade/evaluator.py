@@ -207,7 +207,24 @@ def _context(
             evidence=evidence,
         )
     spec = contract.workspace
-    files = replayed_files(spec, trajectory)
+    try:
+        files = replayed_files(spec, trajectory)
+    except ReplayError:
+        if not evidence.lacking(("file_edits",)):
+            raise
+        # Edits whose path or content was not captured cannot be replayed anyway: every
+        # check that reads the workspace declares ``file_edits`` and reports it missing
+        # without reading. The replay (and its refusal, the verdict's one ``replay``
+        # result) happens only if a check reads the workspace all the same, so the checks
+        # that never do (``no_network`` ...) still answer.
+        return GradeContext(
+            trajectory=trajectory,
+            contract=contract,
+            initial_workspace=initial,
+            materialize=lambda: stack.enter_context(replayed_workspace(spec, trajectory)),
+            commands=commands,
+            evidence=evidence,
+        )
     if files is None:
         root = stack.enter_context(replayed_workspace(spec, trajectory))
         return GradeContext(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.resources
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
@@ -16,6 +16,15 @@ from otel_oracles.mapping._cache import ConventionCache
 from otel_oracles.mapping.config import ConventionFile, Rule
 from otel_oracles.mapping.parsers import ParserRegistry, load_parsers
 from otel_oracles.model.contract import describe_validation_error
+
+
+class ToolKinds(NamedTuple):
+    """A rule's own tool names that are file edits and shell commands (``Rule.file_edit_tools``,
+    ``Rule.command_tools``), beside the names AgentBench knows (``model/step.py``)."""
+
+    file_edit: frozenset[str]
+    command: frozenset[str]
+
 
 SUFFIXES: tuple[str, ...] = (".yaml", ".yml")
 """libyaml's safe loader when PyYAML was built with it: 10x faster than the pure-Python one."""
@@ -50,6 +59,7 @@ class ConventionSet(BaseModel):
     """What ``parse:`` names mean: built-ins plus the plug-ins installed at load time."""
     _compiled: Any = PrivateAttr(default=None)
     _final_answer_tools: tuple[str, ...] | None = PrivateAttr(default=None)
+    _tool_kinds: dict[tuple[str, str], ToolKinds] | None = PrivateAttr(default=None)
 
     @model_validator(mode="after")
     def _parsers_known(self) -> ConventionSet:
@@ -88,6 +98,19 @@ class ConventionSet(BaseModel):
         file_name, _, rule_id = ref.partition("/")
         found = self.file(file_name)
         return next((r for r in found.rules if r.id == rule_id), None) if found else None
+
+    def tool_kinds(self) -> dict[tuple[str, str], ToolKinds]:
+        """``(file, rule id)`` -> the rule's ``file_edit_tools`` / ``command_tools``, for the
+        rules that declare any (computed once)."""
+        if self._tool_kinds is None:
+            self._tool_kinds = {
+                (f.name, r.id): ToolKinds(frozenset(r.file_edit_tools), frozenset(r.command_tools))
+                for f in self.files
+                for r in f.rules
+                if r.file_edit_tools or r.command_tools
+            }
+        kinds: dict[tuple[str, str], ToolKinds] = self._tool_kinds
+        return kinds
 
     def final_answer_tools(self) -> tuple[str, ...]:
         """Every file's ``final_answer_tools``, first-seen order, no repeats (computed once).

@@ -40,7 +40,7 @@ from otel_oracles.mapping._compile import (
     read_fields,
     read_keep,
 )
-from otel_oracles.mapping._loader import ConventionSet
+from otel_oracles.mapping._loader import ConventionSet, ToolKinds
 from otel_oracles.mapping._stacked import merge_stacked_generations
 from otel_oracles.mapping._tool_results import (
     ToolResultRules,
@@ -148,7 +148,7 @@ def map_trace(trace: Trace, conventions: ConventionSet) -> Trajectory:
     _requests_from_next_input(drafts)
     _link_tool_calls(drafts, compiled)
     _flag_aggregated_usage(drafts, draft_by_span, by_id)
-    steps = _build_steps(trace, drafts)
+    steps = _build_steps(trace, drafts, conventions.tool_kinds())
 
     root = trace.root
     agent_name = next(
@@ -1224,15 +1224,19 @@ def _flag_aggregated_usage(
                 anc.attributes["usage_aggregated"] = True
 
 
-def _build_steps(trace: Trace, drafts: list[Draft]) -> list[Step]:
+def _build_steps(
+    trace: Trace, drafts: list[Draft], tool_kinds: Mapping[tuple[str, str], ToolKinds]
+) -> list[Step]:
     ordered: list[Draft] = []
     for draft in drafts:
         ordered.append(draft)
         ordered.extend(draft.follows)
-    return [_step(i, d, trace.trace_id) for i, d in enumerate(ordered)]
+    return [_step(i, d, trace.trace_id, tool_kinds) for i, d in enumerate(ordered)]
 
 
-def _step(index: int, draft: Draft, trace_id: str) -> Step:
+def _step(
+    index: int, draft: Draft, trace_id: str, tool_kinds: Mapping[tuple[str, str], ToolKinds]
+) -> Step:
     f = draft.fields
     kind = _KINDS.get(draft.kind) or StepKind(draft.kind)
     tool_call = kind is StepKind.TOOL_CALL
@@ -1246,7 +1250,10 @@ def _step(index: int, draft: Draft, trace_id: str) -> Step:
     # commands like its bare name does.
     bare = parse_tool_name(tool).name if tool_call and isinstance(tool, str) else None
     path = content = command = None
-    if tool_call and bare in WRITE_TOOLS:
+    # A rule may name the agent's own file and shell tools (``file_edit_tools``,
+    # ``command_tools``); synthesized calls keep AgentBench's names only.
+    own = tool_kinds.get((draft.rule.file, draft.rule.rule_id)) if tool_kinds else None
+    if tool_call and (bare in WRITE_TOOLS or (own is not None and bare in own.file_edit)):
         kind = StepKind.FILE_EDIT
         if arguments is not None:
             raw_path = first_key(arguments, PATH_KEYS)
@@ -1257,7 +1264,7 @@ def _step(index: int, draft: Draft, trace_id: str) -> Step:
                 if isinstance(raw_content, str) or raw_content is None
                 else str(raw_content)
             )
-    elif tool_call and bare in SHELL_TOOLS:
+    elif tool_call and (bare in SHELL_TOOLS or (own is not None and bare in own.command)):
         kind = StepKind.COMMAND
         if arguments is not None:
             raw_cmd = first_key(arguments, COMMAND_KEYS)

@@ -327,6 +327,17 @@ class Rule(_Strict):
     the next model call of its scope was handed right after this call's own input messages
     (that input starting with as many messages, of the same roles). Nothing else there is
     read: a next input that does not continue this one leaves the output as recorded."""
+    file_edit_tools: list[str] = Field(default_factory=list)
+    """For ``step: tool_call`` rules of an agent whose own file-writing tools have names no
+    AgentBench rule knows (GitHub Copilot CLI's ``create`` and ``edit``): a call of one of
+    these tools (by its bare name) is a file edit, as a ``write_file`` call is. Its path and
+    content are read from the same argument keys; where the arguments hold no whole-file
+    content (a string replacement), the edit's content is unknown, so the checks that replay
+    the workspace or look for edits report missing evidence instead of replaying the
+    workspace without the edit (a tool read as a plain call never touches a file)."""
+    command_tools: list[str] = Field(default_factory=list)
+    """For ``step: tool_call`` rules: the agent's own shell tools with names no AgentBench
+    rule knows; a call of one of them is a command, its ``command`` read from the same keys."""
     delegate_works_inside: bool = False
     """For ``step: handoff`` rules of delegation spans inside which the delegated agent
     works with no agent span of its own (CrewAI's coworker tools, default mode): the steps

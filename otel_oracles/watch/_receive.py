@@ -50,6 +50,7 @@ class WatchIngest:
 
     def ingest(self, body: bytes, content_type: str, signal: Signal, protocol: str) -> Accepted:
         batch = decode(body, content_type, signal=signal)
+        self.watcher.offer_spans(batch.spans)
         self.on_update(self.watcher.offer(batch.logs))
         return Accepted()
 

@@ -98,6 +98,8 @@ class SessionBook:
         """Records per ``service.name`` (``""`` when absent) that no agent convention
         recognises: nothing in them was checked, so a run that holds any cannot show that
         every session kept the rules (DESIGN section 8), and the CLI says so."""
+        self.checked_services: set[str] = set()
+        """``service.name`` of every record an agent convention recognised."""
 
     def offer(self, record: LogRecord) -> WatchedSession | None:
         """File one record; returns its session when a step or event was added."""
@@ -109,6 +111,7 @@ class SessionBook:
             self.unrecognised[key] = self.unrecognised.get(key, 0) + 1
             return None
         agent, conv = found
+        self.checked_services.add(str(service))
         names = event_names(record)
         name = next((n for n in names if n in conv.events), names[0] if names else "")
         attrs = {**record.resource, **record.attributes}

@@ -24,7 +24,7 @@ from otel_oracles.grade.evaluator import grade
 from otel_oracles.grade.loader import compile_contract
 from otel_oracles.grade.oracles.coding_rule import SEVERITIES, Severity
 from otel_oracles.model.result import Outcome, Verdict
-from otel_oracles.model.span import LogRecord
+from otel_oracles.model.span import LogRecord, SpanRecord
 from otel_oracles.model.step import Trajectory
 from otel_oracles.watch._conventions import coding_agent_conventions
 from otel_oracles.watch._sessions import SessionBook, WatchedSession
@@ -101,6 +101,9 @@ class Watcher:
         self.alerts: dict[str, list[Alert]] = {}
         self._saved_raw: dict[str, int] = {}
         self._shown_steps: dict[str, int] = {}
+        self.span_services: dict[str, int] = {}
+        """Spans received per ``service.name`` (``""`` when absent): watch reads log events
+        only, so these are counted, never checked."""
 
     def visible(self, session: WatchedSession) -> bool:
         """Shown, graded and saved: every session, or with ``--project`` those that may be
@@ -109,6 +112,23 @@ class Watcher:
 
     def sessions(self) -> list[WatchedSession]:
         return [s for s in self.book.sessions.values() if self.visible(s)]
+
+    def offer_spans(self, spans: Iterable[SpanRecord]) -> None:
+        """Count spans per service: an agent that exports spans only (GitHub Copilot CLI)
+        has nothing watch reads, and must not read as a clean run (``spans_unchecked``)."""
+        for span in spans:
+            service = span.resource.get("service.name")
+            key = service if isinstance(service, str) else ""
+            self.span_services[key] = self.span_services.get(key, 0) + 1
+
+    def spans_unchecked(self) -> dict[str, int]:
+        """Spans per service from which no log record was checked: that service's sessions
+        were never seen, so a run holding them cannot show that they kept the rules."""
+        return {
+            name: n
+            for name, n in self.span_services.items()
+            if name not in self.book.checked_services
+        }
 
     def offer(self, records: Iterable[LogRecord]) -> Update:
         changed: dict[str, WatchedSession] = {}

@@ -54,6 +54,8 @@ EXPECTED_FILES = {
     "agentscope",
     "upsonic",
     "qwen-code",
+    "github-copilot",
+    "opencode",
 }  # fmt: skip
 
 

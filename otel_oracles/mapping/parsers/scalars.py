@@ -49,6 +49,18 @@ def parse_error_unless_json(value: Any) -> str | None:
     return "error" if parse_json(value) is value else None
 
 
+def parse_exit_code_outcome(value: Any) -> str | None:
+    """``"success"`` for exit code 0, ``"error"`` for any other, ``None`` for a value that is
+    no integer: a tool outcome (the ``outcome`` field) read from a command's exit status
+    (``process.exit.code``, OpenTelemetry's process attribute, which GitHub Copilot CLI writes
+    on its shell tool's spans whatever its content setting while ending them UNSET), so a
+    command that failed is a failed call even where its output was not captured."""
+    code = parse_int(value)
+    if code is None:
+        return None
+    return "success" if code == 0 else "error"
+
+
 def parse_int(value: Any) -> int | None:
     if isinstance(value, bool):
         return None
@@ -103,6 +115,7 @@ PARSERS: Mapping[str, Parser] = {
     "json_or_text": parse_json_or_text,
     "non_empty": parse_non_empty,
     "error_unless_json": parse_error_unless_json,
+    "exit_code_outcome": parse_exit_code_outcome,
     "int": parse_int,
     "string": parse_string,
     "string_list": parse_string_list,
