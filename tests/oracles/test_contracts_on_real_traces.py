@@ -977,19 +977,22 @@ def test_forbidden_tool_result_points_at_the_delete_records_span(source: str) ->
     assert result.span_ids == [deletes[0].source.span_id]
 
 
-DELEGATED_FORBIDDEN = sorted(
-    p.parent.name
-    for p in TRACES.glob("*/s_delegated_forbidden.otlp.json*")
-    if p.parent.name not in SPLIT_AGENT_TOOL and ".logs." not in p.name
-)
-"""Sources where the research agent's deletion is captured in the run's one trace."""
+DELEGATED_FORBIDDEN = [
+    source
+    for source in (*TOOL_SPANS, *NAMES_ONLY, *NOTHING, *TOOLS_IN_MESSAGES, *NAMES_NEVER)
+    if source not in SPLIT_AGENT_TOOL
+    and any(TRACES.glob(f"{source}/s_delegated_forbidden.otlp.json*"))
+]
+"""Sources of the matrix whose run, the research agent's deletion included, is one trace."""
 
 
 @pytest.mark.parametrize("source", DELEGATED_FORBIDDEN)
 def test_sub_agent_deletion_is_the_runs_and_points_at_its_span(source: str) -> None:
     """The deletion the research agent made (handed the run, called as a tool, a team
     member) is the run's: both contracts fail on it wherever the trace names the call, and
-    the failure points at the ``delete_records`` span, not at the triage agent's transfer."""
+    the failure points at the ``delete_records`` span, not at the triage agent's transfer.
+    The call is the research agent's wherever the trace names agents, never the triage
+    agent's (rig's delegated run, which opens no agent span: ``delegate_works_inside``)."""
     for contract in ("support-rag", "multi-agent-handoff"):
         graded = grade_file(
             trace_file(source, "s_delegated_forbidden", True), contract_named(contract)
@@ -1007,6 +1010,7 @@ def test_sub_agent_deletion_is_the_runs_and_points_at_its_span(source: str) -> N
         deletes = calls_of(trajectory, "delete_records")
         assert len(deletes) == 1 and deletes[0].source is not None
         assert result.span_ids == [deletes[0].source.span_id]
+        assert deletes[0].agent_name in ("research_agent", None)
 
 
 @pytest.mark.parametrize(
