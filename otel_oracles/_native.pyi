@@ -257,11 +257,22 @@ class RuleTable:
         host_lists: list[list[Any]],
         regexes: list[str],
         search: Callable[[int, str], bool],
+        content: tuple[
+            Sequence[tuple[int, Sequence[tuple[str, Any, Any]]]],
+            frozenset[str],
+            Callable[[Any], str],
+        ]
+        | None = None,
         /,
     ) -> None:
         """``regexes``: the patterns by number. Each is analysed once: the core answers the
         texts its analysis proves the answer for, and calls ``search(number, text)`` for the
-        others (once per distinct text, remembered)."""
+        others (once per distinct text, remembered). ``content``: ``(reads, placeholders,
+        dumps)``, per read the number of the key a ``field`` condition tests and the
+        origins of its sources (``(tag, a, b)`` as in a read plan): a span's value under
+        that key is the raw value of the first source holding one that is no placeholder,
+        a ``str`` as it is, anything else ``dumps(value)`` (events as their bodies, or their
+        attributes as a ``dict``); the span's own attribute under that key is never read."""
     def select(
         self, spans: Sequence[SpanRecord], children: dict[str, list[SpanRecord]], /
     ) -> list[int]:

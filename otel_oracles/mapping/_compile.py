@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -109,62 +109,18 @@ class CompiledSet:
 
     def select(self, trace: Trace) -> list[CompiledRule | None]:
         """Per span of the trace (in ``trace.spans`` order), the first rule (priority
-        order) whose match holds, or ``None``: evaluated by the compiled core (on spans
-        carrying the content ``field`` conditions test, ``ContentReads.spans``)."""
+        order) whose match holds, or ``None``: evaluated by the compiled core."""
         rules = self.rules
-        spans: Sequence[Any] = trace.spans
-        if self.content is not None:
-            # The core reads the ``SpanRecord`` fields a ``_SpanView`` has, and no other.
-            spans = self.content.spans(trace.spans)
         return [
             rules[index] if index >= 0 else None
-            for index in self.table.select(spans, trace.children)
+            for index in self.table.select(trace.spans, trace.children)
         ]
 
 
 _CONTENT_KEY = "\x00content:{}"
-"""The attribute a ``field`` condition's content is handed to the core under. A real key may
-spell it too (trace data is untrusted): ``ContentReads.spans`` always overwrites or removes it."""
-
-
-@dataclass(slots=True, frozen=True)
-class ContentRead:
-    """One read: the attribute key the table tests, the sources in order, and what a span
-    must carry for any of them to have a value (most spans carry none: skipped cheaply)."""
-
-    key: str
-    sources: tuple[Source, ...]
-    attrs: frozenset[str]
-    prefixes: tuple[str, ...]
-    events: frozenset[str]
-
-    @classmethod
-    def of(cls, key: str, sources: Sequence[Source]) -> ContentRead:
-        attrs: set[str] = set()
-        prefixes: list[str] = []
-        events: set[str] = set()
-        for src in sources:
-            if src.event is not None:
-                events.update(src.event)
-            elif src.attr is not None:
-                attrs.add(src.attr)
-            elif src.attrs is not None:
-                attrs.update(src.attrs)
-            elif src.attr_prefix is not None:
-                prefixes.append(src.attr_prefix)
-        return cls(key, tuple(sources), frozenset(attrs), tuple(prefixes), frozenset(events))
-
-    def text(self, span: SpanRecord, placeholders: frozenset[str]) -> str | None:
-        """The content on ``span`` (``content_text``), ``None`` at once when it carries none
-        of the attributes and events the sources name."""
-        attrs = span.attributes
-        if (
-            attrs.keys().isdisjoint(self.attrs)
-            and not (span.events and not self.events.isdisjoint(e.name for e in span.events))
-            and not (self.prefixes and any(k.startswith(self.prefixes) for k in attrs))
-        ):
-            return None
-        return content_text(span, self.sources, placeholders)
+"""The attribute key a ``field`` condition's content stands under in the rule table. A real
+key may spell it too (trace data is untrusted): the core never reads a span's own attribute
+under it."""
 
 
 @dataclass(slots=True)
@@ -172,18 +128,18 @@ class ContentReads:
     """The content ``field`` conditions test (``Condition.field``), one read per distinct
     source list: the rule's own sources for that field, so a condition sees the content
     wherever the mapping reads it, a span attribute or events (span events, log records
-    attached to the span). The core tests attributes only; the content is handed to it as an
-    attribute of a view of the span (``spans``), never written into the trace."""
+    attached to the span). Each read is an attribute key of the rule table; the core works
+    out a span's content under it with the field reader's raw read (the first source with a
+    value that is no redaction placeholder, as text), when a condition first tests it, and
+    never writes it into the trace."""
 
     placeholders: frozenset[str] = frozenset()
     """The conventions' redaction placeholders: a source holding one holds no content, so
     the next source is read (as the field reader does)."""
-    reads: list[ContentRead] = field(default_factory=list)
+    reads: list[tuple[str, tuple[Source, ...]]] = field(default_factory=list)
+    """Per read, its attribute key and its sources."""
     keys: frozenset[str] = frozenset()
     """The reads' attribute keys."""
-    named: frozenset[str] | None = frozenset()
-    """The attributes the reads' sources name, and the reads' keys: a span with none of
-    them and no events has nothing to hand over (``None``: a source reads a prefix)."""
     _by_sources: dict[str, int] = field(default_factory=dict)
 
     def key(self, sources: Sequence[Source]) -> str:
@@ -192,129 +148,32 @@ class ContentReads:
         index = self._by_sources.get(ident)
         if index is None:
             index = self._by_sources[ident] = len(self.reads)
-            self.reads.append(ContentRead.of(_CONTENT_KEY.format(index), sources))
-            self.keys = frozenset(r.key for r in self.reads)
-            prefixed = any(r.prefixes for r in self.reads)
-            self.named = None if prefixed else self.keys.union(*(r.attrs for r in self.reads))
-        return self.reads[index].key
+            self.reads.append((_CONTENT_KEY.format(index), tuple(sources)))
+            self.keys = frozenset(key for key, _ in self.reads)
+        return self.reads[index][0]
 
-    def spans(self, spans: list[SpanRecord]) -> Sequence[SpanRecord | _SpanView]:
-        """``spans`` with each read's content as an attribute: a view of each span that has
-        content to hand over, or an attribute of its own under one of the keys (removed)."""
-        out: list[SpanRecord | _SpanView] | None = None
-        keys, reads, named = self.keys, self.reads, self.named
-        for i, span in enumerate(spans):
-            attrs = span.attributes
-            # Most spans carry nothing any read names: skipped without a call.
-            if named is not None and not span.events and attrs.keys().isdisjoint(named):
-                continue
-            texts = {r.key: t for r in reads if (t := r.text(span, self.placeholders)) is not None}
-            if not texts and attrs.keys().isdisjoint(keys):
-                continue
-            if out is None:
-                out = list(spans)
-            with_content: Mapping[str, Any]
-            if type(attrs) is dict:
-                # A plain dict stays one: the core reads a dict's attributes in one pass,
-                # any other mapping key by key through Python (several times dearer).
-                with_content = dict(attrs)
-                if not keys.isdisjoint(attrs):  # a sender's key never poses as content
-                    for own in keys.intersection(attrs).difference(texts):
-                        del with_content[own]
-                with_content.update(texts)
-            else:  # decoders that convert values lazily: a view, never a conversion
-                with_content = _WithContent(attrs, texts, keys)
-            out[i] = _SpanView(span, with_content)
-        return spans if out is None else out
+    def table_reads(self, keys: Mapping[str, int]) -> list[tuple[int, list[Origin]]]:
+        """The reads as the core's ``RuleTable`` takes them: per read its key's number and
+        the origins of its sources that can hold content (span attributes and events; a span
+        name, status message, child attribute or constant is none)."""
+        return [
+            (keys[key], [_origin(s) for s in sources if _holds_content(s)])
+            for key, sources in self.reads
+        ]
 
 
-class _WithContent(Mapping[str, Any]):
-    """A span's attributes with the content under the reads' keys (and none of its own
-    there). A view, not a copy: decoders convert attribute values lazily, and the table
-    reads only the keys it tests."""
-
-    __slots__ = ("_base", "_content", "_keys")
-
-    def __init__(
-        self, base: Mapping[str, Any], content: dict[str, str], keys: frozenset[str]
-    ) -> None:
-        self._base = base
-        self._content = content
-        self._keys = keys
-
-    def __getitem__(self, key: str) -> Any:
-        if key in self._keys:
-            return self._content[key]
-        return self._base[key]
-
-    def __contains__(self, key: object) -> bool:
-        if key in self._keys:
-            return key in self._content
-        return key in self._base
-
-    def __iter__(self) -> Iterator[str]:
-        yield from (k for k in self._base if k not in self._keys)
-        yield from self._content
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
-
-
-class _SpanView:
-    """A span as the rule table reads it (the ``SpanRecord`` fields it reads), with other
-    attributes: cheaper than a copy of the whole record, and never part of the trace."""
-
-    __slots__ = ("attributes", "kind", "name", "scope_name", "span_id", "status_code")
-
-    def __init__(self, span: SpanRecord, attributes: Mapping[str, Any]) -> None:
-        self.name = span.name
-        self.scope_name = span.scope_name
-        self.kind = span.kind
-        self.status_code = span.status_code
-        self.span_id = span.span_id
-        self.attributes = attributes
-
-
-def content_text(
-    span: SpanRecord, sources: Sequence[Source], placeholders: frozenset[str] = frozenset()
-) -> str | None:
-    """The raw content of the first of ``sources`` with a value on ``span``, as text: a
-    string as it is, a structured value (an AnyValue attribute, a log body, several events)
-    as JSON. Origins that hold no content (span name, status message, constants, children)
-    are skipped, and so is a source holding only a redaction placeholder (``placeholders``):
-    a reply redacted in the span attribute but kept in its log records is read there."""
-    for src in sources:
-        value = _raw(span, src)
-        if value is None or (isinstance(value, str) and value in placeholders):
-            continue
-        return value if isinstance(value, str) else _json_text(value)
-    return None
-
-
-def _raw(span: SpanRecord, src: Source) -> Any:
-    attrs = span.attributes
-    if src.event is not None:
-        names = src.event
-        events = [e for n in names for e in span.events if e.name == n]
-        if src.body:
-            return next((e.body for e in events if e.body is not None), None)
-        if src.attr is not None:
-            return next((e.attributes[src.attr] for e in events if src.attr in e.attributes), None)
-        found = [e.body if e.body is not None else dict(e.attributes) for e in events]
-        return found or None
-    if src.attr is not None:
-        return attrs.get(src.attr)
-    if src.attrs is not None:
-        some = {k: attrs[k] for k in src.attrs if k in attrs}
-        return some or None
-    if src.attr_prefix is not None:
-        prefix = src.attr_prefix
-        flat = {k: v for k, v in attrs.items() if k.startswith(prefix)}
-        return flat or None
-    return None
+def _holds_content(src: Source) -> bool:
+    return (
+        src.event is not None
+        or src.attr is not None
+        or src.attrs is not None
+        or src.attr_prefix is not None
+    )
 
 
 def _json_text(value: Any) -> str:
+    """The text a content condition tests for a structured value (an AnyValue attribute, a
+    log body, several events)."""
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
@@ -336,8 +195,9 @@ def rule_table(
     ``equals_host`` (key, number of a value list compared in Python: ``equals`` values that
     are not all strings), ``regex`` (key, regex), ``span_name`` / ``scope`` (regex),
     ``kinds`` (OTLP numbers), ``status`` (OTLP number), ``child`` (a nested ``(all, any)``).
-    A ``field`` condition is a ``regex`` on the attribute ``content`` hands its content to
-    the core under (``ContentReads``; ``fields``: per rule its sources, ``extends`` applied).
+    A ``field`` condition is a ``regex`` on the attribute key its content stands under
+    (``ContentReads``: the core reads the content of a span there with the field reader's raw
+    read; ``fields``: per rule its sources, ``extends`` applied).
     Regexes keep one meaning, Python's (``safe_regex``: its syntax and time budget). The
     core analyses each pattern when the table is built: for a pattern whose meaning it can
     prove (literals, ``^``/``$``, alternations and optional parts of them, simple classes,
@@ -393,7 +253,10 @@ def rule_table(
     def search(index: int, text: str) -> bool:
         return safe_regex.search(compiled[index], text) is not None
 
-    return RuleTable(data, list(keys), host_lists, list(patterns), search)
+    reads = None
+    if content is not None and content.reads:
+        reads = (content.table_reads(keys), content.placeholders, _json_text)
+    return RuleTable(data, list(keys), host_lists, list(patterns), search, reads)
 
 
 def _resolved_fields(
@@ -504,6 +367,9 @@ def outcome_fields(sources: list[Source]) -> list[tuple[str, bool, list[Source]]
     return runs
 
 
+Origin = tuple[str, Any, Any]
+"""Where a source's raw value comes from, as the core reads it: ``(origin, a, b)``."""
+
 PlanSource = tuple[str, Any, Any, Any, str | None]
 """One source as the core's field reader takes it: ``(origin, a, b, parser, key)``."""
 
@@ -541,30 +407,30 @@ def _parser(chain: Any) -> Any:
 
 def _plan_source(src: Source, conventions: ConventionSet) -> PlanSource:
     parser = _parser(conventions.parsers.chain(src.parse))
-    origin: tuple[str, Any, Any]
+    return (*_origin(src), parser, src.key)
+
+
+def _origin(src: Source) -> Origin:
     if src.event is not None:
         names = list(src.event)
         if src.body:
-            origin = ("event_body", names, None)
-        elif src.attr is not None:
-            origin = ("event_attr", names, src.attr)
-        else:
-            origin = ("events", names, None)
-    elif src.attr is not None:
-        origin = ("attr", src.attr, None)
-    elif src.attrs is not None:
-        origin = ("attrs", list(src.attrs), None)
-    elif src.attr_prefix is not None:
-        origin = ("prefix", src.attr_prefix, None)
-    elif src.span_name is not None:
-        origin = ("span_name", _first_group(src.span_name), None)
-    elif src.status_message:
-        origin = ("status_message", None, None)
-    elif src.child_attr is not None:
-        origin = ("child_attr", src.child_attr, None)
-    else:
-        origin = ("const", src.const, None)
-    return (*origin, parser, src.key)
+            return ("event_body", names, None)
+        if src.attr is not None:
+            return ("event_attr", names, src.attr)
+        return ("events", names, None)
+    if src.attr is not None:
+        return ("attr", src.attr, None)
+    if src.attrs is not None:
+        return ("attrs", list(src.attrs), None)
+    if src.attr_prefix is not None:
+        return ("prefix", src.attr_prefix, None)
+    if src.span_name is not None:
+        return ("span_name", _first_group(src.span_name), None)
+    if src.status_message:
+        return ("status_message", None, None)
+    if src.child_attr is not None:
+        return ("child_attr", src.child_attr, None)
+    return ("const", src.const, None)
 
 
 def _first_group(pattern: str) -> Callable[[str], Any]:

@@ -21,7 +21,7 @@ use crate::parsers::{
 };
 
 /// Where a source's raw value comes from (the `Source` of `mapping/config.py`).
-enum Origin {
+pub(crate) enum Origin {
     Attr(Py<PyString>),
     Attrs(Vec<Py<PyString>>),
     Prefix(String),
@@ -62,6 +62,14 @@ struct Field {
 #[pyclass(module = "otel_oracles._native", name = "FieldReader", frozen)]
 pub struct FieldReader {
     plans: Vec<Vec<Field>>,
+    reader: RawReader,
+    /// `failed(field_name, exception)`: logs a parser's failure.
+    failed: Py<PyAny>,
+}
+
+/// A source's raw value read from a Python span record, and the placeholder test: the one
+/// raw read behind the field reader and the rule table's content conditions (`rules.rs`).
+pub(crate) struct RawReader {
     /// The redaction placeholders, as Python compares them (`str in frozenset`).
     placeholders: Py<PyFrozenSet>,
     /// The longest placeholder's length in characters, when every placeholder is an exact
@@ -69,8 +77,6 @@ pub struct FieldReader {
     /// (attribute values are often kilobytes of JSON, and a new string's hash reads all of
     /// it). `None`: every value is looked up in the set.
     longest_placeholder: Option<usize>,
-    /// `failed(field_name, exception)`: logs a parser's failure.
-    failed: Py<PyAny>,
     /// The record field names read, interned once.
     interned: [Py<PyString>; 5],
 }
@@ -143,7 +149,7 @@ fn named_events<'py>(
     Ok(out)
 }
 
-impl FieldReader {
+impl RawReader {
     /// The raw value of one source, or `None` for "no value" (absent, or `None`).
     fn raw<'py>(
         &self,
@@ -265,6 +271,80 @@ impl FieldReader {
         self.placeholders.bind(value.py()).contains(value)
     }
 
+    /// The raw reader of `placeholders` (the conventions' redaction placeholders).
+    pub(crate) fn new(placeholders: Bound<'_, PyFrozenSet>) -> Self {
+        let py = placeholders.py();
+        let mut longest = Some(0);
+        for placeholder in placeholders.iter() {
+            longest = match placeholder.cast_exact::<PyString>() {
+                Ok(text) => longest.map(|n: usize| n.max(text.len().unwrap_or(usize::MAX))),
+                Err(_) => None,
+            };
+        }
+        Self {
+            placeholders: placeholders.unbind(),
+            longest_placeholder: longest,
+            interned: NAMES.map(|name| PyString::intern(py, name).unbind()),
+        }
+    }
+
+    /// The content a rule's `field` condition tests: the raw value of the first of
+    /// `origins` with one that is no placeholder, as the field reader reads it (before
+    /// any parser), and as text: a `str` as it is, any other value through `dumps` (JSON).
+    /// Events are handed over as their bodies, or their attributes (a `dict`) for an event
+    /// without a body. Origins that hold no content (span name, status message, children,
+    /// constants) are passed over.
+    pub(crate) fn content<'py>(
+        &self,
+        span: &Bound<'py, PyAny>,
+        origins: &[Origin],
+        dumps: &Py<PyAny>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let py = span.py();
+        let names = Names::new(py, &self.interned);
+        let attributes = span.getattr(&names.attributes)?;
+        let none = py.None().into_bound(py);
+        for origin in origins {
+            let value = match origin {
+                Origin::SpanName(_)
+                | Origin::StatusMessage
+                | Origin::ChildAttr(_)
+                | Origin::Const(_) => continue,
+                Origin::Events(wanted) => {
+                    let found = named_events(span, &names, wanted)?;
+                    if found.is_empty() {
+                        continue;
+                    }
+                    let list = PyList::empty(py);
+                    for event in found {
+                        let body = event.getattr(&names.body)?;
+                        if body.is_none() {
+                            let attrs = event.getattr(&names.attributes)?;
+                            list.append(py.get_type::<PyDict>().call1((attrs,))?)?;
+                        } else {
+                            list.append(body)?;
+                        }
+                    }
+                    list.into_any()
+                }
+                _ => match self.raw(origin, span, &attributes, &none, &names)? {
+                    Some(value) => value,
+                    None => continue,
+                },
+            };
+            if self.is_placeholder(&value)? {
+                continue;
+            }
+            if value.is_instance_of::<PyString>() {
+                return Ok(Some(value));
+            }
+            return dumps.bind(py).call1((value,)).map(Some);
+        }
+        Ok(None)
+    }
+}
+
+impl FieldReader {
     /// The parsed value, `None` for "no value" (the parser gave `None`, raised, or `key:`
     /// found nothing).
     fn parse<'py>(
@@ -310,7 +390,8 @@ fn strings(value: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
     value.extract()
 }
 
-fn source(item: &Bound<'_, PyAny>) -> PyResult<Source> {
+/// A source's origin from the first three items of its plan tuple: `(tag, a, b, ...)`.
+pub(crate) fn origin(item: &Bound<'_, PyAny>) -> PyResult<Origin> {
     let py = item.py();
     let tuple = item.cast::<PyTuple>()?;
     let tag: String = tuple.get_item(0)?.extract()?;
@@ -320,7 +401,7 @@ fn source(item: &Bound<'_, PyAny>) -> PyResult<Source> {
         let text: String = v.extract()?;
         Ok(PyString::intern(py, &text).unbind())
     };
-    let origin = match tag.as_str() {
+    Ok(match tag.as_str() {
         "attr" => Origin::Attr(intern(&a)?),
         "attrs" => Origin::Attrs(
             a.try_iter()?
@@ -336,7 +417,13 @@ fn source(item: &Bound<'_, PyAny>) -> PyResult<Source> {
         "child_attr" => Origin::ChildAttr(intern(&a)?),
         "const" => Origin::Const(a.unbind()),
         other => return Err(PyValueError::new_err(format!("unknown source {other:?}"))),
-    };
+    })
+}
+
+fn source(item: &Bound<'_, PyAny>) -> PyResult<Source> {
+    let py = item.py();
+    let tuple = item.cast::<PyTuple>()?;
+    let origin = origin(item)?;
     let parser = tuple.get_item(3)?;
     let parser = if parser.is_none() {
         Parser::None
@@ -359,7 +446,8 @@ fn source(item: &Bound<'_, PyAny>) -> PyResult<Source> {
     let key = if key.is_none() {
         None
     } else {
-        Some(intern(&key)?)
+        let text: String = key.extract()?;
+        Some(PyString::intern(py, &text).unbind())
     };
     Ok(Source {
         origin,
@@ -396,19 +484,10 @@ impl FieldReader {
             }
             out.push(fields);
         }
-        let mut longest = Some(0);
-        for placeholder in placeholders.iter() {
-            longest = match placeholder.cast_exact::<PyString>() {
-                Ok(text) => longest.map(|n: usize| n.max(text.len().unwrap_or(usize::MAX))),
-                Err(_) => None,
-            };
-        }
         Ok(Self {
             plans: out,
-            placeholders: placeholders.unbind(),
-            longest_placeholder: longest,
+            reader: RawReader::new(placeholders),
             failed,
-            interned: NAMES.map(|name| PyString::intern(py, name).unbind()),
         })
     }
 
@@ -426,17 +505,19 @@ impl FieldReader {
         let Some(plan) = self.plans.get(plan) else {
             return Err(PyValueError::new_err("no such field plan"));
         };
-        let names = Names::new(py, &self.interned);
+        let names = Names::new(py, &self.reader.interned);
         let attributes = span.getattr(&names.attributes)?;
         for field in plan {
             let mut flagged = false;
             let mut found = None;
             for source in &field.sources {
-                let Some(raw) = self.raw(&source.origin, span, &attributes, children, &names)?
+                let Some(raw) =
+                    self.reader
+                        .raw(&source.origin, span, &attributes, children, &names)?
                 else {
                     continue;
                 };
-                if self.is_placeholder(&raw)? {
+                if self.reader.is_placeholder(&raw)? {
                     flagged = true;
                     continue;
                 }
@@ -444,7 +525,7 @@ impl FieldReader {
                     continue;
                 };
                 let transformed = !matches!(source.parser, Parser::None) || source.key.is_some();
-                if transformed && self.is_placeholder(&value)? {
+                if transformed && self.reader.is_placeholder(&value)? {
                     flagged = true;
                     continue;
                 }

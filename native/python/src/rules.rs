@@ -19,8 +19,10 @@ use otel_oracles_core::rules::{
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyDict, PyFrozenSet, PyInt, PyList, PyString, PyTuple};
 use std::cell::{OnceCell, RefCell};
+
+use crate::fields::{origin, Origin, RawReader};
 
 #[pyclass(module = "otel_oracles._native", name = "RuleTable", frozen)]
 pub struct RuleTable {
@@ -37,6 +39,40 @@ pub struct RuleTable {
     memo: Mutex<RegexMemo>,
     /// How many times `search` was called.
     host_searches: AtomicU64,
+    /// The content the rules' `field` conditions test, `None` when none has one.
+    content: Option<Content>,
+}
+
+/// `RuleTable`'s `content` argument: per read its key number and its sources'
+/// `(tag, a, b)`, the redaction placeholders, `dumps`.
+type ContentData<'py> = (
+    Vec<(usize, Bound<'py, PyAny>)>,
+    Bound<'py, PyFrozenSet>,
+    Py<PyAny>,
+);
+
+/// The content `field` conditions test (`_compile.ContentReads`): an attribute key stands
+/// for each distinct list of sources, and a span's value under it is the content those
+/// sources read on the span (`RawReader::content`, the field reader's raw read), worked out
+/// when a condition first tests it. A span's own attribute under such a key is never read.
+struct Content {
+    /// Per attribute key number, the sources of the content it stands for (`None`: a plain
+    /// attribute).
+    origins: Vec<Option<Vec<Origin>>>,
+    reader: RawReader,
+    /// `dumps(value)`: the JSON text of a structured value (`json.dumps` as `_compile`
+    /// calls it).
+    dumps: Py<PyAny>,
+}
+
+impl RuleTable {
+    /// The sources of the content key number `key` stands for, with the table's content
+    /// reading; `None` for a plain attribute key.
+    fn content_of(&self, key: u32) -> Option<(&[Origin], &Content)> {
+        let content = self.content.as_ref()?;
+        let origins = content.origins.get(key as usize)?.as_deref()?;
+        Some((origins, content))
+    }
 }
 
 /// The names of the record fields the table reads, interned once per `select`.
@@ -103,17 +139,27 @@ impl<'a, 'py> PySpan<'a, 'py> {
     /// The attribute under key number `key`, or `None` when absent: read from the mapping
     /// once per span, as many rules test the same few keys.
     fn attr(&self, key: u32) -> PyResult<Option<Bound<'py, PyAny>>> {
-        if let Some(found) = self.listed.borrow().as_ref() {
-            return Ok(found
-                .iter()
-                .find(|(number, _)| *number == key)
-                .map(|(_, value)| value.clone()));
+        let content = self.table.content_of(key);
+        if content.is_none() {
+            if let Some(found) = self.listed.borrow().as_ref() {
+                return Ok(found
+                    .iter()
+                    .find(|(number, _)| *number == key)
+                    .map(|(_, value)| value.clone()));
+            }
         }
         let slot = key as usize;
         if let Some(Some(known)) = self.slots.borrow().get(slot) {
             return Ok(known.clone());
         }
-        let value = self.read_attr(slot)?;
+        let value = match content {
+            Some((origins, content)) => {
+                content
+                    .reader
+                    .content(&self.span, origins, &content.dumps)?
+            }
+            None => self.read_attr(slot)?,
+        };
         let mut slots = self.slots.borrow_mut();
         if slots.len() <= slot {
             slots.resize(self.table.keys.len().max(slot + 1), None);
@@ -294,10 +340,23 @@ impl<'py> SpanAccess for PySpan<'_, 'py> {
                 continue;
             };
             let number: u32 = number.extract()?;
+            if self.table.content_of(number).is_some() {
+                continue; // the span's own attribute under a content key is not read
+            }
             let word = present.get_mut(number as usize / 64);
             if let (Some(word), true) = (word, (number as usize) < keys) {
                 *word |= 1 << (number % 64);
                 found.push((number, value));
+            }
+        }
+        // Content is worked out only when a condition tests it: until then it may be there.
+        if let Some(content) = &self.table.content {
+            for (number, origins) in content.origins.iter().enumerate() {
+                if let (Some(_), true) = (origins, number < keys) {
+                    if let Some(word) = present.get_mut(number / 64) {
+                        *word |= 1 << (number % 64);
+                    }
+                }
             }
         }
         *self.listed.borrow_mut() = Some(found);
@@ -382,13 +441,17 @@ impl RuleTable {
     /// conditions name by number; `host_lists`: the `equals` value lists that are not all
     /// text; `regexes`: the patterns by number, which `search(number, text)` runs. A pattern
     /// that is no UTF-8 (lone surrogates) gets no plan: Python answers all its texts.
+    /// `content`: `(reads, placeholders, dumps)` when a rule tests content: per read the
+    /// key number that stands for it and its sources (`(tag, a, b)`, as in a read plan).
     #[new]
+    #[pyo3(signature = (rules, keys, host_lists, regexes, search, content=None))]
     fn new(
         rules: &Bound<'_, PyAny>,
         keys: Vec<String>,
         host_lists: Vec<Bound<'_, PyList>>,
         regexes: Vec<Bound<'_, PyString>>,
         search: Py<PyAny>,
+        content: Option<ContentData<'_>>,
     ) -> PyResult<Self> {
         let plans = regexes
             .iter()
@@ -410,6 +473,29 @@ impl RuleTable {
         for (number, key) in interned.iter().enumerate() {
             numbers.set_item(key.bind(py), number)?;
         }
+        let content = match content {
+            None => None,
+            Some((reads, placeholders, dumps)) => {
+                let mut origins: Vec<Option<Vec<Origin>>> = Vec::new();
+                origins.resize_with(keys.len(), || None);
+                for (number, sources) in reads {
+                    let Some(slot) = origins.get_mut(number) else {
+                        return Err(PyValueError::new_err("content read of no key"));
+                    };
+                    *slot = Some(
+                        sources
+                            .try_iter()?
+                            .map(|source| origin(&source?))
+                            .collect::<PyResult<Vec<_>>>()?,
+                    );
+                }
+                Some(Content {
+                    origins,
+                    reader: RawReader::new(placeholders),
+                    dumps,
+                })
+            }
+        };
         let lists = u32::try_from(host_lists.len())
             .map_err(|_| PyValueError::new_err("too many value lists"))?;
         let table = CoreTable::new(
@@ -427,6 +513,7 @@ impl RuleTable {
             search,
             memo: Mutex::new(RegexMemo::new()),
             host_searches: AtomicU64::new(0),
+            content,
         })
     }
 
