@@ -27,7 +27,8 @@ and groups the whole input again, as every worker does, grades what was not deli
 gives the subject that was in hand ``worker_died`` verdicts instead of grading it again
 (grading it may be what killed the worker; the same verdicts ``serve`` gives). When two
 workers of one shard in a row die having neither delivered nor started grading anything,
-the run stops there with an error rather than start the same death again.
+the run stops there rather than start the same death again (``ShareNotGraded``, which
+carries what was delivered, so the caller reports it with a one-line error).
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ from otel_oracles.session import (
     shard_of,
 )
 
-__all__ = ["grade_paths_parallel", "shard_of"]
+__all__ = ["ShareNotGraded", "grade_paths_parallel", "shard_of"]
 
 _PICKLE = pickle.HIGHEST_PROTOCOL
 
@@ -167,9 +168,25 @@ delivered: killed while reading, say) before the run stops: once may be the OOM 
 choosing a victim, twice is the same death again."""
 
 
+class ShareNotGraded(RuntimeError):
+    """The run stopped because one shard's workers kept dying before they graded or
+    delivered anything: that share of the subjects was not graded. ``report`` holds what the
+    other workers (and this shard's, before) delivered, in order (handed to ``on_verdict``
+    first when the caller streams), so a caller reports them with the error instead of
+    losing them; the message is one line naming the worker and its share."""
+
+    def __init__(self, message: str, report: RunReport) -> None:
+        super().__init__(message)
+        self.report = report
+
+
+class _Fruitless(Exception):
+    """A shard's workers died ``_FRUITLESS_DEATHS`` times in a row without progress."""
+
+
 def _resumed(worker: _Worker) -> tuple[_ShardJob, str]:
     """The job that takes over a dead worker's shard, and the run's note about it; raises
-    ``RuntimeError`` when the shard's workers keep dying without progress."""
+    ``_Fruitless`` when the shard's workers keep dying without progress."""
     worker.process.join()
     exitcode = worker.process.exitcode
     in_hand = int(worker.in_hand.value)
@@ -177,10 +194,11 @@ def _resumed(worker: _Worker) -> tuple[_ShardJob, str]:
     progress = in_hand >= 0 or worker.delivered > job.resume.after
     fruitless = 0 if progress else job.fruitless + 1
     if fruitless >= _FRUITLESS_DEATHS:
-        raise RuntimeError(
-            f"grading worker {worker.process.name} died ({how_it_ended(exitcode)}), "
-            f"{fruitless} times in a row before it graded or delivered anything; the run "
-            "cannot go on without its share"
+        shard = job.shard
+        raise _Fruitless(
+            f"grading worker {shard.index} died ({how_it_ended(exitcode)}), {fruitless} times "
+            f"in a row before it graded or delivered anything: its share ({shard.index + 1} of "
+            f"{shard.count}) of the traces was not graded and the run stopped"
         )
     lost = {order: why for order, why in job.resume.lost.items() if order > worker.delivered}
     if in_hand >= 0:
@@ -216,9 +234,10 @@ def grade_paths_parallel(
     ``on_graded`` is called in this process with each subject's (verdict, trajectory) pairs
     as workers deliver them (arrival order), so an emitter needs no change. A worker that
     dies mid-run is replaced (see the module docstring): the subject it was grading gets
-    ``worker_died`` verdicts and a note says so. A worker that raises outside grading (a
-    bug, never bad input), or a shard whose workers die twice in a row before any
-    progress, raises ``RuntimeError`` here.
+    ``worker_died`` verdicts and a note says so. A shard whose workers die twice in a row
+    before any progress stops the run: ``ShareNotGraded``, carrying the report of what was
+    delivered. A worker that raises outside grading (a bug, never bad input) raises
+    ``RuntimeError`` here.
 
     With ``on_verdict`` the report's ``verdicts`` stay empty: once every worker is done,
     each verdict is handed to ``on_verdict`` in order instead. Until then they wait on disk
@@ -242,12 +261,13 @@ def grade_paths_parallel(
     spooled: list[tuple[int, int, int]] = []
     """(order, offset, length) of each subject's pickled pairs in ``spool``."""
     deaths: list[str] = []
+    stopped: str | None = None
     finished = False
     try:
         for job in jobs:
             worker = _start(context, job)
             live[worker.conn] = worker
-        while live:
+        while live and stopped is None:
             for conn in wait(list(live)):
                 assert isinstance(conn, Connection)
                 worker = live[conn]
@@ -256,7 +276,14 @@ def grade_paths_parallel(
                 except (EOFError, OSError):  # died (a message cut short ends it too)
                     del live[conn]
                     conn.close()
-                    job, note = _resumed(worker)
+                    try:
+                        job, note = _resumed(worker)
+                    except _Fruitless as exc:
+                        stopped = str(exc)  # the other workers are stopped below
+                        # Its earlier death's note said a fresh worker graded the rest.
+                        name = f"grading worker {worker.job.shard.index} "
+                        deaths = [note for note in deaths if not note.startswith(name)]
+                        break
                     deaths.append(note)
                     replacement = _start(context, job)
                     live[replacement.conn] = replacement
@@ -289,11 +316,14 @@ def grade_paths_parallel(
                 spool.seek(offset)
                 for verdict, _ in pickle.loads(spool.read(length)):
                     on_verdict(verdict)
-    return RunReport(
+    report = RunReport(
         verdicts=[v for _, _, v in items],
         input_errors=list(counts.problems),
         notes=counts.notes() + deaths,
     )
+    if stopped is not None:
+        raise ShareNotGraded(stopped, report)
+    return report
 
 
 def _take(

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from otel_oracles.cli import EXIT_USAGE
+from otel_oracles.cli import EXIT_FAILED, EXIT_USAGE
 from otel_oracles.cli._baseline import BaselineCheck, baseline_options, report_regressions
 from otel_oracles.cli._output import (
     ReportStream,
@@ -210,18 +210,25 @@ def grade_command(
     with gathered_sdk_logs() as sdk_logs:
         try:
             show_bar = not quiet and total >= PROGRESS_MIN_BYTES and sys.stderr.isatty()
+            stopped: str | None = None
             if workers > 1:
                 # Worker processes (multiprocessing, the parent-death lifeline) only now.
-                from otel_oracles.parallel import grade_paths_parallel
+                from otel_oracles.parallel import ShareNotGraded, grade_paths_parallel
 
-                report = grade_paths_parallel(
-                    paths,
-                    spec,
-                    workers=workers,
-                    run=run,
-                    on_graded=export_graded,
-                    on_verdict=on_verdict,
-                )
+                try:
+                    report = grade_paths_parallel(
+                        paths,
+                        spec,
+                        workers=workers,
+                        run=run,
+                        on_graded=export_graded,
+                        on_verdict=on_verdict,
+                    )
+                except ShareNotGraded as exc:
+                    # A share's workers kept dying: what was delivered is reported, the
+                    # stop is one line below it, and the run is not a pass (exit 1 at
+                    # least, as for a trace whose worker died).
+                    report, stopped = exc.report, str(exc)
             elif show_bar:
                 with click.progressbar(
                     length=total, label="grading", file=sys.stderr, show_pos=False
@@ -243,15 +250,19 @@ def grade_command(
                     keep_verdicts=False,
                 )
             code = stream.exit_code(report.input_errors, keep_going)
-            empty = stream.tally.verdicts == 0
+            empty = stream.tally.verdicts == 0 and stopped is None
             if empty and not allow_empty:
                 code = EXIT_USAGE
+            if stopped is not None:
+                code = max(code, EXIT_FAILED)
             comparison = None
             if regression is not None:
                 code, comparison = regression.judge(report.notes, code)
             stream.finish(report.input_errors, report.notes, code)
             report_input_problems(report.input_errors)
             report_regressions(comparison)
+            if stopped is not None:
+                click.echo(f"error: {', '.join(paths)}: {stopped}", err=True)
             if empty:
                 reason = nothing_graded_reason(
                     run.traces, run.spans, run.unselected_seen, unreadable=len(report.input_errors)

@@ -314,39 +314,86 @@ def test_a_resumed_run_grades_only_what_was_not_delivered() -> None:
     assert (done.traces, done.spans) == (whole_counts.traces, whole_counts.spans)
 
 
+def reading(pid: int, name: str) -> bool:
+    """Whether process ``pid`` has the file called ``name`` open (``/proc/<pid>/fd``)."""
+    try:
+        fds = list(Path(f"/proc/{pid}/fd").iterdir())
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            if os.readlink(fd).endswith(name):
+                return True
+        except OSError:
+            continue
+    return False
+
+
+SHARE_ONE = 40
+"""Traces of the export, all owned by worker 1 of 2 (odd ids): more than a delivery chunk
+(32), so worker 1 delivers verdicts while it reads the next file."""
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_a_share_whose_workers_keep_dying_before_any_progress_stops_the_run(
     tmp_path: Path,
 ) -> None:
     """A worker killed while still reading (nothing graded or delivered) is replaced once;
-    when its replacement dies the same way, the run stops with an error, not a report."""
-    # 1 GiB of blank lines in ~80 KB of zstd: seconds of reading and no subject at all, so
-    # the workers are busy, and make no progress, when they are killed.
+    when its replacement dies the same way, the run stops: one line on stderr naming the
+    worker and its share, exit 1 (as for a trace whose worker died), and the verdicts the
+    other worker had delivered are reported, never dropped with a traceback."""
     inputs = tmp_path / "inputs"
     inputs.mkdir()
-    (inputs / "blank.jsonl.zst").write_bytes(
-        zstandard.ZstdCompressor(level=19).compress(b"\n" * (1 << 30))
-    )
+    owned = [tid(2 * k + 1) for k in range(SHARE_ONE)]
+    assert {shard_of(t, 2) for t in owned} == {1}
+    # One request per line, as the collector's file exporter writes them; then three traces
+    # of 10,001 spans (worker 1's too), which release those before them (a trace is released
+    # one span after its last with --idle-spans 1, and passed on once 20,000 spans of later
+    # traces went by, in case they join a run), so worker 1 grades its traces and delivers a
+    # chunk before it reads the blank file.
+    padding = [
+        {"resourceSpans": [{"scopeSpans": [{"scope": {"name": "padding"}, "spans": [
+            {"traceId": tid(1001 + 2 * k), "spanId": f"{i + 1:016x}", "name": "padding",
+             "startTimeUnixNano": str(1_900_000_000_000_000_000 + i),
+             "endTimeUnixNano": str(1_900_000_000_000_000_001 + i)}
+            for i in range(10_001)
+        ]}]}]}
+        for k in range(3)
+    ]  # fmt: skip
+    requests = [
+        {"resourceSpans": [agent_trace(t, "normal", ["search_docs"], second=k)]}
+        for k, t in enumerate(owned)
+    ]
+    (inputs / "a_traces.jsonl").write_text("".join(json.dumps(r) + "\n" for r in requests))
+    (inputs / "b_padding.jsonl").write_text("".join(json.dumps(r) + "\n" for r in padding))
+    # 1 GiB of blank lines in ~80 KB of zstd, read after the traces: seconds of reading and
+    # no subject at all, so both workers are busy there, worker 0 having had nothing to
+    # grade and worker 1 having delivered its first chunk, when worker 0 is killed.
+    blank = "c_blank.jsonl.zst"
+    (inputs / blank).write_bytes(zstandard.ZstdCompressor(level=19).compress(b"\n" * (1 << 30)))
     contract = tmp_path / "c.yaml"
     contract.write_text("id: c\ninvariants:\n  - {type: tool_not_called, tool: wipe}\n")
-    proc = subprocess.Popen(
-        [CLI, "grade", "-q", "--workers", "2", "-c", str(contract), str(inputs)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    argv = [CLI, "grade", "-q", "--json", "--workers", "2", "--idle-spans", "1",
+            "-c", str(contract), str(inputs)]  # fmt: skip
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         seen: set[int] = set()
 
-        def workers() -> bool:
+        def both_on_the_blank_file() -> bool:
             seen.update(children(proc.pid))
-            return len(seen) >= 2
+            live = children(proc.pid)
+            return len(live) == 2 and all(reading(pid, blank) for pid in live)
 
-        wait_for(workers, TIMEOUT, "two grading workers")
-        first = min(seen)
+        wait_for(both_on_the_blank_file, TIMEOUT, "two workers reading the blank file")
+        first = min(seen)  # worker 0, started first
         os.kill(first, signal.SIGKILL)
         started = set(seen)
-        wait_for(lambda: bool(set(children(proc.pid)) - started), TIMEOUT, "a fresh worker")
+
+        def fresh_on_the_blank_file() -> bool:
+            fresh = set(children(proc.pid)) - started
+            return len(fresh) == 1 and reading(next(iter(fresh)), blank)
+
+        wait_for(fresh_on_the_blank_file, TIMEOUT, "a fresh worker reading the blank file")
         (fresh,) = set(children(proc.pid)) - started
         os.kill(fresh, signal.SIGKILL)
         out, err = proc.communicate(timeout=TIMEOUT)
@@ -355,8 +402,18 @@ def test_a_share_whose_workers_keep_dying_before_any_progress_stops_the_run(
             proc.kill()
             proc.communicate()
     assert proc.returncode == 1, err
-    assert "died (killed by SIGKILL), 2 times in a row before it graded or delivered" in err
-    assert out == ""
+    lines = err.strip().splitlines()
+    assert lines == [
+        f"error: {inputs}: grading worker 0 died (killed by SIGKILL), 2 times in a row before "
+        "it graded or delivered anything: its share (1 of 2) of the traces was not graded and "
+        "the run stopped"
+    ], err
+    report = json.loads(out)
+    delivered = [v["trace_id"] for v in report["verdicts"]]
+    assert len(delivered) >= 32 and delivered == owned[: len(delivered)], delivered
+    assert shard_of(tid(1001), 2) == 1
+    assert all(v["verdict"] == "pass" for v in report["verdicts"])
+    assert not any(n.startswith("grading worker 0 ") for n in report["notes"]), report["notes"]
 
 
 def test_a_trace_not_graded_keeps_the_contracts_that_select_it_by_mapped_agent_name() -> None:
