@@ -54,9 +54,28 @@ _PLACEHOLDER_FIRST = "_[<*rR"
 whitespace) rules a string out without stripping it."""
 
 TOOL_CALL_FINISH_REASONS: frozenset[str] = frozenset(
-    {"tool_calls", "tool_call", "tool-calls", "tool_use", "function_call", "tool-call"}
-)
-"""Finish-reason spellings meaning "the model asked for tools" across instrumentations."""
+    {
+        "tool_calls", "tool_call", "tool-calls", "tool_use", "function_call", "tool-call",
+        "function_calls",
+    }
+)  # fmt: skip
+"""Finish-reason spellings meaning "the model asked for tools" across instrumentations
+(``function_calls``: AutoGen's ``CreateResult``)."""
+
+STOPPED_FINISH_REASONS: frozenset[str] = frozenset(
+    {
+        "stop", "length", "content_filter", "error",
+        "end_turn", "stop_sequence", "complete", "max_tokens", "max_output_tokens",
+        "content-filter", "content_filtered", "safety", "recitation", "blocklist",
+        "prohibited_content", "spii", "refusal", "guardrail_intervened",
+        "malformed_function_call",
+    }
+)  # fmt: skip
+"""Finish reasons that say the model ended its turn without asking for tools: the shared
+vocabulary's ``stop``, ``length``, ``content_filter`` and ``error`` and the vendor spellings
+``otel-genai.yaml`` maps onto them. A reason outside both sets (a framework's own word, such
+as AutoGen's ``function_calls`` before it was known) says neither: a call that gave it and
+shows no reply content may have asked for tools, so it is never read as one that did not."""
 
 MAX_LISTED = 5
 """How many offending steps a message names before it stops listing."""
@@ -883,8 +902,10 @@ def _tool_names(ev: Evidence, scope: str | None) -> str | None:
         if step.kind != StepKind.GENERATION:
             continue
         reasons = {r.lower() for r in step.finish_reasons} if step.finish_reasons else None
-        if reasons is not None and not reasons & TOOL_CALL_FINISH_REASONS:
+        if reasons is not None and reasons <= STOPPED_FINISH_REASONS:
             continue  # the model stopped without asking for tools
+        if step.status == "error" and step.output_messages is None and reasons is None:
+            continue  # the call failed and no reply is recorded: the model asked for nothing
         if message_tool_names(step.output_messages):
             continue
         if step.output_messages and not _messages_empty(step.output_messages):

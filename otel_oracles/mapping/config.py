@@ -58,7 +58,7 @@ declare makes the outcome unknown, unless the source reads it from inside a payl
 
 DEFAULT_PLACEHOLDERS: tuple[str, ...] = ("__REDACTED__", "[REDACTED]", "<redacted>", "<elided>", "")
 DEFAULT_TOOL_CALL_FINISH_REASONS: tuple[str, ...] = (
-    "tool_calls", "tool_call", "tool-calls", "tool_use", "function_call",
+    "tool_calls", "tool_call", "tool-calls", "tool_use", "function_call", "function_calls",
 )  # fmt: skip
 
 

@@ -540,6 +540,7 @@ TOOLS_IN_MESSAGES = (
     "langtrace-langgraph",
     "langtrace-crewai",
     "burr",
+    "mlflow-autogen",
 )
 """Agent frameworks whose tools have no span of their own (Haystack's run inside plumbing
 spans; OpenLIT's CrewAI instrumentor records only the coworker tools; OpenLIT's Pydantic AI
@@ -585,6 +586,12 @@ NAMES_NEVER = ("griptape",)
 """Tracers that record neither content nor the called tool's name (Griptape's spans are named
 after the tool's Python class): every check is missing evidence, except that the agents' own
 spans are seen."""
+REQUESTS_NEVER_RECORDED = ("openlit-bedrock",)
+"""The model calls record the answer text but never the tools a turn asked for nor their
+results, whatever the switch (OpenLIT's Bedrock instrumentor writes a Converse reply's
+``toolUse`` blocks as an output message without parts and keeps only the first user text of
+the input): graded as ``TOOLS_IN_TEXT`` (every check that must know which tools ran, their
+results or outcomes is missing evidence; with content on the answer is seen)."""
 TOOLS_IN_TEXT = ("openlit-dspy",)
 """DSPy ReAct with no DSPy instrumentor (OpenLIT records only the LiteLLM calls): the model
 names each tool in its reply text (``[[ ## next_tool_name ## ]]``), no span records the
@@ -613,6 +620,11 @@ NOTHING = (
     "groq-openinference",
     "mistral-openinference",
     "haystack-openllmetry",
+    "openinference-google-genai",
+    "openinference-bedrock",
+    "openinference-litellm",
+    "mlflow-gemini",
+    "mlflow-bedrock",
 )  # content off hides tool names
 
 
@@ -683,7 +695,7 @@ iterations." after the fourth search ran, AutoGen's ``AssistantAgent`` its summa
 search's result; no model call read it: the run stopped in the middle of its work
 (``bounded-effort`` missing evidence, with content off too: the tool spans keep their names).
 The executor's text is the answer, graded as it is (it cites nothing)."""
-LIMIT_ANSWER_UNRECORDED = ("autogen-openinference",)
+LIMIT_ANSWER_UNRECORDED = ("autogen-openinference", "mlflow-autogen")
 """``q_turn_limit``: the text AutoGen returns at its limit (the ``ToolCallSummaryMessage``)
 is in no span (the agent span records no output, and the last model call asked for tools):
 every answer check is missing evidence, never read from the tool's result or an earlier
@@ -697,6 +709,10 @@ effort: ``bounded-effort`` is missing evidence in every scenario (a count over t
 still fails: ``COUNTS_OVER_BUDGET``). The Claude Agent SDK, which records no model call
 either, writes the model's last finish reason (``end_turn``) on its query span: its runs
 show they ended on an answer."""
+LIMIT_RESULT_UNSEEN = ("mlflow-autogen",)
+"""``q_turn_limit``: the last search ran, but no model call read its result, and no span of
+its own records it (tools only in the model calls' messages): its outcome is unknown, so
+``search-retry`` is missing evidence."""
 LIMIT_REQUEST_UNNAMED_WITHOUT_CONTENT = ("langgraph-openinference", "llamaindex-openinference")
 """``q_turn_limit`` without content: the pending fifth request shows only as a call the last
 model call's finish reason asked for, unnamed: it could be any tool, so every check that must
@@ -739,6 +755,8 @@ def _expected(source: str, contract: str, scenario: str, content: bool) -> dict[
         base["bounded-effort"] = MIS
     if scenario == "q_turn_limit" and source in LIMIT_ANSWER_UNRECORDED:
         base.update(dict.fromkeys(ANSWER_CHECKS[contract], MIS))
+    if scenario == "q_turn_limit" and source in LIMIT_RESULT_UNSEEN:
+        base["search-retry"] = MIS
     if scenario == "q_turn_limit" and source in LIMIT_REQUEST_PENDING:
         base.update(dict.fromkeys(("cites-a-source", "degraded-disclosed", "search-retry"), MIS))
         base["bounded-effort"] = MIS
@@ -784,7 +802,7 @@ def _expected(source: str, contract: str, scenario: str, content: bool) -> dict[
             if scenario not in CITING_ANSWERS:
                 unknown.add("cites-a-source")
         base.update({name: MIS for name in unknown if name in base})
-    if source in TOOLS_IN_TEXT:
+    if source in TOOLS_IN_TEXT + REQUESTS_NEVER_RECORDED:
         kept = {"answer-captured"} if content else set()
         if content and "degraded-disclosed" not in CONTENT_ON[(contract, scenario)]:
             kept.add("cites-a-source")
@@ -862,6 +880,11 @@ SPLIT_AGENT_TOOL = ("koog",)
 (``test_agent_called_from_a_tool_in_a_trace_of_its_own``)."""
 
 
+TEAM_FRAGMENTED = ("mlflow-autogen",)
+"""A team's run (the scenarios where agents hand over: ``g``, ``n``, ``s``) is one trace per
+model call (MLflow's AutoGen autolog records no span of a ``Swarm``'s agents), graded
+fragment by fragment (``test_team_fragments_never_pass``); its single-agent runs are one
+trace each, graded as ``TOOLS_IN_MESSAGES``."""
 TURNS_APART = (
     "openllmetry-openai-agents",
     "mlflow-openai-agents",
@@ -882,6 +905,7 @@ def cases() -> list[tuple[str, str, str, bool]]:
         *NOTHING,
         *TOOLS_IN_MESSAGES,
         *TOOLS_IN_TEXT,
+        *REQUESTS_NEVER_RECORDED,
         *NAMES_NEVER,
     ):
         for path in sorted((TRACES / source).glob("*.otlp.json*")):
@@ -889,6 +913,8 @@ def cases() -> list[tuple[str, str, str, bool]]:
             if source in SPLIT_AGENT_TOOL and name in DELEGATED:
                 continue
             if source in TURNS_APART and name == "p_second_turn":
+                continue
+            if source in TEAM_FRAGMENTED and name[0] in "gns":
                 continue
             variant = path.name[len(name) :].split(".otlp")[0]
             if variant not in ("", ".nocontent"):
@@ -980,7 +1006,7 @@ def test_forbidden_tool_result_points_at_the_delete_records_span(source: str) ->
 DELEGATED_FORBIDDEN = [
     source
     for source in (*TOOL_SPANS, *NAMES_ONLY, *NOTHING, *TOOLS_IN_MESSAGES, *NAMES_NEVER)
-    if source not in SPLIT_AGENT_TOOL
+    if source not in SPLIT_AGENT_TOOL + TEAM_FRAGMENTED
     and any(TRACES.glob(f"{source}/s_delegated_forbidden.otlp.json*"))
 ]
 """Sources of the matrix whose run, the research agent's deletion included, is one trace."""
@@ -1259,3 +1285,58 @@ def test_fragments_of_a_run_never_pass_checks_about_the_whole_run(
                 seen += 1
             assert answered == (1 if content else 0)
     assert seen == 40  # one fragment per model call (g graded with both contracts)
+
+
+@pytest.mark.parametrize("source", TEAM_FRAGMENTED)
+@pytest.mark.parametrize("content", [True, False], ids=["on", "off"])
+def test_team_fragments_never_pass(source: str, content: bool) -> None:
+    """A team run recorded as one trace per model call: no fragment's verdict passes, no
+    fragment passes a check on which tools the run called, and the fragment that records
+    the research agent's request for ``delete_records`` fails ``no-destructive-tools``."""
+    seen = deletions = 0
+    for name in ("g_handoff", "n_handback", "s_delegated_forbidden", "s_delegated_failure"):
+        for contract in CONTRACTS_OF[name[0]]:
+            graded = grade_file(trace_file(source, name, content), contract_named(contract))
+            assert len(graded) > 1, "one trace per model call"
+            for verdict, trajectory in graded:
+                got = {r.name: r.outcome for r in verdict.results}
+                assert not verdict.passed, (name, contract, trajectory.trace_id)
+                for check in ("no-destructive-tools", "searched-the-index", "bounded-effort",
+                              "bounded-steps", "search-retry", "research-searches"):  # fmt: skip
+                    assert got.get(check, MIS) in (MIS, INV), (name, contract, check)
+                if calls_of(trajectory, "delete_records"):
+                    assert got["no-destructive-tools"] == INV
+                    deletions += 1
+                seen += 1
+    assert seen > 8 and deletions == (2 if content else 0)
+
+
+TOOL_NAMES_UNRECORDED = ("mlflow-smolagents",)
+"""Tool spans that name no tool (MLflow's smolagents autolog names each after the tool's
+class, ``SimpleTool.__call__``) and no model call recorded. Held out, the class was read as
+the tool's name: ``delete_records`` was never seen, so ``no-destructive-tools`` passed on the
+runs that deleted records, and ``search-retry`` on runs that retried."""
+
+
+@pytest.mark.parametrize("source", TOOL_NAMES_UNRECORDED)
+@pytest.mark.parametrize("content", [True, False], ids=["on", "off"])
+def test_unnamed_tool_spans_never_pass_checks_on_tool_names(source: str, content: bool) -> None:
+    """Every check that must know which tools ran is missing evidence (or a failure the trace
+    shows, such as a count over budget), never a pass, and no verdict passes where the run
+    broke an invariant."""
+    seen = 0
+    for path in sorted((TRACES / source).glob("*.otlp.json")):
+        name = path.name.split(".")[0]
+        if (".nocontent." in path.name) == content:
+            continue
+        for contract in CONTRACTS_OF.get(name[0], ["support-rag"]):
+            truth = expected("__truth__", contract, name, True)
+            for verdict, _ in grade_file(path, contract_named(contract)):
+                got = {r.name: r.outcome for r in verdict.results}
+                for check in TOOL_NAME_CHECKS.get(contract, set()) | {"bounded-steps"}:
+                    if check in got and check != "degraded-disclosed":
+                        assert got[check] in (MIS, INV), (path.name, contract, check)
+                if any(o in (INV, BUD) for o in truth.values()):
+                    assert not verdict.passed, (path.name, contract)
+                seen += 1
+    assert seen >= 20

@@ -1267,6 +1267,174 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
     },
+    "mlflow-smolagents": {
+        "turn_limit": SMOLAGENTS_MAX_STEPS,
+        "what": "the smolagents-openinference ToolCallingAgent (OpenAIServerModel on the fake "
+        "server, @tool functions, answers through its built-in final_answer tool; managed "
+        "agents for g_handoff) traced by MLflow's smolagents autolog alone "
+        "(mlflow.smolagents.autolog()), exported by MLflow's OTLP exporter to the capture's "
+        "sink, native mlflow.* attributes",
+        "packages": ["mlflow-tracing", "smolagents", "openai"],
+        "driver": "fw_mlflow:run_smolagents",
+        "sink": True,
+        "model_spans": False,
+        "followups": True,
+        "turns_note": ["**Turns:** as `smolagents-openinference`: the same `ToolCallingAgent` "
+                       "run once per user message, the follow-up with `reset=False`."],
+        "tool_spans": True,
+        "handoff_via": "the `research_agent` managed agent, called like a tool "
+        "(`research_agent {\"task\": ...}`)",
+        "notes": ["**Final answer delivery:** as the `answer` argument of smolagents' built-in "
+                  "`final_answer` tool.",
+                  "**Model calls:** none recorded. MLflow 3.17.2's autolog (which declares "
+                  "smolagents up to 1.26.0) wraps `Model.__call__` and the agents' `step`; "
+                  "smolagents 1.26 agents call `model.generate` and `_step_stream` instead, so "
+                  "only the agent's `run` and each tool's `__call__` are spans.",
+                  "**Content off:** as mlflow-openai (inputs and outputs set to `[REDACTED]` "
+                  "by a span processor)."],
+        "on": {},
+        "off": {},
+    },
+    "mlflow-autogen": {
+        "turn_limit": AUTOGEN_MAX_TOOL_ITERATIONS,
+        "what": "the autogen-openinference agents (AutoGen AgentChat AssistantAgent with "
+        "function tools, OpenAIChatCompletionClient on the fake server; a Swarm with a handoff "
+        "for g_handoff) traced by MLflow's AutoGen autolog alone (mlflow.autogen.autolog(): "
+        "agent runs, model-client calls, tools logged as attributes), exported by MLflow's "
+        "OTLP exporter to the capture's sink, native mlflow.* attributes",
+        "packages": ["mlflow-tracing", "autogen-agentchat", "autogen-core", "autogen-ext",
+                     "openai"],
+        "driver": "fw_mlflow:run_autogen",
+        "sink": True,
+        "transfers_back": True,
+        "handoff_via": "AutoGen's Swarm handoff tool (`transfer_to_research_agent {}`)",
+        "notes": ["**Tool failures:** the tool raises; AutoGen sends the model the error text.",
+                  "**Content off:** as mlflow-openai (inputs and outputs set to `[REDACTED]` "
+                  "by a span processor)."],
+        "on": {},
+        "off": {},
+    },
+    "mlflow-gemini": {
+        "what": "the google-genai tool loop (generate_content, function_declarations, "
+        "automatic function calling off) traced by MLflow's Gemini autolog alone "
+        "(mlflow.gemini.autolog()), the loop inside the application's "
+        "mlflow.start_span(\"agent_run\"), exported by MLflow's OTLP exporter to the "
+        "capture's sink, native mlflow.* attributes",
+        "packages": ["mlflow-tracing", "google-genai"],
+        "driver": "fw_mlflow:run_gemini",
+        "sink": True,
+        "model": "scripted fake Gemini API server on 127.0.0.1 (`fake_gemini.py`, "
+        "non-streaming `:generateContent`, `functionCall` / `functionResponse` parts without "
+        "call ids)",
+        "notes": ["**Tool failures:** sent back as a `functionResponse` part whose response is "
+                  "the error JSON; the raw client loop makes no tool spans.",
+                  "**Content off:** as mlflow-openai (inputs and outputs set to `[REDACTED]` "
+                  "by a span processor)."],
+        "on": {},
+        "off": {},
+    },
+    "mlflow-bedrock": {
+        "what": "the boto3 Bedrock Runtime Converse tool loop traced by MLflow's Bedrock "
+        "autolog alone (mlflow.bedrock.autolog()), the loop inside the application's "
+        "mlflow.start_span(\"agent_run\"), exported by MLflow's OTLP exporter to the "
+        "capture's sink, native mlflow.* attributes",
+        "packages": ["mlflow-tracing", "boto3", "botocore"],
+        "driver": "fw_mlflow:run_bedrock",
+        "sink": True,
+        "model": "scripted fake Bedrock Runtime Converse server on 127.0.0.1 "
+        "(`fake_bedrock.py`, non-streaming, `toolUse` / `toolResult` blocks, `stopReason`)",
+        "notes": ["**Tool failures:** sent back as a `toolResult` block with `status: error` "
+                  "and the error JSON; the raw client loop makes no tool spans.",
+                  "**Content off:** as mlflow-openai (inputs and outputs set to `[REDACTED]` "
+                  "by a span processor)."],
+        "on": {},
+        "off": {},
+    },
+    "openinference-google-genai": {
+        "what": "the google-genai tool loop (generate_content, function_declarations, "
+        "automatic function calling off) inside the application's agent_run span, recorded by "
+        "openinference-instrumentation-google-genai",
+        "packages": ["google-genai", "openinference-instrumentation-google-genai"],
+        "driver": "fw_google_genai:run_openinference",
+        "model": "scripted fake Gemini API server on 127.0.0.1 (`fake_gemini.py`, "
+        "non-streaming `:generateContent`, `functionCall` / `functionResponse` parts without "
+        "call ids)",
+        "notes": ["**Tool failures:** sent back as a `functionResponse` part whose response is "
+                  "the error JSON; the raw client loop makes no tool spans.",
+                  ANTHROPIC_NOTES[1]],
+        "on": {},
+        "off": OPENINFERENCE_HIDDEN,
+    },
+    "openinference-bedrock": {
+        "what": "the boto3 Bedrock Runtime Converse tool loop inside the application's "
+        "agent_run span, recorded by openinference-instrumentation-bedrock",
+        "packages": ["boto3", "botocore", "openinference-instrumentation-bedrock"],
+        "driver": "fw_bedrock:run_openinference",
+        "model": "scripted fake Bedrock Runtime Converse server on 127.0.0.1 "
+        "(`fake_bedrock.py`, non-streaming, `toolUse` / `toolResult` blocks, `stopReason`)",
+        "notes": ["**Tool failures:** sent back as a `toolResult` block with `status: error` "
+                  "and the error JSON; the raw client loop makes no tool spans.",
+                  ANTHROPIC_NOTES[1]],
+        "on": {},
+        "off": OPENINFERENCE_HIDDEN,
+    },
+    "openinference-litellm": {
+        "what": "litellm.completion (openai/gpt-4o-mini with api_base on the fake server) in "
+        "the litellm-otel tool loop inside the application's agent_run span, recorded by "
+        "openinference-instrumentation-litellm (LiteLLM's own callbacks off)",
+        "packages": ["litellm", "openai", "openinference-instrumentation-litellm"],
+        "driver": "fw_litellm:run_openinference",
+        "notes": ["**Tool failures:** sent back as a `role: tool` message with the error JSON; "
+                  "the loop makes no tool spans.",
+                  ANTHROPIC_NOTES[1]],
+        "on": {},
+        "off": OPENINFERENCE_HIDDEN,
+    },
+    "openlit-litellm": {
+        "what": "the litellm-otel tool loop (litellm.completion, openai/gpt-4o-mini with "
+        "api_base on the fake server) inside the application's agent_run span, traced by "
+        "OpenLIT (openlit.init(): its litellm instrumentor, and the openai and httpx ones it "
+        "also enables; LiteLLM's own callbacks off)",
+        "packages": ["openlit", "litellm", "openai"],
+        "driver": "fw_litellm:run_openlit",
+        "notes": ["**Tool failures:** sent back as a `role: tool` message with the error JSON; "
+                  "the loop makes no tool spans.",
+                  ANTHROPIC_NOTES[1]],
+        "on": {},
+        "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
+    },
+    "openlit-bedrock": {
+        "what": "the boto3 Bedrock Runtime Converse tool loop inside the application's "
+        "agent_run span, traced by OpenLIT (openlit.init(): its bedrock instrumentor, and the "
+        "httpx one it also enables)",
+        "packages": ["openlit", "boto3", "botocore"],
+        "driver": "fw_bedrock:run_openlit",
+        "model": "scripted fake Bedrock Runtime Converse server on 127.0.0.1 "
+        "(`fake_bedrock.py`, non-streaming, `toolUse` / `toolResult` blocks, `stopReason`)",
+        "notes": ["**Tool failures:** sent back as a `toolResult` block with `status: error` "
+                  "and the error JSON; the raw client loop makes no tool spans.",
+                  ANTHROPIC_NOTES[1]],
+        "on": {},
+        "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
+    },
+    "openlit-create-agent": {
+        "what": "the langchain-create-agent-openllmetry agents (LangChain 1.x create_agent: "
+        "ChatOpenAI on the fake server, @tool functions, ToolErrorMiddleware; the research "
+        "agent invoked from the triage agent's research_agent tool for g_handoff) traced by "
+        "OpenLIT (openlit.init(): its langchain and langgraph instrumentors, and the httpx one "
+        "it also enables)",
+        "packages": ["openlit", "langchain", "langchain-core", "langchain-openai",
+                     "langgraph"],
+        "driver": "fw_openlit:run_create_agent",
+        "tool_spans": True,
+        "handoff_via": "the `research_agent {\"question\": ...}` tool, which runs the research "
+        "agent's own graph",
+        "notes": ["**Tool failures:** the tool raises; ToolErrorMiddleware sends the model an "
+                  "error ToolMessage (`Error: SearchBackendError(...)`)."],
+        "structured_via": CREATE_AGENT_TOOL_STRATEGY,
+        "on": {},
+        "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
+    },
     "strands": {
         "what": "Strands Agents (OpenAIModel on the fake server, stream=False; @tool functions; "
         "an agent as a tool for g_handoff) with its built-in OpenTelemetry tracing, default "

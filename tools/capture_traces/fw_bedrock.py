@@ -12,6 +12,8 @@ scripted tool failed). The loop makes no tool spans of its own. OpenLLMetry's
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
 from fake_bedrock import MODEL, FakeBedrock
@@ -40,11 +42,52 @@ def run(
     executed: list[str],
 ) -> None:
     """opentelemetry-instrumentation-bedrock (Traceloop OpenLLMetry) on a boto3 client."""
-    import boto3
     from opentelemetry.instrumentation.bedrock import BedrockInstrumentor
 
     BedrockInstrumentor().instrument(tracer_provider=tracer_provider)
-    tracer = tracer_provider.get_tracer("capture.app")
+    loop(scenario, tools, executed, tracer_provider.get_tracer("capture.app").start_as_current_span)
+
+
+def run_openinference(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """The same loop recorded by ``openinference-instrumentation-bedrock``
+    (``openinference-bedrock``)."""
+    from openinference.instrumentation.bedrock import BedrockInstrumentor
+
+    BedrockInstrumentor().instrument(tracer_provider=tracer_provider)
+    loop(scenario, tools, executed, tracer_provider.get_tracer("capture.app").start_as_current_span)
+
+
+def run_openlit(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """The same loop under ``openlit.init()`` (``openlit-bedrock``: its bedrock instrumentor,
+    and the httpx one it also enables)."""
+    from fw_openai_agents import init_openlit
+
+    init_openlit(tracer_provider, logger_provider)
+    loop(scenario, tools, executed, tracer_provider.get_tracer("capture.app").start_as_current_span)
+
+
+def loop(
+    scenario: Scenario,
+    tools: Tools,
+    executed: list[str],
+    root: Callable[[str], AbstractContextManager[Any]],
+) -> None:
+    """The Converse tool loop inside ``root("agent_run")`` (the application's own span), the
+    boto3 client instrumented by the caller."""
+    import boto3
+
     with FakeBedrock(scenario) as endpoint_url:
         client = boto3.client(
             "bedrock-runtime",
@@ -54,7 +97,7 @@ def run(
             aws_secret_access_key="capture-not-a-secret",
         )
         messages: list[dict[str, Any]] = [{"role": "user", "content": [{"text": scenario.prompt}]}]
-        with tracer.start_as_current_span("agent_run"):
+        with root("agent_run"):
             for _ in range(10):
                 response = client.converse(
                     modelId=MODEL,

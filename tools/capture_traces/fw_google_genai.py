@@ -11,6 +11,8 @@ failed), no tool spans of its own. Recorded by python-contrib's
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
 from fake_gemini import MODEL, FakeGemini
@@ -25,13 +27,41 @@ def run(
     executed: list[str],
 ) -> None:
     """Instrument the client, then run the scenario's tool loop inside ``agent_run``."""
-    from google import genai
-    from google.genai import types
     from opentelemetry.instrumentation.google_genai import GoogleGenAiSdkInstrumentor
 
     GoogleGenAiSdkInstrumentor().instrument(
         tracer_provider=tracer_provider, logger_provider=logger_provider
     )
+    loop(scenario, tools, executed, tracer_provider.get_tracer("capture.app").start_as_current_span)
+
+
+def run_openinference(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """The same loop recorded by ``openinference-instrumentation-google-genai``
+    (``openinference-google-genai``)."""
+    from openinference.instrumentation.google_genai import GoogleGenAIInstrumentor
+
+    GoogleGenAIInstrumentor().instrument(tracer_provider=tracer_provider)
+    loop(scenario, tools, executed, tracer_provider.get_tracer("capture.app").start_as_current_span)
+
+
+def loop(
+    scenario: Scenario,
+    tools: Tools,
+    executed: list[str],
+    root: Callable[[str], AbstractContextManager[Any]],
+) -> None:
+    """The tool loop inside ``root("agent_run")`` (the application's own span, made by
+    whichever tracing API the source's application uses), the client instrumented by the
+    caller."""
+    from google import genai
+    from google.genai import types
+
     declarations = [
         types.FunctionDeclaration(
             name=schema["function"]["name"],
@@ -46,7 +76,6 @@ def run(
         automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
         temperature=0.0,
     )
-    tracer = tracer_provider.get_tracer("capture.app")
     with FakeGemini(scenario) as base_url:
         client = genai.Client(
             api_key="capture-not-a-key",
@@ -55,7 +84,7 @@ def run(
         contents: list[Any] = [
             types.Content(role="user", parts=[types.Part.from_text(text=scenario.prompt)])
         ]
-        with tracer.start_as_current_span("agent_run"):
+        with root("agent_run"):
             for _ in range(10):
                 response = client.models.generate_content(
                     model=MODEL, contents=contents, config=config

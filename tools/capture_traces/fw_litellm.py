@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
 from fake_openai import FakeOpenAI
@@ -36,8 +38,53 @@ def run(
     import litellm
 
     litellm.callbacks = ["otel"]
-    tracer = tracer_provider.get_tracer("capture.app")
-    with FakeOpenAI(scenario) as base_url, tracer.start_as_current_span("agent_run"):
+    loop(scenario, tools, executed, tracer_provider.get_tracer("capture.app").start_as_current_span)
+    litellm.callbacks = []  # flushes nothing by itself: write_outputs flushes the provider
+
+
+def run_openinference(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """The same loop recorded by ``openinference-instrumentation-litellm``
+    (``openinference-litellm``), LiteLLM's own callbacks off."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    from openinference.instrumentation.litellm import LiteLLMInstrumentor
+
+    LiteLLMInstrumentor().instrument(tracer_provider=tracer_provider)
+    loop(scenario, tools, executed, tracer_provider.get_tracer("capture.app").start_as_current_span)
+
+
+def run_openlit(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """The same loop under ``openlit.init()`` (``openlit-litellm``: its litellm instrumentor,
+    and the openai and httpx ones it also enables), LiteLLM's own callbacks off."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    from fw_openai_agents import init_openlit
+
+    init_openlit(tracer_provider, logger_provider)
+    loop(scenario, tools, executed, tracer_provider.get_tracer("capture.app").start_as_current_span)
+
+
+def loop(
+    scenario: Scenario,
+    tools: Tools,
+    executed: list[str],
+    root: Callable[[str], AbstractContextManager[Any]],
+) -> None:
+    """The tool loop inside ``root("agent_run")`` (the application's own span), LiteLLM
+    instrumented by the caller."""
+    import litellm
+
+    with FakeOpenAI(scenario) as base_url, root("agent_run"):
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": scenario.system},
             {"role": "user", "content": scenario.prompt},
@@ -59,4 +106,3 @@ def run(
                 executed.append(call.function.name)
                 result = tools.call(call.function.name, json.loads(call.function.arguments))
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
-    litellm.callbacks = []  # flushes nothing by itself: write_outputs flushes the provider

@@ -48,6 +48,21 @@ coworker for ``g_handoff``) traced by ``mlflow.crewai.autolog()`` alone.
 ``AgentWorkflow`` with its ``handoff`` tool for ``g_handoff``) traced by
 ``mlflow.llama_index.autolog()`` alone (MLflow's handler on LlamaIndex's instrumentation
 dispatcher: workflow steps, model calls and tools).
+
+``run_smolagents`` (``mlflow-smolagents``): the smolagents ``ToolCallingAgent`` of
+``fw_smolagents.py`` (a managed agent for ``g_handoff``) traced by ``mlflow.smolagents.autolog()``
+alone.
+
+``run_autogen`` (``mlflow-autogen``): the AutoGen AgentChat agents of ``fw_autogen.py`` (a
+``Swarm`` handoff for ``g_handoff``) traced by ``mlflow.autogen.autolog()`` alone (it patches the
+agent and model-client classes already imported, so they are imported first; autogen-core's own
+spans go to the global tracer provider, which stays unset).
+
+``run_gemini`` (``mlflow-gemini``) and ``run_bedrock`` (``mlflow-bedrock``): the raw
+``google-genai`` and boto3 Converse tool loops of ``fw_google_genai.py`` / ``fw_bedrock.py``
+traced by ``mlflow.gemini.autolog()`` / ``mlflow.bedrock.autolog()`` alone, the loop inside an
+``mlflow.start_span("agent_run")`` (the application's own span, as the raw sources' loop has
+one; without it each model call would be a trace of its own).
 """
 
 from __future__ import annotations
@@ -225,3 +240,61 @@ def run_strands(
     mlflow.strands.autolog()
     run_agent(scenario, tools, executed)
     flush()
+
+
+def run_smolagents(
+    scenario: Scenario, endpoint: str, tools: Tools, executed: list[str], *, content: bool
+) -> None:
+    """The smolagents ``ToolCallingAgent`` traced by MLflow's smolagents autolog alone."""
+    from fw_smolagents import run_tool_calling
+
+    mlflow = configure(endpoint, content=content, openai=False)
+    mlflow.smolagents.autolog()
+    try:
+        run_tool_calling(scenario, tools, executed)
+    finally:
+        flush()  # a run that ended in an error (o_run_error) exports its spans too
+
+
+def run_autogen(
+    scenario: Scenario, endpoint: str, tools: Tools, executed: list[str], *, content: bool
+) -> None:
+    """The AutoGen AgentChat agents traced by MLflow's AutoGen autolog alone."""
+    import autogen_agentchat.agents  # noqa: F401 - autolog patches the classes imported
+    import autogen_ext.models.openai  # noqa: F401
+    from fw_autogen import _run
+
+    mlflow = configure(endpoint, content=content, openai=False)
+    mlflow.autogen.autolog()
+    try:
+        _run(scenario, tools, executed)
+    finally:
+        flush()
+
+
+def run_gemini(
+    scenario: Scenario, endpoint: str, tools: Tools, executed: list[str], *, content: bool
+) -> None:
+    """The raw google-genai tool loop traced by MLflow's Gemini autolog alone."""
+    from fw_google_genai import loop
+
+    mlflow = configure(endpoint, content=content, openai=False)
+    mlflow.gemini.autolog()
+    try:
+        loop(scenario, tools, executed, lambda name: mlflow.start_span(name=name))
+    finally:
+        flush()
+
+
+def run_bedrock(
+    scenario: Scenario, endpoint: str, tools: Tools, executed: list[str], *, content: bool
+) -> None:
+    """The raw boto3 Converse tool loop traced by MLflow's Bedrock autolog alone."""
+    from fw_bedrock import loop
+
+    mlflow = configure(endpoint, content=content, openai=False)
+    mlflow.bedrock.autolog()
+    try:
+        loop(scenario, tools, executed, lambda name: mlflow.start_span(name=name))
+    finally:
+        flush()

@@ -39,6 +39,11 @@ content switch.
   instrumentor, and DSPy 3.4's default engine talks HTTP through its own vendored client,
   which no OpenLIT instrumentor sees (the run records nothing), so the model calls go through
   LiteLLM, which OpenLIT's litellm instrumentor records.
+- ``run_create_agent`` (``openlit-create-agent``): ``fw_langchain_create_agent``'s LangChain 1.x
+  ``create_agent`` agents (the research agent's graph run from a tool for ``g_handoff``);
+  OpenLIT's langchain and langgraph instrumentors (``create_agent`` builds a LangGraph graph).
+- ``openlit-litellm`` and ``openlit-bedrock`` run the raw LiteLLM and boto3 Converse loops
+  (``fw_litellm.run_openlit``, ``fw_bedrock.run_openlit``).
 """
 
 from __future__ import annotations
@@ -211,3 +216,18 @@ def run_dspy(
     init_openlit(tracer_provider, logger_provider)
     with tracer_provider.get_tracer("capture.app").start_as_current_span("agent_run"):
         run_react(scenario, tools, executed, engine="litellm")
+
+
+def run_create_agent(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """The LangChain 1.x ``create_agent`` agents under ``openlit.init()``."""
+    from fw_langchain_create_agent import _run
+    from fw_openai_agents import init_openlit
+
+    init_openlit(tracer_provider, logger_provider)
+    _run(scenario, tools, executed)

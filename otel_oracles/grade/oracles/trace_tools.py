@@ -474,12 +474,13 @@ def _repeats(ev: Evidence) -> list[tuple[Step, Step]]:
     """(call, the previous call of its tool in its agent) for every tool call, in step
     order, leaving out a pair asked for together (``_asked_together``)."""
     turns = _requesting_turns(ev)
+    one_turn = _one_turn_spans(ev)
     last: dict[tuple[str | None, str | None], Step] = {}
     out: list[tuple[Step, Step]] = []
     for s in sorted(ev.calls_of(()), key=lambda c: c.index):
         key = (s.agent_name, s.tool)
         prev = last.get(key)
-        if prev is not None and not _asked_together(prev, s, turns):
+        if prev is not None and not _asked_together(prev, s, turns, one_turn):
             out.append((s, prev))
         last[key] = s
     return out
@@ -500,11 +501,35 @@ def _requesting_turns(ev: Evidence) -> dict[str, int | None]:
     return turns
 
 
-def _asked_together(earlier: Step, later: Step, turns: dict[str, int | None]) -> bool:
+def _one_turn_spans(ev: Evidence) -> frozenset[str]:
+    """Spans of model calls that record one model turn each (not a span recording every call
+    of a run, ``merged_model_calls``): calls read from such a span's output were requested in
+    that one turn."""
+    return frozenset(
+        g.source.span_id
+        for g in ev.generations()
+        if g.source is not None and not g.attributes.get("merged_model_calls")
+    )
+
+
+def _asked_together(
+    earlier: Step, later: Step, turns: dict[str, int | None], one_turn: frozenset[str]
+) -> bool:
     """Whether ``later`` was requested in the same model turn as ``earlier`` or started
-    before ``earlier`` ended."""
+    before ``earlier`` ended. Calls without ids read from one model call's output (no tool
+    spans: ``synthesized``) were requested together when that call's span records one turn
+    (``one_turn``): Gemini's calls carry no ids, so ids cannot tell it."""
     started, ended = later.start_ns, earlier.end_ns
     if started is not None and ended is not None and started < ended:
+        return True
+    if (
+        earlier.synthesized
+        and later.synthesized
+        and earlier.source is not None
+        and later.source is not None
+        and earlier.source.span_id == later.source.span_id
+        and earlier.source.span_id in one_turn
+    ):
         return True
     if earlier.call_id and later.call_id and earlier.call_id != later.call_id:
         turn = turns.get(earlier.call_id)

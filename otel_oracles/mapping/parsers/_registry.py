@@ -50,6 +50,7 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "otel_oracles.mapping.parsers.pydantic_ai",
     "otel_oracles.mapping.parsers.langtrace",
     "otel_oracles.mapping.parsers.openlit",
+    "otel_oracles.mapping.parsers.autogen",
 )
 """Modules holding built-in parsers, each with a ``PARSERS`` mapping."""
 

@@ -349,8 +349,9 @@ def parse_model_request(value: Any) -> list[Message] | None:
 def parse_model_response(value: Any) -> list[Message] | None:
     """A provider response body as output messages: OpenAI chat (``choices``), OpenAI
     Responses (``output`` items), Anthropic (``{role, content: [blocks], stop_reason}``),
-    Gemini (``candidates``) and ADK's ``LlmResponse`` (``{content: {role, parts},
-    finish_reason}``). The finish reason travels on the message (``finish_reason``)."""
+    Gemini (``candidates``), Bedrock Converse (``{output: {message}, stopReason}``) and ADK's
+    ``LlmResponse`` (``{content: {role, parts}, finish_reason}``). The finish reason travels
+    on the message (``finish_reason``)."""
     value = parse_json(value)
     if isinstance(value, list):
         return _item_messages(value, output=True) or None
@@ -366,6 +367,9 @@ def parse_model_response(value: Any) -> list[Message] | None:
         return out or None
     if isinstance(value.get("output"), list):
         return _item_messages(value["output"], output=True) or None
+    output = value.get("output")
+    if isinstance(output, dict) and isinstance(output.get("message"), dict):
+        return [_response_message(output["message"], value)]  # Bedrock Converse
     if isinstance(value.get("content"), dict):
         return [_response_message(value["content"], value)]
     if "content" in value or "parts" in value:
@@ -373,7 +377,7 @@ def parse_model_response(value: Any) -> list[Message] | None:
     return None
 
 
-_FINISH_KEYS = ("finish_reason", "finishReason", "stop_reason")
+_FINISH_KEYS = ("finish_reason", "finishReason", "stop_reason", "stopReason")
 
 
 def _response_message(content: Any, holder: dict[str, Any]) -> Message:
@@ -408,7 +412,24 @@ def _item_messages(items: list[Any], output: bool) -> list[Message]:
     return out
 
 
+def parse_provider_roles(value: Any) -> list[Message] | None:
+    """Messages already in the GenAI shape whose roles are a provider's own names (Gemini's
+    ``model`` for the model's turns, which OpenInference's google-genai instrumentor writes
+    as it finds them) with the GenAI roles instead (``ROLES``): the model's turns are the
+    assistant's, which is how a turn's tool results are told apart when calls carry no ids.
+    Anything that is not such a list is returned unchanged."""
+    if not isinstance(value, list):
+        return value
+    return [
+        {**m, "role": ROLES[m["role"]]}
+        if isinstance(m, dict) and isinstance(m.get("role"), str) and m["role"] in ROLES
+        else m
+        for m in value
+    ]
+
+
 PARSERS: Mapping[str, Parser] = {
+    "provider_roles": parse_provider_roles,
     "openai_messages": parse_openai_messages,
     "openai_choices": parse_openai_choices,
     "openai_request_messages": parse_openai_request_messages,
