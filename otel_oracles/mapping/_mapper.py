@@ -802,13 +802,16 @@ def _handoff_targets(drafts: list[Draft]) -> None:
 
 def _requests_from_next_input(drafts: list[Draft]) -> None:
     """Rules with ``requests_from_next_input``: a model call whose recorded output shows
-    neither text nor a requested call (the tracer dropped the tool-call objects) takes the
-    calls it asked for from the next model call of its scope, whose input is this call's
-    input, then the assistant message that asked, then the results. Only that message is
-    read, and only where the next input continues this one (at least one more message, the
-    same roles up to this input's length) and the message is an assistant turn with tool
-    calls; otherwise the output stays as recorded, and the usual linking treats the call as
-    one whose requests were not captured."""
+    neither text nor a requested call (the tracer dropped the tool-call objects, or records
+    only text) takes the calls it asked for from the next model call of its scope, whose input
+    is this call's input, then the assistant message that asked, then the results. Only the
+    assistant turns with tool calls right after this input are read, each followed by
+    nothing but tool results: a framework that stores several calls of one reply as one
+    assistant turn each (Pipecat: call, result, call, result) gives them all, since no model
+    call came between them. Nothing is read unless the next input continues this one (at
+    least one more message, the same roles up to this input's length) and its first new
+    message is such a turn; otherwise the output stays as recorded, and the usual linking
+    treats the call as one whose requests were not captured."""
     if not any(d.kind == "generation" and d.rule.requests_from_next_input for d in drafts):
         return
     last: dict[str, Draft] = {}
@@ -831,11 +834,21 @@ def _requests_from_next_input(drafts: list[Draft]) -> None:
             _role(m) for m in mine
         ]:
             continue
-        asked = theirs[len(mine)]
-        if _role(asked) == "assistant" and any(
-            p.get("type") == "tool_call" and p.get("name") for p in _parts(asked)
-        ):
-            gen.fields["output_messages"] = [asked]
+        asked: list[Any] = []
+        for message in theirs[len(mine) :]:
+            if _asks_for_tools(message):
+                asked.append(message)
+            elif _role(message) != "tool" or not asked:
+                break
+        if asked:
+            gen.fields["output_messages"] = asked
+
+
+def _asks_for_tools(message: Any) -> bool:
+    """Whether a message is an assistant turn requesting at least one named tool call."""
+    return _role(message) == "assistant" and any(
+        p.get("type") == "tool_call" and p.get("name") for p in _parts(message)
+    )
 
 
 def _role(message: Any) -> Any:

@@ -54,6 +54,8 @@ EXPECTED_FILES = {
     "agentscope",
     "upsonic",
     "qwen-code",
+    "livekit",
+    "pipecat",
     "github-copilot",
     "opencode",
 }  # fmt: skip

@@ -203,6 +203,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "voltagent",
         "strands-js",
         "strands-js-latest",
+        "livekit-agents",
     }
 )
 """Sources whose content-off export still names the tools (README table, EXPECTED.md)."""
@@ -299,6 +300,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "adk-js",
         "openai-agents-js",
         "koog",
+        "livekit-agents",
     }
 )
 """Sources with execute_tool spans (failure status is visible without content)."""
@@ -493,6 +495,7 @@ CONTENT_IGNORES_SWITCH = frozenset(
         "agentops-crewai",
         "agentops-openai-agents",
         "langtrace-langgraph",
+        "pipecat",
     }
 )
 """Sources whose tracer records messages, arguments and results whatever its content switch
@@ -712,6 +715,22 @@ research agent's tool stays the first tool call (a known false fail of an exact 
 sequence, never a pass); a transfer check still sees the agent nested in its caller."""
 
 
+HANDOFF_TOOL_RUNS = frozenset({"livekit-agents"})
+"""Sources whose handoff is a function tool the application writes and names (LiveKit Agents:
+a tool returning another ``Agent``), run and traced like any tool, after which the framework
+records the handoff in a span of its own (``update_agent``). The transfer tool is a tool call
+(its name is the application's word, never read as a handoff); the handoff step comes from
+the framework's span. EXPECTED.md lists no transfer among the tools: they are left out here."""
+
+
+ANSWER_TOOL_UNDECLARED = frozenset({"livekit-agents"})
+"""``r_structured_*`` where the object is delivered through a tool the application names
+(LiveKit Agents: an ``AgentTask`` completed from its own function tool, here
+``submit_answer``), which no mapping file declares a final-answer tool: the call is the last
+tool call, a tool like any other, and no final answer is read (the answer checks are missing
+evidence; a user's file declares such a tool in ``final_answer_tools``)."""
+
+
 def scenario_tool_calls(
     trajs: list[Trajectory], scenario: Scenario, source: str, content: bool
 ) -> list[Step]:
@@ -741,6 +760,12 @@ def scenario_tool_calls(
         for step in extra:  # requested by the last model call, run by no span: no outcome
             assert step.synthesized and step.status == "unset" and step.result is None
         calls = calls[: len(scenario.calls)]
+    if scenario.structured and source in ANSWER_TOOL_UNDECLARED:
+        assert calls and calls[-1].tool == "submit_answer", calls[-1:]
+        calls = calls[:-1]
+    if source in HANDOFF_TOOL_RUNS and scenario.handoff is not None:
+        transfers = {f"transfer_to_{agent}" for _, agent in scenario.handoffs}
+        calls = [s for s in calls if s.tool not in transfers]
     if source in FRAGMENTED and scenario.handoff is not None:
         # The transfer is only the workflow's ``handoff`` tool, requested by the first
         # model call (unnamed with content off): no step runs it in any fragment.
@@ -899,6 +924,8 @@ def test_real_trace_maps_to_expected_trajectory(case: Case, conventions: Convent
         if scenario.name == "q_turn_limit" and case.source in LIMIT_ANSWER_UNRECORDED:
             want_answer = None
         if case.source in STATUS_SPREAD and not all(c.ok for c in scenario.calls):
+            want_answer = None
+        if scenario.structured and case.source in ANSWER_TOOL_UNDECLARED:
             want_answer = None
         assert _final_output(trajs) == want_answer
     else:

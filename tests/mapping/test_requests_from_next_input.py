@@ -128,3 +128,43 @@ def test_rules_without_the_option_do_not_read_the_next_input() -> None:
     is borrowed from the next call."""
     (call,) = run([SYSTEM, USER, ASKED, RESULT], message_format="openai").tool_calls()
     assert call.tool is None
+
+
+def asked(call_id: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """An assistant turn asking for one call (Pipecat stores each call of a reply so)."""
+    function = {"name": tool, "arguments": json.dumps(arguments)}
+    return {"role": "assistant", "content": None,
+            "tool_calls": [{"id": call_id, "type": "function", "function": function}]}  # fmt: skip
+
+
+def answered(call_id: str, content: Any) -> dict[str, Any]:
+    return {"role": "tool", "tool_call_id": call_id, "content": json.dumps(content)}
+
+
+DELETE = {"table": "refund_requests", "where": "status = 'stale'"}
+
+
+def test_every_call_of_one_reply_stored_as_turns_of_their_own_is_read() -> None:
+    """Two calls of one reply kept as two assistant turns, each with its result (no model
+    call between them): both are this call's requests, the forbidden one included. Reading
+    only the first would hide the second call."""
+    trajectory = run(
+        [SYSTEM, USER, asked("c1", "search_docs", {"query": "refund window"}),
+         answered("c1", {"documents": []}), asked("c2", "delete_records", DELETE),
+         answered("c2", {"deleted": 12})]
+    )  # fmt: skip
+    calls = trajectory.tool_calls()
+    assert [(c.tool, c.call_id) for c in calls] == [("search_docs", "c1"), ("delete_records", "c2")]
+    assert calls[1].arguments == DELETE and calls[1].result == {"deleted": 12}
+
+
+def test_turns_after_a_user_message_are_not_this_calls_requests() -> None:
+    """A user message ends what this call asked for: a later assistant turn came from a model
+    call between (not traced), so only the first turn is read."""
+    trajectory = run(
+        [SYSTEM, USER, asked("c1", "search_docs", {"query": "refund window"}),
+         answered("c1", {"documents": []}), {"role": "user", "content": "Also clean up."},
+         asked("c2", "delete_records", DELETE), answered("c2", {"deleted": 12})]
+    )  # fmt: skip
+    (call,) = trajectory.tool_calls()
+    assert (call.tool, call.call_id) == ("search_docs", "c1")

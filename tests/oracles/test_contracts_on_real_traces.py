@@ -255,6 +255,7 @@ TOOL_SPANS = (
     "agentscope",
     "agentscope-1",
     "upsonic",
+    "livekit-agents",
 )
 UNNAMED_AGENTS = (
     "llamaindex-openinference",
@@ -382,6 +383,7 @@ CONTENT_IGNORES_SWITCH = (
     "voltagent",
     "strands-js",
     "strands-js-latest",
+    "pipecat",
 )
 """The tracer records messages, arguments and results whatever its content switch
 (OpenLLMetry's CrewAI instrumentation ignores ``TRACELOOP_TRACE_CONTENT``, OpenLLMetry JS's
@@ -541,6 +543,7 @@ TOOLS_IN_MESSAGES = (
     "langtrace-crewai",
     "burr",
     "mlflow-autogen",
+    "pipecat",
 )
 """Agent frameworks whose tools have no span of their own (Haystack's run inside plumbing
 spans; OpenLIT's CrewAI instrumentor records only the coworker tools; OpenLIT's Pydantic AI
@@ -723,6 +726,11 @@ calls' outputs, finish reasons included), so the trace reads as a run that ended
 searches and ``bounded-effort`` passes on what it shows."""
 
 
+ANSWER_TOOL_UNDECLARED = ("livekit-agents",)
+"""``r_structured_*`` delivered through a tool the application names (LiveKit Agents: an
+``AgentTask`` completed from its own ``submit_answer`` function tool), which no mapping file
+declares a final-answer tool: no final answer is read, so every check that reads it is
+missing evidence, content on or off (never the object's text guessed from a tool call)."""
 COUNTS_OVER_BUDGET = {("support-rag", "m_excess_calls"): "bounded-effort"}
 """Counts every capture records over their budget: ``m_excess_calls``' six searches are six
 tool calls in every trace, named or not (a tool span without the tool's name, a model call
@@ -816,6 +824,8 @@ def _expected(source: str, contract: str, scenario: str, content: bool) -> dict[
         base["search-retry"] = TOL
     if not content and source in OUTPUT_REQUEST_UNNAMED_WITHOUT_CONTENT and scenario in STRUCTURED:
         base.update(dict.fromkeys(TOOL_NAME_CHECKS.get(contract, set()), MIS))
+    if source in ANSWER_TOOL_UNDECLARED and scenario in STRUCTURED:
+        base.update(dict.fromkeys(ANSWER_CHECKS[contract], MIS))
     if content:
         return base
     if source in PARALLEL_RUN_IN_TURN and scenario == "l_parallel_failures":

@@ -2751,6 +2751,64 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {"TRACELOOP_TRACE_CONTENT": "true"},
         "off": {"TRACELOOP_TRACE_CONTENT": "false"},
     },
+    "livekit-agents": {
+        "what": "LiveKit Agents sessions driven as text, without a room or audio "
+        "(fw_livekit.py: an AgentSession started without a room, each user turn a "
+        "session.run(user_input=...), the livekit-plugins-openai LLM on the fake server, the "
+        "scenario tools as function_tool functions, max_tool_steps raised to 10; g_handoff and "
+        "n_handback through LiveKit's native handoff, a function tool returning the other "
+        "Agent with the conversation so far) traced by LiveKit's own OpenTelemetry tracing "
+        "(livekit.agents.telemetry.set_tracer_provider: agent_session, agent_turn, llm_node, "
+        "llm_request, function_tool spans with lk.* and gen_ai.* attributes)",
+        "model": "scripted fake OpenAI server on 127.0.0.1 (`fake_openai.py`), streaming: the "
+        "livekit-plugins-openai LLM always asks for `chat.completion.chunk` server-sent events",
+        "packages": ["livekit-agents", "livekit-plugins-openai", "openai"],
+        "driver": "fw_livekit",
+        "turn_limit": {
+            "via": "`AgentSession(..., max_tool_steps=3)` (tool steps after the first)",
+            "answer": "",
+            "how": "past its last tool step LiveKit asks the model for a final answer itself "
+            "(`tool_choice` `none`) and speaks that text",
+        },
+        "tool_spans": True,
+        "transfers_back": True,
+        "followups": True,
+        "handoff_via": "LiveKit's native handoff: a `transfer_to_<agent>` function tool that "
+        "returns the other `Agent`",
+        "structured_via": "an `AgentTask[SupportAnswer]` as the session's agent, whose "
+        "`submit_answer` function tool completes the task with the object, and "
+        "`session.run(..., output_type=SupportAnswer)` (the run's `final_output`)",
+        "turns_note": ["**Turns:** `session.run` once per user message on the same "
+                       "`AgentSession`, whose chat context carries the first turn: both turns "
+                       "are `agent_turn` spans of one `agent_session` span (one trace)."],
+        "notes": ["**Tool failures:** the search raises `ToolError(\"SearchBackendError: "
+                  "...\")`, LiveKit's documented way to hand the model an error: the model "
+                  "gets the message and the `function_tool` span records "
+                  "`lk.function_tool.is_error: true`, status unset.",
+                  "**Content off:** `LIVEKIT_TELEMETRY_ALLOW_PII=false` (LiveKit drops every "
+                  "`lk.pii.*` attribute and the GenAI content attributes before export)."],
+        "on": {"LIVEKIT_TELEMETRY_ALLOW_PII": "true"},
+        "off": {"LIVEKIT_TELEMETRY_ALLOW_PII": "false"},
+    },
+    "pipecat": {
+        "what": "Pipecat pipelines driven as text, without a transport or audio (fw_pipecat.py: "
+        "a user context aggregator, the OpenAILLMService on the fake server and an assistant "
+        "context aggregator in a PipelineWorker with enable_tracing=True, started with an "
+        "LLMRunFrame; the scenario tools registered with llm.register_function, a failing "
+        "search's handler returning {\"error\": ...}) traced by Pipecat's own OpenTelemetry "
+        "tracing (conversation, turn and llm spans; no tool span)",
+        "model": "scripted fake OpenAI server on 127.0.0.1 (`fake_openai.py`), streaming: "
+        "Pipecat's OpenAILLMService always asks for `chat.completion.chunk` server-sent events",
+        "packages": ["pipecat-ai", "openai"],
+        "driver": "fw_pipecat",
+        "notes": ["**Tool failures:** the search raises; its Pipecat function handler catches "
+                  "it and reports `{\"error\": \"SearchBackendError: ...\"}` through "
+                  "`params.result_callback`; no span records a tool call.",
+                  "**Content off:** none: Pipecat's tracing has no content switch; both "
+                  "variants hold the same attributes."],
+        "on": {},
+        "off": {},
+    },
 }  # fmt: skip
 
 STREAMED_MODELS = {

@@ -25,8 +25,10 @@ def completion(
     if turn is None:
         turn = sum(1 for m in messages if m.get("role") == "assistant")
     step = scenario.turns[min(turn, len(scenario.turns) - 1)]
-    if scenario.turn_limit is not None and not request.get("tools"):
-        step = scenario.turns[-1]  # a framework past its turn limit asks for a final answer
+    if scenario.turn_limit is not None and (
+        not request.get("tools") or request.get("tool_choice") == "none"
+    ):  # a framework past its turn limit asks for a final answer: no tools, or none allowed
+        step = scenario.turns[-1]
     if asks_for_the_type(scenario, request):
         step = scenario.turns[-1]  # a request for the structured answer alone
     message: dict[str, Any] = {"role": "assistant", "content": None}
