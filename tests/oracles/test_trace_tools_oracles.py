@@ -241,10 +241,13 @@ def test_tool_retries_missing_when_a_synthesized_call_has_no_result() -> None:
 
 
 def test_loop_detected_uses_normalized_arguments() -> None:
+    # The run's closing answer: without any model call nothing shows the run ended on it, and
+    # a count of its calls is a lower bound (``stopped_short``), never a pass.
     t = traj(
         tool("search_docs", {"query": "Refund  window", "k": 3}, "r"),
         tool("search_docs", {"k": 3, "query": "refund window"}, "r"),
         tool("search_docs", {"query": "refund window ", "k": 3}, "r"),
+        gen("The refund window is 30 days."),
     )
     res = check({"type": "loop_detected", "threshold": 3}, t)
     assert res.outcome == Outcome.INVARIANT_FAILURE and res.span_ids == ["s0", "s1", "s2"]
