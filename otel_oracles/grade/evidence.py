@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from otel_oracles.model.step import (
+    TOOLISH_KINDS,
     NetworkViolation,
     Step,
     StepKind,
@@ -95,10 +96,11 @@ class Evidence:
     Not shared across threads: a trajectory is graded by one thread at a time.
     """
 
-    __slots__ = ("_calls_of", "_lacking", "_memo", "_steps", "trajectory")
+    __slots__ = ("_calls_of", "_groups", "_lacking", "_memo", "_steps", "trajectory")
 
     def __init__(self, trajectory: Trajectory) -> None:
         self.trajectory = trajectory
+        self._groups: StepGroups | None = None
         self._memo: dict[Hashable, Any] = {}
         self._lacking: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {}
         self._calls_of: dict[tuple[tuple[str, ...], bool], tuple[Step, ...]] = {}
@@ -149,9 +151,18 @@ class Evidence:
         or some of them), each step's text made once (``scan_text``)."""
         return network_violations(steps, patterns, self.scan_text)
 
+    @property
+    def groups(self) -> StepGroups:
+        """The trajectory's steps sorted by kind, in one pass made on first use
+        (``StepGroups``): what every check and probe selects from."""
+        groups = self._groups
+        if groups is None:
+            groups = self._groups = group_steps(self.trajectory.steps)
+        return groups
+
     def tool_calls(self) -> list[Step]:
-        """``trajectory.tool_calls()``, filtered once (``calls_of(())`` as a fresh list)."""
-        return list(self.calls_of(()))
+        """``trajectory.tool_calls()`` (``groups.calls`` as a fresh list)."""
+        return list(self.groups.calls)
 
     def calls_of(
         self, names: tuple[str, ...], unknown_namespace_matches: bool = False
@@ -160,31 +171,25 @@ class Evidence:
         (``model.tool_name``; every call when ``names`` is empty), found once per
         (``names``, ``unknown_namespace_matches``): the checks of a trajectory's contracts
         ask the same selections (every call, the forbidden tools) again and again."""
+        if not names:
+            return self.groups.calls
         key = (names, unknown_namespace_matches)
         try:
             found: tuple[Step, ...] = self._calls_of[key]
         except KeyError:
-            if names:
-                found = tuple(
-                    s
-                    for s in self.calls_of(())
-                    if first_match(s.tool, names, unknown_namespace_matches)
-                )
-            else:
-                found = tuple(self.trajectory.tool_calls())
-            self._calls_of[key] = found
+            found = self._calls_of[key] = tuple(
+                s
+                for s in self.groups.calls
+                if first_match(s.tool, names, unknown_namespace_matches)
+            )
         return found
 
     def nameless_calls(self) -> tuple[Step, ...]:
         """The trace-derived tool calls whose tool name was not recorded (AgentBench steps
-        are taken as written), found once: they make ``tool_names`` missing evidence, and
-        the counts that must stay lower bounds count each of them unless it is shown to be a
-        named call's twin (``trace_common.nameless_twins``)."""
-        found: tuple[Step, ...] = self.memoized(
-            "nameless_calls",
-            lambda: tuple(s for s in self.calls_of(()) if s.raw is None and is_placeholder(s.tool)),
-        )
-        return found
+        are taken as written; ``groups.nameless``): they make ``tool_names`` missing
+        evidence, and the counts that must stay lower bounds count each of them unless it
+        is shown to be a named call's twin (``trace_common.nameless_twins``)."""
+        return self.groups.nameless
 
     def answering(self) -> frozenset[int]:
         """``id()`` of each final-answer tool call (``final_answer_calls``), made once: the
@@ -196,9 +201,12 @@ class Evidence:
         return ids
 
     def generations(self) -> list[Step]:
-        """``trajectory.generations()``, filtered once (a fresh list per call)."""
-        gens: list[Step] = self.memoized("generations", self.trajectory.generations)
-        return list(gens)
+        """``trajectory.generations()`` (``groups.generations`` as a fresh list)."""
+        return list(self.groups.generations)
+
+    def agents(self) -> list[Step]:
+        """``trajectory.agents()`` (``groups.agents`` as a fresh list)."""
+        return list(self.groups.agents)
 
     def last_generation(self) -> Step | None:
         """The run's last model call (``_last_generation``), found once: the final output
@@ -257,6 +265,66 @@ class Evidence:
         """Messages for every evidence name in ``names`` (sorted, unique: a compiled check's)
         the trajectory lacks (``lacking``; a fresh list per call: callers insert into it)."""
         return [message for _, message in self.lacking(names)]
+
+
+@dataclass(frozen=True, slots=True)
+class StepGroups:
+    """A trajectory's steps sorted by what the checks and probes select, in one pass
+    (``group_steps``, made once per trajectory by ``Evidence.groups``). Every selection is
+    the one ``Trajectory`` defines (``tool_calls``, ``generations``, ``agents``,
+    ``handoffs``), in step order; the checks of every contract graded on the trajectory
+    read these tuples instead of filtering the steps again, each filter a pass that read
+    the kind of every step."""
+
+    calls: tuple[Step, ...]
+    """The tool calls (``Step.is_tool``: tool calls, file edits, commands, retrievals)."""
+    generations: tuple[Step, ...]
+    agents: tuple[Step, ...]
+    handoffs: tuple[Step, ...]
+    nameless: tuple[Step, ...]
+    """The trace-derived calls whose tool name was not recorded (``is_placeholder``)."""
+    tool_spans: bool
+    """Whether the instrumentation emitted tool spans: a call that is not synthesized."""
+    all_raw: bool
+    """Whether there are steps and every one is an AgentBench step (``raw`` set)."""
+
+
+def group_steps(steps: Sequence[Step]) -> StepGroups:
+    """``StepGroups`` of ``steps``, in one pass."""
+    calls: list[Step] = []
+    generations: list[Step] = []
+    agents: list[Step] = []
+    handoffs: list[Step] = []
+    nameless: list[Step] = []
+    tool_spans = False
+    all_raw = bool(steps)
+    generation, agent, handoff = StepKind.GENERATION, StepKind.AGENT, StepKind.HANDOFF
+    for s in steps:
+        kind = s.kind
+        raw = s.raw
+        if raw is None:
+            all_raw = False
+        if kind in TOOLISH_KINDS:
+            calls.append(s)
+            if not s.synthesized:
+                tool_spans = True
+            if raw is None and is_placeholder(s.tool):
+                nameless.append(s)
+        elif kind == generation:
+            generations.append(s)
+        elif kind == agent:
+            agents.append(s)
+        elif kind == handoff:
+            handoffs.append(s)
+    return StepGroups(
+        calls=tuple(calls),
+        generations=tuple(generations),
+        agents=tuple(agents),
+        handoffs=tuple(handoffs),
+        nameless=tuple(nameless),
+        tool_spans=tool_spans,
+        all_raw=all_raw,
+    )
 
 
 def is_placeholder(value: Any) -> bool:
@@ -364,17 +432,17 @@ def _fragment_message(ev: Evidence) -> str | None:
     root = next(
         (
             g
-            for g in ev.generations()
+            for g in ev.groups.generations
             if g.source is not None and g.source.span_id == t.root_span_id
         ),
         None,
     )
     if root is None:
         return None
-    last = max(ev.generations(), key=lambda s: s.index)
+    last = max(ev.groups.generations, key=lambda s: s.index)
     reasons = {r.lower() for r in last.finish_reasons or ()}
     requested = message_tool_names(last.output_messages) or [
-        s.tool or "?" for s in ev.tool_calls() if s.synthesized and s.index > last.index
+        s.tool or "?" for s in ev.groups.calls if s.synthesized and s.index > last.index
     ]
     if requested or reasons & TOOL_CALL_FINISH_REASONS:
         executors = [
@@ -508,25 +576,27 @@ def _order_key(step: Step) -> tuple[int, int]:
 def _last_generation(ev: Evidence) -> Step | None:
     """The model call that ended last among those no later call started during
     (``_not_followed_while_open``), or ``None`` when the trace has none."""
-    gens = sorted(_not_followed_while_open(ev.generations()), key=_order_key)
+    gens = sorted(_not_followed_while_open(ev.groups.generations), key=_order_key)
     return gens[-1] if gens else None
 
 
-def _not_followed_while_open(gens: list[Step]) -> list[Step]:
+def _not_followed_while_open(gens: Sequence[Step]) -> Sequence[Step]:
     """The model calls no later call started during: a call still open when the next one
     started handed its output on before its span ended (ADK for Java ends each ``call_llm``
     span only after the steps that follow it have run), so ending last does not make it the
     last call. All of them when every call was followed so (no timing to tell)."""
     starts = sorted(g.start_ns for g in gens if g.start_ns is not None)
-
-    def followed_while_open(g: Step) -> bool:
-        # The first start after this one (binary search: linear in the trace's size, a
-        # trace of 10,000 model calls must not cost 10,000 squared comparisons).
-        assert g.start_ns is not None and g.end_ns is not None
-        after = bisect.bisect_right(starts, g.start_ns)
-        return after < len(starts) and starts[after] < g.end_ns
-
-    kept = [g for g in gens if g.start_ns is None or g.end_ns is None or not followed_while_open(g)]
+    count = len(starts)
+    kept: list[Step] = []
+    for g in gens:
+        start, end = g.start_ns, g.end_ns
+        if start is not None and end is not None:
+            # The first start after this one (binary search: linear in the trace's size, a
+            # trace of 10,000 model calls must not cost 10,000 squared comparisons).
+            after = bisect.bisect_right(starts, start)
+            if after < count and starts[after] < end:
+                continue  # followed while open
+        kept.append(g)
     return kept or gens
 
 
@@ -567,10 +637,10 @@ def _final_answer_calls(ev: Evidence) -> list[Step]:
     the model's request, and the run's output state holds those arguments as its answer),
     in answer order."""
     names = ev.trajectory.final_answer_tools
-    delivered = _structured_answers(ev.trajectory.agents())
+    delivered = _structured_answers(ev.groups.agents)
     calls = [
         s
-        for s in ev.tool_calls()
+        for s in ev.groups.calls
         if s.attributes.get("delivers_answer")
         or (names and first_match(s.tool, names) is not None)
         or (delivered and s.synthesized and s.arguments is not None and s.arguments in delivered)
@@ -578,7 +648,7 @@ def _final_answer_calls(ev: Evidence) -> list[Step]:
     return sorted(calls, key=_order_key)
 
 
-def _structured_answers(agents: list[Step]) -> list[dict[str, Any]]:
+def _structured_answers(agents: Sequence[Step]) -> list[dict[str, Any]]:
     """The structured answers agent runs that did not end in an error returned
     (``attributes.structured_output``, read by a convention's ``structured_output`` field:
     LangChain's ``structured_response``), outermost run first."""
@@ -617,15 +687,14 @@ _ANSWER_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
 
 
 def _final_output_of(ev: Evidence) -> FinalOutput:
-    t = ev.trajectory
     answers = ev.final_answer_calls()
     if answers:
         return _tool_answer(answers[-1])
     last = ev.last_generation()
-    ended = _run_error(last, t.agents())
+    ended = _run_error(last, ev.groups.agents)
     if ended is not None:
         return FinalOutput(None, last, ended)
-    agents = _last_run_agents(t.agents())
+    agents = _last_run_agents(ev.groups.agents)
     for agent in agents:
         # The run's structured answer (its output state's ``structured_response``) is what
         # it returned, whatever model text came before: the channel, as a final-answer tool.
@@ -655,7 +724,7 @@ def _final_output_of(ev: Evidence) -> FinalOutput:
     )
 
 
-def _run_error(last: Step | None, agents: list[Step]) -> str | None:
+def _run_error(last: Step | None, agents: Sequence[Step]) -> str | None:
     """Why there is no answer when the run ended in an error: its last model call failed
     (status ERROR, or the GenAI finish reason ``error``, which Mastra writes on an OK span:
     an API error, the client's retries spent), or the run's agent span (the outermost one
@@ -676,7 +745,7 @@ def _run_error(last: Step | None, agents: list[Step]) -> str | None:
     return f"no final answer: the run ended in an error at {where(failed)}{_error_of(failed)}"
 
 
-def _run_error_step(last: Step | None, agents: list[Step]) -> Step | None:
+def _run_error_step(last: Step | None, agents: Sequence[Step]) -> Step | None:
     """The step whose error ended the run (``_run_error``): the last model call, or the
     run's agent span; ``None`` when the run did not end in an error."""
     if last is not None and (last.status == "error" or "error" in (last.finish_reasons or ())):
@@ -717,7 +786,7 @@ def _stopped_short(ev: Evidence) -> str | None:
     ``loop_detected``). A run that failed otherwise (a model API outage) is not stopped by
     a limit; its effort checks judge what it did."""
     last = ev.last_generation()
-    failed = _run_error_step(last, ev.trajectory.agents())
+    failed = _run_error_step(last, ev.groups.agents)
     if failed is not None:
         limit = failed.attributes.get("run_limit")
         if limit is None:
@@ -733,7 +802,7 @@ def _stopped_short(ev: Evidence) -> str | None:
     if last.source is None or last.end_ns is None:
         return None
     after = last.end_ns
-    calls = ev.tool_calls()
+    calls = ev.groups.calls
     answering = ev.answering()
     earlier = {
         s.tool
@@ -764,10 +833,9 @@ def _run_end_unrecorded(ev: Evidence) -> str | None:
     the tool spans list every call the run made, but the model's turn after the last one
     (an answer, or none because a limit ended the loop) is not recorded, unless an agent
     span records how the model's last turn ended (a finish reason asking for no tool)."""
-    t = ev.trajectory
-    if not any(not s.synthesized and s.raw is None for s in ev.tool_calls()):
+    if not any(not s.synthesized and s.raw is None for s in ev.groups.calls):
         return None
-    for agent in t.agents():
+    for agent in ev.groups.agents:
         reasons = {r.lower() for r in agent.finish_reasons or ()}
         if reasons and not reasons & TOOL_CALL_FINISH_REASONS:
             return None
@@ -782,7 +850,7 @@ def _error_of(step: Step) -> str:
     return f" ({step.error_type})" if step.error_type else ""
 
 
-def _last_run_agents(agents: list[Step]) -> list[Step]:
+def _last_run_agents(agents: Sequence[Step]) -> list[Step]:
     """The agent steps of the run that ended last, outermost first (start order): the agent
     ending last (of those ending together, the one starting first, which encloses the others)
     and every agent starting within it. A subject may hold several runs of an agent side by
@@ -806,9 +874,17 @@ def _matches(tool: str | None, scope: str | None) -> bool:
     return scope is None or (tool is not None and tool_matches(scope, tool, True))
 
 
+def _scoped_calls(ev: Evidence, scope: str | None) -> Sequence[Step]:
+    """The tool calls an evidence name's scope covers (``_matches``): every call when the
+    name has no scope, as the shared tuple."""
+    if scope is None:
+        return ev.groups.calls
+    return [s for s in ev.groups.calls if _matches(s.tool, scope)]
+
+
 def _tool_field(field: str, label: str) -> Probe:
     def probe(ev: Evidence, scope: str | None) -> str | None:
-        calls = [s for s in ev.calls_of(()) if _matches(s.tool, scope)]
+        calls = _scoped_calls(ev, scope)
         # AgentBench steps are taken as written: their fields are what was recorded.
         gaps = [s for s in calls if s.raw is None and absent(s, field)]
         if field == "result":
@@ -830,7 +906,7 @@ def _tool_field(field: str, label: str) -> Probe:
 
 def _generation_field(field: str, label: str) -> Probe:
     def probe(ev: Evidence, scope: str | None) -> str | None:
-        gens = ev.generations()
+        gens = ev.groups.generations
         if not gens:
             return f"{label}: the trace has no model-call spans"
         gaps = [s for s in gens if absent(s, field) or _messages_empty(getattr(s, field))]
@@ -853,11 +929,6 @@ def _messages_empty(messages: Any) -> bool:
 
 def _steps_present(ev: Evidence, scope: str | None) -> str | None:
     return None if ev.trajectory.steps else "the trajectory has no steps"
-
-
-def tool_spans_present(t: Trajectory) -> bool:
-    """Whether the instrumentation emitted tool spans (at least one non-synthesized call)."""
-    return any(s.is_tool and not s.synthesized for s in t.steps)
 
 
 WORK_INVISIBLE = "the trace has neither tool spans nor model calls"
@@ -892,7 +963,8 @@ def _tool_names(ev: Evidence, scope: str | None) -> str | None:
     fragment = ev.fragment_gap()
     if fragment is not None:
         return fragment
-    if tool_spans_present(t) or (t.steps and all(s.raw is not None for s in t.steps)):
+    groups = ev.groups
+    if groups.tool_spans or groups.all_raw:
         return None  # tool spans (or an AgentBench trajectory) list every call
     if work_invisible(t):
         return f"tool names unknown: {WORK_INVISIBLE}, so nothing shows which tools the run called"
@@ -929,10 +1001,12 @@ def _tool_names(ev: Evidence, scope: str | None) -> str | None:
     return None
 
 
-def _call_ids(messages: list[dict[str, Any]] | None, role: str | None = None) -> list[str]:
+def _call_ids(messages: list[dict[str, Any]] | None) -> list[str]:
+    """Call ids of the tool calls requested in ``messages`` (``tool_call`` parts, OpenAI
+    ``tool_calls``)."""
     ids: list[str] = []
     for m in messages or []:
-        if not isinstance(m, dict) or (role is not None and m.get("role") != role):
+        if not isinstance(m, dict):
             continue
         for part in m.get("parts") or []:
             if isinstance(part, dict) and part.get("type") == "tool_call" and part.get("id"):
@@ -943,24 +1017,34 @@ def _call_ids(messages: list[dict[str, Any]] | None, role: str | None = None) ->
     return ids
 
 
-def _response_ids(messages: list[dict[str, Any]] | None) -> list[str]:
-    """Call ids of the tool results handed back in ``messages`` (``tool_call_response``
-    parts, ``tool`` messages' ``tool_call_id``): some frameworks send the model the results
-    without the assistant message that requested them."""
-    ids: list[str] = []
+def _history_ids(messages: list[dict[str, Any]] | None) -> tuple[list[str], list[str]]:
+    """(the call ids the assistant requested in ``messages``, the call ids of the tool
+    results handed back in them), in one pass over a model call's input: requests are
+    ``_call_ids`` of the assistant's messages; results are ``tool_call_response`` parts and
+    ``tool`` messages' ``tool_call_id`` (some frameworks send the model the results without
+    the assistant message that requested them)."""
+    requested: list[str] = []
+    answered: list[str] = []
     for m in messages or []:
         if not isinstance(m, dict):
             continue
+        role = m.get("role")
         for part in m.get("parts") or []:
-            if (
-                isinstance(part, dict)
-                and part.get("type") == "tool_call_response"
-                and part.get("id")
-            ):
-                ids.append(str(part["id"]))
-        if m.get("role") == "tool" and m.get("tool_call_id"):
-            ids.append(str(m["tool_call_id"]))
-    return ids
+            if not isinstance(part, dict):
+                continue
+            kind = part.get("type")
+            if kind == "tool_call":
+                if role == "assistant" and part.get("id"):
+                    requested.append(str(part["id"]))
+            elif kind == "tool_call_response" and part.get("id"):
+                answered.append(str(part["id"]))
+        if role == "assistant":
+            for call in m.get("tool_calls") or []:
+                if isinstance(call, dict) and call.get("id"):
+                    requested.append(str(call["id"]))
+        elif role == "tool" and m.get("tool_call_id"):
+            answered.append(str(m["tool_call_id"]))
+    return requested, answered
 
 
 def calls_outside(t: Trajectory) -> list[str]:
@@ -975,16 +1059,17 @@ def calls_outside(t: Trajectory) -> list[str]:
 
 def _calls_outside(ev: Evidence) -> list[str]:
     referenced: dict[str, None] = {}
-    for g in ev.generations():
-        for i in _call_ids(g.input_messages, "assistant"):
+    for g in ev.groups.generations:
+        requested, answered = _history_ids(g.input_messages)
+        for i in requested:
             referenced.setdefault(i, None)
-        for i in _response_ids(g.input_messages):
+        for i in answered:
             referenced.setdefault(i, None)
     if not referenced:
         return []
-    executors = [*ev.tool_calls(), *ev.trajectory.handoffs()]
+    executors = [*ev.groups.calls, *ev.groups.handoffs]
     known = {s.call_id for s in executors if s.call_id}
-    for g in ev.generations():
+    for g in ev.groups.generations:
         known.update(_call_ids(g.output_messages))
     unknown = [i for i in referenced if i not in known]
     anonymous = sum(1 for s in executors if not s.call_id)
@@ -1022,10 +1107,9 @@ def _tool_outcomes(ev: Evidence, scope: str | None) -> str | None:
     answering = ev.answering()
     gaps = [
         s
-        for s in ev.calls_of(())
-        if _matches(s.tool, scope)
+        for s in _scoped_calls(ev, scope)
+        if s.status == "unset"
         and id(s) not in answering
-        and s.status == "unset"
         and (absent(s, "result") or s.attributes.get("outcome_unknown"))
         and not (s.error_type or s.error_message or s.documents is not None)
     ]
@@ -1075,14 +1159,14 @@ def _tool_inputs(ev: Evidence, scope: str | None) -> str | None:
             return True
         return not absent(s, "command") or not absent(s, "path")
 
-    gaps = [s for s in ev.calls_of(()) if _matches(s.tool, scope) and not captured(s)]
+    gaps = [s for s in _scoped_calls(ev, scope) if not captured(s)]
     if gaps:
         return f"tool inputs (arguments) not captured for {len(gaps)} call(s): " + list_steps(gaps)
     return None
 
 
 def _token_usage(ev: Evidence, scope: str | None) -> str | None:
-    gens = ev.generations()
+    gens = ev.groups.generations
     if not gens:
         return "token usage: the trace has no model-call spans"
     gaps = [s for s in gens if s.input_tokens is None or s.output_tokens is None]
@@ -1111,7 +1195,7 @@ def _retrieval_documents(ev: Evidence, scope: str | None) -> str | None:
 
 
 def _agents(ev: Evidence, scope: str | None) -> str | None:
-    if ev.trajectory.agents() or ev.trajectory.handoffs():
+    if ev.groups.agents or ev.groups.handoffs:
         return None
     return "agents: the trace has no agent or handoff spans, so transfers cannot be seen"
 

@@ -2,8 +2,8 @@
 
 Each cheaper path (the default error pattern decided from the first key, normalized
 arguments without a call per value, the placeholder test's first-character shortcut, the
-outcome tally, lazily serialized citation sources) is held against the straightforward
-code it stands for, on inputs chosen to reach its edge cases.
+outcome tally, lazily serialized citation sources, the per-trajectory step groups) is held
+against the straightforward code it stands for, on inputs chosen to reach its edge cases.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from otel_oracles.grade.evidence import Evidence, is_placeholder
+from otel_oracles.grade.evidence import Evidence, group_steps, is_placeholder
 from otel_oracles.grade.oracles.trace_common import (
     DEFAULT_ERROR_PATTERN,
     call_failure,
@@ -438,3 +438,38 @@ def test_placeholder_containers_are_decided_as_their_items_are() -> None:
     for _ in range(3000):
         v = value(0)
         assert is_placeholder(v) == _placeholder_spec(v), v
+
+
+def test_step_groups_are_the_selections_the_trajectory_defines() -> None:
+    """``group_steps`` sorts the steps in one pass; each group is what the trajectory's own
+    filter (or the plain definition) keeps, in order, whatever the kinds, names, sources
+    and AgentBench steps."""
+    rng = random.Random(11)
+    kinds = list(StepKind)
+    for _ in range(400):
+        steps: list[dict[str, Any]] = []
+        for _ in range(rng.randint(0, 12)):
+            kind = rng.choice(kinds)
+            step: dict[str, Any] = {
+                "kind": kind,
+                "tool": rng.choice([None, "", "search", " [REDACTED] ", "fetch"]),
+                "synthesized": rng.random() < 0.3,
+            }
+            if rng.random() < 0.15:
+                step["raw"] = {"tool": "x"}
+            steps.append(step)
+        t = traj(*steps)
+        groups = group_steps(t.steps)
+        assert list(groups.calls) == t.tool_calls()
+        assert list(groups.generations) == t.generations()
+        assert list(groups.agents) == t.agents()
+        assert list(groups.handoffs) == t.handoffs()
+        assert list(groups.nameless) == [
+            s for s in t.tool_calls() if s.raw is None and is_placeholder(s.tool)
+        ]
+        assert groups.tool_spans == any(s.is_tool and not s.synthesized for s in t.steps)
+        assert groups.all_raw == bool(t.steps and all(s.raw is not None for s in t.steps))
+        ev = Evidence(t)
+        assert ev.groups is ev.groups  # made once
+        assert ev.calls_of(()) is ev.groups.calls
+        assert ev.groups.calls == groups.calls
