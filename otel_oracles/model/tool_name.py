@@ -125,10 +125,14 @@ def tool_matches(pattern: str, recorded: str, unknown_namespace_matches: bool = 
     )
 
 
+@functools.lru_cache(maxsize=16384)
 def first_match(
     recorded: str | None, patterns: tuple[str, ...], unknown_namespace_matches: bool = False
 ) -> str | None:
-    """The first of ``patterns`` naming ``recorded``, else ``None`` (also for no name)."""
+    """The first of ``patterns`` naming ``recorded``, else ``None`` (also for no name).
+    Remembered like ``tool_matches``: the checks ask it of every call of a trajectory
+    with the same pattern tuples (a contract's tools, the conventions' final-answer tools,
+    a dozen names long), and one lookup replaces a call per pattern."""
     if recorded is None:
         return None
     for p in patterns:

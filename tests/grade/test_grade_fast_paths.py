@@ -2,8 +2,9 @@
 
 Each cheaper path (the default error pattern decided from the first key, normalized
 arguments without a call per value, the placeholder test's first-character shortcut, the
-outcome tally, lazily serialized citation sources, the per-trajectory step groups) is held
-against the straightforward code it stands for, on inputs chosen to reach its edge cases.
+outcome tally, lazily serialized citation sources, the per-trajectory step groups, call
+failures and loop screens) is held against the straightforward code it stands for, on
+inputs chosen to reach its edge cases.
 """
 
 from __future__ import annotations
@@ -473,3 +474,58 @@ def test_step_groups_are_the_selections_the_trajectory_defines() -> None:
         assert ev.groups is ev.groups  # made once
         assert ev.calls_of(()) is ev.groups.calls
         assert ev.groups.calls == groups.calls
+
+
+def test_call_failures_are_each_calls_own_failure() -> None:
+    """``call_failures`` decides every call of the trajectory at once per pattern; each
+    entry is ``_call_failure`` of that call alone, and a step from elsewhere is judged on
+    its own."""
+    from otel_oracles.grade.oracles.trace_common import _call_failure, call_failures
+
+    rng = random.Random(5)
+    for _ in range(100):
+        steps = [
+            tool(
+                rng.choice(["search", "fetch"]),
+                {"q": "x"},
+                rng.choice([*RESULTS, None, "fine"]),
+                status=rng.choice(["unset", "error", "ok"]),
+                error_type=rng.choice([None, "Timeout"]),
+            )
+            if rng.random() < 0.8
+            else gen("x")
+            for _ in range(rng.randint(0, 10))
+        ]
+        t = traj(*steps)
+        ev = Evidence(t)
+        for pattern in (DEFAULT_ERROR_PATTERN, None, r"fine|boom"):
+            table = call_failures(ev, pattern)
+            assert table == {id(s): _call_failure(ev, s, pattern) for s in t.tool_calls()}
+            for s in t.steps:
+                assert call_failure(ev, s, pattern) == _call_failure(Evidence(t), s, pattern)
+        foreign = traj(tool("search", None, {"error": "x"}), timed=False).steps[0]
+        assert call_failure(ev, foreign) == "result carries an error"
+
+
+def test_loop_screens_shared_by_thresholds_and_tools_keep_every_loop() -> None:
+    """One ``Evidence`` answers ``loop_detected`` for several thresholds and tool sets with
+    the calls' screens made once; every answer is the plain grouping's."""
+    from otel_oracles.grade.oracles.trace_common import repeated_args_candidates
+
+    rng = random.Random(9)
+    texts = ["Find  Refunds", "find refunds", "other", "OTHER "]
+    for _ in range(200):
+        steps = [
+            tool(rng.choice(["search", "fetch", "lookup"]), {"q": rng.choice(texts)})
+            if rng.random() < 0.9
+            else tool("search", None, arguments_raw="q=1")
+            for _ in range(rng.randint(0, 12))
+        ]
+        t = traj(*steps)
+        ev = Evidence(t)
+        for tools in [(), ("search",), ("fetch", "look*")]:
+            calls = ev.calls_of(tools, unknown_namespace_matches=True)
+            for threshold in (4, 2, 3):
+                kept = repeated_args_candidates(ev, calls, threshold)
+                found = _plain_loops(kept, threshold)
+                assert found == _plain_loops(list(calls), threshold)

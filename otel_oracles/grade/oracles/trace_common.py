@@ -132,11 +132,26 @@ def call_failure(
 
     Signals, in order: span status ERROR, ``error.type``, an error message (exception
     event), a result matching ``error_pattern`` (or a dict result with a truthy ``error``).
-    Computed once per (step, pattern): every failure-counting check asks the same."""
-    why: str | None = ev.step_memoized(
-        step, ("call_failure", error_pattern), lambda: _call_failure(ev, step, error_pattern)
+    A call of ``ev``'s trajectory is looked up in ``call_failures``; any other step is
+    judged on its own."""
+    try:
+        return call_failures(ev, error_pattern)[id(step)]
+    except KeyError:
+        return _call_failure(ev, step, error_pattern)
+
+
+def call_failures(ev: Evidence, error_pattern: str | None) -> dict[int, str | None]:
+    """``id()`` of each tool call of ``ev``'s trajectory (``StepGroups.calls``) -> why it
+    failed (``call_failure``), decided in one pass over the calls once per pattern: every
+    failure-counting check (``tool_errors``, ``tool_retries``, ``degraded_answer``) of
+    every contract asks the same of the same calls, most of them with the default pattern.
+    (A step's ``id()`` cannot name another live step, and the trajectory keeps its steps
+    alive while ``ev`` exists.)"""
+    table: dict[int, str | None] = ev.memoized(
+        ("call_failures", error_pattern),
+        lambda: {id(s): _call_failure(ev, s, error_pattern) for s in ev.groups.calls},
     )
-    return why
+    return table
 
 
 def _call_failure(ev: Evidence, step: Step, error_pattern: str | None) -> str | None:
@@ -268,7 +283,7 @@ def _leaf_screen(step: Step) -> frozenset[tuple[str, str]] | None:
     return frozenset(leaves)
 
 
-def repeated_args_candidates(calls: Sequence[Step], threshold: int) -> list[Step]:
+def repeated_args_candidates(ev: Evidence, calls: Sequence[Step], threshold: int) -> list[Step]:
     """The calls (in order) that may share normalized arguments with ``threshold - 1``
     other calls of their tool; every call left out has fewer than ``threshold`` calls
     with its tool and normalized arguments.
@@ -277,15 +292,25 @@ def repeated_args_candidates(calls: Sequence[Step], threshold: int) -> list[Step
     equal JSON values: a string value's twin is a string with the same normalized text. So
     calls whose normalized top-level strings differ cannot be equal, and a tool's calls
     split by those strings need the (costly) full normalization only in groups of
-    ``threshold`` or more. A tool with any non-plain call keeps all its calls."""
+    ``threshold`` or more. A tool with any non-plain call keeps all its calls.
+
+    A call's screen is made once per trajectory (``ev``), whatever threshold and tools the
+    trajectory's ``loop_detected`` checks ask with."""
     by_tool: dict[str | None, list[Step]] = {}
     for s in calls:
         by_tool.setdefault(s.tool, []).append(s)
+    made: dict[int, frozenset[tuple[str, str]] | None] = ev.memoized("leaf_screens", dict)
     keep: set[int] = set()
     for tool_calls in by_tool.values():
         if len(tool_calls) < threshold:
             continue
-        screens = [_leaf_screen(s) for s in tool_calls]
+        screens = []
+        for s in tool_calls:
+            try:
+                screen = made[id(s)]
+            except KeyError:
+                screen = made[id(s)] = _leaf_screen(s)
+            screens.append(screen)
         if any(sc is None for sc in screens):
             keep.update(id(s) for s in tool_calls)
             continue

@@ -36,7 +36,7 @@ from otel_oracles.grade.oracles.trace_common import (
     NamelessTwins,
     Regex,
     args_mismatch,
-    call_failure,
+    call_failures,
     glob_any,
     indexes,
     nameless_twins,
@@ -460,11 +460,12 @@ def _retries(
 ) -> tuple[tuple[Step, Step, str], ...]:
     repeats: list[tuple[Step, Step]] = ev.memoized("repeats", lambda: _repeats(ev))
     chosen = {id(s) for s in ev.calls_of(tools, unknown_namespace_matches=True)} if tools else None
+    failures = call_failures(ev, error_pattern)
     out: list[tuple[Step, Step, str]] = []
     for s, prev in repeats:
         if chosen is not None and id(s) not in chosen:
             continue
-        why = call_failure(ev, prev, error_pattern)
+        why = failures[id(prev)]
         if why is not None:
             out.append((s, prev, why))
     return tuple(out)
@@ -507,7 +508,7 @@ def _one_turn_spans(ev: Evidence) -> frozenset[str]:
     that one turn."""
     return frozenset(
         g.source.span_id
-        for g in ev.generations()
+        for g in ev.groups.generations
         if g.source is not None and not g.attributes.get("merged_model_calls")
     )
 
@@ -620,7 +621,7 @@ class LoopDetected(OracleCheck):
         # whose top-level string arguments differ from all but a few of its other calls) need
         # no normalizing (the costly part); leaving their groups out changes neither the
         # loops found nor their order.
-        for s in repeated_args_candidates(calls, p.threshold):
+        for s in repeated_args_candidates(ctx.evidence, calls, p.threshold):
             groups[(s.tool, step_normalized_args(ctx.evidence, s))].append(s)
         loops = [g for g in groups.values() if len(g) >= p.threshold]
         steps = [s for g in loops for s in g]
@@ -671,11 +672,12 @@ class ToolErrors(OracleCheck):
     def check(self, ctx: GradeContext) -> Finding:
         p = self.params
         twins = nameless_twins(ctx.evidence)
+        failures = call_failures(ctx.evidence, p.error_pattern)
         failed = [
             (s, why)
             for s in ctx.evidence.calls_of(tuple(p.tools), unknown_namespace_matches=True)
             if id(s) not in twins.twinned
-            and (why := _failure_of_pair(ctx.evidence, s, twins, p.error_pattern)) is not None
+            and (why := _failure_of_pair(s, twins, failures)) is not None
         ]
         steps = [s for s, _ in failed]
         kw: dict[str, Any] = {
@@ -693,15 +695,16 @@ class ToolErrors(OracleCheck):
 
 
 def _failure_of_pair(
-    ev: Evidence, call: Step, twins: NamelessTwins, error_pattern: str | None
+    call: Step, twins: NamelessTwins, failures: dict[int, str | None]
 ) -> str | None:
-    """Why ``call`` failed (``call_failure``), or, for a named call with a nameless twin
-    (``nameless_twins``: two records of one call), why that twin failed: a tool span that
-    recorded no name but the failure is the same call's record of it."""
-    why = call_failure(ev, call, error_pattern)
+    """Why ``call`` failed (``failures``: ``call_failures`` of the check's pattern), or, for
+    a named call with a nameless twin (``nameless_twins``: two records of one call), why
+    that twin failed: a tool span that recorded no name but the failure is the same call's
+    record of it."""
+    why = failures[id(call)]
     twin = twins.twin_of.get(id(call))
     if why is None and twin is not None:
-        why = call_failure(ev, twin, error_pattern)
+        why = failures[id(twin)]
         if why is not None:
             why = f"{why} (recorded by {where(twin)}, which holds no tool name)"
     return why
@@ -836,7 +839,7 @@ class MaxSteps(OracleCheck):
         # that drove them are not in the trace, so a count that includes model calls is a
         # lower bound, never a pass.
         if StepKind.GENERATION in kinds and not ctx.evidence.generations():
-            driven = ctx.evidence.tool_calls() + ctx.trajectory.agents()
+            driven = ctx.evidence.tool_calls() + ctx.evidence.agents()
             if driven:
                 return Finding.missing(
                     f"at least {len(counted)} steps (at most {p.max} allowed), but no model "
