@@ -840,8 +840,8 @@ def _run_end_unrecorded(ev: Evidence) -> str | None:
         if reasons and not reasons & TOOL_CALL_FINISH_REASONS:
             return None
     return (
-        "the trace records no model call, so nothing shows the run ended on the agent's own "
-        "answer rather than at a limit of its framework"
+        "the run ended where its trace cannot show how (it records no model call, so nothing "
+        "shows the run ended on the agent's own answer rather than at a limit of its framework)"
     )
 
 
