@@ -341,7 +341,11 @@ def _plain_retries(
     """Retries as one scan of the calls of ``tools`` finds them, each pair's turns and
     failure decided on the spot (what ``find_retries`` did before it shared the repeats of
     a trajectory between its checks)."""
-    from otel_oracles.grade.oracles.trace_tools import _asked_together, _requesting_turns
+    from otel_oracles.grade.oracles.trace_tools import (
+        _asked_together,
+        _one_turn_spans,
+        _requesting_turns,
+    )
 
     calls = [
         s
@@ -349,11 +353,12 @@ def _plain_retries(
         if not tools or first_match(s.tool, tools, unknown_namespace_matches=True)
     ]
     turns = _requesting_turns(ev)
+    one_turn = _one_turn_spans(ev)
     last: dict[tuple[str | None, str | None], Step] = {}
     out: list[tuple[int, int, str]] = []
     for s in sorted(calls, key=lambda c: c.index):
         prev = last.get((s.agent_name, s.tool))
-        if prev is not None and not _asked_together(prev, s, turns):
+        if prev is not None and not _asked_together(prev, s, turns, one_turn):
             why = call_failure(ev, prev, pattern)
             if why is not None:
                 out.append((s.index, prev.index, why))
