@@ -181,6 +181,8 @@ class Evidence:
                 s
                 for s in self.groups.calls
                 if first_match(s.tool, names, unknown_namespace_matches)
+                # the MCP server's own name for a call a framework qualified
+                or first_match(s.attributes.get("mcp_tool"), names, unknown_namespace_matches)
             )
         return found
 

@@ -1237,6 +1237,20 @@ def _flag_aggregated_usage(
                 anc.attributes["usage_aggregated"] = True
 
 
+def _known_tool_name(bare: str, served: Any) -> str:
+    """``bare``, or the AgentBench file or shell tool it stands for: the name the MCP server
+    ran the call under (``served``), or the known tool a ``_``-joined toolset prefix stands
+    before (``docs_write_file``)."""
+    if bare in WRITE_TOOLS or bare in SHELL_TOOLS:
+        return bare
+    if isinstance(served, str) and (served in WRITE_TOOLS or served in SHELL_TOOLS):
+        return served
+    for known in (*WRITE_TOOLS, *SHELL_TOOLS):
+        if bare.endswith("_" + known):
+            return known
+    return bare
+
+
 def _build_steps(
     trace: Trace, drafts: list[Draft], tool_kinds: Mapping[tuple[str, str], ToolKinds]
 ) -> list[Step]:
@@ -1260,8 +1274,12 @@ def _step(
         arguments = None
     tool = f.get("tool")
     # A plugin- or toolset-qualified name (``SupportTools-write_file``) edits files or runs
-    # commands like its bare name does.
+    # commands like its bare name does, and so does a name the MCP server ran the call under
+    # (``mcp_tool``, a merged MCP layer's) or a ``_``-joined toolset prefix of a known file
+    # or shell tool (``docs_write_file``: fail closed, an edit is never missed for a prefix).
     bare = parse_tool_name(tool).name if tool_call and isinstance(tool, str) else None
+    if bare is not None:
+        bare = _known_tool_name(bare, draft.attributes.get("mcp_tool"))
     path = content = command = None
     # A rule may name the agent's own file and shell tools (``file_edit_tools``,
     # ``command_tools``); synthesized calls keep AgentBench's names only.

@@ -34,6 +34,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from otel_oracles.model.span import SpanRecord
+from otel_oracles.model.tool_name import TOOL_NAME_SEPARATORS
 
 if TYPE_CHECKING:
     from otel_oracles.mapping._mapper import Draft
@@ -45,6 +46,11 @@ _TOOL_OUTERS = frozenset({"tool_call", "handoff"})
 ``transfer_to_<agent>``) is a handoff step where a layer knows it for one (both, when
 OpenInference's TOOL span and autogen-core's ``execute_tool`` span each are recognised as
 the handoff) and a plain tool call where it does not."""
+_QUALIFIERS = ("_", *TOOL_NAME_SEPARATORS)
+"""What frameworks put between an MCP server's (or toolset's) name and the server's own tool
+name when they offer the tool to the model: the namespace separators, and ``_`` (ADK's
+``tool_name_prefix``, pydantic-ai's ``prefixed``, Strands' and Agno's prefixes,
+langchain-mcp-adapters' ``tool_name_prefix``)."""
 _MESSAGE_FIELDS = ("input_messages", "output_messages")
 _PREFER_MORE_SPECIFIC = ("model",)
 """Fields where the longer of two compatible values is richer (a dated model version)."""
@@ -87,6 +93,9 @@ def merge_stacked_generations(
         while id(kept) in merged_into:  # three stacked layers: all into the outermost
             kept = merged_into[id(kept)]
         absorb(kept, inner)
+        served = inner.fields.get("tool")
+        if served != kept.fields.get("tool") and "mcp.method.name" in inner.attributes:
+            kept.attributes.setdefault("mcp_tool", served)  # the server's own name for it
         merged_into[id(inner)] = kept
         assert inner.span is not None
         draft_by_span[inner.span.span_id] = kept
@@ -154,11 +163,26 @@ def _same_call(outer: Draft, inner: Draft) -> bool:
     if b.start_ns < a.start_ns or (a.end_ns and b.end_ns and b.end_ns > a.end_ns):
         return False
     if outer.kind in _TOOL_OUTERS and inner.kind in _TOOL_OUTERS:
-        name = outer.fields.get("tool")
-        return isinstance(name, str) and bool(name) and name == inner.fields.get("tool")
+        return _same_tool(outer.fields.get("tool"), inner)
     if outer.kind != "generation" or inner.kind != "generation":
         return False
     return compatible_models(outer.fields.get("model"), inner.fields.get("model"))
+
+
+def _same_tool(name: Any, inner: Draft) -> bool:
+    """Whether the outer layer's tool ``name`` is the inner layer's tool: the same name, or,
+    for an inner span of the MCP protocol (``mcp.method.name``, kept by the rule: the MCP
+    client's or server's span records the tool by the server's own name), that name qualified
+    by the toolset or server the framework put before it (``docs_search_docs``,
+    ``mcp__docs__search_docs``, ``docs.search_docs`` around ``search_docs``)."""
+    served = inner.fields.get("tool")
+    if not isinstance(name, str) or not name or not isinstance(served, str) or not served:
+        return False
+    if name == served:
+        return True
+    if "mcp.method.name" not in inner.attributes:
+        return False
+    return any(name.endswith(sep + served) and len(name) > len(sep + served) for sep in _QUALIFIERS)
 
 
 def compatible_models(a: Any, b: Any) -> bool:

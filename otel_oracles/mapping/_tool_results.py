@@ -148,11 +148,18 @@ def unwrap_block(result: Any) -> Any:
     return result
 
 
+_TEXT_BLOCK_KEYS = ({"type", "text"}, {"type", "text", "id"})
+"""A text content block's keys: the MCP / Anthropic form, and LangChain's standard content
+block, which adds its own ``id`` (``lc_...``; the langchain-mcp-adapters hand an MCP tool's
+text on so)."""
+
+
 def is_text_block(block: Any) -> bool:
-    """Exactly ``{"type": "text", "text": <str>}``: a content block, not a tool's own object."""
+    """Exactly ``{"type": "text", "text": <str>}`` (LangChain's with its ``id`` too): a
+    content block, not a tool's own object."""
     return (
         isinstance(block, dict)
-        and block.keys() == {"type", "text"}
+        and block.keys() in _TEXT_BLOCK_KEYS
         and block["type"] == "text"
         and isinstance(block["text"], str)
     )

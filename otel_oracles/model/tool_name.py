@@ -22,7 +22,13 @@ Checks that must fail closed (``tool_not_called`` and the other budgets on forbi
 counted calls) pass ``unknown_namespace_matches=True``: there, a bare ``delete_records``
 counts as a possible ``crm.delete_records``, and a bare contract name matches any segment of
 a recorded name (``delete_records`` catches ``delete_records.acall``: where the name sits in
-a spelling nobody has seen yet is no reason to miss a forbidden call).
+a spelling nobody has seen yet is no reason to miss a forbidden call), also where the segment
+ends in it after a ``_``: ADK's, pydantic-ai's, Strands', Agno's and langchain-mcp-adapters'
+MCP toolset prefixes join the toolset's name and the tool's with a single ``_``
+(``docs_delete_records``), the separator tool names themselves use, so a forbidden or counted
+tool is caught under any such prefix (and so is ``bulk_delete_records``: a false fail of a
+fail-closed check, never a missed call). Checks that need a call to have happened do not
+widen so.
 
 A trailing Python special method (``delete_records.__call__``, as function-tracing
 instrumentations name a tool's span) is the call, not part of the tool's name.
@@ -117,11 +123,14 @@ def tool_matches(pattern: str, recorded: str, unknown_namespace_matches: bool = 
     tail = have[len(have) - len(want) :]
     if all(fnmatch.fnmatchcase(h, w) for h, w in zip(tail, want, strict=True)):
         return True
-    # Fail closed: a bare name matches any segment of a spelling not seen before.
+    # Fail closed: a bare name matches any segment of a spelling not seen before, and a
+    # segment that ends in it after a ``_`` (a toolset or MCP server prefix joined by ``_``).
     return (
         unknown_namespace_matches
         and len(want) == 1
-        and any(fnmatch.fnmatchcase(h, want[0]) for h in have)
+        and any(
+            fnmatch.fnmatchcase(h, want[0]) or fnmatch.fnmatchcase(h, "*_" + want[0]) for h in have
+        )
     )
 
 

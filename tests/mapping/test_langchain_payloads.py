@@ -81,6 +81,17 @@ def test_plain_text_tool_message_content_stays_text() -> None:
     assert parse_langchain_message_content(msg) == "wrote 33 bytes to calc.py"
 
 
+def test_a_tool_message_with_status_error_is_an_error_result() -> None:
+    """LangChain hands a tool error it handled on as a ``ToolMessage`` with ``status`` error
+    (``handle_tool_error``; langchain-mcp-adapters for an MCP ``isError`` result): the
+    result is ``{"error": ...}``, a failed call, not the tool's output."""
+    block = {"type": "text", "text": "Error executing tool search_docs: timed out", "id": "lc_1"}
+    msg = {"type": "tool", "data": {"content": [block], "status": "error"}}
+    assert parse_langchain_message_content(msg) == {"error": [block]}
+    ok = {"type": "tool", "data": {"content": "fine", "status": "success"}}
+    assert parse_langchain_message_content(ok) == "fine"
+
+
 @pytest.mark.parametrize(
     "value",
     [{"output": "plain"}, {"type": "tool"}, {"lc": 1, "type": "secret"}, DOCS, "text", 3],

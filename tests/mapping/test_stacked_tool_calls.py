@@ -103,3 +103,43 @@ def test_an_ok_around_a_layer_that_hides_the_outcome_is_no_proof() -> None:
     ok = _mcp_call('{"type": "text", "text": "{\\"documents\\": []}"}', None).tool_calls()
     assert [(s.status, s.result) for s in ok] == [("ok", {"documents": []})]
     assert ok[0].attributes.get("result_empty") is True
+
+
+def _qualified_mcp_call(framework_name: str, served: str = "search_docs") -> Trajectory:
+    """A framework's own tool span named ``framework_name`` (ended OK: nothing raised on the
+    agent's side) around the MCP SDK's client span and the server's span, which name the
+    tool ``served`` and end ERROR for an ``isError`` answer."""
+    outer = _span(OUTER, AGENT, f"execute_tool {framework_name}", 10, 50, **{
+        "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": framework_name,
+        "gen_ai.tool.call.id": "call_0_0"})  # fmt: skip
+    client = _span(CLIENT, OUTER, f"MCP send tools/call {served}", 12, 48,
+                   **{"mcp.method.name": "tools/call", "jsonrpc.request.id": "3"})  # fmt: skip
+    client.scope_name, client.kind = MCP, 3
+    server = _span(SERVER, CLIENT, f"tools/call {served}", 14, 46, **{
+        "mcp.method.name": "tools/call", "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": served, "error.type": "tool_error"})  # fmt: skip
+    server.scope_name, server.kind, server.status_code = MCP, 2, StatusCode.ERROR
+    invoke = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "a"}
+    agent = _span(AGENT, "", "invoke_agent support_agent", 0, 60, **invoke)
+    return map_trace(build_trace(TRACE, [agent, outer, client, server]), load_conventions())
+
+
+def test_an_mcp_call_under_a_toolset_qualified_name_is_one_call() -> None:
+    """ADK, pydantic-ai, Strands and Agno offer an MCP server's tools as ``docs_<tool>``: the
+    MCP spans inside the framework's span are the same call (one step, the server's failure
+    kept, the server's name beside the framework's), never a second and third call."""
+    for name in ("docs_search_docs", "mcp__docs__search_docs", "docs.search_docs"):
+        (call,) = _qualified_mcp_call(name).tool_calls()
+        assert call.tool == name
+        assert call.status == "error"
+        assert call.attributes["mcp_tool"] == "search_docs"
+    edit = _qualified_mcp_call("docs_write_file", served="write_file").steps
+    assert [s.kind for s in edit if s.tool] == [StepKind.FILE_EDIT]
+
+
+def test_another_tool_inside_a_qualified_name_is_not_merged() -> None:
+    """Only the server's own name after a qualifier is the same call: ``docs_search_docs``
+    around ``search`` or ``lookup_docs`` is two calls."""
+    for served in ("search", "lookup_docs", "docs_search_docs_v2"):
+        calls = _qualified_mcp_call("docs_search_docs", served=served).tool_calls()
+        assert [c.tool for c in calls] == ["docs_search_docs", served]

@@ -179,6 +179,17 @@ def test_fail_closed_matching_finds_a_bare_name_anywhere_in_an_unseen_spelling()
     assert not tool_matches("crm.delete_records", "delete_records.acall", True)
 
 
+def test_fail_closed_matching_finds_a_bare_name_after_an_underscore_prefix() -> None:
+    """MCP toolsets join their name and the tool's with ``_`` (``docs_delete_records``): a
+    forbidden or counted tool is caught under such a prefix where checks fail closed, and
+    only there (``_`` is no namespace separator: ``tool_called`` needs the name shown)."""
+    for recorded in ("docs_delete_records", "mcp__crm__docs_delete_records"):
+        assert tool_matches("delete_records", recorded, unknown_namespace_matches=True)
+        assert not tool_matches("delete_records", recorded)
+    assert tool_matches("drop_*", "db_drop_table", unknown_namespace_matches=True)
+    assert not tool_matches("delete_records", "delete_records_audit", True)
+
+
 @pytest.mark.parametrize("spelling", ["delete_records.__call__", "delete_records.acall"])
 def test_forbidden_tool_under_a_method_spelling_fails(spelling: str, tmp_path: Path) -> None:
     path = _renamed_capture("pydantic-ai", spelling, tmp_path)

@@ -1143,6 +1143,125 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": OPENINFERENCE_HIDDEN,
     },
+    # Frameworks' own MCP clients on mcp_tools_server.py (fw_mcp_clients.py): a failing
+    # search is an isError result, not an exception on the agent's side.
+    "strands-mcp": {
+        "what": "Strands Agents (OpenAIModel on the fake server, stream=False) whose tools come "
+        "from a real MCP server subprocess over stdio (mcp_tools_server.py) through Strands' "
+        "MCPClient with prefix \"docs\" (tools offered as docs_<tool>), traced by Strands' "
+        "built-in OpenTelemetry tracing (default conventions), the mcp SDK's client spans on "
+        "the same global provider and its server spans in the server process, both exporting "
+        "to the capture's sink",
+        "packages": ["strands-agents", "mcp", "openai"],
+        "driver": "fw_mcp_clients:run_strands",
+        "sink": True,
+        "tool_spans": True,
+        "tool_prefix": "docs_",
+        "notes": ["**Tool failures:** the search raises inside the MCP server, which answers "
+                  "with an `isError` result; Strands hands the model that result as an error "
+                  "`toolResult`."],
+        "on": {},
+        "off": {"OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_unredacted_attributes="},
+    },
+    "pydantic-ai-mcp": {
+        "what": "pydantic-ai (OpenAIChatModel on the fake server) whose tools come from a real "
+        "MCP server subprocess over stdio (mcp_tools_server.py) through pydantic-ai's "
+        "MCPToolset (a FastMCP client) prefixed \"docs\" (tools offered as docs_<tool>), "
+        "traced by Logfire's integration (logfire.instrument_pydantic_ai(), "
+        "send_to_logfire=False) with the capture's OTLP exporter as an additional processor, "
+        "the mcp SDK's client spans on Logfire's global provider and its server spans in the "
+        "server process, both exporting to the capture's sink",
+        "packages": ["pydantic-ai-slim", "logfire", "fastmcp-slim", "mcp", "openai"],
+        "driver": "fw_mcp_clients:run_pydantic_ai_logfire",
+        "sink": True,
+        "tool_spans": True,
+        "tool_prefix": "docs_",
+        "notes": ["**Tool failures:** the search raises inside the MCP server, which answers "
+                  "with an `isError` result; the toolset raises `ModelRetry` with its text "
+                  "(`tool_error_behavior='retry'`, the default) and pydantic-ai sends the model "
+                  "a retry prompt.",
+                  "**Content off:** `logfire.instrument_pydantic_ai(include_content=False)`, "
+                  "which the driver sets for the `.nocontent` variant."],
+        "on": {},
+        "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
+    },
+    "google-adk-mcp": {
+        "what": "Google ADK (LlmAgent with ADK's LiteLlm model class on the fake server) whose "
+        "tools come from a real MCP server subprocess over stdio (mcp_tools_server.py) "
+        "through ADK's McpToolset with tool_name_prefix \"docs\" (tools offered as "
+        "docs_<tool>), traced by ADK's own tracing (telemetry schema 2) on the global "
+        "provider, the mcp SDK's client spans beside it and its server spans in the server "
+        "process, both exporting to the capture's sink",
+        "packages": ["google-adk", "litellm", "mcp", "openai"],
+        "driver": "fw_mcp_clients:run_google_adk",
+        "sink": True,
+        "tool_spans": True,
+        "tool_prefix": "docs_",
+        "notes": ["**Tool failures:** the search raises inside the MCP server, which answers "
+                  "with an `isError` result; ADK hands the model that result as the tool's "
+                  "response (nothing raises on the agent's side)."],
+        "on": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY"},
+        "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "NO_CONTENT",
+                "ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS": "false"},
+    },
+    "langgraph-mcp-openinference": {
+        "what": "LangGraph's prebuilt ReAct agent (ChatOpenAI on the fake server) whose tools "
+        "come from a real MCP server subprocess over stdio (mcp_tools_server.py, on mcp 1.x's "
+        "FastMCP) through langchain-mcp-adapters' MultiServerMCPClient (server \"docs\", "
+        "tool_name_prefix=True: tools offered as docs_<tool>), traced by "
+        "openinference-instrumentation-langchain; mcp 1.x writes no spans of its own",
+        "packages": ["langgraph", "langchain-core", "langchain-openai", "langchain-mcp-adapters",
+                     "mcp", "openinference-instrumentation-langchain", "openai"],
+        "driver": "fw_mcp_clients:run_langgraph_openinference",
+        "sink": True,
+        "tool_spans": True,
+        "tool_prefix": "docs_",
+        "notes": ["**Tool failures:** the search raises inside the MCP server, which answers "
+                  "with an `isError` result; the adapters turn it into a `ToolMessage` with "
+                  "`status=\"error\"` holding the server's text (`handle_tool_errors`, their "
+                  "default), so nothing raises and the tool span ends OK."],
+        "on": {},
+        "off": OPENINFERENCE_HIDDEN,
+    },
+    "agno-mcp-openinference": {
+        "what": "Agno Agent (OpenAIChat on the fake server) whose tools come from a real MCP "
+        "server subprocess over stdio (mcp_tools_server.py) through Agno's MCPTools with "
+        "tool_name_prefix \"docs\" (tools offered as docs_<tool>), traced by "
+        "openinference-instrumentation-agno on the global provider, the mcp SDK's client spans "
+        "beside it and its server spans in the server process, both exporting to the "
+        "capture's sink",
+        "packages": ["agno", "mcp", "openinference-instrumentation-agno", "openai"],
+        "driver": "fw_mcp_clients:run_agno_openinference",
+        "sink": True,
+        "tool_spans": True,
+        "tool_prefix": "docs_",
+        "notes": ["**Tool failures:** the search raises inside the MCP server, which answers "
+                  "with an `isError` result; Agno hands the model its text as the tool's "
+                  "result (`Error from MCP tool 'search_docs': [TextContent(...)]`), with no "
+                  "error flag, so its tool span ends OK."],
+        "on": {},
+        "off": OPENINFERENCE_HIDDEN,
+    },
+    "llamaindex-mcp-openinference": {
+        "what": "LlamaIndex FunctionAgent (llama-index-llms-openai on the fake server, "
+        "streaming=False) whose tools come from a real MCP server subprocess over stdio "
+        "(mcp_tools_server.py) through llama-index-tools-mcp's McpToolSpec on a "
+        "BasicMCPClient (tool names unqualified), traced by "
+        "openinference-instrumentation-llama-index on the global provider, the mcp SDK's "
+        "client spans beside it and its server spans in the server process, both exporting "
+        "to the capture's sink",
+        "packages": ["llama-index-core", "llama-index-llms-openai", "llama-index-tools-mcp",
+                     "mcp", "openinference-instrumentation-llama-index", "openai"],
+        "driver": "fw_mcp_clients:run_llamaindex_openinference",
+        "sink": True,
+        "tool_spans": True,
+        "notes": ["**Tool failures:** the search raises inside the MCP server, which answers "
+                  "with an `isError` result; the tool spec returns that `CallToolResult` "
+                  "(`isError=True`) as the tool's output, so nothing raises and the tool span "
+                  "ends OK."],
+        "on": {},
+        "off": OPENINFERENCE_HIDDEN,
+    },
     "smolagents-openinference": {
         "turn_limit": SMOLAGENTS_MAX_STEPS,
         "what": "smolagents ToolCallingAgent (OpenAIServerModel on the fake server, @tool "

@@ -10,6 +10,13 @@ exporter sends to ENDPOINT (the capture's sink, the agent's collector), the ``mc
 server spans (``tools/call <tool>``) parented on the caller's context, which
 ``openinference-instrumentation-mcp`` and the SDK carry in each request's ``_meta``. Each tool
 that really ran is appended to the file EXECUTED, one name a line, for the driver's check.
+
+Agent frameworks pin the ``mcp`` package differently, and the server runs on the capture's own
+interpreter: under ``mcp`` 1.x (no ``MCPServer``, no spans of its own) it is the 1.x
+``FastMCP``, which answers a raised tool with the same ``isError`` result
+(``Error executing tool search_docs: <message>``). ``openinference-instrumentation-mcp`` is
+used where it is installed (it only carries the context); without it the 2.x SDK still reads
+the caller's context from ``_meta``.
 """
 
 from __future__ import annotations
@@ -25,7 +32,6 @@ from scenarios import SCENARIOS, Tools
 
 def serve(scenario_name: str, endpoint: str, executed_file: Path) -> None:
     """Trace to ``endpoint`` and serve the scenario's tools until the client closes stdin."""
-    from openinference.instrumentation.mcp import MCPInstrumentor
     from opentelemetry import trace
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.resources import Resource
@@ -35,8 +41,16 @@ def serve(scenario_name: str, endpoint: str, executed_file: Path) -> None:
     provider = TracerProvider(resource=Resource.create({"service.name": "capture-mcp-tools"}))
     provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(f"{endpoint}/v1/traces")))
     trace.set_tracer_provider(provider)
-    MCPInstrumentor().instrument(tracer_provider=provider)
-    from mcp.server.mcpserver import MCPServer
+    try:
+        from openinference.instrumentation.mcp import MCPInstrumentor
+    except ImportError:  # context propagation by the 2.x SDK alone
+        pass
+    else:
+        MCPInstrumentor().instrument(tracer_provider=provider)
+    try:
+        from mcp.server.mcpserver import MCPServer
+    except ImportError:  # mcp 1.x, as some agent frameworks pin it
+        from mcp.server.fastmcp import FastMCP as MCPServer
 
     tools = Tools(SCENARIOS[scenario_name])
     server: Any = MCPServer("capture-tools")
@@ -48,6 +62,10 @@ def serve(scenario_name: str, endpoint: str, executed_file: Path) -> None:
     @server.tool()
     def search_docs(query: str) -> dict[str, Any]:
         """Search the knowledge base and return matching documents."""
+        # The backend's state outlives one server process: clients that start the server
+        # for each call (langchain-mcp-adapters' and LlamaIndex's default sessions) see the
+        # same searches fail and succeed as one long-lived server's callers do.
+        tools.searches = executed_file.read_text().split().count("search_docs")
         ran("search_docs")
         return dict(tools.search_docs(query))  # SearchBackendError propagates: isError
 

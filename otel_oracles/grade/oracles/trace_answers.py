@@ -44,13 +44,13 @@ from otel_oracles.grade.oracles.trace_common import (
     JsonSchema,
     Regex,
     call_failure,
-    glob_any,
     indexes,
     is_timeout,
     one_string_or_list,
     result_text,
     schema_problems,
     span_ids,
+    step_glob,
     step_result_text,
     string_items,
 )
@@ -202,7 +202,7 @@ class CitationsGrounded(OracleCheck):
             s
             for s in ctx.evidence.calls_of(())
             if id(s) not in answering
-            and (not p.sources or glob_any(s.tool, p.sources) is not None)
+            and (not p.sources or step_glob(s, p.sources) is not None)
             and _before(s, out.step)
         ]
         # Each source's text is made when a search first reaches it (most answers cite ids
@@ -340,33 +340,51 @@ def find_degradation(ev: Evidence, p: DegradationParams) -> Degradation:
         if found and _truthy(value):
             out.degraded.append((step, f"attribute {p.degraded_attribute}={value!r}"))
     last: dict[tuple[str | None, str | None], Step] = {}
+    maybe: dict[tuple[str | None, str | None], Step] = {}
     for s in sorted(ev.tool_calls(), key=lambda x: x.index):
-        if not p.dependencies or glob_any(s.tool, p.dependencies) is not None:
+        if not p.dependencies or step_glob(s, p.dependencies) is not None:
             last[(s.agent_name, s.tool)] = s
+        elif step_glob(s, p.dependencies, unknown_namespace_matches=True) is not None:
+            maybe[(s.agent_name, s.tool)] = s
+    # A call that may be a dependency under a namespace the name does not show
+    # (``docs_search_docs``: a toolset prefix joined by ``_``) and whose last call failed,
+    # came back empty or cannot be read leaves the degradation unknown: neither a degraded
+    # nor a healthy dependency is shown.
+    for s in maybe.values():
+        found = Degradation()
+        _judge_dependency(ev, p, s, found)
+        if found.degraded or found.unknown:
+            out.unknown.append(s)
     for s in last.values():
-        failure = call_failure(ev, s, p.error_pattern)
-        if failure is not None:
-            out.degraded.append(
-                (s, f"timed out ({failure})" if is_timeout(ev, s) else f"errored ({failure})")
-            )
-            continue
-        if s.kind == StepKind.RETRIEVAL and s.documents is not None and not s.documents:
-            out.degraded.append((s, "returned no documents"))
-            continue
-        if s.attributes.get("result_empty"):  # the mapping saw it empty (also a null result)
-            out.degraded.append((s, "returned empty"))
-            continue
-        if absent(s, "result"):
-            if s.kind != StepKind.RETRIEVAL or s.documents is None:
-                out.unknown.append(s)
-            continue
-        if is_empty_result(s.result) or (
-            p.empty_pattern and safe_regex.search(p.empty_pattern, step_result_text(ev, s))
-        ):
-            out.degraded.append((s, "returned empty"))
-        elif s.attributes.get("outcome_unknown"):
-            out.unknown.append(s)  # a result that reads the same whether the call failed
+        _judge_dependency(ev, p, s, out)
     return out
+
+
+def _judge_dependency(ev: Evidence, p: DegradationParams, s: Step, out: Degradation) -> None:
+    """Adds the dependency call ``s`` (its last call) to ``out.degraded`` or ``out.unknown``
+    where it is so (``find_degradation``)."""
+    failure = call_failure(ev, s, p.error_pattern)
+    if failure is not None:
+        out.degraded.append(
+            (s, f"timed out ({failure})" if is_timeout(ev, s) else f"errored ({failure})")
+        )
+        return
+    if s.kind == StepKind.RETRIEVAL and s.documents is not None and not s.documents:
+        out.degraded.append((s, "returned no documents"))
+        return
+    if s.attributes.get("result_empty"):  # the mapping saw it empty (also a null result)
+        out.degraded.append((s, "returned empty"))
+        return
+    if absent(s, "result"):
+        if s.kind != StepKind.RETRIEVAL or s.documents is None:
+            out.unknown.append(s)
+        return
+    if is_empty_result(s.result) or (
+        p.empty_pattern and safe_regex.search(p.empty_pattern, step_result_text(ev, s))
+    ):
+        out.degraded.append((s, "returned empty"))
+    elif s.attributes.get("outcome_unknown"):
+        out.unknown.append(s)  # a result that reads the same whether the call failed
 
 
 class DegradedAnswerParams(DegradationParams):
@@ -611,7 +629,7 @@ class SchemaValid(OracleCheck):
         calls = [
             s
             for s in ctx.evidence.tool_calls()
-            if (not p.tools or glob_any(s.tool, p.tools) is not None)
+            if (not p.tools or step_glob(s, p.tools) is not None)
             and not (p.target == "tool_results" and s.status == "error")
         ]
         bad: list[tuple[Step, list[str]]] = []

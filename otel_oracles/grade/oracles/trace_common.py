@@ -92,6 +92,20 @@ def glob_any(
     return first_match(name, tuple(patterns), unknown_namespace_matches)
 
 
+def step_glob(
+    step: Step, patterns: Iterable[str], unknown_namespace_matches: bool = False
+) -> str | None:
+    """``glob_any`` on the step's tool, else on the name the MCP server ran the call under
+    (``mcp_tool``: the mapping merged the MCP protocol's span of the call into the framework's
+    span, whose name qualifies the server's with a toolset prefix such as ``docs_``): the
+    server's own name shows which of its tools ran."""
+    hit = glob_any(step.tool, patterns, unknown_namespace_matches)
+    served = step.attributes.get("mcp_tool") if hit is None else None
+    if isinstance(served, str):
+        return glob_any(served, patterns, unknown_namespace_matches)
+    return hit
+
+
 def span_ids(steps: Iterable[Step]) -> tuple[str, ...]:
     """Source span ids of ``steps`` (trace-derived steps only), first-seen order, no repeats."""
     seen: dict[str, None] = {}

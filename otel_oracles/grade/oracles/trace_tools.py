@@ -37,12 +37,12 @@ from otel_oracles.grade.oracles.trace_common import (
     Regex,
     args_mismatch,
     call_failures,
-    glob_any,
     indexes,
     nameless_twins,
     one_string_or_list,
     repeated_args_candidates,
     span_ids,
+    step_glob,
     step_normalized_args,
     string_items,
 )
@@ -249,10 +249,10 @@ def _scores(items: list[SequenceItem], calls: list[Step]) -> list[list[tuple[int
     for item in items:
         row: list[tuple[int, str]] = []
         for step in calls:
-            key = (item.tool, step.tool)
+            key = (item.tool, step.tool, step.attributes.get("mcp_tool"))
             hit = named.get(key)
             if hit is None:
-                hit = named[key] = glob_any(step.tool, (item.tool,)) is not None
+                hit = named[key] = step_glob(step, (item.tool,)) is not None
             if not hit:
                 row.append((0, ""))
                 continue
@@ -373,8 +373,8 @@ class ToolSequence(OracleCheck):
         calls = [
             s
             for s in ctx.evidence.calls_of(())
-            if glob_any(s.tool, p.ignore) is None
-            and (id(s) not in answering or glob_any(s.tool, named) is not None)
+            if step_glob(s, p.ignore) is None
+            and (id(s) not in answering or step_glob(s, named) is not None)
         ]
         items = list(p.expected)
         ordered = p.mode in ("exact", "in_order")
@@ -742,7 +742,7 @@ class MaxToolCalls(OracleCheck):
         calls = [
             s
             for s in ctx.evidence.calls_of(tuple(p.tools), unknown_namespace_matches=True)
-            if (id(s) not in answering or glob_any(s.tool, p.tools) is not None)
+            if (id(s) not in answering or step_glob(s, p.tools) is not None)
             and id(s) not in twinned
         ]
         if len(calls) > p.max:

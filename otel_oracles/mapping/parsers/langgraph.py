@@ -59,14 +59,20 @@ def parse_langchain_message_content(value: Any) -> Any:
     """The content of a serialized LangChain message (a tool's ``ToolMessage``), also when a
     callback payload wraps it as ``{"output": <message>, "kwargs": ...}`` (OpenLLMetry). A
     tool that returns an object reaches the model as that object's JSON text, so object and
-    array text is decoded (``json_or_text``). Values that are no LangChain message are
-    returned unchanged."""
+    array text is decoded (``json_or_text``). A message with ``status`` ``error`` (a tool
+    error LangChain handled: ``handle_tool_error``, an MCP ``isError`` result the
+    langchain-mcp-adapters hand on) is ``{"error": <content>}``, as
+    ``langchain_message_str`` reads it. Values that are no LangChain message are returned
+    unchanged."""
     body = _langchain_message_body(value)
     if body is None and isinstance(value, dict):
         body = _langchain_message_body(value.get("output"))
     if body is None:
         return value
-    return parse_json_or_text(body["content"])
+    content = parse_json_or_text(body["content"])
+    if body.get("status") == "error":
+        return {"error": content}
+    return content
 
 
 def parse_langchain_message_name(value: Any) -> str | None:
