@@ -972,6 +972,14 @@ def _tool_names(ev: Evidence, scope: str | None) -> str | None:
         return f"tool names unknown: {WORK_INVISIBLE}, so nothing shows which tools the run called"
     ordered = sorted(t.steps, key=lambda s: s.index)
     unknown: list[Step] = []
+    unnamed = [
+        s for s in ordered if s.kind == StepKind.GENERATION and _unnamed_request(s.output_messages)
+    ]
+    if unnamed:
+        return (
+            f"tool names unknown: {len(unnamed)} model call(s) requested a tool whose name was "
+            "not recorded: " + list_steps(unnamed)
+        )
     for pos, step in enumerate(ordered):
         if step.kind != StepKind.GENERATION:
             continue
@@ -1001,6 +1009,21 @@ def _tool_names(ev: Evidence, scope: str | None) -> str | None:
             "output messages: " + list_steps(unknown)
         )
     return None
+
+
+def _unnamed_request(messages: list[dict[str, Any]] | None) -> bool:
+    """Whether a model call's output holds a tool call whose name was not recorded: a call
+    was asked for, so no finish reason (Gemini's is ``STOP`` with or without calls) can say
+    the model asked for nothing, and which tool it was is unknown."""
+    for message in messages or []:
+        if not isinstance(message, dict):
+            continue
+        for part in message.get("parts") or []:
+            if isinstance(part, dict) and part.get("type") == "tool_call":
+                name = part.get("name")
+                if not (isinstance(name, str) and name):
+                    return True
+    return False
 
 
 def _call_ids(messages: list[dict[str, Any]] | None) -> list[str]:

@@ -465,3 +465,35 @@ def test_a_run_written_as_messages_in_output_value_is_not_one_answer_text(
     verdict, _ = grade_files([derived], contract)[0]
     result = {r.name: r for r in verdict.results}["cites-a-source"]
     assert result.outcome in NOT_PASSED, result.message
+
+
+NAME_KEY = re.compile(
+    r"^llm\.output_messages\.\d+\.message\.tool_calls\.\d+\.tool_call\.function\.name$"
+)
+
+
+@pytest.mark.parametrize(
+    ("scenario", "contract", "check"),
+    [
+        ("d_forbidden_tool", "support-rag", "no-destructive-tools"),
+        ("i_parallel_tools", "support-rag", "no-destructive-tools"),
+        ("h_coding_agent", "coding-agent", "no-network"),
+        ("m_excess_calls", "support-rag", "bounded-effort"),
+    ],
+)
+def test_a_requested_call_without_its_name_is_no_reply_that_asked_for_nothing(
+    scenario: str, contract: str, check: str, tmp_path: Path
+) -> None:
+    """Gemini ends a turn that asks for tools with ``STOP``, as one that answers: a raw client
+    loop's model call whose requested call lost its name (OpenInference's google-genai
+    instrumentor, tool name left out) still asked for a tool, so which tools ran is unknown.
+    Before, the finish reason said the model stopped, and the checks on tool names passed."""
+    path = TRACES / "openinference-google-genai" / f"{scenario}.otlp.json"
+    named = contract_named(contract)
+    verdict, _ = grade_files([path], named)[0]
+    assert {r.name: r.outcome for r in verdict.results}[check] == Outcome.INVARIANT_FAILURE
+    keys = _keys(path, NAME_KEY)
+    assert keys, "the capture records the requested calls' names"
+    derived = without_attributes(path, tmp_path / "no-names.jsonl", keys)
+    verdict, _ = grade_files([derived], named)[0]
+    assert {r.name: r.outcome for r in verdict.results}[check] in NOT_PASSED
