@@ -137,6 +137,9 @@ def unwrap_block(result: Any) -> Any:
     as it is."""
     if is_text_block(result):
         return result["text"]
+    call_result = _call_tool_result(result)
+    if call_result is not None:
+        return call_result
     if not isinstance(result, list) or len(result) != 1 or not isinstance(result[0], dict):
         return result
     block: dict[str, Any] = result[0]
@@ -152,6 +155,24 @@ _TEXT_BLOCK_KEYS = ({"type", "text"}, {"type", "text", "id"})
 """A text content block's keys: the MCP / Anthropic form, and LangChain's standard content
 block, which adds its own ``id`` (``lc_...``; the langchain-mcp-adapters hand an MCP tool's
 text on so)."""
+
+
+def _call_tool_result(result: Any) -> Any:
+    """What an MCP ``CallToolResult`` recorded whole says (``{"content": [...],
+    "structuredContent": {...}, "isError": false}``, snake_case in the Python SDK's 2.x
+    dump: ADK's ``gen_ai.tool.call.result``, LlamaIndex's tool output from
+    llama-index-tools-mcp): ``{"error": <text>}`` for an ``isError`` result, else its
+    structured content, else its one content block's value; ``None`` for anything else."""
+    if not isinstance(result, dict) or not isinstance(result.get("content"), list):
+        return None
+    failed = result.get("isError", result.get("is_error"))
+    if not isinstance(failed, bool):
+        return None
+    content = unwrap_block(result["content"])
+    if failed:
+        return {"error": content}
+    body = result.get("structuredContent", result.get("structured_content"))
+    return body if isinstance(body, dict) else content
 
 
 def is_text_block(block: Any) -> bool:

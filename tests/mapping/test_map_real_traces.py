@@ -117,7 +117,10 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
     {
         "strands-mcp",
         "pydantic-ai-mcp",
+        "google-adk-mcp",
         "langgraph-mcp-openinference",
+        "agno-mcp-openinference",
+        "llamaindex-mcp-openinference",
         "claude-agent-sdk",
         "upsonic",
         "rig",
@@ -223,7 +226,10 @@ TOOL_SPAN_SOURCES = frozenset(
     {
         "strands-mcp",
         "pydantic-ai-mcp",
+        "google-adk-mcp",
         "langgraph-mcp-openinference",
+        "agno-mcp-openinference",
+        "llamaindex-mcp-openinference",
         "claude-agent-sdk",
         "quarkus-langchain4j",
         "voltagent",
@@ -426,6 +432,9 @@ GENERIC_ERROR_TEXT = frozenset(
     {
         "strands-mcp",
         "pydantic-ai-mcp",
+        "google-adk-mcp",
+        "agno-mcp-openinference",
+        "llamaindex-mcp-openinference",
         "mlflow-openai-agents",
         "openai-agents-otel-v2",
         "openai-agents-responses",

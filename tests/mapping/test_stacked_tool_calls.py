@@ -143,3 +143,23 @@ def test_another_tool_inside_a_qualified_name_is_not_merged() -> None:
     for served in ("search", "lookup_docs", "docs_search_docs_v2"):
         calls = _qualified_mcp_call("docs_search_docs", served=served).tool_calls()
         assert [c.tool for c in calls] == ["docs_search_docs", served]
+
+
+def test_an_mcp_call_tool_result_recorded_whole_is_read_for_what_it_says() -> None:
+    """ADK and llama-index-tools-mcp record the whole ``CallToolResult``: its ``isError``
+    is the call's failure, its structured content the result (an empty search is empty)."""
+    from otel_oracles.mapping._tool_results import structured
+
+    docs = {"documents": [], "status": "degraded"}
+    ok = {"content": [{"type": "text", "text": '{"documents": []}'}],
+          "structuredContent": docs, "isError": False}  # fmt: skip
+    assert structured(ok) == docs
+    failed = {"content": [{"type": "text", "text": "Error executing tool search_docs"}],
+              "is_error": True}  # fmt: skip
+    assert structured(failed) == {"error": "Error executing tool search_docs"}
+    plain = {"content": [{"type": "text", "text": '{"documents": []}'}], "is_error": False}
+    assert structured(plain) == {"documents": []}
+    assert structured({"content": [], "note": "a tool's own object"}) == {
+        "content": [],
+        "note": "a tool's own object",
+    }

@@ -259,7 +259,10 @@ TOOL_SPANS = (
     "livekit-agents",
     "strands-mcp",
     "pydantic-ai-mcp",
+    "google-adk-mcp",
     "langgraph-mcp-openinference",
+    "agno-mcp-openinference",
+    "llamaindex-mcp-openinference",
 )
 UNNAMED_AGENTS = (
     "llamaindex-openinference",
