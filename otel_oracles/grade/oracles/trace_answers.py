@@ -351,9 +351,9 @@ def find_degradation(ev: Evidence, p: DegradationParams) -> Degradation:
     # came back empty or cannot be read leaves the degradation unknown: neither a degraded
     # nor a healthy dependency is shown.
     for s in maybe.values():
-        found = Degradation()
-        _judge_dependency(ev, p, s, found)
-        if found.degraded or found.unknown:
+        judged = Degradation()
+        _judge_dependency(ev, p, s, judged)
+        if judged.degraded or judged.unknown:
             out.unknown.append(s)
     for s in last.values():
         _judge_dependency(ev, p, s, out)

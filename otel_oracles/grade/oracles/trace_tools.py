@@ -243,8 +243,9 @@ class DiffEntry:
 def _scores(items: list[SequenceItem], calls: list[Step]) -> list[list[tuple[int, str]]]:
     """``[i][j]``: how call ``j`` matches item ``i``: ``FULL`` (name and arguments), ``NAME``
     (name only, with why the arguments do not match) or 0. Whether a name matches is
-    decided once per (item tool, call tool) pair: a sequence repeats its tools."""
-    named: dict[tuple[str, str | None], bool] = {}
+    decided once per (item tool, call tool, MCP server's name) triple: a sequence repeats
+    its tools."""
+    named: dict[tuple[str, str | None, Any], bool] = {}
     rows: list[list[tuple[int, str]]] = []
     for item in items:
         row: list[tuple[int, str]] = []
