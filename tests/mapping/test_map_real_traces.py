@@ -96,6 +96,11 @@ answer, and the requested call whose arguments it is, the answer's delivery (a f
 call, no work). Content off hides both: the request stays one more call, unnamed, outcome
 unknown, and the answer is missing."""
 
+RUN_ERROR_INPUT_UNRECORDED = frozenset({"openlit-litellm"})
+"""``o_run_error``: the model call that raised records nothing but its name and exception
+(OpenLIT's litellm instrumentor), so the search before it, whose result only that call's
+input would hold (no tool spans), has no recorded result and no known outcome."""
+
 OUTPUT_TOOL_UNREAD = frozenset({"openlit-create-agent"})
 """``r_structured_*`` under OpenLIT: LangChain's tool strategy delivers the answer through a
 tool named after the user's type (``SupportAnswer``) that no span runs, and no span records
@@ -399,6 +404,7 @@ with content off the arguments are there, results are not."""
 OPENLIT_CHAT_REQUESTS = frozenset(
     {
         "openlit-openai",
+        "openlit-litellm",
         "openlit-openai-agents",
         "openlit-langgraph",
         "openlit-create-agent",
@@ -920,6 +926,8 @@ def test_real_trace_maps_to_expected_trajectory(case: Case, conventions: Convent
                 # An OK span does not show success; a handled failure ends OK too.
                 failure_seen = not exp.ok and case.source not in HANDLED_FAILURES
                 want = "error" if failure_seen else "unset"
+            if case.source in RUN_ERROR_INPUT_UNRECORDED and scenario.name == "o_run_error":
+                want = "unset"  # the only call that would carry its result recorded nothing
             if not content and case.source in FAILED_SPANS_BLANK and not exp.ok:
                 want = "unset"
             if case.source in STATUS_SPREAD and scenario.calls.index(exp) > min(
@@ -936,6 +944,9 @@ def test_real_trace_maps_to_expected_trajectory(case: Case, conventions: Convent
         assert all(s.tool for s in named), "content on: every tool call is named"
         for step, exp in zip(calls, scenario.calls, strict=True):
             if fragments or case.source in RESULTS_UNSEEN:
+                continue
+            if case.source in RUN_ERROR_INPUT_UNRECORDED and scenario.name == "o_run_error":
+                assert step.result is None
                 continue
             result_text = json.dumps(step.result)
             for doc in exp.document_ids:
