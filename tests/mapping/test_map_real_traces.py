@@ -120,6 +120,7 @@ the mapping reads the call once either way."""
 
 NAMES_KEPT_WITHOUT_CONTENT = frozenset(
     {
+        "smolagents-mcp-openinference",
         "strands-mcp",
         "pydantic-ai-mcp",
         "google-adk-mcp",
@@ -229,6 +230,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
 
 TOOL_SPAN_SOURCES = frozenset(
     {
+        "smolagents-mcp-openinference",
         "strands-mcp",
         "pydantic-ai-mcp",
         "google-adk-mcp",
@@ -347,6 +349,7 @@ is the error the model was handed, read from the next model call's input."""
 
 OK_NOT_SHOWN = frozenset(
     {
+        "smolagents-mcp-openinference",
         "langgraph-mcp-openinference",
         "griptape",  # an activity that returns an ErrorArtifact ends its span OK
         "upsonic",  # a caught failure ends its span OK, flagged a success
@@ -378,6 +381,7 @@ leaves the outcome unknown (``unset``)."""
 
 HANDLED_FAILURES = frozenset(
     {
+        "smolagents-mcp-openinference",
         "langgraph-mcp-openinference",
         "langchain-agents-openinference",
         "upsonic",

@@ -263,6 +263,7 @@ TOOL_SPANS = (
     "langgraph-mcp-openinference",
     "agno-mcp-openinference",
     "llamaindex-mcp-openinference",
+    "smolagents-mcp-openinference",
 )
 UNNAMED_AGENTS = (
     "llamaindex-openinference",
@@ -293,6 +294,7 @@ ANSWER_CHECKS = {
 }
 """Checks that read the run's final answer."""
 OK_NOT_SHOWN = (
+    "smolagents-mcp-openinference",
     "openllmetry-agno",
     "upsonic",
     "langgraph-mcp-openinference",
@@ -322,6 +324,7 @@ object), so with content off an OK span leaves the call's outcome unknown: an ou
 that passes with content on is missing evidence there; failures the span status shows still
 count."""
 HANDLED_FAILURES = (
+    "smolagents-mcp-openinference",
     "langchain-agents-openinference",
     "upsonic",
     "langgraph-mcp-openinference",

@@ -1262,6 +1262,28 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": OPENINFERENCE_HIDDEN,
     },
+    "smolagents-mcp-openinference": {
+        "what": "smolagents ToolCallingAgent (OpenAIServerModel on the fake server, answers "
+        "through its built-in final_answer tool) whose tools come from a real MCP server "
+        "subprocess over stdio (mcp_tools_server.py) through ToolCollection.from_mcp "
+        "(mcpadapt; tool names unqualified), traced by "
+        "openinference-instrumentation-smolagents on the global provider, the mcp SDK's "
+        "client spans beside it and its server spans in the server process, both exporting "
+        "to the capture's sink",
+        "packages": ["smolagents", "mcpadapt", "mcp", "openinference-instrumentation-smolagents",
+                     "openai"],
+        "driver": "fw_mcp_clients:run_smolagents_openinference",
+        "sink": True,
+        "tool_spans": True,
+        "notes": ["**Tool failures:** the search raises inside the MCP server, which answers "
+                  "with an `isError` result; mcpadapt hands the model its text "
+                  "(`Error executing tool search_docs`) as the tool's output, with no error "
+                  "flag, so the tool span ends OK.",
+                  "**Final answer delivery:** as the `answer` argument of smolagents' built-in "
+                  "`final_answer` tool (a TOOL span), also the agent span's `output.value`."],
+        "on": {},
+        "off": OPENINFERENCE_HIDDEN,
+    },
     "smolagents-openinference": {
         "turn_limit": SMOLAGENTS_MAX_STEPS,
         "what": "smolagents ToolCallingAgent (OpenAIServerModel on the fake server, @tool "

@@ -414,3 +414,41 @@ def run_llamaindex_openinference(
         check_answer(scripted, str(output.response.content).strip())
 
     _sink_run(scenario, endpoint, executed, "", "", body, provider=provider)
+
+
+# --- smolagents: ToolCollection.from_mcp under openinference-instrumentation-smolagents --
+
+
+def run_smolagents_openinference(
+    scenario: Scenario, endpoint: str, tools: Tools, executed: list[str], *, content: bool
+) -> None:
+    """smolagents' ``ToolCollection.from_mcp`` (mcpadapt over the ``mcp`` client, unqualified
+    names; its MCP session runs on an event loop of its own in another thread) in a
+    ``ToolCallingAgent``, traced by ``openinference-instrumentation-smolagents`` (content off:
+    ``OPENINFERENCE_HIDE_*``). mcpadapt hands the model an ``isError`` result's text as the
+    tool's output, with no error flag: its tool span ends OK."""
+    provider = traced(endpoint, "capture-smolagents-mcp")
+    from openinference.instrumentation.smolagents import SmolagentsInstrumentor
+
+    SmolagentsInstrumentor().instrument(tracer_provider=provider)
+
+    def body(scripted: Scenario, server: ServerRun) -> None:
+        from fake_openai import FakeOpenAI
+        from fw_smolagents import script
+        from mcp import StdioServerParameters
+        from smolagents import LogLevel, OpenAIServerModel, ToolCallingAgent, ToolCollection
+
+        params = StdioServerParameters(command=server.command, args=server.args)
+        with (
+            ToolCollection.from_mcp(params, trust_remote_code=True) as collection,
+            FakeOpenAI(script(scripted)) as base_url,
+        ):
+            model = OpenAIServerModel(model_id="gpt-4o-mini", api_base=base_url, api_key="capture")
+            agent = ToolCallingAgent(
+                tools=[*collection.tools], model=model, name=agent_name(scenario),
+                instructions=scenario.system, verbosity_level=LogLevel.OFF,
+            )  # fmt: skip
+            answer = agent.run(scenario.prompt, max_steps=10)
+        check_answer(scripted, answer)
+
+    _sink_run(scenario, endpoint, executed, "", "", body, provider=provider)
