@@ -1284,6 +1284,24 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": OPENINFERENCE_HIDDEN,
     },
+    "autogen-mcp-openinference": {
+        "what": "AutoGen AssistantAgent (OpenAIChatCompletionClient on the fake server) whose "
+        "tools come from a real MCP server subprocess over stdio (mcp_tools_server.py, on mcp "
+        "1.x's FastMCP) through autogen-ext's McpWorkbench (tool names unqualified), traced by "
+        "autogen-core's own spans with openinference-instrumentation-autogen-agentchat and "
+        "openinference-instrumentation-openai; mcp 1.x writes no spans of its own",
+        "packages": ["autogen-agentchat", "autogen-ext", "mcp",
+                     "openinference-instrumentation-autogen-agentchat",
+                     "openinference-instrumentation-openai", "openai"],
+        "driver": "fw_mcp_clients:run_autogen_openinference",
+        "sink": True,
+        "tool_spans": True,
+        "notes": ["**Tool failures:** the search raises inside the MCP server, which answers "
+                  "with an `isError` result; the workbench hands the model its text with "
+                  "`is_error` set on the tool result."],
+        "on": {},
+        "off": OPENINFERENCE_HIDDEN,
+    },
     "smolagents-openinference": {
         "turn_limit": SMOLAGENTS_MAX_STEPS,
         "what": "smolagents ToolCallingAgent (OpenAIServerModel on the fake server, @tool "

@@ -452,3 +452,53 @@ def run_smolagents_openinference(
         check_answer(scripted, answer)
 
     _sink_run(scenario, endpoint, executed, "", "", body, provider=provider)
+
+
+# --- AutoGen: McpWorkbench under openinference-instrumentation-autogen-agentchat -------------
+
+
+def run_autogen_openinference(
+    scenario: Scenario, endpoint: str, tools: Tools, executed: list[str], *, content: bool
+) -> None:
+    """AutoGen's ``McpWorkbench`` over stdio (unqualified names) in an ``AssistantAgent``,
+    traced by autogen-core's own spans on the global provider with
+    ``openinference-instrumentation-autogen-agentchat`` and OpenInference's OpenAI
+    instrumentor for the model calls, as the ``autogen-openinference`` source (content off:
+    ``OPENINFERENCE_HIDE_*``). autogen-ext 0.7.5 needs ``mcp`` 1.x: no MCP spans."""
+    provider = traced(endpoint, "capture-autogen-mcp")
+    from openinference.instrumentation.autogen_agentchat import AutogenAgentChatInstrumentor
+    from openinference.instrumentation.openai import OpenAIInstrumentor
+
+    AutogenAgentChatInstrumentor().instrument(tracer_provider=provider)
+    OpenAIInstrumentor().instrument(tracer_provider=provider)
+
+    def body(scripted: Scenario, server: ServerRun) -> None:
+        import asyncio
+
+        from autogen_agentchat.agents import AssistantAgent
+        from autogen_ext.models.openai import OpenAIChatCompletionClient
+        from autogen_ext.tools.mcp import McpWorkbench, StdioServerParams
+        from fake_openai import FakeOpenAI
+
+        params = StdioServerParams(
+            command=server.command, args=server.args, read_timeout_seconds=STARTUP
+        )
+
+        async def run(base_url: str) -> str:
+            async with McpWorkbench(server_params=params) as workbench:
+                model = OpenAIChatCompletionClient(
+                    model="gpt-4o-mini", base_url=base_url, api_key="capture-not-a-key",
+                    temperature=0.0,
+                )  # fmt: skip
+                agent = AssistantAgent(
+                    agent_name(scenario), model_client=model, workbench=workbench,
+                    system_message=scenario.system, max_tool_iterations=10,
+                )  # fmt: skip
+                result = await agent.run(task=scenario.prompt)
+            return str(result.messages[-1].content).strip()
+
+        with FakeOpenAI(scripted) as base_url:
+            answer = asyncio.run(run(base_url))
+        check_answer(scripted, answer)
+
+    _sink_run(scenario, endpoint, executed, "", "", body, provider=provider)
