@@ -120,6 +120,7 @@ the mapping reads the call once either way."""
 
 NAMES_KEPT_WITHOUT_CONTENT = frozenset(
     {
+        "autogen-mcp-openinference",
         "smolagents-mcp-openinference",
         "strands-mcp",
         "pydantic-ai-mcp",
@@ -230,6 +231,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
 
 TOOL_SPAN_SOURCES = frozenset(
     {
+        "autogen-mcp-openinference",
         "smolagents-mcp-openinference",
         "strands-mcp",
         "pydantic-ai-mcp",
@@ -349,6 +351,9 @@ is the error the model was handed, read from the next model call's input."""
 
 OK_NOT_SHOWN = frozenset(
     {
+        "autogen-openinference",
+        "autogen-native",
+        "autogen-mcp-openinference",
         "smolagents-mcp-openinference",
         "langgraph-mcp-openinference",
         "griptape",  # an activity that returns an ErrorArtifact ends its span OK
@@ -381,6 +386,7 @@ leaves the outcome unknown (``unset``)."""
 
 HANDLED_FAILURES = frozenset(
     {
+        "autogen-mcp-openinference",
         "smolagents-mcp-openinference",
         "langgraph-mcp-openinference",
         "langchain-agents-openinference",

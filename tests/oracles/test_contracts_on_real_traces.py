@@ -264,6 +264,7 @@ TOOL_SPANS = (
     "agno-mcp-openinference",
     "llamaindex-mcp-openinference",
     "smolagents-mcp-openinference",
+    "autogen-mcp-openinference",
 )
 UNNAMED_AGENTS = (
     "llamaindex-openinference",
@@ -294,6 +295,9 @@ ANSWER_CHECKS = {
 }
 """Checks that read the run's final answer."""
 OK_NOT_SHOWN = (
+    "autogen-openinference",
+    "autogen-native",
+    "autogen-mcp-openinference",
     "smolagents-mcp-openinference",
     "openllmetry-agno",
     "upsonic",
@@ -324,6 +328,7 @@ object), so with content off an OK span leaves the call's outcome unknown: an ou
 that passes with content on is missing evidence there; failures the span status shows still
 count."""
 HANDLED_FAILURES = (
+    "autogen-mcp-openinference",
     "smolagents-mcp-openinference",
     "langchain-agents-openinference",
     "upsonic",
