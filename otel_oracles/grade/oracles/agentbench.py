@@ -6,13 +6,20 @@ contract without a workspace (a trace-derived one) gives them nothing to look at
 report missing evidence instead of guessing. ``no_network`` reads only the trajectory and
 works for both. Each declares the evidence a trace-derived run must carry (which tools ran,
 what the edits wrote or the calls were given), so content capture off is missing evidence,
-not a replay of nothing.
+not a replay of nothing. On a trace, replay applies the recorded file edits only, so a call
+that is not one but may have changed a judged file (``steps_naming``, ``steps_writing``) makes
+the three report missing evidence naming it rather than judge a workspace the run may never
+have had; on an AgentBench trajectory only file edits change files, as DESIGN section 5 says.
 """
 
 from __future__ import annotations
 
+import fnmatch
+import posixpath
+import re
 import shlex
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import ClassVar
 
@@ -20,6 +27,7 @@ from pydantic import Field, field_validator
 
 from otel_oracles import safe_regex
 from otel_oracles.errors import ContractError
+from otel_oracles.grade.evidence import list_steps
 from otel_oracles.grade.network import OutboundRequest, outbound_requests
 from otel_oracles.grade.oracles.base import (
     CoverageParams,
@@ -27,8 +35,15 @@ from otel_oracles.grade.oracles.base import (
     GradeContext,
     OracleCheck,
 )
+from otel_oracles.grade.oracles.coding_rule import shell_written_paths
 from otel_oracles.grade.registry import register_oracle
-from otel_oracles.model.step import DEFAULT_NETWORK_PATTERNS, normalize_path
+from otel_oracles.model.step import (
+    COMMAND_KEYS,
+    DEFAULT_NETWORK_PATTERNS,
+    Step,
+    StepKind,
+    normalize_path,
+)
 from otel_oracles.replay import safe_target
 
 MESSAGE_LINE_LIMIT = 500
@@ -81,13 +96,16 @@ class TestMustPass(OracleCheck):
     otel-oracles. On timeout everything the command started is killed and the check fails;
     whatever it left running after it exited is killed too. On a trace the workspace holds
     only the writes of recognised spans: where spans went unrecognised, a pass or a failure
-    is missing evidence (a write among them may be what made the tests pass or fail).
+    is missing evidence (a write among them may be what made the tests pass or fail). So is
+    it where a recognised call may have written a file unseen (``steps_writing_workspace``):
+    the command then does not run, since its answer would be about a workspace the run may
+    never have had.
     """
 
     __test__: ClassVar[bool] = False  # not a pytest test class, whatever its name says
 
     oracle_type = "test_must_pass"
-    evidence: ClassVar[frozenset[str]] = frozenset({"tool_names", "file_edits"})
+    evidence: ClassVar[frozenset[str]] = frozenset({"tool_names", "file_edits", "tool_inputs"})
     runs_commands: ClassVar[bool] = True
     needs_full_coverage = True
 
@@ -98,10 +116,15 @@ class TestMustPass(OracleCheck):
         """Seconds before everything the command started is killed and the check fails."""
 
     def check(self, ctx: GradeContext) -> Finding:
-        if ctx.workspace is None:
+        if not ctx.has_workspace:
             return _no_workspace(self.oracle_type, ctx)
         params = self.params
         assert isinstance(params, TestMustPass.Params)
+        hidden = steps_writing_workspace(ctx)
+        if hidden:
+            return _hidden_write(
+                self.oracle_type, "the replayed workspace", hidden, "may have written a file in"
+            )
         command = python_command(params.command)
         run = ctx.run_command(command, params.timeout)
         details: dict[str, object] = {
@@ -141,10 +164,17 @@ class FileNotModified(OracleCheck):
     task's workspace is a task-authoring mistake, reported as a harness error (not as an
     agent failure) with a message that says so. On a trace, a span no convention recognised
     may be the write that changed the file, so a pass needs every span seen (fail closed).
+    So may a recognised call that is not a recorded file edit: an edit or patch tool no
+    convention declares as one, or a shell command (``sed -i pytest.ini``, ``rm pytest.ini``).
+    A pass on a trace therefore also needs no such call after the last recorded write to
+    name the file (``steps_naming``); one that does is missing evidence naming it (it may
+    only have read the file). A recorded write that changed the bytes fails either way. An
+    AgentBench trajectory keeps the exact DESIGN section 5 semantics: there, only file edits
+    change files.
     """
 
     oracle_type = "file_not_modified"
-    evidence: ClassVar[frozenset[str]] = frozenset({"tool_names", "file_edits"})
+    evidence: ClassVar[frozenset[str]] = frozenset({"tool_names", "file_edits", "tool_inputs"})
     needs_full_coverage = True
 
     class Params(CoverageParams):
@@ -170,12 +200,18 @@ class FileNotModified(OracleCheck):
                 ctx.contract.source or ctx.contract.id,
             )
         edits = [i for i, p, _ in ctx.trajectory.file_edits() if p == target]
-        if not edits:
-            return Finding.ok(f"{params.path} was never touched")
-        # Only a touched file is read, from the replayed directory (replayed on first use).
-        assert ctx.workspace is not None
-        current = safe_target(ctx.workspace, target, params.path).read_bytes()
-        if current == initial[target].encode("utf-8"):
+        unchanged = True
+        if edits:
+            # Only a touched file is read, from the replayed directory (replayed on first use).
+            assert ctx.workspace is not None
+            current = safe_target(ctx.workspace, target, params.path).read_bytes()
+            unchanged = current == initial[target].encode("utf-8")
+        if unchanged:
+            hidden = steps_naming(ctx, target)
+            if hidden:
+                return _hidden_write(self.oracle_type, params.path, hidden, "names")
+            if not edits:
+                return Finding.ok(f"{params.path} was never touched")
             return Finding.ok(
                 f"{params.path} was written but its bytes are unchanged", step_indexes=tuple(edits)
             )
@@ -269,11 +305,14 @@ class AssertionExists(OracleCheck):
     The pattern is a Python regular expression searched with ``re.MULTILINE``, so ``^`` and
     ``$`` anchor at line boundaries. On a trace, as for ``test_must_pass``, the replayed file
     holds only the writes of recognised spans: where spans went unrecognised the result is
-    missing evidence.
+    missing evidence. So is it where a recognised call after the file's last recorded write
+    may have written it unseen (``steps_writing``: a shell command that visibly writes it, or
+    another call that is not a recorded file edit naming it): the replayed file may not be
+    the one the run left, whichever way the regex answers.
     """
 
     oracle_type = "assertion_exists"
-    evidence: ClassVar[frozenset[str]] = frozenset({"tool_names", "file_edits"})
+    evidence: ClassVar[frozenset[str]] = frozenset({"tool_names", "file_edits", "tool_inputs"})
     needs_full_coverage = True
 
     class Params(CoverageParams):
@@ -300,6 +339,9 @@ class AssertionExists(OracleCheck):
         assert isinstance(params, AssertionExists.Params)
         if not ctx.has_workspace:
             return _no_workspace(self.oracle_type, ctx)
+        hidden = steps_writing(ctx, normalize_path(params.path))
+        if hidden:
+            return _hidden_write(self.oracle_type, params.path, hidden, "may have written")
         known, data = ctx.replayed_file(params.path, params.path)
         if known:
             if data is None:  # a directory or nothing: not a file either way
@@ -328,3 +370,161 @@ class AssertionExists(OracleCheck):
             f"{params.path}:{line} matches /{params.pattern}/",
             details={"line": line, "match": match.group(0)[:MESSAGE_LINE_LIMIT]},
         )
+
+
+# ---- writes a trace may hide ----------------------------------------------------------------
+
+_TOKEN_BREAKS = re.compile(r"[\s\"'`;|&<>()\[\]{},=:]+")
+"""What separates path tokens in a step's inputs: whitespace, quotes, shell operators and
+JSON/option punctuation (``--config=pytest.ini``, ``"file":"calc.py"``)."""
+
+_GLOB_CHARS = ("*", "?")
+
+
+def _input_strings(value: object) -> Iterator[str]:
+    """Every string value inside a step's captured inputs (not the keys)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _input_strings(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _input_strings(item)
+
+
+def _step_inputs(step: Step) -> Iterator[str]:
+    """What a step was asked to do, as text: its arguments (parsed or as captured), command
+    and path. Results are left out: a listing that shows a file did not write it."""
+    yield from _input_strings(step.arguments)
+    for text in (step.arguments_raw, step.command, step.path):
+        if text:
+            yield text
+
+
+def _token_names(token: str, name: str) -> bool:
+    """Whether one token is a path to a file called ``name``: its last component (normalized
+    like ``normalize_path``, so absolute, ``./`` and Windows forms count) is ``name``, or a
+    glob that matches it (``*.ini``, ``*``)."""
+    last = posixpath.basename(normalize_path(token).rstrip("/"))
+    if last == name:
+        return True
+    return any(c in last for c in _GLOB_CHARS) and fnmatch.fnmatchcase(name, last)
+
+
+def _text_names(text: str, name: str) -> bool:
+    if name not in text and not any(c in text for c in _GLOB_CHARS):
+        return False
+    return any(_token_names(t, name) for t in _TOKEN_BREAKS.split(text) if t)
+
+
+def _step_command(step: Step) -> str | None:
+    """The shell command a step ran: a command step's, or a tool call's ``command``/``cmd``
+    argument (a shell tool no convention declares as one)."""
+    if step.command:
+        return step.command
+    if step.arguments is not None:
+        for key in COMMAND_KEYS:
+            value = step.arguments.get(key)
+            if isinstance(value, str) and value:
+                return value
+    return None
+
+
+def _unreplayed_steps(ctx: GradeContext, target: str) -> list[Step]:
+    """Trace-derived tool steps after the last recorded write of ``target`` (all of them when
+    none wrote it) that replay did not apply: every call but a file edit whose path was
+    captured, and a final-answer tool's (its arguments are the run's answer, not an action).
+    What they did to the file is not in the replayed workspace. AgentBench steps are left
+    out: there a step that is not a file edit changes nothing (DESIGN section 5)."""
+    last = max((i for i, p, _ in ctx.trajectory.file_edits() if p == target), default=-1)
+    answers = {s.index for s in ctx.evidence.final_answer_calls()}
+    return [
+        s
+        for s in ctx.trajectory.steps
+        if s.raw is None
+        and s.is_tool
+        and s.index > last
+        and s.index not in answers
+        and not (s.kind == StepKind.FILE_EDIT and s.path)
+    ]
+
+
+def steps_naming(ctx: GradeContext, target: str) -> list[Step]:
+    """Trace-derived steps that may have changed ``target`` unseen: not a recorded file edit,
+    after its last recorded write, and naming it in their inputs (its workspace-relative path
+    or its file name as a path token, or a glob matching it). Such a step may only have read
+    the file, or may have rewritten it (``sed -i``, a redirection, ``rm``, an edit tool no
+    convention declares as one); the trace cannot tell which."""
+    name = posixpath.basename(target)
+    return [
+        s
+        for s in _unreplayed_steps(ctx, target)
+        if any(_text_names(text, name) for text in _step_inputs(s))
+    ]
+
+
+def steps_writing(ctx: GradeContext, target: str) -> list[Step]:
+    """Trace-derived steps that may have written ``target`` unseen, for checks whose own
+    commands name the files they judge (running ``pytest tests/test_calc.py`` names the test
+    file, so naming cannot count for them): a step's shell command (a command step's, or a
+    tool call's ``command``/``cmd`` argument) counts when it visibly writes the file
+    (``coding_rule.shell_written_paths``: redirections, ``sed -i``, ``rm``, ``cp``/``mv``
+    destinations ...), and the rest of its inputs when they name the file (an edit or patch
+    tool no convention declares as a file edit, ``str_replace_editor``'s ``path``)."""
+    name = posixpath.basename(target)
+    found = []
+    for step in _unreplayed_steps(ctx, target):
+        command = _step_command(step)
+        if command is None:
+            rest = list(_step_inputs(step))
+        else:
+            if any(_token_names(p, name) for p in shell_written_paths(command)):
+                found.append(step)
+                continue
+            rest = [text.replace(command, " ") for text in _step_inputs(step)]
+        if any(_text_names(text, name) for text in rest):
+            found.append(step)
+    return found
+
+
+def _hidden_write(check: str, what: str, steps: list[Step], verb: str) -> Finding:
+    """Missing evidence naming the steps that may have changed ``what`` unseen; ``verb`` is
+    said of one step (``names``), and of several without its ``s``."""
+    one = len(steps) == 1
+    if not one and verb.endswith("names"):
+        verb = verb[:-1]
+    return Finding.missing(
+        f"{check} cannot judge {what}: {list_steps(steps)} {verb} it and "
+        f"{'is' if one else 'are'} not a recorded file edit, so replay did not apply what "
+        f"{'it' if one else 'they'} did (a change to the file, or only a read)",
+        step_indexes=tuple(s.index for s in steps),
+        span_ids=tuple(s.source.span_id for s in steps if s.source is not None),
+        details={"path": what, "steps": [s.index for s in steps[:100]]},
+    )
+
+
+def steps_writing_workspace(ctx: GradeContext) -> list[Step]:
+    """``steps_writing`` over every file the replayed workspace holds (the task's and those
+    the recorded edits created), plus shell commands that visibly write a relative path the
+    workspace does not hold (a ``conftest.py`` written by ``cat >``, say: a new file may
+    decide a test run as much as a changed one). Steps in index order, each once."""
+    files = {normalize_path(k) for k in ctx.initial_workspace}
+    files.update(p for _, p, _ in ctx.trajectory.file_edits())
+    found: dict[int, Step] = {}
+    for path in sorted(files):
+        found.update((s.index, s) for s in steps_writing(ctx, path))
+    for step in ctx.trajectory.steps:
+        if step.raw is not None or not step.is_tool or step.index in found:
+            continue
+        if step.kind == StepKind.FILE_EDIT and step.path:
+            continue
+        command = _step_command(step)
+        if command is None:
+            continue
+        for written in shell_written_paths(command):
+            norm = normalize_path(written)
+            if norm and not norm.startswith(("/", "~", "../")) and norm != "..":
+                found[step.index] = step
+                break
+    return [found[i] for i in sorted(found)]
