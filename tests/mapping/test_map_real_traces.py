@@ -556,7 +556,9 @@ UNNAMED_FAILED_CALLS = frozenset({"openllmetry-js"})
 returned (OpenLLMetry JS's LangChain instrumentation): a call that raised has no output, so
 its name is unknown (``None``), never guessed."""
 
-ANSWER_WITHOUT_CONTENT = frozenset({"openlit-langgraph", "openlit-create-agent", "openlit-smolagents"})
+ANSWER_WITHOUT_CONTENT = frozenset(
+    {"openlit-langgraph", "openlit-create-agent", "openlit-smolagents"}
+)
 """Sources whose tracer records the run's final answer whatever its content switch (OpenLIT's
 LangGraph instrumentor: the graph's output messages on its ``invoke_workflow`` span; OpenLIT's
 chat spans: the arguments of smolagents' ``final_answer`` call, the answer's channel): with

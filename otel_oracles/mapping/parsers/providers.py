@@ -412,7 +412,7 @@ def _item_messages(items: list[Any], output: bool) -> list[Message]:
     return out
 
 
-def parse_provider_roles(value: Any) -> list[Message] | None:
+def parse_provider_roles(value: Any) -> Any:
     """Messages already in the GenAI shape whose roles are a provider's own names (Gemini's
     ``model`` for the model's turns, which OpenInference's google-genai instrumentor writes
     as it finds them) with the GenAI roles instead (``ROLES``): the model's turns are the
