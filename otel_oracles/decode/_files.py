@@ -7,7 +7,8 @@ file exporter's length-prefixed frames (4-byte big-endian size before each messa
 ``{`` means OTLP/JSON (one object per line, or one document when the first line is not a
 complete object); anything else is a single protobuf message. The signal of a protobuf body
 (traces or logs, whose outer wire layout is identical) comes from the name when it says
-``logs``, else from a plausibility check of the parsed records.
+``logs``, else from a plausibility check of the parsed records; a body that is neither but a
+valid metrics request is counted as ignored (metrics are not graded), as OTLP/JSON's are.
 
 Bad input never stops the stream: each problem becomes an ``InputProblem`` naming the file
 and line (``export.jsonl:812``) or byte offset (``export.binpb@1048580``) and reading goes on
@@ -629,4 +630,32 @@ def _decode_proto_body(
         yield batch
         return
     assert first_error is not None
+    metrics = _metrics_count(body)
+    if metrics is not None:
+        # A metrics export beside the traces (an SDK's or a collector's file exporter writes
+        # all its signals into one folder): valid OTLP the grader does not grade, counted
+        # as ignored, as a metrics line of OTLP/JSON is; never a problem that fails the run.
+        yield DecodedBatch(ignored=metrics, source=source)
+        return
     problems.append(InputProblem(source=source, message=f"{first_error.message}; skipped"))
+
+
+def _metrics_count(body: bytes) -> int | None:
+    """The metrics in ``body`` when it is an OTLP ``ExportMetricsServiceRequest`` (asked only
+    of a body that is neither traces nor logs), else ``None``. Protobuf parses almost any
+    bytes as some message, so the body counts as metrics only when it holds at least one
+    metric and every metric has a name and a data point kind."""
+    from google.protobuf.message import DecodeError
+    from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+        ExportMetricsServiceRequest,
+    )
+
+    request = ExportMetricsServiceRequest()
+    try:
+        request.ParseFromString(body)
+    except (DecodeError, ValueError):
+        return None
+    metrics = [m for rm in request.resource_metrics for sm in rm.scope_metrics for m in sm.metrics]
+    if not metrics or not all(m.name and m.WhichOneof("data") for m in metrics):
+        return None
+    return len(metrics)

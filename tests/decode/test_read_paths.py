@@ -126,6 +126,33 @@ def test_logs_protobuf_is_recognised_without_a_telling_name(tmp_path: Path) -> N
     assert problems == [] and spans == 0 and logs > 5
 
 
+METRICS_RAW = TRACES / "copilot-cli-1.0" / "clean_fix.raw"
+"""A capture directory as the exporters wrote it: GitHub Copilot CLI's traces and metrics."""
+
+
+def test_protobuf_metrics_beside_traces_are_counted_not_reported(tmp_path: Path) -> None:
+    """A folder an SDK's file exporter filled with every signal (``traces-1.pb``,
+    ``metrics-1.pb``) grades its traces: the metrics body is valid OTLP the grader does not
+    grade, counted as ignored like a metrics line of OTLP/JSON, whether a file of its own or
+    a collector frame; before, it was an unreadable trace and ``grade`` exited 2."""
+    spans, logs, ignored, problems = read([str(METRICS_RAW)])
+    assert problems == []
+    assert spans == span_count(METRICS_RAW / "traces-1.pb") and logs == 0 and ignored == 21
+    target = tmp_path / "signals.data"
+    target.write_bytes(frame((METRICS_RAW / "metrics-1.pb").read_bytes()) + frame(PB.read_bytes()))
+    spans, _, ignored, problems = read([str(target)])
+    assert problems == [] and spans == span_count(PB) and ignored == 21
+
+
+def test_truncated_protobuf_metrics_is_still_a_problem(tmp_path: Path) -> None:
+    data = (METRICS_RAW / "metrics-1.pb").read_bytes()
+    target = tmp_path / "metrics-1.pb"
+    target.write_bytes(data[: len(data) // 2])
+    spans, _, ignored, problems = read([str(target)])
+    assert spans == 0 and ignored == 0
+    assert len(problems) == 1 and "not a valid protobuf" in problems[0].message
+
+
 def test_json_lines_may_mix_spans_logs_and_metrics(tmp_path: Path) -> None:
     metrics = {"resourceMetrics": [{"scopeMetrics": [{"metrics": [{"name": "m"}]}]}]}
     logs_line = (TRACES / "openai-v2" / "d_forbidden_tool.logs.otlp.jsonl").read_bytes()
