@@ -17,7 +17,9 @@ What the held-out grading showed, and what these tests keep from coming back:
   violation(s)" with exit 0; a run holding spans of a service watch never saw a log event
   from now fails closed.
 - OpenCode: no false pass before or after; its Effect service spans stay unrecognised, so
-  only ``no-network`` answers.
+  only ``no-network`` answers. Its ``bash`` spans end OK whatever the command did; the exit
+  code is in the tool's result (``metadata.exit``), read now (``result_exit_code_outcome``):
+  held out, both ``curl`` commands (exit 6) read as successful calls.
 """
 
 from __future__ import annotations
@@ -96,6 +98,19 @@ def test_opencode_no_trace_of_a_run_passes(session: str) -> None:
         kinds = [(s.kind, s.tool) for s in trajectory.steps if s.is_tool]
         assert kinds.count((StepKind.FILE_EDIT, "write")) == 2
         assert kinds.count((StepKind.COMMAND, "bash")) == 2
+
+
+@pytest.mark.parametrize("session", SESSIONS)
+def test_opencode_failed_command_is_a_failed_call(session: str) -> None:
+    """curl (no network in the sandbox) exits 6 and OpenCode ends its span OK: the exit
+    code its result reports makes it a failed call; every other command exited 0."""
+    steps = [s for _, t in graded(OPENCODE, session) for s in t.steps]
+    commands = [s for s in steps if s.kind == StepKind.COMMAND]
+    assert commands
+    for step in commands:
+        assert step.command is not None
+        want = "error" if step.command.startswith("curl ") else "ok"
+        assert step.status == want, step.command
 
 
 def test_watch_fails_closed_on_an_agent_that_exports_only_spans(tmp_path: Path) -> None:

@@ -61,6 +61,26 @@ def parse_exit_code_outcome(value: Any) -> str | None:
     return "success" if code == 0 else "error"
 
 
+EXIT_STATUS_KEYS = ("exit", "exit_code", "exitCode")
+"""Keys under which a command tool's structured result reports its exit status."""
+
+
+def parse_result_exit_code_outcome(value: Any) -> str | None:
+    """The outcome (``exit_code_outcome``) of the exit status a command tool's structured
+    result reports, under one of ``EXIT_STATUS_KEYS`` at its top level or in its ``metadata``
+    object (OpenCode's ``bash`` tool returns ``{"output": ..., "metadata": {"exit": 6}}`` and
+    ends its span OK whatever the command did); ``None`` when the result reports none (a
+    plain-text result, another tool's result). Chain it after ``json``."""
+    if not isinstance(value, Mapping):
+        return None
+    for holder in (value, value.get("metadata")):
+        if isinstance(holder, Mapping):
+            for key in EXIT_STATUS_KEYS:
+                if key in holder:
+                    return parse_exit_code_outcome(holder[key])
+    return None
+
+
 def parse_int(value: Any) -> int | None:
     if isinstance(value, bool):
         return None
@@ -116,6 +136,7 @@ PARSERS: Mapping[str, Parser] = {
     "non_empty": parse_non_empty,
     "error_unless_json": parse_error_unless_json,
     "exit_code_outcome": parse_exit_code_outcome,
+    "result_exit_code_outcome": parse_result_exit_code_outcome,
     "int": parse_int,
     "string": parse_string,
     "string_list": parse_string_list,
