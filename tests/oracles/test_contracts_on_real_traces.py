@@ -190,6 +190,7 @@ TOOL_SPANS = (
     "crewai-openinference",
     "crewai-openinference-events",
     "strands",
+    "strands-openinference",
     "strands-latest",
     "google-adk",
     "google-adk-events",
@@ -219,6 +220,7 @@ TOOL_SPANS = (
     "traceloop-sdk",
     "traceloop-sdk-latest",
     "agent-framework",
+    "agent-framework-openinference",
     "beeai-openinference",
     "langchain-agents-openinference",
     "pydantic-ai-openinference",
@@ -948,6 +950,7 @@ TURNS_APART = (
     "openllmetry-openai-agents",
     "mlflow-openai-agents",
     "strands",
+    "strands-openinference",
     "smolagents-openinference",
     "llamaindex-openinference",
 )

@@ -1612,6 +1612,27 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {"OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_unredacted_attributes="},
     },
+    "strands-openinference": {
+        "what": "the strands agent (OpenAIModel on the fake server, stream=False; @tool "
+        "functions; an agent as a tool for g_handoff) with its built-in tracing (default "
+        "conventions), each span rewritten in place by OpenInference's "
+        "StrandsAgentsToOpenInferenceProcessor (openinference-instrumentation-strands-agents) "
+        "first among the provider's processors: OpenInference span kinds and llm.* / tool.* "
+        "attributes, the gen_ai.* message events stripped",
+        "packages": ["strands-agents", "openai", "openinference-instrumentation-strands-agents"],
+        "driver": "fw_strands:run_openinference",
+        "followups": True,
+        "turns_note": ["**Turns:** the same `Agent` object called once per user message (it "
+                       "keeps the conversation's messages)."],
+        "tool_spans": True,
+        "handoff_via": "the `research_agent` tool (`Agent.as_tool`, "
+        "`research_agent {\"input\": ...}`)",
+        "notes": ["**Tool failures:** the tool raises; Strands sends the model an error "
+                  "`toolResult` (`Error: ...`) and sets the tool span's status to ERROR."],
+        "structured_via": STRANDS_OUTPUT_MODEL,
+        "on": {},
+        "off": OPENINFERENCE_HIDDEN,
+    },
     "strands-latest": {
         "what": "the strands agent with OTEL_SEMCONV_STABILITY_OPT_IN="
         "gen_ai_latest_experimental: gen_ai.input.messages / gen_ai.output.messages in "
@@ -2513,6 +2534,26 @@ SOURCES: dict[str, dict[str, Any]] = {
         "notes": ["**Tool failures:** the tool raises; the framework sends the model "
                   "`Error: Function failed. Exception: ...` (`include_detailed_errors`) and "
                   "the `execute_tool` span ends with status ERROR."],
+        "on": {"ENABLE_SENSITIVE_DATA": "true"},
+        "off": {"ENABLE_SENSITIVE_DATA": "false"},
+    },
+    "agent-framework-openinference": {
+        "what": "the agent-framework agents (Agent on OpenAIChatCompletionClient against the "
+        "fake server, plain function tools, include_detailed_errors; Agent.as_tool delegation "
+        "for g_handoff) traced by the framework's own instrumentation with OpenInference's "
+        "AgentFrameworkToOpenInferenceProcessor (openinference-instrumentation-agent-framework) "
+        "first among the provider's processors: OpenInference attributes beside the GenAI ones",
+        "packages": ["agent-framework-core", "agent-framework-openai", "openai",
+                     "openinference-instrumentation-agent-framework"],
+        "driver": "fw_agent_framework:run_openinference",
+        "tool_spans": True,
+        "handoff_via": "the research agent as a tool (`Agent.as_tool`, "
+        "`research_agent {\"task\": ...}`)",
+        "notes": ["**Tool failures:** the tool raises; the framework sends the model "
+                  "`Error: Function failed. Exception: ...` (`include_detailed_errors`) and "
+                  "the `execute_tool` span ends with status ERROR.",
+                  "**Content off:** the framework's `ENABLE_SENSITIVE_DATA=false`; the processor "
+                  "has no switch of its own."],
         "on": {"ENABLE_SENSITIVE_DATA": "true"},
         "off": {"ENABLE_SENSITIVE_DATA": "false"},
     },

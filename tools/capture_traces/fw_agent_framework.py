@@ -61,6 +61,31 @@ def scenario_tools(tools: Tools, executed: list[str]) -> list[Any]:
     return [search_docs, delete_records, write_file, run_command]
 
 
+def run_openinference(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """One run traced by the framework's own instrumentation, its spans rewritten in place by
+    OpenInference's ``AgentFrameworkToOpenInferenceProcessor``
+    (``openinference-instrumentation-agent-framework``), which adds OpenInference attributes
+    beside the GenAI ones. The processor is put first among the provider's processors, as its
+    documentation orders, so the capture holds what the exporter would send; it has no content
+    switch of its own (``ENABLE_SENSITIVE_DATA`` decides what the framework records)."""
+    from openinference.instrumentation.agent_framework import (
+        AgentFrameworkToOpenInferenceProcessor,
+    )
+
+    processors = tracer_provider._active_span_processor
+    processors._span_processors = (
+        AgentFrameworkToOpenInferenceProcessor(),
+        *processors._span_processors,
+    )
+    run(scenario, tracer_provider, logger_provider, tools, executed)
+
+
 def run(
     scenario: Scenario,
     tracer_provider: Any,

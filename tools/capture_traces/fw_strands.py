@@ -48,6 +48,34 @@ def run(
     run_agent(scenario, tools, executed)
 
 
+def run_openinference(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """One run traced by Strands' own tracing, its spans rewritten in place by OpenInference's
+    ``StrandsAgentsToOpenInferenceProcessor`` (``openinference-instrumentation-strands-agents``).
+
+    The processor mutates each ended span, so its documentation has it added before the
+    exporting processor: it is put first among the provider's processors here, and the capture
+    holds what the exporter would send. Content off is its ``OPENINFERENCE_HIDE_*`` switches
+    (read by its ``TraceConfig``), which drop the raw Strands content too."""
+    from openinference.instrumentation.strands_agents import (
+        StrandsAgentsToOpenInferenceProcessor,
+    )
+    from opentelemetry import trace
+
+    processors = tracer_provider._active_span_processor
+    processors._span_processors = (
+        StrandsAgentsToOpenInferenceProcessor(),
+        *processors._span_processors,
+    )
+    trace.set_tracer_provider(tracer_provider)
+    run_agent(scenario, tools, executed)
+
+
 def run_agent(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
     """One run on whatever global tracer provider the caller set up; appends each executed
     scenario tool to ``executed`` and fails when the run's answer is not the scripted one."""
