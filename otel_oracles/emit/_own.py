@@ -22,6 +22,7 @@ it as unrecognised, never as a pass).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -29,7 +30,6 @@ from typing import Any
 from otel_oracles.emit import _names as n
 from otel_oracles.emit._names import INSTRUMENTATION_SCOPE
 from otel_oracles.emit._names import SERVICE_NAME as DEFAULT_SERVICE_NAME
-from otel_oracles.emit._resource import grader_resource
 from otel_oracles.model.span import LogRecord, SpanRecord
 
 
@@ -113,9 +113,29 @@ OWN_SHAPE = OwnShape(
 """The shape of the grader's own records (see the module docstring)."""
 
 
+SERVICE_NAME_ENV: tuple[str, ...] = (
+    "OTEL_SERVICE_NAME",
+    "OTEL_RESOURCE_ATTRIBUTES",
+    "OTEL_EXPERIMENTAL_RESOURCE_DETECTORS",
+)
+"""What the SDK's ``Resource.create`` reads a service name from: the two variables its
+default (``otel``) detector reads, and the list of further detectors to run. With none of
+them set, ``service.name`` is ``unknown_service:...`` and the emitter uses the default."""
+
+
 def own_markers() -> tuple[str, frozenset[str]]:
     """The emitter's instrumentation scope and the ``service.name``s it may use (the default
-    and the one ``OTEL_SERVICE_NAME`` / ``OTEL_RESOURCE_ATTRIBUTES`` give it now)."""
+    and the one ``OTEL_SERVICE_NAME`` / ``OTEL_RESOURCE_ATTRIBUTES`` give it now).
+
+    Offline ``grade`` asks on every run, so when no variable of ``SERVICE_NAME_ENV`` is set
+    the answer is the default alone, without the SDK's ``resources`` (its import, a thread
+    pool for its detectors and an entry-point scan were ~2% of a one-trace ``grade``). Were
+    a detector to name the service otherwise, the grader's spans under that name would be
+    graded as unrecognised spans: missing evidence, never a pass."""
+    if not any(os.environ.get(name) for name in SERVICE_NAME_ENV):
+        return INSTRUMENTATION_SCOPE, frozenset({DEFAULT_SERVICE_NAME})
+    from otel_oracles.emit._resource import grader_resource  # the SDK's resources
+
     current = str(grader_resource().attributes.get("service.name", DEFAULT_SERVICE_NAME))
     return INSTRUMENTATION_SCOPE, frozenset({current, DEFAULT_SERVICE_NAME})
 

@@ -75,7 +75,7 @@ def without_own_telemetry(batches: Iterable[DecodedBatch]) -> Iterator[DecodedBa
     sender's span in the grader's scope is read like any span. A natively decoded batch is
     filtered in the core on its native records (same markers and shape, handed over from
     ``emit``), so no record is built for it here."""
-    from otel_oracles.emit import OWN_SHAPE, own_markers, own_telemetry_check  # the OTel SDK
+    from otel_oracles.emit import OWN_SHAPE, own_markers, own_telemetry_check
 
     scope, services = own_markers()
     shape = OWN_SHAPE.as_tuple()
