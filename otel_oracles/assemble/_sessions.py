@@ -8,11 +8,23 @@ OpenInference's ``session.id``). A contract grades the run, so such traces are j
 links to (so the sub-run sits where it was started, as if the context had propagated), other
 roots side by side in time order.
 
+Some frameworks start an agent called from a tool in a trace of its own with no link back
+(Koog starts every agent's ``create_agent`` span as a root, and its conversation id is the
+agent's own): the delegating trace shows a plain tool call, and the agent's calls are in a
+trace nothing ties to it. Such a trace is joined too when exactly one tool call fits it
+(``delegations``): a GenAI ``execute_tool`` span named after the agent (``gen_ai.tool.name``
+equal to the root's ``gen_ai.agent.name`` or ``gen_ai.agent.id``), of the same service, whose
+time holds the agent trace's whole root span; the agent's root is hung under that call. Where
+two calls fit one agent trace, or two agent traces one call (concurrent runs of one service),
+nothing is joined: a wrong join could move one run's calls into another's verdict. ``serve``
+does not join this way (its lightweight spans keep no tool or agent names), so there such a
+run is graded as two subjects.
+
 Offline input is a stream, and the trace a later one links to may already have passed, so
 every trace waits in a first-in, first-out window of ``window_spans`` spans before it is
-released; traces that share a link target or a session id on the way are released together,
-at the position of the earliest one. Memory stays bounded by the window; traces of one run
-farther apart in the input than the window are graded separately.
+released; traces that share a link target or a session id on the way (or a delegation) are
+released together, at the position of the earliest one. Memory stays bounded by the window;
+traces of one run farther apart in the input than the window are graded separately.
 """
 
 from __future__ import annotations
@@ -21,6 +33,7 @@ import dataclasses
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from otel_oracles.assemble._tree import build_trace
 from otel_oracles.model.span import SESSION_ATTRIBUTES, SpanRecord, Trace
@@ -42,8 +55,8 @@ class SessionStats:
         if not self.subjects:
             return ""
         return (
-            f"{self.traces} traces joined into {self.subjects} run(s) by span links or a "
-            "shared conversation/session id"
+            f"{self.traces} traces joined into {self.subjects} run(s) by span links, a "
+            "shared conversation/session id or a tool call that ran an agent"
         )
 
 
@@ -64,6 +77,107 @@ def join_keys(trace_id: str, spans: Iterable[SpanRecord]) -> set[str]:
     return keys
 
 
+AGENT_NAME_ATTRIBUTES: tuple[str, ...] = ("gen_ai.agent.name", "gen_ai.agent.id")
+"""Where a root span names the agent whose run its trace is."""
+AGENT_OPERATIONS = frozenset({"invoke_agent", "create_agent"})
+
+
+@dataclass(frozen=True, slots=True)
+class AgentRoot:
+    """A trace that is one agent's run started as a root of its own (``delegations``)."""
+
+    trace_id: str
+    span_id: str
+    service: str
+    name: str
+    start_ns: int
+    end_ns: int
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallSpan:
+    """A GenAI ``execute_tool`` span that may have run an agent traced apart."""
+
+    trace_id: str
+    span_id: str
+    service: str
+    name: str
+    start_ns: int
+    end_ns: int
+
+    def holds(self, agent: AgentRoot) -> bool:
+        """Whether ``agent``'s trace may be the run this call started: another trace of the
+        same service, the agent named as the tool is, its root within the call's time."""
+        return (
+            agent.trace_id != self.trace_id
+            and agent.service == self.service
+            and agent.name == self.name
+            and self.start_ns <= agent.start_ns
+            and 0 < agent.end_ns <= self.end_ns
+        )
+
+
+def _service(span: SpanRecord) -> str:
+    value = span.resource.get("service.name")
+    return value if isinstance(value, str) else ""
+
+
+def agent_root(trace: Trace) -> AgentRoot | None:
+    """``trace`` as an agent's run started as a root: its one root span (linking nowhere,
+    since links join already) is a GenAI agent span naming its agent."""
+    roots = [s for s in trace.spans if not s.parent_span_id]
+    if len(roots) != 1 or roots[0].links:
+        return None
+    root = roots[0]
+    attrs = root.attributes
+    if attrs.get("gen_ai.operation.name") not in AGENT_OPERATIONS:
+        return None
+    name = next(
+        (v for k in AGENT_NAME_ATTRIBUTES if isinstance(v := attrs.get(k), str) and v), None
+    )
+    if name is None:
+        return None
+    return AgentRoot(trace.trace_id, root.span_id, _service(root), name, root.start_ns, root.end_ns)
+
+
+def tool_call_spans(trace: Trace) -> list[ToolCallSpan]:
+    """The GenAI ``execute_tool`` spans of ``trace`` that name their tool."""
+    out = []
+    for span in trace.spans:
+        name = span.attributes.get("gen_ai.tool.name")
+        if (
+            isinstance(name, str)
+            and name
+            and span.attributes.get("gen_ai.operation.name") == "execute_tool"
+        ):
+            out.append(
+                ToolCallSpan(
+                    trace.trace_id, span.span_id, _service(span), name, span.start_ns, span.end_ns
+                )
+            )
+    return out
+
+
+def delegations(traces: list[Trace]) -> dict[str, str]:
+    """Root span id of an agent trace -> span id of the tool call that ran it, among
+    ``traces``, for every agent trace exactly one call fits and that call no other agent
+    trace (see the module docstring)."""
+    agents = [a for a in map(agent_root, traces) if a is not None]
+    if not agents:
+        return {}
+    calls = [c for t in traces for c in tool_call_spans(t)]
+    fits = {a.span_id: [c for c in calls if c.holds(a)] for a in agents}
+    taken: dict[str, int] = {}
+    for found in fits.values():
+        for call in found:
+            taken[call.span_id] = taken.get(call.span_id, 0) + 1
+    return {
+        root: found[0].span_id
+        for root, found in fits.items()
+        if len(found) == 1 and taken[found[0].span_id] == 1
+    }
+
+
 @dataclass(slots=True)
 class _Group:
     traces: list[Trace]
@@ -81,12 +195,23 @@ class SessionJoiner:
     _order: deque[_Group] = field(default_factory=deque)
     _owner: dict[str, _Group] = field(default_factory=dict)
     _held: int = 0
+    _agents: dict[tuple[str, str], dict[str, AgentRoot]] = field(default_factory=dict)
+    """Agent traces in the window no tool call has claimed: (service, agent name) -> trace
+    id -> root."""
+    _calls: dict[tuple[str, str], dict[str, ToolCallSpan]] = field(default_factory=dict)
+    """Tool calls in the window that claimed no agent trace: (service, tool name) -> span id
+    -> call. Both leave with their trace (``_release_first``), so memory stays bounded by
+    the window."""
 
     def add(self, trace: Trace) -> list[Trace]:
         keys = join_keys(trace.trace_id, trace.spans)
         found: list[_Group] = []
         for key in keys:
             group = self._owner.get(key)
+            if group is not None and all(group is not g for g in found):
+                found.append(group)
+        for trace_id in self._delegation_partners(trace):
+            group = self._owner.get("trace:" + trace_id)
             if group is not None and all(group is not g for g in found):
                 found.append(group)
         if found:
@@ -112,6 +237,51 @@ class SessionJoiner:
             released.extend(self._release_first())
         return released
 
+    def _delegation_partners(self, trace: Trace) -> list[str]:
+        """The traces in the window that ``trace`` delegated to or was delegated by (an
+        agent trace and the one tool call that fits it, neither claimed yet; ambiguous fits
+        join nothing); unmatched agent roots and calls wait in the window for a partner."""
+        partners: list[str] = []
+        root = agent_root(trace)
+        if root is not None:
+            key = (root.service, root.name)
+            calls = self._calls.get(key, {})
+            fits = [c for c in calls.values() if c.holds(root)]
+            if len(fits) == 1:
+                del calls[fits[0].span_id]
+                partners.append(fits[0].trace_id)
+            elif not fits:
+                self._agents.setdefault(key, {})[root.trace_id] = root
+        for call in tool_call_spans(trace):
+            key = (call.service, call.name)
+            waiting = self._agents.get(key, {})
+            held = [a for a in waiting.values() if call.holds(a)]
+            if len(held) == 1:
+                del waiting[held[0].trace_id]
+                partners.append(held[0].trace_id)
+            elif not held:
+                self._calls.setdefault(key, {})[call.span_id] = call
+        return partners
+
+    def _forget_delegations(self, traces: list[Trace]) -> None:
+        """Drop the waiting agent roots and calls of ``traces``, which leave the window."""
+        if not self._agents and not self._calls:
+            return
+        for trace in traces:
+            root = agent_root(trace)
+            if root is not None:
+                self._pop(self._agents, (root.service, root.name), root.trace_id)
+            for call in tool_call_spans(trace):
+                self._pop(self._calls, (call.service, call.name), call.span_id)
+
+    @staticmethod
+    def _pop(index: dict[tuple[str, str], dict[str, Any]], key: tuple[str, str], id_: str) -> None:
+        entries = index.get(key)
+        if entries is not None:
+            entries.pop(id_, None)
+            if not entries:
+                del index[key]
+
     def flush(self) -> list[Trace]:
         released: list[Trace] = []
         while self._order:
@@ -127,6 +297,7 @@ class SessionJoiner:
             if self._owner.get(key) is group:
                 del self._owner[key]
         self._held -= group.spans
+        self._forget_delegations(group.traces)
         if len(group.traces) > 1:
             self.stats.subjects += 1
             self.stats.traces += len(group.traces)
@@ -149,15 +320,20 @@ def join_sessions(
 
 def merge_traces(traces: list[Trace]) -> Trace:
     """One ``Trace`` of several: identified by the earliest one; a root span that links to a
-    span of another member becomes that span's child."""
+    span of another member becomes that span's child, and so does the root of an agent trace
+    that one tool call of another member ran (``delegations``)."""
     if len(traces) == 1:
         return traces[0]
     ordered = sorted(traces, key=lambda t: first_start(t.spans))
     span_ids = {s.span_id for t in ordered for s in t.spans}
+    adopted = delegations(ordered)
     spans: list[SpanRecord] = []
     for t in ordered:
         for span in t.spans:
-            if not span.parent_span_id:
+            caller = adopted.get(span.span_id) if not span.parent_span_id else None
+            if caller is not None:
+                span = dataclasses.replace(span, parent_span_id=caller)
+            elif not span.parent_span_id:
                 link = next(
                     (
                         ln

@@ -715,7 +715,9 @@ def _tools_running_agents(drafts: list[Draft]) -> None:
     span mapped to an agent step ran that agent (an agent called as a tool, recorded by a
     tracer that types no span as a delegation): it becomes a handoff to that agent, keeping
     the tool's name, call id, arguments and result. Only a child the conventions mapped to
-    an agent counts, never a chain or other plumbing the tool ran."""
+    an agent counts, or the agent's own definition step holding it (Koog's ``create_agent``,
+    an ``other`` step whose span names the same agent), never a chain or other plumbing the
+    tool ran."""
     tools = {
         d.span.span_id: d
         for d in drafts
@@ -723,15 +725,30 @@ def _tools_running_agents(drafts: list[Draft]) -> None:
     }
     if not tools:
         return
+    others = {d.span.span_id: d for d in drafts if d.kind == "other" and d.span is not None}
     for draft in drafts:
         if draft.kind != "agent" or draft.span is None:
             continue
         tool = tools.get(draft.span.parent_span_id)
+        holder = others.get(draft.span.parent_span_id)
+        if (
+            tool is None
+            and holder is not None
+            and holder.span is not None
+            and draft.fields.get("agent_name") is not None
+            and draft.fields.get("agent_name") in _agent_names(holder.span)
+        ):
+            tool = tools.get(holder.span.parent_span_id)
         if tool is not None:
             tool.kind = "handoff"
             name = draft.fields.get("agent_name")
             if name is not None:
                 tool.fields.setdefault("to_agent", name)
+
+
+def _agent_names(span: SpanRecord) -> tuple[Any, ...]:
+    """The agent names a span's GenAI attributes give (``gen_ai.agent.name`` / ``.id``)."""
+    return (span.attributes.get("gen_ai.agent.name"), span.attributes.get("gen_ai.agent.id"))
 
 
 def _nested_agent_handoffs(

@@ -47,12 +47,6 @@ and ``on_messages``, which a ``Swarm`` never calls, and the model client's ``cre
 the scenarios where agents hand over, no span shows an agent or the run, each model call is
 a root of its own; the single-agent scenarios are one trace."""
 
-SPLIT_AGENT_TOOL = frozenset({"koog"})
-"""An agent called from a tool is a trace of its own (Koog starts every agent's
-``create_agent`` span as a root): ``g_handoff`` is two traces, the caller's showing the research
-agent's tool as a plain tool call (no handoff: nothing in that trace says the tool is an
-agent), the research agent's holding its own calls."""
-
 TURNS_APART = frozenset(
     {
         "openllmetry-openai-agents",
@@ -793,7 +787,7 @@ def scenario_tool_calls(
     as one more call content off hid (as for providers that end a tool turn like an answer):
     unnamed, it fails closed."""
     calls = all_tool_calls(trajs)
-    unseen = AGENTS_UNSEEN | SPLIT_AGENT_TOOL | AGENT_BESIDE_ITS_TOOL
+    unseen = AGENTS_UNSEEN | AGENT_BESIDE_ITS_TOOL
     if source in unseen and scenario.handoff is not None:
         assert calls and calls[0].tool in (scenario.handoff_tool, None), calls[:1]
         calls = calls[1:]
@@ -890,12 +884,6 @@ def test_real_trace_maps_to_expected_trajectory(case: Case, conventions: Convent
         assert all(t.root_span_id in roots for t in trajs), "every root is a model call"
     elif case.source in TURNS_APART and case.scenario.name == "p_second_turn":
         assert len(trajs) == 2, f"{case.id}: one trace per user turn"
-        order = sorted(
-            range(len(trajs)), key=lambda i: min(s.start_ns or 0 for s in trajs[i].steps)
-        )
-        traces, trajs = [traces[i] for i in order], [trajs[i] for i in order]
-    elif case.source in SPLIT_AGENT_TOOL and case.scenario.handoff is not None:
-        assert len(trajs) == 2, f"{case.id}: the caller's trace and the called agent's"
         order = sorted(
             range(len(trajs)), key=lambda i: min(s.start_ns or 0 for s in trajs[i].steps)
         )
@@ -1021,7 +1009,7 @@ def test_real_trace_maps_to_expected_trajectory(case: Case, conventions: Convent
     # agent, and back where the script hands back), in order; not a tool call.
     handoffs = [h for t in trajs for h in t.handoffs()]
     got = [(h.from_agent, h.to_agent) for h in handoffs]
-    if case.source in AGENTS_UNSEEN | FRAGMENTED | SPLIT_AGENT_TOOL | AGENT_BESIDE_ITS_TOOL:
+    if case.source in AGENTS_UNSEEN | FRAGMENTED | AGENT_BESIDE_ITS_TOOL:
         assert handoffs == []
     elif scenario.handoff is not None and case.source in NAMELESS_AGENTS:
         assert got == [(None, None)] * len(scenario.handoffs)
