@@ -732,8 +732,18 @@ answer a user query but it got stuck ...", CrewAI with "Now it's time you MUST g
 absolute best final answer ..." (the conventions' ``run_limit_prompts``). With content on the
 last model call holds that request: the run was stopped short (``bounded-effort`` missing
 evidence); the reply is its answer, graded as it is. Without content the request's text is
-not in the trace and nothing else marks it (the last call answered, as any run's does):
-``bounded-effort`` passes on the four searches the trace shows."""
+not in the trace, and ``bounded-effort`` passes on the four searches the trace shows: a known
+false pass (the truth is missing evidence). The traces do hold a structural mark that
+grading does not read yet: CrewAI's last call records invocation parameters without the
+``tools`` every earlier call offered (``llm.invocation_parameters``, kept whatever the
+switch), and smolagents' last model call runs directly under the run's span, outside the
+``Step N`` spans every call of its loop runs in. Reading either needs a per-call record of
+the tools a model call offered, which the step vocabulary does not have (a ``Step`` field
+the mapper and the compiled core fill): left for that change. LiveKit Agents
+(``AgentSession(max_tool_steps=...)``) is not in this list: it forces the final answer with
+``tool_choice`` ``none``, which no span records, and its last request lists its tools as
+every other does, so nothing marks the forced answer, content on or off: its
+``bounded-effort`` pass on ``q_turn_limit`` is a false pass the trace cannot show."""
 LIMIT_ENDS_AFTER_TOOL = ("langchain-agents-openinference", "autogen-openinference")
 """``q_turn_limit``: LangChain's ``AgentExecutor`` returns its own "Agent stopped due to max
 iterations." after the fourth search ran, AutoGen's ``AssistantAgent`` its summary of that
