@@ -49,6 +49,7 @@ a root of its own; the single-agent scenarios are one trace."""
 
 TURNS_APART = frozenset(
     {
+        "openlit-strands",
         "openllmetry-openai-agents",
         "mlflow-openai-agents",
         "strands",
@@ -185,6 +186,8 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "openlit-create-agent",
         "openlit-smolagents",
         "openlit-agno",
+        "openlit-strands",
+        "openlit-agent-framework",
         "openlit-google-adk",
         "openllmetry-agno",
         "openllmetry-openai-agents",
@@ -298,6 +301,8 @@ TOOL_SPAN_SOURCES = frozenset(
         "openlit-create-agent",
         "openlit-smolagents",
         "openlit-agno",
+        "openlit-strands",
+        "openlit-agent-framework",
         "openlit-google-adk",
         "openllmetry-agno",
         "openllmetry-openai-agents",
@@ -419,6 +424,7 @@ OPENLIT_CHAT_REQUESTS = frozenset(
         "openlit-create-agent",
         "openlit-smolagents",
         "openlit-agno",
+        "openlit-agent-framework",
         "openlit-google-adk",
         "openlit-crewai",
         "openlit-pydantic-ai",
@@ -541,14 +547,16 @@ CONTENT_IGNORES_SWITCH = frozenset(
         "agentops-openai-agents",
         "langtrace-langgraph",
         "pipecat",
+        "openlit-strands",
     }
 )
 """Sources whose tracer records messages, arguments and results whatever its content switch
 (OpenLLMetry's CrewAI instrumentation ignores ``TRACELOOP_TRACE_CONTENT``, OpenLLMetry JS's
 LangChain instrumentation ``traceContent: false``, Laminar's OpenAI Agents SDK processor
 ``LMNR_TRACE_CONTENT=false``, as does pydantic-ai's own instrumentation, which Laminar turns on
-with content; Genkit has no switch): the content-off capture holds everything the content-on
-one does."""
+with content; Genkit has no switch; OpenLIT's switch governs only what OpenLIT adds to
+Strands' spans, not Strands' own message events): the content-off capture holds everything the
+content-on one does."""
 
 UNNAMED_FAILED_CALLS = frozenset({"openllmetry-js"})
 """Tool spans named after the tool's class, the tool's own name only in the ToolMessage it

@@ -210,6 +210,8 @@ TOOL_SPANS = (
     "openlit-create-agent",
     "openlit-smolagents",
     "openlit-agno",
+    "openlit-strands",
+    "openlit-agent-framework",
     "openlit-google-adk",
     "openllmetry-agno",
     "openllmetry-openai-agents",
@@ -360,6 +362,7 @@ REQUESTS_WITHOUT_CONTENT = (
     "openlit-create-agent",
     "openlit-smolagents",
     "openlit-agno",
+    "openlit-agent-framework",
     "openlit-google-adk",
     "openlit-crewai",
     "openlit-pydantic-ai",
@@ -407,12 +410,15 @@ CONTENT_IGNORES_SWITCH = (
     "strands-js",
     "strands-js-latest",
     "pipecat",
+    "openlit-strands",
 )
 """The tracer records messages, arguments and results whatever its content switch
 (OpenLLMetry's CrewAI instrumentation ignores ``TRACELOOP_TRACE_CONTENT``, OpenLLMetry JS's
 LangChain instrumentation ``traceContent: false``, Laminar's OpenAI Agents SDK processor
 ``LMNR_TRACE_CONTENT=false``, as does pydantic-ai's own instrumentation, which Laminar turns on
-with content; Genkit and AgentOps have no switch): content off grades as content on."""
+with content; Genkit and AgentOps have no switch; OpenLIT's switch governs only what OpenLIT
+adds to Strands' spans, and Strands' own tracing, whose redaction allow-list is unset, keeps
+its message events): content off grades as content on."""
 PREFIX_UNSHOWN = ("langgraph-mcp-openinference",)
 """Tool names qualified by a toolset prefix joined with ``_`` (``docs_search_docs``:
 langchain-mcp-adapters' ``tool_name_prefix``) and no MCP span of the call naming the server's
@@ -959,6 +965,7 @@ model call (MLflow's AutoGen autolog records no span of a ``Swarm``'s agents), g
 fragment by fragment (``test_team_fragments_never_pass``); its single-agent runs are one
 trace each, graded as ``TOOLS_IN_MESSAGES``."""
 TURNS_APART = (
+    "openlit-strands",
     "openllmetry-openai-agents",
     "mlflow-openai-agents",
     "strands",
@@ -1246,15 +1253,17 @@ def second_turn_expected(source: str, content: bool) -> dict[str, Outcome]:
     about the whole run are missing evidence, and the citation is grounded in the result the
     model was given. Where nothing shows the first turn (content off, ``HISTORY_AS_TEXT``),
     the run never searched and cites a document no result in it returned: those checks fail
-    (known false fails of a conversation that did search, never a pass)."""
+    (known false fails of a conversation that did search, never a pass). A source that
+    records content whatever its switch (``CONTENT_IGNORES_SWITCH``) grades as content on."""
     want = expected(source, "support-rag", "p_second_turn", content)
-    if content and source not in HISTORY_AS_TEXT:
+    shown = content or source in CONTENT_IGNORES_SWITCH
+    if shown and source not in HISTORY_AS_TEXT:
         for name in ("searched-the-index", "bounded-effort", "search-retry"):
             want[name] = MIS
         want["degraded-disclosed"] = MIS  # the earlier search's outcome is not in the trace
     else:
         want["searched-the-index"] = INV
-        if content:
+        if shown:
             want["grounded-citations"] = INV
     return want
 

@@ -1346,6 +1346,45 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
     },
+    "openlit-strands": {
+        "what": "the strands agent (OpenAIModel on the fake server, stream=False; @tool "
+        "functions; an agent as a tool for g_handoff) with Strands' own tracing (default "
+        "conventions) under OpenLIT (openlit.init(): its strands instrumentor, a span processor "
+        "it puts first on the provider to enrich Strands' spans in place, its openai one, and "
+        "the httpx instrumentation it also enables)",
+        "packages": ["openlit", "strands-agents", "openai"],
+        "driver": "fw_openlit:run_strands",
+        "followups": True,
+        "turns_note": ["**Turns:** the same `Agent` object called once per user message (it "
+                       "keeps the conversation's messages)."],
+        "tool_spans": True,
+        "handoff_via": "the `research_agent` tool (`Agent.as_tool`, "
+        "`research_agent {\"input\": ...}`)",
+        "notes": ["**Tool failures:** the tool raises; Strands sends the model an error "
+                  "`toolResult` (`Error: ...`) and sets the tool span's status to ERROR.",
+                  "**Content off:** OpenLIT's switch only; Strands' own tracing has none "
+                  "(its redaction allow-list is not set), as a user switching OpenLIT's "
+                  "content capture off would run it."],
+        "structured_via": STRANDS_OUTPUT_MODEL,
+        "on": {},
+        "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
+    },
+    "openlit-agent-framework": {
+        "what": "the agent-framework agents (Agent on OpenAIChatCompletionClient against the "
+        "fake server, plain function tools, include_detailed_errors; Agent.as_tool delegation "
+        "for g_handoff) under OpenLIT (openlit.init(): its agent_framework instrumentor, which "
+        "turns the framework's own telemetry off and writes its own spans, its openai one, and "
+        "the httpx instrumentation it also enables)",
+        "packages": ["openlit", "agent-framework-core", "agent-framework-openai", "openai"],
+        "driver": "fw_openlit:run_agent_framework",
+        "tool_spans": True,
+        "handoff_via": "the research agent as a tool (`Agent.as_tool`, "
+        "`research_agent {\"task\": ...}`)",
+        "notes": ["**Tool failures:** the tool raises; the framework sends the model "
+                  "`Error: Function failed. Exception: ...` (`include_detailed_errors`)."],
+        "on": {},
+        "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
+    },
     "openlit-pydantic-ai": {
         "what": "the pydantic-ai-openinference agents (OpenAIChatModel on the fake server, "
         "tool_plain tools, ModelRetry for a failing search; a delegation tool for g_handoff) "

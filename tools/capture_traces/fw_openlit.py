@@ -42,6 +42,12 @@ content switch.
 - ``run_create_agent`` (``openlit-create-agent``): ``fw_langchain_create_agent``'s LangChain 1.x
   ``create_agent`` agents (the research agent's graph run from a tool for ``g_handoff``);
   OpenLIT's langchain and langgraph instrumentors (``create_agent`` builds a LangGraph graph).
+- ``run_strands`` (``openlit-strands``): ``fw_strands``'s agents (the research agent as a
+  tool for ``g_handoff``); OpenLIT's strands instrumentor, a span processor enriching Strands'
+  own spans, and its openai one under Strands' ``OpenAIModel``.
+- ``run_agent_framework`` (``openlit-agent-framework``): ``fw_agent_framework``'s agents
+  (``Agent.as_tool`` for ``g_handoff``); OpenLIT's agent_framework instrumentor, which turns
+  the framework's own telemetry off and writes its own spans, and its openai one.
 - ``openlit-litellm`` and ``openlit-bedrock`` run the raw LiteLLM and boto3 Converse loops
   (``fw_litellm.run_openlit``, ``fw_bedrock.run_openlit``).
 """
@@ -231,3 +237,39 @@ def run_create_agent(
 
     init_openlit(tracer_provider, logger_provider)
     _run(scenario, tools, executed)
+
+
+def run_strands(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """The Strands agents under ``openlit.init()``: OpenLIT's strands instrumentor is a span
+    processor it puts first on the global provider, enriching Strands' own spans in place
+    (Strands' tracing stays on, default conventions); its openai one records the requests of
+    Strands' ``OpenAIModel``."""
+    from fw_openai_agents import init_openlit
+    from fw_strands import run_agent
+
+    init_openlit(tracer_provider, logger_provider)
+    run_agent(scenario, tools, executed)
+
+
+def run_agent_framework(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """The Microsoft Agent Framework agents under ``openlit.init()``: OpenLIT's
+    agent_framework instrumentor turns the framework's own telemetry off and writes its own
+    ``invoke_agent`` / ``execute_tool`` spans; its openai one records the requests of
+    ``OpenAIChatCompletionClient``."""
+    from fw_agent_framework import run
+    from fw_openai_agents import init_openlit
+
+    init_openlit(tracer_provider, logger_provider)
+    run(scenario, tracer_provider, logger_provider, tools, executed)
