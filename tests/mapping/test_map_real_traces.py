@@ -155,6 +155,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "smolagents-codeagent-openinference",
         "crewai-openinference",
         "langgraph-openinference",
+        "langgraph-graph-openinference",
         "langgraph-openllmetry",
         "langsmith-otel-langgraph",
         "langsmith-otel-create-agent",
@@ -266,6 +267,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "traceloop-sdk",
         "traceloop-sdk-latest",
         "langgraph-openinference",
+        "langgraph-graph-openinference",
         "langgraph-openllmetry",
         "langsmith-otel-langgraph",
         "langsmith-otel-create-agent",
@@ -364,6 +366,7 @@ OK_NOT_SHOWN = frozenset(
         "upsonic",  # a caught failure ends its span OK, flagged a success
         "openllmetry-agno",
         "langgraph-openinference",
+        "langgraph-graph-openinference",
         "langgraph-openllmetry",
         "laminar-langgraph",
         "openlit-langgraph",

@@ -178,6 +178,7 @@ TOOL_SPANS = (
     "vercel-ai-sdk-otel",
     "vercel-ai-sdk-openinference",
     "langgraph-openinference",
+    "langgraph-graph-openinference",
     "langgraph-openllmetry",
     "langsmith-otel-langgraph",
     "langsmith-otel-create-agent",
@@ -307,6 +308,7 @@ OK_NOT_SHOWN = (
     "upsonic",
     "langgraph-mcp-openinference",
     "langgraph-openinference",
+    "langgraph-graph-openinference",
     "langgraph-openllmetry",
     "laminar-langgraph",
     "langchain-create-agent-openllmetry",
@@ -712,9 +714,12 @@ LIMIT_RAISES = (
     "google-adk",
     "logfire-pydantic-ai",
     "llamaindex-openinference",
+    "langgraph-graph-openinference",
 )
 """``q_turn_limit``: the framework raises at its limit (``MaxTurnsExceeded``,
-``LlmCallsLimitExceededError``, ``UsageLimitExceeded``, LlamaIndex's ``WorkflowRuntimeError``):
+``LlmCallsLimitExceededError``, ``UsageLimitExceeded``, LlamaIndex's ``WorkflowRuntimeError``,
+LangGraph's ``GraphRecursionError`` from a graph built by hand, which nothing guards as the
+prebuilt agent guards its steps):
 the run has no answer, as in ``o_run_error``, and the trace shows the limit ended it (the
 error the conventions declare in ``run_limit_errors``, or the pending request of
 ``LIMIT_REQUEST_PENDING``), so ``bounded-effort`` is missing evidence: four calls within a

@@ -2011,6 +2011,26 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": OPENINFERENCE_HIDDEN,
     },
+    "langgraph-graph-openinference": {
+        "scenarios": ["a_happy", "b_tool_retry", "d_forbidden_tool", "q_turn_limit"],
+        "turn_limit": {
+            "via": '`graph.invoke(..., {"recursion_limit": 8})` (two graph steps per model call '
+            "and its tools)",
+            "error": "GraphRecursionError",
+        },
+        "what": "a hand-built LangGraph ReAct graph (StateGraph(MessagesState): a ChatOpenAI "
+        "model node `agent` on the fake server, the prebuilt ToolNode with handle_tool_errors "
+        "as `tools`, tools_condition between them; no create_react_agent, so nothing guards "
+        "the graph's recursion_limit) traced by openinference-instrumentation-langchain",
+        "packages": ["langgraph", "langgraph-prebuilt", "langchain-core", "langchain-openai",
+                     "openinference-instrumentation-langchain"],
+        "driver": "fw_langgraph_graph:run_openinference",
+        "tool_spans": True,
+        "notes": ["**Tool failures:** the tool raises; the ToolNode sends the model an error "
+                  "ToolMessage (`Error: SearchBackendError(...)`)."],
+        "on": {},
+        "off": OPENINFERENCE_HIDDEN,
+    },
     "langgraph-openllmetry": {
         "what": "the langgraph-openinference agent traced by OpenLLMetry's "
         "opentelemetry-instrumentation-langchain",
