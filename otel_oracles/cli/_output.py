@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from otel_oracles.emit import Explainer, ExplainMode, scrub_verdict, shown_fields, shown_message
+from otel_oracles.emit import Explainer, ExplainMode, scrub_verdict, shown_message
 from otel_oracles.errors import InputError
 from otel_oracles.model.result import InputProblem, OracleResult, RunReport, Verdict
 from otel_oracles.report import ConsoleWriter, JsonWriter, Tally, render_console, render_json
@@ -257,7 +257,9 @@ class ReportStream:
         and HTML get the copy."""
         self.tally.add(verdict)
         if self._json is not None:
-            self._json.add(verdict, None if self._explain == "full" else self._shown_fields)
+            self._json.add(
+                verdict, None if self._explain == "full" else self._explainer.shown_fields
+            )
         if self._console is not None:
             self._console.add(verdict, None if self._explain == "full" else self._shown_message)
         if self._junit is not None or self._html is not None:
@@ -265,9 +267,6 @@ class ReportStream:
             for writer in (self._junit, self._html):
                 if writer is not None:
                     writer.add(verdict)
-
-    def _shown_fields(self, result: OracleResult) -> tuple[str, dict[str, Any]]:
-        return shown_fields(result, self._explain, self._explainer)
 
     def _shown_message(self, result: OracleResult) -> str:
         return shown_message(result, self._explain, self._explainer)

@@ -175,7 +175,18 @@ def explain_key(result: OracleResult, mode: ExplainMode = "template") -> tuple[A
     # The text depends on a few small fields and on the detail values the template may
     # show (a pass shows none): results repeat across traces, and the secret-shape regexes
     # are worth not rerunning for each.
-    shown = _shown_details(result.details) if result.outcome is not _PASS else ()
+    if result.outcome is _PASS:  # the most common result: no detail is shown, no message
+        return (
+            result.name,
+            result.oracle_type,
+            _PASS,
+            result.used,
+            result.budget,
+            tuple(result.step_indexes[: MAX_LIST_ITEMS + 1]),
+            (),
+            None,
+        )
+    shown = _shown_details(result.details)
     if shown is None:
         return None
     return (
@@ -210,6 +221,8 @@ class Explainer:
         self.mode = mode
         self._max = max_texts
         self._texts: dict[tuple[Any, ...], str] = {}
+        self._shown: dict[tuple[Any, ...], str] = {}
+        """``shown_message`` texts (the text without the check's name), under the same keys."""
 
     def __len__(self) -> int:
         """Texts remembered now."""
@@ -224,13 +237,39 @@ class Explainer:
         key = explain_key(result, self.mode)
         if key is None:
             return explain(result, self.mode)
+        return self._text(key, result)
+
+    def _text(self, key: tuple[Any, ...], result: OracleResult) -> str:
         text = self._texts.get(key)
         if text is None:
             text = explain(result, self.mode)
-            if len(self._texts) >= self._max:
-                self._texts.pop(next(iter(self._texts)))  # the oldest goes first
-            self._texts[key] = text
+            self._remember(self._texts, key, text)
         return text
+
+    def _remember(self, texts: dict[tuple[Any, ...], str], key: tuple[Any, ...], text: str) -> None:
+        if len(texts) >= self._max:
+            texts.pop(next(iter(texts)))  # the oldest goes first
+        texts[key] = text
+
+    def shown(self, result: OracleResult) -> str:
+        """The text without the check's name (``shown_message``), remembered too: a report
+        asks for every result it writes, and most are the same few passes."""
+        key = explain_key(result, self.mode)
+        if key is None:
+            return explain(result, self.mode).removeprefix(f"{result.name}: ")
+        text = self._shown.get(key)
+        if text is None:
+            # The key holds the name (its first item), so the prefix is the same each time.
+            text = self._text(key, result).removeprefix(f"{result.name}: ")
+            self._remember(self._shown, key, text)
+        return text
+
+    def shown_fields(self, result: OracleResult) -> tuple[str, dict[str, Any]]:
+        """``shown_fields(result, self.mode, self)`` in one call: a report writer asks it
+        for every result it writes."""
+        if self.mode == "full":
+            return result.message, result.details
+        return self.shown(result), scrub_details(result.details)
 
 
 def _identifier_or_none(value: Any) -> str | None:
@@ -275,15 +314,24 @@ def _shown_message(result: OracleResult) -> str | None:
     return None
 
 
+_SAFE_KEYS: set[str] = set()
+"""Detail keys ``safe_identifier`` accepted (exact ``str`` only): the same few keys come in
+every result, and asking the remembered answer through two calls was most of scrubbing."""
+_SAFE_KEYS_MAX = 4096
+
+
 def scrub_details(details: dict[str, Any]) -> dict[str, Any]:
     """The details a report may show by default: numbers and booleans (counts, lengths,
     exit codes), and identifier-shaped values under identifier keys (secret-shaped ones
     replaced); every other value (arguments, output, matched text) is dropped."""
     out: dict[str, Any] = {}
     for key, value in details.items():
-        if safe_identifier(key) is None:
+        if not (type(key) is str and key in _SAFE_KEYS) and safe_identifier(key) is None:
             continue
-        if isinstance(value, bool | int | float):
+        if type(key) is str and len(_SAFE_KEYS) < _SAFE_KEYS_MAX:
+            _SAFE_KEYS.add(key)
+        kind = type(value)
+        if kind is int or kind is bool or kind is float or isinstance(value, bool | int | float):
             out[key] = value
         elif key in IDENTIFIER_DETAIL_KEYS:
             if isinstance(value, str):
@@ -308,8 +356,9 @@ def shown_message(
     across calls."""
     if mode == "full":
         return result.message
-    text = explainer(result) if explainer is not None else explain(result, mode)
-    return text.removeprefix(f"{result.name}: ")
+    if explainer is not None:
+        return explainer.shown(result)
+    return explain(result, mode).removeprefix(f"{result.name}: ")
 
 
 def shown_fields(

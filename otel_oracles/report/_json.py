@@ -81,32 +81,30 @@ def _plain(value: object) -> bool:
     return kind is float and bool(value - value == 0.0)  # type: ignore[operator]
 
 
-def _json_form(value: dict[str, Any]) -> dict[str, Any]:
-    """A ``dict[str, Any]`` field (details, params) as ``model_dump(mode="json")`` dumps it:
-    itself when it is plain JSON data (most are), else pydantic's dump of it."""
-    if _plain(value):
-        return value
-    dumped: dict[str, Any] = _DETAILS.dump_python(value, mode="json")
-    return dumped
-
-
 def verdict_data(v: Verdict, shown: ShownFields | None = None) -> dict[str, Any]:
     """``v.model_dump(mode="json")`` plus ``verdict``, read from the models' fields instead of
     serialized through pydantic: every field but the two ``dict[str, Any]`` ones of each result
     is already its JSON form once validated (strings, integers, booleans, None, lists of
     them; an ``Outcome`` is a ``str`` that the writer spells as its value), so only those two
-    need a look (``_json_form``). With ``shown``, each result's message and details are what
+    need a look (``_plain``). With ``shown``, each result's message and details are what
     it gives (``JsonWriter.add``). Nothing is copied but the dicts that hold the fields."""
     data = _fields(v, _VERDICT_FIELDS)
     results = []
+    dump = _DETAILS.dump_python
     for result in v.results:
-        out = _fields(result, _RESULT_FIELDS)
+        # ``_fields`` inline (this loop runs for every result reported); a ``dict[str,
+        # Any]`` field (details, params) is itself when it is plain JSON data (most are),
+        # else pydantic's dump of it, as ``model_dump(mode="json")`` dumps the field.
+        out = dict(result.__dict__)
+        if tuple(out) != _RESULT_FIELDS:
+            out = result.model_dump(mode="json")
         if shown is not None:
             out["message"], details = shown(result)
         else:
             details = out["details"]
-        out["details"] = _json_form(details)
-        out["params"] = _json_form(out["params"])
+        out["details"] = details if _plain(details) else dump(details, mode="json")
+        params = out["params"]
+        out["params"] = params if _plain(params) else dump(params, mode="json")
         results.append(out)
     data["results"] = results
     data["counts"] = _fields(v.counts, _COUNTS_FIELDS)

@@ -3,7 +3,8 @@ and equal to what ``explain`` renders."""
 
 from __future__ import annotations
 
-from otel_oracles.emit import Explainer, explain
+from otel_oracles.emit import Explainer, explain, shown_fields, shown_message
+from otel_oracles.emit._explain import scrub_details
 from otel_oracles.model.result import OracleResult, Outcome
 
 
@@ -49,3 +50,62 @@ def test_full_mode_is_the_message_and_is_not_remembered() -> None:
     assert explainer(result) == explain(result, "full")
     assert "alice@example.com" in explainer(result)
     assert len(explainer) == 0
+
+
+def _result(name: str, outcome: Outcome, **fields: object) -> OracleResult:
+    values: dict[str, object] = {
+        "oracle_type": "tool_not_called",
+        "name": name,
+        "layer": "invariant",
+        "outcome": outcome,
+        "passed": outcome in (Outcome.PASS, Outcome.TOLERATED),
+        "message": "delete_records called with alice@example.com",
+        "contract_id": "c",
+    }
+    values.update(fields)
+    return OracleResult.model_validate(values)
+
+
+SHOWN_CASES = [
+    _result("no-delete", Outcome.PASS),
+    _result("no-delete", Outcome.PASS, step_indexes=[3]),
+    _result("no-delete", Outcome.PASS, step_indexes=list(range(9)), used=2, budget=3),
+    _result("no-delete", Outcome.PASS, details={"calls": 0, "tools": ["sk-abcdefghijklmnop"]}),
+    # A name that looks like a secret: the template shows another name, so no prefix goes.
+    _result("sk-live-0123456789abcdefgh", Outcome.PASS),
+    _result("no-delete", Outcome.INVARIANT_FAILURE, details={"tool": "delete_records"}),
+    _result(
+        "tests",
+        Outcome.ERROR,
+        message="no sandbox: install bubblewrap",
+        details={"error.type": "SandboxError"},
+    ),
+    _result("tests", Outcome.ERROR, details={"error.type": "ValueError", "x": float("nan")}),
+    _result("odd", Outcome.MISSING_EVIDENCE, details={"not an identifier": "x", "n": 1}),
+]
+
+
+def test_shown_texts_equal_shown_message_and_are_remembered() -> None:
+    """``Explainer.shown`` (what reports print) is ``shown_message`` without an explainer,
+    on first sight and when remembered, for passes, failures, errors and odd details."""
+    explainer = Explainer("template")
+    expected = [shown_message(r, "template") for r in SHOWN_CASES]
+    assert [explainer.shown(r) for r in SHOWN_CASES] == expected
+    assert [explainer.shown(r) for r in SHOWN_CASES] == expected  # remembered now
+    assert [shown_message(r, "template", explainer) for r in SHOWN_CASES] == expected
+    assert all("alice@example.com" not in text for text in expected)
+
+
+def test_shown_fields_in_one_call_equal_the_functions() -> None:
+    for mode in ("template", "full"):
+        explainer = Explainer(mode)  # type: ignore[arg-type]
+        for result in SHOWN_CASES * 2:
+            assert explainer.shown_fields(result) == shown_fields(result, mode)  # type: ignore[arg-type]
+
+
+def test_scrub_details_remembers_no_key_it_dropped() -> None:
+    """Keys it accepted are remembered; a secret-shaped or odd key is dropped every time."""
+    details = {"calls": 2, "sk-abcdefghijklmnopqrstuv": 1, "user@example.com": 3, 4: 5}
+    for _ in range(3):
+        assert scrub_details(details) == {"calls": 2}
+    assert scrub_details({"tool": "x"}) == {"tool": "x"}
