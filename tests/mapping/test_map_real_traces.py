@@ -226,12 +226,14 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "strands-js",
         "strands-js-latest",
         "livekit-agents",
+        "pipecat-openinference",
     }
 )
 """Sources whose content-off export still names the tools (README table, EXPECTED.md)."""
 
 TOOL_SPAN_SOURCES = frozenset(
     {
+        "pipecat-openinference",
         "autogen-mcp-openinference",
         "smolagents-mcp-openinference",
         "strands-mcp",
@@ -443,10 +445,12 @@ tools are named and their arguments seen; results are not."""
 NAMES_KEPT_WITHOUT_CONTENT |= OPENLIT_CHAT_REQUESTS
 ARGUMENTS_WITHOUT_CONTENT |= OPENLIT_CHAT_REQUESTS
 
-TOOL_IO_WITHOUT_CONTENT = frozenset({"adk-go"})
+TOOL_IO_WITHOUT_CONTENT = frozenset({"adk-go", "pipecat-openinference"})
 """Sources whose tool spans record arguments and results whatever the content switch, which
 governs only the model's messages (ADK for Go writes ``gcp.vertex.agent.tool_call_args`` /
-``tool_response`` on every execute_tool span; its message log records say ``<elided>``)."""
+``tool_response`` on every execute_tool span; its message log records say ``<elided>``;
+OpenInference's Pipecat instrumentation keeps ``tool.parameters`` and its own ``tool.result``
+under ``OPENINFERENCE_HIDE_*``)."""
 
 TARGET_IN_ARGUMENTS = frozenset({"crewai-openinference", "openlit-crewai"})
 """Sources whose handoff is a delegation tool span: the target agent is known only from the
@@ -485,6 +489,7 @@ missing evidence, and its target is known only from the handoff tool's arguments
 
 NO_TOKENS = frozenset(
     {
+        "pipecat-openinference",
         "griptape",
         "dspy-openinference",
         "openllmetry-openai-agents",

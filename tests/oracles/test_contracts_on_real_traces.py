@@ -160,6 +160,7 @@ OUTCOME_CHECKS = {
 CHECKS = {"support-rag": SUPPORT, "coding-agent": CODING, "multi-agent-handoff": HANDOFF}
 
 TOOL_SPANS = (
+    "pipecat-openinference",
     "langfuse-langgraph",
     "claude-agent-sdk",
     "langfuse-openai",
@@ -350,11 +351,18 @@ around a tool that raised; OpenLLMetry's Agno tool spans, the failure only in th
 ``FunctionExecutionResult``; Spring AI's tool observation around its exception processor; ADK
 for Java's FunctionTool, which returns ``{"status": "error"}``): with content off none is
 seen."""
-ARGUMENTS_WITHOUT_CONTENT = ("llamaindex-openllmetry", "adk-go", "claude-agent-sdk", "edot-openai")
+ARGUMENTS_WITHOUT_CONTENT = (
+    "llamaindex-openllmetry",
+    "adk-go",
+    "claude-agent-sdk",
+    "edot-openai",
+    "pipecat-openinference",
+)
 """The tracer records tool arguments whatever its content switch: with content off the checks
 that read arguments only (the coding checks replay the file edits and commands) keep their
-content-on outcome; those that read results or the answer do not (ADK for Go keeps the tool
-results too, but its switch elides the model's messages, so the answer is missing)."""
+content-on outcome; those that read results or the answer do not (ADK for Go and OpenInference's
+Pipecat instrumentation keep the tool results too, but their switches hide the model's
+messages, so the answer is missing)."""
 ARGUMENT_CHECKS = {"coding-agent": CONTENT_CHECKS["coding-agent"]}
 REQUESTS_WITHOUT_CONTENT = (
     "openlit-openai",
@@ -467,6 +475,7 @@ PARALLEL_RUN_IN_TURN = (
     "traceloop-sdk-latest",  # the app's own loop runs a turn's calls one by one
     "koog",  # the single-run strategy's tool node runs a turn's calls one by one
     "vercel-ai-sdk-5-latest",
+    "pipecat-openinference",  # a TOOL span is opened and closed at its result frame
 )
 """The framework ran the two searches of ``l_parallel_failures``' one turn one after the other
 in the content-off capture (ADK, Agno, smolagents, AG2 and AutoGen always; LangGraph's thread

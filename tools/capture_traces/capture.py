@@ -3049,6 +3049,24 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {"LIVEKIT_TELEMETRY_ALLOW_PII": "true"},
         "off": {"LIVEKIT_TELEMETRY_ALLOW_PII": "false"},
     },
+    "pipecat-openinference": {
+        "what": "the pipecat pipelines driven as text (fw_pipecat.py: a user context "
+        "aggregator, the OpenAILLMService on the fake server and an assistant context "
+        "aggregator, started with an LLMRunFrame; the scenario tools registered with "
+        "llm.register_function, a failing search's handler returning {\"error\": ...}), "
+        "Pipecat's own tracing off, traced by openinference-instrumentation-pipecat's "
+        "PipecatInstrumentor (an observer on every PipelineWorker writing OpenInference spans "
+        "from the frames: turns, LLM calls, tool results)",
+        "model": "scripted fake OpenAI server on 127.0.0.1 (`fake_openai.py`), streaming: "
+        "Pipecat's OpenAILLMService always asks for `chat.completion.chunk` server-sent events",
+        "packages": ["pipecat-ai", "openai", "openinference-instrumentation-pipecat"],
+        "driver": "fw_pipecat:run_openinference",
+        "notes": ["**Tool failures:** the search raises; its Pipecat function handler catches "
+                  "it and reports `{\"error\": \"SearchBackendError: ...\"}` through "
+                  "`params.result_callback`."],
+        "on": {},
+        "off": OPENINFERENCE_HIDDEN,
+    },
     "pipecat": {
         "what": "Pipecat pipelines driven as text, without a transport or audio (fw_pipecat.py: "
         "a user context aggregator, the OpenAILLMService on the fake server and an assistant "

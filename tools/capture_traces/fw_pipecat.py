@@ -53,7 +53,29 @@ def run(
     asyncio.run(_pipeline(scenario, tools, executed))
 
 
-async def _pipeline(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
+def run_openinference(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """The same pipeline traced by ``openinference-instrumentation-pipecat``'s
+    ``PipecatInstrumentor`` instead of Pipecat's own tracing (``enable_tracing=False``): it
+    wraps ``PipelineWorker.__init__`` to attach its observer, which writes OpenInference
+    spans from the frames it sees (a turn's CHAIN span, an LLM span per model call, a TOOL
+    span per ``FunctionCallResultFrame``). Content off is its ``OPENINFERENCE_HIDE_*``
+    switches, read by its ``TraceConfig``."""
+    del logger_provider
+    from openinference.instrumentation.pipecat import PipecatInstrumentor
+
+    PipecatInstrumentor().instrument(tracer_provider=tracer_provider)
+    asyncio.run(_pipeline(scenario, tools, executed, tracing=False))
+
+
+async def _pipeline(
+    scenario: Scenario, tools: Tools, executed: list[str], tracing: bool = True
+) -> None:
     from fake_openai import FakeOpenAI
     from pipecat.adapters.llm.schemas.function_schema import FunctionSchema
     from pipecat.adapters.llm.schemas.tools_schema import ToolsSchema
@@ -93,7 +115,7 @@ async def _pipeline(scenario: Scenario, tools: Tools, executed: list[str]) -> No
         aggregators = LLMContextAggregatorPair(context)
         assistant = aggregators.assistant()
         pipeline = Pipeline([aggregators.user(), llm, assistant])
-        worker = PipelineWorker(pipeline, enable_tracing=True, conversation_id=scenario.name)
+        worker = PipelineWorker(pipeline, enable_tracing=tracing, conversation_id=scenario.name)
 
         @assistant.event_handler("on_assistant_turn_stopped")
         async def on_turn_stopped(_aggregator: Any, message: Any) -> None:
