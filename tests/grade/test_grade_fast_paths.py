@@ -292,6 +292,82 @@ def test_whole_id_test_agrees_with_the_lookaround_regex() -> None:
     assert agreed > 500  # the sample reaches both answers often
 
 
+def _random_value(rng: random.Random, depth: int = 0) -> Any:
+    """JSON-like data reaching what ``_SearchText`` must get right: escapes, breaks and id
+    characters inside strings and keys, numbers next to ids, empty and nested containers,
+    and values the core leaves to ``json`` (tuples, huge integers, NaN, non-string keys,
+    objects written through ``str``)."""
+    strings = ["doc-4", "doc-42", "a, b", "[doc-4]", "x\ndoc-4", 'q"doc-4"', "é doc-4é", ""]
+    strings += ["doc-4\\", "{doc-4}", " doc-4 ", "\tdoc-4\x01", "doc-4:1", "\u2028doc-4"]
+    roll = rng.random()
+    if depth < 3 and roll < 0.3:
+        return {
+            (rng.choice(strings) if rng.random() < 0.95 else rng.choice([1, None, 2.5])): (
+                _random_value(rng, depth + 1)
+            )
+            for _ in range(rng.randrange(0, 4))
+        }
+    if depth < 3 and roll < 0.55:
+        items = [_random_value(rng, depth + 1) for _ in range(rng.randrange(0, 4))]
+        return tuple(items) if rng.random() < 0.1 else items
+    scalars: list[Any] = [4, -4, 42, 4.0, 1e16, float("nan"), True, None, 10**30, _Obj()]
+    return rng.choice(strings + scalars)
+
+
+def test_search_texts_find_ids_as_the_made_texts_do() -> None:
+    """``citations_grounded`` searches the core's indented JSON of a structured result
+    instead of ``result_text``'s: for every id that holds no break character, the answer and
+    the occurrences tested must be those of the made text (the charges differ by the two
+    texts' lengths only, the indented one never shorter), on every value (the core declines
+    some; they are made as before)."""
+    from otel_oracles.grade.oracles.trace_answers import (
+        _RUN_BREAKS,
+        _cites_whole_id,
+        _ScanBudget,
+        _search_text,
+    )
+    from otel_oracles.grade.oracles.trace_common import result_text
+
+    rng = random.Random(12)
+    ids = ["doc-4", "doc-42", "oc-4", "4", "n", "u2028doc", "é", "1e", "NaN", "null", "b", "x"]
+    found = indented = 0
+    for _ in range(3000):
+        value = _random_value(rng)
+        made = result_text(value)
+        text, is_made = _search_text(value)
+        assert text == made if is_made else len(text) >= len(made), value
+        indented += not is_made
+        for ident in ids:
+            assert _RUN_BREAKS.isdisjoint(ident)
+            plain, fast = _ScanBudget(1), _ScanBudget(1)
+            answer = _cites_whole_id(ident, made, plain)
+            assert _cites_whole_id(ident, text, fast) is answer, (ident, made)
+            assert plain.left - fast.left == len(text) - len(made), (ident, made)
+            found += answer
+    assert indented > 1000 and found > 1000  # both paths, and both answers, often
+
+
+def test_citations_charged_past_the_budget_by_stand_in_texts_are_recounted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The indented texts a search goes through are longer than the results' own: a budget
+    that only they exceed grades the trajectory on the results' texts, as before; one the
+    results' texts exceed too ends in ``error``."""
+    from otel_oracles.grade.oracles import trace_answers
+
+    results = [tool("search_docs", {"q": str(i)}, {"text": "x " * 500}) for i in range(40)]
+    answer = gen(" ".join(f"[doc-{i}]" for i in range(200)))
+    # Each of the 200 ids is looked for in all 40 results (none holds one): 8,000 scans of a
+    # result's text, two characters longer when indented.
+    charged = 200 * 40 * len(trace_answers.result_text({"text": "x " * 500}))
+    monkeypatch.setattr(trace_answers, "CITATION_SCAN_BUDGET", charged + 200 * 40)
+    res = check({"type": "citations_grounded"}, traj(*results, answer))
+    assert res.outcome == Outcome.INVARIANT_FAILURE, res.message  # doc-0 .. doc-199 ungrounded
+    monkeypatch.setattr(trace_answers, "CITATION_SCAN_BUDGET", charged - 1)
+    res = check({"type": "citations_grounded"}, traj(*results, answer))
+    assert res.outcome == Outcome.ERROR and "WorkBudgetExceeded" in str(res.details)
+
+
 def _leaves_pairwise(gens: list[Step]) -> list[Step]:
     """The definition ``leaf_generations`` computes in one sort: a call is a leaf unless it
     contains another call (starts no later, ends no earlier, different interval)."""

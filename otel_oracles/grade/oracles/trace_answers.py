@@ -21,6 +21,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from otel_oracles import safe_regex
+from otel_oracles._native import json_indented
 from otel_oracles.errors import WorkBudgetExceeded
 from otel_oracles.grade.evidence import (
     WORK_INVISIBLE,
@@ -111,18 +112,29 @@ OCCURRENCE_COST = 1_000
 characters (the test is a few Python operations, a plain scan a character per nanosecond)."""
 
 
+class _Recount(Exception):
+    """A search charged for the indented texts (``_search_text``) ran past the budget: those
+    texts are longer than the ones they stand for, so whether the made texts would have is
+    decided again on them."""
+
+
 class _ScanBudget:
-    """The characters a check may still scan (``CITATION_SCAN_BUDGET``)."""
+    """The characters a check may still scan (``CITATION_SCAN_BUDGET``). ``estimated``: some
+    charges may exceed what the made texts would cost (``_search_text``), so running out is
+    ``_Recount``, not the check's error."""
 
-    __slots__ = ("ids", "left")
+    __slots__ = ("estimated", "ids", "left")
 
-    def __init__(self, ids: int) -> None:
+    def __init__(self, ids: int, estimated: bool = False) -> None:
         self.ids = ids
         self.left = CITATION_SCAN_BUDGET
+        self.estimated = estimated
 
     def spend(self, chars: int) -> None:
         self.left -= chars
         if self.left < 0:
+            if self.estimated:
+                raise _Recount
             raise WorkBudgetExceeded(
                 f"searching the earlier results for {self.ids:,} cited ids exceeds the "
                 f"check's budget of {CITATION_SCAN_BUDGET:,} scanned characters; not graded"
@@ -164,6 +176,89 @@ def _source_texts(ev: Evidence, step: Step) -> str | None:
     if not absent(step, "result"):
         parts.append(step_result_text(ev, step))
     return "\n".join(parts) if parts else None
+
+
+_RUN_BREAKS = frozenset(" \n,[]{}")
+"""What may stand between two JSON tokens (with the brackets) in ``result_text``'s compact
+text and in ``json.dumps(indent=0)``'s: an id holding none of these characters is found
+alike in both (``_search_text``)."""
+
+
+def _search_text(value: Any) -> tuple[str, bool]:
+    """``(text, made)``: what ``result_text(value)`` is searched through for cited ids, and
+    whether it is that text itself. A structured value is written by the core
+    (``json_indented(value, 0)``, two to three times faster than Python's ``json``; the
+    serialization was most of what ``citations_grounded`` cost): ``json.dumps(value,
+    indent=0, ensure_ascii=False)``, which writes every token (strings with their escapes,
+    numbers, ``true``/``false``/``null``) exactly as ``result_text`` does and in the same
+    order, and differs only between tokens: ``,\n`` for ``, ``, and a newline after each
+    opening and before each closing bracket of a non-empty container. Both texts are thus
+    the same sequence of maximal runs of characters outside ``_RUN_BREAKS`` (a raw newline
+    never occurs inside a JSON string), so an id holding none of those characters occurs in
+    one where it occurs in the other, in the same order and between the same neighbours or
+    a break, and no break continues an id (``_ID_CHAR``): ``_cites_whole_id`` answers alike
+    after testing the same occurrences. Only the length it is charged differs: the indented
+    text is longer (two characters per non-empty container), hence ``_Recount``. What the
+    core does not write (values that are not plain JSON data) is made by ``result_text``."""
+    if isinstance(value, str):
+        return value, True
+    indented = json_indented(value, 0)
+    if indented is None:
+        return result_text(value), True
+    return indented, False
+
+
+def _source_search(ev: Evidence, step: Step) -> tuple[str, bool] | None:
+    """``_search_text`` of ``_source_texts(ev, step)`` (None = unknown), the result's once
+    per step."""
+    parts = []
+    if step.documents is not None and "documents" not in step.redacted:
+        parts.append(_search_text(step.documents))
+    if not absent(step, "result"):
+        made: tuple[str, bool] = ev.step_memoized(
+            step, "result_search_text", lambda: _search_text(step.result)
+        )
+        parts.append(made)
+    if not parts:
+        return None
+    if len(parts) == 1:
+        return parts[0]
+    return "\n".join(text for text, _ in parts), all(made for _, made in parts)
+
+
+_Maker = tuple[Step, Callable[[], str | None], Callable[[], tuple[str, bool] | None]]
+"""A source of ``citations_grounded``: its step, what makes its text, and what makes the
+text it is searched through (``_search_text``)."""
+
+
+def _ground(
+    ids: list[str],
+    makers: list[_Maker],
+    text_at: Callable[[int], str | None],
+    budget: _ScanBudget,
+    searched: bool = True,
+) -> dict[str, Step]:
+    """Each cited id -> the first source (in ``makers``' order) that returns it as a whole
+    id, searching each source's made text (``text_at``), or, with ``searched`` and for an id
+    holding no ``_RUN_BREAKS`` character, the text ``_search_text`` stands in for it with:
+    the same answers; charges at least those of the made texts, which is why ``budget`` is
+    then ``estimated``."""
+    made: list[tuple[str, bool] | None] = []
+    grounded: dict[str, Step] = {}
+    for ident in ids:
+        stand_in = searched and _RUN_BREAKS.isdisjoint(ident)
+        for i, (s, _, _) in enumerate(makers):
+            if stand_in:
+                while len(made) <= i:
+                    made.append(makers[len(made)][2]())
+                found = made[i]
+                text = None if found is None else found[0]
+            else:
+                text = text_at(i)
+            if text is not None and _cites_whole_id(ident, text, budget):
+                grounded[ident] = s
+                break
+    return grounded
 
 
 # ---- citations ----------------------------------------------------------------------------------
@@ -208,14 +303,22 @@ class CitationsGrounded(OracleCheck):
         # Each source's text is made when a search first reaches it (most answers cite ids
         # found in the first results, and serializing a structured result is the costly
         # part); the order searched is the order listed, as if all were made up front.
-        makers: list[tuple[Step, Callable[[], str | None]]] = [
-            (s, functools.partial(_source_texts, ctx.evidence, s)) for s in sources
+        makers: list[_Maker] = [
+            (
+                s,
+                functools.partial(_source_texts, ctx.evidence, s),
+                functools.partial(_source_search, ctx.evidence, s),
+            )
+            for s in sources
         ]
         # Tool results the model was handed in its input count too (the call itself may
         # belong to a part of the run outside this trace).
         for g in ctx.evidence.generations():
             if g is out.step or _before(g, out.step):
-                makers.extend((g, functools.partial(result_text, r)) for r in tool_responses(g))
+                makers.extend(
+                    (g, functools.partial(result_text, r), functools.partial(_search_text, r))
+                    for r in tool_responses(g)
+                )
         made: list[str | None] = []
 
         def text_at(i: int) -> str | None:
@@ -223,17 +326,13 @@ class CitationsGrounded(OracleCheck):
                 made.append(makers[len(made)][1]())
             return made[i]
 
-        grounded: dict[str, Step] = {}
-        budget = _ScanBudget(len(ids))
-        for ident in ids:
-            for i, (s, _) in enumerate(makers):
-                t = text_at(i)
-                if t is not None and _cites_whole_id(ident, t, budget):
-                    grounded[ident] = s
-                    break
+        try:
+            grounded = _ground(ids, makers, text_at, _ScanBudget(len(ids), estimated=True))
+        except _Recount:
+            grounded = _ground(ids, makers, text_at, _ScanBudget(len(ids)), searched=False)
         ungrounded = [i for i in ids if i not in grounded]
         if ungrounded:
-            texts = [(s, text_at(i)) for i, (s, _) in enumerate(makers)]
+            texts = [(s, text_at(i)) for i, (s, _, _) in enumerate(makers)]
         details = {
             "cited": ids,
             "grounded": {i: s.index for i, s in grounded.items()},
