@@ -9,6 +9,7 @@ from opentelemetry.sdk.metrics.export import MetricsData
 from otel_oracles.decode._transfer import RequestBody, WireSpan
 from otel_oracles.emit._records import ItemBatch, LogItem, SpanItem
 from otel_oracles.model.span import LogRecord, SpanRecord
+from otel_oracles.model.step import SpanRef, Step, StepKind
 
 def core_version() -> str:
     """The version of the crate the module was built from."""
@@ -313,6 +314,77 @@ class FieldReader:
     ) -> None:
         """Per field of plan ``plan``, the first usable source's value into ``fields``; a
         content field left with only a placeholder into ``redacted``."""
+
+class Drafter:
+    """The per-span part of a draft step (``mapping._mapper._draft``): the fields read by a
+    rule's plan, the status from the error signals, the fields normalized, in one call
+    (``native/python/src/draft.rs`` says what it decides, in order)."""
+
+    def __init__(
+        self,
+        reader: FieldReader,
+        control_flow: frozenset[str],
+        run_limit_errors: bool,
+        vocabulary: dict[str, str],
+        error_code: int,
+        hooks: tuple[
+            Callable[[Any], str | None],
+            Callable[[Any], int | None],
+            Callable[[Any], list[str] | None],
+            Callable[[Any], list[dict[str, Any]]],
+            Callable[[dict[str, Any]], str | None],
+        ],
+        /,
+    ) -> None:
+        """``hooks``: ``(parse_string, parse_int, parse_string_list, output_messages,
+        run_limit)``, the Python functions called for what the core leaves to them."""
+    def draft(
+        self,
+        span: SpanRecord,
+        children: Sequence[SpanRecord],
+        plan: int,
+        fields: dict[str, Any],
+        redacted: set[str],
+        attributes: dict[str, Any],
+        /,
+    ) -> Literal["ok", "error", "unset"]:
+        """Read plan ``plan`` of ``span`` into ``fields`` / ``redacted``, decide its status
+        from the error signals and normalize the fields; ``run_limit`` and
+        ``structured_output`` go into ``attributes``. Returns the status."""
+
+class StepBuilder:
+    """A finished draft made into a ``Step`` (``mapping._mapper._step``;
+    ``native/python/src/step.rs`` says how)."""
+
+    def __init__(
+        self,
+        step: type[Step],
+        span_ref: type[SpanRef],
+        field_types: dict[str, type | None],
+        parse_string: Callable[[Any], str | None],
+        /,
+    ) -> None:
+        """``field_types``: per draft field the exact type of a value that needs no
+        validation, ``None`` for any value."""
+    def build(
+        self,
+        index: int,
+        kind: StepKind,
+        fields: dict[str, Any],
+        status: str,
+        span: SpanRecord | None,
+        synthesized: bool,
+        redacted: set[str],
+        attributes: dict[str, Any],
+        convention: str,
+        trace_id: str,
+        path: str | None,
+        content: str | None,
+        command: str | None,
+        /,
+    ) -> Step | dict[str, Any]:
+        """The ``Step``, or its values for ``Step(**values)`` when one is not exactly of its
+        field's type."""
 
 # -- the text command and network checks search (native/python/src/scan.rs) ----------------
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from otel_oracles import safe_regex
 from otel_oracles._native import (
+    Drafter,
     FieldReader,
     RuleTable,
     parse_genai_messages,
@@ -30,6 +31,7 @@ from otel_oracles._native import (
 from otel_oracles.mapping._loader import ConventionSet
 from otel_oracles.mapping._tool_results import ToolResultRules, tool_result_rules
 from otel_oracles.mapping.config import SPAN_KINDS, Condition, Match, Rule, Source
+from otel_oracles.mapping.parsers.scalars import parse_int, parse_string, parse_string_list
 from otel_oracles.model.span import SpanRecord, StatusCode, Trace
 
 log = logging.getLogger(__name__)
@@ -92,6 +94,10 @@ class CompiledSet:
     each span's rule."""
     reader: FieldReader
     """The rules' read plans (``_plan``): it reads a selected rule's fields."""
+    drafter: Drafter
+    """The per-span part of a draft (``_mapper._draft``) in the compiled core: the fields by
+    the rule's read plan (``reader``), the status from the error signals and the fields
+    normalized, in one call (``drafter``)."""
     control_flow_exceptions: frozenset[str] = frozenset()
     """The files' ``control_flow_exceptions`` (last dotted part of the type name)."""
     run_limit_errors: tuple[str, ...] = ()
@@ -323,6 +329,23 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
             s.attr for s in now.get("result", ()) if s.attr is not None and s.event is None
         )
     frozen_placeholders = frozenset(placeholders)
+    reader = FieldReader(plans, frozen_placeholders, _parser_failed)
+    control_flow = frozenset(
+        name for conv in conventions.files for name in conv.control_flow_exceptions
+    )
+    run_limit_errors = tuple(
+        dict.fromkeys(name for conv in conventions.files for name in conv.run_limit_errors)
+    )
+    hooks = (
+        parse_string,
+        parse_int,
+        parse_string_list,
+        output_messages,
+        functools.partial(run_limit, names=run_limit_errors),
+    )
+    drafter = Drafter(
+        reader, control_flow, bool(run_limit_errors), vocabulary, StatusCode.ERROR, hooks
+    )
     content = ContentReads(frozen_placeholders)
     table = rule_table(
         [rule for conv in conventions.files for rule in conv.rules],
@@ -335,13 +358,10 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
         tool_call_finish_reasons=frozenset(reasons),
         table=table,
         content=content if content.reads else None,
-        reader=FieldReader(plans, frozen_placeholders, _parser_failed),
-        control_flow_exceptions=frozenset(
-            name for conv in conventions.files for name in conv.control_flow_exceptions
-        ),
-        run_limit_errors=tuple(
-            dict.fromkeys(name for conv in conventions.files for name in conv.run_limit_errors)
-        ),
+        reader=reader,
+        drafter=drafter,
+        control_flow_exceptions=control_flow,
+        run_limit_errors=run_limit_errors,
         run_limit_prompts=tuple(
             dict.fromkeys(text for conv in conventions.files for text in conv.run_limit_prompts)
         ),
@@ -349,6 +369,56 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
         finish_reasons=vocabulary,
         tool_results=tool_result_rules(conventions.files),
     )
+
+
+# ---- what the drafter leaves to Python ------------------------------------------------------
+
+
+def run_limit(fields: Mapping[str, Any], names: tuple[str, ...]) -> str | None:
+    """The ``run_limit_errors`` entry a failed step's error is, if any: its type's last
+    dotted part equals one, or its message holds one (plain substring search: linear in the
+    untrusted message). Asked by the drafter before the fields are normalized."""
+    etype = fields.get("error_type")
+    short = etype.rsplit(".", 1)[-1] if isinstance(etype, str) else None
+    message = fields.get("error_message")
+    text = message if isinstance(message, str) else ""
+    for name in names:
+        if name == short or name in text:
+            return name
+    return None
+
+
+def output_messages(output: Any) -> list[dict[str, Any]]:
+    """The output messages an ``output`` field (an agent's or a run's output, not read as
+    messages) stands for: the messages when its text is a JSON list of GenAI messages
+    (``messages_written_as_text``), else one assistant message holding the text."""
+    text = output if isinstance(output, str) else parse_string(output)
+    return messages_written_as_text(text) or [
+        {"role": "assistant", "parts": [{"type": "text", "content": text}]}
+    ]
+
+
+def messages_written_as_text(text: str | None) -> list[dict[str, Any]] | None:
+    """``text`` as messages when it is a JSON list of GenAI messages (every item an object
+    with a ``role`` and a ``parts`` list), else ``None``.
+
+    Some tracers write a run's output messages into a generic output attribute (OpenInference's
+    Vercel processor puts the merged run, tool results included, in ``output.value``). Read as
+    one text, the tool results in it would be taken for the answer, and the ids the search
+    returned for citations the answer made."""
+    if not text or text[0] != "[":
+        return None
+    parsed = parse_json_or_text(text)
+    if not (
+        isinstance(parsed, list)
+        and parsed
+        and all(
+            isinstance(m, dict) and "role" in m and isinstance(m.get("parts"), list) for m in parsed
+        )
+    ):
+        return None
+    messages = parse_genai_messages(parsed)  # the list already decoded, not the text again
+    return messages or None
 
 
 def outcome_fields(sources: list[Source]) -> list[tuple[str, bool, list[Source]]]:

@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from otel_oracles import safe_regex
+from otel_oracles._native import StepBuilder
 from otel_oracles.mapping._compile import (
-    MISSING,
     CompiledRule,
     CompiledSet,
     plain,
@@ -45,18 +45,13 @@ from otel_oracles.mapping._stacked import merge_stacked_generations
 from otel_oracles.mapping._tool_results import (
     ToolResultRules,
     error_type_of,
-    is_text_block,
     message_result,
     outcome_text,
 )
-from otel_oracles.mapping.parsers.otel_genai import parse_genai_messages
 from otel_oracles.mapping.parsers.scalars import (
-    parse_int,
-    parse_json_or_text,
     parse_string,
-    parse_string_list,
 )
-from otel_oracles.model.span import SpanRecord, StatusCode, Trace
+from otel_oracles.model.span import SpanRecord, Trace
 from otel_oracles.model.step import (
     COMMAND_KEYS,
     CONTENT_KEYS,
@@ -216,42 +211,6 @@ def run_wrappers(
 # ---- per span -----------------------------------------------------------------------------
 
 
-def _control_flow_only(
-    span: SpanRecord, error_type: Any, names: frozenset[str], read_type: Any = None
-) -> bool:
-    """Whether the span's error signals all name control-flow exceptions of its framework
-    (``control_flow_exceptions``): an ``error.type`` or ``exception`` event, each naming one,
-    and nothing else (an ERROR status alone, or any other exception, is a failure). Then
-    nothing failed there: tracers mark the exception they saw, not the framework's intent.
-    ``read_type`` is the type the span's rule read itself (its ``error_type`` field), for
-    tracers whose exception events carry a generic type and the real one elsewhere (the
-    LangSmith SDK: type ``Exception``, the original repr in the message); it stands for the
-    first event's type, as an ``event`` source reads the first event (any later exception
-    is judged by its own type)."""
-    if not names:
-        return False
-    types = [error_type] if error_type is not MISSING else []
-    events = [e.attributes.get("exception.type") for e in span.events if e.name == "exception"]
-    if isinstance(read_type, str) and events:
-        events[0] = read_type
-    types += events
-    return bool(types) and all(isinstance(t, str) and t.rsplit(".", 1)[-1] in names for t in types)
-
-
-def _run_limit(fields: Mapping[str, Any], names: tuple[str, ...]) -> str | None:
-    """The ``run_limit_errors`` entry a failed step's error is, if any: its type's last
-    dotted part equals one, or its message holds one (plain substring search: linear in the
-    untrusted message)."""
-    etype = fields.get("error_type")
-    short = etype.rsplit(".", 1)[-1] if isinstance(etype, str) else None
-    message = fields.get("error_message")
-    text = message if isinstance(message, str) else ""
-    for name in names:
-        if name == short or name in text:
-            return name
-    return None
-
-
 def _run_limit_prompt(messages: Any, prompts: tuple[str, ...]) -> str | None:
     """The ``run_limit_prompts`` entry a model call's system or user messages hold, if any:
     the framework's own request for a final answer once its limit was reached. Only those
@@ -278,7 +237,6 @@ def _draft(
 ) -> Draft:
     draft = Draft(kind=rule.step, span=span, rule=rule, children=children)
     fields = draft.fields
-    read_fields(span, children, rule.plan, compiled, fields, draft.redacted)
     attributes = span.attributes
     if rule.keep:
         draft.attributes.update(read_keep(attributes, rule.keep))
@@ -286,52 +244,15 @@ def _draft(
         draft.attributes["merged_model_calls"] = True
     if rule.delivers_answer:
         draft.attributes["delivers_answer"] = True
-    exception = None
-    if span.events:
-        for event in span.events:
-            if event.name == "exception":
-                exception = event
-                break
-    error_type_attr = attributes.get("error.type", MISSING)
-    signalled = (
-        span.status_code == StatusCode.ERROR
-        or error_type_attr is not MISSING
-        or exception is not None
+    # The fields, the status from the error signals (control-flow exceptions are no
+    # failure; ``run_limit_errors``) and the normalized fields, by the compiled core.
+    draft.status = compiled.drafter.draft(
+        span, children, rule.plan, fields, draft.redacted, draft.attributes
     )
-    if signalled and _control_flow_only(
-        span, error_type_attr, compiled.control_flow_exceptions, fields.get("error_type")
-    ):
-        fields.pop("error_type", None)  # nothing failed: a control-flow exception has no type
-        signalled = False
-    if signalled:
-        draft.status = "error"
-        if "error_type" not in fields:
-            etype = error_type_attr if error_type_attr is not MISSING else None
-            if etype is None and exception is not None:
-                etype = exception.attributes.get("exception.type")
-            if etype is not None:
-                fields["error_type"] = etype
-        if "error_message" not in fields:
-            message = span.status_message or None
-            if message is None and exception is not None:
-                message = exception.attributes.get("exception.message")
-            if message is not None:
-                fields["error_message"] = message
-    elif span.end_ns:
-        draft.status = "ok"
-    if draft.status == "error" and compiled.run_limit_errors:
-        limit = _run_limit(fields, compiled.run_limit_errors)
-        if limit is not None:
-            draft.attributes["run_limit"] = limit
-    _normalize_fields(draft)
     if compiled.run_limit_prompts and rule.step == "generation":
         prompt = _run_limit_prompt(draft.fields.get("input_messages"), compiled.run_limit_prompts)
         if prompt is not None:
             draft.attributes["run_limit"] = prompt
-    if compiled.finish_reasons and draft.fields.get("finish_reasons"):
-        draft.fields["finish_reasons"] = canonical_finish_reasons(
-            draft.fields["finish_reasons"], compiled.finish_reasons
-        )
     if rule.outcome_reads:
         _read_outcome(draft, rule.outcome_reads, compiled.tool_results)
     if rule.result_error_keys and draft.status != "error":
@@ -391,112 +312,6 @@ def _null_result(attributes: Mapping[str, Any], rule: CompiledRule) -> bool:
         if key in attributes:
             raw = attributes[key]
             return isinstance(raw, str) and raw.strip() in _NULL_TEXTS
-    return False
-
-
-_TOKEN_FIELDS = ("input_tokens", "output_tokens")
-_MESSAGE_FIELDS = ("input_messages", "output_messages")
-
-
-def _normalize_fields(draft: Draft) -> None:
-    f = draft.fields
-    # parse_string / parse_int return exact str / int values unchanged: call them only for
-    # values of another type (the rare case). One pass over the fields for the strings
-    # (replacing the value of an existing key while iterating is allowed: the size is fixed).
-    for name, value in f.items():
-        if type(value) is not str and name in STRING_FIELDS:
-            f[name] = parse_string(value)
-    for name in _TOKEN_FIELDS:
-        if name in f and type(f[name]) is not int:
-            f[name] = parse_int(f[name])
-    if "finish_reasons" in f:
-        reasons = f["finish_reasons"]
-        if type(reasons) is list and all(type(r) is str for r in reasons):
-            f["finish_reasons"] = reasons.copy()  # what parse_string_list returns for it
-        else:
-            f["finish_reasons"] = parse_string_list(reasons)
-    for name in ("input_messages", "output_messages", "documents"):
-        if name in f:
-            value = f[name]
-            if not (isinstance(value, list) and all(isinstance(m, dict) for m in value)):
-                del f[name]
-    for name in _MESSAGE_FIELDS:
-        if name in f and _content_dropped(f[name]):
-            draft.redacted.add(name)
-    if "result" in f:
-        f["result"] = parse_json_or_text(f["result"])
-        if is_text_block(f["result"]):  # an MCP tool's text output as the agent SDK records it
-            f["result"] = parse_json_or_text(f["result"]["text"])
-    if "structured_output" in f:
-        # No step field of its own: an agent's structured answer, kept for grading (an
-        # object only; anything else is no such answer).
-        answer = f.pop("structured_output")
-        if isinstance(answer, dict) and answer:
-            draft.attributes["structured_output"] = answer
-    if "output" in f:
-        output = f.pop("output")
-        if output is not None and "output_messages" not in f:
-            text = output if isinstance(output, str) else parse_string(output)
-            f["output_messages"] = _messages_written_as_text(text) or [
-                {"role": "assistant", "parts": [{"type": "text", "content": text}]}
-            ]
-    redacted = draft.redacted
-    if redacted and "output" in redacted and "output_messages" not in f:
-        redacted.discard("output")
-        redacted.add("output_messages")
-    if f.get("finish_reasons") is None and f.get("output_messages"):
-        reasons = [m["finish_reason"] for m in f["output_messages"] if m.get("finish_reason")]
-        if reasons:
-            f["finish_reasons"] = [str(r) for r in reasons]
-
-
-def _messages_written_as_text(text: str | None) -> list[dict[str, Any]] | None:
-    """``text`` as messages when it is a JSON list of GenAI messages (every item an object
-    with a ``role`` and a ``parts`` list), else ``None``.
-
-    Some tracers write a run's output messages into a generic output attribute (OpenInference's
-    Vercel processor puts the merged run, tool results included, in ``output.value``). Read as
-    one text, the tool results in it would be taken for the answer, and the ids the search
-    returned for citations the answer made."""
-    if not text or text[0] != "[":
-        return None
-    parsed = parse_json_or_text(text)
-    if not (
-        isinstance(parsed, list)
-        and parsed
-        and all(
-            isinstance(m, dict) and "role" in m and isinstance(m.get("parts"), list) for m in parsed
-        )
-    ):
-        return None
-    messages = parse_genai_messages(parsed)  # the list already decoded, not the text again
-    return messages or None
-
-
-def canonical_finish_reasons(reasons: list[str], vocabulary: dict[str, str]) -> list[str]:
-    """Each reason in the shared vocabulary (``end_turn``, ``STOP`` -> ``stop``; ``tool_use``,
-    ``tool_calls`` -> ``tool_call``): oracles compare one spelling, whichever vendor
-    attribute or convention version it came from. Unknown reasons stay as they are."""
-    return [vocabulary.get(r.lower(), r) for r in reasons]
-
-
-def _content_dropped(messages: list[dict[str, Any]]) -> bool:
-    """True when capture kept the message structure but dropped the content (text parts
-    without text, tool calls without arguments, tool responses without a response)."""
-    for msg in messages:
-        parts = msg.get("parts")
-        if not parts or not isinstance(parts, list):
-            return True
-        for part in parts:
-            if not isinstance(part, dict):
-                continue
-            kind = part.get("type")
-            if (
-                (kind == "text" and part.get("content") is None)
-                or (kind == "tool_call" and "arguments" not in part)
-                or (kind == "tool_call_response" and "response" not in part)
-            ):
-                return True
     return False
 
 
@@ -1281,28 +1096,52 @@ def _build_steps(
 def _step(
     index: int, draft: Draft, trace_id: str, tool_kinds: Mapping[tuple[str, str], ToolKinds]
 ) -> Step:
-    f = draft.fields
     kind = _KINDS.get(draft.kind) or StepKind(draft.kind)
-    tool_call = kind is StepKind.TOOL_CALL
+    path = content = command = None
+    if kind is StepKind.TOOL_CALL:
+        kind, path, content, command = _tool_kind(draft, tool_kinds)
+    built = _STEPS.build(
+        index,
+        kind,
+        draft.fields,
+        draft.status,
+        draft.span,
+        draft.synthesized,
+        draft.redacted,
+        draft.attributes,
+        draft.rule.file,
+        trace_id,
+        path,
+        content,
+        command,
+    )
+    if isinstance(built, dict):
+        return Step(**built)  # unexpected types: let validation decide
+    return built
+
+
+def _tool_kind(
+    draft: Draft, tool_kinds: Mapping[tuple[str, str], ToolKinds]
+) -> tuple[StepKind, str | None, str | None, str | None]:
+    """A tool call's kind (``tool_call``, ``file_edit`` or ``command``) and, for the last
+    two, the path and content, or the command, from its arguments (AgentBench rules)."""
+    f = draft.fields
     arguments = f.get("arguments")
-    arguments_raw = None
-    if arguments is not None and not isinstance(arguments, dict):
-        arguments_raw = arguments if isinstance(arguments, str) else parse_string(arguments)
+    if not isinstance(arguments, dict):
         arguments = None
     tool = f.get("tool")
     # A plugin- or toolset-qualified name (``SupportTools-write_file``) edits files or runs
     # commands like its bare name does, and so does a name the MCP server ran the call under
     # (``mcp_tool``, a merged MCP layer's) or a ``_``-joined toolset prefix of a known file
     # or shell tool (``docs_write_file``: fail closed, an edit is never missed for a prefix).
-    bare = parse_tool_name(tool).name if tool_call and isinstance(tool, str) else None
+    bare = parse_tool_name(tool).name if isinstance(tool, str) else None
     if bare is not None:
         bare = _known_tool_name(bare, draft.attributes.get("mcp_tool"))
     path = content = command = None
     # A rule may name the agent's own file and shell tools (``file_edit_tools``,
     # ``command_tools``); synthesized calls keep AgentBench's names only.
     own = tool_kinds.get((draft.rule.file, draft.rule.rule_id)) if tool_kinds else None
-    if tool_call and (bare in WRITE_TOOLS or (own is not None and bare in own.file_edit)):
-        kind = StepKind.FILE_EDIT
+    if bare in WRITE_TOOLS or (own is not None and bare in own.file_edit):
         if arguments is not None:
             raw_path = first_key(arguments, PATH_KEYS)
             path = normalize_path(str(raw_path)) if raw_path is not None else None
@@ -1312,48 +1151,16 @@ def _step(
                 if isinstance(raw_content, str) or raw_content is None
                 else str(raw_content)
             )
-    elif tool_call and (bare in SHELL_TOOLS or (own is not None and bare in own.command)):
-        kind = StepKind.COMMAND
+        return StepKind.FILE_EDIT, path, content, None
+    if bare in SHELL_TOOLS or (own is not None and bare in own.command):
         if arguments is not None:
             raw_cmd = first_key(arguments, COMMAND_KEYS)
             command = raw_cmd if isinstance(raw_cmd, str) or raw_cmd is None else str(raw_cmd)
-    span = draft.span
-    synthesized = draft.synthesized
-    timed = span is not None and not synthesized
-    # The draft's fields, then what this function decided (the draft's own "arguments"
-    # entry is overwritten below).
-    data = dict(f)
-    data["index"] = index
-    data["kind"] = kind
-    # Validation used to copy these dicts; copying keeps a linked call's arguments
-    # independent of the generation message part they came from.
-    data["arguments"] = dict(arguments) if arguments is not None else None
-    data["arguments_raw"] = arguments_raw
-    data["status"] = draft.status
-    data["start_ns"] = span.start_ns if timed else None  # type: ignore[union-attr]
-    data["end_ns"] = span.end_ns if timed else None  # type: ignore[union-attr]
-    data["path"] = path
-    data["content"] = content
-    data["command"] = command
-    # A run joined from several traces keeps each step's own trace id.
-    data["source"] = (
-        _span_ref(span.trace_id or trace_id, span.span_id) if span is not None else None
-    )
-    data["convention"] = draft.rule.file
-    data["synthesized"] = synthesized
-    data["redacted"] = tuple(sorted(draft.redacted)) if draft.redacted else ()
-    data["attributes"] = dict(draft.attributes)
-    if (
-        _well_typed(f)
-        and (span is None or (type(span.start_ns) is int and type(span.end_ns) is int))
-        and type(arguments_raw) in (str, type(None))
-    ):
-        return Step.from_normalized(data)
-    # Unexpected types: let validation decide.
-    return Step(**data)
+        return StepKind.COMMAND, None, None, command
+    return StepKind.TOOL_CALL, None, None, None
 
 
-# ---- building models without re-validating what this module just normalized ----------------
+# ---- building records without re-validating what this module just normalized ---------------
 
 _FIELD_TYPES: dict[str, type] = {
     **dict.fromkeys(STRING_FIELDS, str),
@@ -1367,28 +1174,19 @@ _FIELD_TYPES: dict[str, type] = {
     "arguments": object,  # replaced by _step (arguments / arguments_raw)
 }
 """The exact type each draft field has for a step to skip validation (``None`` always may).
-``_normalize_fields`` guarantees them (``finish_reasons`` is always a list of strings, message
-lists are lists of dicts); the trace-level passes set strings. Anything else (a str subclass,
-a bool token count, a non-string tool name from a message part) takes the validated path, so
+The drafter guarantees them (``finish_reasons`` is always a list of strings, message lists
+are lists of dicts); the trace-level passes set strings. Anything else (a str subclass, a
+bool token count, a non-string tool name from a message part) takes the validated path, so
 its outcome is exactly what validation says. ``result`` is ``Any``."""
 
-
-def _well_typed(fields: dict[str, Any]) -> bool:
-    types = _FIELD_TYPES
-    for name, value in fields.items():
-        expected = types.get(name)
-        if type(value) is expected or expected is object:
-            continue  # the common case first
-        if expected is None or value is not None:
-            return False  # not a step field (validation reports it), or a wrong type
-    return True
-
+_STEPS = StepBuilder(
+    Step,
+    SpanRef,
+    {name: None if kind is object else kind for name, kind in _FIELD_TYPES.items()},
+    parse_string,
+)
+"""Builds each step in the compiled core (``native/python/src/step.rs``): the draft's fields
+and what ``_step`` decided, as ``Step.from_normalized`` would make the record, or the values
+for ``Step(**values)`` when one has an unexpected type."""
 
 _KINDS: dict[str, StepKind] = {k.value: k for k in StepKind}
-
-
-def _span_ref(trace_id: str, span_id: str) -> SpanRef:
-    """Ids are the decoders' hex strings; anything else is validated."""
-    if type(trace_id) is str and type(span_id) is str:
-        return SpanRef.from_normalized({"trace_id": trace_id, "span_id": span_id})
-    return SpanRef(trace_id=trace_id, span_id=span_id)

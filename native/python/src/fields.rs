@@ -107,7 +107,7 @@ impl<'py> Names<'py> {
 }
 
 /// `key in mapping` then `mapping[key]`, with a plain `dict` read directly.
-fn lookup<'py>(
+pub(crate) fn lookup<'py>(
     mapping: &Bound<'py, PyAny>,
     key: &Bound<'py, PyString>,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
@@ -494,6 +494,20 @@ impl FieldReader {
     /// Read plan `plan` of `span` (whose direct children are `children`) into `fields`;
     /// content fields left with only a placeholder go into `redacted`.
     fn read(
+        &self,
+        span: &Bound<'_, PyAny>,
+        children: &Bound<'_, PyAny>,
+        plan: usize,
+        fields: &Bound<'_, PyDict>,
+        redacted: &Bound<'_, PySet>,
+    ) -> PyResult<()> {
+        self.read_into(span, children, plan, fields, redacted)
+    }
+}
+
+impl FieldReader {
+    /// `read`, for the drafter (`draft.rs`), which reads a span's fields first.
+    pub(crate) fn read_into(
         &self,
         span: &Bound<'_, PyAny>,
         children: &Bound<'_, PyAny>,

@@ -10,6 +10,7 @@ mod assemble_offline;
 mod batch;
 mod decode_json;
 mod decode_proto;
+mod draft;
 mod encode;
 mod encode_metrics;
 mod fields;
@@ -19,6 +20,7 @@ mod pytree;
 mod report_json;
 mod rules;
 mod scan;
+mod step;
 
 /// The version of the core the extension was built from; the tests compare it with the
 /// Python package's, so a stale build is caught.
@@ -40,7 +42,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     online::register(m)?;
     rules::register(m)?;
     fields::register(m)?;
+    draft::register(m)?;
     scan::register(m)?;
+    step::register(m)?;
     report_json::register(m)?;
     Ok(())
 }

@@ -1,0 +1,577 @@
+//! `Drafter`: the per-span part of a draft step, for `otel_oracles.mapping._mapper` (its
+//! `_draft`): a span's fields read by its rule's plan (the `FieldReader`), its status from
+//! the error signals, and the fields normalized, in one call per span.
+//!
+//! What it decides, in this order (the mapper's docstrings say why):
+//!
+//! 1. **Fields**: the rule's read plan into `fields` / `redacted` (`FieldReader::read_into`).
+//! 2. **Error signals**: an `ERROR` status, an `error.type` attribute (any value, `None`
+//!    included) or an `exception` event. When every type they name (the attribute, each
+//!    `exception` event's `exception.type`, the first of those replaced by the `error_type`
+//!    the rule read when that is a `str`) is a `str` whose last dotted part is one of the
+//!    conventions' `control_flow_exceptions`, nothing failed: the read `error_type` is
+//!    dropped and the span is no error. A failed span's `error_type` is, unless its rule
+//!    read one, the attribute's value, else the first `exception` event's `exception.type`;
+//!    its `error_message` the status message, else that event's `exception.message`. A span
+//!    that did not fail is `ok` once it has ended (a truthy `end_ns`), else `unset`. A failed
+//!    span with `run_limit_errors` configured asks `run_limit(fields)` (Python) for
+//!    `attributes["run_limit"]`.
+//! 3. **Normalization**: string fields that are no exact `str` through `parse_string`, token
+//!    counts that are no exact `int` through `parse_int`, `finish_reasons` copied when it is
+//!    an exact `list` of exact `str` (else `parse_string_list`); message and document lists
+//!    that are not lists of dicts dropped; a message list whose content capture dropped the
+//!    content (a message without parts, a text part without content, a tool call without
+//!    arguments, a tool response without a response) flagged in `redacted`; `result` read
+//!    by `json_or_text`, and an MCP text block's text read so too; `structured_output` (an
+//!    object only) moved to `attributes`; `output` made into `output_messages` by
+//!    `output_messages(output)` (Python) when the span has none (`output` flagged redacted
+//!    becomes `output_messages`); `finish_reasons` from the output messages' when none was
+//!    read; each finish reason in the conventions' vocabulary (`str.lower()` of it looked
+//!    up, ASCII lower-cased here, any other text by Python).
+//!
+//! Python's meaning is kept wherever a value is unusual: the conversions (`parse_string`,
+//! `parse_int`, `parse_string_list`) are the Python parsers, called for the values they
+//! change; `==` on a value that is no exact `str` is Python's comparison. Dicts and lists,
+//! including subclasses (which no parser makes), are read with `dict`'s and `list`'s own
+//! operations.
+
+use std::collections::{HashMap, HashSet};
+
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyFrozenSet, PyInt, PyList, PySet, PyString};
+
+use crate::fields::{lookup, FieldReader};
+use crate::parsers::parse_json_or_text;
+
+/// Fields that hold a string (`STRING_FIELDS` of the mapper).
+const STRING_FIELDS: [&str; 12] = [
+    "tool",
+    "call_id",
+    "error_type",
+    "error_message",
+    "provider",
+    "model",
+    "agent_name",
+    "agent_id",
+    "conversation_id",
+    "from_agent",
+    "to_agent",
+    "query",
+];
+
+/// The hooks as Python hands them over: `(parse_string, parse_int, parse_string_list,
+/// output_messages, run_limit)`.
+type HookTuple = (Py<PyAny>, Py<PyAny>, Py<PyAny>, Py<PyAny>, Py<PyAny>);
+
+/// The Python functions the drafter calls for the rare values it does not convert itself.
+struct Hooks {
+    parse_string: Py<PyAny>,
+    parse_int: Py<PyAny>,
+    parse_string_list: Py<PyAny>,
+    /// `output_messages(output)`: the messages an `output` field stands for.
+    output_messages: Py<PyAny>,
+    /// `run_limit(fields)`: the `run_limit_errors` entry a failed span's error is, or `None`.
+    run_limit: Py<PyAny>,
+}
+
+#[pyclass(module = "otel_oracles._native", name = "Drafter", frozen)]
+pub struct Drafter {
+    reader: Py<FieldReader>,
+    /// The control-flow exception names, for texts that are UTF-8.
+    control_flow: HashSet<String>,
+    /// The same names as Python compares them (a type name holding lone surrogates).
+    control_flow_set: Py<PyFrozenSet>,
+    has_control_flow: bool,
+    run_limit_errors: bool,
+    /// Lower-cased spelling -> canonical finish reason, for texts that are UTF-8.
+    vocabulary: HashMap<String, Py<PyAny>>,
+    /// The same vocabulary as Python looks it up (any other key).
+    vocabulary_dict: Py<PyDict>,
+    has_vocabulary: bool,
+    /// `StatusCode.ERROR`, compared with a status that is no `int`.
+    error_code: Py<PyAny>,
+    hooks: Hooks,
+    /// `"ok"`, `"error"`, `"unset"`, interned.
+    statuses: [Py<PyString>; 3],
+}
+
+const OK: usize = 0;
+const ERROR: usize = 1;
+const UNSET: usize = 2;
+
+/// The last dotted part of `text` (`text.rsplit(".", 1)[-1]`).
+fn last_part(text: &str) -> &str {
+    text.rsplit('.').next().unwrap_or(text)
+}
+
+impl Drafter {
+    /// Whether `value` is a `str` naming a control-flow exception.
+    fn control_flow_name(&self, value: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let Ok(text) = value.cast::<PyString>() else {
+            return Ok(false);
+        };
+        if let Ok(text) = text.to_str() {
+            return Ok(self.control_flow.contains(last_part(text)));
+        }
+        let py = value.py();
+        let short = value
+            .call_method1(intern!(py, "rsplit"), (".", 1))?
+            .get_item(-1)?;
+        self.control_flow_set.bind(py).contains(short)
+    }
+
+    /// The mapper's `_control_flow_only`: whether the span's error signals (its `error.type`
+    /// attribute, its `exception` events) all name control-flow exceptions; the first
+    /// event's type is the rule's own `error_type` when that is a `str`.
+    fn control_flow_only(
+        &self,
+        py: Python<'_>,
+        error_type_attr: Option<&Bound<'_, PyAny>>,
+        exceptions: &[Bound<'_, PyAny>],
+        read_type: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<bool> {
+        if !self.has_control_flow || (error_type_attr.is_none() && exceptions.is_empty()) {
+            return Ok(false);
+        }
+        if let Some(value) = error_type_attr {
+            if !self.control_flow_name(value)? {
+                return Ok(false);
+            }
+        }
+        let read_type = read_type.filter(|t| t.is_instance_of::<PyString>());
+        for (i, event) in exceptions.iter().enumerate() {
+            let value = match read_type {
+                Some(read) if i == 0 => read.clone(),
+                _ => get(
+                    &event.getattr(intern!(py, "attributes"))?,
+                    intern!(py, "exception.type"),
+                )?,
+            };
+            if !self.control_flow_name(&value)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    fn status(&self, py: Python<'_>, which: usize) -> Py<PyString> {
+        self.statuses[which].clone_ref(py)
+    }
+}
+
+/// `mapping.get(key)`: the value, or `None`.
+fn get<'py>(
+    mapping: &Bound<'py, PyAny>,
+    key: &Bound<'py, PyString>,
+) -> PyResult<Bound<'py, PyAny>> {
+    Ok(lookup(mapping, key)?.unwrap_or_else(|| mapping.py().None().into_bound(mapping.py())))
+}
+
+/// `value` is truthy (Python's `bool(value)`).
+fn truthy(value: &Bound<'_, PyAny>) -> PyResult<bool> {
+    value.is_truthy()
+}
+
+/// `value == text` as Python compares them.
+fn equals(value: &Bound<'_, PyAny>, text: &str) -> PyResult<bool> {
+    if value.is_exact_instance_of::<PyString>() {
+        if let Ok(own) = value.cast::<PyString>()?.to_str() {
+            return Ok(own == text);
+        }
+    }
+    value.eq(text)
+}
+
+/// The mapper's `_content_dropped`: capture kept the message structure but dropped the
+/// content (a message without parts, a text part without content, a tool call without
+/// arguments, a tool response without a response). `messages` is a list of dicts.
+fn content_dropped(messages: &Bound<'_, PyList>) -> PyResult<bool> {
+    let py = messages.py();
+    for message in messages.iter() {
+        let message = message.cast_into::<PyDict>()?;
+        let parts = message.get_item(intern!(py, "parts"))?;
+        let Some(parts) = parts else {
+            return Ok(true);
+        };
+        let Ok(parts) = parts.cast::<PyList>() else {
+            return Ok(true); // no list (a falsy value, or any other: no parts either way)
+        };
+        if parts.is_empty() {
+            return Ok(true);
+        }
+        for part in parts.iter() {
+            let Ok(part) = part.cast::<PyDict>() else {
+                continue;
+            };
+            let Some(kind) = part.get_item(intern!(py, "type"))? else {
+                continue; // `None == "text"` and the rest are false
+            };
+            // Each test as Python evaluates it (`kind` need not be a `str`).
+            if equals(&kind, "text")?
+                && part
+                    .get_item(intern!(py, "content"))?
+                    .map_or(true, |c| c.is_none())
+            {
+                return Ok(true);
+            }
+            if equals(&kind, "tool_call")? && !part.contains(intern!(py, "arguments"))? {
+                return Ok(true);
+            }
+            if equals(&kind, "tool_call_response")? && !part.contains(intern!(py, "response"))? {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
+}
+
+/// Exactly `{"type": "text", "text": <str>}`, or LangChain's with its `id` too (the
+/// mapping's `is_text_block`): its text, else `None`.
+fn text_block<'py>(value: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let py = value.py();
+    let Ok(block) = value.cast::<PyDict>() else {
+        return Ok(None);
+    };
+    let size = block.len();
+    if !(size == 2 || (size == 3 && block.contains(intern!(py, "id"))?)) {
+        return Ok(None);
+    }
+    let (Some(kind), Some(text)) = (
+        block.get_item(intern!(py, "type"))?,
+        block.get_item(intern!(py, "text"))?,
+    ) else {
+        return Ok(None);
+    };
+    if equals(&kind, "text")? && text.is_instance_of::<PyString>() {
+        return Ok(Some(text));
+    }
+    Ok(None)
+}
+
+impl Drafter {
+    /// The error signals and the status (step 2 of the module's doc); `fields` as read.
+    fn signals(
+        &self,
+        span: &Bound<'_, PyAny>,
+        fields: &Bound<'_, PyDict>,
+        attributes: &Bound<'_, PyDict>,
+    ) -> PyResult<usize> {
+        let py = span.py();
+        let span_attributes = span.getattr(intern!(py, "attributes"))?;
+        let mut exceptions = Vec::new();
+        let events = span.getattr(intern!(py, "events"))?;
+        if truthy(&events)? {
+            for event in events.try_iter()? {
+                let event = event?;
+                if equals(&event.getattr(intern!(py, "name"))?, "exception")? {
+                    exceptions.push(event);
+                }
+            }
+        }
+        let error_type_attr = lookup(&span_attributes, intern!(py, "error.type"))?;
+        let code = span.getattr(intern!(py, "status_code"))?;
+        let failed_status = match code.cast::<PyInt>() {
+            Ok(code) => code.extract::<i64>().is_ok_and(|c| c == 2),
+            Err(_) => code.eq(self.error_code.bind(py))?,
+        };
+        let mut signalled = failed_status || error_type_attr.is_some() || !exceptions.is_empty();
+        if signalled {
+            let read_type = fields.get_item(intern!(py, "error_type"))?;
+            if self.control_flow_only(
+                py,
+                error_type_attr.as_ref(),
+                &exceptions,
+                read_type.as_ref(),
+            )? {
+                // Nothing failed: a control-flow exception has no type.
+                if read_type.is_some() {
+                    fields.del_item(intern!(py, "error_type"))?;
+                }
+                signalled = false;
+            }
+        }
+        let exception = exceptions.first();
+        if !signalled {
+            return Ok(if truthy(&span.getattr(intern!(py, "end_ns"))?)? {
+                OK
+            } else {
+                UNSET
+            });
+        }
+        if !fields.contains(intern!(py, "error_type"))? {
+            let mut etype = error_type_attr.filter(|t| !t.is_none());
+            if etype.is_none() {
+                if let Some(event) = exception {
+                    let attrs = event.getattr(intern!(py, "attributes"))?;
+                    etype = Some(get(&attrs, intern!(py, "exception.type"))?);
+                }
+            }
+            if let Some(etype) = etype.filter(|t| !t.is_none()) {
+                fields.set_item(intern!(py, "error_type"), etype)?;
+            }
+        }
+        if !fields.contains(intern!(py, "error_message"))? {
+            let message = span.getattr(intern!(py, "status_message"))?;
+            let mut message = truthy(&message)?.then_some(message);
+            if message.is_none() {
+                if let Some(event) = exception {
+                    let attrs = event.getattr(intern!(py, "attributes"))?;
+                    message = Some(get(&attrs, intern!(py, "exception.message"))?);
+                }
+            }
+            if let Some(message) = message.filter(|m| !m.is_none()) {
+                fields.set_item(intern!(py, "error_message"), message)?;
+            }
+        }
+        if self.run_limit_errors {
+            let limit = self.hooks.run_limit.bind(py).call1((fields,))?;
+            if !limit.is_none() {
+                attributes.set_item(intern!(py, "run_limit"), limit)?;
+            }
+        }
+        Ok(ERROR)
+    }
+
+    /// The fields normalized (step 3 of the module's doc).
+    fn normalize(
+        &self,
+        fields: &Bound<'_, PyDict>,
+        redacted: &Bound<'_, PySet>,
+        attributes: &Bound<'_, PyDict>,
+    ) -> PyResult<()> {
+        let py = fields.py();
+        let hooks = &self.hooks;
+        let mut strings = Vec::new();
+        for (name, value) in fields.iter() {
+            if value.is_exact_instance_of::<PyString>() {
+                continue;
+            }
+            let name = name.cast_into::<PyString>()?;
+            if name.to_str().is_ok_and(|n| STRING_FIELDS.contains(&n)) {
+                strings.push((name, value));
+            }
+        }
+        for (name, value) in strings {
+            fields.set_item(name, hooks.parse_string.bind(py).call1((value,))?)?;
+        }
+        for name in [intern!(py, "input_tokens"), intern!(py, "output_tokens")] {
+            if let Some(value) = fields.get_item(name)? {
+                if !value.is_exact_instance_of::<PyInt>() {
+                    fields.set_item(name, hooks.parse_int.bind(py).call1((value,))?)?;
+                }
+            }
+        }
+        let reasons_key = intern!(py, "finish_reasons");
+        if let Some(reasons) = fields.get_item(reasons_key)? {
+            let copied = match reasons.cast_exact::<PyList>() {
+                Ok(list) if list.iter().all(|r| r.is_exact_instance_of::<PyString>()) => {
+                    Some(PyList::new(py, list.iter())?.into_any())
+                }
+                _ => None,
+            };
+            let reasons = match copied {
+                Some(copy) => copy,
+                None => hooks.parse_string_list.bind(py).call1((reasons,))?,
+            };
+            fields.set_item(reasons_key, reasons)?;
+        }
+        let input = intern!(py, "input_messages");
+        let output = intern!(py, "output_messages");
+        for name in [input, output, intern!(py, "documents")] {
+            if let Some(value) = fields.get_item(name)? {
+                let dicts = match value.cast::<PyList>() {
+                    Ok(list) => list.iter().all(|m| m.is_instance_of::<PyDict>()),
+                    Err(_) => false,
+                };
+                if !dicts {
+                    fields.del_item(name)?;
+                }
+            }
+        }
+        for name in [input, output] {
+            if let Some(value) = fields.get_item(name)? {
+                if content_dropped(value.cast::<PyList>()?)? {
+                    redacted.add(name)?;
+                }
+            }
+        }
+        let result_key = intern!(py, "result");
+        if let Some(result) = fields.get_item(result_key)? {
+            let mut result = parse_json_or_text(&result)?;
+            if let Some(text) = text_block(&result)? {
+                // An MCP tool's text output as the agent SDK records it.
+                result = parse_json_or_text(&text)?;
+            }
+            fields.set_item(result_key, result)?;
+        }
+        let structured = intern!(py, "structured_output");
+        if let Some(answer) = fields.get_item(structured)? {
+            // No step field of its own: an agent's structured answer, kept for grading (an
+            // object only; anything else is no such answer).
+            fields.del_item(structured)?;
+            if answer.is_instance_of::<PyDict>() && truthy(&answer)? {
+                attributes.set_item(structured, answer)?;
+            }
+        }
+        let output_key = intern!(py, "output");
+        if let Some(value) = fields.get_item(output_key)? {
+            fields.del_item(output_key)?;
+            if !value.is_none() && !fields.contains(output)? {
+                fields.set_item(output, hooks.output_messages.bind(py).call1((value,))?)?;
+            }
+        }
+        if !redacted.is_empty() && redacted.contains(output_key)? && !fields.contains(output)? {
+            redacted.discard(output_key)?;
+            redacted.add(output)?;
+        }
+        let reasons_read = fields.get_item(reasons_key)?.is_some_and(|r| !r.is_none());
+        if !reasons_read {
+            if let Some(messages) = fields.get_item(output)? {
+                if truthy(&messages)? {
+                    let found = PyList::empty(py);
+                    for message in messages.try_iter()? {
+                        let message = message?;
+                        let reason = message
+                            .call_method1(intern!(py, "get"), (intern!(py, "finish_reason"),))?;
+                        if truthy(&reason)? {
+                            found.append(reason.str()?)?;
+                        }
+                    }
+                    if !found.is_empty() {
+                        fields.set_item(reasons_key, found)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Each finish reason in the conventions' vocabulary: `vocabulary.get(r.lower(), r)`.
+    fn canonical_reasons(&self, fields: &Bound<'_, PyDict>) -> PyResult<()> {
+        let py = fields.py();
+        let key = intern!(py, "finish_reasons");
+        let Some(reasons) = fields.get_item(key)? else {
+            return Ok(());
+        };
+        if !self.has_vocabulary || !truthy(&reasons)? {
+            return Ok(());
+        }
+        let out = PyList::empty(py);
+        for reason in reasons.try_iter()? {
+            let reason = reason?;
+            out.append(self.canonical(&reason)?)?;
+        }
+        fields.set_item(key, out)
+    }
+
+    fn canonical<'py>(&self, reason: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let py = reason.py();
+        if reason.is_exact_instance_of::<PyString>() {
+            if let Ok(text) = reason.cast::<PyString>()?.to_str() {
+                let found = if text.is_ascii() {
+                    self.vocabulary.get(&text.to_ascii_lowercase())
+                } else {
+                    let lowered = reason.call_method0(intern!(py, "lower"))?;
+                    match lowered.cast::<PyString>()?.to_str() {
+                        Ok(lowered) => self.vocabulary.get(lowered),
+                        Err(_) => return self.canonical_by_python(reason, &lowered),
+                    }
+                };
+                return Ok(found.map_or_else(|| reason.clone(), |c| c.bind(py).clone()));
+            }
+        }
+        let lowered = reason.call_method0(intern!(py, "lower"))?;
+        self.canonical_by_python(reason, &lowered)
+    }
+
+    fn canonical_by_python<'py>(
+        &self,
+        reason: &Bound<'py, PyAny>,
+        lowered: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = reason.py();
+        Ok(self
+            .vocabulary_dict
+            .bind(py)
+            .get_item(lowered)?
+            .unwrap_or_else(|| reason.clone()))
+    }
+}
+
+#[pymethods]
+impl Drafter {
+    /// `reader`: the rules' read plans; `control_flow`: the `control_flow_exceptions`;
+    /// `run_limit_errors`: whether any file declares some; `vocabulary`: lower-cased
+    /// spelling -> canonical finish reason; `error_code`: `StatusCode.ERROR`; `hooks`:
+    /// `(parse_string, parse_int, parse_string_list, output_messages, run_limit)`.
+    #[new]
+    fn new(
+        reader: Py<FieldReader>,
+        control_flow: Bound<'_, PyFrozenSet>,
+        run_limit_errors: bool,
+        vocabulary: Bound<'_, PyDict>,
+        error_code: Py<PyAny>,
+        hooks: HookTuple,
+    ) -> PyResult<Self> {
+        let py = control_flow.py();
+        let mut names = HashSet::new();
+        for name in control_flow.iter() {
+            if let Ok(text) = name.cast::<PyString>()?.to_str() {
+                names.insert(text.to_owned());
+            }
+        }
+        let mut spellings = HashMap::new();
+        for (spelling, canonical) in vocabulary.iter() {
+            if let Ok(text) = spelling.cast::<PyString>()?.to_str() {
+                spellings.insert(text.to_owned(), canonical.unbind());
+            }
+        }
+        let (parse_string, parse_int, parse_string_list, output_messages, run_limit) = hooks;
+        Ok(Self {
+            reader,
+            has_control_flow: !control_flow.is_empty(),
+            control_flow: names,
+            control_flow_set: control_flow.unbind(),
+            run_limit_errors,
+            vocabulary: spellings,
+            has_vocabulary: !vocabulary.is_empty(),
+            vocabulary_dict: vocabulary.unbind(),
+            error_code,
+            hooks: Hooks {
+                parse_string,
+                parse_int,
+                parse_string_list,
+                output_messages,
+                run_limit,
+            },
+            statuses: ["ok", "error", "unset"].map(|s| PyString::intern(py, s).unbind()),
+        })
+    }
+
+    /// Draft `span` by read plan `plan`: its fields into `fields` / `redacted`, what the
+    /// draft learns beyond its fields (`run_limit`, `structured_output`) into
+    /// `attributes`; returns the status (`"ok"`, `"error"` or `"unset"`).
+    fn draft(
+        &self,
+        span: &Bound<'_, PyAny>,
+        children: &Bound<'_, PyAny>,
+        plan: usize,
+        fields: &Bound<'_, PyDict>,
+        redacted: &Bound<'_, PySet>,
+        attributes: &Bound<'_, PyDict>,
+    ) -> PyResult<Py<PyString>> {
+        let py = span.py();
+        self.reader
+            .get()
+            .read_into(span, children, plan, fields, redacted)?;
+        let status = self.signals(span, fields, attributes)?;
+        self.normalize(fields, redacted, attributes)?;
+        self.canonical_reasons(fields)?;
+        Ok(self.status(py, status))
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Drafter>()
+}

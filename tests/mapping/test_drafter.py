@@ -1,0 +1,357 @@
+"""The compiled core's drafter and step builder (``native/python/src/draft.rs``,
+``step.rs``) on the values the mapping sees rarely: each case states what the mapper's
+rules say (``mapping/_mapper.py``), read from a real ``Drafter`` over a real ``FieldReader``
+plan (one field per attribute of the same name), so no convention file changes the answer.
+The captured traces (``test_map_real_traces``, ``test_step_constructor``) hold the common
+values."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import pytest
+
+from otel_oracles._native import Drafter, FieldReader
+from otel_oracles.mapping import _mapper
+from otel_oracles.mapping._compile import output_messages, run_limit
+from otel_oracles.mapping.parsers.scalars import parse_int, parse_string, parse_string_list
+from otel_oracles.model.span import EventRecord, SpanRecord, StatusCode
+from otel_oracles.model.step import SpanRef, Step, StepKind
+
+FIELDS = (
+    "tool", "agent_name", "error_type", "error_message", "input_tokens", "output_tokens",
+    "finish_reasons", "input_messages", "output_messages", "documents", "result",
+    "structured_output", "output",
+)  # fmt: skip
+CONTENT = {"input_messages", "output_messages", "result", "documents", "output"}
+PLACEHOLDER = "__REDACTED__"
+
+
+def _drafter(
+    control_flow: frozenset[str] = frozenset(),
+    limits: tuple[str, ...] = (),
+    vocabulary: dict[str, str] | None = None,
+) -> Drafter:
+    plan = [(name, name in CONTENT, [("attr", name, None, None, None)]) for name in FIELDS]
+    reader = FieldReader([plan], frozenset({PLACEHOLDER}), lambda name, exc: None)
+    hooks = (
+        parse_string,
+        parse_int,
+        parse_string_list,
+        output_messages,
+        functools.partial(run_limit, names=limits),
+    )
+    return Drafter(reader, control_flow, bool(limits), vocabulary or {}, StatusCode.ERROR, hooks)
+
+
+def _span(
+    attrs: dict[str, Any],
+    *,
+    status: int = StatusCode.UNSET,
+    message: str = "",
+    events: list[EventRecord] | None = None,
+    end: int = 10,
+) -> SpanRecord:
+    return SpanRecord(
+        trace_id="t" * 32,
+        span_id="s" * 16,
+        parent_span_id="",
+        name="span",
+        start_ns=1,
+        end_ns=end,
+        status_code=status,
+        status_message=message,
+        attributes=attrs,
+        events=events or [],
+    )
+
+
+def _draft(
+    drafter: Drafter, span: SpanRecord
+) -> tuple[str, dict[str, Any], set[str], dict[str, Any]]:
+    fields: dict[str, Any] = {}
+    redacted: set[str] = set()
+    attributes: dict[str, Any] = {}
+    status = drafter.draft(span, [], 0, fields, redacted, attributes)
+    return status, fields, redacted, attributes
+
+
+def _exception(etype: Any, message: Any = None) -> EventRecord:
+    attrs = {"exception.type": etype}
+    if message is not None:
+        attrs["exception.message"] = message
+    return EventRecord(name="exception", time_ns=5, attributes=attrs)
+
+
+# ---- status and error signals ------------------------------------------------------------
+
+
+def test_status_follows_the_error_signals_and_the_end() -> None:
+    drafter = _drafter()
+    assert _draft(drafter, _span({}))[0] == "ok"
+    assert _draft(drafter, _span({}, end=0))[0] == "unset"
+    assert _draft(drafter, _span({}, status=StatusCode.OK))[0] == "ok"
+    status, fields, _, _ = _draft(drafter, _span({}, status=StatusCode.ERROR, message="boom"))
+    assert (status, fields) == ("error", {"error_message": "boom"})
+    # An error.type attribute is a signal whatever its value, None included.
+    status, fields, _, _ = _draft(drafter, _span({"error.type": None}))
+    assert (status, fields) == ("error", {})
+    status, fields, _, _ = _draft(drafter, _span({"error.type": "TimeoutError"}))
+    assert (status, fields) == ("error", {"error_type": "TimeoutError"})
+
+
+def test_an_exception_event_gives_type_and_message_unless_the_rule_read_them() -> None:
+    drafter = _drafter()
+    events = [_exception("ValueError", "bad input"), _exception("KeyError", "later")]
+    status, fields, _, _ = _draft(drafter, _span({}, events=events))
+    assert status == "error"
+    assert fields == {"error_type": "ValueError", "error_message": "bad input"}
+    # The status message comes before the event's; the attribute's type before the event's.
+    span = _span({"error.type": "HTTPError"}, message="503", events=events)
+    assert _draft(drafter, span)[1] == {"error_type": "HTTPError", "error_message": "503"}
+    own = _span({"error_type": "Mine", "error_message": "own words"}, events=events)
+    assert _draft(drafter, own)[1] == {"error_type": "Mine", "error_message": "own words"}
+
+
+def test_control_flow_exceptions_are_no_failure() -> None:
+    drafter = _drafter(control_flow=frozenset({"StopRun", "Handoff"}))
+    events = [_exception("agents.StopRun")]
+    span = _span({"error.type": "pkg.Handoff", "error_type": "Handoff"}, events=events)
+    status, fields, _, _ = _draft(drafter, span)
+    assert (status, fields) == ("ok", {})  # the rule's own error_type is dropped too
+    # Any other exception beside them, or an ERROR status alone, is a failure.
+    mixed = _span({}, events=[*events, _exception("ValueError")])
+    assert _draft(drafter, mixed)[0] == "error"
+    assert _draft(drafter, _span({}, status=StatusCode.ERROR))[0] == "error"
+    assert _draft(drafter, _span({"error.type": 3}))[0] == "error"
+    # The rule's own error_type stands for the first event's (generic) type.
+    generic = _span({"error_type": "x.StopRun"}, events=[_exception("Exception")])
+    assert _draft(drafter, generic)[0] == "ok"
+    later = _span({"error_type": "StopRun"}, events=[*events, _exception("Exception")])
+    assert _draft(drafter, later)[0] == "error"
+    # A type holding a lone surrogate is compared as Python compares it.
+    assert _draft(drafter, _span({"error.type": "\udc80.StopRun"}))[0] == "ok"
+    assert _draft(drafter, _span({"error.type": "StopRun\udc80"}))[0] == "error"
+    assert _draft(_drafter(), _span({"error.type": "StopRun"}))[0] == "error"
+
+
+def test_run_limit_errors_are_asked_of_failed_spans_only() -> None:
+    drafter = _drafter(limits=("MaxTurnsExceeded", "recursion limit"))
+    span = _span({"error.type": "agents.MaxTurnsExceeded"})
+    assert _draft(drafter, span)[3] == {"run_limit": "MaxTurnsExceeded"}
+    hit = _span({}, status=StatusCode.ERROR, message="hit the recursion limit of 25")
+    assert _draft(drafter, hit)[3] == {"run_limit": "recursion limit"}
+    assert _draft(drafter, _span({"error_message": "recursion limit"}))[3] == {}
+
+
+# ---- normalized fields -------------------------------------------------------------------
+
+
+def test_strings_and_token_counts_are_converted_only_when_not_exact() -> None:
+    attrs = {
+        "tool": 7,
+        "agent_name": {"b": 1, "a": "é"},
+        "input_tokens": " 12 ",
+        "output_tokens": True,
+    }
+    fields = _draft(_drafter(), _span(attrs))[1]
+    assert fields == {
+        "tool": "7",
+        "agent_name": '{"a": "é", "b": 1}',
+        "input_tokens": 12,
+        "output_tokens": None,
+    }
+    assert type(_draft(_drafter(), _span({"input_tokens": 3.0}))[1]["input_tokens"]) is int
+
+
+def test_finish_reasons_become_a_fresh_list_in_the_shared_vocabulary() -> None:
+    vocabulary = {"end_turn": "stop", "stop": "stop", "énd": "stop", "tool_use": "tool_call"}
+    drafter = _drafter(vocabulary=vocabulary)
+    reasons = ["END_TURN", "Tool_Use", "other", "ÉND", "\udc80X"]
+    fields = _draft(drafter, _span({"finish_reasons": reasons}))[1]
+    assert fields["finish_reasons"] == ["stop", "tool_call", "other", "stop", "\udc80X"]
+    assert fields["finish_reasons"] is not reasons
+    assert _draft(drafter, _span({"finish_reasons": "END_TURN"}))[1] == {"finish_reasons": ["stop"]}
+    mixed = _draft(_drafter(), _span({"finish_reasons": ["stop", 5, None]}))[1]
+    assert mixed == {"finish_reasons": ["stop", "5"]}
+    kept = ["stop"]
+    assert _draft(_drafter(), _span({"finish_reasons": kept}))[1]["finish_reasons"] is not kept
+
+
+def test_message_lists_must_be_lists_of_dicts_and_dropped_content_is_redacted() -> None:
+    drafter = _drafter()
+    odd = {"input_messages": [{"role": "user"}, "text"], "documents": {"id": 1}}
+    assert _draft(drafter, _span(odd))[1:3] == ({}, set())
+    dropped = [
+        [{"role": "user"}],
+        [{"role": "user", "parts": []}],
+        [{"role": "user", "parts": "text"}],
+        [{"role": "user", "parts": [{"type": "text"}]}],
+        [{"role": "user", "parts": [{"type": "text", "content": None}]}],
+        [{"role": "assistant", "parts": [{"type": "tool_call", "name": "f"}]}],
+        [{"role": "tool", "parts": [{"type": "tool_call_response", "id": "1"}]}],
+    ]
+    for messages in dropped:
+        _, fields, redacted, _ = _draft(drafter, _span({"output_messages": messages}))
+        assert fields == {"output_messages": messages}
+        assert redacted == {"output_messages"}, messages
+    whole = [
+        {"role": "user", "parts": ["odd", {"type": "text", "content": ""}, {"no": "type"}]},
+        {"role": "assistant", "parts": [{"type": "tool_call", "arguments": None}]},
+        {"role": "tool", "parts": [{"type": "tool_call_response", "response": None}]},
+    ]
+    assert _draft(drafter, _span({"input_messages": whole}))[2] == set()
+
+
+def test_results_are_decoded_and_a_text_block_unwrapped() -> None:
+    drafter = _drafter()
+    cases: list[tuple[Any, Any]] = [
+        ('{"documents": []}', {"documents": []}),
+        ("plain text", "plain text"),
+        ({"type": "text", "text": '{"a": 1}'}, {"a": 1}),
+        ({"type": "text", "text": "done", "id": "lc_1"}, "done"),
+        ({"type": "text", "text": "x", "extra": 1}, {"type": "text", "text": "x", "extra": 1}),
+        ({"type": "image", "text": "x"}, {"type": "image", "text": "x"}),
+        ({"type": "text", "text": 5}, {"type": "text", "text": 5}),
+    ]
+    for raw, expected in cases:
+        assert _draft(drafter, _span({"result": raw}))[1] == {"result": expected}, raw
+
+
+def test_outputs_become_messages_and_structured_answers_attributes() -> None:
+    drafter = _drafter()
+    _, fields, _, attributes = _draft(drafter, _span({"structured_output": {"answer": 1}}))
+    assert (fields, attributes) == ({}, {"structured_output": {"answer": 1}})
+    assert _draft(drafter, _span({"structured_output": ["a"]}))[1:4:2] == ({}, {})
+    fields = _draft(drafter, _span({"output": 42}))[1]
+    assert fields == {
+        "output_messages": [{"role": "assistant", "parts": [{"type": "text", "content": "42"}]}]
+    }
+    written = '[{"role": "assistant", "parts": [{"type": "text", "content": "hi"}]}]'
+    fields = _draft(drafter, _span({"output": written}))[1]
+    assert fields["output_messages"][0]["parts"] == [{"type": "text", "content": "hi"}]
+    own = [{"role": "assistant", "parts": [{"type": "text", "content": "own"}]}]
+    assert _draft(drafter, _span({"output": "x", "output_messages": own}))[1] == {
+        "output_messages": own
+    }
+    _, fields, redacted, _ = _draft(drafter, _span({"output": PLACEHOLDER}))
+    assert (fields, redacted) == ({}, {"output_messages"})
+
+
+def test_finish_reasons_read_from_the_output_messages_when_none_was_read() -> None:
+    messages = [
+        {"role": "assistant", "parts": [{"type": "text", "content": "a"}], "finish_reason": 1},
+        {"role": "assistant", "parts": [{"type": "text", "content": "b"}]},
+        {"role": "assistant", "parts": [{"type": "text", "content": "c"}], "finish_reason": ""},
+        {"role": "assistant", "parts": [{"type": "text", "content": "d"}], "finish_reason": "x"},
+    ]
+    fields = _draft(_drafter(), _span({"output_messages": messages}))[1]
+    assert fields["finish_reasons"] == ["1", "x"]
+    read = _draft(_drafter(), _span({"output_messages": messages, "finish_reasons": []}))[1]
+    assert read["finish_reasons"] == []
+
+
+# ---- steps -------------------------------------------------------------------------------
+
+
+def _step(fields: dict[str, Any], span: SpanRecord | None, **draft: Any) -> Step | dict[str, Any]:
+    return _mapper._STEPS.build(
+        draft.get("index", 3),
+        draft.get("kind", StepKind.TOOL_CALL),
+        fields,
+        draft.get("status", "ok"),
+        span,
+        draft.get("synthesized", False),
+        draft.get("redacted", set()),
+        draft.get("attributes", {}),
+        "otel-genai",
+        "trace-of-the-trajectory",
+        None,
+        None,
+        None,
+    )
+
+
+def test_a_well_typed_step_is_the_record_validation_makes() -> None:
+    arguments = {"q": "x"}
+    attributes = {"result_empty": True}
+    fields = {"tool": "search", "arguments": arguments, "result": [1], "input_tokens": None}
+    span = _span({})
+    step = _step(
+        fields, span, redacted={"result", "arguments"}, attributes=attributes, status="error"
+    )
+    assert isinstance(step, Step)
+    assert list(vars(step)) == list(Step.model_fields)
+    validated = Step(
+        index=3,
+        kind=StepKind.TOOL_CALL,
+        tool="search",
+        arguments={"q": "x"},
+        result=[1],
+        status="error",
+        start_ns=1,
+        end_ns=10,
+        source=SpanRef(trace_id="t" * 32, span_id="s" * 16),
+        convention="otel-genai",
+        redacted=("arguments", "result"),
+        attributes={"result_empty": True},
+    )
+    assert step == validated
+    assert step.arguments is not arguments and step.attributes is not attributes
+    assert type(step.source) is SpanRef
+
+
+def test_arguments_that_are_no_object_are_kept_raw() -> None:
+    text = _step({"arguments": "f(x=1)"}, None)
+    assert isinstance(text, Step)
+    assert (text.arguments, text.arguments_raw) == (None, "f(x=1)")
+    listed = _step({"arguments": [1, {"b": 2, "a": 1}]}, None)
+    assert isinstance(listed, Step)
+    assert listed.arguments_raw == '[1, {"a": 1, "b": 2}]'
+    assert (listed.source, listed.start_ns) == (None, None)
+
+
+def test_a_synthesized_step_keeps_no_times_and_the_trajectorys_trace_id() -> None:
+    span = _span({})
+    span.trace_id = ""
+    step = _step({}, span, synthesized=True)
+    assert isinstance(step, Step)
+    assert (step.start_ns, step.end_ns, step.synthesized) == (None, None, True)
+    assert step.source == SpanRef(trace_id="trace-of-the-trajectory", span_id="s" * 16)
+
+
+class _Text(str):
+    """A ``str`` subclass: no exact type, so validation decides."""
+
+
+@pytest.mark.parametrize(
+    "fields, span_times",
+    [
+        ({"tool": _Text("search")}, (1, 10)),
+        ({"input_tokens": True}, (1, 10)),
+        ({"not_a_field": 1}, (1, 10)),
+        ({"arguments": _Text("raw")}, (1, 10)),
+        ({}, (1.0, 10)),
+        ({}, (1, True)),
+    ],
+)
+def test_unexpected_types_are_left_to_validation(
+    fields: dict[str, Any], span_times: tuple[Any, Any]
+) -> None:
+    span = _span({})
+    span.start_ns, span.end_ns = span_times
+    values = _step(fields, span)
+    assert isinstance(values, dict)
+    assert list(values)[: len(fields)] == list(fields)
+    assert values["index"] == 3 and values["source"] == SpanRef(trace_id="t" * 32, span_id="s" * 16)
+    # So is a synthesized step's span with odd times, although it keeps none.
+    assert isinstance(_step(fields, span, synthesized=True), dict)
+
+
+def test_a_span_id_of_another_type_is_validated() -> None:
+    span = _span({})
+    span.span_id = _Text("s" * 16)
+    step = _step({}, span)
+    assert isinstance(step, Step) and step.source is not None
+    assert type(step.source.span_id) is str
