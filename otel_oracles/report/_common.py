@@ -42,6 +42,12 @@ def spool() -> IO[str]:
     )
 
 
+def byte_spool() -> IO[bytes]:
+    """``spool`` for text already encoded as UTF-8 (the JSON report: written once, read back
+    and printed as bytes, instead of encoded, decoded and encoded again)."""
+    return tempfile.SpooledTemporaryFile(max_size=SPOOL_MEMORY_BYTES, mode="w+b")
+
+
 def replay(buffer: IO[str]) -> IO[str]:
     """Rewind ``buffer`` for reading back what was written."""
     buffer.flush()

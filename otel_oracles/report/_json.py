@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -10,7 +11,7 @@ from pydantic import BaseModel, TypeAdapter
 
 from otel_oracles._native import json_indented
 from otel_oracles.model.result import Counts, InputProblem, OracleResult, RunReport, Verdict
-from otel_oracles.report._common import Tally, replay, spool
+from otel_oracles.report._common import Tally, byte_spool
 
 ShownFields = Callable[[OracleResult], tuple[str, dict[str, Any]]]
 """A result's message and details as the report shows them (``emit.shown_fields``)."""
@@ -25,6 +26,9 @@ _COUNTS_FIELDS = tuple(Counts.model_fields)
 """Each model's fields in declaration order: the keys, in order, of its ``model_dump``."""
 
 _PLAIN_SCALARS: frozenset[type] = frozenset({str, int, bool, type(None)})
+
+SPOOL_READ_BYTES = 1 << 20
+"""The spooled verdicts are read back (and printed) in blocks of this size."""
 
 SPOOL_WRITE_CHARS = 1 << 16
 """Verdict texts are gathered up to this size before one write to the spool: a write per
@@ -142,11 +146,13 @@ class JsonWriter:
     ``json.dumps`` with an indent lays out a nested value exactly as it would alone, shifted
     by its depth, so each verdict is dumped as it arrives (spooled, on disk past a megabyte)
     and the document is stitched together in ``chunks()``; byte-identical to dumping the
-    whole report at once (a test holds them equal).
+    whole report at once (a test holds them equal). The spool holds the text encoded as
+    UTF-8 once, and ``byte_chunks()`` gives the document as those bytes, so a writer to a
+    UTF-8 stream prints them as they are.
     """
 
     def __init__(self) -> None:
-        self._verdicts = spool()
+        self._verdicts = byte_spool()
         self._pending: list[str] = []
         self._pending_chars = 0
         self.tally = Tally()
@@ -163,7 +169,7 @@ class JsonWriter:
         self.tally.add(v)
 
     def _flush(self) -> None:
-        self._verdicts.write("".join(self._pending))
+        self._verdicts.write("".join(self._pending).encode("utf-8"))
         self._pending = []
         self._pending_chars = 0
 
@@ -176,6 +182,16 @@ class JsonWriter:
         self, input_errors: list[InputProblem], notes: list[str], exit_code: int | None = None
     ) -> Iterator[str]:
         """The document in pieces; ``exit_code`` as in ``report_data``."""
+        decoder = codecs.getincrementaldecoder("utf-8")()  # a block may end inside a character
+        for block in self.byte_chunks(input_errors, notes, exit_code):
+            if text := decoder.decode(block):
+                yield text
+        decoder.decode(b"", final=True)  # nothing is left: every block came from whole texts
+
+    def byte_chunks(
+        self, input_errors: list[InputProblem], notes: list[str], exit_code: int | None = None
+    ) -> Iterator[bytes]:
+        """``chunks()`` encoded as UTF-8: the spooled verdicts as they were written."""
         try:
             tail = RunReport(input_errors=input_errors, notes=notes).model_dump(mode="json")
             del tail["verdicts"]
@@ -185,14 +201,15 @@ class JsonWriter:
             )
             rest = _dumps(tail)[1:]  # "{" removed: the tail continues the verdicts' object
             if not self.tally.verdicts:
-                yield '{\n  "verdicts": [],' + rest + "\n"
+                yield ('{\n  "verdicts": [],' + rest + "\n").encode("utf-8")
                 return
-            yield '{\n  "verdicts": [\n'
+            yield b'{\n  "verdicts": [\n'
             self._flush()
-            buffer = replay(self._verdicts)
-            while block := buffer.read(1 << 16):
+            buffer = self._verdicts
+            buffer.seek(0)
+            while block := buffer.read(SPOOL_READ_BYTES):
                 yield block
-            yield "\n  ]," + rest + "\n"
+            yield ("\n  ]," + rest + "\n").encode("utf-8")
         finally:
             self._verdicts.close()
 
@@ -201,4 +218,4 @@ def render_json(report: RunReport, exit_code: int | None = None) -> str:
     writer = JsonWriter()
     for v in report.verdicts:
         writer.add(v)
-    return "".join(writer.chunks(report.input_errors, report.notes, exit_code))
+    return b"".join(writer.byte_chunks(report.input_errors, report.notes, exit_code)).decode()

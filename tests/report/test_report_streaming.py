@@ -269,3 +269,60 @@ def test_verdict_data_is_the_verdicts_model_dump() -> None:
         expected = {**verdict.model_dump(mode="json"), "verdict": verdict.verdict}
         got = verdict_data(verdict)
         assert json.dumps(got, indent=2) == json.dumps(expected, indent=2)
+
+
+def test_json_text_and_bytes_are_one_document_whatever_the_block_size(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The spool holds UTF-8 bytes read back in blocks that may end inside a character (a
+    message with non-ASCII text here): ``chunks()`` decodes them to the same document."""
+    report = kept_report([str(EXAMPLES)])
+    result = report.verdicts[0].results[0].model_copy(update={"message": "naïve … 日本語 ✓"})
+    verdict = report.verdicts[0].model_copy(update={"results": [result]})
+    report = report.model_copy(update={"verdicts": [verdict, *report.verdicts]})
+    expected = json.dumps(report_data(report, 1), indent=2, ensure_ascii=False) + "\n"
+    from otel_oracles.report import _json
+
+    for block in (1, 7, 1 << 20):
+        monkeypatch.setattr(_json, "SPOOL_READ_BYTES", block)
+        for memory in (16, 1 << 20):
+            monkeypatch.setattr(_common, "SPOOL_MEMORY_BYTES", memory)
+            texts, blobs = JsonWriter(), JsonWriter()
+            for v in report.verdicts:
+                texts.add(v)
+                blobs.add(v)
+            assert "".join(texts.chunks([], report.notes, 1)) == expected
+            assert b"".join(blobs.byte_chunks([], report.notes, 1)) == expected.encode()
+
+
+@pytest.mark.parametrize("utf8", [True, False])
+def test_grade_prints_the_same_json_as_bytes_or_as_text(
+    monkeypatch: pytest.MonkeyPatch, utf8: bool
+) -> None:
+    """``grade --json`` prints the spooled bytes as they are to a UTF-8 stdout, and decodes
+    them for click to encode otherwise: the same document either way."""
+    from click.testing import CliRunner
+
+    from otel_oracles.cli import _output, cli
+
+    monkeypatch.setattr(_output, "_prints_utf8", lambda: utf8)
+    result = CliRunner().invoke(
+        cli, ["grade", str(EXAMPLES), "-c", str(CONTRACTS), "--json", "--explain", "full"]
+    )
+    assert result.exit_code == 1, result.output
+    expected = json.dumps(report_data(kept_report([str(EXAMPLES)])), indent=2, ensure_ascii=False)
+    assert timeless(result.stdout_bytes.decode()) == timeless(expected + "\n")
+
+
+@pytest.mark.parametrize(
+    ("encoding", "expected"), [("utf-8", True), ("UTF8", True), ("latin-1", False)]
+)
+def test_json_is_printed_as_bytes_only_to_a_utf8_stdout(
+    monkeypatch: pytest.MonkeyPatch, encoding: str, expected: bool
+) -> None:
+    import io
+
+    from otel_oracles.cli import _output
+
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(io.BytesIO(), encoding=encoding))
+    assert _output._prints_utf8() is expected
