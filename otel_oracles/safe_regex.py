@@ -73,6 +73,48 @@ def syntax_error(pattern: str, flags: int = 0) -> str | None:
     return None
 
 
+LITERAL_WORK = 10_000_000
+"""Text length times pattern length up to which a literal pattern runs without the budget's
+clock. The engine's timeout reads the process's CPU clock when an operation starts and when
+it ends, two system calls (~1.5 µs of CPU, several times that on a loaded machine) against
+well under a microsecond for the search itself on the short texts checks usually search
+(docs/performance.md, "The checks stage, cheaper per verdict"). A literal (letters, digits
+and ``_`` only, no flag that changes how it compares) cannot backtrack: the engine's search
+for it compares at most every pattern character at every text position, so under this bound
+it ends within milliseconds whatever the text, and nothing needs timing. Every other
+pattern, and a literal over a longer text, keeps the budget."""
+
+_PLAIN_FLAGS = _engine.UNICODE | _engine.ASCII | _engine.V0 | _engine.MULTILINE | _engine.DOTALL
+"""Flags that leave a literal's comparisons as they are (``IGNORECASE``, ``FULLCASE``,
+``BESTMATCH``, ``POSIX`` and the like do not)."""
+
+_UNTIMED: dict[Pattern, int] = {}
+"""Compiled pattern -> the longest text it may run on without the clock (-1: none)."""
+
+_UNTIMED_LIMIT = 4096
+
+
+def _untimed_chars(rx: Pattern) -> int:
+    """How long a text ``rx`` may search untimed (``LITERAL_WORK``): -1 (not even an empty
+    one) unless it is a literal. Decided once per compiled pattern."""
+    try:
+        return _UNTIMED[rx]
+    except KeyError:
+        pass
+    text = rx.pattern
+    literal = (
+        isinstance(text, str)
+        and text.isascii()
+        and text.replace("_", "").isalnum()
+        and not rx.flags & ~_PLAIN_FLAGS
+    )
+    chars = LITERAL_WORK // len(text) if literal else -1
+    if len(_UNTIMED) >= _UNTIMED_LIMIT:
+        _UNTIMED.clear()  # patterns made at run time: keep the table bounded
+    _UNTIMED[rx] = chars
+    return chars
+
+
 def _over_budget(pattern: Pattern, text: str | bytes) -> RegexBudgetExceeded:
     return RegexBudgetExceeded(
         f"regex /{pattern.pattern}/ did not finish within its {BUDGET_S:g} s budget "
@@ -83,6 +125,8 @@ def _over_budget(pattern: Pattern, text: str | bytes) -> RegexBudgetExceeded:
 def search(pattern: str | Pattern, text: str, flags: int = 0, pos: int = 0) -> Match | None:
     """``re.search`` under the budget."""
     rx = compile_pattern(pattern, flags) if isinstance(pattern, str) else pattern
+    if len(text) <= _untimed_chars(rx):
+        return rx.search(text, pos)
     try:
         return rx.search(text, pos, timeout=BUDGET_S)
     except TimeoutError:
@@ -92,6 +136,8 @@ def search(pattern: str | Pattern, text: str, flags: int = 0, pos: int = 0) -> M
 def match(pattern: str | Pattern, text: str, flags: int = 0) -> Match | None:
     """``re.match`` under the budget."""
     rx = compile_pattern(pattern, flags) if isinstance(pattern, str) else pattern
+    if len(text) <= _untimed_chars(rx):
+        return rx.match(text)
     try:
         return rx.match(text, timeout=BUDGET_S)
     except TimeoutError:
@@ -101,6 +147,8 @@ def match(pattern: str | Pattern, text: str, flags: int = 0) -> Match | None:
 def fullmatch(pattern: str | Pattern, text: str, flags: int = 0) -> Match | None:
     """``re.fullmatch`` under the budget."""
     rx = compile_pattern(pattern, flags) if isinstance(pattern, str) else pattern
+    if len(text) <= _untimed_chars(rx):
+        return rx.fullmatch(text)
     try:
         return rx.fullmatch(text, timeout=BUDGET_S)
     except TimeoutError:

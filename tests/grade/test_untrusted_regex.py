@@ -99,3 +99,36 @@ def test_contract_regexes_keep_python_semantics() -> None:
     match = safe_regex.search(r"^def main\(", "import x\ndef main():\n", safe_regex.MULTILINE)
     assert match is not None and match.start() == 9
     assert safe_regex.syntax_error("(unclosed") is not None
+
+
+def test_only_a_literal_within_its_work_bound_runs_without_the_clock(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A literal over a text within ``LITERAL_WORK`` runs untimed (its search cannot
+    backtrack); every other pattern, and the literal over a longer text, keeps the budget.
+    With a budget nothing can meet, the timed operations raise and the untimed ones answer."""
+    monkeypatch.setattr(safe_regex, "BUDGET_S", 1e-9)
+    monkeypatch.setattr(safe_regex, "LITERAL_WORK", 6 * 1_000)
+    safe_regex._UNTIMED.clear()  # the bound is read when a pattern is first seen
+    try:
+        near = "x" * 980 + "pytest"
+        assert safe_regex.search("pytest", near) is not None
+        assert safe_regex.search(safe_regex.compile_pattern("run_pytest_2"), "x" * 500) is None
+        assert safe_regex.match("pytest", "pytest -q") is not None
+        assert safe_regex.fullmatch("pytest", "pytest") is not None
+        assert safe_regex.search("pytest", "pytest", safe_regex.MULTILINE) is not None
+        over = [
+            ("pytest", near + "x" * 100, 0),  # the literal beyond its bound
+            ("py.test", "py.test", 0),  # a metacharacter
+            ("py test", "py test", 0),  # not letters, digits and _ only
+            ("pytest", "PYTEST", safe_regex.IGNORECASE),  # compares otherwise
+            ("(?i)pytest", "pytest", 0),
+            (CATASTROPHIC, "a" * 30, 0),  # any other pattern, however short the text
+        ]
+        for pattern, text, flags in over:
+            with pytest.raises(safe_regex.RegexBudgetExceeded):
+                safe_regex.search(pattern, text, flags)
+        with pytest.raises(safe_regex.RegexBudgetExceeded):
+            safe_regex.match("[\\w-]", "a")
+    finally:
+        safe_regex._UNTIMED.clear()

@@ -100,6 +100,27 @@ def _answer_cites(ctx: GradeContext, pattern: str, answer: str) -> list[str]:
 _ID_CHAR = safe_regex.compile_pattern(r"[\w-]")
 """A character that would continue an id: ``doc-4`` must not be found inside ``doc-42``."""
 
+_CONTINUES: dict[str, bool] = {}
+"""Character -> whether it matches ``_ID_CHAR`` (``_continues_id``)."""
+
+
+def _continues_id(char: str) -> bool:
+    """Whether ``char`` matches ``_ID_CHAR``, asked of the engine once per character: every
+    occurrence of a cited id has its two neighbours tested, mostly the same few characters
+    (quotes, spaces, digits), and each test through ``safe_regex`` paid the time budget's
+    clock (docs/performance.md, "The checks stage and serve's workers, cheaper per
+    verdict"). Kept to a few thousand characters."""
+    try:
+        return _CONTINUES[char]
+    except KeyError:
+        pass
+    continues = safe_regex.match(_ID_CHAR, char) is not None
+    if len(_CONTINUES) >= 4096:
+        _CONTINUES.clear()
+    _CONTINUES[char] = continues
+    return continues
+
+
 CITATION_SCAN_BUDGET = 2_000_000_000
 """Characters the search for cited ids may scan in one ``citations_grounded`` check: every
 cited id is looked for in every earlier result until found, so the work is the number of ids
@@ -145,15 +166,16 @@ def _cites_whole_id(ident: str, text: str, budget: _ScanBudget) -> bool:
     """Whether ``ident`` occurs in ``text`` as a whole id: not preceded or followed by a word
     character or ``-``. The same as searching ``(?<![\\w-])<escaped id>(?![\\w-])``, but without
     compiling a regex per cited id (compiling one costs ~0.8 ms and answers cite ever new
-    ids); each occurrence's two neighbours are tested against ``_ID_CHAR``."""
+    ids); each occurrence's two neighbours are tested against ``_ID_CHAR``
+    (``_continues_id``)."""
     budget.spend(len(text))
     end = len(text)
     start = text.find(ident)
     while start >= 0:
         budget.spend(OCCURRENCE_COST)
         after = start + len(ident)
-        if (start == 0 or not safe_regex.match(_ID_CHAR, text[start - 1])) and (
-            after == end or not safe_regex.match(_ID_CHAR, text[after])
+        if (start == 0 or not _continues_id(text[start - 1])) and (
+            after == end or not _continues_id(text[after])
         ):
             return True
         start = text.find(ident, start + 1)
