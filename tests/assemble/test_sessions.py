@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from otel_oracles.assemble import AssemblyStats, SessionStats, build_trace, join_sessions
+from otel_oracles.assemble._sessions import SessionJoiner
 from otel_oracles.grade.loader import load_contract
 from otel_oracles.mapping import load_conventions, map_trace
 from otel_oracles.model.result import InputProblem
@@ -188,3 +189,17 @@ def test_concurrent_runs_whose_calls_both_fit_are_not_joined() -> None:
     traces = [_research(3, 200, 300), _research(4, 210, 310),
               _triage(1, 100, 400), _triage(2, 105, 405)]  # fmt: skip
     assert _ids(list(join_sessions(traces))) == [[3], [4], [1, 1], [2, 2]]
+
+
+def test_waiting_agent_runs_and_calls_leave_the_window_with_their_traces() -> None:
+    """Agent runs and tool calls that found no partner wait only while their trace is in the
+    window: a long stream of runs whose calls never ran an agent holds no index entries once
+    their traces left (memory stays bounded by the window)."""
+    joiner = SessionJoiner(window_spans=4)
+    released = []
+    for n in range(1, 200):
+        released += joiner.add(_triage(n, 10 * n, 10 * n + 5, service=f"svc-{n}"))
+        released += joiner.add(_research(1000 + n, 0, 1, service=f"svc-{n}"))
+    assert len(joiner._calls) + len(joiner._agents) <= 4
+    released += joiner.flush()
+    assert len(released) == 2 * 199 and not joiner._calls and not joiner._agents
