@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import functools
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -1126,38 +1127,50 @@ def _tool_kind(
     """A tool call's kind (``tool_call``, ``file_edit`` or ``command``) and, for the last
     two, the path and content, or the command, from its arguments (AgentBench rules)."""
     f = draft.fields
-    arguments = f.get("arguments")
-    if not isinstance(arguments, dict):
-        arguments = None
     tool = f.get("tool")
-    # A plugin- or toolset-qualified name (``SupportTools-write_file``) edits files or runs
-    # commands like its bare name does, and so does a name the MCP server ran the call under
-    # (``mcp_tool``, a merged MCP layer's) or a ``_``-joined toolset prefix of a known file
-    # or shell tool (``docs_write_file``: fail closed, an edit is never missed for a prefix).
-    bare = parse_tool_name(tool).name if isinstance(tool, str) else None
-    if bare is not None:
-        bare = _known_tool_name(bare, draft.attributes.get("mcp_tool"))
-    path = content = command = None
+    served = draft.attributes.get("mcp_tool")
     # A rule may name the agent's own file and shell tools (``file_edit_tools``,
     # ``command_tools``); synthesized calls keep AgentBench's names only.
     own = tool_kinds.get((draft.rule.file, draft.rule.rule_id)) if tool_kinds else None
+    if type(tool) is str and (served is None or type(served) is str):
+        kind = _tool_class(tool, served, own)  # names repeat: remembered
+    else:
+        kind = _tool_class.__wrapped__(tool, served, own)
+    if kind is StepKind.TOOL_CALL:
+        return kind, None, None, None
+    arguments = f.get("arguments")
+    if not isinstance(arguments, dict):
+        return kind, None, None, None
+    if kind is StepKind.FILE_EDIT:
+        raw_path = first_key(arguments, PATH_KEYS)
+        path = normalize_path(str(raw_path)) if raw_path is not None else None
+        raw_content = first_key(arguments, CONTENT_KEYS)
+        content = (
+            raw_content if isinstance(raw_content, str) or raw_content is None else str(raw_content)
+        )
+        return kind, path, content, None
+    raw_cmd = first_key(arguments, COMMAND_KEYS)
+    command = raw_cmd if isinstance(raw_cmd, str) or raw_cmd is None else str(raw_cmd)
+    return kind, None, None, command
+
+
+@functools.lru_cache(maxsize=4096)
+def _tool_class(tool: Any, served: Any, own: ToolKinds | None) -> StepKind:
+    """What a tool call of ``tool`` is (``served``: the name the MCP server ran it under;
+    ``own``: its rule's own file and shell tools). A plugin- or toolset-qualified name
+    (``SupportTools-write_file``) edits files or runs commands like its bare name does, and so
+    does a name the MCP server ran the call under (a merged MCP layer's ``mcp_tool``) or a
+    ``_``-joined toolset prefix of a known file or shell tool (``docs_write_file``: fail
+    closed, an edit is never missed for a prefix). Pure: remembered per exact ``str`` names
+    (bounded)."""
+    bare = parse_tool_name(tool).name if isinstance(tool, str) else None
+    if bare is not None:
+        bare = _known_tool_name(bare, served)
     if bare in WRITE_TOOLS or (own is not None and bare in own.file_edit):
-        if arguments is not None:
-            raw_path = first_key(arguments, PATH_KEYS)
-            path = normalize_path(str(raw_path)) if raw_path is not None else None
-            raw_content = first_key(arguments, CONTENT_KEYS)
-            content = (
-                raw_content
-                if isinstance(raw_content, str) or raw_content is None
-                else str(raw_content)
-            )
-        return StepKind.FILE_EDIT, path, content, None
+        return StepKind.FILE_EDIT
     if bare in SHELL_TOOLS or (own is not None and bare in own.command):
-        if arguments is not None:
-            raw_cmd = first_key(arguments, COMMAND_KEYS)
-            command = raw_cmd if isinstance(raw_cmd, str) or raw_cmd is None else str(raw_cmd)
-        return StepKind.COMMAND, None, None, command
-    return StepKind.TOOL_CALL, None, None, None
+        return StepKind.COMMAND
+    return StepKind.TOOL_CALL
 
 
 # ---- building records without re-validating what this module just normalized ---------------
