@@ -1805,6 +1805,29 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": OPENINFERENCE_HIDDEN,
     },
+    "openlit-claude-agent-sdk": {
+        "what": "the claude-agent-sdk runs (the Claude Agent SDK's `query()` driving the Claude "
+        "Code CLI its wheel bundles, the scenario's tools as in-process SDK MCP tools) traced by "
+        "OpenLIT (openlit.init(): its claude_agent_sdk instrumentor, which wraps `query()`, and "
+        "the httpx instrumentation it also enables)",
+        "packages": ["openlit", "claude-agent-sdk"],
+        "driver": "fw_openlit:run_claude_agent_sdk",
+        "model": "scripted fake Anthropic Messages server on 127.0.0.1 (`fw_claude_agent_sdk.py` "
+        "over `fake_anthropic.py`, streamed; Claude Code reaches it through "
+        "`ANTHROPIC_BASE_URL`)",
+        "tool_prefix": "mcp__scenario__",
+        "tool_spans": True,
+        "handoff_via": "Claude Code's `Agent` tool (`subagent_type: research_agent`, an "
+        "`AgentDefinition` sub-agent run in the foreground)",
+        "notes": ["**Tool failures:** the MCP tool answers `is_error: true` with the error JSON.",
+                  "**Not in the matrix:** graded held out (a..m, s; `o_run_error` not run: the "
+                  "CLI ends without an exception on HTTP 500), 36 of 36 verdicts wrong, no false "
+                  "pass: OpenLIT's mcp instrumentor's `mcp session/init` / `mcp server/run` "
+                  "spans are unrecognised, and each call is both OpenLIT's `execute_tool` span "
+                  "and the `mcp` SDK's sibling `tools/call` server span, counted twice."],
+        "on": {},
+        "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
+    },
     "bedrock-openllmetry": {
         "what": "hand-written Bedrock Runtime Converse tool loop on boto3 "
         "(`client.converse(..., toolConfig=...)`), recorded by "

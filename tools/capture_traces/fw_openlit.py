@@ -48,6 +48,9 @@ content switch.
 - ``run_agent_framework`` (``openlit-agent-framework``): ``fw_agent_framework``'s agents
   (``Agent.as_tool`` for ``g_handoff``); OpenLIT's agent_framework instrumentor, which turns
   the framework's own telemetry off and writes its own spans, and its openai one.
+- ``run_claude_agent_sdk`` (``openlit-claude-agent-sdk``): ``fw_claude_agent_sdk``'s
+  ``query()`` runs (an ``AgentDefinition`` sub-agent through Claude Code's ``Agent`` tool for
+  ``g_handoff``); OpenLIT's claude_agent_sdk instrumentor.
 - ``openlit-litellm`` and ``openlit-bedrock`` run the raw LiteLLM and boto3 Converse loops
   (``fw_litellm.run_openlit``, ``fw_bedrock.run_openlit``).
 """
@@ -273,3 +276,23 @@ def run_agent_framework(
 
     init_openlit(tracer_provider, logger_provider)
     run(scenario, tracer_provider, logger_provider, tools, executed)
+
+
+def run_claude_agent_sdk(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """The Claude Agent SDK's ``query()`` (``fw_claude_agent_sdk``: the Claude Code CLI the
+    wheel bundles, on the scripted Anthropic server) under ``openlit.init()``: OpenLIT's
+    claude_agent_sdk instrumentor wraps ``query()`` and writes ``invoke_agent`` and
+    ``execute_tool`` spans from the messages the CLI streams back."""
+    import asyncio
+
+    from fw_claude_agent_sdk import _query
+    from fw_openai_agents import init_openlit
+
+    init_openlit(tracer_provider, logger_provider)
+    asyncio.run(_query(scenario, tools, executed))
