@@ -9,6 +9,7 @@ absent (None or flagged redacted), never invented. Tokens are summed over leaf m
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -20,7 +21,7 @@ from otel_oracles.model.result import InputProblem
 from otel_oracles.model.span import Trace
 from otel_oracles.model.step import Step, StepKind, Trajectory
 from otel_oracles.pipeline import holds_agent_run, read_traces
-from tests.mapping.ground_truth import Case, Scenario, cases
+from tests.mapping.ground_truth import Case, ExpectedCall, Scenario, cases
 
 CASES = cases()
 
@@ -91,6 +92,27 @@ the answer (``structured_response``, the conventions' ``structured_output``): it
 answer, and the requested call whose arguments it is, the answer's delivery (a final-answer
 call, no work). Content off hides both: the request stays one more call, unnamed, outcome
 unknown, and the answer is missing."""
+
+REJECTED_REQUEST_UNTIED = frozenset({"smolagents-openinference"})
+"""``t_invalid_args`` with content on: smolagents refused the first search before any tool ran
+(``AgentToolCallError`` in the step), so no tool span records it, and its tool spans carry no
+call id: linking by name and order hands the one tool span to the first request (the rejected
+one) and synthesizes the second, whose arguments are those the span recorded. The mapped
+calls are two ``search_docs`` calls, the span that ran (the documents its result) and one with
+neither outcome nor result: the rejected call's arguments are lost and its failure unseen (a
+known limit of linking calls without ids by name); grading fails closed on the unknown
+outcome (``search-retry`` missing evidence). Content off, the failed step's span is the
+rejected call, unnamed (``smolagents.yaml``, ``rejected_call``), mapped as EXPECTED.md says."""
+
+REJECTED_DETAIL = re.compile(r"query|\bq\b")
+"""What a rejected call's error names (``t_invalid_args``): the missing ``query`` or the
+unexpected ``q``, in the framework's own words (pydantic's, Python's, ADK's)."""
+
+
+def rejected(call: ExpectedCall) -> bool:
+    """Whether EXPECTED.md says the framework refused this call before the tool ran."""
+    return call.outcome.startswith("ERROR (rejected before the tool ran")
+
 
 RUN_ERROR_INPUT_UNRECORDED = frozenset({"openlit-litellm"})
 """``o_run_error``: the model call that raised records nothing but its name and exception
@@ -921,6 +943,14 @@ def test_real_trace_maps_to_expected_trajectory(case: Case, conventions: Convent
         inp, out = (sum(x) for x in zip(*(t.token_usage() for t in trajs), strict=True))
         assert (inp, out) == leaf_usage(traces), "tokens double counted or lost"
         return
+    if scenario.name == "t_invalid_args" and case.source in REJECTED_REQUEST_UNTIED and content:
+        assert [s.tool for s in calls] == ["search_docs", "search_docs"]
+        unknown = [s for s in calls if s.status == "unset"]
+        assert len(unknown) == 1 and unknown[0].synthesized and unknown[0].result is None
+        ran = [s for s in calls if s.status == "ok"]
+        assert len(ran) == 1 and "doc-42" in json.dumps(ran[0].result)
+        assert _final_output(trajs) == scenario.final_answer
+        return
     if not content and case.source not in NAMES_KEPT_WITHOUT_CONTENT and not calls:
         # Streamed calls without content record no finish reason either (openai-v2-latest
         # h_coding_agent): nothing shows that tools ran, and nothing pretends they did not.
@@ -986,7 +1016,10 @@ def test_real_trace_maps_to_expected_trajectory(case: Case, conventions: Convent
                     assert isinstance(result, dict) and result.get("deleted") == 12
             if not exp.ok and case.source not in GENERIC_ERROR_TEXT:
                 detail = f"{step.error_message} {step.result}"
-                assert "upstream search service timed out" in detail, detail
+                if rejected(exp):
+                    assert REJECTED_DETAIL.search(detail), detail
+                else:
+                    assert "upstream search service timed out" in detail, detail
         want_answer = None if case.source in NO_MODEL_OUTPUT else scenario.final_answer
         if scenario.structured and case.source in OUTPUT_TOOL_UNREAD:
             want_answer = None
@@ -1008,7 +1041,11 @@ def test_real_trace_maps_to_expected_trajectory(case: Case, conventions: Convent
             else:
                 assert step.result is None, f"content off: step {step.index} result invented"
         if case.source in NAMES_KEPT_WITHOUT_CONTENT:
-            assert [s.tool for s in calls] == [c.tool for c in scenario.calls]
+            names = [c.tool for c in scenario.calls]
+            if scenario.name == "t_invalid_args" and case.source in REJECTED_REQUEST_UNTIED:
+                # The refused call is the failed step's span, which names no tool.
+                names = [None if rejected(c) else c.tool for c in scenario.calls]
+            assert [s.tool for s in calls] == names
         else:
             never = case.source in NAMES_NEVER  # no name to redact: none is ever recorded
             assert all(s.tool is None and ("tool" in s.redacted or never) for s in calls), (

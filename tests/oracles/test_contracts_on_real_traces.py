@@ -12,7 +12,11 @@ Each check's exact outcome follows from the source's EXPECTED.md:
   that answer is graded as it is (it cites nothing), where it raises there is no answer
   (as o), and where the trace shows that the limit stopped the run, the effort budget is
   missing evidence, since the calls the limit cut off are not in it: ``LIMIT_RAISES``,
-  ``LIMIT_REQUEST_PENDING``, ``LIMIT_ENDS_AFTER_TOOL``);
+  ``LIMIT_REQUEST_PENDING``, ``LIMIT_ENDS_AFTER_TOOL``; t: the model's first search had
+  arguments the tool's schema rejects and the framework refused it before the tool ran,
+  handing the model the validation error: a failed call of ``search_docs`` (the agent asked
+  for it and got an error, not documents), so the correct call after it is a retry,
+  tolerated as b's is, see ``CONTENT_ON``);
 - content OFF: content-dependent checks are ``missing_evidence`` (never pass, never an
   invariant failure) and structural checks keep their content-ON outcome, except where the
   source itself hides structure: raw clients with no tool spans cannot show tool outcomes
@@ -128,6 +132,15 @@ CONTENT_ON: dict[tuple[str, str], dict[str, Outcome]] = {
     # arguments): graded as a_happy and e_fabricated_citation are.
     ("support-rag", "r_structured_answer"): {},
     ("support-rag", "r_structured_fabricated"): {"grounded-citations": INV},
+    # The first search was rejected before the tool ran (arguments that fail its schema) and
+    # the model was handed the validation error: a failed call, whoever's fault it was. The
+    # contract's retry budget bounds calls that failed and were made again, so the correct
+    # search after it is one retry within the budget of one (as b_tool_retry's), and two such
+    # rejections would exhaust it. Not counting a rejected call because the tool never ran
+    # would let an agent that keeps sending bad arguments pass any retry budget. Where the
+    # trace shows the request but not its outcome, the retry cannot be shown either way:
+    # missing evidence (REJECTED_WITHOUT_SPAN), never "no retries".
+    ("support-rag", "t_invalid_args"): {"search-retry": TOL},
 }
 """Non-pass outcomes with content captured; every other check passes."""
 
@@ -447,11 +460,25 @@ or which dependency failed is missing evidence (``TOOL_NAME_CHECKS``), and so is
 ``cites-a-source`` where the run's degradation is that failure (``DEGRADED_BY_FAILURE``)."""
 FAILED_CALLS = (
     "b_tool_retry",
+    "t_invalid_args",
     "c_retry_exhausted",
     "j_undisclosed_failure",
     "l_parallel_failures",
     "s_delegated_failure",
 )
+REJECTED_WITHOUT_SPAN = ("smolagents-openinference",)
+"""``t_invalid_args``: the framework refuses the call before any tool runs and no tool span
+records it (smolagents' ``validate_tool_arguments`` raises ``AgentToolCallError`` inside the
+step; OpenInference wraps only ``Tool.__call__``). With content on, the call is the first
+model call's request, named and with its arguments, but nothing ties an outcome to it (the
+error reaches the model as a ``tool-response`` text without a call id, and smolagents' history
+drops the assistant turn that asked): whether the search after it retried a failure cannot be
+shown, so ``search-retry`` is missing evidence. With content off the request is hidden and the
+step's span (ERROR, ``AgentToolCallError``) is the only record: a failed call of a tool the
+trace does not name (``smolagents.yaml``, ``rejected_call``), so every check that must know
+which tools were called is missing evidence, as for ``UNNAMED_FAILED_CALLS``. Held out,
+before that rule, content off read "no retries": the rejected call was not counted, and two
+rejections before a timeout would have passed a retry budget they exhaust."""
 DEGRADED_BY_FAILURE = (
     "c_retry_exhausted",
     "j_undisclosed_failure",
@@ -566,6 +593,7 @@ CITING_ANSWERS = (
     "r_structured_answer",
     "r_structured_fabricated",
     "s_delegated_forbidden",
+    "t_invalid_args",
 )
 """Scenarios whose final answer cites a document (EXPECTED.md)."""
 DELEGATED = ("g_handoff", "s_delegated_forbidden", "s_delegated_failure")
@@ -907,6 +935,10 @@ def _expected(source: str, contract: str, scenario: str, content: bool) -> dict[
         base.update(dict.fromkeys(TOOL_NAME_CHECKS.get(contract, set()), MIS))
     if source in ANSWER_TOOL_UNDECLARED and scenario in STRUCTURED:
         base.update(dict.fromkeys(ANSWER_CHECKS[contract], MIS))
+    if source in REJECTED_WITHOUT_SPAN and scenario == "t_invalid_args":
+        base["search-retry"] = MIS
+        if not content:
+            base.update(dict.fromkeys(TOOL_NAME_CHECKS.get(contract, set()), MIS))
     if content:
         return base
     if source in PARALLEL_RUN_IN_TURN and scenario == "l_parallel_failures":

@@ -32,6 +32,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from scenarios import (  # noqa: E402 - after sys.path
+    REJECTED_OUTCOME,
     SCENARIOS,
     TOOL_SCHEMAS,
     Scenario,
@@ -3148,6 +3149,59 @@ for _base, (_api, _how) in STREAMED.items():
     }
 
 
+OPENAI_AGENTS_REJECTS = (
+    "the SDK's strict parameter model rejects them (`ModelBehaviorError: Invalid JSON input for "
+    "tool search_docs`, raised before the function runs) and its default error function hands "
+    "the model `An error occurred while running the tool. Please try again.`; the tool span "
+    "records the error."
+)
+PYDANTIC_AI_REJECTS = (
+    "pydantic-ai validates the arguments against the tool's schema before calling it and sends "
+    "the model a retry prompt listing the validation errors (`query` missing, `q` not "
+    "permitted); the `execute_tool` span ends with status ERROR (`ValidationError`)."
+)
+LANGGRAPH_REJECTS = (
+    "LangChain validates the input against the tool's argument schema before running it; the "
+    "`ToolNode` (`handle_tool_errors=True`) catches the `ValidationError` and hands the model "
+    "an error `ToolMessage` (`1 validation error for search_docs query Field required`); the "
+    "tool span records the error."
+)
+REJECTS_VIA: dict[str, str] = {
+    "openinference-openai-agents": OPENAI_AGENTS_REJECTS,
+    "logfire-openai-agents": OPENAI_AGENTS_REJECTS,
+    "pydantic-ai-openinference": PYDANTIC_AI_REJECTS,
+    "logfire-pydantic-ai": PYDANTIC_AI_REJECTS,
+    "langgraph-openinference": LANGGRAPH_REJECTS,
+    "langgraph-openllmetry": LANGGRAPH_REJECTS,
+    "strands": "Strands validates the input against the tool's pydantic model and sends the "
+    "model an error `toolResult` (`Validation failed for input parameters: ... query Field "
+    "required`); the tool span ends with status ERROR.",
+    "smolagents-openinference": "smolagents' `validate_tool_arguments` raises "
+    "`AgentToolCallError` (`Argument q is not in the tool's input schema`) before the tool "
+    "is called: no tool span; the step's span ends ERROR with that exception, and the next "
+    "model call's input holds a `tool-response` message `Error: ...` with no call id.",
+    "agno-openinference": "Agno calls the function through pydantic's `validate_call`, which "
+    "raises a `ValidationError` (`query Missing required argument`) before the body runs; Agno "
+    "sends the model the error text and the tool span ends with status ERROR.",
+    "llamaindex-openinference": "LlamaIndex's `FunctionTool` calls the function with the "
+    "model's arguments, which Python refuses before the body runs (`TypeError: ... got an "
+    "unexpected keyword argument 'q'`); the agent workflow sends the model the error and the "
+    "tool span ends with status ERROR.",
+    "crewai-openinference": "CrewAI validates the arguments against the tool's `args_schema` "
+    "before running it and hands the model the error text (`Tool 'search_docs' arguments "
+    "validation failed: ... query Field required`); the tool span ends with status ERROR "
+    "(`ValueError`).",
+    "google-adk": "ADK's `FunctionTool` finds the mandatory `query` missing and, without "
+    "calling the function, returns an `error` object as the tool's response (`Invoking "
+    "search_docs() failed as the following mandatory input parameters are not present: "
+    "query ...`); the `execute_tool` span ends with status ERROR.",
+}
+"""``t_invalid_args``: how each source's framework rejects a call whose arguments fail the
+tool's declared schema before the tool runs, and what it hands the model; only these sources
+capture the scenario (a framework that ran the tool anyway, or raised and ended the run,
+would not be the run the script describes: the capture fails on the tools executed)."""
+
+
 def instrument(source: str, tracer_provider: Any, logger_provider: Any) -> None:
     source = source.removesuffix("-stream")  # a streaming variant, same instrumentation
     if source == "openlit-openai":
@@ -3738,6 +3792,11 @@ def expected_md(source: str, results: dict[str, dict[str, list[str]]]) -> str:
         if scenario.structured:
             via = SOURCES[source]["structured_via"]
             lines.append(f"- **Structured output:** YES — the answer is an object, via {via}.")
+        if scenario.rejected:
+            lines.append(
+                f"- **Rejected calls:** the first {scenario.rejected} call(s) below have "
+                f"arguments that fail the tool's declared schema: {REJECTS_VIA[source]}"
+            )
         lines.append("- **Tools called, in order:**")
         searches = 0
         n = 0
@@ -3746,10 +3805,11 @@ def expected_md(source: str, results: dict[str, dict[str, list[str]]]) -> str:
                 if tool.startswith("transfer_to_"):
                     continue
                 n += 1
-                searches += tool == "search_docs"
+                rejected = n <= scenario.rejected  # never ran: the search count skips it
+                searches += tool == "search_docs" and not rejected
                 lines.append(
                     f"  {n}. `{prefix}{tool}` `{json.dumps(args)}` → "
-                    f"{outcome(tool, scenario, searches)}"
+                    f"{REJECTED_OUTCOME if rejected else outcome(tool, scenario, searches)}"
                 )
         lines += parallel_lines(scenario)
         final = scenario.turns[-1]
@@ -3796,14 +3856,15 @@ def expected_md(source: str, results: dict[str, dict[str, list[str]]]) -> str:
 
 
 def scripted_tools(source: str, scenario: Scenario) -> list[str]:
-    """The tools the script runs, in order, as the source names them (transfers left out)."""
+    """The tools the script runs, in order, as the source names them (transfers left out,
+    and the calls the framework rejects before running them, ``Scenario.rejected``)."""
     prefix = SOURCES[source].get("tool_prefix", "")  # e.g. a plugin namespace
     return [
         prefix + tool
         for turn in scenario.tool_turns_run
         for tool, _ in turn
         if not tool.startswith("transfer_to_")
-    ]
+    ][scenario.rejected :]
 
 
 def run_matches(source: str, scenario: Scenario, executed: list[str]) -> bool:
@@ -3881,6 +3942,7 @@ def main() -> None:
     followups = bool(SOURCES[args.source].get("followups"))
     turn_limit = bool(SOURCES[args.source].get("turn_limit"))
     structured = bool(SOURCES[args.source].get("structured_via"))
+    rejects = args.source in REJECTS_VIA
     names = args.scenario or [
         n
         for n, sc in SCENARIOS.items()
@@ -3889,6 +3951,7 @@ def main() -> None:
         and (followups or not sc.followups)
         and (turn_limit or sc.turn_limit is None)
         and (structured or not sc.structured)
+        and (rejects or not sc.rejected)
     ]
     unable = [n for n in names if SCENARIOS[n].transfers_back and not transfers_back]
     if unable:
@@ -3902,6 +3965,9 @@ def main() -> None:
     unable = [n for n in names if SCENARIOS[n].structured and not structured]
     if unable:
         sys.exit(f"{args.source}: no structured output (structured_via), cannot run {unable}")
+    unable = [n for n in names if SCENARIOS[n].rejected and not rejects]
+    if unable:
+        sys.exit(f"{args.source}: rejects no invalid arguments (REJECTS_VIA), cannot run {unable}")
     for name in names:
         for content in ("on", "off"):
             variant = name if content == "on" else f"{name}.nocontent"

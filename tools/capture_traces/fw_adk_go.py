@@ -111,13 +111,14 @@ def run_adk_go_latest(
 def scripted_calls(scenario: Scenario) -> list[dict[str, Any]]:
     """Each scripted tool call's name and what it returns (``ok``) or raises (``raise``), in
     script order (transfers are ADK's own tool and not scripted here): ``tool_results`` with
-    the tool's name, since a Go program's tool reads its result by name."""
+    the tool's name, since a Go program's tool reads its result by name. Calls the framework
+    rejects before running them (``Scenario.rejected``) are left out: they never run."""
     names = [
         name
         for turn in scenario.turns
         for name, _ in ([] if isinstance(turn, str) else turn)
         if not name.startswith("transfer_to_")
-    ]
+    ][scenario.rejected :]
     results = tool_results(scenario)
     return [{"tool": name, **result} for name, result in zip(names, results, strict=True)]
 

@@ -37,12 +37,18 @@ def script(scenario: Scenario) -> Scenario:
 
 
 def tool_results(scenario: Scenario) -> list[dict[str, Any]]:
-    """What each scripted tool call returns, in call order (``raise`` for a failing call)."""
+    """What each scripted tool call returns, in call order (``raise`` for a failing call);
+    the calls the framework rejects before running them (``Scenario.rejected``) return
+    nothing and are left out."""
     tools = Tools(scenario)
     results: list[dict[str, Any]] = []
+    rejected = scenario.rejected
     for turn in scenario.turns:
         for name, arguments in [] if isinstance(turn, str) else turn:
             if name.startswith("transfer_to_"):
+                continue
+            if rejected:
+                rejected -= 1
                 continue
             try:
                 results.append({"ok": getattr(tools, name)(**arguments)})

@@ -75,6 +75,12 @@ UNDISCLOSED_ANSWER = "Enterprise customers can request a full refund within 30 d
 """``j_undisclosed_failure``'s answer (and ``s_delegated_failure``'s): after a failed search,
 it cites nothing and says nothing of the failure."""
 TEST_FILE = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+INVALID_SEARCH = ("search_docs", {"q": "enterprise refund window"})
+"""``t_invalid_args``: a ``search_docs`` call whose arguments fail the tool's declared schema
+(``query`` is required and missing; ``q`` is no parameter of it): the framework rejects it
+before the tool runs and hands the model the validation error, so the tool never sees it."""
+REJECTED_OUTCOME = "ERROR (rejected before the tool ran: its arguments fail the tool's schema)"
+"""EXPECTED.md's outcome of a call the framework rejected (``Scenario.rejected``)."""
 STRUCTURED_ANSWER = {"answer": ANSWER, "sources": ["doc-42"]}
 """``r_structured_answer``: the ``a_happy`` answer returned as structured output, an object
 whose ``answer`` cites doc-42, which the search returned, and whose ``sources`` list it."""
@@ -153,6 +159,14 @@ class Scenario:
     (an output type / response format, or an output tool the framework offers the model: the
     scripted server calls such a tool with the object as arguments, ``fake_openai.py``); only
     sources whose entry names ``structured_via`` capture it."""
+
+    rejected: int = 0
+    """How many of the first tool calls the model requests carry arguments that fail the
+    tool's declared schema (``t_invalid_args``): the framework rejects each before the tool
+    runs and hands the model the validation error (a retry prompt, an error tool result), so
+    no tool runs for it and the scripted tools never count it. A rejected call is a failed
+    call of that tool. Only sources whose entry names ``rejects_via`` capture it; a
+    framework that raised instead would end the run, which the script does not describe."""
 
     @property
     def parallel(self) -> bool:
@@ -414,6 +428,15 @@ SCENARIOS: dict[str, Scenario] = {
             "r_structured_fabricated",
             [[SEARCH], json.dumps(STRUCTURED_FABRICATED)],
             structured=True,
+        ),
+        Scenario(
+            # The model's first call of search_docs has arguments the tool's schema rejects
+            # (no "query"); the framework answers it with the validation error without
+            # running the tool, the model calls it again correctly, the search succeeds and
+            # the answer cites it: one failed call, then a retry (as b_tool_retry).
+            "t_invalid_args",
+            [[INVALID_SEARCH], [SEARCH], ANSWER],
+            rejected=1,
         ),
     ]
 }
