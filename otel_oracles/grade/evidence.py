@@ -1209,7 +1209,11 @@ def _final_output(ev: Evidence, scope: str | None) -> str | None:
 
 def _retrieval_documents(ev: Evidence, scope: str | None) -> str | None:
     retrievals = [
-        s for s in ev.trajectory.steps if s.kind == StepKind.RETRIEVAL and _matches(s.tool, scope)
+        s
+        for s in ev.trajectory.steps
+        # A tool call that ran a retriever holds that retrieval (mapping/_stacked.py).
+        if (s.kind == StepKind.RETRIEVAL or s.attributes.get("retrieval"))
+        and _matches(s.tool, scope)
     ]
     if not retrievals:
         return "retrieval documents: the trace has no retrieval steps"

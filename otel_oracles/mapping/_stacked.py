@@ -27,6 +27,15 @@ answers a raised tool with an ``isError`` result) makes the OK of the layers aro
 proof (the agent framework's span ends OK too, since nothing raised on its side); only a layer
 inside it (the MCP server's own span, which ends ERROR for that result) or the captured result
 itself shows the outcome. Otherwise the call's outcome is unknown (``unset``).
+
+A retrieval is one call with the layer around it the same way: a retriever span nested alone in
+a tool call (LangChain's ``create_retriever_tool``, LlamaIndex's ``RetrieverTool``: the
+retriever is the tool's work) or in another retrieval (LlamaIndex records ``aretrieve``,
+``_aretrieve`` and ``_retrieve`` of one retrieval) is the retrieval that call made, whatever
+the names. The kept step keeps the outer layer's kind and name (the tool the model called)
+and gains the retrieval's query and documents; left alone, one search would count as two to
+five calls, and a tool span whose OK proves nothing (a handled tool error) would hide the
+retriever's own status, which shows whether the search failed.
 """
 
 from __future__ import annotations
@@ -39,13 +48,16 @@ from otel_oracles.model.tool_name import TOOL_NAME_SEPARATORS
 if TYPE_CHECKING:
     from otel_oracles.mapping._mapper import Draft
 
-_STACKABLE = frozenset({"generation", "tool_call", "handoff"})
+_STACKABLE = frozenset({"generation", "tool_call", "handoff", "retrieval"})
 """Draft kinds whose nested same-call pairs merge (see ``_same_call``)."""
 _TOOL_OUTERS = frozenset({"tool_call", "handoff"})
 """What a tool call can be recorded as by either layer: a handoff tool (AutoGen's
 ``transfer_to_<agent>``) is a handoff step where a layer knows it for one (both, when
 OpenInference's TOOL span and autogen-core's ``execute_tool`` span each are recognised as
 the handoff) and a plain tool call where it does not."""
+_RETRIEVAL_OUTERS = frozenset({"tool_call", "retrieval"})
+"""What a retrieval nested alone inside is the same call as: the tool that ran the retriever,
+or an outer layer of the same retrieval (see the module doc)."""
 _QUALIFIERS = ("_", *TOOL_NAME_SEPARATORS)
 """What frameworks put between an MCP server's (or toolset's) name and the server's own tool
 name when they offer the tool to the model: the namespace separators, and ``_`` (ADK's
@@ -93,6 +105,8 @@ def merge_stacked_generations(
         while id(kept) in merged_into:  # three stacked layers: all into the outermost
             kept = merged_into[id(kept)]
         absorb(kept, inner)
+        if inner.kind == "retrieval" and kept.kind != "retrieval":
+            kept.attributes["retrieval"] = True  # the call's documents are the retrieval's
         served = inner.fields.get("tool")
         if served != kept.fields.get("tool") and "mcp.method.name" in inner.attributes:
             kept.attributes.setdefault("mcp_tool", served)  # the server's own name for it
@@ -162,6 +176,8 @@ def _same_call(outer: Draft, inner: Draft) -> bool:
     assert a is not None and b is not None
     if b.start_ns < a.start_ns or (a.end_ns and b.end_ns and b.end_ns > a.end_ns):
         return False
+    if inner.kind == "retrieval":
+        return outer.kind in _RETRIEVAL_OUTERS
     if outer.kind in _TOOL_OUTERS and inner.kind in _TOOL_OUTERS:
         return _same_tool(outer.fields.get("tool"), inner)
     if outer.kind != "generation" or inner.kind != "generation":

@@ -181,6 +181,29 @@ OPENINFERENCE_HIDDEN = {
 }
 """OpenInference's content switch set to off: inputs, outputs and messages hidden."""
 
+RETRIEVER_RUN: dict[str, Any] = {
+    "scenarios": [
+        "a_happy",
+        "b_tool_retry",
+        "d_forbidden_tool",
+        "e_fabricated_citation",
+        "f_degraded",
+        "j_undisclosed_failure",
+        "k_unfounded_uncertainty",
+    ],
+    "tool_spans": True,
+    "notes": [
+        "**Retriever:** `search_docs` is the framework's retriever tool; each call runs the "
+        "retriever (a retriever span, where the instrumentation records one, holding the "
+        "documents it returned: doc-17 and doc-42 when the search works) inside the tool "
+        "call. A failing search raises in the retriever; an empty one returns no documents."
+    ],
+}
+"""The retriever sources (``fw_retrievers.py``): the support scenarios whose search a
+retriever changes (a search that works, fails once, returns what the answer misquotes,
+returns nothing, fails and is hidden, or works and is not believed) and a forbidden call
+beside it; their default ``--scenario`` list. One agent, one user turn."""
+
 DEEPAGENTS_RUN = {
     "handoff_via": '`task {"description": ..., "subagent_type": "research_agent"}` '
     "(Deep Agents' sub-agent tool)",
@@ -2394,6 +2417,77 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
+    "langchain-retriever-openinference": {
+        "what": "a LangChain 1.x create_agent support agent (ChatOpenAI on the fake server, "
+        "ToolErrorMiddleware) whose search_docs tool is create_retriever_tool over an "
+        "InMemoryVectorStore retriever (DeterministicFakeEmbedding; its backend fails or finds "
+        "nothing as the scenario's search does: fw_retrievers.py), traced by "
+        "openinference-instrumentation-langchain",
+        "packages": ["langchain", "langchain-core", "langchain-openai", "langgraph",
+                     "openinference-instrumentation-langchain"],
+        "driver": "fw_retrievers:run_langchain_openinference",
+        **RETRIEVER_RUN,
+        "on": {},
+        "off": OPENINFERENCE_HIDDEN,
+    },
+    "langchain-retriever-openllmetry": {
+        "what": "the langchain-retriever-openinference agent (create_agent, a retriever tool "
+        "over an InMemoryVectorStore) traced by OpenLLMetry's "
+        "opentelemetry-instrumentation-langchain",
+        "packages": ["langchain", "langchain-core", "langchain-openai", "langgraph",
+                     "opentelemetry-instrumentation-langchain"],
+        "driver": "fw_retrievers:run_langchain_openllmetry",
+        **RETRIEVER_RUN,
+        "on": {"TRACELOOP_TRACE_CONTENT": "true"},
+        "off": {"TRACELOOP_TRACE_CONTENT": "false"},
+    },
+    "openlit-langchain-retriever": {
+        "what": "the langchain-retriever-openinference agent (create_agent, a retriever tool "
+        "over an InMemoryVectorStore) traced by OpenLIT (openlit.init(): its langchain and "
+        "langgraph instrumentors)",
+        "packages": ["openlit", "langchain", "langchain-core", "langchain-openai", "langgraph"],
+        "driver": "fw_retrievers:run_langchain_openlit",
+        **RETRIEVER_RUN,
+        "on": {},
+        "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
+    },
+    "mlflow-langchain-retriever": {
+        "what": "the langchain-retriever-openinference agent (create_agent, a retriever tool "
+        "over an InMemoryVectorStore) traced by MLflow's LangChain autolog alone "
+        "(mlflow.langchain.autolog()), exported by MLflow's OTLP exporter to the capture's "
+        "sink, native mlflow.* attributes",
+        "packages": ["mlflow-tracing", "langchain", "langchain-core", "langchain-openai",
+                     "langgraph"],
+        "driver": "fw_retrievers:run_langchain_mlflow",
+        "sink": True,
+        **RETRIEVER_RUN,
+        "on": {},
+        "off": {},
+    },
+    "llamaindex-retriever-openinference": {
+        "what": "a LlamaIndex FunctionAgent support agent (llama-index-llms-openai on the fake "
+        "server) whose search_docs tool is a RetrieverTool over a VectorStoreIndex retriever "
+        "(in-memory SimpleVectorStore, a deterministic local hash embedding; its backend fails "
+        "or finds nothing as the scenario's search does: fw_retrievers.py), traced by "
+        "openinference-instrumentation-llama-index",
+        "packages": ["llama-index-core", "llama-index-llms-openai",
+                     "openinference-instrumentation-llama-index"],
+        "driver": "fw_retrievers:run_llamaindex_openinference",
+        **RETRIEVER_RUN,
+        "on": {},
+        "off": OPENINFERENCE_HIDDEN,
+    },
+    "mlflow-llamaindex-retriever": {
+        "what": "the llamaindex-retriever-openinference agent (FunctionAgent, a RetrieverTool "
+        "over a VectorStoreIndex) traced by mlflow.llama_index.autolog() alone, exported by "
+        "MLflow's OTLP exporter to the capture's sink",
+        "packages": ["mlflow-tracing", "llama-index-core", "llama-index-llms-openai"],
+        "driver": "fw_retrievers:run_llamaindex_mlflow",
+        "sink": True,
+        **RETRIEVER_RUN,
+        "on": {},
+        "off": {},
+    },
     "mlflow-pydantic-ai": {
         "what": "the pydantic-ai-openinference agents (OpenAIChatModel on the fake server, "
         "tool_plain tools, ModelRetry for a failing search; a delegation tool for g_handoff) "
@@ -3946,7 +4040,8 @@ def main() -> None:
     names = args.scenario or [
         n
         for n, sc in SCENARIOS.items()
-        if (agents or not sc.agents_only)
+        if n in SOURCES[args.source].get("scenarios", SCENARIOS)  # a source's own list
+        and (agents or not sc.agents_only)
         and (transfers_back or not sc.transfers_back)
         and (followups or not sc.followups)
         and (turn_limit or sc.turn_limit is None)

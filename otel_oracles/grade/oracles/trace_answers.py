@@ -56,7 +56,7 @@ from otel_oracles.grade.oracles.trace_common import (
     string_items,
 )
 from otel_oracles.grade.registry import register_oracle
-from otel_oracles.model.step import Step, StepKind, Trajectory
+from otel_oracles.model.step import Step, Trajectory
 
 DEFAULT_CITATION_PATTERN = r"doc-\d+"
 
@@ -490,14 +490,17 @@ def _judge_dependency(ev: Evidence, p: DegradationParams, s: Step, out: Degradat
             (s, f"timed out ({failure})" if is_timeout(ev, s) else f"errored ({failure})")
         )
         return
-    if s.kind == StepKind.RETRIEVAL and s.documents is not None and not s.documents:
+    # Documents are a retrieval's result, whatever the step's kind: a retriever run by a tool
+    # is merged into that tool's call (mapping/_stacked.py), its documents with it.
+    documents = None if "documents" in s.redacted else s.documents
+    if documents is not None and not documents:
         out.degraded.append((s, "returned no documents"))
         return
     if s.attributes.get("result_empty"):  # the mapping saw it empty (also a null result)
         out.degraded.append((s, "returned empty"))
         return
     if absent(s, "result"):
-        if s.kind != StepKind.RETRIEVAL or s.documents is None:
+        if documents is None:
             out.unknown.append(s)
         return
     if is_empty_result(s.result) or (

@@ -153,6 +153,55 @@ def parse_genai_documents(value: Any) -> list[dict[str, Any]] | None:
     return None
 
 
+def _document(item: Any) -> dict[str, Any] | None:
+    """One retrieved document as ``{id?, content?, metadata?, score?}``: a GenAI / OpenInference
+    document as it is, LangChain's ``Document`` dump (``page_content``), or LlamaIndex's
+    ``NodeWithScore`` dump (``{"node": {"id_", "text", "metadata"}, "score"}``)."""
+    if not isinstance(item, dict):
+        return None
+    node = item.get("node")
+    if isinstance(node, dict):  # LlamaIndex NodeWithScore
+        doc = {
+            "id": node.get("id_", node.get("id")),
+            "content": node.get("text"),
+            "metadata": node.get("metadata"),
+            "score": item.get("score"),
+        }
+    elif "page_content" in item:  # LangChain Document
+        doc = {
+            "id": item.get("id"),
+            "content": item.get("page_content"),
+            "metadata": item.get("metadata"),
+        }
+    else:
+        return item
+    return {k: v for k, v in doc.items() if v is not None}
+
+
+def parse_document_list(value: Any) -> list[dict[str, Any]] | None:
+    """The documents a retriever returned, as a list (JSON text or an array attribute) or an
+    object holding it under ``documents`` (OpenLLMetry's ``{"documents": [...], "count"}``),
+    in the shapes frameworks dump them (``_document``). An empty list is kept: the retrieval
+    found nothing (what degraded checks need to see), which is not the same as documents
+    that were not captured (``None``: no list at all)."""
+    value = parse_json(value)
+    if isinstance(value, dict):
+        value = value.get("documents")
+    if not isinstance(value, list | tuple):
+        return None
+    docs = [d for d in map(_document, value) if d is not None]
+    return docs if docs or not value else None
+
+
+def parse_no_documents_when_zero(value: Any) -> list[dict[str, Any]] | None:
+    """A retrieval's document count (OpenLIT's ``gen_ai.retrieval.document_count``) as its
+    documents where it says there were none (``[]``); any other count says nothing of what
+    they were (``None``)."""
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        return None
+    return [] if str(value).strip() == "0" else None
+
+
 def parse_assistant_text(value: Any) -> list[Message] | None:
     """A model call's answer recorded as bare text (``gen_ai.completion`` as Quarkus
     LangChain4j writes it: the response's text, no JSON) as one assistant message. Text that
@@ -170,6 +219,8 @@ PARSERS: Mapping[str, Parser] = {
     "assistant_text": parse_assistant_text,
     "genai_parts_as_system": parse_genai_parts_as_system,
     "genai_documents": parse_genai_documents,
+    "document_list": parse_document_list,
+    "no_documents_when_zero": parse_no_documents_when_zero,
     "legacy_input_events": parse_legacy_input_events,
     "legacy_choice_events": parse_legacy_choice_events,
     "legacy_finish_reasons": parse_legacy_finish_reasons,
