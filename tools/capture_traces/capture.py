@@ -3260,6 +3260,17 @@ LANGGRAPH_REJECTS = (
     "an error `ToolMessage` (`1 validation error for search_docs query Field required`); the "
     "tool span records the error."
 )
+STRANDS_REJECTS = (
+    "Strands validates the input against the tool's pydantic model and sends the model an "
+    "error `toolResult` (`Validation failed for input parameters: ... query Field required`); "
+    "the tool span ends with status ERROR."
+)
+ADK_REJECTS = (
+    "ADK's `FunctionTool` finds the mandatory `query` missing and, without calling the "
+    "function, returns an `error` object as the tool's response (`Invoking search_docs() "
+    "failed as the following mandatory input parameters are not present: query ...`); the "
+    "`execute_tool` span ends with status ERROR."
+)
 REJECTS_VIA: dict[str, str] = {
     "openinference-openai-agents": OPENAI_AGENTS_REJECTS,
     "logfire-openai-agents": OPENAI_AGENTS_REJECTS,
@@ -3267,9 +3278,8 @@ REJECTS_VIA: dict[str, str] = {
     "logfire-pydantic-ai": PYDANTIC_AI_REJECTS,
     "langgraph-openinference": LANGGRAPH_REJECTS,
     "langgraph-openllmetry": LANGGRAPH_REJECTS,
-    "strands": "Strands validates the input against the tool's pydantic model and sends the "
-    "model an error `toolResult` (`Validation failed for input parameters: ... query Field "
-    "required`); the tool span ends with status ERROR.",
+    "strands": STRANDS_REJECTS,
+    "strands-latest": STRANDS_REJECTS,
     "smolagents-openinference": "smolagents' `validate_tool_arguments` raises "
     "`AgentToolCallError` (`Argument q is not in the tool's input schema`) before the tool "
     "is called: no tool span; the step's span ends ERROR with that exception, and the next "
@@ -3285,10 +3295,9 @@ REJECTS_VIA: dict[str, str] = {
     "before running it and hands the model the error text (`Tool 'search_docs' arguments "
     "validation failed: ... query Field required`); the tool span ends with status ERROR "
     "(`ValueError`).",
-    "google-adk": "ADK's `FunctionTool` finds the mandatory `query` missing and, without "
-    "calling the function, returns an `error` object as the tool's response (`Invoking "
-    "search_docs() failed as the following mandatory input parameters are not present: "
-    "query ...`); the `execute_tool` span ends with status ERROR.",
+    "google-adk": ADK_REJECTS,
+    "google-adk-legacy": ADK_REJECTS,
+    "google-adk-events": ADK_REJECTS,
 }
 """``t_invalid_args``: how each source's framework rejects a call whose arguments fail the
 tool's declared schema before the tool runs, and what it hands the model; only these sources
