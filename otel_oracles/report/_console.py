@@ -18,6 +18,10 @@ from otel_oracles.report._common import (
 COLUMNS_NUMBERS = ("INV", "TOL", "EXH", "MISS")
 """Invariant failures, tolerated failures, exhausted budgets, missing evidence."""
 
+SPOOL_WRITE_CHARS = 1 << 16
+"""Rows are gathered up to this size before one write to the spool (as the JSON writer's
+verdicts are): a write per verdict cost more than the row's text."""
+
 _AGENT = 1
 """Index of the agent cell in a stored row (dropped when no verdict has an agent)."""
 
@@ -32,6 +36,8 @@ class ConsoleWriter:
     def __init__(self, *, show_passing_details: bool = False) -> None:
         self._details = show_passing_details
         self._rows = spool()
+        self._pending: list[str] = []
+        self._pending_chars = 0
         self._widths = [0] * (4 + len(COLUMNS_NUMBERS))
         self._with_agent = False
         self.tally = Tally()
@@ -57,7 +63,10 @@ class ConsoleWriter:
                 c.missing_evidence,
             )
         ]
-        self._widths = [max(w, len(cell)) for w, cell in zip(self._widths, cells, strict=True)]
+        widths = self._widths
+        for i, cell in enumerate(cells):
+            if len(cell) > widths[i]:
+                widths[i] = len(cell)
         # Passing results are listed with --verbose only (``failing``'s rule). --verbose shows
         # each message whole (continuation lines indented under it); the default table keeps
         # one capped line per result.
@@ -68,11 +77,22 @@ class ConsoleWriter:
             for r in v.results
             if self._details or not r.passed
         ]
-        self._rows.write(json.dumps([cells, extra], ensure_ascii=False) + "\n")
+        row = json.dumps([cells, extra], ensure_ascii=False)
+        self._pending.append(row)
+        self._pending_chars += len(row)
+        if self._pending_chars >= SPOOL_WRITE_CHARS:
+            self._flush()
         self.tally.add(v)
+
+    def _flush(self) -> None:
+        if self._pending:
+            self._rows.write("\n".join(self._pending) + "\n")
+        self._pending = []
+        self._pending_chars = 0
 
     def close(self) -> None:
         """Drop the spooled text (``lines``/``chunks`` do it when they finish)."""
+        self._pending = []
         self._rows.close()
 
     def lines(self, input_errors: list[InputProblem], notes: list[str]) -> Iterator[str]:
@@ -96,6 +116,7 @@ class ConsoleWriter:
             return "  ".join(out).rstrip() + "\n"
 
         t = self.tally
+        self._flush()
         if t.verdicts:
             yield fmt(header)
             for line in replay(self._rows):

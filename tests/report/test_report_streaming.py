@@ -326,3 +326,21 @@ def test_json_is_printed_as_bytes_only_to_a_utf8_stdout(
 
     monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(io.BytesIO(), encoding=encoding))
     assert _output._prints_utf8() is expected
+
+
+@pytest.mark.parametrize("verbose", [False, True])
+def test_table_rows_gathered_or_written_one_by_one_give_the_same_table(
+    monkeypatch: pytest.MonkeyPatch, verbose: bool
+) -> None:
+    """The table's rows are gathered before each write to the spool: written one by one
+    (a block of 1 character), gathered whole, or spilled to disk, the table is the same."""
+    from otel_oracles.report import _console
+
+    report = kept_report([str(EXAMPLES)])
+    tables = []
+    for block, memory in ((1, 16), (1, 1 << 20), (1 << 30, 16), (1 << 30, 1 << 20)):
+        monkeypatch.setattr(_console, "SPOOL_WRITE_CHARS", block)
+        monkeypatch.setattr(_common, "SPOOL_MEMORY_BYTES", memory)
+        tables.append(render_console(report, show_passing_details=verbose))
+    assert len(set(tables)) == 1
+    assert tables[0].count("\n") > len(report.verdicts)
