@@ -178,12 +178,19 @@ def delegations(traces: list[Trace]) -> dict[str, str]:
     }
 
 
+_Waiting = tuple[bool, tuple[str, str], str]
+"""A waiting entry: (an agent root rather than a call, (service, name), trace or span id)."""
+
+
 @dataclass(slots=True)
 class _Group:
     traces: list[Trace]
     keys: set[str]
     spans: int
     alive: bool = True
+    waiting: list[_Waiting] = field(default_factory=list)
+    """The agent roots and tool calls of its traces left waiting for a partner, so that they
+    leave the window with the group without scanning its spans again."""
 
 
 @dataclass(slots=True)
@@ -210,7 +217,8 @@ class SessionJoiner:
             group = self._owner.get(key)
             if group is not None and all(group is not g for g in found):
                 found.append(group)
-        for trace_id in self._delegation_partners(trace):
+        partners, waiting = self._delegation_partners(trace)
+        for trace_id in partners:
             group = self._owner.get("trace:" + trace_id)
             if group is not None and all(group is not g for g in found):
                 found.append(group)
@@ -222,12 +230,14 @@ class SessionJoiner:
                     target.traces.extend(other.traces)
                     target.keys |= other.keys
                     target.spans += other.spans
+                    target.waiting += other.waiting
                     other.alive = False
             target.traces.append(trace)
             target.keys |= keys
             target.spans += len(trace.spans)
+            target.waiting += waiting
         else:
-            target = _Group([trace], keys, len(trace.spans))
+            target = _Group([trace], keys, len(trace.spans), waiting=waiting)
             self._order.append(target)
         for key in target.keys:
             self._owner[key] = target
@@ -237,11 +247,13 @@ class SessionJoiner:
             released.extend(self._release_first())
         return released
 
-    def _delegation_partners(self, trace: Trace) -> list[str]:
+    def _delegation_partners(self, trace: Trace) -> tuple[list[str], list[_Waiting]]:
         """The traces in the window that ``trace`` delegated to or was delegated by (an
         agent trace and the one tool call that fits it, neither claimed yet; ambiguous fits
-        join nothing); unmatched agent roots and calls wait in the window for a partner."""
+        join nothing), and the entries ``trace`` left waiting: unmatched agent roots and
+        calls wait in the window for a partner."""
         partners: list[str] = []
+        left: list[_Waiting] = []
         root = agent_root(trace)
         if root is not None:
             key = (root.service, root.name)
@@ -252,6 +264,7 @@ class SessionJoiner:
                 partners.append(fits[0].trace_id)
             elif not fits:
                 self._agents.setdefault(key, {})[root.trace_id] = root
+                left.append((True, key, root.trace_id))
         for call in tool_call_spans(trace):
             key = (call.service, call.name)
             waiting = self._agents.get(key, {})
@@ -261,18 +274,15 @@ class SessionJoiner:
                 partners.append(held[0].trace_id)
             elif not held:
                 self._calls.setdefault(key, {})[call.span_id] = call
-        return partners
+                left.append((False, key, call.span_id))
+        return partners, left
 
-    def _forget_delegations(self, traces: list[Trace]) -> None:
-        """Drop the waiting agent roots and calls of ``traces``, which leave the window."""
-        if not self._agents and not self._calls:
-            return
-        for trace in traces:
-            root = agent_root(trace)
-            if root is not None:
-                self._pop(self._agents, (root.service, root.name), root.trace_id)
-            for call in tool_call_spans(trace):
-                self._pop(self._calls, (call.service, call.name), call.span_id)
+    def _forget_delegations(self, group: _Group) -> None:
+        """Drop the waiting agent roots and calls of ``group``, which leaves the window (an
+        entry a partner claimed meanwhile is gone already)."""
+        for is_agent, key, id_ in group.waiting:
+            self._pop(self._agents if is_agent else self._calls, key, id_)
+        group.waiting = []
 
     @staticmethod
     def _pop(index: dict[tuple[str, str], dict[str, Any]], key: tuple[str, str], id_: str) -> None:
@@ -297,7 +307,7 @@ class SessionJoiner:
             if self._owner.get(key) is group:
                 del self._owner[key]
         self._held -= group.spans
-        self._forget_delegations(group.traces)
+        self._forget_delegations(group)
         if len(group.traces) > 1:
             self.stats.subjects += 1
             self.stats.traces += len(group.traces)
