@@ -271,6 +271,29 @@ def test_an_upsonic_tool_span_without_its_output_has_no_known_outcome(tmp_path: 
     assert result.outcome in NOT_PASSED, result.message
 
 
+@pytest.mark.parametrize(
+    "scenario",
+    ["b_tool_retry.nocontent", "c_retry_exhausted.nocontent", "l_parallel_failures.nocontent"],
+)
+def test_a_pipecat_tool_span_without_its_result_has_no_known_outcome(
+    scenario: str, tmp_path: Path
+) -> None:
+    """openinference-instrumentation-pipecat ends every TOOL span OK whatever the function
+    reported; the result's ``error`` key is the only failure signal. With ``tool.result`` left
+    out (and no ``output.value``, as with content off), an OK span shows no outcome, so the
+    failed searches are missing evidence for ``search-retry``, never "no retries"."""
+    path = TRACES / "pipecat-openinference" / f"{scenario}.otlp.json"
+    contract = contract_named("support-rag")
+    verdict, _ = grade_files([path], contract)[0]
+    assert {r.name: r.outcome for r in verdict.results}["search-retry"] in NOT_PASSED | {
+        Outcome.TOLERATED
+    }
+    derived = without_attributes(path, tmp_path / "no-result.jsonl", {"tool.result"})
+    verdict, _ = grade_files([derived], contract)[0]
+    result = {r.name: r for r in verdict.results}["search-retry"]
+    assert result.outcome in NOT_PASSED, result.message
+
+
 @pytest.mark.parametrize("scenario", ["d_forbidden_tool", "i_parallel_tools"])
 def test_an_openlit_pydantic_ai_graph_node_span_is_no_tool_call_without_its_operation(
     scenario: str, tmp_path: Path
