@@ -109,6 +109,29 @@ def test_a_llamaindex_tool_span_without_its_name_is_an_unnamed_call(
     assert result.outcome == (seen or Outcome.MISSING_EVIDENCE), result.message
 
 
+@pytest.mark.parametrize(
+    ("scenario", "check"),
+    [("b_tool_retry", "search-retry"), ("j_undisclosed_failure", "degraded-disclosed")],
+)
+@pytest.mark.parametrize(
+    ("source", "name_key"),
+    [("llamaindex-retriever-openinference", "tool.name"), ("mlflow-llamaindex-retriever", "name")],
+)
+def test_a_retriever_tool_span_without_its_name_is_an_unnamed_call(
+    scenario: str, check: str, source: str, name_key: str, tmp_path: Path
+) -> None:
+    """A LlamaIndex ``RetrieverTool``'s span holds the retriever's spans, merged into it as one
+    call (one search, one call). Without the attribute naming the tool, the call stays
+    unnamed: the checks that must know which tools ran are missing evidence. Before, the
+    merged call took the retriever's name, the failed search became another tool's failure,
+    and these failing checks passed ("no retries", "no dependency degraded")."""
+    path = TRACES / source / f"{scenario}.otlp.json"
+    derived = without_attributes(path, tmp_path / "no-tool-name.jsonl", {name_key})
+    verdict, _ = grade_files([derived], contract_named("support-rag"))[0]
+    result = {r.name: r for r in verdict.results}[check]
+    assert result.outcome in NOT_PASSED, result.message
+
+
 @pytest.mark.parametrize("source", ["langgraph-openinference", "langgraphjs-openinference"])
 def test_a_langgraph_run_s_reply_is_its_last_message_not_its_whole_state(
     source: str, tmp_path: Path
