@@ -104,19 +104,17 @@ def merge_stacked_generations(
         kept = outer
         while id(kept) in merged_into:  # three stacked layers: all into the outermost
             kept = merged_into[id(kept)]
+        name = kept.fields.get("tool")
+        absorb(kept, inner)
         if inner.kind == "retrieval" and kept.kind != "retrieval":
             # The call is the tool's, named as the model asked for it: a tool span whose name
             # was not recorded stays an unnamed call, never one named after the retriever
             # inside it (a failed search would then count as another tool's failure).
-            name = kept.fields.get("tool")
-            absorb(kept, inner)
             if name is None:
                 kept.fields.pop("tool", None)
             else:
                 kept.fields["tool"] = name
             kept.attributes["retrieval"] = True  # the call's documents are the retrieval's
-        else:
-            absorb(kept, inner)
         served = inner.fields.get("tool")
         if served != kept.fields.get("tool") and "mcp.method.name" in inner.attributes:
             kept.attributes.setdefault("mcp_tool", served)  # the server's own name for it
