@@ -173,9 +173,15 @@ class StartUpGc:
     def resume(cls) -> None:
         if cls.paused:
             cls.paused = False
-            gc.freeze()
-            gc.set_threshold(*cls.THRESHOLDS)
+            cls.settle()
             gc.enable()
+
+    @classmethod
+    def settle(cls) -> None:
+        """Freeze what start-up allocated and set the grading thresholds (also for a process
+        that does not start through ``main``: ``serve``'s grading workers)."""
+        gc.freeze()
+        gc.set_threshold(*cls.THRESHOLDS)
 
 
 @click.group(

@@ -265,11 +265,9 @@ class Explainer:
         return text
 
     def shown_fields(self, result: OracleResult) -> tuple[str, dict[str, Any]]:
-        """``shown_fields(result, self.mode, self)`` in one call: a report writer asks it
-        for every result it writes."""
-        if self.mode == "full":
-            return result.message, result.details
-        return self.shown(result), scrub_details(result.details)
+        """``shown_fields`` under this explainer's mode, its texts remembered: what a report
+        writer asks for every result it writes."""
+        return shown_fields(result, self.mode, self)
 
 
 def _identifier_or_none(value: Any) -> str | None:

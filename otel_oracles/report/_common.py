@@ -12,6 +12,10 @@ SPOOL_MEMORY_BYTES = 1 << 20
 """A streaming writer keeps up to this much rendered text in memory, then moves it to an
 anonymous temporary file: small reports never touch the disk, large ones never fill memory."""
 
+SPOOL_WRITE_CHARS = 1 << 16
+"""A streaming writer gathers rendered text up to this size before one write to its spool: a
+write per verdict cost more than the text (a method call through the spool, the encoder)."""
+
 
 def contract_label(verdict: Verdict) -> str:
     """``id@version``: results carry the version so a change of promise is visible."""

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 
 from otel_oracles.model.result import InputProblem, OracleResult, RunReport, Verdict
 from otel_oracles.report._common import (
+    SPOOL_WRITE_CHARS,
     Tally,
     agent_label,
     contract_label,
@@ -17,10 +18,6 @@ from otel_oracles.report._common import (
 
 COLUMNS_NUMBERS = ("INV", "TOL", "EXH", "MISS")
 """Invariant failures, tolerated failures, exhausted budgets, missing evidence."""
-
-SPOOL_WRITE_CHARS = 1 << 16
-"""Rows are gathered up to this size before one write to the spool (as the JSON writer's
-verdicts are): a write per verdict cost more than the row's text."""
 
 _AGENT = 1
 """Index of the agent cell in a stored row (dropped when no verdict has an agent)."""

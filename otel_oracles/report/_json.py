@@ -11,7 +11,7 @@ from pydantic import BaseModel, TypeAdapter
 
 from otel_oracles._native import json_indented
 from otel_oracles.model.result import Counts, InputProblem, OracleResult, RunReport, Verdict
-from otel_oracles.report._common import Tally, byte_spool
+from otel_oracles.report._common import SPOOL_WRITE_CHARS, Tally, byte_spool
 
 ShownFields = Callable[[OracleResult], tuple[str, dict[str, Any]]]
 """A result's message and details as the report shows them (``emit.shown_fields``)."""
@@ -29,10 +29,6 @@ _PLAIN_SCALARS: frozenset[type] = frozenset({str, int, bool, type(None)})
 
 SPOOL_READ_BYTES = 1 << 20
 """The spooled verdicts are read back (and printed) in blocks of this size."""
-
-SPOOL_WRITE_CHARS = 1 << 16
-"""Verdict texts are gathered up to this size before one write to the spool: a write per
-verdict cost more than the texts' bytes (a method call through the spool, the encoder)."""
 
 
 def report_data(report: RunReport, exit_code: int | None = None) -> dict[str, Any]:

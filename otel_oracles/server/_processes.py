@@ -39,7 +39,6 @@ only counted. A worker whose parent dies sees its pipe close and exits.
 from __future__ import annotations
 
 import contextlib
-import gc
 import io
 import logging
 import multiprocessing
@@ -548,8 +547,7 @@ def _settle_collector() -> None:
     cycles are still freed, only later."""
     from otel_oracles.cli import StartUpGc  # the one place the thresholds are chosen
 
-    gc.freeze()
-    gc.set_threshold(*StartUpGc.THRESHOLDS)
+    StartUpGc.settle()
 
 
 @dataclass(slots=True)
