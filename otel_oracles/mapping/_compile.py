@@ -98,16 +98,9 @@ class CompiledSet:
     """The per-span part of a draft (``_mapper._draft``) in the compiled core: the fields by
     the rule's read plan (``reader``), the status from the error signals and the fields
     normalized, in one call (``drafter``)."""
-    control_flow_exceptions: frozenset[str] = frozenset()
-    """The files' ``control_flow_exceptions`` (last dotted part of the type name)."""
-    run_limit_errors: tuple[str, ...] = ()
-    """The files' ``run_limit_errors`` (type names or message texts), first-seen order."""
     run_limit_prompts: tuple[str, ...] = ()
     """The files' ``run_limit_prompts`` (forced final-answer request texts), first-seen order."""
     files: list[str] = field(default_factory=list)
-    finish_reasons: dict[str, str] = field(default_factory=dict)
-    """Lower-cased spelling -> canonical finish reason (the files' ``finish_reasons``; the
-    highest-priority file wins a spelling two files define differently)."""
     tool_results: ToolResultRules = field(default_factory=ToolResultRules)
     """The files' ``tool_results`` / ``tool_outcomes``, merged."""
     content: ContentReads | None = None
@@ -281,6 +274,8 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
     placeholders: set[str] = set()
     reasons: set[str] = set()
     vocabulary: dict[str, str] = {}
+    """Lower-cased spelling -> canonical finish reason (the files' ``finish_reasons``; the
+    highest-priority file wins a spelling two files define differently), for the drafter."""
     for conv in conventions.files:
         placeholders.update(conv.redaction_placeholders)
         reasons.update(conv.tool_call_finish_reasons)
@@ -360,13 +355,10 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
         content=content if content.reads else None,
         reader=reader,
         drafter=drafter,
-        control_flow_exceptions=control_flow,
-        run_limit_errors=run_limit_errors,
         run_limit_prompts=tuple(
             dict.fromkeys(text for conv in conventions.files for text in conv.run_limit_prompts)
         ),
         files=[c.name for c in conventions.files],
-        finish_reasons=vocabulary,
         tool_results=tool_result_rules(conventions.files),
     )
 
