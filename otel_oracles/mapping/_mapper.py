@@ -42,7 +42,7 @@ from otel_oracles.mapping._compile import (
     read_keep,
 )
 from otel_oracles.mapping._loader import ConventionSet, ToolKinds
-from otel_oracles.mapping._stacked import merge_stacked_generations
+from otel_oracles.mapping._stacked import merge_sibling_layers, merge_stacked_generations
 from otel_oracles.mapping._tool_results import (
     ToolResultRules,
     error_type_of,
@@ -137,6 +137,7 @@ def map_trace(trace: Trace, conventions: ConventionSet) -> Trajectory:
             unmapped[span.name] = unmapped.get(span.name, 0) + 1
 
     drafts = merge_stacked_generations(drafts, draft_by_span, by_id)
+    drafts = merge_sibling_layers(drafts, draft_by_span, by_id)
     _tools_running_agents(drafts)
     _assign_agents(drafts, draft_by_span, by_id, compiled)
     drafts = _nested_agent_handoffs(drafts, draft_by_span, by_id)

@@ -36,10 +36,26 @@ the names. The kept step keeps the outer layer's kind and name (the tool the mod
 and gains the retrieval's query and documents; left alone, one search would count as two to
 five calls, and a tool span whose OK proves nothing (a handled tool error) would hide the
 retriever's own status, which shows whether the search failed.
+
+Two layers can also record one tool call side by side (``merge_sibling_layers``): the Claude
+Agent SDK's tracers (OpenLIT's ``execute_tool``, OpenInference's TOOL span) write the call
+from the CLI's message stream, while the ``mcp`` SDK's server span for the same call
+(``tools/call <tool>``) opens under the run, beside it, since the CLI's control channel
+carries no trace context. Left alone, every call, retry and failure counts twice. A tool call
+whose span lies within the time of another's, recorded by another instrumentation (another
+scope: a layer never records one call twice), for the same tool (the MCP span by the
+server's own name), not nested in it and hung under the same step or one around it (a
+sub-agent's call is under the sub-agent in one layer, under the run in the other) is that
+call recorded again, when the fit is one to one. Calls of one tool run at the same time fit
+several ways: they join in start order only where every layer's calls of that window agree on
+the outcome (any pairing then gives each call the same outcome); otherwise they stay apart,
+never given another call's outcome.
 """
 
 from __future__ import annotations
 
+import bisect
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from otel_oracles.model.span import SpanRecord
@@ -105,7 +121,7 @@ def merge_stacked_generations(
         while id(kept) in merged_into:  # three stacked layers: all into the outermost
             kept = merged_into[id(kept)]
         name = kept.fields.get("tool")
-        absorb(kept, inner)
+        _absorb_layer(kept, inner, draft_by_span)
         if inner.kind == "retrieval" and kept.kind != "retrieval":
             # The call is the tool's, named as the model asked for it: a tool span whose name
             # was not recorded stays an unnamed call, never one named after the retriever
@@ -115,12 +131,7 @@ def merge_stacked_generations(
             else:
                 kept.fields["tool"] = name
             kept.attributes["retrieval"] = True  # the call's documents are the retrieval's
-        served = inner.fields.get("tool")
-        if served != kept.fields.get("tool") and "mcp.method.name" in inner.attributes:
-            kept.attributes.setdefault("mcp_tool", served)  # the server's own name for it
         merged_into[id(inner)] = kept
-        assert inner.span is not None
-        draft_by_span[inner.span.span_id] = kept
     layers: dict[int, list[Draft]] = {}
     for inner_id, kept in merged_into.items():
         while id(kept) in merged_into:
@@ -131,20 +142,199 @@ def merge_stacked_generations(
     return [d for d in drafts if id(d) not in merged_into]
 
 
-def _outcome_from_layers(group: list[Draft], by_id: dict[str, SpanRecord]) -> None:
+def _absorb_layer(kept: Draft, inner: Draft, draft_by_span: dict[str, Draft]) -> None:
+    """``inner`` is ``kept``'s call recorded by another layer: folded into it (``absorb``),
+    the MCP server's own name for the tool kept, and ``inner``'s span mapped to ``kept``."""
+    absorb(kept, inner)
+    served = inner.fields.get("tool")
+    if served != kept.fields.get("tool") and "mcp.method.name" in inner.attributes:
+        kept.attributes.setdefault("mcp_tool", served)  # the server's own name for it
+    assert inner.span is not None
+    draft_by_span[inner.span.span_id] = kept
+
+
+def _outcome_from_layers(
+    group: list[Draft],
+    by_id: dict[str, SpanRecord],
+    inside: Callable[[SpanRecord, set[str], dict[str, SpanRecord]], bool] | None = None,
+) -> None:
     """Fold the layers' view of one call's outcome into the kept draft (``group[0]``): an OK
     is no proof when a layer hides the outcome, unless a layer inside that one shows it or
-    the result was captured (see the module doc)."""
+    the result was captured (see the module doc). ``inside`` says whether a span is inside
+    one of the hiding layers' spans: by nesting (the default), or, for layers recorded side
+    by side, by time."""
     kept = group[0]
     hidden = {d.span.span_id for d in group if d.outcome_hidden and d.span is not None}
     if not hidden or kept.status != "ok" or kept.fields.get("result") is not None:
         return
+    within = inside or _inside
     for layer in group:
         shows = layer.status == "ok" and not layer.outcome_hidden and layer.span is not None
-        if shows and layer.span is not None and _inside(layer.span, hidden, by_id):
+        if shows and layer.span is not None and within(layer.span, hidden, by_id):
             return  # a layer below the hiding one saw the call succeed
     kept.status = "unset"
     kept.outcome_hidden = True
+
+
+def merge_sibling_layers(
+    drafts: list[Draft], draft_by_span: dict[str, Draft], by_id: dict[str, SpanRecord]
+) -> list[Draft]:
+    """``drafts`` without the tool calls a second layer recorded beside the layer that keeps
+    them (see the module doc): each absorbed into the call whose span holds it in time, of
+    another instrumentation scope, for the same tool, not nested in it, and hung under the
+    same step or one around it (the layer that sees no trace context hangs its span under
+    the run, the other under the sub-agent that made the call); ``draft_by_span`` then maps
+    its span to the kept draft. Runs after ``merge_stacked_generations``, so each layer's
+    own nested records are one draft already."""
+    calls = [d for d in drafts if d.kind in _TOOL_OUTERS and d.span is not None]
+    if len(calls) < 2 or len({d.span.scope_name for d in calls if d.span is not None}) < 2:
+        return drafts
+    pairs = _sibling_pairs(calls, _Enclosing(draft_by_span, by_id))
+    for outer, inner in pairs:
+        _absorb_layer(outer, inner, draft_by_span)
+        _outcome_from_layers([outer, inner], by_id, _within_in_time)
+    if not pairs:
+        return drafts
+    merged = {id(inner) for _, inner in pairs}
+    return [d for d in drafts if id(d) not in merged]
+
+
+class _Enclosing:
+    """The steps around a call, by span nesting: its own first, then outwards, ``0`` for the
+    trace level (memoized per draft)."""
+
+    def __init__(self, draft_by_span: dict[str, Draft], by_id: dict[str, SpanRecord]) -> None:
+        self._draft_by_span = draft_by_span
+        self._by_id = by_id
+        self._chains: dict[int, tuple[int, ...]] = {}
+
+    def chain(self, draft: Draft) -> tuple[int, ...]:
+        """``id`` of every draft enclosing ``draft``'s span, nearest first, then ``0``."""
+        found = self._chains.get(id(draft))
+        if found is None:
+            out: list[int] = []
+            span = draft.span
+            while span is not None:
+                outer = _nearest_draft(span, self._draft_by_span, self._by_id)
+                if outer is None or id(outer) in out:
+                    break
+                out.append(id(outer))
+                span = outer.span
+            found = self._chains[id(draft)] = (*out, 0)
+        return found
+
+    def beside(self, a: Draft, b: Draft) -> bool:
+        """Neither call nested in the other, and one hung under the other's step or a step
+        around it."""
+        ca, cb = self.chain(a), self.chain(b)
+        if id(a) in cb or id(b) in ca:
+            return False
+        return ca[0] in cb or cb[0] in ca
+
+
+def _sibling_pairs(calls: list[Draft], enclosing: _Enclosing) -> list[tuple[Draft, Draft]]:
+    """The (kept, absorbed) pairs among tool calls: ``inner`` within ``outer``'s time,
+    another scope, the same tool, no call id of its own that differs, beside it
+    (``_Enclosing.beside``). A window where several calls of a tool fit several ways (calls
+    run at the same time) pairs in start order only when every pair fits and each layer's
+    calls there agree on the outcome; otherwise its calls stay apart."""
+    ordered = sorted(calls, key=_start)
+    starts = [_start(d) for d in ordered]
+    fits: dict[int, list[Draft]] = {}
+    fitted_by: dict[int, list[Draft]] = {}
+    for outer in ordered:
+        assert outer.span is not None
+        lo = bisect.bisect_left(starts, outer.span.start_ns)
+        hi = bisect.bisect_right(starts, outer.span.end_ns)
+        for inner in ordered[lo:hi]:
+            if inner is not outer and _sibling_fit(outer, inner, enclosing):
+                fits.setdefault(id(outer), []).append(inner)
+                fitted_by.setdefault(id(inner), []).append(outer)
+    if not fits:
+        return []
+    pairs: list[tuple[Draft, Draft]] = []
+    done: set[int] = set()
+    by_key = {id(d): d for d in calls}
+    for key in fits:
+        if key in done:
+            continue
+        # The window: every call linked to this one through fits, either way.
+        outers: dict[int, Draft] = {}
+        inners: dict[int, Draft] = {}
+        todo = [(key, True)]
+        while todo:
+            k, is_outer = todo.pop()
+            side = outers if is_outer else inners
+            if k in side:
+                continue
+            side[k] = by_key[k]
+            links = fits.get(k, []) if is_outer else fitted_by.get(k, [])
+            todo.extend((id(d), not is_outer) for d in links)
+        done.update(outers)
+        if set(outers) & set(inners):
+            continue  # a call both holds and is held: three layers or equal times, unclear
+        if len(outers) == 1 and len(inners) == 1:
+            pairs.append((next(iter(outers.values())), next(iter(inners.values()))))
+            continue
+        in_order = _in_start_order(list(outers.values()), list(inners.values()), enclosing)
+        if in_order is not None:
+            pairs.extend(in_order)
+    return pairs
+
+
+def _in_start_order(
+    outers: list[Draft], inners: list[Draft], enclosing: _Enclosing
+) -> list[tuple[Draft, Draft]] | None:
+    """Calls of one window paired in start order, or None when the counts differ, a pair
+    does not fit, or a layer's calls there disagree on the outcome."""
+    if len(outers) != len(inners):
+        return None
+    for layer in (outers, inners):
+        if len({d.status for d in layer}) > 1:
+            return None  # which call failed would depend on the pairing
+    pairs = list(
+        zip(
+            sorted(outers, key=_start),
+            sorted(inners, key=_start),
+            strict=True,
+        )
+    )
+    if not all(_sibling_fit(outer, inner, enclosing) for outer, inner in pairs):
+        return None
+    return pairs
+
+
+def _start(draft: Draft) -> int:
+    assert draft.span is not None
+    return draft.span.start_ns
+
+
+def _sibling_fit(outer: Draft, inner: Draft, enclosing: _Enclosing) -> bool:
+    """Whether ``inner`` may be ``outer``'s call recorded by another layer beside it."""
+    a, b = outer.span, inner.span
+    assert a is not None and b is not None
+    if a.scope_name == b.scope_name or not a.end_ns or not b.end_ns:
+        return False
+    if b.start_ns < a.start_ns or b.end_ns > a.end_ns:
+        return False
+    if (a.start_ns, a.end_ns) == (b.start_ns, b.end_ns) and a.span_id > b.span_id:
+        return False  # equal times: one orientation only
+    ids = (outer.fields.get("call_id"), inner.fields.get("call_id"))
+    if all(ids) and str(ids[0]) != str(ids[1]):
+        return False
+    return _same_tool(outer.fields.get("tool"), inner) and enclosing.beside(outer, inner)
+
+
+def _within_in_time(span: SpanRecord, hiding: set[str], by_id: dict[str, SpanRecord]) -> bool:
+    """Whether ``span`` lies within the time of one of the ``hiding`` spans (layers recorded
+    side by side: the later, shorter record is the one nearer the tool)."""
+    for span_id in hiding:
+        other = by_id.get(span_id)
+        if other is None or other is span:
+            continue
+        if other.start_ns <= span.start_ns and span.end_ns <= other.end_ns:
+            return True
+    return False
 
 
 def _inside(span: SpanRecord, ancestors: set[str], by_id: dict[str, SpanRecord]) -> bool:

@@ -164,6 +164,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "agno-mcp-openinference",
         "llamaindex-mcp-openinference",
         "claude-agent-sdk",
+        "claude-agent-sdk-mcp",
         "upsonic",
         "rig",
         "rig-latest",
@@ -283,6 +284,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "agno-mcp-openinference",
         "llamaindex-mcp-openinference",
         "claude-agent-sdk",
+        "claude-agent-sdk-mcp",
         "quarkus-langchain4j",
         "voltagent",
         "strands-js",
@@ -459,7 +461,13 @@ AI's tool observation around its exception processor; ADK for Java's FunctionToo
 returns ``{"status": "error"}`` for a tool that threw), so only the captured output shows it."""
 
 ARGUMENTS_WITHOUT_CONTENT = frozenset(
-    {"llamaindex-openllmetry", "langtrace-dspy", "claude-agent-sdk", "edot-openai"}
+    {
+        "llamaindex-openllmetry",
+        "langtrace-dspy",
+        "claude-agent-sdk",
+        "claude-agent-sdk-mcp",
+        "edot-openai",
+    }
 )
 """Sources whose tracer records tool arguments whatever its content switch (OpenLLMetry's
 LlamaIndex ``tool.arguments``, the Claude Agent SDK's ``tool.parameters``, the EDOT OpenAI
@@ -529,7 +537,13 @@ GENERIC_ERROR_TEXT = frozenset(
 ``An internal error occurred.``)."""
 
 UNNAMED_AGENTS = frozenset(
-    {"llamaindex-openinference", "llamaindex-openllmetry", "mlflow-llamaindex", "claude-agent-sdk"}
+    {
+        "llamaindex-openinference",
+        "llamaindex-openllmetry",
+        "mlflow-llamaindex",
+        "claude-agent-sdk",
+        "claude-agent-sdk-mcp",
+    }
 )
 """Sources whose spans never name the running agent: a handoff is seen, its source agent is
 missing evidence, and its target is known only from the handoff tool's arguments (content on)."""
@@ -550,7 +564,9 @@ USAGE_IS_CONTENT = frozenset({"haystack-native"})
 """Sources whose model calls report usage only inside their content payload (Haystack's own
 tracer: the reply's ``meta``): with content off usage is missing, never zero."""
 
-AGENT_USAGE_ONLY = frozenset({"crewai-openllmetry", "mlflow-dspy", "claude-agent-sdk"})
+AGENT_USAGE_ONLY = frozenset(
+    {"crewai-openllmetry", "mlflow-dspy", "claude-agent-sdk", "claude-agent-sdk-mcp"}
+)
 """Sources whose model-call spans record no usage while the agent spans record their totals
 (MLflow's DSPy autolog: only the module spans, from their predictions): the run's model-call
 usage is missing, never the agents' totals."""

@@ -182,6 +182,7 @@ TOOL_SPANS = (
     "pipecat-openinference",
     "langfuse-langgraph",
     "claude-agent-sdk",
+    "claude-agent-sdk-mcp",
     "langfuse-openai",
     "mlflow-openai",
     "mlflow-openai-semconv",
@@ -294,6 +295,7 @@ TOOL_SPANS = (
 UNNAMED_AGENTS = (
     "llamaindex-openinference",
     "claude-agent-sdk",
+    "claude-agent-sdk-mcp",
     "llamaindex-openllmetry",
     "mlflow-llamaindex",
     "haystack-openinference",
@@ -385,6 +387,7 @@ ARGUMENTS_WITHOUT_CONTENT = (
     "llamaindex-openllmetry",
     "adk-go",
     "claude-agent-sdk",
+    "claude-agent-sdk-mcp",
     "edot-openai",
     "pipecat-openinference",
 )
@@ -565,7 +568,7 @@ TOOL_NAME_CHECKS = {
     },
 }
 MERGED_MODEL_CALLS = ("openinference-google-adk", "voltagent")
-MODEL_CALLS_UNRECORDED = ("autogen-native", "claude-agent-sdk")
+MODEL_CALLS_UNRECORDED = ("autogen-native", "claude-agent-sdk", "claude-agent-sdk-mcp")
 """No model call is recorded at all (autogen-core's own spans: agent runs and tool calls only;
 the Claude Agent SDK's: the run's agent span, its tool and sub-agent spans),
 so a count of steps that includes model calls (``bounded-steps``) is a lower bound: missing

@@ -1829,6 +1829,35 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": OPENINFERENCE_HIDDEN,
     },
+    "claude-agent-sdk-mcp": {
+        "what": "the claude-agent-sdk runs (`query()` driving the Claude Code CLI its wheel "
+        "bundles, the scenario's tools as in-process SDK MCP tools) recorded by "
+        "openinference-instrumentation-claude-agent-sdk, with the capture's provider also the "
+        "global one, so the `mcp` SDK (2.x) records its own server spans too",
+        "packages": [
+            "claude-agent-sdk",
+            "openinference-instrumentation-claude-agent-sdk",
+            "mcp",
+        ],
+        "driver": "fw_claude_agent_sdk:run_mcp",
+        "model": "scripted fake Anthropic Messages server on 127.0.0.1 (`fw_claude_agent_sdk.py` "
+        "over `fake_anthropic.py`, streamed; Claude Code reaches it through "
+        "`ANTHROPIC_BASE_URL`)",
+        "tool_prefix": "mcp__scenario__",
+        "tool_spans": True,
+        "handoff_via": "Claude Code's `Agent` tool (`subagent_type: research_agent`, an "
+        "`AgentDefinition` sub-agent run in the foreground)",
+        "notes": [
+            "**Spans:** as `claude-agent-sdk`, plus the `mcp` SDK's server spans of the "
+            "in-process SDK MCP server (`initialize`, `tools/list`, `tools/call <tool>`): each "
+            "tool call is OpenInference's TOOL span and, beside it (not inside it: the CLI's "
+            "control channel carries no trace context), the `tools/call` span, which ends ERROR "
+            "when the tool answered `is_error`.",
+            "**Tool failures:** the MCP tool answers `is_error: true` with the error JSON.",
+        ],
+        "on": {},
+        "off": OPENINFERENCE_HIDDEN,
+    },
     "openlit-claude-agent-sdk": {
         "what": "the claude-agent-sdk runs (the Claude Agent SDK's `query()` driving the Claude "
         "Code CLI its wheel bundles, the scenario's tools as in-process SDK MCP tools) traced by "

@@ -107,6 +107,25 @@ def run(
     asyncio.run(_query(scenario, tools, executed))
 
 
+def run_mcp(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """As ``run``, with the capture's provider also the global one, as an app that sets up
+    OpenTelemetry once does: the ``mcp`` SDK (2.x) then records its own server spans for the
+    in-process SDK MCP server (``tools/call <tool>``, ``initialize``, ``tools/list``), which
+    it traces through the global provider only. Those spans hang beside OpenInference's tool
+    spans, not inside them (the CLI's control channel carries no trace context), so each call
+    is recorded twice, by two layers, as siblings (``claude-agent-sdk-mcp``)."""
+    from opentelemetry import trace
+
+    trace.set_tracer_provider(tracer_provider)
+    run(scenario, tracer_provider, logger_provider, tools, executed)
+
+
 async def _query(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
     import claude_agent_sdk as sdk
 
