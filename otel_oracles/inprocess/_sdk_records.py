@@ -63,6 +63,7 @@ def logs_request(records: Sequence[SdkLogRecord]) -> ExportLogsServiceRequest:
                 severity_text=record.severity_text or "",
                 body=any_value(record.body) if record.body is not None else None,
                 attributes=_attributes(record.attributes),
+                dropped_attributes_count=readable.dropped_attributes,
                 flags=int(record.trace_flags or 0),
                 trace_id=record.trace_id.to_bytes(16, "big") if record.trace_id else b"",
                 span_id=record.span_id.to_bytes(8, "big") if record.span_id else b"",

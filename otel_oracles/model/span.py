@@ -91,7 +91,9 @@ class EventRecord:
     """A span event, or a log-based event attached to its span.
 
     ``body`` is set only for log records (log-based GenAI events put content in the body);
-    ``from_log`` tells the two forms apart for coverage reports.
+    ``from_log`` tells the two forms apart for coverage reports. ``dropped_attributes``
+    is OTLP's ``dropped_attributes_count`` of the span event (or of the log record): how
+    many attributes the sender left out.
     """
 
     name: str
@@ -99,21 +101,30 @@ class EventRecord:
     attributes: Mapping[str, Any] = field(default_factory=_empty)
     body: Any = None
     from_log: bool = False
+    dropped_attributes: int = 0
 
 
 @dataclass(slots=True)
 class LinkRecord:
-    """A span link (another span this one relates to, possibly in another trace)."""
+    """A span link (another span this one relates to, possibly in another trace).
+    ``dropped_attributes`` is OTLP's ``dropped_attributes_count`` of the link."""
 
     trace_id: str
     span_id: str
     attributes: Mapping[str, Any] = field(default_factory=_empty)
+    dropped_attributes: int = 0
 
 
 @dataclass(slots=True)
 class SpanRecord:
     """One span, decoupled from its wire format. Ids are lowercase hex strings;
-    ``parent_span_id`` is ``""`` for a root span."""
+    ``parent_span_id`` is ``""`` for a root span.
+
+    ``dropped_attributes``, ``dropped_events`` and ``dropped_links`` are OTLP's
+    ``dropped_attributes_count``, ``dropped_events_count`` and ``dropped_links_count``: how
+    many the sender left out of ``attributes``, ``events`` and ``links`` (an SDK's span
+    limits), 0 when it reported none. Every decoder carries them; a span that lost data
+    has lists that look complete, and only these counts say otherwise."""
 
     trace_id: str
     span_id: str
@@ -130,6 +141,9 @@ class SpanRecord:
     resource: Mapping[str, Any] = field(default_factory=_empty)
     scope_name: str = ""
     scope_version: str = ""
+    dropped_attributes: int = 0
+    dropped_events: int = 0
+    dropped_links: int = 0
 
     @property
     def duration_ns(self) -> int:
@@ -144,7 +158,8 @@ class SpanRecord:
 @dataclass(slots=True)
 class LogRecord:
     """A decoded OTLP log record. Those carrying an event name and a span context become
-    ``EventRecord``s on their span during assembly; the rest are counted, not graded."""
+    ``EventRecord``s on their span during assembly; the rest are counted, not graded.
+    ``dropped_attributes`` is OTLP's ``dropped_attributes_count`` of the record."""
 
     trace_id: str
     span_id: str
@@ -155,6 +170,7 @@ class LogRecord:
     severity_number: int = 0
     resource: Mapping[str, Any] = field(default_factory=_empty)
     scope_name: str = ""
+    dropped_attributes: int = 0
 
     def as_event(self) -> EventRecord:
         return EventRecord(
@@ -163,6 +179,7 @@ class LogRecord:
             attributes=self.attributes,
             body=self.body,
             from_log=True,
+            dropped_attributes=self.dropped_attributes,
         )
 
 

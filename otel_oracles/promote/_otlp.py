@@ -64,6 +64,7 @@ def otlp_request(spans: list[SpanRecord]) -> dict[str, Any]:
                 }
                 if event.body is not None:
                     record["body"] = any_value(event.body)
+                _dropped(record, "droppedAttributesCount", event.dropped_attributes)
                 log_groups.setdefault((rkey, span.scope_name), []).append(record)
     request: dict[str, Any] = {
         "resourceSpans": [
@@ -98,24 +99,38 @@ def _span(span: SpanRecord) -> dict[str, Any]:
     }
     if span.parent_span_id:
         out["parentSpanId"] = span.parent_span_id
-    events = [
-        {
-            "timeUnixNano": str(e.time_ns),
-            "name": e.name,
-            "attributes": key_values(e.attributes),
-        }
-        for e in span.events
-        if not e.from_log
-    ]
+    # What the sender said it left out stays said: a fixture of a span that lost
+    # attributes, events or links must not read as a whole one.
+    _dropped(out, "droppedAttributesCount", span.dropped_attributes)
+    _dropped(out, "droppedEventsCount", span.dropped_events)
+    _dropped(out, "droppedLinksCount", span.dropped_links)
+    events = []
+    for e in span.events:
+        if not e.from_log:
+            event = {
+                "timeUnixNano": str(e.time_ns),
+                "name": e.name,
+                "attributes": key_values(e.attributes),
+            }
+            _dropped(event, "droppedAttributesCount", e.dropped_attributes)
+            events.append(event)
     if events:
         out["events"] = events
     if span.links:
-        out["links"] = [
-            {
+        links = []
+        for link in span.links:
+            item = {
                 "traceId": link.trace_id,
                 "spanId": link.span_id,
                 "attributes": key_values(link.attributes),
             }
-            for link in span.links
-        ]
+            _dropped(item, "droppedAttributesCount", link.dropped_attributes)
+            links.append(item)
+        out["links"] = links
     return out
+
+
+def _dropped(out: dict[str, Any], key: str, count: int) -> None:
+    """``out[key] = count`` when the sender reported any (OTLP leaves a zero count out)."""
+    if count:
+        out[key] = count

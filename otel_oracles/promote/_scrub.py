@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from otel_oracles.emit import REDACTED, replace_secrets, safe_identifier
-from otel_oracles.model.span import LinkRecord, SpanRecord, Trace
+from otel_oracles.model.span import SpanRecord, Trace
 
 DEFAULT_KEEP: tuple[str, ...] = (
     "*.name",
@@ -174,9 +174,7 @@ class _Scrubber:
                 self._record(span, f"{kind} {event.name}: body", removal)
             events.append(replace(event, attributes=attributes, body=body))
         links = [
-            LinkRecord(
-                link.trace_id, link.span_id, self.attributes(link.attributes, span, "link: ")
-            )
+            replace(link, attributes=self.attributes(link.attributes, span, "link: "))
             for link in span.links
         ]
         status = Removal()

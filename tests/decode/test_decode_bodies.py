@@ -57,6 +57,24 @@ def log_key(log: LogRecord) -> tuple[Any, ...]:
     )
 
 
+def span_key_counted(span: SpanRecord) -> tuple[Any, ...]:
+    """``span_key`` (the fields the golden records of test_json_rules hold) and OTLP's
+    dropped counts of the span, its events and its links."""
+    counts = (
+        span.dropped_attributes,
+        span.dropped_events,
+        span.dropped_links,
+        [e.dropped_attributes for e in span.events],
+        [lk.dropped_attributes for lk in span.links],
+    )
+    return (*span_key(span), counts)
+
+
+def log_key_counted(log: LogRecord) -> tuple[Any, ...]:
+    """``log_key`` and the record's dropped attribute count."""
+    return (*log_key(log), log.dropped_attributes)
+
+
 def read_all(*paths: Path) -> tuple[list[SpanRecord], list[LogRecord]]:
     problems: list[Any] = []
     spans: list[SpanRecord] = []
@@ -76,6 +94,8 @@ SAME_RUN = [
     ("openinference-openai", "c_retry_exhausted.raw", "c_retry_exhausted.otlp.jsonl"),
     ("vercel-ai-sdk-otel", "g_handoff.raw", "g_handoff.otlp.json"),
     ("openai-v2", "d_forbidden_tool.raw/1.pb", "d_forbidden_tool.otlp.json"),
+    # Koog's spans carry droppedAttributesCount: the counts must agree too.
+    ("koog", "a_happy.raw", "a_happy.otlp.json"),
 ]
 
 
@@ -86,8 +106,8 @@ def test_raw_bodies_and_canonical_json_decode_to_identical_span_records(
     raw_spans, _ = read_all(TRACES / source / raw)
     json_spans, _ = read_all(TRACES / source / canonical)
     assert raw_spans, "fixture must hold spans"
-    by_id = sorted(map(span_key, raw_spans))
-    assert by_id == sorted(map(span_key, json_spans)), (
+    by_id = sorted(map(span_key_counted, raw_spans))
+    assert by_id == sorted(map(span_key_counted, json_spans)), (
         f"{source}: {raw} and {canonical} must give the same records"
     )
 
@@ -96,7 +116,9 @@ def test_log_records_from_protobuf_and_json_lines_are_identical() -> None:
     _, pb_logs = read_all(TRACES / "openai-v2" / "d_forbidden_tool.raw" / "logs-1.pb")
     _, json_logs = read_all(TRACES / "openai-v2" / "d_forbidden_tool.logs.otlp.jsonl")
     assert len(pb_logs) > 5
-    assert sorted(map(log_key, pb_logs), key=repr) == sorted(map(log_key, json_logs), key=repr)
+    assert sorted(map(log_key_counted, pb_logs), key=repr) == sorted(
+        map(log_key_counted, json_logs), key=repr
+    )
 
 
 def test_log_records_carry_event_name_body_and_span_context() -> None:
@@ -168,7 +190,7 @@ def test_snake_case_keys_decode_like_camel_case() -> None:
     camel = decode(orjson.dumps(obj), "application/json")
     snake = decode(orjson.dumps(_to_snake(obj)), "application/json")
     assert camel.problems == [] and snake.problems == []
-    assert [span_key(s) for s in camel.spans] == [span_key(s) for s in snake.spans]
+    assert [span_key_counted(s) for s in camel.spans] == [span_key_counted(s) for s in snake.spans]
 
 
 def _spans_of(obj: dict[str, Any]) -> list[dict[str, Any]]:
@@ -189,7 +211,7 @@ def test_enum_names_numeric_int64_and_base64_ids_are_tolerated() -> None:
     want = decode(orjson.dumps(obj), "application/json")
     got = decode(orjson.dumps(variant), "application/json")
     assert got.problems == []
-    assert [span_key(s) for s in got.spans] == [span_key(s) for s in want.spans]
+    assert [span_key_counted(s) for s in got.spans] == [span_key_counted(s) for s in want.spans]
 
 
 def _one_span_request(**span: Any) -> bytes:
@@ -387,8 +409,10 @@ def test_records_survive_pickling_unchanged(source: str, raw: str, canonical: st
         spans, logs = read_all(path)
         payload = pickle.dumps((spans, logs), protocol=pickle.HIGHEST_PROTOCOL)
         back_spans, back_logs = pickle.loads(payload)
-        assert [span_key(s) for s in back_spans] == [span_key(s) for s in spans], path
-        assert [log_key(r) for r in back_logs] == [log_key(r) for r in logs], path
+        assert [span_key_counted(s) for s in back_spans] == [span_key_counted(s) for s in spans], (
+            path
+        )
+        assert [log_key_counted(r) for r in back_logs] == [log_key_counted(r) for r in logs], path
 
 
 def test_log_records_decoded_for_transfer_become_the_same_records_elsewhere() -> None:
@@ -409,7 +433,9 @@ def test_log_records_decoded_for_transfer_become_the_same_records_elsewhere() ->
             (r.trace_id, r.span_id, r.time_ns) for r in full
         ]
         back = pickle.loads(pickle.dumps(wire))
-        assert [log_key(r) for r in back] == [log_key(r) for r in full], content_type
+        assert [log_key_counted(r) for r in back] == [log_key_counted(r) for r in full], (
+            content_type
+        )
         checked += len(full)
     assert checked > 10
 
@@ -437,12 +463,16 @@ def test_spans_decoded_for_transfer_become_the_same_records_elsewhere() -> None:
                 (s.trace_id, s.span_id, s.parent_span_id, s.end_ns) for s in full
             ]
             back = pickle.loads(pickle.dumps(wire))
-            assert [span_key(s) for s in back] == [span_key(s) for s in full], source
+            assert [span_key_counted(s) for s in back] == [span_key_counted(s) for s in full], (
+                source
+            )
             checked += len(full)
             logs = decode(payload, content_type).logs
             wire_logs = decode(payload, content_type, for_transfer=True).logs
             back_logs = pickle.loads(pickle.dumps(wire_logs))
-            assert [log_key(r) for r in back_logs] == [log_key(r) for r in logs], source
+            assert [log_key_counted(r) for r in back_logs] == [log_key_counted(r) for r in logs], (
+                source
+            )
     assert checked > 60, "the fixtures hold real request bodies, protobuf and JSON"
 
 

@@ -45,11 +45,14 @@ pub struct Scope {
     pub version: String,
 }
 
+/// A span event. `dropped_attributes_count` is what the sender says it left out of
+/// `attributes` (an SDK's attribute limit), as every `dropped_*` count below.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Event {
     pub name: String,
     pub time_ns: u64,
     pub attributes: Attributes,
+    pub dropped_attributes_count: u32,
 }
 
 /// A span link. Its ids are kept as they came (any length, empty when absent): links are
@@ -59,10 +62,15 @@ pub struct Link {
     pub trace_id: Vec<u8>,
     pub span_id: Vec<u8>,
     pub attributes: Attributes,
+    pub dropped_attributes_count: u32,
 }
 
 /// A span that passed the decoder's checks (16-byte trace id, 8-byte span id, a parent id
 /// of 8 bytes or none); enums out of range were read as unspecified.
+///
+/// The `dropped_*` counts are OTLP's: how many attributes, events and links the sender
+/// left out of this span (an SDK's span limits), 0 when it said nothing. They are carried,
+/// never interpreted, here: a span that lost data still looks whole by its lists alone.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Span {
     pub trace_id: [u8; 16],
@@ -79,10 +87,13 @@ pub struct Span {
     pub links: Vec<Link>,
     pub resource: Arc<Resource>,
     pub scope: Arc<Scope>,
+    pub dropped_attributes_count: u32,
+    pub dropped_events_count: u32,
+    pub dropped_links_count: u32,
 }
 
 /// A log record. Those with an event name and a span context become events of their span
-/// during assembly; ids are `None` when absent.
+/// during assembly; ids are `None` when absent. `dropped_attributes_count` as a span's.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LogRecord {
     pub trace_id: Option<[u8; 16]>,
@@ -94,6 +105,7 @@ pub struct LogRecord {
     pub severity_number: i32,
     pub resource: Arc<Resource>,
     pub scope: Arc<Scope>,
+    pub dropped_attributes_count: u32,
 }
 
 /// Lowercase hex of an id, as records carry ids once they leave the core.
@@ -300,6 +312,9 @@ mod tests {
             links: Vec::new(),
             resource: Arc::new(Resource { attributes }),
             scope: Arc::clone(scope),
+            dropped_attributes_count: 0,
+            dropped_events_count: 0,
+            dropped_links_count: 0,
         }
     }
 
@@ -331,6 +346,7 @@ mod tests {
             name: "evaluation".into(),
             time_ns: 0,
             attributes: vec![str_kv("check", "x")],
+            dropped_attributes_count: 0,
         }];
         span
     }
@@ -409,6 +425,7 @@ mod tests {
             severity_number: 0,
             resource: Arc::new(Resource::default()),
             scope: Arc::clone(&ours),
+            dropped_attributes_count: 0,
         };
         assert!(own.owns_log(&log(AnyValue::Empty, None)));
         assert!(!own.owns_log(&log(AnyValue::Str("rm -rf".into()), None)));

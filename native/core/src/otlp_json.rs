@@ -25,6 +25,10 @@
 //! * **Times.** Integers from 0 to 2^64-1; anything else rejects the span (the log record;
 //!   the event is ignored). Negative or larger values, which the Python decoder kept as
 //!   Python integers, are rejected with a reason (protobuf cannot carry them either).
+//! * **Dropped counts** (`droppedAttributesCount` of spans, events, links and log records,
+//!   `droppedEventsCount`, `droppedLinksCount`): integers as above from 0 to 2^32-1 (a
+//!   `uint32`), absent or `null` = 0; anything else reads as 0 with a problem, and the
+//!   record is kept.
 //! * **Enums.** Integers in range or the enum's names (`SPAN_KIND_CLIENT`,
 //!   `STATUS_CODE_ERROR`, `SEVERITY_NUMBER_WARN2`); any other kind or status code is read as
 //!   unspecified with a problem; an unknown severity reads as 0.
@@ -650,6 +654,32 @@ fn nanos(value: Option<&J<'_>>, field: &str) -> Fallible<u64> {
     }
 }
 
+/// A `dropped*Count` (`camel` or its `snake` spelling) of a span, event or link: a
+/// `uint32` (see [`integer`]); absent or `null` is 0, anything else 0 with a problem naming
+/// `path()` (the count is what the sender reports; a malformed one is not worth the record).
+fn dropped_count(
+    obj: &Obj<'_>,
+    camel: &str,
+    snake: &str,
+    path: &dyn Fn() -> String,
+    problems: &mut Problems,
+) -> u32 {
+    let Some(value) = get2(obj, camel, snake) else {
+        return 0;
+    };
+    if let Integer::Value(n) = integer(value) {
+        if let Ok(count) = u32::try_from(n) {
+            return count;
+        }
+    }
+    problems.push(format!(
+        "{}.{camel}: must be an integer from 0 to 2^32-1, got {}; read as 0",
+        path(),
+        show(value)
+    ));
+    0
+}
+
 const SPAN_KINDS: [&str; 6] = [
     "SPAN_KIND_UNSPECIFIED",
     "SPAN_KIND_INTERNAL",
@@ -836,6 +866,17 @@ fn span(
         Some(links) if truthy(links) => span_links(links, at, problems),
         _ => Vec::new(),
     };
+    let span_path = || at.path("");
+    let dropped = |camel: &str, snake: &str, problems: &mut Problems| {
+        dropped_count(sp, camel, snake, &span_path, problems)
+    };
+    let dropped_attributes_count = dropped(
+        "droppedAttributesCount",
+        "dropped_attributes_count",
+        problems,
+    );
+    let dropped_events_count = dropped("droppedEventsCount", "dropped_events_count", problems);
+    let dropped_links_count = dropped("droppedLinksCount", "dropped_links_count", problems);
     Ok(Span {
         trace_id,
         span_id,
@@ -851,6 +892,9 @@ fn span(
         links,
         resource: Arc::clone(resource),
         scope: Arc::clone(scope),
+        dropped_attributes_count,
+        dropped_events_count,
+        dropped_links_count,
     })
 }
 
@@ -885,10 +929,18 @@ fn span_events(events: &J<'_>, at: SpanAt<'_>, problems: &mut Problems) -> Vec<E
                     Some(name) => py_str(name),
                 };
                 nanos(get2(ev, "timeUnixNano", "time_unix_nano"), "timeUnixNano").map(|time_ns| {
+                    let path = || at.path(&suffix);
                     Event {
                         name,
                         time_ns,
-                        attributes: nested_attributes(ev, &|| at.path(&suffix), problems),
+                        attributes: nested_attributes(ev, &path, problems),
+                        dropped_attributes_count: dropped_count(
+                            ev,
+                            "droppedAttributesCount",
+                            "dropped_attributes_count",
+                            &path,
+                            problems,
+                        ),
                     }
                 })
             }
@@ -920,10 +972,18 @@ fn span_links(links: &J<'_>, at: SpanAt<'_>, problems: &mut Problems) -> Vec<Lin
             J::Obj(link) => (|| {
                 let trace_id = id::<16>(get2(link, "traceId", "trace_id"), "traceId", false)?;
                 let span_id = id::<8>(get2(link, "spanId", "span_id"), "spanId", false)?;
+                let path = || at.path(&suffix);
                 Ok(Link {
                     trace_id: trace_id.unwrap_or_default().to_vec(),
                     span_id: span_id.unwrap_or_default().to_vec(),
-                    attributes: nested_attributes(link, &|| at.path(&suffix), problems),
+                    attributes: nested_attributes(link, &path, problems),
+                    dropped_attributes_count: dropped_count(
+                        link,
+                        "droppedAttributesCount",
+                        "dropped_attributes_count",
+                        &path,
+                        problems,
+                    ),
                 })
             })(),
             other => bad(format!("expected a link object, got {}", show(other))),
@@ -1026,6 +1086,13 @@ fn log_record(
             _ => 0,
         },
     };
+    let dropped_attributes_count = dropped_count(
+        lr,
+        "droppedAttributesCount",
+        "dropped_attributes_count",
+        &|| at.path(""),
+        problems,
+    );
     Ok(LogRecord {
         trace_id,
         span_id,
@@ -1036,6 +1103,7 @@ fn log_record(
         severity_number,
         resource: Arc::clone(resource),
         scope: Arc::clone(scope),
+        dropped_attributes_count,
     })
 }
 

@@ -12,8 +12,10 @@
 //!   context, with a problem; its time is `time_unix_nano`, else the observed time; its
 //!   event name is `event_name`, else a string `event.name` attribute; an absent body and
 //!   an empty `AnyValue` both read as [`AnyValue::Empty`];
-//! - link ids are taken as they are (links are not checked), dropped counts, flags, trace
-//!   state, schema URLs and scope attributes are read (strings must be UTF-8) and dropped;
+//! - link ids are taken as they are (links are not checked); flags, trace state, schema
+//!   URLs and scope attributes are read (strings must be UTF-8) and dropped;
+//! - the `dropped_*_count`s of spans, events, links and log records are kept (a `uint32` varint keeps
+//!   its low 32 bits, as protobuf parsers read it);
 //! - a singular message field that occurs more than once is merged (later fields win,
 //!   repeated fields append), a scalar's last occurrence wins, and `AnyValue`'s variants
 //!   replace one another, as protobuf parsers do;
@@ -26,7 +28,7 @@ use crate::model::{
     AnyValue, Attributes, Batch, Event, KeyValue, Link, LogRecord, Resource, Scope, Span,
 };
 use crate::pyrepr::py_repr;
-use crate::wire::{self, int32, string, Fields, Value, WireError};
+use crate::wire::{self, int32, string, uint32, Fields, Value, WireError};
 
 /// Which request a protobuf body is read as (the URL path, or the file's name, says).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -219,6 +221,9 @@ impl Decoder {
             links: raw.links,
             resource: Arc::default(),
             scope: Arc::default(),
+            dropped_attributes_count: raw.dropped_attributes_count,
+            dropped_events_count: raw.dropped_events_count,
+            dropped_links_count: raw.dropped_links_count,
         });
         Ok(())
     }
@@ -328,6 +333,7 @@ impl Decoder {
             severity_number: raw.severity_number,
             resource: Arc::default(),
             scope: Arc::default(),
+            dropped_attributes_count: raw.dropped_attributes_count,
         });
         Ok(())
     }
@@ -385,6 +391,9 @@ struct RawSpan<'a> {
     attributes: Attributes,
     events: Vec<Event>,
     links: Vec<Link>,
+    dropped_attributes_count: u32,
+    dropped_events_count: u32,
+    dropped_links_count: u32,
 }
 
 impl<'a> RawSpan<'a> {
@@ -404,8 +413,11 @@ impl<'a> RawSpan<'a> {
                 (7, Value::Fixed64(v)) => span.start_ns = v,
                 (8, Value::Fixed64(v)) => span.end_ns = v,
                 (9, Value::Bytes(b)) => span.attributes.extend(attribute(&fields, b)?),
+                (10, Value::Varint(v)) => span.dropped_attributes_count = uint32(v),
                 (11, Value::Bytes(b)) => span.events.push(event(&fields, b)?),
+                (12, Value::Varint(v)) => span.dropped_events_count = uint32(v),
                 (13, Value::Bytes(b)) => span.links.push(link(&fields, b)?),
+                (14, Value::Varint(v)) => span.dropped_links_count = uint32(v),
                 (15, Value::Bytes(b)) => {
                     let mut status = fields.child(b, &[2])?;
                     while let Some((number, value)) = status.next()? {
@@ -434,6 +446,7 @@ struct RawLog<'a> {
     event_name: String,
     attributes: Attributes,
     body: AnyValue,
+    dropped_attributes_count: u32,
 }
 
 impl<'a> RawLog<'a> {
@@ -450,6 +463,7 @@ impl<'a> RawLog<'a> {
                 }
                 (5, Value::Bytes(b)) => any_value_into(&fields, b, &mut log.body)?,
                 (6, Value::Bytes(b)) => log.attributes.extend(attribute(&fields, b)?),
+                (7, Value::Varint(v)) => log.dropped_attributes_count = uint32(v),
                 (9, Value::Bytes(b)) => log.trace_id = b,
                 (10, Value::Bytes(b)) => log.span_id = b,
                 (12, Value::Bytes(b)) => log.event_name = string(b)?.to_owned(),
@@ -465,6 +479,7 @@ fn event<'a>(up: &Fields<'a>, bytes: &'a [u8]) -> wire::Result<Event> {
         name: String::new(),
         time_ns: 0,
         attributes: Vec::new(),
+        dropped_attributes_count: 0,
     };
     let mut fields = up.child(bytes, &[2])?;
     while let Some((number, value)) = fields.next()? {
@@ -472,6 +487,7 @@ fn event<'a>(up: &Fields<'a>, bytes: &'a [u8]) -> wire::Result<Event> {
             (1, Value::Fixed64(v)) => event.time_ns = v,
             (2, Value::Bytes(b)) => event.name = string(b)?.to_owned(),
             (3, Value::Bytes(b)) => event.attributes.extend(attribute(&fields, b)?),
+            (4, Value::Varint(v)) => event.dropped_attributes_count = uint32(v),
             _ => {}
         }
     }
@@ -483,6 +499,7 @@ fn link<'a>(up: &Fields<'a>, bytes: &'a [u8]) -> wire::Result<Link> {
         trace_id: Vec::new(),
         span_id: Vec::new(),
         attributes: Vec::new(),
+        dropped_attributes_count: 0,
     };
     let mut fields = up.child(bytes, &[3])?;
     while let Some((number, value)) = fields.next()? {
@@ -493,6 +510,7 @@ fn link<'a>(up: &Fields<'a>, bytes: &'a [u8]) -> wire::Result<Link> {
                 string(b)?;
             }
             (4, Value::Bytes(b)) => link.attributes.extend(attribute(&fields, b)?),
+            (5, Value::Varint(v)) => link.dropped_attributes_count = uint32(v),
             _ => {}
         }
     }
@@ -746,6 +764,50 @@ mod tests {
         assert_eq!(
             (span.scope.name.as_str(), span.scope.version.as_str()),
             ("lib", "1.0")
+        );
+    }
+
+    #[test]
+    fn dropped_counts_are_kept_for_spans_events_and_links() {
+        let body = traces(
+            b"",
+            b"",
+            &[
+                span(
+                    &[
+                        good_ids(),
+                        vec![vi(10, 7), vi(12, 2), vi(14, 1 << 32 | 3)],
+                        vec![ld(11, &cat(&[f64_field(1, 15), vi(4, 5)]))],
+                        vec![ld(13, &cat(&[ld(1, &[7; 16]), vi(5, 9)]))],
+                        // a later occurrence of a scalar wins
+                        vec![vi(10, 8)],
+                    ]
+                    .concat(),
+                ),
+                span(&good_ids()),
+            ],
+        );
+        let batch = decoded(&body, Signal::Traces).batch;
+        let span = &batch.spans[0];
+        assert_eq!(
+            (
+                span.dropped_attributes_count,
+                span.dropped_events_count,
+                span.dropped_links_count
+            ),
+            (8, 2, 3),
+            "uint32 keeps the low 32 bits"
+        );
+        assert_eq!(span.events[0].dropped_attributes_count, 5);
+        assert_eq!(span.links[0].dropped_attributes_count, 9);
+        let plain = &batch.spans[1];
+        assert_eq!(
+            (
+                plain.dropped_attributes_count,
+                plain.dropped_events_count,
+                plain.dropped_links_count
+            ),
+            (0, 0, 0)
         );
     }
 

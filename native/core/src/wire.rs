@@ -243,6 +243,12 @@ pub fn int32(varint: u64) -> i32 {
     varint as u32 as i32
 }
 
+/// A `uint32` field: the low 32 bits of the varint.
+pub fn uint32(varint: u64) -> u32 {
+    // Truncation is the wire format's rule for uint32.
+    varint as u32
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

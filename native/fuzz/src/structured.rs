@@ -331,6 +331,7 @@ fn span_model(span: &Span) -> Option<ExpectedSpan> {
                 name: event.name.clone(),
                 time_ns: event.time_ns,
                 attributes: attrs_model(&event.attributes),
+                dropped_attributes_count: 0,
             })
             .collect(),
         links: span
@@ -340,6 +341,7 @@ fn span_model(span: &Span) -> Option<ExpectedSpan> {
                 trace_id: link.trace_id.bytes(),
                 span_id: link.span_id.bytes(),
                 attributes: attrs_model(&link.attributes),
+                dropped_attributes_count: 0,
             })
             .collect(),
     })

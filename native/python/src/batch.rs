@@ -249,6 +249,7 @@ impl Batch {
                         trace_id: link.trace_id.clone(),
                         span_id: link.span_id.clone(),
                         attributes: Vec::new(),
+                        dropped_attributes_count: 0,
                     })
                     .collect();
                 let found = Extra { links, session };
@@ -331,7 +332,7 @@ impl<'py, 'b> Builder<'py, 'b> {
             Some(id) => hex(py, id),
             None => PyString::new(py, ""),
         };
-        let args: [Bound<'py, PyAny>; 15] = [
+        let args: [Bound<'py, PyAny>; 18] = [
             hex(py, &span.trace_id).into_any(),
             hex(py, &span.span_id).into_any(),
             parent.into_any(),
@@ -347,6 +348,9 @@ impl<'py, 'b> Builder<'py, 'b> {
             self.resource(&span.resource)?,
             scope_name.into_any(),
             scope_version.into_any(),
+            span.dropped_attributes_count.into_pyobject(py)?.into_any(),
+            span.dropped_events_count.into_pyobject(py)?.into_any(),
+            span.dropped_links_count.into_pyobject(py)?.into_any(),
         ];
         self.types.span.bind(py).call1(PyTuple::new(py, args)?)
     }
@@ -362,7 +366,7 @@ impl<'py, 'b> Builder<'py, 'b> {
             Some(id) => hex(py, id),
             None => PyString::new(py, ""),
         };
-        let args: [Bound<'py, PyAny>; 9] = [
+        let args: [Bound<'py, PyAny>; 10] = [
             trace_id.into_any(),
             span_id.into_any(),
             PyString::new(py, &log.event_name).into_any(),
@@ -372,6 +376,7 @@ impl<'py, 'b> Builder<'py, 'b> {
             log.severity_number.into_pyobject(py)?.into_any(),
             self.resource(&log.resource)?,
             scope_name.into_any(),
+            log.dropped_attributes_count.into_pyobject(py)?.into_any(),
         ];
         self.types.log.bind(py).call1(PyTuple::new(py, args)?)
     }
@@ -384,7 +389,15 @@ impl<'py, 'b> Builder<'py, 'b> {
         let mut items = Vec::with_capacity(events.len());
         for event in events {
             let attributes = self.attributes(&event.attributes)?;
-            let args = (PyString::new(py, &event.name), event.time_ns, attributes);
+            // `body` and `from_log` are a log-based event's (`LogRecord.as_event`).
+            let args = (
+                PyString::new(py, &event.name),
+                event.time_ns,
+                attributes,
+                py.None(),
+                false,
+                event.dropped_attributes_count,
+            );
             items.push(self.types.event.bind(py).call1(args)?);
         }
         Ok(PyList::new(py, items)?.into_any())
@@ -398,7 +411,12 @@ impl<'py, 'b> Builder<'py, 'b> {
         let mut items = Vec::with_capacity(links.len());
         for link in links {
             let attributes = self.attributes(&link.attributes)?;
-            let args = (hex(py, &link.trace_id), hex(py, &link.span_id), attributes);
+            let args = (
+                hex(py, &link.trace_id),
+                hex(py, &link.span_id),
+                attributes,
+                link.dropped_attributes_count,
+            );
             items.push(self.types.link.bind(py).call1(args)?);
         }
         Ok(PyList::new(py, items)?.into_any())

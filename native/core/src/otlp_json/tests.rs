@@ -644,3 +644,53 @@ fn no_input_panics() {
         }
     }
 }
+
+#[test]
+fn dropped_counts_are_read_in_either_spelling_and_a_bad_one_reads_as_zero() {
+    let batch = ok(&one_span(
+        r#""droppedAttributesCount":3,"dropped_events_count":"2","droppedLinksCount":1.0,
+        "events":[{"timeUnixNano":"5","name":"e","droppedAttributesCount":"4"}],
+        "links":[{"traceId":"0af7651916cd43dd8448eb211c80319c","spanId":"b7ad6b7169203331",
+        "dropped_attributes_count":6}]"#,
+    ));
+    assert_eq!(problems(&batch), Vec::<&str>::new());
+    let span = &batch.spans[0];
+    assert_eq!(
+        (
+            span.dropped_attributes_count,
+            span.dropped_events_count,
+            span.dropped_links_count
+        ),
+        (3, 2, 1)
+    );
+    assert_eq!(span.events[0].dropped_attributes_count, 4);
+    assert_eq!(span.links[0].dropped_attributes_count, 6);
+
+    let none = ok(&one_span(r#""droppedAttributesCount":null"#));
+    assert_eq!(none.spans[0].dropped_attributes_count, 0);
+    assert_eq!(problems(&none), Vec::<&str>::new());
+
+    let bad = ok(&one_span(
+        r#""droppedAttributesCount":-1,"droppedEventsCount":"4294967296","droppedLinksCount":true,
+        "events":[{"timeUnixNano":"5","droppedAttributesCount":"x"}]"#,
+    ));
+    let span = &bad.spans[0];
+    assert_eq!(
+        (
+            span.dropped_attributes_count,
+            span.dropped_events_count,
+            span.dropped_links_count,
+            span.events[0].dropped_attributes_count
+        ),
+        (0, 0, 0, 0)
+    );
+    assert_eq!(
+        problems(&bad),
+        [
+            format!("{WHERE}.events[0].droppedAttributesCount: must be an integer from 0 to 2^32-1, got 'x'; read as 0"),
+            format!("{WHERE}.droppedAttributesCount: must be an integer from 0 to 2^32-1, got -1; read as 0"),
+            format!("{WHERE}.droppedEventsCount: must be an integer from 0 to 2^32-1, got '4294967296'; read as 0"),
+            format!("{WHERE}.droppedLinksCount: must be an integer from 0 to 2^32-1, got True; read as 0"),
+        ]
+    );
+}
