@@ -704,6 +704,7 @@ def _link_tool_calls(drafts: list[Draft], compiled: CompiledSet) -> None:
     unmatched: list[tuple[Draft, dict[str, Any], Later]] = []
     for draft in drafts:
         scopes.setdefault(draft.scope, []).append(draft)
+    above: _CallsAbove | None = None
     for members in scopes.values():
         tools_seen = any(d.kind in TOOLISH for d in members)
         executors = _Executors(members)
@@ -714,8 +715,9 @@ def _link_tool_calls(drafts: list[Draft], compiled: CompiledSet) -> None:
             if not requests and not gen.rule.synthesize:
                 continue
             later = Later(members, pos + 1)
+            started = gen.span.start_ns if gen.span is not None else None
             for req in requests:
-                target = executors.match(req, after=pos)
+                target = executors.match(req, after=pos, started=started)
                 if target is None:
                     unmatched.append((gen, req, later))
                 else:
@@ -726,7 +728,9 @@ def _link_tool_calls(drafts: list[Draft], compiled: CompiledSet) -> None:
                 and gen.rule.synthesize
                 and _hides_tool_calls(gen, later, compiled, tools_seen=tools_seen)
             ):
-                gen.follows.append(_hidden_call(gen))
+                above = above or _CallsAbove(drafts)
+                if not above.take(gen):
+                    gen.follows.append(_hidden_call(gen))
     outside = _Executors(drafts) if unmatched else None
     for gen, req, later in unmatched:
         assert outside is not None
@@ -736,6 +740,55 @@ def _link_tool_calls(drafts: list[Draft], compiled: CompiledSet) -> None:
             _result_from_messages(target, gen, req, later, compiled.tool_results)
         elif gen.rule.synthesize:
             gen.follows.append(_synthesize(gen, req, later, compiled.tool_results))
+
+
+_CALLS = frozenset({"tool_call", "retrieval"})
+"""Steps that can be a call a model asked for (a handoff is the delegation itself)."""
+
+
+class _CallsAbove:
+    """Tool steps a tracer hung under an agent above the one that made the call: OpenLIT's
+    Claude Agent SDK instrumentation writes a sub-agent's model calls under the sub-agent's
+    ``invoke_agent`` span and its tool calls under the run's. Where the model call's requests
+    were not captured (content off), its finish reason says it asked for tools and nothing in
+    its own scope ran them; a tool step of an enclosing agent's scope that ran within the
+    sub-agent's run and had not ended when the model call started is that call, not a hidden
+    one. Each step answers one model call (``claimed``). Only a call that ran wholly within the
+    sub-agent's run is taken (never the handoff that started it, nor a step around it), and
+    never a step of a sibling agent's scope: agents running side by side would hide each
+    other's calls."""
+
+    __slots__ = ("_agents", "_tools")
+
+    def __init__(self, drafts: list[Draft]) -> None:
+        self._agents = {d.span.span_id: d for d in drafts if d.kind == "agent" and d.span}
+        self._tools: dict[str, list[Draft]] = {}
+        for d in drafts:
+            if d.kind in _CALLS and not d.synthesized and d.span is not None:
+                self._tools.setdefault(d.scope, []).append(d)
+
+    def take(self, gen: Draft) -> bool:
+        """Whether a tool step above ``gen``'s agent ran the call ``gen`` asked for (then
+        claimed)."""
+        run = self._agents.get(gen.scope)
+        if run is None or run.span is None or gen.span is None:
+            return False
+        started, first, last = gen.span.start_ns, run.span.start_ns, run.span.end_ns
+        scope: str | None = run.scope
+        seen: set[str] = set()
+        while scope is not None and scope not in seen:
+            seen.add(scope)
+            for d in self._tools.get(scope, ()):
+                span = d.span
+                assert span is not None
+                if d.claimed or span.end_ns < started:
+                    continue
+                if first <= span.start_ns and span.end_ns <= last:
+                    d.claimed = True
+                    return True
+            outer = self._agents.get(scope)
+            scope = outer.scope if outer is not None else None
+        return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -824,12 +877,15 @@ class _Executors:
     def without_id(self, name: Any) -> list[int]:
         return _index_of(self._by_name, name)
 
-    def match(self, req: dict[str, Any], *, after: int) -> Draft | None:
+    def match(self, req: dict[str, Any], *, after: int, started: int | None = None) -> Draft | None:
         """The step of this scope after ``after`` that executed ``req``: by call id, else
-        (steps without an id) by tool name in order."""
+        (steps without an id) by tool name in order. By call id, also a step listed before
+        the model call that was still running when it ``started`` (``_still_running``)."""
         call_id = req.get("id")
         if call_id:
             found = self.first(self.with_id(call_id), after)
+            if found is None and started is not None:
+                found = self.first(self.with_id(call_id), -1, _still_running(started))
             if found is not None:
                 return found
         name = req.get("name")
@@ -937,10 +993,28 @@ def _match_outside_scope(req: dict[str, Any], gen: Draft, executors: _Executors)
 
     call_id = req.get("id")
     if call_id:
-        found = executors.first(executors.with_id(call_id), -1, elsewhere)
+        running = _still_running(start)
+        found = executors.first(
+            executors.with_id(call_id),
+            -1,
+            lambda d: d.scope != gen.scope and not d.synthesized and running(d),
+        )
         if found is not None:
             return found
     return executors.first(executors.without_id(req.get("name")), -1, elsewhere)
+
+
+def _still_running(started: int) -> Callable[[Draft], bool]:
+    """Whether a tool step had not ended when a model call ``started``: a step found by the
+    call id the model asked for is that call even when its span began before the model call's
+    (OpenLIT's Claude Agent SDK instrumentation opens a tool span at the streamed tool_use
+    block and writes the turn's model call when the message ends, during the call). A call
+    cannot be over before the model asked for it: a step that ended earlier is another one."""
+
+    def running(d: Draft) -> bool:
+        return d.span is not None and d.span.end_ns >= started
+
+    return running
 
 
 def _synthesize(gen: Draft, req: dict[str, Any], later: Later, results: ToolResultRules) -> Draft:

@@ -165,6 +165,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "llamaindex-mcp-openinference",
         "claude-agent-sdk",
         "claude-agent-sdk-mcp",
+        "openlit-claude-agent-sdk",
         "upsonic",
         "rig",
         "rig-latest",
@@ -285,6 +286,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "llamaindex-mcp-openinference",
         "claude-agent-sdk",
         "claude-agent-sdk-mcp",
+        "openlit-claude-agent-sdk",
         "quarkus-langchain4j",
         "voltagent",
         "strands-js",
@@ -543,6 +545,7 @@ UNNAMED_AGENTS = frozenset(
         "mlflow-llamaindex",
         "claude-agent-sdk",
         "claude-agent-sdk-mcp",
+        "openlit-claude-agent-sdk",
     }
 )
 """Sources whose spans never name the running agent: a handoff is seen, its source agent is

@@ -234,6 +234,7 @@ TOOL_SPANS = (
     "openlit-agno",
     "openlit-strands",
     "openlit-agent-framework",
+    "openlit-claude-agent-sdk",
     "openlit-google-adk",
     "openllmetry-agno",
     "openllmetry-openai-agents",
@@ -294,6 +295,7 @@ TOOL_SPANS = (
 )
 UNNAMED_AGENTS = (
     "llamaindex-openinference",
+    "openlit-claude-agent-sdk",
     "claude-agent-sdk",
     "claude-agent-sdk-mcp",
     "llamaindex-openllmetry",
@@ -531,6 +533,16 @@ pool, ADK for Go's goroutines and the AI SDK's concurrent tool executions, too q
 overlap, this time), and with content off (AutoGen's own spans: always) no model call's output
 shows that they were asked for together: the second failed search reads as a retry of the first
 (``search-retry`` tolerated, a repeat counted where the trace cannot tell, never one missed)."""
+TURN_RECORDS_LAST_CALL = ("openlit-claude-agent-sdk",)
+"""The span of a model turn that asked for several calls records only the last of them
+(OpenLIT's Claude Agent SDK instrumentation writes its ``chat`` span from the streamed
+message, one tool_use block at a time, each over the last), and Claude Code ran
+``l_parallel_failures``' two searches one after the other: no model call's output shows the
+first was asked for with the second, content on or off, so the second failed search reads as
+a retry of the first (``search-retry`` tolerated: a repeat counted where the trace does not
+tell, never one missed). The turn's ``chat`` span is written during the first call (it starts
+after that call's span), which a check could read as "asked before the failure was known";
+none reads span times for that."""
 STATUS_SPREAD = ("vercel-ai-sdk-openinference",)
 """Every span that ends after the run's first failure carries that failure's ERROR status
 (OpenInference's Vercel processor, @arizeai/openinference-vercel 3.2.1, gives a root span the
@@ -968,6 +980,8 @@ def _expected(source: str, contract: str, scenario: str, content: bool) -> dict[
         base["search-retry"] = MIS
         if not content:
             base.update(dict.fromkeys(TOOL_NAME_CHECKS.get(contract, set()), MIS))
+    if source in TURN_RECORDS_LAST_CALL and scenario == "l_parallel_failures":
+        base["search-retry"] = TOL
     if content:
         return base
     if source in PARALLEL_RUN_IN_TURN and scenario == "l_parallel_failures":

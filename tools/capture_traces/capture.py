@@ -1873,11 +1873,11 @@ SOURCES: dict[str, dict[str, Any]] = {
         "handoff_via": "Claude Code's `Agent` tool (`subagent_type: research_agent`, an "
         "`AgentDefinition` sub-agent run in the foreground)",
         "notes": ["**Tool failures:** the MCP tool answers `is_error: true` with the error JSON.",
-                  "**Not in the matrix:** graded held out (a..m, s; `o_run_error` not run: the "
-                  "CLI ends without an exception on HTTP 500), 36 of 36 verdicts wrong, no false "
-                  "pass: OpenLIT's mcp instrumentor's `mcp session/init` / `mcp server/run` "
-                  "spans are unrecognised, and each call is both OpenLIT's `execute_tool` span "
-                  "and the `mcp` SDK's sibling `tools/call` server span, counted twice."],
+                  "**Held out** (a..m, s; `o_run_error` not run: the CLI ends without an "
+                  "exception on HTTP 500): 36 of 36 verdicts wrong, no false pass: OpenLIT's mcp "
+                  "instrumentor's `mcp session/init` / `mcp server/run` spans were unrecognised, "
+                  "and each call is both OpenLIT's `execute_tool` span and the `mcp` SDK's "
+                  "sibling `tools/call` server span, joined as one call since (side by side)."],
         "on": {},
         "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
     },
