@@ -645,7 +645,10 @@ def _requests_from_next_input(drafts: list[Draft]) -> None:
     call came between them. Nothing is read unless the next input continues this one (at
     least one more message, the same roles up to this input's length) and its first new
     message is such a turn; otherwise the output stays as recorded, and the usual linking
-    treats the call as one whose requests were not captured."""
+    treats the call as one whose requests were not captured. An output flagged as not
+    captured (OpenLLMetry's Ollama instrumentation writes a reply that only asked for tools
+    as its role alone) is no obstacle: the next input's turn is this reply as the
+    application handed it back, so it replaces the output and the flag."""
     if not any(d.kind == "generation" and d.rule.requests_from_next_input for d in drafts):
         return
     last: dict[str, Draft] = {}
@@ -658,7 +661,7 @@ def _requests_from_next_input(drafts: list[Draft]) -> None:
             pairs.append((prev, draft))
         last[draft.scope] = draft
     for gen, nxt in pairs:
-        if "output_messages" in gen.redacted or _requested_calls(gen) or _shows_text(gen):
+        if _requested_calls(gen) or _shows_text(gen):
             continue
         mine = gen.fields.get("input_messages")
         theirs = nxt.fields.get("input_messages")
@@ -676,6 +679,7 @@ def _requests_from_next_input(drafts: list[Draft]) -> None:
                 break
         if asked:
             gen.fields["output_messages"] = asked
+            gen.redacted.discard("output_messages")
 
 
 def _asks_for_tools(message: Any) -> bool:

@@ -77,6 +77,48 @@ def test_v128_span_events_carry_content_in_attributes() -> None:
     ]
 
 
+def test_azure_span_events_carry_the_whole_message_in_gen_ai_event_content() -> None:
+    """Azure's SDKs (``azure-ai-inference``'s ``AIInferenceInstrumentor``) write each v1.28
+    message event as span-event attributes ``gen_ai.system`` plus ``gen_ai.event.content``,
+    the whole message's JSON; with content recording off a choice keeps each tool call's id
+    and type only, so the turn asked for calls whose names were not captured."""
+    asked = {
+        "id": "call_0",
+        "type": "function",
+        "function": {"name": "search_docs", "arguments": '{"query": "refunds"}'},
+    }
+    events = [
+        EventRecord("gen_ai.user.message", 1, {"gen_ai.system": "az.ai.inference",
+                    "gen_ai.event.content": json.dumps({"role": "user", "content": "hi"})}),
+        EventRecord("gen_ai.assistant.message", 2, {"gen_ai.system": "az.ai.inference",
+                    "gen_ai.event.content": json.dumps({"role": "assistant",
+                                                        "tool_calls": [asked]})}),
+        EventRecord("gen_ai.tool.message", 3, {"gen_ai.system": "az.ai.inference",
+                    "gen_ai.event.content": json.dumps({"role": "tool", "content": "[]",
+                                                        "tool_call_id": "call_0"})}),
+    ]  # fmt: skip
+    assert parse_legacy_input_events(events) == [
+        {"role": "user", "parts": [{"type": "text", "content": "hi"}]},
+        {"role": "assistant", "parts": [{"type": "tool_call", "id": "call_0",
+                                         "name": "search_docs",
+                                         "arguments": {"query": "refunds"}}]},
+        {"role": "tool", "parts": [{"type": "tool_call_response", "id": "call_0",
+                                    "response": []}]},
+    ]  # fmt: skip
+    hidden = {
+        "finish_reason": "tool_calls",
+        "index": 0,
+        "message": {"tool_calls": [{"id": "call_0", "type": "function"}]},
+    }
+    choice = EventRecord("gen_ai.choice", 4, {"gen_ai.system": "az.ai.inference",
+                         "gen_ai.event.content": json.dumps(hidden)})  # fmt: skip
+    (message,) = parse_legacy_choice_events([choice]) or []
+    assert message["finish_reason"] == "tool_calls"
+    assert [(p["type"], p["id"], p.get("name")) for p in message["parts"]] == [
+        ("tool_call", "call_0", None)
+    ]
+
+
 def test_structured_anyvalue_messages_need_no_json() -> None:
     value = [{"role": "assistant", "parts": [{"type": "tool_call", "id": "x", "name": "t",
                                               "arguments": {"a": 1}}]}]  # fmt: skip

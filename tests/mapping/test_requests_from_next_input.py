@@ -168,3 +168,66 @@ def test_turns_after_a_user_message_are_not_this_calls_requests() -> None:
     )  # fmt: skip
     (call,) = trajectory.tool_calls()
     assert (call.tool, call.call_id) == ("search_docs", "c1")
+
+
+OLLAMA = "opentelemetry.instrumentation.ollama"
+
+
+def ollama_chat(
+    span_id: str, prompt: list[dict[str, Any]], completion: dict[str, Any]
+) -> SpanRecord:
+    """An ``ollama.chat`` span of OpenLLMetry's Ollama instrumentation (0.62.4): the request
+    and reply in the indexed ``gen_ai.prompt.N.*`` / ``gen_ai.completion.0.*`` keys."""
+    attrs: dict[str, Any] = {"llm.request.type": "chat", "gen_ai.system": "Ollama",
+                             "gen_ai.request.model": "llama3.1:8b"}  # fmt: skip
+    for n, message in enumerate(prompt):
+        for key, value in message.items():
+            attrs[f"gen_ai.prompt.{n}.{key}"] = value
+    for key, value in completion.items():
+        attrs[f"gen_ai.completion.0.{key}"] = value
+    start = int(span_id, 16) * 10
+    return SpanRecord(
+        TRACE, span_id * 16, "1" * 16, "ollama.chat", start_ns=start, end_ns=start + 5,
+        attributes=attrs, scope_name=OLLAMA, status_code=StatusCode.OK,
+    )  # fmt: skip
+
+
+def ollama_run(second_prompt: list[dict[str, Any]]) -> Trajectory:
+    """A tool loop on Ollama's client whose first reply asked for a search: the span records
+    the reply's role alone (no text, no tool calls; Ollama says ``stop`` either way)."""
+    first = [
+        {"role": "system", "content": "Cite documents."},
+        {"role": "user", "content": "Refunds?"},
+    ]
+    spans = [
+        SpanRecord(TRACE, "1" * 16, "", "agent_run", start_ns=0, end_ns=1000,
+                   status_code=StatusCode.OK),
+        ollama_chat("2", first, {"role": "assistant"}),
+        ollama_chat("3", second_prompt, {"role": "assistant", "content": "30 days [doc-42]."}),
+    ]  # fmt: skip
+    return map_trace(build_trace(TRACE, spans), conventions())
+
+
+def test_a_reply_recorded_as_its_role_alone_takes_its_calls_from_the_next_prompt() -> None:
+    """OpenLLMetry's Ollama spans flag the first reply's output as not captured (a message
+    without parts); the next call's prompt holds the assistant turn the application handed
+    back (no call id: Ollama gives none) and the tool's result after it. The call is read
+    from there, its result linked, and the output no longer counts as not captured."""
+    trajectory = ollama_run(
+        [{"role": "system", "content": "Cite documents."}, {"role": "user", "content": "Refunds?"},
+         {"role": "assistant", "tool_calls.0.name": "search_docs",
+          "tool_calls.0.arguments": '{"query": "refund window"}'},
+         {"role": "tool", "content": '{"documents": [{"id": "doc-42"}]}'}]
+    )  # fmt: skip
+    (call,) = trajectory.tool_calls()
+    assert (call.tool, call.arguments) == ("search_docs", {"query": "refund window"})
+    assert call.result == {"documents": [{"id": "doc-42"}]} and call.synthesized
+    assert "output_messages" not in trajectory.generations()[0].redacted
+
+
+def test_a_role_alone_stays_unknown_beside_an_unrelated_next_prompt() -> None:
+    """A next prompt that does not continue this call's (another conversation) shows nothing
+    of what the reply asked: its output stays not captured, never a named call."""
+    trajectory = ollama_run([{"role": "user", "content": "Something else?"}])
+    assert [c.tool for c in trajectory.tool_calls()] in ([], [None])
+    assert "output_messages" in trajectory.generations()[0].redacted

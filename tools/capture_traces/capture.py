@@ -97,6 +97,29 @@ ANTHROPIC_NOTES = [
     "missing evidence unless a contract sets `coverage: lenient`.",
 ]
 
+INSTRUCTOR_RESPONSE_MODEL = (
+    "one more call through Instructor's patched client with `response_model=SupportAnswer` "
+    "after the tool loop's text answer (Instructor's `TOOLS` mode: a function named after the "
+    "type, forced; its arguments validated into the object)"
+)
+RAW_LOOP_NOTES = [
+    "**Tool failures:** sent back as a `role: tool` message with the error JSON; the raw "
+    "client loop makes no tool spans (tool calls live in the model spans only).",
+    ANTHROPIC_NOTES[1],
+]
+"""Notes of a hand-written tool loop on a model client whose instrumentation records only
+the model calls."""
+FAKE_OLLAMA = (
+    "scripted fake Ollama server on 127.0.0.1 (`fake_ollama.py`, `/api/chat`, non-streaming; "
+    "tool calls without ids, arguments as JSON objects)"
+)
+OLLAMA_NOTES = [
+    RAW_LOOP_NOTES[0],
+    "**Call ids:** Ollama's API gives tool calls no id: each result goes back as a `role: "
+    "tool` message naming the tool (`tool_name`), so only names and order tie a result to "
+    "its call.",
+    ANTHROPIC_NOTES[1],
+]
 SPRING_AI_HANDOFF = (
     'the research agent\'s ChatClient as a tool (`research_agent {"question": ...}`)'
 )
@@ -2987,6 +3010,65 @@ SOURCES: dict[str, dict[str, Any]] = {
                   "the raw client loop makes no tool spans (tool calls live in the model spans "
                   "only).",
                   ANTHROPIC_NOTES[1]],
+        "on": {},
+        "off": OPENINFERENCE_HIDDEN,
+    },
+    "groq-openllmetry": {
+        "what": "hand-written chat-completions tool loop on the groq client (Groq's SDK; its "
+        "OpenAI-compatible API under /openai/v1 on the fake server), recorded by OpenLLMetry's "
+        "opentelemetry-instrumentation-groq",
+        "packages": ["groq", "opentelemetry-instrumentation-groq"],
+        "driver": "fw_groq:run_openllmetry",
+        "notes": RAW_LOOP_NOTES,
+        "on": {"TRACELOOP_TRACE_CONTENT": "true"},
+        "off": {"TRACELOOP_TRACE_CONTENT": "false"},
+    },
+    "instructor-openinference": {
+        "what": "hand-written chat-completions tool loop on Instructor's patched openai client "
+        "(instructor.from_openai; tool turns with response_model=None, a structured answer "
+        "with response_model=SupportAnswer), recorded by openinference-instrumentation-"
+        "instructor with openinference-instrumentation-openai",
+        "packages": ["instructor", "openai", "openinference-instrumentation-instructor",
+                     "openinference-instrumentation-openai"],
+        "driver": "fw_instructor",
+        "notes": RAW_LOOP_NOTES,
+        "structured_via": INSTRUCTOR_RESPONSE_MODEL,
+        # The answer's object is on the `instructor.create` span, which no convention reads
+        # yet: `r_structured_*` are captured on request (--scenario) and kept out of the
+        # matrix (tools/capture_traces/README.md).
+        "scenarios": [n for n in SCENARIOS if not n.startswith("r_structured")],
+        "on": {},
+        "off": OPENINFERENCE_HIDDEN,
+    },
+    "azure-ai-inference": {
+        "what": "hand-written chat-completions tool loop on the Azure AI Inference SDK "
+        "(ChatCompletionsClient.complete, its endpoint the fake server), recorded by the "
+        "SDK's own tracing (AIInferenceInstrumentor over azure-core-tracing-opentelemetry)",
+        "packages": ["azure-ai-inference", "azure-core", "azure-core-tracing-opentelemetry"],
+        "driver": "fw_azure_ai_inference",
+        "notes": RAW_LOOP_NOTES,
+        "on": {"AZURE_TRACING_GEN_AI_CONTENT_RECORDING_ENABLED": "true"},
+        "off": {"AZURE_TRACING_GEN_AI_CONTENT_RECORDING_ENABLED": "false"},
+    },
+    "ollama-openllmetry": {
+        "what": "hand-written tool loop on Ollama's Python client (ollama.Client.chat against "
+        "the scripted fake_ollama.py /api/chat), recorded by OpenLLMetry's "
+        "opentelemetry-instrumentation-ollama",
+        "packages": ["ollama", "opentelemetry-instrumentation-ollama"],
+        "driver": "fw_ollama:run_openllmetry",
+        "model": FAKE_OLLAMA,
+        "notes": OLLAMA_NOTES,
+        "on": {"TRACELOOP_TRACE_CONTENT": "true"},
+        "off": {"TRACELOOP_TRACE_CONTENT": "false"},
+    },
+    "ollama-openinference": {
+        "what": "hand-written tool loop on Ollama's Python client (ollama.Client.chat against "
+        "the scripted fake_ollama.py /api/chat), recorded by "
+        "openinference-instrumentation-ollama",
+        "packages": ["ollama", "openinference-instrumentation-ollama"],
+        "driver": "fw_ollama:run_openinference",
+        "model": FAKE_OLLAMA,
+        "notes": OLLAMA_NOTES,
         "on": {},
         "off": OPENINFERENCE_HIDDEN,
     },

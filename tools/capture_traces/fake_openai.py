@@ -165,7 +165,8 @@ class FakeOpenAI(ScriptedServer):
         super().__init__(self._answer, url_path="/v1")
 
     def _answer(self, path: str, body: dict[str, Any]) -> Reply | str:
-        if not path.endswith("/chat/completions"):
+        # The query is no part of the route: Azure's SDKs add ``?api-version=...``.
+        if not path.partition("?")[0].endswith("/chat/completions"):
             return "only /v1/chat/completions is scripted"
         if self.turn_of:
             turn = self.turn_of(body)

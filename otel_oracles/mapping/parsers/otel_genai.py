@@ -50,14 +50,21 @@ _EVENT_ROLES = {
 }
 
 
+_WHOLE_BODY_KEYS = ("body", "gen_ai.event.content")
+"""Span-event attributes that hold the whole event body as one JSON string: ``body``, and
+``gen_ai.event.content``, where Azure's SDKs (``azure-ai-inference``'s
+``AIInferenceInstrumentor``) write each message event's JSON."""
+
+
 def _event_payload(event: EventRecord) -> Any:
     """Log-based events carry content in the body; span-event producers put it in
-    attributes (sometimes as one JSON string under ``content``/``body``)."""
+    attributes (sometimes as one JSON string under ``body`` or ``gen_ai.event.content``)."""
     if event.body is not None:
         return parse_json(event.body)
     attrs = {k: v for k, v in event.attributes.items() if k not in ("gen_ai.system", "event.name")}
-    if set(attrs) <= {"body"} and "body" in attrs:
-        return parse_json(attrs["body"])
+    for key in _WHOLE_BODY_KEYS:
+        if set(attrs) == {key}:
+            return parse_json(attrs[key])
     return {k: parse_json(v) if k in ("tool_calls", "message") else v for k, v in attrs.items()}
 
 
