@@ -711,11 +711,13 @@ def _link_tool_calls(drafts: list[Draft], compiled: CompiledSet) -> None:
     above: _CallsAbove | None = None
     for members in scopes.values():
         tools_seen = any(d.kind in TOOLISH for d in members)
-        executors = _Executors(members)
-        for pos, gen in enumerate(members):
-            if gen.kind != "generation":
-                continue
-            requests = _requested_calls(gen)
+        asked = [
+            (pos, gen, _requested_calls(gen))
+            for pos, gen in enumerate(members)
+            if gen.kind == "generation"
+        ]
+        executors = _Executors(members, asked)
+        for pos, gen, requests in asked:
             if not requests and not gen.rule.synthesize:
                 continue
             later = Later(members, pos + 1)
@@ -815,12 +817,38 @@ class _Executors:
     with a given id or name; scanning every later step per requested call made a run of
     10,000 tool calls cost minutes. A claimed step never becomes unclaimed, and an unclaimed
     step's id and name do not change while linking, so claimed entries are dropped from an
-    index the first time a lookup meets them."""
+    index the first time a lookup meets them.
 
-    __slots__ = ("_asked", "_by_id", "_by_name", "_by_name_with_id", "_nameless_handoffs", "_steps")
+    By name, a step is the call of the earliest model call before it that asked for that
+    tool and is still unanswered, never one past a later model call of the scope that asked
+    for the tool again (``_asks``): that call's own request is the one it answers. Without
+    the bound, a step went to the first request of its name however far back (a call the
+    framework refused before running it took the next call's span: its arguments and its
+    failure lost)."""
 
-    def __init__(self, drafts: list[Draft]) -> None:
+    __slots__ = (
+        "_asked",
+        "_asks",
+        "_by_id",
+        "_by_name",
+        "_by_name_with_id",
+        "_nameless_handoffs",
+        "_steps",
+    )
+
+    def __init__(
+        self,
+        drafts: list[Draft],
+        asked: list[tuple[int, Draft, list[dict[str, Any]]]] | None = None,
+    ) -> None:
         self._steps = drafts
+        self._asks: dict[Any, list[int]] = {}
+        """Tool name -> positions of the model calls that asked for it (of ``asked``)."""
+        for pos, _, requests in asked or ():
+            for req in requests:
+                positions = _index_of(self._asks, req.get("name"))
+                if not positions or positions[-1] != pos:
+                    _index_at(self._asks, req.get("name"), pos)
         self._by_id: dict[Any, list[int]] = {}
         self._by_name: dict[Any, list[int]] = {}
         self._by_name_with_id: dict[Any, list[int]] = {}
@@ -839,13 +867,19 @@ class _Executors:
                 self._nameless_handoffs.append(pos)
 
     def first(
-        self, positions: list[int], after: int, accept: Callable[[Draft], bool] = bool
+        self,
+        positions: list[int],
+        after: int,
+        accept: Callable[[Draft], bool] = bool,
+        before: int | None = None,
     ) -> Draft | None:
-        """The first unclaimed step listed in ``positions`` after position ``after`` that
-        ``accept`` takes."""
+        """The first unclaimed step listed in ``positions`` after position ``after`` (and
+        before ``before``, when given) that ``accept`` takes."""
         steps = self._steps
         i = bisect.bisect_right(positions, after)
         while i < len(positions):
+            if before is not None and positions[i] > before:
+                return None
             d = steps[positions[i]]
             if d.claimed:
                 del positions[i]
@@ -858,7 +892,7 @@ class _Executors:
     def with_id(self, call_id: Any) -> list[int]:
         return _index_of(self._by_id, call_id)
 
-    def with_own_id(self, name: Any, after: int) -> Draft | None:
+    def with_own_id(self, name: Any, after: int, before: int | None = None) -> Draft | None:
         """For a call the model requested without an id (Gemini 2.x sends none, and a
         framework logging the model's response before numbering its calls keeps none): the
         first unclaimed step of that name after ``after`` whose id the framework gave the
@@ -876,7 +910,7 @@ class _Executors:
                 if req.get("id")
             }
         asked = self._asked
-        return self.first(positions, after, lambda d: str(d.fields["call_id"]) not in asked)
+        return self.first(positions, after, lambda d: str(d.fields["call_id"]) not in asked, before)
 
     def without_id(self, name: Any) -> list[int]:
         return _index_of(self._by_name, name)
@@ -893,11 +927,14 @@ class _Executors:
             if found is not None:
                 return found
         name = req.get("name")
-        found = self.first(self.without_id(name), after)
+        asks = _index_of(self._asks, name)
+        i = bisect.bisect_right(asks, after)
+        before = asks[i] if i < len(asks) else None
+        found = self.first(self.without_id(name), after, before=before)
         if found is not None:
             return found
         if not call_id:
-            found = self.with_own_id(name, after)
+            found = self.with_own_id(name, after, before)
             if found is not None:
                 return found
         # A handoff step carries no tool name in some instrumentations (openai-agents'

@@ -96,13 +96,14 @@ unknown, and the answer is missing."""
 REJECTED_REQUEST_UNTIED = frozenset({"smolagents-openinference"})
 """``t_invalid_args`` with content on: smolagents refused the first search before any tool ran
 (``AgentToolCallError`` in the step), so no tool span records it, and its tool spans carry no
-call id: linking by name and order hands the one tool span to the first request (the rejected
-one) and synthesizes the second, whose arguments are those the span recorded. The mapped
-calls are two ``search_docs`` calls, the span that ran (the documents its result) and one with
-neither outcome nor result: the rejected call's arguments are lost and its failure unseen (a
-known limit of linking calls without ids by name); grading fails closed on the unknown
-outcome (``search-retry`` missing evidence). Content off, the failed step's span is the
-rejected call, unnamed (``smolagents.yaml``, ``rejected_call``), mapped as EXPECTED.md says."""
+call id: linked by name, the one tool span is the call of the second model call (a span never
+goes to a request past a later model call that asked for the tool again), and the refused
+request is a synthesized call with its own arguments (``q``) and no outcome: the error it got
+is only in smolagents' text history (``tool-response`` text, no call id), so grading fails
+closed on it (``search-retry`` missing evidence). Before linking kept that order, the span went
+to the refused request and the refused call's arguments were lost. Content off, the failed
+step's span is the rejected call, unnamed (``smolagents.yaml``, ``rejected_call``), mapped as
+EXPECTED.md says."""
 
 REJECTED_DETAIL = re.compile(r"query|\bq\b")
 """What a rejected call's error names (``t_invalid_args``): the missing ``query`` or the
@@ -994,10 +995,11 @@ def test_real_trace_maps_to_expected_trajectory(case: Case, conventions: Convent
         return
     if scenario.name == "t_invalid_args" and case.source in REJECTED_REQUEST_UNTIED and content:
         assert [s.tool for s in calls] == ["search_docs", "search_docs"]
-        unknown = [s for s in calls if s.status == "unset"]
-        assert len(unknown) == 1 and unknown[0].synthesized and unknown[0].result is None
-        ran = [s for s in calls if s.status == "ok"]
-        assert len(ran) == 1 and "doc-42" in json.dumps(ran[0].result)
+        refused, ran = calls
+        assert refused.synthesized and refused.status == "unset" and refused.result is None
+        assert refused.arguments == scenario.calls[0].arguments  # its own request's (``q``)
+        assert not ran.synthesized and ran.status == "ok" and "doc-42" in json.dumps(ran.result)
+        assert ran.arguments == scenario.calls[1].arguments
         assert _final_output(trajs) == scenario.final_answer
         return
     if not content and case.source not in NAMES_KEPT_WITHOUT_CONTENT and not calls:
