@@ -1144,6 +1144,8 @@ def _hides_tool_calls(gen: Draft, later: Later, compiled: CompiledSet, *, tools_
     if not any(r in compiled.tool_call_finish_reasons for r in reasons):
         return not tools_seen and _called_again_unseen(gen, later)
     for d in later:
+        if d.attributes.get("failed_attempt"):
+            continue  # a failed try of this very call (``_stacked``), not the next model call
         if d.kind == "generation":
             break
         if d.kind in TOOLISH:
@@ -1181,6 +1183,8 @@ def _flag_aggregated_usage(
     for draft in drafts:
         if draft.kind != "generation" or draft.span is None:
             continue
+        if draft.attributes.get("failed_attempt"):
+            continue  # a failed attempt of the call around it (``_stacked``): no usage to sum
         for anc in _ancestor_drafts(draft.span, draft_by_span, by_id):
             if anc.kind == "generation":
                 anc.attributes["usage_aggregated"] = True

@@ -102,9 +102,10 @@ def merge_stacked_generations(
             pairs.append((outer, draft))
     if not pairs:
         return drafts
+    attempts = _failed_attempts(pairs)
     below: dict[int, int] = {}
     for draft in drafts:
-        if draft.span is None:
+        if draft.span is None or id(draft) in attempts:
             continue
         key = id(draft)
         parent = (
@@ -115,6 +116,8 @@ def merge_stacked_generations(
     merged_into: dict[int, Draft] = {}
     by_draft_id = {id(inner): inner for _, inner in pairs}
     for outer, inner in pairs:
+        if id(inner) in attempts:
+            continue  # a failed attempt of the call: a failed model call step of its own
         if below.get(id(outer)) != 1:
             continue  # other steps below it: a wrapper of several calls, not one call twice
         kept = outer
@@ -140,6 +143,33 @@ def merge_stacked_generations(
     for group in layers.values():
         _outcome_from_layers(group, by_id)
     return [d for d in drafts if id(d) not in merged_into]
+
+
+def _failed_attempts(pairs: list[tuple[Draft, Draft]]) -> set[int]:
+    """The inner generations of ``pairs`` that are failed attempts of their outer call (by
+    ``id``), each flagged ``failed_attempt``: a generation nested in a generation for the same
+    call, that failed and ended before another generation nested there for that call started.
+    A framework that retries a model request inside one logical call records every attempt
+    below it (LiveKit's ``llm_request_run`` spans under ``llm_request``, ``lk.retry_count``
+    0, 1, ...): the attempt that came last is the call, merged with it as any stacked layer;
+    a failed one before it stays a step of its own, a failed model call that a later attempt
+    recovered from, never part of the call's usage or reply. Counted as a call below the
+    outer one, it would make that call a wrapper of several calls (no merge: the call's usage
+    skipped as an aggregate, its requested tools synthesized again)."""
+    by_outer: dict[int, list[Draft]] = {}
+    for outer, inner in pairs:
+        if outer.kind == "generation" and inner.kind == "generation":
+            by_outer.setdefault(id(outer), []).append(inner)
+    failed: set[int] = set()
+    for inners in by_outer.values():
+        for draft in inners:
+            if draft.status != "error" or draft.span is None:
+                continue
+            end = draft.span.end_ns
+            if any(o.span is not None and o.span.start_ns >= end for o in inners if o is not draft):
+                draft.attributes["failed_attempt"] = True
+                failed.add(id(draft))
+    return failed
 
 
 def _absorb_layer(kept: Draft, inner: Draft, draft_by_span: dict[str, Draft]) -> None:

@@ -174,3 +174,62 @@ def test_compatible_model_names() -> None:
     assert compatible_models(None, "o3")
     assert not compatible_models("o3", "gpt-4o")
     assert not compatible_models("gpt-4", "gpt-4o")
+
+
+def _attempt(span_id: str, start: int, end: int, failed: bool) -> SpanRecord:
+    """One try of the request below the call (LiveKit's ``llm_request_run``: a model name and
+    no usage); a failed one ends ERROR."""
+    span = _span(span_id, OUTER, "llm_request_run", start, end,
+                 **{"gen_ai.request.model": "gpt-4o-mini"})  # fmt: skip
+    if failed:
+        span.status_code = 2
+        span.status_message = "APIStatusError: 503"
+    return span
+
+
+def test_a_retried_calls_failed_attempt_stays_a_failed_call_and_the_call_is_merged() -> None:
+    """A failed try before the one that answered is no call the outer one wraps: it stays a
+    failed model call of its own, and the answering try is merged with the call (its usage
+    counted once, its requested tool not synthesized again)."""
+    first, second = "e" * 16, "f" * 16
+    t = _map(
+        [
+            _agent(),
+            _span(OUTER, ROOT, "llm_request", 10, 60, **_sdk_chat()),
+            _attempt(first, 12, 20, failed=True),
+            _attempt(second, 25, 55, failed=False),
+            _span(TOOL, ROOT, "search_docs", 65, 70, **{"openinference.span.kind": "TOOL",
+                                                       "tool.name": "search_docs"}),
+        ]
+    )  # fmt: skip
+    gens = t.generations()
+    assert [(g.source.span_id if g.source else None, g.status) for g in gens] == [
+        (OUTER, "ok"),
+        (first, "error"),
+    ]
+    assert gens[0].attributes["stacked_spans"] == [second]
+    assert gens[0].attributes.get("usage_aggregated") is None
+    assert gens[1].attributes["failed_attempt"] is True
+    assert t.token_usage() == (12, 7)
+    assert [s.tool for s in t.tool_calls()] == ["search_docs"]
+
+
+def test_a_call_whose_every_attempt_failed_is_one_failed_call_after_its_failed_attempts() -> None:
+    """Every try failed: the last is the call (failed: the run's error), the earlier ones
+    failed attempts of it; a failed try that no other followed is never an attempt."""
+    first, last = "e" * 16, "f" * 16
+    t = _map(
+        [
+            _agent(),
+            _span(OUTER, ROOT, "llm_request", 10, 60, **_framework_llm()),
+            _attempt(first, 12, 20, failed=True),
+            _attempt(last, 25, 55, failed=True),
+        ]
+    )
+    gens = t.generations()
+    assert [(g.source.span_id if g.source else None, g.status) for g in gens] == [
+        (OUTER, "error"),
+        (first, "error"),
+    ]
+    assert gens[0].attributes["stacked_spans"] == [last]
+    assert "failed_attempt" not in gens[0].attributes

@@ -16,7 +16,11 @@ Each check's exact outcome follows from the source's EXPECTED.md:
   arguments the tool's schema rejects and the framework refused it before the tool ran,
   handing the model the validation error: a failed call of ``search_docs`` (the agent asked
   for it and got an error, not documents), so the correct call after it is a retry,
-  tolerated as b's is, see ``CONTENT_ON``);
+  tolerated as b's is, see ``CONTENT_ON``; u: the model API answered the first request HTTP
+  503 and the client or the framework retried it: graded as a, a failed model call that a
+  later one recovered from being no tool failure, retry, degradation or run error, except
+  where nothing retried (``MODEL_RETRY_UNRECOVERED``: the run ended in the error, as o, before
+  its search);
 - content OFF: content-dependent checks are ``missing_evidence`` (never pass, never an
   invariant failure) and structural checks keep their content-ON outcome, except where the
   source itself hides structure: raw clients with no tool spans cannot show tool outcomes
@@ -31,6 +35,7 @@ returning an empty result, which only f does.
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path
 
 import pytest
@@ -141,6 +146,11 @@ CONTENT_ON: dict[tuple[str, str], dict[str, Outcome]] = {
     # trace shows the request but not its outcome, the retry cannot be shown either way:
     # missing evidence (REJECTED_WITHOUT_SPAN), never "no retries".
     ("support-rag", "t_invalid_args"): {"search-retry": TOL},
+    # The model API answered the first request HTTP 503 and the client or the framework
+    # retried it: the run is a_happy's. A failed model call that a later one recovered from
+    # is no tool failure, no tool retry, no degraded dependency and no run error (the run's
+    # last model call answered): graded as a_happy, whether or not the trace shows it.
+    ("support-rag", "u_model_retry"): {},
 }
 """Non-pass outcomes with content captured; every other check passes."""
 
@@ -635,6 +645,7 @@ CITING_ANSWERS = (
     "r_structured_fabricated",
     "s_delegated_forbidden",
     "t_invalid_args",
+    "u_model_retry",
 )
 """Scenarios whose final answer cites a document (EXPECTED.md)."""
 DELEGATED = ("g_handoff", "s_delegated_forbidden", "s_delegated_failure")
@@ -763,6 +774,16 @@ COVERAGE_CHECKS = {
 """Checks that need complete visibility (``tool_not_called``, ``no_network``,
 ``citations_grounded``, ``handoff``): on a trace with spans no convention recognised they
 cannot pass (DESIGN section 8, fail closed); a failure they find stays a failure."""
+
+
+MODEL_RETRY_UNRECOVERED = ("google-genai", "mastra")
+"""``u_model_retry``: nothing retries the failed first model request (the ``google-genai``
+client makes one attempt unless ``HttpOptions.retry_options`` is set; Mastra's ``Agent``
+retries ``maxRetries`` times, 0 unless configured), so the run ended in the error before any
+tool ran: as ``o_run_error``, there is no answer to judge (every answer check missing
+evidence), and the run never searched (``searched-the-index`` fails). Content off changes
+nothing: the only model call answered nothing, so no request for a tool can be hidden, and
+the trace shows that no tool ran."""
 
 
 RUN_SPAN_UNENDED_ON_ERROR = ("smolagents-openinference",)
@@ -918,6 +939,10 @@ def _expected(source: str, contract: str, scenario: str, content: bool) -> dict[
             base.update(dict.fromkeys(TOOL_NAME_CHECKS.get(contract, set()), MIS))
         if not content and source in LIMIT_REQUEST_UNSEEN_WITHOUT_CONTENT:
             base["bounded-effort"] = P
+    if source in MODEL_RETRY_UNRECOVERED and scenario == "u_model_retry":
+        base.update(dict.fromkeys(ANSWER_CHECKS[contract], MIS))
+        base["searched-the-index"] = INV
+        return base  # content capture hides nothing here: no model call answered
     if source in RUN_ERROR_INPUT_UNRECORDED and scenario == "o_run_error":
         base["search-retry"] = MIS
     if source in RUN_SPAN_UNENDED_ON_ERROR and scenario == "o_run_error":
@@ -1519,3 +1544,50 @@ def test_unnamed_tool_spans_never_pass_checks_on_tool_names(source: str, content
                     assert not verdict.passed, (path.name, contract)
                 seen += 1
     assert seen >= 20
+
+
+MODEL_RETRY_SOURCES = tuple(
+    sorted(
+        p.parent.name for p in TRACES.glob("*/u_model_retry.otlp.json*") if ".logs." not in p.name
+    )
+)
+"""The sources that captured ``u_model_retry`` (the model API's first request answered HTTP
+503, retried by the client, the framework, or nothing)."""
+
+
+def failed_model_spans_shown(source: str, content: bool) -> int:
+    """How many failed model-call spans EXPECTED.md says the capture's trace holds."""
+    variant = "u_model_retry" + ("" if content else ".nocontent")
+    text = (TRACES / source / "EXPECTED.md").read_text(encoding="utf-8")
+    found = re.search(
+        rf"^- `{re.escape(variant)}`: .*failed model-call spans in trace: (\d+)", text, re.M
+    )
+    assert found, f"{source}: EXPECTED.md names no failed model-call count for {variant}"
+    return int(found.group(1))
+
+
+@pytest.mark.parametrize("source", MODEL_RETRY_SOURCES)
+@pytest.mark.parametrize("content", [True, False], ids=["on", "off"])
+def test_failed_model_call_is_a_model_call_failure_only(source: str, content: bool) -> None:
+    """``u_model_retry``: each failed model-call span the trace holds is one failed model-call
+    step (a recovered retry's first try stays a step of its own, never merged into the call
+    that answered nor hidden), no tool call failed, and where the run recovered every check
+    comes out as on ``a_happy``'s run: a failed model call is no tool failure, no tool retry,
+    no degraded dependency and, followed by one that answered, no run error."""
+    assert len(MODEL_RETRY_SOURCES) >= 12
+    contract = contract_named("support-rag")
+    [(verdict, trajectory)] = grade_file(trace_file(source, "u_model_retry", content), contract)
+    failed = [
+        g
+        for g in trajectory.generations()
+        if g.status == "error" or "error" in (g.finish_reasons or [])
+    ]
+    assert len(failed) == failed_model_spans_shown(source, content)
+    assert [s.index for s in trajectory.tool_calls() if s.status == "error"] == []
+    if source in MODEL_RETRY_UNRECOVERED:
+        assert failed, "the run ended in the failed call: the trace must show it"
+        return
+    [(happy, _)] = grade_file(trace_file(source, "a_happy", content), contract)
+    assert {r.name: r.outcome for r in verdict.results} == {
+        r.name: r.outcome for r in happy.results
+    }

@@ -337,6 +337,19 @@ def google_adk_opt_in_source(schema: str, mode: str, layout: str) -> dict[str, A
     }
 
 
+GENAI_NO_RETRY = (
+    "the `google-genai` client makes one attempt unless `HttpOptions.retry_options` is set "
+    "(its default), so `models.generate_content` raises `google.genai.errors.ServerError`"
+)
+"""``u_model_retry``: why a google-genai client run does not recover (``"model_retry_fails"``)."""
+AI_SDK_RETRY = (
+    "the AI SDK's own retry (`maxRetries` 2 by default, honouring `retry-after-ms`) around the "
+    "provider call, each attempt an `ai.generateText.doGenerate` span: the failed one ends "
+    "with status ERROR and an `exception` event, the next one answers"
+)
+"""``u_model_retry``: who retries the model call in the AI SDK (``"model_retry_by"``)."""
+
+
 SOURCES: dict[str, dict[str, Any]] = {
     "openai-v2": {
         "what": "opentelemetry-instrumentation-openai-v2 (python-contrib) on the openai client",
@@ -418,6 +431,9 @@ SOURCES: dict[str, dict[str, Any]] = {
                  "@ai-sdk/openai-compatible", "@opentelemetry/sdk-trace-base"],
         "node_runner": "fw_mastra:run_mastra",
         "tool_spans": True,
+        "model_retry_fails": "Mastra's `Agent` retries a failed model call `maxRetries` times, "
+        "0 unless configured (its AI SDK call gets the same 0), so `agent.generate` returns "
+        "the error",
         "handoff_via": "Mastra's sub-agent tool (`agent-research_agent {\"prompt\": ...}`)",
         "notes": ["**Tool failures:** the tool throws; Mastra sends the model the error and "
                   "sets the tool span's status to ERROR with an `exception` event.",
@@ -1966,6 +1982,7 @@ SOURCES: dict[str, dict[str, Any]] = {
                   "the error JSON; the raw client loop makes no tool spans (tool calls live in "
                   "the model spans only).",
                   ANTHROPIC_NOTES[1]],
+        "model_retry_fails": GENAI_NO_RETRY,
         "on": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY"},
         "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "NO_CONTENT"},
     },
@@ -3082,6 +3099,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "node_runner": "fw_vercel5:run_vercel5",
         "tool_spans": True,
         "handoff_via": "the research agent as a tool (`research_agent {\"question\": ...}`)",
+        "model_retry_by": AI_SDK_RETRY,
         "notes": ["**Tool failures:** the tool throws; AI SDK 5 hands the model the error as a "
                   "tool-error result and the run goes on.",
                   "**Content off:** `experimental_telemetry` with `recordInputs` / "
@@ -3102,6 +3120,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "node_runner": "fw_vercel5:run_vercel5",
         "tool_spans": True,
         "handoff_via": "the research agent as a tool (`research_agent {\"question\": ...}`)",
+        "model_retry_by": AI_SDK_RETRY,
         "notes": ["**Tool failures:** the tool throws; AI SDK 6 hands the model the error as a "
                   "tool-error result and the run goes on.",
                   "**Content off:** `experimental_telemetry` with `recordInputs` / "
@@ -3248,6 +3267,10 @@ SOURCES: dict[str, dict[str, Any]] = {
         "Agent with the conversation so far) traced by LiveKit's own OpenTelemetry tracing "
         "(livekit.agents.telemetry.set_tracer_provider: agent_session, agent_turn, llm_node, "
         "llm_request, function_tool spans with lk.* and gen_ai.* attributes)",
+        "model_retry_by": "LiveKit's own retry of the model request (the plugin's client makes "
+        "no retry of its own; `APIConnectOptions.max_retry` 3 by default), each attempt an "
+        "`llm_request_run` span with `lk.retry_count`: the failed one ends with status ERROR "
+        "and `error.type` 503, the next one answers",
         "model": "scripted fake OpenAI server on 127.0.0.1 (`fake_openai.py`), streaming: the "
         "livekit-plugins-openai LLM always asks for `chat.completion.chunk` server-sent events",
         "packages": ["livekit-agents", "livekit-plugins-openai", "openai"],
@@ -3550,6 +3573,7 @@ def run_one(source: str, scenario: Scenario, variant: str, out: Path) -> list[st
                 scenario, tracer_provider, logger_provider, tools, executed, **stream
             ),
             SOURCES[source].get("turn_limit"),
+            recovers=recovers_model(source),
         )
         write_outputs(source, spans_out, logs_out, tracer_provider, logger_provider, variant, out)
         return executed
@@ -3558,6 +3582,7 @@ def run_one(source: str, scenario: Scenario, variant: str, out: Path) -> list[st
             scenario,
             lambda: run_agents(scenario, tracer_provider, tools, executed),
             SOURCES[source].get("turn_limit"),
+            recovers=recovers_model(source),
         )
         write_outputs(source, spans_out, logs_out, tracer_provider, logger_provider, variant, out)
         return executed
@@ -3595,13 +3620,25 @@ def run_one(source: str, scenario: Scenario, variant: str, out: Path) -> list[st
                     result = call_tool(name, json.loads(arguments))
                     messages.append({"role": "tool", "tool_call_id": call["id"], "content": result})
 
-        ends_as_scripted(scenario, wrap_run(loop))
+        ends_as_scripted(scenario, wrap_run(loop), recovers=recovers_model(source))
     write_outputs(source, spans_out, logs_out, tracer_provider, logger_provider, variant, out)
     return executed
 
 
+def recovers_model(source: str) -> bool:
+    """Whether the source's framework or client retries a model request that failed
+    transiently (``u_model_retry``) with its default settings; a source that does not names
+    why in ``"model_retry_fails"`` (``google-genai``'s client makes one attempt unless
+    ``HttpOptions.retry_options`` is set), and its run ends in the failure's exception."""
+    return "model_retry_fails" not in SOURCES.get(source, {})
+
+
 def ends_as_scripted(
-    scenario: Scenario, run: Callable[[], Any], limit: dict[str, str] | None = None
+    scenario: Scenario,
+    run: Callable[[], Any],
+    limit: dict[str, str] | None = None,
+    *,
+    recovers: bool = True,
 ) -> None:
     """Run one scenario. Where the model API fails (``Scenario.model_fails_from``) the run
     must end in the framework's exception after the fake server answered with the scripted
@@ -3613,7 +3650,10 @@ def ends_as_scripted(
     if scenario.turn_limit is not None:
         ends_at_limit(scenario, run, limit)
         return
-    if scenario.model_fails_from is None:
+    if scenario.model_retry and recovers:
+        recovered(scenario, run)
+        return
+    if scenario.model_fails_from is None and not scenario.model_retry:
         run()
         return
     from scripted_server import ScriptedServer
@@ -3626,10 +3666,57 @@ def ends_as_scripted(
         print(f"{scenario.name}: the run ended in {type(exc).__name__}: {exc}"[:400],
               file=sys.stderr)  # fmt: skip
         return
+    status = 503 if scenario.model_retry else 500
     raise SystemExit(
-        f"{scenario.name}: the model API answered HTTP 500 "
+        f"{scenario.name}: the model API answered HTTP {status} "
         f"{ScriptedServer.failures_served} time(s), but the run ended without an exception"
     )
+
+
+def recovered(scenario: Scenario, run: Callable[[], Any]) -> None:
+    """Run a scenario whose first model requests fail transiently (``u_model_retry``): the run
+    must end as scripted, with no exception, after the fake server really served the failures
+    (a client that never sent the request the failure was meant for, or a server that never
+    failed, would make the capture an ``a_happy`` one). A framework that does not retry ends
+    the run in the failure's exception, which fails the capture: its run is not the one the
+    script describes."""
+    from scripted_server import ScriptedServer
+
+    before = ScriptedServer.failures_served
+    try:
+        run()
+    except Exception as exc:
+        raise SystemExit(
+            f"{scenario.name}: the run did not recover from the scripted HTTP 503: "
+            f"{type(exc).__name__}: {exc}"[:600]
+        ) from exc
+    served = ScriptedServer.failures_served - before
+    if served != scenario.model_transient_failures:
+        raise SystemExit(
+            f"{scenario.name}: the model API answered HTTP 503 {served} time(s), the script "
+            f"says {scenario.model_transient_failures}"
+        )
+
+
+def failed_model_calls(path: Path) -> int:
+    """How many model-call spans of an OTLP/JSON capture ended with status ERROR, or with the
+    finish reason ``error`` on an OK span (Mastra's way): whether the transient failure of
+    ``u_model_retry`` shows in the trace (a framework that retries above its instrumentation,
+    or none that retries) or not (a client that retried inside the recorded call)."""
+    doc = json.loads(path.read_text())
+    failed = 0
+    for resource in doc.get("resourceSpans", []):
+        for scope in resource.get("scopeSpans", []):
+            for span in scope.get("spans", []):
+                attributes = {
+                    kv["key"]: next(iter(kv.get("value", {}).values()), None)
+                    for kv in span.get("attributes", [])
+                }
+                model = span.get("name") in MODEL_CALL_SPAN_NAMES or is_model_call(attributes)
+                reasons = json.dumps(attributes.get("gen_ai.response.finish_reasons"))
+                errored = span.get("status", {}).get("code") == 2 or '"error' in reasons
+                failed += model and errored
+    return failed
 
 
 def ends_at_limit(scenario: Scenario, run: Callable[[], Any], limit: dict[str, str] | None) -> None:
@@ -3725,6 +3812,7 @@ def run_sink_driver(
                 scenario, endpoint, tools, executed, content=not variant.endswith(".nocontent")
             ),
             SOURCES[source].get("turn_limit"),
+            recovers=recovers_model(source),
         )
     bodies = [item.body for item in sink.received if item.signal == "traces"]
     if any("json" in item.content_type for item in sink.received):
@@ -3955,7 +4043,17 @@ def _npm_version(package: str) -> str:
 NODE_PROJECT = HERE
 
 
-def expected_md(source: str, results: dict[str, dict[str, list[str]]]) -> str:
+MODEL_RETRY_BY = (
+    "the model client's own retries (the openai client retries a 5xx twice by default), inside "
+    "the model call the framework makes"
+)
+"""``u_model_retry``'s EXPECTED.md note on who retried, where a source names no other
+(``"model_retry_by"``): a client retry inside one call leaves no failed span."""
+
+
+def expected_md(
+    source: str, results: dict[str, dict[str, list[str]]], out_dir: Path | None = None
+) -> str:
     args_source = source
     from importlib.metadata import PackageNotFoundError, version
 
@@ -4014,7 +4112,8 @@ def expected_md(source: str, results: dict[str, dict[str, list[str]]]) -> str:
         lines.append("- **Tools called, in order:**")
         searches = 0
         n = 0
-        for turn in scenario.tool_turns_run:
+        unrecovered = scenario.model_retry and not recovers_model(source)
+        for turn in [] if unrecovered else scenario.tool_turns_run:
             for tool, args in turn:
                 if tool.startswith("transfer_to_"):
                     continue
@@ -4042,8 +4141,23 @@ def expected_md(source: str, results: dict[str, dict[str, list[str]]]) -> str:
                 lines.append(f"- **Final answer:** none. The run ended in `{limit['error']}`.")
             else:
                 lines.append(f"- **Final answer:** '{limit['answer'] or final}'")
+        elif unrecovered:  # no quoted answer: the ground truth is that there is none
+            lines.append(
+                "- **Final answer:** none. The model API answered the first model request "
+                "HTTP 503 (`retry-after-ms: 1`, `retry-after: 0`) and nothing retried it: "
+                f"{SOURCES[source]['model_retry_fails']}; the run ended in the exception "
+                "before any tool ran."
+            )
         elif scenario.model_fails_from is None:
             lines.append(f"- **Final answer:** '{final}'")
+            if scenario.model_retry:
+                by = SOURCES[source].get("model_retry_by", MODEL_RETRY_BY)
+                lines.append(
+                    f"- **Model API failure:** the first {scenario.model_transient_failures} "
+                    "model request(s) of the run were answered HTTP 503 (`retry-after-ms: 1`, "
+                    "`retry-after: 0`); the retry was served the first turn, so the run is "
+                    f"`a_happy`'s. Retried by: {by}."
+                )
         else:  # no quoted answer: the ground truth is that there is none
             lines.append(
                 f"- **Final answer:** none. The model API answered HTTP 500 from model call "
@@ -4060,8 +4174,16 @@ def expected_md(source: str, results: dict[str, dict[str, list[str]]]) -> str:
             ending = "final answer matches"
             if scenario.model_fails_from is not None:
                 ending = "ended in an exception after the scripted HTTP 500"
+            if unrecovered:
+                ending = "ended in an exception after the scripted HTTP 503"
             if scenario.turn_limit is not None:
                 ending = "ended at the framework's turn limit as described"
+            if scenario.model_retry:
+                capture = (out_dir or Path(".")) / f"{variant}.otlp.json"
+                failed: int | str = "unknown"
+                if capture.is_file():
+                    failed = failed_model_calls(capture)
+                ending += f"; failed model-call spans in trace: {failed}"
             lines.append(
                 f"- `{variant}`: {status} (tools executed {executed} == script; "
                 f"{ending}); tool spans in trace: {spans}"
@@ -4073,6 +4195,8 @@ def scripted_tools(source: str, scenario: Scenario) -> list[str]:
     """The tools the script runs, in order, as the source names them (transfers left out,
     and the calls the framework rejects before running them, ``Scenario.rejected``)."""
     prefix = SOURCES[source].get("tool_prefix", "")  # e.g. a plugin namespace
+    if scenario.model_retry and not recovers_model(source):
+        return []  # the first model call failed for good: the run ended before any tool
     return [
         prefix + tool
         for turn in scenario.tool_turns_run
@@ -4226,7 +4350,7 @@ def main() -> None:
         head = f"{args.source}: run not as scripted, EXPECTED.md not written:"
         sys.exit("\n".join([head, *unlike]))
     expected = out / "EXPECTED.md"
-    text = expected_md(args.source, results)
+    text = expected_md(args.source, results, out)
     if args.scenario and expected.exists():
         text = merged_expected(expected.read_text(), text)
     expected.write_text(text)

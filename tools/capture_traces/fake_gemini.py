@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from scenarios import Scenario
-from scripted_server import Reply, ScriptedServer
+from scripted_server import TRANSIENT_MESSAGE, FailFirst, Reply, ScriptedServer, transient_outage
 
 MODEL = "gemini-2.5-flash"
 
@@ -60,11 +60,15 @@ class FakeGemini(ScriptedServer):
     ) -> None:
         self.scenario = scenario
         self.turn_of = turn_of
+        self.fail_first = FailFirst(scenario.model_transient_failures)
         super().__init__(self._answer)
 
     def _answer(self, path: str, body: dict[str, Any]) -> Reply | str:
         if not path.split("?")[0].endswith(":generateContent"):
             return "only non-streaming :generateContent is scripted"
+        if self.fail_first.take():  # the Gemini API's own error object
+            return transient_outage({"error": {"code": 503, "message": TRANSIENT_MESSAGE,
+                                               "status": "UNAVAILABLE"}})  # fmt: skip
         turn = self.turn_of(body) if self.turn_of else None
         return Reply(
             generate_content(self.scenario, body, turn),

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from scenarios import SCRIPTED_TOOLS, Scenario
-from scripted_server import Reply, ScriptedServer, outage, pieces, sse
+from scripted_server import FailFirst, Reply, ScriptedServer, outage, pieces, sse, transient_outage
 
 
 def completion(
@@ -162,12 +162,15 @@ class FakeOpenAI(ScriptedServer):
     ) -> None:
         self.scenario = scenario
         self.turn_of = turn_of
+        self.fail_first = FailFirst(scenario.model_transient_failures)
         super().__init__(self._answer, url_path="/v1")
 
     def _answer(self, path: str, body: dict[str, Any]) -> Reply | str:
         # The query is no part of the route: Azure's SDKs add ``?api-version=...``.
         if not path.partition("?")[0].endswith("/chat/completions"):
             return "only /v1/chat/completions is scripted"
+        if self.fail_first.take():
+            return transient_outage()
         if self.turn_of:
             turn = self.turn_of(body)
         else:

@@ -17,7 +17,7 @@ import threading
 from typing import Any
 
 from scenarios import Scenario
-from scripted_server import Reply, ScriptedServer, outage, pieces, sse
+from scripted_server import FailFirst, Reply, ScriptedServer, outage, pieces, sse, transient_outage
 
 
 def response(scenario: Scenario, request: dict[str, Any], turn: int) -> dict[str, Any]:
@@ -118,11 +118,14 @@ class FakeOpenAIResponses(ScriptedServer):
         self.scenario = scenario
         self._lock = threading.Lock()
         self._calls = 0
+        self.fail_first = FailFirst(scenario.model_transient_failures)
         super().__init__(self._answer, url_path="/v1")
 
     def _answer(self, path: str, body: dict[str, Any]) -> Reply | str:
         if not path.endswith("/responses"):
             return "only /v1/responses is scripted"
+        if self.fail_first.take():
+            return transient_outage()
         with self._lock:
             turn = self._calls
             self._calls += 1

@@ -60,8 +60,14 @@ def tool_results(scenario: Scenario) -> list[dict[str, Any]]:
 def run_mastra(
     scenario: Scenario, variant: str, content: bool, out: Path, project: Path
 ) -> list[str]:
-    """Run one (scenario, content) variant; returns the tools the run really executed."""
-    return run_node_agent("mastra.mjs", script(scenario), scenario, variant, content, out, project)
+    """Run one (scenario, content) variant; returns the tools the run really executed.
+
+    Mastra's ``Agent`` retries a failed model call ``maxRetries`` times, 0 unless configured
+    (and hands the AI SDK's own retry the same 0), so ``u_model_retry``'s HTTP 503 ends the run
+    in the error: ``recovers=False`` (``capture.py``'s ``"model_retry_fails"``)."""
+    return run_node_agent(
+        "mastra.mjs", script(scenario), scenario, variant, content, out, project, recovers=False
+    )
 
 
 def run_node_agent(
@@ -74,6 +80,7 @@ def run_node_agent(
     project: Path,
     sink: bool = False,
     extra: dict[str, Any] | None = None,
+    recovers: bool = True,
 ) -> list[str]:
     """Run ``node_script`` (a Node agent beside this file, copied into ``project`` for its
     ``node_modules``) on one (scenario, content) variant while the fake server answers
@@ -85,7 +92,9 @@ def run_node_agent(
     (``<variant>.raw/traces-N.pb``); the script writes the OTLP/JSON itself either way. A run
     whose JSON holds no model-call span fails the capture (``capture.require_model_spans``).
     ``extra`` adds keys to the spec the script reads (a script serving several tracers reads
-    which one from there)."""
+    which one from there). ``recovers``: whether the framework retries a model request that
+    failed transiently (``u_model_retry``) with its default settings; where it does not, the
+    run must end in the scripted HTTP 503's error, as ``o_run_error``'s ends in its 500's."""
     agent = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
     script_path = project / node_script
     if script_path.resolve() != (HERE / node_script).resolve():
@@ -113,12 +122,16 @@ def run_node_agent(
         write_sink_bodies(received, out / f"{variant}.raw", variant)
     check_model_spans(out / f"{variant}.otlp.json", variant)
     report = json.loads(proc.stdout.strip().splitlines()[-1])
-    if scenario.model_fails_from is not None:
+    served = ScriptedServer.failures_served - failures_before
+    if scenario.model_fails_from is not None or (scenario.model_retry and not recovers):
         # The run must end in the error the script caused (``capture.ends_as_scripted``).
-        if not report.get("error") or ScriptedServer.failures_served == failures_before:
-            sys.exit(f"{variant}: expected the run to end in the scripted HTTP 500: {report}")
+        if not report.get("error") or not served:
+            sys.exit(f"{variant}: expected the run to end in the scripted HTTP error: {report}")
     elif report["text"] != scenario.turns[-1]:
         sys.exit(f"{variant}: final answer {report['text']!r} is not the script's")
+    elif scenario.model_retry and served != scenario.model_transient_failures:
+        # The run recovered, but from nothing: the scripted HTTP 503 was never served.
+        sys.exit(f"{variant}: the model API answered HTTP 503 {served} time(s): {report}")
     executed: list[str] = report["executed"]
     return executed
 

@@ -128,6 +128,14 @@ class Scenario:
     """From this model turn on (0-based, as ``turns`` counts them) the model API answers
     HTTP 500 to every request, the client's retries included (``o_run_error``): the run ends
     in the framework's exception, with no answer. The turns from there on are never served."""
+    model_transient_failures: int = 0
+    """How many of the run's first model requests the model API answers with a transient
+    error, an HTTP 503 asking to be retried at once (``u_model_retry``;
+    ``scripted_server.transient_outage``), before it serves any turn: the client or the
+    framework retries, and the retried request gets the turn the failed one would have had, so
+    a failure consumes no turn and the run is the one the turns script. A source whose
+    framework does not retry with its default settings says why (``"model_retry_fails"`` in
+    ``capture.SOURCES``): its run ends in the error before any tool ran, and that is its truth."""
     turn_limit: int | None = None
     """The framework's own turn/iteration limit (``q_turn_limit``): each driver sets its
     framework's documented limit so that this many model calls requesting tools run, their
@@ -211,6 +219,11 @@ class Scenario:
         limit (``turn_limit``), which stops the run after that many."""
         asking = [turn for turn in self.turns if not isinstance(turn, str)]
         return asking if self.turn_limit is None else asking[: self.turn_limit]
+
+    @property
+    def model_retry(self) -> bool:
+        """Whether the model API fails transiently before serving (``u_model_retry``)."""
+        return self.model_transient_failures > 0
 
     def model_fails(self, turn: int) -> bool:
         """Whether the model API answers model turn ``turn`` with an HTTP 500."""
@@ -437,6 +450,15 @@ SCENARIOS: dict[str, Scenario] = {
             "t_invalid_args",
             [[INVALID_SEARCH], [SEARCH], ANSWER],
             rejected=1,
+        ),
+        Scenario(
+            # The a_happy run whose first model request the model API answers HTTP 503
+            # (overloaded, retry at once): the client or the framework retries, the retry gets
+            # the first turn, and the run searches and answers as a_happy does. The failed
+            # request is no tool call, no tool retry, no run error and no degraded dependency.
+            "u_model_retry",
+            [[SEARCH], ANSWER],
+            model_transient_failures=1,
         ),
     ]
 }

@@ -42,6 +42,38 @@ def outage(payload: Any | None = None) -> Reply:
     return Reply(body, status=500)
 
 
+TRANSIENT_MESSAGE = "The server is overloaded; please retry your request (scripted transient)."
+
+
+def transient_outage(payload: Any | None = None) -> Reply:
+    """An HTTP 503 with ``retry-after-ms: 1`` and ``retry-after: 0`` (``u_model_retry``): the
+    model endpoint overloaded for a moment, asking to be retried at once. 503 rather than 429:
+    every client and framework here retries a 5xx (Spring AI's default retry treats any 4xx,
+    429 included, as final), and the headers keep the wait short (the openai and anthropic
+    clients and the AI SDK honour ``retry-after-ms``)."""
+    body = payload or {"error": {"message": TRANSIENT_MESSAGE, "type": "server_error",
+                                 "param": None, "code": None}}  # fmt: skip
+    return Reply(body, headers={"retry-after-ms": "1", "retry-after": "0"}, status=503)
+
+
+class FailFirst:
+    """Answers the first ``count`` model requests with ``transient_outage`` (thread-safe):
+    ``Scenario.model_transient_failures``. A fake asks before it picks the turn, so a failed
+    request consumes no turn (a fake that answers in call order counts only served ones)."""
+
+    def __init__(self, count: int) -> None:
+        self.left = count
+        self._lock = threading.Lock()
+
+    def take(self) -> bool:
+        """Whether this request is one of the first ``count``: answer it with the failure."""
+        with self._lock:
+            if self.left <= 0:
+                return False
+            self.left -= 1
+            return True
+
+
 STREAM_CHUNK = 16
 """Characters per delta when a fake streams text or tool arguments: small enough that every
 answer and every argument object arrives in several pieces, as real APIs send them, so an

@@ -148,8 +148,12 @@ def leaf_generations(gens: list[Step]) -> list[Step]:
     Decided for all calls in one sort (n log n), not by testing every pair: a long run has
     thousands of model calls, and a trace of 20,000 spans spent minutes here."""
     shortest_from: dict[int, int] = {}
-    """Per start time, the earliest end of a call starting then."""
+    """Per start time, the earliest end of a call starting then. A failed attempt of the call
+    around it (the mapping's ``failed_attempt``: a retry's first try, recorded below the call)
+    is no call that call aggregates: it contains nothing and makes nothing a wrapper."""
     for g in gens:
+        if g.attributes.get("failed_attempt"):
+            continue
         if g.start_ns is not None and g.end_ns is not None:
             known = shortest_from.get(g.start_ns)
             if known is None or g.end_ns < known:
@@ -162,8 +166,8 @@ def leaf_generations(gens: list[Step]) -> list[Step]:
 
     def is_leaf(g: Step) -> bool:
         start, end = g.start_ns, g.end_ns
-        if start is None or end is None:
-            return True
+        if start is None or end is None or start not in shortest_from:
+            return True  # no known interval, or a failed attempt (left out above)
         # Another call starting later and ending no later, or starting at the same time and
         # ending earlier (an identical interval is not containment).
         later = bisect.bisect_right(starts, start)
