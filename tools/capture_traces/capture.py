@@ -518,6 +518,10 @@ SOURCES: dict[str, dict[str, Any]] = {
         "node_runner": "fw_spring_ai:run_spring_ai",
         "tool_spans": True,
         "handoff_via": SPRING_AI_HANDOFF,
+        "model_retry_by": "Spring AI's `RetryTemplate` (`spring.ai.retry`: up to 10 attempts, a "
+        "2 s backoff; a 5xx is transient, a 4xx final) inside the `chat` observation: the "
+        "`chat` span holds both requests, the failed one an `http post` client span with status "
+        "ERROR (plumbing to the mappings, no model call)",
         "notes": spring_ai_notes("tool_call"),
         "on": {},
         "off": {},

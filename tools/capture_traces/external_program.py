@@ -30,6 +30,7 @@ from fake_openai import call_order
 from fw_mastra import check_model_spans
 from otlp_sink import OtlpSink
 from scenarios import Scenario
+from scripted_server import ScriptedServer
 
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "otel-oracles"
 """Where programs are built: outside the repository, so no build output lands in the work tree."""
@@ -114,6 +115,7 @@ def run_program(
         return turn
 
     received = OtlpSink()
+    failures_before = ScriptedServer.failures_served
     with server(scripted, turn_of=turn_of) as base_url, received as endpoint:
         program = launch(Where(base_url, endpoint, spec_path, report_path))
         spec = {
@@ -138,6 +140,11 @@ def run_program(
         report = json.loads(proc.stdout.strip().splitlines()[-1])
     if len(served) != len(scripted.turns):
         sys.exit(f"{variant}: the model was asked {len(served)} times, not {len(scripted.turns)}")
+    failed = ScriptedServer.failures_served - failures_before
+    if scripted.model_retry and failed != scripted.model_transient_failures:
+        # ``u_model_retry``: a run that recovered from a failure never served is ``a_happy``'s.
+        sys.exit(f"{variant}: the model API answered HTTP 503 {failed} time(s), not "
+                 f"{scripted.model_transient_failures}")  # fmt: skip
     return Run(report, received, len(served))
 
 
