@@ -30,6 +30,11 @@ import regex as _engine
 
 from otel_oracles.errors import OtelOraclesError
 
+ENGINE_VERSION: str = _engine.__version__
+"""The engine's version: a pattern compiles, and means, what this version says. Whatever
+remembers that a pattern compiled (the conventions cache, ``mapping/_cache.py``) keys it by
+this, so another version checks it again."""
+
 IGNORECASE: int = _engine.IGNORECASE
 MULTILINE: int = _engine.MULTILINE
 DOTALL: int = _engine.DOTALL

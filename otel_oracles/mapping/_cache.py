@@ -8,14 +8,22 @@ JSON of their validated form load in about 10 ms (docs/performance.md, "Start-up
 project's cache root (``$OTEL_ORACLES_CACHE``, else ``$XDG_CACHE_HOME/otel-oracles``, else
 ``~/.cache/otel-oracles``, as for the collector build).
 
-An entry is data only, never code: JSON holding a key and the file's validated content.
-Nothing in it is trusted. The key is a hash of the file's bytes, its path, the schema's
-source (``config.py``) and the pydantic version, so an edited file, a moved one or a new
-schema never reads an old entry; the content is validated again by the same model, every
-check included, so an entry can hold nothing a YAML file could not. An unreadable, truncated,
-foreign or invalid entry is ignored and written again; a directory that cannot be written is
-left alone. A file whose validated form does not survive the JSON round trip unchanged (YAML
-can hold values JSON cannot, such as dates) is never cached.
+An entry is data only, never code: a line with the SHA-256 of the rest, then JSON holding a
+key and the file's validated content. Nothing in it is trusted. The key is a hash of the
+file's bytes, its path, the schema's source (``config.py``), the pydantic version and the
+``regex`` engine's version, so an edited file, a moved one, a new schema or another engine
+never reads an old entry; the content is validated again by the same model, every check
+included but one: a regex's syntax. Compiling each pattern only to check it was about half
+of loading the conventions (docs/performance.md); an entry is written only after its file
+passed every check, under the engine version its key names, and the rule table compiles a
+pattern when it first searches with it. So an entry whose digest does not match (damaged,
+or edited by hand) is refused; one forged with a matching digest and a pattern the engine
+refuses fails where that pattern is first used: the traces it is tried on get ``error``
+verdicts (their grading crashed), never a pass. Beyond that, an entry can hold nothing a
+YAML file could not. An unreadable, truncated, foreign or invalid entry is ignored and
+written again; a directory that cannot be written is left alone. A file whose validated form
+does not survive the JSON round trip unchanged (YAML can hold values JSON cannot, such as
+dates) is never cached.
 """
 
 from __future__ import annotations
@@ -29,8 +37,9 @@ from pathlib import Path
 import pydantic
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from otel_oracles import safe_regex
 from otel_oracles.mapping import config as _schema
-from otel_oracles.mapping.config import ConventionFile
+from otel_oracles.mapping.config import SYNTAX_CHECKED, ConventionFile
 
 CACHE_DIR_ENV = "OTEL_ORACLES_CONVENTIONS_CACHE"
 """The directory of the entries; empty turns the cache off."""
@@ -38,11 +47,15 @@ CACHE_DIR_ENV = "OTEL_ORACLES_CONVENTIONS_CACHE"
 CACHE_ROOT_ENV = "OTEL_ORACLES_CACHE"
 """The project's cache root (``tests/collector/build.sh`` keeps the collector there too)."""
 
-FORMAT = b"otel-oracles conventions cache 1"
+FORMAT = b"otel-oracles conventions cache 2"
 """Changes when the entry layout does."""
 
 MAX_ENTRY_BYTES = 16 * 1024 * 1024
 """Largest entry read (4 MiB of YAML, the limit for a mapping file, is far less as JSON)."""
+
+
+_WRITTEN_CHECKED = {SYNTAX_CHECKED: True}
+"""An entry's patterns compiled when it was written, under the engine version in its key."""
 
 
 class _Entry(BaseModel):
@@ -70,9 +83,8 @@ class ConventionCache:
     def __init__(self, directory: Path) -> None:
         self.dir = directory
         schema = Path(_schema.__file__).read_bytes()
-        self._salt = hashlib.sha256(
-            b"\0".join((FORMAT, pydantic.VERSION.encode(), schema))
-        ).digest()
+        versions = (pydantic.VERSION.encode(), safe_regex.ENGINE_VERSION.encode())
+        self._salt = hashlib.sha256(b"\0".join((FORMAT, *versions, schema))).digest()
 
     @classmethod
     def from_env(cls) -> ConventionCache | None:
@@ -100,8 +112,11 @@ class ConventionCache:
             return None
         if len(raw) > MAX_ENTRY_BYTES:
             return None
+        digest, _, body = raw.partition(b"\n")
+        if digest != hashlib.sha256(body).hexdigest().encode():
+            return None
         try:
-            entry = _Entry.model_validate_json(raw)
+            entry = _Entry.model_validate_json(body, context=_WRITTEN_CHECKED)
         except (ValidationError, ValueError):
             return None
         if entry.key != key or entry.file.source != source:
@@ -111,12 +126,13 @@ class ConventionCache:
     def put(self, key: str, conv: ConventionFile) -> None:
         """Keep ``conv`` under ``key`` when it survives the round trip; any failure to write
         is ignored (the next run reads the YAML again)."""
-        raw = _Entry(key=key, file=conv).model_dump_json().encode()
+        body = _Entry(key=key, file=conv).model_dump_json().encode()
         try:
-            if _Entry.model_validate_json(raw).file != conv:
+            if _Entry.model_validate_json(body).file != conv:
                 return
         except (ValidationError, ValueError):
             return
+        raw = hashlib.sha256(body).hexdigest().encode() + b"\n" + body
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.dir, prefix=".entry-", suffix=".tmp")

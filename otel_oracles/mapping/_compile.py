@@ -247,10 +247,19 @@ def rule_table(
         return [condition(c, rule) for c in m.all], [condition(c, rule) for c in m.any]
 
     data = [match(r.match, i) for i, r in enumerate(rules)]
-    compiled = [safe_regex.compile_pattern(p) for p in patterns]
+    texts = list(patterns)
+    compiled: list[safe_regex.Pattern | None] = [None] * len(texts)
 
     def search(index: int, text: str) -> bool:
-        return safe_regex.search(compiled[index], text) is not None
+        """The engine's answer for a text the core leaves to it. A pattern is compiled on
+        its first such text: the core answers most texts itself, so most of the table's
+        patterns are never compiled in a run (their syntax was checked when the file was
+        validated, see ``config.SYNTAX_CHECKED``); ``safe_regex.search`` keeps its time
+        budget for every one, compiled early or late."""
+        rx = compiled[index]
+        if rx is None:
+            rx = compiled[index] = safe_regex.compile_pattern(texts[index])
+        return safe_regex.search(rx, text) is not None
 
     reads = None
     if content is not None and content.reads:

@@ -18,7 +18,14 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from otel_oracles import safe_regex
 
@@ -66,7 +73,19 @@ class _Strict(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-def _check_regex(value: str | None) -> str | None:
+SYNTAX_CHECKED = "regex_syntax_checked"
+"""Validation context key (``model_validate_json(..., context={SYNTAX_CHECKED: True})``):
+the patterns were compiled by this very engine version when the data was first validated,
+so they are not compiled again only to check their syntax. Only the conventions cache
+passes it (``mapping/_cache.py``: its entries are keyed by ``safe_regex.ENGINE_VERSION`` and
+checked against a digest of their content); compiling every pattern of the bundled files
+was about 12% of a one-trace ``grade`` (docs/performance.md), and the rule table compiles
+a pattern only when it first searches a text with it."""
+
+
+def _check_regex(value: str | None, info: ValidationInfo) -> str | None:
+    if info.context and info.context.get(SYNTAX_CHECKED):
+        return value
     if value is not None and (problem := safe_regex.syntax_error(value)) is not None:
         raise ValueError(f"invalid regex {value!r}: {problem}")
     return value

@@ -4,6 +4,7 @@ ignored and written again, and a directory that cannot be written is left alone.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -13,10 +14,15 @@ from typing import Any
 
 import pytest
 
+from otel_oracles import safe_regex
+from otel_oracles.decode import DecodedBatch
 from otel_oracles.errors import ConventionError
+from otel_oracles.grade.loader import parse_contract
 from otel_oracles.mapping import ConventionCache, builtin_dir, load_conventions
 from otel_oracles.mapping._cache import CACHE_DIR_ENV, CACHE_ROOT_ENV, default_dir
 from otel_oracles.mapping._loader import load_convention_file
+from otel_oracles.model.span import SpanRecord
+from otel_oracles.session import GradeRun, GradingSession
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -58,21 +64,92 @@ def test_a_warm_load_reads_the_same_files(tmp_path: Path, user_dir: Path) -> Non
     assert entries(tmp_path / "cache") == written  # read, not written again
 
 
+def read_entry(entry: Path) -> dict[str, Any]:
+    """An entry's JSON (after the line with its digest)."""
+    doc: dict[str, Any] = json.loads(entry.read_bytes().partition(b"\n")[2])
+    return doc
+
+
+def forge_entry(entry: Path, doc: dict[str, Any]) -> None:
+    """Write ``doc`` as an entry with a digest that matches it (as only a deliberate forger,
+    never a damaged file, would)."""
+    body = json.dumps(doc).encode()
+    entry.write_bytes(hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
+
+
 def test_an_entry_is_used(tmp_path: Path, user_dir: Path) -> None:
-    """A valid entry that carries the key stands for the file: proof the YAML is skipped."""
+    """A valid entry that carries the key and its digest stands for the file: proof the YAML
+    is skipped."""
     cache = ConventionCache(tmp_path / "cache")
     path = user_dir / "my-agent.yaml"
     load_convention_file(path, cache=cache)
     (entry,) = (tmp_path / "cache").glob("*.json")
-    doc = json.loads(entry.read_text())
+    doc = read_entry(entry)
     doc["file"]["description"] = "from the cache"
-    entry.write_text(json.dumps(doc))
+    forge_entry(entry, doc)
     assert load_convention_file(path, cache=cache).description == "from the cache"
+
+
+def test_the_key_names_the_regex_engine_version(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, user_dir: Path
+) -> None:
+    """An entry's patterns are not compiled again when it is read (their syntax was checked
+    when it was written), so an entry written under one ``regex`` version is never read
+    under another: the other version checks the file's patterns itself."""
+    path = user_dir / "my-agent.yaml"
+    raw = path.read_bytes()
+    load_convention_file(path, cache=ConventionCache(tmp_path / "cache"))
+    (entry,) = (tmp_path / "cache").glob("*.json")
+    doc = read_entry(entry)
+    doc["file"]["description"] = "written by this engine version"
+    forge_entry(entry, doc)
+    written = ConventionCache(tmp_path / "cache").key(path.stem, str(path), raw)
+
+    monkeypatch.setattr(safe_regex, "ENGINE_VERSION", "0.0.0-another")
+    other = ConventionCache(tmp_path / "cache")
+    assert other.key(path.stem, str(path), raw) != written
+    assert load_convention_file(path, cache=other).description == "one rule of a user's own"
+    assert read_entry(entry)["key"] == other.key(path.stem, str(path), raw)  # written again
+
+
+def test_a_forged_entry_with_a_bad_regex_fails_closed(tmp_path: Path, user_dir: Path) -> None:
+    """An entry's regexes are compiled where they are first used, not when it is read. One
+    forged with its digest and a pattern the engine refuses is therefore read, and the trace
+    that pattern is first tried on gets an ``error`` verdict from every contract that
+    selects it (its grading crashed), never a pass."""
+    cache = ConventionCache(tmp_path / "cache")
+    path = user_dir / "my-agent.yaml"
+    load_convention_file(path, cache=cache)
+    entry = next(e for e in (tmp_path / "cache").glob("*.json") if "my-agent" in e.read_text())
+    doc = read_entry(entry)
+    doc["file"]["rules"][0]["match"]["all"][0] = {"attr": "my.tool.name", "regex": "(unclosed"}
+    forge_entry(entry, doc)
+    conventions = load_conventions([user_dir], cache)
+    contract = parse_contract(
+        {"id": "c", "name": "c", "invariants": [{"type": "tool_not_called", "tool": "rm"}]},
+        "c.yaml",
+    )
+    session = GradingSession([contract], conventions)
+    spans = [
+        SpanRecord(
+            trace_id="ab" * 16,
+            span_id="cd" * 8,
+            parent_span_id="",
+            name="tool",
+            attributes={"my.tool.name": "x"},
+        )
+    ]
+    graded = list(session.run([DecodedBatch(spans=spans)], GradeRun()))
+    verdicts = [v for subject in graded for v, _ in subject.graded]
+    assert [(v.verdict, [r.name for r in v.results]) for v in verdicts] == [
+        ("error", ["grading_crash"])
+    ]
+    assert "(RegexSyntaxError: " in verdicts[0].results[0].message
 
 
 @pytest.mark.parametrize(
     "damage",
-    ["truncated", "not json", "wrong key", "another file", "invalid regex", "extra field"],
+    ["truncated", "not json", "wrong key", "another file", "invalid regex", "digest", "extra"],
 )
 def test_a_bad_entry_is_ignored_and_written_again(
     tmp_path: Path, user_dir: Path, damage: str
@@ -83,7 +160,7 @@ def test_a_bad_entry_is_ignored_and_written_again(
     load_convention_file(path, cache=cache)
     (entry,) = (tmp_path / "cache").glob("*.json")
     good = entry.read_bytes()
-    doc = json.loads(good)
+    doc = read_entry(entry)
     if damage == "truncated":
         entry.write_bytes(good[: len(good) // 2])
     elif damage == "not json":
@@ -91,16 +168,18 @@ def test_a_bad_entry_is_ignored_and_written_again(
     elif damage == "wrong key":
         doc["key"] = "0" * 64
         doc["file"]["description"] = "stale"
-        entry.write_text(json.dumps(doc))
+        forge_entry(entry, doc)
     elif damage == "another file":
         doc["file"]["source"] = str(tmp_path / "elsewhere.yaml")
-        entry.write_text(json.dumps(doc))
-    elif damage == "invalid regex":
+        forge_entry(entry, doc)
+    elif damage == "invalid regex":  # edited without its digest: refused before reading
         doc["file"]["rules"][0]["match"]["all"][0] = {"attr": "x", "regex": "(unclosed"}
         entry.write_text(json.dumps(doc))
+    elif damage == "digest":
+        entry.write_bytes(b"0" * 64 + good[64:])
     else:
         doc["file"]["surprise"] = 1
-        entry.write_text(json.dumps(doc))
+        forge_entry(entry, doc)
     assert load_convention_file(path, cache=cache) == expected
     assert entry.read_bytes() == good
 
