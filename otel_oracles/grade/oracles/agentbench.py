@@ -19,7 +19,7 @@ import posixpath
 import re
 import shlex
 import sys
-from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
@@ -381,25 +381,43 @@ JSON/option punctuation (``--config=pytest.ini``, ``"file":"calc.py"``)."""
 _GLOB_CHARS = ("*", "?")
 
 
-def _input_strings(value: object) -> Iterator[str]:
-    """Every string value inside a step's captured inputs (not the keys)."""
+def _input_strings(value: object) -> list[str]:
+    """Every string value inside a step's captured inputs (not the keys), in order."""
+    found: list[str] = []
+    _collect_strings(value, found)
+    return found
+
+
+def _collect_strings(value: object, found: list[str]) -> None:
     if isinstance(value, str):
-        yield value
+        found.append(value)
     elif isinstance(value, dict):
         for item in value.values():
-            yield from _input_strings(item)
+            if isinstance(item, str):  # most arguments are flat objects of strings
+                found.append(item)
+            else:
+                _collect_strings(item, found)
     elif isinstance(value, (list, tuple)):
         for item in value:
-            yield from _input_strings(item)
+            _collect_strings(item, found)
 
 
-def _step_inputs(step: Step) -> Iterator[str]:
+def _step_inputs(step: Step) -> tuple[str, ...]:
     """What a step was asked to do, as text: its arguments (parsed or as captured), command
     and path. Results are left out: a listing that shows a file did not write it."""
-    yield from _input_strings(step.arguments)
-    for text in (step.arguments_raw, step.command, step.path):
-        if text:
-            yield text
+    texts = _input_strings(step.arguments)
+    texts.extend(text for text in (step.arguments_raw, step.command, step.path) if text)
+    return tuple(texts)
+
+
+def _inputs(ctx: GradeContext, step: Step) -> tuple[str, ...]:
+    """``_step_inputs``, made once per step of the trajectory: ``file_not_modified``,
+    ``assertion_exists`` and ``test_must_pass`` read the same steps' inputs for each file
+    they judge."""
+    texts: tuple[str, ...] = ctx.evidence.step_memoized(
+        step, "agentbench_inputs", lambda: _step_inputs(step)
+    )
+    return texts
 
 
 def _token_names(token: str, name: str) -> bool:
@@ -413,7 +431,8 @@ def _token_names(token: str, name: str) -> bool:
 
 
 def _text_names(text: str, name: str) -> bool:
-    if name not in text and not any(c in text for c in _GLOB_CHARS):
+    # Only a text holding the name or a glob character (``_GLOB_CHARS``) can name the file.
+    if name not in text and "*" not in text and "?" not in text:
         return False
     return any(_token_names(t, name) for t in _TOKEN_BREAKS.split(text) if t)
 
@@ -431,23 +450,69 @@ def _step_command(step: Step) -> str | None:
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class _CommandWrites:
+    """What ``steps_writing`` reads of one step, whatever file it judges: the shell command
+    the step ran (``_step_command``), the paths that command visibly writes
+    (``shell_written_paths``) and the step's other inputs (``_step_inputs`` with the command
+    blanked out, or all of them when it ran none)."""
+
+    command: str | None
+    written: tuple[str, ...]
+    rest: tuple[str, ...]
+
+
+def _command_writes(ctx: GradeContext, step: Step) -> _CommandWrites:
+    """``_CommandWrites`` of ``step``, made once per step of the trajectory (the command
+    parsed once, however many files ``steps_writing_workspace`` judges)."""
+
+    def make() -> _CommandWrites:
+        command = _step_command(step)
+        inputs = _inputs(ctx, step)
+        if command is None:
+            return _CommandWrites(None, (), inputs)
+        rest = tuple(text.replace(command, " ") for text in inputs)
+        return _CommandWrites(command, tuple(shell_written_paths(command)), rest)
+
+    writes: _CommandWrites = ctx.evidence.step_memoized(step, "agentbench_writes", make)
+    return writes
+
+
 def _unreplayed_steps(ctx: GradeContext, target: str) -> list[Step]:
     """Trace-derived tool steps after the last recorded write of ``target`` (all of them when
     none wrote it) that replay did not apply: every call but a file edit whose path was
     captured, and a final-answer tool's (its arguments are the run's answer, not an action).
     What they did to the file is not in the replayed workspace. AgentBench steps are left
     out: there a step that is not a file edit changes nothing (DESIGN section 5)."""
-    last = max((i for i, p, _ in ctx.trajectory.file_edits() if p == target), default=-1)
-    answers = {s.index for s in ctx.evidence.final_answer_calls()}
-    return [
-        s
-        for s in ctx.trajectory.steps
-        if s.raw is None
-        and s.is_tool
-        and s.index > last
-        and s.index not in answers
-        and not (s.kind == StepKind.FILE_EDIT and s.path)
-    ]
+    last = max((i for i, p, _ in _file_edits(ctx) if p == target), default=-1)
+    return [s for s in _unreplayable(ctx) if s.index > last]
+
+
+def _file_edits(ctx: GradeContext) -> list[tuple[int, str, str]]:
+    """``trajectory.file_edits()``, made once per trajectory (read, never changed)."""
+    edits: list[tuple[int, str, str]] = ctx.evidence.memoized(
+        "agentbench_file_edits", ctx.trajectory.file_edits
+    )
+    return edits
+
+
+def _unreplayable(ctx: GradeContext) -> tuple[Step, ...]:
+    """The trace-derived tool steps replay does not apply (``_unreplayed_steps`` before the
+    last write of a file is known), in step order, found once per trajectory."""
+
+    def find() -> tuple[Step, ...]:
+        answers = {s.index for s in ctx.evidence.final_answer_calls()}
+        return tuple(
+            s
+            for s in ctx.trajectory.steps
+            if s.raw is None
+            and s.is_tool
+            and s.index not in answers
+            and not (s.kind == StepKind.FILE_EDIT and s.path)
+        )
+
+    steps: tuple[Step, ...] = ctx.evidence.memoized("agentbench_unreplayable", find)
+    return steps
 
 
 def steps_naming(ctx: GradeContext, target: str) -> list[Step]:
@@ -460,7 +525,7 @@ def steps_naming(ctx: GradeContext, target: str) -> list[Step]:
     return [
         s
         for s in _unreplayed_steps(ctx, target)
-        if any(_text_names(text, name) for text in _step_inputs(s))
+        if any(_text_names(text, name) for text in _inputs(ctx, s))
     ]
 
 
@@ -475,15 +540,10 @@ def steps_writing(ctx: GradeContext, target: str) -> list[Step]:
     name = posixpath.basename(target)
     found = []
     for step in _unreplayed_steps(ctx, target):
-        command = _step_command(step)
-        if command is None:
-            rest = list(_step_inputs(step))
-        else:
-            if any(_token_names(p, name) for p in shell_written_paths(command)):
-                found.append(step)
-                continue
-            rest = [text.replace(command, " ") for text in _step_inputs(step)]
-        if any(_text_names(text, name) for text in rest):
+        writes = _command_writes(ctx, step)
+        if any(_token_names(p, name) for p in writes.written) or any(
+            _text_names(text, name) for text in writes.rest
+        ):
             found.append(step)
     return found
 
@@ -519,10 +579,7 @@ def steps_writing_workspace(ctx: GradeContext) -> list[Step]:
             continue
         if step.kind == StepKind.FILE_EDIT and step.path:
             continue
-        command = _step_command(step)
-        if command is None:
-            continue
-        for written in shell_written_paths(command):
+        for written in _command_writes(ctx, step).written:
             norm = normalize_path(written)
             if norm and not norm.startswith(("/", "~", "../")) and norm != "..":
                 found[step.index] = step

@@ -15,6 +15,7 @@ missing evidence naming that setting, never a pass.
 from __future__ import annotations
 
 import posixpath
+import re
 import shlex
 from typing import Literal
 
@@ -72,11 +73,34 @@ _INPUTS = frozenset({"<", "<<", "<<<"})
 """Input redirections: the word after them is read (or a here-document tag), not written."""
 
 
+_SHLEX_SPECIAL = re.compile(r"['\"\\#;&|<>]")
+"""The characters that make ``shlex`` (POSIX mode, ``punctuation_chars=";&|<>"``) do more
+than split words at whitespace: quotes, the escape, the comment sign and the operators."""
+
+_SHLEX_BLANKS = re.compile(r"[ \t\r\n]+")
+"""``shlex``'s whitespace (``str.split()`` splits at other characters too)."""
+
+
+def shell_words(command: str) -> list[str] | None:
+    """The tokens ``shlex`` reads from ``command`` (``shell_written_paths``' lexer) when it
+    holds none of ``_SHLEX_SPECIAL``: then every token is a run of characters between
+    ``shlex``'s whitespace, and a split finds them without the pure-Python lexer, which read
+    a character at a time (most recorded commands are plain: ``pytest -q tests/test_x.py``).
+    ``None`` when only the lexer can tell."""
+    if _SHLEX_SPECIAL.search(command) is not None:
+        return None
+    return [word for word in _SHLEX_BLANKS.split(command) if word]
+
+
 def shell_written_paths(command: str) -> list[str]:
     """Paths a shell command visibly writes: redirection targets, ``tee``/``touch``/``rm``
     arguments, ``sed -i`` files, ``cp``/``mv`` destinations. A heuristic over the command
     text (no expansion, no aliases): what it finds was written, what it misses is not
     proof of nothing."""
+    words = shell_words(command)
+    if words is not None:
+        # No operator, redirection or separator can be among the words: one segment.
+        return [p for p in _segment_writes(words) if p and p != "/dev/null"]
     try:
         lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|<>")
         lexer.whitespace_split = True

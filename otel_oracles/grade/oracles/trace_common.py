@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field
@@ -175,21 +176,32 @@ def _call_failure(ev: Evidence, step: Step, error_pattern: str | None) -> str | 
         return f"error.type {step.error_type}"
     if step.error_message:
         return f"exception: {step.error_message[:120]}"
+    result = step.result
+    if not isinstance(result, str) and (
+        not error_pattern or error_pattern == DEFAULT_ERROR_PATTERN
+    ):
+        # A structured result (or none) under no pattern or the default one: only a dict can
+        # say the call failed, so whether the result was captured at all (``absent``, which
+        # walks it for placeholders) is asked only of one that does. The default pattern
+        # asks whether the JSON text starts with an object whose first key is "error".
+        # ``result_text`` of a structured result starts with ``{"<first key>": `` for a
+        # non-empty dict and with ``[``, ``{}``, a number, ``true``/``false``/``null`` or a
+        # quoted string otherwise, so the first key decides it without serializing the
+        # (often kilobytes of) result.
+        if not isinstance(result, dict):
+            return None
+        if result.get("error"):
+            why = "result carries an error"
+        elif error_pattern and _first_key_is_error(result):
+            why = "result matches the error pattern"
+        else:
+            return None
+        return None if absent(step, "result") else why
     if absent(step, "result"):
         return None
-    result = step.result
     if isinstance(result, dict) and result.get("error"):
         return "result carries an error"
     if not error_pattern:
-        return None
-    if error_pattern == DEFAULT_ERROR_PATTERN and not isinstance(result, str):
-        # The default pattern asks whether the JSON text starts with an object whose first
-        # key is "error". ``result_text`` of a structured result starts with ``{"<first
-        # key>": `` for a non-empty dict and with ``[``, ``{}``, a number, ``true``/``false``/
-        # ``null`` or a quoted string otherwise, so the first key decides it without
-        # serializing the (often kilobytes of) result.
-        if _first_key_is_error(result):
-            return "result matches the error pattern"
         return None
     if safe_regex.search(error_pattern, step_result_text(ev, step)):
         return "result matches the error pattern"
@@ -356,33 +368,62 @@ def args_mismatch(spec: ArgsMatch, step: Step) -> str | None:
     """Why ``step``'s arguments do not satisfy ``spec`` (``None`` = they do).
 
     The caller must have made sure the arguments were captured (evidence)."""
+    why = args_mismatch_why(spec, step)
+    return None if why is None else why()
+
+
+Why = Callable[[], str]
+"""A message made when asked for (``args_mismatch_why``)."""
+
+
+def args_mismatch_why(spec: ArgsMatch, step: Step) -> Why | None:
+    """``args_mismatch``, deciding now and writing the message only when it is called:
+    ``tool_sequence`` tests every call against every expected item its name matches and
+    shows the messages of the few pairs its alignment keeps (each message serializes the
+    arguments). Every test (regexes, the schema) runs here, once."""
     if not spec.constrains_args():
         return None
     args = effective_args(step)
     if args is None or is_placeholder(args):
-        return "arguments not captured"
+        return partial(str, "arguments not captured")
     if spec.args is not None:
         if spec.args_mode == "exact" and args != spec.args:
-            return f"arguments {_short(args)} != {_short(spec.args)}"
+            return partial(_unequal, args, spec.args)
         if spec.args_mode == "subset":
             for key, want in spec.args.items():
                 if key not in args:
-                    return f"argument {key!r} absent"
+                    return partial(_absent, key)
                 if args[key] != want:
-                    return f"argument {key!r} is {_short(args[key])}, expected {_short(want)}"
+                    return partial(_other_value, key, args[key], want)
     for key, pattern in spec.args_regex.items():
         if key not in args:
-            return f"argument {key!r} absent"
+            return partial(_absent, key)
         value = args[key] if isinstance(args[key], str) else result_text(args[key])
         if not safe_regex.search(pattern, value):
-            return f"argument {key!r} = {_short(args[key])} does not match /{pattern}/"
+            return partial(_no_match, key, args[key], pattern)
     if spec.args_schema is not None:
         error = _validator_class(spec.args_schema)(spec.args_schema)
         problem = next(iter(error.iter_errors(args)), None)
         if problem is not None:
             path = "/".join(str(p) for p in problem.absolute_path) or "(root)"
-            return f"arguments fail the schema at {path}: {problem.message}"
+            return partial(str, f"arguments fail the schema at {path}: {problem.message}")
     return None
+
+
+def _unequal(args: Any, expected: Any) -> str:
+    return f"arguments {_short(args)} != {_short(expected)}"
+
+
+def _absent(key: str) -> str:
+    return f"argument {key!r} absent"
+
+
+def _other_value(key: str, value: Any, expected: Any) -> str:
+    return f"argument {key!r} is {_short(value)}, expected {_short(expected)}"
+
+
+def _no_match(key: str, value: Any, pattern: str) -> str:
+    return f"argument {key!r} = {_short(value)} does not match /{pattern}/"
 
 
 def _short(value: Any, limit: int = 80) -> str:

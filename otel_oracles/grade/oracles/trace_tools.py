@@ -35,7 +35,9 @@ from otel_oracles.grade.oracles.trace_common import (
     ArgsMatch,
     NamelessTwins,
     Regex,
+    Why,
     args_mismatch,
+    args_mismatch_why,
     call_failures,
     indexes,
     nameless_twins,
@@ -240,27 +242,44 @@ class DiffEntry:
                 return f"  + {'':<24} {act} (not expected)"
 
 
-def _scores(items: list[SequenceItem], calls: list[Step]) -> list[list[tuple[int, str]]]:
+_Cell = tuple[int, Why | None]
+"""How a call matches an item (``FULL``, ``NAME`` or 0) and, for ``NAME``, why the arguments
+do not (the message made when the alignment keeps the pair)."""
+
+_NO_MATCH: _Cell = (0, None)
+_FULL_MATCH: _Cell = (FULL, None)
+
+
+def _scores(items: list[SequenceItem], calls: list[Step]) -> list[list[_Cell]]:
     """``[i][j]``: how call ``j`` matches item ``i``: ``FULL`` (name and arguments), ``NAME``
     (name only, with why the arguments do not match) or 0. Whether a name matches is
     decided once per (item tool, call tool, MCP server's name) triple: a sequence repeats
     its tools."""
     named: dict[tuple[str, str | None, Any], bool] = {}
-    rows: list[list[tuple[int, str]]] = []
+    names = [(step.tool, step.attributes.get("mcp_tool")) for step in calls]
+    rows: list[list[_Cell]] = []
     for item in items:
-        row: list[tuple[int, str]] = []
-        for step in calls:
-            key = (item.tool, step.tool, step.attributes.get("mcp_tool"))
+        tool = item.tool
+        row: list[_Cell] = []
+        for step, (recorded, served) in zip(calls, names, strict=True):
+            key = (tool, recorded, served)
             hit = named.get(key)
             if hit is None:
-                hit = named[key] = step_glob(step, (item.tool,)) is not None
+                hit = named[key] = step_glob(step, (tool,)) is not None
             if not hit:
-                row.append((0, ""))
+                row.append(_NO_MATCH)
                 continue
-            why = args_mismatch(item, step)
-            row.append((FULL, "") if why is None else (NAME, why))
+            why = args_mismatch_why(item, step)
+            row.append(_FULL_MATCH if why is None else (NAME, why))
         rows.append(row)
     return rows
+
+
+def _matched(cell: _Cell, i: int, call: Step) -> DiffEntry:
+    score, why = cell
+    if score == FULL or why is None:
+        return DiffEntry("match", i, call, "")
+    return DiffEntry("args_mismatch", i, call, why())
 
 
 def _align_ordered(items: list[SequenceItem], calls: list[Step]) -> list[DiffEntry]:
@@ -282,8 +301,7 @@ def _align_ordered(items: list[SequenceItem], calls: list[Step]) -> list[DiffEnt
     while i < n and j < m:
         w = weights[i][j]
         if w > 0 and best[i][j] == best[i + 1][j + 1] + w:
-            score, why = scores[i][j]
-            out.append(DiffEntry("match" if score == FULL else "args_mismatch", i, calls[j], why))
+            out.append(_matched(scores[i][j], i, calls[j]))
             i, j = i + 1, j + 1
         elif best[i][j] == best[i + 1][j]:
             out.append(DiffEntry("missing", i, None))
@@ -316,12 +334,11 @@ def _align_unordered(items: list[SequenceItem], calls: list[Step]) -> list[DiffE
     used_calls: set[int] = set()
     out: list[DiffEntry] = []
     for i, j in zip(rows.tolist(), cols.tolist(), strict=True):
-        score, why = scores[i][j]
-        if score == 0:
+        if scores[i][j][0] == 0:
             continue
         used_items.add(i)
         used_calls.add(j)
-        out.append(DiffEntry("match" if score == FULL else "args_mismatch", i, calls[j], why))
+        out.append(_matched(scores[i][j], i, calls[j]))
     out.extend(DiffEntry("missing", i, None) for i in range(n) if i not in used_items)
     out.extend(DiffEntry("unexpected", None, calls[j]) for j in range(m) if j not in used_calls)
     out.sort(key=lambda e: (e.actual.index if e.actual else 10**9, e.expected or 0))
@@ -371,10 +388,11 @@ class ToolSequence(OracleCheck):
         p = self.params
         answering = ctx.evidence.answering()
         named = [i.tool for i in p.expected]
+        ignore = p.ignore  # no patterns: no call is ignored (``step_glob`` is None)
         calls = [
             s
             for s in ctx.evidence.calls_of(())
-            if step_glob(s, p.ignore) is None
+            if (not ignore or step_glob(s, ignore) is None)
             and (id(s) not in answering or step_glob(s, named) is not None)
         ]
         items = list(p.expected)
@@ -674,12 +692,16 @@ class ToolErrors(OracleCheck):
         p = self.params
         twins = nameless_twins(ctx.evidence)
         failures = call_failures(ctx.evidence, p.error_pattern)
-        failed = [
-            (s, why)
-            for s in ctx.evidence.calls_of(tuple(p.tools), unknown_namespace_matches=True)
-            if id(s) not in twins.twinned
-            and (why := _failure_of_pair(s, twins, failures)) is not None
-        ]
+        calls = ctx.evidence.calls_of(tuple(p.tools), unknown_namespace_matches=True)
+        if twins.twinned or twins.twin_of:
+            failed = [
+                (s, why)
+                for s in calls
+                if id(s) not in twins.twinned
+                and (why := _failure_of_pair(s, twins, failures)) is not None
+            ]
+        else:  # no call has a nameless twin (every name recorded): each call's own failure
+            failed = [(s, why) for s in calls if (why := failures[id(s)]) is not None]
         steps = [s for s, _ in failed]
         kw: dict[str, Any] = {
             "used": len(failed),
@@ -740,12 +762,16 @@ class MaxToolCalls(OracleCheck):
         # in text: counting it would fail a run that did no more work than the budget allows.
         answering = ctx.evidence.answering()
         twinned = nameless_twins(ctx.evidence).twinned
-        calls = [
-            s
-            for s in ctx.evidence.calls_of(tuple(p.tools), unknown_namespace_matches=True)
-            if (id(s) not in answering or step_glob(s, p.tools) is not None)
-            and id(s) not in twinned
-        ]
+        selected = ctx.evidence.calls_of(tuple(p.tools), unknown_namespace_matches=True)
+        if answering or twinned:
+            calls = [
+                s
+                for s in selected
+                if (id(s) not in answering or step_glob(s, p.tools) is not None)
+                and id(s) not in twinned
+            ]
+        else:  # no answering call, no twin: every selected call counts
+            calls = list(selected)
         if len(calls) > p.max:
             extra = calls[p.max :]
             return Finding.fail(

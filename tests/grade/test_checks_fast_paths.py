@@ -1,0 +1,392 @@
+"""The checks' cheaper paths give the answers of the plain code they replace.
+
+Each is held against the straightforward computation it stands for, on random inputs that
+reach its edges: shell commands split without ``shlex`` when they hold nothing ``shlex``
+treats specially; the writes a trace may hide (``steps_naming``, ``steps_writing``,
+``steps_writing_workspace``) found from inputs and command parses made once per step;
+``tool_sequence``'s messages written only for the pairs its alignment keeps; why a call
+failed, asking whether its result was captured only when the result says it failed; and
+the evaluator's fail-closed rules and outcome table, read inline.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import posixpath
+import random
+import shlex
+from typing import Any
+
+import pytest
+
+from otel_oracles import safe_regex
+from otel_oracles.grade import evaluator
+from otel_oracles.grade.compiled import compile_check
+from otel_oracles.grade.evaluator import outcome_for, run_compiled
+from otel_oracles.grade.evidence import Evidence, absent
+from otel_oracles.grade.loader import parse_contract
+from otel_oracles.grade.oracles import agentbench, coding_rule
+from otel_oracles.grade.oracles.agentbench import (
+    steps_naming,
+    steps_writing,
+    steps_writing_workspace,
+)
+from otel_oracles.grade.oracles.base import Finding, GradeContext, OracleCheck
+from otel_oracles.grade.oracles.trace_common import (
+    DEFAULT_ERROR_PATTERN,
+    _call_failure,
+    args_mismatch,
+    result_text,
+)
+from otel_oracles.grade.oracles.trace_tools import SequenceItem, _align_ordered, _scores
+from otel_oracles.model.contract import OracleSpec
+from otel_oracles.model.step import COMMAND_KEYS, StepKind, Trajectory, normalize_path
+from tests.oracles.trace_builders import gen, tool, traj
+
+# ---- shell commands ---------------------------------------------------------------------------
+
+_WORDS = ["sed", "-i", "rm", "cp", "mv", "tee", "touch", "x.py", "a/b.txt", "/dev/null", "2"]
+_CHARS = list("ab -./*?=~$`(){}!\t\r\n\x0b\x0c\xa0\u2003é_0'\"\\#;&|<>")
+
+
+def _lexed(command: str) -> list[str] | None:
+    try:
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|<>")
+        lexer.whitespace_split = True
+        return list(lexer)
+    except ValueError:
+        return None
+
+
+def _random_command(rng: random.Random) -> str:
+    parts = [
+        rng.choice(_WORDS) if rng.random() < 0.5 else rng.choice(_CHARS)
+        for _ in range(rng.randint(0, 10))
+    ]
+    return "".join(p if len(p) == 1 else f" {p} " for p in parts)
+
+
+def test_plain_commands_split_as_shlex_reads_them() -> None:
+    rng = random.Random(7)
+    plain = 0
+    for _ in range(20_000):
+        command = _random_command(rng)
+        words = coding_rule.shell_words(command)
+        if words is None:
+            assert any(c in command for c in "'\"\\#;&|<>")
+            continue
+        plain += 1
+        assert words == _lexed(command), repr(command)
+    assert plain > 2_000  # the plain path was exercised, not only the lexer's
+
+
+def test_written_paths_of_plain_commands_are_the_lexers(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = random.Random(11)
+    commands = [_random_command(rng) for _ in range(5_000)]
+    commands += ["sed -i s/a/b/ f.py g.py", "rm -rf build dist", "cp a b c", "tee\tlog.txt"]
+    fast = [coding_rule.shell_written_paths(c) for c in commands]
+    monkeypatch.setattr(coding_rule, "shell_words", lambda command: None)
+    assert fast == [coding_rule.shell_written_paths(c) for c in commands]
+    assert any(fast)
+
+
+# ---- writes a trace may hide ------------------------------------------------------------------
+
+
+def _plain_inputs(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _plain_inputs(v)]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _plain_inputs(v)]
+    return []
+
+
+def _plain_step_inputs(step: Any) -> list[str]:
+    texts = _plain_inputs(step.arguments)
+    return texts + [t for t in (step.arguments_raw, step.command, step.path) if t]
+
+
+def _plain_names(text: str, name: str) -> bool:
+    for token in agentbench._TOKEN_BREAKS.split(text):
+        if not token:
+            continue
+        last = posixpath.basename(normalize_path(token).rstrip("/"))
+        if last == name or (any(c in last for c in "*?") and fnmatch.fnmatchcase(name, last)):
+            return True
+    return False
+
+
+def _plain_command(step: Any) -> str | None:
+    if step.command:
+        return str(step.command)
+    for key in COMMAND_KEYS:
+        value = (step.arguments or {}).get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def _plain_unreplayed(t: Trajectory, target: str, answers: set[int]) -> list[Any]:
+    last = max((i for i, p, _ in t.file_edits() if p == target), default=-1)
+    return [
+        s
+        for s in t.steps
+        if s.raw is None
+        and s.is_tool
+        and s.index > last
+        and s.index not in answers
+        and not (s.kind == StepKind.FILE_EDIT and s.path)
+    ]
+
+
+def _plain_writing(t: Trajectory, target: str, answers: set[int]) -> list[int]:
+    name = posixpath.basename(target)
+    found = []
+    for step in _plain_unreplayed(t, target, answers):
+        command = _plain_command(step)
+        texts = _plain_step_inputs(step)
+        if command is not None:
+            written = coding_rule.shell_written_paths(command)
+            if any(_plain_names(p, name) for p in written):
+                found.append(step.index)
+                continue
+            texts = [text.replace(command, " ") for text in texts]
+        if any(_plain_names(text, name) for text in texts):
+            found.append(step.index)
+    return found
+
+
+_PATHS = ["calc.py", "pytest.ini", "tests/test_calc.py", "docs/*.md", "./calc.py", "/w/calc.py"]
+_COMMANDS = [
+    "pytest -q tests/test_calc.py",
+    "sed -i s/a/b/ calc.py",
+    "cat pytest.ini",
+    "echo x > pytest.ini",
+    "rm -f tests/*.py",
+    "cp calc.py backup/calc.py",
+    "python -m pytest",
+    "ls",
+]
+
+
+def _random_step(rng: random.Random) -> dict[str, Any]:
+    what = rng.randrange(5)
+    if what == 0:
+        path = rng.choice(_PATHS[:3])
+        return tool("write_file", {"path": path}, kind=StepKind.FILE_EDIT, path=path, content="x")
+    if what == 1:
+        command = rng.choice(_COMMANDS)
+        return tool("run_shell", {"command": command}, kind=StepKind.COMMAND, command=command)
+    if what == 2:
+        command = rng.choice(_COMMANDS)
+        return tool("bash", {"cmd": command, "cwd": rng.choice(["/w", "."])})
+    if what == 3:
+        path = rng.choice(_PATHS)
+        nested = {"edits": [{"file": path, "lines": [1, 2]}, "note"], "n": 3, "path": path}
+        return tool("edit", nested if rng.random() < 0.5 else {"path": path})
+    return gen("thinking")
+
+
+def test_hidden_writes_are_those_the_plain_scan_finds() -> None:
+    rng = random.Random(3)
+    workspace = {"calc.py": "x", "pytest.ini": "y"}
+    compiled = parse_contract({"id": "c", "workspace": workspace}, "<test>")
+    for _ in range(300):
+        t = traj(*(_random_step(rng) for _ in range(rng.randint(0, 9))))
+        ev = Evidence(t)
+        ctx = GradeContext(t, compiled, initial_workspace=dict(workspace), evidence=ev)
+        answers = {s.index for s in ev.final_answer_calls()}
+        # Several targets on one context: the per-step inputs and parses are shared.
+        for target in ("calc.py", "pytest.ini", "tests/test_calc.py", "calc.py"):
+            name = posixpath.basename(target)
+            assert [s.index for s in steps_writing(ctx, target)] == _plain_writing(
+                t, target, answers
+            )
+            assert [s.index for s in steps_naming(ctx, target)] == [
+                s.index
+                for s in _plain_unreplayed(t, target, answers)
+                if any(_plain_names(text, name) for text in _plain_step_inputs(s))
+            ]
+        fresh = GradeContext(t, compiled, initial_workspace=dict(workspace), evidence=Evidence(t))
+        assert steps_writing_workspace(ctx) == steps_writing_workspace(fresh)
+
+
+# ---- tool_sequence's messages -----------------------------------------------------------------
+
+
+def test_sequence_notes_are_the_messages_of_the_kept_pairs() -> None:
+    rng = random.Random(5)
+    items = [
+        SequenceItem(tool="write_file", args={"path": "calc.py"}),
+        SequenceItem(tool="write_file", args_regex={"path": r"^tests/test_.*\.py$"}),
+        SequenceItem(tool="run", args={"cmd": "pytest"}, args_mode="exact"),
+        SequenceItem(tool="run", args_regex={"cmd": "pytest", "cwd": "^/"}),
+        SequenceItem(tool="search"),
+    ]
+    values = ["calc.py", "tests/test_a.py", "pytest", "ls", 3, None, {"a": [1]}]
+    for _ in range(300):
+        calls = []
+        for _ in range(rng.randint(0, 7)):
+            args = {k: rng.choice(values) for k in rng.sample(["path", "cmd", "cwd"], 2)}
+            calls.append(tool(rng.choice(["write_file", "run", "search", "other"]), args))
+        steps = list(traj(*calls).steps)
+        chosen = rng.sample(items, rng.randint(1, len(items)))
+        scores = _scores(chosen, steps)
+        for i, item in enumerate(chosen):
+            for j, step in enumerate(steps):
+                score, why = scores[i][j]
+                if score == 0:
+                    continue
+                expected = args_mismatch(item, step)
+                assert (why is None) == (expected is None)
+                assert why is None or why() == expected
+        for entry in _align_ordered(chosen, steps):
+            if entry.op in ("match", "args_mismatch"):
+                assert entry.expected is not None and entry.actual is not None
+                want = args_mismatch(chosen[entry.expected], entry.actual)
+                assert entry.note == (want or "")
+                assert (entry.op == "match") == (want is None)
+
+
+# ---- why a call failed -------------------------------------------------------------------------
+
+
+def _plain_failure(step: Any, pattern: str | None) -> str | None:
+    """``_call_failure`` as it was: the result's capture asked first, then what it says."""
+    if step.status == "error":
+        return f"status ERROR{f' ({step.error_type})' if step.error_type else ''}"
+    if step.error_type:
+        return f"error.type {step.error_type}"
+    if step.error_message:
+        return f"exception: {step.error_message[:120]}"
+    if absent(step, "result"):
+        return None
+    result = step.result
+    if isinstance(result, dict) and result.get("error"):
+        return "result carries an error"
+    if not pattern:
+        return None
+    if safe_regex.search(pattern, result_text(result)):
+        return "result matches the error pattern"
+    return None
+
+
+def test_call_failures_ask_about_capture_only_when_the_result_says_failed() -> None:
+    results: list[Any] = [
+        None,
+        "",
+        "[REDACTED]",
+        "ok",
+        '{"error": "x"}',
+        {"error": "boom"},
+        {"error": "[REDACTED]"},
+        {"error": ""},
+        {"error": None, "detail": "x"},
+        {"detail": "<redacted>", "error": "x"},
+        {"status": "error"},
+        {"error": {"code": 1}},
+        {},
+        [],
+        ["<redacted>"],
+        [{"error": "x"}],
+        0,
+        False,
+        3.5,
+    ]
+    patterns = [None, "", DEFAULT_ERROR_PATTERN, "error", "null|false", r"^\[|x"]
+    for result in results:
+        for redacted in ((), ("result",)):
+            for status in ("unset", "error"):
+                (step,) = traj(tool("t", {}, result, status=status, redacted=redacted)).steps
+                ev = Evidence(Trajectory(steps=[step]))
+                for pattern in patterns:
+                    got = _call_failure(ev, step, pattern)
+                    assert got == _plain_failure(step, pattern), (result, redacted, pattern)
+
+
+# ---- the evaluator's fail-closed rules and outcome table --------------------------------------
+
+
+class _Fixed(OracleCheck):
+    """Returns the finding it is given, with the class flags the test sets."""
+
+    oracle_type = "fixed"
+
+    def __init__(self, finding: Finding, holds: bool, full: bool) -> None:
+        super().__init__(OracleCheck.Params())
+        self.finding = finding
+        self.holds_on_fragments = holds  # type: ignore[misc]
+        self.needs_full_coverage = full  # type: ignore[misc]
+
+    def check(self, ctx: GradeContext) -> Finding:
+        return self.finding
+
+
+def _plain_outcome(finding: Finding, oracle: OracleCheck, ctx: GradeContext, layer: Any) -> Any:
+    if finding.unseen or (finding.status == "pass" and oracle.needs_full_coverage):
+        finding = evaluator._fail_closed_on_fragment(finding, oracle, ctx)
+        if finding.status != "missing":
+            finding = evaluator._fail_closed_on_coverage(finding, oracle, ctx)
+    return outcome_for(layer, finding), finding.message
+
+
+def _trajectories() -> list[Trajectory]:
+    steps = [gen("hi", finish=["tool_calls"], tool_calls=["search"]), tool("search", {"q": 1})]
+    plain = traj(*steps, gen("done"))
+    unmapped = traj(*steps, gen("done"), unmapped_spans={"custom.span": 2})
+    # A model call whose input hands back a tool result no call of this trace made: the
+    # trace holds only part of the run (``fragment_gap``).
+    history = [
+        {"role": "user", "parts": [{"type": "text", "content": "q"}]},
+        {
+            "role": "tool",
+            "parts": [{"type": "tool_call_response", "id": "c0", "response": "r"}],
+        },
+    ]
+    fragment = traj(gen("done", input_messages=history))
+    both = traj(gen("done", input_messages=history), unmapped_spans={"custom.span": 2})
+    return [plain, unmapped, fragment, both]
+
+
+@pytest.mark.parametrize("layer", ["invariant", "tolerance"])
+def test_outcomes_are_the_tables_after_the_fail_closed_rules(layer: Any) -> None:
+    findings = [
+        Finding.ok("ok"),
+        Finding.ok("ok, used", used=1),
+        Finding.ok("ok, unseen", unseen=True),
+        Finding.fail("fail"),
+        Finding.fail("fail, rule", breach="rule"),
+        Finding.fail("fail, unseen", unseen=True),
+        Finding.missing("missing"),
+        Finding.missing("missing, unseen", unseen=True),
+    ]
+    trajectories = _trajectories()
+    gaps = [(Evidence(t).fragment_gap(), Evidence(t).coverage_gap()) for t in trajectories]
+    assert gaps[0] == (None, None) and all(f is None and c for f, c in gaps[1:2])
+    assert gaps[2][0] and gaps[3][0] and gaps[3][1]  # the fragment cases are fragments
+    for lenient in (False, True):
+        contract = parse_contract(
+            {"id": "c", "evidence": {"coverage": "lenient" if lenient else "strict"}}, "<t>"
+        )
+        spec = OracleSpec(type="tool_not_called", params={"tool": ["x"]})
+        for t in trajectories:
+            for finding in findings:
+                for holds in (False, True):
+                    for full in (False, True):
+                        oracle = _Fixed(finding, holds, full)
+                        compiled = compile_check(layer, spec)
+                        check = type(compiled)(
+                            layer=layer,
+                            spec=spec,
+                            oracle=oracle,
+                            evidence=(),
+                            setup_error=None,
+                            budget=None,
+                            result_fields=compiled.result_fields,
+                        )
+                        ctx = GradeContext(t, contract, evidence=Evidence(t))
+                        got = run_compiled(check, ctx)
+                        want = _plain_outcome(finding, oracle, GradeContext(t, contract), layer)
+                        assert (got.outcome, got.message) == want
