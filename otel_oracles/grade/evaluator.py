@@ -42,6 +42,8 @@ _new_result = OracleResult.__pydantic_validator__.validate_python
 
 _new_verdict = Verdict.__pydantic_validator__.validate_python
 
+_clock = time.perf_counter_ns
+
 
 def outcome_for(layer: Layer, finding: Finding) -> Outcome:
     """The layer/finding table in ``otel_oracles.grade.oracles.base``."""
@@ -69,6 +71,21 @@ def _fails_with(exc: BaseException) -> tuple[Finding, Outcome, dict[str, object]
     # A crashing oracle must not stop the others.
     finding = Finding.fail(f"oracle raised {type(exc).__name__}: {exc}")
     return finding, _ERROR, {"error.type": type(exc).__name__}
+
+
+def _fail_closed(finding: Finding, oracle: OracleCheck, ctx: GradeContext) -> Finding:
+    """``finding`` (a pass of a check that needs the whole run seen, or a failure for
+    something not seen) made ``missing_evidence`` where the trace does not show the whole
+    run (``_fail_closed_on_fragment``), else where spans went unrecognised
+    (``_fail_closed_on_coverage``). Asked of most results, which both leave as they are: the
+    two gaps are read here first (each made once per trajectory), and the helpers run only
+    when one is there."""
+    ev = ctx.evidence
+    if not oracle.holds_on_fragments and ev.fragment_gap() is not None:
+        finding = _fail_closed_on_fragment(finding, oracle, ctx)
+    if finding.status == "missing" or ev.coverage_gap() is None:
+        return finding
+    return _fail_closed_on_coverage(finding, oracle, ctx)
 
 
 def _fail_closed_on_coverage(finding: Finding, oracle: OracleCheck, ctx: GradeContext) -> Finding:
@@ -127,10 +144,9 @@ def run_compiled(check: CompiledCheck, ctx: GradeContext) -> OracleResult:
     """One compiled check on ``ctx``: its result, never an exception (except the lazy
     replay's own failure, which makes the whole verdict a replay error, and
     ``KeyboardInterrupt``, which stops the run: see the module docstring)."""
-    start = time.perf_counter_ns()
+    start = _clock()
     contract = ctx.contract
-    layer = check.layer
-    error_details: dict[str, object] = {}
+    error_details: dict[str, object] | None = None
     if check.setup_error is not None:
         finding, outcome, error_details = _fails_with(check.setup_error)
     else:
@@ -154,11 +170,19 @@ def run_compiled(check: CompiledCheck, ctx: GradeContext) -> OracleResult:
                     if problem is not None:
                         raise SandboxError(problem)
                 finding = oracle.check(ctx)
-            if finding.unseen or (finding.status == "pass" and oracle.needs_full_coverage):
-                finding = _fail_closed_on_fragment(finding, oracle, ctx)
-                if finding.status != "missing":
-                    finding = _fail_closed_on_coverage(finding, oracle, ctx)
-            outcome = outcome_for(layer, finding)
+            status = finding.status
+            if finding.unseen or (status == "pass" and oracle.needs_full_coverage):
+                finding = _fail_closed(finding, oracle, ctx)
+                status = finding.status
+            # ``outcome_for``, inline: it is asked of every result.
+            if status == "missing":
+                outcome = _MISSING_EVIDENCE
+            elif check.layer != "tolerance":
+                outcome = _PASS if status == "pass" else _INVARIANT_FAILURE
+            elif status == "fail":
+                outcome = _INVARIANT_FAILURE if finding.breach == "rule" else _BUDGET_EXHAUSTED
+            else:
+                outcome = _TOLERATED if finding.used > 0 else _PASS
         except KeyboardInterrupt:
             raise  # Ctrl-C stops the run: it is the user's, not a check's failure
         except BaseException as exc:  # a plug-in's SystemExit is that check's error
@@ -176,13 +200,15 @@ def run_compiled(check: CompiledCheck, ctx: GradeContext) -> OracleResult:
             "outcome": outcome,
             "passed": passed,
             "message": finding.message,
-            "details": {**finding.details, **error_details} if error_details else finding.details,
+            "details": finding.details
+            if error_details is None
+            else {**finding.details, **error_details},
             "span_ids": finding.span_ids,
             "step_indexes": finding.step_indexes,
             "used": finding.used,
             "contract_id": contract.id,
             "contract_version": contract.version,
-            "duration_ns": time.perf_counter_ns() - start,
+            "duration_ns": _clock() - start,
         }
     )
     return result
@@ -194,19 +220,13 @@ def _context(
     stack: contextlib.ExitStack,
     commands: CommandPolicy,
 ) -> GradeContext:
-    """The context, with the workspace replayed lazily when the replay can be decided in
-    memory (same files, same ``ReplayError``), else on disk right away as always."""
+    """The context of a contract with a workspace, replayed lazily when the replay can be
+    decided in memory (same files, same ``ReplayError``), else on disk right away as always
+    (the directory removed when ``stack`` closes)."""
     trajectory = evidence.trajectory
-    initial = dict(contract.workspace or {})
-    if contract.workspace is None:
-        return GradeContext(
-            trajectory=trajectory,
-            contract=contract,
-            initial_workspace=initial,
-            commands=commands,
-            evidence=evidence,
-        )
     spec = contract.workspace
+    assert spec is not None
+    initial = dict(spec)
     try:
         files = replayed_files(spec, trajectory)
     except ReplayError:
@@ -262,7 +282,7 @@ def grade(
     ``commands`` says whether and how checks that execute commands run: sandboxed by
     default, because the workspace holds files the trace wrote (docs/security.md).
     """
-    start = time.perf_counter_ns()
+    start = _clock()
     compiled = contract if isinstance(contract, CompiledContract) else compile_contract(contract)
     contract = compiled.contract
     if evidence is None:
@@ -271,9 +291,20 @@ def grade(
         raise ValueError("grade: evidence belongs to another trajectory")
     results: list[OracleResult] = []
     try:
-        with contextlib.ExitStack() as stack:
-            ctx = _context(contract, evidence, stack, commands)
+        if contract.workspace is None:
+            # Nothing to replay, nothing to remove afterwards: no exit stack (most contracts).
+            ctx = GradeContext(
+                trajectory=trajectory,
+                contract=contract,
+                initial_workspace={},
+                commands=commands,
+                evidence=evidence,
+            )
             results = [run_compiled(check, ctx) for check in compiled.checks]
+        else:
+            with contextlib.ExitStack() as stack:
+                ctx = _context(contract, evidence, stack, commands)
+                results = [run_compiled(check, ctx) for check in compiled.checks]
     except ReplayError as exc:
         results = [
             OracleResult(
@@ -302,7 +333,7 @@ def grade(
             "passed": all(r.passed for r in results),
             "results": results,
             "counts": count_outcomes(results),
-            "duration_ns": time.perf_counter_ns() - start,
+            "duration_ns": _clock() - start,
         }
     )
     return verdict
