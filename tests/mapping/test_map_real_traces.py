@@ -269,6 +269,8 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "strands-js-latest",
         "livekit-agents",
         "pipecat-openinference",
+        "agno-otel-genai",
+        "langgraph-otel-genai",
     }
 )
 """Sources whose content-off export still names the tools (README table, EXPECTED.md)."""
@@ -384,6 +386,8 @@ TOOL_SPAN_SOURCES = frozenset(
         "openai-agents-js",
         "koog",
         "livekit-agents",
+        "agno-otel-genai",
+        "langgraph-otel-genai",
     }
 )
 """Sources with execute_tool spans (failure status is visible without content)."""

@@ -2166,6 +2166,22 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {"TRACELOOP_TRACE_CONTENT": "true"},
         "off": {"TRACELOOP_TRACE_CONTENT": "false"},
     },
+    "langgraph-otel-genai": {
+        "what": "the langgraph-openinference agent traced by the OpenTelemetry project's "
+        "opentelemetry-instrumentation-genai-langchain",
+        "packages": ["langgraph", "langgraph-prebuilt", "langgraph-swarm", "langchain-core",
+                     "langchain-openai", "opentelemetry-instrumentation-genai-langchain",
+                     "opentelemetry-util-genai"],
+        "driver": "fw_langgraph:run_otel_genai",
+        "tool_spans": True,
+        "transfers_back": True,
+        "handoff_via": "`transfer_to_research_agent {}` (langgraph-swarm handoff tool)",
+        "notes": ["**Tool failures:** the tool raises; the ToolNode sends the model an error "
+                  "ToolMessage (`Error: SearchBackendError(...)`)."],
+        "structured_via": LANGGRAPH_RESPONSE_FORMAT,
+        "on": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY"},
+        "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "NO_CONTENT"},
+    },
     "langchain-create-agent-openllmetry": {
         "what": "LangChain 1.x agents (langchain.agents.create_agent: ChatOpenAI on the fake "
         "server, @tool functions, ToolErrorMiddleware turning a raised tool error into an error "
@@ -2378,6 +2394,21 @@ SOURCES: dict[str, dict[str, Any]] = {
                   "`triage_agent.team` span), not in it."],
         "on": {"TRACELOOP_TRACE_CONTENT": "true"},
         "off": {"TRACELOOP_TRACE_CONTENT": "false"},
+    },
+    "agno-otel-genai": {
+        "what": "the agno-openinference agents (an Agent with function tools, the OpenAIChat "
+        "model on the fake server; a Team whose leader delegates to a research_agent member "
+        "for g_handoff) traced by the OpenTelemetry project's opentelemetry-instrumentation-"
+        "genai-agno with its opentelemetry-instrumentation-genai-openai for the model calls",
+        "packages": ["agno", "openai", "opentelemetry-instrumentation-genai-agno",
+                     "opentelemetry-instrumentation-genai-openai", "opentelemetry-util-genai"],
+        "driver": "fw_agno:run_otel_genai",
+        "tool_spans": True,
+        "structured_via": AGNO_OUTPUT_SCHEMA,
+        "handoff_via": "Agno's built-in team tool (`delegate_task_to_member "
+        "{\"member_id\": \"research-agent\", \"task\": ...}`)",
+        "on": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY"},
+        "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "NO_CONTENT"},
     },
     "autogen-openinference": {
         "turn_limit": AUTOGEN_MAX_TOOL_ITERATIONS,
@@ -3416,6 +3447,7 @@ REJECTS_VIA: dict[str, str] = {
     "logfire-pydantic-ai": PYDANTIC_AI_REJECTS,
     "langgraph-openinference": LANGGRAPH_REJECTS,
     "langgraph-openllmetry": LANGGRAPH_REJECTS,
+    "langgraph-otel-genai": LANGGRAPH_REJECTS,
     "strands": STRANDS_REJECTS,
     "strands-latest": STRANDS_REJECTS,
     "smolagents-openinference": "smolagents' `validate_tool_arguments` raises "
@@ -3425,6 +3457,9 @@ REJECTS_VIA: dict[str, str] = {
     "agno-openinference": "Agno calls the function through pydantic's `validate_call`, which "
     "raises a `ValidationError` (`query Missing required argument`) before the body runs; Agno "
     "sends the model the error text and the tool span ends with status ERROR.",
+    "agno-otel-genai": "Agno calls the function through pydantic's `validate_call`, which "
+    "raises a `ValidationError` before the body runs; Agno sends the model the error text and "
+    "the `execute_tool` span ends with status ERROR.",
     "llamaindex-openinference": "LlamaIndex's `FunctionTool` calls the function with the "
     "model's arguments, which Python refuses before the body runs (`TypeError: ... got an "
     "unexpected keyword argument 'q'`); the agent workflow sends the model the error and the "

@@ -113,6 +113,28 @@ def run_openllmetry(
     run_agents(scenario, tools, executed)
 
 
+def run_otel_genai(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """The OpenTelemetry project's own GenAI instrumentations (opentelemetry-python-genai):
+    ``opentelemetry-instrumentation-genai-agno`` (agent runs, tool executions) with
+    ``opentelemetry-instrumentation-genai-openai`` for the model calls, which the Agno one does
+    not trace (the ``agno-otel-genai`` source); content switch
+    ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` (``SPAN_ONLY`` / ``NO_CONTENT``)."""
+    from opentelemetry.instrumentation.genai.agno import AgnoInstrumentor
+    from opentelemetry.instrumentation.genai.openai import OpenAIInstrumentor
+
+    AgnoInstrumentor().instrument(tracer_provider=tracer_provider, logger_provider=logger_provider)
+    OpenAIInstrumentor().instrument(
+        tracer_provider=tracer_provider, logger_provider=logger_provider
+    )
+    run_agents(scenario, tools, executed)
+
+
 def run_agents(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
     """One run (instrumented by the caller); appends each executed scenario tool to
     ``executed`` and fails when the run's answer is not the scripted one."""

@@ -52,6 +52,25 @@ def run_openllmetry(
     _run(scenario, tools, executed)
 
 
+def run_otel_genai(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """The OpenTelemetry project's own ``opentelemetry-instrumentation-genai-langchain``
+    (opentelemetry-python-genai: LangChain callbacks -> GenAI semantic-convention spans; the
+    ``langgraph-otel-genai`` source); content switch
+    ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` (``SPAN_ONLY`` / ``NO_CONTENT``)."""
+    from opentelemetry.instrumentation.genai.langchain import LangChainInstrumentor
+
+    LangChainInstrumentor().instrument(
+        tracer_provider=tracer_provider, logger_provider=logger_provider
+    )
+    _run(scenario, tools, executed)
+
+
 def run_langsmith(
     scenario: Scenario,
     tracer_provider: Any,
