@@ -71,6 +71,10 @@ _SECRET_SHAPES = re.compile(
 )
 REDACTED = "[redacted]"
 
+_NUMBER = (bool, int, float)
+_SEQUENCE = (list, tuple)
+"""``isinstance`` tuples: a ``bool | int | float`` union is a new object at every call."""
+
 # Enum members read once: ``Outcome.PASS`` looks through the enum machinery on every read,
 # and every result a report shows asks.
 _PASS = Outcome.PASS
@@ -132,13 +136,13 @@ def _detail_value(key: str, value: Any) -> str | None:
     """The allow-listed rendering of one detail value, or None to drop it."""
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, int | float):
+    if isinstance(value, _NUMBER):  # a bool returned above
         return repr(value)
     if key not in IDENTIFIER_DETAIL_KEYS:
         return None
     if isinstance(value, str):
         return safe_identifier(value) or REDACTED
-    if isinstance(value, list | tuple):
+    if isinstance(value, _SEQUENCE):
         items = [safe_identifier(v) or REDACTED for v in value[:MAX_LIST_ITEMS]]
         more = ", \u2026" if len(value) > MAX_LIST_ITEMS else ""
         return "[" + ", ".join(items) + more + "]"
@@ -266,8 +270,10 @@ class Explainer:
 
     def shown_fields(self, result: OracleResult) -> tuple[str, dict[str, Any]]:
         """``shown_fields`` under this explainer's mode, its texts remembered: what a report
-        writer asks for every result it writes."""
-        return shown_fields(result, self.mode, self)
+        writer asks for every result it writes (so without the two calls between them)."""
+        if self.mode == "full":
+            return result.message, result.details
+        return self.shown(result), scrub_details(result.details)
 
 
 def _identifier_or_none(value: Any) -> str | None:
@@ -283,14 +289,14 @@ def _shown_details(details: dict[str, Any]) -> tuple[Any, ...] | None:
     for key, value in details.items():
         if not isinstance(key, str):
             return None
-        if isinstance(value, bool | int | float):
+        if isinstance(value, _NUMBER):
             # A float keys by its spelling: 0.0 == -0.0 (and 1 == 1.0) as values, but the
             # template shows repr(value), and NaN never equals itself.
             out.append((key, type(value), repr(value) if type(value) is float else value))
         elif key in IDENTIFIER_DETAIL_KEYS:
             if isinstance(value, str):
                 out.append((key, str, _identifier_or_none(value)))
-            elif isinstance(value, list | tuple):
+            elif isinstance(value, _SEQUENCE):
                 items = tuple(_identifier_or_none(v) for v in value[:MAX_LIST_ITEMS])
                 out.append((key, list, items, len(value) > MAX_LIST_ITEMS))
             elif isinstance(value, dict):
@@ -324,17 +330,18 @@ def scrub_details(details: dict[str, Any]) -> dict[str, Any]:
     replaced); every other value (arguments, output, matched text) is dropped."""
     out: dict[str, Any] = {}
     for key, value in details.items():
-        if not (type(key) is str and key in _SAFE_KEYS) and safe_identifier(key) is None:
-            continue
-        if type(key) is str and len(_SAFE_KEYS) < _SAFE_KEYS_MAX:
-            _SAFE_KEYS.add(key)
+        if type(key) is not str or key not in _SAFE_KEYS:
+            if safe_identifier(key) is None:
+                continue
+            if type(key) is str and len(_SAFE_KEYS) < _SAFE_KEYS_MAX:
+                _SAFE_KEYS.add(key)
         kind = type(value)
-        if kind is int or kind is bool or kind is float or isinstance(value, bool | int | float):
+        if kind is int or kind is bool or kind is float or isinstance(value, _NUMBER):
             out[key] = value
         elif key in IDENTIFIER_DETAIL_KEYS:
             if isinstance(value, str):
                 out[key] = safe_identifier(value) or REDACTED
-            elif isinstance(value, list | tuple):
+            elif isinstance(value, _SEQUENCE):
                 out[key] = [safe_identifier(v) or REDACTED for v in value[:MAX_LIST_ITEMS]]
             elif isinstance(value, dict):
                 out[key] = {

@@ -27,6 +27,11 @@ _COUNTS_FIELDS = tuple(Counts.model_fields)
 
 _PLAIN_SCALARS: frozenset[type] = frozenset({str, int, bool, type(None)})
 
+_FIRST = b"    "
+_NEXT = b",\n    "
+"""What precedes a verdict's text in the document: its indent (and, after the first, a comma
+ending the one before)."""
+
 SPOOL_READ_BYTES = 1 << 20
 """The spooled verdicts are read back (and printed) in blocks of this size."""
 
@@ -149,25 +154,31 @@ class JsonWriter:
 
     def __init__(self) -> None:
         self._verdicts = byte_spool()
-        self._pending: list[str] = []
-        self._pending_chars = 0
+        self._pending: list[bytes] = []
+        self._pending_bytes = 0
         self.tally = Tally()
 
     def add(self, v: Verdict, shown: ShownFields | None = None) -> None:
         """Dump ``v``; with ``shown``, each result's message and details are what it gives
         for the result: the same text as adding ``v`` with every result copied with them
-        (``emit.scrub_verdict``), without building the copies."""
-        text = _dumps(verdict_data(v, shown), level=2)
-        self._pending.append(("    " if not self.tally.verdicts else ",\n    ") + text)
-        self._pending_chars += len(text)
-        if self._pending_chars >= SPOOL_WRITE_CHARS:
+        (``emit.scrub_verdict``), without building the copies.
+
+        Each verdict's text is encoded on its own: most are ASCII, which encodes as a copy,
+        while one character beyond Latin-1 (a template's ``…``) in a text joined with the
+        others would make the whole joined block two bytes a character, to widen and then
+        encode character by character."""
+        text = _dumps(verdict_data(v, shown), level=2).encode("utf-8")
+        self._pending.append(_FIRST if not self.tally.verdicts else _NEXT)
+        self._pending.append(text)
+        self._pending_bytes += len(text)
+        if self._pending_bytes >= SPOOL_WRITE_CHARS:
             self._flush()
         self.tally.add(v)
 
     def _flush(self) -> None:
-        self._verdicts.write("".join(self._pending).encode("utf-8"))
+        self._verdicts.write(b"".join(self._pending))
         self._pending = []
-        self._pending_chars = 0
+        self._pending_bytes = 0
 
     def close(self) -> None:
         """Drop the spooled text (``lines``/``chunks`` do it when they finish)."""
