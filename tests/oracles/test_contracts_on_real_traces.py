@@ -369,17 +369,6 @@ OK_NOT_SHOWN = (
 object), so with content off an OK span leaves the call's outcome unknown: an outcome check
 that passes with content on is missing evidence there; failures the span status shows still
 count."""
-RETRIEVER_BESIDE_HANDLED_TOOLS = (
-    "langchain-retriever-openinference",
-    "langchain-retriever-openllmetry",
-    "openlit-langchain-retriever",
-    "mlflow-langchain-retriever",
-)
-"""``search_docs`` is a retriever tool whose retriever span shows each search's outcome (the
-retriever raises or returns, ``mapping/_stacked.py``), but the agent's other tools are
-LangChain tools whose OK span proves nothing with content off (``OK_NOT_SHOWN``):
-``search-retry`` needs every call's outcome, so ``d_forbidden_tool``'s deletion leaves it
-missing evidence there."""
 HANDLED_FAILURES = (
     "autogen-mcp-openinference",
     "smolagents-mcp-openinference",
@@ -806,8 +795,8 @@ spans): ``search-retry`` is missing evidence; the run's other checks are judged.
 OUTPUT_TOOL_UNREAD = ("openlit-create-agent",)
 """``r_structured_*`` under OpenLIT: the tool strategy's output tool (``SupportAnswer``) is
 requested by the last model call and run by no span, and no span records the agent's output
-state: the answer is missing evidence (never the request's arguments), and so is
-``search-retry``, the request's outcome being unknown."""
+state: the answer is missing evidence (never the request's arguments). ``search-retry``
+passes: it needs the searches' outcomes only (the output tool's is unknown)."""
 OUTPUT_REQUEST_UNNAMED_WITHOUT_CONTENT = ("langchain-create-agent-openllmetry",)
 """``r_structured_*`` without content: LangChain's tool strategy asks for its output tool in
 the last model call's request, which no span runs. With content on the agent's output state
@@ -1005,7 +994,6 @@ def _expected(source: str, contract: str, scenario: str, content: bool) -> dict[
         base["search-retry"] = TOL
     if source in OUTPUT_TOOL_UNREAD and scenario in STRUCTURED:
         base.update(dict.fromkeys(ANSWER_CHECKS[contract], MIS))
-        base["search-retry"] = MIS
     if not content and source in OUTPUT_REQUEST_UNNAMED_WITHOUT_CONTENT and scenario in STRUCTURED:
         base.update(dict.fromkeys(TOOL_NAME_CHECKS.get(contract, set()), MIS))
     if source in ANSWER_TOOL_UNDECLARED and scenario in STRUCTURED:
@@ -1028,8 +1016,6 @@ def _expected(source: str, contract: str, scenario: str, content: bool) -> dict[
     if source in ARGUMENTS_WITHOUT_CONTENT + REQUESTS_WITHOUT_CONTENT:
         hidden -= ARGUMENT_CHECKS.get(contract, set())
     if source in NAMES_ONLY:
-        hidden |= OUTCOME_CHECKS.get(contract, set())
-    if source in RETRIEVER_BESIDE_HANDLED_TOOLS and scenario in ("d_forbidden_tool",):
         hidden |= OUTCOME_CHECKS.get(contract, set())
     if source in OK_NOT_SHOWN:
         hidden |= {

@@ -567,6 +567,16 @@ class ToolRetries(OracleCheck):
     evidence: ClassVar[frozenset[str]] = frozenset({"tool_names", "tool_outcomes"})
     params: ToolRetriesParams
 
+    def required_evidence(self) -> frozenset[str]:
+        """Which calls ran needs every call's name, but whether a call was a retry rests only
+        on the outcome of the previous call of its own tool: with ``tools`` set, the outcomes
+        of those tools' calls (a deletion whose outcome is unknown says nothing about the
+        searches' retries). A call whose name is unknown keeps ``tool_names`` missing."""
+        tools = self.params.tools
+        if not tools:
+            return self.evidence
+        return frozenset({"tool_names", *(f"tool_outcomes:{t}" for t in tools)})
+
     def check(self, ctx: GradeContext) -> Finding:
         p = self.params
         retries = find_retries(ctx.evidence, tuple(p.tools), p.error_pattern)
