@@ -399,9 +399,11 @@ def scrub_verdict(
 
 
 def _template(result: OracleResult) -> str:
-    name = safe_identifier(result.name) or _cap(result.name, MAX_VALUE_CHARS)
-    if looks_secret(name):
-        name = result.oracle_type if safe_identifier(result.oracle_type) else "check"
+    name = safe_identifier(result.name)
+    if name is None:  # (an identifier ``safe_identifier`` gives back has no secret shape)
+        name = _cap(result.name, MAX_VALUE_CHARS)
+        if looks_secret(name):
+            name = result.oracle_type if safe_identifier(result.oracle_type) else "check"
     budget = ""
     if result.budget is not None or result.used:
         limit = "?" if result.budget is None else str(result.budget)

@@ -109,3 +109,16 @@ def test_scrub_details_remembers_no_key_it_dropped() -> None:
     for _ in range(3):
         assert scrub_details(details) == {"calls": 2}
     assert scrub_details({"tool": "x"}) == {"tool": "x"}
+
+
+def test_a_check_name_shaped_like_a_secret_is_never_shown() -> None:
+    """The template names the check by its contract name only when that is an identifier
+    without a secret's shape; otherwise (an identifier-shaped key, a longer text holding one)
+    by its oracle type."""
+    for name in ("sk-live-0123456789abcdefgh", "call sk-live-0123456789abcdefgh twice"):
+        text = explain(_result(name, Outcome.INVARIANT_FAILURE, details={}))
+        assert "0123456789" not in text
+        assert text.startswith(f"{_result(name, Outcome.PASS).oracle_type}: violated"), text
+    assert explain(_result("no-delete", Outcome.PASS)).startswith("no-delete: holds")
+    spaced = explain(_result("no delete please", Outcome.PASS))
+    assert spaced.startswith("no delete please: holds"), spaced
