@@ -271,6 +271,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "pipecat-openinference",
         "agno-otel-genai",
         "langgraph-otel-genai",
+        "llamaindex-otel-genai",
     }
 )
 """Sources whose content-off export still names the tools (README table, EXPECTED.md)."""
@@ -388,6 +389,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "livekit-agents",
         "agno-otel-genai",
         "langgraph-otel-genai",
+        "llamaindex-otel-genai",
     }
 )
 """Sources with execute_tool spans (failure status is visible without content)."""

@@ -238,6 +238,7 @@ TOOL_SPANS = (
     "autogen-openinference",
     "dspy-openinference",
     "langgraph-otel-genai",
+    "llamaindex-otel-genai",
     "logfire-openai-agents",
     "openlit-openai-agents",
     "openlit-langgraph",
@@ -521,6 +522,7 @@ PARALLEL_RUN_IN_TURN = (
     "agno-openinference",
     "agno-otel-genai",
     "langgraph-otel-genai",
+    "llamaindex-otel-genai",  # asyncio runs the two calls; too quick to overlap this time
     "smolagents-openinference",
     "ag2-native",
     "autogen-native",

@@ -2930,6 +2930,23 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {"TRACELOOP_TRACE_CONTENT": "true"},
         "off": {"TRACELOOP_TRACE_CONTENT": "false"},
     },
+    "llamaindex-otel-genai": {
+        "what": "the llamaindex-openinference agents (FunctionAgent, FunctionTool tools; an "
+        "AgentWorkflow for g_handoff) traced by the OpenTelemetry project's "
+        "opentelemetry-instrumentation-genai-llama-index with its "
+        "opentelemetry-instrumentation-genai-openai for the model calls",
+        "packages": ["llama-index-core", "llama-index-llms-openai", "llama-index-workflows",
+                     "opentelemetry-instrumentation-genai-llama-index",
+                     "opentelemetry-instrumentation-genai-openai", "opentelemetry-util-genai"],
+        "driver": "fw_llamaindex:run_otel_genai",
+        "tool_spans": True,
+        "handoff_via": "AgentWorkflow's own `handoff` tool "
+        "(`handoff {\"to_agent\": \"research_agent\", \"reason\": ...}`)",
+        "notes": ["**Tool failures:** the tool raises; the agent workflow sends the model the "
+                  "exception text as an error tool output."],
+        "on": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY"},
+        "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "NO_CONTENT"},
+    },
     "openlit-llamaindex": {
         "what": "the llamaindex-openinference agents (FunctionAgent, FunctionTool tools; an "
         "AgentWorkflow for g_handoff) traced by OpenLIT (openlit.init(): its llama_index and "

@@ -61,6 +61,26 @@ def run_openllmetry(
     asyncio.run(_run(scenario, tools, executed))
 
 
+def run_otel_genai(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """The same run recorded by the OpenTelemetry project's own GenAI instrumentations
+    (opentelemetry-python-genai): ``opentelemetry-instrumentation-genai-llama-index`` with
+    ``opentelemetry-instrumentation-genai-openai`` for the model calls, both active (the
+    ``llamaindex-otel-genai`` source); content switch
+    ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` (``SPAN_ONLY`` / ``NO_CONTENT``)."""
+    from opentelemetry.instrumentation.genai.llama_index import LlamaIndexInstrumentor
+    from opentelemetry.instrumentation.genai.openai import OpenAIInstrumentor
+
+    for instrumentor in (LlamaIndexInstrumentor(), OpenAIInstrumentor()):
+        instrumentor.instrument(tracer_provider=tracer_provider, logger_provider=logger_provider)
+    asyncio.run(_run(scenario, tools, executed))
+
+
 def function_tools(tools: Tools, executed: list[str]) -> list[Any]:
     """The scripted tools as LlamaIndex ``FunctionTool``s; each call is logged before it runs,
     so the ground truth is what really executed."""
