@@ -423,3 +423,29 @@ def json_indented(value: Any, indent: int, level: int = 0, /) -> str | None:
     after the first indented ``level`` steps more, or ``None`` for anything left to
     ``json.dumps`` (other types, non-``str`` keys, lone surrogates, integers beyond 64 bits,
     deep nesting)."""
+
+# ---- evidence (otel_oracles.grade.evidence) --------------------------------------------------
+
+def is_placeholder(value: Any, /) -> bool:
+    """A redaction placeholder or an empty string, or a non-empty dict/list of only such
+    values (``native/core/src/placeholder.rs``); raises ``RecursionError`` past 1,000
+    levels of nesting."""
+
+def step_groups(
+    steps: Sequence[Step],
+    toolish: frozenset[StepKind],
+    generation: StepKind,
+    agent: StepKind,
+    handoff: StepKind,
+    /,
+) -> tuple[
+    tuple[Step, ...],
+    tuple[Step, ...],
+    tuple[Step, ...],
+    tuple[Step, ...],
+    tuple[Step, ...],
+    bool,
+    bool,
+]:
+    """``(calls, generations, agents, handoffs, nameless, tool_spans, all_raw)`` of
+    ``steps`` in one pass, in step order (``evidence.StepGroups``)."""

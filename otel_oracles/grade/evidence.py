@@ -23,12 +23,13 @@ probes and the oracles must agree on what "captured" means.
 from __future__ import annotations
 
 import bisect
-import functools
 import json
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from otel_oracles._native import is_placeholder as native_is_placeholder
+from otel_oracles._native import step_groups
 from otel_oracles.model.step import (
     TOOLISH_KINDS,
     NetworkViolation,
@@ -41,18 +42,6 @@ from otel_oracles.model.tool_name import first_match, tool_matches
 
 Probe = Callable[["Evidence", str | None], str | None]
 """``probe(evidence, scope)``: ``None`` when the evidence is there, else what is missing."""
-
-_PLACEHOLDER_WORDS: frozenset[str] = frozenset(
-    {"__redacted__", "[redacted]", "<redacted>", "redacted", "[filtered]", "<omitted>", "<elided>"}
-)
-"""Redaction placeholder spellings (compared lower-cased, surrounding whitespace ignored);
-three or more ``*`` count too."""
-
-_LONGEST_PLACEHOLDER = max(map(len, _PLACEHOLDER_WORDS))
-
-_PLACEHOLDER_FIRST = "_[<*rR"
-"""First characters of the placeholder spellings: any other first character (that is not
-whitespace) rules a string out without stripping it."""
 
 TOOL_CALL_FINISH_REASONS: frozenset[str] = frozenset(
     {
@@ -96,13 +85,14 @@ class Evidence:
     Not shared across threads: a trajectory is graded by one thread at a time.
     """
 
-    __slots__ = ("_calls_of", "_groups", "_lacking", "_memo", "_steps", "trajectory")
+    __slots__ = ("_calls_of", "_groups", "_lacking", "_memo", "_probed", "_steps", "trajectory")
 
     def __init__(self, trajectory: Trajectory) -> None:
         self.trajectory = trajectory
         self._groups: StepGroups | None = None
         self._memo: dict[Hashable, Any] = {}
         self._lacking: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {}
+        self._probed: dict[str, str | None] = {}
         self._calls_of: dict[tuple[tuple[str, ...], bool], tuple[Step, ...]] = {}
         self._steps: dict[Hashable, dict[int, Any]] = {}
 
@@ -260,8 +250,21 @@ class Evidence:
         try:
             return self._lacking[names]
         except KeyError:
-            found = self._lacking[names] = tuple(_gaps(names, self))
+            probed = self.probed
+            found = tuple((name, message) for name in names if (message := probed(name)))
+            self._lacking[names] = found
             return found
+
+    def probed(self, name: str) -> str | None:
+        """What the probe of evidence ``name`` (``tool_arguments:search_*``) says is
+        missing, or ``None``: run once per name for this trajectory (the checks of its
+        contracts ask a few names each, many of them the same)."""
+        try:
+            return self._probed[name]
+        except KeyError:
+            base, scope = split_name(name)
+            message = self._probed[name] = PROBES[base](self, scope)
+            return message
 
     def gaps(self, names: tuple[str, ...]) -> list[str]:
         """Messages for every evidence name in ``names`` (sorted, unique: a compiled check's)
@@ -292,85 +295,23 @@ class StepGroups:
 
 
 def group_steps(steps: Sequence[Step]) -> StepGroups:
-    """``StepGroups`` of ``steps``, in one pass."""
-    calls: list[Step] = []
-    generations: list[Step] = []
-    agents: list[Step] = []
-    handoffs: list[Step] = []
-    nameless: list[Step] = []
-    tool_spans = False
-    all_raw = bool(steps)
-    generation, agent, handoff = StepKind.GENERATION, StepKind.AGENT, StepKind.HANDOFF
-    for s in steps:
-        kind = s.kind
-        raw = s.raw
-        if raw is None:
-            all_raw = False
-        if kind in TOOLISH_KINDS:
-            calls.append(s)
-            if not s.synthesized:
-                tool_spans = True
-            if raw is None and is_placeholder(s.tool):
-                nameless.append(s)
-        elif kind == generation:
-            generations.append(s)
-        elif kind == agent:
-            agents.append(s)
-        elif kind == handoff:
-            handoffs.append(s)
-    return StepGroups(
-        calls=tuple(calls),
-        generations=tuple(generations),
-        agents=tuple(agents),
-        handoffs=tuple(handoffs),
-        nameless=tuple(nameless),
-        tool_spans=tool_spans,
-        all_raw=all_raw,
+    """``StepGroups`` of ``steps``, in one pass made by the core (``step_groups``,
+    ``native/python/src/evidence.rs``): the kinds compared as Python compares them, the
+    nameless calls found with ``is_placeholder``."""
+    calls, generations, agents, handoffs, nameless, tool_spans, all_raw = step_groups(
+        steps, TOOLISH_KINDS, StepKind.GENERATION, StepKind.AGENT, StepKind.HANDOFF
     )
+    return StepGroups(calls, generations, agents, handoffs, nameless, tool_spans, all_raw)
 
 
-def is_placeholder(value: Any) -> bool:
-    """True for a redaction placeholder or an empty string (content dropped, not content).
-
-    Containers count as placeholders when non-empty and made only of placeholders; an empty
-    dict or list is a real value (a tool called with no arguments)."""
-    if value is None:
-        return True
-    if isinstance(value, str):
-        # A placeholder starts with whitespace or the first character of one of the
-        # spellings (or is empty): any other first character rules the regex out.
-        first = value[:1]
-        if first and first not in _PLACEHOLDER_FIRST and not first.isspace():
-            return False
-        # Linear on purpose: trace content is untrusted, and the regex this replaces
-        # (``^\s*(...)?\s*$``) backtracked quadratically over long runs of whitespace.
-        core = value.strip()
-        if len(core) > _LONGEST_PLACEHOLDER and core.count("*") != len(core):
-            return False
-        return (
-            not core
-            or core.lower() in _PLACEHOLDER_WORDS
-            or (len(core) >= 3 and core.count("*") == len(core))
-        )
-    if isinstance(value, dict) and value:
-        return _all_placeholders(value.values())
-    if isinstance(value, list) and value:
-        return _all_placeholders(value)
-    return False
-
-
-def _all_placeholders(values: Iterable[Any]) -> bool:
-    """``all(map(is_placeholder, values))``, with the usual answer found inline: a container
-    of captured content has a first string that starts like no placeholder does, and
-    deciding that needs no call per value."""
-    for item in values:
-        if type(item) is str:
-            first = item[:1]
-            if first and first not in _PLACEHOLDER_FIRST and not first.isspace():
-                return False
-        if not is_placeholder(item):
-            return False
-    return True
+is_placeholder: Callable[[Any], bool] = native_is_placeholder
+"""True for a redaction placeholder or an empty string (content dropped, not content):
+``None``; a string that, stripped of whitespace, is empty, ``__REDACTED__``,
+``[REDACTED]``, ``<redacted>``, ``REDACTED``, ``[FILTERED]``, ``<omitted>`` or ``<elided>``
+in any case, or three or more ``*``. Containers count as placeholders when non-empty and
+made only of placeholders; an empty dict or list is a real value (a tool called with no
+arguments). The core's (``native/core/src/placeholder.rs``): linear in the text, and a text
+is read only as far as its first character when that rules it out."""
 
 
 def absent(step: Step, field: str) -> bool:
@@ -1317,8 +1258,6 @@ def find_gaps(required: Iterable[str], trajectory: Trajectory) -> list[str]:
 
 def _gaps(required: Iterable[str], ev: Evidence) -> Iterator[tuple[str, str]]:
     for name in sorted(set(required)):
-        base, scope = split_name(name)
-        probe = functools.partial(PROBES[base], ev, scope)
-        message = ev.memoized("probe:" + name, probe)
+        message = ev.probed(name)
         if message:
             yield name, message

@@ -15,6 +15,7 @@ pub mod online;
 pub mod otlp_json;
 pub mod otlp_proto;
 pub mod parsers;
+pub mod placeholder;
 mod pyrepr;
 mod pyrepr_table;
 pub mod rule_regex;

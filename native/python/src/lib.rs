@@ -13,6 +13,7 @@ mod decode_proto;
 mod draft;
 mod encode;
 mod encode_metrics;
+mod evidence;
 mod fields;
 mod online;
 mod parsers;
@@ -46,5 +47,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     scan::register(m)?;
     step::register(m)?;
     report_json::register(m)?;
+    evidence::register(m)?;
     Ok(())
 }
