@@ -1400,6 +1400,21 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
     },
+    "smolagents-otel-genai": {
+        "what": "the smolagents-openinference ToolCallingAgent (OpenAIServerModel on the fake "
+        "server, @tool functions, answers through its built-in final_answer tool; managed "
+        "agents for g_handoff) traced by the OpenTelemetry project's "
+        "opentelemetry-instrumentation-genai-smolagents with its "
+        "opentelemetry-instrumentation-genai-openai for the model calls",
+        "packages": ["smolagents", "openai", "opentelemetry-instrumentation-genai-smolagents",
+                     "opentelemetry-instrumentation-genai-openai", "opentelemetry-util-genai"],
+        "driver": "fw_smolagents:run_otel_genai",
+        "tool_spans": True,
+        "handoff_via": "the `research_agent` managed agent, called like a tool "
+        "(`research_agent {\"task\": ...}`)",
+        "on": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY"},
+        "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "NO_CONTENT"},
+    },
     "openlit-agno": {
         "what": "the agno-openinference agents (an Agent with function tools, the OpenAIChat "
         "model on the fake server; a Team whose leader delegates to a research_agent member "

@@ -111,6 +111,26 @@ def run(
     run_tool_calling(scenario, tools, executed)
 
 
+def run_otel_genai(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """One ``ToolCallingAgent`` run traced by the OpenTelemetry project's own GenAI
+    instrumentations (opentelemetry-python-genai): ``opentelemetry-instrumentation-genai-
+    smolagents`` with ``opentelemetry-instrumentation-genai-openai`` for the model calls (the
+    ``smolagents-otel-genai`` source); content switch
+    ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` (``SPAN_ONLY`` / ``NO_CONTENT``)."""
+    from opentelemetry.instrumentation.genai.openai import OpenAIInstrumentor
+    from opentelemetry.instrumentation.genai.smolagents import SmolagentsInstrumentor
+
+    for instrumentor in (SmolagentsInstrumentor(), OpenAIInstrumentor()):
+        instrumentor.instrument(tracer_provider=tracer_provider, logger_provider=logger_provider)
+    run_tool_calling(scenario, tools, executed)
+
+
 def run_tool_calling(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
     """One ``ToolCallingAgent`` run (instrumented by the caller); appends each executed
     scenario tool to ``executed`` and fails when the run's answer is not the scripted one."""
