@@ -67,6 +67,11 @@ vocabulary's ``stop``, ``length``, ``content_filter`` and ``error`` and the vend
 as AutoGen's ``function_calls`` before it was known) says neither: a call that gave it and
 shows no reply content may have asked for tools, so it is never read as one that did not."""
 
+LIMITED_SPAN_MARKS = ("attributes_dropped", "events_dropped")
+"""Step attributes the mapping sets on a step whose span lost attributes or events to an
+SDK's count limits (``mapping/_limits.py``): its message lists may be missing items, so the
+tool calls a model call's output shows are not all it asked for."""
+
 MAX_LISTED = 5
 """How many offending steps a message names before it stops listing."""
 
@@ -317,6 +322,14 @@ is read only as far as its first character when that rules it out."""
 def absent(step: Step, field: str) -> bool:
     """Whether ``field`` of ``step`` was not captured (None, redacted or a placeholder)."""
     return field in step.redacted or is_placeholder(getattr(step, field))
+
+
+def raw_arguments_captured(step: Step) -> bool:
+    """Whether a call's arguments were captured as text that is no JSON object (a repr):
+    evidence of a kind, unless it is a placeholder or was flagged as not captured (a value a
+    length limit cut, ``mapping/_limits.py``: kept as text for the scans, never whole)."""
+    raw = step.arguments_raw
+    return bool(raw) and "arguments" not in step.redacted and not is_placeholder(raw)
 
 
 def where(step: Step) -> str:
@@ -836,7 +849,7 @@ def _tool_field(field: str, label: str) -> Probe:
         if field == "arguments":
             # Arguments captured as non-JSON text (repr) are evidence of a kind, not a dict:
             # only a missing dict *and* missing raw text is absence.
-            gaps = [s for s in gaps if s.arguments_raw is None or is_placeholder(s.arguments_raw)]
+            gaps = [s for s in gaps if not raw_arguments_captured(s)]
         if gaps:
             return (
                 f"{label} not captured for {len(gaps)} of {len(calls)} tool call(s): "
@@ -929,6 +942,9 @@ def _tool_names(ev: Evidence, scope: str | None) -> str | None:
             continue  # the model stopped without asking for tools
         if step.status == "error" and step.output_messages is None and reasons is None:
             continue  # the call failed and no reply is recorded: the model asked for nothing
+        if any(mark in step.attributes for mark in LIMITED_SPAN_MARKS):
+            unknown.append(step)  # a call it asked for may be among what its span lost
+            continue
         if message_tool_names(step.output_messages):
             continue
         if step.output_messages and not _messages_empty(step.output_messages):
@@ -1121,7 +1137,7 @@ def _tool_inputs(ev: Evidence, scope: str | None) -> str | None:
     def captured(s: Step) -> bool:
         if s.raw is not None:
             return True
-        if not absent(s, "arguments") or (s.arguments_raw and not is_placeholder(s.arguments_raw)):
+        if not absent(s, "arguments") or raw_arguments_captured(s):
             return True
         return not absent(s, "command") or not absent(s, "path")
 

@@ -41,6 +41,7 @@ from otel_oracles.mapping._compile import (
     read_fields,
     read_keep,
 )
+from otel_oracles.mapping._limits import apply_limits
 from otel_oracles.mapping._loader import ConventionSet, ToolKinds
 from otel_oracles.mapping._stacked import merge_sibling_layers, merge_stacked_generations
 from otel_oracles.mapping._tool_results import (
@@ -145,6 +146,7 @@ def map_trace(trace: Trace, conventions: ConventionSet) -> Trajectory:
     _requests_from_next_input(drafts)
     _link_tool_calls(drafts, compiled)
     _flag_aggregated_usage(drafts, draft_by_span, by_id)
+    apply_limits(trace, [d for draft in drafts for d in (draft, *draft.follows)])
     steps = _build_steps(trace, drafts, conventions.tool_kinds())
 
     root = trace.root

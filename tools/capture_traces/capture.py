@@ -3443,6 +3443,40 @@ for _base, (_api, _how) in STREAMED.items():
         "stream": True,
     }
 
+SDK_LIMITS = {
+    "OTEL_ATTRIBUTE_COUNT_LIMIT": "16",
+    "OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT": "16",
+    "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT": "60",
+    "OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT": "60",
+    "OTEL_SPAN_EVENT_COUNT_LIMIT": "2",
+}
+"""The OpenTelemetry SDK limits a ``<source>-limits`` capture runs under (the standard
+environment variables every SDK reads; the defaults are 128 attributes, 128 events and no
+value length limit). Small on purpose: OpenInference and OpenLLMetry flatten every message
+into several attributes and go past 16 on any model call; the Python SDK then evicts the
+OLDEST attribute and the JavaScript SDK drops the new one (both counting
+``dropped_attributes_count``); values are cut at 60 characters with nothing marking the cut
+(an answer loses its citation, a tool result's JSON ends mid-way); events past two are
+dropped (``dropped_events_count``)."""
+LIMITED = (
+    "openinference-openai-agents",
+    "langgraph-openllmetry",
+    "openlit-langgraph",
+    "strands",
+    "openinference-openai",
+    "vercel-ai-sdk-5",
+)
+"""Sources captured a second time under ``SDK_LIMITS`` (``<source>-limits``): the same runs,
+so the same truth of what ran; what the trace lost must make a check missing evidence,
+never a pass (``tests/oracles/test_sdk_limits.py``)."""
+for _base in LIMITED:
+    SOURCES[f"{_base}-limits"] = {
+        **SOURCES[_base],
+        "what": f"{SOURCES[_base]['what']}; under the OpenTelemetry SDK limits "
+        + ", ".join(f"{k}={v}" for k, v in SDK_LIMITS.items()),
+        "sdk_limits": SDK_LIMITS,
+    }
+
 
 OPENAI_AGENTS_REJECTS = (
     "the SDK's strict parameter model rejects them (`ModelBehaviorError: Invalid JSON input for "
@@ -3512,6 +3546,7 @@ would not be the run the script describes: the capture fails on the tools execut
 
 def instrument(source: str, tracer_provider: Any, logger_provider: Any) -> None:
     source = source.removesuffix("-stream")  # a streaming variant, same instrumentation
+    source = source.removesuffix("-limits")  # under SDK limits (SDK_LIMITS), the same too
     if source == "openlit-openai":
         from fw_openai_agents import init_openlit
 
@@ -4339,6 +4374,9 @@ def main() -> None:
     NODE_PROJECT = args.node_project
     out: Path = args.out or Path("captured") / args.source
     out.mkdir(parents=True, exist_ok=True)
+    # SDK limits apply to every process of the run: the Python subprocesses below and the
+    # Node, Java or Go programs the runners start inherit this environment.
+    os.environ.update(SOURCES[args.source].get("sdk_limits", {}))
     if args.one:
         name, content = args.one
         variant = name if content == "on" else f"{name}.nocontent"

@@ -1,0 +1,326 @@
+"""What an OpenTelemetry SDK's span limits left out of a trace, made visible to the checks.
+
+Production deployments run with span limits, and a trace that hit them looks complete
+unless the grader reads what the limits left behind (DESIGN section 8: a check passes only
+when the data shows it should). Two kinds of loss are read here, after the trace-level
+passes and before the steps are built (``apply_limits``).
+
+**Values cut at a length.** SDKs cut every string attribute value at
+``OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT`` (``OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT``), and a
+collector's ``transform`` processor with ``truncate_all`` does the same, silently: nothing
+marks the cut. A cut answer loses the citation at its end (``... 45 days of purchase
+[doc-99].`` becomes ``... 45 days of pu``, and a check that finds no fabricated citation
+passes), a cut tool result's JSON ends mid-way and no longer parses, a cut ``write_file``
+argument holds half the file. The trace shows the cut by its length: every value the limit
+reached is exactly the limit long, and the limit is the longest value the trace holds. So
+the **cut length** of a trace is the length of its longest text values (strings holding a
+space) among the attributes the mapping reads (``cut_length``) when at least
+``MIN_CUT_VALUES`` different texts share it: in a trace nothing cut, different texts of
+exactly the greatest length are a coincidence a real run's prompts and answers hardly make,
+while a limit makes one of every value it reaches. Strings without a space (ids, names,
+hashes) do not count: they come in one length by design; one longer than the texts rules a
+cut out. Nor do texts that differ only in their digits (one error message with an attempt
+counter, seen on Spring AI's failed tool calls). A content value of a step (messages,
+arguments, results, documents, a structured answer) exactly that long is cut: it is dropped
+(``None``) and its field flagged as not captured (``Step.redacted``), so what needs it is
+missing evidence, as with content capture off, never judged on the part that survived. The
+step records the cut length as ``values_cut_at`` (``inspect`` shows it). What the rule
+cannot see: a trace with a single text past the limit (a long answer in an otherwise short
+run) shows no cut length, and that text reads as whole.
+
+**Attributes and events an SDK dropped.** At ``OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT`` (128 by
+default) the Python SDK evicts the oldest attribute and the JavaScript SDK drops the new
+one; past ``OTEL_SPAN_EVENT_COUNT_LIMIT`` events are dropped. Both count what they left out
+(``SpanRecord.dropped_attributes``, ``dropped_events``). OpenInference and OpenLLMetry
+flatten every message into several attributes, so what goes is a message, or a tool call a
+model asked for, while the list that is left looks whole. A step built from such a span
+records the count as ``attributes_dropped`` / ``events_dropped``: its lists may be missing
+items, so a model call's requests do not show which tools ran
+(``grade/evidence.py``, ``tool_names``). The Java SDK also counts an attribute set again
+under a key it already holds (Koog's spans report drops and lose nothing), so there a count
+is a loss only on a span holding as many attributes as the most any span of its service
+holds, the one place a limit can have stopped it (``lost_attributes``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Protocol
+
+from otel_oracles.mapping._compile import CompiledRule
+from otel_oracles.model.span import SpanRecord, Trace
+
+MIN_CUT_VALUES = 2
+"""How many different values of the greatest length make that length the trace's cut."""
+
+_NO_DIGITS = str.maketrans("", "", "0123456789")
+"""Texts that differ only in their digits are one text (``cut_length``): the same message
+with a counter (``... timed out (attempt 1)``, ``(attempt 2)``) is one length by design."""
+
+MIN_CUT_LENGTH = 16
+"""Shorter limits are not looked for: short values of one length (ids, hashes, timestamps)
+are common, and a limit that small leaves no content worth grading anyway."""
+
+CONTENT_FIELDS = (
+    "input_messages",
+    "output_messages",
+    "arguments",
+    "result",
+    "documents",
+    "query",
+)
+"""The step fields holding content a cut value reaches."""
+
+
+CONTENT_ATTRIBUTES = ("structured_output",)
+"""Content a mapping keeps among a step's attributes (an agent's structured answer)."""
+
+CUT_ATTRIBUTE = "values_cut_at"
+"""The step attribute naming the cut length of the values dropped from the step."""
+
+
+DROPPED_ATTRIBUTES = "attributes_dropped"
+"""The step attribute holding how many attributes its span lost to a count limit."""
+
+DROPPED_EVENTS = "events_dropped"
+"""The step attribute holding how many events its span lost to a count limit."""
+
+OVERWRITES_COUNTED = frozenset({"java"})
+"""``telemetry.sdk.language`` of SDKs whose ``dropped_attributes_count`` also counts an
+attribute set again under a key the span already holds (the Java SDK's ``AttributesMap``)."""
+
+
+class _Draft(Protocol):
+    span: SpanRecord | None
+    rule: CompiledRule
+    synthesized: bool
+    fields: dict[str, Any]
+    redacted: set[str]
+    attributes: dict[str, Any]
+
+
+def apply_limits(trace: Trace, drafts: Iterable[_Draft]) -> None:
+    """Make what the trace's limits left out visible on ``drafts`` (in place; every draft,
+    synthesized ones included): cut values dropped and flagged (``drop_cut_values``), and
+    the counts of attributes and events lost recorded on the steps of the spans that lost
+    them."""
+    drafts = list(drafts)
+    length = cut_length(drafts)
+    if length is not None:
+        drop_cut_values(drafts, length)
+    lost = lost_attributes(trace.spans)
+    for draft in drafts:
+        span = draft.span
+        if span is None:
+            continue
+        if span.span_id in lost:
+            draft.attributes[DROPPED_ATTRIBUTES] = lost[span.span_id]
+        if span.dropped_events > 0:
+            draft.attributes[DROPPED_EVENTS] = span.dropped_events
+
+
+def lost_attributes(spans: Iterable[SpanRecord]) -> dict[str, int]:
+    """Span id -> attributes lost, for the spans whose reported drops are a loss: every
+    span reporting drops, but for an SDK that counts overwritten keys (``OVERWRITES_COUNTED``)
+    only a span holding as many attributes as the most any span of its service holds."""
+    spans = list(spans)
+    reporting = [s for s in spans if s.dropped_attributes > 0]
+    if not reporting:
+        return {}
+    most: dict[Any, int] = {}
+    for span in spans:
+        key = _service(span)
+        most[key] = max(most.get(key, 0), len(span.attributes))
+    return {
+        s.span_id: s.dropped_attributes
+        for s in reporting
+        if s.resource.get("telemetry.sdk.language") not in OVERWRITES_COUNTED
+        or len(s.attributes) >= most[_service(s)]
+    }
+
+
+def _service(span: SpanRecord) -> tuple[Any, Any]:
+    resource = span.resource
+    return resource.get("service.name"), resource.get("telemetry.sdk.language")
+
+
+def cut_length(drafts: Iterable[_Draft]) -> int | None:
+    """The trace's cut length (see the module docstring), or ``None`` when it shows none.
+
+    Read from the values, as recorded, of the attributes the drafts' rules name as sources
+    of their fields (``_Sources``): a limit cuts attribute values, and these are the ones the
+    mapping reads (decoders convert values lazily: it converts none that no rule asks for);
+    a cut JSON value its parser could not read (the AI SDK's prompt, cut mid-way) is in no
+    field, yet shows the cut."""
+    longest = _Longest()
+    sources: dict[int, _Sources] = {}  # per rule of this trace's drafts
+    for draft in drafts:
+        span = draft.span
+        if span is None or draft.synthesized:
+            continue
+        rule = draft.rule
+        read = sources.get(id(rule))
+        if read is None:
+            read = sources[id(rule)] = _Sources(rule)
+        longest.see_values(read.values(span))
+    return longest.cut()
+
+
+class _Sources:
+    """Where a rule reads its fields from a span: attributes (``attr``, ``attrs``), flattened
+    attributes under a prefix (``attr_prefix``) and span events' attributes (``event``, one
+    ``attr`` of it or all). Log records (bodies, and log-based events) are left out: the
+    span limits do not cut them."""
+
+    __slots__ = ("events", "keys", "prefixes")
+
+    def __init__(self, rule: CompiledRule) -> None:
+        keys: list[str] = []
+        prefixes: list[str] = []
+        events: list[tuple[frozenset[str], str | None]] = []
+        for field_sources in rule.fields.values():
+            for source in field_sources:
+                if source.event is not None:
+                    if not source.body:
+                        events.append((frozenset(source.event), source.attr))
+                elif source.attr is not None:
+                    keys.append(source.attr)
+                elif source.attrs:
+                    keys.extend(source.attrs)
+                elif source.attr_prefix is not None:
+                    prefixes.append(source.attr_prefix)
+        self.keys = tuple(dict.fromkeys(keys))
+        self.prefixes = tuple(dict.fromkeys(prefixes))
+        self.events = tuple(dict.fromkeys(events))
+
+    def values(self, span: SpanRecord) -> list[Any]:
+        attributes = span.attributes
+        values = [attributes.get(key) for key in self.keys]
+        if self.prefixes:
+            prefixes = self.prefixes
+            values.extend([attributes[key] for key in attributes if key.startswith(prefixes)])
+        for names, key in self.events:
+            for event in span.events:
+                if event.name in names and not event.from_log:
+                    if key is None:  # the whole event is the source
+                        values.extend(event.attributes.values())
+                    else:
+                        values.append(event.attributes.get(key))
+        return values
+
+
+class _Longest:
+    """The longest text values seen (``cut_length``)."""
+
+    __slots__ = ("at_longest", "longest", "longest_word")
+
+    def __init__(self) -> None:
+        self.longest = self.longest_word = 0
+        self.at_longest: set[str] = set()
+
+    def see(self, value: Any) -> None:
+        """Every string in ``value``, nested in lists and dicts (keys left out). A string
+        shorter than the longest text seen can neither be the cut nor rule it out (the
+        longest only grows): most end at the length test."""
+        longest = self.longest
+        stack = [value]
+        pop, push = stack.pop, stack.extend
+        while stack:
+            item = pop()
+            kind = item.__class__
+            if kind is str:
+                if len(item) >= longest:
+                    longest = self._see(item)
+            elif kind is dict:
+                push(item.values())
+            elif kind is list or kind is tuple:
+                push(item)
+
+    def see_values(self, values: list[Any]) -> None:
+        """``see`` of each of ``values`` (attribute values: strings, arrays, other scalars and
+        ``None`` for a source the span lacks), the strings tested in place."""
+        longest = self.longest
+        for item in values:
+            kind = item.__class__
+            if kind is str:
+                if len(item) >= longest:
+                    longest = self._see(item)
+            elif kind is list or kind is tuple or kind is dict:
+                self.see(item)
+                longest = self.longest
+
+    def _see(self, item: str) -> int:
+        size = len(item)
+        if " " not in item:  # ids, names, hashes: values of one length by design
+            self.longest_word = max(self.longest_word, size)
+        elif size > self.longest:
+            self.longest = size
+            self.at_longest = {item.translate(_NO_DIGITS)}
+        elif size == self.longest and len(self.at_longest) < MIN_CUT_VALUES:
+            self.at_longest.add(item.translate(_NO_DIGITS))
+        return self.longest
+
+    def cut(self) -> int | None:
+        if (
+            self.longest >= MIN_CUT_LENGTH
+            and len(self.at_longest) >= MIN_CUT_VALUES
+            and self.longest_word <= self.longest
+        ):
+            return self.longest
+        return None
+
+
+def drop_cut_values(drafts: Iterable[_Draft], length: int) -> None:
+    """Drop every content value exactly ``length`` long from ``drafts`` (in place): the value
+    becomes ``None`` where it sits (a message keeps its role and tool calls, an arguments
+    object its other keys, so a file edit's content or a command read from a cut value is
+    none), the field is flagged redacted and the draft records ``values_cut_at``. Arguments
+    that no longer parse stay as their text, flagged."""
+    for draft in drafts:
+        cut = False
+        for name in CONTENT_FIELDS:
+            value = draft.fields.get(name)
+            if value is None:
+                continue
+            if name == "arguments" and type(value) is str:
+                # A cut arguments object no longer parses and stays text (``arguments_raw``):
+                # kept for the scans that look for what a call did (a ``curl`` in the part
+                # that survived is a network command seen), flagged so that nothing reads it
+                # as the call's whole input.
+                if len(value) == length:
+                    draft.redacted.add(name)
+                    cut = True
+                continue
+            kept, dropped = _without_cut(value, length)
+            if dropped:
+                draft.fields[name] = kept
+                draft.redacted.add(name)
+                cut = True
+        for name in CONTENT_ATTRIBUTES:
+            value = draft.attributes.get(name)
+            if value is not None and _without_cut(value, length)[1]:
+                del draft.attributes[name]
+                cut = True
+        if cut:
+            draft.attributes[CUT_ATTRIBUTE] = length
+
+
+def _without_cut(value: Any, length: int) -> tuple[Any, bool]:
+    """``value`` with its strings exactly ``length`` long replaced by ``None`` (a new
+    container only where one changed), and whether any was."""
+    if type(value) is str:
+        return (None, True) if len(value) == length else (value, False)
+    if isinstance(value, dict):
+        changed = False
+        out: dict[Any, Any] = {}
+        for key, item in value.items():
+            new, dropped = _without_cut(item, length)
+            out[key] = new
+            changed = changed or dropped
+        return (out, True) if changed else (value, False)
+    if isinstance(value, (list, tuple)):
+        items = [_without_cut(item, length) for item in value]
+        if any(dropped for _, dropped in items):
+            return [new for new, _ in items], True
+        return value, False
+    return value, False
