@@ -236,6 +236,17 @@ def _run_limit_prompt(messages: Any, prompts: tuple[str, ...]) -> str | None:
     return None
 
 
+def _zero_usage_unrecorded(fields: dict[str, Any]) -> None:
+    """A model call recording 0 input tokens recorded no usage: every request sends tokens
+    (its messages at least). The OpenAI Agents SDK fills a streamed chat-completions call's
+    usage with zeros when the stream carried none (no ``include_usage``), and Logfire writes
+    them as ``gen_ai.usage.*``: read as counts, they would pass any token budget. The output
+    count goes too when it is 0 as well (nothing says the call answered nothing)."""
+    del fields["input_tokens"]
+    if fields.get("output_tokens") == 0:
+        del fields["output_tokens"]
+
+
 def _draft(
     span: SpanRecord, children: list[SpanRecord], rule: CompiledRule, compiled: CompiledSet
 ) -> Draft:
@@ -253,6 +264,8 @@ def _draft(
     draft.status = compiled.drafter.draft(
         span, children, rule.plan, fields, draft.redacted, draft.attributes
     )
+    if rule.step == "generation" and fields.get("input_tokens") == 0:
+        _zero_usage_unrecorded(fields)
     if compiled.run_limit_prompts and rule.step == "generation":
         prompt = _run_limit_prompt(draft.fields.get("input_messages"), compiled.run_limit_prompts)
         if prompt is not None:

@@ -3432,13 +3432,27 @@ STREAMED = {
     "genai-anthropic": ("anthropic", "the SDK's `client.messages.stream(...)` helper"),
     "openai-agents-responses": ("responses", "`Runner.run_streamed` (its events consumed to "
                                 "the end)"),
+    "openinference-openai-agents": ("openai", "`Runner.run_streamed` on the chat-completions "
+                                    "model (its events consumed to the end)"),
+    "logfire-openai-agents": ("openai", "`Runner.run_streamed` on the chat-completions "
+                              "model (its events consumed to the end)"),
+    "pydantic-ai-openinference": ("openai", "`Agent.run_stream` (the delegated research "
+                                  "agent's too), its output consumed as it comes"),
+    "strands": ("openai", "`Agent.stream_async` with `OpenAIModel`'s default `stream=True` "
+                "(its events consumed as they come)"),
+    "langgraph-openinference": ("openai", "`graph.stream(..., stream_mode=[\"messages\", "
+                                "\"values\"])` (LangGraph's messages mode makes `ChatOpenAI` "
+                                "stream with its default settings; tokens consumed as they come, "
+                                "the last values chunk the final state)"),
 }  # fmt: skip
 """Sources captured a second time with every model call streamed (``<source>-stream``): the
 same instrumentation and scenarios, so the ground truth is unchanged."""
 for _base, (_api, _how) in STREAMED.items():
+    # A base that turned its model's streaming off (Strands' OpenAIModel) streams here.
+    _what = SOURCES[_base]["what"].replace("stream=False", "stream=True")
     SOURCES[f"{_base}-stream"] = {
         **SOURCES[_base],
-        "what": f"{SOURCES[_base]['what']}; every model call streamed through {_how}",
+        "what": f"{_what}; every model call streamed through {_how}",
         "model": STREAMED_MODELS[_api],
         "stream": True,
     }
@@ -3686,7 +3700,9 @@ def run_one(source: str, scenario: Scenario, variant: str, out: Path) -> list[st
     if SOURCES[source].get("agents"):
         ends_as_scripted(
             scenario,
-            lambda: run_agents(scenario, tracer_provider, tools, executed),
+            lambda: run_agents(
+                scenario, tracer_provider, tools, executed, bool(SOURCES[source].get("stream"))
+            ),
             SOURCES[source].get("turn_limit"),
             recovers=recovers_model(source),
         )
@@ -4018,9 +4034,16 @@ def write_outputs(
     return []
 
 
-def run_agents(scenario: Scenario, tracer_provider: Any, tools: Tools, executed: list[str]) -> None:
+def run_agents(
+    scenario: Scenario,
+    tracer_provider: Any,
+    tools: Tools,
+    executed: list[str],
+    stream: bool = False,
+) -> None:
     """The OpenAI Agents SDK on a chat-completions model pointed at the fake server; g_handoff
-    hands off from a triage agent to a research agent with the SDK's native handoff."""
+    hands off from a triage agent to a research agent with the SDK's native handoff. With
+    ``stream`` every run is ``Runner.run_streamed`` (``run_turns``)."""
     from agents import (
         Agent,
         OpenAIChatCompletionsModel,
@@ -4080,7 +4103,9 @@ def run_agents(scenario: Scenario, tracer_provider: Any, tools: Tools, executed:
             agent = Agent(name=name, instructions=scenario.system, model=model, tools=all_tools,
                           output_type=answer_type() if scenario.structured else None)  # fmt: skip
         # Turns of one conversation share one trace, as the SDK documents (p_second_turn).
-        result = run_turns(agent, scenario, "conversation-1" if scenario.followups else None)
+        result = run_turns(
+            agent, scenario, "conversation-1" if scenario.followups else None, stream=stream
+        )
     if scenario.transfers_back and result.last_agent.name != scenario.handoffs[-1][1]:
         raise RuntimeError(f"answered by {result.last_agent.name}, not after the transfer back")
     if (scenario.followups or scenario.structured) and not scenario.answered_as_scripted(

@@ -28,12 +28,14 @@ def run_openinference(
     logger_provider: Any,
     tools: Tools,
     executed: list[str],
+    stream: bool = False,
 ) -> None:
-    """``openinference-instrumentation-langchain`` (LangChain callbacks -> OpenInference spans)."""
+    """``openinference-instrumentation-langchain`` (LangChain callbacks -> OpenInference spans);
+    ``stream`` runs the graph as a chat app streaming tokens does (``-stream``)."""
     from openinference.instrumentation.langchain import LangChainInstrumentor
 
     LangChainInstrumentor().instrument(tracer_provider=tracer_provider)
-    _run(scenario, tools, executed)
+    _run(scenario, tools, executed, stream=stream)
 
 
 def run_openllmetry(
@@ -157,10 +159,18 @@ LIMIT_ANSWER = "Sorry, need more steps to process this request."
 
 
 def _run(
-    scenario: Scenario, tools: Tools, executed: list[str], callbacks: Sequence[Any] = ()
+    scenario: Scenario,
+    tools: Tools,
+    executed: list[str],
+    callbacks: Sequence[Any] = (),
+    stream: bool = False,
 ) -> None:
     """Run one scenario; ``callbacks`` are LangChain callback handlers (a tracer that hooks
-    in that way, such as Langfuse's ``CallbackHandler``), handed to the graph's run."""
+    in that way, such as Langfuse's ``CallbackHandler``), handed to the graph's run. With
+    ``stream`` each user turn is ``graph.stream(..., stream_mode=["messages", "values"])``,
+    the way a chat app sends tokens as they come: LangGraph's messages mode makes the chat
+    model stream (``ChatOpenAI`` with its default settings), the last ``values`` chunk is the
+    run's final state."""
     from langchain_openai import ChatOpenAI
     from langgraph.prebuilt import ToolNode, create_react_agent
 
@@ -209,7 +219,13 @@ def _run(
         if scenario.followups:
             config["configurable"] = {"thread_id": "conversation-1"}
         for prompt in scenario.prompts:
-            state = graph.invoke({"messages": [{"role": "user", "content": prompt}]}, config)
+            inputs = {"messages": [{"role": "user", "content": prompt}]}
+            if not stream:
+                state = graph.invoke(inputs, config)
+                continue
+            for mode, chunk in graph.stream(inputs, config, stream_mode=["messages", "values"]):
+                if mode == "values":  # "messages" chunks: (token, metadata), shown as they come
+                    state = chunk
     if scenario.structured and not scenario.answered_as_scripted(state["structured_response"]):
         raise SystemExit(f"{scenario.name}: structured answer {state['structured_response']!r}")
     if scenario.followups and state["messages"][-1].content != scenario.turns[-1]:

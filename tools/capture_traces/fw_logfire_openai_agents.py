@@ -32,16 +32,19 @@ def run(
     logger_provider: Any,
     tools: Tools,
     executed: list[str],
+    stream: bool = False,
 ) -> None:
-    """Run one scenario; ``executed`` receives each tool the SDK really ran, in order."""
+    """Run one scenario; ``executed`` receives each tool the SDK really ran, in order. With
+    ``stream`` (``logfire-openai-agents-stream``) the run is ``Runner.run_streamed``, its
+    events consumed to the end (``fw_openai_agents.run_turns``)."""
     import logfire
     from agents import (
         Agent,
         OpenAIChatCompletionsModel,
-        Runner,
         function_tool,
         set_trace_processors,
     )  # fmt: skip
+    from fw_openai_agents import run_turns
     from openai import AsyncOpenAI
 
     # Logfire owns its tracer provider; the capture's processor (-> in-memory exporter) rides
@@ -97,7 +100,7 @@ def run(
         else:
             name = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
             agent = Agent(name=name, instructions=scenario.system, model=model, tools=all_tools)
-        result = Runner.run_sync(agent, scenario.prompt, max_turns=10)
+        result = run_turns(agent, scenario, stream=stream)
     logfire.force_flush()
     if result.final_output != scenario.turns[-1]:
         raise RuntimeError(f"final answer {result.final_output!r} is not the script's")

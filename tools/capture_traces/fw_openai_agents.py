@@ -17,6 +17,7 @@ as its content switch.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 from typing import Any
@@ -62,23 +63,37 @@ def run_openllmetry(
     run_app(scenario, tools, executed)
 
 
-def run_turns(agent: Any, scenario: Scenario, group_id: str | None = None) -> Any:
+def run_turns(
+    agent: Any, scenario: Scenario, group_id: str | None = None, stream: bool = False
+) -> Any:
     """Every user turn of ``scenario`` as one run of ``agent``: the first on the prompt, each
     follow-up on the previous result's ``to_input_list()`` plus the new user message (the
     SDK's documented way to carry a conversation by hand). With ``group_id`` the runs share
     one ``trace("Conversation", group_id=...)`` (the SDK's documented way to make several
     runs one trace); without it each run is a trace of its own, as in a chat server that runs
-    the agent once per request. Returns the last run's result."""
+    the agent once per request. With ``stream`` each run is ``Runner.run_streamed``, its events
+    consumed to the end as a chat app showing them live would. Returns the last run's result."""
     from agents import Runner, trace
 
     # q_turn_limit: the SDK's own limit, one turn per model call; past it, MaxTurnsExceeded.
     max_turns = scenario.turn_limit or 10
 
+    def run_one(given: Any) -> Any:
+        if not stream:
+            return Runner.run_sync(agent, given, max_turns=max_turns)
+
+        async def streamed() -> Any:
+            result = Runner.run_streamed(agent, given, max_turns=max_turns)
+            async for _event in result.stream_events():
+                pass
+            return result
+
+        return asyncio.run(streamed())
+
     def run_all() -> Any:
-        result = Runner.run_sync(agent, scenario.prompt, max_turns=max_turns)
+        result = run_one(scenario.prompt)
         for followup in scenario.followups:
-            history = [*result.to_input_list(), {"role": "user", "content": followup}]
-            result = Runner.run_sync(agent, history, max_turns=max_turns)
+            result = run_one([*result.to_input_list(), {"role": "user", "content": followup}])
         return result
 
     if group_id is None:

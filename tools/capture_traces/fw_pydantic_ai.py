@@ -28,6 +28,7 @@ False, console=False, metrics=False)`` and the capture's span processor as Logfi
 
 from __future__ import annotations
 
+import asyncio
 import os
 from typing import Any
 
@@ -80,8 +81,10 @@ def run(
     logger_provider: Any,
     tools: Tools,
     executed: list[str],
+    stream: bool = False,
 ) -> None:
-    """One run traced by pydantic-ai's instrumentation with OpenInference's processor on top."""
+    """One run traced by pydantic-ai's instrumentation with OpenInference's processor on top;
+    ``stream``: every run is ``Agent.run_stream`` (``pydantic-ai-openinference-stream``)."""
     from openinference.instrumentation.pydantic_ai import OpenInferenceSpanProcessor
     from pydantic_ai import Agent
     from pydantic_ai.models.instrumented import InstrumentationSettings
@@ -90,7 +93,7 @@ def run(
     content = os.environ.get("OPENINFERENCE_HIDE_INPUTS", "").lower() != "true"
     settings = InstrumentationSettings(tracer_provider=tracer_provider, include_content=content)
     Agent.instrument_all(settings)
-    _run(scenario, tools, executed)
+    _run(scenario, tools, executed, stream)
 
 
 def run_logfire(
@@ -117,9 +120,20 @@ def run_logfire(
     logfire.force_flush()
 
 
-def _run(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
+async def streamed(agent: Any, prompt: str, **kwargs: Any) -> tuple[Any, Any]:
+    """``agent.run_stream``, its output consumed as it comes (as a chat app shows it), then the
+    whole output: the stream's result (for ``all_messages``) and its output."""
+    async with agent.run_stream(prompt, **kwargs) as result:
+        async for _partial in result.stream_output():
+            pass
+        output = await result.get_output()
+    return result, output
+
+
+def _run(scenario: Scenario, tools: Tools, executed: list[str], stream: bool = False) -> None:
     """One run; appends each executed scenario tool to ``executed`` and fails when the run's
-    answer is not the scripted one."""
+    answer is not the scripted one. With ``stream`` every agent run, the delegated research
+    agent's too, is ``run_stream``: each model request is a streamed chat completion."""
     from fake_openai import FakeOpenAI, call_order
     from pydantic_ai import Agent
     from pydantic_ai.models.openai import OpenAIChatModel
@@ -149,6 +163,8 @@ def _run(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
             @runner.tool_plain
             async def delegate_to_research_agent(question: str) -> str:
                 """Hand a research question to the research agent; returns its answer."""
+                if stream:
+                    return str((await streamed(research, question))[1])
                 return str((await research.run(question)).output)
 
         else:
@@ -158,10 +174,17 @@ def _run(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
         # q_turn_limit: pydantic-ai's own request limit; the next request raises
         # UsageLimitExceeded instead of being sent.
         limits = UsageLimits(request_limit=scenario.turn_limit) if scenario.turn_limit else None
-        result = runner.run_sync(scenario.prompt, usage_limits=limits)
+
+        def run_turn(prompt: str, **kwargs: Any) -> tuple[Any, Any]:
+            if stream:
+                return asyncio.run(streamed(runner, prompt, **kwargs))
+            done = runner.run_sync(prompt, **kwargs)
+            return done, done.output
+
+        result, output = run_turn(scenario.prompt, usage_limits=limits)
         for followup in scenario.followups:  # later user turns get the conversation so far
-            result = runner.run_sync(followup, message_history=result.all_messages())
-        answer = result.output if scenario.structured else str(result.output).strip()
+            result, output = run_turn(followup, message_history=result.all_messages())
+        answer = output if scenario.structured else str(output).strip()
     final = scripted.turns[-1]
     if not scripted.answered_as_scripted(answer):
         raise SystemExit(f"{scenario.name}: answer {answer!r} != scripted {final!r}")

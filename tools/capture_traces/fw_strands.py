@@ -22,6 +22,7 @@ Strands reads ``OTEL_SEMCONV_STABILITY_OPT_IN`` when its tracer is first created
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from scenarios import QUESTION, Scenario, Tools, answer_type
@@ -39,13 +40,15 @@ def run(
     logger_provider: Any,
     tools: Tools,
     executed: list[str],
+    stream: bool = False,
 ) -> None:
-    """One run traced by Strands' own tracing on the capture's provider."""
+    """One run traced by Strands' own tracing on the capture's provider; ``stream``: the
+    streaming run of ``strands-stream`` (``run_agent``)."""
     from opentelemetry import trace
 
     # Strands' tracer takes the global provider when it is first created (in Agent()).
     trace.set_tracer_provider(tracer_provider)
-    run_agent(scenario, tools, executed)
+    run_agent(scenario, tools, executed, stream)
 
 
 def run_openinference(
@@ -76,9 +79,13 @@ def run_openinference(
     run_agent(scenario, tools, executed)
 
 
-def run_agent(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
+def run_agent(scenario: Scenario, tools: Tools, executed: list[str], stream: bool = False) -> None:
     """One run on whatever global tracer provider the caller set up; appends each executed
-    scenario tool to ``executed`` and fails when the run's answer is not the scripted one."""
+    scenario tool to ``executed`` and fails when the run's answer is not the scripted one.
+    With ``stream`` the run is a chat app's: ``OpenAIModel`` with its default ``stream=True``
+    (streamed chat completions with ``stream_options.include_usage``) and each user turn
+    ``agent.stream_async(prompt)``, its events consumed as they come, the answer the
+    ``AgentResult`` of the last event."""
     from fake_openai import FakeOpenAI, call_order
     from strands import Agent, tool
     from strands.models.openai import OpenAIModel
@@ -136,7 +143,7 @@ def run_agent(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
                 client_args={"base_url": base_url, "api_key": "capture-not-a-key"},
                 model_id="gpt-4o-mini",
                 params={"temperature": 0.0},
-                stream=False,
+                stream=stream,
             )
 
         if scenario.agents_only:
@@ -157,11 +164,27 @@ def run_agent(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
             )  # fmt: skip
         # The same Agent object for every user turn: it keeps the conversation's messages.
         for prompt in scenario.prompts:
+            kwargs: dict[str, Any] = {}
             if scenario.structured:  # r_structured_*: Strands' structured-output tool
-                output: Any = agent(prompt, structured_output_model=answer_type())
-                answer = output.structured_output
-            else:
-                answer = str(agent(prompt)).strip()
+                kwargs["structured_output_model"] = answer_type()
+            output: Any = (
+                asyncio.run(streamed(agent, prompt, **kwargs))
+                if stream
+                else agent(prompt, **kwargs)
+            )
+            answer = output.structured_output if scenario.structured else str(output).strip()
     final = scripted.turns[-1]
     if not scripted.answered_as_scripted(answer):
         raise SystemExit(f"{scenario.name}: answer {answer!r} != scripted {final!r}")
+
+
+async def streamed(agent: Any, prompt: str, **kwargs: Any) -> Any:
+    """``agent.stream_async``: its events consumed as they come (text deltas, tool use), the
+    run's ``AgentResult`` taken from the last event, which holds it under ``result``."""
+    result: Any = None
+    async for event in agent.stream_async(prompt, **kwargs):
+        if "result" in event:
+            result = event["result"]
+    if result is None:
+        raise SystemExit("stream_async ended without an AgentResult event")
+    return result

@@ -351,10 +351,14 @@ def parse_model_response(value: Any) -> list[Message] | None:
     Responses (``output`` items), Anthropic (``{role, content: [blocks], stop_reason}``),
     Gemini (``candidates``), Bedrock Converse (``{output: {message}, stopReason}``) and ADK's
     ``LlmResponse`` (``{content: {role, parts}, finish_reason}``). The finish reason travels
-    on the message (``finish_reason``)."""
+    on the message (``finish_reason``). A list of such bodies (the OpenAI Agents SDK's
+    generation output when the model call streamed: ``[response.model_dump()]``, the response
+    it assembled from the chunks, where an unstreamed call has ``[message.model_dump()]``) is
+    the messages of each body."""
     value = parse_json(value)
     if isinstance(value, list):
-        return _item_messages(value, output=True) or None
+        bodies = parse_response_bodies(value)
+        return bodies if bodies is not None else _item_messages(value, output=True) or None
     if not isinstance(value, dict):
         return None
     if "choices" in value:
@@ -378,6 +382,26 @@ def parse_model_response(value: Any) -> list[Message] | None:
 
 
 _FINISH_KEYS = ("finish_reason", "finishReason", "stop_reason", "stopReason")
+_RESPONSE_OBJECTS = frozenset({"response", "chat.completion"})
+
+
+def parse_response_bodies(value: Any) -> list[Message] | None:
+    """A list of whole OpenAI response bodies (``object`` ``response`` or ``chat.completion``)
+    as the messages of each, else ``None``: the OpenAI Agents SDK records a streamed model
+    call's output as ``[response.model_dump()]``, the response it assembled from the chunks
+    (an unstreamed call's is ``[message.model_dump()]``, which a message parser reads). Tried
+    before such a parser, which would read a body as an empty message."""
+    value = parse_json(value)
+    if not isinstance(value, list) or not value or not all(map(_is_response_body, value)):
+        return None
+    bodies = [parse_model_response(v) or [] for v in value]
+    return [m for messages in bodies for m in messages] or None
+
+
+def _is_response_body(value: Any) -> bool:
+    """Whether ``value`` is a whole OpenAI response body (``object`` ``response`` or
+    ``chat.completion``), not a message or an output item, which name no such object."""
+    return isinstance(value, dict) and value.get("object") in _RESPONSE_OBJECTS
 
 
 def _response_message(content: Any, holder: dict[str, Any]) -> Message:
@@ -435,6 +459,7 @@ PARSERS: Mapping[str, Parser] = {
     "openai_request_messages": parse_openai_request_messages,
     "model_request": parse_model_request,
     "model_response": parse_model_response,
+    "response_bodies": parse_response_bodies,
     "block_value": parse_block_value,
     "envelope_content": parse_envelope_content,
 }
