@@ -306,6 +306,31 @@ def test_call_failures_ask_about_capture_only_when_the_result_says_failed() -> N
                     assert got == _plain_failure(step, pattern), (result, redacted, pattern)
 
 
+# ---- findings --------------------------------------------------------------------------------
+
+
+def test_finding_shortcuts_build_what_the_dataclass_builds() -> None:
+    """``Finding.ok``/``fail``/``missing`` pass each keyword to its field, and a finding made
+    without ``details`` gets a dict of its own, as the field's default factory gives."""
+    makers = {"pass": Finding.ok, "fail": Finding.fail, "missing": Finding.missing}
+    options: list[dict[str, Any]] = [
+        {},
+        {"details": {"a": 1}},
+        {"span_ids": ("s1", "s2"), "step_indexes": (3, 4)},
+        {"used": 2, "breach": "rule", "unseen": True},
+        {"details": {}, "span_ids": ("s",), "used": 1, "unseen": False},
+    ]
+    for status, make in makers.items():
+        for kw in options:
+            assert make("m", **kw) == Finding(status, "m", **kw)  # type: ignore[arg-type]
+        first, second = make("m"), make("m")
+        assert first.details == {} and first.details is not second.details
+    with pytest.raises(TypeError):
+        Finding.ok("m", {"a": 1})  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        Finding.fail("m", why="no such field")  # type: ignore[call-arg]
+
+
 # ---- the evaluator's fail-closed rules and outcome table --------------------------------------
 
 

@@ -142,17 +142,59 @@ class Finding:
     on a fragment of a run), as it does any pass of a check that needs every span (unless
     coverage is relaxed)."""
 
-    @classmethod
-    def ok(cls, message: str, **kw: Any) -> Finding:
-        return cls("pass", message, **kw)
+    # ``ok``, ``fail`` and ``missing`` name their keywords and build the finding positionally:
+    # every check returns one, and forwarding ``**kw`` cost as much as the dataclass itself.
 
     @classmethod
-    def fail(cls, message: str, **kw: Any) -> Finding:
-        return cls("fail", message, **kw)
+    def ok(
+        cls,
+        message: str,
+        *,
+        details: dict[str, Any] | None = None,
+        span_ids: tuple[str, ...] = (),
+        step_indexes: tuple[int, ...] = (),
+        used: int = 0,
+        breach: Literal["budget", "rule"] = "budget",
+        unseen: bool = False,
+    ) -> Finding:
+        """A pass (``details`` defaults to a new empty dict, as the field does)."""
+        if details is None:
+            details = {}
+        return cls("pass", message, details, span_ids, step_indexes, used, breach, unseen)
 
     @classmethod
-    def missing(cls, message: str, **kw: Any) -> Finding:
-        return cls("missing", message, **kw)
+    def fail(
+        cls,
+        message: str,
+        *,
+        details: dict[str, Any] | None = None,
+        span_ids: tuple[str, ...] = (),
+        step_indexes: tuple[int, ...] = (),
+        used: int = 0,
+        breach: Literal["budget", "rule"] = "budget",
+        unseen: bool = False,
+    ) -> Finding:
+        """A failure (what ``breach`` it is: see the class)."""
+        if details is None:
+            details = {}
+        return cls("fail", message, details, span_ids, step_indexes, used, breach, unseen)
+
+    @classmethod
+    def missing(
+        cls,
+        message: str,
+        *,
+        details: dict[str, Any] | None = None,
+        span_ids: tuple[str, ...] = (),
+        step_indexes: tuple[int, ...] = (),
+        used: int = 0,
+        breach: Literal["budget", "rule"] = "budget",
+        unseen: bool = False,
+    ) -> Finding:
+        """Missing evidence (the message names what and where)."""
+        if details is None:
+            details = {}
+        return cls("missing", message, details, span_ids, step_indexes, used, breach, unseen)
 
 
 class GradeContext:
