@@ -52,6 +52,22 @@ def _coverage(t: Trajectory) -> str:
     return line
 
 
+_LIMIT_NOTES = (
+    ("values_cut_at", "values cut at {} chars"),
+    ("attributes_dropped", "span dropped {} attributes"),
+    ("events_dropped", "span dropped {} events"),
+)
+"""What an SDK's span limits took from a step (``mapping/_limits.py``), as ``inspect`` notes."""
+
+
+def _limit_notes(step: Step) -> list[str]:
+    """Why content of ``step`` is missing when SDK limits took it: a cut length, or how many
+    attributes or events its span lost."""
+    return [
+        text.format(step.attributes[key]) for key, text in _LIMIT_NOTES if key in step.attributes
+    ]
+
+
 def render_trajectory(t: Trajectory) -> str:
     """The text block ``inspect`` prints for one trace."""
     lines = [
@@ -66,6 +82,7 @@ def render_trajectory(t: Trajectory) -> str:
             notes.append("from model messages")
         if s.redacted:
             notes.append("redacted: " + ",".join(s.redacted))
+        notes.extend(_limit_notes(s))
         if s.kind in ("file_edit",) and s.path:
             notes.append(s.path)
         if s.kind == "command" and s.command:

@@ -333,3 +333,18 @@ def test_java_overwrites_counted_as_drops_are_no_loss() -> None:
     most = max(len(s.attributes) for s in trace.spans)
     assert lost and set(lost) < set(reporting)
     assert all(len(reporting[span_id].attributes) == most for span_id in lost)
+
+
+def test_inspect_says_what_the_limits_took() -> None:
+    """``inspect`` names why a step's content is missing: the cut length, the attributes its
+    span lost."""
+    from otel_oracles.cli.inspect_cmd import render_trajectory
+    from otel_oracles.mapping import map_trace
+    from otel_oracles.pipeline import read_traces
+
+    problems: list[Any] = []
+    path = LIMITS / "openinference-openai-agents-limits" / "e_fabricated_citation.otlp.json"
+    (trace,) = read_traces([str(path)], problems)
+    text = render_trajectory(map_trace(trace, matrix.conventions()))
+    assert "values cut at 60 chars" in text
+    assert "span dropped 3 attributes" in text
