@@ -227,6 +227,7 @@ TOOL_SPANS = (
     "strands-openinference",
     "strands-latest",
     "google-adk",
+    "google-adk-stream",
     "google-adk-events",
     "google-adk-legacy",
     "google-adk-legacy-latest",

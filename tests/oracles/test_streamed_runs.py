@@ -5,10 +5,11 @@ Chat products stream: the framework sends the model's tokens on as they come, an
 instrumentation records a call from what the stream assembled. The same scripted runs were
 captured both ways (``tools/capture_traces/README.md``, "Streaming"), so the truth of each pair
 is the same: every streamed run must map to the same model calls, tool requests, tool calls
-and answer as its unstreamed twin. Where the stream carries no usage (``ChatOpenAI`` streams
-without ``stream_usage``, the OpenAI Agents SDK's chat-completions model without
-``include_usage``), a token budget is missing evidence, never a pass, also where the
-instrumentation wrote the missing usage as zeros.
+and answer as its unstreamed twin (Google ADK's SSE mode records each partial chunk of a call
+as an output message before the one they add up to: ``streamed_partials``). Where the stream
+carries no usage (``ChatOpenAI`` streams without ``stream_usage``, the OpenAI Agents SDK's
+chat-completions model without ``include_usage``), a token budget is missing evidence, never a
+pass, also where the instrumentation wrote the missing usage as zeros.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from otel_oracles.pipeline import grade_trace, read_traces
 from tests.support.one_check import TRACES, one_check_contract
 
 USAGE_RECORDED = {
+    "google-adk-stream": True,
     "langgraph-openinference-stream": False,
     "openinference-openai-agents-stream": False,
     "logfire-openai-agents-stream": False,
@@ -37,7 +39,7 @@ token usage: LangChain's ``ChatOpenAI`` asks for the usage chunk only with ``str
 (off by default on a ``base_url`` of one's own) and the Agents SDK's chat-completions model
 only with ``ModelSettings(include_usage=True)`` (the SDK then fills the call's usage with
 zeros, which Logfire writes as ``gen_ai.usage.*`` 0: no usage, not a call that cost nothing);
-pydantic-ai and Strands always ask for it (``stream_options.include_usage``)."""
+pydantic-ai, Strands and ADK's LiteLLM model have it (``stream_options.include_usage``)."""
 
 SCENARIOS = ("a_happy", "b_tool_retry", "d_forbidden_tool", "e_fabricated_citation", "g_handoff")
 

@@ -3440,6 +3440,8 @@ STREAMED = {
                                   "agent's too), its output consumed as it comes"),
     "strands": ("openai", "`Agent.stream_async` with `OpenAIModel`'s default `stream=True` "
                 "(its events consumed as they come)"),
+    "google-adk": ("openai", "`RunConfig(streaming_mode=StreamingMode.SSE)` (ADK's chat-UI "
+                   "mode; partial events consumed as they come), LiteLLM streaming the calls"),
     "langgraph-openinference": ("openai", "`graph.stream(..., stream_mode=[\"messages\", "
                                 "\"values\"])` (LangGraph's messages mode makes `ChatOpenAI` "
                                 "stream with its default settings; tokens consumed as they come, "

@@ -61,9 +61,12 @@ def run(
     logger_provider: Any,
     tools: Tools,
     executed: list[str],
+    stream: bool = False,
 ) -> None:
     """One traced run; appends each executed scenario tool to ``executed`` and fails when
-    the run's answer is not the scripted one."""
+    the run's answer is not the scripted one. With ``stream`` (``google-adk-stream``) the
+    run streams as ADK's web server does for a chat UI: ``RunConfig(streaming_mode=SSE)``,
+    every model call a streamed completion, partial events consumed as they come."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no download at import
     from fake_openai import FakeOpenAI, call_order
     from google.adk.agents import LlmAgent
@@ -147,7 +150,7 @@ def run(
                 output_schema=answer_type() if scenario.structured else None,
             )  # fmt: skip
         runner = InMemoryRunner(agent=agent, app_name="capture")
-        answer, author = asyncio.run(_run(runner, scenario, types))
+        answer, author = asyncio.run(_run(runner, scenario, types, stream))
     final = scripted.turns[-1]
     if not scripted.answered_as_scripted(answer):
         raise SystemExit(f"{scenario.name}: answer {answer!r} != scripted {final!r}")
@@ -171,15 +174,21 @@ def run_openinference(
     run(scenario, tracer_provider, logger_provider, tools, executed)
 
 
-async def _run(runner: Any, scenario: Scenario, types: Any) -> tuple[str | None, str | None]:
+async def _run(
+    runner: Any, scenario: Scenario, types: Any, stream: bool = False
+) -> tuple[str | None, str | None]:
     """The whole conversation, one invocation per user message in the same session (ADK's
-    session keeps the history); returns the last final response's text and its agent."""
-    from google.adk.agents.run_config import RunConfig
+    session keeps the history); returns the last final response's text and its agent
+    (partial events of a streamed run are never final responses)."""
+    from google.adk.agents.run_config import RunConfig, StreamingMode
 
     session = await runner.session_service.create_session(app_name="capture", user_id="user")
     # q_turn_limit: ADK's own limit on model calls per invocation; the next call raises
     # LlmCallsLimitExceededError instead of being made.
-    limit = RunConfig(max_llm_calls=scenario.turn_limit) if scenario.turn_limit else None
+    settings: dict[str, Any] = {"streaming_mode": StreamingMode.SSE} if stream else {}
+    if scenario.turn_limit:
+        settings["max_llm_calls"] = scenario.turn_limit
+    limit = RunConfig(**settings) if settings else None
     answer = author = None
     for prompt in scenario.prompts:
         message = types.Content(role="user", parts=[types.Part(text=prompt)])

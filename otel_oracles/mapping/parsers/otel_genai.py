@@ -221,8 +221,27 @@ def parse_assistant_text(value: Any) -> list[Message] | None:
     return [{"role": "assistant", "parts": [text_part(value)]}]
 
 
+def parse_streamed_partials(value: Any) -> Any:
+    """A model call's output messages without the partial chunks of a stream that its last
+    message assembles: when every message but the last has an empty finish reason (``""``,
+    a chunk the stream had not finished) and the last has one, the last alone. Google ADK
+    with ``StreamingMode.SSE`` records every partial event of the call as an output message
+    (a tool call first without its arguments, text 16 characters at a time) before the
+    aggregated one; read whole, one requested call would count as several and the text as
+    twice the answer. Anything else is returned unchanged."""
+    if not isinstance(value, list) or len(value) < 2:
+        return value
+    *partials, last = value
+    if not isinstance(last, dict) or not last.get("finish_reason"):
+        return value
+    if all(isinstance(m, dict) and m.get("finish_reason") == "" for m in partials):
+        return [last]
+    return value
+
+
 PARSERS: Mapping[str, Parser] = {
     "genai_messages": parse_genai_messages,
+    "streamed_partials": parse_streamed_partials,
     "assistant_text": parse_assistant_text,
     "genai_parts_as_system": parse_genai_parts_as_system,
     "genai_documents": parse_genai_documents,
