@@ -77,6 +77,16 @@ class CompiledRule:
     ``_mapper``); -1 when the rule has none."""
     result_attrs: tuple[str, ...] = ()
     """The plain attributes the ``result`` field is read from, in order (``_null_result``)."""
+    source_attrs: tuple[str, ...] = ()
+    """Every attribute a field is read from (``attr``, ``attrs``), once each: with
+    ``source_prefixes`` and ``source_events``, where the rule reads a span (``_limits``
+    looks there for values an SDK limit cut). Set by ``compile_set``, since the sources are
+    the rule's and the same for every span."""
+    source_prefixes: tuple[str, ...] = ()
+    """Prefixes of flattened attributes a field is read from (``attr_prefix``)."""
+    source_events: tuple[tuple[frozenset[str], str | None], ...] = ()
+    """Span events a field is read from (log records left out): the event names and the
+    attribute read, ``None`` for all of them."""
     outcome_reads: tuple[tuple[str, bool], ...] = ()
     """The ``outcome`` field as the read plan holds it: per run of consecutive sources that
     read an undeclared value alike (``Source.undeclared_unknown``), the plan field's name and
@@ -278,6 +288,27 @@ def _resolved_fields(
     return {**inherited, **rule.fields}
 
 
+def _set_sources(rule: CompiledRule) -> None:
+    """Fill ``rule``'s ``source_*`` fields from its field sources, as written."""
+    keys: list[str] = []
+    prefixes: list[str] = []
+    events: list[tuple[frozenset[str], str | None]] = []
+    for field_sources in rule.fields.values():
+        for source in field_sources:
+            if source.event is not None:
+                if not source.body:
+                    events.append((frozenset(source.event), source.attr))
+            elif source.attr is not None:
+                keys.append(source.attr)
+            elif source.attrs:
+                keys.extend(source.attrs)
+            elif source.attr_prefix is not None:
+                prefixes.append(source.attr_prefix)
+    rule.source_attrs = tuple(dict.fromkeys(keys))
+    rule.source_prefixes = tuple(dict.fromkeys(prefixes))
+    rule.source_events = tuple(dict.fromkeys(events))
+
+
 def compile_set(conventions: ConventionSet) -> CompiledSet:
     rules: list[CompiledRule] = []
     placeholders: set[str] = set()
@@ -332,6 +363,7 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
         compiled_rule.result_attrs = tuple(
             s.attr for s in now.get("result", ()) if s.attr is not None and s.event is None
         )
+        _set_sources(compiled_rule)
     frozen_placeholders = frozenset(placeholders)
     reader = FieldReader(plans, frozen_placeholders, _parser_failed)
     control_flow = frozenset(

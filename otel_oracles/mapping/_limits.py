@@ -148,65 +148,37 @@ def cut_length(drafts: Iterable[_Draft]) -> int | None:
     """The trace's cut length (see the module docstring), or ``None`` when it shows none.
 
     Read from the values, as recorded, of the attributes the drafts' rules name as sources
-    of their fields (``_Sources``): a limit cuts attribute values, and these are the ones the
+    of their fields (``_source_values``): a limit cuts attribute values, and these are the ones the
     mapping reads (decoders convert values lazily: it converts none that no rule asks for);
     a cut JSON value its parser could not read (the AI SDK's prompt, cut mid-way) is in no
     field, yet shows the cut."""
     longest = _Longest()
-    sources: dict[int, _Sources] = {}  # per rule of this trace's drafts
     for draft in drafts:
         span = draft.span
         if span is None or draft.synthesized:
             continue
-        rule = draft.rule
-        read = sources.get(id(rule))
-        if read is None:
-            read = sources[id(rule)] = _Sources(rule)
-        longest.see_values(read.values(span))
+        longest.see_values(_source_values(draft.rule, span))
     return longest.cut()
 
 
-class _Sources:
-    """Where a rule reads its fields from a span: attributes (``attr``, ``attrs``), flattened
-    attributes under a prefix (``attr_prefix``) and span events' attributes (``event``, one
-    ``attr`` of it or all). Log records (bodies, and log-based events) are left out: the
+def _source_values(rule: CompiledRule, span: SpanRecord) -> list[Any]:
+    """The values of ``span`` the rule reads its fields from (``CompiledRule.source_attrs``,
+    ``source_prefixes``, ``source_events``): attributes, flattened attributes under a prefix
+    and span events' attributes. Log records (bodies, and log-based events) are left out: the
     span limits do not cut them."""
-
-    __slots__ = ("events", "keys", "prefixes")
-
-    def __init__(self, rule: CompiledRule) -> None:
-        keys: list[str] = []
-        prefixes: list[str] = []
-        events: list[tuple[frozenset[str], str | None]] = []
-        for field_sources in rule.fields.values():
-            for source in field_sources:
-                if source.event is not None:
-                    if not source.body:
-                        events.append((frozenset(source.event), source.attr))
-                elif source.attr is not None:
-                    keys.append(source.attr)
-                elif source.attrs:
-                    keys.extend(source.attrs)
-                elif source.attr_prefix is not None:
-                    prefixes.append(source.attr_prefix)
-        self.keys = tuple(dict.fromkeys(keys))
-        self.prefixes = tuple(dict.fromkeys(prefixes))
-        self.events = tuple(dict.fromkeys(events))
-
-    def values(self, span: SpanRecord) -> list[Any]:
-        attributes = span.attributes
-        values = [attributes.get(key) for key in self.keys]
-        if self.prefixes:
-            prefixes = self.prefixes
-            values.extend([attributes[key] for key in attributes if key.startswith(prefixes)])
-        for names, key in self.events:
-            for event in span.events:
-                if event.name in names and not event.from_log:
-                    if key is None:  # the whole event is the source
-                        values.extend(event.attributes.values())
-                    else:
-                        values.append(event.attributes.get(key))
-        return values
+    attributes = span.attributes
+    values = [attributes.get(key) for key in rule.source_attrs]
+    prefixes = rule.source_prefixes
+    if prefixes:
+        values.extend([attributes[key] for key in attributes if key.startswith(prefixes)])
+    for names, key in rule.source_events:
+        for event in span.events:
+            if event.name in names and not event.from_log:
+                if key is None:  # the whole event is the source
+                    values.extend(event.attributes.values())
+                else:
+                    values.append(event.attributes.get(key))
+    return values
 
 
 class _Longest:
