@@ -77,11 +77,12 @@ class CompiledRule:
     ``_mapper``); -1 when the rule has none."""
     result_attrs: tuple[str, ...] = ()
     """The plain attributes the ``result`` field is read from, in order (``_null_result``)."""
-    source_attrs: tuple[str, ...] = ()
-    """Every attribute a field is read from (``attr``, ``attrs``), once each: with
-    ``source_prefixes`` and ``source_events``, where the rule reads a span (``_limits``
-    looks there for values an SDK limit cut). Set by ``compile_set``, since the sources are
-    the rule's and the same for every span."""
+    source_attrs: frozenset[str] = frozenset()
+    """Every attribute a field is read from (``attr``, ``attrs``): with ``source_prefixes``
+    and ``source_events``, where the rule reads a span (``_limits`` looks there for values an
+    SDK limit cut). Set by ``compile_set``, since the sources are the rule's and the same for
+    every span; a set, since a span holds a few of the many spellings a rule reads
+    (``extends`` gathers them) and its attributes are tested against it."""
     source_prefixes: tuple[str, ...] = ()
     """Prefixes of flattened attributes a field is read from (``attr_prefix``)."""
     source_events: tuple[tuple[frozenset[str], str | None], ...] = ()
@@ -304,7 +305,7 @@ def _set_sources(rule: CompiledRule) -> None:
                 keys.extend(source.attrs)
             elif source.attr_prefix is not None:
                 prefixes.append(source.attr_prefix)
-    rule.source_attrs = tuple(dict.fromkeys(keys))
+    rule.source_attrs = frozenset(keys)
     rule.source_prefixes = tuple(dict.fromkeys(prefixes))
     rule.source_events = tuple(dict.fromkeys(events))
 

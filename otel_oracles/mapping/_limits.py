@@ -166,11 +166,16 @@ def _source_values(rule: CompiledRule, span: SpanRecord) -> list[Any]:
     ``source_prefixes``, ``source_events``): attributes, flattened attributes under a prefix
     and span events' attributes. Log records (bodies, and log-based events) are left out: the
     span limits do not cut them."""
+    keys, prefixes = rule.source_attrs, rule.source_prefixes
+    # The span's keys tested against the rule's sources, not each source looked up: a span
+    # holds a few of the many spellings a rule reads. Only the values read are touched (a
+    # decoder may convert them lazily). Order and repeats do not matter to ``_Longest`` (a
+    # maximum and a set of texts).
     attributes = span.attributes
-    values = [attributes.get(key) for key in rule.source_attrs]
-    prefixes = rule.source_prefixes
     if prefixes:
-        values.extend([attributes[key] for key in attributes if key.startswith(prefixes)])
+        values = [attributes[key] for key in attributes if key in keys or key.startswith(prefixes)]
+    else:
+        values = [attributes[key] for key in attributes if key in keys]
     for names, key in rule.source_events:
         for event in span.events:
             if event.name in names and not event.from_log:
