@@ -260,6 +260,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "openllmetry-js",
         "haystack-native",
         "ag2-native",
+        "ag2-openinference",
         "autogen-native",
         "langtrace-dspy",
         "spring-ai",
@@ -390,6 +391,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "openllmetry-js",
         "haystack-native",
         "ag2-native",
+        "ag2-openinference",
         "autogen-native",
         "spring-ai",
         "spring-ai-2",
@@ -489,11 +491,13 @@ ARGUMENTS_WITHOUT_CONTENT = frozenset(
         "claude-agent-sdk",
         "claude-agent-sdk-mcp",
         "edot-openai",
+        "ag2-openinference",
     }
 )
 """Sources whose tracer records tool arguments whatever its content switch (OpenLLMetry's
 LlamaIndex ``tool.arguments``, the Claude Agent SDK's ``tool.parameters``, the EDOT OpenAI
-instrumentation's ``gen_ai.assistant.message`` / ``gen_ai.choice`` tool calls):
+instrumentation's ``gen_ai.assistant.message`` / ``gen_ai.choice`` tool calls, OpenInference's AG2
+``tool_call.function.arguments``):
 with content off the arguments are there, results are not."""
 
 OPENLIT_CHAT_REQUESTS = frozenset(

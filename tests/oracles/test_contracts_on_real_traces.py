@@ -281,6 +281,7 @@ TOOL_SPANS = (
     "openllmetry-js",
     "haystack-native",
     "ag2-native",
+    "ag2-openinference",
     "autogen-native",
     "openinference-mcp",
     "agentops-crewai",
@@ -401,10 +402,12 @@ ARGUMENTS_WITHOUT_CONTENT = (
     "claude-agent-sdk-mcp",
     "edot-openai",
     "pipecat-openinference",
+    "ag2-openinference",
 )
 """The tracer records tool arguments whatever its content switch: with content off the checks
 that read arguments only (the coding checks replay the file edits and commands) keep their
-content-on outcome; those that read results or the answer do not (ADK for Go and OpenInference's
+content-on outcome (OpenInference's AG2 instrumentor writes ``tool_call.function.arguments``
+unmasked); those that read results or the answer do not (ADK for Go and OpenInference's
 Pipecat instrumentation keep the tool results too, but their switches hide the model's
 messages, so the answer is missing)."""
 ARGUMENT_CHECKS = {"coding-agent": CONTENT_CHECKS["coding-agent"]}
@@ -532,6 +535,7 @@ PARALLEL_RUN_IN_TURN = (
     "llamaindex-otel-genai",  # asyncio runs the two calls; too quick to overlap this time
     "smolagents-openinference",
     "ag2-native",
+    "ag2-openinference",  # one executor reply runs a turn's calls one by one
     "autogen-native",
     "adk-go",
     "traceloop-sdk-latest",  # the app's own loop runs a turn's calls one by one

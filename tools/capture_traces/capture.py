@@ -1502,6 +1502,28 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
     },
+    "ag2-openinference": {
+        "what": "the openlit-ag2 agents on AG2 Classic (the autogen package of AG2 0.x: an LLM "
+        "ConversableAgent with an OpenAI config on the fake server and a tool executor agent "
+        "running its register_function tools; the research agent's chat run from the triage "
+        "agent's task_research_agent tool for g_handoff) traced by "
+        "openinference-instrumentation-ag2 (AGENT spans per initiate_chat and generate_reply, "
+        "TOOL spans per execute_function) with openinference-instrumentation-openai for the "
+        "model calls, which the AG2 instrumentor does not record",
+        "packages": ["ag2", "openai", "openinference-instrumentation-ag2",
+                     "openinference-instrumentation-openai"],
+        "driver": "fw_ag2:run_openinference",
+        "tool_spans": True,
+        "handoff_via": "a tool running the research agent's chat (`task_research_agent "
+        "{\"objective\": ...}`)",
+        "notes": ["**Tool failures:** the tool raises; AG2 catches it, hands the model "
+                  "`Error: ...` as the tool result and reports the call failed, so the TOOL "
+                  "span ends with status ERROR.",
+                  "**Content off:** `OPENINFERENCE_HIDE_*=true` (both instrumentors' "
+                  "`TraceConfig`)."],
+        "on": {},
+        "off": OPENINFERENCE_HIDDEN,
+    },
     "openlit-haystack": {
         "what": "the haystack-openinference agents (Agent component, OpenAIChatGenerator on the "
         "fake server, @tool tools; the research agent as a ComponentTool for g_handoff) inside "

@@ -108,6 +108,27 @@ def run(
         raise SystemExit(f"{scenario.name}: answer {answer!r} != scripted {final!r}")
 
 
+def run_openinference(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """The AG2 Classic agents of ``run_classic`` (the ``ag2-openinference`` source) traced by
+    ``openinference-instrumentation-ag2``, which wraps ``ConversableAgent``: an AGENT span per
+    ``initiate_chat`` and per ``generate_reply``, a TOOL span per ``execute_function`` (ERROR
+    when AG2 reports the call failed). It records no model call, so OpenInference's OpenAI
+    instrumentor records the requests, as Arize's AG2 guide pairs them. Content off is
+    ``OPENINFERENCE_HIDE_*``, read by both instrumentors' ``TraceConfig``."""
+    from openinference.instrumentation.ag2 import AG2Instrumentor
+    from openinference.instrumentation.openai import OpenAIInstrumentor
+
+    AG2Instrumentor().instrument(tracer_provider=tracer_provider)
+    OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
+    run_classic(scenario, tools, executed)
+
+
 def run_classic(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
     """The same agents on AG2 Classic, the ``autogen`` package AG2 0.x ships (the API OpenLIT's
     ag2 instrumentor wraps: ``ConversableAgent``), untraced by AG2 itself. Each agent is an

@@ -51,6 +51,7 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "otel_oracles.mapping.parsers.langtrace",
     "otel_oracles.mapping.parsers.openlit",
     "otel_oracles.mapping.parsers.autogen",
+    "otel_oracles.mapping.parsers.ag2",
 )
 """Modules holding built-in parsers, each with a ``PARSERS`` mapping."""
 
