@@ -50,6 +50,17 @@ def test_one_call_without_arguments_or_ids_keeps_its_name_only() -> None:
     assert calls({NAME: "search_docs"}) == [(None, "search_docs", "-")]
 
 
+def test_one_call_whose_arguments_were_cut_keeps_its_name_and_id() -> None:
+    """An SDK's value length limit cut the argument text inside its JSON: one named call
+    (the names count one), arguments unknown, never a turn of unknown tools."""
+    cut = '{"path": "calc.py", "content": "def add(a, b):\n    return a'
+    assert calls({NAME: "write_file", ID: "call_0_0", LC_ARGS: cut}) == [
+        ("call_0_0", "write_file", "-")
+    ]
+    # Two names cannot be counted by a cut text.
+    assert calls({NAME: "search_docs, delete_records", ARGS: '{"q": 1}, {"t'}) is None
+
+
 @pytest.mark.parametrize(
     "values",
     [

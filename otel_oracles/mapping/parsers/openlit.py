@@ -12,9 +12,10 @@ entries, and OpenLIT drops empty entries, which shifts the others. So the calls 
 when the fields agree (DESIGN section 8: fail closed where the data cannot show what
 happened): the argument texts, JSON values that delimit themselves, count the calls; names
 (and ids, when written) must split into exactly that many entries. A turn whose argument texts
-are missing is read only when it holds one call (a name with no separator at all); argument
-texts that are not such JSON values, or fields that disagree, are no value: the turn stays a
-call of unknown tools.
+are missing, or start as JSON but are no such values (an SDK's value length limit cut them
+short), is read only when it holds one call (a name with no separator at all), its arguments
+unknown; argument texts that are no JSON, or fields that disagree, are no value: the turn stays
+a call of unknown tools.
 """
 
 from __future__ import annotations
@@ -92,10 +93,12 @@ def parse_openlit_tool_calls(values: Any) -> list[Message] | None:
     texts = [text for key in ARGUMENT_KEYS if (text := _text(values, key)) is not None]
     if texts:
         arguments = split_json_values(texts[0])
-        if arguments is None or len(arguments) != len(names):
-            return None  # the argument texts cannot count the calls
-    elif len(names) > 1:
-        return None  # nothing to check the names' count against
+        if arguments is None and not texts[0].startswith(("{", "[")):
+            return None  # no JSON: the argument texts cannot count the calls
+        if arguments is not None and len(arguments) != len(names):
+            return None  # the argument texts count other calls than the names
+    if arguments is None and len(names) > 1:
+        return None  # nothing (left) to check the names' count against
     ids_text = _text(values, ID_KEY)
     ids: list[str | None] = [None] * len(names)
     if ids_text is not None:
