@@ -591,10 +591,11 @@ def _final_answer_calls(ev: Evidence) -> list[Step]:
     type, known by what its span records), and calls no span ran whose arguments are an
     agent's structured answer (``_structured_answers``: LangChain's ``create_agent`` tool
     strategy answers its output tool's call inside the agent, so the call is seen only in
-    the model's request, and the run's output state holds those arguments as its answer),
-    in answer order."""
+    the model's request, and the run's output state holds those arguments as its answer;
+    ``_structured_objects``: Instructor's forced function call, whose arguments its
+    ``instructor.create`` span returned as the validated object), in answer order."""
     names = ev.trajectory.final_answer_tools
-    delivered = _structured_answers(ev.groups.agents)
+    delivered = _structured_answers(ev.groups.agents) + _structured_objects(ev.trajectory)
     calls = [
         s
         for s in ev.groups.calls
@@ -613,6 +614,23 @@ def _structured_answers(agents: Sequence[Step]) -> list[dict[str, Any]]:
     for agent in agents:
         answer = agent.attributes.get("structured_output")
         if agent.status != "error" and isinstance(answer, dict):
+            found.append(answer)
+    return found
+
+
+def _structured_objects(t: Trajectory) -> list[dict[str, Any]]:
+    """The structured objects steps other than agent runs returned (``other`` steps whose
+    convention reads ``structured_output``: Instructor's ``instructor.create`` with a
+    response model). Such an object is no run's answer on its own (an application may
+    validate many); a model's request that no span ran whose arguments are exactly the
+    object is the call that delivered it (a structured-output function forced on the model),
+    and so a final-answer call (``_final_answer_calls``)."""
+    found = []
+    for step in t.steps:
+        if step.kind is not StepKind.OTHER or step.status == "error":
+            continue
+        answer = step.attributes.get("structured_output")
+        if isinstance(answer, dict):
             found.append(answer)
     return found
 

@@ -58,6 +58,7 @@ EXPECTED_FILES = {
     "pipecat",
     "github-copilot",
     "opencode",
+    "instructor",
 }  # fmt: skip
 
 

@@ -93,6 +93,14 @@ answer, and the requested call whose arguments it is, the answer's delivery (a f
 call, no work). Content off hides both: the request stays one more call, unnamed, outcome
 unknown, and the answer is missing."""
 
+OUTPUT_TOOL_CARRIED_IN_SPAN = frozenset({"instructor-openinference"})
+"""``r_structured_*`` under Instructor (``TOOLS`` mode): the model was forced to call a
+function named after the user's type (``SupportAnswer``), which no span runs (Instructor
+validates its arguments itself), and the ``instructor.create`` span holds the validated object
+(``instructor.yaml``): the requested call whose arguments it is, is the answer's delivery (a
+final-answer call, no work). Content off hides both: the request stays one more call,
+unnamed, outcome unknown, and the answer is missing."""
+
 REJECTED_REQUEST_UNTIED = frozenset({"smolagents-openinference"})
 """``t_invalid_args`` with content on: smolagents refused the first search before any tool ran
 (``AgentToolCallError`` in the step), so no tool span records it, and its tool spans carry no
@@ -920,7 +928,7 @@ def scenario_tool_calls(
             assert step.synthesized and step.status == "unset" and step.result is None
             assert step.tool in ("search_docs", None), step.tool
         calls = calls[: len(scenario.calls)]
-    if scenario.structured and source in OUTPUT_TOOL_CARRIED_IN_STATE:
+    if scenario.structured and source in OUTPUT_TOOL_CARRIED_IN_STATE | OUTPUT_TOOL_CARRIED_IN_SPAN:
         extra = calls[len(scenario.calls) :]
         assert len(extra) <= (0 if content else 1), extra  # content off may hide the request
         for step in extra:  # requested by the last model call, run by no span: no outcome
