@@ -4305,6 +4305,10 @@ def expected_md(
             )
         elif scenario.model_fails_from is None:
             lines.append(f"- **Final answer:** '{final}'")
+            lines += [
+                f"- **Reasoning before model turn {n}** (not the answer): '{text}'"
+                for n, text in enumerate(scenario.reasoning, 1)
+            ]
             if scenario.model_retry:
                 by = SOURCES[source].get("model_retry_by", MODEL_RETRY_BY)
                 lines.append(

@@ -7,10 +7,14 @@ The real ``anthropic`` client and its real instrumentations run unchanged agains
 ground truth stays the script. A request with ``stream: true`` gets the same message as
 server-sent events (``stream_events``): text and ``tool_use`` input arrive in several deltas
 (``input_json_delta`` pieces of the arguments' JSON), the stop reason in ``message_delta``.
+A turn the scenario gives reasoning (``Scenario.reasoning``) starts with an extended-thinking
+``thinking`` block and its ``signature`` (streamed as ``thinking_delta`` pieces and one
+``signature_delta``), as the API answers with thinking enabled.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any
 
@@ -35,6 +39,10 @@ def message(scenario: Scenario, request: dict[str, Any]) -> dict[str, Any]:
             for j, (name, args) in enumerate(step)
         ]
         stop_reason = "tool_use"
+    reasoning = scenario.reasoning_of(turn)
+    if reasoning is not None:  # extended thinking: a signed ``thinking`` block comes first
+        content.insert(0, {"type": "thinking", "thinking": reasoning,
+                           "signature": signature(scenario, turn)})  # fmt: skip
     input_tokens = max(1, len(json.dumps([request.get("system"), messages])) // 4)
     output_tokens = max(1, len(json.dumps(content)) // 4)
     return {
@@ -54,6 +62,12 @@ def message(scenario: Scenario, request: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def signature(scenario: Scenario, turn: int) -> str:
+    """A stand-in for the opaque signature the API puts on a ``thinking`` block (base64 text
+    the client hands back unread): clients and instrumentations only carry it along."""
+    return base64.b64encode(f"sig:{scenario.name}:{turn}".encode()).decode()
+
+
 def stream_events(msg: dict[str, Any], chunk: int | None = None) -> bytes:
     """One Messages API response as the event stream the streaming API sends: the message
     without content, then each content block (its text, or a ``tool_use`` block's input as
@@ -68,6 +82,12 @@ def stream_events(msg: dict[str, Any], chunk: int | None = None) -> bytes:
         if block["type"] == "text":
             start: dict[str, Any] = {"type": "text", "text": ""}
             deltas = [{"type": "text_delta", "text": t} for t in pieces(block["text"], chunk)]
+        elif block["type"] == "thinking":  # the thinking text in deltas, then its signature
+            start = {"type": "thinking", "thinking": "", "signature": ""}
+            deltas = [
+                {"type": "thinking_delta", "thinking": t} for t in pieces(block["thinking"], chunk)
+            ]
+            deltas.append({"type": "signature_delta", "signature": block["signature"]})
         else:
             start = {**block, "input": {}}
             deltas = [

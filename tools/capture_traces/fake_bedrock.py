@@ -5,7 +5,10 @@ how many assistant messages the request already holds, as in ``fake_openai.py``)
 ``toolUse`` content blocks with ``stopReason: tool_use``, or as one ``text`` block with
 ``stopReason: end_turn``, with ``usage`` token counts. The real ``boto3`` client (pointed here
 with ``endpoint_url`` and dummy credentials; the SigV4 signature is not checked) and its real
-instrumentation run unchanged while the ground truth stays the script. Non-streaming only.
+instrumentation run unchanged while the ground truth stays the script. A turn the scenario
+gives reasoning (``Scenario.reasoning``) starts with a ``reasoningContent`` block (its
+``reasoningText`` text and signature), as Claude models on Bedrock answer with reasoning on.
+Non-streaming only.
 """
 
 from __future__ import annotations
@@ -35,6 +38,10 @@ def converse(scenario: Scenario, request: dict[str, Any]) -> dict[str, Any]:
             for j, (name, args) in enumerate(step)
         ]
         stop_reason = "tool_use"
+    reasoning = scenario.reasoning_of(turn)
+    if reasoning is not None:  # a ``reasoningContent`` block (text and signature) comes first
+        content.insert(0, {"reasoningContent": {"reasoningText": {
+            "text": reasoning, "signature": f"sig-{scenario.name}-{turn}"}}})  # fmt: skip
     input_tokens = max(1, len(json.dumps([request.get("system"), messages])) // 4)
     output_tokens = max(1, len(json.dumps(content)) // 4)
     return {

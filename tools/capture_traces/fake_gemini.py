@@ -7,11 +7,15 @@ for agents that each see the session in their own way); a tool-requesting turn a
 models, function calls carry no call id and ``finishReason`` is ``STOP`` in both cases;
 ``usageMetadata`` counts tokens. The real ``google-genai`` client and its real
 instrumentation run unchanged against it while the ground truth stays the script.
+A turn the scenario gives reasoning (``Scenario.reasoning``) starts with a thought summary,
+a ``text`` part marked ``thought: true`` (as with ``include_thoughts``), and its next part
+carries a ``thoughtSignature``; ``usageMetadata`` counts ``thoughtsTokenCount``.
 Non-streaming only.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Callable
 from typing import Any
@@ -36,6 +40,12 @@ def generate_content(
         parts = [{"text": step}]
     else:
         parts = [{"functionCall": {"name": name, "args": args}} for name, args in step]
+    reasoning = scenario.reasoning_of(turn)
+    thoughts: dict[str, int] = {}
+    if reasoning is not None:  # a thought summary part (``thought: true``) comes first
+        parts.insert(0, {"text": reasoning, "thought": True})
+        parts[1]["thoughtSignature"] = base64.b64encode(f"sig:{turn}".encode()).decode()
+        thoughts = {"thoughtsTokenCount": max(1, len(reasoning) // 4)}
     prompt_tokens = max(1, len(json.dumps([request.get("systemInstruction"), contents])) // 4)
     output_tokens = max(1, len(json.dumps(parts)) // 4)
     return {
@@ -46,6 +56,7 @@ def generate_content(
             "promptTokenCount": prompt_tokens,
             "candidatesTokenCount": output_tokens,
             "totalTokenCount": prompt_tokens + output_tokens,
+            **thoughts,
         },
         "modelVersion": MODEL,
         "responseId": f"resp_{scenario.name}_{turn}",

@@ -3,7 +3,10 @@
 The model's answer at each call is the scenario's next turn, chosen by how many assistant
 messages the request already holds, so a real client library and its real instrumentation
 run unchanged while the ground truth stays known. A request with ``stream: true`` gets the
-same answer as ``chat.completion.chunk`` server-sent events (``stream_chunks``).
+same answer as ``chat.completion.chunk`` server-sent events (``stream_chunks``). A turn the
+scenario gives reasoning (``Scenario.reasoning``) carries it as the message's
+``reasoning_content`` (the field DeepSeek, vLLM and LiteLLM use; the openai client keeps it as
+an extra field), streamed as ``reasoning_content`` deltas before the content.
 """
 
 from __future__ import annotations
@@ -32,6 +35,9 @@ def completion(
     if asks_for_the_type(scenario, request):
         step = scenario.turns[-1]  # a request for the structured answer alone
     message: dict[str, Any] = {"role": "assistant", "content": None}
+    reasoning = scenario.reasoning_of(turn)
+    if reasoning is not None:  # DeepSeek / vLLM / LiteLLM style: a field beside the content
+        message["reasoning_content"] = reasoning
     output = output_tool(scenario, request.get("tools"))
     if isinstance(step, str) and output is not None:  # the answer through the output tool
         step = [(output, json.loads(step))]
@@ -116,6 +122,8 @@ def stream_chunks(answer: dict[str, Any], include_usage: bool) -> bytes:
         return sse(body)
 
     out = [chunk({"role": "assistant", "content": "" if message["content"] else None})]
+    if message.get("reasoning_content"):  # the reasoning streams first, as its own deltas
+        out += [chunk({"reasoning_content": part}) for part in pieces(message["reasoning_content"])]
     if message["content"]:
         out += [chunk({"content": part}) for part in pieces(message["content"])]
     for j, call in enumerate(message.get("tool_calls", [])):

@@ -7,7 +7,10 @@ chat completions: the request's ``input`` is a list of items (messages, ``functi
 calls the model sequentially, and a handoff hands the whole history on), so the real client and
 its real instrumentation run unchanged while the ground truth stays known. A request with
 ``stream: true`` (``Runner.run_streamed``) gets the same response as Responses streaming events
-(``stream_events``).
+(``stream_events``). A turn the scenario gives reasoning (``Scenario.reasoning``) starts with
+a ``reasoning`` output item whose ``summary`` holds it (``summary_text``), streamed as
+``response.reasoning_summary_text.delta`` events, as reasoning models answer with a summary
+requested.
 """
 
 from __future__ import annotations
@@ -46,8 +49,13 @@ def response(scenario: Scenario, request: dict[str, Any], turn: int) -> dict[str
             }
             for j, (name, args) in enumerate(step)
         ]
+    reasoning = scenario.reasoning_of(turn)
+    if reasoning is not None:  # a reasoning item (its summary) precedes the turn's items
+        output.insert(0, {"type": "reasoning", "id": f"rs_{turn}",
+                          "summary": [{"type": "summary_text", "text": reasoning}]})  # fmt: skip
     input_tokens = max(1, len(json.dumps(request.get("input", []))) // 4)
     output_tokens = max(1, len(json.dumps(output)) // 4)
+    reasoning_tokens = max(1, len(reasoning) // 4) if reasoning is not None else 0
     return {
         "id": f"resp_{scenario.name}_{turn}",
         "object": "response",
@@ -66,7 +74,7 @@ def response(scenario: Scenario, request: dict[str, Any], turn: int) -> dict[str
             "input_tokens": input_tokens,
             "input_tokens_details": {"cached_tokens": 0},
             "output_tokens": output_tokens,
-            "output_tokens_details": {"reasoning_tokens": 0},
+            "output_tokens_details": {"reasoning_tokens": reasoning_tokens},
             "total_tokens": input_tokens + output_tokens,
         },
     }
@@ -99,6 +107,16 @@ def stream_events(answer: dict[str, Any]) -> bytes:
             emit("response.output_text.done", **at, content_index=0, text=part["text"],
                  logprobs=[])  # fmt: skip
             emit("response.content_part.done", **at, content_index=0, part=part)
+        elif item["type"] == "reasoning":  # the summary's text in deltas, part by part
+            emit("response.output_item.added", output_index=i, item={**item, "summary": []})
+            for j, part in enumerate(item["summary"]):
+                at_part = {**at, "summary_index": j}
+                emit("response.reasoning_summary_part.added", **at_part,
+                     part={**part, "text": ""})  # fmt: skip
+                for delta in pieces(part["text"]):
+                    emit("response.reasoning_summary_text.delta", **at_part, delta=delta)
+                emit("response.reasoning_summary_text.done", **at_part, text=part["text"])
+                emit("response.reasoning_summary_part.done", **at_part, part=part)
         else:
             opened = {**item, "status": "in_progress", "arguments": ""}
             emit("response.output_item.added", output_index=i, item=opened)

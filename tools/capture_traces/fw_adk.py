@@ -196,7 +196,10 @@ async def _run(
             user_id="user", session_id=session.id, new_message=message, run_config=limit
         ):
             if event.is_final_response() and event.content and event.content.parts:
-                answer = "".join(p.text or "" for p in event.content.parts).strip() or answer
+                # The answer is the response's text, not its thoughts (``thought`` parts:
+                # the model's reasoning, which ADK keeps beside the text).
+                said = [p.text or "" for p in event.content.parts if not p.thought]
+                answer = "".join(said).strip() or answer
                 author = event.author
     await runner.close()
     return answer, author

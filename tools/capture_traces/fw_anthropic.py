@@ -114,6 +114,9 @@ def _loop(
                     "messages": messages,
                     "tools": ANTHROPIC_TOOLS,
                 }
+                if scenario.reasoning:  # extended thinking on: the model answers with it
+                    request["max_tokens"] = 4096
+                    request["thinking"] = {"type": "enabled", "budget_tokens": 2048}
                 if stream:
                     with client.messages.stream(**request) as events:
                         for _text in events.text_stream:

@@ -75,6 +75,8 @@ def loop(
         tools=[types.Tool(function_declarations=declarations)],
         automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
         temperature=0.0,
+        # A reasoning scenario asks for thought summaries, as an app showing them would.
+        thinking_config=types.ThinkingConfig(include_thoughts=True) if scenario.reasoning else None,
     )
     with FakeGemini(scenario) as base_url:
         client = genai.Client(

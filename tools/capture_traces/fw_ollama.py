@@ -31,7 +31,11 @@ def _loop(scenario: Scenario, tracer_provider: Any, tools: Tools, executed: list
         ]
         for _ in range(10):
             response = client.chat(
-                model=MODEL, messages=messages, tools=TOOL_SCHEMAS, options={"temperature": 0.0}
+                model=MODEL,
+                messages=messages,
+                tools=TOOL_SCHEMAS,
+                options={"temperature": 0.0},
+                think=True if scenario.reasoning else None,  # a thinking model's ``thinking``
             )
             message = response.message
             if not message.tool_calls:

@@ -90,6 +90,29 @@ STRUCTURED_FABRICATED = {
 }
 """``r_structured_fabricated``: the ``e_fabricated_citation`` answer as structured output,
 citing doc-99, which no search returned."""
+FABRICATED_ANSWER = (
+    "Enterprise customers can request a full refund within 45 days of purchase [doc-99]."
+)
+"""``e_fabricated_citation``'s answer (and ``v_reasoning_fabricated``'s): doc-99 was never
+returned by any search."""
+REASONING_MISLEADING = (
+    "The user wants the enterprise refund window. Loading [doc-99] from the old wiki failed "
+    "with an error last time, so I will search the document index instead.",
+    "The search returned doc-17 (consumer plans) and doc-42 (enterprise plans). [doc-99] "
+    "failed to load with an error, so I will not cite it: doc-42 answers the question.",
+)
+"""``v_reasoning``: the model's reasoning before each turn (its thinking / reasoning content,
+not its answer). It cites a document no search returned, [doc-99], and says a lookup failed
+with an error; the answer cites [doc-42], which the search returned. A grader that read the
+reasoning as the answer, or as evidence, would fail a run that is ``a_happy``'s."""
+REASONING_GROUNDED = (
+    "The user wants the enterprise refund window; I should search the document index.",
+    "The search returned [doc-42], the enterprise refund policy: a full refund within 30 days "
+    "of purchase. [doc-17] is about consumer plans.",
+)
+"""``v_reasoning_fabricated``: reasoning that cites only what the search returned, before an
+answer that cites a document no search returned (``e_fabricated_citation``'s): a grader
+that took the reasoning for the answer would pass the fabricated citation."""
 
 TOOL_SCHEMAS: list[dict[str, Any]] = [
     {"type": "function", "function": {
@@ -175,6 +198,19 @@ class Scenario:
     no tool runs for it and the scripted tools never count it. A rejected call is a failed
     call of that tool. Only sources whose entry names ``rejects_via`` capture it; a
     framework that raised instead would end the run, which the script does not describe."""
+
+    reasoning: tuple[str, ...] = ()
+    """The model's reasoning before its N-th turn (``v_reasoning``): each fake model API
+    sends it in its own wire format ahead of the turn's calls or text (an Anthropic
+    ``thinking`` block with its signature, an OpenAI Responses ``reasoning`` item's summary,
+    chat completions' ``reasoning_content``, a Gemini ``thought: true`` part, Ollama's
+    ``thinking``, a Bedrock Converse ``reasoningContent`` block), streamed or not as the
+    request asks. The reasoning is never the answer and never evidence of what the run
+    did; turns past the tuple's end carry none."""
+
+    def reasoning_of(self, turn: int) -> str | None:
+        """The reasoning the model sends before turn ``turn``, if the scenario has any."""
+        return self.reasoning[turn] if 0 <= turn < len(self.reasoning) else None
 
     @property
     def parallel(self) -> bool:
@@ -283,11 +319,7 @@ SCENARIOS: dict[str, Scenario] = {
         ),
         Scenario(
             "e_fabricated_citation",
-            [
-                [SEARCH],
-                "Enterprise customers can request a full refund within 45 days "
-                "of purchase [doc-99].",
-            ],
+            [[SEARCH], FABRICATED_ANSWER],
         ),
         Scenario(
             "f_degraded",
@@ -459,6 +491,21 @@ SCENARIOS: dict[str, Scenario] = {
             "u_model_retry",
             [[SEARCH], ANSWER],
             model_transient_failures=1,
+        ),
+        Scenario(
+            # The a_happy run with the model reasoning before each turn: the reasoning cites
+            # [doc-99], which no search returned, and says a lookup failed with an error; the
+            # answer cites [doc-42]. Graded as a_happy: reasoning is no answer, no evidence.
+            "v_reasoning",
+            [[SEARCH], ANSWER],
+            reasoning=REASONING_MISLEADING,
+        ),
+        Scenario(
+            # The reasoning cites only [doc-42], which the search returned; the answer cites
+            # [doc-99], which it did not: graded as e_fabricated_citation.
+            "v_reasoning_fabricated",
+            [[SEARCH], FABRICATED_ANSWER],
+            reasoning=REASONING_GROUNDED,
         ),
     ]
 }
