@@ -3,7 +3,8 @@
 The ``ollama-*`` captures' ground truth rests on it: each request gets the script's turn chosen
 by the assistant messages it holds, a tool turn as ``message.tool_calls`` with each call's name
 and its arguments as an object and no id (Ollama gives none), the final turn as text, both
-with ``done_reason`` ``stop``; a model outage is Ollama's ``{"error": ...}`` with HTTP 500.
+with ``done_reason`` ``stop``; a model outage is Ollama's ``{"error": ...}`` with HTTP 500, a
+transient failure (``u_model_retry``) the same with HTTP 503 before the first turn.
 Exercised over real HTTP on 127.0.0.1, as the Ollama client talks to it. Also here: the
 OpenAI fake serves a chat-completions path with a query string (Azure's ``api-version``).
 """
@@ -25,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools" / "capture_
 from fake_ollama import MODEL, FakeOllama
 from fake_openai import FakeOpenAI
 from scenarios import ANSWER, SCENARIOS, SEARCH, TOOL_SCHEMAS
-from scripted_server import OUTAGE_MESSAGE
+from scripted_server import OUTAGE_MESSAGE, TRANSIENT_MESSAGE
 
 PROMPT = [{"role": "user", "content": "What is the refund window?"}]
 ASKED = {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "x"}}]}
@@ -68,6 +69,17 @@ def test_an_outage_is_ollamas_error_with_http_500() -> None:
         assert chat(host, PROMPT)[0] == 200
         tool = {"role": "tool", "content": "{}", "tool_name": "search_docs"}
         assert chat(host, [*PROMPT, ASKED, tool]) == (500, {"error": OUTAGE_MESSAGE})
+
+
+def test_a_transient_failure_is_ollamas_error_with_http_503_then_the_turn() -> None:
+    """``u_model_retry``: the first request is answered HTTP 503 and consumes no turn; the
+    next one (the same request again) gets the script's first turn."""
+    with FakeOllama(SCENARIOS["u_model_retry"]) as host:
+        assert chat(host, PROMPT) == (503, {"error": TRANSIENT_MESSAGE})
+        status, first = chat(host, PROMPT)
+        assert (
+            status == 200 and first["message"]["tool_calls"][0]["function"]["name"] == "search_docs"
+        )
 
 
 @pytest.mark.parametrize("path", ["/api/generate", "/api/chat?stream=1"])

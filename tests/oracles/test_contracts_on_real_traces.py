@@ -782,10 +782,11 @@ COVERAGE_CHECKS = {
 cannot pass (DESIGN section 8, fail closed); a failure they find stays a failure."""
 
 
-MODEL_RETRY_UNRECOVERED = ("google-genai", "mastra")
+MODEL_RETRY_UNRECOVERED = ("google-genai", "mastra", "ollama-openllmetry", "ollama-openinference")
 """``u_model_retry``: nothing retries the failed first model request (the ``google-genai``
 client makes one attempt unless ``HttpOptions.retry_options`` is set; Mastra's ``Agent``
-retries ``maxRetries`` times, 0 unless configured), so the run ended in the error before any
+retries ``maxRetries`` times, 0 unless configured; Ollama's Python client has no retry at
+all), so the run ended in the error before any
 tool ran: as ``o_run_error``, there is no answer to judge (every answer check missing
 evidence), and the run never searched (``searched-the-index`` fails). Content off changes
 nothing: the only model call answered nothing, so no request for a tool can be hidden, and

@@ -22,16 +22,21 @@ import pytest
 
 from otel_oracles.model.contract import Contract
 from otel_oracles.model.result import Outcome
-from tests.oracles.test_contracts_on_real_traces import TRACES, grade_file, trace_file
+from tests.oracles.test_contracts_on_real_traces import (
+    MODEL_RETRY_UNRECOVERED,
+    TRACES,
+    grade_file,
+    trace_file,
+)
 from tests.support.one_check import one_check_contract
 
 RECOVERED = "u_model_retry"
 RUN_ERROR = "o_run_error"
 
-UNRECOVERED = ("google-genai", "mastra")
-"""``u_model_retry``: nothing retried the refused first request, so the run ended in it
-(``MODEL_RETRY_UNRECOVERED`` of the matrix): no model call was answered and the run spent no
-tokens."""
+UNRECOVERED = MODEL_RETRY_UNRECOVERED
+"""``u_model_retry``: nothing retried the refused first request, so the run ended in it (the
+matrix's list, which says why for each source): no model call was answered and the run spent
+no tokens."""
 
 REFUSAL_UNSHOWN = ("mastra", "pydantic-ai-openinference-stream")
 """The refused model call's span does not show the refusal: Mastra's ``chat`` span records

@@ -113,6 +113,11 @@ FAKE_OLLAMA = (
     "scripted fake Ollama server on 127.0.0.1 (`fake_ollama.py`, `/api/chat`, non-streaming; "
     "tool calls without ids, arguments as JSON objects)"
 )
+OLLAMA_NO_RETRY = (
+    "Ollama's Python client makes one attempt (it has no retry), so `Client.chat` raises "
+    "`ollama.ResponseError` (status code 503)"
+)
+"""``u_model_retry``: why an Ollama client run does not recover (``"model_retry_fails"``)."""
 OLLAMA_NOTES = [
     RAW_LOOP_NOTES[0],
     "**Call ids:** Ollama's API gives tool calls no id: each result goes back as a `role: "
@@ -3164,6 +3169,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "driver": "fw_ollama:run_openllmetry",
         "model": FAKE_OLLAMA,
         "notes": OLLAMA_NOTES,
+        "model_retry_fails": OLLAMA_NO_RETRY,
         "on": {"TRACELOOP_TRACE_CONTENT": "true"},
         "off": {"TRACELOOP_TRACE_CONTENT": "false"},
     },
@@ -3175,6 +3181,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "driver": "fw_ollama:run_openinference",
         "model": FAKE_OLLAMA,
         "notes": OLLAMA_NOTES,
+        "model_retry_fails": OLLAMA_NO_RETRY,
         "on": {},
         "off": OPENINFERENCE_HIDDEN,
     },

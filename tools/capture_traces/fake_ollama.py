@@ -7,8 +7,10 @@ turn-limit rules are the same); the answer is reshaped into Ollama's native chat
 a JSON object (Ollama's API gives tool calls no id, so a tool result is tied to its call by
 ``tool_name`` and order only), ``done: true`` with ``done_reason`` ``stop``, and the token
 counts as ``prompt_eval_count`` / ``eval_count`` with Ollama's nanosecond durations. A model
-outage (``Scenario.model_fails_from``) is Ollama's ``{"error": ...}`` with HTTP 500. Only
-non-streamed chat is scripted (``"stream": false``, the Python client's default). A turn the
+outage (``Scenario.model_fails_from``) is Ollama's ``{"error": ...}`` with HTTP 500, a
+transient one (``Scenario.model_transient_failures``, ``u_model_retry``) the same object with
+HTTP 503 before any turn is served. Only non-streamed
+chat is scripted (``"stream": false``, the Python client's default). A turn the
 scenario gives reasoning (``Scenario.reasoning``) carries it as the message's ``thinking``, as
 thinking models answer (``think`` on).
 """
@@ -20,7 +22,15 @@ from typing import Any
 
 from fake_openai import completion
 from scenarios import Scenario
-from scripted_server import OUTAGE_MESSAGE, Reply, ScriptedServer, outage
+from scripted_server import (
+    OUTAGE_MESSAGE,
+    TRANSIENT_MESSAGE,
+    FailFirst,
+    Reply,
+    ScriptedServer,
+    outage,
+    transient_outage,
+)
 
 MODEL = "llama3.1:8b"
 
@@ -61,6 +71,7 @@ class FakeOllama(ScriptedServer):
 
     def __init__(self, scenario: Scenario) -> None:
         self.scenario = scenario
+        self.fail_first = FailFirst(scenario.model_transient_failures)
         super().__init__(self._answer)
 
     def _answer(self, path: str, body: dict[str, Any]) -> Reply | str:
@@ -68,6 +79,8 @@ class FakeOllama(ScriptedServer):
             return "only /api/chat is scripted"
         if body.get("stream"):
             return "only non-streamed chat is scripted"
+        if self.fail_first.take():  # Ollama's own error object, HTTP 503
+            return transient_outage({"error": TRANSIENT_MESSAGE})
         turn = sum(1 for m in body.get("messages", []) if m.get("role") == "assistant")
         if self.scenario.model_fails(turn):
             return outage({"error": OUTAGE_MESSAGE})
