@@ -226,6 +226,19 @@ def parse_openinference_messages(value: Any, /) -> list[dict[str, Any]] | None:
     does not read and ``AttributeError`` for a key that is no ``str``, as the Python parser
     it replaced did; never changes the values it is given."""
 
+# The registered ``tool_names`` and ``request_tool_names`` parsers (``mapping.parsers.scalars``;
+# native/python/src/tools.rs): a model call's ``tools_offered``.
+
+def parse_tool_names(value: Any, /) -> tuple[str, ...] | None:
+    """The names of the tool definitions ``value`` records (JSON text, a list, one
+    definition, an ``attr_prefix`` mapping of a flattened list; a definition named by
+    ``name``, ``function.name`` or ``toolSpec.name``, or a bare name), ``()`` for an empty
+    list, ``None`` when it is no list of named definitions."""
+
+def parse_request_tool_names(value: Any, /) -> tuple[str, ...] | None:
+    """The names of a recorded request's ``tools`` (else ``functions``), ``()`` when the
+    request object has neither, ``None`` when it is no object or names no tool readably."""
+
 # The registered ``python_literal`` parser (``mapping.parsers.python_literals``).
 
 def parse_python_literal(value: Any, /) -> Any:

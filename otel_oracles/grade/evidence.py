@@ -743,6 +743,9 @@ def _stopped_short(ev: Evidence) -> str | None:
     - or its last model call is the framework's own request for a final answer, made once its
       limit was reached instead of raising (``run_limit_prompts``: the mapping marks the call
       ``run_limit``), as smolagents and CrewAI do;
+    - or, where that request's text is not shown, its last model call has the request's
+      structural mark (``_forced_answer``): it offered no tools, right after a tool ran, where
+      the agent's call before it offered some;
     - or the trace records tool calls but no model call, and no agent span shows how the
       model's last turn ended (a finish reason that asks for no tool): nothing shows the run
       ended on the agent's own answer rather than at a limit (autogen-core's own spans);
@@ -774,6 +777,9 @@ def _stopped_short(ev: Evidence) -> str | None:
         )
     if last is None:
         return _run_end_unrecorded(ev)
+    forced = _forced_answer(ev, last)
+    if forced is not None:
+        return forced
     if last.source is None or last.end_ns is None:
         return None
     after = last.end_ns
@@ -799,6 +805,38 @@ def _stopped_short(ev: Evidence) -> str | None:
     return (
         f"the run ended in the middle of its work: {list_steps(unread)}, asked for by or "
         f"after its last model call {where(last)}, reached no model call after it"
+    )
+
+
+def _forced_answer(ev: Evidence, last: Step) -> str | None:
+    """Why the run's last model call ``last`` is its framework asking for a final answer,
+    when its request's text is not shown (content capture off; with it shown,
+    ``run_limit_prompts`` decide), or ``None``. A framework past its limit that does not
+    raise asks the model once more for an answer and offers it no tools (smolagents'
+    ``provide_final_answer``, CrewAI's forced final answer): the call offered none
+    (``tools_offered == ()``, recorded, not unknown), a tool ran after the same agent's call
+    before it (the loop was working, not done), and that call offered tools. A final call
+    made by design after the agent had answered (a structured-output call, a summary) comes
+    after a call that asked for no tool, so no tool ran between them; a call whose tools the
+    trace does not record (``None``) shows nothing."""
+    if last.tools_offered != () or (
+        last.input_messages is not None and "input_messages" not in last.redacted
+    ):
+        return None
+    before = [
+        g for g in ev.groups.generations if g.index < last.index and g.agent_name == last.agent_name
+    ]
+    previous = before[-1] if before else None
+    offered = previous.tools_offered if previous is not None else None
+    if previous is None or not offered:
+        return None
+    if not any(previous.index < c.index < last.index for c in ev.groups.calls):
+        return None
+    return (
+        f"the run was ended by its framework's own limit: its last model call {where(last)} "
+        f"offered no tools, right after a tool ran, where the call before it "
+        f"{where(previous)} offered {len(offered)}: the framework asking for a final answer "
+        "(the request's text is not shown)"
     )
 
 

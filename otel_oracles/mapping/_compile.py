@@ -27,6 +27,8 @@ from otel_oracles._native import (
     parse_json,
     parse_json_or_text,
     parse_openinference_messages,
+    parse_request_tool_names,
+    parse_tool_names,
 )
 from otel_oracles.mapping._loader import ConventionSet
 from otel_oracles.mapping._tool_results import ToolResultRules, tool_result_rules
@@ -498,6 +500,8 @@ _NATIVE_PARSERS: tuple[tuple[Any, str], ...] = (
     (parse_json_or_text, "json_or_text"),
     (parse_genai_messages, "genai_messages"),
     (parse_openinference_messages, "openinference_messages"),
+    (parse_tool_names, "tool_names"),
+    (parse_request_tool_names, "request_tool_names"),
 )
 """The registered parsers that are the core's own functions: the reader calls them directly."""
 

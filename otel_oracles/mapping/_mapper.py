@@ -1318,6 +1318,7 @@ _FIELD_TYPES: dict[str, type] = {
     "output_messages": list,
     "documents": list,
     "finish_reasons": list,
+    "tools_offered": tuple,
     "result": object,
     "arguments": object,  # replaced by _step (arguments / arguments_raw)
 }

@@ -49,7 +49,7 @@ FIELD_NAMES: frozenset[str] = frozenset(
         "tool", "call_id", "arguments", "result", "error_type", "error_message", "provider",
         "model", "input_messages", "output_messages", "finish_reasons", "input_tokens",
         "output_tokens", "agent_name", "agent_id", "conversation_id", "from_agent", "to_agent",
-        "query", "documents", "output", "outcome", "structured_output",
+        "query", "documents", "output", "outcome", "structured_output", "tools_offered",
     }
 )  # fmt: skip
 """Step fields a rule may fill. ``output`` is an agent's final output (stored as an assistant
@@ -61,7 +61,10 @@ answer's delivery (LangChain's ``create_agent`` tool strategy). ``outcome`` is a
 tool's own success/failure attribute (``gen_ai.tool.status``), read through the files'
 ``tool_outcomes`` vocabulary into the step's status; a value the vocabulary does not
 declare makes the outcome unknown, unless the source reads it from inside a payload
-(``Source.undeclared``)."""
+(``Source.undeclared``). ``tools_offered`` is the names of the tools a model call offered
+the model (``Step.tools_offered``), read by the ``tool_names`` / ``request_tool_names``
+parsers; a source whose attribute is written only when tools were offered leaves it unset
+for a call that offered none (absence says nothing)."""
 
 DEFAULT_PLACEHOLDERS: tuple[str, ...] = ("__REDACTED__", "[REDACTED]", "<redacted>", "<elided>", "")
 DEFAULT_TOOL_CALL_FINISH_REASONS: tuple[str, ...] = (

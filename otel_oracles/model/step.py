@@ -48,8 +48,9 @@ DEFAULT_NETWORK_PATTERNS: tuple[str, ...] = (
 """The ``no_network`` patterns, matched case-insensitively as substrings."""
 
 
-_NOT_BEHAVIOUR: set[str] = {"source", "convention", "index", "raw"}
-"""Fields ``Step.raw_json`` leaves out (provenance, not agent behaviour)."""
+_NOT_BEHAVIOUR: set[str] = {"source", "convention", "index", "raw", "tools_offered"}
+"""Fields ``Step.raw_json`` leaves out (provenance, and the tools a model call was offered:
+its framework's configuration, not agent behaviour)."""
 
 
 class StepKind(StrEnum):
@@ -105,6 +106,13 @@ class Step(Record):
     input_messages: list[dict[str, Any]] | None = None
     output_messages: list[dict[str, Any]] | None = None
     finish_reasons: list[str] | None = None
+    tools_offered: tuple[str, ...] | None = None
+    """For generation steps: the names of the tools the call offered the model, in the order
+    its request listed them; ``()`` when it offered none; ``None`` when the trace does not say
+    (the conventions' ``tools_offered`` sources: ``docs/conventions.md``). A run's last call
+    offering none where the agent's earlier calls offered some is its framework asking for an
+    answer, which ``grade/evidence.py`` (``_forced_answer``) reads when the request's text is
+    not shown."""
     input_tokens: int | None = None
     output_tokens: int | None = None
     agent_name: str | None = None

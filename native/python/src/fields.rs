@@ -5,7 +5,8 @@
 //! placeholder (`__REDACTED__`, `""`...) is remembered but later sources are still tried; if
 //! nothing better turns up the field stays unset and, for a content field, is flagged
 //! redacted. A placeholder the parsers unwrap counts the same. The core's own parsers
-//! (`json`, `json_or_text`, `genai_messages`, `openinference_messages`) are called
+//! (`json`, `json_or_text`, `genai_messages`, `openinference_messages`, `tool_names`,
+//! `request_tool_names`) are called
 //! directly; any other parser (chains, plug-ins) through Python, and an `Exception` it
 //! raises means "no value" (handed to `failed` for the log).
 //!
@@ -19,6 +20,7 @@ use pyo3::types::{PyDict, PyFrozenSet, PyList, PySet, PyString, PyTuple};
 use crate::parsers::{
     parse_genai_messages, parse_json, parse_json_or_text, parse_openinference_messages,
 };
+use crate::tools::{parse_request_tool_names, parse_tool_names};
 
 /// Where a source's raw value comes from (the `Source` of `mapping/config.py`).
 pub(crate) enum Origin {
@@ -44,6 +46,8 @@ enum Parser {
     JsonOrText,
     GenaiMessages,
     OpenInferenceMessages,
+    ToolNames,
+    RequestToolNames,
     Python(Py<PyAny>),
 }
 
@@ -360,6 +364,8 @@ impl FieldReader {
             Parser::JsonOrText => parse_json_or_text(&raw),
             Parser::GenaiMessages => parse_genai_messages(&raw),
             Parser::OpenInferenceMessages => parse_openinference_messages(&raw),
+            Parser::ToolNames => parse_tool_names(&raw),
+            Parser::RequestToolNames => parse_request_tool_names(&raw),
             Parser::Python(parse) => parse.bind(py).call1((raw,)),
         };
         let parsed = match parsed {
@@ -433,6 +439,8 @@ fn source(item: &Bound<'_, PyAny>) -> PyResult<Source> {
             "json_or_text" => Parser::JsonOrText,
             "genai_messages" => Parser::GenaiMessages,
             "openinference_messages" => Parser::OpenInferenceMessages,
+            "tool_names" => Parser::ToolNames,
+            "request_tool_names" => Parser::RequestToolNames,
             other => {
                 return Err(PyValueError::new_err(format!(
                     "unknown native parser {other:?}"

@@ -22,6 +22,7 @@ mod report_json;
 mod rules;
 mod scan;
 mod step;
+mod tools;
 
 /// The version of the core the extension was built from; the tests compare it with the
 /// Python package's, so a stale build is caught.
@@ -46,6 +47,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     draft::register(m)?;
     scan::register(m)?;
     step::register(m)?;
+    tools::register(m)?;
     report_json::register(m)?;
     evidence::register(m)?;
     Ok(())

@@ -8,6 +8,8 @@ from typing import Any
 
 from otel_oracles._native import parse_json as parse_json
 from otel_oracles._native import parse_json_or_text as parse_json_or_text
+from otel_oracles._native import parse_request_tool_names as parse_request_tool_names
+from otel_oracles._native import parse_tool_names as parse_tool_names
 from otel_oracles.mapping.parsers._registry import Parser
 
 # ``json`` and ``json_or_text`` are the compiled core's (native/core/src/content.rs, bound in
@@ -26,6 +28,18 @@ from otel_oracles.mapping.parsers._registry import Parser
 # are no JSON, a repeated key keeps its first position and last value, and nesting deeper
 # than 1024 levels is no JSON. The strings ``parse: [json]`` leaves alone come back as the
 # very same object.
+#
+# ``tool_names`` and ``request_tool_names`` are the core's too (native/python/src/tools.rs):
+# the tools a model call offered (a step's ``tools_offered``), read from its recorded tool
+# definitions, as a tuple of their names:
+#
+# - ``parse_tool_names(value)``: JSON text, a list or an ``attr_prefix`` mapping of tool
+#   definitions (``gen_ai.tool.definitions``, ``llm.tools.N.tool.json_schema``,
+#   ``llm.request.functions.N.name``); ``None`` when a definition has no readable name.
+#   An attribute written only when tools were offered says nothing by its absence.
+# - ``parse_request_tool_names(value)``: a recorded request's parameters
+#   (``llm.invocation_parameters``): its ``tools``' names, ``()`` when it has none. Only
+#   for instrumentations that copy every keyword of the request.
 
 
 def parse_non_empty(value: Any) -> Any:
@@ -141,5 +155,7 @@ PARSERS: Mapping[str, Parser] = {
     "string": parse_string,
     "string_list": parse_string_list,
     "text_only": parse_text_only,
+    "tool_names": parse_tool_names,
+    "request_tool_names": parse_request_tool_names,
 }
 """Registered names (as written in YAML ``parse:``) -> parser."""

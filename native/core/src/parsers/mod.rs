@@ -18,6 +18,7 @@ pub mod dump;
 pub mod genai;
 pub mod openinference;
 pub mod python_literal;
+pub mod tools;
 
 use crate::otlp_json::repr::repr_float;
 use crate::otlp_json::value::J;
