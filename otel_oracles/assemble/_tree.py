@@ -11,7 +11,8 @@ from otel_oracles.model.span import LogRecord, SpanRecord, Trace
 def build_trace(trace_id: str, spans: list[SpanRecord], logs: Iterable[LogRecord] = ()) -> Trace:
     """Assemble the spans (and log records) of one trace; never raises on broken trees.
 
-    - ``children[parent_id]`` lists a span's children by start time, ties in arrival order.
+    - ``children[parent_id]`` lists a span's children by start time, ties in arrival order
+      within one instrumentation scope and by end time across scopes (``_order_ties``).
     - ``roots``: spans without a parent id, then orphans (parent id names no span here), then
       spans caught in a parent cycle (each treated as an orphan so nothing is lost), each group
       by start time.
@@ -51,6 +52,7 @@ def build_trace(trace_id: str, spans: list[SpanRecord], logs: Iterable[LogRecord
     for kids in children.values():
         if len(kids) > 1:
             kids.sort(key=_START)  # stable: ties keep arrival order
+            _order_ties(kids)
     top.sort(key=_START)
     orphans.sort(key=_START)
 
@@ -81,6 +83,56 @@ def build_trace(trace_id: str, spans: list[SpanRecord], logs: Iterable[LogRecord
 
 
 _START = attrgetter("start_ns")
+_UNENDED = 1 << 64
+
+
+def _order_ties(kids: list[SpanRecord]) -> None:
+    """Reorder, in place, siblings sorted by start time whose start times are equal.
+
+    OpenTelemetry's JavaScript SDKs keep a span's start time to the millisecond, so a tool
+    span and the model call the loop makes right after it often start at the same time. An
+    exporter sends spans as they end, but OTLP groups each batch by instrumentation scope
+    (every model call of one scope, then every tool of another), so arrival order is the
+    order the spans ended within one scope only. Ties are therefore merged: each scope's
+    spans keep their arrival order, and between scopes the span that ended first goes first
+    (of two siblings that ran one after the other, the first ended before the second
+    started). Siblings that really ran at once have no order to keep; a span with no end
+    (or one before its start) ends last."""
+    for first in range(len(kids) - 1):
+        if kids[first].start_ns == kids[first + 1].start_ns:
+            break
+    else:
+        return
+    i = first
+    while i < len(kids):
+        j = i + 1
+        while j < len(kids) and kids[j].start_ns == kids[i].start_ns:
+            j += 1
+        if j - i > 1:
+            kids[i:j] = _merge_by_scope(kids[i:j])
+        i = j
+
+
+def _merge_by_scope(tied: list[SpanRecord]) -> list[SpanRecord]:
+    """``tied`` (equal start times, in arrival order) merged per ``_order_ties``."""
+    queues: dict[str, list[SpanRecord]] = {}
+    for span in tied:
+        queues.setdefault(span.scope_name, []).append(span)
+    if len(queues) == 1:
+        return tied
+    heads = list(queues.values())
+    out: list[SpanRecord] = []
+    while heads:
+        best = min(range(len(heads)), key=lambda q: _end(heads[q][0]))  # first on ties
+        out.append(heads[best].pop(0))
+        if not heads[best]:
+            del heads[best]
+    return out
+
+
+def _end(span: SpanRecord) -> int:
+    end = span.end_ns
+    return end if end and end >= span.start_ns else _UNENDED
 
 
 def _first_of_each(spans: list[SpanRecord]) -> list[SpanRecord]:

@@ -191,3 +191,47 @@ def test_distinct_events_with_equal_timestamps_are_both_kept() -> None:
     ]
     trace = build_trace("ab" * 16, [root], logs)
     assert [e.body["content"] for e in trace.spans[0].events] == ["one", "two"]
+
+
+def scoped(span_id: str, start: int, end: int, scope: str) -> SpanRecord:
+    """A child of ``a`` from instrumentation scope ``scope``, started and ended as given."""
+    return SpanRecord("ab" * 16, sid(span_id), sid("a"), span_id, 1, start, end, scope_name=scope)
+
+
+def test_equal_starts_across_scopes_go_in_the_order_the_spans_ended() -> None:
+    # A JavaScript SDK's millisecond start times: the tool and the model call after it both
+    # start at 10. The batch lists every model call (one scope) before every tool (another).
+    spans = [
+        span("a", "", 0),
+        scoped("m1", 1, 9, "llm"),
+        scoped("m2", 10, 30, "llm"),
+        scoped("t1", 10, 10, "app"),
+    ]
+    trace = build_trace("ab" * 16, spans, [])
+    assert [s.name for s in trace.children[sid("a")]] == ["m1", "t1", "m2"]
+    assert [s.name for s in trace.spans] == ["a", "m1", "t1", "m2"]
+
+
+def test_equal_starts_in_one_scope_keep_arrival_order_whatever_the_ends_say() -> None:
+    # One scope's spans arrive in the order they ended: that order stands, even where the
+    # recorded end times (each offset from its own millisecond start) disagree.
+    spans = [span("a", "", 0), scoped("first", 10, 12, "app"), scoped("second", 10, 11, "app")]
+    trace = build_trace("ab" * 16, spans, [])
+    assert [s.name for s in trace.children[sid("a")]] == ["first", "second"]
+
+
+def test_an_unended_span_goes_after_its_ended_ties() -> None:
+    spans = [span("a", "", 0), scoped("open", 10, 0, "app"), scoped("done", 10, 15, "llm")]
+    trace = build_trace("ab" * 16, spans, [])
+    assert [s.name for s in trace.children[sid("a")]] == ["done", "open"]
+
+
+def test_javascript_loop_alternates_model_calls_and_the_tools_they_asked_for() -> None:
+    # openinference-openai-js: the OpenAI instrumentation's spans and the app's traceTool
+    # spans (two scopes) share millisecond start times; three failed searches between four
+    # model calls.
+    path = TRACES / "openinference-openai-js" / "c_retry_exhausted.nocontent.otlp.json"
+    spans, _ = load(path)
+    trace = build_trace(spans[0].trace_id, spans, [])
+    kinds = [s.attributes.get("openinference.span.kind") for s in trace.spans]
+    assert kinds == ["AGENT"] + ["LLM", "TOOL"] * 3 + ["LLM"]

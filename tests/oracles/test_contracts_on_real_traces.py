@@ -293,6 +293,9 @@ TOOL_SPANS = (
     "adk-go",
     "adk-js",
     "openai-agents-js",
+    "openinference-openai-js",
+    "langfuse-openai-js",
+    "openllmetry-openai-js",
     "rig",
     "rig-latest",
     "koog",
@@ -514,6 +517,16 @@ trace does not name (``smolagents.yaml``, ``rejected_call``), so every check tha
 which tools were called is missing evidence, as for ``UNNAMED_FAILED_CALLS``. Held out,
 before that rule, content off read "no retries": the rejected call was not counted, and two
 rejections before a timeout would have passed a retry budget they exhaust."""
+FAILED_CALLS_SPANLESS = ("openllmetry-openai-js",)
+"""A tool call that threw has no span at all: OpenLLMetry JS 0.27's ``withTool`` (its
+``withEntity``) ends a span only when the wrapped function returns or its promise resolves,
+so a rejected one is never exported. With content on the call is the model's request (named,
+its error the result the next request hands back); with content off only the request's
+finish reason shows a call was asked for, of a tool the trace does not name (an unnamed
+placeholder of unknown outcome), so in the scenarios with a failed call (``FAILED_CALLS``)
+every check that must know which tools ran is missing evidence (``TOOL_NAME_CHECKS``), as
+for ``UNNAMED_FAILED_CALLS``, and with them the handoff contract's checks that count or name
+the research agent's calls."""
 DEGRADED_BY_FAILURE = (
     "c_retry_exhausted",
     "j_undisclosed_failure",
@@ -539,6 +552,8 @@ PARALLEL_RUN_IN_TURN = (
     "autogen-native",
     "adk-go",
     "traceloop-sdk-latest",  # the app's own loop runs a turn's calls one by one
+    "openinference-openai-js",  # the app's own loop, one by one
+    "langfuse-openai-js",  # the app's own loop, one by one
     "koog",  # the single-run strategy's tool node runs a turn's calls one by one
     "vercel-ai-sdk-5-latest",
     "pipecat-openinference",  # a TOOL span is opened and closed at its result frame
@@ -980,6 +995,11 @@ def _expected(source: str, contract: str, scenario: str, content: bool) -> dict[
         base.update(dict.fromkeys(TOOL_NAME_CHECKS.get(contract, set()), MIS))
         if scenario in DEGRADED_BY_FAILURE:
             base["cites-a-source"] = MIS
+    if source in FAILED_CALLS_SPANLESS and not content and scenario in FAILED_CALLS:
+        base.update(dict.fromkeys(TOOL_NAME_CHECKS.get(contract, set()), MIS))
+        if contract == "multi-agent-handoff":
+            base.update(dict.fromkeys(("research-searches", "no-destructive-tools",
+                                       "bounded-steps", "search-retry"), MIS))  # fmt: skip
     if source in AGENTS_NOT_RECORDED and contract == "multi-agent-handoff":
         base.update({"agent-spans": MIS, "triage-to-research": MIS})
     if source in AGENT_BESIDE_ITS_TOOL and contract == "multi-agent-handoff":
@@ -1269,7 +1289,12 @@ def test_sub_agent_deletion_is_the_runs_and_points_at_its_span(source: str) -> N
     [
         s
         for s in TOOL_SPANS
-        if s not in OK_NOT_SHOWN + UNNAMED_FAILED_CALLS + RESULTS_UNSEEN + FAILED_SPANS_BLANK
+        if s
+        not in OK_NOT_SHOWN
+        + UNNAMED_FAILED_CALLS
+        + FAILED_CALLS_SPANLESS
+        + RESULTS_UNSEEN
+        + FAILED_SPANS_BLANK
     ],
 )
 def test_retry_result_points_at_the_retried_call(source: str) -> None:

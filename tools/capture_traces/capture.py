@@ -790,6 +790,74 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
+    "openinference-openai-js": {
+        "what": "the raw sources' hand-written tool loop on the openai client for JavaScript 7 "
+        "(the run an agent function, each tool a function that really runs; g_handoff: a "
+        "triage agent whose transfer_to_research_agent tool runs a research agent) traced by "
+        "@arizeai/openinference-instrumentation-openai (manuallyInstrument) for the model "
+        "calls and @arizeai/openinference-core's traceAgent / traceTool wrappers for the "
+        "functions, on a NodeTracerProvider whose OTLP/HTTP protobuf exporter sends to the "
+        "capture's sink (node openai_js/loop.mjs, its npm packages installed once outside the "
+        "repository from openai_js/package-lock.json, driven by fw_openai_js.py)",
+        "packages": [],
+        "npm": "fw_openai_js:versions_openinference",
+        "node_runner": "fw_openai_js:run_openinference",
+        "tool_spans": True,
+        "handoff_via": "the `transfer_to_research_agent {}` tool, whose span holds the research "
+        "agent's span",
+        "notes": ["**Tool failures:** the tool throws; `traceTool` records an `exception` "
+                  "event and status error on its span, and the loop sends the model "
+                  "`{\"error\": \"SearchBackendError: ...\"}`.",
+                  "**Content off:** OpenInference's `traceConfig` with `hideInputs`, "
+                  "`hideOutputs`, `hideInputMessages` and `hideOutputMessages` on the "
+                  "instrumentation and on the wrappers' `OITracer`."],
+        "on": {},
+        "off": {},
+    },
+    "langfuse-openai-js": {
+        "what": "the raw sources' hand-written tool loop on the openai client for JavaScript 7 "
+        "traced by Langfuse's JavaScript SDK: @langfuse/openai's observeOpenAI(client) for the "
+        "model calls (generations), @langfuse/tracing's observe(fn, {asType: \"agent\"}) / "
+        "{asType: \"tool\"} for the functions, exported by @langfuse/otel's "
+        "LangfuseSpanProcessor (handed an OTLP/HTTP protobuf exporter to the capture's sink "
+        "at /api/public/otel/v1/traces) on a NodeTracerProvider (node openai_js/loop.mjs, "
+        "driven by fw_openai_js.py)",
+        "packages": [],
+        "npm": "fw_openai_js:versions_langfuse",
+        "node_runner": "fw_openai_js:run_langfuse",
+        "tool_spans": True,
+        "handoff_via": "the `transfer_to_research_agent {}` tool, whose observation holds the "
+        "research agent's",
+        "notes": ["**Tool failures:** the tool throws; `observe` sets the tool observation's "
+                  "level to ERROR, and the loop sends the model "
+                  "`{\"error\": \"SearchBackendError: ...\"}`.",
+                  "**Content off:** the `LangfuseSpanProcessor`'s `mask` returning nothing for "
+                  "every value, and `captureInput` / `captureOutput` false on the observed "
+                  "functions (the OpenAI integration has no switch of its own)."],
+        "on": {},
+        "off": {},
+    },
+    "openllmetry-openai-js": {
+        "what": "the raw sources' hand-written tool loop on the openai client for JavaScript 7 "
+        "traced by OpenLLMetry JS: @traceloop/node-server-sdk's traceloop.initialize with "
+        "instrumentModules {openAI} (its @traceloop/instrumentation-openai) for the model calls "
+        "and its withAgent / withTool wrappers for the functions, its exporter an OTLP/HTTP "
+        "protobuf one to the capture's sink (node openai_js/loop.mjs, driven by "
+        "fw_openai_js.py)",
+        "packages": [],
+        "npm": "fw_openai_js:versions_openllmetry",
+        "node_runner": "fw_openai_js:run_openllmetry",
+        "tool_spans": True,
+        "handoff_via": "the `transfer_to_research_agent {}` tool, whose span holds the research "
+        "agent's span",
+        "notes": ["**Tool failures:** the tool throws, and the loop sends the model "
+                  "`{\"error\": \"SearchBackendError: ...\"}`; `withTool` (OpenLLMetry JS "
+                  "0.27's `withEntity`) ends a span only when the function returns or its "
+                  "promise resolves, so a call that threw has no span at all.",
+                  "**Content off:** `traceContent: false` in `traceloop.initialize`."],
+        "on": {},
+        "off": {},
+    },
     "voltagent": {
         "what": "VoltAgent 2.10 (@voltagent/core Agents with createTool tools on the AI SDK's "
         "@ai-sdk/openai-compatible chat model, its base URL the fake server; a supervisor's "
