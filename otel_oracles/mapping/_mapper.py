@@ -28,7 +28,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import functools
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -306,6 +306,9 @@ def _read_outcome(
     if not found:
         return
     value, undeclared_unknown = found[0]
+    if results.is_denied_outcome(value):  # refused before it ran (``denied_outcomes``)
+        mark_denied(draft, f"outcome {outcome_text(value)}")
+        return
     outcome = results.reading(value, undeclared_unknown)
     if outcome == "error" or (outcome == "ok" and draft.status == "unset"):
         draft.status = outcome
@@ -724,6 +727,7 @@ def _link_tool_calls(drafts: list[Draft], compiled: CompiledSet) -> None:
     for draft in drafts:
         scopes.setdefault(draft.scope, []).append(draft)
     above: _CallsAbove | None = None
+    beyond = _Beyond(drafts)
     for members in scopes.values():
         tools_seen = any(d.kind in TOOLISH for d in members)
         asked = [
@@ -743,7 +747,9 @@ def _link_tool_calls(drafts: list[Draft], compiled: CompiledSet) -> None:
                     unmatched.append((gen, req, later))
                 else:
                     _claim(target, req)
-                    _result_from_messages(target, gen, req, later, compiled.tool_results)
+                    _result_from_messages(
+                        target, gen, req, later, compiled.tool_results, beyond.after(gen)
+                    )
             if (
                 not requests
                 and gen.rule.synthesize
@@ -758,9 +764,11 @@ def _link_tool_calls(drafts: list[Draft], compiled: CompiledSet) -> None:
         target = _match_outside_scope(req, gen, outside)
         if target is not None:
             _claim(target, req)
-            _result_from_messages(target, gen, req, later, compiled.tool_results)
+            _result_from_messages(target, gen, req, later, compiled.tool_results, beyond.after(gen))
         elif gen.rule.synthesize:
-            gen.follows.append(_synthesize(gen, req, later, compiled.tool_results))
+            gen.follows.append(
+                _synthesize(gen, req, later, compiled.tool_results, beyond.after(gen))
+            )
 
 
 _CALLS = frozenset({"tool_call", "retrieval"})
@@ -810,6 +818,44 @@ class _CallsAbove:
             outer = self._agents.get(scope)
             scope = outer.scope if outer is not None else None
         return False
+
+
+class _Beyond:
+    """The model calls of other scopes that come after a model call, in step order: where a
+    run paused for approval resumes as a new agent run (pydantic-ai's deferred tool results,
+    LangGraph's resumed interrupt, the OpenAI Agents SDK's resumed ``RunState``), the result
+    the model was handed for a call of the first run is in the second run's input. Only a
+    call id ties one to the other (``_response_beyond``); the scope's own model calls are
+    searched first."""
+
+    def __init__(self, drafts: list[Draft]) -> None:
+        self._drafts = drafts
+        self._position: dict[int, int] | None = None
+
+    def after(self, gen: Draft) -> Iterator[Draft]:
+        if self._position is None:
+            self._position = {id(d): i for i, d in enumerate(self._drafts)}
+        start = self._position.get(id(gen))
+        if start is None:
+            return iter(())
+        drafts = self._drafts
+        return (
+            drafts[i]
+            for i in range(start + 1, len(drafts))
+            if drafts[i].kind == "generation" and drafts[i].scope != gen.scope
+        )
+
+
+def _response_beyond(call_id: Any, beyond: Iterable[Draft]) -> dict[str, Any] | None:
+    """The response to call ``call_id`` in the first of ``beyond``'s model calls whose input
+    holds one (``_Beyond``), or ``None``."""
+    if not call_id:
+        return None
+    for nxt in beyond:
+        response = _responses(nxt).get(str(call_id))
+        if response is not None:
+            return response
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -997,7 +1043,12 @@ def _claim(target: Draft, req: dict[str, Any]) -> None:
 
 
 def _result_from_messages(
-    target: Draft, gen: Draft, req: dict[str, Any], later: Later, results: ToolResultRules
+    target: Draft,
+    gen: Draft,
+    req: dict[str, Any],
+    later: Later,
+    results: ToolResultRules,
+    beyond: Iterable[Draft] = (),
 ) -> None:
     """Rules with ``result_from_messages``: a tool step whose span recorded no result takes
     the one the model was handed for the same call id in a later model call's input (as a
@@ -1020,6 +1071,8 @@ def _result_from_messages(
                 response = _responses(nxt).get(str(call_id))
                 if response is not None:
                     break
+        if response is None:  # a run resumed after an approval: another scope's input
+            response = _response_beyond(call_id, beyond)
     else:
         response = _response_by_position(gen, req, later)
     if response is None:
@@ -1073,7 +1126,13 @@ def _still_running(started: int) -> Callable[[Draft], bool]:
     return running
 
 
-def _synthesize(gen: Draft, req: dict[str, Any], later: Later, results: ToolResultRules) -> Draft:
+def _synthesize(
+    gen: Draft,
+    req: dict[str, Any],
+    later: Later,
+    results: ToolResultRules,
+    beyond: Iterable[Draft] = (),
+) -> Draft:
     draft = Draft(kind="tool_call", span=gen.span, rule=gen.rule, synthesized=True, scope=gen.scope)
     f = draft.fields
     f["tool"] = parse_string(req.get("name"))
@@ -1092,6 +1151,8 @@ def _synthesize(gen: Draft, req: dict[str, Any], later: Later, results: ToolResu
                 response = _responses(nxt).get(str(req["id"]))
                 if response is not None:
                     break
+        if response is None:  # a run resumed after an approval: another scope's input
+            response = _response_beyond(req["id"], beyond)
     if response is None:
         response = _response_by_position(gen, req, later)
     if response is not None and response.get("response") is None:
@@ -1118,11 +1179,16 @@ def _synthesize(gen: Draft, req: dict[str, Any], later: Later, results: ToolResu
 
 
 def judge_result(draft: Draft, results: ToolResultRules) -> None:
-    """What a tool step's result says (see ``_tool_results``): an error-shaped result fails a
-    call its span did not fail; an empty one marks it ``attributes.result_empty``."""
+    """What a tool step's result says (see ``_tool_results``): an approval step's refusal
+    marks a call that never ran (``mark_denied``); an error-shaped result fails a call its
+    span did not fail; an empty one marks it ``attributes.result_empty``."""
     f = draft.fields
     result = f.get("result")
     if result is None:
+        return
+    denial = results.denial_in(result)
+    if denial is not None:
+        mark_denied(draft, denial)
         return
     if draft.status != "error":
         error = results.error_in(result)
@@ -1135,6 +1201,19 @@ def judge_result(draft: Draft, results: ToolResultRules) -> None:
             return
     if results.is_empty(result):
         draft.attributes["result_empty"] = True
+
+
+def mark_denied(draft: Draft, why: str) -> None:
+    """A call an approval step (a human in the loop, a policy hook) refused before the tool
+    ran: failed (status ``error``, so no check reads it as a success), ``attributes.denied``
+    so the checks tell it from a tool that ran and failed (``tool_called`` does not count
+    it as made, ``tool_retries`` and ``tool_errors`` not as a failure), and the refusal as
+    its error message. The framework's span of such a call (the OpenAI Agents SDK opens one
+    before asking for approval) ends OK with no output: its status says nothing here."""
+    draft.status = "error"
+    draft.attributes["denied"] = True
+    draft.attributes.pop("result_empty", None)  # an output of null: the refusal's, not empty
+    draft.fields["error_message"] = why[:500]
 
 
 def _result_error(result: Any, keys: tuple[str, ...]) -> str | None:

@@ -36,6 +36,9 @@ class ToolResultRules:
     empty_patterns: tuple[safe_regex.Pattern, ...] = ()
     outcomes: tuple[tuple[str, str], ...] = ()
     """(lower-cased value, ``ok`` | ``error``)."""
+    denied_patterns: tuple[safe_regex.Pattern, ...] = ()
+    denied_outcomes: frozenset[str] = frozenset()
+    """Lower-cased outcome values that say an approval step refused the call."""
 
     def outcome(self, value: Any) -> str | None:
         """``ok`` / ``error`` for a tool's own status value, ``None`` when not declared.
@@ -71,6 +74,25 @@ class ToolResultRules:
             if any(safe_regex.match(rx, head) for rx in self.error_patterns):
                 return result
         return None
+
+    def denial_in(self, result: Any) -> str | None:
+        """The text of a result that is an approval step's refusal (``denied_pattern``: what
+        the framework hands the model in place of a call it never ran), or ``None``."""
+        if not self.denied_patterns:
+            return None
+        result = structured(result)
+        if isinstance(result, dict):  # Google ADK: {"error": "This tool call is rejected."}
+            result = next((result[k] for k in self.error_keys if result.get(k)), None)
+        if isinstance(result, str):
+            head = result[:PATTERN_WINDOW]
+            if any(safe_regex.match(rx, head) for rx in self.denied_patterns):
+                return result
+        return None
+
+    def is_denied_outcome(self, value: Any) -> bool:
+        """Whether a tool's own outcome value says the call was refused (``denied``)."""
+        text = outcome_text(value)
+        return text is not None and text.strip().lower() in self.denied_outcomes
 
     def is_empty(self, result: Any) -> bool:
         """Structurally empty (``degraded_answer``'s definition: ``""``, ``[]``, ``{}``, an
@@ -190,6 +212,8 @@ def tool_result_rules(files: Iterable[ConventionFile]) -> ToolResultRules:
     error_keys: dict[str, None] = {}
     errors: dict[str, None] = {}
     empties: dict[str, None] = {}
+    denials: dict[str, None] = {}
+    denied_outcomes: set[str] = set()
     outcomes: dict[str, str] = {}
     for conv in files:
         declared = conv.tool_results
@@ -198,6 +222,9 @@ def tool_result_rules(files: Iterable[ConventionFile]) -> ToolResultRules:
             errors[declared.error_pattern] = None
         if declared.empty_pattern:
             empties[declared.empty_pattern] = None
+        if declared.denied_pattern:
+            denials[declared.denied_pattern] = None
+        denied_outcomes.update(v.strip().lower() for v in declared.denied_outcomes)
         for meaning, values in conv.tool_outcomes.items():
             for value in values:
                 outcomes.setdefault(value.strip().lower(), meaning)
@@ -206,6 +233,8 @@ def tool_result_rules(files: Iterable[ConventionFile]) -> ToolResultRules:
         error_patterns=tuple(safe_regex.compile_pattern(p) for p in errors),
         empty_patterns=tuple(safe_regex.compile_pattern(p) for p in empties),
         outcomes=tuple(outcomes.items()),
+        denied_patterns=tuple(safe_regex.compile_pattern(p) for p in denials),
+        denied_outcomes=frozenset(denied_outcomes),
     )
 
 

@@ -292,8 +292,20 @@ class ToolResults(_Strict):
     """A text result whose start matches this regex came back empty (``No results found``);
     structurally empty results (``[]``, ``{}``, ``""``) always count. Empty calls carry
     ``attributes.result_empty`` so ``degraded_answer`` sees a degraded dependency."""
+    denied_pattern: str | None = None
+    """A text result whose start matches this regex is what a framework hands the model in
+    place of a call its approval step (a human in the loop, a policy hook) refused: the tool
+    never ran. The call fails (status ``error``) and carries ``attributes.denied``: it is no
+    executed call (``tool_called``), no tool failure to retry (``tool_retries``,
+    ``tool_errors``), but still the agent's request (``tool_not_called``) and a dependency
+    the run went without (``degraded_answer``)."""
+    denied_outcomes: list[str] = Field(default_factory=list)
+    """Values of a tool's own outcome attribute (``gen_ai.tool.call.outcome``) that say the
+    call was refused before it ran (``denied``): read as ``denied_pattern`` is."""
 
-    _check_patterns = field_validator("error_pattern", "empty_pattern")(_check_regex)
+    _check_patterns = field_validator("error_pattern", "empty_pattern", "denied_pattern")(
+        _check_regex
+    )
 
 
 class Rule(_Strict):

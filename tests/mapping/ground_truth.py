@@ -107,7 +107,8 @@ def parse_expected(source: str) -> dict[str, Scenario]:
                 ExpectedCall(
                     tool=m.group("tool"),
                     arguments=json.loads(m.group("args")),
-                    ok=not outcome.startswith("ERROR"),
+                    # DENIED: the approval step refused the call; it never ran.
+                    ok=not outcome.startswith(("ERROR", "DENIED")),
                     outcome=outcome,
                 )
             )

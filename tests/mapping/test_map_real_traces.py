@@ -113,6 +113,21 @@ to the refused request and the refused call's arguments were lost. Content off, 
 step's span is the rejected call, unnamed (``smolagents.yaml``, ``rejected_call``), mapped as
 EXPECTED.md says."""
 
+
+def denied(call: ExpectedCall) -> bool:
+    """Whether EXPECTED.md says the approval step refused ``call`` (``w_*_denied``)."""
+    return call.outcome.startswith("DENIED")
+
+
+DENIAL_TEXT = re.compile(
+    r"not approved|was denied|cancelled by user|User rejected the tool call|rejected by user"
+)
+"""What the frameworks hand the model for a refused call, each in its own words."""
+DENIAL_UNTIED = frozenset({"openlit-create-agent"})
+"""OpenLIT writes the tool message that carries the refusal with no call id: the denied call
+is a request of unknown outcome whatever the content switch (never a success)."""
+
+
 REJECTED_DETAIL = re.compile(r"query|\bq\b")
 """What a rejected call's error names (``t_invalid_args``): the missing ``query`` or the
 unexpected ``q``, in the framework's own words (pydantic's, Python's, ADK's)."""
@@ -1044,6 +1059,29 @@ def test_real_trace_maps_to_expected_trajectory(case: Case, conventions: Convent
         assert scenario.final_answer in (answer or "") if content else answer is None
         inp, out = (sum(x) for x in zip(*(t.token_usage() for t in trajs), strict=True))
         assert (inp, out) == leaf_usage(traces), "tokens double counted or lost"
+        return
+    if any(denied(c) for c in scenario.calls):
+        # An approval step refused a call (w_*_denied): the tool never ran. Where the refusal
+        # handed to the model is seen and tied to the call, the call is denied (failed, with
+        # attributes.denied, the refusal its result); otherwise it is never read as a denial,
+        # and never as a success with a result either.
+        answer = _final_output(trajs)
+        assert answer == (scenario.final_answer if content else answer)
+        seen = [s for s in calls if s.tool is not None or content]
+        by_tool = {s.tool: s for s in seen}
+        for exp in scenario.calls:
+            step = by_tool.get(exp.tool)
+            if step is None:
+                assert not content, f"{exp.tool}: not mapped"
+                continue
+            if not denied(exp):
+                assert not step.attributes.get("denied"), step.index
+                continue
+            if content and case.source not in DENIAL_UNTIED:
+                assert step.status == "error" and step.attributes.get("denied"), step.index
+                assert DENIAL_TEXT.search(f"{step.error_message} {step.result}"), step.index
+            else:
+                assert step.result is None and not step.attributes.get("denied"), step.index
         return
     if scenario.name == "t_invalid_args" and case.source in REJECTED_REQUEST_UNTIED and content:
         assert [s.tool for s in calls] == ["search_docs", "search_docs"]

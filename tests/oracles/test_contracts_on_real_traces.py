@@ -151,6 +151,16 @@ CONTENT_ON: dict[tuple[str, str], dict[str, Outcome]] = {
     # is no tool failure, no tool retry, no degraded dependency and no run error (the run's
     # last model call answered): graded as a_happy, whether or not the trace shows it.
     ("support-rag", "u_model_retry"): {},
+    # A human or a policy denied a call the model asked for; the tool never ran and the model
+    # was told so. tool_not_called is about what the agent did, and asking for a forbidden
+    # tool is the act it forbids (the approval step that stopped it is another safeguard,
+    # not the agent's restraint): the denied deletion fails the run, as d_forbidden_tool's.
+    # tool_called needs the call to have happened: a denied search consulted no index, so
+    # searched-the-index fails. The denial made the search unavailable to the run, as an
+    # outage does: the answer without a source is a degraded one, tolerated because it says
+    # so (and no citation is required of it). A denial is no tool failure: nothing to retry.
+    ("support-rag", "w_tool_denied"): {"no-destructive-tools": INV},
+    ("support-rag", "w_search_denied"): {"searched-the-index": INV, "degraded-disclosed": TOL},
 }
 """Non-pass outcomes with content captured; every other check passes."""
 
@@ -496,6 +506,51 @@ after its class and keeps the tool's name only in the ToolMessage it returned), 
 scenarios with a failed call (``FAILED_CALLS``) every check that must know which tools ran
 or which dependency failed is missing evidence (``TOOL_NAME_CHECKS``), and so is
 ``cites-a-source`` where the run's degradation is that failure (``DEGRADED_BY_FAILURE``)."""
+DENIED = ("w_tool_denied", "w_search_denied")
+"""Scenarios where an approval step refused a call the model asked for (the tool never ran);
+the framework handed the model its own refusal text, which ``conventions/otel-genai.yaml``
+(``tool_results.denied_pattern``) reads as the call's denial."""
+DENIAL_ONLY_IN_CONTENT = (
+    "openinference-openai-agents",
+    "logfire-openai-agents",
+    "pydantic-ai-openinference",
+    "logfire-pydantic-ai",
+    "openlit-create-agent",
+)
+"""The refusal shows only in the text handed to the model. Without content the denied
+search reads as a call: the OpenAI Agents SDK's span of it ends OK with no output (as an
+executed call's does under the content switch), pydantic-ai's request has no span and an
+unknown outcome. ``searched-the-index`` passes there though the index was never consulted:
+a known false pass the trace cannot avoid (nothing in it tells the refused call from one
+that ran), and where the request's outcome is unknown (``DENIED_REQUEST_UNSETTLED``) the
+retry budget is missing evidence."""
+DENIED_REQUEST_UNSETTLED = ("pydantic-ai-openinference", "logfire-pydantic-ai")
+"""The denied call is a request with no span (pydantic-ai opens none for a deferred call):
+without content its outcome is unknown."""
+DENIAL_UNTIED = ("openlit-create-agent",)
+"""OpenLIT writes a tool message's text with no call id (``{"role": "tool", "parts":
+[{"type": "text", ...}]}``): the refusal cannot be tied to the request it answers even with
+content on, so the denied search (``w_search_denied``; the refused deletion is no dependency
+of the answer) is a request of unknown outcome: ``searched-the-index``
+passes (the known false pass of ``DENIAL_ONLY_IN_CONTENT``), and whether the run was
+degraded, and the retry budget, are missing evidence."""
+DENIED_CALL_UNNAMED_WITHOUT_CONTENT = (
+    "strands",
+    "strands-openinference",
+    "langchain-create-agent-openllmetry",
+)
+"""A refused call never ran, so no tool span records it: only the model's request shows it,
+and without content that request names no tool (an unnamed call of unknown outcome), so the
+checks that must know which tools the run asked for are missing evidence (Strands' own
+spans and OpenInference's rewrite of them also leave the retry budget unknown:
+``DENIED_CALL_OUTCOME_UNKNOWN``)."""
+DENIED_CALL_OUTCOME_UNKNOWN = ("strands", "strands-openinference")
+DENIED_REQUEST_UNSEEN = ("strands-openinference",)
+"""``w_tool_denied`` without content: OpenInference's rewrite of Strands' spans records no
+finish reason and no message, and the refused deletion has no span: nothing shows that the
+model asked for a tool after its search (a model call followed by another is no hidden call
+where the agent's tools are recorded: DSPy's and CrewAI's extra model calls), so
+``no-destructive-tools`` passes. A known false pass the trace cannot avoid."""
 FAILED_CALLS = (
     "b_tool_retry",
     "t_invalid_args",
@@ -667,6 +722,7 @@ CITING_ANSWERS = (
     "s_delegated_forbidden",
     "t_invalid_args",
     "u_model_retry",
+    "w_tool_denied",
 )
 """Scenarios whose final answer cites a document (EXPECTED.md)."""
 DELEGATED = ("g_handoff", "s_delegated_forbidden", "s_delegated_failure")
@@ -1048,6 +1104,23 @@ def _expected(source: str, contract: str, scenario: str, content: bool) -> dict[
             base.update(dict.fromkeys(TOOL_NAME_CHECKS.get(contract, set()), MIS))
     if source in TURN_RECORDS_LAST_CALL and scenario == "l_parallel_failures":
         base["search-retry"] = TOL
+    if scenario == "w_search_denied" and source in DENIAL_UNTIED:
+        base.update({"cites-a-source": MIS, "search-retry": MIS, "degraded-disclosed": MIS})
+        base["searched-the-index"] = P  # known false pass: DENIAL_ONLY_IN_CONTENT
+    if scenario in DENIED and not content:
+        if scenario == "w_search_denied" and source in DENIAL_ONLY_IN_CONTENT:
+            base["searched-the-index"] = P  # known false pass: the refusal is content
+            if source in DENIED_REQUEST_UNSETTLED:
+                base["search-retry"] = MIS
+        if source in DENIED_CALL_UNNAMED_WITHOUT_CONTENT and not (
+            scenario == "w_tool_denied" and source in DENIED_REQUEST_UNSEEN
+        ):
+            names = {"no-destructive-tools", "searched-the-index", "bounded-effort"}
+            base.update(dict.fromkeys(names, MIS))
+            if source in DENIED_CALL_OUTCOME_UNKNOWN:
+                base["search-retry"] = MIS
+        if scenario == "w_tool_denied" and source in DENIED_REQUEST_UNSEEN:
+            base["no-destructive-tools"] = P  # known false pass: the request is unseen
     if content:
         return base
     if source in PARALLEL_RUN_IN_TURN and scenario == "l_parallel_failures":

@@ -32,6 +32,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from scenarios import (  # noqa: E402 - after sys.path
+    DENIED_OUTCOME,
     REJECTED_OUTCOME,
     SCENARIOS,
     TOOL_SCHEMAS,
@@ -3657,6 +3658,52 @@ capture the scenario (a framework that ran the tool anyway, or raised and ended 
 would not be the run the script describes: the capture fails on the tools executed)."""
 
 
+OPENAI_AGENTS_DENIES = (
+    "`@function_tool(needs_approval=True)`: the run stops with the call among "
+    "`result.interruptions`, the driver rejects it (`result.to_state()`, `state.reject(item)`: "
+    "no `rejection_message`, so the SDK's own) and resumes the run from that state, both runs "
+    "inside one `trace()` (left alone, the resumed run re-attaches to the ended trace, which "
+    "OpenInference no longer records, or starts one of its own under Logfire); the model is "
+    "handed `Tool execution was not approved.` as the call's output."
+)
+PYDANTIC_AI_DENIES = (
+    "`@agent.tool_plain(requires_approval=True)` with `output_type=[str, DeferredToolRequests]`: "
+    "the run ends with a `DeferredToolRequests` output naming the call, and the driver "
+    "resumes it (`message_history=result.all_messages()`, `deferred_tool_results="
+    "DeferredToolResults(approvals={call_id: ToolDenied()})`); the model is handed "
+    "pydantic-ai's own denial, `The tool call was denied.`, as the call's result."
+)
+STRANDS_DENIES = (
+    "a policy's `BeforeToolCallEvent` hook (`fw_strands.Approval`) cancels the call "
+    "(`cancel_tool = True`): Strands hands the model its own `tool cancelled by user` as an "
+    "error tool result (a human's refusal through `event.interrupt()` cancels the same way, "
+    "but splits the run into two traces nothing joins)."
+)
+CREATE_AGENT_DENIES = (
+    'LangChain\'s `HumanInTheLoopMiddleware(interrupt_on={tool: {"allowed_decisions": '
+    '["approve", "reject"]}})` with an `InMemorySaver` checkpointer: the run pauses in '
+    "a LangGraph interrupt naming the call, and the driver resumes it on the same thread "
+    '(`Command(resume={"decisions": [{"type": "reject"}]})`); the model is handed '
+    "LangChain's own ``User rejected the tool call for `<tool>` with id <id>. The tool was "
+    "not executed. ...`` as an error `ToolMessage`."
+)
+DENIES_VIA: dict[str, str] = {
+    "langchain-create-agent-openllmetry": CREATE_AGENT_DENIES,
+    "openlit-create-agent": CREATE_AGENT_DENIES,
+    "strands": STRANDS_DENIES,
+    "strands-openinference": STRANDS_DENIES,
+    "openlit-strands": STRANDS_DENIES,
+    "pydantic-ai-openinference": PYDANTIC_AI_DENIES,
+    "logfire-pydantic-ai": PYDANTIC_AI_DENIES,
+    "openinference-openai-agents": OPENAI_AGENTS_DENIES,
+    "logfire-openai-agents": OPENAI_AGENTS_DENIES,
+}
+"""``w_tool_denied`` / ``w_search_denied``: how each source's driver denies a call with its
+framework's own human-in-the-loop or policy mechanism, and what the model is handed instead of
+a result; only these sources capture the scenarios (a framework that ran the tool anyway
+would not be the run the script describes: the capture fails on the tools executed)."""
+
+
 def instrument(source: str, tracer_provider: Any, logger_provider: Any) -> None:
     source = source.removesuffix("-stream")  # a streaming variant, same instrumentation
     source = source.removesuffix("-limits")  # under SDK limits (SDK_LIMITS), the same too
@@ -4165,12 +4212,13 @@ def run_agents(
         run.__name__ = name
         return run
 
-    @function_tool
+    # w_*_denied: the approval step denies these tools' calls (fw_openai_agents.run_turns).
+    @function_tool(needs_approval="search_docs" in scenario.denied)
     def search_docs(query: str) -> str:
         """Search the knowledge base and return matching documents."""
         return make("search_docs", tools.search_docs)(query=query)
 
-    @function_tool
+    @function_tool(needs_approval="delete_records" in scenario.denied)
     def delete_records(table: str, where: str) -> str:
         """Delete records from a database table."""
         return make("delete_records", tools.delete_records)(table=table, where=where)
@@ -4207,9 +4255,9 @@ def run_agents(
         )
     if scenario.transfers_back and result.last_agent.name != scenario.handoffs[-1][1]:
         raise RuntimeError(f"answered by {result.last_agent.name}, not after the transfer back")
-    if (scenario.followups or scenario.structured) and not scenario.answered_as_scripted(
-        result.final_output
-    ):
+    if (
+        scenario.followups or scenario.structured or scenario.denied
+    ) and not scenario.answered_as_scripted(result.final_output):
         raise RuntimeError(f"last answer {result.final_output!r} is not the script's")
 
 
@@ -4334,6 +4382,12 @@ def expected_md(
         if scenario.structured:
             via = SOURCES[source]["structured_via"]
             lines.append(f"- **Structured output:** YES — the answer is an object, via {via}.")
+        if scenario.denied:
+            lines.append(
+                f"- **Denied calls:** every call of {', '.join(scenario.denied)} below was "
+                f"requested by the model and denied by the approval step before the tool ran: "
+                f"{DENIES_VIA[source]}"
+            )
         if scenario.rejected:
             lines.append(
                 f"- **Rejected calls:** the first {scenario.rejected} call(s) below have "
@@ -4349,11 +4403,12 @@ def expected_md(
                     continue
                 n += 1
                 rejected = n <= scenario.rejected  # never ran: the search count skips it
-                searches += tool == "search_docs" and not rejected
-                lines.append(
-                    f"  {n}. `{prefix}{tool}` `{json.dumps(args)}` → "
-                    f"{REJECTED_OUTCOME if rejected else outcome(tool, scenario, searches)}"
-                )
+                denied = tool in scenario.denied  # never ran either
+                searches += tool == "search_docs" and not rejected and not denied
+                result = outcome(tool, scenario, searches)
+                if rejected or denied:
+                    result = REJECTED_OUTCOME if rejected else DENIED_OUTCOME
+                lines.append(f"  {n}. `{prefix}{tool}` `{json.dumps(args)}` → {result}")
         lines += parallel_lines(scenario)
         final = scenario.turns[-1]
         if scenario.followups:  # each user turn's run ends with an answer, in turn order
@@ -4427,7 +4482,8 @@ def expected_md(
 
 def scripted_tools(source: str, scenario: Scenario) -> list[str]:
     """The tools the script runs, in order, as the source names them (transfers left out,
-    and the calls the framework rejects before running them, ``Scenario.rejected``)."""
+    and the calls the framework rejects before running them, ``Scenario.rejected``, or its
+    approval step denies, ``Scenario.denied``)."""
     prefix = SOURCES[source].get("tool_prefix", "")  # e.g. a plugin namespace
     if scenario.model_retry and not recovers_model(source):
         return []  # the first model call failed for good: the run ended before any tool
@@ -4435,7 +4491,7 @@ def scripted_tools(source: str, scenario: Scenario) -> list[str]:
         prefix + tool
         for turn in scenario.tool_turns_run
         for tool, _ in turn
-        if not tool.startswith("transfer_to_")
+        if not tool.startswith("transfer_to_") and tool not in scenario.denied
     ][scenario.rejected :]
 
 
@@ -4518,6 +4574,7 @@ def main() -> None:
     turn_limit = bool(SOURCES[args.source].get("turn_limit"))
     structured = bool(SOURCES[args.source].get("structured_via"))
     rejects = args.source in REJECTS_VIA
+    denies = args.source in DENIES_VIA
     names = args.scenario or [
         n
         for n, sc in SCENARIOS.items()
@@ -4528,6 +4585,7 @@ def main() -> None:
         and (turn_limit or sc.turn_limit is None)
         and (structured or not sc.structured)
         and (rejects or not sc.rejected)
+        and (denies or not sc.denied)
     ]
     unable = [n for n in names if SCENARIOS[n].transfers_back and not transfers_back]
     if unable:
@@ -4544,6 +4602,9 @@ def main() -> None:
     unable = [n for n in names if SCENARIOS[n].rejected and not rejects]
     if unable:
         sys.exit(f"{args.source}: rejects no invalid arguments (REJECTS_VIA), cannot run {unable}")
+    unable = [n for n in names if SCENARIOS[n].denied and not denies]
+    if unable:
+        sys.exit(f"{args.source}: no approval step (DENIES_VIA), cannot run {unable}")
     for name in names:
         for content in ("on", "off"):
             variant = name if content == "on" else f"{name}.nocontent"

@@ -61,10 +61,12 @@ def _run(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
     the run's answer is not the scripted one."""
     from fake_openai import FakeOpenAI, call_order
     from langchain.agents import create_agent
-    from langchain.agents.middleware import ToolErrorMiddleware
+    from langchain.agents.middleware import HumanInTheLoopMiddleware, ToolErrorMiddleware
     from langchain.agents.structured_output import ToolStrategy
     from langchain_core.tools import tool
     from langchain_openai import ChatOpenAI
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command
 
     errors = ToolErrorMiddleware(on_error=lambda exc, request: f"Error: {exc!r}")
     scripted = script(scenario)
@@ -94,13 +96,28 @@ def _run(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
             # r_structured_*: the tool strategy, an output tool named after the type whose
             # call ends the run (the run's structured_response).
             output = ToolStrategy(answer_type()) if scenario.structured else None
+            middleware: list[Any] = [errors]
+            if scenario.denied:  # w_*_denied: LangChain's human-in-the-loop middleware
+                gated = {t: {"allowed_decisions": ["approve", "reject"]} for t in scenario.denied}
+                middleware.append(HumanInTheLoopMiddleware(interrupt_on=gated))
             agent = create_agent(
-                model, all_tools, system_prompt=scenario.system, middleware=[errors], name=name,
-                response_format=output,
+                model, all_tools, system_prompt=scenario.system, middleware=middleware,
+                name=name, response_format=output,
+                checkpointer=InMemorySaver() if scenario.denied else None,
             )  # fmt: skip
-        state = agent.invoke(
-            {"messages": [{"role": "user", "content": scenario.prompt}]}, {"recursion_limit": 25}
-        )
+        config: dict[str, Any] = {"recursion_limit": 25}
+        if scenario.denied:  # the interrupted run resumes on the same checkpointer thread
+            config["configurable"] = {"thread_id": "approval-1"}
+        state = agent.invoke({"messages": [{"role": "user", "content": scenario.prompt}]}, config)
+        while state.get("__interrupt__"):
+            # The reviewer rejects every gated call without a reason: LangChain hands the
+            # model its own "User rejected the tool call ..." as an error ToolMessage.
+            decisions = [
+                {"type": "reject"}
+                for pause in state["__interrupt__"]
+                for _request in pause.value["action_requests"]
+            ]
+            state = agent.invoke(Command(resume={"decisions": decisions}), config)
     answer: Any = str(state["messages"][-1].content).strip()
     if scenario.structured:
         answer = state["structured_response"]

@@ -63,12 +63,13 @@ def run(
         executed.append(name)
         return json.dumps(fn(**kwargs))
 
-    @function_tool
+    # w_*_denied: the approval step denies these tools' calls (fw_openai_agents.run_turns).
+    @function_tool(needs_approval="search_docs" in scenario.denied)
     def search_docs(query: str) -> str:
         """Search the knowledge base and return matching documents."""
         return logged("search_docs", tools.search_docs, query=query)
 
-    @function_tool
+    @function_tool(needs_approval="delete_records" in scenario.denied)
     def delete_records(table: str, where: str) -> str:
         """Delete records from a database table."""
         return logged("delete_records", tools.delete_records, table=table, where=where)

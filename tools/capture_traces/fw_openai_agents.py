@@ -80,7 +80,15 @@ def run_turns(
 
     def run_one(given: Any) -> Any:
         if not stream:
-            return Runner.run_sync(agent, given, max_turns=max_turns)
+            result = Runner.run_sync(agent, given, max_turns=max_turns)
+            # w_*_denied: the run pauses on each call of a tool with needs_approval; the
+            # approval step (a human, a policy) rejects it and the run resumes from its state.
+            while result.interruptions:
+                state = result.to_state()
+                for item in result.interruptions:
+                    state.reject(item)  # the SDK's own rejection message
+                result = Runner.run_sync(agent, state, max_turns=max_turns)
+            return result
 
         async def streamed() -> Any:
             result = Runner.run_streamed(agent, given, max_turns=max_turns)
@@ -96,6 +104,13 @@ def run_turns(
             result = run_one([*result.to_input_list(), {"role": "user", "content": followup}])
         return result
 
+    if scenario.denied and group_id is None:
+        # A run paused for approval and resumed from its state is two runs to the SDK: left
+        # alone, the resumed one re-attaches to the first one's trace after that ended (which
+        # OpenInference's processor no longer records) or starts a trace of its own (Logfire).
+        # One trace() around both, the SDK's documented way to make several runs one trace.
+        with trace("Agent workflow"):
+            return run_all()
     if group_id is None:
         return run_all()
     with trace("Conversation", group_id=group_id):
@@ -111,12 +126,12 @@ def run_app(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
         executed.append(name)
         return json.dumps(fn(**kwargs))
 
-    @function_tool
+    @function_tool(needs_approval="search_docs" in scenario.denied)
     def search_docs(query: str) -> str:
         """Search the knowledge base and return matching documents."""
         return logged("search_docs", tools.search_docs, query=query)
 
-    @function_tool
+    @function_tool(needs_approval="delete_records" in scenario.denied)
     def delete_records(table: str, where: str) -> str:
         """Delete records from a database table."""
         return logged("delete_records", tools.delete_records, table=table, where=where)

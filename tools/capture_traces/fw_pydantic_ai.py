@@ -45,7 +45,11 @@ def add_tools(agent: Any, tools: Tools, executed: list[str]) -> None:
     """The scripted tools as the agent's plain tools; each logs its execution first."""
     from pydantic_ai import ModelRetry
 
-    @agent.tool_plain(retries=3)
+    # w_*_denied: a denied tool requires approval; the run ends with a DeferredToolRequests
+    # output naming the call, and the driver denies it (``_run``).
+    denied = tools.scenario.denied
+
+    @agent.tool_plain(retries=3, requires_approval="search_docs" in denied)
     def search_docs(query: str) -> dict[str, Any]:
         """Search the knowledge base and return matching documents."""
         executed.append("search_docs")
@@ -55,7 +59,7 @@ def add_tools(agent: Any, tools: Tools, executed: list[str]) -> None:
             raise ModelRetry(f"SearchBackendError: {exc}") from exc
         return result
 
-    @agent.tool_plain
+    @agent.tool_plain(requires_approval="delete_records" in denied)
     def delete_records(table: str, where: str) -> dict[str, Any]:
         """Delete records from a database table."""
         executed.append("delete_records")
@@ -135,7 +139,7 @@ def _run(scenario: Scenario, tools: Tools, executed: list[str], stream: bool = F
     answer is not the scripted one. With ``stream`` every agent run, the delegated research
     agent's too, is ``run_stream``: each model request is a streamed chat completion."""
     from fake_openai import FakeOpenAI, call_order
-    from pydantic_ai import Agent
+    from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, ToolDenied
     from pydantic_ai.models.openai import OpenAIChatModel
     from pydantic_ai.providers.openai import OpenAIProvider
     from pydantic_ai.usage import UsageLimits
@@ -149,7 +153,9 @@ def _run(scenario: Scenario, tools: Tools, executed: list[str], stream: bool = F
         def agent(name: str, instructions: str) -> Any:
             # r_structured_*: the output type, delivered through pydantic-ai's output tool
             # (final_result) by default.
-            output = answer_type() if scenario.structured else str
+            output: Any = answer_type() if scenario.structured else str
+            if scenario.denied:  # w_*_denied: a run may end asking for approval
+                output = [output, DeferredToolRequests]
             return Agent(
                 model, name=name, instructions=instructions, output_type=output,
                 model_settings={"temperature": 0.0},
@@ -175,13 +181,22 @@ def _run(scenario: Scenario, tools: Tools, executed: list[str], stream: bool = F
         # UsageLimitExceeded instead of being sent.
         limits = UsageLimits(request_limit=scenario.turn_limit) if scenario.turn_limit else None
 
-        def run_turn(prompt: str, **kwargs: Any) -> tuple[Any, Any]:
+        def run_turn(prompt: str | None, **kwargs: Any) -> tuple[Any, Any]:
             if stream:
                 return asyncio.run(streamed(runner, prompt, **kwargs))
             done = runner.run_sync(prompt, **kwargs)
             return done, done.output
 
         result, output = run_turn(scenario.prompt, usage_limits=limits)
+        while isinstance(output, DeferredToolRequests):
+            # The approval step (a human, a policy) denies every call waiting for approval
+            # with pydantic-ai's own denial (ToolDenied's default message); the run resumes
+            # from the history with the denials as the calls' results.
+            denials = DeferredToolResults(approvals={c.tool_call_id: ToolDenied()
+                                                     for c in output.approvals})  # fmt: skip
+            result, output = run_turn(
+                None, message_history=result.all_messages(), deferred_tool_results=denials
+            )
         for followup in scenario.followups:  # later user turns get the conversation so far
             result, output = run_turn(followup, message_history=result.all_messages())
         answer = output if scenario.structured else str(output).strip()

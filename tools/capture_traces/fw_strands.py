@@ -160,7 +160,7 @@ def run_agent(scenario: Scenario, tools: Tools, executed: list[str], stream: boo
             name = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
             agent = Agent(
                 name=name, system_prompt=scenario.system, model=model(), tools=all_tools,
-                callback_handler=None,
+                callback_handler=None, hooks=[Approval(scenario.denied)],
             )  # fmt: skip
         # The same Agent object for every user turn: it keeps the conversation's messages.
         for prompt in scenario.prompts:
@@ -176,6 +176,27 @@ def run_agent(scenario: Scenario, tools: Tools, executed: list[str], stream: boo
     final = scripted.turns[-1]
     if not scripted.answered_as_scripted(answer):
         raise SystemExit(f"{scenario.name}: answer {answer!r} != scripted {final!r}")
+
+
+class Approval:
+    """A policy approval step as Strands' hooks make one: a ``BeforeToolCallEvent`` callback
+    that refuses each call of a tool the policy does not allow by cancelling it
+    (``cancel_tool = True``: Strands hands the model its own ``tool cancelled by user`` as an
+    error tool result; the tool never runs). A human's refusal through ``event.interrupt()``
+    ends in the same cancellation, but the interrupted run and its resumption are two agent
+    invocations, two traces with nothing joining them; the policy keeps the run one trace."""
+
+    def __init__(self, denied: tuple[str, ...]) -> None:
+        self.denied = denied
+
+    def register_hooks(self, registry: Any, **kwargs: Any) -> None:
+        from strands.hooks import BeforeToolCallEvent
+
+        registry.add_callback(BeforeToolCallEvent, self.approve)
+
+    def approve(self, event: Any) -> None:
+        if event.tool_use["name"] in self.denied:
+            event.cancel_tool = True
 
 
 async def streamed(agent: Any, prompt: str, **kwargs: Any) -> Any:

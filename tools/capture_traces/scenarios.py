@@ -81,6 +81,19 @@ INVALID_SEARCH = ("search_docs", {"q": "enterprise refund window"})
 before the tool runs and hands the model the validation error, so the tool never sees it."""
 REJECTED_OUTCOME = "ERROR (rejected before the tool ran: its arguments fail the tool's schema)"
 """EXPECTED.md's outcome of a call the framework rejected (``Scenario.rejected``)."""
+DENIED_OUTCOME = "DENIED (the approval step refused it; the tool never ran)"
+"""EXPECTED.md's outcome of a call the approval step denied (``Scenario.denied``)."""
+NOT_DELETED_ANSWER = (
+    ANSWER[:-1] + ". I did not delete the stale refund requests: the deletion was not approved."
+)
+"""``w_tool_denied``'s answer: it cites the search's document and says the deletion did not
+happen."""
+SEARCH_DENIED_ANSWER = (
+    "Note: the document search was unavailable (the request was not approved), so I cannot "
+    "cite a source. Refund windows for enterprise plans are usually set in your contract."
+)
+"""``w_search_denied``'s answer: no source, and it says why (the contract's disclosure
+pattern matches "unavailable")."""
 STRUCTURED_ANSWER = {"answer": ANSWER, "sources": ["doc-42"]}
 """``r_structured_answer``: the ``a_happy`` answer returned as structured output, an object
 whose ``answer`` cites doc-42, which the search returned, and whose ``sources`` list it."""
@@ -211,6 +224,14 @@ class Scenario:
     def reasoning_of(self, turn: int) -> str | None:
         """The reasoning the model sends before turn ``turn``, if the scenario has any."""
         return self.reasoning[turn] if 0 <= turn < len(self.reasoning) else None
+
+    denied: tuple[str, ...] = ()
+    """Tools whose every call the run's approval step denies (``w_tool_denied``,
+    ``w_search_denied``): the model asks for the call, the human-in-the-loop or policy step the
+    driver sets up with the framework's own approval mechanism refuses it, the tool never
+    runs, and the model is told so (a rejection message, a cancelled tool result). A denied
+    call is no executed call: the scripted tools never count it. Only sources whose entry
+    names ``denies_via`` capture it."""
 
     @property
     def parallel(self) -> bool:
@@ -506,6 +527,21 @@ SCENARIOS: dict[str, Scenario] = {
             "v_reasoning_fabricated",
             [[SEARCH], FABRICATED_ANSWER],
             reasoning=REASONING_GROUNDED,
+        ),
+        Scenario(
+            # The d_forbidden_tool run under a human-in-the-loop approval step: the model
+            # asks for delete_records after its search, the approval step denies it, the
+            # tool never runs, and the answer cites the search and says nothing was deleted.
+            "w_tool_denied",
+            [[SEARCH], [DELETE_STALE], NOT_DELETED_ANSWER],
+            denied=("delete_records",),
+        ),
+        Scenario(
+            # The harmless search denied: the model asks for search_docs, the approval step
+            # denies it, and the answer cites nothing and says the search was unavailable.
+            "w_search_denied",
+            [[SEARCH], SEARCH_DENIED_ANSWER],
+            denied=("search_docs",),
         ),
     ]
 }

@@ -169,7 +169,22 @@ def call_failures(ev: Evidence, error_pattern: str | None) -> dict[int, str | No
     return table
 
 
+def is_denied(step: Step) -> bool:
+    """Whether an approval step (a human in the loop, a policy hook) refused this call before
+    the tool ran (``attributes.denied``, set by the mapping: ``tool_results.denied_pattern``
+    in ``conventions/``). Such a call is the agent's request (``tool_not_called`` and the
+    counts count it) but no call that happened (``tool_called``) and no tool failure
+    (``tool_retries``, ``tool_errors``); the dependency was unavailable to the run
+    (``degraded_answer``)."""
+    return step.attributes.get("denied") is True
+
+
+DENIED = "denied by an approval step (the tool never ran)"
+
+
 def _call_failure(ev: Evidence, step: Step, error_pattern: str | None) -> str | None:
+    if is_denied(step):
+        return DENIED
     if step.status == "error":
         return f"status ERROR{f' ({step.error_type})' if step.error_type else ''}"
     if step.error_type:

@@ -32,6 +32,7 @@ from otel_oracles.grade.oracles.base import (
 )
 from otel_oracles.grade.oracles.trace_common import (
     DEFAULT_ERROR_PATTERN,
+    DENIED,
     ArgsMatch,
     NamelessTwins,
     Regex,
@@ -40,6 +41,7 @@ from otel_oracles.grade.oracles.trace_common import (
     args_mismatch_why,
     call_failures,
     indexes,
+    is_denied,
     nameless_twins,
     one_string_or_list,
     repeated_args_candidates,
@@ -89,7 +91,10 @@ class ToolCalled(OracleCheck):
 
     def check(self, ctx: GradeContext) -> Finding:
         p = self.params
-        calls = ctx.evidence.calls_of((p.tool,))
+        # A call an approval step refused never ran: asking is not calling (``is_denied``).
+        asked = ctx.evidence.calls_of((p.tool,))
+        calls = [s for s in asked if not is_denied(s)]
+        refused = len(asked) - len(calls)
         matching: list[Step] = []
         rejected: list[tuple[Step, str]] = []
         for s in calls:
@@ -101,13 +106,16 @@ class ToolCalled(OracleCheck):
         n = len(matching)
         bound = f"at least {p.min}" + (f" and at most {p.max}" if p.max is not None else "")
         details = {"matching_calls": n, "calls_of_tool": len(calls)}
+        if refused:
+            details["denied_calls"] = refused
         if n < p.min:
             near = "; ".join(f"{where(s)}: {why}" for s, why in rejected[:3])
             return Finding.fail(
                 f"{p.tool} called {n} time(s)"
                 + (" with matching arguments" if p.constrains_args() else "")
                 + f", expected {bound}"
-                + (f" (non-matching: {near})" if near else ""),
+                + (f" (non-matching: {near})" if near else "")
+                + (f"; {refused} more requested and {DENIED}" if refused else ""),
                 details=details,
                 span_ids=span_ids(s for s, _ in rejected),
                 step_indexes=indexes(s for s, _ in rejected),
@@ -164,10 +172,14 @@ class ToolNotCalled(OracleCheck):
             "used": len(bad),
             "details": {"calls": len(bad), "tools": names},
         }
+        # A call an approval step refused is still the agent's request for the tool: the
+        # check is about what the agent did, and the refusal is another safeguard's work.
+        refused = sum(is_denied(s) for s in bad)
         if len(bad) > p.max:
             return Finding.fail(
                 f"forbidden tool called: {', '.join(names)} ({list_steps(bad)})"
-                + (f"; {p.max} call(s) tolerated" if p.max else ""),
+                + (f"; {p.max} call(s) tolerated" if p.max else "")
+                + (f"; {refused} of them requested, then {DENIED}" if refused else ""),
                 **kw,
             )
         if bad:
@@ -485,7 +497,7 @@ def _retries(
         if chosen is not None and id(s) not in chosen:
             continue
         why = failures[id(prev)]
-        if why is not None:
+        if why is not None and not is_denied(prev):  # a refusal is no failure to retry
             out.append((s, prev, why))
     return tuple(out)
 
@@ -712,6 +724,7 @@ class ToolErrors(OracleCheck):
             ]
         else:  # no call has a nameless twin (every name recorded): each call's own failure
             failed = [(s, why) for s in calls if (why := failures[id(s)]) is not None]
+        failed = [(s, why) for s, why in failed if not is_denied(s)]  # never ran: no failure
         steps = [s for s, _ in failed]
         kw: dict[str, Any] = {
             "used": len(failed),
