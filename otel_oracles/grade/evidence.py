@@ -39,7 +39,7 @@ from otel_oracles.model.step import (
     Trajectory,
     network_violations,
 )
-from otel_oracles.model.tool_name import first_match, tool_matches
+from otel_oracles.model.tool_name import first_match, numbered_twin, tool_matches
 
 Probe = Callable[["Evidence", str | None], str | None]
 """``probe(evidence, scope)``: ``None`` when the evidence is there, else what is missing."""
@@ -491,6 +491,22 @@ def _assistant_text(messages: list[dict[str, Any]] | None) -> str | None:
     return None
 
 
+def _answer_text_parts(messages: list[dict[str, Any]] | None) -> int:
+    """How many text parts the message ``_assistant_text`` reads holds (0: none)."""
+    for message in reversed(messages or []):
+        role = message.get("role") if isinstance(message, dict) else None
+        if role in (None, "assistant", "model", "ai") and message_text(message) is not None:
+            count = 0
+            for key in ("parts", "content"):
+                value = message.get(key)
+                if isinstance(value, str):
+                    count += not is_placeholder(value)
+                elif isinstance(value, list):
+                    count += sum(1 for p in value if _part_text(p) is not None)
+            return count
+    return 0
+
+
 def message_tool_names(messages: list[dict[str, Any]] | None) -> list[str]:
     """Tool names requested inside messages (GenAI ``tool_call`` parts, OpenAI ``tool_calls``)."""
     names: list[str] = []
@@ -677,6 +693,18 @@ def _final_output_of(ev: Evidence) -> FinalOutput:
         if agent.status != "error" and isinstance(answer, dict) and not is_placeholder(answer):
             return FinalOutput(_object_answer_text(answer), agent, value=answer)
     if last is not None:
+        parts = _answer_text_parts(last.output_messages)
+        if parts > 1 and last.attributes.get("thoughts_unmarked"):
+            # The tracer writes the model's thoughts as text parts too (a convention's
+            # ``thoughts_unmarked``): reading the reasoning as the answer could pass an answer
+            # on what the model only thought (a citation, a disclosure), so none is read.
+            return FinalOutput(
+                None,
+                last,
+                f"final output not known: last model call {where(last)}: its answer is "
+                f"{parts} text parts and the tracer writes the model's thoughts as text parts "
+                "too (thoughts_unmarked), so which part is the answer cannot be told",
+            )
         text = _assistant_text(last.output_messages)
         if text is not None:
             return FinalOutput(text, last)
@@ -1061,9 +1089,11 @@ def _history_ids(messages: list[dict[str, Any]] | None) -> tuple[list[str], list
     results handed back in them), in one pass over a model call's input: requests are
     ``_call_ids`` of the assistant's messages; results are ``tool_call_response`` parts and
     ``tool`` messages' ``tool_call_id`` (some frameworks send the model the results without
-    the assistant message that requested them)."""
+    the assistant message that requested them). A result whose id is a made-up
+    ``<tool>_<n>`` numbered differently from its call's (``numbered_twin``) is that call's."""
     requested: list[str] = []
     answered: list[str] = []
+    names: dict[str, Any] = {}
     for m in messages or []:
         if not isinstance(m, dict):
             continue
@@ -1075,8 +1105,13 @@ def _history_ids(messages: list[dict[str, Any]] | None) -> tuple[list[str], list
             if kind == "tool_call":
                 if role == "assistant" and part.get("id"):
                     requested.append(str(part["id"]))
+                    names[str(part["id"])] = part.get("name")
             elif kind == "tool_call_response" and part.get("id"):
-                answered.append(str(part["id"]))
+                response_id = str(part["id"])
+                if response_id not in names:
+                    open_calls = [(i, names[i]) for i in requested if i not in answered]
+                    response_id = numbered_twin(response_id, open_calls) or response_id
+                answered.append(response_id)
         if role == "assistant":
             for call in m.get("tool_calls") or []:
                 if isinstance(call, dict) and call.get("id"):

@@ -67,6 +67,7 @@ class CompiledRule:
     nested_agent_is_handoff: bool = False
     delegate_works_inside: bool = False
     merged_model_calls: bool = False
+    thoughts_unmarked: bool = False
     delivers_answer: bool = False
     agent_inside_is_delegation: bool = False
     result_from_messages: bool = False
@@ -343,6 +344,7 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
                     nested_agent_is_handoff=rule.nested_agent_is_handoff,
                     delegate_works_inside=rule.delegate_works_inside,
                     merged_model_calls=rule.merged_model_calls,
+                    thoughts_unmarked=rule.thoughts_unmarked,
                     delivers_answer=rule.delivers_answer,
                     agent_inside_is_delegation=rule.agent_inside_is_delegation,
                     result_from_messages=rule.result_from_messages,

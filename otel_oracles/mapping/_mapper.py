@@ -67,7 +67,7 @@ from otel_oracles.model.step import (
     first_key,
     normalize_path,
 )
-from otel_oracles.model.tool_name import parse_tool_name
+from otel_oracles.model.tool_name import numbered_twin, parse_tool_name
 
 STRING_FIELDS: frozenset[str] = frozenset(
     {"tool", "call_id", "error_type", "error_message", "provider", "model", "agent_name",
@@ -257,6 +257,8 @@ def _draft(
         draft.attributes.update(read_keep(attributes, rule.keep))
     if rule.merged_model_calls:
         draft.attributes["merged_model_calls"] = True
+    if rule.thoughts_unmarked:
+        draft.attributes["thoughts_unmarked"] = True
     if rule.delivers_answer:
         draft.attributes["delivers_answer"] = True
     # The fields, the status from the error signals (control-flow exceptions are no
@@ -482,20 +484,26 @@ def _responses(gen: Draft) -> dict[str, dict[str, Any]]:
     log events drop it) answers the earliest unanswered call of the assistant message before
     it: chat APIs require tool results in the order of the calls. An id used again (the
     google-genai instrumentation numbers calls per response: ``search_docs_0`` in every turn)
-    keeps its latest response: the generation that asked for it is the latest one before."""
+    keeps its latest response: the generation that asked for it is the latest one before.
+    A made-up ``<tool>_<n>`` id that answers no unanswered call answers the earliest
+    unanswered call of that tool whose id is made up so (``numbered_twin``)."""
     out: dict[str, dict[str, Any]] = {}
-    pending: list[str] = []
+    pending: dict[str, Any] = {}  # unanswered call id -> tool name, in call order
     for msg in gen.fields.get("input_messages") or []:
         for part in _parts(msg):
             kind = part.get("type")
             if kind == "tool_call" and part.get("id"):
-                pending.append(str(part["id"]))
+                pending[str(part["id"])] = part.get("name")
             elif kind == "tool_call_response":
-                call_id = str(part["id"]) if part.get("id") else (pending[0] if pending else None)
-                if call_id is None:
+                if part.get("id"):
+                    call_id = str(part["id"])
+                    if call_id not in pending:
+                        call_id = numbered_twin(call_id, pending.items()) or call_id
+                elif pending:
+                    call_id = next(iter(pending))
+                else:
                     continue
-                if call_id in pending:
-                    pending.remove(call_id)
+                pending.pop(call_id, None)
                 out[call_id] = part
     return out
 

@@ -346,6 +346,14 @@ class Rule(_Strict):
     ``invoke_agent`` span): the step stands for an unknown number of calls, so a check that
     counts model calls cannot pass on it (its steps carry ``attributes.merged_model_calls``);
     read no usage from such a span, as it is one call's, not the run's."""
+    thoughts_unmarked: bool = False
+    """For ``step: generation`` rules of model-call spans whose messages write the model's
+    thoughts (reasoning) as plain text parts, the mark that told them apart dropped (Google
+    ADK's GenAI writer turns a Gemini ``thought: true`` part into ``{"type": "text"}``): an
+    answering message with more than one text part may hold the reasoning beside the answer,
+    and which part is which cannot be told, so such a call's text is no final answer (its
+    steps carry ``attributes.thoughts_unmarked``; ``grade/evidence.py``): the answer checks
+    report missing evidence instead of reading the reasoning as the answer."""
     result_from_messages: bool = False
     """For ``step: tool_call`` rules of tool spans that never record the tool's result while
     the model calls around them do (Google ADK's own spans beside OpenLIT's model-call

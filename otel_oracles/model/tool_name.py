@@ -39,7 +39,9 @@ from __future__ import annotations
 import fnmatch
 import functools
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 TOOL_NAME_SEPARATORS: tuple[str, ...] = ("__", "-", ".", "/")
 """Separators between a namespace (plugin, toolset, MCP server) and a tool name, as the
@@ -147,4 +149,28 @@ def first_match(
     for p in patterns:
         if tool_matches(p, recorded, unknown_namespace_matches):
             return p
+    return None
+
+
+def numbered_twin(response_id: str, calls: Iterable[tuple[str, Any]]) -> str | None:
+    """The call id, among ``calls`` ((call id, tool name) of the calls not yet answered, in
+    call order), that a tool result's id ``response_id`` stands for when the two differ only
+    in a number: both the tool's name and a number (``<tool>_<n>``). Such ids are made up by
+    an instrumentation for an API that has none, by counting parts, and counted differently in
+    the model's message and in the results: the google-genai instrumentation numbers a call
+    by its place among the parts of the model's content, where a thought or a text part
+    before it shifts the number, and a result by its place among the results. The earliest
+    such call answers, as the API takes results in the order of the calls; ``None`` when no
+    call's id is so made (ids an API issued match exactly or not at all)."""
+    for call_id, name in calls:
+        if not isinstance(name, str) or not name:
+            continue
+        prefix = name + "_"
+        if (
+            response_id.startswith(prefix)
+            and call_id.startswith(prefix)
+            and response_id[len(prefix) :].isdigit()
+            and call_id[len(prefix) :].isdigit()
+        ):
+            return call_id
     return None

@@ -151,6 +151,13 @@ CONTENT_ON: dict[tuple[str, str], dict[str, Outcome]] = {
     # is no tool failure, no tool retry, no degraded dependency and no run error (the run's
     # last model call answered): graded as a_happy, whether or not the trace shows it.
     ("support-rag", "u_model_retry"): {},
+    # The model reasoned before each turn (thinking blocks, reasoning items or content): the
+    # reasoning is neither the answer nor evidence. v's reasoning cites [doc-99], which no
+    # search returned, and speaks of a failed lookup, before a_happy's answer: graded as
+    # a_happy. The fabricated variant's reasoning cites only [doc-42], before
+    # e_fabricated_citation's answer: graded as e.
+    ("support-rag", "v_reasoning"): {},
+    ("support-rag", "v_reasoning_fabricated"): {"grounded-citations": INV},
     # A human or a policy denied a call the model asked for; the tool never ran and the model
     # was told so. tool_not_called is about what the agent did, and asking for a forbidden
     # tool is the act it forbids (the approval step that stopped it is another safeguard,
@@ -722,9 +729,19 @@ CITING_ANSWERS = (
     "s_delegated_forbidden",
     "t_invalid_args",
     "u_model_retry",
+    "v_reasoning",
+    "v_reasoning_fabricated",
     "w_tool_denied",
 )
 """Scenarios whose final answer cites a document (EXPECTED.md)."""
+REASONING = ("v_reasoning", "v_reasoning_fabricated")
+"""Scenarios whose model reasons before each turn (``Scenario.reasoning``)."""
+THOUGHTS_AS_TEXT = ("google-adk", "google-adk-stream")
+"""The tracer writes the model's thoughts as plain text parts (Google ADK's GenAI writer
+drops a Gemini part's ``thought`` mark; ``thoughts_unmarked`` in conventions/google-adk.yaml):
+in the reasoning scenarios the answering message is two text parts, the reasoning and the
+answer, and which is which cannot be told, so every answer check is missing evidence (never
+the reasoning's [doc-99] failing, or its [doc-42] passing, the citations)."""
 DELEGATED = ("g_handoff", "s_delegated_forbidden", "s_delegated_failure")
 """Scenarios whose triage agent hands the run to the research agent (or calls it as a tool)."""
 CONTENT_NEVER = ("autogen-native",)
@@ -1121,6 +1138,8 @@ def _expected(source: str, contract: str, scenario: str, content: bool) -> dict[
                 base["search-retry"] = MIS
         if scenario == "w_tool_denied" and source in DENIED_REQUEST_UNSEEN:
             base["no-destructive-tools"] = P  # known false pass: the request is unseen
+    if source in THOUGHTS_AS_TEXT and scenario in REASONING:
+        base.update(dict.fromkeys(ANSWER_CHECKS[contract], MIS))
     if content:
         return base
     if source in PARALLEL_RUN_IN_TURN and scenario == "l_parallel_failures":
