@@ -262,6 +262,7 @@ TOOL_SPANS = (
     "logfire-openai-agents",
     "logfire-openai-agents-stream",
     "openlit-openai-agents",
+    "openlit-openai-agents-stream",
     "openlit-langgraph",
     "openlit-create-agent",
     "openlit-smolagents",
@@ -272,6 +273,7 @@ TOOL_SPANS = (
     "openlit-google-adk",
     "openllmetry-agno",
     "openllmetry-openai-agents",
+    "openllmetry-openai-agents-stream",
     "laminar-langgraph",
     "laminar-openai-agents",
     "laminar-pydantic-ai",
@@ -348,7 +350,12 @@ UNNAMED_AGENTS = (
 )
 """No span names the running agent: the handoff's source is missing evidence (its target too
 with content off), so the required transfer can be neither confirmed nor refuted."""
-NO_MODEL_OUTPUT = ("openllmetry-openai-agents", "spring-ai", "spring-ai-2")
+NO_MODEL_OUTPUT = (
+    "openllmetry-openai-agents",
+    "openllmetry-openai-agents-stream",
+    "spring-ai",
+    "spring-ai-2",
+)
 """Model spans record their input messages only (no output, no usage), or no message at all
 (Spring AI writes them to the application log): the final answer, and every check that reads
 it, is missing evidence even with content on."""
@@ -436,6 +443,7 @@ REQUESTS_WITHOUT_CONTENT = (
     "openlit-openai",
     "openlit-litellm",
     "openlit-openai-agents",
+    "openlit-openai-agents-stream",
     "openlit-langgraph",
     "openlit-create-agent",
     "openlit-smolagents",

@@ -31,6 +31,7 @@ USAGE_RECORDED = {
     "langgraph-openinference-stream": False,
     "openinference-openai-agents-stream": False,
     "logfire-openai-agents-stream": False,
+    "openlit-openai-agents-stream": False,
     "pydantic-ai-openinference-stream": True,
     "strands-stream": True,
 }
@@ -38,7 +39,9 @@ USAGE_RECORDED = {
 token usage: LangChain's ``ChatOpenAI`` asks for the usage chunk only with ``stream_usage``
 (off by default on a ``base_url`` of one's own) and the Agents SDK's chat-completions model
 only with ``ModelSettings(include_usage=True)`` (the SDK then fills the call's usage with
-zeros, which Logfire writes as ``gen_ai.usage.*`` 0: no usage, not a call that cost nothing);
+zeros, which Logfire writes as ``gen_ai.usage.*`` 0: no usage, not a call that cost nothing;
+OpenLIT's openai instrumentor writes its own estimate, counted from the texts, as
+``gen_ai.usage.*``: no usage either, ``openlit.yaml``'s ``streamed_chat_usage_estimated``);
 pydantic-ai, Strands and ADK's LiteLLM model have it (``stream_options.include_usage``)."""
 
 SCENARIOS = ("a_happy", "b_tool_retry", "d_forbidden_tool", "e_fabricated_citation", "g_handoff")

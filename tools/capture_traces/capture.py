@@ -3534,6 +3534,10 @@ STREAMED = {
                                     "model (its events consumed to the end)"),
     "logfire-openai-agents": ("openai", "`Runner.run_streamed` on the chat-completions "
                               "model (its events consumed to the end)"),
+    "openllmetry-openai-agents": ("openai", "`Runner.run_streamed` on the chat-completions "
+                                  "model (its events consumed to the end)"),
+    "openlit-openai-agents": ("openai", "`Runner.run_streamed` on the chat-completions "
+                              "model (its events consumed to the end)"),
     "pydantic-ai-openinference": ("openai", "`Agent.run_stream` (the delegated research "
                                   "agent's too), its output consumed as it comes"),
     "strands": ("openai", "`Agent.stream_async` with `OpenAIModel`'s default `stream=True` "

@@ -40,27 +40,29 @@ def init_openlit(tracer_provider: Any, logger_provider: Any) -> None:
 
 def run_openlit(
     scenario: Scenario, tracer_provider: Any, logger_provider: Any, tools: Tools,
-    executed: list[str],
+    executed: list[str], stream: bool = False,
 ) -> None:  # fmt: skip
-    """The app instrumented by ``openlit.init()`` (its openai_agents and openai instrumentors)."""
+    """The app instrumented by ``openlit.init()`` (its openai_agents and openai instrumentors);
+    ``stream``: every run ``Runner.run_streamed`` (``openlit-openai-agents-stream``)."""
     from agents import set_trace_processors
 
     set_trace_processors([])  # no export to OpenAI's tracing backend; OpenLIT adds its own
     init_openlit(tracer_provider, logger_provider)
-    run_app(scenario, tools, executed)
+    run_app(scenario, tools, executed, stream=stream)
 
 
 def run_openllmetry(
     scenario: Scenario, tracer_provider: Any, logger_provider: Any, tools: Tools,
-    executed: list[str],
+    executed: list[str], stream: bool = False,
 ) -> None:  # fmt: skip
-    """The app instrumented by OpenLLMetry's ``opentelemetry-instrumentation-openai-agents``."""
+    """The app instrumented by OpenLLMetry's ``opentelemetry-instrumentation-openai-agents``;
+    ``stream``: every run ``Runner.run_streamed`` (``openllmetry-openai-agents-stream``)."""
     from agents import set_trace_processors
     from opentelemetry.instrumentation.openai_agents import OpenAIAgentsInstrumentor
 
     set_trace_processors([])  # no export to OpenAI's tracing backend
     OpenAIAgentsInstrumentor().instrument(tracer_provider=tracer_provider)
-    run_app(scenario, tools, executed)
+    run_app(scenario, tools, executed, stream=stream)
 
 
 def run_turns(
@@ -117,8 +119,9 @@ def run_turns(
         return run_all()
 
 
-def run_app(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
-    """Run one scenario; ``executed`` receives each tool the SDK really ran, in order."""
+def run_app(scenario: Scenario, tools: Tools, executed: list[str], stream: bool = False) -> None:
+    """Run one scenario; ``executed`` receives each tool the SDK really ran, in order. With
+    ``stream`` each run is ``Runner.run_streamed`` (``run_turns``)."""
     from agents import Agent, OpenAIChatCompletionsModel, function_tool
     from openai import AsyncOpenAI
 
@@ -165,7 +168,7 @@ def run_app(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
             output = answer_type() if scenario.structured else None  # r_structured_*
             agent = Agent(name=name, instructions=scenario.system, model=model, tools=all_tools,
                           output_type=output)  # fmt: skip
-        result = run_turns(agent, scenario)
+        result = run_turns(agent, scenario, stream=stream)
     if not scenario.answered_as_scripted(result.final_output):
         raise RuntimeError(f"final answer {result.final_output!r} is not the script's")
     if scenario.transfers_back and result.last_agent.name != scenario.handoffs[-1][1]:
