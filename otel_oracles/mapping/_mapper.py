@@ -556,11 +556,12 @@ def _response_by_position(gen: Draft, req: dict[str, Any], later: Later) -> dict
 def _tools_running_agents(drafts: list[Draft]) -> None:
     """Rules with ``agent_inside_is_delegation``: a tool step whose span directly holds a
     span mapped to an agent step ran that agent (an agent called as a tool, recorded by a
-    tracer that types no span as a delegation): it becomes a handoff to that agent, keeping
-    the tool's name, call id, arguments and result. Only a child the conventions mapped to
-    an agent counts, or the agent's own definition step holding it (Koog's ``create_agent``,
-    an ``other`` step whose span names the same agent), never a chain or other plumbing the
-    tool ran."""
+    tracer that types no span as a delegation), or whose span is the one sibling tool span
+    whose time holds an agent run opened beside it (``_ToolsBeside``): it becomes a handoff to
+    that agent, keeping the tool's name, call id, arguments and result. Only a child the
+    conventions mapped to an agent counts, or the agent's own definition step holding it
+    (Koog's ``create_agent``, an ``other`` step whose span names the same agent), never a
+    chain or other plumbing the tool ran."""
     tools = {
         d.span.span_id: d
         for d in drafts
@@ -569,10 +570,11 @@ def _tools_running_agents(drafts: list[Draft]) -> None:
     if not tools:
         return
     others = {d.span.span_id: d for d in drafts if d.kind == "other" and d.span is not None}
+    beside = _ToolsBeside(tools.values())
     for draft in drafts:
         if draft.kind != "agent" or draft.span is None:
             continue
-        tool = tools.get(draft.span.parent_span_id)
+        tool = tools.get(draft.span.parent_span_id) or beside.holding(draft.span)
         holder = others.get(draft.span.parent_span_id)
         if (
             tool is None
@@ -587,6 +589,33 @@ def _tools_running_agents(drafts: list[Draft]) -> None:
             name = draft.fields.get("agent_name")
             if name is not None:
                 tool.fields.setdefault("to_agent", name)
+
+
+class _ToolsBeside:
+    """Tool steps by their span's parent, for an agent run started beside the tool that ran
+    it rather than inside it: tracers that start spans without making them current (any-agent's
+    callbacks) open the called agent's run under the calling agent, next to the tool's span.
+    The tool that ran it is the one sibling tool span whose time holds the agent's run; where
+    none does, or several do (tools running side by side), nothing is inferred."""
+
+    __slots__ = ("_by_parent",)
+
+    def __init__(self, tools: Iterable[Draft]) -> None:
+        self._by_parent: dict[str | None, list[Draft]] = {}
+        for d in tools:
+            if d.span is not None:
+                self._by_parent.setdefault(d.span.parent_span_id, []).append(d)
+
+    def holding(self, agent: SpanRecord) -> Draft | None:
+        """The one sibling tool step whose span starts before ``agent`` and ends after it."""
+        found = [
+            d
+            for d in self._by_parent.get(agent.parent_span_id, ())
+            if d.span is not None
+            and d.span.start_ns <= agent.start_ns
+            and agent.end_ns <= d.span.end_ns
+        ]
+        return found[0] if len(found) == 1 else None
 
 
 def _agent_names(span: SpanRecord) -> tuple[Any, ...]:
@@ -754,7 +783,7 @@ def _link_tool_calls(drafts: list[Draft], compiled: CompiledSet) -> None:
                 if target is None:
                     unmatched.append((gen, req, later))
                 else:
-                    _claim(target, req)
+                    _claim(target, req, gen)
                     _result_from_messages(
                         target, gen, req, later, compiled.tool_results, beyond.after(gen)
                     )
@@ -771,7 +800,7 @@ def _link_tool_calls(drafts: list[Draft], compiled: CompiledSet) -> None:
         assert outside is not None
         target = _match_outside_scope(req, gen, outside)
         if target is not None:
-            _claim(target, req)
+            _claim(target, req, gen)
             _result_from_messages(target, gen, req, later, compiled.tool_results, beyond.after(gen))
         elif gen.rule.synthesize:
             gen.follows.append(
@@ -1032,10 +1061,20 @@ _NO_POSITIONS: list[int] = []
 """An empty index list, shared (lookups only ever delete from lists they found entries in)."""
 
 
-def _claim(target: Draft, req: dict[str, Any]) -> None:
-    """``target`` executed the requested call ``req``: it gets the call id and, when its own
-    span did not capture them, the arguments the model sent."""
+def _claim(target: Draft, req: dict[str, Any], gen: Draft | None = None) -> None:
+    """``target`` executed the requested call ``req`` of model call ``gen``: it gets the call
+    id and, when its own span did not capture them, the arguments the model sent. Where
+    neither the request nor the step has a call id (the step was linked by name and order),
+    the step keeps the span of the model call that asked for it (``requested_in``): calls
+    asked for in one turn are known as such without ids (``trace_tools._asked_together``)."""
     target.claimed = True
+    if (
+        not req.get("id")
+        and not target.fields.get("call_id")
+        and gen is not None
+        and gen.span is not None
+    ):
+        target.attributes["requested_in"] = gen.span.span_id
     if req.get("id") and not target.fields.get("call_id"):
         target.fields["call_id"] = str(req["id"])
     elif not req.get("id") and target.fields.get("call_id"):

@@ -333,7 +333,10 @@ class Rule(_Strict):
     """For ``step: tool_call`` rules of tracers whose tool span holds the run of an agent the
     tool called with no typed agent span of its own (the LangSmith SDK: the agent's graph
     run): a step of this rule whose span directly holds a span mapped to an agent step is a
-    delegation, a handoff to that agent (it keeps the tool's name, arguments and result)."""
+    delegation, a handoff to that agent (it keeps the tool's name, arguments and result). So
+    is the one sibling step of this rule whose span's time holds an agent run opened beside it,
+    under the calling agent (any-agent's callbacks and AgentScope 1.x start spans without
+    making them current)."""
     delivers_answer: bool = False
     """For ``step: tool_call`` rules of a framework's structured-output tool that no name can
     declare (Strands names it after the user's output type and describes it as its

@@ -53,6 +53,7 @@ EXPECTED_FILES = {
     "voltagent",
     "agentscope",
     "upsonic",
+    "any-agent",
     "qwen-code",
     "livekit",
     "pipecat",

@@ -291,6 +291,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "haystack-native",
         "ag2-native",
         "ag2-openinference",
+        "any-agent",
         "autogen-native",
         "langtrace-dspy",
         "spring-ai",
@@ -427,6 +428,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "haystack-native",
         "ag2-native",
         "ag2-openinference",
+        "any-agent",
         "autogen-native",
         "spring-ai",
         "spring-ai-2",
@@ -694,6 +696,7 @@ CONTENT_IGNORES_SWITCH = frozenset(
         "strands-js-latest",
         "agentscope",
         "agentscope-1",
+        "any-agent",
         "mirascope",
         "crewai-openllmetry",
         "genkit",
@@ -933,13 +936,6 @@ def turn_placeholders(calls: list[Step], content: bool) -> bool:
     return not content and bool(calls) and all(s.synthesized and s.tool is None for s in calls)
 
 
-AGENT_BESIDE_ITS_TOOL = frozenset({"agentscope-1"})
-"""Sources whose agent called as a tool runs in a span beside the tool's, not inside it
-(AgentScope 1.x: both children of the calling agent's span): no handoff step, the
-research agent's tool stays the first tool call (a known false fail of an exact tool
-sequence, never a pass); a transfer check still sees the agent nested in its caller."""
-
-
 HANDOFF_TOOL_RUNS = frozenset({"livekit-agents"})
 """Sources whose handoff is a function tool the application writes and names (LiveKit Agents:
 a tool returning another ``Agent``), run and traced like any tool, after which the framework
@@ -965,7 +961,7 @@ def scenario_tool_calls(
     as one more call content off hid (as for providers that end a tool turn like an answer):
     unnamed, it fails closed."""
     calls = all_tool_calls(trajs)
-    unseen = AGENTS_UNSEEN | AGENT_BESIDE_ITS_TOOL
+    unseen = AGENTS_UNSEEN
     if source in unseen and scenario.handoff is not None:
         assert calls and calls[0].tool in (scenario.handoff_tool, None), calls[:1]
         calls = calls[1:]
@@ -1248,7 +1244,7 @@ def test_real_trace_maps_to_expected_trajectory(case: Case, conventions: Convent
     # agent, and back where the script hands back), in order; not a tool call.
     handoffs = [h for t in trajs for h in t.handoffs()]
     got = [(h.from_agent, h.to_agent) for h in handoffs]
-    if case.source in AGENTS_UNSEEN | FRAGMENTED | AGENT_BESIDE_ITS_TOOL:
+    if case.source in AGENTS_UNSEEN | FRAGMENTED:
         assert handoffs == []
     elif scenario.handoff is not None and case.source in NAMELESS_AGENTS:
         assert got == [(None, None)] * len(scenario.handoffs)

@@ -1598,6 +1598,25 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": OPENINFERENCE_HIDDEN,
     },
+    "any-agent": {
+        "what": "any-agent agents (Mozilla AI's any-agent on its own tinyagent framework: "
+        "AgentConfig(model_id=\"openai:gpt-4o-mini\", api_base=...) through any-llm on the fake "
+        "server, plain function tools; the research agent run by the triage agent's "
+        "research_agent tool for g_handoff) traced by any-agent's own spans on the global "
+        "tracer provider: invoke_agent, call_llm and execute_tool spans (scope any_agent)",
+        "packages": ["any-agent", "any-llm-sdk", "openai"],
+        "driver": "fw_anyagent",
+        "tool_spans": True,
+        "handoff_via": "a tool running the research agent (`research_agent "
+        "{\"question\": ...}`)",
+        "notes": ["**Tool failures:** the tool raises; tinyagent hands the model `Error calling "
+                  "tool: <message>` and any-agent ends the `execute_tool` span with status "
+                  "ERROR.",
+                  "**Content off:** none: any-agent has no content switch; both variants hold "
+                  "the same attributes."],
+        "on": {},
+        "off": {},
+    },
     "openlit-haystack": {
         "what": "the haystack-openinference agents (Agent component, OpenAIChatGenerator on the "
         "fake server, @tool tools; the research agent as a ComponentTool for g_handoff) inside "

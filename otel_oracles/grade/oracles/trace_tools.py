@@ -550,7 +550,8 @@ def _asked_together(
     """Whether ``later`` was requested in the same model turn as ``earlier`` or started
     before ``earlier`` ended. Calls without ids read from one model call's output (no tool
     spans: ``synthesized``) were requested together when that call's span records one turn
-    (``one_turn``): Gemini's calls carry no ids, so ids cannot tell it."""
+    (``one_turn``): Gemini's calls carry no ids, so ids cannot tell it; so were tool steps the
+    mapper linked to that call's requests by name and order (``requested_in``)."""
     started, ended = later.start_ns, earlier.end_ns
     if started is not None and ended is not None and started < ended:
         return True
@@ -566,7 +567,14 @@ def _asked_together(
     if earlier.call_id and later.call_id and earlier.call_id != later.call_id:
         turn = turns.get(earlier.call_id)
         return turn is not None and turn == turns.get(later.call_id)
-    return False
+    # Calls without ids linked to one model call's requests by name and order (the mapper's
+    # ``requested_in``): requested in that call's one turn.
+    asked_in = earlier.attributes.get("requested_in")
+    return (
+        asked_in is not None
+        and asked_in == later.attributes.get("requested_in")
+        and asked_in in one_turn
+    )
 
 
 @register_oracle
