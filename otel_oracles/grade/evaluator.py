@@ -23,7 +23,14 @@ from otel_oracles.grade.evidence import Evidence
 from otel_oracles.grade.loader import compile_contract
 from otel_oracles.grade.oracles.base import Finding, GradeContext, OracleCheck
 from otel_oracles.model.contract import Contract, OracleSpec
-from otel_oracles.model.result import Layer, OracleResult, Outcome, Verdict, count_outcomes
+from otel_oracles.model.result import (
+    Layer,
+    OracleResult,
+    Outcome,
+    Verdict,
+    count_outcomes,
+    trusted_result,
+)
 from otel_oracles.model.step import Trajectory
 from otel_oracles.replay import replayed_files, replayed_workspace
 from otel_oracles.sandbox import SANDBOXED, CommandPolicy
@@ -38,7 +45,10 @@ _MISSING_EVIDENCE = Outcome.MISSING_EVIDENCE
 _ERROR = Outcome.ERROR
 
 _new_result = OracleResult.__pydantic_validator__.validate_python
-"""``OracleResult(**fields)`` in one pydantic-core call, without ``BaseModel.__init__``."""
+"""``OracleResult(**fields)`` in one pydantic-core call, without ``BaseModel.__init__``: for
+a finding whose values ``_plain_finding`` does not vouch for."""
+
+_LAYERS: tuple[Layer, ...] = ("evidence", "invariant", "tolerance")
 
 _new_verdict = Verdict.__pydantic_validator__.validate_python
 
@@ -140,6 +150,34 @@ def _failure_despite_gaps(missing: Finding, oracle: OracleCheck, ctx: GradeConte
     )
 
 
+def _plain_finding(
+    message: object, details: object, span_ids: object, step_indexes: object, used: object
+) -> bool:
+    """Whether a finding's values are exactly of the types its result holds (``str``, a
+    ``dict`` keyed by ``str``, tuples of ``str`` and of ``int``, an ``int``), so that
+    validating the result could change nothing but make the tuples lists. Subclasses
+    (``bool`` for ``int``, ``StrEnum`` members for ``str``) and anything else, as a plug-in
+    may return, are validated (where they are converted or refused as they always were).
+    """
+    if (
+        type(message) is not str
+        or type(details) is not dict
+        or type(span_ids) is not tuple
+        or type(step_indexes) is not tuple
+    ):
+        return False
+    for key in details:
+        if type(key) is not str:
+            return False
+    for span_id in span_ids:
+        if type(span_id) is not str:
+            return False
+    for index in step_indexes:
+        if type(index) is not int:
+            return False
+    return type(used) is int
+
+
 def run_compiled(check: CompiledCheck, ctx: GradeContext) -> OracleResult:
     """One compiled check on ``ctx``: its result, never an exception (except the lazy
     replay's own failure, which makes the whole verdict a replay error, and
@@ -194,18 +232,46 @@ def run_compiled(check: CompiledCheck, ctx: GradeContext) -> OracleResult:
         or outcome is _TOLERATED
         or (outcome is _MISSING_EVIDENCE and contract.on_missing_evidence == "warn")
     )
+    message = finding.message
+    details = finding.details
+    span_ids = finding.span_ids
+    step_indexes = finding.step_indexes
+    used = finding.used
+    fields = check.result_fields
+    if fields["layer"] in _LAYERS and _plain_finding(
+        message, details, span_ids, step_indexes, used
+    ):
+        # The per-check fields come from the validated contract and the finding's values
+        # were just type-checked: nothing to validate. The containers are copied, as
+        # validation copies them, so no result shares one with the finding or the spec.
+        return trusted_result(
+            fields["oracle_type"],
+            fields["name"],
+            fields["layer"],
+            outcome,
+            passed,
+            message,
+            {**details} if error_details is None else {**details, **error_details},
+            {**fields["params"]},
+            [*span_ids],
+            [*step_indexes],
+            used,
+            fields["budget"],
+            fields["why"],
+            contract.id,
+            contract.version,
+            _clock() - start,
+        )
     result: OracleResult = _new_result(
         {
-            **check.result_fields,
+            **fields,
             "outcome": outcome,
             "passed": passed,
-            "message": finding.message,
-            "details": finding.details
-            if error_details is None
-            else {**finding.details, **error_details},
-            "span_ids": finding.span_ids,
-            "step_indexes": finding.step_indexes,
-            "used": finding.used,
+            "message": message,
+            "details": details if error_details is None else {**details, **error_details},
+            "span_ids": span_ids,
+            "step_indexes": step_indexes,
+            "used": used,
             "contract_id": contract.id,
             "contract_version": contract.version,
             "duration_ns": _clock() - start,

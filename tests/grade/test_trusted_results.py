@@ -1,0 +1,217 @@
+"""The evaluator builds each check's ``OracleResult`` without validating it
+(``model.result.trusted_result``) when it knows the values are valid: the result must be the
+very object validation makes of the same values, and any finding whose values it cannot vouch
+for (as a plug-in may return) must still be validated, converted or refused as before."""
+
+from __future__ import annotations
+
+import inspect
+import pickle
+from collections import OrderedDict
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+from pydantic import ValidationError
+
+from otel_oracles.grade import Finding, GradeContext, OracleCheck, grade, register_oracle
+from otel_oracles.grade.loader import load_contract
+from otel_oracles.mapping import load_conventions
+from otel_oracles.model import result as result_module
+from otel_oracles.model.result import OracleResult, Outcome, trusted_result
+from otel_oracles.pipeline import grade_paths
+from otel_oracles.session import GradingSession
+from tests.oracles.trace_builders import contract, gen, tool, traj
+
+REPO = Path(__file__).resolve().parent.parent.parent
+FIELDS = tuple(OracleResult.model_fields)
+
+
+def validated(values: dict[str, Any]) -> OracleResult:
+    """What the evaluator built before: the values validated by the model."""
+    return OracleResult.model_validate(values)
+
+
+def assert_same_object(got: OracleResult, want: OracleResult) -> None:
+    """Equal as pydantic compares models, and alike in everything a writer could read."""
+    assert type(got) is OracleResult
+    assert got == want
+    assert list(got.__dict__) == list(want.__dict__) == list(FIELDS)
+    assert got.model_fields_set == want.model_fields_set
+    assert got.model_extra == want.model_extra
+    assert got.model_dump() == want.model_dump()
+    assert got.model_dump_json() == want.model_dump_json()
+    # Equal is not alike: ``True == 1`` and a ``StrEnum`` member equals its value, but the
+    # JSON report writes the values as they are held. The reprs tell them apart.
+    assert repr(got.__dict__) == repr(want.__dict__)
+    assert {k: type(v) for k, v in got.__dict__.items()} == {
+        k: type(v) for k, v in want.__dict__.items()
+    }
+
+
+def test_the_state_the_trusted_constructor_relies_on_is_pydantics() -> None:
+    # A pydantic whose pickle state had another form would silently validate every result:
+    # correct, but the cost this constructor exists to save would be back.
+    assert result_module._STATE is not None
+
+
+def test_the_trusted_constructor_takes_every_field_in_declaration_order() -> None:
+    # A field added to the model must be added here too, where the result's ``__dict__``
+    # takes its order from.
+    assert tuple(inspect.signature(trusted_result).parameters) == FIELDS
+
+
+def test_a_trusted_result_is_the_object_validation_makes() -> None:
+    values: dict[str, Any] = {
+        "oracle_type": "tool_not_called",
+        "name": "no-delete",
+        "layer": "tolerance",
+        "outcome": Outcome.BUDGET_EXHAUSTED,
+        "passed": False,
+        "message": "called 3 times …",
+        "details": {"calls": [1, 2.5, None, {"x": "y"}], "nested": {"a": [True]}},
+        "params": {"tool": "delete_records", "max": 2},
+        "span_ids": ["a1", "b2"],
+        "step_indexes": [3, 4],
+        "used": 3,
+        "budget": 2,
+        "why": "one retry is fine",
+        "contract_id": "support",
+        "contract_version": 7,
+        "duration_ns": 12345,
+    }
+    got = trusted_result(*values.values())
+    want = validated(values)
+    assert_same_object(got, want)
+    assert pickle.loads(pickle.dumps(got)) == want
+    assert got.model_copy(update={"used": 4}).used == 4 and got.used == 3
+    assert got.model_fields_set is not trusted_result(*values.values()).model_fields_set
+    with pytest.raises(ValidationError):
+        got.used = 5  # type: ignore[misc]  # frozen as a validated result is
+
+
+class _Kind(StrEnum):
+    X = "x"
+
+
+class _Str(str):
+    pass
+
+
+_FINDING: list[Finding] = []
+
+
+@register_oracle
+class _Returns(OracleCheck):
+    """Returns whatever the test put in ``_FINDING``, as a plug-in could."""
+
+    oracle_type: ClassVar[str] = "trusted_results_test_returns"
+
+    def check(self, ctx: GradeContext) -> Finding:
+        return _FINDING[0]
+
+
+def _graded(finding: Finding, layer: str = "invariants") -> OracleResult:
+    _FINDING[:] = [finding]
+    spec = {"type": "trusted_results_test_returns", "why": "w"}
+    verdict = grade(contract(**{layer: [spec]}), traj(gen("hi")))
+    return verdict.results[0]
+
+
+def _expected(finding: Finding, got: OracleResult) -> dict[str, Any]:
+    """The fields validation was given for ``finding`` (the check's own fields and the
+    duration taken from the result under test)."""
+    return {
+        "oracle_type": "trusted_results_test_returns",
+        "name": "trusted_results_test_returns",
+        "layer": got.layer,
+        "outcome": got.outcome,
+        "passed": got.passed,
+        "message": finding.message,
+        "details": finding.details,
+        "params": got.params,
+        "span_ids": finding.span_ids,
+        "step_indexes": finding.step_indexes,
+        "used": finding.used,
+        "budget": None,
+        "why": "w",
+        "contract_id": "c",
+        "contract_version": 1,
+        "duration_ns": got.duration_ns,
+    }
+
+
+FINDINGS = [
+    Finding.ok("plain"),
+    Finding.fail("plain", details={"k": [1, 2]}, span_ids=("s0",), step_indexes=(0,), used=1),
+    Finding("pass", "as a list", span_ids=["s0"], step_indexes=[0]),  # type: ignore[arg-type]
+    Finding("pass", "a bool index", step_indexes=(True, 2)),  # type: ignore[arg-type]
+    Finding("pass", "a bool count", used=True),
+    Finding("fail", _Kind.X),  # type: ignore[arg-type]
+    Finding("pass", _Str("subclass"), span_ids=(_Str("s0"),)),
+    Finding("pass", "ordered", details=OrderedDict(b=1, a=2)),
+    Finding("pass", "enum key", details={_Kind.X: 1}),  # type: ignore[dict-item]
+]
+
+
+@pytest.mark.parametrize("finding", FINDINGS, ids=lambda f: str(f.message))
+@pytest.mark.parametrize("layer", ["invariants", "tolerances"])
+def test_every_finding_gives_the_result_validation_gives(finding: Finding, layer: str) -> None:
+    got = _graded(finding, layer)
+    assert_same_object(got, validated(_expected(finding, got)))
+
+
+@pytest.mark.parametrize(
+    "finding",
+    [
+        Finding("pass", "no details", details=None),  # type: ignore[arg-type]
+        Finding("pass", "an int key", details={1: "x"}),  # type: ignore[dict-item]
+        Finding("pass", 3),  # type: ignore[arg-type]
+        Finding("pass", "an int span id", span_ids=(3,)),  # type: ignore[arg-type]
+        Finding("pass", "a text count", used="2x"),  # type: ignore[arg-type]
+    ],
+    ids=lambda f: str(f.message),
+)
+def test_a_finding_validation_refuses_is_refused_as_before(finding: Finding) -> None:
+    with pytest.raises(ValidationError):
+        validated(_expected(finding, OracleResult(
+            oracle_type="x", name="x", outcome=Outcome.PASS, passed=True, message="m"
+        )))  # fmt: skip
+    with pytest.raises(ValidationError):
+        _graded(finding)
+
+
+def test_results_share_no_container_with_the_finding_the_spec_or_each_other() -> None:
+    finding = Finding.fail("x", details={"k": 1}, span_ids=("s0",), step_indexes=(0,))
+    _FINDING[:] = [finding]
+    compiled = contract(invariants=[{"type": "trusted_results_test_returns"}] * 2)
+    first, second = grade(compiled, traj(gen("hi"))).results
+    assert first.details == finding.details and first.details is not finding.details
+    assert first.details is not second.details
+    assert first.params == second.params and first.params is not second.params
+    assert first.params is not compiled.invariants[0].params
+
+
+def test_graded_traces_hold_exactly_what_validation_would() -> None:
+    contracts = [load_contract(p) for p in sorted((REPO / "examples" / "contracts").iterdir())]
+    session = GradingSession(contracts, load_conventions([]))
+    report = grade_paths([str(REPO / "examples" / "traces")], session)
+    results = [r for v in report.verdicts for r in v.results]
+    assert len(results) > 20
+    assert {r.outcome for r in results} >= {Outcome.PASS, Outcome.INVARIANT_FAILURE}
+    for r in results:
+        assert_same_object(r, validated(r.model_dump()))
+
+    steps = traj(tool("lookup", {"q": 1}, {"ok": True}), tool("lookup", {"q": 1}, None), gen("x"))
+    verdict = grade(
+        contract(
+            invariants=[{"type": "tool_not_called", "tool": "lookup"}],
+            tolerances=[{"type": "tool_retries", "tools": ["lookup"], "max": 1}],
+        ),
+        steps,
+    )
+    assert any(r.span_ids for r in verdict.results)
+    for r in verdict.results:
+        assert type(r.span_ids) is list and type(r.step_indexes) is list
+        assert_same_object(r, validated(r.model_dump()))
