@@ -303,6 +303,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "openinference-openai-js",
         "langfuse-openai-js",
         "openllmetry-openai-js",
+        "beeai-js-openinference",
         "koog",
         "quarkus-langchain4j",
         "voltagent",
@@ -439,6 +440,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "openinference-openai-js",
         "langfuse-openai-js",
         "openllmetry-openai-js",
+        "beeai-js-openinference",
         "koog",
         "livekit-agents",
         "agno-otel-genai",
@@ -531,6 +533,7 @@ ARGUMENTS_WITHOUT_CONTENT = frozenset(
         "claude-agent-sdk",
         "claude-agent-sdk-mcp",
         "edot-openai",
+        "beeai-js-openinference",
         "ag2-openinference",
     }
 )
@@ -737,6 +740,7 @@ ANSWER_WITHOUT_CONTENT = frozenset(
         "openlit-create-agent",
         "openlit-smolagents",
         "openlit-langchain-retriever",
+        "beeai-js-openinference",
     }
 )
 """Sources whose tracer records the run's final answer whatever its content switch (OpenLIT's
@@ -952,6 +956,12 @@ tool call, a tool like any other, and no final answer is read (the answer checks
 evidence; a user's file declares such a tool in ``final_answer_tools``)."""
 
 
+DELEGATION_UNSEEN = frozenset({"beeai-js-openinference"})
+"""The agent a tool ran has no span of its own (OpenInference's BeeAI instrumentation for
+JavaScript records its events inside the tool's ``start`` span): the tool is one more call
+of the run, as for ``AGENTS_UNSEEN``, the last of the calls."""
+
+
 def scenario_tool_calls(
     trajs: list[Trajectory], scenario: Scenario, source: str, content: bool
 ) -> list[Step]:
@@ -961,6 +971,11 @@ def scenario_tool_calls(
     as one more call content off hid (as for providers that end a tool turn like an answer):
     unnamed, it fails closed."""
     calls = all_tool_calls(trajs)
+    if source in DELEGATION_UNSEEN and scenario.handoff is not None:
+        # Its span is the tool's success event, which ends after the agent it ran.
+        tools = [s.tool for s in calls]
+        assert tools.count(scenario.handoff_tool) == 1, tools
+        calls = [s for s in calls if s.tool != scenario.handoff_tool]
     unseen = AGENTS_UNSEEN
     if source in unseen and scenario.handoff is not None:
         assert calls and calls[0].tool in (scenario.handoff_tool, None), calls[:1]
@@ -1244,7 +1259,7 @@ def test_real_trace_maps_to_expected_trajectory(case: Case, conventions: Convent
     # agent, and back where the script hands back), in order; not a tool call.
     handoffs = [h for t in trajs for h in t.handoffs()]
     got = [(h.from_agent, h.to_agent) for h in handoffs]
-    if case.source in AGENTS_UNSEEN | FRAGMENTED:
+    if case.source in AGENTS_UNSEEN | FRAGMENTED | DELEGATION_UNSEEN:
         assert handoffs == []
     elif scenario.handoff is not None and case.source in NAMELESS_AGENTS:
         assert got == [(None, None)] * len(scenario.handoffs)

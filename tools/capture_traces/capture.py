@@ -859,6 +859,29 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
+    "beeai-js-openinference": {
+        "what": "BeeAI Framework for TypeScript 0.1.13 (beeai-framework ToolCallingAgent on its "
+        "OpenAIChatModel, the AI SDK's OpenAI chat model underneath, its base URL the fake "
+        "server; DynamicTool tools; the agent's final_answer tool; the research agent run from "
+        "the triage agent's research_agent tool for g_handoff) traced by "
+        "@arizeai/openinference-instrumentation-beeai "
+        "(manuallyInstrument) on a NodeTracerProvider whose OTLP/HTTP protobuf exporter sends "
+        "to the capture's sink (node beeai_js/agent.mjs, its npm packages installed once "
+        "outside the repository from beeai_js/package-lock.json, driven by fw_beeai_js.py)",
+        "packages": [],
+        "npm": "fw_beeai_js:versions",
+        "node_runner": "fw_beeai_js:run_beeai_js",
+        "tool_spans": True,
+        "handoff_via": "the `research_agent` tool running the research agent "
+        "(`research_agent {\"task\": ...}`)",
+        "notes": ["**Final answer delivery:** as the `response` argument of BeeAI's built-in "
+                  "`final_answer` tool.",
+                  "**Tool failures:** the tool throws; BeeAI hands the model the error.",
+                  "**Content off:** OpenInference's `traceConfig` with `hideInputs`, "
+                  "`hideOutputs`, `hideInputMessages` and `hideOutputMessages`."],
+        "on": {},
+        "off": {},
+    },
     "voltagent": {
         "what": "VoltAgent 2.10 (@voltagent/core Agents with createTool tools on the AI SDK's "
         "@ai-sdk/openai-compatible chat model, its base URL the fake server; a supervisor's "

@@ -74,8 +74,11 @@ def script(scenario: Scenario) -> Scenario:
 def install(project: Path) -> Path:
     """A folder holding ``project``'s ``node_modules``, installed with ``npm ci`` once per
     content of its ``package.json`` and lockfile (keyed by their hash), outside the
-    repository; an install that failed half-way is removed, so it is redone next time."""
+    repository; an install that failed half-way is removed, so it is redone next time. A
+    project's ``.npmrc`` (npm settings its lockfile was made with, e.g. ``legacy-peer-deps``)
+    is installed with it and keys the folder too."""
     manifests = [project / "package.json", project / "package-lock.json"]
+    manifests += [npmrc for npmrc in [project / ".npmrc"] if npmrc.is_file()]
     target = CACHE / "capture-node" / f"{project.name}-{content_key(project, manifests)}"
     if (target / "node_modules" / ".package-lock.json").is_file():
         return target

@@ -52,6 +52,7 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "otel_oracles.mapping.parsers.openlit",
     "otel_oracles.mapping.parsers.autogen",
     "otel_oracles.mapping.parsers.ag2",
+    "otel_oracles.mapping.parsers.beeai",
     "otel_oracles.mapping.parsers.any_agent",
 )
 """Modules holding built-in parsers, each with a ``PARSERS`` mapping."""
