@@ -438,10 +438,10 @@ ARGUMENTS_WITHOUT_CONTENT = (
 that read arguments only (the coding checks replay the file edits and commands) keep their
 content-on outcome (OpenInference's AG2 instrumentor writes ``tool_call.function.arguments``
 unmasked); those that read results or the answer do not (ADK for Go and OpenInference's
-Pipecat instrumentation keep the tool results too; OpenInference's BeeAI
-instrumentation for JavaScript keeps ``tool.parameters`` and the event context,
-``metadata``, with the model's call in it; but their switches hide the model's
-messages, so the answer is missing)."""
+Pipecat instrumentation keep the tool results too, but their switches hide the model's
+messages, so the answer is missing). OpenInference's BeeAI instrumentation for JavaScript keeps
+``tool.parameters`` and the event context (``metadata``, the model's call in it), and its
+answer too (``ANSWER_WITHOUT_CONTENT``)."""
 ARGUMENT_CHECKS = {"coding-agent": CONTENT_CHECKS["coding-agent"]}
 REQUESTS_WITHOUT_CONTENT = (
     "openlit-langchain-retriever",
