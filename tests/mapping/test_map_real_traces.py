@@ -126,11 +126,16 @@ def denied(call: ExpectedCall) -> bool:
 
 DENIAL_TEXT = re.compile(
     r"not approved|was denied|cancelled by user|User rejected the tool call|rejected by user"
+    r"|This tool call is rejected"
 )
 """What the frameworks hand the model for a refused call, each in its own words."""
 DENIAL_UNTIED = frozenset({"openlit-create-agent"})
 """OpenLIT writes the tool message that carries the refusal with no call id: the denied call
 is a request of unknown outcome whatever the content switch (never a success)."""
+DENIAL_UNSEEN = frozenset({"claude-agent-sdk", "openlit-claude-agent-sdk"})
+"""No span holds the refusal (the Claude Agent SDK's default ``can_use_tool`` refusal is an
+empty message: the refused call's span fails as a tool that raised, and the model is handed
+``""``): the denied call reads as a failed call without a result, never a success."""
 
 
 REJECTED_DETAIL = re.compile(r"query|\bq\b")
@@ -1111,7 +1116,7 @@ def test_real_trace_maps_to_expected_trajectory(case: Case, conventions: Convent
             if not denied(exp):
                 assert not step.attributes.get("denied"), step.index
                 continue
-            if content and case.source not in DENIAL_UNTIED:
+            if content and case.source not in DENIAL_UNTIED | DENIAL_UNSEEN:
                 assert step.status == "error" and step.attributes.get("denied"), step.index
                 assert DENIAL_TEXT.search(f"{step.error_message} {step.result}"), step.index
             else:

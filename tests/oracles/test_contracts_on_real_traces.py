@@ -537,14 +537,28 @@ DENIAL_ONLY_IN_CONTENT = (
     "pydantic-ai-openinference",
     "logfire-pydantic-ai",
     "openlit-create-agent",
+    "google-adk",
+    "google-adk-legacy",
 )
 """The refusal shows only in the text handed to the model. Without content the denied
 search reads as a call: the OpenAI Agents SDK's span of it ends OK with no output (as an
 executed call's does under the content switch), pydantic-ai's request has no span and an
-unknown outcome. ``searched-the-index`` passes there though the index was never consulted:
-a known false pass the trace cannot avoid (nothing in it tells the refused call from one
-that ran), and where the request's outcome is unknown (``DENIED_REQUEST_UNSETTLED``) the
-retry budget is missing evidence."""
+unknown outcome; Google ADK's span of the call held for confirmation ends OK with no output
+and its span of the refused call, in the resumed invocation's trace, ends ``TOOL_ERROR`` as
+a tool that raised does (only ``{"error": "This tool call ..."}``, content, tells them).
+``searched-the-index`` passes there though the index was never consulted: a known false
+pass the trace cannot avoid (nothing in it tells the refused call from one that ran), and
+where the request's outcome is unknown (``DENIED_REQUEST_UNSETTLED``) the retry budget is
+missing evidence."""
+DENIAL_UNSEEN = ("claude-agent-sdk", "openlit-claude-agent-sdk")
+"""The refusal is in no span, content on or off: Claude Code hands the model the message of
+the application's ``can_use_tool`` refusal, empty for the SDK's default
+``PermissionResultDeny()``, and ends the refused call's span as a tool that raised
+(OpenInference: an ``exception`` event of type ``Exception`` with an empty message; OpenLIT:
+``error.type: tool execution failed``, and the next model call's input answers the call
+with ``""``). The refused search reads as a failed call, so
+``searched-the-index`` passes though the index was never consulted: a known false pass the
+trace cannot avoid (the refused deletion still fails ``no-destructive-tools``: asked for)."""
 DENIED_REQUEST_UNSETTLED = ("pydantic-ai-openinference", "logfire-pydantic-ai")
 """The denied call is a request with no span (pydantic-ai opens none for a deferred call):
 without content its outcome is unknown."""
@@ -1144,6 +1158,8 @@ def _expected(source: str, contract: str, scenario: str, content: bool) -> dict[
     if scenario == "w_search_denied" and source in DENIAL_UNTIED:
         base.update({"cites-a-source": MIS, "search-retry": MIS, "degraded-disclosed": MIS})
         base["searched-the-index"] = P  # known false pass: DENIAL_ONLY_IN_CONTENT
+    if scenario == "w_search_denied" and source in DENIAL_UNSEEN:
+        base["searched-the-index"] = P  # known false pass: no span shows the refusal
     if scenario in DENIED and not content:
         if scenario == "w_search_denied" and source in DENIAL_ONLY_IN_CONTENT:
             base["searched-the-index"] = P  # known false pass: the refusal is content

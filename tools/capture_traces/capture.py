@@ -3733,7 +3733,25 @@ CREATE_AGENT_DENIES = (
     "LangChain's own ``User rejected the tool call for `<tool>` with id <id>. The tool was "
     "not executed. ...`` as an error `ToolMessage`."
 )
+GOOGLE_ADK_DENIES = (
+    "the tool wrapped as `FunctionTool(func, require_confirmation=True)`: ADK answers the "
+    'call with `{"error": "This tool call requires confirmation, please approve or '
+    'reject."}`, emits an `adk_request_confirmation` call and ends the invocation; the '
+    "driver answers that call in a new invocation on the same session (a `FunctionResponse` "
+    '`{"confirmed": false}`), and ADK hands the model its own '
+    '`{"error": "This tool call is rejected."}` as the call\'s result.'
+)
+CLAUDE_AGENT_SDK_DENIES = (
+    "the denied tool left out of `allowed_tools`, so Claude Code asks the application's "
+    "`can_use_tool` callback, which answers `PermissionResultDeny()` (the SDK's default, no "
+    "message of the application's own); the CLI hands the model that message, empty, in an "
+    "error `tool_result`."
+)
 DENIES_VIA: dict[str, str] = {
+    "claude-agent-sdk": CLAUDE_AGENT_SDK_DENIES,
+    "openlit-claude-agent-sdk": CLAUDE_AGENT_SDK_DENIES,
+    "google-adk": GOOGLE_ADK_DENIES,
+    "google-adk-legacy": GOOGLE_ADK_DENIES,
     "langchain-create-agent-openllmetry": CREATE_AGENT_DENIES,
     "openlit-create-agent": CREATE_AGENT_DENIES,
     "strands": STRANDS_DENIES,

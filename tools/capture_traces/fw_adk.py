@@ -127,6 +127,8 @@ def run(
         return None
 
     all_tools: list[Any] = [search_docs, delete_records, write_file, run_command]
+    if scenario.denied:  # w_*_denied: ADK's tool confirmation guards the denied tools
+        all_tools = [confirmed(f) if f.__name__ in scenario.denied else f for f in all_tools]
     scripted = script(scenario)
     with FakeOpenAI(scripted, turn_of=call_order()) as base_url:
         model = LiteLlm(model="openai/gpt-4o-mini", api_base=base_url, api_key="capture-not-a-key")
@@ -156,6 +158,16 @@ def run(
         raise SystemExit(f"{scenario.name}: answer {answer!r} != scripted {final!r}")
     if scenario.transfers_back and author != scenario.handoffs[-1][1]:
         raise SystemExit(f"{scenario.name}: answered by {author}, not after the transfer back")
+
+
+def confirmed(func: Any) -> Any:
+    """``func`` as a ``FunctionTool`` that needs a human's confirmation
+    (``require_confirmation=True``): ADK answers the call with an error asking for it, emits an
+    ``adk_request_confirmation`` call for the application and ends the invocation; the
+    application's answer (``_run``) decides whether the tool runs."""
+    from google.adk.tools import FunctionTool
+
+    return FunctionTool(func, require_confirmation=True)
 
 
 def run_openinference(
@@ -190,16 +202,31 @@ async def _run(
         settings["max_llm_calls"] = scenario.turn_limit
     limit = RunConfig(**settings) if settings else None
     answer = author = None
-    for prompt in scenario.prompts:
-        message = types.Content(role="user", parts=[types.Part(text=prompt)])
+    messages = [types.Content(role="user", parts=[types.Part(text=p)]) for p in scenario.prompts]
+    while messages:
+        message = messages.pop(0)
+        refusals: list[Any] = []
         async for event in runner.run_async(
             user_id="user", session_id=session.id, new_message=message, run_config=limit
         ):
+            for call in event.get_function_calls():
+                if call.name == "adk_request_confirmation":
+                    # w_*_denied: the human refuses the call (ToolConfirmation's payload,
+                    # confirmed false); ADK then answers it with its own refusal.
+                    refusals.append(
+                        types.Part(
+                            function_response=types.FunctionResponse(
+                                id=call.id, name=call.name, response={"confirmed": False}
+                            )
+                        )
+                    )
             if event.is_final_response() and event.content and event.content.parts:
                 # The answer is the response's text, not its thoughts (``thought`` parts:
                 # the model's reasoning, which ADK keeps beside the text).
                 said = [p.text or "" for p in event.content.parts if not p.thought]
                 answer = "".join(said).strip() or answer
                 author = event.author
+        if refusals:  # the refusal resumes the run before the next user message
+            messages.insert(0, types.Content(role="user", parts=refusals))
     await runner.close()
     return answer, author

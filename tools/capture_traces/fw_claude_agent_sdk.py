@@ -168,6 +168,19 @@ async def _query(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
                 background=False,
             )
         }
+
+    async def refuse(name: str, args: dict[str, Any], context: Any) -> Any:
+        """The application's permission callback (``can_use_tool``): a human refusing every
+        call it is asked about with the SDK's default denial (``PermissionResultDeny()``, no
+        message of the application's own); the CLI then hands the model its refusal."""
+        return sdk.PermissionResultDeny()
+
+    # w_*_denied: the denied tools are not pre-approved, so the CLI asks the application's
+    # permission callback, which refuses them (``refuse``).
+    names = [s["function"]["name"] for s in TOOL_SCHEMAS]
+    allowed = [PREFIX + n for n in names if n not in scenario.denied]
+    if not scenario.denied:
+        allowed = [PREFIX + "*"]
     with ClaudeCodeScript(scenario) as base_url, tempfile.TemporaryDirectory() as home:
         options = sdk.ClaudeAgentOptions(
             system_prompt=scenario.system,
@@ -175,7 +188,8 @@ async def _query(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
             tools=list(DELEGATION_TOOLS) if agents else [],
             mcp_servers={SERVER: server},
             strict_mcp_config=True,
-            allowed_tools=[PREFIX + "*", *DELEGATION_TOOLS],
+            allowed_tools=[*allowed, *DELEGATION_TOOLS],
+            can_use_tool=refuse if scenario.denied else None,
             agents=agents,
             setting_sources=[],
             max_turns=12,
