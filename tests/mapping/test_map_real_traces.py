@@ -106,7 +106,7 @@ validates its arguments itself), and the ``instructor.create`` span holds the va
 final-answer call, no work). Content off hides both: the request stays one more call,
 unnamed, outcome unknown, and the answer is missing."""
 
-REJECTED_REQUEST_UNTIED = frozenset({"smolagents-openinference"})
+REJECTED_REQUEST_UNTIED = frozenset({"smolagents-openinference", "smolagents-openinference-stream"})
 """``t_invalid_args`` with content on: smolagents refused the first search before any tool ran
 (``AgentToolCallError`` in the step), so no tool span records it, and its tool spans carry no
 call id: linked by name, the one tool span is the call of the second model call (a span never
@@ -240,6 +240,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "langchain-create-agent-openllmetry",
         "llamaindex-openinference",
         "smolagents-openinference",
+        "smolagents-openinference-stream",
         "openinference-openai-agents",
         "openinference-openai-agents-stream",
         "openinference-mcp",
@@ -378,6 +379,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "openinference-mcp",
         "agentops-openai-agents",
         "smolagents-openinference",
+        "smolagents-openinference-stream",
         "smolagents-codeagent-openinference",
         "crewai-openinference",
         "crewai-openinference-events",

@@ -236,6 +236,7 @@ TOOL_SPANS = (
     "langchain-create-agent-openllmetry",
     "llamaindex-openinference",
     "smolagents-openinference",
+    "smolagents-openinference-stream",
     "smolagents-codeagent-openinference",
     "crewai-openinference",
     "crewai-openinference-events",
@@ -594,7 +595,7 @@ FAILED_CALLS = (
     "l_parallel_failures",
     "s_delegated_failure",
 )
-REJECTED_WITHOUT_SPAN = ("smolagents-openinference",)
+REJECTED_WITHOUT_SPAN = ("smolagents-openinference", "smolagents-openinference-stream")
 """``t_invalid_args``: the framework refuses the call before any tool runs and no tool span
 records it (smolagents' ``validate_tool_arguments`` raises ``AgentToolCallError`` inside the
 step; OpenInference wraps only ``Tool.__call__``). With content on, the call is the first
@@ -637,6 +638,7 @@ PARALLEL_RUN_IN_TURN = (
     "langgraph-otel-genai",
     "llamaindex-otel-genai",  # asyncio runs the two calls; too quick to overlap this time
     "smolagents-openinference",
+    "smolagents-openinference-stream",
     "ag2-native",
     "ag2-openinference",  # one executor reply runs a turn's calls one by one
     "autogen-native",
@@ -915,7 +917,7 @@ nothing: the only model call answered nothing, so no request for a tool can be h
 the trace shows that no tool ran."""
 
 
-RUN_SPAN_UNENDED_ON_ERROR = ("smolagents-openinference",)
+RUN_SPAN_UNENDED_ON_ERROR = ("smolagents-openinference", "smolagents-openinference-stream")
 """The agent run's span is never ended when the run raises (OpenInference's smolagents
 wrapper records the exception and re-raises without ending the span), so in ``o_run_error``
 its children name a parent the trace does not hold: ``trace_complete`` is missing evidence,
@@ -969,7 +971,11 @@ this request." in its place, graded as the answer; LlamaIndex raises). The trace
 search as the last call's request only, outcome unknown: whether the search was degraded on
 its last call is unknown (``cites-a-source``, ``degraded-disclosed`` and ``search-retry``
 missing evidence), and the run was stopped short (``bounded-effort`` missing evidence)."""
-LIMIT_FORCED_ANSWER = ("smolagents-openinference", "crewai-openinference")
+LIMIT_FORCED_ANSWER = (
+    "smolagents-openinference",
+    "smolagents-openinference-stream",
+    "crewai-openinference",
+)
 """``q_turn_limit``: past its limit the framework raises no error but asks the model for a
 final answer itself, offering no tools: smolagents with the system prompt "An agent tried to
 answer a user query but it got stuck ...", CrewAI with "Now it's time you MUST give your
@@ -985,7 +991,7 @@ Agents (``AgentSession(max_tool_steps=...)``) is not in this list: it forces the
 answer with ``tool_choice`` ``none``, which no span records, and its last request lists its
 tools as every other does, so nothing marks the forced answer, content on or off: its
 ``bounded-effort`` pass on ``q_turn_limit`` is a false pass the trace cannot show."""
-LIMIT_FORCED_ANSWER_UNMARKED = ("smolagents-openinference",)
+LIMIT_FORCED_ANSWER_UNMARKED = ("smolagents-openinference", "smolagents-openinference-stream")
 """``q_turn_limit`` without content: smolagents' forced final answer (``LIMIT_FORCED_ANSWER``)
 leaves no mark the grader reads. OpenInference hides ``llm.tools`` with the inputs and its
 smolagents spans record ``llm.invocation_parameters`` as ``{}`` (the tools never in it), so
@@ -1529,7 +1535,11 @@ def test_agent_traced_apart_is_joined_to_the_call_that_ran_it(
     assert {r.name: r.outcome for r in verdict.results} == want
 
 
-HISTORY_AS_TEXT = ("smolagents-openinference", "llamaindex-openinference")
+HISTORY_AS_TEXT = (
+    "smolagents-openinference",
+    "smolagents-openinference-stream",
+    "llamaindex-openinference",
+)
 """The second turn's model input holds the first turn only as text (smolagents' memory
 replayed as messages, LlamaIndex's chat memory of user and assistant messages), no tool call
 or result: nothing in that trace shows that the conversation began before it."""

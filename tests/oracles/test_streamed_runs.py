@@ -33,6 +33,7 @@ USAGE_RECORDED = {
     "logfire-openai-agents-stream": False,
     "openlit-openai-agents-stream": False,
     "pydantic-ai-openinference-stream": True,
+    "smolagents-openinference-stream": True,
     "strands-stream": True,
 }
 """The agent frameworks captured streaming, and whether their streamed model calls record
@@ -42,7 +43,8 @@ only with ``ModelSettings(include_usage=True)`` (the SDK then fills the call's u
 zeros, which Logfire writes as ``gen_ai.usage.*`` 0: no usage, not a call that cost nothing;
 OpenLIT's openai instrumentor writes its own estimate, counted from the texts, as
 ``gen_ai.usage.*``: no usage either, ``openlit.yaml``'s ``streamed_chat_usage_estimated``);
-pydantic-ai, Strands and ADK's LiteLLM model have it (``stream_options.include_usage``)."""
+pydantic-ai, Strands, smolagents' ``OpenAIModel.generate_stream`` and ADK's LiteLLM model have it
+(``stream_options.include_usage``)."""
 
 SCENARIOS = ("a_happy", "b_tool_retry", "d_forbidden_tool", "e_fabricated_citation", "g_handoff")
 

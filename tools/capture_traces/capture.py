@@ -3582,6 +3582,9 @@ STREAMED = {
                               "model (its events consumed to the end)"),
     "pydantic-ai-openinference": ("openai", "`Agent.run_stream` (the delegated research "
                                   "agent's too), its output consumed as it comes"),
+    "smolagents-openinference": ("openai", "`ToolCallingAgent(stream_outputs=True)` (the "
+                                 "managed research agent's too) and `agent.run(..., "
+                                 "stream=True)`, its step events consumed as they come"),
     "strands": ("openai", "`Agent.stream_async` with `OpenAIModel`'s default `stream=True` "
                 "(its events consumed as they come)"),
     "google-adk": ("openai", "`RunConfig(streaming_mode=StreamingMode.SSE)` (ADK's chat-UI "

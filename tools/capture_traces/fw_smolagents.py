@@ -18,7 +18,9 @@ executor, so h_coding_agent's ``curl`` sits in generated code.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import io
 import json
 from typing import Any
 
@@ -103,12 +105,14 @@ def run(
     logger_provider: Any,
     tools: Tools,
     executed: list[str],
+    stream: bool = False,
 ) -> None:
-    """One ``ToolCallingAgent`` run traced by ``openinference-instrumentation-smolagents``."""
+    """One ``ToolCallingAgent`` run traced by ``openinference-instrumentation-smolagents``;
+    ``stream``: streamed as ``run_tool_calling`` says (``smolagents-openinference-stream``)."""
     from openinference.instrumentation.smolagents import SmolagentsInstrumentor
 
     SmolagentsInstrumentor().instrument(tracer_provider=tracer_provider)
-    run_tool_calling(scenario, tools, executed)
+    run_tool_calling(scenario, tools, executed, stream=stream)
 
 
 def run_otel_genai(
@@ -131,9 +135,14 @@ def run_otel_genai(
     run_tool_calling(scenario, tools, executed)
 
 
-def run_tool_calling(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
+def run_tool_calling(
+    scenario: Scenario, tools: Tools, executed: list[str], stream: bool = False
+) -> None:
     """One ``ToolCallingAgent`` run (instrumented by the caller); appends each executed
-    scenario tool to ``executed`` and fails when the run's answer is not the scripted one."""
+    scenario tool to ``executed`` and fails when the run's answer is not the scripted one.
+    With ``stream`` every agent streams its model's output (``stream_outputs=True``: each
+    model call a streamed chat completion) and each run is ``agent.run(..., stream=True)``,
+    its step events consumed as a chat UI would, the answer the last one's output."""
     from fake_openai import FakeOpenAI, call_order
     from smolagents import LogLevel, OpenAIServerModel, ToolCallingAgent
 
@@ -145,25 +154,40 @@ def run_tool_calling(scenario: Scenario, tools: Tools, executed: list[str]) -> N
             research = ToolCallingAgent(
                 tools=all_tools, model=model, name="research_agent",
                 description="Answers research questions from the document search.",
-                instructions=scenario.system, verbosity_level=quiet,
+                instructions=scenario.system, verbosity_level=quiet, stream_outputs=stream,
             )  # fmt: skip
             agent = ToolCallingAgent(
                 tools=[], model=model, name="triage_agent", managed_agents=[research],
                 instructions="Hand research questions to research_agent.", verbosity_level=quiet,
+                stream_outputs=stream,
             )  # fmt: skip
         else:
             name = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
             agent = ToolCallingAgent(
                 tools=all_tools, model=model, name=name, instructions=scenario.system,
-                verbosity_level=quiet,
+                verbosity_level=quiet, stream_outputs=stream,
             )  # fmt: skip
         # q_turn_limit: smolagents' own step limit; past it, the agent asks the model for a
         # final answer itself (a request offering no tools).
         steps = scenario.turn_limit or 10
-        answer = agent.run(scenario.prompt, max_steps=steps)
+        answer = _answer(agent.run(scenario.prompt, max_steps=steps, stream=stream), stream)
         for followup in scenario.followups:  # later user turns keep the agent's memory
-            answer = agent.run(followup, max_steps=steps, reset=False)
+            run = agent.run(followup, max_steps=steps, reset=False, stream=stream)
+            answer = _answer(run, stream)
     _check_answer(scenario, answer)
+
+
+def _answer(result: Any, stream: bool) -> Any:
+    """A run's answer: ``agent.run``'s return value, or with ``stream`` the output of the last
+    event its generator yields (``FinalAnswerStep``), every event consumed. smolagents shows a
+    streamed model output live on its console whatever the log level: sent to a buffer, as
+    the capture's stdout carries the executed-tools line."""
+    if not stream:
+        return result
+    with contextlib.redirect_stdout(io.StringIO()):
+        events = list(result)
+    last = events[-1] if events else None
+    return getattr(last, "output", last)
 
 
 def code_script(scenario: Scenario) -> Scenario:
