@@ -126,7 +126,7 @@ def denied(call: ExpectedCall) -> bool:
 
 DENIAL_TEXT = re.compile(
     r"not approved|was denied|cancelled by user|User rejected the tool call|rejected by user"
-    r"|This tool call is rejected"
+    r"|This tool call is rejected|blocked by hook"
 )
 """What the frameworks hand the model for a refused call, each in its own words."""
 DENIAL_UNTIED = frozenset({"openlit-create-agent"})

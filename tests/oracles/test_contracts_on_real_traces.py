@@ -574,13 +574,15 @@ DENIED_CALL_UNNAMED_WITHOUT_CONTENT = (
     "strands",
     "strands-openinference",
     "langchain-create-agent-openllmetry",
+    "crewai-openinference",
 )
 """A refused call never ran, so no tool span records it: only the model's request shows it,
 and without content that request names no tool (an unnamed call of unknown outcome), so the
 checks that must know which tools the run asked for are missing evidence (Strands' own
 spans and OpenInference's rewrite of them also leave the retry budget unknown:
-``DENIED_CALL_OUTCOME_UNKNOWN``)."""
-DENIED_CALL_OUTCOME_UNKNOWN = ("strands", "strands-openinference")
+``DENIED_CALL_OUTCOME_UNKNOWN``; so do OpenInference's CrewAI spans, whose refused call is a
+request of unknown outcome read from the model's messages)."""
+DENIED_CALL_OUTCOME_UNKNOWN = ("strands", "strands-openinference", "crewai-openinference")
 DENIED_REQUEST_UNSEEN = ("strands-openinference",)
 """``w_tool_denied`` without content: OpenInference's rewrite of Strands' spans records no
 finish reason and no message, and the refused deletion has no span: nothing shows that the

@@ -3750,7 +3750,13 @@ CLAUDE_AGENT_SDK_DENIES = (
     "message of the application's own); the CLI hands the model that message, empty, in an "
     "error `tool_result`."
 )
+CREWAI_DENIES = (
+    "a `@before_tool_call(tools=[<tool>])` hook (CrewAI's tool hooks) returns `False`, which "
+    "blocks the call; CrewAI hands the model its own `Tool execution blocked by hook. Tool: "
+    "<tool>` as the call's result."
+)
 DENIES_VIA: dict[str, str] = {
+    "crewai-openinference": CREWAI_DENIES,
     "claude-agent-sdk": CLAUDE_AGENT_SDK_DENIES,
     "openlit-claude-agent-sdk": CLAUDE_AGENT_SDK_DENIES,
     "google-adk": GOOGLE_ADK_DENIES,

@@ -126,6 +126,15 @@ def run_crew(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
         return json.dumps(tools.run_command(command))
 
     all_tools = [search_docs, delete_records, write_file, run_command]
+    if scenario.denied:  # w_*_denied: a policy hook refuses the denied tools' calls
+        from crewai.hooks import before_tool_call
+
+        @before_tool_call(tools=list(scenario.denied))
+        def refuse(context: Any) -> bool:
+            """CrewAI's before_tool_call hook: ``False`` blocks the call; CrewAI hands the
+            model its own ``Tool execution blocked by hook. Tool: <tool>``."""
+            return False
+
     with FakeOpenAI(script(scenario), turn_of=call_order()) as base_url:
         llm = LLM(model="openai/gpt-4o-mini", is_litellm=True, base_url=base_url,
                   api_key="capture", temperature=0.0)  # fmt: skip
