@@ -1,7 +1,7 @@
 """Types of the compiled core (native/python/src/lib.rs): the contract between the Rust
 bindings and the Python stages that call them. Keep it in step with the bindings."""
 
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from typing import Any, Literal
 
 from opentelemetry.sdk.metrics.export import MetricsData
@@ -225,6 +225,26 @@ def parse_openinference_messages(value: Any, /) -> list[dict[str, Any]] | None:
     for no mapping or no message. Raises ``ValueError`` for an index key of digits ``int()``
     does not read and ``AttributeError`` for a key that is no ``str``, as the Python parser
     it replaced did; never changes the values it is given."""
+
+# The cut length of a trace (``mapping._limits.cut_length``; native/python/src/limits.rs).
+
+class SourceScan:
+    """Where one rule reads a span: attribute keys, key prefixes (``str.startswith``), and
+    per span-event source its names and the attribute read (``None``: all of them)."""
+
+    def __init__(
+        self,
+        keys: frozenset[str],
+        prefixes: list[str],
+        events: list[tuple[list[str], str | None]],
+    ) -> None: ...
+
+def cut_length(drafts: Iterable[Any], min_values: int, min_length: int, /) -> int | None:
+    """The longest text values (strings holding a space) among the values each draft's span
+    (``draft.span``; none, or ``draft.synthesized``, left out) has where its rule reads it
+    (``draft.rule.source_scan``; log records left out), nested in dict values, lists and tuples:
+    their length when it is at least ``min_length``, at least ``min_values`` different texts
+    (ASCII digits left out) have it and no string without a space is longer; else ``None``."""
 
 # The registered ``tool_names`` and ``request_tool_names`` parsers (``mapping.parsers.scalars``;
 # native/python/src/tools.rs): a model call's ``tools_offered``.

@@ -23,6 +23,7 @@ from otel_oracles._native import (
     Drafter,
     FieldReader,
     RuleTable,
+    SourceScan,
     parse_genai_messages,
     parse_json,
     parse_json_or_text,
@@ -48,6 +49,10 @@ CONTENT_FIELDS: frozenset[str] = frozenset(
     }
 )  # fmt: skip
 """Fields that content capture controls: a placeholder there is recorded in ``redacted``."""
+
+
+NO_SOURCES = SourceScan(frozenset(), [], [])
+"""Where a rule reads a span before ``compile_set`` says (nowhere)."""
 
 
 @dataclass(slots=True)
@@ -91,6 +96,9 @@ class CompiledRule:
     source_events: tuple[tuple[frozenset[str], str | None], ...] = ()
     """Span events a field is read from (log records left out): the event names and the
     attribute read, ``None`` for all of them."""
+    source_scan: SourceScan = NO_SOURCES
+    """``source_attrs``, ``source_prefixes`` and ``source_events`` as the core reads them
+    (``_limits.cut_length``)."""
     outcome_reads: tuple[tuple[str, bool], ...] = ()
     """The ``outcome`` field as the read plan holds it: per run of consecutive sources that
     read an undeclared value alike (``Source.undeclared_unknown``), the plan field's name and
@@ -311,6 +319,11 @@ def _set_sources(rule: CompiledRule) -> None:
     rule.source_attrs = frozenset(keys)
     rule.source_prefixes = tuple(dict.fromkeys(prefixes))
     rule.source_events = tuple(dict.fromkeys(events))
+    rule.source_scan = SourceScan(
+        rule.source_attrs,
+        list(rule.source_prefixes),
+        [(sorted(names), key) for names, key in rule.source_events],
+    )
 
 
 def compile_set(conventions: ConventionSet) -> CompiledSet:

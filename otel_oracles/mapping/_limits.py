@@ -20,7 +20,8 @@ exactly the greatest length are a coincidence a real run's prompts and answers h
 while a limit makes one of every value it reaches. Strings without a space (ids, names,
 hashes) do not count: they come in one length by design; one longer than the texts rules a
 cut out. Nor do texts that differ only in their digits (one error message with an attempt
-counter, seen on Spring AI's failed tool calls). A content value of a step (messages,
+counter, seen on Spring AI's failed tool calls: their ASCII digits are left out when texts
+are compared). A content value of a step (messages,
 arguments, results, documents, a structured answer) exactly that long is cut: it is dropped
 (``None``) and its field flagged as not captured (``Step.redacted``), so what needs it is
 missing evidence, as with content capture off, never judged on the part that survived. The
@@ -47,15 +48,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Protocol
 
+from otel_oracles._native import cut_length as native_cut_length
 from otel_oracles.mapping._compile import CompiledRule
 from otel_oracles.model.span import SpanRecord, Trace
 
 MIN_CUT_VALUES = 2
 """How many different values of the greatest length make that length the trace's cut."""
-
-_NO_DIGITS = str.maketrans("", "", "0123456789")
-"""Texts that differ only in their digits are one text (``cut_length``): the same message
-with a counter (``... timed out (attempt 1)``, ``(attempt 2)``) is one length by design."""
 
 MIN_CUT_LENGTH = 16
 """Shorter limits are not looked for: short values of one length (ids, hashes, timestamps)
@@ -147,104 +145,15 @@ def _service(span: SpanRecord) -> tuple[Any, Any]:
 def cut_length(drafts: Iterable[_Draft]) -> int | None:
     """The trace's cut length (see the module docstring), or ``None`` when it shows none.
 
-    Read from the values, as recorded, of the attributes the drafts' rules name as sources
-    of their fields (``_source_values``): a limit cuts attribute values, and these are the ones the
-    mapping reads (decoders convert values lazily: it converts none that no rule asks for);
-    a cut JSON value its parser could not read (the AI SDK's prompt, cut mid-way) is in no
-    field, yet shows the cut."""
-    longest = _Longest()
-    for draft in drafts:
-        span = draft.span
-        if span is None or draft.synthesized:
-            continue
-        longest.see_values(_source_values(draft.rule, span))
-    return longest.cut()
-
-
-def _source_values(rule: CompiledRule, span: SpanRecord) -> list[Any]:
-    """The values of ``span`` the rule reads its fields from (``CompiledRule.source_attrs``,
-    ``source_prefixes``, ``source_events``): attributes, flattened attributes under a prefix
-    and span events' attributes. Log records (bodies, and log-based events) are left out: the
-    span limits do not cut them."""
-    keys, prefixes = rule.source_attrs, rule.source_prefixes
-    # The span's keys tested against the rule's sources, not each source looked up: a span
-    # holds a few of the many spellings a rule reads. Only the values read are touched (a
-    # decoder may convert them lazily). Order and repeats do not matter to ``_Longest`` (a
-    # maximum and a set of texts).
-    attributes = span.attributes
-    if prefixes:
-        values = [attributes[key] for key in attributes if key in keys or key.startswith(prefixes)]
-    else:
-        values = [attributes[key] for key in attributes if key in keys]
-    for names, key in rule.source_events:
-        for event in span.events:
-            if event.name in names and not event.from_log:
-                if key is None:  # the whole event is the source
-                    values.extend(event.attributes.values())
-                else:
-                    values.append(event.attributes.get(key))
-    return values
-
-
-class _Longest:
-    """The longest text values seen (``cut_length``)."""
-
-    __slots__ = ("at_longest", "longest", "longest_word")
-
-    def __init__(self) -> None:
-        self.longest = self.longest_word = 0
-        self.at_longest: set[str] = set()
-
-    def see(self, value: Any) -> None:
-        """Every string in ``value``, nested in lists and dicts (keys left out). A string
-        shorter than the longest text seen can neither be the cut nor rule it out (the
-        longest only grows): most end at the length test."""
-        longest = self.longest
-        stack = [value]
-        pop, push = stack.pop, stack.extend
-        while stack:
-            item = pop()
-            kind = item.__class__
-            if kind is str:
-                if len(item) >= longest:
-                    longest = self._see(item)
-            elif kind is dict:
-                push(item.values())
-            elif kind is list or kind is tuple:
-                push(item)
-
-    def see_values(self, values: list[Any]) -> None:
-        """``see`` of each of ``values`` (attribute values: strings, arrays, other scalars and
-        ``None`` for a source the span lacks), the strings tested in place."""
-        longest = self.longest
-        for item in values:
-            kind = item.__class__
-            if kind is str:
-                if len(item) >= longest:
-                    longest = self._see(item)
-            elif kind is list or kind is tuple or kind is dict:
-                self.see(item)
-                longest = self.longest
-
-    def _see(self, item: str) -> int:
-        size = len(item)
-        if " " not in item:  # ids, names, hashes: values of one length by design
-            self.longest_word = max(self.longest_word, size)
-        elif size > self.longest:
-            self.longest = size
-            self.at_longest = {item.translate(_NO_DIGITS)}
-        elif size == self.longest and len(self.at_longest) < MIN_CUT_VALUES:
-            self.at_longest.add(item.translate(_NO_DIGITS))
-        return self.longest
-
-    def cut(self) -> int | None:
-        if (
-            self.longest >= MIN_CUT_LENGTH
-            and len(self.at_longest) >= MIN_CUT_VALUES
-            and self.longest_word <= self.longest
-        ):
-            return self.longest
-        return None
+    Read by the core (``native/python/src/limits.rs``; synthesized drafts and drafts without
+    a span left out) from the values, as recorded, of the attributes the drafts' rules name
+    as sources of their fields (``CompiledRule.source_scan``: attributes, flattened
+    attributes under a prefix and span events' attributes; log records, bodies and log-based
+    events, are left out: the span limits do not cut them): a limit cuts attribute values,
+    and these are the ones the mapping reads (decoders convert values lazily: it converts
+    none that no rule asks for); a cut JSON value its parser could not read (the AI SDK's
+    prompt, cut mid-way) is in no field, yet shows the cut."""
+    return native_cut_length(drafts, MIN_CUT_VALUES, MIN_CUT_LENGTH)
 
 
 def drop_cut_values(drafts: Iterable[_Draft], length: int) -> None:

@@ -15,6 +15,7 @@ mod encode;
 mod encode_metrics;
 mod evidence;
 mod fields;
+mod limits;
 mod online;
 mod parsers;
 mod pytree;
@@ -44,6 +45,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     online::register(m)?;
     rules::register(m)?;
     fields::register(m)?;
+    limits::register(m)?;
     draft::register(m)?;
     scan::register(m)?;
     step::register(m)?;
