@@ -509,7 +509,20 @@ def _responses(gen: Draft) -> dict[str, dict[str, Any]]:
 
 
 def _response_by_position(gen: Draft, req: dict[str, Any], later: Later) -> dict[str, Any] | None:
-    """The result of a call recorded without any id (the Mistral OpenInference
+    """``gen``'s request ``req``'s result by its position (``_answers_by_position``, read once
+    per model call for all its requests), or ``None``."""
+    index = later.answers.position(gen, req)
+    if index is None:
+        return None
+    answers = later.answers.by_position(gen, later)
+    if answers is None or index >= len(answers) or answers[index].get("id"):
+        return None
+    return answers[index]
+
+
+def _answers_by_position(gen: Draft, later: Later) -> list[dict[str, Any]] | None:
+    """The results of ``gen``'s calls, in the order of its requests, for calls recorded
+    without any id (the Mistral OpenInference
     instrumentation keeps neither call ids nor ``tool_call_id``): the next generation that
     carries the conversation on holds ``gen``'s answer as the assistant message after the
     ones ``gen`` was shown, and chat APIs require the results right after it, in the order of
@@ -520,11 +533,8 @@ def _response_by_position(gen: Draft, req: dict[str, Any], later: Later) -> dict
     with an id that no later input answers by id (results recorded without ids). Positions
     count the model's turns by their role: a message recorded without one (a tracer writing
     less) could be any turn, so no result is linked by position across it (it stays unknown,
-    never the result of another call)."""
-    asked = _requested_calls(gen)
-    index = next((i for i, call in enumerate(asked) if call is req), None)
-    if index is None:
-        return None
+    never the result of another call). ``None`` when none can be linked."""
+    asked = later.answers.requested(gen)
     mine = gen.fields.get("input_messages") or []
     if any(not m.get("role") for m in mine):
         return None
@@ -549,7 +559,7 @@ def _response_by_position(gen: Draft, req: dict[str, Any], later: Later) -> dict
             answers += [p for p in _parts(msg) if p.get("type") == "tool_call_response"]
         if not calls and len(answers) != len(asked):
             return None  # the turn's calls were not recorded: only a full set of results fits
-        return answers[index] if index < len(answers) and not answers[index].get("id") else None
+        return answers
     return None
 
 
@@ -773,10 +783,11 @@ def _link_tool_calls(drafts: list[Draft], compiled: CompiledSet) -> None:
             if gen.kind == "generation"
         ]
         executors = _Executors(members, asked)
+        answers = _Answers(members)
         for pos, gen, requests in asked:
             if not requests and not gen.rule.synthesize:
                 continue
-            later = Later(members, pos + 1)
+            later = Later(members, pos + 1, answers)
             started = gen.span.start_ns if gen.span is not None else None
             for req in requests:
                 target = executors.match(req, after=pos, started=started)
@@ -883,25 +894,108 @@ class _Beyond:
         )
 
 
-def _response_beyond(call_id: Any, beyond: Iterable[Draft]) -> dict[str, Any] | None:
+def _response_beyond(
+    call_id: Any, beyond: Iterable[Draft], answers: _Answers
+) -> dict[str, Any] | None:
     """The response to call ``call_id`` in the first of ``beyond``'s model calls whose input
-    holds one (``_Beyond``), or ``None``."""
+    holds one (``_Beyond``), or ``None``. Each input is read once (``answers``)."""
     if not call_id:
         return None
     for nxt in beyond:
-        response = _responses(nxt).get(str(call_id))
+        response = answers.responses(nxt).get(str(call_id))
         if response is not None:
             return response
     return None
 
 
+class _Answers:
+    """What linking reads of a scope's model calls for every call they requested, read once
+    per model call and kept for the scope's linking: the calls each asked for (and each
+    request's position among them), the results a later call's input answers them with, by
+    call id, and by position. A trace controls how many calls one model call requests: read
+    again per request, one output of 8,000 tool calls took 23 s to link (quadratic), and an
+    output of the ~60,000 that fit in one 4 MiB request would hold a ``serve`` worker's
+    interpreter for many minutes. Linking changes no model call's messages, so what is read
+    stays true while the scope is linked."""
+
+    __slots__ = (
+        "_answered",
+        "_by_position",
+        "_members",
+        "_positions",
+        "_requested",
+        "_responses",
+    )
+
+    def __init__(self, members: list[Draft]) -> None:
+        self._members = members
+        self._requested: dict[int, list[dict[str, Any]]] = {}
+        self._positions: dict[int, dict[int, int]] = {}
+        self._by_position: dict[int, list[dict[str, Any]] | None] = {}
+        self._answered: dict[str, list[tuple[int, dict[str, Any]]]] | None = None
+        self._responses: dict[int, dict[str, dict[str, Any]]] = {}
+
+    def responses(self, gen: Draft) -> dict[str, dict[str, Any]]:
+        """``_responses(gen)``, read once (also for other scopes' model calls)."""
+        key = id(gen)
+        found = self._responses.get(key)
+        if found is None:
+            found = self._responses[key] = _responses(gen)
+        return found
+
+    def requested(self, gen: Draft) -> list[dict[str, Any]]:
+        """``_requested_calls(gen)``, read once."""
+        key = id(gen)
+        calls = self._requested.get(key)
+        if calls is None:
+            calls = self._requested[key] = _requested_calls(gen)
+        return calls
+
+    def position(self, gen: Draft, req: dict[str, Any]) -> int | None:
+        """Where ``req`` (the very object) is among ``gen``'s requests."""
+        key = id(gen)
+        positions = self._positions.get(key)
+        if positions is None:
+            positions = {}
+            for i, call in enumerate(self.requested(gen)):
+                positions.setdefault(id(call), i)
+            self._positions[key] = positions
+        return positions.get(id(req))
+
+    def by_position(self, gen: Draft, later: Later) -> list[dict[str, Any]] | None:
+        """``_answers_by_position(gen, later)``, read once (``later`` always starts right
+        after ``gen`` in this scope)."""
+        key = id(gen)
+        if key not in self._by_position:
+            self._by_position[key] = _answers_by_position(gen, later)
+        return self._by_position[key]
+
+    def by_id(self, call_id: str, later: Later) -> dict[str, Any] | None:
+        """The response to ``call_id`` in the input of the first model call of ``later``
+        whose input answers it (``_responses``), or ``None``."""
+        if self._answered is None:
+            answered: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+            for pos, d in enumerate(self._members):
+                if d.kind == "generation":
+                    for cid, part in self.responses(d).items():
+                        answered.setdefault(cid, []).append((pos, part))
+            self._answered = answered
+        found = self._answered.get(call_id)
+        if not found:
+            return None
+        i = bisect.bisect_left(found, later.start, key=lambda item: item[0])
+        return found[i][1] if i < len(found) else None
+
+
 @dataclass(frozen=True, slots=True)
 class Later:
     """The steps of a scope after a position, read in place: a long run has thousands of
-    model calls, and a copy of the rest of the scope per call made linking quadratic."""
+    model calls, and a copy of the rest of the scope per call made linking quadratic.
+    ``answers`` is the scope's memo of what linking reads of its model calls."""
 
     members: list[Draft]
     start: int
+    answers: _Answers
 
     def __iter__(self) -> Iterator[Draft]:
         members = self.members
@@ -1113,13 +1207,9 @@ def _result_from_messages(
     call_id = req.get("id")
     response = None
     if call_id:
-        for nxt in later:
-            if nxt.kind == "generation":
-                response = _responses(nxt).get(str(call_id))
-                if response is not None:
-                    break
+        response = later.answers.by_id(str(call_id), later)
         if response is None:  # a run resumed after an approval: another scope's input
-            response = _response_beyond(call_id, beyond)
+            response = _response_beyond(call_id, beyond, later.answers)
     else:
         response = _response_by_position(gen, req, later)
     if response is None:
@@ -1193,13 +1283,9 @@ def _synthesize(
         f["agent_name"] = gen.fields["agent_name"]
     response = None
     if req.get("id"):
-        for nxt in later:
-            if nxt.kind == "generation":
-                response = _responses(nxt).get(str(req["id"]))
-                if response is not None:
-                    break
+        response = later.answers.by_id(str(req["id"]), later)
         if response is None:  # a run resumed after an approval: another scope's input
-            response = _response_beyond(req["id"], beyond)
+            response = _response_beyond(req["id"], beyond, later.answers)
     if response is None:
         response = _response_by_position(gen, req, later)
     if response is not None and response.get("response") is None:
