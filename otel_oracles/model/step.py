@@ -140,9 +140,14 @@ class Step(Record):
 
     @property
     def duration_ns(self) -> int | None:
-        if self.start_ns is None or self.end_ns is None:
+        """How long the step took, or ``None`` when its times cannot say: a time missing, or
+        an end before the start (an end of 0, OTLP's unset, is a span that never ended). Such
+        an end used to read as a duration of 0, so a tool span that never ended passed every
+        latency budget."""
+        start, end = self.start_ns, self.end_ns
+        if start is None or end is None or end < start:
             return None
-        return max(0, self.end_ns - self.start_ns)
+        return end - start
 
     @property
     def is_tool(self) -> bool:

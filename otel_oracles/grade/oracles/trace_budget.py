@@ -65,17 +65,34 @@ class Latency(OracleCheck):
         p = self.params
         steps = self._timed(ctx)
         if p.scope == "trace":
-            # Steps with both times (``duration_ns`` set), read once each.
+            # Every time the steps record, read once each. A step whose end is unset (0,
+            # OTLP's unset: its span never ended) may still have been running, so the run's
+            # duration is unknown, never the extent of the other steps (only a failure
+            # stands on what is known). Any other end before its start is a span's clock at
+            # fault (OpenLIT's Claude Agent SDK instrumentation writes model calls ending a
+            # microsecond before they start): both are instants of the run, so the extent
+            # covers both.
             starts: list[int] = []
             ends: list[int] = []
+            unset: list[Step] = []
             for s in steps:
-                if s.start_ns is not None and s.end_ns is not None:
-                    starts.append(s.start_ns)
-                    ends.append(s.end_ns)
+                start, end = s.start_ns, s.end_ns
+                if start is None or end is None:
+                    continue
+                if end == 0 < start:
+                    unset.append(s)  # its start is still an instant of the run
+                    end = start
+                starts.append(min(start, end))
+                ends.append(max(start, end))
+            ms = (max(ends) - min(starts)) / NS_PER_MS if starts else 0.0
+            details = {"duration_ms": round(ms, 3)}
+            if unset and not (ms > p.max_ms and p.max < 1):  # over already: the rest adds
+                return Finding.missing(
+                    f"latency: {len(unset)} step(s) of the trace have no end time (a span "
+                    "that never ended, or whose end was not written): " + list_steps(unset)
+                )
             if not starts:
                 return Finding.missing("latency: no step of the trace has start and end times")
-            ms = (max(ends) - min(starts)) / NS_PER_MS
-            details = {"duration_ms": round(ms, 3)}
             if ms <= p.max_ms:
                 return Finding.ok(
                     f"trace took {ms:.1f} ms (limit {p.max_ms:g} ms)", details=details
@@ -93,7 +110,8 @@ class Latency(OracleCheck):
         if untimed:
             return Finding.missing(
                 f"latency: no start/end times for {len(untimed)} {p.scope} step(s) "
-                f"(calls seen only in model messages have no span of their own): "
+                "(calls seen only in model messages have no span of their own; a span that "
+                "never ended, or ends before it starts, does not say how long it took): "
                 + list_steps(untimed)
             )
         slow = [s for s in steps if (s.duration_ns or 0) > p.max_ms * NS_PER_MS]
