@@ -180,7 +180,8 @@ def test_in_process_grading_reads_the_sdks_counts_of_spans_and_log_events() -> N
     loggers.shutdown()
 
 
-def test_a_malformed_count_reads_as_zero_with_a_located_problem() -> None:
+def test_a_malformed_count_reads_as_dropped_with_a_located_problem() -> None:
+    """Read as 0 it would say "nothing dropped" (``test_sdk_limits_untrusted_counts``)."""
     span = {
         "traceId": "5b8efff798038103d269b633813fc60c",
         "spanId": "eee19b7ec3c1b174",
@@ -191,8 +192,8 @@ def test_a_malformed_count_reads_as_zero_with_a_located_problem() -> None:
     body = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}).encode()
     batch = decode(body, "application/json")
     (record,) = batch.spans
-    assert (record.dropped_attributes, record.dropped_events) == (0, 3)
+    assert (record.dropped_attributes, record.dropped_events) == (2**32 - 1, 3)
     assert list(batch.problems) == [
         "resourceSpans[0].scopeSpans[0].spans[0].droppedAttributesCount: must be an integer "
-        "from 0 to 2^32-1, got -1; read as 0"
+        "from 0 to 2^32-1, got -1; read as 4294967295 (dropped, how many unknown)"
     ]

@@ -655,8 +655,10 @@ fn nanos(value: Option<&J<'_>>, field: &str) -> Fallible<u64> {
 }
 
 /// A `dropped*Count` (`camel` or its `snake` spelling) of a span, event or link: a
-/// `uint32` (see [`integer`]); absent or `null` is 0, anything else 0 with a problem naming
-/// `path()` (the count is what the sender reports; a malformed one is not worth the record).
+/// `uint32` (see [`integer`]); absent or `null` is 0. Anything else (negative, past 2^32-1,
+/// not an integer) reads as `u32::MAX` with a problem naming `path()`: the sender wrote a
+/// count, so its lists may be short, and reading the count as 0 ("nothing dropped") let a
+/// list an SDK limit cut pass as whole (DESIGN.md section 8: fail closed).
 fn dropped_count(
     obj: &Obj<'_>,
     camel: &str,
@@ -673,11 +675,13 @@ fn dropped_count(
         }
     }
     problems.push(format!(
-        "{}.{camel}: must be an integer from 0 to 2^32-1, got {}; read as 0",
+        "{}.{camel}: must be an integer from 0 to 2^32-1, got {}; read as {} (dropped, how \
+         many unknown)",
         path(),
-        show(value)
+        show(value),
+        u32::MAX
     ));
-    0
+    u32::MAX
 }
 
 const SPAN_KINDS: [&str; 6] = [

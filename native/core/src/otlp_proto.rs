@@ -14,8 +14,9 @@
 //!   an empty `AnyValue` both read as [`AnyValue::Empty`];
 //! - link ids are taken as they are (links are not checked); flags, trace state, schema
 //!   URLs and scope attributes are read (strings must be UTF-8) and dropped;
-//! - the `dropped_*_count`s of spans, events, links and log records are kept (a `uint32` varint keeps
-//!   its low 32 bits, as protobuf parsers read it);
+//! - the `dropped_*_count`s of spans, events, links and log records are kept (a `uint32`
+//!   varint past 2^32-1 reads as 2^32-1, where protobuf parsers keep its low 32 bits: 2^32
+//!   would read as nothing dropped);
 //! - a singular message field that occurs more than once is merged (later fields win,
 //!   repeated fields append), a scalar's last occurrence wins, and `AnyValue`'s variants
 //!   replace one another, as protobuf parsers do;
@@ -777,7 +778,7 @@ mod tests {
                     &[
                         good_ids(),
                         vec![vi(10, 7), vi(12, 2), vi(14, 1 << 32 | 3)],
-                        vec![ld(11, &cat(&[f64_field(1, 15), vi(4, 5)]))],
+                        vec![ld(11, &cat(&[f64_field(1, 15), vi(4, 1 << 32)]))],
                         vec![ld(13, &cat(&[ld(1, &[7; 16]), vi(5, 9)]))],
                         // a later occurrence of a scalar wins
                         vec![vi(10, 8)],
@@ -795,10 +796,10 @@ mod tests {
                 span.dropped_events_count,
                 span.dropped_links_count
             ),
-            (8, 2, 3),
-            "uint32 keeps the low 32 bits"
+            (8, 2, u32::MAX),
+            "a count past 2^32-1 saturates (its low 32 bits read 2^32 as nothing dropped)"
         );
-        assert_eq!(span.events[0].dropped_attributes_count, 5);
+        assert_eq!(span.events[0].dropped_attributes_count, u32::MAX);
         assert_eq!(span.links[0].dropped_attributes_count, 9);
         let plain = &batch.spans[1];
         assert_eq!(

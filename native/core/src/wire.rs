@@ -243,10 +243,12 @@ pub fn int32(varint: u64) -> i32 {
     varint as u32 as i32
 }
 
-/// A `uint32` field: the low 32 bits of the varint.
+/// A `uint32` count (OTLP's `dropped_*_count`s, the only `uint32` fields read): a varint
+/// past 2^32-1 reads as `u32::MAX`. Protobuf parsers keep its low 32 bits, so a sender
+/// writing 2^32 would read as "nothing dropped" and a list its SDK cut short as complete;
+/// saturated, it still says "dropped" (DESIGN.md section 8: fail closed).
 pub fn uint32(varint: u64) -> u32 {
-    // Truncation is the wire format's rule for uint32.
-    varint as u32
+    u32::try_from(varint).unwrap_or(u32::MAX)
 }
 
 #[cfg(test)]

@@ -646,7 +646,7 @@ fn no_input_panics() {
 }
 
 #[test]
-fn dropped_counts_are_read_in_either_spelling_and_a_bad_one_reads_as_zero() {
+fn dropped_counts_are_read_in_either_spelling_and_a_bad_one_reads_as_dropped() {
     let batch = ok(&one_span(
         r#""droppedAttributesCount":3,"dropped_events_count":"2","droppedLinksCount":1.0,
         "events":[{"timeUnixNano":"5","name":"e","droppedAttributesCount":"4"}],
@@ -682,15 +682,16 @@ fn dropped_counts_are_read_in_either_spelling_and_a_bad_one_reads_as_zero() {
             span.dropped_links_count,
             span.events[0].dropped_attributes_count
         ),
-        (0, 0, 0, 0)
+        (u32::MAX, u32::MAX, u32::MAX, u32::MAX)
     );
+    let read_as = "read as 4294967295 (dropped, how many unknown)";
     assert_eq!(
         problems(&bad),
         [
-            format!("{WHERE}.events[0].droppedAttributesCount: must be an integer from 0 to 2^32-1, got 'x'; read as 0"),
-            format!("{WHERE}.droppedAttributesCount: must be an integer from 0 to 2^32-1, got -1; read as 0"),
-            format!("{WHERE}.droppedEventsCount: must be an integer from 0 to 2^32-1, got '4294967296'; read as 0"),
-            format!("{WHERE}.droppedLinksCount: must be an integer from 0 to 2^32-1, got True; read as 0"),
+            format!("{WHERE}.events[0].droppedAttributesCount: must be an integer from 0 to 2^32-1, got 'x'; {read_as}"),
+            format!("{WHERE}.droppedAttributesCount: must be an integer from 0 to 2^32-1, got -1; {read_as}"),
+            format!("{WHERE}.droppedEventsCount: must be an integer from 0 to 2^32-1, got '4294967296'; {read_as}"),
+            format!("{WHERE}.droppedLinksCount: must be an integer from 0 to 2^32-1, got True; {read_as}"),
         ]
     );
 }
