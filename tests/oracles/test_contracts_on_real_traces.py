@@ -883,6 +883,8 @@ NOTHING = (
     "openllmetry-anthropic-stream",
     "genai-anthropic-stream",
     "groq-openinference",
+    "together-openinference",
+    "portkey-openinference",
     "mistral-openinference",
     "azure-ai-inference",
     "groq-openllmetry",

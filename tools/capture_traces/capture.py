@@ -3222,6 +3222,32 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": OPENINFERENCE_HIDDEN,
     },
+    "portkey-openinference": {
+        "what": "hand-written chat-completions tool loop on the portkey-ai client (Portkey's "
+        "AI gateway SDK, Portkey(base_url=..., provider=\"openai\"), the fake server standing "
+        "in for the gateway), recorded by openinference-instrumentation-portkey",
+        "packages": ["portkey-ai", "openinference-instrumentation-portkey"],
+        "driver": "fw_portkey",
+        "notes": ["**Tool failures:** sent back as a `role: tool` message with the error JSON; "
+                  "the raw client loop makes no tool spans (tool calls live in the model spans "
+                  "only).",
+                  ANTHROPIC_NOTES[1]],
+        "on": {},
+        "off": OPENINFERENCE_HIDDEN,
+    },
+    "together-openinference": {
+        "what": "hand-written chat-completions tool loop on the together client (Together AI's "
+        "SDK, its OpenAI-compatible API with base_url on the fake server), recorded by "
+        "openinference-instrumentation-together",
+        "packages": ["together", "openinference-instrumentation-together"],
+        "driver": "fw_together",
+        "notes": ["**Tool failures:** sent back as a `role: tool` message with the error JSON; "
+                  "the raw client loop makes no tool spans (tool calls live in the model spans "
+                  "only).",
+                  ANTHROPIC_NOTES[1]],
+        "on": {},
+        "off": OPENINFERENCE_HIDDEN,
+    },
     "mistral-openinference": {
         "what": "hand-written chat-completions tool loop on the mistralai client (Mistral's "
         "SDK, client.chat.complete with server_url on the fake server), recorded by "
