@@ -509,9 +509,9 @@ CONTENT_IGNORES_SWITCH = (
 (OpenLLMetry's CrewAI instrumentation ignores ``TRACELOOP_TRACE_CONTENT``, OpenLLMetry JS's
 LangChain instrumentation ``traceContent: false``, Laminar's OpenAI Agents SDK processor
 ``LMNR_TRACE_CONTENT=false``, as does pydantic-ai's own instrumentation, which Laminar turns on
-with content; Genkit, AgentOps and any-agent have no switch; OpenLIT's switch governs only what OpenLIT
-adds to Strands' spans, and Strands' own tracing, whose redaction allow-list is unset, keeps
-its message events): content off grades as content on."""
+with content; Genkit, AgentOps and any-agent have no switch; OpenLIT's switch governs only
+what OpenLIT adds to Strands' spans, and Strands' own tracing, whose redaction allow-list is
+unset, keeps its message events): content off grades as content on."""
 PREFIX_UNSHOWN = ("langgraph-mcp-openinference",)
 """Tool names qualified by a toolset prefix joined with ``_`` (``docs_search_docs``:
 langchain-mcp-adapters' ``tool_name_prefix``) and no MCP span of the call naming the server's
