@@ -39,7 +39,7 @@ from otel_oracles.model.step import (
     Trajectory,
     network_violations,
 )
-from otel_oracles.model.tool_name import first_match, numbered_twin, tool_matches
+from otel_oracles.model.tool_name import OpenCalls, first_match, tool_matches
 
 Probe = Callable[["Evidence", str | None], str | None]
 """``probe(evidence, scope)``: ``None`` when the evidence is there, else what is missing."""
@@ -1090,10 +1090,11 @@ def _history_ids(messages: list[dict[str, Any]] | None) -> tuple[list[str], list
     ``_call_ids`` of the assistant's messages; results are ``tool_call_response`` parts and
     ``tool`` messages' ``tool_call_id`` (some frameworks send the model the results without
     the assistant message that requested them). A result whose id is a made-up
-    ``<tool>_<n>`` numbered differently from its call's (``numbered_twin``) is that call's."""
+    ``<tool>_<n>`` numbered differently from its call's (``OpenCalls.twin``) is that call's."""
     requested: list[str] = []
     answered: list[str] = []
-    names: dict[str, Any] = {}
+    names: set[str] = set()  # ids requested in ``tool_call`` parts
+    opened = OpenCalls()
     for m in messages or []:
         if not isinstance(m, dict):
             continue
@@ -1104,20 +1105,24 @@ def _history_ids(messages: list[dict[str, Any]] | None) -> tuple[list[str], list
             kind = part.get("type")
             if kind == "tool_call":
                 if role == "assistant" and part.get("id"):
-                    requested.append(str(part["id"]))
-                    names[str(part["id"])] = part.get("name")
+                    call_id = str(part["id"])
+                    requested.append(call_id)
+                    names.add(call_id)
+                    opened.open(call_id, part.get("name"))
             elif kind == "tool_call_response" and part.get("id"):
                 response_id = str(part["id"])
                 if response_id not in names:
-                    open_calls = [(i, names[i]) for i in requested if i not in answered]
-                    response_id = numbered_twin(response_id, open_calls) or response_id
+                    response_id = opened.twin(response_id) or response_id
                 answered.append(response_id)
+                opened.close(response_id)
         if role == "assistant":
             for call in m.get("tool_calls") or []:
                 if isinstance(call, dict) and call.get("id"):
                     requested.append(str(call["id"]))
+                    opened.open(str(call["id"]), None)
         elif role == "tool" and m.get("tool_call_id"):
             answered.append(str(m["tool_call_id"]))
+            opened.close(str(m["tool_call_id"]))
     return requested, answered
 
 

@@ -67,7 +67,7 @@ from otel_oracles.model.step import (
     first_key,
     normalize_path,
 )
-from otel_oracles.model.tool_name import numbered_twin, parse_tool_name
+from otel_oracles.model.tool_name import OpenCalls, parse_tool_name
 
 STRING_FIELDS: frozenset[str] = frozenset(
     {"tool", "call_id", "error_type", "error_message", "provider", "model", "agent_name",
@@ -486,24 +486,24 @@ def _responses(gen: Draft) -> dict[str, dict[str, Any]]:
     google-genai instrumentation numbers calls per response: ``search_docs_0`` in every turn)
     keeps its latest response: the generation that asked for it is the latest one before.
     A made-up ``<tool>_<n>`` id that answers no unanswered call answers the earliest
-    unanswered call of that tool whose id is made up so (``numbered_twin``)."""
+    unanswered call of that tool whose id is made up so (``OpenCalls.twin``)."""
     out: dict[str, dict[str, Any]] = {}
-    pending: dict[str, Any] = {}  # unanswered call id -> tool name, in call order
+    pending = OpenCalls()  # unanswered calls, in call order
     for msg in gen.fields.get("input_messages") or []:
         for part in _parts(msg):
             kind = part.get("type")
             if kind == "tool_call" and part.get("id"):
-                pending[str(part["id"])] = part.get("name")
+                pending.open(str(part["id"]), part.get("name"))
             elif kind == "tool_call_response":
                 if part.get("id"):
                     call_id = str(part["id"])
                     if call_id not in pending:
-                        call_id = numbered_twin(call_id, pending.items()) or call_id
+                        call_id = pending.twin(call_id) or call_id
                 elif pending:
-                    call_id = next(iter(pending))
+                    call_id = pending.first()
                 else:
                     continue
-                pending.pop(call_id, None)
+                pending.close(call_id)
                 out[call_id] = part
     return out
 

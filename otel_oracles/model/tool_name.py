@@ -39,7 +39,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 import re
-from collections.abc import Iterable
+from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
@@ -152,25 +152,69 @@ def first_match(
     return None
 
 
-def numbered_twin(response_id: str, calls: Iterable[tuple[str, Any]]) -> str | None:
-    """The call id, among ``calls`` ((call id, tool name) of the calls not yet answered, in
-    call order), that a tool result's id ``response_id`` stands for when the two differ only
-    in a number: both the tool's name and a number (``<tool>_<n>``). Such ids are made up by
-    an instrumentation for an API that has none, by counting parts, and counted differently in
-    the model's message and in the results: the google-genai instrumentation numbers a call
-    by its place among the parts of the model's content, where a thought or a text part
-    before it shifts the number, and a result by its place among the results. The earliest
-    such call answers, as the API takes results in the order of the calls; ``None`` when no
-    call's id is so made (ids an API issued match exactly or not at all)."""
-    for call_id, name in calls:
-        if not isinstance(name, str) or not name:
-            continue
-        prefix = name + "_"
-        if (
-            response_id.startswith(prefix)
-            and call_id.startswith(prefix)
-            and response_id[len(prefix) :].isdigit()
-            and call_id[len(prefix) :].isdigit()
-        ):
-            return call_id
-    return None
+def numbered_stem(call_id: str) -> str | None:
+    """The tool name a made-up ``<tool>_<n>`` call id is built from (the part before its last
+    ``_`` when only a number follows), or ``None`` for any other id. A number holds no ``_``,
+    so an id names at most one tool this way: lookups by it need no scan."""
+    stem, sep, number = call_id.rpartition("_")
+    return stem if sep and stem and number.isdigit() else None
+
+
+class OpenCalls:
+    """The tool calls of a conversation not yet answered, in call order, answering results
+    by id and their made-up ``<tool>_<n>`` twins (``twin``) in amortized constant
+    time: a history is trace content, and one model call may carry tens of thousands of
+    calls and results, which a scan per result would make quadratic."""
+
+    __slots__ = ("_numbered", "_open", "_seq")
+
+    def __init__(self) -> None:
+        self._open: dict[str, tuple[int, Any]] = {}  # call id -> (when opened, tool name)
+        self._numbered: dict[str, deque[tuple[int, str]]] = {}  # tool -> its <tool>_<n> calls
+        self._seq = 0
+
+    def __contains__(self, call_id: str) -> bool:
+        return call_id in self._open
+
+    def __bool__(self) -> bool:
+        return bool(self._open)
+
+    def open(self, call_id: str, name: Any) -> None:
+        """A call requested. An id asked again keeps its first place, as in a dict."""
+        entry = self._open.get(call_id)
+        if entry is None:
+            self._seq += 1
+            seq = self._seq
+        else:
+            seq = entry[0]
+        self._open[call_id] = (seq, name)
+        if isinstance(name, str) and numbered_stem(call_id) == name:
+            self._numbered.setdefault(name, deque()).append((seq, call_id))
+
+    def first(self) -> str:
+        """The earliest open call's id (the caller checks there is one)."""
+        return next(iter(self._open))
+
+    def close(self, call_id: str) -> None:
+        """A call answered (or its result handed back): no longer open."""
+        self._open.pop(call_id, None)
+
+    def twin(self, response_id: str) -> str | None:
+        """The open call that a tool result's id ``response_id`` stands for when the two
+        differ only in a number: both the tool's name and a number (``<tool>_<n>``). Such ids
+        are made up by an instrumentation for an API that has none, by counting parts, and
+        counted differently in the model's message and in the results: the google-genai
+        instrumentation numbers a call by its place among the parts of the model's content,
+        where a thought or a text part before it shifts the number, and a result by its place
+        among the results. The earliest such open call answers, as the API takes results in
+        the order of the calls; ``None`` when no open call's id is so made (ids an API issued
+        match exactly or not at all)."""
+        stem = numbered_stem(response_id)
+        queue = self._numbered.get(stem) if stem is not None else None
+        while queue:
+            seq, call_id = queue[0]
+            entry = self._open.get(call_id)
+            if entry is not None and entry[0] == seq and entry[1] == stem:
+                return call_id
+            queue.popleft()  # answered, or opened again later under a new place or name
+        return None

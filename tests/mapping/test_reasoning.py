@@ -16,7 +16,7 @@ import pytest
 
 from otel_oracles.grade.evidence import final_output
 from otel_oracles.mapping import load_conventions, map_trace
-from otel_oracles.model.tool_name import numbered_twin
+from otel_oracles.model.tool_name import OpenCalls
 from otel_oracles.pipeline import read_traces
 
 TRACES = Path(__file__).resolve().parents[1] / "testdata" / "traces"
@@ -86,4 +86,7 @@ def test_thoughts_written_as_text_leave_the_answer_unknown() -> None:
 def test_numbered_twin(
     response_id: str, calls: list[tuple[str, str | None]], want: str | None
 ) -> None:
-    assert numbered_twin(response_id, calls) == want
+    pending = OpenCalls()
+    for call_id, name in calls:
+        pending.open(call_id, name)
+    assert pending.twin(response_id) == want
