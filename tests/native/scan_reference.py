@@ -4,10 +4,11 @@ reference the native ones are compared with (tests/native/test_native_scan.py).
 
 The rules, verbatim: an AgentBench step's text is ``json.dumps(raw, ensure_ascii=False,
 sort_keys=True, default=str)``; a trace-derived step's is the sorted JSON of
-``model_dump(mode="json", exclude_none=True)`` without provenance, then every string leaf and
-key of that dump, one per line, and the strings inside strings that hold a JSON object or
-array (``json.loads``), to 32 levels and for strings of at most 2**20 characters. A pattern
-occurs when its ``str.lower()`` is a substring of the text's ``str.lower()``.
+``model_dump(mode="json", exclude_none=True)`` without provenance (``NOT_BEHAVIOUR``), then
+every string leaf and key of that dump, one per line, and the strings inside strings that hold
+a JSON object or array (``json.loads``), to 32 levels and for strings of at most 2**20
+characters. A pattern occurs when its ``str.lower()`` is a substring of the text's
+``str.lower()``.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from typing import Any
 
 from otel_oracles.model.step import Step
 
-NOT_BEHAVIOUR = {"source", "convention", "index", "raw"}
+NOT_BEHAVIOUR = {"source", "convention", "index", "raw", "tools_offered"}
+"""Provenance, and the tools a model call offered (the framework's configuration, not what
+the agent did: left out of the scan text since ``Step.tools_offered`` was added)."""
 SORTED_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True)
 SCAN_NESTED_JSON_BYTES = 1 << 20
 SCAN_MAX_DEPTH = 32
