@@ -68,6 +68,23 @@ vocabulary's ``stop``, ``length``, ``content_filter`` and ``error`` and the vend
 as AutoGen's ``function_calls`` before it was known) says neither: a call that gave it and
 shows no reply content may have asked for tools, so it is never read as one that did not."""
 
+CUT_FINISH_REASONS: dict[str, str] = {
+    **dict.fromkeys(("length", "max_tokens", "max_output_tokens"), "the token limit"),
+    **dict.fromkeys(
+        (
+            "content_filter", "content-filter", "content_filtered", "safety", "recitation",
+            "blocklist", "prohibited_content", "spii", "refusal", "guardrail_intervened",
+        ),
+        "the provider's content filter",
+    ),
+}  # fmt: skip
+"""Finish reasons that say the model stopped before it finished its reply, and what stopped
+it: the shared vocabulary's ``length`` and ``content_filter`` and the vendor spellings
+``otel-genai.yaml`` maps onto them (Anthropic's ``max_tokens`` and ``refusal``, Gemini's
+``MAX_TOKENS``, ``SAFETY`` and ``RECITATION``, Bedrock's ``content_filtered`` and
+``guardrail_intervened``). A run whose last model call ended so has no complete answer
+(``_cut_off``)."""
+
 LIMITED_SPAN_MARKS = ("attributes_dropped", "events_dropped")
 """Step attributes the mapping sets on a step whose span lost attributes or events to an
 SDK's count limits (``mapping/_limits.py``): its message lists may be missing items, so the
@@ -591,6 +608,9 @@ def final_output(t: Trajectory) -> FinalOutput:
     A run that ended in an error (its last model call failed, or its agent span ended with
     an error when or after that call ended: ``_run_error``) has no answer: 2 and 3 are not
     read, and the reason names the failure.
+    A run whose last model call was cut off (the token limit or a content filter:
+    ``_cut_off``) has no complete answer either: 2 and 3 are not read, and the reason names
+    the cut.
 
     ``Evidence.final_output`` computes it once per trajectory."""
     return Evidence(t).final_output()
@@ -692,6 +712,9 @@ def _final_output_of(ev: Evidence) -> FinalOutput:
         answer = agent.attributes.get("structured_output")
         if agent.status != "error" and isinstance(answer, dict) and not is_placeholder(answer):
             return FinalOutput(_object_answer_text(answer), agent, value=answer)
+    cut = _cut_off(last)
+    if cut is not None:
+        return FinalOutput(None, last, cut)
     if last is not None:
         parts = _answer_text_parts(last.output_messages)
         if parts > 1 and last.attributes.get("thoughts_unmarked"):
@@ -724,6 +747,29 @@ def _final_output_of(ev: Evidence) -> FinalOutput:
         why = "output messages carry no text (content capture off?)"
     return FinalOutput(
         None, last, f"final output not captured: last model call {where(last)}: {why}"
+    )
+
+
+def _cut_off(last: Step | None) -> str | None:
+    """Why there is no complete answer when the run's last model call stopped before it
+    finished its reply: its finish reason says the token limit (``length``) or the provider's
+    content filter (``content_filter``) ended it (``CUT_FINISH_REASONS``). Most frameworks
+    hand such a reply on as the run's answer, but what the user got is a fragment: the cut
+    sentence may be the one that changes the answer (a citation, an exception, the
+    disclosure), so no answer check may pass on it. As for a run that ended in an error,
+    every check that reads the answer is then missing evidence naming the cut, whatever the
+    fragment says, and neither the agent's output (the same fragment passed on) nor an
+    earlier call's text is read in its place. A structured answer the framework validated
+    (read before this) is a complete object and stays the answer."""
+    if last is None:
+        return None
+    cut = [r for r in last.finish_reasons or () if r.lower() in CUT_FINISH_REASONS]
+    if not cut:
+        return None
+    return (
+        f"no complete answer: the last model call {where(last)} was cut off by "
+        f"{CUT_FINISH_REASONS[cut[0].lower()]} (finish reason {cut[0]}), so its text is a "
+        "fragment of the answer"
     )
 
 

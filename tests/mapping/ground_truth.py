@@ -54,6 +54,10 @@ class Scenario:
     structured: bool = False
     """The agent answered through structured output (``**Structured output:** YES``): the
     final answer is the JSON text of the object it returned."""
+    cut: bool = False
+    """The model stopped before it finished its answer (``**Answer cut off:**``: the token
+    limit or the provider's content filter): the final answer is the fragment it sent, and
+    no complete answer exists."""
 
     @property
     def model_turns_with_calls(self) -> int:
@@ -127,6 +131,9 @@ def parse_expected(source: str) -> dict[str, Scenario]:
             continue
         if line.startswith("- **Structured output:** YES"):
             current.structured = True
+            continue
+        if line.startswith("- **Answer cut off:**"):
+            current.cut = True
             continue
         m = re.match(r"^- \*\*Parallel:\*\* calls ([\d, ]+) were requested", line)
         if m:

@@ -168,6 +168,19 @@ CONTENT_ON: dict[tuple[str, str], dict[str, Outcome]] = {
     # so (and no citation is required of it). A denial is no tool failure: nothing to retry.
     ("support-rag", "w_tool_denied"): {"no-destructive-tools": INV},
     ("support-rag", "w_search_denied"): {"searched-the-index": INV, "degraded-disclosed": TOL},
+    # The model stopped before it finished its answer: the token limit (finish reason
+    # length) or the provider's content filter (content_filter) cut it off mid-sentence. The
+    # fragment the user got cites what the search returned, but it is not the run's answer:
+    # no complete answer exists, so no check that judges the answer can pass on it (the cut
+    # sentence may be the one that changes it). There is no answer to judge, as when the run
+    # ended in an error (o_run_error): every answer check is missing evidence, naming the cut,
+    # while the checks on what the run did (its one search) judge it as usual.
+    ("support-rag", "x_answer_truncated"): dict.fromkeys(
+        ("answer-captured", "grounded-citations", "cites-a-source", "degraded-disclosed"), MIS
+    ),
+    ("support-rag", "x_answer_filtered"): dict.fromkeys(
+        ("answer-captured", "grounded-citations", "cites-a-source", "degraded-disclosed"), MIS
+    ),
 }
 """Non-pass outcomes with content captured; every other check passes."""
 
@@ -769,6 +782,19 @@ CITING_ANSWERS = (
     "w_tool_denied",
 )
 """Scenarios whose final answer cites a document (EXPECTED.md)."""
+CUT = ("x_answer_truncated", "x_answer_filtered")
+"""Scenarios whose answer the model did not finish (``Scenario.cut``: the token limit, the
+provider's content filter): no complete answer exists."""
+CUT_UNRECORDED = ("openinference-openai-agents", "logfire-openai-agents", "ollama-openllmetry")
+"""``x_answer_*``: the trace records no finish reason. The OpenAI Agents SDK's chat-completions
+model writes the reply message alone into its generation span (``output``: content, role,
+tool calls), which OpenInference and Logfire export as they are; OpenLLMetry's Ollama
+instrumentation writes no ``done_reason``. The response's finish reason (``length``,
+``content_filter``) is in no span, and the framework hands the fragment on as the run's final
+output. Nothing in the trace tells the fragment from a finished answer, and failing every
+answer whose finish reason is unrecorded would fail every run of these sources: with content
+on the fragment is read as the answer, a known false pass of every answer check (it cites
+doc-42, which the search returned)."""
 REASONING = ("v_reasoning", "v_reasoning_fabricated")
 """Scenarios whose model reasons before each turn (``Scenario.reasoning``)."""
 THOUGHTS_AS_TEXT = ("google-adk", "google-adk-stream")
@@ -1186,6 +1212,8 @@ def _expected(source: str, contract: str, scenario: str, content: bool) -> dict[
             base["no-destructive-tools"] = P  # known false pass: the request is unseen
     if source in THOUGHTS_AS_TEXT and scenario in REASONING:
         base.update(dict.fromkeys(ANSWER_CHECKS[contract], MIS))
+    if scenario in CUT and source in CUT_UNRECORDED:
+        base.update(dict.fromkeys(ANSWER_CHECKS[contract], P))  # known false pass: no reason
     if content:
         return base
     if source in PARALLEL_RUN_IN_TURN and scenario == "l_parallel_failures":

@@ -22,6 +22,9 @@ from scenarios import Scenario
 from scripted_server import STREAM_CHUNK, Reply, ScriptedServer, pieces, sse
 
 MODEL = "claude-sonnet-4-5-20250929"
+STOP_REASONS = {"length": "max_tokens", "content_filter": "refusal"}
+"""``stop_reason`` of an answer the scenario cuts off (``Scenario.cut``): the token limit, or
+the API's streaming classifiers stopping the reply (``refusal``)."""
 
 
 def message(scenario: Scenario, request: dict[str, Any]) -> dict[str, Any]:
@@ -32,7 +35,7 @@ def message(scenario: Scenario, request: dict[str, Any]) -> dict[str, Any]:
     content: list[dict[str, Any]]
     if isinstance(step, str):
         content = [{"type": "text", "text": step}]
-        stop_reason = "end_turn"
+        stop_reason = STOP_REASONS.get(scenario.cut_of(step) or "", "end_turn")
     else:
         content = [
             {"type": "tool_use", "id": f"toolu_{turn:02d}{j:02d}", "name": name, "input": args}

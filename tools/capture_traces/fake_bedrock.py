@@ -31,7 +31,10 @@ def converse(scenario: Scenario, request: dict[str, Any]) -> dict[str, Any]:
     content: list[dict[str, Any]]
     if isinstance(step, str):
         content = [{"text": step}]
-        stop_reason = "end_turn"
+        cut = scenario.cut_of(step)  # the token limit, or a guardrail / filter stopping it
+        stop_reason = {"length": "max_tokens", "content_filter": "content_filtered"}.get(
+            cut or "", "end_turn"
+        )
     else:
         content = [
             {"toolUse": {"toolUseId": f"tooluse_{turn:02d}{j:02d}", "name": name, "input": args}}

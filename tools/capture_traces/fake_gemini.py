@@ -24,6 +24,9 @@ from scenarios import Scenario
 from scripted_server import TRANSIENT_MESSAGE, FailFirst, Reply, ScriptedServer, transient_outage
 
 MODEL = "gemini-2.5-flash"
+FINISH_REASONS = {"length": "MAX_TOKENS", "content_filter": "SAFETY"}
+"""``finishReason`` of an answer the scenario cuts off (``Scenario.cut``); its text is the part
+generated before the cut."""
 
 
 def generate_content(
@@ -50,7 +53,11 @@ def generate_content(
     output_tokens = max(1, len(json.dumps(parts)) // 4)
     return {
         "candidates": [
-            {"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}
+            {
+                "content": {"role": "model", "parts": parts},
+                "finishReason": FINISH_REASONS.get(scenario.cut_of(step) or "", "STOP"),
+                "index": 0,
+            }
         ],
         "usageMetadata": {
             "promptTokenCount": prompt_tokens,

@@ -39,6 +39,8 @@ def chat_response(scenario: Scenario, request: dict[str, Any], turn: int) -> dic
     """The scripted ``/api/chat`` answer to one request, at turn ``turn``."""
     answer = completion(scenario, request, turn)
     choice = answer["choices"][0]
+    if choice["finish_reason"] == "content_filter":
+        raise ValueError("Ollama has no content filter: x_answer_filtered is not served")
     source = choice["message"]
     message: dict[str, Any] = {"role": "assistant", "content": source["content"] or ""}
     if source.get("reasoning_content"):  # a thinking model's ``thinking``, beside the content
@@ -55,7 +57,7 @@ def chat_response(scenario: Scenario, request: dict[str, Any], turn: int) -> dic
         "created_at": f"2027-01-15T08:00:{turn:02d}.000000Z",
         "message": message,
         "done": True,
-        "done_reason": "stop",
+        "done_reason": choice["finish_reason"] if choice["finish_reason"] == "length" else "stop",
         "total_duration": 250_000_000 + turn,
         "load_duration": 10_000_000,
         "prompt_eval_count": usage["prompt_tokens"],

@@ -6,7 +6,9 @@ run unchanged while the ground truth stays known. A request with ``stream: true`
 same answer as ``chat.completion.chunk`` server-sent events (``stream_chunks``). A turn the
 scenario gives reasoning (``Scenario.reasoning``) carries it as the message's
 ``reasoning_content`` (the field DeepSeek, vLLM and LiteLLM use; the openai client keeps it as
-an extra field), streamed as ``reasoning_content`` deltas before the content.
+an extra field), streamed as ``reasoning_content`` deltas before the content. An answer the
+scenario cuts off (``Scenario.cut``) ends with ``finish_reason`` ``length`` or
+``content_filter``, its text the part generated before the cut.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ def completion(
         step = [(output, json.loads(step))]
     if isinstance(step, str):
         message["content"] = step
-        finish = "stop"
+        finish = scenario.cut_of(step) or "stop"  # "length" / "content_filter": cut off
     else:
         message["tool_calls"] = [
             {

@@ -10,7 +10,9 @@ its real instrumentation run unchanged while the ground truth stays known. A req
 (``stream_events``). A turn the scenario gives reasoning (``Scenario.reasoning``) starts with
 a ``reasoning`` output item whose ``summary`` holds it (``summary_text``), streamed as
 ``response.reasoning_summary_text.delta`` events, as reasoning models answer with a summary
-requested.
+requested. An answer the scenario cuts off (``Scenario.cut``) is an ``incomplete`` response
+whose ``incomplete_details.reason`` is ``max_output_tokens`` or ``content_filter``, streamed
+with ``response.incomplete`` as its last event.
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ from typing import Any
 
 from scenarios import Scenario
 from scripted_server import FailFirst, Reply, ScriptedServer, outage, pieces, sse, transient_outage
+
+INCOMPLETE_REASONS = {"length": "max_output_tokens", "content_filter": "content_filter"}
+"""``incomplete_details.reason`` of a response the scenario cuts off (``Scenario.cut``)."""
 
 
 def response(scenario: Scenario, request: dict[str, Any], turn: int) -> dict[str, Any]:
@@ -56,11 +61,15 @@ def response(scenario: Scenario, request: dict[str, Any], turn: int) -> dict[str
     input_tokens = max(1, len(json.dumps(request.get("input", []))) // 4)
     output_tokens = max(1, len(json.dumps(output)) // 4)
     reasoning_tokens = max(1, len(reasoning) // 4) if reasoning is not None else 0
+    cut = scenario.cut_of(step)
+    if cut is not None:  # the API's way: an incomplete response, and why
+        output[-1]["status"] = "incomplete"
     return {
         "id": f"resp_{scenario.name}_{turn}",
         "object": "response",
         "created_at": 1_800_000_000 + turn,
-        "status": "completed",
+        "status": "completed" if cut is None else "incomplete",
+        "incomplete_details": None if cut is None else {"reason": INCOMPLETE_REASONS[cut]},
         "model": "gpt-4o-mini-2024-07-18",
         "output": output,
         "parallel_tool_calls": True,
@@ -125,7 +134,10 @@ def stream_events(answer: dict[str, Any]) -> bytes:
             emit("response.function_call_arguments.done", **at, name=item["name"],
                  arguments=item["arguments"])  # fmt: skip
         emit("response.output_item.done", output_index=i, item=item)
-    emit("response.completed", response=answer)
+    if answer["status"] == "incomplete":  # a cut-off answer ends the stream so
+        emit("response.incomplete", response=answer)
+    else:
+        emit("response.completed", response=answer)
     return "".join(events).encode()
 
 

@@ -94,6 +94,22 @@ SEARCH_DENIED_ANSWER = (
 )
 """``w_search_denied``'s answer: no source, and it says why (the contract's disclosure
 pattern matches "unavailable")."""
+TRUNCATED_ANSWER = (
+    "Enterprise customers can request a full refund within 30 days of purchase [doc-42], "
+    "except for contracts signed before 2024, whose refund window is"
+)
+"""``x_answer_truncated``'s answer: the token limit stopped the model mid-sentence. The part
+the user got cites [doc-42], which the search returned, so every answer check would pass on
+it; the sentence it stops in is the one that changes the answer."""
+FILTERED_ANSWER = (
+    "Enterprise customers can request a full refund within 30 days of purchase [doc-42]. "
+    "To request it, contact"
+)
+"""``x_answer_filtered``'s answer: the provider's content filter stopped the reply part way
+(a streamed reply cut where the filter tripped, as OpenAI's ``content_filter`` and
+Anthropic's ``refusal`` stop reasons leave it). What came before the cut cites [doc-42]."""
+CUT_REASONS = ("length", "content_filter")
+"""``Scenario.cut``'s values: the two ways a model ends a reply it did not finish."""
 STRUCTURED_ANSWER = {"answer": ANSWER, "sources": ["doc-42"]}
 """``r_structured_answer``: the ``a_happy`` answer returned as structured output, an object
 whose ``answer`` cites doc-42, which the search returned, and whose ``sources`` list it."""
@@ -232,6 +248,20 @@ class Scenario:
     runs, and the model is told so (a rejection message, a cancelled tool result). A denied
     call is no executed call: the scripted tools never count it. Only sources whose entry
     names ``denies_via`` capture it."""
+
+    cut: str | None = None
+    """How the model's last turn, the answer, ends when it did not finish it (``x_answer_*``):
+    ``"length"`` (the token limit: ``max_tokens``) or ``"content_filter"`` (the provider's
+    filter stopped it). Each fake model API says so in its own wire format (chat completions'
+    ``finish_reason``, Responses' ``status: incomplete`` and ``incomplete_details``,
+    Anthropic's ``stop_reason`` ``max_tokens`` / ``refusal``, Gemini's ``finishReason``
+    ``MAX_TOKENS`` / ``SAFETY``, Ollama's ``done_reason``, Bedrock's ``stopReason``), with
+    the turn's text as the part generated before the cut. Tool-requesting turns end as
+    usual. The run has no complete answer: what the user got is a fragment."""
+
+    def cut_of(self, turn: Turn) -> str | None:
+        """The cut reason of ``turn`` (this scenario's ``cut`` on its text turns only)."""
+        return self.cut if isinstance(turn, str) else None
 
     @property
     def parallel(self) -> bool:
@@ -542,6 +572,21 @@ SCENARIOS: dict[str, Scenario] = {
             "w_search_denied",
             [[SEARCH], SEARCH_DENIED_ANSWER],
             denied=("search_docs",),
+        ),
+        Scenario(
+            # The a_happy search, then an answer the token limit cut off mid-sentence
+            # (finish reason length): no complete answer exists, so no answer check can pass
+            # on the fragment, though the fragment cites what the search returned.
+            "x_answer_truncated",
+            [[SEARCH], TRUNCATED_ANSWER],
+            cut="length",
+        ),
+        Scenario(
+            # The same run with the answer stopped by the provider's content filter part way
+            # (finish reason content_filter): again no complete answer.
+            "x_answer_filtered",
+            [[SEARCH], FILTERED_ANSWER],
+            cut="content_filter",
         ),
     ]
 }
