@@ -1290,36 +1290,14 @@ def _tool_inputs(ev: Evidence, scope: str | None) -> str | None:
     return None
 
 
-API_STATUS_ERRORS: frozenset[str] = frozenset(
-    {
-        # The OpenAI and Anthropic SDKs (Python and JavaScript) and those built on them
-        "APIStatusError", "BadRequestError", "AuthenticationError", "PermissionDeniedError",
-        "NotFoundError", "ConflictError", "UnprocessableEntityError", "RateLimitError",
-        "InternalServerError", "OverloadedError", "ServiceUnavailableError",
-        "APICallError",  # the Vercel AI SDK (``AI_APICallError``)
-        "HttpResponseError",  # Azure SDKs (azure-core)
-        "InternalServerException",  # LangChain4j
-        "ModelHTTPError", "ModelServerError",  # pydantic-ai
-    }
-)  # fmt: skip
-"""Error classes a model client raises when the model API answered an HTTP error status
-instead of a completion (LiteLLM's ``InternalServerError`` and the Azure and LangChain4j ones
-name no status in their messages). The AI SDK's ``APICallError`` also stands for a request
-whose connection failed: no completion came back either."""
-
-_API_STATUS_TEXT = safe_regex.compile_pattern(
-    r"(?:\bError code: |\bstatus[ _]code[:=] ?)[45]\d\d(?!\d)|^[45]\d\d [A-Z][A-Z_]+\b"
-)
-"""An HTTP error status named in a model client's error message: the OpenAI SDK's
-``Error code: 503``, ``status_code: 500`` / ``status_code=503`` (pydantic-ai, LiveKit),
-``(status code: 500)`` (Ollama), ``503 UNAVAILABLE`` (google-genai)."""
-
 _STATUS_TEXT_CHARS = 2000
 """How much of an error message is searched for the status: clients name it at the start
 (a wrapper's own words first, then the cause's), and an error message is trace content."""
 
 
-def refused_model_call(step: Step) -> bool:
+def refused_model_call(
+    step: Step, status_errors: Sequence[str] = (), status_patterns: Sequence[str] = ()
+) -> bool:
     """Whether a failed model call is one the model API refused: it answered an HTTP error
     status (or could not be reached) instead of a completion, so the call spent no tokens.
 
@@ -1327,8 +1305,11 @@ def refused_model_call(step: Step) -> bool:
     rather than as usage not recorded. The trace must show both that no answer came back
     (no output messages, no output tokens, no finish reason but ``error``) and that the
     failure is the API's answer: ``error.type`` an HTTP 4xx/5xx status (the semantic
-    conventions' value for an HTTP error), an ``API_STATUS_ERRORS`` class, or the status in
-    the error message. A timeout, a failure after an answer came back (a validation or
+    conventions' value for an HTTP error), or what the model clients say, as the conventions
+    declare it (``model_errors`` in ``conventions/*.yaml``; a trajectory carries the union,
+    ``Trajectory.model_status_errors`` / ``model_status_patterns``): one of their HTTP-status
+    error classes (``status_errors``), or the status in the error message
+    (``status_pattern``). A timeout, a failure after an answer came back (a validation or
     parsing error) or a call that only says "finish reason error" may have spent tokens:
     its usage stays unknown."""
     if step.status != "error" or step.output_tokens is not None:
@@ -1341,20 +1322,22 @@ def refused_model_call(step: Step) -> bool:
     if len(kind) == 3 and kind[0] in "45" and kind.isascii() and kind.isdigit():
         return True
     name = kind.rpartition(".")[2].removeprefix("AI_")
-    if name in API_STATUS_ERRORS:
+    if name and name in status_errors:
         return True
     text = (step.error_message or "")[:_STATUS_TEXT_CHARS]
-    return bool(text) and safe_regex.search(_API_STATUS_TEXT, text) is not None
+    return bool(text) and any(safe_regex.search(rx, text) is not None for rx in status_patterns)
 
 
 def _token_usage(ev: Evidence, scope: str | None) -> str | None:
     gens = ev.groups.generations
     if not gens:
         return "token usage: the trace has no model-call spans"
+    errors, patterns = ev.trajectory.model_status_errors, ev.trajectory.model_status_patterns
     gaps = [
         s
         for s in gens
-        if (s.input_tokens is None or s.output_tokens is None) and not refused_model_call(s)
+        if (s.input_tokens is None or s.output_tokens is None)
+        and not refused_model_call(s, errors, patterns)
     ]
     if gaps:
         return (

@@ -59,6 +59,7 @@ class ConventionSet(BaseModel):
     """What ``parse:`` names mean: built-ins plus the plug-ins installed at load time."""
     _compiled: Any = PrivateAttr(default=None)
     _final_answer_tools: tuple[str, ...] | None = PrivateAttr(default=None)
+    _model_status: tuple[tuple[str, ...], tuple[str, ...]] | None = PrivateAttr(default=None)
     _tool_kinds: dict[tuple[str, str], ToolKinds] | None = PrivateAttr(default=None)
 
     @model_validator(mode="after")
@@ -121,6 +122,20 @@ class ConventionSet(BaseModel):
             self._final_answer_tools = tuple(names)
         tools: tuple[str, ...] = self._final_answer_tools
         return tools
+
+    def model_status_errors(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """Every file's ``model_errors``: the ``status_errors`` class names and the
+        ``status_pattern`` regexes, each first-seen order, no repeats (computed once). A
+        union, as ``final_answer_tools``: the model client that raised may be traced by
+        another file's rules than the one that knows it."""
+        if self._model_status is None:
+            names = dict.fromkeys(n for f in self.files for n in f.model_errors.status_errors)
+            patterns = dict.fromkeys(
+                f.model_errors.status_pattern for f in self.files if f.model_errors.status_pattern
+            )
+            self._model_status = (tuple(names), tuple(patterns))
+        found: tuple[tuple[str, ...], tuple[str, ...]] = self._model_status
+        return found
 
     def compiled(self) -> Any:
         """The compiled form (``_compile.CompiledSet``), built once and cached."""

@@ -155,6 +155,7 @@ def map_trace(trace: Trace, conventions: ConventionSet) -> Trajectory:
     )
     resource = plain(root.resource) if root is not None else {}
     service = resource.get("service.name")
+    status_errors, status_patterns = conventions.model_status_errors()
     values: dict[str, Any] = {
         "steps": steps,
         "trace_id": trace.trace_id,
@@ -168,6 +169,8 @@ def map_trace(trace: Trace, conventions: ConventionSet) -> Trajectory:
         "unmapped_spans": unmapped,
         "conventions": used_files,
         "final_answer_tools": conventions.final_answer_tools(),
+        "model_status_errors": status_errors,
+        "model_status_patterns": status_patterns,
         "resource": resource,
         "root_attributes": plain(root.attributes) if root is not None else {},
     }

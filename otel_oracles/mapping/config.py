@@ -421,6 +421,29 @@ class Covers(_Strict):
     """Test traces (under tests/testdata/traces) that exercise this file."""
 
 
+class ModelErrors(_Strict):
+    """How a model client's error says that the model API answered an HTTP error status
+    instead of a completion (or could not be reached). Such a call got no answer, so it
+    spent no tokens: a ``tokens`` budget counts it as 0, not as usage not recorded
+    (``grade/evidence.py``, ``refused_model_call``, which also takes an ``error.type`` that
+    is a 4xx/5xx status, the semantic conventions' value for an HTTP error). The lists of
+    all files in effect are joined (the client that raised may be traced by another file's
+    rules than the one that knows it)."""
+
+    status_errors: list[str] = Field(default_factory=list)
+    """Error class names (the last dotted part of the step's error type, without the Vercel
+    AI SDK's ``AI_`` prefix) that a model client raises for an HTTP error status:
+    ``RateLimitError``, ``InternalServerError``. Name only classes that stand for a status
+    the API answered (or a request that got no answer at all): a timeout or a parsing error
+    after an answer came back may have spent tokens."""
+    status_pattern: str | None = None
+    """A regex searched in the first 2,000 characters of a failed model call's error message
+    (a client names the status at the start): a match is the status the API answered
+    (``Error code: 503``)."""
+
+    _check_patterns = field_validator("status_pattern")(_check_regex)
+
+
 class ConventionFile(_Strict):
     """One mapping file, as written."""
 
@@ -468,6 +491,7 @@ class ConventionFile(_Strict):
     like contract tool names (qualified forms included). Grading takes the answer from the
     last such call before model text or agent output; see ``grade/evidence.py``."""
     tool_results: ToolResults = Field(default_factory=ToolResults)
+    model_errors: ModelErrors = Field(default_factory=ModelErrors)
     tool_outcomes: dict[Literal["ok", "error"], list[str]] = Field(default_factory=dict)
     """Values of a tool's own status attribute (the ``outcome`` field) meaning success or
     failure, compared case-insensitively (``gen_ai.tool.status``: ``success`` / ``error``).

@@ -267,6 +267,13 @@ class Trajectory(Record):
     """Tool names (matched like contract tool names) whose call arguments are the run's final
     answer (final-answer and structured-output tools), as the conventions in effect declare
     them (``final_answer_tools`` in ``conventions/*.yaml``)."""
+    model_status_errors: tuple[str, ...] = ()
+    """Error class names a model client raises when the model API answered an HTTP error
+    status instead of a completion, as the conventions in effect declare them
+    (``model_errors.status_errors`` in ``conventions/*.yaml``)."""
+    model_status_patterns: tuple[str, ...] = ()
+    """Regexes that find such a status in a model call's error message
+    (``model_errors.status_pattern``)."""
     resource: dict[str, Any] = Field(default_factory=dict)
     root_attributes: dict[str, Any] = Field(default_factory=dict)
 
