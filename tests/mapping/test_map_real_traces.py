@@ -83,11 +83,17 @@ writer drops the ``thought`` mark), so the answering message is two text parts, 
 and the answer, and no answer is read (``thoughts_unmarked``): missing, never the reasoning."""
 
 CUT_UNRECORDED = frozenset(
-    {"openinference-openai-agents", "logfire-openai-agents", "ollama-openllmetry"}
+    {
+        "openinference-openai-agents",
+        "logfire-openai-agents",
+        "ollama-openllmetry",
+        "agno-openinference",
+    }
 )
 """``x_answer_*``: no span records the finish reason (the OpenAI Agents SDK's chat-completions
 model writes the reply message alone into its generation span; OpenLLMetry's Ollama
-instrumentation drops ``done_reason``), so the fragment of a cut-off answer reads as the
+instrumentation drops ``done_reason``; OpenInference's Agno instrumentation records Agno's own
+message as the output), so the fragment of a cut-off answer reads as the
 answer: a known limit (``test_contracts_on_real_traces.CUT_UNRECORDED``)."""
 
 LIMIT_ANSWER_UNRECORDED = frozenset({"autogen-openinference"})

@@ -785,11 +785,17 @@ CITING_ANSWERS = (
 CUT = ("x_answer_truncated", "x_answer_filtered")
 """Scenarios whose answer the model did not finish (``Scenario.cut``: the token limit, the
 provider's content filter): no complete answer exists."""
-CUT_UNRECORDED = ("openinference-openai-agents", "logfire-openai-agents", "ollama-openllmetry")
+CUT_UNRECORDED = (
+    "openinference-openai-agents",
+    "logfire-openai-agents",
+    "ollama-openllmetry",
+    "agno-openinference",
+)
 """``x_answer_*``: the trace records no finish reason. The OpenAI Agents SDK's chat-completions
 model writes the reply message alone into its generation span (``output``: content, role,
 tool calls), which OpenInference and Logfire export as they are; OpenLLMetry's Ollama
-instrumentation writes no ``done_reason``. The response's finish reason (``length``,
+instrumentation writes no ``done_reason``; OpenInference's Agno instrumentation records Agno's
+own message (role and content) as the call's output. The response's finish reason (``length``,
 ``content_filter``) is in no span, and the framework hands the fragment on as the run's final
 output. Nothing in the trace tells the fragment from a finished answer, and failing every
 answer whose finish reason is unrecorded would fail every run of these sources: with content
