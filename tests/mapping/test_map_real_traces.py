@@ -270,6 +270,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "google-adk-legacy-latest",
         "openinference-google-adk",
         "mastra",
+        "mastra-stream",
         "openai-agents-responses",
         "openai-agents-responses-stream",
         "agno-openinference",
@@ -303,8 +304,11 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "logfire-pydantic-ai",
         "llamaindex-openllmetry",
         "vercel-ai-sdk-5",
+        "vercel-ai-sdk-5-stream",
         "vercel-ai-sdk-5-latest",
+        "vercel-ai-sdk-5-latest-stream",
         "langgraphjs-openinference",
+        "langgraphjs-openinference-stream",
         "genkit",
         "genkit-go",
         "openllmetry-js",
@@ -409,6 +413,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "google-adk-legacy-latest",
         "openinference-google-adk",
         "mastra",
+        "mastra-stream",
         "openai-agents-responses",
         "openai-agents-responses-stream",
         "agno-openinference",
@@ -442,8 +447,11 @@ TOOL_SPAN_SOURCES = frozenset(
         "logfire-pydantic-ai",
         "llamaindex-openllmetry",
         "vercel-ai-sdk-5",
+        "vercel-ai-sdk-5-stream",
         "vercel-ai-sdk-5-latest",
+        "vercel-ai-sdk-5-latest-stream",
         "langgraphjs-openinference",
+        "langgraphjs-openinference-stream",
         "genkit",
         "genkit-go",
         "openllmetry-js",
@@ -518,7 +526,9 @@ OK_NOT_SHOWN = frozenset(
         "langchain-agents-openinference",
         "llamaindex-openllmetry",
         "vercel-ai-sdk-5",
+        "vercel-ai-sdk-5-stream",
         "vercel-ai-sdk-5-latest",
+        "vercel-ai-sdk-5-latest-stream",
         "spring-ai",
         "spring-ai-2",
         "adk-java",
@@ -659,6 +669,12 @@ NO_TOKENS = frozenset(
         "langgraph-openinference-stream",
         "openinference-openai-agents-stream",
         "logfire-openai-agents-stream",
+        # The AI SDK's OpenAI-compatible provider streams without a usage chunk by default
+        # (``includeUsage`` unset): its streamed calls write no ``ai.usage.*`` (the AI SDK's
+        # spans) and no ``gen_ai.usage.*`` (Mastra's, on the same provider).
+        "vercel-ai-sdk-5-stream",
+        "vercel-ai-sdk-5-latest-stream",
+        "mastra-stream",
     }
 )
 """Sources whose model spans record no token counts: usage is missing, never zero."""

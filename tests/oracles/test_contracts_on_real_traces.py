@@ -265,6 +265,7 @@ TOOL_SPANS = (
     "openinference-google-adk",
     "semantic-kernel",
     "mastra",
+    "mastra-stream",
     "openai-agents-responses",
     "openai-agents-responses-stream",
     "agno-openinference",
@@ -307,8 +308,11 @@ TOOL_SPANS = (
     "llamaindex-openllmetry",
     "crewai-openllmetry",
     "vercel-ai-sdk-5",
+    "vercel-ai-sdk-5-stream",
     "vercel-ai-sdk-5-latest",
+    "vercel-ai-sdk-5-latest-stream",
     "langgraphjs-openinference",
+    "langgraphjs-openinference-stream",
     "genkit",
     "genkit-go",
     "openllmetry-js",
@@ -411,7 +415,9 @@ OK_NOT_SHOWN = (
     "langchain-agents-openinference",
     "llamaindex-openllmetry",
     "vercel-ai-sdk-5",
+    "vercel-ai-sdk-5-stream",
     "vercel-ai-sdk-5-latest",
+    "vercel-ai-sdk-5-latest-stream",
     "spring-ai",
     "spring-ai-2",
     "adk-java",
@@ -942,7 +948,13 @@ COVERAGE_CHECKS = {
 cannot pass (DESIGN section 8, fail closed); a failure they find stays a failure."""
 
 
-MODEL_RETRY_UNRECOVERED = ("google-genai", "mastra", "ollama-openllmetry", "ollama-openinference")
+MODEL_RETRY_UNRECOVERED = (
+    "google-genai",
+    "mastra",
+    "mastra-stream",
+    "ollama-openllmetry",
+    "ollama-openinference",
+)
 """``u_model_retry``: nothing retries the failed first model request (the ``google-genai``
 client makes one attempt unless ``HttpOptions.retry_options`` is set; Mastra's ``Agent``
 retries ``maxRetries`` times, 0 unless configured; Ollama's Python client has no retry at

@@ -35,6 +35,10 @@ USAGE_RECORDED = {
     "pydantic-ai-openinference-stream": True,
     "smolagents-openinference-stream": True,
     "strands-stream": True,
+    "vercel-ai-sdk-5-stream": False,
+    "vercel-ai-sdk-5-latest-stream": False,
+    "mastra-stream": False,
+    "langgraphjs-openinference-stream": True,
 }
 """The agent frameworks captured streaming, and whether their streamed model calls record
 token usage: LangChain's ``ChatOpenAI`` asks for the usage chunk only with ``stream_usage``
@@ -44,7 +48,9 @@ zeros, which Logfire writes as ``gen_ai.usage.*`` 0: no usage, not a call that c
 OpenLIT's openai instrumentor writes its own estimate, counted from the texts, as
 ``gen_ai.usage.*``: no usage either, ``openlit.yaml``'s ``streamed_chat_usage_estimated``);
 pydantic-ai, Strands, smolagents' ``OpenAIModel.generate_stream`` and ADK's LiteLLM model have it
-(``stream_options.include_usage``)."""
+(``stream_options.include_usage``), as LangChain.js's ``ChatOpenAI`` does by default
+(``streamUsage``); the AI SDK's OpenAI-compatible provider (Vercel AI SDK 5 and 6 ``streamText``,
+Mastra's ``Agent.stream`` on it) asks for it only with ``includeUsage``, off by default."""
 
 SCENARIOS = ("a_happy", "b_tool_retry", "d_forbidden_tool", "e_fabricated_citation", "g_handoff")
 

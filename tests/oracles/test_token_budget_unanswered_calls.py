@@ -38,7 +38,7 @@ UNRECOVERED = MODEL_RETRY_UNRECOVERED
 matrix's list, which says why for each source): no model call was answered and the run spent
 no tokens."""
 
-REFUSAL_UNSHOWN = ("mastra", "pydantic-ai-openinference-stream")
+REFUSAL_UNSHOWN = ("mastra", "mastra-stream", "pydantic-ai-openinference-stream")
 """The refused model call's span does not show the refusal: Mastra's ``chat`` span records
 finish reason ``error`` and nothing else, pydantic-ai's streamed ``chat`` span ends without
 an error at all (the HTTP status is only on the agent run's span). A call that ended in an

@@ -1208,7 +1208,6 @@ SOURCES: dict[str, dict[str, Any]] = {
         "(`fake_openai_responses.py`, non-streaming, `function_call` / "
         "`function_call_output` items)",
         "tool_spans": True,
-        "cut_raises": dict.fromkeys(("length", "content_filter"), "ModelBehaviorError"),
         "transfers_back": True,
         "handoff_via": "the SDK's native `transfer_to_research_agent {}` handoff tool",
         "notes": ["**Tool failures:** the tool raises; the SDK sends the model its generic "
@@ -1869,7 +1868,6 @@ SOURCES: dict[str, dict[str, Any]] = {
         "notes": ["**Tool failures:** the tool raises; Strands sends the model an error "
                   "`toolResult` (`Error: ...`) and sets the tool span's status to ERROR."],
         "structured_via": STRANDS_OUTPUT_MODEL,
-        "cut_raises": {"length": "MaxTokensReachedException"},
         "on": {},
         "off": {"OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_unredacted_attributes="},
     },
@@ -3621,6 +3619,19 @@ STREAMED = {
                                 "\"values\"])` (LangGraph's messages mode makes `ChatOpenAI` "
                                 "stream with its default settings; tokens consumed as they come, "
                                 "the last values chunk the final state)"),
+    "vercel-ai-sdk-5": ("openai", "`agent.stream` (AI SDK 5's `streamText`; the provider's "
+                        "default sends no `stream_options.include_usage`), every part of "
+                        "`fullStream` consumed as it arrives"),
+    "vercel-ai-sdk-5-latest": ("openai", "`agent.stream` (AI SDK 6's `streamText`; the "
+                               "provider's default sends no `stream_options.include_usage`), "
+                               "every part of `fullStream` consumed as it arrives"),
+    "mastra": ("openai", "`agent.stream` (Mastra's own loop on the AI SDK provider's "
+               "`doStream`; the provider's default sends no `stream_options.include_usage`), "
+               "every chunk of `fullStream` consumed as it arrives"),
+    "langgraphjs-openinference": ("openai", "`graph.stream(..., {streamMode: [\"messages\", "
+                                  "\"values\"]})` (the messages mode makes `ChatOpenAI` stream "
+                                  "with its defaults; chunks consumed as they arrive, the last "
+                                  "values chunk the final state)"),
 }  # fmt: skip
 """Sources captured a second time with every model call streamed (``<source>-stream``): the
 same instrumentation and scenarios, so the ground truth is unchanged."""
@@ -3941,7 +3952,6 @@ def run_one(source: str, scenario: Scenario, variant: str, out: Path) -> list[st
             ),
             SOURCES[source].get("turn_limit"),
             recovers=recovers_model(source),
-            cut_raises=cut_raises(source, scenario),
         )
         write_outputs(source, spans_out, logs_out, tracer_provider, logger_provider, variant, out)
         return executed
@@ -3953,7 +3963,6 @@ def run_one(source: str, scenario: Scenario, variant: str, out: Path) -> list[st
             ),
             SOURCES[source].get("turn_limit"),
             recovers=recovers_model(source),
-            cut_raises=cut_raises(source, scenario),
         )
         write_outputs(source, spans_out, logs_out, tracer_provider, logger_provider, variant, out)
         return executed
@@ -3996,16 +4005,6 @@ def run_one(source: str, scenario: Scenario, variant: str, out: Path) -> list[st
     return executed
 
 
-def cut_raises(source: str, scenario: Scenario) -> str | None:
-    """The exception the source's framework raises when the model's answer is cut off the
-    scenario's way (``Scenario.cut``; the entry's ``"cut_raises"``: cut -> exception name,
-    Strands' ``MaxTokensReachedException``), or ``None`` where it returns the fragment."""
-    if scenario.cut is None:
-        return None
-    raised: str | None = SOURCES.get(source, {}).get("cut_raises", {}).get(scenario.cut)
-    return raised
-
-
 def recovers_model(source: str) -> bool:
     """Whether the source's framework or client retries a model request that failed
     transiently (``u_model_retry``) with its default settings; a source that does not names
@@ -4020,7 +4019,6 @@ def ends_as_scripted(
     limit: dict[str, str] | None = None,
     *,
     recovers: bool = True,
-    cut_raises: str | None = None,
 ) -> None:
     """Run one scenario. Where the model API fails (``Scenario.model_fails_from``) the run
     must end in the framework's exception after the fake server answered with the scripted
@@ -4028,14 +4026,9 @@ def ends_as_scripted(
     ended are written like any other run's. A run that ends without an exception (a framework
     that swallowed the failure) or with one the script did not cause fails the capture: no
     trace becomes ground truth for a run the script did not describe. A turn-limit scenario
-    ends as the source's ``limit`` entry says (``ends_at_limit``); a cut-off answer
-    (``Scenario.cut``) that the framework raises on (``cut_raises``: the exception's name)
-    must end in that exception."""
+    ends as the source's ``limit`` entry says (``ends_at_limit``)."""
     if scenario.turn_limit is not None:
         ends_at_limit(scenario, run, limit)
-        return
-    if scenario.cut is not None and cut_raises is not None:
-        ends_at_limit(scenario, run, {"error": cut_raises})  # must end in that exception
         return
     if scenario.model_retry and recovers:
         recovered(scenario, run)
@@ -4200,7 +4193,6 @@ def run_sink_driver(
             ),
             SOURCES[source].get("turn_limit"),
             recovers=recovers_model(source),
-            cut_raises=cut_raises(source, scenario),
         )
     bodies = [item.body for item in sink.received if item.signal == "traces"]
     if any("json" in item.content_type for item in sink.received):
@@ -4449,21 +4441,6 @@ MODEL_RETRY_BY = (
 (``"model_retry_by"``): a client retry inside one call leaves no failed span."""
 
 
-CUT_OFF = {
-    "length": "the token limit stopped the model before it finished its answer (chat "
-    "completions' `finish_reason: length`, Responses' `incomplete_details.reason: "
-    "max_output_tokens`, Anthropic's and Bedrock's `max_tokens`, Gemini's `MAX_TOKENS`, "
-    "Ollama's `done_reason: length`): what it sent is a fragment, and no complete answer "
-    "exists.",
-    "content_filter": "the provider's content filter stopped the model before it finished its "
-    "answer (chat completions' `finish_reason: content_filter`, Responses' "
-    "`incomplete_details.reason: content_filter`, Anthropic's `refusal`, Gemini's `SAFETY`, "
-    "Bedrock's `content_filtered`): what it sent is a fragment, and no complete answer "
-    "exists.",
-}
-"""EXPECTED.md's note on an answer the scenario cuts off (``Scenario.cut``)."""
-
-
 def expected_md(
     source: str, results: dict[str, dict[str, list[str]]], out_dir: Path | None = None
 ) -> str:
@@ -4569,16 +4546,7 @@ def expected_md(
                 "before any tool ran."
             )
         elif scenario.model_fails_from is None:
-            raised = cut_raises(source, scenario)
-            if raised is None:
-                lines.append(f"- **Final answer:** '{final}'")
-            else:  # no quoted answer: the ground truth is that there is none
-                lines.append(
-                    f"- **Final answer:** none. The run ended in `{raised}`: the framework "
-                    "raises it when the model's answer is cut off, instead of returning it."
-                )
-            if scenario.cut is not None:  # the quoted answer is the fragment the model sent
-                lines.append(f"- **Answer cut off:** {CUT_OFF[scenario.cut]}")
+            lines.append(f"- **Final answer:** '{final}'")
             lines += [
                 f"- **Reasoning before model turn {n}** (not the answer): '{text}'"
                 for n, text in enumerate(scenario.reasoning, 1)
@@ -4611,8 +4579,6 @@ def expected_md(
                 ending = "ended in an exception after the scripted HTTP 503"
             if scenario.turn_limit is not None:
                 ending = "ended at the framework's turn limit as described"
-            if cut_raises(source, scenario) is not None:
-                ending = f"ended in `{cut_raises(source, scenario)}` as described"
             if scenario.model_retry:
                 capture = (out_dir or Path(".")) / f"{variant}.otlp.json"
                 failed: int | str = "unknown"
@@ -4757,8 +4723,10 @@ def main() -> None:
             node_runner = SOURCES[args.source].get("node_runner")  # "fw_x:function"
             if node_runner:
                 module, _, function = node_runner.partition(":")
+                # A streamed Node source (``STREAMED``) tells its runner to stream.
+                stream = {"stream": True} if SOURCES[args.source].get("stream") else {}
                 executed = getattr(importlib.import_module(module), function)(
-                    SCENARIOS[name], variant, content == "on", out, args.node_project
+                    SCENARIOS[name], variant, content == "on", out, args.node_project, **stream
                 )
                 results.setdefault(name, {})[variant] = executed
                 print(f"captured {out / variant}.otlp.json", file=sys.stderr)

@@ -27,12 +27,21 @@ from scenarios import Scenario
 
 
 def run_langgraphjs(
-    scenario: Scenario, variant: str, content: bool, out: Path, project: Path
+    scenario: Scenario,
+    variant: str,
+    content: bool,
+    out: Path,
+    project: Path,
+    stream: bool = False,
 ) -> list[str]:
-    """Run one (scenario, content) variant; returns the tools the run really executed."""
+    """Run one (scenario, content) variant; returns the tools the run really executed.
+
+    ``stream``: the graph runs through ``graph.stream`` in the messages and values modes,
+    every model call streamed (``langgraphjs-openinference-stream``)."""
     return run_node_agent(
-        "langgraphjs.mjs", scenario, scenario, variant, content, out, project, sink=True
-    )
+        "langgraphjs.mjs", scenario, scenario, variant, content, out, project, sink=True,
+        extra={"stream": stream},
+    )  # fmt: skip
 
 
 def run_openllmetry(

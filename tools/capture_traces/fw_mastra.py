@@ -58,16 +58,23 @@ def tool_results(scenario: Scenario) -> list[dict[str, Any]]:
 
 
 def run_mastra(
-    scenario: Scenario, variant: str, content: bool, out: Path, project: Path
+    scenario: Scenario,
+    variant: str,
+    content: bool,
+    out: Path,
+    project: Path,
+    stream: bool = False,
 ) -> list[str]:
     """Run one (scenario, content) variant; returns the tools the run really executed.
 
     Mastra's ``Agent`` retries a failed model call ``maxRetries`` times, 0 unless configured
     (and hands the AI SDK's own retry the same 0), so ``u_model_retry``'s HTTP 503 ends the run
-    in the error: ``recovers=False`` (``capture.py``'s ``"model_retry_fails"``)."""
+    in the error: ``recovers=False`` (``capture.py``'s ``"model_retry_fails"``). ``stream``:
+    the run is ``Agent.stream``, its chunks consumed as they arrive (``mastra-stream``)."""
     return run_node_agent(
-        "mastra.mjs", script(scenario), scenario, variant, content, out, project, recovers=False
-    )
+        "mastra.mjs", script(scenario), scenario, variant, content, out, project,
+        extra={"stream": stream}, recovers=False,
+    )  # fmt: skip
 
 
 def run_node_agent(

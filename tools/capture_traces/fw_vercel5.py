@@ -28,7 +28,18 @@ def script(scenario: Scenario) -> Scenario:
 
 
 def run_vercel5(
-    scenario: Scenario, variant: str, content: bool, out: Path, project: Path
+    scenario: Scenario,
+    variant: str,
+    content: bool,
+    out: Path,
+    project: Path,
+    stream: bool = False,
 ) -> list[str]:
-    """Run one (scenario, content) variant; returns the tools the run really executed."""
-    return run_node_agent("vercel5.mjs", script(scenario), scenario, variant, content, out, project)
+    """Run one (scenario, content) variant; returns the tools the run really executed.
+
+    ``stream``: every agent runs through ``agent.stream`` (``streamText``) and its parts are
+    consumed as they arrive, the ``<source>-stream`` captures."""
+    return run_node_agent(
+        "vercel5.mjs", script(scenario), scenario, variant, content, out, project,
+        extra={"stream": stream},
+    )  # fmt: skip

@@ -16,7 +16,10 @@
 // Called by the driver: node langgraphjs.mjs SPEC.json OUT_PREFIX
 // SPEC = {system, prompt, baseURL, results: [{ok: value} | {raise: "Type: message"}],
 //         content: true|false, agent, handoff: true|false, otlp: "http://127.0.0.1:PORT",
-//         tracer: "openinference" | "openllmetry"}
+//         tracer: "openinference" | "openllmetry", stream: true|false}
+// With spec.stream the graph runs through `graph.stream(..., {streamMode: ["messages",
+// "values"]})`, a chat UI's way: the messages mode makes ChatOpenAI stream every call (its
+// defaults), the chunks are consumed as they arrive and the last values chunk is the state.
 // The tracers are imported by name, so a node project needs only the one it runs.
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { tool } from "@langchain/core/tools";
@@ -135,9 +138,17 @@ if (spec.handoff) {
 } else {
   graph = createReactAgent({ llm, tools: toolNode, prompt: spec.system, name: spec.agent });
 }
-const state = await tracing.run(() => graph.invoke(
-  { messages: [{ role: "user", content: spec.prompt }] }, { recursionLimit: 25 },
-));
+const input = { messages: [{ role: "user", content: spec.prompt }] };
+const streamed = async () => {
+  let last = null;
+  for await (const [mode, chunk] of await graph.stream(
+    input, { recursionLimit: 25, streamMode: ["messages", "values"] },
+  )) {
+    if (mode === "values") last = chunk;
+  }
+  return last;
+};
+const state = await tracing.run(() => (spec.stream ? streamed() : graph.invoke(input, { recursionLimit: 25 })));
 await tracing.flush();
 const spans = memory.getFinishedSpans();
 mkdirSync(`${outPrefix}.raw`, { recursive: true });

@@ -1,11 +1,13 @@
 // Mastra (@mastra/core Agent, createTool tools) on the AI SDK's OpenAI-compatible provider, the
 // model being the scripted fake OpenAI server that fw_mastra.py runs on 127.0.0.1 (Agent.generate
-// calls the provider without streaming). Traced by Mastra's own observability with the real
+// calls the provider without streaming; with spec.stream the run is Agent.stream, its fullStream
+// consumed as it arrives, the provider streaming every call with its defaults: no
+// `stream_options.include_usage`). Traced by Mastra's own observability with the real
 // @mastra/otel-exporter, whose span processor hands the converted OTel spans to an in-memory
 // exporter; they are written as the OTLP protobuf body and as OTLP/JSON.
 // Called by fw_mastra.py: node mastra.mjs SPEC.json OUT_PREFIX
 // SPEC = {system, prompt, baseURL, results: [{ok: value} | {raise: "Type: message"}],
-//         content: true|false, agent, handoff: true|false}
+//         content: true|false, agent, handoff: true|false, stream: true|false}
 // Tool results are computed by fw_mastra.py (scenarios.Tools) in call order; a failed call
 // throws, as a real tool would, and Mastra hands the model the error.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -84,11 +86,24 @@ const agent = mastra.getAgent(spec.handoff ? "triage_agent" : spec.agent);
 // the error is reported for fw_mastra.py to check against the script.
 let result = null;
 let error = null;
+const options = {
+  maxSteps: 10,
+  tracingOptions: { hideInput: !spec.content, hideOutput: !spec.content },
+};
 try {
-  result = await agent.generate(spec.prompt, {
-    maxSteps: 10,
-    tracingOptions: { hideInput: !spec.content, hideOutput: !spec.content },
-  });
+  if (spec.stream) {
+    // A streamed run does not throw: an error is a chunk of the stream, kept on the output.
+    const streamed = await agent.stream(spec.prompt, options);
+    let failed = null;
+    for await (const chunk of streamed.fullStream) {
+      if (chunk.type === "error") failed = chunk.payload?.error ?? chunk.payload;
+    }
+    failed ??= streamed.error;
+    if (failed) throw failed instanceof Error ? failed : new Error(String(failed));
+    result = { text: await streamed.text };
+  } else {
+    result = await agent.generate(spec.prompt, options);
+  }
 } catch (e) {
   error = `${e?.name}: ${e?.message}`;
 }

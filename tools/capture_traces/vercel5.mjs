@@ -1,11 +1,13 @@
 // Vercel AI SDK 5 agents (`Experimental_Agent` with `stopWhen: stepCountIs(10)`, `tool()` tools)
 // on the SDK's OpenAI-compatible provider, the model being the scripted fake OpenAI server that
-// fw_vercel5.py runs on 127.0.0.1 (generate calls the provider without streaming). Traced by
+// fw_vercel5.py runs on 127.0.0.1 (generate calls the provider without streaming; with
+// spec.stream the agents run through `agent.stream`, AI SDK's streamText, the provider streaming
+// every call with its defaults: no `stream_options.include_usage`). Traced by
 // the SDK's own `experimental_telemetry` (ai.* spans) on an OpenTelemetry tracer whose spans go
 // to an in-memory exporter; they are written as the OTLP protobuf body and as OTLP/JSON.
 // Called by fw_vercel5.py: node vercel5.mjs SPEC.json OUT_PREFIX
 // SPEC = {system, prompt, baseURL, results: [{ok: value} | {raise: "Type: message"}],
-//         content: true|false, agent, handoff: true|false}
+//         content: true|false, agent, handoff: true|false, stream: true|false}
 // Tool results are computed by fw_vercel5.py (scenarios.Tools) in call order; a failed call
 // throws, as a real tool would: AI SDK 5 hands the model the error and goes on.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -65,6 +67,21 @@ const agent = (name, system, agentTools) => new Agent({
   experimental_telemetry: telemetry(name),
 });
 
+// A run as the app makes it: `generate`, or `stream` with every part consumed as it arrives (a
+// chat UI's way). A streamed run does not throw: an error is a part of the stream, and the
+// result's promises reject once it ends without a step.
+const answer = async (agent, prompt) => {
+  if (!spec.stream) return agent.generate({ prompt });
+  const streamed = await agent.stream({ prompt }); // AI SDK 6: a promise of the result
+  let failed = null;
+  for await (const part of streamed.fullStream) {
+    if (part.type === "error") failed = part.error;
+  }
+  const text = await streamed.text;
+  if (failed) throw failed;
+  return { text };
+};
+
 let runner;
 if (spec.handoff) {
   const research = agent("research_agent", spec.system, tools);
@@ -72,7 +89,7 @@ if (spec.handoff) {
     research_agent: tool({
       description: "Hand a research question to the research agent; returns its answer.",
       inputSchema: schema({ question: str }),
-      execute: async ({ question }) => (await research.generate({ prompt: question })).text,
+      execute: async ({ question }) => (await answer(research, question)).text,
     }),
   });
 } else {
@@ -83,7 +100,7 @@ if (spec.handoff) {
 let result = null;
 let error = null;
 try {
-  result = await runner.generate({ prompt: spec.prompt });
+  result = await answer(runner, spec.prompt);
 } catch (e) {
   error = `${e?.name}: ${e?.message}`;
 }
