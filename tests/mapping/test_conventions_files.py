@@ -44,6 +44,7 @@ EXPECTED_FILES = {
     "agentops",
     "spring-ai",
     "rig",
+    "eino",
     "adk-java",
     "koog",
     "quarkus-langchain4j",

@@ -311,6 +311,8 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "langgraphjs-openinference-stream",
         "genkit",
         "genkit-go",
+        "eino-apmplus",
+        "eino-react-apmplus",
         "openllmetry-js",
         "haystack-native",
         "ag2-native",
@@ -454,6 +456,8 @@ TOOL_SPAN_SOURCES = frozenset(
         "langgraphjs-openinference-stream",
         "genkit",
         "genkit-go",
+        "eino-apmplus",
+        "eino-react-apmplus",
         "openllmetry-js",
         "haystack-native",
         "ag2-native",
@@ -649,6 +653,7 @@ UNNAMED_AGENTS = frozenset(
         "claude-agent-sdk",
         "claude-agent-sdk-mcp",
         "openlit-claude-agent-sdk",
+        "eino-react-apmplus",
     }
 )
 """Sources whose spans never name the running agent: a handoff is seen, its source agent is
@@ -741,6 +746,8 @@ CONTENT_IGNORES_SWITCH = frozenset(
         "crewai-openllmetry",
         "genkit",
         "genkit-go",
+        "eino-apmplus",
+        "eino-react-apmplus",
         "openllmetry-js",
         "laminar-openai-agents",
         "laminar-pydantic-ai",

@@ -315,6 +315,8 @@ TOOL_SPANS = (
     "langgraphjs-openinference-stream",
     "genkit",
     "genkit-go",
+    "eino-apmplus",
+    "eino-react-apmplus",
     "openllmetry-js",
     "haystack-native",
     "ag2-native",
@@ -367,6 +369,7 @@ UNNAMED_AGENTS = (
     "spring-ai",
     "spring-ai-2",
     "burr",
+    "eino-react-apmplus",
 )
 """No span names the running agent: the handoff's source is missing evidence (its target too
 with content off), so the required transfer can be neither confirmed nor refuted."""
@@ -512,6 +515,8 @@ CONTENT_IGNORES_SWITCH = (
     "crewai-openllmetry",
     "genkit",
     "genkit-go",
+    "eino-apmplus",
+    "eino-react-apmplus",
     "openllmetry-js",
     "laminar-openai-agents",
     "laminar-pydantic-ai",

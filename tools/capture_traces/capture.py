@@ -1008,6 +1008,45 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
+    "eino-apmplus": {
+        "what": "CloudWeGo Eino agents (adk.ChatModelAgent run by adk.Runner on eino-ext's "
+        "OpenAI chat model, its base URL the fake server; the research agent called through "
+        "adk.NewAgentTool for g_handoff) traced by eino-ext's APMPlus callback handler "
+        "(callbacks/apmplus) registered as a global Eino callback handler, its own "
+        "OpenTelemetry providers exporting OTLP over gRPC to the capture's gRPC sink (the "
+        "eino_go/ program built once outside the repository, driven by fw_eino_go.py)",
+        "packages": [],
+        "go": "fw_eino_go:versions",
+        "node_runner": "fw_eino_go:run_eino_go",
+        "tool_spans": True,
+        "handoff_via": "the research agent as Eino's agent tool (`research_agent {\"request\": "
+        "...}`)",
+        "notes": ["**Tool failures:** a failing tool returns a Go error (its span ERROR); a "
+                  "ToolCallMiddleware hands the model `{\"error\": \"<the error>\"}` as the "
+                  "call's result, since Eino otherwise ends the agent run on a tool error.",
+                  "**Content off:** the APMPlus handler has no switch: every span carries its "
+                  "component's input and output, so the `.nocontent` variant is the same run."],
+        "on": {},
+        "off": {},
+    },
+    "eino-react-apmplus": {
+        "what": "the eino-apmplus agents on Eino's older flow/agent/react runtime (react.NewAgent "
+        "with its default graph name and a message modifier putting the instruction first; the "
+        "research agent, a ReAct agent of its own, run by a research_agent tool of the "
+        "application's own for g_handoff) traced by eino-ext's APMPlus callback handler as "
+        "eino-apmplus is (driven by fw_eino_go.py)",
+        "packages": [],
+        "go": "fw_eino_go:versions",
+        "node_runner": "fw_eino_go:run_eino_react",
+        "tool_spans": True,
+        "handoff_via": "a research_agent tool whose function runs the research agent "
+        "(`research_agent {\"request\": ...}`)",
+        "notes": ["**Tool failures:** as `eino-apmplus` (a Go error, its span ERROR; the "
+                  "ToolCallMiddleware hands the model `{\"error\": \"<the error>\"}`).",
+                  "**Content off:** no switch: the `.nocontent` variant is the same run."],
+        "on": {},
+        "off": {},
+    },
     "rig": {
         "what": "rig agents in Rust (rig-agent's AgentBuilder with typed Tool impls on rig-core's "
         "OpenAI provider, its Chat Completions model with the base URL on the fake server, rig "

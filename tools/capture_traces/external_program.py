@@ -28,7 +28,7 @@ from typing import Any, NamedTuple
 
 from fake_openai import call_order
 from fw_mastra import check_model_spans
-from otlp_sink import OtlpSink
+from otlp_sink import OtlpGrpcSink, OtlpSink
 from scenarios import Scenario
 from scripted_server import ScriptedServer
 
@@ -72,7 +72,7 @@ class Run:
     how many requests the fake model answered."""
 
     report: dict[str, Any]
-    received: OtlpSink
+    received: OtlpSink | OtlpGrpcSink
     model_calls: int
 
 
@@ -95,6 +95,7 @@ def run_program(
     launch: Callable[[Where], Program],
     name: str,
     report_file: bool = False,
+    sink: Callable[[], OtlpSink | OtlpGrpcSink] = OtlpSink,
 ) -> Run:
     """Run the program ``launch`` describes on one variant while ``server`` answers
     ``scripted`` in call order and an ``otlp_sink.py`` receives what its exporters send.
@@ -103,7 +104,9 @@ def run_program(
     the file ``Where.report`` (a JVM app that writes it only after its tracer provider shut
     down, so a report means the export is complete). The spec file and the report file are
     removed after the run. Fails the capture when the program exits non-zero or writes no
-    report, or when the model was asked more or fewer times than ``scripted`` has turns."""
+    report, or when the model was asked more or fewer times than ``scripted`` has turns.
+    ``sink``: the receiver its exporters send to, ``OtlpGrpcSink`` for a program whose
+    exporter speaks OTLP over gRPC only (``Where.otlp`` is then ``127.0.0.1:<port>``)."""
     spec_path = out.resolve() / f".{variant}.spec.json"
     report_path = out.resolve() / f".{variant}.report.json"
     report_path.unlink(missing_ok=True)
@@ -114,7 +117,7 @@ def run_program(
         served.append(turn := in_order(request))
         return turn
 
-    received = OtlpSink()
+    received = sink()
     failures_before = ScriptedServer.failures_served
     with server(scripted, turn_of=turn_of) as base_url, received as endpoint:
         program = launch(Where(base_url, endpoint, spec_path, report_path))

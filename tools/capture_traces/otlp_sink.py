@@ -12,7 +12,7 @@ import gzip
 import threading
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, ClassVar
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,3 +70,51 @@ class OtlpSink:
     def __exit__(self, *exc: object) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+class OtlpGrpcSink:
+    """The same sink for exporters that speak OTLP over gRPC only (eino-ext's APMPlus handler):
+    a gRPC server on 127.0.0.1 (ephemeral port, no TLS) answering the trace, metrics and logs
+    services' ``Export`` with an empty success. The request bytes are kept undecoded (the
+    handlers take no deserializer), so ``received`` holds each body exactly as sent, with the
+    content type ``application/x-protobuf`` the HTTP sink records for protobuf bodies.
+    ``with OtlpGrpcSink() as endpoint:`` serves until the block ends; ``endpoint`` is
+    ``127.0.0.1:<port>``, as gRPC exporters take it."""
+
+    SERVICES: ClassVar[dict[str, str]] = {
+        "traces": "opentelemetry.proto.collector.trace.v1.TraceService",
+        "metrics": "opentelemetry.proto.collector.metrics.v1.MetricsService",
+        "logs": "opentelemetry.proto.collector.logs.v1.LogsService",
+    }
+
+    def __init__(self) -> None:
+        from concurrent import futures
+
+        import grpc
+
+        self.received: list[Received] = []
+        lock = threading.Lock()
+
+        def keeper(signal: str) -> Any:
+            def export(body: bytes, _context: Any) -> bytes:
+                with lock:
+                    self.received.append(Received(signal, "application/x-protobuf", body))
+                return b""  # an empty Export*ServiceResponse: everything accepted
+
+            return grpc.unary_unary_rpc_method_handler(export)
+
+        self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+        self.server.add_generic_rpc_handlers(
+            [
+                grpc.method_handlers_generic_handler(service, {"Export": keeper(signal)})
+                for signal, service in self.SERVICES.items()
+            ]
+        )
+        self.port = self.server.add_insecure_port("127.0.0.1:0")
+
+    def __enter__(self) -> str:
+        self.server.start()
+        return f"127.0.0.1:{self.port}"
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.stop(grace=None)

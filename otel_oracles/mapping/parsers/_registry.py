@@ -54,6 +54,7 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "otel_oracles.mapping.parsers.ag2",
     "otel_oracles.mapping.parsers.beeai",
     "otel_oracles.mapping.parsers.any_agent",
+    "otel_oracles.mapping.parsers.eino",
 )
 """Modules holding built-in parsers, each with a ``PARSERS`` mapping."""
 
