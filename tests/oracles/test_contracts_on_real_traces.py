@@ -1411,6 +1411,25 @@ def test_example_contract_outcomes_match_expected_md(
     assert verdict.contract_hash and verdict.contract_version == 1
 
 
+HTTP_ONLY = ("openai-go-otelhttp",)
+"""The model SDK's HTTP client traced by OpenTelemetry's generic HTTP instrumentation alone
+(``otelhttp``, no GenAI instrumentation): the trace shows HTTP requests to the model API and
+nothing of what they asked, answered or ran."""
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted(p for s in HTTP_ONLY for p in (TRACES / s).glob("*.otlp.json")),
+    ids=lambda p: f"{p.parent.name}/{p.name}",
+)
+def test_http_client_spans_alone_are_never_graded(path: Path) -> None:
+    """No contract grades such a trace, for any scenario: no verdict at all, so never a pass
+    (and never a failure the trace cannot show either). A forbidden deletion, a hidden failure
+    or a fabricated citation in the run cannot be seen, so nothing may be said about it."""
+    for contract in {c for names in CONTRACTS_OF.values() for c in names} | {"support-rag"}:
+        assert grade_file(path, contract_named(contract)) == []
+
+
 def calls_of(trajectory: Trajectory, tool: str) -> list[Step]:
     """The calls of ``tool`` as the checks that forbid or count calls find them (failing
     closed): plugin-qualified and ``_``-prefixed names included, and the MCP server's own

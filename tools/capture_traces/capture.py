@@ -1047,6 +1047,25 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
+    "openai-go-otelhttp": {
+        "what": "the raw sources' chat-completions tool loop written in Go on the official "
+        "OpenAI Go SDK (github.com/openai/openai-go/v3, base URL the fake server), traced by "
+        "OpenTelemetry's generic HTTP instrumentation only: otelhttp.NewTransport as the SDK's "
+        "HTTP client transport, inside the application's own agent_run span, exported over "
+        "OTLP/HTTP protobuf (the openai_go/ program built once outside the repository, driven "
+        "by fw_openai_go.py)",
+        "packages": [],
+        "go": "fw_openai_go:versions",
+        "node_runner": "fw_openai_go:run_openai_go",
+        "model_spans": False,
+        "notes": ["**Tracing:** one HTTP client span per request to the model API (method, "
+                  "URL, status, sizes: the HTTP semantic conventions only) and the app's "
+                  "`agent_run` span; no span records a message, a tool call or a tool.",
+                  "**Content off:** nothing to switch: the `.nocontent` variant is the same "
+                  "run."],
+        "on": {},
+        "off": {},
+    },
     "rig": {
         "what": "rig agents in Rust (rig-agent's AgentBuilder with typed Tool impls on rig-core's "
         "OpenAI provider, its Chat Completions model with the base URL on the fake server, rig "
