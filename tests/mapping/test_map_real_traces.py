@@ -146,7 +146,7 @@ DENIAL_TEXT = re.compile(
 DENIAL_UNTIED = frozenset({"openlit-create-agent"})
 """OpenLIT writes the tool message that carries the refusal with no call id: the denied call
 is a request of unknown outcome whatever the content switch (never a success)."""
-DENIAL_UNSEEN = frozenset({"claude-agent-sdk", "openlit-claude-agent-sdk"})
+DENIAL_UNSEEN = frozenset({"claude-agent-sdk", "claude-agent-sdk-js", "openlit-claude-agent-sdk"})
 """No span holds the refusal (the Claude Agent SDK's default ``can_use_tool`` refusal is an
 empty message: the refused call's span fails as a tool that raised, and the model is handed
 ``""``): the denied call reads as a failed call without a result, never a success."""
@@ -212,6 +212,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "agno-mcp-openinference",
         "llamaindex-mcp-openinference",
         "claude-agent-sdk",
+        "claude-agent-sdk-js",
         "claude-agent-sdk-mcp",
         "openlit-claude-agent-sdk",
         "upsonic",
@@ -357,6 +358,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "agno-mcp-openinference",
         "llamaindex-mcp-openinference",
         "claude-agent-sdk",
+        "claude-agent-sdk-js",
         "claude-agent-sdk-mcp",
         "openlit-claude-agent-sdk",
         "quarkus-langchain4j",
@@ -566,6 +568,7 @@ ARGUMENTS_WITHOUT_CONTENT = frozenset(
         "llamaindex-openllmetry",
         "langtrace-dspy",
         "claude-agent-sdk",
+        "claude-agent-sdk-js",
         "claude-agent-sdk-mcp",
         "edot-openai",
         "beeai-js-openinference",
@@ -651,6 +654,7 @@ UNNAMED_AGENTS = frozenset(
         "llamaindex-openllmetry",
         "mlflow-llamaindex",
         "claude-agent-sdk",
+        "claude-agent-sdk-js",
         "claude-agent-sdk-mcp",
         "openlit-claude-agent-sdk",
         "eino-react-apmplus",
@@ -689,7 +693,13 @@ USAGE_IS_CONTENT = frozenset({"haystack-native"})
 tracer: the reply's ``meta``): with content off usage is missing, never zero."""
 
 AGENT_USAGE_ONLY = frozenset(
-    {"crewai-openllmetry", "mlflow-dspy", "claude-agent-sdk", "claude-agent-sdk-mcp"}
+    {
+        "crewai-openllmetry",
+        "mlflow-dspy",
+        "claude-agent-sdk",
+        "claude-agent-sdk-js",
+        "claude-agent-sdk-mcp",
+    }
 )
 """Sources whose model-call spans record no usage while the agent spans record their totals
 (MLflow's DSPy autolog: only the module spans, from their predictions): the run's model-call

@@ -882,6 +882,31 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
+    "claude-agent-sdk-js": {
+        "what": "the Claude Agent SDK for TypeScript (@anthropic-ai/claude-agent-sdk `query()` "
+        "driving the Claude Code executable of its platform package, the scenario's tools as "
+        "in-process SDK MCP tools (`tool()` + `createSdkMcpServer`), an `AgentDefinition` "
+        "sub-agent run through Claude Code's `Agent` tool for g_handoff) traced by "
+        "@arizeai/openinference-instrumentation-claude-agent-sdk (manuallyInstrument) on a "
+        "NodeTracerProvider whose OTLP/HTTP protobuf exporter sends to the capture's sink (node "
+        "claude_agent_sdk_js/agent.mjs, its npm packages installed once outside the repository "
+        "from claude_agent_sdk_js/package-lock.json, driven by fw_claude_agent_sdk_js.py)",
+        "packages": [],
+        "npm": "fw_claude_agent_sdk_js:versions",
+        "node_runner": "fw_claude_agent_sdk_js:run_claude_agent_sdk_js",
+        "model": "scripted fake Anthropic Messages server on 127.0.0.1 (`fw_claude_agent_sdk.py` "
+        "over `fake_anthropic.py`, streamed; Claude Code reaches it through "
+        "`ANTHROPIC_BASE_URL`)",
+        "tool_prefix": "mcp__scenario__",
+        "tool_spans": True,
+        "handoff_via": "Claude Code's `Agent` tool (`subagent_type: research_agent`, an "
+        "`AgentDefinition` sub-agent run in the foreground)",
+        "notes": ["**Tool failures:** the MCP tool answers `isError: true` with the error JSON.",
+                  "**Content off:** OpenInference's `traceConfig` with `hideInputs`, "
+                  "`hideOutputs`, `hideInputMessages` and `hideOutputMessages`."],
+        "on": {},
+        "off": {},
+    },
     "voltagent": {
         "what": "VoltAgent 2.10 (@voltagent/core Agents with createTool tools on the AI SDK's "
         "@ai-sdk/openai-compatible chat model, its base URL the fake server; a supervisor's "
@@ -3856,6 +3881,10 @@ DENIES_VIA: dict[str, str] = {
     "crewai-openinference": CREWAI_DENIES,
     "claude-agent-sdk": CLAUDE_AGENT_SDK_DENIES,
     "openlit-claude-agent-sdk": CLAUDE_AGENT_SDK_DENIES,
+    "claude-agent-sdk-js": "the denied tool left out of `allowedTools`, so Claude Code asks the "
+    "application's `canUseTool` callback, which answers `{behavior: \"deny\", message: \"\"}` "
+    "(as the Python SDK's default denial); the CLI hands the model that message, empty, in an "
+    "error `tool_result`.",
     "google-adk": GOOGLE_ADK_DENIES,
     "google-adk-legacy": GOOGLE_ADK_DENIES,
     "langchain-create-agent-openllmetry": CREATE_AGENT_DENIES,
