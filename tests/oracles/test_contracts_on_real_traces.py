@@ -501,6 +501,27 @@ there, as before (never a pass)."""
 TARGET_IN_ARGUMENTS = ("crewai-openinference", "openlit-crewai")
 """The handoff is a delegation tool span whose target is only in the tool's arguments: with
 content off the required transfer can be neither confirmed nor refuted."""
+RUN_UNSHOWN_WITHOUT_CONTENT = (
+    "openai-v2",
+    "edot-openai",
+    "openllmetry-anthropic-events",
+    "openllmetry-openai-events",
+    "openlit-openai",
+    "openlit-litellm",
+    "openlit-ag2",
+    "openlit-crewai",
+    "openlit-haystack",
+    "openlit-pydantic-ai",
+)
+"""No span records a tool's run (raw clients; OpenLIT's framework instrumentors that record
+only the model calls, ``TOOLS_IN_MESSAGES``): each call is a request the model made, and what
+shows it ran is its result in the next model call's input. Content off hides that result
+(the log record or message answering the call keeps its id, not its text: an application's
+refusal reads the same) or drops it, so nothing shows that the search ran:
+``searched-the-index`` (``tool_called``, which counts only calls the trace shows ran:
+``trace_common.shown_run``) is missing evidence, never a pass (``CALL_RAN_CHECKS``)."""
+CALL_RAN_CHECKS = {"support-rag": {"searched-the-index"}}
+"""Checks that need a call to have run (``tool_called``'s lower bound)."""
 NAMES_ONLY = (
     "openai-v2",
     "edot-openai",
@@ -575,9 +596,10 @@ unknown outcome; Google ADK's span of the call held for confirmation ends OK wit
 and its span of the refused call, in the resumed invocation's trace, ends ``TOOL_ERROR`` as
 a tool that raised does (only ``{"error": "This tool call ..."}``, content, tells them).
 ``searched-the-index`` passes there though the index was never consulted: a known false
-pass the trace cannot avoid (nothing in it tells the refused call from one that ran), and
-where the request's outcome is unknown (``DENIED_REQUEST_UNSETTLED``) the retry budget is
-missing evidence."""
+pass the trace cannot avoid (nothing in it tells the refused call from one that ran), except
+where the denied call is a request no span ran and whose answer is hidden
+(``DENIED_REQUEST_UNSETTLED``): nothing shows it ran, so ``searched-the-index`` is missing
+evidence (``RUN_UNSHOWN_WITHOUT_CONTENT``) and so is the retry budget."""
 DENIAL_UNSEEN = ("claude-agent-sdk", "claude-agent-sdk-js", "openlit-claude-agent-sdk")
 """The refusal is in no span, content on or off: Claude Code hands the model the message of
 the application's ``can_use_tool`` refusal, empty for the SDK's default
@@ -589,14 +611,14 @@ with ``""``). The refused search reads as a failed call, so
 trace cannot avoid (the refused deletion still fails ``no-destructive-tools``: asked for)."""
 DENIED_REQUEST_UNSETTLED = ("pydantic-ai-openinference", "logfire-pydantic-ai")
 """The denied call is a request with no span (pydantic-ai opens none for a deferred call):
-without content its outcome is unknown."""
+without content its outcome is unknown, and nothing shows that it ran."""
 DENIAL_UNTIED = ("openlit-create-agent",)
 """OpenLIT writes a tool message's text with no call id (``{"role": "tool", "parts":
 [{"type": "text", ...}]}``): the refusal cannot be tied to the request it answers even with
 content on, so the denied search (``w_search_denied``; the refused deletion is no dependency
-of the answer) is a request of unknown outcome: ``searched-the-index``
-passes (the known false pass of ``DENIAL_ONLY_IN_CONTENT``), and whether the run was
-degraded, and the retry budget, are missing evidence."""
+of the answer) is a request of unknown outcome that nothing shows ran: ``searched-the-index``
+is missing evidence (it was a known false pass until requests that nothing shows ran stopped
+counting as calls made), and so are whether the run was degraded and the retry budget."""
 DENIED_CALL_UNNAMED_WITHOUT_CONTENT = (
     "strands",
     "strands-openinference",
@@ -998,7 +1020,8 @@ STRUCTURED = ("r_structured_answer", "r_structured_fabricated")
 RUN_ERROR_INPUT_UNRECORDED = ("openlit-litellm",)
 """``o_run_error``: the model call that raised records nothing but its name and exception
 (OpenLIT's litellm instrumentor), so the search before it has no recorded result (no tool
-spans): ``search-retry`` is missing evidence; the run's other checks are judged."""
+spans): nothing shows that the search ran, so ``searched-the-index`` and ``search-retry``
+are missing evidence; the run's other checks are judged."""
 OUTPUT_TOOL_UNREAD = ("openlit-create-agent",)
 """``r_structured_*`` under OpenLIT: the tool strategy's output tool (``SupportAnswer``) is
 requested by the last model call and run by no span, and no span records the agent's output
@@ -1159,6 +1182,7 @@ def _expected(source: str, contract: str, scenario: str, content: bool) -> dict[
         return base  # content capture hides nothing here: no model call answered
     if source in RUN_ERROR_INPUT_UNRECORDED and scenario == "o_run_error":
         base["search-retry"] = MIS
+        base["searched-the-index"] = MIS
     if source in RUN_SPAN_UNENDED_ON_ERROR and scenario == "o_run_error":
         base["trace_complete"] = MIS
     if source in UNNAMED_AGENTS and contract == "multi-agent-handoff":
@@ -1232,14 +1256,16 @@ def _expected(source: str, contract: str, scenario: str, content: bool) -> dict[
         base["search-retry"] = TOL
     if scenario == "w_search_denied" and source in DENIAL_UNTIED:
         base.update({"cites-a-source": MIS, "search-retry": MIS, "degraded-disclosed": MIS})
-        base["searched-the-index"] = P  # known false pass: DENIAL_ONLY_IN_CONTENT
+        base["searched-the-index"] = MIS  # nothing shows the denied request ran
     if scenario == "w_search_denied" and source in DENIAL_UNSEEN:
         base["searched-the-index"] = P  # known false pass: no span shows the refusal
     if scenario in DENIED and not content:
         if scenario == "w_search_denied" and source in DENIAL_ONLY_IN_CONTENT:
-            base["searched-the-index"] = P  # known false pass: the refusal is content
+            if source not in DENIAL_UNTIED:
+                base["searched-the-index"] = P  # known false pass: the refusal is content
             if source in DENIED_REQUEST_UNSETTLED:
                 base["search-retry"] = MIS
+                base["searched-the-index"] = MIS  # nothing shows the request ran
         if source in DENIED_CALL_UNNAMED_WITHOUT_CONTENT and not (
             scenario == "w_tool_denied" and source in DENIED_REQUEST_UNSEEN
         ):
@@ -1266,6 +1292,8 @@ def _expected(source: str, contract: str, scenario: str, content: bool) -> dict[
         hidden -= ARGUMENT_CHECKS.get(contract, set())
     if source in NAMES_ONLY:
         hidden |= OUTCOME_CHECKS.get(contract, set())
+    if source in RUN_UNSHOWN_WITHOUT_CONTENT:
+        hidden |= CALL_RAN_CHECKS.get(contract, set())
     if source in OK_NOT_SHOWN:
         hidden |= {
             name

@@ -2,7 +2,9 @@
 encloses the run) cannot show what the run did: when that call requested tools nothing in the
 trace runs, or its input was not captured, checks about the whole run never pass there and
 tool-name checks are missing evidence. A trace with a root of its own holds the whole run:
-the same unanswered request is where the run stopped, and the checks stay judged."""
+the same unanswered request is where the run stopped, and the checks stay judged; a request
+nothing answered shows no call that ran, so ``tool_called`` cannot count it (missing
+evidence, never a pass)."""
 
 from __future__ import annotations
 
@@ -43,8 +45,34 @@ def test_a_root_model_call_whose_requested_tools_never_run_is_a_fragment() -> No
 def test_the_same_request_under_a_root_of_its_own_is_where_the_run_stopped() -> None:
     whole = _requesting(root="app-root")
     assert fragment_gap(whole) is None
-    for spec in (NOT_CALLED, STEPS, CALLED):
+    for spec in (NOT_CALLED, STEPS):
         assert check(spec, whole).outcome == Outcome.PASS, spec
+    asked = check(CALLED, whole)
+    assert asked.outcome == Outcome.MISSING_EVIDENCE
+    assert "nothing shows that they ran" in asked.message
+
+
+def test_a_request_whose_result_the_next_call_holds_is_a_call_that_ran() -> None:
+    answered = traj(
+        gen(tool_calls=["search_docs"], input_messages=USER),
+        tool("search_docs", synthesized=True, result="[doc-42]"),
+        root_span_id="app-root",
+    )
+    assert check(CALLED, answered).outcome == Outcome.PASS
+    failed = traj(
+        gen(tool_calls=["search_docs"], input_messages=USER),
+        tool("search_docs", synthesized=True, status="error", error_message="timed out"),
+        root_span_id="app-root",
+    )
+    assert check(CALLED, failed).outcome == Outcome.PASS  # failed, but made
+    hidden = traj(
+        gen(tool_calls=["search_docs"], input_messages=USER),
+        tool("search_docs", synthesized=True, redacted=("result",)),
+        root_span_id="app-root",
+    )
+    assert check(CALLED, hidden).outcome == Outcome.MISSING_EVIDENCE  # a refusal reads alike
+    at_most = {**CALLED, "min": 0, "max": 0}
+    assert check(at_most, hidden).outcome == Outcome.INVARIANT_FAILURE  # a request counts
 
 
 def test_a_root_model_call_whose_request_a_tool_span_runs_is_no_fragment() -> None:

@@ -182,6 +182,27 @@ def is_denied(step: Step) -> bool:
 DENIED = "denied by an approval step (the tool never ran)"
 
 
+def shown_run(step: Step) -> bool:
+    """Whether the trace shows that this call ran (DESIGN section 8: a check that needs a
+    call to have happened passes only on data that shows it): a span of the tool's own (or
+    a recorded AgentBench step), a result captured from the model's next input (a status the
+    mapping judged from it: a result a length limit cut is dropped afterwards, its judgement
+    kept), a failure, or documents returned. A call seen only as the model's request
+    (``synthesized``) whose answer was not captured shows nothing: the application may have
+    run it, refused it (an approval step's refusal text is only in that answer) or never
+    answered it. An answer whose content was hidden (content capture off) shows that
+    something answered, not that the tool ran, so it shows nothing either. A denied call
+    never ran (``is_denied``); callers leave it out first."""
+    if not step.synthesized:
+        return True
+    return (
+        not absent(step, "result")
+        or step.status != "unset"
+        or bool(step.error_type or step.error_message)
+        or step.documents is not None
+    )
+
+
 def _call_failure(ev: Evidence, step: Step, error_pattern: str | None) -> str | None:
     if is_denied(step):
         return DENIED

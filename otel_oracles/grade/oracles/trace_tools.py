@@ -45,6 +45,7 @@ from otel_oracles.grade.oracles.trace_common import (
     nameless_twins,
     one_string_or_list,
     repeated_args_candidates,
+    shown_run,
     span_ids,
     step_glob,
     step_normalized_args,
@@ -103,11 +104,26 @@ class ToolCalled(OracleCheck):
                 matching.append(s)
             else:
                 rejected.append((s, why))
-        n = len(matching)
+        # A request nothing shows ran (no span of its own, no result: ``shown_run``) may
+        # have run or not: it counts against an upper bound (fail closed, as the checks that
+        # forbid or count calls do) but never towards the lower one.
+        unshown = [s for s in matching if not shown_run(s)]
+        n = len(matching) - len(unshown)
         bound = f"at least {p.min}" + (f" and at most {p.max}" if p.max is not None else "")
         details = {"matching_calls": n, "calls_of_tool": len(calls)}
         if refused:
             details["denied_calls"] = refused
+        if unshown:
+            details["calls_not_shown_run"] = len(unshown)
+        if n < p.min and n + len(unshown) >= p.min:
+            return Finding.missing(
+                f"{p.tool} shown called {n} time(s), expected {bound}; {len(unshown)} more "
+                "requested, but nothing shows that they ran (no span of the tool, no result "
+                f"captured): {list_steps(unshown)}",
+                details=details,
+                span_ids=span_ids(unshown),
+                step_indexes=indexes(unshown),
+            )
         if n < p.min:
             near = "; ".join(f"{where(s)}: {why}" for s, why in rejected[:3])
             return Finding.fail(
@@ -121,10 +137,11 @@ class ToolCalled(OracleCheck):
                 step_indexes=indexes(s for s, _ in rejected),
                 unseen=True,  # the calls not seen may be in spans no convention recognised
             )
-        if p.max is not None and n > p.max:
+        if p.max is not None and len(matching) > p.max:
             extra = matching[p.max :]
             return Finding.fail(
-                f"{p.tool} called {n} time(s), expected {bound}; extra: {list_steps(extra)}",
+                f"{p.tool} called {len(matching)} time(s), expected {bound}; extra: "
+                f"{list_steps(extra)}",
                 details=details,
                 span_ids=span_ids(extra),
                 step_indexes=indexes(extra),
