@@ -246,6 +246,38 @@ def cut_length(drafts: Iterable[Any], min_values: int, min_length: int, /) -> in
     their length when it is at least ``min_length``, at least ``min_values`` different texts
     (ASCII digits left out) have it and no string without a space is longer; else ``None``."""
 
+# A tool step's result rules (``mapping._tool_results``; native/python/src/results.rs).
+
+RESULT_PATTERN_WINDOW: int
+"""Characters of a text result the declared patterns see (anchored at its start)."""
+
+class ResultRules:
+    """Every file's ``tool_results``, merged: ``error_keys``, the compiled ``error_pattern``,
+    ``empty_pattern`` and ``denied_pattern`` regexes, and the functions they run with
+    (``safe_regex.match``, ``parsers.scalars.parse_string``)."""
+
+    def __init__(
+        self,
+        error_keys: list[str],
+        error_patterns: list[Any],
+        empty_patterns: list[Any],
+        denied_patterns: list[Any],
+        matcher: Callable[[Any, str], Any],
+        parse_string: Callable[[Any], str | None],
+        /,
+    ) -> None: ...
+    def judge(self, result: Any, failed: bool, /) -> tuple[str, Any] | None:
+        """``("denied", text)``, ``("error", message)`` (never when ``failed``),
+        ``("empty", None)`` or ``None``: ``ToolResultRules.judge``."""
+
+def structured(result: Any, /) -> Any:
+    """A result recorded as JSON or Python-repr text of an object or array, decoded, and a
+    one-block result's value (``unwrap_block``), until nothing changes."""
+
+def unwrap_block(result: Any, /) -> Any:
+    """The value of a result that is exactly one content block (or an MCP
+    ``CallToolResult``), else the very object."""
+
 # The registered ``tool_names`` and ``request_tool_names`` parsers (``mapping.parsers.scalars``;
 # native/python/src/tools.rs): a model call's ``tools_offered``.
 

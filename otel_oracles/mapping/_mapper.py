@@ -1322,20 +1322,19 @@ def judge_result(draft: Draft, results: ToolResultRules) -> None:
     result = f.get("result")
     if result is None:
         return
-    denial = results.denial_in(result)
-    if denial is not None:
-        mark_denied(draft, denial)
+    said = results.judge(result, draft.status == "error")
+    if said is None:
         return
-    if draft.status != "error":
-        error = results.error_in(result)
-        if error is not None:
-            draft.status = "error"
-            f.setdefault("error_message", error)
-            error_type = error_type_of(error)
-            if error_type is not None:
-                f.setdefault("error_type", error_type)
-            return
-    if results.is_empty(result):
+    what, text = said
+    if what == "denied":
+        mark_denied(draft, text)
+    elif what == "error":
+        draft.status = "error"
+        f.setdefault("error_message", text)
+        error_type = error_type_of(text)
+        if error_type is not None:
+            f.setdefault("error_type", error_type)
+    else:
         draft.attributes["result_empty"] = True
 
 

@@ -20,6 +20,7 @@ mod online;
 mod parsers;
 mod pytree;
 mod report_json;
+mod results;
 mod rules;
 mod scan;
 mod step;
@@ -52,5 +53,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     tools::register(m)?;
     report_json::register(m)?;
     evidence::register(m)?;
+    results::register(m)?;
     Ok(())
 }
