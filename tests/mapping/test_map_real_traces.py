@@ -766,13 +766,18 @@ CONTENT_IGNORES_SWITCH = frozenset(
         "langtrace-langgraph",
         "pipecat",
         "openlit-strands",
+        "logfire-openai",
+        "logfire-openai-v1",
+        "logfire-anthropic",
+        "logfire-anthropic-v1",
     }
 )
 """Sources whose tracer records messages, arguments and results whatever its content switch
 (OpenLLMetry's CrewAI instrumentation ignores ``TRACELOOP_TRACE_CONTENT``, OpenLLMetry JS's
 LangChain instrumentation ``traceContent: false``, Laminar's OpenAI Agents SDK processor
 ``LMNR_TRACE_CONTENT=false``, as does pydantic-ai's own instrumentation, which Laminar turns on
-with content; Genkit has no switch; OpenLIT's switch governs only what OpenLIT adds to
+with content; Genkit and Logfire's client instrumentations have no switch;
+OpenLIT's switch governs only what OpenLIT adds to
 Strands' spans, not Strands' own message events): the content-off capture holds everything the
 content-on one does."""
 

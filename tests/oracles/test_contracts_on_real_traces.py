@@ -552,12 +552,17 @@ CONTENT_IGNORES_SWITCH = (
     "strands-js-latest",
     "pipecat",
     "openlit-strands",
+    "logfire-openai",
+    "logfire-openai-v1",
+    "logfire-anthropic",
+    "logfire-anthropic-v1",
 )
 """The tracer records messages, arguments and results whatever its content switch
 (OpenLLMetry's CrewAI instrumentation ignores ``TRACELOOP_TRACE_CONTENT``, OpenLLMetry JS's
 LangChain instrumentation ``traceContent: false``, Laminar's OpenAI Agents SDK processor
 ``LMNR_TRACE_CONTENT=false``, as does pydantic-ai's own instrumentation, which Laminar turns on
-with content; Genkit, AgentOps and any-agent have no switch; OpenLIT's switch governs only
+with content; Genkit, AgentOps, any-agent and Logfire's client instrumentations have no
+switch; OpenLIT's switch governs only
 what OpenLIT adds to Strands' spans, and Strands' own tracing, whose redaction allow-list is
 unset, keeps its message events): content off grades as content on."""
 PREFIX_UNSHOWN = ("langgraph-mcp-openinference",)
@@ -978,6 +983,10 @@ NOTHING = (
     "openinference-litellm",
     "mlflow-gemini",
     "mlflow-bedrock",
+    "logfire-openai",
+    "logfire-openai-v1",
+    "logfire-anthropic",
+    "logfire-anthropic-v1",
 )  # content off hides tool names
 
 

@@ -110,6 +110,11 @@ RAW_LOOP_NOTES = [
 ]
 """Notes of a hand-written tool loop on a model client whose instrumentation records only
 the model calls."""
+LOGFIRE_NO_SWITCH = (
+    "**Content off:** Logfire has no content switch for its model-client instrumentations "
+    "(its scrubbing redacts values that look like secrets, not messages): the `.nocontent` "
+    "variant is the same run."
+)
 FAKE_OLLAMA = (
     "scripted fake Ollama server on 127.0.0.1 (`fake_ollama.py`, `/api/chat`, non-streaming; "
     "tool calls without ids, arguments as JSON objects)"
@@ -1316,6 +1321,46 @@ SOURCES: dict[str, dict[str, Any]] = {
                   "SDK's `OPENAI_AGENTS_TRACE_INCLUDE_SENSITIVE_DATA=false`."],
         "on": {},
         "off": {"OPENAI_AGENTS_TRACE_INCLUDE_SENSITIVE_DATA": "false"},
+    },
+    "logfire-openai": {
+        "what": "the hand-written chat-completions tool loop on the openai client, recorded by "
+        "Logfire's own OpenAI instrumentation (`logfire.instrument_openai()`, its default span "
+        "format, version 2: GenAI semantic-convention attributes beside a minimal "
+        "`request_data`; send_to_logfire=False)",
+        "packages": ["logfire", "openai"],
+        "notes": [RAW_LOOP_NOTES[0], RAW_LOOP_NOTES[1], LOGFIRE_NO_SWITCH],
+        "on": {},
+        "off": {},
+    },
+    "logfire-openai-v1": {
+        "what": "the logfire-openai loop with `logfire.instrument_openai(version=1)`: the "
+        "legacy span format, the whole request as `request_data` JSON and the reply as "
+        "`response_data` JSON",
+        "packages": ["logfire", "openai"],
+        "notes": [RAW_LOOP_NOTES[0], RAW_LOOP_NOTES[1], LOGFIRE_NO_SWITCH],
+        "on": {},
+        "off": {},
+    },
+    "logfire-anthropic": {
+        "what": "hand-written Messages API tool loop on the anthropic client, recorded by "
+        "Logfire's own Anthropic instrumentation (`logfire.instrument_anthropic()`, its default "
+        "span format, version 2; send_to_logfire=False)",
+        "packages": ["logfire", "anthropic"],
+        "driver": "fw_logfire:run_anthropic",
+        "model": FAKE_ANTHROPIC,
+        "notes": [*ANTHROPIC_NOTES, LOGFIRE_NO_SWITCH],
+        "on": {},
+        "off": {},
+    },
+    "logfire-anthropic-v1": {
+        "what": "the logfire-anthropic loop with `logfire.instrument_anthropic(version=1)`: "
+        "`request_data` / `response_data` JSON",
+        "packages": ["logfire", "anthropic"],
+        "driver": "fw_logfire:run_anthropic_v1",
+        "model": FAKE_ANTHROPIC,
+        "notes": [*ANTHROPIC_NOTES, LOGFIRE_NO_SWITCH],
+        "on": {},
+        "off": {},
     },
     "openinference-openai-agents": {
         "turn_limit": OPENAI_AGENTS_MAX_TURNS,
@@ -3940,6 +3985,10 @@ def instrument(source: str, tracer_provider: Any, logger_provider: Any) -> None:
         TLInstrumentor(use_attributes=False).instrument(
             tracer_provider=tracer_provider, logger_provider=logger_provider
         )
+    elif source in ("logfire-openai", "logfire-openai-v1"):
+        from fw_logfire import instrument_openai
+
+        instrument_openai(tracer_provider, source)
     else:
         raise SystemExit(f"unknown source {source!r}; known: {sorted(SOURCES)}")
 

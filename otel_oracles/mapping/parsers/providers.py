@@ -349,8 +349,10 @@ def parse_model_request(value: Any) -> list[Message] | None:
 def parse_model_response(value: Any) -> list[Message] | None:
     """A provider response body as output messages: OpenAI chat (``choices``), OpenAI
     Responses (``output`` items), Anthropic (``{role, content: [blocks], stop_reason}``),
-    Gemini (``candidates``), Bedrock Converse (``{output: {message}, stopReason}``) and ADK's
-    ``LlmResponse`` (``{content: {role, parts}, finish_reason}``). The finish reason travels
+    Gemini (``candidates``), Bedrock Converse (``{output: {message}, stopReason}``), ADK's
+    ``LlmResponse`` (``{content: {role, parts}, finish_reason}``) and a body holding the reply
+    under ``message`` (Ollama's chat response, Logfire's version-1 ``response_data``, whose
+    message is OpenAI's, or Anthropic's rewritten as one). The finish reason travels
     on the message (``finish_reason``). A list of such bodies (the OpenAI Agents SDK's
     generation output when the model call streamed: ``[response.model_dump()]``, the response
     it assembled from the chunks, where an unstreamed call has ``[message.model_dump()]``) is
@@ -378,6 +380,12 @@ def parse_model_response(value: Any) -> list[Message] | None:
         return [_response_message(value["content"], value)]
     if "content" in value or "parts" in value:
         return [_response_message(value, value)]
+    message = value.get("message")
+    if isinstance(message, dict) and ("content" in message or "tool_calls" in message):
+        # The reply under "message" beside the body's own keys: Ollama's /api/chat response,
+        # Logfire's version-1 `response_data` ({"message": ..., "usage": ...}).
+        holder = message if any(k in message for k in _FINISH_KEYS) else value
+        return [_response_message(message, holder)]
     return None
 
 
@@ -436,6 +444,33 @@ def _item_messages(items: list[Any], output: bool) -> list[Message]:
     return out
 
 
+def parse_wrapped_input_arguments(value: Any) -> Any:
+    """Messages whose tool calls carry the arguments wrapped as ``{"input": <arguments>}``,
+    with the arguments themselves: Logfire's version-1 ``response_data`` rewrites an Anthropic
+    ``tool_use`` block as an OpenAI tool call whose arguments are the block dumped with only
+    its ``input`` key (``block.model_dump_json(include={'input'})``), so every call is wrapped
+    once, whatever the tool's parameters (a tool whose one parameter is ``input`` too). A call
+    whose arguments are not such an object is left as it is (nothing is guessed). Anything
+    that is not a list of messages is returned unchanged."""
+    if not isinstance(value, list):
+        return value
+    out = []
+    for message in value:
+        if not isinstance(message, dict) or not isinstance(message.get("parts"), list):
+            out.append(message)
+            continue
+        parts = [
+            {**part, "arguments": part["arguments"]["input"]}
+            if part.get("type") == "tool_call"
+            and isinstance(part.get("arguments"), dict)
+            and part["arguments"].keys() == {"input"}
+            else part
+            for part in message["parts"]
+        ]
+        out.append({**message, "parts": parts})
+    return out
+
+
 def parse_provider_roles(value: Any) -> Any:
     """Messages already in the GenAI shape whose roles are a provider's own names (Gemini's
     ``model`` for the model's turns, which OpenInference's google-genai instrumentor writes
@@ -462,5 +497,6 @@ PARSERS: Mapping[str, Parser] = {
     "response_bodies": parse_response_bodies,
     "block_value": parse_block_value,
     "envelope_content": parse_envelope_content,
+    "wrapped_input_arguments": parse_wrapped_input_arguments,
 }
 """Registered names (as written in YAML ``parse:``) -> parser."""
