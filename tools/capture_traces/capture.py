@@ -1415,6 +1415,27 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
+    "agentops-openai": {
+        "what": "the hand-written chat-completions tool loop on the openai client written as "
+        "AgentOps' decorators ask (the run an `@agent` function, each tool a `@tool` function; "
+        "g_handoff: a triage agent whose `transfer_to_research_agent` tool runs a research "
+        "agent, decorated_loop.py), the model calls recorded by AgentOps' OpenAI provider "
+        "instrumentation (agentops.init(), under its session span), sent to the capture's "
+        "sink as agentops-openai-agents",
+        "packages": ["agentops", "openai"],
+        "driver": "fw_agentops:run_openai",
+        "sink": True,
+        "tool_spans": True,
+        "handoff_via": "the `transfer_to_research_agent {}` tool, whose span holds the research "
+        "agent's span",
+        "notes": ["**Tool failures:** the tool raises; AgentOps ends the tool span with status "
+                  "ERROR, and the loop sends the model `{\"error\": \"SearchBackendError: "
+                  "...\"}`.",
+                  "**Content off:** `TRACELOOP_TRACE_CONTENT=false`, which AgentOps' OpenAI "
+                  "provider instrumentation reads (its decorators have no switch)."],
+        "on": {"TRACELOOP_TRACE_CONTENT": "true"},
+        "off": {"TRACELOOP_TRACE_CONTENT": "false"},
+    },
     "openinference-mcp": {
         "what": "OpenAI Agents SDK (chat-completions model on the fake server, a native handoff "
         "for g_handoff) whose tools live on a real MCP server subprocess over stdio "

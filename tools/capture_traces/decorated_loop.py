@@ -108,3 +108,20 @@ def run_decorated(
     if answer != scenario.turns[-1]:
         raise RuntimeError(f"final answer {answer!r} is not the script's")
     return answer
+
+
+def run_on_openai(
+    scenario: Scenario,
+    tools: Tools,
+    executed: list[str],
+    agent: Callable[[str], Decorator],
+    tool: Callable[[str], Decorator],
+) -> str:
+    """``run_decorated`` on a plain ``openai`` client pointed at the scripted server, for the
+    SDKs that record the client themselves (AgentOps, Laminar, Langtrace)."""
+    import openai
+    from fake_openai import FakeOpenAI
+
+    with FakeOpenAI(scenario) as base_url:
+        client = openai.OpenAI(base_url=base_url, api_key="capture-not-a-key")
+        return run_decorated(scenario, client, tools, executed, agent, tool)

@@ -97,3 +97,26 @@ def run_openai_agents(
         run_app(scenario, tools, executed)
     finally:
         finish(agentops)
+
+
+def run_openai(
+    scenario: Scenario, endpoint: str, tools: Tools, executed: list[str], *, content: bool
+) -> None:
+    """The decorated chat-completions loop (``decorated_loop.py``) on the ``openai`` client:
+    the run an ``@agent`` function, each tool a ``@tool`` function (AgentOps' own
+    decorators), the model calls recorded by AgentOps' OpenAI provider instrumentation, which
+    is on when no agent framework is installed (``agentops-openai``)."""
+    agentops = init_agentops(endpoint)
+    from agentops.sdk.decorators import agent, tool
+    from decorated_loop import run_on_openai
+
+    try:
+        run_on_openai(
+            scenario,
+            tools,
+            executed,
+            agent=lambda name: agent(name=name),
+            tool=lambda name: tool(name=name),
+        )
+    finally:
+        finish(agentops)
