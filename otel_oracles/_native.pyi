@@ -342,8 +342,11 @@ class RuleTable:
     def select(
         self, spans: Sequence[SpanRecord], children: dict[str, list[SpanRecord]], /
     ) -> list[int]:
-        """Per span, the number of the first rule whose match holds, or -1. Exceptions
-        raised by ``search`` (a regex over its time budget) propagate."""
+        """Per span, the number of the first rule whose match holds, or -1. ``children``
+        (span id -> direct children) serves ``child`` conditions; a ``parent`` condition
+        (``("parent", (all, any), None)``) looks the span's ``parent_span_id`` up among
+        ``spans`` and fails for a root or a parent not among them. Exceptions raised by
+        ``search`` (a regex over its time budget) propagate."""
     @property
     def remembered_texts(self) -> int:
         """Distinct texts whose regex answers the table remembers now."""

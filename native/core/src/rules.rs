@@ -3,7 +3,7 @@
 //! The conventions' YAML is read, validated and compiled in Python (error messages, plug-in
 //! parsers); what reaches the core is plain data: per rule, in priority order, its match
 //! (`all` and `any` conditions on attributes, span name, span kind, instrumentation scope,
-//! status, direct children). [`RuleTable::select`] evaluates it per span over any
+//! status, direct children, the direct parent). [`RuleTable::select`] evaluates it per span over any
 //! [`SpanAccess`] and returns the first rule whose match holds.
 //!
 //! Regular expressions keep one meaning, Python's: conventions are written in Python's `re`
@@ -25,8 +25,9 @@
 //! narrowing only drops rules whose match cannot hold, so the outcome is the walk's.
 //!
 //! Work per span is bounded by the table: every condition is evaluated at most once per rule,
-//! and a child condition looks at the span's direct children only (a child's own child
-//! conditions see no children), so a trace costs at most rules x conditions x spans tests.
+//! a child condition looks at the span's direct children only (a child's own child
+//! conditions see no children) and a parent condition at its direct parent only (seen
+//! without parent or children), so a trace costs at most rules x conditions x spans tests.
 
 use std::collections::HashMap;
 
@@ -61,6 +62,17 @@ pub enum Condition {
     Status(i64),
     /// At least one direct child span satisfies this match.
     Child(Box<Match>),
+    /// The direct parent span, in the same trace, satisfies this match. A span without one
+    /// (a root, or a span whose parent never arrived) never does: the rule fails closed.
+    Parent(Box<Match>),
+}
+
+impl Condition {
+    /// Whether the condition looks at another span (a child or the parent): tested after
+    /// the conditions on the span itself, and never a run's lead condition.
+    fn related(&self) -> bool {
+        matches!(self, Condition::Child(_) | Condition::Parent(_))
+    }
 }
 
 /// All of `all` and, when `any` is not empty, at least one of `any`.
@@ -114,6 +126,9 @@ pub trait SpanAccess: Sized {
     fn child_count(&self) -> Result<usize, Self::Error>;
     /// Access to child `index` (`< child_count()`), itself seen without children.
     fn child(&self, index: usize) -> Result<Self, Self::Error>;
+    /// Access to the direct parent span when it is in the trace, itself seen without parent
+    /// and children; `None` for a root or a parent that is not in the trace.
+    fn parent(&self) -> Result<Option<Self>, Self::Error>;
     /// Which of the table's `keys` attribute keys the span has, as a bit set (key `k` is
     /// bit `k % 64` of `present[k / 64]`, which arrives zeroed), when the access can list
     /// them cheaply: then `true`. The default, `false`, narrows nothing by attributes.
@@ -459,7 +474,9 @@ impl RuleTable {
                 {
                     return Err(format!("regex {rx} out of range"))
                 }
-                Condition::Child(nested) => self.check(nested, depth + 1)?,
+                Condition::Child(nested) | Condition::Parent(nested) => {
+                    self.check(nested, depth + 1)?
+                }
                 _ => {}
             }
         }
@@ -609,9 +626,10 @@ impl RuleTable {
     }
 }
 
-/// The condition a match tests first (`outcome` leaves child conditions to the end).
+/// The condition a match tests first (`outcome` leaves child and parent conditions to the
+/// end).
 fn lead(m: &Match) -> Option<&Condition> {
-    m.all.first().filter(|c| !matches!(c, Condition::Child(_)))
+    m.all.first().filter(|c| !c.related())
 }
 
 /// Whether a match holds, and when not, whether its lead condition was the one that failed.
@@ -626,7 +644,7 @@ pub const MAX_CHILD_DEPTH: usize = 8;
 
 /// Whether a match holds, telling a failure of its lead condition apart. Cheap tests
 /// first: `all` conditions on the span itself, then `any`, then the `all` conditions on
-/// children (the outcome is that of the conditions in any order).
+/// children and the parent (the outcome is that of the conditions in any order).
 fn outcome<S: SpanAccess>(
     m: &Match,
     span: &S,
@@ -636,8 +654,7 @@ fn outcome<S: SpanAccess>(
     memo: &mut RegexMemo,
 ) -> Result<Outcome, S::Error> {
     for (position, cond) in m.all.iter().enumerate() {
-        if !matches!(cond, Condition::Child(_)) && !holds(cond, span, plans, rows, searcher, memo)?
-        {
+        if !cond.related() && !holds(cond, span, plans, rows, searcher, memo)? {
             return Ok(if position == 0 {
                 Outcome::LeadFails
             } else {
@@ -658,7 +675,7 @@ fn outcome<S: SpanAccess>(
         }
     }
     for cond in &m.all {
-        if matches!(cond, Condition::Child(_)) && !holds(cond, span, plans, rows, searcher, memo)? {
+        if cond.related() && !holds(cond, span, plans, rows, searcher, memo)? {
             return Ok(Outcome::Fails);
         }
     }
@@ -756,6 +773,16 @@ fn holds<S: SpanAccess>(
             }
             Ok(false)
         }
+        Condition::Parent(nested) => {
+            let Some(parent) = span.parent()? else {
+                return Ok(false);
+            };
+            let rows = &mut Rows::default();
+            Ok(matches!(
+                outcome(nested, &parent, plans, rows, searcher, memo)?,
+                Outcome::Holds
+            ))
+        }
     }
 }
 
@@ -772,6 +799,7 @@ mod tests {
         status: i64,
         attrs: Vec<(u32, Option<String>)>,
         children: Vec<Span>,
+        parent: Option<Box<Span>>,
         opaque_name: bool,
         /// Whether `present_keys` lists the attributes (else the table walks every rule).
         lists_keys: bool,
@@ -815,7 +843,15 @@ mod tests {
         fn child(&self, index: usize) -> Result<Self, String> {
             let mut child = self.children.get(index).cloned().ok_or("no child")?;
             child.children.clear();
+            child.parent = None;
             Ok(child)
+        }
+        fn parent(&self) -> Result<Option<Self>, String> {
+            Ok(self.parent.as_deref().map(|parent| Span {
+                children: Vec::new(),
+                parent: None,
+                ..parent.clone()
+            }))
         }
         fn present_keys(&self, keys: usize, present: &mut [u64]) -> Result<bool, String> {
             if !self.lists_keys {
@@ -1056,6 +1092,49 @@ mod tests {
             ..Span::default()
         };
         assert_eq!(select(&table, &without, &mut n), Ok(None));
+    }
+
+    #[test]
+    fn parent_conditions_see_the_direct_parent_only() {
+        let under_agent = all(vec![attr(0, AttrTest::EqualsText(vec!["AGENT".into()]))]);
+        let rules = vec![
+            all(vec![
+                Condition::Parent(Box::new(under_agent.clone())),
+                attr(1, AttrTest::Exists(true)),
+            ]),
+            all(vec![Condition::Parent(Box::new(all(vec![
+                Condition::Parent(Box::new(under_agent)),
+            ])))]),
+        ];
+        let table = RuleTable::new(rules, keys(2), asked(0), 0).unwrap();
+        let mut n = needles(&[]);
+        let agent = Span {
+            attrs: vec![text(0, "AGENT")],
+            ..Span::default()
+        };
+        let chain = Span {
+            attrs: vec![text(0, "CHAIN")],
+            parent: Some(Box::new(agent.clone())),
+            ..Span::default()
+        };
+        let llm = |parent: Option<&Span>| Span {
+            attrs: vec![(1, None)],
+            parent: parent.map(|p| Box::new(p.clone())),
+            ..Span::default()
+        };
+        // Directly under the agent: the rule holds.
+        assert_eq!(select(&table, &llm(Some(&agent)), &mut n), Ok(Some(0)));
+        // Under a step span under the agent: the parent is the step; a grandparent test
+        // sees no parent of the parent, so neither rule holds.
+        assert_eq!(select(&table, &llm(Some(&chain)), &mut n), Ok(None));
+        // A root, or a span whose parent is not in the trace: fails closed.
+        assert_eq!(select(&table, &llm(None), &mut n), Ok(None));
+        // The parent's own conditions are on the parent, not on the span.
+        let agent_itself = Span {
+            attrs: vec![text(0, "AGENT"), (1, None)],
+            ..Span::default()
+        };
+        assert_eq!(select(&table, &agent_itself, &mut n), Ok(None));
     }
 
     #[test]

@@ -21,6 +21,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFrozenSet, PyInt, PyList, PyString, PyTuple};
 use std::cell::{OnceCell, RefCell};
+use std::collections::HashMap;
 
 use crate::fields::{origin, Origin, RawReader};
 
@@ -83,6 +84,38 @@ struct Names<'py> {
     status_code: Bound<'py, PyString>,
     attributes: Bound<'py, PyString>,
     span_id: Bound<'py, PyString>,
+    parent_span_id: Bound<'py, PyString>,
+}
+
+/// The spans of the trace being selected, for parent conditions: by span id (the first span
+/// of an id), indexed on the first parent lookup, so a table without parent conditions
+/// never builds it.
+struct Family<'py> {
+    spans: Vec<Bound<'py, PyAny>>,
+    by_id: OnceCell<HashMap<String, usize>>,
+}
+
+impl<'py> Family<'py> {
+    /// The span whose id is `span_id`, if the trace holds one.
+    fn span(&self, names: &Names<'py>, span_id: &str) -> PyResult<Option<&Bound<'py, PyAny>>> {
+        if self.by_id.get().is_none() {
+            let mut by_id = HashMap::with_capacity(self.spans.len());
+            for (index, span) in self.spans.iter().enumerate() {
+                let id = span.getattr(&names.span_id)?;
+                if let Ok(id) = id.cast::<PyString>() {
+                    if let Ok(id) = id.to_str() {
+                        by_id.entry(id.to_owned()).or_insert(index);
+                    }
+                }
+            }
+            let _ = self.by_id.set(by_id);
+        }
+        Ok(self
+            .by_id
+            .get()
+            .and_then(|by_id| by_id.get(span_id))
+            .and_then(|&index| self.spans.get(index)))
+    }
 }
 
 /// A span's attributes under the table's keys: (key number, value) pairs.
@@ -96,8 +129,10 @@ struct PySpan<'a, 'py> {
     attributes: Bound<'py, PyAny>,
     /// `Some` when the attributes are a plain `dict` (the fast path), else any mapping.
     dict: Option<Bound<'py, PyDict>>,
-    /// `trace.children`, or `None` for a child (seen without children).
+    /// `trace.children`, or `None` for a child or parent (seen without children).
     children: Option<&'a Bound<'py, PyDict>>,
+    /// The trace's spans, or `None` for a child or parent (seen without parent).
+    family: Option<&'a Family<'py>>,
     name: OnceCell<Bound<'py, PyAny>>,
     scope: OnceCell<Bound<'py, PyAny>>,
     kind: OnceCell<i64>,
@@ -116,6 +151,7 @@ impl<'a, 'py> PySpan<'a, 'py> {
         names: &'a Names<'py>,
         span: Bound<'py, PyAny>,
         children: Option<&'a Bound<'py, PyDict>>,
+        family: Option<&'a Family<'py>>,
     ) -> PyResult<Self> {
         let attributes = span.getattr(&names.attributes)?;
         let dict = attributes.cast::<PyDict>().ok().cloned();
@@ -126,6 +162,7 @@ impl<'a, 'py> PySpan<'a, 'py> {
             attributes,
             dict,
             children,
+            family,
             name: OnceCell::new(),
             scope: OnceCell::new(),
             kind: OnceCell::new(),
@@ -318,7 +355,35 @@ impl<'py> SpanAccess for PySpan<'_, 'py> {
         let Some(list) = self.children()? else {
             return Err(PyValueError::new_err("span has no children"));
         };
-        PySpan::new(self.table, self.names, list.get_item(index)?, None)
+        PySpan::new(self.table, self.names, list.get_item(index)?, None, None)
+    }
+
+    /// The span of the trace whose id is this span's `parent_span_id` (a `str`); none for a
+    /// root (an empty or missing id) or an id no span of the trace has.
+    fn parent(&self) -> PyResult<Option<Self>> {
+        let Some(family) = self.family else {
+            return Ok(None);
+        };
+        let parent_id = self.span.getattr(&self.names.parent_span_id)?;
+        let Ok(parent_id) = parent_id.cast::<PyString>() else {
+            return Ok(None);
+        };
+        let Ok(parent_id) = parent_id.to_str() else {
+            return Ok(None);
+        };
+        if parent_id.is_empty() {
+            return Ok(None);
+        }
+        match family.span(self.names, parent_id)? {
+            Some(parent) => Ok(Some(PySpan::new(
+                self.table,
+                self.names,
+                parent.clone(),
+                None,
+                None,
+            )?)),
+            None => Ok(None),
+        }
     }
 
     /// From one pass over a plain `dict` of `str` keys (a span has a few tens of
@@ -411,6 +476,7 @@ fn condition(item: &Bound<'_, PyAny>, depth: usize) -> PyResult<Condition> {
         "kinds" => Condition::Kinds(a.extract()?),
         "status" => Condition::Status(a.extract()?),
         "child" => Condition::Child(Box::new(match_of(&a, depth + 1)?)),
+        "parent" => Condition::Parent(Box::new(match_of(&a, depth + 1)?)),
         other => {
             return Err(PyValueError::new_err(format!(
                 "unknown condition {other:?}"
@@ -518,7 +584,8 @@ impl RuleTable {
     }
 
     /// Per span of `spans`, the number of the first rule it matches, or -1. `children` is
-    /// `Trace.children` (span id -> direct children), read by child conditions only.
+    /// `Trace.children` (span id -> direct children), read by child conditions only; parent
+    /// conditions look a span's `parent_span_id` up among `spans` (their `span_id`s).
     fn select(&self, spans: &Bound<'_, PyAny>, children: &Bound<'_, PyDict>) -> PyResult<Vec<i64>> {
         let py = spans.py();
         let names = Names {
@@ -528,6 +595,11 @@ impl RuleTable {
             status_code: PyString::intern(py, "status_code"),
             attributes: PyString::intern(py, "attributes"),
             span_id: PyString::intern(py, "span_id"),
+            parent_span_id: PyString::intern(py, "parent_span_id"),
+        };
+        let family = Family {
+            spans: spans.try_iter()?.collect::<PyResult<Vec<_>>>()?,
+            by_id: OnceCell::new(),
         };
         let mut searcher = PySearcher {
             py,
@@ -547,8 +619,8 @@ impl RuleTable {
             None => &mut own,
         };
         let mut out = Vec::new();
-        for span in spans.try_iter()? {
-            let span = PySpan::new(self, &names, span?, Some(children))?;
+        for span in &family.spans {
+            let span = PySpan::new(self, &names, span.clone(), Some(children), Some(&family))?;
             let index = self.table.select(&span, &mut searcher, memo)?;
             out.push(index.map_or(-1, |i| i64::try_from(i).unwrap_or(-1)));
         }
