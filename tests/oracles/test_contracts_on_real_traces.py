@@ -292,6 +292,7 @@ TOOL_SPANS = (
     "openllmetry-openai-agents-stream",
     "laminar-langgraph",
     "laminar-openai-agents",
+    "laminar-openai",
     "laminar-pydantic-ai",
     "openinference-openai-agents",
     "openinference-openai-agents-stream",
@@ -460,6 +461,7 @@ ARGUMENTS_WITHOUT_CONTENT = (
     "pipecat-openinference",
     "beeai-js-openinference",
     "ag2-openinference",
+    "laminar-openai",
 )
 """The tracer records tool arguments whatever its content switch: with content off the checks
 that read arguments only (the coding checks replay the file edits and commands) keep their
@@ -468,7 +470,9 @@ unmasked); those that read results or the answer do not (ADK for Go and OpenInfe
 Pipecat instrumentation keep the tool results too, but their switches hide the model's
 messages, so the answer is missing). OpenInference's BeeAI instrumentation for JavaScript keeps
 ``tool.parameters`` and the event context (``metadata``, the model's call in it), and its
-answer too (``ANSWER_WITHOUT_CONTENT``)."""
+answer too (``ANSWER_WITHOUT_CONTENT``). Laminar's ``@observe(span_type="TOOL")`` functions
+keep their arguments and results under ``LMNR_TRACE_CONTENT=false``, which hides the model
+calls' messages, and with them the answer."""
 ARGUMENT_CHECKS = {"coding-agent": CONTENT_CHECKS["coding-agent"]}
 REQUESTS_WITHOUT_CONTENT = (
     "openlit-langchain-retriever",
@@ -715,6 +719,7 @@ PARALLEL_RUN_IN_TURN = (
     "koog",  # the single-run strategy's tool node runs a turn's calls one by one
     "vercel-ai-sdk-5-latest",
     "pipecat-openinference",  # a TOOL span is opened and closed at its result frame
+    "laminar-openai",  # the app's own loop, one by one
 )
 """The framework ran the two searches of ``l_parallel_failures``' one turn one after the other
 in the content-off capture (ADK, Agno, smolagents, AG2 and AutoGen always; LangGraph's thread
@@ -913,13 +918,15 @@ instrumentor a nameless span per tool-calls node; MLflow's CrewAI autolog none):
 are read from the model's messages, so content off hides them and every check is missing
 evidence except seeing the agent spans themselves (and the transfer,
 ``HANDOFF_BY_NESTING``)."""
-AGENTS_NOT_RECORDED = ("langtrace-langgraph",)
+AGENTS_NOT_RECORDED = ("langtrace-langgraph", "laminar-openai")
 """No span records an agent, a graph run or a tool (Langtrace patches LangChain's model and
 runnable classes and LangGraph's graph builder, not the graph's run or its tools): every tool
 call, the ``transfer_to_research_agent`` handoff among them, is one of the model's requests.
 The agent spans and the required transfer are missing evidence; the run's tool sequence is
 seen (``research-searches`` ignores the transfer tool). Its LangChain spans record messages
-whatever ``TRACE_PROMPT_COMPLETION_DATA`` says (``CONTENT_IGNORES_SWITCH``)."""
+whatever ``TRACE_PROMPT_COMPLETION_DATA`` says (``CONTENT_IGNORES_SWITCH``). Laminar has no
+agent span type: an app's agents are ``@observe()`` functions, spans that only group the work
+inside them (the research agent's search inside the transfer tool's span is seen)."""
 RESULTS_UNSEEN = ("langtrace-dspy",)
 """No span records a tool's run (Langtrace's DSPy instrumentation records module calls, and a
 ReAct step's prediction names the tool and its arguments whatever the content switch): tool
@@ -992,6 +999,7 @@ NOTHING = (
     "openinference-litellm",
     "mlflow-gemini",
     "mlflow-bedrock",
+    "langtrace-openai",
     "logfire-openai",
     "logfire-openai-v1",
     "logfire-anthropic",

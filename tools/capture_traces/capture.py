@@ -2106,6 +2106,39 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {"TRACE_PROMPT_COMPLETION_DATA": "false"},
     },
+    "laminar-openai": {
+        "what": "the hand-written chat-completions tool loop on the openai client written as "
+        "Laminar's documentation shows (the run an `@observe()` function, each tool an "
+        "`@observe(span_type=\"TOOL\")` function; g_handoff: a triage agent whose "
+        "`transfer_to_research_agent` tool runs a research agent, decorated_loop.py), the "
+        "model calls recorded by Laminar's OpenAI client instrumentation (`lmnr`: "
+        "Laminar.initialize, its OTLP/HTTP exporter pointed at the capture's sink)",
+        "packages": ["lmnr", "openai"],
+        "driver": "fw_laminar:run_openai",
+        "sink": True,
+        "tool_spans": True,
+        "handoff_via": "the `transfer_to_research_agent {}` tool, whose span holds the research "
+        "agent's span",
+        "notes": ["**Tool failures:** the tool raises; Laminar ends the tool span with status "
+                  "ERROR and an `exception` event, and the loop sends the model "
+                  "`{\"error\": \"SearchBackendError: ...\"}`.",
+                  "**Content off:** `LMNR_TRACE_CONTENT=false`."],
+        "on": {"LMNR_TRACE_CONTENT": "true"},
+        "off": {"LMNR_TRACE_CONTENT": "false"},
+    },
+    "langtrace-openai": {
+        "what": "the hand-written chat-completions tool loop on the openai client inside "
+        "Langtrace's root span (`with_langtrace_root_span()`; Langtrace has no agent or tool "
+        "decorator), the model calls recorded by Langtrace's OpenAI instrumentation "
+        "(langtrace.init(), the SDK's OTLP/HTTP exporter on the capture's sink)",
+        "packages": ["langtrace-python-sdk", "openai"],
+        "driver": "fw_langtrace:run_openai",
+        "sink": True,
+        "notes": [RAW_LOOP_NOTES[0],
+                  "**Content off:** `TRACE_PROMPT_COMPLETION_DATA=false`."],
+        "on": {},
+        "off": {"TRACE_PROMPT_COMPLETION_DATA": "false"},
+    },
     "crewai-openinference": {
         "turn_limit": CREWAI_MAX_ITER,
         "what": "CrewAI (an Agent with @tool tools, a Task, a Crew; CrewAI's LLM through "

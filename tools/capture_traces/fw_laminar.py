@@ -99,3 +99,26 @@ def run_crewai(
     from fw_crewai import run_crew
 
     traced(endpoint, lambda: run_crew(scenario, tools, executed))
+
+
+def run_openai(
+    scenario: Scenario, endpoint: str, tools: Tools, executed: list[str], *, content: bool
+) -> None:
+    """The decorated chat-completions loop (``decorated_loop.py``) on the ``openai`` client,
+    written as Laminar's documentation shows (``laminar-openai``): the run an ``@observe()``
+    function, each tool an ``@observe(span_type="TOOL")`` function, the model calls recorded
+    by Laminar's OpenAI client instrumentation."""
+
+    def app() -> None:
+        from decorated_loop import run_on_openai
+        from lmnr import observe
+
+        run_on_openai(
+            scenario,
+            tools,
+            executed,
+            agent=lambda name: observe(name=name),
+            tool=lambda name: observe(name=name, span_type="TOOL"),
+        )
+
+    traced(endpoint, app)

@@ -95,3 +95,20 @@ def run_dspy(
 
     in_root_span(run_react)(scenario, tools, executed, engine="litellm")
     provider.force_flush()
+
+
+def run_openai(
+    scenario: Scenario, endpoint: str, tools: Tools, executed: list[str], *, content: bool
+) -> None:
+    """The chat-completions tool loop of the raw sources (``decorated_loop.py`` with no
+    decorators: Langtrace has none for agents or tools) on the ``openai`` client inside
+    Langtrace's root span, the model calls recorded by its OpenAI instrumentation
+    (``langtrace-openai``)."""
+    provider = init(endpoint)
+    from decorated_loop import run_on_openai
+
+    def undecorated(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        return lambda function: function
+
+    in_root_span(run_on_openai)(scenario, tools, executed, undecorated, undecorated)
+    provider.force_flush()
