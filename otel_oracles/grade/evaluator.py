@@ -28,8 +28,9 @@ from otel_oracles.model.result import (
     OracleResult,
     Outcome,
     Verdict,
-    count_outcomes,
     trusted_result,
+    trusted_verdict,
+    verdict_tally,
 )
 from otel_oracles.model.step import Trajectory
 from otel_oracles.replay import replayed_files, replayed_workspace
@@ -178,6 +179,39 @@ def _plain_finding(
     return type(used) is int
 
 
+_NONE = type(None)
+
+
+def _plain_verdict(
+    contract: Contract, subject: object, trajectory: Trajectory, results: list[OracleResult]
+) -> bool:
+    """Whether the values a verdict copies are exactly of its fields' types, so that
+    validating it could change nothing but copy the results list: the contract's (a
+    validated model, but one built by ``model_construct`` is not), the subject and the
+    trajectory's four names (a ``Trajectory`` is a plain record, and one built by
+    ``from_normalized`` holds what it was given), and the results (``OracleResult``
+    itself; validation keeps instances as they are, converts anything else). Anything
+    else is validated: a ``str`` subclass made ``str``, a wrong type refused, as always."""
+    if (
+        type(contract.id) is not str
+        or type(contract.version) is not int
+        or type(contract.content_hash) is not str
+        or type(contract.name) is not str
+        or type(subject) is not str
+    ):
+        return False
+    for name in (
+        trajectory.trace_id,
+        trajectory.root_span_id,
+        trajectory.root_name,
+        trajectory.agent_name,
+    ):
+        kind = type(name)
+        if kind is not str and kind is not _NONE:
+            return False
+    return all(type(result) is OracleResult for result in results)
+
+
 def run_compiled(check: CompiledCheck, ctx: GradeContext) -> OracleResult:
     """One compiled check on ``ctx``: its result, never an exception (except the lazy
     replay's own failure, which makes the whole verdict a replay error, and
@@ -238,8 +272,13 @@ def run_compiled(check: CompiledCheck, ctx: GradeContext) -> OracleResult:
     step_indexes = finding.step_indexes
     used = finding.used
     fields = check.result_fields
-    if fields["layer"] in _LAYERS and _plain_finding(
-        message, details, span_ids, step_indexes, used
+    contract_id = contract.id
+    contract_version = contract.version
+    if (
+        fields["layer"] in _LAYERS
+        and type(contract_id) is str  # (a contract built by ``model_construct`` may hold
+        and type(contract_version) is int  # anything: such a one is validated)
+        and _plain_finding(message, details, span_ids, step_indexes, used)
     ):
         # The per-check fields come from the validated contract and the finding's values
         # were just type-checked: nothing to validate. The containers are copied, as
@@ -258,8 +297,8 @@ def run_compiled(check: CompiledCheck, ctx: GradeContext) -> OracleResult:
             used,
             fields["budget"],
             fields["why"],
-            contract.id,
-            contract.version,
+            contract_id,
+            contract_version,
             _clock() - start,
         )
     result: OracleResult = _new_result(
@@ -272,8 +311,8 @@ def run_compiled(check: CompiledCheck, ctx: GradeContext) -> OracleResult:
             "span_ids": span_ids,
             "step_indexes": step_indexes,
             "used": used,
-            "contract_id": contract.id,
-            "contract_version": contract.version,
+            "contract_id": contract_id,
+            "contract_version": contract_version,
             "duration_ns": _clock() - start,
         }
     )
@@ -385,20 +424,41 @@ def grade(
             )
         ]
     results.extend(trace_complete(contract, trajectory))
+    passed, counts = verdict_tally(results)
+    subject = trajectory.trace_id or trajectory.source or "<trajectory>"
+    if _plain_verdict(contract, subject, trajectory, results):
+        # Every value is of its field's exact type (the contract's were validated, the
+        # trajectory's were just checked): nothing to validate. ``results`` is this call's
+        # own list, as validation's copy of it would be.
+        return trusted_verdict(
+            contract.id,
+            contract.version,
+            contract.content_hash,
+            contract.name,
+            subject,
+            trajectory.trace_id,
+            trajectory.root_span_id,
+            trajectory.root_name,
+            trajectory.agent_name,
+            passed,
+            results,
+            counts,
+            _clock() - start,
+        )
     verdict: Verdict = _new_verdict(
         {
             "contract_id": contract.id,
             "contract_version": contract.version,
             "contract_hash": contract.content_hash,
             "contract_name": contract.name,
-            "subject": trajectory.trace_id or trajectory.source or "<trajectory>",
+            "subject": subject,
             "trace_id": trajectory.trace_id,
             "root_span_id": trajectory.root_span_id,
             "root_name": trajectory.root_name,
             "agent_name": trajectory.agent_name,
-            "passed": all(r.passed for r in results),
+            "passed": passed,
             "results": results,
-            "counts": count_outcomes(results),
+            "counts": counts,
             "duration_ns": _clock() - start,
         }
     )

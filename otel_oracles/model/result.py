@@ -57,32 +57,46 @@ class OracleResult(BaseModel):
     duration_ns: int = 0
 
 
-def _result_state() -> dict[str, Any] | None:
-    """Pydantic's pickle state of a validated ``OracleResult`` holding every field (the
-    template ``trusted_result`` builds from), or ``None`` where the state does not have the
-    form ``trusted_result`` relies on (then it validates)."""
-    given = OracleResult(oracle_type="x", name="x", outcome=Outcome.PASS, passed=True, message="")
-    state = OracleResult.model_validate(given.model_dump()).__getstate__()  # every field given
-    if not isinstance(state, dict) or set(state) != {
-        "__dict__",
-        "__pydantic_extra__",
-        "__pydantic_fields_set__",
-        "__pydantic_private__",
-    }:
-        return None
-    if list(state["__dict__"]) != list(OracleResult.model_fields):
-        return None
-    if state["__pydantic_fields_set__"] != set(OracleResult.model_fields):
-        return None
+_SLOTS = ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")
+"""What pydantic keeps of a model instance: ``BaseModel``'s slots, which its pickle state
+(``__getstate__``/``__setstate__``) holds, as the trusted constructors below fill them."""
+
+_set = object.__setattr__
+_new_instance = object.__new__
+
+
+def _builds_as_validation(sample: BaseModel) -> bool:
+    """Whether the trusted constructors build ``sample``'s model as validation does: pydantic
+    keeps an instance in exactly ``_SLOTS`` (its pickle state names them all), validation of
+    every field leaves the field values in field order, every field in the fields set and
+    no extra or private values, and an instance given those four (as ``__setstate__`` and
+    ``model_construct`` give them, by ``object.__setattr__``) is equal to the validated one
+    in all four. Checked once per model at import; where it does not hold (another pydantic
+    version), the constructors validate."""
+    model = type(sample)
+    valid = model.model_validate(sample.model_dump())  # every field given
+    state = valid.__getstate__()
+    if BaseModel.__slots__ != _SLOTS or not isinstance(state, dict) or set(state) != set(_SLOTS):
+        return False
+    if list(state["__dict__"]) != list(model.model_fields):
+        return False
+    if state["__pydantic_fields_set__"] != set(model.model_fields):
+        return False
     if state["__pydantic_extra__"] is not None or state["__pydantic_private__"] is not None:
-        return None
-    return {**state, "__dict__": None, "__pydantic_fields_set__": None}
+        return False
+    built = _new_instance(model)
+    _set(built, "__dict__", dict(valid.__dict__))
+    _set(built, "__pydantic_fields_set__", set(model.model_fields))
+    _set(built, "__pydantic_extra__", None)
+    _set(built, "__pydantic_private__", None)
+    return built == valid and built.__getstate__() == state
 
 
-_STATE = _result_state()
+_TRUSTED = _builds_as_validation(
+    OracleResult(oracle_type="x", name="x", outcome=Outcome.PASS, passed=True, message="")
+)
 _ALL_FIELDS = frozenset(OracleResult.model_fields)
 _new_result = OracleResult.__pydantic_validator__.validate_python
-_new_instance = OracleResult.__new__
 
 
 def trusted_result(
@@ -111,15 +125,14 @@ def trusted_result(
     Validating costs ~26 k instructions a result, more than half of what the evaluator
     spends on a check; ``model_construct`` (Python, a loop over the fields) and
     ``model_copy(update=...)`` of a template (Python, three ``copy`` calls) measured slower
-    still. This goes through pydantic's own pickle protocol instead, as ``copy`` and
-    ``pickle`` rebuild a model: a new instance given, by ``__setstate__``, the state
-    ``__getstate__`` returns for a validated result, with the field values swapped in (in
-    field order) and a fresh set of the fields given, which is every field, as validation
-    of a full result leaves it. The result is the object validation makes: same type,
+    still. This fills a new instance's four slots as pydantic's own ``__setstate__``
+    (``copy``, ``pickle``) and ``model_construct`` fill them: the field values (in field
+    order), a fresh set of every field's name, as validation of a full result leaves it,
+    and no extra or private values. The result is the object validation makes: same type,
     field values and order, ``model_fields_set``, dumps and JSON. ``details`` and
     ``params`` are stored as given (validation would copy them): give dicts nothing else
-    holds. Where pydantic's state has another form than this expects (checked once at
-    import), each result is validated instead.
+    holds. Where pydantic keeps a model otherwise than this expects (checked once at
+    import, ``_builds_as_validation``), each result is validated instead.
     """
     values = {
         "oracle_type": oracle_type,
@@ -139,11 +152,14 @@ def trusted_result(
         "contract_version": contract_version,
         "duration_ns": duration_ns,
     }
-    if _STATE is None:
+    if not _TRUSTED:
         validated: OracleResult = _new_result(values)
         return validated
-    result: OracleResult = _new_instance(OracleResult)
-    result.__setstate__({**_STATE, "__dict__": values, "__pydantic_fields_set__": set(_ALL_FIELDS)})
+    result = _new_instance(OracleResult)
+    _set(result, "__dict__", values)
+    _set(result, "__pydantic_fields_set__", set(_ALL_FIELDS))
+    _set(result, "__pydantic_extra__", None)
+    _set(result, "__pydantic_private__", None)
     return result
 
 
@@ -200,20 +216,97 @@ _COUNTED: dict[str, str] = {
 """Outcome -> the ``Counts`` field it adds to (``pass`` adds to none). Looked up by value:
 reading an enum member off its class costs more than the whole tally of a small verdict."""
 
+_PASS = Outcome.PASS
+"""Most results pass and add to no count: told apart by identity before the lookup."""
 
 _new_counts = Counts.__pydantic_validator__.validate_python
 """``Counts(**tally)`` in one pydantic-core call, without ``BaseModel.__init__`` (a verdict
-each)."""
+each; built as the results are, it measured no cheaper: the tally is at most five ints)."""
 
 
-def count_outcomes(results: list[OracleResult]) -> Counts:
+def verdict_tally(results: list[OracleResult]) -> tuple[bool, Counts]:
+    """Whether every result lets its trace pass, and the results' ``Counts``: what a verdict
+    holds beside them, in one pass (an attribute read of a model is no cheap one: pydantic's
+    ``__getattr__`` keeps CPython from specialising it)."""
     tally: dict[str, int] = {}
+    passed = True
     for r in results:
-        field = _COUNTED.get(r.outcome)
+        if not r.passed:
+            passed = False
+        outcome = r.outcome
+        if outcome is _PASS:
+            continue
+        field = _COUNTED.get(outcome)
         if field is not None:
             tally[field] = tally.get(field, 0) + 1
     counts: Counts = _new_counts(tally)
-    return counts
+    return passed, counts
+
+
+def count_outcomes(results: list[OracleResult]) -> Counts:
+    """The ``Counts`` of ``results`` (``pass`` adds to none)."""
+    return verdict_tally(results)[1]
+
+
+_VERDICT_TRUSTED = _builds_as_validation(
+    Verdict(contract_id="x", subject="x", passed=True, results=[], counts=Counts())
+)
+_VERDICT_FIELDS = frozenset(Verdict.model_fields)
+_new_verdict = Verdict.__pydantic_validator__.validate_python
+
+
+def trusted_verdict(
+    contract_id: str,
+    contract_version: int,
+    contract_hash: str,
+    contract_name: str,
+    subject: str,
+    trace_id: str | None,
+    root_span_id: str | None,
+    root_name: str | None,
+    agent_name: str | None,
+    passed: bool,
+    results: list[OracleResult],
+    counts: Counts,
+    duration_ns: int,
+    /,
+) -> Verdict:
+    """A ``Verdict`` of values the caller already knows are valid, without validating them:
+    the evaluator's one verdict per contract and trajectory, which it builds of exact types
+    (its own results, a ``Counts``, a validated contract's fields, the trajectory's fields
+    it has type-checked).
+
+    Validating a verdict costs ~21 k instructions; this, built as ``trusted_result`` builds
+    a result (the four slots filled as ``__setstate__`` fills them, every field in the
+    fields set as validation of a full verdict leaves it), ~11 k. ``results`` is stored as
+    given (validation copies the list, and keeps the ``OracleResult`` instances in it as
+    they are): give a list nothing else holds. Where pydantic keeps a model otherwise than
+    this expects (checked once at import), the verdict is validated instead.
+    """
+    values = {
+        "contract_id": contract_id,
+        "contract_version": contract_version,
+        "contract_hash": contract_hash,
+        "contract_name": contract_name,
+        "subject": subject,
+        "trace_id": trace_id,
+        "root_span_id": root_span_id,
+        "root_name": root_name,
+        "agent_name": agent_name,
+        "passed": passed,
+        "results": results,
+        "counts": counts,
+        "duration_ns": duration_ns,
+    }
+    if not _VERDICT_TRUSTED:
+        validated: Verdict = _new_verdict(values)
+        return validated
+    verdict = _new_instance(Verdict)
+    _set(verdict, "__dict__", values)
+    _set(verdict, "__pydantic_fields_set__", set(_VERDICT_FIELDS))
+    _set(verdict, "__pydantic_extra__", None)
+    _set(verdict, "__pydantic_private__", None)
+    return verdict
 
 
 class InputProblem(BaseModel):
