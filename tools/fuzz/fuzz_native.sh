@@ -6,10 +6,10 @@
 #
 #   tools/fuzz/fuzz_native.sh [--runs N] [--max-time SECONDS] [--dir DIR] [TARGET ...]
 #
-# TARGET is proto_traces, proto_logs, otlp_json, python_literal or structured (default: all
-# five, one after the other). --runs is the inputs per target (default 1000000), --max-time a
-# bound per target in seconds (default none), --dir where corpora, findings and logs go
-# (default ~/.cache/otel-oracles/fuzz-native, never the work tree). Needs cargo-fuzz
+# TARGET: proto_traces, proto_logs, otlp_json, python_literal, structured, tool_names, rule_regex
+# (default: all, one after the other; the last two start without seeds). --runs: inputs per
+# target (default 1000000); --max-time: seconds per target (default none); --dir: corpora,
+# findings, logs (default ~/.cache/otel-oracles/fuzz-native, never the work tree). Needs cargo-fuzz
 # (`cargo install cargo-fuzz --locked`); runs on the stable toolchain without sanitizers
 # (`-s none`: the core has no `unsafe`, and debug assertions, overflow checks included, stay
 # on). Seeds come from the repository's real traces (native_seeds.py). Each target's inputs,
@@ -22,7 +22,7 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 runs=1000000
 max_time=0
 dir=${XDG_CACHE_HOME:-$HOME/.cache}/otel-oracles/fuzz-native
-all_targets=(proto_traces proto_logs otlp_json python_literal structured)
+all_targets=(proto_traces proto_logs otlp_json python_literal structured tool_names rule_regex)
 targets=()
 while (($#)); do
     case $1 in

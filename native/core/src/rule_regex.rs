@@ -281,9 +281,10 @@ impl Parser {
                 '-' | '&' | '|' | '~' if self.peek() == Some(c) => return Err(Refused),
                 other => other,
             };
-            let ranged = lo != '-'
-                && self.peek() == Some('-')
-                && self.peek_at(1).is_some_and(|next| next != ']');
+            // A range is `lo-hi` whatever `lo` is, an escaped `\-` too (`[\--a]` is `-` to
+            // `a`, as in Python); an unescaped `-` followed by `-` was refused above.
+            let ranged =
+                self.peek() == Some('-') && self.peek_at(1).is_some_and(|next| next != ']');
             if !ranged {
                 ranges.push((lo, lo));
                 continue;
@@ -738,6 +739,10 @@ mod tests {
         // Overlapping occurrences of the leading literal: the match is at the second one.
         check("aab", &["aaab"], &["abab"]);
         check("é.b", &["ééxb"], &["éb"]);
+        // An escaped `-` starts a range like any other character (Python: `-` to `a`); an
+        // unescaped `-` after a range is itself.
+        check(r"[\--a]x", &["5x", "-x", "ax", ".x"], &["bx", "x", ",x"]);
+        check(r"[a-c-e]", &["-", "e", "b"], &["d", "f"]);
     }
 
     #[test]

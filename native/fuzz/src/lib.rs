@@ -17,6 +17,13 @@ use otel_oracles_core::parsers::python_literal::{
 };
 use otel_oracles_core::wire::{Fields, Value, WireError};
 
+use bumpalo::Bump;
+use otel_oracles_core::content;
+use otel_oracles_core::otlp_json::value::J;
+use otel_oracles_core::parsers::tools::{request_tool_names, tool_names};
+use otel_oracles_core::rule_regex::RegexPlan;
+use std::collections::BTreeMap;
+
 /// The body of each fuzz target, here so that `cargo test` replays saved findings
 /// (`tests/regressions.rs`) through exactly what the fuzzer ran.
 pub fn run_target(name: &str, data: &[u8]) {
@@ -25,6 +32,8 @@ pub fn run_target(name: &str, data: &[u8]) {
         "proto_logs" => proto_body(data, Signal::Logs),
         "otlp_json" => json_body(data),
         "python_literal" => python_text(data),
+        "tool_names" => tool_names_text(data),
+        "rule_regex" => rule_regex_case(data),
         "structured" => {
             // As `fuzz_target!` reads a typed input, so a saved finding replays the same request.
             let input = arbitrary::Unstructured::new(data);
@@ -244,5 +253,93 @@ pub fn check_json(body: &[u8], batch: &Batch) {
             "{records} records + {} rejected, but the document lists {bound}",
             batch.rejected
         );
+    }
+}
+
+/// The tools a model call offered, read from text a span recorded (`tool_names`,
+/// `request_tool_names`; the input as UTF-8, invalid sequences replaced): no name is empty,
+/// and the names together are never longer than the text (each is read from its own part of
+/// it, unescaping only shortens), so no input makes the parsers allocate more than it holds.
+/// A flattened list (`{"N.name": ...}`) whose every index has a non-empty name answers those
+/// names by index, the last entry of an index counting (an independent `BTreeMap` reading).
+pub fn tool_names_text(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let bump = Bump::new();
+    let value = J::Str(&text);
+    for names in [tool_names(&value, &bump), request_tool_names(&value, &bump)]
+        .into_iter()
+        .flatten()
+    {
+        assert!(names.iter().all(|n| !n.is_empty()), "an empty tool name");
+        let total: usize = names.iter().map(String::len).sum();
+        assert!(
+            total <= text.len(),
+            "{total} bytes of names from {} of text",
+            text.len()
+        );
+    }
+    let Some(J::Obj(object)) = content::parse_json(&text, &bump) else {
+        return;
+    };
+    let entries = object.entries();
+    let mut by_index: BTreeMap<u64, Option<&str>> = BTreeMap::new();
+    for (key, value) in entries {
+        let Some((index, rest)) = key.split_once('.') else {
+            return;
+        };
+        let Ok(index) = index.parse::<u64>() else {
+            return;
+        };
+        let slot = by_index.entry(index).or_insert(None);
+        if matches!(rest, "tool.name" | "name") {
+            *slot = match value {
+                J::Str(name) if !name.is_empty() => Some(name),
+                _ => None,
+            };
+        }
+    }
+    if by_index.is_empty() || by_index.values().any(Option::is_none) {
+        return;
+    }
+    let want: Vec<String> = by_index
+        .values()
+        .flatten()
+        .map(|n| (*n).to_owned())
+        .collect();
+    assert_eq!(
+        tool_names(&J::Obj(object), &bump),
+        Some(want),
+        "flattened names"
+    );
+}
+
+/// A rule-table regex and texts (the input split at NUL bytes: the pattern, then the texts;
+/// each as UTF-8, invalid sequences replaced). The core's plan never panics, and where it is
+/// exact its answers agree with the filter plan of the same pattern made opaque by an optional
+/// `\w` after it (a pattern with the same matches): a filter must never say "no match" for a
+/// text the exact reading matches. `tools/fuzz/replay_rule_regex.py` replays a corpus against
+/// Python's engine itself, the one meaning of a pattern.
+pub fn rule_regex_case(data: &[u8]) {
+    let mut parts = data.split(|b| *b == 0);
+    let pattern = String::from_utf8_lossy(parts.next().unwrap_or_default());
+    let texts: Vec<String> = parts
+        .map(|t| String::from_utf8_lossy(t).into_owned())
+        .collect();
+    let plan = RegexPlan::of(&pattern);
+    let answers: Vec<Option<bool>> = texts.iter().map(|t| plan.answer(t)).collect();
+    if !plan.is_exact() {
+        return;
+    }
+    let opaque = RegexPlan::of(&format!("(?:{pattern})\\w?"));
+    assert!(!opaque.is_exact(), "an opaque part read as exact");
+    for (text, answer) in texts.iter().zip(answers) {
+        assert!(answer.is_some(), "an exact plan left a text to the host");
+        if answer == Some(true) {
+            assert_eq!(
+                opaque.answer(text),
+                None,
+                "the filter of {pattern:?} ruled out {text:?}, which the exact plan matches"
+            );
+        }
     }
 }

@@ -9,12 +9,14 @@ use otel_oracles_core::model::{Batch, Span};
 use otel_oracles_core::otlp_proto::Signal;
 use otel_oracles_fuzz::{check_batch, check_proto, run_target, structured, structured_request};
 
-const TARGETS: [&str; 5] = [
+const TARGETS: [&str; 7] = [
     "proto_traces",
     "proto_logs",
     "otlp_json",
     "python_literal",
     "structured",
+    "tool_names",
+    "rule_regex",
 ];
 
 /// Every input under `regressions/<target>/` (a finding, minimised, after its fix) passes its
