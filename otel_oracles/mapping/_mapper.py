@@ -28,6 +28,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import functools
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -542,28 +543,71 @@ def _answers_by_position(gen: Draft, later: Later) -> list[dict[str, Any]] | Non
     if any(not m.get("role") for m in mine):
         return None
     shown = sum(1 for m in mine if m.get("role") == "assistant")
-    for nxt in later:
-        if nxt.kind != "generation":
-            continue
-        history = nxt.fields.get("input_messages") or []
-        if any(not m.get("role") for m in history):
+    # The first later model call whose input records more turns than ``gen`` was shown, or a
+    # message without a role (then nothing is linked); the ones before it carry nothing on.
+    nxt = later.answers.carrying_on(later.start, shown)
+    if nxt is None:
+        return None
+    history = nxt.fields.get("input_messages") or []
+    if any(not _has_role(m) for m in history):
+        return None
+    turns = [i for i, m in enumerate(history) if m.get("role") == "assistant"]
+    start = turns[shown]
+    calls = [p for p in _parts(history[start]) if p.get("type") == "tool_call"]
+    if calls and [c.get("name") for c in calls] != [c.get("name") for c in asked]:
+        return None
+    answers: list[dict[str, Any]] = []
+    for msg in history[start + 1 :]:
+        if msg.get("role") == "assistant":
+            break
+        answers += [p for p in _parts(msg) if p.get("type") == "tool_call_response"]
+    if not calls and len(answers) != len(asked):
+        return None  # the turn's calls were not recorded: only a full set of results fits
+    return answers
+
+
+def _has_role(message: Any) -> bool:
+    """Whether a recorded message says whose turn it is."""
+    return isinstance(message, dict) and bool(message.get("role"))
+
+
+_ROLELESS = sys.maxsize
+"""The turns ``_Answers.carrying_on`` counts for an input holding a message without a role:
+more than any model call was shown, so the search stops there."""
+
+
+class _FirstAbove:
+    """The first of a list of counts, at or after an index, that exceeds a bound, in
+    logarithmic time (a segment tree of maxima)."""
+
+    __slots__ = ("_size", "_tree")
+
+    def __init__(self, counts: list[int]) -> None:
+        size = 1
+        while size < len(counts):
+            size *= 2
+        tree = [-1] * (2 * size)
+        tree[size : size + len(counts)] = counts
+        for i in range(size - 1, 0, -1):
+            tree[i] = max(tree[2 * i], tree[2 * i + 1])
+        self._size = size
+        self._tree = tree
+
+    def find(self, start: int, bound: int) -> int | None:
+        """The first index ``>= start`` whose count exceeds ``bound`` (``>= 0``), or ``None``."""
+        size, tree = self._size, self._tree
+        if start >= size:
             return None
-        turns = [i for i, m in enumerate(history) if m.get("role") == "assistant"]
-        if len(turns) <= shown:
-            continue
-        start = turns[shown]
-        calls = [p for p in _parts(history[start]) if p.get("type") == "tool_call"]
-        if calls and [c.get("name") for c in calls] != [c.get("name") for c in asked]:
-            return None
-        answers: list[dict[str, Any]] = []
-        for msg in history[start + 1 :]:
-            if msg.get("role") == "assistant":
-                break
-            answers += [p for p in _parts(msg) if p.get("type") == "tool_call_response"]
-        if not calls and len(answers) != len(asked):
-            return None  # the turn's calls were not recorded: only a full set of results fits
-        return answers
-    return None
+        i = start + size
+        while tree[i] <= bound:
+            while i & 1:  # a right child: its parent's range ends where its own does
+                if i == 1:
+                    return None
+                i >>= 1
+            i += 1  # the subtree right after the ranges passed
+        while i < size:
+            i = 2 * i if tree[2 * i] > bound else 2 * i + 1
+        return i - size
 
 
 def _tools_running_agents(drafts: list[Draft]) -> None:
@@ -876,39 +920,64 @@ class _Beyond:
     run paused for approval resumes as a new agent run (pydantic-ai's deferred tool results,
     LangGraph's resumed interrupt, the OpenAI Agents SDK's resumed ``RunState``), the result
     the model was handed for a call of the first run is in the second run's input. Only a
-    call id ties one to the other (``_response_beyond``); the scope's own model calls are
-    searched first."""
+    call id ties one to the other (``response``); the scope's own model calls are searched
+    first. The model calls' answers are indexed by call id once, as ``_Answers.by_id`` indexes
+    a scope's: a trace decides how many calls reach this search, and walking every later
+    step per call made one model call's 8,000 requests cost 2 s, growing with their
+    square."""
+
+    __slots__ = ("_answered", "_drafts", "_position")
 
     def __init__(self, drafts: list[Draft]) -> None:
         self._drafts = drafts
         self._position: dict[int, int] | None = None
+        self._answered: dict[str, list[int]] | None = None
 
-    def after(self, gen: Draft) -> Iterator[Draft]:
+    def after(self, gen: Draft) -> _After:
+        """What comes after ``gen``, searched only when a call of ``gen`` needs it."""
+        return _After(self, gen)
+
+    def response(self, call_id: str, gen: Draft, answers: _Answers) -> dict[str, Any] | None:
+        """The response to ``call_id`` in the input of the first model call of another scope
+        than ``gen``'s after it that answers it (``_responses``, read once: ``answers``)."""
+        drafts = self._drafts
         if self._position is None:
-            self._position = {id(d): i for i, d in enumerate(self._drafts)}
+            self._position = {id(d): i for i, d in enumerate(drafts)}
         start = self._position.get(id(gen))
         if start is None:
-            return iter(())
-        drafts = self._drafts
-        return (
-            drafts[i]
-            for i in range(start + 1, len(drafts))
-            if drafts[i].kind == "generation" and drafts[i].scope != gen.scope
-        )
+            return None
+        if self._answered is None:
+            answered: dict[str, list[int]] = {}
+            for pos, d in enumerate(drafts):
+                if d.kind == "generation":
+                    for cid in answers.responses(d):
+                        answered.setdefault(cid, []).append(pos)
+            self._answered = answered
+        found = self._answered.get(call_id, _NO_POSITIONS)
+        for i in range(bisect.bisect_right(found, start), len(found)):
+            nxt = drafts[found[i]]
+            if nxt.scope != gen.scope:
+                return answers.responses(nxt).get(call_id)
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class _After:
+    """The model calls after ``gen`` in other scopes (``_Beyond``), for one call's result."""
+
+    beyond: _Beyond
+    gen: Draft
 
 
 def _response_beyond(
-    call_id: Any, beyond: Iterable[Draft], answers: _Answers
+    call_id: Any, beyond: _After | None, answers: _Answers
 ) -> dict[str, Any] | None:
-    """The response to call ``call_id`` in the first of ``beyond``'s model calls whose input
-    holds one (``_Beyond``), or ``None``. Each input is read once (``answers``)."""
-    if not call_id:
+    """The response to call ``call_id`` in the first model call after ``beyond.gen`` in
+    another scope whose input holds one (``_Beyond``), or ``None``. Each input is read once
+    (``answers``)."""
+    if not call_id or beyond is None:
         return None
-    for nxt in beyond:
-        response = answers.responses(nxt).get(str(call_id))
-        if response is not None:
-            return response
-    return None
+    return beyond.beyond.response(str(call_id), beyond.gen, answers)
 
 
 class _Answers:
@@ -928,6 +997,7 @@ class _Answers:
         "_positions",
         "_requested",
         "_responses",
+        "_turns",
     )
 
     def __init__(self, members: list[Draft]) -> None:
@@ -937,6 +1007,30 @@ class _Answers:
         self._by_position: dict[int, list[dict[str, Any]] | None] = {}
         self._answered: dict[str, list[tuple[int, dict[str, Any]]]] | None = None
         self._responses: dict[int, dict[str, dict[str, Any]]] = {}
+        self._turns: tuple[list[int], _FirstAbove] | None = None
+
+    def carrying_on(self, start: int, shown: int) -> Draft | None:
+        """The first model call at or after member position ``start`` whose input records
+        more than ``shown`` assistant turns, or a message without a role; ``None`` when none
+        does. The turns are counted once per scope: a trace decides how many model calls
+        follow one whose input never carries the conversation on, and counting them again per
+        model call made 4,000 such calls cost 11 s to link, growing with their square."""
+        if self._turns is None:
+            positions: list[int] = []
+            counts: list[int] = []
+            for pos, d in enumerate(self._members):
+                if d.kind == "generation":
+                    history = d.fields.get("input_messages") or []
+                    positions.append(pos)
+                    counts.append(
+                        _ROLELESS
+                        if any(not _has_role(m) for m in history)
+                        else sum(1 for m in history if m.get("role") == "assistant")
+                    )
+            self._turns = (positions, _FirstAbove(counts))
+        positions, first = self._turns
+        found = first.find(bisect.bisect_left(positions, start), shown)
+        return None if found is None else self._members[positions[found]]
 
     def responses(self, gen: Draft) -> dict[str, dict[str, Any]]:
         """``_responses(gen)``, read once (also for other scopes' model calls)."""
@@ -1028,6 +1122,7 @@ class _Executors:
         "_by_name",
         "_by_name_with_id",
         "_nameless_handoffs",
+        "_rejected",
         "_steps",
     )
 
@@ -1048,6 +1143,7 @@ class _Executors:
         self._by_name: dict[Any, list[int]] = {}
         self._by_name_with_id: dict[Any, list[int]] = {}
         self._asked: set[str] | None = None
+        self._rejected: dict[tuple[int, str], tuple[int, int]] = {}
         self._nameless_handoffs: list[int] = []
         for pos, d in enumerate(drafts):
             if d.kind not in TOOLISH:
@@ -1081,6 +1177,34 @@ class _Executors:
                 continue
             if accept(d):
                 return d
+            i += 1
+        return None
+
+    def first_for(
+        self, gen: Draft, started: int, positions: list[int], accept: Callable[[Draft], bool]
+    ) -> Draft | None:
+        """``first(positions, -1, accept)`` for a model call ``gen`` that started at
+        ``started``, where ``accept`` rejects a step for ``gen``'s scope (a step of that scope,
+        or synthesized), for having started or ended before ``started``, or claimed: a step
+        rejected for one model call of a scope stays rejected for the scope's later ones (a
+        claimed step stays claimed), so their requests resume after the steps passed over.
+        Walking them again per request made linking quadratic in what a trace decides: 8,000
+        requests of one model call, or 4,000 model calls asking one call each, that no step
+        of their scope ran cost 8 s and 11 s, growing with their square."""
+        key = (id(positions), gen.scope)
+        passed, since = self._rejected.get(key, (-1, started))
+        if since > started:  # an earlier model call's rejections may not hold for this one
+            passed = -1
+        steps = self._steps
+        i = bisect.bisect_right(positions, passed)
+        while i < len(positions):
+            d = steps[positions[i]]
+            if d.claimed:
+                del positions[i]
+                continue
+            if accept(d):
+                return d
+            self._rejected[key] = (positions[i], started)
             i += 1
         return None
 
@@ -1192,7 +1316,7 @@ def _result_from_messages(
     req: dict[str, Any],
     later: Later,
     results: ToolResultRules,
-    beyond: Iterable[Draft] = (),
+    beyond: _After | None = None,
 ) -> None:
     """Rules with ``result_from_messages``: a tool step whose span recorded no result takes
     the one the model was handed for the same call id in a later model call's input (as a
@@ -1243,14 +1367,15 @@ def _match_outside_scope(req: dict[str, Any], gen: Draft, executors: _Executors)
     call_id = req.get("id")
     if call_id:
         running = _still_running(start)
-        found = executors.first(
+        found = executors.first_for(
+            gen,
+            start,
             executors.with_id(call_id),
-            -1,
             lambda d: d.scope != gen.scope and not d.synthesized and running(d),
         )
         if found is not None:
             return found
-    return executors.first(executors.without_id(req.get("name")), -1, elsewhere)
+    return executors.first_for(gen, start, executors.without_id(req.get("name")), elsewhere)
 
 
 def _still_running(started: int) -> Callable[[Draft], bool]:
@@ -1271,7 +1396,7 @@ def _synthesize(
     req: dict[str, Any],
     later: Later,
     results: ToolResultRules,
-    beyond: Iterable[Draft] = (),
+    beyond: _After | None = None,
 ) -> Draft:
     draft = Draft(kind="tool_call", span=gen.span, rule=gen.rule, synthesized=True, scope=gen.scope)
     f = draft.fields
