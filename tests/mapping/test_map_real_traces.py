@@ -236,6 +236,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "openai-agents-otel-v2",
         "vercel-ai-sdk-otel",
         "vercel-ai-sdk-openinference",
+        "vercel-ai-sdk-openinference-stream",
         "openai-v2",
         "edot-openai",
         "openllmetry-openai-events",
@@ -317,6 +318,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "eino-apmplus",
         "eino-react-apmplus",
         "openllmetry-js",
+        "openllmetry-js-stream",
         "haystack-native",
         "ag2-native",
         "ag2-openinference",
@@ -388,6 +390,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "openai-agents-otel-v2",
         "vercel-ai-sdk-otel",
         "vercel-ai-sdk-openinference",
+        "vercel-ai-sdk-openinference-stream",
         "traceloop-sdk",
         "traceloop-sdk-latest",
         "langgraph-openinference",
@@ -465,6 +468,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "eino-apmplus",
         "eino-react-apmplus",
         "openllmetry-js",
+        "openllmetry-js-stream",
         "haystack-native",
         "ag2-native",
         "ag2-openinference",
@@ -489,7 +493,7 @@ TOOL_SPAN_SOURCES = frozenset(
 )
 """Sources with execute_tool spans (failure status is visible without content)."""
 
-STATUS_SPREAD = frozenset({"vercel-ai-sdk-openinference"})
+STATUS_SPREAD = frozenset({"vercel-ai-sdk-openinference", "vercel-ai-sdk-openinference-stream"})
 """Every span that ends after the run's first failure carries that failure's ERROR status
 (OpenInference's Vercel processor, @arizeai/openinference-vercel 3.2.1, gives a root span the
 trace's aggregate status and tells a root by ``parentSpanId``, which spans of the OpenTelemetry
@@ -689,6 +693,8 @@ NO_TOKENS = frozenset(
         "vercel-ai-sdk-5-stream",
         "vercel-ai-sdk-5-latest-stream",
         "mastra-stream",
+        # AI SDK 7 streamed through the same provider: no usage on the OpenInference spans.
+        "vercel-ai-sdk-openinference-stream",
     }
 )
 """Sources whose model spans record no token counts: usage is missing, never zero."""
@@ -764,6 +770,7 @@ CONTENT_IGNORES_SWITCH = frozenset(
         "eino-apmplus",
         "eino-react-apmplus",
         "openllmetry-js",
+        "openllmetry-js-stream",
         "laminar-openai-agents",
         "laminar-pydantic-ai",
         "agentops-crewai",
@@ -787,7 +794,7 @@ OpenLIT's switch governs only what OpenLIT adds to
 Strands' spans, not Strands' own message events): the content-off capture holds everything the
 content-on one does."""
 
-UNNAMED_FAILED_CALLS = frozenset({"openllmetry-js"})
+UNNAMED_FAILED_CALLS = frozenset({"openllmetry-js", "openllmetry-js-stream"})
 """Tool spans named after the tool's class, the tool's own name only in the ToolMessage it
 returned (OpenLLMetry JS's LangChain instrumentation): a call that raised has no output, so
 its name is unknown (``None``), never guessed."""

@@ -239,6 +239,7 @@ TOOL_SPANS = (
     "pydantic-ai",
     "vercel-ai-sdk-otel",
     "vercel-ai-sdk-openinference",
+    "vercel-ai-sdk-openinference-stream",
     "langgraph-openinference",
     "langgraph-openinference-stream",
     "langgraph-graph-openinference",
@@ -320,6 +321,7 @@ TOOL_SPANS = (
     "eino-apmplus",
     "eino-react-apmplus",
     "openllmetry-js",
+    "openllmetry-js-stream",
     "haystack-native",
     "ag2-native",
     "ag2-openinference",
@@ -547,6 +549,7 @@ CONTENT_IGNORES_SWITCH = (
     "eino-apmplus",
     "eino-react-apmplus",
     "openllmetry-js",
+    "openllmetry-js-stream",
     "laminar-openai-agents",
     "laminar-pydantic-ai",
     "langtrace-langgraph",
@@ -588,7 +591,7 @@ fails, never a pass), the checks that fail closed count the calls, and where a s
 failed or came back empty (``DEGRADED_BY_FAILURE``, ``EMPTY_RESULT``) the degradation of
 ``search_docs`` is unknown: ``cites-a-source`` and ``degraded-disclosed`` are missing
 evidence."""
-UNNAMED_FAILED_CALLS = ("openllmetry-js",)
+UNNAMED_FAILED_CALLS = ("openllmetry-js", "openllmetry-js-stream")
 """A call that raised has no name in the trace (OpenLLMetry JS names a LangChain tool's span
 after its class and keeps the tool's name only in the ToolMessage it returned), so in the
 scenarios with a failed call (``FAILED_CALLS``) every check that must know which tools ran
@@ -745,7 +748,7 @@ a retry of the first (``search-retry`` tolerated: a repeat counted where the tra
 tell, never one missed). The turn's ``chat`` span is written during the first call (it starts
 after that call's span), which a check could read as "asked before the failure was known";
 none reads span times for that."""
-STATUS_SPREAD = ("vercel-ai-sdk-openinference",)
+STATUS_SPREAD = ("vercel-ai-sdk-openinference", "vercel-ai-sdk-openinference-stream")
 """Every span that ends after the run's first failure carries that failure's ERROR status
 (OpenInference's Vercel processor, @arizeai/openinference-vercel 3.2.1, gives a root span the
 trace's aggregate status and tells a root by ``parentSpanId``, which spans of the OpenTelemetry

@@ -24,6 +24,7 @@ from otel_oracles.mapping import load_conventions, map_trace
 from otel_oracles.model.result import InputProblem, Outcome
 from otel_oracles.model.step import Trajectory
 from otel_oracles.pipeline import grade_trace, read_traces
+from tests.oracles.test_contracts_on_real_traces import STATUS_SPREAD
 from tests.support.one_check import TRACES, one_check_contract
 
 USAGE_RECORDED = {
@@ -39,6 +40,8 @@ USAGE_RECORDED = {
     "vercel-ai-sdk-5-latest-stream": False,
     "mastra-stream": False,
     "langgraphjs-openinference-stream": True,
+    "vercel-ai-sdk-openinference-stream": False,
+    "openllmetry-js-stream": True,
 }
 """The agent frameworks captured streaming, and whether their streamed model calls record
 token usage: LangChain's ``ChatOpenAI`` asks for the usage chunk only with ``stream_usage``
@@ -93,7 +96,11 @@ def test_a_streamed_run_maps_as_its_unstreamed_twin(source: str, scenario: str) 
     [want] = _trajectories(twin)
     assert got.unmapped_spans == {}
     assert _shape(got) == _shape(want)
-    assert final_output(got).text is not None
+    # Where a failed tool call's status spreads to the model calls around it, the answer after
+    # a failure is missing in both (the matrix's STATUS_SPREAD); every other run has one.
+    failed_calls = any(status == "error" for _, _, status in _shape(want)["calls"])
+    spread = failed_calls and source in STATUS_SPREAD
+    assert (final_output(got).text is None) == spread
 
 
 @pytest.mark.parametrize("content", [True, False])

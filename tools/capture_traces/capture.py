@@ -3814,6 +3814,11 @@ STREAMED = {
                                   "\"values\"]})` (the messages mode makes `ChatOpenAI` stream "
                                   "with its defaults; chunks consumed as they arrive, the last "
                                   "values chunk the final state)"),
+    "openllmetry-js": ("openai", "`graph.stream(..., {streamMode: [\"messages\", \"values\"]})` "
+                       "inside `traceloop.withAgent`, as `langgraphjs-openinference-stream`"),
+    "vercel-ai-sdk-openinference": ("openai", "`await agent.stream(...)` (AI SDK 7's "
+                                    "`streamText`; no `stream_options.include_usage` by "
+                                    "default), every part of `fullStream` consumed"),
 }  # fmt: skip
 """Sources captured a second time with every model call streamed (``<source>-stream``): the
 same instrumentation and scenarios, so the ground truth is unchanged."""

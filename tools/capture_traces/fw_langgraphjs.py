@@ -45,11 +45,16 @@ def run_langgraphjs(
 
 
 def run_openllmetry(
-    scenario: Scenario, variant: str, content: bool, out: Path, project: Path
+    scenario: Scenario,
+    variant: str,
+    content: bool,
+    out: Path,
+    project: Path,
+    stream: bool = False,
 ) -> list[str]:
     """The same agents traced by OpenLLMetry JS (``traceloop.initialize``, its LangChain
-    instrumentation)."""
+    instrumentation); ``stream`` as for ``run_langgraphjs`` (``openllmetry-js-stream``)."""
     return run_node_agent(
         "langgraphjs.mjs", scenario, scenario, variant, content, out, project, sink=True,
-        extra={"tracer": "openllmetry"},
+        extra={"tracer": "openllmetry", "stream": stream},
     )  # fmt: skip

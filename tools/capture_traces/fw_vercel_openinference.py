@@ -55,11 +55,17 @@ def versions() -> dict[str, str]:
 
 
 def run_vercel_openinference(
-    scenario: Scenario, variant: str, content: bool, out: Path, project: Path
+    scenario: Scenario,
+    variant: str,
+    content: bool,
+    out: Path,
+    project: Path,
+    stream: bool = False,
 ) -> list[str]:
     """Run one (scenario, content) variant in its own Node process; returns the tools the run
     really executed, and fails when the answer is not the script's (``project`` unused: the
-    packages come from ``install``)."""
+    packages come from ``install``). ``stream``: every agent runs through ``agent.stream``
+    (``vercel-ai-sdk-openinference-stream``)."""
     installed = install(PROJECT)
     shutil.copyfile(PROJECT / SCRIPT, installed / SCRIPT)
 
@@ -68,7 +74,7 @@ def run_vercel_openinference(
         env |= {"NO_PROXY": "127.0.0.1", "no_proxy": "127.0.0.1"}
         spec = {
             "model": MODEL, "baseURL": where.base_url, "otlp": where.otlp, "content": content,
-            "calls": scripted_calls(scenario),
+            "calls": scripted_calls(scenario), "stream": stream,
         }  # fmt: skip
         return Program(spec, ["node", str(installed / SCRIPT), str(where.spec)], env)
 

@@ -11,6 +11,9 @@
 // functionId, recordInputs, recordOutputs}: content off sets both record flags false).
 // OpenInferenceSimpleSpanProcessor adds OpenInference attributes to each AI SDK span before
 // an OTLP/HTTP protobuf exporter sends it to the capture's sink.
+// With spec.stream every agent runs through `await agent.stream(...)` (streamText), every part
+// of its fullStream consumed as it arrives, the provider streaming each call with its defaults
+// (no stream_options.include_usage): the vercel-ai-sdk-openinference-stream capture.
 // Prints one JSON line: {text, author, executed}.
 import { readFileSync } from "node:fs";
 import { ToolLoopAgent, jsonSchema, registerTelemetry, stepCountIs, tool } from "ai";
@@ -69,6 +72,19 @@ const agent = (name, instructions, agentTools) => new ToolLoopAgent({
   telemetry: telemetry(name),
 });
 
+// `generate`, or `stream` consumed part by part; a streamed error is a part, not a throw.
+const answer = async (agent, prompt) => {
+  if (!spec.stream) return agent.generate({ prompt });
+  const streamed = await agent.stream({ prompt });
+  let failed = null;
+  for await (const part of streamed.fullStream) {
+    if (part.type === "error") failed = part.error;
+  }
+  const text = await streamed.text;
+  if (failed) throw failed;
+  return { text };
+};
+
 let root;
 let rootName = spec.agent;
 if (spec.handoff) {
@@ -78,14 +94,14 @@ if (spec.handoff) {
     research_agent: tool({
       description: "Hand a research question to the research agent; returns its answer.",
       inputSchema: schema({ question: str }),
-      execute: async ({ question }) => (await research.generate({ prompt: question })).text,
+      execute: async ({ question }) => (await answer(research, question)).text,
     }),
   });
 } else {
   root = agent(spec.agent, spec.system, tools);
 }
 
-const result = await root.generate({ prompt: spec.prompt });
+const result = await answer(root, spec.prompt);
 await provider.forceFlush();
 await provider.shutdown();
 console.log(JSON.stringify({ text: result.text?.trim() ?? null, author: rootName, executed }));
