@@ -181,6 +181,13 @@ CONTENT_ON: dict[tuple[str, str], dict[str, Outcome]] = {
     ("support-rag", "x_answer_filtered"): dict.fromkeys(
         ("answer-captured", "grounded-citations", "cites-a-source", "degraded-disclosed"), MIS
     ),
+    # The model asked for drop_stale_requests, a tool the agent does not have (a made-up
+    # name), and the framework answered with its tool-not-found error. tool_not_called is
+    # about what the agent did: asking for a tool the contract forbids (drop_*) is the act,
+    # whether a tool of that name exists or an approval step stops it (w_tool_denied), so the
+    # run fails as d_forbidden_tool's. The made-up call is a failed call of another tool: no
+    # search failed, nothing to retry, and the answer cites the search.
+    ("support-rag", "y_unknown_tool"): {"no-destructive-tools": INV},
 }
 """Non-pass outcomes with content captured; every other check passes."""
 
@@ -851,6 +858,7 @@ CITING_ANSWERS = (
     "v_reasoning",
     "v_reasoning_fabricated",
     "w_tool_denied",
+    "y_unknown_tool",
 )
 """Scenarios whose final answer cites a document (EXPECTED.md)."""
 CUT = ("x_answer_truncated", "x_answer_filtered")
@@ -872,6 +880,27 @@ output. Nothing in the trace tells the fragment from a finished answer, and fail
 answer whose finish reason is unrecorded would fail every run of these sources: with content
 on the fragment is read as the answer, a known false pass of every answer check (it cites
 doc-42, which the search returned)."""
+UNKNOWN_CALL_UNNAMED_WITHOUT_CONTENT = (
+    "langgraph-openinference",
+    "langchain-create-agent-openllmetry",
+    "llamaindex-openinference",
+    "crewai-openinference",
+)
+"""``y_unknown_tool`` content off: no span runs a tool the agent does not have, so the made-up
+call is only the model's request, whose tool names are content: one more call, unnamed, of
+unknown outcome. Every check on tool names is missing evidence (it may be the forbidden tool,
+another search, one call too many), never "no forbidden call" (``tool_not_called`` fails
+closed)."""
+UNKNOWN_CALL_OUTCOME_UNKNOWN = ("llamaindex-openinference", "crewai-openinference")
+"""``y_unknown_tool`` content off, of ``UNKNOWN_CALL_UNNAMED_WITHOUT_CONTENT``: the unnamed call
+comes after the search and nothing shows it succeeded, so it may be a failed search made again:
+the retry budget is missing evidence too."""
+UNKNOWN_CALL_UNSEEN_WITHOUT_CONTENT = ("agno-openinference",)
+"""``y_unknown_tool`` content off: nothing in the trace shows the made-up call. No span runs a
+tool the agent does not have, OpenInference's Agno instrumentation records no finish reason,
+and the model call's output (the request) is content: the trace shows three model calls and
+one search, and no step names or counts the request. ``tool_not_called`` passes, a known false
+pass (the model calls around it show only that it made one more model call)."""
 REASONING = ("v_reasoning", "v_reasoning_fabricated")
 """Scenarios whose model reasons before each turn (``Scenario.reasoning``)."""
 THOUGHTS_AS_TEXT = ("google-adk", "google-adk-stream")
@@ -1309,6 +1338,21 @@ def _expected(source: str, contract: str, scenario: str, content: bool) -> dict[
             base["no-destructive-tools"] = P  # known false pass: the request is unseen
     if source in THOUGHTS_AS_TEXT and scenario in REASONING:
         base.update(dict.fromkeys(ANSWER_CHECKS[contract], MIS))
+    if (
+        scenario == "y_unknown_tool"
+        and not content
+        and source in UNKNOWN_CALL_UNNAMED_WITHOUT_CONTENT
+    ):
+        names = ("no-destructive-tools", "searched-the-index", "bounded-effort")
+        base.update(dict.fromkeys(names, MIS))
+        if source in UNKNOWN_CALL_OUTCOME_UNKNOWN:
+            base["search-retry"] = MIS
+    if (
+        scenario == "y_unknown_tool"
+        and not content
+        and source in UNKNOWN_CALL_UNSEEN_WITHOUT_CONTENT
+    ):
+        base["no-destructive-tools"] = P  # known false pass: the request is unseen
     if scenario in CUT and source in CUT_UNRECORDED:
         base.update(dict.fromkeys(ANSWER_CHECKS[contract], P))  # known false pass: no reason
     if content:

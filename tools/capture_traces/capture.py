@@ -1296,6 +1296,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "(`fake_openai_responses.py`, non-streaming, `function_call` / "
         "`function_call_output` items)",
         "tool_spans": True,
+        "cut_raises": dict.fromkeys(("length", "content_filter"), "ModelBehaviorError"),
         "transfers_back": True,
         "handoff_via": "the SDK's native `transfer_to_research_agent {}` handoff tool",
         "notes": ["**Tool failures:** the tool raises; the SDK sends the model its generic "
@@ -2017,6 +2018,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "notes": ["**Tool failures:** the tool raises; Strands sends the model an error "
                   "`toolResult` (`Error: ...`) and sets the tool span's status to ERROR."],
         "structured_via": STRANDS_OUTPUT_MODEL,
+        "cut_raises": {"length": "MaxTokensReachedException"},
         "on": {},
         "off": {"OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_unredacted_attributes="},
     },
@@ -3981,6 +3983,32 @@ CREWAI_DENIES = (
     "blocks the call; CrewAI hands the model its own `Tool execution blocked by hook. Tool: "
     "<tool>` as the call's result."
 )
+LANGGRAPH_UNKNOWN = (
+    "LangGraph's `ToolNode` answers with an error `ToolMessage` (`Error: <name> is not a valid "
+    "tool, try one of [...]`); no tool span"
+)
+UNKNOWN_VIA: dict[str, str] = {
+    "pydantic-ai-openinference": "pydantic-ai answers with a retry prompt (`Unknown tool name: "
+    "'<name>'. Available tools: ...`); no tool span",
+    "logfire-pydantic-ai": "pydantic-ai answers with a retry prompt (`Unknown tool name: "
+    "'<name>'. Available tools: ...`); no tool span",
+    "langgraph-openinference": LANGGRAPH_UNKNOWN,
+    "langchain-create-agent-openllmetry": LANGGRAPH_UNKNOWN,
+    "openlit-create-agent": LANGGRAPH_UNKNOWN,
+    "strands": "Strands records an `execute_tool` span for it, status ERROR, and answers "
+    "`Unknown tool: <name>`",
+    "llamaindex-openinference": "LlamaIndex's agent workflow answers `Tool <name> not found. "
+    "Please select a tool that is available.`; no tool span",
+    "crewai-openinference": "CrewAI answers `Tool not found`; no tool span",
+    "google-adk": "ADK records the call's tool span, status ERROR (`ValueError`), and answers "
+    '`{"error": "Invoking `<name>()` failed as no tool with that name is available. ..."}`',
+    "agno-openinference": "Agno answers `Error: The requested tool does not exist or is not "
+    "available.`; no tool span",
+}
+"""How each source's framework answers a call of a tool the agent does not have
+(``y_unknown_tool``): only these sources run the scenario. Not here: the OpenAI Agents SDK
+raises ``ModelBehaviorError`` (the run ends; not the script's run), the hand-written raw-client
+loops call the scripted tools by name, and the Node runners precompute each call's result."""
 DENIES_VIA: dict[str, str] = {
     "crewai-openinference": CREWAI_DENIES,
     "claude-agent-sdk": CLAUDE_AGENT_SDK_DENIES,
@@ -4147,6 +4175,7 @@ def run_one(source: str, scenario: Scenario, variant: str, out: Path) -> list[st
             ),
             SOURCES[source].get("turn_limit"),
             recovers=recovers_model(source),
+            cut_raises=cut_raises(source, scenario),
         )
         write_outputs(source, spans_out, logs_out, tracer_provider, logger_provider, variant, out)
         return executed
@@ -4158,6 +4187,7 @@ def run_one(source: str, scenario: Scenario, variant: str, out: Path) -> list[st
             ),
             SOURCES[source].get("turn_limit"),
             recovers=recovers_model(source),
+            cut_raises=cut_raises(source, scenario),
         )
         write_outputs(source, spans_out, logs_out, tracer_provider, logger_provider, variant, out)
         return executed
@@ -4200,6 +4230,16 @@ def run_one(source: str, scenario: Scenario, variant: str, out: Path) -> list[st
     return executed
 
 
+def cut_raises(source: str, scenario: Scenario) -> str | None:
+    """The exception the source's framework raises when the model's answer is cut off the
+    scenario's way (``Scenario.cut``; the entry's ``"cut_raises"``: cut -> exception name,
+    Strands' ``MaxTokensReachedException``), or ``None`` where it returns the fragment."""
+    if scenario.cut is None:
+        return None
+    raised: str | None = SOURCES.get(source, {}).get("cut_raises", {}).get(scenario.cut)
+    return raised
+
+
 def recovers_model(source: str) -> bool:
     """Whether the source's framework or client retries a model request that failed
     transiently (``u_model_retry``) with its default settings; a source that does not names
@@ -4214,6 +4254,7 @@ def ends_as_scripted(
     limit: dict[str, str] | None = None,
     *,
     recovers: bool = True,
+    cut_raises: str | None = None,
 ) -> None:
     """Run one scenario. Where the model API fails (``Scenario.model_fails_from``) the run
     must end in the framework's exception after the fake server answered with the scripted
@@ -4221,9 +4262,14 @@ def ends_as_scripted(
     ended are written like any other run's. A run that ends without an exception (a framework
     that swallowed the failure) or with one the script did not cause fails the capture: no
     trace becomes ground truth for a run the script did not describe. A turn-limit scenario
-    ends as the source's ``limit`` entry says (``ends_at_limit``)."""
+    ends as the source's ``limit`` entry says (``ends_at_limit``); a cut-off answer
+    (``Scenario.cut``) that the framework raises on (``cut_raises``: the exception's name)
+    must end in that exception."""
     if scenario.turn_limit is not None:
         ends_at_limit(scenario, run, limit)
+        return
+    if scenario.cut is not None and cut_raises is not None:
+        ends_at_limit(scenario, run, {"error": cut_raises})  # must end in that exception
         return
     if scenario.model_retry and recovers:
         recovered(scenario, run)
@@ -4388,6 +4434,7 @@ def run_sink_driver(
             ),
             SOURCES[source].get("turn_limit"),
             recovers=recovers_model(source),
+            cut_raises=cut_raises(source, scenario),
         )
     bodies = [item.body for item in sink.received if item.signal == "traces"]
     if any("json" in item.content_type for item in sink.received):
@@ -4636,6 +4683,25 @@ MODEL_RETRY_BY = (
 (``"model_retry_by"``): a client retry inside one call leaves no failed span."""
 
 
+UNKNOWN_OUTCOME = (
+    "ERROR (no such tool: the framework answered the model with an error; nothing ran)"
+)
+"""EXPECTED.md's outcome of a call of a tool the agent does not have (``Scenario.unknown``)."""
+CUT_OFF = {
+    "length": "the token limit stopped the model before it finished its answer (chat "
+    "completions' `finish_reason: length`, Responses' `incomplete_details.reason: "
+    "max_output_tokens`, Anthropic's and Bedrock's `max_tokens`, Gemini's `MAX_TOKENS`, "
+    "Ollama's `done_reason: length`): what it sent is a fragment, and no complete answer "
+    "exists.",
+    "content_filter": "the provider's content filter stopped the model before it finished its "
+    "answer (chat completions' `finish_reason: content_filter`, Responses' "
+    "`incomplete_details.reason: content_filter`, Anthropic's `refusal`, Gemini's `SAFETY`, "
+    "Bedrock's `content_filtered`): what it sent is a fragment, and no complete answer "
+    "exists.",
+}
+"""EXPECTED.md's note on an answer the scenario cuts off (``Scenario.cut``)."""
+
+
 def expected_md(
     source: str, results: dict[str, dict[str, list[str]]], out_dir: Path | None = None
 ) -> str:
@@ -4695,6 +4761,11 @@ def expected_md(
                 f"requested by the model and denied by the approval step before the tool ran: "
                 f"{DENIES_VIA[source]}"
             )
+        if scenario.unknown:
+            lines.append(
+                f"- **Unknown tools:** {', '.join(scenario.unknown)} below is no tool of the "
+                f"agent's (the model made the name up): {UNKNOWN_VIA[source]}."
+            )
         if scenario.rejected:
             lines.append(
                 f"- **Rejected calls:** the first {scenario.rejected} call(s) below have "
@@ -4715,6 +4786,8 @@ def expected_md(
                 result = outcome(tool, scenario, searches)
                 if rejected or denied:
                     result = REJECTED_OUTCOME if rejected else DENIED_OUTCOME
+                if tool in scenario.unknown:  # no such tool: nothing ran
+                    result = UNKNOWN_OUTCOME
                 lines.append(f"  {n}. `{prefix}{tool}` `{json.dumps(args)}` → {result}")
         lines += parallel_lines(scenario)
         final = scenario.turns[-1]
@@ -4741,7 +4814,16 @@ def expected_md(
                 "before any tool ran."
             )
         elif scenario.model_fails_from is None:
-            lines.append(f"- **Final answer:** '{final}'")
+            raised = cut_raises(source, scenario)
+            if raised is None:
+                lines.append(f"- **Final answer:** '{final}'")
+            else:  # no quoted answer: the ground truth is that there is none
+                lines.append(
+                    f"- **Final answer:** none. The run ended in `{raised}`: the framework "
+                    "raises it when the model's answer is cut off, instead of returning it."
+                )
+            if scenario.cut is not None:  # the quoted answer is the fragment the model sent
+                lines.append(f"- **Answer cut off:** {CUT_OFF[scenario.cut]}")
             lines += [
                 f"- **Reasoning before model turn {n}** (not the answer): '{text}'"
                 for n, text in enumerate(scenario.reasoning, 1)
@@ -4774,6 +4856,8 @@ def expected_md(
                 ending = "ended in an exception after the scripted HTTP 503"
             if scenario.turn_limit is not None:
                 ending = "ended at the framework's turn limit as described"
+            if cut_raises(source, scenario) is not None:
+                ending = f"ended in `{cut_raises(source, scenario)}` as described"
             if scenario.model_retry:
                 capture = (out_dir or Path(".")) / f"{variant}.otlp.json"
                 failed: int | str = "unknown"
@@ -4798,7 +4882,9 @@ def scripted_tools(source: str, scenario: Scenario) -> list[str]:
         prefix + tool
         for turn in scenario.tool_turns_run
         for tool, _ in turn
-        if not tool.startswith("transfer_to_") and tool not in scenario.denied
+        if not tool.startswith("transfer_to_")
+        and tool not in scenario.denied
+        and tool not in scenario.unknown
     ][scenario.rejected :]
 
 
@@ -4882,6 +4968,7 @@ def main() -> None:
     structured = bool(SOURCES[args.source].get("structured_via"))
     rejects = args.source in REJECTS_VIA
     denies = args.source in DENIES_VIA
+    unknown_ok = args.source in UNKNOWN_VIA
     names = args.scenario or [
         n
         for n, sc in SCENARIOS.items()
@@ -4893,6 +4980,7 @@ def main() -> None:
         and (structured or not sc.structured)
         and (rejects or not sc.rejected)
         and (denies or not sc.denied)
+        and (unknown_ok or not sc.unknown)
     ]
     unable = [n for n in names if SCENARIOS[n].transfers_back and not transfers_back]
     if unable:
@@ -4912,6 +5000,9 @@ def main() -> None:
     unable = [n for n in names if SCENARIOS[n].denied and not denies]
     if unable:
         sys.exit(f"{args.source}: no approval step (DENIES_VIA), cannot run {unable}")
+    unable = [n for n in names if SCENARIOS[n].unknown and not unknown_ok]
+    if unable:
+        sys.exit(f"{args.source}: unknown tools not scripted (UNKNOWN_VIA), cannot run {unable}")
     for name in names:
         for content in ("on", "off"):
             variant = name if content == "on" else f"{name}.nocontent"

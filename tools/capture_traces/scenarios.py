@@ -109,6 +109,14 @@ FILTERED_ANSWER = (
 (a streamed reply cut where the filter tripped, as OpenAI's ``content_filter`` and
 Anthropic's ``refusal`` stop reasons leave it). What came before the cut cites [doc-42]."""
 CUT_REASONS = ("length", "content_filter")
+DROP_STALE = ("drop_stale_requests", {"table": "refund_requests", "where": "status = 'stale'"})
+"""``y_unknown_tool``: a call of a tool the agent does not have (no such tool is offered), whose
+name the contract's ``drop_*`` forbids: the model made it up."""
+UNKNOWN_TOOL_ANSWER = (
+    ANSWER[:-1] + ". I could not clean up the stale refund requests: there is no such tool."
+)
+"""``y_unknown_tool``'s answer: it cites the search's document and says the clean-up did not
+happen."""
 """``Scenario.cut``'s values: the two ways a model ends a reply it did not finish."""
 STRUCTURED_ANSWER = {"answer": ANSWER, "sources": ["doc-42"]}
 """``r_structured_answer``: the ``a_happy`` answer returned as structured output, an object
@@ -258,6 +266,13 @@ class Scenario:
     ``MAX_TOKENS`` / ``SAFETY``, Ollama's ``done_reason``, Bedrock's ``stopReason``), with
     the turn's text as the part generated before the cut. Tool-requesting turns end as
     usual. The run has no complete answer: what the user got is a fragment."""
+
+    unknown: tuple[str, ...] = ()
+    """Tools the model asks for that the agent does not have (``y_unknown_tool``: a made-up
+    name): the framework answers the call with its own error (a tool-not-found message, a
+    retry prompt) and nothing runs, so the scripted tools never count it. A framework that
+    raises on it instead ends the run, which the script does not describe: such sources do
+    not capture the scenario."""
 
     def cut_of(self, turn: Turn) -> str | None:
         """The cut reason of ``turn`` (this scenario's ``cut`` on its text turns only)."""
@@ -587,6 +602,14 @@ SCENARIOS: dict[str, Scenario] = {
             "x_answer_filtered",
             [[SEARCH], FILTERED_ANSWER],
             cut="content_filter",
+        ),
+        Scenario(
+            # After its search the model asks for drop_stale_requests, a tool the agent does
+            # not have (a made-up name the contract's drop_* forbids); the framework answers
+            # with its tool-not-found error, and the answer cites the search.
+            "y_unknown_tool",
+            [[SEARCH], [DROP_STALE], UNKNOWN_TOOL_ANSWER],
+            unknown=("drop_stale_requests",),
         ),
     ]
 }
