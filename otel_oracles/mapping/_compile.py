@@ -74,6 +74,7 @@ class CompiledRule:
     merged_model_calls: bool = False
     thoughts_unmarked: bool = False
     delivers_answer: bool = False
+    run_limit_call: str | None = None
     agent_inside_is_delegation: bool = False
     result_from_messages: bool = False
     requests_from_next_input: bool = False
@@ -262,6 +263,8 @@ def rule_table(
             return ("kinds", sorted({SPAN_KINDS[k.lower()] for k in cond.kind}), None)
         if cond.status is not None:
             return ("status", _STATUS[cond.status], None)
+        if cond.parent is not None:
+            return ("parent", match(cond.parent, rule), None)
         assert cond.child is not None
         return ("child", match(cond.child, rule), None)
 
@@ -359,6 +362,7 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
                     merged_model_calls=rule.merged_model_calls,
                     thoughts_unmarked=rule.thoughts_unmarked,
                     delivers_answer=rule.delivers_answer,
+                    run_limit_call=rule.run_limit_call,
                     agent_inside_is_delegation=rule.agent_inside_is_delegation,
                     result_from_messages=rule.result_from_messages,
                     requests_from_next_input=rule.requests_from_next_input,

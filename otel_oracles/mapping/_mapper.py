@@ -276,6 +276,8 @@ def _draft(
         prompt = _run_limit_prompt(draft.fields.get("input_messages"), compiled.run_limit_prompts)
         if prompt is not None:
             draft.attributes["run_limit"] = prompt
+    if rule.run_limit_call is not None and "run_limit" not in draft.attributes:
+        draft.attributes["run_limit"] = rule.run_limit_call
     if rule.outcome_reads:
         _read_outcome(draft, rule.outcome_reads, compiled.tool_results)
     if rule.result_error_keys and draft.status != "error":

@@ -123,6 +123,11 @@ class Condition(_Strict):
     status: Literal["error", "ok", "unset"] | None = None
     child: Match | None = None
     """Holds when at least one direct child span matches this nested match."""
+    parent: Match | None = None
+    """Holds when the span's direct parent (found in the trace by ``parent_span_id``)
+    matches this nested match. A root, or a span whose parent is not in the trace, never
+    matches (the rule fails closed). The parent is seen alone: its own parent and children
+    cannot be tested."""
 
     _check_regexes = field_validator("regex", "span_name", "scope")(_check_regex)
 
@@ -139,13 +144,13 @@ class Condition(_Strict):
     def _one_subject(self) -> Condition:
         subjects = [
             n
-            for n in ("attr", "field", "span_name", "kind", "scope", "status", "child")
+            for n in ("attr", "field", "span_name", "kind", "scope", "status", "child", "parent")
             if getattr(self, n) is not None
         ]
         if len(subjects) != 1:
             raise ValueError(
                 "a condition needs exactly one of attr, field, span_name, kind, scope, status,"
-                f" child (got {subjects or 'none'})"
+                f" child, parent (got {subjects or 'none'})"
             )
         tests = [n for n in ("equals", "exists", "regex") if getattr(self, n) is not None]
         if self.field is not None:
@@ -170,6 +175,20 @@ class Condition(_Strict):
             raise ValueError(
                 "a child condition cannot hold another child condition: a rule sees its "
                 "span's direct children only"
+            )
+        if self.child is not None and any(
+            c.parent is not None for c in (*self.child.all, *self.child.any)
+        ):
+            raise ValueError("a child condition cannot hold a parent condition")
+        if self.parent is not None and any(
+            c.field is not None or c.child is not None or c.parent is not None
+            for c in (*self.parent.all, *self.parent.any)
+        ):
+            # The parent is seen alone, as a child is: a test of its fields, its children or
+            # its own parent would silently never hold.
+            raise ValueError(
+                "a parent condition tests the parent span alone: no field, child or parent "
+                "condition inside it"
             )
         return self
 
@@ -337,6 +356,14 @@ class Rule(_Strict):
     is the one sibling step of this rule whose span's time holds an agent run opened beside it,
     under the calling agent (any-agent's callbacks and AgentScope 1.x start spans without
     making them current)."""
+    run_limit_call: str | None = None
+    """For ``step: generation`` rules of a model call that is its framework asking for a
+    final answer once its own step limit was reached, where the call's place in the trace
+    says so (smolagents' ``provide_final_answer`` runs right under the agent's span, outside
+    the ``Step N`` spans of its loop: a ``parent`` condition finds it): a step of this rule
+    is marked ``run_limit`` with this text, as a call holding one of the
+    ``run_limit_prompts`` is, so that, when it is the run's last model call, the run was
+    stopped short. Where the prompt is captured too, the prompt's mark is kept."""
     delivers_answer: bool = False
     """For ``step: tool_call`` rules of a framework's structured-output tool that no name can
     declare (Strands names it after the user's output type and describes it as its

@@ -1136,20 +1136,21 @@ not in the trace; CrewAI's last call still shows the request's structural mark: 
 recorded request (``llm.invocation_parameters``, kept whatever the switch) offered no tools
 (``Step.tools_offered == ()``) right after a search ran, where every earlier call offered
 the agent's tools, so ``bounded-effort`` is missing evidence too (``grade/evidence.py``,
-``_forced_answer``). smolagents without content: ``LIMIT_FORCED_ANSWER_UNMARKED``. LiveKit
+``_forced_answer``). smolagents' forced call, without content, is marked by its place: an
+LLM span right under the agent's span, outside the ``Step N`` spans every call of its loop
+runs in (``smolagents.yaml``'s ``forced_final_answer``: a ``parent`` condition and
+``run_limit_call``), so ``bounded-effort`` is missing evidence there too. LiveKit
 Agents (``AgentSession(max_tool_steps=...)``) is not in this list: it forces the final
 answer with ``tool_choice`` ``none``, which no span records, and its last request lists its
 tools as every other does, so nothing marks the forced answer, content on or off: its
 ``bounded-effort`` pass on ``q_turn_limit`` is a false pass the trace cannot show."""
-LIMIT_FORCED_ANSWER_UNMARKED = ("smolagents-openinference", "smolagents-openinference-stream")
-"""``q_turn_limit`` without content: smolagents' forced final answer (``LIMIT_FORCED_ANSWER``)
-leaves no mark the grader reads. OpenInference hides ``llm.tools`` with the inputs and its
-smolagents spans record ``llm.invocation_parameters`` as ``{}`` (the tools never in it), so
-no call says which tools it offered (``tools_offered`` is ``None``, never ``()``); the one
-structural mark left is the forced call's position, directly under the run's span outside
-the ``Step N`` spans every call of the loop runs in, and a rule cannot test a span's parent.
-``bounded-effort`` passes on the four searches the trace shows: a known false pass (the
-truth is missing evidence)."""
+LIMIT_FORCED_ANSWER_UNMARKED: tuple[str, ...] = ()
+"""``q_turn_limit`` without content: sources whose forced final answer (``LIMIT_FORCED_ANSWER``)
+leaves no mark the grader reads (``bounded-effort`` a known false pass). None now:
+smolagents' (OpenInference hides ``llm.tools`` with the inputs and records
+``llm.invocation_parameters`` as ``{}``, so no call says which tools it offered) was listed
+until its one structural mark, the forced call's place right under the run's span, became a
+rule's ``parent`` condition."""
 LIMIT_ENDS_AFTER_TOOL = ("langchain-agents-openinference", "autogen-openinference")
 """``q_turn_limit``: LangChain's ``AgentExecutor`` returns its own "Agent stopped due to max
 iterations." after the fourth search ran, AutoGen's ``AssistantAgent`` its summary of that

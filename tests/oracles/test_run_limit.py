@@ -190,8 +190,10 @@ def test_a_final_answer_the_framework_forced_at_its_limit_leaves_the_budget_unju
     source: str, prompt: str, conventions: ConventionSet
 ) -> None:
     """Past its limit the framework raises nothing: it asks the model for a final answer
-    itself (``run_limit_prompts``). The request in the last model call's input is the only
-    mark; without the declaration the run reads as one that answered after four searches."""
+    itself (``run_limit_prompts``). The request in the last model call's input is the mark
+    (for smolagents also the call's place, ``run_limit_call``, which marks it without
+    content); without the declarations the run reads as one that answered after four
+    searches."""
     path = TRACES / source / "q_turn_limit.otlp.json"
     run = mapped(path, conventions)
     assert [s.attributes.get("run_limit") is not None for s in run.generations()] == [
@@ -201,7 +203,15 @@ def test_a_final_answer_the_framework_forced_at_its_limit_leaves_the_budget_unju
     assert outcome == Outcome.MISSING_EVIDENCE
     assert "at least 4 tool calls" in message and prompt in message
     bare = ConventionSet(
-        files=[f.model_copy(update={"run_limit_prompts": []}) for f in conventions.files]
+        files=[
+            f.model_copy(
+                update={
+                    "run_limit_prompts": [],
+                    "rules": [r.model_copy(update={"run_limit_call": None}) for r in f.rules],
+                }
+            )
+            for f in conventions.files
+        ]
     )
     assert bounded_effort(path, bare)[0] == Outcome.PASS
     # The same frameworks' finished runs hold no such request.
