@@ -4,7 +4,7 @@ and equal to what ``explain`` renders."""
 from __future__ import annotations
 
 from otel_oracles.emit import Explainer, explain, shown_fields, shown_message
-from otel_oracles.emit._explain import scrub_details
+from otel_oracles.emit._explain import explain_key, scrub_details
 from otel_oracles.model.result import OracleResult, Outcome
 
 
@@ -122,3 +122,34 @@ def test_a_check_name_shaped_like_a_secret_is_never_shown() -> None:
     assert explain(_result("no-delete", Outcome.PASS)).startswith("no-delete: holds")
     spaced = explain(_result("no delete please", Outcome.PASS))
     assert spaced.startswith("no delete please: holds"), spaced
+
+
+def test_shown_fields_of_passes_read_the_remembered_text_under_explain_keys_key() -> None:
+    """The explainer looks a pass's text up under a key it makes of the field values: the
+    same key ``explain_key`` makes, so every pass (new or remembered, whatever its count,
+    budget, steps and details) shows what the functions show, and a pass is remembered once."""
+    passes = [
+        OracleResult(
+            oracle_type="tool_retries",
+            name=f"check-{i % 3}",
+            layer="tolerance" if i % 2 else "invariant",
+            outcome=Outcome.PASS,
+            passed=True,
+            message="fine; user alice@example.com",
+            details=[{}, {"retries": 0}, {"tool": "search_docs", "calls": i}][i % 3],
+            used=i % 2,
+            budget=[None, 0, 2][i % 3],
+            step_indexes=list(range(i % 8)),
+            contract_id="c",
+        )
+        for i in range(48)
+    ]
+    explainer = Explainer("template")
+    for result in passes * 2 + SHOWN_CASES * 2:
+        assert explainer.shown_fields(result) == shown_fields(result, "template")
+        assert explainer.remembers(result)
+    keys = {explain_key(r) for r in passes}
+    assert len(explainer) == len(keys) + len({explain_key(r) for r in SHOWN_CASES} - {None} - keys)
+    # Empty details scrub to a dict of their own, never one shared between results.
+    first, second = (explainer.shown_fields(passes[0])[1], explainer.shown_fields(passes[3])[1])
+    assert first == second == {} and first is not second
