@@ -4014,7 +4014,7 @@ DENIES_VIA: dict[str, str] = {
     "claude-agent-sdk": CLAUDE_AGENT_SDK_DENIES,
     "openlit-claude-agent-sdk": CLAUDE_AGENT_SDK_DENIES,
     "claude-agent-sdk-js": "the denied tool left out of `allowedTools`, so Claude Code asks the "
-    "application's `canUseTool` callback, which answers `{behavior: \"deny\", message: \"\"}` "
+    'application\'s `canUseTool` callback, which answers `{behavior: "deny", message: ""}` '
     "(as the Python SDK's default denial); the CLI hands the model that message, empty, in an "
     "error `tool_result`.",
     "google-adk": GOOGLE_ADK_DENIES,
