@@ -26,7 +26,6 @@ from its field sources. Then trace-level passes that no single span can do:
 from __future__ import annotations
 
 import bisect
-import contextlib
 import functools
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -1268,9 +1267,13 @@ class _Executors:
 
 
 def _index_at(index: dict[Any, list[int]], key: Any, pos: int) -> None:
-    # An unhashable value (a list where a call id belongs) equals no step's string id.
-    with contextlib.suppress(TypeError):
-        index.setdefault(key, []).append(pos)
+    # An unhashable value (a list where a call id belongs) equals no step's string id. A plain
+    # try costs nothing when no exception is raised; entering a context manager per entry did.
+    try:
+        positions = index.setdefault(key, [])
+    except TypeError:
+        return
+    positions.append(pos)
 
 
 def _index_of(index: dict[Any, list[int]], key: Any) -> list[int]:

@@ -64,7 +64,13 @@ def _plain(value: object) -> bool:
             kind = type(item)
             if kind in _PLAIN_SCALARS:
                 continue
-            if kind is float:
+            if kind is list:
+                # A list of scalars (tool names, step indexes) is the common nested value:
+                # its scalars decided here, only anything else by a call.
+                for sub in item:
+                    if type(sub) not in _PLAIN_SCALARS and not _plain(sub):
+                        return False
+            elif kind is float:
                 if item - item != 0.0:  # NaN and infinities are not plain
                     return False
             elif not _plain(item):
@@ -107,7 +113,9 @@ def verdict_data(v: Verdict, shown: ShownFields | None = None) -> dict[str, Any]
             out["message"], details = shown(result)
         else:
             details = out["details"]
-        out["details"] = details if _plain(details) else dump(details, mode="json")
+        if not (type(details) is dict and not details) and not _plain(details):
+            details = dump(details, mode="json")  # (an empty dict, most scrubbed details, is plain)
+        out["details"] = details
         params = out["params"]
         out["params"] = params if _plain(params) else dump(params, mode="json")
         results.append(out)
