@@ -1,7 +1,9 @@
 """OTLP/gRPC receiver on ``grpc.aio``: ``TraceService/Export`` and ``LogsService/Export``.
 
 The handlers take the request as raw bytes (no deserializer) and hand them to the same
-decoder as OTLP/HTTP protobuf, so both transports share one decode path. grpcio itself
+decoder as OTLP/HTTP protobuf, so both transports share one decode path. They read the
+call's message stream themselves (``_only_message``): exactly one message, or the request is
+malformed. grpcio itself
 handles gzip and enforces ``max_request_bytes`` (answering RESOURCE_EXHAUSTED without retry
 info, which OTLP senders treat as final).
 """
@@ -9,6 +11,7 @@ info, which OTLP senders treat as final).
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 import grpc
@@ -16,6 +19,7 @@ from grpc import aio
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
+from otel_oracles.errors import InputError
 from otel_oracles.server._connections import connection_cap, open_receivers
 from otel_oracles.server._status import status_for
 from otel_oracles.server.config import ReceiversSettings
@@ -44,11 +48,35 @@ def _response(signal: Signal, rejected: int, message: str) -> Any:
     return lresp
 
 
+async def _only_message(requests: AsyncIterator[bytes]) -> bytes:
+    """The one message of a unary call, read from the stream of them.
+
+    grpcio's unary handler reads the first message and ignores the rest, so a call carrying
+    two Export messages was answered OK with the second's spans never read; and a call whose
+    stream ended inside its message (a length prefix claiming more than was sent) never got
+    an answer, holding its stream until the connection's maximum age. Reading the stream
+    sees both: no message, or more than one, is a malformed request, refused whole."""
+    body: bytes | None = None
+    async for message in requests:
+        if body is not None:
+            raise InputError(
+                "more than one message in a unary Export call; nothing of it was accepted"
+            )
+        body = message
+    if body is None:
+        raise InputError(
+            "the call ended without a whole message (a length prefix claiming more than "
+            "was sent, or a truncated prefix)"
+        )
+    return body
+
+
 def _method(server: ReceiverOwner, signal: Signal) -> grpc.RpcMethodHandler:
-    async def export(body: bytes, context: aio.ServicerContext) -> Any:
+    async def export(requests: AsyncIterator[bytes], context: aio.ServicerContext) -> Any:
         try:
             meta = {k: v for k, v in context.invocation_metadata() or () if isinstance(v, str)}
             server.check_auth(meta.get("authorization"))
+            body = await _only_message(requests)
             server.stats.add("requests", f"grpc.{signal}")
             accepted = server.ingest(body, "application/x-protobuf", signal, "grpc")
             return _response(signal, accepted.rejected, accepted.message)
@@ -59,7 +87,8 @@ def _method(server: ReceiverOwner, signal: Signal) -> grpc.RpcMethodHandler:
             server.count_rejection(st.kind, st.grpc.name.lower(), "grpc", st.message)
             await context.abort(st.grpc, st.message, trailing_metadata=st.grpc_trailers())
 
-    return grpc.unary_unary_rpc_method_handler(
+    # A stream handler, read as unary by _only_message: see there why.
+    return grpc.stream_unary_rpc_method_handler(
         export, response_serializer=lambda m: m.SerializeToString()
     )
 
