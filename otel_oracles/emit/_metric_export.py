@@ -68,14 +68,17 @@ class OwnMetricExporter(MetricExporter):
         self.shut_down = False
 
     @abstractmethod
-    def deliver(self, metrics_data: MetricsData) -> bool:
-        """Write or send ``metrics_data``; False when it was not delivered."""
+    def deliver(self, metrics_data: MetricsData, timeout_s: float) -> bool:
+        """Write or send ``metrics_data`` within ``timeout_s``; False when it was not
+        delivered."""
 
     def export(
         self, metrics_data: MetricsData, timeout_millis: float = 10_000, **kwargs: Any
     ) -> MetricExportResult:
         try:
-            ok = not self.shut_down and self.deliver(metrics_data)
+            # The reader's timeout bounds the export: a flush at shutdown passes what is
+            # left of the drain's budget, which a silent collector must not outlast.
+            ok = not self.shut_down and self.deliver(metrics_data, timeout_millis / 1000)
         except Exception:
             logger.exception("metric export via %s raised", type(self).__name__)
             ok = False
@@ -97,8 +100,8 @@ class OtlpMetricExporter(OwnMetricExporter):
         super().__init__(preferred_temporality())
         self.sender = sender
 
-    def deliver(self, metrics_data: MetricsData) -> bool:
-        return self.sender.send(encode_metrics_proto(metrics_data))
+    def deliver(self, metrics_data: MetricsData, timeout_s: float) -> bool:
+        return self.sender.send(encode_metrics_proto(metrics_data), timeout_s)
 
     def shutdown(self, timeout_millis: float = 30_000, **kwargs: Any) -> None:
         super().shutdown()

@@ -89,7 +89,7 @@ class JsonLinesMetricExporter(OwnMetricExporter):
         super().__init__()
         self._out = out.acquire()
 
-    def deliver(self, metrics_data: MetricsData) -> bool:
+    def deliver(self, metrics_data: MetricsData, timeout_s: float) -> bool:
         # The periodic reader exports even when nothing was recorded; skip empty lines.
         if not metrics_data.resource_metrics:
             return True

@@ -155,9 +155,10 @@ class Sender:
     def description(self) -> str:
         return f"OTLP {self.target.protocol} {self.target.endpoint}"
 
-    def send(self, payload: bytes) -> bool:
+    def send(self, payload: bytes, timeout_s: float | None = None) -> bool:
         """Deliver ``payload`` (a serialized ``Export*ServiceRequest``); False (logged) when
-        it was not accepted."""
+        it was not accepted. ``timeout_s`` shortens the target's timeout (attempts and
+        retries together), for a caller with a deadline of its own."""
         what = self.target.signal
         if self._closed.is_set():
             logger.warning("%s sender is shut down; %s request not sent", self.description, what)
@@ -168,7 +169,10 @@ class Sender:
             )
             return False
         body = self._compressed(payload)
-        deadline = time.monotonic() + self.target.timeout_s
+        budget = (
+            self.target.timeout_s if timeout_s is None else min(timeout_s, self.target.timeout_s)
+        )
+        deadline = time.monotonic() + max(budget, 0.0)
         for attempt_no in range(MAX_ATTEMPTS):
             remaining = deadline - time.monotonic()
             result = self._attempt(body, max(remaining, 0.001), attempt_no)

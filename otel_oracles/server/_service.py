@@ -13,10 +13,12 @@ the rest marked incomplete), grade them, flush the emitter, all within ``shutdow
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import hmac
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -559,9 +561,13 @@ class GradingServer:
                 self.stats.incr("grading_errors", inflight)
             left = max(deadline - time.monotonic(), 0.5)
             await loop.run_in_executor(None, self.backend.stop, left)
-            left_ms = int(max(deadline - time.monotonic(), 0.1) * 1000)
-            flushed = await loop.run_in_executor(None, self._emitter.force_flush, left_ms)
-            await loop.run_in_executor(None, self._emitter.shutdown)
+            # The emitter's last steps run on daemon threads awaited until the deadline: a
+            # metric export already in flight to a silent collector holds the reader's lock
+            # for the sender's whole timeout, and an executor thread would also hold the
+            # interpreter's exit until it returned.
+            left = max(deadline - time.monotonic(), 0.1)
+            flushed = await _within(left, self._emitter.force_flush, int(left * 1000))
+            await _within(max(deadline - time.monotonic(), 0.1), self._emitter.shutdown)
             if self.spool is not None:
                 # What was not graded and exported by now stays for the next start.
                 self.spool.close()
@@ -571,6 +577,38 @@ class GradingServer:
                 "stopped", extra={"released": len(released), "stats": self.stats.snapshot()}
             )
             return drained and bool(flushed)
+
+
+async def _within(seconds: float, fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` on a daemon thread, awaited at most ``seconds``; None past that (the
+    thread is left to end by itself, and cannot hold the process's exit)."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[Any] = loop.create_future()
+
+    def settle(result: Any, error: BaseException | None) -> None:
+        if done.done():
+            return
+        if error is not None:
+            done.set_exception(error)
+        else:
+            done.set_result(result)
+
+    def run() -> None:
+        result: Any = None
+        error: BaseException | None = None
+        try:
+            result = fn(*args)
+        except BaseException as exc:  # noqa: BLE001  # handed to the awaiting coroutine
+            error = exc
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+            loop.call_soon_threadsafe(settle, result, error)
+
+    threading.Thread(target=run, name="serve-drain", daemon=True).start()
+    try:
+        return await asyncio.wait_for(asyncio.shield(done), seconds)
+    except TimeoutError:
+        logger.error("shutdown deadline reached while flushing results and metrics")
+        return None
 
 
 def _spill(spans: SpanInput, spool: Spool, request_id: int) -> None:
