@@ -278,6 +278,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "vercel-ai-sdk-openinference",
         "vercel-ai-sdk-openinference-stream",
         "openai-v2",
+        "openai-java",
         "edot-openai",
         "openllmetry-openai-events",
         "openllmetry-anthropic-events",

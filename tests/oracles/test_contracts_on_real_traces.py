@@ -517,6 +517,7 @@ TARGET_IN_ARGUMENTS = ("crewai-openinference", "openlit-crewai")
 content off the required transfer can be neither confirmed nor refuted."""
 RUN_UNSHOWN_WITHOUT_CONTENT = (
     "openai-v2",
+    "openai-java",
     "edot-openai",
     "openllmetry-anthropic-events",
     "openllmetry-openai-events",
@@ -538,6 +539,7 @@ CALL_RAN_CHECKS = {"support-rag": {"searched-the-index"}}
 """Checks that need a call to have run (``tool_called``'s lower bound)."""
 NAMES_ONLY = (
     "openai-v2",
+    "openai-java",
     "edot-openai",
     "openllmetry-anthropic-events",
     "openllmetry-openai-events",

@@ -669,6 +669,32 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
+    "openai-java": {
+        "what": "the official OpenAI Java client (com.openai:openai-java 4.105) in a "
+        "hand-written chat-completions tool loop, the openai-v2 loop in Java, inside the app's "
+        "own agent_run span, wrapped by the OpenTelemetry Java instrumentation's library "
+        "instrumentation (opentelemetry-openai-java-1.1 2.31.1-alpha, OpenAITelemetry.wrap, the "
+        "code the Java agent applies) on an SDK whose OTLP/HTTP protobuf span and log "
+        "exporters send to the capture's sink (java -cp, the openai_java/ Maven project built "
+        "once outside the repository, driven by fw_openai_java.py)",
+        "packages": [],
+        "maven": "fw_openai_java:versions",
+        "node_runner": "fw_openai_java:run_openai_java",
+        "notes": ["**Tool failures:** the loop sends the tool error back as the tool message "
+                  "content `{\"error\": \"SearchBackendError: ...\"}`. The instrumentation "
+                  "makes **no tool spans**; only one CLIENT `chat` span per model call.",
+                  "**Handoff (g):** not applicable (no agent framework); `g_handoff` not "
+                  "produced.",
+                  "**Content off:** `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=false` "
+                  "(on: `true`), the Java agent's variable, which the app hands to "
+                  "`OpenAITelemetryBuilder.setCaptureMessageContent`. Messages are log records "
+                  "(`gen_ai.*.message`, `gen_ai.choice` events) in "
+                  "`<scenario>[.nocontent].logs.otlp.jsonl`, never on spans.",
+                  "**Unrecognised span:** `agent_run`, the capture app's own attribute-less "
+                  "root span (as in `openai-v2`)."],
+        "on": {},
+        "off": {},
+    },
     "koog": {
         "what": "JetBrains Koog 1.1 in Kotlin (an AIAgent, the default single-run strategy, "
         "with ToolSet tools on Koog's OpenAILLMClient, chat completions with its base URL on "
