@@ -4,9 +4,10 @@ past its SIGTERM budget, and costs no acknowledged trace.
 ``serve`` runs as a subprocess whose ``OTEL_EXPORTER_OTLP_ENDPOINT`` is a real TCP listener
 on 127.0.0.1 that accepts every connection and never writes a byte (a hung collector, or one
 behind a stalled proxy). Found on 3 December 2026 (docs/security.md, "serve again"): with
-``shutdown_timeout: 5s`` the process took about 28 s to exit, because the final metric
-exports (the drain's flush, then the meter provider's own last collection) each waited the
-exporter's full 10 s timeout after the budget was spent. A supervisor that allows
+``shutdown_timeout: 5s`` the process took 20.4 s to exit (27.6 s with 10 s), because the
+drain's metric flush waited for a periodic metric export already in flight, and the flush's
+own export and the meter provider's last one each waited the exporter's full 10 s timeout
+after the budget was spent. A supervisor that allows
 ``shutdown_timeout`` before SIGKILL then killed a process that had promised to be gone.
 """
 
