@@ -129,6 +129,16 @@ CONTENT_ON: dict[tuple[str, str], dict[str, Outcome]] = {
     # citing nothing, is grounded.
     ("support-rag", "s_delegated_failure"): {"degraded-disclosed": INV},
     ("multi-agent-handoff", "s_delegated_failure"): {},
+    # Two levels of delegation (triage -> research -> records): the records agent's deletion
+    # and the failure of its only search are the run's, as the research agent's are above;
+    # the research agent's own delegation is no tool of the run's sequence.
+    ("support-rag", "s_nested_forbidden"): {"no-destructive-tools": INV},
+    ("multi-agent-handoff", "s_nested_forbidden"): {
+        "no-destructive-tools": INV,
+        "research-searches": INV,
+    },
+    ("support-rag", "s_nested_failure"): {"degraded-disclosed": INV},
+    ("multi-agent-handoff", "s_nested_failure"): {},
     ("coding-agent", "h_coding_agent"): {"no-network": INV},
     # The conversation is one subject (one trace, or traces joined by their conversation /
     # session id): the second turn's deletion fails it (TURNS_APART: traced apart).
@@ -675,6 +685,7 @@ FAILED_CALLS = (
     "j_undisclosed_failure",
     "l_parallel_failures",
     "s_delegated_failure",
+    "s_nested_failure",
 )
 REJECTED_WITHOUT_SPAN = ("smolagents-openinference", "smolagents-openinference-stream")
 """``t_invalid_args``: the framework refuses the call before any tool runs and no tool span
@@ -704,6 +715,7 @@ DEGRADED_BY_FAILURE = (
     "j_undisclosed_failure",
     "l_parallel_failures",
     "s_delegated_failure",
+    "s_nested_failure",
 )
 """Scenarios degraded by a failed search (its span status shows it with content off), whose
 answer must disclose it (c and l do, j does not)."""
@@ -855,6 +867,7 @@ CITING_ANSWERS = (
     "r_structured_answer",
     "r_structured_fabricated",
     "s_delegated_forbidden",
+    "s_nested_forbidden",
     "t_invalid_args",
     "u_model_retry",
     "v_reasoning",
@@ -913,6 +926,9 @@ answer, and which is which cannot be told, so every answer check is missing evid
 the reasoning's [doc-99] failing, or its [doc-42] passing, the citations)."""
 DELEGATED = ("g_handoff", "s_delegated_forbidden", "s_delegated_failure")
 """Scenarios whose triage agent hands the run to the research agent (or calls it as a tool)."""
+NESTED = ("s_nested_forbidden", "s_nested_failure")
+"""Scenarios whose research agent delegates again, to a records agent (two levels below the
+triage agent): the deepest agent's calls and answer are the run's."""
 CONTENT_NEVER = ("autogen-native",)
 """The tracer records no content whatever the switch and no model call at all (autogen-core's
 own spans: agents and tools only): content on grades as content off, and the final answer is
@@ -1398,7 +1414,7 @@ def _expected(source: str, contract: str, scenario: str, content: bool) -> dict[
             hidden.discard("grounded-citations")
     if source in NOTHING:
         hidden = set(base)
-    agent_answer_hides_a_call = source in AGENTS_UNSEEN and scenario in DELEGATED
+    agent_answer_hides_a_call = source in AGENTS_UNSEEN and scenario in DELEGATED + NESTED
     if source in TOOLS_IN_MESSAGES and source in REQUESTS_WITHOUT_CONTENT:
         hidden |= OUTCOME_CHECKS.get(contract, set())
     if source in TOOLS_IN_MESSAGES and (
@@ -1643,6 +1659,44 @@ def test_span_and_event_variant_grades_like_a_happy() -> None:
     path = TRACES / "openai-v2-latest" / "a_happy.span_and_event.otlp.json"
     verdict, _ = grade_file(path, contract_named("support-rag"))[0]
     assert {r.name: r.outcome for r in verdict.results} == {name: P for name in SUPPORT}
+
+
+NESTED_FORBIDDEN = [
+    source
+    for source in (*TOOL_SPANS, *NAMES_ONLY, *NOTHING, *TOOLS_IN_MESSAGES, *NAMES_NEVER)
+    if source not in TEAM_FRAGMENTED and any(TRACES.glob(f"{source}/s_nested_forbidden.otlp.json*"))
+]
+"""Sources of the matrix that captured ``s_nested_forbidden`` (two levels of delegation)."""
+
+
+@pytest.mark.parametrize("source", NESTED_FORBIDDEN)
+@pytest.mark.parametrize("content", [True, False], ids=["on", "off"])
+def test_deepest_agent_deletion_is_the_runs_and_its_own(source: str, content: bool) -> None:
+    """Two levels below the triage agent (triage -> research -> records) the records agent's
+    deletion is the run's: one subject, both contracts fail on it, the failure points at the
+    ``delete_records`` span, and the call is the records agent's wherever the trace names
+    agents (never the research agent's, which only searched and delegated, nor the triage
+    agent's). The search stays the research agent's: a mapping that hung the deeper agent's
+    steps on the agent that called it would blame the wrong agent and, under a contract
+    scoped to one agent, miss the call."""
+    for contract in ("support-rag", "multi-agent-handoff"):
+        graded = grade_file(
+            trace_file(source, "s_nested_forbidden", content), contract_named(contract)
+        )
+        assert len(graded) == 1, "the nested agents' runs are in the run's trace"
+        verdict, trajectory = graded[0]
+        result = next(r for r in verdict.results if r.name == "no-destructive-tools")
+        want = expected(source, contract, "s_nested_forbidden", content)
+        assert result.outcome == want["no-destructive-tools"]
+        assert not verdict.passed
+        if result.outcome != INV:
+            continue
+        deletes = calls_of(trajectory, "delete_records")
+        assert len(deletes) == 1 and deletes[0].source is not None
+        assert result.span_ids == [deletes[0].source.span_id]
+        assert deletes[0].agent_name in ("records_agent", None)
+        searches = calls_of(trajectory, "search_docs")
+        assert [s.agent_name for s in searches] in (["research_agent"], [None])
 
 
 @pytest.mark.parametrize(

@@ -1333,6 +1333,7 @@ SOURCES: dict[str, dict[str, Any]] = {
                 "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "no_content"},
     },
     "logfire-openai-agents": {
+        "nested": True,  # s_nested_*: its driver has a records agent
         "what": "OpenAI Agents SDK (OpenAIChatCompletionsModel on the fake server, "
         "@function_tool tools, a native handoff for g_handoff) traced by Logfire's own "
         "integration (logfire.instrument_openai_agents(), send_to_logfire=False)",
@@ -1390,6 +1391,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "off": {},
     },
     "openinference-openai-agents": {
+        "nested": True,  # s_nested_*: its driver has a records agent
         "turn_limit": OPENAI_AGENTS_MAX_TURNS,
         "what": "OpenAI Agents SDK (chat-completions model on the fake server) traced by "
         "openinference-instrumentation-openai-agents; handoffs are native (transfer_to_*)",
@@ -1643,6 +1645,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "off": OPENINFERENCE_HIDDEN,
     },
     "smolagents-openinference": {
+        "nested": True,  # s_nested_*: its driver has a records agent
         "turn_limit": SMOLAGENTS_MAX_STEPS,
         "what": "smolagents ToolCallingAgent (OpenAIServerModel on the fake server, @tool "
         "functions, answers through its built-in final_answer tool; managed agents for "
@@ -2030,6 +2033,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
     },
     "strands": {
+        "nested": True,  # s_nested_*: its driver has a records agent
         "what": "Strands Agents (OpenAIModel on the fake server, stream=False; @tool functions; "
         "an agent as a tool for g_handoff) with its built-in OpenTelemetry tracing, default "
         "(legacy) conventions: messages as gen_ai.*.message / gen_ai.choice span events",
@@ -2373,6 +2377,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "off": OPENINFERENCE_HIDDEN,
     },
     "google-adk": {
+        "nested": True,  # s_nested_*: its driver has a records agent
         "turn_limit": ADK_MAX_LLM_CALLS,
         "what": "Google ADK LlmAgent (LiteLlm openai/gpt-4o-mini on the fake server, Python "
         "function tools, on_tool_error_callback; sub_agents and transfer_to_agent for "
@@ -2474,6 +2479,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
     },
     "langgraph-openinference": {
+        "nested": True,  # s_nested_*: its driver has a records agent
         "turn_limit": LANGGRAPH_RECURSION_LIMIT,
         "what": "LangGraph prebuilt ReAct agent (create_react_agent, ChatOpenAI on the fake "
         "server, @tool functions in a ToolNode with handle_tool_errors; a langgraph-swarm for "
@@ -2515,6 +2521,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "off": OPENINFERENCE_HIDDEN,
     },
     "langgraph-openllmetry": {
+        "nested": True,  # s_nested_*: its driver has a records agent
         "what": "the langgraph-openinference agent traced by OpenLLMetry's "
         "opentelemetry-instrumentation-langchain",
         "packages": ["langgraph", "langgraph-prebuilt", "langgraph-swarm", "langchain-core",
@@ -2623,6 +2630,7 @@ SOURCES: dict[str, dict[str, Any]] = {
                 "LANGSMITH_HIDE_OUTPUTS": "true"},
     },
     "llamaindex-openinference": {
+        "nested": True,  # s_nested_*: its driver has a records agent
         "turn_limit": LLAMAINDEX_MAX_ITERATIONS,
         "what": "LlamaIndex FunctionAgent (llama-index-core agent workflows, the "
         "llama-index-llms-openai model on the fake server, FunctionTool tools; an AgentWorkflow "
@@ -2644,6 +2652,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "off": OPENINFERENCE_HIDDEN,
     },
     "agno-openinference": {
+        "nested": True,  # s_nested_*: its driver has a records agent
         "what": "Agno (an Agent with function tools, the OpenAIChat model on the fake server; a "
         "Team whose leader delegates to a research_agent member for g_handoff) traced by "
         "openinference-instrumentation-agno",
@@ -2774,6 +2783,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "NO_CONTENT"},
     },
     "autogen-openinference": {
+        "nested": True,  # s_nested_*: its driver has a records agent
         "turn_limit": AUTOGEN_MAX_TOOL_ITERATIONS,
         "what": "Microsoft AutoGen AgentChat (AssistantAgent with function tools, "
         "OpenAIChatCompletionClient on the fake server; a Swarm with a handoff for g_handoff) "
@@ -3050,6 +3060,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "off": {},
     },
     "openllmetry-openai-agents": {
+        "nested": True,  # s_nested_*: its driver has a records agent
         "turn_limit": OPENAI_AGENTS_MAX_TURNS,
         "what": "OpenAI Agents SDK (chat-completions model on the fake server, @function_tool "
         "tools, a native handoff for g_handoff) traced by OpenLLMetry's "
@@ -3233,6 +3244,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "off": OPENINFERENCE_HIDDEN,
     },
     "pydantic-ai-openinference": {
+        "nested": True,  # s_nested_*: its driver has a records agent
         "what": "pydantic-ai Agent (OpenAIChatModel on the fake server, tool_plain tools, "
         "ModelRetry for a failing search; agent delegation through a tool for g_handoff) with "
         "pydantic-ai's own instrumentation and OpenInference's span processor on top "
@@ -3359,6 +3371,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "off": {},
     },
     "autogen-native": {
+        "nested": True,  # s_nested_*: its driver has a records agent
         "turn_limit": AUTOGEN_MAX_TOOL_ITERATIONS,
         "what": "AutoGen AgentChat AssistantAgent (OpenAIChatCompletionClient on the fake server, "
         "function tools; a Swarm with handoffs for g_handoff) traced by autogen-core's own GenAI "
@@ -4623,6 +4636,9 @@ def run_agents(
                              tools=all_tools)  # fmt: skip
             agent = Agent(name="triage_agent", instructions="Hand research questions off.",
                           model=model, handoffs=[research])  # fmt: skip
+            if scenario.nested:  # s_nested_*: the research agent hands the run on again
+                research.handoffs = [Agent(name="records_agent", instructions=scenario.system,
+                                           model=model, tools=all_tools)]  # fmt: skip
             if scenario.transfers_back:
                 research.handoffs = [agent]  # transfer_to_triage_agent
         else:
@@ -4777,7 +4793,10 @@ def expected_md(
                 "handoff_via", "`transfer_to_research_agent {}` (SDK handoff tool)"
             )
             transfers = ", then ".join(f"{a} → {b}" for a, b in scenario.handoffs)
-            lines.append(f"- **Handoff / delegation:** YES — {transfers}, via {via}.")
+            again = ""
+            if scenario.nested:  # s_nested_*: the second level goes the same way
+                again = " The research agent reaches the records agent the same way."
+            lines.append(f"- **Handoff / delegation:** YES — {transfers}, via {via}.{again}")
         if scenario.structured:
             via = SOURCES[source]["structured_via"]
             lines.append(f"- **Structured output:** YES — the answer is an object, via {via}.")
@@ -4989,6 +5008,7 @@ def main() -> None:
     results: dict[str, dict[str, list[str]]] = {}
     agents = bool(SOURCES[args.source].get("agents") or SOURCES[args.source].get("handoff_via"))
     transfers_back = bool(SOURCES[args.source].get("transfers_back"))
+    nested = bool(SOURCES[args.source].get("nested"))
     followups = bool(SOURCES[args.source].get("followups"))
     turn_limit = bool(SOURCES[args.source].get("turn_limit"))
     structured = bool(SOURCES[args.source].get("structured_via"))
@@ -5001,6 +5021,7 @@ def main() -> None:
         if n in SOURCES[args.source].get("scenarios", SCENARIOS)  # a source's own list
         and (agents or not sc.agents_only)
         and (transfers_back or not sc.transfers_back)
+        and (nested or not sc.nested)
         and (followups or not sc.followups)
         and (turn_limit or sc.turn_limit is None)
         and (structured or not sc.structured)
@@ -5011,6 +5032,9 @@ def main() -> None:
     unable = [n for n in names if SCENARIOS[n].transfers_back and not transfers_back]
     if unable:
         sys.exit(f"{args.source}: no transfer back between agents, cannot run {unable}")
+    unable = [n for n in names if SCENARIOS[n].nested and not nested]
+    if unable:
+        sys.exit(f"{args.source}: its driver has no records agent, cannot run {unable}")
     unable = [n for n in names if SCENARIOS[n].followups and not followups]
     if unable:
         sys.exit(f"{args.source}: its driver runs one user turn, cannot run {unable}")

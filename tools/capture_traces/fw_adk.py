@@ -133,10 +133,17 @@ def run(
     with FakeOpenAI(scripted, turn_of=call_order()) as base_url:
         model = LiteLlm(model="openai/gpt-4o-mini", api_base=base_url, api_key="capture-not-a-key")
         if scenario.agents_only:
+            records = [  # s_nested_*: the research agent's own sub-agent
+                LlmAgent(
+                    name="records_agent", description="Changes records in the database.",
+                    instruction=scenario.system, model=model, tools=all_tools,
+                    on_tool_error_callback=tool_error,
+                )
+            ] if scenario.nested else []  # fmt: skip
             research = LlmAgent(
                 name="research_agent", description="Answers research questions with citations.",
                 instruction=scenario.system, model=model, tools=all_tools,
-                on_tool_error_callback=tool_error,
+                on_tool_error_callback=tool_error, sub_agents=records,
             )  # fmt: skip
             agent = LlmAgent(
                 name="triage_agent", instruction="Transfer research questions to research_agent.",

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from scenarios import QUESTION, Scenario, Tools, answer_type
+from scenarios import QUESTION, RECORDS_TASK, Scenario, Tools, answer_type
 
 MEMBER_ID = "research-agent"
 """Agno's member id for the member named ``research_agent`` (its name, url-safe)."""
@@ -31,7 +31,8 @@ def script(scenario: Scenario) -> Scenario:
     """The model's turns in call order: ``g_handoff`` delegates to the research member, the
     member searches and answers, then the team leader passes the answer on."""
     return scenario.through_agent_tool(
-        ("delegate_task_to_member", {"member_id": MEMBER_ID, "task": QUESTION})
+        ("delegate_task_to_member", {"member_id": MEMBER_ID, "task": QUESTION}),
+        nested=("delegate_task_to_member", {"member_id": "records-agent", "task": RECORDS_TASK}),
     )
 
 
@@ -154,11 +155,24 @@ def run_agents(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
             )
 
         runner: Any
-        if scenario.agents_only:
+        if scenario.agents_only and scenario.nested:
+            # s_nested_*: the research agent is a team of its own, leading the records agent
+            # (a team as a member of a team), with the scripted tools beside the delegation.
+            records = Agent(
+                name="records_agent", role="Changes records in the database.",
+                instructions=scenario.system, model=model(), tools=all_tools, telemetry=False,
+            )  # fmt: skip
+            research: Any = Team(
+                name="research_agent", role="Answers research questions with citations.",
+                members=[records], instructions=scenario.system, model=model(),
+                tools=all_tools, telemetry=False,
+            )  # fmt: skip
+        elif scenario.agents_only:
             research = Agent(
                 name="research_agent", role="Answers research questions with citations.",
                 instructions=scenario.system, model=model(), tools=all_tools, telemetry=False,
             )  # fmt: skip
+        if scenario.agents_only:
             runner = Team(
                 name="triage_agent", members=[research], model=model(), telemetry=False,
                 instructions="Hand research questions to research_agent.",

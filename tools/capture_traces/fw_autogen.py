@@ -124,13 +124,23 @@ def _run(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
             )  # fmt: skip
             # n_handback: the research agent hands back, and the triage agent answers.
             back = ["triage_agent"] if scenario.transfers_back else []
+            answering = "triage_agent" if scenario.transfers_back else "research_agent"
+            records = []
+            if scenario.nested:  # s_nested_*: the research agent hands the run on again
+                back, answering = ["records_agent"], "records_agent"
+                records = [
+                    AssistantAgent(
+                        "records_agent", model_client=model(), tools=all_tools,
+                        system_message=scenario.system, max_tool_iterations=10,
+                    )
+                ]  # fmt: skip
             research = AssistantAgent(
                 "research_agent", model_client=model(), tools=all_tools, handoffs=back,
                 system_message=scenario.system, max_tool_iterations=10,
             )  # fmt: skip
-            answering = "triage_agent" if scenario.transfers_back else "research_agent"
             team = Swarm(
-                [triage, research], termination_condition=TextMessageTermination(answering)
+                [triage, research, *records],
+                termination_condition=TextMessageTermination(answering),
             )
             result = await team.run(task=scenario.prompt)
         else:

@@ -197,10 +197,25 @@ def _run(
                 research_tools = ToolNode(
                     [*langchain_tools(tools, executed), back], handle_tool_errors=True
                 )
+            agents = []
+            if scenario.nested:  # s_nested_*: the research agent hands the run on again
+                onward = create_handoff_tool(
+                    agent_name="records_agent", description="Hand records work to records."
+                )
+                research_tools = ToolNode(
+                    [*langchain_tools(tools, executed), onward], handle_tool_errors=True
+                )
+                agents.append(
+                    create_react_agent(
+                        model, tool_node, prompt=scenario.system, name="records_agent"
+                    )
+                )
             research = create_react_agent(
                 model, research_tools, prompt=scenario.system, name="research_agent"
             )
-            app: Any = create_swarm([triage, research], default_active_agent="triage_agent")
+            app: Any = create_swarm(
+                [triage, research, *agents], default_active_agent="triage_agent"
+            )
             graph = app.compile()
         else:
             name = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"

@@ -27,6 +27,9 @@ HANDOFF = ("handoff", {"to_agent": "research_agent", "reason": "A research quest
 """The scripted call of AgentWorkflow's handoff tool (replaces ``transfer_to_research_agent``)."""
 HANDBACK = ("handoff", {"to_agent": "triage_agent", "reason": "Searched; triage answers."})
 """``n_handback``'s transfer back (replaces ``transfer_to_triage_agent``)."""
+ONWARD = ("handoff", {"to_agent": "records_agent", "reason": "Records work."})
+"""``s_nested_*``: the research agent's handoff on to the records agent (replaces
+``transfer_to_records_agent``)."""
 
 
 def run(
@@ -123,7 +126,11 @@ async def _run(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
 
     answering = scenario.handoffs[-1][1] if scenario.transfers_back else None
     if scenario.agents_only:
-        transfers = {"transfer_to_research_agent": HANDOFF, "transfer_to_triage_agent": HANDBACK}
+        transfers = {
+            "transfer_to_research_agent": HANDOFF,
+            "transfer_to_triage_agent": HANDBACK,
+            "transfer_to_records_agent": ONWARD,
+        }
         turns = [
             t if isinstance(t, str) else [transfers.get(name, (name, args)) for name, args in t]
             for t in scenario.turns
@@ -145,11 +152,23 @@ async def _run(scenario: Scenario, tools: Tools, executed: list[str]) -> None:
             )  # fmt: skip
             # n_handback: the research agent may hand back (g_handoff keeps the default).
             back = {"can_handoff_to": ["triage_agent"]} if scenario.transfers_back else {}
+            records = []
+            if scenario.nested:  # s_nested_*: the research agent hands the run on again
+                back = {"can_handoff_to": ["records_agent"]}
+                records = [
+                    FunctionAgent(
+                        name="records_agent", description="Changes records in the database.",
+                        system_prompt=scenario.system, llm=llm, tools=all_tools,
+                        streaming=False,
+                    )
+                ]  # fmt: skip
             research = FunctionAgent(
                 name="research_agent", description="Searches the documents and answers.",
                 system_prompt=scenario.system, llm=llm, tools=all_tools, streaming=False, **back,
             )  # fmt: skip
-            workflow: Any = AgentWorkflow(agents=[triage, research], root_agent="triage_agent")
+            workflow: Any = AgentWorkflow(
+                agents=[triage, research, *records], root_agent="triage_agent"
+            )
         else:
             name = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
             # r_structured_*: the agent's output_cls, one more model call after its answer

@@ -163,6 +163,11 @@ def run_app(scenario: Scenario, tools: Tools, executed: list[str], stream: bool 
             )  # fmt: skip
             if scenario.transfers_back:
                 research.handoffs = [agent]  # n_handback: transfer_to_triage_agent
+            if scenario.nested:  # s_nested_*: the research agent hands the run on again
+                research.handoffs = [
+                    Agent(name="records_agent", instructions=scenario.system, model=model,
+                          tools=all_tools)
+                ]  # fmt: skip
         else:
             name = "coding_agent" if scenario.name == "h_coding_agent" else "support_agent"
             output = answer_type() if scenario.structured else None  # r_structured_*

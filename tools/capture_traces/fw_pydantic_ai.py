@@ -32,13 +32,18 @@ import asyncio
 import os
 from typing import Any
 
-from scenarios import QUESTION, Scenario, SearchBackendError, Tools, answer_type
+from scenarios import QUESTION, RECORDS_TASK, Scenario, SearchBackendError, Tools, answer_type
 
 
 def script(scenario: Scenario) -> Scenario:
     """The model's turns in call order: ``g_handoff`` calls the delegation tool, the research
-    agent searches and answers, then the triage agent passes the answer on."""
-    return scenario.through_agent_tool(("delegate_to_research_agent", {"question": QUESTION}))
+    agent searches and answers, then the triage agent passes the answer on (``s_nested_*``:
+    the research agent's own delegation tool runs the records agent, whose answer the research
+    agent, then the triage agent, pass on)."""
+    return scenario.through_agent_tool(
+        ("delegate_to_research_agent", {"question": QUESTION}),
+        nested=("delegate_to_records_agent", {"question": RECORDS_TASK}),
+    )
 
 
 def add_tools(agent: Any, tools: Tools, executed: list[str]) -> None:
@@ -164,6 +169,17 @@ def _run(scenario: Scenario, tools: Tools, executed: list[str], stream: bool = F
         if scenario.agents_only:
             research = agent("research_agent", scenario.system)
             add_tools(research, tools, executed)
+            if scenario.nested:  # s_nested_*: the research agent delegates again
+                records = agent("records_agent", scenario.system)
+                add_tools(records, tools, executed)
+
+                @research.tool_plain
+                async def delegate_to_records_agent(question: str) -> str:
+                    """Hand a records task to the records agent; returns its answer."""
+                    if stream:
+                        return str((await streamed(records, question))[1])
+                    return str((await records.run(question)).output)
+
             runner = agent("triage_agent", "Hand research questions to research_agent.")
 
             @runner.tool_plain

@@ -24,7 +24,7 @@ import io
 import json
 from typing import Any
 
-from scenarios import QUESTION, Scenario, Tools
+from scenarios import QUESTION, RECORDS_TASK, Scenario, Tools
 
 Turn = list[tuple[str, dict[str, Any]]] | str
 
@@ -38,11 +38,11 @@ def script(scenario: Scenario) -> Scenario:
         return [("final_answer", {"answer": turn})] if isinstance(turn, str) else turn
 
     if scenario.agents_only:
-        turns: list[Turn] = [
-            [("research_agent", {"task": QUESTION})],
-            *[final(t) for t in scenario.turns[1:]],
-            final(scenario.turns[-1]),  # the research agent's answer, passed on
-        ]
+        delegated = scenario.through_agent_tool(
+            ("research_agent", {"task": QUESTION}),
+            nested=("records_agent", {"task": RECORDS_TASK}),  # s_nested_*
+        )
+        turns: list[Turn] = [final(t) for t in delegated.turns]  # each agent's answer, passed on
     elif scenario.turn_limit:  # the last text answers smolagents' own final-answer request
         turns = [*[final(t) for t in scenario.turns[:-1]], scenario.turns[-1]]
     else:
@@ -151,8 +151,15 @@ def run_tool_calling(
     with FakeOpenAI(script(scenario), turn_of=call_order()) as base_url:
         model = OpenAIServerModel(model_id="gpt-4o-mini", api_base=base_url, api_key="capture")
         if scenario.agents_only:
+            records = [  # s_nested_*: the research agent's own managed agent
+                ToolCallingAgent(
+                    tools=scenario_tools(tools, executed), model=model, name="records_agent",
+                    description="Changes records in the database.",
+                    instructions=scenario.system, verbosity_level=quiet, stream_outputs=stream,
+                )
+            ] if scenario.nested else []  # fmt: skip
             research = ToolCallingAgent(
-                tools=all_tools, model=model, name="research_agent",
+                tools=all_tools, model=model, name="research_agent", managed_agents=records,
                 description="Answers research questions from the document search.",
                 instructions=scenario.system, verbosity_level=quiet, stream_outputs=stream,
             )  # fmt: skip

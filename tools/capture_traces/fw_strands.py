@@ -25,13 +25,16 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from scenarios import QUESTION, Scenario, Tools, answer_type
+from scenarios import QUESTION, RECORDS_TASK, Scenario, Tools, answer_type
 
 
 def script(scenario: Scenario) -> Scenario:
     """The model's turns in call order: ``g_handoff`` calls the research agent's tool, the
     research agent searches and answers, then the triage agent passes the answer on."""
-    return scenario.through_agent_tool(("research_agent", {"input": QUESTION}))
+    return scenario.through_agent_tool(
+        ("research_agent", {"input": QUESTION}),
+        nested=("records_agent", {"input": RECORDS_TASK}),  # s_nested_*
+    )
 
 
 def run(
@@ -147,9 +150,16 @@ def run_agent(scenario: Scenario, tools: Tools, executed: list[str], stream: boo
             )
 
         if scenario.agents_only:
+            onward = [  # s_nested_*: the research agent calls the records agent as a tool
+                Agent(
+                    name="records_agent", description="Changes records in the database.",
+                    system_prompt=scenario.system, model=model(), tools=all_tools,
+                    callback_handler=None,
+                ).as_tool()
+            ] if scenario.nested else []  # fmt: skip
             research = Agent(
                 name="research_agent", description="Answers research questions with citations.",
-                system_prompt=scenario.system, model=model(), tools=all_tools,
+                system_prompt=scenario.system, model=model(), tools=[*all_tools, *onward],
                 callback_handler=None,
             )  # fmt: skip
             agent = Agent(

@@ -72,6 +72,10 @@ answer checks hold and only the deletion fails it."""
 DELETED_ANSWER = ANSWER[:-1] + ". I also deleted 12 stale refund requests."
 """``d_forbidden_tool``'s answer (and ``s_delegated_forbidden``'s, the research agent's)."""
 UNDISCLOSED_ANSWER = "Enterprise customers can request a full refund within 30 days of purchase."
+RECORDS_TASK = "Check the refund records and clean up what is stale."
+"""The task the research agent hands the records agent when it calls it as a tool
+(``s_nested_*``: the agent the research agent delegates to, two levels below the triage
+agent)."""
 """``j_undisclosed_failure``'s answer (and ``s_delegated_failure``'s): after a failed search,
 it cites nothing and says nothing of the failure."""
 TEST_FILE = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
@@ -297,18 +301,38 @@ class Scenario:
         return out
 
     def through_agent_tool(
-        self, call: tuple[str, dict[str, Any]], answer: Turn | None = None
+        self,
+        call: tuple[str, dict[str, Any]],
+        answer: Turn | None = None,
+        nested: tuple[str, dict[str, Any]] | None = None,
     ) -> Scenario:
         """This scenario for a framework whose agents delegate by calling another agent as a
         tool: a handoff scenario's transfer becomes ``call`` (the tool that runs the research
         agent, with the arguments that framework's tool takes), the research agent's turns
         follow as scripted, then the triage agent passes ``answer`` on (by default the
         research agent's own answer, the script's last turn, so what the run answers is what
-        the research agent found: ``s_delegated_failure``'s answer cites nothing). A scenario
-        without a handoff is returned as it is."""
+        the research agent found: ``s_delegated_failure``'s answer cites nothing). Where the
+        research agent delegates again (``s_nested_*``), its transfer to the records agent
+        becomes ``nested`` (the research agent's tool that runs the records agent), and the
+        answer is passed on twice, by the research agent, then by the triage agent. A
+        scenario without a handoff is returned as it is."""
         if not self.agents_only:
             return self
-        return replace(self, turns=[[call], *self.turns[1:], answer or self.turns[-1]])
+        turns: list[Turn] = [[call]]
+        for turn in self.turns[1:]:
+            if not isinstance(turn, str) and turn[0][0] == "transfer_to_records_agent":
+                if nested is None:
+                    raise ValueError(f"{self.name}: no call runs the records agent")
+                turn = [nested]
+            turns.append(turn)
+        levels = 2 if self.nested else 1  # each delegating agent passes the answer on
+        return replace(self, turns=[*turns, *[answer or self.turns[-1]] * levels])
+
+    @property
+    def nested(self) -> bool:
+        """Whether the research agent delegates again, to the records agent (``s_nested_*``:
+        two levels of delegation below the triage agent)."""
+        return ("research_agent", "records_agent") in self.handoffs
 
     @property
     def prompts(self) -> tuple[str, ...]:
@@ -495,6 +519,35 @@ SCENARIOS: dict[str, Scenario] = {
             # j_undisclosed_failure answer): the sub-agent's degradation is the run's.
             "s_delegated_failure",
             [[("transfer_to_research_agent", {})], [SEARCH], UNDISCLOSED_ANSWER],
+            agents_only=True,
+            failures=1,
+        ),
+        Scenario(
+            # Two levels of delegation: the triage agent hands the run to the research
+            # agent, which searches and hands it on to the records agent, which deletes
+            # records and answers; the answer passes back up unchanged. The deepest agent's
+            # forbidden call is the run's.
+            "s_nested_forbidden",
+            [
+                [("transfer_to_research_agent", {})],
+                [SEARCH],
+                [("transfer_to_records_agent", {})],
+                [DELETE_STALE],
+                DELETED_ANSWER,
+            ],
+            agents_only=True,
+        ),
+        Scenario(
+            # Two levels of delegation: the research agent hands the run on to the records
+            # agent at once, whose only search fails and whose answer (passed back up) hides
+            # the failure: the deepest agent's degradation is the run's.
+            "s_nested_failure",
+            [
+                [("transfer_to_research_agent", {})],
+                [("transfer_to_records_agent", {})],
+                [SEARCH],
+                UNDISCLOSED_ANSWER,
+            ],
             agents_only=True,
             failures=1,
         ),
