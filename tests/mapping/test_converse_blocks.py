@@ -103,6 +103,22 @@ def test_legacy_events_holding_converse_blocks() -> None:
         ("plain text", "plain text"),
         ([{"image": {"format": "png"}}], [{"image": {"format": "png"}}]),  # kept as it is
         ([], []),
+        # Cohere v2 tool content (cohere-openllmetry/*): one document is its data, decoded.
+        ([{"type": "document", "document": {"data": json.dumps(DOCS)}}], DOCS),
+        ([{"type": "document", "document": {"data": {"deleted": 12}}}], {"deleted": 12}),
+        (
+            [
+                {"type": "document", "document": {"data": '{"id": "doc-1"}', "id": "d1"}},
+                {"type": "text", "text": "second"},
+            ],
+            [{"id": "doc-1"}, "second"],
+        ),
+        # A document block without data, or beside a block of another kind: kept as it is.
+        ([{"type": "document", "document": {}}], [{"type": "document", "document": {}}]),
+        (
+            [{"type": "document", "document": {"data": "x"}}, {"type": "image"}],
+            [{"type": "document", "document": {"data": "x"}}, {"type": "image"}],
+        ),
     ],
 )
 def test_block_value(value: object, expected: object) -> None:

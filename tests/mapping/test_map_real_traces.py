@@ -648,10 +648,11 @@ OPENLIT_CHAT_REQUESTS = frozenset(
         "openlit-ag2",
         "openlit-haystack",
         "openlit-llamaindex",
+        "openlit-cohere",
     }
 )
-"""Sources whose model calls are OpenLIT's openai, litellm or langchain ``chat`` spans, which
-keep the tool calls each turn requested (names, ids, argument texts, joined with ``", "``)
+"""Sources whose model calls are OpenLIT's openai, litellm, langchain or cohere ``chat`` spans,
+which keep the tool calls each turn requested (names, ids, argument texts, joined with ``", "``)
 whatever the content switch (``openlit.yaml``'s ``chat_tool_calls``): with content off the
 tools are named and their arguments seen; results are not."""
 NAMES_KEPT_WITHOUT_CONTENT |= OPENLIT_CHAT_REQUESTS
@@ -789,12 +790,13 @@ CONTENT_NEVER = frozenset({"autogen-native", "griptape"})
 """Sources whose tracer records no content and no model call whatever its switch (autogen-core's
 own spans): the content-on capture holds what the content-off one does."""
 
-REQUESTS_NEVER_RECORDED = frozenset({"openlit-bedrock"})
+REQUESTS_NEVER_RECORDED = frozenset({"openlit-bedrock", "mistral-openllmetry"})
 """Sources whose model calls record the answer text but never the tool calls asked for nor the
 tool results handed back, whatever the switch (OpenLIT's Bedrock instrumentor: a Converse
 reply's ``toolUse`` blocks become an output message without parts, the input only the first
-user text): with content on the tools read as with content off (unnamed, no arguments or
-results), the answer as with content on."""
+user text; OpenLLMetry's Mistral instrumentor: a reply's text and finish reason only, and of a
+request given as dicts only ``gen_ai.prompt.0.role``): with content on the tools read as with
+content off (unnamed, no arguments or results), the answer as with content on."""
 
 CONTENT_IGNORES_SWITCH = frozenset(
     {
@@ -930,10 +932,12 @@ OUTCOMES_UNKNOWN = frozenset({"mirascope"})
 raised exception's bare message and records no error flag): every call's outcome is unknown
 (``unset``, ``attributes.outcome_unknown``) though its result is seen."""
 
-RESULTS_UNSEEN = frozenset({"langtrace-dspy"})
+RESULTS_UNSEEN = frozenset({"langtrace-dspy", "openlit-cohere"})
 """Sources where no span records a tool's run, only the decision to call it with its
 arguments (Langtrace's DSPy instrumentation: a ReAct step's prediction, kept whatever the
-content switch): results are missing and outcomes unknown (``unset``) in both modes."""
+content switch; OpenLIT's Cohere instrumentor, which leaves a tool message of Cohere document
+blocks out of the recorded input): results are missing and outcomes unknown (``unset``) in
+both modes."""
 
 HTTP_ONLY = frozenset({"openai-go-otelhttp"})
 """The model SDK's HTTP client traced by OpenTelemetry's generic HTTP instrumentation alone

@@ -218,3 +218,28 @@ def test_traceloop_content_with_no_value_is_no_text_not_dropped_content() -> Non
     ]
     dropped = parse_traceloop_messages({"0.role": "assistant"})
     assert dropped == [{"role": "assistant", "parts": []}]
+
+
+def test_traceloop_tool_message_reads_cohere_document_blocks() -> None:
+    """OpenLLMetry's Cohere instrumentation writes a v2 tool message's content as it was sent
+    (``cohere-openllmetry/*``): a list of ``document`` blocks, an attribute holding a list of
+    maps. The result is the document's data, so its ``error`` key is seen."""
+    flat = {
+        "0.role": "tool",
+        "0.content": [
+            {"type": "document", "document": {"data": '{"error": "SearchBackendError: x"}'}}
+        ],
+    }
+    messages = parse_traceloop_messages(flat)
+    assert messages == [
+        {
+            "role": "tool",
+            "parts": [
+                {
+                    "type": "tool_call_response",
+                    "id": None,
+                    "response": {"error": "SearchBackendError: x"},
+                }
+            ],
+        }
+    ]

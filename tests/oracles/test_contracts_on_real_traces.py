@@ -349,6 +349,7 @@ TOOL_SPANS = (
     "agentops-openai-agents",
     "agentops-openai",
     "langtrace-dspy",
+    "openlit-cohere",
     "spring-ai",
     "spring-ai-2",
     "adk-java",
@@ -546,6 +547,11 @@ refusal reads the same) or drops it, so nothing shows that the search ran:
 ``searched-the-index`` (``tool_called``, which counts only calls the trace shows ran:
 ``trace_common.shown_run``) is missing evidence, never a pass (``CALL_RAN_CHECKS``)."""
 CALL_RAN_CHECKS = {"support-rag": {"searched-the-index"}}
+RUN_NEVER_SHOWN = ("openlit-cohere",)
+"""As ``RUN_UNSHOWN_WITHOUT_CONTENT``, with content on too: the next model call's recorded
+input leaves the result out whatever the switch (OpenLIT's Cohere instrumentor drops a tool
+message whose content is Cohere's document blocks), so nothing shows a requested call ran
+and ``searched-the-index`` is missing evidence, never a pass."""
 """Checks that need a call to have run (``tool_called``'s lower bound)."""
 NAMES_ONLY = (
     "openai-v2",
@@ -977,9 +983,12 @@ seen (``research-searches`` ignores the transfer tool). Its LangChain spans reco
 whatever ``TRACE_PROMPT_COMPLETION_DATA`` says (``CONTENT_IGNORES_SWITCH``). Laminar has no
 agent span type: an app's agents are ``@observe()`` functions, spans that only group the work
 inside them (the research agent's search inside the transfer tool's span is seen)."""
-RESULTS_UNSEEN = ("langtrace-dspy",)
+RESULTS_UNSEEN = ("langtrace-dspy", "openlit-cohere")
 """No span records a tool's run (Langtrace's DSPy instrumentation records module calls, and a
-ReAct step's prediction names the tool and its arguments whatever the content switch): tool
+ReAct step's prediction names the tool and its arguments whatever the content switch;
+OpenLIT's Cohere instrumentor leaves a tool message whose content is Cohere's document blocks
+out of the recorded input, and writes the calls a turn asked for on its span whatever the
+switch, ``openlit.yaml``'s ``chat_tool_calls``): tool
 names and arguments are seen in both modes, results and outcomes never, so the checks that
 need a result or an outcome are missing evidence (a citation cannot be checked against
 results, a run cannot be shown degraded or not, a retry cannot be seen); with content off the
@@ -1003,12 +1012,14 @@ NAMES_NEVER = ("griptape",)
 """Tracers that record neither content nor the called tool's name (Griptape's spans are named
 after the tool's Python class): every check is missing evidence, except that the agents' own
 spans are seen."""
-REQUESTS_NEVER_RECORDED = ("openlit-bedrock",)
+REQUESTS_NEVER_RECORDED = ("openlit-bedrock", "mistral-openllmetry")
 """The model calls record the answer text but never the tools a turn asked for nor their
 results, whatever the switch (OpenLIT's Bedrock instrumentor writes a Converse reply's
 ``toolUse`` blocks as an output message without parts and keeps only the first user text of
-the input): graded as ``TOOLS_IN_TEXT`` (every check that must know which tools ran, their
-results or outcomes is missing evidence; with content on the answer is seen)."""
+the input; OpenLLMetry's Mistral instrumentor writes a reply's text and finish reason, never
+its tool calls, and of a request given as dicts only ``gen_ai.prompt.0.role``): graded as
+``TOOLS_IN_TEXT`` (every check that must know which tools ran, their results or outcomes is
+missing evidence; with content on the answer is seen)."""
 TOOLS_IN_TEXT = ("openlit-dspy",)
 """DSPy ReAct with no DSPy instrumentor (OpenLIT records only the LiteLLM calls): the model
 names each tool in its reply text (``[[ ## next_tool_name ## ]]``), no span records the
@@ -1040,6 +1051,7 @@ NOTHING = (
     "mistral-openinference",
     "azure-ai-inference",
     "groq-openllmetry",
+    "cohere-openllmetry",
     "instructor-openinference",
     "ollama-openinference",
     "ollama-openllmetry",
@@ -1294,6 +1306,8 @@ def _expected(source: str, contract: str, scenario: str, content: bool) -> dict[
         base.update({"agent-spans": MIS, "triage-to-research": MIS, "research-searches": INV})
     if source in RESULTS_UNSEEN:
         unseen = set(OUTCOME_CHECKS[contract]) | {"degraded-disclosed", "flaky-tool"}
+        if source in RUN_NEVER_SHOWN:
+            unseen |= CALL_RAN_CHECKS.get(contract, set())
         if scenario in CITING_ANSWERS:
             unseen.add("grounded-citations")
         else:

@@ -115,6 +115,10 @@ LOGFIRE_NO_SWITCH = (
     "(its scrubbing redacts values that look like secrets, not messages): the `.nocontent` "
     "variant is the same run."
 )
+FAKE_COHERE = (
+    "scripted fake Cohere server on 127.0.0.1 (`fake_cohere.py`, `/v2/chat`, non-streaming; "
+    "text as content items, a `tool_plan` beside each turn's tool calls)"
+)
 FAKE_OLLAMA = (
     "scripted fake Ollama server on 127.0.0.1 (`fake_ollama.py`, `/api/chat`, non-streaming; "
     "tool calls without ids, arguments as JSON objects)"
@@ -3493,6 +3497,38 @@ SOURCES: dict[str, dict[str, Any]] = {
         "notes": RAW_LOOP_NOTES,
         "on": {"TRACELOOP_TRACE_CONTENT": "true"},
         "off": {"TRACELOOP_TRACE_CONTENT": "false"},
+    },
+    "mistral-openllmetry": {
+        "what": "hand-written chat-completions tool loop on the mistralai 1.x client (Mistral's "
+        "SDK, client.chat.complete with server_url on the fake server), recorded by "
+        "OpenLLMetry's opentelemetry-instrumentation-mistralai",
+        "packages": ["mistralai", "opentelemetry-instrumentation-mistralai"],
+        "driver": "fw_mistral:run_openllmetry",
+        "notes": RAW_LOOP_NOTES,
+        "on": {"TRACELOOP_TRACE_CONTENT": "true"},
+        "off": {"TRACELOOP_TRACE_CONTENT": "false"},
+    },
+    "cohere-openllmetry": {
+        "what": "hand-written tool loop on the cohere client's v2 chat API (ClientV2.chat with "
+        "base_url on the scripted fake_cohere.py server: Cohere's own wire format), recorded "
+        "by OpenLLMetry's opentelemetry-instrumentation-cohere",
+        "packages": ["cohere", "opentelemetry-instrumentation-cohere"],
+        "driver": "fw_cohere:run_openllmetry",
+        "model": FAKE_COHERE,
+        "notes": RAW_LOOP_NOTES,
+        "on": {"TRACELOOP_TRACE_CONTENT": "true"},
+        "off": {"TRACELOOP_TRACE_CONTENT": "false"},
+    },
+    "openlit-cohere": {
+        "what": "the cohere-openllmetry loop (cohere client's v2 chat API, ClientV2.chat on "
+        "the scripted fake_cohere.py server) under OpenLIT (openlit.init() on the "
+        "application's tracer and logger providers: its cohere instrumentor)",
+        "packages": ["openlit", "cohere"],
+        "driver": "fw_cohere:run_openlit",
+        "model": FAKE_COHERE,
+        "notes": RAW_LOOP_NOTES,
+        "on": {},
+        "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"},
     },
     "instructor-openinference": {
         "what": "hand-written chat-completions tool loop on Instructor's patched openai client "

@@ -1,5 +1,8 @@
 """The ``mistralai`` client in a hand-written tool loop, traced by
-``openinference-instrumentation-mistralai``, for the ``mistral-openinference`` source.
+``openinference-instrumentation-mistralai`` (``run``, the ``mistral-openinference`` source) or
+by OpenLLMetry's ``opentelemetry-instrumentation-mistralai`` (``run_openllmetry``,
+``mistral-openllmetry``; it wraps ``mistralai.chat.Chat``, the 1.x client's layout, so that
+source runs ``mistralai`` 1.x, whose ``Mistral`` is importable from the package root).
 
 The loop is the raw OpenAI sources' loop on Mistral's own SDK: ``client.chat.complete`` with
 the scripted tools' schemas, inside the application's ``agent_run`` span; a failed tool goes
@@ -26,10 +29,38 @@ def run(
     executed: list[str],
 ) -> None:
     """One scenario through ``Mistral().chat.complete`` under OpenInference."""
-    from mistralai.client import Mistral
     from openinference.instrumentation.mistralai import MistralAIInstrumentor
 
     MistralAIInstrumentor().instrument(tracer_provider=tracer_provider)
+    _loop(scenario, tracer_provider, tools, executed)
+
+
+def run_openllmetry(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """The same loop under OpenLLMetry's Mistral instrumentation (its default span
+    attributes; content switch ``TRACELOOP_TRACE_CONTENT``)."""
+    # Imported before the run, not by the capture's writer after it: with mistralai 1.x a
+    # thread the client left importing lazily races that import on Python 3.11's module
+    # locks (a ``KeyError`` in ``importlib._bootstrap`` in about one run in ten).
+    import google.protobuf.json_format  # noqa: F401
+    from opentelemetry.instrumentation.mistralai import MistralAiInstrumentor
+
+    MistralAiInstrumentor().instrument(tracer_provider=tracer_provider)
+    _loop(scenario, tracer_provider, tools, executed)
+
+
+def _loop(scenario: Scenario, tracer_provider: Any, tools: Tools, executed: list[str]) -> None:
+    """The tool loop itself, on whatever instrumentation the caller installed."""
+    try:
+        from mistralai.client import Mistral  # mistralai 2.x and later
+    except ImportError:
+        from mistralai import Mistral  # type: ignore[attr-defined, no-redef]  # 1.x
+
     tracer = tracer_provider.get_tracer("capture.app")
     with FakeOpenAI(scenario) as base_url, tracer.start_as_current_span("agent_run"):
         client = Mistral(api_key="capture-not-a-key", server_url=base_url.removesuffix("/v1"))

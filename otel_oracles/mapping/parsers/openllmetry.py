@@ -19,10 +19,10 @@ from otel_oracles.mapping.parsers.messages import (
 )
 from otel_oracles.mapping.parsers.providers import (
     content_parts,
+    parse_block_value,
 )
 from otel_oracles.mapping.parsers.scalars import (
     parse_json,
-    parse_json_or_text,
 )
 
 
@@ -38,10 +38,12 @@ def parse_traceloop_messages(flat: Any) -> list[Message] | None:
         role = node.get("role")
         parts: list[dict[str, Any]] = []
         if role == "tool":
+            # A result given as content blocks (Cohere v2's ``document`` blocks, text blocks)
+            # is the blocks' value (``block_value``), so its error key or documents are read.
             parts.append(
                 tool_response_part(
                     node.get("tool_call_id"),
-                    parse_json_or_text(node.get("content")),
+                    parse_block_value(node.get("content")),
                     "content" in node,
                 )
             )

@@ -163,14 +163,19 @@ def _converse_result(result: dict[str, Any]) -> dict[str, Any]:
 def parse_block_value(value: Any) -> Any:
     """A tool result given as a content-block list, as a JSON string or decoded (Bedrock
     Converse / Strands ``[{"text": "{...}"}]`` or ``[{"json": {...}}]``, Anthropic
-    ``[{"type": "text", "text": ...}]``): one ``json`` block is its value; text blocks are
-    joined and read as JSON when they hold an object or array. A value that is not a list of
-    text/json blocks is only decoded from JSON text (``json_or_text``)."""
+    ``[{"type": "text", "text": ...}]``, Cohere v2 ``[{"type": "document", "document":
+    {"data": ...}}]``): one ``json`` block is its value; text blocks are joined and read as
+    JSON when they hold an object or array; document blocks (with text blocks beside them)
+    are each block's data read the same way, the one value or the list of them. A value that
+    is not a list of text/json/document blocks is only decoded from JSON text
+    (``json_or_text``)."""
     blocks = parse_json_or_text(value)
     if not isinstance(blocks, list) or not blocks:
         return blocks
     if len(blocks) == 1 and isinstance(blocks[0], dict) and blocks[0].keys() == {"json"}:
         return blocks[0]["json"]
+    if any(isinstance(b, dict) and b.get("type") == "document" for b in blocks):
+        return _document_values(blocks)
     texts: list[str] = [
         b["text"]
         for b in blocks
@@ -181,6 +186,25 @@ def parse_block_value(value: Any) -> Any:
     if len(texts) != len(blocks):
         return blocks
     return parse_json_or_text("".join(texts))
+
+
+def _document_values(blocks: list[Any]) -> Any:
+    """Cohere v2 tool content: each ``document`` block's ``data`` (a string, read as JSON
+    when it holds an object or array, or an object) and each ``text`` block's text; one
+    block gives its value, several the list. A block of any other shape leaves the list as
+    it is: nothing is guessed."""
+    values: list[Any] = []
+    for block in blocks:
+        if not isinstance(block, dict):
+            return blocks
+        document = block.get("document")
+        if block.get("type") == "document" and isinstance(document, dict) and "data" in document:
+            values.append(parse_json_or_text(document["data"]))
+        elif block.get("type") == "text" and isinstance(block.get("text"), str):
+            values.append(parse_json_or_text(block["text"]))
+        else:
+            return blocks
+    return values[0] if len(values) == 1 else values
 
 
 def parse_envelope_content(value: Any) -> Any:
