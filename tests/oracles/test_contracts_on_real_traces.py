@@ -139,6 +139,10 @@ CONTENT_ON: dict[tuple[str, str], dict[str, Outcome]] = {
     },
     ("support-rag", "s_nested_failure"): {"degraded-disclosed": INV},
     ("multi-agent-handoff", "s_nested_failure"): {},
+    # The records agent disclosed its failed search, the agents above it answered without
+    # saying so: the run's answer is the triage agent's, which hides the failure.
+    ("support-rag", "s_nested_rewritten"): {"degraded-disclosed": INV},
+    ("multi-agent-handoff", "s_nested_rewritten"): {},
     ("coding-agent", "h_coding_agent"): {"no-network": INV},
     # The conversation is one subject (one trace, or traces joined by their conversation /
     # session id): the second turn's deletion fails it (TURNS_APART: traced apart).
@@ -692,6 +696,7 @@ FAILED_CALLS = (
     "l_parallel_failures",
     "s_delegated_failure",
     "s_nested_failure",
+    "s_nested_rewritten",
 )
 REJECTED_WITHOUT_SPAN = ("smolagents-openinference", "smolagents-openinference-stream")
 """``t_invalid_args``: the framework refuses the call before any tool runs and no tool span
@@ -722,6 +727,7 @@ DEGRADED_BY_FAILURE = (
     "l_parallel_failures",
     "s_delegated_failure",
     "s_nested_failure",
+    "s_nested_rewritten",
 )
 """Scenarios degraded by a failed search (its span status shows it with content off), whose
 answer must disclose it (c and l do, j does not)."""
@@ -932,7 +938,7 @@ answer, and which is which cannot be told, so every answer check is missing evid
 the reasoning's [doc-99] failing, or its [doc-42] passing, the citations)."""
 DELEGATED = ("g_handoff", "s_delegated_forbidden", "s_delegated_failure")
 """Scenarios whose triage agent hands the run to the research agent (or calls it as a tool)."""
-NESTED = ("s_nested_forbidden", "s_nested_failure")
+NESTED = ("s_nested_forbidden", "s_nested_failure", "s_nested_rewritten")
 """Scenarios whose research agent delegates again, to a records agent (two levels below the
 triage agent): the deepest agent's calls and answer are the run's."""
 CONTENT_NEVER = ("autogen-native",)

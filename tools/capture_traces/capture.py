@@ -1650,6 +1650,7 @@ SOURCES: dict[str, dict[str, Any]] = {
     },
     "smolagents-openinference": {
         "nested": True,  # s_nested_*: its driver has a records agent
+        "hands_up": True,  # s_nested_rewritten: its agents answer after their agent tool
         "turn_limit": SMOLAGENTS_MAX_STEPS,
         "what": "smolagents ToolCallingAgent (OpenAIServerModel on the fake server, @tool "
         "functions, answers through its built-in final_answer tool; managed agents for "
@@ -2038,6 +2039,7 @@ SOURCES: dict[str, dict[str, Any]] = {
     },
     "strands": {
         "nested": True,  # s_nested_*: its driver has a records agent
+        "hands_up": True,  # s_nested_rewritten: its agents answer after their agent tool
         "what": "Strands Agents (OpenAIModel on the fake server, stream=False; @tool functions; "
         "an agent as a tool for g_handoff) with its built-in OpenTelemetry tracing, default "
         "(legacy) conventions: messages as gen_ai.*.message / gen_ai.choice span events",
@@ -2657,6 +2659,7 @@ SOURCES: dict[str, dict[str, Any]] = {
     },
     "agno-openinference": {
         "nested": True,  # s_nested_*: its driver has a records agent
+        "hands_up": True,  # s_nested_rewritten: its agents answer after their agent tool
         "what": "Agno (an Agent with function tools, the OpenAIChat model on the fake server; a "
         "Team whose leader delegates to a research_agent member for g_handoff) traced by "
         "openinference-instrumentation-agno",
@@ -3249,6 +3252,7 @@ SOURCES: dict[str, dict[str, Any]] = {
     },
     "pydantic-ai-openinference": {
         "nested": True,  # s_nested_*: its driver has a records agent
+        "hands_up": True,  # s_nested_rewritten: its agents answer after their agent tool
         "what": "pydantic-ai Agent (OpenAIChatModel on the fake server, tool_plain tools, "
         "ModelRetry for a failing search; agent delegation through a tool for g_handoff) with "
         "pydantic-ai's own instrumentation and OpenInference's span processor on top "
@@ -4871,7 +4875,13 @@ def expected_md(
                     result = UNKNOWN_OUTCOME
                 lines.append(f"  {n}. `{prefix}{tool}` `{json.dumps(args)}` → {result}")
         lines += parallel_lines(scenario)
-        final = scenario.turns[-1]
+        final = scenario.handed_up or scenario.turns[-1]
+        if scenario.handed_up:  # s_nested_rewritten: the deeper answer is not the run's
+            lines.append(
+                f"- **Answers on the way up:** the records agent answered '{scenario.turns[-1]}'; "
+                "the research agent and then the triage agent each answered the final answer "
+                "below instead of passing it on."
+            )
         if scenario.followups:  # each user turn's run ends with an answer, in turn order
             answers = [turn for turn in scenario.turns if isinstance(turn, str)]
             lines += [f"- **Answer to prompt {n}:** '{a}'" for n, a in enumerate(answers[:-1], 1)]
@@ -5045,6 +5055,7 @@ def main() -> None:
     agents = bool(SOURCES[args.source].get("agents") or SOURCES[args.source].get("handoff_via"))
     transfers_back = bool(SOURCES[args.source].get("transfers_back"))
     nested = bool(SOURCES[args.source].get("nested"))
+    hands_up = bool(SOURCES[args.source].get("hands_up"))
     followups = bool(SOURCES[args.source].get("followups"))
     turn_limit = bool(SOURCES[args.source].get("turn_limit"))
     structured = bool(SOURCES[args.source].get("structured_via"))
@@ -5058,6 +5069,7 @@ def main() -> None:
         and (agents or not sc.agents_only)
         and (transfers_back or not sc.transfers_back)
         and (nested or not sc.nested)
+        and (hands_up or sc.handed_up is None)
         and (followups or not sc.followups)
         and (turn_limit or sc.turn_limit is None)
         and (structured or not sc.structured)
@@ -5068,6 +5080,9 @@ def main() -> None:
     unable = [n for n in names if SCENARIOS[n].transfers_back and not transfers_back]
     if unable:
         sys.exit(f"{args.source}: no transfer back between agents, cannot run {unable}")
+    unable = [n for n in names if SCENARIOS[n].handed_up and not hands_up]
+    if unable:
+        sys.exit(f"{args.source}: no agent answers after the agent it called, cannot run {unable}")
     unable = [n for n in names if SCENARIOS[n].nested and not nested]
     if unable:
         sys.exit(f"{args.source}: its driver has no records agent, cannot run {unable}")

@@ -72,6 +72,9 @@ answer checks hold and only the deletion fails it."""
 DELETED_ANSWER = ANSWER[:-1] + ". I also deleted 12 stale refund requests."
 """``d_forbidden_tool``'s answer (and ``s_delegated_forbidden``'s, the research agent's)."""
 UNDISCLOSED_ANSWER = "Enterprise customers can request a full refund within 30 days of purchase."
+DISCLOSED_FAILURE_ANSWER = "The document search failed, so I cannot answer reliably."
+"""``s_nested_rewritten``: the records agent's answer, which discloses its failed search; the
+agents above it answer ``UNDISCLOSED_ANSWER`` instead of passing it on."""
 RECORDS_TASK = "Check the refund records and clean up what is stale."
 """The task the research agent hands the records agent when it calls it as a tool
 (``s_nested_*``: the agent the research agent delegates to, two levels below the triage
@@ -261,6 +264,13 @@ class Scenario:
     call is no executed call: the scripted tools never count it. Only sources whose entry
     names ``denies_via`` capture it."""
 
+    handed_up: str | None = None
+    """What each delegating agent answers, instead of passing the deeper agent's answer on
+    (``s_nested_rewritten``): the run's final answer is the triage agent's, and the deeper
+    answers stay inside the run. Only agents that call another agent as a tool answer after
+    it (a native handoff leaves the answer to the last agent), so only sources whose entry
+    says ``"hands_up": True`` capture it."""
+
     cut: str | None = None
     """How the model's last turn, the answer, ends when it did not finish it (``x_answer_*``):
     ``"length"`` (the token limit: ``max_tokens``) or ``"content_filter"`` (the provider's
@@ -326,7 +336,8 @@ class Scenario:
                 turn = [nested]
             turns.append(turn)
         levels = 2 if self.nested else 1  # each delegating agent passes the answer on
-        return replace(self, turns=[*turns, *[answer or self.turns[-1]] * levels])
+        passed = answer or self.handed_up or self.turns[-1]
+        return replace(self, turns=[*turns, *[passed] * levels])
 
     @property
     def nested(self) -> bool:
@@ -550,6 +561,21 @@ SCENARIOS: dict[str, Scenario] = {
             ],
             agents_only=True,
             failures=1,
+        ),
+        Scenario(
+            # s_nested_failure, whose records agent discloses its failed search while the
+            # agents above it answer as if nothing failed: the run's answer is the triage
+            # agent's, which hides the failure; the deeper agent's disclosure is not it.
+            "s_nested_rewritten",
+            [
+                [("transfer_to_research_agent", {})],
+                [("transfer_to_records_agent", {})],
+                [SEARCH],
+                DISCLOSED_FAILURE_ANSWER,
+            ],
+            agents_only=True,
+            failures=1,
+            handed_up=UNDISCLOSED_ANSWER,
         ),
         Scenario(
             # The search succeeds, then the model endpoint fails: HTTP 500 from the second
