@@ -402,7 +402,9 @@ def _nearest_draft(
 def _same_call(outer: Draft, inner: Draft) -> bool:
     a, b = outer.span, inner.span
     assert a is not None and b is not None
-    if b.start_ns < a.start_ns or (a.end_ns and b.end_ns and b.end_ns > a.end_ns):
+    if b.start_ns < a.start_ns:
+        return False
+    if a.end_ns and b.end_ns and b.end_ns > a.end_ns and not _child_call(outer, inner):
         return False
     if inner.kind == "retrieval":
         return outer.kind in _RETRIEVAL_OUTERS
@@ -411,6 +413,19 @@ def _same_call(outer: Draft, inner: Draft) -> bool:
     if outer.kind != "generation" or inner.kind != "generation":
         return False
     return compatible_models(outer.fields.get("model"), inner.fields.get("model"))
+
+
+def _child_call(outer: Draft, inner: Draft) -> bool:
+    """Whether ``inner`` is a model call opened directly inside the model call ``outer`` (its
+    span's parent): the provider SDK's record of the framework's call. Such a pair is one
+    call even when the inner span ends after the outer one: on a streamed call each layer
+    ends its span when its own wrapper of the stream finishes, and the framework's wrapper,
+    the consumer's side, can finish first (OpenLLMetry JS's LlamaIndex and OpenAI
+    instrumentations, by a fraction of a millisecond: ``llamaindex-js-openllmetry-openai``).
+    Only a direct child: a span further down that outlives its ancestor is another call."""
+    a, b = outer.span, inner.span
+    assert a is not None and b is not None
+    return outer.kind == inner.kind == "generation" and b.parent_span_id == a.span_id
 
 
 def _same_tool(name: Any, inner: Draft) -> bool:

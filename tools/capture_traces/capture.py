@@ -917,6 +917,56 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
+    "llamaindex-js-openllmetry": {
+        "what": "LlamaIndex.TS agents (@llamaindex/workflow agent(), an AgentWorkflow of one "
+        "FunctionAgent streaming every model call, on @llamaindex/openai's OpenAI model, its "
+        "baseURL the fake server; llamaindex tool()s; multiAgent() with the workflow's own "
+        "handOff tool for g_handoff) traced by OpenLLMetry JS (@traceloop/node-server-sdk: "
+        "traceloop.initialize with instrumentModules {llamaIndex, llamaIndexOpenAI}, the run in "
+        "traceloop.withAgent) whose OTLP/HTTP protobuf exporter sends to the capture's sink "
+        "(node llamaindex_js/agent.mjs, its npm packages installed once outside the repository "
+        "from llamaindex_js/package-lock.json, driven by fw_llamaindex_js.py)",
+        "model": "scripted fake OpenAI server on 127.0.0.1 (`fake_openai.py`), streaming "
+        "(`chat.completion.chunk` server-sent events: the FunctionAgent always streams)",
+        "packages": [],
+        "npm": "fw_llamaindex_js:versions",
+        "node_runner": "fw_llamaindex_js:run_llamaindex_js",
+        "handoff_via": "the workflow's own `handOff` tool "
+        "(`handOff {\"toAgent\": \"research_agent\", \"reason\": ...}`)",
+        "notes": ["**Tool failures:** the tool throws; the agent workflow hands the model "
+                  "`Error: <the error>` as the tool result.",
+                  "**Spans:** OpenLLMetry's LlamaIndex instrumentation wraps the model's "
+                  "`chat` only (a `chat gpt-4o-mini` span per model call, inside the "
+                  "application's `withAgent` span); the workflow's steps and tool calls have "
+                  "no span.",
+                  "**Content off:** `traceloop.initialize({traceContent: false})` (as "
+                  "`TRACELOOP_TRACE_CONTENT=false`)."],
+        "on": {},
+        "off": {},
+    },
+    "llamaindex-js-openllmetry-openai": {
+        "what": "the llamaindex-js-openllmetry agents (node llamaindex_js/agent.mjs with "
+        "`openai`, driven by fw_llamaindex_js.py) traced by OpenLLMetry JS given the openai "
+        "client module under @llamaindex/openai too (instrumentModules {llamaIndex, "
+        "llamaIndexOpenAI, openAI}): each model call is LlamaIndex's `chat` span holding the "
+        "OpenAI instrumentation's `openai.chat` span",
+        "model": "scripted fake OpenAI server on 127.0.0.1 (`fake_openai.py`), streaming "
+        "(`chat.completion.chunk` server-sent events: the FunctionAgent always streams)",
+        "packages": [],
+        "npm": "fw_llamaindex_js:versions",
+        "node_runner": "fw_llamaindex_js:run_llamaindex_js_openai",
+        "handoff_via": "the workflow's own `handOff` tool "
+        "(`handOff {\"toAgent\": \"research_agent\", \"reason\": ...}`)",
+        "notes": ["**Tool failures:** the tool throws; the agent workflow hands the model "
+                  "`Error: <the error>` as the tool result.",
+                  "**Spans:** per model call LlamaIndex's `chat gpt-4o-mini` span and, inside "
+                  "it, the OpenAI instrumentation's `openai.chat` span, in the application's "
+                  "`withAgent` span; the workflow's steps and tool calls have no span.",
+                  "**Content off:** `traceloop.initialize({traceContent: false})` (as "
+                  "`TRACELOOP_TRACE_CONTENT=false`)."],
+        "on": {},
+        "off": {},
+    },
     "claude-agent-sdk-js": {
         "what": "the Claude Agent SDK for TypeScript (@anthropic-ai/claude-agent-sdk `query()` "
         "driving the Claude Code executable of its platform package, the scenario's tools as "

@@ -47,6 +47,7 @@ from otel_oracles.grade.oracles.trace_common import (
     call_failure,
     indexes,
     is_timeout,
+    nameless_twins,
     one_string_or_list,
     result_text,
     schema_problems,
@@ -905,6 +906,19 @@ class Handoff(OracleCheck):
             if not _hits(r, seen) and any(_could_be(r, s) for s in unnamed)
         ]
         missing = [r for r in p.required if not _hits(r, seen) and r not in undecided]
+        # A native handoff is a tool call (LlamaIndex's handOff, a swarm's transfer_to_*): a
+        # required transfer not seen may be one of the calls whose tool the trace did not
+        # name (a model call's finish reason asked for tools no span records), so it can be
+        # neither confirmed nor refuted. A nameless call that is a named call's twin is no
+        # other call.
+        nameless: list[Step] = []
+        if missing:
+            twinned = nameless_twins(ctx.evidence).twinned
+            nameless = [s for s in ctx.evidence.nameless_calls() if id(s) not in twinned]
+        if nameless:
+            undecided += missing
+            unnamed += [SeenTransfer("?", "?", s, "tool call, name not recorded") for s in nameless]
+            missing = []
         bad = [(r, h) for r in p.forbidden for h in _hits(r, seen)]
         problems = [f"required transfer {r} did not happen" for r in missing] + [
             f"forbidden transfer {h.from_agent} -> {h.to_agent} ({where(h.step)})" for _, h in bad
@@ -912,7 +926,13 @@ class Handoff(OracleCheck):
         if not problems and undecided:
             return Finding.missing(
                 f"cannot tell whether {', '.join(str(r) for r in undecided)} happened: "
-                f"transfers seen without agent names ({listed})",
+                + (
+                    f"transfers seen without agent names ({listed})"
+                    if not nameless
+                    else f"{len(nameless)} tool call(s) without a recorded tool name, any of "
+                    f"which may be the transfer ({where(nameless[0])}; transfers seen: "
+                    f"{listed or 'none'})"
+                ),
                 details=details,
                 span_ids=span_ids(s.step for s in unnamed),
                 step_indexes=indexes(s.step for s in unnamed),
