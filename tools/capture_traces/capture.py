@@ -2109,6 +2109,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "off": {"OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_unredacted_attributes="},
     },
     "strands-openinference": {
+        "nested": True,  # s_nested_*: its driver has a records agent
         "what": "the strands agent (OpenAIModel on the fake server, stream=False; @tool "
         "functions; an agent as a tool for g_handoff) with its built-in tracing (default "
         "conventions), each span rewritten in place by OpenInference's "
@@ -2593,6 +2594,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "off": {"TRACELOOP_TRACE_CONTENT": "false"},
     },
     "langgraph-otel-genai": {
+        "nested": True,  # s_nested_*: its driver has a records agent
         "what": "the langgraph-openinference agent traced by the OpenTelemetry project's "
         "opentelemetry-instrumentation-genai-langchain",
         "packages": ["langgraph", "langgraph-prebuilt", "langgraph-swarm", "langchain-core",
