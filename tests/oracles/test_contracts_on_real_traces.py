@@ -973,6 +973,7 @@ TOOLS_IN_MESSAGES = (
     "burr",
     "mlflow-autogen",
     "pipecat",
+    "llamaindex-js-openllmetry-openai",
 )
 """Agent frameworks whose tools have no span of their own (Haystack's run inside plumbing
 spans; OpenLIT's CrewAI instrumentor records only the coworker tools; OpenLIT's Pydantic AI
@@ -1018,6 +1019,19 @@ NAMES_NEVER = ("griptape",)
 """Tracers that record neither content nor the called tool's name (Griptape's spans are named
 after the tool's Python class): every check is missing evidence, except that the agents' own
 spans are seen."""
+HANDOFF_TOOL_UNREAD = ("llamaindex-js-openllmetry-openai",)
+"""A native handoff that is only a tool call the model requested, run by no span
+(LlamaIndex.TS's ``handOff {"toAgent": ...}``, seen in the OpenAI instrumentation's output
+messages): no mapping file reads a requested call as a handoff, so with content on the
+transfer reads as not happening and ``handOff`` as one more tool of the run (a known false
+fail of ``triage-to-research`` and ``research-searches``, never a pass); with content off the
+request is unnamed and the transfer missing evidence (``TOOLS_IN_MESSAGES``)."""
+RESULTS_UNQUOTED = ("llamaindex-js-openllmetry-openai",)
+"""Tool results the framework hands the model with every double quote stripped
+(LlamaIndex.TS's ``stringifyJSONToMessageContent``): no parser reads them, so ``f_degraded``'s
+empty search reads as an opaque success, the run as not degraded, and its answer's
+uncertainty as unfounded (``cites-a-source`` and ``degraded-disclosed`` fail: a known false
+fail, never a pass)."""
 REQUESTS_NEVER_RECORDED = ("openlit-bedrock", "mistral-openllmetry", "llamaindex-js-openllmetry")
 """The model calls record the answer text but never the tools a turn asked for nor their
 results, whatever the switch (OpenLIT's Bedrock instrumentor writes a Converse reply's
@@ -1335,6 +1349,15 @@ def _expected(source: str, contract: str, scenario: str, content: bool) -> dict[
             if scenario not in CITING_ANSWERS:
                 unknown.add("cites-a-source")
         base.update({name: MIS for name in unknown if name in base})
+    if (
+        content
+        and source in HANDOFF_TOOL_UNREAD
+        and contract == "multi-agent-handoff"
+        and scenario in DELEGATED
+    ):
+        base.update({"triage-to-research": INV, "research-searches": INV})
+    if content and source in RESULTS_UNQUOTED and scenario in EMPTY_RESULT:
+        base.update({"cites-a-source": INV, "degraded-disclosed": INV})
     if source in TOOLS_IN_TEXT + REQUESTS_NEVER_RECORDED:
         kept = {"agent-spans"} | ({"answer-captured"} if content else set())
         if content and "degraded-disclosed" not in CONTENT_ON[(contract, scenario)]:
@@ -1653,7 +1676,16 @@ def test_sub_agent_deletion_is_the_runs_and_points_at_its_span(source: str) -> N
         deletes = calls_of(trajectory, "delete_records")
         assert len(deletes) == 1 and deletes[0].source is not None
         assert result.span_ids == [deletes[0].source.span_id]
-        assert deletes[0].agent_name in ("research_agent", None)
+        if source not in RUN_AGENT_ON_EVERY_SPAN:
+            assert deletes[0].agent_name in ("research_agent", None)
+
+
+RUN_AGENT_ON_EVERY_SPAN = ("llamaindex-js-openllmetry-openai",)
+"""The tracer writes the application's ``withAgent`` name (``gen_ai.agent.name``, OpenLLMetry
+JS's association property) on every span of the run and no span names the agent a native
+handoff passed the run to (LlamaIndex.TS's research agent): the research agent's calls read as
+the triage agent's. A known misattribution: a check scoped to one agent by name cannot tell
+the agents' calls apart in such a trace (the run-wide checks are unaffected)."""
 
 
 @pytest.mark.parametrize(
