@@ -44,6 +44,7 @@ EXPECTED_FILES = {
     "agentops",
     "spring-ai",
     "rig",
+    "swiftide",
     "eino",
     "adk-java",
     "koog",

@@ -242,6 +242,7 @@ The tool's name is on its span, content capture on or off."""
 
 NAMES_KEPT_WITHOUT_CONTENT = frozenset(
     {
+        "swiftide",
         *RETRIEVER_TOOLS,
         "autogen-mcp-openinference",
         "smolagents-mcp-openinference",
@@ -392,6 +393,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
 
 TOOL_SPAN_SOURCES = frozenset(
     {
+        "swiftide",
         *RETRIEVER_TOOLS,
         "pipecat-openinference",
         "autogen-mcp-openinference",
@@ -550,6 +552,7 @@ is the error the model was handed, read from the next model call's input."""
 
 OK_NOT_SHOWN = frozenset(
     {
+        "swiftide",
         # LangChain tools beside the retriever tool (whose retriever span, where recorded,
         # shows the search's outcome: RETRIEVER_TOOLS).
         "langchain-retriever-openinference",
@@ -595,6 +598,7 @@ leaves the outcome unknown (``unset``)."""
 
 HANDLED_FAILURES = frozenset(
     {
+        "swiftide",
         "autogen-mcp-openinference",
         "smolagents-mcp-openinference",
         "langgraph-mcp-openinference",
@@ -716,6 +720,7 @@ missing evidence, and its target is known only from the handoff tool's arguments
 
 NO_TOKENS = frozenset(
     {
+        "swiftide",
         "pipecat-openinference",
         "griptape",
         "dspy-openinference",
@@ -792,9 +797,10 @@ NO_MODEL_OUTPUT = frozenset(
 writes them to the application log): the final answer is missing (None) even with content
 on, never an earlier text."""
 
-CONTENT_NEVER = frozenset({"autogen-native", "griptape"})
+CONTENT_NEVER = frozenset({"autogen-native", "griptape", "swiftide"})
 """Sources whose tracer records no content and no model call whatever its switch (autogen-core's
-own spans): the content-on capture holds what the content-off one does."""
+own spans), or none a convention reads (Swiftide's `add_message` spans, messages in their
+unescaped Display form): the content-on capture holds what the content-off one does."""
 
 REQUESTS_NEVER_RECORDED = frozenset(
     {"openlit-bedrock", "mistral-openllmetry", "llamaindex-js-openllmetry"}

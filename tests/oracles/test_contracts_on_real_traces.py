@@ -234,6 +234,7 @@ OUTCOME_CHECKS = {
 CHECKS = {"support-rag": SUPPORT, "coding-agent": CODING, "multi-agent-handoff": HANDOFF}
 
 TOOL_SPANS = (
+    "swiftide",
     "langchain-retriever-openinference",
     "langchain-retriever-openllmetry",
     "openlit-langchain-retriever",
@@ -422,6 +423,7 @@ ANSWER_CHECKS = {
 }
 """Checks that read the run's final answer."""
 OK_NOT_SHOWN = (
+    "swiftide",
     "autogen-openinference",
     "autogen-native",
     "autogen-mcp-openinference",
@@ -459,6 +461,7 @@ object), so with content off an OK span leaves the call's outcome unknown: an ou
 that passes with content on is missing evidence there; failures the span status shows still
 count."""
 HANDLED_FAILURES = (
+    "swiftide",
     "autogen-mcp-openinference",
     "smolagents-mcp-openinference",
     "langchain-agents-openinference",
@@ -941,10 +944,11 @@ DELEGATED = ("g_handoff", "s_delegated_forbidden", "s_delegated_failure")
 NESTED = ("s_nested_forbidden", "s_nested_failure", "s_nested_rewritten")
 """Scenarios whose research agent delegates again, to a records agent (two levels below the
 triage agent): the deepest agent's calls and answer are the run's."""
-CONTENT_NEVER = ("autogen-native",)
+CONTENT_NEVER = ("autogen-native", "swiftide")
 """The tracer records no content whatever the switch and no model call at all (autogen-core's
-own spans: agents and tools only): content on grades as content off, and the final answer is
-missing evidence in both."""
+own spans: agents and tools only), or none a convention reads (Swiftide's `add_message` spans
+hold each message in its unescaped Display form; its model calls carry nothing): content on
+grades as content off, and the final answer is missing evidence in both."""
 AGENTS_UNSEEN = ("haystack-openllmetry", "openlit-ag2", "openlit-haystack", "mirascope")
 """No span shows any agent (OpenLLMetry and OpenLIT record Haystack's generators, not its
 Agent; OpenLIT's AG2 instrumentor one span per conversation turn, none holding an agent's run,
