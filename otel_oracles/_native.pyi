@@ -278,6 +278,29 @@ def unwrap_block(result: Any, /) -> Any:
     """The value of a result that is exactly one content block (or an MCP
     ``CallToolResult``), else the very object."""
 
+def requested_calls(draft: Any, /) -> list[dict[str, Any]]:
+    """The tool calls a model call (a mapping ``Draft``) asked for: the ``tool_call`` parts
+    with a name of its ``output_messages``, in order, the very part objects."""
+
+class Linker:
+    """Tool-call linking of a trace's drafts (``mapping._mapper._link_tool_calls``), with the
+    Python functions a found result and a new step go to: ``responses(gen)`` (a model call's
+    input's tool results by call id), ``take_result(target, response, results)``,
+    ``synthesized(gen, req, response, results)`` (a new ``Draft``) and ``hidden_call(gen)``
+    (a new ``Draft``)."""
+
+    def __init__(
+        self,
+        responses: Callable[[Any], dict[str, dict[str, Any]]],
+        take_result: Callable[[Any, dict[str, Any], Any], None],
+        synthesized: Callable[[Any, dict[str, Any], dict[str, Any] | None, Any], Any],
+        hidden_call: Callable[[Any], Any],
+        /,
+    ) -> None: ...
+    def link(self, drafts: list[Any], finish_reasons: frozenset[str], results: Any, /) -> None:
+        """Link ``drafts``' tool calls in place (claims, call ids, arguments, results; new
+        steps appended to their model call's ``follows``)."""
+
 # The registered ``tool_names`` and ``request_tool_names`` parsers (``mapping.parsers.scalars``;
 # native/python/src/tools.rs): a model call's ``tools_offered``.
 

@@ -25,15 +25,13 @@ from its field sources. Then trace-level passes that no single span can do:
 
 from __future__ import annotations
 
-import bisect
 import functools
-import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from otel_oracles import safe_regex
-from otel_oracles._native import StepBuilder
+from otel_oracles._native import Linker, StepBuilder, requested_calls
 from otel_oracles.mapping._compile import (
     CompiledRule,
     CompiledSet,
@@ -473,17 +471,6 @@ def _parts(msg: dict[str, Any]) -> list[dict[str, Any]]:
     return [p for p in parts if isinstance(p, dict)] if isinstance(parts, list) else []
 
 
-def _requested_calls(gen: Draft) -> list[dict[str, Any]]:
-    calls = []
-    for msg in gen.fields.get("output_messages") or []:
-        parts = msg.get("parts")
-        if isinstance(parts, list):
-            for part in parts:
-                if isinstance(part, dict) and part.get("type") == "tool_call" and part.get("name"):
-                    calls.append(part)
-    return calls
-
-
 def _responses(gen: Draft) -> dict[str, dict[str, Any]]:
     """Tool results in a generation's input, by call id. A response without an id (OpenLLMetry
     log events drop it) answers the earliest unanswered call of the assistant message before
@@ -511,104 +498,6 @@ def _responses(gen: Draft) -> dict[str, dict[str, Any]]:
                 pending.close(call_id)
                 out[call_id] = part
     return out
-
-
-def _response_by_position(gen: Draft, req: dict[str, Any], later: Later) -> dict[str, Any] | None:
-    """``gen``'s request ``req``'s result by its position (``_answers_by_position``, read once
-    per model call for all its requests), or ``None``."""
-    index = later.answers.position(gen, req)
-    if index is None:
-        return None
-    answers = later.answers.by_position(gen, later)
-    if answers is None or index >= len(answers) or answers[index].get("id"):
-        return None
-    return answers[index]
-
-
-def _answers_by_position(gen: Draft, later: Later) -> list[dict[str, Any]] | None:
-    """The results of ``gen``'s calls, in the order of its requests, for calls recorded
-    without any id (the Mistral OpenInference
-    instrumentation keeps neither call ids nor ``tool_call_id``): the next generation that
-    carries the conversation on holds ``gen``'s answer as the assistant message after the
-    ones ``gen`` was shown, and chat APIs require the results right after it, in the order of
-    the calls. Linked only when that message asks for the same tools in the same order as
-    ``gen``'s output, or records no call at all (AgentOps writes the assistant turn without
-    its calls, and the results without ``tool_call_id``) and exactly as many results follow
-    it as ``gen`` asked for; otherwise the result stays unknown. Also the fallback for a call
-    with an id that no later input answers by id (results recorded without ids). Positions
-    count the model's turns by their role: a message recorded without one (a tracer writing
-    less) could be any turn, so no result is linked by position across it (it stays unknown,
-    never the result of another call). ``None`` when none can be linked."""
-    asked = later.answers.requested(gen)
-    mine = gen.fields.get("input_messages") or []
-    if any(not m.get("role") for m in mine):
-        return None
-    shown = sum(1 for m in mine if m.get("role") == "assistant")
-    # The first later model call whose input records more turns than ``gen`` was shown, or a
-    # message without a role (then nothing is linked); the ones before it carry nothing on.
-    nxt = later.answers.carrying_on(later.start, shown)
-    if nxt is None:
-        return None
-    history = nxt.fields.get("input_messages") or []
-    if any(not _has_role(m) for m in history):
-        return None
-    turns = [i for i, m in enumerate(history) if m.get("role") == "assistant"]
-    start = turns[shown]
-    calls = [p for p in _parts(history[start]) if p.get("type") == "tool_call"]
-    if calls and [c.get("name") for c in calls] != [c.get("name") for c in asked]:
-        return None
-    answers: list[dict[str, Any]] = []
-    for msg in history[start + 1 :]:
-        if msg.get("role") == "assistant":
-            break
-        answers += [p for p in _parts(msg) if p.get("type") == "tool_call_response"]
-    if not calls and len(answers) != len(asked):
-        return None  # the turn's calls were not recorded: only a full set of results fits
-    return answers
-
-
-def _has_role(message: Any) -> bool:
-    """Whether a recorded message says whose turn it is."""
-    return isinstance(message, dict) and bool(message.get("role"))
-
-
-_ROLELESS = sys.maxsize
-"""The turns ``_Answers.carrying_on`` counts for an input holding a message without a role:
-more than any model call was shown, so the search stops there."""
-
-
-class _FirstAbove:
-    """The first of a list of counts, at or after an index, that exceeds a bound, in
-    logarithmic time (a segment tree of maxima)."""
-
-    __slots__ = ("_size", "_tree")
-
-    def __init__(self, counts: list[int]) -> None:
-        size = 1
-        while size < len(counts):
-            size *= 2
-        tree = [-1] * (2 * size)
-        tree[size : size + len(counts)] = counts
-        for i in range(size - 1, 0, -1):
-            tree[i] = max(tree[2 * i], tree[2 * i + 1])
-        self._size = size
-        self._tree = tree
-
-    def find(self, start: int, bound: int) -> int | None:
-        """The first index ``>= start`` whose count exceeds ``bound`` (``>= 0``), or ``None``."""
-        size, tree = self._size, self._tree
-        if start >= size:
-            return None
-        i = start + size
-        while tree[i] <= bound:
-            while i & 1:  # a right child: its parent's range ends where its own does
-                if i == 1:
-                    return None
-                i >>= 1
-            i += 1  # the subtree right after the ranges passed
-        while i < size:
-            i = 2 * i if tree[2 * i] > bound else 2 * i + 1
-        return i - size
 
 
 def _tools_running_agents(drafts: list[Draft]) -> None:
@@ -774,7 +663,7 @@ def _requests_from_next_input(drafts: list[Draft]) -> None:
             pairs.append((prev, draft))
         last[draft.scope] = draft
     for gen, nxt in pairs:
-        if _requested_calls(gen) or _shows_text(gen):
+        if requested_calls(gen) or _shows_text(gen):
             continue
         mine = gen.fields.get("input_messages")
         theirs = nxt.fields.get("input_messages")
@@ -817,592 +706,55 @@ def _shows_text(gen: Draft) -> bool:
 
 
 def _link_tool_calls(drafts: list[Draft], compiled: CompiledSet) -> None:
-    scopes: dict[str, list[Draft]] = {}
-    unmatched: list[tuple[Draft, dict[str, Any], Later]] = []
-    for draft in drafts:
-        scopes.setdefault(draft.scope, []).append(draft)
-    above: _CallsAbove | None = None
-    beyond = _Beyond(drafts)
-    for members in scopes.values():
-        tools_seen = any(d.kind in TOOLISH for d in members)
-        asked = [
-            (pos, gen, _requested_calls(gen))
-            for pos, gen in enumerate(members)
-            if gen.kind == "generation"
-        ]
-        executors = _Executors(members, asked)
-        answers = _Answers(members)
-        for pos, gen, requests in asked:
-            if not requests and not gen.rule.synthesize:
-                continue
-            later = Later(members, pos + 1, answers)
-            started = gen.span.start_ns if gen.span is not None else None
-            for req in requests:
-                target = executors.match(req, after=pos, started=started)
-                if target is None:
-                    unmatched.append((gen, req, later))
-                else:
-                    _claim(target, req, gen)
-                    _result_from_messages(
-                        target, gen, req, later, compiled.tool_results, beyond.after(gen)
-                    )
-            if (
-                not requests
-                and gen.rule.synthesize
-                and _hides_tool_calls(gen, later, compiled, tools_seen=tools_seen)
-            ):
-                above = above or _CallsAbove(drafts)
-                if not above.take(gen):
-                    gen.follows.append(_hidden_call(gen))
-    outside = _Executors(drafts) if unmatched else None
-    for gen, req, later in unmatched:
-        assert outside is not None
-        target = _match_outside_scope(req, gen, outside)
-        if target is not None:
-            _claim(target, req, gen)
-            _result_from_messages(target, gen, req, later, compiled.tool_results, beyond.after(gen))
-        elif gen.rule.synthesize:
-            gen.follows.append(
-                _synthesize(gen, req, later, compiled.tool_results, beyond.after(gen))
-            )
+    """Tool-call linking, per agent scope (call ids repeat across agents), in the compiled
+    core (``native/python/src/linking.rs``, ``Linker.link``): each call a model call asked
+    for (a ``tool_call`` part of its output) goes to the first unclaimed tool, retrieval or
+    handoff step of its scope after it with the call's id (or, by id, one that had not ended
+    when the model call started: OpenLIT's Claude Agent SDK instrumentation opens a tool span
+    at the streamed tool_use block), else, among steps without an id, the first of its tool's
+    name, never past a later model call of the scope that asked for that tool again (that
+    call's own request is the one it answers); a request made without an id may take a step
+    whose id the framework gave the call itself (ADK for Go), and a request left over when a
+    handoff naming no tool follows is that handoff (openai-agents' ``agent_handoff``). The
+    step gets the call id and, when its span did not capture them, the arguments
+    (``requested_in`` names the model call where neither has an id); a rule with
+    ``result_from_messages`` takes the result the model was handed (``_take_result``), by
+    call id in a later model call's input of the scope, else of another scope after it (a
+    run resumed after an approval), or, without an id, by position in the next input that
+    carries the conversation on. A request no step of its scope ran goes to an unclaimed
+    step of another scope that started after the model call (graph frameworks put the model
+    call and the tool run under different nodes), else, where the rule synthesizes, becomes
+    a synthesized call (``_synthesize``). A model call that shows no request but whose finish
+    reason says it asked for tools, with no tool step before the next model call (or, in a
+    scope without tool steps, whose output was not captured and which the loop calls again
+    right after), gets a placeholder (``_hidden_call``), unless a tool step of an enclosing
+    agent's scope ran within its agent's run (OpenLIT's Claude Agent SDK hangs a sub-agent's
+    tool calls under the run's agent). Every search is indexed: linking costs what a trace
+    holds, never its square (``tests/mapping/test_linking_cost.py``,
+    ``test_linking_search_cost.py``)."""
+    _LINKER.link(drafts, compiled.tool_call_finish_reasons, compiled.tool_results)
 
 
-_CALLS = frozenset({"tool_call", "retrieval"})
-"""Steps that can be a call a model asked for (a handoff is the delegation itself)."""
-
-
-class _CallsAbove:
-    """Tool steps a tracer hung under an agent above the one that made the call: OpenLIT's
-    Claude Agent SDK instrumentation writes a sub-agent's model calls under the sub-agent's
-    ``invoke_agent`` span and its tool calls under the run's. Where the model call's requests
-    were not captured (content off), its finish reason says it asked for tools and nothing in
-    its own scope ran them; a tool step of an enclosing agent's scope that ran within the
-    sub-agent's run and had not ended when the model call started is that call, not a hidden
-    one. Each step answers one model call (``claimed``). Only a call that ran wholly within the
-    sub-agent's run is taken (never the handoff that started it, nor a step around it), and
-    never a step of a sibling agent's scope: agents running side by side would hide each
-    other's calls."""
-
-    __slots__ = ("_agents", "_tools")
-
-    def __init__(self, drafts: list[Draft]) -> None:
-        self._agents = {d.span.span_id: d for d in drafts if d.kind == "agent" and d.span}
-        self._tools: dict[str, list[Draft]] = {}
-        for d in drafts:
-            if d.kind in _CALLS and not d.synthesized and d.span is not None:
-                self._tools.setdefault(d.scope, []).append(d)
-
-    def take(self, gen: Draft) -> bool:
-        """Whether a tool step above ``gen``'s agent ran the call ``gen`` asked for (then
-        claimed)."""
-        run = self._agents.get(gen.scope)
-        if run is None or run.span is None or gen.span is None:
-            return False
-        started, first, last = gen.span.start_ns, run.span.start_ns, run.span.end_ns
-        scope: str | None = run.scope
-        seen: set[str] = set()
-        while scope is not None and scope not in seen:
-            seen.add(scope)
-            for d in self._tools.get(scope, ()):
-                span = d.span
-                assert span is not None
-                if d.claimed or span.end_ns < started:
-                    continue
-                if first <= span.start_ns and span.end_ns <= last:
-                    d.claimed = True
-                    return True
-            outer = self._agents.get(scope)
-            scope = outer.scope if outer is not None else None
-        return False
-
-
-class _Beyond:
-    """The model calls of other scopes that come after a model call, in step order: where a
-    run paused for approval resumes as a new agent run (pydantic-ai's deferred tool results,
-    LangGraph's resumed interrupt, the OpenAI Agents SDK's resumed ``RunState``), the result
-    the model was handed for a call of the first run is in the second run's input. Only a
-    call id ties one to the other (``response``); the scope's own model calls are searched
-    first. The model calls' answers are indexed by call id once, as ``_Answers.by_id`` indexes
-    a scope's: a trace decides how many calls reach this search, and walking every later
-    step per call made one model call's 8,000 requests cost 2 s, growing with their
-    square."""
-
-    __slots__ = ("_answered", "_drafts", "_position")
-
-    def __init__(self, drafts: list[Draft]) -> None:
-        self._drafts = drafts
-        self._position: dict[int, int] | None = None
-        self._answered: dict[str, list[int]] | None = None
-
-    def after(self, gen: Draft) -> _After:
-        """What comes after ``gen``, searched only when a call of ``gen`` needs it."""
-        return _After(self, gen)
-
-    def response(self, call_id: str, gen: Draft, answers: _Answers) -> dict[str, Any] | None:
-        """The response to ``call_id`` in the input of the first model call of another scope
-        than ``gen``'s after it that answers it (``_responses``, read once: ``answers``)."""
-        drafts = self._drafts
-        if self._position is None:
-            self._position = {id(d): i for i, d in enumerate(drafts)}
-        start = self._position.get(id(gen))
-        if start is None:
-            return None
-        if self._answered is None:
-            answered: dict[str, list[int]] = {}
-            for pos, d in enumerate(drafts):
-                if d.kind == "generation":
-                    for cid in answers.responses(d):
-                        answered.setdefault(cid, []).append(pos)
-            self._answered = answered
-        found = self._answered.get(call_id, _NO_POSITIONS)
-        for i in range(bisect.bisect_right(found, start), len(found)):
-            nxt = drafts[found[i]]
-            if nxt.scope != gen.scope:
-                return answers.responses(nxt).get(call_id)
-        return None
-
-
-@dataclass(frozen=True, slots=True)
-class _After:
-    """The model calls after ``gen`` in other scopes (``_Beyond``), for one call's result."""
-
-    beyond: _Beyond
-    gen: Draft
-
-
-def _response_beyond(
-    call_id: Any, beyond: _After | None, answers: _Answers
-) -> dict[str, Any] | None:
-    """The response to call ``call_id`` in the first model call after ``beyond.gen`` in
-    another scope whose input holds one (``_Beyond``), or ``None``. Each input is read once
-    (``answers``)."""
-    if not call_id or beyond is None:
-        return None
-    return beyond.beyond.response(str(call_id), beyond.gen, answers)
-
-
-class _Answers:
-    """What linking reads of a scope's model calls for every call they requested, read once
-    per model call and kept for the scope's linking: the calls each asked for (and each
-    request's position among them), the results a later call's input answers them with, by
-    call id, and by position. A trace controls how many calls one model call requests: read
-    again per request, one output of 8,000 tool calls took 23 s to link (quadratic), and an
-    output of the ~60,000 that fit in one 4 MiB request would hold a ``serve`` worker's
-    interpreter for many minutes. Linking changes no model call's messages, so what is read
-    stays true while the scope is linked."""
-
-    __slots__ = (
-        "_answered",
-        "_by_position",
-        "_members",
-        "_positions",
-        "_requested",
-        "_responses",
-        "_turns",
-    )
-
-    def __init__(self, members: list[Draft]) -> None:
-        self._members = members
-        self._requested: dict[int, list[dict[str, Any]]] = {}
-        self._positions: dict[int, dict[int, int]] = {}
-        self._by_position: dict[int, list[dict[str, Any]] | None] = {}
-        self._answered: dict[str, list[tuple[int, dict[str, Any]]]] | None = None
-        self._responses: dict[int, dict[str, dict[str, Any]]] = {}
-        self._turns: tuple[list[int], _FirstAbove] | None = None
-
-    def carrying_on(self, start: int, shown: int) -> Draft | None:
-        """The first model call at or after member position ``start`` whose input records
-        more than ``shown`` assistant turns, or a message without a role; ``None`` when none
-        does. The turns are counted once per scope: a trace decides how many model calls
-        follow one whose input never carries the conversation on, and counting them again per
-        model call made 4,000 such calls cost 11 s to link, growing with their square."""
-        if self._turns is None:
-            positions: list[int] = []
-            counts: list[int] = []
-            for pos, d in enumerate(self._members):
-                if d.kind == "generation":
-                    history = d.fields.get("input_messages") or []
-                    positions.append(pos)
-                    counts.append(
-                        _ROLELESS
-                        if any(not _has_role(m) for m in history)
-                        else sum(1 for m in history if m.get("role") == "assistant")
-                    )
-            self._turns = (positions, _FirstAbove(counts))
-        positions, first = self._turns
-        found = first.find(bisect.bisect_left(positions, start), shown)
-        return None if found is None else self._members[positions[found]]
-
-    def responses(self, gen: Draft) -> dict[str, dict[str, Any]]:
-        """``_responses(gen)``, read once (also for other scopes' model calls)."""
-        key = id(gen)
-        found = self._responses.get(key)
-        if found is None:
-            found = self._responses[key] = _responses(gen)
-        return found
-
-    def requested(self, gen: Draft) -> list[dict[str, Any]]:
-        """``_requested_calls(gen)``, read once."""
-        key = id(gen)
-        calls = self._requested.get(key)
-        if calls is None:
-            calls = self._requested[key] = _requested_calls(gen)
-        return calls
-
-    def position(self, gen: Draft, req: dict[str, Any]) -> int | None:
-        """Where ``req`` (the very object) is among ``gen``'s requests."""
-        key = id(gen)
-        positions = self._positions.get(key)
-        if positions is None:
-            positions = {}
-            for i, call in enumerate(self.requested(gen)):
-                positions.setdefault(id(call), i)
-            self._positions[key] = positions
-        return positions.get(id(req))
-
-    def by_position(self, gen: Draft, later: Later) -> list[dict[str, Any]] | None:
-        """``_answers_by_position(gen, later)``, read once (``later`` always starts right
-        after ``gen`` in this scope)."""
-        key = id(gen)
-        if key not in self._by_position:
-            self._by_position[key] = _answers_by_position(gen, later)
-        return self._by_position[key]
-
-    def by_id(self, call_id: str, later: Later) -> dict[str, Any] | None:
-        """The response to ``call_id`` in the input of the first model call of ``later``
-        whose input answers it (``_responses``), or ``None``."""
-        if self._answered is None:
-            answered: dict[str, list[tuple[int, dict[str, Any]]]] = {}
-            for pos, d in enumerate(self._members):
-                if d.kind == "generation":
-                    for cid, part in self.responses(d).items():
-                        answered.setdefault(cid, []).append((pos, part))
-            self._answered = answered
-        found = self._answered.get(call_id)
-        if not found:
-            return None
-        i = bisect.bisect_left(found, later.start, key=lambda item: item[0])
-        return found[i][1] if i < len(found) else None
-
-
-@dataclass(frozen=True, slots=True)
-class Later:
-    """The steps of a scope after a position, read in place: a long run has thousands of
-    model calls, and a copy of the rest of the scope per call made linking quadratic.
-    ``answers`` is the scope's memo of what linking reads of its model calls."""
-
-    members: list[Draft]
-    start: int
-    answers: _Answers
-
-    def __iter__(self) -> Iterator[Draft]:
-        members = self.members
-        return (members[i] for i in range(self.start, len(members)))
-
-
-class _Executors:
-    """The tool, retrieval and handoff steps of a list of drafts, indexed for linking:
-    by call id, and (steps without a call id) by tool name, each in list order, plus the
-    handoffs that name no tool. Linking asks for the first unclaimed step after a position
-    with a given id or name; scanning every later step per requested call made a run of
-    10,000 tool calls cost minutes. A claimed step never becomes unclaimed, and an unclaimed
-    step's id and name do not change while linking, so claimed entries are dropped from an
-    index the first time a lookup meets them.
-
-    By name, a step is the call of the earliest model call before it that asked for that
-    tool and is still unanswered, never one past a later model call of the scope that asked
-    for the tool again (``_asks``): that call's own request is the one it answers. Without
-    the bound, a step went to the first request of its name however far back (a call the
-    framework refused before running it took the next call's span: its arguments and its
-    failure lost)."""
-
-    __slots__ = (
-        "_asked",
-        "_asks",
-        "_by_id",
-        "_by_name",
-        "_by_name_with_id",
-        "_nameless_handoffs",
-        "_rejected",
-        "_steps",
-    )
-
-    def __init__(
-        self,
-        drafts: list[Draft],
-        asked: list[tuple[int, Draft, list[dict[str, Any]]]] | None = None,
-    ) -> None:
-        self._steps = drafts
-        self._asks: dict[Any, list[int]] = {}
-        """Tool name -> positions of the model calls that asked for it (of ``asked``)."""
-        for pos, _, requests in asked or ():
-            for req in requests:
-                positions = _index_of(self._asks, req.get("name"))
-                if not positions or positions[-1] != pos:
-                    _index_at(self._asks, req.get("name"), pos)
-        self._by_id: dict[Any, list[int]] = {}
-        self._by_name: dict[Any, list[int]] = {}
-        self._by_name_with_id: dict[Any, list[int]] = {}
-        self._asked: set[str] | None = None
-        self._rejected: dict[tuple[int, str], tuple[int, int]] = {}
-        self._nameless_handoffs: list[int] = []
-        for pos, d in enumerate(drafts):
-            if d.kind not in TOOLISH:
-                continue
-            call_id = d.fields.get("call_id")
-            if call_id:
-                _index_at(self._by_id, call_id, pos)
-                _index_at(self._by_name_with_id, d.fields.get("tool"), pos)
-            else:
-                _index_at(self._by_name, d.fields.get("tool"), pos)
-            if d.kind == "handoff" and not d.fields.get("tool"):
-                self._nameless_handoffs.append(pos)
-
-    def first(
-        self,
-        positions: list[int],
-        after: int,
-        accept: Callable[[Draft], bool] = bool,
-        before: int | None = None,
-    ) -> Draft | None:
-        """The first unclaimed step listed in ``positions`` after position ``after`` (and
-        before ``before``, when given) that ``accept`` takes."""
-        steps = self._steps
-        i = bisect.bisect_right(positions, after)
-        while i < len(positions):
-            if before is not None and positions[i] > before:
-                return None
-            d = steps[positions[i]]
-            if d.claimed:
-                del positions[i]
-                continue
-            if accept(d):
-                return d
-            i += 1
-        return None
-
-    def first_for(
-        self, gen: Draft, started: int, positions: list[int], accept: Callable[[Draft], bool]
-    ) -> Draft | None:
-        """``first(positions, -1, accept)`` for a model call ``gen`` that started at
-        ``started``, where ``accept`` rejects a step for ``gen``'s scope (a step of that scope,
-        or synthesized), for having started or ended before ``started``, or claimed: a step
-        rejected for one model call of a scope stays rejected for the scope's later ones (a
-        claimed step stays claimed), so their requests resume after the steps passed over.
-        Walking them again per request made linking quadratic in what a trace decides: 8,000
-        requests of one model call, or 4,000 model calls asking one call each, that no step
-        of their scope ran cost 8 s and 11 s, growing with their square."""
-        key = (id(positions), gen.scope)
-        passed, since = self._rejected.get(key, (-1, started))
-        if since > started:  # an earlier model call's rejections may not hold for this one
-            passed = -1
-        steps = self._steps
-        i = bisect.bisect_right(positions, passed)
-        while i < len(positions):
-            d = steps[positions[i]]
-            if d.claimed:
-                del positions[i]
-                continue
-            if accept(d):
-                return d
-            self._rejected[key] = (positions[i], started)
-            i += 1
-        return None
-
-    def with_id(self, call_id: Any) -> list[int]:
-        return _index_of(self._by_id, call_id)
-
-    def with_own_id(self, name: Any, after: int, before: int | None = None) -> Draft | None:
-        """For a call the model requested without an id (Gemini 2.x sends none, and a
-        framework logging the model's response before numbering its calls keeps none): the
-        first unclaimed step of that name after ``after`` whose id the framework gave the
-        call itself, i.e. an id no model call of these drafts requested (ADK for Go's
-        ``adk-...`` ids on its execute_tool spans)."""
-        positions = _index_of(self._by_name_with_id, name)
-        if not positions:
-            return None
-        if self._asked is None:
-            self._asked = {
-                str(req["id"])
-                for d in self._steps
-                if d.kind == "generation"
-                for req in _requested_calls(d)
-                if req.get("id")
-            }
-        asked = self._asked
-        return self.first(positions, after, lambda d: str(d.fields["call_id"]) not in asked, before)
-
-    def without_id(self, name: Any) -> list[int]:
-        return _index_of(self._by_name, name)
-
-    def match(self, req: dict[str, Any], *, after: int, started: int | None = None) -> Draft | None:
-        """The step of this scope after ``after`` that executed ``req``: by call id, else
-        (steps without an id) by tool name in order. By call id, also a step listed before
-        the model call that was still running when it ``started`` (``_still_running``)."""
-        call_id = req.get("id")
-        if call_id:
-            found = self.first(self.with_id(call_id), after)
-            if found is None and started is not None:
-                found = self.first(self.with_id(call_id), -1, _still_running(started))
-            if found is not None:
-                return found
-        name = req.get("name")
-        asks = _index_of(self._asks, name)
-        i = bisect.bisect_right(asks, after)
-        before = asks[i] if i < len(asks) else None
-        found = self.first(self.without_id(name), after, before=before)
-        if found is not None:
-            return found
-        if not call_id:
-            found = self.with_own_id(name, after, before)
-            if found is not None:
-                return found
-        # A handoff step carries no tool name in some instrumentations (openai-agents'
-        # agent_handoff span): a requested call left over when a handoff follows is that
-        # handoff.
-        found = self.first(self._nameless_handoffs, after)
-        if found is not None:
-            found.fields["tool"] = name
-        return found
-
-
-def _index_at(index: dict[Any, list[int]], key: Any, pos: int) -> None:
-    # An unhashable value (a list where a call id belongs) equals no step's string id. A plain
-    # try costs nothing when no exception is raised; entering a context manager per entry did.
-    try:
-        positions = index.setdefault(key, [])
-    except TypeError:
-        return
-    positions.append(pos)
-
-
-def _index_of(index: dict[Any, list[int]], key: Any) -> list[int]:
-    try:
-        return index.get(key, _NO_POSITIONS)
-    except TypeError:
-        return _NO_POSITIONS
-
-
-_NO_POSITIONS: list[int] = []
-"""An empty index list, shared (lookups only ever delete from lists they found entries in)."""
-
-
-def _claim(target: Draft, req: dict[str, Any], gen: Draft | None = None) -> None:
-    """``target`` executed the requested call ``req`` of model call ``gen``: it gets the call
-    id and, when its own span did not capture them, the arguments the model sent. Where
-    neither the request nor the step has a call id (the step was linked by name and order),
-    the step keeps the span of the model call that asked for it (``requested_in``): calls
-    asked for in one turn are known as such without ids (``trace_tools._asked_together``)."""
-    target.claimed = True
-    if (
-        not req.get("id")
-        and not target.fields.get("call_id")
-        and gen is not None
-        and gen.span is not None
-    ):
-        target.attributes["requested_in"] = gen.span.span_id
-    if req.get("id") and not target.fields.get("call_id"):
-        target.fields["call_id"] = str(req["id"])
-    elif not req.get("id") and target.fields.get("call_id"):
-        # The model sent no id and the framework numbered the call itself (ADK for Go): the
-        # request takes the id, so calls asked for in one model turn are known as such.
-        req["id"] = str(target.fields["call_id"])
-    if (
-        "arguments" in req
-        and "arguments" not in target.fields
-        and "arguments" not in target.redacted
-    ):
-        target.fields["arguments"] = req["arguments"]
-
-
-def _result_from_messages(
-    target: Draft,
-    gen: Draft,
-    req: dict[str, Any],
-    later: Later,
-    results: ToolResultRules,
-    beyond: _After | None = None,
-) -> None:
-    """Rules with ``result_from_messages``: a tool step whose span recorded no result takes
-    the one the model was handed for the same call id in a later model call's input (as a
-    synthesized call does, ``_responses``: a response without an id answers the earliest
-    unanswered call before it, as chat APIs order them). A request ``gen`` made without a
-    call id (the Gemini API numbers none, and ADK removes the ids it gives calls from what it
-    sends the model) is answered by position, under the same conditions as a synthesized
-    call's (``_response_by_position``: the next input repeats ``gen``'s answer asking for the
-    same tools in the same order, the results right after it, none carrying an id). A
-    response whose content was dropped marks the result redacted; an error-shaped result
-    fails a call its span did not fail (``judge_result``)."""
-    f = target.fields
-    if not target.rule.result_from_messages or "result" in f or "result" in target.redacted:
-        return
-    call_id = req.get("id")
-    response = None
-    if call_id:
-        response = later.answers.by_id(str(call_id), later)
-        if response is None:  # a run resumed after an approval: another scope's input
-            response = _response_beyond(call_id, beyond, later.answers)
-    else:
-        response = _response_by_position(gen, req, later)
-    if response is None:
-        return
+def _take_result(target: Draft, response: dict[str, Any], results: ToolResultRules) -> None:
+    """A step of a rule with ``result_from_messages`` that recorded no result takes the
+    response the model was handed for its call (found by the core): a response whose content
+    was dropped marks the result redacted; an error-shaped result fails a call its span did
+    not fail (``judge_result``)."""
     if response.get("response") is None:
         target.redacted.add("result")
         return
-    f["result"] = message_result(response["response"])
+    target.fields["result"] = message_result(response["response"])
     judge_result(target, results)  # an error-shaped result fails an OK span
-
-
-def _match_outside_scope(req: dict[str, Any], gen: Draft, executors: _Executors) -> Draft | None:
-    """For a request no step of its agent scope answered: an unclaimed tool step of another
-    scope that started after the model call, by call id, else (steps without an id) by name
-    in order. Graph frameworks put the model call and the tool run under different nodes
-    (LangGraph's ``agent`` and ``tools``), which some instrumentations record as agents."""
-    assert gen.span is not None
-    start = gen.span.start_ns
-
-    def elsewhere(d: Draft) -> bool:
-        return (
-            d.scope != gen.scope
-            and d.span is not None
-            and not d.synthesized
-            and d.span.start_ns >= start
-        )
-
-    call_id = req.get("id")
-    if call_id:
-        running = _still_running(start)
-        found = executors.first_for(
-            gen,
-            start,
-            executors.with_id(call_id),
-            lambda d: d.scope != gen.scope and not d.synthesized and running(d),
-        )
-        if found is not None:
-            return found
-    return executors.first_for(gen, start, executors.without_id(req.get("name")), elsewhere)
-
-
-def _still_running(started: int) -> Callable[[Draft], bool]:
-    """Whether a tool step had not ended when a model call ``started``: a step found by the
-    call id the model asked for is that call even when its span began before the model call's
-    (OpenLIT's Claude Agent SDK instrumentation opens a tool span at the streamed tool_use
-    block and writes the turn's model call when the message ends, during the call). A call
-    cannot be over before the model asked for it: a step that ended earlier is another one."""
-
-    def running(d: Draft) -> bool:
-        return d.span is not None and d.span.end_ns >= started
-
-    return running
 
 
 def _synthesize(
     gen: Draft,
     req: dict[str, Any],
-    later: Later,
+    response: dict[str, Any] | None,
     results: ToolResultRules,
-    beyond: _After | None = None,
 ) -> Draft:
+    """The step of a call ``gen`` asked for that no span recorded, with the response the
+    core found for it (by call id, else by position), or ``None``."""
     draft = Draft(kind="tool_call", span=gen.span, rule=gen.rule, synthesized=True, scope=gen.scope)
     f = draft.fields
     f["tool"] = parse_string(req.get("name"))
@@ -1414,13 +766,6 @@ def _synthesize(
         draft.redacted.add("arguments")  # the request was seen, its arguments were dropped
     if gen.fields.get("agent_name"):
         f["agent_name"] = gen.fields["agent_name"]
-    response = None
-    if req.get("id"):
-        response = later.answers.by_id(str(req["id"]), later)
-        if response is None:  # a run resumed after an approval: another scope's input
-            response = _response_beyond(req["id"], beyond, later.answers)
-    if response is None:
-        response = _response_by_position(gen, req, later)
     if response is not None and response.get("response") is None:
         draft.redacted.add("result")
     elif response is not None:
@@ -1490,43 +835,6 @@ def _result_error(result: Any, keys: tuple[str, ...]) -> str | None:
     return None
 
 
-def _hides_tool_calls(gen: Draft, later: Later, compiled: CompiledSet, *, tools_seen: bool) -> bool:
-    """Whether a generation that shows no tool call may have requested some: its finish reason
-    says "tool calls", or, in a scope with no tool step at all (a raw-client loop whose tools
-    run unrecorded), its output was not captured and the model is called again right after
-    it. Some providers finish a tool-calling turn like an answer (Gemini: ``STOP``), so with
-    content off only the loop's shape shows that a call happened: a raw-client loop calls the
-    model again once it has run the tools. Where the framework records its tools, a model
-    call followed by another is not a hidden tool call (DSPy's extraction call, CrewAI's
-    delegation)."""
-    reasons = gen.fields.get("finish_reasons") or []
-    if not any(r in compiled.tool_call_finish_reasons for r in reasons):
-        return not tools_seen and _called_again_unseen(gen, later)
-    for d in later:
-        if d.attributes.get("failed_attempt"):
-            continue  # a failed try of this very call (``_stacked``), not the next model call
-        if d.kind == "generation":
-            break
-        if d.kind in TOOLISH:
-            return False
-    return True
-
-
-def _called_again_unseen(gen: Draft, later: Later) -> bool:
-    """The generation's output is not captured and the next step of its scope is another
-    generation (not one it wraps: nested calls of a wrapper start inside its span). Plumbing
-    inside the call (its own HTTP request, recorded by a client instrumentation) is not a
-    next step: it would hide the call that follows."""
-    if gen.fields.get("output_messages") or gen.span is None:
-        return False
-    end = gen.span.end_ns
-    for nxt in later:
-        if nxt.kind == "other" and nxt.span is not None and nxt.span.start_ns < end:
-            continue
-        return nxt.kind == "generation" and nxt.span is not None and nxt.span.start_ns >= end
-    return False
-
-
 def _hidden_call(gen: Draft) -> Draft:
     draft = Draft(kind="tool_call", span=gen.span, rule=gen.rule, synthesized=True, scope=gen.scope)
     draft.redacted.update({"tool", "arguments", "result"})
@@ -1534,6 +842,10 @@ def _hidden_call(gen: Draft) -> Draft:
     if gen.fields.get("agent_name"):
         draft.fields["agent_name"] = gen.fields["agent_name"]
     return draft
+
+
+_LINKER = Linker(_responses, _take_result, _synthesize, _hidden_call)
+"""Tool-call linking in the core, with what a found result and a new step mean here."""
 
 
 def _flag_aggregated_usage(

@@ -16,6 +16,7 @@ mod encode_metrics;
 mod evidence;
 mod fields;
 mod limits;
+mod linking;
 mod online;
 mod parsers;
 mod pytree;
@@ -47,6 +48,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     rules::register(m)?;
     fields::register(m)?;
     limits::register(m)?;
+    linking::register(m)?;
     draft::register(m)?;
     scan::register(m)?;
     step::register(m)?;

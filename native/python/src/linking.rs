@@ -1,0 +1,1354 @@
+//! Tool-call linking (`otel_oracles.mapping._mapper`, `map_trace`'s `link_tool_calls` pass):
+//! each tool call a model call asked for (a `tool_call` part of its output) paired with the
+//! tool, retrieval or handoff step that ran it, per agent scope (call ids repeat across
+//! agents), by call id, else (steps without an id) by tool name in order; a request no step
+//! of its scope ran, with a step of another scope that started after the model call; what is
+//! left, synthesized where the rule says so. `_link_tool_calls`'s docstring in `_mapper.py`
+//! says what each search takes and for which framework; each function here names the Python
+//! one it replaced (until 3 December 2026), with the same operations in the same order.
+//!
+//! The searches are indexed so that linking costs what the trace holds, not its square (a
+//! trace decides how many calls one model call asks for, and how many model calls follow):
+//! steps by call id and by name (`Executors`), the rejections of a scope's model calls
+//! (`Executors::first_for`), the model calls' answers by call id and by position, read
+//! once per model call (`Answers`), and the first later model call carrying a conversation
+//! on (`FirstAbove`, a segment tree of maxima).
+//!
+//! Values are read as Python reads them: a plain `dict`'s items and a plain `list`'s through
+//! the C API, any other object (a subclass, a value a plug-in parser made) through its own
+//! `get`, iteration and `==`; the indexes are Python dicts, so call ids and tool names are
+//! hashed and compared as Python compares them (an unhashable one equals no step's id).
+//! What a found result means stays Python's, through the `Linker`'s functions: the model
+//! call's answers by call id (`_responses`), a result taken by a step (`message_result` and
+//! `judge_result`), a synthesized call and a placeholder for hidden calls (new `Draft`s).
+
+use std::collections::{HashMap, HashSet};
+
+use pyo3::exceptions::{PyAssertionError, PyTypeError};
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PySet, PyString};
+
+/// A draft's kind, as linking tells them apart.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Generation,
+    ToolCall,
+    Retrieval,
+    Handoff,
+    Agent,
+    Other,
+    Else,
+}
+
+impl Kind {
+    fn of(kind: &Bound<'_, PyAny>) -> Self {
+        let Ok(text) = kind.cast::<PyString>() else {
+            return Self::Else;
+        };
+        match text.to_str() {
+            Ok("generation") => Self::Generation,
+            Ok("tool_call") => Self::ToolCall,
+            Ok("retrieval") => Self::Retrieval,
+            Ok("handoff") => Self::Handoff,
+            Ok("agent") => Self::Agent,
+            Ok("other") => Self::Other,
+            _ => Self::Else,
+        }
+    }
+
+    /// `TOOLISH`: a step that can have run a requested call.
+    fn toolish(self) -> bool {
+        matches!(self, Self::ToolCall | Self::Retrieval | Self::Handoff)
+    }
+}
+
+/// What linking reads of one draft, once (none of it changes while linking).
+struct Info<'py> {
+    obj: Bound<'py, PyAny>,
+    kind: Kind,
+    /// The scope's number (drafts of one scope share it: scopes compared as Python `str`s).
+    scope: usize,
+    /// The span's start and end, when the draft has a span.
+    times: Option<(i128, i128)>,
+    synthesized: bool,
+    claimed: bool,
+}
+
+/// A span time: an `int` (any size a decoder made).
+fn nanos(value: &Bound<'_, PyAny>) -> PyResult<i128> {
+    match value.extract::<i64>() {
+        Ok(n) => Ok(i128::from(n)),
+        Err(_) => value.extract::<i128>(),
+    }
+}
+
+/// `obj.get(key)`: a plain `dict`'s item (`None` when missing), any other object's own `get`.
+fn get<'py>(obj: &Bound<'py, PyAny>, key: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyAny>> {
+    let py = obj.py();
+    if let Ok(dict) = obj.cast_exact::<PyDict>() {
+        return Ok(dict
+            .get_item(key)?
+            .unwrap_or_else(|| py.None().into_bound(py)));
+    }
+    obj.call_method1(intern!(py, "get"), (key,))
+}
+
+/// `value == text`, as Python compares them.
+fn eq_text(value: &Bound<'_, PyAny>, text: &Bound<'_, PyString>) -> PyResult<bool> {
+    if value.is(text) {
+        return Ok(true);
+    }
+    if let Ok(own) = value.cast_exact::<PyString>() {
+        return Ok(match (own.to_str(), text.to_str()) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => PyAnyMethods::eq(own.as_any(), text)?,
+        });
+    }
+    value.eq(text)
+}
+
+/// The items of an iterable, in order (a plain `list`'s read in place).
+fn items<'py>(value: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    if let Ok(list) = value.cast_exact::<PyList>() {
+        return Ok(list.iter().collect());
+    }
+    value.try_iter()?.collect()
+}
+
+/// `fields.get(name) or []`, as a list of its items.
+fn field_items<'py>(
+    fields: &Bound<'py, PyAny>,
+    name: &Bound<'py, PyString>,
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    let value = get(fields, name)?;
+    if !value.is_truthy()? {
+        return Ok(Vec::new());
+    }
+    items(&value)
+}
+
+/// `_parts(msg)`: a message's `parts` that are `dict`s, or none when it has no list of parts.
+fn parts<'py>(msg: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    let py = msg.py();
+    let parts = get(msg, intern!(py, "parts"))?;
+    if !parts.is_instance_of::<PyList>() {
+        return Ok(Vec::new());
+    }
+    Ok(items(&parts)?
+        .into_iter()
+        .filter(|p| p.is_instance_of::<PyDict>())
+        .collect())
+}
+
+/// `_has_role(message)`: whether a recorded message says whose turn it is.
+fn has_role(message: &Bound<'_, PyAny>) -> PyResult<bool> {
+    if !message.is_instance_of::<PyDict>() {
+        return Ok(false);
+    }
+    get(message, intern!(message.py(), "role"))?.is_truthy()
+}
+
+/// The calls a model call asked for (`_requested_calls`): the `tool_call` parts with a name
+/// of its output messages, in order.
+fn requested_of<'py>(draft: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    let py = draft.py();
+    let fields = draft.getattr(intern!(py, "fields"))?;
+    let mut calls = Vec::new();
+    for msg in field_items(&fields, intern!(py, "output_messages"))? {
+        let parts = get(&msg, intern!(py, "parts"))?;
+        if !parts.is_instance_of::<PyList>() {
+            continue;
+        }
+        for part in items(&parts)? {
+            if part.is_instance_of::<PyDict>()
+                && eq_text(&get(&part, intern!(py, "type"))?, intern!(py, "tool_call"))?
+                && get(&part, intern!(py, "name"))?.is_truthy()?
+            {
+                calls.push(part);
+            }
+        }
+    }
+    Ok(calls)
+}
+
+/// The tool calls a model call (a `Draft`) asked for: the `tool_call` parts with a name in
+/// its output messages, in order (`_requests_from_next_input` reads them too).
+#[pyfunction]
+fn requested_calls<'py>(draft: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    requested_of(draft)
+}
+
+/// Python's `bisect_right` over ascending positions.
+fn bisect_right(positions: &[usize], x: isize) -> usize {
+    positions.partition_point(|&p| (p as isize) <= x)
+}
+
+/// Keys (call ids, tool names) -> positions, as Python's `dict` keys them; an unhashable key
+/// is never stored and never found (`_index_at`, `_index_of`).
+struct Index<'py> {
+    map: Bound<'py, PyDict>,
+    lists: Vec<Vec<usize>>,
+}
+
+impl<'py> Index<'py> {
+    fn new(py: Python<'py>) -> Self {
+        Self {
+            map: PyDict::new(py),
+            lists: Vec::new(),
+        }
+    }
+
+    /// The slot of `key`'s positions, `None` when it has none or is unhashable.
+    fn slot(&self, key: &Bound<'py, PyAny>) -> PyResult<Option<usize>> {
+        match self.map.get_item(key) {
+            Ok(Some(slot)) => Ok(Some(slot.extract()?)),
+            Ok(None) => Ok(None),
+            Err(e) if e.is_instance_of::<PyTypeError>(key.py()) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// `_index_at`: `pos` appended to `key`'s positions.
+    fn at(&mut self, key: &Bound<'py, PyAny>, pos: usize) -> PyResult<()> {
+        if let Some(slot) = self.slot(key)? {
+            self.lists[slot].push(pos);
+            return Ok(());
+        }
+        match self.map.set_item(key, self.lists.len()) {
+            Ok(()) => {
+                self.lists.push(vec![pos]);
+                Ok(())
+            }
+            Err(e) if e.is_instance_of::<PyTypeError>(key.py()) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// Which index a list of positions is in (the key of a scope's rejections).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Which {
+    ById,
+    ByName,
+    ByNameWithId,
+    NamelessHandoffs,
+}
+
+type ListRef = (Which, usize);
+
+/// What a step must be for a search (`accept`).
+enum Accept {
+    Any,
+    /// Not ended before a model call started (`_still_running`).
+    Running(i128),
+    /// Its id no model call of the drafts asked for (`with_own_id`).
+    OwnId,
+    /// Of another scope, not synthesized, not ended before the start (`_match_outside_scope`).
+    ElsewhereRunning(usize, i128),
+    /// Of another scope, with a span that started at or after the start, not synthesized.
+    ElsewhereAfter(usize, i128),
+}
+
+/// `_Executors`: the tool, retrieval and handoff steps of a list of drafts, indexed for
+/// linking by call id, and (steps without a call id) by tool name, each in list order, plus
+/// the handoffs that name no tool. Linking asks for the first unclaimed step after a
+/// position with a given id or name; scanning every later step per requested call made a
+/// run of 10,000 tool calls cost minutes. A claimed step never becomes unclaimed, and an
+/// unclaimed step's id and name do not change while linking, so a claimed entry is dropped
+/// from an index the first time a lookup meets it.
+///
+/// By name, a step is the call of the earliest model call before it that asked for that
+/// tool and is still unanswered, never one past a later model call of the scope that asked
+/// for the tool again (`asks`): that call's own request is the one it answers. Without the
+/// bound, a step went to the first request of its name however far back (a call the
+/// framework refused before running it took the next call's span: its arguments and its
+/// failure lost).
+struct Executors<'py> {
+    /// Positions -> draft numbers.
+    steps: Vec<usize>,
+    asks: Index<'py>,
+    by_id: Index<'py>,
+    by_name: Index<'py>,
+    by_name_with_id: Index<'py>,
+    nameless_handoffs: Vec<usize>,
+    /// The call ids the drafts' model calls asked for, read at the first search that needs
+    /// them (`with_own_id`).
+    asked: Option<Bound<'py, PySet>>,
+    rejected: HashMap<(ListRef, usize), (isize, i128)>,
+}
+
+/// The state of one `link` call.
+struct Linking<'a, 'py> {
+    py: Python<'py>,
+    linker: &'a Linker,
+    results: Bound<'py, PyAny>,
+    drafts: Vec<Info<'py>>,
+    /// Each draft's requests, read once (`_requested_calls`: outputs do not change here).
+    requested: Vec<Option<Vec<Bound<'py, PyAny>>>>,
+    /// `_Answers` per scope number.
+    answers: Vec<Answers<'py>>,
+    /// `_responses` of a draft, per scope number whose memo read it (`_Answers.responses`).
+    responses: HashMap<(usize, usize), Bound<'py, PyAny>>,
+    /// `_Beyond`: draft (by identity) -> its last position, and call id -> the positions of
+    /// the model calls answering it, made at the first search.
+    beyond: Option<(HashMap<usize, usize>, Index<'py>)>,
+}
+
+/// Call id -> the slot of its answers: (member position, response part), in member order.
+type Answered<'py> = (Bound<'py, PyDict>, Vec<Vec<(usize, Bound<'py, PyAny>)>>);
+
+/// `_CallsAbove`: agent drafts by span id, and the tool and retrieval steps by scope number.
+type Above<'py> = (Bound<'py, PyDict>, HashMap<usize, Vec<usize>>);
+
+/// `_Answers`: what linking reads of a scope's model calls for every call they requested,
+/// read once per model call and kept for the scope's linking: each request's position among
+/// its model call's requests, the results a later call's input answers them with, by call
+/// id and by position, and the turns each input shows. A trace controls how many calls one
+/// model call requests: read again per request, one output of 8,000 tool calls took 23 s to
+/// link (quadratic). Linking changes no model call's messages, so what is read stays true
+/// while the scope is linked; what `_responses` read is kept per scope memo, as it was.
+struct Answers<'py> {
+    members: Vec<usize>,
+    positions: HashMap<usize, HashMap<usize, usize>>,
+    by_position: HashMap<usize, Option<Vec<Bound<'py, PyAny>>>>,
+    answered: Option<Answered<'py>>,
+    turns: Option<(Vec<usize>, FirstAbove)>,
+}
+
+/// `_ROLELESS`: the turns counted for an input holding a message without a role.
+const ROLELESS: i64 = i64::MAX;
+
+/// `_FirstAbove`: the first of a list of counts, at or after an index, that exceeds a bound,
+/// in logarithmic time (a segment tree of maxima).
+struct FirstAbove {
+    size: usize,
+    tree: Vec<i64>,
+}
+
+impl FirstAbove {
+    fn new(counts: &[i64]) -> Self {
+        let mut size = 1;
+        while size < counts.len() {
+            size *= 2;
+        }
+        let mut tree = vec![-1; 2 * size];
+        tree[size..size + counts.len()].copy_from_slice(counts);
+        for i in (1..size).rev() {
+            tree[i] = tree[2 * i].max(tree[2 * i + 1]);
+        }
+        Self { size, tree }
+    }
+
+    fn find(&self, start: usize, bound: i64) -> Option<usize> {
+        let (size, tree) = (self.size, &self.tree);
+        if start >= size {
+            return None;
+        }
+        let mut i = start + size;
+        while tree[i] <= bound {
+            while i & 1 == 1 {
+                if i == 1 {
+                    return None;
+                }
+                i >>= 1;
+            }
+            i += 1;
+        }
+        while i < size {
+            i = if tree[2 * i] > bound {
+                2 * i
+            } else {
+                2 * i + 1
+            };
+        }
+        Some(i - size)
+    }
+}
+
+/// `Later`: the steps of a scope after a position.
+#[derive(Clone, Copy)]
+struct Later {
+    scope: usize,
+    start: usize,
+}
+
+impl<'a, 'py> Linking<'a, 'py> {
+    fn requested(&mut self, d: usize) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        if self.requested[d].is_none() {
+            self.requested[d] = Some(requested_of(&self.drafts[d].obj)?);
+        }
+        Ok(self.requested[d].clone().unwrap_or_default())
+    }
+
+    fn fields(&self, d: usize) -> PyResult<Bound<'py, PyAny>> {
+        self.drafts[d].obj.getattr(intern!(self.py, "fields"))
+    }
+
+    fn rule_flag(&self, d: usize, name: &Bound<'py, PyString>) -> PyResult<bool> {
+        self.drafts[d]
+            .obj
+            .getattr(intern!(self.py, "rule"))?
+            .getattr(name)?
+            .is_truthy()
+    }
+
+    fn claim_flag(&mut self, d: usize) -> PyResult<()> {
+        self.drafts[d].claimed = true;
+        self.drafts[d]
+            .obj
+            .setattr(intern!(self.py, "claimed"), true)
+    }
+
+    // ---- `_Executors` ----------------------------------------------------------------
+
+    fn executors(
+        &self,
+        steps: Vec<usize>,
+        asked: &[(usize, usize, Vec<Bound<'py, PyAny>>)],
+    ) -> PyResult<Executors<'py>> {
+        let py = self.py;
+        let mut asks = Index::new(py);
+        for (pos, _, requests) in asked {
+            for req in requests {
+                let name = get(req, intern!(py, "name"))?;
+                let last = asks
+                    .slot(&name)?
+                    .and_then(|s| asks.lists[s].last().copied());
+                if last != Some(*pos) {
+                    asks.at(&name, *pos)?;
+                }
+            }
+        }
+        let mut ex = Executors {
+            steps: Vec::new(),
+            asks,
+            by_id: Index::new(py),
+            by_name: Index::new(py),
+            by_name_with_id: Index::new(py),
+            nameless_handoffs: Vec::new(),
+            asked: None,
+            rejected: HashMap::new(),
+        };
+        for (pos, &d) in steps.iter().enumerate() {
+            let info = &self.drafts[d];
+            if !info.kind.toolish() {
+                continue;
+            }
+            let fields = self.fields(d)?;
+            let call_id = get(&fields, intern!(py, "call_id"))?;
+            let tool = get(&fields, intern!(py, "tool"))?;
+            if call_id.is_truthy()? {
+                ex.by_id.at(&call_id, pos)?;
+                ex.by_name_with_id.at(&tool, pos)?;
+            } else {
+                ex.by_name.at(&tool, pos)?;
+            }
+            if info.kind == Kind::Handoff && !tool.is_truthy()? {
+                ex.nameless_handoffs.push(pos);
+            }
+        }
+        ex.steps = steps;
+        Ok(ex)
+    }
+
+    /// Whether `accept` takes draft `d`.
+    fn accepts(&self, ex: &mut Executors<'py>, d: usize, accept: &Accept) -> PyResult<bool> {
+        let info = &self.drafts[d];
+        Ok(match *accept {
+            Accept::Any => true,
+            Accept::Running(started) => info.times.is_some_and(|(_, end)| end >= started),
+            Accept::ElsewhereRunning(scope, started) => {
+                info.scope != scope
+                    && !info.synthesized
+                    && info.times.is_some_and(|(_, end)| end >= started)
+            }
+            Accept::ElsewhereAfter(scope, start) => {
+                info.scope != scope
+                    && info.times.is_some_and(|(s, _)| s >= start)
+                    && !info.synthesized
+            }
+            Accept::OwnId => {
+                if ex.asked.is_none() {
+                    ex.asked = Some(self.asked_ids(&ex.steps)?);
+                }
+                let call_id = self
+                    .fields(d)?
+                    .get_item(intern!(self.py, "call_id"))?
+                    .str()?;
+                let asked = ex.asked.as_ref().map(|a| a.contains(&call_id));
+                !asked.transpose()?.unwrap_or(false)
+            }
+        })
+    }
+
+    /// The ids (as `str`) of the calls the model calls among `steps` asked for.
+    fn asked_ids(&self, steps: &[usize]) -> PyResult<Bound<'py, PySet>> {
+        let py = self.py;
+        let set = PySet::empty(py)?;
+        for &d in steps {
+            if self.drafts[d].kind != Kind::Generation {
+                continue;
+            }
+            let calls = match &self.requested[d] {
+                Some(calls) => calls.clone(),
+                None => requested_of(&self.drafts[d].obj)?,
+            };
+            for req in calls {
+                if get(&req, intern!(py, "id"))?.is_truthy()? {
+                    set.add(req.get_item(intern!(py, "id"))?.str()?)?;
+                }
+            }
+        }
+        Ok(set)
+    }
+
+    fn list<'e>(ex: &'e mut Executors<'py>, list: ListRef) -> &'e mut Vec<usize> {
+        let (which, slot) = list;
+        match which {
+            Which::ById => &mut ex.by_id.lists[slot],
+            Which::ByName => &mut ex.by_name.lists[slot],
+            Which::ByNameWithId => &mut ex.by_name_with_id.lists[slot],
+            Which::NamelessHandoffs => &mut ex.nameless_handoffs,
+        }
+    }
+
+    /// `_Executors.first`: the first unclaimed step listed after position `after` (and not
+    /// after `before`) that `accept` takes; claimed entries met are dropped.
+    fn first(
+        &self,
+        ex: &mut Executors<'py>,
+        list: Option<ListRef>,
+        after: isize,
+        accept: &Accept,
+        before: Option<usize>,
+    ) -> PyResult<Option<usize>> {
+        let Some(list) = list else {
+            return Ok(None);
+        };
+        let mut i = bisect_right(Self::list(ex, list), after);
+        loop {
+            let Some(&pos) = Self::list(ex, list).get(i) else {
+                return Ok(None);
+            };
+            if before.is_some_and(|b| pos > b) {
+                return Ok(None);
+            }
+            let d = ex.steps[pos];
+            if self.drafts[d].claimed {
+                Self::list(ex, list).remove(i);
+                continue;
+            }
+            if self.accepts(ex, d, accept)? {
+                return Ok(Some(d));
+            }
+            i += 1;
+        }
+    }
+
+    /// `_Executors.first_for`: `first(list, -1, accept)` for a model call of scope `scope`
+    /// that started at `started`, where `accept` rejects a step for the scope (a step of
+    /// it, or synthesized), for having started or ended before `started`, or claimed: a step
+    /// rejected for one model call of a scope stays rejected for the scope's later ones, so
+    /// their requests resume after the steps passed over. Walking them again per request
+    /// made linking quadratic in what a trace decides: 8,000 requests of one model call, or
+    /// 4,000 model calls asking one call each, that no step of their scope ran cost 8 s and
+    /// 11 s, growing with their square.
+    fn first_for(
+        &self,
+        ex: &mut Executors<'py>,
+        scope: usize,
+        started: i128,
+        list: Option<ListRef>,
+        accept: &Accept,
+    ) -> PyResult<Option<usize>> {
+        let Some(list) = list else {
+            return Ok(None);
+        };
+        let key = (list, scope);
+        let (mut passed, since) = ex.rejected.get(&key).copied().unwrap_or((-1, started));
+        if since > started {
+            passed = -1;
+        }
+        let mut i = bisect_right(Self::list(ex, list), passed);
+        loop {
+            let Some(&pos) = Self::list(ex, list).get(i) else {
+                return Ok(None);
+            };
+            let d = ex.steps[pos];
+            if self.drafts[d].claimed {
+                Self::list(ex, list).remove(i);
+                continue;
+            }
+            if self.accepts(ex, d, accept)? {
+                return Ok(Some(d));
+            }
+            ex.rejected.insert(key, (pos as isize, started));
+            i += 1;
+        }
+    }
+
+    /// `_Executors.match`: the step of this scope after `after` that executed `req`.
+    fn find(
+        &self,
+        ex: &mut Executors<'py>,
+        req: &Bound<'py, PyAny>,
+        after: usize,
+        started: Option<i128>,
+    ) -> PyResult<Option<usize>> {
+        let py = self.py;
+        let after_i = after as isize;
+        let call_id = get(req, intern!(py, "id"))?;
+        let has_id = call_id.is_truthy()?;
+        if has_id {
+            let list = ex.by_id.slot(&call_id)?.map(|s| (Which::ById, s));
+            let mut found = self.first(ex, list, after_i, &Accept::Any, None)?;
+            if found.is_none() {
+                if let Some(started) = started {
+                    let list = ex.by_id.slot(&call_id)?.map(|s| (Which::ById, s));
+                    found = self.first(ex, list, -1, &Accept::Running(started), None)?;
+                }
+            }
+            if found.is_some() {
+                return Ok(found);
+            }
+        }
+        let name = get(req, intern!(py, "name"))?;
+        let before = match ex.asks.slot(&name)? {
+            Some(s) => {
+                let asks = &ex.asks.lists[s];
+                asks.get(bisect_right(asks, after_i)).copied()
+            }
+            None => None,
+        };
+        let list = ex.by_name.slot(&name)?.map(|s| (Which::ByName, s));
+        if let Some(found) = self.first(ex, list, after_i, &Accept::Any, before)? {
+            return Ok(Some(found));
+        }
+        if !has_id {
+            let list = ex
+                .by_name_with_id
+                .slot(&name)?
+                .map(|s| (Which::ByNameWithId, s));
+            if let Some(found) = self.first(ex, list, after_i, &Accept::OwnId, before)? {
+                return Ok(Some(found));
+            }
+        }
+        // A handoff step carries no tool name in some instrumentations (openai-agents'
+        // agent_handoff span): a requested call left over when a handoff follows is that
+        // handoff.
+        let list = Some((Which::NamelessHandoffs, 0));
+        let found = self.first(ex, list, after_i, &Accept::Any, None)?;
+        if let Some(d) = found {
+            self.fields(d)?.set_item(intern!(py, "tool"), name)?;
+        }
+        Ok(found)
+    }
+
+    /// `_match_outside_scope`: for a request no step of its scope answered, an unclaimed
+    /// step of another scope that started after the model call, by id, else by name.
+    fn outside(
+        &self,
+        ex: &mut Executors<'py>,
+        req: &Bound<'py, PyAny>,
+        gen: usize,
+    ) -> PyResult<Option<usize>> {
+        let py = self.py;
+        let Some((start, _)) = self.drafts[gen].times else {
+            return Err(PyAssertionError::new_err(()));
+        };
+        let scope = self.drafts[gen].scope;
+        let call_id = get(req, intern!(py, "id"))?;
+        if call_id.is_truthy()? {
+            let list = ex.by_id.slot(&call_id)?.map(|s| (Which::ById, s));
+            let accept = Accept::ElsewhereRunning(scope, start);
+            if let Some(found) = self.first_for(ex, scope, start, list, &accept)? {
+                return Ok(Some(found));
+            }
+        }
+        let name = get(req, intern!(py, "name"))?;
+        let list = ex.by_name.slot(&name)?.map(|s| (Which::ByName, s));
+        self.first_for(
+            ex,
+            scope,
+            start,
+            list,
+            &Accept::ElsewhereAfter(scope, start),
+        )
+    }
+
+    // ---- `_claim` and results --------------------------------------------------------
+
+    /// `_claim`: `target` executed the requested call `req` of model call `gen`.
+    fn claim(&mut self, target: usize, req: &Bound<'py, PyAny>, gen: usize) -> PyResult<()> {
+        let py = self.py;
+        self.claim_flag(target)?;
+        let obj = self.drafts[target].obj.clone();
+        let fields = obj.getattr(intern!(py, "fields"))?;
+        let req_id = || get(req, intern!(py, "id"))?.is_truthy();
+        let own_id = || get(&fields, intern!(py, "call_id"))?.is_truthy();
+        if !req_id()? && !own_id()? {
+            let span = self.drafts[gen].obj.getattr(intern!(py, "span"))?;
+            if !span.is_none() {
+                obj.getattr(intern!(py, "attributes"))?.set_item(
+                    intern!(py, "requested_in"),
+                    span.getattr(intern!(py, "span_id"))?,
+                )?;
+            }
+        }
+        if req_id()? && !own_id()? {
+            let id = req.get_item(intern!(py, "id"))?.str()?;
+            fields.set_item(intern!(py, "call_id"), id)?;
+        } else if !req_id()? && own_id()? {
+            let id = fields.get_item(intern!(py, "call_id"))?.str()?;
+            req.set_item(intern!(py, "id"), id)?;
+        }
+        let arguments = intern!(py, "arguments");
+        if req.contains(arguments)?
+            && !fields.contains(arguments)?
+            && !obj.getattr(intern!(py, "redacted"))?.contains(arguments)?
+        {
+            fields.set_item(arguments, req.get_item(arguments)?)?;
+        }
+        Ok(())
+    }
+
+    /// `_Answers.responses`: `_responses(d)`, read once per scope memo.
+    fn responses(&mut self, scope: usize, d: usize) -> PyResult<Bound<'py, PyAny>> {
+        if let Some(found) = self.responses.get(&(scope, d)) {
+            return Ok(found.clone());
+        }
+        let found = self
+            .linker
+            .responses
+            .bind(self.py)
+            .call1((&self.drafts[d].obj,))?;
+        self.responses.insert((scope, d), found.clone());
+        Ok(found)
+    }
+
+    /// `_Answers.by_id`: the response to `call_id` in the input of the first model call of
+    /// `later` whose input answers it.
+    fn by_id(
+        &mut self,
+        call_id: &Bound<'py, PyAny>,
+        later: Later,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let scope = later.scope;
+        if self.answers[scope].answered.is_none() {
+            let map = PyDict::new(self.py);
+            let mut lists: Vec<Vec<(usize, Bound<'py, PyAny>)>> = Vec::new();
+            let members = self.answers[scope].members.clone();
+            for (pos, &d) in members.iter().enumerate() {
+                if self.drafts[d].kind != Kind::Generation {
+                    continue;
+                }
+                let responses = self.responses(scope, d)?;
+                for item in responses
+                    .call_method0(intern!(self.py, "items"))?
+                    .try_iter()?
+                {
+                    let (cid, part): (Bound<'py, PyAny>, Bound<'py, PyAny>) = item?.extract()?;
+                    match map.get_item(&cid)? {
+                        Some(slot) => lists[slot.extract::<usize>()?].push((pos, part)),
+                        None => {
+                            map.set_item(&cid, lists.len())?;
+                            lists.push(vec![(pos, part)]);
+                        }
+                    }
+                }
+            }
+            self.answers[scope].answered = Some((map, lists));
+        }
+        let Some((map, lists)) = &self.answers[scope].answered else {
+            return Ok(None);
+        };
+        let Some(slot) = map.get_item(call_id)? else {
+            return Ok(None);
+        };
+        let found = &lists[slot.extract::<usize>()?];
+        let i = found.partition_point(|(pos, _)| *pos < later.start);
+        Ok(found.get(i).map(|(_, part)| part.clone()))
+    }
+
+    /// `_Beyond.response` (through `_response_beyond`): the response to `call_id` in the
+    /// input of the first model call of another scope than `gen`'s after it that answers it.
+    /// Where a run paused for approval resumes as a new agent run (pydantic-ai's deferred
+    /// tool results, LangGraph's resumed interrupt, the OpenAI Agents SDK's resumed
+    /// `RunState`), the result the model was handed for a call of the first run is in the
+    /// second run's input; only a call id ties one to the other. The answers are indexed by
+    /// call id once: walking every later step per call made one model call's 8,000 requests
+    /// cost 2 s, growing with their square.
+    fn beyond(
+        &mut self,
+        call_id: &Bound<'py, PyAny>,
+        gen: usize,
+        scope: usize,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        if !call_id.is_truthy()? {
+            return Ok(None);
+        }
+        let call_id = call_id.str()?.into_any();
+        if self.beyond.is_none() {
+            let mut position = HashMap::new();
+            for (i, info) in self.drafts.iter().enumerate() {
+                position.insert(info.obj.as_ptr() as usize, i);
+            }
+            let mut answered = Index::new(self.py);
+            for d in 0..self.drafts.len() {
+                if self.drafts[d].kind != Kind::Generation {
+                    continue;
+                }
+                let responses = self.responses(scope, d)?;
+                for cid in responses.try_iter()? {
+                    answered.at(&cid?, d)?;
+                }
+            }
+            self.beyond = Some((position, answered));
+        }
+        let Some((position, answered)) = &self.beyond else {
+            return Ok(None);
+        };
+        let Some(&start) = position.get(&(self.drafts[gen].obj.as_ptr() as usize)) else {
+            return Ok(None);
+        };
+        let Some(slot) = answered.slot(&call_id)? else {
+            return Ok(None);
+        };
+        let found = answered.lists[slot].clone();
+        let from = bisect_right(&found, start as isize);
+        for &nxt in &found[from..] {
+            if self.drafts[nxt].scope != self.drafts[gen].scope {
+                let responses = self.responses(scope, nxt)?;
+                return Ok(
+                    Some(get(&responses, call_id.cast::<PyString>()?)?).filter(|r| !r.is_none())
+                );
+            }
+        }
+        Ok(None)
+    }
+
+    /// `_Answers.carrying_on`: the first model call at or after member position `start`
+    /// whose input records more than `shown` assistant turns, or a message without a role.
+    /// The turns are counted once per scope: counting them again per model call made 4,000
+    /// model calls whose inputs never carry the conversation on cost 11 s to link.
+    fn carrying_on(&mut self, scope: usize, start: usize, shown: i64) -> PyResult<Option<usize>> {
+        let py = self.py;
+        if self.answers[scope].turns.is_none() {
+            let mut positions = Vec::new();
+            let mut counts = Vec::new();
+            for (pos, &d) in self.answers[scope].members.iter().enumerate() {
+                if self.drafts[d].kind != Kind::Generation {
+                    continue;
+                }
+                let history = field_items(&self.fields(d)?, intern!(py, "input_messages"))?;
+                positions.push(pos);
+                let mut roleless = false;
+                for m in &history {
+                    if !has_role(m)? {
+                        roleless = true;
+                        break;
+                    }
+                }
+                counts.push(if roleless {
+                    ROLELESS
+                } else {
+                    let mut n = 0;
+                    for m in &history {
+                        if eq_text(&get(m, intern!(py, "role"))?, intern!(py, "assistant"))? {
+                            n += 1;
+                        }
+                    }
+                    n
+                });
+            }
+            let first = FirstAbove::new(&counts);
+            self.answers[scope].turns = Some((positions, first));
+        }
+        let answers = &self.answers[scope];
+        let Some((positions, first)) = &answers.turns else {
+            return Ok(None);
+        };
+        let found = first.find(positions.partition_point(|&p| p < start), shown);
+        Ok(found.map(|i| answers.members[positions[i]]))
+    }
+
+    /// `_answers_by_position`: the results of `gen`'s calls, in the order of its requests,
+    /// for calls recorded without any id (the Mistral OpenInference instrumentation keeps
+    /// neither call ids nor `tool_call_id`): the next model call that carries the
+    /// conversation on holds `gen`'s answer as the assistant message after the ones `gen`
+    /// was shown, and chat APIs require the results right after it, in the order of the
+    /// calls. Linked only when that message asks for the same tools in the same order, or
+    /// records no call at all (AgentOps) and exactly as many results follow it as `gen`
+    /// asked for. A message recorded without a role could be any turn: nothing is linked by
+    /// position across it. `None` when none can be linked.
+    fn answers_by_position(
+        &mut self,
+        gen: usize,
+        later: Later,
+    ) -> PyResult<Option<Vec<Bound<'py, PyAny>>>> {
+        let py = self.py;
+        let role = intern!(py, "role");
+        let assistant = intern!(py, "assistant");
+        let asked = self.requested(gen)?;
+        let mine = field_items(&self.fields(gen)?, intern!(py, "input_messages"))?;
+        for m in &mine {
+            if !get(m, role)?.is_truthy()? {
+                return Ok(None);
+            }
+        }
+        let mut shown: i64 = 0;
+        for m in &mine {
+            if eq_text(&get(m, role)?, assistant)? {
+                shown += 1;
+            }
+        }
+        let Some(nxt) = self.carrying_on(later.scope, later.start, shown)? else {
+            return Ok(None);
+        };
+        let history = field_items(&self.fields(nxt)?, intern!(py, "input_messages"))?;
+        for m in &history {
+            if !has_role(m)? {
+                return Ok(None);
+            }
+        }
+        let mut turns = Vec::new();
+        for (i, m) in history.iter().enumerate() {
+            if eq_text(&get(m, role)?, assistant)? {
+                turns.push(i);
+            }
+        }
+        let Some(&start) = usize::try_from(shown).ok().and_then(|s| turns.get(s)) else {
+            return Err(pyo3::exceptions::PyIndexError::new_err(
+                "list index out of range",
+            ));
+        };
+        let mut calls = Vec::new();
+        for p in parts(&history[start])? {
+            if eq_text(&get(&p, intern!(py, "type"))?, intern!(py, "tool_call"))? {
+                calls.push(p);
+            }
+        }
+        if !calls.is_empty() {
+            let name = intern!(py, "name");
+            let theirs = PyList::empty(py);
+            for c in &calls {
+                theirs.append(get(c, name)?)?;
+            }
+            let ours = PyList::empty(py);
+            for c in &asked {
+                ours.append(get(c, name)?)?;
+            }
+            if !PyAnyMethods::eq(theirs.as_any(), &ours)? {
+                return Ok(None);
+            }
+        }
+        let mut answers = Vec::new();
+        for msg in &history[start + 1..] {
+            if eq_text(&get(msg, role)?, assistant)? {
+                break;
+            }
+            for p in parts(msg)? {
+                if eq_text(
+                    &get(&p, intern!(py, "type"))?,
+                    intern!(py, "tool_call_response"),
+                )? {
+                    answers.push(p);
+                }
+            }
+        }
+        if calls.is_empty() && answers.len() != asked.len() {
+            return Ok(None); // the turn's calls were not recorded: only a full set of results fits
+        }
+        Ok(Some(answers))
+    }
+
+    /// `_response_by_position`: `gen`'s request `req`'s result by its position, or `None`.
+    fn by_position(
+        &mut self,
+        gen: usize,
+        req: &Bound<'py, PyAny>,
+        later: Later,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let scope = later.scope;
+        if !self.answers[scope].positions.contains_key(&gen) {
+            let mut positions = HashMap::new();
+            for (i, call) in self.requested(gen)?.iter().enumerate() {
+                positions.entry(call.as_ptr() as usize).or_insert(i);
+            }
+            self.answers[scope].positions.insert(gen, positions);
+        }
+        let Some(&index) = self.answers[scope].positions[&gen].get(&(req.as_ptr() as usize)) else {
+            return Ok(None);
+        };
+        if !self.answers[scope].by_position.contains_key(&gen) {
+            let found = self.answers_by_position(gen, later)?;
+            self.answers[scope].by_position.insert(gen, found);
+        }
+        let Some(Some(answers)) = self.answers[scope].by_position.get(&gen) else {
+            return Ok(None);
+        };
+        let Some(answer) = answers.get(index).cloned() else {
+            return Ok(None);
+        };
+        if get(&answer, intern!(self.py, "id"))?.is_truthy()? {
+            return Ok(None);
+        }
+        Ok(Some(answer))
+    }
+
+    /// The response the model was handed for `req` (by its id, in this scope's later input,
+    /// else another scope's after `gen`), or, for a request without an id (`by_position`,
+    /// also after an id that found none), by its position.
+    fn response(
+        &mut self,
+        gen: usize,
+        req: &Bound<'py, PyAny>,
+        later: Later,
+        position_after_id: bool,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let py = self.py;
+        let call_id = get(req, intern!(py, "id"))?;
+        if call_id.is_truthy()? {
+            let key = req.get_item(intern!(py, "id"))?;
+            let mut found = self.by_id(&key.str()?.into_any(), later)?;
+            if found.is_none() {
+                found = self.beyond(&key, gen, later.scope)?;
+            }
+            if found.is_some() || !position_after_id {
+                return Ok(found);
+            }
+        }
+        self.by_position(gen, req, later)
+    }
+
+    /// `_result_from_messages`: a tool step of a rule with `result_from_messages` whose span
+    /// recorded no result takes the one the model was handed for the same call.
+    fn result_from_messages(
+        &mut self,
+        target: usize,
+        gen: usize,
+        req: &Bound<'py, PyAny>,
+        later: Later,
+    ) -> PyResult<()> {
+        let py = self.py;
+        if !self.rule_flag(target, intern!(py, "result_from_messages"))? {
+            return Ok(());
+        }
+        let obj = self.drafts[target].obj.clone();
+        let result = intern!(py, "result");
+        if obj.getattr(intern!(py, "fields"))?.contains(result)?
+            || obj.getattr(intern!(py, "redacted"))?.contains(result)?
+        {
+            return Ok(());
+        }
+        if let Some(response) = self.response(gen, req, later, false)? {
+            self.linker
+                .take_result
+                .bind(py)
+                .call1((obj, response, &self.results))?;
+        }
+        Ok(())
+    }
+
+    // ---- the pass --------------------------------------------------------------------
+
+    /// `_hides_tool_calls`: whether a model call that shows no tool call may have asked for
+    /// some.
+    fn hides_tool_calls(
+        &self,
+        gen: usize,
+        later: Later,
+        reasons: &Bound<'py, PyAny>,
+        tools_seen: bool,
+    ) -> PyResult<bool> {
+        let py = self.py;
+        let fields = self.fields(gen)?;
+        let mut said = false;
+        for r in field_items(&fields, intern!(py, "finish_reasons"))? {
+            if reasons.contains(r)? {
+                said = true;
+                break;
+            }
+        }
+        let members = &self.answers[later.scope].members;
+        if !said {
+            if tools_seen {
+                return Ok(false);
+            }
+            // `_called_again_unseen`
+            if get(&fields, intern!(py, "output_messages"))?.is_truthy()? {
+                return Ok(false);
+            }
+            let Some((_, end)) = self.drafts[gen].times else {
+                return Ok(false);
+            };
+            for &nxt in &members[later.start.min(members.len())..] {
+                let info = &self.drafts[nxt];
+                if info.kind == Kind::Other && info.times.is_some_and(|(s, _)| s < end) {
+                    continue;
+                }
+                return Ok(
+                    info.kind == Kind::Generation && info.times.is_some_and(|(s, _)| s >= end)
+                );
+            }
+            return Ok(false);
+        }
+        for &d in &members[later.start.min(members.len())..] {
+            let attributes = self.drafts[d].obj.getattr(intern!(py, "attributes"))?;
+            if get(&attributes, intern!(py, "failed_attempt"))?.is_truthy()? {
+                continue; // a failed try of this very call (`_stacked`), not the next model call
+            }
+            if self.drafts[d].kind == Kind::Generation {
+                break;
+            }
+            if self.drafts[d].kind.toolish() {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// `_CallsAbove.take`: whether a tool step of an enclosing agent's scope, run within the
+    /// sub-agent's run and not ended when `gen` started, ran the call `gen` asked for (then
+    /// claimed). OpenLIT's Claude Agent SDK instrumentation writes a sub-agent's model calls
+    /// under the sub-agent's `invoke_agent` span and its tool calls under the run's. Only a
+    /// call that ran wholly within the sub-agent's run is taken (never the handoff that
+    /// started it, nor a step around it), and never a step of a sibling agent's scope:
+    /// agents running side by side would hide each other's calls. `above`: agent drafts by
+    /// span id, and the scopes' tool steps.
+    fn take_above(&mut self, above: &Above<'py>, gen: usize) -> PyResult<bool> {
+        let py = self.py;
+        let (agents, tools) = above;
+        let scope_of = |info: &Info<'py>| info.obj.getattr(intern!(py, "scope"));
+        let Some(run) = agents.get_item(scope_of(&self.drafts[gen])?)? else {
+            return Ok(false);
+        };
+        let run: usize = run.extract()?;
+        let (Some((first, last)), Some((started, _))) =
+            (self.drafts[run].times, self.drafts[gen].times)
+        else {
+            return Ok(false);
+        };
+        // The scopes walked: `run`'s, then the scope of the agent making it, and so on.
+        let mut scope = Some((self.drafts[run].scope, scope_of(&self.drafts[run])?));
+        let mut seen = HashSet::new();
+        while let Some((number, text)) = scope {
+            if !seen.insert(number) {
+                break;
+            }
+            for &d in tools.get(&number).map(Vec::as_slice).unwrap_or(&[]) {
+                let Some((start, end)) = self.drafts[d].times else {
+                    continue;
+                };
+                if self.drafts[d].claimed || end < started {
+                    continue;
+                }
+                if first <= start && end <= last {
+                    self.claim_flag(d)?;
+                    return Ok(true);
+                }
+            }
+            scope = match agents.get_item(&text)? {
+                Some(outer) => {
+                    let outer = &self.drafts[outer.extract::<usize>()?];
+                    Some((outer.scope, scope_of(outer)?))
+                }
+                None => None,
+            };
+        }
+        Ok(false)
+    }
+
+    /// `_CallsAbove`'s indexes: agent drafts by span id (the last of one id), tool and
+    /// retrieval steps (not synthesized, with a span) by scope.
+    fn calls_above(&self) -> PyResult<Above<'py>> {
+        let py = self.py;
+        let agents = PyDict::new(py);
+        let mut tools: HashMap<usize, Vec<usize>> = HashMap::new();
+        for (d, info) in self.drafts.iter().enumerate() {
+            let span = info.obj.getattr(intern!(py, "span"))?;
+            if info.kind == Kind::Agent && span.is_truthy()? {
+                agents.set_item(span.getattr(intern!(py, "span_id"))?, d)?;
+            }
+            if matches!(info.kind, Kind::ToolCall | Kind::Retrieval)
+                && !info.synthesized
+                && info.times.is_some()
+            {
+                tools.entry(info.scope).or_default().push(d);
+            }
+        }
+        Ok((agents, tools))
+    }
+}
+
+/// Tool-call linking for `map_trace`, with the Python functions it hands a found result
+/// and a new step to.
+#[pyclass(module = "otel_oracles._native", name = "Linker", frozen)]
+pub struct Linker {
+    /// `_responses(gen)`: a model call's input's tool results by call id.
+    responses: Py<PyAny>,
+    /// `take_result(target, response, results)`: a step takes a response as its result.
+    take_result: Py<PyAny>,
+    /// `synthesized(gen, req, response, results)`: the step of a call no span recorded.
+    synthesized: Py<PyAny>,
+    /// `hidden_call(gen)`: the placeholder of calls a model call made without showing them.
+    hidden_call: Py<PyAny>,
+}
+
+#[pymethods]
+impl Linker {
+    #[new]
+    fn new(
+        responses: Bound<'_, PyAny>,
+        take_result: Bound<'_, PyAny>,
+        synthesized: Bound<'_, PyAny>,
+        hidden_call: Bound<'_, PyAny>,
+    ) -> Self {
+        Self {
+            responses: responses.unbind(),
+            take_result: take_result.unbind(),
+            synthesized: synthesized.unbind(),
+            hidden_call: hidden_call.unbind(),
+        }
+    }
+
+    /// Link the tool calls of a trace's `drafts` (in place): claims, call ids, arguments
+    /// and results on the steps that ran them, synthesized and hidden calls appended to
+    /// their model call's `follows`. `finish_reasons`: the finish reasons that mean "tool
+    /// calls"; `results`: the tool-result rules (`ToolResultRules`), for the functions.
+    fn link<'py>(
+        &self,
+        drafts: &Bound<'py, PyList>,
+        finish_reasons: &Bound<'py, PyAny>,
+        results: &Bound<'py, PyAny>,
+    ) -> PyResult<()> {
+        let py = drafts.py();
+        let scope_numbers = PyDict::new(py);
+        let mut infos = Vec::with_capacity(drafts.len());
+        let mut scopes: Vec<Vec<usize>> = Vec::new();
+        for (d, obj) in drafts.iter().enumerate() {
+            let scope_text = obj.getattr(intern!(py, "scope"))?;
+            let scope = match scope_numbers.get_item(&scope_text)? {
+                Some(n) => n.extract::<usize>()?,
+                None => {
+                    scope_numbers.set_item(&scope_text, scopes.len())?;
+                    scopes.push(Vec::new());
+                    scopes.len() - 1
+                }
+            };
+            scopes[scope].push(d);
+            let span = obj.getattr(intern!(py, "span"))?;
+            let times = if span.is_none() {
+                None
+            } else {
+                Some((
+                    nanos(&span.getattr(intern!(py, "start_ns"))?)?,
+                    nanos(&span.getattr(intern!(py, "end_ns"))?)?,
+                ))
+            };
+            infos.push(Info {
+                kind: Kind::of(&obj.getattr(intern!(py, "kind"))?),
+                scope,
+                times,
+                synthesized: obj.getattr(intern!(py, "synthesized"))?.is_truthy()?,
+                claimed: obj.getattr(intern!(py, "claimed"))?.is_truthy()?,
+                obj,
+            });
+        }
+        let n = infos.len();
+        let mut link = Linking {
+            py,
+            linker: self,
+            results: results.clone(),
+            drafts: infos,
+            requested: vec![None; n],
+            answers: Vec::new(),
+            responses: HashMap::new(),
+            beyond: None,
+        };
+        let mut unmatched: Vec<(usize, Bound<'py, PyAny>, Later)> = Vec::new();
+        let mut above = None;
+        for (scope, members) in scopes.iter().enumerate() {
+            let tools_seen = members.iter().any(|&d| link.drafts[d].kind.toolish());
+            let mut asked = Vec::new();
+            for (pos, &gen) in members.iter().enumerate() {
+                if link.drafts[gen].kind == Kind::Generation {
+                    asked.push((pos, gen, link.requested(gen)?));
+                }
+            }
+            let mut executors = link.executors(members.clone(), &asked)?;
+            link.answers.push(Answers {
+                members: members.clone(),
+                positions: HashMap::new(),
+                by_position: HashMap::new(),
+                answered: None,
+                turns: None,
+            });
+            for (pos, gen, requests) in &asked {
+                let (pos, gen) = (*pos, *gen);
+                let synthesize = link.rule_flag(gen, intern!(py, "synthesize"))?;
+                if requests.is_empty() && !synthesize {
+                    continue;
+                }
+                let later = Later {
+                    scope,
+                    start: pos + 1,
+                };
+                let started = link.drafts[gen].times.map(|(s, _)| s);
+                for req in requests {
+                    match link.find(&mut executors, req, pos, started)? {
+                        None => unmatched.push((gen, req.clone(), later)),
+                        Some(target) => {
+                            link.claim(target, req, gen)?;
+                            link.result_from_messages(target, gen, req, later)?;
+                        }
+                    }
+                }
+                if requests.is_empty()
+                    && synthesize
+                    && link.hides_tool_calls(gen, later, finish_reasons, tools_seen)?
+                {
+                    if above.is_none() {
+                        above = Some(link.calls_above()?);
+                    }
+                    let taken = match &above {
+                        Some(above) => link.take_above(above, gen)?,
+                        None => false,
+                    };
+                    if !taken {
+                        let obj = link.drafts[gen].obj.clone();
+                        let hidden = self.hidden_call.bind(py).call1((&obj,))?;
+                        obj.getattr(intern!(py, "follows"))?
+                            .call_method1(intern!(py, "append"), (hidden,))?;
+                    }
+                }
+            }
+        }
+        if unmatched.is_empty() {
+            return Ok(());
+        }
+        let mut outside = link.executors((0..n).collect(), &[])?;
+        for (gen, req, later) in unmatched {
+            if let Some(target) = link.outside(&mut outside, &req, gen)? {
+                link.claim(target, &req, gen)?;
+                link.result_from_messages(target, gen, &req, later)?;
+            } else if link.rule_flag(gen, intern!(py, "synthesize"))? {
+                let response = link.response(gen, &req, later, true)?;
+                let obj = link.drafts[gen].obj.clone();
+                let made = self
+                    .synthesized
+                    .bind(py)
+                    .call1((&obj, &req, response, results))?;
+                obj.getattr(intern!(py, "follows"))?
+                    .call_method1(intern!(py, "append"), (made,))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(requested_calls, m)?)?;
+    m.add_class::<Linker>()
+}
