@@ -33,7 +33,7 @@ import dataclasses
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from otel_oracles.assemble._tree import build_trace
 from otel_oracles.model.span import SESSION_ATTRIBUTES, SpanRecord, Trace
@@ -82,9 +82,12 @@ AGENT_NAME_ATTRIBUTES: tuple[str, ...] = ("gen_ai.agent.name", "gen_ai.agent.id"
 AGENT_OPERATIONS = frozenset({"invoke_agent", "create_agent"})
 
 
-@dataclass(frozen=True, slots=True)
-class AgentRoot:
-    """A trace that is one agent's run started as a root of its own (``delegations``)."""
+class AgentRoot(NamedTuple):
+    """A trace that is one agent's run started as a root of its own (``delegations``).
+
+    A named tuple, as ``ToolCallSpan``: immutable, and built at a third of what a frozen
+    dataclass costs (whose ``__init__`` sets each field through ``object.__setattr__``),
+    for every tool call of every trace that passes the window."""
 
     trace_id: str
     span_id: str
@@ -94,8 +97,7 @@ class AgentRoot:
     end_ns: int
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCallSpan:
+class ToolCallSpan(NamedTuple):
     """A GenAI ``execute_tool`` span that may have run an agent traced apart."""
 
     trace_id: str
@@ -143,16 +145,20 @@ def agent_root(trace: Trace) -> AgentRoot | None:
 def tool_call_spans(trace: Trace) -> list[ToolCallSpan]:
     """The GenAI ``execute_tool`` spans of ``trace`` that name their tool."""
     out = []
+    trace_id = trace.trace_id
     for span in trace.spans:
-        name = span.attributes.get("gen_ai.tool.name")
-        if (
-            isinstance(name, str)
-            and name
-            and span.attributes.get("gen_ai.operation.name") == "execute_tool"
-        ):
+        attrs = span.attributes
+        name = attrs.get("gen_ai.tool.name")
+        if isinstance(name, str) and name and attrs.get("gen_ai.operation.name") == "execute_tool":
+            service = span.resource.get("service.name")  # ``_service``, inline
             out.append(
                 ToolCallSpan(
-                    trace.trace_id, span.span_id, _service(span), name, span.start_ns, span.end_ns
+                    trace_id,
+                    span.span_id,
+                    service if isinstance(service, str) else "",
+                    name,
+                    span.start_ns,
+                    span.end_ns,
                 )
             )
     return out
@@ -265,32 +271,38 @@ class SessionJoiner:
             elif not fits:
                 self._agents.setdefault(key, {})[root.trace_id] = root
                 left.append((True, key, root.trace_id))
+        agents, calls_waiting = self._agents, self._calls
         for call in tool_call_spans(trace):
             key = (call.service, call.name)
-            waiting = self._agents.get(key, {})
-            held = [a for a in waiting.values() if call.holds(a)]
-            if len(held) == 1:
-                del waiting[held[0].trace_id]
-                partners.append(held[0].trace_id)
-            elif not held:
-                self._calls.setdefault(key, {})[call.span_id] = call
-                left.append((False, key, call.span_id))
+            waiting = agents.get(key)
+            if waiting:  # (most calls: no agent trace of their tool's name is waiting)
+                held = [a for a in waiting.values() if call.holds(a)]
+                if len(held) == 1:
+                    del waiting[held[0].trace_id]
+                    partners.append(held[0].trace_id)
+                    continue
+                if held:
+                    continue
+            entries = calls_waiting.get(key)
+            if entries is None:
+                entries = calls_waiting[key] = {}
+            entries[call.span_id] = call
+            left.append((False, key, call.span_id))
         return partners, left
 
     def _forget_delegations(self, group: _Group) -> None:
         """Drop the waiting agent roots and calls of ``group``, which leaves the window (an
         entry a partner claimed meanwhile is gone already)."""
+        agents: dict[tuple[str, str], dict[str, Any]] = self._agents
+        calls: dict[tuple[str, str], dict[str, Any]] = self._calls
         for is_agent, key, id_ in group.waiting:
-            self._pop(self._agents if is_agent else self._calls, key, id_)
+            index = agents if is_agent else calls
+            entries = index.get(key)
+            if entries is not None:
+                entries.pop(id_, None)
+                if not entries:
+                    del index[key]
         group.waiting = []
-
-    @staticmethod
-    def _pop(index: dict[tuple[str, str], dict[str, Any]], key: tuple[str, str], id_: str) -> None:
-        entries = index.get(key)
-        if entries is not None:
-            entries.pop(id_, None)
-            if not entries:
-                del index[key]
 
     def flush(self) -> list[Trace]:
         released: list[Trace] = []
