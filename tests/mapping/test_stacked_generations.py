@@ -15,6 +15,7 @@ from otel_oracles.model.step import StepKind, Trajectory
 
 TRACE = "0" * 31 + "2"
 ROOT, OUTER, INNER, TOOL = "a" * 16, "b" * 16, "c" * 16, "d" * 16
+MIDDLE = "e" * 16
 CALL = {
     "role": "assistant",
     "parts": [
@@ -147,14 +148,26 @@ def test_another_model_or_a_call_outside_the_span_is_another_call() -> None:
         ]
     )  # fmt: skip
     assert len(other_model.generations()) == 2
+    # A call further down that outlives the framework's call is another call. (A direct child
+    # that ends after its parent is the same call, its stream's wrappers ending in either
+    # order: test_stacked_streamed_child.py.)
     outlives = _map(
         [
             _agent(),
             _span(OUTER, ROOT, "ChatOpenAI", 10, 50, **_framework_llm()),
-            _span(INNER, OUTER, "chat gpt-4o-mini", 12, 70, **_sdk_chat()),
+            _span(MIDDLE, OUTER, "RunnableSequence", 11, 49),
+            _span(INNER, MIDDLE, "chat gpt-4o-mini", 12, 70, **_sdk_chat()),
         ]
     )
     assert len(outlives.generations()) == 2
+    direct = _map(
+        [
+            _agent(),
+            _span(OUTER, ROOT, "ChatOpenAI", 10, 50, **_framework_llm()),
+            _span(INNER, OUTER, "chat gpt-4o-mini", 12, 51, **_sdk_chat()),
+        ]
+    )
+    assert len(direct.generations()) == 1
 
 
 def test_failure_in_either_layer_fails_the_call() -> None:
