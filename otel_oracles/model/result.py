@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -63,6 +63,19 @@ _SLOTS = ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydant
 
 _set = object.__setattr__
 _new_instance = object.__new__
+_M = TypeVar("_M", bound=BaseModel)
+
+
+def _filled(model: type[_M], values: dict[str, Any], fields: frozenset[str]) -> _M:
+    """An instance of ``model`` holding ``values`` as validation leaves them: the one trusted
+    construction, which ``_builds_as_validation`` checks against validation at import and
+    the constructors below use."""
+    built = _new_instance(model)
+    _set(built, "__dict__", values)
+    _set(built, "__pydantic_fields_set__", set(fields))
+    _set(built, "__pydantic_extra__", None)
+    _set(built, "__pydantic_private__", None)
+    return built
 
 
 def _builds_as_validation(sample: BaseModel) -> bool:
@@ -84,11 +97,7 @@ def _builds_as_validation(sample: BaseModel) -> bool:
         return False
     if state["__pydantic_extra__"] is not None or state["__pydantic_private__"] is not None:
         return False
-    built = _new_instance(model)
-    _set(built, "__dict__", dict(valid.__dict__))
-    _set(built, "__pydantic_fields_set__", set(model.model_fields))
-    _set(built, "__pydantic_extra__", None)
-    _set(built, "__pydantic_private__", None)
+    built = _filled(model, dict(valid.__dict__), frozenset(model.model_fields))
     return built == valid and built.__getstate__() == state
 
 
@@ -155,12 +164,7 @@ def trusted_result(
     if not _TRUSTED:
         validated: OracleResult = _new_result(values)
         return validated
-    result = _new_instance(OracleResult)
-    _set(result, "__dict__", values)
-    _set(result, "__pydantic_fields_set__", set(_ALL_FIELDS))
-    _set(result, "__pydantic_extra__", None)
-    _set(result, "__pydantic_private__", None)
-    return result
+    return _filled(OracleResult, values, _ALL_FIELDS)
 
 
 class Counts(BaseModel):
@@ -301,12 +305,7 @@ def trusted_verdict(
     if not _VERDICT_TRUSTED:
         validated: Verdict = _new_verdict(values)
         return validated
-    verdict = _new_instance(Verdict)
-    _set(verdict, "__dict__", values)
-    _set(verdict, "__pydantic_fields_set__", set(_VERDICT_FIELDS))
-    _set(verdict, "__pydantic_extra__", None)
-    _set(verdict, "__pydantic_private__", None)
-    return verdict
+    return _filled(Verdict, values, _VERDICT_FIELDS)
 
 
 class InputProblem(BaseModel):
