@@ -164,12 +164,21 @@ def input_files(paths: Sequence[str]) -> list[tuple[str, int]]:
                 for name in sorted(filenames):
                     if not name.startswith("."):
                         f = Path(dirpath) / name
-                        out.append((str(f), f.stat().st_size))
+                        out.append((str(f), _size(f)))
         elif p.is_file():
-            out.append((arg, p.stat().st_size))
+            out.append((arg, _size(p)))
         else:
             out.append((arg, 0))
     return out
+
+
+def _size(path: Path) -> int:
+    """``path``'s size, 0 when it cannot be looked at (a broken link, a file removed since
+    the walk): the reader reports it, progress must not end the run in a traceback."""
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 PROGRESS_INTERVAL_S = 0.25

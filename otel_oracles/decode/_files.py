@@ -21,6 +21,7 @@ import glob
 import gzip
 import io
 import os
+import stat
 import sys
 import zlib
 from collections.abc import Iterator, Sequence
@@ -112,7 +113,7 @@ def _expand(arg: str, problems: list[InputProblem]) -> list[Path]:
                     + ", optionally compressed)",
                 )
             )
-        return found
+        return _regular_files(found, problems)
     if path.exists():
         return [path]
     if _GLOB_CHARS & set(arg):
@@ -123,7 +124,7 @@ def _expand(arg: str, problems: list[InputProblem]) -> list[Path]:
             out.extend(_walk(m) if m.is_dir() else [m])
         if not out:
             problems.append(InputProblem(source=arg, message="no file matches this pattern"))
-        return out
+        return _regular_files(out, problems)
     problems.append(InputProblem(source=arg, message="no such file or directory"))
     return []
 
@@ -136,6 +137,44 @@ def _walk(root: Path) -> list[Path]:
             if not name.startswith(".") and _looks_like_otlp_name(name):
                 found.append(Path(dirpath) / name)
     return sorted(found, key=lambda p: p.parts)
+
+
+_SPECIAL_KINDS = (
+    (stat.S_ISFIFO, "FIFO"),
+    (stat.S_ISCHR, "character device"),
+    (stat.S_ISBLK, "block device"),
+    (stat.S_ISSOCK, "socket"),
+)
+
+
+def _regular_files(found: list[Path], problems: list[InputProblem]) -> list[Path]:
+    """``found`` (what a directory walk or a pattern matched) without the files that are not
+    regular files, each of those named as a problem.
+
+    A trace directory is data, like the traces in it: a FIFO there blocks ``open`` until
+    someone writes it (forever, as nobody does), and a symbolic link to ``/dev/zero`` reads
+    without end (no decompression limit applies to plain bytes). A file named on its own is
+    still read whatever it is: ``grade <(zcat export.gz)`` hands a pipe on purpose. A path
+    that cannot be looked at (a broken link) stays, for the reader to report."""
+    out = []
+    for path in found:
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            out.append(path)
+            continue
+        if stat.S_ISREG(mode):
+            out.append(path)
+            continue
+        kind = next((name for test, name in _SPECIAL_KINDS if test(mode)), "special file")
+        problems.append(
+            InputProblem(
+                source=str(path),
+                message=f"not a regular file ({kind}); skipped: a directory or pattern reads "
+                "regular files only (name it on its own to read it)",
+            )
+        )
+    return out
 
 
 def _looks_like_otlp_name(name: str) -> bool:
