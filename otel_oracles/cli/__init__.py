@@ -225,8 +225,10 @@ def main() -> None:
     except OtelOraclesError as exc:
         if debug:
             raise
-        # One line, whatever a library put in the message.
-        click.echo("error: " + " ".join(str(exc).split()), err=True)
+        from otel_oracles.report import terminal_safe
+
+        # One line, whatever a library (or a trace it quotes) put in the message.
+        click.echo("error: " + terminal_safe(" ".join(str(exc).split())), err=True)
         sys.exit(EXIT_USAGE)
     except SystemExit:
         raise

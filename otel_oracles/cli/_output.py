@@ -17,7 +17,14 @@ import click
 from otel_oracles.emit import Explainer, ExplainMode, scrub_verdict, shown_message
 from otel_oracles.errors import InputError
 from otel_oracles.model.result import InputProblem, OracleResult, RunReport, Verdict
-from otel_oracles.report import ConsoleWriter, JsonWriter, Tally, render_console, render_json
+from otel_oracles.report import (
+    ConsoleWriter,
+    JsonWriter,
+    Tally,
+    render_console,
+    render_json,
+    terminal_safe,
+)
 from otel_oracles.session import InputLimits
 
 if TYPE_CHECKING:
@@ -142,6 +149,7 @@ def allow_empty_option(func: F) -> F:
 def nothing_graded(source: str, reason: str, allow_empty: bool) -> None:
     """Say on stderr that a run produced no verdict: an ``error:`` line (the command exits 2),
     or a ``note:`` when ``--allow-empty`` accepts it."""
+    source, reason = terminal_safe(source), terminal_safe(reason)
     if allow_empty:
         click.echo(f"note: {source}: nothing graded: {reason}", err=True)
     else:
@@ -154,7 +162,8 @@ def report_input_problems(problems: Iterable[InputProblem]) -> None:
     """Each unreadable input as one ``error: <source>: <message>`` line on stderr, with a
     hint when the file is a contract, task, trajectory or manifest given as a trace."""
     for p in problems:
-        click.echo(f"error: {p.source}: {p.message}{_wrong_place_hint(p.source)}", err=True)
+        line = f"error: {p.source}: {p.message}{_wrong_place_hint(p.source)}"
+        click.echo(terminal_safe(line), err=True)
 
 
 def _wrong_place_hint(source: str) -> str:

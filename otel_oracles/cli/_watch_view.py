@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import click
 
+from otel_oracles.report import terminal_safe
 from otel_oracles.watch import Update, Watcher, describe_alert, describe_step
 
 LATEST_STEPS = 5
@@ -49,12 +50,15 @@ class PlainView:
         self.echo(banner)
 
     def update(self, update: Update) -> None:
+        # What an agent ran or wrote is shown, never obeyed by the terminal (terminal_safe).
         for session, index, step in update.steps:
-            self.echo(f"[{session.agent} {session.session_id[:8]}] step {index}: "
-                      f"{describe_step(step)}")  # fmt: skip
+            self.echo(terminal_safe(f"[{session.agent} {session.session_id[:8]}] step {index}: "
+                                    f"{describe_step(step)}"))  # fmt: skip
         for alert in update.alerts:
             prefix = "ALERT" if alert.is_violation else "note"
-            self.echo(f"{prefix} [{alert.agent} {alert.session_id[:8]}] {describe_alert(alert)}")
+            self.echo(terminal_safe(
+                f"{prefix} [{alert.agent} {alert.session_id[:8]}] {describe_alert(alert)}"
+            ))  # fmt: skip
 
 
 class LiveView:
@@ -74,7 +78,7 @@ class LiveView:
     def update(self, update: Update) -> None:
         for alert in update.alerts:
             if alert.is_violation:
-                self.alerts.append(f"[{alert.agent}] {describe_alert(alert)}")
+                self.alerts.append(terminal_safe(f"[{alert.agent}] {describe_alert(alert)}"))
         if update.steps or update.alerts:
             self._draw()
 
@@ -86,12 +90,12 @@ class LiveView:
         for s in sessions:
             failing = sum(1 for a in self.watcher.alerts.get(s.key, []) if a.is_violation)
             flag = click.style(f"{failing} alert(s)", fg="red", bold=True) if failing else "ok"
-            lines.append(
-                f"  {s.agent} {s.session_id[:8]}  {len(s.steps)} step(s)  {flag}  {s.cwd or ''}"
-            )
+            session = terminal_safe(f"{s.agent} {s.session_id[:8]}")
+            cwd = terminal_safe(s.cwd or "")
+            lines.append(f"  {session}  {len(s.steps)} step(s)  {flag}  {cwd}")
             start = max(0, len(s.steps) - LATEST_STEPS)
             for i in range(start, len(s.steps)):
-                lines.append(f"    {i}: {describe_step(s.steps[i])}")
+                lines.append(f"    {i}: {terminal_safe(describe_step(s.steps[i]))}")
         lines += ["", "ALERTS"]
         lines += [f"  {a}" for a in self.alerts[-LATEST_ALERTS:]] or ["  (none)"]
         click.echo("\x1b[H\x1b[2J" + "\n".join(lines), nl=True)

@@ -18,6 +18,7 @@ from otel_oracles.mapping import load_conventions, map_trace
 from otel_oracles.model.result import InputProblem
 from otel_oracles.model.step import Step, Trajectory
 from otel_oracles.pipeline import read_traces
+from otel_oracles.report import terminal_safe
 
 
 def _duration(step: Step) -> str:
@@ -165,6 +166,7 @@ def inspect_command(
         }
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
     else:
-        click.echo("\n\n".join(render_trajectory(t) for t in trajectories) or "no traces found")
+        text = "\n\n".join(render_trajectory(t) for t in trajectories)
+        click.echo(terminal_safe(text) or "no traces found")
     report_input_problems(problems)
     sys.exit(2 if problems else 0)

@@ -15,6 +15,7 @@ from otel_oracles.decode import read_paths
 from otel_oracles.errors import InputError
 from otel_oracles.grade.oracles.coding_rule import SEVERITIES
 from otel_oracles.model.result import InputProblem
+from otel_oracles.report import terminal_safe
 from otel_oracles.watch import (
     DEFAULT_CONTRACT,
     DEFAULT_GRPC_ENDPOINT,
@@ -120,7 +121,7 @@ def _warn(problems: list[InputProblem]) -> None:
     metrics = [p for p in problems if Path(p.source.split("@")[0]).name.startswith("metrics")]
     for problem in problems:
         if problem not in metrics:
-            click.echo(f"warning: {problem.source}: {problem.message}", err=True)
+            click.echo(terminal_safe(f"warning: {problem.source}: {problem.message}"), err=True)
     if metrics:
         click.echo(f"note: skipped {len(metrics)} metrics body/bodies (watch reads log events)",
                    err=True)  # fmt: skip
@@ -165,8 +166,8 @@ def _spans_only(watcher: Watcher) -> int:
     Returns their count."""
     counts = watcher.spans_unchecked()
     if counts:
-        names = ", ".join(
-            f"{name or '(no service.name)'} x{n}" for name, n in sorted(counts.items())
+        names = terminal_safe(
+            ", ".join(f"{name or '(no service.name)'} x{n}" for name, n in sorted(counts.items()))
         )
         click.echo(
             f"warning: {sum(counts.values())} span(s) from service(s) that sent no log event "
@@ -183,8 +184,8 @@ def _unrecognised(watcher: Watcher) -> int:
     fails closed instead of reporting their sessions as clean. Returns their count."""
     counts = watcher.book.unrecognised
     if counts:
-        names = ", ".join(
-            f"{name or '(no service.name)'} x{n}" for name, n in sorted(counts.items())
+        names = terminal_safe(
+            ", ".join(f"{name or '(no service.name)'} x{n}" for name, n in sorted(counts.items()))
         )
         click.echo(
             f"warning: {sum(counts.values())} log record(s) from service(s) no coding-agent "

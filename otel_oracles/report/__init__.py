@@ -17,7 +17,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from otel_oracles.report._common import Tally
+from otel_oracles.report._common import Tally, terminal_safe
 from otel_oracles.report._console import ConsoleWriter, render_console
 from otel_oracles.report._json import JsonWriter, render_json, report_data
 
@@ -54,4 +54,5 @@ __all__ = [
     "render_json",
     "render_junit",
     "report_data",
+    "terminal_safe",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import tempfile
 from dataclasses import dataclass
 from typing import IO
@@ -37,6 +38,28 @@ def one_line(text: str, limit: int = 300) -> str:
     """Collapse whitespace runs and cut, for table cells and message lines."""
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+_TERMINAL_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+"""Characters a terminal acts on instead of showing: C0 controls but tab and newline (ESC
+starts the sequences that retitle the window, clear the screen, move the cursor, write the
+clipboard or make links; CR overwrites the line), DEL, the C1 controls (``\x9b`` is CSI on
+terminals that take 8-bit controls), and the bidirectional overrides and isolates that make a
+line read in another order than it is ("Trojan Source")."""
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with every character a terminal would act on written as its Python escape
+    (``\x1b``, ``\u202e``): what a trace names (agent, tool, span, error text) is shown,
+    never obeyed. Every line printed for a person (the table, ``inspect``, ``watch``, the
+    ``error:``/``note:`` lines) goes through this; JSON escapes C0 itself."""
+    if _TERMINAL_UNSAFE.search(text) is None:
+        return text
+    return _TERMINAL_UNSAFE.sub(_escape_char, text)
+
+
+def _escape_char(match: re.Match[str]) -> str:
+    return ascii(match.group())[1:-1]
 
 
 def spool() -> IO[str]:

@@ -14,6 +14,7 @@ from otel_oracles.report._common import (
     one_line,
     replay,
     spool,
+    terminal_safe,
 )
 
 COLUMNS_NUMBERS = ("INV", "TOL", "EXH", "MISS")
@@ -46,9 +47,9 @@ class ConsoleWriter:
         agent = agent_label(v)
         self._with_agent = self._with_agent or bool(agent)
         cells = [
-            v.subject,
-            agent or "-",
-            contract_label(v),
+            terminal_safe(v.subject),
+            terminal_safe(agent) if agent else "-",
+            terminal_safe(contract_label(v)),
             v.verdict.upper() if not v.passed else v.verdict,
         ]
         cells += [
@@ -69,8 +70,10 @@ class ConsoleWriter:
         # one capped line per result.
         text = _whole if self._details else one_line
         extra = [
-            f"    {'ok' if r.passed else 'x'} {r.outcome.value} {r.name}: "
-            + text(r.message if message is None else message(r))
+            terminal_safe(
+                f"    {'ok' if r.passed else 'x'} {r.outcome.value} {r.name}: "
+                + text(r.message if message is None else message(r))
+            )
             for r in v.results
             if self._details or not r.passed
         ]
@@ -130,7 +133,7 @@ class ConsoleWriter:
             summary += f", {len(input_errors)} input error(s)"
         yield summary + "\n"
         for n in notes:
-            yield f"note: {n}\n"
+            yield f"note: {terminal_safe(n)}\n"
         # Each unreadable input itself is a user error: the CLI prints it on stderr
         # (``error: <source>: <message>``); the table counts them in the summary only.
 

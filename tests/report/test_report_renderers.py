@@ -71,7 +71,8 @@ def test_console_table_has_the_columns_and_one_line_per_failing_result() -> None
     trace = next(line for line in lines if line.startswith("4bf92f"))
     assert trace.split()[1:4] == ["support", "c@3", "FAIL"]
     assert "    x invariant_failure inv: deleted <script>alert(1)</script>" in lines
-    assert "    x missing_evidence ev: no messages\x01captured" in lines
+    # a control character is shown as its escape, never sent to the terminal (terminal_safe)
+    assert "    x missing_evidence ev: no messages\\x01captured" in lines
     assert not any("fine" in line for line in lines), "passing results are hidden by default"
     assert "3 verdict(s): 1 passed, 1 failed, 1 harness error(s), 1 input error(s)" in lines
     assert "note: scored against 1 task(s)" in lines
