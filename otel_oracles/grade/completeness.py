@@ -4,7 +4,9 @@ Why it is not an oracle a contract lists: a trace whose spans name parents that 
 (a lost export batch, a span of the run still in flight when the trace was released) shows
 the graders only part of the run, whatever the contract checks. So every verdict of such a
 trajectory carries one ``missing_evidence`` result naming the orphan spans; whether that
-fails the verdict follows the contract's ``on_missing_evidence`` (``warn`` passes it).
+fails the verdict follows the contract's ``on_missing_evidence`` (``warn`` passes it). The
+same spans make the trace a fragment of its run (``evidence.fragment_gap``): the checks the
+missing part could falsify, and those reading the answer, are missing evidence on their own.
 """
 
 from __future__ import annotations

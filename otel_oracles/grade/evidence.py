@@ -396,6 +396,9 @@ def fragment_gap(t: Trajectory) -> str | None:
 
 
 def _fragment_message(ev: Evidence) -> str | None:
+    unfinished = _unfinished(ev.trajectory)
+    if unfinished is not None:
+        return f"the trace holds only part of the run: {unfinished}"
     outside = _calls_outside(ev)
     if outside:
         return (
@@ -439,6 +442,26 @@ def _fragment_message(ev: Evidence) -> str | None:
             "starts there"
         )
     return None
+
+
+def _unfinished(t: Trajectory) -> str | None:
+    """Why the trace does not show its run finish, or ``None``: spans name a parent span that
+    never arrived (``Trajectory.orphan_spans``). An SDK exports a span only when it ends, so
+    the span still open when the export stopped is missing while the children that had
+    ended are there: the agent's process was killed or crashed mid-run (its agent or root
+    span never ends), the run was still going when it was exported, or a batch of it was
+    lost on the way. Which of these the trace cannot tell, and in each the missing part may
+    hold the forbidden call, one more call or retry, or the answer; a run whose parent
+    span is in another service's trace (a remote caller never exported here) looks the same,
+    and fails closed with it."""
+    orphans = t.orphan_spans
+    if not orphans:
+        return None
+    return (
+        f"{len(orphans)} span(s) name a parent span that never arrived (the span enclosing "
+        "them was still open when the export stopped, or was lost: a run killed or still "
+        "going, or a dropped export), so the run is not shown to have finished"
+    )
 
 
 def counted_names(counts: dict[str, int], limit: int, *, quoted: bool = False) -> str:
@@ -698,6 +721,11 @@ _ANSWER_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
 
 
 def _final_output_of(ev: Evidence) -> FinalOutput:
+    unfinished = _unfinished(ev.trajectory)
+    if unfinished is not None:
+        # A run the trace does not show finish returned no answer it shows: any text seen
+        # (a final-answer call, a model call's text) may be one the run went on from.
+        return FinalOutput(None, ev.last_generation(), f"no final answer: {unfinished}")
     answers = ev.final_answer_calls()
     if answers:
         return _tool_answer(answers[-1])

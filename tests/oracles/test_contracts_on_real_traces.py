@@ -91,6 +91,25 @@ HANDOFF = [
     "search-retry",
 ]
 
+KILLED = {
+    "answer-captured": MIS,
+    "grounded-citations": MIS,
+    "cites-a-source": MIS,
+    "degraded-disclosed": MIS,
+    "no-destructive-tools": MIS,
+    "searched-the-index": MIS,
+    "bounded-effort": MIS,
+    "search-retry": MIS,
+    "trace_complete": MIS,
+}
+"""A run whose process was killed before it finished (``z_killed_*``): its spans name a parent
+(the run's agent or root span, still open when the process died) that the trace does not hold,
+so the trace shows neither the answer nor everything the run did (``fragment_gap``): every
+check that reads the answer, or that the missing part could falsify, is missing evidence, and
+``trace_complete`` names the spans. Which tools ran is not known either: ``searched-the-index``
+is missing evidence though a search is in the trace (as on any fragment)."""
+
+
 CONTENT_ON: dict[tuple[str, str], dict[str, Outcome]] = {
     ("support-rag", "a_happy"): {},
     ("support-rag", "b_tool_retry"): {"search-retry": TOL},
@@ -112,6 +131,13 @@ CONTENT_ON: dict[tuple[str, str], dict[str, Outcome]] = {
         "cites-a-source": MIS,
         "degraded-disclosed": MIS,
     },
+    # The agent's process was killed mid-run (z_killed_*): the spans that had ended were
+    # exported, the run's own agent or root span never was. The trace does not show the run
+    # finish (its spans name a parent that never arrived): no answer, and no pass of a check
+    # the missing part could falsify; a forbidden call it does record stands.
+    ("support-rag", "z_killed_mid_run"): KILLED,
+    ("support-rag", "z_killed_before_answer"): KILLED,
+    ("support-rag", "z_killed_after_forbidden"): {**KILLED, "no-destructive-tools": INV},
     # The answer a framework forces past its limit (smolagents, CrewAI) cites nothing; the
     # endings that differ by framework are LIMIT_RAISES / LIMIT_REQUEST_PENDING.
     ("support-rag", "q_turn_limit"): {"cites-a-source": INV},
@@ -1129,7 +1155,8 @@ RUN_SPAN_UNENDED_ON_ERROR = ("smolagents-openinference", "smolagents-openinferen
 """The agent run's span is never ended when the run raises (OpenInference's smolagents
 wrapper records the exception and re-raises without ending the span), so in ``o_run_error``
 its children name a parent the trace does not hold: ``trace_complete`` is missing evidence,
-and the verdict fails however the other checks come out."""
+and, as for a killed run (``KILLED``), the trace does not show the run finish, so the checks
+on everything it did are missing evidence too."""
 
 
 STRUCTURED = ("r_structured_answer", "r_structured_fabricated")
@@ -1305,7 +1332,7 @@ def _expected(source: str, contract: str, scenario: str, content: bool) -> dict[
         base["search-retry"] = MIS
         base["searched-the-index"] = MIS
     if source in RUN_SPAN_UNENDED_ON_ERROR and scenario == "o_run_error":
-        base["trace_complete"] = MIS
+        base.update({k: MIS for k in KILLED if k in base or k == "trace_complete"})
     if source in UNNAMED_AGENTS and contract == "multi-agent-handoff":
         base["triage-to-research"] = MIS
     if source in NO_MODEL_OUTPUT:

@@ -162,7 +162,9 @@ def test_bad_conventions_file_is_one_error_line_naming_file_and_key(tmp_path: Pa
 
 
 def test_orphan_spans_are_reported_as_missing_evidence(tmp_path: Path) -> None:
-    """A trace whose root span never arrived: graded, with a trace_complete gap."""
+    """A trace whose root span never arrived: graded, with a trace_complete gap, and as a
+    fragment of its run: the missing part may hold the deletion the contract forbids, so
+    ``tool_not_called`` is missing evidence too, never a pass."""
     doc = json.loads((TRACES / "pydantic-ai" / "a_happy.otlp.json").read_text())
     spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
     doc["resourceSpans"][0]["scopeSpans"][0]["spans"] = [s for s in spans if s.get("parentSpanId")]
@@ -176,7 +178,10 @@ def test_orphan_spans_are_reported_as_missing_evidence(tmp_path: Path) -> None:
     assert len(trajectory.orphan_spans) == 3
     gap = [r for r in verdict.results if r.oracle_type == "trace_complete"]
     assert [r.outcome for r in gap] == [Outcome.MISSING_EVIDENCE]
-    assert verdict.passed is False and verdict.counts.missing_evidence == 1
+    forbidden = [r for r in verdict.results if r.oracle_type == "tool_not_called"]
+    assert [r.outcome for r in forbidden] == [Outcome.MISSING_EVIDENCE]
+    assert "never arrived" in forbidden[0].message
+    assert verdict.passed is False and verdict.counts.missing_evidence == 2
 
 
 def test_grade_trace_maps_only_when_a_contract_selects_the_trace() -> None:

@@ -22,6 +22,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -4276,6 +4277,9 @@ def run_one(source: str, scenario: Scenario, variant: str, out: Path) -> list[st
     tools = Tools(scenario)
     if SOURCES[source].get("sink"):
         return run_sink_driver(source, scenario, variant, out, tools)
+    executed: list[str] = []
+    if scenario.killed_at is not None:
+        executed = ExecutedJournal(Path(os.environ[KILL_JOURNAL]))
     call_tool: Callable[[str, dict[str, Any]], str] = tools.call
     wrap_run: Callable[[Callable[[], None]], Callable[[], None]]
     if source in ("traceloop-sdk", "traceloop-sdk-latest"):
@@ -4309,6 +4313,8 @@ def run_one(source: str, scenario: Scenario, variant: str, out: Path) -> list[st
     else:
         tracer_provider = TracerProvider(resource=resource)
         tracer_provider.add_span_processor(SimpleSpanProcessor(spans_out))
+        if scenario.killed_at is not None:
+            export_while_running(tracer_provider, logger_provider, os.environ[KILL_SINK])
         if not SOURCES[source].get("agents") and not SOURCES[source].get("driver"):
             instrument(source, tracer_provider, logger_provider)
         tracer = tracer_provider.get_tracer("capture.app")
@@ -4320,7 +4326,6 @@ def run_one(source: str, scenario: Scenario, variant: str, out: Path) -> list[st
 
             return run
 
-    executed: list[str] = []
     driver = SOURCES[source].get("driver")
     if driver:
         # A framework module (fw_<framework>.py) instruments and runs the scenario itself.
@@ -4385,6 +4390,111 @@ def run_one(source: str, scenario: Scenario, variant: str, out: Path) -> list[st
 
         ends_as_scripted(scenario, wrap_run(loop), recovers=recovers_model(source))
     write_outputs(source, spans_out, logs_out, tracer_provider, logger_provider, variant, out)
+    return executed
+
+
+KILL_SINK = "CAPTURE_KILL_SINK"
+"""The environment variable naming the OTLP/HTTP sink a killed run (``Scenario.killed_at``)
+exports to while it runs."""
+KILL_JOURNAL = "CAPTURE_KILL_JOURNAL"
+"""The environment variable naming the file a killed run writes each executed tool to."""
+
+
+class ExecutedJournal(list[str]):
+    """The tools a run executed, each also written to a file as it runs (a killed run cannot
+    report them at its end)."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = path
+        path.write_text("")
+
+    def append(self, name: str) -> None:
+        super().append(name)
+        with self.path.open("a") as f:
+            f.write(name + "\n")
+
+
+def export_while_running(tracer_provider: Any, logger_provider: Any, endpoint: str) -> None:
+    """Export every span and log record the moment it ends, with the SDK's OTLP/HTTP
+    exporters behind simple (synchronous) processors, to ``endpoint`` (an ``OtlpSink`` in
+    the capturing process): what a killed run (``Scenario.killed_at``) sent before it died
+    is its capture, as an agent exporting with a ``SimpleSpanProcessor`` leaves it."""
+    from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk._logs.export import SimpleLogRecordProcessor
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    tracer_provider.add_span_processor(
+        SimpleSpanProcessor(OTLPSpanExporter(endpoint=f"{endpoint}/v1/traces"))
+    )
+    logger_provider.add_log_record_processor(
+        SimpleLogRecordProcessor(OTLPLogExporter(endpoint=f"{endpoint}/v1/logs"))
+    )
+
+
+def run_killed(source: str, name: str, content: str, out: Path) -> list[str]:
+    """Run a ``z_killed_*`` scenario in its own process, exporting to a sink here, and
+    write what reached the sink: the OTLP bodies exactly as sent
+    (``<variant>.raw/traces-N.pb``, ``logs-N.pb``) and their spans merged into one OTLP/JSON
+    file. The capture fails unless the process died of SIGKILL (a run that ended otherwise
+    is not the one the script describes). Returns the tools executed before it died."""
+    from google.protobuf.json_format import MessageToDict
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+    from otlp_sink import OtlpSink
+
+    variant = name if content == "on" else f"{name}.nocontent"
+    journal = out / f"{variant}.executed.tmp"
+    sink = OtlpSink()
+    with sink as endpoint:
+        env = {**os.environ, **SOURCES[source][content], KILL_SINK: endpoint,
+               KILL_JOURNAL: str(journal)}  # fmt: skip
+        proc = subprocess.run(
+            [sys.executable, __file__, "--source", source, "--out", str(out), "--one", name,
+             content],
+            env=env, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+    if proc.returncode != -signal.SIGKILL:
+        sys.exit(f"{name} ({content}): the run was not killed (exit {proc.returncode}):\n"
+                 f"{proc.stderr}")  # fmt: skip
+    executed = journal.read_text().split() if journal.exists() else []
+    journal.unlink(missing_ok=True)
+    if any("json" in item.content_type for item in sink.received):
+        sys.exit(f"{source} {variant}: expected OTLP protobuf bodies")
+    traces = [item.body for item in sink.received if item.signal == "traces"]
+    logs = [item.body for item in sink.received if item.signal == "logs"]
+    merged = ExportTraceServiceRequest()
+    for body in traces:
+        request = ExportTraceServiceRequest()
+        request.ParseFromString(body)
+        merged.resource_spans.extend(request.resource_spans)
+    spans = [
+        _SentSpan(span.name, {kv.key: _any_value(kv.value) for kv in span.attributes})
+        for rs in merged.resource_spans
+        for ss in rs.scope_spans
+        for span in ss.spans
+    ]
+    require_model_spans(source, variant, spans)
+    raw = out / f"{variant}.raw"
+    shutil.rmtree(raw, ignore_errors=True)
+    raw.mkdir(parents=True)
+    for i, body in enumerate(traces, 1):
+        (raw / f"traces-{i}.pb").write_bytes(body)
+    doc = hex_ids(MessageToDict(merged, use_integers_for_enums=True))
+    (out / f"{variant}.otlp.json").write_text(json.dumps(doc, indent=1) + "\n")
+    (out / f"{variant}.logs.otlp.jsonl").unlink(missing_ok=True)
+    if logs:
+        merged_logs = ExportLogsServiceRequest()
+        for i, body in enumerate(logs, 1):
+            (raw / f"logs-{i}.pb").write_bytes(body)
+            request_logs = ExportLogsServiceRequest()
+            request_logs.ParseFromString(body)
+            merged_logs.resource_logs.extend(request_logs.resource_logs)
+        log_doc = hex_ids(MessageToDict(merged_logs, use_integers_for_enums=True))
+        (out / f"{variant}.logs.otlp.jsonl").write_text(json.dumps(log_doc) + "\n")
     return executed
 
 
@@ -4982,6 +5092,26 @@ def expected_md(
                 f"{SOURCES[source]['model_retry_fails']}; the run ended in the exception "
                 "before any tool ran."
             )
+        elif scenario.killed_at is not None:  # no answer: the run never finished
+            lines.append(
+                f"- **Final answer:** none. The agent's process was killed (SIGKILL) while "
+                f"model call {scenario.killed_at + 1} was in flight, before it answered: the "
+                "run did not finish."
+            )
+            lines.append(
+                "- **Killed:** the run's exporter sent each span as it ended (the SDK's "
+                "OTLP/HTTP exporter behind a simple span processor); the spans still open "
+                "when the process died (the run's own agent or root span, the model call in "
+                "flight) were never exported. A correct grader passes no check that the "
+                "missing part could falsify (a forbidden call, a retry, one more call, the "
+                "answer) and does not pass the run: it did not complete. A failure the "
+                "exported part records stands. Turns never served: "
+                + " then ".join(
+                    f"'{turn}'" if isinstance(turn, str) else ", ".join(f"`{t}`" for t, _ in turn)
+                    for turn in scenario.turns[scenario.killed_at :]
+                )
+                + "."
+            )
         elif scenario.model_fails_from is None:
             raised = cut_raises(source, scenario)
             if raised is None:
@@ -5021,6 +5151,8 @@ def expected_md(
             ending = "final answer matches"
             if scenario.model_fails_from is not None:
                 ending = "ended in an exception after the scripted HTTP 500"
+            if scenario.killed_at is not None:
+                ending = f"killed by SIGKILL during model call {scenario.killed_at + 1}"
             if unrecovered:
                 ending = "ended in an exception after the scripted HTTP 503"
             if scenario.turn_limit is not None:
@@ -5154,7 +5286,17 @@ def main() -> None:
         and (rejects or not sc.rejected)
         and (denies or not sc.denied)
         and (unknown_ok or not sc.unknown)
+        and sc.killed_at is None  # z_killed_*: only when asked for (--scenario)
     ]
+    unable = [
+        n
+        for n in names
+        if SCENARIOS[n].killed_at is not None
+        and ({"node_runner", "sink"} & SOURCES[args.source].keys()
+             or args.source in ("vercel-ai-sdk-legacy", "traceloop-sdk", "traceloop-sdk-latest"))
+    ]  # fmt: skip
+    if unable:
+        sys.exit(f"{args.source}: its runs export outside run_one's provider, cannot run {unable}")
     unable = [n for n in names if SCENARIOS[n].transfers_back and not transfers_back]
     if unable:
         sys.exit(f"{args.source}: no transfer back between agents, cannot run {unable}")
@@ -5200,6 +5342,11 @@ def main() -> None:
                 executed = run_node(
                     SCENARIOS[name], variant, content == "on", out, args.node_project
                 )
+                results.setdefault(name, {})[variant] = executed
+                print(f"captured {out / variant}.otlp.json", file=sys.stderr)
+                continue
+            if SCENARIOS[name].killed_at is not None:
+                executed = run_killed(args.source, name, content, out)
                 results.setdefault(name, {})[variant] = executed
                 print(f"captured {out / variant}.otlp.json", file=sys.stderr)
                 continue

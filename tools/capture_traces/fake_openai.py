@@ -188,7 +188,12 @@ class FakeOpenAI(ScriptedServer):
         if self.scenario.model_fails(turn):
             return outage()
         answer = completion(self.scenario, body, turn)
+        # A run killed in this request (z_killed_*): half of a streamed answer, none of a
+        # whole one, reaches the client before its process dies.
+        killed = self.scenario.killed(turn)
         if body.get("stream"):
             usage = bool((body.get("stream_options") or {}).get("include_usage"))
-            return Reply(stream_chunks(answer, usage), content_type="text/event-stream")
-        return Reply(answer)
+            data = stream_chunks(answer, usage)
+            kill = len(data) // 2 if killed else None
+            return Reply(data, content_type="text/event-stream", kill_after=kill)
+        return Reply(answer, kill_after=0 if killed else None)

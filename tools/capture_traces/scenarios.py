@@ -288,6 +288,21 @@ class Scenario:
     raises on it instead ends the run, which the script does not describe: such sources do
     not capture the scenario."""
 
+    killed_at: int | None = None
+    """The model turn (0-based, as ``turns`` counts them) during whose request the agent's
+    process dies (``z_killed_*``): the scripted model server, serving inside that process,
+    sends it SIGKILL while the request is open (a streamed request gets the first half of its
+    answer first), as the kernel's OOM killer, a container's hard stop or a crash would end
+    it. Nothing of the process's own shutdown runs: no span still open ends, no exporter
+    flushes. What the run's exporter sent before is the capture (``capture.py`` exports
+    through the SDK's OTLP/HTTP exporter, synchronously on each span's end, to a sink in the
+    capturing process), so the trace holds the spans that ended and never the run's own
+    agent or root span. The turns from there on are what the model would have said."""
+
+    def killed(self, turn: int) -> bool:
+        """Whether the agent's process is killed during the request for model turn ``turn``."""
+        return self.killed_at is not None and turn >= self.killed_at
+
     def cut_of(self, turn: Turn) -> str | None:
         """The cut reason of ``turn`` (this scenario's ``cut`` on its text turns only)."""
         return self.cut if isinstance(turn, str) else None
@@ -353,8 +368,10 @@ class Scenario:
     @property
     def tool_turns_run(self) -> list[Turn]:
         """The model turns whose requested tools really run: every one, except past a turn
-        limit (``turn_limit``), which stops the run after that many."""
-        asking = [turn for turn in self.turns if not isinstance(turn, str)]
+        limit (``turn_limit``), which stops the run after that many, or from the turn whose
+        request the process was killed in (``killed_at``) on."""
+        served = self.turns if self.killed_at is None else self.turns[: self.killed_at]
+        asking = [turn for turn in served if not isinstance(turn, str)]
         return asking if self.turn_limit is None else asking[: self.turn_limit]
 
     @property
@@ -689,6 +706,29 @@ SCENARIOS: dict[str, Scenario] = {
             "y_unknown_tool",
             [[SEARCH], [DROP_STALE], UNKNOWN_TOOL_ANSWER],
             unknown=("drop_stale_requests",),
+        ),
+        Scenario(
+            # d_forbidden_tool's run, its process killed after the search, while the model
+            # call that would ask for the deletion is open: the trace holds the first model
+            # call and the search, never the agent span. Whether the run went on to delete
+            # records is not in it.
+            "z_killed_mid_run",
+            [[SEARCH], [DELETE_STALE], DELETED_ANSWER],
+            killed_at=1,
+        ),
+        Scenario(
+            # d_forbidden_tool's run killed after the deletion ran, while the answering call
+            # is open: the forbidden call is in the trace, the answer never happened.
+            "z_killed_after_forbidden",
+            [[SEARCH], [DELETE_STALE], DELETED_ANSWER],
+            killed_at=2,
+        ),
+        Scenario(
+            # a_happy's run killed while the model streams its answer (half of it sent): no
+            # answer reached anyone, and no span records the half that streamed.
+            "z_killed_before_answer",
+            [[SEARCH], ANSWER],
+            killed_at=1,
         ),
     ]
 }

@@ -11,6 +11,8 @@ what the model answers there; ``with Fake(scenario) as base_url:`` serves until 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -28,6 +30,10 @@ class Reply:
     content_type: str = "application/json"
     status: int = 200
     """An HTTP error status (``outage``) makes the client raise, as a real API failure does."""
+    kill_after: int | None = None
+    """Kill the process serving (the agent's own, ``Scenario.killed_at``) with SIGKILL after
+    sending this many bytes of the body (0: before answering at all), as a crash or an OOM
+    kill ends an agent mid-request: nothing of the process's shutdown runs."""
 
 
 OUTAGE_MESSAGE = "The server had an error while processing your request (scripted outage)."
@@ -93,6 +99,22 @@ def sse(data: Any, event: str | None = None) -> str:
     return f"{head}data: {json.dumps(data)}\n\n"
 
 
+def die_after(
+    handler: BaseHTTPRequestHandler, status: int, content_type: str, data: bytes, sent: int
+) -> None:
+    """Send the first ``sent`` bytes of the answer (none: no status line either), then
+    SIGKILL this process (``Reply.kill_after``). Never returns."""
+    if sent > 0:
+        handler.send_response(status)
+        handler.send_header("Content-Type", content_type)
+        handler.send_header("Content-Length", str(len(data)))
+        handler.end_headers()
+        handler.wfile.write(data[:sent])
+        handler.wfile.flush()
+    os.kill(os.getpid(), signal.SIGKILL)
+    threading.Event().wait()  # SIGKILL is not deliverable late; never answer regardless
+
+
 Answer = Callable[[str, dict[str, Any]], "Reply | str"]
 """(request path, JSON body) -> the reply, or the 404 message for a request not scripted."""
 
@@ -117,6 +139,8 @@ class ScriptedServer:
                     return
                 payload = reply.payload
                 data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+                if reply.kill_after is not None:
+                    die_after(self, reply.status, reply.content_type, data, reply.kill_after)
                 if reply.status >= 400:
                     with lock:
                         ScriptedServer.failures_served += 1
