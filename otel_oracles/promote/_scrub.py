@@ -118,13 +118,27 @@ class _Scrubber:
         removal.secrets += secrets
         return kept
 
+    def content_key(self, key: str, removal: Removal) -> str:
+        """A key inside content (JSON an attribute holds, a kvlist, a log body): kept when
+        shaped like an identifier (``role``, ``query``, ``tool_calls``) or an index, else a
+        pseudonym. Such keys are data as often as structure (tool arguments keyed by
+        customer e-mail, a dict of patient names), and nothing in free text tells which."""
+        if safe_identifier(key) is not None or (key.isascii() and key.isdigit() and len(key) < 20):
+            return key
+        removal.values += 1
+        removal.chars += len(key)
+        return self.pseudonym(key)
+
     def value(self, value: Any, key: str, removal: Removal, *, nested: bool = False) -> Any:
         if isinstance(value, bool | int | float) or value is None:
             return value
         if isinstance(value, str):
             return self.text(value, key, removal, nested=nested)
         if isinstance(value, Mapping):
-            return {k: self.value(v, f"{key}.{k}", removal, nested=True) for k, v in value.items()}
+            return {
+                self.content_key(str(k), removal): self.value(v, f"{key}.{k}", removal, nested=True)
+                for k, v in value.items()
+            }
         if isinstance(value, Sequence) and not isinstance(value, bytes | bytearray):
             return [self.value(v, key, removal, nested=nested) for v in value]
         removal.values += 1
@@ -139,11 +153,13 @@ class _Scrubber:
         if text.lstrip()[:1] in ("{", "["):
             try:
                 parsed = json.loads(text)
-            except ValueError:
-                parsed = None
-            if isinstance(parsed, dict | list):
-                scrubbed = self.value(parsed, key, removal, nested=True)
-                return json.dumps(scrubbed, ensure_ascii=False)
+                if isinstance(parsed, dict | list):
+                    scrubbed = self.value(parsed, key, removal, nested=True)
+                    return json.dumps(scrubbed, ensure_ascii=False)
+            except (ValueError, RecursionError):
+                # Not JSON, or JSON nested deeper than Python recurses (a tool argument
+                # of 100,000 brackets ended promote in a traceback): redacted whole below.
+                pass
         if not nested and self.policy.names_key(key):
             return self.kept(text, removal)
         if text:
@@ -157,40 +173,57 @@ class _Scrubber:
     ) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key, value in attributes.items():
+            # An attribute key is the instrumentation's, like a span name: kept, its
+            # secret-shaped parts replaced (a key holding an e-mail address left as it was).
             removal = Removal()
-            out[key] = self.value(value, key, removal)
-            self._record(span, f"{where}{key}", removal)
+            shown = self.kept(key, removal)
+            out[shown] = self.value(value, key, removal)
+            self._record(span, f"{where}{shown}", removal)
         return out
 
     def span(self, span: SpanRecord) -> SpanRecord:
+        # The note names the span by its scrubbed name: the original can hold a secret.
+        name = Removal()
+        span_name = self.kept(span.name, name)
+        shown = replace(span, name=span_name)
+        self._record(shown, "span name", name)
         events = []
         for event in span.events:
             kind = "log event" if event.from_log else "event"
-            attributes = self.attributes(event.attributes, span, f"{kind} {event.name}: ")
+            removal = Removal()
+            event_name = self.kept(event.name, removal)
+            self._record(shown, f"{kind} name", removal)
+            where = f"{kind} {event_name}: "
+            attributes = self.attributes(event.attributes, shown, where)
             body = event.body
             if body is not None:
                 removal = Removal()
                 body = self.value(body, "body", removal, nested=True)
-                self._record(span, f"{kind} {event.name}: body", removal)
-            events.append(replace(event, attributes=attributes, body=body))
+                self._record(shown, f"{where}body", removal)
+            events.append(replace(event, name=event_name, attributes=attributes, body=body))
         links = [
-            replace(link, attributes=self.attributes(link.attributes, span, "link: "))
+            replace(link, attributes=self.attributes(link.attributes, shown, "link: "))
             for link in span.links
         ]
         status = Removal()
         status_message = self.value(span.status_message, "status.message", status)
-        self._record(span, "status message", status)
-        name = Removal()
-        span_name = self.kept(span.name, name)
-        self._record(span, "span name", name)
+        self._record(shown, "status message", status)
+        scope = Removal()
+        scope_name = self.kept(span.scope_name, scope) if span.scope_name else span.scope_name
+        scope_version = (
+            self.kept(span.scope_version, scope) if span.scope_version else span.scope_version
+        )
+        self._record(shown, "scope", scope)
         return replace(
             span,
             name=span_name,
             status_message=status_message,
-            attributes=self.attributes(span.attributes, span, ""),
+            attributes=self.attributes(span.attributes, shown, ""),
             events=events,
             links=links,
-            resource=self.attributes(span.resource, span, "resource: "),
+            resource=self.attributes(span.resource, shown, "resource: "),
+            scope_name=scope_name,
+            scope_version=scope_version,
         )
 
     def _record(self, span: SpanRecord, where: str, removal: Removal) -> None:
