@@ -385,6 +385,8 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "openinference-openai-js",
         "langfuse-openai-js",
         "openllmetry-openai-js",
+        "openinference-anthropic-js",
+        "openllmetry-anthropic-js",
         "beeai-js-openinference",
         "koog",
         "quarkus-langchain4j",
@@ -535,6 +537,8 @@ TOOL_SPAN_SOURCES = frozenset(
         "openinference-openai-js",
         "langfuse-openai-js",
         "openllmetry-openai-js",
+        "openinference-anthropic-js",
+        "openllmetry-anthropic-js",
         "beeai-js-openinference",
         "koog",
         "livekit-agents",
@@ -839,6 +843,7 @@ CONTENT_IGNORES_SWITCH = frozenset(
         "eino-react-apmplus",
         "openllmetry-js",
         "openllmetry-js-stream",
+        "openllmetry-anthropic-js",
         "laminar-openai-agents",
         "laminar-pydantic-ai",
         "agentops-crewai",
@@ -855,7 +860,9 @@ CONTENT_IGNORES_SWITCH = frozenset(
 )
 """Sources whose tracer records messages, arguments and results whatever its content switch
 (OpenLLMetry's CrewAI instrumentation ignores ``TRACELOOP_TRACE_CONTENT``, OpenLLMetry JS's
-LangChain instrumentation ``traceContent: false``, Laminar's OpenAI Agents SDK processor
+LangChain instrumentation ``traceContent: false``, as does its Anthropic one (the
+``withAgent`` / ``withTool`` spans obey it: a tool span's empty result is read from the
+next model call's input), Laminar's OpenAI Agents SDK processor
 ``LMNR_TRACE_CONTENT=false``, as does pydantic-ai's own instrumentation, which Laminar turns on
 with content; Genkit and Logfire's client instrumentations have no switch;
 OpenLIT's switch governs only what OpenLIT adds to

@@ -390,6 +390,8 @@ TOOL_SPANS = (
     "openinference-openai-js",
     "langfuse-openai-js",
     "openllmetry-openai-js",
+    "openinference-anthropic-js",
+    "openllmetry-anthropic-js",
     "beeai-js-openinference",
     "rig",
     "rig-latest",
@@ -608,6 +610,7 @@ CONTENT_IGNORES_SWITCH = (
     "eino-react-apmplus",
     "openllmetry-js",
     "openllmetry-js-stream",
+    "openllmetry-anthropic-js",
     "laminar-openai-agents",
     "laminar-pydantic-ai",
     "langtrace-langgraph",
@@ -626,7 +629,9 @@ CONTENT_IGNORES_SWITCH = (
 )
 """The tracer records messages, arguments and results whatever its content switch
 (OpenLLMetry's CrewAI instrumentation ignores ``TRACELOOP_TRACE_CONTENT``, OpenLLMetry JS's
-LangChain instrumentation ``traceContent: false``, Laminar's OpenAI Agents SDK processor
+LangChain instrumentation ``traceContent: false``, as does its Anthropic one (the
+``withAgent`` / ``withTool`` spans obey it: a tool span's empty result is read from the
+next model call's input), Laminar's OpenAI Agents SDK processor
 ``LMNR_TRACE_CONTENT=false``, as does pydantic-ai's own instrumentation, which Laminar turns on
 with content; Genkit, AgentOps, any-agent and Logfire's client instrumentations have no
 switch; OpenLIT's switch governs only
@@ -780,6 +785,7 @@ PARALLEL_RUN_IN_TURN = (
     "traceloop-sdk-latest",  # the app's own loop runs a turn's calls one by one
     "openinference-openai-js",  # the app's own loop, one by one
     "langfuse-openai-js",  # the app's own loop, one by one
+    "openinference-anthropic-js",  # the app's own loop, one by one
     "beeai-js-openinference",  # ToolCallingAgent runs a turn's calls one by one
     "koog",  # the single-run strategy's tool node runs a turn's calls one by one
     "vercel-ai-sdk-5-latest",

@@ -895,6 +895,57 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
+    "openinference-anthropic-js": {
+        "what": "the raw Anthropic sources' hand-written Messages API tool loop on the Anthropic "
+        "TypeScript SDK 1 (@anthropic-ai/sdk; the run an agent function, each tool a function "
+        "that really runs, a failure sent back as an is_error tool_result; g_handoff: a triage "
+        "agent whose transfer_to_research_agent tool runs a research agent) traced by "
+        "@arizeai/openinference-instrumentation-anthropic (manuallyInstrument) for the model "
+        "calls and @arizeai/openinference-core's traceAgent / traceTool wrappers for the "
+        "functions, on a NodeTracerProvider whose OTLP/HTTP protobuf exporter sends to the "
+        "capture's sink (node anthropic_js/loop.mjs, its npm packages installed once outside "
+        "the repository from anthropic_js/package-lock.json, driven by fw_anthropic_js.py)",
+        "packages": [],
+        "npm": "fw_anthropic_js:versions_openinference",
+        "node_runner": "fw_anthropic_js:run_openinference",
+        "model": FAKE_ANTHROPIC,
+        "tool_spans": True,
+        "handoff_via": "the `transfer_to_research_agent {}` tool, whose span holds the research "
+        "agent's span",
+        "notes": ["**Tool failures:** the tool throws; `traceTool` records an `exception` "
+                  "event and status error on its span, and the loop sends the model a "
+                  "`tool_result` block with `is_error: true` and "
+                  "`{\"error\": \"SearchBackendError: ...\"}` as its content.",
+                  "**Content off:** OpenInference's `traceConfig` with `hideInputs`, "
+                  "`hideOutputs`, `hideInputMessages` and `hideOutputMessages` on the "
+                  "instrumentation and on the wrappers' `OITracer`."],
+        "on": {},
+        "off": {},
+    },
+    "openllmetry-anthropic-js": {
+        "what": "the openinference-anthropic-js tool loop on the Anthropic TypeScript SDK "
+        "0.137 (the last 0.x: OpenLLMetry JS 0.27's Anthropic instrumentation wraps "
+        "Anthropic.Completions, which the 1.x releases dropped, and throws on 1.16) "
+        "traced by OpenLLMetry JS: @traceloop/node-server-sdk's traceloop.initialize with "
+        "instrumentModules {anthropic} (its @traceloop/instrumentation-anthropic) for the model "
+        "calls and its withAgent / withTool wrappers for the functions, its exporter an "
+        "OTLP/HTTP protobuf one to the capture's sink (node anthropic_js/loop.mjs, driven by "
+        "fw_anthropic_js.py)",
+        "packages": [],
+        "npm": "fw_anthropic_js:versions_openllmetry",
+        "node_runner": "fw_anthropic_js:run_openllmetry",
+        "model": FAKE_ANTHROPIC,
+        "tool_spans": True,
+        "handoff_via": "the `transfer_to_research_agent {}` tool, whose span holds the research "
+        "agent's span",
+        "notes": ["**Tool failures:** the tool throws, and the loop sends the model a "
+                  "`tool_result` block with `is_error: true`; `withTool` ends a span only when "
+                  "the function returns or its promise resolves, so a call that threw has no "
+                  "span at all.",
+                  "**Content off:** `traceContent: false` in `traceloop.initialize`."],
+        "on": {},
+        "off": {},
+    },
     "beeai-js-openinference": {
         "what": "BeeAI Framework for TypeScript 0.1.13 (beeai-framework ToolCallingAgent on its "
         "OpenAIChatModel, the AI SDK's OpenAI chat model underneath, its base URL the fake "
