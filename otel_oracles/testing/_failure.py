@@ -12,6 +12,7 @@ from __future__ import annotations
 from otel_oracles.emit import REDACTED, ExplainMode, safe_identifier, scrub_verdict
 from otel_oracles.model.result import OracleResult, Outcome, Verdict
 from otel_oracles.model.step import Trajectory
+from otel_oracles.report import terminal_safe
 
 MAX_STEPS_SHOWN = 10
 """Steps listed under one failing check; a loop of hundreds of calls would drown the rest."""
@@ -35,7 +36,8 @@ def describe_verdict(verdict: Verdict, trajectory: Trajectory | None, explain: E
         lines.append(f"  {mark} {result.outcome.value:<{_OUTCOME_WIDTH}}  {result.name}: {message}")
         if not result.passed:
             lines.extend(f"       {line}" for line in offending_steps(result, trajectory, explain))
-    return "\n".join(lines)
+    # Shown on a terminal and in CI logs: a trace's control characters as escapes.
+    return "\n".join(terminal_safe(line) for line in lines)
 
 
 def offending_steps(

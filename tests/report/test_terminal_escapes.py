@@ -134,3 +134,19 @@ def test_watch_once_lines(tmp_path: Path) -> None:
     result = run("watch", "--once", str(capture), "--sessions-dir", str(tmp_path / "sessions"))
     assert "ALERT" in result.stdout and "destructive_command" in result.stdout, result.stdout
     assert_shown_not_obeyed(result.stdout + result.stderr)
+
+
+def test_pytest_plugin_failure_text(trace: Path, tmp_path: Path) -> None:
+    """The plug-in's failure text (``--oo-explain full`` quotes the checks' messages and the
+    offending steps' tool names) lands on the terminal and in CI logs like the table."""
+    contract = tmp_path / "c.yaml"
+    contract.write_text("id: c\nversion: 1\ninvariants: [{type: max_tool_calls, max: 0}]\n")
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--rootdir", str(tmp_path),
+         f"--oo-contracts={contract}", f"--oo-traces={trace}", "--oo-explain", "full"],
+        capture_output=True, text=True, timeout=300, check=False, cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "max_tool_calls" in result.stdout
+    assert_shown_not_obeyed(result.stdout)
