@@ -444,8 +444,8 @@ class Drafter:
         ``structured_output`` go into ``attributes``. Returns the status."""
 
 class StepBuilder:
-    """A finished draft made into a ``Step`` (``mapping._mapper._step``;
-    ``native/python/src/step.rs`` says how)."""
+    """A trace's finished drafts made into ``Step``s, in one call per trace
+    (``mapping._mapper.map_trace``; ``native/python/src/step.rs`` says how)."""
 
     def __init__(
         self,
@@ -453,10 +453,29 @@ class StepBuilder:
         span_ref: type[SpanRef],
         field_types: dict[str, type | None],
         parse_string: Callable[[Any], str | None],
+        kind_cls: type[StepKind],
+        tool_hooks: tuple[
+            Callable[[Any, Any, Any], StepKind],
+            Callable[[str], str],
+            tuple[str, ...],
+            tuple[str, ...],
+            tuple[str, ...],
+        ],
         /,
     ) -> None:
         """``field_types``: per draft field the exact type of a value that needs no
-        validation, ``None`` for any value."""
+        validation, ``None`` for any value; ``tool_hooks``: ``(tool_class, normalize_path,
+        PATH_KEYS, CONTENT_KEYS, COMMAND_KEYS)``, ``tool_class`` an ``lru_cache`` (its
+        ``__wrapped__`` is called for names that are no exact ``str``)."""
+    def build_steps(
+        self,
+        drafts: list[Any],
+        trace_id: str,
+        tool_kinds: dict[tuple[str, str], Any],
+        /,
+    ) -> list[Step]:
+        """Every step of the trace: each draft (a ``mapping._mapper.Draft``), then its
+        ``follows``, numbered in that order."""
     def build(
         self,
         index: int,
@@ -474,8 +493,9 @@ class StepBuilder:
         command: str | None,
         /,
     ) -> Step | dict[str, Any]:
-        """The ``Step``, or its values for ``Step(**values)`` when one is not exactly of its
-        field's type."""
+        """One step (what ``build_steps`` does per draft, once its kind and the path,
+        content or command are decided): the ``Step``, or its values as a ``dict`` for
+        ``Step(**values)`` when one is not exactly of its field's type."""
 
 # -- the text command and network checks search (native/python/src/scan.rs) ----------------
 

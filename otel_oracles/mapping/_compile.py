@@ -31,7 +31,7 @@ from otel_oracles._native import (
     parse_request_tool_names,
     parse_tool_names,
 )
-from otel_oracles.mapping._loader import ConventionSet
+from otel_oracles.mapping._loader import ConventionSet, ToolKinds
 from otel_oracles.mapping._tool_results import ToolResultRules, tool_result_rules
 from otel_oracles.mapping.config import SPAN_KINDS, Condition, Match, Rule, Source
 from otel_oracles.mapping.parsers.scalars import parse_int, parse_string, parse_string_list
@@ -128,6 +128,12 @@ class CompiledSet:
     """The files' ``tool_results`` / ``tool_outcomes``, merged."""
     content: ContentReads | None = None
     """What the rules' ``field`` conditions read (``ContentReads``); ``None`` when none has one."""
+    tool_kinds: dict[tuple[str, str], ToolKinds] = field(default_factory=dict)
+    final_answer_tools: tuple[str, ...] = ()
+    model_status: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+    """The set's ``tool_kinds()``, ``final_answer_tools()`` and ``model_status_errors()``,
+    kept here for ``map_trace``: read per trace, and a ``ConventionSet``'s private attributes
+    cost a pydantic ``__getattr__`` per read."""
 
     def select(self, trace: Trace) -> list[CompiledRule | None]:
         """Per span of the trace (in ``trace.spans`` order), the first rule (priority
@@ -423,6 +429,9 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
         ),
         files=[c.name for c in conventions.files],
         tool_results=tool_result_rules(conventions.files),
+        tool_kinds=conventions.tool_kinds(),
+        final_answer_tools=conventions.final_answer_tools(),
+        model_status=conventions.model_status_errors(),
     )
 
 

@@ -62,7 +62,6 @@ from otel_oracles.model.step import (
     Step,
     StepKind,
     Trajectory,
-    first_key,
     normalize_path,
 )
 from otel_oracles.model.tool_name import OpenCalls, parse_tool_name
@@ -145,7 +144,7 @@ def map_trace(trace: Trace, conventions: ConventionSet) -> Trajectory:
     _link_tool_calls(drafts, compiled)
     _flag_aggregated_usage(drafts, draft_by_span, by_id)
     apply_limits(trace, [d for draft in drafts for d in (draft, *draft.follows)])
-    steps = _build_steps(trace, drafts, conventions.tool_kinds())
+    steps: list[Step] = _STEPS.build_steps(drafts, trace.trace_id, compiled.tool_kinds)
 
     root = trace.root
     agent_name = next(
@@ -153,7 +152,7 @@ def map_trace(trace: Trace, conventions: ConventionSet) -> Trajectory:
     )
     resource = plain(root.resource) if root is not None else {}
     service = resource.get("service.name")
-    status_errors, status_patterns = conventions.model_status_errors()
+    status_errors, status_patterns = compiled.model_status
     values: dict[str, Any] = {
         "steps": steps,
         "trace_id": trace.trace_id,
@@ -166,7 +165,7 @@ def map_trace(trace: Trace, conventions: ConventionSet) -> Trajectory:
         "incomplete": trace.incomplete,
         "unmapped_spans": unmapped,
         "conventions": used_files,
-        "final_answer_tools": conventions.final_answer_tools(),
+        "final_answer_tools": compiled.final_answer_tools,
         "model_status_errors": status_errors,
         "model_status_patterns": status_patterns,
         "resource": resource,
@@ -875,76 +874,6 @@ def _known_tool_name(bare: str, served: Any) -> str:
     return bare
 
 
-def _build_steps(
-    trace: Trace, drafts: list[Draft], tool_kinds: Mapping[tuple[str, str], ToolKinds]
-) -> list[Step]:
-    ordered: list[Draft] = []
-    for draft in drafts:
-        ordered.append(draft)
-        ordered.extend(draft.follows)
-    return [_step(i, d, trace.trace_id, tool_kinds) for i, d in enumerate(ordered)]
-
-
-def _step(
-    index: int, draft: Draft, trace_id: str, tool_kinds: Mapping[tuple[str, str], ToolKinds]
-) -> Step:
-    kind = _KINDS.get(draft.kind) or StepKind(draft.kind)
-    path = content = command = None
-    if kind is StepKind.TOOL_CALL:
-        kind, path, content, command = _tool_kind(draft, tool_kinds)
-    built = _STEPS.build(
-        index,
-        kind,
-        draft.fields,
-        draft.status,
-        draft.span,
-        draft.synthesized,
-        draft.redacted,
-        draft.attributes,
-        draft.rule.file,
-        trace_id,
-        path,
-        content,
-        command,
-    )
-    if isinstance(built, dict):
-        return Step(**built)  # unexpected types: let validation decide
-    return built
-
-
-def _tool_kind(
-    draft: Draft, tool_kinds: Mapping[tuple[str, str], ToolKinds]
-) -> tuple[StepKind, str | None, str | None, str | None]:
-    """A tool call's kind (``tool_call``, ``file_edit`` or ``command``) and, for the last
-    two, the path and content, or the command, from its arguments (AgentBench rules)."""
-    f = draft.fields
-    tool = f.get("tool")
-    served = draft.attributes.get("mcp_tool")
-    # A rule may name the agent's own file and shell tools (``file_edit_tools``,
-    # ``command_tools``); synthesized calls keep AgentBench's names only.
-    own = tool_kinds.get((draft.rule.file, draft.rule.rule_id)) if tool_kinds else None
-    if type(tool) is str and (served is None or type(served) is str):
-        kind = _tool_class(tool, served, own)  # names repeat: remembered
-    else:
-        kind = _tool_class.__wrapped__(tool, served, own)
-    if kind is StepKind.TOOL_CALL:
-        return kind, None, None, None
-    arguments = f.get("arguments")
-    if not isinstance(arguments, dict):
-        return kind, None, None, None
-    if kind is StepKind.FILE_EDIT:
-        raw_path = first_key(arguments, PATH_KEYS)
-        path = normalize_path(str(raw_path)) if raw_path is not None else None
-        raw_content = first_key(arguments, CONTENT_KEYS)
-        content = (
-            raw_content if isinstance(raw_content, str) or raw_content is None else str(raw_content)
-        )
-        return kind, path, content, None
-    raw_cmd = first_key(arguments, COMMAND_KEYS)
-    command = raw_cmd if isinstance(raw_cmd, str) or raw_cmd is None else str(raw_cmd)
-    return kind, None, None, command
-
-
 @functools.lru_cache(maxsize=4096)
 def _tool_class(tool: Any, served: Any, own: ToolKinds | None) -> StepKind:
     """What a tool call of ``tool`` is (``served``: the name the MCP server ran it under;
@@ -976,7 +905,7 @@ _FIELD_TYPES: dict[str, type] = {
     "finish_reasons": list,
     "tools_offered": tuple,
     "result": object,
-    "arguments": object,  # replaced by _step (arguments / arguments_raw)
+    "arguments": object,  # replaced by the step builder (arguments / arguments_raw)
 }
 """The exact type each draft field has for a step to skip validation (``None`` always may).
 The drafter guarantees them (``finish_reasons`` is always a list of strings, message lists
@@ -989,9 +918,11 @@ _STEPS = StepBuilder(
     SpanRef,
     {name: None if kind is object else kind for name, kind in _FIELD_TYPES.items()},
     parse_string,
+    StepKind,
+    (_tool_class, normalize_path, PATH_KEYS, CONTENT_KEYS, COMMAND_KEYS),
 )
-"""Builds each step in the compiled core (``native/python/src/step.rs``): the draft's fields
-and what ``_step`` decided, as ``Step.from_normalized`` would make the record, or the values
-for ``Step(**values)`` when one has an unexpected type."""
-
-_KINDS: dict[str, StepKind] = {k.value: k for k in StepKind}
+"""Builds a trace's steps in the compiled core, one call per trace
+(``native/python/src/step.rs``): each draft and the synthesized calls after it, a tool
+call's kind (``file_edit`` / ``command`` by ``_tool_class``, with the path and content or
+the command from its arguments), the record as ``Step.from_normalized`` would make it, or
+``Step(**values)`` when a value has an unexpected type."""

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from otel_oracles._native import Drafter, FieldReader
-from otel_oracles.mapping import _mapper
+from otel_oracles.mapping import _mapper, load_conventions
 from otel_oracles.mapping._compile import output_messages, run_limit
 from otel_oracles.mapping.parsers.scalars import parse_int, parse_string, parse_string_list
 from otel_oracles.model.span import EventRecord, SpanRecord, StatusCode
@@ -355,3 +355,50 @@ def test_a_span_id_of_another_type_is_validated() -> None:
     step = _step({}, span)
     assert isinstance(step, Step) and step.source is not None
     assert type(step.source.span_id) is str
+
+
+# ---- a trace's steps in one call ----------------------------------------------------------
+
+
+class _Args(dict[str, Any]):
+    """Arguments whose ``in`` and ``[]`` answer differently from the dict's own items."""
+
+    def __contains__(self, key: object) -> bool:
+        return key == "cmd"
+
+    def __getitem__(self, key: str) -> Any:
+        return "ls -la" if key == "cmd" else super().__getitem__(key)
+
+
+def test_build_steps_numbers_drafts_and_their_follows_and_reads_tool_kinds() -> None:
+    rule = next(iter(load_conventions().compiled().rules))
+    gen = _mapper.Draft(kind="generation", span=_span({}), rule=rule, status="ok")
+    edit = _mapper.Draft(kind="tool_call", span=None, rule=rule, synthesized=True)
+    edit.fields.update(
+        tool="Tools-write_file", arguments={"path": "./a//b.py", "file_path": "x", "content": 7}
+    )
+    shell = _mapper.Draft(kind="tool_call", span=None, rule=rule)
+    shell.fields.update(tool="bash", arguments=_Args(command="rm -rf /"))
+    served = _mapper.Draft(kind="tool_call", span=None, rule=rule)
+    served.fields.update(tool="fs_tool", arguments={"command": None, "cmd": "pwd"})
+    served.attributes["mcp_tool"] = "run_command"
+    plain = _mapper.Draft(kind="tool_call", span=None, rule=rule)
+    plain.fields.update(tool=None, arguments={"path": "p"})
+    gen.follows.append(edit)
+    steps = _mapper._STEPS.build_steps([gen, shell, served, plain], "t" * 32, {})
+    assert [s.index for s in steps] == [0, 1, 2, 3, 4]
+    assert [s.kind for s in steps] == [
+        StepKind.GENERATION,
+        StepKind.FILE_EDIT,
+        StepKind.COMMAND,
+        StepKind.COMMAND,
+        StepKind.TOOL_CALL,
+    ]
+    assert (steps[1].path, steps[1].content, steps[1].synthesized) == ("a/b.py", "7", True)
+    assert steps[2].command == "ls -la"  # the arguments' own ``in`` and ``[]``
+    assert steps[3].command == "pwd"  # the first key whose value is not ``None``
+    assert (steps[4].path, steps[4].arguments) == (None, {"path": "p"})
+    with pytest.raises(ValueError):
+        _mapper._STEPS.build_steps(
+            [_mapper.Draft(kind="no_such_kind", span=None, rule=rule)], "t" * 32, {}
+        )

@@ -1,5 +1,13 @@
-//! `StepBuilder`: a finished draft made into a `Step` record, for
-//! `otel_oracles.mapping._mapper` (its `_step`), without a Python frame per field.
+//! `StepBuilder`: a trace's finished drafts made into `Step` records, for
+//! `otel_oracles.mapping._mapper` (`map_trace`'s last pass), in one call per trace, without
+//! a Python frame per step or per field.
+//!
+//! The steps: each draft, then the synthesized calls placed right after it (its `follows`),
+//! numbered in that order. A step's kind is the draft's (`StepKind` by value); a tool call's
+//! is `file_edit` or `command` when its tool is one of AgentBench's file or shell tools, or
+//! of its rule's own (`tool_class`, Python's, remembered per exact `str` names), with the
+//! path and content, or the command, read from its arguments (the first key present and not
+//! `None`, read through the mapping's own `in` and `[]`; a path through `normalize_path`).
 //!
 //! The step's values: the draft's fields, then what the mapper decided (`index`, `kind`,
 //! `path`, `content`, `command`, `status`), `arguments` split into a copy of the dict or, for
@@ -20,6 +28,16 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyInt, PyList, PySet, PyString, PyTuple, PyType};
 
+/// What a tool call's kind is read with: `(tool_class, normalize_path, path keys, content
+/// keys, command keys)`.
+type ToolHooks = (
+    Py<PyAny>,
+    Py<PyAny>,
+    Vec<Py<PyString>>,
+    Vec<Py<PyString>>,
+    Vec<Py<PyString>>,
+);
+
 #[pyclass(module = "otel_oracles._native", name = "StepBuilder", frozen)]
 pub struct StepBuilder {
     step: Py<PyType>,
@@ -33,6 +51,47 @@ pub struct StepBuilder {
     new: Py<PyAny>,
     set_attr: Py<PyAny>,
     parse_string: Py<PyAny>,
+    /// `StepKind` by value, and the class itself for any other value (its `ValueError`).
+    kinds: Py<PyDict>,
+    kind_cls: Py<PyAny>,
+    tool_call: Py<PyAny>,
+    file_edit: Py<PyAny>,
+    /// `_tool_class` (remembered per exact `str` names) and its `__wrapped__`, for names of
+    /// any other type.
+    tool_class: Py<PyAny>,
+    tool_class_any: Py<PyAny>,
+    normalize_path: Py<PyAny>,
+    path_keys: Vec<Py<PyString>>,
+    content_keys: Vec<Py<PyString>>,
+    command_keys: Vec<Py<PyString>>,
+}
+
+/// `first_key(mapping, keys)`: the value of the first key present whose value is not `None`,
+/// through the mapping's own `in` and `[]`.
+fn first_key<'py>(
+    mapping: &Bound<'py, PyAny>,
+    keys: &[Py<PyString>],
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let py = mapping.py();
+    for key in keys {
+        let key = key.bind(py);
+        if mapping.contains(key)? {
+            let value = mapping.get_item(key)?;
+            if !value.is_none() {
+                return Ok(Some(value));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// A value as text: a `str` (or subclass) as it is, anything else through `str()`.
+fn as_text<'py>(value: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    if value.is_instance_of::<PyString>() {
+        Ok(value)
+    } else {
+        Ok(value.str()?.into_any())
+    }
 }
 
 impl StepBuilder {
@@ -88,15 +147,33 @@ impl StepBuilder {
 #[pymethods]
 impl StepBuilder {
     /// `step`, `span_ref`: the record classes; `field_types`: per draft field the exact type
-    /// of its value, `None` for any; `parse_string`: the string parser.
+    /// of its value, `None` for any; `parse_string`: the string parser; `kind_cls`: `StepKind`;
+    /// `tool_hooks`: `(tool_class, normalize_path, PATH_KEYS, CONTENT_KEYS, COMMAND_KEYS)`.
     #[new]
     fn new(
         step: Bound<'_, PyType>,
         span_ref: Bound<'_, PyType>,
         field_types: Bound<'_, PyDict>,
         parse_string: Py<PyAny>,
+        kind_cls: Bound<'_, PyAny>,
+        tool_hooks: ToolHooks,
     ) -> PyResult<Self> {
         let py = step.py();
+        let kinds = PyDict::new(py);
+        for member in kind_cls.try_iter()? {
+            let member = member?;
+            kinds.set_item(member.getattr(intern!(py, "value"))?, &member)?;
+        }
+        let member = |name: &str| -> PyResult<Py<PyAny>> {
+            kinds
+                .get_item(name)?
+                .map(Bound::unbind)
+                .ok_or_else(|| pyo3::exceptions::PyValueError::new_err(name.to_owned()))
+        };
+        let tool_call = member("tool_call")?;
+        let file_edit = member("file_edit")?;
+        let (tool_class, normalize_path, path_keys, content_keys, command_keys) = tool_hooks;
+        let tool_class_any = tool_class.bind(py).getattr("__wrapped__")?.unbind();
         let template = step.getattr("_template")?.cast_into::<PyDict>()?.copy()?;
         let builtins = py.import("builtins")?;
         let object = builtins.getattr("object")?;
@@ -108,7 +185,40 @@ impl StepBuilder {
             new: object.getattr("__new__")?.unbind(),
             set_attr: object.getattr("__setattr__")?.unbind(),
             parse_string,
+            kinds: kinds.unbind(),
+            kind_cls: kind_cls.unbind(),
+            tool_call,
+            file_edit,
+            tool_class,
+            tool_class_any,
+            normalize_path,
+            path_keys,
+            content_keys,
+            command_keys,
         })
+    }
+
+    /// Every step of a trace, from its `drafts` in order (each followed by its `follows`);
+    /// `trace_id`: the trajectory's; `tool_kinds`: `(file, rule id)` -> the rule's own file
+    /// and shell tools. A step whose values are not all of their fields' exact types is made
+    /// by `Step(**values)`, so validation decides it.
+    fn build_steps<'py>(
+        &self,
+        drafts: &Bound<'py, PyList>,
+        trace_id: &Bound<'py, PyAny>,
+        tool_kinds: &Bound<'py, PyDict>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let py = drafts.py();
+        let steps = PyList::empty(py);
+        let mut index = 0usize;
+        for draft in drafts.iter() {
+            self.push_step(&draft, &mut index, trace_id, tool_kinds, &steps)?;
+            let follows = draft.getattr(intern!(py, "follows"))?;
+            for follow in follows.cast::<PyList>()?.iter() {
+                self.push_step(&follow, &mut index, trace_id, tool_kinds, &steps)?;
+            }
+        }
+        Ok(steps)
     }
 
     /// Step number `index` of kind `kind` from a draft (its `fields`, `status`, `span` or
@@ -218,6 +328,113 @@ impl StepBuilder {
             return Ok(values.into_any());
         }
         self.record(self.step.bind(py), values)
+    }
+}
+
+impl StepBuilder {
+    /// Step number `index` from `draft`, appended to `steps`.
+    fn push_step<'py>(
+        &self,
+        draft: &Bound<'py, PyAny>,
+        index: &mut usize,
+        trace_id: &Bound<'py, PyAny>,
+        tool_kinds: &Bound<'py, PyDict>,
+        steps: &Bound<'py, PyList>,
+    ) -> PyResult<()> {
+        let py = draft.py();
+        let none = py.None().into_bound(py);
+        let name = draft.getattr(intern!(py, "kind"))?;
+        let mut kind = match self.kinds.bind(py).get_item(&name)? {
+            Some(kind) => kind,
+            None => self.kind_cls.bind(py).call1((&name,))?,
+        };
+        let fields = draft
+            .getattr(intern!(py, "fields"))?
+            .cast_into::<PyDict>()?;
+        let attributes = draft
+            .getattr(intern!(py, "attributes"))?
+            .cast_into::<PyDict>()?;
+        let rule = draft.getattr(intern!(py, "rule"))?;
+        let (mut path, mut content, mut command) = (none.clone(), none.clone(), none.clone());
+        if kind.is(self.tool_call.bind(py)) {
+            kind = self.tool_kind(&fields, &attributes, &rule, tool_kinds)?;
+            if !kind.is(self.tool_call.bind(py)) {
+                if let Some(arguments) = fields.get_item(intern!(py, "arguments"))? {
+                    if arguments.is_instance_of::<PyDict>() {
+                        if kind.is(self.file_edit.bind(py)) {
+                            if let Some(raw) = first_key(&arguments, &self.path_keys)? {
+                                path = self.normalize_path.bind(py).call1((raw.str()?,))?;
+                            }
+                            if let Some(raw) = first_key(&arguments, &self.content_keys)? {
+                                content = as_text(raw)?;
+                            }
+                        } else if let Some(raw) = first_key(&arguments, &self.command_keys)? {
+                            command = as_text(raw)?;
+                        }
+                    }
+                }
+            }
+        }
+        let built = self.build(
+            &PyInt::new(py, *index).into_any(),
+            &kind,
+            &fields,
+            &draft.getattr(intern!(py, "status"))?,
+            &draft.getattr(intern!(py, "span"))?,
+            &draft.getattr(intern!(py, "synthesized"))?,
+            draft.getattr(intern!(py, "redacted"))?.cast::<PySet>()?,
+            &attributes,
+            &rule.getattr(intern!(py, "file"))?,
+            trace_id,
+            &path,
+            &content,
+            &command,
+        )?;
+        *index += 1;
+        let step = match built.cast::<PyDict>() {
+            Ok(values) => self.step.bind(py).call((), Some(values))?,
+            Err(_) => built,
+        };
+        steps.append(step)
+    }
+
+    /// A tool call's kind: `tool_class(tool, served, own)`, with `served` the name the MCP
+    /// server ran it under (`attributes["mcp_tool"]`) and `own` its rule's own tools.
+    fn tool_kind<'py>(
+        &self,
+        fields: &Bound<'py, PyDict>,
+        attributes: &Bound<'py, PyDict>,
+        rule: &Bound<'py, PyAny>,
+        tool_kinds: &Bound<'py, PyDict>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = fields.py();
+        let none = py.None().into_bound(py);
+        let tool = fields
+            .get_item(intern!(py, "tool"))?
+            .unwrap_or(none.clone());
+        let served = attributes
+            .get_item(intern!(py, "mcp_tool"))?
+            .unwrap_or(none.clone());
+        let own = if tool_kinds.is_empty() {
+            none
+        } else {
+            let key = PyTuple::new(
+                py,
+                [
+                    rule.getattr(intern!(py, "file"))?,
+                    rule.getattr(intern!(py, "rule_id"))?,
+                ],
+            )?;
+            tool_kinds.get_item(key)?.unwrap_or(none)
+        };
+        let exact = tool.is_exact_instance_of::<PyString>()
+            && (served.is_none() || served.is_exact_instance_of::<PyString>());
+        let class = if exact {
+            &self.tool_class
+        } else {
+            &self.tool_class_any
+        };
+        class.bind(py).call1((tool, served, own))
     }
 }
 
