@@ -1096,6 +1096,7 @@ NOTHING = (
     "openllmetry-openai-legacy",
     "openai-v2-latest",
     "openai-v2-events",
+    "genai-openai",
     "openinference-anthropic",
     "openllmetry-anthropic",
     "genai-anthropic",

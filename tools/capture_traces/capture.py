@@ -392,6 +392,15 @@ SOURCES: dict[str, dict[str, Any]] = {
         "off": {"OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental",
                 "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "NO_CONTENT"},
     },
+    "genai-openai": {
+        "what": "opentelemetry-instrumentation-genai-openai (the OpenTelemetry project's GenAI "
+        "instrumentation, the successor of python-contrib's opentelemetry-instrumentation-"
+        "openai-v2, on opentelemetry-util-genai) on the openai client",
+        "packages": ["openai", "opentelemetry-instrumentation-genai-openai",
+                     "opentelemetry-util-genai"],
+        "on": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY"},
+        "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "NO_CONTENT"},
+    },
     "openinference-openai": {
         "what": "openinference-instrumentation-openai (Arize OpenInference) on the openai client",
         "packages": ["openai", "openinference-instrumentation-openai"],
@@ -3216,6 +3225,28 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {"TRACELOOP_TRACE_CONTENT": "true"},
         "off": {"TRACELOOP_TRACE_CONTENT": "false"},
     },
+    "openai-agents-otel-genai": {
+        "nested": True,  # s_nested_*: its driver has a records agent
+        "turn_limit": OPENAI_AGENTS_MAX_TURNS,
+        "what": "OpenAI Agents SDK (chat-completions model on the fake server, @function_tool "
+        "tools, a native handoff for g_handoff) traced by the OpenTelemetry project's "
+        "opentelemetry-instrumentation-genai-openai-agents (the successor of "
+        "opentelemetry-instrumentation-openai-agents-v2) with its "
+        "opentelemetry-instrumentation-genai-openai for the model calls",
+        "packages": ["openai-agents", "openai", "opentelemetry-instrumentation-genai-openai-agents",
+                     "opentelemetry-instrumentation-genai-openai", "opentelemetry-util-genai"],
+        "driver": "fw_openai_agents:run_otel_genai",
+        "transfers_back": True,
+        "followups": True,
+        "turns_note": ["**Turns:** each user turn is one `Runner.run`, the follow-up given "
+                       "`result.to_input_list()` plus the new message, with no enclosing "
+                       "`trace()`: one trace per turn, nothing tying them."],
+        "tool_spans": True,
+        "handoff_via": "the SDK's native handoff (`transfer_to_research_agent {}`)",
+        "structured_via": OPENAI_AGENTS_OUTPUT_TYPE,
+        "on": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY"},
+        "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "NO_CONTENT"},
+    },
     "laminar-langgraph": {
         "what": "LangGraph prebuilt ReAct agent (create_react_agent, ChatOpenAI on the fake "
         "server, @tool functions in a ToolNode with handle_tool_errors; a langgraph-swarm for "
@@ -4268,6 +4299,10 @@ def instrument(source: str, tracer_provider: Any, logger_provider: Any) -> None:
 
         set_logger_provider(logger_provider)
         EdotInstrumentor().instrument(tracer_provider=tracer_provider)
+    elif source == "genai-openai":
+        from opentelemetry.instrumentation.genai.openai import OpenAIInstrumentor as GenAIOpenAI
+
+        GenAIOpenAI().instrument(tracer_provider=tracer_provider, logger_provider=logger_provider)
     elif source == "openinference-openai":
         from openinference.instrumentation.openai import OpenAIInstrumentor as OIInstrumentor
 

@@ -1,5 +1,6 @@
 """The OpenAI Agents SDK app traced by instrumentations that are not the SDK's own processor:
-OpenLIT (``openlit-openai-agents``) and OpenLLMetry (``openllmetry-openai-agents``).
+OpenLIT (``openlit-openai-agents``), OpenLLMetry (``openllmetry-openai-agents``) and the
+OpenTelemetry project's GenAI instrumentations (``openai-agents-otel-genai``).
 
 The app is the ``openinference-openai-agents`` one: ``OpenAIChatCompletionsModel`` on the
 scripted fake OpenAI server, ``@function_tool`` tools over the shared ``scenarios.Tools`` (a
@@ -63,6 +64,32 @@ def run_openllmetry(
     set_trace_processors([])  # no export to OpenAI's tracing backend
     OpenAIAgentsInstrumentor().instrument(tracer_provider=tracer_provider)
     run_app(scenario, tools, executed, stream=stream)
+
+
+def run_otel_genai(
+    scenario: Scenario, tracer_provider: Any, logger_provider: Any, tools: Tools,
+    executed: list[str],
+) -> None:  # fmt: skip
+    """The app traced by the OpenTelemetry project's own GenAI instrumentations
+    (opentelemetry-python-genai): ``opentelemetry-instrumentation-genai-openai-agents``, the
+    successor of python-contrib's ``opentelemetry-instrumentation-openai-agents-v2``, turns the
+    SDK's trace, agent and function spans into ``invoke_workflow`` / ``invoke_agent`` /
+    ``execute_tool`` spans and writes no model call, which its documentation leaves to
+    ``opentelemetry-instrumentation-genai-openai`` on the ``openai`` client the SDK's model
+    uses; both are installed, as that documentation says. ``disable_openai_trace_export``
+    removes the SDK's own exporter (nothing leaves 127.0.0.1). Content switch
+    ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` (``SPAN_ONLY`` / ``NO_CONTENT``)."""
+    from opentelemetry.instrumentation.genai.openai import OpenAIInstrumentor
+    from opentelemetry.instrumentation.genai.openai_agents import OpenAIAgentsInstrumentor
+
+    OpenAIAgentsInstrumentor().instrument(
+        tracer_provider=tracer_provider, logger_provider=logger_provider,
+        disable_openai_trace_export=True,
+    )  # fmt: skip
+    OpenAIInstrumentor().instrument(
+        tracer_provider=tracer_provider, logger_provider=logger_provider
+    )
+    run_app(scenario, tools, executed)
 
 
 def run_turns(
