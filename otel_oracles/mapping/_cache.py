@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -106,7 +107,12 @@ class ConventionCache:
     def get(self, key: str, source: str) -> ConventionFile | None:
         """The file validated again from its entry, or ``None`` when there is no usable one."""
         try:
-            with open(self._path(source), "rb") as handle:
+            # Non-blocking, and regular files only: a FIFO put in place of an entry made
+            # ``open`` wait for a writer forever, stalling every start-up (the cache is data).
+            fd = os.open(self._path(source), os.O_RDONLY | os.O_NONBLOCK)
+            with open(fd, "rb") as handle:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    return None
                 raw = handle.read(MAX_ENTRY_BYTES + 1)
         except OSError:
             return None
