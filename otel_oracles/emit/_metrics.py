@@ -12,6 +12,7 @@ them. All methods are cheap, thread-safe and never raise (SDK instruments swallo
 
 from __future__ import annotations
 
+import threading
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +35,24 @@ are cumulative, so every such value is held, and sent again with each of its dat
 every export, for the life of the process: 100 traces naming a 200 KB model each made one
 metrics export of 132 MB, which the transport drops (over 64 MiB), so the grader's metrics
 stopped for every sender until a restart. Names are short; a longer value is cut."""
+
+
+MAX_TRACE_LABEL_VALUES = 64
+"""Distinct values kept per label taken from a trace (agent name, provider, model, service
+version) for the life of the process; later new values count under ``OTHER_LABEL``.
+
+Each value starts series that stay (cumulative), and the SDK folds everything past 2,000
+series per instrument into one ``otel.metric.overflow`` point: a sender naming a new agent
+per trace pushed every later series of every contract, check and outcome into that point,
+blinding the dashboards and alerts for all senders. Real deployments name a handful of
+agents and models and a version per deploy."""
+
+OTHER_LABEL = "_other"
+"""The value a trace-derived label takes once ``MAX_TRACE_LABEL_VALUES`` are in use."""
+
+_TRACE_LABEL_KEYS = frozenset(
+    {n.AGENT_NAME, n.PROVIDER_NAME, n.REQUEST_MODEL, n.SUBJECT_SERVICE_VERSION}
+)
 
 
 def trace_label(value: object) -> str | None:
@@ -70,6 +89,8 @@ class GraderMetrics:
     """All instruments of one meter (see module docstring)."""
 
     def __init__(self, meter: Meter, duration_buckets_s: tuple[float, ...] = ()) -> None:
+        self._label_values: dict[str, set[str]] = defaultdict(set)
+        self._label_lock = threading.Lock()
         self.is_noop = isinstance(meter, NoOpMeter)
         self._traces = meter.create_counter(
             n.METRIC_TRACES, "{trace}", "Traces graded, per contract and verdict."
@@ -128,6 +149,24 @@ class GraderMetrics:
         """A local aggregator for a batch of verdicts: one instrument call per distinct
         attribute set instead of ~10 per verdict (the SDK hashes attributes on every call)."""
         return Tally(self)
+
+    def bounded(self, labels: Labels) -> dict[str, Any]:
+        """``labels`` as attributes, each trace-derived value past the first
+        ``MAX_TRACE_LABEL_VALUES`` of its key replaced by ``OTHER_LABEL`` (recorded here, in
+        the process that owns the meter, so worker processes' tallies share one budget)."""
+        out = dict(labels)
+        for key, value in labels:
+            if key not in _TRACE_LABEL_KEYS:
+                continue
+            seen = self._label_values[key]
+            if value in seen:
+                continue
+            with self._label_lock:
+                if len(seen) < MAX_TRACE_LABEL_VALUES:
+                    seen.add(value)
+                elif value not in seen:
+                    out[key] = OTHER_LABEL
+        return out
 
     # ---- live receiver -------------------------------------------------------------------
 
@@ -225,8 +264,8 @@ class Tally:
     def flush(self) -> None:
         m = self._m
         for (instrument, labels), value in self._counts.items():
-            getattr(m, instrument).add(value, dict(labels))
+            getattr(m, instrument).add(value, m.bounded(labels))
         for labels, seconds in self._durations:
-            m._duration.record(seconds, dict(labels))
+            m._duration.record(seconds, m.bounded(labels))
         self._counts.clear()
         self._durations.clear()
