@@ -407,7 +407,7 @@ class FieldReader:
         content field left with only a placeholder into ``redacted``."""
 
 class Drafter:
-    """The per-span part of a draft step (``mapping._mapper._draft``): the fields read by a
+    """The per-span part of a draft step (``TraceDrafter``): the fields read by a
     rule's plan, the status from the error signals, the fields normalized, in one call
     (``native/python/src/draft.rs`` says what it decides, in order)."""
 
@@ -442,6 +442,31 @@ class Drafter:
         """Read plan ``plan`` of ``span`` into ``fields`` / ``redacted``, decide its status
         from the error signals and normalize the fields; ``run_limit`` and
         ``structured_output`` go into ``attributes``. Returns the status."""
+
+class TraceDrafter:
+    """A trace's spans drafted in one call (``mapping._mapper.map_trace``;
+    ``native/python/src/draft.rs`` says how)."""
+
+    def __init__(
+        self,
+        drafter: Drafter,
+        rules: Sequence[tuple[Any, bool]],
+        draft_cls: type,
+        finish: Callable[[Any], None],
+        /,
+    ) -> None:
+        """``rules``: per compiled rule (the rule table's numbering) the rule and whether
+        ``finish(draft)`` (Python) completes its drafts; ``draft_cls``: the mapper's
+        ``Draft``, made with every slot set by the core."""
+    def draft_trace(
+        self,
+        spans: list[SpanRecord],
+        children: dict[str, list[SpanRecord]],
+        selected: Sequence[int],
+        /,
+    ) -> tuple[list[Any], dict[str, Any], dict[str, int], list[SpanRecord]]:
+        """``(drafts, draft_by_span, used_files, unrecognised)`` of the trace's spans, by
+        the rules the rule table selected (``-1``: none)."""
 
 class StepBuilder:
     """A trace's finished drafts made into ``Step``s, in one call per trace

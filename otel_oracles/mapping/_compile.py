@@ -24,6 +24,7 @@ from otel_oracles._native import (
     FieldReader,
     RuleTable,
     SourceScan,
+    TraceDrafter,
     parse_genai_messages,
     parse_json,
     parse_json_or_text,
@@ -118,7 +119,7 @@ class CompiledSet:
     reader: FieldReader
     """The rules' read plans (``_plan``): it reads a selected rule's fields."""
     drafter: Drafter
-    """The per-span part of a draft (``_mapper._draft``) in the compiled core: the fields by
+    """The per-span part of a draft (``TraceDrafter``) in the compiled core: the fields by
     the rule's read plan (``reader``), the status from the error signals and the fields
     normalized, in one call (``drafter``)."""
     run_limit_prompts: tuple[str, ...] = ()
@@ -134,6 +135,10 @@ class CompiledSet:
     """The set's ``tool_kinds()``, ``final_answer_tools()`` and ``model_status_errors()``,
     kept here for ``map_trace``: read per trace, and a ``ConventionSet``'s private attributes
     cost a pydantic ``__getattr__`` per read."""
+    trace_drafter: TraceDrafter | None = None
+    """The core's drafter of whole traces over these rules (``_mapper._trace_drafter``
+    makes it on the set's first trace: it holds the mapper's ``Draft`` class and Python
+    finish)."""
 
     def select(self, trace: Trace) -> list[CompiledRule | None]:
         """Per span of the trace (in ``trace.spans`` order), the first rule (priority
@@ -602,11 +607,6 @@ def read_fields(
     field, is flagged redacted. A placeholder the parsers unwrap (MLflow JSON-encodes every
     attribute, so a masked payload is ``"[REDACTED]"`` with its quotes) counts the same."""
     compiled.reader.read(span, children, plan, fields, redacted)
-
-
-def read_keep(attributes: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
-    """The ``keep`` attributes the span has, as they are."""
-    return {key: attributes[key] for key in keys if key in attributes}
 
 
 def plain(mapping: Mapping[str, Any]) -> dict[str, Any]:

@@ -31,13 +31,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from otel_oracles import safe_regex
-from otel_oracles._native import Linker, StepBuilder, requested_calls
+from otel_oracles._native import Linker, StepBuilder, TraceDrafter, requested_calls
 from otel_oracles.mapping._compile import (
     CompiledRule,
     CompiledSet,
     plain,
     read_fields,
-    read_keep,
 )
 from otel_oracles.mapping._limits import apply_limits
 from otel_oracles.mapping._loader import ConventionSet, ToolKinds
@@ -75,10 +74,6 @@ TOOLISH: frozenset[str] = frozenset({"tool_call", "retrieval", "handoff"})
 _ERROR_TYPE_RX = safe_regex.compile_pattern(r"^\s*([A-Za-z_][\w.]*(?:Error|Exception))\b")
 
 
-_NO_CHILDREN: list[SpanRecord] = []
-"""Shared by every leaf span's draft (drafts only read their children)."""
-
-
 @dataclass(slots=True)
 class Draft:
     """A step under construction (mutable until the trace-level passes are done)."""
@@ -110,21 +105,14 @@ def map_trace(trace: Trace, conventions: ConventionSet) -> Trajectory:
     """Map one trace. Never raises on odd telemetry: what cannot be read stays ``None``."""
     compiled: CompiledSet = conventions.compiled()
     by_id = {s.span_id: s for s in trace.spans}
-    children = trace.children
-    drafts: list[Draft] = []
-    draft_by_span: dict[str, Draft] = {}
-    used_files: dict[str, int] = {}
-    unrecognised: list[SpanRecord] = []
-    for span, rule in zip(trace.spans, compiled.select(trace), strict=True):
-        if rule is None:
-            unrecognised.append(span)
-            continue
-        used_files[rule.file] = used_files.get(rule.file, 0) + 1
-        if rule.step == "none":
-            continue
-        draft = _draft(span, children.get(span.span_id, _NO_CHILDREN), rule, compiled)
-        drafts.append(draft)
-        draft_by_span[span.span_id] = draft
+    drafter = compiled.trace_drafter or _trace_drafter(compiled)
+    drafts: list[Draft]
+    draft_by_span: dict[str, Draft]
+    used_files: dict[str, int]
+    unrecognised: list[SpanRecord]
+    drafts, draft_by_span, used_files, unrecognised = drafter.draft_trace(
+        trace.spans, trace.children, compiled.table.select(trace.spans, trace.children)
+    )
 
     wrappers = run_wrappers(unrecognised, draft_by_span, by_id)
     if wrappers:
@@ -236,40 +224,37 @@ def _run_limit_prompt(messages: Any, prompts: tuple[str, ...]) -> str | None:
     return None
 
 
-def _zero_usage_unrecorded(fields: dict[str, Any]) -> None:
-    """A model call recording 0 input tokens recorded no usage: every request sends tokens
-    (its messages at least). The OpenAI Agents SDK fills a streamed chat-completions call's
-    usage with zeros when the stream carried none (no ``include_usage``), and Logfire writes
-    them as ``gen_ai.usage.*``: read as counts, they would pass any token budget. The output
-    count goes too when it is 0 as well (nothing says the call answered nothing)."""
-    del fields["input_tokens"]
-    if fields.get("output_tokens") == 0:
-        del fields["output_tokens"]
+def _trace_drafter(compiled: CompiledSet) -> TraceDrafter:
+    """The set's ``TraceDrafter`` (made on its first trace, kept on the set): the core drafts
+    a trace's spans in one call, and hands a draft to ``_finish`` only when its rule reads
+    the conventions' regexes or result rules."""
+    rules = [(rule, _finished_in_python(rule, compiled)) for rule in compiled.rules]
+    drafter = TraceDrafter(compiled.drafter, rules, Draft, functools.partial(_finish, compiled))
+    compiled.trace_drafter = drafter
+    return drafter
 
 
-def _draft(
-    span: SpanRecord, children: list[SpanRecord], rule: CompiledRule, compiled: CompiledSet
-) -> Draft:
-    draft = Draft(kind=rule.step, span=span, rule=rule, children=children)
-    fields = draft.fields
-    attributes = span.attributes
-    if rule.keep:
-        draft.attributes.update(read_keep(attributes, rule.keep))
-    if rule.merged_model_calls:
-        draft.attributes["merged_model_calls"] = True
-    if rule.thoughts_unmarked:
-        draft.attributes["thoughts_unmarked"] = True
-    if rule.delivers_answer:
-        draft.attributes["delivers_answer"] = True
-    # The fields, the status from the error signals (control-flow exceptions are no
-    # failure; ``run_limit_errors``) and the normalized fields, by the compiled core.
-    draft.status = compiled.drafter.draft(
-        span, children, rule.plan, fields, draft.redacted, draft.attributes
+def _finished_in_python(rule: CompiledRule, compiled: CompiledSet) -> bool:
+    """Whether ``_finish`` has anything to do for a draft of ``rule``."""
+    return bool(
+        (compiled.run_limit_prompts and rule.step == "generation")
+        or rule.run_limit_call is not None
+        or rule.outcome_reads
+        or rule.result_error_keys
+        or rule.step in TOOLISH
     )
-    if rule.step == "generation" and fields.get("input_tokens") == 0:
-        _zero_usage_unrecorded(fields)
+
+
+def _finish(compiled: CompiledSet, draft: Draft) -> None:
+    """The rest of a draft the core made (``TraceDrafter``): what reads the conventions'
+    ``run_limit_prompts``, outcomes, result error keys (``safe_regex``) and a tool's result
+    (``judge_result``)."""
+    rule = draft.rule
+    fields = draft.fields
+    assert draft.span is not None
+    attributes = draft.span.attributes
     if compiled.run_limit_prompts and rule.step == "generation":
-        prompt = _run_limit_prompt(draft.fields.get("input_messages"), compiled.run_limit_prompts)
+        prompt = _run_limit_prompt(fields.get("input_messages"), compiled.run_limit_prompts)
         if prompt is not None:
             draft.attributes["run_limit"] = prompt
     if rule.run_limit_call is not None and "run_limit" not in draft.attributes:
@@ -293,7 +278,6 @@ def _draft(
             judge_result(draft, compiled.tool_results)
         elif _null_result(attributes, rule):
             draft.attributes["result_empty"] = True
-    return draft
 
 
 def _read_outcome(
@@ -395,7 +379,7 @@ def _assign_agents(
 def _read_deferred(draft: Draft, compiled: CompiledSet) -> None:
     """The deferred fields (a non-agent step's own ``agent_name``, needed only when no agent
     encloses it: an attribute read saved on most spans), read and normalized exactly as
-    ``_draft`` would have."""
+    the core's drafter would have."""
     assert draft.span is not None
     read_fields(
         draft.span, draft.children, draft.rule.deferred, compiled, draft.fields, draft.redacted

@@ -39,7 +39,7 @@ use std::collections::{HashMap, HashSet};
 
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyFrozenSet, PyInt, PyList, PySet, PyString};
+use pyo3::types::{PyDict, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple, PyType};
 
 use crate::fields::{lookup, FieldReader};
 use crate::parsers::parse_json_or_text;
@@ -572,6 +572,239 @@ impl Drafter {
     }
 }
 
+/// What drafting a span by one compiled rule needs of the rule, read once per set.
+struct RuleInfo {
+    /// The `CompiledRule`, the draft's `rule`.
+    rule: Py<PyAny>,
+    /// `rule.step`: the draft's `kind`.
+    step: Py<PyAny>,
+    /// `step == "none"`: the span is recognised and makes no step.
+    no_step: bool,
+    generation: bool,
+    /// `rule.file`, counted in the trajectory's `conventions`.
+    file: Py<PyAny>,
+    plan: usize,
+    /// `rule.keep`: attributes copied as they are into the draft's `attributes`.
+    keep: Vec<Py<PyAny>>,
+    /// The draft attributes the rule sets to `True` (`merged_model_calls`,
+    /// `thoughts_unmarked`, `delivers_answer`).
+    flags: Vec<Py<PyString>>,
+    /// Whether the draft is finished by Python (`finish`): what reads the conventions'
+    /// regexes or result rules.
+    tail: bool,
+}
+
+/// A trace's spans drafted in one call (`otel_oracles.mapping._mapper.map_trace`): per span
+/// its selected rule (the rule table's answer), an unrecognised span set aside, a span whose
+/// rule makes no step counted and skipped, any other made a `Draft` by `Drafter::draft`;
+/// a model call recording 0 input tokens loses its token counts (below); the rules that
+/// read regexes or result rules finish their drafts in Python (`finish`).
+#[pyclass(module = "otel_oracles._native", name = "TraceDrafter", frozen)]
+pub struct TraceDrafter {
+    drafter: Py<Drafter>,
+    rules: Vec<RuleInfo>,
+    /// The mapper's `Draft` class, made as `object.__new__` makes it, every slot set here.
+    draft_cls: Py<PyType>,
+    new: Py<PyAny>,
+    finish: Py<PyAny>,
+    /// `"fields"`, `"status"`, ... : the draft's slots, interned.
+    slots: [Py<PyString>; 13],
+    zero: Py<PyAny>,
+}
+
+const SLOTS: [&str; 13] = [
+    "kind",
+    "span",
+    "rule",
+    "fields",
+    "redacted",
+    "attributes",
+    "status",
+    "scope",
+    "synthesized",
+    "children",
+    "follows",
+    "claimed",
+    "outcome_hidden",
+];
+
+impl TraceDrafter {
+    /// A model call recording 0 input tokens recorded no usage: every request sends tokens
+    /// (its messages at least). The OpenAI Agents SDK fills a streamed chat-completions
+    /// call's usage with zeros when the stream carried none (no `include_usage`), and
+    /// Logfire writes them as `gen_ai.usage.*`: read as counts, they would pass any token
+    /// budget. The output count goes too when it is 0 as well (nothing says the call
+    /// answered nothing). `0` is compared as Python compares it (`False == 0`).
+    fn zero_usage_unrecorded(&self, fields: &Bound<'_, PyDict>) -> PyResult<()> {
+        let py = fields.py();
+        let zero = self.zero.bind(py);
+        let input = intern!(py, "input_tokens");
+        let Some(count) = fields.get_item(input)? else {
+            return Ok(());
+        };
+        if !count.eq(zero)? {
+            return Ok(());
+        }
+        fields.del_item(input)?;
+        let output = intern!(py, "output_tokens");
+        if let Some(count) = fields.get_item(output)? {
+            if count.eq(zero)? {
+                fields.del_item(output)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[pymethods]
+impl TraceDrafter {
+    /// `drafter`: the set's `Drafter`; `rules`: per compiled rule (the rule table's
+    /// numbering) `(rule, tail)`, `tail` whether Python finishes its drafts; `draft_cls`: the
+    /// mapper's `Draft`; `finish(draft)`: the Python rest of a draft.
+    #[new]
+    fn new(
+        drafter: Py<Drafter>,
+        rules: Vec<(Bound<'_, PyAny>, bool)>,
+        draft_cls: Bound<'_, PyType>,
+        finish: Py<PyAny>,
+    ) -> PyResult<Self> {
+        let py = draft_cls.py();
+        let mut infos = Vec::with_capacity(rules.len());
+        for (rule, tail) in rules {
+            let step = rule.getattr(intern!(py, "step"))?;
+            let step_text = step.extract::<String>().unwrap_or_default();
+            let mut keep = Vec::new();
+            for key in rule.getattr(intern!(py, "keep"))?.try_iter()? {
+                keep.push(key?.unbind());
+            }
+            let mut flags = Vec::new();
+            for flag in ["merged_model_calls", "thoughts_unmarked", "delivers_answer"] {
+                if rule.getattr(flag)?.is_truthy()? {
+                    flags.push(PyString::intern(py, flag).unbind());
+                }
+            }
+            infos.push(RuleInfo {
+                file: rule.getattr(intern!(py, "file"))?.unbind(),
+                plan: rule.getattr(intern!(py, "plan"))?.extract()?,
+                no_step: step_text == "none",
+                generation: step_text == "generation",
+                step: step.unbind(),
+                keep,
+                flags,
+                tail,
+                rule: rule.unbind(),
+            });
+        }
+        let object = py.import("builtins")?.getattr("object")?;
+        Ok(Self {
+            drafter,
+            rules: infos,
+            draft_cls: draft_cls.unbind(),
+            new: object.getattr("__new__")?.unbind(),
+            finish,
+            slots: SLOTS.map(|name| PyString::intern(py, name).unbind()),
+            zero: PyInt::new(py, 0).into_any().unbind(),
+        })
+    }
+
+    /// Draft the trace's `spans` (`children`: the trace's children by span id) by their
+    /// rules (`selected`: the rule table's numbers, -1 for none). Returns `(drafts,
+    /// draft_by_span, used_files, unrecognised)`: the drafts in span order, the same by span
+    /// id, how many spans each convention file recognised, and the spans no rule matched.
+    fn draft_trace<'py>(
+        &self,
+        spans: &Bound<'py, PyList>,
+        children: &Bound<'py, PyDict>,
+        selected: Vec<isize>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let py = spans.py();
+        let drafts = PyList::empty(py);
+        let by_span = PyDict::new(py);
+        let used = PyDict::new(py);
+        let unrecognised = PyList::empty(py);
+        let no_children = PyList::empty(py);
+        let drafter = self.drafter.get();
+        let cls = self.draft_cls.bind(py);
+        let new = self.new.bind(py);
+        let finish = self.finish.bind(py);
+        let [kind, span_slot, rule_slot, fields_slot, redacted_slot, attributes_slot, status, scope, synthesized, children_slot, follows, claimed, outcome_hidden] =
+            &self.slots;
+        let empty = PyString::intern(py, "");
+        let false_ = false.into_pyobject(py)?.to_owned();
+        let true_ = true.into_pyobject(py)?.to_owned();
+        for (i, span) in spans.iter().enumerate() {
+            let number = selected.get(i).copied().unwrap_or(-1);
+            let Some(info) = usize::try_from(number).ok().and_then(|n| self.rules.get(n)) else {
+                unrecognised.append(&span)?;
+                continue;
+            };
+            let file = info.file.bind(py);
+            let count = match used.get_item(file)? {
+                Some(count) => count.extract::<usize>()? + 1,
+                None => 1,
+            };
+            used.set_item(file, count)?;
+            if info.no_step {
+                continue;
+            }
+            let span_id = span.getattr(intern!(py, "span_id"))?;
+            let kids = match children.get_item(&span_id)? {
+                Some(kids) => kids,
+                None => no_children.clone().into_any(),
+            };
+            let draft = new.call1((cls,))?;
+            let fields = PyDict::new(py);
+            let redacted = PySet::empty(py)?;
+            let attributes = PyDict::new(py);
+            draft.setattr(kind.bind(py), info.step.bind(py))?;
+            draft.setattr(span_slot.bind(py), &span)?;
+            draft.setattr(rule_slot.bind(py), info.rule.bind(py))?;
+            draft.setattr(fields_slot.bind(py), &fields)?;
+            draft.setattr(redacted_slot.bind(py), &redacted)?;
+            draft.setattr(attributes_slot.bind(py), &attributes)?;
+            draft.setattr(scope.bind(py), &empty)?;
+            draft.setattr(synthesized.bind(py), &false_)?;
+            draft.setattr(children_slot.bind(py), &kids)?;
+            draft.setattr(follows.bind(py), PyList::empty(py))?;
+            draft.setattr(claimed.bind(py), &false_)?;
+            draft.setattr(outcome_hidden.bind(py), &false_)?;
+            if !info.keep.is_empty() {
+                let span_attributes = span.getattr(intern!(py, "attributes"))?;
+                for key in &info.keep {
+                    let key = key.bind(py);
+                    if span_attributes.contains(key)? {
+                        attributes.set_item(key, span_attributes.get_item(key)?)?;
+                    }
+                }
+            }
+            for flag in &info.flags {
+                attributes.set_item(flag.bind(py), &true_)?;
+            }
+            let drafted =
+                drafter.draft(&span, &kids, info.plan, &fields, &redacted, &attributes)?;
+            draft.setattr(status.bind(py), drafted)?;
+            if info.generation {
+                self.zero_usage_unrecorded(&fields)?;
+            }
+            if info.tail {
+                finish.call1((&draft,))?;
+            }
+            drafts.append(&draft)?;
+            by_span.set_item(&span_id, &draft)?;
+        }
+        PyTuple::new(
+            py,
+            [
+                drafts.into_any(),
+                by_span.into_any(),
+                used.into_any(),
+                unrecognised.into_any(),
+            ],
+        )
+    }
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<Drafter>()
+    m.add_class::<Drafter>()?;
+    m.add_class::<TraceDrafter>()
 }
