@@ -62,6 +62,7 @@ EXPECTED_FILES = {
     "github-copilot",
     "opencode",
     "instructor",
+    "azure-ai-agents",
 }  # fmt: skip
 
 

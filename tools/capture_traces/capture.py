@@ -116,6 +116,10 @@ LOGFIRE_NO_SWITCH = (
     "(its scrubbing redacts values that look like secrets, not messages): the `.nocontent` "
     "variant is the same run."
 )
+FAKE_AZURE_AGENTS = (
+    "scripted Azure AI Agents service on 127.0.0.1 (`fake_azure_agents.py`: the threads/runs "
+    "REST API, the model loop inside it; runs polled, tool outputs posted by the client)"
+)
 FAKE_COHERE = (
     "scripted fake Cohere server on 127.0.0.1 (`fake_cohere.py`, `/v2/chat`, non-streaming; "
     "text as content items, a `tool_plan` beside each turn's tool calls)"
@@ -3723,6 +3727,40 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {"AZURE_TRACING_GEN_AI_CONTENT_RECORDING_ENABLED": "true"},
         "off": {"AZURE_TRACING_GEN_AI_CONTENT_RECORDING_ENABLED": "false"},
     },
+    "azure-ai-agents": {
+        "what": "the Azure AI Agents SDK's documented toolset sample (AgentsClient with "
+        "enable_auto_function_calls, create_agent, threads/messages.create, "
+        "runs.create_and_process, messages.list; @trace_function tools in a FunctionTool) "
+        "against a scripted agents service (fake_azure_agents.py: the threads/runs REST API, "
+        "the model loop server-side), recorded by the SDK's own AIAgentsInstrumentor over "
+        "azure-core-tracing-opentelemetry",
+        "packages": ["azure-ai-agents", "azure-core", "azure-core-tracing-opentelemetry"],
+        "driver": "fw_azure_ai_agents",
+        "model": FAKE_AZURE_AGENTS,
+        "scenarios": ["a_happy", "b_tool_retry", "c_retry_exhausted", "d_forbidden_tool",
+                      "e_fabricated_citation", "f_degraded", "h_coding_agent",
+                      "i_parallel_tools", "j_undisclosed_failure", "k_unfounded_uncertainty",
+                      "l_parallel_failures", "m_excess_calls", "o_run_error", "t_invalid_args",
+                      "y_unknown_tool"],
+        # x_answer_*: not capturable as an application runs them. azure-ai-agents 1.1.0's
+        # tracing raises `TypeError: Object of type MessageIncompleteDetails is not JSON
+        # serializable` inside `messages.list` when the thread holds an incomplete message
+        # (the service's cut-off answer), so the traced application fails reading the answer.
+        # The model runs in the service: no span is a model call; the run (create_and_process,
+        # a `start_thread_run` span around its polls) is where the service's calls happened.
+        "model_span_names": ["start_thread_run"],
+        "tool_spans": True,
+        "notes": ["**Tool failures:** the function raises; the SDK's auto function calls "
+                  "post `{\"error\": \"Error executing function '<name>': <exception>\"}` as "
+                  "the call's output, and the `@trace_function` span records the exception.",
+                  "**Model calls:** made by the agents service, not the client: no span of "
+                  "their own; the run's `start_thread_run` span (`create_and_process`) holds "
+                  "its polls (`get_thread_run`) and tool-output posts (`submit_tool_outputs`), "
+                  "and the answer is in the `list_messages` span's `gen_ai.assistant.message` "
+                  "event."],
+        "on": {"AZURE_TRACING_GEN_AI_CONTENT_RECORDING_ENABLED": "true"},
+        "off": {"AZURE_TRACING_GEN_AI_CONTENT_RECORDING_ENABLED": "false"},
+    },
     "ollama-openllmetry": {
         "what": "hand-written tool loop on Ollama's Python client (ollama.Client.chat against "
         "the scripted fake_ollama.py /api/chat), recorded by OpenLLMetry's "
@@ -4138,7 +4176,17 @@ ADK_REJECTS = (
     "failed as the following mandatory input parameters are not present: query ...`); the "
     "`execute_tool` span ends with status ERROR."
 )
+AZURE_AGENTS_ERRORS = (
+    "the Azure AI Agents SDK's `FunctionTool.execute` catches the error when {what} and posts "
+    '`{{"error": "Error executing function \'<name>\': ..."}}` as the call\'s output '
+    "(`submit_tool_outputs`)"
+)
 REJECTS_VIA: dict[str, str] = {
+    "azure-ai-agents": AZURE_AGENTS_ERRORS.format(
+        what="Python refuses the arguments (`TypeError`: `got an unexpected keyword argument 'q'`)"
+    )
+    + "; the function's `@trace_function` span is opened and records the `TypeError` before "
+    "its body runs",
     "openinference-openai-agents": OPENAI_AGENTS_REJECTS,
     "logfire-openai-agents": OPENAI_AGENTS_REJECTS,
     "pydantic-ai-openinference": PYDANTIC_AI_REJECTS,
@@ -4245,6 +4293,10 @@ UNKNOWN_VIA: dict[str, str] = {
     '`{"error": "Invoking `<name>()` failed as no tool with that name is available. ..."}`',
     "agno-openinference": "Agno answers `Error: The requested tool does not exist or is not "
     "available.`; no tool span",
+    "azure-ai-agents": AZURE_AGENTS_ERRORS.format(
+        what="the toolset has no function of that name (`Function '<name>' not found. ...`)"
+    )
+    + "; no span: the function never starts",
 }
 """How each source's framework answers a call of a tool the agent does not have
 (``y_unknown_tool``): only these sources run the scenario. Not here: the OpenAI Agents SDK

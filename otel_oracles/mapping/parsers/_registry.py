@@ -55,6 +55,7 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "otel_oracles.mapping.parsers.beeai",
     "otel_oracles.mapping.parsers.any_agent",
     "otel_oracles.mapping.parsers.eino",
+    "otel_oracles.mapping.parsers.azure_agents",
 )
 """Modules holding built-in parsers, each with a ``PARSERS`` mapping."""
 
