@@ -339,6 +339,7 @@ TOOL_SPANS = (
     "openlit-google-adk",
     "openllmetry-agno",
     "openllmetry-openai-agents",
+    "openai-agents-otel-genai",
     "openllmetry-openai-agents-stream",
     "laminar-langgraph",
     "laminar-openai-agents",
@@ -1003,6 +1004,25 @@ evidence, and the research agent, called as a tool, is one more tool in the run'
 which the trace cannot show to be an agent (``research-searches`` fails: a known false fail,
 never a pass)."""
 DELEGATION_UNSEEN = ("beeai-js-openinference",)
+HANDOFF_REQUESTS_ONLY = ("openai-agents-otel-genai",)
+"""The SDK's native handoff has no span: ``opentelemetry-instrumentation-genai-openai-agents``
+1.3b0 turns the OpenAI Agents SDK's trace, agent and function spans into GenAI spans and drops
+its handoff spans, so a transfer is only the model's requested ``transfer_to_<agent>`` call,
+which no step runs, and the next agent's ``invoke_agent`` span beside the first. With content
+on the request is a call never run and no handoff step is read: ``triage-to-research`` fails
+(a known false failure, never a pass). With content off the request is hidden: a model turn
+asked for a call no span shows, so every check over the run's tool names is missing evidence
+(a forbidden call a span shows still fails ``no-destructive-tools``)."""
+HANDED_OVER = ("g_handoff", "n_handback", "s_delegated_forbidden", "s_delegated_failure")
+TOOL_COUNT_CHECKS = (
+    "no-destructive-tools",
+    "searched-the-index",
+    "bounded-effort",
+    "search-retry",
+    "triage-to-research",
+    "research-searches",
+    "bounded-steps",
+)
 """An agent run from a tool has no span that shows it: OpenInference's BeeAI instrumentation
 for JavaScript records the research agent's events (``agent.toolCalling.start-N``, its model
 calls and tools) inside the calling tool's ``start`` event span, never as a run of its own,
@@ -1203,6 +1223,7 @@ tool, so every check that must know which tools were called is missing evidence.
 LIMIT_RAISES = (
     "openinference-openai-agents",
     "openllmetry-openai-agents",
+    "openai-agents-otel-genai",
     "google-adk",
     "logfire-pydantic-ai",
     "llamaindex-openinference",
@@ -1476,6 +1497,13 @@ def _expected(source: str, contract: str, scenario: str, content: bool) -> dict[
         base["no-destructive-tools"] = P  # known false pass: the call is unseen
     if scenario in CUT and source in CUT_UNRECORDED:
         base.update(dict.fromkeys(ANSWER_CHECKS[contract], P))  # known false pass: no reason
+    if source in HANDOFF_REQUESTS_ONLY and scenario in HANDED_OVER + NESTED:
+        if content and contract == "multi-agent-handoff":
+            base["triage-to-research"] = INV  # known false failure: the transfer is a request
+        if not content:
+            for name in TOOL_COUNT_CHECKS:
+                if name in base and not (name == "no-destructive-tools" and base[name] == INV):
+                    base[name] = MIS
     if content:
         return base
     if source in PARALLEL_RUN_IN_TURN and scenario == "l_parallel_failures":
@@ -1553,6 +1581,7 @@ trace each, graded as ``TOOLS_IN_MESSAGES``."""
 TURNS_APART = (
     "openlit-strands",
     "openllmetry-openai-agents",
+    "openai-agents-otel-genai",
     "mlflow-openai-agents",
     "strands",
     "strands-openinference",
