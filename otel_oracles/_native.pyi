@@ -443,6 +443,23 @@ class Drafter:
         from the error signals and normalize the fields; ``run_limit`` and
         ``structured_output`` go into ``attributes``. Returns the status."""
 
+def assign_agents(
+    drafts: list[Any],
+    draft_by_span: dict[str, Any],
+    by_id: dict[str, SpanRecord],
+    read_deferred: Callable[[Any, Any], None],
+    compiled: Any,
+    /,
+) -> None:
+    """Each draft's agent scope and enclosing agent (``mapping._mapper.map_trace``;
+    ``native/python/src/passes.rs``); ``read_deferred(draft, compiled)`` reads a rule's
+    deferred fields when no agent encloses a draft."""
+
+def flag_aggregated_usage(
+    drafts: list[Any], draft_by_span: dict[str, Any], by_id: dict[str, SpanRecord], /
+) -> None:
+    """``attributes["usage_aggregated"]`` on each model call with model calls below it."""
+
 class TraceDrafter:
     """A trace's spans drafted in one call (``mapping._mapper.map_trace``;
     ``native/python/src/draft.rs`` says how)."""

@@ -31,7 +31,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from otel_oracles import safe_regex
-from otel_oracles._native import Linker, StepBuilder, TraceDrafter, requested_calls
+from otel_oracles._native import (
+    Linker,
+    StepBuilder,
+    TraceDrafter,
+    assign_agents,
+    flag_aggregated_usage,
+    requested_calls,
+)
 from otel_oracles.mapping._compile import (
     CompiledRule,
     CompiledSet,
@@ -125,12 +132,12 @@ def map_trace(trace: Trace, conventions: ConventionSet) -> Trajectory:
     drafts = merge_stacked_generations(drafts, draft_by_span, by_id)
     drafts = merge_sibling_layers(drafts, draft_by_span, by_id)
     _tools_running_agents(drafts)
-    _assign_agents(drafts, draft_by_span, by_id, compiled)
+    assign_agents(drafts, draft_by_span, by_id, _read_deferred, compiled)
     drafts = _nested_agent_handoffs(drafts, draft_by_span, by_id)
     _handoff_targets(drafts)
     _requests_from_next_input(drafts)
     _link_tool_calls(drafts, compiled)
-    _flag_aggregated_usage(drafts, draft_by_span, by_id)
+    flag_aggregated_usage(drafts, draft_by_span, by_id)
     apply_limits(trace, [d for draft in drafts for d in (draft, *draft.follows)])
     steps: list[Step] = _STEPS.build_steps(drafts, trace.trace_id, compiled.tool_kinds)
 
@@ -344,38 +351,6 @@ def _ancestor_drafts(
     return out
 
 
-def _assign_agents(
-    drafts: list[Draft],
-    draft_by_span: dict[str, Draft],
-    by_id: dict[str, SpanRecord],
-    compiled: CompiledSet,
-) -> None:
-    """Nearest enclosing agent per draft in one pass over the tree: what a span's descendants
-    see (nearest agent scope, nearest agent name) is memoized per span id, so each ancestor
-    chain is walked once per trace instead of once per draft. Chains with a parent cycle
-    (malformed telemetry) are not memoized: they take the per-draft walk, whose answer
-    depends on where it starts."""
-    memo: dict[str, tuple[str, str | None]] = {}
-    for draft in drafts:
-        assert draft.span is not None
-        context = _enclosing(draft.span, draft_by_span, by_id, memo)
-        if context is None:
-            ancestors = _ancestor_drafts(draft.span, draft_by_span, by_id)
-            agents = [a for a in ancestors if a.kind == "agent" or _delegate_scope(a)]
-            scope = agents[0].span.span_id if agents and agents[0].span else ""
-            enclosing = next((_scope_agent(a) for a in agents if _scope_agent(a)), None)
-        else:
-            scope, enclosing = context
-        draft.scope = scope
-        if draft.kind != "agent":
-            if enclosing is not None:
-                draft.fields["agent_name"] = enclosing
-            elif draft.rule.deferred >= 0:
-                _read_deferred(draft, compiled)
-        if draft.kind == "handoff" and "from_agent" not in draft.fields and enclosing is not None:
-            draft.fields["from_agent"] = enclosing
-
-
 def _read_deferred(draft: Draft, compiled: CompiledSet) -> None:
     """The deferred fields (a non-agent step's own ``agent_name``, needed only when no agent
     encloses it: an attribute read saved on most spans), read and normalized exactly as
@@ -387,66 +362,6 @@ def _read_deferred(draft: Draft, compiled: CompiledSet) -> None:
     f = draft.fields
     if "agent_name" in f and type(f["agent_name"]) is not str:
         f["agent_name"] = parse_string(f["agent_name"])
-
-
-_TOP: tuple[str, str | None] = ("", None)
-
-
-def _enclosing(
-    span: SpanRecord,
-    draft_by_span: dict[str, Draft],
-    by_id: dict[str, SpanRecord],
-    memo: dict[str, tuple[str, str | None]],
-) -> tuple[str, str | None] | None:
-    """(scope, enclosing agent name) from the span's ancestors, or None on a parent cycle.
-    ``memo[id]`` is what the descendants of span ``id`` see (its own agent draft included);
-    only cycle-free chains are stored, so a stored entry never depends on the start."""
-    chain: list[str] = []
-    seen = {span.span_id}
-    parent_id = span.parent_span_id
-    while True:
-        if not parent_id:
-            context = _TOP
-            break
-        known = memo.get(parent_id)
-        if known is not None:
-            context = known
-            break
-        if parent_id in seen:
-            return None
-        seen.add(parent_id)
-        chain.append(parent_id)
-        parent = by_id.get(parent_id)
-        if parent is None:
-            context = _TOP
-            break
-        parent_id = parent.parent_span_id
-    for span_id in reversed(chain):
-        draft = draft_by_span.get(span_id)
-        if draft is not None and draft.span is not None:
-            if draft.kind == "agent":
-                name = draft.fields.get("agent_name")
-                context = (draft.span.span_id, name if name else context[1])
-            elif _delegate_scope(draft):
-                context = (draft.span.span_id, draft.fields["to_agent"])
-        memo[span_id] = context
-    return context
-
-
-def _delegate_scope(draft: Draft) -> bool:
-    """A handoff whose target agent works inside its span (``delegate_works_inside``, target
-    known): it scopes the steps under it as an agent step would."""
-    return (
-        draft.kind == "handoff"
-        and draft.rule.delegate_works_inside
-        and bool(draft.fields.get("to_agent"))
-    )
-
-
-def _scope_agent(draft: Draft) -> str | None:
-    """The agent a scope-making draft stands for: an agent's name, a delegation's target."""
-    name = draft.fields.get("agent_name" if draft.kind == "agent" else "to_agent")
-    return name if isinstance(name, str) and name else None
 
 
 def _parts(msg: dict[str, Any]) -> list[dict[str, Any]]:
@@ -829,19 +744,6 @@ def _hidden_call(gen: Draft) -> Draft:
 
 _LINKER = Linker(_responses, _take_result, _synthesize, _hidden_call)
 """Tool-call linking in the core, with what a found result and a new step mean here."""
-
-
-def _flag_aggregated_usage(
-    drafts: list[Draft], draft_by_span: dict[str, Draft], by_id: dict[str, SpanRecord]
-) -> None:
-    for draft in drafts:
-        if draft.kind != "generation" or draft.span is None:
-            continue
-        if draft.attributes.get("failed_attempt"):
-            continue  # a failed attempt of the call around it (``_stacked``): no usage to sum
-        for anc in _ancestor_drafts(draft.span, draft_by_span, by_id):
-            if anc.kind == "generation":
-                anc.attributes["usage_aggregated"] = True
 
 
 def _known_tool_name(bare: str, served: Any) -> str:

@@ -19,6 +19,7 @@ mod limits;
 mod linking;
 mod online;
 mod parsers;
+mod passes;
 mod pytree;
 mod report_json;
 mod results;
@@ -49,6 +50,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     fields::register(m)?;
     limits::register(m)?;
     linking::register(m)?;
+    passes::register(m)?;
     draft::register(m)?;
     scan::register(m)?;
     step::register(m)?;

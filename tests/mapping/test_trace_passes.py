@@ -1,0 +1,88 @@
+"""The mapper's agent assignment and usage flags in the compiled core
+(``native/python/src/passes.rs``) on the shapes the captured traces rarely hold: a parent
+chain that loops (each draft takes the walk from where it starts), a delegation that scopes
+the steps under it, a handoff without ``from_agent``, and nested model calls where a failed
+attempt flags nothing."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from otel_oracles._native import assign_agents, flag_aggregated_usage
+from otel_oracles.mapping import load_conventions
+from otel_oracles.mapping._compile import CompiledRule, CompiledSet
+from otel_oracles.mapping._mapper import Draft, _read_deferred
+from otel_oracles.model.span import SpanRecord
+
+
+def _span(span_id: str, parent: str) -> SpanRecord:
+    return SpanRecord(
+        trace_id="a" * 32, span_id=span_id, parent_span_id=parent, name=span_id, start_ns=1
+    )
+
+
+def _set() -> tuple[CompiledSet, CompiledRule]:
+    compiled = load_conventions().compiled()
+    rule = dataclasses.replace(compiled.rules[0], deferred=-1, delegate_works_inside=False)
+    return compiled, rule
+
+
+def _run(drafts: list[Draft], compiled: CompiledSet) -> None:
+    by_span = {d.span.span_id: d for d in drafts if d.span is not None}
+    by_id = {d.span.span_id: d.span for d in drafts if d.span is not None}
+    assign_agents(drafts, by_span, by_id, _read_deferred, compiled)
+
+
+def test_a_parent_cycle_is_walked_from_each_draft() -> None:
+    compiled, rule = _set()
+    agent = Draft(kind="agent", span=_span("a1", "t1"), rule=rule)
+    agent.fields["agent_name"] = "planner"
+    tool = Draft(kind="tool_call", span=_span("t1", "a1"), rule=rule)
+    _run([agent, tool], compiled)
+    assert (agent.scope, "agent_name" in agent.fields) == ("", True)
+    assert agent.fields["agent_name"] == "planner"
+    assert (tool.scope, tool.fields.get("agent_name")) == ("a1", "planner")
+
+
+def test_a_delegation_scopes_the_steps_under_it_and_a_handoff_gets_its_sender() -> None:
+    compiled, rule = _set()
+    delegating = dataclasses.replace(rule, delegate_works_inside=True)
+    agent = Draft(kind="agent", span=_span("a1", ""), rule=rule)
+    agent.fields["agent_name"] = "router"
+    delegation = Draft(kind="handoff", span=_span("h1", "a1"), rule=delegating)
+    delegation.fields["to_agent"] = "billing"
+    tool = Draft(kind="tool_call", span=_span("t1", "h1"), rule=rule)
+    tool.fields["agent_name"] = "OpenAI Agent"  # a wrong name on the child span
+    plain = Draft(kind="handoff", span=_span("h2", "a1"), rule=rule)
+    unnamed = Draft(kind="agent", span=_span("a2", "a1"), rule=rule)
+    inner = Draft(kind="generation", span=_span("g1", "a2"), rule=rule)
+    _run([agent, delegation, tool, plain, unnamed, inner], compiled)
+    assert (delegation.scope, delegation.fields["from_agent"]) == ("a1", "router")
+    assert (tool.scope, tool.fields["agent_name"]) == ("h1", "billing")
+    assert (plain.scope, plain.fields["from_agent"], plain.fields["agent_name"]) == (
+        "a1",
+        "router",
+        "router",
+    )
+    # An agent without a name scopes its steps; the name comes from further up.
+    assert (inner.scope, inner.fields["agent_name"]) == ("a2", "router")
+    assert "agent_name" not in unnamed.fields
+
+
+def test_a_model_call_with_model_calls_below_aggregates_and_a_failed_attempt_flags_none() -> None:
+    _, rule = _set()
+    outer = Draft(kind="generation", span=_span("g1", ""), rule=rule)
+    agent = Draft(kind="agent", span=_span("a1", "g1"), rule=rule)
+    middle = Draft(kind="generation", span=_span("g2", "a1"), rule=rule)
+    failed = Draft(kind="generation", span=_span("g3", "g2"), rule=rule)
+    failed.attributes["failed_attempt"] = True
+    drafts = [outer, agent, middle, failed]
+    by_span = {d.span.span_id: d for d in drafts if d.span is not None}
+    by_id = {d.span.span_id: d.span for d in drafts if d.span is not None}
+    flag_aggregated_usage(drafts, by_span, by_id)
+    assert [d.attributes.get("usage_aggregated", False) for d in drafts] == [
+        True,
+        False,
+        False,
+        False,
+    ]
