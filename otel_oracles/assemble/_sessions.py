@@ -127,7 +127,11 @@ def _service(span: SpanRecord) -> str:
 def agent_root(trace: Trace) -> AgentRoot | None:
     """``trace`` as an agent's run started as a root: its one root span (linking nowhere,
     since links join already) is a GenAI agent span naming its agent."""
-    roots = [s for s in trace.spans if not s.parent_span_id]
+    return _root_agent(trace.trace_id, [s for s in trace.spans if not s.parent_span_id])
+
+
+def _root_agent(trace_id: str, roots: list[SpanRecord]) -> AgentRoot | None:
+    """``agent_root`` of the trace ``trace_id`` whose root spans are ``roots``."""
     if len(roots) != 1 or roots[0].links:
         return None
     root = roots[0]
@@ -139,7 +143,7 @@ def agent_root(trace: Trace) -> AgentRoot | None:
     )
     if name is None:
         return None
-    return AgentRoot(trace.trace_id, root.span_id, _service(root), name, root.start_ns, root.end_ns)
+    return AgentRoot(trace_id, root.span_id, _service(root), name, root.start_ns, root.end_ns)
 
 
 def tool_call_spans(trace: Trace) -> list[ToolCallSpan]:
@@ -164,6 +168,49 @@ def tool_call_spans(trace: Trace) -> list[ToolCallSpan]:
     return out
 
 
+_CallKey = tuple[str, str]
+"""(service, tool or agent name): where a tool call and the agent trace it may have run meet."""
+_PendingCall = tuple[_CallKey, SpanRecord]
+"""A tool call of ``tool_call_spans`` not built yet: its key and its span."""
+
+
+def arrival(trace: Trace) -> tuple[set[str], AgentRoot | None, list[_PendingCall]]:
+    """``join_keys``, ``agent_root`` and the ``tool_call_spans`` of ``trace`` from one walk
+    over its spans: what the window asks of every trace that arrives. The same keys are
+    added in the same order, so the joins do not change. A call comes as its key and span
+    (``_tool_call`` builds it): most calls only wait in the window and leave unclaimed, so
+    building each as a ``ToolCallSpan`` (a third of the join's work) is left to the few
+    that meet an agent trace of their name."""
+    trace_id = trace.trace_id
+    keys = {"trace:" + trace_id}
+    roots: list[SpanRecord] = []
+    calls: list[_PendingCall] = []
+    for span in trace.spans:
+        links = span.links
+        if links:
+            for link in links:
+                if link.trace_id and link.trace_id != trace_id:
+                    keys.add("trace:" + link.trace_id)
+        attrs = span.attributes
+        for key in SESSION_ATTRIBUTES:
+            if key in attrs:
+                value = attrs[key]
+                if isinstance(value, str) and value:
+                    keys.add(f"{key}:{value}")
+        if not span.parent_span_id:
+            roots.append(span)
+        name = attrs.get("gen_ai.tool.name")
+        if isinstance(name, str) and name and attrs.get("gen_ai.operation.name") == "execute_tool":
+            service = span.resource.get("service.name")  # ``_service``, inline
+            calls.append(((service if isinstance(service, str) else "", name), span))
+    return keys, _root_agent(trace_id, roots), calls
+
+
+def _tool_call(trace_id: str, key: _CallKey, span: SpanRecord) -> ToolCallSpan:
+    """The ``ToolCallSpan`` of a call ``arrival`` found in the trace ``trace_id``."""
+    return ToolCallSpan(trace_id, span.span_id, key[0], key[1], span.start_ns, span.end_ns)
+
+
 def delegations(traces: list[Trace]) -> dict[str, str]:
     """Root span id of an agent trace -> span id of the tool call that ran it, among
     ``traces``, for every agent trace exactly one call fits and that call no other agent
@@ -184,7 +231,7 @@ def delegations(traces: list[Trace]) -> dict[str, str]:
     }
 
 
-_Waiting = tuple[bool, tuple[str, str], str]
+_Waiting = tuple[bool, _CallKey, str]
 """A waiting entry: (an agent root rather than a call, (service, name), trace or span id)."""
 
 
@@ -211,19 +258,20 @@ class SessionJoiner:
     _agents: dict[tuple[str, str], dict[str, AgentRoot]] = field(default_factory=dict)
     """Agent traces in the window no tool call has claimed: (service, agent name) -> trace
     id -> root."""
-    _calls: dict[tuple[str, str], dict[str, ToolCallSpan]] = field(default_factory=dict)
+    _calls: dict[_CallKey, dict[str, tuple[str, SpanRecord]]] = field(default_factory=dict)
     """Tool calls in the window that claimed no agent trace: (service, tool name) -> span id
-    -> call. Both leave with their trace (``_release_first``), so memory stays bounded by
+    -> (trace id, span), built as a ``ToolCallSpan`` only when an agent trace of that name
+    arrives. Both leave with their trace (``_release_first``), so memory stays bounded by
     the window."""
 
     def add(self, trace: Trace) -> list[Trace]:
-        keys = join_keys(trace.trace_id, trace.spans)
+        keys, root, calls = arrival(trace)
         found: list[_Group] = []
         for key in keys:
             group = self._owner.get(key)
             if group is not None and all(group is not g for g in found):
                 found.append(group)
-        partners, waiting = self._delegation_partners(trace)
+        partners, waiting = self._delegation_partners(trace.trace_id, root, calls)
         for trace_id in partners:
             group = self._owner.get("trace:" + trace_id)
             if group is not None and all(group is not g for g in found):
@@ -253,29 +301,35 @@ class SessionJoiner:
             released.extend(self._release_first())
         return released
 
-    def _delegation_partners(self, trace: Trace) -> tuple[list[str], list[_Waiting]]:
-        """The traces in the window that ``trace`` delegated to or was delegated by (an
-        agent trace and the one tool call that fits it, neither claimed yet; ambiguous fits
-        join nothing), and the entries ``trace`` left waiting: unmatched agent roots and
-        calls wait in the window for a partner."""
+    def _delegation_partners(
+        self, trace_id: str, root: AgentRoot | None, calls: list[_PendingCall]
+    ) -> tuple[list[str], list[_Waiting]]:
+        """The traces in the window that the arriving trace (its ``agent_root`` and
+        ``tool_call_spans``) delegated to or was delegated by (an agent trace and the one
+        tool call that fits it, neither claimed yet; ambiguous fits join nothing), and the
+        entries it left waiting: unmatched agent roots and calls wait in the window for a
+        partner."""
         partners: list[str] = []
         left: list[_Waiting] = []
-        root = agent_root(trace)
         if root is not None:
             key = (root.service, root.name)
-            calls = self._calls.get(key, {})
-            fits = [c for c in calls.values() if c.holds(root)]
+            claimable = self._calls.get(key, {})
+            fits = [
+                c
+                for c in (_tool_call(t, key, span) for t, span in claimable.values())
+                if c.holds(root)
+            ]
             if len(fits) == 1:
-                del calls[fits[0].span_id]
+                del claimable[fits[0].span_id]
                 partners.append(fits[0].trace_id)
             elif not fits:
                 self._agents.setdefault(key, {})[root.trace_id] = root
                 left.append((True, key, root.trace_id))
         agents, calls_waiting = self._agents, self._calls
-        for call in tool_call_spans(trace):
-            key = (call.service, call.name)
+        for key, span in calls:
             waiting = agents.get(key)
             if waiting:  # (most calls: no agent trace of their tool's name is waiting)
+                call = _tool_call(trace_id, key, span)
                 held = [a for a in waiting.values() if call.holds(a)]
                 if len(held) == 1:
                     del waiting[held[0].trace_id]
@@ -286,8 +340,9 @@ class SessionJoiner:
             entries = calls_waiting.get(key)
             if entries is None:
                 entries = calls_waiting[key] = {}
-            entries[call.span_id] = call
-            left.append((False, key, call.span_id))
+            span_id = span.span_id
+            entries[span_id] = (trace_id, span)
+            left.append((False, key, span_id))
         return partners, left
 
     def _forget_delegations(self, group: _Group) -> None:
