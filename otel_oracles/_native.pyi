@@ -602,3 +602,20 @@ def step_groups(
 ]:
     """``(calls, generations, agents, handoffs, nameless, tool_spans, all_raw)`` of
     ``steps`` in one pass, in step order (``evidence.StepGroups``)."""
+
+def tool_repeats(calls: Sequence[Step], generations: Sequence[Step], /) -> list[tuple[Step, Step]]:
+    """(call, the previous call of its tool in its agent) for each of ``calls`` (sorted by
+    index), without the pairs the model asked for together
+    (``grade.oracles.trace_tools._repeats``)."""
+
+def repeated_args_candidates(
+    calls: Sequence[Step],
+    threshold: int,
+    made: dict[int, frozenset[tuple[str, str]] | None],
+    raw_meta: frozenset[str],
+    plain: tuple[type, ...],
+    /,
+) -> list[Step]:
+    """The calls that may share normalized arguments with ``threshold - 1`` others of their
+    tool, each call's screen kept in ``made`` by ``id()``
+    (``grade.oracles.trace_common.repeated_args_candidates``)."""

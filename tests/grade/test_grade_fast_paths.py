@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import random
 import re
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from typing import Any
 
 import pytest
@@ -25,7 +25,7 @@ from otel_oracles.grade.oracles.trace_common import (
     normalize_args,
 )
 from otel_oracles.model.result import OracleResult, Outcome, count_outcomes
-from otel_oracles.model.step import DEFAULT_NETWORK_PATTERNS, Step, StepKind, Trajectory
+from otel_oracles.model.step import DEFAULT_NETWORK_PATTERNS, SpanRef, Step, StepKind, Trajectory
 from otel_oracles.model.tool_name import first_match
 from tests.oracles.trace_builders import check, gen, tool, traj
 
@@ -417,24 +417,18 @@ def _plain_retries(
     """Retries as one scan of the calls of ``tools`` finds them, each pair's turns and
     failure decided on the spot (what ``find_retries`` did before it shared the repeats of
     a trajectory between its checks)."""
-    from otel_oracles.grade.oracles.trace_tools import (
-        _asked_together,
-        _one_turn_spans,
-        _requesting_turns,
-    )
-
     calls = [
         s
         for s in ev.trajectory.tool_calls()
         if not tools or first_match(s.tool, tools, unknown_namespace_matches=True)
     ]
-    turns = _requesting_turns(ev)
-    one_turn = _one_turn_spans(ev)
+    turns = _spec_requesting_turns(ev)
+    one_turn = _spec_one_turn_spans(ev)
     last: dict[tuple[str | None, str | None], Step] = {}
     out: list[tuple[int, int, str]] = []
     for s in sorted(calls, key=lambda c: c.index):
         prev = last.get((s.agent_name, s.tool))
-        if prev is not None and not _asked_together(prev, s, turns, one_turn):
+        if prev is not None and not _spec_asked_together(prev, s, turns, one_turn):
             why = call_failure(ev, prev, pattern)
             if why is not None:
                 out.append((s.index, prev.index, why))
@@ -612,3 +606,225 @@ def test_loop_screens_shared_by_thresholds_and_tools_keep_every_loop() -> None:
                 kept = repeated_args_candidates(ev, calls, threshold)
                 found = _plain_loops(kept, threshold)
                 assert found == _plain_loops(list(calls), threshold)
+
+
+# ---- the repeats and loop screens in the core: the Python they replaced, as the specification
+
+
+def _spec_requesting_turns(ev: Evidence) -> dict[str, int | None]:
+    turns: dict[str, int | None] = {}
+    for g in ev.generations():
+        for message in g.output_messages or ():
+            for part in message.get("parts") or ():
+                if isinstance(part, dict) and part.get("type") == "tool_call":
+                    call_id = part.get("id")
+                    if isinstance(call_id, str) and call_id:
+                        known = turns.get(call_id, g.index)
+                        turns[call_id] = g.index if known == g.index else None
+    return turns
+
+
+def _spec_one_turn_spans(ev: Evidence) -> frozenset[str]:
+    return frozenset(
+        g.source.span_id
+        for g in ev.groups.generations
+        if g.source is not None and not g.attributes.get("merged_model_calls")
+    )
+
+
+def _spec_asked_together(
+    earlier: Step, later: Step, turns: dict[str, int | None], one_turn: frozenset[str]
+) -> bool:
+    started, ended = later.start_ns, earlier.end_ns
+    if started is not None and ended is not None and started < ended:
+        return True
+    if (
+        earlier.synthesized
+        and later.synthesized
+        and earlier.source is not None
+        and later.source is not None
+        and earlier.source.span_id == later.source.span_id
+        and earlier.source.span_id in one_turn
+    ):
+        return True
+    if earlier.call_id and later.call_id and earlier.call_id != later.call_id:
+        turn = turns.get(earlier.call_id)
+        return turn is not None and turn == turns.get(later.call_id)
+    asked_in = earlier.attributes.get("requested_in")
+    return (
+        asked_in is not None
+        and asked_in == later.attributes.get("requested_in")
+        and asked_in in one_turn
+    )
+
+
+def _spec_repeats(ev: Evidence) -> list[tuple[Step, Step]]:
+    turns = _spec_requesting_turns(ev)
+    one_turn = _spec_one_turn_spans(ev)
+    last: dict[tuple[str | None, str | None], Step] = {}
+    out: list[tuple[Step, Step]] = []
+    for s in sorted(ev.calls_of(()), key=lambda c: c.index):
+        key = (s.agent_name, s.tool)
+        prev = last.get(key)
+        if prev is not None and not _spec_asked_together(prev, s, turns, one_turn):
+            out.append((s, prev))
+        last[key] = s
+    return out
+
+
+_SPEC_PLAIN: frozenset[type] = frozenset({str, int, float, bool, type(None), dict, list})
+
+
+def _spec_leaf_screen(step: Step) -> frozenset[tuple[str, str]] | None:
+    args = effective_args(step)
+    if args is None or type(args) is not dict:
+        return None
+    leaves: list[tuple[str, str]] = []
+    for k, v in args.items():
+        kind = type(v)
+        if type(k) is not str or kind not in _SPEC_PLAIN:
+            return None
+        if kind is str:
+            leaves.append((k, " ".join(v.split()).casefold()))
+    return frozenset(leaves)
+
+
+def _spec_candidates(calls: list[Step], threshold: int) -> list[Step]:
+    by_tool: dict[str | None, list[Step]] = {}
+    for s in calls:
+        by_tool.setdefault(s.tool, []).append(s)
+    keep: set[int] = set()
+    for tool_calls in by_tool.values():
+        if len(tool_calls) < threshold:
+            continue
+        screens = [_spec_leaf_screen(s) for s in tool_calls]
+        if any(sc is None for sc in screens):
+            keep.update(id(s) for s in tool_calls)
+            continue
+        sizes = Counter(screens)
+        keep.update(
+            id(s) for s, sc in zip(tool_calls, screens, strict=True) if sizes[sc] >= threshold
+        )
+    return [s for s in calls if id(s) in keep]
+
+
+class _Text(str):
+    """A ``str`` subclass: never a plain value to the screens."""
+
+
+class _Parts(dict[str, Any]):
+    """A message whose ``get`` answers its own way: read through it, never its storage."""
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return super().get(key.upper(), default)
+
+
+_ODD_TEXTS: list[Any] = [
+    "Find  Refunds", "find refunds", "find\trefunds ", "find\x1crefunds", "find\x85refunds",
+    "FIND\u3000REFUNDS", "Straße", "STRASSE", "strasse", "ﬁle", "FILE", "İstanbul",
+    "istanbul", "a\ud800b", "A\ud800B", "", "   ", "x\x0b\x0cy", "X Y",
+    _Text("find refunds"),
+]  # fmt: skip
+_ODD_VALUES: list[Any] = [*_ODD_TEXTS, 1, 1.0, True, None, [1, " A"], {"x": "Y "}, b"x", (1,)]
+
+
+def _odd_traj(steps: list[dict[str, Any]], timed: bool) -> Trajectory:
+    """``traj`` of ``steps`` built without validation, so odd values (a dict subclass, a
+    ``str`` subclass) stay what they are, and each step's own ``source`` kept."""
+    built = []
+    for i, data in enumerate(steps):
+        values = {"index": i, **data}
+        if timed:
+            values.setdefault("start_ns", i * 10 * 1_000_000)
+            values.setdefault("end_ns", i * 10 * 1_000_000 + 5 * 1_000_000)
+        built.append(Step.from_normalized(values))
+    return Trajectory(steps=built, trace_id="t1")
+
+
+def test_repeats_in_the_core_are_the_python_ones() -> None:
+    """``tool_repeats`` finds the pairs the Python it replaced found, on random runs of
+    calls with and without ids, agents, times, one-turn and merged model-call spans,
+    ``requested_in`` links and messages read through their own ``get``."""
+    from otel_oracles.grade.oracles.trace_tools import _repeats
+
+    rng = random.Random(1812)
+    for _ in range(600):
+        steps: list[dict[str, Any]] = []
+        spans = ["s1", "s2", "s3"]
+        for i in range(rng.randint(0, 16)):
+            if rng.random() < 0.25:
+                ids = [rng.choice([f"c{rng.randrange(5)}", "", 7, None]) for _ in range(3)]
+                parts: list[Any] = [
+                    {"type": rng.choice(["tool_call", "text", _Text("tool_call")]), "id": c}
+                    for c in ids
+                ]
+                message: dict[str, Any] = {"role": "assistant", "parts": parts}
+                if rng.random() < 0.2:
+                    message = _Parts(PARTS=parts)
+                step = gen(output_messages=rng.choice([[message], [], None]))
+                step["source"] = SpanRef(trace_id="t", span_id=rng.choice(spans))
+                if rng.random() < 0.3:
+                    step["attributes"] = {"merged_model_calls": rng.choice([True, 0])}
+                steps.append(step)
+                continue
+            step = tool(
+                rng.choice(["search", "fetch"]),
+                {"q": "x"},
+                agent=rng.choice(["a", "b", None]),
+                call_id=rng.choice([None, "", f"c{rng.randrange(5)}"]),
+            )
+            step["synthesized"] = rng.random() < 0.4
+            if rng.random() < 0.7:
+                step["source"] = SpanRef(trace_id="t", span_id=rng.choice(spans))
+            if rng.random() < 0.3:
+                step["attributes"] = {"requested_in": rng.choice([*spans, None, 3])}
+            if rng.random() < 0.3:
+                step["start_ns"], step["end_ns"] = i * 10 * 1_000_000, i * 10 * 1_000_000 + 25
+            steps.append(step)
+        t = _odd_traj(steps, timed=rng.random() < 0.7)
+        expected = [(s.index, p.index) for s, p in _spec_repeats(Evidence(t))]
+        assert [(s.index, p.index) for s, p in _repeats(Evidence(t))] == expected
+
+
+def test_loop_screens_in_the_core_are_the_python_ones() -> None:
+    """The core's screens split the calls as the Python screens did: whitespace as
+    ``str.split`` reads it (``\\x1c``, U+0085, U+3000), case folding beyond lower-casing
+    (``ß``, ``ﬁ``, ``İ``), lone surrogates, ``str`` subclasses and other values no plain
+    JSON, AgentBench steps' own fields, for every threshold, with screens shared by the
+    checks of one trajectory."""
+    from otel_oracles.grade.oracles.trace_common import repeated_args_candidates
+
+    rng = random.Random(2026)
+    for _ in range(400):
+        steps: list[Any] = []
+        for _ in range(rng.randint(0, 12)):
+            args: dict[Any, Any] = {
+                rng.choice(["q", "Q", _Text("q")] if rng.random() < 0.1 else ["q", "p"]): (
+                    rng.choice(_ODD_VALUES)
+                )
+                for _ in range(rng.randint(0, 2))
+            }
+            if rng.random() < 0.05:
+                args[1] = "x"
+            roll = rng.random()
+            if roll < 0.1:
+                steps.append(tool("search", None, arguments_raw="q=1"))
+            elif roll < 0.2:
+                step = tool("search", None)
+                step["raw"] = {
+                    "tool": "search",
+                    "type": "x",
+                    **{str(k): v for k, v in args.items()},
+                }
+                steps.append(step)
+            else:
+                steps.append(tool(rng.choice(["search", "fetch"]), args))
+        t = _odd_traj(steps, timed=True)
+        ev = Evidence(t)
+        for tools in [(), ("search",)]:
+            calls = list(ev.calls_of(tools, unknown_namespace_matches=True))
+            for threshold in (2, 3, 5):
+                found = repeated_args_candidates(ev, calls, threshold)
+                assert [s.index for s in found] == [
+                    s.index for s in _spec_candidates(calls, threshold)
+                ]

@@ -1,18 +1,23 @@
-//! What the evidence probes of `otel_oracles.grade.evidence` compute per trajectory: the
-//! placeholder test (`is_placeholder`, the one implementation of
-//! `otel_oracles_core::placeholder` over Python values) and the steps sorted by what the
-//! checks select (`step_groups`, read as `evidence.StepGroups`).
+//! What the evidence probes of `otel_oracles.grade.evidence` and the checks compute per
+//! trajectory: the placeholder test (`is_placeholder`, the one implementation of
+//! `otel_oracles_core::placeholder` over Python values), the steps sorted by what the
+//! checks select (`step_groups`, read as `evidence.StepGroups`), the repeated calls
+//! `tool_retries` judges (`tool_repeats`) and the calls `loop_detected` must normalize
+//! (`repeated_args_candidates`).
 //!
-//! Both read the values as Python holds them and call no Python code: a `str` (or a
-//! subclass: its characters, never its methods) is read code point by code point through
-//! the stable ABI, a `dict` or `list` (or a subclass) through its own storage.
+//! The first two read the values as Python holds them and call no Python code: a `str` (or
+//! a subclass: its characters, never its methods) is read code point by code point through
+//! the stable ABI, a `dict` or `list` (or a subclass) through its own storage. The last two
+//! compare, hash and look up values as the Python they replaced did (through the C API's
+//! comparisons and `dict`s, a subclass's own `get`), and hand only what they do not model
+//! (a non-ASCII text's whitespace and case folding) to Python's own methods.
 
 use otel_oracles_core::placeholder::is_placeholder_text;
 use pyo3::exceptions::PyRecursionError;
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFrozenSet, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyFrozenSet, PyList, PySet, PyString, PyTuple};
 
 /// Deepest nesting of lists and dicts `is_placeholder` descends into. Python's recursive
 /// version stopped at its recursion limit, about 500 levels, with a `RecursionError`; this
@@ -199,7 +204,365 @@ fn step_groups<'py>(
     PyTuple::new(py, items)
 }
 
+/// `value.get(key)` as Python reads it: an exact `dict` through its storage, anything else
+/// through its own `get` (a subclass may define its own).
+fn get_of<'py>(
+    value: &Bound<'py, PyAny>,
+    key: &Bound<'py, PyString>,
+) -> PyResult<Bound<'py, PyAny>> {
+    if let Ok(dict) = value.cast_exact::<PyDict>() {
+        return Ok(dict
+            .get_item(key)?
+            .unwrap_or_else(|| value.py().None().into_bound(value.py())));
+    }
+    value.call_method1(intern!(value.py(), "get"), (key,))
+}
+
+/// A step's fields, read as `field` reads them.
+struct StepFields<'py> {
+    step: Bound<'py, PyAny>,
+    values: Option<Bound<'py, PyDict>>,
+}
+
+impl<'py> StepFields<'py> {
+    fn new(step: Bound<'py, PyAny>) -> Self {
+        let values = step
+            .getattr(intern!(step.py(), "__dict__"))
+            .ok()
+            .and_then(|v| v.cast_into::<PyDict>().ok());
+        StepFields { step, values }
+    }
+
+    fn get(&self, name: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyAny>> {
+        field(&self.step, self.values.as_ref(), name)
+    }
+}
+
+/// `trace_tools._requesting_turns`: call id -> the index of the model call whose output
+/// requested it (a `tool_call` part with a non-empty `str` id), `None` for an id several
+/// model calls requested.
+fn requesting_turns<'py>(generations: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
+    let py = generations.py();
+    let turns = PyDict::new(py);
+    let (output_key, index_key) = (intern!(py, "output_messages"), intern!(py, "index"));
+    let (parts_key, type_key, id_key) =
+        (intern!(py, "parts"), intern!(py, "type"), intern!(py, "id"));
+    for generation in generations.try_iter()? {
+        let generation = StepFields::new(generation?);
+        let messages = generation.get(output_key)?;
+        if !messages.is_truthy()? {
+            continue;
+        }
+        let mut index: Option<Bound<'py, PyAny>> = None;
+        for message in messages.try_iter()? {
+            let parts = get_of(&message?, parts_key)?;
+            if !parts.is_truthy()? {
+                continue;
+            }
+            for part in parts.try_iter()? {
+                let part = part?;
+                if !part.is_instance_of::<PyDict>() {
+                    continue;
+                }
+                let kind = get_of(&part, type_key)?;
+                let is_call = match kind.cast_exact::<PyString>() {
+                    Ok(text) => text.to_cow().is_ok_and(|t| t == "tool_call"),
+                    Err(_) => kind.eq(intern!(py, "tool_call"))?,
+                };
+                if !is_call {
+                    continue;
+                }
+                let call_id = get_of(&part, id_key)?;
+                if !call_id.is_instance_of::<PyString>() || !call_id.is_truthy()? {
+                    continue;
+                }
+                let at = match &index {
+                    Some(at) => at.clone(),
+                    None => index.insert(generation.get(index_key)?).clone(),
+                };
+                let value = match turns.get_item(&call_id)? {
+                    Some(known) if !known.eq(&at)? => py.None().into_bound(py),
+                    _ => at,
+                };
+                turns.set_item(&call_id, value)?;
+            }
+        }
+    }
+    Ok(turns)
+}
+
+/// `trace_tools._repeats`: (call, the previous call of its tool in its agent) for every
+/// call of `calls` (sorted by index), leaving out a pair the model asked for together, as
+/// `_asked_together` decided it: the later started before the earlier ended; both read
+/// from the output of one model call's span that records one turn (`one_turn`: a
+/// generation's span without `merged_model_calls`); different call ids requested by the
+/// same model call (`requesting_turns`); or the same `requested_in` of such a span.
+#[pyfunction]
+fn tool_repeats<'py>(
+    calls: &Bound<'py, PyAny>,
+    generations: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyList>> {
+    let py = calls.py();
+    let turns = requesting_turns(generations)?;
+    let (source_key, attributes_key) = (intern!(py, "source"), intern!(py, "attributes"));
+    let span_key = intern!(py, "span_id");
+    let one_turn = PySet::empty(py)?;
+    for generation in generations.try_iter()? {
+        let generation = StepFields::new(generation?);
+        let source = generation.get(source_key)?;
+        if source.is_none() {
+            continue;
+        }
+        let merged = get_of(
+            &generation.get(attributes_key)?,
+            intern!(py, "merged_model_calls"),
+        )?;
+        if !merged.is_truthy()? {
+            one_turn.add(source.getattr(span_key)?)?;
+        }
+    }
+    let (agent_key, tool_key) = (intern!(py, "agent_name"), intern!(py, "tool"));
+    let last = PyDict::new(py);
+    let out = PyList::empty(py);
+    for call in calls.try_iter()? {
+        let call = call?;
+        let fields = StepFields::new(call.clone());
+        let key = PyTuple::new(py, [fields.get(agent_key)?, fields.get(tool_key)?])?;
+        if let Some(prev) = last.get_item(&key)? {
+            let earlier = StepFields::new(prev.clone());
+            if !asked_together(&earlier, &fields, &turns, &one_turn)? {
+                out.append(PyTuple::new(py, [call.clone(), prev])?)?;
+            }
+        }
+        last.set_item(key, &call)?;
+    }
+    Ok(out)
+}
+
+fn asked_together<'py>(
+    earlier: &StepFields<'py>,
+    later: &StepFields<'py>,
+    turns: &Bound<'py, PyDict>,
+    one_turn: &Bound<'py, PySet>,
+) -> PyResult<bool> {
+    let py = turns.py();
+    let started = later.get(intern!(py, "start_ns"))?;
+    let ended = earlier.get(intern!(py, "end_ns"))?;
+    if !started.is_none() && !ended.is_none() && started.lt(&ended)? {
+        return Ok(true);
+    }
+    let synthesized = intern!(py, "synthesized");
+    if earlier.get(synthesized)?.is_truthy()? && later.get(synthesized)?.is_truthy()? {
+        let source_key = intern!(py, "source");
+        let (first, second) = (earlier.get(source_key)?, later.get(source_key)?);
+        if !first.is_none() && !second.is_none() {
+            let span_key = intern!(py, "span_id");
+            let span = first.getattr(span_key)?;
+            if span.eq(second.getattr(span_key)?)? && one_turn.contains(&span)? {
+                return Ok(true);
+            }
+        }
+    }
+    let call_id_key = intern!(py, "call_id");
+    let first_id = earlier.get(call_id_key)?;
+    if first_id.is_truthy()? {
+        let second_id = later.get(call_id_key)?;
+        if second_id.is_truthy()? && first_id.ne(&second_id)? {
+            let Some(turn) = turns.get_item(&first_id)? else {
+                return Ok(false);
+            };
+            if turn.is_none() {
+                return Ok(false);
+            }
+            return match turns.get_item(&second_id)? {
+                Some(other) => turn.eq(other),
+                None => turn.eq(py.None()),
+            };
+        }
+    }
+    let attributes_key = intern!(py, "attributes");
+    let requested_in = intern!(py, "requested_in");
+    let asked_in = get_of(&earlier.get(attributes_key)?, requested_in)?;
+    if asked_in.is_none() {
+        return Ok(false);
+    }
+    Ok(
+        asked_in.eq(get_of(&later.get(attributes_key)?, requested_in)?)?
+            && one_turn.contains(&asked_in)?,
+    )
+}
+
+/// Whether `c` is whitespace to `str.split()` (ASCII only: `\t\n\v\f\r`, the separators
+/// `\x1c`-`\x1f` and the space).
+fn is_python_ascii_space(c: u8) -> bool {
+    matches!(c, b'\t'..=b'\r' | 0x1c..=0x1f | b' ')
+}
+
+/// `" ".join(text.split()).casefold()`: an ASCII text natively (case folding of ASCII is
+/// lower-casing), any other through Python's own methods.
+fn normalized_text<'py>(text: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyString>> {
+    let py = text.py();
+    if let Ok(chars) = text.to_str() {
+        if chars.is_ascii() {
+            let mut out = String::with_capacity(chars.len());
+            for word in chars.as_bytes().split(|c| is_python_ascii_space(*c)) {
+                if word.is_empty() {
+                    continue;
+                }
+                if !out.is_empty() {
+                    out.push(' ');
+                }
+                // ASCII bytes: each one a char.
+                out.extend(word.iter().map(|c| char::from(c.to_ascii_lowercase())));
+            }
+            return Ok(PyString::new(py, &out));
+        }
+    }
+    let joined = intern!(py, " ").call_method1(
+        intern!(py, "join"),
+        (text.call_method0(intern!(py, "split"))?,),
+    )?;
+    Ok(joined
+        .call_method0(intern!(py, "casefold"))?
+        .cast_into::<PyString>()?)
+}
+
+/// `trace_common` screen of one call: its effective arguments' normalized top-level
+/// strings as a frozenset of `(key, text)`, or `None` when they are no plain JSON object
+/// (none captured, not an exact `dict`, a key that is no exact `str`, a value not of an
+/// exact plain type).
+fn leaf_screen<'py>(
+    step: &Bound<'py, PyAny>,
+    meta: &Bound<'py, PyFrozenSet>,
+    plain: &[Bound<'py, PyAny>],
+) -> PyResult<Option<Bound<'py, PyFrozenSet>>> {
+    let py = step.py();
+    let fields = StepFields::new(step.clone());
+    let arguments = fields.get(intern!(py, "arguments"))?;
+    let (items, from_raw) = if !arguments.is_none() {
+        let Ok(args) = arguments.cast_exact::<PyDict>() else {
+            return Ok(None);
+        };
+        (args.items(), false)
+    } else {
+        let raw = fields.get(intern!(py, "raw"))?;
+        if raw.is_none() {
+            return Ok(None);
+        }
+        let items = raw.call_method0(intern!(py, "items"))?;
+        (
+            PyList::new(py, items.try_iter()?.collect::<PyResult<Vec<_>>>()?)?,
+            true,
+        )
+    };
+    let mut leaves: Vec<Bound<'py, PyAny>> = Vec::new();
+    for item in items.iter() {
+        let (key, value): (Bound<'py, PyAny>, Bound<'py, PyAny>) = item.extract()?;
+        if from_raw && meta.contains(&key)? {
+            continue;
+        }
+        let kind = value.get_type();
+        if !key.is_exact_instance_of::<PyString>() || !plain.iter().any(|p| p.is(&kind)) {
+            return Ok(None);
+        }
+        if let Ok(text) = value.cast_exact::<PyString>() {
+            leaves.push(PyTuple::new(py, [key, normalized_text(text)?.into_any()])?.into_any());
+        }
+    }
+    Ok(Some(PyFrozenSet::new(py, leaves)?))
+}
+
+/// `trace_common.repeated_args_candidates`: the calls of `calls` (in order) that may share
+/// normalized arguments with `threshold - 1` other calls of their tool. A tool's calls are
+/// split by their screens (`leaf_screen`, kept in `made` by `id()` of the call, so the
+/// checks of a trajectory make each once) only when it has `threshold` calls or more; a
+/// tool with a call whose arguments are no plain JSON object keeps all its calls.
+#[pyfunction]
+fn repeated_args_candidates<'py>(
+    calls: &Bound<'py, PyAny>,
+    threshold: &Bound<'py, PyAny>,
+    made: &Bound<'py, PyDict>,
+    meta: &Bound<'py, PyFrozenSet>,
+    plain: Vec<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyList>> {
+    let py = calls.py();
+    let calls: Vec<Bound<'py, PyAny>> = calls.try_iter()?.collect::<PyResult<_>>()?;
+    let tool_key = intern!(py, "tool");
+    let by_tool = PyDict::new(py);
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (at, call) in calls.iter().enumerate() {
+        let tool = StepFields::new(call.clone()).get(tool_key)?;
+        match by_tool.get_item(&tool)? {
+            Some(group) => groups[group.extract::<usize>()?].push(at),
+            None => {
+                by_tool.set_item(tool, groups.len())?;
+                groups.push(vec![at]);
+            }
+        }
+    }
+    let mut keep = vec![false; calls.len()];
+    for group in &groups {
+        if group.len().into_pyobject(py)?.lt(threshold)? {
+            continue;
+        }
+        let mut screens: Vec<Bound<'py, PyAny>> = Vec::with_capacity(group.len());
+        let mut any_none = false;
+        for &at in group {
+            let call = &calls[at];
+            let id = (call.as_ptr() as usize).into_pyobject(py)?;
+            let screen = match made.get_item(&id)? {
+                Some(screen) => screen,
+                None => {
+                    let screen = match leaf_screen(call, meta, &plain)? {
+                        Some(screen) => screen.into_any(),
+                        None => py.None().into_bound(py),
+                    };
+                    made.set_item(id, &screen)?;
+                    screen
+                }
+            };
+            any_none |= screen.is_none();
+            screens.push(screen);
+        }
+        if any_none {
+            for &at in group {
+                keep[at] = true;
+            }
+            continue;
+        }
+        let sizes = PyDict::new(py);
+        let mut counts: Vec<usize> = Vec::new();
+        let mut slot_of: Vec<usize> = Vec::with_capacity(group.len());
+        for screen in &screens {
+            let slot = match sizes.get_item(screen)? {
+                Some(slot) => slot.extract::<usize>()?,
+                None => {
+                    sizes.set_item(screen, counts.len())?;
+                    counts.push(0);
+                    counts.len() - 1
+                }
+            };
+            counts[slot] += 1;
+            slot_of.push(slot);
+        }
+        for (&at, &slot) in group.iter().zip(&slot_of) {
+            if counts[slot].into_pyobject(py)?.ge(threshold)? {
+                keep[at] = true;
+            }
+        }
+    }
+    PyList::new(
+        py,
+        calls
+            .into_iter()
+            .zip(keep)
+            .filter_map(|(call, k)| k.then_some(call)),
+    )
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(is_placeholder, m)?)?;
-    m.add_function(wrap_pyfunction!(step_groups, m)?)
+    m.add_function(wrap_pyfunction!(step_groups, m)?)?;
+    m.add_function(wrap_pyfunction!(tool_repeats, m)?)?;
+    m.add_function(wrap_pyfunction!(repeated_args_candidates, m)?)
 }

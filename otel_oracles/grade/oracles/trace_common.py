@@ -9,7 +9,6 @@ what "the arguments match" means, and ``tool_retries``, ``tool_errors`` and
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -18,6 +17,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field
 
 from otel_oracles import safe_regex
+from otel_oracles._native import repeated_args_candidates as native_repeated_args_candidates
 from otel_oracles.grade.evidence import Evidence, absent, is_placeholder
 from otel_oracles.grade.oracles.base import OracleParams
 from otel_oracles.model.step import Step, StepKind
@@ -324,25 +324,8 @@ def _norm_dict(value: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-_PLAIN_VALUES: frozenset[type] = frozenset({str, int, float, bool, type(None), dict, list})
-
-
-def _leaf_screen(step: Step) -> frozenset[tuple[str, str]] | None:
-    """What ``step_normalized_args`` must agree on between two calls, cheaply: the
-    normalized top-level string arguments. ``None`` when the arguments are not a plain
-    JSON object (no arguments, a non-string key, a value JSON would render through
-    ``str()``), where only the full normalized text can tell."""
-    args = effective_args(step)
-    if args is None or type(args) is not dict:
-        return None
-    leaves: list[tuple[str, str]] = []
-    for k, v in args.items():
-        kind = type(v)
-        if type(k) is not str or kind not in _PLAIN_VALUES:
-            return None
-        if kind is str:
-            leaves.append((k, " ".join(v.split()).casefold()))
-    return frozenset(leaves)
+_PLAIN_VALUES: tuple[type, ...] = (str, int, float, bool, type(None), dict, list)
+"""The exact types of a top-level argument value a screen can vouch for."""
 
 
 def repeated_args_candidates(ev: Evidence, calls: Sequence[Step], threshold: int) -> list[Step]:
@@ -352,35 +335,18 @@ def repeated_args_candidates(ev: Evidence, calls: Sequence[Step], threshold: int
 
     Equal normalized texts of two plain JSON objects mean equal key sets and, key by key,
     equal JSON values: a string value's twin is a string with the same normalized text. So
-    calls whose normalized top-level strings differ cannot be equal, and a tool's calls
-    split by those strings need the (costly) full normalization only in groups of
-    ``threshold`` or more. A tool with any non-plain call keeps all its calls.
+    calls whose normalized top-level strings differ (a call's *screen*: its effective
+    arguments' top-level strings, whitespace-collapsed and case-folded, as a set of
+    ``(key, text)``) cannot be equal, and a tool's calls split by their screens need the
+    (costly) full normalization only in groups of ``threshold`` or more. A tool with a
+    call whose arguments are no plain JSON object (none captured, a non-string key, a
+    value JSON would render through ``str()``) keeps all its calls.
 
-    A call's screen is made once per trajectory (``ev``), whatever threshold and tools the
+    The core's (``native/python/src/evidence.rs``): a call's screen is made once per
+    trajectory (kept in ``ev``, by ``id()`` of the call), whatever threshold and tools the
     trajectory's ``loop_detected`` checks ask with."""
-    by_tool: dict[str | None, list[Step]] = {}
-    for s in calls:
-        by_tool.setdefault(s.tool, []).append(s)
     made: dict[int, frozenset[tuple[str, str]] | None] = ev.memoized("leaf_screens", dict)
-    keep: set[int] = set()
-    for tool_calls in by_tool.values():
-        if len(tool_calls) < threshold:
-            continue
-        screens = []
-        for s in tool_calls:
-            try:
-                screen = made[id(s)]
-            except KeyError:
-                screen = made[id(s)] = _leaf_screen(s)
-            screens.append(screen)
-        if any(sc is None for sc in screens):
-            keep.update(id(s) for s in tool_calls)
-            continue
-        sizes = Counter(screens)
-        keep.update(
-            id(s) for s, sc in zip(tool_calls, screens, strict=True) if sizes[sc] >= threshold
-        )
-    return [s for s in calls if id(s) in keep]
+    return native_repeated_args_candidates(calls, threshold, made, RAW_STEP_META, _PLAIN_VALUES)
 
 
 class ArgsMatch(OracleParams):

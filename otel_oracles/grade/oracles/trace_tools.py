@@ -22,6 +22,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from otel_oracles._native import tool_repeats
 from otel_oracles.grade.evidence import Evidence, list_steps, where
 from otel_oracles.grade.oracles.base import (
     CoverageParams,
@@ -521,77 +522,18 @@ def _retries(
 
 def _repeats(ev: Evidence) -> list[tuple[Step, Step]]:
     """(call, the previous call of its tool in its agent) for every tool call, in step
-    order, leaving out a pair asked for together (``_asked_together``)."""
-    turns = _requesting_turns(ev)
-    one_turn = _one_turn_spans(ev)
-    last: dict[tuple[str | None, str | None], Step] = {}
-    out: list[tuple[Step, Step]] = []
-    for s in sorted(ev.calls_of(()), key=lambda c: c.index):
-        key = (s.agent_name, s.tool)
-        prev = last.get(key)
-        if prev is not None and not _asked_together(prev, s, turns, one_turn):
-            out.append((s, prev))
-        last[key] = s
-    return out
+    order, leaving out a pair asked for together: the later call started before the
+    earlier one ended; or both were requested in one model turn, as the trace shows it
+    (their different call ids in one model call's output; calls without ids read from one
+    model call's output, ``synthesized``, or linked by the mapper to its requests by name
+    and order, ``requested_in``, when that call's span records one turn, not every call of
+    a run, ``merged_model_calls``: Gemini's calls carry no ids). The core's
+    (``tool_repeats``, ``native/python/src/evidence.rs``)."""
+    return tool_repeats(sorted(ev.calls_of(()), key=_index), ev.groups.generations)
 
 
-def _requesting_turns(ev: Evidence) -> dict[str, int | None]:
-    """Call id -> the index of the model call whose output requested it (``None`` for an id
-    several model calls requested: then it tells nothing)."""
-    turns: dict[str, int | None] = {}
-    for gen in ev.generations():
-        for message in gen.output_messages or ():
-            for part in message.get("parts") or ():
-                if isinstance(part, dict) and part.get("type") == "tool_call":
-                    call_id = part.get("id")
-                    if isinstance(call_id, str) and call_id:
-                        known = turns.get(call_id, gen.index)
-                        turns[call_id] = gen.index if known == gen.index else None
-    return turns
-
-
-def _one_turn_spans(ev: Evidence) -> frozenset[str]:
-    """Spans of model calls that record one model turn each (not a span recording every call
-    of a run, ``merged_model_calls``): calls read from such a span's output were requested in
-    that one turn."""
-    return frozenset(
-        g.source.span_id
-        for g in ev.groups.generations
-        if g.source is not None and not g.attributes.get("merged_model_calls")
-    )
-
-
-def _asked_together(
-    earlier: Step, later: Step, turns: dict[str, int | None], one_turn: frozenset[str]
-) -> bool:
-    """Whether ``later`` was requested in the same model turn as ``earlier`` or started
-    before ``earlier`` ended. Calls without ids read from one model call's output (no tool
-    spans: ``synthesized``) were requested together when that call's span records one turn
-    (``one_turn``): Gemini's calls carry no ids, so ids cannot tell it; so were tool steps the
-    mapper linked to that call's requests by name and order (``requested_in``)."""
-    started, ended = later.start_ns, earlier.end_ns
-    if started is not None and ended is not None and started < ended:
-        return True
-    if (
-        earlier.synthesized
-        and later.synthesized
-        and earlier.source is not None
-        and later.source is not None
-        and earlier.source.span_id == later.source.span_id
-        and earlier.source.span_id in one_turn
-    ):
-        return True
-    if earlier.call_id and later.call_id and earlier.call_id != later.call_id:
-        turn = turns.get(earlier.call_id)
-        return turn is not None and turn == turns.get(later.call_id)
-    # Calls without ids linked to one model call's requests by name and order (the mapper's
-    # ``requested_in``): requested in that call's one turn.
-    asked_in = earlier.attributes.get("requested_in")
-    return (
-        asked_in is not None
-        and asked_in == later.attributes.get("requested_in")
-        and asked_in in one_turn
-    )
+def _index(step: Step) -> int:
+    return step.index
 
 
 @register_oracle
