@@ -63,6 +63,7 @@ EXPECTED_FILES = {
     "opencode",
     "instructor",
     "azure-ai-agents",
+    "agency-swarm",
 }  # fmt: skip
 
 

@@ -263,6 +263,7 @@ The tool's name is on its span, content capture on or off."""
 
 NAMES_KEPT_WITHOUT_CONTENT = frozenset(
     {
+        "agency-swarm-openinference",
         "azure-ai-agents",
         "swiftide",
         *RETRIEVER_TOOLS,
@@ -418,6 +419,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
 
 TOOL_SPAN_SOURCES = frozenset(
     {
+        "agency-swarm-openinference",
         "azure-ai-agents",
         "swiftide",
         *RETRIEVER_TOOLS,
@@ -708,6 +710,7 @@ tool's arguments, so with content off it is missing (None), never guessed."""
 
 GENERIC_ERROR_TEXT = frozenset(
     {
+        "agency-swarm-openinference",
         "strands-mcp",
         "pydantic-ai-mcp",
         "google-adk-mcp",

@@ -260,6 +260,7 @@ OUTCOME_CHECKS = {
 CHECKS = {"support-rag": SUPPORT, "coding-agent": CODING, "multi-agent-handoff": HANDOFF}
 
 TOOL_SPANS = (
+    "agency-swarm-openinference",
     "azure-ai-agents",
     "swiftide",
     "langchain-retriever-openinference",

@@ -3761,6 +3761,27 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {"AZURE_TRACING_GEN_AI_CONTENT_RECORDING_ENABLED": "true"},
         "off": {"AZURE_TRACING_GEN_AI_CONTENT_RECORDING_ENABLED": "false"},
     },
+    "agency-swarm-openinference": {
+        "what": "Agency Swarm 1.x agents (agency_swarm.Agent on the OpenAI Agents SDK's "
+        "OpenAIChatCompletionsModel against the fake server, @function_tool tools, run as "
+        "Agency(agent).get_response_sync) traced by openinference-instrumentation-openai-agents",
+        "packages": ["agency-swarm", "openai-agents", "openai",
+                     "openinference-instrumentation-openai-agents"],
+        "driver": "fw_agency_swarm",
+        "handoff_via": "Agency Swarm's `send_message` tool (a communication flow "
+        "`triage_agent > research_agent`: `send_message {\"recipient_agent\": "
+        "\"research_agent\", \"message\": ...}`)",
+        "tool_spans": True,
+        "scenarios": ["a_happy", "b_tool_retry", "c_retry_exhausted", "d_forbidden_tool",
+                      "e_fabricated_citation", "f_degraded", "g_handoff", "h_coding_agent",
+                      "i_parallel_tools", "j_undisclosed_failure", "k_unfounded_uncertainty",
+                      "l_parallel_failures", "m_excess_calls", "s_delegated_forbidden",
+                      "s_delegated_failure"],
+        "notes": ["**Tool failures:** the tool raises; the OpenAI Agents SDK hands the model "
+                  "its generic error text."],
+        "on": {},
+        "off": OPENINFERENCE_HIDDEN,
+    },
     "ollama-openllmetry": {
         "what": "hand-written tool loop on Ollama's Python client (ollama.Client.chat against "
         "the scripted fake_ollama.py /api/chat), recorded by OpenLLMetry's "
