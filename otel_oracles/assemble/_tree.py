@@ -13,9 +13,11 @@ def build_trace(trace_id: str, spans: list[SpanRecord], logs: Iterable[LogRecord
 
     - ``children[parent_id]`` lists a span's children by start time, ties in arrival order
       within one instrumentation scope and by end time across scopes (``_order_ties``).
-    - ``roots``: spans without a parent id, then orphans (parent id names no span here), then
-      spans caught in a parent cycle (each treated as an orphan so nothing is lost), each group
-      by start time.
+    - ``roots``: spans without a parent id or whose missing parent is another process's
+      (``parent_is_remote``: where this service's part of a distributed trace begins), then
+      orphans (parent id names no span here, and nothing says it is remote: the parent may
+      be lost or still open), then spans caught in a parent cycle (each treated as an
+      orphan so nothing is lost), each group by start time.
     - ``spans``: every span once, by start time, ties in tree order (parent before child,
       siblings in ``children`` order), so a step list built from it is deterministic.
     - A span id seen twice keeps its first record (exporters retry whole batches); a log
@@ -47,6 +49,8 @@ def build_trace(trace_id: str, spans: list[SpanRecord], logs: Iterable[LogRecord
                 children[parent] = [span]
             else:
                 kids.append(span)
+        elif span.parent_is_remote and parent != span.span_id:
+            top.append(span)
         else:
             orphans.append(span)
     for kids in children.values():

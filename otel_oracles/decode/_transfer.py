@@ -27,6 +27,7 @@ from otel_oracles.decode._batch import DecodedBatch, decoded_batch
 from otel_oracles.model.span import (
     EMPTY,
     NO_ITEMS,
+    REMOTE_PARENT_FLAGS,
     SESSION_ATTRIBUTES,
     LinkRecord,
     LogRecord,
@@ -82,6 +83,7 @@ class WireSpan:
         "attributes",
         "body",
         "end_ns",
+        "flags",
         "index",
         "links",
         "parent_span_id",
@@ -105,6 +107,7 @@ class WireSpan:
         start_ns: int = 0,
         links: list[LinkRecord] = NO_ITEMS,
         attributes: Mapping[str, Any] = EMPTY,
+        flags: int = 0,
     ) -> None:
         self.body = body
         self.index = index
@@ -120,6 +123,13 @@ class WireSpan:
         self.start_ns = start_ns
         self.links = links
         self.attributes = attributes
+        # What building the trace reads: whether a missing parent is another process's.
+        self.flags = flags
+
+    @property
+    def parent_is_remote(self) -> bool:
+        """As ``SpanRecord.parent_is_remote``."""
+        return self.flags & REMOTE_PARENT_FLAGS == REMOTE_PARENT_FLAGS
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (span_in_body, (self.body.kind, self.body.payload, self.index))

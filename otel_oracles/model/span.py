@@ -124,7 +124,11 @@ class SpanRecord:
     ``dropped_attributes_count``, ``dropped_events_count`` and ``dropped_links_count``: how
     many the sender left out of ``attributes``, ``events`` and ``links`` (an SDK's span
     limits), 0 when it reported none. Every decoder carries them; a span that lost data
-    has lists that look complete, and only these counts say otherwise."""
+    has lists that look complete, and only these counts say otherwise.
+
+    ``flags`` is OTLP's ``Span.flags`` as sent (0 when absent): the W3C trace flags, and,
+    from senders that record it, whether the parent span context came from another process
+    (``parent_is_remote``)."""
 
     trace_id: str
     span_id: str
@@ -144,6 +148,16 @@ class SpanRecord:
     dropped_attributes: int = 0
     dropped_events: int = 0
     dropped_links: int = 0
+    flags: int = 0
+
+    @property
+    def parent_is_remote(self) -> bool:
+        """Whether the sender said the parent span context came from another process (OTLP
+        span flags: bit 8 says bit 9 is known, bit 9 that the parent is remote). Such a
+        span is where this service's part of a distributed trace begins; its parent is
+        the caller's, whose spans may be exported elsewhere or not at all. A sender that
+        does not record it (bit 8 clear) says nothing: ``False``."""
+        return self.flags & REMOTE_PARENT_FLAGS == REMOTE_PARENT_FLAGS
 
     @property
     def duration_ns(self) -> int:
@@ -153,6 +167,10 @@ class SpanRecord:
     @property
     def is_error(self) -> bool:
         return self.status_code == StatusCode.ERROR
+
+
+REMOTE_PARENT_FLAGS = 0x300
+"""OTLP's SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK | SPAN_FLAGS_CONTEXT_IS_REMOTE_MASK."""
 
 
 @dataclass(slots=True)

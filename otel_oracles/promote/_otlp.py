@@ -99,6 +99,8 @@ def _span(span: SpanRecord) -> dict[str, Any]:
     }
     if span.parent_span_id:
         out["parentSpanId"] = span.parent_span_id
+    if span.flags:  # whether the parent is another process's decides what the trace's roots are
+        out["flags"] = span.flags
     # What the sender said it left out stays said: a fixture of a span that lost
     # attributes, events or links must not read as a whole one.
     _dropped(out, "droppedAttributesCount", span.dropped_attributes)

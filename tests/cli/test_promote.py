@@ -123,3 +123,30 @@ def test_mistakes_are_one_line(tmp_path: Path) -> None:
     bad = run("promote", PYDANTIC_HAPPY, "--trace-id", "xyz", "--out", tmp_path, "-c", CONTRACTS)
     assert bad.returncode == 2
     assert bad.stderr == "error: --trace-id: expected 32 hex digits, got 'xyz'\n"
+
+
+def flags(path: Path) -> dict[str, int]:
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    return {
+        s["spanId"]: int(s.get("flags", 0))
+        for rs in doc["resourceSpans"]
+        for ss in rs["scopeSpans"]
+        for s in ss["spans"]
+    }
+
+
+def test_promoted_fixture_keeps_which_parents_are_another_processs(tmp_path: Path) -> None:
+    """An MCP server's spans continue the client's trace from another process (span flags
+    768: the parent is remote); a fixture that lost the flags would read a trace whose
+    client side is missing as a whole run instead of a fragment."""
+    source = TRACES / "openinference-mcp" / "a_happy.otlp.json"
+    trace_id = "8cb745a5ccd39e15da1da2b00f6bf37f"
+    out = tmp_path / "fixtures"
+    proc = run(
+        "promote", source, "--trace-id", trace_id, "--out", out, "-c", CONTRACTS,
+        "--allow-verdict-change",  # content is scrubbed; the answer checks cannot read it
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    kept = flags(out / f"{trace_id}.otlp.json")
+    want = {span: f for span, f in flags(source).items() if span in kept}
+    assert kept == want and sorted(set(kept.values())) == [256, 768]

@@ -71,6 +71,10 @@ pub struct Link {
 /// The `dropped_*` counts are OTLP's: how many attributes, events and links the sender
 /// left out of this span (an SDK's span limits), 0 when it said nothing. They are carried,
 /// never interpreted, here: a span that lost data still looks whole by its lists alone.
+///
+/// `flags` is OTLP's `Span.flags` as sent (0 when absent): the W3C trace flags in bits 0-7
+/// and, from senders that know it, whether the parent span context was remote (bit 8 says
+/// bit 9 is set, bit 9 that the parent is remote). Carried, not interpreted, here.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Span {
     pub trace_id: [u8; 16],
@@ -90,6 +94,7 @@ pub struct Span {
     pub dropped_attributes_count: u32,
     pub dropped_events_count: u32,
     pub dropped_links_count: u32,
+    pub flags: u32,
 }
 
 /// A log record. Those with an event name and a span context become events of their span
@@ -315,6 +320,7 @@ mod tests {
             dropped_attributes_count: 0,
             dropped_events_count: 0,
             dropped_links_count: 0,
+            flags: 0,
         }
     }
 

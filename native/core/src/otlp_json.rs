@@ -29,6 +29,8 @@
 //!   `droppedEventsCount`, `droppedLinksCount`): integers as above from 0 to 2^32-1 (a
 //!   `uint32`), absent or `null` = 0; anything else reads as 0 with a problem, and the
 //!   record is kept.
+//! * **Span flags** (`flags`): an integer as above from 0 to 2^32-1 (a `fixed32`), absent
+//!   or `null` = 0; anything else reads as 0 with a problem, and the span is kept.
 //! * **Enums.** Integers in range or the enum's names (`SPAN_KIND_CLIENT`,
 //!   `STATUS_CODE_ERROR`, `SEVERITY_NUMBER_WARN2`); any other kind or status code is read as
 //!   unspecified with a problem; an unknown severity reads as 0.
@@ -684,6 +686,26 @@ fn dropped_count(
     u32::MAX
 }
 
+/// A span's `flags` (a `fixed32`): an integer as [`integer`] reads it from 0 to 2^32-1,
+/// absent or `null` = 0; anything else reads as 0 (nothing said about the parent) with a
+/// problem, and the span is kept.
+fn span_flags(obj: &Obj<'_>, path: &dyn Fn() -> String, problems: &mut Problems) -> u32 {
+    let Some(value) = obj.get_some("flags") else {
+        return 0;
+    };
+    if let Integer::Value(n) = integer(value) {
+        if let Ok(flags) = u32::try_from(n) {
+            return flags;
+        }
+    }
+    problems.push(format!(
+        "{}.flags: must be an integer from 0 to 2^32-1, got {}; read as 0",
+        path(),
+        show(value)
+    ));
+    0
+}
+
 const SPAN_KINDS: [&str; 6] = [
     "SPAN_KIND_UNSPECIFIED",
     "SPAN_KIND_INTERNAL",
@@ -881,6 +903,7 @@ fn span(
     );
     let dropped_events_count = dropped("droppedEventsCount", "dropped_events_count", problems);
     let dropped_links_count = dropped("droppedLinksCount", "dropped_links_count", problems);
+    let flags = span_flags(sp, &span_path, problems);
     Ok(Span {
         trace_id,
         span_id,
@@ -899,6 +922,7 @@ fn span(
         dropped_attributes_count,
         dropped_events_count,
         dropped_links_count,
+        flags,
     })
 }
 

@@ -12,8 +12,9 @@
 //!   context, with a problem; its time is `time_unix_nano`, else the observed time; its
 //!   event name is `event_name`, else a string `event.name` attribute; an absent body and
 //!   an empty `AnyValue` both read as [`AnyValue::Empty`];
-//! - link ids are taken as they are (links are not checked); flags, trace state, schema
-//!   URLs and scope attributes are read (strings must be UTF-8) and dropped;
+//! - link ids are taken as they are (links are not checked); a span's `flags` (a `fixed32`)
+//!   are kept; link flags, trace state, schema URLs and scope attributes are read (strings
+//!   must be UTF-8) and dropped;
 //! - the `dropped_*_count`s of spans, events, links and log records are kept (a `uint32`
 //!   varint past 2^32-1 reads as 2^32-1, where protobuf parsers keep its low 32 bits: 2^32
 //!   would read as nothing dropped);
@@ -225,6 +226,7 @@ impl Decoder {
             dropped_attributes_count: raw.dropped_attributes_count,
             dropped_events_count: raw.dropped_events_count,
             dropped_links_count: raw.dropped_links_count,
+            flags: raw.flags,
         });
         Ok(())
     }
@@ -395,6 +397,7 @@ struct RawSpan<'a> {
     dropped_attributes_count: u32,
     dropped_events_count: u32,
     dropped_links_count: u32,
+    flags: u32,
 }
 
 impl<'a> RawSpan<'a> {
@@ -419,6 +422,7 @@ impl<'a> RawSpan<'a> {
                 (12, Value::Varint(v)) => span.dropped_events_count = uint32(v),
                 (13, Value::Bytes(b)) => span.links.push(link(&fields, b)?),
                 (14, Value::Varint(v)) => span.dropped_links_count = uint32(v),
+                (16, Value::Fixed32(v)) => span.flags = v,
                 (15, Value::Bytes(b)) => {
                     let mut status = fields.child(b, &[2])?;
                     while let Some((number, value)) = status.next()? {
@@ -766,6 +770,19 @@ mod tests {
             (span.scope.name.as_str(), span.scope.version.as_str()),
             ("lib", "1.0")
         );
+    }
+
+    #[test]
+    fn span_flags_are_kept_as_sent() {
+        let flagged = |flags: u32| {
+            let mut field = varint(16 << 3 | 5);
+            field.extend(flags.to_le_bytes());
+            span(&[good_ids(), vec![field]].concat())
+        };
+        let body = traces(b"", b"", &[flagged(0x301), span(&good_ids())]);
+        let Decoded { batch, .. } = decoded(&body, Signal::Traces);
+        assert_eq!(batch.spans[0].flags, 0x301, "parent remote, sampled");
+        assert_eq!(batch.spans[1].flags, 0, "absent");
     }
 
     #[test]

@@ -272,6 +272,7 @@ impl Batch {
                 parent: span.parent_span_id,
                 start_ns: span.start_ns,
                 end_ns: span.end_ns,
+                flags: span.flags,
                 index,
                 origin,
                 extra,
@@ -332,7 +333,7 @@ impl<'py, 'b> Builder<'py, 'b> {
             Some(id) => hex(py, id),
             None => PyString::new(py, ""),
         };
-        let args: [Bound<'py, PyAny>; 18] = [
+        let args: [Bound<'py, PyAny>; 19] = [
             hex(py, &span.trace_id).into_any(),
             hex(py, &span.span_id).into_any(),
             parent.into_any(),
@@ -351,6 +352,7 @@ impl<'py, 'b> Builder<'py, 'b> {
             span.dropped_attributes_count.into_pyobject(py)?.into_any(),
             span.dropped_events_count.into_pyobject(py)?.into_any(),
             span.dropped_links_count.into_pyobject(py)?.into_any(),
+            span.flags.into_pyobject(py)?.into_any(),
         ];
         self.types.span.bind(py).call1(PyTuple::new(py, args)?)
     }

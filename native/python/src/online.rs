@@ -52,6 +52,8 @@ pub struct SpanFacts {
     pub parent: Option<[u8; 8]>,
     pub start_ns: u64,
     pub end_ns: u64,
+    /// OTLP's `Span.flags` (whether the parent is remote, for `build_trace`).
+    pub flags: u32,
     /// Position among the body's decoded spans (what a worker takes it by).
     pub index: u32,
     /// Index into [`BodyInfo::origins`].
@@ -112,7 +114,7 @@ impl BodyInfo {
             Some(id) => hex(py, id),
             None => PyString::new(py, ""),
         };
-        let args: [Bound<'py, PyAny>; 11] = [
+        let args: [Bound<'py, PyAny>; 12] = [
             self.body.bind(py).clone(),
             facts.index.into_pyobject(py)?.into_any(),
             trace_id.clone().into_any(),
@@ -124,6 +126,7 @@ impl BodyInfo {
             facts.start_ns.into_pyobject(py)?.into_any(),
             links,
             attributes,
+            facts.flags.into_pyobject(py)?.into_any(),
         ];
         wire_span_class(py)?.call1(PyTuple::new(py, args)?)
     }

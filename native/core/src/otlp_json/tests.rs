@@ -695,3 +695,16 @@ fn dropped_counts_are_read_in_either_spelling_and_a_bad_one_reads_as_dropped() {
         ]
     );
 }
+
+#[test]
+fn span_flags_are_kept_and_a_malformed_one_reads_as_nothing_said() {
+    let flags = |field: &str| {
+        let batch = ok(&one_span(field));
+        (batch.spans[0].flags, problems(&batch).len())
+    };
+    assert_eq!(flags(r#""flags":769"#), (769, 0));
+    assert_eq!(flags(r#""flags":"768""#), (768, 0));
+    assert_eq!(flags(r#""flags":null"#), (0, 0));
+    assert_eq!(flags(r#""flags":-1"#), (0, 1));
+    assert_eq!(flags(r#""flags":"remote""#), (0, 1));
+}
