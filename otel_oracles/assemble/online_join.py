@@ -235,7 +235,7 @@ def joined_subject(members: list[ReadyTrace], due_at: float) -> ReadyTrace:
 def subject_trace(ready: ReadyTrace) -> Trace:
     """The ``Trace`` a released subject is graded as: its trace, or its member traces each
     assembled and then joined (``merge_traces``, as offline); marked incomplete when it was
-    released early."""
+    released early, unless its age limit released a trace whose tree is whole (``_whole``)."""
     if not ready.members:
         trace = build_trace(ready.trace_id, ready.spans, ready.logs)
     else:
@@ -246,6 +246,24 @@ def subject_trace(ready: ReadyTrace) -> Trace:
         for record in ready.logs:
             logs[record.trace_id].append(record)
         trace = merge_traces([build_trace(tid, spans[tid], logs[tid]) for tid in ready.members])
-    if ready.incomplete:
+    if ready.incomplete and not (ready.reason == "max_age" and _whole(trace)):
         trace.incomplete = True
     return trace
+
+
+def _whole(trace: Trace) -> bool:
+    """Whether a trace released at its age limit holds the whole of its part of the run: no
+    orphan, and every root ended, at least one of them a span whose parent is another
+    process's (``SpanRecord.parent_is_remote``). Such a trace never completes by the root
+    rule (a parentless root that ends): an agent served behind an instrumented endpoint
+    continues its caller's trace, and the caller's spans are exported elsewhere or not at
+    all. Its own root has ended and nothing of it is missing, so it is graded as complete,
+    only later. A run still going when the age limit comes has a span open above the ones
+    that arrived (an orphan), and stays incomplete."""
+    roots = trace.roots
+    return (
+        not trace.orphans
+        and bool(roots)
+        and all(root.end_ns for root in roots)
+        and any(root.parent_is_remote for root in roots)
+    )
