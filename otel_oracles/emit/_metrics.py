@@ -89,7 +89,9 @@ class GraderMetrics:
     """All instruments of one meter (see module docstring)."""
 
     def __init__(self, meter: Meter, duration_buckets_s: tuple[float, ...] = ()) -> None:
-        self._label_values: dict[str, set[str]] = defaultdict(set)
+        # One set per key from the start: creating one on first use outside the lock could
+        # replace a set another thread had just recorded a value in.
+        self._label_values: dict[str, set[str]] = {key: set() for key in _TRACE_LABEL_KEYS}
         self._label_lock = threading.Lock()
         self.is_noop = isinstance(meter, NoOpMeter)
         self._traces = meter.create_counter(
@@ -156,10 +158,8 @@ class GraderMetrics:
         the process that owns the meter, so worker processes' tallies share one budget)."""
         out = dict(labels)
         for key, value in labels:
-            if key not in _TRACE_LABEL_KEYS:
-                continue
-            seen = self._label_values[key]
-            if value in seen:
+            seen = self._label_values.get(key)  # None: not a label taken from a trace
+            if seen is None or value in seen:
                 continue
             with self._label_lock:
                 if len(seen) < MAX_TRACE_LABEL_VALUES:

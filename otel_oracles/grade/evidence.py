@@ -451,9 +451,10 @@ def _unfinished(t: Trajectory) -> str | None:
     ended are there: the agent's process was killed or crashed mid-run (its agent or root
     span never ends), the run was still going when it was exported, or a batch of it was
     lost on the way. Which of these the trace cannot tell, and in each the missing part may
-    hold the forbidden call, one more call or retry, or the answer; a run whose parent
-    span is in another service's trace (a remote caller never exported here) looks the same,
-    and fails closed with it."""
+    hold the forbidden call, one more call or retry, or the answer. A span whose sender
+    marks its parent as another process's (OTLP span flags: a caller never exported here)
+    is a root, not an orphan (``build_trace``); one whose sender does not say fails closed
+    here with the rest."""
     orphans = t.orphan_spans
     if not orphans:
         return None
