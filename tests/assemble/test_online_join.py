@@ -13,16 +13,9 @@ from otel_oracles.assemble.online import ReadyTrace
 from otel_oracles.assemble.online_join import OnlineJoiner, subject_trace
 from otel_oracles.decode import decode
 from otel_oracles.model.span import LinkRecord, SpanRecord
+from tests.support.online import ManualClock
 
 REPO = Path(__file__).resolve().parent.parent.parent
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def _ready(n: int, *, session: str | None = None, links_to: int | None = None,
@@ -46,14 +39,14 @@ def _ids(subjects: list[ReadyTrace]) -> list[list[int]]:
     return [[int(t, 16) for t in s.trace_ids] for s in subjects]
 
 
-def _joiner(clock: Clock, **over: object) -> OnlineJoiner:
+def _joiner(clock: ManualClock, **over: object) -> OnlineJoiner:
     args: dict[str, object] = {"window": 5.0, "max_traces": 100, "max_spans": 1000, "max_age": 600}
     args.update(over)
     return OnlineJoiner(clock=clock, **args)  # type: ignore[arg-type]  # test overrides
 
 
 def test_traces_sharing_a_session_leave_together_once_quiet_for_the_window() -> None:
-    clock = Clock()
+    clock = ManualClock(100.0)
     joiner = _joiner(clock)
     joiner.add([_ready(1, session="c1"), _ready(2)])
     clock.now += 3
@@ -68,7 +61,7 @@ def test_traces_sharing_a_session_leave_together_once_quiet_for_the_window() -> 
 
 def test_a_child_linking_to_a_waiting_trace_joins_it_in_either_order() -> None:
     for order in ([1, 2], [2, 1]):
-        clock = Clock()
+        clock = ManualClock(100.0)
         joiner = _joiner(clock)
         made = {1: _ready(1), 2: _ready(2, links_to=1)}
         joiner.add([made[order[0]]])
@@ -81,7 +74,7 @@ def test_a_child_linking_to_a_waiting_trace_joins_it_in_either_order() -> None:
 
 
 def test_a_group_waits_while_a_trace_it_links_to_is_still_being_assembled() -> None:
-    clock = Clock()
+    clock = ManualClock(100.0)
     open_traces = {f"{1:032x}"}
     joiner = _joiner(clock, is_open=lambda t: t in open_traces)
     joiner.add([_ready(2, links_to=1)])
@@ -94,7 +87,7 @@ def test_a_group_waits_while_a_trace_it_links_to_is_still_being_assembled() -> N
 
 
 def test_a_session_every_trace_shares_leaves_at_max_age_and_the_next_trace_starts_anew() -> None:
-    clock = Clock()
+    clock = ManualClock(100.0)
     joiner = _joiner(clock, max_age=20.0)
     for n in range(1, 6):  # a trace every 4 s: the group is never quiet for the window
         joiner.add([_ready(n, session="same")])
@@ -108,7 +101,7 @@ def test_a_session_every_trace_shares_leaves_at_max_age_and_the_next_trace_start
 
 
 def test_waiting_for_a_trace_still_being_assembled_ends_at_max_age() -> None:
-    clock = Clock()
+    clock = ManualClock(100.0)
     joiner = _joiner(clock, max_age=30.0, is_open=lambda _t: True)
     joiner.add([_ready(2, links_to=1)])
     clock.now += 29
@@ -119,7 +112,7 @@ def test_waiting_for_a_trace_still_being_assembled_ends_at_max_age() -> None:
 
 
 def test_over_the_trace_cap_the_group_quiet_longest_leaves_early_and_is_counted() -> None:
-    clock = Clock()
+    clock = ManualClock(100.0)
     joiner = _joiner(clock, max_traces=2)
     joiner.add([_ready(1)])
     clock.now += 1
@@ -131,7 +124,7 @@ def test_over_the_trace_cap_the_group_quiet_longest_leaves_early_and_is_counted(
 
 
 def test_over_the_span_cap_groups_leave_early() -> None:
-    clock = Clock()
+    clock = ManualClock(100.0)
     joiner = _joiner(clock, max_spans=5)
     joiner.add([_ready(1, spans=3), _ready(2, spans=3)])
     assert joiner.stats.released_early == 1 and joiner.waiting_spans == 3
@@ -139,7 +132,7 @@ def test_over_the_span_cap_groups_leave_early() -> None:
 
 
 def test_room_holds_back_while_released_subjects_wait_for_grading_slots() -> None:
-    clock = Clock()
+    clock = ManualClock(100.0)
     joiner = _joiner(clock)
     joiner.add([_ready(1), _ready(2), _ready(3)])
     clock.now += 5
@@ -149,7 +142,7 @@ def test_room_holds_back_while_released_subjects_wait_for_grading_slots() -> Non
 
 
 def test_the_subject_trace_hangs_a_linked_sub_run_under_the_span_it_links_to() -> None:
-    clock = Clock()
+    clock = ManualClock(100.0)
     joiner = _joiner(clock)
     parent = _ready(1, start=10, spans=2)
     child = _ready(2, start=20)

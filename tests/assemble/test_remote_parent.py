@@ -29,7 +29,6 @@ from opentelemetry.trace import set_span_in_context
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from otel_oracles.assemble import build_trace
-from otel_oracles.assemble.online import OnlineAssembler
 from otel_oracles.assemble.online_join import subject_trace
 from otel_oracles.decode import decode
 from otel_oracles.grade.completeness import trace_complete
@@ -37,6 +36,7 @@ from otel_oracles.grade.evidence import fragment_gap
 from otel_oracles.mapping import load_conventions, map_trace
 from otel_oracles.model.contract import Contract
 from otel_oracles.model.span import SpanRecord
+from tests.support.online import ManualClock, online_assembler
 from tests.support.otlp_sink import OtlpSink
 
 PROTOBUF = "application/x-protobuf"
@@ -152,13 +152,6 @@ def test_serves_transfer_keeps_the_flags(sent: dict[str, bytes]) -> None:
     assert sorted(s.parent_is_remote for s in rebuilt) == [False, False, True]
 
 
-class _Clock:
-    now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 @pytest.mark.parametrize(("run", "incomplete"), [("served", False), ("killed", True)])
 def test_serve_grades_a_served_run_whole_at_its_age_limit(
     sent: dict[str, bytes], run: str, incomplete: bool
@@ -167,17 +160,8 @@ def test_serve_grades_a_served_run_whole_at_its_age_limit(
     cannot tell a served run's local root from a span whose caller is still going). Then a
     served run, whose tree is whole and whose remote-parented root ended, is graded as
     complete; a killed run's orphans keep it incomplete."""
-    clock = _Clock()
-    buffer = OnlineAssembler(
-        decision_wait=10.0,
-        max_trace_age=60.0,
-        max_traces=10,
-        max_buffered_spans=100,
-        max_spans_per_trace=50,
-        decision_cache_size=10,
-        retry_after=0.5,
-        clock=clock,
-    )
+    clock = ManualClock()
+    buffer = online_assembler(clock)
     buffer.offer(decode(sent[run], PROTOBUF, for_transfer=True).spans)
     clock.now += 30
     assert buffer.due() == [], "nothing parentless ended: the trace waits for its age limit"

@@ -8,40 +8,18 @@ from __future__ import annotations
 
 import pytest
 
-from otel_oracles.assemble.online import BufferFull, OnlineAssembler
+from otel_oracles.assemble.online import BufferFull
 from otel_oracles.model.span import LogRecord, SpanRecord
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
+from tests.support.online import ManualClock, online_assembler
 
 
 def span(trace: str, sid: str, parent: str = "", end: int = 2) -> SpanRecord:
     return SpanRecord(trace_id=trace, span_id=sid, parent_span_id=parent, name=sid, end_ns=end)
 
 
-def make(clock: Clock, **kw: int | float) -> OnlineAssembler:
-    args: dict = dict(
-        decision_wait=10.0,
-        max_trace_age=60.0,
-        max_traces=100,
-        max_buffered_spans=1000,
-        max_spans_per_trace=50,
-        decision_cache_size=100,
-        retry_after=0.5,
-        clock=clock,
-    )
-    args.update(kw)
-    return OnlineAssembler(**args)
-
-
 def test_trace_is_released_after_root_ended_and_decision_wait_of_quiet() -> None:
-    clock = Clock()
-    a = make(clock)
+    clock = ManualClock()
+    a = online_assembler(clock)
     a.offer([span("t1", "c1", parent="r")])
     a.offer([span("t1", "r")])
     clock.now += 9.9
@@ -54,8 +32,8 @@ def test_trace_is_released_after_root_ended_and_decision_wait_of_quiet() -> None
 
 
 def test_a_new_span_restarts_the_decision_wait() -> None:
-    clock = Clock()
-    a = make(clock)
+    clock = ManualClock()
+    a = online_assembler(clock)
     a.offer([span("t1", "r")])
     clock.now += 8
     a.offer([span("t1", "c1", parent="r")])
@@ -66,8 +44,8 @@ def test_a_new_span_restarts_the_decision_wait() -> None:
 
 
 def test_trace_without_ended_root_is_released_incomplete_at_max_trace_age() -> None:
-    clock = Clock()
-    a = make(clock)
+    clock = ManualClock()
+    a = online_assembler(clock)
     a.offer([span("t1", "c1", parent="r")])
     clock.now += 30
     assert a.due() == [], "no root: must wait for max_trace_age"
@@ -77,8 +55,8 @@ def test_trace_without_ended_root_is_released_incomplete_at_max_trace_age() -> N
 
 
 def test_late_spans_after_release_are_counted_not_buffered() -> None:
-    clock = Clock()
-    a = make(clock)
+    clock = ManualClock()
+    a = online_assembler(clock)
     a.offer([span("t1", "r")])
     clock.now += 11
     assert len(a.due()) == 1
@@ -88,8 +66,8 @@ def test_late_spans_after_release_are_counted_not_buffered() -> None:
 
 
 def test_decision_cache_is_bounded() -> None:
-    clock = Clock()
-    a = make(clock, decision_cache_size=2)
+    clock = ManualClock()
+    a = online_assembler(clock, decision_cache_size=2)
     for t in ("t1", "t2", "t3"):
         a.offer([span(t, "r")])
     clock.now += 11
@@ -99,8 +77,8 @@ def test_decision_cache_is_bounded() -> None:
 
 
 def test_full_buffer_refuses_the_whole_request_and_buffers_nothing() -> None:
-    clock = Clock()
-    a = make(clock, max_traces=2)
+    clock = ManualClock()
+    a = online_assembler(clock, max_traces=2)
     a.offer([span("t1", "r"), span("t2", "r")])  # both complete: they drain by themselves
     with pytest.raises(BufferFull) as info:
         a.offer([span("t3", "c", parent="r"), span("t3", "r")])
@@ -114,23 +92,23 @@ def test_full_buffer_refuses_the_whole_request_and_buffers_nothing() -> None:
 
 
 def test_span_budget_counts_across_traces() -> None:
-    clock = Clock()
-    a = make(clock, max_buffered_spans=3)
+    clock = ManualClock()
+    a = online_assembler(clock, max_buffered_spans=3)
     a.offer([span("t1", "a"), span("t1", "b", parent="a")])
     with pytest.raises(BufferFull):
         a.offer([span("t1", "c", parent="a"), span("t1", "d", parent="a")])
 
 
 def test_empty_buffer_takes_an_oversized_request_so_the_sender_cannot_livelock() -> None:
-    clock = Clock()
-    a = make(clock, max_buffered_spans=2)
+    clock = ManualClock()
+    a = online_assembler(clock, max_buffered_spans=2)
     adm = a.offer([span("t1", str(i)) for i in range(5)])
     assert adm.accepted == 5
 
 
 def test_spans_over_the_per_trace_limit_are_rejected_and_the_trace_is_incomplete() -> None:
-    clock = Clock()
-    a = make(clock, max_spans_per_trace=3)
+    clock = ManualClock()
+    a = online_assembler(clock, max_spans_per_trace=3)
     adm = a.offer([span("t1", "r")] + [span("t1", f"c{i}", parent="r") for i in range(4)])
     assert (adm.accepted, adm.rejected) == (3, 2)
     assert "max_spans_per_trace" in adm.message
@@ -140,8 +118,8 @@ def test_spans_over_the_per_trace_limit_are_rejected_and_the_trace_is_incomplete
 
 
 def test_logs_join_their_trace_and_logs_without_trace_id_are_counted() -> None:
-    clock = Clock()
-    a = make(clock)
+    clock = ManualClock()
+    a = online_assembler(clock)
     log = LogRecord(trace_id="t1", span_id="r", event_name="gen_ai.choice", time_ns=1)
     orphan = LogRecord(trace_id="", span_id="", event_name="x", time_ns=1)
     adm = a.offer([span("t1", "r")], [log, orphan])
@@ -152,8 +130,8 @@ def test_logs_join_their_trace_and_logs_without_trace_id_are_counted() -> None:
 
 
 def test_drain_releases_waiting_traces_complete_and_the_rest_incomplete() -> None:
-    clock = Clock()
-    a = make(clock)
+    clock = ManualClock()
+    a = online_assembler(clock)
     a.offer([span("done", "r")])
     clock.now += 11
     a.offer([span("open", "c", parent="r")])
@@ -163,8 +141,8 @@ def test_drain_releases_waiting_traces_complete_and_the_rest_incomplete() -> Non
 
 
 def test_due_respects_the_limit_and_keeps_the_rest_buffered() -> None:
-    clock = Clock()
-    a = make(clock)
+    clock = ManualClock()
+    a = online_assembler(clock)
     for t in ("t1", "t2", "t3"):
         a.offer([span(t, "r")])
     clock.now += 11
@@ -174,8 +152,8 @@ def test_due_respects_the_limit_and_keeps_the_rest_buffered() -> None:
 
 
 def test_trace_over_its_span_limit_does_not_wait_for_a_root_it_may_have_lost() -> None:
-    clock = Clock()
-    a = make(clock, max_spans_per_trace=2)
+    clock = ManualClock()
+    a = online_assembler(clock, max_spans_per_trace=2)
     a.offer([span("t1", f"c{i}", parent="r") for i in range(3)] + [span("t1", "r")])
     clock.now += 11
     (ready,) = a.due()
@@ -188,8 +166,8 @@ def test_trace_over_its_span_limit_does_not_wait_for_a_root_it_may_have_lost() -
 def test_request_continuing_a_buffered_trace_is_admitted_over_max_traces() -> None:
     """The root of a buffered trace comes with a new trace's first spans (a collector batch
     mixes traces): refusing it would keep the buffered trace from ever completing."""
-    clock = Clock()
-    a = make(clock, max_traces=2)
+    clock = ManualClock()
+    a = online_assembler(clock, max_traces=2)
     a.offer([span("t1", "c", parent="r1"), span("t2", "c", parent="r2")])  # roots still out
     adm = a.offer([span("t1", "r1"), span("t3", "c", parent="r3")])
     assert adm.accepted == 2 and adm.overflow
@@ -201,8 +179,8 @@ def test_request_continuing_a_buffered_trace_is_admitted_over_max_traces() -> No
 def test_new_traces_are_admitted_when_nothing_buffered_would_drain_by_itself() -> None:
     """Every buffered trace waits for its root and the request brings only new traces (the
     roots are queued behind it at the sender): refusing cannot make room, admitting can."""
-    clock = Clock()
-    a = make(clock, max_traces=2)
+    clock = ManualClock()
+    a = online_assembler(clock, max_traces=2)
     a.offer([span("t1", "c", parent="r1"), span("t2", "c", parent="r2")])
     assert a.offer([span("t3", "c", parent="r3")]).overflow
     # but when a buffered trace is about to complete, a new trace waits for the room it frees
@@ -212,8 +190,8 @@ def test_new_traces_are_admitted_when_nothing_buffered_would_drain_by_itself() -
 
 
 def test_hard_trace_cap_evicts_the_oldest_open_traces_instead_of_livelocking() -> None:
-    clock = Clock()
-    a = make(clock, max_traces=2, overflow_traces=1)
+    clock = ManualClock()
+    a = online_assembler(clock, max_traces=2, overflow_traces=1)
     for t in ("t1", "t2", "t3"):  # all open; t3 over max_traces (overflow)
         a.offer([span(t, "c", parent="r")])
         clock.now += 1
@@ -232,8 +210,8 @@ def test_hard_trace_cap_evicts_the_oldest_open_traces_instead_of_livelocking() -
 
 
 def test_hard_span_cap_evicts_only_what_draining_traces_do_not_free() -> None:
-    clock = Clock()
-    a = make(clock, max_buffered_spans=4)
+    clock = ManualClock()
+    a = online_assembler(clock, max_buffered_spans=4)
     a.offer([span("done", "r")])  # drains by itself
     a.offer([span("open", f"c{i}", parent="r") for i in range(3)])
     clock.now += 10
@@ -243,7 +221,7 @@ def test_hard_span_cap_evicts_only_what_draining_traces_do_not_free() -> None:
     assert a.evictions == 1
     released = [(r.trace_id, r.reason) for r in a.due()]
     assert released == [("open", "evicted"), ("done", "complete")]
-    a2 = make(clock, max_buffered_spans=4)
+    a2 = online_assembler(clock, max_buffered_spans=4)
     a2.offer([span("done", "r"), span("done", "c", parent="r")])
     a2.offer([span("open", "c1", parent="r")])
     with pytest.raises(BufferFull):
@@ -259,8 +237,8 @@ def test_collector_retry_queue_drains_a_tiny_buffer_with_nothing_lost() -> None:
     import random
 
     rng = random.Random(7)
-    clock = Clock()
-    a = make(clock, max_traces=3, decision_wait=1.0, max_trace_age=300.0)
+    clock = ManualClock()
+    a = online_assembler(clock, max_traces=3, decision_wait=1.0, max_trace_age=300.0)
     records: list[SpanRecord | LogRecord] = []
     for i in range(40):
         t = f"t{i:02d}"
