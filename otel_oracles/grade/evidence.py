@@ -382,7 +382,10 @@ def fragment_gap(t: Trajectory) -> str | None:
     computes it once per trajectory). A trace is a fragment when
 
     - model input refers to tool calls (requests, or results handed back) that no step of
-      the trace made (``calls_outside``): the run began before the trace;
+      the trace made (``calls_outside``): the run began before the trace, or made calls
+      that opened no span and that no model call in the trace shows it asked for (the Azure
+      AI Agents SDK answers a call of a function its toolset lacks with an output posted by
+      call id, read as the input of the service's next model call);
     - nothing encloses its model calls (the trace's root span is a model call: no
       application, agent or wrapper span shows where the run starts and ends) and that call
       requested tools that no step of the trace runs or answers: the run went on after the
@@ -403,7 +406,8 @@ def _fragment_message(ev: Evidence) -> str | None:
     if outside:
         return (
             "the trace holds only part of the run: model input refers to "
-            f"{len(outside)} tool call(s) not in this trace ({', '.join(outside[:3])})"
+            f"{len(outside)} tool call(s) not in this trace ({', '.join(outside[:3])}), "
+            "made before it began or without a step of their own"
         )
     t = ev.trajectory
     root = next(

@@ -9,6 +9,7 @@ import json
 from otel_oracles.mapping.parsers.azure_agents import (
     parse_azure_thread_finish_reasons,
     parse_azure_thread_messages,
+    parse_azure_tool_outputs,
 )
 from otel_oracles.model.span import EventRecord
 
@@ -56,3 +57,42 @@ def test_an_incomplete_message_carries_its_reason_as_the_finish_reason() -> None
 def test_no_assistant_message_is_no_value() -> None:
     assert parse_azure_thread_messages([_event("user", {"content": "Q?", "role": "user"})]) is None
     assert parse_azure_thread_messages("not events") is None
+
+
+def _output(call_id: str, content: str) -> EventRecord:
+    return EventRecord(
+        name="gen_ai.tool.message",
+        time_ns=1,
+        attributes={"gen_ai.event.content": json.dumps({"content": content, "id": call_id})},
+    )
+
+
+def test_posted_tool_outputs_are_tool_responses_by_call_id() -> None:
+    events = [_output("call_0_0", '{"documents": []}'), _output("call_0_1", "done")]
+    assert parse_azure_tool_outputs(events) == [
+        {
+            "role": "tool",
+            "parts": [
+                {"type": "tool_call_response", "id": "call_0_0", "response": {"documents": []}},
+                {"type": "tool_call_response", "id": "call_0_1", "response": "done"},
+            ],
+        }
+    ]
+
+
+def test_recording_off_keeps_the_call_ids_and_leaves_the_outputs_not_captured() -> None:
+    # With content recording off the SDK writes "" as the content; the id stays: a call
+    # that opened no span is still counted, and its output is never an empty result.
+    assert parse_azure_tool_outputs([_output("call_1_0", "")]) == [
+        {"role": "tool", "parts": [{"type": "tool_call_response", "id": "call_1_0"}]}
+    ]
+
+
+def test_outputs_without_an_id_or_other_messages_are_not_outputs() -> None:
+    user = _event("user", {"content": "Q?", "role": "user"})
+    nameless = EventRecord(
+        name="gen_ai.tool.message",
+        time_ns=1,
+        attributes={"gen_ai.event.content": json.dumps({"content": "x"})},
+    )
+    assert parse_azure_tool_outputs([user, nameless]) is None

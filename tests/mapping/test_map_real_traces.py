@@ -186,7 +186,8 @@ UNKNOWN_CALL_UNSEEN = frozenset({"azure-ai-agents"})
 span holds its request, and the SDK answers a call its toolset has no function for without
 opening a ``@trace_function`` span: the made-up call is only an output posted by call id
 (``test_contracts_on_real_traces.UNKNOWN_CALL_UNSEEN``). It is not mapped, and nothing is
-invented in its place."""
+invented in its place: the posts are input-only model steps whose outputs, by call id,
+outnumber the tool steps, which grading reads as calls the trace does not show."""
 REJECTED_ARGUMENTS_UNRECORDED = frozenset({"azure-ai-agents"})
 """``t_invalid_args``: the refused call's span is opened (the SDK's ``@trace_function``) and
 records Python's ``TypeError``, but not the arguments, which the decorator binds to the

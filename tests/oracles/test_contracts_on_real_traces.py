@@ -978,7 +978,9 @@ Azure AI Agents service runs the model, so no span holds its requests; the SDK's
 calls answer a call the toolset has no function for with an error output and open no
 ``@trace_function`` span, so the call is only an output posted by call id (a
 ``gen_ai.tool.message`` event on ``submit_tool_outputs``, its text the SDK's error with
-content on), which names no tool. ``tool_not_called`` passes, a known false pass."""
+content on), which names no tool. The posts are read as the input of the service's next model
+call, so the trace shows more calls (outputs by call id) than tool steps: every check that
+needs all the calls, ``degraded-disclosed`` with them, is missing evidence (never a pass)."""
 REASONING = ("v_reasoning", "v_reasoning_fabricated")
 """Scenarios whose model reasons before each turn (``Scenario.reasoning``)."""
 THOUGHTS_AS_TEXT = ("google-adk", "google-adk-stream")
@@ -1495,7 +1497,9 @@ def _expected(source: str, contract: str, scenario: str, content: bool) -> dict[
     ):
         base["no-destructive-tools"] = P  # known false pass: the request is unseen
     if scenario == "y_unknown_tool" and source in UNKNOWN_CALL_UNSEEN:
-        base["no-destructive-tools"] = P  # known false pass: the call is unseen
+        # the call is seen only by the output posted for it: a call no step shows
+        unseen = (*TOOL_COUNT_CHECKS, "degraded-disclosed")
+        base.update({name: MIS for name in unseen if name in base})
     if scenario in CUT and source in CUT_UNRECORDED:
         base.update(dict.fromkeys(ANSWER_CHECKS[contract], P))  # known false pass: no reason
     if source in HANDOFF_REQUESTS_ONLY and scenario in HANDED_OVER + NESTED:

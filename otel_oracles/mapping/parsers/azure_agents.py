@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from otel_oracles.mapping.parsers.messages import Message, text_part
-from otel_oracles.mapping.parsers.scalars import parse_json
+from otel_oracles.mapping.parsers.messages import Message, text_part, tool_response_part
+from otel_oracles.mapping.parsers.scalars import parse_json, parse_json_or_text
 
 EVENT_CONTENT = "gen_ai.event.content"
 _ROLES = {
@@ -100,8 +100,36 @@ def parse_azure_thread_finish_reasons(events: Any) -> list[str] | None:
     return [reason] if isinstance(reason, str) else None
 
 
+def parse_azure_tool_outputs(events: Any) -> list[Message] | None:
+    """The tool outputs a ``submit_tool_outputs`` call posted to the run (one
+    ``gen_ai.tool.message`` event per output, ``{"content": ..., "id": <call id>}``), as the
+    tool messages the service's next model call is handed: one ``tool_call_response`` part
+    per output, by call id. The ids are kept whatever the content switch says; with recording
+    off the content is ``""``, read as not captured (never an empty result). An output the
+    SDK posted for a call that opened no span (a function the toolset lacks, arguments it
+    refused) is seen here only, by its id: the evidence that the run made a call no step
+    shows. ``None`` when no output carries an id."""
+    if not isinstance(events, list):
+        return None
+    parts: list[dict[str, Any]] = []
+    for event in events:
+        if _ROLES.get(getattr(event, "name", "")) != "tool":
+            continue
+        body = _body(event)
+        if body is None or not isinstance(body.get("id"), str) or not body["id"]:
+            continue
+        content = body.get("content")
+        has_content = isinstance(content, str) and content != ""
+        response = parse_json_or_text(content) if has_content else None
+        parts.append(tool_response_part(body["id"], response, has_content))
+    if not parts:
+        return None
+    return [{"role": "tool", "parts": parts}]
+
+
 PARSERS = {
     "azure_thread_messages": parse_azure_thread_messages,
     "azure_thread_finish_reasons": parse_azure_thread_finish_reasons,
+    "azure_tool_outputs": parse_azure_tool_outputs,
 }
 """Registered names (as written in YAML ``parse:``) -> parser."""
