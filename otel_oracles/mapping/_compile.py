@@ -131,6 +131,8 @@ class CompiledSet:
     """What the rules' ``field`` conditions read (``ContentReads``); ``None`` when none has one."""
     tool_kinds: dict[tuple[str, str], ToolKinds] = field(default_factory=dict)
     final_answer_tools: tuple[str, ...] = ()
+    handoff_requests: tuple[str, ...] = ()
+    """The files' ``handoff_requests`` patterns (``_mapper._requested_handoffs``)."""
     model_status: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
     """The set's ``tool_kinds()``, ``final_answer_tools()`` and ``model_status_errors()``,
     kept here for ``map_trace``: read per trace, and a ``ConventionSet``'s private attributes
@@ -436,6 +438,7 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
         tool_results=tool_result_rules(conventions.files),
         tool_kinds=conventions.tool_kinds(),
         final_answer_tools=conventions.final_answer_tools(),
+        handoff_requests=conventions.handoff_requests(),
         model_status=conventions.model_status_errors(),
     )
 

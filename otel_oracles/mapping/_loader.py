@@ -61,6 +61,7 @@ class ConventionSet(BaseModel):
     _final_answer_tools: tuple[str, ...] | None = PrivateAttr(default=None)
     _model_status: tuple[tuple[str, ...], tuple[str, ...]] | None = PrivateAttr(default=None)
     _tool_kinds: dict[tuple[str, str], ToolKinds] | None = PrivateAttr(default=None)
+    _handoff_requests: tuple[str, ...] | None = PrivateAttr(default=None)
 
     @model_validator(mode="after")
     def _parsers_known(self) -> ConventionSet:
@@ -122,6 +123,16 @@ class ConventionSet(BaseModel):
             self._final_answer_tools = tuple(names)
         tools: tuple[str, ...] = self._final_answer_tools
         return tools
+
+    def handoff_requests(self) -> tuple[str, ...]:
+        """Every file's ``handoff_requests`` patterns, first-seen order, no repeats (computed
+        once). A union, as ``final_answer_tools``: the request is a model call's, mapped by
+        whichever file reads the model calls."""
+        if self._handoff_requests is None:
+            patterns = dict.fromkeys(p for f in self.files for p in f.handoff_requests)
+            self._handoff_requests = tuple(patterns)
+        found: tuple[str, ...] = self._handoff_requests
+        return found
 
     def model_status_errors(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """Every file's ``model_errors``: the ``status_errors`` class names and the

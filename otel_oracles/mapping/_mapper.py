@@ -26,6 +26,7 @@ from its field sources. Then trace-level passes that no single span can do:
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -137,6 +138,8 @@ def map_trace(trace: Trace, conventions: ConventionSet) -> Trajectory:
     _handoff_targets(drafts)
     _requests_from_next_input(drafts)
     _link_tool_calls(drafts, compiled)
+    if compiled.handoff_requests:
+        _requested_handoffs(drafts, compiled.handoff_requests)
     flag_aggregated_usage(drafts, draft_by_span, by_id)
     apply_limits(trace, [d for draft in drafts for d in (draft, *draft.follows)])
     steps: list[Step] = _STEPS.build_steps(drafts, trace.trace_id, compiled.tool_kinds)
@@ -532,6 +535,53 @@ def _handoff_targets(drafts: list[Draft]) -> None:
         target = next((a for a in agents if a.span and a.span.start_ns >= start), None)
         if target is not None:
             handoff.fields["to_agent"] = target.fields["agent_name"]
+
+
+def _agent_key(name: str) -> str:
+    """An agent's name as a tool name writes it: lower case, every run of characters other
+    than letters and digits one ``_`` (the OpenAI Agents SDK's handoff tool names)."""
+    return _NOT_WORD_RX.sub("_", name.lower()).strip("_")
+
+
+_NOT_WORD_RX = re.compile(r"[^0-9a-z]+")
+
+
+def _requested_handoffs(drafts: list[Draft], patterns: tuple[str, ...]) -> None:
+    """A requested call no span ran (synthesized) of a tool ``handoff_requests`` declares a
+    handoff request (``transfer_to_<agent>``) is the handoff when the next agent to start
+    after the model call that asked for it is that agent: the framework switched agents as
+    the request asked, and traced the switch but not the tool (the OpenAI Agents SDK under
+    ``opentelemetry-instrumentation-genai-openai-agents``, which drops the SDK's handoff
+    spans). The call becomes a handoff step from the requesting agent to that agent. Any
+    other agent next, or none, leaves it a call never run: the transfer is not shown, and
+    the handoff check fails or lacks evidence rather than passing on a guess."""
+    agents = sorted(
+        (d for d in drafts if d.kind == "agent" and d.span and d.fields.get("agent_name")),
+        key=lambda d: d.span.start_ns if d.span else 0,
+    )
+    if not agents:
+        return
+    compiled = [safe_regex.compile_pattern(p) for p in patterns]
+    for gen in drafts:
+        if gen.kind != "generation" or gen.span is None or not gen.follows:
+            continue
+        start = gen.span.start_ns
+        after = next((a for a in agents if a.span and a.span.start_ns >= start), None)
+        if after is None:
+            continue
+        target = str(after.fields["agent_name"])
+        for call in gen.follows:
+            tool = call.fields.get("tool")
+            if call.kind != "tool_call" or not call.synthesized or not isinstance(tool, str):
+                continue
+            for rx in compiled:
+                m = safe_regex.match(rx, tool)
+                if m and _agent_key(m.group("agent")) == _agent_key(target):
+                    call.kind = "handoff"
+                    call.fields["to_agent"] = target
+                    if gen.fields.get("agent_name"):
+                        call.fields.setdefault("from_agent", gen.fields["agent_name"])
+                    break
 
 
 def _requests_from_next_input(drafts: list[Draft]) -> None:

@@ -517,6 +517,15 @@ class ConventionFile(_Strict):
     structured-output tools: ``final_answer``, ``final_result``). Names or globs, matched
     like contract tool names (qualified forms included). Grading takes the answer from the
     last such call before model text or agent output; see ``grade/evidence.py``."""
+    handoff_requests: list[str] = Field(default_factory=list)
+    """Regexes for tool names that request a handoff (``^transfer_to_(?P<agent>.+)$``), each
+    with a named group ``agent``: the target agent's name as the tool name writes it. A
+    model's request for such a tool that no span ran (a synthesized call) is the handoff when
+    an agent of that name (compared case-insensitively, spaces as ``_``) runs after the
+    request: frameworks that turn a handoff into a tool call the model makes (the OpenAI
+    Agents SDK's ``transfer_to_<agent>``) may trace the agent switch but not the tool, and
+    then the request read with the switch is the only record of the transfer. A request
+    with no such agent after it stays a call never run."""
     tool_results: ToolResults = Field(default_factory=ToolResults)
     model_errors: ModelErrors = Field(default_factory=ModelErrors)
     tool_outcomes: dict[Literal["ok", "error"], list[str]] = Field(default_factory=dict)
@@ -539,6 +548,15 @@ class ConventionFile(_Strict):
                     raise ValueError(
                         f"{spelling!r} is listed under both {other!r} and {canonical!r}"
                     )
+        return value
+
+    @field_validator("handoff_requests")
+    @classmethod
+    def _agent_group(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        for pattern in value:
+            _check_regex(pattern, info)
+            if "(?P<agent>" not in pattern:
+                raise ValueError(f"handoff request pattern {pattern!r} has no group 'agent'")
         return value
 
     @model_validator(mode="after")

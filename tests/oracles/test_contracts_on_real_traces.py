@@ -1012,10 +1012,11 @@ HANDOFF_REQUESTS_ONLY = ("openai-agents-otel-genai",)
 1.3b0 turns the OpenAI Agents SDK's trace, agent and function spans into GenAI spans and drops
 its handoff spans, so a transfer is only the model's requested ``transfer_to_<agent>`` call,
 which no step runs, and the next agent's ``invoke_agent`` span beside the first. With content
-on the request is a call never run and no handoff step is read: ``triage-to-research`` fails
-(a known false failure, never a pass). With content off the request is hidden: a model turn
-asked for a call no span shows, so every check over the run's tool names is missing evidence
-(a forbidden call a span shows still fails ``no-destructive-tools``)."""
+on the named request, read with the agent that starts next, is the handoff
+(``handoff_requests`` in conventions/handoffs.yaml): every check as the truth. With content off
+the request is hidden: a model turn asked for a call no span shows, so every check over the
+run's tool names is missing evidence (a forbidden call a span shows still fails
+``no-destructive-tools``)."""
 HANDED_OVER = ("g_handoff", "n_handback", "s_delegated_forbidden", "s_delegated_failure")
 TOOL_COUNT_CHECKS = (
     "no-destructive-tools",
@@ -1502,13 +1503,10 @@ def _expected(source: str, contract: str, scenario: str, content: bool) -> dict[
         base.update({name: MIS for name in unseen if name in base})
     if scenario in CUT and source in CUT_UNRECORDED:
         base.update(dict.fromkeys(ANSWER_CHECKS[contract], P))  # known false pass: no reason
-    if source in HANDOFF_REQUESTS_ONLY and scenario in HANDED_OVER + NESTED:
-        if content and contract == "multi-agent-handoff":
-            base["triage-to-research"] = INV  # known false failure: the transfer is a request
-        if not content:
-            for name in TOOL_COUNT_CHECKS:
-                if name in base and not (name == "no-destructive-tools" and base[name] == INV):
-                    base[name] = MIS
+    if source in HANDOFF_REQUESTS_ONLY and scenario in HANDED_OVER + NESTED and not content:
+        for name in TOOL_COUNT_CHECKS:
+            if name in base and not (name == "no-destructive-tools" and base[name] == INV):
+                base[name] = MIS
     if content:
         return base
     if source in PARALLEL_RUN_IN_TURN and scenario == "l_parallel_failures":
