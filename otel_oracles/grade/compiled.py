@@ -97,5 +97,11 @@ class CompiledContract:
         ``otel_oracles.grade.selector``). May raise ``RegexBudgetExceeded``."""
         return self.selector(trace, agents)
 
+    def could_select(self, trace: Trace) -> str | None:
+        """For a trace ``selects`` rejected whose spans name parents that never arrived: why
+        the missing part could make the contract select it, else ``None``
+        (``otel_oracles.grade.selector``)."""
+        return self.selector.could_select(trace)
+
     def __repr__(self) -> str:
         return f"CompiledContract(id={self.contract.id!r}, checks={len(self.checks)})"

@@ -16,6 +16,16 @@ them selects it (e.g. the same agent instrumented by two libraries).
 A value is an exact value, or a regex when written between slashes (``/^support-.*/``,
 searched with ``re.search`` in the string form of the attribute). Regexes are compiled once
 per contract (``Selector``), so selecting is cheap per trace.
+
+A trace some of whose spans never arrived (``Trace.orphans``: a run killed mid-way, a lost
+batch) cannot always answer a selector: the span a ``span`` selector keys on, or the root a
+``root_name`` selector names, may be the part that is missing (an SDK exports a span when it
+ends, and a killed run's agent span never ends). ``could_select`` says whether the missing
+part could make the contract select the trace, and why; the session then grades the trace
+against that contract rather than let the run vanish from the report (fail closed). A
+``resource`` selector is decided by the spans that arrived: the spans of one trace sent by
+one process carry its one resource, and a parent in another process is a root, not an
+orphan (``build_trace``).
 """
 
 from __future__ import annotations
@@ -95,6 +105,31 @@ class Selector:
             return self._by_agent and agents is not None and self._mapped_agent(trace, agents())
         return True
 
+    def could_select(self, trace: Trace) -> str | None:
+        """For a trace this selector does not select and whose spans name parents that never
+        arrived: why the missing spans could make it select the trace, or ``None`` when the
+        spans that arrived rule it out (a ``resource`` or, under a root that arrived,
+        ``root_name`` part that does not hold)."""
+        if self.always or not trace.orphans:
+            return None
+        root = trace.root
+        if root is not None and root.parent_span_id:
+            root = None  # the earliest orphan stands in for the root: its name is no root's
+        reasons: list[str] = []
+        if self._root_name is not None:
+            if root is not None:
+                if not self._root_name(root.name):
+                    return None
+            else:
+                reasons.append("names the root span, which never arrived")
+        if self._resource:
+            resource = trace.resource
+            if not all(test(resource.get(key, _MISSING)) for key, test in self._resource):
+                return None
+        if self._span:
+            reasons.append("reads span attributes that a span which never arrived may carry")
+        return "its match " + " and ".join(reasons) if reasons else None
+
     def _mapped_agent(self, trace: Trace, agents: Mapping[str, str]) -> bool:
         by_id = {span.span_id: span for span in trace.spans}
         for span_id, name in agents.items():
@@ -119,6 +154,10 @@ class AnySelector:
 
     def __call__(self, trace: Trace, agents: MappedAgents | None = None) -> bool:
         return self.always or any(part(trace, agents) for part in self._parts)
+
+    def could_select(self, trace: Trace) -> str | None:
+        """``Selector.could_select`` of the first part that could select the trace."""
+        return next((why for p in self._parts if (why := p.could_select(trace))), None)
 
 
 TraceSelector = Selector | AnySelector

@@ -39,7 +39,7 @@ class OracleResult(BaseModel):
     outcome: Outcome
     passed: bool
     """Whether this result lets the trace pass (tolerated counts as passed; missing evidence
-    passes only under ``on_missing_evidence: warn``)."""
+    passes only under ``on_missing_evidence: warn``, and ``trace_complete``'s never)."""
     message: str
     details: dict[str, Any] = Field(default_factory=dict)
     params: dict[str, Any] = Field(default_factory=dict)

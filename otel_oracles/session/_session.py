@@ -35,6 +35,8 @@ from otel_oracles.session._subject import (
     error_verdict,
     holds_agent_run,
     mapped_agent_names,
+    possibly_its_run,
+    shows_agent_work,
 )
 
 logger = logging.getLogger(__name__)
@@ -258,22 +260,61 @@ class GradingSession:
             chosen, stalled = self.select(trace, agents)
         except RegexBudgetExceeded as exc:  # a convention regex, while mapping for a selector
             return [_stalled(contract, trace, "mapping", exc) for contract in self.contracts]
+        possibly = self._possibly(trace, chosen, stalled) if trace.orphans else {}
         out = [_stalled(c.contract, trace, "match", exc) for c, exc in stalled]
-        if not chosen:
+        if not chosen and not possibly:
             return out
         try:
             trajectory = mapped[0] if mapped else map_trace(trace, self.conventions)
         except RegexBudgetExceeded as exc:
-            return out + [_stalled(c.contract, trace, "mapping", exc) for c in chosen]
+            every = [*chosen, *(c for c in self._compiled if id(c) in possibly)]
+            return out + [_stalled(c.contract, trace, "mapping", exc) for c in every]
         if not holds_agent_run(trajectory):
             if skipped is not None:
                 skipped[NOT_AGENT_RUN] = skipped.get(NOT_AGENT_RUN, 0) + 1
             return out
+        if possibly and not shows_agent_work(trajectory):
+            possibly = {}  # spans of unknown kind alone: no run to say anything of
+            if not chosen:
+                return out
         evidence = Evidence(trajectory)  # what the contracts ask of it, computed once
-        for compiled in chosen:
+        picked = set(map(id, chosen))
+        for compiled in self._compiled:
+            why = possibly.get(id(compiled))
+            if id(compiled) not in picked and why is None:
+                continue
             verdict = grade(compiled, trajectory, commands=self.commands, evidence=evidence)
+            if why is not None:
+                verdict = possibly_its_run(verdict, why)
             out.append((verdict, trajectory))
         return out
+
+    def _possibly(
+        self,
+        trace: Trace,
+        chosen: list[CompiledContract],
+        stalled: list[tuple[CompiledContract, RegexBudgetExceeded]],
+    ) -> dict[int, str]:
+        """For a trace whose spans name parents that never arrived (a run killed mid-way, a
+        lost batch): the contracts that did not select it but whose ``match`` the missing
+        part could satisfy (``id`` of each -> why). Why: such a selector keys on the agent
+        span or the root, which are what a killed run never exports; without this a CI gate
+        whose contracts select by agent name would say nothing about a run that died, a
+        silent pass. Graded, the trace fails closed (``trace_complete``, ``fragment_gap``).
+        A regex of the selector that runs past its budget here joins ``stalled``."""
+        skip = {id(c) for c in chosen} | {id(c) for c, _ in stalled}
+        possibly: dict[int, str] = {}
+        for compiled in self._compiled:
+            if id(compiled) in skip:
+                continue
+            try:
+                why = compiled.could_select(trace)
+            except RegexBudgetExceeded as exc:
+                stalled.append((compiled, exc))
+                continue
+            if why is not None:
+                possibly[id(compiled)] = why
+        return possibly
 
     def select(
         self, trace: Trace, agents: MappedAgents | None = None
@@ -306,13 +347,18 @@ class GradingSession:
         The trace is not mapped here (mapping may be what crashed, or killed the worker), so
         a contract that selects by an agent name no span carries (one only conventions
         give) cannot tell: it reports the trace too, saying so, rather than let a trace it
-        may select vanish from the report (fail closed)."""
+        may select vanish from the report (fail closed). So does one whose ``match`` the
+        part of the trace that never arrived could satisfy (``could_select``)."""
         out: Graded = []
         for compiled in self._compiled:
             why = message
             try:
                 # Without agent names first: a selection then is one whatever they are.
-                chosen = compiled.selects(trace) or compiled.selects(trace, _unmapped)
+                chosen = (
+                    compiled.selects(trace)
+                    or compiled.selects(trace, _unmapped)
+                    or (bool(trace.orphans) and compiled.could_select(trace) is not None)
+                )
             except RegexBudgetExceeded:
                 chosen = True
             except _NeedsMapping:

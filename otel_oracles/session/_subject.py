@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 from typing import NamedTuple
 
+from otel_oracles.grade.completeness import TRACE_COMPLETE
 from otel_oracles.model.contract import Contract
 from otel_oracles.model.result import OracleResult, Outcome, Verdict, count_outcomes
 from otel_oracles.model.span import Trace
@@ -22,6 +23,37 @@ def holds_agent_run(trajectory: Trajectory) -> bool:
     return bool(trajectory.unmapped_spans) or any(
         step.kind != StepKind.OTHER for step in trajectory.steps
     )
+
+
+def shows_agent_work(trajectory: Trajectory) -> bool:
+    """Whether a convention recognised agent work in the trajectory (a step of a kind other
+    than ``other``): what a trace graded only because its missing part could match a
+    contract's selector must show. Spans no convention recognised alone (an unflagged
+    remote parent's web request, a lost batch of some service) are no run that a selector
+    keyed on the agent could have been meant for, and grading them against every such
+    contract would fail services that are no agents."""
+    return any(step.kind != StepKind.OTHER for step in trajectory.steps)
+
+
+def possibly_its_run(verdict: Verdict, why: str) -> Verdict:
+    """``verdict`` of a contract that grades a trace only because the part of it that never
+    arrived could match its selector (``could_select``): its ``trace_complete`` result
+    (there is one: the trace has orphans) says so, so the report tells why this contract
+    reports a trace its ``match`` does not show to be its own (the message in full, and
+    ``possibly_its_run: true`` in the details, which a report shows in its default
+    privacy mode too)."""
+    results = [
+        r.model_copy(
+            update={
+                "message": f"{r.message}; graded as possibly this contract's run: {why}",
+                "details": {**r.details, "possibly_its_run": True},
+            }
+        )
+        if r.oracle_type == TRACE_COMPLETE
+        else r
+        for r in verdict.results
+    ]
+    return verdict.model_copy(update={"results": results})
 
 
 def mapped_agent_names(trajectory: Trajectory) -> dict[str, str]:
