@@ -10,9 +10,9 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, cast
 
 from opentelemetry.sdk.trace import ReadableSpan
 
@@ -32,6 +32,58 @@ class PendingTrace:
     logs: list[SdkLogRecord] = field(default_factory=list)
     due: float | None = None
     truncated: bool = False
+    nbytes: int = 0
+    """What ``record_bytes`` counted for the spans and records held; given back to the
+    buffer's total when the trace leaves it."""
+
+
+_VALUE_OVERHEAD = 16
+"""Bytes counted per attribute value and per name beside its text: an empty value still
+costs the grader an object, so a flood of empty attributes is not free."""
+
+
+def _value_bytes(value: object) -> int:
+    """The bytes an attribute value (or a log body) holds, counted without copying it: the
+    length of text and bytes (a string's characters: at least a byte each), the sum over
+    sequences and mappings, a fixed cost for numbers and booleans."""
+    if isinstance(value, str | bytes | bytearray):
+        return _VALUE_OVERHEAD + len(value)
+    if isinstance(value, Mapping):
+        items = cast("Mapping[object, object]", value)
+        return _VALUE_OVERHEAD + sum(_value_bytes(k) + _value_bytes(v) for k, v in items.items())
+    if isinstance(value, list | tuple):
+        values = cast("Iterable[object]", value)
+        return _VALUE_OVERHEAD + sum(_value_bytes(v) for v in values)
+    return _VALUE_OVERHEAD
+
+
+def _attributes_bytes(attributes: Mapping[str, object] | None) -> int:
+    if not attributes:
+        return 0
+    return sum(len(k) + _value_bytes(v) for k, v in attributes.items())
+
+
+def span_bytes(span: ReadableSpan) -> int:
+    """What keeping ``span`` costs, for the byte limits: its name, attributes, events and
+    links (the resource and scope are shared by every span of the provider, not counted).
+    A lower bound of its memory, linear in its attributes (the SDK bounds their number)."""
+    total = _VALUE_OVERHEAD + len(span.name) + _attributes_bytes(span.attributes)
+    for event in span.events:
+        total += _VALUE_OVERHEAD + len(event.name) + _attributes_bytes(event.attributes)
+    for link in span.links:
+        total += _VALUE_OVERHEAD + 32 + _attributes_bytes(link.attributes)
+    return total
+
+
+def record_bytes(record: SdkLogRecord) -> int:
+    """What keeping a log record costs: its event name, body and attributes."""
+    log = record.log_record
+    return (
+        _VALUE_OVERHEAD
+        + len(log.event_name or "")
+        + _value_bytes(log.body)
+        + _attributes_bytes(log.attributes)
+    )
 
 
 @dataclass(slots=True)
@@ -39,14 +91,16 @@ class BufferCounts:
     """What the buffer did not keep, since it was made."""
 
     dropped_spans: int = 0
-    """Spans not kept: buffer full, trace over its span cap, trace already dropped, or
-    ended after shutdown."""
+    """Spans (and log records) not kept: buffer full, trace over its span cap or byte
+    limit, buffer over its byte limit, trace already dropped, or ended after shutdown."""
     dropped_traces: int = 0
     """Traces not graded because part of them was not kept."""
     late_spans: int = 0
     """Spans (and log records) that arrived after their trace was graded."""
     evicted_traces: int = 0
     """Traces whose root did not end within ``max_trace_age_millis``."""
+    buffered_bytes: int = 0
+    """Bytes (``span_bytes``, ``record_bytes``) of the spans and records held now."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,15 +137,18 @@ class TraceBuffer:
         if context is None:
             return False
         is_root = span.parent is None or span.parent.is_remote
+        nbytes = span_bytes(span)
         with self._lock:
             pending = self._pending_for(context.trace_id)
             if pending is None:
                 return False
-            if len(pending.spans) >= self.limits.max_spans_per_trace:
-                pending.truncated = True
-                self.counts.dropped_spans += 1
+            if len(pending.spans) >= self.limits.max_spans_per_trace or not self._fits(
+                pending, nbytes
+            ):
+                self._truncate(pending)
             else:
                 pending.spans.append(span)
+                self._hold(pending, nbytes)
             if is_root:
                 pending.due = self._clock() + self.limits.wait_millis / 1000
         return is_root
@@ -101,10 +158,44 @@ class TraceBuffer:
         trace_id = record.log_record.trace_id
         if not trace_id:
             return
+        nbytes = record_bytes(record)
         with self._lock:
             pending = self._pending_for(trace_id)
-            if pending is not None:
+            if pending is None:
+                return
+            if len(pending.logs) >= self.limits.max_spans_per_trace or not self._fits(
+                pending, nbytes
+            ):
+                self._truncate(pending)
+            else:
                 pending.logs.append(record)
+                self._hold(pending, nbytes)
+
+    def _fits(self, pending: PendingTrace, nbytes: int) -> bool:
+        """Whether ``nbytes`` more stay within the trace's and the buffer's byte limits
+        (lock held)."""
+        return (
+            not pending.truncated
+            and pending.nbytes + nbytes <= self.limits.max_trace_bytes
+            and self.counts.buffered_bytes + nbytes <= self.limits.max_buffered_bytes
+        )
+
+    def _hold(self, pending: PendingTrace, nbytes: int) -> None:
+        pending.nbytes += nbytes
+        self.counts.buffered_bytes += nbytes
+
+    def _truncate(self, pending: PendingTrace) -> None:
+        """A record of ``pending`` was not kept: the trace will not be graded, so what it
+        holds is let go at once (its id stays pending, to count its later records and drop
+        it when its root ends; ``dropped_spans`` counts the records refused, the trace is
+        counted in ``dropped_traces``). Lock held."""
+        if not pending.truncated:
+            pending.spans.clear()
+            pending.logs.clear()
+            self.counts.buffered_bytes -= pending.nbytes
+            pending.nbytes = 0
+            pending.truncated = True
+        self.counts.dropped_spans += 1
 
     def _pending_for(self, trace_id: int) -> PendingTrace | None:
         """The trace's entry, made when new; None (counted) when it cannot be kept.
@@ -143,6 +234,7 @@ class TraceBuffer:
             for trace_id, pending in list(self._pending.items()):
                 if pending.due is not None and (everything_due or close or pending.due <= now):
                     del self._pending[trace_id]
+                    self.counts.buffered_bytes -= pending.nbytes
                     if pending.truncated:
                         dropped += 1
                         self._close(trace_id, "dropped")
@@ -151,6 +243,7 @@ class TraceBuffer:
                         self._close(trace_id, "graded")
                 elif close or now - pending.first_seen >= max_age:
                     del self._pending[trace_id]
+                    self.counts.buffered_bytes -= pending.nbytes
                     evicted += 1
                     self._close(trace_id, "dropped")
             self.counts.evicted_traces += evicted

@@ -65,13 +65,15 @@ class ProcessorStats:
     pending_traces: int
     """Traces buffered now."""
     dropped_spans: int
-    """Spans not kept (buffer full, span cap, after shutdown)."""
+    """Spans not kept (buffer full, span cap, byte limits, after shutdown)."""
     dropped_traces: int
     """Traces not graded because spans of theirs were not kept."""
     late_spans: int
     """Spans and log records that arrived after their trace was graded."""
     evicted_traces: int
     """Traces whose root never ended in time (or had not ended at shutdown)."""
+    buffered_bytes: int
+    """Bytes of span and log content held now (``ProcessorLimits.max_buffered_bytes``)."""
     grading_errors: int
     """Traces whose grading or export raised (logged; the others go on)."""
     export_failures: int
@@ -179,6 +181,7 @@ class GradingSpanProcessor(SpanProcessor):
             dropped_traces=counts.dropped_traces,
             late_spans=counts.late_spans,
             evicted_traces=counts.evicted_traces,
+            buffered_bytes=counts.buffered_bytes,
             grading_errors=errors,
             export_failures=failures,
         )
