@@ -18,7 +18,7 @@ from otel_oracles.mapping import load_conventions, map_trace
 from otel_oracles.model.result import InputProblem
 from otel_oracles.model.step import Step, Trajectory
 from otel_oracles.pipeline import read_traces
-from otel_oracles.report import terminal_safe
+from otel_oracles.report import json_safe, terminal_safe
 
 
 def _duration(step: Step) -> str:
@@ -164,7 +164,7 @@ def inspect_command(
             "trajectories": [t.model_dump(mode="json") for t in trajectories],
             "input_errors": [p.model_dump(mode="json") for p in problems],
         }
-        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        click.echo(json_safe(json.dumps(data, indent=2, ensure_ascii=False)))
     else:
         text = "\n\n".join(render_trajectory(t) for t in trajectories)
         click.echo(terminal_safe(text) or "no traces found")

@@ -17,7 +17,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from otel_oracles.report._common import Tally, terminal_safe
+from otel_oracles.report._common import Tally, json_safe, terminal_safe
 from otel_oracles.report._console import ConsoleWriter, render_console
 from otel_oracles.report._json import JsonWriter, render_json, report_data
 
@@ -49,6 +49,7 @@ __all__ = [
     "JUnitWriter",
     "JsonWriter",
     "Tally",
+    "json_safe",
     "render_console",
     "render_html",
     "render_json",

@@ -62,6 +62,25 @@ def _escape_char(match: re.Match[str]) -> str:
     return ascii(match.group())[1:-1]
 
 
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+"""What ``_TERMINAL_UNSAFE`` holds beyond the C0 controls, which JSON escapes itself."""
+
+
+def json_safe(text: str) -> str:
+    """JSON ``text`` with DEL, the C1 controls and the bidirectional overrides and isolates
+    written as ``\\uXXXX``. JSON requires only C0 to be escaped, so a trace's names reached
+    a terminal, a pager or a reviewer's diff of a results file raw, to be obeyed there. Outside
+    strings a JSON text is ASCII, so every such character is inside a string, where its
+    escape parses to the same value: the document stays valid and equal when parsed."""
+    if _JSON_UNSAFE.search(text) is None:
+        return text
+    return _JSON_UNSAFE.sub(_json_escape, text)
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
 def spool() -> IO[str]:
     """A text buffer for rendered fragments that spills to disk past ``SPOOL_MEMORY_BYTES``."""
     return tempfile.SpooledTemporaryFile(

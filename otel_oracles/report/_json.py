@@ -11,7 +11,7 @@ from pydantic import BaseModel, TypeAdapter
 
 from otel_oracles._native import json_indented
 from otel_oracles.model.result import Counts, InputProblem, OracleResult, RunReport, Verdict
-from otel_oracles.report._common import SPOOL_WRITE_CHARS, Tally, byte_spool
+from otel_oracles.report._common import SPOOL_WRITE_CHARS, Tally, byte_spool, json_safe
 
 ShownFields = Callable[[OracleResult], tuple[str, dict[str, Any]]]
 """A result's message and details as the report shows them (``emit.shown_fields``)."""
@@ -141,12 +141,13 @@ def _dumps(data: object, level: int = 0) -> str:
     """``json.dumps(data, indent=2, ensure_ascii=False)`` as it sits ``level`` containers deep
     (every line after the first indented ``2 * level`` more spaces): written by the core
     (Python's encoder takes its slow pure-Python path whenever an indent is asked for), or by
-    ``json.dumps`` itself for a value the core leaves to it."""
+    ``json.dumps`` itself for a value the core leaves to it. Either way with the characters a
+    terminal or a diff view would act on escaped (``json_safe``)."""
     text = json_indented(data, 2, level)
     if text is not None:
-        return text
+        return json_safe(text)
     text = json.dumps(data, indent=2, ensure_ascii=False)
-    return text.replace("\n", "\n" + "  " * level) if level else text
+    return json_safe(text.replace("\n", "\n" + "  " * level) if level else text)
 
 
 class JsonWriter:
