@@ -17,6 +17,7 @@ Not thread-safe: one caller (the watch loop) feeds it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import posixpath
 import re
@@ -32,6 +33,13 @@ from otel_oracles.watch._conventions import (
 
 REDACTED = frozenset({"[REDACTED]", "<REDACTED>", "REDACTED"})
 """Placeholders agents write instead of content they were told not to export."""
+
+_KEY_CHARS = 120
+"""Longest ``<agent>-<session id>`` kept whole in a session's key: with ``+``, a hash and
+``.trajectory.json`` its file names stay well within 255 bytes."""
+
+_KEY_SAFE = re.compile(r"[A-Za-z0-9._-]+")
+_KEY_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.MULTILINE)
 
@@ -52,8 +60,18 @@ class WatchedSession:
 
     @property
     def key(self) -> str:
-        """A file-name-safe id: ``<agent>-<session id>``."""
-        return re.sub(r"[^A-Za-z0-9._-]", "_", f"{self.agent}-{self.session_id}")
+        """A file-name-safe id, distinct for distinct sessions: ``<agent>-<session id>``
+        when that is made of ``[A-Za-z0-9._-]`` and at most ``_KEY_CHARS`` long (the agents'
+        UUIDs), else its first ``_KEY_CHARS`` characters with the rest replaced by ``_``,
+        then ``+`` and a hash of the whole. The session id is the sender's to choose: with
+        the characters replaced alone, two ids differing only there shared files and
+        alerts, and a long one made a name no file system takes. ``+`` is never kept from
+        an id, so a key with a hash is never another session's plain key."""
+        plain = f"{self.agent}-{self.session_id}"
+        if len(plain) <= _KEY_CHARS and _KEY_SAFE.fullmatch(plain):
+            return plain
+        digest = hashlib.sha256(f"{self.agent}\0{self.session_id}".encode()).hexdigest()
+        return _KEY_UNSAFE.sub("_", plain[:_KEY_CHARS]) + "+" + digest[:16]
 
     def trajectory_json(self) -> dict[str, Any]:
         """The AgentBench trajectory: ``steps`` for every grader, the rest informational."""
