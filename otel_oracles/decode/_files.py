@@ -90,9 +90,13 @@ def read_paths(
         if arg == "-":
             yield from _read_capped(sys.stdin.buffer, "<stdin>", problems, *limits)
             continue
-        for path in _expand(arg, problems):
+        found, walked = _expand(arg, problems)
+        for path in found:
             try:
-                with open(path, "rb", buffering=FILE_BUFFER_BYTES) as handle:
+                handle = _open(path, problems, named=not walked)
+                if handle is None:
+                    continue
+                with handle:
                     yield from _read_capped(handle, str(path), problems, *limits)
             except OSError as exc:
                 problems.append(
@@ -100,7 +104,32 @@ def read_paths(
                 )
 
 
-def _expand(arg: str, problems: list[InputProblem]) -> list[Path]:
+def _open(path: Path, problems: list[InputProblem], *, named: bool) -> IO[bytes] | None:
+    """``path`` opened for reading; a file a walk or pattern found must still be regular
+    when it is opened. ``_regular_files`` checked every path before the first was read, but
+    a path can be swapped for a FIFO (whose ``open`` waits for a writer forever) or a link
+    to a device between that check and this open: so it is opened without waiting
+    (``O_NONBLOCK``) and the descriptor itself is checked (``fstat``), which no later swap
+    changes. A file named on its own is opened as it is (``grade <(zcat x.gz)``)."""
+    if named:
+        return open(path, "rb", buffering=FILE_BUFFER_BYTES)  # closed by the caller's with
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISREG(mode):
+            os.set_blocking(fd, True)
+            return os.fdopen(fd, "rb", buffering=FILE_BUFFER_BYTES)
+    except BaseException:
+        os.close(fd)
+        raise
+    os.close(fd)
+    problems.append(_not_regular(path, mode))
+    return None
+
+
+def _expand(arg: str, problems: list[InputProblem]) -> tuple[list[Path], bool]:
+    """The files ``arg`` stands for, and whether a directory walk or a pattern found them
+    (then they are read only while regular files) rather than ``arg`` naming the one file."""
     path = Path(arg)
     if path.is_dir():
         found = _walk(path)
@@ -113,9 +142,9 @@ def _expand(arg: str, problems: list[InputProblem]) -> list[Path]:
                     + ", optionally compressed)",
                 )
             )
-        return _regular_files(found, problems)
+        return _regular_files(found, problems), True
     if path.exists():
-        return [path]
+        return [path], False
     if _GLOB_CHARS & set(arg):
         matches = sorted(glob.glob(arg, recursive=True))
         out: list[Path] = []
@@ -124,9 +153,9 @@ def _expand(arg: str, problems: list[InputProblem]) -> list[Path]:
             out.extend(_walk(m) if m.is_dir() else [m])
         if not out:
             problems.append(InputProblem(source=arg, message="no file matches this pattern"))
-        return _regular_files(out, problems)
+        return _regular_files(out, problems), True
     problems.append(InputProblem(source=arg, message="no such file or directory"))
-    return []
+    return [], False
 
 
 def _walk(root: Path) -> list[Path]:
@@ -166,15 +195,17 @@ def _regular_files(found: list[Path], problems: list[InputProblem]) -> list[Path
         if stat.S_ISREG(mode):
             out.append(path)
             continue
-        kind = next((name for test, name in _SPECIAL_KINDS if test(mode)), "special file")
-        problems.append(
-            InputProblem(
-                source=str(path),
-                message=f"not a regular file ({kind}); skipped: a directory or pattern reads "
-                "regular files only (name it on its own to read it)",
-            )
-        )
+        problems.append(_not_regular(path, mode))
     return out
+
+
+def _not_regular(path: Path, mode: int) -> InputProblem:
+    kind = next((name for test, name in _SPECIAL_KINDS if test(mode)), "special file")
+    return InputProblem(
+        source=str(path),
+        message=f"not a regular file ({kind}); skipped: a directory or pattern reads "
+        "regular files only (name it on its own to read it)",
+    )
 
 
 def _looks_like_otlp_name(name: str) -> bool:
