@@ -20,10 +20,13 @@ pattern when it first searches with it. So an entry whose digest does not match 
 or edited by hand) is refused; one forged with a matching digest and a pattern the engine
 refuses fails where that pattern is first used: the traces it is tried on get ``error``
 verdicts (their grading crashed), never a pass. Beyond that, an entry can hold nothing a
-YAML file could not. An unreadable, truncated, foreign or invalid entry is ignored and
-written again; a directory that cannot be written is left alone. A file whose validated form
-does not survive the JSON round trip unchanged (YAML can hold values JSON cannot, such as
-dates) is never cached.
+YAML file could not; but the digest and the key are computed from public inputs, so an
+entry is used only when the grader's own user (or root) owns it and no one else may write
+it (a cache in a directory others can write could otherwise rewrite the mapping rules).
+An unreadable, truncated, foreign or invalid entry is ignored and written again; a
+directory that cannot be written is left alone. A file whose validated form does not
+survive the JSON round trip unchanged (YAML can hold values JSON cannot, such as dates) is
+never cached.
 """
 
 from __future__ import annotations
@@ -78,6 +81,19 @@ def default_dir() -> Path | None:
     return Path(root) / "conventions"
 
 
+def _own_regular(info: os.stat_result) -> bool:
+    """Whether an entry (its open descriptor's ``fstat``) may be used: a regular file that
+    the grader's user (or root) owns and no one else may write. The digest and the key are
+    computed from public inputs, so anyone able to put a file in the directory (a cache
+    shared on a CI runner, one in ``/tmp``) could forge an entry that reads every tool call
+    as a harmless one; such a file is ignored and written again."""
+    return (
+        stat.S_ISREG(info.st_mode)
+        and info.st_uid in (os.geteuid(), 0)
+        and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    )
+
+
 class ConventionCache:
     """Validated mapping files in ``directory``, one entry per source path."""
 
@@ -111,7 +127,7 @@ class ConventionCache:
             # ``open`` wait for a writer forever, stalling every start-up (the cache is data).
             fd = os.open(self._path(source), os.O_RDONLY | os.O_NONBLOCK)
             with open(fd, "rb") as handle:
-                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                if not _own_regular(os.fstat(fd)):
                     return None
                 raw = handle.read(MAX_ENTRY_BYTES + 1)
         except OSError:
@@ -140,7 +156,7 @@ class ConventionCache:
             return
         raw = hashlib.sha256(body).hexdigest().encode() + b"\n" + body
         try:
-            self.dir.mkdir(parents=True, exist_ok=True)
+            self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.dir, prefix=".entry-", suffix=".tmp")
         except OSError:
             return
