@@ -460,6 +460,32 @@ def flag_aggregated_usage(
 ) -> None:
     """``attributes["usage_aggregated"]`` on each model call with model calls below it."""
 
+# -- stacked layers of one call (native/python/src/stacked.rs) -------------------------------
+
+def merge_stacked_generations(
+    drafts: list[Any], draft_by_span: dict[str, Any], by_id: dict[str, SpanRecord], /
+) -> list[Any]:
+    """``drafts`` without the inner drafts of stacked pairs, each absorbed into its outer
+    draft (``mapping/_stacked.py`` says when); ``drafts`` itself when nothing merges."""
+
+def nearest_draft(
+    span: SpanRecord, draft_by_span: dict[str, Any], by_id: dict[str, SpanRecord], /
+) -> Any | None:
+    """The draft of ``span``'s nearest ancestor that has one."""
+
+def same_tool(name: Any, inner: Any, /) -> bool:
+    """Whether the outer layer's tool ``name`` is the ``inner`` draft's tool."""
+
+def compatible_models(a: Any, b: Any, /) -> bool:
+    """Whether two model names may name the same model."""
+
+def absorb_layer(kept: Any, inner: Any, draft_by_span: dict[str, Any], /) -> None:
+    """Fold ``inner`` (``kept``'s call recorded by another layer) into ``kept``."""
+
+def outcome_from_layers(group: list[Any], by_id: dict[str, SpanRecord], in_time: bool, /) -> None:
+    """The layers' view of one call's outcome folded into ``group[0]``; a layer inside a
+    hiding one by nesting, or with ``in_time`` by time."""
+
 class TraceDrafter:
     """A trace's spans drafted in one call (``mapping._mapper.map_trace``;
     ``native/python/src/draft.rs`` says how)."""

@@ -187,6 +187,20 @@ def test_compatible_model_names() -> None:
     assert compatible_models(None, "o3")
     assert not compatible_models("o3", "gpt-4o")
     assert not compatible_models("gpt-4", "gpt-4o")
+    assert compatible_models("", "o3")
+    assert compatible_models(7, "o3")  # not a name: unknown, compatible with any
+    assert compatible_models("a/b/GPT-4O", "gpt-4o")
+    assert not compatible_models("gpt-4o", "gpt-4o_mini")
+
+
+def test_compatible_model_names_beyond_ascii() -> None:
+    """Names that are not ASCII are read through Python's own ``str`` methods (its case
+    mapping and lengths in code points, lone surrogates included), as the rule was written."""
+    assert compatible_models("modèles/MODÈLE-X", "modèle-x-2025")
+    assert compatible_models("İ", "i̇")  # Python lowers "İ" to "i" + a combining dot
+    assert not compatible_models("modèle-x", "modèle-y")
+    assert compatible_models("m\ud800", "M\ud800-1")
+    assert not compatible_models("m\ud800", "m\ud801")
 
 
 def _attempt(span_id: str, start: int, end: int, failed: bool) -> SpanRecord:

@@ -25,6 +25,7 @@ mod report_json;
 mod results;
 mod rules;
 mod scan;
+mod stacked;
 mod step;
 mod tools;
 
@@ -51,6 +52,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     limits::register(m)?;
     linking::register(m)?;
     passes::register(m)?;
+    stacked::register(m)?;
     draft::register(m)?;
     scan::register(m)?;
     step::register(m)?;
