@@ -107,3 +107,53 @@ def test_the_build_key_changes_with_any_file_the_build_reads(tmp_path: Path) -> 
     assert content_key(tmp_path, files) == before
     files[1].write_text("package main\n")
     assert content_key(tmp_path, files) != before
+
+
+KILLED = SCENARIOS["z_killed_before_answer"]  # a_happy's turns, killed in model call 2
+
+KILLED_AGENT = textwrap.dedent(
+    """
+    import json, sys, urllib.request
+    spec = json.load(open(sys.argv[1]))
+    for _ in range(int(sys.argv[2])):
+        request = urllib.request.Request(
+            spec["baseURL"] + "/chat/completions",
+            data=json.dumps({"model": "m", "messages": []}).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=30) as reply:
+            json.load(reply)
+        if spec.get("killed"):
+            open(spec["journal"], "a").write("search_docs\\n")
+    print(json.dumps({"text": "done", "executed": []}))
+    """
+)
+
+
+def run_killed_agent(tmp_path: Path, asks: int) -> Run:
+    """``run_program`` on a ``z_killed_*`` scenario: the scripted server kills the program
+    (``ScriptedServer.victim``) in the model call the scenario names."""
+    script = tmp_path / "agent.py"
+    script.write_text(KILLED_AGENT)
+
+    def launch(where: Where) -> Program:
+        command = [sys.executable, str(script), str(where.spec), str(asks)]
+        return Program({"baseURL": where.base_url}, command)
+
+    return run_program(KILLED, KILLED, "z_killed", tmp_path, FakeOpenAI, launch, "agent")
+
+
+def test_a_killed_run_dies_in_the_scripted_call_and_reports_its_journal(tmp_path: Path) -> None:
+    """The program, a process apart from the server, is SIGKILLed while its second model call
+    is open (the server, and this test's process, live on); the tools it journalled before
+    are what it executed, and it has no answer."""
+    run = run_killed_agent(tmp_path, asks=len(KILLED.turns))
+    assert run.model_calls == 2
+    assert run.report == {"text": None, "executed": ["search_docs"]}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["agent.py"]
+
+
+def test_a_killed_scenario_whose_program_was_not_killed_fails_the_capture(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit, match=r"agent was not killed \(exit 0\)"):
+        run_killed_agent(tmp_path, asks=1)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["agent.py"]

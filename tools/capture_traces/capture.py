@@ -698,6 +698,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "packages": [],
         "maven": "fw_openai_java:versions",
         "node_runner": "fw_openai_java:run_openai_java",
+        "kills": True,  # z_killed_*: processors waiting for each export, a journal
         "notes": ["**Tool failures:** the loop sends the tool error back as the tool message "
                   "content `{\"error\": \"SearchBackendError: ...\"}`. The instrumentation "
                   "makes **no tool spans**; only one CLIENT `chat` span per model call.",
@@ -852,6 +853,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "packages": [],
         "npm": "fw_openai_js:versions_openinference",
         "node_runner": "fw_openai_js:run_openinference",
+        "kills": True,  # z_killed_*: SimpleSpanProcessor, a journal (external_program)
         "tool_spans": True,
         "handoff_via": "the `transfer_to_research_agent {}` tool, whose span holds the research "
         "agent's span",
@@ -5451,6 +5453,7 @@ def main() -> None:
         n
         for n in names
         if SCENARIOS[n].killed_at is not None
+        and not SOURCES[args.source].get("kills")  # a program run apart that can be killed
         and ({"node_runner", "sink"} & SOURCES[args.source].keys()
              or args.source in ("vercel-ai-sdk-legacy", "traceloop-sdk", "traceloop-sdk-latest"))
     ]  # fmt: skip

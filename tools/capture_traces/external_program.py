@@ -11,6 +11,12 @@ model asked more or fewer times than the script has turns (a resent request take
 the script), no model-call span in the OTLP/JSON, or a final answer that is not the script's.
 What differs per framework stays in its driver: the fake model API, the spec's extra keys, the
 command line and environment, and how the sent bodies become the OTLP/JSON file.
+
+A killed run (``Scenario.killed_at``, ``z_killed_*``) is run here too: the spec says
+``killed`` and names a ``journal`` file the program appends each tool to as it runs, the
+program exports each span as it ends, and the scripted model server SIGKILLs the program
+(``ScriptedServer.victim``, its pid) in the model call the scenario names
+(``killed_run``). Node drivers use this helper as well (``fw_openai_js``).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterable
@@ -119,20 +126,35 @@ def run_program(
 
     received = sink()
     failures_before = ScriptedServer.failures_served
+    killed = scenario.killed_at is not None
+    journal = out.resolve() / f".{variant}.executed.tmp"
     with server(scripted, turn_of=turn_of) as base_url, received as endpoint:
         program = launch(Where(base_url, endpoint, spec_path, report_path))
         spec = {
             "system": scenario.system, "prompt": scenario.prompt, "agent": agent_name(scenario),
             "handoff": scenario.agents_only, **program.spec,
         }  # fmt: skip
+        if killed:  # z_killed_*: export each span as it ends, journal each tool as it runs
+            journal.write_text("")
+            spec |= {"killed": True, "journal": str(journal)}
         spec_path.write_text(json.dumps(spec))
         try:
-            proc = subprocess.run(
-                program.command,
-                env=program.env, capture_output=True, text=True, check=False, timeout=300,
-            )  # fmt: skip
+            with subprocess.Popen(
+                program.command, env=program.env, text=True,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            ) as child:  # fmt: skip
+                ScriptedServer.victim = child.pid if killed else None
+                try:
+                    stdout, stderr = child.communicate(timeout=300)
+                except subprocess.TimeoutExpired:
+                    child.kill()
+                    raise
+            proc = subprocess.CompletedProcess(program.command, child.returncode, stdout, stderr)
         finally:
+            ScriptedServer.victim = None
             spec_path.unlink()
+    if killed:
+        return killed_run(proc, journal, received, len(served), scenario, variant, name)
     if proc.returncode != 0 or (report_file and not report_path.is_file()):
         output = f"{proc.stdout[-6000:]}\n{proc.stderr[-6000:]}"
         sys.exit(f"{variant}: {name} failed ({proc.returncode}):\n{output}")
@@ -151,12 +173,38 @@ def run_program(
     return Run(report, received, len(served))
 
 
+def killed_run(
+    proc: subprocess.CompletedProcess[str],
+    journal: Path,
+    received: OtlpSink | OtlpGrpcSink,
+    served: int,
+    scenario: Scenario,
+    variant: str,
+    name: str,
+) -> Run:
+    """A ``z_killed_*`` run (``Scenario.killed_at``): the scripted model server SIGKILLed the
+    program in the model call it names (``ScriptedServer.victim``), so there is no report;
+    the tools it executed are the ones it journalled as they ran. Fails the capture unless
+    the program died of SIGKILL in the model call the script names."""
+    executed = journal.read_text().split()
+    journal.unlink()
+    if proc.returncode != -signal.SIGKILL:
+        output = f"{proc.stdout[-6000:]}\n{proc.stderr[-6000:]}"
+        sys.exit(f"{variant}: {name} was not killed (exit {proc.returncode}):\n{output}")
+    if served != (scenario.killed_at or 0) + 1:
+        sys.exit(f"{variant}: killed in model call {served}, not {(scenario.killed_at or 0) + 1}")
+    return Run({"text": None, "executed": executed}, received, served)
+
+
 def check_answer(run: Run, scenario: Scenario, variant: str, out: Path) -> list[str]:
     """The tools the run really executed, once its OTLP/JSON (``<variant>.otlp.json``, written
     by the driver) holds a model-call span and its final answer is the script's; fails the
     capture otherwise."""
     check_model_spans(out / f"{variant}.otlp.json", variant)
+    if scenario.killed_at is not None:  # no answer: the run died (``killed_run``)
+        executed: list[str] = run.report["executed"]
+        return executed
     if run.report["text"] != scenario.turns[-1]:
         sys.exit(f"{variant}: final answer {run.report['text']!r} is not the script's")
-    executed: list[str] = run.report["executed"]
-    return executed
+    answered: list[str] = run.report["executed"]
+    return answered

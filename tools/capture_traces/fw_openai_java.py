@@ -96,5 +96,6 @@ def run_openai_java(
 
     run = run_program(scenario, scenario, variant, out, FakeOpenAI, launch, "java", True)
     write_bodies(run.received, out, variant)
-    require_whole_trace(out / f"{variant}.otlp.json", variant, run.model_calls)
+    if scenario.killed_at is None:  # a killed run's root span never ends (z_killed_*)
+        require_whole_trace(out / f"{variant}.otlp.json", variant, run.model_calls)
     return check_answer(run, scenario, variant, out)

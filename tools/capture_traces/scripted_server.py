@@ -103,7 +103,10 @@ def die_after(
     handler: BaseHTTPRequestHandler, status: int, content_type: str, data: bytes, sent: int
 ) -> None:
     """Send the first ``sent`` bytes of the answer (none: no status line either), then
-    SIGKILL this process (``Reply.kill_after``). Never returns."""
+    SIGKILL the agent's process (``Reply.kill_after``): this one, where a Python driver runs
+    the agent and this server in one process (never returns), or ``ScriptedServer.victim``,
+    a program run apart (``external_program.run_program``; the request is then left
+    unanswered)."""
     if sent > 0:
         handler.send_response(status)
         handler.send_header("Content-Type", content_type)
@@ -111,6 +114,9 @@ def die_after(
         handler.end_headers()
         handler.wfile.write(data[:sent])
         handler.wfile.flush()
+    if ScriptedServer.victim is not None:
+        os.kill(ScriptedServer.victim, signal.SIGKILL)
+        return
     os.kill(os.getpid(), signal.SIGKILL)
     threading.Event().wait()  # SIGKILL is not deliverable late; never answer regardless
 
@@ -125,6 +131,10 @@ class ScriptedServer:
     failures_served = 0
     """How many error answers (``Reply.status`` >= 400) any server of this process sent: a
     capture whose run ended in an error checks that the error came from the script."""
+
+    victim: int | None = None
+    """The process a killed run's reply (``Reply.kill_after``) kills when the agent runs
+    apart from this server (a Node, Go or JVM program); ``None``: this process."""
 
     def __init__(self, answer: Answer, url_path: str = "") -> None:
         self.url_path = url_path
@@ -141,6 +151,7 @@ class ScriptedServer:
                 data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
                 if reply.kill_after is not None:
                     die_after(self, reply.status, reply.content_type, data, reply.kill_after)
+                    return
                 if reply.status >= 400:
                     with lock:
                         ScriptedServer.failures_served += 1

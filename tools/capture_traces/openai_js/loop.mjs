@@ -5,7 +5,9 @@
 // SPEC = {tracer: "openinference" | "langfuse" | "openllmetry", system, prompt, agent,
 //         handoff: true|false, model, baseURL, otlp: "http://127.0.0.1:PORT",
 //         content: true|false, tools: [chat-completions tool schemas], transfer: schema,
-//         calls: [{tool, ok: value} | {tool, raise: "Type: message"}]}
+//         calls: [{tool, ok: value} | {tool, raise: "Type: message"}],
+//         killed: true, journal: FILE (z_killed_*, openinference only: simple span processor,
+//         each executed tool appended to FILE as it runs; the fake model SIGKILLs the run)}
 // The run is one agent function, each tool a function that really runs (a failing search
 // throws; the loop hands the model {"error": "<Type>: <message>"} and goes on), and g_handoff a
 // triage agent whose transfer_to_research_agent tool runs a research agent that continues the
@@ -24,12 +26,12 @@
 // Every tracer exports OTLP/HTTP protobuf to the capture's sink (Langfuse at the path a
 // Langfuse server takes, /api/public/otel/v1/traces).
 // Prints one JSON line: {text, executed} (the final answer and the tools that really ran).
-import { readFileSync } from "node:fs";
+import { appendFileSync, readFileSync } from "node:fs";
 import * as openaiModule from "openai";
 import OpenAI from "openai";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { resourceFromAttributes } from "@opentelemetry/resources";
-import { BatchSpanProcessor } from "@opentelemetry/sdk-trace-base";
+import { BatchSpanProcessor, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { NodeTracerProvider } from "@opentelemetry/sdk-trace-node";
 
 const spec = JSON.parse(readFileSync(process.argv[2], "utf8"));
@@ -37,6 +39,10 @@ const TRANSFER = spec.transfer.function.name;
 const rootName = spec.handoff ? "triage_agent" : spec.agent;
 const resource = resourceFromAttributes({ "service.name": rootName });
 const exporter = (path) => new OTLPTraceExporter({ url: `${spec.otlp}${path}` });
+// A killed run (z_killed_*): each span is exported as it ends, as an agent exporting with a
+// simple span processor does, and each tool is journalled as it runs (no report at the end).
+const processor = (path) =>
+  spec.killed ? new SimpleSpanProcessor(exporter(path)) : new BatchSpanProcessor(exporter(path));
 
 const tracers = {
   async openinference() {
@@ -44,7 +50,7 @@ const tracers = {
       "@arizeai/openinference-instrumentation-openai");
     const { OITracer, traceAgent, traceTool } = await import("@arizeai/openinference-core");
     const provider = new NodeTracerProvider({
-      resource, spanProcessors: [new BatchSpanProcessor(exporter("/v1/traces"))],
+      resource, spanProcessors: [processor("/v1/traces")],
     });
     provider.register();
     const hide = !spec.content;
@@ -105,6 +111,7 @@ for (const call of spec.calls) {
 const executed = [];
 const toolFunction = (name) => tracing.tool(name, async (args) => {
   executed.push(name);
+  if (spec.killed) appendFileSync(spec.journal, `${name}\n`);
   const call = queues.get(name)?.shift();
   if (!call) throw new Error(`no scripted result left for ${name}`);
   if ("raise" in call) throw new Error(call.raise);

@@ -26,11 +26,20 @@ import io.opentelemetry.exporter.otlp.http.trace.OtlpHttpSpanExporter;
 import io.opentelemetry.instrumentation.openai.v1_1.OpenAITelemetry;
 import io.opentelemetry.sdk.OpenTelemetrySdk;
 import io.opentelemetry.sdk.logs.SdkLoggerProvider;
+import io.opentelemetry.sdk.logs.LogRecordProcessor;
 import io.opentelemetry.sdk.logs.export.BatchLogRecordProcessor;
+import io.opentelemetry.sdk.logs.export.SimpleLogRecordProcessor;
 import io.opentelemetry.sdk.resources.Resource;
 import io.opentelemetry.sdk.trace.SdkTracerProvider;
+import io.opentelemetry.sdk.trace.ReadableSpan;
+import io.opentelemetry.sdk.trace.SpanProcessor;
 import io.opentelemetry.sdk.trace.export.BatchSpanProcessor;
+import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
 import java.io.File;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -46,7 +55,9 @@ import java.util.concurrent.TimeUnit;
  * their results, given in call order by the spec, go back as tool messages.
  *
  * <p>Spec (JSON file, argument 1): {system, prompt, baseURL, otlp, report, tools: [chat
- * completions tool schemas], results: [tool message content, in call order]}. Content capture
+ * completions tool schemas], results: [tool message content, in call order], killed, journal}
+ * (killed, z_killed_*: each span and log record exported as it ends, each tool appended to the
+ * journal file as it runs; the scripted model server SIGKILLs this process). Content capture
  * is {@code OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT} (the variable the Java agent
  * reads), handed to the builder's {@code setCaptureMessageContent}, since the library
  * instrumentation reads no environment itself. The loop runs inside the app's own
@@ -70,22 +81,23 @@ public final class CaptureApp {
             .merge(
                 Resource.create(
                     Attributes.of(AttributeKey.stringKey("service.name"), "capture-openai-java")));
+    // A killed run (z_killed_*): each span and log record exported as it ends, waiting for the
+    // export (as the Python SDK's simple processors do), and each tool journalled as it runs.
+    boolean killed = spec.path("killed").asBoolean(false);
+    OtlpHttpSpanExporter spanExporter =
+        OtlpHttpSpanExporter.builder().setEndpoint(otlp + "/v1/traces").build();
+    OtlpHttpLogRecordExporter logExporter =
+        OtlpHttpLogRecordExporter.builder().setEndpoint(otlp + "/v1/logs").build();
+    SpanProcessor spans =
+        killed ? exportedOnEnd(spanExporter) : BatchSpanProcessor.builder(spanExporter).build();
+    LogRecordProcessor logs =
+        killed
+            ? exportedOnEmit(logExporter)
+            : BatchLogRecordProcessor.builder(logExporter).build();
     SdkTracerProvider tracerProvider =
-        SdkTracerProvider.builder()
-            .setResource(resource)
-            .addSpanProcessor(
-                BatchSpanProcessor.builder(
-                        OtlpHttpSpanExporter.builder().setEndpoint(otlp + "/v1/traces").build())
-                    .build())
-            .build();
+        SdkTracerProvider.builder().setResource(resource).addSpanProcessor(spans).build();
     SdkLoggerProvider loggerProvider =
-        SdkLoggerProvider.builder()
-            .setResource(resource)
-            .addLogRecordProcessor(
-                BatchLogRecordProcessor.builder(
-                        OtlpHttpLogRecordExporter.builder().setEndpoint(otlp + "/v1/logs").build())
-                    .build())
-            .build();
+        SdkLoggerProvider.builder().setResource(resource).addLogRecordProcessor(logs).build();
     OpenTelemetrySdk sdk =
         OpenTelemetrySdk.builder()
             .setTracerProvider(tracerProvider)
@@ -152,6 +164,13 @@ public final class CaptureApp {
         for (ChatCompletionMessageToolCall call : calls) {
           ChatCompletionMessageFunctionToolCall function = call.asFunction();
           executed.add(function.function().name());
+          if (killed) {
+            Files.writeString(
+                Path.of(spec.get("journal").asText()),
+                function.function().name() + "\n",
+                StandardCharsets.UTF_8,
+                StandardOpenOption.APPEND);
+          }
           messages.add(
               ChatCompletionMessageParam.ofTool(
                   ChatCompletionToolMessageParam.builder()
@@ -169,5 +188,52 @@ public final class CaptureApp {
     report.put("text", text);
     report.put("executed", executed);
     mapper.writeValue(new File(spec.get("report").asText()), report);
+  }
+
+  /** A simple span processor that waits for each span's export before the run goes on. */
+  private static SpanProcessor exportedOnEnd(OtlpHttpSpanExporter exporter) {
+    SpanProcessor simple = SimpleSpanProcessor.create(exporter);
+    return new SpanProcessor() {
+      @Override
+      public void onStart(io.opentelemetry.context.Context parent, io.opentelemetry.sdk.trace.ReadWriteSpan span) {}
+
+      @Override
+      public boolean isStartRequired() {
+        return false;
+      }
+
+      @Override
+      public void onEnd(ReadableSpan span) {
+        simple.onEnd(span);
+        simple.forceFlush().join(30, TimeUnit.SECONDS);
+      }
+
+      @Override
+      public boolean isEndRequired() {
+        return true;
+      }
+
+      @Override
+      public io.opentelemetry.sdk.common.CompletableResultCode shutdown() {
+        return simple.shutdown();
+      }
+    };
+  }
+
+  /** A simple log record processor that waits for each record's export. */
+  private static LogRecordProcessor exportedOnEmit(OtlpHttpLogRecordExporter exporter) {
+    LogRecordProcessor simple = SimpleLogRecordProcessor.create(exporter);
+    return new LogRecordProcessor() {
+      @Override
+      public void onEmit(io.opentelemetry.context.Context context, io.opentelemetry.sdk.logs.ReadWriteLogRecord record) {
+        simple.onEmit(context, record);
+        simple.forceFlush().join(30, TimeUnit.SECONDS);
+      }
+
+      @Override
+      public io.opentelemetry.sdk.common.CompletableResultCode shutdown() {
+        return simple.shutdown();
+      }
+    };
   }
 }
