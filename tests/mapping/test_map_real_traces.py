@@ -360,6 +360,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "openllmetry-agno",
         "openllmetry-openai-agents",
         "openai-agents-otel-genai",
+        "agency-swarm-otel-genai",
         "openllmetry-openai-agents-stream",
         "laminar-langgraph",
         "laminar-openai-agents",
@@ -516,6 +517,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "openllmetry-agno",
         "openllmetry-openai-agents",
         "openai-agents-otel-genai",
+        "agency-swarm-otel-genai",
         "openllmetry-openai-agents-stream",
         "laminar-langgraph",
         "laminar-openai-agents",
@@ -731,6 +733,7 @@ GENERIC_ERROR_TEXT = frozenset(
         "openlit-openai-agents-stream",
         "openllmetry-openai-agents",
         "openai-agents-otel-genai",
+        "agency-swarm-otel-genai",
         "openllmetry-openai-agents-stream",
         "laminar-openai-agents",
         "adk-java",
@@ -1165,13 +1168,14 @@ model's request is seen and unnamed where it is not (``REQUESTS_NEVER_RECORDED``
 is the transfer, no tool EXPECTED.md lists, and no mapping file reads it as a handoff step."""
 
 
-HANDOFF_REQUESTS_ONLY = frozenset({"openai-agents-otel-genai"})
-"""Sources whose native handoffs have no span at all (the OpenAI Agents SDK under
-``opentelemetry-instrumentation-genai-openai-agents`` 1.3b0, which drops the SDK's handoff
-spans): each transfer is only the model's ``transfer_to_<agent>`` request, a call no span runs,
-and the next agent's run. With content on the request is named, and read with the agent that
-starts next it is the handoff step (``handoff_requests`` in conventions/handoffs.yaml); with
-content off it is an unnamed call no span ran, no tool EXPECTED.md lists, and no handoff."""
+HANDOFF_REQUESTS_ONLY = frozenset({"openai-agents-otel-genai", "agency-swarm-otel-genai"})
+"""Sources whose native handoffs have no span at all (the OpenAI Agents SDK, and Agency Swarm's
+``Handoff`` flow on it, under ``opentelemetry-instrumentation-genai-openai-agents`` 1.3b0,
+which drops the SDK's handoff spans): each transfer is only the model's
+``transfer_to_<agent>`` request, a call no span runs, and the next agent's run. With content
+on the request is named, and read with the agent that starts next it is the handoff step
+(``handoff_requests`` in conventions/handoffs.yaml); with content off it is an unnamed call no
+span ran, no tool EXPECTED.md lists, and no handoff."""
 
 
 DELEGATION_UNSEEN = frozenset({"beeai-js-openinference"})

@@ -341,6 +341,7 @@ TOOL_SPANS = (
     "openllmetry-agno",
     "openllmetry-openai-agents",
     "openai-agents-otel-genai",
+    "agency-swarm-otel-genai",
     "openllmetry-openai-agents-stream",
     "laminar-langgraph",
     "laminar-openai-agents",
@@ -1007,8 +1008,9 @@ evidence, and the research agent, called as a tool, is one more tool in the run'
 which the trace cannot show to be an agent (``research-searches`` fails: a known false fail,
 never a pass)."""
 DELEGATION_UNSEEN = ("beeai-js-openinference",)
-HANDOFF_REQUESTS_ONLY = ("openai-agents-otel-genai",)
-"""The SDK's native handoff has no span: ``opentelemetry-instrumentation-genai-openai-agents``
+HANDOFF_REQUESTS_ONLY = ("openai-agents-otel-genai", "agency-swarm-otel-genai")
+"""The SDK's native handoff has no span (Agency Swarm's ``Handoff`` flow builds the same SDK
+handoff, so the same holds there): ``opentelemetry-instrumentation-genai-openai-agents``
 1.3b0 turns the OpenAI Agents SDK's trace, agent and function spans into GenAI spans and drops
 its handoff spans, so a transfer is only the model's requested ``transfer_to_<agent>`` call,
 which no step runs, and the next agent's ``invoke_agent`` span beside the first. With content

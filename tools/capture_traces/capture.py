@@ -3784,6 +3784,27 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": OPENINFERENCE_HIDDEN,
     },
+    "agency-swarm-otel-genai": {
+        "what": "Agency Swarm 1.x agents (agency_swarm.Agent on the OpenAI Agents SDK's "
+        "OpenAIChatCompletionsModel against the fake server, @function_tool tools, run as "
+        "Agency(...).get_response_sync; the delegation a communication flow "
+        "(triage_agent, research_agent, Handoff), Agency Swarm's own SDK handoff) traced by "
+        "the OpenTelemetry project's opentelemetry-instrumentation-genai-openai-agents with "
+        "opentelemetry-instrumentation-genai-openai for the model calls",
+        "packages": ["agency-swarm", "openai-agents", "openai",
+                     "opentelemetry-instrumentation-genai-openai-agents",
+                     "opentelemetry-instrumentation-genai-openai", "opentelemetry-util-genai"],
+        "driver": "fw_agency_swarm_otel_genai",
+        "handoff_via": "Agency Swarm's `Handoff` flow (the SDK handoff it builds: "
+        "`transfer_to_research_agent`, answered by the research agent)",
+        "tool_spans": True,
+        "scenarios": ["a_happy", "b_tool_retry", "d_forbidden_tool", "g_handoff",
+                      "s_delegated_forbidden", "s_delegated_failure"],
+        "notes": ["**Tool failures:** the tool raises; the OpenAI Agents SDK hands the model "
+                  "its generic error text."],
+        "on": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY"},
+        "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "NO_CONTENT"},
+    },
     "ollama-openllmetry": {
         "what": "hand-written tool loop on Ollama's Python client (ollama.Client.chat against "
         "the scripted fake_ollama.py /api/chat), recorded by OpenLLMetry's "
