@@ -280,6 +280,8 @@ def explain(contract: Contract) -> str:
         "",
         "Every check also reports missing evidence instead of passing when the trace lacks",
         "what it needs (content capture off, spans absent, values redacted).",
+        "A trace whose spans name a parent that never arrived (a run killed part-way) fails",
+        "on trace_complete whatever on_missing_evidence says.",
         _coverage_line(contract),
     ]
     if contract.workspace is not None:
