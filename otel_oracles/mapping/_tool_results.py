@@ -21,7 +21,7 @@ from otel_oracles._native import RESULT_PATTERN_WINDOW, ResultRules
 from otel_oracles._native import structured as structured
 from otel_oracles._native import unwrap_block as unwrap_block
 from otel_oracles.mapping.config import ConventionFile
-from otel_oracles.mapping.parsers.scalars import parse_json_or_text, parse_string
+from otel_oracles.mapping.parsers.scalars import parse_json, parse_json_or_text, parse_string
 
 # The result rules are the compiled core's (native/python/src/results.rs), one call per tool
 # result (``ToolResultRules.judge``), with the two readings of a result they rest on:
@@ -124,7 +124,16 @@ def outcome_text(value: Any) -> str | None:
 def message_result(value: Any) -> Any:
     """A tool result read from the model's messages: decoded from JSON text, and the value
     of its one content block when the instrumentation recorded the block list the client
-    sent (``unwrap_block``), so the step's result is what the tool returned."""
+    sent (``unwrap_block``), so the step's result is what the tool returned. A result the
+    framework JSON-encoded once more as a string (PraisonAI hands the model ``json.dumps`` of
+    the text a tool returned: ``"{\\"error\\": ...}"``) is that string, read again: else an
+    error object or an empty search would be an opaque text, read as a plain success (the
+    ``json`` parser of tool-span results does the same for Koog's and Quarkus LangChain4j's
+    doubly encoded ``gen_ai.tool.call.result``)."""
+    if isinstance(value, str) and value.lstrip().startswith('"'):
+        inner = parse_json(value)
+        if isinstance(inner, str):
+            value = inner
     result = parse_json_or_text(value)
     unwrapped = unwrap_block(result)
     return result if unwrapped is result else parse_json_or_text(unwrapped)

@@ -51,6 +51,7 @@ EXPECTED_FILES = {
     "quarkus-langchain4j",
     "griptape",
     "mirascope",
+    "camel",
     "burr",
     "voltagent",
     "agentscope",

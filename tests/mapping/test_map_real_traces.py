@@ -938,16 +938,28 @@ AGENTS_UNSEEN = frozenset(
         "langtrace-langgraph",
         "mirascope",
         "laminar-openai",
+        "praisonai-openinference",
+        "camel-openinference",
     }
 )
 """Sources where no span shows any agent (OpenLLMetry and OpenLIT record Haystack's generators,
 not its Agent; OpenLIT's AG2 turn spans are no agent runs; Laminar's agents are ``@observe()``
-functions, spans that only group): no handoff is seen, and an agent used as a tool is a plain
-tool call."""
+functions, spans that only group; PraisonAI and CAMEL have no tracing of their own, the model
+client's instrumentation records model calls only): no handoff is seen, and an agent used as a
+tool is a plain tool call."""
 
-ANSWER_READS_AS_CALL = frozenset({"haystack-openllmetry", "openlit-ag2", "openlit-haystack"})
+ANSWER_READS_AS_CALL = frozenset(
+    {
+        "haystack-openllmetry",
+        "openlit-ag2",
+        "openlit-haystack",
+        "praisonai-openinference",
+        "camel-openinference",
+    }
+)
 """With content off, the research agent's answer followed by its caller's next model call
-reads as one more (unnamed) call content off hid."""
+reads as one more (unnamed) call content off hid (both agents' model calls are siblings in
+one run: nothing shows where one agent's turns end)."""
 
 TOOLS_IN_TEXT = frozenset({"openlit-dspy"})
 """DSPy ReAct with no DSPy instrumentor (OpenLIT records only the LiteLLM calls): the tools

@@ -1000,10 +1000,17 @@ CONTENT_NEVER = ("autogen-native", "swiftide")
 own spans: agents and tools only), or none a convention reads (Swiftide's `add_message` spans
 hold each message in its unescaped Display form; its model calls carry nothing): content on
 grades as content off, and the final answer is missing evidence in both."""
-AGENTS_UNSEEN = ("haystack-openllmetry", "openlit-ag2", "openlit-haystack", "mirascope")
+AGENTS_UNSEEN = (
+    "haystack-openllmetry",
+    "openlit-ag2",
+    "openlit-haystack",
+    "mirascope",
+    "camel-openinference",
+)
 """No span shows any agent (OpenLLMetry and OpenLIT record Haystack's generators, not its
 Agent; OpenLIT's AG2 instrumentor one span per conversation turn, none holding an agent's run,
-so ``ag2.yaml`` maps no agent): the agent spans and the required transfer are missing
+so ``ag2.yaml`` maps no agent; CAMEL has no tracing of its own, its model client's
+instrumentation records model calls only): the agent spans and the required transfer are missing
 evidence, and the research agent, called as a tool, is one more tool in the run's sequence,
 which the trace cannot show to be an agent (``research-searches`` fails: a known false fail,
 never a pass)."""
@@ -1057,7 +1064,7 @@ instrumentor a nameless span per tool-calls node; MLflow's CrewAI autolog none):
 are read from the model's messages, so content off hides them and every check is missing
 evidence except seeing the agent spans themselves (and the transfer,
 ``HANDOFF_BY_NESTING``)."""
-AGENTS_NOT_RECORDED = ("langtrace-langgraph", "laminar-openai")
+AGENTS_NOT_RECORDED = ("langtrace-langgraph", "laminar-openai", "praisonai-openinference")
 """No span records an agent, a graph run or a tool (Langtrace patches LangChain's model and
 runnable classes and LangGraph's graph builder, not the graph's run or its tools): every tool
 call, the ``transfer_to_research_agent`` handoff among them, is one of the model's requests.
@@ -1065,7 +1072,9 @@ The agent spans and the required transfer are missing evidence; the run's tool s
 seen (``research-searches`` ignores the transfer tool). Its LangChain spans record messages
 whatever ``TRACE_PROMPT_COMPLETION_DATA`` says (``CONTENT_IGNORES_SWITCH``). Laminar has no
 agent span type: an app's agents are ``@observe()`` functions, spans that only group the work
-inside them (the research agent's search inside the transfer tool's span is seen)."""
+inside them (the research agent's search inside the transfer tool's span is seen). PraisonAI
+has no tracing of its own: OpenInference's OpenAI instrumentor records the model calls of both
+agents, and its native handoff is the triage agent's ``transfer_to_research_agent`` request."""
 RESULTS_UNSEEN = ("langtrace-dspy", "openlit-cohere")
 """No span records a tool's run (Langtrace's DSPy instrumentation records module calls, and a
 ReAct step's prediction names the tool and its arguments whatever the content switch;
@@ -1131,6 +1140,8 @@ run is not degraded, which only the tool outcomes could show, and ``grounded-cit
 an answer citing nothing)."""
 NOTHING = (
     "litellm-otel",
+    "praisonai-openinference",
+    "camel-openinference",
     "openinference-openai",
     "openllmetry-openai",
     "openllmetry-openai-legacy",

@@ -3975,6 +3975,46 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
+    "praisonai-openinference": {
+        "what": "PraisonAI agents (praisonaiagents Agent with llm=\"gpt-4o-mini\" on PraisonAI's "
+        "own OpenAI client, pointed at the fake server by OPENAI_BASE_URL, function tools that "
+        "return a backend failure as an error object, approval=True, PraisonAI's auto-approving "
+        "backend, for the tools it would ask a person about; the triage agent's native handoff, "
+        "handoffs=[research_agent], for g_handoff: "
+        "a transfer_to_research_agent tool that runs the research agent and returns its answer) "
+        "recorded by openinference-instrumentation-openai, the run an application `agent_run` "
+        "span",
+        "packages": ["praisonaiagents", "openai", "openinference-instrumentation-openai"],
+        "driver": "fw_praisonai",
+        "handoff_via": "PraisonAI's native handoff tool (`transfer_to_research_agent {}`), "
+        "which runs the research agent and returns `Handoff successful. research_agent "
+        "response: <answer>`",
+        "notes": ["**Tool failures:** the tool returns `{\"error\": \"SearchBackendError: ...\"}` "
+                  "(PraisonAI 1.7.17 retries a raised timeout itself, then ends the run with "
+                  "`ToolExecutionError`), sent to the model as the `tool` message; no span records "
+                  "a tool run (tool calls live in the model spans only).",
+                  "**Content off:** OpenInference's `OPENINFERENCE_HIDE_*` switches."],
+        "on": {},
+        "off": OPENINFERENCE_HIDDEN,
+    },
+    "camel-openinference": {
+        "what": "CAMEL-AI agents (camel-ai ChatAgent.step on ModelFactory.create("
+        "OPENAI_COMPATIBLE_MODEL, \"gpt-4o-mini\", url=...) on the fake server, with CAMEL's "
+        "StubTokenCounter, and FunctionTool tools; the research agent's step run by the triage "
+        "agent's `research_agent` tool for g_handoff) recorded by openinference-instrumentation-"
+        "openai on the model client CAMEL calls, the run an application `agent_run` span",
+        "packages": ["camel-ai", "openai", "openinference-instrumentation-openai"],
+        "driver": "fw_camel",
+        "handoff_via": "the `research_agent` tool (`research_agent {\"question\": ...}`), "
+        "which runs the research agent's step",
+        "notes": ["**Tool failures:** the tool raises; CAMEL's ChatAgent catches it and sends "
+                  "the model the text `Tool execution failed: Error executing tool "
+                  "'<name>': ...` as the tool's result, with no error flag; no span records a "
+                  "tool run (tool calls live in the model spans only).",
+                  "**Content off:** OpenInference's `OPENINFERENCE_HIDE_*` switches."],
+        "on": {},
+        "off": OPENINFERENCE_HIDDEN,
+    },
     "burr": {
         "what": "Apache Burr agents (apache-burr, imported as burr: an ApplicationBuilder "
         "state machine as Burr's tool-calling example writes it, a call_model action asking "
@@ -4226,6 +4266,9 @@ AZURE_AGENTS_ERRORS = (
     "(`submit_tool_outputs`)"
 )
 REJECTS_VIA: dict[str, str] = {
+    "camel-openinference": "CAMEL's FunctionTool call raises Python's `TypeError` and "
+    "ChatAgent sends the model `Tool execution failed: Error executing tool '<name>': ...` "
+    "as the tool's result; no tool span",
     "azure-ai-agents": AZURE_AGENTS_ERRORS.format(
         what="Python refuses the arguments (`TypeError`: `got an unexpected keyword argument 'q'`)"
     )
@@ -4321,6 +4364,10 @@ LANGGRAPH_UNKNOWN = (
     "tool, try one of [...]`); no tool span"
 )
 UNKNOWN_VIA: dict[str, str] = {
+    "camel-openinference": "CAMEL's ChatAgent answers `Tool execution failed: Tool '<name>' "
+    "not found in registered tools`; no tool span",
+    "praisonai-openinference": "PraisonAI answers with an error object (`Tool '<name>' not "
+    "found. Available tools: [...]`); no tool span",
     "pydantic-ai-openinference": "pydantic-ai answers with a retry prompt (`Unknown tool name: "
     "'<name>'. Available tools: ...`); no tool span",
     "logfire-pydantic-ai": "pydantic-ai answers with a retry prompt (`Unknown tool name: "
