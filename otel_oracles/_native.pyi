@@ -323,6 +323,20 @@ def parse_python_literal(value: Any, /) -> Any:
     that is no such literal, unchanged. A few corners (``\\N{...}`` escapes, surrogate
     escapes, integers past 127 bits) are read by ``python_literals.parse_python_literal_by_ast``."""
 
+# The registered ``string_list`` parser (``mapping.parsers.scalars``).
+
+def parse_string_list(value: Any, /) -> list[str] | None:
+    """``["stop"]``, ``"stop"`` or a JSON array text (a ``str`` starting with ``[``, read by
+    ``parse_json``) as a list of strings: each item that is not ``None`` as its ``str()``;
+    any other value ``None``."""
+
+# The registered ``streamed_partials`` parser (``mapping.parsers.otel_genai``).
+
+def parse_streamed_partials(value: Any, /) -> Any:
+    """A model call's output messages without a stream's partial chunks: when every message
+    but the last is a dict whose ``finish_reason`` is ``""`` and the last has a truthy one,
+    a list of the last alone; anything else unchanged."""
+
 # The registered ``python_repr`` parser (``mapping.parsers.python_literals``).
 
 def parse_python_repr(value: Any, /) -> Any:
@@ -421,14 +435,13 @@ class Drafter:
         hooks: tuple[
             Callable[[Any], str | None],
             Callable[[Any], int | None],
-            Callable[[Any], list[str] | None],
             Callable[[Any], list[dict[str, Any]]],
             Callable[[dict[str, Any]], str | None],
         ],
         /,
     ) -> None:
-        """``hooks``: ``(parse_string, parse_int, parse_string_list, output_messages,
-        run_limit)``, the Python functions called for what the core leaves to them."""
+        """``hooks``: ``(parse_string, parse_int, output_messages, run_limit)``, the Python
+        functions called for what the core leaves to them."""
     def draft(
         self,
         span: SpanRecord,
@@ -496,11 +509,13 @@ class TraceDrafter:
         rules: Sequence[tuple[Any, bool]],
         draft_cls: type,
         finish: Callable[[Any], None],
+        run_limit_prompts: Sequence[str],
         /,
     ) -> None:
         """``rules``: per compiled rule (the rule table's numbering) the rule and whether
         ``finish(draft)`` (Python) completes its drafts; ``draft_cls``: the mapper's
-        ``Draft``, made with every slot set by the core."""
+        ``Draft``, made with every slot set by the core; ``run_limit_prompts``: the files'
+        final-answer request texts, searched in a model call's system and user messages."""
     def draft_trace(
         self,
         spans: list[SpanRecord],

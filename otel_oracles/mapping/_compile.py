@@ -29,13 +29,17 @@ from otel_oracles._native import (
     parse_json,
     parse_json_or_text,
     parse_openinference_messages,
+    parse_python_literal,
     parse_request_tool_names,
+    parse_streamed_partials,
+    parse_string_list,
     parse_tool_names,
 )
 from otel_oracles.mapping._loader import ConventionSet, ToolKinds
 from otel_oracles.mapping._tool_results import ToolResultRules, tool_result_rules
 from otel_oracles.mapping.config import SPAN_KINDS, Condition, Match, Rule, Source
-from otel_oracles.mapping.parsers.scalars import parse_int, parse_string, parse_string_list
+from otel_oracles.mapping.parsers._registry import ParserChain
+from otel_oracles.mapping.parsers.scalars import parse_int, parse_string
 from otel_oracles.model.span import SpanRecord, StatusCode, Trace
 
 log = logging.getLogger(__name__)
@@ -410,7 +414,6 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
     hooks = (
         parse_string,
         parse_int,
-        parse_string_list,
         output_messages,
         functools.partial(run_limit, names=run_limit_errors),
     )
@@ -538,6 +541,9 @@ _NATIVE_PARSERS: tuple[tuple[Any, str], ...] = (
     (parse_openinference_messages, "openinference_messages"),
     (parse_tool_names, "tool_names"),
     (parse_request_tool_names, "request_tool_names"),
+    (parse_string_list, "string_list"),
+    (parse_streamed_partials, "streamed_partials"),
+    (parse_python_literal, "python_literal"),
 )
 """The registered parsers that are the core's own functions: the reader calls them directly."""
 
@@ -545,7 +551,11 @@ _NATIVE_PARSERS: tuple[tuple[Any, str], ...] = (
 def _parser(chain: Any) -> Any:
     """What the reader runs for a ``parse:`` chain: the name of the core's own parser when
     the chain is that one function (compared by identity: a plug-in's parser need not be
-    hashable), else the Python callable (or ``None``)."""
+    hashable), a list of those names and Python callables for a chain of several (the core
+    runs it as ``ParserRegistry.chain`` does: in order, ``None`` ending it), else the Python
+    callable (or ``None``)."""
+    if isinstance(chain, ParserChain):
+        return [_parser(parse) for parse in chain.parsers]
     return next((name for fn, name in _NATIVE_PARSERS if chain is fn), chain)
 
 

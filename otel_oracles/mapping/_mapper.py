@@ -213,62 +213,37 @@ def run_wrappers(
 # ---- per span -----------------------------------------------------------------------------
 
 
-def _run_limit_prompt(messages: Any, prompts: tuple[str, ...]) -> str | None:
-    """The ``run_limit_prompts`` entry a model call's system or user messages hold, if any:
-    the framework's own request for a final answer once its limit was reached. Only those
-    roles are searched (the framework writes the request as one; a tool's result or the
-    model's own text quoting it is not the framework asking), each text part with a plain
-    substring search (linear in the untrusted text)."""
-    if not isinstance(messages, list):
-        return None
-    for message in messages:
-        if not isinstance(message, dict) or message.get("role") not in ("system", "user"):
-            continue
-        parts = message.get("parts")
-        for part in parts if isinstance(parts, list) else ():
-            text = part.get("content") if isinstance(part, dict) else None
-            if isinstance(text, str):
-                for prompt in prompts:
-                    if prompt in text:
-                        return prompt
-    return None
-
-
 def _trace_drafter(compiled: CompiledSet) -> TraceDrafter:
     """The set's ``TraceDrafter`` (made on its first trace, kept on the set): the core drafts
-    a trace's spans in one call, and hands a draft to ``_finish`` only when its rule reads
-    the conventions' regexes or result rules."""
-    rules = [(rule, _finished_in_python(rule, compiled)) for rule in compiled.rules]
-    drafter = TraceDrafter(compiled.drafter, rules, Draft, functools.partial(_finish, compiled))
+    a trace's spans in one call, a run's limit included (a model call whose system or user
+    messages hold one of the files' ``run_limit_prompts``, the framework's own request for a
+    final answer, found by a plain substring search; a rule's ``run_limit_call``), and hands
+    a draft to ``_finish`` only when its rule reads the conventions' regexes or result
+    rules."""
+    rules = [(rule, _finished_in_python(rule)) for rule in compiled.rules]
+    drafter = TraceDrafter(
+        compiled.drafter,
+        rules,
+        Draft,
+        functools.partial(_finish, compiled),
+        list(compiled.run_limit_prompts),
+    )
     compiled.trace_drafter = drafter
     return drafter
 
 
-def _finished_in_python(rule: CompiledRule, compiled: CompiledSet) -> bool:
+def _finished_in_python(rule: CompiledRule) -> bool:
     """Whether ``_finish`` has anything to do for a draft of ``rule``."""
-    return bool(
-        (compiled.run_limit_prompts and rule.step == "generation")
-        or rule.run_limit_call is not None
-        or rule.outcome_reads
-        or rule.result_error_keys
-        or rule.step in TOOLISH
-    )
+    return bool(rule.outcome_reads or rule.result_error_keys or rule.step in TOOLISH)
 
 
 def _finish(compiled: CompiledSet, draft: Draft) -> None:
     """The rest of a draft the core made (``TraceDrafter``): what reads the conventions'
-    ``run_limit_prompts``, outcomes, result error keys (``safe_regex``) and a tool's result
-    (``judge_result``)."""
+    outcomes, result error keys (``safe_regex``) and a tool's result (``judge_result``)."""
     rule = draft.rule
     fields = draft.fields
     assert draft.span is not None
     attributes = draft.span.attributes
-    if compiled.run_limit_prompts and rule.step == "generation":
-        prompt = _run_limit_prompt(fields.get("input_messages"), compiled.run_limit_prompts)
-        if prompt is not None:
-            draft.attributes["run_limit"] = prompt
-    if rule.run_limit_call is not None and "run_limit" not in draft.attributes:
-        draft.attributes["run_limit"] = rule.run_limit_call
     if rule.outcome_reads:
         _read_outcome(draft, rule.outcome_reads, compiled.tool_results)
     if rule.result_error_keys and draft.status != "error":

@@ -15,7 +15,7 @@ import pytest
 from otel_oracles._native import Drafter, FieldReader
 from otel_oracles.mapping import _mapper, load_conventions
 from otel_oracles.mapping._compile import output_messages, run_limit
-from otel_oracles.mapping.parsers.scalars import parse_int, parse_string, parse_string_list
+from otel_oracles.mapping.parsers.scalars import parse_int, parse_string
 from otel_oracles.model.span import EventRecord, SpanRecord, StatusCode
 from otel_oracles.model.step import SpanRef, Step, StepKind
 
@@ -38,7 +38,6 @@ def _drafter(
     hooks = (
         parse_string,
         parse_int,
-        parse_string_list,
         output_messages,
         functools.partial(run_limit, names=limits),
     )

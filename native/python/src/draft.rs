@@ -18,7 +18,7 @@
 //!    `attributes["run_limit"]`.
 //! 3. **Normalization**: string fields that are no exact `str` through `parse_string`, token
 //!    counts that are no exact `int` through `parse_int`, `finish_reasons` copied when it is
-//!    an exact `list` of exact `str` (else `parse_string_list`); message and document lists
+//!    an exact `list` of exact `str` (else the core's `string_list` parser); message and document lists
 //!    that are not lists of dicts dropped; a message list whose content capture dropped the
 //!    content (a message without parts, a text part without content, a tool call without
 //!    arguments, a tool response without a response) flagged in `redacted`; `result` read
@@ -30,10 +30,9 @@
 //!    up, ASCII lower-cased here, any other text by Python).
 //!
 //! Python's meaning is kept wherever a value is unusual: the conversions (`parse_string`,
-//! `parse_int`, `parse_string_list`) are the Python parsers, called for the values they
-//! change; `==` on a value that is no exact `str` is Python's comparison. Dicts and lists,
-//! including subclasses (which no parser makes), are read with `dict`'s and `list`'s own
-//! operations.
+//! `parse_int`) are the Python parsers, called for the values they change; `==` on a value
+//! that is no exact `str` is Python's comparison. Dicts and lists, including subclasses
+//! (which no parser makes), are read with `dict`'s and `list`'s own operations.
 
 use std::collections::{HashMap, HashSet};
 
@@ -42,7 +41,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple, PyType};
 
 use crate::fields::{lookup, FieldReader};
-use crate::parsers::parse_json_or_text;
+use crate::parsers::{parse_json_or_text, parse_string_list};
 
 /// Fields that hold a string (`STRING_FIELDS` of the mapper).
 const STRING_FIELDS: [&str; 12] = [
@@ -60,15 +59,14 @@ const STRING_FIELDS: [&str; 12] = [
     "query",
 ];
 
-/// The hooks as Python hands them over: `(parse_string, parse_int, parse_string_list,
-/// output_messages, run_limit)`.
-type HookTuple = (Py<PyAny>, Py<PyAny>, Py<PyAny>, Py<PyAny>, Py<PyAny>);
+/// The hooks as Python hands them over: `(parse_string, parse_int, output_messages,
+/// run_limit)`.
+type HookTuple = (Py<PyAny>, Py<PyAny>, Py<PyAny>, Py<PyAny>);
 
 /// The Python functions the drafter calls for the rare values it does not convert itself.
 struct Hooks {
     parse_string: Py<PyAny>,
     parse_int: Py<PyAny>,
-    parse_string_list: Py<PyAny>,
     /// `output_messages(output)`: the messages an `output` field stands for.
     output_messages: Py<PyAny>,
     /// `run_limit(fields)`: the `run_limit_errors` entry a failed span's error is, or `None`.
@@ -372,7 +370,7 @@ impl Drafter {
             };
             let reasons = match copied {
                 Some(copy) => copy,
-                None => hooks.parse_string_list.bind(py).call1((reasons,))?,
+                None => parse_string_list(&reasons)?,
             };
             fields.set_item(reasons_key, reasons)?;
         }
@@ -504,7 +502,7 @@ impl Drafter {
     /// `reader`: the rules' read plans; `control_flow`: the `control_flow_exceptions`;
     /// `run_limit_errors`: whether any file declares some; `vocabulary`: lower-cased
     /// spelling -> canonical finish reason; `error_code`: `StatusCode.ERROR`; `hooks`:
-    /// `(parse_string, parse_int, parse_string_list, output_messages, run_limit)`.
+    /// `(parse_string, parse_int, output_messages, run_limit)`.
     #[new]
     fn new(
         reader: Py<FieldReader>,
@@ -527,7 +525,7 @@ impl Drafter {
                 spellings.insert(text.to_owned(), canonical.unbind());
             }
         }
-        let (parse_string, parse_int, parse_string_list, output_messages, run_limit) = hooks;
+        let (parse_string, parse_int, output_messages, run_limit) = hooks;
         Ok(Self {
             reader,
             has_control_flow: !control_flow.is_empty(),
@@ -541,7 +539,6 @@ impl Drafter {
             hooks: Hooks {
                 parse_string,
                 parse_int,
-                parse_string_list,
                 output_messages,
                 run_limit,
             },
@@ -589,9 +586,83 @@ struct RuleInfo {
     /// The draft attributes the rule sets to `True` (`merged_model_calls`,
     /// `thoughts_unmarked`, `delivers_answer`).
     flags: Vec<Py<PyString>>,
+    /// `rule.run_limit_call`: the `run_limit` of every draft of the rule that no final-answer
+    /// request marked.
+    run_limit_call: Option<Py<PyAny>>,
     /// Whether the draft is finished by Python (`finish`): what reads the conventions'
     /// regexes or result rules.
     tail: bool,
+}
+
+/// `mapping.get(key)` as Python calls it: a plain `dict` read directly, any other object
+/// (a subclass) through its own `get`.
+fn dict_get<'py>(
+    mapping: &Bound<'py, PyAny>,
+    key: &Bound<'py, PyString>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = mapping.py();
+    if let Ok(dict) = mapping.cast_exact::<PyDict>() {
+        return Ok(dict
+            .get_item(key)?
+            .unwrap_or_else(|| py.None().into_bound(py)));
+    }
+    mapping.call_method1(intern!(py, "get"), (key,))
+}
+
+/// The `run_limit_prompts` entry a model call's system or user messages hold, if any: the
+/// framework's own request for a final answer once its limit was reached. Only those roles
+/// are searched (the framework writes the request as one; a tool's result or the model's own
+/// text quoting it is not the framework asking), each text part (`content` of a `dict` part)
+/// with a plain substring search, linear in the untrusted text; the prompts in the files'
+/// order, the first found returned. `messages` is the draft's `input_messages`, read as a
+/// `list` of `dict`s (anything else holds none).
+fn run_limit_prompt<'py>(
+    messages: &Bound<'py, PyAny>,
+    prompts: &[(Option<String>, Py<PyString>)],
+) -> PyResult<Option<Bound<'py, PyString>>> {
+    let py = messages.py();
+    if prompts.is_empty() || !messages.is_instance_of::<PyList>() {
+        return Ok(None);
+    }
+    for message in messages.try_iter()? {
+        let message = message?;
+        if !message.is_instance_of::<PyDict>() {
+            continue;
+        }
+        let role = dict_get(&message, intern!(py, "role"))?;
+        if !(equals(&role, "system")? || equals(&role, "user")?) {
+            continue;
+        }
+        let parts = dict_get(&message, intern!(py, "parts"))?;
+        if !parts.is_instance_of::<PyList>() {
+            continue;
+        }
+        for part in parts.try_iter()? {
+            let part = part?;
+            if !part.is_instance_of::<PyDict>() {
+                continue;
+            }
+            let text = dict_get(&part, intern!(py, "content"))?;
+            let Ok(text) = text.cast::<PyString>() else {
+                continue;
+            };
+            let own = if text.is_exact_instance_of::<PyString>() {
+                text.to_str().ok()
+            } else {
+                None // a subclass's own `in`, a text with lone surrogates: Python's
+            };
+            for (prompt, object) in prompts {
+                let found = match (own, prompt) {
+                    (Some(own), Some(prompt)) => own.contains(prompt.as_str()),
+                    _ => text.contains(object.bind(py))?,
+                };
+                if found {
+                    return Ok(Some(object.bind(py).clone()));
+                }
+            }
+        }
+    }
+    Ok(None)
 }
 
 /// A trace's spans drafted in one call (`otel_oracles.mapping._mapper.map_trace`): per span
@@ -607,6 +678,8 @@ pub struct TraceDrafter {
     draft_cls: Py<PyType>,
     new: Py<PyAny>,
     finish: Py<PyAny>,
+    /// The files' `run_limit_prompts`, as UTF-8 and as the `str` set as `run_limit`.
+    run_limit_prompts: Vec<(Option<String>, Py<PyString>)>,
     /// `"fields"`, `"status"`, ... : the draft's slots, interned.
     slots: [Py<PyString>; 13],
     zero: Py<PyAny>,
@@ -660,13 +733,15 @@ impl TraceDrafter {
 impl TraceDrafter {
     /// `drafter`: the set's `Drafter`; `rules`: per compiled rule (the rule table's
     /// numbering) `(rule, tail)`, `tail` whether Python finishes its drafts; `draft_cls`: the
-    /// mapper's `Draft`; `finish(draft)`: the Python rest of a draft.
+    /// mapper's `Draft`; `finish(draft)`: the Python rest of a draft; `run_limit_prompts`:
+    /// the files' final-answer request texts.
     #[new]
     fn new(
         drafter: Py<Drafter>,
         rules: Vec<(Bound<'_, PyAny>, bool)>,
         draft_cls: Bound<'_, PyType>,
         finish: Py<PyAny>,
+        run_limit_prompts: Vec<Bound<'_, PyString>>,
     ) -> PyResult<Self> {
         let py = draft_cls.py();
         let mut infos = Vec::with_capacity(rules.len());
@@ -683,7 +758,9 @@ impl TraceDrafter {
                     flags.push(PyString::intern(py, flag).unbind());
                 }
             }
+            let run_limit_call = rule.getattr(intern!(py, "run_limit_call"))?;
             infos.push(RuleInfo {
+                run_limit_call: (!run_limit_call.is_none()).then(|| run_limit_call.unbind()),
                 file: rule.getattr(intern!(py, "file"))?.unbind(),
                 plan: rule.getattr(intern!(py, "plan"))?.extract()?,
                 no_step: step_text == "none",
@@ -696,7 +773,14 @@ impl TraceDrafter {
             });
         }
         let object = py.import("builtins")?.getattr("object")?;
+        let mut prompts = Vec::with_capacity(run_limit_prompts.len());
+        for prompt in run_limit_prompts {
+            // A prompt holding lone surrogates is in no UTF-8 text: Python's `in` decides.
+            let own = prompt.to_str().ok().map(str::to_owned);
+            prompts.push((own, prompt.unbind()));
+        }
         Ok(Self {
+            run_limit_prompts: prompts,
             drafter,
             rules: infos,
             draft_cls: draft_cls.unbind(),
@@ -785,6 +869,17 @@ impl TraceDrafter {
             draft.setattr(status.bind(py), drafted)?;
             if info.generation {
                 self.zero_usage_unrecorded(&fields)?;
+                if let Some(input) = fields.get_item(intern!(py, "input_messages"))? {
+                    if let Some(prompt) = run_limit_prompt(&input, &self.run_limit_prompts)? {
+                        attributes.set_item(intern!(py, "run_limit"), prompt)?;
+                    }
+                }
+            }
+            if let Some(call) = &info.run_limit_call {
+                let key = intern!(py, "run_limit");
+                if !attributes.contains(key)? {
+                    attributes.set_item(key, call.bind(py))?;
+                }
             }
             if info.tail {
                 finish.call1((&draft,))?;

@@ -6,8 +6,9 @@
 //! nothing better turns up the field stays unset and, for a content field, is flagged
 //! redacted. A placeholder the parsers unwrap counts the same. The core's own parsers
 //! (`json`, `json_or_text`, `genai_messages`, `openinference_messages`, `tool_names`,
-//! `request_tool_names`) are called
-//! directly; any other parser (chains, plug-ins) through Python, and an `Exception` it
+//! `request_tool_names`, `string_list`, `streamed_partials`, `python_literal`) are called
+//! directly, alone or in a `parse:` chain of several (each in turn, `None` ending it); any
+//! other parser (plug-ins, the Python built-ins) through Python, and an `Exception` a parser
 //! raises means "no value" (handed to `failed` for the log).
 //!
 //! Plans arrive as plain data (`_compile._plan`): per plan, per field `(name,
@@ -19,6 +20,7 @@ use pyo3::types::{PyDict, PyFrozenSet, PyList, PySet, PyString, PyTuple};
 
 use crate::parsers::{
     parse_genai_messages, parse_json, parse_json_or_text, parse_openinference_messages,
+    parse_python_literal, parse_streamed_partials, parse_string_list,
 };
 use crate::tools::{parse_request_tool_names, parse_tool_names};
 
@@ -48,7 +50,77 @@ enum Parser {
     OpenInferenceMessages,
     ToolNames,
     RequestToolNames,
+    StringList,
+    StreamedPartials,
+    PythonLiteral,
     Python(Py<PyAny>),
+    /// A `parse:` list of several: each parser in order, `None` from one ending the chain
+    /// with no value (the registry's `_Chain`), with no Python frame between the core's own.
+    Chain(Vec<Parser>),
+}
+
+impl Parser {
+    /// `raw` through this parser (`Parser::None`: unchanged).
+    fn apply<'py>(&self, raw: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        match self {
+            Parser::None => Ok(raw),
+            Parser::Json => parse_json(&raw),
+            Parser::JsonOrText => parse_json_or_text(&raw),
+            Parser::GenaiMessages => parse_genai_messages(&raw),
+            Parser::OpenInferenceMessages => parse_openinference_messages(&raw),
+            Parser::ToolNames => parse_tool_names(&raw),
+            Parser::RequestToolNames => parse_request_tool_names(&raw),
+            Parser::StringList => parse_string_list(&raw),
+            Parser::StreamedPartials => parse_streamed_partials(&raw),
+            Parser::PythonLiteral => parse_python_literal(&raw),
+            Parser::Python(parse) => parse.bind(raw.py()).call1((raw,)),
+            Parser::Chain(parsers) => {
+                let mut value = raw;
+                for parser in parsers {
+                    if value.is_none() {
+                        return Ok(value);
+                    }
+                    value = parser.apply(value)?;
+                }
+                Ok(value)
+            }
+        }
+    }
+
+    /// A parser from its plan item: `None`, the name of one of the core's own, a list of
+    /// those or Python callables (a chain), or a Python callable.
+    fn from_plan(parser: &Bound<'_, PyAny>) -> PyResult<Self> {
+        if parser.is_none() {
+            return Ok(Parser::None);
+        }
+        if let Ok(name) = parser.cast::<PyString>() {
+            return Ok(match name.to_str()? {
+                "json" => Parser::Json,
+                "json_or_text" => Parser::JsonOrText,
+                "genai_messages" => Parser::GenaiMessages,
+                "openinference_messages" => Parser::OpenInferenceMessages,
+                "tool_names" => Parser::ToolNames,
+                "request_tool_names" => Parser::RequestToolNames,
+                "string_list" => Parser::StringList,
+                "streamed_partials" => Parser::StreamedPartials,
+                "python_literal" => Parser::PythonLiteral,
+                other => {
+                    return Err(PyValueError::new_err(format!(
+                        "unknown native parser {other:?}"
+                    )))
+                }
+            });
+        }
+        if let Ok(steps) = parser.cast::<PyList>() {
+            return Ok(Parser::Chain(
+                steps
+                    .iter()
+                    .map(|step| Parser::from_plan(&step))
+                    .collect::<PyResult<_>>()?,
+            ));
+        }
+        Ok(Parser::Python(parser.clone().unbind()))
+    }
 }
 
 struct Source {
@@ -358,17 +430,7 @@ impl FieldReader {
         raw: Bound<'py, PyAny>,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
         let py = raw.py();
-        let parsed = match &source.parser {
-            Parser::None => Ok(raw),
-            Parser::Json => parse_json(&raw),
-            Parser::JsonOrText => parse_json_or_text(&raw),
-            Parser::GenaiMessages => parse_genai_messages(&raw),
-            Parser::OpenInferenceMessages => parse_openinference_messages(&raw),
-            Parser::ToolNames => parse_tool_names(&raw),
-            Parser::RequestToolNames => parse_request_tool_names(&raw),
-            Parser::Python(parse) => parse.bind(py).call1((raw,)),
-        };
-        let parsed = match parsed {
+        let parsed = match source.parser.apply(raw) {
             Ok(parsed) => parsed,
             Err(err) if err.is_instance_of::<PyException>(py) => {
                 self.failed
@@ -430,26 +492,7 @@ fn source(item: &Bound<'_, PyAny>) -> PyResult<Source> {
     let py = item.py();
     let tuple = item.cast::<PyTuple>()?;
     let origin = origin(item)?;
-    let parser = tuple.get_item(3)?;
-    let parser = if parser.is_none() {
-        Parser::None
-    } else if let Ok(name) = parser.extract::<String>() {
-        match name.as_str() {
-            "json" => Parser::Json,
-            "json_or_text" => Parser::JsonOrText,
-            "genai_messages" => Parser::GenaiMessages,
-            "openinference_messages" => Parser::OpenInferenceMessages,
-            "tool_names" => Parser::ToolNames,
-            "request_tool_names" => Parser::RequestToolNames,
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "unknown native parser {other:?}"
-                )))
-            }
-        }
-    } else {
-        Parser::Python(parser.unbind())
-    };
+    let parser = Parser::from_plan(&tuple.get_item(3)?)?;
     let key = tuple.get_item(4)?;
     let key = if key.is_none() {
         None

@@ -20,7 +20,7 @@ use otel_oracles_core::parsers::{genai, openinference, Out};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyList, PyString};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyList, PyString, PyTuple};
 
 use crate::pytree::{emit, Emit, PyValue};
 
@@ -138,6 +138,100 @@ pub(crate) fn parse_openinference_messages<'py>(
             openinference::openinference_messages(&tree, bump).map_err(|failure| failure.0)?;
         messages_to_python(py, messages.as_deref())
     })
+}
+
+/// `string_list`: `["stop"]`, `"stop"` or a JSON array text as a list of strings: a `str`
+/// starting with `[` read by `json` first; then a `str` is a list of itself, a list or tuple
+/// the `str()` of each item that is not `None` (an exact `str` the very object), anything
+/// else (`None` included) `None`.
+#[pyfunction]
+pub(crate) fn parse_string_list<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let py = value.py();
+    let mut value = value.clone();
+    if let Ok(text) = value.cast::<PyString>() {
+        // A `str` holding lone surrogates is no JSON: `json` would return it unchanged.
+        if text.to_str().is_ok_and(|t| t.starts_with('[')) {
+            value = parse_json(&value)?;
+        }
+    }
+    if value.is_none() {
+        return Ok(value);
+    }
+    if value.is_instance_of::<PyString>() {
+        return Ok(PyList::new(py, [value])?.into_any());
+    }
+    if !(value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>()) {
+        return Ok(py.None().into_bound(py));
+    }
+    let out = PyList::empty(py);
+    for item in value.try_iter()? {
+        let item = item?;
+        if item.is_none() {
+            continue;
+        }
+        if item.is_exact_instance_of::<PyString>() {
+            out.append(item)?;
+        } else {
+            out.append(item.str()?)?;
+        }
+    }
+    Ok(out.into_any())
+}
+
+/// `mapping.get(key)` as Python calls it: a plain `dict` read directly, any other object
+/// through its own `get`.
+fn get_key<'py>(mapping: &Bound<'py, PyAny>, key: &str) -> PyResult<Bound<'py, PyAny>> {
+    let py = mapping.py();
+    if let Ok(dict) = mapping.cast_exact::<PyDict>() {
+        return Ok(dict
+            .get_item(key)?
+            .unwrap_or_else(|| py.None().into_bound(py)));
+    }
+    mapping.call_method1("get", (key,))
+}
+
+/// `streamed_partials`: a model call's output messages without the partial chunks of a
+/// stream that its last message assembles: when every message but the last is a `dict`
+/// whose `finish_reason` equals `""` (a chunk the stream had not finished) and the last is a
+/// `dict` with a truthy one, a list of the last alone. Google ADK with
+/// `StreamingMode.SSE` records every partial event of the call as an output message before
+/// the aggregated one; read whole, one requested call would count as several. Anything else
+/// (a list of fewer than two items, no list) is returned unchanged.
+#[pyfunction]
+pub(crate) fn parse_streamed_partials<'py>(
+    value: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let Ok(list) = value.cast::<PyList>() else {
+        return Ok(value.clone());
+    };
+    let items: Vec<Bound<'py, PyAny>> = if list.is_exact_instance_of::<PyList>() {
+        list.iter().collect()
+    } else {
+        value.try_iter()?.collect::<PyResult<_>>()?
+    };
+    let Some((last, partials)) = items.split_last() else {
+        return Ok(value.clone());
+    };
+    if partials.is_empty() || !last.is_instance_of::<PyDict>() {
+        return Ok(value.clone());
+    }
+    if !get_key(last, "finish_reason")?.is_truthy()? {
+        return Ok(value.clone());
+    }
+    for message in partials {
+        if !message.is_instance_of::<PyDict>() {
+            return Ok(value.clone());
+        }
+        let reason = get_key(message, "finish_reason")?;
+        let empty = match reason.cast_exact::<PyString>() {
+            Ok(text) => text.to_str().is_ok_and(str::is_empty),
+            Err(_) => reason.eq("")?,
+        };
+        if !empty {
+            return Ok(value.clone());
+        }
+    }
+    Ok(PyList::new(value.py(), [last])?.into_any())
 }
 
 /// `python_literal`: a `str` holding the Python `repr` of a dict or list (`{'a': (1, 2)}`)
@@ -363,6 +457,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_genai_messages, m)?)?;
     m.add_function(wrap_pyfunction!(parse_openinference_messages, m)?)?;
     m.add_function(wrap_pyfunction!(parse_python_literal, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_string_list, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_streamed_partials, m)?)?;
     m.add_function(wrap_pyfunction!(parse_python_repr, m)?)?;
     Ok(())
 }

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from otel_oracles._native import parse_genai_messages as parse_genai_messages
+from otel_oracles._native import parse_streamed_partials as parse_streamed_partials
 from otel_oracles.mapping.config import DEFAULT_PLACEHOLDERS
 from otel_oracles.mapping.parsers._registry import Parser
 from otel_oracles.mapping.parsers.messages import (
@@ -32,6 +33,15 @@ from otel_oracles.model.span import EventRecord
 # ``response`` (pydantic-ai, semconv examples before #323); provider content blocks where
 # parts belong (read as ``providers.block_part`` reads them); provider role names. Parts and
 # values it keeps are the very objects it was given.
+#
+# ``streamed_partials`` (after ``genai_messages``) is the core's too: a model call's output
+# messages without the partial chunks of a stream that its last message assembles. When
+# every message but the last is a dict whose ``finish_reason`` is ``""`` (a chunk the stream
+# had not finished) and the last has one, the last alone. Google ADK with
+# ``StreamingMode.SSE`` records every partial event of the call as an output message (a
+# tool call first without its arguments, text 16 characters at a time) before the
+# aggregated one; read whole, one requested call would count as several and the text as
+# twice the answer. Anything else is returned unchanged.
 
 
 def parse_genai_parts_as_system(value: Any) -> list[Message] | None:
@@ -219,24 +229,6 @@ def parse_assistant_text(value: Any) -> list[Message] | None:
     if isinstance(parse_json(value), list | dict):
         return None
     return [{"role": "assistant", "parts": [text_part(value)]}]
-
-
-def parse_streamed_partials(value: Any) -> Any:
-    """A model call's output messages without the partial chunks of a stream that its last
-    message assembles: when every message but the last has an empty finish reason (``""``,
-    a chunk the stream had not finished) and the last has one, the last alone. Google ADK
-    with ``StreamingMode.SSE`` records every partial event of the call as an output message
-    (a tool call first without its arguments, text 16 characters at a time) before the
-    aggregated one; read whole, one requested call would count as several and the text as
-    twice the answer. Anything else is returned unchanged."""
-    if not isinstance(value, list) or len(value) < 2:
-        return value
-    *partials, last = value
-    if not isinstance(last, dict) or not last.get("finish_reason"):
-        return value
-    if all(isinstance(m, dict) and m.get("finish_reason") == "" for m in partials):
-        return [last]
-    return value
 
 
 PARSERS: Mapping[str, Parser] = {

@@ -9,6 +9,7 @@ from typing import Any
 from otel_oracles._native import parse_json as parse_json
 from otel_oracles._native import parse_json_or_text as parse_json_or_text
 from otel_oracles._native import parse_request_tool_names as parse_request_tool_names
+from otel_oracles._native import parse_string_list as parse_string_list
 from otel_oracles._native import parse_tool_names as parse_tool_names
 from otel_oracles.mapping.parsers._registry import Parser
 
@@ -28,6 +29,11 @@ from otel_oracles.mapping.parsers._registry import Parser
 # are no JSON, a repeated key keeps its first position and last value, and nesting deeper
 # than 1024 levels is no JSON. The strings ``parse: [json]`` leaves alone come back as the
 # very same object.
+#
+# ``string_list`` is the core's too (``parse_string_list(value)``): ``["stop"]``, ``"stop"``
+# or a JSON array text (a ``str`` starting with ``[``, read by ``parse_json``) all become a
+# list of strings (each item that is not ``None`` as its ``str()``); any other value is
+# ``None``.
 #
 # ``tool_names`` and ``request_tool_names`` are the core's too (native/python/src/tools.rs):
 # the tools a model call offered (a step's ``tools_offered``), read from its recorded tool
@@ -130,18 +136,6 @@ def parse_text_only(value: Any) -> str | None:
     ``AGENT`` spans record whatever the traced function returned, and the OpenAI Agents SDK's
     agent spans record ``{"output_type": "str"}`` there, metadata that is no answer."""
     return value if isinstance(value, str) else None
-
-
-def parse_string_list(value: Any) -> list[str] | None:
-    """``["stop"]``, ``"stop"`` or a JSON array string all become a list of strings."""
-    value = parse_json(value) if isinstance(value, str) and value.startswith("[") else value
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list | tuple):
-        return [str(v) for v in value if v is not None]
-    return None
 
 
 PARSERS: Mapping[str, Parser] = {
