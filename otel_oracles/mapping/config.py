@@ -28,6 +28,7 @@ from pydantic import (
 )
 
 from otel_oracles import safe_regex
+from otel_oracles.model.defaults import new_dict, new_list
 
 StepName = Literal[
     "tool_call", "generation", "agent", "handoff", "retrieval", "other", "none"
@@ -196,8 +197,8 @@ class Condition(_Strict):
 class Match(_Strict):
     """All of ``all`` and at least one of ``any`` (when given) must hold."""
 
-    all: list[Condition] = Field(default_factory=list)
-    any: list[Condition] = Field(default_factory=list)
+    all: list[Condition] = Field(default_factory=new_list)
+    any: list[Condition] = Field(default_factory=new_list)
 
     @model_validator(mode="after")
     def _not_empty(self) -> Match:
@@ -230,7 +231,7 @@ class Source(_Strict):
     child_attr: str | None = None
     """The attribute of the first direct child span that carries it."""
     const: Any = None
-    parse: list[str] = Field(default_factory=list)
+    parse: list[str] = Field(default_factory=new_list)
     key: str | None = None
     """After the parsers: the value under this key of the object they produced (the
     ``coworker`` of a delegation tool's JSON arguments); no value when there is none."""
@@ -286,7 +287,7 @@ class SynthesizeOptions(_Strict):
     """How tool calls seen only inside this rule's model messages become steps."""
 
     enabled: bool = True
-    error_keys: list[str] = Field(default_factory=list)
+    error_keys: list[str] = Field(default_factory=new_list)
     """A tool result that is a JSON object with one of these keys marks the call failed
     (raw-client loops send a failed tool's error back to the model this way)."""
     results_show_failures: bool = True
@@ -301,7 +302,7 @@ class ToolResults(_Strict):
     synthesized calls) of every convention: instrumentations differ in whether a failure
     shows in the span, but a tool that answers ``Error: ...`` or ``[]`` says the same."""
 
-    error_keys: list[str] = Field(default_factory=list)
+    error_keys: list[str] = Field(default_factory=new_list)
     """A result that is a JSON object with a non-null value under one of these keys failed."""
     error_pattern: str | None = None
     """A text result whose start matches this regex failed (``Error: ...`` strings that
@@ -318,7 +319,7 @@ class ToolResults(_Strict):
     executed call (``tool_called``), no tool failure to retry (``tool_retries``,
     ``tool_errors``), but still the agent's request (``tool_not_called``) and a dependency
     the run went without (``degraded_answer``)."""
-    denied_outcomes: list[str] = Field(default_factory=list)
+    denied_outcomes: list[str] = Field(default_factory=new_list)
     """Values of a tool's own outcome attribute (``gen_ai.tool.call.outcome``) that say the
     call was refused before it ran (``denied``): read as ``denied_pattern`` is."""
 
@@ -335,11 +336,11 @@ class Rule(_Strict):
     match: Match
     extends: str | None = None
     """``file/rule`` whose fields this rule starts from (own fields replace them)."""
-    fields: dict[str, list[Source]] = Field(default_factory=dict)
-    keep: list[str] = Field(default_factory=list)
+    fields: dict[str, list[Source]] = Field(default_factory=new_dict)
+    keep: list[str] = Field(default_factory=new_list)
     """Attributes copied as they are into ``Step.attributes`` (e.g. retry counters)."""
     synthesize_tool_calls: SynthesizeOptions = Field(default_factory=SynthesizeOptions)
-    result_error_keys: list[str] = Field(default_factory=list)
+    result_error_keys: list[str] = Field(default_factory=new_list)
     """For instrumentations whose tool spans never show a failure (the app returns an error
     object instead of raising): a result that is a JSON object with one of these keys marks
     the call failed, and with the result not captured the outcome is ``unset`` (unknown)."""
@@ -399,7 +400,7 @@ class Rule(_Strict):
     the next model call of its scope was handed right after this call's own input messages
     (that input starting with as many messages, of the same roles). Nothing else there is
     read: a next input that does not continue this one leaves the output as recorded."""
-    file_edit_tools: list[str] = Field(default_factory=list)
+    file_edit_tools: list[str] = Field(default_factory=new_list)
     """For ``step: tool_call`` rules of an agent whose own file-writing tools have names no
     AgentBench rule knows (GitHub Copilot CLI's ``create`` and ``edit``): a call of one of
     these tools (by its bare name) is a file edit, as a ``write_file`` call is. Its path and
@@ -407,7 +408,7 @@ class Rule(_Strict):
     content (a string replacement), the edit's content is unknown, so the checks that replay
     the workspace or look for edits report missing evidence instead of replaying the
     workspace without the edit (a tool read as a plain call never touches a file)."""
-    command_tools: list[str] = Field(default_factory=list)
+    command_tools: list[str] = Field(default_factory=new_list)
     """For ``step: tool_call`` rules: the agent's own shell tools with names no AgentBench
     rule knows; a call of one of them is a command, its ``command`` read from the same keys."""
     delegate_works_inside: bool = False
@@ -442,9 +443,9 @@ class Rule(_Strict):
 class Covers(_Strict):
     """What a mapping file was written for and checked against."""
 
-    conventions: list[str] = Field(default_factory=list)
-    instrumentations: list[str] = Field(default_factory=list)
-    fixtures: list[str] = Field(default_factory=list)
+    conventions: list[str] = Field(default_factory=new_list)
+    instrumentations: list[str] = Field(default_factory=new_list)
+    fixtures: list[str] = Field(default_factory=new_list)
     """Test traces (under tests/testdata/traces) that exercise this file."""
 
 
@@ -457,7 +458,7 @@ class ModelErrors(_Strict):
     all files in effect are joined (the client that raised may be traced by another file's
     rules than the one that knows it)."""
 
-    status_errors: list[str] = Field(default_factory=list)
+    status_errors: list[str] = Field(default_factory=new_list)
     """Error class names (the last dotted part of the step's error type, without the Vercel
     AI SDK's ``AI_`` prefix) that a model client raises for an HTTP error status:
     ``RateLimitError``, ``InternalServerError``. Name only classes that stand for a status
@@ -484,26 +485,26 @@ class ConventionFile(_Strict):
     tool_call_finish_reasons: list[str] = Field(
         default_factory=lambda: list(DEFAULT_TOOL_CALL_FINISH_REASONS)
     )
-    finish_reasons: dict[str, list[str]] = Field(default_factory=dict)
+    finish_reasons: dict[str, list[str]] = Field(default_factory=new_dict)
     """Shared finish-reason vocabulary: canonical reason -> the spellings instrumentations
     and vendor attributes use for it (compared case-insensitively), e.g. ``stop: [end_turn,
     STOP]``. A step's ``finish_reasons`` hold the canonical names; unlisted values are kept
     as they are. The spellings of ``tool_call`` also count as tool-call finish reasons."""
-    control_flow_exceptions: list[str] = Field(default_factory=list)
+    control_flow_exceptions: list[str] = Field(default_factory=new_list)
     """Exception type names (the last dotted part: ``ParentCommand`` for
     ``langgraph.errors.ParentCommand``) that a framework raises to steer its own run, not
     because something failed: LangGraph's handoff tools jump to another agent by raising
     ``ParentCommand`` through the caller's spans. A span whose error signals
     (``error.type``, ``exception`` events; its ERROR status, if any, set for them) all name
     such exceptions is not a failed step."""
-    run_limit_errors: list[str] = Field(default_factory=list)
+    run_limit_errors: list[str] = Field(default_factory=new_list)
     """Errors a framework raises when its own turn, iteration or model-call limit ends a run
     (the OpenAI Agents SDK's ``MaxTurnsExceeded``): each entry is an exception type name (the
     last dotted part of the step's error type) or a text the error message holds (a tracer
     that records only the message). A failed step whose error is one is marked
     ``run_limit``: the run did not end because the agent had finished, so counts of its
     effort are lower bounds (``grade/evidence.py``, ``stopped_short``)."""
-    run_limit_prompts: list[str] = Field(default_factory=list)
+    run_limit_prompts: list[str] = Field(default_factory=new_list)
     """Texts a framework puts in the request by which, its own step or iteration limit
     reached, it asks the model for a final answer itself instead of raising (smolagents'
     "An agent tried to answer a user query but it got stuck ...", CrewAI's "Now it's time you
@@ -512,12 +513,12 @@ class ConventionFile(_Strict):
     last model call, the run was stopped short, and counts of its effort are lower bounds,
     as for ``run_limit_errors``. Its reply is still the run's answer. Without content the text
     is not in the trace, and nothing marks the call."""
-    final_answer_tools: list[str] = Field(default_factory=list)
+    final_answer_tools: list[str] = Field(default_factory=new_list)
     """Tools whose call arguments are the run's final answer (final-answer and
     structured-output tools: ``final_answer``, ``final_result``). Names or globs, matched
     like contract tool names (qualified forms included). Grading takes the answer from the
     last such call before model text or agent output; see ``grade/evidence.py``."""
-    handoff_requests: list[str] = Field(default_factory=list)
+    handoff_requests: list[str] = Field(default_factory=new_list)
     """Regexes for tool names that request a handoff (``^transfer_to_(?P<agent>.+)$``), each
     with a named group ``agent``: the target agent's name as the tool name writes it. A
     model's request for such a tool that no span ran (a synthesized call) is the handoff when
@@ -528,7 +529,7 @@ class ConventionFile(_Strict):
     with no such agent after it stays a call never run."""
     tool_results: ToolResults = Field(default_factory=ToolResults)
     model_errors: ModelErrors = Field(default_factory=ModelErrors)
-    tool_outcomes: dict[Literal["ok", "error"], list[str]] = Field(default_factory=dict)
+    tool_outcomes: dict[Literal["ok", "error"], list[str]] = Field(default_factory=new_dict)
     """Values of a tool's own status attribute (the ``outcome`` field) meaning success or
     failure, compared case-insensitively (``gen_ai.tool.status``: ``success`` / ``error``).
     Any other value read from a status attribute makes the call's outcome unknown

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from otel_oracles.model.defaults import new_dict, new_list
 from otel_oracles.model.field_docs import describe_fields
 
 SPEC_META_KEYS: frozenset[str] = frozenset({"type", "name", "why", "id"})
@@ -30,7 +31,7 @@ class OracleSpec(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", json_schema_extra=describe_fields)
 
     type: str
-    params: dict[str, Any] = Field(default_factory=dict)
+    params: dict[str, Any] = Field(default_factory=new_dict)
     """Params as validated by the oracle's ``Params`` model (defaults filled in)."""
     name: str | None = None
     """Optional label; results use it as the check name (default: the type)."""
@@ -49,9 +50,9 @@ class MatchSpec(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", json_schema_extra=describe_fields)
 
-    resource: dict[str, Any] = Field(default_factory=dict)
+    resource: dict[str, Any] = Field(default_factory=new_dict)
     """Resource attributes of the trace's root span."""
-    span: dict[str, Any] = Field(default_factory=dict)
+    span: dict[str, Any] = Field(default_factory=new_dict)
     """Attributes that at least one span of the trace carries."""
     root_name: str | None = None
     """The root span's name."""
@@ -73,17 +74,17 @@ class Contract(BaseModel):
     match: MatchSpec | list[MatchSpec] | None = None
     """Which traces this contract grades: one selector, or a list of selectors of which any
     may select the trace. Omitted = every trace."""
-    evidence: list[OracleSpec] = Field(default_factory=list)
+    evidence: list[OracleSpec] = Field(default_factory=new_list)
     coverage: Literal["strict", "lenient"] = "strict"
     """How checks that need complete visibility (``tool_not_called``, ``no_network``,
     ``citations_grounded``, ``handoff``) treat spans no convention recognised: ``strict``
     turns their pass into ``missing_evidence``; ``lenient`` ignores such spans. Written
     ``evidence: {coverage: lenient}`` (or ``{require: [...], coverage: lenient}``); a check's
     own ``coverage`` param overrides it."""
-    invariants: list[OracleSpec] = Field(default_factory=list)
-    tolerances: list[OracleSpec] = Field(default_factory=list)
+    invariants: list[OracleSpec] = Field(default_factory=new_list)
+    tolerances: list[OracleSpec] = Field(default_factory=new_list)
     on_missing_evidence: Literal["fail", "warn"] = "fail"
-    tags: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=new_list)
     source: str | None = None
     """File the contract was loaded from."""
     content_hash: str = ""

@@ -7,6 +7,8 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from otel_oracles.model.defaults import new_dict, new_list
+
 
 class Outcome(StrEnum):
     """The six result classes. ``fails`` says whether the outcome fails its trace."""
@@ -41,12 +43,12 @@ class OracleResult(BaseModel):
     """Whether this result lets the trace pass (tolerated counts as passed; missing evidence
     passes only under ``on_missing_evidence: warn``, and ``trace_complete``'s never)."""
     message: str
-    details: dict[str, Any] = Field(default_factory=dict)
-    params: dict[str, Any] = Field(default_factory=dict)
+    details: dict[str, Any] = Field(default_factory=new_dict)
+    params: dict[str, Any] = Field(default_factory=new_dict)
     """The validated params the check ran with, so the result can be reproduced."""
-    span_ids: list[str] = Field(default_factory=list)
+    span_ids: list[str] = Field(default_factory=new_list)
     """Spans that caused the result (e.g. the offending tool call); empty = whole trace."""
-    step_indexes: list[int] = Field(default_factory=list)
+    step_indexes: list[int] = Field(default_factory=new_list)
     used: int = 0
     """Budgeted exceptions consumed (tolerances), e.g. the number of retries seen."""
     budget: int | None = None
@@ -324,9 +326,9 @@ class RunReport(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    verdicts: list[Verdict] = Field(default_factory=list)
-    input_errors: list[InputProblem] = Field(default_factory=list)
-    notes: list[str] = Field(default_factory=list)
+    verdicts: list[Verdict] = Field(default_factory=new_list)
+    input_errors: list[InputProblem] = Field(default_factory=new_list)
+    notes: list[str] = Field(default_factory=new_list)
     """Human-readable remarks (e.g. which tasks a trajectory was scored against)."""
 
     @property

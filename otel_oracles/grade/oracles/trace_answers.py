@@ -57,6 +57,7 @@ from otel_oracles.grade.oracles.trace_common import (
     string_items,
 )
 from otel_oracles.grade.registry import register_oracle
+from otel_oracles.model.defaults import new_list
 from otel_oracles.model.step import Step, Trajectory
 
 DEFAULT_CITATION_PATTERN = r"doc-\d+"
@@ -290,7 +291,7 @@ def _ground(
 class CitationsGroundedParams(CoverageParams):
     pattern: Regex = DEFAULT_CITATION_PATTERN
     """Regex finding citation ids in the final answer (first group, if any, is the id)."""
-    sources: list[str] = Field(default_factory=list)
+    sources: list[str] = Field(default_factory=new_list)
     """Tool globs whose results count as sources (empty = every tool and retrieval)."""
 
 
@@ -400,7 +401,7 @@ class CitationsGrounded(OracleCheck):
 
 
 class DegradationParams(OracleParams):
-    dependencies: list[str] = Field(default_factory=list)
+    dependencies: list[str] = Field(default_factory=new_list)
     """Tool/retrieval globs whose failure degrades the answer (empty = every tool)."""
     degraded_attribute: str | None = None
     """An attribute (step, root span or resource) whose truthy value declares degradation."""
@@ -658,9 +659,11 @@ class CitationRequired(OracleCheck):
 
 
 class FinalOutputParams(OracleParams):
-    must_match: list[Regex] = Field(default_factory=list, json_schema_extra=one_string_or_list)
+    must_match: list[Regex] = Field(default_factory=new_list, json_schema_extra=one_string_or_list)
     """Regexes the final answer must each match (``re.search``)."""
-    must_not_match: list[Regex] = Field(default_factory=list, json_schema_extra=one_string_or_list)
+    must_not_match: list[Regex] = Field(
+        default_factory=new_list, json_schema_extra=one_string_or_list
+    )
     """Regexes the final answer must not match."""
 
     @field_validator("must_match", "must_not_match", mode="before")
@@ -711,7 +714,7 @@ class SchemaValidParams(OracleParams):
     """The JSON Schema (any draft the ``jsonschema`` library knows)."""
     target: Literal["final_output", "tool_arguments", "tool_results"] = "final_output"
     """What to validate. The final answer must be JSON (a fenced ```json block is fine)."""
-    tools: list[str] = Field(default_factory=list)
+    tools: list[str] = Field(default_factory=new_list)
     """For tool targets: tool globs to validate (empty = every tool)."""
 
     model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
@@ -810,9 +813,9 @@ def _transfer(value: Any) -> Any:
 
 
 class HandoffParams(CoverageParams):
-    required: list[Transfer] = Field(default_factory=list, json_schema_extra=string_items)
+    required: list[Transfer] = Field(default_factory=new_list, json_schema_extra=string_items)
     """Transfers that must happen."""
-    forbidden: list[Transfer] = Field(default_factory=list, json_schema_extra=string_items)
+    forbidden: list[Transfer] = Field(default_factory=new_list, json_schema_extra=string_items)
     """Transfers that must not happen."""
 
     @field_validator("required", "forbidden", mode="before")

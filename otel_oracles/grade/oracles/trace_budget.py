@@ -21,6 +21,7 @@ from otel_oracles.grade.oracles.base import (
 )
 from otel_oracles.grade.oracles.trace_common import indexes, span_ids
 from otel_oracles.grade.registry import register_oracle
+from otel_oracles.model.defaults import new_list
 from otel_oracles.model.step import Step
 
 NS_PER_MS = 1_000_000
@@ -32,7 +33,7 @@ class LatencyParams(OracleParams):
     scope: Literal["trace", "tool", "generation"] = "trace"
     """``trace``: first step start to last step end; ``tool``: each tool call;
     ``generation``: each model call."""
-    tools: list[str] = Field(default_factory=list)
+    tools: list[str] = Field(default_factory=new_list)
     """With ``scope: tool``: tool globs to time (empty = every tool)."""
     max: int = Field(default=0, ge=0)
     """Calls allowed over ``max_ms`` (as a tolerance: one slow call is fine)."""

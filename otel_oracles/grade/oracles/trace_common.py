@@ -20,6 +20,7 @@ from otel_oracles import safe_regex
 from otel_oracles._native import repeated_args_candidates as native_repeated_args_candidates
 from otel_oracles.grade.evidence import Evidence, absent, is_placeholder
 from otel_oracles.grade.oracles.base import OracleParams
+from otel_oracles.model.defaults import new_dict
 from otel_oracles.model.step import Step, StepKind
 from otel_oracles.model.tool_name import first_match
 
@@ -357,7 +358,7 @@ class ArgsMatch(OracleParams):
     args_mode: Literal["subset", "exact"] = "subset"
     """``subset``: the given keys must have these values, other keys may exist;
     ``exact``: the arguments must equal ``args``."""
-    args_regex: dict[str, Regex] = Field(default_factory=dict)
+    args_regex: dict[str, Regex] = Field(default_factory=new_dict)
     """Field -> regex the field's value (as text) must match (``re.search``)."""
     args_schema: JsonSchema | None = None
     """A JSON Schema the whole arguments object must validate against."""

@@ -53,6 +53,7 @@ from otel_oracles.grade.oracles.trace_common import (
     string_items,
 )
 from otel_oracles.grade.registry import register_oracle
+from otel_oracles.model.defaults import new_list
 from otel_oracles.model.step import Step, StepKind
 
 
@@ -223,7 +224,7 @@ class ToolSequenceParams(OracleParams):
     """``exact``: the calls are exactly these, in order; ``in_order``: these appear in this
     order, other calls may be interleaved; ``any_order``: exactly these, any order;
     ``superset``: at least these, any order; ``subset``: only calls from this list."""
-    ignore: list[str] = Field(default_factory=list)
+    ignore: list[str] = Field(default_factory=new_list)
     """Tool globs left out of the actual sequence before matching (e.g. ``transfer_to_*``).
     Final-answer tool calls (smolagents' ``final_answer``, pydantic-ai's ``final_result``:
     the answer's delivery channel, not work) are left out too unless ``expected`` names them."""
@@ -475,7 +476,7 @@ class ToolRetriesParams(CoverageParams):
     """Retries allowed in total."""
     max_per_tool: int | None = Field(default=None, ge=0)
     """Retries allowed for any one tool (``None`` = only the total counts)."""
-    tools: list[str] = Field(default_factory=list)
+    tools: list[str] = Field(default_factory=new_list)
     """Tool globs to count (empty = every tool)."""
     error_pattern: Regex | None = DEFAULT_ERROR_PATTERN
     """A result matching this regex counts as a failed call (for traces without tool-span
@@ -602,7 +603,7 @@ class LoopDetectedParams(CoverageParams):
     """This many calls of one tool with the same normalized arguments make a loop."""
     max: int = Field(default=0, ge=0)
     """Loops tolerated."""
-    tools: list[str] = Field(default_factory=list)
+    tools: list[str] = Field(default_factory=new_list)
     """Tool globs to watch (empty = every tool)."""
 
 
@@ -660,7 +661,7 @@ class LoopDetected(OracleCheck):
 class ToolErrorsParams(CoverageParams):
     max: int = Field(default=0, ge=0)
     """Failed calls allowed."""
-    tools: list[str] = Field(default_factory=list)
+    tools: list[str] = Field(default_factory=new_list)
     """Tool globs to count (empty = every tool)."""
     error_pattern: Regex | None = DEFAULT_ERROR_PATTERN
     """A result matching this regex counts as a failed call."""
@@ -729,7 +730,7 @@ def _failure_of_pair(
 class MaxToolCallsParams(CoverageParams):
     max: int = Field(ge=0)
     """Most tool calls allowed."""
-    tools: list[str] = Field(default_factory=list)
+    tools: list[str] = Field(default_factory=new_list)
     """Tool globs to count (empty = every tool). Final-answer tool calls (smolagents'
     ``final_answer``, pydantic-ai's ``final_result``: the answer's delivery channel, not work)
     are not counted unless ``tools`` names them, as ``tool_sequence`` leaves them out."""
