@@ -6,11 +6,26 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from html import escape
+from html import escape as _html_escape
 from typing import IO
 
 from otel_oracles.model.result import InputProblem, RunReport, Verdict
-from otel_oracles.report._common import Tally, agent_label, contract_label, replay, spool
+from otel_oracles.report._common import (
+    Tally,
+    agent_label,
+    contract_label,
+    replay,
+    spool,
+    terminal_safe,
+)
+
+
+def escape(text: str) -> str:
+    """``text`` as HTML text, with the characters ``terminal_safe`` shows as escapes shown
+    so here too: a browser ignores ESC, but it lays text out by the bidirectional overrides
+    and isolates, so a name a trace chose could read reversed in the report."""
+    return _html_escape(terminal_safe(text))
+
 
 DETAILS_LIMIT = 4000
 """Characters of each result's details JSON shown (stderr of a test run can be long)."""
