@@ -25,6 +25,9 @@ from otel_oracles._native import raw_json as native_raw_json
 from otel_oracles.errors import InputError
 from otel_oracles.model._record import Record
 
+MAX_TRAJECTORY_BYTES = 64 * 1024 * 1024
+"""Largest trajectory file read (the decoders' message limit): a trajectory is data."""
+
 WRITE_TOOLS: frozenset[str] = frozenset(
     {"write_file", "edit_file", "str_replace", "Write", "StrReplace"}
 )
@@ -298,13 +301,26 @@ class Trajectory(Record):
 
     @classmethod
     def load(cls, path: str | Path) -> Trajectory:
+        """The trajectory in the AgentBench JSON file ``path``. A trajectory is recorded
+        agent output (data), so reading it is bounded like a trace file's: at most
+        ``MAX_TRAJECTORY_BYTES`` (a link to ``/dev/zero`` was read without end), and JSON
+        nested past what Python's parser takes is an input error, not a traceback."""
         p = Path(path)
         try:
-            data = json.loads(p.read_text(encoding="utf-8"))
+            with p.open("rb") as handle:
+                raw = handle.read(MAX_TRAJECTORY_BYTES + 1)
         except OSError as exc:
             raise InputError(f"cannot read trajectory: {exc.strerror}", str(p)) from None
+        if len(raw) > MAX_TRAJECTORY_BYTES:
+            raise InputError(
+                f"trajectory larger than {MAX_TRAJECTORY_BYTES} bytes; not read", str(p)
+            )
+        try:
+            data = json.loads(raw.decode("utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise InputError(f"invalid JSON: {exc}", str(p)) from None
+        except RecursionError:
+            raise InputError("invalid JSON: nested too deeply for the parser", str(p)) from None
         return cls.from_agentbench(data, source=str(p))
 
     def file_edits(self) -> list[tuple[int, str, str]]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import subprocess
 import tempfile
 import threading
 from collections.abc import Iterator, Mapping
@@ -25,6 +26,14 @@ from otel_oracles.model.step import Trajectory, normalize_path
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+MAX_PATH_PARTS = 64
+"""Deepest directory a replayed file may be written in. A trajectory is data, and each
+directory of a written path is created and checked for links by its path from the
+workspace root: the work grows with the square of the depth (3.9 s for one file 1,000
+directories deep), and removing the replay afterwards recursed once per level (Python's
+``shutil.rmtree``: ``RecursionError``, the workspace left behind). Source trees are far
+shallower than this."""
 
 
 def checked_parts(rel: str, what: str) -> tuple[str, ...]:
@@ -42,6 +51,10 @@ def checked_parts(rel: str, what: str) -> tuple[str, ...]:
         )
     if ".." in pure.parts:
         raise ReplayError(f"{what}: path {rel!r} escapes the workspace through '..'")
+    if len(pure.parts) > MAX_PATH_PARTS + 1:
+        raise ReplayError(
+            f"{what}: path {rel[:200]!r}... is nested deeper than {MAX_PATH_PARTS} directories"
+        )
     return pure.parts
 
 
@@ -117,9 +130,28 @@ def sweep_orphaned_replays(directory: Path | None = None) -> int:
         owner = entry.name[len(REPLAY_PREFIX) :].split("-", 1)[0]
         if not owner.isdigit() or _alive(int(owner)):
             continue
-        shutil.rmtree(entry.path, ignore_errors=True)
+        remove_tree(entry.path)
         removed += 1
     return removed
+
+
+def remove_tree(path: str) -> None:
+    """Remove the directory ``path`` and everything in it, whatever its depth, never
+    raising. ``shutil.rmtree`` (which never follows a link out of the tree) recurses once
+    per level: a tree about a thousand directories deep ends it in ``RecursionError``, and
+    a replay left behind that deep stopped every later run at its sweep. Such a tree is
+    removed by ``rm -rf``, which walks without recursing and never follows links either."""
+    try:
+        shutil.rmtree(path, ignore_errors=True)
+    except RecursionError:
+        rm = shutil.which("rm")
+        if rm is not None:
+            subprocess.run(
+                [rm, "-rf", "--one-file-system", "--", path],
+                check=False,
+                capture_output=True,
+                timeout=300,
+            )
 
 
 def _alive(pid: int) -> bool:
