@@ -58,3 +58,12 @@ def test_inspect_json(trace: Path) -> None:
     assert_escaped(result.stdout)
     data = json.loads(result.stdout)
     assert "support_agent" + RAW in json.dumps(data, ensure_ascii=False)
+
+
+def test_ascii_text_with_del_is_escaped_too() -> None:
+    """Text that is all ASCII (most verdicts) is only searched for DEL."""
+    from otel_oracles.report import json_safe
+
+    assert json_safe('{"a": "x\x7fy"}') == '{"a": "x\\u007fy"}'
+    assert json.loads(json_safe('{"a": "x\x7fy"}')) == {"a": "x\x7fy"}
+    assert json_safe('{"a": "plain"}') == '{"a": "plain"}'
