@@ -90,7 +90,8 @@ class CompiledRule:
     needed: a non-agent step's ``agent_name``, which the enclosing agent's name replaces (see
     ``_mapper``); -1 when the rule has none."""
     result_attrs: tuple[str, ...] = ()
-    """The plain attributes the ``result`` field is read from, in order (``_null_result``)."""
+    """The plain attributes the ``result`` field is read from, in order (a result captured as
+    ``null`` there is an empty one: the core's ``TraceDrafter``)."""
     source_attrs: frozenset[str] = frozenset()
     """Every attribute a field is read from (``attr``, ``attrs``): with ``source_prefixes``
     and ``source_events``, where the rule reads a span (``_limits`` looks there for values an

@@ -227,9 +227,20 @@ def _drafter(messages: Any, run_limit_call: str | None = None) -> TraceDrafter:
         keep = ()
         plan = 0
         merged_model_calls = thoughts_unmarked = delivers_answer = False
+        outcome_reads = ()
+        result_attrs = ()
 
     Rule.run_limit_call = run_limit_call  # type: ignore[attr-defined]
-    return TraceDrafter(core, [(Rule, False)], Draft, lambda draft: None, list(PROMPTS))
+    judged = Judged()
+    return TraceDrafter(
+        core,
+        [(Rule, False)],
+        Draft,
+        lambda draft: None,
+        list(PROMPTS),
+        load_conventions().compiled().tool_results.core,
+        (judged.outcome, judged.judgement),
+    )
 
 
 def _drafted(drafter: TraceDrafter) -> Any:
@@ -271,3 +282,167 @@ def test_crewai_final_answer_request_marks_its_model_call() -> None:
     )  # fmt: skip
     step = map_trace(build_trace("a" * 32, [span]), load_conventions()).steps[0]
     assert step.attributes.get("run_limit") == prompt
+
+
+def spec_null_result(attributes: dict[str, Any], keys: tuple[str, ...]) -> bool:
+    """The Python ``_null_result`` the core's replaced."""
+    for key in keys:
+        if key in attributes:
+            raw = attributes[key]
+            return isinstance(raw, str) and raw.strip() in frozenset({"null", "None"})
+    return False
+
+
+class Judged:
+    """The Python hooks, recording what the core hands them."""
+
+    def __init__(self) -> None:
+        self.outcomes: list[tuple[Any, bool]] = []
+        self.judgements: list[tuple[str, Any]] = []
+
+    def outcome(self, draft: Any, value: Any, unknown: bool) -> None:
+        self.outcomes.append((value, unknown))
+
+    def judgement(self, draft: Any, said: tuple[str, Any]) -> None:
+        self.judgements.append(said)
+
+
+def _tool_drafter(
+    plan: list[Any], judged: Judged, outcome_reads: tuple[tuple[str, bool], ...] = ()
+) -> TraceDrafter:
+    """A ``TraceDrafter`` of one tool rule reading ``plan``, its result attribute ``r``, with
+    the bundled conventions' result rules."""
+    reader = FieldReader([plan], frozenset(), lambda name, exc: None)
+    core = Drafter(
+        reader,
+        frozenset(),
+        False,
+        {},
+        StatusCode.ERROR,
+        (parse_string, parse_int, output_messages, lambda fields: run_limit(fields, ())),
+    )
+
+    class Rule:
+        file = "test"
+        step = "tool_call"
+        keep = ()
+        plan = 0
+        merged_model_calls = thoughts_unmarked = delivers_answer = False
+        run_limit_call = None
+        result_attrs = ("r",)
+
+    Rule.outcome_reads = outcome_reads  # type: ignore[attr-defined]
+    results = load_conventions().compiled().tool_results.core
+    return TraceDrafter(
+        core,
+        [(Rule, False)],
+        Draft,
+        lambda draft: None,
+        [],
+        results,
+        (judged.outcome, judged.judgement),
+    )
+
+
+def _tool_drafted(drafter: TraceDrafter, attributes: dict[str, Any], status: Any = None) -> Any:
+    span = SpanRecord(
+        trace_id="a" * 32, span_id="e" * 16, parent_span_id="", name="execute_tool t",
+        start_ns=1, end_ns=2, status_code=status or StatusCode.OK, attributes=attributes,
+    )  # fmt: skip
+    drafts, _, _, _ = drafter.draft_trace([span], {}, [0])
+    return drafts[0]
+
+
+NULLS: list[Any] = [
+    "null", " None\n", "\x1cnull\x1f", "\u00a0null\u2003", "nul", "NULL", "", Text(" null "),
+    b"null", None, 0, "null\ud800", "\ud800",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("raw", NULLS, ids=repr)
+def test_null_result_as_python(raw: Any) -> None:
+    """A result attribute captured as ``null`` that no field read marks the step empty."""
+    judged = Judged()
+    draft = _tool_drafted(_tool_drafter([], judged), {"r": raw})
+    assert bool(draft.attributes.get("result_empty")) is spec_null_result({"r": raw}, ("r",))
+    assert judged.judgements == []
+
+
+def test_outcome_fields_taken_out_and_the_first_handed_over() -> None:
+    plan = [
+        ("outcome#0", False, [("attr", "a", None, None, None)]),
+        ("outcome#1", False, [("attr", "b", None, None, None)]),
+    ]
+    reads = (("outcome#0", False), ("outcome#1", True))
+    judged = Judged()
+    draft = _tool_drafted(_tool_drafter(plan, judged, reads), {"b": "timeout"})
+    assert judged.outcomes == [("timeout", True)]
+    assert "outcome#1" not in draft.fields
+    judged = Judged()
+    draft = _tool_drafted(_tool_drafter(plan, judged, reads), {"a": "ok", "b": "x"})
+    assert judged.outcomes == [("ok", False)]
+    assert not any(name.startswith("outcome") for name in draft.fields)
+    judged = Judged()
+    _tool_drafted(_tool_drafter(plan, judged, reads), {})
+    assert judged.outcomes == []
+
+
+@pytest.mark.parametrize(
+    ("result", "status", "said"),
+    [
+        (
+            '{"error": "SearchBackendError: timeout"}',
+            None,
+            ("error", "SearchBackendError: timeout"),
+        ),
+        ('{"error": "SearchBackendError: timeout"}', StatusCode.ERROR, None),
+        ("[]", None, ("empty", None)),
+        ('{"documents": [{"id": 1}]}', None, None),
+        ("This tool call is rejected.", None, ("denied", "This tool call is rejected.")),
+    ],
+)
+def test_result_judged_by_the_rules_and_handed_over(result: str, status: Any, said: Any) -> None:
+    """The result rules' answer (a failed span's own error standing) goes to
+    ``apply_judgement``; nothing said, nothing handed over."""
+    plan = [("result", True, [("attr", "r", None, "json_or_text", None)])]
+    judged = Judged()
+    _tool_drafted(_tool_drafter(plan, judged), {"r": result}, status)
+    assert judged.judgements == ([] if said is None else [said])
+
+
+def test_tool_steps_as_before_end_to_end() -> None:
+    """An error object, a denial and an empty result in real mapping: what ``judge_result``
+    applied before."""
+    spans = [
+        SpanRecord(
+            trace_id="a" * 32,
+            span_id=f"{i:016x}",
+            parent_span_id="",
+            name="execute_tool t",
+            start_ns=i,
+            end_ns=i + 1,
+            status_code=StatusCode.OK,
+            attributes={
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": "t",
+                "gen_ai.tool.call.result": result,
+                **extra,
+            },
+        )
+        for i, (result, extra) in enumerate(
+            [
+                ('{"error": "SearchBackendError: timeout"}', {}),
+                ("Tool execution was not approved.", {}),
+                ("[]", {}),
+                ('"ok"', {"gen_ai.tool.status": "failed"}),
+                ('"ok"', {"gen_ai.tool.call.outcome": "denied"}),
+            ],
+            start=1,
+        )
+    ]
+    steps = map_trace(build_trace("a" * 32, spans), load_conventions()).steps
+    assert [s.status for s in steps] == ["error", "error", "ok", "error", "error"]
+    assert steps[0].error_type == "SearchBackendError"
+    assert steps[1].attributes.get("denied") is True
+    assert steps[2].attributes.get("result_empty") is True
+    assert steps[4].attributes.get("denied") is True

@@ -42,6 +42,7 @@ use pyo3::types::{PyDict, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple, 
 
 use crate::fields::{lookup, FieldReader};
 use crate::parsers::{parse_json_or_text, parse_string_list};
+use crate::results::ResultRules;
 
 /// Fields that hold a string (`STRING_FIELDS` of the mapper).
 const STRING_FIELDS: [&str; 12] = [
@@ -589,9 +590,48 @@ struct RuleInfo {
     /// `rule.run_limit_call`: the `run_limit` of every draft of the rule that no final-answer
     /// request marked.
     run_limit_call: Option<Py<PyAny>>,
-    /// Whether the draft is finished by Python (`finish`): what reads the conventions'
-    /// regexes or result rules.
+    /// `rule.outcome_reads`: the plan fields of the `outcome` field, in source order, and
+    /// whether an undeclared value read there is unknown.
+    outcome_reads: Vec<(Py<PyString>, bool)>,
+    /// A tool, retrieval or handoff step: its result is judged.
+    toolish: bool,
+    /// `rule.result_attrs`: the plain attributes the `result` field is read from.
+    result_attrs: Vec<Py<PyString>>,
+    /// Whether Python finishes the draft (`finish`), between its outcome and its result:
+    /// the rule's `result_error_keys` (`safe_regex`).
     tail: bool,
+}
+
+/// Python's `str.strip()` whitespace among ASCII characters (`\x1c`-`\x1f` included).
+fn py_ascii_space(c: char) -> bool {
+    matches!(c, ' ' | '\t'..='\r' | '\x1c'..='\x1f')
+}
+
+/// Whether the tool's result attribute (the first of `keys` the span holds) was captured as
+/// JSON `null` (or Python's `None`), stripped as `str.strip()` strips: the tool returned
+/// nothing. Parsing leaves no value for it, which would read as "not captured"; it is an
+/// empty result.
+fn null_result(attributes: &Bound<'_, PyAny>, keys: &[Py<PyString>]) -> PyResult<bool> {
+    let py = attributes.py();
+    for key in keys {
+        let Some(raw) = lookup(attributes, key.bind(py))? else {
+            continue;
+        };
+        let Ok(text) = raw.cast::<PyString>() else {
+            return Ok(false);
+        };
+        if text.is_exact_instance_of::<PyString>() {
+            if let Ok(own) = text.to_str() {
+                if own.is_ascii() {
+                    let stripped = own.trim_matches(py_ascii_space);
+                    return Ok(stripped == "null" || stripped == "None");
+                }
+            }
+        }
+        let stripped = raw.call_method0(intern!(py, "strip"))?;
+        return Ok(equals(&stripped, "null")? || equals(&stripped, "None")?);
+    }
+    Ok(false)
 }
 
 /// `mapping.get(key)` as Python calls it: a plain `dict` read directly, any other object
@@ -668,8 +708,12 @@ fn run_limit_prompt<'py>(
 /// A trace's spans drafted in one call (`otel_oracles.mapping._mapper.map_trace`): per span
 /// its selected rule (the rule table's answer), an unrecognised span set aside, a span whose
 /// rule makes no step counted and skipped, any other made a `Draft` by `Drafter::draft`;
-/// a model call recording 0 input tokens loses its token counts (below); the rules that
-/// read regexes or result rules finish their drafts in Python (`finish`).
+/// a model call recording 0 input tokens loses its token counts (below) and is marked
+/// `run_limit` when its system or user messages hold one of the files' final-answer
+/// requests (or its rule says so, `run_limit_call`); a tool, retrieval or handoff step's
+/// `outcome` field is applied (`apply_outcome`, Python) and its result judged by the
+/// result rules (`ResultRules::judge`, what they say applied by `apply_judgement`); only the
+/// rules with `result_error_keys` finish their drafts in Python (`finish`), between the two.
 #[pyclass(module = "otel_oracles._native", name = "TraceDrafter", frozen)]
 pub struct TraceDrafter {
     drafter: Py<Drafter>,
@@ -680,6 +724,13 @@ pub struct TraceDrafter {
     finish: Py<PyAny>,
     /// The files' `run_limit_prompts`, as UTF-8 and as the `str` set as `run_limit`.
     run_limit_prompts: Vec<(Option<String>, Py<PyString>)>,
+    /// The tool-result rules (`ToolResultRules.core`).
+    results: Py<ResultRules>,
+    /// `apply_outcome(draft, value, undeclared_unknown)`: an `outcome` field's value into
+    /// the draft (Python: the conventions' outcome vocabulary).
+    apply_outcome: Py<PyAny>,
+    /// `apply_judgement(draft, said)`: what the result rules said of the draft's result.
+    apply_judgement: Py<PyAny>,
     /// `"fields"`, `"status"`, ... : the draft's slots, interned.
     slots: [Py<PyString>; 13],
     zero: Py<PyAny>,
@@ -708,6 +759,60 @@ impl TraceDrafter {
     /// Logfire writes them as `gen_ai.usage.*`: read as counts, they would pass any token
     /// budget. The output count goes too when it is 0 as well (nothing says the call
     /// answered nothing). `0` is compared as Python compares it (`False == 0`).
+    /// The `outcome` field: every plan field of it taken out of `fields`, the first found
+    /// handed to `apply_outcome` with how its source reads an undeclared value.
+    fn outcome(
+        &self,
+        draft: &Bound<'_, PyAny>,
+        fields: &Bound<'_, PyDict>,
+        reads: &[(Py<PyString>, bool)],
+    ) -> PyResult<()> {
+        let py = draft.py();
+        let mut first = None;
+        for (name, unknown) in reads {
+            let name = name.bind(py);
+            if let Some(value) = fields.get_item(name)? {
+                fields.del_item(name)?;
+                if first.is_none() {
+                    first = Some((value, *unknown));
+                }
+            }
+        }
+        if let Some((value, unknown)) = first {
+            self.apply_outcome.bind(py).call1((draft, value, unknown))?;
+        }
+        Ok(())
+    }
+
+    /// A tool, retrieval or handoff step's result: judged by the result rules (a failed
+    /// step's own error standing), what they say handed to `apply_judgement`; a result
+    /// captured as `null` marks the step `result_empty`.
+    fn result(
+        &self,
+        draft: &Bound<'_, PyAny>,
+        span: &Bound<'_, PyAny>,
+        fields: &Bound<'_, PyDict>,
+        attributes: &Bound<'_, PyDict>,
+        result_attrs: &[Py<PyString>],
+    ) -> PyResult<()> {
+        let py = draft.py();
+        let key = intern!(py, "result");
+        if let Some(result) = fields.get_item(key)? {
+            if result.is_none() {
+                return Ok(());
+            }
+            let failed = equals(&draft.getattr(intern!(py, "status"))?, "error")?;
+            if let Some(said) = self.results.get().judge(&result, failed)? {
+                self.apply_judgement.bind(py).call1((draft, said))?;
+            }
+        } else if !result_attrs.is_empty()
+            && null_result(&span.getattr(intern!(py, "attributes"))?, result_attrs)?
+        {
+            attributes.set_item(intern!(py, "result_empty"), true)?;
+        }
+        Ok(())
+    }
+
     fn zero_usage_unrecorded(&self, fields: &Bound<'_, PyDict>) -> PyResult<()> {
         let py = fields.py();
         let zero = self.zero.bind(py);
@@ -734,7 +839,8 @@ impl TraceDrafter {
     /// `drafter`: the set's `Drafter`; `rules`: per compiled rule (the rule table's
     /// numbering) `(rule, tail)`, `tail` whether Python finishes its drafts; `draft_cls`: the
     /// mapper's `Draft`; `finish(draft)`: the Python rest of a draft; `run_limit_prompts`:
-    /// the files' final-answer request texts.
+    /// the files' final-answer request texts; `results`: the tool-result rules; `hooks`:
+    /// `(apply_outcome, apply_judgement)`.
     #[new]
     fn new(
         drafter: Py<Drafter>,
@@ -742,6 +848,8 @@ impl TraceDrafter {
         draft_cls: Bound<'_, PyType>,
         finish: Py<PyAny>,
         run_limit_prompts: Vec<Bound<'_, PyString>>,
+        results: Py<ResultRules>,
+        hooks: (Py<PyAny>, Py<PyAny>),
     ) -> PyResult<Self> {
         let py = draft_cls.py();
         let mut infos = Vec::with_capacity(rules.len());
@@ -759,7 +867,20 @@ impl TraceDrafter {
                 }
             }
             let run_limit_call = rule.getattr(intern!(py, "run_limit_call"))?;
+            let mut outcome_reads = Vec::new();
+            for read in rule.getattr(intern!(py, "outcome_reads"))?.try_iter()? {
+                let (name, unknown): (String, bool) = read?.extract()?;
+                outcome_reads.push((PyString::intern(py, &name).unbind(), unknown));
+            }
+            let mut result_attrs = Vec::new();
+            for key in rule.getattr(intern!(py, "result_attrs"))?.try_iter()? {
+                let key: String = key?.extract()?;
+                result_attrs.push(PyString::intern(py, &key).unbind());
+            }
             infos.push(RuleInfo {
+                outcome_reads,
+                toolish: matches!(step_text.as_str(), "tool_call" | "retrieval" | "handoff"),
+                result_attrs,
                 run_limit_call: (!run_limit_call.is_none()).then(|| run_limit_call.unbind()),
                 file: rule.getattr(intern!(py, "file"))?.unbind(),
                 plan: rule.getattr(intern!(py, "plan"))?.extract()?,
@@ -779,8 +900,12 @@ impl TraceDrafter {
             let own = prompt.to_str().ok().map(str::to_owned);
             prompts.push((own, prompt.unbind()));
         }
+        let (apply_outcome, apply_judgement) = hooks;
         Ok(Self {
             run_limit_prompts: prompts,
+            results,
+            apply_outcome,
+            apply_judgement,
             drafter,
             rules: infos,
             draft_cls: draft_cls.unbind(),
@@ -881,8 +1006,14 @@ impl TraceDrafter {
                     attributes.set_item(key, call.bind(py))?;
                 }
             }
+            if !info.outcome_reads.is_empty() {
+                self.outcome(&draft, &fields, &info.outcome_reads)?;
+            }
             if info.tail {
                 finish.call1((&draft,))?;
+            }
+            if info.toolish {
+                self.result(&draft, &span, &fields, &attributes, &info.result_attrs)?;
             }
             drafts.append(&draft)?;
             by_span.set_item(&span_id, &draft)?;

@@ -73,7 +73,11 @@ impl ResultRules {
 
     /// What `result` (not `None`) says: `("denied", text)`, `("error", message)` (only when
     /// `failed` is false: a failed span's own error stands), `("empty", None)`, or `None`.
-    fn judge<'py>(&self, result: &Bound<'py, PyAny>, failed: bool) -> PyResult<Option<Said<'py>>> {
+    pub(crate) fn judge<'py>(
+        &self,
+        result: &Bound<'py, PyAny>,
+        failed: bool,
+    ) -> PyResult<Option<Said<'py>>> {
         let value = structured(result)?;
         if !self.denied_patterns.is_empty() {
             if let Some(text) = self.denial(&value)? {
