@@ -473,6 +473,23 @@ def flag_aggregated_usage(
 ) -> None:
     """``attributes["usage_aggregated"]`` on each model call with model calls below it."""
 
+def tools_running_agents(drafts: list[Any], /) -> None:
+    """Rules with ``agent_inside_is_delegation``: a tool step that ran an agent becomes a
+    handoff to it (``native/python/src/passes.rs``)."""
+
+def nested_agent_handoffs(
+    drafts: list[Any],
+    draft_by_span: dict[str, Any],
+    by_id: dict[str, SpanRecord],
+    draft_cls: Callable[..., Any],
+    /,
+) -> list[Any]:
+    """Rules with ``nested_agent_is_handoff``: a handoff (a new ``draft_cls``) placed before
+    each agent nested directly in another agent; ``drafts`` itself when no rule asks."""
+
+def handoff_targets(drafts: list[Any], /) -> None:
+    """A handoff naming no target gets the next agent to start after it."""
+
 # -- stacked layers of one call (native/python/src/stacked.rs) -------------------------------
 
 def merge_stacked_generations(
@@ -510,17 +527,12 @@ class TraceDrafter:
         draft_cls: type,
         finish: Callable[[Any], None],
         run_limit_prompts: Sequence[str],
-        results: ResultRules,
-        hooks: tuple[Callable[[Any, Any, bool], None], Callable[[Any, tuple[str, Any]], None]],
         /,
     ) -> None:
         """``rules``: per compiled rule (the rule table's numbering) the rule and whether
-        ``finish(draft)`` (Python) completes its drafts (between their outcome and their
-        result); ``draft_cls``: the mapper's ``Draft``, made with every slot set by the core;
-        ``run_limit_prompts``: the files' final-answer request texts, searched in a model
-        call's system and user messages; ``results``: the tool-result rules a tool step's
-        result is judged by; ``hooks``: ``(apply_outcome(draft, value, undeclared_unknown),
-        apply_judgement(draft, said))``, what an ``outcome`` value and a judgement do."""
+        ``finish(draft)`` (Python) completes its drafts; ``draft_cls``: the mapper's
+        ``Draft``, made with every slot set by the core; ``run_limit_prompts``: the files'
+        final-answer request texts, searched in a model call's system and user messages."""
     def draft_trace(
         self,
         spans: list[SpanRecord],

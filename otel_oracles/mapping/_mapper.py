@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,7 +38,10 @@ from otel_oracles._native import (
     TraceDrafter,
     assign_agents,
     flag_aggregated_usage,
+    handoff_targets,
+    nested_agent_handoffs,
     requested_calls,
+    tools_running_agents,
 )
 from otel_oracles.mapping._compile import (
     CompiledRule,
@@ -132,10 +135,10 @@ def map_trace(trace: Trace, conventions: ConventionSet) -> Trajectory:
 
     drafts = merge_stacked_generations(drafts, draft_by_span, by_id)
     drafts = merge_sibling_layers(drafts, draft_by_span, by_id)
-    _tools_running_agents(drafts)
+    tools_running_agents(drafts)
     assign_agents(drafts, draft_by_span, by_id, _read_deferred, compiled)
-    drafts = _nested_agent_handoffs(drafts, draft_by_span, by_id)
-    _handoff_targets(drafts)
+    drafts = nested_agent_handoffs(drafts, draft_by_span, by_id, Draft)
+    handoff_targets(drafts)
     _requests_from_next_input(drafts)
     _link_tool_calls(drafts, compiled)
     if compiled.handoff_requests:
@@ -217,58 +220,68 @@ def _trace_drafter(compiled: CompiledSet) -> TraceDrafter:
     """The set's ``TraceDrafter`` (made on its first trace, kept on the set): the core drafts
     a trace's spans in one call, a run's limit included (a model call whose system or user
     messages hold one of the files' ``run_limit_prompts``, the framework's own request for a
-    final answer, found by a plain substring search; a rule's ``run_limit_call``), and a
-    tool, retrieval or handoff step's outcome and result: an ``outcome`` field read is
-    applied by ``_apply_outcome``, the result judged by the tool-result rules
-    (``ResultRules.judge``) and what they say applied by ``apply_judgement``, a result
-    captured as ``null`` marks the step ``result_empty``. Python finishes a draft only for
-    a rule with ``result_error_keys`` (``_finish``)."""
-    rules = [(rule, bool(rule.result_error_keys)) for rule in compiled.rules]
-    results = compiled.tool_results
+    final answer, found by a plain substring search; a rule's ``run_limit_call``), and hands
+    a draft to ``_finish`` only when its rule reads the conventions' regexes or result
+    rules."""
+    rules = [(rule, _finished_in_python(rule)) for rule in compiled.rules]
     drafter = TraceDrafter(
         compiled.drafter,
         rules,
         Draft,
-        _finish,
+        functools.partial(_finish, compiled),
         list(compiled.run_limit_prompts),
-        results.core,
-        (functools.partial(_apply_outcome, results=results), apply_judgement),
     )
     compiled.trace_drafter = drafter
     return drafter
 
 
-def _finish(draft: Draft) -> None:
-    """A draft of a rule with ``result_error_keys``, after its outcome and before its result
-    is judged (``TraceDrafter``): an error object among the keys fails the call (its type
-    read by ``safe_regex``); none recorded leaves a call that did not fail with an unknown
-    outcome, its only failure signal not captured."""
+def _finished_in_python(rule: CompiledRule) -> bool:
+    """Whether ``_finish`` has anything to do for a draft of ``rule``."""
+    return bool(rule.outcome_reads or rule.result_error_keys or rule.step in TOOLISH)
+
+
+def _finish(compiled: CompiledSet, draft: Draft) -> None:
+    """The rest of a draft the core made (``TraceDrafter``): what reads the conventions'
+    outcomes, result error keys (``safe_regex``) and a tool's result (``judge_result``)."""
+    rule = draft.rule
     fields = draft.fields
-    if draft.status == "error":
-        return
-    result = fields.get("result")
-    error = _result_error(result, draft.rule.result_error_keys)
-    if error is not None:
-        draft.status = "error"
-        fields.setdefault("error_message", error)
-        m = safe_regex.match(_ERROR_TYPE_RX, error)
-        if m:
-            fields.setdefault("error_type", m.group(1))
-    elif result is None:
-        draft.status = "unset"  # the only failure signal was not captured
-        draft.outcome_hidden = True
+    assert draft.span is not None
+    attributes = draft.span.attributes
+    if rule.outcome_reads:
+        _read_outcome(draft, rule.outcome_reads, compiled.tool_results)
+    if rule.result_error_keys and draft.status != "error":
+        result = fields.get("result")
+        error = _result_error(result, rule.result_error_keys)
+        if error is not None:
+            draft.status = "error"
+            fields.setdefault("error_message", error)
+            m = safe_regex.match(_ERROR_TYPE_RX, error)
+            if m:
+                fields.setdefault("error_type", m.group(1))
+        elif result is None:
+            draft.status = "unset"  # the only failure signal was not captured
+            draft.outcome_hidden = True
+    if rule.step in TOOLISH:
+        if "result" in fields:
+            judge_result(draft, compiled.tool_results)
+        elif _null_result(attributes, rule):
+            draft.attributes["result_empty"] = True
 
 
-def _apply_outcome(
-    draft: Draft, value: Any, undeclared_unknown: bool, results: ToolResultRules
+def _read_outcome(
+    draft: Draft, reads: tuple[tuple[str, bool], ...], results: ToolResultRules
 ) -> None:
-    """The ``outcome`` field's value (the first read, ``CompiledRule.outcome_reads``; the
-    core has taken every outcome field out of the draft's fields) into the draft's status: a
-    declared error fails the call, a declared success stands for a status the span did not
-    give; an undeclared value read as unknown (``Source.undeclared``) leaves a call its span
-    did not fail with an unknown outcome, never a success: the step is ``unset``,
+    """The ``outcome`` field (read as ``CompiledRule.outcome_reads`` says) into the draft's
+    status: a declared error fails the call, a declared success stands for a status the span
+    did not give; an undeclared value read as unknown (``Source.undeclared``) leaves a call
+    its span did not fail with an unknown outcome, never a success: the step is ``unset``,
     ``attributes.outcome_unknown``, and ``attributes.outcome_undeclared`` names the value
     for the missing-evidence message."""
+    fields = draft.fields
+    found = [(fields.pop(name), unknown) for name, unknown in reads if name in fields]
+    if not found:
+        return
+    value, undeclared_unknown = found[0]
     if results.is_denied_outcome(value):  # refused before it ran (``denied_outcomes``)
         mark_denied(draft, f"outcome {outcome_text(value)}")
         return
@@ -284,25 +297,21 @@ def _apply_outcome(
         draft.attributes["outcome_undeclared"] = (shown or "")[:80]
 
 
+_NULL_TEXTS = frozenset({"null", "None"})
+
+
+def _null_result(attributes: Mapping[str, Any], rule: CompiledRule) -> bool:
+    """Whether the tool's result attribute was captured as JSON ``null`` (or Python's
+    ``None``): the tool returned nothing. Parsing leaves no value for it, which would read as
+    "not captured"; it is an empty result."""
+    for key in rule.result_attrs:
+        if key in attributes:
+            raw = attributes[key]
+            return isinstance(raw, str) and raw.strip() in _NULL_TEXTS
+    return False
+
+
 # ---- trace-level passes ---------------------------------------------------------------------
-
-
-def _ancestor_drafts(
-    span: SpanRecord, draft_by_span: dict[str, Draft], by_id: dict[str, SpanRecord]
-) -> list[Draft]:
-    out = []
-    seen = {span.span_id}
-    parent_id = span.parent_span_id
-    while parent_id and parent_id not in seen:
-        seen.add(parent_id)
-        draft = draft_by_span.get(parent_id)
-        if draft is not None:
-            out.append(draft)
-        parent = by_id.get(parent_id)
-        if parent is None:
-            break
-        parent_id = parent.parent_span_id
-    return out
 
 
 def _read_deferred(draft: Draft, compiled: CompiledSet) -> None:
@@ -350,142 +359,6 @@ def _responses(gen: Draft) -> dict[str, dict[str, Any]]:
                 pending.close(call_id)
                 out[call_id] = part
     return out
-
-
-def _tools_running_agents(drafts: list[Draft]) -> None:
-    """Rules with ``agent_inside_is_delegation``: a tool step whose span directly holds a
-    span mapped to an agent step ran that agent (an agent called as a tool, recorded by a
-    tracer that types no span as a delegation), or whose span is the one sibling tool span
-    whose time holds an agent run opened beside it (``_ToolsBeside``): it becomes a handoff to
-    that agent, keeping the tool's name, call id, arguments and result. Only a child the
-    conventions mapped to an agent counts, or the agent's own definition step holding it
-    (Koog's ``create_agent``, an ``other`` step whose span names the same agent), never a
-    chain or other plumbing the tool ran."""
-    tools = {
-        d.span.span_id: d
-        for d in drafts
-        if d.kind == "tool_call" and d.rule.agent_inside_is_delegation and d.span is not None
-    }
-    if not tools:
-        return
-    others = {d.span.span_id: d for d in drafts if d.kind == "other" and d.span is not None}
-    beside = _ToolsBeside(tools.values())
-    for draft in drafts:
-        if draft.kind != "agent" or draft.span is None:
-            continue
-        tool = tools.get(draft.span.parent_span_id) or beside.holding(draft.span)
-        holder = others.get(draft.span.parent_span_id)
-        if (
-            tool is None
-            and holder is not None
-            and holder.span is not None
-            and draft.fields.get("agent_name") is not None
-            and draft.fields.get("agent_name") in _agent_names(holder.span)
-        ):
-            tool = tools.get(holder.span.parent_span_id)
-        if tool is not None:
-            tool.kind = "handoff"
-            name = draft.fields.get("agent_name")
-            if name is not None:
-                tool.fields.setdefault("to_agent", name)
-
-
-class _ToolsBeside:
-    """Tool steps by their span's parent, for an agent run started beside the tool that ran
-    it rather than inside it: tracers that start spans without making them current (any-agent's
-    callbacks) open the called agent's run under the calling agent, next to the tool's span.
-    The tool that ran it is the one sibling tool span whose time holds the agent's run; where
-    none does, or several do (tools running side by side), nothing is inferred."""
-
-    __slots__ = ("_by_parent",)
-
-    def __init__(self, tools: Iterable[Draft]) -> None:
-        self._by_parent: dict[str | None, list[Draft]] = {}
-        for d in tools:
-            if d.span is not None:
-                self._by_parent.setdefault(d.span.parent_span_id, []).append(d)
-
-    def holding(self, agent: SpanRecord) -> Draft | None:
-        """The one sibling tool step whose span starts before ``agent`` and ends after it."""
-        found = [
-            d
-            for d in self._by_parent.get(agent.parent_span_id, ())
-            if d.span is not None
-            and d.span.start_ns <= agent.start_ns
-            and agent.end_ns <= d.span.end_ns
-        ]
-        return found[0] if len(found) == 1 else None
-
-
-def _agent_names(span: SpanRecord) -> tuple[Any, ...]:
-    """The agent names a span's GenAI attributes give (``gen_ai.agent.name`` / ``.id``)."""
-    return (span.attributes.get("gen_ai.agent.name"), span.attributes.get("gen_ai.agent.id"))
-
-
-def _nested_agent_handoffs(
-    drafts: list[Draft], draft_by_span: dict[str, Draft], by_id: dict[str, SpanRecord]
-) -> list[Draft]:
-    """Rules with ``nested_agent_is_handoff``: an agent step nested in another agent step,
-    with no tool or handoff step between them, is a delegation that the instrumentation
-    recorded only by nesting (smolagents managed agents). A handoff step from the enclosing
-    agent to the nested one is placed right before it, in the enclosing agent's scope, so the
-    manager's requested call of the sub-agent links to it (see ``_Executors.match``) instead
-    of becoming a synthesized, never-answered tool call."""
-    if not any(d.rule.nested_agent_is_handoff for d in drafts):
-        return drafts
-    out: list[Draft] = []
-    for draft in drafts:
-        if draft.kind == "agent" and draft.rule.nested_agent_is_handoff:
-            handoff = _delegation(draft, draft_by_span, by_id)
-            if handoff is not None:
-                out.append(handoff)
-        out.append(draft)
-    return out
-
-
-def _delegation(
-    agent: Draft, draft_by_span: dict[str, Draft], by_id: dict[str, SpanRecord]
-) -> Draft | None:
-    """The handoff into ``agent`` from its nearest enclosing agent, or ``None`` when it is a
-    top-level agent or a tool/handoff step between them already records the delegation."""
-    assert agent.span is not None
-    for ancestor in _ancestor_drafts(agent.span, draft_by_span, by_id):
-        if ancestor.kind in TOOLISH:
-            return None
-        if ancestor.kind == "agent":
-            handoff = Draft(
-                kind="handoff", span=agent.span, rule=agent.rule, status=agent.status,
-                scope=agent.scope,
-            )  # fmt: skip
-            source, target = ancestor.fields.get("agent_name"), agent.fields.get("agent_name")
-            pairs = (("from_agent", source), ("agent_name", source), ("to_agent", target))
-            for name, value in pairs:
-                if value is not None:
-                    handoff.fields[name] = value
-            return handoff
-    return None
-
-
-def _handoff_targets(drafts: list[Draft]) -> None:
-    """A handoff step that does not name its target hands over to the agent that runs next:
-    the first agent step starting after the handoff span starts. Transfer tools name the
-    target only in their arguments (Google ADK's ``transfer_to_agent(agent_name=...)``),
-    which content capture drops, while the agent that then runs is a span of its own
-    (nested in the caller, or its sibling under a workflow span). No later agent, no
-    target: the handoff check then reports it as unresolved rather than guessing."""
-    pending = [d for d in drafts if d.kind == "handoff" and d.fields.get("to_agent") is None]
-    if not pending:
-        return
-    agents = sorted(
-        (d for d in drafts if d.kind == "agent" and d.span and d.fields.get("agent_name")),
-        key=lambda d: d.span.start_ns if d.span else 0,
-    )
-    for handoff in pending:
-        assert handoff.span is not None
-        start = handoff.span.start_ns
-        target = next((a for a in agents if a.span and a.span.start_ns >= start), None)
-        if target is not None:
-            handoff.fields["to_agent"] = target.fields["agent_name"]
 
 
 def _agent_key(name: str) -> str:
@@ -697,14 +570,8 @@ def judge_result(draft: Draft, results: ToolResultRules) -> None:
     if result is None:
         return
     said = results.judge(result, draft.status == "error")
-    if said is not None:
-        apply_judgement(draft, said)
-
-
-def apply_judgement(draft: Draft, said: tuple[str, Any]) -> None:
-    """What the tool-result rules said of a step's result (``judge_result``; the core's
-    drafter calls it when they said anything)."""
-    f = draft.fields
+    if said is None:
+        return
     what, text = said
     if what == "denied":
         mark_denied(draft, text)

@@ -265,7 +265,252 @@ fn flag_aggregated_usage<'py>(
     Ok(())
 }
 
+/// Rules with `agent_inside_is_delegation`: a tool step whose span directly holds a span
+/// mapped to an agent step ran that agent (an agent called as a tool), or whose span is the
+/// one sibling tool span whose time holds an agent run opened beside it, or that holds the
+/// agent's own definition step (an `other` step whose span names the same agent in
+/// `gen_ai.agent.name` / `.id`): it becomes a handoff to that agent (`to_agent` unless
+/// set), keeping the tool's fields. Tools and `other` steps are kept in Python `dict`s by
+/// span id, as `_mapper` kept them.
+#[pyfunction]
+fn tools_running_agents(drafts: &Bound<'_, PyList>) -> PyResult<()> {
+    let py = drafts.py();
+    let (kind_key, span_key) = (intern!(py, "kind"), intern!(py, "span"));
+    let (span_id, parent_key) = (intern!(py, "span_id"), intern!(py, "parent_span_id"));
+    let tools = PyDict::new(py);
+    for d in drafts.iter() {
+        if d.getattr(kind_key)?.eq(intern!(py, "tool_call"))?
+            && d.getattr(intern!(py, "rule"))?
+                .getattr(intern!(py, "agent_inside_is_delegation"))?
+                .is_truthy()?
+        {
+            let span = d.getattr(span_key)?;
+            if !span.is_none() {
+                tools.set_item(span.getattr(span_id)?, &d)?;
+            }
+        }
+    }
+    if tools.is_empty() {
+        return Ok(());
+    }
+    let others = PyDict::new(py);
+    for d in drafts.iter() {
+        if d.getattr(kind_key)?.eq(intern!(py, "other"))? {
+            let span = d.getattr(span_key)?;
+            if !span.is_none() {
+                others.set_item(span.getattr(span_id)?, &d)?;
+            }
+        }
+    }
+    // The tool steps by their span's parent (`_ToolsBeside`), in the dict's order.
+    let by_parent = PyDict::new(py);
+    for d in tools.values().iter() {
+        let span = d.getattr(span_key)?;
+        if span.is_none() {
+            continue;
+        }
+        let parent = span.getattr(parent_key)?;
+        match by_parent.get_item(&parent)? {
+            Some(list) => list.cast_into::<PyList>()?.append(&d)?,
+            None => by_parent.set_item(&parent, PyList::new(py, [&d])?)?,
+        }
+    }
+    let (start_ns, end_ns) = (intern!(py, "start_ns"), intern!(py, "end_ns"));
+    let agent_name = intern!(py, "agent_name");
+    for draft in drafts.iter() {
+        if !draft.getattr(kind_key)?.eq(intern!(py, "agent"))? {
+            continue;
+        }
+        let span = draft.getattr(span_key)?;
+        if span.is_none() {
+            continue;
+        }
+        let parent = span.getattr(parent_key)?;
+        let mut tool = tools.get_item(&parent)?;
+        if tool.is_none() {
+            // The one sibling tool step whose span starts before the agent's and ends after.
+            if let Some(siblings) = by_parent.get_item(&parent)? {
+                let mut found = Vec::new();
+                for d in siblings.cast_into::<PyList>()?.iter() {
+                    let own = d.getattr(span_key)?;
+                    if !own.is_none()
+                        && own.getattr(start_ns)?.le(span.getattr(start_ns)?)?
+                        && span.getattr(end_ns)?.le(own.getattr(end_ns)?)?
+                    {
+                        found.push(d);
+                    }
+                }
+                if found.len() == 1 {
+                    tool = found.pop();
+                }
+            }
+        }
+        let name = fields(&draft)?
+            .get_item(agent_name)?
+            .unwrap_or_else(|| py.None().into_bound(py));
+        if tool.is_none() && !name.is_none() {
+            if let Some(holder) = others.get_item(&parent)? {
+                let own = holder.getattr(span_key)?;
+                if !own.is_none() {
+                    let attributes = own.getattr(intern!(py, "attributes"))?;
+                    let get = intern!(py, "get");
+                    let names = PyTuple::new(
+                        py,
+                        [
+                            attributes.call_method1(get, (intern!(py, "gen_ai.agent.name"),))?,
+                            attributes.call_method1(get, (intern!(py, "gen_ai.agent.id"),))?,
+                        ],
+                    )?;
+                    if names.contains(&name)? {
+                        tool = tools.get_item(own.getattr(parent_key)?)?;
+                    }
+                }
+            }
+        }
+        if let Some(tool) = tool {
+            tool.setattr(kind_key, intern!(py, "handoff"))?;
+            if !name.is_none() {
+                fields(&tool)?
+                    .call_method1(intern!(py, "setdefault"), (intern!(py, "to_agent"), &name))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Rules with `nested_agent_is_handoff`: an agent step nested in another agent step, with
+/// no tool, retrieval or handoff step between them, is a delegation recorded only by
+/// nesting (smolagents managed agents). A handoff step from the enclosing agent to the
+/// nested one (`draft_cls(kind="handoff", span=, rule=, status=, scope=)` of the nested
+/// agent's, with `from_agent`, `agent_name` and `to_agent`) is placed right before it. The
+/// same list is returned when no rule asks for this.
+#[pyfunction]
+fn nested_agent_handoffs<'py>(
+    drafts: &Bound<'py, PyList>,
+    draft_by_span: &Bound<'py, PyDict>,
+    by_id: &Bound<'py, PyDict>,
+    draft_cls: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyList>> {
+    let py = drafts.py();
+    let (rule_key, flag) = (intern!(py, "rule"), intern!(py, "nested_agent_is_handoff"));
+    let mut any = false;
+    for d in drafts.iter() {
+        if d.getattr(rule_key)?.getattr(flag)?.is_truthy()? {
+            any = true;
+            break;
+        }
+    }
+    if !any {
+        return Ok(drafts.clone());
+    }
+    let out = PyList::empty(py);
+    let agent = intern!(py, "agent");
+    let agent_name = intern!(py, "agent_name");
+    for draft in drafts.iter() {
+        if is_kind(&draft, agent)? && draft.getattr(rule_key)?.getattr(flag)?.is_truthy()? {
+            let span = draft.getattr(intern!(py, "span"))?;
+            if span.is_none() {
+                return Err(PyAssertionError::new_err(()));
+            }
+            for ancestor in ancestor_drafts(&span, draft_by_span, by_id)? {
+                if is_kind(&ancestor, intern!(py, "tool_call"))?
+                    || is_kind(&ancestor, intern!(py, "retrieval"))?
+                    || is_kind(&ancestor, intern!(py, "handoff"))?
+                {
+                    break;
+                }
+                if is_kind(&ancestor, agent)? {
+                    let kwargs = PyDict::new(py);
+                    kwargs.set_item(intern!(py, "kind"), intern!(py, "handoff"))?;
+                    kwargs.set_item(intern!(py, "span"), &span)?;
+                    kwargs.set_item(rule_key, draft.getattr(rule_key)?)?;
+                    kwargs
+                        .set_item(intern!(py, "status"), draft.getattr(intern!(py, "status"))?)?;
+                    kwargs.set_item(intern!(py, "scope"), draft.getattr(intern!(py, "scope"))?)?;
+                    let handoff = draft_cls.call((), Some(&kwargs))?;
+                    let source = fields(&ancestor)?.get_item(agent_name)?;
+                    let target = fields(&draft)?.get_item(agent_name)?;
+                    let handoff_fields = fields(&handoff)?;
+                    for (name, value) in [
+                        (intern!(py, "from_agent"), &source),
+                        (agent_name, &source),
+                        (intern!(py, "to_agent"), &target),
+                    ] {
+                        if let Some(value) = value.as_ref().filter(|v| !v.is_none()) {
+                            handoff_fields.set_item(name, value)?;
+                        }
+                    }
+                    out.append(handoff)?;
+                    break;
+                }
+            }
+        }
+        out.append(&draft)?;
+    }
+    Ok(out)
+}
+
+/// A handoff step that does not name its target hands over to the agent that runs next:
+/// the first named agent step (`sorted` by its span's start) starting when or after the
+/// handoff's span starts. No later agent, no target.
+#[pyfunction]
+fn handoff_targets(drafts: &Bound<'_, PyList>) -> PyResult<()> {
+    let py = drafts.py();
+    let (to_agent, agent_name) = (intern!(py, "to_agent"), intern!(py, "agent_name"));
+    let span_key = intern!(py, "span");
+    let mut pending = Vec::new();
+    for d in drafts.iter() {
+        if is_kind(&d, intern!(py, "handoff"))?
+            && fields(&d)?
+                .get_item(to_agent)?
+                .map_or(true, |v| v.is_none())
+        {
+            pending.push(d);
+        }
+    }
+    if pending.is_empty() {
+        return Ok(());
+    }
+    let agents = PyList::empty(py);
+    for d in drafts.iter() {
+        if is_kind(&d, intern!(py, "agent"))?
+            && d.getattr(span_key)?.is_truthy()?
+            && fields(&d)?
+                .get_item(agent_name)?
+                .map_or(Ok(false), |n| n.is_truthy())?
+        {
+            agents.append(d)?;
+        }
+    }
+    let start_ns = intern!(py, "start_ns");
+    let key = py
+        .import(intern!(py, "operator"))?
+        .getattr(intern!(py, "attrgetter"))?
+        .call1((intern!(py, "span.start_ns"),))?;
+    let kwargs = PyDict::new(py);
+    kwargs.set_item(intern!(py, "key"), key)?;
+    agents.call_method(intern!(py, "sort"), (), Some(&kwargs))?;
+    for handoff in pending {
+        let span = handoff.getattr(span_key)?;
+        if span.is_none() {
+            return Err(PyAssertionError::new_err(()));
+        }
+        let start = span.getattr(start_ns)?;
+        for a in agents.iter() {
+            if a.getattr(span_key)?.getattr(start_ns)?.ge(&start)? {
+                let name = fields(&a)?.as_any().get_item(agent_name)?;
+                fields(&handoff)?.set_item(to_agent, name)?;
+                break;
+            }
+        }
+    }
+    Ok(())
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(assign_agents, m)?)?;
-    m.add_function(wrap_pyfunction!(flag_aggregated_usage, m)?)
+    m.add_function(wrap_pyfunction!(flag_aggregated_usage, m)?)?;
+    m.add_function(wrap_pyfunction!(tools_running_agents, m)?)?;
+    m.add_function(wrap_pyfunction!(nested_agent_handoffs, m)?)?;
+    m.add_function(wrap_pyfunction!(handoff_targets, m)?)
 }
