@@ -527,12 +527,17 @@ class TraceDrafter:
         draft_cls: type,
         finish: Callable[[Any], None],
         run_limit_prompts: Sequence[str],
+        results: ResultRules,
+        hooks: tuple[Callable[[Any, Any, bool], None], Callable[[Any, tuple[str, Any]], None]],
         /,
     ) -> None:
         """``rules``: per compiled rule (the rule table's numbering) the rule and whether
-        ``finish(draft)`` (Python) completes its drafts; ``draft_cls``: the mapper's
-        ``Draft``, made with every slot set by the core; ``run_limit_prompts``: the files'
-        final-answer request texts, searched in a model call's system and user messages."""
+        ``finish(draft)`` (Python) completes its drafts (between their outcome and their
+        result); ``draft_cls``: the mapper's ``Draft``, made with every slot set by the core;
+        ``run_limit_prompts``: the files' final-answer request texts, searched in a model
+        call's system and user messages; ``results``: the tool-result rules a tool step's
+        result is judged by; ``hooks``: ``(apply_outcome(draft, value, undeclared_unknown),
+        apply_judgement(draft, said))``, what an ``outcome`` value and a judgement do."""
     def draft_trace(
         self,
         spans: list[SpanRecord],

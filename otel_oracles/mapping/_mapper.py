@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -220,68 +219,58 @@ def _trace_drafter(compiled: CompiledSet) -> TraceDrafter:
     """The set's ``TraceDrafter`` (made on its first trace, kept on the set): the core drafts
     a trace's spans in one call, a run's limit included (a model call whose system or user
     messages hold one of the files' ``run_limit_prompts``, the framework's own request for a
-    final answer, found by a plain substring search; a rule's ``run_limit_call``), and hands
-    a draft to ``_finish`` only when its rule reads the conventions' regexes or result
-    rules."""
-    rules = [(rule, _finished_in_python(rule)) for rule in compiled.rules]
+    final answer, found by a plain substring search; a rule's ``run_limit_call``), and a
+    tool, retrieval or handoff step's outcome and result: an ``outcome`` field read is
+    applied by ``_apply_outcome``, the result judged by the tool-result rules
+    (``ResultRules.judge``) and what they say applied by ``apply_judgement``, a result
+    captured as ``null`` marks the step ``result_empty``. Python finishes a draft only for
+    a rule with ``result_error_keys`` (``_finish``)."""
+    rules = [(rule, bool(rule.result_error_keys)) for rule in compiled.rules]
+    results = compiled.tool_results
     drafter = TraceDrafter(
         compiled.drafter,
         rules,
         Draft,
-        functools.partial(_finish, compiled),
+        _finish,
         list(compiled.run_limit_prompts),
+        results.core,
+        (functools.partial(_apply_outcome, results=results), apply_judgement),
     )
     compiled.trace_drafter = drafter
     return drafter
 
 
-def _finished_in_python(rule: CompiledRule) -> bool:
-    """Whether ``_finish`` has anything to do for a draft of ``rule``."""
-    return bool(rule.outcome_reads or rule.result_error_keys or rule.step in TOOLISH)
-
-
-def _finish(compiled: CompiledSet, draft: Draft) -> None:
-    """The rest of a draft the core made (``TraceDrafter``): what reads the conventions'
-    outcomes, result error keys (``safe_regex``) and a tool's result (``judge_result``)."""
-    rule = draft.rule
+def _finish(draft: Draft) -> None:
+    """A draft of a rule with ``result_error_keys``, after its outcome and before its result
+    is judged (``TraceDrafter``): an error object among the keys fails the call (its type
+    read by ``safe_regex``); none recorded leaves a call that did not fail with an unknown
+    outcome, its only failure signal not captured."""
     fields = draft.fields
-    assert draft.span is not None
-    attributes = draft.span.attributes
-    if rule.outcome_reads:
-        _read_outcome(draft, rule.outcome_reads, compiled.tool_results)
-    if rule.result_error_keys and draft.status != "error":
-        result = fields.get("result")
-        error = _result_error(result, rule.result_error_keys)
-        if error is not None:
-            draft.status = "error"
-            fields.setdefault("error_message", error)
-            m = safe_regex.match(_ERROR_TYPE_RX, error)
-            if m:
-                fields.setdefault("error_type", m.group(1))
-        elif result is None:
-            draft.status = "unset"  # the only failure signal was not captured
-            draft.outcome_hidden = True
-    if rule.step in TOOLISH:
-        if "result" in fields:
-            judge_result(draft, compiled.tool_results)
-        elif _null_result(attributes, rule):
-            draft.attributes["result_empty"] = True
+    if draft.status == "error":
+        return
+    result = fields.get("result")
+    error = _result_error(result, draft.rule.result_error_keys)
+    if error is not None:
+        draft.status = "error"
+        fields.setdefault("error_message", error)
+        m = safe_regex.match(_ERROR_TYPE_RX, error)
+        if m:
+            fields.setdefault("error_type", m.group(1))
+    elif result is None:
+        draft.status = "unset"  # the only failure signal was not captured
+        draft.outcome_hidden = True
 
 
-def _read_outcome(
-    draft: Draft, reads: tuple[tuple[str, bool], ...], results: ToolResultRules
+def _apply_outcome(
+    draft: Draft, value: Any, undeclared_unknown: bool, results: ToolResultRules
 ) -> None:
-    """The ``outcome`` field (read as ``CompiledRule.outcome_reads`` says) into the draft's
-    status: a declared error fails the call, a declared success stands for a status the span
-    did not give; an undeclared value read as unknown (``Source.undeclared``) leaves a call
-    its span did not fail with an unknown outcome, never a success: the step is ``unset``,
+    """The ``outcome`` field's value (the first read, ``CompiledRule.outcome_reads``; the
+    core has taken every outcome field out of the draft's fields) into the draft's status: a
+    declared error fails the call, a declared success stands for a status the span did not
+    give; an undeclared value read as unknown (``Source.undeclared``) leaves a call its span
+    did not fail with an unknown outcome, never a success: the step is ``unset``,
     ``attributes.outcome_unknown``, and ``attributes.outcome_undeclared`` names the value
     for the missing-evidence message."""
-    fields = draft.fields
-    found = [(fields.pop(name), unknown) for name, unknown in reads if name in fields]
-    if not found:
-        return
-    value, undeclared_unknown = found[0]
     if results.is_denied_outcome(value):  # refused before it ran (``denied_outcomes``)
         mark_denied(draft, f"outcome {outcome_text(value)}")
         return
@@ -295,20 +284,6 @@ def _read_outcome(
         text = outcome_text(value)
         shown = text if text is not None else parse_string(value)
         draft.attributes["outcome_undeclared"] = (shown or "")[:80]
-
-
-_NULL_TEXTS = frozenset({"null", "None"})
-
-
-def _null_result(attributes: Mapping[str, Any], rule: CompiledRule) -> bool:
-    """Whether the tool's result attribute was captured as JSON ``null`` (or Python's
-    ``None``): the tool returned nothing. Parsing leaves no value for it, which would read as
-    "not captured"; it is an empty result."""
-    for key in rule.result_attrs:
-        if key in attributes:
-            raw = attributes[key]
-            return isinstance(raw, str) and raw.strip() in _NULL_TEXTS
-    return False
 
 
 # ---- trace-level passes ---------------------------------------------------------------------
@@ -570,8 +545,14 @@ def judge_result(draft: Draft, results: ToolResultRules) -> None:
     if result is None:
         return
     said = results.judge(result, draft.status == "error")
-    if said is None:
-        return
+    if said is not None:
+        apply_judgement(draft, said)
+
+
+def apply_judgement(draft: Draft, said: tuple[str, Any]) -> None:
+    """What the tool-result rules said of a step's result (``judge_result``; the core's
+    drafter calls it when they said anything)."""
+    f = draft.fields
     what, text = said
     if what == "denied":
         mark_denied(draft, text)
