@@ -647,24 +647,49 @@ def is_placeholder(value: Any, /) -> bool:
     values (``native/core/src/placeholder.rs``); raises ``RecursionError`` past 1,000
     levels of nesting."""
 
-def step_groups(
-    steps: Sequence[Step],
-    toolish: frozenset[StepKind],
-    generation: StepKind,
-    agent: StepKind,
-    handoff: StepKind,
-    /,
-) -> tuple[
-    tuple[Step, ...],
-    tuple[Step, ...],
-    tuple[Step, ...],
-    tuple[Step, ...],
-    tuple[Step, ...],
-    bool,
-    bool,
-]:
-    """``(calls, generations, agents, handoffs, nameless, tool_spans, all_raw)`` of
-    ``steps`` in one pass, in step order (``evidence.StepGroups``)."""
+class StepView:
+    """A trajectory's steps sorted by kind, and the fields the per-trajectory facts read,
+    in one pass (``native/python/src/evidence/view.rs``; ``evidence.StepGroups``)."""
+
+    def __new__(
+        cls,
+        steps: Sequence[Step],
+        toolish: frozenset[StepKind],
+        generation: StepKind,
+        agent: StepKind,
+        handoff: StepKind,
+        other: StepKind,
+        /,
+    ) -> StepView: ...
+    @property
+    def calls(self) -> tuple[Step, ...]: ...
+    @property
+    def generations(self) -> tuple[Step, ...]: ...
+    @property
+    def agents(self) -> tuple[Step, ...]: ...
+    @property
+    def handoffs(self) -> tuple[Step, ...]: ...
+    @property
+    def nameless(self) -> tuple[Step, ...]: ...
+    @property
+    def tool_spans(self) -> bool: ...
+    @property
+    def all_raw(self) -> bool: ...
+    def last_generation(self) -> Step | None:
+        """The model call that ended last among those no later call started during."""
+    def run_error_step(self, last: Step | None, /) -> Step | None:
+        """The step whose error ended the run (``last``, or the run's agent span), or ``None``."""
+    def last_run_agents(self) -> list[Step]:
+        """The agent steps of the run that ended last, outermost first."""
+    def unread_work(self, last: Step, answering: frozenset[int], /) -> list[Step]:
+        """The calls ``_stopped_short`` finds left unread after ``last``."""
+    def final_answer_calls(
+        self,
+        names: tuple[str, ...],
+        first_match: Callable[[str | None, tuple[str, ...]], str | None],
+        /,
+    ) -> list[Step]:
+        """The final-answer calls (``evidence._final_answer_calls``), in answer order."""
 
 def tool_repeats(calls: Sequence[Step], generations: Sequence[Step], /) -> list[tuple[Step, Step]]:
     """(call, the previous call of its tool in its agent) for each of ``calls`` (sorted by

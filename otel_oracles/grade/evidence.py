@@ -22,15 +22,15 @@ probes and the oracles must agree on what "captured" means.
 
 from __future__ import annotations
 
-import bisect
+import dataclasses
 import json
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from otel_oracles import safe_regex
+from otel_oracles._native import StepView
 from otel_oracles._native import is_placeholder as native_is_placeholder
-from otel_oracles._native import step_groups
 from otel_oracles.model.step import (
     TOOLISH_KINDS,
     NetworkViolation,
@@ -224,9 +224,14 @@ class Evidence:
         return list(self.groups.agents)
 
     def last_generation(self) -> Step | None:
-        """The run's last model call (``_last_generation``), found once: the final output
+        """The run's last model call, found once by the core (``StepView.last_generation``):
+        the model call that ended last (end time, then step index) among those no later
+        call started during. A call still open when the next one started handed its output
+        on before its span ended (ADK for Java ends each ``call_llm`` span only after the
+        steps that follow it have run), so ending last does not make it the last call; all
+        of them count when every call was followed so (no timing to tell). The final output
         and ``stopped_short`` both start from it."""
-        last: Step | None = self.memoized("last_generation", lambda: _last_generation(self))
+        last: Step | None = self.memoized("last_generation", self.groups.view.last_generation)
         return last
 
     def final_output(self) -> FinalOutput:
@@ -315,16 +320,31 @@ class StepGroups:
     """Whether the instrumentation emitted tool spans: a call that is not synthesized."""
     all_raw: bool
     """Whether there are steps and every one is an AgentBench step (``raw`` set)."""
+    view: StepView = dataclasses.field(compare=False)
+    """The core's typed records of the same steps (``native/python/src/evidence/view.rs``),
+    read in the same pass: the facts every trajectory's grading derives from the steps'
+    kinds, times, indexes and statuses (the run's last model call, the error that ended
+    it, the last run's agents, the work left unread) are worked out over them instead of
+    by Python passes that read the same fields of every step again."""
 
 
 def group_steps(steps: Sequence[Step]) -> StepGroups:
-    """``StepGroups`` of ``steps``, in one pass made by the core (``step_groups``,
-    ``native/python/src/evidence.rs``): the kinds compared as Python compares them, the
+    """``StepGroups`` of ``steps``, in one pass made by the core (``StepView``,
+    ``native/python/src/evidence/view.rs``): the kinds compared as Python compares them, the
     nameless calls found with ``is_placeholder``."""
-    calls, generations, agents, handoffs, nameless, tool_spans, all_raw = step_groups(
-        steps, TOOLISH_KINDS, StepKind.GENERATION, StepKind.AGENT, StepKind.HANDOFF
+    view = StepView(
+        steps, TOOLISH_KINDS, StepKind.GENERATION, StepKind.AGENT, StepKind.HANDOFF, StepKind.OTHER
     )
-    return StepGroups(calls, generations, agents, handoffs, nameless, tool_spans, all_raw)
+    return StepGroups(
+        view.calls,
+        view.generations,
+        view.agents,
+        view.handoffs,
+        view.nameless,
+        view.tool_spans,
+        view.all_raw,
+        view,
+    )
 
 
 is_placeholder: Callable[[Any], bool] = native_is_placeholder
@@ -587,37 +607,6 @@ class FinalOutput:
     value: Any = None
 
 
-def _order_key(step: Step) -> tuple[int, int]:
-    return (step.end_ns if step.end_ns is not None else -1, step.index)
-
-
-def _last_generation(ev: Evidence) -> Step | None:
-    """The model call that ended last among those no later call started during
-    (``_not_followed_while_open``), or ``None`` when the trace has none."""
-    gens = sorted(_not_followed_while_open(ev.groups.generations), key=_order_key)
-    return gens[-1] if gens else None
-
-
-def _not_followed_while_open(gens: Sequence[Step]) -> Sequence[Step]:
-    """The model calls no later call started during: a call still open when the next one
-    started handed its output on before its span ended (ADK for Java ends each ``call_llm``
-    span only after the steps that follow it have run), so ending last does not make it the
-    last call. All of them when every call was followed so (no timing to tell)."""
-    starts = sorted(g.start_ns for g in gens if g.start_ns is not None)
-    count = len(starts)
-    kept: list[Step] = []
-    for g in gens:
-        start, end = g.start_ns, g.end_ns
-        if start is not None and end is not None:
-            # The first start after this one (binary search: linear in the trace's size, a
-            # trace of 10,000 model calls must not cost 10,000 squared comparisons).
-            after = bisect.bisect_right(starts, start)
-            if after < count and starts[after] < end:
-                continue  # followed while open
-        kept.append(g)
-    return kept or gens
-
-
 def final_output(t: Trajectory) -> FinalOutput:
     """The final answer, the one definition every answer check reads:
 
@@ -629,7 +618,7 @@ def final_output(t: Trajectory) -> FinalOutput:
        1b. else the structured answer of the last run's agent (a convention's
        ``structured_output``: LangChain's ``structured_response``), for the same reason;
     2. else the text of the last model call ("last" by end time, then step index, among the
-       calls no later call started during: ``_not_followed_while_open``);
+       calls no later call started during: ``Evidence.last_generation``);
     3. else an agent span's output (some instrumentations put the run's result there);
     4. else the output is missing, saying why.
 
@@ -653,50 +642,21 @@ def _final_answer_calls(ev: Evidence) -> list[Step]:
     """Calls of a tool ``final_answer_tools`` names, calls a convention rule marks as
     answering (``delivers_answer``: a structured-output tool named after the user's output
     type, known by what its span records), and calls no span ran whose arguments are an
-    agent's structured answer (``_structured_answers``: LangChain's ``create_agent`` tool
-    strategy answers its output tool's call inside the agent, so the call is seen only in
-    the model's request, and the run's output state holds those arguments as its answer;
-    ``_structured_objects``: Instructor's forced function call, whose arguments its
-    ``instructor.create`` span returned as the validated object), in answer order."""
-    names = ev.trajectory.final_answer_tools
-    delivered = _structured_answers(ev.groups.agents) + _structured_objects(ev.trajectory)
-    calls = [
-        s
-        for s in ev.groups.calls
-        if s.attributes.get("delivers_answer")
-        or (names and first_match(s.tool, names) is not None)
-        or (delivered and s.synthesized and s.arguments is not None and s.arguments in delivered)
-    ]
-    return sorted(calls, key=_order_key)
-
-
-def _structured_answers(agents: Sequence[Step]) -> list[dict[str, Any]]:
-    """The structured answers agent runs that did not end in an error returned
-    (``attributes.structured_output``, read by a convention's ``structured_output`` field:
-    LangChain's ``structured_response``), outermost run first."""
-    found = []
-    for agent in agents:
-        answer = agent.attributes.get("structured_output")
-        if agent.status != "error" and isinstance(answer, dict):
-            found.append(answer)
-    return found
-
-
-def _structured_objects(t: Trajectory) -> list[dict[str, Any]]:
-    """The structured objects steps other than agent runs returned (``other`` steps whose
-    convention reads ``structured_output``: Instructor's ``instructor.create`` with a
-    response model). Such an object is no run's answer on its own (an application may
-    validate many); a model's request that no span ran whose arguments are exactly the
-    object is the call that delivered it (a structured-output function forced on the model),
-    and so a final-answer call (``_final_answer_calls``)."""
-    found = []
-    for step in t.steps:
-        if step.kind is not StepKind.OTHER or step.status == "error":
-            continue
-        answer = step.attributes.get("structured_output")
-        if isinstance(answer, dict):
-            found.append(answer)
-    return found
+    agent's structured answer (``attributes.structured_output`` of an agent run that did not
+    end in an error: LangChain's ``create_agent`` tool strategy answers its output tool's
+    call inside the agent, so the call is seen only in the model's request, and the run's
+    output state holds those arguments as its answer) or a structured object an ``other``
+    step that did not fail returned (Instructor's forced function call, whose arguments its
+    ``instructor.create`` span returned as the validated object: such an object is no run's
+    answer on its own, an application may validate many, but a request no span ran whose
+    arguments are exactly the object is the call that delivered it), in answer order (end
+    time, none first, then step index). Worked out by the core over the trajectory's typed
+    view (``StepView.final_answer_calls``), ``first_match`` asked only when the conventions
+    name final-answer tools."""
+    calls: list[Step] = ev.groups.view.final_answer_calls(
+        ev.trajectory.final_answer_tools, first_match
+    )
+    return calls
 
 
 def _tool_answer(step: Step) -> FinalOutput:
@@ -735,10 +695,15 @@ def _final_output_of(ev: Evidence) -> FinalOutput:
     if answers:
         return _tool_answer(answers[-1])
     last = ev.last_generation()
-    ended = _run_error(last, ev.groups.agents)
+    ended = _run_error(ev, last)
     if ended is not None:
         return FinalOutput(None, last, ended)
-    agents = _last_run_agents(ev.groups.agents)
+    # The agent steps of the run that ended last, outermost first (``last_run_agents``): a
+    # subject may hold several runs of an agent side by side (a conversation's turns, joined
+    # by their conversation id or traced in one trace), and the answer is the last run's,
+    # never an earlier turn's; within one run the outermost agent's output is what it
+    # returned (a delegating agent passes its helper's answer on).
+    agents: list[Step] = ev.groups.view.last_run_agents()
     for agent in agents:
         # The run's structured answer (its output state's ``structured_response``) is what
         # it returned, whatever model text came before: the channel, as a final-answer tool.
@@ -806,7 +771,7 @@ def _cut_off(last: Step | None) -> str | None:
     )
 
 
-def _run_error(last: Step | None, agents: Sequence[Step]) -> str | None:
+def _run_error(ev: Evidence, last: Step | None) -> str | None:
     """Why there is no answer when the run ended in an error: its last model call failed
     (status ERROR, or the GenAI finish reason ``error``, which Mastra writes on an OK span:
     an API error, the client's retries spent), or the run's agent span (the outermost one
@@ -819,7 +784,7 @@ def _run_error(last: Step | None, agents: Sequence[Step]) -> str | None:
     answer to judge, which is what the message says, rather than blaming content capture:
     every answer check stays missing evidence (never a pass, not on an earlier call's text),
     and the failure is named where it happened."""
-    failed = _run_error_step(last, agents)
+    failed = ev.groups.view.run_error_step(last)
     if failed is None:
         return None
     if failed is last:
@@ -827,24 +792,10 @@ def _run_error(last: Step | None, agents: Sequence[Step]) -> str | None:
     return f"no final answer: the run ended in an error at {where(failed)}{_error_of(failed)}"
 
 
-def _run_error_step(last: Step | None, agents: Sequence[Step]) -> Step | None:
-    """The step whose error ended the run (``_run_error``): the last model call, or the
-    run's agent span; ``None`` when the run did not end in an error."""
-    if last is not None and (last.status == "error" or "error" in (last.finish_reasons or ())):
-        return last
-    after = last.end_ns if last is not None and last.end_ns is not None else None
-    ending = [a for a in agents if after is None or (a.end_ns is not None and a.end_ns >= after)]
-    named = [a for a in ending if a.agent_name] or ending
-    if not named:
-        return None
-    run = min(named, key=lambda a: (a.start_ns or 0, -(a.end_ns or 0), a.index))
-    return run if run.status == "error" else None
-
-
 def _stopped_short(ev: Evidence) -> str | None:
     """Why the run did not end because the agent had finished, when the trace shows it:
 
-    - the error that ended the run (``_run_error_step``) is one the conventions declare a
+    - the error that ended the run (``StepView.run_error_step``) is one the conventions declare a
       framework raises at its own turn, iteration or model-call limit (``run_limit_errors``:
       the mapping marks the step ``run_limit``), such as ``MaxTurnsExceeded``;
     - or its last model call is the framework's own request for a final answer, made once its
@@ -871,7 +822,7 @@ def _stopped_short(ev: Evidence) -> str | None:
     ``loop_detected``). A run that failed otherwise (a model API outage) is not stopped by
     a limit; its effort checks judge what it did."""
     last = ev.last_generation()
-    failed = _run_error_step(last, ev.groups.agents)
+    failed = ev.groups.view.run_error_step(last)
     if failed is not None:
         limit = failed.attributes.get("run_limit")
         if limit is None:
@@ -889,24 +840,9 @@ def _stopped_short(ev: Evidence) -> str | None:
         return forced
     if last.source is None or last.end_ns is None:
         return None
-    after = last.end_ns
-    calls = ev.groups.calls
-    answering = ev.answering()
-    earlier = {
-        s.tool
-        for s in calls
-        if not s.synthesized and s.tool is not None and s.end_ns is not None and s.end_ns <= after
-    }
-    unread = [
-        s
-        for s in calls
-        if s.tool in earlier
-        and id(s) not in answering
-        and (
-            (s.synthesized and s.source is not None and s.source.span_id == last.source.span_id)
-            or (not s.synthesized and s.start_ns is not None and s.start_ns >= after)
-        )
-    ]
+    # The calls of a tool a span ran by the time ``last`` ended, other than final-answer
+    # calls, that ``last`` asked for or that started when or after it ended.
+    unread: list[Step] = ev.groups.view.unread_work(last, ev.answering())
     if not unread:
         return None
     return (
@@ -968,21 +904,6 @@ def _run_end_unrecorded(ev: Evidence) -> str | None:
 def _error_of(step: Step) -> str:
     """`` (TypeName)``: the error a failed step records, when it names one."""
     return f" ({step.error_type})" if step.error_type else ""
-
-
-def _last_run_agents(agents: Sequence[Step]) -> list[Step]:
-    """The agent steps of the run that ended last, outermost first (start order): the agent
-    ending last (of those ending together, the one starting first, which encloses the others)
-    and every agent starting within it. A subject may hold several runs of an agent side by
-    side (a conversation's turns, joined by their conversation id or traced in one trace):
-    the answer is the last run's, never an earlier turn's; within one run the outermost
-    agent's output is what it returned (a delegating agent passes its helper's answer on)."""
-    ordered = sorted(agents, key=lambda s: (s.start_ns or 0, s.index))
-    ended = [a for a in ordered if a.end_ns is not None]
-    if not ended:
-        return ordered
-    last = max(ended, key=lambda a: (a.end_ns or 0, -(a.start_ns or 0)))
-    return [a for a in ordered if (a.start_ns or 0) >= (last.start_ns or 0)]
 
 
 # ---- probes -------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """The evidence probes' per-trajectory work done by the core (``native/python/src/evidence.rs``):
-``is_placeholder`` and ``group_steps`` give what the Python definitions they replaced gave.
+``is_placeholder``, ``group_steps`` and the facts of its typed view (``StepView``) give what
+the Python definitions they replaced gave.
 
 ``_reference_placeholder`` is that Python definition, kept here as the specification; the
 inputs are made to reach every branch of it (every Python whitespace character and some
@@ -9,14 +10,17 @@ oddly, lone surrogates, subclasses of ``str``, ``dict`` and ``list``).
 
 from __future__ import annotations
 
+import bisect
 import random
 from collections import OrderedDict, UserDict
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
 from otel_oracles.grade.evidence import Evidence, group_steps, is_placeholder
-from otel_oracles.model.step import TOOLISH_KINDS, Step, StepKind, Trajectory
+from otel_oracles.model.step import TOOLISH_KINDS, SpanRef, Step, StepKind, Trajectory
+from otel_oracles.model.tool_name import first_match
 
 _WORDS = frozenset(
     {"__redacted__", "[redacted]", "<redacted>", "redacted", "[filtered]", "<omitted>", "<elided>"}
@@ -134,3 +138,197 @@ def test_each_probe_runs_once_per_trajectory_whatever_the_checks_ask() -> None:
     assert ev.probed("tool_names") is ev.probed("tool_names")
     assert ev.probed("steps") is None
     assert ev.gaps(("steps", "tool_arguments")) == [first[0][1]]
+
+
+# ---- the typed view's facts (``native/python/src/evidence/view.rs``) ---------------------------
+#
+# The Python definitions ``StepView`` replaced in ``grade/evidence.py``, kept here as its
+# specification (their reasons are in ``Evidence.last_generation``, ``_run_error`` and
+# ``_final_output_of``): ``_last_generation`` with ``_not_followed_while_open``,
+# ``_run_error_step``, ``_last_run_agents``, the unread work of ``_stopped_short`` and
+# ``_final_answer_calls`` with ``_structured_answers`` and ``_structured_objects``.
+
+
+def _spec_order_key(step: Step) -> tuple[int, int]:
+    return (step.end_ns if step.end_ns is not None else -1, step.index)
+
+
+def _spec_not_followed_while_open(gens: Sequence[Step]) -> Sequence[Step]:
+    starts = sorted(g.start_ns for g in gens if g.start_ns is not None)
+    count = len(starts)
+    kept: list[Step] = []
+    for g in gens:
+        start, end = g.start_ns, g.end_ns
+        if start is not None and end is not None:
+            after = bisect.bisect_right(starts, start)
+            if after < count and starts[after] < end:
+                continue
+        kept.append(g)
+    return kept or gens
+
+
+def _spec_last_generation(gens: Sequence[Step]) -> Step | None:
+    ordered = sorted(_spec_not_followed_while_open(gens), key=_spec_order_key)
+    return ordered[-1] if ordered else None
+
+
+def _spec_run_error_step(last: Step | None, agents: Sequence[Step]) -> Step | None:
+    if last is not None and (last.status == "error" or "error" in (last.finish_reasons or ())):
+        return last
+    after = last.end_ns if last is not None and last.end_ns is not None else None
+    ending = [a for a in agents if after is None or (a.end_ns is not None and a.end_ns >= after)]
+    named = [a for a in ending if a.agent_name] or ending
+    if not named:
+        return None
+    run = min(named, key=lambda a: (a.start_ns or 0, -(a.end_ns or 0), a.index))
+    return run if run.status == "error" else None
+
+
+def _spec_last_run_agents(agents: Sequence[Step]) -> list[Step]:
+    ordered = sorted(agents, key=lambda s: (s.start_ns or 0, s.index))
+    ended = [a for a in ordered if a.end_ns is not None]
+    if not ended:
+        return ordered
+    last = max(ended, key=lambda a: (a.end_ns or 0, -(a.start_ns or 0)))
+    return [a for a in ordered if (a.start_ns or 0) >= (last.start_ns or 0)]
+
+
+def _spec_unread_work(calls: Sequence[Step], last: Step, answering: frozenset[int]) -> list[Step]:
+    assert last.source is not None and last.end_ns is not None
+    after = last.end_ns
+    earlier = {
+        s.tool
+        for s in calls
+        if not s.synthesized and s.tool is not None and s.end_ns is not None and s.end_ns <= after
+    }
+    return [
+        s
+        for s in calls
+        if s.tool in earlier
+        and id(s) not in answering
+        and (
+            (s.synthesized and s.source is not None and s.source.span_id == last.source.span_id)
+            or (not s.synthesized and s.start_ns is not None and s.start_ns >= after)
+        )
+    ]
+
+
+def _spec_final_answer_calls(
+    steps: Sequence[Step], names: tuple[str, ...], calls: Sequence[Step], agents: Sequence[Step]
+) -> list[Step]:
+    delivered = []
+    for agent in agents:
+        answer = agent.attributes.get("structured_output")
+        if agent.status != "error" and isinstance(answer, dict):
+            delivered.append(answer)
+    for step in steps:
+        if step.kind is not StepKind.OTHER or step.status == "error":
+            continue
+        answer = step.attributes.get("structured_output")
+        if isinstance(answer, dict):
+            delivered.append(answer)
+    found = [
+        s
+        for s in calls
+        if s.attributes.get("delivers_answer")
+        or (names and first_match(s.tool, names) is not None)
+        or (delivered and s.synthesized and s.arguments is not None and s.arguments in delivered)
+    ]
+    return sorted(found, key=_spec_order_key)
+
+
+class _Name(str):
+    """A tool name of a ``str`` subclass: hashed and compared as ``str`` does."""
+
+
+def _random_steps(rng: random.Random) -> list[Step]:
+    kinds = [StepKind.GENERATION, StepKind.AGENT, StepKind.TOOL_CALL, StepKind.COMMAND]
+    kinds += [StepKind.HANDOFF, StepKind.OTHER, "llm", "tool_call", "other"]
+    big = 2**64 - 1  # an OTLP time past i64
+    answers: list[Any] = [
+        {"answer": "x"},
+        {"answer": "y"},
+        {},
+        "text",
+        [1],
+        OrderedDict(answer="x"),
+    ]
+
+    def time() -> int | None:
+        roll = rng.random()
+        if roll < 0.15:
+            return None
+        if roll < 0.2:
+            return rng.choice([0, -3, big, big - 1, 2**63, 2**63 - 1])
+        return rng.randrange(0, 12)
+
+    steps = []
+    for i in range(rng.randint(0, 12)):
+        start, end = time(), time()
+        if start is not None and end is not None and rng.random() < 0.7 and start < 2**62:
+            end = start + rng.randrange(0, 6)
+        tool = rng.choice([None, "a", "b", "", _Name("a"), "c"])
+        values: dict[str, Any] = {
+            "index": i if rng.random() < 0.9 else rng.randrange(0, 12),
+            "kind": rng.choice(kinds),
+            "tool": tool,
+            "start_ns": start,
+            "end_ns": end,
+            "status": rng.choice(["ok", "error", "unset", "unset"]),
+            "finish_reasons": rng.choice([None, [], ["stop"], ["error"], ["tool_calls", "error"]]),
+            "agent_name": rng.choice([None, "", "planner", "writer"]),
+            "synthesized": rng.random() < 0.4,
+            "source": rng.choice(
+                [None, SpanRef(trace_id="t", span_id="s1"), SpanRef(trace_id="t", span_id="s2")]
+            ),
+        }
+        if rng.random() < 0.1:
+            values["raw"] = {"tool": "x"}
+        attributes: dict[str, Any] = {}
+        if rng.random() < 0.3:
+            attributes["structured_output"] = rng.choice(answers)
+        if rng.random() < 0.1:
+            attributes["delivers_answer"] = rng.choice([True, 1, "", 0])
+        values["attributes"] = attributes
+        values["arguments"] = rng.choice([None, *answers])
+        steps.append(Step.from_normalized(values))
+    return steps
+
+
+def test_the_views_facts_are_the_python_definitions_they_replaced() -> None:
+    """``StepView``'s facts give what the Python definitions give, on random runs: times
+    missing, tied, negative and past 64 bits signed, indexes repeated, kinds as plain
+    strings, agents named and not, statuses and finish reasons saying ``error``, tool names
+    of a ``str`` subclass, calls synthesized from one span or another, structured answers
+    equal across ``dict`` types, and each model call (and ``None``) as the run's last."""
+    rng = random.Random(1218)
+    checked = answered = 0
+    for _ in range(3_000):
+        steps = _random_steps(rng)
+        groups = group_steps(steps)
+        view = groups.view
+        gens, agents, calls = groups.generations, groups.agents, groups.calls
+        assert view.last_generation() is _spec_last_generation(gens)
+        assert view.last_run_agents() == _spec_last_run_agents(agents)
+        for names in [(), ("a",), ("c", "final_*")]:
+            got_answers = view.final_answer_calls(names, first_match)
+            want_answers = _spec_final_answer_calls(steps, names, calls, agents)
+            assert [id(s) for s in got_answers] == [id(s) for s in want_answers]
+            answered += bool(want_answers)
+        for last in [None, *gens, *calls[:1]]:
+            assert view.run_error_step(last) is _spec_run_error_step(last, agents)
+            if last is None or last.source is None or last.end_ns is None:
+                continue
+            answering = frozenset(id(s) for s in calls if rng.random() < 0.2)
+            got = view.unread_work(last, answering)
+            want = _spec_unread_work(calls, last, answering)
+            assert len(got) == len(want) and all(g is w for g, w in zip(got, want, strict=True))
+            checked += bool(want)
+    assert checked > 100, "random runs must leave work unread often enough to test it"
+    assert answered > 300, "random runs must deliver answers often enough to test it"
+
+
+def test_a_time_that_is_no_integer_is_refused() -> None:
+    step = Step.from_normalized({"index": 0, "kind": StepKind.GENERATION, "start_ns": "5"})
+    with pytest.raises(TypeError):
+        group_steps([step])

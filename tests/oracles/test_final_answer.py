@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from otel_oracles.grade.evidence import final_answer_calls, final_output
+from otel_oracles.grade.evidence import Evidence, final_answer_calls, final_output
 from otel_oracles.mapping import load_conventions
 from otel_oracles.model.result import Outcome
 from otel_oracles.model.step import StepKind, Trajectory
@@ -151,13 +151,12 @@ def test_six_searches_answered_through_final_answer_count_six_tool_calls(
 
 
 def test_calls_followed_while_open_are_found_as_the_pairwise_definition_finds_them() -> None:
-    """``_not_followed_while_open`` answers, for every model call, whether another call
-    started strictly inside it, by binary search over the sorted starts (a trace of 10,000
-    model calls must not cost 10,000 squared comparisons): the same calls as comparing every
-    pair, on random timings with ties, equal starts, untimed calls and nested calls."""
+    """The run's last model call (``Evidence.last_generation``, the core's
+    ``StepView.last_generation``) is chosen among the calls no other call started strictly
+    inside, found by binary search over the sorted starts (a trace of 10,000 model calls
+    must not cost 10,000 squared comparisons): the same call as comparing every pair, on
+    random timings with ties, equal starts, untimed calls and nested calls."""
     import random
-
-    from otel_oracles.grade.evidence import _not_followed_while_open
 
     rng = random.Random(18)
     for _ in range(300):
@@ -166,7 +165,8 @@ def test_calls_followed_while_open_are_found_as_the_pairwise_definition_finds_th
             start = rng.choice([None, rng.randrange(0, 20)])
             end = None if start is None or rng.random() < 0.1 else start + rng.randrange(0, 8)
             steps.append(gen("x", start_ns=start, end_ns=end))
-        gens = traj(*steps, timed=False).generations()
+        t = traj(*steps, timed=False)
+        gens = t.generations()
         starts = [g.start_ns for g in gens if g.start_ns is not None]
         pairwise = [
             g
@@ -175,7 +175,10 @@ def test_calls_followed_while_open_are_found_as_the_pairwise_definition_finds_th
             or g.end_ns is None
             or not any(g.start_ns < s < g.end_ns for s in starts)
         ]
-        assert _not_followed_while_open(gens) == (pairwise or gens)
+        last = sorted(
+            pairwise or gens, key=lambda g: (-1 if g.end_ns is None else g.end_ns, g.index)
+        )
+        assert Evidence(t).last_generation() is last[-1]
 
 
 def _state_answer_run(answer: dict[str, Any], requested: dict[str, Any]) -> Trajectory:

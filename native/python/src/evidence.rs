@@ -1,23 +1,26 @@
 //! What the evidence probes of `otel_oracles.grade.evidence` and the checks compute per
 //! trajectory: the placeholder test (`is_placeholder`, the one implementation of
-//! `otel_oracles_core::placeholder` over Python values), the steps sorted by what the
-//! checks select (`step_groups`, read as `evidence.StepGroups`), the repeated calls
-//! `tool_retries` judges (`tool_repeats`) and the calls `loop_detected` must normalize
-//! (`repeated_args_candidates`).
+//! `otel_oracles_core::placeholder` over Python values), a trajectory's steps read once
+//! into typed records (`view::StepView`, read as `evidence.StepGroups`: the groups the
+//! checks select from and the facts derived from the steps' kinds, times and statuses), the
+//! repeated calls `tool_retries` judges (`tool_repeats`) and the calls `loop_detected` must
+//! normalize (`repeated_args_candidates`).
 //!
-//! The first two read the values as Python holds them and call no Python code: a `str` (or
+//! The placeholder test reads the values as Python holds them and calls no Python code: a `str` (or
 //! a subclass: its characters, never its methods) is read code point by code point through
 //! the stable ABI, a `dict` or `list` (or a subclass) through its own storage. The last two
 //! compare, hash and look up values as the Python they replaced did (through the C API's
 //! comparisons and `dict`s, a subclass's own `get`), and hand only what they do not model
 //! (a non-ASCII text's whitespace and case folding) to Python's own methods.
 
+mod view;
+
 use otel_oracles_core::placeholder::is_placeholder_text;
 use pyo3::exceptions::PyRecursionError;
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFrozenSet, PyList, PySet, PyString, PyTuple};
+use pyo3::types::{PyDict, PyFrozenSet, PyList, PySet, PyString, PyTuple};
 
 /// Deepest nesting of lists and dicts `is_placeholder` descends into. Python's recursive
 /// version stopped at its recursion limit, about 500 levels, with a `RecursionError`; this
@@ -133,75 +136,6 @@ fn field<'py>(
         return Ok(found);
     }
     step.getattr(name)
-}
-
-/// `otel_oracles.grade.evidence.group_steps`: `steps` sorted by what the checks select, in
-/// one pass and in step order: `(calls, generations, agents, handoffs, nameless,
-/// tool_spans, all_raw)`. Calls are the steps whose kind is in `toolish`; `nameless` are
-/// the calls with no `raw` object whose `tool` is a placeholder; `tool_spans` says whether
-/// a call is not `synthesized`; `all_raw` whether there are steps and each has a `raw`.
-#[pyfunction]
-fn step_groups<'py>(
-    steps: &Bound<'py, PyAny>,
-    toolish: &Bound<'py, PyFrozenSet>,
-    generation: &Bound<'py, PyAny>,
-    agent: &Bound<'py, PyAny>,
-    handoff: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyTuple>> {
-    let py = steps.py();
-    let mut members: Vec<(Bound<'py, PyAny>, Group)> =
-        toolish.iter().map(|kind| (kind, Group::Call)).collect();
-    members.push((generation.clone(), Group::Generation));
-    members.push((agent.clone(), Group::Agent));
-    members.push((handoff.clone(), Group::Handoff));
-    let kinds = Kinds {
-        toolish: toolish.clone(),
-        members,
-    };
-    let (kind_key, raw_key) = (intern!(py, "kind"), intern!(py, "raw"));
-    let (synthesized_key, tool_key) = (intern!(py, "synthesized"), intern!(py, "tool"));
-    let dict_key = intern!(py, "__dict__");
-    let mut calls = Vec::new();
-    let mut generations = Vec::new();
-    let mut agents = Vec::new();
-    let mut handoffs = Vec::new();
-    let mut nameless = Vec::new();
-    let mut tool_spans = false;
-    let mut all_raw = true;
-    let mut any = false;
-    for step in steps.try_iter()? {
-        let step = step?;
-        any = true;
-        let values = step.getattr(dict_key).ok();
-        let values = values.as_ref().and_then(|v| v.cast::<PyDict>().ok());
-        let raw_none = field(&step, values, raw_key)?.is_none();
-        if raw_none {
-            all_raw = false;
-        }
-        match kinds.group(&field(&step, values, kind_key)?)? {
-            Group::Call => {
-                if !field(&step, values, synthesized_key)?.is_truthy()? {
-                    tool_spans = true;
-                }
-                if raw_none && placeholder(&field(&step, values, tool_key)?, 0)? {
-                    nameless.push(step.clone());
-                }
-                calls.push(step);
-            }
-            Group::Generation => generations.push(step),
-            Group::Agent => agents.push(step),
-            Group::Handoff => handoffs.push(step),
-            Group::Other => {}
-        }
-    }
-    let groups = [calls, generations, agents, handoffs, nameless];
-    let mut items: Vec<Bound<'py, PyAny>> = Vec::with_capacity(7);
-    for group in groups {
-        items.push(PyTuple::new(py, group)?.into_any());
-    }
-    items.push(PyBool::new(py, tool_spans).to_owned().into_any());
-    items.push(PyBool::new(py, any && all_raw).to_owned().into_any());
-    PyTuple::new(py, items)
 }
 
 /// `value.get(key)` as Python reads it: an exact `dict` through its storage, anything else
@@ -562,7 +496,7 @@ fn repeated_args_candidates<'py>(
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(is_placeholder, m)?)?;
-    m.add_function(wrap_pyfunction!(step_groups, m)?)?;
+    view::register(m)?;
     m.add_function(wrap_pyfunction!(tool_repeats, m)?)?;
     m.add_function(wrap_pyfunction!(repeated_args_candidates, m)?)
 }

@@ -1,0 +1,453 @@
+//! A trajectory's steps read once into typed records (`StepView`): the groups the checks
+//! select from (`evidence.StepGroups`) and the facts `otel_oracles.grade.evidence` derives
+//! from the steps' kinds, times, indexes and statuses on every trajectory (the run's last
+//! model call, the error that ended the run, the last run's agents, the work left unread
+//! after the last model call).
+//!
+//! Before, each of those facts was a Python pass over the step objects, each reading the
+//! same fields again (`start_ns`, `end_ns`, `index`, `status`, `agent_name` ...): several
+//! passes per trajectory, each attribute read a dictionary lookup. Here the one pass that
+//! sorts the steps into groups keeps those fields as Rust values, and the facts are worked
+//! out over the records; what is compared as Python compares it (a status, a tool name, a
+//! span id) is read through the C API only where a fact needs it.
+//!
+//! Times and indexes are Python `int`s: read as `i64`, or as `i128` past that (an OTLP time
+//! is an unsigned 64-bit number); a value that is no integer (a `Step` never holds one) is a
+//! `TypeError`.
+
+use pyo3::exceptions::PyOverflowError;
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyFrozenSet, PyList, PySet, PyTuple};
+
+use super::{get_of, placeholder, Group, Kinds, StepFields};
+
+/// What the facts read of one step, typed.
+struct Rec {
+    step: Py<PyAny>,
+    index: i128,
+    start: Option<i128>,
+    end: Option<i128>,
+    /// `bool(step.synthesized)` (calls).
+    synthesized: bool,
+    /// `step.status == "error"` (agents).
+    error: bool,
+    /// `bool(step.agent_name)` (agents).
+    named: bool,
+    /// `step.tool` (calls; `None` for the others).
+    tool: Py<PyAny>,
+}
+
+/// A Python `int` (or `None`) as a number: `i64` first (one C call), `i128` past it.
+fn number(value: &Bound<'_, PyAny>) -> PyResult<i128> {
+    match value.extract::<i64>() {
+        Ok(n) => Ok(i128::from(n)),
+        Err(err) if err.is_instance_of::<PyOverflowError>(value.py()) => value.extract::<i128>(),
+        Err(err) => Err(err),
+    }
+}
+
+fn optional_number(value: &Bound<'_, PyAny>) -> PyResult<Option<i128>> {
+    if value.is_none() {
+        return Ok(None);
+    }
+    number(value).map(Some)
+}
+
+/// `otel_oracles.grade.evidence.StepGroups`' selections of a trajectory's steps and the
+/// per-trajectory facts the evidence helpers read, made in one pass over the steps
+/// (`evidence.group_steps`, once per trajectory by `Evidence.groups`).
+#[pyclass(module = "otel_oracles._native", name = "StepView", frozen)]
+pub struct StepView {
+    calls: Py<PyTuple>,
+    generations: Py<PyTuple>,
+    agents: Py<PyTuple>,
+    handoffs: Py<PyTuple>,
+    nameless: Py<PyTuple>,
+    tool_spans: bool,
+    all_raw: bool,
+    call_recs: Vec<Rec>,
+    generation_recs: Vec<Rec>,
+    agent_recs: Vec<Rec>,
+    /// The steps whose kind is the `other` member itself (`_structured_objects`).
+    others: Vec<Py<PyAny>>,
+}
+
+/// `(end_ns if end_ns is not None else -1, index)`: `evidence._order_key`.
+fn order_key(rec: &Rec) -> (i128, i128) {
+    (rec.end.unwrap_or(-1), rec.index)
+}
+
+impl StepView {
+    /// `_not_followed_while_open`: the model calls no later call started during (all of
+    /// them when every call was followed so).
+    fn not_followed_while_open(&self) -> Vec<&Rec> {
+        let gens = &self.generation_recs;
+        let mut starts: Vec<i128> = gens.iter().filter_map(|g| g.start).collect();
+        starts.sort_unstable();
+        let kept: Vec<&Rec> = gens
+            .iter()
+            .filter(|g| match (g.start, g.end) {
+                (Some(start), Some(end)) => {
+                    // bisect_right: the first start after this one.
+                    let after = starts.partition_point(|&s| s <= start);
+                    !(after < starts.len() && starts[after] < end)
+                }
+                _ => true,
+            })
+            .collect();
+        if kept.is_empty() {
+            gens.iter().collect()
+        } else {
+            kept
+        }
+    }
+
+    fn last_generation_rec(&self) -> Option<&Rec> {
+        // `sorted(..., key=_order_key)[-1]`: the last of the greatest keys in order.
+        let mut best: Option<&Rec> = None;
+        for g in self.not_followed_while_open() {
+            if best.map_or(true, |b| order_key(g) >= order_key(b)) {
+                best = Some(g);
+            }
+        }
+        best
+    }
+}
+
+#[pymethods]
+impl StepView {
+    /// Sorts `steps` by kind (`toolish` kinds are calls; the members given by identity,
+    /// anything else as Python compares it) and reads the fields the facts need.
+    #[new]
+    fn new<'py>(
+        steps: &Bound<'py, PyAny>,
+        toolish: &Bound<'py, PyFrozenSet>,
+        generation: &Bound<'py, PyAny>,
+        agent: &Bound<'py, PyAny>,
+        handoff: &Bound<'py, PyAny>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Self> {
+        let py = steps.py();
+        let mut members: Vec<(Bound<'py, PyAny>, Group)> =
+            toolish.iter().map(|kind| (kind, Group::Call)).collect();
+        members.push((generation.clone(), Group::Generation));
+        members.push((agent.clone(), Group::Agent));
+        members.push((handoff.clone(), Group::Handoff));
+        let kinds = Kinds {
+            toolish: toolish.clone(),
+            members,
+        };
+        let (kind_key, raw_key) = (intern!(py, "kind"), intern!(py, "raw"));
+        let (synthesized_key, tool_key) = (intern!(py, "synthesized"), intern!(py, "tool"));
+        let (index_key, start_key) = (intern!(py, "index"), intern!(py, "start_ns"));
+        let (end_key, status_key) = (intern!(py, "end_ns"), intern!(py, "status"));
+        let agent_key = intern!(py, "agent_name");
+        let error = intern!(py, "error");
+        let mut calls = Vec::new();
+        let mut generations = Vec::new();
+        let mut agents = Vec::new();
+        let mut handoffs = Vec::new();
+        let mut nameless = Vec::new();
+        let mut call_recs = Vec::new();
+        let mut generation_recs = Vec::new();
+        let mut agent_recs = Vec::new();
+        let mut others = Vec::new();
+        let mut tool_spans = false;
+        let mut all_raw = true;
+        let mut any = false;
+        for step in steps.try_iter()? {
+            let fields = StepFields::new(step?);
+            any = true;
+            let raw_none = fields.get(raw_key)?.is_none();
+            if raw_none {
+                all_raw = false;
+            }
+            let kind = fields.get(kind_key)?;
+            let group = kinds.group(&kind)?;
+            if matches!(group, Group::Handoff | Group::Other) {
+                if group == Group::Handoff {
+                    handoffs.push(fields.step);
+                } else if kind.is(other) {
+                    others.push(fields.step.unbind());
+                }
+                continue;
+            }
+            let mut rec = Rec {
+                step: fields.step.clone().unbind(),
+                index: number(&fields.get(index_key)?)?,
+                start: optional_number(&fields.get(start_key)?)?,
+                end: optional_number(&fields.get(end_key)?)?,
+                synthesized: false,
+                error: false,
+                named: false,
+                tool: py.None(),
+            };
+            match group {
+                Group::Call => {
+                    rec.synthesized = fields.get(synthesized_key)?.is_truthy()?;
+                    if !rec.synthesized {
+                        tool_spans = true;
+                    }
+                    let tool = fields.get(tool_key)?;
+                    if raw_none && placeholder(&tool, 0)? {
+                        nameless.push(fields.step.clone());
+                    }
+                    rec.tool = tool.unbind();
+                    calls.push(fields.step);
+                    call_recs.push(rec);
+                }
+                Group::Generation => {
+                    generations.push(fields.step);
+                    generation_recs.push(rec);
+                }
+                _ => {
+                    rec.error = fields.get(status_key)?.eq(error)?;
+                    rec.named = fields.get(agent_key)?.is_truthy()?;
+                    agents.push(fields.step);
+                    agent_recs.push(rec);
+                }
+            }
+        }
+        Ok(StepView {
+            calls: PyTuple::new(py, calls)?.unbind(),
+            generations: PyTuple::new(py, generations)?.unbind(),
+            agents: PyTuple::new(py, agents)?.unbind(),
+            handoffs: PyTuple::new(py, handoffs)?.unbind(),
+            nameless: PyTuple::new(py, nameless)?.unbind(),
+            tool_spans,
+            all_raw: any && all_raw,
+            call_recs,
+            generation_recs,
+            agent_recs,
+            others,
+        })
+    }
+
+    /// The tool calls (`Step.is_tool`), in step order.
+    #[getter]
+    fn calls(&self, py: Python<'_>) -> Py<PyTuple> {
+        self.calls.clone_ref(py)
+    }
+
+    /// The model calls, in step order.
+    #[getter]
+    fn generations(&self, py: Python<'_>) -> Py<PyTuple> {
+        self.generations.clone_ref(py)
+    }
+
+    /// The agent steps, in step order.
+    #[getter]
+    fn agents(&self, py: Python<'_>) -> Py<PyTuple> {
+        self.agents.clone_ref(py)
+    }
+
+    /// The handoffs, in step order.
+    #[getter]
+    fn handoffs(&self, py: Python<'_>) -> Py<PyTuple> {
+        self.handoffs.clone_ref(py)
+    }
+
+    /// The calls with no `raw` object whose `tool` is a placeholder.
+    #[getter]
+    fn nameless(&self, py: Python<'_>) -> Py<PyTuple> {
+        self.nameless.clone_ref(py)
+    }
+
+    /// Whether a call is not `synthesized`.
+    #[getter]
+    fn tool_spans(&self) -> bool {
+        self.tool_spans
+    }
+
+    /// Whether there are steps and each has a `raw` object.
+    #[getter]
+    fn all_raw(&self) -> bool {
+        self.all_raw
+    }
+
+    /// `evidence._last_generation`: the model call that ended last (end time, then index)
+    /// among those no later call started during, or `None`.
+    fn last_generation(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        self.last_generation_rec().map(|g| g.step.clone_ref(py))
+    }
+
+    /// `evidence._run_error_step(last, agents)`: `last` when it failed (status `error`, or
+    /// the finish reason `error`), else the run's agent span (the one starting first, then
+    /// ending last, then first in step order, among the agents ending when or after `last`
+    /// ended, named ones preferred) when it failed, else `None`.
+    #[pyo3(signature = (last, /))]
+    fn run_error_step<'py>(
+        &self,
+        py: Python<'py>,
+        last: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let mut after = None;
+        if let Some(last) = last {
+            let fields = StepFields::new(last);
+            let error = intern!(py, "error");
+            if fields.get(intern!(py, "status"))?.eq(error)? {
+                return Ok(Some(fields.step));
+            }
+            let reasons = fields.get(intern!(py, "finish_reasons"))?;
+            if reasons.is_truthy()? && reasons.contains(error)? {
+                return Ok(Some(fields.step));
+            }
+            after = optional_number(&fields.get(intern!(py, "end_ns"))?)?;
+        }
+        let ending: Vec<&Rec> = self
+            .agent_recs
+            .iter()
+            .filter(|a| after.map_or(true, |after| a.end.is_some_and(|end| end >= after)))
+            .collect();
+        let named: Vec<&Rec> = ending.iter().copied().filter(|a| a.named).collect();
+        let named = if named.is_empty() { ending } else { named };
+        let key = |a: &Rec| (a.start.unwrap_or(0), -a.end.unwrap_or(0), a.index);
+        let mut run: Option<&Rec> = None;
+        for a in named {
+            if run.map_or(true, |r| key(a) < key(r)) {
+                run = Some(a);
+            }
+        }
+        Ok(match run {
+            Some(run) if run.error => Some(run.step.bind(py).clone()),
+            _ => None,
+        })
+    }
+
+    /// `evidence._last_run_agents`: the agent steps of the run that ended last, outermost
+    /// first (start order, then step index): the agent ending last (of those ending
+    /// together, the one starting first) and every agent starting within it; every agent
+    /// when none records an end.
+    fn last_run_agents<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let mut ordered: Vec<&Rec> = self.agent_recs.iter().collect();
+        ordered.sort_by_key(|a| (a.start.unwrap_or(0), a.index));
+        let mut last: Option<&Rec> = None;
+        let key = |a: &Rec| (a.end.unwrap_or(0), -a.start.unwrap_or(0));
+        for a in ordered.iter().filter(|a| a.end.is_some()) {
+            if last.map_or(true, |l| key(a) > key(l)) {
+                last = Some(a);
+            }
+        }
+        let from = last.map_or(i128::MIN, |l| l.start.unwrap_or(0));
+        PyList::new(
+            py,
+            ordered
+                .iter()
+                .filter(|a| last.is_none() || a.start.unwrap_or(0) >= from)
+                .map(|a| a.step.bind(py)),
+        )
+    }
+
+    /// `evidence._final_answer_calls`: the calls a convention rule marks as answering
+    /// (`attributes.delivers_answer`), the calls of a tool `names` names (`first_match(tool,
+    /// names)`, called only when `names` is not empty), and the synthesized calls whose
+    /// arguments are a structured answer (`structured_output` of an agent, or of an `other`
+    /// step, that did not fail), sorted by end time (none: -1), then index.
+    #[pyo3(signature = (names, first_match, /))]
+    fn final_answer_calls<'py>(
+        &self,
+        names: &Bound<'py, PyTuple>,
+        first_match: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let py = names.py();
+        let (attributes_key, status_key) = (intern!(py, "attributes"), intern!(py, "status"));
+        let structured_key = intern!(py, "structured_output");
+        let error = intern!(py, "error");
+        let delivered = PyList::empty(py);
+        for a in &self.agent_recs {
+            let fields = StepFields::new(a.step.bind(py).clone());
+            let answer = get_of(&fields.get(attributes_key)?, structured_key)?;
+            if !a.error && answer.is_instance_of::<PyDict>() {
+                delivered.append(answer)?;
+            }
+        }
+        for step in &self.others {
+            let fields = StepFields::new(step.bind(py).clone());
+            if fields.get(status_key)?.eq(error)? {
+                continue;
+            }
+            let answer = get_of(&fields.get(attributes_key)?, structured_key)?;
+            if answer.is_instance_of::<PyDict>() {
+                delivered.append(answer)?;
+            }
+        }
+        let (answers_key, arguments_key) =
+            (intern!(py, "delivers_answer"), intern!(py, "arguments"));
+        let mut found: Vec<&Rec> = Vec::new();
+        for c in &self.call_recs {
+            let fields = StepFields::new(c.step.bind(py).clone());
+            let answering = get_of(&fields.get(attributes_key)?, answers_key)?.is_truthy()?
+                || (!names.is_empty() && !first_match.call1((c.tool.bind(py), names))?.is_none())
+                || (!delivered.is_empty() && c.synthesized && {
+                    let arguments = fields.get(arguments_key)?;
+                    !arguments.is_none() && delivered.contains(arguments)?
+                });
+            if answering {
+                found.push(c);
+            }
+        }
+        found.sort_by_key(|c| order_key(c));
+        PyList::new(py, found.iter().map(|c| c.step.bind(py)))
+    }
+
+    /// The calls `_stopped_short` finds left unread after the run's last model call `last`
+    /// (whose `source` and `end_ns` are set): calls of a tool a span ran (not synthesized)
+    /// that ended by the time `last` ended, that are no final-answer call (`id()` not in
+    /// `answering`), and that `last` asked for (synthesized from its span) or that started
+    /// when or after it ended. Tools are compared as Python's `set` compares them.
+    #[pyo3(signature = (last, answering, /))]
+    fn unread_work<'py>(
+        &self,
+        last: &Bound<'py, PyAny>,
+        answering: &Bound<'py, PyFrozenSet>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let py = last.py();
+        let out = PyList::empty(py);
+        let fields = StepFields::new(last.clone());
+        let Some(after) = optional_number(&fields.get(intern!(py, "end_ns"))?)? else {
+            return Ok(out);
+        };
+        let earlier = PySet::empty(py)?;
+        for c in &self.call_recs {
+            if !c.synthesized && !c.tool.is_none(py) && c.end.is_some_and(|end| end <= after) {
+                earlier.add(c.tool.bind(py))?;
+            }
+        }
+        if earlier.is_empty() {
+            return Ok(out);
+        }
+        let (source_key, span_key) = (intern!(py, "source"), intern!(py, "span_id"));
+        let mut last_span: Option<Bound<'py, PyAny>> = None;
+        for c in &self.call_recs {
+            let step = c.step.bind(py);
+            if !earlier.contains(c.tool.bind(py))? || answering.contains(step.as_ptr() as usize)? {
+                continue;
+            }
+            let unread = if c.synthesized {
+                let source = StepFields::new(step.clone()).get(source_key)?;
+                if source.is_none() {
+                    false
+                } else {
+                    let span = match &last_span {
+                        Some(span) => span.clone(),
+                        None => last_span
+                            .insert(fields.get(source_key)?.getattr(span_key)?)
+                            .clone(),
+                    };
+                    source.getattr(span_key)?.eq(span)?
+                }
+            } else {
+                c.start.is_some_and(|start| start >= after)
+            };
+            if unread {
+                out.append(step)?;
+            }
+        }
+        Ok(out)
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<StepView>()
+}
