@@ -207,12 +207,10 @@ MESSAGES: list[Any] = [
 ]  # fmt: skip
 
 
-def _drafter(messages: Any, run_limit_call: str | None = None) -> TraceDrafter:
-    """A ``TraceDrafter`` of one generation rule whose ``input_messages`` is ``messages``
-    (a ``const`` source, parsed by nothing), with ``PROMPTS`` as the files' prompts."""
-    plan = [("input_messages", True, [("const", messages, None, None, None)])]
+def _core_drafter(plan: Any) -> Drafter:
+    """The core's ``Drafter`` of one field plan, with the Python hooks the mapper passes."""
     reader = FieldReader([plan], frozenset(), lambda name, exc: None)
-    core = Drafter(
+    return Drafter(
         reader,
         frozenset(),
         False,
@@ -220,6 +218,13 @@ def _drafter(messages: Any, run_limit_call: str | None = None) -> TraceDrafter:
         StatusCode.ERROR,
         (parse_string, parse_int, output_messages, lambda fields: run_limit(fields, ())),
     )
+
+
+def _drafter(messages: Any, run_limit_call: str | None = None) -> TraceDrafter:
+    """A ``TraceDrafter`` of one generation rule whose ``input_messages`` is ``messages``
+    (a ``const`` source, parsed by nothing), with ``PROMPTS`` as the files' prompts."""
+    plan = [("input_messages", True, [("const", messages, None, None, None)])]
+    core = _core_drafter(plan)
 
     class Rule:
         file = "test"
@@ -312,15 +317,7 @@ def _tool_drafter(
 ) -> TraceDrafter:
     """A ``TraceDrafter`` of one tool rule reading ``plan``, its result attribute ``r``, with
     the bundled conventions' result rules."""
-    reader = FieldReader([plan], frozenset(), lambda name, exc: None)
-    core = Drafter(
-        reader,
-        frozenset(),
-        False,
-        {},
-        StatusCode.ERROR,
-        (parse_string, parse_int, output_messages, lambda fields: run_limit(fields, ())),
-    )
+    core = _core_drafter(plan)
 
     class Rule:
         file = "test"
