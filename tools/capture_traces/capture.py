@@ -1155,6 +1155,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "packages": [],
         "go": "fw_genkit_go:versions",
         "node_runner": "fw_genkit_go:run_genkit_go",
+        "kills": True,  # z_killed_*: the SDK's syncer exports each span as it ends, a journal
         "tool_spans": True,
         "handoff_via": "the research agent's flow as a tool (`research_agent {\"question\": ...}`)",
         "notes": ["**Tool failures:** a Genkit tool that returns an error ends the whole "

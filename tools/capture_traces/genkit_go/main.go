@@ -14,6 +14,11 @@
 // program installs an SDK tracer provider there with a batch processor on the OTLP/HTTP
 // protobuf exporter, which reads OTEL_EXPORTER_OTLP_ENDPOINT (the capture's sink), and shuts
 // it down, flushing the batch, before the report is printed.
+//
+// A killed run (z_killed_*, the spec says killed and names a journal file): the provider
+// exports each span as it ends (the SDK's syncer, a simple span processor) and each tool is
+// appended to the journal as it runs, since the scripted model server SIGKILLs this process
+// mid-run and no report is ever printed.
 package main
 
 import (
@@ -49,6 +54,8 @@ type spec struct {
 	Agent   string `json:"agent"`
 	Handoff bool   `json:"handoff"`
 	Calls   []call `json:"calls"`
+	Killed  bool   `json:"killed"`
+	Journal string `json:"journal"`
 }
 
 // scripted hands out each tool's scripted results in order. Genkit runs the calls of one
@@ -57,12 +64,29 @@ type scripted struct {
 	mu       sync.Mutex
 	queues   map[string][]call
 	executed []string
+	journal  string
+}
+
+// ran records that the tool name ran; the caller holds mu. A killed run also appends it to
+// the journal file at once: the process dies before any report.
+func (s *scripted) ran(name string) {
+	s.executed = append(s.executed, name)
+	if s.journal == "" {
+		return
+	}
+	f, err := os.OpenFile(s.journal, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "journal:", err)
+		return
+	}
+	defer f.Close()
+	fmt.Fprintln(f, name)
 }
 
 func (s *scripted) next(name string) (any, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.executed = append(s.executed, name)
+	s.ran(name)
 	queue := s.queues[name]
 	if len(queue) == 0 {
 		return nil, fmt.Errorf("no scripted result left for %s", name)
@@ -119,8 +143,12 @@ func run(ctx context.Context, sp spec) (report, error) {
 	if err != nil {
 		return report{}, fmt.Errorf("exporter: %w", err)
 	}
+	processor := sdktrace.WithBatcher(exporter)
+	if sp.Killed {
+		processor = sdktrace.WithSyncer(exporter)
+	}
 	tp := sdktrace.NewTracerProvider(
-		sdktrace.WithBatcher(exporter),
+		processor,
 		sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", sp.Agent))),
 	)
 	otel.SetTracerProvider(tp)
@@ -132,6 +160,9 @@ func run(ctx context.Context, sp spec) (report, error) {
 	g := genkit.Init(ctx, genkit.WithPlugins(plugin))
 	model := plugin.Model(g, sp.Model)
 	s := &scripted{queues: map[string][]call{}}
+	if sp.Killed {
+		s.journal = sp.Journal
+	}
 	for _, c := range sp.Calls {
 		s.queues[c.Tool] = append(s.queues[c.Tool], c)
 	}
