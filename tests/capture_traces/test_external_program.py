@@ -18,7 +18,8 @@ import pytest
 # The capture tools are scripts next to each other, not a package: import them as capture.py does.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools" / "capture_traces"))
 
-from external_program import Program, Run, Where, content_key, run_program
+from external_program import FakeServer, Program, Run, Where, content_key, run_program
+from fake_gemini import FakeGemini
 from fake_openai import FakeOpenAI
 from scenarios import SCENARIOS
 
@@ -117,8 +118,8 @@ KILLED_AGENT = textwrap.dedent(
     spec = json.load(open(sys.argv[1]))
     for _ in range(int(sys.argv[2])):
         request = urllib.request.Request(
-            spec["baseURL"] + "/chat/completions",
-            data=json.dumps({"model": "m", "messages": []}).encode(),
+            spec["baseURL"] + sys.argv[3],
+            data=json.dumps({"model": "m", "messages": [], "contents": []}).encode(),
             headers={"Content-Type": "application/json"},
         )
         with urllib.request.urlopen(request, timeout=30) as reply:
@@ -130,24 +131,36 @@ KILLED_AGENT = textwrap.dedent(
 )
 
 
-def run_killed_agent(tmp_path: Path, asks: int) -> Run:
+FAKES: dict[str, tuple[FakeServer, str]] = {
+    "openai": (FakeOpenAI, "/chat/completions"),
+    "gemini": (FakeGemini, "/v1beta/models/gemini-2.5-flash:generateContent"),
+}
+"""The scripted model servers a killed Go or Java program is run against, and the path each
+answers: ``fake_gemini.py`` (``adk-go``) kills as ``fake_openai.py`` does."""
+
+
+def run_killed_agent(tmp_path: Path, asks: int, fake: str = "openai") -> Run:
     """``run_program`` on a ``z_killed_*`` scenario: the scripted server kills the program
     (``ScriptedServer.victim``) in the model call the scenario names."""
     script = tmp_path / "agent.py"
     script.write_text(KILLED_AGENT)
+    server, path = FAKES[fake]
 
     def launch(where: Where) -> Program:
-        command = [sys.executable, str(script), str(where.spec), str(asks)]
+        command = [sys.executable, str(script), str(where.spec), str(asks), path]
         return Program({"baseURL": where.base_url}, command)
 
-    return run_program(KILLED, KILLED, "z_killed", tmp_path, FakeOpenAI, launch, "agent")
+    return run_program(KILLED, KILLED, "z_killed", tmp_path, server, launch, "agent")
 
 
-def test_a_killed_run_dies_in_the_scripted_call_and_reports_its_journal(tmp_path: Path) -> None:
+@pytest.mark.parametrize("fake", sorted(FAKES))
+def test_a_killed_run_dies_in_the_scripted_call_and_reports_its_journal(
+    tmp_path: Path, fake: str
+) -> None:
     """The program, a process apart from the server, is SIGKILLed while its second model call
     is open (the server, and this test's process, live on); the tools it journalled before
     are what it executed, and it has no answer."""
-    run = run_killed_agent(tmp_path, asks=len(KILLED.turns))
+    run = run_killed_agent(tmp_path, asks=len(KILLED.turns), fake=fake)
     assert run.model_calls == 2
     assert run.report == {"text": None, "executed": ["search_docs"]}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["agent.py"]

@@ -567,6 +567,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "packages": [],
         "go": "fw_adk_go:versions",
         "node_runner": "fw_adk_go:run_adk_go",
+        "kills": True,  # z_killed_*: simple span and log processors of its own, a journal
         "tool_spans": True,
         "transfers_back": True,
         "handoff_via": "ADK's `transfer_to_agent {\"agent_name\": \"research_agent\"}`",

@@ -10,7 +10,8 @@ instrumentation run unchanged against it while the ground truth stays the script
 A turn the scenario gives reasoning (``Scenario.reasoning``) starts with a thought summary,
 a ``text`` part marked ``thought: true`` (as with ``include_thoughts``), and its next part
 carries a ``thoughtSignature``; ``usageMetadata`` counts ``thoughtsTokenCount``.
-Non-streaming only.
+Non-streaming only. A run the scenario kills in a turn (``Scenario.killed_at``,
+``z_killed_*``) is SIGKILLed before that turn's answer is sent (``Reply.kill_after``).
 """
 
 from __future__ import annotations
@@ -87,8 +88,14 @@ class FakeGemini(ScriptedServer):
         if self.fail_first.take():  # the Gemini API's own error object
             return transient_outage({"error": {"code": 503, "message": TRANSIENT_MESSAGE,
                                                "status": "UNAVAILABLE"}})  # fmt: skip
-        turn = self.turn_of(body) if self.turn_of else None
+        if self.turn_of:
+            turn = self.turn_of(body)
+        else:
+            turn = sum(1 for c in body.get("contents", []) if c.get("role") == "model")
+        # A run killed in this request (z_killed_*): its process dies before any of the answer
+        # reaches the client (non-streaming only, as ``fake_openai.py``'s whole answers).
         return Reply(
             generate_content(self.scenario, body, turn),
             content_type="application/json; charset=UTF-8",
+            kill_after=0 if self.scenario.killed(turn) else None,
         )

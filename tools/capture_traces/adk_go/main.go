@@ -9,6 +9,12 @@
 // OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT from the environment, as ADK documents,
 // and its providers are shut down (flushing both batch processors) before the report is
 // printed, so a report means the export is complete.
+//
+// A killed run (z_killed_*, the spec says killed and names a journal file): the program hands
+// ADK tracer and logger providers of its own (telemetry.WithTracerProvider /
+// WithLoggerProvider) whose simple processors export each span and log record as it ends, to
+// the same OTLP/HTTP endpoint, and each tool is appended to the journal as it runs, since the
+// scripted model server SIGKILLs this process mid-run and no report is ever printed.
 package main
 
 import (
@@ -21,7 +27,11 @@ import (
 	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploghttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	sdklog "go.opentelemetry.io/otel/sdk/log"
 	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"google.golang.org/genai"
 
 	"google.golang.org/adk/agent"
@@ -49,6 +59,8 @@ type spec struct {
 	Agent   string `json:"agent"`
 	Handoff bool   `json:"handoff"`
 	Calls   []call `json:"calls"`
+	Killed  bool   `json:"killed"`
+	Journal string `json:"journal"`
 }
 
 // scripted hands out each tool's scripted results in order. Calls requested in one model
@@ -57,12 +69,18 @@ type scripted struct {
 	mu       sync.Mutex
 	queues   map[string][]call
 	executed []string
+	journal  string
 }
 
 func (s *scripted) next(name string) (call, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.executed = append(s.executed, name)
+	if s.journal != "" { // a killed run: recorded at once, the process dies before any report
+		if err := appendLine(s.journal, name); err != nil {
+			return call{}, err
+		}
+	}
 	queue := s.queues[name]
 	if len(queue) == 0 {
 		return call{}, fmt.Errorf("no scripted result left for %s", name)
@@ -146,10 +164,51 @@ type report struct {
 	Executed []string `json:"executed"`
 }
 
+// appendLine appends line to the file at path (a killed run's journal).
+func appendLine(path, line string) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	defer f.Close()
+	_, err = fmt.Fprintln(f, line)
+	return err
+}
+
+// exportedOnEnd is a killed run's telemetry: tracer and logger providers whose simple
+// processors export each span and log record as it ends (the exporters read the same
+// OTEL_EXPORTER_OTLP_ENDPOINT as ADK's own), handed to telemetry.New in place of its batch
+// processors.
+func exportedOnEnd(ctx context.Context, res *resource.Resource) ([]telemetry.Option, error) {
+	spans, err := otlptracehttp.New(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("span exporter: %w", err)
+	}
+	logs, err := otlploghttp.New(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("log exporter: %w", err)
+	}
+	return []telemetry.Option{
+		telemetry.WithTracerProvider(sdktrace.NewTracerProvider(
+			sdktrace.WithResource(res), sdktrace.WithSpanProcessor(sdktrace.NewSimpleSpanProcessor(spans)),
+		)),
+		telemetry.WithLoggerProvider(sdklog.NewLoggerProvider(
+			sdklog.WithResource(res), sdklog.WithProcessor(sdklog.NewSimpleProcessor(logs)),
+		)),
+	}, nil
+}
+
 func run(ctx context.Context, sp spec) (report, error) {
-	providers, err := telemetry.New(ctx, telemetry.WithResource(resource.NewSchemaless(
-		attribute.String("service.name", sp.Agent),
-	)))
+	res := resource.NewSchemaless(attribute.String("service.name", sp.Agent))
+	options := []telemetry.Option{telemetry.WithResource(res)}
+	if sp.Killed {
+		onEnd, err := exportedOnEnd(ctx, res)
+		if err != nil {
+			return report{}, err
+		}
+		options = append(options, onEnd...)
+	}
+	providers, err := telemetry.New(ctx, options...)
 	if err != nil {
 		return report{}, fmt.Errorf("telemetry: %w", err)
 	}
@@ -164,6 +223,9 @@ func run(ctx context.Context, sp spec) (report, error) {
 		return report{}, fmt.Errorf("model: %w", err)
 	}
 	s := &scripted{queues: map[string][]call{}}
+	if sp.Killed {
+		s.journal = sp.Journal
+	}
 	for _, c := range sp.Calls {
 		s.queues[c.Tool] = append(s.queues[c.Tool], c)
 	}
