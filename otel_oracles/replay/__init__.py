@@ -35,6 +35,42 @@ directories deep), and removing the replay afterwards recursed once per level (P
 ``shutil.rmtree``: ``RecursionError``, the workspace left behind). Source trees are far
 shallower than this."""
 
+MAX_CREATED_ENTRIES = 10_000
+"""Most files and directories a trajectory's edits may create in the replayed workspace
+(the task's own files and directories not counted; rewriting a file counts once). Depth and
+bytes are bounded, their number was not: 64 MiB of trajectory holds a million writes of a
+tiny file, each made on disk at a few milliseconds apiece (3,000 writes took 11 s to
+grade here): an hour of one grader and a million inodes of the temporary directory. The
+step that passes it is a replay error, raised before that step is written."""
+
+
+class CreatedEntries:
+    """Counts the files and directories a trajectory's edits create, against
+    ``MAX_CREATED_ENTRIES``; the same count, in step order, for the on-disk and the in-memory
+    replay, so both refuse the same trajectory at the same step with the same message."""
+
+    def __init__(self, workspace: Mapping[str, str]) -> None:
+        self._known: set[str] = set()
+        for rel in workspace:
+            self._known.update(self._entries(checked_parts(rel, f"workspace[{rel!r}]")))
+        self._created = 0
+
+    @staticmethod
+    def _entries(parts: tuple[str, ...]) -> list[str]:
+        return ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
+
+    def add(self, parts: tuple[str, ...], what: str) -> None:
+        """Count what writing ``parts`` creates; ``ReplayError`` past the limit."""
+        for entry in self._entries(parts):
+            if entry not in self._known:
+                self._known.add(entry)
+                self._created += 1
+        if self._created > MAX_CREATED_ENTRIES:
+            raise ReplayError(
+                f"{what}: the trajectory creates more than {MAX_CREATED_ENTRIES} files and "
+                "directories in the workspace; refusing to replay it"
+            )
+
 
 def checked_parts(rel: str, what: str) -> tuple[str, ...]:
     """The components of ``rel`` inside a workspace, or the ``ReplayError`` ``safe_target``
@@ -179,10 +215,13 @@ def replayed_workspace(workspace: Mapping[str, str], trajectory: Trajectory) -> 
         prefix=f"{REPLAY_PREFIX}{os.getpid()}-", ignore_cleanup_errors=True
     ) as tmp:
         root = Path(tmp).resolve()
+        created = CreatedEntries(workspace)
         for rel, content in workspace.items():
             write_inside(root, rel, content, f"workspace[{rel!r}]")
         for index, path, content in trajectory.file_edits():
-            write_inside(root, path, content, f"steps[{index}]")
+            what = f"steps[{index}]"
+            created.add(checked_parts(path, what), what)
+            write_inside(root, path, content, what)
         yield root
 
 
@@ -205,6 +244,7 @@ def replayed_files(workspace: Mapping[str, str], trajectory: Trajectory) -> dict
     """
     files: dict[str, bytes] = {}
     dirs: set[str] = set()
+    created = CreatedEntries(workspace)
 
     def write(rel: str, content: str, what: str) -> bool:
         parts = checked_parts(rel, what)
@@ -232,6 +272,8 @@ def replayed_files(workspace: Mapping[str, str], trajectory: Trajectory) -> dict
         if not write(rel, content, f"workspace[{rel!r}]"):
             return None
     for index, path, content in trajectory.file_edits():
-        if not write(path, content, f"steps[{index}]"):
+        what = f"steps[{index}]"
+        created.add(checked_parts(path, what), what)
+        if not write(path, content, what):
             return None
     return files

@@ -91,3 +91,39 @@ def test_a_deep_replay_left_behind_does_not_stop_later_runs(tmp_path: Path) -> N
         assert not left.exists()
     finally:  # pytest's own clean-up of old temporary directories recurses per level too
         subprocess.run(["rm", "-rf", "--one-file-system", "--", str(left)], check=False)
+
+
+def test_a_trajectory_creating_too_many_files_is_a_replay_error(tmp_path: Path) -> None:
+    """Depth and bytes were bounded, the number of files was not: 64 MiB of trajectory
+    holds a million writes of a tiny file, each made on disk at a few milliseconds apiece
+    (3,000 took 11 s to grade here), an hour of one grader and a million inodes. Past
+    ``MAX_CREATED_ENTRIES`` files and directories the replay is refused at the step that
+    passes it: the verdict is that one ``replay`` error (a harness error, never a pass)."""
+    limit = 10_000  # MAX_CREATED_ENTRIES, as docs/security.md states it
+    steps = ",".join(
+        '{"tool": "write_file", "args": {"path": "d/' + f'{i}", "content": ""}}}}'
+        for i in range(limit + 500)
+    )
+    path = tmp_path / "many-files.json"
+    path.write_text('{"steps": [' + steps + "]}")
+    result = run("--trajectory", str(path), "--explain", "full")
+    assert "Traceback" not in result.stderr, result.stderr[-2000:]
+    # the directory ``d`` and the files 0..9,998 fit; the file 9,999 is one too many
+    expected = f"steps[{limit - 1}]: the trajectory creates more than {limit} files"
+    assert expected in result.stdout, result.stdout + result.stderr[-2000:]
+    assert "ERROR" in result.stdout and "error replay: replay refused" in result.stdout
+
+
+def test_rewriting_the_same_files_is_not_counted_again(tmp_path: Path) -> None:
+    """The bound counts what is created, not how many edits there are: an agent that saves
+    the same file 12,000 times is replayed as before."""
+    steps = ",".join(
+        '{"tool": "write_file", "args": {"path": "calc.py", "content": "' + f'{i}"}}}}'
+        for i in range(12_000)
+    )
+    path = tmp_path / "rewrites.json"
+    path.write_text('{"steps": [' + steps + "]}")
+    result = run("--trajectory", str(path), "--explain", "full")
+    assert "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert "creates more than" not in result.stdout, result.stdout
+    assert "calculator-fix" in result.stdout, result.stdout + result.stderr[-2000:]
