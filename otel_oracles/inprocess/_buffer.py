@@ -16,6 +16,7 @@ from typing import Literal, cast
 
 from opentelemetry.sdk.trace import ReadableSpan
 
+from otel_oracles.decode.config import MAX_ANY_VALUE_DEPTH
 from otel_oracles.inprocess._sdk_records import SdkLogRecord
 from otel_oracles.inprocess.config import ProcessorLimits
 
@@ -42,48 +43,75 @@ _VALUE_OVERHEAD = 16
 costs the grader an object, so a flood of empty attributes is not free."""
 
 
-def _value_bytes(value: object) -> int:
+def _value_bytes(value: object, limit: int) -> int:
     """The bytes an attribute value (or a log body) holds, counted without copying it: the
     length of text and bytes (a string's characters: at least a byte each), the sum over
-    sequences and mappings, a fixed cost for numbers and booleans."""
-    if isinstance(value, str | bytes | bytearray):
-        return _VALUE_OVERHEAD + len(value)
-    if isinstance(value, Mapping):
-        items = cast("Mapping[object, object]", value)
-        return _VALUE_OVERHEAD + sum(_value_bytes(k) + _value_bytes(v) for k, v in items.items())
-    if isinstance(value, list | tuple):
-        values = cast("Iterable[object]", value)
-        return _VALUE_OVERHEAD + sum(_value_bytes(v) for v in values)
-    return _VALUE_OVERHEAD
+    sequences and mappings, a fixed cost for numbers and booleans.
 
-
-def _attributes_bytes(attributes: Mapping[str, object] | None) -> int:
-    if not attributes:
-        return 0
-    return sum(len(k) + _value_bytes(v) for k, v in attributes.items())
-
-
-def span_bytes(span: ReadableSpan) -> int:
-    """What keeping ``span`` costs, for the byte limits: its name, attributes, events and
-    links (the resource and scope are shared by every span of the provider, not counted).
-    A lower bound of its memory, linear in its attributes (the SDK bounds their number)."""
-    total = _VALUE_OVERHEAD + len(span.name) + _attributes_bytes(span.attributes)
-    for event in span.events:
-        total += _VALUE_OVERHEAD + len(event.name) + _attributes_bytes(event.attributes)
-    for link in span.links:
-        total += _VALUE_OVERHEAD + 32 + _attributes_bytes(link.attributes)
+    A log body is any value the program hands the SDK, not an attribute the SDK checked: a
+    list nested 100,000 deep ended a recursive count in ``RecursionError`` on the agent's
+    thread (the record lost, its trace graded without it), and a list holding itself twice,
+    forty levels down, stands for 2^40 values the grader's encoder would write out. So the
+    walk keeps its own stack and stops as soon as the count passes ``limit`` (the most a
+    trace may hold): it costs at most ``limit / 16`` steps. A value nested deeper than the
+    decoder reads (``MAX_ANY_VALUE_DEPTH``, where ``otel-oracles grade`` reads it as null)
+    counts as more than ``limit``: such a record is not kept and its trace not graded."""
+    total = 0
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        total += _VALUE_OVERHEAD
+        if isinstance(item, str | bytes | bytearray):
+            total += len(item)
+        elif isinstance(item, Mapping | list | tuple):
+            if depth >= MAX_ANY_VALUE_DEPTH:
+                return limit + 1
+            if isinstance(item, Mapping):
+                for key, inner in cast("Mapping[object, object]", item).items():
+                    total += _VALUE_OVERHEAD + (len(key) if isinstance(key, str) else 0)
+                    stack.append((inner, depth + 1))
+            else:
+                stack.extend((inner, depth + 1) for inner in cast("Iterable[object]", item))
+        if total > limit:
+            return limit + 1
     return total
 
 
-def record_bytes(record: SdkLogRecord) -> int:
-    """What keeping a log record costs: its event name, body and attributes."""
+def _attributes_bytes(attributes: Mapping[str, object] | None, limit: int) -> int:
+    if not attributes:
+        return 0
+    total = 0
+    for key, value in attributes.items():
+        total += len(key) + _value_bytes(value, limit)
+        if total > limit:
+            return limit + 1
+    return total
+
+
+def span_bytes(span: ReadableSpan, limit: int) -> int:
+    """What keeping ``span`` costs, for the byte limits: its name, attributes, events and
+    links (the resource and scope are shared by every span of the provider, not counted).
+    A lower bound of its memory, linear in its attributes (the SDK bounds their number);
+    ``limit + 1`` once past ``limit``."""
+    total = _VALUE_OVERHEAD + len(span.name) + _attributes_bytes(span.attributes, limit)
+    for event in span.events:
+        total += _VALUE_OVERHEAD + len(event.name) + _attributes_bytes(event.attributes, limit)
+    for link in span.links:
+        total += _VALUE_OVERHEAD + 32 + _attributes_bytes(link.attributes, limit)
+    return min(total, limit + 1)
+
+
+def record_bytes(record: SdkLogRecord, limit: int) -> int:
+    """What keeping a log record costs: its event name, body and attributes; ``limit + 1``
+    once past ``limit`` (see ``_value_bytes``: the body is walked, never recursed into)."""
     log = record.log_record
-    return (
+    total = (
         _VALUE_OVERHEAD
         + len(log.event_name or "")
-        + _value_bytes(log.body)
-        + _attributes_bytes(log.attributes)
+        + _value_bytes(log.body, limit)
+        + _attributes_bytes(log.attributes, limit)
     )
+    return min(total, limit + 1)
 
 
 @dataclass(slots=True)
@@ -137,7 +165,7 @@ class TraceBuffer:
         if context is None:
             return False
         is_root = span.parent is None or span.parent.is_remote
-        nbytes = span_bytes(span)
+        nbytes = span_bytes(span, self.limits.max_trace_bytes)
         with self._lock:
             pending = self._pending_for(context.trace_id)
             if pending is None:
@@ -158,7 +186,7 @@ class TraceBuffer:
         trace_id = record.log_record.trace_id
         if not trace_id:
             return
-        nbytes = record_bytes(record)
+        nbytes = record_bytes(record, self.limits.max_trace_bytes)
         with self._lock:
             pending = self._pending_for(trace_id)
             if pending is None:

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk.trace import TracerProvider
 
@@ -163,3 +164,73 @@ def test_log_records_count_in_the_trace_bytes(tmp_path: Path) -> None:
     assert stats.dropped_traces == 1 and stats.dropped_spans >= 2, stats
     assert stats.buffered_bytes == 0 and emitter.verdicts == []
     provider.shutdown()
+
+
+# One agent run that emits one log record whose body is built by ``sys.argv[2]``; prints the
+# processor's counts, the verdicts and whether anything was logged as an exception.
+_HOSTILE_BODY_RUN = """
+import json, logging, sys, time
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk.trace import TracerProvider
+from otel_oracles.emit import InMemoryEmitter
+from otel_oracles.inprocess import GradingLogProcessor, GradingSpanProcessor, ProcessorLimits
+
+errors = []
+class Catch(logging.Handler):
+    def emit(self, record):
+        errors.append(record.getMessage())
+logging.getLogger("otel_oracles").addHandler(Catch())
+
+body = "x"
+if sys.argv[2] == "deep":  # a list nested 100,000 deep
+    for _ in range(100_000):
+        body = [body]
+else:  # a list holding the one below twice, 40 levels: 2^40 values once written out
+    for _ in range(40):
+        body = [body, body]
+emitter = InMemoryEmitter()
+provider = TracerProvider()
+processor = GradingSpanProcessor([sys.argv[1]], emitter=emitter,
+                                 limits=ProcessorLimits(wait_millis=0))
+provider.add_span_processor(processor)
+loggers = LoggerProvider()
+loggers.add_log_record_processor(GradingLogProcessor(processor))
+tracer, logger = provider.get_tracer("support-agent"), loggers.get_logger("support-agent")
+start = time.process_time()
+with tracer.start_as_current_span("invoke_agent support", attributes={
+        "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "support"}):
+    logger.emit(event_name="gen_ai.client.inference.operation.details", body=body)
+emit_seconds = time.process_time() - start
+assert provider.force_flush(60_000)
+stats = processor.stats()
+print(json.dumps({"stats": {k: getattr(stats, k) for k in stats.__slots__},
+                  "verdicts": len(emitter.verdicts), "errors": errors,
+                  "emit_seconds": emit_seconds}))
+"""
+
+
+@pytest.mark.parametrize("shape", ["deep", "shared"])
+def test_a_hostile_log_body_is_bounded_not_lost(shape: str, tmp_path: Path) -> None:
+    """A log body is whatever the program hands the SDK, not an attribute the SDK checked.
+    Nested 100,000 deep, counting it ended in ``RecursionError`` on the agent's thread: the
+    record was lost, logged as an exception, and the run graded without it (a verdict on
+    part of a run). A list holding the one below twice, 40 levels down, is 2^40 values once
+    written out: counting them never ended. Both are now counted past the trace's byte
+    budget (or the decoder's nesting limit) at once: the record is not kept, the run not
+    graded, both counted."""
+    contract = tmp_path / "support.yaml"
+    contract.write_text(CONTRACT, encoding="utf-8")
+    out = subprocess.run(
+        [sys.executable, "-c", _HOSTILE_BODY_RUN, str(contract), shape],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        check=True,
+    )
+    result = json.loads(out.stdout.splitlines()[-1])
+    stats = result["stats"]
+    assert result["errors"] == [], result["errors"]
+    assert stats["dropped_traces"] == 1 and stats["dropped_spans"] >= 1, stats
+    assert result["verdicts"] == 0 and stats["buffered_bytes"] == 0, result
+    assert result["emit_seconds"] < 30, result  # at most max_trace_bytes / 16 values walked
