@@ -11,14 +11,32 @@ from dataclasses import dataclass, field
 from typing import IO
 
 from otel_oracles.model.result import InputProblem, RunReport, Verdict
-from otel_oracles.report._common import contract_label, failing, one_line, replay, spool
+from otel_oracles.report._common import (
+    contract_label,
+    failing,
+    one_line,
+    replay,
+    spool,
+    terminal_safe,
+)
 
-_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+_XML_INVALID = re.compile("[\ud800-\udfff\ufffe\uffff]")
+"""What XML 1.0 cannot carry beyond what ``terminal_safe`` escapes: the non-characters and
+lone surrogates (which UTF-8 cannot encode either)."""
 
 
 def _clean(text: str) -> str:
-    """XML 1.0 cannot carry most control characters, even escaped."""
-    return _XML_INVALID.sub("?", text)
+    """``text`` as the console shows it (``terminal_safe``: C0 controls but tab and newline,
+    DEL, C1, the bidirectional overrides and isolates written as ``\\x1b``, ``\\u202e``), and
+    what XML cannot carry written the same way. A CI page shows the testcase names and
+    failure text a trace chose: a raw right-to-left override made a tool name read reversed
+    there, and the C1 controls and DEL reached whoever read the XML in a terminal. XML 1.0
+    cannot carry most C0 controls even escaped; they were replaced by ``?``, losing what was
+    there."""
+    safe = terminal_safe(text)
+    if _XML_INVALID.search(safe) is None:
+        return safe
+    return _XML_INVALID.sub(lambda m: f"\\u{ord(m.group()):04x}", safe)
 
 
 def _seconds(ns: int) -> str:

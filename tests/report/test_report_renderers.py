@@ -106,7 +106,7 @@ def test_junit_one_testcase_per_contract_and_subject_with_failure_and_error() ->
     failure = cases["4bf92f3577b34da6a3ce929d0e0e4736"].find("failure")
     assert failure is not None and failure.get("type") == "invariant_failure"
     assert failure.get("message") == "inv: deleted <script>alert(1)</script>"
-    assert "missing_evidence ev: no\nmessages?captured" in (failure.text or "")
+    assert "missing_evidence ev: no\nmessages\\x01captured" in (failure.text or "")
     error = cases["crash.json"].find("error")
     assert error is not None and "KeyError" in error.get("message", "")
     inputs = root.find("testsuite[@name='otel-oracles inputs']/testcase/error")
