@@ -1236,6 +1236,7 @@ SOURCES: dict[str, dict[str, Any]] = {
         "packages": [],
         "go": "fw_openai_go:versions",
         "node_runner": "fw_openai_go:run_openai_go",
+        "kills": True,  # z_killed_*: the SDK's syncer exports each span as it ends, a journal
         "model_spans": False,
         "notes": ["**Tracing:** one HTTP client span per request to the model API (method, "
                   "URL, status, sizes: the HTTP semantic conventions only) and the app's "

@@ -15,6 +15,11 @@
 // handler would hold it. The SDK tracer provider's batch processor feeds the OTLP/HTTP
 // protobuf exporter (OTEL_EXPORTER_OTLP_ENDPOINT: the capture's sink) and is shut down,
 // flushing it, before the report is printed.
+//
+// A killed run (z_killed_*, the spec says killed and names a journal file): the provider
+// exports through the SDK's syncer (each span sent as it ends) and each tool is appended to
+// the journal as it runs, since the scripted model server SIGKILLs this process mid-run and no
+// report is ever printed.
 package main
 
 import (
@@ -49,6 +54,19 @@ type spec struct {
 	Model   string `json:"model"`
 	Agent   string `json:"agent"`
 	Calls   []call `json:"calls"`
+	Killed  bool   `json:"killed"`
+	Journal string `json:"journal"`
+}
+
+// journal appends name to a killed run's journal file (the process dies before any report).
+func journal(path, name string) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	defer f.Close()
+	_, err = fmt.Fprintln(f, name)
+	return err
 }
 
 type report struct {
@@ -92,8 +110,12 @@ func run(ctx context.Context, sp spec) (report, error) {
 	if err != nil {
 		return report{}, fmt.Errorf("exporter: %w", err)
 	}
+	processor := sdktrace.WithBatcher(exporter)
+	if sp.Killed {
+		processor = sdktrace.WithSyncer(exporter)
+	}
 	tp := sdktrace.NewTracerProvider(
-		sdktrace.WithBatcher(exporter),
+		processor,
 		sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", sp.Agent))),
 	)
 	otel.SetTracerProvider(tp)
@@ -126,6 +148,11 @@ func run(ctx context.Context, sp spec) (report, error) {
 			for _, requested := range message.ToolCalls {
 				name := requested.Function.Name
 				executed = append(executed, name)
+				if sp.Killed {
+					if err := journal(sp.Journal, name); err != nil {
+						return "", err
+					}
+				}
 				if len(queue) == 0 || queue[0].Tool != name {
 					return "", fmt.Errorf("tool %s is not the script's next call", name)
 				}
