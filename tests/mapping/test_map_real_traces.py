@@ -1017,10 +1017,11 @@ content switch; OpenLIT's Cohere instrumentor, which leaves a tool message of Co
 blocks out of the recorded input): results are missing and outcomes unknown (``unset``) in
 both modes."""
 
-HTTP_ONLY = frozenset({"openai-go-otelhttp"})
+HTTP_ONLY = frozenset({"openai-go-otelhttp", "langchain4j-javaagent"})
 """The model SDK's HTTP client traced by OpenTelemetry's generic HTTP instrumentation alone
-(``otelhttp``): one HTTP client span per model request inside the application's own span, no
-GenAI attribute, no message, no tool. Each request is an ``other`` step
+(``otelhttp`` in Go, inside the application's own span; the OpenTelemetry Java agent's
+``java-http-client`` under LangChain4j, each request its own trace): one HTTP client span per
+model request, no GenAI attribute, no message, no tool. Each request is an ``other`` step
 (``generic-clients.yaml``, which keeps where it went) and the trace holds no agent run: it is
 no subject for contracts, neither a passing nor a failing run (``grade`` reports that nothing
 was graded, exit code 2)."""

@@ -1697,10 +1697,11 @@ def test_example_contract_outcomes_match_expected_md(
     assert verdict.contract_hash and verdict.contract_version == 1
 
 
-HTTP_ONLY = ("openai-go-otelhttp",)
+HTTP_ONLY = ("openai-go-otelhttp", "langchain4j-javaagent")
 """The model SDK's HTTP client traced by OpenTelemetry's generic HTTP instrumentation alone
-(``otelhttp``, no GenAI instrumentation): the trace shows HTTP requests to the model API and
-nothing of what they asked, answered or ran."""
+(``otelhttp`` in Go; the OpenTelemetry Java agent's ``java-http-client`` under LangChain4j,
+which no served instrumentation covers; no GenAI instrumentation): the trace shows HTTP
+requests to the model API and nothing of what they asked, answered or ran."""
 
 
 @pytest.mark.parametrize(

@@ -1246,6 +1246,28 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": {},
     },
+    "langchain4j-javaagent": {
+        "what": "plain LangChain4j 1.19.0 (an AiServices agent with @Tool methods on "
+        "langchain4j-open-ai's OpenAiChatModel, its base URL the fake server) traced by the "
+        "OpenTelemetry Java agent 2.31.1 alone (-javaagent, OTLP/HTTP protobuf to the "
+        "capture's sink): the agent has no LangChain4j instrumentation and none for it is "
+        "served, so it records LangChain4j's JDK HttpClient requests only (java -cp, the "
+        "langchain4j_javaagent/ Maven project built once outside the repository, driven by "
+        "fw_langchain4j_javaagent.py)",
+        "packages": [],
+        "maven": "fw_langchain4j_javaagent:versions",
+        "node_runner": "fw_langchain4j_javaagent:run_langchain4j_javaagent",
+        "model_spans": False,
+        "notes": ["**Tracing:** one `java-http-client` span per request to the model API "
+                  "(method, URL, status: the HTTP semantic conventions only), each its own "
+                  "trace; no span records a message, a tool call, a tool or the run.",
+                  "**Tool failures:** the `@Tool` method returns `{\"error\": "
+                  "\"SearchBackendError: ...\"}` for the model.",
+                  "**Content off:** nothing to switch: the `.nocontent` variant is the same "
+                  "run."],
+        "on": {},
+        "off": {},
+    },
     "rig": {
         "what": "rig agents in Rust (rig-agent's AgentBuilder with typed Tool impls on rig-core's "
         "OpenAI provider, its Chat Completions model with the base URL on the fake server, rig "
