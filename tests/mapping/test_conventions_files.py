@@ -65,6 +65,7 @@ EXPECTED_FILES = {
     "instructor",
     "azure-ai-agents",
     "agency-swarm",
+    "atomic-agents",
 }  # fmt: skip
 
 

@@ -261,6 +261,7 @@ CHECKS = {"support-rag": SUPPORT, "coding-agent": CODING, "multi-agent-handoff":
 
 TOOL_SPANS = (
     "agency-swarm-openinference",
+    "atomic-agents",
     "azure-ai-agents",
     "swiftide",
     "langchain-retriever-openinference",
@@ -806,7 +807,7 @@ pool, ADK for Go's goroutines and the AI SDK's concurrent tool executions, too q
 overlap, this time), and with content off (AutoGen's own spans: always) no model call's output
 shows that they were asked for together: the second failed search reads as a retry of the first
 (``search-retry`` tolerated, a repeat counted where the trace cannot tell, never one missed)."""
-CALLS_UNGROUPED = ("claude-agent-sdk-js", "azure-ai-agents")
+CALLS_UNGROUPED = ("claude-agent-sdk-js", "azure-ai-agents", "atomic-agents")
 """No span records a model turn: OpenInference's JavaScript Claude Agent SDK instrumentation
 writes one AGENT span per ``query()`` holding only the run's result text (the Python one also
 keeps every assistant message as ``llm.output_messages.*``) and no span per model call, so
@@ -815,7 +816,9 @@ searches of ``l_parallel_failures``' one turn one after the other, and the secon
 search reads as a retry (``search-retry`` tolerated, a repeat counted where the trace cannot
 tell, never one missed, as ``PARALLEL_RUN_IN_TURN``). The Azure AI Agents service runs the
 model itself: the client's trace holds no model turn, only the functions it ran for the run
-one after the other, so the same holds there."""
+one after the other, so the same holds there. Atomic Agents' ``chat`` spans record no
+messages, and the tools an agent step chose are fields of its output object, which the
+application reads: its loop ran the two searches one after the other, so the same holds too."""
 TURN_RECORDS_LAST_CALL = ("openlit-claude-agent-sdk",)
 """The span of a model turn that asked for several calls records only the last of them
 (OpenLIT's Claude Agent SDK instrumentation writes its ``chat`` span from the streamed
@@ -1006,6 +1009,7 @@ AGENTS_UNSEEN = (
     "openlit-haystack",
     "mirascope",
     "camel-openinference",
+    "langroid-openinference",
 )
 """No span shows any agent (OpenLLMetry and OpenLIT record Haystack's generators, not its
 Agent; OpenLIT's AG2 instrumentor one span per conversation turn, none holding an agent's run,
@@ -1014,6 +1018,20 @@ instrumentation records model calls only): the agent spans and the required tran
 evidence, and the research agent, called as a tool, is one more tool in the run's sequence,
 which the trace cannot show to be an agent (``research-searches`` fails: a known false fail,
 never a pass)."""
+FAILED_CALLS_RETRIED_AS_TURNS = ("langroid-openinference",)
+"""``o_run_error`` where the framework retries the failed model call itself (Langroid: five
+retries with the same input, each a failed ``ChatCompletion`` span): the linker reads each
+failed attempt, whose output was not captured and which the loop called again right after,
+as a model turn whose requests content hid, an unnamed call. A failed call asked for nothing:
+known false fails, never a pass (six calls over the budget of five; with content on the
+unnamed calls make the checks on tool names missing evidence), for a later fix in the core's
+linker (``_hidden_call``)."""
+CALLER_UNSEEN = ("atomic-agents",)
+"""The application runs the tools between an agent's turns, outside its spans (Atomic Agents:
+an agent's run is one structured model turn, ``invoke_agent``, and the tools it chose run in the
+application's loop beside those spans): the research agent, run from the triage agent's
+``research_agent`` tool, is seen, but no span shows which agent asked for that tool
+(``? -> research_agent``), so the required transfer is missing evidence, never a pass."""
 DELEGATION_UNSEEN = ("beeai-js-openinference",)
 HANDOFF_REQUESTS_ONLY = ("openai-agents-otel-genai", "agency-swarm-otel-genai")
 """The SDK's native handoff has no span (Agency Swarm's ``Handoff`` flow builds the same SDK
@@ -1142,6 +1160,7 @@ NOTHING = (
     "litellm-otel",
     "praisonai-openinference",
     "camel-openinference",
+    "langroid-openinference",
     "openinference-openai",
     "openllmetry-openai",
     "openllmetry-openai-legacy",
@@ -1349,6 +1368,10 @@ def expected(source: str, contract: str, scenario: str, content: bool) -> dict[s
     over = COUNTS_OVER_BUDGET.get((contract, scenario))
     if over is not None:
         want[over] = INV
+    if source in FAILED_CALLS_RETRIED_AS_TURNS and scenario == "o_run_error":
+        want["bounded-effort"] = INV  # known false fail: failed attempts read as calls
+        if content:
+            want.update(dict.fromkeys(TOOL_NAME_CHECKS[contract] - {"bounded-effort"}, MIS))
     return want
 
 
@@ -1415,6 +1438,8 @@ def _expected(source: str, contract: str, scenario: str, content: bool) -> dict[
                                        "bounded-steps", "search-retry"), MIS))  # fmt: skip
     if source in AGENTS_NOT_RECORDED and contract == "multi-agent-handoff":
         base.update({"agent-spans": MIS, "triage-to-research": MIS})
+    if source in CALLER_UNSEEN and contract == "multi-agent-handoff":
+        base["triage-to-research"] = MIS
     if source in DELEGATION_UNSEEN and contract == "multi-agent-handoff":
         base.update({"triage-to-research": INV, "research-searches": INV})
     if source in AGENTS_UNSEEN and contract == "multi-agent-handoff":

@@ -4022,6 +4022,56 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": OPENINFERENCE_HIDDEN,
     },
+    "atomic-agents": {
+        "what": "Atomic Agents' documented orchestration loop (an AtomicAgent on Instructor's "
+        "patched openai client, instructor.from_openai, on the fake server; its output schema "
+        "AgentStep a list of the tools' input schemas and an answer, Instructor's TOOLS mode "
+        "forcing the AgentStep function; the application runs each chosen BaseTool, hands the "
+        "result back with add_tool_result and runs the agent again; the research agent's loop "
+        "run by the triage agent's `research_agent` BaseTool for g_handoff) traced by Atomic "
+        "Agents' own AtomicAgentsInstrumentor (the observability extra, GenAI attributes only): "
+        "invoke_agent, chat and execute_tool spans, the run an application `agent_run` span",
+        "packages": ["atomic-agents", "instructor", "openai", "opentelemetry-sdk"],
+        "driver": "fw_atomic_agents",
+        "handoff_via": "the `research_agent` tool (`research_agent {\"question\": ...}`), a "
+        "BaseTool that runs the research agent's loop",
+        "tool_spans": True,
+        "notes": ["**Tool failures:** the tool raises; its `execute_tool` span ends ERROR "
+                  "(`error.type`), and the application hands the agent `ToolError` "
+                  "(`{\"tool\": ..., \"error\": \"SearchBackendError: ...\"}`) with "
+                  "`add_tool_result`.",
+                  "**Model turns:** every model turn is a call of the forced `AgentStep` "
+                  "function (Instructor's TOOLS mode): its arguments are the tools the agent "
+                  "chose and its answer; the `chat` spans record no messages.",
+                  "**Content off:** `ATOMIC_AGENTS_TRACE_HIDE_INPUTS` / `_OUTPUTS`."],
+        # A cut answer (x_answer_*) is a cut function call, which Instructor rejects: the run
+        # would end in an error the script does not describe.
+        "scenarios": [n for n in SCENARIOS if not n.startswith("x_answer")],
+        "on": {},
+        "off": {"ATOMIC_AGENTS_TRACE_HIDE_INPUTS": "true",
+                "ATOMIC_AGENTS_TRACE_HIDE_OUTPUTS": "true"},
+    },
+    "langroid-openinference": {
+        "what": "Langroid agents (a ChatAgent with OpenAI's tools API, use_functions_api=True, "
+        "use_tools=False, on OpenAIGPTConfig(api_base=...) on the fake server, streamed as "
+        "Langroid streams by default; ToolMessage tools whose handlers return a backend failure "
+        "as an error object; a non-interactive Task per run; the research agent's task run by "
+        "the triage agent's `research_agent` tool for g_handoff) recorded by openinference-"
+        "instrumentation-openai on the openai client Langroid calls, the run an application "
+        "`agent_run` span",
+        "packages": ["langroid", "openai", "openinference-instrumentation-openai", "litellm"],
+        "driver": "fw_langroid",
+        "model": "scripted fake OpenAI server on 127.0.0.1 (streamed: Langroid's default)",
+        "handoff_via": "the `research_agent` tool (`research_agent {\"question\": ...}`), "
+        "which runs the research agent's task",
+        "notes": ["**Tool failures:** the handler returns `{\"error\": \"SearchBackendError: "
+                  "...\"}` (a handler that raises ends Langroid 0.69's task with the "
+                  "exception), sent to the model as the call's `tool` message; no span records "
+                  "a tool run (tool calls live in the model spans only).",
+                  "**Content off:** OpenInference's `OPENINFERENCE_HIDE_*` switches."],
+        "on": {},
+        "off": OPENINFERENCE_HIDDEN,
+    },
     "camel-openinference": {
         "what": "CAMEL-AI agents (camel-ai ChatAgent.step on ModelFactory.create("
         "OPENAI_COMPATIBLE_MODEL, \"gpt-4o-mini\", url=...) on the fake server, with CAMEL's "
