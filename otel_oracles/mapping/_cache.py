@@ -58,6 +58,20 @@ MAX_ENTRY_BYTES = 16 * 1024 * 1024
 """Largest entry read (4 MiB of YAML, the limit for a mapping file, is far less as JSON)."""
 
 
+_SHA256 = hashlib.sha256()
+"""An empty SHA-256 to ``copy()``: each ``hashlib.sha256()`` has OpenSSL look the algorithm
+up by name (CPython 3.11 keeps no fetched digest), ~115 k instructions, and the cache hashed
+three times per file (key, entry path, entry digest): ~20 M instructions of a one-trace
+``grade`` (docs/performance.md, "Start-up ... (issue 18), 4 December 2026")."""
+
+
+def _sha256(data: bytes = b"") -> hashlib._Hash:
+    """``hashlib.sha256(data)``, the same digest, without the look-up."""
+    digest = _SHA256.copy()
+    digest.update(data)
+    return digest
+
+
 _WRITTEN_CHECKED = {SYNTAX_CHECKED: True}
 """An entry's patterns compiled when it was written, under the engine version in its key."""
 
@@ -101,7 +115,8 @@ class ConventionCache:
         self.dir = directory
         schema = Path(_schema.__file__).read_bytes()
         versions = (pydantic.VERSION.encode(), safe_regex.ENGINE_VERSION.encode())
-        self._salt = hashlib.sha256(b"\0".join((FORMAT, *versions, schema))).digest()
+        self._salted = _sha256(_sha256(b"\0".join((FORMAT, *versions, schema))).digest())
+        """The key's hash with the salt in it, copied for each file."""
 
     @classmethod
     def from_env(cls) -> ConventionCache | None:
@@ -111,14 +126,14 @@ class ConventionCache:
 
     def key(self, name: str, source: str, data: bytes) -> str:
         """What an entry must carry to stand for this file: every input of its content."""
-        digest = hashlib.sha256(self._salt)
+        digest = self._salted.copy()
         for part in (name.encode(), source.encode(), data):
             digest.update(len(part).to_bytes(8, "big"))
             digest.update(part)
         return digest.hexdigest()
 
     def _path(self, source: str) -> Path:
-        return self.dir / (hashlib.sha256(source.encode()).hexdigest()[:32] + ".json")
+        return self.dir / (_sha256(source.encode()).hexdigest()[:32] + ".json")
 
     def get(self, key: str, source: str) -> ConventionFile | None:
         """The file validated again from its entry, or ``None`` when there is no usable one."""
@@ -135,7 +150,7 @@ class ConventionCache:
         if len(raw) > MAX_ENTRY_BYTES:
             return None
         digest, _, body = raw.partition(b"\n")
-        if digest != hashlib.sha256(body).hexdigest().encode():
+        if digest != _sha256(body).hexdigest().encode():
             return None
         try:
             entry = _Entry.model_validate_json(body, context=_WRITTEN_CHECKED)
@@ -154,7 +169,7 @@ class ConventionCache:
                 return
         except (ValidationError, ValueError):
             return
-        raw = hashlib.sha256(body).hexdigest().encode() + b"\n" + body
+        raw = _sha256(body).hexdigest().encode() + b"\n" + body
         try:
             self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.dir, prefix=".entry-", suffix=".tmp")

@@ -590,12 +590,14 @@ def _origin(src: Source) -> Origin:
 
 def _first_group(pattern: str) -> Callable[[str], Any]:
     """The span name's first group of ``pattern``, or ``None`` (remembered per name: names
-    repeat across spans)."""
-    rx = safe_regex.compile_pattern(pattern)
+    repeat across spans). The pattern is compiled on its first name (``safe_regex``'s
+    cache), not here: most of the bundled files' ``span_name`` sources never see a span in
+    a given run, and compiling them all was most of what loading the conventions compiled
+    (docs/performance.md, "Start-up ... (issue 18), 4 December 2026")."""
 
     @functools.lru_cache(maxsize=4096)
     def first_group(name: str) -> Any:
-        m = safe_regex.search(rx, name)
+        m = safe_regex.search(pattern, name)
         return m.group(1) if m and m.group(1) else None
 
     return first_group

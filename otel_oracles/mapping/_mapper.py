@@ -81,7 +81,8 @@ STRING_FIELDS: frozenset[str] = frozenset(
 )  # fmt: skip
 
 TOOLISH: frozenset[str] = frozenset({"tool_call", "retrieval", "handoff"})
-_ERROR_TYPE_RX = safe_regex.compile_pattern(r"^\s*([A-Za-z_][\w.]*(?:Error|Exception))\b")
+_ERROR_TYPE_RX = r"^\s*([A-Za-z_][\w.]*(?:Error|Exception))\b"
+"""Compiled on its first error text by ``safe_regex`` (its cache), not at import."""
 
 
 @dataclass(slots=True)

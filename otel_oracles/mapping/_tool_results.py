@@ -54,7 +54,8 @@ from otel_oracles.mapping.parsers.scalars import parse_json, parse_json_or_text,
 PATTERN_WINDOW: int = RESULT_PATTERN_WINDOW
 """Characters of a text result the declared patterns see (anchored at its start)."""
 
-_ERROR_TYPE_RX = safe_regex.compile_pattern(r"([A-Za-z_][\w.]*(?:Error|Exception))\b")
+_ERROR_TYPE_RX = r"([A-Za-z_][\w.]*(?:Error|Exception))\b"
+"""Compiled on its first message by ``safe_regex`` (its cache), not at import."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +63,7 @@ class ToolResultRules:
     """The files' ``tool_results`` and ``tool_outcomes``, merged and compiled once."""
 
     core: ResultRules = field(default_factory=lambda: _result_rules((), (), (), ()))
-    """``error_keys`` and the compiled ``error_pattern``, ``empty_pattern`` and
+    """``error_keys`` and the ``error_pattern``, ``empty_pattern`` and
     ``denied_pattern`` of every file, applied by ``judge``."""
     outcomes: tuple[tuple[str, str], ...] = ()
     """(lower-cased value, ``ok`` | ``error``)."""
@@ -145,11 +146,15 @@ def _result_rules(
     empties: Iterable[str],
     denials: Iterable[str],
 ) -> ResultRules:
+    """The core's rules over the patterns' texts: ``safe_regex.match`` compiles a pattern
+    on its first result (its cache keeps it), so a run whose tool results never reach a
+    pattern compiles none. Their syntax was checked when the files were validated
+    (``config._check_regex``)."""
     return ResultRules(
         list(error_keys),
-        [safe_regex.compile_pattern(p) for p in errors],
-        [safe_regex.compile_pattern(p) for p in empties],
-        [safe_regex.compile_pattern(p) for p in denials],
+        list(errors),
+        list(empties),
+        list(denials),
         safe_regex.match,
         parse_string,
     )

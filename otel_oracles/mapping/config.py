@@ -87,8 +87,14 @@ was about 12% of a one-trace ``grade`` (docs/performance.md), and the rule table
 a pattern only when it first searches a text with it."""
 
 
+def _syntax_checked(info: ValidationInfo) -> bool:
+    """Whether the data being validated had its patterns checked by this engine version
+    (``SYNTAX_CHECKED``): their syntax, and a ``span_name`` source's capture group."""
+    return bool(info.context and info.context.get(SYNTAX_CHECKED))
+
+
 def _check_regex(value: str | None, info: ValidationInfo) -> str | None:
-    if info.context and info.context.get(SYNTAX_CHECKED):
+    if _syntax_checked(info):
         return value
     if value is not None and (problem := safe_regex.syntax_error(value)) is not None:
         raise ValueError(f"invalid regex {value!r}: {problem}")
@@ -253,7 +259,7 @@ class Source(_Strict):
         return [value] if isinstance(value, str) else value
 
     @model_validator(mode="after")
-    def _one_origin(self) -> Source:
+    def _one_origin(self, info: ValidationInfo) -> Source:
         origins = [
             n
             for n in ("attrs", "attr_prefix", "event", "span_name", "child_attr", "const")
@@ -270,7 +276,11 @@ class Source(_Strict):
             )
         if self.body and self.event is None:
             raise ValueError("body applies to event sources only")
-        if self.span_name is not None and safe_regex.compile_pattern(self.span_name).groups < 1:
+        if (
+            self.span_name is not None
+            and not _syntax_checked(info)
+            and safe_regex.compile_pattern(self.span_name).groups < 1
+        ):
             raise ValueError(f"span_name regex {self.span_name!r} needs a capture group")
         return self
 

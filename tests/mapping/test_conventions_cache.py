@@ -147,6 +147,53 @@ def test_a_forged_entry_with_a_bad_regex_fails_closed(tmp_path: Path, user_dir: 
     assert "(RegexSyntaxError: " in verdicts[0].results[0].message
 
 
+def test_a_forged_span_name_source_without_a_group_fails_closed(
+    tmp_path: Path, user_dir: Path
+) -> None:
+    """A ``span_name`` source's capture group is checked when its file is validated from
+    YAML, not when a cache entry is read (the entry was written only after that check), and
+    its pattern is compiled on the first span name it reads. An entry forged with its
+    digest and a group-less pattern is therefore read, and the trace it is first read on
+    gets an ``error`` verdict from every contract that selects it, never a pass."""
+    cache = ConventionCache(tmp_path / "cache")
+    path = user_dir / "my-agent.yaml"
+    load_convention_file(path, cache=cache)
+    entry = next(e for e in (tmp_path / "cache").glob("*.json") if "my-agent" in e.read_text())
+    doc = read_entry(entry)
+    (source,) = doc["file"]["rules"][0]["fields"]["tool"]
+    source.update(attr=None, span_name="^tool$")
+    forge_entry(entry, doc)
+    assert load_convention_file(path, cache=cache).rules[0].fields["tool"][0].span_name == (
+        "^tool$"
+    )
+    from_yaml = tmp_path / "plain.yaml"
+    from_yaml.write_text(USER_FILE.replace("[{attr: my.tool.name}]", "[{span_name: '^tool$'}]"))
+    with pytest.raises(ConventionError, match="needs a capture group"):
+        load_convention_file(from_yaml, cache=cache)
+    conventions = load_conventions([user_dir], cache)
+    contract = parse_contract(
+        {"id": "c", "name": "c", "invariants": [{"type": "tool_not_called", "tool": "rm"}]},
+        "c.yaml",
+    )
+    spans = [
+        SpanRecord(
+            trace_id="ab" * 16,
+            span_id="cd" * 8,
+            parent_span_id="",
+            name="tool",
+            attributes={"my.tool.name": "x"},
+        )
+    ]
+    graded = list(
+        GradingSession([contract], conventions).run([DecodedBatch(spans=spans)], GradeRun())
+    )
+    verdicts = [v for subject in graded for v, _ in subject.graded]
+    assert [(v.verdict, [r.name for r in v.results]) for v in verdicts] == [
+        ("error", ["grading_crash"])
+    ]
+    assert "no such group" in verdicts[0].results[0].message
+
+
 @pytest.mark.parametrize(
     "damage",
     ["truncated", "not json", "wrong key", "another file", "invalid regex", "digest", "extra"],

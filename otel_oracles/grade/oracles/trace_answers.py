@@ -99,8 +99,9 @@ def _answer_cites(ctx: GradeContext, pattern: str, answer: str) -> list[str]:
     return list(ids)
 
 
-_ID_CHAR = safe_regex.compile_pattern(r"[\w-]")
-"""A character that would continue an id: ``doc-4`` must not be found inside ``doc-42``."""
+_ID_CHAR = r"[\w-]"
+"""A character that would continue an id: ``doc-4`` must not be found inside ``doc-42``
+(compiled on its first character by ``safe_regex``, not at import)."""
 
 _CONTINUES: dict[str, bool] = {}
 """Character -> whether it matches ``_ID_CHAR`` (``_continues_id``)."""

@@ -82,7 +82,8 @@ DEFAULT_ERROR_PATTERN = r'^\s*\{\s*"error"\s*:'
 """A result that is a JSON object whose first key is ``error``: how raw-client tool loops
 (no tool spans) hand a tool failure back to the model."""
 
-TIMEOUT_PATTERN = safe_regex.compile_pattern(r"(?i)time[ d]?out|timed out|deadline")
+TIMEOUT_PATTERN = r"(?i)time[ d]?out|timed out|deadline"
+"""Compiled on its first text by ``safe_regex`` (its cache), not at import."""
 
 
 def glob_any(
