@@ -8,7 +8,7 @@ from opentelemetry.sdk.metrics.export import MetricsData
 
 from otel_oracles.decode._transfer import RequestBody, WireSpan
 from otel_oracles.emit._records import ItemBatch, LogItem, SpanItem
-from otel_oracles.model.span import LogRecord, SpanRecord
+from otel_oracles.model.span import LogRecord, SpanRecord, Trace
 from otel_oracles.model.step import SpanRef, Step, StepKind
 
 def core_version() -> str:
@@ -142,11 +142,26 @@ class OfflineAssembler:
     @property
     def done(self) -> bool:
         """``finish`` was called and every trace released."""
-    def next_release(self) -> tuple[str, list[SpanRecord], list[LogRecord], bool] | None:
-        """The next released trace, or ``None`` when more input is needed (or done)."""
+    def next_release(self) -> tuple[Trace, list[LogRecord]] | None:
+        """The next released trace (its span tree built, as ``span_tree``; ``incomplete``
+        set when it was released early) and its log records, or ``None`` when more input
+        is needed (or done)."""
     def stats(self) -> tuple[int, int, int, int, int, list[str], int, int, int, int]:
         """(spans_read, logs_read, traces, late_spans, late_logs, late_trace_ids,
         evicted_traces, unattached_logs, buffered_spans, peak_buffered_spans)."""
+
+# -- assemble: a trace's tree and what joins runs (native/python/src/span_tree.rs) -----------
+
+def span_tree(trace_id: str, spans: list[SpanRecord], /) -> Trace:
+    """The ``Trace`` of ``spans`` (arrival order): children, roots, orphans, start order, as
+    ``build_trace`` documents; no log records attached."""
+
+def join_facts(
+    trace_id: str, spans: Iterable[SpanRecord | WireSpan], /
+) -> tuple[set[str], list[SpanRecord], list[tuple[tuple[str, str], SpanRecord]]]:
+    """One walk over a trace's spans: its join keys (``trace:<id>`` of itself and of the
+    traces its spans link to, ``<attribute>:<value>`` of its session ids), its root spans,
+    and its GenAI ``execute_tool`` spans naming their tool as ``((service, tool), span)``."""
 
 # -- emit: the emitter's records to OTLP bytes (native/python/src/encode.rs) ---------------
 # Each takes an ``otel_oracles.emit._records.ItemBatch`` of ``SpanItem``s or ``LogItem``s and

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from otel_oracles._native import OfflineAssembler
 from otel_oracles.assemble._sessions import SessionStats
-from otel_oracles.assemble._tree import build_trace
+from otel_oracles.assemble._tree import attach_logs
 from otel_oracles.assemble.config import LATE_SAMPLE_SIZE
 from otel_oracles.decode import DecodedBatch
 from otel_oracles.model.span import Trace
@@ -67,9 +67,10 @@ class OfflineAssembly(Iterator[Trace]):
     The grouping and release policy live in the compiled core (``OfflineAssembler``,
     ``native/core/src/assemble_offline.rs``): natively decoded batches are handed over whole
     and their spans wait there, so Python records are built only for a released trace's
-    spans; batches of records built in Python are handed over record by record. Here a
-    released trace's records become a ``Trace`` (``build_trace``) and the core's counts are
-    added to ``stats``, which reads, at every trace yielded, as it would had the policy been
+    spans; batches of records built in Python are handed over record by record. The core
+    call that releases a trace also builds its ``Trace`` (the span tree of ``build_trace``);
+    here its log records are attached (``attach_logs``) and the core's counts are added to
+    ``stats``, which reads, at every trace yielded, as it would had the policy been
     applied one record at a time in Python.
     """
 
@@ -95,10 +96,10 @@ class OfflineAssembly(Iterator[Trace]):
             released = core.next_release()
             if released is not None:
                 self._sync()
-                trace_id, spans, logs, incomplete = released
-                trace = build_trace(trace_id, spans, logs)
-                trace.incomplete = incomplete
-                self.stats.unattached_logs += trace.unattached_logs
+                trace, logs = released
+                if logs:
+                    attach_logs(trace, logs)
+                    self.stats.unattached_logs += trace.unattached_logs
                 return trace
             if core.done:
                 self._sync()

@@ -35,8 +35,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from otel_oracles._native import join_facts
 from otel_oracles.assemble._tree import build_trace
-from otel_oracles.model.span import SESSION_ATTRIBUTES, SpanRecord, Trace
+from otel_oracles.decode import WireSpan
+from otel_oracles.model.span import SpanRecord, Trace
 
 DEFAULT_WINDOW_SPANS = 20_000
 """Spans the join window holds (a few tens of MB; see docs/ingest.md)."""
@@ -60,21 +62,10 @@ class SessionStats:
         )
 
 
-def join_keys(trace_id: str, spans: Iterable[SpanRecord]) -> set[str]:
+def join_keys(trace_id: str, spans: Iterable[SpanRecord | WireSpan]) -> set[str]:
     """What may tie the trace ``trace_id`` (of ``spans``) to others: its own id, the traces
     its spans link to, and its session ids (``SESSION_ATTRIBUTES``)."""
-    keys = {"trace:" + trace_id}
-    for span in spans:
-        for link in span.links:
-            if link.trace_id and link.trace_id != trace_id:
-                keys.add("trace:" + link.trace_id)
-        attrs = span.attributes
-        for key in SESSION_ATTRIBUTES:
-            if key in attrs:
-                value = attrs[key]
-                if isinstance(value, str) and value:
-                    keys.add(f"{key}:{value}")
-    return keys
+    return join_facts(trace_id, spans)[0]
 
 
 AGENT_NAME_ATTRIBUTES: tuple[str, ...] = ("gen_ai.agent.name", "gen_ai.agent.id")
@@ -148,24 +139,8 @@ def _root_agent(trace_id: str, roots: list[SpanRecord]) -> AgentRoot | None:
 
 def tool_call_spans(trace: Trace) -> list[ToolCallSpan]:
     """The GenAI ``execute_tool`` spans of ``trace`` that name their tool."""
-    out = []
     trace_id = trace.trace_id
-    for span in trace.spans:
-        attrs = span.attributes
-        name = attrs.get("gen_ai.tool.name")
-        if isinstance(name, str) and name and attrs.get("gen_ai.operation.name") == "execute_tool":
-            service = span.resource.get("service.name")  # ``_service``, inline
-            out.append(
-                ToolCallSpan(
-                    trace_id,
-                    span.span_id,
-                    service if isinstance(service, str) else "",
-                    name,
-                    span.start_ns,
-                    span.end_ns,
-                )
-            )
-    return out
+    return [_tool_call(trace_id, key, span) for key, span in join_facts(trace_id, trace.spans)[2]]
 
 
 _CallKey = tuple[str, str]
@@ -176,33 +151,12 @@ _PendingCall = tuple[_CallKey, SpanRecord]
 
 def arrival(trace: Trace) -> tuple[set[str], AgentRoot | None, list[_PendingCall]]:
     """``join_keys``, ``agent_root`` and the ``tool_call_spans`` of ``trace`` from one walk
-    over its spans: what the window asks of every trace that arrives. The same keys are
-    added in the same order, so the joins do not change. A call comes as its key and span
-    (``_tool_call`` builds it): most calls only wait in the window and leave unclaimed, so
-    building each as a ``ToolCallSpan`` (a third of the join's work) is left to the few
-    that meet an agent trace of their name."""
+    over its spans in the compiled core (``join_facts``): what the window asks of every
+    trace that arrives. A call comes as its key and span (``_tool_call`` builds it): most
+    calls only wait in the window and leave unclaimed, so building each as a
+    ``ToolCallSpan`` is left to the few that meet an agent trace of their name."""
     trace_id = trace.trace_id
-    keys = {"trace:" + trace_id}
-    roots: list[SpanRecord] = []
-    calls: list[_PendingCall] = []
-    for span in trace.spans:
-        links = span.links
-        if links:
-            for link in links:
-                if link.trace_id and link.trace_id != trace_id:
-                    keys.add("trace:" + link.trace_id)
-        attrs = span.attributes
-        for key in SESSION_ATTRIBUTES:
-            if key in attrs:
-                value = attrs[key]
-                if isinstance(value, str) and value:
-                    keys.add(f"{key}:{value}")
-        if not span.parent_span_id:
-            roots.append(span)
-        name = attrs.get("gen_ai.tool.name")
-        if isinstance(name, str) and name and attrs.get("gen_ai.operation.name") == "execute_tool":
-            service = span.resource.get("service.name")  # ``_service``, inline
-            calls.append(((service if isinstance(service, str) else "", name), span))
+    keys, roots, calls = join_facts(trace_id, trace.spans)
     return keys, _root_agent(trace_id, roots), calls
 
 

@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from operator import attrgetter
 
+from otel_oracles._native import span_tree
 from otel_oracles.model.span import LogRecord, SpanRecord, Trace
 
 
 def build_trace(trace_id: str, spans: list[SpanRecord], logs: Iterable[LogRecord] = ()) -> Trace:
     """Assemble the spans (and log records) of one trace; never raises on broken trees.
 
+    The tree is the compiled core's (``native/core/src/span_tree.rs``, whose doc comment
+    holds every rule; the offline assembler builds it in the call that releases a trace):
+
     - ``children[parent_id]`` lists a span's children by start time, ties in arrival order
-      within one instrumentation scope and by end time across scopes (``_order_ties``).
+      within one instrumentation scope and by end time across scopes (OpenTelemetry's
+      JavaScript SDKs keep start times to the millisecond, and OTLP groups a batch by
+      scope, so arrival order is the order spans ended within one scope only).
     - ``roots``: spans without a parent id or whose missing parent is another process's
       (``parent_is_remote``: where this service's part of a distributed trace begins), then
       orphans (parent id names no span here, and nothing says it is remote: the parent may
@@ -25,153 +30,21 @@ def build_trace(trace_id: str, spans: list[SpanRecord], logs: Iterable[LogRecord
       is attached once.
     - Log records that name an event (``event_name`` or the legacy ``event.name`` attribute,
       already resolved by the decoders) and a span of this trace become ``EventRecord``s on
-      that span, merged with its span events by time; all other log records are counted in
-      ``unattached_logs``. Re-assembling with the same records is idempotent: log-based
-      events attached earlier are replaced, not duplicated.
+      that span, merged with its span events by time (``attach_logs``); all other log
+      records are counted in ``unattached_logs``. Re-assembling with the same records is
+      idempotent: log-based events attached earlier are replaced, not duplicated.
     """
-    by_id = {span.span_id: span for span in spans}
-    if len(by_id) == len(spans):
-        unique = spans
-    else:  # keep the first record of a repeated span id, in arrival order
-        unique = _first_of_each(spans)
-        by_id = {span.span_id: span for span in unique}
-
-    children: dict[str, list[SpanRecord]] = {}
-    top: list[SpanRecord] = []
-    orphans: list[SpanRecord] = []
-    for span in unique:
-        parent = span.parent_span_id
-        if not parent:
-            top.append(span)
-        elif parent in by_id and parent != span.span_id:
-            kids = children.get(parent)
-            if kids is None:
-                children[parent] = [span]
-            else:
-                kids.append(span)
-        elif span.parent_is_remote and parent != span.span_id:
-            top.append(span)
-        else:
-            orphans.append(span)
-    for kids in children.values():
-        if len(kids) > 1:
-            kids.sort(key=_START)  # stable: ties keep arrival order
-            _order_ties(kids)
-    top.sort(key=_START)
-    orphans.sort(key=_START)
-
-    ordered: list[SpanRecord] = []
-    _walk(top, children, ordered)
-    _walk(orphans, children, ordered)
-    if len(ordered) < len(unique):
-        # Only spans on a parent cycle are unreachable from a root or an orphan; keep them,
-        # each cycle entered at its earliest span, as orphans.
-        reached = {span.span_id for span in ordered}
-        for span in sorted(unique, key=_START):
-            if span.span_id not in reached:
-                orphans.append(span)
-                before = len(ordered)
-                _walk([span], children, ordered, reached)
-                reached.update(s.span_id for s in ordered[before:])
-    ordered.sort(key=_START)  # stable: ties keep tree order
-
-    unattached = _attach_logs(trace_id, by_id, children, logs)
-    return Trace(
-        trace_id=trace_id,
-        spans=ordered,
-        roots=top + orphans,
-        children=children,
-        orphans=orphans,
-        unattached_logs=unattached,
-    )
+    trace = span_tree(trace_id, spans if type(spans) is list else list(spans))
+    if logs:
+        attach_logs(trace, logs)
+    return trace
 
 
-_START = attrgetter("start_ns")
-_UNENDED = 1 << 64
-
-
-def _order_ties(kids: list[SpanRecord]) -> None:
-    """Reorder, in place, siblings sorted by start time whose start times are equal.
-
-    OpenTelemetry's JavaScript SDKs keep a span's start time to the millisecond, so a tool
-    span and the model call the loop makes right after it often start at the same time. An
-    exporter sends spans as they end, but OTLP groups each batch by instrumentation scope
-    (every model call of one scope, then every tool of another), so arrival order is the
-    order the spans ended within one scope only. Ties are therefore merged: each scope's
-    spans keep their arrival order, and between scopes the span that ended first goes first
-    (of two siblings that ran one after the other, the first ended before the second
-    started). Siblings that really ran at once have no order to keep; a span with no end
-    (or one before its start) ends last."""
-    for first in range(len(kids) - 1):
-        if kids[first].start_ns == kids[first + 1].start_ns:
-            break
-    else:
-        return
-    i = first
-    while i < len(kids):
-        j = i + 1
-        while j < len(kids) and kids[j].start_ns == kids[i].start_ns:
-            j += 1
-        if j - i > 1:
-            kids[i:j] = _merge_by_scope(kids[i:j])
-        i = j
-
-
-def _merge_by_scope(tied: list[SpanRecord]) -> list[SpanRecord]:
-    """``tied`` (equal start times, in arrival order) merged per ``_order_ties``."""
-    queues: dict[str, list[SpanRecord]] = {}
-    for span in tied:
-        queues.setdefault(span.scope_name, []).append(span)
-    if len(queues) == 1:
-        return tied
-    heads = list(queues.values())
-    out: list[SpanRecord] = []
-    while heads:
-        best = min(range(len(heads)), key=lambda q: _end(heads[q][0]))  # first on ties
-        out.append(heads[best].pop(0))
-        if not heads[best]:
-            del heads[best]
-    return out
-
-
-def _end(span: SpanRecord) -> int:
-    end = span.end_ns
-    return end if end and end >= span.start_ns else _UNENDED
-
-
-def _first_of_each(spans: list[SpanRecord]) -> list[SpanRecord]:
-    seen: set[str] = set()
-    out = []
-    for span in spans:
-        if span.span_id not in seen:
-            seen.add(span.span_id)
-            out.append(span)
-    return out
-
-
-def _walk(
-    starts: list[SpanRecord],
-    children: dict[str, list[SpanRecord]],
-    out: list[SpanRecord],
-    stop: set[str] | None = None,
-) -> None:
-    """Pre-order depth-first walk, iterative (agent traces can nest deeply). Without parent
-    cycles every span is reached once; ``stop`` guards the walk into a cycle."""
-    stack = starts[::-1]
-    pop = stack.pop
-    push = stack.extend
-    append = out.append
-    get = children.get
-    while stack:
-        span = pop()
-        if stop is not None:
-            if span.span_id in stop:
-                continue
-            stop.add(span.span_id)
-        append(span)
-        kids = get(span.span_id)
-        if kids:
-            push(kids[::-1])
+def attach_logs(trace: Trace, logs: Iterable[LogRecord]) -> None:
+    """Attach ``logs`` to the spans of ``trace`` (built without them) as ``build_trace``
+    says, and count the rest in ``trace.unattached_logs``."""
+    by_id = {span.span_id: span for span in trace.spans}
+    trace.unattached_logs += _attach_logs(trace.trace_id, by_id, trace.children, logs)
 
 
 def _attach_logs(

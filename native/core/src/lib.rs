@@ -21,4 +21,5 @@ mod pyrepr_table;
 pub mod rule_regex;
 pub mod rules;
 pub mod scan;
+pub mod span_tree;
 pub mod wire;

@@ -3,7 +3,7 @@
 //!
 //! A native batch's spans wait as (batch, index) handles: the batch stays alive (shared)
 //! while any of them waits, and Python records are built only for a released trace's spans,
-//! when it is released. `otel_oracles.assemble._offline` drives it and builds the trace.
+//! when it is released, with its `Trace`. `otel_oracles.assemble._offline` drives it.
 
 use std::sync::Arc;
 
@@ -14,6 +14,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 
 use crate::batch::{with_gc_paused, Batch, Builder};
+use crate::span_tree::trace_of;
 
 /// One waiting record: a span or log record of a decoded batch (by position), or a Python
 /// record a caller built itself (tests, tools).
@@ -23,9 +24,9 @@ enum Item {
     Record(Py<PyAny>),
 }
 
-/// What `next_release` returns: the trace id, its spans and log records as Python records
-/// (arrival order), and whether it was released early (incomplete).
-type Released<'py> = (String, Bound<'py, PyList>, Bound<'py, PyList>, bool);
+/// What `next_release` returns: the trace, built from its spans (`Trace.incomplete` set when
+/// it was released early), and its log records (arrival order), which Python attaches.
+type Released<'py> = (Bound<'py, PyAny>, Bound<'py, PyList>);
 
 /// The counts of `AssemblyStats` the core keeps, in its field order (`late_trace_ids` as
 /// hex strings).
@@ -101,23 +102,21 @@ impl OfflineAssembler {
     }
 
     /// The next trace released, or `None` when the assembler needs the next batch (or is
-    /// done). Its records are built now, with the garbage collector paused.
+    /// done). Its records and its `Trace` (the span tree, `span_tree::trace_of`) are built
+    /// now, with the garbage collector paused.
     fn next_release<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Released<'py>>> {
         let Some(release) = self.inner.next_release() else {
             return Ok(None);
         };
-        let (spans, logs) = with_gc_paused(py, || {
+        let released = with_gc_paused(py, || {
             let mut builder = Builder::new(py)?;
             let spans = records(py, &mut builder, &release.spans)?;
             let logs = records(py, &mut builder, &release.logs)?;
-            Ok((spans, logs))
+            let trace_id = PyString::new(py, &release.trace_id.to_text());
+            let trace = trace_of(trace_id.as_any(), &spans, release.incomplete)?;
+            Ok((trace, logs))
         })?;
-        Ok(Some((
-            release.trace_id.to_text(),
-            spans,
-            logs,
-            release.incomplete,
-        )))
+        Ok(Some(released))
     }
 
     /// The counts so far: (spans_read, logs_read, traces, late_spans, late_logs,

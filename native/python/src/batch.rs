@@ -51,7 +51,7 @@ static RECORD_TYPES: PyOnceLock<RecordTypes> = PyOnceLock::new();
 const EXTRAS_SHARED_WITHIN: usize = 128;
 
 /// `SESSION_ATTRIBUTES` of `otel_oracles.model.span`: the span attributes a `WireSpan` keeps.
-const SESSION_ATTRIBUTES: [&str; 2] = ["gen_ai.conversation.id", "session.id"];
+pub(crate) const SESSION_ATTRIBUTES: [&str; 2] = ["gen_ai.conversation.id", "session.id"];
 
 pub(crate) fn record_types(py: Python<'_>) -> PyResult<&RecordTypes> {
     RECORD_TYPES.get_or_try_init(py, || {

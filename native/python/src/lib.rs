@@ -25,6 +25,7 @@ mod report_json;
 mod results;
 mod rules;
 mod scan;
+mod span_tree;
 mod stacked;
 mod step;
 mod tools;
@@ -55,6 +56,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     stacked::register(m)?;
     draft::register(m)?;
     scan::register(m)?;
+    span_tree::register(m)?;
     step::register(m)?;
     tools::register(m)?;
     report_json::register(m)?;
