@@ -150,18 +150,34 @@ class OfflineAssembler:
         """(spans_read, logs_read, traces, late_spans, late_logs, late_trace_ids,
         evicted_traces, unattached_logs, buffered_spans, peak_buffered_spans)."""
 
-# -- assemble: a trace's tree and what joins runs (native/python/src/span_tree.rs) -----------
+# -- assemble: a trace's tree (span_tree.rs) and joining runs (session_join.rs) ---------------
 
 def span_tree(trace_id: str, spans: list[SpanRecord], /) -> Trace:
     """The ``Trace`` of ``spans`` (arrival order): children, roots, orphans, start order, as
     ``build_trace`` documents; no log records attached."""
 
-def join_facts(
-    trace_id: str, spans: Iterable[SpanRecord | WireSpan], /
-) -> tuple[set[str], list[SpanRecord], list[tuple[tuple[str, str], SpanRecord]]]:
-    """One walk over a trace's spans: its join keys (``trace:<id>`` of itself and of the
-    traces its spans link to, ``<attribute>:<value>`` of its session ids), its root spans,
-    and its GenAI ``execute_tool`` spans naming their tool as ``((service, tool), span)``."""
+def join_keys(trace_id: str, spans: Iterable[SpanRecord | WireSpan], /) -> set[str]:
+    """What may tie a trace to others: ``trace:<id>`` of itself and of the traces its spans
+    link to, ``<attribute>:<value>`` of its session ids (``SESSION_ATTRIBUTES``)."""
+
+def delegations(traces: list[Trace], /) -> dict[str, str]:
+    """Root span id of an agent trace -> span id of the tool call that ran it, among the
+    members of one joined run, where exactly one call fits the agent and no other agent the
+    call (``assemble._sessions``)."""
+
+class SessionJoiner:
+    """The join window of ``join_sessions``: ``add`` a ``Trace``, get the groups of traces
+    that leave it (each one run, members in arrival order). Raises ``ValueError`` for a
+    negative ``window_spans``."""
+
+    def __init__(self, window_spans: int) -> None: ...
+    def add(self, trace: Trace, /) -> list[list[Trace]]:
+        """Let ``trace`` into the window; the groups that leave it."""
+    def flush(self) -> list[list[Trace]]:
+        """Every group left, in window order (end of input)."""
+    @property
+    def waiting(self) -> int:
+        """Agent roots and tool calls waiting in the window for a partner."""
 
 # -- emit: the emitter's records to OTLP bytes (native/python/src/encode.rs) ---------------
 # Each takes an ``otel_oracles.emit._records.ItemBatch`` of ``SpanItem``s or ``LogItem``s and

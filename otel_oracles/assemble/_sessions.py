@@ -25,19 +25,24 @@ every trace waits in a first-in, first-out window of ``window_spans`` spans befo
 released; traces that share a link target or a session id on the way (or a delegation) are
 released together, at the position of the earliest one. Memory stays bounded by the window;
 traces of one run farther apart in the input than the window are graded separately.
+
+The compiled core does the mechanics (``native/core/src/session_join.rs``): reading each
+trace's join keys, agent root and tool calls in one walk over its spans (``join_keys``), the
+window and its groups (``SessionJoiner``), and which agent roots hang under which calls in
+a joined run (``delegations``). Here each group that leaves the window is merged into one
+``Trace`` and counted.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from dataclasses import dataclass
 
-from otel_oracles._native import join_facts
+from otel_oracles._native import SessionJoiner as CoreJoiner
+from otel_oracles._native import delegations
+from otel_oracles._native import join_keys as join_keys  # serve's joiner reads the same keys
 from otel_oracles.assemble._tree import build_trace
-from otel_oracles.decode import WireSpan
 from otel_oracles.model.span import SpanRecord, Trace
 
 DEFAULT_WINDOW_SPANS = 20_000
@@ -62,277 +67,39 @@ class SessionStats:
         )
 
 
-def join_keys(trace_id: str, spans: Iterable[SpanRecord | WireSpan]) -> set[str]:
-    """What may tie the trace ``trace_id`` (of ``spans``) to others: its own id, the traces
-    its spans link to, and its session ids (``SESSION_ATTRIBUTES``)."""
-    return join_facts(trace_id, spans)[0]
-
-
-AGENT_NAME_ATTRIBUTES: tuple[str, ...] = ("gen_ai.agent.name", "gen_ai.agent.id")
-"""Where a root span names the agent whose run its trace is."""
-AGENT_OPERATIONS = frozenset({"invoke_agent", "create_agent"})
-
-
-class AgentRoot(NamedTuple):
-    """A trace that is one agent's run started as a root of its own (``delegations``).
-
-    A named tuple, as ``ToolCallSpan``: immutable, and built at a third of what a frozen
-    dataclass costs (whose ``__init__`` sets each field through ``object.__setattr__``),
-    for every tool call of every trace that passes the window."""
-
-    trace_id: str
-    span_id: str
-    service: str
-    name: str
-    start_ns: int
-    end_ns: int
-
-
-class ToolCallSpan(NamedTuple):
-    """A GenAI ``execute_tool`` span that may have run an agent traced apart."""
-
-    trace_id: str
-    span_id: str
-    service: str
-    name: str
-    start_ns: int
-    end_ns: int
-
-    def holds(self, agent: AgentRoot) -> bool:
-        """Whether ``agent``'s trace may be the run this call started: another trace of the
-        same service, the agent named as the tool is, its root within the call's time."""
-        return (
-            agent.trace_id != self.trace_id
-            and agent.service == self.service
-            and agent.name == self.name
-            and self.start_ns <= agent.start_ns
-            and 0 < agent.end_ns <= self.end_ns
-        )
-
-
-def _service(span: SpanRecord) -> str:
-    value = span.resource.get("service.name")
-    return value if isinstance(value, str) else ""
-
-
-def agent_root(trace: Trace) -> AgentRoot | None:
-    """``trace`` as an agent's run started as a root: its one root span (linking nowhere,
-    since links join already) is a GenAI agent span naming its agent."""
-    return _root_agent(trace.trace_id, [s for s in trace.spans if not s.parent_span_id])
-
-
-def _root_agent(trace_id: str, roots: list[SpanRecord]) -> AgentRoot | None:
-    """``agent_root`` of the trace ``trace_id`` whose root spans are ``roots``."""
-    if len(roots) != 1 or roots[0].links:
-        return None
-    root = roots[0]
-    attrs = root.attributes
-    if attrs.get("gen_ai.operation.name") not in AGENT_OPERATIONS:
-        return None
-    name = next(
-        (v for k in AGENT_NAME_ATTRIBUTES if isinstance(v := attrs.get(k), str) and v), None
-    )
-    if name is None:
-        return None
-    return AgentRoot(trace_id, root.span_id, _service(root), name, root.start_ns, root.end_ns)
-
-
-def tool_call_spans(trace: Trace) -> list[ToolCallSpan]:
-    """The GenAI ``execute_tool`` spans of ``trace`` that name their tool."""
-    trace_id = trace.trace_id
-    return [_tool_call(trace_id, key, span) for key, span in join_facts(trace_id, trace.spans)[2]]
-
-
-_CallKey = tuple[str, str]
-"""(service, tool or agent name): where a tool call and the agent trace it may have run meet."""
-_PendingCall = tuple[_CallKey, SpanRecord]
-"""A tool call of ``tool_call_spans`` not built yet: its key and its span."""
-
-
-def arrival(trace: Trace) -> tuple[set[str], AgentRoot | None, list[_PendingCall]]:
-    """``join_keys``, ``agent_root`` and the ``tool_call_spans`` of ``trace`` from one walk
-    over its spans in the compiled core (``join_facts``): what the window asks of every
-    trace that arrives. A call comes as its key and span (``_tool_call`` builds it): most
-    calls only wait in the window and leave unclaimed, so building each as a
-    ``ToolCallSpan`` is left to the few that meet an agent trace of their name."""
-    trace_id = trace.trace_id
-    keys, roots, calls = join_facts(trace_id, trace.spans)
-    return keys, _root_agent(trace_id, roots), calls
-
-
-def _tool_call(trace_id: str, key: _CallKey, span: SpanRecord) -> ToolCallSpan:
-    """The ``ToolCallSpan`` of a call ``arrival`` found in the trace ``trace_id``."""
-    return ToolCallSpan(trace_id, span.span_id, key[0], key[1], span.start_ns, span.end_ns)
-
-
-def delegations(traces: list[Trace]) -> dict[str, str]:
-    """Root span id of an agent trace -> span id of the tool call that ran it, among
-    ``traces``, for every agent trace exactly one call fits and that call no other agent
-    trace (see the module docstring)."""
-    agents = [a for a in map(agent_root, traces) if a is not None]
-    if not agents:
-        return {}
-    calls = [c for t in traces for c in tool_call_spans(t)]
-    fits = {a.span_id: [c for c in calls if c.holds(a)] for a in agents}
-    taken: dict[str, int] = {}
-    for found in fits.values():
-        for call in found:
-            taken[call.span_id] = taken.get(call.span_id, 0) + 1
-    return {
-        root: found[0].span_id
-        for root, found in fits.items()
-        if len(found) == 1 and taken[found[0].span_id] == 1
-    }
-
-
-_Waiting = tuple[bool, _CallKey, str]
-"""A waiting entry: (an agent root rather than a call, (service, name), trace or span id)."""
-
-
-@dataclass(slots=True)
-class _Group:
-    traces: list[Trace]
-    keys: set[str]
-    spans: int
-    alive: bool = True
-    waiting: list[_Waiting] = field(default_factory=list)
-    """The agent roots and tool calls of its traces left waiting for a partner, so that they
-    leave the window with the group without scanning its spans again."""
-
-
-@dataclass(slots=True)
 class SessionJoiner:
-    """The window: ``add`` a trace, get the traces (joined or not) that leave the window."""
+    """The window: ``add`` a trace, get the traces (joined or not) that leave the window.
 
-    window_spans: int = DEFAULT_WINDOW_SPANS
-    stats: SessionStats = field(default_factory=SessionStats)
-    _order: deque[_Group] = field(default_factory=deque)
-    _owner: dict[str, _Group] = field(default_factory=dict)
-    _held: int = 0
-    _agents: dict[tuple[str, str], dict[str, AgentRoot]] = field(default_factory=dict)
-    """Agent traces in the window no tool call has claimed: (service, agent name) -> trace
-    id -> root."""
-    _calls: dict[_CallKey, dict[str, tuple[str, SpanRecord]]] = field(default_factory=dict)
-    """Tool calls in the window that claimed no agent trace: (service, tool name) -> span id
-    -> (trace id, span), built as a ``ToolCallSpan`` only when an agent trace of that name
-    arrives. Both leave with their trace (``_release_first``), so memory stays bounded by
-    the window."""
+    The core's window (``CoreJoiner``) holds the traces and hands back each group that
+    leaves it; a group of several is one run, merged here (``merge_traces``) and counted in
+    ``stats``."""
+
+    def __init__(
+        self, window_spans: int = DEFAULT_WINDOW_SPANS, stats: SessionStats | None = None
+    ) -> None:
+        self._core = CoreJoiner(window_spans)
+        self.stats = stats if stats is not None else SessionStats()
+
+    @property
+    def waiting(self) -> int:
+        """Agent roots and tool calls in the window waiting for a partner: they leave with
+        their trace, so this stays bounded by the window."""
+        return self._core.waiting
 
     def add(self, trace: Trace) -> list[Trace]:
-        keys, root, calls = arrival(trace)
-        found: list[_Group] = []
-        for key in keys:
-            group = self._owner.get(key)
-            if group is not None and all(group is not g for g in found):
-                found.append(group)
-        partners, waiting = self._delegation_partners(trace.trace_id, root, calls)
-        for trace_id in partners:
-            group = self._owner.get("trace:" + trace_id)
-            if group is not None and all(group is not g for g in found):
-                found.append(group)
-        if found:
-            # The earliest group keeps its place in the window; the others fold into it.
-            target = found[0] if len(found) == 1 else min(found, key=self._order.index)
-            for other in found:
-                if other is not target:
-                    target.traces.extend(other.traces)
-                    target.keys |= other.keys
-                    target.spans += other.spans
-                    target.waiting += other.waiting
-                    other.alive = False
-            target.traces.append(trace)
-            target.keys |= keys
-            target.spans += len(trace.spans)
-            target.waiting += waiting
-        else:
-            target = _Group([trace], keys, len(trace.spans), waiting=waiting)
-            self._order.append(target)
-        for key in target.keys:
-            self._owner[key] = target
-        self._held += len(trace.spans)
-        released: list[Trace] = []
-        while self._held > self.window_spans and self._order:
-            released.extend(self._release_first())
-        return released
-
-    def _delegation_partners(
-        self, trace_id: str, root: AgentRoot | None, calls: list[_PendingCall]
-    ) -> tuple[list[str], list[_Waiting]]:
-        """The traces in the window that the arriving trace (its ``agent_root`` and
-        ``tool_call_spans``) delegated to or was delegated by (an agent trace and the one
-        tool call that fits it, neither claimed yet; ambiguous fits join nothing), and the
-        entries it left waiting: unmatched agent roots and calls wait in the window for a
-        partner."""
-        partners: list[str] = []
-        left: list[_Waiting] = []
-        if root is not None:
-            key = (root.service, root.name)
-            claimable = self._calls.get(key, {})
-            fits = [
-                c
-                for c in (_tool_call(t, key, span) for t, span in claimable.values())
-                if c.holds(root)
-            ]
-            if len(fits) == 1:
-                del claimable[fits[0].span_id]
-                partners.append(fits[0].trace_id)
-            elif not fits:
-                self._agents.setdefault(key, {})[root.trace_id] = root
-                left.append((True, key, root.trace_id))
-        agents, calls_waiting = self._agents, self._calls
-        for key, span in calls:
-            waiting = agents.get(key)
-            if waiting:  # (most calls: no agent trace of their tool's name is waiting)
-                call = _tool_call(trace_id, key, span)
-                held = [a for a in waiting.values() if call.holds(a)]
-                if len(held) == 1:
-                    del waiting[held[0].trace_id]
-                    partners.append(held[0].trace_id)
-                    continue
-                if held:
-                    continue
-            entries = calls_waiting.get(key)
-            if entries is None:
-                entries = calls_waiting[key] = {}
-            span_id = span.span_id
-            entries[span_id] = (trace_id, span)
-            left.append((False, key, span_id))
-        return partners, left
-
-    def _forget_delegations(self, group: _Group) -> None:
-        """Drop the waiting agent roots and calls of ``group``, which leaves the window (an
-        entry a partner claimed meanwhile is gone already)."""
-        agents: dict[tuple[str, str], dict[str, Any]] = self._agents
-        calls: dict[tuple[str, str], dict[str, Any]] = self._calls
-        for is_agent, key, id_ in group.waiting:
-            index = agents if is_agent else calls
-            entries = index.get(key)
-            if entries is not None:
-                entries.pop(id_, None)
-                if not entries:
-                    del index[key]
-        group.waiting = []
+        return self._merged(self._core.add(trace))
 
     def flush(self) -> list[Trace]:
-        released: list[Trace] = []
-        while self._order:
-            released.extend(self._release_first())
-        return released
+        return self._merged(self._core.flush())
 
-    def _release_first(self) -> list[Trace]:
-        group = self._order.popleft()
-        if not group.alive:
-            return []
-        group.alive = False
-        for key in group.keys:
-            if self._owner.get(key) is group:
-                del self._owner[key]
-        self._held -= group.spans
-        self._forget_delegations(group)
-        if len(group.traces) > 1:
-            self.stats.subjects += 1
-            self.stats.traces += len(group.traces)
-        return [merge_traces(group.traces)]
+    def _merged(self, groups: list[list[Trace]]) -> list[Trace]:
+        out = []
+        for group in groups:
+            if len(group) > 1:
+                self.stats.subjects += 1
+                self.stats.traces += len(group)
+            out.append(merge_traces(group))
+        return out
 
 
 def join_sessions(
@@ -343,7 +110,7 @@ def join_sessions(
 ) -> Iterator[Trace]:
     """``traces`` with every run split over several of them joined into one (see the
     module docstring); order otherwise kept."""
-    joiner = SessionJoiner(window_spans, stats if stats is not None else SessionStats())
+    joiner = SessionJoiner(window_spans, stats)
     for trace in traces:
         yield from joiner.add(trace)
     yield from joiner.flush()

@@ -200,6 +200,6 @@ def test_waiting_agent_runs_and_calls_leave_the_window_with_their_traces() -> No
     for n in range(1, 200):
         released += joiner.add(_triage(n, 10 * n, 10 * n + 5, service=f"svc-{n}"))
         released += joiner.add(_research(1000 + n, 0, 1, service=f"svc-{n}"))
-    assert len(joiner._calls) + len(joiner._agents) <= 4
+    assert joiner.waiting <= 4
     released += joiner.flush()
-    assert len(released) == 2 * 199 and not joiner._calls and not joiner._agents
+    assert len(released) == 2 * 199 and not joiner.waiting

@@ -21,5 +21,6 @@ mod pyrepr_table;
 pub mod rule_regex;
 pub mod rules;
 pub mod scan;
+pub mod session_join;
 pub mod span_tree;
 pub mod wire;

@@ -25,6 +25,7 @@ mod report_json;
 mod results;
 mod rules;
 mod scan;
+mod session_join;
 mod span_tree;
 mod stacked;
 mod step;
@@ -57,6 +58,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     draft::register(m)?;
     scan::register(m)?;
     span_tree::register(m)?;
+    session_join::register(m)?;
     step::register(m)?;
     tools::register(m)?;
     report_json::register(m)?;

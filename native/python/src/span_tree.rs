@@ -1,18 +1,15 @@
-//! A trace's records into a `Trace` (`otel_oracles_core::span_tree`), and what joining runs
-//! reads of each trace (`join_facts`).
+//! A trace's records into a `Trace` (`otel_oracles_core::span_tree`).
 //!
-//! Both read records by attribute (`SpanRecord`s, and `serve`'s `WireSpan`s for the join
-//! keys), so every caller shares them: the offline assembler builds each released trace's
-//! `Trace` here in the call that releases it, `build_trace` does for everyone else.
+//! The tree is read from records by attribute, so every caller shares it: the offline
+//! assembler builds each released trace's `Trace` here in the call that releases it,
+//! `build_trace` does for everyone else.
 
 use otel_oracles_core::span_tree::{build as build_tree, TreeSpan};
 use pyo3::exceptions::PyOverflowError;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyList, PySet, PyString, PyTuple};
-
-use crate::batch::SESSION_ATTRIBUTES;
+use pyo3::types::{PyDict, PyList, PyString};
 
 /// `otel_oracles.model.span.Trace`, imported once.
 static TRACE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
@@ -22,7 +19,7 @@ static TRACE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 const REMOTE_PARENT_FLAGS: i64 = 0x300;
 
 /// A Python int as the tree compares times: within 64 bits on the fast path, else wider.
-fn int_of(value: &Bound<'_, PyAny>) -> PyResult<i128> {
+pub(crate) fn int_of(value: &Bound<'_, PyAny>) -> PyResult<i128> {
     match value.extract::<i64>() {
         Ok(small) => Ok(i128::from(small)),
         Err(_) => value
@@ -111,89 +108,6 @@ fn span_tree<'py>(
     trace_of(trace_id.as_any(), spans, false)
 }
 
-/// `mapping.get(key)` for a dict or any other mapping.
-fn lookup<'py>(
-    mapping: &Bound<'py, PyAny>,
-    key: &Bound<'py, PyString>,
-) -> PyResult<Option<Bound<'py, PyAny>>> {
-    if let Ok(dict) = mapping.cast::<PyDict>() {
-        return dict.get_item(key);
-    }
-    if mapping.contains(key)? {
-        return mapping.get_item(key).map(Some);
-    }
-    Ok(None)
-}
-
-/// A non-empty str value, as the joiner reads names and ids.
-fn text_of<'py>(value: Option<Bound<'py, PyAny>>) -> Option<Bound<'py, PyString>> {
-    let text = value?.cast_into::<PyString>().ok()?;
-    (text.len().ok()? > 0).then_some(text)
-}
-
-/// What may tie a trace to others, read in one walk over its spans (`assemble._sessions`):
-/// its join keys (its own id as `trace:<id>`, the traces its spans link to, and its session
-/// ids as `<attribute>:<value>`), its root spans (no parent id), and its GenAI
-/// `execute_tool` spans that name their tool, each as `((service, tool name), span)`.
-#[pyfunction]
-fn join_facts<'py>(
-    trace_id: &Bound<'py, PyString>,
-    spans: &Bound<'py, PyAny>,
-) -> PyResult<(Bound<'py, PySet>, Bound<'py, PyList>, Bound<'py, PyList>)> {
-    let py = trace_id.py();
-    let own = trace_id.to_str()?;
-    let keys = PySet::empty(py)?;
-    keys.add(format!("trace:{own}"))?;
-    let roots = PyList::empty(py);
-    let calls = PyList::empty(py);
-    let session_keys: Vec<Bound<'py, PyString>> = SESSION_ATTRIBUTES
-        .iter()
-        .map(|key| PyString::new(py, key))
-        .collect();
-    let tool_name = intern!(py, "gen_ai.tool.name");
-    let operation = intern!(py, "gen_ai.operation.name");
-    let service_name = intern!(py, "service.name");
-    for span in spans.try_iter()? {
-        let span = span?;
-        let links = span.getattr(intern!(py, "links"))?;
-        if links.is_truthy()? {
-            for link in links.try_iter()? {
-                let linked = link?.getattr(intern!(py, "trace_id"))?;
-                if let Some(linked) = text_of(Some(linked)) {
-                    let linked = linked.to_str()?;
-                    if linked != own {
-                        keys.add(format!("trace:{linked}"))?;
-                    }
-                }
-            }
-        }
-        let attrs = span.getattr(intern!(py, "attributes"))?;
-        for (name, key) in SESSION_ATTRIBUTES.iter().zip(&session_keys) {
-            if let Some(value) = text_of(lookup(&attrs, key)?) {
-                keys.add(format!("{name}:{}", value.to_str()?))?;
-            }
-        }
-        if !span.getattr(intern!(py, "parent_span_id"))?.is_truthy()? {
-            roots.append(&span)?;
-        }
-        if let Some(name) = text_of(lookup(&attrs, tool_name)?) {
-            let is_tool = lookup(&attrs, operation)?
-                .and_then(|op| op.cast_into::<PyString>().ok())
-                .is_some_and(|op| op.to_str().is_ok_and(|op| op == "execute_tool"));
-            if is_tool {
-                let resource = span.getattr(intern!(py, "resource"))?;
-                let service = lookup(&resource, service_name)?
-                    .and_then(|s| s.cast_into::<PyString>().ok())
-                    .unwrap_or_else(|| PyString::new(py, ""));
-                let key = PyTuple::new(py, [service, name])?;
-                calls.append((key, &span))?;
-            }
-        }
-    }
-    Ok((keys, roots, calls))
-}
-
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(span_tree, m)?)?;
-    m.add_function(wrap_pyfunction!(join_facts, m)?)
+    m.add_function(wrap_pyfunction!(span_tree, m)?)
 }

@@ -1,0 +1,468 @@
+//! The offline window that joins runs split over several traces
+//! (`otel_oracles.assemble.join_sessions`; the joining policy is documented in
+//! `otel_oracles/assemble/_sessions.py`).
+//!
+//! Mechanics only: each trace arrives with what may tie it to others (its join keys, the
+//! agent run it may be, the tool calls that may have run an agent traced apart) and an
+//! opaque handle; groups of handles leave the window in order, and the caller merges each
+//! group into one trace. Traces sharing a key, and an agent trace with the one tool call
+//! that fits it (neither claimed yet, no ambiguity), fold into the earliest group; the
+//! window releases its first group while it holds more than `window` spans.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+
+/// A trace that is one agent's run started as a root of its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentRoot {
+    pub trace_id: String,
+    pub span_id: String,
+    pub service: String,
+    pub name: String,
+    pub start: i128,
+    pub end: i128,
+}
+
+/// A GenAI `execute_tool` span that names its tool and may have run an agent traced apart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCall {
+    pub trace_id: String,
+    pub span_id: String,
+    pub service: String,
+    pub name: String,
+    pub start: i128,
+    pub end: i128,
+}
+
+impl ToolCall {
+    /// Whether `agent`'s trace may be the run this call started: another trace of the same
+    /// service, the agent named as the tool is, its root within the call's time.
+    pub fn holds(&self, agent: &AgentRoot) -> bool {
+        agent.trace_id != self.trace_id
+            && agent.service == self.service
+            && agent.name == self.name
+            && self.start <= agent.start
+            && 0 < agent.end
+            && agent.end <= self.end
+    }
+}
+
+/// (agent, call) positions among those given, for every agent exactly one call fits and
+/// that call no other agent: which agent roots hang under which tool calls in a joined run.
+pub fn delegations(agents: &[AgentRoot], calls: &[ToolCall]) -> Vec<(usize, usize)> {
+    let fits: Vec<Vec<usize>> = agents
+        .iter()
+        .map(|agent| {
+            (0..calls.len())
+                .filter(|&c| calls[c].holds(agent))
+                .collect()
+        })
+        .collect();
+    let mut taken = vec![0usize; calls.len()];
+    for found in &fits {
+        for &call in found {
+            taken[call] += 1;
+        }
+    }
+    fits.iter()
+        .enumerate()
+        .filter_map(|(agent, found)| match found.as_slice() {
+            [call] if taken[*call] == 1 => Some((agent, *call)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// One trace entering the window.
+#[derive(Debug)]
+pub struct Arrival<H> {
+    pub handle: H,
+    pub trace_id: String,
+    /// `trace:<id>` of itself and of linked traces, `<attribute>:<value>` of session ids.
+    pub keys: Vec<String>,
+    pub root: Option<AgentRoot>,
+    pub calls: Vec<ToolCall>,
+    pub spans: u64,
+}
+
+type CallKey = (String, String);
+
+/// An agent root or a tool call left waiting for a partner, to forget when its group leaves.
+#[derive(Debug)]
+enum Waiting {
+    Agent(CallKey, String),
+    Call(CallKey, String),
+}
+
+#[derive(Debug)]
+struct Group<H> {
+    traces: Vec<H>,
+    keys: HashSet<String>,
+    spans: u64,
+    waiting: Vec<Waiting>,
+}
+
+/// The window: [`Joiner::add`] a trace, get the groups that leave it.
+#[derive(Debug)]
+pub struct Joiner<H> {
+    window: u64,
+    /// Live groups by id; ids grow with creation, so the smallest is the earliest.
+    groups: HashMap<u64, Group<H>>,
+    order: VecDeque<u64>,
+    next_id: u64,
+    owner: HashMap<String, u64>,
+    held: u64,
+    /// Agent traces no tool call has claimed: (service, agent name) -> trace id -> root.
+    agents: HashMap<CallKey, HashMap<String, AgentRoot>>,
+    /// Tool calls that claimed no agent trace: (service, tool name) -> span id -> call.
+    calls: HashMap<CallKey, HashMap<String, ToolCall>>,
+}
+
+impl<H> Joiner<H> {
+    pub fn new(window: u64) -> Self {
+        Self {
+            window,
+            groups: HashMap::new(),
+            order: VecDeque::new(),
+            next_id: 0,
+            owner: HashMap::new(),
+            held: 0,
+            agents: HashMap::new(),
+            calls: HashMap::new(),
+        }
+    }
+
+    /// Spans held in the window.
+    pub fn held(&self) -> u64 {
+        self.held
+    }
+
+    /// Agent roots and tool calls waiting for a partner (bounded by the window: they
+    /// leave with their group).
+    pub fn waiting(&self) -> usize {
+        self.agents.values().map(HashMap::len).sum::<usize>()
+            + self.calls.values().map(HashMap::len).sum::<usize>()
+    }
+
+    /// Let `arrival` into the window; the groups that leave it, in order.
+    pub fn add(&mut self, arrival: Arrival<H>) -> Vec<Vec<H>> {
+        let Arrival {
+            handle,
+            trace_id,
+            keys,
+            root,
+            calls,
+            spans,
+        } = arrival;
+        let mut found: Vec<u64> = Vec::new();
+        for key in &keys {
+            if let Some(&group) = self.owner.get(key) {
+                if !found.contains(&group) {
+                    found.push(group);
+                }
+            }
+        }
+        let (partners, waiting) = self.delegation_partners(&trace_id, root, calls);
+        for partner in partners {
+            if let Some(&group) = self.owner.get(&format!("trace:{partner}")) {
+                if !found.contains(&group) {
+                    found.push(group);
+                }
+            }
+        }
+        let target = match found.iter().min() {
+            Some(&earliest) => {
+                for other in found.iter().filter(|&&g| g != earliest) {
+                    if let Some(folded) = self.groups.remove(other) {
+                        if let Some(group) = self.groups.get_mut(&earliest) {
+                            group.traces.extend(folded.traces);
+                            group.keys.extend(folded.keys);
+                            group.spans += folded.spans;
+                            group.waiting.extend(folded.waiting);
+                        }
+                    }
+                }
+                earliest
+            }
+            None => {
+                let id = self.next_id;
+                self.next_id += 1;
+                self.groups.insert(
+                    id,
+                    Group {
+                        traces: Vec::new(),
+                        keys: HashSet::new(),
+                        spans: 0,
+                        waiting: Vec::new(),
+                    },
+                );
+                self.order.push_back(id);
+                id
+            }
+        };
+        if let Some(group) = self.groups.get_mut(&target) {
+            group.traces.push(handle);
+            group.keys.extend(keys);
+            group.spans += spans;
+            group.waiting.extend(waiting);
+            for key in &group.keys {
+                self.owner.insert(key.clone(), target);
+            }
+        }
+        self.held += spans;
+        let mut released = Vec::new();
+        while self.held > self.window && !self.order.is_empty() {
+            released.extend(self.release_first());
+        }
+        released
+    }
+
+    /// Every group left, in order (end of input).
+    pub fn flush(&mut self) -> Vec<Vec<H>> {
+        let mut released = Vec::new();
+        while !self.order.is_empty() {
+            released.extend(self.release_first());
+        }
+        released
+    }
+
+    /// The traces in the window that the arriving trace delegated to or was delegated by
+    /// (an agent trace and the one tool call that fits it, neither claimed yet; ambiguous
+    /// fits join nothing), and the entries it leaves waiting for a partner.
+    fn delegation_partners(
+        &mut self,
+        trace_id: &str,
+        root: Option<AgentRoot>,
+        calls: Vec<ToolCall>,
+    ) -> (Vec<String>, Vec<Waiting>) {
+        let mut partners = Vec::new();
+        let mut left = Vec::new();
+        if let Some(root) = root {
+            let key = (root.service.clone(), root.name.clone());
+            let claimable = self.calls.get_mut(&key);
+            let fits: Vec<&ToolCall> = claimable
+                .as_ref()
+                .map(|calls| calls.values().filter(|c| c.holds(&root)).collect())
+                .unwrap_or_default();
+            match fits.as_slice() {
+                [call] => {
+                    let (span_id, partner) = (call.span_id.clone(), call.trace_id.clone());
+                    if let Some(claimable) = claimable {
+                        claimable.remove(&span_id);
+                    }
+                    partners.push(partner);
+                }
+                [] => {
+                    let trace = root.trace_id.clone();
+                    left.push(Waiting::Agent(key.clone(), trace.clone()));
+                    self.agents.entry(key).or_default().insert(trace, root);
+                }
+                _ => {}
+            }
+        }
+        for call in calls {
+            let key = (call.service.clone(), call.name.clone());
+            if let Some(waiting) = self.agents.get_mut(&key) {
+                let held: Vec<&String> = waiting
+                    .iter()
+                    .filter(|(_, agent)| call.holds(agent))
+                    .map(|(trace, _)| trace)
+                    .collect();
+                match held.as_slice() {
+                    [trace] => {
+                        let trace = (*trace).clone();
+                        waiting.remove(&trace);
+                        partners.push(trace);
+                        continue;
+                    }
+                    [] => {}
+                    _ => continue,
+                }
+            }
+            debug_assert_eq!(call.trace_id, trace_id);
+            left.push(Waiting::Call(key.clone(), call.span_id.clone()));
+            self.calls
+                .entry(key)
+                .or_default()
+                .insert(call.span_id.clone(), call);
+        }
+        (partners, left)
+    }
+
+    fn release_first(&mut self) -> Option<Vec<H>> {
+        let id = self.order.pop_front()?;
+        let group = self.groups.remove(&id)?; // folded into another: nothing to release
+        for key in &group.keys {
+            if self.owner.get(key) == Some(&id) {
+                self.owner.remove(key);
+            }
+        }
+        self.held -= group.spans;
+        for waiting in group.waiting {
+            let (index, key, id) = match waiting {
+                Waiting::Agent(key, id) => (None, key, id),
+                Waiting::Call(key, id) => (Some(()), key, id),
+            };
+            match index {
+                None => forget(&mut self.agents, &key, &id),
+                Some(()) => forget(&mut self.calls, &key, &id),
+            }
+        }
+        Some(group.traces)
+    }
+}
+
+/// Drop a waiting entry (one a partner claimed meanwhile is gone already).
+fn forget<V>(index: &mut HashMap<CallKey, HashMap<String, V>>, key: &CallKey, id: &str) {
+    if let Some(entries) = index.get_mut(key) {
+        entries.remove(id);
+        if entries.is_empty() {
+            index.remove(key);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn arrival(name: &'static str, keys: &[&str], spans: u64) -> Arrival<&'static str> {
+        let mut all = vec![format!("trace:{name}")];
+        all.extend(keys.iter().map(|k| k.to_string()));
+        Arrival {
+            handle: name,
+            trace_id: name.to_string(),
+            keys: all,
+            root: None,
+            calls: Vec::new(),
+            spans,
+        }
+    }
+
+    fn agent(trace: &str, start: i128, end: i128) -> AgentRoot {
+        AgentRoot {
+            trace_id: trace.into(),
+            span_id: format!("{trace}-root"),
+            service: "svc".into(),
+            name: "researcher".into(),
+            start,
+            end,
+        }
+    }
+
+    fn call(trace: &str, span: &str, start: i128, end: i128) -> ToolCall {
+        ToolCall {
+            trace_id: trace.into(),
+            span_id: span.into(),
+            service: "svc".into(),
+            name: "researcher".into(),
+            start,
+            end,
+        }
+    }
+
+    #[test]
+    fn shared_keys_join_and_the_window_releases_in_order() {
+        let mut joiner = Joiner::new(10);
+        assert!(joiner.add(arrival("a", &["session.id:s"], 4)).is_empty());
+        assert!(joiner.add(arrival("b", &[], 4)).is_empty());
+        // c shares a's session: joins a's group, and the window (12 > 10) releases it.
+        let out = joiner.add(arrival("c", &["session.id:s"], 4));
+        assert_eq!(out, vec![vec!["a", "c"]]);
+        assert_eq!(joiner.held(), 4);
+        assert_eq!(joiner.flush(), vec![vec!["b"]]);
+        assert_eq!(joiner.held(), 0);
+    }
+
+    #[test]
+    fn a_trace_linking_two_groups_folds_them_into_the_earliest() {
+        let mut joiner = Joiner::new(100);
+        joiner.add(arrival("a", &[], 1));
+        joiner.add(arrival("b", &[], 1));
+        joiner.add(arrival("c", &["trace:b", "trace:a"], 1));
+        // The later group (b) folded into a; d linking to b now lands in the joined group.
+        joiner.add(arrival("d", &["trace:b"], 1));
+        assert_eq!(joiner.flush(), vec![vec!["a", "b", "c", "d"]]);
+    }
+
+    #[test]
+    fn a_released_group_no_longer_owns_its_keys() {
+        let mut joiner = Joiner::new(1);
+        assert_eq!(
+            joiner.add(arrival("a", &["session.id:s"], 2)),
+            vec![vec!["a"]]
+        );
+        assert_eq!(
+            joiner.add(arrival("b", &["session.id:s"], 2)),
+            vec![vec!["b"]]
+        );
+    }
+
+    #[test]
+    fn an_agent_trace_joins_the_one_call_that_fits_it_either_way_round() {
+        let mut joiner = Joiner::new(100);
+        let mut caller = arrival("caller", &[], 3);
+        caller.calls = vec![call("caller", "c1", 10, 50)];
+        joiner.add(caller);
+        let mut run = arrival("run", &[], 2);
+        run.root = Some(agent("run", 20, 40));
+        joiner.add(run);
+        assert_eq!(joiner.flush(), vec![vec!["caller", "run"]]);
+
+        let mut joiner = Joiner::new(100);
+        let mut run = arrival("run", &[], 2);
+        run.root = Some(agent("run", 20, 40));
+        joiner.add(run);
+        let mut caller = arrival("caller", &[], 3);
+        caller.calls = vec![call("caller", "c1", 10, 50)];
+        joiner.add(caller);
+        assert_eq!(joiner.flush(), vec![vec!["run", "caller"]]);
+    }
+
+    #[test]
+    fn two_fitting_calls_join_nothing() {
+        let mut joiner = Joiner::new(100);
+        let mut caller = arrival("caller", &[], 3);
+        caller.calls = vec![call("caller", "c1", 10, 50), call("caller", "c2", 0, 60)];
+        joiner.add(caller);
+        let mut run = arrival("run", &[], 2);
+        run.root = Some(agent("run", 20, 40));
+        joiner.add(run);
+        assert_eq!(joiner.flush(), vec![vec!["caller"], vec!["run"]]);
+    }
+
+    #[test]
+    fn waiting_entries_leave_with_their_group() {
+        let mut joiner = Joiner::new(2);
+        let mut caller = arrival("caller", &[], 3);
+        caller.calls = vec![call("caller", "c1", 10, 50)];
+        assert_eq!(joiner.add(caller), vec![vec!["caller"]]);
+        assert_eq!(joiner.waiting(), 0);
+        let mut run = arrival("run", &[], 1);
+        run.root = Some(agent("run", 20, 40));
+        assert!(joiner.add(run).is_empty());
+        assert_eq!(joiner.waiting(), 1);
+        assert_eq!(joiner.flush(), vec![vec!["run"]]);
+        assert_eq!(joiner.waiting(), 0);
+    }
+
+    #[test]
+    fn holds_needs_another_trace_the_same_service_and_name_and_the_time() {
+        let c = call("t", "c", 10, 50);
+        assert!(c.holds(&agent("u", 10, 50)));
+        assert!(!c.holds(&agent("t", 20, 40)));
+        assert!(!c.holds(&agent("u", 5, 40)));
+        assert!(!c.holds(&agent("u", 20, 60)));
+        assert!(!c.holds(&agent("u", 20, 0)));
+        let mut other = agent("u", 20, 40);
+        other.service = "other".into();
+        assert!(!c.holds(&other));
+    }
+
+    #[test]
+    fn delegations_only_where_both_sides_are_unique() {
+        let agents = [agent("a", 20, 30), agent("b", 20, 30), agent("c", 100, 110)];
+        let calls = [call("x", "c1", 10, 40), call("x", "c2", 90, 120)];
+        // a and b both fit c1 only: c1 is taken twice, nothing for them; c fits c2 alone.
+        assert_eq!(delegations(&agents, &calls), vec![(2, 1)]);
+    }
+}
