@@ -62,7 +62,7 @@ _SHA256 = hashlib.sha256()
 """An empty SHA-256 to ``copy()``: each ``hashlib.sha256()`` has OpenSSL look the algorithm
 up by name (CPython 3.11 keeps no fetched digest), ~115 k instructions, and the cache hashed
 three times per file (key, entry path, entry digest): ~20 M instructions of a one-trace
-``grade`` (docs/performance.md, "Start-up ... (issue 18), 4 December 2026")."""
+``grade`` (docs/performance.md, "Start-up: the conventions' patterns and the cache's hashing")."""
 
 
 def _sha256(data: bytes = b"") -> hashlib._Hash:

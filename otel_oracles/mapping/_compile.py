@@ -593,7 +593,7 @@ def _first_group(pattern: str) -> Callable[[str], Any]:
     repeat across spans). The pattern is compiled on its first name (``safe_regex``'s
     cache), not here: most of the bundled files' ``span_name`` sources never see a span in
     a given run, and compiling them all was most of what loading the conventions compiled
-    (docs/performance.md, "Start-up ... (issue 18), 4 December 2026")."""
+    (docs/performance.md, "Start-up: the conventions' patterns and the cache's hashing")."""
 
     @functools.lru_cache(maxsize=4096)
     def first_group(name: str) -> Any:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -174,3 +175,47 @@ def test_a_command_runs_with_the_collector_on() -> None:
     state, thresholds = proc.stdout.splitlines()
     assert state.split() == ["enabled", "True", "frozen", "True"]
     assert tuple(map(int, thresholds.split()[1:])) == StartUpGc.THRESHOLDS != gc.get_threshold()
+
+
+COMPILE_PROBE = """
+import sys, regex
+compiled = []
+engine_compile = regex.compile
+
+def counting(pattern, flags=0, **kw):
+    compiled.append(pattern)
+    return engine_compile(pattern, flags, **kw)
+
+regex.compile = counting
+from otel_oracles.mapping import ConventionCache, load_conventions
+conventions = load_conventions([], ConventionCache.from_env())
+conventions.compiled()
+print(len(conventions.files), len(compiled))
+"""
+
+
+def test_loading_the_conventions_compiles_no_pattern(tmp_path: Path) -> None:
+    """A start with the conventions cache warm compiles none of the bundled files' ~400
+    patterns: the rule table's, the ``span_name`` sources' and the tool-result patterns are
+    compiled on their first text (docs/performance.md, "Start-up: the conventions' patterns
+    and the cache's hashing"). The cold start, validating the YAML, compiles each to check
+    it: the probe sees
+    the engine's compiles."""
+    env = {**os.environ, "OTEL_ORACLES_CONVENTIONS_CACHE": str(tmp_path / "cache")}
+    runs = []
+    for _ in range(2):
+        proc = subprocess.run(
+            [sys.executable, "-c", COMPILE_PROBE],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert proc.returncode == 0, proc.stderr
+        files, compiled = map(int, proc.stdout.split())
+        runs.append(compiled)
+    assert files > 20
+    cold, warm = runs
+    assert cold > 100
+    assert warm == 0
