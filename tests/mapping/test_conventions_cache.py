@@ -18,7 +18,7 @@ from otel_oracles import safe_regex
 from otel_oracles.decode import DecodedBatch
 from otel_oracles.errors import ConventionError
 from otel_oracles.grade.loader import parse_contract
-from otel_oracles.mapping import ConventionCache, builtin_dir, load_conventions
+from otel_oracles.mapping import ConventionCache, ConventionSet, builtin_dir, load_conventions
 from otel_oracles.mapping._cache import CACHE_DIR_ENV, CACHE_ROOT_ENV, default_dir
 from otel_oracles.mapping._loader import load_convention_file
 from otel_oracles.model.span import SpanRecord
@@ -112,6 +112,31 @@ def test_the_key_names_the_regex_engine_version(
     assert read_entry(entry)["key"] == other.key(path.stem, str(path), raw)  # written again
 
 
+def crash_of_one_tool_span(conventions: ConventionSet) -> str:
+    """Grade one span named ``tool`` with a ``my.tool.name`` attribute under ``conventions``:
+    the verdict must be the ``error`` of a crashed grading (never a pass); its message."""
+    contract = parse_contract(
+        {"id": "c", "name": "c", "invariants": [{"type": "tool_not_called", "tool": "rm"}]},
+        "c.yaml",
+    )
+    spans = [
+        SpanRecord(
+            trace_id="ab" * 16,
+            span_id="cd" * 8,
+            parent_span_id="",
+            name="tool",
+            attributes={"my.tool.name": "x"},
+        )
+    ]
+    session = GradingSession([contract], conventions)
+    graded = list(session.run([DecodedBatch(spans=spans)], GradeRun()))
+    verdicts = [v for subject in graded for v, _ in subject.graded]
+    assert [(v.verdict, [r.name for r in v.results]) for v in verdicts] == [
+        ("error", ["grading_crash"])
+    ]
+    return verdicts[0].results[0].message
+
+
 def test_a_forged_entry_with_a_bad_regex_fails_closed(tmp_path: Path, user_dir: Path) -> None:
     """An entry's regexes are compiled where they are first used, not when it is read. One
     forged with its digest and a pattern the engine refuses is therefore read, and the trace
@@ -124,27 +149,7 @@ def test_a_forged_entry_with_a_bad_regex_fails_closed(tmp_path: Path, user_dir: 
     doc = read_entry(entry)
     doc["file"]["rules"][0]["match"]["all"][0] = {"attr": "my.tool.name", "regex": "(unclosed"}
     forge_entry(entry, doc)
-    conventions = load_conventions([user_dir], cache)
-    contract = parse_contract(
-        {"id": "c", "name": "c", "invariants": [{"type": "tool_not_called", "tool": "rm"}]},
-        "c.yaml",
-    )
-    session = GradingSession([contract], conventions)
-    spans = [
-        SpanRecord(
-            trace_id="ab" * 16,
-            span_id="cd" * 8,
-            parent_span_id="",
-            name="tool",
-            attributes={"my.tool.name": "x"},
-        )
-    ]
-    graded = list(session.run([DecodedBatch(spans=spans)], GradeRun()))
-    verdicts = [v for subject in graded for v, _ in subject.graded]
-    assert [(v.verdict, [r.name for r in v.results]) for v in verdicts] == [
-        ("error", ["grading_crash"])
-    ]
-    assert "(RegexSyntaxError: " in verdicts[0].results[0].message
+    assert "(RegexSyntaxError: " in crash_of_one_tool_span(load_conventions([user_dir], cache))
 
 
 def test_a_forged_span_name_source_without_a_group_fails_closed(
@@ -170,28 +175,7 @@ def test_a_forged_span_name_source_without_a_group_fails_closed(
     from_yaml.write_text(USER_FILE.replace("[{attr: my.tool.name}]", "[{span_name: '^tool$'}]"))
     with pytest.raises(ConventionError, match="needs a capture group"):
         load_convention_file(from_yaml, cache=cache)
-    conventions = load_conventions([user_dir], cache)
-    contract = parse_contract(
-        {"id": "c", "name": "c", "invariants": [{"type": "tool_not_called", "tool": "rm"}]},
-        "c.yaml",
-    )
-    spans = [
-        SpanRecord(
-            trace_id="ab" * 16,
-            span_id="cd" * 8,
-            parent_span_id="",
-            name="tool",
-            attributes={"my.tool.name": "x"},
-        )
-    ]
-    graded = list(
-        GradingSession([contract], conventions).run([DecodedBatch(spans=spans)], GradeRun())
-    )
-    verdicts = [v for subject in graded for v, _ in subject.graded]
-    assert [(v.verdict, [r.name for r in v.results]) for v in verdicts] == [
-        ("error", ["grading_crash"])
-    ]
-    assert "no such group" in verdicts[0].results[0].message
+    assert "no such group" in crash_of_one_tool_span(load_conventions([user_dir], cache))
 
 
 @pytest.mark.parametrize(
