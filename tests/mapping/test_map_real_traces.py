@@ -282,6 +282,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "openlit-claude-agent-sdk",
         "upsonic",
         "atomic-agents",
+        "atomic-agents-openinference",
         "rig",
         "rig-latest",
         "langfuse-langgraph",
@@ -424,6 +425,7 @@ TOOL_SPAN_SOURCES = frozenset(
     {
         "agency-swarm-openinference",
         "atomic-agents",
+        "atomic-agents-openinference",
         "azure-ai-agents",
         "swiftide",
         *RETRIEVER_TOOLS,
@@ -1176,13 +1178,13 @@ whose requests content hid, so each failed attempt gets an unnamed placeholder c
 call asked for nothing: a known wrong reading (a false fail, never a pass) for a later fix in
 the core's linker (``_hidden_call``)."""
 
-CALLER_UNSEEN = frozenset({"atomic-agents"})
+CALLER_UNSEEN = frozenset({"atomic-agents", "atomic-agents-openinference"})
 """Sources whose application runs an agent's chosen tools outside the agent's spans (Atomic
 Agents: ``invoke_agent`` is one structured model turn, the tools run in the application's
 loop beside it): the agent a delegation tool runs is seen, the agent that asked for it is not.
 """
 
-ANSWER_IN_STEP_OBJECT = frozenset({"atomic-agents"})
+ANSWER_IN_STEP_OBJECT = frozenset({"atomic-agents", "atomic-agents-openinference"})
 """Sources whose agent answers with the object its output schema defines (Atomic Agents: the
 driver's ``AgentStep``, ``{"tool_calls": [], "answer": ...}``), read as the last agent step's
 structured answer: the answer checks search the object's JSON text, the answer inside it."""

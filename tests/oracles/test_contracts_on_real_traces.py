@@ -262,6 +262,7 @@ CHECKS = {"support-rag": SUPPORT, "coding-agent": CODING, "multi-agent-handoff":
 TOOL_SPANS = (
     "agency-swarm-openinference",
     "atomic-agents",
+    "atomic-agents-openinference",
     "azure-ai-agents",
     "swiftide",
     "langchain-retriever-openinference",
@@ -807,7 +808,12 @@ pool, ADK for Go's goroutines and the AI SDK's concurrent tool executions, too q
 overlap, this time), and with content off (AutoGen's own spans: always) no model call's output
 shows that they were asked for together: the second failed search reads as a retry of the first
 (``search-retry`` tolerated, a repeat counted where the trace cannot tell, never one missed)."""
-CALLS_UNGROUPED = ("claude-agent-sdk-js", "azure-ai-agents", "atomic-agents")
+CALLS_UNGROUPED = (
+    "claude-agent-sdk-js",
+    "azure-ai-agents",
+    "atomic-agents",
+    "atomic-agents-openinference",
+)
 """No span records a model turn: OpenInference's JavaScript Claude Agent SDK instrumentation
 writes one AGENT span per ``query()`` holding only the run's result text (the Python one also
 keeps every assistant message as ``llm.output_messages.*``) and no span per model call, so
@@ -1026,7 +1032,7 @@ as a model turn whose requests content hid, an unnamed call. A failed call asked
 known false fails, never a pass (six calls over the budget of five; with content on the
 unnamed calls make the checks on tool names missing evidence), for a later fix in the core's
 linker (``_hidden_call``)."""
-CALLER_UNSEEN = ("atomic-agents",)
+CALLER_UNSEEN = ("atomic-agents", "atomic-agents-openinference")
 """The application runs the tools between an agent's turns, outside its spans (Atomic Agents:
 an agent's run is one structured model turn, ``invoke_agent``, and the tools it chose run in the
 application's loop beside those spans): the research agent, run from the triage agent's

@@ -4051,6 +4051,26 @@ SOURCES: dict[str, dict[str, Any]] = {
         "off": {"ATOMIC_AGENTS_TRACE_HIDE_INPUTS": "true",
                 "ATOMIC_AGENTS_TRACE_HIDE_OUTPUTS": "true"},
     },
+    "atomic-agents-openinference": {
+        "what": "the `atomic-agents` orchestration loop with Atomic Agents' own "
+        "AtomicAgentsInstrumentor writing its OpenInference attributes too, as it does with "
+        "OpenInference installed (the phoenix extra): openinference.span.kind AGENT / LLM / "
+        "TOOL and input.value / output.value beside the GenAI attributes",
+        "packages": ["atomic-agents", "instructor", "openai", "openinference-instrumentation",
+                     "opentelemetry-sdk"],
+        "driver": "fw_atomic_agents:run_openinference",
+        "handoff_via": "the `research_agent` tool (`research_agent {\"question\": ...}`), a "
+        "BaseTool that runs the research agent's loop",
+        "tool_spans": True,
+        "notes": ["**Tool failures:** the tool raises; its `execute_tool` span ends ERROR "
+                  "(`error.type`), and the application hands the agent `ToolError` with "
+                  "`add_tool_result`.",
+                  "**Content off:** `ATOMIC_AGENTS_TRACE_HIDE_INPUTS` / `_OUTPUTS`."],
+        "scenarios": [n for n in SCENARIOS if not n.startswith("x_answer")],
+        "on": {},
+        "off": {"ATOMIC_AGENTS_TRACE_HIDE_INPUTS": "true",
+                "ATOMIC_AGENTS_TRACE_HIDE_OUTPUTS": "true"},
+    },
     "langroid-openinference": {
         "what": "Langroid agents (a ChatAgent with OpenAI's tools API, use_functions_api=True, "
         "use_tools=False, on OpenAIGPTConfig(api_base=...) on the fake server, streamed as "

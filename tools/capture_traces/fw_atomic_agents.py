@@ -61,15 +61,31 @@ def as_steps(scenario: Scenario) -> Scenario:
     return replace(scenario, turns=[step(turn) for turn in scenario.turns], structured=True)
 
 
-def run(
+def run_openinference(
     scenario: Scenario,
     tracer_provider: Any,
     logger_provider: Any,
     tools: Tools,
     executed: list[str],
 ) -> None:
-    """One scenario through Atomic Agents' orchestration loop under its own instrumentation;
-    fails when the run's answer is not the script's."""
+    """``run`` with the instrumentation's OpenInference attributes on, as it writes them when
+    OpenInference is installed (the ``phoenix`` extra, Arize Phoenix's setup), for the
+    ``atomic-agents-openinference`` source."""
+    run(scenario, tracer_provider, logger_provider, tools, executed, openinference=True)
+
+
+def run(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+    *,
+    openinference: bool = False,
+) -> None:
+    """One scenario through Atomic Agents' orchestration loop under its own instrumentation
+    (``openinference``: with its OpenInference attributes too); fails when the run's answer is
+    not the script's."""
     import instructor
     import openai
     from atomic_agents import AgentConfig, AtomicAgent, BaseIOSchema, BaseTool, BaseToolConfig
@@ -78,7 +94,7 @@ def run(
     from fake_openai import FakeOpenAI, call_order
     from pydantic import Field
 
-    config = replace(TracingConfig.from_environment(), openinference_attributes=False)
+    config = replace(TracingConfig.from_environment(), openinference_attributes=openinference)
     AtomicAgentsInstrumentor().instrument(tracer_provider=tracer_provider, config=config)
 
     class UserMessage(BaseIOSchema):
