@@ -11,7 +11,7 @@ caches.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from otel_oracles.grade.oracles.base import OracleCheck, OracleParams
@@ -91,6 +91,14 @@ class CompiledContract:
     contract: Contract
     checks: tuple[CompiledCheck, ...]
     selector: TraceSelector
+    evidence: tuple[str, ...] = field(init=False)
+    """Every evidence name a check asks for, sorted and unique, made from ``checks``:
+    asked of a trajectory once per contract, so that when it lacks none (most
+    trajectories), no check asks for its own."""
+
+    def __post_init__(self) -> None:
+        names = tuple(sorted({name for check in self.checks for name in check.evidence}))
+        object.__setattr__(self, "evidence", names)
 
     def selects(self, trace: Trace, agents: MappedAgents | None = None) -> bool:
         """Whether the contract's ``match`` selects ``trace`` (``agents``: see

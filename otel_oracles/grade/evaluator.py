@@ -212,10 +212,41 @@ def _plain_verdict(
     return all(type(result) is OracleResult for result in results)
 
 
-def run_compiled(check: CompiledCheck, ctx: GradeContext) -> OracleResult:
+def _known_clear(compiled: CompiledContract, ctx: GradeContext) -> tuple[bool, bool]:
+    """What every check of ``compiled`` would ask of ``ctx``'s trajectory, asked once per
+    contract: ``(clear, gapless)``. ``clear``: the trajectory is complete and lacks none of
+    the contract's evidence names (``CompiledContract.evidence``, each probed once per
+    trajectory, as every check would probe its own), so no check lacks any. ``gapless``: it
+    has neither a fragment gap nor a coverage gap, so no result is made
+    ``missing_evidence`` for one (``_fail_closed``). Either is ``False`` when working it
+    out raises: each check that asks then raises it itself, as its own ``error`` result."""
+    if ctx.trajectory.incomplete:
+        return False, False
+    ev = ctx.evidence
+    try:
+        clear = not ev.lacking(compiled.evidence)
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # noqa: BLE001 - the checks that need the probe report it
+        clear = False
+    try:
+        gapless = ev.fragment_gap() is None and ev.coverage_gap() is None
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # noqa: BLE001 - the checks held against the gaps report it
+        gapless = False
+    return clear, gapless
+
+
+def run_compiled(
+    check: CompiledCheck, ctx: GradeContext, clear: bool = False, gapless: bool = False
+) -> OracleResult:
     """One compiled check on ``ctx``: its result, never an exception (except the lazy
     replay's own failure, which makes the whole verdict a replay error, and
-    ``KeyboardInterrupt``, which stops the run: see the module docstring)."""
+    ``KeyboardInterrupt``, which stops the run: see the module docstring). ``clear`` and
+    ``gapless`` are what its contract's ``_known_clear`` found: when ``clear``, the check
+    asks for neither its evidence nor completeness; when ``gapless``, its result is not
+    held against the trajectory's gaps."""
     start = _clock()
     contract = ctx.contract
     error_details: dict[str, object] | None = None
@@ -225,8 +256,8 @@ def run_compiled(check: CompiledCheck, ctx: GradeContext) -> OracleResult:
         oracle = check.oracle
         assert oracle is not None
         try:
-            lacking = ctx.evidence.lacking(check.evidence) if check.evidence else ()
-            if lacking or ctx.trajectory.incomplete:
+            lacking = () if clear or not check.evidence else ctx.evidence.lacking(check.evidence)
+            if lacking or (not clear and ctx.trajectory.incomplete):
                 gaps = [message for _, message in lacking]
                 missing = [name for name, _ in lacking]
                 if ctx.trajectory.incomplete:
@@ -243,7 +274,9 @@ def run_compiled(check: CompiledCheck, ctx: GradeContext) -> OracleResult:
                         raise SandboxError(problem)
                 finding = oracle.check(ctx)
             status = finding.status
-            if finding.unseen or (status == "pass" and oracle.needs_full_coverage):
+            if not gapless and (
+                finding.unseen or (status == "pass" and oracle.needs_full_coverage)
+            ):
                 finding = _fail_closed(finding, oracle, ctx)
                 status = finding.status
             # ``outcome_for``, inline: it is asked of every result.
@@ -405,11 +438,13 @@ def grade(
                 commands=commands,
                 evidence=evidence,
             )
-            results = [run_compiled(check, ctx) for check in compiled.checks]
+            clear, gapless = _known_clear(compiled, ctx)
+            results = [run_compiled(check, ctx, clear, gapless) for check in compiled.checks]
         else:
             with contextlib.ExitStack() as stack:
                 ctx = _context(contract, evidence, stack, commands)
-                results = [run_compiled(check, ctx) for check in compiled.checks]
+                clear, gapless = _known_clear(compiled, ctx)
+                results = [run_compiled(check, ctx, clear, gapless) for check in compiled.checks]
     except ReplayError as exc:
         results = [
             OracleResult(

@@ -11,6 +11,7 @@ the evaluator's fail-closed rules and outcome table, read inline.
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import posixpath
 import random
@@ -21,10 +22,11 @@ import pytest
 
 from otel_oracles import safe_regex
 from otel_oracles.grade import evaluator
+from otel_oracles.grade import evidence as evidence_module
 from otel_oracles.grade.compiled import compile_check
 from otel_oracles.grade.evaluator import outcome_for, run_compiled
 from otel_oracles.grade.evidence import Evidence, absent
-from otel_oracles.grade.loader import parse_contract
+from otel_oracles.grade.loader import compile_contract, parse_contract
 from otel_oracles.grade.oracles import agentbench, coding_rule
 from otel_oracles.grade.oracles.agentbench import (
     steps_naming,
@@ -40,6 +42,7 @@ from otel_oracles.grade.oracles.trace_common import (
 )
 from otel_oracles.grade.oracles.trace_tools import SequenceItem, _align_ordered, _scores
 from otel_oracles.model.contract import OracleSpec
+from otel_oracles.model.result import Outcome
 from otel_oracles.model.step import COMMAND_KEYS, StepKind, Trajectory, normalize_path
 from tests.oracles.trace_builders import gen, tool, traj
 
@@ -415,3 +418,42 @@ def test_outcomes_are_the_tables_after_the_fail_closed_rules(layer: Any) -> None
                         got = run_compiled(check, ctx)
                         want = _plain_outcome(finding, oracle, GradeContext(t, contract), layer)
                         assert (got.outcome, got.message) == want
+                        # What the contract's checks would each ask, asked once for it.
+                        whole = dataclasses.replace(compile_contract(contract), checks=(check,))
+                        ctx = GradeContext(t, contract, evidence=Evidence(t))
+                        known = evaluator._known_clear(whole, ctx)
+                        assert known == (True, gaps[trajectories.index(t)] == (None, None))
+                        got = run_compiled(check, ctx, *known)
+                        assert (got.outcome, got.message) == want
+
+
+def test_a_raising_probe_is_the_error_of_the_checks_that_ask_for_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The contract's evidence is asked once (``_known_clear``); a probe that raises there
+    is still each asking check's own ``error``, and the other checks judge as before."""
+    contract = parse_contract(
+        {
+            "id": "c",
+            "evidence": [{"field": "final_output"}],
+            "invariants": [{"type": "tool_not_called", "tool": "x"}],
+        },
+        "<t>",
+    )
+    compiled = compile_contract(contract)
+    assert compiled.evidence == ("final_output", "tool_names")
+    t = _trajectories()[0]
+
+    def broken(ev: Evidence, scope: str | None) -> str | None:
+        raise RuntimeError("probe broke")
+
+    monkeypatch.setitem(evidence_module.PROBES, "final_output", broken)
+    ctx = GradeContext(t, contract, evidence=Evidence(t))
+    assert evaluator._known_clear(compiled, ctx) == (False, True)
+    verdict = evaluator.grade(compiled, t)
+    outcomes = {r.name: (r.outcome, r.message) for r in verdict.results}
+    assert outcomes[compiled.checks[0].result_fields["name"]] == (
+        Outcome.ERROR,
+        "oracle raised RuntimeError: probe broke",
+    )
+    assert outcomes[compiled.checks[1].result_fields["name"]][0] is Outcome.PASS
