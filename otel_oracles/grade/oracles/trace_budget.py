@@ -55,16 +55,15 @@ class Latency(OracleCheck):
         return self.evidence
 
     def _timed(self, ctx: GradeContext) -> list[Step]:
+        """The calls ``scope: tool`` or ``scope: generation`` times, each on its own (the
+        trace's extent is read off every step in ``check``)."""
         ev = ctx.evidence
         if self.params.scope == "tool":
             return list(ev.calls_of(tuple(self.params.tools)))
-        if self.params.scope == "generation":
-            return ev.generations()
-        return list(ctx.trajectory.steps)
+        return ev.generations()
 
     def check(self, ctx: GradeContext) -> Finding:
         p = self.params
-        steps = self._timed(ctx)
         if p.scope == "trace":
             # Every time the steps record, read once each. A step whose end is unset (0,
             # OTLP's unset: its span never ended) may still have been running, so the run's
@@ -72,27 +71,35 @@ class Latency(OracleCheck):
             # stands on what is known). Any other end before its start is a span's clock at
             # fault (OpenLIT's Claude Agent SDK instrumentation writes model calls ending a
             # microsecond before they start): both are instants of the run, so the extent
-            # covers both.
-            starts: list[int] = []
-            ends: list[int] = []
+            # covers both. The extent is kept as it is read (earliest instant, latest
+            # instant), not as lists of every step's instants reduced afterwards.
+            first: int | None = None
+            last = 0
             unset: list[Step] = []
-            for s in steps:
+            for s in ctx.trajectory.steps:
                 start, end = s.start_ns, s.end_ns
                 if start is None or end is None:
                     continue
                 if end == 0 < start:
                     unset.append(s)  # its start is still an instant of the run
                     end = start
-                starts.append(min(start, end))
-                ends.append(max(start, end))
-            ms = (max(ends) - min(starts)) / NS_PER_MS if starts else 0.0
+                elif end < start:
+                    start, end = end, start
+                if first is None:
+                    first, last = start, end
+                else:
+                    if start < first:
+                        first = start
+                    if end > last:
+                        last = end
+            ms = (last - first) / NS_PER_MS if first is not None else 0.0
             details = {"duration_ms": round(ms, 3)}
             if unset and not (ms > p.max_ms and p.max < 1):  # over already: the rest adds
                 return Finding.missing(
                     f"latency: {len(unset)} step(s) of the trace have no end time (a span "
                     "that never ended, or whose end was not written): " + list_steps(unset)
                 )
-            if not starts:
+            if first is None:
                 return Finding.missing("latency: no step of the trace has start and end times")
             if ms <= p.max_ms:
                 return Finding.ok(
@@ -107,6 +114,7 @@ class Latency(OracleCheck):
                 details=details,
                 used=1,
             )
+        steps = self._timed(ctx)
         untimed = [s for s in steps if s.duration_ns is None]
         if untimed:
             return Finding.missing(

@@ -247,18 +247,6 @@ class DiffEntry:
     actual: Step | None
     note: str = ""
 
-    def as_dict(self, items: list[SequenceItem]) -> dict[str, Any]:
-        out: dict[str, Any] = {"op": self.op}
-        if self.expected is not None:
-            out["expected"] = {"position": self.expected, "tool": items[self.expected].tool}
-        if self.actual is not None:
-            out["actual"] = {"step": self.actual.index, "tool": self.actual.tool}
-            if self.actual.source is not None:
-                out["actual"]["span_id"] = self.actual.source.span_id
-        if self.note:
-            out["note"] = self.note
-        return out
-
     def line(self, items: list[SequenceItem]) -> str:
         exp = items[self.expected].tool if self.expected is not None else ""
         act = where(self.actual) if self.actual is not None else ""
@@ -279,6 +267,34 @@ do not (the message made when the alignment keeps the pair)."""
 
 _NO_MATCH: _Cell = (0, None)
 _FULL_MATCH: _Cell = (FULL, None)
+
+
+def _diff_details(diff: list[DiffEntry], tools: list[str]) -> list[dict[str, Any]]:
+    """``diff`` as the result's details show it: per entry its ``op``, the expected item
+    (position and tool; ``tools`` are the items' tools), the call (step, tool and span id)
+    and the note. Every entry of every sequence check's diff is shown, so this is one loop
+    with the fields read once, not a method call per entry."""
+    out: list[dict[str, Any]] = []
+    for entry in diff:
+        shown: dict[str, Any] = {"op": entry.op}
+        expected = entry.expected
+        if expected is not None:
+            shown["expected"] = {"position": expected, "tool": tools[expected]}
+        actual = entry.actual
+        if actual is not None:
+            source = actual.source
+            if source is None:
+                shown["actual"] = {"step": actual.index, "tool": actual.tool}
+            else:
+                shown["actual"] = {
+                    "step": actual.index,
+                    "tool": actual.tool,
+                    "span_id": source.span_id,
+                }
+        if entry.note:
+            shown["note"] = entry.note
+        out.append(shown)
+    return out
 
 
 def _scores(items: list[SequenceItem], calls: list[Step]) -> list[list[_Cell]]:
@@ -431,9 +447,9 @@ class ToolSequence(OracleCheck):
         diff = _align_ordered(items, calls) if ordered else _align_unordered(items, calls)
         details = {
             "mode": p.mode,
-            "expected": [i.tool for i in items],
+            "expected": named,
             "actual": [s.tool for s in calls],
-            "diff": [e.as_dict(items) for e in diff],
+            "diff": _diff_details(diff, named),
         }
         if _sequence_ok(p.mode, diff):
             matched = [e.actual for e in diff if e.op == "match" and e.actual is not None]
