@@ -521,6 +521,29 @@ def nested_agent_handoffs(
 def handoff_targets(drafts: list[Any], /) -> None:
     """A handoff naming no target gets the next agent to start after it."""
 
+def run_wrappers(
+    unrecognised: list[SpanRecord],
+    draft_by_span: dict[str, Any],
+    by_id: dict[str, SpanRecord],
+    /,
+) -> tuple[int, dict[str, int]]:
+    """How many different span ids among ``unrecognised`` enclose every drafted span (the
+    run's wrappers), and the other unrecognised spans counted by name, first-seen order."""
+
+def requests_from_next_input(drafts: list[Any], /) -> None:
+    """Rules with ``requests_from_next_input``: a model call's requests read from the next
+    model call's input of its scope (``mapping._mapper._requests_from_next_input``)."""
+
+def requested_handoffs(
+    drafts: list[Any],
+    patterns: tuple[str, ...],
+    agent_group: Callable[[str, str], str | None],
+    /,
+) -> None:
+    """A synthesized call of a ``handoff_requests`` tool naming the agent that starts next
+    becomes the handoff to it; ``agent_group(pattern, tool)`` is the agent a pattern reads
+    from the tool name, or ``None`` (``mapping._mapper._requested_handoffs``)."""
+
 # -- stacked layers of one call (native/python/src/stacked.rs) -------------------------------
 
 def merge_stacked_generations(

@@ -137,7 +137,8 @@ class CompiledSet:
     tool_kinds: dict[tuple[str, str], ToolKinds] = field(default_factory=dict)
     final_answer_tools: tuple[str, ...] = ()
     handoff_requests: tuple[str, ...] = ()
-    """The files' ``handoff_requests`` patterns (``_mapper._requested_handoffs``)."""
+    """The files' ``handoff_requests`` patterns (``_mapper._requested_handoffs``), each
+    compiled on its first tool name by ``safe_regex`` (its cache), not here."""
     model_status: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
     """The set's ``tool_kinds()``, ``final_answer_tools()`` and ``model_status_errors()``,
     kept here for ``map_trace``: read per trace, and a ``ConventionSet``'s private attributes

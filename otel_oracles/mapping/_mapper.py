@@ -26,7 +26,6 @@ from its field sources. Then trace-level passes that no single span can do:
 from __future__ import annotations
 
 import functools
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,7 +38,9 @@ from otel_oracles._native import (
     flag_aggregated_usage,
     handoff_targets,
     nested_agent_handoffs,
-    requested_calls,
+    requested_handoffs,
+    requests_from_next_input,
+    run_wrappers,
     tools_running_agents,
 )
 from otel_oracles.mapping._compile import (
@@ -125,13 +126,9 @@ def map_trace(trace: Trace, conventions: ConventionSet) -> Trajectory:
         trace.spans, trace.children, compiled.table.select(trace.spans, trace.children)
     )
 
-    wrappers = run_wrappers(unrecognised, draft_by_span, by_id)
+    wrappers, unmapped = _run_wrappers(unrecognised, draft_by_span, by_id)
     if wrappers:
-        used_files[RUN_WRAPPER] = len(wrappers)
-    unmapped: dict[str, int] = {}
-    for span in unrecognised:
-        if span.span_id not in wrappers:
-            unmapped[span.name] = unmapped.get(span.name, 0) + 1
+        used_files[RUN_WRAPPER] = wrappers
 
     drafts = merge_stacked_generations(drafts, draft_by_span, by_id)
     drafts = merge_sibling_layers(drafts, draft_by_span, by_id)
@@ -185,32 +182,25 @@ RUN_WRAPPER = "(run wrapper)"
 """Coverage label of the application's own spans around a run (see ``run_wrappers``)."""
 
 
-def run_wrappers(
+def _run_wrappers(
     unrecognised: list[SpanRecord],
     steps: dict[str, Draft],
     by_id: dict[str, SpanRecord],
-) -> set[str]:
-    """Span ids of unrecognised spans that enclose every recognised step of the trace.
+) -> tuple[int, dict[str, int]]:
+    """How many unrecognised spans enclose every recognised step of the trace, and the
+    other unrecognised spans counted by name (``Trajectory.unmapped_spans``).
 
     Applications wrap a run in spans of their own (``agent_run``, ``handle_request``, a web
     framework's server span) that no convention knows. Such a span holds the whole run, so
     it cannot be a tool or model call that the graders failed to see: it is classified as
     the run's wrapper, not a blind spot. A span an unknown framework records for a tool call
     or a model call sits beside the recognised steps, never around all of them, and stays
-    unrecognised (checks that need every span then fail closed on it)."""
-    if not unrecognised or not steps:
-        return set()
-    common: set[str] | None = None
-    for span_id in steps:
-        chain = set()
-        parent = by_id[span_id].parent_span_id if span_id in by_id else ""
-        while parent and parent not in chain and parent in by_id:
-            chain.add(parent)
-            parent = by_id[parent].parent_span_id
-        common = chain if common is None else common & chain
-        if not common:
-            return set()
-    return {s.span_id for s in unrecognised if s.span_id in (common or ())}
+    unrecognised (checks that need every span then fail closed on it). An ancestor chain is
+    walked up the spans' parent ids until a span without a parent in the trace, or one the
+    chain holds already (a looping chain). Run by the compiled core
+    (``native/python/src/passes.rs`` ``run_wrappers``, over ``trace_passes::common_ancestors``
+    in ``native/core``)."""
+    return run_wrappers(unrecognised, steps, by_id)
 
 
 # ---- per span -----------------------------------------------------------------------------
@@ -337,15 +327,6 @@ def _responses(gen: Draft) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _agent_key(name: str) -> str:
-    """An agent's name as a tool name writes it: lower case, every run of characters other
-    than letters and digits one ``_`` (the OpenAI Agents SDK's handoff tool names)."""
-    return _NOT_WORD_RX.sub("_", name.lower()).strip("_")
-
-
-_NOT_WORD_RX = re.compile(r"[^0-9a-z]+")
-
-
 def _requested_handoffs(drafts: list[Draft], patterns: tuple[str, ...]) -> None:
     """A requested call no span ran (synthesized) of a tool ``handoff_requests`` declares a
     handoff request (``transfer_to_<agent>``) is the handoff when the next agent to start
@@ -354,34 +335,21 @@ def _requested_handoffs(drafts: list[Draft], patterns: tuple[str, ...]) -> None:
     ``opentelemetry-instrumentation-genai-openai-agents``, which drops the SDK's handoff
     spans). The call becomes a handoff step from the requesting agent to that agent. Any
     other agent next, or none, leaves it a call never run: the transfer is not shown, and
-    the handoff check fails or lacks evidence rather than passing on a guess."""
-    agents = sorted(
-        (d for d in drafts if d.kind == "agent" and d.span and d.fields.get("agent_name")),
-        key=lambda d: d.span.start_ns if d.span else 0,
-    )
-    if not agents:
-        return
-    compiled = [safe_regex.compile_pattern(p) for p in patterns]
-    for gen in drafts:
-        if gen.kind != "generation" or gen.span is None or not gen.follows:
-            continue
-        start = gen.span.start_ns
-        after = next((a for a in agents if a.span and a.span.start_ns >= start), None)
-        if after is None:
-            continue
-        target = str(after.fields["agent_name"])
-        for call in gen.follows:
-            tool = call.fields.get("tool")
-            if call.kind != "tool_call" or not call.synthesized or not isinstance(tool, str):
-                continue
-            for rx in compiled:
-                m = safe_regex.match(rx, tool)
-                if m and _agent_key(m.group("agent")) == _agent_key(target):
-                    call.kind = "handoff"
-                    call.fields["to_agent"] = target
-                    if gen.fields.get("agent_name"):
-                        call.fields.setdefault("from_agent", gen.fields["agent_name"])
-                    break
+    the handoff check fails or lacks evidence rather than passing on a guess. The agent's
+    name is compared as a tool name writes it: lower case, every run of characters other
+    than letters and digits one ``_`` (the OpenAI Agents SDK's handoff tool names). Run by
+    the compiled core (``native/python/src/passes.rs`` ``requested_handoffs``, names through
+    ``trace_passes::agent_key``); the set's patterns (``CompiledSet.handoff_requests``) are
+    matched by ``safe_regex`` (``_requested_agent``), each compiled once, on its first name."""
+    requested_handoffs(drafts, patterns, _requested_agent)
+
+
+def _requested_agent(pattern: str, tool: str) -> str | None:
+    """The agent a ``handoff_requests`` pattern reads from a tool name (group ``agent``), or
+    ``None`` when it does not match (or the group took no part)."""
+    m = safe_regex.match(pattern, tool)
+    agent = m.group("agent") if m else None
+    return agent if isinstance(agent, str) else None
 
 
 def _requests_from_next_input(drafts: list[Draft]) -> None:
@@ -398,59 +366,9 @@ def _requests_from_next_input(drafts: list[Draft]) -> None:
     treats the call as one whose requests were not captured. An output flagged as not
     captured (OpenLLMetry's Ollama instrumentation writes a reply that only asked for tools
     as its role alone) is no obstacle: the next input's turn is this reply as the
-    application handed it back, so it replaces the output and the flag."""
-    if not any(d.kind == "generation" and d.rule.requests_from_next_input for d in drafts):
-        return
-    last: dict[str, Draft] = {}
-    pairs: list[tuple[Draft, Draft]] = []
-    for draft in drafts:
-        if draft.kind != "generation":
-            continue
-        prev = last.get(draft.scope)
-        if prev is not None and prev.rule.requests_from_next_input:
-            pairs.append((prev, draft))
-        last[draft.scope] = draft
-    for gen, nxt in pairs:
-        if requested_calls(gen) or _shows_text(gen):
-            continue
-        mine = gen.fields.get("input_messages")
-        theirs = nxt.fields.get("input_messages")
-        if not isinstance(mine, list) or not isinstance(theirs, list) or not mine:
-            continue
-        if len(theirs) <= len(mine) or [_role(m) for m in theirs[: len(mine)]] != [
-            _role(m) for m in mine
-        ]:
-            continue
-        asked: list[Any] = []
-        for message in theirs[len(mine) :]:
-            if _asks_for_tools(message):
-                asked.append(message)
-            elif _role(message) != "tool" or not asked:
-                break
-        if asked:
-            gen.fields["output_messages"] = asked
-            gen.redacted.discard("output_messages")
-
-
-def _asks_for_tools(message: Any) -> bool:
-    """Whether a message is an assistant turn requesting at least one named tool call."""
-    return _role(message) == "assistant" and any(
-        p.get("type") == "tool_call" and p.get("name") for p in _parts(message)
-    )
-
-
-def _role(message: Any) -> Any:
-    return message.get("role") if isinstance(message, dict) else None
-
-
-def _shows_text(gen: Draft) -> bool:
-    """Whether a generation's recorded output holds any non-empty text."""
-    return any(
-        p.get("type") == "text" and p.get("content")
-        for m in gen.fields.get("output_messages") or []
-        if isinstance(m, dict)
-        for p in _parts(m)
-    )
+    application handed it back, so it replaces the output and the flag. Run by the compiled
+    core (``native/python/src/passes.rs`` ``requests_from_next_input``)."""
+    requests_from_next_input(drafts)
 
 
 def _link_tool_calls(drafts: list[Draft], compiled: CompiledSet) -> None:

@@ -87,3 +87,22 @@ def test_a_request_of_another_tool_is_no_handoff() -> None:
     t = _map("lookup_research_agent", "research_agent")
     assert t.handoffs() == []
     assert [s.tool for s in t.tool_calls()] == ["lookup_research_agent"]
+
+
+@pytest.mark.parametrize(
+    "agent",
+    ["  Research -- Agent!", "research agent é", "RESEARCH_AGENT", "\u212aeeper"],
+    ids=["punctuation", "non-ascii-end", "upper", "kelvin-sign"],
+)
+def test_the_agent_is_compared_as_a_tool_name_writes_it(agent: str) -> None:
+    """Lower case (Python's ``str.lower``: the Kelvin sign is a ``k``), every run of other
+    characters than ASCII letters and digits one ``_``, none at the ends."""
+    tool = "transfer_to_keeper" if agent.startswith("\u212a") else "transfer_to_research_agent"
+    t = _map(tool, agent)
+    assert [(h.to_agent, h.tool) for h in t.handoffs()] == [(agent, tool)]
+
+
+def test_an_agent_name_with_other_words_is_another_agent() -> None:
+    t = _map("transfer_to_research_agent", "research agent 2")
+    assert t.handoffs() == []
+    assert [s.synthesized for s in t.tool_calls()] == [True]

@@ -23,4 +23,5 @@ pub mod rules;
 pub mod scan;
 pub mod session_join;
 pub mod span_tree;
+pub mod trace_passes;
 pub mod wire;

@@ -76,7 +76,7 @@ struct Info<'py> {
 }
 
 /// A span time: an `int` (any size a decoder made).
-fn nanos(value: &Bound<'_, PyAny>) -> PyResult<i128> {
+pub(crate) fn nanos(value: &Bound<'_, PyAny>) -> PyResult<i128> {
     match value.extract::<i64>() {
         Ok(n) => Ok(i128::from(n)),
         Err(_) => value.extract::<i128>(),
@@ -84,7 +84,10 @@ fn nanos(value: &Bound<'_, PyAny>) -> PyResult<i128> {
 }
 
 /// `obj.get(key)`: a plain `dict`'s item (`None` when missing), any other object's own `get`.
-fn get<'py>(obj: &Bound<'py, PyAny>, key: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn get<'py>(
+    obj: &Bound<'py, PyAny>,
+    key: &Bound<'py, PyString>,
+) -> PyResult<Bound<'py, PyAny>> {
     let py = obj.py();
     if let Ok(dict) = obj.cast_exact::<PyDict>() {
         return Ok(dict
@@ -95,7 +98,7 @@ fn get<'py>(obj: &Bound<'py, PyAny>, key: &Bound<'py, PyString>) -> PyResult<Bou
 }
 
 /// `value == text`, as Python compares them.
-fn eq_text(value: &Bound<'_, PyAny>, text: &Bound<'_, PyString>) -> PyResult<bool> {
+pub(crate) fn eq_text(value: &Bound<'_, PyAny>, text: &Bound<'_, PyString>) -> PyResult<bool> {
     if value.is(text) {
         return Ok(true);
     }
@@ -109,7 +112,7 @@ fn eq_text(value: &Bound<'_, PyAny>, text: &Bound<'_, PyString>) -> PyResult<boo
 }
 
 /// The items of an iterable, in order (a plain `list`'s read in place).
-fn items<'py>(value: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyAny>>> {
+pub(crate) fn items<'py>(value: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyAny>>> {
     if let Ok(list) = value.cast_exact::<PyList>() {
         return Ok(list.iter().collect());
     }
@@ -117,7 +120,7 @@ fn items<'py>(value: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyAny>>> {
 }
 
 /// `fields.get(name) or []`, as a list of its items.
-fn field_items<'py>(
+pub(crate) fn field_items<'py>(
     fields: &Bound<'py, PyAny>,
     name: &Bound<'py, PyString>,
 ) -> PyResult<Vec<Bound<'py, PyAny>>> {
@@ -129,7 +132,7 @@ fn field_items<'py>(
 }
 
 /// `_parts(msg)`: a message's `parts` that are `dict`s, or none when it has no list of parts.
-fn parts<'py>(msg: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyAny>>> {
+pub(crate) fn parts<'py>(msg: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyAny>>> {
     let py = msg.py();
     let parts = get(msg, intern!(py, "parts"))?;
     if !parts.is_instance_of::<PyList>() {
@@ -151,7 +154,7 @@ fn has_role(message: &Bound<'_, PyAny>) -> PyResult<bool> {
 
 /// The calls a model call asked for (`_requested_calls`): the `tool_call` parts with a name
 /// of its output messages, in order.
-fn requested_of<'py>(draft: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyAny>>> {
+pub(crate) fn requested_of<'py>(draft: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyAny>>> {
     let py = draft.py();
     let fields = draft.getattr(intern!(py, "fields"))?;
     let mut calls = Vec::new();
@@ -173,7 +176,7 @@ fn requested_of<'py>(draft: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyAny
 }
 
 /// The tool calls a model call (a `Draft`) asked for: the `tool_call` parts with a name in
-/// its output messages, in order (`_requests_from_next_input` reads them too).
+/// its output messages, in order (`requests_from_next_input` in `passes.rs` reads them too).
 #[pyfunction]
 fn requested_calls<'py>(draft: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyAny>>> {
     requested_of(draft)

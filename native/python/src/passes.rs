@@ -11,6 +11,8 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PySet, PyString, PyTuple};
 
+use crate::linking::{eq_text, field_items, get, items, nanos, parts, requested_of};
+
 /// The drafts of a span's ancestors, nearest first (`_ancestor_drafts`): up the parent ids
 /// until an empty one, one seen before, or one not in the trace.
 fn ancestor_drafts<'py>(
@@ -507,10 +509,296 @@ fn handoff_targets(drafts: &Bound<'_, PyList>) -> PyResult<()> {
     Ok(())
 }
 
+/// `run_wrappers` and the coverage of the spans no rule recognised: `(wrappers, unmapped)`,
+/// how many different span ids among `unrecognised` belong to spans that enclose every
+/// recognised step (`draft_by_span`'s keys; the application's own spans around a run:
+/// `otel_oracles.trace_passes::common_ancestors` over the spans of `by_id` numbered in its
+/// order), and, for every other unrecognised span, a count per span name in first-seen
+/// order. Span ids are looked up in Python `dict`s, so they hash and compare as Python's.
+#[pyfunction]
+fn run_wrappers<'py>(
+    unrecognised: &Bound<'py, PyList>,
+    draft_by_span: &Bound<'py, PyDict>,
+    by_id: &Bound<'py, PyDict>,
+) -> PyResult<(usize, Bound<'py, PyDict>)> {
+    let py = unrecognised.py();
+    let (span_id, parent_key) = (intern!(py, "span_id"), intern!(py, "parent_span_id"));
+    let mut wrapper = Vec::new();
+    let mut number = None;
+    if !unrecognised.is_empty() && !draft_by_span.is_empty() {
+        let index = PyDict::new(py);
+        for (n, key) in by_id.keys().iter().enumerate() {
+            index.set_item(key, n)?;
+        }
+        let at = |key: &Bound<'py, PyAny>| -> PyResult<Option<usize>> {
+            index.get_item(key)?.map(|n| n.extract()).transpose()
+        };
+        let mut parent = Vec::with_capacity(by_id.len());
+        for span in by_id.values().iter() {
+            let id = span.getattr(parent_key)?;
+            parent.push(if id.is_truthy()? { at(&id)? } else { None });
+        }
+        let mut steps = Vec::with_capacity(draft_by_span.len());
+        for key in draft_by_span.keys().iter() {
+            steps.push(at(&key)?);
+        }
+        wrapper = otel_oracles_core::trace_passes::common_ancestors(&steps, &parent);
+        number = Some(index);
+    }
+    let mut wrappers = vec![false; wrapper.len()];
+    let unmapped = PyDict::new(py);
+    for span in unrecognised.iter() {
+        if let Some(index) = &number {
+            if let Some(n) = index.get_item(span.getattr(span_id)?)? {
+                let n: usize = n.extract()?;
+                if wrapper[n] {
+                    wrappers[n] = true;
+                    continue;
+                }
+            }
+        }
+        let name = span.getattr(intern!(py, "name"))?;
+        let count = match unmapped.get_item(&name)? {
+            Some(count) => count.extract::<usize>()? + 1,
+            None => 1,
+        };
+        unmapped.set_item(name, count)?;
+    }
+    Ok((wrappers.iter().filter(|w| **w).count(), unmapped))
+}
+
+/// `_role(message)`: a `dict` message's `role`, else `None`.
+fn role<'py>(message: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let py = message.py();
+    if !message.is_instance_of::<PyDict>() {
+        return Ok(py.None().into_bound(py));
+    }
+    get(message, intern!(py, "role"))
+}
+
+/// `_asks_for_tools(message)`: an assistant turn requesting at least one named tool call.
+fn asks_for_tools(message: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let py = message.py();
+    if !eq_text(&role(message)?, intern!(py, "assistant"))? {
+        return Ok(false);
+    }
+    for part in parts(message)? {
+        if eq_text(&get(&part, intern!(py, "type"))?, intern!(py, "tool_call"))?
+            && get(&part, intern!(py, "name"))?.is_truthy()?
+        {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// `_shows_text(gen)`: whether a model call's recorded output holds any non-empty text.
+fn shows_text(fields: &Bound<'_, PyDict>) -> PyResult<bool> {
+    let py = fields.py();
+    for message in field_items(fields.as_any(), intern!(py, "output_messages"))? {
+        if !message.is_instance_of::<PyDict>() {
+            continue;
+        }
+        for part in parts(&message)? {
+            if eq_text(&get(&part, intern!(py, "type"))?, intern!(py, "text"))?
+                && get(&part, intern!(py, "content"))?.is_truthy()?
+            {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
+}
+
+/// Rules with `requests_from_next_input` (`_mapper._requests_from_next_input`'s docstring
+/// says why): a model call whose output shows neither text nor a requested call, followed
+/// in its scope by a model call whose input continues its own (at least one more message,
+/// the same roles up to its length), takes as its output the assistant turns asking for
+/// tools that come first among the new messages, each followed by nothing but tool results;
+/// its `output_messages` is then no longer flagged as not captured.
+#[pyfunction]
+fn requests_from_next_input(drafts: &Bound<'_, PyList>) -> PyResult<()> {
+    let py = drafts.py();
+    let (rule_key, flag) = (intern!(py, "rule"), intern!(py, "requests_from_next_input"));
+    let generation = intern!(py, "generation");
+    let mut any = false;
+    for d in drafts.iter() {
+        if is_kind(&d, generation)? && d.getattr(rule_key)?.getattr(flag)?.is_truthy()? {
+            any = true;
+            break;
+        }
+    }
+    if !any {
+        return Ok(());
+    }
+    let last = PyDict::new(py);
+    let mut pairs = Vec::new();
+    for draft in drafts.iter() {
+        if !is_kind(&draft, generation)? {
+            continue;
+        }
+        let scope = draft.getattr(intern!(py, "scope"))?;
+        if let Some(prev) = last.get_item(&scope)? {
+            if prev.getattr(rule_key)?.getattr(flag)?.is_truthy()? {
+                pairs.push((prev, draft.clone()));
+            }
+        }
+        last.set_item(scope, draft)?;
+    }
+    let input = intern!(py, "input_messages");
+    for (gen, next) in pairs {
+        let own = fields(&gen)?;
+        if !requested_of(&gen)?.is_empty() || shows_text(&own)? {
+            continue;
+        }
+        let mine = get(own.as_any(), input)?;
+        let theirs = get(fields(&next)?.as_any(), input)?;
+        if !mine.is_instance_of::<PyList>() || !theirs.is_instance_of::<PyList>() {
+            continue;
+        }
+        let (mine, theirs) = (items(&mine)?, items(&theirs)?);
+        if mine.is_empty() || theirs.len() <= mine.len() {
+            continue;
+        }
+        let mut continues = true;
+        for (a, b) in theirs.iter().zip(&mine) {
+            // `list.__eq__` of the two role lists: identity first, then `==`.
+            let (a, b) = (role(a)?, role(b)?);
+            if !(a.is(&b) || a.eq(&b)?) {
+                continues = false;
+                break;
+            }
+        }
+        if !continues {
+            continue;
+        }
+        let asked = PyList::empty(py);
+        for message in &theirs[mine.len()..] {
+            if asks_for_tools(message)? {
+                asked.append(message)?;
+            } else if !eq_text(&role(message)?, intern!(py, "tool"))? || asked.is_empty() {
+                break;
+            }
+        }
+        if !asked.is_empty() {
+            own.set_item(intern!(py, "output_messages"), asked)?;
+            gen.getattr(intern!(py, "redacted"))?
+                .call_method1(intern!(py, "discard"), (intern!(py, "output_messages"),))?;
+        }
+    }
+    Ok(())
+}
+
+/// `_agent_key(name)`: a name lower-cased by Python's `str.lower` (not ASCII) or natively
+/// (ASCII), then `otel_oracles_core::trace_passes::agent_key`.
+fn agent_key(name: &Bound<'_, PyString>) -> PyResult<String> {
+    if let Ok(text) = name.to_str() {
+        if text.is_ascii() {
+            return Ok(otel_oracles_core::trace_passes::agent_key(
+                &text.to_ascii_lowercase(),
+            ));
+        }
+    }
+    let lowered = name.call_method0(intern!(name.py(), "lower"))?;
+    let lowered = lowered.cast_into::<PyString>()?;
+    Ok(otel_oracles_core::trace_passes::agent_key(
+        &lowered.to_string_lossy(),
+    ))
+}
+
+/// Files with `handoff_requests` (`_mapper._requested_handoffs`'s docstring says why): a
+/// synthesized tool call (a request no span ran) after a model call whose tool name one of
+/// `patterns` matches, naming (group `agent`, as `agent_group(pattern, tool)` returns it:
+/// the match is the regex engine's, under `safe_regex`'s budget) the agent that starts next
+/// (the first named agent step, stable-sorted by its span's start, starting when or after
+/// the model call did, names compared by `agent_key`), becomes the handoff to that agent
+/// (`to_agent`, `from_agent` the model call's agent unless set). Any other agent next, or
+/// none, leaves it a call never run.
+#[pyfunction]
+fn requested_handoffs(
+    drafts: &Bound<'_, PyList>,
+    patterns: &Bound<'_, PyTuple>,
+    agent_group: &Bound<'_, PyAny>,
+) -> PyResult<()> {
+    let py = drafts.py();
+    let span_key = intern!(py, "span");
+    let (tool_key, agent_name) = (intern!(py, "tool"), intern!(py, "agent_name"));
+    let start_ns = intern!(py, "start_ns");
+    let tool_call = intern!(py, "tool_call");
+    let mut agents: Option<Vec<(i128, Bound<'_, PyAny>)>> = None;
+    for gen in drafts.iter() {
+        if !is_kind(&gen, intern!(py, "generation"))? {
+            continue;
+        }
+        let span = gen.getattr(span_key)?;
+        if span.is_none() {
+            continue;
+        }
+        let mut calls = Vec::new();
+        for call in items(&gen.getattr(intern!(py, "follows"))?)? {
+            let tool = get(fields(&call)?.as_any(), tool_key)?;
+            if is_kind(&call, tool_call)?
+                && call.getattr(intern!(py, "synthesized"))?.is_truthy()?
+                && tool.is_instance_of::<PyString>()
+            {
+                calls.push((call, tool));
+            }
+        }
+        if calls.is_empty() {
+            continue;
+        }
+        if agents.is_none() {
+            let mut found = Vec::new();
+            for d in drafts.iter() {
+                if is_kind(&d, intern!(py, "agent"))?
+                    && d.getattr(span_key)?.is_truthy()?
+                    && get(fields(&d)?.as_any(), agent_name)?.is_truthy()?
+                {
+                    found.push((nanos(&d.getattr(span_key)?.getattr(start_ns)?)?, d));
+                }
+            }
+            found.sort_by_key(|(start, _)| *start);
+            agents = Some(found);
+        }
+        let agents = agents.as_deref().unwrap_or_default();
+        let start = nanos(&span.getattr(start_ns)?)?;
+        let Some((_, after)) = agents.get(agents.partition_point(|(s, _)| *s < start)) else {
+            continue;
+        };
+        let target = fields(after)?.as_any().get_item(agent_name)?.str()?;
+        let wanted = agent_key(&target)?;
+        for (call, tool) in calls {
+            for pattern in patterns.iter() {
+                let group = agent_group.call1((pattern, &tool))?;
+                let Ok(group) = group.cast_into::<PyString>() else {
+                    continue;
+                };
+                if agent_key(&group)? == wanted {
+                    call.setattr(intern!(py, "kind"), intern!(py, "handoff"))?;
+                    let call_fields = fields(&call)?;
+                    call_fields.set_item(intern!(py, "to_agent"), &target)?;
+                    let from = get(fields(&gen)?.as_any(), agent_name)?;
+                    if from.is_truthy()? {
+                        call_fields.call_method1(
+                            intern!(py, "setdefault"),
+                            (intern!(py, "from_agent"), from),
+                        )?;
+                    }
+                    break;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(assign_agents, m)?)?;
     m.add_function(wrap_pyfunction!(flag_aggregated_usage, m)?)?;
     m.add_function(wrap_pyfunction!(tools_running_agents, m)?)?;
     m.add_function(wrap_pyfunction!(nested_agent_handoffs, m)?)?;
-    m.add_function(wrap_pyfunction!(handoff_targets, m)?)
+    m.add_function(wrap_pyfunction!(handoff_targets, m)?)?;
+    m.add_function(wrap_pyfunction!(run_wrappers, m)?)?;
+    m.add_function(wrap_pyfunction!(requests_from_next_input, m)?)?;
+    m.add_function(wrap_pyfunction!(requested_handoffs, m)?)
 }
