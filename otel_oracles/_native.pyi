@@ -277,6 +277,30 @@ def cut_length(drafts: Iterable[Any], min_values: int, min_length: int, /) -> in
     their length when it is at least ``min_length``, at least ``min_values`` different texts
     (ASCII digits left out) have it and no string without a space is longer; else ``None``."""
 
+class LimitRules:
+    """What a trace's SDK limits left out, made visible on its drafts
+    (``mapping._limits``): the content fields and attributes, the attribute names written,
+    the SDK languages that count overwritten keys and the cut length's thresholds."""
+
+    def __init__(
+        self,
+        content_fields: list[str],
+        content_attributes: list[str],
+        cut_attribute: str,
+        dropped_attributes: str,
+        dropped_events: str,
+        overwrites_counted: frozenset[str],
+        min_values: int,
+        min_length: int,
+        /,
+    ) -> None: ...
+    def apply(self, spans: Iterable[SpanRecord], drafts: Sequence[Any], /) -> None:
+        """``_limits.apply_limits`` over ``drafts`` and each one's ``follows``."""
+    def drop_cut_values(self, drafts: Iterable[Any], length: int, /) -> None:
+        """``_limits.drop_cut_values``."""
+    def lost_attributes(self, spans: Iterable[SpanRecord], /) -> dict[str, int]:
+        """``_limits.lost_attributes``."""
+
 # A tool step's result rules (``mapping._tool_results``; native/python/src/results.rs).
 
 RESULT_PATTERN_WINDOW: int

@@ -45,9 +45,10 @@ holds, the one place a limit can have stopped it (``lost_attributes``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
+from otel_oracles._native import LimitRules
 from otel_oracles._native import cut_length as native_cut_length
 from otel_oracles.mapping._compile import CompiledRule
 from otel_oracles.model.span import SpanRecord, Trace
@@ -95,51 +96,37 @@ class _Draft(Protocol):
     fields: dict[str, Any]
     redacted: set[str]
     attributes: dict[str, Any]
+    follows: list[Any]
 
 
-def apply_limits(trace: Trace, drafts: Iterable[_Draft]) -> None:
-    """Make what the trace's limits left out visible on ``drafts`` (in place; every draft,
-    synthesized ones included): cut values dropped and flagged (``drop_cut_values``), and
-    the counts of attributes and events lost recorded on the steps of the spans that lost
-    them."""
-    drafts = list(drafts)
-    length = cut_length(drafts)
-    if length is not None:
-        drop_cut_values(drafts, length)
-    lost = lost_attributes(trace.spans)
-    for draft in drafts:
-        span = draft.span
-        if span is None:
-            continue
-        if span.span_id in lost:
-            draft.attributes[DROPPED_ATTRIBUTES] = lost[span.span_id]
-        if span.dropped_events > 0:
-            draft.attributes[DROPPED_EVENTS] = span.dropped_events
+_RULES = LimitRules(
+    list(CONTENT_FIELDS),
+    list(CONTENT_ATTRIBUTES),
+    CUT_ATTRIBUTE,
+    DROPPED_ATTRIBUTES,
+    DROPPED_EVENTS,
+    OVERWRITES_COUNTED,
+    MIN_CUT_VALUES,
+    MIN_CUT_LENGTH,
+)
+"""The rules below in the compiled core (``native/python/src/limits.rs``, ``LimitRules``):
+one call per trace, the names and thresholds given once here."""
+
+
+def apply_limits(trace: Trace, drafts: Sequence[_Draft]) -> None:
+    """Make what the trace's limits left out visible on ``drafts`` and the synthesized calls
+    after each (``follows``), in place: the cut length (``cut_length``), cut values dropped
+    and flagged (``drop_cut_values``), and the counts of attributes and events lost recorded
+    on the steps of the spans that lost them (``lost_attributes``; ``span.dropped_events``)."""
+    _RULES.apply(trace.spans, drafts)
 
 
 def lost_attributes(spans: Iterable[SpanRecord]) -> dict[str, int]:
     """Span id -> attributes lost, for the spans whose reported drops are a loss: every
     span reporting drops, but for an SDK that counts overwritten keys (``OVERWRITES_COUNTED``)
-    only a span holding as many attributes as the most any span of its service holds."""
-    spans = list(spans)
-    reporting = [s for s in spans if s.dropped_attributes > 0]
-    if not reporting:
-        return {}
-    most: dict[Any, int] = {}
-    for span in spans:
-        key = _service(span)
-        most[key] = max(most.get(key, 0), len(span.attributes))
-    return {
-        s.span_id: s.dropped_attributes
-        for s in reporting
-        if s.resource.get("telemetry.sdk.language") not in OVERWRITES_COUNTED
-        or len(s.attributes) >= most[_service(s)]
-    }
-
-
-def _service(span: SpanRecord) -> tuple[Any, Any]:
-    resource = span.resource
-    return resource.get("service.name"), resource.get("telemetry.sdk.language")
+    only a span holding as many attributes as the most any span of its service
+    (``service.name`` and ``telemetry.sdk.language`` of its resource) holds."""
+    return _RULES.lost_attributes(spans)
 
 
 def cut_length(drafts: Iterable[_Draft]) -> int | None:
@@ -157,56 +144,13 @@ def cut_length(drafts: Iterable[_Draft]) -> int | None:
 
 
 def drop_cut_values(drafts: Iterable[_Draft], length: int) -> None:
-    """Drop every content value exactly ``length`` long from ``drafts`` (in place): the value
-    becomes ``None`` where it sits (a message keeps its role and tool calls, an arguments
-    object its other keys, so a file edit's content or a command read from a cut value is
-    none), the field is flagged redacted and the draft records ``values_cut_at``. Arguments
-    that no longer parse stay as their text, flagged."""
-    for draft in drafts:
-        cut = False
-        for name in CONTENT_FIELDS:
-            value = draft.fields.get(name)
-            if value is None:
-                continue
-            if name == "arguments" and type(value) is str:
-                # A cut arguments object no longer parses and stays text (``arguments_raw``):
-                # kept for the scans that look for what a call did (a ``curl`` in the part
-                # that survived is a network command seen), flagged so that nothing reads it
-                # as the call's whole input.
-                if len(value) == length:
-                    draft.redacted.add(name)
-                    cut = True
-                continue
-            kept, dropped = _without_cut(value, length)
-            if dropped:
-                draft.fields[name] = kept
-                draft.redacted.add(name)
-                cut = True
-        for name in CONTENT_ATTRIBUTES:
-            value = draft.attributes.get(name)
-            if value is not None and _without_cut(value, length)[1]:
-                del draft.attributes[name]
-                cut = True
-        if cut:
-            draft.attributes[CUT_ATTRIBUTE] = length
-
-
-def _without_cut(value: Any, length: int) -> tuple[Any, bool]:
-    """``value`` with its strings exactly ``length`` long replaced by ``None`` (a new
-    container only where one changed), and whether any was."""
-    if type(value) is str:
-        return (None, True) if len(value) == length else (value, False)
-    if isinstance(value, dict):
-        changed = False
-        out: dict[Any, Any] = {}
-        for key, item in value.items():
-            new, dropped = _without_cut(item, length)
-            out[key] = new
-            changed = changed or dropped
-        return (out, True) if changed else (value, False)
-    if isinstance(value, (list, tuple)):
-        items = [_without_cut(item, length) for item in value]
-        if any(dropped for _, dropped in items):
-            return [new for new, _ in items], True
-        return value, False
-    return value, False
+    """Drop every content value exactly ``length`` long (code points) from ``drafts`` (in
+    place): the value becomes ``None`` where it sits, in ``dict`` values, ``list``s and
+    ``tuple``s (a message keeps its role and tool calls, an arguments object its other keys,
+    so a file edit's content or a command read from a cut value is none; a new container,
+    a plain ``dict`` or a ``list``, only where one changed), the field is flagged redacted
+    and the draft records ``values_cut_at``; a content attribute holding one is removed.
+    Arguments that no longer parse stay as their text (``arguments_raw``), flagged: kept for
+    the scans that look for what a call did (a ``curl`` in the part that survived is a
+    network command seen), flagged so that nothing reads it as the call's whole input."""
+    _RULES.drop_cut_values(drafts, length)

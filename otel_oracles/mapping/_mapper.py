@@ -141,7 +141,7 @@ def map_trace(trace: Trace, conventions: ConventionSet) -> Trajectory:
     if compiled.handoff_requests:
         _requested_handoffs(drafts, compiled.handoff_requests)
     flag_aggregated_usage(drafts, draft_by_span, by_id)
-    apply_limits(trace, [d for draft in drafts for d in (draft, *draft.follows)])
+    apply_limits(trace, drafts)
     steps: list[Step] = _STEPS.build_steps(drafts, trace.trace_id, compiled.tool_kinds)
 
     root = trace.root

@@ -264,15 +264,23 @@ pub(crate) fn cut_length(
     min_values: usize,
     min_length: usize,
 ) -> PyResult<Option<usize>> {
-    let py = drafts.py();
+    let drafts = drafts.try_iter()?.collect::<PyResult<Vec<_>>>()?;
+    cut_length_of(&drafts, min_values, min_length)
+}
+
+fn cut_length_of(
+    drafts: &[Bound<'_, PyAny>],
+    min_values: usize,
+    min_length: usize,
+) -> PyResult<Option<usize>> {
     let mut longest = Longest {
         longest: 0,
         longest_word: 0,
         at_longest: Vec::new(),
         min_values,
     };
-    for draft in drafts.try_iter()? {
-        let draft = draft?;
+    for draft in drafts {
+        let py = draft.py();
         let span = draft.getattr(intern!(py, "span"))?;
         if span.is_none() || draft.getattr(intern!(py, "synthesized"))?.is_truthy()? {
             continue;
@@ -291,8 +299,278 @@ pub(crate) fn cut_length(
     Ok(cut.then_some(longest.longest))
 }
 
+/// `value` with its strings exactly `length` long (code points, as `len()` counts) replaced
+/// by `None`, or `None` when none is: a `str` itself, nested in the values of a `dict`
+/// (subclasses read through their `items()`; the copy is a plain `dict`) and in `list`s and
+/// `tuple`s (the copy is a `list`). A new container is made only where one changed.
+fn without_cut<'py>(
+    value: &Bound<'py, PyAny>,
+    length: usize,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let py = value.py();
+    if value.is_exact_instance_of::<PyString>() {
+        return Ok((value.len()? == length).then(|| py.None().into_bound(py)));
+    }
+    if value.is_instance_of::<PyDict>() {
+        let pairs: Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)> = match value.cast_exact::<PyDict>()
+        {
+            Ok(dict) => dict.iter().collect(),
+            Err(_) => value
+                .call_method0(intern!(py, "items"))?
+                .try_iter()?
+                .map(|pair| pair?.extract())
+                .collect::<PyResult<_>>()?,
+        };
+        let mut changed = false;
+        let mut kept = Vec::with_capacity(pairs.len());
+        for (key, item) in pairs {
+            match without_cut(&item, length)? {
+                Some(new) => {
+                    changed = true;
+                    kept.push((key, new));
+                }
+                None => kept.push((key, item)),
+            }
+        }
+        if !changed {
+            return Ok(None);
+        }
+        let out = PyDict::new(py);
+        for (key, item) in kept {
+            out.set_item(key, item)?;
+        }
+        return Ok(Some(out.into_any()));
+    }
+    if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
+        let items = value.try_iter()?.collect::<PyResult<Vec<_>>>()?;
+        let mut changed = false;
+        let mut kept = Vec::with_capacity(items.len());
+        for item in items {
+            match without_cut(&item, length)? {
+                Some(new) => {
+                    changed = true;
+                    kept.push(new);
+                }
+                None => kept.push(item),
+            }
+        }
+        return Ok(changed
+            .then(|| PyList::new(py, kept))
+            .transpose()?
+            .map(Bound::into_any));
+    }
+    Ok(None)
+}
+
+/// What a trace's limits left out, made visible on its drafts (`mapping._limits`, whose
+/// module doc says why): the names it writes and reads, given once by `_limits.py`.
+#[pyclass(module = "otel_oracles._native", name = "LimitRules", frozen)]
+pub struct LimitRules {
+    /// The step fields holding content a cut value reaches (`CONTENT_FIELDS`).
+    content_fields: Vec<Py<PyString>>,
+    /// Content a mapping keeps among a step's attributes (`CONTENT_ATTRIBUTES`).
+    content_attributes: Vec<Py<PyString>>,
+    /// `CUT_ATTRIBUTE`, `DROPPED_ATTRIBUTES`, `DROPPED_EVENTS`.
+    cut_attribute: Py<PyString>,
+    dropped_attributes: Py<PyString>,
+    dropped_events: Py<PyString>,
+    /// `OVERWRITES_COUNTED`: SDK languages whose drop count also counts overwritten keys.
+    overwrites_counted: Py<PyFrozenSet>,
+    min_values: usize,
+    min_length: usize,
+}
+
+#[pymethods]
+impl LimitRules {
+    #[new]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        content_fields: Vec<Py<PyString>>,
+        content_attributes: Vec<Py<PyString>>,
+        cut_attribute: Py<PyString>,
+        dropped_attributes: Py<PyString>,
+        dropped_events: Py<PyString>,
+        overwrites_counted: Py<PyFrozenSet>,
+        min_values: usize,
+        min_length: usize,
+    ) -> Self {
+        Self {
+            content_fields,
+            content_attributes,
+            cut_attribute,
+            dropped_attributes,
+            dropped_events,
+            overwrites_counted,
+            min_values,
+            min_length,
+        }
+    }
+
+    /// `apply_limits`: over `drafts` and the synthesized calls after each (`follows`), the
+    /// cut length found, its values dropped (`drop_cut_values`), and the counts of
+    /// attributes (`lost_attributes` of `spans`) and events lost recorded on the drafts of
+    /// the spans that lost them.
+    fn apply(&self, spans: &Bound<'_, PyAny>, drafts: &Bound<'_, PyAny>) -> PyResult<()> {
+        let py = spans.py();
+        let mut all = Vec::new();
+        for draft in drafts.try_iter()? {
+            let draft = draft?;
+            let follows = draft.getattr(intern!(py, "follows"))?;
+            all.push(draft);
+            if follows.is_truthy()? {
+                for call in follows.try_iter()? {
+                    all.push(call?);
+                }
+            }
+        }
+        if let Some(length) = cut_length_of(&all, self.min_values, self.min_length)? {
+            self.drop_cut(&all, length)?;
+        }
+        let lost = self.lost_attributes(spans)?;
+        let (span_key, span_id) = (intern!(py, "span"), intern!(py, "span_id"));
+        let events_key = intern!(py, "dropped_events");
+        for draft in &all {
+            let span = draft.getattr(span_key)?;
+            if span.is_none() {
+                continue;
+            }
+            let mut attributes = None;
+            if !lost.is_empty() {
+                if let Some(count) = lost.get_item(span.getattr(span_id)?)? {
+                    let own = draft.getattr(intern!(py, "attributes"))?;
+                    own.set_item(self.dropped_attributes.bind(py), count)?;
+                    attributes = Some(own);
+                }
+            }
+            let events = span.getattr(events_key)?;
+            if events.gt(0)? {
+                let own = match attributes {
+                    Some(own) => own,
+                    None => draft.getattr(intern!(py, "attributes"))?,
+                };
+                own.set_item(self.dropped_events.bind(py), events)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `drop_cut_values`: every content value exactly `length` long dropped from `drafts`.
+    fn drop_cut_values(&self, drafts: &Bound<'_, PyAny>, length: usize) -> PyResult<()> {
+        let drafts = drafts.try_iter()?.collect::<PyResult<Vec<_>>>()?;
+        self.drop_cut(&drafts, length)
+    }
+
+    /// `lost_attributes`: span id -> attributes lost, for the spans whose reported drops
+    /// are a loss.
+    fn lost_attributes<'py>(&self, spans: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
+        let py = spans.py();
+        let out = PyDict::new(py);
+        let spans = spans.try_iter()?.collect::<PyResult<Vec<_>>>()?;
+        let dropped_key = intern!(py, "dropped_attributes");
+        let mut reporting = Vec::new();
+        for span in &spans {
+            let dropped = span.getattr(dropped_key)?;
+            if dropped.gt(0)? {
+                reporting.push((span, dropped));
+            }
+        }
+        if reporting.is_empty() {
+            return Ok(out);
+        }
+        let attributes_key = intern!(py, "attributes");
+        let most = PyDict::new(py);
+        for span in &spans {
+            let key = service(span)?;
+            let size = span.getattr(attributes_key)?.len()?;
+            let before = match most.get_item(&key)? {
+                Some(n) => n.extract::<usize>()?,
+                None => 0,
+            };
+            most.set_item(key, before.max(size))?;
+        }
+        let overwrites = self.overwrites_counted.bind(py);
+        for (span, dropped) in reporting {
+            let language = span
+                .getattr(intern!(py, "resource"))?
+                .call_method1(intern!(py, "get"), (intern!(py, "telemetry.sdk.language"),))?;
+            let counts_overwrites = language.hash().is_ok() && overwrites.contains(&language)?;
+            if !counts_overwrites
+                || span.getattr(attributes_key)?.len()?
+                    >= most.as_any().get_item(service(span)?)?.extract::<usize>()?
+            {
+                out.set_item(span.getattr(intern!(py, "span_id"))?, dropped)?;
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// A span's service, as the drop counts are compared (`_service`): its resource's
+/// `service.name` and `telemetry.sdk.language`.
+fn service<'py>(span: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyTuple>> {
+    let py = span.py();
+    let resource = span.getattr(intern!(py, "resource"))?;
+    let get = intern!(py, "get");
+    PyTuple::new(
+        py,
+        [
+            resource.call_method1(get, (intern!(py, "service.name"),))?,
+            resource.call_method1(get, (intern!(py, "telemetry.sdk.language"),))?,
+        ],
+    )
+}
+
+impl LimitRules {
+    fn drop_cut(&self, drafts: &[Bound<'_, PyAny>], length: usize) -> PyResult<()> {
+        for draft in drafts {
+            let py = draft.py();
+            let fields = draft.getattr(intern!(py, "fields"))?;
+            let attributes = draft.getattr(intern!(py, "attributes"))?;
+            let mut cut = false;
+            for name in &self.content_fields {
+                let name = name.bind(py);
+                let value = fields.call_method1(intern!(py, "get"), (name,))?;
+                if value.is_none() {
+                    continue;
+                }
+                if value.is_exact_instance_of::<PyString>() && name.to_str()? == "arguments" {
+                    // A cut arguments object no longer parses and stays text
+                    // (`arguments_raw`), flagged so that nothing reads it as the whole input.
+                    if value.len()? == length {
+                        draft
+                            .getattr(intern!(py, "redacted"))?
+                            .call_method1(intern!(py, "add"), (name,))?;
+                        cut = true;
+                    }
+                    continue;
+                }
+                if let Some(kept) = without_cut(&value, length)? {
+                    fields.set_item(name, kept)?;
+                    draft
+                        .getattr(intern!(py, "redacted"))?
+                        .call_method1(intern!(py, "add"), (name,))?;
+                    cut = true;
+                }
+            }
+            for name in &self.content_attributes {
+                let name = name.bind(py);
+                let value = attributes.call_method1(intern!(py, "get"), (name,))?;
+                if !value.is_none() && without_cut(&value, length)?.is_some() {
+                    attributes.del_item(name)?;
+                    cut = true;
+                }
+            }
+            if cut {
+                attributes.set_item(self.cut_attribute.bind(py), length)?;
+            }
+        }
+        Ok(())
+    }
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<SourceScan>()?;
+    m.add_class::<LimitRules>()?;
     m.add_function(wrap_pyfunction!(cut_length, m)?)?;
     Ok(())
 }
