@@ -9,7 +9,7 @@ from opentelemetry.sdk.metrics.export import MetricsData
 from otel_oracles.decode._transfer import RequestBody, WireSpan
 from otel_oracles.emit._records import ItemBatch, LogItem, SpanItem
 from otel_oracles.model.span import LogRecord, SpanRecord, Trace
-from otel_oracles.model.step import SpanRef, Step, StepKind
+from otel_oracles.model.step import SpanRef, Step, StepKind, Trajectory
 
 def core_version() -> str:
     """The version of the crate the module was built from."""
@@ -625,6 +625,21 @@ class TraceDrafter:
     ) -> tuple[list[Any], dict[str, Any], dict[str, int], list[SpanRecord]]:
         """``(drafts, draft_by_span, used_files, unrecognised)`` of the trace's spans, by
         the rules the rule table selected (``-1``: none)."""
+
+def build_trajectory(
+    cls: type[Trajectory],
+    agent_kind: StepKind,
+    trace: Trace,
+    steps: list[Step],
+    unmapped: dict[str, int],
+    used_files: dict[str, int],
+    final_answer_tools: tuple[str, ...],
+    model_status: tuple[tuple[str, ...], tuple[str, ...]],
+    /,
+) -> Trajectory:
+    """A trace's ``Trajectory`` around its built steps (``mapping._mapper.map_trace``):
+    ``cls.from_normalized`` when every id and name is ``None`` or an exact ``str``, else
+    ``cls(**values)``."""
 
 class StepBuilder:
     """A trace's finished drafts made into ``Step``s, in one call per trace

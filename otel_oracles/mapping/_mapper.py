@@ -35,6 +35,7 @@ from otel_oracles._native import (
     StepBuilder,
     TraceDrafter,
     assign_agents,
+    build_trajectory,
     flag_aggregated_usage,
     handoff_targets,
     nested_agent_handoffs,
@@ -46,7 +47,6 @@ from otel_oracles._native import (
 from otel_oracles.mapping._compile import (
     CompiledRule,
     CompiledSet,
-    plain,
     read_fields,
 )
 from otel_oracles.mapping._limits import apply_limits
@@ -143,40 +143,19 @@ def map_trace(trace: Trace, conventions: ConventionSet) -> Trajectory:
     flag_aggregated_usage(drafts, draft_by_span, by_id)
     apply_limits(trace, drafts)
     steps: list[Step] = _STEPS.build_steps(drafts, trace.trace_id, compiled.tool_kinds)
-
-    root = trace.root
-    agent_name = next(
-        (s.agent_name for s in steps if s.kind == StepKind.AGENT and s.agent_name), None
+    # The trajectory's own values around the steps, made by the core
+    # (``native/python/src/step.rs``); ``from_normalized`` unless an id or a name is odd.
+    return build_trajectory(
+        Trajectory,
+        StepKind.AGENT,
+        trace,
+        steps,
+        unmapped,
+        used_files,
+        compiled.final_answer_tools,
+        compiled.model_status,
     )
-    resource = plain(root.resource) if root is not None else {}
-    service = resource.get("service.name")
-    status_errors, status_patterns = compiled.model_status
-    values: dict[str, Any] = {
-        "steps": steps,
-        "trace_id": trace.trace_id,
-        "root_span_id": root.span_id if root is not None else None,
-        "root_name": root.name if root is not None else None,
-        "service_name": service if isinstance(service, str) else None,
-        "agent_name": agent_name,
-        "span_count": len(trace.spans),
-        "orphan_spans": [s.span_id for s in trace.orphans],
-        "incomplete": trace.incomplete,
-        "unmapped_spans": unmapped,
-        "conventions": used_files,
-        "final_answer_tools": compiled.final_answer_tools,
-        "model_status_errors": status_errors,
-        "model_status_patterns": status_patterns,
-        "resource": resource,
-        "root_attributes": plain(root.attributes) if root is not None else {},
-    }
-    if all(type(values[k]) is str for k in _TRAJECTORY_STRINGS if values[k] is not None) and all(
-        type(s) is str for s in values["orphan_spans"]
-    ):
-        return Trajectory.from_normalized(values)
-    return Trajectory(**values)
 
-
-_TRAJECTORY_STRINGS = ("trace_id", "root_span_id", "root_name", "service_name", "agent_name")
 
 RUN_WRAPPER = "(run wrapper)"
 """Coverage label of the application's own spans around a run (see ``run_wrappers``)."""

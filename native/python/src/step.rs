@@ -438,6 +438,117 @@ impl StepBuilder {
     }
 }
 
+/// `mapping`'s items as a new plain `dict` (`_compile.plain`): an exact `dict` copied, any
+/// other mapping read through its keys and `[]`.
+fn plain<'py>(mapping: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
+    if let Ok(dict) = mapping.cast_exact::<PyDict>() {
+        return dict.copy();
+    }
+    let out = PyDict::new(mapping.py());
+    for key in mapping.try_iter()? {
+        let key = key?;
+        let value = mapping.get_item(&key)?;
+        out.set_item(key, value)?;
+    }
+    Ok(out)
+}
+
+/// `None`, or an exact `str`: a value `Trajectory.from_normalized` may take unvalidated.
+fn none_or_str(value: &Bound<'_, PyAny>) -> bool {
+    value.is_none() || value.is_exact_instance_of::<PyString>()
+}
+
+/// A trace's `Trajectory` (`cls`) around its built `steps` (`_mapper.map_trace`'s end):
+/// the trace's and its root span's ids and name, the root's `service.name` when it is a
+/// `str`, the first agent step's (`agent_kind`) non-empty `agent_name`, the span count and
+/// orphans, `unmapped` and `used_files` (the coverage), the set's `final_answer_tools` and
+/// `model_status` (`(errors, patterns)`), and plain copies of the root's resource and
+/// attributes. Made by `cls.from_normalized` when every id and name is `None` or an exact
+/// `str`, else by `cls(**values)`, so validation decides an odd one.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn build_trajectory<'py>(
+    cls: &Bound<'py, PyAny>,
+    agent_kind: &Bound<'py, PyAny>,
+    trace: &Bound<'py, PyAny>,
+    steps: &Bound<'py, PyList>,
+    unmapped: &Bound<'py, PyDict>,
+    used_files: &Bound<'py, PyDict>,
+    final_answer_tools: &Bound<'py, PyAny>,
+    model_status: (Bound<'py, PyAny>, Bound<'py, PyAny>),
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = cls.py();
+    let none = py.None().into_bound(py);
+    let mut agent_name = none.clone();
+    for step in steps.iter() {
+        let kind = step.getattr(intern!(py, "kind"))?;
+        if kind.is(agent_kind) || kind.eq(agent_kind)? {
+            let name = step.getattr(intern!(py, "agent_name"))?;
+            if name.is_truthy()? {
+                agent_name = name;
+                break;
+            }
+        }
+    }
+    let root = trace.getattr(intern!(py, "root"))?;
+    let (root_span_id, root_name, resource, root_attributes) = if root.is_none() {
+        (none.clone(), none.clone(), PyDict::new(py), PyDict::new(py))
+    } else {
+        (
+            root.getattr(intern!(py, "span_id"))?,
+            root.getattr(intern!(py, "name"))?,
+            plain(&root.getattr(intern!(py, "resource"))?)?,
+            plain(&root.getattr(intern!(py, "attributes"))?)?,
+        )
+    };
+    let service_name = resource
+        .get_item(intern!(py, "service.name"))?
+        .filter(|s| s.is_instance_of::<PyString>())
+        .unwrap_or_else(|| none.clone());
+    let trace_id = trace.getattr(intern!(py, "trace_id"))?;
+    let mut trusted = [
+        &trace_id,
+        &root_span_id,
+        &root_name,
+        &service_name,
+        &agent_name,
+    ]
+    .into_iter()
+    .all(none_or_str);
+    let orphans = PyList::empty(py);
+    for span in trace.getattr(intern!(py, "orphans"))?.try_iter()? {
+        let span_id = span?.getattr(intern!(py, "span_id"))?;
+        trusted &= span_id.is_exact_instance_of::<PyString>();
+        orphans.append(span_id)?;
+    }
+    let values = PyDict::new(py);
+    values.set_item(intern!(py, "steps"), steps)?;
+    values.set_item(intern!(py, "trace_id"), trace_id)?;
+    values.set_item(intern!(py, "root_span_id"), root_span_id)?;
+    values.set_item(intern!(py, "root_name"), root_name)?;
+    values.set_item(intern!(py, "service_name"), service_name)?;
+    values.set_item(intern!(py, "agent_name"), agent_name)?;
+    let spans = trace.getattr(intern!(py, "spans"))?;
+    values.set_item(intern!(py, "span_count"), spans.len()?)?;
+    values.set_item(intern!(py, "orphan_spans"), orphans)?;
+    values.set_item(
+        intern!(py, "incomplete"),
+        trace.getattr(intern!(py, "incomplete"))?,
+    )?;
+    values.set_item(intern!(py, "unmapped_spans"), unmapped)?;
+    values.set_item(intern!(py, "conventions"), used_files)?;
+    values.set_item(intern!(py, "final_answer_tools"), final_answer_tools)?;
+    values.set_item(intern!(py, "model_status_errors"), model_status.0)?;
+    values.set_item(intern!(py, "model_status_patterns"), model_status.1)?;
+    values.set_item(intern!(py, "resource"), resource)?;
+    values.set_item(intern!(py, "root_attributes"), root_attributes)?;
+    if trusted {
+        return cls.call_method1(intern!(py, "from_normalized"), (values,));
+    }
+    cls.call((), Some(&values))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<StepBuilder>()
+    m.add_class::<StepBuilder>()?;
+    m.add_function(wrap_pyfunction!(build_trajectory, m)?)
 }
