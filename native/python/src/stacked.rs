@@ -12,7 +12,7 @@
 //! truthiness); a model name or a tool name is read natively when it is ASCII, any other
 //! text through Python's own `str` methods.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use pyo3::exceptions::PyAssertionError;
 use pyo3::intern;
@@ -483,26 +483,58 @@ fn outcome_from_layers(
 /// identity), each flagged `failed_attempt`: nested in a generation for the same call,
 /// failed, and ended before another generation nested there for that call started
 /// (`_stacked._failed_attempts` of old; see the module doc there).
-fn failed_attempts<'py>(pairs: &[(Bound<'py, PyAny>, Bound<'py, PyAny>)]) -> PyResult<Vec<usize>> {
+fn failed_attempts<'py>(
+    pairs: &[(Bound<'py, PyAny>, Bound<'py, PyAny>)],
+) -> PyResult<HashSet<usize>> {
     let Some((first, _)) = pairs.first() else {
-        return Ok(Vec::new());
+        return Ok(HashSet::new());
     };
     let py = first.py();
     let generation = intern!(py, "generation");
-    let mut by_outer: Vec<(usize, Vec<&Bound<'py, PyAny>>)> = Vec::new();
+    // The inner generations of each outer one, outers in first-seen order (by identity).
+    let mut by_outer: Vec<Vec<&Bound<'py, PyAny>>> = Vec::new();
+    let mut outer_at: HashMap<usize, usize> = HashMap::new();
     for (outer, inner) in pairs {
         if kind_is(outer, generation)? && kind_is(inner, generation)? {
-            let key = outer.as_ptr() as usize;
-            match by_outer.iter_mut().find(|(k, _)| *k == key) {
-                Some((_, inners)) => inners.push(inner),
-                None => by_outer.push((key, vec![inner])),
-            }
+            let at = *outer_at.entry(outer.as_ptr() as usize).or_insert_with(|| {
+                by_outer.push(Vec::new());
+                by_outer.len() - 1
+            });
+            by_outer[at].push(inner);
         }
     }
-    let mut failed = Vec::new();
+    let mut failed = HashSet::new();
     let span_key = intern!(py, "span");
-    for (_, inners) in &by_outer {
-        for draft in inners {
+    let (start_ns, end_ns) = (intern!(py, "start_ns"), intern!(py, "end_ns"));
+    for inners in &by_outer {
+        // The latest start of an inner span and the latest of the others: "another inner
+        // call started when or after this one ended" is one comparison per inner, where
+        // comparing every pair cost the square of their number (20,000 failed calls inside
+        // one call, all still open when each other started). `None` when a start is not an
+        // integer: the pairs are compared through Python then.
+        let mut integers = true;
+        let mut latest: Option<(i128, usize)> = None; // the latest start, and whose
+        let mut runner_up: Option<i128> = None; // the latest start of the others
+        for (at, o) in inners.iter().enumerate() {
+            let other = o.getattr(span_key)?;
+            if other.is_none() {
+                continue;
+            }
+            let Ok(start) = other.getattr(start_ns)?.extract::<i128>() else {
+                integers = false;
+                break;
+            };
+            match latest {
+                Some((first, _)) if start < first => {
+                    runner_up = runner_up.max(Some(start));
+                }
+                _ => {
+                    runner_up = runner_up.max(latest.map(|(first, _)| first));
+                    latest = Some((start, at));
+                }
+            }
+        }
+        for (at, draft) in inners.iter().enumerate() {
             let span = draft.getattr(span_key)?;
             if !draft
                 .getattr(intern!(py, "status"))?
@@ -511,23 +543,35 @@ fn failed_attempts<'py>(pairs: &[(Bound<'py, PyAny>, Bound<'py, PyAny>)]) -> PyR
             {
                 continue;
             }
-            let end = span.getattr(intern!(py, "end_ns"))?;
-            let mut later = false;
-            for o in inners {
-                if o.is(*draft) {
-                    continue;
+            let end = span.getattr(end_ns)?;
+            let later = match (integers, end.extract::<i128>()) {
+                (true, Ok(end)) => {
+                    let others = match latest {
+                        Some((first, who)) if who != at => Some(first),
+                        _ => runner_up,
+                    };
+                    others.is_some_and(|start| start >= end)
                 }
-                let other = o.getattr(span_key)?;
-                if !other.is_none() && other.getattr(intern!(py, "start_ns"))?.ge(&end)? {
-                    later = true;
-                    break;
+                _ => {
+                    let mut later = false;
+                    for o in inners {
+                        if o.is(*draft) {
+                            continue;
+                        }
+                        let other = o.getattr(span_key)?;
+                        if !other.is_none() && other.getattr(start_ns)?.ge(&end)? {
+                            later = true;
+                            break;
+                        }
+                    }
+                    later
                 }
-            }
+            };
             if later {
                 draft
                     .getattr(intern!(py, "attributes"))?
                     .set_item(intern!(py, "failed_attempt"), true)?;
-                failed.push(draft.as_ptr() as usize);
+                failed.insert(draft.as_ptr() as usize);
             }
         }
     }
@@ -650,19 +694,21 @@ fn merge_stacked_generations<'py>(
             }
         }
     }
-    let mut layers: Vec<(usize, Bound<'py, PyList>)> = Vec::new();
+    // The layers of each kept draft, in first-merge order (an index by identity: a list
+    // searched per merge cost the square of the number of merged calls).
+    let mut layers: Vec<Bound<'py, PyList>> = Vec::new();
+    let mut layer_at: HashMap<usize, usize> = HashMap::new();
     for (_, inner, kept) in &merged_into {
         let kept = follow(kept, &merged_into, &merged_at);
-        let key = kept.as_ptr() as usize;
-        match layers.iter().find(|(k, _)| *k == key) {
-            Some((_, group)) => group.append(inner)?,
+        match layer_at.get(&(kept.as_ptr() as usize)) {
+            Some(&at) => layers[at].append(inner)?,
             None => {
-                let group = PyList::new(py, [&kept, inner])?;
-                layers.push((key, group));
+                layer_at.insert(kept.as_ptr() as usize, layers.len());
+                layers.push(PyList::new(py, [&kept, inner])?);
             }
         }
     }
-    for (_, group) in &layers {
+    for group in &layers {
         outcome_from_layers(group, by_id, false)?;
     }
     let out = PyList::empty(py);
