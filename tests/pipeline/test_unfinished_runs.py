@@ -31,9 +31,17 @@ TRACES = REPO / "tests" / "testdata" / "traces"
 EXAMPLE_CONTRACTS = REPO / "examples" / "contracts"
 CLI = [sys.executable, "-c", "from otel_oracles.cli import main; main()"]
 
-KILLED = sorted(TRACES.glob("*/z_killed_*.otlp.json"))
-"""Every killed-run capture: eleven sources (Python, JavaScript, Java), three scenarios,
+EVERY_KILLED = sorted(TRACES.glob("*/z_killed_*.otlp.json"))
+"""Every killed-run capture: Python, JavaScript, Java and Go sources, three scenarios,
 content on and off."""
+
+HTTP_ONLY = ("openai-go-otelhttp",)
+"""Sources traced by generic HTTP client instrumentation alone: even their finished runs
+show no model call, tool call or agent step, so no contract grades any of their traces
+(``test_http_client_spans_alone_are_never_graded``) and a killed one is no different."""
+
+KILLED = [p for p in EVERY_KILLED if p.parent.name not in HTTP_ONLY]
+"""The killed runs a contract can grade: those of sources whose finished runs are graded."""
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +71,7 @@ def trace_complete(verdict: Verdict) -> list[tuple[Outcome, bool, bool]]:
 
 def test_the_captures_are_killed_runs_without_their_root() -> None:
     assert len(KILLED) >= 54
-    for path in KILLED:
+    for path in EVERY_KILLED:
         trace = one_trace(path)
         assert trace.orphans, path
         assert all(s.parent_span_id for s in trace.spans), f"{path}: a root arrived"
@@ -243,3 +251,23 @@ def test_grade_exits_1_over_killed_runs_beside_a_passing_one(tmp_path: Path) -> 
     assert not any("matched no contract" in n for n in report["notes"])
     xml = junit.read_text()
     assert all(trace_id in xml for trace_id in killed)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for p in EVERY_KILLED if p.parent.name in HTTP_ONLY],
+    ids=lambda p: f"{p.parent.name}/{p.stem}",
+)
+def test_a_killed_run_no_contract_can_grade_fails_the_gate(path: Path) -> None:
+    """A killed run of an HTTP-only source holds no agent run: no verdict, and the CI gate
+    does not exit 0 over it ("nothing graded" exits 2 unless ``--allow-empty``)."""
+    done = subprocess.run(
+        [*CLI, "grade", str(path), "-c", str(EXAMPLE_CONTRACTS), "--json"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 2, done.stderr
+    assert json.loads(done.stdout)["verdicts"] == []
+    assert "nothing graded" in done.stderr
