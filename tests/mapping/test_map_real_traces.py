@@ -1170,14 +1170,6 @@ records the handoff in a span of its own (``update_agent``). The transfer tool i
 the framework's span. EXPECTED.md lists no transfer among the tools: they are left out here."""
 
 
-FAILED_CALLS_RETRIED_AS_TURNS = frozenset({"langroid-openinference"})
-"""``o_run_error`` where the framework retries the failed model call itself with the same
-input (Langroid: five retries, each its own failed ``ChatCompletion`` span): the linker reads a
-model call whose output was not captured and that the loop calls again right after as one
-whose requests content hid, so each failed attempt gets an unnamed placeholder call. A failed
-call asked for nothing: a known wrong reading (a false fail, never a pass) for a later fix in
-the core's linker (``_hidden_call``)."""
-
 CALLER_UNSEEN = frozenset({"atomic-agents", "atomic-agents-openinference"})
 """Sources whose application runs an agent's chosen tools outside the agent's spans (Atomic
 Agents: ``invoke_agent`` is one structured model turn, the tools run in the application's
@@ -1244,10 +1236,6 @@ def scenario_tool_calls(
         if not content and source in ANSWER_READS_AS_CALL:
             assert calls and calls[-1].tool is None and calls[-1].synthesized
             calls = calls[:-1]
-    if scenario.name == "o_run_error" and source in FAILED_CALLS_RETRIED_AS_TURNS:
-        held = calls[len(scenario.calls) :]  # a known wrong reading, never a named call
-        assert held and all(s.tool is None and s.synthesized for s in held), held
-        calls = calls[: len(scenario.calls)]
     if scenario.name == "q_turn_limit" and source in LIMIT_REQUEST_PENDING:
         pending = calls[len(scenario.calls) :]
         assert len(pending) <= 1, pending

@@ -11,7 +11,7 @@ from typing import Any
 
 from otel_oracles.assemble._tree import build_trace
 from otel_oracles.mapping import load_conventions, map_trace
-from otel_oracles.model.span import SpanKind, SpanRecord
+from otel_oracles.model.span import SpanKind, SpanRecord, StatusCode
 from otel_oracles.model.step import Trajectory
 from otel_oracles.pipeline import read_traces
 
@@ -61,6 +61,19 @@ def test_model_called_again_with_content_off_hides_a_tool_call() -> None:
     hidden = [s for s in t.steps if s.attributes.get("tool_calls_hidden")]
     assert len(hidden) == 1 and hidden[0].tool is None
     assert hidden[0].source is not None and hidden[0].source.span_id == f"{1:016x}"
+
+
+def test_a_failed_call_called_again_hides_nothing() -> None:
+    """A model call that failed returned nothing, so it asked for nothing: the call after it
+    is a retry of the same input (Langroid retries five times), never a turn whose request
+    content hid. Before, each failed attempt got an unnamed placeholder call, and a run that
+    searched once failed its tool budget on the retries."""
+    failed = _chat(1, start=10)
+    failed.status_code = StatusCode.ERROR
+    t = _map(failed, _chat(2, start=30))
+    assert len(t.generations()) == 2 and t.generations()[0].status == "error"
+    assert not [s for s in t.steps if s.attributes.get("tool_calls_hidden")]
+    assert t.tool_calls() == []
 
 
 def _http(n: int, parent: str, *, start: int) -> SpanRecord:

@@ -1083,6 +1083,13 @@ impl<'a, 'py> Linking<'a, 'py> {
             if get(&fields, intern!(py, "output_messages"))?.is_truthy()? {
                 return Ok(false);
             }
+            // A model call that failed returned nothing, so it asked for nothing: the call
+            // right after it is a retry (Langroid retries a failed completion with the same
+            // input), not the next turn of a loop whose requests content hid.
+            let status = self.drafts[gen].obj.getattr(intern!(py, "status"))?;
+            if status.eq(intern!(py, "error"))? {
+                return Ok(false);
+            }
             let Some((_, end)) = self.drafts[gen].times else {
                 return Ok(false);
             };
