@@ -371,10 +371,13 @@ def _link_tool_calls(drafts: list[Draft], compiled: CompiledSet) -> None:
     call and the tool run under different nodes), else, where the rule synthesizes, becomes
     a synthesized call (``_synthesize``). A model call that shows no request but whose finish
     reason says it asked for tools, with no tool step before the next model call (or, in a
-    scope without tool steps, whose output was not captured, which did not fail and which
-    the loop calls again right after), gets a placeholder (``_hidden_call``), unless a tool
-    step of an enclosing agent's scope ran within its agent's run (OpenLIT's Claude Agent
-    SDK hangs a sub-agent's tool calls under the run's agent). Every search is indexed:
+    scope without tool steps, one that did not fail and that the loop calls again right
+    after, whose output was not captured or, where no model call of the scope shows a request
+    or a finish reason asking for tools, whose reply text may hold a request no rule reads:
+    Langroid's default tool mode, a code agent's calls in code), gets a placeholder
+    (``_hidden_call``), unless a tool step of an enclosing agent's scope ran within its
+    agent's run (OpenLIT's Claude Agent SDK hangs a sub-agent's tool calls under the run's
+    agent). Every search is indexed:
     linking costs what a trace holds, never its square (``tests/mapping/test_linking_cost.py``,
     ``test_linking_search_cost.py``)."""
     _LINKER.link(drafts, compiled.tool_call_finish_reasons, compiled.tool_results)

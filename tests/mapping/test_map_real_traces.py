@@ -945,6 +945,7 @@ AGENTS_UNSEEN = frozenset(
         "praisonai-openinference",
         "camel-openinference",
         "langroid-openinference",
+        "langroid-text-tools-openinference",
     }
 )
 """Sources where no span shows any agent (OpenLLMetry and OpenLIT record Haystack's generators,
@@ -961,6 +962,7 @@ ANSWER_READS_AS_CALL = frozenset(
         "praisonai-openinference",
         "camel-openinference",
         "langroid-openinference",
+        "langroid-text-tools-openinference",
     }
 )
 """With content off, the research agent's answer followed by its caller's next model call
@@ -972,6 +974,15 @@ TOOLS_IN_TEXT = frozenset({"openlit-dspy"})
 are named only in the model's reply text and no span records them, so each ReAct step is a
 call of an unnamed tool (``dspy.yaml``), with no arguments, result or outcome; with content
 off the ``finish`` step cannot be told from a tool step and reads as one more such call."""
+
+TOOL_REQUESTS_IN_TEXT = frozenset({"langroid-text-tools-openinference"})
+"""Tools asked for in the reply text and run by the framework with no span (Langroid's default
+tool mode: ``{"request": "search_docs", ...}`` in the text, the result handed back as a user
+message; no ``tools`` in the request, no ``tool_calls``, finish reason ``stop``): no rule reads
+the text, so each reply the loop answered with another model call is one unnamed placeholder
+call (``tool_calls_hidden``), content on and off, one per model turn however many calls the
+text asked for; the research agent's answer, followed by its caller's next model call, reads
+as one more (``ANSWER_READS_AS_CALL``, content on too)."""
 
 REPR_RESULTS = frozenset({"openlit-ag2"})
 """Sources whose tool results reach the model, and so the trace, as the return value's
@@ -1233,7 +1244,7 @@ def scenario_tool_calls(
     if source in unseen and scenario.handoff is not None:
         assert calls and calls[0].tool in (scenario.handoff_tool, None), calls[:1]
         calls = calls[1:]
-        if not content and source in ANSWER_READS_AS_CALL:
+        if (not content or source in TOOL_REQUESTS_IN_TEXT) and source in ANSWER_READS_AS_CALL:
             assert calls and calls[-1].tool is None and calls[-1].synthesized
             calls = calls[:-1]
     if scenario.name == "q_turn_limit" and source in LIMIT_REQUEST_PENDING:
@@ -1368,6 +1379,20 @@ def test_real_trace_maps_to_expected_trajectory(case: Case, conventions: Convent
             assert step.arguments is None and step.result is None and step.status == "unset"
         answer = _final_output(trajs)
         assert scenario.final_answer in (answer or "") if content else answer is None
+        inp, out = (sum(x) for x in zip(*(t.token_usage() for t in trajs), strict=True))
+        assert (inp, out) == leaf_usage(traces), "tokens double counted or lost"
+        return
+    if case.source in TOOL_REQUESTS_IN_TEXT:
+        calls = scenario_tool_calls(trajs, scenario, case.source, content)
+        assert len(calls) == scenario.model_turns_with_calls, calls
+        for step in calls:
+            assert step.tool is None and step.synthesized and "tool" in step.redacted
+            assert step.attributes.get("tool_calls_hidden") and step.status == "unset"
+        answer = _final_output(trajs)
+        if content and not scenario.cut:
+            assert answer == scenario.final_answer
+        else:  # the fragment of a cut-off answer is no answer
+            assert answer is None
         inp, out = (sum(x) for x in zip(*(t.token_usage() for t in trajs), strict=True))
         assert (inp, out) == leaf_usage(traces), "tokens double counted or lost"
         return

@@ -107,10 +107,38 @@ def test_a_request_after_the_call_is_still_a_step_between() -> None:
     assert not [s for s in t.steps if s.attributes.get("tool_calls_hidden")]
 
 
-def test_last_call_and_captured_output_hide_nothing() -> None:
+def test_last_call_and_captured_output_hide_nothing_where_the_run_shows_its_calls() -> None:
+    """A scope whose model calls show their tool requests: a captured text reply shows that
+    this call asked for none, and the last call hides nothing."""
+    asked = json.dumps([{"role": "assistant", "parts": [_call("search_docs", "c1")]}])
     answer = json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": "hi"}]}])
-    t = _map(_chat(1, start=10, **{"gen_ai.output.messages": answer}), _chat(2, start=30))
+    t = _map(
+        _chat(1, start=10, **{"gen_ai.output.messages": asked}),
+        _chat(2, start=30, **{"gen_ai.output.messages": answer}),
+        _chat(3, start=50, **{"gen_ai.output.messages": answer}),
+    )
+    assert [s.tool for s in t.tool_calls()] == ["search_docs"]
     assert not [s for s in t.steps if s.attributes.get("tool_calls_hidden")]
+
+
+def test_a_text_reply_called_again_where_no_call_is_ever_shown_may_hide_one() -> None:
+    """Tools asked for in the reply text (Langroid's default tool mode writes
+    ``{"request": "delete_records", ...}``, a ReAct prompt ``Action:`` lines) leave no tool
+    span, no request and no finish reason asking for tools: a reply the loop answers with
+    another model call may have asked for a tool nothing reads. Before, the run read as one
+    that called no tool, and a forbidden call written in the text passed
+    ``no-destructive-tools``; now the reply gets an unnamed placeholder (missing evidence),
+    and the last reply, the answer, none."""
+    text = '{"request": "delete_records", "table": "t", "where": "1=1"}'
+    asked = json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": text}]}])
+    answer = json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": "done"}]}])
+    t = _map(
+        _chat(1, start=10, **{"gen_ai.output.messages": asked}),
+        _chat(2, start=30, **{"gen_ai.output.messages": answer}),
+    )
+    hidden = [s for s in t.steps if s.attributes.get("tool_calls_hidden")]
+    assert len(hidden) == 1 and hidden[0].tool is None and "tool" in hidden[0].redacted
+    assert hidden[0].source is not None and hidden[0].source.span_id == f"{1:016x}"
 
 
 def test_reused_call_id_takes_the_latest_response() -> None:

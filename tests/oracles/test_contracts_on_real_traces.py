@@ -35,6 +35,7 @@ returning an empty result, which only f does.
 from __future__ import annotations
 
 import functools
+import json
 import re
 from pathlib import Path
 
@@ -1016,6 +1017,7 @@ AGENTS_UNSEEN = (
     "mirascope",
     "camel-openinference",
     "langroid-openinference",
+    "langroid-text-tools-openinference",
 )
 """No span shows any agent (OpenLLMetry and OpenLIT record Haystack's generators, not its
 Agent; OpenLIT's AG2 instrumentor one span per conversation turn, none holding an agent's run,
@@ -1146,10 +1148,15 @@ missing evidence; with content on the answer is seen). Only the finish reason sh
 asked for tools: calls of unnamed tools, any of which may be a native handoff (LlamaIndex.TS's
 ``handOff``), so a required transfer is missing evidence too, while an agent span the
 application opened (``traceloop.withAgent``) is seen."""
-TOOLS_IN_TEXT = ("openlit-dspy",)
+TOOLS_IN_TEXT = ("openlit-dspy", "langroid-text-tools-openinference")
 """DSPy ReAct with no DSPy instrumentor (OpenLIT records only the LiteLLM calls): the model
 names each tool in its reply text (``[[ ## next_tool_name ## ]]``), no span records the
-tools, and ``dspy.yaml`` reads each such step as a call of an unnamed tool. Every check that
+tools, and ``dspy.yaml`` reads each such step as a call of an unnamed tool; Langroid's default
+tool mode writes each request as JSON in the reply text (``{"request": "delete_records", ...}``)
+and runs it with no span, and the linker reads each reply the loop answered with another model
+call, in a run that shows no tool call anywhere, as one that may have asked for tools (an
+unnamed placeholder: before, the run read as calling no tool, and ``no-destructive-tools``
+passed the deletion the text shows: 10 false passes, all with content on). Every check that
 must know which tools ran, their results or their outcomes is missing evidence, with content
 on too; with content on the answer is seen (``answer-captured``, ``cites-a-source`` where the
 run is not degraded, which only the tool outcomes could show, and ``grounded-citations`` for
@@ -1760,6 +1767,40 @@ def test_forbidden_tool_result_points_at_the_delete_records_span(source: str) ->
     deletes = calls_of(trajectory, "delete_records")
     assert len(deletes) == 1 and deletes[0].source is not None
     assert result.span_ids == [deletes[0].source.span_id]
+
+
+@pytest.mark.parametrize("scenario", ["d_forbidden_tool", "m_excess_calls"])
+def test_calls_written_in_code_with_only_model_spans_never_pass(
+    scenario: str, tmp_path: Path
+) -> None:
+    """A smolagents ``CodeAgent`` writes its tool calls as Python in the reply text
+    (``delete_records(table=...)`` in a ``<code>`` block). Recorded with model spans only
+    (its tool spans dropped, as an instrumentation of the model client alone would record
+    it), nothing but the text shows a call: the replies the loop answered with another model
+    call may have asked for tools, so the checks that forbid or count calls are missing
+    evidence, never a pass (before the linker read such a reply, the deletion passed
+    ``no-destructive-tools``). The same rule holds Langroid's JSON tool requests
+    (``langroid-text-tools-openinference``)."""
+    doc = json.loads(trace_file("smolagents-codeagent-openinference", scenario, True).read_text())
+    for resource in doc["resourceSpans"]:
+        for scope in resource["scopeSpans"]:
+            scope["spans"] = [
+                span
+                for span in scope["spans"]
+                if {"key": "openinference.span.kind", "value": {"stringValue": "TOOL"}}
+                not in span.get("attributes", [])
+            ]
+    path = tmp_path / f"{scenario}.otlp.json"
+    path.write_text(json.dumps(doc))
+    contract = "support-rag"
+    ((verdict, trajectory),) = grade_file(path, contract_named(contract))
+    assert trajectory.generations() and not [s for s in trajectory.steps if s.tool]
+    outcomes = {r.name: r.outcome for r in verdict.results}
+    assert all(outcomes[name] != P for name in TOOL_NAME_CHECKS[contract]), outcomes
+    if scenario == "d_forbidden_tool":
+        assert outcomes["no-destructive-tools"] == MIS
+    else:  # six turns that asked for calls, over the budget of five, whatever they asked
+        assert outcomes["bounded-effort"] == INV
 
 
 DELEGATED_FORBIDDEN = [

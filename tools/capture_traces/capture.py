@@ -4092,6 +4092,24 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {},
         "off": OPENINFERENCE_HIDDEN,
     },
+    "langroid-text-tools-openinference": {
+        "what": "the `langroid-openinference` agents in Langroid's default tool mode "
+        "(use_tools=True, use_functions_api=False): the tools described in the system message, "
+        "each request a JSON object in the model's reply text (`{\"request\": \"search_docs\", "
+        "...}`), parsed and run by Langroid, its result handed back as a user message; recorded "
+        "by openinference-instrumentation-openai, the run an application `agent_run` span",
+        "packages": ["langroid", "openai", "openinference-instrumentation-openai", "litellm"],
+        "driver": "fw_langroid:run_text_tools",
+        "model": "scripted fake OpenAI server on 127.0.0.1 (streamed: Langroid's default); each "
+        "tool turn a text reply of JSON tool requests, one a line, finish reason `stop`",
+        "handoff_via": "the `research_agent` tool (`{\"request\": \"research_agent\", "
+        "\"question\": ...}` in the reply text), which runs the research agent's task",
+        "notes": ["**Tool calls:** text only: no span, no `tool_calls`, no `tools` in the "
+                  "request; the results come back as user messages.",
+                  "**Content off:** OpenInference's `OPENINFERENCE_HIDE_*` switches."],
+        "on": {},
+        "off": OPENINFERENCE_HIDDEN,
+    },
     "camel-openinference": {
         "what": "CAMEL-AI agents (camel-ai ChatAgent.step on ModelFactory.create("
         "OPENAI_COMPATIBLE_MODEL, \"gpt-4o-mini\", url=...) on the fake server, with CAMEL's "

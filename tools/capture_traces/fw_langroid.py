@@ -22,6 +22,15 @@ each handler returns its backend's failure as an error object, as the raw client
 (``Tools.call``: ``{"error": "SearchBackendError: ..."}``), which Langroid sends the model as
 the call's result.
 
+``run_text_tools`` (the ``langroid-text-tools-openinference`` source) runs the same agents in
+Langroid's default tool mode (``use_tools=True``, ``use_functions_api=False``): the tools are
+described in the system message, the model asks for one by writing its JSON
+(``{"request": "search_docs", "query": ...}``) in its reply text, Langroid parses and runs it
+and hands the result back as a user message. Nothing but the reply text shows a call: the
+request goes out with no ``tools``, the reply has no ``tool_calls`` and its finish reason is
+``stop`` (``text_script`` writes each scripted tool turn as such a reply, one JSON object a
+line per requested call).
+
 ``g_handoff`` and the ``s_delegated_*`` runs: the triage agent's ``research_agent`` tool runs
 the research agent's own task on the question and returns its answer, which the triage agent
 passes on (``Scenario.through_agent_tool``); the research agent starts from its own history,
@@ -30,7 +39,9 @@ so the scripted server answers in call order.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -42,6 +53,19 @@ def script(scenario: Scenario) -> Scenario:
     """The model's turns in call order: a handoff scenario's transfer is the triage agent's
     ``research_agent`` tool, which runs the research agent's turns."""
     return scenario.through_agent_tool(("research_agent", {"question": QUESTION}))
+
+
+def text_script(scenario: Scenario) -> Scenario:
+    """``script``'s turns with each tool turn written as Langroid's default tool mode reads it:
+    the reply text, one JSON tool request a line (``request`` names the tool)."""
+    scripted = script(scenario)
+    turns = [
+        turn
+        if isinstance(turn, str)
+        else "\n".join(json.dumps({"request": name, **args}) for name, args in turn)
+        for turn in scripted.turns
+    ]
+    return dataclasses.replace(scripted, turns=turns)
 
 
 def tiktoken_offline() -> None:
@@ -108,8 +132,28 @@ def run(
     tools: Tools,
     executed: list[str],
 ) -> None:
-    """One scenario through a Langroid ``Task`` under OpenInference's OpenAI instrumentor;
-    fails when the run's answer is not the script's."""
+    """One scenario through a Langroid ``Task`` with OpenAI's tools API under OpenInference's
+    OpenAI instrumentor; fails when the run's answer is not the script's."""
+    run_task(scenario, tracer_provider, tools, executed, text_tools=False)
+
+
+def run_text_tools(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """``run`` in Langroid's default tool mode: tool requests as JSON in the reply text."""
+    run_task(scenario, tracer_provider, tools, executed, text_tools=True)
+
+
+def run_task(
+    scenario: Scenario, tracer_provider: Any, tools: Tools, executed: list[str], text_tools: bool
+) -> None:
+    """One scenario through a Langroid ``Task`` under OpenInference's OpenAI instrumentor,
+    the tools asked for through OpenAI's tools API or (``text_tools``) as JSON in the reply
+    text; fails when the run's answer is not the script's."""
     from openinference.instrumentation.openai import OpenAIInstrumentor
 
     OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
@@ -121,7 +165,7 @@ def run(
     from langroid.utils.configuration import settings
 
     settings.cache = False  # every call reaches the model server (no Redis answer cache)
-    scripted = script(scenario)
+    scripted = text_script(scenario) if text_tools else script(scenario)
     tracer = tracer_provider.get_tracer("capture.app")
     with FakeOpenAI(scripted, turn_of=call_order()) as base_url:
 
@@ -132,7 +176,8 @@ def run(
             )  # fmt: skip
             config = lr.ChatAgentConfig(
                 name=name, llm=llm, system_message=system,
-                use_functions_api=True, use_tools_api=True, use_tools=False,
+                use_functions_api=not text_tools, use_tools_api=not text_tools,
+                use_tools=text_tools,
             )  # fmt: skip
             chat_agent = lr.ChatAgent(config)
             chat_agent.enable_message(messages)

@@ -1056,31 +1056,46 @@ impl<'a, 'py> Linking<'a, 'py> {
 
     // ---- the pass --------------------------------------------------------------------
 
+    /// Whether a model call's finish reason says it asked for tools (`reasons`: the finish
+    /// reasons that mean "tool calls").
+    fn says_tool_calls(&self, gen: usize, reasons: &Bound<'py, PyAny>) -> PyResult<bool> {
+        let fields = self.fields(gen)?;
+        for r in field_items(&fields, intern!(self.py, "finish_reasons"))? {
+            if reasons.contains(r)? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
     /// `_hides_tool_calls`: whether a model call that shows no tool call may have asked for
-    /// some.
+    /// some. `tools_seen`: its scope has a tool step; `calls_shown`: a model call of its
+    /// scope shows a tool request or a finish reason asking for tools.
+    ///
+    /// Without either, a model call the loop calls again right after may have asked for a
+    /// tool in a way nothing reads: its output was not captured, or its reply text held the
+    /// request (Langroid's default tool mode writes `{"request": "<tool>", ...}` in the text
+    /// and hands the result back as a user message; a ReAct prompt's `Action:` lines): the
+    /// placeholder makes the checks on tool calls missing evidence, never a run shown to
+    /// call no tool. Where the scope shows its calls, a captured output shows this call's.
     fn hides_tool_calls(
         &self,
         gen: usize,
         later: Later,
         reasons: &Bound<'py, PyAny>,
         tools_seen: bool,
+        calls_shown: bool,
     ) -> PyResult<bool> {
         let py = self.py;
         let fields = self.fields(gen)?;
-        let mut said = false;
-        for r in field_items(&fields, intern!(py, "finish_reasons"))? {
-            if reasons.contains(r)? {
-                said = true;
-                break;
-            }
-        }
+        let said = self.says_tool_calls(gen, reasons)?;
         let members = &self.answers[later.scope].members;
         if !said {
             if tools_seen {
                 return Ok(false);
             }
             // `_called_again_unseen`
-            if get(&fields, intern!(py, "output_messages"))?.is_truthy()? {
+            if calls_shown && get(&fields, intern!(py, "output_messages"))?.is_truthy()? {
                 return Ok(false);
             }
             // A model call that failed returned nothing, so it asked for nothing: the call
@@ -1287,6 +1302,13 @@ impl Linker {
                     asked.push((pos, gen, link.requested(gen)?));
                 }
             }
+            let mut calls_shown = asked.iter().any(|(_, _, requests)| !requests.is_empty());
+            for (_, gen, _) in &asked {
+                if calls_shown {
+                    break;
+                }
+                calls_shown = link.says_tool_calls(*gen, finish_reasons)?;
+            }
             let mut executors = link.executors(members.clone(), &asked)?;
             link.answers.push(Answers {
                 members: members.clone(),
@@ -1317,7 +1339,7 @@ impl Linker {
                 }
                 if requests.is_empty()
                     && synthesize
-                    && link.hides_tool_calls(gen, later, finish_reasons, tools_seen)?
+                    && link.hides_tool_calls(gen, later, finish_reasons, tools_seen, calls_shown)?
                 {
                     if above.is_none() {
                         above = Some(link.calls_above()?);
