@@ -770,6 +770,9 @@ class StepView:
     def all_raw(self) -> bool: ...
     def last_generation(self) -> Step | None:
         """The model call that ended last among those no later call started during."""
+    def leaf_generations(self) -> list[Step]:
+        """The model calls containing no other in time, wrappers left out
+        (``trace_budget.leaf_generations``)."""
     def run_error_step(self, last: Step | None, /) -> Step | None:
         """The step whose error ended the run (``last``, or the run's agent span), or ``None``."""
     def last_run_agents(self) -> list[Step]:
@@ -783,6 +786,17 @@ class StepView:
         /,
     ) -> list[Step]:
         """The final-answer calls (``evidence._final_answer_calls``), in answer order."""
+
+def call_failures(
+    steps: Sequence[Step],
+    pattern: bool,
+    structured_plain: bool,
+    search: Callable[[Step], bool],
+    denied: str,
+    /,
+) -> dict[int, str | None]:
+    """``id()`` of each tool call -> why it failed, or ``None``
+    (``grade.oracles.trace_common.call_failures``); ``search`` runs the error pattern."""
 
 def tool_repeats(calls: Sequence[Step], generations: Sequence[Step], /) -> list[tuple[Step, Step]]:
     """(call, the previous call of its tool in its agent) for each of ``calls`` (sorted by

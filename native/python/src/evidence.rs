@@ -20,7 +20,7 @@ use pyo3::exceptions::PyRecursionError;
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyFrozenSet, PyList, PySet, PyString, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyFrozenSet, PyList, PySet, PySlice, PyString, PyTuple};
 
 /// Deepest nesting of lists and dicts `is_placeholder` descends into. Python's recursive
 /// version stopped at its recursion limit, about 500 levels, with a `RecursionError`; this
@@ -494,9 +494,138 @@ fn repeated_args_candidates<'py>(
     )
 }
 
+/// `trace_common.call_failures`: `id()` of each of `steps` (tool calls) -> why it failed,
+/// or `None` when nothing says it did. Signals, in order: the call was refused by an
+/// approval step (`attributes.denied is True`: `denied`, the text given), span status
+/// `error` (`status ERROR`, with the `error.type` when one is recorded), `error.type`, an
+/// error message (its first 120 characters), and a captured result that says so: a `dict`
+/// with a truthy `error`, or one matching the check's error pattern. Under no pattern or the
+/// default one (`structured_plain`) a result that is no `str` matches when it is a
+/// non-empty `dict` whose first key is the `str` `"error"` (what the default pattern finds
+/// at the start of its JSON text), so it is never serialized; whether the result was
+/// captured (`absent`) is then asked only of a `dict` that says the call failed. Otherwise
+/// (`pattern`: the pattern is not empty) `search(step)` says whether the pattern matches
+/// the result's text (the `regex` engine's answer, under its time budget, in Python).
+///
+/// Before, every failure-counting check's table was a Python call per tool call, each
+/// reading the same six fields through attribute lookups; here one call reads them for
+/// every call, and Python runs only for the pattern searches.
+#[pyfunction]
+#[pyo3(signature = (steps, pattern, structured_plain, search, denied, /))]
+fn call_failures<'py>(
+    steps: &Bound<'py, PyAny>,
+    pattern: bool,
+    structured_plain: bool,
+    search: &Bound<'py, PyAny>,
+    denied: &Bound<'py, PyString>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let py = steps.py();
+    let table = PyDict::new(py);
+    for step in steps.try_iter()? {
+        let fields = StepFields::new(step?);
+        let why = call_failure(&fields, pattern, structured_plain, search, denied)?;
+        // `id(step)`: the object's address, as CPython's `id` gives it.
+        table.set_item(fields.step.as_ptr() as usize, why)?;
+    }
+    Ok(table)
+}
+
+/// One step's answer of `call_failures`.
+fn call_failure<'py>(
+    fields: &StepFields<'py>,
+    pattern: bool,
+    structured_plain: bool,
+    search: &Bound<'py, PyAny>,
+    denied: &Bound<'py, PyString>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let py = fields.step.py();
+    let attributes = fields.get(intern!(py, "attributes"))?;
+    if get_of(&attributes, intern!(py, "denied"))?.is(PyBool::new(py, true).as_any()) {
+        return Ok(Some(denied.clone().into_any()));
+    }
+    let error_type = fields.get(intern!(py, "error_type"))?;
+    let typed = error_type.is_truthy()?;
+    if fields
+        .get(intern!(py, "status"))?
+        .eq(intern!(py, "error"))?
+    {
+        let status = intern!(py, "status ERROR").clone().into_any();
+        if !typed {
+            return Ok(Some(status));
+        }
+        return Ok(Some(status.add(" (")?.add(error_type)?.add(")")?));
+    }
+    if typed {
+        return Ok(Some(intern!(py, "error.type ").add(error_type)?));
+    }
+    let message = fields.get(intern!(py, "error_message"))?;
+    if message.is_truthy()? {
+        let head = message.get_item(PySlice::new(py, 0, 120, 1))?;
+        return Ok(Some(intern!(py, "exception: ").add(head)?));
+    }
+    let result = fields.get(intern!(py, "result"))?;
+    let carries = intern!(py, "result carries an error");
+    let matches = intern!(py, "result matches the error pattern");
+    let error = intern!(py, "error");
+    let is_dict = result.is_instance_of::<PyDict>();
+    if structured_plain && !result.is_instance_of::<PyString>() {
+        if !is_dict {
+            return Ok(None);
+        }
+        let why = if get_of(&result, error)?.is_truthy()? {
+            carries
+        } else if pattern && first_key_is(&result, error)? {
+            matches
+        } else {
+            return Ok(None);
+        };
+        return Ok(if absent_result(fields, &result)? {
+            None
+        } else {
+            Some(why.clone().into_any())
+        });
+    }
+    if absent_result(fields, &result)? {
+        return Ok(None);
+    }
+    if is_dict && get_of(&result, error)?.is_truthy()? {
+        return Ok(Some(carries.clone().into_any()));
+    }
+    if pattern && search.call1((&fields.step,))?.is_truthy()? {
+        return Ok(Some(matches.clone().into_any()));
+    }
+    Ok(None)
+}
+
+/// `absent(step, "result")`: `"result"` in the step's `redacted`, or the result a
+/// placeholder.
+fn absent_result<'py>(fields: &StepFields<'py>, result: &Bound<'py, PyAny>) -> PyResult<bool> {
+    let py = result.py();
+    Ok(fields
+        .get(intern!(py, "redacted"))?
+        .contains(intern!(py, "result"))?
+        || placeholder(result, 0)?)
+}
+
+/// Whether `value` (a `dict`) is non-empty and its first key (`next(iter(value))`) is the
+/// `str` `key`.
+fn first_key_is<'py>(value: &Bound<'py, PyAny>, key: &Bound<'py, PyString>) -> PyResult<bool> {
+    if !value.is_truthy()? {
+        return Ok(false);
+    }
+    match value.try_iter()?.next() {
+        Some(first) => {
+            let first = first?;
+            Ok(first.is_instance_of::<PyString>() && first.eq(key)?)
+        }
+        None => Ok(false),
+    }
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(is_placeholder, m)?)?;
     view::register(m)?;
     m.add_function(wrap_pyfunction!(tool_repeats, m)?)?;
+    m.add_function(wrap_pyfunction!(call_failures, m)?)?;
     m.add_function(wrap_pyfunction!(repeated_args_candidates, m)?)
 }

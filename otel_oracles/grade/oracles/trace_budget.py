@@ -5,13 +5,11 @@
 
 from __future__ import annotations
 
-import bisect
-import math
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from otel_oracles.grade.evidence import list_steps
+from otel_oracles.grade.evidence import group_steps, list_steps
 from otel_oracles.grade.oracles.base import (
     CoverageParams,
     Finding,
@@ -170,42 +168,17 @@ def leaf_generations(gens: list[Step]) -> list[Step]:
     wrappers (``attributes["usage_aggregated"]``); steps carry no parent id, so containment
     of [start, end] intervals catches the rest: a call contains another when the other
     starts no earlier and ends no later, and the two intervals differ. A step with an
-    unknown start or end contains nothing and is contained by nothing.
+    unknown start or end contains nothing and is contained by nothing; a failed attempt of
+    the call around it (the mapping's ``failed_attempt``: a retry's first try, recorded
+    below the call) is no call that call aggregates: it contains nothing and makes nothing
+    a wrapper.
 
-    Decided for all calls in one sort (n log n), not by testing every pair: a long run has
-    thousands of model calls, and a trace of 20,000 spans spent minutes here."""
-    shortest_from: dict[int, int] = {}
-    """Per start time, the earliest end of a call starting then. A failed attempt of the call
-    around it (the mapping's ``failed_attempt``: a retry's first try, recorded below the call)
-    is no call that call aggregates: it contains nothing and makes nothing a wrapper."""
-    for g in gens:
-        if g.attributes.get("failed_attempt"):
-            continue
-        if g.start_ns is not None and g.end_ns is not None:
-            known = shortest_from.get(g.start_ns)
-            if known is None or g.end_ns < known:
-                shortest_from[g.start_ns] = g.end_ns
-    starts = sorted(shortest_from)
-    earliest_end_after: list[float] = [math.inf] * (len(starts) + 1)
-    """``[i]``: the earliest end of a call starting after ``starts[i - 1]``."""
-    for i in range(len(starts) - 1, -1, -1):
-        earliest_end_after[i] = min(earliest_end_after[i + 1], shortest_from[starts[i]])
-
-    def is_leaf(g: Step) -> bool:
-        start, end = g.start_ns, g.end_ns
-        if start is None or end is None or start not in shortest_from:
-            return True  # no known interval, or a failed attempt (left out above)
-        # Another call starting later and ending no later, or starting at the same time and
-        # ending earlier (an identical interval is not containment).
-        later = bisect.bisect_right(starts, start)
-        return earliest_end_after[later] > end and shortest_from[start] >= end
-
-    return [
-        g
-        for g in gens
-        if not g.attributes.get("usage_aggregated")  # the mapping marked it a wrapper
-        and is_leaf(g)
-    ]
+    Decided by the core over the times its ``StepView`` read once per trajectory
+    (``StepView.leaf_generations``, ``native/python/src/evidence/view.rs``), in one sort (n
+    log n), not by testing every pair: a long run has thousands of model calls, and a trace
+    of 20,000 spans spent minutes here. The ``tokens`` check asks it of
+    ``Evidence.groups.view`` directly; this is the same for any list of model calls."""
+    return group_steps(gens).view.leaf_generations()
 
 
 @register_oracle
@@ -222,9 +195,7 @@ class Tokens(OracleCheck):
     def check(self, ctx: GradeContext) -> Finding:
         p = self.params
         ev = ctx.evidence
-        leaves: list[Step] = ev.memoized(
-            "leaf_generations", lambda: leaf_generations(ev.generations())
-        )
+        leaves: list[Step] = ev.memoized("leaf_generations", ev.groups.view.leaf_generations)
         used_in = sum(g.input_tokens or 0 for g in leaves)
         used_out = sum(g.output_tokens or 0 for g in leaves)
         sums = {"input": used_in, "output": used_out, "total": used_in + used_out}

@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field
 
 from otel_oracles import safe_regex
+from otel_oracles._native import call_failures as native_call_failures
 from otel_oracles._native import repeated_args_candidates as native_repeated_args_candidates
 from otel_oracles.grade.evidence import Evidence, absent, is_placeholder
 from otel_oracles.grade.oracles.base import OracleParams
@@ -166,7 +167,7 @@ def call_failures(ev: Evidence, error_pattern: str | None) -> dict[int, str | No
     alive while ``ev`` exists.)"""
     table: dict[int, str | None] = ev.memoized(
         ("call_failures", error_pattern),
-        lambda: {id(s): _call_failure(ev, s, error_pattern) for s in ev.groups.calls},
+        lambda: _call_failures(ev, ev.groups.calls, error_pattern),
     )
     return table
 
@@ -206,51 +207,36 @@ def shown_run(step: Step) -> bool:
 
 
 def _call_failure(ev: Evidence, step: Step, error_pattern: str | None) -> str | None:
-    if is_denied(step):
-        return DENIED
-    if step.status == "error":
-        return f"status ERROR{f' ({step.error_type})' if step.error_type else ''}"
-    if step.error_type:
-        return f"error.type {step.error_type}"
-    if step.error_message:
-        return f"exception: {step.error_message[:120]}"
-    result = step.result
-    if not isinstance(result, str) and (
-        not error_pattern or error_pattern == DEFAULT_ERROR_PATTERN
-    ):
-        # A structured result (or none) under no pattern or the default one: only a dict can
-        # say the call failed, so whether the result was captured at all (``absent``, which
-        # walks it for placeholders) is asked only of one that does. The default pattern
-        # asks whether the JSON text starts with an object whose first key is "error".
-        # ``result_text`` of a structured result starts with ``{"<first key>": `` for a
-        # non-empty dict and with ``[``, ``{}``, a number, ``true``/``false``/``null`` or a
-        # quoted string otherwise, so the first key decides it without serializing the
-        # (often kilobytes of) result.
-        if not isinstance(result, dict):
-            return None
-        if result.get("error"):
-            why = "result carries an error"
-        elif error_pattern and _first_key_is_error(result):
-            why = "result matches the error pattern"
-        else:
-            return None
-        return None if absent(step, "result") else why
-    if absent(step, "result"):
-        return None
-    if isinstance(result, dict) and result.get("error"):
-        return "result carries an error"
-    if not error_pattern:
-        return None
-    if safe_regex.search(error_pattern, step_result_text(ev, step)):
-        return "result matches the error pattern"
-    return None
+    """``call_failure`` of ``step`` judged on its own (a step from elsewhere)."""
+    return _call_failures(ev, (step,), error_pattern)[id(step)]
 
 
-def _first_key_is_error(result: Any) -> bool:
-    if not isinstance(result, dict) or not result:
-        return False
-    first = next(iter(result))
-    return isinstance(first, str) and first == "error"
+def _call_failures(
+    ev: Evidence, steps: Sequence[Step], error_pattern: str | None
+) -> dict[int, str | None]:
+    """``id()`` of each of ``steps`` -> why it failed, decided by the core in one call
+    (``call_failures``, ``native/python/src/evidence.rs``: the signals ``call_failure``
+    lists, read from every call's fields there). Under no pattern or the default one, a
+    result that is no ``str`` is judged without its text: the default pattern asks whether
+    the JSON text starts with an object whose first key is ``error``, and ``result_text`` of
+    a structured result starts with ``{"<first key>": `` for a non-empty dict and with
+    ``[``, ``{}``, a number, ``true``/``false``/``null`` or a quoted string otherwise, so
+    the first key decides it without serializing the (often kilobytes of) result. Any
+    other pattern is searched here, by ``safe_regex`` under its budget, in the result's
+    text (made once per step)."""
+
+    def matches(step: Step) -> bool:
+        assert error_pattern  # the core asks only when there is a pattern
+        return safe_regex.search(error_pattern, step_result_text(ev, step)) is not None
+
+    found: dict[int, str | None] = native_call_failures(
+        steps,
+        bool(error_pattern),
+        not error_pattern or error_pattern == DEFAULT_ERROR_PATTERN,
+        matches,
+        DENIED,
+    )
+    return found
 
 
 def is_timeout(ev: Evidence, step: Step) -> bool:

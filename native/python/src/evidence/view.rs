@@ -272,6 +272,62 @@ impl StepView {
         self.last_generation_rec().map(|g| g.step.clone_ref(py))
     }
 
+    /// `trace_budget.leaf_generations`: the model calls that contain no other model call in
+    /// time, in step order, without the calls the mapping marked as wrappers
+    /// (`attributes.usage_aggregated`). A call contains another when the other starts no
+    /// earlier and ends no later and the two intervals differ; a call with an unknown start
+    /// or end contains nothing and is contained by nothing, and a failed attempt
+    /// (`attributes.failed_attempt`) is contained by nothing. One sort of the intervals
+    /// (per start, the earliest end; then the earliest end among later starts), not a test
+    /// of every pair: the times are already typed in the records, so the `tokens` check of
+    /// every contract reads two attributes per call here instead of a Python pass over
+    /// every call's times.
+    fn leaf_generations<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let attributes_key = intern!(py, "attributes");
+        let failed_key = intern!(py, "failed_attempt");
+        let aggregated_key = intern!(py, "usage_aggregated");
+        let mut wrappers: Vec<bool> = Vec::with_capacity(self.generation_recs.len());
+        let mut intervals: Vec<(i128, i128)> = Vec::with_capacity(self.generation_recs.len());
+        for g in &self.generation_recs {
+            let attributes = StepFields::new(g.step.bind(py).clone()).get(attributes_key)?;
+            wrappers.push(get_of(&attributes, aggregated_key)?.is_truthy()?);
+            if get_of(&attributes, failed_key)?.is_truthy()? {
+                continue;
+            }
+            if let (Some(start), Some(end)) = (g.start, g.end) {
+                intervals.push((start, end));
+            }
+        }
+        // Per start, the earliest end of a call starting then (the first after sorting).
+        intervals.sort_unstable();
+        intervals.dedup_by_key(|interval| interval.0);
+        // `[i]`: the earliest end of a call starting at or after `intervals[i]`'s start
+        // (`None` past the last: no such call).
+        let mut earliest_end_from: Vec<Option<i128>> = vec![None; intervals.len() + 1];
+        for i in (0..intervals.len()).rev() {
+            let end = intervals[i].1;
+            earliest_end_from[i] = Some(earliest_end_from[i + 1].map_or(end, |e| e.min(end)));
+        }
+        let is_leaf = |g: &Rec| -> bool {
+            let (Some(start), Some(end)) = (g.start, g.end) else {
+                return true; // no known interval
+            };
+            let Ok(at) = intervals.binary_search_by_key(&start, |interval| interval.0) else {
+                return true; // only failed attempts start then (left out above)
+            };
+            // Another call starting later and ending no later, or starting at the same time
+            // and ending earlier (an identical interval is not containment).
+            earliest_end_from[at + 1].map_or(true, |e| e > end) && intervals[at].1 >= end
+        };
+        let leaves = self
+            .generation_recs
+            .iter()
+            .zip(wrappers)
+            .filter(|(g, wrapper)| !wrapper && is_leaf(g))
+            .map(|(g, _)| g.step.bind(py));
+        PyList::new(py, leaves)
+    }
+
     /// `evidence._run_error_step(last, agents)`: `last` when it failed (status `error`, or
     /// the finish reason `error`), else the run's agent span (the one starting first, then
     /// ending last, then first in step order, among the agents ending when or after `last`
