@@ -309,6 +309,35 @@ def test_call_failures_ask_about_capture_only_when_the_result_says_failed() -> N
                     assert got == _plain_failure(step, pattern), (result, redacted, pattern)
 
 
+def test_call_failures_word_denials_statuses_and_errors_as_python_does() -> None:
+    """The signals the core reads before the result (``call_failures``): a denial only when
+    ``attributes.denied`` is ``True`` itself, the status with its error type, the error
+    type, the error message's first 120 characters (code points, as Python slices them),
+    each step of a trajectory's table as it is alone."""
+    from otel_oracles.grade.oracles.trace_common import DENIED, call_failures
+
+    long_message = "é" * 119 + "\U0001f600 tail"
+    cases: list[tuple[dict[str, Any], str | None]] = [
+        ({"attributes": {"denied": True}, "status": "error"}, DENIED),
+        ({"attributes": {"denied": 1}}, None),
+        ({"attributes": {"denied": "true"}}, None),
+        ({"status": "error"}, "status ERROR"),
+        ({"status": "error", "error_type": "TimeoutError"}, "status ERROR (TimeoutError)"),
+        ({"error_type": "ValueError", "error_message": "bad"}, "error.type ValueError"),
+        ({"error_message": long_message}, "exception: " + long_message[:120]),
+        ({"error_message": ""}, None),
+    ]
+    steps = []
+    for i, (fields, _) in enumerate(cases):
+        (step,) = traj(tool("t", {}, "ok")).steps
+        steps.append(step.model_copy(update={"index": i, **fields}))
+    ev = Evidence(Trajectory(steps=steps))
+    table = call_failures(ev, DEFAULT_ERROR_PATTERN)
+    for step, (fields, want) in zip(steps, cases, strict=True):
+        assert table[id(step)] == want, fields
+        assert _call_failure(Evidence(Trajectory(steps=[step])), step, None) == want, fields
+
+
 # ---- findings --------------------------------------------------------------------------------
 
 
