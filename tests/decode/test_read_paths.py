@@ -173,6 +173,35 @@ def test_invalid_json_line_is_reported_with_its_line_and_other_lines_kept(tmp_pa
     assert problems[0].message.startswith("invalid JSON at column")
 
 
+def test_line_that_is_not_utf8_is_reported_at_its_column_and_utf8_lines_kept(
+    tmp_path: Path,
+) -> None:
+    """A body is checked for UTF-8 as a whole before it is parsed as text; a line that is
+    not UTF-8 is still refused at the column of its bad byte, and text beside it is kept."""
+    lines = JSONL.read_bytes().splitlines()
+    utf8 = lines[0].replace(b'"stringValue":"', '"stringValue":"\u00e9\u4e2d'.encode(), 1)
+    assert utf8 != lines[0]
+    prefix = b'{"resourceSpans": [{"resource": {"attributes": [], "x": "ab'
+    broken = prefix + b'\xff"}}]}'
+    target = tmp_path / "export.jsonl"
+    target.write_bytes(b"\n".join([utf8, broken, *lines[1:]]) + b"\n")
+    problems: list[InputProblem] = []
+    names = [
+        value
+        for batch in read_paths([str(target)], problems)
+        for span in batch.spans
+        for value in [*span.attributes.values(), *span.resource.values()]
+        if isinstance(value, str) and value.startswith("\u00e9\u4e2d")
+    ]
+    assert names
+    assert [(p.source, p.message) for p in problems] == [
+        (
+            f"{target}:2",
+            f"invalid JSON at column {len(prefix) + 1}: invalid unicode code point; line skipped",
+        )
+    ]
+
+
 def test_oversize_line_is_skipped_without_stopping_the_file(tmp_path: Path) -> None:
     lines = JSONL.read_bytes().splitlines()
     limit = max(len(line) for line in lines) + 10
