@@ -264,6 +264,7 @@ The tool's name is on its span, content capture on or off."""
 
 NAMES_KEPT_WITHOUT_CONTENT = frozenset(
     {
+        "dspy-otel-genai",
         "agency-swarm-openinference",
         "azure-ai-agents",
         "swiftide",
@@ -507,6 +508,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "agno-openinference",
         "autogen-openinference",
         "dspy-openinference",
+        "dspy-otel-genai",
         "logfire-openai-agents",
         "logfire-openai-agents-stream",
         "openlit-openai-agents",

@@ -327,6 +327,7 @@ TOOL_SPANS = (
     "agno-otel-genai",
     "autogen-openinference",
     "dspy-openinference",
+    "dspy-otel-genai",
     "langgraph-otel-genai",
     "llamaindex-otel-genai",
     "logfire-openai-agents",

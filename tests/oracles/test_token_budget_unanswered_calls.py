@@ -39,13 +39,21 @@ UNRECOVERED = MODEL_RETRY_UNRECOVERED
 matrix's list, which says why for each source): no model call was answered and the run spent
 no tokens."""
 
-REFUSAL_UNSHOWN = ("mastra", "mastra-stream", "pydantic-ai-openinference-stream")
+REFUSAL_UNSHOWN = (
+    "mastra",
+    "mastra-stream",
+    "pydantic-ai-openinference-stream",
+    "dspy-otel-genai",
+)
 """The refused model call's span does not show the refusal: Mastra's ``chat`` span records
 finish reason ``error`` and nothing else, pydantic-ai's streamed ``chat`` span ends without
 an error at all (the HTTP status is only on the agent run's span). A call that ended in an
 error may have streamed part of an answer first, and one that shows no error may have been
 answered with usage left unrecorded, so its usage is not known to be nothing: the budget
-is missing evidence."""
+is missing evidence. DSPy 3.4's own engine raises ``dspy.utils.exceptions.LMServerError``
+with the provider's message and no HTTP status in it (``error.type`` and the span's status
+message under OpenTelemetry's DSPy instrumentation), and DSPy says of its retryable errors
+that they are "not proof that the provider did no work": no refusal either."""
 
 REFUSAL_HIDDEN_WITHOUT_CONTENT = {
     ("agent-framework-openinference", RUN_ERROR),

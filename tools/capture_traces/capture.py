@@ -2960,6 +2960,31 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY"},
         "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "NO_CONTENT"},
     },
+    "dspy-otel-genai": {
+        "what": "the dspy-openinference ReAct programs (fw_dspy.py: the ChatAdapter text "
+        "protocol, the built-in finish tool, then an extraction call) traced by the "
+        "OpenTelemetry project's opentelemetry-instrumentation-genai-dspy (invoke_agent, chat "
+        "and execute_tool spans); no handoffs in DSPy, so no g_handoff",
+        "packages": ["dspy", "opentelemetry-instrumentation-genai-dspy",
+                     "opentelemetry-util-genai"],
+        "driver": "fw_dspy:run_otel_genai",
+        # ReAct asks for one tool per step, so no turn requests two calls (no i_parallel_tools,
+        # l_parallel_failures: fw_dspy.script would split them into steps the script does not
+        # describe), and fw_dspy.run_react turns DSPy's retries off (no u_model_retry).
+        "scenarios": ["a_happy", "b_tool_retry", "c_retry_exhausted", "d_forbidden_tool",
+                      "e_fabricated_citation", "f_degraded", "h_coding_agent",
+                      "j_undisclosed_failure", "k_unfounded_uncertainty", "m_excess_calls",
+                      "o_run_error"],
+        "tool_spans": True,
+        "notes": ["**Tool calls:** not native tool calls: the model names the tool in its "
+                  "text (`[[ ## next_tool_name ## ]]`) and DSPy runs it; the run ends with "
+                  "DSPy's `finish` tool and an extraction call whose `answer` field is the "
+                  "final answer.",
+                  "**Tool failures:** the tool raises; ReAct hands the model the observation "
+                  "`Execution error in search_docs: ...`."],
+        "on": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY"},
+        "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "NO_CONTENT"},
+    },
     "autogen-openinference": {
         "nested": True,  # s_nested_*: its driver has a records agent
         "turn_limit": AUTOGEN_MAX_TOOL_ITERATIONS,

@@ -99,6 +99,24 @@ def run(
     run_react(scenario, tools, executed)
 
 
+def run_otel_genai(
+    scenario: Scenario,
+    tracer_provider: Any,
+    logger_provider: Any,
+    tools: Tools,
+    executed: list[str],
+) -> None:
+    """One ``ReAct`` run traced by the OpenTelemetry project's own DSPy instrumentation,
+    ``opentelemetry-instrumentation-genai-dspy`` (the ``dspy-otel-genai`` source): an
+    ``invoke_agent`` span per ``ReAct`` run, a ``chat`` span per LM call and an
+    ``execute_tool`` span per ``dspy.Tool`` call, ``finish`` included; content switch
+    ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``."""
+    from opentelemetry.instrumentation.genai.dspy import DSPyInstrumentor
+
+    DSPyInstrumentor().instrument(tracer_provider=tracer_provider, logger_provider=logger_provider)
+    run_react(scenario, tools, executed)
+
+
 def run_react(scenario: Scenario, tools: Tools, executed: list[str], engine: str = "auto") -> None:
     """One ``ReAct`` run on the fake server, under whatever tracing the caller turned on;
     fails when its answer is not the scripted one. ``engine`` is ``dspy.LM``'s: ``auto``

@@ -32,7 +32,8 @@ def adapter_fields(text: str) -> dict[str, str]:
 
 def parse_dspy_adapter_output(value: Any) -> list[dict[str, Any]] | None:
     """A DSPy LM span's completions (``output.value``: a list of reply texts, or of assistant
-    chat messages as Langtrace's completion event writes them) when the reply
+    chat messages as Langtrace's completion event writes them, or GenAI semconv messages as
+    ``genai_messages`` reads a ``chat`` span's output) when the reply
     is a prediction in ChatAdapter's field format: the assistant message whose text is the
     last output field (a signature's answer comes after its ``reasoning``), with the
     reasoning as a reasoning part. The model's text is a serialisation of the program's
@@ -42,7 +43,16 @@ def parse_dspy_adapter_output(value: Any) -> list[dict[str, Any]] | None:
     if isinstance(value, list) and value:
         value = value[0]
     if isinstance(value, dict) and value.get("role") == "assistant":
-        value = value.get("content")  # a chat message (Langtrace's completion event)
+        message_parts = value.get("parts")
+        if isinstance(message_parts, list):  # a GenAI semconv message (``genai_messages``)
+            texts = [
+                p.get("content")
+                for p in message_parts
+                if isinstance(p, dict) and p.get("type", "text") == "text"
+            ]
+            value = "".join(t for t in texts if isinstance(t, str)) or None
+        else:
+            value = value.get("content")  # a chat message (Langtrace's completion event)
     if not isinstance(value, str):
         return None
     fields = adapter_fields(value)
