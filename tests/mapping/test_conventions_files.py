@@ -52,6 +52,7 @@ EXPECTED_FILES = {
     "griptape",
     "mirascope",
     "camel",
+    "qwen-agent",
     "burr",
     "voltagent",
     "agentscope",

@@ -265,6 +265,7 @@ The tool's name is on its span, content capture on or off."""
 NAMES_KEPT_WITHOUT_CONTENT = frozenset(
     {
         "dspy-otel-genai",
+        "qwen-agent-otel-genai",
         "agency-swarm-openinference",
         "azure-ai-agents",
         "swiftide",
@@ -509,6 +510,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "autogen-openinference",
         "dspy-openinference",
         "dspy-otel-genai",
+        "qwen-agent-otel-genai",
         "logfire-openai-agents",
         "logfire-openai-agents-stream",
         "openlit-openai-agents",
@@ -592,6 +594,7 @@ is the error the model was handed, read from the next model call's input."""
 
 OK_NOT_SHOWN = frozenset(
     {
+        "qwen-agent-otel-genai",
         "swiftide",
         # LangChain tools beside the retriever tool (whose retriever span, where recorded,
         # shows the search's outcome: RETRIEVER_TOOLS).
@@ -638,6 +641,7 @@ leaves the outcome unknown (``unset``)."""
 
 HANDLED_FAILURES = frozenset(
     {
+        "qwen-agent-otel-genai",
         "swiftide",
         "autogen-mcp-openinference",
         "smolagents-mcp-openinference",
@@ -766,6 +770,7 @@ missing evidence, and its target is known only from the handoff tool's arguments
 
 NO_TOKENS = frozenset(
     {
+        "qwen-agent-otel-genai",
         "swiftide",
         "pipecat-openinference",
         "griptape",

@@ -2985,6 +2985,30 @@ SOURCES: dict[str, dict[str, Any]] = {
         "on": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY"},
         "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "NO_CONTENT"},
     },
+    "qwen-agent-otel-genai": {
+        "what": "Qwen-Agent Assistants (fw_qwen_agent.py: the oai backend on the fake server, "
+        "BaseTool tools, Qwen-Agent's default nous function-call prompt: tool calls are "
+        "<tool_call> blocks in the reply text; the research agent as a tool for g_handoff) "
+        "traced by the OpenTelemetry project's opentelemetry-instrumentation-genai-qwen-agent "
+        "with its opentelemetry-instrumentation-genai-openai for the model calls",
+        "packages": ["qwen-agent", "openai", "opentelemetry-instrumentation-genai-qwen-agent",
+                     "opentelemetry-instrumentation-genai-openai", "opentelemetry-util-genai"],
+        "driver": "fw_qwen_agent",
+        "scenarios": ["a_happy", "b_tool_retry", "c_retry_exhausted", "d_forbidden_tool",
+                      "e_fabricated_citation", "f_degraded", "h_coding_agent", "i_parallel_tools",
+                      "j_undisclosed_failure", "k_unfounded_uncertainty", "l_parallel_failures",
+                      "m_excess_calls", "o_run_error", "g_handoff",
+                      "s_delegated_forbidden", "s_delegated_failure", "u_model_retry"],
+        "tool_spans": True,
+        "handoff_via": "the research agent as a tool (`research_agent {\"question\": ...}`)",
+        "notes": ["**Tool calls:** not the API's tool calls: Qwen-Agent puts the tool schemas "
+                  "in the system prompt and parses `<tool_call>` blocks from the reply text.",
+                  "**Tool failures:** the tool raises; Qwen-Agent catches it and hands the "
+                  "model `An error occurred when calling tool ...` as the tool's result (the "
+                  "`execute_tool` span ends without an error)."],
+        "on": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY"},
+        "off": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "NO_CONTENT"},
+    },
     "autogen-openinference": {
         "nested": True,  # s_nested_*: its driver has a records agent
         "turn_limit": AUTOGEN_MAX_TOOL_ITERATIONS,
