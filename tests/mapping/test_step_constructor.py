@@ -157,3 +157,48 @@ def test_a_record_in_a_models_any_field_dumps_as_its_fields() -> None:
     assert Trajectory.model_json_schema()["properties"]["steps"]["items"] == {
         "$ref": "#/$defs/Step"
     }
+
+
+def _step_builder(step: type, field_types: dict[str, Any] | None = None) -> Any:
+    """A ``StepBuilder`` made as the mapper makes its own (``_mapper._STEPS``), with another
+    step class or field table."""
+    from otel_oracles._native import StepBuilder
+    from otel_oracles.mapping import _mapper
+    from otel_oracles.mapping.parsers.scalars import parse_string
+    from otel_oracles.model.step import COMMAND_KEYS, CONTENT_KEYS, PATH_KEYS, normalize_path
+
+    types = {name: None if kind is object else kind for name, kind in _mapper._FIELD_TYPES.items()}
+    return StepBuilder(
+        step,
+        SpanRef,
+        types if field_types is None else field_types,
+        parse_string,
+        StepKind,
+        (_mapper._tool_class, normalize_path, PATH_KEYS, CONTENT_KEYS, COMMAND_KEYS),
+    )
+
+
+def test_the_step_builder_refuses_records_it_cannot_make_as_object_new_does() -> None:
+    """The core allocates each record itself and sets its ``__dict__`` (``step.rs``,
+    ``StepBuilder::record``): a class with a ``__new__`` of its own, or whose instances have
+    no ``__dict__``, would come out wrong, so the builder refuses it when made."""
+
+    class OwnNew(Step):
+        def __new__(cls, **values: Any) -> OwnNew:
+            return super().__new__(cls)
+
+    class Slotted:
+        __slots__ = ()
+        _template = Step._template
+
+    _step_builder(Step)  # the mapper's own classes are accepted
+    for cls in (OwnNew, Slotted):
+        with pytest.raises(TypeError, match=r"object\.__new__ and an instance __dict__"):
+            _step_builder(cls)
+
+
+def test_the_step_builder_refuses_a_draft_field_whose_default_is_not_none() -> None:
+    """A built step leaves out a draft field whose value is ``None`` (its default is already
+    in place): a field with another default would keep it instead of ``None``."""
+    with pytest.raises(ValueError, match="draft field status has no default of None"):
+        _step_builder(Step, {"tool": str, "status": str})

@@ -24,9 +24,10 @@
 //! caller to validate (`Step(**values)`), so an unusual value ends exactly as validation
 //! says. `SpanRef`s likewise: two exact `str` ids are trusted, anything else validated.
 
+use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyInt, PyList, PySet, PyString, PyTuple, PyType};
+use pyo3::types::{PyBool, PyDict, PyInt, PyList, PySet, PyString, PyTuple, PyType};
 
 /// What a tool call's kind is read with: `(tool_class, normalize_path, path keys, content
 /// keys, command keys)`.
@@ -47,9 +48,8 @@ pub struct StepBuilder {
     template: Py<PyDict>,
     /// Draft field name -> the exact type its value must have, or `None` for any value.
     field_types: Py<PyDict>,
-    /// `object.__new__` and `object.__setattr__`: a record made as `from_normalized` does.
-    new: Py<PyAny>,
-    set_attr: Py<PyAny>,
+    /// `object`'s `tp_new` (`object.__new__` without its method wrapper).
+    object_new: ffi::newfunc,
     parse_string: Py<PyAny>,
     /// `StepKind` by value, and the class itself for any other value (its `ValueError`).
     kinds: Py<PyDict>,
@@ -64,6 +64,43 @@ pub struct StepBuilder {
     path_keys: Vec<Py<PyString>>,
     content_keys: Vec<Py<PyString>>,
     command_keys: Vec<Py<PyString>>,
+}
+
+/// Refuses a record class whose instances `StepBuilder::record` could not make as
+/// `object.__new__` does: one with a `__new__` of its own, or without an instance `__dict__`.
+fn plain_record(cls: &Bound<'_, PyType>) -> PyResult<()> {
+    let py = cls.py();
+    let object_new = py
+        .import("builtins")?
+        .getattr("object")?
+        .getattr(intern!(py, "__new__"))?;
+    let own_new = !cls.getattr(intern!(py, "__new__"))?.is(&object_new);
+    let has_dict = cls
+        .getattr(intern!(py, "__dictoffset__"))?
+        .extract::<isize>()?
+        != 0;
+    if own_new || !has_dict {
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "{}: a record class needs object.__new__ and an instance __dict__",
+            cls.name()?
+        )));
+    }
+    Ok(())
+}
+
+/// `object`'s `tp_new` slot.
+fn object_new() -> PyResult<ffi::newfunc> {
+    // SAFETY: `PyBaseObject_Type` is the static `object` type; reading a slot of a static
+    // type is supported from CPython 3.10 (the module needs 3.11). A slot is a function
+    // pointer or NULL, and `Option<fn>` has the pointer's layout.
+    let slot = unsafe {
+        ffi::PyType_GetSlot(
+            std::ptr::addr_of_mut!(ffi::PyBaseObject_Type),
+            ffi::Py_tp_new,
+        )
+    };
+    let slot: Option<ffi::newfunc> = unsafe { std::mem::transmute(slot) };
+    slot.ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("object has no tp_new"))
 }
 
 /// `first_key(mapping, keys)`: the value of the first key present whose value is not `None`,
@@ -95,17 +132,45 @@ fn as_text<'py>(value: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
 }
 
 impl StepBuilder {
-    /// A record of class `cls` whose `__dict__` is `values` (complete, in declared order).
+    /// A record of class `cls` whose `__dict__` is `values` (complete, in declared order):
+    /// what `from_normalized`'s `object.__new__(cls)` and `object.__setattr__(record,
+    /// "__dict__", values)` make, through the C API rather than two Python calls (their
+    /// argument tuples and method wrappers): `object`'s own `tp_new`, then
+    /// `PyObject_GenericSetAttr` (`object.__setattr__` itself), which sets `__dict__`
+    /// through the class's own `__dict__` descriptor. Not `PyObject_GenericSetDict`: on
+    /// CPython 3.13 it swaps the dict without retiring the instance's inline values, so
+    /// attribute reads keep finding the empty ones.
     fn record<'py>(
         &self,
         cls: &Bound<'py, PyType>,
         values: Bound<'py, PyDict>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = cls.py();
-        let record = self.new.bind(py).call1((cls,))?;
-        self.set_attr
-            .bind(py)
-            .call1((&record, intern!(py, "__dict__"), values))?;
+        // SAFETY: `object_new` is `object`'s `tp_new`, called as `object.__new__(cls)` calls
+        // it (no arguments); `cls` is a live class checked in `new` to inherit it. It
+        // returns a new reference or NULL with an exception set.
+        let record = unsafe {
+            Bound::from_owned_ptr_or_err(
+                py,
+                (self.object_new)(
+                    cls.as_type_ptr(),
+                    PyTuple::empty(py).as_ptr(),
+                    std::ptr::null_mut(),
+                ),
+            )?
+        };
+        // SAFETY: three live objects; the call takes its own reference to `values` and
+        // returns -1 with an exception set on failure.
+        let set = unsafe {
+            ffi::PyObject_GenericSetAttr(
+                record.as_ptr(),
+                intern!(py, "__dict__").as_ptr(),
+                values.as_ptr(),
+            )
+        };
+        if set < 0 {
+            return Err(PyErr::fetch(py));
+        }
         Ok(record)
     }
 
@@ -175,15 +240,22 @@ impl StepBuilder {
         let (tool_class, normalize_path, path_keys, content_keys, command_keys) = tool_hooks;
         let tool_class_any = tool_class.bind(py).getattr("__wrapped__")?.unbind();
         let template = step.getattr("_template")?.cast_into::<PyDict>()?.copy()?;
-        let builtins = py.import("builtins")?;
-        let object = builtins.getattr("object")?;
+        plain_record(&step)?;
+        plain_record(&span_ref)?;
+        // `build` leaves out a draft field whose value is `None`: its default must be `None`.
+        for name in field_types.keys() {
+            if !template.get_item(&name)?.is_some_and(|d| d.is_none()) {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "draft field {name} has no default of None"
+                )));
+            }
+        }
         Ok(Self {
             step: step.unbind(),
             span_ref: span_ref.unbind(),
             template: template.unbind(),
             field_types: field_types.unbind(),
-            new: object.getattr("__new__")?.unbind(),
-            set_attr: object.getattr("__setattr__")?.unbind(),
+            object_new: object_new()?,
             parse_string,
             kinds: kinds.unbind(),
             kind_cls: kind_cls.unbind(),
@@ -301,31 +373,65 @@ impl StepBuilder {
         let well_typed = self.well_typed(fields)?
             && times_typed
             && (arguments_raw.is_none() || arguments_raw.is_exact_instance_of::<PyString>());
-        let values = if well_typed {
-            self.template.bind(py).copy()?
-        } else {
-            PyDict::new(py)
-        };
+        if !well_typed {
+            // Every value given, for `Step(**values)` to validate.
+            let values = PyDict::new(py);
+            for (name, value) in fields.iter() {
+                values.set_item(name, value)?;
+            }
+            values.set_item(intern!(py, "index"), index)?;
+            values.set_item(intern!(py, "kind"), kind)?;
+            values.set_item(intern!(py, "arguments"), arguments)?;
+            values.set_item(intern!(py, "arguments_raw"), arguments_raw)?;
+            values.set_item(intern!(py, "status"), status)?;
+            values.set_item(intern!(py, "start_ns"), start)?;
+            values.set_item(intern!(py, "end_ns"), end)?;
+            values.set_item(intern!(py, "path"), path)?;
+            values.set_item(intern!(py, "content"), content)?;
+            values.set_item(intern!(py, "command"), command)?;
+            values.set_item(intern!(py, "source"), source)?;
+            values.set_item(intern!(py, "convention"), convention)?;
+            values.set_item(intern!(py, "synthesized"), synthesized)?;
+            values.set_item(intern!(py, "redacted"), redacted)?;
+            values.set_item(intern!(py, "attributes"), attributes.copy()?)?;
+            return Ok(values.into_any());
+        }
+        // The defaults' copy, then only the values that differ from their default: every
+        // draft field and `arguments`, `arguments_raw`, the times, `path`, `content`,
+        // `command` and `source` default to `None`, `synthesized` to `False`, `redacted` to
+        // the empty tuple (one object, `PyTuple::empty`'s), so a value identical to its
+        // default is already in place.
+        let values = self.template.bind(py).copy()?;
+        let arguments_key = intern!(py, "arguments");
         for (name, value) in fields.iter() {
-            values.set_item(name, value)?;
+            if !value.is_none() && !name.is(arguments_key) {
+                values.set_item(name, value)?;
+            }
         }
         values.set_item(intern!(py, "index"), index)?;
         values.set_item(intern!(py, "kind"), kind)?;
-        values.set_item(intern!(py, "arguments"), arguments)?;
-        values.set_item(intern!(py, "arguments_raw"), arguments_raw)?;
         values.set_item(intern!(py, "status"), status)?;
-        values.set_item(intern!(py, "start_ns"), start)?;
-        values.set_item(intern!(py, "end_ns"), end)?;
-        values.set_item(intern!(py, "path"), path)?;
-        values.set_item(intern!(py, "content"), content)?;
-        values.set_item(intern!(py, "command"), command)?;
-        values.set_item(intern!(py, "source"), source)?;
         values.set_item(intern!(py, "convention"), convention)?;
-        values.set_item(intern!(py, "synthesized"), synthesized)?;
-        values.set_item(intern!(py, "redacted"), redacted)?;
         values.set_item(intern!(py, "attributes"), attributes.copy()?)?;
-        if !well_typed {
-            return Ok(values.into_any());
+        for (name, value) in [
+            (arguments_key, arguments),
+            (intern!(py, "arguments_raw"), arguments_raw),
+            (intern!(py, "start_ns"), start),
+            (intern!(py, "end_ns"), end),
+            (intern!(py, "path"), path.clone()),
+            (intern!(py, "content"), content.clone()),
+            (intern!(py, "command"), command.clone()),
+            (intern!(py, "source"), source),
+        ] {
+            if !value.is_none() {
+                values.set_item(name, value)?;
+            }
+        }
+        if !synthesized.is(PyBool::new(py, false)) {
+            values.set_item(intern!(py, "synthesized"), synthesized)?;
+        }
+        if !redacted.is(PyTuple::empty(py)) {
+            values.set_item(intern!(py, "redacted"), redacted)?;
         }
         self.record(self.step.bind(py), values)
     }
