@@ -3,15 +3,33 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
+
+import click
 
 from otel_oracles.grade import grade
 from otel_oracles.grade.loader import load_contract
 from otel_oracles.model.contract import Contract
 from otel_oracles.model.result import RunReport, Verdict
-from otel_oracles.model.step import Trajectory, normalize_path
+from otel_oracles.model.step import MAX_TRAJECTORY_STEPS, Trajectory, normalize_path
 from otel_oracles.sandbox import SANDBOXED, CommandPolicy
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def max_steps_option(func: F) -> F:
+    """``--max-steps``: the most steps a trajectory may hold (``MAX_TRAJECTORY_STEPS``)."""
+    return click.option(
+        "--max-steps",
+        type=click.IntRange(min=1),
+        default=MAX_TRAJECTORY_STEPS,
+        show_default=True,
+        help="Most steps a trajectory may hold; a longer one is an input error (exit 2) "
+        "before any of its steps is read or any pair is graded.",
+    )(func)
 
 
 def display_path(path: Path) -> str:
@@ -32,8 +50,8 @@ class Pairing:
     expect: str | None = None
 
 
-def load_trajectory(path: Path) -> Trajectory:
-    trajectory = Trajectory.load(path)
+def load_trajectory(path: Path, max_steps: int = MAX_TRAJECTORY_STEPS) -> Trajectory:
+    trajectory = Trajectory.load(path, max_steps)
     return trajectory.model_copy(update={"source": display_path(path)})
 
 

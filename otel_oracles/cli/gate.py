@@ -14,6 +14,7 @@ from otel_oracles.cli._agentbench import (
     grade_pairings,
     load_tasks,
     load_trajectory,
+    max_steps_option,
 )
 from otel_oracles.cli._baseline import BaselineCheck, baseline_options, report_regressions
 from otel_oracles.cli._output import (
@@ -62,6 +63,7 @@ def _pairings(
     manifest: Manifest | None,
     contracts: list[Contract],
     names: list[str],
+    max_steps: int,
 ) -> list[Pairing]:
     if trajectories:
         paths = list(trajectories)
@@ -83,7 +85,9 @@ def _pairings(
                     str(manifest.path) if manifest is not None else None,
                 )
             selected = [by_name[n] for n in entry.tasks]
-        out.append(Pairing(load_trajectory(path), selected, entry.expect if entry else None))
+        out.append(
+            Pairing(load_trajectory(path, max_steps), selected, entry.expect if entry else None)
+        )
     return out
 
 
@@ -134,6 +138,7 @@ def _expectations(report: RunReport, expected: list[tuple[Verdict, str]]) -> int
     help="Gate manifest: which tasks (task_files / task_subset) and, optionally, which "
     "trajectory goes with which tasks and what verdict it must get.",
 )
+@max_steps_option
 @allow_empty_option
 @explain_option
 @unsafe_commands_option
@@ -143,6 +148,7 @@ def gate_command(
     tasks: tuple[Path, ...],
     trajectories: tuple[Path, ...],
     manifest: Path | None,
+    max_steps: int,
     allow_empty: bool,
     explain: str | None,
     unsafe_commands: bool,
@@ -179,7 +185,7 @@ def gate_command(
     if not paths:
         raise click.UsageError("no task files (.json/.yaml/.yml) found in --tasks")
     contracts = load_tasks(paths)
-    pairings = _pairings(trajectories, loaded, contracts, names)
+    pairings = _pairings(trajectories, loaded, contracts, names, max_steps)
     report, expected = grade_pairings(pairings, command_policy(unsafe_commands))
     if loaded is not None:
         report.notes.insert(0, f"manifest {loaded.path}: {len(contracts)} task(s)")

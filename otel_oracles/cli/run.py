@@ -8,7 +8,13 @@ from pathlib import Path
 
 import click
 
-from otel_oracles.cli._agentbench import Pairing, grade_pairings, load_tasks, load_trajectory
+from otel_oracles.cli._agentbench import (
+    Pairing,
+    grade_pairings,
+    load_tasks,
+    load_trajectory,
+    max_steps_option,
+)
 from otel_oracles.cli._output import (
     allow_empty_option,
     emit_report,
@@ -35,6 +41,7 @@ from otel_oracles.model.contract import discover_contract_files
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help='AgentBench trajectory JSON ({"steps": [...]}); repeat for several.',
 )
+@max_steps_option
 @allow_empty_option
 @explain_option
 @unsafe_commands_option
@@ -42,6 +49,7 @@ from otel_oracles.model.contract import discover_contract_files
 def run_command(
     tasks: tuple[Path, ...],
     trajectories: tuple[Path, ...],
+    max_steps: int,
     allow_empty: bool,
     explain: str | None,
     unsafe_commands: bool,
@@ -65,7 +73,7 @@ def run_command(
     contracts = load_tasks(discover_contract_files(list(tasks)))
     if not contracts:
         raise click.UsageError("no task files (.json/.yaml/.yml) found in the given paths")
-    pairings = [Pairing(load_trajectory(t), contracts) for t in trajectories]
+    pairings = [Pairing(load_trajectory(t, max_steps), contracts) for t in trajectories]
     report, _ = grade_pairings(pairings, command_policy(unsafe_commands))
     code = report.exit_code() if report.verdicts or allow_empty else 2
     emit_report(

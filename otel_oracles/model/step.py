@@ -28,6 +28,12 @@ from otel_oracles.model._record import Record
 MAX_TRAJECTORY_BYTES = 64 * 1024 * 1024
 """Largest trajectory file read (the decoders' message limit): a trajectory is data."""
 
+MAX_TRAJECTORY_STEPS = 100_000
+"""Most steps a trajectory may hold to be graded (``run``/``gate --max-steps``). 64 MiB holds
+a million tiny steps, and reading one costs tens of microseconds and about 2 KB: a million
+took 69 s and 2 GB before replay refused them, so the count is checked before any step is
+read. Replay creates at most ``replay.MAX_CREATED_ENTRIES`` (10,000) files anyway."""
+
 WRITE_TOOLS: frozenset[str] = frozenset(
     {"write_file", "edit_file", "str_replace", "Write", "StrReplace"}
 )
@@ -283,13 +289,22 @@ class Trajectory(Record):
     # ---- AgentBench API -------------------------------------------------------------------
 
     @classmethod
-    def from_agentbench(cls, data: Any, source: str = "<trajectory>") -> Trajectory:
-        """Validate AgentBench trajectory JSON (``{"steps": [...]}``) into steps."""
+    def from_agentbench(
+        cls, data: Any, source: str = "<trajectory>", max_steps: int = MAX_TRAJECTORY_STEPS
+    ) -> Trajectory:
+        """Validate AgentBench trajectory JSON (``{"steps": [...]}``) into steps. More than
+        ``max_steps`` steps is an input error, raised before any step is read."""
         if not isinstance(data, dict):
             raise InputError("expected a JSON object with a 'steps' array", source)
         raw_steps = data.get("steps")
         if not isinstance(raw_steps, list):
             raise InputError("steps: expected an array of step objects", source)
+        if len(raw_steps) > max_steps:
+            raise InputError(
+                f"steps: the trajectory has {len(raw_steps)} steps, more than the limit of "
+                f"{max_steps}; not graded",
+                source,
+            )
         steps = []
         for i, obj in enumerate(raw_steps):
             if not isinstance(obj, dict):
@@ -300,11 +315,12 @@ class Trajectory(Record):
         return cls(steps=steps, source=source)
 
     @classmethod
-    def load(cls, path: str | Path) -> Trajectory:
+    def load(cls, path: str | Path, max_steps: int = MAX_TRAJECTORY_STEPS) -> Trajectory:
         """The trajectory in the AgentBench JSON file ``path``. A trajectory is recorded
         agent output (data), so reading it is bounded like a trace file's: at most
-        ``MAX_TRAJECTORY_BYTES`` (a link to ``/dev/zero`` was read without end), and JSON
-        nested past what Python's parser takes is an input error, not a traceback."""
+        ``MAX_TRAJECTORY_BYTES`` (a link to ``/dev/zero`` was read without end) and
+        ``max_steps`` steps, and JSON nested past what Python's parser takes is an input
+        error, not a traceback."""
         p = Path(path)
         try:
             with p.open("rb") as handle:
@@ -321,7 +337,7 @@ class Trajectory(Record):
             raise InputError(f"invalid JSON: {exc}", str(p)) from None
         except RecursionError:
             raise InputError("invalid JSON: nested too deeply for the parser", str(p)) from None
-        return cls.from_agentbench(data, source=str(p))
+        return cls.from_agentbench(data, source=str(p), max_steps=max_steps)
 
     def file_edits(self) -> list[tuple[int, str, str]]:
         """(step index, normalized path, content) for every file edit, in order."""

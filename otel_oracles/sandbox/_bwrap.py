@@ -155,11 +155,14 @@ def _supports(option: str) -> bool:
 
 def interpreter_dirs() -> list[str]:
     """Directories the running interpreter needs, outside the system directories: its
-    prefixes (a venv and the Python it was made from), where its executable resolves, and
-    the directory holding the ``otel_oracles`` package. The last matters for an editable
-    install, whose package lives outside the prefix while its metadata is inside: pytest
-    in the sandbox loads otel-oracles' ``pytest11`` plug-in and stops (exit 3) when it
-    cannot import it."""
+    prefixes (a venv and the Python it was made from), where its executable resolves, the
+    directory holding the running ``otel_oracles`` package, and every directory on the path
+    the interpreter starts with in the sandbox's clean environment (``_startup_path``). The
+    last two matter for an editable install, whose package lives outside the prefix while
+    its metadata is inside: pytest in the sandbox loads otel-oracles' ``pytest11`` plug-in
+    and stops (exit 3, ``Error while loading plugin "pytest11"``) when it cannot import it.
+    With ``PYTHONPATH`` naming another checkout than the installed one, the running package
+    was bound and the installed one, which the sandbox's interpreter imports, was not."""
     found: list[str] = []
     candidates = (
         sys.prefix,
@@ -168,14 +171,40 @@ def interpreter_dirs() -> list[str]:
         sys.base_exec_prefix,
         str(Path(os.path.realpath(sys.executable)).parent.parent),
         str(Path(__file__).resolve().parent.parent.parent),
+        *_startup_path(),
     )
     for raw in candidates:
         path = os.path.realpath(raw)
         if any(path == d or path.startswith(d + "/") for d in ("/usr", *found)):
             continue
         if os.path.isdir(path) and path != "/":
+            found = [d for d in found if not d.startswith(path + "/")]  # one bind holds both
             found.append(path)
     return found
+
+
+@functools.cache
+def _startup_path() -> tuple[str, ...]:
+    """``sys.path`` of this interpreter started as the sandbox starts it: environment
+    cleared (``-I``: no ``PYTHONPATH``, no user site), so what remains are its own
+    directories and those its ``.pth`` files add (an editable install's checkout). Asked of
+    the interpreter itself: the ``.pth`` files are its site module's to read. Empty when it
+    cannot say (the sandbox then binds what it bound before)."""
+    try:
+        done = subprocess.run(
+            [sys.executable, "-I", "-c", "import sys; print('\\0'.join(sys.path))"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=30,
+            check=False,
+            env={"PATH": os.defpath, "HOME": "/tmp", "LANG": "C.UTF-8"},
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return ()
+    if done.returncode != 0:
+        return ()
+    text = done.stdout.decode("utf-8", errors="surrogateescape").rstrip("\n")
+    return tuple(p for p in text.split("\0") if p.startswith("/"))
 
 
 def _system_binds() -> list[str]:

@@ -19,13 +19,14 @@ from typing import Any
 import yaml
 
 from otel_oracles.config_yaml import load_yaml, read_config_bytes
+from otel_oracles.errors import InputError
 from otel_oracles.grade.compiled import CompiledContract
 from otel_oracles.grade.evaluator import grade
 from otel_oracles.grade.loader import compile_contract
 from otel_oracles.grade.oracles.coding_rule import SEVERITIES, Severity
 from otel_oracles.model.result import Outcome, Verdict
 from otel_oracles.model.span import LogRecord, SpanRecord
-from otel_oracles.model.step import Trajectory
+from otel_oracles.model.step import MAX_TRAJECTORY_STEPS, Trajectory
 from otel_oracles.watch._conventions import coding_agent_conventions
 from otel_oracles.watch._sessions import SessionBook, WatchedSession
 
@@ -86,12 +87,18 @@ class Watcher:
 
     ``save_dir`` receives ``<agent>-<session>.trajectory.json`` (AgentBench trajectory) and
     ``<agent>-<session>.telemetry.jsonl`` (every record as received) per session, and the
-    contract copy; ``project`` limits the watch to sessions working there."""
+    contract copy; ``project`` limits the watch to sessions working there; a session of more
+    than ``max_steps`` steps is not graded (an ``error`` alert) but still saved."""
 
     def __init__(
-        self, save_dir: Path, project: str | None = None, contract: Path = DEFAULT_CONTRACT
+        self,
+        save_dir: Path,
+        project: str | None = None,
+        contract: Path = DEFAULT_CONTRACT,
+        max_steps: int = MAX_TRAJECTORY_STEPS,
     ) -> None:
         self.save_dir = save_dir
+        self.max_steps = max_steps
         self.save_dir.mkdir(parents=True, exist_ok=True)
         self.project = posixpath.normpath(project) if project else None
         self.contract_path = write_contract(contract, save_dir / CONTRACT_FILE, self.project)
@@ -150,7 +157,12 @@ class Watcher:
         return update
 
     def _grade(self, session: WatchedSession) -> list[Alert]:
-        trajectory = Trajectory.from_agentbench(session.trajectory_json(), source=session.key)
+        try:
+            trajectory = Trajectory.from_agentbench(
+                session.trajectory_json(), source=session.key, max_steps=self.max_steps
+            )
+        except InputError as exc:
+            return self._not_graded(session, exc)
         verdict = grade(self.compiled, trajectory)
         self.verdicts[session.key] = verdict
         alerts = [
@@ -170,6 +182,28 @@ class Watcher:
         before = {a.identity for a in self.alerts.get(session.key, [])}
         self.alerts[session.key] = alerts
         return [a for a in alerts if a.identity not in before]
+
+    def _not_graded(self, session: WatchedSession, exc: InputError) -> list[Alert]:
+        """A session the graders refuse (longer than ``MAX_TRAJECTORY_STEPS``): an ``error``
+        alert beside the ones already raised, which stay (what they flagged happened), and
+        no verdict (a pass of the earlier steps says nothing of the rest). The session is
+        still saved by the caller, so nothing that arrived is lost."""
+        self.verdicts.pop(session.key, None)
+        alert = Alert(
+            session=session.key,
+            session_id=session.session_id,
+            agent=session.agent,
+            rule="trajectory",
+            severity="high",
+            message=exc.message,
+            steps=(),
+            outcome=Outcome.ERROR,
+        )
+        alerts = self.alerts.setdefault(session.key, [])
+        if any(a.identity == alert.identity for a in alerts):
+            return []
+        alerts.append(alert)
+        return [alert]
 
     def _save(self, session: WatchedSession) -> None:
         trajectory = self.save_dir / f"{session.key}.trajectory.json"

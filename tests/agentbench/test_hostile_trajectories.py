@@ -127,3 +127,49 @@ def test_rewriting_the_same_files_is_not_counted_again(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr, result.stderr[-2000:]
     assert "creates more than" not in result.stdout, result.stdout
     assert "calculator-fix" in result.stdout, result.stdout + result.stderr[-2000:]
+
+
+def test_a_trajectory_of_a_million_steps_is_refused_before_its_steps_are_read(
+    tmp_path: Path,
+) -> None:
+    """64 MiB holds a million tiny steps: reading them took 69 s and 2 GB before replay
+    refused them (each step read costs tens of microseconds and about 2 KB). More than
+    ``MAX_TRAJECTORY_STEPS`` is an input error now, counted before any step is read: under a
+    1 GiB address space and 60 s, where reading them ran out of both."""
+    path = tmp_path / "million.json"
+    path.write_text('{"steps": [' + ",".join(['{"tool": "t"}'] * 1_000_000) + "]}")
+    limited = (
+        "import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30)); "
+        "from otel_oracles.cli import main; sys.argv = ['otel-oracles'] + sys.argv[1:]; main()"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", limited, "run", str(TASK), "--trajectory", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert result.returncode == 2, result.stdout + result.stderr[-2000:]
+    assert "million.json" in result.stderr, result.stderr
+    assert "1000000 steps, more than the limit of 100000" in result.stderr, result.stderr
+
+
+def test_the_step_limit_is_configurable_and_names_the_file(tmp_path: Path) -> None:
+    """``--max-steps`` on ``run`` and ``gate``: a trajectory one step over is an input error
+    naming the file and the limit; one at the limit is graded."""
+    three = tmp_path / "three.json"
+    three.write_text('{"steps": [{"tool": "a"}, {"tool": "b"}, {"tool": "c"}]}')
+    over = run("--trajectory", str(three), "--max-steps", "2")
+    assert over.returncode == 2, over.stdout + over.stderr
+    assert "three.json" in over.stderr and "more than the limit of 2" in over.stderr, over.stderr
+    at = run("--trajectory", str(three), "--max-steps", "3")
+    assert at.returncode == 1 and "calculator-fix" in at.stdout, at.stdout + at.stderr
+    gate = subprocess.run(
+        [CLI, "gate", "--tasks", str(TASK), "-t", str(three), "--max-steps", "2"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert gate.returncode == 2 and "more than the limit of 2" in gate.stderr, gate.stderr

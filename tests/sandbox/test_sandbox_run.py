@@ -3,7 +3,9 @@ limits, and no command at all where the policy or the machine does not allow one
 
 from __future__ import annotations
 
+import os
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -80,6 +82,44 @@ def test_limits_apply_inside_the_sandbox(tmp_path: Path) -> None:
 def test_python_is_the_interpreter_running_otel_oracles(tmp_path: Path) -> None:
     run = run_command(f"{PY} -c 'import sys; print(sys.executable)'", tmp_path, 30, SANDBOXED)
     assert run.stdout.strip() == sys.executable, run.stderr
+
+
+def test_pytest_starts_in_the_sandbox_when_another_checkout_is_imported(tmp_path: Path) -> None:
+    """The grader imports otel-oracles from ``PYTHONPATH`` (another checkout than the one
+    the environment installed editable, as when working in a second git worktree): the
+    sandbox bound the running package's checkout, but its interpreter starts without
+    ``PYTHONPATH`` and loads the installed checkout's ``pytest11`` plug-in, which was not
+    bound: every sandboxed pytest stopped with ``Error while loading plugin "pytest11"``
+    (exit 3). Where the installed package lies under a bound prefix this passes either way."""
+    import otel_oracles
+
+    other = tmp_path / "other-checkout"
+    shutil.copytree(
+        Path(otel_oracles.__file__).parent,
+        other / "otel_oracles",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "test_one.py").write_text("def test_one():\n    assert 1 + 1 == 2\n")
+    grader = (
+        "import sys; from pathlib import Path; "
+        "from otel_oracles.sandbox import SANDBOXED, run_command; "
+        "run = run_command('python -m pytest -q -p no:cacheprovider', Path(sys.argv[1]), 120, "
+        "SANDBOXED); print(run.exit_code); print(run.stdout[-2000:] + run.stderr[-2000:])"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", grader, str(workspace)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+        env={"PATH": os.environ.get("PATH", os.defpath), "PYTHONPATH": str(other)},
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    code, _, output = done.stdout.partition("\n")
+    assert "pytest11" not in output, output
+    assert code == "0" and "1 passed" in output, done.stdout
 
 
 def test_an_off_policy_runs_nothing(tmp_path: Path) -> None:
