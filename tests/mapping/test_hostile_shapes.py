@@ -131,6 +131,27 @@ def sibling_tools(n: int) -> dict[str, Any]:
     return _document(spans)
 
 
+def model_calls_down_a_chain(n: int) -> dict[str, Any]:
+    """``n`` spans no rule recognises, each the parent of the next, and a model call under
+    each of the lower half: finding each call's nearest step walked the chain to its top
+    (168 s for 20,000 in ``merge_stacked_generations``)."""
+    app = {"app.step": "x"}
+    spans = [_span(i, i - 1 if i else None, "app step", app, i, 10**9 - i) for i in range(n)]
+    spans += [_span(n + i, i, "chat m", CHAT, n + i, n + i + 1) for i in range(n // 2, n)]
+    return _document(spans)
+
+
+def one_session_in_many_traces(n: int) -> list[dict[str, Any]]:
+    """``n`` traces of one model call each, all of one ``session.id``: the join window
+    re-owned every key of the growing run per trace (209 s for 20,000)."""
+    documents = []
+    for i in range(n):
+        span = _span(i, None, "chat m", {**CHAT, "session.id": "s"}, i, i + 1)
+        span["traceId"] = TRACE_ID if i == 0 else f"{i + 1:032x}"
+        documents.append(_document([span]))
+    return documents
+
+
 def _limits() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
 
@@ -143,13 +164,17 @@ def _limits() -> None:
         (failed_attempts, 20_000),
         (nested_agents, 20_000),
         (sibling_tools, 100_000),
+        (model_calls_down_a_chain, 20_000),
+        (one_session_in_many_traces, 20_000),
     ],
 )
 def test_a_hostile_shape_is_graded_in_bounded_time_and_memory(
-    shape: Callable[[int], dict[str, Any]], size: int, tmp_path: Path
+    shape: Callable[[int], dict[str, Any] | list[dict[str, Any]]], size: int, tmp_path: Path
 ) -> None:
-    trace = tmp_path / f"{shape.__name__}.otlp.json"
-    trace.write_text(json.dumps(shape(size)))
+    made = shape(size)
+    trace = tmp_path / f"{shape.__name__}.otlp.jsonl"
+    documents = made if isinstance(made, list) else [made]
+    trace.write_text("".join(json.dumps(d) + "\n" for d in documents))
     contract = tmp_path / "c.yaml"
     contract.write_text(CONTRACT)
     started = time.monotonic()
