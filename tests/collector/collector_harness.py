@@ -1,7 +1,8 @@
 """Real processes for the collector end-to-end tests: the OpenTelemetry Collector built by
 ``build.sh``, ``otel-oracles serve`` subprocesses, Debian's Prometheus, and the instrumented
-agent program. Every server binds 127.0.0.1 on a port picked by binding to port 0, because
-other test sessions run on the same machine at the same time.
+agent program. Every server binds 127.0.0.1 on a port from ``tests.support.ports``, picked
+outside the kernel's ephemeral range, because other test sessions run on the same machine at
+the same time and their client sockets take ephemeral ports.
 
 The collector runs the repository's own configuration files, merged with a small overlay
 (collector ``--config`` files merge, lists are replaced) that changes only what a user
@@ -16,7 +17,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -31,6 +31,8 @@ from typing import Any
 
 import pytest
 import yaml
+
+from tests.support.ports import free_port
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -52,13 +54,6 @@ INSTALL_PROMETHEUS = (
     "Prometheus is not installed; the metrics e2e test runs a real one: "
     "apt-get install --no-install-recommends prometheus"
 )
-
-
-def free_port() -> int:
-    """A port that was free a moment ago (bind to 0, read it, close)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def wait_until(

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import shlex
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -16,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.ports import free_port
 from tests.watch.captures import capture
 
 REPO = Path(__file__).resolve().parents[2]
@@ -23,12 +23,6 @@ REPLAY = REPO / "tests" / "watch" / "replay_agent.py"
 WAIT_S = 60.0
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux not installed")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class Pane:
