@@ -4,6 +4,7 @@ contract (docs/watch.md)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 import sys
 from pathlib import Path
@@ -26,6 +27,9 @@ from otel_oracles.watch import (
     receive_until,
     receivers_settings,
 )
+
+TICK_S = 0.5
+"""How often the live loop grades the sessions whose grading was deferred (``Watcher.tick``)."""
 
 
 @click.command("watch")
@@ -109,6 +113,7 @@ def watch_command(
         for batch in read_paths([str(f) for f in files], problems):
             watcher.offer_spans(batch.spans)
             view.update(watcher.offer(batch.logs))
+        view.update(watcher.flush())
         _warn(problems)
     else:
         _listen(watcher, http_endpoint, grpc_endpoint)
@@ -131,18 +136,33 @@ def _listen(watcher: Watcher, http_endpoint: str, grpc_endpoint: str) -> None:
     view: LiveView | PlainView = LiveView(watcher) if sys.stdout.isatty() else PlainView()
     ingest = WatchIngest(watcher, view.update)
 
+    async def pending_grades(stop: asyncio.Event) -> None:
+        """Sessions that changed since their last grading (``Watcher.tick``), graded on the
+        loop's thread between requests."""
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), TICK_S)
+            view.update(watcher.tick())
+
     async def main() -> None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
         settings = receivers_settings(http_endpoint, grpc_endpoint)
-        await receive_until(ingest, settings, stop, lambda h, g: view.start(setup_text(h, g)))
+        ticking = asyncio.create_task(pending_grades(stop))
+        try:
+            await receive_until(ingest, settings, stop, lambda h, g: view.start(setup_text(h, g)))
+        finally:
+            stop.set()
+            await ticking
 
     try:
         asyncio.run(main())
     except OSError as exc:
         raise InputError(f"cannot listen: {exc.strerror or exc}", "watch") from None
+    finally:
+        view.update(watcher.flush())
 
 
 def _finish(watcher: Watcher, fail_on: str, report: Path | None) -> None:

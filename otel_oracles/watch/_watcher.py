@@ -1,16 +1,30 @@
 """The watch loop's state: sessions, their verdicts under the watch contract, the alerts.
 
 ``Watcher.offer`` takes decoded log records (from the receivers or from files), files them
-into sessions (``SessionBook``), re-grades every session that changed with the watch
-contract through the ordinary ``grade`` (the same call ``otel-oracles run`` makes on the
-saved trajectory, so a replay gives the same verdicts), saves the session, and returns
-what is new: steps and alerts. One thread feeds it (the event loop, or ``--once``).
+into sessions (``SessionBook``), appends them to each session's saved telemetry, re-grades
+the sessions that changed with the watch contract through the ordinary ``grade`` (the same
+call ``otel-oracles run`` makes on the saved trajectory, so a replay gives the same
+verdicts), saves their trajectories, and returns what is new: steps and alerts. One thread
+feeds it (the event loop, or ``--once``).
+
+Grading a session reads the whole session, so re-grading it on every record would cost the
+square of its length: a session sent one record per request (a chatty exporter, or a
+hostile one on loopback) would keep the watcher grading and delay every other session.
+A session is therefore re-graded on a record while it is small (``SMALL_SESSION`` records)
+and then only once it has grown by a quarter since its last grading (``GROWTH``), which
+bounds all the grading of a session to a few times the cost of grading it once. What arrives
+in between is pending: ``tick`` grades a pending session once the watcher has spent at most
+a fifth of the time since its last grading on it (``PACE``; the live loop calls it twice a
+second), and ``flush`` grades every pending session (end of input, shutdown). The final
+verdicts and alerts are those of grading each session as a whole; only an alert that a
+later record would have withdrawn before the next grading may go unseen.
 """
 
 from __future__ import annotations
 
 import json
 import posixpath
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +47,15 @@ from otel_oracles.watch._sessions import SessionBook, WatchedSession
 DEFAULT_CONTRACT = Path(__file__).with_name("contract.yaml")
 CONTRACT_FILE = "watch-contract.yaml"
 """Name of the contract copy in the sessions directory (with ``--project`` as its root)."""
+
+SMALL_SESSION = 64
+"""Records up to which a session is re-graded on every record it receives."""
+GROWTH = 4
+"""Past ``SMALL_SESSION``, a session is re-graded once it received a ``1/GROWTH`` part more
+records than it had when last graded."""
+PACE = 4.0
+"""``tick`` grades a pending session once ``PACE`` times its last grading's duration has
+passed since that grading ended (at most a fifth of the time spent on it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +131,13 @@ class Watcher:
         self.alerts: dict[str, list[Alert]] = {}
         self._saved_raw: dict[str, int] = {}
         self._shown_steps: dict[str, int] = {}
+        self._pending: dict[str, WatchedSession] = {}
+        """Changed since their last grading (visible sessions only)."""
+        self._graded_at: dict[str, tuple[int, float, float]] = {}
+        """Per session: records it held, when (monotonic seconds) its last grading ended,
+        and how long that grading took."""
+        self.gradings = 0
+        """Sessions graded so far (each re-grading counted)."""
         self.span_services: dict[str, int] = {}
         """Spans received per ``service.name`` (``""`` when absent): watch reads log events
         only, so these are counted, never checked."""
@@ -138,6 +168,8 @@ class Watcher:
         }
 
     def offer(self, records: Iterable[LogRecord]) -> Update:
+        """File ``records``; show their steps, save their telemetry, and re-grade the changed
+        sessions that are due (small, or grown by a ``1/GROWTH`` part since last graded)."""
         changed: dict[str, WatchedSession] = {}
         for record in records:
             session = self.book.offer(record)
@@ -152,9 +184,51 @@ class Watcher:
                 (session, i, session.steps[i]) for i in range(start, len(session.steps))
             ]
             self._shown_steps[session.key] = len(session.steps)
-            update.alerts += self._grade(session)
-            self._save(session)
+            self._save_telemetry(session)
+            self._pending[session.key] = session
+            if self._grown(session):
+                update.alerts += self._grade_and_save(session)
         return update
+
+    def tick(self, now: float | None = None) -> Update:
+        """Grade the pending sessions whose last grading is ``PACE`` times its own duration
+        in the past (``now``: ``time.monotonic()``)."""
+        now = time.monotonic() if now is None else now
+        update = Update()
+        for key, session in list(self._pending.items()):
+            _, ended, took = self._graded_at.get(key, (0, 0.0, 0.0))
+            if now - ended >= PACE * took:
+                update.alerts += self._grade_and_save(session)
+        return update
+
+    def flush(self) -> Update:
+        """Grade every pending session: what has arrived is graded as a whole."""
+        update = Update()
+        for session in list(self._pending.values()):
+            update.alerts += self._grade_and_save(session)
+        return update
+
+    @property
+    def pending(self) -> int:
+        """Sessions that changed since their last grading."""
+        return len(self._pending)
+
+    def _grown(self, session: WatchedSession) -> bool:
+        held = len(session.raw)
+        if held <= SMALL_SESSION or session.key not in self._graded_at:
+            return True
+        graded = self._graded_at[session.key][0]
+        return held - graded >= max(1, graded // GROWTH)
+
+    def _grade_and_save(self, session: WatchedSession) -> list[Alert]:
+        started = time.monotonic()
+        alerts = self._grade(session)
+        self._save_trajectory(session)
+        ended = time.monotonic()
+        self.gradings += 1
+        self._graded_at[session.key] = (len(session.raw), ended, ended - started)
+        self._pending.pop(session.key, None)
+        return alerts
 
     def _grade(self, session: WatchedSession) -> list[Alert]:
         try:
@@ -205,14 +279,19 @@ class Watcher:
         alerts.append(alert)
         return [alert]
 
-    def _save(self, session: WatchedSession) -> None:
-        trajectory = self.save_dir / f"{session.key}.trajectory.json"
-        trajectory.write_text(json.dumps(session.trajectory_json(), indent=1, default=str))
+    def _save_telemetry(self, session: WatchedSession) -> None:
+        """Append the session's records not saved yet: everything that arrived is on disk
+        as soon as it is filed, whether or not its session was graded since."""
         done = self._saved_raw.get(session.key, 0)
         with (self.save_dir / f"{session.key}.telemetry.jsonl").open("a") as out:
             for item in session.raw[done:]:
                 out.write(json.dumps(item, default=str) + "\n")
         self._saved_raw[session.key] = len(session.raw)
+
+    def _save_trajectory(self, session: WatchedSession) -> None:
+        """Rewrite the session's trajectory, as graded (``otel-oracles run`` replays it)."""
+        trajectory = self.save_dir / f"{session.key}.trajectory.json"
+        trajectory.write_text(json.dumps(session.trajectory_json(), indent=1, default=str))
 
     def violations(self) -> list[Alert]:
         return [a for alerts in self.alerts.values() for a in alerts if a.is_violation]

@@ -41,6 +41,7 @@ def watch_files(*paths: Path, project: str | None = None) -> Watcher:
     problems: list[InputProblem] = []
     for batch in read_paths([str(p) for p in paths], problems):
         watcher.offer(batch.logs)
+    watcher.flush()
     return watcher
 
 
