@@ -11,7 +11,10 @@ refuse; it also rejects the common catastrophic shapes quickly on its own. What 
 fast stops at the budget and raises ``RegexBudgetExceeded``, which the evaluator reports as an
 ``error`` result of the one check that asked, while the other checks carry on.
 
-Patterns are compiled once per (pattern, flags) and kept in a bounded cache.
+Patterns are compiled once per (pattern, flags) and kept in a bounded cache. Reading the clock
+costs more than most searches the checks make, so a pattern whose backtracking this module
+can bound (a small subset, ``_Parser``) runs without it on texts within that bound
+(``UNTIMED_WORK``); the engine still answers.
 
 The one exception is the conventions' rule table: the compiled core answers a rule's regex
 itself where its analysis of the pattern proves this engine's answer (a literal, ``^``/``$``
@@ -78,42 +81,289 @@ def syntax_error(pattern: str, flags: int = 0) -> str | None:
     return None
 
 
-LITERAL_WORK = 10_000_000
-"""Text length times pattern length up to which a literal pattern runs without the budget's
-clock. The engine's timeout reads the process's CPU clock when an operation starts and when
-it ends, two system calls (~1.5 µs of CPU, several times that on a loaded machine) against
-well under a microsecond for the search itself on the short texts checks usually search
-(docs/performance.md, "The checks stage, cheaper per verdict"). A literal (letters, digits
-and ``_`` only, no flag that changes how it compares) cannot backtrack: the engine's search
-for it compares at most every pattern character at every text position, so under this bound
-it ends within milliseconds whatever the text, and nothing needs timing. Every other
-pattern, and a literal over a longer text, keeps the budget."""
+UNTIMED_WORK = 10_000_000
+"""Engine steps up to which an operation runs without the budget's clock. The engine's timeout
+reads the process's CPU clock when an operation starts and when it ends, system calls that
+cost several times the search itself on the short texts the checks usually search (~10 µs
+against ~1.5 µs; docs/performance.md, "The checks stage, cheaper per verdict" and "Regexes
+of the checks without the clock"). A pattern in a small subset (``_Parser``) has a
+backtracking search whose steps on a text of n characters are bounded by a polynomial in n
+(``_steps``, ``GUARD_SPAN``); where that bound is within this figure the operation ends
+within milliseconds whatever the text, and nothing needs timing. Every other pattern, and
+a pattern over a text longer than its bound allows, keeps the budget. The pattern still
+means what the engine says: the analysis only decides whether the clock is read."""
 
-_PLAIN_FLAGS = _engine.UNICODE | _engine.ASCII | _engine.V0 | _engine.MULTILINE | _engine.DOTALL
-"""Flags that leave a literal's comparisons as they are (``IGNORECASE``, ``FULLCASE``,
-``BESTMATCH``, ``POSIX`` and the like do not)."""
+_PLAIN_FLAGS = (
+    _engine.UNICODE
+    | _engine.ASCII
+    | _engine.V0
+    | _engine.MULTILINE
+    | _engine.DOTALL
+    | _engine.IGNORECASE
+)
+"""Flags that change no step count beyond a constant (``FULLCASE`` lets one character match
+several, ``BESTMATCH``, ``POSIX``, ``VERBOSE``, ``V1`` and the like change the search or the
+syntax: such a pattern keeps the budget)."""
 
-_UNTIMED: dict[Pattern, int] = {}
-"""Compiled pattern -> the longest text it may run on without the clock (-1: none)."""
+_UNTIMED: dict[Pattern, tuple[int, int]] = {}
+"""Compiled pattern -> the longest text a search (and ``finditer``) and a match (and
+``fullmatch``) may run on without the clock (-1: none)."""
 
 _UNTIMED_LIMIT = 4096
 
 
-def _untimed_chars(rx: Pattern) -> int:
-    """How long a text ``rx`` may search untimed (``LITERAL_WORK``): -1 (not even an empty
-    one) unless it is a literal. Decided once per compiled pattern."""
+class _NotPlain(Exception):
+    """A pattern outside the subset ``_Parser`` reads: it keeps the budget."""
+
+
+# The parsed subset, as tuples:
+#   ("eat", cost)           one character: a literal, ``.``, ``\w``-style class or a set
+#                           (cost: its items, 1 for a single character)
+#   ("at",)                 a zero-width test: ``^``, ``$``, ``\b``, ``\B``, ``\A``, ``\Z``
+#   ("seq", [node, ...])    a concatenation; ("alt", [node, ...]) an alternation
+#   ("look", node)          a lookahead, positive or negative
+#   ("rep", node)           ``*`` or ``+`` over a fixed run of characters, greedy, lazy or
+#                           possessive (``x?`` is read as the alternation ``x|``)
+_Node = tuple[Any, ...]
+
+_CLASS_ESCAPES = frozenset("dDwWsS")
+_ZERO_WIDTH_ESCAPES = frozenset("bBAZ")
+_CHAR_ESCAPES = frozenset("ntr")
+_SET_REFUSED = frozenset("[&~|")
+"""Inside a set: ``[`` opens a POSIX class or a nested set, and ``&&``, ``~~``, ``||``, ``--``
+are set operations in version 1; refused rather than told apart."""
+
+
+class _Parser:
+    r"""A recursive descent over the subset: literal characters, escaped punctuation,
+    ``\n`` ``\t`` ``\r``, ``\d \w \s`` and their negations, simple sets, ``.``, ``^``,
+    ``$``, ``\b``, ``\B``, ``\A``, ``\Z``, groups (capturing, ``(?:``), lookaheads, ``|``,
+    ``?`` over anything in the subset, and ``*`` ``+`` (lazy or possessive too) over a group or
+    item that matches a fixed run of at least one character with no choice inside. Anything
+    else (braces, other escapes, back-references, lookbehinds, atomic groups, inline flags
+    past the start, conditionals, comments) raises ``_NotPlain``: it may mean something the
+    step bound does not model, and the pattern keeps the budget."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+        self.depth = 0
+
+    def peek(self) -> str:
+        return self.text[self.pos] if self.pos < len(self.text) else ""
+
+    def parse(self) -> _Node:
+        flags = _engine.match(r"\(\?[ims]+\)", self.text)
+        if flags is not None:
+            self.pos = flags.end()
+        node = self.alternation()
+        if self.pos != len(self.text):
+            raise _NotPlain
+        return node
+
+    def alternation(self) -> _Node:
+        branches = [self.concat()]
+        while self.peek() == "|":
+            self.pos += 1
+            branches.append(self.concat())
+        return branches[0] if len(branches) == 1 else ("alt", branches)
+
+    def concat(self) -> _Node:
+        items: list[_Node] = []
+        while self.peek() not in ("", "|", ")"):
+            item = self.atom()
+            if self.peek() in ("*", "+", "?"):
+                item = self.repeat(item)
+            items.append(item)
+        return ("seq", items)
+
+    def repeat(self, item: _Node) -> _Node:
+        optional = self.peek() == "?"
+        self.pos += 1
+        if self.peek() in ("?", "+"):  # lazy or possessive: no more steps than greedy
+            self.pos += 1
+        if self.peek() in ("*", "+", "?", "{"):
+            raise _NotPlain
+        if optional:  # x? is x|(nothing), whatever x holds
+            return ("alt", [item, ("seq", [])])
+        if _fixed_width(item) < 1:
+            raise _NotPlain  # a choice inside a repeat, or an iteration that eats nothing
+        return ("rep", item)
+
+    def atom(self) -> _Node:
+        c = self.peek()
+        self.pos += 1
+        if c == "(":
+            return self.group()
+        if c == "[":
+            return self.charset()
+        if c == "\\":
+            return self.escape()
+        if c in ("^", "$"):
+            return ("at",)
+        if c in ("*", "+", "?", "{", "}", "]"):
+            raise _NotPlain
+        return ("eat", 1)
+
+    def group(self) -> _Node:
+        look = False
+        if self.peek() == "?":
+            kind = self.text[self.pos + 1 : self.pos + 2]
+            if kind not in (":", "=", "!"):
+                raise _NotPlain
+            look = kind != ":"
+            self.pos += 2
+        self.depth += 1
+        if self.depth > 32:
+            raise _NotPlain
+        body = self.alternation()
+        self.depth -= 1
+        if self.peek() != ")":
+            raise _NotPlain
+        self.pos += 1
+        return ("look", body) if look else body
+
+    def escape(self) -> _Node:
+        c = self.peek()
+        self.pos += 1
+        if c in _CLASS_ESCAPES or c in _CHAR_ESCAPES:
+            return ("eat", 1)
+        if c in _ZERO_WIDTH_ESCAPES:
+            return ("at",)
+        if c == "" or c.isalnum() or not c.isascii():
+            raise _NotPlain  # back-references, \p{..}, \L<..>, \G, \K, \x.. and the like
+        return ("eat", 1)
+
+    def charset(self) -> _Node:
+        if self.peek() == "^":
+            self.pos += 1
+        items = 0
+        while True:
+            c = self.peek()
+            self.pos += 1
+            if c == "" or c in _SET_REFUSED or (c == "]" and items == 0):
+                raise _NotPlain
+            if c == "]":
+                return ("eat", items)
+            if c == "-" and self.peek() == "-":
+                raise _NotPlain
+            if c == "\\":
+                e = self.peek()
+                self.pos += 1
+                if e == "" or (e.isalnum() and e not in _CLASS_ESCAPES and e not in _CHAR_ESCAPES):
+                    raise _NotPlain
+                if not e.isascii():
+                    raise _NotPlain
+            items += 1
+
+
+def _fixed_width(node: _Node) -> int:
+    """Characters ``node`` always eats when it has no choice inside, else -1."""
+    kind = node[0]
+    if kind == "eat":
+        return 1
+    if kind == "seq":
+        widths = [_fixed_width(n) for n in node[1]]
+        return -1 if any(w < 0 for w in widths) else sum(widths)
+    return -1  # a choice (alternation, repeat), or a zero-width test inside a repeat
+
+
+def _cost(node: _Node) -> int:
+    """Steps of one pass over a node with no choice inside."""
+    if node[0] == "eat":
+        return int(node[1])
+    return sum(_cost(n) for n in node[1])
+
+
+def _steps(node: _Node, ways: int, n: int) -> tuple[int, int]:
+    """(steps, ways out) of a backtracking walk of ``node`` from one position of a text of
+    ``n`` characters, entered by ``ways`` distinct paths. Every path re-runs what follows a
+    choice, so a repeat multiplies the paths by the iterations it may take (at most n + 1)
+    and an alternation (``x?`` included) adds its branches' paths; each path pays each item's
+    cost once, a repeat's body once per iteration. A lookahead is charged its own walk per
+    path and, as if it could be backtracked into, multiplies the paths by its own: an upper
+    bound."""
+    kind = node[0]
+    if kind == "eat":
+        return ways * int(node[1]), ways
+    if kind == "at":
+        return ways, ways
+    if kind == "seq":
+        total = 0
+        for item in node[1]:
+            steps, ways = _steps(item, ways, n)
+            total += steps
+        return total, ways
+    if kind == "alt":
+        total = out = 0
+        for branch in node[1]:
+            steps, branch_ways = _steps(branch, ways, n)
+            total += ways + steps
+            out += branch_ways
+        return total, out
+    if kind == "look":
+        steps, inner = _steps(node[1], 1, n)
+        return ways * (steps + 1), ways * inner
+    # "rep": at most n iterations of a body that eats at least one character each
+    return ways * (n * _cost(node[1]) + n + 1), ways * (n + 1)
+
+
+GUARD_SPAN = 256
+r"""A repeat's backtracking step may cost up to n / ``GUARD_SPAN`` steps more on a text of n
+characters: the engine records the positions a repeat has tried in sorted lists of spans
+(its repeat guards), and a text that keeps them from merging (``abab...``) makes each
+insertion move the whole list. ``\w*a$`` matched against ``abab...b!`` is quadratic for this
+reason although it backtracks linearly: 60 ms at 40,000 characters, 1.9 s at 200,000. 256 is
+several times the ratio measured between one step and one moved guard entry."""
+
+
+def _repeats(node: _Node) -> bool:
+    """Whether ``node`` holds a ``*`` or ``+`` (the engine keeps guards for those only)."""
+    if node[0] == "rep":
+        return True
+    if node[0] in ("seq", "alt"):
+        return any(_repeats(n) for n in node[1])
+    return node[0] == "look" and _repeats(node[1])
+
+
+def _longest_untimed(node: _Node, starts: bool) -> int:
+    """The longest text on which ``node``'s step bound, times the start positions a search
+    tries (``starts``), stays within ``UNTIMED_WORK``; -1 when not even an empty one."""
+
+    guarded = _repeats(node)
+
+    def work(n: int) -> int:  # + 1: a start that fails at once is a step too
+        steps = (_steps(node, 1, n)[0] + 1) * ((n + 1) if starts else 1)
+        return steps + steps * n // GUARD_SPAN if guarded else steps
+
+    if work(0) > UNTIMED_WORK:
+        return -1
+    low, high = 0, UNTIMED_WORK  # a search's work(n) > n; a match's may not grow
+    while low < high:
+        mid = (low + high + 1) // 2
+        if work(mid) <= UNTIMED_WORK:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def _untimed_chars(rx: Pattern) -> tuple[int, int]:
+    """How long a text ``rx`` may search, and match, untimed (``UNTIMED_WORK``): -1 for
+    each (not even an empty one) unless the pattern is in ``_Parser``'s subset with plain
+    flags. Decided once per compiled pattern."""
     try:
         return _UNTIMED[rx]
     except KeyError:
         pass
-    text = rx.pattern
-    literal = (
-        isinstance(text, str)
-        and text.isascii()
-        and text.replace("_", "").isalnum()
-        and not rx.flags & ~_PLAIN_FLAGS
-    )
-    chars = LITERAL_WORK // len(text) if literal else -1
+    chars = (-1, -1)
+    if isinstance(rx.pattern, str) and not rx.flags & ~_PLAIN_FLAGS:
+        try:
+            node = _Parser(rx.pattern).parse()
+        except _NotPlain:
+            pass
+        else:
+            chars = (_longest_untimed(node, True), _longest_untimed(node, False))
     if len(_UNTIMED) >= _UNTIMED_LIMIT:
         _UNTIMED.clear()  # patterns made at run time: keep the table bounded
     _UNTIMED[rx] = chars
@@ -130,7 +380,7 @@ def _over_budget(pattern: Pattern, text: str | bytes) -> RegexBudgetExceeded:
 def search(pattern: str | Pattern, text: str, flags: int = 0, pos: int = 0) -> Match | None:
     """``re.search`` under the budget."""
     rx = compile_pattern(pattern, flags) if isinstance(pattern, str) else pattern
-    if len(text) <= _untimed_chars(rx):
+    if len(text) <= _untimed_chars(rx)[0]:
         return rx.search(text, pos)
     try:
         return rx.search(text, pos, timeout=BUDGET_S)
@@ -141,7 +391,7 @@ def search(pattern: str | Pattern, text: str, flags: int = 0, pos: int = 0) -> M
 def match(pattern: str | Pattern, text: str, flags: int = 0) -> Match | None:
     """``re.match`` under the budget."""
     rx = compile_pattern(pattern, flags) if isinstance(pattern, str) else pattern
-    if len(text) <= _untimed_chars(rx):
+    if len(text) <= _untimed_chars(rx)[1]:
         return rx.match(text)
     try:
         return rx.match(text, timeout=BUDGET_S)
@@ -152,7 +402,7 @@ def match(pattern: str | Pattern, text: str, flags: int = 0) -> Match | None:
 def fullmatch(pattern: str | Pattern, text: str, flags: int = 0) -> Match | None:
     """``re.fullmatch`` under the budget."""
     rx = compile_pattern(pattern, flags) if isinstance(pattern, str) else pattern
-    if len(text) <= _untimed_chars(rx):
+    if len(text) <= _untimed_chars(rx)[1]:
         return rx.fullmatch(text)
     try:
         return rx.fullmatch(text, timeout=BUDGET_S)
@@ -164,6 +414,9 @@ def finditer(pattern: str | Pattern, text: str | bytes, flags: int = 0) -> Itera
     """``re.finditer`` under one budget for the whole scan (``text`` may be bytes when the
     pattern is)."""
     rx = compile_pattern(pattern, flags) if isinstance(pattern, str) else pattern
+    if isinstance(text, str) and len(text) <= _untimed_chars(rx)[0]:
+        yield from rx.finditer(text)
+        return
     try:
         yield from rx.finditer(text, timeout=BUDGET_S)
     except TimeoutError:

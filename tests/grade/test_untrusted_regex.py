@@ -7,10 +7,13 @@ a ``match`` regex that stalls errors only its contract's verdict.
 
 from __future__ import annotations
 
+import random
 import subprocess
 import sys
+import time
 
 import pytest
+import regex
 
 from otel_oracles import safe_regex
 from otel_oracles.assemble._tree import build_trace
@@ -101,34 +104,167 @@ def test_contract_regexes_keep_python_semantics() -> None:
     assert safe_regex.syntax_error("(unclosed") is not None
 
 
-def test_only_a_literal_within_its_work_bound_runs_without_the_clock(
+def test_only_a_pattern_within_its_step_bound_runs_without_the_clock(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A literal over a text within ``LITERAL_WORK`` runs untimed (its search cannot
-    backtrack); every other pattern, and the literal over a longer text, keeps the budget.
+    """A pattern in the plain subset over a text within its step bound (``UNTIMED_WORK``)
+    runs untimed; every other pattern, and a plain one over a longer text, keeps the budget.
     With a budget nothing can meet, the timed operations raise and the untimed ones answer."""
     monkeypatch.setattr(safe_regex, "BUDGET_S", 1e-9)
-    monkeypatch.setattr(safe_regex, "LITERAL_WORK", 6 * 1_000)
+    monkeypatch.setattr(safe_regex, "UNTIMED_WORK", 7 * 1_000)
     safe_regex._UNTIMED.clear()  # the bound is read when a pattern is first seen
     try:
-        near = "x" * 980 + "pytest"
+        # A literal of m characters: (m + 1) steps per start, n + 1 starts for a search.
+        near = "x" * 993 + "pytest"  # 1,000 starts x 7 steps
         assert safe_regex.search("pytest", near) is not None
         assert safe_regex.search(safe_regex.compile_pattern("run_pytest_2"), "x" * 500) is None
         assert safe_regex.match("pytest", "pytest -q") is not None
         assert safe_regex.fullmatch("pytest", "pytest") is not None
         assert safe_regex.search("pytest", "pytest", safe_regex.MULTILINE) is not None
+        assert safe_regex.search("pytest", "PYTEST", safe_regex.IGNORECASE) is not None
+        assert safe_regex.search("py.test", "py test") is not None
+        assert safe_regex.match(r"^\s*(?:denied\b|rejected:)", "  rejected: no") is not None
+        assert list(safe_regex.finditer(r"doc-\d+", "doc-1, doc-22")) != []
+        assert safe_regex.match("[\\w-]", "a") is not None
         over = [
-            ("pytest", near + "x" * 100, 0),  # the literal beyond its bound
-            ("py.test", "py.test", 0),  # a metacharacter
-            ("py test", "py test", 0),  # not letters, digits and _ only
-            ("pytest", "PYTEST", safe_regex.IGNORECASE),  # compares otherwise
-            ("(?i)pytest", "pytest", 0),
-            (CATASTROPHIC, "a" * 30, 0),  # any other pattern, however short the text
+            ("pytest", near + "x", 0),  # the literal beyond its bound
+            (r"x\s*y", " " * 100, 0),  # a repeat: quadratic for a search, beyond it
+            (r"(?x)py test", "pytest", 0),  # verbose: other syntax
+            ("pytest", "PYTEST", safe_regex.IGNORECASE | regex.FULLCASE),
+            (CATASTROPHIC, "a" * 30, 0),  # a choice inside a repeat, however short the text
+            (r"(\w+) \1", "a a", 0),  # a back-reference
         ]
         for pattern, text, flags in over:
             with pytest.raises(safe_regex.RegexBudgetExceeded):
                 safe_regex.search(pattern, text, flags)
         with pytest.raises(safe_regex.RegexBudgetExceeded):
-            safe_regex.match("[\\w-]", "a")
+            list(safe_regex.finditer(r"doc-\d+", "doc-1 " * 100))
     finally:
         safe_regex._UNTIMED.clear()
+
+
+OUTSIDE_THE_SUBSET = [
+    CATASTROPHIC,
+    "(a*)*b",
+    "(?:a|a)*b",
+    "(a+)+$",
+    r"(\w+\s?)*$",
+    r"(?:\s?\s?)*x",
+    r"(\w+) \1",
+    "a{2,}",
+    "a{e<=1}",
+    r"\p{L}+",
+    "(?<=a)b",
+    "(?>a+)b",
+    "[[:alpha:]]+",
+    "[a--b]",
+    "(?V1)a",
+    "(?x)a b",
+    "(?r)a",
+    "a(?i)b",
+    "(?(1)a|b)",
+    "(?#c)a",
+    r"\L<words>",
+    r"\Ga",
+    r"a\Kb",
+]
+
+
+@pytest.mark.parametrize("pattern", OUTSIDE_THE_SUBSET)
+def test_patterns_outside_the_subset_always_keep_the_budget(pattern: str) -> None:
+    try:
+        rx = safe_regex.compile_pattern(pattern)
+    except safe_regex.RegexSyntaxError:
+        return  # the engine refuses it anyway
+    assert safe_regex._untimed_chars(rx) == (-1, -1)
+
+
+def test_the_checks_patterns_run_untimed_on_the_texts_they_search() -> None:
+    """The patterns the checks run most on data-2000 (docs/performance.md, "Regexes of the
+    checks without the clock") are in the subset, within their bound on texts longer than
+    those they search there."""
+    from otel_oracles.grade.oracles import trace_answers
+
+    cases = [
+        (trace_answers.DEFAULT_CITATION_PATTERN, 1_000, 0),
+        (trace_answers.DEFAULT_DISCLOSURE, 2_000, 0),
+        (trace_answers.DEFAULT_UNCERTAINTY, 2_000, 0),
+        (r"^tests/test_.*\.py$", 200, 0),
+        ("[\\w-]", 1, 1),
+    ]
+    for pattern, chars, which in cases:
+        assert safe_regex._untimed_chars(safe_regex.compile_pattern(pattern))[which] >= chars
+
+
+def _subset_patterns(rng: random.Random, count: int) -> list[str]:
+    """Random patterns of the subset's syntax, biased to many repeats and alternatives over
+    the few characters of the hostile texts: the shapes that make a backtracking search
+    slow."""
+    atoms = ["a", "b", ".", r"\w", r"\s", r"\d", "[ab]", "[^b]", " ", r"\b", "^", "$"]
+    patterns: list[str] = []
+
+    def piece(depth: int) -> str:
+        roll = rng.random()
+        if depth < 2 and roll < 0.25:
+            branches = [seq(depth + 1) for _ in range(rng.randint(2, 4))]
+            return "(?:" + "|".join(branches) + ")" + rng.choice(["", "", "?"])
+        if depth < 2 and roll < 0.32:
+            return "(?" + rng.choice("=!") + seq(depth + 1) + ")"
+        atom = rng.choice(atoms)
+        if atom in (r"\b", "^", "$"):
+            return atom
+        return atom + rng.choice(["", "*", "+", "?", "*?", "+?", "*+"])
+
+    def seq(depth: int) -> str:
+        return "".join(piece(depth) for _ in range(rng.randint(1, 6)))
+
+    while len(patterns) < count:
+        pattern = seq(0)
+        if safe_regex.syntax_error(pattern) is None:
+            patterns.append(pattern)
+    return patterns
+
+
+def test_the_step_bound_holds_the_engine_far_inside_the_budget() -> None:
+    """Every generated pattern the analysis lets run untimed, on hostile texts (runs of the
+    characters it repeats, with and without a final mismatch) at the longest length its
+    bound allows, finishes untimed in a small part of the budget it skipped: the bound is
+    an upper bound of the engine's work, not a guess. 400 patterns, a fixed seed."""
+    rng = random.Random(18)
+    untimed = 0
+    slowest = 0.0
+    for pattern in _subset_patterns(rng, 400):
+        rx = safe_regex.compile_pattern(pattern)
+        search_chars, match_chars = safe_regex._untimed_chars(rx)
+        for chars, operation in ((search_chars, rx.search), (match_chars, rx.match)):
+            if chars < 0:
+                continue
+            untimed += 1
+            chars = min(chars, 100_000)
+            for unit in ("a", "ab", "a ", " ", "1a"):
+                for tail in ("", "!"):
+                    text = (unit * (chars // len(unit) + 1))[: max(chars - len(tail), 0)] + tail
+                    started = time.process_time()
+                    operation(text)
+                    slowest = max(slowest, time.process_time() - started)
+    assert untimed > 200  # the generator reaches the subset
+    assert slowest < safe_regex.BUDGET_S / 4, slowest
+
+
+def test_untimed_answers_are_the_engines() -> None:
+    """The clock is all that differs: the same spans and groups as the timed engine."""
+    texts = ["doc-1 and doc-22.", "  Tool call denied", "no results found", "", "x\n"]
+    for pattern in [r"doc-(\d+)", r"^\s*(?:tool (call )?denied)", r"(?i)no (results?)\b", "$"]:
+        rx = safe_regex.compile_pattern(pattern)
+        for text in texts:
+            for ours, theirs in (
+                (safe_regex.search(rx, text), rx.search(text, timeout=1.0)),
+                (safe_regex.match(rx, text), rx.match(text, timeout=1.0)),
+                (safe_regex.fullmatch(rx, text), rx.fullmatch(text, timeout=1.0)),
+            ):
+                assert (ours and (ours.span(), ours.groups())) == (
+                    theirs and (theirs.span(), theirs.groups())
+                )
+            assert [m.span() for m in safe_regex.finditer(rx, text)] == [
+                m.span() for m in rx.finditer(text, timeout=1.0)
+            ]
