@@ -275,37 +275,58 @@ def _cost(node: _Node) -> int:
     return sum(_cost(n) for n in node[1])
 
 
-def _steps(node: _Node, ways: int, n: int) -> tuple[int, int]:
-    """(steps, ways out) of a backtracking walk of ``node`` from one position of a text of
-    ``n`` characters, entered by ``ways`` distinct paths. Every path re-runs what follows a
-    choice, so a repeat multiplies the paths by the iterations it may take (at most n + 1)
-    and an alternation (``x?`` included) adds its branches' paths; each path pays each item's
-    cost once, a repeat's body once per iteration. A lookahead is charged its own walk per
-    path and, as if it could be backtracked into, multiplies the paths by its own: an upper
-    bound."""
+_Poly = tuple[int, ...]
+"""A polynomial in the text's length n: its coefficients, lowest degree first."""
+
+
+def _add(a: _Poly, b: _Poly) -> _Poly:
+    if len(a) < len(b):
+        a, b = b, a
+    return tuple(x + (b[i] if i < len(b) else 0) for i, x in enumerate(a))
+
+
+def _mul(a: _Poly, b: _Poly) -> _Poly:
+    out = [0] * (len(a) + len(b) - 1)
+    for i, x in enumerate(a):
+        for j, y in enumerate(b):
+            out[i + j] += x * y
+    return tuple(out)
+
+
+def _steps(node: _Node) -> tuple[_Poly, _Poly]:
+    """(steps, paths out) of a backtracking walk of ``node`` from one position, entered by
+    one path, as polynomials in the text's length n (both scale with the paths that enter).
+    Every path re-runs what follows a choice, so a repeat multiplies the paths by the
+    iterations it may take (at most n + 1) and an alternation (``x?`` included) adds its
+    branches' paths; each path pays each item's cost once, a repeat's body once per
+    iteration. A lookahead is charged its own walk per path and, as if it could be
+    backtracked into, multiplies the paths by its own: an upper bound. Worked out once per
+    pattern, so the longest untimed text is found by evaluating two polynomials."""
     kind = node[0]
     if kind == "eat":
-        return ways * int(node[1]), ways
+        return (int(node[1]),), (1,)
     if kind == "at":
-        return ways, ways
+        return (1,), (1,)
     if kind == "seq":
-        total = 0
+        total: _Poly = (0,)
+        ways: _Poly = (1,)
         for item in node[1]:
-            steps, ways = _steps(item, ways, n)
-            total += steps
+            steps, out = _steps(item)
+            total = _add(total, _mul(ways, steps))
+            ways = _mul(ways, out)
         return total, ways
     if kind == "alt":
-        total = out = 0
+        total, ways = (0,), (0,)
         for branch in node[1]:
-            steps, branch_ways = _steps(branch, ways, n)
-            total += ways + steps
-            out += branch_ways
-        return total, out
+            steps, out = _steps(branch)
+            total = _add(total, _add((1,), steps))
+            ways = _add(ways, out)
+        return total, ways
     if kind == "look":
-        steps, inner = _steps(node[1], 1, n)
-        return ways * (steps + 1), ways * inner
+        steps, out = _steps(node[1])
+        return _add((1,), steps), out
     # "rep": at most n iterations of a body that eats at least one character each
-    return ways * (n * _cost(node[1]) + n + 1), ways * (n + 1)
+    return (1, _cost(node[1]) + 1), (1, 1)
 
 
 GUARD_SPAN = 256
@@ -331,9 +352,13 @@ def _longest_untimed(node: _Node, starts: bool) -> int:
     tries (``starts``), stays within ``UNTIMED_WORK``; -1 when not even an empty one."""
 
     guarded = _repeats(node)
+    per_start = _add((1,), _steps(node)[0])  # + 1: a start that fails at once is a step too
 
-    def work(n: int) -> int:  # + 1: a start that fails at once is a step too
-        steps = (_steps(node, 1, n)[0] + 1) * ((n + 1) if starts else 1)
+    def work(n: int) -> int:
+        steps = 0
+        for coefficient in reversed(per_start):
+            steps = steps * n + coefficient
+        steps *= (n + 1) if starts else 1
         return steps + steps * n // GUARD_SPAN if guarded else steps
 
     if work(0) > UNTIMED_WORK:
