@@ -347,12 +347,11 @@ def _repeats(node: _Node) -> bool:
     return node[0] == "look" and _repeats(node[1])
 
 
-def _longest_untimed(node: _Node, starts: bool) -> int:
-    """The longest text on which ``node``'s step bound, times the start positions a search
-    tries (``starts``), stays within ``UNTIMED_WORK``; -1 when not even an empty one."""
-
-    guarded = _repeats(node)
-    per_start = _add((1,), _steps(node)[0])  # + 1: a start that fails at once is a step too
+def _longest_untimed(steps: _Poly, guarded: bool, starts: bool) -> int:
+    """The longest text on which a pattern's step bound from one position (``steps``, with
+    the repeat guards' charge when ``guarded``), times the start positions a search tries
+    (``starts``), stays within ``UNTIMED_WORK``; -1 when not even an empty one."""
+    per_start = _add((1,), steps)  # + 1: a start that fails at once is a step too
 
     def work(n: int) -> int:
         steps = 0
@@ -388,7 +387,11 @@ def _untimed_chars(rx: Pattern) -> tuple[int, int]:
         except _NotPlain:
             pass
         else:
-            chars = (_longest_untimed(node, True), _longest_untimed(node, False))
+            steps, guarded = _steps(node)[0], _repeats(node)
+            chars = (
+                _longest_untimed(steps, guarded, True),
+                _longest_untimed(steps, guarded, False),
+            )
     if len(_UNTIMED) >= _UNTIMED_LIMIT:
         _UNTIMED.clear()  # patterns made at run time: keep the table bounded
     _UNTIMED[rx] = chars
