@@ -52,6 +52,7 @@ from otel_oracles.mapping._compile import (
 from otel_oracles.mapping._limits import apply_limits
 from otel_oracles.mapping._loader import ConventionSet, ToolKinds
 from otel_oracles.mapping._stacked import merge_sibling_layers, merge_stacked_generations
+from otel_oracles.mapping._text_requests import requests_in_text
 from otel_oracles.mapping._tool_results import (
     ToolResultRules,
     error_type_of,
@@ -137,6 +138,7 @@ def map_trace(trace: Trace, conventions: ConventionSet) -> Trajectory:
     drafts = nested_agent_handoffs(drafts, draft_by_span, by_id, Draft)
     handoff_targets(drafts)
     _requests_from_next_input(drafts)
+    requests_in_text(drafts)  # tool requests the model wrote as text (``_text_requests``)
     _link_tool_calls(drafts, compiled)
     if compiled.handoff_requests:
         _requested_handoffs(drafts, compiled.handoff_requests)
@@ -402,9 +404,16 @@ def _synthesize(
     results: ToolResultRules,
 ) -> Draft:
     """The step of a call ``gen`` asked for that no span recorded, with the response the
-    core found for it (by call id, else by position), or ``None``."""
+    core found for it (by call id, else by position), or ``None``. A request written as
+    text (``in_text``) is marked ``attributes.requested_in_text``, and its outcome is never
+    a success: unknown, unless its result is error-shaped."""
     draft = Draft(kind="tool_call", span=gen.span, rule=gen.rule, synthesized=True, scope=gen.scope)
     f = draft.fields
+    written = bool(req.get("in_text"))
+    if written:
+        # A request the model wrote as text that no span ran (``_text_requests``): the
+        # framework may have run it, or refused it; what it returned cannot prove success.
+        draft.attributes["requested_in_text"] = True
     f["tool"] = parse_string(req.get("name"))
     if req.get("id"):
         f["call_id"] = str(req["id"])
@@ -429,7 +438,7 @@ def _synthesize(
         else:
             draft.status = "ok"
             judge_result(draft, results)
-            if draft.status == "ok" and not gen.rule.results_show_failures:
+            if draft.status == "ok" and (not gen.rule.results_show_failures or written):
                 # A failure would read the same (``SynthesizeOptions.results_show_failures``):
                 # the result is kept, the outcome is unknown, never a success.
                 draft.status = "unset"

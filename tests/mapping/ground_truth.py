@@ -126,7 +126,8 @@ def parse_expected(source: str) -> dict[str, Scenario]:
             pairs = re.findall(r"(\w+) → (\w+)", m.group(1))
             current.handoffs = [(a, b) for a, b in pairs]
             current.handoff = current.handoffs[0]
-            tool = re.search(r"`(\w+) \{", line)
+            # `tool {args}`, or a tool named alone (a request written as text: Langroid's)
+            tool = re.search(r"`(\w+) \{", line) or re.search(r"via the `(\w+)` tool \(", line)
             current.handoff_tool = tool.group(1) if tool else None
             continue
         if line.startswith("- **Structured output:** YES"):

@@ -985,11 +985,14 @@ off the ``finish`` step cannot be told from a tool step and reads as one more su
 TOOL_REQUESTS_IN_TEXT = frozenset({"langroid-text-tools-openinference"})
 """Tools asked for in the reply text and run by the framework with no span (Langroid's default
 tool mode: ``{"request": "search_docs", ...}`` in the text, the result handed back as a user
-message; no ``tools`` in the request, no ``tool_calls``, finish reason ``stop``): no rule reads
-the text, so each reply the loop answered with another model call is one unnamed placeholder
-call (``tool_calls_hidden``), content on and off, one per model turn however many calls the
-text asked for; the research agent's answer, followed by its caller's next model call, reads
-as one more (``ANSWER_READS_AS_CALL``, content on too)."""
+message; no ``tools`` in the request, no ``tool_calls``, finish reason ``stop``). With content
+on the mapper reads each request from the text (``mapping/_text_requests.py``): one named
+synthesized call per request, with its arguments, no result and an unknown outcome (a request
+written is not a call made; ``requested_in_text``). With content off there is no text: each
+reply the loop answered with another model call is one unnamed placeholder call
+(``tool_calls_hidden``), one per model turn however many calls it asked for, and the research
+agent's answer, followed by its caller's next model call, reads as one more
+(``ANSWER_READS_AS_CALL``)."""
 
 REPR_RESULTS = frozenset({"openlit-ag2"})
 """Sources whose tool results reach the model, and so the trace, as the return value's
@@ -1391,10 +1394,17 @@ def test_real_trace_maps_to_expected_trajectory(case: Case, conventions: Convent
         return
     if case.source in TOOL_REQUESTS_IN_TEXT:
         calls = scenario_tool_calls(trajs, scenario, case.source, content)
-        assert len(calls) == scenario.model_turns_with_calls, calls
-        for step in calls:
-            assert step.tool is None and step.synthesized and "tool" in step.redacted
-            assert step.attributes.get("tool_calls_hidden") and step.status == "unset"
+        if content:  # each request read from the text: named, never run by a span
+            assert [s.tool for s in calls] == [c.tool for c in scenario.calls], calls
+            for step, exp in zip(calls, scenario.calls, strict=True):
+                assert step.synthesized and step.attributes.get("requested_in_text")
+                assert step.arguments == exp.arguments, step.index
+                assert step.status == "unset" and step.result is None, step.index
+        else:
+            assert len(calls) == scenario.model_turns_with_calls, calls
+            for step in calls:
+                assert step.tool is None and step.synthesized and "tool" in step.redacted
+                assert step.attributes.get("tool_calls_hidden") and step.status == "unset"
         answer = _final_output(trajs)
         if content and not scenario.cut:
             assert answer == scenario.final_answer

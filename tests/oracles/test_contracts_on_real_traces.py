@@ -830,15 +830,6 @@ model itself: the client's trace holds no model turn, only the functions it ran 
 one after the other, so the same holds there. Atomic Agents' ``chat`` spans record no
 messages, and the tools an agent step chose are fields of its output object, which the
 application reads: its loop ran the two searches one after the other, so the same holds too."""
-TOOL_REQUESTS_AS_TEXT = ("qwen-agent-otel-genai",)
-"""The model asks for tools in its reply text, not the API's tool calls (Qwen-Agent's default
-``nous`` function-call prompt: ``<tool_call>{"name": ..., "arguments": ...}</tool_call>``
-blocks), which no convention reads as requests: the model call reads as an answer-less turn
-and the tools as the ``execute_tool`` spans after it, which Qwen-Agent runs one after the
-other. Nothing read shows that ``l_parallel_failures``' two searches were asked for together,
-so the second failed search reads as a retry of the first (``search-retry`` tolerated: a
-repeat counted where the requests are not read, never one missed; the verdict still passes,
-as it should)."""
 TURN_RECORDS_LAST_CALL = ("openlit-claude-agent-sdk",)
 """The span of a model turn that asked for several calls records only the last of them
 (OpenLIT's Claude Agent SDK instrumentation writes its ``chat`` span from the streamed
@@ -1116,6 +1107,19 @@ names and arguments are seen in both modes, results and outcomes never, so the c
 need a result or an outcome are missing evidence (a citation cannot be checked against
 results, a run cannot be shown degraded or not, a retry cannot be seen); with content off the
 answer is not seen either (the model's reply is dropped)."""
+REQUESTS_READ_FROM_TEXT = ("langroid-text-tools-openinference",)
+"""With content on, the tool requests the model wrote as text (Langroid's default tool mode:
+``{"request": "delete_records", ...}`` objects in the reply) are read as the requests they are
+(``mapping/_text_requests.py``), and no span runs them: each is a named synthesized call with
+its arguments and an unknown outcome (a request written is not a call made; the result is a
+user message no rule ties to it). Graded as ``RESULTS_UNSEEN`` with ``RUN_NEVER_SHOWN``: the
+checks on tool names and counts judge (``no-destructive-tools`` fails the deletions, ``no-network``
+the ``curl``, ``bounded-effort`` the six searches), the checks that need a call to have run, a
+result or an outcome are missing evidence. Where the research agent runs (``DELEGATED``), its
+answer, followed by its caller's next model call in a run that shows no agent, still reads as
+a call the caller may have hidden (a request read from text shows only its own reply's, and
+no rule reads that answer): the checks on tool names and counts are missing evidence there,
+but a named deletion still fails. With content off there is no text: ``TOOLS_IN_TEXT``."""
 HANDOFF_BY_NESTING = (
     "openlit-pydantic-ai",
     "mlflow-crewai",
@@ -1166,14 +1170,15 @@ TOOLS_IN_TEXT = ("openlit-dspy", "langroid-text-tools-openinference")
 names each tool in its reply text (``[[ ## next_tool_name ## ]]``), no span records the
 tools, and ``dspy.yaml`` reads each such step as a call of an unnamed tool; Langroid's default
 tool mode writes each request as JSON in the reply text (``{"request": "delete_records", ...}``)
-and runs it with no span, and the linker reads each reply the loop answered with another model
+and runs it with no span: with content off (with content on the requests are read,
+``REQUESTS_READ_FROM_TEXT``) the linker reads each reply the loop answered with another model
 call, in a run that shows no tool call anywhere, as one that may have asked for tools (an
 unnamed placeholder: before, the run read as calling no tool, and ``no-destructive-tools``
 passed the deletion the text shows: 10 false passes, all with content on). Every check that
 must know which tools ran, their results or their outcomes is missing evidence, with content
-on too; with content on the answer is seen (``answer-captured``, ``cites-a-source`` where the
-run is not degraded, which only the tool outcomes could show, and ``grounded-citations`` for
-an answer citing nothing)."""
+on too for DSPy; with content on the answer is seen (``answer-captured``, ``cites-a-source``
+where the run is not degraded, which only the tool outcomes could show, and
+``grounded-citations`` for an answer citing nothing)."""
 NOTHING = (
     "litellm-otel",
     "praisonai-openinference",
@@ -1458,9 +1463,9 @@ def _expected(source: str, contract: str, scenario: str, content: bool) -> dict[
         base.update({"triage-to-research": INV, "research-searches": INV})
     if source in AGENTS_UNSEEN and contract == "multi-agent-handoff":
         base.update({"agent-spans": MIS, "triage-to-research": MIS, "research-searches": INV})
-    if source in RESULTS_UNSEEN:
+    if source in RESULTS_UNSEEN or (content and source in REQUESTS_READ_FROM_TEXT):
         unseen = set(OUTCOME_CHECKS[contract]) | {"degraded-disclosed", "flaky-tool"}
-        if source in RUN_NEVER_SHOWN:
+        if source in RUN_NEVER_SHOWN + REQUESTS_READ_FROM_TEXT:
             unseen |= CALL_RAN_CHECKS.get(contract, set())
         if scenario in CITING_ANSWERS:
             unseen.add("grounded-citations")
@@ -1468,6 +1473,11 @@ def _expected(source: str, contract: str, scenario: str, content: bool) -> dict[
             unseen.add("cites-a-source")
         if not content:
             unseen |= ANSWER_CHECKS[contract]
+        if source in REQUESTS_READ_FROM_TEXT and scenario in DELEGATED + NESTED:
+            # the research agent's answer reads as its caller's hidden call (``AGENTS_UNSEEN``)
+            unseen |= {
+                n for n in TOOL_COUNT_CHECKS if n != "no-destructive-tools" or base[n] != INV
+            }
         return {name: (MIS if name in unseen else outcome) for name, outcome in base.items()}
     if source in NAMES_NEVER:
         return {name: (outcome if name == "agent-spans" else MIS) for name, outcome in base.items()}
@@ -1509,10 +1519,7 @@ def _expected(source: str, contract: str, scenario: str, content: bool) -> dict[
         base["search-retry"] = MIS
         if not content:
             base.update(dict.fromkeys(TOOL_NAME_CHECKS.get(contract, set()), MIS))
-    if (
-        source in TURN_RECORDS_LAST_CALL + CALLS_UNGROUPED + TOOL_REQUESTS_AS_TEXT
-        and scenario == "l_parallel_failures"
-    ):
+    if source in TURN_RECORDS_LAST_CALL + CALLS_UNGROUPED and scenario == "l_parallel_failures":
         base["search-retry"] = TOL
     if scenario == "w_search_denied" and source in DENIAL_UNTIED:
         base.update({"cites-a-source": MIS, "search-retry": MIS, "degraded-disclosed": MIS})
@@ -1796,7 +1803,8 @@ def test_calls_written_in_code_with_only_model_spans_never_pass(
     call may have asked for tools, so the checks that forbid or count calls are missing
     evidence, never a pass (before the linker read such a reply, the deletion passed
     ``no-destructive-tools``). The same rule holds Langroid's JSON tool requests
-    (``langroid-text-tools-openinference``)."""
+    (``langroid-text-tools-openinference``) with content off; with content on they are read
+    (``REQUESTS_READ_FROM_TEXT``), while code is never read as requests."""
     doc = json.loads(trace_file("smolagents-codeagent-openinference", scenario, True).read_text())
     for resource in doc["resourceSpans"]:
         for scope in resource["scopeSpans"]:

@@ -1070,7 +1070,8 @@ impl<'a, 'py> Linking<'a, 'py> {
 
     /// `_hides_tool_calls`: whether a model call that shows no tool call may have asked for
     /// some. `tools_seen`: its scope has a tool step; `calls_shown`: a model call of its
-    /// scope shows a tool request or a finish reason asking for tools.
+    /// scope shows a tool request (not one read from its reply text: such a read shows only
+    /// that reply's requests) or a finish reason asking for tools.
     ///
     /// Without either, a model call the loop calls again right after may have asked for a
     /// tool in a way nothing reads: its output was not captured, or its reply text held the
@@ -1302,7 +1303,15 @@ impl Linker {
                     asked.push((pos, gen, link.requested(gen)?));
                 }
             }
-            let mut calls_shown = asked.iter().any(|(_, _, requests)| !requests.is_empty());
+            // A request read from the reply text (`in_text`, `_text_requests.py`) shows only
+            // that call's: another reply of the scope may hold one the parse was not sure of.
+            let mut calls_shown = false;
+            for req in asked.iter().flat_map(|(_, _, requests)| requests) {
+                if !get(req, intern!(py, "in_text"))?.is_truthy()? {
+                    calls_shown = true;
+                    break;
+                }
+            }
             for (_, gen, _) in &asked {
                 if calls_shown {
                     break;
