@@ -13,7 +13,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 
-use crate::batch::{with_gc_paused, Batch, Builder};
+use crate::batch::{with_gc_paused, Batch, Builder, Shared};
 use crate::span_tree::trace_of;
 
 /// One waiting record: a span or log record of a decoded batch (by position), or a Python
@@ -35,6 +35,9 @@ type StatsTuple = (u64, u64, u64, u64, u64, Vec<String>, u64, u64, u64, u64);
 #[pyclass(module = "otel_oracles._native", name = "OfflineAssembler")]
 pub struct OfflineAssembler {
     inner: Assembler<Item>,
+    /// What the records of every released trace share (attribute keys, resource dicts,
+    /// scope strings): the traces of one input repeat them. Bounded (`batch::Shared`).
+    shared: Shared,
 }
 
 #[pymethods]
@@ -43,7 +46,10 @@ impl OfflineAssembler {
     #[pyo3(signature = (idle_spans, max_buffered_spans=None))]
     fn new(idle_spans: i64, max_buffered_spans: Option<i64>) -> PyResult<Self> {
         Assembler::new(idle_spans, max_buffered_spans)
-            .map(|inner| Self { inner })
+            .map(|inner| Self {
+                inner,
+                shared: Shared::new(),
+            })
             .map_err(|err| PyValueError::new_err(err.0))
     }
 
@@ -108,10 +114,13 @@ impl OfflineAssembler {
         let Some(release) = self.inner.next_release() else {
             return Ok(None);
         };
+        let shared = &mut self.shared;
         let released = with_gc_paused(py, || {
-            let mut builder = Builder::new(py)?;
-            let spans = records(py, &mut builder, &release.spans)?;
-            let logs = records(py, &mut builder, &release.logs)?;
+            let mut builder = Builder::sharing(py, std::mem::take(shared))?;
+            let built = records(py, &mut builder, &release.spans)
+                .and_then(|spans| Ok((spans, records(py, &mut builder, &release.logs)?)));
+            *shared = builder.into_shared();
+            let (spans, logs) = built?;
             let trace_id = PyString::new(py, &release.trace_id.to_text());
             let trace = trace_of(trace_id.as_any(), &spans, release.incomplete)?;
             Ok((trace, logs))
@@ -139,10 +148,10 @@ impl OfflineAssembler {
 }
 
 /// The Python records of released items, in order.
-fn records<'py, 'b>(
+fn records<'py>(
     py: Python<'py>,
-    builder: &mut Builder<'py, 'b>,
-    items: &'b [Item],
+    builder: &mut Builder<'py>,
+    items: &[Item],
 ) -> PyResult<Bound<'py, PyList>> {
     let mut out = Vec::with_capacity(items.len());
     for item in items {

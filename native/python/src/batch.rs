@@ -8,8 +8,9 @@
 //! decoders gave: ids as lowercase hex, attribute values as str/bool/int/float/bytes/list/dict
 //! or `None`, plain `dict` attribute maps. Memory follows the Python records' conventions:
 //! empty attribute maps are the shared `EMPTY`, empty event and link lists the shared
-//! `NO_ITEMS`, and all records of one resource share one resource dict (and one scope name
-//! string), as they share one `Arc<Resource>` here.
+//! `NO_ITEMS`, and records share their repeated parts (`Shared`): one resource dict per
+//! distinct resource, one string per scope name and version, attribute key, span name and
+//! short string value, within a batch and, offline, across every released trace.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -94,7 +95,7 @@ impl Batch {
     }
 
     fn build<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>)> {
-        let mut builder = Builder::new(py)?;
+        let mut builder = Builder::sharing(py, Shared::new())?;
         let spans = self
             .inner
             .spans
@@ -204,7 +205,7 @@ impl Batch {
         py: Python<'py>,
         body: &Bound<'py, PyAny>,
     ) -> PyResult<TransferSpans> {
-        let mut builder = Builder::new(py)?;
+        let mut builder = Builder::sharing(py, Shared::new())?;
         let mut services: HashMap<*const model::Resource, Bound<'py, PyAny>> = HashMap::new();
         let mut origin_of: HashMap<(*const model::Resource, *const model::Scope), u32> =
             HashMap::new();
@@ -304,29 +305,165 @@ impl Batch {
     }
 }
 
-/// Builds the Python records of one batch, sharing one dict per resource and one string per
-/// scope name (keyed by the `Arc` the records share), and one string per attribute key: keys
-/// repeat on every span, and a string made once also carries its hash into every dict.
-pub(crate) struct Builder<'py, 'b> {
+/// Python objects the records of many builds share: attribute keys (and other short texts
+/// that repeat, such as span names), resource dicts and scope strings. The offline assembler
+/// keeps one for its whole input, so the records of every released trace share them, not
+/// only the records of one trace; a `Batch`'s records share one for the batch.
+///
+/// Every part is bounded whatever the input (a file may hold a million distinct keys or
+/// resources): texts live in a direct-mapped table of `TEXT_SLOTS` slots (a text that lands
+/// on a taken slot replaces its holder; texts over `TEXT_MAX_BYTES` are not kept), resources
+/// and scopes in lists of the `RECENT_ORIGINS` most recently used. A lookup costs at most
+/// one text comparison, or `RECENT_ORIGINS` resource comparisons per build and resource.
+///
+/// Sharing is safe because nothing reads a record's resource or attribute dict to change
+/// it (`tests/assemble/test_shared_records.py` pins that grading leaves them as released),
+/// and Python strings cannot change.
+#[derive(Default)]
+pub(crate) struct Shared {
+    /// Attribute keys, span and event names. Empty (nothing kept) until `Shared::new`
+    /// sizes it, as `values`.
+    texts: Vec<Option<(Box<str>, Py<PyString>)>>,
+    /// Short string values (an operation name, a model, a finish reason), apart from
+    /// `texts` so that values seen once (ids, messages) do not push the keys out.
+    values: Vec<Option<(Box<str>, Py<PyString>)>>,
+    resources: Vec<(Arc<model::Resource>, Py<PyAny>)>,
+    scopes: Vec<(Arc<model::Scope>, Py<PyString>, Py<PyString>)>,
+}
+
+/// Slots of `Shared`'s text table: the keys of a few hundred attribute names and span names
+/// with room to spare (24 bytes each).
+const TEXT_SLOTS: usize = 1024;
+
+/// Longer texts are built anew each time: keys and names are short, and a kept text holds
+/// memory until a text with its slot replaces it.
+const TEXT_MAX_BYTES: usize = 256;
+
+/// How many distinct resources (and scopes) `Shared` keeps: a file interleaves the traces of
+/// a handful of services.
+const RECENT_ORIGINS: usize = 16;
+
+impl Shared {
+    /// A table ready to keep texts (`Default` keeps none: what a builder made for a couple
+    /// of strings wants).
+    pub(crate) fn new() -> Self {
+        let mut texts = Vec::new();
+        texts.resize_with(TEXT_SLOTS, || None);
+        let mut values = Vec::new();
+        values.resize_with(TEXT_SLOTS, || None);
+        Self {
+            texts,
+            values,
+            ..Self::default()
+        }
+    }
+}
+
+/// String values longer than this are built anew each time: the values that repeat from
+/// span to span are names and short codes.
+const VALUE_MAX_BYTES: usize = 64;
+
+/// The string of `text` kept in `table` (a `Shared` table), kept there now if its slot held
+/// another; built anew when the table keeps nothing or `text` is longer than
+/// `TEXT_MAX_BYTES`.
+fn kept_text<'py>(
+    py: Python<'py>,
+    table: &mut [Option<(Box<str>, Py<PyString>)>],
+    text: &str,
+) -> Bound<'py, PyString> {
+    if table.is_empty() || text.len() > TEXT_MAX_BYTES {
+        return PyString::new(py, text);
+    }
+    let slot = &mut table[text_slot(text)];
+    if let Some((kept, string)) = slot {
+        if **kept == *text {
+            return string.bind(py).clone();
+        }
+    }
+    let string = PyString::new(py, text);
+    *slot = Some((text.into(), string.clone().unbind()));
+    string
+}
+
+/// The slot of `text` in a `Shared` table (FxHash-style over 8-byte words: a collision only
+/// costs a string built anew, so speed matters more than spread).
+fn text_slot(text: &str) -> usize {
+    const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+    let mut hash = text.len() as u64;
+    let mut words = text.as_bytes().chunks_exact(8);
+    for word in &mut words {
+        let mut bytes = [0u8; 8];
+        bytes.copy_from_slice(word);
+        hash = (hash.rotate_left(5) ^ u64::from_le_bytes(bytes)).wrapping_mul(SEED);
+    }
+    let last = words
+        .remainder()
+        .iter()
+        .rev()
+        .fold(0u64, |word, &byte| word << 8 | u64::from(byte));
+    hash = (hash.rotate_left(5) ^ last).wrapping_mul(SEED);
+    (hash >> 32) as usize % TEXT_SLOTS
+}
+
+/// Whether two attribute lists would make equal dicts of identical values: same keys in the
+/// same order and values of the same kind and bits (`PartialEq` calls `0.0` and `-0.0` equal,
+/// which Python prints apart).
+fn identical(a: &[KeyValue], b: &[KeyValue]) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| x.key == y.key && identical_value(&x.value, &y.value))
+}
+
+fn identical_value(a: &AnyValue, b: &AnyValue) -> bool {
+    match (a, b) {
+        (AnyValue::Double(x), AnyValue::Double(y)) => x.to_bits() == y.to_bits(),
+        (AnyValue::Array(x), AnyValue::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| identical_value(x, y))
+        }
+        (AnyValue::KvList(x), AnyValue::KvList(y)) => identical(x, y),
+        _ => a == b,
+    }
+}
+
+/// Builds the Python records of one batch or one released trace, sharing one dict per
+/// resource and one string per scope name (keyed by the `Arc` the records share, then looked
+/// up in `Shared` by content), and one string per attribute key (`Shared`): keys repeat on
+/// every span, and a string made once also carries its hash into every dict.
+pub(crate) struct Builder<'py> {
     py: Python<'py>,
     types: &'py RecordTypes,
     resources: HashMap<*const model::Resource, Bound<'py, PyAny>>,
     scopes: HashMap<*const model::Scope, (Bound<'py, PyString>, Bound<'py, PyString>)>,
-    keys: HashMap<&'b str, Bound<'py, PyString>>,
+    shared: Shared,
 }
 
-impl<'py, 'b> Builder<'py, 'b> {
+impl<'py> Builder<'py> {
+    /// A builder that keeps no texts: for a few records.
     pub(crate) fn new(py: Python<'py>) -> PyResult<Self> {
+        Self::sharing(py, Shared::default())
+    }
+
+    /// A builder whose records share `shared`'s objects (get it back with `into_shared`).
+    ///
+    /// The `Arc`s of the records built must outlive the builder: its own maps are keyed by
+    /// their addresses.
+    pub(crate) fn sharing(py: Python<'py>, shared: Shared) -> PyResult<Self> {
         Ok(Self {
             py,
             types: record_types(py)?,
             resources: HashMap::new(),
             scopes: HashMap::new(),
-            keys: HashMap::new(),
+            shared,
         })
     }
 
-    pub(crate) fn span(&mut self, span: &'b model::Span) -> PyResult<Bound<'py, PyAny>> {
+    /// The shared objects, with what this builder added.
+    pub(crate) fn into_shared(self) -> Shared {
+        self.shared
+    }
+
+    pub(crate) fn span(&mut self, span: &model::Span) -> PyResult<Bound<'py, PyAny>> {
         let py = self.py;
         let (scope_name, scope_version) = self.scope(&span.scope);
         let parent = match &span.parent_span_id {
@@ -337,7 +474,7 @@ impl<'py, 'b> Builder<'py, 'b> {
             hex(py, &span.trace_id).into_any(),
             hex(py, &span.span_id).into_any(),
             parent.into_any(),
-            PyString::new(py, &span.name).into_any(),
+            self.text(&span.name).into_any(),
             span.kind.into_pyobject(py)?.into_any(),
             span.start_ns.into_pyobject(py)?.into_any(),
             span.end_ns.into_pyobject(py)?.into_any(),
@@ -357,7 +494,7 @@ impl<'py, 'b> Builder<'py, 'b> {
         self.types.span.bind(py).call1(PyTuple::new(py, args)?)
     }
 
-    pub(crate) fn log(&mut self, log: &'b model::LogRecord) -> PyResult<Bound<'py, PyAny>> {
+    pub(crate) fn log(&mut self, log: &model::LogRecord) -> PyResult<Bound<'py, PyAny>> {
         let py = self.py;
         let (scope_name, _) = self.scope(&log.scope);
         let trace_id = match &log.trace_id {
@@ -371,7 +508,7 @@ impl<'py, 'b> Builder<'py, 'b> {
         let args: [Bound<'py, PyAny>; 10] = [
             trace_id.into_any(),
             span_id.into_any(),
-            PyString::new(py, &log.event_name).into_any(),
+            self.text(&log.event_name).into_any(),
             log.time_ns.into_pyobject(py)?.into_any(),
             self.attributes(&log.attributes)?,
             self.value(&log.body)?,
@@ -383,7 +520,7 @@ impl<'py, 'b> Builder<'py, 'b> {
         self.types.log.bind(py).call1(PyTuple::new(py, args)?)
     }
 
-    fn events(&mut self, events: &'b [model::Event]) -> PyResult<Bound<'py, PyAny>> {
+    fn events(&mut self, events: &[model::Event]) -> PyResult<Bound<'py, PyAny>> {
         if events.is_empty() {
             return Ok(self.types.no_items.bind(self.py).clone());
         }
@@ -393,7 +530,7 @@ impl<'py, 'b> Builder<'py, 'b> {
             let attributes = self.attributes(&event.attributes)?;
             // `body` and `from_log` are a log-based event's (`LogRecord.as_event`).
             let args = (
-                PyString::new(py, &event.name),
+                self.text(&event.name),
                 event.time_ns,
                 attributes,
                 py.None(),
@@ -405,7 +542,7 @@ impl<'py, 'b> Builder<'py, 'b> {
         Ok(PyList::new(py, items)?.into_any())
     }
 
-    fn links(&mut self, links: &'b [model::Link]) -> PyResult<Bound<'py, PyAny>> {
+    fn links(&mut self, links: &[model::Link]) -> PyResult<Bound<'py, PyAny>> {
         if links.is_empty() {
             return Ok(self.types.no_items.bind(self.py).clone());
         }
@@ -425,7 +562,7 @@ impl<'py, 'b> Builder<'py, 'b> {
     }
 
     /// A plain dict, or the shared `EMPTY` when there are no attributes.
-    fn attributes(&mut self, attributes: &'b [KeyValue]) -> PyResult<Bound<'py, PyAny>> {
+    fn attributes(&mut self, attributes: &[KeyValue]) -> PyResult<Bound<'py, PyAny>> {
         if attributes.is_empty() {
             return Ok(self.types.empty.bind(self.py).clone());
         }
@@ -434,7 +571,7 @@ impl<'py, 'b> Builder<'py, 'b> {
 
     /// An attribute list as a dict: wire order, the last of duplicate keys wins (as building
     /// a dict from the list always did).
-    fn key_values(&mut self, attributes: &'b [KeyValue]) -> PyResult<Bound<'py, PyDict>> {
+    fn key_values(&mut self, attributes: &[KeyValue]) -> PyResult<Bound<'py, PyDict>> {
         let dict = PyDict::new(self.py);
         for kv in attributes {
             let key = self.key(&kv.key);
@@ -443,21 +580,25 @@ impl<'py, 'b> Builder<'py, 'b> {
         Ok(dict)
     }
 
-    fn key(&mut self, key: &'b str) -> Bound<'py, PyString> {
-        let py = self.py;
-        self.keys
-            .entry(key)
-            .or_insert_with(|| PyString::new(py, key))
-            .clone()
+    fn key(&mut self, key: &str) -> Bound<'py, PyString> {
+        self.text(key)
+    }
+
+    /// A Python string of `text`, the one kept in `Shared` when there is one.
+    fn text(&mut self, text: &str) -> Bound<'py, PyString> {
+        kept_text(self.py, &mut self.shared.texts, text)
     }
 
     /// The plain Python value an `AnyValue` carries. Recursive: the decoders bound how deep
     /// a value nests (protobuf's message depth limit, the JSON depth limit), so the
     /// recursion is bounded too.
-    fn value(&mut self, value: &'b AnyValue) -> PyResult<Bound<'py, PyAny>> {
+    fn value(&mut self, value: &AnyValue) -> PyResult<Bound<'py, PyAny>> {
         let py = self.py;
         Ok(match value {
             AnyValue::Empty => py.None().into_bound(py),
+            AnyValue::Str(s) if s.len() <= VALUE_MAX_BYTES => {
+                kept_text(py, &mut self.shared.values, s).into_any()
+            }
             AnyValue::Str(s) => PyString::new(py, s).into_any(),
             AnyValue::Bool(b) => b.into_pyobject(py)?.to_owned().into_any(),
             AnyValue::Int(i) => i.into_pyobject(py)?.into_any(),
@@ -475,7 +616,7 @@ impl<'py, 'b> Builder<'py, 'b> {
     }
 
     /// `{"service.name": value}` of a resource, or `EMPTY` (`_transfer.service_only`).
-    fn service_only(&mut self, resource: &'b model::Resource) -> PyResult<Bound<'py, PyAny>> {
+    fn service_only(&mut self, resource: &model::Resource) -> PyResult<Bound<'py, PyAny>> {
         let found = resource
             .attributes
             .iter()
@@ -492,7 +633,7 @@ impl<'py, 'b> Builder<'py, 'b> {
     }
 
     /// Links without their attributes (`_transfer._bare_links`).
-    pub(crate) fn bare_links(&mut self, links: &'b [model::Link]) -> PyResult<Bound<'py, PyAny>> {
+    pub(crate) fn bare_links(&mut self, links: &[model::Link]) -> PyResult<Bound<'py, PyAny>> {
         if links.is_empty() {
             return Ok(self.types.no_items.bind(self.py).clone());
         }
@@ -509,7 +650,7 @@ impl<'py, 'b> Builder<'py, 'b> {
     /// (`_transfer.session_attributes`; the last of duplicate keys wins).
     pub(crate) fn session_attributes(
         &mut self,
-        attributes: &'b [KeyValue],
+        attributes: &[KeyValue],
     ) -> PyResult<Bound<'py, PyAny>> {
         let mut dict: Option<Bound<'py, PyDict>> = None;
         for name in SESSION_ATTRIBUTES {
@@ -524,27 +665,77 @@ impl<'py, 'b> Builder<'py, 'b> {
         })
     }
 
-    fn resource(&mut self, resource: &'b Arc<model::Resource>) -> PyResult<Bound<'py, PyAny>> {
+    fn resource(&mut self, resource: &Arc<model::Resource>) -> PyResult<Bound<'py, PyAny>> {
+        // The last one used first: spans of one resource come in runs.
+        if let Some((kept, built)) = self.shared.resources.first() {
+            if Arc::ptr_eq(kept, resource) {
+                return Ok(built.bind(self.py).clone());
+            }
+        }
         let key = Arc::as_ptr(resource);
         if let Some(found) = self.resources.get(&key) {
             return Ok(found.clone());
         }
-        let built = self.attributes(&resource.attributes)?;
+        let py = self.py;
+        let recent = &mut self.shared.resources;
+        let kept = recent.iter().position(|(kept, _)| {
+            Arc::ptr_eq(kept, resource) || identical(&kept.attributes, &resource.attributes)
+        });
+        let built = match kept {
+            Some(at) => {
+                let mut entry = recent.remove(at);
+                // The newest of equal resources: an older batch's is let go sooner.
+                entry.0 = Arc::clone(resource);
+                let built = entry.1.bind(py).clone();
+                recent.insert(0, entry);
+                built
+            }
+            None => {
+                let built = self.attributes(&resource.attributes)?;
+                let recent = &mut self.shared.resources;
+                recent.truncate(RECENT_ORIGINS - 1);
+                recent.insert(0, (Arc::clone(resource), built.clone().unbind()));
+                built
+            }
+        };
         self.resources.insert(key, built.clone());
         Ok(built)
     }
 
     fn scope(&mut self, scope: &Arc<model::Scope>) -> (Bound<'py, PyString>, Bound<'py, PyString>) {
+        if let Some((kept, name, version)) = self.shared.scopes.first() {
+            if Arc::ptr_eq(kept, scope) {
+                return (name.bind(self.py).clone(), version.bind(self.py).clone());
+            }
+        }
+        let key = Arc::as_ptr(scope);
+        if let Some(found) = self.scopes.get(&key) {
+            return found.clone();
+        }
         let py = self.py;
-        self.scopes
-            .entry(Arc::as_ptr(scope))
-            .or_insert_with(|| {
+        let recent = &mut self.shared.scopes;
+        let kept = recent.iter().position(|(kept, _, _)| {
+            Arc::ptr_eq(kept, scope) || (kept.name == scope.name && kept.version == scope.version)
+        });
+        let entry = match kept {
+            Some(at) => {
+                let mut entry = recent.remove(at);
+                entry.0 = Arc::clone(scope);
+                entry
+            }
+            None => {
+                recent.truncate(RECENT_ORIGINS - 1);
                 (
-                    PyString::new(py, &scope.name),
-                    PyString::new(py, &scope.version),
+                    Arc::clone(scope),
+                    PyString::new(py, &scope.name).unbind(),
+                    PyString::new(py, &scope.version).unbind(),
                 )
-            })
-            .clone()
+            }
+        };
+        let built = (entry.1.bind(py).clone(), entry.2.bind(py).clone());
+        recent.insert(0, entry);
+        self.scopes.insert(key, built.clone());
+        built
     }
 }
 
