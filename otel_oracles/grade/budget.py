@@ -34,7 +34,9 @@ BUDGET_KEYS: dict[str, str] = {
 """Keys of the ``budget:`` shorthand and what each stands for (``otel-oracles schema``)."""
 
 
-@dataclass(frozen=True, slots=True)
+# No generated eq, repr (compared by identity, never printed): each generated method is
+# compiled from source at every start (docs/performance.md, "Start-up: fewer generated methods").
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class BudgetCheck:
     """One check a budget key stands for: where it goes, its oracle type, its typed params
     and the ``why`` results show (naming the budget key)."""
@@ -45,7 +47,9 @@ class BudgetCheck:
     why: str
 
 
-@dataclass(frozen=True, slots=True)
+# No generated eq, repr (compared by identity, never printed): each generated method is
+# compiled from source at every start (docs/performance.md, "Start-up: fewer generated methods").
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Budget:
     """A validated ``budget:`` block (``None`` = key not given)."""
 

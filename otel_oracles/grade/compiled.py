@@ -25,7 +25,9 @@ BUDGET_PARAMS: tuple[str, ...] = ("max", "allowed", "max_total")
 """Params whose value results report as the check's ``budget``, first found wins."""
 
 
-@dataclass(frozen=True, slots=True)
+# No generated eq, repr (compared by identity, never printed): each generated method is
+# compiled from source at every start (docs/performance.md, "Start-up: fewer generated methods").
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class CompiledCheck:
     """One check of a contract, prepared once: its oracle instantiated over typed params and
     its evidence names resolved."""
@@ -82,7 +84,9 @@ def compile_check(
     )
 
 
-@dataclass(frozen=True, slots=True)
+# No generated eq (compared by identity): each generated method is compiled from source
+# at every start (docs/performance.md, "Start-up: fewer generated methods").
+@dataclass(frozen=True, slots=True, eq=False)
 class CompiledContract:
     """A contract ready to grade: the plain ``contract``, its ``checks`` in result order
     (evidence, invariants, tolerances) and its trace ``selector``. Immutable; share it

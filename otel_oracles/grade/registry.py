@@ -37,7 +37,9 @@ BUILTIN_MODULES: tuple[str, ...] = (
 """Modules holding built-in oracles; each registers its classes on import."""
 
 
-@dataclass(frozen=True, slots=True)
+# No generated eq, repr (compared by identity, never printed): each generated method is
+# compiled from source at every start (docs/performance.md, "Start-up: fewer generated methods").
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Registration:
     cls: type[OracleCheck]
     distribution: str

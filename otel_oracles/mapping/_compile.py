@@ -60,7 +60,9 @@ NO_SOURCES = SourceScan(frozenset(), [], [])
 """Where a rule reads a span before ``compile_set`` says (nowhere)."""
 
 
-@dataclass(slots=True)
+# No generated eq, repr (compared by identity, never printed): each generated method is
+# compiled from source at every start (docs/performance.md, "Start-up: fewer generated methods").
+@dataclass(slots=True, eq=False, repr=False)
 class CompiledRule:
     """One rule, ready to run: ``file``/``rule_id`` name it in coverage reports."""
 
@@ -113,7 +115,9 @@ class CompiledRule:
     usable source gives any field's value (``outcome_fields``)."""
 
 
-@dataclass(slots=True)
+# No generated eq, repr (compared by identity, never printed): each generated method is
+# compiled from source at every start (docs/performance.md, "Start-up: fewer generated methods").
+@dataclass(slots=True, eq=False, repr=False)
 class CompiledSet:
     rules: list[CompiledRule]
     placeholders: frozenset[str]
@@ -164,7 +168,9 @@ key may spell it too (trace data is untrusted): the core never reads a span's ow
 under it."""
 
 
-@dataclass(slots=True)
+# No generated eq, repr (compared by identity, never printed): each generated method is
+# compiled from source at every start (docs/performance.md, "Start-up: fewer generated methods").
+@dataclass(slots=True, eq=False, repr=False)
 class ContentReads:
     """The content ``field`` conditions test (``Condition.field``), one read per distinct
     source list: the rule's own sources for that field, so a condition sees the content

@@ -412,7 +412,9 @@ class DegradationParams(OracleParams):
     """A result matching this regex counts as empty (beyond structurally empty results)."""
 
 
-@dataclass(slots=True)
+# No generated eq, repr (compared by identity, never printed): each generated method is
+# compiled from source at every start (docs/performance.md, "Start-up: fewer generated methods").
+@dataclass(slots=True, eq=False, repr=False)
 class Degradation:
     """What the trace shows about degraded dependencies."""
 
@@ -825,7 +827,9 @@ class HandoffParams(CoverageParams):
         return [_transfer(v) for v in _one_or_many(value)] if value is not None else value
 
 
-@dataclass(frozen=True, slots=True)
+# No generated eq, repr (compared by identity, never printed): each generated method is
+# compiled from source at every start (docs/performance.md, "Start-up: fewer generated methods").
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class SeenTransfer:
     from_agent: str
     to_agent: str

@@ -432,7 +432,9 @@ def schema_problems(schema: dict[str, Any], instance: Any, limit: int = 5) -> li
     return out
 
 
-@dataclass(frozen=True, slots=True)
+# No generated eq, repr (compared by identity, never printed): each generated method is
+# compiled from source at every start (docs/performance.md, "Start-up: fewer generated methods").
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class NamelessTwins:
     """Which calls without a recorded tool name are shown to be another record of a named
     call (``nameless_twins``)."""

@@ -240,7 +240,9 @@ class ToolSequenceParams(OracleParams):
 FULL, NAME = 2, 1
 
 
-@dataclass(frozen=True, slots=True)
+# No generated eq, repr (compared by identity, never printed): each generated method is
+# compiled from source at every start (docs/performance.md, "Start-up: fewer generated methods").
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class DiffEntry:
     op: Literal["match", "args_mismatch", "missing", "unexpected"]
     expected: int | None

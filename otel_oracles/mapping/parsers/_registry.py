@@ -77,7 +77,9 @@ class Parser(Protocol):
     def __call__(self, value: Any, /) -> Any: ...
 
 
-@dataclass(frozen=True, slots=True)
+# No generated eq, repr (compared by identity, never printed): each generated method is
+# compiled from source at every start (docs/performance.md, "Start-up: fewer generated methods").
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class ParserRegistration:
     parse: Parser
     distribution: str
