@@ -15,6 +15,7 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from otel_oracles.mapping import load_conventions, map_trace
+from otel_oracles.model._record import Record
 from otel_oracles.model.step import SpanRef, Step, StepKind, Trajectory
 from otel_oracles.pipeline import read_traces
 
@@ -36,6 +37,22 @@ def test_every_mapped_step_equals_its_validated_twin(trajectories: list[Trajecto
         assert step == twin, f"step {step.index} of {step.source}: differs once validated"
         assert list(vars(step)) == list(Step.model_fields), "fields in declared order"
         assert step.model_dump() == twin.model_dump()
+
+
+def test_every_mapped_steps_source_is_what_validation_makes(
+    trajectories: list[Trajectory],
+) -> None:
+    """The builder sets a ``SpanRef``'s two fields one by one (``step.rs``, ``source``), not
+    as a ``__dict__`` of its own: what it shows (``vars()``, in order), compares, hashes,
+    dumps and pickles as is a validated record's."""
+    sources = [s.source for t in trajectories for s in t.steps if s.source is not None]
+    assert len(sources) > 1000
+    for ref in sources:
+        twin = SpanRef(trace_id=ref.trace_id, span_id=ref.span_id)
+        assert type(ref) is SpanRef and ref == twin and hash(ref) == hash(twin)
+        assert list(vars(ref).items()) == list(vars(twin).items())
+        assert ref.model_dump() == twin.model_dump() and repr(ref) == repr(twin)
+        assert pickle.loads(pickle.dumps(ref)) == twin
 
 
 def test_every_mapped_trajectory_equals_its_validated_twin(
@@ -159,9 +176,11 @@ def test_a_record_in_a_models_any_field_dumps_as_its_fields() -> None:
     }
 
 
-def _step_builder(step: type, field_types: dict[str, Any] | None = None) -> Any:
+def _step_builder(
+    step: type, field_types: dict[str, Any] | None = None, span_ref: type = SpanRef
+) -> Any:
     """A ``StepBuilder`` made as the mapper makes its own (``_mapper._STEPS``), with another
-    step class or field table."""
+    step class, field table or source class."""
     from otel_oracles._native import StepBuilder
     from otel_oracles.mapping import _mapper
     from otel_oracles.mapping.parsers.scalars import parse_string
@@ -170,7 +189,7 @@ def _step_builder(step: type, field_types: dict[str, Any] | None = None) -> Any:
     types = {name: None if kind is object else kind for name, kind in _mapper._FIELD_TYPES.items()}
     return StepBuilder(
         step,
-        SpanRef,
+        span_ref,
         types if field_types is None else field_types,
         parse_string,
         StepKind,
@@ -195,6 +214,22 @@ def test_the_step_builder_refuses_records_it_cannot_make_as_object_new_does() ->
     for cls in (OwnNew, Slotted):
         with pytest.raises(TypeError, match=r"object\.__new__ and an instance __dict__"):
             _step_builder(cls)
+
+
+def test_the_step_builder_refuses_a_span_ref_of_other_fields() -> None:
+    """The builder sets a ``SpanRef``'s ``trace_id`` and ``span_id`` itself, in that order:
+    a class with other fields, or in another order, would come out wrong."""
+
+    class Longer(SpanRef):
+        kind: str = ""
+
+    class Reordered(Record):
+        span_id: str
+        trace_id: str
+
+    for cls in (Longer, Reordered):
+        with pytest.raises(ValueError, match="SpanRef fields"):
+            _step_builder(Step, span_ref=cls)
 
 
 def test_the_step_builder_refuses_a_draft_field_whose_default_is_not_none() -> None:

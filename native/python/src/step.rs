@@ -22,7 +22,9 @@
 //! field defaults, in declared order, set as the instance's `__dict__` (records are plain
 //! classes, see `model/_record.py`). Otherwise the values are returned as a `dict` for the
 //! caller to validate (`Step(**values)`), so an unusual value ends exactly as validation
-//! says. `SpanRef`s likewise: two exact `str` ids are trusted, anything else validated.
+//! says. `SpanRef`s likewise: two exact `str` ids are trusted (set as the record's two
+//! attributes, so it has no `dict` of its own until one is asked for), anything else
+//! validated.
 
 use pyo3::ffi;
 use pyo3::intern;
@@ -48,6 +50,9 @@ pub struct StepBuilder {
     template: Py<PyDict>,
     /// Draft field name -> the exact type its value must have, or `None` for any value.
     field_types: Py<PyDict>,
+    /// The same, as a list searched by the name's identity first (the drafts' field names
+    /// are the same `str` objects every time, so this finds them without hashing).
+    field_list: Vec<(Py<PyAny>, Py<PyAny>)>,
     /// `object`'s `tp_new` (`object.__new__` without its method wrapper).
     object_new: ffi::newfunc,
     parse_string: Py<PyAny>,
@@ -103,6 +108,23 @@ fn object_new() -> PyResult<ffi::newfunc> {
     slot.ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("object has no tp_new"))
 }
 
+/// `object.__setattr__(record, name, value)`: `PyObject_GenericSetAttr`, past the record
+/// class's own `__setattr__` (which refuses, records being frozen).
+fn set_field(
+    record: &Bound<'_, PyAny>,
+    name: &Bound<'_, PyString>,
+    value: &Bound<'_, PyAny>,
+) -> PyResult<()> {
+    // SAFETY: three live objects; the call takes its own reference to `value` and returns
+    // -1 with an exception set on failure.
+    let set =
+        unsafe { ffi::PyObject_GenericSetAttr(record.as_ptr(), name.as_ptr(), value.as_ptr()) };
+    if set < 0 {
+        return Err(PyErr::fetch(record.py()));
+    }
+    Ok(())
+}
+
 /// `first_key(mapping, keys)`: the value of the first key present whose value is not `None`,
 /// through the mapping's own `in` and `[]`.
 fn first_key<'py>(
@@ -145,11 +167,18 @@ impl StepBuilder {
         cls: &Bound<'py, PyType>,
         values: Bound<'py, PyDict>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let record = self.blank(cls)?;
+        set_field(&record, intern!(cls.py(), "__dict__"), &values)?;
+        Ok(record)
+    }
+
+    /// `object.__new__(cls)`: a record of class `cls` with no field set yet.
+    fn blank<'py>(&self, cls: &Bound<'py, PyType>) -> PyResult<Bound<'py, PyAny>> {
         let py = cls.py();
         // SAFETY: `object_new` is `object`'s `tp_new`, called as `object.__new__(cls)` calls
         // it (no arguments); `cls` is a live class checked in `new` to inherit it. It
         // returns a new reference or NULL with an exception set.
-        let record = unsafe {
+        unsafe {
             Bound::from_owned_ptr_or_err(
                 py,
                 (self.object_new)(
@@ -157,40 +186,55 @@ impl StepBuilder {
                     PyTuple::empty(py).as_ptr(),
                     std::ptr::null_mut(),
                 ),
-            )?
-        };
-        // SAFETY: three live objects; the call takes its own reference to `values` and
-        // returns -1 with an exception set on failure.
-        let set = unsafe {
-            ffi::PyObject_GenericSetAttr(
-                record.as_ptr(),
-                intern!(py, "__dict__").as_ptr(),
-                values.as_ptr(),
             )
-        };
-        if set < 0 {
-            return Err(PyErr::fetch(py));
         }
-        Ok(record)
     }
 
-    /// Whether every draft field's value has exactly its field's type (or is `None`).
-    fn well_typed(&self, fields: &Bound<'_, PyDict>) -> PyResult<bool> {
-        let py = fields.py();
-        let types = self.field_types.bind(py);
+    /// The exact type draft field `name`'s value must have (`None`: any), or `None` when
+    /// `name` is no step field.
+    fn field_type<'py>(&self, name: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let py = name.py();
+        if let Some((_, expected)) = self.field_list.iter().find(|(known, _)| known.is(name)) {
+            return Ok(Some(expected.bind(py).clone()));
+        }
+        self.field_types.bind(py).get_item(name)
+    }
+
+    /// `values` (the defaults' copy) with every draft field whose value is not `None`,
+    /// except `arguments` (the caller's); `false`, with `values` left part-filled, as soon as
+    /// a field's value is not exactly of its field's type (or `None`), or a field is no
+    /// step field: validation then decides the step.
+    fn set_draft_fields(
+        &self,
+        fields: &Bound<'_, PyDict>,
+        values: &Bound<'_, PyDict>,
+    ) -> PyResult<bool> {
+        let arguments_key = intern!(fields.py(), "arguments");
         for (name, value) in fields.iter() {
-            let Some(expected) = types.get_item(&name)? else {
-                return Ok(false); // no step field: validation reports it
+            let Some(expected) = self.field_type(&name)? else {
+                return Ok(false);
             };
-            if expected.is_none() || value.is_none() || value.get_type().is(&expected) {
+            if value.is_none() {
                 continue;
             }
-            return Ok(false);
+            if !expected.is_none() && !value.get_type().is(&expected) {
+                return Ok(false);
+            }
+            if !name.is(arguments_key) {
+                values.set_item(name, value)?;
+            }
         }
         Ok(true)
     }
 
     /// The step's `source`: `SpanRef(trace_id, span_id)`, trusted for two exact `str`s.
+    ///
+    /// Made as `object.__new__(cls)` then `object.__setattr__` of each field, in declared
+    /// order, rather than with a `__dict__` of its own: the two values go into the
+    /// instance's own attribute storage (CPython's inline values, keys shared by every
+    /// `SpanRef`), and a `dict` is made only when something reads the record's `__dict__`
+    /// (equality, a dump, `vars()`), which for most steps' source nothing does. `vars()`
+    /// and `__dict__` show the same two items in the same order as a validated record's.
     fn source<'py>(
         &self,
         trace_id: &Bound<'py, PyAny>,
@@ -198,13 +242,17 @@ impl StepBuilder {
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = trace_id.py();
         let cls = self.span_ref.bind(py);
-        let values = PyDict::new(py);
-        values.set_item(intern!(py, "trace_id"), trace_id)?;
-        values.set_item(intern!(py, "span_id"), span_id)?;
+        let (trace_key, span_key) = (intern!(py, "trace_id"), intern!(py, "span_id"));
         if trace_id.is_exact_instance_of::<PyString>() && span_id.is_exact_instance_of::<PyString>()
         {
-            return self.record(cls, values);
+            let record = self.blank(cls)?;
+            set_field(&record, trace_key, trace_id)?;
+            set_field(&record, span_key, span_id)?;
+            return Ok(record);
         }
+        let values = PyDict::new(py);
+        values.set_item(trace_key, trace_id)?;
+        values.set_item(span_key, span_id)?;
         cls.call((), Some(&values))
     }
 }
@@ -242,6 +290,17 @@ impl StepBuilder {
         let template = step.getattr("_template")?.cast_into::<PyDict>()?.copy()?;
         plain_record(&step)?;
         plain_record(&span_ref)?;
+        // `source` sets a `SpanRef`'s two fields one by one, in this order.
+        let span_fields: Vec<String> = span_ref
+            .getattr("model_fields")?
+            .cast_into::<PyDict>()?
+            .keys()
+            .extract()?;
+        if span_fields != ["trace_id", "span_id"] {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "SpanRef fields {span_fields:?}, expected trace_id and span_id"
+            )));
+        }
         // `build` leaves out a draft field whose value is `None`: its default must be `None`.
         for name in field_types.keys() {
             if !template.get_item(&name)?.is_some_and(|d| d.is_none()) {
@@ -250,11 +309,16 @@ impl StepBuilder {
                 )));
             }
         }
+        let field_list = field_types
+            .iter()
+            .map(|(name, expected)| (name.unbind(), expected.unbind()))
+            .collect();
         Ok(Self {
             step: step.unbind(),
             span_ref: span_ref.unbind(),
             template: template.unbind(),
             field_types: field_types.unbind(),
+            field_list,
             object_new: object_new()?,
             parse_string,
             kinds: kinds.unbind(),
@@ -370,9 +434,15 @@ impl StepBuilder {
             names.sort()?;
             names.to_tuple()
         };
-        let well_typed = self.well_typed(fields)?
-            && times_typed
-            && (arguments_raw.is_none() || arguments_raw.is_exact_instance_of::<PyString>());
+        // The defaults' copy, then only the values that differ from their default: every
+        // draft field and `arguments`, `arguments_raw`, the times, `path`, `content`,
+        // `command` and `source` default to `None`, `synthesized` to `False`, `redacted` to
+        // the empty tuple (one object, `PyTuple::empty`'s), so a value identical to its
+        // default is already in place. The draft's fields are checked as they are set.
+        let values = self.template.bind(py).copy()?;
+        let well_typed = times_typed
+            && (arguments_raw.is_none() || arguments_raw.is_exact_instance_of::<PyString>())
+            && self.set_draft_fields(fields, &values)?;
         if !well_typed {
             // Every value given, for `Step(**values)` to validate.
             let values = PyDict::new(py);
@@ -396,18 +466,7 @@ impl StepBuilder {
             values.set_item(intern!(py, "attributes"), attributes.copy()?)?;
             return Ok(values.into_any());
         }
-        // The defaults' copy, then only the values that differ from their default: every
-        // draft field and `arguments`, `arguments_raw`, the times, `path`, `content`,
-        // `command` and `source` default to `None`, `synthesized` to `False`, `redacted` to
-        // the empty tuple (one object, `PyTuple::empty`'s), so a value identical to its
-        // default is already in place.
-        let values = self.template.bind(py).copy()?;
         let arguments_key = intern!(py, "arguments");
-        for (name, value) in fields.iter() {
-            if !value.is_none() && !name.is(arguments_key) {
-                values.set_item(name, value)?;
-            }
-        }
         values.set_item(intern!(py, "index"), index)?;
         values.set_item(intern!(py, "kind"), kind)?;
         values.set_item(intern!(py, "status"), status)?;
