@@ -338,17 +338,19 @@ fn normalized_text<'py>(text: &Bound<'py, PyString>) -> PyResult<Bound<'py, PySt
     let py = text.py();
     if let Ok(chars) = text.to_str() {
         if chars.is_ascii() {
+            // Words copied whole and the result lower-cased in one pass: no per-character
+            // pushes.
             let mut out = String::with_capacity(chars.len());
-            for word in chars.as_bytes().split(|c| is_python_ascii_space(*c)) {
+            for word in chars.split(|c: char| u8::try_from(c).is_ok_and(is_python_ascii_space)) {
                 if word.is_empty() {
                     continue;
                 }
                 if !out.is_empty() {
                     out.push(' ');
                 }
-                // ASCII bytes: each one a char.
-                out.extend(word.iter().map(|c| char::from(c.to_ascii_lowercase())));
+                out.push_str(word);
             }
+            out.make_ascii_lowercase();
             return Ok(PyString::new(py, &out));
         }
     }
