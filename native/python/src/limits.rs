@@ -131,13 +131,14 @@ struct Longest {
 impl Longest {
     /// Every `str` in `value`, nested in `dict` values, `list`s and `tuple`s.
     fn see(&mut self, value: Bound<'_, PyAny>) -> PyResult<()> {
+        // Most values are a `str`: seen without a stack to allocate.
+        if let Ok(text) = value.cast_exact::<PyString>() {
+            return self.see_str(text);
+        }
         let mut stack = vec![value];
         while let Some(item) = stack.pop() {
-            if item.is_exact_instance_of::<PyString>() {
-                let size = item.len()?;
-                if size >= self.longest {
-                    self.see_text(item.cast::<PyString>()?, size)?;
-                }
+            if let Ok(text) = item.cast_exact::<PyString>() {
+                self.see_str(text)?;
             } else if let Ok(dict) = item.cast_exact::<PyDict>() {
                 stack.extend(dict.values());
             } else if let Ok(list) = item.cast_exact::<PyList>() {
@@ -145,6 +146,15 @@ impl Longest {
             } else if let Ok(tuple) = item.cast_exact::<PyTuple>() {
                 stack.extend(tuple.iter());
             }
+        }
+        Ok(())
+    }
+
+    /// One `str`: only one at least as long as the longest text so far can change anything.
+    fn see_str(&mut self, text: &Bound<'_, PyString>) -> PyResult<()> {
+        let size = text.len()?;
+        if size >= self.longest {
+            self.see_text(text, size)?;
         }
         Ok(())
     }
