@@ -28,7 +28,8 @@
 
 use std::collections::HashMap;
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use aho_corasick::automaton::{Automaton, StateID};
+use aho_corasick::{dfa, nfa::contiguous, packed, Anchored, MatchKind, Span};
 use bumpalo::Bump;
 
 use crate::json_text::write_string;
@@ -529,9 +530,17 @@ fn push_code_point(code: u32, out: &mut Vec<u8>) {
 /// given lower-cased (`str.lower()`), and texts must be ASCII or lower-cased: matching
 /// ignores ASCII case, which on ASCII text is what lower-casing it would do and on
 /// lower-cased text changes nothing.
+///
+/// Case is ignored by lower-casing ASCII letters on both sides and matching exactly, so a
+/// vectorised literal search (Teddy, [`packed::Searcher`]) can skip to the next place a
+/// pattern may start; the overlapping automaton walks only from there until nothing is
+/// under way again. Bytes where no pattern starts are never stepped through one by one.
 #[derive(Debug)]
 pub struct Patterns {
-    automaton: Option<AhoCorasick>,
+    machine: Option<Machine>,
+    /// Where the next pattern starts (leftmost), when the CPU has Teddy and the patterns are
+    /// few enough for it; without it the automaton walks every byte.
+    skip: Option<packed::Searcher>,
     /// Automaton pattern -> the given patterns equal to it.
     owners: Vec<Vec<usize>>,
     /// Given patterns that are empty (they occur in every text).
@@ -539,40 +548,71 @@ pub struct Patterns {
     count: usize,
 }
 
+/// The overlapping automaton: a DFA for the usual few patterns (what `AhoCorasick` picks up
+/// to 100), the contiguous NFA for more (a DFA's size grows with their number).
+#[derive(Debug)]
+enum Machine {
+    /// The DFA and its unanchored start state.
+    Dfa(dfa::DFA, StateID),
+    /// The NFA and its unanchored start state.
+    Nfa(contiguous::NFA, StateID),
+}
+
+/// Patterns up to which the automaton is a DFA.
+const DFA_MAX_PATTERNS: usize = 100;
+
 impl Patterns {
     /// The matcher of `patterns` (bytes of lower-cased text); an error names a pattern set
     /// too large to compile.
     pub fn new<P: AsRef<[u8]>>(patterns: &[P]) -> Result<Self, String> {
-        let mut unique: HashMap<&[u8], usize> = HashMap::new();
+        let mut unique: HashMap<Vec<u8>, usize> = HashMap::new();
         let mut owners: Vec<Vec<usize>> = Vec::new();
-        let mut distinct: Vec<&[u8]> = Vec::new();
+        let mut distinct: Vec<Vec<u8>> = Vec::new();
         let mut empty = Vec::new();
         for (i, pattern) in patterns.iter().enumerate() {
-            let bytes = pattern.as_ref();
+            let bytes = pattern.as_ref().to_ascii_lowercase();
             if bytes.is_empty() {
                 empty.push(i);
                 continue;
             }
-            let slot = *unique.entry(bytes).or_insert_with(|| {
-                distinct.push(bytes);
+            let slot = *unique.entry(bytes).or_insert_with_key(|bytes| {
+                distinct.push(bytes.clone());
                 owners.push(Vec::new());
                 owners.len() - 1
             });
             owners[slot].push(i);
         }
-        let automaton = if distinct.is_empty() {
+        let machine = if distinct.is_empty() {
+            None
+        } else if distinct.len() <= DFA_MAX_PATTERNS {
+            let built = dfa::DFA::builder()
+                .match_kind(MatchKind::Standard)
+                .prefilter(false)
+                .build(&distinct);
+            let built = built.map_err(|e| e.to_string())?;
+            let start = built.start_state(Anchored::No).map_err(|e| e.to_string())?;
+            Some(Machine::Dfa(built, start))
+        } else {
+            let built = contiguous::NFA::builder()
+                .match_kind(MatchKind::Standard)
+                .prefilter(false)
+                .build(&distinct);
+            let built = built.map_err(|e| e.to_string())?;
+            let start = built.start_state(Anchored::No).map_err(|e| e.to_string())?;
+            Some(Machine::Nfa(built, start))
+        };
+        let skip = if distinct.is_empty() {
             None
         } else {
-            Some(
-                AhoCorasickBuilder::new()
-                    .match_kind(MatchKind::Standard)
-                    .ascii_case_insensitive(true)
-                    .build(&distinct)
-                    .map_err(|e| e.to_string())?,
-            )
+            packed::Config::new()
+                .match_kind(packed::MatchKind::LeftmostFirst)
+                .builder()
+                .extend(&distinct)
+                .build()
         };
         Ok(Self {
-            automaton,
+            machine,
+            skip,
             owners,
             empty,
             count: patterns.len(),
@@ -580,26 +620,32 @@ impl Patterns {
     }
 
     /// Indexes of the patterns occurring in `text`, ascending. Linear in the text (the
-    /// overlapping search stops once every pattern is found).
+    /// search stops once every pattern is found).
     pub fn occurring(&self, text: &[u8]) -> Vec<usize> {
         let mut hit = vec![false; self.count];
         for &i in &self.empty {
             hit[i] = true;
         }
-        if let Some(automaton) = &self.automaton {
+        if let Some(machine) = &self.machine {
+            let lowered = text.to_ascii_lowercase();
             let mut left = self.owners.len();
             let mut seen = vec![false; self.owners.len()];
-            for found in automaton.find_overlapping_iter(text) {
-                let slot = found.pattern().as_usize();
+            let mut found = |slot: usize| {
                 if !seen[slot] {
                     seen[slot] = true;
                     for &i in &self.owners[slot] {
                         hit[i] = true;
                     }
                     left -= 1;
-                    if left == 0 {
-                        break;
-                    }
+                }
+                left == 0
+            };
+            match machine {
+                Machine::Dfa(dfa, start) => {
+                    walk(dfa, *start, self.skip.as_ref(), &lowered, &mut found);
+                }
+                Machine::Nfa(nfa, start) => {
+                    walk(nfa, *start, self.skip.as_ref(), &lowered, &mut found);
                 }
             }
         }
@@ -607,6 +653,42 @@ impl Patterns {
             .enumerate()
             .filter_map(|(i, h)| h.then_some(i))
             .collect()
+    }
+}
+
+/// Every pattern ending anywhere in `text` handed to `found` (which answers whether to
+/// stop), by the overlapping automaton `machine` from its unanchored `start` state.
+/// Whenever it is back in that state no
+/// match is under way, so the walk may resume where `skip` finds the next pattern start:
+/// the bytes skipped start no pattern, so no match is lost (what the automaton's own
+/// prefilter does, which case-insensitive or overlapping kinds cannot have).
+fn walk<A: Automaton>(
+    machine: &A,
+    start: StateID,
+    skip: Option<&packed::Searcher>,
+    text: &[u8],
+    found: &mut impl FnMut(usize) -> bool,
+) {
+    let mut state = start;
+    let mut at = 0;
+    while at < text.len() {
+        if state == start {
+            if let Some(skip) = skip {
+                match skip.find_in(text, Span::from(at..text.len())) {
+                    Some(next) => at = next.start(),
+                    None => return,
+                }
+            }
+        }
+        state = machine.next_state(Anchored::No, state, text[at]);
+        at += 1;
+        if machine.is_match(state) {
+            for index in 0..machine.match_len(state) {
+                if found(machine.match_pattern(state, index).as_usize()) {
+                    return;
+                }
+            }
+        }
     }
 }
 
@@ -842,8 +924,88 @@ mod tests {
         );
         assert_eq!(patterns.occurring("é".as_bytes()), vec![4, 5]);
         assert_eq!(patterns.occurring(b""), vec![4]);
+        // ASCII case is ignored on both sides; other letters match as given.
+        let mixed = Patterns::new(&["CuRL", "É", "x-Y"]).expect("patterns");
+        assert_eq!(mixed.occurring(b"cUrl X-y"), vec![0, 2]);
+        assert_eq!(mixed.occurring("é É".as_bytes()), vec![1]);
+        assert_eq!(mixed.occurring("é".as_bytes()), Vec::<usize>::new());
         let none = Patterns::new::<&str>(&[]).expect("patterns");
         assert_eq!(none.occurring(b"anything"), Vec::<usize>::new());
+    }
+
+    /// The `no_network` patterns (some inside others: `npm install` in `pnpm install`,
+    /// `go install` in `cargo install`) against texts of their own letters in mixed case:
+    /// exactly the patterns a substring test of the ASCII-lower-cased text finds.
+    #[test]
+    fn patterns_found_are_those_a_substring_test_finds() {
+        let given = [
+            "curl",
+            "wget",
+            "fetch(",
+            "http://",
+            "https://",
+            "pip install",
+            "npm install",
+            "npm ci",
+            "pnpm install",
+            "pnpm add",
+            "cargo add",
+            "cargo install",
+            "go get",
+            "go install",
+            "Go Install",
+            "é",
+            "",
+        ];
+        let patterns = Patterns::new(&given).expect("patterns");
+        let alphabet = "pnmPNMgoGOcarCARinstalINSTAL l:/htHTé(";
+        let letters: Vec<char> = alphabet.chars().collect();
+        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for round in 0..4000 {
+            let len = (next() % 200) as usize;
+            let mut text: String = (0..len)
+                .map(|_| letters[(next() % letters.len() as u64) as usize])
+                .collect();
+            if round % 3 == 0 {
+                let pick = given[(next() % given.len() as u64) as usize];
+                let at = text
+                    .char_indices()
+                    .nth(len / 2)
+                    .map_or(text.len(), |(i, _)| i);
+                text.insert_str(at, &pick.to_uppercase());
+            }
+            let lowered = text.as_bytes().to_ascii_lowercase();
+            let expected: Vec<usize> = given
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| {
+                    let p = p.as_bytes().to_ascii_lowercase();
+                    p.is_empty() || lowered.windows(p.len()).any(|w| w == p.as_slice())
+                })
+                .map(|(i, _)| i)
+                .collect();
+            assert_eq!(patterns.occurring(text.as_bytes()), expected, "{text:?}");
+        }
+    }
+
+    /// More patterns than a DFA is made for: the NFA answers the same.
+    #[test]
+    fn many_patterns_found_as_a_substring_test_finds() {
+        let given: Vec<String> = (0..150).map(|i| format!("w{i}.")).collect();
+        let patterns = Patterns::new(&given).expect("patterns");
+        let text = "W7. w12 w149.w1.. W99W100.".repeat(5);
+        let lowered = text.to_ascii_lowercase();
+        let expected: Vec<usize> = (0..given.len())
+            .filter(|&i| lowered.contains(given[i].as_str()))
+            .collect();
+        assert_eq!(expected, vec![1, 7, 100, 149]);
+        assert_eq!(patterns.occurring(text.as_bytes()), expected);
     }
 
     #[test]
