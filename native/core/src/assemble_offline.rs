@@ -18,9 +18,10 @@
 //! ids kept); released ids are remembered up to `REMEMBERED_TRACE_IDS`. At the end of the
 //! input every waiting trace is released in first-seen order.
 
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
+use crate::hashing::{FastMap, FastMapExt, FastSet, FastSetExt};
 use crate::model::hex;
 
 /// A trace waiting without a root waits this many times the idle window: its root may
@@ -165,10 +166,10 @@ pub struct Assembler<H> {
     idle: u64,
     unrooted_idle: u64,
     cap: Option<u64>,
-    pending: HashMap<TraceKey, Pending<H>>,
+    pending: FastMap<TraceKey, Pending<H>>,
     queues: [BTreeMap<u64, TraceKey>; 3],
     next_order: u64,
-    released: HashSet<TraceKey>,
+    released: FastSet<TraceKey>,
     released_order: VecDeque<TraceKey>,
     clock: u64,
     stats: Stats,
@@ -205,10 +206,10 @@ impl<H> Assembler<H> {
             idle,
             unrooted_idle: idle.saturating_mul(UNROOTED_IDLE_FACTOR),
             cap,
-            pending: HashMap::new(),
+            pending: FastMap::new(),
             queues: [BTreeMap::new(), BTreeMap::new(), BTreeMap::new()],
             next_order: 0,
-            released: HashSet::new(),
+            released: FastSet::new(),
             released_order: VecDeque::new(),
             clock: 0,
             stats: Stats::default(),

@@ -9,6 +9,7 @@
 pub mod assemble_offline;
 pub mod content;
 pub mod encode;
+pub mod hashing;
 pub mod json_text;
 pub mod model;
 pub mod online;

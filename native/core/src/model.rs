@@ -5,7 +5,7 @@
 //! when handed to Python); a span's resource and scope are shared by every span of its
 //! `ResourceSpans`/`ScopeSpans`, as on the wire.
 
-use std::collections::HashSet;
+use crate::hashing::FastSet;
 use std::sync::Arc;
 
 /// An OTLP `AnyValue`. `Empty` is a value with none of its fields set (Python `None`).
@@ -196,7 +196,7 @@ impl Batch {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct OwnTelemetry {
     pub scope: String,
-    pub services: HashSet<String>,
+    pub services: FastSet<String>,
     pub shape: OwnShape,
 }
 
@@ -231,15 +231,15 @@ impl OwnTelemetry {
 pub struct OwnShape {
     pub span_prefix: String,
     pub span_required: Vec<String>,
-    pub span_allowed: HashSet<String>,
+    pub span_allowed: FastSet<String>,
     pub event_name: String,
-    pub event_allowed: HashSet<String>,
+    pub event_allowed: FastSet<String>,
     pub log_required: Vec<String>,
-    pub log_allowed: HashSet<String>,
+    pub log_allowed: FastSet<String>,
 }
 
 impl OwnShape {
-    fn keys_fit(attributes: &Attributes, required: &[String], allowed: &HashSet<String>) -> bool {
+    fn keys_fit(attributes: &Attributes, required: &[String], allowed: &FastSet<String>) -> bool {
         required
             .iter()
             .all(|key| attributes.iter().any(|kv| &kv.key == key))
@@ -286,6 +286,7 @@ impl OwnShape {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hashing::FastSetExt;
 
     fn span(scope: &Arc<Scope>, service: Option<AnyValue>) -> Span {
         let attributes = service
@@ -325,7 +326,7 @@ mod tests {
     }
 
     fn shape() -> OwnShape {
-        let keys = |keys: &[&str]| keys.iter().map(|k| k.to_string()).collect::<HashSet<_>>();
+        let keys = |keys: &[&str]| keys.iter().map(|k| k.to_string()).collect::<FastSet<_>>();
         OwnShape {
             span_prefix: "grade ".into(),
             span_required: vec!["contract".into(), "verdict".into()],
@@ -361,7 +362,7 @@ mod tests {
     fn own_telemetry_is_dropped_by_scope_or_last_service_name() {
         let own = OwnTelemetry {
             scope: "otel-oracles".into(),
-            services: HashSet::from(["otel-oracles".to_string()]),
+            services: FastSet::from_iter(["otel-oracles".to_string()]),
             shape: shape(),
         };
         let ours = Arc::new(Scope {
@@ -391,7 +392,7 @@ mod tests {
     fn a_marked_span_not_shaped_as_a_grade_span_is_kept() {
         let own = OwnTelemetry {
             scope: "otel-oracles".into(),
-            services: HashSet::new(),
+            services: FastSet::new(),
             shape: shape(),
         };
         let ours = Arc::new(Scope {

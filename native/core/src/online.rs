@@ -25,7 +25,8 @@
 //! Each is a `BTreeMap` keyed by a sequence number the trace remembers, so moving a trace
 //! to the back or taking it out from the middle is `O(log n)`.
 
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use crate::hashing::{FastMap, FastMapExt, FastSet, FastSetExt};
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
 /// Why a trace was released. `SpanLimit`: complete, but spans over `max_spans_per_trace`
@@ -167,14 +168,14 @@ impl<S, L> Pending<S, L> {
 /// The owed parts of one trace and its place in the owed table's insertion order.
 struct Owed {
     seq: u64,
-    parts: HashSet<Fingerprint>,
+    parts: FastSet<Fingerprint>,
 }
 
 /// Buffers records per trace id and releases traces by the policy in the module doc. Not
 /// thread-safe by design: `serve` drives it from its one event-loop thread.
 pub struct OnlineBuffer<S, L> {
     limits: Limits,
-    traces: HashMap<Arc<str>, Pending<S, L>>,
+    traces: FastMap<Arc<str>, Pending<S, L>>,
     /// Every buffered trace by first arrival (`max_trace_age` is the same for all, so this is
     /// also deadline order).
     all: BTreeMap<u64, Arc<str>>,
@@ -182,9 +183,9 @@ pub struct OnlineBuffer<S, L> {
     active: BTreeMap<u64, Arc<str>>,
     /// Evicted, waiting for a grading slot; released before anything else.
     evicted: BTreeMap<u64, Arc<str>>,
-    decided: HashSet<Arc<str>>,
+    decided: FastSet<Arc<str>>,
     decided_order: VecDeque<Arc<str>>,
-    owed: HashMap<Arc<str>, Owed>,
+    owed: FastMap<Arc<str>, Owed>,
     owed_order: BTreeMap<u64, Arc<str>>,
     owed_limit: usize,
     seq: u64,
@@ -200,13 +201,13 @@ impl<S: BufferedSpan, L> OnlineBuffer<S, L> {
     pub fn new(limits: Limits) -> Self {
         Self {
             limits,
-            traces: HashMap::new(),
+            traces: FastMap::new(),
             all: BTreeMap::new(),
             active: BTreeMap::new(),
             evicted: BTreeMap::new(),
-            decided: HashSet::new(),
+            decided: FastSet::new(),
             decided_order: VecDeque::new(),
-            owed: HashMap::new(),
+            owed: FastMap::new(),
             owed_order: BTreeMap::new(),
             owed_limit: 4 * (limits.max_traces + limits.overflow_traces) + 1024,
             seq: 0,
@@ -413,7 +414,7 @@ impl<S: BufferedSpan, L> OnlineBuffer<S, L> {
                 key,
                 Owed {
                     seq,
-                    parts: HashSet::new(),
+                    parts: FastSet::new(),
                 },
             );
             if self.owed.len() > self.owed_limit {

@@ -29,8 +29,7 @@
 //! conditions see no children) and a parent condition at its direct parent only (seen
 //! without parent or children), so a trace costs at most rules x conditions x spans tests.
 
-use std::collections::HashMap;
-
+use crate::hashing::FastMap;
 use crate::rule_regex::RegexPlan;
 
 /// What a condition tests on one attribute.
@@ -158,7 +157,7 @@ pub const MEMO_MAX_TEXT: usize = 1024;
 /// rules out).
 #[derive(Debug, Default)]
 pub struct RegexMemo {
-    index: HashMap<Box<str>, usize>,
+    index: FastMap<Box<str>, usize>,
     rows: Vec<Vec<u8>>,
     /// Per row, per subject (span name, scope), the rules its name or scope conditions do
     /// not rule out for that text (see [`RuleTable::select`]), once worked out.

@@ -26,12 +26,11 @@
 //! refuses text nested past [`NESTED_JSON_MAX_DEPTH`] levels, and the output is at most
 //! [`SCAN_MAX_DEPTH`] + 1 times the size of the strings read.
 
-use std::collections::HashMap;
-
 use aho_corasick::automaton::{Automaton, StateID};
 use aho_corasick::{dfa, nfa::contiguous, packed, Anchored, MatchKind, Span};
 use bumpalo::Bump;
 
+use crate::hashing::{FastMap, FastMapExt};
 use crate::json_text::write_string;
 
 /// Deepest nesting walked when collecting strings (the value itself is level 0).
@@ -178,7 +177,7 @@ enum Open<'a> {
     Obj {
         entries: Vec<(&'a [u8], Value<'a>)>,
         /// Key -> position, once the object has enough keys for a linear search to cost.
-        index: Option<HashMap<&'a [u8], usize>>,
+        index: Option<FastMap<&'a [u8], usize>>,
         key: &'a [u8],
     },
     /// Deeper than anything the walk visits: read only to know the text is JSON.
@@ -565,7 +564,7 @@ impl Patterns {
     /// The matcher of `patterns` (bytes of lower-cased text); an error names a pattern set
     /// too large to compile.
     pub fn new<P: AsRef<[u8]>>(patterns: &[P]) -> Result<Self, String> {
-        let mut unique: HashMap<Vec<u8>, usize> = HashMap::new();
+        let mut unique: FastMap<Vec<u8>, usize> = FastMap::new();
         let mut owners: Vec<Vec<usize>> = Vec::new();
         let mut distinct: Vec<Vec<u8>> = Vec::new();
         let mut empty = Vec::new();

@@ -9,7 +9,8 @@
 //! that fits it (neither claimed yet, no ambiguity), fold into the earliest group; the
 //! window releases its first group while it holds more than `window` spans.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use crate::hashing::{FastMap, FastMapExt, FastSet, FastSetExt};
+use std::collections::VecDeque;
 
 /// A trace that is one agent's run started as a root of its own.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,7 +97,7 @@ enum Waiting {
 #[derive(Debug)]
 struct Group<H> {
     traces: Vec<H>,
-    keys: HashSet<String>,
+    keys: FastSet<String>,
     spans: u64,
     waiting: Vec<Waiting>,
 }
@@ -106,28 +107,28 @@ struct Group<H> {
 pub struct Joiner<H> {
     window: u64,
     /// Live groups by id; ids grow with creation, so the smallest is the earliest.
-    groups: HashMap<u64, Group<H>>,
+    groups: FastMap<u64, Group<H>>,
     order: VecDeque<u64>,
     next_id: u64,
-    owner: HashMap<String, u64>,
+    owner: FastMap<String, u64>,
     held: u64,
     /// Agent traces no tool call has claimed: (service, agent name) -> trace id -> root.
-    agents: HashMap<CallKey, HashMap<String, AgentRoot>>,
+    agents: FastMap<CallKey, FastMap<String, AgentRoot>>,
     /// Tool calls that claimed no agent trace: (service, tool name) -> span id -> call.
-    calls: HashMap<CallKey, HashMap<String, ToolCall>>,
+    calls: FastMap<CallKey, FastMap<String, ToolCall>>,
 }
 
 impl<H> Joiner<H> {
     pub fn new(window: u64) -> Self {
         Self {
             window,
-            groups: HashMap::new(),
+            groups: FastMap::new(),
             order: VecDeque::new(),
             next_id: 0,
-            owner: HashMap::new(),
+            owner: FastMap::new(),
             held: 0,
-            agents: HashMap::new(),
-            calls: HashMap::new(),
+            agents: FastMap::new(),
+            calls: FastMap::new(),
         }
     }
 
@@ -139,8 +140,8 @@ impl<H> Joiner<H> {
     /// Agent roots and tool calls waiting for a partner (bounded by the window: they
     /// leave with their group).
     pub fn waiting(&self) -> usize {
-        self.agents.values().map(HashMap::len).sum::<usize>()
-            + self.calls.values().map(HashMap::len).sum::<usize>()
+        self.agents.values().map(FastMap::len).sum::<usize>()
+            + self.calls.values().map(FastMap::len).sum::<usize>()
     }
 
     /// Let `arrival` into the window; the groups that leave it, in order.
@@ -156,7 +157,7 @@ impl<H> Joiner<H> {
         // The groups the arrival ties to, in first-seen order (the set beside the list: a
         // trace linking to thousands of traces searched the list per link).
         let mut found: Vec<u64> = Vec::new();
-        let mut listed: HashSet<u64> = HashSet::new();
+        let mut listed: FastSet<u64> = FastSet::new();
         for key in &keys {
             if let Some(&group) = self.owner.get(key) {
                 if listed.insert(group) {
@@ -198,7 +199,7 @@ impl<H> Joiner<H> {
                     id,
                     Group {
                         traces: Vec::new(),
-                        keys: HashSet::new(),
+                        keys: FastSet::new(),
                         spans: 0,
                         waiting: Vec::new(),
                     },
@@ -324,7 +325,7 @@ impl<H> Joiner<H> {
 }
 
 /// Drop a waiting entry (one a partner claimed meanwhile is gone already).
-fn forget<V>(index: &mut HashMap<CallKey, HashMap<String, V>>, key: &CallKey, id: &str) {
+fn forget<V>(index: &mut FastMap<CallKey, FastMap<String, V>>, key: &CallKey, id: &str) {
     if let Some(entries) = index.get_mut(key) {
         entries.remove(id);
         if entries.is_empty() {

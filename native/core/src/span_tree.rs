@@ -17,7 +17,7 @@
 //!   siblings in `children` order).
 //! - A span id seen twice keeps its first record (exporters retry whole batches).
 
-use std::collections::{HashMap, HashSet};
+use crate::hashing::{FastMap, FastMapExt, FastSet};
 use std::hash::Hash;
 
 /// What the tree builder reads of one span. `parent` is `None` for an empty parent id.
@@ -60,7 +60,7 @@ fn end_of<K>(span: &TreeSpan<K>) -> i128 {
 /// cycles, repeated ids) keep every span.
 pub fn build<K: Eq + Hash>(spans: &[TreeSpan<K>]) -> Tree {
     // The first record of each id, in arrival order.
-    let mut by_id: HashMap<&K, usize> = HashMap::with_capacity(spans.len());
+    let mut by_id: FastMap<&K, usize> = FastMap::with_capacity(spans.len());
     let mut unique: Vec<usize> = Vec::with_capacity(spans.len());
     for (index, span) in spans.iter().enumerate() {
         if let std::collections::hash_map::Entry::Vacant(slot) = by_id.entry(&span.id) {
@@ -70,7 +70,7 @@ pub fn build<K: Eq + Hash>(spans: &[TreeSpan<K>]) -> Tree {
     }
 
     // Children per parent position, parents in first-child order.
-    let mut slot_of: HashMap<usize, usize> = HashMap::new();
+    let mut slot_of: FastMap<usize, usize> = FastMap::new();
     let mut children: Vec<(usize, Vec<usize>)> = Vec::new();
     let mut top: Vec<usize> = Vec::new();
     let mut orphans: Vec<usize> = Vec::new();
@@ -115,7 +115,7 @@ pub fn build<K: Eq + Hash>(spans: &[TreeSpan<K>]) -> Tree {
     if ordered.len() < unique.len() {
         // Only spans on a parent cycle are unreachable from a root or an orphan; keep them,
         // each cycle entered at its earliest span, as orphans.
-        let mut reached: HashSet<usize> = ordered.iter().copied().collect();
+        let mut reached: FastSet<usize> = ordered.iter().copied().collect();
         let mut by_start = unique.clone();
         by_start.sort_by_key(start);
         for index in by_start {
@@ -144,7 +144,7 @@ fn walk<'a>(
     starts: &[usize],
     kids_of: &impl Fn(usize) -> &'a [usize],
     out: &mut Vec<usize>,
-    mut stop: Option<&mut HashSet<usize>>,
+    mut stop: Option<&mut FastSet<usize>>,
 ) {
     let mut stack: Vec<usize> = starts.iter().rev().copied().collect();
     while let Some(index) = stack.pop() {

@@ -12,9 +12,9 @@
 //! distinct resource, one string per scope name and version, attribute key, span name and
 //! short string value, within a batch and, offline, across every released trace.
 
-use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+use otel_oracles_core::hashing::{FastMap, FastMapExt, FastSet};
 use otel_oracles_core::model::{self, AnyValue, KeyValue};
 
 use crate::online::{BodyInfo, Extra, SpanFacts, TransferSpans, NO_EXTRA};
@@ -24,11 +24,11 @@ use crate::online::{BodyInfo, Extra, SpanFacts, TransferSpans, NO_EXTRA};
 type OwnShapeArgs = (
     String,
     Vec<String>,
-    HashSet<String>,
+    FastSet<String>,
     String,
-    HashSet<String>,
+    FastSet<String>,
     Vec<String>,
-    HashSet<String>,
+    FastSet<String>,
 );
 use pyo3::exceptions::PyOverflowError;
 use pyo3::prelude::*;
@@ -157,7 +157,7 @@ impl Batch {
     fn without_own(
         &self,
         scope: String,
-        services: HashSet<String>,
+        services: FastSet<String>,
         shape: OwnShapeArgs,
     ) -> Option<Batch> {
         let (
@@ -206,9 +206,9 @@ impl Batch {
         body: &Bound<'py, PyAny>,
     ) -> PyResult<TransferSpans> {
         let mut builder = Builder::sharing(py, Shared::new())?;
-        let mut services: HashMap<*const model::Resource, Bound<'py, PyAny>> = HashMap::new();
-        let mut origin_of: HashMap<(*const model::Resource, *const model::Scope), u32> =
-            HashMap::new();
+        let mut services: FastMap<*const model::Resource, Bound<'py, PyAny>> = FastMap::new();
+        let mut origin_of: FastMap<(*const model::Resource, *const model::Scope), u32> =
+            FastMap::new();
         let mut origins = Vec::new();
         let mut extras: Vec<Extra> = Vec::new();
         let mut spans = Vec::with_capacity(self.inner.spans.len());
@@ -433,8 +433,8 @@ fn identical_value(a: &AnyValue, b: &AnyValue) -> bool {
 pub(crate) struct Builder<'py> {
     py: Python<'py>,
     types: &'py RecordTypes,
-    resources: HashMap<*const model::Resource, Bound<'py, PyAny>>,
-    scopes: HashMap<*const model::Scope, (Bound<'py, PyString>, Bound<'py, PyString>)>,
+    resources: FastMap<*const model::Resource, Bound<'py, PyAny>>,
+    scopes: FastMap<*const model::Scope, (Bound<'py, PyString>, Bound<'py, PyString>)>,
     shared: Shared,
 }
 
@@ -452,8 +452,8 @@ impl<'py> Builder<'py> {
         Ok(Self {
             py,
             types: record_types(py)?,
-            resources: HashMap::new(),
-            scopes: HashMap::new(),
+            resources: FastMap::new(),
+            scopes: FastMap::new(),
             shared,
         })
     }

@@ -34,7 +34,7 @@
 //! that is no exact `str` is Python's comparison. Dicts and lists, including subclasses
 //! (which no parser makes), are read with `dict`'s and `list`'s own operations.
 
-use std::collections::{HashMap, HashSet};
+use otel_oracles_core::hashing::{FastMap, FastMapExt, FastSet, FastSetExt};
 
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -78,13 +78,13 @@ struct Hooks {
 pub struct Drafter {
     reader: Py<FieldReader>,
     /// The control-flow exception names, for texts that are UTF-8.
-    control_flow: HashSet<String>,
+    control_flow: FastSet<String>,
     /// The same names as Python compares them (a type name holding lone surrogates).
     control_flow_set: Py<PyFrozenSet>,
     has_control_flow: bool,
     run_limit_errors: bool,
     /// Lower-cased spelling -> canonical finish reason, for texts that are UTF-8.
-    vocabulary: HashMap<String, Py<PyAny>>,
+    vocabulary: FastMap<String, Py<PyAny>>,
     /// The same vocabulary as Python looks it up (any other key).
     vocabulary_dict: Py<PyDict>,
     has_vocabulary: bool,
@@ -514,13 +514,13 @@ impl Drafter {
         hooks: HookTuple,
     ) -> PyResult<Self> {
         let py = control_flow.py();
-        let mut names = HashSet::new();
+        let mut names = FastSet::new();
         for name in control_flow.iter() {
             if let Ok(text) = name.cast::<PyString>()?.to_str() {
                 names.insert(text.to_owned());
             }
         }
-        let mut spellings = HashMap::new();
+        let mut spellings = FastMap::new();
         for (spelling, canonical) in vocabulary.iter() {
             if let Ok(text) = spelling.cast::<PyString>()?.to_str() {
                 spellings.insert(text.to_owned(), canonical.unbind());

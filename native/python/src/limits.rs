@@ -22,7 +22,7 @@
 //! keys are read (a decoder may convert values lazily), each string's length first: most
 //! are shorter than the longest text seen and need no more.
 
-use std::collections::HashSet;
+use otel_oracles_core::hashing::FastSet;
 
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -43,7 +43,7 @@ pub struct SourceScan {
 /// One span-event source: the event names (the UTF-8 ones, and all as Python compares them)
 /// and the attribute read (`None`: all of them).
 struct EventSource {
-    names: HashSet<String>,
+    names: FastSet<String>,
     names_py: Py<PyFrozenSet>,
     key: Option<Py<PyString>>,
 }

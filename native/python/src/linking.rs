@@ -22,7 +22,7 @@
 //! call's answers by call id (`_responses`), a result taken by a step (`message_result` and
 //! `judge_result`), a synthesized call and a placeholder for hidden calls (new `Draft`s).
 
-use std::collections::{HashMap, HashSet};
+use otel_oracles_core::hashing::{FastMap, FastMapExt, FastSet, FastSetExt};
 
 use pyo3::exceptions::{PyAssertionError, PyTypeError};
 use pyo3::intern;
@@ -278,7 +278,7 @@ struct Executors<'py> {
     /// The call ids the drafts' model calls asked for, read at the first search that needs
     /// them (`with_own_id`).
     asked: Option<Bound<'py, PySet>>,
-    rejected: HashMap<(ListRef, usize), (isize, i128)>,
+    rejected: FastMap<(ListRef, usize), (isize, i128)>,
 }
 
 /// The state of one `link` call.
@@ -292,17 +292,17 @@ struct Linking<'a, 'py> {
     /// `_Answers` per scope number.
     answers: Vec<Answers<'py>>,
     /// `_responses` of a draft, per scope number whose memo read it (`_Answers.responses`).
-    responses: HashMap<(usize, usize), Bound<'py, PyAny>>,
+    responses: FastMap<(usize, usize), Bound<'py, PyAny>>,
     /// `_Beyond`: draft (by identity) -> its last position, and call id -> the positions of
     /// the model calls answering it, made at the first search.
-    beyond: Option<(HashMap<usize, usize>, Index<'py>)>,
+    beyond: Option<(FastMap<usize, usize>, Index<'py>)>,
 }
 
 /// Call id -> the slot of its answers: (member position, response part), in member order.
 type Answered<'py> = (Bound<'py, PyDict>, Vec<Vec<(usize, Bound<'py, PyAny>)>>);
 
 /// `_CallsAbove`: agent drafts by span id, and the tool and retrieval steps by scope number.
-type Above<'py> = (Bound<'py, PyDict>, HashMap<usize, Vec<usize>>);
+type Above<'py> = (Bound<'py, PyDict>, FastMap<usize, Vec<usize>>);
 
 /// `_Answers`: what linking reads of a scope's model calls for every call they requested,
 /// read once per model call and kept for the scope's linking: each request's position among
@@ -313,8 +313,8 @@ type Above<'py> = (Bound<'py, PyDict>, HashMap<usize, Vec<usize>>);
 /// while the scope is linked; what `_responses` read is kept per scope memo, as it was.
 struct Answers<'py> {
     members: Vec<usize>,
-    positions: HashMap<usize, HashMap<usize, usize>>,
-    by_position: HashMap<usize, Option<Vec<Bound<'py, PyAny>>>>,
+    positions: FastMap<usize, FastMap<usize, usize>>,
+    by_position: FastMap<usize, Option<Vec<Bound<'py, PyAny>>>>,
     answered: Option<Answered<'py>>,
     turns: Option<(Vec<usize>, FirstAbove)>,
 }
@@ -431,7 +431,7 @@ impl<'a, 'py> Linking<'a, 'py> {
             by_name_with_id: Index::new(py),
             nameless_handoffs: Vec::new(),
             asked: None,
-            rejected: HashMap::new(),
+            rejected: FastMap::new(),
         };
         for (pos, &d) in steps.iter().enumerate() {
             let info = &self.drafts[d];
@@ -793,7 +793,7 @@ impl<'a, 'py> Linking<'a, 'py> {
         }
         let call_id = call_id.str()?.into_any();
         if self.beyond.is_none() {
-            let mut position = HashMap::new();
+            let mut position = FastMap::new();
             for (i, info) in self.drafts.iter().enumerate() {
                 position.insert(info.obj.as_ptr() as usize, i);
             }
@@ -975,7 +975,7 @@ impl<'a, 'py> Linking<'a, 'py> {
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
         let scope = later.scope;
         if !self.answers[scope].positions.contains_key(&gen) {
-            let mut positions = HashMap::new();
+            let mut positions = FastMap::new();
             for (i, call) in self.requested(gen)?.iter().enumerate() {
                 positions.entry(call.as_ptr() as usize).or_insert(i);
             }
@@ -1158,7 +1158,7 @@ impl<'a, 'py> Linking<'a, 'py> {
         };
         // The scopes walked: `run`'s, then the scope of the agent making it, and so on.
         let mut scope = Some((self.drafts[run].scope, scope_of(&self.drafts[run])?));
-        let mut seen = HashSet::new();
+        let mut seen = FastSet::new();
         while let Some((number, text)) = scope {
             if !seen.insert(number) {
                 break;
@@ -1191,7 +1191,7 @@ impl<'a, 'py> Linking<'a, 'py> {
     fn calls_above(&self) -> PyResult<Above<'py>> {
         let py = self.py;
         let agents = PyDict::new(py);
-        let mut tools: HashMap<usize, Vec<usize>> = HashMap::new();
+        let mut tools: FastMap<usize, Vec<usize>> = FastMap::new();
         for (d, info) in self.drafts.iter().enumerate() {
             let span = info.obj.getattr(intern!(py, "span"))?;
             if info.kind == Kind::Agent && span.is_truthy()? {
@@ -1290,7 +1290,7 @@ impl Linker {
             drafts: infos,
             requested: vec![None; n],
             answers: Vec::new(),
-            responses: HashMap::new(),
+            responses: FastMap::new(),
             beyond: None,
         };
         let mut unmatched: Vec<(usize, Bound<'py, PyAny>, Later)> = Vec::new();
@@ -1321,8 +1321,8 @@ impl Linker {
             let mut executors = link.executors(members.clone(), &asked)?;
             link.answers.push(Answers {
                 members: members.clone(),
-                positions: HashMap::new(),
-                by_position: HashMap::new(),
+                positions: FastMap::new(),
+                by_position: FastMap::new(),
                 answered: None,
                 turns: None,
             });

@@ -14,9 +14,9 @@
 //! Records that are Python objects already (`SpanRecord`s when grading runs on threads of
 //! the receiving process, log records, tests) are buffered as they are.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
+use otel_oracles_core::hashing::{FastMap, FastMapExt};
 use otel_oracles_core::model::{self, KeyValue};
 use otel_oracles_core::online::{
     self as policy, BufferedSpan, Fingerprint, Limits, Part, Released,
@@ -231,7 +231,7 @@ impl TransferSpans {
     /// The trace ids (hex) the spans belong to.
     fn trace_ids<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PySet>> {
         let set = PySet::empty(py)?;
-        let mut seen: HashMap<[u8; 16], ()> = HashMap::new();
+        let mut seen: FastMap<[u8; 16], ()> = FastMap::new();
         for facts in &self.spans {
             if seen.insert(facts.trace_id, ()).is_none() {
                 set.add(hex(py, &facts.trace_id))?;
@@ -242,7 +242,7 @@ impl TransferSpans {
 
     /// Keep only the spans of the trace ids in `keep` (a set of hex ids).
     fn keep_traces(&mut self, py: Python<'_>, keep: &Bound<'_, PyAny>) -> PyResult<()> {
-        let mut verdicts: HashMap<[u8; 16], bool> = HashMap::new();
+        let mut verdicts: FastMap<[u8; 16], bool> = FastMap::new();
         for facts in &self.spans {
             if let std::collections::hash_map::Entry::Vacant(slot) = verdicts.entry(facts.trace_id)
             {
@@ -417,10 +417,10 @@ impl OnlineBuffer {
         Option<(&'static str, usize, usize)>,
     )> {
         let mut groups: Vec<Group> = Vec::new();
-        let mut by_id: HashMap<String, usize> = HashMap::new();
+        let mut by_id: FastMap<String, usize> = FastMap::new();
         if let Ok(transfer) = spans.cast::<TransferSpans>() {
             let transfer = transfer.borrow();
-            let mut by_bytes: HashMap<[u8; 16], usize> = HashMap::new();
+            let mut by_bytes: FastMap<[u8; 16], usize> = FastMap::new();
             for facts in &transfer.spans {
                 let at = *by_bytes.entry(facts.trace_id).or_insert_with(|| {
                     groups.push(Group {

@@ -12,6 +12,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, TryLockError};
 
+use otel_oracles_core::hashing::{FastMap, FastMapExt};
 use otel_oracles_core::rule_regex::RegexPlan;
 use otel_oracles_core::rules::{
     AttrTest, Condition, Match, RegexMemo, RuleTable as CoreTable, Searcher, SpanAccess, Subject,
@@ -21,7 +22,6 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFrozenSet, PyInt, PyList, PyString, PyTuple};
 use std::cell::{OnceCell, RefCell};
-use std::collections::HashMap;
 
 use crate::fields::{origin, Origin, RawReader};
 
@@ -92,14 +92,14 @@ struct Names<'py> {
 /// never builds it.
 struct Family<'py> {
     spans: Vec<Bound<'py, PyAny>>,
-    by_id: OnceCell<HashMap<String, usize>>,
+    by_id: OnceCell<FastMap<String, usize>>,
 }
 
 impl<'py> Family<'py> {
     /// The span whose id is `span_id`, if the trace holds one.
     fn span(&self, names: &Names<'py>, span_id: &str) -> PyResult<Option<&Bound<'py, PyAny>>> {
         if self.by_id.get().is_none() {
-            let mut by_id = HashMap::with_capacity(self.spans.len());
+            let mut by_id = FastMap::with_capacity(self.spans.len());
             for (index, span) in self.spans.iter().enumerate() {
                 let id = span.getattr(&names.span_id)?;
                 if let Ok(id) = id.cast::<PyString>() {

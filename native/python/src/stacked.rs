@@ -12,7 +12,7 @@
 //! truthiness); a model name or a tool name is read natively when it is ASCII, any other
 //! text through Python's own `str` methods.
 
-use std::collections::{HashMap, HashSet};
+use otel_oracles_core::hashing::{FastMap, FastMapExt, FastSet, FastSetExt};
 
 use pyo3::exceptions::PyAssertionError;
 use pyo3::intern;
@@ -522,15 +522,15 @@ fn outcome_from_layers(
 /// (`_stacked._failed_attempts` of old; see the module doc there).
 fn failed_attempts<'py>(
     pairs: &[(Bound<'py, PyAny>, Bound<'py, PyAny>)],
-) -> PyResult<HashSet<usize>> {
+) -> PyResult<FastSet<usize>> {
     let Some((first, _)) = pairs.first() else {
-        return Ok(HashSet::new());
+        return Ok(FastSet::new());
     };
     let py = first.py();
     let generation = intern!(py, "generation");
     // The inner generations of each outer one, outers in first-seen order (by identity).
     let mut by_outer: Vec<Vec<&Bound<'py, PyAny>>> = Vec::new();
-    let mut outer_at: HashMap<usize, usize> = HashMap::new();
+    let mut outer_at: FastMap<usize, usize> = FastMap::new();
     for (outer, inner) in pairs {
         if kind_is(outer, generation)? && kind_is(inner, generation)? {
             let at = *outer_at.entry(outer.as_ptr() as usize).or_insert_with(|| {
@@ -540,7 +540,7 @@ fn failed_attempts<'py>(
             by_outer[at].push(inner);
         }
     }
-    let mut failed = HashSet::new();
+    let mut failed = FastSet::new();
     let span_key = intern!(py, "span");
     let (start_ns, end_ns) = (intern!(py, "start_ns"), intern!(py, "end_ns"));
     for inners in &by_outer {
@@ -640,7 +640,7 @@ fn merge_stacked_generations<'py>(
     ];
     // Each draft's nearest enclosing draft, for the stackable ones (by identity).
     let memo = PyDict::new(py);
-    let mut parent_of: HashMap<usize, Option<Bound<'py, PyAny>>> = HashMap::new();
+    let mut parent_of: FastMap<usize, Option<Bound<'py, PyAny>>> = FastMap::new();
     let mut pairs: Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)> = Vec::new();
     for draft in drafts.iter() {
         let kind = draft.getattr(intern!(py, "kind"))?;
@@ -670,7 +670,7 @@ fn merge_stacked_generations<'py>(
         return Ok(drafts.clone());
     }
     let attempts = failed_attempts(&pairs)?;
-    let mut below: HashMap<usize, usize> = HashMap::new();
+    let mut below: FastMap<usize, usize> = FastMap::new();
     for draft in drafts.iter() {
         let key = draft.as_ptr() as usize;
         let span = draft.getattr(span_key)?;
@@ -687,10 +687,10 @@ fn merge_stacked_generations<'py>(
     }
     // inner -> the draft it merged into, in merge order.
     let mut merged_into: Vec<(usize, Bound<'py, PyAny>, Bound<'py, PyAny>)> = Vec::new();
-    let mut merged_at: HashMap<usize, usize> = HashMap::new();
+    let mut merged_at: FastMap<usize, usize> = FastMap::new();
     let follow = |kept: &Bound<'py, PyAny>,
                   merged_into: &[(usize, Bound<'py, PyAny>, Bound<'py, PyAny>)],
-                  merged_at: &HashMap<usize, usize>| {
+                  merged_at: &FastMap<usize, usize>| {
         let mut kept = kept.clone();
         while let Some(&at) = merged_at.get(&(kept.as_ptr() as usize)) {
             kept = merged_into[at].2.clone();
@@ -735,7 +735,7 @@ fn merge_stacked_generations<'py>(
     // The layers of each kept draft, in first-merge order (an index by identity: a list
     // searched per merge cost the square of the number of merged calls).
     let mut layers: Vec<Bound<'py, PyList>> = Vec::new();
-    let mut layer_at: HashMap<usize, usize> = HashMap::new();
+    let mut layer_at: FastMap<usize, usize> = FastMap::new();
     for (_, inner, kept) in &merged_into {
         let kept = follow(kept, &merged_into, &merged_at);
         match layer_at.get(&(kept.as_ptr() as usize)) {

@@ -10,8 +10,8 @@
 //! Python `dict` semantics, which the problem messages and the tolerant rules were written
 //! against: a repeated key keeps its first position and its last value.
 
+use crate::hashing::{FastMap, FastMapExt};
 use std::cell::Cell;
-use std::collections::HashMap;
 use std::fmt;
 
 use bumpalo::collections::Vec as BumpVec;
@@ -109,7 +109,7 @@ fn duplicate_keys<K: AsRef<str>, V>(pairs: &[(K, V)]) -> Vec<(usize, usize)> {
             }
         }
     } else {
-        let mut first: HashMap<&str, usize> = HashMap::with_capacity(n);
+        let mut first: FastMap<&str, usize> = FastMap::with_capacity(n);
         for (i, (k, _)) in pairs.iter().enumerate() {
             match first.get(k.as_ref()) {
                 Some(&j) => moves.push((i, j)),

@@ -16,13 +16,12 @@
 //!   no `arguments` when the attribute is absent: OpenInference leaves out empty arguments, but a tracer that
 //!   hides content may leave them out too, so absent arguments are not read as "none".
 
-use std::collections::HashMap;
-
 use bumpalo::Bump;
 
 use super::digits_table::{DECIMAL_ZEROS, OTHER_DIGITS};
 use super::{truthy, Kind, Out, OutKey, ParserError, Tree};
 use crate::content;
+use crate::hashing::{FastMap, FastMapExt};
 use crate::otlp_json::value::J;
 
 /// The most digits `int()` reads from text (Python's default `sys.get_int_max_str_digits()`).
@@ -52,14 +51,14 @@ enum UNode<'v, V: Tree> {
 /// An object built here, with `dict` semantics (insertion order, one value per key).
 struct UDict<'v, V: Tree> {
     entries: Vec<(UKey<'v, V>, UNode<'v, V>)>,
-    index: HashMap<&'v str, usize>,
+    index: FastMap<&'v str, usize>,
 }
 
 impl<'v, V: Tree> UDict<'v, V> {
     fn new() -> Self {
         UDict {
             entries: Vec::new(),
-            index: HashMap::new(),
+            index: FastMap::new(),
         }
     }
 

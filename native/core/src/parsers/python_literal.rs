@@ -39,10 +39,10 @@
 //! nothing panics on any input (a seeded sweep checks it).
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 
 use crate::content::is_py_space;
+use crate::hashing::{FastMap, FastMapExt};
 use crate::otlp_json::repr::repr_float;
 use crate::pyrepr::py_repr;
 
@@ -968,7 +968,7 @@ fn set_value<'a>(items: Vec<Lit<'a>>) -> Res<Value<'a>> {
     if !items.iter().all(hashable) {
         return Err(Stop::No);
     }
-    let mut seen: HashMap<Key<'_, '_>, ()> = HashMap::with_capacity(items.len());
+    let mut seen: FastMap<Key<'_, '_>, ()> = FastMap::with_capacity(items.len());
     let mut keep = vec![false; items.len()];
     for (index, item) in items.iter().enumerate() {
         if seen.insert(Key(item), ()).is_none() {
@@ -996,7 +996,7 @@ fn dict_value<'a>(pairs: Vec<(Lit<'a>, Lit<'a>)>) -> Res<Value<'a>> {
         return Err(Stop::No);
     }
     // For each pair, the index of the first pair with an equal key.
-    let mut first_of: HashMap<Key<'_, '_>, usize> = HashMap::with_capacity(pairs.len());
+    let mut first_of: FastMap<Key<'_, '_>, usize> = FastMap::with_capacity(pairs.len());
     let mut slot = Vec::with_capacity(pairs.len());
     for (index, (key, _)) in pairs.iter().enumerate() {
         slot.push(*first_of.entry(Key(key)).or_insert(index));
@@ -1014,7 +1014,7 @@ fn dict_value<'a>(pairs: Vec<(Lit<'a>, Lit<'a>)>) -> Res<Value<'a>> {
         last[*first] = index;
     }
     let mut out: Vec<(Cow<'a, str>, Value<'a>)> = Vec::new();
-    let mut by_text: HashMap<String, usize> = HashMap::new();
+    let mut by_text: FastMap<String, usize> = FastMap::new();
     for (index, first) in slot.iter().enumerate() {
         if *first != index {
             continue;

@@ -13,13 +13,13 @@
 //! [`super::python_literal`] leaves to it. Only the bounds make "no value" here.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 use super::{
     into_owned, is_ident_char, is_ident_start, jsonable, nesting_within, value_repr, Literal,
     Parser, Res, Stop, Value, MAX_LITERAL_CHARS, MAX_LITERAL_DEPTH,
 };
 use crate::content::py_strip;
+use crate::hashing::FastMap;
 
 /// Python's keywords: a name that is one is no name (the parser decides what it is).
 const KEYWORDS: [&str; 35] = [
@@ -198,7 +198,7 @@ fn key_text(value: Value<'_>) -> Cow<'_, str> {
 #[derive(Default)]
 struct Object<'a> {
     entries: Vec<(Cow<'a, str>, Value<'a>)>,
-    at: HashMap<String, usize>,
+    at: FastMap<String, usize>,
 }
 
 impl<'a> Object<'a> {
