@@ -1,7 +1,7 @@
 """Types of the compiled core (native/python/src/lib.rs): the contract between the Rust
 bindings and the Python stages that call them. Keep it in step with the bindings."""
 
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Container, Iterable, Iterator, Sequence
 from typing import Any, Literal
 
 from opentelemetry.sdk.metrics.export import MetricsData
@@ -724,6 +724,21 @@ class PatternSearch:
     def __init__(self, patterns: Sequence[str], /) -> None: ...
     def occurring(self, text: str, /) -> list[int]:
         """Indexes of the patterns that occur in ``text``, ascending."""
+    def violations(
+        self,
+        steps: Iterable[Step],
+        fields: ScanFields,
+        int_max_str_digits: int,
+        toolish: Container[StepKind],
+        fallback: Callable[[Step], str],
+        memo: dict[int, str] | None = None,
+        owner: list[Step] | None = None,
+        /,
+    ) -> list[tuple[int, str | None, int]]:
+        """``(step.index, step.tool, pattern index)`` of every pattern occurring in the scan
+        text of a scanned step (``raw`` set, or ``kind`` in ``toolish``), in step order: the
+        text read by ``fields`` or written from ``raw``, else ``fallback(step)``; kept in
+        ``memo`` by index for the steps of ``owner``."""
 
 # ---- the JSON report (otel_oracles.report) --------------------------------------------------
 

@@ -150,19 +150,19 @@ class Evidence:
             value = table[index] = compute()
             return value
 
-    def scan_text(self, step: Step) -> str:
-        """``step.scan_text()``, made once per step of this trajectory: ``no_network``,
-        ``network_access`` and ``package_install`` search the same text with their own
-        patterns."""
-        text: str = self.step_memoized(step, "scan_text", step.scan_text)
-        return text
-
     def network_violations(
         self, patterns: Iterable[str], steps: Iterable[Step]
     ) -> list[NetworkViolation]:
         """``Trajectory.find_network_violations(patterns)`` over ``steps`` (the trajectory's,
-        or some of them), each step's text made once (``scan_text``)."""
-        return network_violations(steps, patterns, self.scan_text)
+        or some of them), each step's text (``Step.scan_text``) made once for every check:
+        ``no_network``, ``network_access`` and ``package_install`` search the same texts
+        with their own patterns (the core keeps them in the table ``step_memoized`` keeps
+        under ``"scan_text"``)."""
+        try:
+            texts = self._steps["scan_text"]
+        except KeyError:
+            texts = self._steps["scan_text"] = {}
+        return network_violations(steps, patterns, texts, self.trajectory.steps)
 
     @property
     def groups(self) -> StepGroups:

@@ -12,7 +12,7 @@ import functools
 import json
 import posixpath
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -183,7 +183,7 @@ class Step(Record):
         dicts, kept attributes), unescaped, and the strings inside strings that hold JSON, so
         a command is found wherever an instrumentation put it and however it was quoted
         (``native/core/src/scan.rs`` says exactly how deep and how long). Checks share one
-        per step through ``Evidence.scan_text``."""
+        per step through ``Evidence.network_violations``."""
         if self.raw is not None:
             return self.raw_json()
         return self._fields_text(with_strings=True)
@@ -234,20 +234,27 @@ class NetworkViolation:
 
 
 def network_violations(
-    steps: Iterable[Step], patterns: Iterable[str], scan_text: Callable[[Step], str]
+    steps: Iterable[Step],
+    patterns: Iterable[str],
+    memo: dict[int, str] | None = None,
+    owner: list[Step] | None = None,
 ) -> list[NetworkViolation]:
-    """``Trajectory.find_network_violations`` over ``steps``, each step's text given by
-    ``scan_text`` (``Step.scan_text``, or a memo of it shared by several checks)."""
+    """``Trajectory.find_network_violations`` over ``steps``, in one call of the core
+    (``PatternSearch.violations``): it makes each scanned step's text (``Step.scan_text``,
+    which it calls itself only for a step holding something else than plain data) and
+    searches it. ``memo`` keeps the texts of the steps of ``owner`` (the trajectory's
+    steps) by index across calls: several checks search the same texts."""
     originals = tuple(patterns)
-    search = _pattern_search(originals)
-    found: list[NetworkViolation] = []
-    for step in steps:
-        if step.raw is None and not step.is_tool:
-            continue
-        hits = search.occurring(scan_text(step))
-        if hits:
-            found.extend(NetworkViolation(step.index, step.tool, originals[i]) for i in hits)
-    return found
+    hits = _pattern_search(originals).violations(
+        steps,
+        _SCAN_FIELDS,
+        sys.get_int_max_str_digits(),
+        TOOLISH_KINDS,
+        Step.scan_text,
+        memo,
+        owner,
+    )
+    return [NetworkViolation(index, tool, originals[i]) for index, tool, i in hits]
 
 
 class Trajectory(Record):
@@ -366,7 +373,7 @@ class Trajectory(Record):
         or an agent span carries conversation text, and a prompt that says "never run curl"
         is not network access. Checks call ``Evidence.network_violations``, which makes each
         step's text once for all of them."""
-        return network_violations(self.steps, patterns, Step.scan_text)
+        return network_violations(self.steps, patterns)
 
     # ---- trace-level queries --------------------------------------------------------------
 

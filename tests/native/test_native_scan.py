@@ -380,11 +380,38 @@ def test_evidence_makes_each_step_text_once() -> None:
     ev = Evidence(Trajectory(steps=steps))
     first = ev.network_violations(DEFAULT_NETWORK_PATTERNS, ev.trajectory.steps)
     assert [(v.step_index, v.pattern) for v in first] == [(0, "curl"), (2, "https://")]
-    texts = [ev.scan_text(s) for s in steps]
-    assert all(ev.scan_text(s) is t for s, t in zip(steps, texts, strict=True))
-    again = ev.network_violations(("HTTPS://",), steps[2:])
-    assert [(v.step_index, v.pattern) for v in again] == [(2, "HTTPS://")]
-    assert network_violations(steps, ("nothing",), Step.scan_text) == []
+
+    # The texts of the scanned steps are kept, not the model call's (it is not scanned).
+    def made_again() -> str:
+        raise AssertionError("a kept text made again")
+
+    assert ev.step_memoized(steps[0], "scan_text", made_again) == steps[0].scan_text()
+    assert ev.step_memoized(steps[2], "scan_text", made_again) == steps[2].scan_text()
+    assert ev.step_memoized(steps[1], "scan_text", lambda: "unset") == "unset"
+    # A text kept before the call is the one searched.
+    ev = Evidence(Trajectory(steps=steps))
+    ev.step_memoized(steps[2], "scan_text", lambda: "kept: curl")
+    again = ev.network_violations(("HTTPS://", "curl"), steps[2:])
+    assert [(v.step_index, v.pattern) for v in again] == [(2, "curl")]
+    # A step from elsewhere with a kept step's index is searched in its own text.
+    other = Step(index=2, kind=StepKind.COMMAND, tool="sh", command="wget z")
+    assert [v.pattern for v in ev.network_violations(("wget",), [other])] == ["wget"]
+    assert network_violations(steps, ("nothing",)) == []
+
+
+def test_trajectories_scan_in_one_call_as_step_by_step() -> None:
+    # The core's walk over whole trajectories (skipping model calls, AgentBench steps all
+    # scanned, hits in step then pattern order) against the reference, step by step.
+    steps = captured_steps() + list(agentbench_steps())
+    reference = [
+        (step.index, step.tool, pattern)
+        for step in steps
+        if step.raw is not None or step.is_tool
+        for pattern in (PATTERNS[i] for i in ref.occurring(PATTERNS, ref.scan_text(step)))
+    ]
+    found = network_violations(steps, PATTERNS)
+    assert len(found) > 10
+    assert [(v.step_index, v.tool, v.pattern) for v in found] == reference
 
 
 def test_int_digit_limit_is_the_interpreters() -> None:

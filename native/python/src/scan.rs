@@ -252,6 +252,21 @@ impl ScanFields {
         int_max_str_digits: usize,
         with_strings: bool,
     ) -> PyResult<Option<Bound<'py, PyString>>> {
+        match self.text_of(values, int_max_str_digits, with_strings)? {
+            Some(text) => to_str(values.py(), &text).map(Some),
+            None => Ok(None),
+        }
+    }
+}
+
+impl ScanFields {
+    /// [`ScanFields::scan_text`] as surrogate-extended UTF-8.
+    fn text_of(
+        &self,
+        values: &Bound<'_, PyDict>,
+        int_max_str_digits: usize,
+        with_strings: bool,
+    ) -> PyResult<Option<Vec<u8>>> {
         let py = values.py();
         let bump = Bump::new();
         let reader = Reader {
@@ -304,8 +319,11 @@ impl ScanFields {
                 .ok_or_else(|| PyValueError::new_err("a field name is no UTF-8"))?;
             entries.push((key, read));
         }
-        let text = write(&Value::Obj(entries), int_max_str_digits, with_strings);
-        to_str(py, &text).map(Some)
+        Ok(Some(write(
+            &Value::Obj(entries),
+            int_max_str_digits,
+            with_strings,
+        )))
     }
 }
 
@@ -347,6 +365,14 @@ fn write(fields: &Value<'_>, int_max_str_digits: usize, with_strings: bool) -> V
 /// of plain data, or `None` for anything else (the caller then calls `json.dumps` itself).
 #[pyfunction]
 fn raw_json<'py>(raw: &Bound<'py, PyDict>) -> PyResult<Option<Bound<'py, PyString>>> {
+    match raw_json_of(raw) {
+        Some(text) => to_str(raw.py(), &text).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// [`raw_json`] as surrogate-extended UTF-8.
+fn raw_json_of(raw: &Bound<'_, PyDict>) -> Option<Vec<u8>> {
     let bump = Bump::new();
     let reader = Reader {
         bump: &bump,
@@ -354,12 +380,10 @@ fn raw_json<'py>(raw: &Bound<'py, PyDict>) -> PyResult<Option<Bound<'py, PyStrin
         max_depth: MAX_READ_DEPTH,
         error: RefCell::new(None),
     };
-    let Some(value) = reader.any(raw.as_any(), 0) else {
-        return Ok(None);
-    };
+    let value = reader.any(raw.as_any(), 0)?;
     let mut out = Vec::new();
     scan::write_sorted(&value, &mut out);
-    to_str(raw.py(), &out).map(Some)
+    Some(out)
 }
 
 /// Which of some patterns occur in a text, ignoring case as `str.lower()` does: the
@@ -389,6 +413,109 @@ impl PatternSearch {
 
     /// Indexes of the patterns that occur in `text` (case-insensitively), ascending.
     fn occurring(&self, text: &Bound<'_, PyString>) -> PyResult<Vec<usize>> {
+        self.occurring_in(text)
+    }
+
+    /// `Trajectory.find_network_violations` over `steps` in one call: for every step that
+    /// is scanned (an AgentBench step, whose `raw` is set, or a trace-derived step whose
+    /// `kind` is in `toolish`), its scan text, then the patterns occurring in it, as
+    /// `(step.index, step.tool, pattern index)` in step order and, within a step,
+    /// ascending pattern order.
+    ///
+    /// A step's text is read from its fields by `fields` (with its strings) or written
+    /// from its raw object as [`raw_json`] does; where either answers `None` (a value that
+    /// is not plain data) it is `fallback(step)` (`Step.scan_text`, which lets the library
+    /// whose rules define the text write it). `memo` (`index -> text`), when given, keeps
+    /// the texts of the steps of `owner` (the trajectory's step list: a step counts as its
+    /// own when it sits at its index there) for the next pattern list: the checks of a
+    /// trajectory search the same texts with their own patterns.
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (steps, fields, int_max_str_digits, toolish, fallback, memo=None, owner=None))]
+    fn violations<'py>(
+        &self,
+        steps: &Bound<'py, PyAny>,
+        fields: &Bound<'py, ScanFields>,
+        int_max_str_digits: usize,
+        toolish: &Bound<'py, PyAny>,
+        fallback: &Bound<'py, PyAny>,
+        memo: Option<&Bound<'py, PyDict>>,
+        owner: Option<&Bound<'py, PyList>>,
+    ) -> PyResult<Vec<Violation<'py>>> {
+        let py = steps.py();
+        let fields = fields.get();
+        let mut found = Vec::new();
+        for step in steps.try_iter()? {
+            let step = step?;
+            let values = step
+                .getattr(intern!(py, "__dict__"))?
+                .cast_into::<PyDict>()?;
+            let raw = values
+                .get_item(intern!(py, "raw"))?
+                .filter(|raw| !raw.is_none());
+            if raw.is_none() {
+                let kind = values
+                    .get_item(intern!(py, "kind"))?
+                    .unwrap_or_else(|| py.None().into_bound(py));
+                if !toolish.contains(kind)? {
+                    continue;
+                }
+            }
+            let index = values
+                .get_item(intern!(py, "index"))?
+                .unwrap_or_else(|| py.None().into_bound(py));
+            let memo = match (memo, owner) {
+                (Some(memo), Some(owner)) if owns(owner, &index, &step) => Some(memo),
+                _ => None,
+            };
+            let known = match memo {
+                Some(memo) => memo.get_item(&index)?,
+                None => None,
+            };
+            let text = match known {
+                Some(text) => text.cast_into::<PyString>()?,
+                None => {
+                    let native = match &raw {
+                        Some(raw) => match raw.cast::<PyDict>() {
+                            Ok(raw) => raw_json_of(raw),
+                            Err(_) => None,
+                        },
+                        None => fields.text_of(&values, int_max_str_digits, true)?,
+                    };
+                    let text = match native {
+                        Some(text) => to_str(py, &text)?,
+                        None => fallback.call1((&step,))?.cast_into::<PyString>()?,
+                    };
+                    if let Some(memo) = memo {
+                        memo.set_item(&index, &text)?;
+                    }
+                    text
+                }
+            };
+            let hits = self.occurring_in(&text)?;
+            if !hits.is_empty() {
+                let tool = values
+                    .get_item(intern!(py, "tool"))?
+                    .unwrap_or_else(|| py.None().into_bound(py));
+                found.extend(hits.into_iter().map(|i| (index.clone(), tool.clone(), i)));
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// `(step.index, step.tool, pattern index)` of a pattern found in a step's scan text.
+type Violation<'py> = (Bound<'py, PyAny>, Bound<'py, PyAny>, usize);
+
+/// Whether `step` is the step at position `index` of `owner`.
+fn owns(owner: &Bound<'_, PyList>, index: &Bound<'_, PyAny>, step: &Bound<'_, PyAny>) -> bool {
+    match index.extract::<usize>() {
+        Ok(i) => owner.get_item(i).is_ok_and(|item| item.is(step)),
+        Err(_) => false,
+    }
+}
+
+impl PatternSearch {
+    fn occurring_in(&self, text: &Bound<'_, PyString>) -> PyResult<Vec<usize>> {
         if let Ok(plain) = text.to_str() {
             if plain.is_ascii() {
                 return Ok(self.patterns.occurring(plain.as_bytes()));
