@@ -177,10 +177,6 @@ UNKNOWN_TOOL_SPANNED = frozenset({"strands", "google-adk"})
 have (Strands: an ``execute_tool drop_stale_requests`` span, status ERROR, "Unknown tool: ...";
 Google ADK: the call's ``execute_tool`` span, ``ValueError``), so the failure shows with content
 off too. Elsewhere the call is only the model's request."""
-UNKNOWN_CALL_UNSEEN_WITHOUT_CONTENT = frozenset({"agno-openinference"})
-"""``y_unknown_tool`` content off: no span, no finish reason and no request shows the made-up
-call (``test_contracts_on_real_traces.UNKNOWN_CALL_UNSEEN_WITHOUT_CONTENT``): it is not mapped,
-and nothing is invented in its place."""
 UNKNOWN_CALL_UNSEEN = frozenset({"azure-ai-agents"})
 """``y_unknown_tool``, content on and off: the Azure AI Agents service runs the model, so no
 span holds its request, and the SDK answers a call its toolset has no function for without
@@ -1372,9 +1368,7 @@ def test_real_trace_maps_to_expected_trajectory(case: Case, conventions: Convent
     content = (case.content or case.source in CONTENT_IGNORES_SWITCH) and (
         case.source not in CONTENT_NEVER | REQUESTS_NEVER_RECORDED
     )
-    if (
-        not content and case.source in UNKNOWN_CALL_UNSEEN_WITHOUT_CONTENT
-    ) or case.source in UNKNOWN_CALL_UNSEEN:
+    if case.source in UNKNOWN_CALL_UNSEEN:
         scenario = replace(scenario, calls=[c for c in scenario.calls if not unknown(c)])
     if case.source in REJECTED_ARGUMENTS_UNRECORDED:
         scenario = replace(

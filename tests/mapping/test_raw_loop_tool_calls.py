@@ -141,6 +141,61 @@ def test_a_text_reply_called_again_where_no_call_is_ever_shown_may_hide_one() ->
     assert hidden[0].source is not None and hidden[0].source.span_id == f"{1:016x}"
 
 
+def _unrecorded(n: int, *, start: int, **attrs: Any) -> SpanRecord:
+    """A model call that records no finish reason (OpenInference's Agno instrumentation)."""
+    span = _chat(n, start=start, **attrs)
+    del span.attributes["gen_ai.response.finish_reasons"]
+    return span
+
+
+def _tool(n: int, *, start: int) -> SpanRecord:
+    attrs = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "search_docs"}
+    return SpanRecord(
+        trace_id=TRACE,
+        span_id=f"{n:016x}",
+        parent_span_id=ROOT,
+        name="execute_tool search_docs",
+        start_ns=start,
+        end_ns=start + 5,
+        attributes=attrs,
+    )
+
+
+def _hidden_by(t: Trajectory) -> list[str]:
+    hidden = [s for s in t.steps if s.attributes.get("tool_calls_hidden")]
+    return [s.source.span_id if s.source is not None else "" for s in hidden]
+
+
+def test_a_call_showing_nothing_called_again_may_hide_one_where_tools_are_shown() -> None:
+    """A run that shows its tool steps, whose model calls record no finish reason and, content
+    off, no output: the call the loop answered with another model call, no step between, asked
+    for something no step ran (a tool the agent does not have). Before, the scope's tool step
+    ruled the placeholder out and the run read as one that called only ``search_docs``: a
+    forbidden call made up by the model passed ``no-destructive-tools``."""
+    t = _map(
+        _unrecorded(1, start=10),
+        _tool(2, start=22),
+        _unrecorded(3, start=30),
+        _unrecorded(4, start=50),
+    )
+    assert _hidden_by(t) == [f"{3:016x}"]
+    assert [s.tool for s in t.tool_calls()] == ["search_docs", None]
+
+
+def test_a_recorded_finish_reason_or_output_shows_the_call_asked_for_nothing() -> None:
+    """Where the call records why it finished (``stop``) or its output, that says whether it
+    asked for tools: the scope's tool step keeps the shape alone from hiding anything."""
+    answer = json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": "hi"}]}])
+    stopped = _map(_chat(1, start=10), _tool(2, start=22), _chat(3, start=30), _chat(4, start=50))
+    shown = _map(
+        _unrecorded(1, start=10),
+        _tool(2, start=22),
+        _unrecorded(3, start=30, **{"gen_ai.output.messages": answer}),
+        _unrecorded(4, start=50),
+    )
+    assert _hidden_by(stopped) == [] and _hidden_by(shown) == []
+
+
 def test_reused_call_id_takes_the_latest_response() -> None:
     """The second ``search_docs_0`` is answered by the second response, not the first."""
     user = {"role": "user", "parts": [{"type": "text", "content": "q?"}]}

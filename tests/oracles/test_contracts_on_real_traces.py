@@ -971,22 +971,24 @@ UNKNOWN_CALL_UNNAMED_WITHOUT_CONTENT = (
     "langchain-create-agent-openllmetry",
     "llamaindex-openinference",
     "crewai-openinference",
+    "agno-openinference",
 )
 """``y_unknown_tool`` content off: no span runs a tool the agent does not have, so the made-up
 call is only the model's request, whose tool names are content: one more call, unnamed, of
 unknown outcome. Every check on tool names is missing evidence (it may be the forbidden tool,
 another search, one call too many), never "no forbidden call" (``tool_not_called`` fails
 closed)."""
-UNKNOWN_CALL_OUTCOME_UNKNOWN = ("llamaindex-openinference", "crewai-openinference")
+UNKNOWN_CALL_OUTCOME_UNKNOWN = (
+    "llamaindex-openinference",
+    "crewai-openinference",
+    "agno-openinference",
+)
 """``y_unknown_tool`` content off, of ``UNKNOWN_CALL_UNNAMED_WITHOUT_CONTENT``: the unnamed call
 comes after the search and nothing shows it succeeded, so it may be a failed search made again:
-the retry budget is missing evidence too."""
-UNKNOWN_CALL_UNSEEN_WITHOUT_CONTENT = ("agno-openinference",)
-"""``y_unknown_tool`` content off: nothing in the trace shows the made-up call. No span runs a
-tool the agent does not have, OpenInference's Agno instrumentation records no finish reason,
-and the model call's output (the request) is content: the trace shows three model calls and
-one search, and no step names or counts the request. ``tool_not_called`` passes, a known false
-pass (the model calls around it show only that it made one more model call)."""
+the retry budget is missing evidence too. ``agno-openinference``: OpenInference's Agno
+instrumentation records no finish reason and, content off, no output, so the model call the
+loop answered with another model call, no step between, gets the unnamed placeholder (before,
+the search step ruled it out and ``tool_not_called`` was a known false pass)."""
 UNKNOWN_CALL_UNSEEN = ("azure-ai-agents",)
 """``y_unknown_tool``, content on and off: nothing the trace maps shows the made-up call. The
 Azure AI Agents service runs the model, so no span holds its requests; the SDK's auto function
@@ -1553,12 +1555,6 @@ def _expected(source: str, contract: str, scenario: str, content: bool) -> dict[
         base.update(dict.fromkeys(names, MIS))
         if source in UNKNOWN_CALL_OUTCOME_UNKNOWN:
             base["search-retry"] = MIS
-    if (
-        scenario == "y_unknown_tool"
-        and not content
-        and source in UNKNOWN_CALL_UNSEEN_WITHOUT_CONTENT
-    ):
-        base["no-destructive-tools"] = P  # known false pass: the request is unseen
     if scenario == "y_unknown_tool" and source in UNKNOWN_CALL_UNSEEN:
         # the call is seen only by the output posted for it: a call no step shows
         unseen = (*TOOL_COUNT_CHECKS, "degraded-disclosed")

@@ -1068,6 +1068,22 @@ impl<'a, 'py> Linking<'a, 'py> {
         Ok(false)
     }
 
+    /// Whether a model call records neither its output (none, or one flagged as not
+    /// captured: `redacted`) nor a finish reason: nothing shows whether it asked for tools.
+    fn shows_nothing(&self, gen: usize) -> PyResult<bool> {
+        let py = self.py;
+        let fields = self.fields(gen)?;
+        if !field_items(&fields, intern!(py, "finish_reasons"))?.is_empty() {
+            return Ok(false);
+        }
+        let output = intern!(py, "output_messages");
+        if !get(&fields, output)?.is_truthy()? {
+            return Ok(true);
+        }
+        let redacted = self.drafts[gen].obj.getattr(intern!(py, "redacted"))?;
+        redacted.contains(output)
+    }
+
     /// `_hides_tool_calls`: whether a model call that shows no tool call may have asked for
     /// some. `tools_seen`: its scope has a tool step; `calls_shown`: a model call of its
     /// scope shows a tool request (not one read from its reply text: such a read shows only
@@ -1092,7 +1108,12 @@ impl<'a, 'py> Linking<'a, 'py> {
         let said = self.says_tool_calls(gen, reasons)?;
         let members = &self.answers[later.scope].members;
         if !said {
-            if tools_seen {
+            // Where the scope shows its tools, a model call's requests show in its output or
+            // its finish reason, unless neither was recorded: content hid the output (or it
+            // was dropped) and the tracer writes no finish reason. Then a model call the loop
+            // calls again right after, with no step between, may have asked for a tool no
+            // step ran (one the agent does not have): unnamed, never "no such call".
+            if tools_seen && !self.shows_nothing(gen)? {
                 return Ok(false);
             }
             // `_called_again_unseen`
