@@ -377,9 +377,10 @@ def _link_tool_calls(drafts: list[Draft], compiled: CompiledSet) -> None:
     after, whose output was not captured or, where no model call of the scope shows a request
     or a finish reason asking for tools, whose reply text may hold a request no rule reads:
     Langroid's default tool mode, a code agent's calls in code; or, in a scope with tool
-    steps, one that did not fail, that recorded neither its output nor a finish reason and
-    that the loop calls again right after with no step between: OpenInference's Agno
-    instrumentation with content off, a tool the agent does not have), gets a placeholder
+    steps whose model calls record no finish reason, one that did not fail, whose output is
+    flagged not captured and that the loop calls again right after with no step between:
+    OpenInference's Agno instrumentation with content off, a tool the agent does not have),
+    gets a placeholder
     (``_hidden_call``), unless a tool step of an enclosing agent's scope ran within its
     agent's run (OpenLIT's Claude Agent SDK hangs a sub-agent's tool calls under the run's
     agent). Every search is indexed:

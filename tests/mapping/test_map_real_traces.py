@@ -177,6 +177,23 @@ UNKNOWN_TOOL_SPANNED = frozenset({"strands", "google-adk"})
 have (Strands: an ``execute_tool drop_stale_requests`` span, status ERROR, "Unknown tool: ...";
 Google ADK: the call's ``execute_tool`` span, ``ValueError``), so the failure shows with content
 off too. Elsewhere the call is only the model's request."""
+CALLED_AGAIN_UNSEEN = {
+    "agno-openinference": ("s_nested_forbidden", "s_nested_failure", "s_nested_rewritten"),
+    "beeai-js-openinference": ("g_handoff", "s_delegated_forbidden", "s_delegated_failure"),
+    "dspy-openinference": (
+        "a_happy",
+        "b_tool_retry",
+        "c_retry_exhausted",
+        "d_forbidden_tool",
+        "e_fabricated_citation",
+        "f_degraded",
+        "h_coding_agent",
+    ),
+}
+"""Content off: a model call that records no finish reason, its output hidden, answered by
+another model call with no step between, in a scope that shows tools, gets one unnamed
+placeholder (``test_contracts_on_real_traces.CALLED_AGAIN_UNSEEN``): DSPy's ``finish`` pick,
+the model call after a delegation returned. Not a call of the script: it is left out here."""
 UNKNOWN_CALL_UNSEEN = frozenset({"azure-ai-agents"})
 """``y_unknown_tool``, content on and off: the Azure AI Agents service runs the model, so no
 span holds its request, and the SDK answers a call its toolset has no function for without
@@ -1246,6 +1263,10 @@ def scenario_tool_calls(
         tools = [s.tool for s in calls]
         assert tools.count(scenario.handoff_tool) == 1, tools
         calls = [s for s in calls if s.tool != scenario.handoff_tool]
+    if not content and scenario.name in CALLED_AGAIN_UNSEEN.get(source, ()):
+        hidden = [s for s in calls if s.attributes.get("tool_calls_hidden")]
+        assert len(hidden) == 1 and hidden[0].tool is None, hidden
+        calls = [s for s in calls if s is not hidden[0]]
     unseen = AGENTS_UNSEEN
     if source in unseen and scenario.handoff is not None:
         assert calls and calls[0].tool in (scenario.handoff_tool, None), calls[:1]

@@ -141,6 +141,10 @@ def test_a_text_reply_called_again_where_no_call_is_ever_shown_may_hide_one() ->
     assert hidden[0].source is not None and hidden[0].source.span_id == f"{1:016x}"
 
 
+HIDDEN = {"gen_ai.output.messages": "[REDACTED]"}
+"""An output content capture left out (a redaction placeholder: flagged not captured)."""
+
+
 def _unrecorded(n: int, *, start: int, **attrs: Any) -> SpanRecord:
     """A model call that records no finish reason (OpenInference's Agno instrumentation)."""
     span = _chat(n, start=start, **attrs)
@@ -173,27 +177,46 @@ def test_a_call_showing_nothing_called_again_may_hide_one_where_tools_are_shown(
     ruled the placeholder out and the run read as one that called only ``search_docs``: a
     forbidden call made up by the model passed ``no-destructive-tools``."""
     t = _map(
-        _unrecorded(1, start=10),
+        _unrecorded(1, start=10, **HIDDEN),
         _tool(2, start=22),
-        _unrecorded(3, start=30),
-        _unrecorded(4, start=50),
+        _unrecorded(3, start=30, **HIDDEN),
+        _unrecorded(4, start=50, **HIDDEN),
     )
     assert _hidden_by(t) == [f"{3:016x}"]
     assert [s.tool for s in t.tool_calls()] == ["search_docs", None]
 
 
 def test_a_recorded_finish_reason_or_output_shows_the_call_asked_for_nothing() -> None:
-    """Where the call records why it finished (``stop``) or its output, that says whether it
-    asked for tools: the scope's tool step keeps the shape alone from hiding anything."""
+    """Where the call records why it finished (``stop``), or its scope's calls do (the tracer
+    writes finish reasons), or its output is recorded or merely absent (a tracer that writes
+    no output for some calls, not content capture hiding it), the scope's tool step keeps the
+    shape alone from hiding anything."""
     answer = json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": "hi"}]}])
-    stopped = _map(_chat(1, start=10), _tool(2, start=22), _chat(3, start=30), _chat(4, start=50))
-    shown = _map(
-        _unrecorded(1, start=10),
-        _tool(2, start=22),
-        _unrecorded(3, start=30, **{"gen_ai.output.messages": answer}),
-        _unrecorded(4, start=50),
-    )
-    assert _hidden_by(stopped) == [] and _hidden_by(shown) == []
+    runs = {
+        "stopped": _map(
+            _chat(1, start=10, **HIDDEN),
+            _tool(2, start=22),
+            _chat(3, start=30, **HIDDEN),
+            _chat(4, start=50, **HIDDEN),
+        ),
+        "scope records reasons": _map(
+            _unrecorded(1, start=10, **HIDDEN),
+            _tool(2, start=22),
+            _unrecorded(3, start=30, **HIDDEN),
+            _chat(4, start=50, **HIDDEN),
+        ),
+        "shown": _map(
+            _unrecorded(1, start=10, **HIDDEN),
+            _tool(2, start=22),
+            _unrecorded(3, start=30, **{"gen_ai.output.messages": answer}),
+            _unrecorded(4, start=50, **HIDDEN),
+        ),
+        "absent": _map(
+            _unrecorded(1, start=10), _tool(2, start=22), _unrecorded(3, start=30),
+            _unrecorded(4, start=50),
+        ),
+    }  # fmt: skip
+    assert {name: _hidden_by(t) for name, t in runs.items()} == {name: [] for name in runs}
 
 
 def test_reused_call_id_takes_the_latest_response() -> None:

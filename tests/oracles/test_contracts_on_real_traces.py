@@ -733,10 +733,140 @@ request of unknown outcome read from the model's messages)."""
 DENIED_CALL_OUTCOME_UNKNOWN = ("strands", "strands-openinference", "crewai-openinference")
 DENIED_REQUEST_UNSEEN = ("strands-openinference",)
 """``w_tool_denied`` without content: OpenInference's rewrite of Strands' spans records no
-finish reason and no message, and the refused deletion has no span: nothing shows that the
-model asked for a tool after its search (a model call followed by another is no hidden call
-where the agent's tools are recorded: DSPy's and CrewAI's extra model calls), so
-``no-destructive-tools`` passes. A known false pass the trace cannot avoid."""
+finish reason and no message, and the refused deletion has no span: only the model call the
+loop answered with another model call, no step between, shows that the model may have asked
+for a tool after its search. It gets the unnamed placeholder (``CALLED_AGAIN_UNSEEN``); before,
+``no-destructive-tools`` was a known false pass."""
+CALLED_AGAIN_UNSEEN: dict[tuple[str, str, str], tuple[str, ...]] = {
+    ("agno-openinference", "s_nested_failure", "multi-agent-handoff"): (
+        "bounded-steps",
+        "no-destructive-tools",
+        "research-searches",
+        "search-retry",
+    ),
+    ("agno-openinference", "s_nested_failure", "support-rag"): (
+        "bounded-effort",
+        "no-destructive-tools",
+        "search-retry",
+        "searched-the-index",
+    ),
+    ("agno-openinference", "s_nested_forbidden", "multi-agent-handoff"): (
+        "bounded-steps",
+        "research-searches",
+        "search-retry",
+    ),
+    ("agno-openinference", "s_nested_forbidden", "support-rag"): (
+        "bounded-effort",
+        "search-retry",
+        "searched-the-index",
+    ),
+    ("agno-openinference", "s_nested_rewritten", "multi-agent-handoff"): (
+        "bounded-steps",
+        "no-destructive-tools",
+        "research-searches",
+        "search-retry",
+    ),
+    ("agno-openinference", "s_nested_rewritten", "support-rag"): (
+        "bounded-effort",
+        "no-destructive-tools",
+        "search-retry",
+        "searched-the-index",
+    ),
+    ("beeai-js-openinference", "g_handoff", "multi-agent-handoff"): (
+        "bounded-steps",
+        "no-destructive-tools",
+        "research-searches",
+        "search-retry",
+        "triage-to-research",
+    ),
+    ("beeai-js-openinference", "g_handoff", "support-rag"): (
+        "bounded-effort",
+        "no-destructive-tools",
+        "search-retry",
+        "searched-the-index",
+    ),
+    ("beeai-js-openinference", "s_delegated_failure", "multi-agent-handoff"): (
+        "bounded-steps",
+        "no-destructive-tools",
+        "research-searches",
+        "search-retry",
+        "triage-to-research",
+    ),
+    ("beeai-js-openinference", "s_delegated_failure", "support-rag"): (
+        "bounded-effort",
+        "cites-a-source",
+        "degraded-disclosed",
+        "no-destructive-tools",
+        "search-retry",
+        "searched-the-index",
+    ),
+    ("beeai-js-openinference", "s_delegated_forbidden", "multi-agent-handoff"): (
+        "bounded-steps",
+        "research-searches",
+        "search-retry",
+        "triage-to-research",
+    ),
+    ("beeai-js-openinference", "s_delegated_forbidden", "support-rag"): (
+        "bounded-effort",
+        "search-retry",
+        "searched-the-index",
+    ),
+    ("dspy-openinference", "a_happy", "support-rag"): (
+        "bounded-effort",
+        "no-destructive-tools",
+        "search-retry",
+        "searched-the-index",
+    ),
+    ("dspy-openinference", "b_tool_retry", "support-rag"): (
+        "bounded-effort",
+        "no-destructive-tools",
+        "search-retry",
+        "searched-the-index",
+    ),
+    ("dspy-openinference", "c_retry_exhausted", "support-rag"): (
+        "bounded-effort",
+        "no-destructive-tools",
+        "search-retry",
+        "searched-the-index",
+    ),
+    ("dspy-openinference", "d_forbidden_tool", "support-rag"): (
+        "bounded-effort",
+        "search-retry",
+        "searched-the-index",
+    ),
+    ("dspy-openinference", "e_fabricated_citation", "support-rag"): (
+        "bounded-effort",
+        "no-destructive-tools",
+        "search-retry",
+        "searched-the-index",
+    ),
+    ("dspy-openinference", "f_degraded", "support-rag"): (
+        "bounded-effort",
+        "no-destructive-tools",
+        "search-retry",
+        "searched-the-index",
+    ),
+    ("dspy-openinference", "h_coding_agent", "coding-agent"): (
+        "bounded-effort",
+        "flaky-tool",
+    ),
+    ("strands-openinference", "w_tool_denied", "support-rag"): (
+        "bounded-effort",
+        "no-destructive-tools",
+        "search-retry",
+        "searched-the-index",
+    ),
+}
+"""Content off, sources whose model calls record no finish reason and whose output content
+capture hides, in a scope that shows tool steps: a model call the loop answers with another
+model call, no step between, gets an unnamed placeholder of unknown outcome (it may have asked
+for a tool no step ran: ``y_unknown_tool``'s made-up call, ``w_tool_denied``'s refused one),
+so these checks on tool names and counts are missing evidence, never a pass the data cannot
+show. The runs where this shape is not a request: DSPy's ReAct picks its ``finish`` pseudo-tool
+(no span) and then extracts the answer with one more model call; Agno's research agent and
+BeeAI's triage agent call the model again after a delegation returns. With content off the
+trace cannot tell these from a call of a tool the agent does not have, answered by the
+framework's error and one more model call."""
 FAILED_CALLS = (
     "b_tool_retry",
     "t_invalid_args",
@@ -1542,8 +1672,6 @@ def _expected(source: str, contract: str, scenario: str, content: bool) -> dict[
             base.update(dict.fromkeys(names, MIS))
             if source in DENIED_CALL_OUTCOME_UNKNOWN:
                 base["search-retry"] = MIS
-        if scenario == "w_tool_denied" and source in DENIED_REQUEST_UNSEEN:
-            base["no-destructive-tools"] = P  # known false pass: the request is unseen
     if source in THOUGHTS_AS_TEXT and scenario in REASONING:
         base.update(dict.fromkeys(ANSWER_CHECKS[contract], MIS))
     if (
@@ -1614,6 +1742,7 @@ def _expected(source: str, contract: str, scenario: str, content: bool) -> dict[
         hidden = set(base) - {"agent-spans"}
         if source in HANDOFF_BY_NESTING:
             hidden.discard("triage-to-research")
+    hidden |= set(CALLED_AGAIN_UNSEEN.get((source, scenario, contract), ()))
     return {name: (MIS if name in hidden else outcome) for name, outcome in base.items()}
 
 
@@ -1879,6 +2008,7 @@ the agents' calls apart in such a trace (the run-wide checks are unaffected)."""
         + FAILED_CALLS_SPANLESS
         + RESULTS_UNSEEN
         + FAILED_SPANS_BLANK
+        and (s, "b_tool_retry", "support-rag") not in CALLED_AGAIN_UNSEEN
     ],
 )
 def test_retry_result_points_at_the_retried_call(source: str) -> None:

@@ -1068,20 +1068,21 @@ impl<'a, 'py> Linking<'a, 'py> {
         Ok(false)
     }
 
-    /// Whether a model call records neither its output (none, or one flagged as not
-    /// captured: `redacted`) nor a finish reason: nothing shows whether it asked for tools.
-    fn shows_nothing(&self, gen: usize) -> PyResult<bool> {
-        let py = self.py;
+    /// Whether a model call records a finish reason (any).
+    fn records_finish(&self, gen: usize) -> PyResult<bool> {
         let fields = self.fields(gen)?;
-        if !field_items(&fields, intern!(py, "finish_reasons"))?.is_empty() {
-            return Ok(false);
-        }
-        let output = intern!(py, "output_messages");
-        if !get(&fields, output)?.is_truthy()? {
-            return Ok(true);
-        }
+        Ok(!field_items(&fields, intern!(self.py, "finish_reasons"))?.is_empty())
+    }
+
+    /// Whether a model call's output is flagged as not captured (`redacted`: content off, a
+    /// placeholder, a value cut): what it asked for was there and is hidden. An output merely
+    /// absent is not enough: tracers that record no output for some calls (DSPy's ReAct
+    /// through MLflow or Langtrace, LangGraph's structured-answer call) would lose runs
+    /// whose calls they show.
+    fn output_hidden(&self, gen: usize) -> PyResult<bool> {
+        let py = self.py;
         let redacted = self.drafts[gen].obj.getattr(intern!(py, "redacted"))?;
-        redacted.contains(output)
+        redacted.contains(intern!(py, "output_messages"))
     }
 
     /// `_hides_tool_calls`: whether a model call that shows no tool call may have asked for
@@ -1102,6 +1103,7 @@ impl<'a, 'py> Linking<'a, 'py> {
         reasons: &Bound<'py, PyAny>,
         tools_seen: bool,
         calls_shown: bool,
+        finish_unrecorded: bool,
     ) -> PyResult<bool> {
         let py = self.py;
         let fields = self.fields(gen)?;
@@ -1109,11 +1111,12 @@ impl<'a, 'py> Linking<'a, 'py> {
         let members = &self.answers[later.scope].members;
         if !said {
             // Where the scope shows its tools, a model call's requests show in its output or
-            // its finish reason, unless neither was recorded: content hid the output (or it
-            // was dropped) and the tracer writes no finish reason. Then a model call the loop
-            // calls again right after, with no step between, may have asked for a tool no
-            // step ran (one the agent does not have): unnamed, never "no such call".
-            if tools_seen && !self.shows_nothing(gen)? {
+            // its finish reason, unless neither was recorded: content hid the output and the
+            // tracer writes no finish reason (`finish_unrecorded`: no model call of the scope
+            // has one). Then a model call the loop calls again right after, with no step
+            // between, may have asked for a tool no step ran (one the agent does not have):
+            // unnamed, never "no such call".
+            if tools_seen && !(finish_unrecorded && self.output_hidden(gen)?) {
                 return Ok(false);
             }
             // `_called_again_unseen`
@@ -1339,6 +1342,13 @@ impl Linker {
                 }
                 calls_shown = link.says_tool_calls(*gen, finish_reasons)?;
             }
+            let mut finish_unrecorded = true;
+            for (_, gen, _) in &asked {
+                if link.records_finish(*gen)? {
+                    finish_unrecorded = false;
+                    break;
+                }
+            }
             let mut executors = link.executors(members.clone(), &asked)?;
             link.answers.push(Answers {
                 members: members.clone(),
@@ -1369,7 +1379,14 @@ impl Linker {
                 }
                 if requests.is_empty()
                     && synthesize
-                    && link.hides_tool_calls(gen, later, finish_reasons, tools_seen, calls_shown)?
+                    && link.hides_tool_calls(
+                        gen,
+                        later,
+                        finish_reasons,
+                        tools_seen,
+                        calls_shown,
+                        finish_unrecorded,
+                    )?
                 {
                     if above.is_none() {
                         above = Some(link.calls_above()?);
