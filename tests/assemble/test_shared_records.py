@@ -6,10 +6,8 @@ is pinned to leave them exactly as released."""
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
 import math
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +20,7 @@ from otel_oracles.mapping import load_conventions
 from otel_oracles.model.span import Trace
 from otel_oracles.pipeline import read_traces
 from otel_oracles.session import GradingSession
+from tests.support.generated import generate_traces
 
 REPO = Path(__file__).resolve().parent.parent.parent
 
@@ -106,14 +105,7 @@ def test_resources_equal_but_not_identical_stay_apart() -> None:
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """60 synthetic traces from the benchmark generator, many batches (JSON lines)."""
-    spec = importlib.util.spec_from_file_location("gen_traces", REPO / "bench" / "gen_traces.py")
-    assert spec is not None and spec.loader is not None
-    gen = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("gen_traces", gen)  # dataclasses look their module up there
-    spec.loader.exec_module(gen)
-    out = tmp_path_factory.mktemp("generated")
-    gen.generate(gen.Params(traces=60, batch=128), out)
-    return Path(out / "traces.jsonl")
+    return generate_traces(tmp_path_factory.mktemp("generated"), 60, 128)
 
 
 def test_grading_leaves_shared_resources_and_attributes_as_released(generated: Path) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import subprocess
@@ -18,6 +17,7 @@ from otel_oracles.model.result import Verdict
 from otel_oracles.parallel import grade_paths_parallel, shard_of
 from otel_oracles.pipeline import grade_paths
 from otel_oracles.session import GradeRun, GradingSession, SessionSpec
+from tests.support.generated import generate_traces
 
 REPO = Path(__file__).resolve().parent.parent.parent
 EXAMPLE_TRACES = REPO / "examples" / "traces"
@@ -53,14 +53,7 @@ def _sequential(paths: list[str]) -> tuple[list[dict[str, Any]], GradeRun]:
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """60 synthetic traces from the benchmark generator (interleaved, time-ordered export)."""
-    spec = importlib.util.spec_from_file_location("gen_traces", REPO / "bench" / "gen_traces.py")
-    assert spec is not None and spec.loader is not None
-    gen = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("gen_traces", gen)  # dataclasses look their module up there
-    spec.loader.exec_module(gen)
-    out = tmp_path_factory.mktemp("generated")
-    gen.generate(gen.Params(traces=60, batch=128), out, jsonl=False)
-    return Path(out / "traces.binpb")
+    return generate_traces(tmp_path_factory.mktemp("generated"), 60, 128, jsonl=False)
 
 
 def test_two_workers_give_the_sequential_verdicts_on_real_traces() -> None:
