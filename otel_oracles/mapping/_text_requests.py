@@ -31,6 +31,11 @@ MAX_TEXT = 65_536
 """A reply longer than this is not read (a request is a few hundred characters; the parse
 is linear, but a hostile trace should not make every model call cost its reply's size)."""
 
+MAX_REQUESTS = 32
+"""More requests than this in one reply are not read: real replies ask for a few tools at a
+time, and each request named is looked for in the call's whole input (``_told``), so a
+hostile reply of thousands of short requests would multiply that search."""
+
 _OPEN, _CLOSE = "<tool_call>", "</tool_call>"
 _DECODER = json.JSONDecoder()
 
@@ -76,10 +81,10 @@ def parse_requests(text: str) -> tuple[str, list[tuple[str, dict[str, Any]]]] | 
     the other keys, with only white space around them."""
     if len(text) > MAX_TEXT:
         return None
-    if _OPEN in text:
-        return _tool_call_blocks(text)
-    requests = _request_objects(text)
-    return None if requests is None else ("", requests)
+    parsed = _tool_call_blocks(text) if _OPEN in text else _request_objects(text)
+    if parsed is None or len(parsed[1]) > MAX_REQUESTS:
+        return None
+    return parsed
 
 
 def _tool_call_blocks(text: str) -> tuple[str, list[tuple[str, dict[str, Any]]]] | None:
@@ -106,7 +111,7 @@ def _tool_call_blocks(text: str) -> tuple[str, list[tuple[str, dict[str, Any]]]]
     return lead, requests
 
 
-def _request_objects(text: str) -> list[tuple[str, dict[str, Any]]] | None:
+def _request_objects(text: str) -> tuple[str, list[tuple[str, dict[str, Any]]]] | None:
     pos = _skip_space(text, 0)
     if not text.startswith("{", pos):
         return None
@@ -123,7 +128,7 @@ def _request_objects(text: str) -> list[tuple[str, dict[str, Any]]] | None:
             return None
         requests.append((name.strip(), obj))
         pos = _skip_space(text, pos)
-    return requests
+    return "", requests
 
 
 def _json_object(text: str) -> dict[str, Any] | None:

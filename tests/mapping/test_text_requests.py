@@ -15,7 +15,7 @@ import pytest
 
 from otel_oracles.grade.loader import load_contract
 from otel_oracles.mapping import load_conventions, map_trace
-from otel_oracles.mapping._text_requests import MAX_TEXT, parse_requests
+from otel_oracles.mapping._text_requests import MAX_REQUESTS, MAX_TEXT, parse_requests
 from otel_oracles.model.result import Outcome
 from otel_oracles.model.step import Step, Trajectory
 from otel_oracles.pipeline import grade_trace, read_traces
@@ -155,6 +155,8 @@ def test_parse_reads_whole_replies_of_requests() -> None:
         "Here it is: " + '{"request": "a"}',
         '{"request": "a", "q": ' + "[" * 100_000 + "]" * 100_000 + "}",  # too deep, too long
         '{"request": "a", "q": "' + "x" * MAX_TEXT + '"}',
+        '<tool_call>{"name": "a", "arguments": {}}</tool_call>' * (MAX_REQUESTS + 1),
+        '{"request": "a"}' * (MAX_REQUESTS + 1),  # each looked for in the whole input
     ],
 )
 def test_parse_fails_closed(text: str) -> None:
