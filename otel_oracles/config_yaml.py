@@ -6,8 +6,10 @@ reference. Nine anchors of nine aliases each are 640 bytes and a billion leaves:
 grew to 4.3 GB on one. So a document is composed first, its size *with aliases expanded* is
 counted on the node graph (each shared node once, so counting costs the file's size), and a
 document past ``MAX_EXPANDED_NODES`` is refused before anything is built. Files larger than
-``MAX_CONFIG_BYTES`` are refused unread. Both errors are ``yaml.YAMLError``s, so every loader
-reports them the way it reports a syntax error: one line naming the file.
+``config_bytes.MAX_CONFIG_BYTES`` are refused unread. Both errors are ``yaml.YAMLError``s here
+(``read_config_bytes``), so every loader reports them the way it reports a syntax error: one
+line naming the file; the contract and mapping loaders read through ``config_bytes`` directly,
+so a start whose files come from the cache imports no YAML.
 """
 
 from __future__ import annotations
@@ -17,11 +19,9 @@ from typing import Any
 
 import yaml
 
-_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+from otel_oracles import config_bytes
 
-MAX_CONFIG_BYTES = 4 * 1024 * 1024
-"""Largest contract, task, convention or serve config file read (4 MiB; the bundled
-conventions are a few KB each)."""
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 MAX_EXPANDED_NODES = 100_000
 """Most YAML nodes a document may stand for once aliases are expanded: far above any real
@@ -38,14 +38,11 @@ class YamlLimitError(yaml.YAMLError):
 
 def read_config_bytes(path: Path) -> bytes:
     """The file's bytes; ``YamlLimitError`` when it is larger than ``MAX_CONFIG_BYTES``
-    (``OSError`` as from ``open``)."""
-    with open(path, "rb") as handle:
-        data = handle.read(MAX_CONFIG_BYTES + 1)
-    if len(data) > MAX_CONFIG_BYTES:
-        raise YamlLimitError(
-            f"file is larger than {MAX_CONFIG_BYTES} bytes, the limit for configuration files"
-        )
-    return data
+    (``OSError`` as from ``open``), for callers that report it as they report bad YAML."""
+    try:
+        return config_bytes.read_config_bytes(path)
+    except config_bytes.ConfigTooLarge as exc:
+        raise YamlLimitError(exc.problem) from None
 
 
 def load_yaml(text: str | bytes) -> Any:

@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
-from otel_oracles.config_yaml import YamlLimitError, load_yaml, read_config_bytes
+from otel_oracles.config_bytes import ConfigTooLarge, read_config_bytes
 from otel_oracles.errors import ContractError
+from otel_oracles.grade._documents import MISSING, DocumentCache
 from otel_oracles.grade.budget import parse_budget
 from otel_oracles.grade.compiled import CompiledContract, compile_check
 from otel_oracles.grade.oracles.base import OracleParams
@@ -92,28 +92,54 @@ def _compile(contract: Contract, params: tuple[OracleParams, ...] | None) -> Com
 
 
 def _load(p: Path) -> _Parsed:
+    source = str(p)
     try:
         raw = read_config_bytes(p)
     except OSError as exc:
-        raise ContractError(f"cannot read: {exc.strerror}", str(p)) from None
-    except YamlLimitError as exc:
-        raise ContractError(exc.problem, str(p)) from None
+        raise ContractError(f"cannot read: {exc.strerror}", source) from None
+    except ConfigTooLarge as exc:
+        raise ContractError(exc.problem, source) from None
     try:
         text = raw.decode("utf-8")
-        data = json.loads(text) if p.suffix == ".json" else load_yaml(text)
     except UnicodeDecodeError:
-        raise ContractError("not UTF-8 text", str(p)) from None
-    except json.JSONDecodeError as exc:
-        raise ContractError(
-            f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", str(p)
-        ) from None
+        raise ContractError("not UTF-8 text", source) from None
+    if p.suffix == ".json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ContractError(
+                f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", source
+            ) from None
+    else:
+        data = _yaml_document(raw, text, source)
+    return _parse(data, source, hashlib.sha256(raw).hexdigest()[:16])
+
+
+def _yaml_document(raw: bytes, text: str, source: str) -> Any:
+    """The file's YAML document: from the cache when it holds these bytes (``_documents``:
+    validated by ``_parse`` as the YAML's would be), else loaded and kept there."""
+    cache = DocumentCache.from_env()
+    key = cache.key(raw) if cache is not None else ""
+    if cache is not None:
+        document = cache.get(key)
+        if document is not MISSING:
+            return document
+    # YAML only now: a start whose contracts all come from the cache does not import it.
+    import yaml
+
+    from otel_oracles.config_yaml import load_yaml
+
+    try:
+        document = load_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
         raise ContractError(
-            f"invalid YAML{where}: {getattr(exc, 'problem', exc)}", str(p)
+            f"invalid YAML{where}: {getattr(exc, 'problem', exc)}", source
         ) from None
-    return _parse(data, str(p), hashlib.sha256(raw).hexdigest()[:16])
+    if cache is not None:
+        cache.put(key, document)
+    return document
 
 
 def _parse(data: Any, source: str, content_hash: str) -> _Parsed:

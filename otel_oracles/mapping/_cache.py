@@ -31,45 +31,27 @@ never cached.
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import os
-import stat
-import tempfile
 from pathlib import Path
 
 import pydantic
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from otel_oracles import safe_regex
+from otel_oracles._cache_dir import (
+    CACHE_DIR_ENV,
+    CACHE_ROOT_ENV,
+    default_dir,
+    read_entry,
+    write_entry,
+)
+from otel_oracles._cache_dir import sha256 as _sha256
 from otel_oracles.mapping import config as _schema
 from otel_oracles.mapping.config import SYNTAX_CHECKED, ConventionFile
 
-CACHE_DIR_ENV = "OTEL_ORACLES_CONVENTIONS_CACHE"
-"""The directory of the entries; empty turns the cache off."""
-
-CACHE_ROOT_ENV = "OTEL_ORACLES_CACHE"
-"""The project's cache root (``tests/collector/build.sh`` keeps the collector there too)."""
+__all__ = ["CACHE_DIR_ENV", "CACHE_ROOT_ENV", "ConventionCache", "default_dir"]
 
 FORMAT = b"otel-oracles conventions cache 2"
 """Changes when the entry layout does."""
-
-MAX_ENTRY_BYTES = 16 * 1024 * 1024
-"""Largest entry read (4 MiB of YAML, the limit for a mapping file, is far less as JSON)."""
-
-
-_SHA256 = hashlib.sha256()
-"""An empty SHA-256 to ``copy()``: each ``hashlib.sha256()`` has OpenSSL look the algorithm
-up by name (CPython 3.11 keeps no fetched digest), ~115 k instructions, and the cache hashed
-three times per file (key, entry path, entry digest): ~20 M instructions of a one-trace
-``grade`` (docs/performance.md, "Start-up: the conventions' patterns and the cache's hashing")."""
-
-
-def _sha256(data: bytes = b"") -> hashlib._Hash:
-    """``hashlib.sha256(data)``, the same digest, without the look-up."""
-    digest = _SHA256.copy()
-    digest.update(data)
-    return digest
 
 
 _WRITTEN_CHECKED = {SYNTAX_CHECKED: True}
@@ -81,31 +63,6 @@ class _Entry(BaseModel):
 
     key: str
     file: ConventionFile
-
-
-def default_dir() -> Path | None:
-    """The entries' directory the environment names (``None``: turned off)."""
-    explicit = os.environ.get(CACHE_DIR_ENV)
-    if explicit is not None:
-        return Path(explicit) if explicit else None
-    root = os.environ.get(CACHE_ROOT_ENV)
-    if not root:
-        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-        root = str(Path(base) / "otel-oracles")
-    return Path(root) / "conventions"
-
-
-def _own_regular(info: os.stat_result) -> bool:
-    """Whether an entry (its open descriptor's ``fstat``) may be used: a regular file that
-    the grader's user (or root) owns and no one else may write. The digest and the key are
-    computed from public inputs, so anyone able to put a file in the directory (a cache
-    shared on a CI runner, one in ``/tmp``) could forge an entry that reads every tool call
-    as a harmless one; such a file is ignored and written again."""
-    return (
-        stat.S_ISREG(info.st_mode)
-        and info.st_uid in (os.geteuid(), 0)
-        and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
-    )
 
 
 class ConventionCache:
@@ -137,20 +94,8 @@ class ConventionCache:
 
     def get(self, key: str, source: str) -> ConventionFile | None:
         """The file validated again from its entry, or ``None`` when there is no usable one."""
-        try:
-            # Non-blocking, and regular files only: a FIFO put in place of an entry made
-            # ``open`` wait for a writer forever, stalling every start-up (the cache is data).
-            fd = os.open(self._path(source), os.O_RDONLY | os.O_NONBLOCK)
-            with open(fd, "rb") as handle:
-                if not _own_regular(os.fstat(fd)):
-                    return None
-                raw = handle.read(MAX_ENTRY_BYTES + 1)
-        except OSError:
-            return None
-        if len(raw) > MAX_ENTRY_BYTES:
-            return None
-        digest, _, body = raw.partition(b"\n")
-        if digest != _sha256(body).hexdigest().encode():
+        body = read_entry(self._path(source))
+        if body is None:
             return None
         try:
             entry = _Entry.model_validate_json(body, context=_WRITTEN_CHECKED)
@@ -169,16 +114,4 @@ class ConventionCache:
                 return
         except (ValidationError, ValueError):
             return
-        raw = _sha256(body).hexdigest().encode() + b"\n" + body
-        try:
-            self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.dir, prefix=".entry-", suffix=".tmp")
-        except OSError:
-            return
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(raw)
-            os.replace(tmp, self._path(conv.source))
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+        write_entry(self.dir, self._path(conv.source), body)

@@ -7,10 +7,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
-from otel_oracles.config_yaml import load_yaml, read_config_bytes
+from otel_oracles.config_bytes import ConfigTooLarge, read_config_bytes
 from otel_oracles.errors import ConventionError
 from otel_oracles.mapping._cache import ConventionCache
 from otel_oracles.mapping.config import ConventionFile, Rule
@@ -174,8 +173,8 @@ def load_convention_file(
         raw = read_config_bytes(path)
     except OSError as exc:
         raise ConventionError(f"cannot read: {exc.strerror}", source) from None
-    except yaml.YAMLError as exc:  # larger than the limit
-        raise ConventionError(f"invalid YAML: {getattr(exc, 'problem', exc)}", source) from None
+    except ConfigTooLarge as exc:
+        raise ConventionError(f"invalid YAML: {exc.problem}", source) from None
     key = cache.key(path.stem, source, raw) if cache is not None else ""
     conv = cache.get(key, source) if cache is not None else None
     if conv is None:
@@ -189,6 +188,11 @@ def load_convention_file(
 
 
 def _parse_convention_file(path: Path, raw: bytes) -> ConventionFile:
+    # YAML only now: a start whose files all come from the cache does not import it.
+    import yaml
+
+    from otel_oracles.config_yaml import load_yaml
+
     source = str(path)
     try:
         data = load_yaml(raw.decode("utf-8"))

@@ -219,3 +219,20 @@ def test_loading_the_conventions_compiles_no_pattern(tmp_path: Path) -> None:
     cold, warm = runs
     assert cold > 100
     assert warm == 0
+
+
+def test_a_warm_grade_imports_no_yaml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bench contracts are YAML; once their documents are in the cache (the first run
+    puts them there, beside the mapping files'), ``grade`` imports no YAML library: its
+    import alone was ~90 M instructions, over 5% of a one-trace run (docs/performance.md,
+    "Start-up: contracts without YAML")."""
+    monkeypatch.setenv("OTEL_ORACLES_CONVENTIONS_CACHE", str(tmp_path / "cache"))
+    args = ("grade", str(TRACE), "-c", str(REPO / "bench" / "contracts"), "-q")
+    cold_code, cold = loaded_by(*args)
+    warm_code, warm = loaded_by(*args)
+    assert cold_code == warm_code == 1
+    assert "yaml" in cold  # the guard is not vacuous: a cold start parses the YAML
+    assert under(warm, "yaml", "otel_oracles.config_yaml") == []
+    assert len(list((tmp_path / "cache").glob("contracts/*.json"))) == len(
+        list((REPO / "bench" / "contracts").glob("*.yaml"))
+    )

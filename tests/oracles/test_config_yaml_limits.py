@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from otel_oracles.config_yaml import MAX_CONFIG_BYTES, MAX_EXPANDED_NODES, load_yaml
+from otel_oracles.config_bytes import MAX_CONFIG_BYTES
+from otel_oracles.config_yaml import MAX_EXPANDED_NODES, load_yaml
 from otel_oracles.errors import ContractError, ConventionError
 from otel_oracles.grade.loader import load_contract
 from otel_oracles.mapping import load_conventions
