@@ -27,7 +27,7 @@ from otel_oracles.grade._documents import MISSING, DocumentCache
 from otel_oracles.grade.budget import parse_budget
 from otel_oracles.grade.compiled import CompiledContract, compile_check
 from otel_oracles.grade.oracles.base import OracleParams
-from otel_oracles.grade.registry import broken_plugins, registered
+from otel_oracles.grade.registry import broken_plugins, registered, registration
 from otel_oracles.grade.selector import selector_for
 from otel_oracles.model.contract import (
     CONTRACT_KEYS,
@@ -237,7 +237,6 @@ def parse_oracle_spec(
     Messages name the JSON path: ``oracles[1].path: field required for oracle type
     'file_not_modified'``.
     """
-    known = registered()
     if isinstance(item, str) and layer == "evidence":
         item = {"type": item}
     if isinstance(item, dict) and layer == "evidence" and "type" not in item:
@@ -247,14 +246,17 @@ def parse_oracle_spec(
     oracle_type = item.get("type")
     if not isinstance(oracle_type, str):
         raise ContractError(f"{where}.type: field required (a string naming the oracle)", source)
-    if layer == "evidence" and "type" in item and oracle_type not in known:
+    reg = registration(oracle_type)  # imports this type's built-in module only
+    if layer == "evidence" and "type" in item and reg is None:
         oracle_type = "evidence"
         item = {
             "type": "evidence",
             "field": item["type"],
             **{k: v for k, v in item.items() if k != "type"},
         }
-    if oracle_type not in known:
+        reg = registration(oracle_type)
+    if reg is None:
+        known = registered()
         broken = broken_plugins()
         if oracle_type in broken:
             raise ContractError(
@@ -267,7 +269,7 @@ def parse_oracle_spec(
             f"known types: {', '.join(known)}",
             source,
         )
-    cls = known[oracle_type].cls
+    cls = reg.cls
     params = {k: v for k, v in item.items() if k not in SPEC_META_KEYS}
     try:
         validated = cls.Params.model_validate(params)

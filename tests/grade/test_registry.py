@@ -1,0 +1,90 @@
+"""The oracle registry imports a built-in oracle's module when a contract first names its
+type (``registry.BUILTIN_TYPES``), and refuses a class that takes a built-in's type whether
+or not that module was imported yet (docs/performance.md, "Start-up: contracts without
+YAML")."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from otel_oracles.grade.registry import BUILTIN_MODULES, BUILTIN_TYPES, registered
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_the_type_table_is_what_the_builtin_modules_register() -> None:
+    builtin = {
+        name: reg.cls.__module__
+        for name, reg in registered().items()
+        if reg.cls.__module__ in BUILTIN_MODULES
+    }
+    assert builtin == BUILTIN_TYPES
+    assert all(reg.distribution == "otel-oracles" for reg in registered().values()
+               if reg.cls.__module__ in BUILTIN_MODULES)  # fmt: skip
+
+
+PROBE = """
+import json, sys
+from otel_oracles.grade import compile_contract
+from otel_oracles.grade.registry import BUILTIN_MODULES
+compile_contract(sys.argv[1])
+print(json.dumps(sorted(m for m in BUILTIN_MODULES if m in sys.modules)))
+"""
+
+
+def _builtin_modules_after_loading(contract: dict[str, object], tmp_path: Path) -> list[str]:
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(contract))
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, str(path)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return [m.rsplit(".", 1)[-1] for m in json.loads(proc.stdout)]
+
+
+def test_a_contract_imports_the_oracle_modules_it_names(tmp_path: Path) -> None:
+    # trace_tools and trace_answers come with the budget shorthand's params (grade.budget).
+    base = ["trace_answers", "trace_tools"]
+    assert (
+        _builtin_modules_after_loading(
+            {"id": "c", "invariants": [{"type": "max_steps", "max": 3}]}, tmp_path
+        )
+        == base
+    )
+    assert _builtin_modules_after_loading(
+        {"id": "c", "invariants": [{"type": "secret_in_command"}], "evidence": ["steps"]}, tmp_path
+    ) == sorted([*base, "secret_in_command", "trace_evidence"])
+
+
+CLASH = """
+from typing import ClassVar
+from otel_oracles.errors import PluginError
+from otel_oracles.grade import Finding, OracleCheck, register_oracle
+
+class Mine(OracleCheck):
+    oracle_type: ClassVar[str] = "package_install"
+
+    def check(self, ctx):
+        return Finding.ok("")
+
+try:
+    register_oracle(Mine)
+except PluginError as exc:
+    print(exc)
+"""
+
+
+def test_a_builtin_type_is_refused_before_its_module_was_imported() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", CLASH], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "'package_install'" in proc.stdout
+    assert "already registered by otel-oracles" in proc.stdout
