@@ -53,6 +53,7 @@ TURNS_APART = frozenset(
     {
         "openlit-strands",
         "openllmetry-openai-agents",
+        "openllmetry-openai-agents-latest",
         "openai-agents-otel-genai",
         "mlflow-openai-agents",
         "strands",
@@ -88,6 +89,7 @@ CUT_UNRECORDED = frozenset(
     {
         "openinference-openai-agents",
         "logfire-openai-agents",
+        "logfire-openai-agents-latest",
         "ollama-openllmetry",
         "agno-openinference",
     }
@@ -214,6 +216,7 @@ UNKNOWN_NAMED_WITHOUT_CONTENT = frozenset(
         "strands",
         "google-adk",
         "pydantic-ai-openinference",
+        "pydantic-ai-openinference-latest",
         "logfire-pydantic-ai",
         "openlit-create-agent",
     }
@@ -367,6 +370,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "autogen-openinference",
         "dspy-openinference",
         "logfire-openai-agents",
+        "logfire-openai-agents-latest",
         "logfire-openai-agents-stream",
         "openlit-openai-agents",
         "openlit-openai-agents-stream",
@@ -379,6 +383,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "openlit-google-adk",
         "openllmetry-agno",
         "openllmetry-openai-agents",
+        "openllmetry-openai-agents-latest",
         "openai-agents-otel-genai",
         "agency-swarm-otel-genai",
         "openllmetry-openai-agents-stream",
@@ -390,6 +395,7 @@ NAMES_KEPT_WITHOUT_CONTENT = frozenset(
         "beeai-openinference",
         "langchain-agents-openinference",
         "pydantic-ai-openinference",
+        "pydantic-ai-openinference-latest",
         "pydantic-ai-openinference-stream",
         "pydantic-ai-v2",
         "pydantic-ai-v6",
@@ -528,6 +534,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "dspy-otel-genai",
         "qwen-agent-otel-genai",
         "logfire-openai-agents",
+        "logfire-openai-agents-latest",
         "logfire-openai-agents-stream",
         "openlit-openai-agents",
         "openlit-openai-agents-stream",
@@ -540,6 +547,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "openlit-google-adk",
         "openllmetry-agno",
         "openllmetry-openai-agents",
+        "openllmetry-openai-agents-latest",
         "openai-agents-otel-genai",
         "agency-swarm-otel-genai",
         "openllmetry-openai-agents-stream",
@@ -551,6 +559,7 @@ TOOL_SPAN_SOURCES = frozenset(
         "beeai-openinference",
         "langchain-agents-openinference",
         "pydantic-ai-openinference",
+        "pydantic-ai-openinference-latest",
         "pydantic-ai-openinference-stream",
         "pydantic-ai-v2",
         "pydantic-ai-v6",
@@ -754,10 +763,12 @@ GENERIC_ERROR_TEXT = frozenset(
         "openai-agents-js",
         "openinference-mcp",
         "logfire-openai-agents",
+        "logfire-openai-agents-latest",
         "logfire-openai-agents-stream",
         "openlit-openai-agents",
         "openlit-openai-agents-stream",
         "openllmetry-openai-agents",
+        "openllmetry-openai-agents-latest",
         "openai-agents-otel-genai",
         "agency-swarm-otel-genai",
         "openllmetry-openai-agents-stream",
@@ -792,6 +803,7 @@ NO_TOKENS = frozenset(
         "griptape",
         "dspy-openinference",
         "openllmetry-openai-agents",
+        "openllmetry-openai-agents-latest",
         "openllmetry-openai-agents-stream",
         "langchain-agents-openinference",
         "autogen-native",
@@ -859,7 +871,13 @@ instrumentor's spans, not around them): every call is a leaf twice, so the run's
 half the leaf total, never the whole."""
 
 NO_MODEL_OUTPUT = frozenset(
-    {"openllmetry-openai-agents", "openllmetry-openai-agents-stream", "spring-ai", "spring-ai-2"}
+    {
+        "openllmetry-openai-agents",
+        "openllmetry-openai-agents-latest",
+        "openllmetry-openai-agents-stream",
+        "spring-ai",
+        "spring-ai-2",
+    }
 )
 """Sources whose model spans record the input messages only, or no message at all (Spring AI
 writes them to the application log): the final answer is missing (None) even with content

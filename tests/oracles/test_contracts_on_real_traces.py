@@ -332,6 +332,7 @@ TOOL_SPANS = (
     "langgraph-otel-genai",
     "llamaindex-otel-genai",
     "logfire-openai-agents",
+    "logfire-openai-agents-latest",
     "logfire-openai-agents-stream",
     "openlit-openai-agents",
     "openlit-openai-agents-stream",
@@ -345,6 +346,7 @@ TOOL_SPANS = (
     "openlit-google-adk",
     "openllmetry-agno",
     "openllmetry-openai-agents",
+    "openllmetry-openai-agents-latest",
     "openai-agents-otel-genai",
     "agency-swarm-otel-genai",
     "openllmetry-openai-agents-stream",
@@ -361,6 +363,7 @@ TOOL_SPANS = (
     "beeai-openinference",
     "langchain-agents-openinference",
     "pydantic-ai-openinference",
+    "pydantic-ai-openinference-latest",
     "pydantic-ai-openinference-stream",
     "pydantic-ai-v2",
     "pydantic-ai-v6",
@@ -441,6 +444,7 @@ UNNAMED_AGENTS = (
 with content off), so the required transfer can be neither confirmed nor refuted."""
 NO_MODEL_OUTPUT = (
     "openllmetry-openai-agents",
+    "openllmetry-openai-agents-latest",
     "openllmetry-openai-agents-stream",
     "spring-ai",
     "spring-ai-2",
@@ -682,7 +686,9 @@ the framework handed the model its own refusal text, which ``conventions/otel-ge
 DENIAL_ONLY_IN_CONTENT = (
     "openinference-openai-agents",
     "logfire-openai-agents",
+    "logfire-openai-agents-latest",
     "pydantic-ai-openinference",
+    "pydantic-ai-openinference-latest",
     "logfire-pydantic-ai",
     "openlit-create-agent",
     "google-adk",
@@ -708,7 +714,11 @@ the application's ``can_use_tool`` refusal, empty for the SDK's default
 with ``""``). The refused search reads as a failed call, so
 ``searched-the-index`` passes though the index was never consulted: a known false pass the
 trace cannot avoid (the refused deletion still fails ``no-destructive-tools``: asked for)."""
-DENIED_REQUEST_UNSETTLED = ("pydantic-ai-openinference", "logfire-pydantic-ai")
+DENIED_REQUEST_UNSETTLED = (
+    "pydantic-ai-openinference",
+    "pydantic-ai-openinference-latest",
+    "logfire-pydantic-ai",
+)
 """The denied call is a request with no span (pydantic-ai opens none for a deferred call):
 without content its outcome is unknown, and nothing shows that it ran."""
 DENIAL_UNTIED = ("openlit-create-agent",)
@@ -1083,6 +1093,7 @@ provider's content filter): no complete answer exists."""
 CUT_UNRECORDED = (
     "openinference-openai-agents",
     "logfire-openai-agents",
+    "logfire-openai-agents-latest",
     "ollama-openllmetry",
     "agno-openinference",
 )
@@ -1414,6 +1425,7 @@ tool, so every check that must know which tools were called is missing evidence.
 LIMIT_RAISES = (
     "openinference-openai-agents",
     "openllmetry-openai-agents",
+    "openllmetry-openai-agents-latest",
     "openai-agents-otel-genai",
     "google-adk",
     "logfire-pydantic-ai",

@@ -4393,6 +4393,22 @@ for _base in LIMITED:
         "sdk_limits": SDK_LIMITS,
     }
 
+NEWEST = {
+    "logfire-openai-agents": "openai 3.60.0",
+    "openllmetry-openai-agents": "openai 3.60.0",
+    "pydantic-ai-openinference": "pydantic-ai-slim 2.68.0, openai 3.60.0",
+}
+"""Sources captured a second time on the newest releases PyPI served on 2026-12-04
+(``<source>-latest``, the README's version-drift section): the same app and
+instrumentation, so the same truth; kept because their pinned folders lack scenarios
+(``i``-``l``, ``o_run_error``) the newer capture holds."""
+for _base, _releases in NEWEST.items():
+    assert f"{_base}-latest" not in SOURCES, _base  # strands-latest is another opt-in
+    SOURCES[f"{_base}-latest"] = {
+        **SOURCES[_base],
+        "what": f"{SOURCES[_base]['what']}; on the newest releases ({_releases})",
+    }
+
 
 OPENAI_AGENTS_REJECTS = (
     "the SDK's strict parameter model rejects them (`ModelBehaviorError: Invalid JSON input for "
