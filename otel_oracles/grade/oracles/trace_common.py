@@ -172,6 +172,18 @@ def call_failures(ev: Evidence, error_pattern: str | None) -> dict[int, str | No
     return table
 
 
+def failed_calls(ev: Evidence, error_pattern: str | None) -> dict[int, str]:
+    """The failed entries of ``call_failures`` (``id()`` of a call -> why it failed), made
+    once per pattern. Most trajectories hold no failed call: then this is empty, and
+    ``tool_retries`` and ``tool_errors`` are decided without pairing calls or reading
+    twins (no failure, no retry and no failed call, whatever the pairs)."""
+    table: dict[int, str] = ev.memoized(
+        ("failed_calls", error_pattern),
+        lambda: {k: why for k, why in call_failures(ev, error_pattern).items() if why is not None},
+    )
+    return table
+
+
 def is_denied(step: Step) -> bool:
     """Whether an approval step (a human in the loop, a policy hook) refused this call before
     the tool ran (``attributes.denied``, set by the mapping: ``tool_results.denied_pattern``

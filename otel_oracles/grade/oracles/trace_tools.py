@@ -17,7 +17,7 @@ contract name, since nothing shows it came from another namespace.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -41,6 +41,7 @@ from otel_oracles.grade.oracles.trace_common import (
     args_mismatch,
     args_mismatch_why,
     call_failures,
+    failed_calls,
     indexes,
     is_denied,
     nameless_twins,
@@ -55,6 +56,7 @@ from otel_oracles.grade.oracles.trace_common import (
 from otel_oracles.grade.registry import register_oracle
 from otel_oracles.model.defaults import new_list
 from otel_oracles.model.step import Step, StepKind
+from otel_oracles.model.tool_name import first_match
 
 
 def _as_list(value: Any) -> Any:
@@ -184,6 +186,12 @@ class ToolNotCalled(OracleCheck):
     def check(self, ctx: GradeContext) -> Finding:
         p = self.params
         bad = ctx.evidence.calls_of(tuple(p.tool), unknown_namespace_matches=True)
+        if not bad:  # the usual answer: nothing to name or point at
+            return Finding.ok(
+                f"none of {', '.join(p.tool)} was called",
+                used=0,
+                details={"calls": 0, "tools": []},
+            )
         names = sorted({s.tool or "?" for s in bad})
         kw: dict[str, Any] = {
             "span_ids": span_ids(bad),
@@ -201,9 +209,7 @@ class ToolNotCalled(OracleCheck):
                 + (f"; {refused} of them requested, then {DENIED}" if refused else ""),
                 **kw,
             )
-        if bad:
-            return Finding.ok(f"{len(bad)} call(s) of {', '.join(names)} within {p.max}", **kw)
-        return Finding.ok(f"none of {', '.join(p.tool)} was called", **kw)
+        return Finding.ok(f"{len(bad)} call(s) of {', '.join(names)} within {p.max}", **kw)
 
 
 # ---- tool_sequence ------------------------------------------------------------------------------
@@ -239,28 +245,27 @@ class ToolSequenceParams(OracleParams):
 
 FULL, NAME = 2, 1
 
+_Op = Literal["match", "args_mismatch", "missing", "unexpected"]
 
-# No generated eq, repr (compared by identity, never printed): each generated method is
-# compiled from source at every start (docs/performance.md, "Start-up: fewer generated methods").
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
-class DiffEntry:
-    op: Literal["match", "args_mismatch", "missing", "unexpected"]
-    expected: int | None
-    actual: Step | None
-    note: str = ""
+DiffEntry = tuple[_Op, int | None, Step | None, str]
+"""One entry of a sequence's diff: ``(op, expected item's position, call, note)``. A plain
+tuple: every sequence check makes one per expected item and per call."""
 
-    def line(self, items: list[SequenceItem]) -> str:
-        exp = items[self.expected].tool if self.expected is not None else ""
-        act = where(self.actual) if self.actual is not None else ""
-        match self.op:
-            case "match":
-                return f"  = {exp:<24} {act}"
-            case "args_mismatch":
-                return f"  ~ {exp:<24} {act}: {self.note}"
-            case "missing":
-                return f"  - {exp:<24} (expected, not called)"
-            case _:
-                return f"  + {'':<24} {act} (not expected)"
+
+def _line(entry: DiffEntry, tools: Sequence[str]) -> str:
+    """``entry`` as a line of the failure message (``tools``: the expected items' tools)."""
+    op, expected, actual, note = entry
+    exp = tools[expected] if expected is not None else ""
+    act = where(actual) if actual is not None else ""
+    match op:
+        case "match":
+            return f"  = {exp:<24} {act}"
+        case "args_mismatch":
+            return f"  ~ {exp:<24} {act}: {note}"
+        case "missing":
+            return f"  - {exp:<24} (expected, not called)"
+        case _:
+            return f"  + {'':<24} {act} (not expected)"
 
 
 _Cell = tuple[int, Why | None]
@@ -270,19 +275,21 @@ do not (the message made when the alignment keeps the pair)."""
 _NO_MATCH: _Cell = (0, None)
 _FULL_MATCH: _Cell = (FULL, None)
 
+_Item = tuple[SequenceItem, tuple[str, ...], bool]
+"""An expected item as ``_scores`` reads it: the item, its tool as a pattern tuple
+(``first_match``'s), whether it constrains the arguments. Made once per check."""
 
-def _diff_details(diff: list[DiffEntry], tools: list[str]) -> list[dict[str, Any]]:
+
+def _diff_details(diff: list[DiffEntry], tools: Sequence[str]) -> list[dict[str, Any]]:
     """``diff`` as the result's details show it: per entry its ``op``, the expected item
     (position and tool; ``tools`` are the items' tools), the call (step, tool and span id)
     and the note. Every entry of every sequence check's diff is shown, so this is one loop
     with the fields read once, not a method call per entry."""
     out: list[dict[str, Any]] = []
-    for entry in diff:
-        shown: dict[str, Any] = {"op": entry.op}
-        expected = entry.expected
+    for op, expected, actual, note in diff:
+        shown: dict[str, Any] = {"op": op}
         if expected is not None:
             shown["expected"] = {"position": expected, "tool": tools[expected]}
-        actual = entry.actual
         if actual is not None:
             source = actual.source
             if source is None:
@@ -293,58 +300,85 @@ def _diff_details(diff: list[DiffEntry], tools: list[str]) -> list[dict[str, Any
                     "tool": actual.tool,
                     "span_id": source.span_id,
                 }
-        if entry.note:
-            shown["note"] = entry.note
+        if note:
+            shown["note"] = note
         out.append(shown)
     return out
 
 
-def _scores(items: list[SequenceItem], calls: list[Step]) -> list[list[_Cell]]:
+def _names_call(patterns: tuple[str, ...], recorded: str | None, served: Any) -> bool:
+    """``step_glob(step, patterns) is not None`` for a step whose tool is ``recorded`` and
+    whose MCP server's name for the call is ``served``."""
+    if first_match(recorded, patterns) is not None:
+        return True
+    return isinstance(served, str) and first_match(served, patterns) is not None
+
+
+def _scores(
+    items: Sequence[_Item], calls: Sequence[Step], unmatched: int
+) -> tuple[list[list[_Cell]], list[list[int]]]:
     """``[i][j]``: how call ``j`` matches item ``i``: ``FULL`` (name and arguments), ``NAME``
-    (name only, with why the arguments do not match) or 0. Whether a name matches is
-    decided once per (item tool, call tool, MCP server's name) triple: a sequence repeats
-    its tools."""
-    named: dict[tuple[str, str | None, Any], bool] = {}
+    (name only, with why the arguments do not match) or 0; and the alignment's weight of
+    each pair (``n + m + 1`` for ``FULL``, 1 for ``NAME``, ``unmatched`` for 0), made in
+    the same pass. Whether a name matches is decided once per (item tool, call tool, MCP
+    server's name) triple: a sequence repeats its tools."""
+    big = len(items) + len(calls) + 1
+    named: dict[tuple[tuple[str, ...], str | None, Any], bool] = {}
     names = [(step.tool, step.attributes.get("mcp_tool")) for step in calls]
     rows: list[list[_Cell]] = []
-    for item in items:
-        tool = item.tool
+    weights: list[list[int]] = []
+    for item, patterns, constrains in items:
         row: list[_Cell] = []
+        w_row: list[int] = []
         for step, (recorded, served) in zip(calls, names, strict=True):
-            key = (tool, recorded, served)
+            key = (patterns, recorded, served)
             hit = named.get(key)
             if hit is None:
-                hit = named[key] = step_glob(step, (tool,)) is not None
+                hit = named[key] = _names_call(patterns, recorded, served)
             if not hit:
                 row.append(_NO_MATCH)
+                w_row.append(unmatched)
                 continue
-            why = args_mismatch_why(item, step)
-            row.append(_FULL_MATCH if why is None else (NAME, why))
+            why = args_mismatch_why(item, step) if constrains else None
+            if why is None:
+                row.append(_FULL_MATCH)
+                w_row.append(big)
+            else:
+                row.append((NAME, why))
+                w_row.append(1)
         rows.append(row)
-    return rows
+        weights.append(w_row)
+    return rows, weights
 
 
 def _matched(cell: _Cell, i: int, call: Step) -> DiffEntry:
     score, why = cell
     if score == FULL or why is None:
-        return DiffEntry("match", i, call, "")
-    return DiffEntry("args_mismatch", i, call, why())
+        return ("match", i, call, "")
+    return ("args_mismatch", i, call, why())
 
 
-def _align_ordered(items: list[SequenceItem], calls: list[Step]) -> list[DiffEntry]:
+def _align_ordered(items: Sequence[_Item], calls: Sequence[Step]) -> list[DiffEntry]:
     """Order-preserving alignment maximizing full matches first, then name-only matches
     (weighted LCS; a full match outweighs every name-only match combined)."""
     n, m = len(items), len(calls)
-    big = n + m + 1
-    scores = _scores(items, calls)
-    weights = [[big if s == FULL else (1 if s == NAME else -1) for s, _ in row] for row in scores]
+    scores, weights = _scores(items, calls, -1)
+    # best[i][j]: the best weight aligning items i.. with calls j.. (never below 0, so a
+    # pair that does not match, weighing -1, is never taken).
     best = [[0] * (m + 1) for _ in range(n + 1)]
     for i in range(n - 1, -1, -1):
         row, below, w_row = best[i], best[i + 1], weights[i]
+        after = 0  # row[m]
         for j in range(m - 1, -1, -1):
+            value = below[j]
+            if after > value:
+                value = after
             w = w_row[j]
-            take = below[j + 1] + w if w > 0 else -1
-            row[j] = max(take, below[j], row[j + 1])
+            if w > 0:
+                take = below[j + 1] + w
+                if take > value:
+                    value = take
+            row[j] = after = value
     out: list[DiffEntry] = []
     i = j = 0
     while i < n and j < m:
@@ -353,27 +387,25 @@ def _align_ordered(items: list[SequenceItem], calls: list[Step]) -> list[DiffEnt
             out.append(_matched(scores[i][j], i, calls[j]))
             i, j = i + 1, j + 1
         elif best[i][j] == best[i + 1][j]:
-            out.append(DiffEntry("missing", i, None))
+            out.append(("missing", i, None, ""))
             i += 1
         else:
-            out.append(DiffEntry("unexpected", None, calls[j]))
+            out.append(("unexpected", None, calls[j], ""))
             j += 1
-    out.extend(DiffEntry("missing", k, None) for k in range(i, n))
-    out.extend(DiffEntry("unexpected", None, calls[k]) for k in range(j, m))
+    out.extend(("missing", k, None, "") for k in range(i, n))
+    out.extend(("unexpected", None, calls[k], "") for k in range(j, m))
     return out
 
 
-def _align_unordered(items: list[SequenceItem], calls: list[Step]) -> list[DiffEntry]:
+def _align_unordered(items: Sequence[_Item], calls: Sequence[Step]) -> list[DiffEntry]:
     """Optimal one-to-one assignment (Hungarian algorithm): as many full matches as possible,
     then as many name-only matches; greedy first-match can miss a complete matching."""
     n, m = len(items), len(calls)
     if n == 0 or m == 0:
-        return [DiffEntry("missing", i, None) for i in range(n)] + [
-            DiffEntry("unexpected", None, c) for c in calls
+        return [("missing", i, None, "") for i in range(n)] + [
+            ("unexpected", None, c, "") for c in calls
         ]
-    big = n + m + 1
-    scores = _scores(items, calls)
-    weights = [[big if s == FULL else (1 if s == NAME else 0) for s, _ in row] for row in scores]
+    scores, weights = _scores(items, calls, 0)
     # Imported here: scipy.optimize costs ~0.7 s CPU to import, paid only by the contracts
     # whose sequences need an assignment, not by every grading run's start-up.
     from scipy.optimize import linear_sum_assignment
@@ -388,14 +420,20 @@ def _align_unordered(items: list[SequenceItem], calls: list[Step]) -> list[DiffE
         used_items.add(i)
         used_calls.add(j)
         out.append(_matched(scores[i][j], i, calls[j]))
-    out.extend(DiffEntry("missing", i, None) for i in range(n) if i not in used_items)
-    out.extend(DiffEntry("unexpected", None, calls[j]) for j in range(m) if j not in used_calls)
-    out.sort(key=lambda e: (e.actual.index if e.actual else 10**9, e.expected or 0))
+    out.extend(("missing", i, None, "") for i in range(n) if i not in used_items)
+    out.extend(("unexpected", None, calls[j], "") for j in range(m) if j not in used_calls)
+    out.sort(key=_unordered_key)
     return out
 
 
+def _unordered_key(entry: DiffEntry) -> tuple[int, int]:
+    """Where an unordered diff's entry is listed: by its call's step, then its item."""
+    actual, expected = entry[2], entry[1]
+    return (actual.index if actual else 10**9, expected or 0)
+
+
 def _sequence_ok(mode: SequenceMode, diff: list[DiffEntry]) -> bool:
-    ops = {e.op for e in diff}
+    ops = {e[0] for e in diff}
     if mode in ("exact", "any_order"):
         return ops <= {"match"}
     if mode in ("in_order", "superset"):
@@ -433,28 +471,40 @@ class ToolSequence(OracleCheck):
         tools = [i.tool for i in p.expected if i.constrains_args()]
         return self.evidence | _args_evidence(list(p.expected), tools)
 
+    def __init__(self, params: ToolSequenceParams) -> None:
+        super().__init__(params)
+        # What every check of this contract reads of its params, read once.
+        self._items: tuple[_Item, ...] = tuple(
+            (i, (i.tool,), i.constrains_args()) for i in params.expected
+        )
+        self._named: tuple[str, ...] = tuple(i.tool for i in params.expected)
+        self._ignore: tuple[str, ...] = tuple(params.ignore)
+
     def check(self, ctx: GradeContext) -> Finding:
         p = self.params
         answering = ctx.evidence.answering()
-        named = [i.tool for i in p.expected]
-        ignore = p.ignore  # no patterns: no call is ignored (``step_glob`` is None)
-        calls = [
-            s
-            for s in ctx.evidence.calls_of(())
-            if (not ignore or step_glob(s, ignore) is None)
-            and (id(s) not in answering or step_glob(s, named) is not None)
-        ]
-        items = list(p.expected)
+        named, ignore = self._named, self._ignore
+        every = ctx.evidence.calls_of(())
+        if ignore or answering:
+            calls: Sequence[Step] = [
+                s
+                for s in every
+                if (not ignore or not _step_named(s, ignore))
+                and (id(s) not in answering or _step_named(s, named))
+            ]
+        else:  # no call is ignored, none answers: every call takes part
+            calls = every
+        items = self._items
         ordered = p.mode in ("exact", "in_order")
         diff = _align_ordered(items, calls) if ordered else _align_unordered(items, calls)
         details = {
             "mode": p.mode,
-            "expected": named,
+            "expected": list(named),
             "actual": [s.tool for s in calls],
             "diff": _diff_details(diff, named),
         }
         if _sequence_ok(p.mode, diff):
-            matched = [e.actual for e in diff if e.op == "match" and e.actual is not None]
+            matched = [e[2] for e in diff if e[0] == "match" and e[2] is not None]
             order = " -> ".join(s.tool or "?" for s in calls) or "no calls"
             return Finding.ok(
                 f"tool sequence ({p.mode}) holds: {order}",
@@ -464,7 +514,7 @@ class ToolSequence(OracleCheck):
             )
         counts: dict[str, int] = defaultdict(int)
         for e in diff:
-            counts[e.op] += 1
+            counts[e[0]] += 1
         relevant = {
             "exact": ("missing", "unexpected", "args_mismatch"),
             "any_order": ("missing", "unexpected", "args_mismatch"),
@@ -475,8 +525,8 @@ class ToolSequence(OracleCheck):
         summary = ", ".join(f"{counts[op]} {op.replace('_', ' ')}" for op in relevant if counts[op])
         if p.mode == "exact" and not summary:
             summary = "order differs"
-        offending = [e.actual for e in diff if e.op in relevant and e.actual is not None]
-        lines = "\n".join(e.line(items) for e in diff)
+        offending = [e[2] for e in diff if e[0] in relevant and e[2] is not None]
+        lines = "\n".join(_line(e, named) for e in diff)
         return Finding.fail(
             f"tool sequence ({p.mode}) does not hold: {summary}\n{lines}",
             details=details,
@@ -484,6 +534,11 @@ class ToolSequence(OracleCheck):
             step_indexes=indexes(offending),
             unseen=_curable_by_unseen_calls(p.mode, counts),
         )
+
+
+def _step_named(step: Step, patterns: tuple[str, ...]) -> bool:
+    """``step_glob(step, patterns) is not None``."""
+    return _names_call(patterns, step.tool, step.attributes.get("mcp_tool"))
 
 
 # ---- retries, loops, errors ---------------------------------------------------------------------
@@ -526,15 +581,17 @@ def find_retries(
 def _retries(
     ev: Evidence, tools: tuple[str, ...], error_pattern: str | None
 ) -> tuple[tuple[Step, Step, str], ...]:
+    failed = failed_calls(ev, error_pattern)
+    if not failed:  # no call failed (most trajectories): nothing to retry, no pairs needed
+        return ()
     repeats: list[tuple[Step, Step]] = ev.memoized("repeats", lambda: _repeats(ev))
     chosen = {id(s) for s in ev.calls_of(tools, unknown_namespace_matches=True)} if tools else None
-    failures = call_failures(ev, error_pattern)
     out: list[tuple[Step, Step, str]] = []
     for s, prev in repeats:
-        if chosen is not None and id(s) not in chosen:
+        why = failed.get(id(prev))
+        if why is None or is_denied(prev):  # a refusal is no failure to retry
             continue
-        why = failures[id(prev)]
-        if why is not None and not is_denied(prev):  # a refusal is no failure to retry
+        if chosen is None or id(s) in chosen:
             out.append((s, prev, why))
     return tuple(out)
 
@@ -578,6 +635,10 @@ class ToolRetries(OracleCheck):
     def check(self, ctx: GradeContext) -> Finding:
         p = self.params
         retries = find_retries(ctx.evidence, tuple(p.tools), p.error_pattern)
+        if not retries:  # the usual answer: within any budget, nothing to point at
+            return Finding.ok(
+                "no retries", used=0, details={"retries": 0, "per_tool": {}, "retried_after": []}
+            )
         per_tool: dict[str, int] = defaultdict(int)
         for s, _, _ in retries:
             per_tool[s.tool or "?"] += 1
@@ -606,14 +667,12 @@ class ToolRetries(OracleCheck):
                 return Finding.fail(
                     f"retries over the per-tool budget {p.max_per_tool}: {worst}", **kw
                 )
-        if total:
-            first = retries[0]
-            return Finding.ok(
-                f"{total} retr{'y' if total == 1 else 'ies'} ({breakdown}) within budget {p.max}; "
-                f"first after {where(first[1])} failed: {first[2]}",
-                **kw,
-            )
-        return Finding.ok("no retries", **kw)
+        first = retries[0]
+        return Finding.ok(
+            f"{total} retr{'y' if total == 1 else 'ies'} ({breakdown}) within budget {p.max}; "
+            f"first after {where(first[1])} failed: {first[2]}",
+            **kw,
+        )
 
 
 class LoopDetectedParams(CoverageParams):
@@ -650,6 +709,12 @@ class LoopDetected(OracleCheck):
         # loops found nor their order.
         for s in repeated_args_candidates(ctx.evidence, calls, p.threshold):
             groups[(s.tool, step_normalized_args(ctx.evidence, s))].append(s)
+        if not groups:  # no call can be part of a loop (most runs): nothing to point at
+            found = f"no tool called {p.threshold}+ times with the same arguments"
+            stopped = ctx.evidence.stopped_short()
+            if stopped is not None:
+                return Finding.missing(f"{found} before {stopped}", used=0, details={"loops": []})
+            return Finding.ok(found, used=0, details={"loops": []})
         loops = [g for g in groups.values() if len(g) >= p.threshold]
         steps = [s for g in loops for s in g]
         kw: dict[str, Any] = {
@@ -698,6 +763,8 @@ class ToolErrors(OracleCheck):
 
     def check(self, ctx: GradeContext) -> Finding:
         p = self.params
+        if not failed_calls(ctx.evidence, p.error_pattern):  # no call failed (most runs)
+            return Finding.ok("no failed tool calls", used=0, details={"failed": []})
         twins = nameless_twins(ctx.evidence)
         failures = call_failures(ctx.evidence, p.error_pattern)
         calls = ctx.evidence.calls_of(tuple(p.tools), unknown_namespace_matches=True)
