@@ -190,12 +190,8 @@ class Evidence:
         try:
             found: tuple[Step, ...] = self._calls_of[key]
         except KeyError:
-            found = self._calls_of[key] = tuple(
-                s
-                for s in self.groups.calls
-                if first_match(s.tool, names, unknown_namespace_matches)
-                # the MCP server's own name for a call a framework qualified
-                or first_match(s.attributes.get("mcp_tool"), names, unknown_namespace_matches)
+            found = self._calls_of[key] = _calls_named(
+                self.groups.calls, names, unknown_namespace_matches
             )
         return found
 
@@ -326,6 +322,28 @@ class StepGroups:
     kinds, times, indexes and statuses (the run's last model call, the error that ended
     it, the last run's agents, the work left unread) are worked out over them instead of
     by Python passes that read the same fields of every step again."""
+
+
+def _calls_named(
+    calls: Sequence[Step], names: tuple[str, ...], unknown_namespace_matches: bool
+) -> tuple[Step, ...]:
+    """The ``calls`` whose tool, or the MCP server's own name for a call a framework
+    qualified (``mcp_tool``), one of ``names`` names (``first_match``). A run calls a few
+    tools many times: each recorded name is matched once here, not once per call."""
+    named: dict[str | None, bool] = {}
+    out: list[Step] = []
+    for s in calls:
+        tool = s.tool
+        hit = named.get(tool)
+        if hit is None:
+            hit = named[tool] = bool(first_match(tool, names, unknown_namespace_matches))
+        if hit:
+            out.append(s)
+            continue
+        served = s.attributes.get("mcp_tool")
+        if served is not None and first_match(served, names, unknown_namespace_matches):
+            out.append(s)
+    return tuple(out)
 
 
 def group_steps(steps: Sequence[Step]) -> StepGroups:

@@ -40,7 +40,14 @@ from otel_oracles.grade.oracles.trace_common import (
     args_mismatch,
     result_text,
 )
-from otel_oracles.grade.oracles.trace_tools import SequenceItem, _align_ordered, _scores
+from otel_oracles.grade.oracles.trace_tools import (
+    FULL,
+    NAME,
+    SequenceItem,
+    _align_ordered,
+    _scores,
+    sequence_items,
+)
 from otel_oracles.model.contract import OracleSpec
 from otel_oracles.model.result import Outcome
 from otel_oracles.model.step import COMMAND_KEYS, StepKind, Trajectory, normalize_path
@@ -236,21 +243,22 @@ def test_sequence_notes_are_the_messages_of_the_kept_pairs() -> None:
             calls.append(tool(rng.choice(["write_file", "run", "search", "other"]), args))
         steps = list(traj(*calls).steps)
         chosen = rng.sample(items, rng.randint(1, len(items)))
-        scores = _scores(chosen, steps)
+        scores, weights = _scores(sequence_items(chosen), steps, -1)
         for i, item in enumerate(chosen):
             for j, step in enumerate(steps):
                 score, why = scores[i][j]
+                assert weights[i][j] == {FULL: len(chosen) + len(steps) + 1, NAME: 1, 0: -1}[score]
                 if score == 0:
                     continue
                 expected = args_mismatch(item, step)
                 assert (why is None) == (expected is None)
                 assert why is None or why() == expected
-        for entry in _align_ordered(chosen, steps):
-            if entry.op in ("match", "args_mismatch"):
-                assert entry.expected is not None and entry.actual is not None
-                want = args_mismatch(chosen[entry.expected], entry.actual)
-                assert entry.note == (want or "")
-                assert (entry.op == "match") == (want is None)
+        for op, expected_at, actual, note in _align_ordered(sequence_items(chosen), steps):
+            if op in ("match", "args_mismatch"):
+                assert expected_at is not None and actual is not None
+                want = args_mismatch(chosen[expected_at], actual)
+                assert note == (want or "")
+                assert (op == "match") == (want is None)
 
 
 # ---- why a call failed -------------------------------------------------------------------------

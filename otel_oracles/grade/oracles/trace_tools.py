@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from operator import attrgetter
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -280,6 +281,11 @@ _Item = tuple[SequenceItem, tuple[str, ...], bool]
 (``first_match``'s), whether it constrains the arguments. Made once per check."""
 
 
+def sequence_items(expected: Sequence[SequenceItem]) -> tuple[_Item, ...]:
+    """``expected`` as the alignment reads it (``_Item``)."""
+    return tuple((i, (i.tool,), i.constrains_args()) for i in expected)
+
+
 def _diff_details(diff: list[DiffEntry], tools: Sequence[str]) -> list[dict[str, Any]]:
     """``diff`` as the result's details show it: per entry its ``op``, the expected item
     (position and tool; ``tools`` are the items' tools), the call (step, tool and span id)
@@ -474,9 +480,7 @@ class ToolSequence(OracleCheck):
     def __init__(self, params: ToolSequenceParams) -> None:
         super().__init__(params)
         # What every check of this contract reads of its params, read once.
-        self._items: tuple[_Item, ...] = tuple(
-            (i, (i.tool,), i.constrains_args()) for i in params.expected
-        )
+        self._items = sequence_items(params.expected)
         self._named: tuple[str, ...] = tuple(i.tool for i in params.expected)
         self._ignore: tuple[str, ...] = tuple(params.ignore)
 
@@ -605,11 +609,10 @@ def _repeats(ev: Evidence) -> list[tuple[Step, Step]]:
     and order, ``requested_in``, when that call's span records one turn, not every call of
     a run, ``merged_model_calls``: Gemini's calls carry no ids). The core's
     (``tool_repeats``, ``native/python/src/evidence.rs``)."""
-    return tool_repeats(sorted(ev.calls_of(()), key=_index), ev.groups.generations)
+    return tool_repeats(sorted(ev.calls_of(()), key=_INDEX), ev.groups.generations)
 
 
-def _index(step: Step) -> int:
-    return step.index
+_INDEX = attrgetter("index")
 
 
 @register_oracle
@@ -707,15 +710,16 @@ class LoopDetected(OracleCheck):
         # whose top-level string arguments differ from all but a few of its other calls) need
         # no normalizing (the costly part); leaving their groups out changes neither the
         # loops found nor their order.
-        for s in repeated_args_candidates(ctx.evidence, calls, p.threshold):
-            groups[(s.tool, step_normalized_args(ctx.evidence, s))].append(s)
-        if not groups:  # no call can be part of a loop (most runs): nothing to point at
+        if len(calls) >= p.threshold:  # fewer calls in all make no loop
+            for s in repeated_args_candidates(ctx.evidence, calls, p.threshold):
+                groups[(s.tool, step_normalized_args(ctx.evidence, s))].append(s)
+        loops = [g for g in groups.values() if len(g) >= p.threshold]
+        if not loops:  # the usual answer: nothing to point at
             found = f"no tool called {p.threshold}+ times with the same arguments"
             stopped = ctx.evidence.stopped_short()
-            if stopped is not None:
+            if stopped is not None:  # the calls the limit cut off may have made a loop
                 return Finding.missing(f"{found} before {stopped}", used=0, details={"loops": []})
             return Finding.ok(found, used=0, details={"loops": []})
-        loops = [g for g in groups.values() if len(g) >= p.threshold]
         steps = [s for g in loops for s in g]
         kw: dict[str, Any] = {
             "used": len(loops),
@@ -730,11 +734,7 @@ class LoopDetected(OracleCheck):
         )
         if len(loops) > p.max:
             return Finding.fail(f"loop detected: {desc}", **kw)
-        found = (
-            f"{len(loops)} loop(s) within {p.max}: {desc}"
-            if loops
-            else (f"no tool called {p.threshold}+ times with the same arguments")
-        )
+        found = f"{len(loops)} loop(s) within {p.max}: {desc}"
         stopped = ctx.evidence.stopped_short()
         if stopped is not None:  # the calls the limit cut off may have made the loop
             return Finding.missing(f"{found} before {stopped}", **kw)
@@ -839,6 +839,7 @@ class MaxToolCalls(OracleCheck):
         answering = ctx.evidence.answering()
         twinned = nameless_twins(ctx.evidence).twinned
         selected = ctx.evidence.calls_of(tuple(p.tools), unknown_namespace_matches=True)
+        calls: Sequence[Step]
         if answering or twinned:
             calls = [
                 s
@@ -847,7 +848,7 @@ class MaxToolCalls(OracleCheck):
                 and id(s) not in twinned
             ]
         else:  # no answering call, no twin: every selected call counts
-            calls = list(selected)
+            calls = selected
         if len(calls) > p.max:
             extra = calls[p.max :]
             return Finding.fail(
