@@ -557,7 +557,7 @@ def test_call_failures_are_each_calls_own_failure() -> None:
     """``call_failures`` decides every call of the trajectory at once per pattern; each
     entry is ``_call_failure`` of that call alone, and a step from elsewhere is judged on
     its own."""
-    from otel_oracles.grade.oracles.trace_common import _call_failure, call_failures
+    from otel_oracles.grade.oracles.trace_common import _call_failure, call_failures, failed_calls
 
     rng = random.Random(5)
     for _ in range(100):
@@ -578,6 +578,8 @@ def test_call_failures_are_each_calls_own_failure() -> None:
         for pattern in (DEFAULT_ERROR_PATTERN, None, r"fine|boom"):
             table = call_failures(ev, pattern)
             assert table == {id(s): _call_failure(ev, s, pattern) for s in t.tool_calls()}
+            # the failed ones, which tool_retries and tool_errors read first
+            assert failed_calls(ev, pattern) == {k: w for k, w in table.items() if w is not None}
             for s in t.steps:
                 assert call_failure(ev, s, pattern) == _call_failure(Evidence(t), s, pattern)
         foreign = traj(tool("search", None, {"error": "x"}), timed=False).steps[0]
