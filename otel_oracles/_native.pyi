@@ -2,9 +2,10 @@
 bindings and the Python stages that call them. Keep it in step with the bindings."""
 
 from collections.abc import Callable, Collection, Container, Iterable, Iterator, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from opentelemetry.sdk.metrics.export import MetricsData
+from pydantic import BaseModel
 
 from otel_oracles.decode._transfer import RequestBody, WireSpan
 from otel_oracles.emit._records import ItemBatch, LogItem, SpanItem
@@ -829,3 +830,31 @@ def repeated_args_candidates(
     """The calls that may share normalized arguments with ``threshold - 1`` others of their
     tool, each call's screen kept in ``made`` by ``id()``
     (``grade.oracles.trace_common.repeated_args_candidates``)."""
+
+# ---- the evaluator (otel_oracles.grade.evaluator) ---------------------------------------------
+
+_Model = TypeVar("_Model", bound=BaseModel)
+
+def fill_model(model: type[_Model], values: dict[str, Any], fields: frozenset[str], /) -> _Model:
+    """An instance of ``model`` holding ``values`` as validation leaves them, unvalidated
+    (``model.result._filled``; ``native/python/src/checks.rs``)."""
+
+class CheckRunner:
+    """The evaluator's loop over a contract's checks (``evaluator.run_checks``;
+    ``native/python/src/checks.rs``)."""
+
+    def __init__(
+        self,
+        model: type[BaseModel],
+        fields: frozenset[str],
+        trusted: bool,
+        validate: Callable[[dict[str, Any]], Any],
+        outcomes: tuple[Any, Any, Any, Any, Any],
+        fails_with: Callable[[BaseException], tuple[Any, Any, dict[str, object]]],
+        gapped: Callable[[Any, Any], Any],
+        refuse_commands: Callable[[Any], None],
+        fail_closed: Callable[[Any, Any, Any], Any],
+        /,
+    ) -> None: ...
+    def run(self, checks: Sequence[Any], ctx: Any, clear: bool, gapless: bool, /) -> list[Any]:
+        """One result per check, in order (``evaluator.run_checks``)."""

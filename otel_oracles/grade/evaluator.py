@@ -16,6 +16,7 @@ import contextlib
 import dataclasses
 import time
 
+from otel_oracles._native import CheckRunner
 from otel_oracles.errors import OtelOraclesError, ReplayError, SandboxError
 from otel_oracles.grade.compiled import CompiledCheck, CompiledContract, compile_check
 from otel_oracles.grade.completeness import trace_complete
@@ -24,11 +25,11 @@ from otel_oracles.grade.loader import compile_contract
 from otel_oracles.grade.oracles.base import Finding, GradeContext, OracleCheck
 from otel_oracles.model.contract import Contract, OracleSpec
 from otel_oracles.model.result import (
+    RESULTS_TRUSTED,
     Layer,
     OracleResult,
     Outcome,
     Verdict,
-    trusted_result,
     trusted_verdict,
     verdict_tally,
 )
@@ -47,9 +48,7 @@ _ERROR = Outcome.ERROR
 
 _new_result = OracleResult.__pydantic_validator__.validate_python
 """``OracleResult(**fields)`` in one pydantic-core call, without ``BaseModel.__init__``: for
-a finding whose values ``_plain_finding`` does not vouch for."""
-
-_LAYERS: tuple[Layer, ...] = ("evidence", "invariant", "tolerance")
+a finding whose values the core's ``plain_finding`` does not vouch for."""
 
 _new_verdict = Verdict.__pydantic_validator__.validate_python
 
@@ -57,7 +56,9 @@ _clock = time.perf_counter_ns
 
 
 def outcome_for(layer: Layer, finding: Finding) -> Outcome:
-    """The layer/finding table in ``otel_oracles.grade.oracles.base``."""
+    """The layer/finding table in ``otel_oracles.grade.oracles.base``: what ``run_checks``
+    (the core's loop, ``native/python/src/checks.rs``) makes of each finding, for callers
+    that hold a finding of their own (the tests compare the two)."""
     if finding.status == "missing":
         return _MISSING_EVIDENCE
     if layer == "tolerance":
@@ -151,34 +152,6 @@ def _failure_despite_gaps(missing: Finding, oracle: OracleCheck, ctx: GradeConte
     )
 
 
-def _plain_finding(
-    message: object, details: object, span_ids: object, step_indexes: object, used: object
-) -> bool:
-    """Whether a finding's values are exactly of the types its result holds (``str``, a
-    ``dict`` keyed by ``str``, tuples of ``str`` and of ``int``, an ``int``), so that
-    validating the result could change nothing but make the tuples lists. Subclasses
-    (``bool`` for ``int``, ``StrEnum`` members for ``str``) and anything else, as a plug-in
-    may return, are validated (where they are converted or refused as they always were).
-    """
-    if (
-        type(message) is not str
-        or type(details) is not dict
-        or type(span_ids) is not tuple
-        or type(step_indexes) is not tuple
-    ):
-        return False
-    for key in details:
-        if type(key) is not str:
-            return False
-    for span_id in span_ids:
-        if type(span_id) is not str:
-            return False
-    for index in step_indexes:
-        if type(index) is not int:
-            return False
-    return type(used) is int
-
-
 _NONE = type(None)
 
 
@@ -238,118 +211,73 @@ def _known_clear(compiled: CompiledContract, ctx: GradeContext) -> tuple[bool, b
     return clear, gapless
 
 
+def _gapped(check: CompiledCheck, ctx: GradeContext) -> Finding | None:
+    """The ``missing`` finding of a check whose contract's evidence is not known to be all
+    there (``_known_clear``): what of its own evidence the trajectory lacks, and whether
+    the trace is incomplete (graded on timeout), else ``None`` (the check judges). A
+    recorded failure that stands whatever the missing evidence would add replaces it
+    (``_failure_despite_gaps``)."""
+    lacking = ctx.evidence.lacking(check.evidence) if check.evidence else ()
+    incomplete = ctx.trajectory.incomplete
+    if not lacking and not incomplete:
+        return None
+    gaps = [message for _, message in lacking]
+    missing = [name for name, _ in lacking]
+    if incomplete:
+        gaps.insert(0, "trace incomplete: graded on timeout before all spans arrived")
+        missing.insert(0, "trace_complete")
+    finding = Finding.missing("; ".join(gaps), details={"evidence": missing})
+    oracle = check.oracle
+    assert oracle is not None
+    if oracle.failure_stands_on_gaps and not oracle.runs_commands:
+        finding = _failure_despite_gaps(finding, oracle, ctx)
+    return finding
+
+
+def _refuse_commands(ctx: GradeContext) -> None:
+    """Raise ``SandboxError`` when ``ctx``'s policy cannot run commands: asked before a
+    check that runs commands runs, so a plug-in cannot run anything there."""
+    problem = ctx.command_problem()
+    if problem is not None:
+        raise SandboxError(problem)
+
+
+_RUNNER = CheckRunner(
+    OracleResult,
+    frozenset(OracleResult.model_fields),
+    RESULTS_TRUSTED,
+    _new_result,
+    (_PASS, _TOLERATED, _INVARIANT_FAILURE, _BUDGET_EXHAUSTED, _MISSING_EVIDENCE),
+    _fails_with,
+    _gapped,
+    _refuse_commands,
+    _fail_closed,
+)
+"""The loop over a contract's checks, in the core (``native/python/src/checks.rs``): the
+evaluator's steps around each check's own ``check`` (its outcome, whether it passes, its
+result built, unvalidated when every value is of its field's exact type) cost about as
+much as the checks themselves when interpreted. The paths off the usual one call back the
+helpers above."""
+
+
+def run_checks(
+    checks: tuple[CompiledCheck, ...], ctx: GradeContext, clear: bool = False, gapless: bool = False
+) -> list[OracleResult]:
+    """One result per check of ``checks`` (compiled checks of ``ctx.contract``) on ``ctx``,
+    never an exception (except the lazy replay's own failure, which makes the whole
+    verdict a replay error, and ``KeyboardInterrupt``, which stops the run: see the module
+    docstring). ``clear`` and ``gapless`` are what the contract's ``_known_clear`` found:
+    when ``clear``, no check asks for its evidence nor completeness; when ``gapless``, no
+    result is held against the trajectory's gaps."""
+    results: list[OracleResult] = _RUNNER.run(checks, ctx, clear, gapless)
+    return results
+
+
 def run_compiled(
     check: CompiledCheck, ctx: GradeContext, clear: bool = False, gapless: bool = False
 ) -> OracleResult:
-    """One compiled check on ``ctx``: its result, never an exception (except the lazy
-    replay's own failure, which makes the whole verdict a replay error, and
-    ``KeyboardInterrupt``, which stops the run: see the module docstring). ``clear`` and
-    ``gapless`` are what its contract's ``_known_clear`` found: when ``clear``, the check
-    asks for neither its evidence nor completeness; when ``gapless``, its result is not
-    held against the trajectory's gaps."""
-    start = _clock()
-    contract = ctx.contract
-    error_details: dict[str, object] | None = None
-    if check.setup_error is not None:
-        finding, outcome, error_details = _fails_with(check.setup_error)
-    else:
-        oracle = check.oracle
-        assert oracle is not None
-        try:
-            lacking = () if clear or not check.evidence else ctx.evidence.lacking(check.evidence)
-            if lacking or (not clear and ctx.trajectory.incomplete):
-                gaps = [message for _, message in lacking]
-                missing = [name for name, _ in lacking]
-                if ctx.trajectory.incomplete:
-                    gaps.insert(0, "trace incomplete: graded on timeout before all spans arrived")
-                    missing.insert(0, "trace_complete")
-                finding = Finding.missing("; ".join(gaps), details={"evidence": missing})
-                if oracle.failure_stands_on_gaps and not oracle.runs_commands:
-                    finding = _failure_despite_gaps(finding, oracle, ctx)
-            else:
-                if oracle.runs_commands:
-                    # Checked before the check runs, so a plug-in cannot run anything here.
-                    problem = ctx.command_problem()
-                    if problem is not None:
-                        raise SandboxError(problem)
-                finding = oracle.check(ctx)
-            status = finding.status
-            if not gapless and (
-                finding.unseen or (status == "pass" and oracle.needs_full_coverage)
-            ):
-                finding = _fail_closed(finding, oracle, ctx)
-                status = finding.status
-            # ``outcome_for``, inline: it is asked of every result.
-            if status == "missing":
-                outcome = _MISSING_EVIDENCE
-            elif check.layer != "tolerance":
-                outcome = _PASS if status == "pass" else _INVARIANT_FAILURE
-            elif status == "fail":
-                outcome = _INVARIANT_FAILURE if finding.breach == "rule" else _BUDGET_EXHAUSTED
-            else:
-                outcome = _TOLERATED if finding.used > 0 else _PASS
-        except KeyboardInterrupt:
-            raise  # Ctrl-C stops the run: it is the user's, not a check's failure
-        except BaseException as exc:  # a plug-in's SystemExit is that check's error
-            if exc is ctx.replay_error:
-                raise  # the lazy replay failed: the whole verdict is a replay error
-            finding, outcome, error_details = _fails_with(exc)
-    passed = (
-        outcome is _PASS
-        or outcome is _TOLERATED
-        or (outcome is _MISSING_EVIDENCE and contract.on_missing_evidence == "warn")
-    )
-    message = finding.message
-    details = finding.details
-    span_ids = finding.span_ids
-    step_indexes = finding.step_indexes
-    used = finding.used
-    fields = check.result_fields
-    contract_id = contract.id
-    contract_version = contract.version
-    if (
-        fields["layer"] in _LAYERS
-        and type(contract_id) is str  # (a contract built by ``model_construct`` may hold
-        and type(contract_version) is int  # anything: such a one is validated)
-        and _plain_finding(message, details, span_ids, step_indexes, used)
-    ):
-        # The per-check fields come from the validated contract and the finding's values
-        # were just type-checked: nothing to validate. The containers are copied, as
-        # validation copies them, so no result shares one with the finding or the spec.
-        return trusted_result(
-            fields["oracle_type"],
-            fields["name"],
-            fields["layer"],
-            outcome,
-            passed,
-            message,
-            {**details} if error_details is None else {**details, **error_details},
-            {**fields["params"]},
-            [*span_ids],
-            [*step_indexes],
-            used,
-            fields["budget"],
-            fields["why"],
-            contract_id,
-            contract_version,
-            _clock() - start,
-        )
-    result: OracleResult = _new_result(
-        {
-            **fields,
-            "outcome": outcome,
-            "passed": passed,
-            "message": message,
-            "details": details if error_details is None else {**details, **error_details},
-            "span_ids": span_ids,
-            "step_indexes": step_indexes,
-            "used": used,
-            "contract_id": contract_id,
-            "contract_version": contract_version,
-            "duration_ns": _clock() - start,
-        }
-    )
-    return result
+    """One compiled check on ``ctx``: its result (``run_checks`` of that check alone)."""
+    return run_checks((check,), ctx, clear, gapless)[0]
 
 
 def _context(
@@ -439,12 +367,12 @@ def grade(
                 evidence=evidence,
             )
             clear, gapless = _known_clear(compiled, ctx)
-            results = [run_compiled(check, ctx, clear, gapless) for check in compiled.checks]
+            results = run_checks(compiled.checks, ctx, clear, gapless)
         else:
             with contextlib.ExitStack() as stack:
                 ctx = _context(contract, evidence, stack, commands)
                 clear, gapless = _known_clear(compiled, ctx)
-                results = [run_compiled(check, ctx, clear, gapless) for check in compiled.checks]
+                results = run_checks(compiled.checks, ctx, clear, gapless)
     except ReplayError as exc:
         results = [
             OracleResult(

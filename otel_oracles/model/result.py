@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from otel_oracles._native import fill_model
 from otel_oracles.model.defaults import new_dict, new_list
 
 
@@ -63,21 +64,11 @@ _SLOTS = ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydant
 """What pydantic keeps of a model instance: ``BaseModel``'s slots, which its pickle state
 (``__getstate__``/``__setstate__``) holds, as the trusted constructors below fill them."""
 
-_set = object.__setattr__
-_new_instance = object.__new__
-_M = TypeVar("_M", bound=BaseModel)
-
-
-def _filled(model: type[_M], values: dict[str, Any], fields: frozenset[str]) -> _M:
-    """An instance of ``model`` holding ``values`` as validation leaves them: the one trusted
-    construction, which ``_builds_as_validation`` checks against validation at import and
-    the constructors below use."""
-    built = _new_instance(model)
-    _set(built, "__dict__", values)
-    _set(built, "__pydantic_fields_set__", set(fields))
-    _set(built, "__pydantic_extra__", None)
-    _set(built, "__pydantic_private__", None)
-    return built
+_filled = fill_model
+"""``_filled(model, values, fields)``: an instance of ``model`` holding ``values`` as
+validation leaves them, the one trusted construction (in the core, which the evaluator's
+loop over a contract's checks builds each result with), checked against validation at
+import by ``_builds_as_validation`` and used by the constructors below."""
 
 
 def _builds_as_validation(sample: BaseModel) -> bool:
@@ -103,70 +94,15 @@ def _builds_as_validation(sample: BaseModel) -> bool:
     return built == valid and built.__getstate__() == state
 
 
-_TRUSTED = _builds_as_validation(
+RESULTS_TRUSTED = _builds_as_validation(
     OracleResult(oracle_type="x", name="x", outcome=Outcome.PASS, passed=True, message="")
 )
-_ALL_FIELDS = frozenset(OracleResult.model_fields)
-_new_result = OracleResult.__pydantic_validator__.validate_python
-
-
-def trusted_result(
-    oracle_type: str,
-    name: str,
-    layer: Layer,
-    outcome: Outcome,
-    passed: bool,
-    message: str,
-    details: dict[str, Any],
-    params: dict[str, Any],
-    span_ids: list[str],
-    step_indexes: list[int],
-    used: int,
-    budget: int | None,
-    why: str | None,
-    contract_id: str,
-    contract_version: int,
-    duration_ns: int,
-    /,
-) -> OracleResult:
-    """An ``OracleResult`` of values the caller already knows are valid, without
-    validating them: the evaluator's one result per check, whose per-check fields come
-    from a validated contract and whose finding it has type-checked.
-
-    Validating costs ~26 k instructions a result, more than half of what the evaluator
-    spends on a check; ``model_construct`` (Python, a loop over the fields) and
-    ``model_copy(update=...)`` of a template (Python, three ``copy`` calls) measured slower
-    still. This fills a new instance's four slots as pydantic's own ``__setstate__``
-    (``copy``, ``pickle``) and ``model_construct`` fill them: the field values (in field
-    order), a fresh set of every field's name, as validation of a full result leaves it,
-    and no extra or private values. The result is the object validation makes: same type,
-    field values and order, ``model_fields_set``, dumps and JSON. ``details`` and
-    ``params`` are stored as given (validation would copy them): give dicts nothing else
-    holds. Where pydantic keeps a model otherwise than this expects (checked once at
-    import, ``_builds_as_validation``), each result is validated instead.
-    """
-    values = {
-        "oracle_type": oracle_type,
-        "name": name,
-        "layer": layer,
-        "outcome": outcome,
-        "passed": passed,
-        "message": message,
-        "details": details,
-        "params": params,
-        "span_ids": span_ids,
-        "step_indexes": step_indexes,
-        "used": used,
-        "budget": budget,
-        "why": why,
-        "contract_id": contract_id,
-        "contract_version": contract_version,
-        "duration_ns": duration_ns,
-    }
-    if not _TRUSTED:
-        validated: OracleResult = _new_result(values)
-        return validated
-    return _filled(OracleResult, values, _ALL_FIELDS)
+"""Whether an ``OracleResult`` of values the caller knows are valid may be built without
+validation (``_filled``): the evaluator's results, built in the core
+(``grade.evaluator.run_checks``), whose per-check fields come from a validated contract and
+whose finding it has type-checked. Validating costs ~26 k instructions a result, more than
+the evaluator spends on a check otherwise. Where pydantic keeps a model otherwise than
+``_filled`` expects (another pydantic version), each result is validated instead."""
 
 
 class Counts(BaseModel):
@@ -282,8 +218,8 @@ def trusted_verdict(
     (its own results, a ``Counts``, a validated contract's fields, the trajectory's fields
     it has type-checked).
 
-    Validating a verdict costs ~21 k instructions; this, built as ``trusted_result`` builds
-    a result (the four slots filled as ``__setstate__`` fills them, every field in the
+    Validating a verdict costs ~21 k instructions; this, built as the evaluator builds a
+    result (``_filled``: the four slots filled as ``__setstate__`` fills them, every field in the
     fields set as validation of a full verdict leaves it), ~11 k. ``results`` is stored as
     given (validation copies the list, and keeps the ``OracleResult`` instances in it as
     they are): give a list nothing else holds. Where pydantic keeps a model otherwise than

@@ -1,11 +1,11 @@
 """The evaluator builds each check's ``OracleResult`` without validating it
-(``model.result.trusted_result``) when it knows the values are valid: the result must be the
+(``model.result._filled``, in the core's loop over a contract's checks) when it knows the
+values are valid: the result must be the
 very object validation makes of the same values, and any finding whose values it cannot vouch
 for (as a plug-in may return) must still be validated, converted or refused as before."""
 
 from __future__ import annotations
 
-import inspect
 import pickle
 from collections import OrderedDict
 from enum import StrEnum
@@ -19,7 +19,7 @@ from otel_oracles.grade import Finding, GradeContext, OracleCheck, grade, regist
 from otel_oracles.grade.loader import load_contract
 from otel_oracles.mapping import load_conventions
 from otel_oracles.model import result as result_module
-from otel_oracles.model.result import OracleResult, Outcome, trusted_result
+from otel_oracles.model.result import OracleResult, Outcome
 from otel_oracles.pipeline import grade_paths
 from otel_oracles.session import GradingSession
 from tests.oracles.trace_builders import contract, gen, tool, traj
@@ -53,13 +53,20 @@ def assert_same_object(got: OracleResult, want: OracleResult) -> None:
 def test_the_state_the_trusted_constructor_relies_on_is_pydantics() -> None:
     # A pydantic whose pickle state had another form would silently validate every result:
     # correct, but the cost this constructor exists to save would be back.
-    assert result_module._TRUSTED
+    assert result_module.RESULTS_TRUSTED
 
 
-def test_the_trusted_constructor_takes_every_field_in_declaration_order() -> None:
-    # A field added to the model must be added here too, where the result's ``__dict__``
-    # takes its order from.
-    assert tuple(inspect.signature(trusted_result).parameters) == FIELDS
+def test_the_evaluator_fills_every_field_in_declaration_order() -> None:
+    # A field added to the model must be added to the core's loop too
+    # (``native/python/src/checks.rs``), where the result's ``__dict__`` takes its order from.
+    assert tuple(_graded(Finding.ok("x")).__dict__) == FIELDS
+
+
+def trusted_result(*values: Any) -> OracleResult:
+    """What the evaluator builds of ``values`` (every field, in order), unvalidated."""
+    return result_module._filled(
+        OracleResult, dict(zip(FIELDS, values, strict=True)), frozenset(FIELDS)
+    )
 
 
 def test_a_trusted_result_is_the_object_validation_makes() -> None:

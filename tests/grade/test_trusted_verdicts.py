@@ -77,7 +77,7 @@ def _values_of(verdict: Verdict) -> dict[str, Any]:
 def test_pydantic_keeps_models_as_the_trusted_constructors_build_them() -> None:
     # Another pydantic, keeping a model otherwise, would silently validate every result and
     # verdict: correct, but the cost these constructors exist to save would be back.
-    assert result_module._TRUSTED and result_module._VERDICT_TRUSTED
+    assert result_module.RESULTS_TRUSTED and result_module._VERDICT_TRUSTED
 
 
 def test_the_trusted_verdict_takes_every_field_in_declaration_order() -> None:

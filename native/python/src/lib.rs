@@ -8,6 +8,7 @@ use pyo3::prelude::*;
 
 mod assemble_offline;
 mod batch;
+mod checks;
 mod decode_json;
 mod decode_proto;
 mod draft;
@@ -64,5 +65,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     report_json::register(m)?;
     evidence::register(m)?;
     results::register(m)?;
+    checks::register(m)?;
     Ok(())
 }
