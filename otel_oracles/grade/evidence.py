@@ -206,9 +206,12 @@ class Evidence:
         """``id()`` of each final-answer tool call (``final_answer_calls``), made once: the
         checks that leave the answer's delivery out of the calls they count or align ask
         whether each call is one."""
-        ids: frozenset[int] = self.memoized(
-            "answering", lambda: frozenset(id(s) for s in self.final_answer_calls())
-        )
+        # The memo read inline (as ``final_output`` reads it): asked for every tool call a
+        # check counts, where ``memoized``'s call and a new closure cost more than the lookup.
+        try:
+            ids: frozenset[int] = self._memo["answering"]
+        except KeyError:
+            ids = self._memo["answering"] = frozenset(id(s) for s in self.final_answer_calls())
         return ids
 
     def generations(self) -> list[Step]:
@@ -241,12 +244,18 @@ class Evidence:
     def stopped_short(self) -> str | None:
         """``_stopped_short``, computed once: why the run did not end because the agent had
         finished (its framework's limit ended it), or ``None``."""
-        why: str | None = self.memoized("stopped_short", lambda: _stopped_short(self))
+        try:
+            why: str | None = self._memo["stopped_short"]
+        except KeyError:
+            why = self._memo["stopped_short"] = _stopped_short(self)
         return why
 
     def final_answer_calls(self) -> list[Step]:
         """``final_answer_calls(trajectory)`` (a fresh list per call)."""
-        calls: list[Step] = self.memoized("final_answer_calls", lambda: _final_answer_calls(self))
+        try:
+            calls: list[Step] = self._memo["final_answer_calls"]
+        except KeyError:
+            calls = self._memo["final_answer_calls"] = _final_answer_calls(self)
         return list(calls)
 
     def coverage_gap(self) -> str | None:
