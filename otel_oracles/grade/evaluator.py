@@ -255,9 +255,9 @@ _RUNNER = CheckRunner(
 )
 """The loop over a contract's checks, in the core (``native/python/src/checks.rs``): the
 evaluator's steps around each check's own ``check`` (its outcome, whether it passes, its
-result built, unvalidated when every value is of its field's exact type) cost about as
-much as the checks themselves when interpreted. The paths off the usual one call back the
-helpers above."""
+result built, unvalidated when every value is of its field's exact type) cost ~10 k
+instructions a check more when interpreted (docs/performance.md). The paths off the usual
+one call back the helpers above."""
 
 
 def run_checks(
