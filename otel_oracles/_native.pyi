@@ -143,10 +143,11 @@ class OfflineAssembler:
     @property
     def done(self) -> bool:
         """``finish`` was called and every trace released."""
-    def next_release(self) -> tuple[Trace, list[LogRecord]] | None:
+    def next_release(self) -> tuple[Trace, list[LogRecord], JoinFacts | None] | None:
         """The next released trace (its span tree built, as ``span_tree``; ``incomplete``
-        set when it was released early) and its log records, or ``None`` when more input
-        is needed (or done)."""
+        set when it was released early), its log records and, when its spans were all
+        decoded natively, its ``JoinFacts``; or ``None`` when more input is needed (or
+        done)."""
     def stats(self) -> tuple[int, int, int, int, int, list[str], int, int, int, int]:
         """(spans_read, logs_read, traces, late_spans, late_logs, late_trace_ids,
         evicted_traces, unattached_logs, buffered_spans, peak_buffered_spans)."""
@@ -166,14 +167,24 @@ def delegations(traces: list[Trace], /) -> dict[str, str]:
     members of one joined run, where exactly one call fits the agent and no other agent the
     call (``assemble._sessions``)."""
 
+class JoinFacts:
+    """What the join window reads of one released trace (its join keys, agent root and tool
+    calls, as ``join_keys`` and ``delegations`` read them), worked out from the decoded
+    spans at release. Valid for that ``Trace`` as released. Equal when every fact is."""
+
+def join_facts(trace: Trace, /) -> JoinFacts:
+    """The ``JoinFacts`` of ``trace`` read from its records (what ``SessionJoiner.add``
+    reads when given none)."""
+
 class SessionJoiner:
     """The join window of ``join_sessions``: ``add`` a ``Trace``, get the groups of traces
     that leave it (each one run, members in arrival order). Raises ``ValueError`` for a
     negative ``window_spans``."""
 
     def __init__(self, window_spans: int) -> None: ...
-    def add(self, trace: Trace, /) -> list[list[Trace]]:
-        """Let ``trace`` into the window; the groups that leave it."""
+    def add(self, trace: Trace, facts: JoinFacts | None = None, /) -> list[list[Trace]]:
+        """Let ``trace`` into the window; the groups that leave it. ``facts``: the trace's
+        ``JoinFacts`` from its release, else they are read from its records."""
     def flush(self) -> list[list[Trace]]:
         """Every group left, in window order (end of input)."""
     @property

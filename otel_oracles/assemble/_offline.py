@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from otel_oracles._native import OfflineAssembler
+from otel_oracles._native import JoinFacts, OfflineAssembler
 from otel_oracles.assemble._sessions import SessionStats
 from otel_oracles.assemble._tree import attach_logs
 from otel_oracles.assemble.config import LATE_SAMPLE_SIZE
@@ -86,9 +86,19 @@ class OfflineAssembly(Iterator[Trace]):
         self.stats = stats
         self._batches = iter(batches)
         self._synced: _Counts = _NO_COUNTS
+        self._facts: tuple[Trace, JoinFacts | None] | None = None
 
     def __iter__(self) -> OfflineAssembly:
         return self
+
+    def join_facts(self, trace: Trace) -> JoinFacts | None:
+        """What ``join_sessions`` reads of ``trace`` (its join keys, agent root, tool calls),
+        worked out from the decoded spans when it was released, if ``trace`` is the trace
+        this iterator yielded last; else ``None`` (the joiner reads its records). The facts
+        describe the trace as released: the joiner takes each trace as it is yielded."""
+        if self._facts is None or self._facts[0] is not trace:
+            return None
+        return self._facts[1]
 
     def __next__(self) -> Trace:
         core = self._core
@@ -96,10 +106,11 @@ class OfflineAssembly(Iterator[Trace]):
             released = core.next_release()
             if released is not None:
                 self._sync()
-                trace, logs = released
+                trace, logs, facts = released
                 if logs:
                     attach_logs(trace, logs)
                     self.stats.unattached_logs += trace.unattached_logs
+                self._facts = (trace, facts)
                 return trace
             if core.done:
                 self._sync()

@@ -27,20 +27,21 @@ released together, at the position of the earliest one. Memory stays bounded by 
 traces of one run farther apart in the input than the window are graded separately.
 
 The compiled core does the mechanics (``native/core/src/session_join.rs``): reading each
-trace's join keys, agent root and tool calls in one walk over its spans (``join_keys``), the
-window and its groups (``SessionJoiner``), and which agent roots hang under which calls in
-a joined run (``delegations``). Here each group that leaves the window is merged into one
-``Trace`` and counted.
+trace's join keys, agent root and tool calls in one walk over its spans (``join_keys``; for
+a trace the offline assembler released from natively decoded spans, worked out from those
+at release, ``JoinFacts``), the window and its groups (``SessionJoiner``), and which agent
+roots hang under which calls in a joined run (``delegations``). Here each group that leaves
+the window is merged into one ``Trace`` and counted.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
+from otel_oracles._native import JoinFacts, delegations
 from otel_oracles._native import SessionJoiner as CoreJoiner
-from otel_oracles._native import delegations
 from otel_oracles._native import join_keys as join_keys  # serve's joiner reads the same keys
 from otel_oracles.assemble._tree import build_trace
 from otel_oracles.model.span import SpanRecord, Trace
@@ -86,8 +87,10 @@ class SessionJoiner:
         their trace, so this stays bounded by the window."""
         return self._core.waiting
 
-    def add(self, trace: Trace) -> list[Trace]:
-        return self._merged(self._core.add(trace))
+    def add(self, trace: Trace, facts: JoinFacts | None = None) -> list[Trace]:
+        """Let ``trace`` in (with its ``JoinFacts`` from its release, when known); the
+        traces that leave the window."""
+        return self._merged(self._core.add(trace, facts))
 
     def flush(self) -> list[Trace]:
         return self._merged(self._core.flush())
@@ -111,8 +114,12 @@ def join_sessions(
     """``traces`` with every run split over several of them joined into one (see the
     module docstring); order otherwise kept."""
     joiner = SessionJoiner(window_spans, stats)
+    # The offline assembler hands over what the window reads of each trace it releases,
+    # worked out from the decoded spans (``OfflineAssembly.join_facts``): the records are
+    # then not read back.
+    facts_of: Callable[[Trace], JoinFacts | None] | None = getattr(traces, "join_facts", None)
     for trace in traces:
-        yield from joiner.add(trace)
+        yield from joiner.add(trace, facts_of(trace) if facts_of is not None else None)
     yield from joiner.flush()
 
 

@@ -203,3 +203,75 @@ def test_waiting_agent_runs_and_calls_leave_the_window_with_their_traces() -> No
     assert joiner.waiting <= 4
     released += joiner.flush()
     assert len(released) == 2 * 199 and not joiner.waiting
+
+
+# ---- what the window reads, from the decoded spans at release ----------------------------------
+
+
+def _span(trace: int, index: int, parent: int | None, start: int, end: int,
+          attrs: list[tuple[str, Any]], links: tuple[int, ...] = ()) -> dict[str, Any]:  # fmt: skip
+    def value(v: Any) -> dict[str, Any]:
+        return {"intValue": str(v)} if isinstance(v, int) else {"stringValue": v}
+
+    return {
+        "traceId": f"{trace:032x}",
+        "spanId": f"{trace:08x}{index:08x}",
+        **({"parentSpanId": f"{trace:08x}{parent:08x}"} if parent is not None else {}),
+        "name": f"s{trace}.{index}",
+        "startTimeUnixNano": str(start),
+        "endTimeUnixNano": str(end),
+        "attributes": [{"key": k, "value": value(v)} for k, v in attrs],
+        "links": [{"traceId": f"{t:032x}", "spanId": f"{t:08x}{0:08x}"} for t in links],
+    }
+
+
+def _join_bodies() -> list[bytes]:
+    """Traces with everything the window reads: a triage run (session id on every span,
+    a tool call that may have run an agent, a link to trace 5 and one to itself), an agent
+    run traced apart, a trace with two roots, a repeated span id, a repeated attribute key,
+    an empty session id and a tool name that is no string, over two services."""
+    conv, op, tool = "gen_ai.conversation.id", "gen_ai.operation.name", "gen_ai.tool.name"
+    svc = [
+        _span(
+            1, 0, None, 0, 1000, [(conv, "c1"), (op, "invoke_agent"), ("gen_ai.agent.name", "t")]
+        ),
+        _span(1, 1, 0, 100, 900, [(conv, "c1"), (op, "execute_tool"), (tool, "research")]),
+        _span(1, 2, 0, 100, 900, [(conv, "c2"), (conv, "c1")], links=(5, 1)),
+        _span(2, 0, None, 200, 800, [(op, "create_agent"), ("gen_ai.agent.id", "research")]),
+        _span(3, 0, None, 5, 6, [("session.id", ""), (op, "execute_tool"), (tool, 7)]),
+        _span(3, 1, None, 5, 6, [("session.id", "s3")]),
+        _span(3, 1, None, 7, 8, [("session.id", "s4")]),
+    ]
+    other = [_span(4, 0, None, 300, 400, [(op, "invoke_agent"), ("gen_ai.agent.name", "x")])]
+    bodies = []
+    for service, spans in (("svc", svc), ("other", other)):
+        resource = {"attributes": [{"key": "service.name", "value": {"stringValue": service}}]}
+        scope_spans = [{"scope": {"name": "a"}, "spans": spans}]
+        doc = {"resourceSpans": [{"resource": resource, "scopeSpans": scope_spans}]}
+        bodies.append(json.dumps(doc).encode())
+    return bodies
+
+
+def test_the_facts_read_at_release_are_those_the_records_give() -> None:
+    from otel_oracles._native import join_facts
+    from otel_oracles.assemble import assemble_offline
+    from otel_oracles.decode import decode
+
+    batches = [decode(body, "application/json") for body in _join_bodies()]
+    assert all(batch.native is not None for batch in batches)
+    assembly = assemble_offline(iter(batches))
+    traces = []
+    for trace in assembly:
+        facts = assembly.join_facts(trace)
+        assert facts is not None, "natively decoded: the facts come with the release"
+        assert facts == join_facts(trace), trace.trace_id
+        traces.append(trace)
+    assert len(traces) == 4
+    assert assembly.join_facts(traces[0]) is None, "only for the trace just yielded"
+    # Joined with the facts from release, or reading the records: the same runs.
+    given = list(join_sessions(assemble_offline(iter(batches))))
+    read = list(join_sessions(iter(traces)))
+    assert _ids(given) == _ids(read) == [[1, 1, 1, 2], [3, 3], [4]]
+    assert [[s.parent_span_id for s in t.spans] for t in given] == [
+        [s.parent_span_id for s in t.spans] for t in read
+    ]

@@ -9,12 +9,15 @@ use std::sync::Arc;
 
 use otel_oracles_core::assemble_offline::{self as core, Assembler, TraceKey};
 use otel_oracles_core::model;
+use otel_oracles_core::span_tree::{build as build_tree, Tree, TreeSpan};
 use pyo3::exceptions::PyValueError;
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 
 use crate::batch::{with_gc_paused, Batch, Builder, Shared};
-use crate::span_tree::trace_of;
+use crate::session_join::{native_facts, JoinFacts};
+use crate::span_tree::{trace_from, trace_of, REMOTE_PARENT_FLAGS};
 
 /// One waiting record: a span or log record of a decoded batch (by position), or a Python
 /// record a caller built itself (tests, tools).
@@ -25,8 +28,13 @@ enum Item {
 }
 
 /// What `next_release` returns: the trace, built from its spans (`Trace.incomplete` set when
-/// it was released early), and its log records (arrival order), which Python attaches.
-type Released<'py> = (Bound<'py, PyAny>, Bound<'py, PyList>);
+/// it was released early), its log records (arrival order), which Python attaches, and,
+/// when its spans are all natively decoded, its `JoinFacts` read from them.
+type Released<'py> = (
+    Bound<'py, PyAny>,
+    Bound<'py, PyList>,
+    Option<Bound<'py, JoinFacts>>,
+);
 
 /// The counts of `AssemblyStats` the core keeps, in its field order (`late_trace_ids` as
 /// hex strings).
@@ -122,8 +130,32 @@ impl OfflineAssembler {
             *shared = builder.into_shared();
             let (spans, logs) = built?;
             let trace_id = PyString::new(py, &release.trace_id.to_text());
-            let trace = trace_of(trace_id.as_any(), &spans, release.incomplete)?;
-            Ok((trace, logs))
+            let (trace, facts) = match native_tree(&release.spans) {
+                Some((tree, decoded)) => {
+                    let records: Vec<Bound<'py, PyAny>> = spans.iter().collect();
+                    let span_id = |index: usize| -> PyResult<Bound<'py, PyString>> {
+                        Ok(records[index]
+                            .getattr(intern!(py, "span_id"))?
+                            .cast_into::<PyString>()?)
+                    };
+                    let trace = trace_from(
+                        trace_id.as_any(),
+                        &records,
+                        &tree,
+                        span_id,
+                        release.incomplete,
+                    )?;
+                    let ordered: Vec<&model::Span> =
+                        tree.ordered.iter().map(|&index| decoded[index]).collect();
+                    let facts = native_facts(trace_id.to_str()?, &ordered);
+                    (trace, Some(Bound::new(py, facts)?))
+                }
+                None => (
+                    trace_of(trace_id.as_any(), &spans, release.incomplete)?,
+                    None,
+                ),
+            };
+            Ok((trace, logs, facts))
         })?;
         Ok(Some(released))
     }
@@ -145,6 +177,34 @@ impl OfflineAssembler {
             s.peak_buffered_spans,
         )
     }
+}
+
+/// The span tree of released items that are all spans of decoded batches, read from the
+/// decoded spans themselves (ids compared as bytes, as their hex texts compare), so the
+/// records just built are not read back, with the decoded spans (arrival order, the
+/// tree's positions); `None` when a record built in Python is among them (`trace_of` reads
+/// those).
+fn native_tree(items: &[Item]) -> Option<(Tree, Vec<&model::Span>)> {
+    let mut decoded = Vec::with_capacity(items.len());
+    for item in items {
+        let Item::Span(batch, index) = item else {
+            return None;
+        };
+        decoded.push(batch.spans.get(*index)?);
+    }
+    let mut spans: Vec<TreeSpan<&[u8]>> = Vec::with_capacity(decoded.len());
+    for span in &decoded {
+        spans.push(TreeSpan {
+            id: &span.span_id,
+            parent: span.parent_span_id.as_ref().map(|id| &id[..]),
+            parent_is_remote: i64::from(span.flags) & REMOTE_PARENT_FLAGS == REMOTE_PARENT_FLAGS,
+            start: i128::from(span.start_ns),
+            end: i128::from(span.end_ns),
+            scope: span.scope.name.as_bytes(),
+        });
+    }
+    let tree = build_tree(&spans);
+    Some((tree, decoded))
 }
 
 /// The Python records of released items, in order.

@@ -6,6 +6,7 @@
 //! themselves as handles and hands back the groups that leave it, which
 //! `otel_oracles.assemble._sessions` merges into one trace each.
 
+use otel_oracles_core::model;
 use otel_oracles_core::session_join::{self as core, AgentRoot, Arrival, Joiner, ToolCall};
 use pyo3::exceptions::PyValueError;
 use pyo3::intern;
@@ -73,6 +74,9 @@ fn facts<'py>(trace_id: &str, spans: &Bound<'py, PyAny>) -> PyResult<Facts<'py>>
         .iter()
         .map(|key| PyString::new(py, key))
         .collect();
+    // The session ids of the span before, per attribute: a trace's spans mostly repeat
+    // them, and a key listed again ties nothing more (the keys are a set).
+    let mut last_session: [Option<String>; 2] = [None, None];
     let tool_name = intern!(py, "gen_ai.tool.name");
     let operation = intern!(py, "gen_ai.operation.name");
     for span in spans.try_iter()? {
@@ -87,10 +91,23 @@ fn facts<'py>(trace_id: &str, spans: &Bound<'py, PyAny>) -> PyResult<Facts<'py>>
             }
         }
         let attrs = span.getattr(intern!(py, "attributes"))?;
-        for (name, key) in SESSION_ATTRIBUTES.iter().zip(&session_keys) {
-            if let Some(value) = text(lookup(&attrs, key)?, true)? {
-                keys.push(format!("{name}:{value}"));
+        for ((name, key), last) in SESSION_ATTRIBUTES
+            .iter()
+            .zip(&session_keys)
+            .zip(&mut last_session)
+        {
+            let Some(value) = lookup(&attrs, key)? else {
+                continue;
+            };
+            let Ok(value) = value.cast_into::<PyString>() else {
+                continue;
+            };
+            let value = value.to_str()?;
+            if value.is_empty() || last.as_deref() == Some(value) {
+                continue;
             }
+            keys.push(format!("{name}:{value}"));
+            *last = Some(value.to_owned());
         }
         if !span.getattr(intern!(py, "parent_span_id"))?.is_truthy()? {
             roots.push(span.clone());
@@ -172,6 +189,127 @@ fn arrival(trace: &Bound<'_, PyAny>) -> PyResult<Arrival<Py<PyAny>>> {
     })
 }
 
+/// What the window reads of one trace (`arrival`), worked out by the offline assembler from
+/// the decoded spans when it releases the trace (`native_facts`), so that `add` reads no
+/// record back. Holds for that one `Trace` as released.
+#[pyclass(module = "otel_oracles._native", name = "JoinFacts", frozen, eq)]
+#[derive(Debug, PartialEq)]
+pub struct JoinFacts {
+    trace_id: String,
+    keys: Vec<String>,
+    root: Option<AgentRoot>,
+    calls: Vec<ToolCall>,
+    spans: u64,
+}
+
+#[pymethods]
+impl JoinFacts {
+    fn __repr__(&self) -> String {
+        format!("{self:?}")
+    }
+}
+
+/// The `JoinFacts` of `trace` read from its records, as `SessionJoiner.add` reads them
+/// when it is given none.
+#[pyfunction]
+fn join_facts(trace: &Bound<'_, PyAny>) -> PyResult<JoinFacts> {
+    let found = arrival(trace)?;
+    Ok(JoinFacts {
+        trace_id: found.trace_id,
+        keys: found.keys,
+        root: found.root,
+        calls: found.calls,
+        spans: found.spans,
+    })
+}
+
+/// The value of attribute `name` when it is a string (the last of repeated keys, as the
+/// record's dict keeps it).
+fn text_attr<'a>(attributes: &'a [model::KeyValue], name: &str) -> Option<&'a str> {
+    match &attributes.iter().rev().find(|kv| kv.key == name)?.value {
+        model::AnyValue::Str(text) => Some(text),
+        _ => None,
+    }
+}
+
+/// `service_of` on a decoded span's resource.
+fn native_service(span: &model::Span) -> String {
+    text_attr(&span.resource.attributes, "service.name")
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// `arrival`'s facts of the trace `trace_id` whose `Trace.spans` are `spans` (decoded spans,
+/// in that order): the same keys, in the same order, the same agent root and tool calls as
+/// `facts`, `agent_root` and `tool_calls` read from the records built of them.
+pub(crate) fn native_facts(trace_id: &str, spans: &[&model::Span]) -> JoinFacts {
+    let mut keys = vec![format!("trace:{trace_id}")];
+    let mut last_session: [Option<&str>; 2] = [None, None];
+    let mut roots = Vec::new();
+    let mut calls = Vec::new();
+    for &span in spans {
+        for link in &span.links {
+            let linked = model::hex(&link.trace_id);
+            if !linked.is_empty() && linked != trace_id {
+                keys.push(format!("trace:{linked}"));
+            }
+        }
+        for (name, last) in SESSION_ATTRIBUTES.iter().zip(&mut last_session) {
+            let Some(value) = text_attr(&span.attributes, name) else {
+                continue;
+            };
+            if value.is_empty() || *last == Some(value) {
+                continue;
+            }
+            keys.push(format!("{name}:{value}"));
+            *last = Some(value);
+        }
+        if span.parent_span_id.is_none() {
+            roots.push(span);
+        }
+        let tool = text_attr(&span.attributes, "gen_ai.tool.name").filter(|t| !t.is_empty());
+        if let Some(name) = tool {
+            if text_attr(&span.attributes, "gen_ai.operation.name") == Some("execute_tool") {
+                calls.push(ToolCall {
+                    trace_id: trace_id.to_owned(),
+                    span_id: model::hex(&span.span_id),
+                    service: native_service(span),
+                    name: name.to_owned(),
+                    start: i128::from(span.start_ns),
+                    end: i128::from(span.end_ns),
+                });
+            }
+        }
+    }
+    let root = match roots.as_slice() {
+        [root] if root.links.is_empty() => {
+            let operation = text_attr(&root.attributes, "gen_ai.operation.name");
+            let name = AGENT_NAME_ATTRIBUTES
+                .iter()
+                .find_map(|key| text_attr(&root.attributes, key).filter(|n| !n.is_empty()));
+            match (operation, name) {
+                (Some(op), Some(name)) if AGENT_OPERATIONS.contains(&op) => Some(AgentRoot {
+                    trace_id: trace_id.to_owned(),
+                    span_id: model::hex(&root.span_id),
+                    service: native_service(root),
+                    name: name.to_owned(),
+                    start: i128::from(root.start_ns),
+                    end: i128::from(root.end_ns),
+                }),
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    JoinFacts {
+        trace_id: trace_id.to_owned(),
+        keys,
+        root,
+        calls,
+        spans: spans.len() as u64,
+    }
+}
+
 /// The window of `join_sessions`: `add` a `Trace`, get the groups of traces (each one run,
 /// in arrival order) that leave it.
 #[pyclass(module = "otel_oracles._native", name = "SessionJoiner")]
@@ -191,9 +329,30 @@ impl SessionJoiner {
         })
     }
 
-    /// Let `trace` into the window; the groups that leave it.
-    fn add(&mut self, trace: &Bound<'_, PyAny>) -> PyResult<Vec<Vec<Py<PyAny>>>> {
-        Ok(self.inner.add(arrival(trace)?))
+    /// Let `trace` into the window; the groups that leave it. `facts`: the trace's
+    /// `JoinFacts` from its release, when the caller has them (else they are read from the
+    /// trace's records).
+    #[pyo3(signature = (trace, facts=None))]
+    fn add(
+        &mut self,
+        trace: &Bound<'_, PyAny>,
+        facts: Option<&Bound<'_, JoinFacts>>,
+    ) -> PyResult<Vec<Vec<Py<PyAny>>>> {
+        let arrival = match facts {
+            Some(facts) => {
+                let facts = facts.get();
+                Arrival {
+                    handle: trace.clone().unbind(),
+                    trace_id: facts.trace_id.clone(),
+                    keys: facts.keys.clone(),
+                    root: facts.root.clone(),
+                    calls: facts.calls.clone(),
+                    spans: facts.spans,
+                }
+            }
+            None => arrival(trace)?,
+        };
+        Ok(self.inner.add(arrival))
     }
 
     /// Every group left, in window order (end of input).
@@ -245,5 +404,7 @@ fn join_keys<'py>(
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(delegations, m)?)?;
     m.add_function(wrap_pyfunction!(join_keys, m)?)?;
+    m.add_function(wrap_pyfunction!(join_facts, m)?)?;
+    m.add_class::<JoinFacts>()?;
     m.add_class::<SessionJoiner>()
 }

@@ -4,7 +4,7 @@
 //! assembler builds each released trace's `Trace` here in the call that releases it,
 //! `build_trace` does for everyone else.
 
-use otel_oracles_core::span_tree::{build as build_tree, TreeSpan};
+use otel_oracles_core::span_tree::{build as build_tree, Tree, TreeSpan};
 use pyo3::exceptions::PyOverflowError;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -16,7 +16,7 @@ static TRACE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 /// OTLP's SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK | SPAN_FLAGS_CONTEXT_IS_REMOTE_MASK
 /// (`REMOTE_PARENT_FLAGS` of `otel_oracles.model.span`).
-const REMOTE_PARENT_FLAGS: i64 = 0x300;
+pub(crate) const REMOTE_PARENT_FLAGS: i64 = 0x300;
 
 /// A Python int as the tree compares times: within 64 bits on the fast path, else wider.
 pub(crate) fn int_of(value: &Bound<'_, PyAny>) -> PyResult<i128> {
@@ -76,7 +76,27 @@ pub(crate) fn trace_of<'py>(
         });
     }
     let tree = build_tree(&tree_spans);
-    let record = |index: &usize| read[*index].0.clone();
+    let records: Vec<Bound<'py, PyAny>> = read.iter().map(|(span, _, _)| span.clone()).collect();
+    trace_from(
+        trace_id,
+        &records,
+        &tree,
+        |index| Ok(read[index].1.clone()),
+        incomplete,
+    )
+}
+
+/// The `Trace` of `records` (arrival order) laid out as `tree` (positions among them):
+/// `span_id(position)` is a parent's id, the key of its `children` list.
+pub(crate) fn trace_from<'py>(
+    trace_id: &Bound<'py, PyAny>,
+    records: &[Bound<'py, PyAny>],
+    tree: &Tree,
+    span_id: impl Fn(usize) -> PyResult<Bound<'py, PyString>>,
+    incomplete: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = trace_id.py();
+    let record = |index: &usize| records[*index].clone();
     let ordered = PyList::new(py, tree.ordered.iter().map(record))?;
     let roots = PyList::new(py, tree.roots.iter().map(record))?;
     let orphans = PyList::new(
@@ -87,7 +107,7 @@ pub(crate) fn trace_of<'py>(
     )?;
     let children = PyDict::new(py);
     for (parent, kids) in &tree.children {
-        children.set_item(&read[*parent].1, PyList::new(py, kids.iter().map(record))?)?;
+        children.set_item(span_id(*parent)?, PyList::new(py, kids.iter().map(record))?)?;
     }
     let trace = TRACE.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
         Ok(PyModule::import(py, "otel_oracles.model.span")?
