@@ -8,7 +8,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import pytest
 
@@ -16,8 +16,8 @@ from otel_oracles.errors import ReplayError
 from otel_oracles.grade import grade
 from otel_oracles.grade.loader import parse_contract
 from otel_oracles.model.result import Outcome
-from otel_oracles.model.step import Trajectory
-from otel_oracles.replay import replayed_files, replayed_workspace
+from otel_oracles.model.step import Trajectory, normalize_path
+from otel_oracles.replay import checked_parts, replayed_files, replayed_workspace
 
 
 def traj(*steps: dict) -> Trajectory:
@@ -114,3 +114,18 @@ def test_a_refused_replay_is_still_the_whole_verdict() -> None:
     assert [r.oracle_type for r in v.results] == ["replay"]
     assert v.results[0].outcome == Outcome.ERROR
     assert "escapes the workspace through '..'" in v.results[0].message
+
+
+@pytest.mark.parametrize(
+    "rel", ["a/b.py", "./a//b.py", "a\\b\\c.py", "a/./b/", "x/../y.py", "/abs.py", "C:/x", ""]
+)
+def test_checked_parts_are_the_pure_paths_parts_and_refusals_name_each_caller(rel: str) -> None:
+    """``checked_parts`` splits the normalized path itself and remembers accepted paths: the
+    parts are ``PurePosixPath``'s, and a refused path is refused again, naming each caller."""
+    for what in ("first", "second"):
+        try:
+            parts = checked_parts(rel, what)
+        except ReplayError as exc:
+            assert str(exc).startswith(f"{what}: path {rel!r}"), exc
+            continue
+        assert parts == PurePosixPath(normalize_path(rel)).parts
