@@ -249,3 +249,42 @@ def test_the_capture_tree_paths_are_absolute() -> None:
     edit = next(s for s in trajectory.steps if s.tool == "edit")
     assert edit.arguments is not None
     assert Path(edit.arguments["file_path"]).is_absolute()
+
+
+ASSERTED = {"type": "assertion_exists", "path": "calc.py", "pattern": "def add"}
+
+
+@pytest.mark.parametrize(
+    "step",
+    [
+        shell('echo x > ca"lc.p"y'),
+        shell("echo x > calc\\.py"),
+        tool("edit", {"changes": [{"file": {"name": "calc.py"}, "lines": [1, 2]}]}),
+        tool("shell", {"cmd": "sed -i s/a/b/ *.py"}),
+    ],
+    ids=["quoted", "escaped", "nested", "glob"],
+)
+def test_the_screen_of_a_step_misses_no_write(step: dict[str, Any]) -> None:
+    """Each step is screened on one text of its inputs (``agentbench._may_name``) before
+    its inputs and command are read one by one; a file named only once the shell unquotes
+    the command, or deep in the arguments, or by a glob, still makes the check missing."""
+    result = only(ASSERTED, traj(write("calc.py", FIXED), step))
+    assert result.outcome == MISSING, result.message
+
+
+def test_a_name_json_escapes_is_not_screened() -> None:
+    """A file name holding a character JSON escapes (a control character) is looked for in
+    each input as written: the screen, the arguments as JSON, would not hold it."""
+    odd = "we\x01ird.ini"
+    spec = parse_contract(
+        {
+            "id": "c",
+            "workspace": {**WORKSPACE, odd: INI},
+            "invariants": [{"type": "file_not_modified", "path": odd}],
+        },
+        "<test>",
+    )
+    (result,) = grade(spec, traj(tool("read_file", {"path": odd}))).results
+    assert result.outcome == MISSING, result.message
+    (clean,) = grade(spec, traj(tool("read_file", {"path": "calc.py"}))).results
+    assert clean.outcome == Outcome.PASS, clean.message

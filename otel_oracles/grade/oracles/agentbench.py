@@ -26,6 +26,7 @@ from typing import ClassVar
 from pydantic import Field, field_validator
 
 from otel_oracles import safe_regex
+from otel_oracles._native import json_indented
 from otel_oracles.errors import ContractError
 from otel_oracles.grade.evidence import list_steps
 from otel_oracles.grade.network import OutboundRequest, outbound_requests
@@ -199,7 +200,7 @@ class FileNotModified(OracleCheck):
                 f"task's workspace (files: {', '.join(sorted(initial))})",
                 ctx.contract.source or ctx.contract.id,
             )
-        edits = [i for i, p, _ in ctx.trajectory.file_edits() if p == target]
+        edits = [i for i, p, _ in _file_edits(ctx) if p == target]
         unchanged = True
         if edits:
             # Only a touched file is read, from the replayed directory (replayed on first use).
@@ -430,6 +431,61 @@ def _token_names(token: str, name: str) -> bool:
     return any(c in last for c in _GLOB_CHARS) and fnmatch.fnmatchcase(name, last)
 
 
+_PLAIN_NAME = re.compile(r"[ !#-\[\]-~]+")
+"""A file name of printable ASCII without ``"`` or ``\\``: characters JSON writes as they are."""
+
+
+def _plain_name(name: str) -> bool:
+    """Whether ``name`` holds only characters JSON writes unescaped (``_PLAIN_NAME``), so
+    that it occurs in a value's JSON text wherever it occurs in one of the value's strings
+    (escaping only replaces characters the name does not hold)."""
+    return _PLAIN_NAME.fullmatch(name) is not None
+
+
+def _may_name(ctx: GradeContext, step: Step, name: str) -> bool:
+    """False only when neither an input of ``step`` (``_inputs``), nor one with the command
+    blanked out (``_CommandWrites.rest``), nor a path the step's command visibly writes
+    (``shell_written_paths``) when the command holds no quote or backslash, can name a file
+    called ``name``. Each would hold the name or a glob character (``_GLOB_CHARS``), and so
+    would the step's screen (``_screen``), which holds every input string. Blanking adds no
+    glob character, and the space it adds cannot make an occurrence of a name without one
+    (a name with one is never a token, only a glob's match); an unquoted command's words are
+    pieces of it, whose last path component ``normalize_path`` keeps as written. Most steps
+    name no judged file, and each check asked every input of every step after the file's
+    last write."""
+    if not _plain_name(name):
+        return True
+    screen, globbed = _screen(ctx, step)
+    return globbed or name in screen
+
+
+def _screen(ctx: GradeContext, step: Step) -> tuple[str, bool]:
+    """A text holding every input string of ``step`` (``_step_inputs``), and whether it
+    holds a glob character, made once per step: its arguments as JSON (written by the core,
+    ``json_indented``, which only escapes ``"``, ``\\`` and control characters), else the
+    inputs themselves, joined with its raw arguments, command and path. It may hold a name
+    no input holds (a key, across a newline): that only sends the step to the exact test."""
+
+    def make() -> tuple[str, bool]:
+        arguments = step.arguments
+        dumped = "" if arguments is None else json_indented(arguments, 0)
+        if dumped is None:
+            dumped = "\n".join(_inputs(ctx, step))
+        texts = (dumped, step.arguments_raw, step.command, step.path)
+        screen = "\n".join(text for text in texts if text)
+        return screen, "*" in screen or "?" in screen
+
+    made: tuple[str, bool] = ctx.evidence.step_memoized(step, "agentbench_screen", make)
+    return made
+
+
+def _plain_command(step: Step) -> bool:
+    """Whether the step ran no command, or one without quotes or backslashes: each word
+    ``shell_written_paths`` reads of it is then a piece of it as written."""
+    command = _step_command(step)
+    return command is None or not any(c in command for c in "'\"\\")
+
+
 def _text_names(text: str, name: str) -> bool:
     # Only a text holding the name or a glob character (``_GLOB_CHARS``) can name the file.
     if name not in text and "*" not in text and "?" not in text:
@@ -455,13 +511,23 @@ def _step_command(step: Step) -> str | None:
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class _CommandWrites:
     """What ``steps_writing`` reads of one step, whatever file it judges: the shell command
-    the step ran (``_step_command``), the paths that command visibly writes
-    (``shell_written_paths``) and the step's other inputs (``_step_inputs`` with the command
-    blanked out, or all of them when it ran none)."""
+    the step ran (``_step_command``) and the paths that command visibly writes
+    (``shell_written_paths``)."""
 
     command: str | None
     written: tuple[str, ...]
-    rest: tuple[str, ...]
+
+    def rest(self, inputs: tuple[str, ...]) -> tuple[str, ...]:
+        """The step's other inputs: ``inputs`` (its ``_step_inputs``) with the command
+        blanked out, or all of them when it ran none. Made only for a step that may name
+        the file (``_may_name``)."""
+        command = self.command
+        if command is None:
+            return inputs
+        return tuple(text.replace(command, " ") for text in inputs)
+
+
+_NO_COMMAND = _CommandWrites(None, ())
 
 
 def _command_writes(ctx: GradeContext, step: Step) -> _CommandWrites:
@@ -470,11 +536,9 @@ def _command_writes(ctx: GradeContext, step: Step) -> _CommandWrites:
 
     def make() -> _CommandWrites:
         command = _step_command(step)
-        inputs = _inputs(ctx, step)
         if command is None:
-            return _CommandWrites(None, (), inputs)
-        rest = tuple(text.replace(command, " ") for text in inputs)
-        return _CommandWrites(command, tuple(shell_written_paths(command)), rest)
+            return _NO_COMMAND
+        return _CommandWrites(command, tuple(shell_written_paths(command)))
 
     writes: _CommandWrites = ctx.evidence.step_memoized(step, "agentbench_writes", make)
     return writes
@@ -527,7 +591,7 @@ def steps_naming(ctx: GradeContext, target: str) -> list[Step]:
     return [
         s
         for s in _unreplayed_steps(ctx, target)
-        if any(_text_names(text, name) for text in _inputs(ctx, s))
+        if _may_name(ctx, s, name) and any(_text_names(text, name) for text in _inputs(ctx, s))
     ]
 
 
@@ -542,9 +606,11 @@ def steps_writing(ctx: GradeContext, target: str) -> list[Step]:
     name = posixpath.basename(target)
     found = []
     for step in _unreplayed_steps(ctx, target):
+        if not _may_name(ctx, step, name) and _plain_command(step):
+            continue
         writes = _command_writes(ctx, step)
         if any(_token_names(p, name) for p in writes.written) or any(
-            _text_names(text, name) for text in writes.rest
+            _text_names(text, name) for text in writes.rest(_inputs(ctx, step))
         ):
             found.append(step)
     return found
