@@ -12,9 +12,7 @@ says so and reports missing evidence rather than guessing.
 from __future__ import annotations
 
 import fnmatch
-import functools
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -251,38 +249,92 @@ def _source_search(ev: Evidence, step: Step) -> tuple[str, bool] | None:
     return "\n".join(text for text, _ in parts), all(made for _, made in parts)
 
 
-_Maker = tuple[Step, Callable[[], str | None], Callable[[], tuple[str, bool] | None]]
-"""A source of ``citations_grounded``: its step, what makes its text, and what makes the
-text it is searched through (``_search_text``)."""
+_CALL: Any = object()
+"""``_Sources.values``' entry for a call, whose result (and documents) is the source."""
+
+
+class _Sources:
+    """What ``citations_grounded`` searches, in order: the earlier calls' results (their
+    steps given), then the tool results each earlier model call was handed in its input
+    (the call itself may belong to a part of the run outside this trace), read from the
+    model calls only when a search first gets past the calls. Each source's text is made
+    when a search first reaches it (most answers cite ids found in the first results, and
+    serializing a structured result is the costly part): the order searched is the order
+    listed, as if all were made up front."""
+
+    __slots__ = ("ev", "pending", "searched", "steps", "texts", "values")
+
+    def __init__(self, ev: Evidence, calls: list[Step], models: list[Step]) -> None:
+        self.ev = ev
+        self.steps = calls
+        """Each source's step: the call, or the model call handed the result."""
+        self.values: list[Any] = [_CALL] * len(calls)
+        """Each source's value: ``_CALL`` for a call's result, else the result handed in."""
+        self.pending: list[Step] | None = models
+        self.texts: dict[int, str | None] = {}
+        self.searched: dict[int, str | None] = {}
+
+    def reaches(self, i: int) -> bool:
+        """Whether there is an ``i``-th source (the model calls' inputs read on first ask)."""
+        if i < len(self.steps):
+            return True
+        models, self.pending = self.pending, None
+        if models is None:
+            return False
+        for g in models:
+            for r in tool_responses(g):
+                self.steps.append(g)
+                self.values.append(r)
+        return i < len(self.steps)
+
+    def count(self) -> int:
+        """How many sources there are."""
+        self.reaches(len(self.steps))
+        return len(self.steps)
+
+    def text(self, i: int) -> str | None:
+        """The ``i``-th source's text (``_source_texts``, ``result_text``; None = unknown)."""
+        try:
+            return self.texts[i]
+        except KeyError:
+            pass
+        value = self.values[i]
+        text = self.texts[i] = (
+            _source_texts(self.ev, self.steps[i]) if value is _CALL else result_text(value)
+        )
+        return text
+
+    def search_text(self, i: int) -> str | None:
+        """The text ``_search_text`` stands in for ``text(i)`` with (``_source_search``)."""
+        try:
+            return self.searched[i]
+        except KeyError:
+            pass
+        value = self.values[i]
+        found = _source_search(self.ev, self.steps[i]) if value is _CALL else _search_text(value)
+        text = self.searched[i] = None if found is None else found[0]
+        return text
 
 
 def _ground(
-    ids: list[str],
-    makers: list[_Maker],
-    text_at: Callable[[int], str | None],
-    budget: _ScanBudget,
-    searched: bool = True,
+    ids: list[str], sources: _Sources, budget: _ScanBudget, searched: bool = True
 ) -> dict[str, Step]:
-    """Each cited id -> the first source (in ``makers``' order) that returns it as a whole
-    id, searching each source's made text (``text_at``), or, with ``searched`` and for an id
-    holding no ``_RUN_BREAKS`` character, the text ``_search_text`` stands in for it with:
-    the same answers; charges at least those of the made texts, which is why ``budget`` is
-    then ``estimated``."""
-    made: list[tuple[str, bool] | None] = []
+    """Each cited id -> the first of ``sources`` that returns it as a whole id, searching
+    each source's made text (``_Sources.text``), or, with ``searched`` and for an id holding
+    no ``_RUN_BREAKS`` character, the text ``_search_text`` stands in for it with: the same
+    answers; charges at least those of the made texts, which is why ``budget`` is then
+    ``estimated``."""
     grounded: dict[str, Step] = {}
+    steps = sources.steps
     for ident in ids:
-        stand_in = searched and _RUN_BREAKS.isdisjoint(ident)
-        for i, (s, _, _) in enumerate(makers):
-            if stand_in:
-                while len(made) <= i:
-                    made.append(makers[len(made)][2]())
-                found = made[i]
-                text = None if found is None else found[0]
-            else:
-                text = text_at(i)
+        at = sources.search_text if searched and _RUN_BREAKS.isdisjoint(ident) else sources.text
+        i = 0
+        while sources.reaches(i):
+            text = at(i)
             if text is not None and _cites_whole_id(ident, text, budget):
-                grounded[ident] = s
+                grounded[ident] = steps[i]
                 break
+            i += 1
     return grounded
 
 
@@ -317,47 +369,27 @@ class CitationsGrounded(OracleCheck):
             return Finding.ok("the final answer cites no ids", span_ids=final_spans)
         # A final-answer tool delivers the answer; its result (often the answer echoed)
         # grounds nothing.
-        answering = ctx.evidence.answering()
-        sources = [
+        ev = ctx.evidence
+        answering = ev.answering()
+        final = out.step
+        globs = p.sources
+        calls = [
             s
-            for s in ctx.evidence.calls_of(())
+            for s in ev.calls_of(())
             if id(s) not in answering
-            and (not p.sources or step_glob(s, p.sources) is not None)
-            and _before(s, out.step)
+            and (not globs or step_glob(s, globs) is not None)
+            and _before(s, final)
         ]
-        # Each source's text is made when a search first reaches it (most answers cite ids
-        # found in the first results, and serializing a structured result is the costly
-        # part); the order searched is the order listed, as if all were made up front.
-        makers: list[_Maker] = [
-            (
-                s,
-                functools.partial(_source_texts, ctx.evidence, s),
-                functools.partial(_source_search, ctx.evidence, s),
-            )
-            for s in sources
-        ]
-        # Tool results the model was handed in its input count too (the call itself may
-        # belong to a part of the run outside this trace).
-        for g in ctx.evidence.generations():
-            if g is out.step or _before(g, out.step):
-                makers.extend(
-                    (g, functools.partial(result_text, r), functools.partial(_search_text, r))
-                    for r in tool_responses(g)
-                )
-        made: list[str | None] = []
-
-        def text_at(i: int) -> str | None:
-            while len(made) <= i:
-                made.append(makers[len(made)][1]())
-            return made[i]
-
+        # Tool results the model was handed in its input count too.
+        models = [g for g in ev.groups.generations if g is final or _before(g, final)]
+        sources = _Sources(ev, calls, models)
         try:
-            grounded = _ground(ids, makers, text_at, _ScanBudget(len(ids), estimated=True))
+            grounded = _ground(ids, sources, _ScanBudget(len(ids), estimated=True))
         except _Recount:
-            grounded = _ground(ids, makers, text_at, _ScanBudget(len(ids)), searched=False)
+            grounded = _ground(ids, sources, _ScanBudget(len(ids)), searched=False)
         ungrounded = [i for i in ids if i not in grounded]
         if ungrounded:
-            texts = [(s, text_at(i)) for i, (s, _, _) in enumerate(makers)]
+            texts = [(sources.steps[i], sources.text(i)) for i in range(sources.count())]
         details = {
             "cited": ids,
             "grounded": {i: s.index for i, s in grounded.items()},
