@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import operator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -488,6 +489,9 @@ def _truthy(value: Any) -> bool:
     return bool(value)
 
 
+_INDEX = operator.attrgetter("index")
+
+
 def find_degradation(ev: Evidence, p: DegradationParams) -> Degradation:
     """A dependency is degraded when its last call (per agent) errored, timed out or came
     back empty: an earlier failure followed by a success is a retry, not a degradation."""
@@ -499,10 +503,11 @@ def find_degradation(ev: Evidence, p: DegradationParams) -> Degradation:
             out.degraded.append((step, f"attribute {p.degraded_attribute}={value!r}"))
     last: dict[tuple[str | None, str | None], Step] = {}
     maybe: dict[tuple[str | None, str | None], Step] = {}
-    for s in sorted(ev.tool_calls(), key=lambda x: x.index):
-        if not p.dependencies or step_glob(s, p.dependencies) is not None:
+    deps = tuple(p.dependencies)  # (as ``glob_any`` reads them, once instead of per call)
+    for s in sorted(ev.groups.calls, key=_INDEX):
+        if not deps or step_glob(s, deps) is not None:
             last[(s.agent_name, s.tool)] = s
-        elif step_glob(s, p.dependencies, unknown_namespace_matches=True) is not None:
+        elif step_glob(s, deps, unknown_namespace_matches=True) is not None:
             maybe[(s.agent_name, s.tool)] = s
     # A call that may be a dependency under a namespace the name does not show
     # (``docs_search_docs``: a toolset prefix joined by ``_``) and whose last call failed,
