@@ -78,6 +78,11 @@ TOOLISH_KINDS: frozenset[StepKind] = frozenset(
 )
 """Kinds that are a call of a tool (file edits and commands are tool calls by definition)."""
 
+FILE_EDIT = StepKind.FILE_EDIT
+"""``StepKind.FILE_EDIT`` read once: on Python 3.11 each read of an enum member through its
+class costs several hundred nanoseconds, and the file edits are selected by comparing every
+step's kind (``Trajectory.file_edits``, the workspace checks), several times per trajectory."""
+
 
 class SpanRef(Record):
     """Where a step came from, so a result can be attached to the exact span."""
@@ -351,7 +356,7 @@ class Trajectory(Record):
         return [
             (s.index, s.path, s.content if s.content is not None else "")
             for s in self.steps
-            if s.kind == StepKind.FILE_EDIT and s.path
+            if s.kind == FILE_EDIT and s.path
         ]
 
     def touched_file(self, path: str) -> bool:

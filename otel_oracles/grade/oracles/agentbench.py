@@ -41,8 +41,8 @@ from otel_oracles.grade.registry import register_oracle
 from otel_oracles.model.step import (
     COMMAND_KEYS,
     DEFAULT_NETWORK_PATTERNS,
+    FILE_EDIT,
     Step,
-    StepKind,
     normalize_path,
 )
 from otel_oracles.replay import safe_target
@@ -61,6 +61,24 @@ def _relative_path(value: str) -> str:
     if norm == ".." or norm.startswith("../"):
         raise ValueError(f"must stay inside the workspace, got {value!r}")
     return value
+
+
+_NORMALIZED: dict[str, str] = {}
+"""Path -> ``normalize_path`` of it, for the paths of contracts' workspaces and checks:
+``file_not_modified`` normalizes every workspace path on every trajectory it judges.
+Kept to a few thousand paths."""
+
+
+def _normalized(path: str) -> str:
+    """``normalize_path(path)``, remembered (``_NORMALIZED``)."""
+    try:
+        return _NORMALIZED[path]
+    except KeyError:
+        pass
+    if len(_NORMALIZED) >= 4096:
+        _NORMALIZED.clear()
+    norm = _NORMALIZED[path] = normalize_path(path)
+    return norm
 
 
 def _no_workspace(oracle_type: str, ctx: GradeContext) -> Finding:
@@ -192,8 +210,8 @@ class FileNotModified(OracleCheck):
         assert isinstance(params, FileNotModified.Params)
         if not ctx.has_workspace:
             return _no_workspace(self.oracle_type, ctx)
-        target = normalize_path(params.path)
-        initial = {normalize_path(k): v for k, v in ctx.initial_workspace.items()}
+        target = _normalized(params.path)
+        initial = {_normalized(k): v for k, v in ctx.initial_workspace.items()}
         if target not in initial:
             raise ContractError(
                 f"task authoring error: file_not_modified path {params.path!r} is not in the "
@@ -340,7 +358,7 @@ class AssertionExists(OracleCheck):
         assert isinstance(params, AssertionExists.Params)
         if not ctx.has_workspace:
             return _no_workspace(self.oracle_type, ctx)
-        hidden = steps_writing(ctx, normalize_path(params.path))
+        hidden = steps_writing(ctx, _normalized(params.path))
         if hidden:
             return _hidden_write(self.oracle_type, params.path, hidden, "may have written")
         known, data = ctx.replayed_file(params.path, params.path)
@@ -574,7 +592,7 @@ def _unreplayable(ctx: GradeContext) -> tuple[Step, ...]:
             if s.raw is None
             and s.is_tool
             and s.index not in answers
-            and not (s.kind == StepKind.FILE_EDIT and s.path)
+            and not (s.kind == FILE_EDIT and s.path)
         )
 
     steps: tuple[Step, ...] = ctx.evidence.memoized("agentbench_unreplayable", find)
@@ -645,7 +663,7 @@ def steps_writing_workspace(ctx: GradeContext) -> list[Step]:
     for step in ctx.trajectory.steps:
         if step.raw is not None or not step.is_tool or step.index in found:
             continue
-        if step.kind == StepKind.FILE_EDIT and step.path:
+        if step.kind == FILE_EDIT and step.path:
             continue
         for written in _command_writes(ctx, step).written:
             norm = normalize_path(written)
