@@ -55,6 +55,13 @@ class CreatedEntries:
             self._known.update(self._entries(checked_parts(rel, f"workspace[{rel!r}]")))
         self._created = 0
 
+    def copy(self) -> CreatedEntries:
+        """A counter with this one's entries and count, counting on its own."""
+        twin = CreatedEntries({})
+        twin._known = set(self._known)
+        twin._created = self._created
+        return twin
+
     @staticmethod
     def _entries(parts: tuple[str, ...]) -> list[str]:
         return ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
@@ -257,20 +264,24 @@ PATH_SOFT_MAX = 2048
 temporary directory's own prefix)."""
 
 
-def replayed_files(workspace: Mapping[str, str], trajectory: Trajectory) -> dict[str, bytes] | None:
-    """The files ``replayed_workspace`` would hold, computed in memory: ``{"a/b.py": bytes}``.
+class _InMemory:
+    """The in-memory replay so far (``replayed_files``): the files written (path -> bytes),
+    the directories they need and the entries counted as created."""
 
-    Raises the same ``ReplayError`` (same message) that ``replayed_workspace`` raises for the
-    same input, so a contract whose checks only read files needs no temporary directory (its
-    creation and removal cost milliseconds per trace on some filesystems). Returns ``None``
-    when the outcome depends on the filesystem (over-long names, text that cannot be encoded):
-    the caller must then replay on disk, which decides.
-    """
-    files: dict[str, bytes] = {}
-    dirs: set[str] = set()
-    created = CreatedEntries(workspace)
+    __slots__ = ("created", "dirs", "files")
 
-    def write(rel: str, content: str, what: str) -> bool:
+    def __init__(self, files: dict[str, bytes], dirs: set[str], created: CreatedEntries) -> None:
+        self.files = files
+        self.dirs = dirs
+        self.created = created
+
+    def copy(self) -> _InMemory:
+        return _InMemory(dict(self.files), set(self.dirs), self.created.copy())
+
+    def write(self, rel: str, content: str, what: str) -> bool:
+        """Write ``content`` to ``rel``; False when only the disk can tell (over-long names,
+        text that cannot be encoded), ``ReplayError`` as ``write_inside`` raises it."""
+        files, dirs = self.files, self.dirs
         parts = checked_parts(rel, what)
         try:
             encoded = [part.encode("utf-8") for part in parts]
@@ -292,12 +303,54 @@ def replayed_files(workspace: Mapping[str, str], trajectory: Trajectory) -> dict
         files[key] = data
         return True
 
+
+def _written_workspace(workspace: Mapping[str, str]) -> _InMemory | None:
+    """The in-memory replay of ``workspace``'s own files (None when only the disk can tell),
+    or the ``ReplayError`` they make."""
+    replay = _InMemory({}, set(), CreatedEntries(workspace))
     for rel, content in workspace.items():
-        if not write(rel, content, f"workspace[{rel!r}]"):
+        if not replay.write(rel, content, f"workspace[{rel!r}]"):
             return None
+    return replay
+
+
+_WORKSPACES: dict[tuple[tuple[str, str], ...], _InMemory | None] = {}
+"""A workspace's items -> ``_written_workspace`` of it: every trajectory a contract grades
+starts from the same files. Kept to a few dozen workspaces; a refused one is not kept."""
+
+
+def _workspace_replay(workspace: Mapping[str, str]) -> _InMemory | None:
+    """A fresh copy of ``_written_workspace(workspace)``, made once per workspace."""
+    try:
+        key = tuple(workspace.items())
+        base = _WORKSPACES[key]
+    except TypeError:  # not plain text: no key, made each time
+        return _written_workspace(workspace)
+    except KeyError:
+        base = _written_workspace(workspace)
+        if len(_WORKSPACES) >= 64:
+            _WORKSPACES.clear()
+        _WORKSPACES[key] = base
+    return None if base is None else base.copy()
+
+
+def replayed_files(workspace: Mapping[str, str], trajectory: Trajectory) -> dict[str, bytes] | None:
+    """The files ``replayed_workspace`` would hold, computed in memory: ``{"a/b.py": bytes}``.
+
+    Raises the same ``ReplayError`` (same message) that ``replayed_workspace`` raises for the
+    same input, so a contract whose checks only read files needs no temporary directory (its
+    creation and removal cost milliseconds per trace on some filesystems). Returns ``None``
+    when the outcome depends on the filesystem (over-long names, text that cannot be encoded):
+    the caller must then replay on disk, which decides. The workspace's own files are
+    written once per workspace (``_workspace_replay``).
+    """
+    replay = _workspace_replay(workspace)
+    if replay is None:
+        return None
+    created = replay.created
     for index, path, content in trajectory.file_edits():
         what = f"steps[{index}]"
         created.add(checked_parts(path, what), what)
-        if not write(path, content, what):
+        if not replay.write(path, content, what):
             return None
-    return files
+    return replay.files

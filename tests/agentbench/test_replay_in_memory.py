@@ -129,3 +129,16 @@ def test_checked_parts_are_the_pure_paths_parts_and_refusals_name_each_caller(re
             assert str(exc).startswith(f"{what}: path {rel!r}"), exc
             continue
         assert parts == PurePosixPath(normalize_path(rel)).parts
+
+
+def test_a_workspace_written_once_is_copied_for_each_trajectory() -> None:
+    """The workspace's own files are written once per workspace and copied for each replay:
+    one trajectory's edits never show in the next one's files."""
+    workspace = {"calc.py": "# calculator\n", "pkg/a.py": "a\n"}
+    first = replayed_files(workspace, traj(edit("calc.py", "x"), edit("new/b.py", "b")))
+    assert first == {"calc.py": b"x", "pkg/a.py": b"a\n", "new/b.py": b"b"}
+    second = replayed_files(workspace, traj(edit("pkg/c.py", "c")))
+    assert second == {"calc.py": b"# calculator\n", "pkg/a.py": b"a\n", "pkg/c.py": b"c"}
+    with pytest.raises(ReplayError, match=r"needs directory calc\.py but that is a file"):
+        replayed_files(workspace, traj(edit("calc.py/x.py")))
+    assert replayed_files(workspace, traj()) == {"calc.py": b"# calculator\n", "pkg/a.py": b"a\n"}
