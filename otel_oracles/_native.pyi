@@ -760,6 +760,24 @@ def json_indented(value: Any, indent: int, level: int = 0, /) -> str | None:
     ``json.dumps`` (other types, non-``str`` keys, lone surrogates, integers beyond 64 bits,
     deep nesting)."""
 
+class VerdictJson:
+    """One verdict's text in the JSON report, written from the models' field values
+    (``native/python/src/report_json.rs``): ``_dumps(verdict_data(verdict, shown), level)``
+    encoded as UTF-8, or ``None`` for a verdict left to that Python path (a model held
+    otherwise than validation leaves it, details or params that are not plain JSON data)."""
+
+    def __init__(
+        self,
+        verdict_fields: Sequence[str],
+        result_fields: Sequence[str],
+        counts_fields: Sequence[str],
+        level: int,
+        /,
+    ) -> None: ...
+    def write(
+        self, verdict: Any, shown: Callable[[Any], tuple[str, dict[str, Any]]] | None = None, /
+    ) -> bytes | None: ...
+
 # ---- evidence (otel_oracles.grade.evidence) --------------------------------------------------
 
 def is_placeholder(value: Any, /) -> bool:

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
 
-from otel_oracles._native import json_indented
+from otel_oracles._native import VerdictJson, json_indented
 from otel_oracles.model.result import Counts, InputProblem, OracleResult, RunReport, Verdict
 from otel_oracles.report._common import SPOOL_WRITE_CHARS, Tally, byte_spool, json_safe
 
@@ -24,6 +24,15 @@ _VERDICT_FIELDS = tuple(Verdict.model_fields)
 _RESULT_FIELDS = tuple(OracleResult.model_fields)
 _COUNTS_FIELDS = tuple(Counts.model_fields)
 """Each model's fields in declaration order: the keys, in order, of its ``model_dump``."""
+
+_VERDICT_LEVEL = 2
+"""How deep each verdict sits in the document: in the report object's ``verdicts`` list."""
+
+_VERDICT_JSON = VerdictJson(_VERDICT_FIELDS, _RESULT_FIELDS, _COUNTS_FIELDS, _VERDICT_LEVEL)
+"""Writes a verdict's text from its models' field values in the core: what ``verdict_data``
+and ``_dumps`` make of it, without the dicts and the ``str`` between them. A verdict it
+leaves to them (held otherwise than validation leaves it, details or params that are not
+plain JSON data) goes through them."""
 
 _PLAIN_SCALARS: frozenset[type] = frozenset({str, int, bool, type(None)})
 
@@ -176,7 +185,9 @@ class JsonWriter:
         while one character beyond Latin-1 (a template's ``…``) in a text joined with the
         others would make the whole joined block two bytes a character, to widen and then
         encode character by character."""
-        text = _dumps(verdict_data(v, shown), level=2).encode("utf-8")
+        text = _VERDICT_JSON.write(v, shown)
+        if text is None:
+            text = _dumps(verdict_data(v, shown), level=_VERDICT_LEVEL).encode("utf-8")
         self._pending.append(_FIRST if not self.tally.verdicts else _NEXT)
         self._pending.append(text)
         self._pending_bytes += len(text)

@@ -122,6 +122,100 @@ pub fn write_string<S: JsonSink>(text: &S::Text, out: &mut S) {
     out.put_ascii("\"");
 }
 
+/// The high bit of each byte of `word` that starts something `write_shown_string` escapes
+/// beyond `escapes_in`: DEL, and the lead bytes of the C1 controls (`C2`) and of the
+/// bidirectional overrides and isolates (`E2`). As there, the lowest mark is exact.
+#[inline]
+fn shown_escapes_in(word: u64) -> u64 {
+    let mut marks = escapes_in(word);
+    for b in [0x7f, 0xc2, 0xe2] {
+        let x = word ^ splat(b);
+        marks |= x.wrapping_sub(splat(1)) & !x & splat(0x80);
+    }
+    marks & splat(0x80)
+}
+
+/// `next_escape` for `write_shown_string`: the first byte at or after `from` that may start
+/// an escape (a lead byte `C2`/`E2` is only a candidate; the caller reads what follows).
+#[inline]
+fn next_shown_escape(bytes: &[u8], mut from: usize) -> usize {
+    while let Some(chunk) = bytes.get(from..from + 8) {
+        let mut word = [0; 8];
+        word.copy_from_slice(chunk);
+        let marks = shown_escapes_in(u64::from_le_bytes(word));
+        if marks != 0 {
+            return from + (marks.trailing_zeros() / 8) as usize;
+        }
+        from += 8;
+    }
+    bytes[from..]
+        .iter()
+        .position(|&b| b < 0x20 || matches!(b, b'"' | b'\\' | 0x7f | 0xc2 | 0xe2))
+        .map_or(bytes.len(), |i| from + i)
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// `write_string` of UTF-8 `text`, with the characters a terminal or a diff view acts on
+/// instead of showing written as `\uXXXX` (lower-case hex) as well: DEL, the C1 controls
+/// (U+0080 to U+009F) and the bidirectional overrides (U+202A to U+202E) and isolates
+/// (U+2066 to U+2069). This is the report's `json_safe` applied to the string as it is
+/// written: outside its strings a JSON text is ASCII, and inside them these characters
+/// are never part of an escape, so escaping them here gives the text `json_safe` gives
+/// of the whole document.
+pub fn write_shown_string(text: &[u8], out: &mut Vec<u8>) {
+    out.push(b'"');
+    let mut start = 0;
+    let mut from = 0;
+    loop {
+        let i = next_shown_escape(text, from);
+        if i == text.len() {
+            break;
+        }
+        let b = text[i];
+        // The escaped character's code point and its length in bytes, or None for a lead
+        // byte of another character (scanning goes on after it).
+        let shown: Option<(u32, usize)> = match b {
+            0xc2 => match text.get(i + 1) {
+                Some(&c @ 0x80..=0x9f) => Some((u32::from(c), 2)),
+                _ => None,
+            },
+            0xe2 => match (text.get(i + 1), text.get(i + 2)) {
+                (Some(0x80), Some(&c @ 0xaa..=0xae)) => Some((0x2000 + u32::from(c - 0x80), 3)),
+                (Some(0x81), Some(&c @ 0xa6..=0xa9)) => Some((0x2040 + u32::from(c - 0x80), 3)),
+                _ => None,
+            },
+            0x7f => Some((0x7f, 1)),
+            _ => {
+                let escape = match b {
+                    b'"' => "\\\"",
+                    b'\\' => "\\\\",
+                    b => CONTROL_ESCAPES[usize::from(b)],
+                };
+                out.extend_from_slice(&text[start..i]);
+                out.extend_from_slice(escape.as_bytes());
+                start = i + 1;
+                from = start;
+                continue;
+            }
+        };
+        match shown {
+            Some((code, len)) => {
+                out.extend_from_slice(&text[start..i]);
+                out.extend_from_slice(b"\\u");
+                for shift in [12, 8, 4, 0] {
+                    out.push(HEX[((code >> shift) & 0xf) as usize]);
+                }
+                start = i + len;
+                from = start;
+            }
+            None => from = i + 1,
+        }
+    }
+    out.extend_from_slice(&text[start..]);
+    out.push(b'"');
+}
+
 /// The JSON spelling of a float as `json.dumps` writes it (`repr`; `NaN`, `Infinity`,
 /// `-Infinity` for the others).
 pub fn float_text(x: f64) -> String {
@@ -297,6 +391,45 @@ mod tests {
         let mut expected = Vec::new();
         former_bytes(text, &mut expected);
         assert_eq!(out, expected);
+    }
+
+    /// The report's `json_safe`, as Python applies it to a whole text.
+    fn json_safe(text: &str) -> String {
+        text.chars()
+            .map(|c| match u32::from(c) {
+                0x7f..=0x9f | 0x202a..=0x202e | 0x2066..=0x2069 => {
+                    format!("\\u{:04x}", u32::from(c))
+                }
+                _ => c.to_string(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn shown_strings_are_written_strings_made_json_safe() {
+        let mut cases = tricky();
+        // Every character near the escaped ranges, alone, between others, and as runs longer
+        // than a word (the lead bytes of the neighbours share `C2`/`E2`).
+        let near: Vec<char> = (0x70..0x100)
+            .chain(0x2000..0x2080)
+            .chain([0x7ff, 0x800, 0xffff, 0x1f600])
+            .filter_map(char::from_u32)
+            .collect();
+        for &c in &near {
+            cases.push(c.to_string());
+            cases.push(format!("ab{c}cd\"{c}{c}"));
+            cases.push(format!("{c}0123456789{c}"));
+        }
+        cases.push(near.iter().collect());
+        cases.push("\u{202e}evil\u{2066}x\u{85}\u{9f}\u{a0}\u{7f}\n\u{2069}".into());
+        for text in cases {
+            let mut out = Vec::new();
+            write_shown_string(text.as_bytes(), &mut out);
+            let mut plain = Vec::new();
+            write_string(text.as_bytes(), &mut plain);
+            let expected = json_safe(&String::from_utf8(plain).expect("utf-8"));
+            assert_eq!(String::from_utf8(out).expect("utf-8"), expected, "{text:?}");
+        }
     }
 
     #[test]
