@@ -150,8 +150,39 @@ fn next_shown_escape(bytes: &[u8], mut from: usize) -> usize {
     }
     bytes[from..]
         .iter()
-        .position(|&b| b < 0x20 || matches!(b, b'"' | b'\\' | 0x7f | 0xc2 | 0xe2))
+        .position(|&b| SHOWN_CANDIDATES[usize::from(b)])
         .map_or(bytes.len(), |i| from + i)
+}
+
+/// The bytes `next_shown_escape` stops at, by value: one load a byte for the short strings
+/// (most of a report's: names, outcomes, ids) that never fill a word.
+const SHOWN_CANDIDATES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = b < 0x20 || matches!(b as u8, b'"' | b'\\' | 0x7f | 0xc2 | 0xe2);
+        b += 1;
+    }
+    table
+};
+
+/// `n` in decimal, as `int.__repr__` writes it, without an intermediate `String`.
+pub fn write_int(n: i64, out: &mut Vec<u8>) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut rest = n.unsigned_abs();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    if n < 0 {
+        out.push(b'-');
+    }
+    out.extend_from_slice(&digits[at..]);
 }
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -429,6 +460,16 @@ mod tests {
             write_string(text.as_bytes(), &mut plain);
             let expected = json_safe(&String::from_utf8(plain).expect("utf-8"));
             assert_eq!(String::from_utf8(out).expect("utf-8"), expected, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn integers_are_spelled_as_to_string_spells_them() {
+        let cases = [0, 1, -1, 9, 10, -10, 99, 100, 12345, i64::MAX, i64::MIN];
+        for n in cases {
+            let mut out = b"x".to_vec();
+            write_int(n, &mut out);
+            assert_eq!(out, format!("x{n}").into_bytes());
         }
     }
 

@@ -16,7 +16,7 @@
 //! each string is written: the report's text without Python building a dict of every
 //! verdict, nor a `str` to be scanned and encoded.
 
-use otel_oracles_core::json_text::{float_text, write_shown_string, write_string};
+use otel_oracles_core::json_text::{float_text, write_int, write_shown_string, write_string};
 use pyo3::exceptions::PyValueError;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -97,7 +97,7 @@ impl Writer {
             }
             // `int.__repr__` of an int subclass (an `IntEnum`) is its number, as here.
             let n: i64 = number.extract().ok()?;
-            out.extend_from_slice(n.to_string().as_bytes());
+            write_int(n, out);
         } else if let Ok(number) = value.cast::<PyFloat>() {
             let x = number.value();
             if PLAIN && !(x.is_finite() && value.is_exact_instance_of::<PyFloat>()) {
