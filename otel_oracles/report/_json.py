@@ -102,7 +102,9 @@ def _plain(value: object) -> bool:
 
 
 def verdict_data(v: Verdict, shown: ShownFields | None = None) -> dict[str, Any]:
-    """``v.model_dump(mode="json")`` plus ``verdict``, read from the models' fields instead of
+    """The data of a verdict ``VerdictJson`` leaves to Python (and what its text is held to).
+
+    ``v.model_dump(mode="json")`` plus ``verdict``, read from the models' fields instead of
     serialized through pydantic: every field but the two ``dict[str, Any]`` ones of each result
     is already its JSON form once validated (strings, integers, booleans, None, lists of
     them; an ``Outcome`` is a ``str`` that the writer spells as its value), so only those two
@@ -181,10 +183,11 @@ class JsonWriter:
         for the result: the same text as adding ``v`` with every result copied with them
         (``emit.scrub_verdict``), without building the copies.
 
-        Each verdict's text is encoded on its own: most are ASCII, which encodes as a copy,
-        while one character beyond Latin-1 (a template's ``…``) in a text joined with the
-        others would make the whole joined block two bytes a character, to widen and then
-        encode character by character."""
+        The core writes the text as UTF-8 bytes straight from the models (``VerdictJson``);
+        a verdict it leaves goes through ``verdict_data`` and ``_dumps``, encoded on its
+        own: most are ASCII, which encodes as a copy, while one character beyond Latin-1 (a
+        template's ``…``) in a text joined with the others would make the whole joined block
+        two bytes a character, to widen and then encode character by character."""
         text = _VERDICT_JSON.write(v, shown)
         if text is None:
             text = _dumps(verdict_data(v, shown), level=_VERDICT_LEVEL).encode("utf-8")
