@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from otel_oracles._native import fill_model
 from otel_oracles.emit import Explainer
 from otel_oracles.grade.loader import load_contract
 from otel_oracles.mapping import load_conventions
@@ -21,7 +22,6 @@ from otel_oracles.model.result import (
     Outcome,
     Verdict,
     count_outcomes,
-    trusted_result,
     trusted_verdict,
 )
 from otel_oracles.pipeline import grade_paths
@@ -120,8 +120,8 @@ def test_trusted_models_are_written_as_validated_ones() -> None:
     """The evaluator builds its results and verdicts without validating them: their field
     values are read all the same."""
     kept = result(details={"calls": 2}, step_indexes=[1])
-    values = [kept.__dict__[name] for name in OracleResult.model_fields]
-    trusted = trusted_result(*values)
+    # As the core's check loop builds each result.
+    trusted = fill_model(OracleResult, dict(kept.__dict__), frozenset(OracleResult.model_fields))
     built = trusted_verdict(
         "c", 1, "h", "n", "s", "t", None, None, "a", False, [trusted], count_outcomes([trusted]), 5
     )
