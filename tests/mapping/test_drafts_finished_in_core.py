@@ -10,7 +10,7 @@ subclasses, lone surrogates, tuples, ``None`` items, dict subclasses with their 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -246,6 +246,78 @@ def _drafter(messages: Any, run_limit_call: str | None = None) -> TraceDrafter:
         load_conventions().compiled().tool_results.core,
         (judged.outcome, judged.judgement),
     )
+
+
+def _generation_drafter(draft_cls: type[Any]) -> TraceDrafter:
+    """A ``TraceDrafter`` of one generation rule reading nothing, making its drafts of
+    class ``draft_cls``."""
+
+    class Rule:
+        file = "test"
+        step = "generation"
+        keep = ()
+        plan = 0
+        merged_model_calls = thoughts_unmarked = delivers_answer = False
+        outcome_reads = ()
+        result_attrs = ()
+        run_limit_call = None
+
+    return TraceDrafter(
+        _core_drafter([("input_messages", True, [("const", [], None, None, None)])]),
+        [(Rule, False)],
+        draft_cls,
+        lambda draft: None,
+        [],
+        load_conventions().compiled().tool_results.core,
+        (Judged().outcome, Judged().judgement),
+    )
+
+
+class _SetByName(Draft):
+    """A ``Draft`` whose own ``__setattr__`` records the names set: the core must set its
+    slots by name, not in the instance's memory (``native/python/src/slots.rs``)."""
+
+    __slots__ = ()
+    names: ClassVar[list[str]] = []
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        _SetByName.names.append(name)
+        object.__setattr__(self, name, value)
+
+
+@pytest.mark.parametrize("draft_cls", [Draft, _SetByName], ids=["Draft", "own __setattr__"])
+def test_every_draft_slot_set_as_by_name(draft_cls: type[Any]) -> None:
+    """The core writes a new draft's slots into the instance (the mapper's ``Draft``) or
+    through ``setattr`` (a class with attribute access of its own): either way every slot
+    holds what the mapper's ``Draft(...)`` would, ``follows`` a list of each draft's own."""
+    _SetByName.names.clear()
+    drafter = _generation_drafter(draft_cls)
+    span = SpanRecord(
+        trace_id="a" * 32, span_id="c" * 16, parent_span_id="", name="chat m", start_ns=1, end_ns=2,
+        status_code=StatusCode.OK, attributes={},
+    )  # fmt: skip
+    drafts, by_span, _, _ = drafter.draft_trace([span, span], {}, [0, 0])
+    first, second = drafts
+    assert type(first) is draft_cls
+    assert by_span == {span.span_id: second}
+    for draft in drafts:
+        assert (draft.kind, draft.span, draft.rule.file) == ("generation", span, "test")
+        assert (draft.fields, draft.redacted, draft.attributes) == (
+            {"input_messages": []},
+            set(),
+            {},
+        )
+        assert (draft.status, draft.scope, draft.synthesized) == ("ok", "", False)
+        assert (draft.children, draft.follows, draft.claimed) == ([], [], False)
+        assert draft.outcome_hidden is False
+    assert first.follows is not second.follows
+    assert first.fields is not second.fields
+    slots = set(Draft.__slots__)
+    if draft_cls is _SetByName:
+        assert _SetByName.names.count("status") == 2
+        assert set(_SetByName.names) == slots
+    else:
+        assert _SetByName.names == []
 
 
 def _drafted(drafter: TraceDrafter) -> Any:

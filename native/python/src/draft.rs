@@ -38,11 +38,13 @@ use otel_oracles_core::hashing::{FastMap, FastMapExt, FastSet, FastSetExt};
 
 use pyo3::intern;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple, PyType};
 
 use crate::fields::{lookup, FieldReader};
 use crate::parsers::{parse_json_or_text, parse_string_list};
 use crate::results::ResultRules;
+use crate::slots::{blank, object_new, span, span_attr, SlotLayout};
 
 /// Fields that hold a string (`STRING_FIELDS` of the mapper).
 const STRING_FIELDS: [&str; 12] = [
@@ -257,9 +259,9 @@ impl Drafter {
         attributes: &Bound<'_, PyDict>,
     ) -> PyResult<usize> {
         let py = span.py();
-        let span_attributes = span.getattr(intern!(py, "attributes"))?;
+        let span_attributes = span_attr(span, span::ATTRIBUTES, intern!(py, "attributes"))?;
         let mut exceptions = Vec::new();
-        let events = span.getattr(intern!(py, "events"))?;
+        let events = span_attr(span, span::EVENTS, intern!(py, "events"))?;
         if truthy(&events)? {
             for event in events.try_iter()? {
                 let event = event?;
@@ -269,7 +271,7 @@ impl Drafter {
             }
         }
         let error_type_attr = lookup(&span_attributes, intern!(py, "error.type"))?;
-        let code = span.getattr(intern!(py, "status_code"))?;
+        let code = span_attr(span, span::STATUS_CODE, intern!(py, "status_code"))?;
         let failed_status = match code.cast::<PyInt>() {
             Ok(code) => code.extract::<i64>().is_ok_and(|c| c == 2),
             Err(_) => code.eq(self.error_code.bind(py))?,
@@ -292,11 +294,13 @@ impl Drafter {
         }
         let exception = exceptions.first();
         if !signalled {
-            return Ok(if truthy(&span.getattr(intern!(py, "end_ns"))?)? {
-                OK
-            } else {
-                UNSET
-            });
+            return Ok(
+                if truthy(&span_attr(span, span::END_NS, intern!(py, "end_ns"))?)? {
+                    OK
+                } else {
+                    UNSET
+                },
+            );
         }
         if !fields.contains(intern!(py, "error_type"))? {
             let mut etype = error_type_attr.filter(|t| !t.is_none());
@@ -311,7 +315,7 @@ impl Drafter {
             }
         }
         if !fields.contains(intern!(py, "error_message"))? {
-            let message = span.getattr(intern!(py, "status_message"))?;
+            let message = span_attr(span, span::STATUS_MESSAGE, intern!(py, "status_message"))?;
             let mut message = truthy(&message)?.then_some(message);
             if message.is_none() {
                 if let Some(event) = exception {
@@ -721,6 +725,10 @@ pub struct TraceDrafter {
     /// The mapper's `Draft` class, made as `object.__new__` makes it, every slot set here.
     draft_cls: Py<PyType>,
     new: Py<PyAny>,
+    /// Where `SLOTS` are in a `Draft` (`None`: a class whose slots are set by name).
+    layout: Option<SlotLayout>,
+    /// `object`'s `tp_new`, which makes a `Draft` when it has a layout.
+    object_new: pyo3::ffi::newfunc,
     finish: Py<PyAny>,
     /// The files' `run_limit_prompts`, as UTF-8 and as the `str` set as `run_limit`.
     run_limit_prompts: Vec<(Option<String>, Py<PyString>)>,
@@ -752,7 +760,53 @@ const SLOTS: [&str; 13] = [
     "outcome_hidden",
 ];
 
+/// `SLOTS` by number (those read elsewhere; `children` is 9, `outcome_hidden` 12).
+pub(crate) const KIND: usize = 0;
+pub(crate) const SPAN: usize = 1;
+pub(crate) const RULE: usize = 2;
+pub(crate) const FIELDS: usize = 3;
+pub(crate) const REDACTED: usize = 4;
+pub(crate) const ATTRIBUTES: usize = 5;
+pub(crate) const STATUS: usize = 6;
+pub(crate) const SCOPE: usize = 7;
+pub(crate) const SYNTHESIZED: usize = 8;
+pub(crate) const FOLLOWS: usize = 10;
+pub(crate) const CLAIMED: usize = 11;
+
+/// The layout of the first `Draft` class a `TraceDrafter` was made with (the mapper's: one
+/// per process), for the passes that read drafts (`draft_attr`).
+static DRAFT_LAYOUT: PyOnceLock<Option<SlotLayout>> = PyOnceLock::new();
+
+/// `draft.<name>`, `name` being `SLOTS[slot]`: read in the instance's memory for a draft of
+/// the mapper's `Draft` class, by name for any other object.
+pub(crate) fn draft_attr<'py>(
+    draft: &Bound<'py, PyAny>,
+    slot: usize,
+    name: &Bound<'py, PyString>,
+) -> PyResult<Bound<'py, PyAny>> {
+    debug_assert_eq!(name.to_str().ok(), Some(SLOTS[slot]));
+    match DRAFT_LAYOUT.get(draft.py()) {
+        Some(Some(layout)) => layout.get(draft, slot, name),
+        _ => draft.getattr(name),
+    }
+}
+
 impl TraceDrafter {
+    /// Slot `slot` of `draft` set to `value` (in the instance's memory when the class has a
+    /// layout).
+    fn set_slot(
+        &self,
+        draft: &Bound<'_, PyAny>,
+        slot: usize,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let name = self.slots[slot].bind(draft.py());
+        match &self.layout {
+            Some(layout) => layout.set(draft, slot, name, value),
+            None => draft.setattr(name, value),
+        }
+    }
+
     /// A model call recording 0 input tokens recorded no usage: every request sends tokens
     /// (its messages at least). The OpenAI Agents SDK fills a streamed chat-completions
     /// call's usage with zeros when the stream carried none (no `include_usage`), and
@@ -801,12 +855,15 @@ impl TraceDrafter {
             if result.is_none() {
                 return Ok(());
             }
-            let failed = equals(&draft.getattr(intern!(py, "status"))?, "error")?;
+            let failed = equals(&draft_attr(draft, STATUS, intern!(py, "status"))?, "error")?;
             if let Some(said) = self.results.get().judge(&result, failed)? {
                 self.apply_judgement.bind(py).call1((draft, said))?;
             }
         } else if !result_attrs.is_empty()
-            && null_result(&span.getattr(intern!(py, "attributes"))?, result_attrs)?
+            && null_result(
+                &span_attr(span, span::ATTRIBUTES, intern!(py, "attributes"))?,
+                result_attrs,
+            )?
         {
             attributes.set_item(intern!(py, "result_empty"), true)?;
         }
@@ -901,7 +958,15 @@ impl TraceDrafter {
             prompts.push((own, prompt.unbind()));
         }
         let (apply_outcome, apply_judgement) = hooks;
+        let slot_names = SLOTS.map(|name| PyString::intern(py, name));
+        let object_new = object_new()?;
+        let layout = SlotLayout::probe(&draft_cls, &slot_names, object_new)?;
+        if let Some(layout) = &layout {
+            DRAFT_LAYOUT.get_or_init(py, || Some(layout.clone_ref(py)));
+        }
         Ok(Self {
+            layout,
+            object_new,
             run_limit_prompts: prompts,
             results,
             apply_outcome,
@@ -936,8 +1001,6 @@ impl TraceDrafter {
         let cls = self.draft_cls.bind(py);
         let new = self.new.bind(py);
         let finish = self.finish.bind(py);
-        let [kind, span_slot, rule_slot, fields_slot, redacted_slot, attributes_slot, status, scope, synthesized, children_slot, follows, claimed, outcome_hidden] =
-            &self.slots;
         let empty = PyString::intern(py, "");
         let false_ = false.into_pyobject(py)?.to_owned();
         let true_ = true.into_pyobject(py)?.to_owned();
@@ -956,29 +1019,48 @@ impl TraceDrafter {
             if info.no_step {
                 continue;
             }
-            let span_id = span.getattr(intern!(py, "span_id"))?;
+            let span_id = span_attr(&span, span::SPAN_ID, intern!(py, "span_id"))?;
             let kids = match children.get_item(&span_id)? {
                 Some(kids) => kids,
                 None => no_children.clone().into_any(),
             };
-            let draft = new.call1((cls,))?;
+            let draft = match &self.layout {
+                Some(_) => blank(self.object_new, cls)?,
+                None => new.call1((cls,))?,
+            };
             let fields = PyDict::new(py);
             let redacted = PySet::empty(py)?;
             let attributes = PyDict::new(py);
-            draft.setattr(kind.bind(py), info.step.bind(py))?;
-            draft.setattr(span_slot.bind(py), &span)?;
-            draft.setattr(rule_slot.bind(py), info.rule.bind(py))?;
-            draft.setattr(fields_slot.bind(py), &fields)?;
-            draft.setattr(redacted_slot.bind(py), &redacted)?;
-            draft.setattr(attributes_slot.bind(py), &attributes)?;
-            draft.setattr(scope.bind(py), &empty)?;
-            draft.setattr(synthesized.bind(py), &false_)?;
-            draft.setattr(children_slot.bind(py), &kids)?;
-            draft.setattr(follows.bind(py), PyList::empty(py))?;
-            draft.setattr(claimed.bind(py), &false_)?;
-            draft.setattr(outcome_hidden.bind(py), &false_)?;
+            let follows = PyList::empty(py);
+            // Every slot but `status` (set once drafted, below), in `SLOTS` order.
+            for (slot, value) in [
+                info.step.bind(py),
+                &span,
+                info.rule.bind(py),
+                fields.as_any(),
+                redacted.as_any(),
+                attributes.as_any(),
+            ]
+            .into_iter()
+            .enumerate()
+            .chain(
+                [
+                    empty.as_any(),
+                    false_.as_any(),
+                    &kids,
+                    follows.as_any(),
+                    false_.as_any(),
+                    false_.as_any(),
+                ]
+                .into_iter()
+                .enumerate()
+                .map(|(i, value)| (STATUS + 1 + i, value)),
+            ) {
+                self.set_slot(&draft, slot, value)?;
+            }
             if !info.keep.is_empty() {
-                let span_attributes = span.getattr(intern!(py, "attributes"))?;
+                let span_attributes =
+                    span_attr(&span, span::ATTRIBUTES, intern!(py, "attributes"))?;
                 for key in &info.keep {
                     let key = key.bind(py);
                     if span_attributes.contains(key)? {
@@ -991,7 +1073,7 @@ impl TraceDrafter {
             }
             let drafted =
                 drafter.draft(&span, &kids, info.plan, &fields, &redacted, &attributes)?;
-            draft.setattr(status.bind(py), drafted)?;
+            self.set_slot(&draft, STATUS, drafted.bind(py))?;
             if info.generation {
                 self.zero_usage_unrecorded(&fields)?;
                 if let Some(input) = fields.get_item(intern!(py, "input_messages"))? {

@@ -27,6 +27,7 @@ mod results;
 mod rules;
 mod scan;
 mod session_join;
+mod slots;
 mod span_tree;
 mod stacked;
 mod step;

@@ -24,6 +24,8 @@
 
 use otel_oracles_core::hashing::FastSet;
 
+use crate::draft::{draft_attr, ATTRIBUTES, FIELDS, FOLLOWS, SPAN, SYNTHESIZED};
+use crate::slots::{span, span_attr};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyFrozenSet, PyList, PyString, PyTuple};
@@ -120,17 +122,48 @@ impl SourceScan {
 }
 
 /// The longest texts seen.
-struct Longest {
+struct Longest<'py> {
     longest: usize,
     longest_word: usize,
-    /// The different texts of the longest length, digits removed, at most `min_values`.
-    at_longest: Vec<Vec<u8>>,
+    /// The different texts of the longest length, at most `min_values`.
+    at_longest: Vec<Seen<'py>>,
     min_values: usize,
 }
 
-impl Longest {
+/// A text of the longest length. Its comparison key (the text with its ASCII digits
+/// removed) is made only when another text of the same length has to be compared with it:
+/// most texts that were the longest for a while are passed by a longer one before any tie.
+enum Seen<'py> {
+    /// A UTF-8 `str`, its key not made yet.
+    Text(Bound<'py, PyString>),
+    /// The key.
+    Key(Vec<u8>),
+}
+
+/// `raw` without its ASCII digits (one message with a counter is one text).
+fn digitless(raw: &[u8]) -> Vec<u8> {
+    let mut key = Vec::with_capacity(raw.len());
+    for run in raw.split(u8::is_ascii_digit) {
+        key.extend_from_slice(run);
+    }
+    key
+}
+
+impl<'py> Seen<'py> {
+    fn key(&mut self) -> PyResult<&[u8]> {
+        if let Seen::Text(text) = self {
+            *self = Seen::Key(digitless(text.to_str()?.as_bytes()));
+        }
+        match self {
+            Seen::Key(key) => Ok(key),
+            Seen::Text(_) => unreachable!("made a key above"),
+        }
+    }
+}
+
+impl<'py> Longest<'py> {
     /// Every `str` in `value`, nested in `dict` values, `list`s and `tuple`s.
-    fn see(&mut self, value: Bound<'_, PyAny>) -> PyResult<()> {
+    fn see(&mut self, value: Bound<'py, PyAny>) -> PyResult<()> {
         // Most values are a `str`: seen without a stack to allocate.
         if let Ok(text) = value.cast_exact::<PyString>() {
             return self.see_str(text);
@@ -151,7 +184,7 @@ impl Longest {
     }
 
     /// One `str`: only one at least as long as the longest text so far can change anything.
-    fn see_str(&mut self, text: &Bound<'_, PyString>) -> PyResult<()> {
+    fn see_str(&mut self, text: &Bound<'py, PyString>) -> PyResult<()> {
         let size = text.len()?;
         if size >= self.longest {
             self.see_text(text, size)?;
@@ -159,7 +192,15 @@ impl Longest {
         Ok(())
     }
 
-    fn see_text(&mut self, text: &Bound<'_, PyString>, size: usize) -> PyResult<()> {
+    fn see_text(&mut self, text: &Bound<'py, PyString>, size: usize) -> PyResult<()> {
+        // A text as long as the longest, once enough texts have that length, changes
+        // nothing unless it is a word longer than the longest word: no need to read it.
+        if size == self.longest
+            && self.at_longest.len() >= self.min_values
+            && size <= self.longest_word
+        {
+            return Ok(());
+        }
         let (spaced, bytes) = match text.to_str() {
             Ok(own) => (own.contains(' '), None),
             Err(_) => {
@@ -179,30 +220,35 @@ impl Longest {
         {
             return Ok(());
         }
-        let raw = match &bytes {
-            Some(bytes) => bytes.as_slice(),
-            None => text.to_str()?.as_bytes(),
+        let seen = match bytes {
+            Some(bytes) => Seen::Key(digitless(&bytes)),
+            None => Seen::Text(text.clone()),
         };
-        let key: Vec<u8> = raw
-            .iter()
-            .copied()
-            .filter(|b| !b.is_ascii_digit())
-            .collect();
         if size > self.longest {
             self.longest = size;
-            self.at_longest = vec![key];
-        } else if !self.at_longest.contains(&key) {
-            self.at_longest.push(key);
+            self.at_longest.clear();
+            self.at_longest.push(seen);
+            return Ok(());
         }
+        let key = match seen {
+            Seen::Key(key) => key,
+            Seen::Text(text) => digitless(text.to_str()?.as_bytes()),
+        };
+        for other in &mut self.at_longest {
+            if other.key()? == key.as_slice() {
+                return Ok(());
+            }
+        }
+        self.at_longest.push(Seen::Key(key));
         Ok(())
     }
 }
 
 /// The values of `attributes` (a mapping) under the keys `scan` reads, each seen.
-fn see_attributes(
-    longest: &mut Longest,
+fn see_attributes<'py>(
+    longest: &mut Longest<'py>,
     scan: &SourceScan,
-    attributes: &Bound<'_, PyAny>,
+    attributes: &Bound<'py, PyAny>,
 ) -> PyResult<()> {
     if let Ok(dict) = attributes.cast_exact::<PyDict>() {
         for (key, value) in dict.iter() {
@@ -222,12 +268,16 @@ fn see_attributes(
 }
 
 /// The values of the span events `scan` reads (log-based events left out), each seen.
-fn see_events(longest: &mut Longest, scan: &SourceScan, span: &Bound<'_, PyAny>) -> PyResult<()> {
+fn see_events<'py>(
+    longest: &mut Longest<'py>,
+    scan: &SourceScan,
+    span: &Bound<'py, PyAny>,
+) -> PyResult<()> {
     if scan.events.is_empty() {
         return Ok(());
     }
     let py = span.py();
-    let events = span.getattr(intern!(py, "events"))?;
+    let events = span_attr(span, span::EVENTS, intern!(py, "events"))?;
     if events.len().unwrap_or(1) == 0 {
         return Ok(());
     }
@@ -291,15 +341,17 @@ fn cut_length_of(
     };
     for draft in drafts {
         let py = draft.py();
-        let span = draft.getattr(intern!(py, "span"))?;
-        if span.is_none() || draft.getattr(intern!(py, "synthesized"))?.is_truthy()? {
+        let span = draft_attr(draft, SPAN, intern!(py, "span"))?;
+        if span.is_none()
+            || draft_attr(draft, SYNTHESIZED, intern!(py, "synthesized"))?.is_truthy()?
+        {
             continue;
         }
         let scan = draft
             .getattr(intern!(py, "rule"))?
             .getattr(intern!(py, "source_scan"))?;
         let scan = scan.cast::<SourceScan>()?.get();
-        let attributes = span.getattr(intern!(py, "attributes"))?;
+        let attributes = span_attr(&span, span::ATTRIBUTES, intern!(py, "attributes"))?;
         see_attributes(&mut longest, scan, &attributes)?;
         see_events(&mut longest, scan, &span)?;
     }
@@ -425,7 +477,7 @@ impl LimitRules {
         let mut all = Vec::new();
         for draft in drafts.try_iter()? {
             let draft = draft?;
-            let follows = draft.getattr(intern!(py, "follows"))?;
+            let follows = draft_attr(&draft, FOLLOWS, intern!(py, "follows"))?;
             all.push(draft);
             if follows.is_truthy()? {
                 for call in follows.try_iter()? {
@@ -447,7 +499,7 @@ impl LimitRules {
             let mut attributes = None;
             if !lost.is_empty() {
                 if let Some(count) = lost.get_item(span.getattr(span_id)?)? {
-                    let own = draft.getattr(intern!(py, "attributes"))?;
+                    let own = draft_attr(draft, ATTRIBUTES, intern!(py, "attributes"))?;
                     own.set_item(self.dropped_attributes.bind(py), count)?;
                     attributes = Some(own);
                 }
@@ -456,7 +508,7 @@ impl LimitRules {
             if events.gt(0)? {
                 let own = match attributes {
                     Some(own) => own,
-                    None => draft.getattr(intern!(py, "attributes"))?,
+                    None => draft_attr(draft, ATTRIBUTES, intern!(py, "attributes"))?,
                 };
                 own.set_item(self.dropped_events.bind(py), events)?;
             }
@@ -508,7 +560,10 @@ impl LimitRules {
                 || span.getattr(attributes_key)?.len()?
                     >= most.as_any().get_item(service(span)?)?.extract::<usize>()?
             {
-                out.set_item(span.getattr(intern!(py, "span_id"))?, dropped)?;
+                out.set_item(
+                    span_attr(span, span::SPAN_ID, intern!(py, "span_id"))?,
+                    dropped,
+                )?;
             }
         }
         Ok(out)
@@ -534,8 +589,8 @@ impl LimitRules {
     fn drop_cut(&self, drafts: &[Bound<'_, PyAny>], length: usize) -> PyResult<()> {
         for draft in drafts {
             let py = draft.py();
-            let fields = draft.getattr(intern!(py, "fields"))?;
-            let attributes = draft.getattr(intern!(py, "attributes"))?;
+            let fields = draft_attr(draft, FIELDS, intern!(py, "fields"))?;
+            let attributes = draft_attr(draft, ATTRIBUTES, intern!(py, "attributes"))?;
             let mut cut = false;
             for name in &self.content_fields {
                 let name = name.bind(py);

@@ -24,6 +24,11 @@
 
 use otel_oracles_core::hashing::{FastMap, FastMapExt, FastSet, FastSetExt};
 
+use crate::draft::{
+    draft_attr, ATTRIBUTES, CLAIMED, FIELDS, FOLLOWS, KIND, REDACTED, SCOPE, SPAN, STATUS,
+    SYNTHESIZED,
+};
+use crate::slots::{span, span_attr};
 use pyo3::exceptions::{PyAssertionError, PyTypeError};
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -156,7 +161,7 @@ fn has_role(message: &Bound<'_, PyAny>) -> PyResult<bool> {
 /// of its output messages, in order.
 pub(crate) fn requested_of<'py>(draft: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyAny>>> {
     let py = draft.py();
-    let fields = draft.getattr(intern!(py, "fields"))?;
+    let fields = draft_attr(draft, FIELDS, intern!(py, "fields"))?;
     let mut calls = Vec::new();
     for msg in field_items(&fields, intern!(py, "output_messages"))? {
         let parts = get(&msg, intern!(py, "parts"))?;
@@ -687,15 +692,15 @@ impl<'a, 'py> Linking<'a, 'py> {
         let py = self.py;
         self.claim_flag(target)?;
         let obj = self.drafts[target].obj.clone();
-        let fields = obj.getattr(intern!(py, "fields"))?;
+        let fields = draft_attr(&obj, FIELDS, intern!(py, "fields"))?;
         let req_id = || get(req, intern!(py, "id"))?.is_truthy();
         let own_id = || get(&fields, intern!(py, "call_id"))?.is_truthy();
         if !req_id()? && !own_id()? {
-            let span = self.drafts[gen].obj.getattr(intern!(py, "span"))?;
+            let span = draft_attr(&self.drafts[gen].obj, SPAN, intern!(py, "span"))?;
             if !span.is_none() {
-                obj.getattr(intern!(py, "attributes"))?.set_item(
+                draft_attr(&obj, ATTRIBUTES, intern!(py, "attributes"))?.set_item(
                     intern!(py, "requested_in"),
-                    span.getattr(intern!(py, "span_id"))?,
+                    span_attr(&span, span::SPAN_ID, intern!(py, "span_id"))?,
                 )?;
             }
         }
@@ -709,7 +714,7 @@ impl<'a, 'py> Linking<'a, 'py> {
         let arguments = intern!(py, "arguments");
         if req.contains(arguments)?
             && !fields.contains(arguments)?
-            && !obj.getattr(intern!(py, "redacted"))?.contains(arguments)?
+            && !draft_attr(&obj, REDACTED, intern!(py, "redacted"))?.contains(arguments)?
         {
             fields.set_item(arguments, req.get_item(arguments)?)?;
         }
@@ -1040,8 +1045,8 @@ impl<'a, 'py> Linking<'a, 'py> {
         }
         let obj = self.drafts[target].obj.clone();
         let result = intern!(py, "result");
-        if obj.getattr(intern!(py, "fields"))?.contains(result)?
-            || obj.getattr(intern!(py, "redacted"))?.contains(result)?
+        if draft_attr(&obj, FIELDS, intern!(py, "fields"))?.contains(result)?
+            || draft_attr(&obj, REDACTED, intern!(py, "redacted"))?.contains(result)?
         {
             return Ok(());
         }
@@ -1081,7 +1086,7 @@ impl<'a, 'py> Linking<'a, 'py> {
     /// whose calls they show.
     fn output_hidden(&self, gen: usize) -> PyResult<bool> {
         let py = self.py;
-        let redacted = self.drafts[gen].obj.getattr(intern!(py, "redacted"))?;
+        let redacted = draft_attr(&self.drafts[gen].obj, REDACTED, intern!(py, "redacted"))?;
         redacted.contains(intern!(py, "output_messages"))
     }
 
@@ -1126,7 +1131,7 @@ impl<'a, 'py> Linking<'a, 'py> {
             // A model call that failed returned nothing, so it asked for nothing: the call
             // right after it is a retry (Langroid retries a failed completion with the same
             // input), not the next turn of a loop whose requests content hid.
-            let status = self.drafts[gen].obj.getattr(intern!(py, "status"))?;
+            let status = draft_attr(&self.drafts[gen].obj, STATUS, intern!(py, "status"))?;
             if status.eq(intern!(py, "error"))? {
                 return Ok(false);
             }
@@ -1145,7 +1150,8 @@ impl<'a, 'py> Linking<'a, 'py> {
             return Ok(false);
         }
         for &d in &members[later.start.min(members.len())..] {
-            let attributes = self.drafts[d].obj.getattr(intern!(py, "attributes"))?;
+            let attributes =
+                draft_attr(&self.drafts[d].obj, ATTRIBUTES, intern!(py, "attributes"))?;
             if get(&attributes, intern!(py, "failed_attempt"))?.is_truthy()? {
                 continue; // a failed try of this very call (`_stacked`), not the next model call
             }
@@ -1170,7 +1176,7 @@ impl<'a, 'py> Linking<'a, 'py> {
     fn take_above(&mut self, above: &Above<'py>, gen: usize) -> PyResult<bool> {
         let py = self.py;
         let (agents, tools) = above;
-        let scope_of = |info: &Info<'py>| info.obj.getattr(intern!(py, "scope"));
+        let scope_of = |info: &Info<'py>| draft_attr(&info.obj, SCOPE, intern!(py, "scope"));
         let Some(run) = agents.get_item(scope_of(&self.drafts[gen])?)? else {
             return Ok(false);
         };
@@ -1217,9 +1223,9 @@ impl<'a, 'py> Linking<'a, 'py> {
         let agents = PyDict::new(py);
         let mut tools: FastMap<usize, Vec<usize>> = FastMap::new();
         for (d, info) in self.drafts.iter().enumerate() {
-            let span = info.obj.getattr(intern!(py, "span"))?;
+            let span = draft_attr(&info.obj, SPAN, intern!(py, "span"))?;
             if info.kind == Kind::Agent && span.is_truthy()? {
-                agents.set_item(span.getattr(intern!(py, "span_id"))?, d)?;
+                agents.set_item(span_attr(&span, span::SPAN_ID, intern!(py, "span_id"))?, d)?;
             }
             if matches!(info.kind, Kind::ToolCall | Kind::Retrieval)
                 && !info.synthesized
@@ -1278,7 +1284,7 @@ impl Linker {
         let mut infos = Vec::with_capacity(drafts.len());
         let mut scopes: Vec<Vec<usize>> = Vec::new();
         for (d, obj) in drafts.iter().enumerate() {
-            let scope_text = obj.getattr(intern!(py, "scope"))?;
+            let scope_text = draft_attr(&obj, SCOPE, intern!(py, "scope"))?;
             let scope = match scope_numbers.get_item(&scope_text)? {
                 Some(n) => n.extract::<usize>()?,
                 None => {
@@ -1288,21 +1294,22 @@ impl Linker {
                 }
             };
             scopes[scope].push(d);
-            let span = obj.getattr(intern!(py, "span"))?;
+            let span = draft_attr(&obj, SPAN, intern!(py, "span"))?;
             let times = if span.is_none() {
                 None
             } else {
                 Some((
-                    nanos(&span.getattr(intern!(py, "start_ns"))?)?,
-                    nanos(&span.getattr(intern!(py, "end_ns"))?)?,
+                    nanos(&span_attr(&span, span::START_NS, intern!(py, "start_ns"))?)?,
+                    nanos(&span_attr(&span, span::END_NS, intern!(py, "end_ns"))?)?,
                 ))
             };
             infos.push(Info {
-                kind: Kind::of(&obj.getattr(intern!(py, "kind"))?),
+                kind: Kind::of(&draft_attr(&obj, KIND, intern!(py, "kind"))?),
                 scope,
                 times,
-                synthesized: obj.getattr(intern!(py, "synthesized"))?.is_truthy()?,
-                claimed: obj.getattr(intern!(py, "claimed"))?.is_truthy()?,
+                synthesized: draft_attr(&obj, SYNTHESIZED, intern!(py, "synthesized"))?
+                    .is_truthy()?,
+                claimed: draft_attr(&obj, CLAIMED, intern!(py, "claimed"))?.is_truthy()?,
                 obj,
             });
         }
@@ -1398,7 +1405,7 @@ impl Linker {
                     if !taken {
                         let obj = link.drafts[gen].obj.clone();
                         let hidden = self.hidden_call.bind(py).call1((&obj,))?;
-                        obj.getattr(intern!(py, "follows"))?
+                        draft_attr(&obj, FOLLOWS, intern!(py, "follows"))?
                             .call_method1(intern!(py, "append"), (hidden,))?;
                     }
                 }
@@ -1419,7 +1426,7 @@ impl Linker {
                     .synthesized
                     .bind(py)
                     .call1((&obj, &req, response, results))?;
-                obj.getattr(intern!(py, "follows"))?
+                draft_attr(&obj, FOLLOWS, intern!(py, "follows"))?
                     .call_method1(intern!(py, "append"), (made,))?;
             }
         }

@@ -18,7 +18,9 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PySet, PyString, PyTuple};
 
+use crate::draft::{draft_attr, ATTRIBUTES, FOLLOWS, REDACTED, RULE, SCOPE, SPAN, STATUS};
 use crate::linking::{eq_text, field_items, get, items, nanos, parts, requested_of};
+use crate::slots::{span, span_attr};
 
 /// Visit the drafts of a span's ancestors, nearest first (`_ancestor_drafts`): up the
 /// parent ids until an empty one, one seen before, or one not in the trace, or until
@@ -32,8 +34,8 @@ fn walk_ancestor_drafts<'py>(
 ) -> PyResult<()> {
     let py = span.py();
     let seen = PySet::empty(py)?;
-    seen.add(span.getattr(intern!(py, "span_id"))?)?;
-    let mut parent_id = span.getattr(intern!(py, "parent_span_id"))?;
+    seen.add(span_attr(span, span::SPAN_ID, intern!(py, "span_id"))?)?;
+    let mut parent_id = span_attr(span, span::PARENT_SPAN_ID, intern!(py, "parent_span_id"))?;
     while parent_id.is_truthy()? && !seen.contains(&parent_id)? {
         seen.add(&parent_id)?;
         if let Some(draft) = draft_by_span.get_item(&parent_id)? {
@@ -88,7 +90,7 @@ fn first_in_chain<'py>(
         let Some(span) = by_id.get_item(&id)? else {
             break;
         };
-        let parent = span.getattr(intern!(py, "parent_span_id"))?;
+        let parent = span_attr(&span, span::PARENT_SPAN_ID, intern!(py, "parent_span_id"))?;
         if !parent.is_truthy()? {
             break;
         }
@@ -144,7 +146,7 @@ fn delegate_scope(draft: &Bound<'_, PyAny>) -> PyResult<bool> {
     if !is_kind(draft, intern!(py, "handoff"))? {
         return Ok(false);
     }
-    let rule = draft.getattr(intern!(py, "rule"))?;
+    let rule = draft_attr(draft, RULE, intern!(py, "rule"))?;
     if !rule
         .getattr(intern!(py, "delegate_works_inside"))?
         .is_truthy()?
@@ -186,9 +188,9 @@ fn enclosing<'py>(
     let py = span.py();
     let mut chain = Vec::new();
     let seen = PySet::empty(py)?;
-    let own = span.getattr(intern!(py, "span_id"))?;
+    let own = span_attr(span, span::SPAN_ID, intern!(py, "span_id"))?;
     seen.add(&own)?;
-    let mut parent_id = span.getattr(intern!(py, "parent_span_id"))?;
+    let mut parent_id = span_attr(span, span::PARENT_SPAN_ID, intern!(py, "parent_span_id"))?;
     let mut context = loop {
         if !parent_id.is_truthy()? {
             break top.clone().into_any();
@@ -214,7 +216,7 @@ fn enclosing<'py>(
     };
     for span_id in chain.iter().rev() {
         if let Some(draft) = draft_by_span.get_item(span_id)? {
-            let own = draft.getattr(intern!(py, "span"))?;
+            let own = draft_attr(&draft, SPAN, intern!(py, "span"))?;
             if !own.is_none() {
                 if is_kind(&draft, intern!(py, "agent"))? {
                     let name = fields(&draft)?.get_item(intern!(py, "agent_name"))?;
@@ -276,7 +278,7 @@ fn assign_agents<'py>(
         ],
     )?;
     for draft in drafts.iter() {
-        let span = draft.getattr(intern!(py, "span"))?;
+        let span = draft_attr(&draft, SPAN, intern!(py, "span"))?;
         if span.is_none() {
             return Err(PyAssertionError::new_err(()));
         }
@@ -286,8 +288,9 @@ fn assign_agents<'py>(
                 None => {
                     // A parent cycle: the first agent (or delegation) among the ancestors, and
                     // the first of those naming its agent, each worked out once per trace.
-                    let own = span.getattr(intern!(py, "span_id"))?;
-                    let parent = span.getattr(intern!(py, "parent_span_id"))?;
+                    let own = span_attr(&span, span::SPAN_ID, intern!(py, "span_id"))?;
+                    let parent =
+                        span_attr(&span, span::PARENT_SPAN_ID, intern!(py, "parent_span_id"))?;
                     let (mut scope_of, mut name_of) = (None, None);
                     if parent.is_truthy()? {
                         scope_of = first_in_chain(
@@ -382,11 +385,11 @@ fn flag_aggregated_usage<'py>(
         if !is_kind(&draft, generation)? {
             continue;
         }
-        let span = draft.getattr(intern!(py, "span"))?;
+        let span = draft_attr(&draft, SPAN, intern!(py, "span"))?;
         if span.is_none() {
             continue;
         }
-        let attributes = draft.getattr(intern!(py, "attributes"))?;
+        let attributes = draft_attr(&draft, ATTRIBUTES, intern!(py, "attributes"))?;
         if attributes
             .call_method1(intern!(py, "get"), (intern!(py, "failed_attempt"),))?
             .is_truthy()?
@@ -398,11 +401,11 @@ fn flag_aggregated_usage<'py>(
         // flagged already): each id is walked past about once per trace, where walking
         // every chain whole cost the square of its depth (a cycle of parent ids: its
         // length).
-        let own = span.getattr(intern!(py, "span_id"))?;
+        let own = span_attr(&span, span::SPAN_ID, intern!(py, "span_id"))?;
         let seen = PySet::empty(py)?;
         seen.add(&own)?;
         let mut walked = Vec::new();
-        let mut parent_id = span.getattr(intern!(py, "parent_span_id"))?;
+        let mut parent_id = span_attr(&span, span::PARENT_SPAN_ID, intern!(py, "parent_span_id"))?;
         let mut back_to_start = false;
         while parent_id.is_truthy()? && !reached.contains(&parent_id)? {
             if seen.contains(&parent_id)? {
@@ -671,7 +674,7 @@ fn nested_agent_handoffs<'py>(
     let agent_name = intern!(py, "agent_name");
     for draft in drafts.iter() {
         if is_kind(&draft, agent)? && draft.getattr(rule_key)?.getattr(flag)?.is_truthy()? {
-            let span = draft.getattr(intern!(py, "span"))?;
+            let span = draft_attr(&draft, SPAN, intern!(py, "span"))?;
             if span.is_none() {
                 return Err(PyAssertionError::new_err(()));
             }
@@ -690,8 +693,14 @@ fn nested_agent_handoffs<'py>(
                 kwargs.set_item(intern!(py, "kind"), intern!(py, "handoff"))?;
                 kwargs.set_item(intern!(py, "span"), &span)?;
                 kwargs.set_item(rule_key, draft.getattr(rule_key)?)?;
-                kwargs.set_item(intern!(py, "status"), draft.getattr(intern!(py, "status"))?)?;
-                kwargs.set_item(intern!(py, "scope"), draft.getattr(intern!(py, "scope"))?)?;
+                kwargs.set_item(
+                    intern!(py, "status"),
+                    draft_attr(&draft, STATUS, intern!(py, "status"))?,
+                )?;
+                kwargs.set_item(
+                    intern!(py, "scope"),
+                    draft_attr(&draft, SCOPE, intern!(py, "scope"))?,
+                )?;
                 let made = draft_cls.call((), Some(&kwargs))?;
                 let source = fields(&ancestor)?.get_item(agent_name)?;
                 let target = fields(&draft)?.get_item(agent_name)?;
@@ -853,7 +862,7 @@ fn run_wrappers<'py>(
                 }
             }
         }
-        let name = span.getattr(intern!(py, "name"))?;
+        let name = span_attr(&span, span::NAME, intern!(py, "name"))?;
         let count = match unmapped.get_item(&name)? {
             Some(count) => count.extract::<usize>()? + 1,
             None => 1,
@@ -933,7 +942,7 @@ fn requests_from_next_input(drafts: &Bound<'_, PyList>) -> PyResult<()> {
         if !is_kind(&draft, generation)? {
             continue;
         }
-        let scope = draft.getattr(intern!(py, "scope"))?;
+        let scope = draft_attr(&draft, SCOPE, intern!(py, "scope"))?;
         if let Some(prev) = last.get_item(&scope)? {
             if prev.getattr(rule_key)?.getattr(flag)?.is_truthy()? {
                 pairs.push((prev, draft.clone()));
@@ -978,7 +987,7 @@ fn requests_from_next_input(drafts: &Bound<'_, PyList>) -> PyResult<()> {
         }
         if !asked.is_empty() {
             own.set_item(intern!(py, "output_messages"), asked)?;
-            gen.getattr(intern!(py, "redacted"))?
+            draft_attr(&gen, REDACTED, intern!(py, "redacted"))?
                 .call_method1(intern!(py, "discard"), (intern!(py, "output_messages"),))?;
         }
     }
@@ -1031,7 +1040,7 @@ fn requested_handoffs(
             continue;
         }
         let mut calls = Vec::new();
-        for call in items(&gen.getattr(intern!(py, "follows"))?)? {
+        for call in items(&draft_attr(&gen, FOLLOWS, intern!(py, "follows"))?)? {
             let tool = get(fields(&call)?.as_any(), tool_key)?;
             if is_kind(&call, tool_call)?
                 && call.getattr(intern!(py, "synthesized"))?.is_truthy()?

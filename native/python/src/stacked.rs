@@ -14,6 +14,8 @@
 
 use otel_oracles_core::hashing::{FastMap, FastMapExt, FastSet, FastSetExt};
 
+use crate::draft::{draft_attr, KIND};
+use crate::slots::{span, span_attr};
 use pyo3::exceptions::PyAssertionError;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -65,8 +67,8 @@ fn nearest_memo<'py>(
     memo: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
     let py = span.py();
-    let own = span.getattr(intern!(py, "span_id"))?;
-    let mut parent_id = span.getattr(intern!(py, "parent_span_id"))?;
+    let own = span_attr(span, span::SPAN_ID, intern!(py, "span_id"))?;
+    let mut parent_id = span_attr(span, span::PARENT_SPAN_ID, intern!(py, "parent_span_id"))?;
     // `seen` is made on the second step only: most spans' parent has a draft.
     let mut seen: Option<Bound<'py, PySet>> = None;
     let mut passed: Vec<Bound<'py, PyAny>> = Vec::new();
@@ -386,7 +388,7 @@ fn absorb(kept: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<()> {
         )?
         .call_method1(
             intern!(py, "append"),
-            (span.getattr(intern!(py, "span_id"))?,),
+            (span_attr(&span, span::SPAN_ID, intern!(py, "span_id"))?,),
         )?;
     Ok(())
 }
@@ -415,7 +417,10 @@ fn absorb_layer<'py>(
     if span.is_none() {
         return Err(PyAssertionError::new_err(()));
     }
-    draft_by_span.set_item(span.getattr(intern!(py, "span_id"))?, kept)
+    draft_by_span.set_item(
+        span_attr(&span, span::SPAN_ID, intern!(py, "span_id"))?,
+        kept,
+    )
 }
 
 /// Whether one of `ancestors` (span ids) is an ancestor of `span` (`_inside`).
@@ -426,8 +431,8 @@ fn inside(
 ) -> PyResult<bool> {
     let py = span.py();
     let seen = PySet::empty(py)?;
-    seen.add(span.getattr(intern!(py, "span_id"))?)?;
-    let mut parent_id = span.getattr(intern!(py, "parent_span_id"))?;
+    seen.add(span_attr(span, span::SPAN_ID, intern!(py, "span_id"))?)?;
+    let mut parent_id = span_attr(span, span::PARENT_SPAN_ID, intern!(py, "parent_span_id"))?;
     while parent_id.is_truthy()? && !seen.contains(&parent_id)? {
         if ancestors.contains(&parent_id)? {
             return Ok(true);
@@ -484,7 +489,7 @@ fn outcome_from_layers(
         if d.getattr(hidden_key)?.is_truthy()? {
             let span = d.getattr(span_key)?;
             if !span.is_none() {
-                hidden.add(span.getattr(intern!(py, "span_id"))?)?;
+                hidden.add(span_attr(&span, span::SPAN_ID, intern!(py, "span_id"))?)?;
             }
         }
     }
@@ -643,7 +648,7 @@ fn merge_stacked_generations<'py>(
     let mut parent_of: FastMap<usize, Option<Bound<'py, PyAny>>> = FastMap::new();
     let mut pairs: Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)> = Vec::new();
     for draft in drafts.iter() {
-        let kind = draft.getattr(intern!(py, "kind"))?;
+        let kind = draft_attr(&draft, KIND, intern!(py, "kind"))?;
         let mut is_stackable = false;
         for k in &stackable {
             if kind.eq(k)? {

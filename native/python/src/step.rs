@@ -26,6 +26,10 @@
 //! attributes, so it has no `dict` of its own until one is asked for), anything else
 //! validated.
 
+use crate::draft::{
+    draft_attr, ATTRIBUTES, FIELDS, FOLLOWS, KIND, REDACTED, RULE, SPAN, STATUS, SYNTHESIZED,
+};
+use crate::slots::{span, span_attr};
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -349,7 +353,7 @@ impl StepBuilder {
         let mut index = 0usize;
         for draft in drafts.iter() {
             self.push_step(&draft, &mut index, trace_id, tool_kinds, &steps)?;
-            let follows = draft.getattr(intern!(py, "follows"))?;
+            let follows = draft_attr(&draft, FOLLOWS, intern!(py, "follows"))?;
             for follow in follows.cast::<PyList>()?.iter() {
                 self.push_step(&follow, &mut index, trace_id, tool_kinds, &steps)?;
             }
@@ -405,8 +409,8 @@ impl StepBuilder {
         let (start, end, times_typed) = if span.is_none() {
             (none.clone(), none.clone(), true)
         } else {
-            let start = span.getattr(intern!(py, "start_ns"))?;
-            let end = span.getattr(intern!(py, "end_ns"))?;
+            let start = span_attr(span, span::START_NS, intern!(py, "start_ns"))?;
+            let end = span_attr(span, span::END_NS, intern!(py, "end_ns"))?;
             let typed =
                 start.is_exact_instance_of::<PyInt>() && end.is_exact_instance_of::<PyInt>();
             if synthesized.is_truthy()? {
@@ -419,13 +423,16 @@ impl StepBuilder {
             none.clone()
         } else {
             // A run joined from several traces keeps each step's own trace id.
-            let own = span.getattr(intern!(py, "trace_id"))?;
+            let own = span_attr(span, span::TRACE_ID, intern!(py, "trace_id"))?;
             let trace = if own.is_truthy()? {
                 own
             } else {
                 trace_id.clone()
             };
-            self.source(&trace, &span.getattr(intern!(py, "span_id"))?)?
+            self.source(
+                &trace,
+                &span_attr(span, span::SPAN_ID, intern!(py, "span_id"))?,
+            )?
         };
         let redacted = if redacted.is_empty() {
             PyTuple::empty(py)
@@ -508,18 +515,15 @@ impl StepBuilder {
     ) -> PyResult<()> {
         let py = draft.py();
         let none = py.None().into_bound(py);
-        let name = draft.getattr(intern!(py, "kind"))?;
+        let name = draft_attr(draft, KIND, intern!(py, "kind"))?;
         let mut kind = match self.kinds.bind(py).get_item(&name)? {
             Some(kind) => kind,
             None => self.kind_cls.bind(py).call1((&name,))?,
         };
-        let fields = draft
-            .getattr(intern!(py, "fields"))?
-            .cast_into::<PyDict>()?;
-        let attributes = draft
-            .getattr(intern!(py, "attributes"))?
-            .cast_into::<PyDict>()?;
-        let rule = draft.getattr(intern!(py, "rule"))?;
+        let fields = draft_attr(draft, FIELDS, intern!(py, "fields"))?.cast_into::<PyDict>()?;
+        let attributes =
+            draft_attr(draft, ATTRIBUTES, intern!(py, "attributes"))?.cast_into::<PyDict>()?;
+        let rule = draft_attr(draft, RULE, intern!(py, "rule"))?;
         let (mut path, mut content, mut command) = (none.clone(), none.clone(), none.clone());
         if kind.is(self.tool_call.bind(py)) {
             kind = self.tool_kind(&fields, &attributes, &rule, tool_kinds)?;
@@ -544,10 +548,10 @@ impl StepBuilder {
             &PyInt::new(py, *index).into_any(),
             &kind,
             &fields,
-            &draft.getattr(intern!(py, "status"))?,
-            &draft.getattr(intern!(py, "span"))?,
-            &draft.getattr(intern!(py, "synthesized"))?,
-            draft.getattr(intern!(py, "redacted"))?.cast::<PySet>()?,
+            &draft_attr(draft, STATUS, intern!(py, "status"))?,
+            &draft_attr(draft, SPAN, intern!(py, "span"))?,
+            &draft_attr(draft, SYNTHESIZED, intern!(py, "synthesized"))?,
+            draft_attr(draft, REDACTED, intern!(py, "redacted"))?.cast::<PySet>()?,
             &attributes,
             &rule.getattr(intern!(py, "file"))?,
             trace_id,

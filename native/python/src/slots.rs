@@ -1,0 +1,248 @@
+//! `SlotLayout`: the `__slots__` of a plain Python class (the mapper's `Draft`) read and
+//! written in the instance's memory, without a `getattr` / `setattr` each.
+//!
+//! A slot is a member descriptor over one `PyObject *` at a fixed offset of the instance
+//! (what `obj.slot` reads through `PyObject_GenericGetAttr`, the type's method cache and the
+//! descriptor's `__get__`, some 150 instructions per access). The limited API the module is
+//! built for does not show the offsets, so they are found once per class by probing: a fresh
+//! instance (`object.__new__`) gets a distinct object set in each slot by `setattr`, and
+//! the one word of the instance holding that object is the slot's offset. A class with
+//! attribute access of its own (`__setattr__`, `__getattribute__`, `__getattr__`), a name
+//! that is no slot (a property), or a slot not found in exactly one word has no layout,
+//! and its instances are read and written by name.
+//! Only instances of exactly the probed class are accessed by offset; any other object
+//! (a subclass) goes through `getattr` / `setattr`.
+
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyString, PyTuple, PyType};
+
+/// The offsets of some slots of one class.
+pub(crate) struct SlotLayout {
+    cls: Py<PyType>,
+    offsets: Vec<usize>,
+}
+
+/// `object`'s `tp_new` slot.
+pub(crate) fn object_new() -> PyResult<ffi::newfunc> {
+    // SAFETY: `PyBaseObject_Type` is the static `object` type; reading a slot of a static
+    // type is supported from CPython 3.10 (the module needs 3.11). A slot is a function
+    // pointer or NULL, and `Option<fn>` has the pointer's layout.
+    let slot = unsafe {
+        ffi::PyType_GetSlot(
+            std::ptr::addr_of_mut!(ffi::PyBaseObject_Type),
+            ffi::Py_tp_new,
+        )
+    };
+    let slot: Option<ffi::newfunc> = unsafe { std::mem::transmute(slot) };
+    slot.ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("object has no tp_new"))
+}
+
+/// `object.__new__(cls)` through `object`'s `tp_new` (`new`), without the method wrapper
+/// and its argument tuple. `cls` must inherit `object.__new__` (the caller checks).
+pub(crate) fn blank<'py>(
+    new: ffi::newfunc,
+    cls: &Bound<'py, PyType>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = cls.py();
+    // SAFETY: `new` is `object`'s `tp_new`, called as `object.__new__(cls)` calls it (no
+    // arguments); `cls` is a live class. It returns a new reference or NULL with an
+    // exception set.
+    unsafe {
+        Bound::from_owned_ptr_or_err(
+            py,
+            new(
+                cls.as_type_ptr(),
+                PyTuple::empty(py).as_ptr(),
+                std::ptr::null_mut(),
+            ),
+        )
+    }
+}
+
+impl SlotLayout {
+    /// The layout of `names` in instances of `cls` (made by `object.__new__`, `new`), or
+    /// `None` when probing does not find each slot in exactly one word of the instance.
+    pub(crate) fn probe(
+        cls: &Bound<'_, PyType>,
+        names: &[Bound<'_, PyString>],
+        new: ffi::newfunc,
+    ) -> PyResult<Option<Self>> {
+        let py = cls.py();
+        // Attribute access as `object` does it (no `__setattr__`, `__getattribute__` or
+        // `__getattr__` of the class's own), each name a member descriptor (a slot).
+        let object = py.import("builtins")?.getattr("object")?;
+        for method in ["__new__", "__setattr__", "__getattribute__", "__delattr__"] {
+            if !cls.getattr(method)?.is(object.getattr(method)?) {
+                return Ok(None);
+            }
+        }
+        if cls.hasattr("__getattr__")? {
+            return Ok(None);
+        }
+        let member = py.import("types")?.getattr("MemberDescriptorType")?;
+        for name in names {
+            if !cls.getattr(name)?.get_type().is(&member) {
+                return Ok(None);
+            }
+        }
+        let size: usize = cls.getattr("__basicsize__")?.extract()?;
+        let word = std::mem::size_of::<*mut ffi::PyObject>();
+        let header = std::mem::size_of::<ffi::PyObject>();
+        let instance = blank(new, cls)?;
+        let mut offsets = Vec::with_capacity(names.len());
+        for name in names {
+            // A new object of its own per slot: its address is in no other word.
+            let probe = pyo3::types::PyList::empty(py);
+            if instance.setattr(name, &probe).is_err() {
+                return Ok(None);
+            }
+            let base = instance.as_ptr().cast::<u8>();
+            let mut found = None;
+            let mut offset = header;
+            while offset + word <= size {
+                // SAFETY: `offset + word <= __basicsize__`: inside the instance's own
+                // memory; slot storage is pointer-aligned after the header.
+                let held = unsafe { base.add(offset).cast::<*mut ffi::PyObject>().read() };
+                if held == probe.as_ptr() {
+                    if found.is_some() {
+                        return Ok(None);
+                    }
+                    found = Some(offset);
+                }
+                offset += word;
+            }
+            let Some(offset) = found else {
+                return Ok(None);
+            };
+            if offsets.contains(&offset) {
+                return Ok(None);
+            }
+            offsets.push(offset);
+        }
+        Ok(Some(Self {
+            cls: cls.clone().unbind(),
+            offsets,
+        }))
+    }
+
+    /// The same layout, for another holder.
+    pub(crate) fn clone_ref(&self, py: Python<'_>) -> Self {
+        Self {
+            cls: self.cls.clone_ref(py),
+            offsets: self.offsets.clone(),
+        }
+    }
+
+    /// Whether `object` is exactly of the probed class.
+    pub(crate) fn holds(&self, object: &Bound<'_, PyAny>) -> bool {
+        object.get_type().is(self.cls.bind(object.py()))
+    }
+
+    fn cell(&self, object: &Bound<'_, PyAny>, slot: usize) -> *mut *mut ffi::PyObject {
+        // SAFETY (of the callers' use): the offset was found inside instances of the class,
+        // and `object` is one (`holds`).
+        unsafe {
+            object
+                .as_ptr()
+                .cast::<u8>()
+                .add(self.offsets[slot])
+                .cast::<*mut ffi::PyObject>()
+        }
+    }
+
+    /// `object.<name>` where `name` is slot number `slot`.
+    pub(crate) fn get<'py>(
+        &self,
+        object: &Bound<'py, PyAny>,
+        slot: usize,
+        name: &Bound<'py, PyString>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        if self.holds(object) {
+            // SAFETY: a word of the instance's slots; NULL for a slot not set.
+            let held = unsafe { self.cell(object, slot).read() };
+            if !held.is_null() {
+                // SAFETY: a live object the instance holds a reference to.
+                return Ok(unsafe { Bound::from_borrowed_ptr(object.py(), held) });
+            }
+        }
+        // Another class, or a slot not set (its `AttributeError`).
+        object.getattr(name)
+    }
+
+    /// `object.<name> = value` where `name` is slot number `slot`.
+    pub(crate) fn set(
+        &self,
+        object: &Bound<'_, PyAny>,
+        slot: usize,
+        name: &Bound<'_, PyString>,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        if !self.holds(object) {
+            return object.setattr(name, value);
+        }
+        let cell = self.cell(object, slot);
+        // SAFETY: as a member descriptor's `__set__` does it: the new reference stored
+        // first, then the old one (if any) released.
+        unsafe {
+            let old = cell.read();
+            cell.write(value.clone().into_ptr());
+            if !old.is_null() {
+                ffi::Py_DECREF(old);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The `SpanRecord` fields the mapper's passes read, by number (`span_attr`).
+pub(crate) mod span {
+    pub(crate) const NAMES: [&str; 10] = [
+        "trace_id",
+        "span_id",
+        "parent_span_id",
+        "name",
+        "start_ns",
+        "end_ns",
+        "status_code",
+        "status_message",
+        "attributes",
+        "events",
+    ];
+    pub(crate) const TRACE_ID: usize = 0;
+    pub(crate) const SPAN_ID: usize = 1;
+    pub(crate) const PARENT_SPAN_ID: usize = 2;
+    pub(crate) const NAME: usize = 3;
+    pub(crate) const START_NS: usize = 4;
+    pub(crate) const END_NS: usize = 5;
+    pub(crate) const STATUS_CODE: usize = 6;
+    pub(crate) const STATUS_MESSAGE: usize = 7;
+    pub(crate) const ATTRIBUTES: usize = 8;
+    pub(crate) const EVENTS: usize = 9;
+}
+
+/// The layout of `otel_oracles.model.span.SpanRecord`'s `span::NAMES`, probed on first use.
+static SPAN_LAYOUT: pyo3::sync::PyOnceLock<Option<SlotLayout>> = pyo3::sync::PyOnceLock::new();
+
+/// `span.<name>`, `name` being `span::NAMES[field]`: read in the instance's memory for a
+/// `SpanRecord`, by name for any other object.
+pub(crate) fn span_attr<'py>(
+    span: &Bound<'py, PyAny>,
+    field: usize,
+    name: &Bound<'py, PyString>,
+) -> PyResult<Bound<'py, PyAny>> {
+    debug_assert_eq!(name.to_str().ok(), Some(span::NAMES[field]));
+    let py = span.py();
+    let layout = SPAN_LAYOUT.get_or_try_init(py, || {
+        let cls = py
+            .import("otel_oracles.model.span")?
+            .getattr("SpanRecord")?
+            .cast_into::<PyType>()?;
+        let names = span::NAMES.map(|name| PyString::intern(py, name));
+        SlotLayout::probe(&cls, &names, object_new()?)
+    })?;
+    match layout {
+        Some(layout) => layout.get(span, field, name),
+        None => span.getattr(name),
+    }
+}
