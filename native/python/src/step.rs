@@ -29,7 +29,7 @@
 use crate::draft::{
     draft_attr, ATTRIBUTES, FIELDS, FOLLOWS, KIND, REDACTED, RULE, SPAN, STATUS, SYNTHESIZED,
 };
-use crate::slots::{span, span_attr};
+use crate::slots::{object_new, span, span_attr};
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -95,21 +95,6 @@ fn plain_record(cls: &Bound<'_, PyType>) -> PyResult<()> {
         )));
     }
     Ok(())
-}
-
-/// `object`'s `tp_new` slot.
-fn object_new() -> PyResult<ffi::newfunc> {
-    // SAFETY: `PyBaseObject_Type` is the static `object` type; reading a slot of a static
-    // type is supported from CPython 3.10 (the module needs 3.11). A slot is a function
-    // pointer or NULL, and `Option<fn>` has the pointer's layout.
-    let slot = unsafe {
-        ffi::PyType_GetSlot(
-            std::ptr::addr_of_mut!(ffi::PyBaseObject_Type),
-            ffi::Py_tp_new,
-        )
-    };
-    let slot: Option<ffi::newfunc> = unsafe { std::mem::transmute(slot) };
-    slot.ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("object has no tp_new"))
 }
 
 /// `object.__setattr__(record, name, value)`: `PyObject_GenericSetAttr`, past the record
