@@ -15,9 +15,12 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "otel_oracles"
 
-FOUNDATION = frozenset({"errors", "safe_regex", "config_yaml", "lifeline"})
+FOUNDATION = frozenset(
+    {"errors", "safe_regex", "config_yaml", "config_bytes", "_cache_dir", "lifeline"}
+)
 """Leaf modules every package may import: the user-facing error tree, the regex engine every
-pattern over trace content must use, bounded YAML loading, and the worker-process lifeline.
+pattern over trace content must use, bounded YAML loading and the bounded read under it, the
+user cache's entry rules, and the worker-process lifeline.
 They import nothing of the package but each other."""
 
 MAY_IMPORT: dict[str, frozenset[str]] = {
@@ -42,6 +45,8 @@ class Import:
     """Dotted module imported."""
     line: int
     in_function: bool
+    type_only: bool = False
+    """Under ``if TYPE_CHECKING:``: it couples the packages, but never runs."""
 
     @property
     def source_package(self) -> str:
@@ -74,6 +79,13 @@ def _imports() -> list[Import]:
             n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
         ]
         nested = {id(n) for f in functions for n in ast.walk(f) if n is not f}
+        type_only = {
+            id(n)
+            for block in ast.walk(tree)
+            if isinstance(block, ast.If) and _is_type_checking(block.test)
+            for stmt in block.body
+            for n in ast.walk(stmt)
+        }
         for node in ast.walk(tree):
             targets: list[str] = []
             if isinstance(node, ast.Import):
@@ -90,8 +102,19 @@ def _imports() -> list[Import]:
                 ]
             for target in targets:
                 if target == "otel_oracles" or target.startswith("otel_oracles."):
-                    found.append(Import(source, target, node.lineno, id(node) in nested))
+                    found.append(
+                        Import(
+                            source, target, node.lineno, id(node) in nested, id(node) in type_only
+                        )
+                    )
     return found
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    """``TYPE_CHECKING`` or ``typing.TYPE_CHECKING``."""
+    if isinstance(test, ast.Name):
+        return test.id == "TYPE_CHECKING"
+    return isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
 
 
 IMPORTS = _imports()
@@ -148,12 +171,13 @@ def test_private_modules_stay_inside_their_package() -> None:
 
 
 def _module_graph() -> dict[str, set[str]]:
-    """Module -> modules its top-level statements import, counting the package ``__init__``
-    modules Python runs on the way (importing ``a.b.c`` runs ``a`` and ``a.b`` first)."""
+    """Module -> modules its top-level statements import when it runs, counting the package
+    ``__init__`` modules Python runs on the way (importing ``a.b.c`` runs ``a`` and ``a.b``
+    first); imports under ``if TYPE_CHECKING:`` never run and are no edge."""
     graph: dict[str, set[str]] = {}
     for imp in IMPORTS:
         edges = graph.setdefault(imp.source, set())
-        if imp.in_function:
+        if imp.in_function or imp.type_only:
             continue
         parts = imp.target.split(".")
         edges.update(".".join(parts[:n]) for n in range(1, len(parts) + 1))
