@@ -57,7 +57,6 @@ from otel_oracles.grade.oracles.trace_common import (
 from otel_oracles.grade.registry import register_oracle
 from otel_oracles.model.defaults import new_list
 from otel_oracles.model.step import Step, StepKind
-from otel_oracles.model.tool_name import first_match
 
 
 def _as_list(value: Any) -> Any:
@@ -278,7 +277,7 @@ _FULL_MATCH: _Cell = (FULL, None)
 
 _Item = tuple[SequenceItem, tuple[str, ...], bool]
 """An expected item as ``_scores`` reads it: the item, its tool as a pattern tuple
-(``first_match``'s), whether it constrains the arguments. Made once per check."""
+(``step_glob``'s), whether it constrains the arguments. Made once per check."""
 
 
 def sequence_items(expected: Sequence[SequenceItem]) -> tuple[_Item, ...]:
@@ -312,14 +311,6 @@ def _diff_details(diff: list[DiffEntry], tools: Sequence[str]) -> list[dict[str,
     return out
 
 
-def _names_call(patterns: tuple[str, ...], recorded: str | None, served: Any) -> bool:
-    """``step_glob(step, patterns) is not None`` for a step whose tool is ``recorded`` and
-    whose MCP server's name for the call is ``served``."""
-    if first_match(recorded, patterns) is not None:
-        return True
-    return isinstance(served, str) and first_match(served, patterns) is not None
-
-
 def _scores(
     items: Sequence[_Item], calls: Sequence[Step], unmatched: int
 ) -> tuple[list[list[_Cell]], list[list[int]]]:
@@ -340,7 +331,7 @@ def _scores(
             key = (patterns, recorded, served)
             hit = named.get(key)
             if hit is None:
-                hit = named[key] = _names_call(patterns, recorded, served)
+                hit = named[key] = step_glob(step, patterns) is not None
             if not hit:
                 row.append(_NO_MATCH)
                 w_row.append(unmatched)
@@ -493,8 +484,8 @@ class ToolSequence(OracleCheck):
             calls: Sequence[Step] = [
                 s
                 for s in every
-                if (not ignore or not _step_named(s, ignore))
-                and (id(s) not in answering or _step_named(s, named))
+                if (not ignore or step_glob(s, ignore) is None)
+                and (id(s) not in answering or step_glob(s, named) is not None)
             ]
         else:  # no call is ignored, none answers: every call takes part
             calls = every
@@ -538,11 +529,6 @@ class ToolSequence(OracleCheck):
             step_indexes=indexes(offending),
             unseen=_curable_by_unseen_calls(p.mode, counts),
         )
-
-
-def _step_named(step: Step, patterns: tuple[str, ...]) -> bool:
-    """``step_glob(step, patterns) is not None``."""
-    return _names_call(patterns, step.tool, step.attributes.get("mcp_tool"))
 
 
 # ---- retries, loops, errors ---------------------------------------------------------------------
