@@ -15,6 +15,7 @@ have had; on an AgentBench trajectory only file edits change files, as DESIGN se
 from __future__ import annotations
 
 import fnmatch
+import functools
 import posixpath
 import re
 import shlex
@@ -63,22 +64,9 @@ def _relative_path(value: str) -> str:
     return value
 
 
-_NORMALIZED: dict[str, str] = {}
-"""Path -> ``normalize_path`` of it, for the paths of contracts' workspaces and checks:
-``file_not_modified`` normalizes every workspace path on every trajectory it judges.
-Kept to a few thousand paths."""
-
-
-def _normalized(path: str) -> str:
-    """``normalize_path(path)``, remembered (``_NORMALIZED``)."""
-    try:
-        return _NORMALIZED[path]
-    except KeyError:
-        pass
-    if len(_NORMALIZED) >= 4096:
-        _NORMALIZED.clear()
-    norm = _NORMALIZED[path] = normalize_path(path)
-    return norm
+_normalized = functools.lru_cache(maxsize=4096)(normalize_path)
+"""``normalize_path``, remembered for the paths of contracts' workspaces and checks:
+``file_not_modified`` normalizes every workspace path on every trajectory it judges."""
 
 
 def _no_workspace(oracle_type: str, ctx: GradeContext) -> Finding:
