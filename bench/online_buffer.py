@@ -13,6 +13,9 @@ Per run:
 
 - ``receive_us_per_span``: CPU seconds of the receive loop / spans buffered;
 - ``release_us_per_span``: CPU seconds of releasing every trace and reading its bodies;
+- ``settle_us_per_span``: CPU seconds of settling every trace in the spool once graded, in
+  batches of ``--settle-batch`` traces (one transaction each, as each batch of results
+  does in ``serve``);
 - ``bytes_per_buffered_span``: RSS growth while everything is buffered / spans buffered
   (the request bodies included, as a receiver reads each one into a new bytes object);
 - ``body_bytes_per_span``: the request bytes alone / spans.
@@ -117,22 +120,35 @@ for ready in released:
             bodies[span.body.id] = len(span.body.payload)
 cpu3 = time.process_time()
 assert sum(len(r.spans) for r in released) == spans and sum(bodies.values()) == body_bytes
+# Their results exported, the traces leave the spool in batches as the workers' results
+# arrive (GradingServer.record_graded); the last batch frees every request.
+settle_batch = int(sys.argv[3])
+if server.spool is not None:
+    for i in range(0, len(released), settle_batch):
+        server.spool.settle(
+            [t for ready in released[i : i + settle_batch] for t in ready.trace_ids],
+            exported=True,
+        )
+    assert server.spool.requests_held == 0
+cpu4 = time.process_time()
 print(json.dumps({
     "spans": spans,
     "traces": len(released),
     "receive_us_per_span": (cpu1 - cpu0) / spans * 1e6,
     "release_us_per_span": (cpu3 - cpu2) / spans * 1e6,
+    "settle_us_per_span": (cpu4 - cpu3) / spans * 1e6,
     "bytes_per_buffered_span": (rss1 - rss0) / spans,
     "body_bytes_per_span": body_bytes / spans,
 }))
 """
 
 
-def run_once(tree: Path, data: Path, spool: bool) -> dict[str, float]:
+def run_once(tree: Path, data: Path, spool: bool, settle_batch: int) -> dict[str, float]:
     env = {**os.environ, "PYTHONPATH": str(tree.resolve())}
     # -P: the tree on PYTHONPATH is imported, never an otel_oracles in the working directory.
+    mode = "spool" if spool else "memory"
     done = subprocess.run(
-        [sys.executable, "-P", "-c", _CHILD, str(data), "spool" if spool else "memory"],
+        [sys.executable, "-P", "-c", _CHILD, str(data), mode, str(settle_batch)],
         env=env,
         capture_output=True,
         text=True,
@@ -154,6 +170,10 @@ def main() -> int:
     )  # fmt: skip
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument(
+        "--settle-batch", type=int, default=16,
+        help="traces settled per spool transaction (serve: one per batch of results)",
+    )  # fmt: skip
+    parser.add_argument(
         "--no-spool", action="store_true",
         help="spool.enabled: false (request bodies stay in memory until graded)",
     )  # fmt: skip
@@ -162,7 +182,7 @@ def main() -> int:
     runs: dict[str, list[dict[str, float]]] = {name: [] for name, _ in trees}
     for _ in range(ns.runs):
         for name, tree in trees:
-            runs[name].append(run_once(tree, ns.data, not ns.no_spool))
+            runs[name].append(run_once(tree, ns.data, not ns.no_spool, ns.settle_batch))
     out: dict[str, object] = {"data": str(ns.data), "runs": ns.runs, "spool": not ns.no_spool}
     for name, results in runs.items():
         out[name] = {
@@ -170,7 +190,7 @@ def main() -> int:
         } | {
             f"{key}_range": [round(min(r[key] for r in results), 2),
                              round(max(r[key] for r in results), 2)]
-            for key in ("receive_us_per_span", "release_us_per_span")
+            for key in ("receive_us_per_span", "release_us_per_span", "settle_us_per_span")
         }  # fmt: skip
     text = json.dumps(out, indent=2)
     print(text)

@@ -139,6 +139,12 @@ class Spool:
         directory = self.directory
         os.chmod(directory / SPOOL_FILE, 0o600)
         db = self._db
+        # Before anything is written (a spool created by an older version keeps its 4 KiB
+        # pages): a request body is ~0.5-1 MB, which SQLite stores as a chain of overflow
+        # pages written to the WAL, copied by each checkpoint, read back page by page for
+        # the workers and walked again to free it. 64 KiB pages make that chain 16 times
+        # shorter: about a third less CPU per span for append, read-back and settle.
+        db.execute("PRAGMA page_size=65536")
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=FULL")
         db.executescript(_SCHEMA)
@@ -207,12 +213,15 @@ class Spool:
             db.execute(
                 "UPDATE parts SET outstanding = 0 WHERE trace_id IN (SELECT trace_id FROM settled)"
             )
+            # Driven from the settled traces (CROSS JOIN fixes the order: without statistics
+            # SQLite scanned every part and ran the subquery on each, O(parts) per call).
             done = [
                 int(r[0])
                 for r in db.execute(
-                    "SELECT DISTINCT p.request_id FROM parts p JOIN settled s USING (trace_id) "
+                    "SELECT r.request_id FROM (SELECT DISTINCT p.request_id FROM settled s "
+                    "CROSS JOIN parts p ON p.trace_id = s.trace_id) r "
                     "WHERE NOT EXISTS (SELECT 1 FROM parts q "
-                    "WHERE q.request_id = p.request_id AND q.outstanding)"
+                    "WHERE q.request_id = r.request_id AND q.outstanding)"
                 )
             ]
             freed = 0
