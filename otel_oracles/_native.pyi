@@ -851,14 +851,14 @@ def tool_repeats(calls: Sequence[Step], generations: Sequence[Step], /) -> list[
 def repeated_args_candidates(
     calls: Sequence[Step],
     threshold: int,
-    made: dict[int, frozenset[tuple[str, str]] | None],
+    made: dict[int, int | None],
     raw_meta: frozenset[str],
     plain: tuple[type, ...],
     /,
 ) -> list[Step]:
     """The calls that may share normalized arguments with ``threshold - 1`` others of their
-    tool, each call's screen kept in ``made`` by ``id()``
-    (``grade.oracles.trace_common.repeated_args_candidates``)."""
+    tool, each call's screen (a hash of its normalized top-level strings) kept in ``made``
+    by ``id()`` (``grade.oracles.trace_common.repeated_args_candidates``)."""
 
 # ---- the evaluator (otel_oracles.grade.evaluator) ---------------------------------------------
 

@@ -610,6 +610,26 @@ def test_loop_screens_shared_by_thresholds_and_tools_keep_every_loop() -> None:
                 assert found == _plain_loops(list(calls), threshold)
 
 
+def test_loop_screens_hash_the_normalized_text() -> None:
+    """A call's screen is a hash of its normalized strings, not of the strings as written:
+    texts that normalize alike share a screen whichever way each was normalized (an ASCII
+    text in the core, ``Straße`` by Python's case folding), long ones included (the hash
+    reads eight bytes at a time, then the rest), and a text one character apart does not."""
+    from otel_oracles.grade.oracles.trace_common import repeated_args_candidates
+
+    body = "def add(a, b):\n    return a + b\n" * 9
+    cases: list[tuple[list[str], list[int]]] = [
+        (["Straße", "STRASSE", " strasse ", "strase"], [0, 1, 2]),
+        ([body, body.upper(), body.replace("\n", " \t"), body + "x"], [0, 1, 2]),
+        (["a\ud800b", "A\ud800B", "a\ud800c"], [0, 1]),
+    ]
+    for texts, looping in cases:
+        t = traj(*(tool("write_file", {"path": "calc.py", "content": text}) for text in texts))
+        ev = Evidence(t)
+        found = repeated_args_candidates(ev, ev.calls_of(()), len(looping))
+        assert [s.index for s in found] == looping
+
+
 # ---- the repeats and loop screens in the core: the Python they replaced, as the specification
 
 

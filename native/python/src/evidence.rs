@@ -15,6 +15,8 @@
 
 mod view;
 
+use std::collections::HashMap;
+
 use otel_oracles_core::placeholder::is_placeholder_text;
 use pyo3::exceptions::PyRecursionError;
 use pyo3::ffi;
@@ -332,28 +334,27 @@ fn is_python_ascii_space(c: u8) -> bool {
     matches!(c, b'\t'..=b'\r' | 0x1c..=0x1f | b' ')
 }
 
-/// `" ".join(text.split()).casefold()`: an ASCII text natively (case folding of ASCII is
-/// lower-casing), any other through Python's own methods.
-fn normalized_text<'py>(text: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyString>> {
-    let py = text.py();
-    if let Ok(chars) = text.to_str() {
-        if chars.is_ascii() {
-            // Words copied whole and the result lower-cased in one pass: no per-character
-            // pushes.
-            let mut out = String::with_capacity(chars.len());
-            for word in chars.split(|c: char| u8::try_from(c).is_ok_and(is_python_ascii_space)) {
-                if word.is_empty() {
-                    continue;
-                }
-                if !out.is_empty() {
-                    out.push(' ');
-                }
-                out.push_str(word);
-            }
-            out.make_ascii_lowercase();
-            return Ok(PyString::new(py, &out));
+/// `" ".join(text.split()).casefold()` of an ASCII text into `out` (cleared first), read
+/// byte by byte (an ASCII text's bytes are its characters): its words copied whole and the
+/// result lower-cased in one pass (case folding of ASCII is lower-casing).
+fn normalize_ascii_into(text: &[u8], out: &mut Vec<u8>) {
+    out.clear();
+    for word in text.split(|&b| is_python_ascii_space(b)) {
+        if word.is_empty() {
+            continue;
         }
+        if !out.is_empty() {
+            out.push(b' ');
+        }
+        out.extend_from_slice(word);
     }
+    out.make_ascii_lowercase();
+}
+
+/// `" ".join(text.split()).casefold()` of a text that is not ASCII, through Python's own
+/// methods (its whitespace and case folding).
+fn normalized_text_py<'py>(text: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyString>> {
+    let py = text.py();
     let joined = intern!(py, " ").call_method1(
         intern!(py, "join"),
         (text.call_method0(intern!(py, "split"))?,),
@@ -363,15 +364,83 @@ fn normalized_text<'py>(text: &Bound<'py, PyString>) -> PyResult<Bound<'py, PySt
         .cast_into::<PyString>()?)
 }
 
-/// `trace_common` screen of one call: its effective arguments' normalized top-level
-/// strings as a frozenset of `(key, text)`, or `None` when they are no plain JSON object
-/// (none captured, not an exact `dict`, a key that is no exact `str`, a value not of an
-/// exact plain type).
+/// MurmurHash3's 64-bit finalizer: every input bit reaches every output bit.
+fn mix64(mut h: u64) -> u64 {
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^ (h >> 33)
+}
+
+/// A 64-bit hash of `bytes`, eight at a time (the screens hash whole file contents that
+/// calls pass as arguments): equal bytes hash alike, in every process. Not meant to resist
+/// chosen clashes: a clash only keeps more calls for the full normalization, which decides.
+fn bytes_hash(bytes: &[u8]) -> u64 {
+    let mut h = HASH_K ^ (bytes.len() as u64);
+    let mut chunks = bytes.chunks_exact(8);
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        h = absorb(h, word);
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let mut word = [0u8; 8];
+        word[..rest.len()].copy_from_slice(rest);
+        h = absorb(h, word);
+    }
+    mix64(h)
+}
+
+/// `bytes_hash`'s multiplier (the golden ratio's 64-bit fraction, odd).
+const HASH_K: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// `bytes_hash`'s step: eight bytes folded into the running hash.
+fn absorb(h: u64, word: [u8; 8]) -> u64 {
+    (h ^ u64::from_le_bytes(word))
+        .wrapping_mul(HASH_K)
+        .rotate_left(29)
+}
+
+/// A hash of a `str` that is a function of its text alone: its UTF-8 bytes'
+/// (`bytes_hash`), or, for a text holding a lone surrogate (no UTF-8), Python's own
+/// `hash()` of it, mixed (such a text equals no UTF-8 one; a clash of the two kinds only
+/// costs a screen).
+fn text_hash(text: &Bound<'_, PyString>) -> PyResult<u64> {
+    match text.to_str() {
+        Ok(chars) => Ok(bytes_hash(chars.as_bytes())),
+        Err(_) => Ok(mix64(text.hash()? as u64 ^ 0x5bd1_e995_5bd1_e995)),
+    }
+}
+
+/// `text_hash` of `" ".join(text.split()).casefold()`: an ASCII text normalized natively
+/// (in `buffer`, reused), any other through Python's methods. Equal normalized texts hash
+/// alike whichever way each was made: a text that is not ASCII may normalize to an ASCII
+/// one (`ß` to `ss`), and both hashes are of the normalized text's bytes.
+fn normalized_hash(text: &Bound<'_, PyString>, buffer: &mut Vec<u8>) -> PyResult<u64> {
+    if let Ok(chars) = text.to_str() {
+        if chars.is_ascii() {
+            normalize_ascii_into(chars.as_bytes(), buffer);
+            return Ok(bytes_hash(buffer));
+        }
+    }
+    text_hash(&normalized_text_py(text)?)
+}
+
+/// `trace_common` screen of one call: a hash of its effective arguments' normalized
+/// top-level strings as a set of `(key, text)` (each pair hashed, the pairs' hashes summed:
+/// a set's hash, whatever the order; a dict's keys are distinct, so no pair counts twice),
+/// or `None` when they are no plain JSON object (none captured, not an exact `dict`, a key
+/// that is no exact `str`, a value not of an exact plain type). Equal sets hash alike; two
+/// sets that clash only keep more calls for the full normalization. Made without a Python
+/// object per string: the screens were most of what `loop_detected` cost.
 fn leaf_screen<'py>(
     step: &Bound<'py, PyAny>,
     meta: &Bound<'py, PyFrozenSet>,
     plain: &[Bound<'py, PyAny>],
-) -> PyResult<Option<Bound<'py, PyFrozenSet>>> {
+    buffer: &mut Vec<u8>,
+) -> PyResult<Option<u64>> {
     let py = step.py();
     let fields = StepFields::new(step.clone());
     let arguments = fields.get(intern!(py, "arguments"))?;
@@ -391,7 +460,7 @@ fn leaf_screen<'py>(
             true,
         )
     };
-    let mut leaves: Vec<Bound<'py, PyAny>> = Vec::new();
+    let mut screen: u64 = 0;
     for item in items.iter() {
         let (key, value): (Bound<'py, PyAny>, Bound<'py, PyAny>) = item.extract()?;
         if from_raw && meta.contains(&key)? {
@@ -402,17 +471,20 @@ fn leaf_screen<'py>(
             return Ok(None);
         }
         if let Ok(text) = value.cast_exact::<PyString>() {
-            leaves.push(PyTuple::new(py, [key, normalized_text(text)?.into_any()])?.into_any());
+            let key = text_hash(key.cast_exact::<PyString>()?)?;
+            let pair = mix64(key.rotate_left(32) ^ normalized_hash(text, buffer)?);
+            screen = screen.wrapping_add(pair);
         }
     }
-    Ok(Some(PyFrozenSet::new(py, leaves)?))
+    Ok(Some(screen))
 }
 
 /// `trace_common.repeated_args_candidates`: the calls of `calls` (in order) that may share
 /// normalized arguments with `threshold - 1` other calls of their tool. A tool's calls are
-/// split by their screens (`leaf_screen`, kept in `made` by `id()` of the call, so the
-/// checks of a trajectory make each once) only when it has `threshold` calls or more; a
-/// tool with a call whose arguments are no plain JSON object keeps all its calls.
+/// split by their screens (`leaf_screen`: an `int`, or `None`, kept in `made` by `id()` of
+/// the call, so the checks of a trajectory make each once; counted in a Rust map) only when
+/// it has `threshold` calls or more; a tool with a call whose arguments are no plain JSON
+/// object keeps all its calls.
 #[pyfunction]
 fn repeated_args_candidates<'py>(
     calls: &Bound<'py, PyAny>,
@@ -437,28 +509,30 @@ fn repeated_args_candidates<'py>(
         }
     }
     let mut keep = vec![false; calls.len()];
+    let mut buffer: Vec<u8> = Vec::new();
     for group in &groups {
         if group.len().into_pyobject(py)?.lt(threshold)? {
             continue;
         }
-        let mut screens: Vec<Bound<'py, PyAny>> = Vec::with_capacity(group.len());
+        let mut screens: Vec<u64> = Vec::with_capacity(group.len());
         let mut any_none = false;
         for &at in group {
             let call = &calls[at];
             let id = (call.as_ptr() as usize).into_pyobject(py)?;
             let screen = match made.get_item(&id)? {
-                Some(screen) => screen,
+                Some(screen) => screen.extract::<Option<u64>>()?,
                 None => {
-                    let screen = match leaf_screen(call, meta, &plain)? {
-                        Some(screen) => screen.into_any(),
-                        None => py.None().into_bound(py),
-                    };
-                    made.set_item(id, &screen)?;
+                    let screen = leaf_screen(call, meta, &plain, &mut buffer)?;
+                    made.set_item(id, screen)?;
                     screen
                 }
             };
-            any_none |= screen.is_none();
-            screens.push(screen);
+            // Every call's screen is made (and kept) even after one that is `None`, as
+            // before: the other checks of the trajectory read them.
+            match screen {
+                Some(screen) => screens.push(screen),
+                None => any_none = true,
+            }
         }
         if any_none {
             for &at in group {
@@ -466,23 +540,12 @@ fn repeated_args_candidates<'py>(
             }
             continue;
         }
-        let sizes = PyDict::new(py);
-        let mut counts: Vec<usize> = Vec::new();
-        let mut slot_of: Vec<usize> = Vec::with_capacity(group.len());
-        for screen in &screens {
-            let slot = match sizes.get_item(screen)? {
-                Some(slot) => slot.extract::<usize>()?,
-                None => {
-                    sizes.set_item(screen, counts.len())?;
-                    counts.push(0);
-                    counts.len() - 1
-                }
-            };
-            counts[slot] += 1;
-            slot_of.push(slot);
+        let mut sizes: HashMap<u64, usize> = HashMap::with_capacity(screens.len());
+        for &screen in &screens {
+            *sizes.entry(screen).or_insert(0) += 1;
         }
-        for (&at, &slot) in group.iter().zip(&slot_of) {
-            if counts[slot].into_pyobject(py)?.ge(threshold)? {
+        for (&at, screen) in group.iter().zip(&screens) {
+            if sizes[screen].into_pyobject(py)?.ge(threshold)? {
                 keep[at] = true;
             }
         }

@@ -344,8 +344,10 @@ def repeated_args_candidates(ev: Evidence, calls: Sequence[Step], threshold: int
 
     The core's (``native/python/src/evidence.rs``): a call's screen is made once per
     trajectory (kept in ``ev``, by ``id()`` of the call), whatever threshold and tools the
-    trajectory's ``loop_detected`` checks ask with."""
-    made: dict[int, frozenset[tuple[str, str]] | None] = ev.memoized("leaf_screens", dict)
+    trajectory's ``loop_detected`` checks ask with, as a 64-bit hash of that set (no Python
+    string, pair or set per argument): equal screens hash alike, and two that clash only
+    keep more calls for the full normalization, which decides."""
+    made: dict[int, int | None] = ev.memoized("leaf_screens", dict)
     return native_repeated_args_candidates(calls, threshold, made, RAW_STEP_META, _PLAIN_VALUES)
 
 
