@@ -50,8 +50,8 @@ from otel_oracles.mapping.config import SYNTAX_CHECKED, ConventionFile
 
 __all__ = ["CACHE_DIR_ENV", "CACHE_ROOT_ENV", "ConventionCache", "default_dir"]
 
-FORMAT = b"otel-oracles conventions cache 2"
-"""Changes when the entry layout does."""
+FORMAT = b"otel-oracles conventions cache 3"
+"""Changes when the entry layout does (3: values equal to their defaults left out)."""
 
 
 _WRITTEN_CHECKED = {SYNTAX_CHECKED: True}
@@ -107,8 +107,12 @@ class ConventionCache:
 
     def put(self, key: str, conv: ConventionFile) -> None:
         """Keep ``conv`` under ``key`` when it survives the round trip; any failure to write
-        is ignored (the next run reads the YAML again)."""
-        body = _Entry(key=key, file=conv).model_dump_json().encode()
+        is ignored (the next run reads the YAML again). Values equal to their defaults are
+        left out, as a YAML file leaves them out: the entries are a third of the size, and a
+        field validator runs only on a value that is there (with every default written out,
+        each condition's three pattern checks ran on ``None``), which made validating an
+        entry a third cheaper (docs/performance.md, "Start-up: smaller conventions entries")."""
+        body = _Entry(key=key, file=conv).model_dump_json(exclude_defaults=True).encode()
         try:
             if _Entry.model_validate_json(body).file != conv:
                 return

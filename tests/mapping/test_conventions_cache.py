@@ -77,6 +77,21 @@ def forge_entry(entry: Path, doc: dict[str, Any]) -> None:
     entry.write_bytes(hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
 
 
+def test_an_entry_leaves_out_what_the_defaults_say(tmp_path: Path, user_dir: Path) -> None:
+    """An entry holds what the file said, not every default written out: a field validator
+    runs on each value that is there, so every condition's unset patterns cost three checks
+    of ``None`` on each warm start. Loading it gives the file back whole."""
+    cache = ConventionCache(tmp_path / "cache")
+    path = user_dir / "my-agent.yaml"
+    expected = load_convention_file(path)
+    load_convention_file(path, cache=cache)
+    (entry,) = (tmp_path / "cache").glob("*.json")
+    rule = read_entry(entry)["file"]["rules"][0]
+    assert rule["match"] == {"all": [{"attr": "my.tool.name", "exists": True}]}
+    assert rule["fields"] == {"tool": [{"attr": "my.tool.name"}]}
+    assert load_convention_file(path, cache=cache) == expected
+
+
 def test_an_entry_is_used(tmp_path: Path, user_dir: Path) -> None:
     """A valid entry that carries the key and its digest stands for the file: proof the YAML
     is skipped."""
