@@ -38,7 +38,7 @@ from otel_oracles._native import (
 from otel_oracles.mapping._loader import ConventionSet, ToolKinds
 from otel_oracles.mapping._tool_results import ToolResultRules, tool_result_rules
 from otel_oracles.mapping.config import SPAN_KINDS, Condition, Match, Rule, Source
-from otel_oracles.mapping.parsers._registry import ParserChain
+from otel_oracles.mapping.parsers._registry import ParserChain, ParserRegistry
 from otel_oracles.mapping.parsers.scalars import parse_int, parse_string
 from otel_oracles.model.span import SpanRecord, StatusCode, Trace
 
@@ -394,11 +394,12 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
                 )
             )
     plans: list[list[PlanField]] = []
+    parsers = PlanParsers(conventions.parsers)
     for compiled_rule in rules:
         now = compiled_rule.fields
         if compiled_rule.step != "agent" and "agent_name" in now:
             compiled_rule.deferred = len(plans)
-            plans.append(_plan({"agent_name": now["agent_name"]}, conventions))
+            plans.append(_plan({"agent_name": now["agent_name"]}, parsers))
             now = {name: sources for name, sources in now.items() if name != "agent_name"}
         if "outcome" in now:
             runs = outcome_fields(now["outcome"])
@@ -406,7 +407,7 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
             now = {k: v for k, v in now.items() if k != "outcome"}
             now.update((name, sources) for name, _, sources in runs)
         compiled_rule.plan = len(plans)
-        plans.append(_plan(now, conventions))
+        plans.append(_plan(now, parsers))
         compiled_rule.result_attrs = tuple(
             s.attr for s in now.get("result", ()) if s.attr is not None and s.event is None
         )
@@ -530,16 +531,37 @@ PlanField = tuple[str, bool, list[PlanSource]]
 """One field: its name, whether it is a content field, its sources in order."""
 
 
-def _plan(fields: dict[str, list[Source]], conventions: ConventionSet) -> list[PlanField]:
+def _plan(fields: dict[str, list[Source]], parsers: PlanParsers) -> list[PlanField]:
     """The read plan of a rule's fields (see ``FieldReader``): origins ``attr`` (key),
     ``attrs`` (keys), ``prefix`` (prefix), ``events`` / ``event_body`` (names),
     ``event_attr`` (names, key), ``span_name`` (a callable giving the name's first regex
     group or ``None``), ``status_message``, ``child_attr`` (key), ``const`` (value); the
     parser is ``None``, the name of a parser the core runs itself, or a Python callable."""
     return [
-        (name, name in CONTENT_FIELDS, [_plan_source(s, conventions) for s in sources])
+        (name, name in CONTENT_FIELDS, [(*_origin(s), parsers.of(s.parse), s.key) for s in sources])
         for name, sources in fields.items()
     ]
+
+
+class PlanParsers:
+    """What the reader runs for each distinct ``parse:`` list of a set (``_parser``),
+    resolved once per list: the bundled files' ~1,900 sources name a few dozen lists, and
+    resolving one (a registry chain, then its core functions found by identity) for every
+    source was more than a tenth of compiling the set (docs/performance.md, "Start-up:
+    smaller conventions entries")."""
+
+    __slots__ = ("_registry", "_resolved")
+
+    def __init__(self, registry: ParserRegistry) -> None:
+        self._registry = registry
+        self._resolved: dict[tuple[str, ...], Any] = {}
+
+    def of(self, names: list[str]) -> Any:
+        key = tuple(names)
+        parser = self._resolved.get(key, MISSING)
+        if parser is MISSING:
+            parser = self._resolved[key] = _parser(self._registry.chain(key))
+        return parser
 
 
 _NATIVE_PARSERS: tuple[tuple[Any, str], ...] = (
@@ -565,11 +587,6 @@ def _parser(chain: Any) -> Any:
     if isinstance(chain, ParserChain):
         return [_parser(parse) for parse in chain.parsers]
     return next((name for fn, name in _NATIVE_PARSERS if chain is fn), chain)
-
-
-def _plan_source(src: Source, conventions: ConventionSet) -> PlanSource:
-    parser = _parser(conventions.parsers.chain(src.parse))
-    return (*_origin(src), parser, src.key)
 
 
 def _origin(src: Source) -> Origin:
