@@ -843,10 +843,15 @@ def call_failures(
     """``id()`` of each tool call -> why it failed, or ``None``
     (``grade.oracles.trace_common.call_failures``); ``search`` runs the error pattern."""
 
-def tool_repeats(calls: Sequence[Step], generations: Sequence[Step], /) -> list[tuple[Step, Step]]:
+def tool_repeats(
+    calls: Sequence[Step],
+    generations: Sequence[Step],
+    after: Container[int] | None = None,
+    /,
+) -> list[tuple[Step, Step]]:
     """(call, the previous call of its tool in its agent) for each of ``calls`` (sorted by
-    index), without the pairs the model asked for together
-    (``grade.oracles.trace_tools._repeats``)."""
+    index), without the pairs the model asked for together; with ``after``, only the pairs
+    whose earlier call's ``id()`` is in it (``grade.oracles.trace_tools._repeats``)."""
 
 def repeated_args_candidates(
     calls: Sequence[Step],

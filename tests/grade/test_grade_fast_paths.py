@@ -806,6 +806,10 @@ def test_repeats_in_the_core_are_the_python_ones() -> None:
         t = _odd_traj(steps, timed=rng.random() < 0.7)
         expected = [(s.index, p.index) for s, p in _spec_repeats(Evidence(t))]
         assert [(s.index, p.index) for s, p in _repeats(Evidence(t))] == expected
+        # only the pairs after the given calls (tool_retries: the failed ones)
+        after = {id(s) for s in t.steps if rng.random() < 0.3}
+        kept = [(s.index, p.index) for s, p in _repeats(Evidence(t), after)]
+        assert kept == [(i, j) for i, j in expected if id(t.steps[j]) in after]
 
 
 def test_loop_screens_in_the_core_are_the_python_ones() -> None:

@@ -232,14 +232,77 @@ fn requesting_turns<'py>(generations: &Bound<'py, PyAny>) -> PyResult<Bound<'py,
 /// `_asked_together` decided it: the later started before the earlier ended; both read
 /// from the output of one model call's span that records one turn (`one_turn`: a
 /// generation's span without `merged_model_calls`); different call ids requested by the
-/// same model call (`requesting_turns`); or the same `requested_in` of such a span.
+/// same model call (`requesting_turns`); or the same `requested_in` of such a span. With
+/// `after` (a container of `id()`s), only the pairs whose earlier call is in it: `tool_retries`
+/// asks only for the repeats of failed calls, so the other pairs are never judged, and the
+/// model calls are read (`Turns`) only when a pair first needs them.
 #[pyfunction]
+#[pyo3(signature = (calls, generations, after=None, /))]
 fn tool_repeats<'py>(
     calls: &Bound<'py, PyAny>,
     generations: &Bound<'py, PyAny>,
+    after: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyList>> {
     let py = calls.py();
-    let turns = requesting_turns(generations)?;
+    let mut turns = Turns {
+        generations,
+        requested: None,
+        one_turn: None,
+    };
+    let (agent_key, tool_key) = (intern!(py, "agent_name"), intern!(py, "tool"));
+    let last = PyDict::new(py);
+    let out = PyList::empty(py);
+    for call in calls.try_iter()? {
+        let call = call?;
+        let fields = StepFields::new(call.clone());
+        let key = PyTuple::new(py, [fields.get(agent_key)?, fields.get(tool_key)?])?;
+        if let Some(prev) = last.get_item(&key)? {
+            let wanted = match after {
+                Some(after) => after.contains(prev.as_ptr() as usize)?,
+                None => true,
+            };
+            if wanted {
+                let earlier = StepFields::new(prev.clone());
+                if !asked_together(&earlier, &fields, &mut turns)? {
+                    out.append(PyTuple::new(py, [call.clone(), prev])?)?;
+                }
+            }
+        }
+        last.set_item(key, &call)?;
+    }
+    Ok(out)
+}
+
+/// What `asked_together` reads of the model calls, each read on its first need: most pairs
+/// are decided by their own times and ids first.
+struct Turns<'a, 'py> {
+    generations: &'a Bound<'py, PyAny>,
+    /// `requesting_turns(generations)`.
+    requested: Option<Bound<'py, PyDict>>,
+    /// The span ids of the model calls whose span records one turn.
+    one_turn: Option<Bound<'py, PySet>>,
+}
+
+impl<'py> Turns<'_, 'py> {
+    fn requested(&mut self) -> PyResult<&Bound<'py, PyDict>> {
+        if self.requested.is_none() {
+            self.requested = Some(requesting_turns(self.generations)?);
+        }
+        Ok(self.requested.as_ref().expect("made above"))
+    }
+
+    fn one_turn(&mut self) -> PyResult<&Bound<'py, PySet>> {
+        if self.one_turn.is_none() {
+            self.one_turn = Some(one_turn_spans(self.generations)?);
+        }
+        Ok(self.one_turn.as_ref().expect("made above"))
+    }
+}
+
+/// The span ids of the model calls of `generations` whose span records one turn (no
+/// `merged_model_calls`).
+fn one_turn_spans<'py>(generations: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PySet>> {
+    let py = generations.py();
     let (source_key, attributes_key) = (intern!(py, "source"), intern!(py, "attributes"));
     let span_key = intern!(py, "span_id");
     let one_turn = PySet::empty(py)?;
@@ -257,31 +320,15 @@ fn tool_repeats<'py>(
             one_turn.add(source.getattr(span_key)?)?;
         }
     }
-    let (agent_key, tool_key) = (intern!(py, "agent_name"), intern!(py, "tool"));
-    let last = PyDict::new(py);
-    let out = PyList::empty(py);
-    for call in calls.try_iter()? {
-        let call = call?;
-        let fields = StepFields::new(call.clone());
-        let key = PyTuple::new(py, [fields.get(agent_key)?, fields.get(tool_key)?])?;
-        if let Some(prev) = last.get_item(&key)? {
-            let earlier = StepFields::new(prev.clone());
-            if !asked_together(&earlier, &fields, &turns, &one_turn)? {
-                out.append(PyTuple::new(py, [call.clone(), prev])?)?;
-            }
-        }
-        last.set_item(key, &call)?;
-    }
-    Ok(out)
+    Ok(one_turn)
 }
 
 fn asked_together<'py>(
     earlier: &StepFields<'py>,
     later: &StepFields<'py>,
-    turns: &Bound<'py, PyDict>,
-    one_turn: &Bound<'py, PySet>,
+    turns: &mut Turns<'_, 'py>,
 ) -> PyResult<bool> {
-    let py = turns.py();
+    let py = earlier.step.py();
     let started = later.get(intern!(py, "start_ns"))?;
     let ended = earlier.get(intern!(py, "end_ns"))?;
     if !started.is_none() && !ended.is_none() && started.lt(&ended)? {
@@ -294,7 +341,7 @@ fn asked_together<'py>(
         if !first.is_none() && !second.is_none() {
             let span_key = intern!(py, "span_id");
             let span = first.getattr(span_key)?;
-            if span.eq(second.getattr(span_key)?)? && one_turn.contains(&span)? {
+            if span.eq(second.getattr(span_key)?)? && turns.one_turn()?.contains(&span)? {
                 return Ok(true);
             }
         }
@@ -304,13 +351,14 @@ fn asked_together<'py>(
     if first_id.is_truthy()? {
         let second_id = later.get(call_id_key)?;
         if second_id.is_truthy()? && first_id.ne(&second_id)? {
-            let Some(turn) = turns.get_item(&first_id)? else {
+            let requested = turns.requested()?;
+            let Some(turn) = requested.get_item(&first_id)? else {
                 return Ok(false);
             };
             if turn.is_none() {
                 return Ok(false);
             }
-            return match turns.get_item(&second_id)? {
+            return match requested.get_item(&second_id)? {
                 Some(other) => turn.eq(other),
                 None => turn.eq(py.None()),
             };
@@ -324,7 +372,7 @@ fn asked_together<'py>(
     }
     Ok(
         asked_in.eq(get_of(&later.get(attributes_key)?, requested_in)?)?
-            && one_turn.contains(&asked_in)?,
+            && turns.one_turn()?.contains(&asked_in)?,
     )
 }
 

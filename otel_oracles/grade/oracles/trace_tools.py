@@ -17,7 +17,7 @@ contract name, since nothing shows it came from another namespace.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from operator import attrgetter
 from typing import Any, ClassVar, Literal
 
@@ -559,9 +559,9 @@ def find_retries(
 
     Only calls of ``tools`` count (every call when empty; ``model.tool_name``, failing
     closed). Which call repeats which does not depend on them: a call's previous call of
-    its tool is a call of the same tool, kept or left out with it. So the repeats are found
-    once per trajectory (``_repeats``) and each (``tools``, ``error_pattern``) asks only
-    which of them follow a failure."""
+    its tool is a call of the same tool, kept or left out with it. So the repeats of the
+    failed calls are found once per trajectory and pattern (``_repeats``), and each
+    ``tools`` asks only which of them it counts."""
     found: tuple[tuple[Step, Step, str], ...] = ev.memoized(
         ("retries", tools, error_pattern), lambda: _retries(ev, tools, error_pattern)
     )
@@ -574,7 +574,10 @@ def _retries(
     failed = failed_calls(ev, error_pattern)
     if not failed:  # no call failed (most trajectories): nothing to retry, no pairs needed
         return ()
-    repeats: list[tuple[Step, Step]] = ev.memoized("repeats", lambda: _repeats(ev))
+    # Only the repeats of failed calls can be retries: the other pairs are not judged.
+    repeats: list[tuple[Step, Step]] = ev.memoized(
+        ("repeats", error_pattern), lambda: _repeats(ev, failed)
+    )
     chosen = {id(s) for s in ev.calls_of(tools, unknown_namespace_matches=True)} if tools else None
     out: list[tuple[Step, Step, str]] = []
     for s, prev in repeats:
@@ -586,7 +589,7 @@ def _retries(
     return tuple(out)
 
 
-def _repeats(ev: Evidence) -> list[tuple[Step, Step]]:
+def _repeats(ev: Evidence, after: Container[int] | None = None) -> list[tuple[Step, Step]]:
     """(call, the previous call of its tool in its agent) for every tool call, in step
     order, leaving out a pair asked for together: the later call started before the
     earlier one ended; or both were requested in one model turn, as the trace shows it
@@ -594,8 +597,10 @@ def _repeats(ev: Evidence) -> list[tuple[Step, Step]]:
     model call's output, ``synthesized``, or linked by the mapper to its requests by name
     and order, ``requested_in``, when that call's span records one turn, not every call of
     a run, ``merged_model_calls``: Gemini's calls carry no ids). The core's
-    (``tool_repeats``, ``native/python/src/evidence.rs``)."""
-    return tool_repeats(sorted(ev.calls_of(()), key=_INDEX), ev.groups.generations)
+    (``tool_repeats``, ``native/python/src/evidence.rs``). With ``after`` (``id()`` of
+    calls), only the pairs whose earlier call is one of them; the model calls are read only
+    when a pair needs them."""
+    return tool_repeats(sorted(ev.calls_of(()), key=_INDEX), ev.groups.generations, after)
 
 
 _INDEX = attrgetter("index")
