@@ -760,11 +760,21 @@ def json_indented(value: Any, indent: int, level: int = 0, /) -> str | None:
     ``json.dumps`` (other types, non-``str`` keys, lone surrogates, integers beyond 64 bits,
     deep nesting)."""
 
+def report_text(value: Any, level: int = 0, /) -> bytes:
+    """The JSON report's text of ``value`` (``native/python/src/report_json.rs``):
+    ``json.dumps(value, indent=2, ensure_ascii=False)``, every line after the first indented
+    ``2 * level`` more spaces, ``json_safe``, as UTF-8; raises what ``json.dumps`` raises
+    (``TypeError``, ``ValueError`` for a cycle) and ``UnicodeEncodeError`` for a lone
+    surrogate."""
+
 class VerdictJson:
     """One verdict's text in the JSON report, written from the models' field values
-    (``native/python/src/report_json.rs``): ``_dumps(verdict_data(verdict, shown), level)``
-    encoded as UTF-8, or ``None`` for a verdict left to that Python path (a model held
-    otherwise than validation leaves it, details or params that are not plain JSON data)."""
+    (``native/python/src/report_json.rs``): ``json.dumps`` of the verdict's
+    ``model_dump(mode="json")`` (each result's message and details as ``shown`` gives them)
+    plus its derived ``verdict``, as ``report_text`` writes it at ``level``. A model held
+    otherwise than validation leaves it is read through its ``model_dump``; details or params
+    that are not plain JSON data through ``dump``. Raises as ``report_text`` does, and what
+    ``shown`` raises."""
 
     def __init__(
         self,
@@ -772,11 +782,12 @@ class VerdictJson:
         result_fields: Sequence[str],
         counts_fields: Sequence[str],
         level: int,
+        dump: Callable[[Any], Any],
         /,
     ) -> None: ...
     def write(
         self, verdict: Any, shown: Callable[[Any], tuple[str, dict[str, Any]]] | None = None, /
-    ) -> bytes | None: ...
+    ) -> bytes: ...
 
 # ---- evidence (otel_oracles.grade.evidence) --------------------------------------------------
 

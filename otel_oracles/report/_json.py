@@ -3,22 +3,22 @@
 from __future__ import annotations
 
 import codecs
-import json
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
-from pydantic import BaseModel, TypeAdapter
+from pydantic import TypeAdapter
 
-from otel_oracles._native import VerdictJson, json_indented
+from otel_oracles._native import VerdictJson, report_text
 from otel_oracles.model.result import Counts, InputProblem, OracleResult, RunReport, Verdict
-from otel_oracles.report._common import SPOOL_WRITE_CHARS, Tally, byte_spool, json_safe
+from otel_oracles.report._common import SPOOL_WRITE_CHARS, Tally, byte_spool
 
 ShownFields = Callable[[OracleResult], tuple[str, dict[str, Any]]]
 """A result's message and details as the report shows them (``emit.shown_fields``)."""
 
 _DETAILS = TypeAdapter(dict[str, Any])
-"""The type of ``OracleResult.details`` and ``params``: dumps a value that is not plain JSON
-data as ``model_dump`` dumps the field."""
+"""The type of ``OracleResult.details`` and ``params``: the core has it dump a value that is
+not plain JSON data as ``model_dump`` dumps the field."""
 
 _VERDICT_FIELDS = tuple(Verdict.model_fields)
 _RESULT_FIELDS = tuple(OracleResult.model_fields)
@@ -28,13 +28,19 @@ _COUNTS_FIELDS = tuple(Counts.model_fields)
 _VERDICT_LEVEL = 2
 """How deep each verdict sits in the document: in the report object's ``verdicts`` list."""
 
-_VERDICT_JSON = VerdictJson(_VERDICT_FIELDS, _RESULT_FIELDS, _COUNTS_FIELDS, _VERDICT_LEVEL)
-"""Writes a verdict's text from its models' field values in the core: what ``verdict_data``
-and ``_dumps`` make of it, without the dicts and the ``str`` between them. A verdict it
-leaves to them (held otherwise than validation leaves it, details or params that are not
-plain JSON data) goes through them."""
-
-_PLAIN_SCALARS: frozenset[type] = frozenset({str, int, bool, type(None)})
+_VERDICT_JSON = VerdictJson(
+    _VERDICT_FIELDS,
+    _RESULT_FIELDS,
+    _COUNTS_FIELDS,
+    _VERDICT_LEVEL,
+    partial(_DETAILS.dump_python, mode="json"),
+)
+"""Writes each verdict's text in the core, straight from its models' field values:
+``json.dumps`` of its ``model_dump(mode="json")`` plus ``verdict``, with the report's
+indent and ``json_safe``, as UTF-8. The report's only writer of verdicts: a model held
+otherwise than validation leaves it is read through its ``model_dump``, details or params
+that are not plain JSON data through ``_DETAILS``, and a value ``json.dumps`` refuses is
+refused with its error."""
 
 _FIRST = b"    "
 _NEXT = b",\n    "
@@ -59,108 +65,6 @@ def report_data(report: RunReport, exit_code: int | None = None) -> dict[str, An
     return data
 
 
-def _plain(value: object) -> bool:
-    """Whether ``value`` is already what pydantic's JSON mode makes of it: strings, integers,
-    booleans, None, finite floats, and lists and string-keyed dicts of them (exact types).
-    Anything else (NaN, a tuple, an enum member, a non-string key, a date) is dumped by
-    pydantic as ``model_dump`` would. Scalars inside a container are decided inline (a call
-    per value cost more than the rest of the report's Python)."""
-    kind = type(value)
-    if kind is dict:
-        for key, item in value.items():  # type: ignore[attr-defined]
-            if type(key) is not str:
-                return False
-            kind = type(item)
-            if kind in _PLAIN_SCALARS:
-                continue
-            if kind is list:
-                # A list of scalars (tool names, step indexes) is the common nested value:
-                # its scalars decided here, only anything else by a call.
-                for sub in item:
-                    if type(sub) not in _PLAIN_SCALARS and not _plain(sub):
-                        return False
-            elif kind is float:
-                if item - item != 0.0:  # NaN and infinities are not plain
-                    return False
-            elif not _plain(item):
-                return False
-        return True
-    if kind is list:
-        for item in value:  # type: ignore[attr-defined]
-            kind = type(item)
-            if kind in _PLAIN_SCALARS:
-                continue
-            if kind is float:
-                if item - item != 0.0:
-                    return False
-            elif not _plain(item):
-                return False
-        return True
-    if kind in _PLAIN_SCALARS:
-        return True
-    return kind is float and bool(value - value == 0.0)  # type: ignore[operator]
-
-
-def verdict_data(v: Verdict, shown: ShownFields | None = None) -> dict[str, Any]:
-    """The data of a verdict ``VerdictJson`` leaves to Python (and what its text is held to).
-
-    ``v.model_dump(mode="json")`` plus ``verdict``, read from the models' fields instead of
-    serialized through pydantic: every field but the two ``dict[str, Any]`` ones of each result
-    is already its JSON form once validated (strings, integers, booleans, None, lists of
-    them; an ``Outcome`` is a ``str`` that the writer spells as its value), so only those two
-    need a look (``_plain``). With ``shown``, each result's message and details are what
-    it gives (``JsonWriter.add``). Nothing is copied but the dicts that hold the fields."""
-    data = _fields(v, _VERDICT_FIELDS)
-    results = []
-    dump = _DETAILS.dump_python
-    for result in v.results:
-        # ``_fields`` inline (this loop runs for every result reported); a ``dict[str,
-        # Any]`` field (details, params) is itself when it is plain JSON data (most are),
-        # else pydantic's dump of it, as ``model_dump(mode="json")`` dumps the field.
-        out = dict(result.__dict__)
-        if tuple(out) != _RESULT_FIELDS:
-            out = result.model_dump(mode="json")
-        if shown is not None:
-            out["message"], details = shown(result)
-        else:
-            details = out["details"]
-        if not (type(details) is dict and not details) and not _plain(details):
-            details = dump(details, mode="json")  # (an empty dict, most scrubbed details, is plain)
-        out["details"] = details
-        params = out["params"]
-        out["params"] = params if _plain(params) else dump(params, mode="json")
-        results.append(out)
-    data["results"] = results
-    data["counts"] = _fields(v.counts, _COUNTS_FIELDS)
-    data["verdict"] = v.verdict
-    return data
-
-
-def _fields(model: BaseModel, names: tuple[str, ...]) -> dict[str, Any]:
-    """A copy of ``model``'s field values, keyed in declaration order (``names``): a model
-    validated, built by ``model_construct`` or copied by ``model_copy`` holds exactly that
-    in its ``__dict__``. One held any other way is dumped by pydantic (the nested models
-    and ``dict[str, Any]`` fields come out already in their JSON form then)."""
-    values = dict(model.__dict__)
-    if tuple(values) == names:
-        return values
-    dumped: dict[str, Any] = model.model_dump(mode="json")
-    return dumped
-
-
-def _dumps(data: object, level: int = 0) -> str:
-    """``json.dumps(data, indent=2, ensure_ascii=False)`` as it sits ``level`` containers deep
-    (every line after the first indented ``2 * level`` more spaces): written by the core
-    (Python's encoder takes its slow pure-Python path whenever an indent is asked for), or by
-    ``json.dumps`` itself for a value the core leaves to it. Either way with the characters a
-    terminal or a diff view would act on escaped (``json_safe``)."""
-    text = json_indented(data, 2, level)
-    if text is not None:
-        return json_safe(text)
-    text = json.dumps(data, indent=2, ensure_ascii=False)
-    return json_safe(text.replace("\n", "\n" + "  " * level) if level else text)
-
-
 class JsonWriter:
     """Writes the same document as ``render_json`` one verdict at a time.
 
@@ -183,14 +87,10 @@ class JsonWriter:
         for the result: the same text as adding ``v`` with every result copied with them
         (``emit.scrub_verdict``), without building the copies.
 
-        The core writes the text as UTF-8 bytes straight from the models (``VerdictJson``);
-        a verdict it leaves goes through ``verdict_data`` and ``_dumps``, encoded on its
-        own: most are ASCII, which encodes as a copy, while one character beyond Latin-1 (a
-        template's ``…``) in a text joined with the others would make the whole joined block
-        two bytes a character, to widen and then encode character by character."""
+        The core writes the text as UTF-8 bytes straight from the models (``VerdictJson``),
+        so no ``str`` of it is built, scanned and encoded; it raises, adding nothing, for a
+        value ``json.dumps`` refuses (and for a lone surrogate, which has no UTF-8 text)."""
         text = _VERDICT_JSON.write(v, shown)
-        if text is None:
-            text = _dumps(verdict_data(v, shown), level=_VERDICT_LEVEL).encode("utf-8")
         self._pending.append(_FIRST if not self.tally.verdicts else _NEXT)
         self._pending.append(text)
         self._pending_bytes += len(text)
@@ -229,9 +129,9 @@ class JsonWriter:
             tail["exit_code"] = (
                 self.tally.exit_code(input_errors) if exit_code is None else exit_code
             )
-            rest = _dumps(tail)[1:]  # "{" removed: the tail continues the verdicts' object
+            rest = report_text(tail)[1:]  # "{" removed: the tail continues the verdicts' object
             if not self.tally.verdicts:
-                yield ('{\n  "verdicts": [],' + rest + "\n").encode("utf-8")
+                yield b'{\n  "verdicts": [],' + rest + b"\n"
                 return
             yield b'{\n  "verdicts": [\n'
             self._flush()
@@ -239,7 +139,7 @@ class JsonWriter:
             buffer.seek(0)
             while block := buffer.read(SPOOL_READ_BYTES):
                 yield block
-            yield ("\n  ]," + rest + "\n").encode("utf-8")
+            yield b"\n  ]," + rest + b"\n"
         finally:
             self._verdicts.close()
 

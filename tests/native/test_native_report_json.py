@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from otel_oracles._native import json_indented
+from otel_oracles._native import json_indented, report_text
 from otel_oracles.grade.loader import load_contract
 from otel_oracles.mapping import load_conventions
 from otel_oracles.pipeline import grade_paths
-from otel_oracles.report import report_data
+from otel_oracles.report import json_safe, report_data
 from otel_oracles.session import GradingSession
 
 REPO = Path(__file__).resolve().parent.parent.parent
@@ -294,10 +294,43 @@ def test_random_values_are_written_as_python_writes_them() -> None:
         assert json_indented(value, 2) == python_text(value), value
 
 
-def test_the_report_writes_values_left_to_python_as_python_writes_them() -> None:
-    from otel_oracles.report._json import _dumps
+def report_expected(value: Any, level: int) -> bytes | type[BaseException]:
+    """What the report makes of ``value`` at ``level`` by its definition (``json.dumps``,
+    shifted, ``json_safe``, UTF-8), or the error that raises."""
+    try:
+        text = python_text(value).replace("\n", "\n" + "  " * level)
+        return json_safe(text).encode("utf-8")
+    except (TypeError, ValueError, RecursionError) as err:  # UnicodeEncodeError included
+        return type(err)
 
-    for value in [{"message": "lone \ud800 surrogate", "n": [1, 2]}, {"big": 2**70, "x": {}}]:
-        for level in (0, 2):
-            expected = python_text(value).replace("\n", "\n" + "  " * level)
-            assert _dumps(value, level) == expected
+
+REPORT_VALUES: list[Any] = [
+    *LEFT_TO_PYTHON,
+    *ODD_VALUES,
+    {"message": "lone \ud800 surrogate", "n": [1, 2]},
+    {"big": 2**70, "x": {}},
+    {1.5: "float key", True: "true", False: "false", Color.RED: "enum key"},
+    {"unsafe": "\x1b[2J\x7f\x85\u202e", "\u2066key": 1},
+    Label.PASS,
+]
+
+
+@pytest.mark.parametrize("number", range(len(REPORT_VALUES)))
+def test_the_report_writes_every_value_as_json_dumps_does(number: int) -> None:
+    """``report_text``, the report's writer of what surrounds its verdicts, writes what
+    ``json_indented`` leaves as ``json.dumps`` does, and refuses what it refuses."""
+    value = REPORT_VALUES[number]
+    for level in (0, 2):
+        want = report_expected(value, level)
+        if isinstance(want, bytes):
+            assert report_text(value, level) == want
+        else:
+            with pytest.raises(want):
+                report_text(value, level)
+
+
+def test_the_report_refuses_a_cycle_as_json_dumps_does() -> None:
+    cycle: list[Any] = [{}]
+    cycle[0]["again"] = cycle
+    with pytest.raises(ValueError, match="Circular reference detected"):
+        report_text(cycle)

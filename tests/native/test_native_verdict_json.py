@@ -1,40 +1,61 @@
-"""Each verdict of the JSON report is written by the core from its models (``VerdictJson``):
-the text must be the very bytes the Python path writes (``verdict_data``, then ``_dumps``,
-which ``json_safe``s it), for every verdict real traces give, with and without the privacy
-boundary's shown fields, for strings holding every character ``json_safe`` escapes, and a
-verdict it cannot write the same must be left to that path."""
+"""Each verdict of the JSON report is written by the core from its models (``VerdictJson``),
+the report's only writer of verdicts: its text must be ``json.dumps`` of the verdict's
+``model_dump(mode="json")`` (with the privacy boundary's shown fields, of the scrubbed copy)
+plus ``verdict``, shifted two levels and ``json_safe``d, for every verdict real traces give
+and for strings holding every character ``json_safe`` escapes; for the verdicts a Python
+writer once wrote in its place, the very bytes that writer wrote (``verdict_cases``), and its
+refusals."""
 
 from __future__ import annotations
 
+import json
 import random
-from datetime import date
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from otel_oracles._native import fill_model
-from otel_oracles.emit import Explainer
+from otel_oracles.emit import Explainer, scrub_verdict
 from otel_oracles.grade.loader import load_contract
 from otel_oracles.mapping import load_conventions
 from otel_oracles.model.result import (
     OracleResult,
-    Outcome,
     Verdict,
     count_outcomes,
     trusted_verdict,
 )
 from otel_oracles.pipeline import grade_paths
-from otel_oracles.report import JsonWriter
-from otel_oracles.report._json import _VERDICT_JSON, ShownFields, _dumps, verdict_data
+from otel_oracles.report import JsonWriter, json_safe
+from otel_oracles.report._json import _VERDICT_JSON
 from otel_oracles.session import GradingSession
+from tests.native.verdict_cases import CASES, REFUSED, result, verdict_of
 
 REPO = Path(__file__).resolve().parent.parent.parent
 TRACES = REPO / "tests" / "testdata" / "traces"
+EXPECTED: dict[str, str] = json.loads(
+    (Path(__file__).parent / "verdict_json_expected.json").read_text(encoding="utf-8")
+)
 
 
-def python_text(verdict: Verdict, shown: ShownFields | None = None) -> bytes:
-    return _dumps(verdict_data(verdict, shown), level=2).encode("utf-8")
+def dumped_text(verdict: Verdict) -> bytes:
+    """The verdict's text by its definition: ``json.dumps`` of its ``model_dump`` and
+    ``verdict``, as it sits two levels deep in the report, ``json_safe``."""
+    data = {**verdict.model_dump(mode="json"), "verdict": verdict.verdict}
+    text = json.dumps(data, indent=2, ensure_ascii=False).replace("\n", "\n    ")
+    return json_safe(text).encode("utf-8")
+
+
+def written(verdict: Verdict, explainer: Explainer | None) -> bytes:
+    """``VerdictJson``'s text of ``verdict``, shown through ``explainer`` when given."""
+    return _VERDICT_JSON.write(verdict, None if explainer is None else explainer.shown_fields)
+
+
+def expected(verdict: Verdict, explainer: Explainer | None) -> bytes:
+    """``dumped_text`` of what the report shows of ``verdict`` (``scrub_verdict``)."""
+    if explainer is None:
+        return dumped_text(verdict)
+    return dumped_text(scrub_verdict(verdict, explainer.mode, Explainer(explainer.mode)))
 
 
 @pytest.fixture(scope="module")
@@ -47,31 +68,12 @@ def graded() -> list[Verdict]:
     return verdicts
 
 
-def test_every_verdict_of_the_captured_traces_is_written_as_python_writes_it(
+def test_every_verdict_of_the_captured_traces_is_written_as_its_model_dump(
     graded: list[Verdict],
 ) -> None:
-    explainer = Explainer("template")
-    full = Explainer("full")
     for verdict in graded:
-        for shown in (None, explainer.shown_fields, full.shown_fields):
-            assert _VERDICT_JSON.write(verdict, shown) == python_text(verdict, shown)
-
-
-def result(**fields: Any) -> OracleResult:
-    values: dict[str, Any] = {
-        "oracle_type": "tool_retries",
-        "name": "retries",
-        "outcome": Outcome.INVARIANT_FAILURE,
-        "passed": False,
-        "message": "m",
-        **fields,
-    }
-    return OracleResult(**values)
-
-
-def verdict_of(results: list[OracleResult], **fields: Any) -> Verdict:
-    values: dict[str, Any] = {"contract_id": "c", "subject": "s", **fields}
-    return Verdict(passed=False, results=results, counts=count_outcomes(results), **values)
+        for explainer in (None, Explainer("template"), Explainer("full")):
+            assert written(verdict, explainer) == expected(verdict, explainer)
 
 
 UNSAFE = "\x00\x1b\x7f\x80\x85\x9f\xa0\u2028\u202a\u202e\u202f\u2065\u2066\u2069\u206a"
@@ -84,12 +86,10 @@ def random_text(rng: random.Random) -> str:
     return "".join(rng.choice(alphabet) for _ in range(rng.randrange(20)))
 
 
-def test_strings_are_json_safe_as_the_python_path_makes_them() -> None:
+def test_strings_are_json_safe_as_the_report_makes_them() -> None:
     """Every string the verdict holds (fields, messages, detail keys and values, params, the
     verdict's own fields) with the characters ``json_safe`` escapes, and without."""
     rng = random.Random(22)
-    explainer = Explainer("template")
-    full = Explainer("full")
     for _ in range(300):
         results = [
             result(
@@ -111,9 +111,8 @@ def test_strings_are_json_safe_as_the_python_path_makes_them() -> None:
         verdict = verdict_of(
             results, subject=random_text(rng), contract_name=random_text(rng), root_name="r"
         )
-        for shown in (None, explainer.shown_fields, full.shown_fields):
-            text = _VERDICT_JSON.write(verdict, shown)
-            assert text == python_text(verdict, shown)
+        for explainer in (None, Explainer("template"), Explainer("full")):
+            assert written(verdict, explainer) == expected(verdict, explainer)
 
 
 def test_trusted_models_are_written_as_validated_ones() -> None:
@@ -128,55 +127,65 @@ def test_trusted_models_are_written_as_validated_ones() -> None:
     validated = verdict_of(
         [kept], contract_hash="h", contract_name="n", trace_id="t", agent_name="a", duration_ns=5
     )
-    assert _VERDICT_JSON.write(built) == _VERDICT_JSON.write(validated) == python_text(validated)
+    assert _VERDICT_JSON.write(built) == _VERDICT_JSON.write(validated) == dumped_text(validated)
 
 
-@pytest.mark.parametrize(
-    "odd",
-    [
-        float("nan"),
-        [1.5, float("-inf")],
-        (1, "a"),
-        {3},
-        Outcome.TOLERATED,
-        date(2026, 12, 2),
-        {1: "one"},
-        {"deep": [{"x": (2,)}]},
-        2**70,
-    ],
-)
-def test_details_and_params_that_are_not_plain_json_are_left_to_python(odd: Any) -> None:
-    """What pydantic dumps before the text is written (``_plain`` says no) is not written
-    here: the writer falls back to the Python path, which gives the document its text."""
-    for fields in ({"details": {"k": odd}}, {"params": {"k": odd}}):
-        verdict = verdict_of([result(), result(**fields)])
-        assert _VERDICT_JSON.write(verdict) is None
-        writer, expected = JsonWriter(), python_text(verdict)
-        writer.add(verdict)
-        assert (
-            b"".join(writer.byte_chunks([], [])).split(b"\n", 2)[2].startswith(b"    " + expected)
-        )
+def test_every_case_has_its_expected_text() -> None:
+    assert sorted(EXPECTED) == sorted(CASES)
 
 
-def test_shown_details_that_are_not_plain_json_are_left_to_python() -> None:
-    verdict = verdict_of([result()])
-    # (A lone surrogate has no UTF-8 text: the Python path raises for it, as it did.)
-    assert _VERDICT_JSON.write(verdict, lambda r: ("lone \ud800", {})) is None
-    assert _VERDICT_JSON.write(verdict, lambda r: ("m", {"x": float("inf")})) is None
-    assert _VERDICT_JSON.write(verdict, lambda r: ("m", {"x": 1})) == python_text(
-        verdict, lambda r: ("m", {"x": 1})
-    )
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_verdicts_once_left_to_python_are_written_as_it_wrote_them(name: str) -> None:
+    """Details and params that are not plain JSON data (dumped by pydantic first), models
+    held otherwise (read through ``model_dump``), values ``json.dumps`` writes by its own
+    rules (big integers, NaN, enum members, subclasses, non-string keys): the bytes the
+    Python writer gave, also as the report's writer places them."""
+    verdict, shown = CASES[name]()
+    text = EXPECTED[name].encode("utf-8")
+    assert _VERDICT_JSON.write(verdict, shown) == text
+    writer = JsonWriter()
+    writer.add(verdict, shown)
+    document = b"".join(writer.byte_chunks([], []))
+    assert document.startswith(b'{\n  "verdicts": [\n    ' + text + b"\n  ],")
+    json.loads(document)
 
 
-def test_models_held_otherwise_are_left_to_python() -> None:
-    """A result whose values are held in another order, or a verdict missing a value (built
-    by ``model_construct`` without it): pydantic dumps them."""
-    kept = result()
-    shuffled = kept.model_copy()
-    object.__setattr__(shuffled, "__dict__", dict(reversed(kept.__dict__.items())))
-    assert _VERDICT_JSON.write(verdict_of([kept, shuffled])) is None
-    partial = Verdict.model_construct(contract_id="c", subject="s", passed=True, results=[])
-    assert _VERDICT_JSON.write(partial) is None
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_what_python_refused_is_refused_with_its_error(name: str) -> None:
+    """A value of no JSON type, a key ``json.dumps`` will not spell, a cycle, a lone
+    surrogate (no UTF-8 text), shown fields that are no pair, a verdict missing its counts:
+    the error the Python writer raised; the report's writer adds nothing then."""
+    make, error = REFUSED[name]
+    verdict, shown = make()
+    with pytest.raises(error):
+        _VERDICT_JSON.write(verdict, shown)
+    writer = JsonWriter()
+    with pytest.raises(error):
+        writer.add(verdict, shown)
+    assert writer.tally.verdicts == 0
+    assert json.loads(b"".join(writer.byte_chunks([], [])))["verdicts"] == []
+
+
+def test_details_holding_a_cycle_are_refused() -> None:
+    """(The Python writer's plain-data test recursed until ``RecursionError``; pydantic's
+    dump, which the core asks of data it cannot call plain, names the cycle.)"""
+    cycle: list[Any] = []
+    cycle.append(cycle)
+    with pytest.raises(ValueError, match=r"[Cc]ircular reference"):
+        _VERDICT_JSON.write(verdict_of([result(details={"k": cycle})]))
+
+
+def test_nesting_past_the_writers_depth_is_refused_as_json_refuses_it() -> None:
+    """``json.dumps`` refuses past the interpreter's recursion limit (a generator per level,
+    about a thousand), the core past 512 levels: nothing real nests so deep."""
+    deep: Any = []
+    for _ in range(1200):
+        deep = [deep]
+    bare = result().model_copy(update={"span_ids": deep})
+    with pytest.raises(RecursionError):
+        _VERDICT_JSON.write(verdict_of([bare]))
+    with pytest.raises(RecursionError):
+        json.dumps(deep, indent=2)
 
 
 def test_an_error_asking_for_the_shown_fields_is_raised() -> None:

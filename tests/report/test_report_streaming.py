@@ -30,12 +30,13 @@ from otel_oracles.pipeline import grade_paths
 from otel_oracles.report import (
     JsonWriter,
     _common,
+    json_safe,
     render_console,
     render_html,
     render_junit,
     report_data,
 )
-from otel_oracles.report._json import verdict_data
+from otel_oracles.report._json import _VERDICT_JSON
 from otel_oracles.session import GradingSession, SessionSpec
 
 REPO = Path(__file__).resolve().parent.parent.parent
@@ -222,12 +223,12 @@ def test_json_writer_with_shown_fields_writes_the_scrubbed_copy() -> None:
     assert "".join(shown.chunks([], [])) == "".join(copied.chunks([], []))
 
 
-def test_verdict_data_is_the_verdicts_model_dump() -> None:
+def test_each_verdicts_text_is_its_model_dump() -> None:
     """The JSON writer reads each verdict's fields instead of dumping it through pydantic:
-    what it reads must be ``model_dump(mode="json")`` (keys in the same order), for the
-    verdicts graded from the example traces and for details and params that are not plain
-    JSON data (NaN, infinities, tuples, sets, enum members, dates, non-string keys, nested
-    in lists and dicts), which still go through pydantic."""
+    what it writes must be ``json.dumps`` of ``model_dump(mode="json")`` (keys in the same
+    order), for the verdicts graded from the example traces and for details and params that
+    are not plain JSON data (NaN, infinities, tuples, sets, enum members, dates, non-string
+    keys, nested in lists and dicts), which go through pydantic."""
     odd: dict[str, Any] = {
         "nan": float("nan"),
         "inf": [1.5, float("-inf")],
@@ -267,8 +268,8 @@ def test_verdict_data_is_the_verdicts_model_dump() -> None:
     assert len(verdicts) > 5
     for verdict in verdicts:
         expected = {**verdict.model_dump(mode="json"), "verdict": verdict.verdict}
-        got = verdict_data(verdict)
-        assert json.dumps(got, indent=2) == json.dumps(expected, indent=2)
+        text = json.dumps(expected, indent=2, ensure_ascii=False).replace("\n", "\n    ")
+        assert _VERDICT_JSON.write(verdict) == json_safe(text).encode("utf-8")
 
 
 def test_json_text_and_bytes_are_one_document_whatever_the_block_size(

@@ -1,181 +1,93 @@
-//! The JSON report's text: `json.dumps(value, indent=2, ensure_ascii=False)` of plain data,
-//! written in the core.
+//! The JSON report's text: `json.dumps(value, indent=2, ensure_ascii=False)`, written in the
+//! core.
 //!
 //! Python's encoder takes its pure-Python path whenever an indent is asked for, and the JSON
 //! report dumps every verdict with one, so writing it was a large share of grading many
-//! small traces. This writes the same bytes for the values `model_dump(mode="json")` makes:
-//! `None`, `bool`, `int`, `float`, `str`, and exact `list`, `tuple` and `dict` with `str`
-//! keys. Anything else (another key or value type, a subclass of a container, a string with
-//! lone surrogates, an integer beyond 64 bits, nesting deeper than [`MAX_DEPTH`]) answers
-//! `None`, and the caller dumps the value with `json.dumps` itself, so an unusual value gets
-//! Python's own text or Python's own error, never a different one.
+//! small traces. [`json_indented`] writes the same bytes for the values
+//! `model_dump(mode="json")` makes: `None`, `bool`, `int`, `float`, `str`, and exact `list`,
+//! `tuple` and `dict` with `str` keys. Anything else (another key or value type, a subclass
+//! of a container, a string with lone surrogates, an integer beyond 64 bits, nesting deeper
+//! than [`MAX_DEPTH`]) answers `None`, and its callers (grading oracles searching a value's
+//! text) fall back to their own text.
 //!
-//! [`VerdictJson`] writes a whole verdict of the report this way straight from its model
-//! objects (their `__dict__`s, read in field order), with each result's shown message and
-//! details asked of the report's privacy boundary, and the report's `json_safe` applied as
-//! each string is written: the report's text without Python building a dict of every
-//! verdict, nor a `str` to be scanned and encoded.
+//! [`VerdictJson`] writes a whole verdict of the report straight from its model objects
+//! (their `__dict__`s, read in field order), with each result's shown message and details
+//! asked of the report's privacy boundary, and the report's `json_safe` applied as each
+//! string is written: the report's text without Python building a dict of every verdict,
+//! nor a `str` to be scanned and encoded. It is the report's only writer of verdicts, so it
+//! writes every value as `json.dumps` does (big integers, NaN, subclasses, non-string keys)
+//! and refuses what `json.dumps` refuses with the same error (a value of no JSON type, a
+//! cycle); a model held otherwise than validation leaves it, and details or params that are
+//! not plain JSON data, are first dumped by pydantic, as `model_dump(mode="json")` would.
+
+use std::borrow::Cow;
 
 use otel_oracles_core::json_text::{float_text, write_int, write_shown_string, write_string};
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyRecursionError, PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
-/// Deepest nesting written here; deeper values go to `json.dumps` (a result's details are a
-/// few levels deep, so this bound only meets hostile or cyclic data).
+/// Deepest nesting `json_indented` writes; deeper values are left to its caller (a value's
+/// arguments are a few levels deep, so this bound only meets hostile or cyclic data).
 const MAX_DEPTH: usize = 64;
+
+/// Deepest nesting a verdict's text holds: deeper, the writer refuses with `RecursionError`,
+/// as `json.dumps` (a generator per level) does past the interpreter's recursion limit. A
+/// cycle is found before (`Circular reference detected`).
+const REPORT_MAX_DEPTH: usize = 512;
+
+/// What a [`Writer`] writes: `json_indented`'s plain data (anything else left), only what
+/// the report's `_plain` called plain JSON data (anything else left to pydantic's dump), or
+/// all `json.dumps` writes (its refusals raised).
+const LEAVE: u8 = 0;
+const PLAIN: u8 = 1;
+const FULL: u8 = 2;
 
 /// `json.dumps(value, indent=indent, ensure_ascii=False)`, or `None` when the value holds
 /// anything this writer leaves to Python (see the module's text). With a `level`, every line
 /// after the first is indented `level` more steps: the text as it sits inside `level`
-/// enclosing containers (the report places each verdict two levels deep).
+/// enclosing containers.
 #[pyfunction]
 #[pyo3(signature = (value, indent, level = 0))]
 fn json_indented(value: &Bound<'_, PyAny>, indent: usize, level: usize) -> Option<String> {
     let mut out = Vec::with_capacity(1024);
-    let writer = Writer {
+    let mut writer = Writer {
         indent,
         level,
         shown: false,
+        open: Vec::new(),
     };
-    writer.write::<false>(value, 0, &mut out)?;
+    writer.write::<LEAVE>(value, 0, &mut out).ok()?;
     // Every byte written came from a `str` read as UTF-8 or from ASCII.
     String::from_utf8(out).ok()
 }
 
-struct Writer {
-    indent: usize,
-    level: usize,
-    /// Whether strings are written `json_safe` (`write_shown_string`), as the report's
-    /// verdicts are, or as `json.dumps` writes them.
-    shown: bool,
-}
-
-impl Writer {
-    fn newline(&self, depth: usize, out: &mut Vec<u8>) {
-        out.push(b'\n');
-        out.resize(out.len() + self.indent * (self.level + depth), b' ');
-    }
-
-    fn string(&self, text: &Bound<'_, PyString>, out: &mut Vec<u8>) -> Option<()> {
-        let bytes = text.to_str().ok()?.as_bytes();
-        if self.shown {
-            write_shown_string(bytes, out);
-        } else {
-            write_string(bytes, out);
-        }
-        Some(())
-    }
-
-    /// `value`'s text. With `PLAIN`, only what the report's `_plain` calls plain JSON data
-    /// (exact `str`, `int`, `bool`, `None`, finite exact `float`, exact `list` and `dict`
-    /// with `str` keys) is written: anything else pydantic dumps first, so it is left to
-    /// Python (a tuple's or an enum member's text would be the same, NaN's would not).
-    fn write<const PLAIN: bool>(
-        &self,
-        value: &Bound<'_, PyAny>,
-        depth: usize,
-        out: &mut Vec<u8>,
-    ) -> Option<()> {
-        if depth > MAX_DEPTH {
-            return None;
-        }
-        // The order of `json`'s own type tests: str, None, bool, int, float, list/tuple, dict.
-        if let Ok(text) = value.cast::<PyString>() {
-            if PLAIN && !value.is_exact_instance_of::<PyString>() {
-                return None;
-            }
-            self.string(text, out)?;
-        } else if value.is_none() {
-            out.extend_from_slice(b"null");
-        } else if let Ok(flag) = value.cast::<PyBool>() {
-            out.extend_from_slice(if flag.is_true() { b"true" } else { b"false" });
-        } else if let Ok(number) = value.cast::<PyInt>() {
-            if PLAIN && !value.is_exact_instance_of::<PyInt>() {
-                return None;
-            }
-            // `int.__repr__` of an int subclass (an `IntEnum`) is its number, as here.
-            let n: i64 = number.extract().ok()?;
-            write_int(n, out);
-        } else if let Ok(number) = value.cast::<PyFloat>() {
-            let x = number.value();
-            if PLAIN && !(x.is_finite() && value.is_exact_instance_of::<PyFloat>()) {
-                return None;
-            }
-            out.extend_from_slice(float_text(x).as_bytes());
-        } else if value.is_exact_instance_of::<PyList>() {
-            let list = value.cast::<PyList>().ok()?;
-            self.items::<PLAIN>(list.iter(), list.len(), depth, out)?;
-        } else if !PLAIN && value.is_exact_instance_of::<PyTuple>() {
-            let tuple = value.cast::<PyTuple>().ok()?;
-            self.items::<PLAIN>(tuple.iter(), tuple.len(), depth, out)?;
-        } else if value.is_exact_instance_of::<PyDict>() {
-            self.object::<PLAIN>(value.cast::<PyDict>().ok()?, depth, out)?;
-        } else {
-            return None;
-        }
-        Some(())
-    }
-
-    fn items<'py, const PLAIN: bool>(
-        &self,
-        items: impl Iterator<Item = Bound<'py, PyAny>>,
-        len: usize,
-        depth: usize,
-        out: &mut Vec<u8>,
-    ) -> Option<()> {
-        if len == 0 {
-            out.extend_from_slice(b"[]");
-            return Some(());
-        }
-        out.push(b'[');
-        for (i, item) in items.enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            self.newline(depth + 1, out);
-            self.write::<PLAIN>(&item, depth + 1, out)?;
-        }
-        self.newline(depth, out);
-        out.push(b']');
-        Some(())
-    }
-
-    fn object<const PLAIN: bool>(
-        &self,
-        dict: &Bound<'_, PyDict>,
-        depth: usize,
-        out: &mut Vec<u8>,
-    ) -> Option<()> {
-        if dict.is_empty() {
-            out.extend_from_slice(b"{}");
-            return Some(());
-        }
-        out.push(b'{');
-        for (i, (key, item)) in dict.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            self.newline(depth + 1, out);
-            // Other key types are spelled by `json`'s own rules: left to it.
-            if !key.is_exact_instance_of::<PyString>() {
-                return None;
-            }
-            self.string(key.cast::<PyString>().ok()?, out)?;
-            out.extend_from_slice(b": ");
-            self.write::<PLAIN>(&item, depth + 1, out)?;
-        }
-        self.newline(depth, out);
-        out.push(b'}');
-        Some(())
+/// The report's text of `value`: `json.dumps(value, indent=2, ensure_ascii=False)` at
+/// `level`, `json_safe`, as UTF-8, raising what `json.dumps` raises (and `UnicodeEncodeError`
+/// for a lone surrogate, which has no UTF-8 text). The parts of the document around its
+/// verdicts (input problems, notes, the exit code) are written with it.
+#[pyfunction]
+#[pyo3(signature = (value, level = 0))]
+fn report_text<'py>(value: &Bound<'py, PyAny>, level: usize) -> PyResult<Bound<'py, PyBytes>> {
+    let mut out = Vec::with_capacity(256);
+    let mut writer = Writer {
+        indent: INDENT,
+        level,
+        shown: true,
+        open: Vec::new(),
+    };
+    match writer.write::<FULL>(value, 0, &mut out) {
+        Ok(()) => Ok(PyBytes::new(value.py(), &out)),
+        Err(Stop::Raised(err)) => Err(err),
+        Err(Stop::Left) => Err(PyValueError::new_err("a value's text was left unwritten")),
     }
 }
 
-/// Why a verdict's text was not written: something in it is left to Python's writer, or
-/// asking for a result's shown fields raised.
+/// Why a text was not written: something in it is left to another writer, or writing it
+/// (or asking for a result's shown fields) raised.
 enum Stop {
-    LeftToPython,
+    Left,
     Raised(PyErr),
 }
 
@@ -185,15 +97,259 @@ impl From<PyErr> for Stop {
     }
 }
 
-/// `Option`'s `None` (the plain writer's "left to Python") as a [`Stop`].
-trait OrLeft<T> {
-    fn or_left(self) -> Result<T, Stop>;
+/// A text left (`Stop::Left`) or an error raised.
+type Written = Result<(), Stop>;
+
+struct Writer {
+    indent: usize,
+    level: usize,
+    /// Whether strings are written `json_safe` (`write_shown_string`), as the report's
+    /// verdicts are, or as `json.dumps` writes them.
+    shown: bool,
+    /// The containers being written (`FULL`), by address: `json.dumps`'s markers.
+    open: Vec<usize>,
 }
 
-impl<T> OrLeft<T> for Option<T> {
-    fn or_left(self) -> Result<T, Stop> {
-        self.ok_or(Stop::LeftToPython)
+impl Writer {
+    fn newline(&self, depth: usize, out: &mut Vec<u8>) {
+        out.push(b'\n');
+        out.resize(out.len() + self.indent * (self.level + depth), b' ');
     }
+
+    /// A string's text; a lone surrogate (no UTF-8 text) is left by `json_indented` and
+    /// raised otherwise: the report's text is UTF-8, whose encoder refused it.
+    fn string<const M: u8>(&self, text: &Bound<'_, PyString>, out: &mut Vec<u8>) -> Written {
+        let bytes = match text.to_str() {
+            Ok(text) => text.as_bytes(),
+            Err(_) if M == LEAVE => return Err(Stop::Left),
+            Err(err) => return Err(Stop::Raised(err)),
+        };
+        if self.shown {
+            write_shown_string(bytes, out);
+        } else {
+            write_string(bytes, out);
+        }
+        Ok(())
+    }
+
+    /// `value`'s text as mode `M` writes it (see [`LEAVE`], [`PLAIN`], [`FULL`]). `PLAIN`
+    /// writes exact `str`, `int`, `bool`, `None`, finite exact `float`, exact `list` and
+    /// `dict` with exact `str` keys (what pydantic's dump leaves as it is); anything else
+    /// is left (a tuple's or an enum member's text would be the same, NaN's would not).
+    fn write<const M: u8>(
+        &mut self,
+        value: &Bound<'_, PyAny>,
+        depth: usize,
+        out: &mut Vec<u8>,
+    ) -> Written {
+        if depth
+            > if M == LEAVE {
+                MAX_DEPTH
+            } else {
+                REPORT_MAX_DEPTH
+            }
+        {
+            if M == FULL {
+                return Err(Stop::Raised(PyRecursionError::new_err(
+                    "maximum recursion depth exceeded while encoding a JSON object",
+                )));
+            }
+            return Err(Stop::Left);
+        }
+        // The order of `json`'s own type tests: str, None, bool, int, float, list/tuple, dict.
+        if let Ok(text) = value.cast::<PyString>() {
+            if M == PLAIN && !value.is_exact_instance_of::<PyString>() {
+                return Err(Stop::Left);
+            }
+            self.string::<M>(text, out)?;
+        } else if value.is_none() {
+            out.extend_from_slice(b"null");
+        } else if let Ok(flag) = value.cast::<PyBool>() {
+            out.extend_from_slice(if flag.is_true() { b"true" } else { b"false" });
+        } else if let Ok(number) = value.cast::<PyInt>() {
+            if M == PLAIN && !value.is_exact_instance_of::<PyInt>() {
+                return Err(Stop::Left);
+            }
+            // `int.__repr__` of an int subclass (an `IntEnum`) is its number, as here.
+            match number.extract::<i64>() {
+                Ok(n) => write_int(n, out),
+                Err(_) if M == LEAVE => return Err(Stop::Left),
+                Err(_) => int_text(value, out)?,
+            }
+        } else if let Ok(number) = value.cast::<PyFloat>() {
+            let x = number.value();
+            if M == PLAIN && !(x.is_finite() && value.is_exact_instance_of::<PyFloat>()) {
+                return Err(Stop::Left);
+            }
+            out.extend_from_slice(float_text(x).as_bytes());
+        } else if value.is_exact_instance_of::<PyList>() {
+            let list = value.cast::<PyList>().map_err(PyErr::from)?;
+            let (len, items) = (list.len(), list.iter().map(Ok::<_, PyErr>));
+            self.container::<M>(value, out, |w, out| w.items::<M>(items, len, depth, out))?;
+        } else if M != PLAIN && value.is_exact_instance_of::<PyTuple>() {
+            let tuple = value.cast::<PyTuple>().map_err(PyErr::from)?;
+            let (len, items) = (tuple.len(), tuple.iter().map(Ok::<_, PyErr>));
+            self.container::<M>(value, out, |w, out| w.items::<M>(items, len, depth, out))?;
+        } else if value.is_exact_instance_of::<PyDict>() {
+            let dict = value.cast::<PyDict>().map_err(PyErr::from)?;
+            let (len, items) = (dict.len(), dict.iter().map(Ok::<_, PyErr>));
+            self.container::<M>(value, out, |w, out| w.object::<M>(items, len, depth, out))?;
+        } else if M != FULL {
+            return Err(Stop::Left);
+        } else if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
+            // A subclass, read as `json` reads it: its truth, then its iteration.
+            let len = usize::from(value.is_truthy()?);
+            let items = value.try_iter()?;
+            self.container::<M>(value, out, |w, out| w.items::<M>(items, len, depth, out))?;
+        } else if value.is_instance_of::<PyDict>() {
+            let len = usize::from(value.is_truthy()?);
+            let pairs = value
+                .call_method0(intern!(value.py(), "items"))?
+                .try_iter()?;
+            let items = pairs.map(|pair| pair.and_then(|pair| pair.extract()));
+            self.container::<M>(value, out, |w, out| w.object::<M>(items, len, depth, out))?;
+        } else {
+            let kind = value.get_type().name()?;
+            return Err(Stop::Raised(PyTypeError::new_err(format!(
+                "Object of type {kind} is not JSON serializable"
+            ))));
+        }
+        Ok(())
+    }
+
+    /// `write_items` for a container, which `FULL` marks open while it is written: one met
+    /// again inside itself is a cycle, refused as `json.dumps` refuses it.
+    fn container<const M: u8>(
+        &mut self,
+        value: &Bound<'_, PyAny>,
+        out: &mut Vec<u8>,
+        write_items: impl FnOnce(&mut Self, &mut Vec<u8>) -> Written,
+    ) -> Written {
+        if M != FULL {
+            return write_items(self, out);
+        }
+        let id = value.as_ptr() as usize;
+        if self.open.contains(&id) {
+            return Err(Stop::Raised(PyValueError::new_err(
+                "Circular reference detected",
+            )));
+        }
+        self.open.push(id);
+        let written = write_items(self, out);
+        self.open.pop();
+        written
+    }
+
+    /// A list's items; `len` is 0 for an empty one (only its emptiness is read).
+    fn items<'py, const M: u8>(
+        &mut self,
+        items: impl Iterator<Item = PyResult<Bound<'py, PyAny>>>,
+        len: usize,
+        depth: usize,
+        out: &mut Vec<u8>,
+    ) -> Written {
+        if len == 0 {
+            out.extend_from_slice(b"[]");
+            return Ok(());
+        }
+        out.push(b'[');
+        for (i, item) in items.enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            self.newline(depth + 1, out);
+            self.write::<M>(&item?, depth + 1, out)?;
+        }
+        self.newline(depth, out);
+        out.push(b']');
+        Ok(())
+    }
+
+    /// A dict's pairs; `len` is 0 for an empty one (only its emptiness is read).
+    fn object<'py, const M: u8>(
+        &mut self,
+        items: impl Iterator<Item = PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)>>,
+        len: usize,
+        depth: usize,
+        out: &mut Vec<u8>,
+    ) -> Written {
+        if len == 0 {
+            out.extend_from_slice(b"{}");
+            return Ok(());
+        }
+        out.push(b'{');
+        for (i, pair) in items.enumerate() {
+            let (key, item) = pair?;
+            if i > 0 {
+                out.push(b',');
+            }
+            self.newline(depth + 1, out);
+            self.key::<M>(&key, out)?;
+            out.extend_from_slice(b": ");
+            self.write::<M>(&item, depth + 1, out)?;
+        }
+        self.newline(depth, out);
+        out.push(b'}');
+        Ok(())
+    }
+
+    /// A key's text: a `str`, or (`FULL`) what `json.dumps` makes a key of: a float's,
+    /// a boolean's, None's or an integer's JSON text, as a string; any other key refused.
+    fn key<const M: u8>(&mut self, key: &Bound<'_, PyAny>, out: &mut Vec<u8>) -> Written {
+        if key.is_exact_instance_of::<PyString>() {
+            return self.string::<M>(key.cast::<PyString>().map_err(PyErr::from)?, out);
+        }
+        if M != FULL {
+            // Other key types are spelled by `json`'s own rules: left to it.
+            return Err(Stop::Left);
+        }
+        if let Ok(text) = key.cast::<PyString>() {
+            return self.string::<M>(text, out);
+        }
+        // `json`'s order: str, float, True, False, None, int.
+        let mut spelled = Vec::new();
+        if let Ok(number) = key.cast::<PyFloat>() {
+            spelled.extend_from_slice(float_text(number.value()).as_bytes());
+        } else if let Ok(flag) = key.cast::<PyBool>() {
+            spelled.extend_from_slice(if flag.is_true() { b"true" } else { b"false" });
+        } else if key.is_none() {
+            spelled.extend_from_slice(b"null");
+        } else if key.is_instance_of::<PyInt>() {
+            int_text(key, &mut spelled)?;
+        } else {
+            let kind = key.get_type().name()?;
+            return Err(Stop::Raised(PyTypeError::new_err(format!(
+                "keys must be str, int, float, bool or None, not {kind}"
+            ))));
+        }
+        // Digits, signs, letters and dots: nothing to escape.
+        out.push(b'"');
+        out.extend_from_slice(&spelled);
+        out.push(b'"');
+        Ok(())
+    }
+}
+
+/// `int.__repr__(value)`: the decimal text `json.dumps` writes of any integer (one beyond
+/// 64 bits, or an `IntEnum` member, as its number).
+fn int_text(value: &Bound<'_, PyAny>, out: &mut Vec<u8>) -> PyResult<()> {
+    let py = value.py();
+    let text = py
+        .get_type::<PyInt>()
+        .getattr(intern!(py, "__repr__"))?
+        .call1((value,))?;
+    out.extend_from_slice(text.cast::<PyString>()?.to_str()?.as_bytes());
+    Ok(())
+}
+
+/// `model.model_dump(mode="json")`: how a model held otherwise than validation leaves it is
+/// read (its values come out in their JSON form already).
+fn model_dump<'py>(model: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
+    let py = model.py();
+    let kwargs = PyDict::new(py);
+    kwargs.set_item(intern!(py, "mode"), intern!(py, "json"))?;
+    let dumped = model.call_method(intern!(py, "model_dump"), (), Some(&kwargs))?;
+    Ok(dumped.cast_into::<PyDict>()?)
 }
 
 /// A model's field names in declaration order: what its `__dict__` holds, in that order,
@@ -204,14 +360,18 @@ struct Fields {
     keys: Vec<Vec<u8>>,
 }
 
+/// A model's values as the report reads them: its fields' values, in declaration order, or
+/// (a model held otherwise) pydantic's dump of it, keys and all.
+enum Held<'py> {
+    Fields(Vec<Bound<'py, PyAny>>),
+    Dumped(Bound<'py, PyDict>),
+}
+
 impl Fields {
     fn new(names: Vec<Bound<'_, PyString>>) -> PyResult<Self> {
         let mut keys = Vec::with_capacity(names.len());
         for name in &names {
-            let mut key = Vec::new();
-            write_shown_string(name.to_str()?.as_bytes(), &mut key);
-            key.extend_from_slice(b": ");
-            keys.push(key);
+            keys.push(key_text(name.to_str()?));
         }
         Ok(Fields {
             names: names.into_iter().map(Bound::unbind).collect(),
@@ -220,43 +380,76 @@ impl Fields {
     }
 
     fn position(&self, name: &str) -> PyResult<usize> {
-        let mut key = Vec::new();
-        write_shown_string(name.as_bytes(), &mut key);
-        key.extend_from_slice(b": ");
+        let key = key_text(name);
         self.keys
             .iter()
             .position(|k| *k == key)
             .ok_or_else(|| PyValueError::new_err(format!("no field {name:?}")))
     }
 
-    /// `model`'s field values in declaration order, or `LeftToPython` when its `__dict__`
-    /// holds anything else (a model held another way is dumped by pydantic).
-    fn values<'py>(&self, model: &Bound<'py, PyAny>) -> Result<Vec<Bound<'py, PyAny>>, Stop> {
+    /// `model`'s field values in declaration order, or its dump when its `__dict__` holds
+    /// anything else.
+    fn values<'py>(&self, model: &Bound<'py, PyAny>) -> PyResult<Held<'py>> {
         let py = model.py();
-        let Ok(dict) = model.getattr(intern!(py, "__dict__")) else {
-            return Err(Stop::LeftToPython);
+        let held = model.getattr(intern!(py, "__dict__"))?;
+        let Ok(dict) = held.cast_into::<PyDict>() else {
+            return Ok(Held::Dumped(model_dump(model)?));
         };
-        let dict = dict.cast_into::<PyDict>().ok().or_left()?;
         if dict.len() != self.names.len() {
-            return Err(Stop::LeftToPython);
+            return Ok(Held::Dumped(model_dump(model)?));
         }
         let mut values = Vec::with_capacity(self.names.len());
         for ((key, value), name) in dict.iter().zip(&self.names) {
             // Field names are interned: the same object, but compared by value otherwise.
             if !key.is(name) && !key.eq(name.bind(py))? {
-                return Err(Stop::LeftToPython);
+                return Ok(Held::Dumped(model_dump(model)?));
             }
             values.push(value);
         }
-        Ok(values)
+        Ok(Held::Fields(values))
     }
 }
 
-/// The text of one verdict of the JSON report: `json.dumps(verdict_data(verdict, shown),
-/// indent=2, ensure_ascii=False)` at `level`, `json_safe`, encoded as UTF-8. Built once
-/// with the models' field names; `write` answers `None` for a verdict whose text it leaves
-/// to Python (a model held otherwise than validation leaves it, details or params that are
-/// not plain JSON data, anything `json_indented` leaves to `json.dumps`).
+/// `"name": ` as the report writes a key.
+fn key_text(name: &str) -> Vec<u8> {
+    let mut key = Vec::new();
+    write_shown_string(name.as_bytes(), &mut key);
+    key.extend_from_slice(b": ");
+    key
+}
+
+/// What stands under a key of a verdict or of a result being written.
+enum Slot<'py> {
+    /// A value written as `json.dumps` writes it.
+    Value(Bound<'py, PyAny>),
+    /// Details or params: plain JSON data as it is, anything else as pydantic dumps it.
+    Data(Bound<'py, PyAny>),
+    /// The verdict's results: the field's value, or (a verdict read through its dump)
+    /// read from the verdict.
+    Results(Option<Bound<'py, PyAny>>),
+    /// The verdict's counts, likewise.
+    Counts(Option<Bound<'py, PyAny>>),
+}
+
+/// An object's entries in order: each key's text (`"name": `, the model's own for its
+/// fields) and what it holds.
+type Entries<'k, 'py> = Vec<(Cow<'k, [u8]>, Slot<'py>)>;
+
+/// Sets `key` in `entries` as a dict's `data[key] = slot` does: in place when present, else
+/// at the end.
+fn set_entry<'k, 'py>(entries: &mut Entries<'k, 'py>, key: &'k [u8], slot: Slot<'py>) {
+    match entries.iter_mut().find(|(k, _)| k.as_ref() == key) {
+        Some(entry) => entry.1 = slot,
+        None => entries.push((Cow::Borrowed(key), slot)),
+    }
+}
+
+/// The text of one verdict of the JSON report: `json.dumps` of `model_dump(mode="json")`
+/// of the verdict (each result's message and details being what `shown` gives) plus its
+/// derived `verdict`, with `indent=2, ensure_ascii=False`, at `level`, `json_safe`, encoded
+/// as UTF-8. Built once with the models' field names and pydantic's dump of a
+/// `dict[str, Any]` field (`dump`), which makes details or params that are not plain JSON
+/// data what `model_dump` makes of them.
 #[pyclass(module = "otel_oracles._native", name = "VerdictJson", frozen)]
 struct VerdictJson {
     verdict: Fields,
@@ -271,6 +464,9 @@ struct VerdictJson {
     details_at: usize,
     params_at: usize,
     level: usize,
+    dump: Py<PyAny>,
+    /// `"verdict": `, the derived value's key.
+    verdict_key: Vec<u8>,
 }
 
 const INDENT: usize = 2;
@@ -283,6 +479,7 @@ impl VerdictJson {
         result_fields: Vec<Bound<'_, PyString>>,
         counts_fields: Vec<Bound<'_, PyString>>,
         level: usize,
+        dump: Bound<'_, PyAny>,
     ) -> PyResult<Self> {
         let verdict = Fields::new(verdict_fields)?;
         let result = Fields::new(result_fields)?;
@@ -296,148 +493,297 @@ impl VerdictJson {
             result,
             counts: Fields::new(counts_fields)?,
             level,
+            dump: dump.unbind(),
+            verdict_key: key_text("verdict"),
         })
     }
 
     /// `verdict`'s text, each result's message and details being what `shown(result)`
-    /// gives when `shown` is given; `None` when the text is left to Python.
+    /// gives when `shown` is given. Raises what `json.dumps` raises for a value it cannot
+    /// write, and what `shown` raises.
     #[pyo3(signature = (verdict, shown = None))]
     fn write<'py>(
         &self,
         verdict: &Bound<'py, PyAny>,
         shown: Option<&Bound<'py, PyAny>>,
-    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
+    ) -> PyResult<Bound<'py, PyBytes>> {
         let mut out = Vec::with_capacity(8192);
-        match self.write_verdict(verdict, shown, &mut out) {
-            Ok(()) => Ok(Some(PyBytes::new(verdict.py(), &out))),
-            Err(Stop::LeftToPython) => Ok(None),
+        let mut w = Writer {
+            indent: INDENT,
+            level: self.level,
+            shown: true,
+            open: Vec::new(),
+        };
+        match self.write_verdict(&mut w, verdict, shown, &mut out) {
+            Ok(()) => Ok(PyBytes::new(verdict.py(), &out)),
             Err(Stop::Raised(err)) => Err(err),
+            Err(Stop::Left) => Err(PyValueError::new_err("a verdict's text was left unwritten")),
         }
     }
 }
 
 impl VerdictJson {
-    fn writer(&self) -> Writer {
-        Writer {
-            indent: INDENT,
-            level: self.level,
-            shown: true,
-        }
-    }
-
     fn write_verdict(
         &self,
+        w: &mut Writer,
         verdict: &Bound<'_, PyAny>,
         shown: Option<&Bound<'_, PyAny>>,
         out: &mut Vec<u8>,
-    ) -> Result<(), Stop> {
+    ) -> Written {
         let py = verdict.py();
-        let w = self.writer();
-        let values = self.verdict.values(verdict)?;
-        out.push(b'{');
-        for (i, value) in values.iter().enumerate() {
-            w.newline(1, out);
-            out.extend_from_slice(&self.verdict.keys[i]);
-            if i == self.results_at {
-                let results = value.cast::<PyList>().ok().or_left()?;
-                if !value.is_exact_instance_of::<PyList>() {
-                    return Err(Stop::LeftToPython);
-                }
-                if results.is_empty() {
-                    out.extend_from_slice(b"[]");
-                } else {
-                    out.push(b'[');
-                    for (n, result) in results.iter().enumerate() {
-                        if n > 0 {
-                            out.push(b',');
-                        }
-                        w.newline(2, out);
-                        self.write_result(&w, &result, shown, out)?;
-                    }
-                    w.newline(1, out);
-                    out.push(b']');
-                }
-            } else if i == self.counts_at {
-                let counts = self.counts.values(value)?;
-                self.write_object(&w, &self.counts, &counts, 1, out)?;
-            } else {
-                w.write::<false>(value, 1, out).or_left()?;
+        let mut entries: Entries<'_, '_> = match self.verdict.values(verdict)? {
+            Held::Fields(values) => values
+                .into_iter()
+                .enumerate()
+                .map(|(i, value)| {
+                    let slot = if i == self.results_at {
+                        Slot::Results(Some(value))
+                    } else if i == self.counts_at {
+                        Slot::Counts(Some(value))
+                    } else {
+                        Slot::Value(value)
+                    };
+                    (Cow::Borrowed(self.verdict.keys[i].as_slice()), slot)
+                })
+                .collect(),
+            Held::Dumped(dumped) => {
+                let mut entries: Entries<'_, '_> = dumped_entries(w, &dumped)?;
+                set_entry(
+                    &mut entries,
+                    &self.verdict.keys[self.results_at],
+                    Slot::Results(None),
+                );
+                set_entry(
+                    &mut entries,
+                    &self.verdict.keys[self.counts_at],
+                    Slot::Counts(None),
+                );
+                entries
             }
-            out.push(b',');
-        }
+        };
         // The derived `verdict` ("pass", "fail", "error"), as the report adds it.
-        w.newline(1, out);
-        write_shown_string(b"verdict", out);
-        out.extend_from_slice(b": ");
         let derived = verdict.getattr(intern!(py, "verdict"))?;
-        w.write::<false>(&derived, 1, out).or_left()?;
+        set_entry(&mut entries, &self.verdict_key, Slot::Value(derived));
+        out.push(b'{');
+        for (i, (key, slot)) in entries.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            w.newline(1, out);
+            out.extend_from_slice(key);
+            match slot {
+                Slot::Results(held) => {
+                    let results = match held {
+                        Some(results) => results.clone(),
+                        None => verdict.getattr(intern!(py, "results"))?,
+                    };
+                    self.write_results(w, &results, shown, out)?;
+                }
+                Slot::Counts(held) => {
+                    let counts = match held {
+                        Some(counts) => counts.clone(),
+                        None => verdict.getattr(intern!(py, "counts"))?,
+                    };
+                    let entries = match self.counts.values(&counts)? {
+                        Held::Fields(values) => self
+                            .counts
+                            .keys
+                            .iter()
+                            .map(|key| Cow::Borrowed(key.as_slice()))
+                            .zip(values.into_iter().map(Slot::Value))
+                            .collect(),
+                        Held::Dumped(dumped) => dumped_entries(w, &dumped)?,
+                    };
+                    self.write_entries(w, &entries, 1, out)?;
+                }
+                Slot::Value(value) | Slot::Data(value) => w.write::<FULL>(value, 1, out)?,
+            }
+        }
         w.newline(0, out);
         out.push(b'}');
         Ok(())
     }
 
-    fn write_result(
+    /// The results as the report lists them: each one read from `results` in turn.
+    fn write_results(
         &self,
-        w: &Writer,
-        result: &Bound<'_, PyAny>,
+        w: &mut Writer,
+        results: &Bound<'_, PyAny>,
         shown: Option<&Bound<'_, PyAny>>,
         out: &mut Vec<u8>,
-    ) -> Result<(), Stop> {
-        let mut values = self.result.values(result)?;
-        if let Some(shown) = shown {
-            let (message, details): (Bound<'_, PyAny>, Bound<'_, PyAny>) =
-                shown.call1((result,))?.extract()?;
-            values[self.message_at] = message;
-            values[self.details_at] = details;
+    ) -> Written {
+        let mut any = false;
+        for result in results.try_iter()? {
+            out.push(if any { b',' } else { b'[' });
+            any = true;
+            w.newline(2, out);
+            self.write_result(w, &result?, shown, out)?;
         }
-        out.push(b'{');
-        for (i, value) in values.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            w.newline(3, out);
-            out.extend_from_slice(&self.result.keys[i]);
-            if i == self.details_at || i == self.params_at {
-                w.write::<true>(value, 3, out).or_left()?;
-            } else {
-                w.write::<false>(value, 3, out).or_left()?;
-            }
+        if any {
+            w.newline(1, out);
+            out.push(b']');
+        } else {
+            out.extend_from_slice(b"[]");
         }
-        w.newline(2, out);
-        out.push(b'}');
         Ok(())
     }
 
-    /// A model's fields (`values`, in the order of `fields`) as an object `depth` deep.
-    fn write_object(
+    fn write_result(
         &self,
-        w: &Writer,
-        fields: &Fields,
-        values: &[Bound<'_, PyAny>],
+        w: &mut Writer,
+        result: &Bound<'_, PyAny>,
+        shown: Option<&Bound<'_, PyAny>>,
+        out: &mut Vec<u8>,
+    ) -> Written {
+        let message_key = &self.result.keys[self.message_at];
+        let details_key = &self.result.keys[self.details_at];
+        let params_key = &self.result.keys[self.params_at];
+        let shown = match shown {
+            Some(shown) => Some(pair(&shown.call1((result,))?)?),
+            None => None,
+        };
+        let mut entries: Entries<'_, '_> = match self.result.values(result)? {
+            // The common case written straight from the field values.
+            Held::Fields(mut values) => {
+                if let Some((message, details)) = shown {
+                    values[self.message_at] = message;
+                    values[self.details_at] = details;
+                }
+                out.push(b'{');
+                for (i, value) in values.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    w.newline(3, out);
+                    out.extend_from_slice(&self.result.keys[i]);
+                    if i == self.details_at || i == self.params_at {
+                        self.write_data(w, value, 3, out)?;
+                    } else {
+                        w.write::<FULL>(value, 3, out)?;
+                    }
+                }
+                w.newline(2, out);
+                out.push(b'}');
+                return Ok(());
+            }
+            Held::Dumped(dumped) => dumped_entries(w, &dumped)?,
+        };
+        for (key, slot) in &mut entries {
+            if key.as_ref() == details_key.as_slice() || key.as_ref() == params_key.as_slice() {
+                if let Slot::Value(value) = slot {
+                    *slot = Slot::Data(value.clone());
+                }
+            }
+        }
+        if let Some((message, details)) = shown {
+            set_entry(&mut entries, message_key, Slot::Value(message));
+            set_entry(&mut entries, details_key, Slot::Data(details));
+        }
+        self.write_entries(w, &entries, 2, out)
+    }
+
+    /// An object of `entries`, `depth` deep.
+    fn write_entries(
+        &self,
+        w: &mut Writer,
+        entries: &Entries<'_, '_>,
         depth: usize,
         out: &mut Vec<u8>,
-    ) -> Result<(), Stop> {
-        if values.is_empty() {
+    ) -> Written {
+        if entries.is_empty() {
             out.extend_from_slice(b"{}");
             return Ok(());
         }
         out.push(b'{');
-        for (i, value) in values.iter().enumerate() {
+        for (i, (key, slot)) in entries.iter().enumerate() {
             if i > 0 {
                 out.push(b',');
             }
             w.newline(depth + 1, out);
-            out.extend_from_slice(&fields.keys[i]);
-            w.write::<false>(value, depth + 1, out).or_left()?;
+            out.extend_from_slice(key);
+            match slot {
+                Slot::Data(value) => self.write_data(w, value, depth + 1, out)?,
+                Slot::Value(value) => w.write::<FULL>(value, depth + 1, out)?,
+                Slot::Results(_) | Slot::Counts(_) => unreachable!("only a verdict holds these"),
+            }
         }
         w.newline(depth, out);
         out.push(b'}');
         Ok(())
     }
+
+    /// Details or params: as they are when plain JSON data (most are), else pydantic's
+    /// dump of them (`dump`), as `model_dump(mode="json")` dumps the field.
+    fn write_data(
+        &self,
+        w: &mut Writer,
+        value: &Bound<'_, PyAny>,
+        depth: usize,
+        out: &mut Vec<u8>,
+    ) -> Written {
+        let start = out.len();
+        match w.write::<PLAIN>(value, depth, out) {
+            Err(Stop::Left) => {
+                out.truncate(start);
+                let dumped = self.dump.bind(value.py()).call1((value,))?;
+                w.write::<FULL>(&dumped, depth, out)
+            }
+            written => written,
+        }
+    }
+}
+
+/// A dumped model's entries: its keys written as the report writes keys.
+fn dumped_entries<'py>(
+    w: &mut Writer,
+    dumped: &Bound<'py, PyDict>,
+) -> Result<Entries<'static, 'py>, Stop> {
+    let mut entries = Vec::with_capacity(dumped.len());
+    for (key, value) in dumped.iter() {
+        let mut text = Vec::new();
+        w.key::<FULL>(&key, &mut text)?;
+        text.extend_from_slice(b": ");
+        entries.push((Cow::Owned(text), Slot::Value(value)));
+    }
+    Ok(entries)
+}
+
+/// `a, b = value`: the shown message and details, unpacked as Python unpacks a pair.
+fn pair<'py>(value: &Bound<'py, PyAny>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    if let Ok(tuple) = value.cast::<PyTuple>() {
+        if tuple.len() == 2 {
+            return Ok((tuple.get_item(0)?, tuple.get_item(1)?));
+        }
+    }
+    let Ok(items) = value.try_iter() else {
+        let kind = value.get_type().name()?;
+        return Err(PyTypeError::new_err(format!(
+            "cannot unpack non-iterable {kind} object"
+        )));
+    };
+    let mut got = Vec::with_capacity(2);
+    for item in items {
+        if got.len() == 2 {
+            return Err(PyValueError::new_err(
+                "too many values to unpack (expected 2)",
+            ));
+        }
+        got.push(item?);
+    }
+    if got.len() < 2 {
+        let n = got.len();
+        return Err(PyValueError::new_err(format!(
+            "not enough values to unpack (expected 2, got {n})"
+        )));
+    }
+    let second = got.pop().expect("two values");
+    let first = got.pop().expect("two values");
+    Ok((first, second))
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(json_indented, m)?)?;
+    m.add_function(wrap_pyfunction!(report_text, m)?)?;
     m.add_class::<VerdictJson>()?;
     Ok(())
 }
