@@ -79,6 +79,10 @@ _SEQUENCE = (list, tuple)
 # and every result a report shows asks.
 _PASS = Outcome.PASS
 _ERROR = Outcome.ERROR
+_PASS_VALUE = _PASS.value
+"""A pass's outcome in ``explain_key``'s keys: an outcome keys by its value, a ``str`` whose
+hash is kept, where an enum member's hash is a Python call (``Enum.__hash__``) at every
+lookup."""
 
 _TEMPLATES: dict[Outcome, str] = {
     Outcome.PASS: "{name}: holds",
@@ -183,7 +187,7 @@ def explain_key(result: OracleResult, mode: ExplainMode = "template") -> tuple[A
         return (
             result.name,
             result.oracle_type,
-            _PASS,
+            _PASS_VALUE,
             result.used,
             result.budget,
             tuple(result.step_indexes[: MAX_LIST_ITEMS + 1]),
@@ -196,7 +200,7 @@ def explain_key(result: OracleResult, mode: ExplainMode = "template") -> tuple[A
     return (
         result.name,
         result.oracle_type,
-        result.outcome,
+        result.outcome._value_,
         result.used,
         result.budget,
         tuple(result.step_indexes[: MAX_LIST_ITEMS + 1]),
@@ -287,7 +291,7 @@ class Explainer:
                 (
                     values["name"],
                     values["oracle_type"],
-                    _PASS,
+                    _PASS_VALUE,
                     values["used"],
                     values["budget"],
                     tuple(values["step_indexes"][: MAX_LIST_ITEMS + 1]),
@@ -331,7 +335,7 @@ def _shown_details(details: dict[str, Any]) -> tuple[Any, ...] | None:
                 out.append((key, dict, pairs, len(value) > MAX_LIST_ITEMS))
             else:
                 out.append((key, object, None))
-    out.sort(key=lambda item: item[0])
+    out.sort()  # by key: the keys of a dict differ, so no item is compared past its first
     return tuple(out)
 
 
