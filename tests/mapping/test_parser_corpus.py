@@ -133,6 +133,15 @@ def test_json_numbers_keep_pythons_kinds() -> None:
         assert _native.parse_json(text) is text
 
 
+@pytest.mark.parametrize("parse", [_native.parse_json, _native.parse_json_or_text])
+def test_repeated_keys_keep_their_first_position_and_last_value(parse: Any) -> None:
+    text = '{"a": 1, "b": {"x": 1, "y": 0, "x": [2]}, "a": 3, "\\u0061": 4, "c\\n": {}}'
+    parsed = parse(text)
+    assert parsed == json.loads(text) == {"a": 4, "b": {"x": [2], "y": 0}, "c\n": {}}
+    assert list(parsed) == ["a", "b", "c\n"]
+    assert list(parsed["b"]) == ["x", "y"]
+
+
 def test_bytes_are_stripped_of_ascii_whitespace_and_read_as_utf8() -> None:
     assert _native.parse_json(b' {"a": "\xff"}\n') == {"a": "\ufffd"}
     nbsp = b"\xc2\xa0[1]"  # a no-break space is no ASCII whitespace and no JSON whitespace

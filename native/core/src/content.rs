@@ -20,7 +20,7 @@
 
 use bumpalo::Bump;
 
-use crate::otlp_json::value::{parse_text, J};
+use crate::otlp_json::value::{build_text, parse_text, Build, J};
 
 pub use crate::otlp_json::value::MAX_JSON_DEPTH;
 
@@ -48,7 +48,7 @@ pub fn parse_json<'a>(text: &'a str, bump: &'a Bump) -> Option<J<'a>> {
 /// result must not be read as a number or a literal). The whole text is parsed, so
 /// whitespace JSON does not allow (a no-break space) around the brackets makes it text.
 pub fn parse_json_or_text<'a>(text: &'a str, bump: &'a Bump) -> Option<J<'a>> {
-    if !matches!(py_strip(text).as_bytes().first(), Some(b'{' | b'[')) {
+    if !holds_container(text) {
         return None;
     }
     parse_document(text, bump)
@@ -60,21 +60,72 @@ pub fn parse_json_stripped<'a>(text: &'a str, bump: &'a Bump) -> Option<J<'a>> {
     parse_document(text, bump)
 }
 
+/// [`parse_json`] with the values made by `build` (a host's own objects, no tree between).
+pub fn build_json<B, V>(text: &str, build: &B) -> Option<V>
+where
+    B: for<'x> Build<'x, Value = V>,
+{
+    build_document(py_strip(text), build)
+}
+
+/// [`parse_json_or_text`] with the values made by `build`.
+pub fn build_json_or_text<B, V>(text: &str, build: &B) -> Option<V>
+where
+    B: for<'x> Build<'x, Value = V>,
+{
+    if !holds_container(text) {
+        return None;
+    }
+    build_document(text, build)
+}
+
+/// [`parse_json_stripped`] with the values made by `build`.
+pub fn build_json_stripped<B, V>(text: &str, build: &B) -> Option<V>
+where
+    B: for<'x> Build<'x, Value = V>,
+{
+    build_document(text, build)
+}
+
+/// Whether the stripped text starts as a JSON object or array does.
+fn holds_container(text: &str) -> bool {
+    matches!(py_strip(text).as_bytes().first(), Some(b'{' | b'['))
+}
+
 fn parse_document<'a>(text: &'a str, bump: &'a Bump) -> Option<J<'a>> {
     match parse_text(text, bump) {
         Ok((parsed, false)) => Some(parsed),
         // Rare: parse again with the integers `-0` written as `0`.
-        Ok((_, true)) => parse_text(without_negative_zero(text, bump), bump)
-            .ok()
-            .map(|(parsed, _)| parsed),
+        Ok((parsed, true)) => match negative_zero_rewritten(text) {
+            Some(rewritten) => parse_text(bump.alloc_str(&rewritten), bump)
+                .ok()
+                .map(|(parsed, _)| parsed),
+            None => Some(parsed),
+        },
+        Err(_) => None,
+    }
+}
+
+/// [`parse_document`] through `build`.
+fn build_document<B, V>(text: &str, build: &B) -> Option<V>
+where
+    B: for<'x> Build<'x, Value = V>,
+{
+    match build_text(text, build) {
+        Ok((parsed, false)) => Some(parsed),
+        Ok((parsed, true)) => match negative_zero_rewritten(text) {
+            Some(rewritten) => build_text(&rewritten, build).ok().map(|(parsed, _)| parsed),
+            None => Some(parsed),
+        },
         Err(_) => None,
     }
 }
 
 /// `text` with every integer `-0` written ` 0`, so it parses to the integer `0` as the
-/// Python parsers read it (serde_json reads it as the float `-0.0`). Only numbers outside
-/// strings are touched (not an exponent's `e-0`) and the length is kept; text without `-0` is returned as it is.
-fn without_negative_zero<'a>(text: &'a str, bump: &'a Bump) -> &'a str {
+/// Python parsers read it (serde_json reads it as the float `-0.0`), or `None` when it holds
+/// none (a written `-0.0` is a float). Only numbers outside strings are touched (not an
+/// exponent's `e-0`) and the length is kept.
+fn negative_zero_rewritten(text: &str) -> Option<String> {
     let bytes = text.as_bytes();
     let mut out: Option<Vec<u8>> = None;
     let mut in_string = false;
@@ -98,14 +149,8 @@ fn without_negative_zero<'a>(text: &'a str, bump: &'a Bump) -> &'a str {
         }
         i += 1;
     }
-    match out {
-        // Only an ASCII `-` was replaced by an ASCII space: still UTF-8.
-        Some(rewritten) => match String::from_utf8(rewritten) {
-            Ok(s) => bump.alloc_str(&s),
-            Err(_) => text,
-        },
-        None => text,
-    }
+    // Only an ASCII `-` was replaced by an ASCII space: still UTF-8.
+    String::from_utf8(out?).ok()
 }
 
 #[cfg(test)]

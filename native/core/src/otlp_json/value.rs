@@ -181,12 +181,17 @@ pub enum ParseError {
 pub fn parse<'a>(data: &'a [u8], bump: &'a Bump) -> Result<J<'a>, ParseError> {
     let flags = Flags::default();
     match std::str::from_utf8(data) {
-        Ok(text) => parse_from(serde_json::Deserializer::from_str(text), data, &flags, bump),
+        Ok(text) => parse_from(
+            serde_json::Deserializer::from_str(text),
+            data,
+            &flags,
+            &Tree { bump },
+        ),
         Err(_) => parse_from(
             serde_json::Deserializer::from_slice(data),
             data,
             &flags,
-            bump,
+            &Tree { bump },
         ),
     }
 }
@@ -195,10 +200,137 @@ pub fn parse<'a>(data: &'a [u8], bump: &'a Bump) -> Result<J<'a>, ParseError> {
 /// tree holds a float `-0.0`: serde_json reads the integer `-0` as one, which readers that
 /// keep Python's number kinds must tell from a written `-0.0`.
 pub fn parse_text<'a>(text: &'a str, bump: &'a Bump) -> Result<(J<'a>, bool), ParseError> {
+    build_text(text, &Tree { bump })
+}
+
+/// [`parse_text`] into any [`Build`]: the same reader (nesting bound, trailing text refused,
+/// the `-0.0` notice), the values made by `build` as serde_json reads them.
+pub fn build_text<'a, B: Build<'a>>(
+    text: &'a str,
+    build: &B,
+) -> Result<(B::Value, bool), ParseError> {
     let flags = Flags::default();
     let data = text.as_bytes();
-    let parsed = parse_from(serde_json::Deserializer::from_str(text), data, &flags, bump)?;
+    let parsed = parse_from(
+        serde_json::Deserializer::from_str(text),
+        data,
+        &flags,
+        build,
+    )?;
     Ok((parsed, flags.negative_zero.get()))
+}
+
+/// A builder refused a value (it keeps its own error); the parse stops there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Refused;
+
+/// What a parse makes of the document as serde_json reads it, value by value: the tree
+/// [`J`] in an arena ([`Tree`]), or a host's own objects (the Python binding builds its
+/// `dict`s and `list`s directly, with no tree in between). The reader is one for every
+/// output, so the nesting bound, the trailing-text refusal and the `-0.0` notice hold for
+/// each. A repeated key is handed to `insert` again: the builder keeps Python `dict`
+/// semantics (its first position, its last value).
+pub trait Build<'a> {
+    type Value;
+    type Key;
+    type Seq;
+    type Map;
+    fn null(&self) -> Result<Self::Value, Refused>;
+    fn bool(&self, v: bool) -> Result<Self::Value, Refused>;
+    fn u64(&self, v: u64) -> Result<Self::Value, Refused>;
+    fn i64(&self, v: i64) -> Result<Self::Value, Refused>;
+    fn f64(&self, v: f64) -> Result<Self::Value, Refused>;
+    /// A string borrowed from the input (it held no escapes).
+    fn borrowed_str(&self, v: &'a str) -> Result<Self::Value, Refused>;
+    /// A string serde_json unescaped into its own buffer, valid during the call only.
+    fn str(&self, v: &str) -> Result<Self::Value, Refused>;
+    fn borrowed_key(&self, v: &'a str) -> Result<Self::Key, Refused>;
+    fn key(&self, v: &str) -> Result<Self::Key, Refused>;
+    fn seq(&self) -> Self::Seq;
+    fn push(&self, seq: &mut Self::Seq, item: Self::Value);
+    fn end_seq(&self, seq: Self::Seq) -> Result<Self::Value, Refused>;
+    fn map(&self) -> Self::Map;
+    fn insert(
+        &self,
+        map: &mut Self::Map,
+        key: Self::Key,
+        value: Self::Value,
+    ) -> Result<(), Refused>;
+    fn end_map(&self, map: Self::Map) -> Result<Self::Value, Refused>;
+}
+
+/// The tree [`J`] in `bump`: strings without escapes borrowed from the input, objects
+/// with their repeated keys folded (`Obj::from_pairs`).
+struct Tree<'a> {
+    bump: &'a Bump,
+}
+
+impl<'a> Build<'a> for Tree<'a> {
+    type Value = J<'a>;
+    type Key = &'a str;
+    type Seq = BumpVec<'a, J<'a>>;
+    type Map = BumpVec<'a, (&'a str, J<'a>)>;
+
+    fn null(&self) -> Result<J<'a>, Refused> {
+        Ok(J::Null)
+    }
+
+    fn bool(&self, v: bool) -> Result<J<'a>, Refused> {
+        Ok(J::Bool(v))
+    }
+
+    fn u64(&self, v: u64) -> Result<J<'a>, Refused> {
+        Ok(J::U64(v))
+    }
+
+    fn i64(&self, v: i64) -> Result<J<'a>, Refused> {
+        Ok(J::I64(v))
+    }
+
+    fn f64(&self, v: f64) -> Result<J<'a>, Refused> {
+        Ok(J::F64(v))
+    }
+
+    fn borrowed_str(&self, v: &'a str) -> Result<J<'a>, Refused> {
+        Ok(J::Str(v))
+    }
+
+    fn str(&self, v: &str) -> Result<J<'a>, Refused> {
+        Ok(J::Str(self.bump.alloc_str(v)))
+    }
+
+    fn borrowed_key(&self, v: &'a str) -> Result<&'a str, Refused> {
+        Ok(v)
+    }
+
+    fn key(&self, v: &str) -> Result<&'a str, Refused> {
+        Ok(self.bump.alloc_str(v))
+    }
+
+    fn seq(&self) -> Self::Seq {
+        BumpVec::new_in(self.bump)
+    }
+
+    fn push(&self, seq: &mut Self::Seq, item: J<'a>) {
+        seq.push(item);
+    }
+
+    fn end_seq(&self, seq: Self::Seq) -> Result<J<'a>, Refused> {
+        Ok(J::Arr(seq.into_bump_slice()))
+    }
+
+    fn map(&self) -> Self::Map {
+        BumpVec::new_in(self.bump)
+    }
+
+    fn insert(&self, map: &mut Self::Map, key: &'a str, value: J<'a>) -> Result<(), Refused> {
+        map.push((key, value));
+        Ok(())
+    }
+
+    fn end_map(&self, map: Self::Map) -> Result<J<'a>, Refused> {
+        Ok(J::Obj(Obj::from_pairs(self.bump, map)))
+    }
 }
 
 /// What the seeds noticed while parsing.
@@ -210,18 +342,18 @@ struct Flags {
     negative_zero: Cell<bool>,
 }
 
-fn parse_from<'a, R: serde_json::de::Read<'a>>(
+fn parse_from<'a, R: serde_json::de::Read<'a>, B: Build<'a>>(
     mut de: serde_json::Deserializer<R>,
     data: &[u8],
     flags: &Flags,
-    bump: &'a Bump,
-) -> Result<J<'a>, ParseError> {
+    build: &B,
+) -> Result<B::Value, ParseError> {
     // The depth is bounded by `Seed` below, at a limit above serde_json's 128.
     de.disable_recursion_limit();
     let parsed = Seed {
         depth: 0,
         flags,
-        bump,
+        build,
     }
     .deserialize(&mut de)
     .and_then(|value| de.end().map(|()| value));
@@ -300,15 +432,22 @@ pub fn too_deep_message(data: &[u8]) -> String {
     format!("JSON nests too deeply to decode ({deepest} levels)")
 }
 
-/// Deserializes one value `depth` containers deep into `bump`.
-#[derive(Clone, Copy)]
-struct Seed<'c, 'a> {
+/// Deserializes one value `depth` containers deep through `build`.
+struct Seed<'c, B> {
     depth: usize,
     flags: &'c Flags,
-    bump: &'a Bump,
+    build: &'c B,
 }
 
-impl<'c, 'a> Seed<'c, 'a> {
+impl<B> Clone for Seed<'_, B> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<B> Copy for Seed<'_, B> {}
+
+impl<B> Seed<'_, B> {
     fn nested<E: de::Error>(self) -> Result<Self, E> {
         if self.depth >= MAX_JSON_DEPTH {
             self.flags.too_deep.set(true);
@@ -321,96 +460,101 @@ impl<'c, 'a> Seed<'c, 'a> {
     }
 }
 
-impl<'a> DeserializeSeed<'a> for Seed<'_, 'a> {
-    type Value = J<'a>;
+/// A builder's refusal as serde's error (the builder holds the reason).
+fn refused<E: de::Error>(_: Refused) -> E {
+    E::custom("the value could not be built")
+}
 
-    fn deserialize<D: Deserializer<'a>>(self, deserializer: D) -> Result<J<'a>, D::Error> {
+impl<'a, B: Build<'a>> DeserializeSeed<'a> for Seed<'_, B> {
+    type Value = B::Value;
+
+    fn deserialize<D: Deserializer<'a>>(self, deserializer: D) -> Result<B::Value, D::Error> {
         deserializer.deserialize_any(self)
     }
 }
 
-impl<'a> Visitor<'a> for Seed<'_, 'a> {
-    type Value = J<'a>;
+impl<'a, B: Build<'a>> Visitor<'a> for Seed<'_, B> {
+    type Value = B::Value;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a JSON value")
     }
 
-    fn visit_unit<E>(self) -> Result<J<'a>, E> {
-        Ok(J::Null)
+    fn visit_unit<E: de::Error>(self) -> Result<B::Value, E> {
+        self.build.null().map_err(refused)
     }
 
-    fn visit_bool<E>(self, v: bool) -> Result<J<'a>, E> {
-        Ok(J::Bool(v))
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<B::Value, E> {
+        self.build.bool(v).map_err(refused)
     }
 
-    fn visit_u64<E>(self, v: u64) -> Result<J<'a>, E> {
-        Ok(J::U64(v))
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<B::Value, E> {
+        self.build.u64(v).map_err(refused)
     }
 
-    fn visit_i64<E>(self, v: i64) -> Result<J<'a>, E> {
-        Ok(J::I64(v))
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<B::Value, E> {
+        self.build.i64(v).map_err(refused)
     }
 
-    fn visit_f64<E>(self, v: f64) -> Result<J<'a>, E> {
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<B::Value, E> {
         if v == 0.0 && v.is_sign_negative() {
             self.flags.negative_zero.set(true);
         }
-        Ok(J::F64(v))
+        self.build.f64(v).map_err(refused)
     }
 
-    fn visit_borrowed_str<E>(self, v: &'a str) -> Result<J<'a>, E> {
-        Ok(J::Str(v))
+    fn visit_borrowed_str<E: de::Error>(self, v: &'a str) -> Result<B::Value, E> {
+        self.build.borrowed_str(v).map_err(refused)
     }
 
-    fn visit_str<E>(self, v: &str) -> Result<J<'a>, E> {
-        Ok(J::Str(self.bump.alloc_str(v)))
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<B::Value, E> {
+        self.build.str(v).map_err(refused)
     }
 
-    fn visit_seq<A: SeqAccess<'a>>(self, mut seq: A) -> Result<J<'a>, A::Error> {
+    fn visit_seq<A: SeqAccess<'a>>(self, mut seq: A) -> Result<B::Value, A::Error> {
         let inner = self.nested()?;
-        let mut items = BumpVec::new_in(self.bump);
+        let mut items = self.build.seq();
         while let Some(item) = seq.next_element_seed(inner)? {
-            items.push(item);
+            self.build.push(&mut items, item);
         }
-        Ok(J::Arr(items.into_bump_slice()))
+        self.build.end_seq(items).map_err(refused)
     }
 
-    fn visit_map<A: MapAccess<'a>>(self, mut map: A) -> Result<J<'a>, A::Error> {
+    fn visit_map<A: MapAccess<'a>>(self, mut map: A) -> Result<B::Value, A::Error> {
         let inner = self.nested()?;
-        let mut pairs = BumpVec::new_in(self.bump);
-        while let Some(key) = map.next_key_seed(KeySeed(self.bump))? {
+        let mut pairs = self.build.map();
+        while let Some(key) = map.next_key_seed(KeySeed(self.build))? {
             let value = map.next_value_seed(inner)?;
-            pairs.push((key, value));
+            self.build.insert(&mut pairs, key, value).map_err(refused)?;
         }
-        Ok(J::Obj(Obj::from_pairs(self.bump, pairs)))
+        self.build.end_map(pairs).map_err(refused)
     }
 }
 
 /// Object keys, borrowed from the input when they hold no escapes.
-struct KeySeed<'a>(&'a Bump);
+struct KeySeed<'c, B>(&'c B);
 
-impl<'a> DeserializeSeed<'a> for KeySeed<'a> {
-    type Value = &'a str;
+impl<'a, B: Build<'a>> DeserializeSeed<'a> for KeySeed<'_, B> {
+    type Value = B::Key;
 
     fn deserialize<D: Deserializer<'a>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
         deserializer.deserialize_str(self)
     }
 }
 
-impl<'a> Visitor<'a> for KeySeed<'a> {
-    type Value = &'a str;
+impl<'a, B: Build<'a>> Visitor<'a> for KeySeed<'_, B> {
+    type Value = B::Key;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("an object key")
     }
 
-    fn visit_borrowed_str<E>(self, v: &'a str) -> Result<Self::Value, E> {
-        Ok(v)
+    fn visit_borrowed_str<E: de::Error>(self, v: &'a str) -> Result<Self::Value, E> {
+        self.0.borrowed_key(v).map_err(refused)
     }
 
-    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(self.0.alloc_str(v))
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        self.0.key(v).map_err(refused)
     }
 }
 
