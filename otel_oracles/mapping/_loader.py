@@ -161,12 +161,17 @@ class ConventionSet(BaseModel):
         return found
 
     def compiled(self) -> Any:
-        """The compiled form (``_compile.CompiledSet``), built once and cached."""
-        if self._compiled is None:
+        """The compiled form (``_compile.CompiledSet``), built once and cached. Asked once per
+        mapped trace, so it is read from the model's private values directly: ``self._compiled``
+        goes through pydantic's ``__getattr__``, which raises and catches an
+        ``AttributeError`` on every read."""
+        private = self.__pydantic_private__
+        found = private.get("_compiled") if private is not None else None
+        if found is None:
             from otel_oracles.mapping._compile import compile_set
 
-            self._compiled = compile_set(self)
-        return self._compiled
+            found = self._compiled = compile_set(self)
+        return found
 
 
 def builtin_dir() -> Path:
