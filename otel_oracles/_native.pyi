@@ -796,6 +796,21 @@ def is_placeholder(value: Any, /) -> bool:
     values (``native/core/src/placeholder.rs``); raises ``RecursionError`` past 1,000
     levels of nesting."""
 
+def probe_gaps(
+    probe: str,
+    steps: Sequence[Step],
+    /,
+    scope: str | None = None,
+    matches: Callable[[str, str, bool], bool] | None = None,
+    answering: frozenset[int] | None = None,
+    kind: StepKind | None = None,
+) -> tuple[int, list[Step]]:
+    """``(read, gaps)``: how many of ``steps`` the evidence probe reads (those whose tool
+    ``matches(scope, tool, True)`` names, when scoped; the ``kind`` steps for
+    ``file_edits``) and those lacking what it asks for, in step order
+    (``native/python/src/evidence/probes.rs``). ``probe``: ``arguments``, ``result``,
+    ``outcomes``, ``inputs``, ``tokens`` or ``file_edits`` (else ``ValueError``)."""
+
 class StepView:
     """A trajectory's steps sorted by kind, and the fields the per-trajectory facts read,
     in one pass (``native/python/src/evidence/view.rs``; ``evidence.StepGroups``)."""

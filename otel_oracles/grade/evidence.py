@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from otel_oracles import safe_regex
-from otel_oracles._native import StepView
+from otel_oracles._native import StepView, probe_gaps
 from otel_oracles._native import is_placeholder as native_is_placeholder
 from otel_oracles.model.step import (
     TOOLISH_KINDS,
@@ -122,13 +122,15 @@ class Evidence:
     def __repr__(self) -> str:
         return f"Evidence(trajectory={self.trajectory.trace_id!r}, memo={len(self._memo)})"
 
-    def memoized(self, key: Hashable, compute: Callable[[], Any]) -> Any:
-        """``compute()`` once per key for this trajectory. ``key`` must capture every input
-        ``compute`` reads besides the trajectory."""
+    def memoized(self, key: Hashable, compute: Callable[..., Any], *args: Any) -> Any:
+        """``compute(*args)`` once per key for this trajectory. ``key`` must capture every
+        input ``compute`` reads besides the trajectory and ``args``. The facts of this class
+        pass a module function and ``self`` rather than a closure: several are asked for
+        every tool call a check counts, and a hit is then this one lookup, no closure made."""
         try:
             return self._memo[key]
         except KeyError:
-            value = self._memo[key] = compute()
+            value = self._memo[key] = compute(*args)
             return value
 
     def step_memoized(self, step: Step, key: Hashable, compute: Callable[[], Any]) -> Any:
@@ -206,12 +208,7 @@ class Evidence:
         """``id()`` of each final-answer tool call (``final_answer_calls``), made once: the
         checks that leave the answer's delivery out of the calls they count or align ask
         whether each call is one."""
-        # The memo read inline (as ``final_output`` reads it): asked for every tool call a
-        # check counts, where ``memoized``'s call and a new closure cost more than the lookup.
-        try:
-            ids: frozenset[int] = self._memo["answering"]
-        except KeyError:
-            ids = self._memo["answering"] = frozenset(id(s) for s in self.final_answer_calls())
+        ids: frozenset[int] = self.memoized("answering", _answering, self)
         return ids
 
     def generations(self) -> list[Step]:
@@ -235,27 +232,18 @@ class Evidence:
 
     def final_output(self) -> FinalOutput:
         """``final_output(trajectory)``, computed once."""
-        try:
-            result: FinalOutput = self._memo["final_output"]
-        except KeyError:
-            result = self._memo["final_output"] = _final_output_of(self)
+        result: FinalOutput = self.memoized("final_output", _final_output_of, self)
         return result
 
     def stopped_short(self) -> str | None:
         """``_stopped_short``, computed once: why the run did not end because the agent had
         finished (its framework's limit ended it), or ``None``."""
-        try:
-            why: str | None = self._memo["stopped_short"]
-        except KeyError:
-            why = self._memo["stopped_short"] = _stopped_short(self)
+        why: str | None = self.memoized("stopped_short", _stopped_short, self)
         return why
 
     def final_answer_calls(self) -> list[Step]:
         """``final_answer_calls(trajectory)`` (a fresh list per call)."""
-        try:
-            calls: list[Step] = self._memo["final_answer_calls"]
-        except KeyError:
-            calls = self._memo["final_answer_calls"] = _final_answer_calls(self)
+        calls: list[Step] = self.memoized("final_answer_calls", _final_answer_calls, self)
         return list(calls)
 
     def coverage_gap(self) -> str | None:
@@ -263,16 +251,13 @@ class Evidence:
         unmapped = self.trajectory.unmapped_spans
         if not unmapped:
             return None
-        message: str = self.memoized("coverage_gap", lambda: _coverage_message(unmapped))
+        message: str = self.memoized("coverage_gap", _coverage_message, unmapped)
         return message
 
     def fragment_gap(self) -> str | None:
         """``fragment_gap(trajectory)``, computed once (asked after every pass of a check
-        that needs the whole run, so a hit is one dictionary lookup)."""
-        try:
-            message: str | None = self._memo["fragment_gap"]
-        except KeyError:
-            message = self._memo["fragment_gap"] = _fragment_message(self)
+        that needs the whole run)."""
+        message: str | None = self.memoized("fragment_gap", _fragment_message, self)
         return message
 
     def lacking(self, names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
@@ -387,14 +372,6 @@ is read only as far as its first character when that rules it out."""
 def absent(step: Step, field: str) -> bool:
     """Whether ``field`` of ``step`` was not captured (None, redacted or a placeholder)."""
     return field in step.redacted or is_placeholder(getattr(step, field))
-
-
-def raw_arguments_captured(step: Step) -> bool:
-    """Whether a call's arguments were captured as text that is no JSON object (a repr):
-    evidence of a kind, unless it is a placeholder or was flagged as not captured (a value a
-    length limit cut, ``mapping/_limits.py``: kept as text for the scans, never whole)."""
-    raw = step.arguments_raw
-    return bool(raw) and "arguments" not in step.redacted and not is_placeholder(raw)
 
 
 def where(step: Step) -> str:
@@ -658,6 +635,10 @@ def final_output(t: Trajectory) -> FinalOutput:
 
     ``Evidence.final_output`` computes it once per trajectory."""
     return Evidence(t).final_output()
+
+
+def _answering(ev: Evidence) -> frozenset[int]:
+    return frozenset(id(s) for s in ev.final_answer_calls())
 
 
 def final_answer_calls(t: Trajectory) -> list[Step]:
@@ -942,30 +923,32 @@ def _matches(tool: str | None, scope: str | None) -> bool:
     return scope is None or (tool is not None and tool_matches(scope, tool, True))
 
 
-def _scoped_calls(ev: Evidence, scope: str | None) -> Sequence[Step]:
-    """The tool calls an evidence name's scope covers (``_matches``): every call when the
-    name has no scope, as the shared tuple."""
-    if scope is None:
-        return ev.groups.calls
-    return [s for s in ev.groups.calls if _matches(s.tool, scope)]
+def _scoped_gaps(
+    ev: Evidence, probe: str, scope: str | None, answering: frozenset[int] | None = None
+) -> tuple[int, list[Step]]:
+    """``(read, gaps)``: how many tool calls the evidence name's scope covers (``_matches``:
+    every call without a scope) and those of them lacking what ``probe`` asks for, found by
+    the core in one pass (``_native.probe_gaps``, ``native/python/src/evidence/probes.rs``):
+    the conditions are the probes' own, read there in the order they are written down in
+    its ``Probe`` cases; the messages are worded here."""
+    found: tuple[int, list[Step]] = probe_gaps(
+        probe, ev.groups.calls, scope, tool_matches, answering
+    )
+    return found
 
 
 def _tool_field(field: str, label: str) -> Probe:
+    """The probe of a tool call's ``arguments`` or ``result``. AgentBench steps are taken as
+    written (their fields are what was recorded). Arguments captured as non-JSON text (a
+    repr, ``arguments_raw``, not flagged as not captured nor a placeholder) are evidence of
+    a kind: only a missing dict *and* missing raw text is absence. A failed call has no
+    result by nature: its failure is the evidence."""
+
     def probe(ev: Evidence, scope: str | None) -> str | None:
-        calls = _scoped_calls(ev, scope)
-        # AgentBench steps are taken as written: their fields are what was recorded.
-        gaps = [s for s in calls if s.raw is None and absent(s, field)]
-        if field == "result":
-            # A failed call has no result by nature; its failure is the evidence.
-            gaps = [s for s in gaps if s.status != "error"]
-        if field == "arguments":
-            # Arguments captured as non-JSON text (repr) are evidence of a kind, not a dict:
-            # only a missing dict *and* missing raw text is absence.
-            gaps = [s for s in gaps if not raw_arguments_captured(s)]
+        read, gaps = _scoped_gaps(ev, field, scope)
         if gaps:
-            return (
-                f"{label} not captured for {len(gaps)} of {len(calls)} tool call(s): "
-                + list_steps(gaps)
+            return f"{label} not captured for {len(gaps)} of {read} tool call(s): " + list_steps(
+                gaps
             )
         return None
 
@@ -1210,15 +1193,9 @@ def _tool_outcomes(ev: Evidence, scope: str | None) -> str | None:
     (``final_answer_calls``) is the answer's delivery, not a dependency that may have failed:
     pydantic-ai runs its output tool with no span, so its call is seen only in the model's
     request, and no check needs its outcome."""
-    answering = ev.answering()
-    gaps = [
-        s
-        for s in _scoped_calls(ev, scope)
-        if s.status == "unset"
-        and id(s) not in answering
-        and (absent(s, "result") or s.attributes.get("outcome_unknown"))
-        and not (s.error_type or s.error_message or s.documents is not None)
-    ]
+    # A gap: status ``unset``, no final-answer call, the result absent or its convention's
+    # ``outcome_unknown`` set, and neither an error type, an error message nor documents.
+    _, gaps = _scoped_gaps(ev, "outcomes", scope, ev.answering())
     if gaps:
         undeclared = sorted({str(v) for s in gaps if (v := s.attributes.get("outcome_undeclared"))})
         if undeclared:
@@ -1242,30 +1219,17 @@ def _tool_outcomes(ev: Evidence, scope: str | None) -> str | None:
 def _file_edits(ev: Evidence, scope: str | None) -> str | None:
     """Path and content of every trace-derived file edit (AgentBench steps are taken as
     written: a missing content there means an empty file, by the AgentBench rules)."""
-    gaps = [
-        s
-        for s in ev.trajectory.steps
-        if s.kind == StepKind.FILE_EDIT
-        and s.raw is None
-        and (absent(s, "path") or s.content is None)
-    ]
+    gaps: list[Step]
+    _, gaps = probe_gaps("file_edits", ev.trajectory.steps, kind=StepKind.FILE_EDIT)
     if gaps:
         return "file edit path/content not captured for " + list_steps(gaps)
     return None
 
 
 def _tool_inputs(ev: Evidence, scope: str | None) -> str | None:
-    """What each trace-derived tool call was asked to do: arguments (parsed or raw), or the
-    command / path the mapping extracted."""
-
-    def captured(s: Step) -> bool:
-        if s.raw is not None:
-            return True
-        if not absent(s, "arguments") or raw_arguments_captured(s):
-            return True
-        return not absent(s, "command") or not absent(s, "path")
-
-    gaps = [s for s in _scoped_calls(ev, scope) if not captured(s)]
+    """What each trace-derived tool call was asked to do: arguments (parsed, or raw text as
+    ``tool_arguments`` takes it), or the command / path the mapping extracted."""
+    _, gaps = _scoped_gaps(ev, "inputs", scope)
     if gaps:
         return f"tool inputs (arguments) not captured for {len(gaps)} call(s): " + list_steps(gaps)
     return None
@@ -1313,13 +1277,13 @@ def _token_usage(ev: Evidence, scope: str | None) -> str | None:
     gens = ev.groups.generations
     if not gens:
         return "token usage: the trace has no model-call spans"
+    # The calls without input or output tokens (the core's pass), less those the API refused.
+    unrecorded: list[Step]
+    _, unrecorded = probe_gaps("tokens", gens)
+    if not unrecorded:
+        return None
     errors, patterns = ev.trajectory.model_status_errors, ev.trajectory.model_status_patterns
-    gaps = [
-        s
-        for s in gens
-        if (s.input_tokens is None or s.output_tokens is None)
-        and not refused_model_call(s, errors, patterns)
-    ]
+    gaps = [s for s in unrecorded if not refused_model_call(s, errors, patterns)]
     if gaps:
         return (
             f"token usage not recorded for {len(gaps)} of {len(gens)} model call(s): "

@@ -3,6 +3,7 @@
 //! `otel_oracles_core::placeholder` over Python values), a trajectory's steps read once
 //! into typed records (`view::StepView`, read as `evidence.StepGroups`: the groups the
 //! checks select from and the facts derived from the steps' kinds, times and statuses), the
+//! steps each evidence probe finds lacking (`probes::probe_gaps`), the
 //! repeated calls `tool_retries` judges (`tool_repeats`) and the calls `loop_detected` must
 //! normalize (`repeated_args_candidates`).
 //!
@@ -13,6 +14,7 @@
 //! comparisons and `dict`s, a subclass's own `get`), and hand only what they do not model
 //! (a non-ASCII text's whitespace and case folding) to Python's own methods.
 
+mod probes;
 mod view;
 
 use std::collections::HashMap;
@@ -738,6 +740,7 @@ fn first_key_is<'py>(value: &Bound<'py, PyAny>, key: &Bound<'py, PyString>) -> P
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(is_placeholder, m)?)?;
     view::register(m)?;
+    probes::register(m)?;
     m.add_function(wrap_pyfunction!(tool_repeats, m)?)?;
     m.add_function(wrap_pyfunction!(call_failures, m)?)?;
     m.add_function(wrap_pyfunction!(repeated_args_candidates, m)?)

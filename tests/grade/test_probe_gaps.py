@@ -1,0 +1,194 @@
+"""The evidence probes' step filters done by the core (``_native.probe_gaps``,
+``native/python/src/evidence/probes.rs``) find the steps the Python comprehensions they
+replaced found, in the same order, and read as many.
+
+The ``_spec_*`` functions are those comprehensions, kept here as the specification; the
+random steps reach every branch of them (fields ``None``, placeholders, listed in
+``redacted``; AgentBench steps; failed, unset and ok calls; outcomes declared unknown;
+kinds as members and as their plain strings; tool names that a scope names, does not
+name, or of a ``str`` subclass).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from otel_oracles._native import probe_gaps
+from otel_oracles.grade.evidence import Evidence, absent, group_steps, is_placeholder
+from otel_oracles.model.step import Step, StepKind, Trajectory
+from otel_oracles.model.tool_name import tool_matches
+
+
+def _spec_matches(tool: str | None, scope: str | None) -> bool:
+    return scope is None or (tool is not None and tool_matches(scope, tool, True))
+
+
+def _spec_raw_arguments_captured(step: Step) -> bool:
+    raw = step.arguments_raw
+    return bool(raw) and "arguments" not in step.redacted and not is_placeholder(raw)
+
+
+def _spec_field(calls: list[Step], field: str) -> list[Step]:
+    gaps = [s for s in calls if s.raw is None and absent(s, field)]
+    if field == "result":
+        gaps = [s for s in gaps if s.status != "error"]
+    if field == "arguments":
+        gaps = [s for s in gaps if not _spec_raw_arguments_captured(s)]
+    return gaps
+
+
+def _spec_outcomes(calls: list[Step], answering: frozenset[int]) -> list[Step]:
+    return [
+        s
+        for s in calls
+        if s.status == "unset"
+        and id(s) not in answering
+        and (absent(s, "result") or s.attributes.get("outcome_unknown"))
+        and not (s.error_type or s.error_message or s.documents is not None)
+    ]
+
+
+def _spec_inputs(calls: list[Step]) -> list[Step]:
+    def captured(s: Step) -> bool:
+        if s.raw is not None:
+            return True
+        if not absent(s, "arguments") or _spec_raw_arguments_captured(s):
+            return True
+        return not absent(s, "command") or not absent(s, "path")
+
+    return [s for s in calls if not captured(s)]
+
+
+def _spec_file_edits(steps: list[Step]) -> list[Step]:
+    return [
+        s
+        for s in steps
+        if s.kind == StepKind.FILE_EDIT
+        and s.raw is None
+        and (absent(s, "path") or s.content is None)
+    ]
+
+
+def _spec_tokens(gens: list[Step]) -> list[Step]:
+    return [s for s in gens if s.input_tokens is None or s.output_tokens is None]
+
+
+class _Name(str):
+    """A tool name of a ``str`` subclass: hashed and compared as ``str`` does."""
+
+
+_VALUES: list[Any] = [None, "", "  ", "[REDACTED]", "***", "x", {}, {"a": "[REDACTED]"}, {"a": 1}]
+_KINDS: list[Any] = [
+    StepKind.TOOL_CALL,
+    StepKind.FILE_EDIT,
+    StepKind.COMMAND,
+    StepKind.RETRIEVAL,
+    StepKind.GENERATION,
+    "file_edit",
+    "tool_call",
+]
+
+
+def _random_steps(rng: random.Random) -> list[Step]:
+    steps = []
+    for i in range(rng.randint(0, 10)):
+        redacted = tuple(
+            f for f in ("arguments", "result", "command", "path") if rng.random() < 0.12
+        )
+        attributes: dict[str, Any] = {}
+        if rng.random() < 0.25:
+            attributes["outcome_unknown"] = rng.choice([True, 1, "", 0, None])
+        values: dict[str, Any] = {
+            "index": i,
+            "kind": rng.choice(_KINDS),
+            "tool": rng.choice([None, "search_docs", "run_command", "", _Name("run_command")]),
+            "status": rng.choice(["ok", "error", "unset", "unset"]),
+            "arguments": rng.choice(_VALUES),
+            "arguments_raw": rng.choice([None, "", "[REDACTED]", "f(x=1)"]),
+            "result": rng.choice(_VALUES),
+            "error_type": rng.choice([None, None, "", "TimeoutError"]),
+            "error_message": rng.choice([None, None, "", "boom"]),
+            "documents": rng.choice([None, None, None, [], [{"id": 1}]]),
+            "command": rng.choice([None, "", "ls"]),
+            "path": rng.choice([None, "", "[REDACTED]", "a.txt"]),
+            "content": rng.choice([None, "", "text"]),
+            "input_tokens": rng.choice([None, 0, 12]),
+            "output_tokens": rng.choice([None, 0, 3]),
+            "redacted": redacted,
+            "attributes": attributes,
+        }
+        if rng.random() < 0.1:
+            values["raw"] = {"tool": "x"}
+        steps.append(Step.from_normalized(values))
+    return steps
+
+
+def _same(got: list[Step], want: list[Step]) -> bool:
+    return len(got) == len(want) and all(g is w for g, w in zip(got, want, strict=True))
+
+
+def test_the_core_finds_the_steps_the_python_probes_found() -> None:
+    rng = random.Random(2318)
+    found: dict[str, int] = dict.fromkeys(
+        ("arguments", "result", "outcomes", "inputs", "tokens", "file_edits"), 0
+    )
+    for _ in range(3_000):
+        steps = _random_steps(rng)
+        groups = group_steps(steps)
+        calls = list(groups.calls)
+        answering = frozenset(id(s) for s in calls if rng.random() < 0.2)
+        for scope in (None, "run_command", "search_*", "nothing"):
+            scoped = [s for s in calls if _spec_matches(s.tool, scope)]
+            for field in ("arguments", "result"):
+                read, gaps = probe_gaps(field, calls, scope, tool_matches)
+                assert read == len(scoped)
+                assert _same(gaps, _spec_field(scoped, field))
+                found[field] += bool(gaps)
+            _, gaps = probe_gaps("outcomes", calls, scope, tool_matches, answering)
+            assert _same(gaps, _spec_outcomes(scoped, answering))
+            found["outcomes"] += bool(gaps)
+            _, gaps = probe_gaps("inputs", calls, scope, tool_matches)
+            assert _same(gaps, _spec_inputs(scoped))
+            found["inputs"] += bool(gaps)
+        read, gaps = probe_gaps("tokens", groups.generations)
+        assert read == len(groups.generations)
+        assert _same(gaps, _spec_tokens(list(groups.generations)))
+        found["tokens"] += bool(gaps)
+        _, gaps = probe_gaps("file_edits", steps, kind=StepKind.FILE_EDIT)
+        assert _same(gaps, _spec_file_edits(steps))
+        found["file_edits"] += bool(gaps)
+    for probe, hits in found.items():
+        assert hits > 300, f"random runs must lack {probe} often enough to test it"
+
+
+def test_a_probe_finds_the_gap_a_message_names() -> None:
+    """The probes word the core's steps as before: a call without arguments is named, one
+    whose arguments were kept as raw text is not, and a scope counts only its calls."""
+    steps = [
+        Step.from_normalized({"index": 0, "kind": StepKind.TOOL_CALL, "tool": "search_docs"}),
+        Step.from_normalized(
+            {"index": 1, "kind": StepKind.TOOL_CALL, "tool": "run_command", "arguments_raw": "x"}
+        ),
+        Step.from_normalized({"index": 2, "kind": StepKind.TOOL_CALL, "tool": "run_command"}),
+    ]
+    ev = Evidence(Trajectory(steps=steps))
+    assert ev.probed("tool_arguments") == (
+        "tool arguments not captured for 2 of 3 tool call(s): step 0 (search_docs), "
+        "step 2 (run_command)"
+    )
+    assert ev.probed("tool_arguments:run_command") == (
+        "tool arguments not captured for 1 of 2 tool call(s): step 2 (run_command)"
+    )
+    assert ev.probed("tool_arguments:write_file") is None
+
+
+def test_an_unknown_probe_or_a_scope_without_its_matcher_is_refused() -> None:
+    with pytest.raises(ValueError, match="no probe"):
+        probe_gaps("nothing", [])
+    with pytest.raises(ValueError, match="scope"):
+        probe_gaps("arguments", [], "run_*")
+    with pytest.raises(ValueError, match="kind"):
+        probe_gaps("file_edits", [])
