@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import weakref
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -108,11 +109,22 @@ class Evidence:
     Not shared across threads: a trajectory is graded by one thread at a time.
     """
 
-    __slots__ = ("_calls_of", "_groups", "_lacking", "_memo", "_probed", "_steps", "trajectory")
+    __slots__ = (
+        "__weakref__",
+        "_calls_of",
+        "_facts",
+        "_groups",
+        "_lacking",
+        "_memo",
+        "_probed",
+        "_steps",
+        "trajectory",
+    )
 
     def __init__(self, trajectory: Trajectory) -> None:
         self.trajectory = trajectory
         self._groups: StepGroups | None = None
+        self._facts = _Facts(self)
         self._memo: dict[Hashable, Any] = {}
         self._lacking: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {}
         self._probed: dict[str, str | None] = {}
@@ -122,16 +134,18 @@ class Evidence:
     def __repr__(self) -> str:
         return f"Evidence(trajectory={self.trajectory.trace_id!r}, memo={len(self._memo)})"
 
-    def memoized(self, key: Hashable, compute: Callable[..., Any], *args: Any) -> Any:
-        """``compute(*args)`` once per key for this trajectory. ``key`` must capture every
-        input ``compute`` reads besides the trajectory and ``args``. The facts of this class
-        pass a module function and ``self`` rather than a closure: several are asked for
-        every tool call a check counts, and a hit is then this one lookup, no closure made."""
-        try:
-            return self._memo[key]
-        except KeyError:
-            value = self._memo[key] = compute(*args)
-            return value
+    def memoized(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+        """``compute()`` once per key for this trajectory. ``key`` must capture every input
+        ``compute`` reads besides the trajectory. (This class's own facts are kept in
+        ``_Facts``, keyed by the function that computes each.)"""
+        # Tested with ``in``, not read under ``try``: half the lookups here miss (each
+        # check's own key, first asked), and a ``KeyError`` raised and caught costs ~2,000
+        # instructions, the test ~100 (docs/performance.md).
+        memo = self._memo
+        if key in memo:
+            return memo[key]
+        value = memo[key] = compute()
+        return value
 
     def step_memoized(self, step: Step, key: Hashable, compute: Callable[[], Any]) -> Any:
         """``compute()`` once per (step, key) for a step of this trajectory (a step from
@@ -142,15 +156,15 @@ class Evidence:
         if not (0 <= index < len(steps) and steps[index] is step):
             return compute()
         # One table per key: a lookup hashes the key and the index, not a new pair of them.
-        try:
-            table = self._steps[key]
-        except KeyError:
-            table = self._steps[key] = {}
-        try:
+        # Each step's first lookup misses: tested with ``in`` (``memoized``).
+        tables = self._steps
+        table = tables.get(key)
+        if table is None:
+            table = tables[key] = {}
+        if index in table:
             return table[index]
-        except KeyError:
-            value = table[index] = compute()
-            return value
+        value = table[index] = compute()
+        return value
 
     def network_violations(
         self, patterns: Iterable[str], steps: Iterable[Step]
@@ -160,9 +174,8 @@ class Evidence:
         ``no_network``, ``network_access`` and ``package_install`` search the same texts
         with their own patterns (the core keeps them in the table ``step_memoized`` keeps
         under ``"scan_text"``)."""
-        try:
-            texts = self._steps["scan_text"]
-        except KeyError:
+        texts = self._steps.get("scan_text")
+        if texts is None:
             texts = self._steps["scan_text"] = {}
         return network_violations(steps, patterns, texts, self.trajectory.steps)
 
@@ -189,9 +202,8 @@ class Evidence:
         if not names:
             return self.groups.calls
         key = (names, unknown_namespace_matches)
-        try:
-            found: tuple[Step, ...] = self._calls_of[key]
-        except KeyError:
+        found = self._calls_of.get(key)  # most selections are asked once: no KeyError
+        if found is None:
             found = self._calls_of[key] = _calls_named(
                 self.groups.calls, names, unknown_namespace_matches
             )
@@ -208,7 +220,7 @@ class Evidence:
         """``id()`` of each final-answer tool call (``final_answer_calls``), made once: the
         checks that leave the answer's delivery out of the calls they count or align ask
         whether each call is one."""
-        ids: frozenset[int] = self.memoized("answering", _answering, self)
+        ids: frozenset[int] = self._facts[_answering]
         return ids
 
     def generations(self) -> list[Step]:
@@ -227,67 +239,104 @@ class Evidence:
         steps that follow it have run), so ending last does not make it the last call; all
         of them count when every call was followed so (no timing to tell). The final output
         and ``stopped_short`` both start from it."""
-        last: Step | None = self.memoized("last_generation", self.groups.view.last_generation)
+        last: Step | None = self._facts[_last_generation]
         return last
 
     def final_output(self) -> FinalOutput:
         """``final_output(trajectory)``, computed once."""
-        result: FinalOutput = self.memoized("final_output", _final_output_of, self)
+        result: FinalOutput = self._facts[_final_output_of]
         return result
 
     def stopped_short(self) -> str | None:
         """``_stopped_short``, computed once: why the run did not end because the agent had
         finished (its framework's limit ended it), or ``None``."""
-        why: str | None = self.memoized("stopped_short", _stopped_short, self)
+        why: str | None = self._facts[_stopped_short]
         return why
 
     def final_answer_calls(self) -> list[Step]:
         """``final_answer_calls(trajectory)`` (a fresh list per call)."""
-        calls: list[Step] = self.memoized("final_answer_calls", _final_answer_calls, self)
+        calls: list[Step] = self._facts[_final_answer_calls]
         return list(calls)
 
     def coverage_gap(self) -> str | None:
         """``coverage_gap(trajectory)``, computed once."""
-        unmapped = self.trajectory.unmapped_spans
-        if not unmapped:
+        if not self.trajectory.unmapped_spans:
             return None
-        message: str = self.memoized("coverage_gap", _coverage_message, unmapped)
+        message: str = self._facts[_coverage_gap]
         return message
 
     def fragment_gap(self) -> str | None:
         """``fragment_gap(trajectory)``, computed once (asked after every pass of a check
         that needs the whole run)."""
-        message: str | None = self.memoized("fragment_gap", _fragment_message, self)
+        message: str | None = self._facts[_fragment_message]
         return message
 
     def lacking(self, names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
         """``(name, message)`` for every evidence name in ``names`` (sorted, unique: a
         compiled check's) the trajectory lacks, decided once per ``names``: the checks of a
         trajectory's contracts ask a handful of distinct tuples, most of them lacking
-        nothing, so the usual answer is one dictionary lookup."""
-        try:
-            return self._lacking[names]
-        except KeyError:
-            probed = self.probed
-            found = tuple((name, message) for name in names if (message := probed(name)))
-            self._lacking[names] = found
-            return found
+        nothing, so the usual answer is one dictionary lookup (after the first: each
+        contract's names are first asked by ``_known_clear``, so tested with ``in``)."""
+        lacking = self._lacking
+        if names in lacking:
+            return lacking[names]
+        probed = self.probed
+        found = lacking[names] = tuple(
+            (name, message) for name in names if (message := probed(name))
+        )
+        return found
 
     def probed(self, name: str) -> str | None:
         """What the probe of evidence ``name`` (``tool_arguments:search_*``) says is
         missing, or ``None``: run once per name for this trajectory (the checks of its
-        contracts ask a few names each, many of them the same)."""
-        try:
-            return self._probed[name]
-        except KeyError:
-            base, scope = split_name(name)
-            message = self._probed[name] = PROBES[base](self, scope)
-            return message
+        contracts ask a few names each, many of them the same; most are first asked here,
+        so tested with ``in``)."""
+        probed = self._probed
+        if name in probed:
+            return probed[name]
+        base, scope = split_name(name)
+        message = probed[name] = PROBES[base](self, scope)
+        return message
 
     def gaps(self, names: tuple[str, ...]) -> list[str]:
         """Messages for every evidence name in ``names`` (sorted, unique: a compiled check's)
         the trajectory lacks (``lacking``; a fresh list per call: callers insert into it)."""
         return [message for _, message in self.lacking(names)]
+
+
+class _Facts(dict[Callable[["Evidence"], Any], Any]):
+    """An ``Evidence``'s facts about its trajectory, each keyed by the module function that
+    computes it from the ``Evidence`` (``_final_output_of``, ``_answering`` ...):
+    ``facts[compute]`` is ``compute(evidence)``, computed on the first lookup
+    (``__missing__``) and kept. The one way the class's facts are memoized: a hit is one
+    subscript, with no method call and no closure made (``answering`` is asked for every
+    tool call a check counts), and a first lookup raises no ``KeyError``. The owner is held
+    weakly, so an ``Evidence`` and its facts make no reference cycle."""
+
+    __slots__ = ("_owner",)
+
+    def __init__(self, owner: Evidence) -> None:
+        super().__init__()
+        self._owner = weakref.ref(owner)
+
+    def __missing__(self, compute: Callable[[Evidence], Any]) -> Any:
+        owner = self._owner()
+        assert owner is not None  # the owner is the one asking
+        value = self[compute] = compute(owner)
+        return value
+
+
+def _answering(ev: Evidence) -> frozenset[int]:
+    return frozenset(id(s) for s in ev.final_answer_calls())
+
+
+def _last_generation(ev: Evidence) -> Step | None:
+    last: Step | None = ev.groups.view.last_generation()
+    return last
+
+
+def _coverage_gap(ev: Evidence) -> str:
+    return _coverage_message(ev.trajectory.unmapped_spans)
 
 
 @dataclass(frozen=True, slots=True)
@@ -635,10 +684,6 @@ def final_output(t: Trajectory) -> FinalOutput:
 
     ``Evidence.final_output`` computes it once per trajectory."""
     return Evidence(t).final_output()
-
-
-def _answering(ev: Evidence) -> frozenset[int]:
-    return frozenset(id(s) for s in ev.final_answer_calls())
 
 
 def final_answer_calls(t: Trajectory) -> list[Step]:

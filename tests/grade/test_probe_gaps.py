@@ -11,7 +11,9 @@ name, or of a ``str`` subclass).
 
 from __future__ import annotations
 
+import gc
 import random
+import weakref
 from typing import Any
 
 import pytest
@@ -183,6 +185,23 @@ def test_a_probe_finds_the_gap_a_message_names() -> None:
         "tool arguments not captured for 1 of 2 tool call(s): step 2 (run_command)"
     )
     assert ev.probed("tool_arguments:write_file") is None
+
+
+def test_evidence_facts_are_made_once_and_hold_no_cycle() -> None:
+    """``Evidence``'s facts (``_Facts``) are computed on the first ask and kept, and they
+    hold their ``Evidence`` weakly: it goes with its last reference, no collector needed."""
+    steps = [Step.from_normalized({"index": 0, "kind": StepKind.TOOL_CALL, "tool": "final_answer"})]
+    ev = Evidence(Trajectory(steps=steps, final_answer_tools=("final_answer",)))
+    assert ev.final_output() is ev.final_output()
+    assert ev.answering() is ev.answering() == frozenset({id(steps[0])})
+    assert ev.fragment_gap() is None and ev.stopped_short() is ev.stopped_short()
+    gone = weakref.ref(ev)
+    gc.disable()
+    try:
+        del ev
+        assert gone() is None
+    finally:
+        gc.enable()
 
 
 def test_an_unknown_probe_or_a_scope_without_its_matcher_is_refused() -> None:
