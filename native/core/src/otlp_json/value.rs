@@ -9,6 +9,9 @@
 //! byte N)`) rather than serde_json's own limit of 128 with another wording. Objects keep
 //! Python `dict` semantics, which the problem messages and the tolerant rules were written
 //! against: a repeated key keeps its first position and its last value.
+//!
+//! Well-formed text is read by `value/fast.rs`, the project's own tokenizer; serde_json (through
+//! the `Seed` below) reads what that one gives up on, and words every error.
 
 use crate::hashing::{FastMap, FastMapExt};
 use std::cell::Cell;
@@ -17,6 +20,8 @@ use std::fmt;
 use bumpalo::collections::Vec as BumpVec;
 use bumpalo::Bump;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+
+mod fast;
 
 /// Most nested arrays/objects a document may have; deeper ones are refused whole (the limit
 /// of the JSON parser the Python decoders used). Real OTLP nests about ten levels plus three
@@ -89,6 +94,15 @@ impl<'a> Obj<'a> {
         }
         let deduped = dedupe_last_wins(pairs.iter().copied().collect::<Vec<_>>());
         Obj(BumpVec::from_iter_in(deduped, bump).into_bump_slice())
+    }
+
+    /// [`Obj::from_pairs`] from a slice, copied into `bump` at its final size.
+    fn from_slice(bump: &'a Bump, pairs: &[(&'a str, J<'a>)]) -> Self {
+        if duplicate_keys(pairs).is_empty() {
+            return Obj(bump.alloc_slice_copy(pairs));
+        }
+        let deduped = dedupe_last_wins(pairs.to_vec());
+        Obj(bump.alloc_slice_copy(&deduped))
     }
 }
 
@@ -181,12 +195,7 @@ pub enum ParseError {
 pub fn parse<'a>(data: &'a [u8], bump: &'a Bump) -> Result<J<'a>, ParseError> {
     let flags = Flags::default();
     match std::str::from_utf8(data) {
-        Ok(text) => parse_from(
-            serde_json::Deserializer::from_str(text),
-            data,
-            &flags,
-            &Tree { bump },
-        ),
+        Ok(text) => parse_str(text, &flags, bump),
         Err(_) => parse_from(
             serde_json::Deserializer::from_slice(data),
             data,
@@ -200,7 +209,28 @@ pub fn parse<'a>(data: &'a [u8], bump: &'a Bump) -> Result<J<'a>, ParseError> {
 /// tree holds a float `-0.0`: serde_json reads the integer `-0` as one, which readers that
 /// keep Python's number kinds must tell from a written `-0.0`.
 pub fn parse_text<'a>(text: &'a str, bump: &'a Bump) -> Result<(J<'a>, bool), ParseError> {
+    let noticed = Flags::default();
+    if let Some(value) = fast::parse(text, bump, &noticed) {
+        return Ok((value, noticed.negative_zero.get()));
+    }
     build_text(text, &Tree { bump })
+}
+
+/// `text` parsed by `value/fast.rs`, or by serde_json when that one gives up (then the
+/// result or error is serde_json's). What the fast parser noticed counts only when it
+/// finished: a document it gave up on is read again from the start.
+fn parse_str<'a>(text: &'a str, flags: &Flags, bump: &'a Bump) -> Result<J<'a>, ParseError> {
+    let noticed = Flags::default();
+    if let Some(value) = fast::parse(text, bump, &noticed) {
+        flags.negative_zero.set(noticed.negative_zero.get());
+        return Ok(value);
+    }
+    parse_from(
+        serde_json::Deserializer::from_str(text),
+        text.as_bytes(),
+        flags,
+        &Tree { bump },
+    )
 }
 
 /// [`parse_text`] into any [`Build`]: the same reader (nesting bound, trailing text refused,

@@ -1,0 +1,449 @@
+//! The parser for well-formed documents: the tree [`super::parse`] builds, in one pass that
+//! scans strings sixteen bytes at a time and sizes every array and object before it goes
+//! into the arena.
+//!
+//! Why beside serde_json: on a collector's JSON lines (attribute values that are JSON text
+//! themselves, so a `\"` every few bytes) serde_json's string scan, its escape handling and
+//! the growth of each container's vector were most of decoding. This parser only accepts;
+//! it never words an error. Whatever it does not read plainly (any syntax error, a raw
+//! control character, an unpaired surrogate, nesting past [`FAST_DEPTH`]) makes it give up
+//! and the document is parsed again by serde_json, which gives the result or the located
+//! error it always gave. Numbers other than plain non-negative integers are handed to
+//! serde_json token by token, so their kinds and values (`-0`, `1e3`, integers past 64 bits
+//! as floats) are serde_json's own.
+
+use super::{Flags, Obj, J};
+use bumpalo::Bump;
+
+/// Nesting this parser reads before leaving the document to serde_json (which bounds it at
+/// [`super::MAX_JSON_DEPTH`] with the located message); OTLP nests about twenty levels.
+const FAST_DEPTH: usize = 128;
+
+/// Bytes compared at once while looking for the end of a string.
+const LANES: usize = 16;
+
+/// Parses `text` (a whole document) or gives up with `None`; what it notices goes to `flags`.
+pub(super) fn parse<'a>(text: &'a str, bump: &'a Bump, flags: &Flags) -> Option<J<'a>> {
+    let mut parser = Parser {
+        text,
+        bytes: text.as_bytes(),
+        pos: 0,
+        bump,
+        flags,
+        items: Vec::new(),
+        pairs: Vec::new(),
+        scratch: String::new(),
+    };
+    parser.skip_ws();
+    let value = parser.value(0)?;
+    parser.skip_ws();
+    (parser.pos == parser.bytes.len()).then_some(value)
+}
+
+struct Parser<'a, 'c> {
+    text: &'a str,
+    bytes: &'a [u8],
+    pos: usize,
+    bump: &'a Bump,
+    flags: &'c Flags,
+    /// The elements of the arrays being read, innermost last (one stack for all of them,
+    /// so an array is copied into the arena once, at its final size).
+    items: Vec<J<'a>>,
+    /// The members of the objects being read, likewise.
+    pairs: Vec<(&'a str, J<'a>)>,
+    /// A string with escapes, while it is unescaped.
+    scratch: String,
+}
+
+/// Whether `b` ends the plain run of a string: its closing quote, an escape, or a control
+/// character (which JSON forbids raw in a string).
+#[inline(always)]
+fn stops_string(b: u8) -> bool {
+    (b == b'"') | (b == b'\\') | (b < 0x20)
+}
+
+/// The index of the first byte at or after `from` that [`stops_string`], or `bytes.len()`:
+/// sixteen bytes a step with SSE2 (part of every x86-64 CPU), the last few one by one.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn string_stop(bytes: &[u8], from: usize) -> usize {
+    use std::arch::x86_64::{
+        _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8,
+    };
+    let mut at = from;
+    while at + LANES <= bytes.len() {
+        // SAFETY: `at + LANES <= bytes.len()`, so the unaligned 16-byte load reads inside
+        // `bytes`; the other intrinsics only compute on registers, with SSE2, which the
+        // x86_64 target always has.
+        let mask = unsafe {
+            let chunk = _mm_loadu_si128(bytes.as_ptr().add(at).cast());
+            let quote = _mm_cmpeq_epi8(chunk, _mm_set1_epi8(b'"' as i8));
+            let backslash = _mm_cmpeq_epi8(chunk, _mm_set1_epi8(b'\\' as i8));
+            // b <= 0x1f (unsigned) exactly when max(b, 0x1f) == 0x1f.
+            let low = _mm_set1_epi8(0x1f);
+            let control = _mm_cmpeq_epi8(_mm_max_epu8(chunk, low), low);
+            _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, backslash), control))
+        };
+        if mask != 0 {
+            return at + mask.trailing_zeros() as usize;
+        }
+        at += LANES;
+    }
+    string_stop_bytewise(bytes, at)
+}
+
+/// [`string_stop`] where SSE2 is not at hand: eight bytes a step in a `u64` (the
+/// bit trick serde_json uses), the rest one by one.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline]
+fn string_stop(bytes: &[u8], from: usize) -> usize {
+    const ONES: u64 = u64::MAX / 255;
+    const HIGH: u64 = ONES << 7;
+    let mut at = from;
+    while let Some(word) = bytes.get(at..at + 8) {
+        let chars = u64::from_le_bytes(word.try_into().unwrap_or_default());
+        let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
+        let control = chars.wrapping_sub(ONES * 0x20) & !chars & HIGH;
+        let hits = control | has_zero(chars ^ (ONES * 0x22)) | has_zero(chars ^ (ONES * 0x5c));
+        if hits != 0 {
+            return at + hits.trailing_zeros() as usize / 8;
+        }
+        at += 8;
+    }
+    string_stop_bytewise(bytes, at)
+}
+
+fn string_stop_bytewise(bytes: &[u8], mut at: usize) -> usize {
+    while at < bytes.len() && !stops_string(bytes[at]) {
+        at += 1;
+    }
+    at
+}
+
+impl<'a> Parser<'a, '_> {
+    #[inline]
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.pos).copied()
+    }
+
+    #[inline]
+    fn skip_ws(&mut self) {
+        while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.peek() {
+            self.pos += 1;
+        }
+    }
+
+    fn value(&mut self, depth: usize) -> Option<J<'a>> {
+        match self.peek()? {
+            b'"' => {
+                self.pos += 1;
+                self.string().map(J::Str)
+            }
+            b'{' => self.object(depth),
+            b'[' => self.array(depth),
+            b't' => self.literal("true", J::Bool(true)),
+            b'f' => self.literal("false", J::Bool(false)),
+            b'n' => self.literal("null", J::Null),
+            b'-' | b'0'..=b'9' => self.number(),
+            _ => None,
+        }
+    }
+
+    fn literal(&mut self, word: &str, value: J<'a>) -> Option<J<'a>> {
+        let end = self.pos + word.len();
+        (self.bytes.get(self.pos..end)? == word.as_bytes()).then(|| {
+            self.pos = end;
+            value
+        })
+    }
+
+    fn array(&mut self, depth: usize) -> Option<J<'a>> {
+        if depth >= FAST_DEPTH {
+            return None;
+        }
+        self.pos += 1;
+        self.skip_ws();
+        let start = self.items.len();
+        if self.peek()? != b']' {
+            loop {
+                let item = self.value(depth + 1)?;
+                self.items.push(item);
+                self.skip_ws();
+                match self.peek()? {
+                    b',' => {
+                        self.pos += 1;
+                        self.skip_ws();
+                    }
+                    b']' => break,
+                    _ => return None,
+                }
+            }
+        }
+        self.pos += 1;
+        let slice = self.bump.alloc_slice_copy(&self.items[start..]);
+        self.items.truncate(start);
+        Some(J::Arr(slice))
+    }
+
+    fn object(&mut self, depth: usize) -> Option<J<'a>> {
+        if depth >= FAST_DEPTH {
+            return None;
+        }
+        self.pos += 1;
+        self.skip_ws();
+        let start = self.pairs.len();
+        if self.peek()? != b'}' {
+            loop {
+                if self.peek()? != b'"' {
+                    return None;
+                }
+                self.pos += 1;
+                let key = self.string()?;
+                self.skip_ws();
+                if self.peek()? != b':' {
+                    return None;
+                }
+                self.pos += 1;
+                self.skip_ws();
+                let value = self.value(depth + 1)?;
+                self.pairs.push((key, value));
+                self.skip_ws();
+                match self.peek()? {
+                    b',' => {
+                        self.pos += 1;
+                        self.skip_ws();
+                    }
+                    b'}' => break,
+                    _ => return None,
+                }
+            }
+        }
+        self.pos += 1;
+        let obj = Obj::from_slice(self.bump, &self.pairs[start..]);
+        self.pairs.truncate(start);
+        Some(J::Obj(obj))
+    }
+
+    /// The string whose opening quote was just read: borrowed from the text when it holds
+    /// no escape, else unescaped into the arena.
+    fn string(&mut self) -> Option<&'a str> {
+        let start = self.pos;
+        let stop = string_stop(self.bytes, start);
+        match self.bytes.get(stop)? {
+            b'"' => {
+                self.pos = stop + 1;
+                self.text.get(start..stop)
+            }
+            b'\\' => self.escaped(start, stop),
+            _ => None,
+        }
+    }
+
+    /// The rest of a string whose plain run `start..stop` ends at a backslash.
+    fn escaped(&mut self, start: usize, mut stop: usize) -> Option<&'a str> {
+        let mut out = std::mem::take(&mut self.scratch);
+        out.clear();
+        let mut run = start;
+        let text = loop {
+            out.push_str(self.text.get(run..stop)?);
+            match self.bytes.get(stop)? {
+                b'"' => {
+                    self.pos = stop + 1;
+                    break Some(self.bump.alloc_str(&out) as &str);
+                }
+                b'\\' => {}
+                _ => break None,
+            }
+            let Some(after) = self.unescape(stop + 1, &mut out) else {
+                break None;
+            };
+            run = after;
+            stop = string_stop(self.bytes, after);
+        };
+        self.scratch = out;
+        text
+    }
+
+    /// Appends the escape whose letter is at `at` to `out`; the index after it.
+    fn unescape(&self, at: usize, out: &mut String) -> Option<usize> {
+        let c = match self.bytes.get(at)? {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'/' => '/',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            b'u' => {
+                let unit = self.hex4(at + 1)?;
+                let (c, next) = match unit {
+                    0xD800..=0xDBFF => {
+                        // A surrogate pair; an unpaired one is serde_json's to judge.
+                        if self.bytes.get(at + 5..at + 7)? != b"\\u" {
+                            return None;
+                        }
+                        let low = self.hex4(at + 7)?;
+                        if !(0xDC00..=0xDFFF).contains(&low) {
+                            return None;
+                        }
+                        let code = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
+                        (char::from_u32(code)?, at + 11)
+                    }
+                    _ => (char::from_u32(unit)?, at + 5),
+                };
+                out.push(c);
+                return Some(next);
+            }
+            _ => return None,
+        };
+        out.push(c);
+        Some(at + 1)
+    }
+
+    fn hex4(&self, at: usize) -> Option<u32> {
+        let digits = self.bytes.get(at..at + 4)?;
+        digits.iter().try_fold(0u32, |acc, &b| {
+            let digit = char::from(b).to_digit(16)?;
+            Some(acc * 16 + digit)
+        })
+    }
+
+    /// A number: plain non-negative integers of up to 19 digits here, the rest (signs,
+    /// fractions, exponents, longer integers, malformed ones) by serde_json on the token.
+    #[inline(never)]
+    fn number(&mut self) -> Option<J<'a>> {
+        let start = self.pos;
+        let mut end = start;
+        while let Some(b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') = self.bytes.get(end) {
+            end += 1;
+        }
+        self.pos = end;
+        let token = &self.bytes[start..end];
+        let plain = token.len() <= 19
+            && token.iter().all(u8::is_ascii_digit)
+            && (token[0] != b'0' || token.len() == 1);
+        if plain {
+            let n = token
+                .iter()
+                .fold(0u64, |acc, &b| acc * 10 + u64::from(b - b'0'));
+            return Some(J::U64(n));
+        }
+        // serde_json's own number reading (its `Value` would hold the same), kept apart
+        // from the tree-building `Seed` so that one's frames stay as small as before.
+        let number: serde_json::Number = serde_json::from_str(self.text.get(start..end)?).ok()?;
+        let value = if let Some(n) = number.as_u64() {
+            J::U64(n)
+        } else if let Some(n) = number.as_i64() {
+            J::I64(n)
+        } else {
+            let x = number.as_f64()?;
+            if x == 0.0 && x.is_sign_negative() {
+                self.flags.negative_zero.set(true);
+            }
+            J::F64(x)
+        };
+        Some(value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{parse_from, Flags, Tree, J};
+    use bumpalo::Bump;
+
+    /// The fast parser's tree, or `None` when it gives up.
+    fn fast(text: &str) -> Option<(J<'_>, bool)> {
+        let bump = Box::leak(Box::new(Bump::new()));
+        let flags = Flags::default();
+        super::parse(text, bump, &flags).map(|value| (value, flags.negative_zero.get()))
+    }
+
+    /// serde_json's tree of the same text, as `parse` gave it before this parser.
+    fn serde(text: &str) -> (J<'_>, bool) {
+        let bump = Box::leak(Box::new(Bump::new()));
+        let flags = Flags::default();
+        let de = serde_json::Deserializer::from_str(text);
+        let value = parse_from(de, text.as_bytes(), &flags, &Tree { bump }).expect("valid JSON");
+        (value, flags.negative_zero.get())
+    }
+
+    #[test]
+    fn well_formed_documents_read_as_serde_json_reads_them() {
+        let long_plain = "x".repeat(100);
+        let long_escaped = "ab\\\"cd".repeat(40);
+        let documents = [
+            r#"{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"5b8efff798038103d269b633813fc60c","kind":2,"attributes":[{"key":"k","value":{"doubleValue":0.25}}]}]}]}]}"#.to_string(),
+            " \t\r\n{ \"a\" : [ 1 , 2.5 , -3 , -0 , -0.0 , 1e3 , 18446744073709551615 , 18446744073709551616 , 0 ] } \n".to_string(),
+            r#"[true,false,null,"",{},[],{"a":{"b":[[]]}}]"#.to_string(),
+            r#"{"a":1,"b":2,"a":3}"#.to_string(),
+            r#"["\"\\\/\b\f\n\r\t","\u00e9\u0000","\ud83d\ude00 x","é ü 漢字 \u6f22","[{\"role\":\"user\"}]"]"#.to_string(),
+            format!(r#"["{long_plain}","{long_escaped}","{long_plain}\n{long_plain}"]"#),
+            format!(r#"{{"{long_escaped}":"{long_plain}"}}"#),
+            "12345678901234567890".to_string(),
+            "\"short\"".to_string(),
+        ];
+        for text in &documents {
+            let got = fast(text).unwrap_or_else(|| panic!("gave up on {text}"));
+            assert_eq!(got, serde(text), "{text}");
+        }
+    }
+
+    #[test]
+    fn plain_strings_borrow_and_escaped_ones_do_not() {
+        let text = r#"["plain text of some length","esc\"aped"]"#;
+        let (J::Arr(items), _) = fast(text).unwrap() else {
+            panic!("array expected")
+        };
+        let inside = |s: &str| text.as_bytes().as_ptr_range().contains(&s.as_ptr());
+        assert!(matches!(items[0], J::Str(s) if inside(s)));
+        assert!(matches!(items[1], J::Str(s) if s == "esc\"aped" && !inside(s)));
+    }
+
+    #[test]
+    fn what_it_does_not_read_plainly_is_left_to_serde_json() {
+        let deep = "[".repeat(super::FAST_DEPTH + 1) + &"]".repeat(super::FAST_DEPTH + 1);
+        let give_up = [
+            "",
+            "{",
+            "[1,]",
+            "{\"a\":1,}",
+            "{\"a\" 1}",
+            "{1:2}",
+            "01",
+            "1.",
+            "-",
+            "1e400",
+            "tru",
+            "nul",
+            "{} x",
+            "\"a\nb\"",
+            "\"tab\there\"",
+            "\"\\x\"",
+            "\"\\ud800\"",
+            "\"\\udc00\"",
+            "\"\\ud800\\u0041\"",
+            "\"\\u12\"",
+            "\"unterminated",
+            deep.as_str(),
+        ];
+        for text in give_up {
+            assert_eq!(fast(text), None, "{text:?}");
+        }
+        // Nesting the fast parser leaves to serde_json is still read, by serde_json.
+        assert!(super::super::parse(deep.as_bytes(), &Bump::new()).is_ok());
+    }
+
+    #[test]
+    fn string_ends_are_found_at_every_offset_of_a_step() {
+        for len in 0..40 {
+            for stop in ["\"", "\\n\"", "\u{1}"] {
+                let text = format!("\"{}{stop}", "a".repeat(len));
+                let found = super::string_stop(text.as_bytes(), 1);
+                assert_eq!(found, len + 1, "{text:?}");
+            }
+        }
+        assert_eq!(super::string_stop(b"\"abc", 1), 4);
+    }
+}
