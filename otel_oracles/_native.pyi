@@ -168,9 +168,10 @@ def delegations(traces: list[Trace], /) -> dict[str, str]:
     call (``assemble._sessions``)."""
 
 class JoinFacts:
-    """What the join window reads of one released trace (its join keys, agent root and tool
-    calls, as ``join_keys`` and ``delegations`` read them), worked out from the decoded
-    spans at release. Valid for that ``Trace`` as released. Equal when every fact is."""
+    """What the join window reads of one trace (its join keys, agent root and tool calls,
+    as ``join_keys`` and ``delegations`` read them): the core's one walk over its spans,
+    done by the offline assembler over the decoded spans at release (or by ``join_facts``
+    over the records). Valid for that ``Trace`` as released. Equal when every fact is."""
 
 def join_facts(trace: Trace, /) -> JoinFacts:
     """The ``JoinFacts`` of ``trace`` read from its records (what ``SessionJoiner.add``

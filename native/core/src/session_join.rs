@@ -8,9 +8,253 @@
 //! group into one trace. Traces sharing a key, and an agent trace with the one tool call
 //! that fits it (neither claimed yet, no ambiguity), fold into the earliest group; the
 //! window releases its first group while it holds more than `window` spans.
+//!
+//! What a trace arrives with is read from its spans by one walk, [`facts`], generic over
+//! how the caller holds a span ([`JoinSpan`]): the decoded [`model::Span`]s the offline
+//! assembler releases, or Python records (`serve`, traces built from records), read through
+//! the same trait by `otel-oracles-native`.
 
 use crate::hashing::{FastMap, FastMapExt, FastSet, FastSetExt};
+use crate::model;
 use std::collections::VecDeque;
+use std::convert::Infallible;
+
+/// The span attributes a join reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JoinAttr {
+    ConversationId,
+    SessionId,
+    ToolName,
+    OperationName,
+    AgentName,
+    AgentId,
+}
+
+impl JoinAttr {
+    /// The attributes that name a session: a span's value of each is a join key.
+    pub const SESSIONS: [JoinAttr; 2] = [JoinAttr::ConversationId, JoinAttr::SessionId];
+    /// Where a root span names the agent whose run its trace is, in order of preference.
+    pub const AGENT_NAMES: [JoinAttr; 2] = [JoinAttr::AgentName, JoinAttr::AgentId];
+
+    /// The attribute's key.
+    pub const fn key(self) -> &'static str {
+        match self {
+            JoinAttr::ConversationId => "gen_ai.conversation.id",
+            JoinAttr::SessionId => "session.id",
+            JoinAttr::ToolName => "gen_ai.tool.name",
+            JoinAttr::OperationName => "gen_ai.operation.name",
+            JoinAttr::AgentName => "gen_ai.agent.name",
+            JoinAttr::AgentId => "gen_ai.agent.id",
+        }
+    }
+}
+
+/// `SESSION_ATTRIBUTES` of `otel_oracles.model.span`: the keys of [`JoinAttr::SESSIONS`]
+/// (also the span attributes a `serve` transfer keeps).
+pub const SESSION_ATTRIBUTES: [&str; 2] =
+    [JoinAttr::SESSIONS[0].key(), JoinAttr::SESSIONS[1].key()];
+
+/// The GenAI operations of a span that runs an agent.
+pub const AGENT_OPERATIONS: [&str; 2] = ["invoke_agent", "create_agent"];
+
+/// What [`facts`] reads of one span, however the caller holds it. Reads that can fail
+/// (a Python record's attribute) fail with `Error`.
+pub trait JoinSpan {
+    type Error;
+    /// `f` of the trace id of each of its links that has one as text (hex; may be empty).
+    fn each_linked_trace(&self, f: impl FnMut(&str)) -> Result<(), Self::Error>;
+    /// Whether it has any link.
+    fn has_links(&self) -> Result<bool, Self::Error>;
+    /// `f` of the attribute's value when it is a string (the last of repeated keys), else
+    /// of `None`.
+    fn with_text_attr<R>(
+        &self,
+        attr: JoinAttr,
+        f: impl FnOnce(Option<&str>) -> R,
+    ) -> Result<R, Self::Error>;
+    /// Whether it has no parent span id.
+    fn is_root(&self) -> Result<bool, Self::Error>;
+    /// Its span id (hex).
+    fn span_id(&self) -> Result<String, Self::Error>;
+    /// Its resource's `service.name` when that is a string, else `""`.
+    fn service(&self) -> Result<String, Self::Error>;
+    /// (start, end) in ns since the epoch.
+    fn times(&self) -> Result<(i128, i128), Self::Error>;
+}
+
+/// What the window reads of one trace: its join keys (its own id as `trace:<id>`, the
+/// traces its spans link to, its session ids as `<attribute>:<value>`), the agent run it
+/// may be, the tool calls that may have run an agent traced apart, and its span count.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Facts {
+    pub trace_id: String,
+    pub keys: Vec<String>,
+    pub root: Option<AgentRoot>,
+    pub calls: Vec<ToolCall>,
+    pub spans: u64,
+}
+
+/// The [`Facts`] of the trace `trace_id` in one walk over its `spans` (in `Trace.spans`
+/// order: the keys come in that order, a session id repeated by the span before listed
+/// once).
+pub fn facts<S: JoinSpan>(
+    trace_id: &str,
+    spans: impl IntoIterator<Item = Result<S, S::Error>>,
+) -> Result<Facts, S::Error> {
+    let mut keys = vec![format!("trace:{trace_id}")];
+    // The session ids of the span before, per attribute: a trace's spans mostly repeat
+    // them, and a key listed again ties nothing more (the keys are a set).
+    let mut last_session: [Option<String>; 2] = [None, None];
+    let mut root = None;
+    let mut roots = 0usize;
+    let mut calls = Vec::new();
+    let mut count = 0u64;
+    for span in spans {
+        let span = span?;
+        count += 1;
+        span.each_linked_trace(|linked| {
+            if !linked.is_empty() && linked != trace_id {
+                keys.push(format!("trace:{linked}"));
+            }
+        })?;
+        for (attr, last) in JoinAttr::SESSIONS.into_iter().zip(&mut last_session) {
+            let key = span.with_text_attr(attr, |value| match value {
+                Some(value) if !value.is_empty() && last.as_deref() != Some(value) => {
+                    *last = Some(value.to_owned());
+                    Some(format!("{}:{value}", attr.key()))
+                }
+                _ => None,
+            })?;
+            keys.extend(key);
+        }
+        let tool = span.with_text_attr(JoinAttr::ToolName, |name| {
+            name.filter(|name| !name.is_empty()).map(str::to_owned)
+        })?;
+        if let Some(name) = tool {
+            if span.with_text_attr(JoinAttr::OperationName, |op| op == Some("execute_tool"))? {
+                let (start, end) = span.times()?;
+                calls.push(ToolCall {
+                    trace_id: trace_id.to_owned(),
+                    span_id: span.span_id()?,
+                    service: span.service()?,
+                    name,
+                    start,
+                    end,
+                });
+            }
+        }
+        if span.is_root()? {
+            roots += 1;
+            if roots == 1 {
+                root = Some(span);
+            }
+        }
+    }
+    let root = match root {
+        Some(root) if roots == 1 => agent_root(trace_id, &root)?,
+        _ => None,
+    };
+    Ok(Facts {
+        trace_id: trace_id.to_owned(),
+        keys,
+        root,
+        calls,
+        spans: count,
+    })
+}
+
+/// The trace as an agent's run started as a root, from its one root span: linking nowhere
+/// (links join already), a GenAI agent span naming its agent.
+fn agent_root<S: JoinSpan>(trace_id: &str, root: &S) -> Result<Option<AgentRoot>, S::Error> {
+    if root.has_links()? {
+        return Ok(None);
+    }
+    let agent_span = root.with_text_attr(JoinAttr::OperationName, |op| {
+        op.is_some_and(|op| AGENT_OPERATIONS.contains(&op))
+    })?;
+    if !agent_span {
+        return Ok(None);
+    }
+    let mut name = None;
+    for attr in JoinAttr::AGENT_NAMES {
+        name = root.with_text_attr(attr, |name| {
+            name.filter(|name| !name.is_empty()).map(str::to_owned)
+        })?;
+        if name.is_some() {
+            break;
+        }
+    }
+    let Some(name) = name else { return Ok(None) };
+    let (start, end) = root.times()?;
+    Ok(Some(AgentRoot {
+        trace_id: trace_id.to_owned(),
+        span_id: root.span_id()?,
+        service: root.service()?,
+        name,
+        start,
+        end,
+    }))
+}
+
+/// The value of attribute `name` when it is a string (the last of repeated keys, as a
+/// record's dict keeps it).
+fn text_attr<'a>(attributes: &'a [model::KeyValue], name: &str) -> Option<&'a str> {
+    match &attributes.iter().rev().find(|kv| kv.key == name)?.value {
+        model::AnyValue::Str(text) => Some(text),
+        _ => None,
+    }
+}
+
+/// A decoded span, as the offline assembler releases it.
+impl JoinSpan for &model::Span {
+    type Error = Infallible;
+
+    fn each_linked_trace(&self, mut f: impl FnMut(&str)) -> Result<(), Infallible> {
+        for link in &self.links {
+            f(&model::hex(&link.trace_id));
+        }
+        Ok(())
+    }
+
+    fn has_links(&self) -> Result<bool, Infallible> {
+        Ok(!self.links.is_empty())
+    }
+
+    fn with_text_attr<R>(
+        &self,
+        attr: JoinAttr,
+        f: impl FnOnce(Option<&str>) -> R,
+    ) -> Result<R, Infallible> {
+        Ok(f(text_attr(&self.attributes, attr.key())))
+    }
+
+    fn is_root(&self) -> Result<bool, Infallible> {
+        Ok(self.parent_span_id.is_none())
+    }
+
+    fn span_id(&self) -> Result<String, Infallible> {
+        Ok(model::hex(&self.span_id))
+    }
+
+    fn service(&self) -> Result<String, Infallible> {
+        Ok(text_attr(&self.resource.attributes, "service.name")
+            .unwrap_or_default()
+            .to_owned())
+    }
+
+    fn times(&self) -> Result<(i128, i128), Infallible> {
+        Ok((i128::from(self.start_ns), i128::from(self.end_ns)))
+    }
+}
+
+/// The [`Facts`] of the trace `trace_id` whose spans are the decoded `spans` (in
+/// `Trace.spans` order).
+pub fn decoded_facts(trace_id: &str, spans: &[&model::Span]) -> Facts {
+    match facts(trace_id, spans.iter().copied().map(Ok::<_, Infallible>)) {
+        Ok(found) => found,
+        Err(never) => match never {},
+    }
+}
 
 /// A trace that is one agent's run started as a root of its own.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,16 +317,11 @@ pub fn delegations(agents: &[AgentRoot], calls: &[ToolCall]) -> Vec<(usize, usiz
         .collect()
 }
 
-/// One trace entering the window.
+/// One trace entering the window: its handle and what ties it to others.
 #[derive(Debug)]
 pub struct Arrival<H> {
     pub handle: H,
-    pub trace_id: String,
-    /// `trace:<id>` of itself and of linked traces, `<attribute>:<value>` of session ids.
-    pub keys: Vec<String>,
-    pub root: Option<AgentRoot>,
-    pub calls: Vec<ToolCall>,
-    pub spans: u64,
+    pub facts: Facts,
 }
 
 type CallKey = (String, String);
@@ -148,11 +387,14 @@ impl<H> Joiner<H> {
     pub fn add(&mut self, arrival: Arrival<H>) -> Vec<Vec<H>> {
         let Arrival {
             handle,
-            trace_id,
-            keys,
-            root,
-            calls,
-            spans,
+            facts:
+                Facts {
+                    trace_id,
+                    keys,
+                    root,
+                    calls,
+                    spans,
+                },
         } = arrival;
         // The groups the arrival ties to, in first-seen order (the set beside the list: a
         // trace linking to thousands of traces searched the list per link).
@@ -343,11 +585,13 @@ mod tests {
         all.extend(keys.iter().map(|k| k.to_string()));
         Arrival {
             handle: name,
-            trace_id: name.to_string(),
-            keys: all,
-            root: None,
-            calls: Vec::new(),
-            spans,
+            facts: Facts {
+                trace_id: name.to_string(),
+                keys: all,
+                root: None,
+                calls: Vec::new(),
+                spans,
+            },
         }
     }
 
@@ -414,19 +658,19 @@ mod tests {
     fn an_agent_trace_joins_the_one_call_that_fits_it_either_way_round() {
         let mut joiner = Joiner::new(100);
         let mut caller = arrival("caller", &[], 3);
-        caller.calls = vec![call("caller", "c1", 10, 50)];
+        caller.facts.calls = vec![call("caller", "c1", 10, 50)];
         joiner.add(caller);
         let mut run = arrival("run", &[], 2);
-        run.root = Some(agent("run", 20, 40));
+        run.facts.root = Some(agent("run", 20, 40));
         joiner.add(run);
         assert_eq!(joiner.flush(), vec![vec!["caller", "run"]]);
 
         let mut joiner = Joiner::new(100);
         let mut run = arrival("run", &[], 2);
-        run.root = Some(agent("run", 20, 40));
+        run.facts.root = Some(agent("run", 20, 40));
         joiner.add(run);
         let mut caller = arrival("caller", &[], 3);
-        caller.calls = vec![call("caller", "c1", 10, 50)];
+        caller.facts.calls = vec![call("caller", "c1", 10, 50)];
         joiner.add(caller);
         assert_eq!(joiner.flush(), vec![vec!["run", "caller"]]);
     }
@@ -435,10 +679,10 @@ mod tests {
     fn two_fitting_calls_join_nothing() {
         let mut joiner = Joiner::new(100);
         let mut caller = arrival("caller", &[], 3);
-        caller.calls = vec![call("caller", "c1", 10, 50), call("caller", "c2", 0, 60)];
+        caller.facts.calls = vec![call("caller", "c1", 10, 50), call("caller", "c2", 0, 60)];
         joiner.add(caller);
         let mut run = arrival("run", &[], 2);
-        run.root = Some(agent("run", 20, 40));
+        run.facts.root = Some(agent("run", 20, 40));
         joiner.add(run);
         assert_eq!(joiner.flush(), vec![vec!["caller"], vec!["run"]]);
     }
@@ -447,11 +691,11 @@ mod tests {
     fn waiting_entries_leave_with_their_group() {
         let mut joiner = Joiner::new(2);
         let mut caller = arrival("caller", &[], 3);
-        caller.calls = vec![call("caller", "c1", 10, 50)];
+        caller.facts.calls = vec![call("caller", "c1", 10, 50)];
         assert_eq!(joiner.add(caller), vec![vec!["caller"]]);
         assert_eq!(joiner.waiting(), 0);
         let mut run = arrival("run", &[], 1);
-        run.root = Some(agent("run", 20, 40));
+        run.facts.root = Some(agent("run", 20, 40));
         assert!(joiner.add(run).is_empty());
         assert_eq!(joiner.waiting(), 1);
         assert_eq!(joiner.flush(), vec![vec!["run"]]);
@@ -469,6 +713,145 @@ mod tests {
         let mut other = agent("u", 20, 40);
         other.service = "other".into();
         assert!(!c.holds(&other));
+    }
+
+    fn decoded(
+        span: u8,
+        parent: Option<u8>,
+        times: (u64, u64),
+        attributes: &[(&str, model::AnyValue)],
+        links: &[[u8; 16]],
+    ) -> model::Span {
+        let text = |value: &str| model::AnyValue::Str(value.to_owned());
+        model::Span {
+            trace_id: [1; 16],
+            span_id: [span; 8],
+            parent_span_id: parent.map(|p| [p; 8]),
+            name: "s".into(),
+            kind: 0,
+            start_ns: times.0,
+            end_ns: times.1,
+            status_code: 0,
+            status_message: String::new(),
+            attributes: attributes
+                .iter()
+                .map(|(key, value)| model::KeyValue {
+                    key: (*key).into(),
+                    value: value.clone(),
+                })
+                .collect(),
+            events: Vec::new(),
+            links: links
+                .iter()
+                .map(|trace| model::Link {
+                    trace_id: trace.to_vec(),
+                    span_id: vec![9; 8],
+                    attributes: Vec::new(),
+                    dropped_attributes_count: 0,
+                })
+                .collect(),
+            resource: std::sync::Arc::new(model::Resource {
+                attributes: vec![model::KeyValue {
+                    key: "service.name".into(),
+                    value: text("svc"),
+                }],
+            }),
+            scope: std::sync::Arc::default(),
+            dropped_attributes_count: 0,
+            dropped_events_count: 0,
+            dropped_links_count: 0,
+            flags: 0,
+        }
+    }
+
+    #[test]
+    fn the_walk_reads_keys_the_agent_root_and_tool_calls_of_decoded_spans() {
+        use model::AnyValue::{Int, Str};
+        let s = |value: &str| Str(value.to_owned());
+        let (conv, op, tool) = (
+            "gen_ai.conversation.id",
+            "gen_ai.operation.name",
+            "gen_ai.tool.name",
+        );
+        let spans = [
+            decoded(
+                0,
+                None,
+                (0, 1000),
+                &[
+                    (conv, s("c1")),
+                    (op, s("invoke_agent")),
+                    ("gen_ai.agent.id", s("")),
+                    ("gen_ai.agent.name", s("a")),
+                ],
+                &[],
+            ),
+            // The same session id again: no second key; a link to itself and to trace 5.
+            decoded(
+                1,
+                Some(0),
+                (100, 900),
+                &[(conv, s("c1")), (op, s("execute_tool")), (tool, s("t"))],
+                &[[1; 16], [5; 16]],
+            ),
+            // The last of repeated keys counts; a tool name that is no string names nothing.
+            decoded(
+                2,
+                Some(0),
+                (5, 6),
+                &[
+                    (conv, s("c2")),
+                    (conv, s("c3")),
+                    ("session.id", s("")),
+                    (op, s("execute_tool")),
+                    (tool, Int(7)),
+                ],
+                &[],
+            ),
+        ];
+        let spans: Vec<&model::Span> = spans.iter().collect();
+        let trace = model::hex(&[1; 16]);
+        let found = decoded_facts(&trace, &spans);
+        let linked = format!("trace:{}", model::hex(&[5; 16]));
+        assert_eq!(
+            found.keys,
+            vec![
+                format!("trace:{trace}"),
+                "gen_ai.conversation.id:c1".into(),
+                linked,
+                "gen_ai.conversation.id:c3".into()
+            ]
+        );
+        let root = found
+            .root
+            .expect("one root, an agent span naming its agent");
+        assert_eq!(
+            (
+                root.name.as_str(),
+                root.service.as_str(),
+                root.start,
+                root.end
+            ),
+            ("a", "svc", 0, 1000)
+        );
+        assert_eq!(root.span_id, model::hex(&[0; 8]));
+        assert_eq!(found.calls.len(), 1);
+        assert_eq!(
+            (found.calls[0].name.as_str(), found.calls[0].span_id.clone()),
+            ("t", model::hex(&[1; 8]))
+        );
+        assert_eq!(found.spans, 3);
+        // Two roots: no agent run; a root that links somewhere: none either.
+        let other = decoded(3, None, (0, 1), &[], &[]);
+        assert!(decoded_facts(&trace, &[spans[0], &other]).root.is_none());
+        let linking = decoded(
+            0,
+            None,
+            (0, 1000),
+            &[(op, s("create_agent")), ("gen_ai.agent.name", s("a"))],
+            &[[5; 16]],
+        );
+        assert!(decoded_facts(&trace, &[&linking]).root.is_none());
     }
 
     #[test]

@@ -16,7 +16,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 
 use crate::batch::{with_gc_paused, Batch, Builder, Shared};
-use crate::session_join::{native_facts, JoinFacts};
+use crate::session_join::JoinFacts;
 use crate::span_tree::{trace_from, trace_of, REMOTE_PARENT_FLAGS};
 
 /// One waiting record: a span or log record of a decoded batch (by position), or a Python
@@ -147,7 +147,7 @@ impl OfflineAssembler {
                     )?;
                     let ordered: Vec<&model::Span> =
                         tree.ordered.iter().map(|&index| decoded[index]).collect();
-                    let facts = native_facts(trace_id.to_str()?, &ordered);
+                    let facts = JoinFacts::of_decoded(trace_id.to_str()?, &ordered);
                     (trace, Some(Bound::new(py, facts)?))
                 }
                 None => (

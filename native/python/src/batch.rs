@@ -51,8 +51,9 @@ static RECORD_TYPES: PyOnceLock<RecordTypes> = PyOnceLock::new();
 /// as a new one: a request interleaves the spans of up to a few dozen traces.
 const EXTRAS_SHARED_WITHIN: usize = 128;
 
-/// `SESSION_ATTRIBUTES` of `otel_oracles.model.span`: the span attributes a `WireSpan` keeps.
-pub(crate) const SESSION_ATTRIBUTES: [&str; 2] = ["gen_ai.conversation.id", "session.id"];
+/// `SESSION_ATTRIBUTES` of `otel_oracles.model.span`: the span attributes a `WireSpan` keeps
+/// (the join's session keys).
+pub(crate) use otel_oracles_core::session_join::SESSION_ATTRIBUTES;
 
 pub(crate) fn record_types(py: Python<'_>) -> PyResult<&RecordTypes> {
     RECORD_TYPES.get_or_try_init(py, || {

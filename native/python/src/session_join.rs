@@ -1,35 +1,20 @@
 //! `SessionJoiner`, `delegations` and `join_keys`: the offline window that joins runs split
 //! over traces (`otel_oracles_core::session_join`) and what it reads of each trace.
 //!
-//! What ties a trace to others is read from its records by attribute (`SpanRecord`s, and
-//! `serve`'s `WireSpan`s for the join keys) in one walk; the window holds the `Trace`s
-//! themselves as handles and hands back the groups that leave it, which
-//! `otel_oracles.assemble._sessions` merges into one trace each.
+//! What ties a trace to others is read by the core's one walk (`session_join::facts`):
+//! here over Python records (`SpanRecord`s, and `serve`'s `WireSpan`s for the join keys)
+//! through `Record`, the core's `JoinSpan` on a record; at an offline release over the
+//! decoded spans (`JoinFacts::of_decoded`). The window holds the `Trace`s themselves as
+//! handles and hands back the groups that leave it, which `otel_oracles.assemble._sessions`
+//! merges into one trace each.
 
-use otel_oracles_core::model;
-use otel_oracles_core::session_join::{self as core, AgentRoot, Arrival, Joiner, ToolCall};
+use otel_oracles_core::session_join::{self as core, Arrival, Facts, JoinAttr, JoinSpan, Joiner};
 use pyo3::exceptions::PyValueError;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PySet, PyString};
 
-use crate::batch::SESSION_ATTRIBUTES;
 use crate::span_tree::int_of;
-
-/// Where a root span names the agent whose run its trace is (`gen_ai.agent.name`, else
-/// `gen_ai.agent.id`).
-const AGENT_NAME_ATTRIBUTES: [&str; 2] = ["gen_ai.agent.name", "gen_ai.agent.id"];
-/// The GenAI operations of a span that runs an agent.
-const AGENT_OPERATIONS: [&str; 2] = ["invoke_agent", "create_agent"];
-
-/// What the window reads of one trace's spans.
-struct Facts<'py> {
-    keys: Vec<String>,
-    /// Spans without a parent id.
-    roots: Vec<Bound<'py, PyAny>>,
-    /// GenAI `execute_tool` spans naming their tool: (service, tool name, span).
-    calls: Vec<(String, String, Bound<'py, PyAny>)>,
-}
 
 /// `mapping.get(key)` for a dict or any other mapping.
 fn lookup<'py>(
@@ -45,167 +30,140 @@ fn lookup<'py>(
     Ok(None)
 }
 
-/// A str value (`isinstance(value, str)`), as text; non-empty only when `non_empty`.
-fn text(value: Option<Bound<'_, PyAny>>, non_empty: bool) -> PyResult<Option<String>> {
-    let Some(value) = value else { return Ok(None) };
-    let Ok(value) = value.cast_into::<PyString>() else {
-        return Ok(None);
-    };
-    let value = value.to_str()?;
-    Ok((!non_empty || !value.is_empty()).then(|| value.to_owned()))
+/// The key of `attr` as an interned Python str.
+fn key_of(py: Python<'_>, attr: JoinAttr) -> &Bound<'_, PyString> {
+    match attr {
+        JoinAttr::ConversationId => intern!(py, JoinAttr::ConversationId.key()),
+        JoinAttr::SessionId => intern!(py, JoinAttr::SessionId.key()),
+        JoinAttr::ToolName => intern!(py, JoinAttr::ToolName.key()),
+        JoinAttr::OperationName => intern!(py, JoinAttr::OperationName.key()),
+        JoinAttr::AgentName => intern!(py, JoinAttr::AgentName.key()),
+        JoinAttr::AgentId => intern!(py, JoinAttr::AgentId.key()),
+    }
 }
 
-/// `resource["service.name"]` when it is a str, else `""`.
-fn service_of(span: &Bound<'_, PyAny>) -> PyResult<String> {
-    let py = span.py();
-    let resource = span.getattr(intern!(py, "resource"))?;
-    Ok(text(lookup(&resource, intern!(py, "service.name"))?, false)?.unwrap_or_default())
+/// A Python span record (`SpanRecord`, or `serve`'s `WireSpan`) as the core's walk reads
+/// it: `links` (each with a `trace_id`), `attributes` and `resource` as mappings, a str
+/// value being one that is `isinstance(value, str)`.
+struct Record<'py> {
+    span: Bound<'py, PyAny>,
+    /// Its `attributes`, read once: the walk looks several keys up.
+    attributes: Bound<'py, PyAny>,
 }
 
-/// One walk over `spans` of the trace `trace_id`: its join keys (its own id as
-/// `trace:<id>`, the traces its spans link to, its session ids as `<attribute>:<value>`),
-/// root spans and tool calls.
-fn facts<'py>(trace_id: &str, spans: &Bound<'py, PyAny>) -> PyResult<Facts<'py>> {
-    let py = spans.py();
-    let mut keys = vec![format!("trace:{trace_id}")];
-    let mut roots = Vec::new();
-    let mut calls = Vec::new();
-    let session_keys: Vec<Bound<'py, PyString>> = SESSION_ATTRIBUTES
-        .iter()
-        .map(|key| PyString::new(py, key))
-        .collect();
-    // The session ids of the span before, per attribute: a trace's spans mostly repeat
-    // them, and a key listed again ties nothing more (the keys are a set).
-    let mut last_session: [Option<String>; 2] = [None, None];
-    let tool_name = intern!(py, "gen_ai.tool.name");
-    let operation = intern!(py, "gen_ai.operation.name");
-    for span in spans.try_iter()? {
-        let span = span?;
-        let links = span.getattr(intern!(py, "links"))?;
-        if links.is_truthy()? {
-            for link in links.try_iter()? {
-                let linked = text(Some(link?.getattr(intern!(py, "trace_id"))?), true)?;
-                if let Some(linked) = linked.filter(|linked| linked != trace_id) {
-                    keys.push(format!("trace:{linked}"));
-                }
+impl<'py> Record<'py> {
+    fn new(span: Bound<'py, PyAny>) -> PyResult<Self> {
+        let attributes = span.getattr(intern!(span.py(), "attributes"))?;
+        Ok(Self { span, attributes })
+    }
+
+    fn links(&self) -> PyResult<Bound<'py, PyAny>> {
+        self.span.getattr(intern!(self.span.py(), "links"))
+    }
+}
+
+impl JoinSpan for Record<'_> {
+    type Error = PyErr;
+
+    fn each_linked_trace(&self, mut f: impl FnMut(&str)) -> PyResult<()> {
+        let links = self.links()?;
+        if !links.is_truthy()? {
+            return Ok(());
+        }
+        let py = self.span.py();
+        for link in links.try_iter()? {
+            if let Ok(linked) = link?.getattr(intern!(py, "trace_id"))?.cast::<PyString>() {
+                f(linked.to_str()?);
             }
         }
-        let attrs = span.getattr(intern!(py, "attributes"))?;
-        for ((name, key), last) in SESSION_ATTRIBUTES
-            .iter()
-            .zip(&session_keys)
-            .zip(&mut last_session)
+        Ok(())
+    }
+
+    fn has_links(&self) -> PyResult<bool> {
+        self.links()?.is_truthy()
+    }
+
+    fn with_text_attr<R>(&self, attr: JoinAttr, f: impl FnOnce(Option<&str>) -> R) -> PyResult<R> {
+        let value = lookup(&self.attributes, key_of(self.span.py(), attr))?;
+        match value
+            .as_ref()
+            .and_then(|value| value.cast::<PyString>().ok())
         {
-            let Some(value) = lookup(&attrs, key)? else {
-                continue;
-            };
-            let Ok(value) = value.cast_into::<PyString>() else {
-                continue;
-            };
-            let value = value.to_str()?;
-            if value.is_empty() || last.as_deref() == Some(value) {
-                continue;
-            }
-            keys.push(format!("{name}:{value}"));
-            *last = Some(value.to_owned());
-        }
-        if !span.getattr(intern!(py, "parent_span_id"))?.is_truthy()? {
-            roots.push(span.clone());
-        }
-        if let Some(name) = text(lookup(&attrs, tool_name)?, true)? {
-            if text(lookup(&attrs, operation)?, false)?.as_deref() == Some("execute_tool") {
-                calls.push((service_of(&span)?, name, span));
-            }
+            Some(value) => Ok(f(Some(value.to_str()?))),
+            None => Ok(f(None)),
         }
     }
-    Ok(Facts { keys, roots, calls })
+
+    fn is_root(&self) -> PyResult<bool> {
+        Ok(!self
+            .span
+            .getattr(intern!(self.span.py(), "parent_span_id"))?
+            .is_truthy()?)
+    }
+
+    fn span_id(&self) -> PyResult<String> {
+        self.span
+            .getattr(intern!(self.span.py(), "span_id"))?
+            .extract()
+    }
+
+    fn service(&self) -> PyResult<String> {
+        let py = self.span.py();
+        let resource = self.span.getattr(intern!(py, "resource"))?;
+        let service = lookup(&resource, intern!(py, "service.name"))?;
+        match service
+            .as_ref()
+            .and_then(|value| value.cast::<PyString>().ok())
+        {
+            Some(service) => Ok(service.to_str()?.to_owned()),
+            None => Ok(String::new()),
+        }
+    }
+
+    fn times(&self) -> PyResult<(i128, i128)> {
+        let py = self.span.py();
+        Ok((
+            int_of(&self.span.getattr(intern!(py, "start_ns"))?)?,
+            int_of(&self.span.getattr(intern!(py, "end_ns"))?)?,
+        ))
+    }
 }
 
-/// The trace as an agent's run started as a root: its one root span (linking nowhere,
-/// since links join already) is a GenAI agent span naming its agent.
-fn agent_root(trace_id: &str, roots: &[Bound<'_, PyAny>]) -> PyResult<Option<AgentRoot>> {
-    let [root] = roots else { return Ok(None) };
-    let py = root.py();
-    if root.getattr(intern!(py, "links"))?.is_truthy()? {
-        return Ok(None);
-    }
-    let attrs = root.getattr(intern!(py, "attributes"))?;
-    let operation = text(lookup(&attrs, intern!(py, "gen_ai.operation.name"))?, false)?;
-    if !operation.is_some_and(|op| AGENT_OPERATIONS.contains(&op.as_str())) {
-        return Ok(None);
-    }
-    let mut name = None;
-    for key in AGENT_NAME_ATTRIBUTES {
-        name = text(lookup(&attrs, &PyString::new(py, key))?, true)?;
-        if name.is_some() {
-            break;
-        }
-    }
-    let Some(name) = name else { return Ok(None) };
-    Ok(Some(AgentRoot {
-        trace_id: trace_id.to_owned(),
-        span_id: root.getattr(intern!(py, "span_id"))?.extract()?,
-        service: service_of(root)?,
-        name,
-        start: int_of(&root.getattr(intern!(py, "start_ns"))?)?,
-        end: int_of(&root.getattr(intern!(py, "end_ns"))?)?,
-    }))
-}
-
-/// The `ToolCall`s of `facts` in the trace `trace_id`.
-fn tool_calls(trace_id: &str, facts: Facts<'_>) -> PyResult<Vec<ToolCall>> {
-    let mut out = Vec::with_capacity(facts.calls.len());
-    for (service, name, span) in facts.calls {
-        let py = span.py();
-        out.push(ToolCall {
-            trace_id: trace_id.to_owned(),
-            span_id: span.getattr(intern!(py, "span_id"))?.extract()?,
-            service,
-            name,
-            start: int_of(&span.getattr(intern!(py, "start_ns"))?)?,
-            end: int_of(&span.getattr(intern!(py, "end_ns"))?)?,
-        });
-    }
-    Ok(out)
-}
-
-/// A trace as the window takes it: its `trace_id`, its join facts and its span count.
-fn arrival(trace: &Bound<'_, PyAny>) -> PyResult<Arrival<Py<PyAny>>> {
-    let py = trace.py();
-    let trace_id: String = trace.getattr(intern!(py, "trace_id"))?.extract()?;
-    let spans = trace.getattr(intern!(py, "spans"))?;
-    let count = spans.len()?;
-    let mut found = facts(&trace_id, &spans)?;
-    let root = agent_root(&trace_id, &found.roots)?;
-    let keys = std::mem::take(&mut found.keys);
-    let calls = tool_calls(&trace_id, found)?;
-    Ok(Arrival {
-        handle: trace.clone().unbind(),
+/// The core's walk (`session_join::facts`) over the records `spans` of the trace `trace_id`.
+fn record_facts(trace_id: &str, spans: &Bound<'_, PyAny>) -> PyResult<Facts> {
+    core::facts(
         trace_id,
-        keys,
-        root,
-        calls,
-        spans: count as u64,
-    })
+        spans.try_iter()?.map(|span| span.and_then(Record::new)),
+    )
 }
 
-/// What the window reads of one trace (`arrival`), worked out by the offline assembler from
-/// the decoded spans when it releases the trace (`native_facts`), so that `add` reads no
+/// The `Facts` of a `Trace`, read from its records.
+fn trace_facts(trace: &Bound<'_, PyAny>) -> PyResult<Facts> {
+    let py = trace.py();
+    let trace_id = trace.getattr(intern!(py, "trace_id"))?;
+    let trace_id = trace_id.cast::<PyString>()?.to_str()?;
+    record_facts(trace_id, &trace.getattr(intern!(py, "spans"))?)
+}
+
+/// What the window reads of one trace (the core's `Facts`), worked out by the offline
+/// assembler from the decoded spans when it releases the trace, so that `add` reads no
 /// record back. Holds for that one `Trace` as released.
 #[pyclass(module = "otel_oracles._native", name = "JoinFacts", frozen, eq)]
 #[derive(Debug, PartialEq)]
-pub struct JoinFacts {
-    trace_id: String,
-    keys: Vec<String>,
-    root: Option<AgentRoot>,
-    calls: Vec<ToolCall>,
-    spans: u64,
+pub struct JoinFacts(Facts);
+
+impl JoinFacts {
+    /// The facts of the trace `trace_id` whose decoded spans are `spans` (in `Trace.spans`
+    /// order).
+    pub(crate) fn of_decoded(trace_id: &str, spans: &[&otel_oracles_core::model::Span]) -> Self {
+        Self(core::decoded_facts(trace_id, spans))
+    }
 }
 
 #[pymethods]
 impl JoinFacts {
     fn __repr__(&self) -> String {
-        format!("{self:?}")
+        format!("{:?}", self.0)
     }
 }
 
@@ -213,101 +171,7 @@ impl JoinFacts {
 /// when it is given none.
 #[pyfunction]
 fn join_facts(trace: &Bound<'_, PyAny>) -> PyResult<JoinFacts> {
-    let found = arrival(trace)?;
-    Ok(JoinFacts {
-        trace_id: found.trace_id,
-        keys: found.keys,
-        root: found.root,
-        calls: found.calls,
-        spans: found.spans,
-    })
-}
-
-/// The value of attribute `name` when it is a string (the last of repeated keys, as the
-/// record's dict keeps it).
-fn text_attr<'a>(attributes: &'a [model::KeyValue], name: &str) -> Option<&'a str> {
-    match &attributes.iter().rev().find(|kv| kv.key == name)?.value {
-        model::AnyValue::Str(text) => Some(text),
-        _ => None,
-    }
-}
-
-/// `service_of` on a decoded span's resource.
-fn native_service(span: &model::Span) -> String {
-    text_attr(&span.resource.attributes, "service.name")
-        .unwrap_or_default()
-        .to_owned()
-}
-
-/// `arrival`'s facts of the trace `trace_id` whose `Trace.spans` are `spans` (decoded spans,
-/// in that order): the same keys, in the same order, the same agent root and tool calls as
-/// `facts`, `agent_root` and `tool_calls` read from the records built of them.
-pub(crate) fn native_facts(trace_id: &str, spans: &[&model::Span]) -> JoinFacts {
-    let mut keys = vec![format!("trace:{trace_id}")];
-    let mut last_session: [Option<&str>; 2] = [None, None];
-    let mut roots = Vec::new();
-    let mut calls = Vec::new();
-    for &span in spans {
-        for link in &span.links {
-            let linked = model::hex(&link.trace_id);
-            if !linked.is_empty() && linked != trace_id {
-                keys.push(format!("trace:{linked}"));
-            }
-        }
-        for (name, last) in SESSION_ATTRIBUTES.iter().zip(&mut last_session) {
-            let Some(value) = text_attr(&span.attributes, name) else {
-                continue;
-            };
-            if value.is_empty() || *last == Some(value) {
-                continue;
-            }
-            keys.push(format!("{name}:{value}"));
-            *last = Some(value);
-        }
-        if span.parent_span_id.is_none() {
-            roots.push(span);
-        }
-        let tool = text_attr(&span.attributes, "gen_ai.tool.name").filter(|t| !t.is_empty());
-        if let Some(name) = tool {
-            if text_attr(&span.attributes, "gen_ai.operation.name") == Some("execute_tool") {
-                calls.push(ToolCall {
-                    trace_id: trace_id.to_owned(),
-                    span_id: model::hex(&span.span_id),
-                    service: native_service(span),
-                    name: name.to_owned(),
-                    start: i128::from(span.start_ns),
-                    end: i128::from(span.end_ns),
-                });
-            }
-        }
-    }
-    let root = match roots.as_slice() {
-        [root] if root.links.is_empty() => {
-            let operation = text_attr(&root.attributes, "gen_ai.operation.name");
-            let name = AGENT_NAME_ATTRIBUTES
-                .iter()
-                .find_map(|key| text_attr(&root.attributes, key).filter(|n| !n.is_empty()));
-            match (operation, name) {
-                (Some(op), Some(name)) if AGENT_OPERATIONS.contains(&op) => Some(AgentRoot {
-                    trace_id: trace_id.to_owned(),
-                    span_id: model::hex(&root.span_id),
-                    service: native_service(root),
-                    name: name.to_owned(),
-                    start: i128::from(root.start_ns),
-                    end: i128::from(root.end_ns),
-                }),
-                _ => None,
-            }
-        }
-        _ => None,
-    };
-    JoinFacts {
-        trace_id: trace_id.to_owned(),
-        keys,
-        root,
-        calls,
-        spans: spans.len() as u64,
-    }
+    trace_facts(trace).map(JoinFacts)
 }
 
 /// The window of `join_sessions`: `add` a `Trace`, get the groups of traces (each one run,
@@ -338,21 +202,14 @@ impl SessionJoiner {
         trace: &Bound<'_, PyAny>,
         facts: Option<&Bound<'_, JoinFacts>>,
     ) -> PyResult<Vec<Vec<Py<PyAny>>>> {
-        let arrival = match facts {
-            Some(facts) => {
-                let facts = facts.get();
-                Arrival {
-                    handle: trace.clone().unbind(),
-                    trace_id: facts.trace_id.clone(),
-                    keys: facts.keys.clone(),
-                    root: facts.root.clone(),
-                    calls: facts.calls.clone(),
-                    spans: facts.spans,
-                }
-            }
-            None => arrival(trace)?,
+        let facts = match facts {
+            Some(facts) => facts.get().0.clone(),
+            None => trace_facts(trace)?,
         };
-        Ok(self.inner.add(arrival))
+        Ok(self.inner.add(Arrival {
+            handle: trace.clone().unbind(),
+            facts,
+        }))
     }
 
     /// Every group left, in window order (end of input).
@@ -376,10 +233,9 @@ fn delegations<'py>(traces: &Bound<'py, PyList>) -> PyResult<Bound<'py, PyDict>>
     let mut agents = Vec::new();
     let mut calls = Vec::new();
     for trace in traces.iter() {
-        let trace_id: String = trace.getattr(intern!(py, "trace_id"))?.extract()?;
-        let found = facts(&trace_id, &trace.getattr(intern!(py, "spans"))?)?;
-        agents.extend(agent_root(&trace_id, &found.roots)?);
-        calls.extend(tool_calls(&trace_id, found)?);
+        let found = trace_facts(&trace)?;
+        agents.extend(found.root);
+        calls.extend(found.calls);
     }
     let out = PyDict::new(py);
     if agents.is_empty() {
@@ -391,13 +247,14 @@ fn delegations<'py>(traces: &Bound<'py, PyList>) -> PyResult<Bound<'py, PyDict>>
     Ok(out)
 }
 
-/// What may tie the trace `trace_id` (of `spans`) to others (see `facts`).
+/// What may tie the trace `trace_id` (of `spans`) to others (the keys of the core's
+/// `session_join::facts`).
 #[pyfunction]
 fn join_keys<'py>(
     trace_id: &Bound<'py, PyString>,
     spans: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PySet>> {
-    let keys = facts(trace_id.to_str()?, spans)?.keys;
+    let keys = record_facts(trace_id.to_str()?, spans)?.keys;
     PySet::new(trace_id.py(), keys)
 }
 
