@@ -10,7 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from otel_oracles.assemble._offline import AssemblyStats, OfflineAssembly
-from otel_oracles.assemble._sessions import SessionStats, join_sessions
+from otel_oracles.assemble._sessions import (
+    ReleasedTrace,
+    SessionStats,
+    join_released,
+    join_sessions,
+)
 from otel_oracles.assemble._tree import build_trace
 from otel_oracles.assemble.config import DEFAULT_IDLE_SPANS
 from otel_oracles.decode import DecodedBatch
@@ -44,8 +49,10 @@ def assemble_offline(
 __all__ = [
     "AssemblyStats",
     "OfflineAssembly",
+    "ReleasedTrace",
     "SessionStats",
     "assemble_offline",
     "build_trace",
+    "join_released",
     "join_sessions",
 ]

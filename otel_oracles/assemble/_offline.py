@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from otel_oracles._native import JoinFacts, OfflineAssembler
-from otel_oracles.assemble._sessions import SessionStats
+from otel_oracles._native import OfflineAssembler
+from otel_oracles.assemble._sessions import ReleasedTrace, SessionStats
 from otel_oracles.assemble._tree import attach_logs
 from otel_oracles.assemble.config import LATE_SAMPLE_SIZE
 from otel_oracles.decode import DecodedBatch
@@ -72,6 +72,10 @@ class OfflineAssembly(Iterator[Trace]):
     here its log records are attached (``attach_logs``) and the core's counts are added to
     ``stats``, which reads, at every trace yielded, as it would had the policy been
     applied one record at a time in Python.
+
+    Iterated, it yields the traces; ``released()`` yields each with its ``JoinFacts`` (what
+    the join reads of it, worked out at release from its decoded spans), which
+    ``traces_from_batches`` hands to ``join_released``.
     """
 
     def __init__(
@@ -86,21 +90,24 @@ class OfflineAssembly(Iterator[Trace]):
         self.stats = stats
         self._batches = iter(batches)
         self._synced: _Counts = _NO_COUNTS
-        self._facts: tuple[Trace, JoinFacts | None] | None = None
 
     def __iter__(self) -> OfflineAssembly:
         return self
 
-    def join_facts(self, trace: Trace) -> JoinFacts | None:
-        """What ``join_sessions`` reads of ``trace`` (its join keys, agent root, tool calls),
-        worked out from the decoded spans when it was released, if ``trace`` is the trace
-        this iterator yielded last; else ``None`` (the joiner reads its records). The facts
-        describe the trace as released: the joiner takes each trace as it is yielded."""
-        if self._facts is None or self._facts[0] is not trace:
-            return None
-        return self._facts[1]
-
     def __next__(self) -> Trace:
+        released = self._release()
+        if released is None:
+            raise StopIteration
+        return released[0]
+
+    def released(self) -> Iterator[ReleasedTrace]:
+        """The traces still to come, each with its ``JoinFacts`` when its spans were all
+        decoded natively (else ``None``: the join reads its records). Shares this iterator's
+        position and ``stats``."""
+        return iter(self._release, None)
+
+    def _release(self) -> ReleasedTrace | None:
+        """The next trace released, with its ``JoinFacts``; ``None`` at the end."""
         core = self._core
         while True:
             released = core.next_release()
@@ -110,11 +117,10 @@ class OfflineAssembly(Iterator[Trace]):
                 if logs:
                     attach_logs(trace, logs)
                     self.stats.unattached_logs += trace.unattached_logs
-                self._facts = (trace, facts)
-                return trace
+                return trace, facts
             if core.done:
                 self._sync()
-                raise StopIteration
+                return None
             batch = next(self._batches, None)
             if batch is None:
                 core.finish()

@@ -27,17 +27,19 @@ released together, at the position of the earliest one. Memory stays bounded by 
 traces of one run farther apart in the input than the window are graded separately.
 
 The compiled core does the mechanics (``native/core/src/session_join.rs``): reading each
-trace's join keys, agent root and tool calls in one walk over its spans (``join_keys``; for
-a trace the offline assembler released from natively decoded spans, worked out from those
-at release, ``JoinFacts``), the window and its groups (``SessionJoiner``), and which agent
-roots hang under which calls in a joined run (``delegations``). Here each group that leaves
-the window is merged into one ``Trace`` and counted.
+trace's join keys, agent root and tool calls in one walk over its spans, whether records
+(``join_keys``, ``join_facts``) or, for a trace the offline assembler released from natively
+decoded spans, those spans at release (``JoinFacts``, handed over by
+``OfflineAssembly.released`` to ``join_released``); the window and its groups
+(``SessionJoiner``); and which agent roots hang under which calls in a joined run
+(``delegations``). Here each group that leaves the window is merged into one ``Trace`` and
+counted.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from otel_oracles._native import JoinFacts, delegations
@@ -48,6 +50,11 @@ from otel_oracles.model.span import SpanRecord, Trace
 
 DEFAULT_WINDOW_SPANS = 20_000
 """Spans the join window holds (a few tens of MB; see docs/ingest.md)."""
+
+ReleasedTrace = tuple[Trace, JoinFacts | None]
+"""A trace as the offline assembler releases it (``OfflineAssembly.released``), with what the
+join reads of it worked out from its decoded spans, or ``None`` when records built in Python
+are among them (the join then reads its records)."""
 
 
 @dataclass(slots=True)
@@ -112,14 +119,24 @@ def join_sessions(
     stats: SessionStats | None = None,
 ) -> Iterator[Trace]:
     """``traces`` with every run split over several of them joined into one (see the
-    module docstring); order otherwise kept."""
+    module docstring); order otherwise kept. What ties each trace to others is read from
+    its records."""
+    return join_released(
+        ((trace, None) for trace in traces), window_spans=window_spans, stats=stats
+    )
+
+
+def join_released(
+    released: Iterable[ReleasedTrace],
+    *,
+    window_spans: int = DEFAULT_WINDOW_SPANS,
+    stats: SessionStats | None = None,
+) -> Iterator[Trace]:
+    """``join_sessions`` of traces handed over with their ``JoinFacts`` where known (the
+    offline assembly's ``released()``): those traces' records are not read back."""
     joiner = SessionJoiner(window_spans, stats)
-    # The offline assembler hands over what the window reads of each trace it releases,
-    # worked out from the decoded spans (``OfflineAssembly.join_facts``): the records are
-    # then not read back.
-    facts_of: Callable[[Trace], JoinFacts | None] | None = getattr(traces, "join_facts", None)
-    for trace in traces:
-        yield from joiner.add(trace, facts_of(trace) if facts_of is not None else None)
+    for trace, facts in released:
+        yield from joiner.add(trace, facts)
     yield from joiner.flush()
 
 

@@ -1,7 +1,7 @@
 """From decoded batches to subjects: the reading half of a grading session.
 
 The grader's own telemetry is dropped, spans are grouped into traces under the run's limits
-(``InputLimits``), and traces of one run are joined into one subject (``join_sessions``).
+(``InputLimits``), and traces of one run are joined into one subject (``join_released``).
 Every front end that grades spans (``grade``, ``grade --workers``, ``inspect``, the pytest
 fixture) reaches subjects through ``traces_from_batches``, so they group alike.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from otel_oracles.assemble import AssemblyStats, assemble_offline, join_sessions
+from otel_oracles.assemble import AssemblyStats, OfflineAssembly, assemble_offline, join_released
 from otel_oracles.assemble.config import DEFAULT_IDLE_SPANS
 from otel_oracles.decode import DecodedBatch, read_paths
 from otel_oracles.decode.config import DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_MESSAGE_BYTES
@@ -41,7 +41,7 @@ class InputLimits:
 
     def assemble(
         self, batches: Iterable[DecodedBatch], stats: AssemblyStats | None = None
-    ) -> Iterator[Trace]:
+    ) -> OfflineAssembly:
         """``assemble_offline`` under these limits."""
         return assemble_offline(
             batches,
@@ -63,8 +63,11 @@ def traces_from_batches(
     traces, traces of one run joined. What assembly and joining did accrues in ``stats``.
     Deterministic: the same batches give the same subjects in the same order, which is what
     lets ``grade --workers`` split subjects (not spans) between processes."""
-    traces = limits.assemble(without_own_telemetry(batches), stats=stats)
-    yield from join_sessions(traces, stats=stats.joined if stats is not None else None)
+    assembly = limits.assemble(without_own_telemetry(batches), stats=stats)
+    # Each trace is handed to the join with what it reads of it, worked out by the core at
+    # release from the decoded spans (``OfflineAssembly.released``): no record is read back.
+    joined = stats.joined if stats is not None else None
+    yield from join_released(assembly.released(), stats=joined)
 
 
 def without_own_telemetry(batches: Iterable[DecodedBatch]) -> Iterator[DecodedBatch]:

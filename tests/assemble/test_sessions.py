@@ -252,24 +252,29 @@ def _join_bodies() -> list[bytes]:
     return bodies
 
 
-def test_the_facts_read_at_release_are_those_the_records_give() -> None:
+def test_the_one_walk_reads_the_same_facts_from_decoded_spans_and_from_records() -> None:
+    """The core's walk (``session_join::facts``) over a trace's decoded spans at release
+    and over its records (``join_facts``, what ``serve`` and record-built traces use)."""
     from otel_oracles._native import join_facts
-    from otel_oracles.assemble import assemble_offline
-    from otel_oracles.decode import decode
+    from otel_oracles.assemble import assemble_offline, join_released
+    from otel_oracles.decode import DecodedBatch, decode
 
     batches = [decode(body, "application/json") for body in _join_bodies()]
     assert all(batch.native is not None for batch in batches)
-    assembly = assemble_offline(iter(batches))
-    traces = []
-    for trace in assembly:
-        facts = assembly.join_facts(trace)
+    released = list(assemble_offline(iter(batches)).released())
+    assert len(released) == 4
+    for trace, facts in released:
         assert facts is not None, "natively decoded: the facts come with the release"
         assert facts == join_facts(trace), trace.trace_id
-        traces.append(trace)
-    assert len(traces) == 4
-    assert assembly.join_facts(traces[0]) is None, "only for the trace just yielded"
-    # Joined with the facts from release, or reading the records: the same runs.
-    given = list(join_sessions(assemble_offline(iter(batches))))
+    traces = [trace for trace, _ in released]
+    assert join_facts(traces[0]) != join_facts(traces[1])
+    # Records built in Python: no facts handed over, the join reads the records.
+    batch = DecodedBatch(spans=[span for trace in traces for span in trace.spans])
+    from_records = list(assemble_offline([batch]).released())
+    assert [t.trace_id for t, _ in from_records] == [t.trace_id for t in traces]
+    assert all(facts is None for _, facts in from_records)
+    # Joined with the facts handed over, or reading the records: the same runs.
+    given = list(join_released(assemble_offline(iter(batches)).released()))
     read = list(join_sessions(iter(traces)))
     assert _ids(given) == _ids(read) == [[1, 1, 1, 2], [3, 3], [4]]
     assert [[s.parent_span_id for s in t.spans] for t in given] == [
