@@ -93,11 +93,19 @@ fn string_stop(bytes: &[u8], from: usize) -> usize {
     string_stop_bytewise(bytes, at)
 }
 
-/// [`string_stop`] where SSE2 is not at hand: eight bytes a step in a `u64` (the
-/// bit trick serde_json uses), the rest one by one.
+/// [`string_stop`] where SSE2 is not at hand (aarch64 and the other release targets).
 #[cfg(not(target_arch = "x86_64"))]
 #[inline]
 fn string_stop(bytes: &[u8], from: usize) -> usize {
+    string_stop_words(bytes, from)
+}
+
+/// [`string_stop`] eight bytes a step in a `u64` (the zero-byte bit trick: the lowest
+/// flagged byte is exact, borrows only flag bytes above it), the rest one by one. Compiled
+/// on every target so the tests run it on x86-64 too, where SSE2 is used instead.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+#[inline]
+fn string_stop_words(bytes: &[u8], from: usize) -> usize {
     const ONES: u64 = u64::MAX / 255;
     const HIGH: u64 = ONES << 7;
     let mut at = from;
@@ -445,5 +453,32 @@ mod tests {
             }
         }
         assert_eq!(super::string_stop(b"\"abc", 1), 4);
+    }
+
+    #[test]
+    fn every_scan_finds_the_same_end_as_the_bytewise_one() {
+        // All stopping bytes, the bytes just beside them, and high bytes (UTF-8 runs), at
+        // every offset of both step sizes, with and without a second stop after the first.
+        let fillers = [
+            b'a', b'!', b'#', b'[', b']', b'\x20', b'\x7f', b'\x80', b'\xe9', b'\xff',
+        ];
+        let stops = [b'"', b'\\', b'\x00', b'\x01', b'\x1f'];
+        for len in 0..40 {
+            for &fill in &fillers {
+                let plain = vec![fill; len];
+                let expect = super::string_stop_bytewise(&plain, 0);
+                assert_eq!(super::string_stop(&plain, 0), expect);
+                assert_eq!(super::string_stop_words(&plain, 0), expect);
+                for &stop in &stops {
+                    let mut text = plain.clone();
+                    text.push(stop);
+                    text.extend_from_slice(&[fill, b'"', fill]);
+                    let expect = super::string_stop_bytewise(&text, 0);
+                    assert_eq!(expect, len, "{fill:#x} {stop:#x} {len}");
+                    assert_eq!(super::string_stop(&text, 0), expect);
+                    assert_eq!(super::string_stop_words(&text, 0), expect);
+                }
+            }
+        }
     }
 }
