@@ -1,5 +1,5 @@
 """Entries kept between runs in the project's cache directory, so a start does not parse the
-same configuration files again (docs/performance.md, "Start-up").
+same configuration files again (docs/performance-history.md, "Start-up").
 
 Two kinds live there: validated mapping files (``mapping/_cache.py``) and contracts' YAML
 documents (``grade/_documents.py``). What they share is here: where the directory is, which
@@ -35,7 +35,8 @@ _SHA256 = hashlib.sha256()
 """An empty SHA-256 to ``copy()``: each ``hashlib.sha256()`` has OpenSSL look the algorithm
 up by name (CPython 3.11 keeps no fetched digest), ~115 k instructions, and the cache hashed
 three times per file (key, entry path, entry digest): ~20 M instructions of a one-trace
-``grade`` (docs/performance.md, "Start-up: the conventions' patterns and the cache's hashing")."""
+``grade`` (docs/performance-history.md, "Start-up: the conventions' patterns and the cache's
+hashing")."""
 
 
 def sha256(data: bytes = b"") -> hashlib._Hash:

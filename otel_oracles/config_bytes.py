@@ -2,7 +2,7 @@
 
 Apart from ``config_yaml`` because reading needs no YAML: a ``grade`` whose contracts and
 mapping files all come from the cache (``_cache_dir``) never imports ``yaml``, whose import
-alone is ~90 M instructions (docs/performance.md, "Start-up").
+alone is ~90 M instructions (docs/performance-history.md, "Start-up").
 """
 
 from __future__ import annotations

@@ -85,7 +85,7 @@ UNTIMED_WORK = 10_000_000
 """Engine steps up to which an operation runs without the budget's clock. The engine's timeout
 reads the process's CPU clock when an operation starts and when it ends, system calls that
 cost several times the search itself on the short texts the checks usually search (~10 µs
-against ~1.5 µs; docs/performance.md, "The checks stage, cheaper per verdict" and "Regexes
+against ~1.5 µs; docs/performance-history.md, "The checks stage, cheaper per verdict" and "Regexes
 of the checks without the clock"). A pattern in a small subset (``_Parser``) has a
 backtracking search whose steps on a text of n characters are bounded by a polynomial in n
 (``_steps``, ``GUARD_SPAN``); where that bound is within this figure the operation ends

@@ -145,14 +145,14 @@ class StartUpGc:
     Start-up allocates almost only what lives as long as the process: modules, classes,
     pydantic schemas. The collector, run every 700 allocations, finds nothing to free in
     them and rescans them all at every full collection: a sixth of ``grade``'s start-up
-    (docs/performance.md, "Start-up"). So ``main`` pauses it until the command's module is
+    (docs/performance-history.md, "Start-up"). So ``main`` pauses it until the command's module is
     imported (the group's callback), then freezes what exists (``gc.freeze``: those objects
     are never scanned again; reference counting still frees them) and resumes it, with a
     youngest generation of ``GEN0_THRESHOLD`` allocations instead of 700: grading allocates
     a few objects per attribute, message and step, nearly all freed by reference counting,
     and at 700 the collector ran so often over the trace being graded that it cost 14% of
     grading 2,000 traces and 27% of grading two 20,000-span traces (CPU, medians of 3
-    interleaved runs, peak RSS unchanged; docs/performance.md, "Start-up"). Only ``main``
+    interleaved runs, peak RSS unchanged; docs/performance-history.md, "Start-up"). Only ``main``
     does this: a program that embeds the group keeps its own collector settings.
     """
 

@@ -189,7 +189,7 @@ def grade_command(
         batching = BatchingEmitter(emitter)
     export_graded = batching.export if batching is not None else None
     # Verdicts are rendered as they are graded and not kept, so memory does not grow with
-    # the input (docs/performance.md, G3). --workers spools them to disk and hands them over
+    # the input (docs/performance-history.md, G3). --workers spools them to disk and hands them over
     # in input order at the end.
     stream = ReportStream(
         as_json=as_json, junit=junit, html=html, verbose=verbose, explain=resolve_explain(explain)

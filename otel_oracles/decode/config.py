@@ -29,7 +29,7 @@ FILE_BUFFER_BYTES = 4 * 1024 * 1024
 the collector's file exporter is one export request, often a megabyte or more: a line that
 fits in the buffer is returned with one copy, a longer one is gathered from a refill per
 buffer and joined. With Python's default 8 KiB buffer, reading the 83 MB benchmark file line
-by line took three times the CPU it takes with this one (docs/performance.md, "Imports,
+by line took three times the CPU it takes with this one (docs/performance-history.md, "Imports,
 reading input and the report"). The memory is one buffer per file being read; ``grade``'s
 progress bar advances once per buffer read."""
 

@@ -19,7 +19,7 @@ batching, counting and back-off path. It never touches the global providers. The
 sinks encode the records directly (OTLP protobuf sent by ``_transport``, OTLP/JSON lines);
 an SDK exporter a user supplies gets the SDK's objects (``_sdk_adapter``). Skipping the
 Tracer/Logger (per-value attribute re-validation, span processors) and the SDK objects
-matters: emission cost more than grading (docs/performance.md, G4).
+matters: emission cost more than grading (docs/performance-history.md, G4).
 Metrics go through the emitter's own MeterProvider: they are aggregated, so the periodic
 reader cannot drop them, and ``shutdown`` performs the final collection.
 """

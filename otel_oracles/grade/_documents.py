@@ -2,7 +2,7 @@
 
 ``import yaml`` alone is ~90 M instructions, over 5% of a one-trace ``grade``: it compiles
 the pure-Python reader's pattern of non-printable characters, which ``re`` builds range by
-range (docs/performance.md, "Start-up: contracts without YAML"). The mapping files already
+range (docs/performance-history.md, "Start-up: contracts without YAML"). The mapping files already
 come from their cache, so the contracts were what still needed it. A contract's YAML
 document (the plain data ``yaml.safe_load`` gives, before any validation) is kept as JSON
 in ``contracts/`` of the cache directory of ``_cache_dir``, keyed by the file's bytes, the

@@ -35,7 +35,8 @@ BUDGET_KEYS: dict[str, str] = {
 
 
 # No generated eq, repr (compared by identity, never printed): each generated method is
-# compiled from source at every start (docs/performance.md, "Start-up: fewer generated methods").
+# compiled from source at every start (docs/performance-history.md, "Start-up: fewer generated
+# methods").
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class BudgetCheck:
     """One check a budget key stands for: where it goes, its oracle type, its typed params
@@ -48,7 +49,8 @@ class BudgetCheck:
 
 
 # No generated eq, repr (compared by identity, never printed): each generated method is
-# compiled from source at every start (docs/performance.md, "Start-up: fewer generated methods").
+# compiled from source at every start (docs/performance-history.md, "Start-up: fewer generated
+# methods").
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Budget:
     """A validated ``budget:`` block (``None`` = key not given)."""

@@ -26,7 +26,8 @@ BUDGET_PARAMS: tuple[str, ...] = ("max", "allowed", "max_total")
 
 
 # No generated eq, repr (compared by identity, never printed): each generated method is
-# compiled from source at every start (docs/performance.md, "Start-up: fewer generated methods").
+# compiled from source at every start (docs/performance-history.md, "Start-up: fewer generated
+# methods").
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class CompiledCheck:
     """One check of a contract, prepared once: its oracle instantiated over typed params and
@@ -85,7 +86,7 @@ def compile_check(
 
 
 # No generated eq (compared by identity): each generated method is compiled from source
-# at every start (docs/performance.md, "Start-up: fewer generated methods").
+# at every start (docs/performance-history.md, "Start-up: fewer generated methods").
 @dataclass(frozen=True, slots=True, eq=False)
 class CompiledContract:
     """A contract ready to grade: the plain ``contract``, its ``checks`` in result order

@@ -47,7 +47,8 @@ LAYERS: tuple[str, ...] = ("evidence", "invariants", "tolerances")
 
 
 # No generated eq, repr (compared by identity, never printed): each generated method is
-# compiled from source at every start (docs/performance.md, "Start-up: fewer generated methods").
+# compiled from source at every start (docs/performance-history.md, "Start-up: fewer generated
+# methods").
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class _Parsed:
     """A contract as parsed: the plain data, and each check's params typed (same order as

@@ -25,7 +25,8 @@ HOST_KEYS: tuple[str, ...] = ("server.address", "net.peer.name", "http.host", "t
 
 
 # No generated eq, repr (compared by identity, never printed): each generated method is
-# compiled from source at every start (docs/performance.md, "Start-up: fewer generated methods").
+# compiled from source at every start (docs/performance-history.md, "Start-up: fewer generated
+# methods").
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class OutboundRequest:
     step: Step

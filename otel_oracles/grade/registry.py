@@ -2,7 +2,7 @@
 
 No code path depends on someone remembering an import: the registry imports a built-in
 oracle's module itself, when a contract first names its type (``BUILTIN_TYPES``: a
-contract set imports only the oracle modules it uses, docs/performance.md, "Start-up:
+contract set imports only the oracle modules it uses, docs/performance-history.md, "Start-up:
 contracts without YAML"), or every built-in module when the whole registry is asked for
 (``registered``); plug-ins from the ``otel_oracles.oracles`` entry-point group are loaded on
 the first look-up of either kind. A plug-in that fails to load is recorded with its error
@@ -79,7 +79,8 @@ BUILTIN_MODULES: tuple[str, ...] = tuple(dict.fromkeys(BUILTIN_TYPES.values()))
 
 
 # No generated eq, repr (compared by identity, never printed): each generated method is
-# compiled from source at every start (docs/performance.md, "Start-up: fewer generated methods").
+# compiled from source at every start (docs/performance-history.md, "Start-up: fewer generated
+# methods").
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Registration:
     cls: type[OracleCheck]

@@ -2,7 +2,7 @@
 
 Reading the 28 bundled files costs ``grade`` about 50 ms at every start (YAML composed, its
 alias expansion counted and constructed in Python, then validated); the same files as the
-JSON of their validated form load in about 10 ms (docs/performance.md, "Start-up"). So
+JSON of their validated form load in about 10 ms (docs/performance-history.md, "Start-up"). So
 ``load_conventions`` may keep one entry per file in a cache directory:
 ``$OTEL_ORACLES_CONVENTIONS_CACHE`` (empty turns the cache off), else ``conventions/`` in the
 project's cache root (``$OTEL_ORACLES_CACHE``, else ``$XDG_CACHE_HOME/otel-oracles``, else
@@ -111,7 +111,8 @@ class ConventionCache:
         left out, as a YAML file leaves them out: the entries are a third of the size, and a
         field validator runs only on a value that is there (with every default written out,
         each condition's three pattern checks ran on ``None``), which made validating an
-        entry a third cheaper (docs/performance.md, "Start-up: smaller conventions entries")."""
+        entry a third cheaper (docs/performance-history.md, "Start-up: smaller conventions
+        entries")."""
         body = _Entry(key=key, file=conv).model_dump_json(exclude_defaults=True).encode()
         try:
             if _Entry.model_validate_json(body).file != conv:

@@ -61,7 +61,8 @@ NO_SOURCES = SourceScan(frozenset(), [], [])
 
 
 # No generated eq, repr (compared by identity, never printed): each generated method is
-# compiled from source at every start (docs/performance.md, "Start-up: fewer generated methods").
+# compiled from source at every start (docs/performance-history.md, "Start-up: fewer generated
+# methods").
 @dataclass(slots=True, eq=False, repr=False)
 class CompiledRule:
     """One rule, ready to run: ``file``/``rule_id`` name it in coverage reports."""
@@ -116,7 +117,8 @@ class CompiledRule:
 
 
 # No generated eq, repr (compared by identity, never printed): each generated method is
-# compiled from source at every start (docs/performance.md, "Start-up: fewer generated methods").
+# compiled from source at every start (docs/performance-history.md, "Start-up: fewer generated
+# methods").
 @dataclass(slots=True, eq=False, repr=False)
 class CompiledSet:
     rules: list[CompiledRule]
@@ -169,7 +171,8 @@ under it."""
 
 
 # No generated eq, repr (compared by identity, never printed): each generated method is
-# compiled from source at every start (docs/performance.md, "Start-up: fewer generated methods").
+# compiled from source at every start (docs/performance-history.md, "Start-up: fewer generated
+# methods").
 @dataclass(slots=True, eq=False, repr=False)
 class ContentReads:
     """The content ``field`` conditions test (``Condition.field``), one read per distinct
@@ -547,7 +550,7 @@ class PlanParsers:
     """What the reader runs for each distinct ``parse:`` list of a set (``_parser``),
     resolved once per list: the bundled files' ~1,900 sources name a few dozen lists, and
     resolving one (a registry chain, then its core functions found by identity) for every
-    source was more than a tenth of compiling the set (docs/performance.md, "Start-up:
+    source was more than a tenth of compiling the set (docs/performance-history.md, "Start-up:
     smaller conventions entries")."""
 
     __slots__ = ("_registry", "_resolved")
@@ -617,7 +620,7 @@ def _first_group(pattern: str) -> Callable[[str], Any]:
     repeat across spans). The pattern is compiled on its first name (``safe_regex``'s
     cache), not here: most of the bundled files' ``span_name`` sources never see a span in
     a given run, and compiling them all was most of what loading the conventions compiled
-    (docs/performance.md, "Start-up: the conventions' patterns and the cache's hashing")."""
+    (docs/performance-history.md, "Start-up: the conventions' patterns and the cache's hashing")."""
 
     @functools.lru_cache(maxsize=4096)
     def first_group(name: str) -> Any:

@@ -59,7 +59,8 @@ _ERROR_TYPE_RX = r"([A-Za-z_][\w.]*(?:Error|Exception))\b"
 
 
 # No generated eq, repr (compared by identity, never printed): each generated method is
-# compiled from source at every start (docs/performance.md, "Start-up: fewer generated methods").
+# compiled from source at every start (docs/performance-history.md, "Start-up: fewer generated
+# methods").
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class ToolResultRules:
     """The files' ``tool_results`` and ``tool_outcomes``, merged and compiled once."""

@@ -5,7 +5,7 @@ Building a model's schema, pydantic asks each field's default factory whether it
 validated data (``inspect.signature``). For a builtin type such as ``list`` or ``dict`` the
 signature is parsed from its ``__text_signature__`` through ``tokenize`` and ``ast``: about
 half a million instructions per field, and ``grade`` builds 57 such fields at start-up
-(docs/performance.md, "Start-up: pydantic's default factories"). A Python function
+(docs/performance-history.md, "Start-up: pydantic's default factories"). A Python function
 answers from its code object. Every instance still gets a new empty list or dict of its
 own, and the JSON Schemas are unchanged (a factory's value is never shown there).
 """

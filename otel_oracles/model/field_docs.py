@@ -4,9 +4,9 @@ Models document each field with a docstring under it. pydantic can copy those in
 fields' descriptions itself (``use_attribute_docstrings``), but it does so while creating
 every class, by locating and tokenizing the class's source: about a sixth of ``grade``'s
 start-up went there, for descriptions that only ``otel-oracles schema`` and ``otel-oracles
-oracles`` print (docs/performance.md, "Start-up"). So no model turns that on; the models whose
-JSON Schema users read set ``json_schema_extra=describe_fields`` (or call it from their own
-hook), and listings call ``field_descriptions``. Both read the source only when asked, and
+oracles`` print (docs/performance-history.md, "Start-up"). So no model turns that on; the models
+whose JSON Schema users read set ``json_schema_extra=describe_fields`` (or call it from their
+own hook), and listings call ``field_descriptions``. Both read the source only when asked, and
 each module's source once.
 
 The result is what ``use_attribute_docstrings`` gave: a string literal right after an

@@ -542,7 +542,7 @@ def _settle_collector() -> None:
     allocations instead of 700. A worker is a spawned process: it does not start through
     ``main``, so it kept CPython's defaults, and its collector walked the trace being graded
     and rescanned start-up's objects at every full collection: ~5% of a worker's grading CPU
-    was time inside the collector, peak RSS unchanged (docs/performance.md, "The checks
+    was time inside the collector, peak RSS unchanged (docs/performance-history.md, "The checks
     stage and serve's workers, cheaper per verdict"). The collector stays on: reference
     cycles are still freed, only later."""
     from otel_oracles.cli import StartUpGc  # the one place the thresholds are chosen

@@ -2,7 +2,7 @@
 
 pydantic reads each factory's signature when it builds a model's schema; a builtin's is
 parsed from its ``__text_signature__`` through ``tokenize`` and ``ast`` (~0.57 M instructions
-a field, docs/performance.md "Start-up: pydantic's default factories"). The check runs in a
+a field, docs/performance-history.md "Start-up: pydantic's default factories"). The check runs in a
 fresh interpreter so that only what ``grade`` itself builds is looked at.
 """
 

@@ -1,4 +1,4 @@
-"""What a command loads before it does any work (docs/performance.md, "Start-up").
+"""What a command loads before it does any work (docs/performance-history.md, "Start-up").
 
 ``grade`` runs once per CI job and per file in scripts, so its fixed start-up is paid again
 and again; it used to import ``serve``'s HTTP and gRPC stack, ``watch``'s terminal view and
@@ -197,7 +197,7 @@ print(len(conventions.files), len(compiled))
 def test_loading_the_conventions_compiles_no_pattern(tmp_path: Path) -> None:
     """A start with the conventions cache warm compiles none of the bundled files' ~400
     patterns: the rule table's, the ``span_name`` sources' and the tool-result patterns are
-    compiled on their first text (docs/performance.md, "Start-up: the conventions' patterns
+    compiled on their first text (docs/performance-history.md, "Start-up: the conventions' patterns
     and the cache's hashing"). The cold start, validating the YAML, compiles each to check
     it: the probe sees
     the engine's compiles."""
@@ -224,7 +224,7 @@ def test_loading_the_conventions_compiles_no_pattern(tmp_path: Path) -> None:
 def test_a_warm_grade_imports_no_yaml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The bench contracts are YAML; once their documents are in the cache (the first run
     puts them there, beside the mapping files'), ``grade`` imports no YAML library: its
-    import alone was ~90 M instructions, over 5% of a one-trace run (docs/performance.md,
+    import alone was ~90 M instructions, over 5% of a one-trace run (docs/performance-history.md,
     "Start-up: contracts without YAML")."""
     monkeypatch.setenv("OTEL_ORACLES_CONVENTIONS_CACHE", str(tmp_path / "cache"))
     args = ("grade", str(TRACE), "-c", str(REPO / "bench" / "contracts"), "-q")

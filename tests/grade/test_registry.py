@@ -1,6 +1,6 @@
 """The oracle registry imports a built-in oracle's module when a contract first names its
 type (``registry.BUILTIN_TYPES``), and refuses a class that takes a built-in's type whether
-or not that module was imported yet (docs/performance.md, "Start-up: contracts without
+or not that module was imported yet (docs/performance-history.md, "Start-up: contracts without
 YAML")."""
 
 from __future__ import annotations

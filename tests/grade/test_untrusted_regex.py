@@ -180,7 +180,7 @@ def test_patterns_outside_the_subset_always_keep_the_budget(pattern: str) -> Non
 
 
 def test_the_checks_patterns_run_untimed_on_the_texts_they_search() -> None:
-    """The patterns the checks run most on data-2000 (docs/performance.md, "Regexes of the
+    """The patterns the checks run most on data-2000 (docs/performance-history.md, "Regexes of the
     checks without the clock") are in the subset, within their bound on texts longer than
     those they search there."""
     from otel_oracles.grade.oracles import trace_answers

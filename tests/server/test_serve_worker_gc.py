@@ -1,6 +1,6 @@
 """A grading worker process leaves start-up with the collector settings ``otel-oracles``'
 ``main`` gives a command (``cli.StartUpGc``): it is a spawned process, so without
-``_settle_collector`` it would grade under CPython's defaults (docs/performance.md, "The
+``_settle_collector`` it would grade under CPython's defaults (docs/performance-history.md, "The
 checks stage and serve's workers, cheaper per verdict")."""
 
 from __future__ import annotations

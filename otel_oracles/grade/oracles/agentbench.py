@@ -513,7 +513,8 @@ def _step_command(step: Step) -> str | None:
 
 
 # No generated eq, repr (compared by identity, never printed): each generated method is
-# compiled from source at every start (docs/performance.md, "Start-up: fewer generated methods").
+# compiled from source at every start (docs/performance-history.md, "Start-up: fewer generated
+# methods").
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class _CommandWrites:
     """What ``steps_writing`` reads of one step, whatever file it judges: the shell command

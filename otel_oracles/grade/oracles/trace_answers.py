@@ -110,7 +110,7 @@ def _continues_id(char: str) -> bool:
     """Whether ``char`` matches ``_ID_CHAR``, asked of the engine once per character: every
     occurrence of a cited id has its two neighbours tested, mostly the same few characters
     (quotes, spaces, digits), and each test through ``safe_regex`` paid the time budget's
-    clock (docs/performance.md, "The checks stage and serve's workers, cheaper per
+    clock (docs/performance-history.md, "The checks stage and serve's workers, cheaper per
     verdict"). Kept to a few thousand characters."""
     try:
         return _CONTINUES[char]
@@ -446,7 +446,8 @@ class DegradationParams(OracleParams):
 
 
 # No generated eq, repr (compared by identity, never printed): each generated method is
-# compiled from source at every start (docs/performance.md, "Start-up: fewer generated methods").
+# compiled from source at every start (docs/performance-history.md, "Start-up: fewer generated
+# methods").
 @dataclass(slots=True, eq=False, repr=False)
 class Degradation:
     """What the trace shows about degraded dependencies."""
@@ -865,7 +866,8 @@ class HandoffParams(CoverageParams):
 
 
 # No generated eq, repr (compared by identity, never printed): each generated method is
-# compiled from source at every start (docs/performance.md, "Start-up: fewer generated methods").
+# compiled from source at every start (docs/performance-history.md, "Start-up: fewer generated
+# methods").
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class SeenTransfer:
     from_agent: str

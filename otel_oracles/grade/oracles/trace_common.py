@@ -37,7 +37,7 @@ def _validator_class(schema: dict[str, Any]) -> Any:
     """The ``jsonschema`` validator class for ``schema``'s draft. The library is imported
     here, by the first contract that holds a JSON Schema: with ``referencing``, ``attrs`` and
     ``rpds`` it costs about 60 ms, a sixth of ``grade``'s start-up, which most contracts never
-    need (docs/performance.md, "Start-up")."""
+    need (docs/performance-history.md, "Start-up")."""
     import jsonschema
 
     return jsonschema.validators.validator_for(schema)
@@ -447,7 +447,8 @@ def schema_problems(schema: dict[str, Any], instance: Any, limit: int = 5) -> li
 
 
 # No generated eq, repr (compared by identity, never printed): each generated method is
-# compiled from source at every start (docs/performance.md, "Start-up: fewer generated methods").
+# compiled from source at every start (docs/performance-history.md, "Start-up: fewer generated
+# methods").
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class NamelessTwins:
     """Which calls without a recorded tool name are shown to be another record of a named
