@@ -192,3 +192,34 @@ def _frame_ends(stream: bytes) -> set[int]:
         offset = len(stream) - len(d.unused_data)
         ends.add(offset)
     return ends
+
+
+_STACK_PROBE = """
+import sys, threading
+from otel_oracles.decode._json import decode_json_body
+
+depth, stack_kib = int(sys.argv[1]), int(sys.argv[2])
+body = ('{"resourceSpans":[{"x":' + "[" * depth + "]" * depth + "}]}").encode()
+threading.stack_size(stack_kib << 10)
+outcome = []
+worker = threading.Thread(target=lambda: outcome.append(len(decode_json_body(body).spans)))
+worker.start()
+worker.join()
+print("decoded", outcome)
+"""
+
+
+def test_json_at_the_depth_limit_decodes_on_a_small_thread_stack() -> None:
+    """The deepest document the decoder accepts (1,024 levels: the request's three plus
+    1,021) is parsed by the built extension within 512 bytes of stack a level (docs/ingest.md):
+    a thread of 512 KiB, far below a thread's usual 8 MiB, finishes it. The compiled
+    parser recurses per level, so a larger frame would crash the process (a segfault, which
+    is why this runs in a subprocess), not raise."""
+    run = subprocess.run(
+        [sys.executable, "-c", _STACK_PROBE, "1021", "512"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, (run.returncode, run.stderr[-2000:])
+    assert run.stdout.strip() == "decoded [0]"
