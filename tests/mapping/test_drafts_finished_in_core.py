@@ -10,6 +10,7 @@ subclasses, lone surrogates, tuples, ``None`` items, dict subclasses with their 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import pytest
@@ -220,11 +221,16 @@ def _core_drafter(plan: Any) -> Drafter:
     )
 
 
-def _drafter(messages: Any, run_limit_call: str | None = None) -> TraceDrafter:
+def _drafter(
+    messages: Any,
+    run_limit_call: str | None = None,
+    draft_cls: type[Any] = Draft,
+    prompts: Sequence[str] = PROMPTS,
+) -> TraceDrafter:
     """A ``TraceDrafter`` of one generation rule whose ``input_messages`` is ``messages``
-    (a ``const`` source, parsed by nothing), with ``PROMPTS`` as the files' prompts."""
+    (a ``const`` source, parsed by nothing), with ``prompts`` as the files' prompts, making
+    its drafts of class ``draft_cls``."""
     plan = [("input_messages", True, [("const", messages, None, None, None)])]
-    core = _core_drafter(plan)
 
     class Rule:
         file = "test"
@@ -238,11 +244,11 @@ def _drafter(messages: Any, run_limit_call: str | None = None) -> TraceDrafter:
     Rule.run_limit_call = run_limit_call  # type: ignore[attr-defined]
     judged = Judged()
     return TraceDrafter(
-        core,
+        _core_drafter(plan),
         [(Rule, False)],
-        Draft,
+        draft_cls,
         lambda draft: None,
-        list(PROMPTS),
+        list(prompts),
         load_conventions().compiled().tool_results.core,
         (judged.outcome, judged.judgement),
     )
@@ -251,26 +257,7 @@ def _drafter(messages: Any, run_limit_call: str | None = None) -> TraceDrafter:
 def _generation_drafter(draft_cls: type[Any]) -> TraceDrafter:
     """A ``TraceDrafter`` of one generation rule reading nothing, making its drafts of
     class ``draft_cls``."""
-
-    class Rule:
-        file = "test"
-        step = "generation"
-        keep = ()
-        plan = 0
-        merged_model_calls = thoughts_unmarked = delivers_answer = False
-        outcome_reads = ()
-        result_attrs = ()
-        run_limit_call = None
-
-    return TraceDrafter(
-        _core_drafter([("input_messages", True, [("const", [], None, None, None)])]),
-        [(Rule, False)],
-        draft_cls,
-        lambda draft: None,
-        [],
-        load_conventions().compiled().tool_results.core,
-        (Judged().outcome, Judged().judgement),
-    )
+    return _drafter([], draft_cls=draft_cls, prompts=())
 
 
 class _SetByName(Draft):
