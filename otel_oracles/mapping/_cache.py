@@ -9,24 +9,25 @@ project's cache root (``$OTEL_ORACLES_CACHE``, else ``$XDG_CACHE_HOME/otel-oracl
 ``~/.cache/otel-oracles``, as for the collector build).
 
 An entry is data only, never code: a line with the SHA-256 of the rest, then JSON holding a
-key and the file's validated content. Nothing in it is trusted. The key is a hash of the
-file's bytes, its path, the schema's source (``config.py``), the pydantic version and the
-``regex`` engine's version, so an edited file, a moved one, a new schema or another engine
-never reads an old entry; the content is validated again by the same model, every check
-included but one: a regex's syntax. Compiling each pattern only to check it was about half
-of loading the conventions (docs/performance.md); an entry is written only after its file
-passed every check, under the engine version its key names, and the rule table compiles a
-pattern when it first searches with it. So an entry whose digest does not match (damaged,
-or edited by hand) is refused; one forged with a matching digest and a pattern the engine
-refuses fails where that pattern is first used: the traces it is tried on get ``error``
-verdicts (their grading crashed), never a pass. Beyond that, an entry can hold nothing a
-YAML file could not; but the digest and the key are computed from public inputs, so an
-entry is used only when the grader's own user (or root) owns it and no one else may write
-it (a cache in a directory others can write could otherwise rewrite the mapping rules).
-An unreadable, truncated, foreign or invalid entry is ignored and written again; a
-directory that cannot be written is left alone. A file whose validated form does not
-survive the JSON round trip unchanged (YAML can hold values JSON cannot, such as dates) is
-never cached.
+key and the file's validated content. The key is a hash of the file's bytes, its path, the
+schema's source (``config.py``), the pydantic version and the ``regex`` engine's version, so
+an edited file, a moved one, a new schema or another engine never reads an old entry. An
+entry is written only after its file passed every check, and read only when its digest
+matches and the grader's own user (or root) owns it and no one else may write it (the digest
+and the key are computed from public inputs: a cache in a directory others can write could
+otherwise rewrite the mapping rules). Such an entry is the project's own, so its content is
+validated again by the same model for its types and keys only: the checks written in Python
+(a pattern's syntax, one subject per condition, one origin per source...) passed when it was
+written and are not run again (``config.CHECKED``; they were about half of validating the
+bundled entries). An entry whose digest does not match (damaged, or edited by hand) is
+refused and written again; one forged by the grader's own user with a matching digest can
+say what its YAML file could not (a condition with two subjects tests one), as that user
+could edit the conventions it names, and one with a pattern the engine refuses fails where
+that pattern is first used: the traces it is tried on get ``error`` verdicts (their grading
+crashed), never a pass. An unreadable, truncated, foreign or invalid entry is ignored and
+written again; a directory that cannot be written is left alone. A file whose validated form
+does not survive the JSON round trip unchanged (YAML can hold values JSON cannot, such as
+dates) is never cached.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ from otel_oracles._cache_dir import (
 )
 from otel_oracles._cache_dir import sha256 as _sha256
 from otel_oracles.mapping import config as _schema
-from otel_oracles.mapping.config import SYNTAX_CHECKED, ConventionFile
+from otel_oracles.mapping.config import CHECKED, ConventionFile
 
 __all__ = ["CACHE_DIR_ENV", "CACHE_ROOT_ENV", "ConventionCache", "default_dir"]
 
@@ -54,8 +55,8 @@ FORMAT = b"otel-oracles conventions cache 3"
 """Changes when the entry layout does (3: values equal to their defaults left out)."""
 
 
-_WRITTEN_CHECKED = {SYNTAX_CHECKED: True}
-"""An entry's patterns compiled when it was written, under the engine version in its key."""
+_WRITTEN_CHECKED = {CHECKED: True}
+"""An entry passed every check when it was written, under the schema and engine in its key."""
 
 
 class _Entry(BaseModel):
@@ -93,7 +94,8 @@ class ConventionCache:
         return self.dir / (_sha256(source.encode()).hexdigest()[:32] + ".json")
 
     def get(self, key: str, source: str) -> ConventionFile | None:
-        """The file validated again from its entry, or ``None`` when there is no usable one."""
+        """The file validated again from its entry (types and keys; ``config.CHECKED``), or
+        ``None`` when there is no usable one."""
         body = read_entry(self._path(source))
         if body is None:
             return None

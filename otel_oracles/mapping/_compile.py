@@ -307,7 +307,7 @@ def rule_table(
         """The engine's answer for a text the core leaves to it. A pattern is compiled on
         its first such text: the core answers most texts itself, so most of the table's
         patterns are never compiled in a run (their syntax was checked when the file was
-        validated, see ``config.SYNTAX_CHECKED``); ``safe_regex.search`` keeps its time
+        validated, see ``config.CHECKED``); ``safe_regex.search`` keeps its time
         budget for every one, compiled early or late."""
         rx = compiled[index]
         if rx is None:

@@ -77,24 +77,30 @@ class _Strict(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-SYNTAX_CHECKED = "regex_syntax_checked"
-"""Validation context key (``model_validate_json(..., context={SYNTAX_CHECKED: True})``):
-the patterns were compiled by this very engine version when the data was first validated,
-so they are not compiled again only to check their syntax. Only the conventions cache
-passes it (``mapping/_cache.py``: its entries are keyed by ``safe_regex.ENGINE_VERSION`` and
-checked against a digest of their content); compiling every pattern of the bundled files
-was about 12% of a one-trace ``grade`` (docs/performance.md), and the rule table compiles
-a pattern only when it first searches a text with it."""
+CHECKED = "checked_when_written"
+"""Validation context key (``model_validate_json(..., context={CHECKED: True})``): the data
+passed every check of this schema when it was written, so the checks written in Python (a
+pattern's syntax, a ``span_name`` source's capture group, one subject per condition, one
+origin per source, known fields and kinds, unique rule ids...) are not run again; pydantic
+still checks every value's type and refuses unknown keys. Only the conventions cache passes
+it (``mapping/_cache.py``): an entry is written only after its file passed every check, its
+key names this schema's source, pydantic's and the ``regex`` engine's versions, and it is
+read only when its digest matches and the grader's own user owns it and no one else may
+write it. Compiling every pattern of the bundled files only to check it was about 12% of a
+one-trace ``grade``, and running the other checks again about half of validating the
+bundled entries (21 M instructions of a one-trace ``grade``; docs/performance-history.md,
+"Start-up: the conventions' checks run once");
+the rule table compiles a pattern only when it first searches a text with it."""
 
 
-def _syntax_checked(info: ValidationInfo) -> bool:
-    """Whether the data being validated had its patterns checked by this engine version
-    (``SYNTAX_CHECKED``): their syntax, and a ``span_name`` source's capture group."""
-    return bool(info.context and info.context.get(SYNTAX_CHECKED))
+def _checked(info: ValidationInfo) -> bool:
+    """Whether the data being validated passed this schema's checks when it was written
+    (``CHECKED``)."""
+    return bool(info.context and info.context.get(CHECKED))
 
 
 def _check_regex(value: str | None, info: ValidationInfo) -> str | None:
-    if _syntax_checked(info):
+    if _checked(info):
         return value
     if value is not None and (problem := safe_regex.syntax_error(value)) is not None:
         raise ValueError(f"invalid regex {value!r}: {problem}")
@@ -140,15 +146,17 @@ class Condition(_Strict):
 
     @field_validator("kind")
     @classmethod
-    def _known_kinds(cls, value: list[str] | None) -> list[str] | None:
-        if value is not None:
+    def _known_kinds(cls, value: list[str] | None, info: ValidationInfo) -> list[str] | None:
+        if value is not None and not _checked(info):
             bad = [k for k in value if k.lower() not in SPAN_KINDS]
             if bad:
                 raise ValueError(f"unknown span kind(s) {bad}; known: {sorted(SPAN_KINDS)}")
         return value
 
     @model_validator(mode="after")
-    def _one_subject(self) -> Condition:
+    def _one_subject(self, info: ValidationInfo) -> Condition:
+        if _checked(info):
+            return self
         subjects = [
             n
             for n in ("attr", "field", "span_name", "kind", "scope", "status", "child", "parent")
@@ -207,8 +215,8 @@ class Match(_Strict):
     any: list[Condition] = Field(default_factory=new_list)
 
     @model_validator(mode="after")
-    def _not_empty(self) -> Match:
-        if not self.all and not self.any:
+    def _not_empty(self, info: ValidationInfo) -> Match:
+        if not self.all and not self.any and not _checked(info):
             raise ValueError("a match needs at least one condition in 'all' or 'any'")
         return self
 
@@ -260,6 +268,8 @@ class Source(_Strict):
 
     @model_validator(mode="after")
     def _one_origin(self, info: ValidationInfo) -> Source:
+        if _checked(info):
+            return self
         origins = [
             n
             for n in ("attrs", "attr_prefix", "event", "span_name", "child_attr", "const")
@@ -276,11 +286,7 @@ class Source(_Strict):
             )
         if self.body and self.event is None:
             raise ValueError("body applies to event sources only")
-        if (
-            self.span_name is not None
-            and not _syntax_checked(info)
-            and safe_regex.compile_pattern(self.span_name).groups < 1
-        ):
+        if self.span_name is not None and safe_regex.compile_pattern(self.span_name).groups < 1:
             raise ValueError(f"span_name regex {self.span_name!r} needs a capture group")
         return self
 
@@ -436,7 +442,11 @@ class Rule(_Strict):
 
     @field_validator("fields")
     @classmethod
-    def _known_fields(cls, value: dict[str, list[Source]]) -> dict[str, list[Source]]:
+    def _known_fields(
+        cls, value: dict[str, list[Source]], info: ValidationInfo
+    ) -> dict[str, list[Source]]:
+        if _checked(info):
+            return value
         bad = sorted(set(value) - FIELD_NAMES)
         if bad:
             raise ValueError(f"unknown step field(s) {bad}; known: {sorted(FIELD_NAMES)}")
@@ -550,7 +560,11 @@ class ConventionFile(_Strict):
 
     @field_validator("finish_reasons")
     @classmethod
-    def _one_meaning_per_spelling(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+    def _one_meaning_per_spelling(
+        cls, value: dict[str, list[str]], info: ValidationInfo
+    ) -> dict[str, list[str]]:
+        if _checked(info):
+            return value
         seen: dict[str, str] = {}
         for canonical, spellings in value.items():
             for spelling in (canonical, *spellings):
@@ -564,6 +578,8 @@ class ConventionFile(_Strict):
     @field_validator("handoff_requests")
     @classmethod
     def _agent_group(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        if _checked(info):
+            return value
         for pattern in value:
             _check_regex(pattern, info)
             if "(?P<agent>" not in pattern:
@@ -571,7 +587,9 @@ class ConventionFile(_Strict):
         return value
 
     @model_validator(mode="after")
-    def _unique_rule_ids(self) -> ConventionFile:
+    def _unique_rule_ids(self, info: ValidationInfo) -> ConventionFile:
+        if _checked(info):
+            return self
         seen: set[str] = set()
         for rule in self.rules:
             if rule.id in seen:

@@ -1,6 +1,7 @@
 """The validated-conventions cache (``mapping/_cache.py``): a warm start reads the same files
-from it, and nothing in it is trusted: a truncated, foreign, stale or invalid entry is
-ignored and written again, and a directory that cannot be written is left alone."""
+from it; a truncated, foreign, stale, damaged or ill-typed entry is ignored and written
+again, one that is the project's own (its digest matches) is not checked again by the
+schema's Python checks, and a directory that cannot be written is left alone."""
 
 from __future__ import annotations
 
@@ -125,6 +126,39 @@ def test_the_key_names_the_regex_engine_version(
     assert other.key(path.stem, str(path), raw) != written
     assert load_convention_file(path, cache=other).description == "one rule of a user's own"
     assert read_entry(entry)["key"] == other.key(path.stem, str(path), raw)  # written again
+
+
+def test_the_checks_run_when_an_entry_is_written_not_when_it_is_read(
+    tmp_path: Path, user_dir: Path
+) -> None:
+    """An entry is written only after its file passed every check of the schema, and read
+    only when its digest matches (``config.CHECKED``): the checks written in Python are not
+    run again, pydantic still checks the types and keys. So an entry forged with its digest
+    and a condition of two subjects is read as it says, while the same condition in YAML is
+    refused; one forged with a value of the wrong type is refused and written again."""
+    cache = ConventionCache(tmp_path / "cache")
+    path = user_dir / "my-agent.yaml"
+    expected = load_convention_file(path, cache=cache)
+    (entry,) = (tmp_path / "cache").glob("*.json")
+    good = entry.read_bytes()
+    doc = read_entry(entry)
+    two_subjects = {"attr": "my.tool.name", "exists": True, "span_name": "^tool$"}
+    doc["file"]["rules"][0]["match"]["all"][0] = two_subjects
+    forge_entry(entry, doc)
+    read = load_convention_file(path, cache=cache).rules[0].match.all[0]
+    assert (read.attr, read.span_name) == ("my.tool.name", "^tool$")
+
+    from_yaml = tmp_path / "plain.yaml"
+    from_yaml.write_text(
+        USER_FILE.replace("{attr: my.tool.name, exists: true}", json.dumps(two_subjects))
+    )
+    with pytest.raises(ConventionError, match="exactly one of attr"):
+        load_convention_file(from_yaml, cache=cache)
+
+    doc["file"]["rules"][0]["match"]["all"][0] = {"attr": ["my.tool.name"], "exists": True}
+    forge_entry(entry, doc)
+    assert load_convention_file(path, cache=cache) == expected
+    assert entry.read_bytes() == good
 
 
 def crash_of_one_tool_span(conventions: ConventionSet) -> str:
