@@ -3,17 +3,137 @@
 //! They mirror the Python records of `otel_oracles.model.span` field for field, so turning
 //! one into the other is a copy, never an interpretation. Ids are kept as bytes (hex only
 //! when handed to Python); a span's resource and scope are shared by every span of its
-//! `ResourceSpans`/`ScopeSpans`, as on the wire.
+//! `ResourceSpans`/`ScopeSpans`, as on the wire. Attribute keys and string values are
+//! [`Text`]s, the short ones allocated once per body by the decoder's [`Interner`].
 
-use crate::hashing::FastSet;
+use crate::hashing::{FastMap, FastMapExt, FastSet};
+use std::borrow::Borrow;
+use std::fmt;
+use std::ops::Deref;
 use std::sync::Arc;
+
+/// An attribute key or string value: immutable text shared by reference count.
+///
+/// Why not `String`: a decoded batch holds one per attribute key and string value, and
+/// most repeat (the same few dozen keys on every span, model names, roles, operation
+/// names). Built through one body's [`Interner`], each distinct short text is allocated
+/// once per body and every repeat is a reference-count increment; cloning a record's
+/// attributes (own-telemetry filtering, the Python layer's copies) copies no text.
+#[derive(Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Text(Arc<str>);
+
+impl Text {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Whether both are the same allocation (one interned text), not only equal.
+    pub fn ptr_eq(a: &Text, b: &Text) -> bool {
+        Arc::ptr_eq(&a.0, &b.0)
+    }
+}
+
+impl Deref for Text {
+    type Target = str;
+
+    #[inline]
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<str> for Text {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Borrow<str> for Text {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for Text {
+    fn from(text: &str) -> Self {
+        Text(Arc::from(text))
+    }
+}
+
+impl From<String> for Text {
+    fn from(text: String) -> Self {
+        Text(Arc::from(text))
+    }
+}
+
+impl PartialEq<str> for Text {
+    fn eq(&self, other: &str) -> bool {
+        *self.0 == *other
+    }
+}
+
+impl PartialEq<&str> for Text {
+    fn eq(&self, other: &&str) -> bool {
+        *self.0 == **other
+    }
+}
+
+impl PartialEq<String> for Text {
+    fn eq(&self, other: &String) -> bool {
+        *self.0 == **other
+    }
+}
+
+impl fmt::Debug for Text {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl fmt::Display for Text {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&*self.0, f)
+    }
+}
+
+/// The [`Text`]s of one request body being decoded: each distinct short text (keys, and
+/// values up to [`Interner::MAX_SHARED`] bytes) is allocated once and shared by every
+/// record of the body. Per body, not per process, so what a sender can make it hold is
+/// bounded by its body and freed with its records.
+#[derive(Default)]
+pub struct Interner<'a> {
+    seen: FastMap<&'a str, Text>,
+}
+
+impl<'a> Interner<'a> {
+    /// Longer texts (prompts, messages, tool output) rarely repeat within a body: they are
+    /// allocated each without being hashed.
+    pub const MAX_SHARED: usize = 64;
+
+    pub fn new() -> Self {
+        Interner {
+            seen: FastMap::with_capacity(64),
+        }
+    }
+
+    /// `text` as a [`Text`], shared with its earlier occurrences in this body.
+    pub fn text(&mut self, text: &'a str) -> Text {
+        if text.len() > Self::MAX_SHARED {
+            return Text::from(text);
+        }
+        self.seen
+            .entry(text)
+            .or_insert_with(|| Text::from(text))
+            .clone()
+    }
+}
 
 /// An OTLP `AnyValue`. `Empty` is a value with none of its fields set (Python `None`).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub enum AnyValue {
     #[default]
     Empty,
-    Str(String),
+    Str(Text),
     Bool(bool),
     Int(i64),
     Double(f64),
@@ -26,7 +146,7 @@ pub enum AnyValue {
 /// dict from them, so the last duplicate wins there as it always did.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KeyValue {
-    pub key: String,
+    pub key: Text,
     pub value: AnyValue,
 }
 
@@ -209,7 +329,7 @@ impl OwnTelemetry {
             return true;
         }
         let service = (resource.attributes.iter().rev()).find(|kv| kv.key == "service.name");
-        matches!(service, Some(KeyValue { value: AnyValue::Str(name), .. }) if self.services.contains(name))
+        matches!(service, Some(KeyValue { value: AnyValue::Str(name), .. }) if self.services.contains(name.as_str()))
     }
 
     /// A grade span under the grader's markers.
@@ -243,7 +363,9 @@ impl OwnShape {
         required
             .iter()
             .all(|key| attributes.iter().any(|kv| &kv.key == key))
-            && attributes.iter().all(|kv| allowed.contains(&kv.key))
+            && attributes
+                .iter()
+                .all(|kv| allowed.contains(kv.key.as_str()))
     }
 
     /// Named `{span_prefix}{contract id}` (the id a string), no links, only grade
@@ -265,7 +387,8 @@ impl OwnShape {
             && Self::keys_fit(&span.attributes, &self.span_required, &self.span_allowed)
             && span.events.iter().all(|event| {
                 event.name == self.event_name
-                    && (event.attributes.iter()).all(|kv| self.event_allowed.contains(&kv.key))
+                    && (event.attributes.iter())
+                        .all(|kv| self.event_allowed.contains(kv.key.as_str()))
             })
     }
 
@@ -438,6 +561,21 @@ mod tests {
         assert!(!own.owns_log(&log(AnyValue::Str("rm -rf".into()), None)));
         assert!(!own.owns_log(&log(AnyValue::Empty, Some(str_kv("gen_ai.tool.name", "t")))));
         assert!(!OwnTelemetry::default().owns_log(&log(AnyValue::Empty, None)));
+    }
+
+    #[test]
+    fn a_body_shares_each_short_text_and_copies_long_ones() {
+        let body = format!("gen_ai.system gen_ai.system {0} {0}", "x".repeat(65));
+        let words: Vec<&str> = body.split(' ').collect();
+        let mut texts = Interner::new();
+        let (a, b) = (texts.text(words[0]), texts.text(words[1]));
+        assert_eq!((a.as_str(), &a), ("gen_ai.system", &b));
+        assert!(Text::ptr_eq(&a, &b), "one allocation for a repeated key");
+        let (c, d) = (texts.text(words[2]), texts.text(words[3]));
+        assert_eq!(c, d);
+        assert!(!Text::ptr_eq(&c, &d), "past MAX_SHARED bytes: never hashed");
+        let other = Interner::new().text(words[0]);
+        assert!(!Text::ptr_eq(&a, &other), "nothing is shared across bodies");
     }
 
     #[test]

@@ -62,7 +62,8 @@ pub mod value;
 use std::sync::Arc;
 
 use crate::model::{
-    AnyValue, Attributes, Batch, Event, KeyValue, Link, LogRecord, Problems, Resource, Scope, Span,
+    AnyValue, Attributes, Batch, Event, Interner, KeyValue, Link, LogRecord, Problems, Resource,
+    Scope, Span, Text,
 };
 use bumpalo::Bump;
 use repr::{py_str, repr_str, show, type_name};
@@ -174,6 +175,7 @@ fn decode_value(doc: &J<'_>) -> Result<Batch, String> {
             type_name(doc)
         ));
     };
+    let texts = &mut Interner::new();
     let mut batch = Batch::default();
     let mut found = false;
     let top = |camel: &str, snake: &str| -> Result<(bool, &[J<'_>]), String> {
@@ -187,12 +189,12 @@ fn decode_value(doc: &J<'_>) -> Result<Batch, String> {
     let (present, spans) = top("resourceSpans", "resource_spans")?;
     if present {
         found = true;
-        decode_spans(spans, &mut batch);
+        decode_spans(spans, &mut batch, texts);
     }
     let (present, logs) = top("resourceLogs", "resource_logs")?;
     if present {
         found = true;
-        decode_logs(logs, &mut batch);
+        decode_logs(logs, &mut batch, texts);
     }
     let (present, metrics) = top("resourceMetrics", "resource_metrics")?;
     if present {
@@ -244,7 +246,8 @@ fn each_scope<'o, 'a>(
     entries: &'o [J<'a>],
     signal: &str,
     batch: &mut Batch,
-    mut visit: impl FnMut(ScopeEntry<'o, 'a>, &mut Batch),
+    texts: &mut Interner<'a>,
+    mut visit: impl FnMut(ScopeEntry<'o, 'a>, &mut Batch, &mut Interner<'a>),
 ) {
     let (camel, snake) = match signal {
         "Spans" => ("scopeSpans", "scope_spans"),
@@ -258,7 +261,7 @@ fn each_scope<'o, 'a>(
                 .push(format!("{rwhere}: expected an object, got {}", show(entry)));
             continue;
         };
-        let read = resource(entry, &rwhere, &mut batch.problems)
+        let read = resource(entry, &rwhere, &mut batch.problems, texts)
             .and_then(|res| Ok((res, list_field(entry, camel, snake, &rwhere)?)));
         let (res, scope_list) = match read {
             Ok(found) => found,
@@ -277,6 +280,7 @@ fn each_scope<'o, 'a>(
                         path,
                     },
                     batch,
+                    texts,
                 ),
                 other => batch
                     .problems
@@ -286,7 +290,12 @@ fn each_scope<'o, 'a>(
     }
 }
 
-fn resource(entry: &Obj<'_>, where_: &str, problems: &mut Problems) -> Fallible<Arc<Resource>> {
+fn resource<'a>(
+    entry: &Obj<'a>,
+    where_: &str,
+    problems: &mut Problems,
+    texts: &mut Interner<'a>,
+) -> Fallible<Arc<Resource>> {
     let Some(res) = entry.get_some("resource") else {
         return Ok(Arc::default());
     };
@@ -316,7 +325,7 @@ fn resource(entry: &Obj<'_>, where_: &str, problems: &mut Problems) -> Fallible<
             ));
             continue;
         };
-        let value = match raw.map_or(Ok(AnyValue::Empty), |v| any_value(v, 0)) {
+        let value = match raw.map_or(Ok(AnyValue::Empty), |v| any_value(v, 0, texts)) {
             Ok(value) => value,
             Err(message) => {
                 problems.push(format!(
@@ -326,14 +335,14 @@ fn resource(entry: &Obj<'_>, where_: &str, problems: &mut Problems) -> Fallible<
                 AnyValue::Empty
             }
         };
-        pairs.push((key.to_string(), value));
+        pairs.push((texts.text(key), value));
     }
     Ok(Arc::new(Resource {
         attributes: into_attributes(pairs),
     }))
 }
 
-fn into_attributes(pairs: Vec<(String, AnyValue)>) -> Attributes {
+fn into_attributes(pairs: Vec<(Text, AnyValue)>) -> Attributes {
     dedupe_last_wins(pairs)
         .into_iter()
         .map(|(key, value)| KeyValue { key, value })
@@ -341,7 +350,7 @@ fn into_attributes(pairs: Vec<(String, AnyValue)>) -> Attributes {
 }
 
 /// `(key, value)` of a `{key, value}` entry; the value `None` when absent or `null`.
-fn key_value<'o, 'a>(kv: &'o J<'a>) -> Option<(&'o str, Option<&'o J<'a>>)> {
+fn key_value<'o, 'a>(kv: &'o J<'a>) -> Option<(&'a str, Option<&'o J<'a>>)> {
     let J::Obj(kv) = kv else { return None };
     match kv.get("key") {
         Some(J::Str(key)) => Some((*key, kv.get_some("value"))),
@@ -350,7 +359,12 @@ fn key_value<'o, 'a>(kv: &'o J<'a>) -> Option<(&'o str, Option<&'o J<'a>>)> {
 }
 
 /// An attribute list of a span, event, link or log record; problems name `where_`.
-fn attributes(list: &[J<'_>], where_: &dyn Fn() -> String, problems: &mut Problems) -> Attributes {
+fn attributes<'a>(
+    list: &[J<'a>],
+    where_: &dyn Fn() -> String,
+    problems: &mut Problems,
+    texts: &mut Interner<'a>,
+) -> Attributes {
     let mut pairs = Vec::with_capacity(list.len());
     for (i, kv) in list.iter().enumerate() {
         match key_value(kv) {
@@ -369,29 +383,30 @@ fn attributes(list: &[J<'_>], where_: &dyn Fn() -> String, problems: &mut Proble
             let value = match raw {
                 None => AnyValue::Empty,
                 Some(J::Obj(obj)) if obj.len() == 1 => match obj.get("stringValue") {
-                    Some(J::Str(s)) => AnyValue::Str(s.to_string()),
-                    _ => convert_attribute(key, raw, where_, problems),
+                    Some(J::Str(s)) => AnyValue::Str(texts.text(s)),
+                    _ => convert_attribute(key, raw, where_, problems, texts),
                 },
-                Some(_) => convert_attribute(key, raw, where_, problems),
+                Some(_) => convert_attribute(key, raw, where_, problems, texts),
             };
             KeyValue {
-                key: key.to_string(),
+                key: texts.text(key),
                 value,
             }
         })
         .collect()
 }
 
-fn convert_attribute(
+fn convert_attribute<'a>(
     key: &str,
-    raw: Option<&J<'_>>,
+    raw: Option<&J<'a>>,
     where_: &dyn Fn() -> String,
     problems: &mut Problems,
+    texts: &mut Interner<'a>,
 ) -> AnyValue {
     let Some(raw) = raw else {
         return AnyValue::Empty;
     };
-    any_value(raw, 0).unwrap_or_else(|message| {
+    any_value(raw, 0, texts).unwrap_or_else(|message| {
         problems.push(format!(
             "{}: attribute {}: {message}; read as null",
             where_(),
@@ -406,7 +421,11 @@ fn too_deep_value() -> String {
 }
 
 /// An OTLP/JSON `AnyValue`; `depth` = the arrays/kvlists around it. `Err` is the reason.
-fn any_value(value: &J<'_>, depth: usize) -> Result<AnyValue, String> {
+fn any_value<'a>(
+    value: &J<'a>,
+    depth: usize,
+    texts: &mut Interner<'a>,
+) -> Result<AnyValue, String> {
     let J::Obj(obj) = value else {
         return Err(format!(
             "expected an AnyValue object like {{'stringValue': ...}}, got {}",
@@ -434,7 +453,7 @@ fn any_value(value: &J<'_>, depth: usize) -> Result<AnyValue, String> {
     }
     match variant {
         "stringValue" | "string_value" => match x {
-            J::Str(s) => Ok(AnyValue::Str(s.to_string())),
+            J::Str(s) => Ok(AnyValue::Str(texts.text(s))),
             other => Err(format!("stringValue must be a string, got {}", show(other))),
         },
         "boolValue" | "bool_value" => match x {
@@ -469,8 +488,10 @@ fn any_value(value: &J<'_>, depth: usize) -> Result<AnyValue, String> {
             };
             let values = values_list(x, name)?;
             if is_array {
-                let items: Result<Vec<_>, _> =
-                    values.iter().map(|v| any_value(v, depth + 1)).collect();
+                let items: Result<Vec<_>, _> = values
+                    .iter()
+                    .map(|v| any_value(v, depth + 1, texts))
+                    .collect();
                 Ok(AnyValue::Array(items?))
             } else {
                 let mut pairs = Vec::with_capacity(values.len());
@@ -483,9 +504,9 @@ fn any_value(value: &J<'_>, depth: usize) -> Result<AnyValue, String> {
                     };
                     let value = match raw {
                         None => AnyValue::Empty,
-                        Some(raw) => any_value(raw, depth + 1)?,
+                        Some(raw) => any_value(raw, depth + 1, texts)?,
                     };
-                    pairs.push((key.to_string(), value));
+                    pairs.push((texts.text(key), value));
                 }
                 Ok(AnyValue::KvList(into_attributes(pairs)))
             }
@@ -761,38 +782,44 @@ fn scope_of(entry: &Obj<'_>) -> Arc<Scope> {
     })
 }
 
-fn decode_spans(resource_spans: &[J<'_>], batch: &mut Batch) {
-    each_scope(resource_spans, "Spans", batch, |entry, batch| {
-        let scope = scope_of(entry.scope);
-        let spans = match entry.scope.get("spans") {
-            None | Some(J::Null) => return,
-            Some(J::Arr(spans)) => spans,
-            Some(other) => {
-                batch.problems.push(format!(
-                    "{}.spans: must be a list, got {}",
-                    entry.path,
-                    show(other)
-                ));
-                return;
-            }
-        };
-        let pwhere = format!("{}.spans", entry.path);
-        for (pi, sp) in spans.iter().enumerate() {
-            let at = SpanAt {
-                where_: &pwhere,
-                index: pi,
+fn decode_spans<'a>(resource_spans: &[J<'a>], batch: &mut Batch, texts: &mut Interner<'a>) {
+    each_scope(
+        resource_spans,
+        "Spans",
+        batch,
+        texts,
+        |entry, batch, texts| {
+            let scope = scope_of(entry.scope);
+            let spans = match entry.scope.get("spans") {
+                None | Some(J::Null) => return,
+                Some(J::Arr(spans)) => spans,
+                Some(other) => {
+                    batch.problems.push(format!(
+                        "{}.spans: must be a list, got {}",
+                        entry.path,
+                        show(other)
+                    ));
+                    return;
+                }
             };
-            match span(sp, at, &entry.resource, &scope, &mut batch.problems) {
-                Ok(span) => batch.spans.push(span),
-                Err(Bad(message)) => {
-                    batch.rejected += 1;
-                    batch
-                        .problems
-                        .push(format!("{pwhere}[{pi}]: {message}; span rejected"));
+            let pwhere = format!("{}.spans", entry.path);
+            for (pi, sp) in spans.iter().enumerate() {
+                let at = SpanAt {
+                    where_: &pwhere,
+                    index: pi,
+                };
+                match span(sp, at, &entry.resource, &scope, &mut batch.problems, texts) {
+                    Ok(span) => batch.spans.push(span),
+                    Err(Bad(message)) => {
+                        batch.rejected += 1;
+                        batch
+                            .problems
+                            .push(format!("{pwhere}[{pi}]: {message}; span rejected"));
+                    }
                 }
             }
-        }
-    });
+        },
+    );
 }
 
 /// A record's place: `{where_}[{index}]`.
@@ -808,12 +835,13 @@ impl SpanAt<'_> {
     }
 }
 
-fn span(
-    sp: &J<'_>,
+fn span<'a>(
+    sp: &J<'a>,
     at: SpanAt<'_>,
     resource: &Arc<Resource>,
     scope: &Arc<Scope>,
     problems: &mut Problems,
+    texts: &mut Interner<'a>,
 ) -> Fallible<Span> {
     let J::Obj(sp) = sp else {
         return bad(format!("expected a span object, got {}", show(sp)));
@@ -873,7 +901,9 @@ fn span(
         _ => {}
     }
     let span_attributes = match sp.get("attributes") {
-        Some(J::Arr(list)) if !list.is_empty() => attributes(list, &|| at.path(""), problems),
+        Some(J::Arr(list)) if !list.is_empty() => {
+            attributes(list, &|| at.path(""), problems, texts)
+        }
         Some(other) if truthy(other) => {
             problems.push(format!(
                 "{}: must be a list, got {}; ignored",
@@ -885,11 +915,11 @@ fn span(
         _ => Vec::new(),
     };
     let events = match sp.get("events") {
-        Some(events) if truthy(events) => span_events(events, at, problems),
+        Some(events) if truthy(events) => span_events(events, at, problems, texts),
         _ => Vec::new(),
     };
     let links = match sp.get("links") {
-        Some(links) if truthy(links) => span_links(links, at, problems),
+        Some(links) if truthy(links) => span_links(links, at, problems, texts),
         _ => Vec::new(),
     };
     let span_path = || at.path("");
@@ -927,18 +957,24 @@ fn span(
 }
 
 /// Attributes of an event or link: a non-empty list, else none (no problem for a non-list).
-fn nested_attributes(
-    obj: &Obj<'_>,
+fn nested_attributes<'a>(
+    obj: &Obj<'a>,
     path: &dyn Fn() -> String,
     problems: &mut Problems,
+    texts: &mut Interner<'a>,
 ) -> Attributes {
     match obj.get("attributes") {
-        Some(J::Arr(list)) if !list.is_empty() => attributes(list, path, problems),
+        Some(J::Arr(list)) if !list.is_empty() => attributes(list, path, problems, texts),
         _ => Vec::new(),
     }
 }
 
-fn span_events(events: &J<'_>, at: SpanAt<'_>, problems: &mut Problems) -> Vec<Event> {
+fn span_events<'a>(
+    events: &J<'a>,
+    at: SpanAt<'_>,
+    problems: &mut Problems,
+    texts: &mut Interner<'a>,
+) -> Vec<Event> {
     let J::Arr(events) = events else {
         problems.push(format!(
             "{}: must be a list, got {}; ignored",
@@ -961,7 +997,7 @@ fn span_events(events: &J<'_>, at: SpanAt<'_>, problems: &mut Problems) -> Vec<E
                     Event {
                         name,
                         time_ns,
-                        attributes: nested_attributes(ev, &path, problems),
+                        attributes: nested_attributes(ev, &path, problems, texts),
                         dropped_attributes_count: dropped_count(
                             ev,
                             "droppedAttributesCount",
@@ -984,7 +1020,12 @@ fn span_events(events: &J<'_>, at: SpanAt<'_>, problems: &mut Problems) -> Vec<E
     out
 }
 
-fn span_links(links: &J<'_>, at: SpanAt<'_>, problems: &mut Problems) -> Vec<Link> {
+fn span_links<'a>(
+    links: &J<'a>,
+    at: SpanAt<'_>,
+    problems: &mut Problems,
+    texts: &mut Interner<'a>,
+) -> Vec<Link> {
     let J::Arr(links) = links else {
         problems.push(format!(
             "{}: must be a list, got {}; ignored",
@@ -1004,7 +1045,7 @@ fn span_links(links: &J<'_>, at: SpanAt<'_>, problems: &mut Problems) -> Vec<Lin
                 Ok(Link {
                     trace_id: trace_id.unwrap_or_default().to_vec(),
                     span_id: span_id.unwrap_or_default().to_vec(),
-                    attributes: nested_attributes(link, &path, problems),
+                    attributes: nested_attributes(link, &path, problems, texts),
                     dropped_attributes_count: dropped_count(
                         link,
                         "droppedAttributesCount",
@@ -1026,41 +1067,48 @@ fn span_links(links: &J<'_>, at: SpanAt<'_>, problems: &mut Problems) -> Vec<Lin
     out
 }
 
-fn decode_logs(resource_logs: &[J<'_>], batch: &mut Batch) {
-    each_scope(resource_logs, "Logs", batch, |entry, batch| {
-        let scope = scope_of(entry.scope);
-        let records = match list_field(entry.scope, "logRecords", "log_records", &entry.path) {
-            Ok(records) => records,
-            Err(Bad(message)) => {
-                batch.problems.push(message);
-                return;
-            }
-        };
-        let lwhere = format!("{}.logRecords", entry.path);
-        for (li, lr) in records.iter().enumerate() {
-            let at = SpanAt {
-                where_: &lwhere,
-                index: li,
-            };
-            match log_record(lr, at, &entry.resource, &scope, &mut batch.problems) {
-                Ok(record) => batch.logs.push(record),
+fn decode_logs<'a>(resource_logs: &[J<'a>], batch: &mut Batch, texts: &mut Interner<'a>) {
+    each_scope(
+        resource_logs,
+        "Logs",
+        batch,
+        texts,
+        |entry, batch, texts| {
+            let scope = scope_of(entry.scope);
+            let records = match list_field(entry.scope, "logRecords", "log_records", &entry.path) {
+                Ok(records) => records,
                 Err(Bad(message)) => {
-                    batch.rejected += 1;
-                    batch
-                        .problems
-                        .push(format!("{lwhere}[{li}]: {message}; log record rejected"));
+                    batch.problems.push(message);
+                    return;
+                }
+            };
+            let lwhere = format!("{}.logRecords", entry.path);
+            for (li, lr) in records.iter().enumerate() {
+                let at = SpanAt {
+                    where_: &lwhere,
+                    index: li,
+                };
+                match log_record(lr, at, &entry.resource, &scope, &mut batch.problems, texts) {
+                    Ok(record) => batch.logs.push(record),
+                    Err(Bad(message)) => {
+                        batch.rejected += 1;
+                        batch
+                            .problems
+                            .push(format!("{lwhere}[{li}]: {message}; log record rejected"));
+                    }
                 }
             }
-        }
-    });
+        },
+    );
 }
 
-fn log_record(
-    lr: &J<'_>,
+fn log_record<'a>(
+    lr: &J<'a>,
     at: SpanAt<'_>,
     resource: &Arc<Resource>,
     scope: &Arc<Scope>,
     problems: &mut Problems,
+    texts: &mut Interner<'a>,
 ) -> Fallible<LogRecord> {
     let J::Obj(lr) = lr else {
         return bad(format!("expected a log record object, got {}", show(lr)));
@@ -1079,7 +1127,9 @@ fn log_record(
         (None, None)
     });
     let attrs = match lr.get("attributes") {
-        Some(J::Arr(list)) if !list.is_empty() => attributes(list, &|| at.path(""), problems),
+        Some(J::Arr(list)) if !list.is_empty() => {
+            attributes(list, &|| at.path(""), problems, texts)
+        }
         _ => Vec::new(),
     };
     let event_name = match get2(lr, "eventName", "event_name") {
@@ -1088,7 +1138,7 @@ fn log_record(
             Some(KeyValue {
                 value: AnyValue::Str(name),
                 ..
-            }) => name.clone(),
+            }) => name.to_string(),
             _ => String::new(),
         },
     };
@@ -1101,7 +1151,7 @@ fn log_record(
     }
     let body = match lr.get_some("body") {
         None => AnyValue::Empty,
-        Some(body) => any_value(body, 0).unwrap_or_else(|message| {
+        Some(body) => any_value(body, 0, texts).unwrap_or_else(|message| {
             problems.push(format!("{}: {message}; read as null", at.path(".body")));
             AnyValue::Empty
         }),

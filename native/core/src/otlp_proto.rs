@@ -27,7 +27,8 @@
 use std::sync::Arc;
 
 use crate::model::{
-    AnyValue, Attributes, Batch, Event, KeyValue, Link, LogRecord, Resource, Scope, Span,
+    AnyValue, Attributes, Batch, Event, Interner, KeyValue, Link, LogRecord, Resource, Scope, Span,
+    Text,
 };
 use crate::pyrepr::py_repr;
 use crate::wire::{self, int32, string, uint32, Fields, Value, WireError};
@@ -87,14 +88,16 @@ pub fn decode(payload: &[u8], signal: Signal) -> Result<Decoded, WireError> {
 }
 
 #[derive(Default)]
-struct Decoder {
+struct Decoder<'a> {
     batch: Batch,
+    /// The body's attribute keys and short string values.
+    texts: Interner<'a>,
     /// Records looked at for plausibility so far (at most `PLAUSIBILITY_SAMPLE`).
     sampled: usize,
     implausible_at: Option<usize>,
 }
 
-impl Decoder {
+impl<'a> Decoder<'a> {
     fn sample(&mut self, plausible: bool) {
         if self.sampled < PLAUSIBILITY_SAMPLE && self.implausible_at.is_none() {
             if !plausible {
@@ -104,19 +107,14 @@ impl Decoder {
         }
     }
 
-    fn resource_spans<'a>(
-        &mut self,
-        up: &Fields<'a>,
-        bytes: &'a [u8],
-        ri: usize,
-    ) -> wire::Result<()> {
+    fn resource_spans(&mut self, up: &Fields<'a>, bytes: &'a [u8], ri: usize) -> wire::Result<()> {
         let mut resource = Resource::default();
         let first = self.batch.spans.len();
         let mut fields = up.child(bytes, &[3])?;
         let mut si = 0;
         while let Some((number, value)) = fields.next()? {
             match (number, value) {
-                (1, Value::Bytes(b)) => resource_into(&fields, b, &mut resource)?,
+                (1, Value::Bytes(b)) => resource_into(&fields, b, &mut resource, &mut self.texts)?,
                 (2, Value::Bytes(b)) => {
                     self.scope_spans(&fields, b, ri, si)?;
                     si += 1;
@@ -134,7 +132,7 @@ impl Decoder {
         Ok(())
     }
 
-    fn scope_spans<'a>(
+    fn scope_spans(
         &mut self,
         up: &Fields<'a>,
         bytes: &'a [u8],
@@ -147,7 +145,7 @@ impl Decoder {
         let mut pi = 0;
         while let Some((number, value)) = fields.next()? {
             match (number, value) {
-                (1, Value::Bytes(b)) => scope_into(&fields, b, &mut scope)?,
+                (1, Value::Bytes(b)) => scope_into(&fields, b, &mut scope, &mut self.texts)?,
                 (2, Value::Bytes(b)) => {
                     self.span(&fields, b, ri, si, pi)?;
                     pi += 1;
@@ -165,7 +163,7 @@ impl Decoder {
         Ok(())
     }
 
-    fn span<'a>(
+    fn span(
         &mut self,
         up: &Fields<'a>,
         bytes: &'a [u8],
@@ -173,7 +171,7 @@ impl Decoder {
         si: usize,
         pi: usize,
     ) -> wire::Result<()> {
-        let raw = RawSpan::decode(up, bytes)?;
+        let raw = RawSpan::decode(up, bytes, &mut self.texts)?;
         self.sample(raw.trace_id.len() == 16 && raw.span_id.len() == 8);
         let problems = &mut self.batch.problems;
         let at = || format!("resourceSpans[{ri}].scopeSpans[{si}].spans[{pi}]");
@@ -231,19 +229,14 @@ impl Decoder {
         Ok(())
     }
 
-    fn resource_logs<'a>(
-        &mut self,
-        up: &Fields<'a>,
-        bytes: &'a [u8],
-        ri: usize,
-    ) -> wire::Result<()> {
+    fn resource_logs(&mut self, up: &Fields<'a>, bytes: &'a [u8], ri: usize) -> wire::Result<()> {
         let mut resource = Resource::default();
         let first = self.batch.logs.len();
         let mut fields = up.child(bytes, &[3])?;
         let mut si = 0;
         while let Some((number, value)) = fields.next()? {
             match (number, value) {
-                (1, Value::Bytes(b)) => resource_into(&fields, b, &mut resource)?,
+                (1, Value::Bytes(b)) => resource_into(&fields, b, &mut resource, &mut self.texts)?,
                 (2, Value::Bytes(b)) => {
                     self.scope_logs(&fields, b, ri, si)?;
                     si += 1;
@@ -261,7 +254,7 @@ impl Decoder {
         Ok(())
     }
 
-    fn scope_logs<'a>(
+    fn scope_logs(
         &mut self,
         up: &Fields<'a>,
         bytes: &'a [u8],
@@ -274,7 +267,7 @@ impl Decoder {
         let mut li = 0;
         while let Some((number, value)) = fields.next()? {
             match (number, value) {
-                (1, Value::Bytes(b)) => scope_into(&fields, b, &mut scope)?,
+                (1, Value::Bytes(b)) => scope_into(&fields, b, &mut scope, &mut self.texts)?,
                 (2, Value::Bytes(b)) => {
                     self.log_record(&fields, b, ri, si, li)?;
                     li += 1;
@@ -292,7 +285,7 @@ impl Decoder {
         Ok(())
     }
 
-    fn log_record<'a>(
+    fn log_record(
         &mut self,
         up: &Fields<'a>,
         bytes: &'a [u8],
@@ -300,7 +293,7 @@ impl Decoder {
         si: usize,
         li: usize,
     ) -> wire::Result<()> {
-        let raw = RawLog::decode(up, bytes)?;
+        let raw = RawLog::decode(up, bytes, &mut self.texts)?;
         let ids_fit = matches!(raw.trace_id.len(), 0 | 16) && matches!(raw.span_id.len(), 0 | 8);
         self.sample((raw.time_ns != 0 || raw.observed_ns != 0) && ids_fit);
         let (trace_id, span_id) = if ids_fit {
@@ -349,7 +342,7 @@ fn legacy_event_name(attributes: &Attributes) -> String {
         Some(KeyValue {
             value: AnyValue::Str(name),
             ..
-        }) => name.clone(),
+        }) => name.to_string(),
         _ => String::new(),
     }
 }
@@ -401,7 +394,7 @@ struct RawSpan<'a> {
 }
 
 impl<'a> RawSpan<'a> {
-    fn decode(up: &Fields<'a>, bytes: &'a [u8]) -> wire::Result<Self> {
+    fn decode(up: &Fields<'a>, bytes: &'a [u8], texts: &mut Interner<'a>) -> wire::Result<Self> {
         let mut span = RawSpan::default();
         let mut fields = up.child(bytes, &[3, 5])?;
         while let Some((number, value)) = fields.next()? {
@@ -416,11 +409,11 @@ impl<'a> RawSpan<'a> {
                 (6, Value::Varint(v)) => span.kind = int32(v),
                 (7, Value::Fixed64(v)) => span.start_ns = v,
                 (8, Value::Fixed64(v)) => span.end_ns = v,
-                (9, Value::Bytes(b)) => span.attributes.extend(attribute(&fields, b)?),
+                (9, Value::Bytes(b)) => span.attributes.extend(attribute(&fields, b, texts)?),
                 (10, Value::Varint(v)) => span.dropped_attributes_count = uint32(v),
-                (11, Value::Bytes(b)) => span.events.push(event(&fields, b)?),
+                (11, Value::Bytes(b)) => span.events.push(event(&fields, b, texts)?),
                 (12, Value::Varint(v)) => span.dropped_events_count = uint32(v),
-                (13, Value::Bytes(b)) => span.links.push(link(&fields, b)?),
+                (13, Value::Bytes(b)) => span.links.push(link(&fields, b, texts)?),
                 (14, Value::Varint(v)) => span.dropped_links_count = uint32(v),
                 (16, Value::Fixed32(v)) => span.flags = v,
                 (15, Value::Bytes(b)) => {
@@ -455,7 +448,7 @@ struct RawLog<'a> {
 }
 
 impl<'a> RawLog<'a> {
-    fn decode(up: &Fields<'a>, bytes: &'a [u8]) -> wire::Result<Self> {
+    fn decode(up: &Fields<'a>, bytes: &'a [u8], texts: &mut Interner<'a>) -> wire::Result<Self> {
         let mut log = RawLog::default();
         let mut fields = up.child(bytes, &[3, 12])?;
         while let Some((number, value)) = fields.next()? {
@@ -466,8 +459,8 @@ impl<'a> RawLog<'a> {
                 (3, Value::Bytes(b)) => {
                     string(b)?;
                 }
-                (5, Value::Bytes(b)) => any_value_into(&fields, b, &mut log.body)?,
-                (6, Value::Bytes(b)) => log.attributes.extend(attribute(&fields, b)?),
+                (5, Value::Bytes(b)) => any_value_into(&fields, b, &mut log.body, texts)?,
+                (6, Value::Bytes(b)) => log.attributes.extend(attribute(&fields, b, texts)?),
                 (7, Value::Varint(v)) => log.dropped_attributes_count = uint32(v),
                 (9, Value::Bytes(b)) => log.trace_id = b,
                 (10, Value::Bytes(b)) => log.span_id = b,
@@ -479,7 +472,7 @@ impl<'a> RawLog<'a> {
     }
 }
 
-fn event<'a>(up: &Fields<'a>, bytes: &'a [u8]) -> wire::Result<Event> {
+fn event<'a>(up: &Fields<'a>, bytes: &'a [u8], texts: &mut Interner<'a>) -> wire::Result<Event> {
     let mut event = Event {
         name: String::new(),
         time_ns: 0,
@@ -491,7 +484,7 @@ fn event<'a>(up: &Fields<'a>, bytes: &'a [u8]) -> wire::Result<Event> {
         match (number, value) {
             (1, Value::Fixed64(v)) => event.time_ns = v,
             (2, Value::Bytes(b)) => event.name = string(b)?.to_owned(),
-            (3, Value::Bytes(b)) => event.attributes.extend(attribute(&fields, b)?),
+            (3, Value::Bytes(b)) => event.attributes.extend(attribute(&fields, b, texts)?),
             (4, Value::Varint(v)) => event.dropped_attributes_count = uint32(v),
             _ => {}
         }
@@ -499,7 +492,7 @@ fn event<'a>(up: &Fields<'a>, bytes: &'a [u8]) -> wire::Result<Event> {
     Ok(event)
 }
 
-fn link<'a>(up: &Fields<'a>, bytes: &'a [u8]) -> wire::Result<Link> {
+fn link<'a>(up: &Fields<'a>, bytes: &'a [u8], texts: &mut Interner<'a>) -> wire::Result<Link> {
     let mut link = Link {
         trace_id: Vec::new(),
         span_id: Vec::new(),
@@ -514,7 +507,7 @@ fn link<'a>(up: &Fields<'a>, bytes: &'a [u8]) -> wire::Result<Link> {
             (3, Value::Bytes(b)) => {
                 string(b)?;
             }
-            (4, Value::Bytes(b)) => link.attributes.extend(attribute(&fields, b)?),
+            (4, Value::Bytes(b)) => link.attributes.extend(attribute(&fields, b, texts)?),
             (5, Value::Varint(v)) => link.dropped_attributes_count = uint32(v),
             _ => {}
         }
@@ -528,11 +521,12 @@ fn resource_into<'a>(
     up: &Fields<'a>,
     bytes: &'a [u8],
     resource: &mut Resource,
+    texts: &mut Interner<'a>,
 ) -> wire::Result<()> {
     let mut fields = up.child(bytes, &[])?;
     while let Some((number, value)) = fields.next()? {
         match (number, value) {
-            (1, Value::Bytes(b)) => resource.attributes.extend(attribute(&fields, b)?),
+            (1, Value::Bytes(b)) => resource.attributes.extend(attribute(&fields, b, texts)?),
             (3, Value::Bytes(b)) => {
                 let mut entity = fields.child(b, &[1, 2, 3, 4])?;
                 while let Some((number, value)) = entity.next()? {
@@ -549,14 +543,19 @@ fn resource_into<'a>(
 
 /// Merge one occurrence of an `InstrumentationScope` into `scope` (its attributes are read
 /// and dropped: nothing grades them).
-fn scope_into<'a>(up: &Fields<'a>, bytes: &'a [u8], scope: &mut Scope) -> wire::Result<()> {
+fn scope_into<'a>(
+    up: &Fields<'a>,
+    bytes: &'a [u8],
+    scope: &mut Scope,
+    texts: &mut Interner<'a>,
+) -> wire::Result<()> {
     let mut fields = up.child(bytes, &[1, 2])?;
     while let Some((number, value)) = fields.next()? {
         match (number, value) {
             (1, Value::Bytes(b)) => scope.name = string(b)?.to_owned(),
             (2, Value::Bytes(b)) => scope.version = string(b)?.to_owned(),
             (3, Value::Bytes(b)) => {
-                key_value(&fields, b)?;
+                key_value(&fields, b, texts)?;
             }
             _ => {}
         }
@@ -565,8 +564,12 @@ fn scope_into<'a>(up: &Fields<'a>, bytes: &'a [u8], scope: &mut Scope) -> wire::
 }
 
 /// A `KeyValue` of a kvlist or of a scope's attributes.
-fn key_value<'a>(up: &Fields<'a>, bytes: &'a [u8]) -> wire::Result<KeyValue> {
-    Ok(key_value_entry(up, bytes)?.0)
+fn key_value<'a>(
+    up: &Fields<'a>,
+    bytes: &'a [u8],
+    texts: &mut Interner<'a>,
+) -> wire::Result<KeyValue> {
+    Ok(key_value_entry(up, bytes, texts)?.0)
 }
 
 /// One entry of a span's, event's, link's, resource's or log record's attributes, `None`
@@ -574,23 +577,31 @@ fn key_value<'a>(up: &Fields<'a>, bytes: &'a [u8]) -> wire::Result<KeyValue> {
 /// format as `KeyValue`), and upb keeps a map entry with any field other than a key and a
 /// value (`key_strindex` included, or a key or value of the wrong wire type) out of the
 /// map: such an entry is dropped here too.
-fn attribute<'a>(up: &Fields<'a>, bytes: &'a [u8]) -> wire::Result<Option<KeyValue>> {
-    let (kv, other_fields) = key_value_entry(up, bytes)?;
+fn attribute<'a>(
+    up: &Fields<'a>,
+    bytes: &'a [u8],
+    texts: &mut Interner<'a>,
+) -> wire::Result<Option<KeyValue>> {
+    let (kv, other_fields) = key_value_entry(up, bytes, texts)?;
     Ok((!other_fields).then_some(kv))
 }
 
 /// A `KeyValue` and whether it had fields other than its key and value.
-fn key_value_entry<'a>(up: &Fields<'a>, bytes: &'a [u8]) -> wire::Result<(KeyValue, bool)> {
+fn key_value_entry<'a>(
+    up: &Fields<'a>,
+    bytes: &'a [u8],
+    texts: &mut Interner<'a>,
+) -> wire::Result<(KeyValue, bool)> {
     let mut kv = KeyValue {
-        key: String::new(),
+        key: Text::default(),
         value: AnyValue::Empty,
     };
     let mut other_fields = false;
     let mut fields = up.child(bytes, &[1])?;
     while let Some((number, value)) = fields.next()? {
         match (number, value) {
-            (1, Value::Bytes(b)) => kv.key = string(b)?.to_owned(),
-            (2, Value::Bytes(b)) => any_value_into(&fields, b, &mut kv.value)?,
+            (1, Value::Bytes(b)) => kv.key = texts.text(string(b)?),
+            (2, Value::Bytes(b)) => any_value_into(&fields, b, &mut kv.value, texts)?,
             _ => other_fields = true,
         }
     }
@@ -600,11 +611,16 @@ fn key_value_entry<'a>(up: &Fields<'a>, bytes: &'a [u8]) -> wire::Result<(KeyVal
 /// Merge one occurrence of an `AnyValue` into `target`. Recursive through arrays and
 /// kvlists; every level is a message one deeper, and [`Fields::child`] refuses one past
 /// [`wire::MAX_DEPTH`], so the recursion is bounded.
-fn any_value_into<'a>(up: &Fields<'a>, bytes: &'a [u8], target: &mut AnyValue) -> wire::Result<()> {
+fn any_value_into<'a>(
+    up: &Fields<'a>,
+    bytes: &'a [u8],
+    target: &mut AnyValue,
+    texts: &mut Interner<'a>,
+) -> wire::Result<()> {
     let mut fields = up.child(bytes, &[1])?;
     while let Some((number, value)) = fields.next()? {
         match (number, value) {
-            (1, Value::Bytes(b)) => *target = AnyValue::Str(string(b)?.to_owned()),
+            (1, Value::Bytes(b)) => *target = AnyValue::Str(texts.text(string(b)?)),
             (2, Value::Varint(v)) => *target = AnyValue::Bool(v != 0),
             // int64: the varint's bits, two's complement.
             (3, Value::Varint(v)) => *target = AnyValue::Int(v as i64),
@@ -618,7 +634,7 @@ fn any_value_into<'a>(up: &Fields<'a>, bytes: &'a [u8], target: &mut AnyValue) -
                     while let Some((number, value)) = array.next()? {
                         if let (1, Value::Bytes(b)) = (number, value) {
                             let mut item = AnyValue::Empty;
-                            any_value_into(&array, b, &mut item)?;
+                            any_value_into(&array, b, &mut item, texts)?;
                             values.push(item);
                         }
                     }
@@ -632,7 +648,7 @@ fn any_value_into<'a>(up: &Fields<'a>, bytes: &'a [u8], target: &mut AnyValue) -
                     let mut list = fields.child(b, &[])?;
                     while let Some((number, value)) = list.next()? {
                         if let (1, Value::Bytes(b)) = (number, value) {
-                            values.push(key_value(&list, b)?);
+                            values.push(key_value(&list, b, texts)?);
                         }
                     }
                 }
@@ -722,6 +738,37 @@ mod tests {
 
     fn decoded(body: &[u8], signal: Signal) -> Decoded {
         decode(body, signal).expect("a valid body")
+    }
+
+    #[test]
+    fn a_body_allocates_each_short_key_and_value_once() {
+        let kv = attr("gen_ai.system", &string_value("openai"));
+        let one = |span_id: u8| {
+            span(
+                &[
+                    vec![ld(1, &[1; 16]), ld(2, &[span_id; 8])],
+                    vec![ld(9, &kv)],
+                    vec![ld(11, &ld(3, &kv))],
+                ]
+                .concat(),
+            )
+        };
+        let body = traces(&ld(1, &kv), b"", &[one(2), one(3)]);
+        let batch = decoded(&body, Signal::Traces).batch;
+        let (first, second) = (&batch.spans[0], &batch.spans[1]);
+        let all = [
+            &first.attributes[0],
+            &first.events[0].attributes[0],
+            &second.attributes[0],
+            &first.resource.attributes[0],
+        ];
+        for kv in all {
+            assert!(Text::ptr_eq(&kv.key, &all[0].key), "{all:?}");
+            let (AnyValue::Str(a), AnyValue::Str(b)) = (&kv.value, &all[0].value) else {
+                panic!("{all:?}")
+            };
+            assert!(Text::ptr_eq(a, b), "{all:?}");
+        }
     }
 
     #[test]

@@ -722,7 +722,7 @@ mod tests {
         attributes: &[(&str, model::AnyValue)],
         links: &[[u8; 16]],
     ) -> model::Span {
-        let text = |value: &str| model::AnyValue::Str(value.to_owned());
+        let text = |value: &str| model::AnyValue::Str(value.into());
         model::Span {
             trace_id: [1; 16],
             span_id: [span; 8],
@@ -767,7 +767,7 @@ mod tests {
     #[test]
     fn the_walk_reads_keys_the_agent_root_and_tool_calls_of_decoded_spans() {
         use model::AnyValue::{Int, Str};
-        let s = |value: &str| Str(value.to_owned());
+        let s = |value: &str| Str(value.into());
         let (conv, op, tool) = (
             "gen_ai.conversation.id",
             "gen_ai.operation.name",

@@ -278,7 +278,7 @@ pub fn too_deep(depth: u32) -> bool {
 fn any_model(value: &Any) -> AnyValue {
     match value {
         Any::Empty => AnyValue::Empty,
-        Any::Str(text) => AnyValue::Str(text.clone()),
+        Any::Str(text) => AnyValue::Str(text.as_str().into()),
         Any::Bool(flag) => AnyValue::Bool(*flag),
         Any::Int(number) => AnyValue::Int(*number),
         Any::Double(number) => AnyValue::Double(*number),
@@ -292,7 +292,7 @@ fn attrs_model(attrs: &[Attr]) -> Vec<KeyValue> {
     attrs
         .iter()
         .map(|attr| KeyValue {
-            key: attr.key.clone(),
+            key: attr.key.as_str().into(),
             value: any_model(&attr.value),
         })
         .collect()

@@ -37,6 +37,44 @@ fn attribute(value: &str) -> (AnyValue, Vec<String>) {
 const WHERE: &str = "resourceSpans[0].scopeSpans[0].spans[0]";
 
 #[test]
+fn a_body_allocates_each_short_key_and_value_once() {
+    let kv = r#"{"key":"gen_ai.system","value":{"stringValue":"openai"}}"#;
+    let body = format!(
+        r#"{{"resourceSpans":[{{"resource":{{"attributes":[{{"key":"gen_ai.system","value":{{"kvlistValue":{{"values":[{kv}]}}}}}}]}},
+        "scopeSpans":[{{"spans":[{{"traceId":"{TRACE}","spanId":"{SPAN}","name":"chat",
+        "attributes":[{kv}],"events":[{{"name":"e","attributes":[{kv}]}}]}}]}}]}}]}}"#
+    );
+    let batch = ok(&body);
+    assert_eq!(problems(&batch), Vec::<&str>::new());
+    let span = &batch.spans[0];
+    let resource = &span.resource.attributes[0];
+    let AnyValue::KvList(nested) = &resource.value else {
+        panic!("{resource:?}")
+    };
+    let keys = [
+        &span.attributes[0].key,
+        &span.events[0].attributes[0].key,
+        &resource.key,
+        &nested[0].key,
+    ];
+    assert!(
+        keys.iter().all(|key| Text::ptr_eq(key, keys[0])),
+        "{keys:?}"
+    );
+    let values = [
+        &span.attributes[0].value,
+        &span.events[0].attributes[0].value,
+        &nested[0].value,
+    ];
+    for value in values {
+        let (AnyValue::Str(a), AnyValue::Str(b)) = (value, values[0]) else {
+            panic!("{values:?}")
+        };
+        assert!(Text::ptr_eq(a, b), "{values:?}");
+    }
+}
+
+#[test]
 fn a_canonical_span_decodes_every_field() {
     let batch = ok(&one_span(
         r#""parentSpanId":"00f067aa0ba902b7","status":{"code":2,"message":"boom"},
