@@ -20,11 +20,25 @@ emitting to a counting OTLP sink in its own process (bench/sink_proc.py):
    server measures it (``GET /stats``, ``latency_ms``).
 3. **memory**: the data sent with a decision wait so long that nothing is graded; (RSS after -
    RSS before) / spans buffered = bytes per buffered span.
+4. **sustained**: a steady stream, unlike throughput's burst (everything sent in ~1.4 s, then
+   each trace waits out the decision wait and the join window, so the workers idle for the
+   first ~6 s): requests paced at each of ``--sustained-rates`` offered spans/s for
+   ``--sustained-seconds`` (longer than the windows; the data set is sent again and again,
+   each pass under fresh trace ids, so a pass must last longer than the join window: above
+   ~15,000 spans/s, more ``--traces``). Over the steady part (from ``decision_wait`` +
+   ``join_window`` + 2 s after the first byte to the last request) it reports spans/s graded,
+   CPU per span of the receiving process and of the workers, and the backlog (buffered spans +
+   traces in the workers) growth in seconds of offered load; then every trace sent must be
+   graded (zero loss). A rate is *held* with no request refused, at least 97% of it sent,
+   at least 95% of it graded over the steady part and less than 2 s of load added to the
+   backlog; ``sustained_max_spans_per_s`` is the highest rate held (rates above the first
+   one not held are skipped).
 
     python bench/serve_load.py                 # 5,000 traces (~100k spans)
     python bench/serve_load.py --quick         # 300 traces, seconds (harness check)
     python bench/serve_load.py --phases latency --half-rate 1000   # one figure
     python bench/serve_load.py --phases throughput,threads   # worker processes vs threads
+    python bench/serve_load.py --phases sustained --sustained-rates 8000,12000,16000
 
 Prints one JSON object (also written to bench/out/serve_load.json). Run it on an otherwise
 idle machine: the load generator and the sink share the cores with the server.
@@ -36,6 +50,7 @@ import argparse
 import http.client
 import json
 import os
+import re
 import signal
 import statistics
 import struct
@@ -44,6 +59,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +67,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from gen_traces import Params, ensure  # noqa: E402 - bench scripts import their siblings
+
+DECISION_WAIT_S = 1.0
+"""The decision wait every phase's serve runs with (``Serve``), but the memory phase."""
+JOIN_WINDOW_S = 5.0
+"""serve's default ``assembly.join_window``: a complete trace waits this long for its peers."""
 
 SERVE = [sys.executable, "-c", "from otel_oracles.cli import main; main()", "serve"]
 CLK = os.sysconf("SC_CLK_TCK")
@@ -104,8 +125,9 @@ class Serve:
                  **assembly: str | int) -> None:  # fmt: skip
         self.dir = tempfile.TemporaryDirectory()
         cfg = Path(self.dir.name) / "serve.yaml"
-        settings = {"decision_wait": "1s", "max_trace_age": "120s", "max_traces": 50_000,
-                    "max_buffered_spans": 2_000_000, **assembly}  # fmt: skip
+        settings = {"decision_wait": f"{DECISION_WAIT_S:g}s", "max_trace_age": "120s",
+                    "max_traces": 50_000, "max_buffered_spans": 2_000_000,
+                    **assembly}  # fmt: skip
         cfg.write_text(
             "receivers:\n  grpc: {enabled: false, endpoint: '127.0.0.1:0'}\n"
             "  http: {endpoint: '127.0.0.1:0'}\n  max_request_bytes: 16MiB\n"
@@ -181,9 +203,12 @@ class Serve:
         self.dir.cleanup()
 
 
-def send_all(port: int, bodies: list[tuple[bytes, int]], connections: int,
-             rate: float | None = None) -> dict[str, int]:  # fmt: skip
-    """Send every body once (retrying refusals); ``rate`` = spans/s to pace at, else max."""
+def send_all(port: int, bodies: Sequence[tuple[Any, int]], connections: int,
+             rate: float | None = None,
+             render: Callable[[Any], bytes] | None = None) -> dict[str, int]:  # fmt: skip
+    """Send every body once (retrying refusals); ``rate`` = spans/s to pace at, else max.
+    ``render`` turns an item's first element into the body just before it is sent (the
+    sustained phase's passes over the data, each under fresh trace ids)."""
     counts = {"refused_spans": 0, "refusals": 0, "sent_spans": 0}
     lock = threading.Lock()
     start = time.perf_counter()
@@ -197,11 +222,12 @@ def send_all(port: int, bodies: list[tuple[bytes, int]], connections: int,
         # senders are not phase-locked, and sending the first requests of every connection
         # at the same instant would measure one burst of 4 x 512 spans, not the rate.
         offset = index * (chunk[0][1] if chunk else 0) / (rate or 1) if rate else 0.0
-        for body, n in chunk:
+        for item, n in chunk:
             if rate:
                 due = start + offset + (sent * connections) / rate
                 if (pause := due - time.perf_counter()) > 0:
                     time.sleep(pause)
+            body = render(item) if render is not None else item
             while True:
                 conn.request("POST", "/v1/traces", body, headers)
                 resp = conn.getresponse()
@@ -238,21 +264,31 @@ def wait_graded(serve: Serve, traces: int, timeout: float = 600) -> dict[str, An
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--traces", type=int, default=5_000)
     ap.add_argument("--quick", action="store_true", help="300 traces: checks the harness runs")
     ap.add_argument("--connections", type=int, default=4)
     ap.add_argument("--contracts", type=Path, default=HERE / "contracts")
     ap.add_argument("--out", type=Path, default=HERE / "out" / "serve_load.json")
-    ap.add_argument("--phases", default="baseline,receive,throughput,threads,latency,memory",
+    ap.add_argument("--phases",
+                    default="baseline,receive,throughput,threads,latency,memory,sustained",
                     help="comma-separated subset to run (iterating on one figure)")  # fmt: skip
     ap.add_argument("--half-rate", type=float, default=None,
                     help="spans/s for the latency phase when throughput is not run")  # fmt: skip
+    ap.add_argument("--sustained-rates", default="6000,9000,12000,15000",
+                    help="offered spans/s of phase 4 (sustained), lowest first")  # fmt: skip
+    ap.add_argument("--sustained-seconds", type=float, default=40.0,
+                    help="how long the sustained phase sends at each rate (longer than "
+                         "decision wait + join window + 2 s)")  # fmt: skip
     ap.add_argument("--repeats", type=int, default=1,
                     help="run the phases this many times, interleaved; report medians")  # fmt: skip
     args = ap.parse_args(argv)
     phases = set(args.phases.split(","))
     n_traces = 300 if args.quick else args.traces
+    if args.quick:  # the harness check: one modest rate, just past the windows
+        args.sustained_rates, args.sustained_seconds = "400", DECISION_WAIT_S + JOIN_WINDOW_S + 8
     data = HERE / "out" / f"serve-data-{n_traces}"
     manifest = ensure(Params(traces=n_traces), data, jsonl=False)
     bodies = read_bodies(data / "traces.binpb")
@@ -279,6 +315,8 @@ def main(argv: list[str] | None = None) -> int:
                 run["latency_at_half_load"] = phase_latency(sink, bodies, n_traces, args, half)
             if "memory" in phases:
                 run["memory"] = phase_memory(sink, bodies, manifest, args)
+            if "sustained" in phases:
+                run["sustained"] = phase_sustained(sink, bodies, n_traces, args)
             base = run.get("baseline_receiver", {}).get("spans_per_cpu_s")
             if base and "throughput" in run:
                 # The goal: >= 50k spans/s per receiving core where this baseline does 63-71k.
@@ -314,7 +352,20 @@ def main(argv: list[str] | None = None) -> int:
         f"{result.get('memory', {}).get('bytes_per_buffered_span')} bytes per buffered span",
         file=sys.stderr,
     )
-    return 0 if tp.get("zero_loss", True) else 1
+    if su := result.get("sustained"):
+        held = su.get("sustained_max_spans_per_s")
+        at = next((r for r in su["rates"] if r["offered_spans_per_s"] == held), {})
+        print(
+            f"sustained: highest offered rate held {held} spans/s (graded "
+            f"{at.get('graded_spans_per_s')} spans/s over the steady part, CPU per span: "
+            f"receiving {at.get('receiving_us_per_span')} us, workers "
+            f"{at.get('workers_us_per_span')} us); per rate: "
+            + ", ".join(f"{r['offered_spans_per_s']}: {'held' if r['held'] else 'not held'}"
+                        for r in su["rates"]),
+            file=sys.stderr,
+        )  # fmt: skip
+    sustained_lossless = all(r["zero_loss"] for r in result.get("sustained", {}).get("rates", []))
+    return 0 if tp.get("zero_loss", True) and sustained_lossless else 1
 
 
 def _medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -448,6 +499,150 @@ def phase_memory(sink: Sink, bodies: list[tuple[bytes, int]], manifest: dict[str
         "buffered_spans": stats["buffered_spans"],
         "bytes_per_buffered_span": round((rss1 - rss0) / max(stats["buffered_spans"], 1)),
         "wire_bytes_per_span": round(manifest["bytes_binpb"] / spans),
+    }
+
+
+class Passes:
+    """The data set's requests sent pass after pass, each pass under its own trace ids.
+
+    A body's trace ids are rewritten in place (XOR of the pass number into the first four
+    bytes of every 16-byte ``trace_id`` field) from offsets found once, so rendering a
+    ~780 KB request costs a copy and one slice assignment per span, not a protobuf round
+    trip on the sending threads, which share the cores with serve."""
+
+    def __init__(self, bodies: list[tuple[bytes, int]]) -> None:
+        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+            ExportTraceServiceRequest,
+        )
+
+        self.bodies = bodies
+        self.offsets: list[list[int]] = []
+        self.trace_ids: list[set[bytes]] = []
+        for body, spans in bodies:
+            req = ExportTraceServiceRequest.FromString(body)
+            ids = {s.trace_id for rs in req.resource_spans for ss in rs.scope_spans
+                   for s in ss.spans}  # fmt: skip
+            # Tag of field 1, length-delimited (0x0a), length 16 (0x10), then the id.
+            found = [m.start() + 2 for m in re.finditer(b"\x0a\x10", body)
+                     if body[m.start() + 2 : m.start() + 18] in ids]  # fmt: skip
+            if len(found) < spans:
+                raise RuntimeError(f"found {len(found)} trace ids in a body of {spans} spans")
+            self.offsets.append(found)
+            self.trace_ids.append(ids)
+
+    def schedule(self, spans: float) -> list[tuple[tuple[int, int], int]]:
+        """((pass, request index), span count) items, in order, totalling about ``spans``."""
+        out: list[tuple[tuple[int, int], int]] = []
+        total = 0
+        while total < spans:
+            k, i = divmod(len(out), len(self.bodies))
+            out.append(((k, i), self.bodies[i][1]))
+            total += self.bodies[i][1]
+        return out
+
+    def render(self, key: tuple[int, int]) -> bytes:
+        k, i = key
+        if k == 0:
+            return self.bodies[i][0]
+        body = bytearray(self.bodies[i][0])
+        for off in self.offsets[i]:
+            body[off : off + 4] = (int.from_bytes(body[off : off + 4]) ^ k).to_bytes(4)
+        return bytes(body)
+
+    def traces(self, items: list[tuple[tuple[int, int], int]]) -> int:
+        """Distinct traces the items carry (a trace's spans span several requests)."""
+        return len({(k, t) for (k, i), _ in items for t in self.trace_ids[i]})
+
+
+def phase_sustained(sink: Sink, bodies: list[tuple[bytes, int]], n_traces: int,
+                    args: argparse.Namespace) -> dict[str, Any]:  # fmt: skip
+    """A steady stream at each offered rate (module docstring, phase 4)."""
+    passes = Passes(bodies)
+    spans_per_trace = sum(n for _, n in bodies) / n_traces
+    warmup = DECISION_WAIT_S + JOIN_WINDOW_S + 2.0
+    rates: list[dict[str, Any]] = []
+    for rate in (float(r) for r in args.sustained_rates.split(",")):
+        one = _sustained_at(sink, passes, rate, args, warmup, spans_per_trace)
+        rates.append(one)
+        if not one["held"]:
+            break
+    held = [r["offered_spans_per_s"] for r in rates if r["held"]]
+    return {"seconds": args.sustained_seconds, "steady_from_s": warmup,
+            "sustained_max_spans_per_s": max(held) if held else None,
+            "rates": rates}  # fmt: skip
+
+
+def _sustained_at(sink: Sink, passes: Passes, rate: float, args: argparse.Namespace,
+                  warmup: float, spans_per_trace: float) -> dict[str, Any]:  # fmt: skip
+    items = passes.schedule(rate * args.sustained_seconds)
+    spans = sum(n for _, n in items)
+    traces = passes.traces(items)
+    per_pass = sum(n for _, n in passes.bodies) / rate
+    if len(items) > len(passes.bodies) and per_pass < DECISION_WAIT_S + JOIN_WINDOW_S + 1:
+        # A pass's traces keep their session ids: sent again within the join window, they
+        # would be joined to the previous pass's runs (one subject graded for several).
+        raise RuntimeError(f"at {rate:g} spans/s a pass over the data lasts {per_pass:.1f} s, "
+                           "within the join window: use more --traces")  # fmt: skip
+    # Traces cut off by the last request are released at max_trace_age: soon after it.
+    serve = Serve(sink, args.contracts, max_trace_age="15s")
+    samples: list[tuple[float, int, int, float, float]] = []
+    done = threading.Event()
+
+    def sample() -> None:
+        stats = serve.stats()
+        samples.append((
+            time.perf_counter() - t0,
+            sum(stats["graded_traces"].values()),
+            stats["buffered_spans"] + round(stats["grading_inflight"] * spans_per_trace),
+            serve.cpu_seconds(),
+            serve.workers_cpu_seconds(),
+        ))  # fmt: skip
+
+    def sampler() -> None:
+        while not done.wait(0.5):
+            sample()
+
+    t0 = time.perf_counter()
+    sample()
+    watcher = threading.Thread(target=sampler, daemon=True)
+    watcher.start()
+    sent = send_all(serve.port, items, args.connections, rate, passes.render)
+    t_sent = time.perf_counter() - t0
+    done.set()
+    watcher.join()
+    sample()
+    final = wait_graded(serve, traces)
+    serve.stop()
+    steady = [s for s in samples if warmup <= s[0] <= t_sent]
+    if len(steady) < 2:
+        raise RuntimeError(f"--sustained-seconds {args.sustained_seconds} leaves no steady part")
+    (ta, ga, ba, ca, wa), (tb, gb, bb, cb, wb) = steady[0], steady[-1]
+    graded_spans = (gb - ga) * spans_per_trace
+    graded_rate = graded_spans / (tb - ta)
+    graded = sum(final["graded_traces"].values())
+    zero_loss = (graded == traces and final["received"].get("http.traces", 0) == spans
+                 and final["rejected"].get("buffer_full", 0) == sent["refused_spans"])  # fmt: skip
+    sent_rate = spans / t_sent
+    growth_s = (bb - ba) / rate
+    per_span = 1e6 / graded_spans if graded_spans else 0.0
+    held = (zero_loss and sent["refusals"] == 0 and sent_rate >= 0.97 * rate
+            and graded_rate >= 0.95 * rate and growth_s < 2.0)  # fmt: skip
+    return {
+        "offered_spans_per_s": round(rate),
+        "sent_spans_per_s": round(sent_rate),
+        "graded_spans_per_s": round(graded_rate),
+        "steady_seconds": round(tb - ta, 1),
+        "receiving_us_per_span": round((cb - ca) * per_span, 1),
+        "workers_us_per_span": round((wb - wa) * per_span, 1),
+        "receiving_cores": round((cb - ca) / (tb - ta), 2),
+        "workers_cores": round((wb - wa) / (tb - ta), 2),
+        "backlog_spans_start_end": [ba, bb],
+        "backlog_growth_s": round(growth_s, 2),
+        "refused_spans": sent["refused_spans"],
+        "traces_sent": traces,
+        "traces_graded": graded,
+        "zero_loss": zero_loss,
+        "held": held,
     }
 
 

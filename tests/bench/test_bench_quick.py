@@ -153,13 +153,14 @@ def test_quick_mode_prints_every_goal_line(tmp_path: Path) -> None:
 
 def test_serve_load_quick_runs_every_phase_with_zero_loss(tmp_path: Path) -> None:
     """bench/serve_load.py against real serve subprocesses (worker processes and threads),
-    the baseline receiver and a sink: every figure is produced and nothing is lost."""
+    the baseline receiver and a sink: every figure is produced and nothing is lost, the
+    sustained phase's stream included."""
     out = tmp_path / "serve_load.json"
     proc = subprocess.run(
         [sys.executable, str(BENCH / "serve_load.py"), "--quick", "--out", str(out)],
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=900,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     result = json.loads(out.read_text())
@@ -173,6 +174,11 @@ def test_serve_load_quick_runs_every_phase_with_zero_loss(tmp_path: Path) -> Non
     assert result["latency_at_half_load"]["p99"] is not None
     assert result["memory"]["buffered_spans"] == result["spans"]
     assert "receiving core with grading on" in proc.stderr
+    steady = result["sustained"]["rates"][0]  # a slow stream, just past the windows
+    assert steady["zero_loss"] is True, steady
+    assert steady["traces_graded"] == steady["traces_sent"] > 0
+    assert steady["graded_spans_per_s"] > 0 and steady["workers_us_per_span"] > 0
+    assert "sustained: highest offered rate held" in proc.stderr
 
 
 def test_peer_quick_without_the_peer_skips_it_and_measures_the_baselines(tmp_path: Path) -> None:
