@@ -55,6 +55,18 @@ class Batch:
         entries, read as ``WireSpan``s, without the attribute dicts ``serve``'s receiving
         process never reads."""
 
+class RecordBuilder:
+    """Builds the records of chosen positions of batches, sharing their repeated parts
+    (attribute keys, resource dicts, scope strings; bounded) across calls: what a ``serve``
+    grading worker builds of the bodies it holds, its own traces' records only. Raises
+    ``IndexError`` for a position past the batch's records."""
+
+    def __init__(self) -> None: ...
+    def spans(self, batch: Batch, indices: list[int], /) -> list[SpanRecord]:
+        """New ``SpanRecord``s of ``batch``'s spans at ``indices``, in that order."""
+    def logs(self, batch: Batch, indices: list[int], /) -> list[LogRecord]:
+        """New ``LogRecord``s of ``batch``'s log records at ``indices``, in that order."""
+
 # -- serve's online assembly buffer (native/python/src/online.rs) ---------------------------
 
 class TransferSpans:

@@ -23,6 +23,7 @@ from otel_oracles.decode._transfer import (
     WireLog,
     WireSpan,
     batch_for_transfer,
+    body_batch,
     body_contents,
 )
 from otel_oracles.decode.config import DEFAULT_MAX_MESSAGE_BYTES
@@ -81,6 +82,7 @@ __all__ = [
     "Signal",
     "WireLog",
     "WireSpan",
+    "body_batch",
     "body_contents",
     "bulk_ingest_gc",
     "decode",

@@ -166,16 +166,22 @@ BodyContents = tuple[list[SpanRecord], list[LogRecord]]
 
 
 def body_contents(kind: BodyKind, payload: bytes) -> BodyContents:
-    """Decode a (previously accepted) request body again, in another process."""
+    """Decode a (previously accepted) request body again, every record built."""
+    return body_batch(kind, payload).records()
+
+
+def body_batch(kind: BodyKind, payload: bytes) -> Batch:
+    """Decode a (previously accepted) request body again, in another process, to the core's
+    batch: a grading worker builds the records of the positions it is given from it
+    (``_native.RecordBuilder``), not the whole body's."""
     # Imported here: the decoders import this module (it defines what they return).
-    from otel_oracles.decode._json import decode_json_body
+    from otel_oracles.decode._json import decode_json_native
     from otel_oracles.decode._proto import decode_body
 
     if kind == "json":
-        batch = decode_json_body(payload)
-        return list(batch.spans), list(batch.logs)
+        return decode_json_native(payload)
     native, _ = decode_body(payload, "logs" if kind == "proto-logs" else "traces")
-    return native.records()
+    return native
 
 
 def span_in_body(kind: BodyKind, payload: bytes, index: int) -> SpanRecord:

@@ -23,10 +23,14 @@ Protocol, one duplex pipe per worker (``multiprocessing`` connections, pickled t
 
 Spans are ``decode.WireSpan``s in the receiving process: a worker is sent each request body
 once (before the first trace that needs it; read back from the spool, which holds it while
-any of its traces is outstanding), decodes it, and takes spans by position
-(``_span_in_body``); when the receiving process drops its last span of a body, the workers
-that have it are told to forget it. So the receiving process never serializes or converts a
-span, and a worker decodes each body once. Log records travel the same way (``WireLog``).
+any of its traces is outstanding), decodes it to the core's batch, and is sent spans as
+positions in a body (``_Ref``); when the receiving process drops its last span of a body, the
+workers that have it are told to forget it. So the receiving process never serializes or
+converts a span, and a worker decodes each body once. Log records travel the same way
+(``WireLog``). A body's spans belong to traces spread over every worker, so a worker builds
+the records of the positions it is sent only (``_build_records``, one call into the core
+per body and message), not the whole body's: building every record of every body cost
+each worker the records of the whole stream, a third of its CPU with two workers.
 Results are reported per exported batch, not per request, so a slow trace never holds back
 the others sent with it. A trace whose grading raises gets ``error`` verdicts from its worker
 ("errored" counts it, its verdicts follow as "graded"). A worker that dies (killed, out of
@@ -56,15 +60,15 @@ from typing import TYPE_CHECKING, Any
 
 from otel_oracles.assemble.online import ReadyTrace
 from otel_oracles.decode import (
-    BodyContents,
     RequestBody,
     WireLog,
     WireSpan,
-    body_contents,
+    body_batch,
 )
 from otel_oracles.session import NotGraded
 
 if TYPE_CHECKING:
+    from otel_oracles._native import Batch, RecordBuilder
     from otel_oracles.emit import GraderMetrics
     from otel_oracles.server._grading import VerdictLine
     from otel_oracles.server.config import ServeSettings
@@ -442,15 +446,15 @@ _WIRE = (WireSpan, WireLog)
 
 
 class _WirePickler(pickle.Pickler):
-    """Pickles a ``WireSpan`` / ``WireLog`` as (body id, position): the worker holds the
-    body."""
+    """Pickles a ``WireSpan`` / ``WireLog`` as a ``_Ref`` (body id, position): the worker
+    holds the body."""
 
     def reducer_override(self, obj: Any) -> Any:
         kind = type(obj)
         if kind is WireSpan:
-            return _span_in_body, (obj.body.id, obj.index)
+            return _Ref, (obj.body.id, obj.index, False)
         if kind is WireLog:
-            return _log_in_body, (obj.body.id, obj.index)
+            return _Ref, (obj.body.id, obj.index, True)
         return NotImplemented
 
 
@@ -462,18 +466,45 @@ def _dumps(msg: tuple[Any, ...]) -> memoryview:
 
 # ---- the worker process -------------------------------------------------------------------
 
-_BODIES: dict[int, BodyContents] = {}
-"""In a worker: the request bodies it was sent, decoded, by id (until the parent drops them)."""
+_BODIES: dict[int, Batch] = {}
+"""In a worker: the request bodies it was sent, decoded by the core, by id (until the parent
+drops them)."""
 
 
-def _span_in_body(body_id: int, index: int) -> Any:
-    """Unpickling a ``WireSpan`` in a worker: the full record, from the body sent before."""
-    return _BODIES[body_id][0][index]
+class _Ref:
+    """In a worker, as unpickled: a span (or log record) of a body it holds, by position;
+    ``_build_records`` replaces it with the record."""
+
+    __slots__ = ("body", "index", "log")
+
+    def __init__(self, body: int, index: int, log: bool) -> None:
+        self.body = body
+        self.index = index
+        self.log = log
 
 
-def _log_in_body(body_id: int, index: int) -> Any:
-    """Unpickling a ``WireLog`` in a worker: the full log record."""
-    return _BODIES[body_id][1][index]
+def _build_records(items: list[tuple[Any, ...]], builder: RecordBuilder) -> None:
+    """Replace the ``_Ref``s in the span and log lists of ``items`` (grade or fail items, as
+    unpickled) with records, built in one call into the core per body and kind, in the
+    order asked. A body the parent could not send raises ``KeyError``: the worker then
+    fails and is replaced, and its traces count as grading errors."""
+    wanted: dict[tuple[int, bool], list[int]] = {}
+    for item in items:
+        for records in (item[2], item[3]):
+            for ref in records:
+                if type(ref) is _Ref:
+                    wanted.setdefault((ref.body, ref.log), []).append(ref.index)
+    if not wanted:
+        return
+    built: dict[tuple[int, bool], Any] = {}
+    for (body, log), indices in wanted.items():
+        make = builder.logs if log else builder.spans
+        built[body, log] = iter(make(_BODIES[body], indices))
+    for item in items:
+        for records in (item[2], item[3]):
+            for i, ref in enumerate(records):
+                if type(ref) is _Ref:
+                    records[i] = next(built[ref.body, ref.log])
 
 
 def worker_main(
@@ -500,6 +531,9 @@ def worker_main(
         logger.exception("grading worker failed to start")
         send(("failed", f"{type(exc).__name__}: {exc}"))
         return
+    from otel_oracles._native import RecordBuilder
+
+    builder = RecordBuilder()
     _settle_collector()
     send(("ready",))
     stop_timeout = settings.shutdown_timeout
@@ -510,10 +544,11 @@ def worker_main(
             except (EOFError, OSError):
                 break
             if msg[0] == "body":
-                _BODIES[msg[1]] = body_contents(msg[2], msg[3])
+                _BODIES[msg[1]] = body_batch(msg[2], msg[3])
             elif msg[0] == "drop":
                 _BODIES.pop(msg[1], None)
             elif msg[0] in ("grade", "fail"):
+                _build_records(msg[1], builder)
                 traces = [
                     _WorkerTrace(trace_id, spans, logs, reason, 0.0, members=members, token=token)
                     for token, trace_id, spans, logs, reason, members in msg[1]

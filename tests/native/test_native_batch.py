@@ -45,6 +45,30 @@ def test_records_of_a_real_body_are_model_records_with_shared_empties() -> None:
     assert again[0] is not spans[0], "each call builds new records"
 
 
+def test_a_record_builder_builds_the_records_at_the_positions_asked_in_that_order() -> None:
+    """What a ``serve`` grading worker builds of a body: its own traces' records only, equal
+    to those ``records()`` builds of the whole body, and sharing resources across calls."""
+    body = (TRACES / "pydantic-ai" / "g_handoff.raw" / "1.pb").read_bytes()
+    batch, _ = _native.decode_proto(body, "traces")
+    every, _ = batch.records()
+    builder = _native.RecordBuilder()
+    picked = builder.spans(batch, [3, 0, 3])
+    assert picked == [every[3], every[0], every[3]]
+    assert picked[0] is not picked[2], "each position asked gets its own record"
+    assert builder.spans(batch, [1])[0].resource is picked[0].resource, "shared across calls"
+    assert builder.spans(batch, []) == []
+    with pytest.raises(IndexError, match=f"record {batch.span_count} of a batch of"):
+        builder.spans(batch, [0, batch.span_count])
+    logs_body = TRACES / "openai-java" / "m_excess_calls.nocontent.raw" / "logs-4.pb"
+    logs_batch, _ = _native.decode_proto(logs_body.read_bytes(), "logs")
+    _, every_log = logs_batch.records()
+    assert every_log, "the fixture holds log records"
+    last = len(every_log) - 1
+    assert builder.logs(logs_batch, [last, 0]) == [every_log[last], every_log[0]]
+    with pytest.raises(IndexError):
+        builder.logs(batch, [0])  # a traces body has no log records
+
+
 def test_decode_proto_refuses_what_is_not_that_message() -> None:
     with pytest.raises(ValueError, match="ExportTraceServiceRequest': Wire format was corrupt"):
         _native.decode_proto(b"\x0a\x05abc", "traces")

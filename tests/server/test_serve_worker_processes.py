@@ -6,12 +6,17 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import signal
 import time
 from pathlib import Path
 
+import pytest
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpExporter
 
+from otel_oracles import _native
+from otel_oracles.decode import RequestBody, WireLog, WireSpan
+from otel_oracles.server import _processes
 from tests.server.agent_traces import send_agent_traces, wait_until
 from tests.server.conftest import CONTRACTS
 from tests.server.test_serve_process import ServeProcess, grade_spans
@@ -170,3 +175,43 @@ def test_log_based_events_reach_the_worker_with_their_trace(tmp_path: Path, sink
         assert stats["received"]["http.logs"] > 0 and stats["late"] == 0
     finally:
         assert serve.stop() == 0
+
+
+def test_a_worker_builds_the_records_of_the_positions_it_is_sent_in_order() -> None:
+    """The worker's side of the hand-over (``_processes._build_records``): the positions
+    pickled for ``WireSpan``s and ``WireLog``s become the records of the bodies it holds,
+    in each trace's order, records sent whole stay as they are, and a position in a body it
+    was never sent fails the worker (which is then replaced)."""
+    traces = Path(__file__).resolve().parents[1] / "testdata" / "traces"
+    spans_pb = (traces / "pydantic-ai" / "g_handoff.raw" / "1.pb").read_bytes()
+    logs_pb = (traces / "openai-java" / "m_excess_calls.nocontent.raw" / "logs-4.pb").read_bytes()
+    spans_body = RequestBody(spans_pb, "proto-traces")
+    logs_body = RequestBody(logs_pb, "proto-logs")
+    span_batch, _ = _native.decode_proto(spans_pb, "traces")
+    log_batch, _ = _native.decode_proto(logs_pb, "logs")
+    every_span, _ = span_batch.records()
+    _, every_log = log_batch.records()
+
+    def wire(index: int) -> WireSpan:
+        s = every_span[index]
+        return WireSpan(spans_body, index, s.trace_id, s.span_id, s.parent_span_id, s.end_ns,
+                        s.resource, s.scope_name)  # fmt: skip
+
+    whole = every_span[2]
+    log = WireLog(logs_body, 1, every_log[1], every_log[1].resource)
+    sent = ("grade", [(0, "t0", [wire(3), whole, wire(0)], [log], "complete", None),
+                      (1, "t1", [wire(1)], [], "complete", None)])  # fmt: skip
+    items = pickle.loads(_processes._dumps(sent))[1]
+    _processes._BODIES.update({spans_body.id: span_batch, logs_body.id: log_batch})
+    try:
+        _processes._build_records(items, _native.RecordBuilder())
+        assert items[0][2] == [every_span[3], whole, every_span[0]]
+        assert items[0][3] == [every_log[1]]
+        assert items[1][2] == [every_span[1]]
+        del _processes._BODIES[logs_body.id]
+        with pytest.raises(KeyError):
+            _processes._build_records(pickle.loads(_processes._dumps(sent))[1],
+                                      _native.RecordBuilder())  # fmt: skip
+    finally:
+        _processes._BODIES.pop(spans_body.id, None)
+        _processes._BODIES.pop(logs_body.id, None)

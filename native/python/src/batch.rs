@@ -30,7 +30,7 @@ type OwnShapeArgs = (
     Vec<String>,
     FastSet<String>,
 );
-use pyo3::exceptions::PyOverflowError;
+use pyo3::exceptions::{PyIndexError, PyOverflowError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
@@ -806,6 +806,77 @@ pub(crate) fn hex<'py>(py: Python<'py>, id: &[u8]) -> Bound<'py, PyString> {
     }
 }
 
+/// Builds the records of chosen positions of decoded batches, sharing their repeated parts
+/// across calls (`Shared`, bounded), as the offline assembler does across released traces.
+///
+/// Why: a `serve` grading worker is sent every request body that holds a span of a trace
+/// it grades, and the spans of one body belong to traces spread over every worker. Building
+/// all of a body's records (`Batch.records`) cost each worker the records of the whole
+/// stream, most of them for traces another worker grades; it builds those of its own traces
+/// only, from the batch it keeps per body.
+#[pyclass(module = "otel_oracles._native", name = "RecordBuilder")]
+pub struct RecordBuilder {
+    shared: Shared,
+}
+
+impl RecordBuilder {
+    fn build<'py, T>(
+        &mut self,
+        py: Python<'py>,
+        items: &[T],
+        indices: &[usize],
+        build: impl Fn(&mut Builder<'py>, &T) -> PyResult<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let shared = &mut self.shared;
+        with_gc_paused(py, || {
+            let mut builder = Builder::sharing(py, std::mem::take(shared))?;
+            let built = indices
+                .iter()
+                .map(|&index| match items.get(index) {
+                    Some(item) => build(&mut builder, item),
+                    None => Err(PyIndexError::new_err(format!(
+                        "record {index} of a batch of {}",
+                        items.len()
+                    ))),
+                })
+                .collect::<PyResult<Vec<_>>>();
+            *shared = builder.into_shared();
+            PyList::new(py, built?)
+        })
+    }
+}
+
+#[pymethods]
+impl RecordBuilder {
+    #[new]
+    fn new() -> Self {
+        Self {
+            shared: Shared::new(),
+        }
+    }
+
+    /// New `SpanRecord`s of `batch`'s spans at `indices`, in that order.
+    fn spans<'py>(
+        &mut self,
+        py: Python<'py>,
+        batch: &Batch,
+        indices: Vec<usize>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        self.build(py, &batch.inner.spans, &indices, |b, span| b.span(span))
+    }
+
+    /// New `LogRecord`s of `batch`'s log records at `indices`, in that order.
+    fn logs<'py>(
+        &mut self,
+        py: Python<'py>,
+        batch: &Batch,
+        indices: Vec<usize>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        self.build(py, &batch.inner.logs, &indices, |b, log| b.log(log))
+    }
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<Batch>()
+    m.add_class::<Batch>()?;
+    m.add_class::<RecordBuilder>()
 }
