@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from otel_oracles.grade.oracles.base import OracleCheck, OracleParams
-from otel_oracles.grade.registry import oracle_class
+from otel_oracles.grade.registry import BUILTIN_MODULES, oracle_class
 from otel_oracles.grade.selector import MappedAgents, TraceSelector
 from otel_oracles.model.contract import Contract, OracleSpec
 from otel_oracles.model.result import Layer
@@ -42,6 +42,10 @@ class CompiledCheck:
     """What building the oracle (or asking its evidence) raised; reported by the check as an
     ``error`` result, never stopping the others."""
     budget: int | None
+    foreign: bool
+    """Whether the oracle's class is a plug-in's (or any class outside the built-in modules):
+    its findings are checked where they leave it (``MAX_DETAILS_DEPTH`` in the core's check
+    loop), as the built-ins' are by construction."""
     result_fields: dict[str, Any]
     """The fields of every result of this check that the check alone decides (type, name,
     layer, params, budget, why), read off the spec once instead of per result (the spec is
@@ -74,6 +78,7 @@ def compile_check(
         evidence=evidence,
         setup_error=error,
         budget=budget,
+        foreign=oracle is not None and type(oracle).__module__ not in BUILTIN_MODULES,
         result_fields={
             "oracle_type": spec.type,
             "name": spec.label,

@@ -449,6 +449,7 @@ def test_outcomes_are_the_tables_after_the_fail_closed_rules(layer: Any) -> None
                             evidence=(),
                             setup_error=None,
                             budget=None,
+                            foreign=True,
                             result_fields=compiled.result_fields,
                         )
                         ctx = GradeContext(t, contract, evidence=Evidence(t))

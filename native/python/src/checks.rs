@@ -17,7 +17,11 @@
 //!    something unseen, or a pass of a check that needs full coverage, goes through
 //!    `fail_closed`;
 //! 5. the outcome is the layer/finding table; anything raised in 2-5 is the check's `error`
-//!    (`fails_with`), except `KeyboardInterrupt` and the lazy replay's own failure.
+//!    (`fails_with`), except `KeyboardInterrupt` and the lazy replay's own failure. A
+//!    plug-in's finding (`CompiledCheck.foreign`) whose `details` nest deeper than
+//!    `MAX_DETAILS_DEPTH` counts as raised there: no report could write it (a plug-in's bug,
+//!    refused at the boundary it crosses rather than as a traceback from whichever writer
+//!    meets it first). The built-ins' details are shallow by construction and not walked.
 //!
 //! The result is built without validation when every value is of its field's exact type
 //! (`plain_finding`; the model's instance state filled as pydantic's `__setstate__` fills
@@ -25,13 +29,65 @@
 
 use std::time::Instant;
 
-use pyo3::exceptions::PyKeyboardInterrupt;
+use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{
-    PyBool, PyDict, PyFrozenSet, PyInt, PyList, PyMapping, PyString, PyTuple, PyType,
+    PyBool, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PyMapping, PySet, PyString, PyTuple,
+    PyType,
 };
+
+/// How deeply a finding's `details` may nest, counting `details` itself as level 1 and each
+/// `dict`, `list`, `tuple`, `set` or `frozenset` inside as one more. Above every built-in
+/// check's need (a tool argument the content parsers accept nests at most 128 levels, and a
+/// check puts one a few levels down), below what the report's writers can dump: pydantic's
+/// serializer stops at 255 levels (the JSON report, `--explain full`) and `json.dumps` at
+/// the interpreter's recursion limit (the HTML report).
+pub const MAX_DETAILS_DEPTH: usize = 200;
+
+/// Whether `value` (at `depth`, 1 for the details themselves) nests containers deeper than
+/// `MAX_DETAILS_DEPTH`. Bounded by the limit, so a container holding itself ends the walk
+/// (refused, as no writer could dump it either). Only values are walked: a key is hashable,
+/// so it is a scalar or a tuple, which pydantic writes as text.
+fn nests_too_deep(value: &Bound<'_, PyAny>, depth: usize) -> PyResult<bool> {
+    if depth > MAX_DETAILS_DEPTH {
+        return Ok(true);
+    }
+    // Most values are text or numbers: one type-pointer compare each, before the container
+    // tests.
+    if value.is_exact_instance_of::<PyString>()
+        || value.is_exact_instance_of::<PyInt>()
+        || value.is_exact_instance_of::<PyFloat>()
+        || value.is_exact_instance_of::<PyBool>()
+        || value.is_none()
+    {
+        return Ok(false);
+    }
+    if let Ok(dict) = value.cast::<PyDict>() {
+        for (_, item) in dict.iter() {
+            if nests_too_deep(&item, depth + 1)? {
+                return Ok(true);
+            }
+        }
+    } else if let Ok(list) = value.cast::<PyList>() {
+        for item in list.iter() {
+            if nests_too_deep(&item, depth + 1)? {
+                return Ok(true);
+            }
+        }
+    } else if value.is_instance_of::<PyTuple>()
+        || value.is_instance_of::<PySet>()
+        || value.is_instance_of::<PyFrozenSet>()
+    {
+        for item in value.try_iter()? {
+            if nests_too_deep(&item?, depth + 1)? {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
+}
 
 /// The outcomes a check's finding may have (`error` is `fails_with`'s), in `Outcome`'s
 /// order: `PASS`, `TOLERATED`, `INVARIANT_FAILURE`, `BUDGET_EXHAUSTED`, `MISSING_EVIDENCE`.
@@ -270,7 +326,16 @@ impl CheckRunner {
                     // Checked before the check runs, so a plug-in cannot run anything here.
                     self.refuse_commands.bind(py).call1((ctx,))?;
                 }
-                oracle.call_method1(intern!(py, "check"), (ctx,))?
+                let found = oracle.call_method1(intern!(py, "check"), (ctx,))?;
+                if check.getattr(intern!(py, "foreign"))?.is_truthy()?
+                    && nests_too_deep(&found.getattr(intern!(py, "details"))?, 1)?
+                {
+                    return Err(PyValueError::new_err(format!(
+                        "the finding's details nest deeper than {MAX_DETAILS_DEPTH} levels, \
+                         more than a report can write"
+                    )));
+                }
+                found
             }
         };
         let mut status = finding.getattr(intern!(py, "status"))?;
