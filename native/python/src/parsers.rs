@@ -18,6 +18,7 @@ use otel_oracles_core::otlp_json::value::{Build, Refused, J};
 use otel_oracles_core::parsers::python_literal::{self, Literal, Value};
 use otel_oracles_core::parsers::{genai, openinference, Out};
 use pyo3::exceptions::PyTypeError;
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyList, PyString, PyTuple};
@@ -498,6 +499,9 @@ pub(crate) fn to_python<'py>(py: Python<'py>, value: &J<'_>) -> PyResult<Bound<'
         J::U64(n) => n.into_pyobject(py)?.into_any(),
         J::I64(n) => n.into_pyobject(py)?.into_any(),
         J::F64(f) => f.into_pyobject(py)?.into_any(),
+        // A short text is most often a repeated one (a role, a part type, a finish reason,
+        // an enum-like argument): shared like a key, immutable as it is.
+        J::Str(s) if s.len() <= MAX_SHARED_TEXT => dict_key(py, s).into_any(),
         J::Str(s) => PyString::new(py, s).into_any(),
         J::Arr(items) => {
             let items = items
@@ -509,12 +513,31 @@ pub(crate) fn to_python<'py>(py: Python<'py>, value: &J<'_>) -> PyResult<Bound<'
         J::Obj(obj) => {
             let dict = PyDict::new(py);
             for (key, item) in obj.iter() {
-                dict.set_item(dict_key(py, key), to_python(py, item)?)?;
+                dict_set(&dict, &dict_key(py, key), &to_python(py, item)?)?;
             }
             dict.into_any()
         }
     })
 }
+
+/// `dict[key] = value` through `PyDict_SetItem` itself (which takes its own references),
+/// without pyo3's conversion of both arguments into owned objects (the step builder sets
+/// ~15 items per step, the parsed messages' dicts one per key).
+pub(crate) fn dict_set<K, V>(
+    dict: &Bound<'_, PyDict>,
+    key: &Bound<'_, K>,
+    value: &Bound<'_, V>,
+) -> PyResult<()> {
+    // SAFETY: three live objects, `dict` a dict; the call returns -1 with an exception set
+    // on failure (an unhashable key).
+    if unsafe { ffi::PyDict_SetItem(dict.as_ptr(), key.as_ptr(), value.as_ptr()) } < 0 {
+        return Err(PyErr::fetch(dict.py()));
+    }
+    Ok(())
+}
+
+/// Parsed text values up to this length are shared through the key cache (`to_python`).
+const MAX_SHARED_TEXT: usize = 16;
 
 /// Keys longer than this are not cached (message keys are short: `role`, `parts`, `type`).
 const MAX_CACHED_KEY: usize = 64;

@@ -14,7 +14,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
-use crate::parsers::{dict_key, to_python};
+use crate::parsers::{dict_key, dict_set, to_python};
 
 /// Levels of a structured value read into the tree; deeper containers are kept whole
 /// without being looked into. The parsers look at most about ten levels deep (messages,
@@ -284,7 +284,7 @@ pub(crate) fn emit<'py, V: Emit<'py>>(
                     OutKey::Static(text) | OutKey::Str(text) => dict_key(py, text).into_any(),
                     OutKey::In(key) => V::emit_key(key, py),
                 };
-                dict.set_item(key, emit(py, value)?)?;
+                dict_set(&dict, &key, &emit(py, value)?)?;
             }
             dict.into_any()
         }

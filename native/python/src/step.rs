@@ -29,6 +29,7 @@
 use crate::draft::{
     draft_attr, ATTRIBUTES, FIELDS, FOLLOWS, KIND, REDACTED, RULE, SPAN, STATUS, SYNTHESIZED,
 };
+use crate::parsers::dict_set;
 use crate::slots::{object_new, span, span_attr};
 use pyo3::ffi;
 use pyo3::intern;
@@ -54,9 +55,10 @@ pub struct StepBuilder {
     template: Py<PyDict>,
     /// Draft field name -> the exact type its value must have, or `None` for any value.
     field_types: Py<PyDict>,
-    /// The same, as a list searched by the name's identity first (the drafts' field names
-    /// are the same `str` objects every time, so this finds them without hashing).
+    /// The same, as a list found by the name's identity first (the drafts' field names are
+    /// the same `str` objects every time): `field_slots` maps a name's address to its entry.
     field_list: Vec<(Py<PyAny>, Py<PyAny>)>,
+    field_slots: FieldSlots,
     /// `object`'s `tp_new` (`object.__new__` without its method wrapper).
     object_new: ffi::newfunc,
     parse_string: Py<PyAny>,
@@ -73,6 +75,60 @@ pub struct StepBuilder {
     path_keys: Vec<Py<PyString>>,
     content_keys: Vec<Py<PyString>>,
     command_keys: Vec<Py<PyString>>,
+}
+
+/// Slots of [`FieldSlots`] (a power of two, at least twice the step's field count).
+const FIELD_SLOTS: usize = 128;
+
+/// An open-addressed table from a draft field name's address to its index in
+/// `StepBuilder::field_list`, which holds the names (so no other object can take one of
+/// those addresses while the table exists). A name found here is the very object the table
+/// was built from; any other object misses and is looked up by value.
+struct FieldSlots {
+    /// Per slot: the entry's index plus one, 0 for an empty slot.
+    slots: [u8; FIELD_SLOTS],
+    /// Per slot: the name's address.
+    names: [usize; FIELD_SLOTS],
+}
+
+impl FieldSlots {
+    fn new(names: impl Iterator<Item = usize>) -> PyResult<Self> {
+        let mut table = Self {
+            slots: [0; FIELD_SLOTS],
+            names: [0; FIELD_SLOTS],
+        };
+        for (index, address) in names.enumerate() {
+            let entry = u8::try_from(index + 1)
+                .ok()
+                .filter(|_| index < FIELD_SLOTS / 2)
+                .ok_or_else(|| pyo3::exceptions::PyValueError::new_err("too many draft fields"))?;
+            let mut slot = Self::slot(address);
+            while table.slots[slot] != 0 {
+                slot = (slot + 1) & (FIELD_SLOTS - 1);
+            }
+            table.slots[slot] = entry;
+            table.names[slot] = address;
+        }
+        Ok(table)
+    }
+
+    /// The home slot of an address (objects are 16-byte aligned: the low bits carry nothing).
+    fn slot(address: usize) -> usize {
+        (address >> 4).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            >> (usize::BITS - FIELD_SLOTS.trailing_zeros())
+    }
+
+    /// The index of the entry whose name is the object at `address`.
+    fn find(&self, address: usize) -> Option<usize> {
+        let mut slot = Self::slot(address);
+        loop {
+            match self.slots[slot] {
+                0 => return None,
+                entry if self.names[slot] == address => return Some(usize::from(entry) - 1),
+                _ => slot = (slot + 1) & (FIELD_SLOTS - 1),
+            }
+        }
+    }
 }
 
 /// Refuses a record class whose instances `StepBuilder::record` could not make as
@@ -183,8 +239,8 @@ impl StepBuilder {
     /// `name` is no step field.
     fn field_type<'py>(&self, name: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
         let py = name.py();
-        if let Some((_, expected)) = self.field_list.iter().find(|(known, _)| known.is(name)) {
-            return Ok(Some(expected.bind(py).clone()));
+        if let Some(index) = self.field_slots.find(name.as_ptr() as usize) {
+            return Ok(Some(self.field_list[index].1.bind(py).clone()));
         }
         self.field_types.bind(py).get_item(name)
     }
@@ -210,7 +266,7 @@ impl StepBuilder {
                 return Ok(false);
             }
             if !name.is(arguments_key) {
-                values.set_item(name, value)?;
+                dict_set(values, &name, &value)?;
             }
         }
         Ok(true)
@@ -298,16 +354,19 @@ impl StepBuilder {
                 )));
             }
         }
-        let field_list = field_types
+        let field_list: Vec<(Py<PyAny>, Py<PyAny>)> = field_types
             .iter()
             .map(|(name, expected)| (name.unbind(), expected.unbind()))
             .collect();
+        let field_slots =
+            FieldSlots::new(field_list.iter().map(|(name, _)| name.as_ptr() as usize))?;
         Ok(Self {
             step: step.unbind(),
             span_ref: span_ref.unbind(),
             template: template.unbind(),
             field_types: field_types.unbind(),
             field_list,
+            field_slots,
             object_new: object_new()?,
             parse_string,
             kinds: kinds.unbind(),
@@ -459,11 +518,11 @@ impl StepBuilder {
             return Ok(values.into_any());
         }
         let arguments_key = intern!(py, "arguments");
-        values.set_item(intern!(py, "index"), index)?;
-        values.set_item(intern!(py, "kind"), kind)?;
-        values.set_item(intern!(py, "status"), status)?;
-        values.set_item(intern!(py, "convention"), convention)?;
-        values.set_item(intern!(py, "attributes"), attributes.copy()?)?;
+        dict_set(&values, intern!(py, "index"), index)?;
+        dict_set(&values, intern!(py, "kind"), kind)?;
+        dict_set(&values, intern!(py, "status"), status)?;
+        dict_set(&values, intern!(py, "convention"), convention)?;
+        dict_set(&values, intern!(py, "attributes"), &attributes.copy()?)?;
         for (name, value) in [
             (arguments_key, arguments),
             (intern!(py, "arguments_raw"), arguments_raw),
@@ -475,14 +534,14 @@ impl StepBuilder {
             (intern!(py, "source"), source),
         ] {
             if !value.is_none() {
-                values.set_item(name, value)?;
+                dict_set(&values, name, &value)?;
             }
         }
         if !synthesized.is(PyBool::new(py, false)) {
-            values.set_item(intern!(py, "synthesized"), synthesized)?;
+            dict_set(&values, intern!(py, "synthesized"), synthesized)?;
         }
         if !redacted.is(PyTuple::empty(py)) {
-            values.set_item(intern!(py, "redacted"), redacted)?;
+            dict_set(&values, intern!(py, "redacted"), &redacted)?;
         }
         self.record(self.step.bind(py), values)
     }
