@@ -38,6 +38,8 @@ pub struct RuleTable {
     /// `search(regex_number, text) -> bool`.
     search: Py<PyAny>,
     memo: Mutex<RegexMemo>,
+    /// Attribute key `str`s met in spans, by identity (see [`SeenKeys`]).
+    seen: Mutex<SeenKeys>,
     /// How many times `search` was called.
     host_searches: AtomicU64,
     /// The content the rules' `field` conditions test, `None` when none has one.
@@ -73,6 +75,43 @@ impl RuleTable {
         let content = self.content.as_ref()?;
         let origins = content.origins.get(key as usize)?.as_deref()?;
         Some((origins, content))
+    }
+}
+
+/// Distinct key objects a [`SeenKeys`] holds; past it, it starts over.
+const SEEN_KEYS: usize = 4096;
+
+/// The table's key number of each attribute key `str` met in a span's dict (`None`: a key
+/// no condition tests), by the object's address. The decoder shares one `str` per short
+/// key across spans (`parsers::dict_key`), so listing a span's keys is a lookup of a
+/// pointer per attribute rather than a hash-table probe in Python and an `int` conversion.
+/// Each key is held (a strong reference) while it is in the map, so its address cannot be
+/// reused by another object meanwhile.
+#[derive(Default)]
+struct SeenKeys {
+    numbers: FastMap<usize, (Py<PyString>, Option<u32>)>,
+}
+
+impl SeenKeys {
+    /// The table's number of `key` (an exact `str`), looked up in `numbers` on first meeting.
+    fn number(
+        &mut self,
+        key: &Bound<'_, PyString>,
+        numbers: &Bound<'_, PyDict>,
+    ) -> PyResult<Option<u32>> {
+        let address = key.as_ptr() as usize;
+        if let Some((_, number)) = self.numbers.get(&address) {
+            return Ok(*number);
+        }
+        let number = match numbers.get_item(key)? {
+            Some(number) => Some(number.extract::<u32>()?),
+            None => None,
+        };
+        if self.numbers.len() >= SEEN_KEYS {
+            self.numbers.clear();
+        }
+        self.numbers.insert(address, (key.clone().unbind(), number));
+        Ok(number)
     }
 }
 
@@ -133,14 +172,18 @@ struct PySpan<'a, 'py> {
     children: Option<&'a Bound<'py, PyDict>>,
     /// The trace's spans, or `None` for a child or parent (seen without parent).
     family: Option<&'a Family<'py>>,
+    /// The key numbers of the key objects met so far (`present_keys`).
+    seen: &'a RefCell<SeenKeys>,
     name: OnceCell<Bound<'py, PyAny>>,
     scope: OnceCell<Bound<'py, PyAny>>,
     kind: OnceCell<i64>,
     status: OnceCell<i64>,
-    /// Per attribute key number: not read yet (`None`), absent (`Some(None)`), the value.
-    slots: RefCell<Vec<Option<Option<Bound<'py, PyAny>>>>>,
+    /// The attributes read so far by key number (`None`: absent), and the content worked out
+    /// for content keys: a few per span, searched in order. (A slot per table key cost more
+    /// to allocate, fill and drop per span than the lookups it saved.)
+    read: RefCell<Vec<(u32, Option<Bound<'py, PyAny>>)>>,
     /// Once `present_keys` listed the attributes: the table's keys the span has, with their
-    /// values (a handful), and every other key is absent; `slots` is then unused.
+    /// values (a handful), and every other key is absent; `read` then holds content only.
     listed: RefCell<Option<Listed<'py>>>,
     child_list: OnceCell<Option<Bound<'py, PyList>>>,
 }
@@ -152,6 +195,7 @@ impl<'a, 'py> PySpan<'a, 'py> {
         span: Bound<'py, PyAny>,
         children: Option<&'a Bound<'py, PyDict>>,
         family: Option<&'a Family<'py>>,
+        seen: &'a RefCell<SeenKeys>,
     ) -> PyResult<Self> {
         let attributes = span.getattr(&names.attributes)?;
         let dict = attributes.cast::<PyDict>().ok().cloned();
@@ -163,11 +207,12 @@ impl<'a, 'py> PySpan<'a, 'py> {
             dict,
             children,
             family,
+            seen,
             name: OnceCell::new(),
             scope: OnceCell::new(),
             kind: OnceCell::new(),
             status: OnceCell::new(),
-            slots: RefCell::new(Vec::new()),
+            read: RefCell::new(Vec::new()),
             listed: RefCell::new(None),
             child_list: OnceCell::new(),
         })
@@ -185,8 +230,7 @@ impl<'a, 'py> PySpan<'a, 'py> {
                     .map(|(_, value)| value.clone()));
             }
         }
-        let slot = key as usize;
-        if let Some(Some(known)) = self.slots.borrow().get(slot) {
+        if let Some((_, known)) = self.read.borrow().iter().find(|(number, _)| *number == key) {
             return Ok(known.clone());
         }
         let value = match content {
@@ -195,15 +239,9 @@ impl<'a, 'py> PySpan<'a, 'py> {
                     .reader
                     .content(&self.span, origins, &content.dumps)?
             }
-            None => self.read_attr(slot)?,
+            None => self.read_attr(key as usize)?,
         };
-        let mut slots = self.slots.borrow_mut();
-        if slots.len() <= slot {
-            slots.resize(self.table.keys.len().max(slot + 1), None);
-        }
-        if let Some(cell) = slots.get_mut(slot) {
-            *cell = Some(value.clone());
-        }
+        self.read.borrow_mut().push((key, value.clone()));
         Ok(value)
     }
 
@@ -355,7 +393,14 @@ impl<'py> SpanAccess for PySpan<'_, 'py> {
         let Some(list) = self.children()? else {
             return Err(PyValueError::new_err("span has no children"));
         };
-        PySpan::new(self.table, self.names, list.get_item(index)?, None, None)
+        PySpan::new(
+            self.table,
+            self.names,
+            list.get_item(index)?,
+            None,
+            None,
+            self.seen,
+        )
     }
 
     /// The span of the trace whose id is this span's `parent_span_id` (a `str`); none for a
@@ -381,6 +426,7 @@ impl<'py> SpanAccess for PySpan<'_, 'py> {
                 parent.clone(),
                 None,
                 None,
+                self.seen,
             )?)),
             None => Ok(None),
         }
@@ -395,16 +441,16 @@ impl<'py> SpanAccess for PySpan<'_, 'py> {
             return Ok(false);
         };
         let numbers = self.table.numbers.bind(dict.py());
-        let mut found = Vec::new();
+        let mut seen = self.seen.borrow_mut();
+        let mut found = Vec::with_capacity(dict.len());
         for (key, value) in dict.iter() {
-            if !key.is_exact_instance_of::<PyString>() {
+            let Ok(key) = key.cast_exact::<PyString>() else {
                 present.fill(0);
                 return Ok(false);
-            }
-            let Some(number) = numbers.get_item(&key)? else {
+            };
+            let Some(number) = seen.number(key, numbers)? else {
                 continue;
             };
-            let number: u32 = number.extract()?;
             if self.table.content_of(number).is_some() {
                 continue; // the span's own attribute under a content key is not read
             }
@@ -578,6 +624,7 @@ impl RuleTable {
             host_lists: host_lists.into_iter().map(Bound::unbind).collect(),
             search,
             memo: Mutex::new(RegexMemo::new()),
+            seen: Mutex::new(SeenKeys::default()),
             host_searches: AtomicU64::new(0),
             content,
         })
@@ -618,13 +665,42 @@ impl RuleTable {
             Some(memo) => memo,
             None => &mut own,
         };
-        let mut out = Vec::new();
+        // The same for the key numbers (taken out of the lock for the call, put back after).
+        let mut seen_guard = match self.seen.try_lock() {
+            Ok(seen) => Some(seen),
+            Err(TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
+            Err(TryLockError::WouldBlock) => None,
+        };
+        let seen = RefCell::new(
+            seen_guard
+                .as_deref_mut()
+                .map(std::mem::take)
+                .unwrap_or_default(),
+        );
+        let mut out = Vec::with_capacity(family.spans.len());
+        let mut found = Ok(());
         for span in &family.spans {
-            let span = PySpan::new(self, &names, span.clone(), Some(children), Some(&family))?;
-            let index = self.table.select(&span, &mut searcher, memo)?;
-            out.push(index.map_or(-1, |i| i64::try_from(i).unwrap_or(-1)));
+            let index = PySpan::new(
+                self,
+                &names,
+                span.clone(),
+                Some(children),
+                Some(&family),
+                &seen,
+            )
+            .and_then(|span| self.table.select(&span, &mut searcher, memo));
+            match index {
+                Ok(index) => out.push(index.map_or(-1, |i| i64::try_from(i).unwrap_or(-1))),
+                Err(err) => {
+                    found = Err(err);
+                    break;
+                }
+            }
         }
-        Ok(out)
+        if let Some(kept) = seen_guard.as_deref_mut() {
+            *kept = seen.into_inner();
+        }
+        found.map(|()| out)
     }
 
     /// How many distinct texts the regex memo holds now (at most `RULE_MEMO_TEXTS`).
