@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gc
+import json
 import re
 import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from otel_oracles import _native
 from otel_oracles.decode import RequestBody, WireSpan
 from otel_oracles.decode._transfer import spans_for_transfer
-from otel_oracles.model.span import EMPTY, NO_ITEMS, SpanRecord
+from otel_oracles.model.span import EMPTY, NO_ITEMS, EventRecord, LinkRecord, LogRecord, SpanRecord
 
 
 def test_an_empty_batch_has_no_records_and_nothing_wrong() -> None:
@@ -67,6 +70,153 @@ def test_a_record_builder_builds_the_records_at_the_positions_asked_in_that_orde
     assert builder.logs(logs_batch, [last, 0]) == [every_log[last], every_log[0]]
     with pytest.raises(IndexError):
         builder.logs(batch, [0])  # a traces body has no log records
+
+
+_SPAN_WITH_ALL = json.dumps(
+    {
+        "resourceSpans": [
+            {
+                "resource": {
+                    "attributes": [{"key": "service.name", "value": {"stringValue": "svc"}}]
+                },
+                "scopeSpans": [
+                    {
+                        "scope": {"name": "lib", "version": "1.2"},
+                        "spans": [
+                            {
+                                "traceId": "0af7651916cd43dd8448eb211c80319c",
+                                "spanId": "b7ad6b7169203331",
+                                "parentSpanId": "00f067aa0ba902b7",
+                                "name": "chat m",
+                                "kind": 3,
+                                "startTimeUnixNano": "10",
+                                "endTimeUnixNano": "20",
+                                "status": {"code": 2, "message": "boom"},
+                                "flags": 769,
+                                "droppedAttributesCount": 1,
+                                "droppedEventsCount": 2,
+                                "droppedLinksCount": 3,
+                                "attributes": [
+                                    {"key": "a", "value": {"intValue": "7"}},
+                                    {
+                                        "key": "b",
+                                        "value": {"arrayValue": {"values": [{"boolValue": True}]}},
+                                    },
+                                ],
+                                "events": [
+                                    {
+                                        "name": "ev",
+                                        "timeUnixNano": "15",
+                                        "droppedAttributesCount": 4,
+                                        "attributes": [{"key": "c", "value": {"doubleValue": 1.5}}],
+                                    }
+                                ],
+                                "links": [
+                                    {
+                                        "traceId": "0af7651916cd43dd8448eb211c80319d",
+                                        "spanId": "b7ad6b7169203332",
+                                        "droppedAttributesCount": 5,
+                                        "attributes": [{"key": "d", "value": {"stringValue": "x"}}],
+                                    }
+                                ],
+                            }
+                        ],
+                    }
+                ],
+            }
+        ]
+    }
+).encode()
+
+_LOG = json.dumps(
+    {
+        "resourceLogs": [
+            {
+                "scopeLogs": [
+                    {
+                        "scope": {"name": "lib"},
+                        "logRecords": [
+                            {
+                                "traceId": "0af7651916cd43dd8448eb211c80319c",
+                                "spanId": "b7ad6b7169203331",
+                                "eventName": "gen_ai.choice",
+                                "timeUnixNano": "16",
+                                "severityNumber": 9,
+                                "droppedAttributesCount": 6,
+                                "body": {"stringValue": "hi"},
+                                "attributes": [{"key": "e", "value": {"intValue": "1"}}],
+                            }
+                        ],
+                    }
+                ]
+            }
+        ]
+    }
+).encode()
+
+
+def _called_again(record: Any) -> Any:
+    """The record its class's own constructor makes of the record's fields."""
+    return type(record)(*(getattr(record, f.name) for f in dataclasses.fields(record)))
+
+
+def test_records_are_what_their_classes_make_of_every_field() -> None:
+    """Records are made in their memory, not by calling their classes: each has every
+    field set (a slot left empty would raise here) to what the decoders read, and equals
+    what its class makes of those fields."""
+    (spans, _), (_, logs) = (
+        _native.decode_json(_SPAN_WITH_ALL).records(),
+        _native.decode_json(_LOG).records(),
+    )
+    [span], [log] = spans, logs
+    [event], [link] = span.events, span.links
+    assert (type(span), type(event), type(link), type(log)) == (
+        SpanRecord,
+        EventRecord,
+        LinkRecord,
+        LogRecord,
+    )
+    for record in (span, event, link, log):
+        assert record == _called_again(record)
+    assert (span.parent_span_id, span.kind, span.start_ns, span.end_ns) == (
+        "00f067aa0ba902b7",
+        3,
+        10,
+        20,
+    )
+    assert (span.status_code, span.status_message, span.flags) == (2, "boom", 769)
+    assert (span.dropped_attributes, span.dropped_events, span.dropped_links) == (1, 2, 3)
+    assert span.attributes == {"a": 7, "b": [True]}
+    assert (span.resource, span.scope_name, span.scope_version) == (
+        {"service.name": "svc"},
+        "lib",
+        "1.2",
+    )
+    assert (event.name, event.time_ns, event.attributes, event.dropped_attributes) == (
+        "ev",
+        15,
+        {"c": 1.5},
+        4,
+    )
+    assert (event.body, event.from_log) == (None, False)
+    assert (link.trace_id, link.span_id, link.attributes) == (
+        "0af7651916cd43dd8448eb211c80319d",
+        "b7ad6b7169203332",
+        {"d": "x"},
+    )
+    assert link.dropped_attributes == 5
+    assert (log.event_name, log.time_ns, log.body, log.severity_number) == (
+        "gen_ai.choice",
+        16,
+        "hi",
+        9,
+    )
+    assert (log.attributes, log.resource, log.scope_name, log.dropped_attributes) == (
+        {"e": 1},
+        EMPTY,
+        "lib",
+        6,
+    )
 
 
 def test_decode_proto_refuses_what_is_not_that_message() -> None:

@@ -170,6 +170,39 @@ impl SlotLayout {
         object.getattr(name)
     }
 
+    /// A new instance of the probed class (`object.__new__`, `new`) with slot number `i`
+    /// set to `values[i]`: what a class whose `__init__` only assigns its fields makes,
+    /// without the call's argument tuple and Python frame. `values` must cover every
+    /// probed slot, no more (a `RuntimeError` otherwise, before anything is made).
+    pub(crate) fn fill<'py, const N: usize>(
+        &self,
+        new: ffi::newfunc,
+        py: Python<'py>,
+        values: [Bound<'py, PyAny>; N],
+    ) -> PyResult<Bound<'py, PyAny>> {
+        if self.offsets.len() != N {
+            return Err(pyo3::exceptions::PyRuntimeError::new_err(format!(
+                "{N} values for a layout of {} slots",
+                self.offsets.len()
+            )));
+        }
+        let record = blank(new, self.cls.bind(py))?;
+        for (slot, value) in values.into_iter().enumerate() {
+            let cell = self.cell(&record, slot);
+            // SAFETY: a slot word of an instance of exactly the probed class, NULL in a
+            // fresh instance (released all the same if not); the instance takes over
+            // `value`'s reference.
+            unsafe {
+                let old = cell.read();
+                cell.write(value.into_ptr());
+                if !old.is_null() {
+                    ffi::Py_DECREF(old);
+                }
+            }
+        }
+        Ok(record)
+    }
+
     /// `object.<name> = value` where `name` is slot number `slot`.
     pub(crate) fn set(
         &self,
