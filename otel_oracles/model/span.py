@@ -5,6 +5,11 @@ Attribute values are plain Python values (str, bool, int, float, bytes, list, di
 as OTLP's ``AnyValue`` carried them. ``attributes`` and ``resource`` are ``Mapping`` rather than
 ``dict`` so a decoder may hand out a lazy mapping that converts values on first access.
 Timestamps are integer nanoseconds since the epoch, as in OTLP.
+
+The native core makes ``SpanRecord``, ``EventRecord``, ``LinkRecord`` and ``LogRecord`` without
+calling them (``object.__new__`` and each slot written, ``native/python/src/batch.rs``
+``RecordClass``): their ``__init__`` must only assign their fields. A class whose ``__slots__``
+differ from the fields the core builds, or with a ``__post_init__``, is called instead.
 """
 
 from __future__ import annotations
