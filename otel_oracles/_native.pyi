@@ -756,14 +756,12 @@ class PatternSearch:
         int_max_str_digits: int,
         toolish: Container[StepKind],
         fallback: Callable[[Step], str],
-        memo: dict[int, str] | None = None,
-        owner: list[Step] | None = None,
         /,
     ) -> list[tuple[int, str | None, int]]:
         """``(step.index, step.tool, pattern index)`` of every pattern occurring in the scan
         text of a scanned step (``raw`` set, or ``kind`` in ``toolish``), in step order: the
-        text read by ``fields`` or written from ``raw``, else ``fallback(step)``; kept in
-        ``memo`` by index for the steps of ``owner``."""
+        text read by ``fields`` or written from ``raw`` into one reused buffer and searched
+        there (no ``str`` made of an ASCII text), else ``fallback(step)``."""
 
 # ---- the JSON report (otel_oracles.report) --------------------------------------------------
 

@@ -170,14 +170,11 @@ class Evidence:
         self, patterns: Iterable[str], steps: Iterable[Step]
     ) -> list[NetworkViolation]:
         """``Trajectory.find_network_violations(patterns)`` over ``steps`` (the trajectory's,
-        or some of them), each step's text (``Step.scan_text``) made once for every check:
-        ``no_network``, ``network_access`` and ``package_install`` search the same texts
-        with their own patterns (the core keeps them in the table ``step_memoized`` keeps
-        under ``"scan_text"``)."""
-        texts = self._steps.get("scan_text")
-        if texts is None:
-            texts = self._steps["scan_text"] = {}
-        return network_violations(steps, patterns, texts, self.trajectory.steps)
+        or some of them): ``no_network``, ``network_access`` and ``package_install`` each
+        search with their own patterns. The texts are not kept between them: the core
+        writes each into one reused buffer and searches it in place, which costs less than
+        the Python string a kept text needs (docs/performance-history.md)."""
+        return network_violations(steps, patterns)
 
     @property
     def groups(self) -> StepGroups:

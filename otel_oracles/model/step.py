@@ -238,17 +238,11 @@ class NetworkViolation:
     pattern: str
 
 
-def network_violations(
-    steps: Iterable[Step],
-    patterns: Iterable[str],
-    memo: dict[int, str] | None = None,
-    owner: list[Step] | None = None,
-) -> list[NetworkViolation]:
+def network_violations(steps: Iterable[Step], patterns: Iterable[str]) -> list[NetworkViolation]:
     """``Trajectory.find_network_violations`` over ``steps``, in one call of the core
-    (``PatternSearch.violations``): it makes each scanned step's text (``Step.scan_text``,
-    which it calls itself only for a step holding something else than plain data) and
-    searches it. ``memo`` keeps the texts of the steps of ``owner`` (the trajectory's
-    steps) by index across calls: several checks search the same texts."""
+    (``PatternSearch.violations``): it writes each scanned step's text (``Step.scan_text``,
+    which it calls itself only for a step holding something else than plain data) into one
+    buffer and searches it there, making no Python string of it."""
     originals = tuple(patterns)
     hits = _pattern_search(originals).violations(
         steps,
@@ -256,8 +250,6 @@ def network_violations(
         sys.get_int_max_str_digits(),
         TOOLISH_KINDS,
         Step.scan_text,
-        memo,
-        owner,
     )
     return [NetworkViolation(index, tool, originals[i]) for index, tool, i in hits]
 
@@ -376,8 +368,8 @@ class Trajectory(Record):
         Every AgentBench step is scanned (its JSON is what the agent did). Of trace-derived
         steps only the agent's actions are (tool calls, commands, file edits): a model call
         or an agent span carries conversation text, and a prompt that says "never run curl"
-        is not network access. Checks call ``Evidence.network_violations``, which makes each
-        step's text once for all of them."""
+        is not network access. Checks call ``Evidence.network_violations``, the same search
+        over the steps they choose."""
         return network_violations(self.steps, patterns)
 
     # ---- trace-level queries --------------------------------------------------------------

@@ -371,7 +371,7 @@ def test_random_texts_scan_and_match_as_before() -> None:
         assert_same(step)
 
 
-def test_evidence_makes_each_step_text_once() -> None:
+def test_evidence_searches_each_steps_own_text() -> None:
     steps = [
         Step(index=0, kind=StepKind.COMMAND, tool="bash", command="curl x"),
         Step(index=1, kind=StepKind.GENERATION, output_messages=[{"content": "curl"}]),
@@ -379,24 +379,35 @@ def test_evidence_makes_each_step_text_once() -> None:
     ]
     ev = Evidence(Trajectory(steps=steps))
     first = ev.network_violations(DEFAULT_NETWORK_PATTERNS, ev.trajectory.steps)
+    # The model call is not scanned.
     assert [(v.step_index, v.pattern) for v in first] == [(0, "curl"), (2, "https://")]
-
-    # The texts of the scanned steps are kept, not the model call's (it is not scanned).
-    def made_again() -> str:
-        raise AssertionError("a kept text made again")
-
-    assert ev.step_memoized(steps[0], "scan_text", made_again) == steps[0].scan_text()
-    assert ev.step_memoized(steps[2], "scan_text", made_again) == steps[2].scan_text()
-    assert ev.step_memoized(steps[1], "scan_text", lambda: "unset") == "unset"
-    # A text kept before the call is the one searched.
-    ev = Evidence(Trajectory(steps=steps))
-    ev.step_memoized(steps[2], "scan_text", lambda: "kept: curl")
     again = ev.network_violations(("HTTPS://", "curl"), steps[2:])
-    assert [(v.step_index, v.pattern) for v in again] == [(2, "curl")]
-    # A step from elsewhere with a kept step's index is searched in its own text.
+    assert [(v.step_index, v.pattern) for v in again] == [(2, "HTTPS://")]
+    # A step from elsewhere with a trajectory step's index is searched in its own text.
     other = Step(index=2, kind=StepKind.COMMAND, tool="sh", command="wget z")
     assert [v.pattern for v in ev.network_violations(("wget",), [other])] == ["wget"]
     assert network_violations(steps, ("nothing",)) == []
+
+
+def test_one_buffer_holds_one_step_at_a_time() -> None:
+    # The walk writes every step into one buffer: a short step after a long one is
+    # searched in its own text only, and a non-ASCII text (lower-cased by Python) between
+    # ASCII ones changes neither.
+    steps = [
+        Step(index=0, kind=StepKind.COMMAND, tool="bash", command="x" * 5000 + " CURL"),
+        Step(index=1, kind=StepKind.COMMAND, tool="bash", command="ls"),
+        Step(index=2, kind=StepKind.COMMAND, tool="bash", command="\u0130 wGet \u00e9"),
+        Step(index=3, kind=StepKind.COMMAND, tool="bash", command="cur"),
+    ]
+    patterns = ("curl", "wget", "\u00c9")
+    found = network_violations(steps, patterns)
+    assert [(v.step_index, v.pattern) for v in found] == [(0, "curl"), (2, "wget"), (2, "\u00c9")]
+    reference = [
+        (step.index, patterns[i])
+        for step in steps
+        for i in ref.occurring(patterns, ref.scan_text(step))
+    ]
+    assert [(v.step_index, v.pattern) for v in found] == reference
 
 
 def test_trajectories_scan_in_one_call_as_step_by_step() -> None:

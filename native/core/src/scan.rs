@@ -621,12 +621,26 @@ impl Patterns {
     /// Indexes of the patterns occurring in `text`, ascending. Linear in the text (the
     /// search stops once every pattern is found).
     pub fn occurring(&self, text: &[u8]) -> Vec<usize> {
+        if self.machine.is_none() {
+            return self.occurring_lowered(text);
+        }
+        self.occurring_lowered(&text.to_ascii_lowercase())
+    }
+
+    /// [`Patterns::occurring`] in a text of the caller's that it may change: its ASCII
+    /// letters are lower-cased where they are, instead of in a copy.
+    pub fn occurring_in_place(&self, text: &mut [u8]) -> Vec<usize> {
+        text.make_ascii_lowercase();
+        self.occurring_lowered(text)
+    }
+
+    /// [`Patterns::occurring`] in a text whose ASCII letters are lower-case already.
+    fn occurring_lowered(&self, lowered: &[u8]) -> Vec<usize> {
         let mut hit = vec![false; self.count];
         for &i in &self.empty {
             hit[i] = true;
         }
         if let Some(machine) = &self.machine {
-            let lowered = text.to_ascii_lowercase();
             let mut left = self.owners.len();
             let mut seen = vec![false; self.owners.len()];
             let mut found = |slot: usize| {
@@ -641,10 +655,10 @@ impl Patterns {
             };
             match machine {
                 Machine::Dfa(dfa, start) => {
-                    walk(dfa, *start, self.skip.as_ref(), &lowered, &mut found);
+                    walk(dfa, *start, self.skip.as_ref(), lowered, &mut found);
                 }
                 Machine::Nfa(nfa, start) => {
-                    walk(nfa, *start, self.skip.as_ref(), &lowered, &mut found);
+                    walk(nfa, *start, self.skip.as_ref(), lowered, &mut found);
                 }
             }
         }
@@ -923,6 +937,9 @@ mod tests {
         );
         assert_eq!(patterns.occurring("é".as_bytes()), vec![4, 5]);
         assert_eq!(patterns.occurring(b""), vec![4]);
+        let mut text = b"PIP INSTALL x; Curl".to_vec();
+        assert_eq!(patterns.occurring_in_place(&mut text), vec![0, 1, 2, 3, 4]);
+        assert_eq!(text, b"pip install x; curl");
         // ASCII case is ignored on both sides; other letters match as given.
         let mixed = Patterns::new(&["CuRL", "É", "x-Y"]).expect("patterns");
         assert_eq!(mixed.occurring(b"cUrl X-y"), vec![0, 2]);

@@ -267,10 +267,32 @@ impl ScanFields {
         int_max_str_digits: usize,
         with_strings: bool,
     ) -> PyResult<Option<Vec<u8>>> {
+        let mut out = Vec::new();
+        let written = self.write_into(
+            values,
+            int_max_str_digits,
+            with_strings,
+            &Bump::new(),
+            &mut out,
+        )?;
+        Ok(written.then_some(out))
+    }
+
+    /// [`ScanFields::text_of`] appended to `out`, the values read into `bump`: whether it
+    /// was written (`out` is left as it was when not). A walk over many steps hands every
+    /// step the same buffer and arena, so they grow to the largest step once instead of
+    /// being made again per step.
+    fn write_into(
+        &self,
+        values: &Bound<'_, PyDict>,
+        int_max_str_digits: usize,
+        with_strings: bool,
+        bump: &Bump,
+        out: &mut Vec<u8>,
+    ) -> PyResult<bool> {
         let py = values.py();
-        let bump = Bump::new();
         let reader = Reader {
-            bump: &bump,
+            bump,
             floats: Floats::PydanticJson,
             max_depth: MAX_READ_DEPTH,
             error: RefCell::new(None),
@@ -312,18 +334,15 @@ impl ScanFields {
                 Code::Str | Code::Int | Code::Bool => None,
             };
             let Some(read) = read else {
-                return Ok(None);
+                return Ok(false);
             };
             let key = reader
                 .text(name.bind(py))
                 .ok_or_else(|| PyValueError::new_err("a field name is no UTF-8"))?;
             entries.push((key, read));
         }
-        Ok(Some(write(
-            &Value::Obj(entries),
-            int_max_str_digits,
-            with_strings,
-        )))
+        write(&Value::Obj(entries), int_max_str_digits, with_strings, out);
+        Ok(true)
     }
 }
 
@@ -347,18 +366,19 @@ fn scan_data<'py>(
             PyTypeError::new_err("scan_data: the step's dump is not plain JSON data")
         }));
     };
-    to_str(data.py(), &write(&value, int_max_str_digits, with_strings))
+    let mut out = Vec::new();
+    write(&value, int_max_str_digits, with_strings, &mut out);
+    to_str(data.py(), &out)
 }
 
-/// A step's sorted JSON, and its strings after it when `with_strings` (its scan text).
-fn write(fields: &Value<'_>, int_max_str_digits: usize, with_strings: bool) -> Vec<u8> {
-    let mut out = Vec::new();
+/// A step's sorted JSON, and its strings after it when `with_strings` (its scan text),
+/// appended to `out`.
+fn write(fields: &Value<'_>, int_max_str_digits: usize, with_strings: bool, out: &mut Vec<u8>) {
     if with_strings {
-        scan::scan_text(fields, Limits { int_max_str_digits }, &mut out);
+        scan::scan_text(fields, Limits { int_max_str_digits }, out);
     } else {
-        scan::write_sorted(fields, &mut out);
+        scan::write_sorted(fields, out);
     }
-    out
 }
 
 /// `json.dumps(raw, ensure_ascii=False, sort_keys=True)` of an AgentBench step object made
@@ -373,17 +393,26 @@ fn raw_json<'py>(raw: &Bound<'py, PyDict>) -> PyResult<Option<Bound<'py, PyStrin
 
 /// [`raw_json`] as surrogate-extended UTF-8.
 fn raw_json_of(raw: &Bound<'_, PyDict>) -> Option<Vec<u8>> {
-    let bump = Bump::new();
+    let mut out = Vec::new();
+    raw_json_into(raw, &Bump::new(), &mut out).then_some(out)
+}
+
+/// [`raw_json_of`] appended to `out`, the object read into `bump`: whether it was written
+/// (`out` is left as it was when not).
+fn raw_json_into(raw: &Bound<'_, PyDict>, bump: &Bump, out: &mut Vec<u8>) -> bool {
     let reader = Reader {
-        bump: &bump,
+        bump,
         floats: Floats::JsonDumps,
         max_depth: MAX_READ_DEPTH,
         error: RefCell::new(None),
     };
-    let value = reader.any(raw.as_any(), 0)?;
-    let mut out = Vec::new();
-    scan::write_sorted(&value, &mut out);
-    Some(out)
+    match reader.any(raw.as_any(), 0) {
+        Some(value) => {
+            scan::write_sorted(&value, out);
+            true
+        }
+        None => false,
+    }
 }
 
 /// Which of some patterns occur in a text, ignoring case as `str.lower()` does: the
@@ -423,14 +452,14 @@ impl PatternSearch {
     /// ascending pattern order.
     ///
     /// A step's text is read from its fields by `fields` (with its strings) or written
-    /// from its raw object as [`raw_json`] does; where either answers `None` (a value that
-    /// is not plain data) it is `fallback(step)` (`Step.scan_text`, which lets the library
-    /// whose rules define the text write it). `memo` (`index -> text`), when given, keeps
-    /// the texts of the steps of `owner` (the trajectory's step list: a step counts as its
-    /// own when it sits at its index there) for the next pattern list: the checks of a
-    /// trajectory search the same texts with their own patterns.
-    #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (steps, fields, int_max_str_digits, toolish, fallback, memo=None, owner=None))]
+    /// from its raw object as [`raw_json`] does, into one buffer the walk reuses, and
+    /// searched there: an ASCII text (the usual one) is lower-cased in place and never
+    /// becomes a Python string; any other text is made one and lower-cased by Python
+    /// ([`PatternSearch::occurring`]). Where a reader answers `None` (a value that is not
+    /// plain data) the text is `fallback(step)` (`Step.scan_text`, which lets the library
+    /// whose rules define the text write it). No text is kept: writing a step's text again
+    /// for another pattern list costs less than making and keeping a Python string of it.
+    #[pyo3(signature = (steps, fields, int_max_str_digits, toolish, fallback))]
     fn violations<'py>(
         &self,
         steps: &Bound<'py, PyAny>,
@@ -438,12 +467,12 @@ impl PatternSearch {
         int_max_str_digits: usize,
         toolish: &Bound<'py, PyAny>,
         fallback: &Bound<'py, PyAny>,
-        memo: Option<&Bound<'py, PyDict>>,
-        owner: Option<&Bound<'py, PyList>>,
     ) -> PyResult<Vec<Violation<'py>>> {
         let py = steps.py();
         let fields = fields.get();
         let mut found = Vec::new();
+        let mut text: Vec<u8> = Vec::new();
+        let mut bump = Bump::new();
         for step in steps.try_iter()? {
             let step = step?;
             let values = step
@@ -460,39 +489,27 @@ impl PatternSearch {
                     continue;
                 }
             }
-            let index = values
-                .get_item(intern!(py, "index"))?
-                .unwrap_or_else(|| py.None().into_bound(py));
-            let memo = match (memo, owner) {
-                (Some(memo), Some(owner)) if owns(owner, &index, &step) => Some(memo),
-                _ => None,
+            text.clear();
+            bump.reset();
+            let written = match &raw {
+                Some(raw) => match raw.cast::<PyDict>() {
+                    Ok(raw) => raw_json_into(raw, &bump, &mut text),
+                    Err(_) => false,
+                },
+                None => fields.write_into(&values, int_max_str_digits, true, &bump, &mut text)?,
             };
-            let known = match memo {
-                Some(memo) => memo.get_item(&index)?,
-                None => None,
+            let hits = if !written {
+                let made = fallback.call1((&step,))?.cast_into::<PyString>()?;
+                self.occurring_in(&made)?
+            } else if text.is_ascii() {
+                self.patterns.occurring_in_place(&mut text)
+            } else {
+                self.occurring_in(&to_str(py, &text)?)?
             };
-            let text = match known {
-                Some(text) => text.cast_into::<PyString>()?,
-                None => {
-                    let native = match &raw {
-                        Some(raw) => match raw.cast::<PyDict>() {
-                            Ok(raw) => raw_json_of(raw),
-                            Err(_) => None,
-                        },
-                        None => fields.text_of(&values, int_max_str_digits, true)?,
-                    };
-                    let text = match native {
-                        Some(text) => to_str(py, &text)?,
-                        None => fallback.call1((&step,))?.cast_into::<PyString>()?,
-                    };
-                    if let Some(memo) = memo {
-                        memo.set_item(&index, &text)?;
-                    }
-                    text
-                }
-            };
-            let hits = self.occurring_in(&text)?;
             if !hits.is_empty() {
+                let index = values
+                    .get_item(intern!(py, "index"))?
+                    .unwrap_or_else(|| py.None().into_bound(py));
                 let tool = values
                     .get_item(intern!(py, "tool"))?
                     .unwrap_or_else(|| py.None().into_bound(py));
@@ -505,14 +522,6 @@ impl PatternSearch {
 
 /// `(step.index, step.tool, pattern index)` of a pattern found in a step's scan text.
 type Violation<'py> = (Bound<'py, PyAny>, Bound<'py, PyAny>, usize);
-
-/// Whether `step` is the step at position `index` of `owner`.
-fn owns(owner: &Bound<'_, PyList>, index: &Bound<'_, PyAny>, step: &Bound<'_, PyAny>) -> bool {
-    match index.extract::<usize>() {
-        Ok(i) => owner.get_item(i).is_ok_and(|item| item.is(step)),
-        Err(_) => false,
-    }
-}
 
 impl PatternSearch {
     fn occurring_in(&self, text: &Bound<'_, PyString>) -> PyResult<Vec<usize>> {
