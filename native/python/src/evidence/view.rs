@@ -15,10 +15,11 @@
 //! is an unsigned 64-bit number); a value that is no integer (a `Step` never holds one) is a
 //! `TypeError`.
 
+use otel_oracles_core::hashing::{FastMap, FastMapExt};
 use pyo3::exceptions::PyOverflowError;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyFrozenSet, PyList, PySet, PyTuple};
+use pyo3::types::{PyDict, PyFrozenSet, PyList, PySet, PyString, PyTuple};
 
 use super::{get_of, placeholder, Group, Kinds, StepFields};
 
@@ -431,10 +432,28 @@ impl StepView {
         let (answers_key, arguments_key) =
             (intern!(py, "delivers_answer"), intern!(py, "arguments"));
         let mut found: Vec<&Rec> = Vec::new();
+        // `first_match` asked once per distinct tool name (an exact `str` that is UTF-8): a
+        // run calls a few tools many times, and each ask is a Python call whose cache key
+        // (the name and the whole `names` tuple) is hashed again.
+        let mut named: FastMap<String, bool> = FastMap::new();
+        let mut names_tool = |tool: &Bound<'py, PyAny>| -> PyResult<bool> {
+            let text = tool
+                .cast_exact::<PyString>()
+                .ok()
+                .and_then(|text| text.to_str().ok());
+            if let Some(hit) = text.and_then(|text| named.get(text)) {
+                return Ok(*hit);
+            }
+            let hit = !first_match.call1((tool, names))?.is_none();
+            if let Some(text) = text {
+                named.insert(text.to_owned(), hit);
+            }
+            Ok(hit)
+        };
         for c in &self.call_recs {
             let fields = StepFields::new(c.step.bind(py).clone());
             let answering = get_of(&fields.get(attributes_key)?, answers_key)?.is_truthy()?
-                || (!names.is_empty() && !first_match.call1((c.tool.bind(py), names))?.is_none())
+                || (!names.is_empty() && names_tool(c.tool.bind(py))?)
                 || (!delivered.is_empty() && c.synthesized && {
                     let arguments = fields.get(arguments_key)?;
                     !arguments.is_none() && delivered.contains(arguments)?
