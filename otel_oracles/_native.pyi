@@ -800,6 +800,26 @@ class VerdictJson:
         self, verdict: Any, shown: Callable[[Any], tuple[str, dict[str, Any]]] | None = None, /
     ) -> bytes: ...
 
+class DetailScrub:
+    """The report's privacy filter of a result's details (``emit.scrub_details``;
+    ``native/python/src/scrub.rs``): ``scrub(details)`` is a new dict of the numbers and
+    booleans of ``details`` under keys ``safe_identifier`` gives back, and, under
+    ``identifier_keys``, strings, lists' first ``max_items`` items and dicts' first
+    ``max_items`` name -> int pairs, each string as ``safe_identifier(s) or redacted``;
+    everything else is dropped. Exact ``str``s ``safe_identifier`` gave back are remembered
+    (up to ``max_known``) and not asked again. Raises what ``safe_identifier`` raises."""
+
+    def __init__(
+        self,
+        identifier_keys: frozenset[str],
+        safe_identifier: Callable[[Any], str | None],
+        redacted: str,
+        max_items: int,
+        max_known: int,
+        /,
+    ) -> None: ...
+    def scrub(self, details: dict[str, Any], /) -> dict[str, Any]: ...
+
 # ---- evidence (otel_oracles.grade.evidence) --------------------------------------------------
 
 def is_placeholder(value: Any, /) -> bool:

@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
+from otel_oracles._native import DetailScrub
 from otel_oracles.model.result import OracleResult, Outcome, Verdict
 
 ExplainMode = Literal["template", "full"]
@@ -107,6 +108,10 @@ def replace_secrets(text: str, replacement: Callable[[str], str] | None = None) 
         return _SECRET_SHAPES.subn(REDACTED, text)
     return _SECRET_SHAPES.subn(lambda m: replacement(m.group()), text)
 
+
+_KNOWN_IDENTIFIERS_MAX = 4096
+"""How many accepted strings ``scrub_details`` remembers (the same few detail keys and tool
+names come in every result; the bound guards a run of distinct ones)."""
 
 _IDENTIFIER_MAX_CHARS = 65
 """The longest string ``_IDENTIFIER`` matches: 64 characters and a final newline (``$``)."""
@@ -301,7 +306,7 @@ class Explainer:
             )
         if text is None:
             text = self.shown(result)
-        return text, {} if type(details) is dict and not details else scrub_details(details)
+        return text, {} if type(details) is dict and not details else _SCRUB.scrub(details)
 
 
 def _identifier_or_none(value: Any) -> str | None:
@@ -346,38 +351,20 @@ def _shown_message(result: OracleResult) -> str | None:
     return None
 
 
-_SAFE_KEYS: set[str] = set()
-"""Detail keys ``safe_identifier`` accepted (exact ``str`` only): the same few keys come in
-every result, and asking the remembered answer through two calls was most of scrubbing."""
-_SAFE_KEYS_MAX = 4096
+_SCRUB = DetailScrub(
+    IDENTIFIER_DETAIL_KEYS, safe_identifier, REDACTED, MAX_LIST_ITEMS, _KNOWN_IDENTIFIERS_MAX
+)
+"""``scrub_details`` in the core (``native/python/src/scrub.rs``): every result a report
+shows is scrubbed, and a Python loop over each detail was most of what showing a pass cost.
+It asks ``safe_identifier`` what may be shown, remembering the strings it gave back."""
 
 
 def scrub_details(details: dict[str, Any]) -> dict[str, Any]:
     """The details a report may show by default: numbers and booleans (counts, lengths,
     exit codes), and identifier-shaped values under identifier keys (secret-shaped ones
-    replaced); every other value (arguments, output, matched text) is dropped."""
-    out: dict[str, Any] = {}
-    for key, value in details.items():
-        if type(key) is not str or key not in _SAFE_KEYS:
-            if safe_identifier(key) is None:
-                continue
-            if type(key) is str and len(_SAFE_KEYS) < _SAFE_KEYS_MAX:
-                _SAFE_KEYS.add(key)
-        kind = type(value)
-        if kind is int or kind is bool or kind is float or isinstance(value, _NUMBER):
-            out[key] = value
-        elif key in IDENTIFIER_DETAIL_KEYS:
-            if isinstance(value, str):
-                out[key] = safe_identifier(value) or REDACTED
-            elif isinstance(value, _SEQUENCE):
-                out[key] = [safe_identifier(v) or REDACTED for v in value[:MAX_LIST_ITEMS]]
-            elif isinstance(value, dict):
-                out[key] = {
-                    safe_identifier(k) or REDACTED: n
-                    for k, n in list(value.items())[:MAX_LIST_ITEMS]
-                    if isinstance(n, int)
-                }
-    return out
+    replaced; of a list its first ``MAX_LIST_ITEMS`` items, of a name -> count dict its first
+    pairs); every other value (arguments, output, matched text) is dropped. A new dict."""
+    return _SCRUB.scrub(details)
 
 
 def shown_message(

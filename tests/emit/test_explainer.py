@@ -3,8 +3,20 @@ and equal to what ``explain`` renders."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
 from otel_oracles.emit import Explainer, explain, shown_fields, shown_message
-from otel_oracles.emit._explain import explain_key, scrub_details
+from otel_oracles.emit._explain import (
+    IDENTIFIER_DETAIL_KEYS,
+    MAX_LIST_ITEMS,
+    REDACTED,
+    explain_key,
+    safe_identifier,
+    scrub_details,
+)
 from otel_oracles.model.result import OracleResult, Outcome
 
 
@@ -109,6 +121,84 @@ def test_scrub_details_remembers_no_key_it_dropped() -> None:
     for _ in range(3):
         assert scrub_details(details) == {"calls": 2}
     assert scrub_details({"tool": "x"}) == {"tool": "x"}
+
+
+def _scrubbed_as_specified(details: Mapping[Any, Any]) -> dict[Any, Any]:
+    """What ``scrub_details`` promises, spelled out item by item in Python: the core's
+    filter (``DetailScrub``) is held to it."""
+    out: dict[Any, Any] = {}
+    for key, value in details.items():
+        if safe_identifier(key) is None:
+            continue
+        if isinstance(value, (bool, int, float)):
+            out[key] = value
+        elif key in IDENTIFIER_DETAIL_KEYS:
+            if isinstance(value, str):
+                out[key] = safe_identifier(value) or REDACTED
+            elif isinstance(value, (list, tuple)):
+                out[key] = [safe_identifier(v) or REDACTED for v in value[:MAX_LIST_ITEMS]]
+            elif isinstance(value, dict):
+                out[key] = {
+                    safe_identifier(k) or REDACTED: n
+                    for k, n in list(value.items())[:MAX_LIST_ITEMS]
+                    if isinstance(n, int)
+                }
+    return out
+
+
+class _Name(str):
+    """A ``str`` subclass: kept as itself when it is an identifier."""
+
+
+class _Details(dict[Any, Any]):
+    """A ``dict`` subclass: read through its ``items()``."""
+
+
+SCRUB_CASES: list[Mapping[Any, Any]] = [
+    {},
+    {"calls": 0, "tools": []},
+    {"model_calls": 7, "input_tokens": 13938, "total_tokens": 15840, "ok": True},
+    {"duration_ms": 17728.0, "nan": float("nan"), "neg": -0.0, "big": 1 << 80},
+    {"retries": 1, "per_tool": {"get_invoice": 1}, "retried_after": [{"retry_step": 9}]},
+    {"failed": [{"step": 8, "tool": "get_invoice", "why": "status ERROR (Reset)"}]},
+    {"cited": ["doc-384"], "grounded": {"doc-384": 4}, "ungrounded": []},
+    {"degraded": [], "disclosed": None, "uncertainty": "maybe"},
+    {"tool": "sk-proj-abcdef0123456789abcdef", "tools": ["ok_tool", "a@b.io", 3, None]},
+    {"tools": ("a", "b", "c", "d", "e", "f", "g"), "kind": "x" * 64, "field": "x" * 66},
+    {"tool": "line\n", "agent": "two words", "status": "", "error.type": "ValueError"},
+    {"unclassified_spans": {"GET /a": 2, "db.query": 3, "ok": "3", "b": True, "c": 1.5}},
+    {"unclassified_spans": {"x y": 1, "a@b.io": 2, "c": 3, "d": 4, "e": 5, "f": 6}},
+    {"evidence": object(), "tool": b"bytes", "status": 3, "finish_reason": ["stop"]},
+    {4: 5, None: 1, ("t",): 2, "sk-abcdefghijklmnopqrstuv": 1, "user@example.com": 3},
+    {_Name("tool"): _Name("search_docs"), "agent": _Name("x y")},
+    _Details({"calls": 2, "tool": "t", "query": "secret text"}),
+    {"tools": [f"tool_{i}" for i in range(5000)]},
+]
+
+
+def test_scrub_details_is_what_it_promises_item_by_item() -> None:
+    """Every case twice (the second time the accepted strings are remembered): equal to the
+    specification, value and type of every key and value, and in the same order."""
+    for details in SCRUB_CASES * 2:
+        got = scrub_details(details)  # type: ignore[arg-type]
+        want = _scrubbed_as_specified(details)
+        assert type(got) is dict
+        assert list(got) == list(want)
+        for (gk, gv), (wk, wv) in zip(got.items(), want.items(), strict=True):
+            assert gk is wk or (gk == wk and type(gk) is type(wk))
+            assert type(gv) is type(wv)
+            assert repr(gv) == repr(wv)
+
+
+def test_scrub_details_raises_what_safe_identifier_raises() -> None:
+    """A key whose length cannot be read stops the scrub, as it would in Python."""
+
+    class Odd(str):
+        def __len__(self) -> int:
+            raise RuntimeError("no length")
+
+    with pytest.raises(RuntimeError, match="no length"):
+        scrub_details({Odd("calls"): 1})
 
 
 def test_a_check_name_shaped_like_a_secret_is_never_shown() -> None:

@@ -26,6 +26,7 @@ mod report_json;
 mod results;
 mod rules;
 mod scan;
+mod scrub;
 mod session_join;
 mod slots;
 mod span_tree;
@@ -64,6 +65,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     step::register(m)?;
     tools::register(m)?;
     report_json::register(m)?;
+    scrub::register(m)?;
     evidence::register(m)?;
     results::register(m)?;
     checks::register(m)?;
