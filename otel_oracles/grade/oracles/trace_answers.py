@@ -295,10 +295,8 @@ class _Sources:
 
     def text(self, i: int) -> str | None:
         """The ``i``-th source's text (``_source_texts``, ``result_text``; None = unknown)."""
-        try:
+        if i in self.texts:  # (not a caught KeyError: each source's first read misses)
             return self.texts[i]
-        except KeyError:
-            pass
         value = self.values[i]
         text = self.texts[i] = (
             _source_texts(self.ev, self.steps[i]) if value is _CALL else result_text(value)
@@ -307,10 +305,8 @@ class _Sources:
 
     def search_text(self, i: int) -> str | None:
         """The text ``_search_text`` stands in for ``text(i)`` with (``_source_search``)."""
-        try:
+        if i in self.searched:  # (not a caught KeyError: each source's first read misses)
             return self.searched[i]
-        except KeyError:
-            pass
         value = self.values[i]
         found = _source_search(self.ev, self.steps[i]) if value is _CALL else _search_text(value)
         text = self.searched[i] = None if found is None else found[0]
