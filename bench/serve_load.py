@@ -32,7 +32,9 @@ emitting to a counting OTLP sink in its own process (bench/sink_proc.py):
    graded (zero loss). A rate is *held* with no request refused, at least 97% of it sent,
    at least 95% of it graded over the steady part and less than 2 s of load added to the
    backlog; ``sustained_max_spans_per_s`` is the highest rate held (rates above the first
-   one not held are skipped).
+   one not held are skipped; ``limit_found`` says whether one was not held). A rate the data
+   set is too small for (a pass shorter than the windows) is not sent: ``unmeasured`` names
+   it with the ``--traces`` it needs, and the phase ends there.
 
     python bench/serve_load.py                 # 5,000 traces (~100k spans)
     python bench/serve_load.py --quick         # 300 traces, seconds (harness check)
@@ -49,6 +51,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import math
 import os
 import re
 import signal
@@ -360,8 +363,10 @@ def main(argv: list[str] | None = None) -> int:
             f"{at.get('graded_spans_per_s')} spans/s over the steady part, CPU per span: "
             f"receiving {at.get('receiving_us_per_span')} us, workers "
             f"{at.get('workers_us_per_span')} us); per rate: "
-            + ", ".join(f"{r['offered_spans_per_s']}: {'held' if r['held'] else 'not held'}"
-                        for r in su["rates"]),
+            + ", ".join([*(f"{r['offered_spans_per_s']}: {'held' if r['held'] else 'not held'}"
+                           for r in su["rates"]),
+                         *([f"{un['offered_spans_per_s']}: not measured ({un['reason']})"]
+                           if (un := su.get("unmeasured")) else [])]),
             file=sys.stderr,
         )  # fmt: skip
     sustained_lossless = all(r["zero_loss"] for r in result.get("sustained", {}).get("rates", []))
@@ -561,7 +566,14 @@ def phase_sustained(sink: Sink, bodies: list[tuple[bytes, int]], n_traces: int,
     spans_per_trace = sum(n for _, n in bodies) / n_traces
     warmup = DECISION_WAIT_S + JOIN_WINDOW_S + 2.0
     rates: list[dict[str, Any]] = []
+    unmeasured: dict[str, Any] | None = None
     for rate in (float(r) for r in args.sustained_rates.split(",")):
+        reason = _unmeasurable(passes, rate, args.sustained_seconds, n_traces)
+        if reason is not None:
+            # Not a failure of serve: the data set is too small to show this rate. The rates
+            # held so far stand; the limit is then not found (said in the result).
+            unmeasured = {"offered_spans_per_s": round(rate), "reason": reason}
+            break
         one = _sustained_at(sink, passes, rate, args, warmup, spans_per_trace)
         rates.append(one)
         if not one["held"]:
@@ -569,7 +581,23 @@ def phase_sustained(sink: Sink, bodies: list[tuple[bytes, int]], n_traces: int,
     held = [r["offered_spans_per_s"] for r in rates if r["held"]]
     return {"seconds": args.sustained_seconds, "steady_from_s": warmup,
             "sustained_max_spans_per_s": max(held) if held else None,
-            "rates": rates}  # fmt: skip
+            "limit_found": bool(rates) and not rates[-1]["held"],
+            "unmeasured": unmeasured, "rates": rates}  # fmt: skip
+
+
+def _unmeasurable(passes: Passes, rate: float, seconds: float, n_traces: int) -> str | None:
+    """Why ``rate`` cannot be measured on this data set, or ``None``. A pass's traces keep
+    their session ids: sent again within the join window, they would be joined to the
+    previous pass's runs (one subject graded for several), which would look like loss."""
+    items = passes.schedule(rate * seconds)
+    spans = sum(n for _, n in passes.bodies)
+    per_pass = spans / rate
+    needed = DECISION_WAIT_S + JOIN_WINDOW_S + 1
+    if len(items) > len(passes.bodies) and per_pass < needed:
+        return (f"a pass over the data ({spans} spans) lasts {per_pass:.1f} s at this rate, "
+                f"within the decision wait and join window ({needed:g} s): use --traces "
+                f">= {math.ceil(n_traces * needed / per_pass)}")  # fmt: skip
+    return None
 
 
 def _sustained_at(sink: Sink, passes: Passes, rate: float, args: argparse.Namespace,
@@ -577,12 +605,6 @@ def _sustained_at(sink: Sink, passes: Passes, rate: float, args: argparse.Namesp
     items = passes.schedule(rate * args.sustained_seconds)
     spans = sum(n for _, n in items)
     traces = passes.traces(items)
-    per_pass = sum(n for _, n in passes.bodies) / rate
-    if len(items) > len(passes.bodies) and per_pass < DECISION_WAIT_S + JOIN_WINDOW_S + 1:
-        # A pass's traces keep their session ids: sent again within the join window, they
-        # would be joined to the previous pass's runs (one subject graded for several).
-        raise RuntimeError(f"at {rate:g} spans/s a pass over the data lasts {per_pass:.1f} s, "
-                           "within the join window: use more --traces")  # fmt: skip
     # Traces cut off by the last request are released at max_trace_age: soon after it.
     serve = Serve(sink, args.contracts, max_trace_age="15s")
     samples: list[tuple[float, int, int, float, float]] = []

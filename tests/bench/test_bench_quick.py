@@ -319,3 +319,23 @@ def test_a_job_past_its_time_limit_is_killed_with_its_children(
     monkeypatch.setattr(run_goals, "JOB_TIMEOUT_S", 1.0)
     with pytest.raises(RuntimeError, match="killed"):
         run_goals.run_process([sys.executable, "-c", "import time; time.sleep(120)"])
+
+
+def test_serve_load_reports_a_rate_its_data_cannot_show_instead_of_failing(tmp_path: Path) -> None:
+    """A sustained rate at which one pass over the data is shorter than the decision wait and
+    join window cannot be measured (the passes' runs would be joined): the phase names it with
+    the ``--traces`` it needs and ends, the figures of the other phases kept (the default run
+    raised there and lost every figure)."""
+    out = tmp_path / "serve_load.json"
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / "serve_load.py"), "--traces", "300", "--phases", "sustained",
+         "--sustained-rates", "50000", "--out", str(out)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    sustained = json.loads(out.read_text())["sustained"]
+    assert sustained["rates"] == [] and sustained["limit_found"] is False
+    assert sustained["unmeasured"]["offered_spans_per_s"] == 50000
+    needed = int(re.search(r"use --traces >= (\d+)", sustained["unmeasured"]["reason"])[1])
+    assert needed > 300
+    assert "50000: not measured" in proc.stderr
