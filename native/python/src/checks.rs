@@ -34,8 +34,7 @@ use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{
-    PyBool, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PyMapping, PySet, PyString, PyTuple,
-    PyType,
+    PyBool, PyDict, PyFrozenSet, PyInt, PyList, PyMapping, PySet, PyString, PyTuple, PyType,
 };
 
 /// How deeply a finding's `details` may nest, counting `details` itself as level 1 and each
@@ -53,16 +52,6 @@ pub const MAX_DETAILS_DEPTH: usize = 200;
 fn nests_too_deep(value: &Bound<'_, PyAny>, depth: usize) -> PyResult<bool> {
     if depth > MAX_DETAILS_DEPTH {
         return Ok(true);
-    }
-    // Most values are text or numbers: one type-pointer compare each, before the container
-    // tests.
-    if value.is_exact_instance_of::<PyString>()
-        || value.is_exact_instance_of::<PyInt>()
-        || value.is_exact_instance_of::<PyFloat>()
-        || value.is_exact_instance_of::<PyBool>()
-        || value.is_none()
-    {
-        return Ok(false);
     }
     if let Ok(dict) = value.cast::<PyDict>() {
         for (_, item) in dict.iter() {
