@@ -942,6 +942,7 @@ class CheckRunner:
         validate: Callable[[dict[str, Any]], Any],
         outcomes: tuple[Any, Any, Any, Any, Any],
         fails_with: Callable[[BaseException], tuple[Any, Any, dict[str, object]]],
+        unwritable: Callable[[BaseException], tuple[Any, Any, dict[str, object]]],
         gapped: Callable[[Any, Any], Any],
         refuse_commands: Callable[[Any], None],
         fail_closed: Callable[[Any, Any, Any], Any],

@@ -16,6 +16,8 @@ import contextlib
 import dataclasses
 import time
 
+from pydantic import ValidationError
+
 from otel_oracles._native import CheckRunner
 from otel_oracles.errors import OtelOraclesError, ReplayError, SandboxError
 from otel_oracles.grade.compiled import CompiledCheck, CompiledContract, compile_check
@@ -82,6 +84,22 @@ def _fails_with(exc: BaseException) -> tuple[Finding, Outcome, dict[str, object]
         return Finding.fail(exc.message), _ERROR, {"error.type": type(exc).__name__}
     # A crashing oracle must not stop the others.
     finding = Finding.fail(f"oracle raised {type(exc).__name__}: {exc}")
+    return finding, _ERROR, {"error.type": type(exc).__name__}
+
+
+def _unwritable(exc: BaseException) -> tuple[Finding, Outcome, dict[str, object]]:
+    """The error of a check whose own finding no result could be built of (a plug-in
+    returning ``details=None`` or a message that is no ``str``): that check's ``error``, as
+    if its ``check`` had raised, so the contract's other checks keep their results. The
+    message names the refused fields and what they should be, not the values (a plug-in may
+    have put trace content there, and the report shows messages)."""
+    if not isinstance(exc, ValidationError):
+        return _fails_with(exc)
+    problems = "; ".join(
+        f"{'.'.join(str(part) for part in error['loc']) or 'finding'}: {error['msg']}"
+        for error in exc.errors(include_url=False, include_input=False)
+    )
+    finding = Finding.fail(f"the oracle's finding cannot be a result ({problems})")
     return finding, _ERROR, {"error.type": type(exc).__name__}
 
 
@@ -249,6 +267,7 @@ _RUNNER = CheckRunner(
     _new_result,
     (_PASS, _TOLERATED, _INVARIANT_FAILURE, _BUDGET_EXHAUSTED, _MISSING_EVIDENCE),
     _fails_with,
+    _unwritable,
     _gapped,
     _refuse_commands,
     _fail_closed,

@@ -180,13 +180,17 @@ def test_every_finding_gives_the_result_validation_gives(finding: Finding, layer
     ],
     ids=lambda f: str(f.message),
 )
-def test_a_finding_validation_refuses_is_refused_as_before(finding: Finding) -> None:
+def test_a_finding_validation_refuses_is_that_checks_error(finding: Finding) -> None:
+    """Refused as before, but as the check's own ``error`` result: the verdict and the
+    contract's other checks stand (``tests/grade/test_unwritable_finding.py``)."""
     with pytest.raises(ValidationError):
         validated(_expected(finding, OracleResult(
             oracle_type="x", name="x", outcome=Outcome.PASS, passed=True, message="m"
         )))  # fmt: skip
-    with pytest.raises(ValidationError):
-        _graded(finding)
+    got = _graded(finding)
+    assert got.outcome == Outcome.ERROR and not got.passed
+    assert got.message.startswith("the oracle's finding cannot be a result (")
+    assert got.details == {"error.type": "ValidationError"}
 
 
 def test_results_share_no_container_with_the_finding_the_spec_or_each_other() -> None:

@@ -22,6 +22,9 @@
 //!    `MAX_DETAILS_DEPTH` counts as raised there: no report could write it (a plug-in's bug,
 //!    refused at the boundary it crosses rather than as a traceback from whichever writer
 //!    meets it first). The built-ins' details are shallow by construction and not walked.
+//!    Likewise a check's finding that validation refuses when its result is built (a
+//!    plug-in's `details=None`, a message that is no `str`) is that check's `error`
+//!    (`unwritable`), never the whole verdict's.
 //!
 //! The result is built without validation when every value is of its field's exact type
 //! (`plain_finding`; the model's instance state filled as pydantic's `__setstate__` fills
@@ -103,6 +106,9 @@ pub struct CheckRunner {
     outcomes: Outcomes,
     /// `_fails_with(exc) -> (finding, outcome, error_details)`.
     fails_with: Py<PyAny>,
+    /// `_unwritable(exc) -> (finding, outcome, error_details)`: a check's own finding that no
+    /// result could be built of.
+    unwritable: Py<PyAny>,
     /// `_gapped(check, ctx) -> Finding | None`.
     gapped: Py<PyAny>,
     /// `_refuse_commands(ctx)`: raises when the policy runs no commands.
@@ -129,6 +135,7 @@ impl CheckRunner {
         validate: Bound<'_, PyAny>,
         outcomes: Bound<'_, PyTuple>,
         fails_with: Bound<'_, PyAny>,
+        unwritable: Bound<'_, PyAny>,
         gapped: Bound<'_, PyAny>,
         refuse_commands: Bound<'_, PyAny>,
         fail_closed: Bound<'_, PyAny>,
@@ -147,6 +154,7 @@ impl CheckRunner {
                 missing_evidence: outcome(4)?,
             },
             fails_with: fails_with.unbind(),
+            unwritable: unwritable.unbind(),
             gapped: gapped.unbind(),
             refuse_commands: refuse_commands.unbind(),
             fail_closed: fail_closed.unbind(),
@@ -183,23 +191,45 @@ impl CheckRunner {
         let py = ctx.py();
         let start = Instant::now();
         let setup_error = check.getattr(intern!(py, "setup_error"))?;
-        let (finding, outcome, error_details) = if !setup_error.is_none() {
-            self.failed(&setup_error)?
-        } else {
-            match self.judge(check, ctx, clear, gapless) {
-                Ok((finding, outcome)) => (finding, outcome, None),
-                Err(err) => {
-                    if err.is_instance_of::<PyKeyboardInterrupt>(py) {
-                        return Err(err); // Ctrl-C stops the run: the user's, no check's failure
-                    }
-                    let exc = err.value(py);
-                    if exc.is(&ctx.getattr(intern!(py, "replay_error"))?) {
-                        return Err(err); // the lazy replay failed: the verdict's replay error
-                    }
-                    self.failed(exc.as_any())?
+        if !setup_error.is_none() {
+            return self.result(check, contract, self.failed(&setup_error)?, start);
+        }
+        let judged = match self.judge(check, ctx, clear, gapless) {
+            Ok((finding, outcome)) => (finding, outcome, None),
+            Err(err) => {
+                if err.is_instance_of::<PyKeyboardInterrupt>(py) {
+                    return Err(err); // Ctrl-C stops the run: the user's, no check's failure
                 }
+                let exc = err.value(py);
+                if exc.is(&ctx.getattr(intern!(py, "replay_error"))?) {
+                    return Err(err); // the lazy replay failed: the verdict's replay error
+                }
+                return self.result(check, contract, self.failed(exc.as_any())?, start);
             }
         };
+        // A check's own finding that no result can be built of (a plug-in's `details=None`,
+        // a message that is no text: refused by validation) is that check's error, as if
+        // its `check` had raised: the other checks keep their results. The error's own
+        // finding is the evaluator's, so the second build cannot fail the same way.
+        match self.result(check, contract, judged, start) {
+            Err(err) if !err.is_instance_of::<PyKeyboardInterrupt>(py) => {
+                let unwritable = self.unwritable.bind(py).call1((err.value(py),))?;
+                let (finding, outcome, details) = unwritable.extract()?;
+                self.result(check, contract, (finding, outcome, Some(details)), start)
+            }
+            built => built,
+        }
+    }
+
+    /// The `OracleResult` of a check's judged finding, timed from `start`.
+    fn result<'py>(
+        &self,
+        check: &Bound<'py, PyAny>,
+        contract: &Bound<'py, PyAny>,
+        (finding, outcome, error_details): Judged<'py>,
+        start: Instant,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = check.py();
         let o = &self.outcomes;
         let passed = outcome.is(o.pass.bind(py))
             || outcome.is(o.tolerated.bind(py))
