@@ -764,8 +764,11 @@ def _final_output_of(ev: Evidence) -> FinalOutput:
     if cut is not None:
         return FinalOutput(None, last, cut)
     if last is not None:
-        parts = _answer_text_parts(last.output_messages)
-        if parts > 1 and last.attributes.get("thoughts_unmarked"):
+        # The text parts are counted only for a tracer that mixes thoughts into them (the
+        # count walks the answer's messages as ``_assistant_text`` does again below).
+        thoughts_unmarked = last.attributes.get("thoughts_unmarked")
+        parts = _answer_text_parts(last.output_messages) if thoughts_unmarked else 0
+        if parts > 1:
             # The tracer writes the model's thoughts as text parts too (a convention's
             # ``thoughts_unmarked``): reading the reasoning as the answer could pass an answer
             # on what the model only thought (a citation, a disclosure), so none is read.
@@ -1191,6 +1194,11 @@ def calls_outside(t: Trajectory) -> list[str]:
 def _calls_outside(ev: Evidence) -> list[str]:
     referenced: dict[str, None] = {}
     for g in ev.groups.generations:
+        # A call without input refers to nothing: its history is not walked (no
+        # ``OpenCalls`` nor lists made for it). Most model calls of a trace whose content
+        # capture records only the output have none, and every trajectory asks this.
+        if not g.input_messages:
+            continue
         requested, answered = _history_ids(g.input_messages)
         for i in requested:
             referenced.setdefault(i, None)

@@ -44,11 +44,9 @@ def outbound_requests(ev: Evidence) -> list[OutboundRequest]:
 
 def _find(ev: Evidence) -> list[OutboundRequest]:
     t = ev.trajectory
-    calls = [
-        (g.start_ns, g.end_ns)
-        for g in ev.generations()
-        if g.start_ns is not None and g.end_ns is not None
-    ]
+    # The model calls' extents, read when a timed HTTP request is first found (most runs
+    # make none besides the model calls' own, which are no steps of their own).
+    calls: list[tuple[int, int]] | None = None
     out: list[OutboundRequest] = []
     for step in t.steps:
         if step.kind != StepKind.OTHER:
@@ -57,12 +55,15 @@ def _find(ev: Evidence) -> list[OutboundRequest]:
         if method is None:
             continue
         start, end = step.start_ns, step.end_ns
-        if (
-            start is not None
-            and end is not None
-            and any(g_start <= start and end <= g_end for g_start, g_end in calls)
-        ):
-            continue
+        if start is not None and end is not None:
+            if calls is None:
+                calls = [
+                    (g.start_ns, g.end_ns)
+                    for g in ev.groups.generations
+                    if g.start_ns is not None and g.end_ns is not None
+                ]
+            if any(g_start <= start and end <= g_end for g_start, g_end in calls):
+                continue
         out.append(OutboundRequest(step, str(method), _host(step)))
     return out
 

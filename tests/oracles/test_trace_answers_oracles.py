@@ -63,6 +63,40 @@ def test_citations_grounded_ignores_results_produced_after_the_answer() -> None:
     assert check({"type": "citations_grounded"}, t).outcome == Outcome.INVARIANT_FAILURE
 
 
+def _handed(result: str) -> list[dict[str, object]]:
+    """A model call's input holding one tool result (its call made outside the trace)."""
+    return [
+        {"role": "user", "parts": [{"type": "text", "content": "refunds?"}]},
+        {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "response": result}]},
+    ]
+
+
+def test_citations_grounded_reads_results_handed_to_the_model_after_the_calls() -> None:
+    # doc-7 is in no call's result, only in what the answering model call was handed: the
+    # model calls are read once the calls' results are searched through.
+    t = traj(
+        tool("search_docs", {"query": "refund"}, DOCS),
+        gen("Per [doc-7] and [doc-42].", input_messages=_handed("see doc-7")),
+    )
+    res = check({"type": "citations_grounded"}, t)
+    assert res.outcome == Outcome.PASS, res.message
+    assert res.details["grounded"] == {"doc-42": 0, "doc-7": 1}
+
+
+def test_citations_grounded_ignores_results_handed_to_a_later_model_call() -> None:
+    # The answer is delivered by a final-answer tool; a model call that ended after it was
+    # handed doc-7 too late to ground it.
+    t = traj(
+        tool("search_docs", {"query": "refund"}, DOCS),
+        tool("final_answer", {"answer": "Per [doc-7]."}, None),
+        gen("done", input_messages=_handed("see doc-7")),
+        final_answer_tools=("final_answer",),
+    )
+    res = check({"type": "citations_grounded"}, t)
+    assert res.outcome == Outcome.INVARIANT_FAILURE, res.message
+    assert res.details["ungrounded"] == ["doc-7"]
+
+
 def test_content_off_answer_is_missing_evidence_for_content_checks() -> None:
     # Structure-only messages (pydantic-ai with include_content=False): a text part, no text.
     off = traj(

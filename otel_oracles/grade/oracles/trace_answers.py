@@ -14,6 +14,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import operator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -261,17 +262,19 @@ class _Sources:
     model calls only when a search first gets past the calls. Each source's text is made
     when a search first reaches it (most answers cite ids found in the first results, and
     serializing a structured result is the costly part): the order searched is the order
-    listed, as if all were made up front."""
+    listed, as if all were made up front. The model calls themselves are picked (``models``,
+    called once) only then: most answers are grounded in the calls' results, and picking
+    them reads every model call's times."""
 
     __slots__ = ("ev", "pending", "searched", "steps", "texts", "values")
 
-    def __init__(self, ev: Evidence, calls: list[Step], models: list[Step]) -> None:
+    def __init__(self, ev: Evidence, calls: list[Step], models: Callable[[], list[Step]]) -> None:
         self.ev = ev
         self.steps = calls
         """Each source's step: the call, or the model call handed the result."""
         self.values: list[Any] = [_CALL] * len(calls)
         """Each source's value: ``_CALL`` for a call's result, else the result handed in."""
-        self.pending: list[Step] | None = models
+        self.pending: Callable[[], list[Step]] | None = models
         self.texts: dict[int, str | None] = {}
         self.searched: dict[int, str | None] = {}
 
@@ -282,7 +285,7 @@ class _Sources:
         models, self.pending = self.pending, None
         if models is None:
             return False
-        for g in models:
+        for g in models():
             for r in tool_responses(g):
                 self.steps.append(g)
                 self.values.append(r)
@@ -377,9 +380,12 @@ class CitationsGrounded(OracleCheck):
             and (not globs or step_glob(s, globs) is not None)
             and _before(s, final)
         ]
-        # Tool results the model was handed in its input count too.
-        models = [g for g in ev.groups.generations if g is final or _before(g, final)]
-        sources = _Sources(ev, calls, models)
+        # Tool results the model was handed in its input count too (its calls picked when
+        # a search first gets past the calls' own results).
+        generations = ev.groups.generations
+        sources = _Sources(
+            ev, calls, lambda: [g for g in generations if g is final or _before(g, final)]
+        )
         try:
             grounded = _ground(ids, sources, _ScanBudget(len(ids), estimated=True))
         except _Recount:
