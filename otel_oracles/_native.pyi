@@ -58,7 +58,7 @@ class Batch:
 class RecordBuilder:
     """Builds the records of chosen positions of batches, sharing their repeated parts
     (attribute keys, resource dicts, scope strings; bounded) across calls: what a ``serve``
-    grading worker builds of the bodies it holds, its own traces' records only. Raises
+    grading worker builds of the body parts it is sent, its own traces' records only. Raises
     ``IndexError`` for a position past the batch's records."""
 
     def __init__(self) -> None: ...
@@ -252,6 +252,14 @@ def decode_proto(payload: bytes, signal: Literal["traces", "logs"]) -> tuple[Bat
     body plausibly is that signal (its first records' ids and timestamps). Raises
     ``ValueError`` naming the parser's reason when the bytes are not that message. Releases
     the interpreter while decoding."""
+
+def select_proto(payload: bytes, positions: list[int], /) -> bytes:
+    """An OTLP protobuf request body (traces or logs) holding only the records at
+    ``positions`` of ``payload`` (every record message counts, rejected ones too), each
+    under a copy of its resource and scope fields: ``decode_proto`` reads them as it read
+    them in the whole body, in position order. Raises ``IndexError`` for a position past
+    the last record, ``ValueError`` for bytes that are not a protobuf message. Releases the
+    interpreter meanwhile."""
 
 # -- message-content parsers (native/python/src/parsers.rs) ---------------------------------
 # The registered ``json`` and ``json_or_text`` parsers (``mapping.parsers.scalars``): the

@@ -72,6 +72,36 @@ def test_a_record_builder_builds_the_records_at_the_positions_asked_in_that_orde
         builder.logs(batch, [0])  # a traces body has no log records
 
 
+def test_a_body_cut_to_some_records_decodes_to_exactly_those_records() -> None:
+    """What a ``serve`` grading worker is sent of a body (``select_proto``): the records at
+    the positions asked, in position order, each equal to the record the whole body gives
+    there (resource and scope included), in fewer bytes; spans and log records alike."""
+    body = (TRACES / "pydantic-ai" / "g_handoff.raw" / "1.pb").read_bytes()
+    batch, _ = _native.decode_proto(body, "traces")
+    every, _ = batch.records()
+    assert batch.rejected == 0 and len(every) > 4
+    last = len(every) - 1
+    cut = _native.select_proto(body, [last, 1, 3, 1])
+    assert len(cut) < len(body)
+    part, plausible = _native.decode_proto(cut, "traces")
+    assert plausible and part.rejected == 0
+    assert part.records()[0] == [every[1], every[3], every[last]]
+    whole, _ = _native.decode_proto(_native.select_proto(body, list(range(len(every)))), "traces")
+    assert whole.records()[0] == every
+    assert _native.select_proto(body, []) == b""
+    with pytest.raises(IndexError, match=f"record {len(every)} is past the body's last record"):
+        _native.select_proto(body, [0, len(every)])
+    with pytest.raises(ValueError, match="not a protobuf request body"):
+        _native.select_proto(b"\x0a\xff", [0])
+    logs_body = (TRACES / "openai-java" / "m_excess_calls.nocontent.raw" / "logs-4.pb").read_bytes()
+    logs_batch, _ = _native.decode_proto(logs_body, "logs")
+    _, every_log = logs_batch.records()
+    cut_logs, _ = _native.decode_proto(
+        _native.select_proto(logs_body, [len(every_log) - 1]), "logs"
+    )
+    assert cut_logs.records()[1] == [every_log[-1]]
+
+
 _SPAN_WITH_ALL = json.dumps(
     {
         "resourceSpans": [

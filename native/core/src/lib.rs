@@ -15,6 +15,7 @@ pub mod model;
 pub mod online;
 pub mod otlp_json;
 pub mod otlp_proto;
+pub mod otlp_select;
 pub mod parsers;
 pub mod placeholder;
 mod pyrepr;

@@ -1,8 +1,10 @@
 //! `decode_proto`: OTLP protobuf bodies to a [`crate::batch`] batch.
 
 use otel_oracles_core::otlp_proto::{self, Signal};
-use pyo3::exceptions::PyValueError;
+use otel_oracles_core::otlp_select;
+use pyo3::exceptions::{PyIndexError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 
 use crate::batch::Batch;
 
@@ -32,6 +34,36 @@ fn decode_proto(py: Python<'_>, payload: &[u8], signal: &str) -> PyResult<(Batch
     }
 }
 
+/// A protobuf request body (traces or logs: they share their framing) holding only the
+/// records at `positions` of `payload`, which `decode_proto` reads as it read them in the
+/// whole body, in position order (`otlp_select`). Positions count every record message, so
+/// they are the decoded batch's only when the decoder rejected none of the body's records.
+/// Raises `IndexError` for a position past the body's last record. The interpreter is
+/// released meanwhile.
+#[pyfunction]
+fn select_proto<'py>(
+    py: Python<'py>,
+    payload: &[u8],
+    mut positions: Vec<u32>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    positions.sort_unstable();
+    positions.dedup();
+    let cut = py
+        .detach(|| otlp_select::select(payload, &positions))
+        .map_err(|error| PyValueError::new_err(format!("not a protobuf request body: {error}")))?;
+    if cut.found < positions.len() {
+        return Err(PyIndexError::new_err(format!(
+            "record {} is past the body's last record",
+            positions[cut.found]
+        )));
+    }
+    PyBytes::new_with(py, cut.len(), |buf| {
+        py.detach(|| cut.write(buf));
+        Ok(())
+    })
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(decode_proto, m)?)
+    m.add_function(wrap_pyfunction!(decode_proto, m)?)?;
+    m.add_function(wrap_pyfunction!(select_proto, m)?)
 }
