@@ -12,7 +12,7 @@ from typing import Literal
 from otel_oracles._native import Batch
 from otel_oracles._native import decode_proto as native_decode_proto
 from otel_oracles.decode._batch import DecodedBatch, decoded_batch
-from otel_oracles.decode._transfer import RequestBody, batch_for_transfer
+from otel_oracles.decode._transfer import BodyKind, RequestBody, batch_for_transfer
 from otel_oracles.errors import InputError
 
 Signal = Literal["traces", "logs"]
@@ -47,5 +47,8 @@ def decode_proto(
         return decoded_batch(native)
     # Stand-ins for the records (the caller only assembles them); spans without ever
     # building their attribute dicts.
-    body = RequestBody(payload, "proto-logs" if signal == "logs" else "proto-traces")
+    # Cut per worker by position (``RequestBody.part``) when no record was rejected: then
+    # the decoded positions are those of the record messages on the wire.
+    kind: BodyKind = "proto-logs" if signal == "logs" else "proto-traces"
+    body = RequestBody(payload, kind, cuttable=native.rejected == 0)
     return batch_for_transfer(native, body)

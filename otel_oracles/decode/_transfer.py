@@ -1,20 +1,27 @@
-"""Spans decoded to be handed to another process: request bodies travel once, spans by position.
+"""Spans decoded to be handed to another process: spans travel as positions in their body.
 
 Why: ``serve``'s receiving process assembles traces and hands complete ones to grading worker
 processes. It never reads a span's attributes, events or links, yet building full records
 cost it more than parsing the request, and pickling them (every lazy attribute view turned
 into a dict, or every protobuf span serialized again) about as much again. So it decodes
 spans as ``WireSpan``s: just what assembly reads (ids, end time, the resource's
-``service.name``, the scope name) plus the request body and the span's position in it. A
-worker is sent each body once, decodes it with the same decoder (``spans_in_body``) and takes
-the spans it is given by position. The receiving process keeps only the
-raw body and a compact native entry per buffered span: the core decodes a body for transfer
-to ``TransferSpans`` (``Batch.transfer_spans``), which the online assembler buffers without
-a Python object per span and turns into ``WireSpan``s when the trace is released.
+``service.name``, the scope name) plus the request body and the span's position in it. The
+receiving process keeps only the raw body and a compact native entry per buffered span: the
+core decodes a body for transfer to ``TransferSpans`` (``Batch.transfer_spans``), which the
+online assembler buffers without a Python object per span and turns into ``WireSpan``s when
+the trace is released.
+
+A worker is sent, per message, a part of each body its traces have spans in
+(``RequestBody.part``): a protobuf body cut down to those spans by the core
+(``_native.select_proto``, which copies their bytes under their resource and scope without
+decoding them), else the whole body. It decodes the part with the same decoder
+(``body_batch``) and builds the records of its positions. The spans of one body belong to
+traces spread over every worker; sending each worker whole bodies made every worker decode
+the whole stream.
 
 Log records take the same route as ``WireLog``s (what assembly reads of them: trace and
 span id, time, origin). Positions are the decoded records' order (the decoders are
-deterministic, so the worker's decode yields the same lists).
+deterministic, so a part decodes to the records at the positions it was cut to).
 """
 
 from __future__ import annotations
@@ -42,22 +49,24 @@ BodyKind = Literal["proto-traces", "proto-logs", "json"]
 
 class RequestBody:
     """One request body, shared by the ``WireSpan``s decoded from it; ``id`` names it
-    between processes (a grading worker receives each body once).
+    within the receiving process. ``cuttable``: a protobuf body the decoder rejected no
+    record of, so its records' positions are those of every record message on the wire and
+    ``part`` can cut it down to some of them.
 
     Its bytes are the largest part of what ``serve`` holds per buffered span (about 1.5 KB
     a span on the wire), and ``serve``'s spool already has them on disk: once a request is
     spooled, ``spill`` drops them from memory and ``payload`` reads them back from there
-    (when a worker is first sent the body)."""
+    (when a worker is sent spans of the body)."""
 
-    __slots__ = ("__weakref__", "_payload", "_reader", "id", "kind", "shipped")
+    __slots__ = ("_payload", "_reader", "cuttable", "id", "kind")
     _ids = itertools.count()
 
-    def __init__(self, payload: bytes, kind: BodyKind) -> None:
+    def __init__(self, payload: bytes, kind: BodyKind, cuttable: bool = False) -> None:
         self.id = next(RequestBody._ids)
         self.kind: BodyKind = kind
+        self.cuttable = cuttable
         self._payload: bytes | None = payload
         self._reader: Callable[[], bytes] | None = None
-        self.shipped = False
 
     @property
     def payload(self) -> bytes:
@@ -67,6 +76,18 @@ class RequestBody:
             return payload
         assert self._reader is not None, "spilled without a reader"
         return self._reader()
+
+    def part(self, payload: bytes, positions: list[int]) -> tuple[bytes, dict[int, int] | None]:
+        """What a worker is sent for the records of this body at ``positions`` (of
+        ``payload``, this body's bytes): a cuttable body cut down to those records, with
+        each position's place in it (the cut keeps them in position order); any other body
+        whole (``None``: positions unchanged)."""
+        if not self.cuttable:
+            return payload, None
+        from otel_oracles._native import select_proto
+
+        ordered = sorted(positions)
+        return select_proto(payload, ordered), {p: i for i, p in enumerate(ordered)}
 
     def spill(self, reader: Callable[[], bytes]) -> None:
         """Drop the bytes held in memory; ``reader`` gives them back (a durable copy must

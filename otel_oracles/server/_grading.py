@@ -372,10 +372,6 @@ class ThreadGrading:
     def inflight(self) -> int:
         return self.pool.inflight + self.exporter.backlog
 
-    @property
-    def bodies_held(self) -> int:
-        return 0
-
     def free_slots(self) -> int:
         # Exports lagging behind count against the pool, so a slow destination pushes back
         # (through the assembly buffer) instead of growing a queue.

@@ -14,23 +14,23 @@ data) and the receiving process, which owns the one meter provider, records them
 
 Protocol, one duplex pipe per worker (``multiprocessing`` connections, pickled tuples)::
 
-    parent -> worker  ("body", id, kind, bytes) | ("grade", [(token, trace_id, spans, logs,
-                      reason, members)]) | ("fail", [same items], NotGraded)
-                      | ("drop", id) | ("stop", timeout)
+    parent -> worker  ("grade", [(token, trace_id, spans, logs, reason, members)], parts)
+                      | ("fail", [same items], NotGraded, parts) | ("stop", timeout)
     worker -> parent  ("ready",) | ("graded", [(token, [verdict])], tally, exported)
                       | ("errored", token) | ("crashed", token)
                       | ("stopped",)
 
-Spans are ``decode.WireSpan``s in the receiving process: a worker is sent each request body
-once (before the first trace that needs it; read back from the spool, which holds it while
-any of its traces is outstanding), decodes it to the core's batch, and is sent spans as
-positions in a body (``_Ref``); when the receiving process drops its last span of a body, the
-workers that have it are told to forget it. So the receiving process never serializes or
-converts a span, and a worker decodes each body once. Log records travel the same way
-(``WireLog``). A body's spans belong to traces spread over every worker, so a worker builds
-the records of the positions it is sent only (``_build_records``, one call into the core
-per body and message), not the whole body's: building every record of every body cost
-each worker the records of the whole stream, a third of its CPU with two workers.
+Spans are ``decode.WireSpan``s in the receiving process. A message carries, for each request
+body its traces have spans or log records in, a part of it (``RequestBody.part``: a protobuf
+body cut down by the core to those records, copied without being decoded; a JSON body
+whole), read back from the spool, which holds the body while any of its traces is
+outstanding; spans travel as positions in those parts (``_Ref``). So the receiving process
+never decodes, serializes or converts a span again, and a worker decodes its own traces'
+spans only: the spans of one body belong to traces spread over every worker, and when each
+worker was sent whole bodies (once, kept until the parent dropped them) every worker decoded
+the whole stream, ~18% of a worker's busy time with two workers and more with more. A worker
+builds the records of the positions it is sent (``_build_records``, one call into the core
+per part and kind). Log records travel the same way (``WireLog``).
 Results are reported per exported batch, not per request, so a slow trace never holds back
 the others sent with it. A trace whose grading raises gets ``error`` verdicts from its worker
 ("errored" counts it, its verdicts follow as "graded"). A worker that dies (killed, out of
@@ -52,7 +52,7 @@ import queue
 import signal
 import threading
 import time
-import weakref
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
@@ -65,6 +65,7 @@ from otel_oracles.decode import (
     WireSpan,
     body_batch,
 )
+from otel_oracles.decode._transfer import BodyKind
 from otel_oracles.session import NotGraded
 
 if TYPE_CHECKING:
@@ -80,6 +81,14 @@ _WORKER_EXPORT_BACKLOG = 64
 _START_TIMEOUT_S = 120.0
 """Loading contracts and conventions in a fresh process takes a second or two; a cold
 import on a loaded machine much longer."""
+_PAYLOADS_KEPT = 16
+"""Request bodies read back from the spool kept for the next messages (~0.8 MB each): the
+traces released together come from the last few requests received, so consecutive messages
+to the workers mostly need the same few bodies, and reading one back is a query returning
+a chain of overflow pages."""
+_Where = dict[int, tuple[int, dict[int, int] | None]]
+"""Body id -> (its part in a message, each position in the body's place in the part, or
+``None`` when the part is the whole body)."""
 
 
 @dataclass
@@ -95,8 +104,6 @@ class _Worker:
     ready: threading.Event = field(default_factory=threading.Event)
     stopped: threading.Event = field(default_factory=threading.Event)
     failure: str = ""
-    bodies: set[int] = field(default_factory=set)
-    """Ids of the request bodies this worker holds (sent, not yet dropped)."""
 
 
 class ProcessGrading:
@@ -137,8 +144,9 @@ class ProcessGrading:
         self._tally = metrics.tally() if metrics is not None else None
         self._tally_lock = threading.Lock()
         self._tally_flushed = time.monotonic()
-        # Re-entrant: a finalizer may run on a thread that holds it (a span freed there).
-        self._bodies_lock = threading.RLock()
+        # Bodies read back for recent messages (``_payload``), shared by the send threads.
+        self._payloads: OrderedDict[int, bytes] = OrderedDict()
+        self._payloads_lock = threading.Lock()
 
     # ---- lifecycle ------------------------------------------------------------------------
 
@@ -207,12 +215,6 @@ class ProcessGrading:
         with self._lock:
             return sum(len(w.inflight) for w in self._workers)
 
-    @property
-    def bodies_held(self) -> int:
-        """Request bodies the workers hold for spans this process has not released."""
-        with self._bodies_lock:
-            return sum(len(w.bodies) for w in self._workers)
-
     def free_slots(self) -> int:
         with self._lock:
             return sum(self._capacity - len(w.inflight) for w in self._workers if w.alive)
@@ -273,61 +275,37 @@ class ProcessGrading:
     # ---- per-worker threads ---------------------------------------------------------------
 
     def _send_loop(self, w: _Worker) -> None:
-        """Pickling and writing happen here, off the event loop: a large batch takes a
-        while to go through a pipe, and this thread waits in ``write`` without the GIL."""
+        """Cutting bodies, pickling and writing happen here, off the event loop: a large
+        batch takes a while to go through a pipe, and this thread waits in ``write`` (and
+        the core cuts bodies) without the GIL."""
         while True:
             msg = w.outbox.get()
             if msg is None:
                 return
             try:
                 if msg[0] in ("grade", "fail"):
-                    for body_id, kind, payload in self._bodies_to_send(w, msg[1]):
-                        w.conn.send(("body", body_id, kind, payload))
-                    w.conn.send_bytes(_dumps(msg))
+                    parts, where = _parts(msg[1], self._payload)
+                    w.conn.send_bytes(_dumps((*msg, parts), where))
                 else:
                     w.conn.send(msg)
             except (OSError, ValueError):
                 return  # the receive loop sees the worker gone and accounts for it
-            # Our references go here; a body whose last span this was is dropped now.
             del msg
 
-    def _bodies_to_send(
-        self, w: _Worker, items: list[tuple[Any, ...]]
-    ) -> list[tuple[int, str, bytes]]:
-        """(id, kind, payload) of the bodies the spans of ``items`` live in that ``w`` does not
-        hold yet (not the bodies themselves: a reference left in a loop variable would
-        keep the last one alive)."""
-        new: dict[int, RequestBody] = {}
-        held = w.bodies
-        for item in items:
-            for record in (*item[2], *item[3]):
-                if type(record) in _WIRE and record.body.id not in held:
-                    new[record.body.id] = record.body
-        if new:
-            with self._bodies_lock:
-                held.update(new)
-            for body in new.values():
-                if not body.shipped:
-                    body.shipped = True
-                    done = weakref.finalize(body, self._body_released, body.id)
-                    done.atexit = False
-        out: list[tuple[int, str, bytes]] = []
-        for body in new.values():
-            try:
-                out.append((body.id, body.kind, body.payload))  # may read it from the spool
-            except LookupError:
-                # Not spooled any more (its traces were all settled): the worker cannot build
-                # these spans, fails on them and is replaced, so they count as grading errors.
-                logger.error("request body %d is no longer in the spool", body.id)
-        return out
-
-    def _body_released(self, body_id: int) -> None:
-        """The receiving process holds no span of this body any more (any thread)."""
-        with self._bodies_lock:
-            for w in list(self._workers):
-                if body_id in w.bodies:
-                    w.bodies.discard(body_id)
-                    w.outbox.put(("drop", body_id))
+    def _payload(self, body: RequestBody) -> bytes:
+        """``body``'s bytes, read back from the spool at most once while recent messages
+        need it (``_PAYLOADS_KEPT``); raises ``LookupError`` when it is not spooled."""
+        with self._payloads_lock:
+            payload = self._payloads.get(body.id)
+            if payload is not None:
+                self._payloads.move_to_end(body.id)
+                return payload
+        payload = body.payload  # may read it from the spool
+        with self._payloads_lock:
+            self._payloads[body.id] = payload
+            if len(self._payloads) > _PAYLOADS_KEPT:
+                self._payloads.popitem(last=False)
+        return payload
 
     def _receive_loop(self, w: _Worker) -> None:
         try:
@@ -445,66 +423,110 @@ class ProcessGrading:
 _WIRE = (WireSpan, WireLog)
 
 
+def _parts(
+    items: list[tuple[Any, ...]], payload_of: Callable[[RequestBody], bytes]
+) -> tuple[list[tuple[BodyKind, bytes]], _Where]:
+    """The (kind, bytes) parts of the bodies the spans and log records of ``items`` live
+    in (each body's bytes from ``payload_of``), and where each body's records are in them
+    (``_Where``)."""
+    wanted: dict[int, tuple[RequestBody, list[int]]] = {}
+    for item in items:
+        for record in (*item[2], *item[3]):
+            if type(record) in _WIRE:
+                found = wanted.get(record.body.id)
+                if found is None:
+                    found = wanted[record.body.id] = (record.body, [])
+                found[1].append(record.index)
+    parts: list[tuple[BodyKind, bytes]] = []
+    where: _Where = {}
+    for body_id, (body, positions) in wanted.items():
+        # Without a part, the worker cannot build these records: it fails on them and is
+        # replaced, so their traces count as grading errors.
+        try:
+            payload = payload_of(body)
+        except LookupError:  # not spooled any more (its traces were all settled)
+            logger.error("request body %d is no longer in the spool", body_id)
+            continue
+        try:
+            payload, moved = body.part(payload, positions)
+        except (IndexError, ValueError):  # not what it decoded to when it was received
+            logger.exception("request body %d could not be cut to its records", body_id)
+            continue
+        where[body_id] = (len(parts), moved)
+        parts.append((body.kind, payload))
+    return parts, where
+
+
 class _WirePickler(pickle.Pickler):
-    """Pickles a ``WireSpan`` / ``WireLog`` as a ``_Ref`` (body id, position): the worker
-    holds the body."""
+    """Pickles a ``WireSpan`` / ``WireLog`` as a ``_Ref`` (part number, position in the part)
+    by ``where`` (``ProcessGrading._parts``). The record of a body with no part (not in the
+    spool any more) gets part -1: the worker fails on it."""
+
+    def __init__(self, file: io.BytesIO, where: _Where):
+        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
+        self._where = where
 
     def reducer_override(self, obj: Any) -> Any:
         kind = type(obj)
-        if kind is WireSpan:
-            return _Ref, (obj.body.id, obj.index, False)
-        if kind is WireLog:
-            return _Ref, (obj.body.id, obj.index, True)
-        return NotImplemented
+        if kind is not WireSpan and kind is not WireLog:
+            return NotImplemented
+        part, moved = self._where.get(obj.body.id, (-1, None))
+        index = obj.index if moved is None else moved[obj.index]
+        return _Ref, (part, index, kind is WireLog)
 
 
-def _dumps(msg: tuple[Any, ...]) -> memoryview:
+def _dumps(msg: tuple[Any, ...], where: _Where) -> memoryview:
     buf = io.BytesIO()
-    _WirePickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(msg)
+    _WirePickler(buf, where).dump(msg)
     return buf.getbuffer()
 
 
 # ---- the worker process -------------------------------------------------------------------
 
-_BODIES: dict[int, Batch] = {}
-"""In a worker: the request bodies it was sent, decoded by the core, by id (until the parent
-drops them)."""
-
 
 class _Ref:
-    """In a worker, as unpickled: a span (or log record) of a body it holds, by position;
-    ``_build_records`` replaces it with the record."""
+    """In a worker, as unpickled: a span (or log record) of a body part of the message, by
+    position; ``_build_records`` replaces it with the record."""
 
-    __slots__ = ("body", "index", "log")
+    __slots__ = ("index", "log", "part")
 
-    def __init__(self, body: int, index: int, log: bool) -> None:
-        self.body = body
+    def __init__(self, part: int, index: int, log: bool) -> None:
+        self.part = part
         self.index = index
         self.log = log
 
 
-def _build_records(items: list[tuple[Any, ...]], builder: RecordBuilder) -> None:
+def _build_records(
+    items: list[tuple[Any, ...]], parts: list[tuple[BodyKind, bytes]], builder: RecordBuilder
+) -> None:
     """Replace the ``_Ref``s in the span and log lists of ``items`` (grade or fail items, as
-    unpickled) with records, built in one call into the core per body and kind, in the
-    order asked. A body the parent could not send raises ``KeyError``: the worker then
-    fails and is replaced, and its traces count as grading errors."""
+    unpickled) with records, built in one call into the core per part and kind, in the
+    order asked, from the message's ``parts`` (each decoded once). A record of a body the
+    parent could not send (part -1) raises ``IndexError``: the worker then fails and is
+    replaced, and its traces count as grading errors."""
     wanted: dict[tuple[int, bool], list[int]] = {}
     for item in items:
         for records in (item[2], item[3]):
             for ref in records:
                 if type(ref) is _Ref:
-                    wanted.setdefault((ref.body, ref.log), []).append(ref.index)
+                    wanted.setdefault((ref.part, ref.log), []).append(ref.index)
     if not wanted:
         return
+    decoded: dict[int, Batch] = {}
     built: dict[tuple[int, bool], Any] = {}
-    for (body, log), indices in wanted.items():
+    for (part, log), indices in wanted.items():
+        if part < 0:
+            raise IndexError("a record of a request body that was not sent")
+        batch = decoded.get(part)
+        if batch is None:
+            batch = decoded[part] = body_batch(*parts[part])
         make = builder.logs if log else builder.spans
-        built[body, log] = iter(make(_BODIES[body], indices))
+        built[part, log] = iter(make(batch, indices))
     for item in items:
         for records in (item[2], item[3]):
             for i, ref in enumerate(records):
                 if type(ref) is _Ref:
-                    records[i] = next(built[ref.body, ref.log])
+                    records[i] = next(built[ref.part, ref.log])
 
 
 def worker_main(
@@ -543,12 +565,8 @@ def worker_main(
                 msg = conn.recv()
             except (EOFError, OSError):
                 break
-            if msg[0] == "body":
-                _BODIES[msg[1]] = body_batch(msg[2], msg[3])
-            elif msg[0] == "drop":
-                _BODIES.pop(msg[1], None)
-            elif msg[0] in ("grade", "fail"):
-                _build_records(msg[1], builder)
+            if msg[0] in ("grade", "fail"):
+                _build_records(msg[1], msg[-1], builder)
                 traces = [
                     _WorkerTrace(trace_id, spans, logs, reason, 0.0, members=members, token=token)
                     for token, trace_id, spans, logs, reason, members in msg[1]

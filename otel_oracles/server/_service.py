@@ -69,8 +69,6 @@ class GradingBackend(Protocol):
 
     @property
     def inflight(self) -> int: ...
-    @property
-    def bodies_held(self) -> int: ...
     def start(self) -> None: ...
     def free_slots(self) -> int: ...
     def submit(self, traces: list[ReadyTrace]) -> None: ...
@@ -375,7 +373,6 @@ class GradingServer:
         s.grading_inflight = self.backend.inflight
         s.grading_processes = self.backend.processes
         s.worker_restarts = self.backend.restarts
-        s.worker_request_bodies = self.backend.bodies_held
         if self.metrics is not None and s.buffered_traces != self._published_buffered:
             self.metrics.buffered_traces_changed(s.buffered_traces - self._published_buffered)
             self._published_buffered = s.buffered_traces

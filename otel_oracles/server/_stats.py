@@ -36,7 +36,6 @@ class ServeStats:
         self.grading_inflight = 0
         self.grading_processes = 0
         self.worker_restarts = 0
-        self.worker_request_bodies = 0
         self._latency: deque[float] = deque(maxlen=_LATENCY_WINDOW)
 
     def add(self, field: str, key: str, n: int = 1) -> None:
@@ -79,6 +78,5 @@ class ServeStats:
                 "grading_inflight": self.grading_inflight,
                 "grading_processes": self.grading_processes,
                 "worker_restarts": self.worker_restarts,
-                "worker_request_bodies": self.worker_request_bodies,
                 "latency_ms": {"p50": pct(0.5), "p99": pct(0.99), "max": pct(1.0)},
             }

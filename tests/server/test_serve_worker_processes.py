@@ -9,7 +9,9 @@ import os
 import pickle
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpExporter
@@ -78,8 +80,6 @@ def test_workers_grade_and_export_while_metrics_come_from_one_process(
         # Counted while running (not only at shutdown), once per trace: workers send their
         # counts and the receiving process records them (periodic export every 0.5 s).
         wait_until(lambda: verdicts_counted(sink) == len(ids), timeout=15, what="metrics")
-        # Workers were sent the request bodies and forget them once nothing needs them.
-        wait_until(lambda: serve.get("/stats")[1]["worker_request_bodies"] == 0, what="drops")
         assert serve.get("/stats")[1]["received"]["http.traces"] == 8 * 3 + 4
     finally:
         assert serve.stop() == 0
@@ -177,16 +177,19 @@ def test_log_based_events_reach_the_worker_with_their_trace(tmp_path: Path, sink
         assert serve.stop() == 0
 
 
-def test_a_worker_builds_the_records_of_the_positions_it_is_sent_in_order() -> None:
-    """The worker's side of the hand-over (``_processes._build_records``): the positions
-    pickled for ``WireSpan``s and ``WireLog``s become the records of the bodies it holds,
-    in each trace's order, records sent whole stay as they are, and a position in a body it
-    was never sent fails the worker (which is then replaced)."""
+@pytest.mark.parametrize("cuttable", [True, False])
+def test_a_worker_builds_the_records_of_the_positions_it_is_sent_in_order(cuttable: bool) -> None:
+    """Both sides of the hand-over (``_processes._parts``, ``_build_records``): a message
+    carries a part of each body its traces have records in (cut down to those records, or
+    the whole body when it cannot be cut), the positions pickled for ``WireSpan``s and
+    ``WireLog``s become those records in each trace's order, records sent whole stay as
+    they are, and a record of a body that could not be sent fails the worker (which is then
+    replaced)."""
     traces = Path(__file__).resolve().parents[1] / "testdata" / "traces"
     spans_pb = (traces / "pydantic-ai" / "g_handoff.raw" / "1.pb").read_bytes()
     logs_pb = (traces / "openai-java" / "m_excess_calls.nocontent.raw" / "logs-4.pb").read_bytes()
-    spans_body = RequestBody(spans_pb, "proto-traces")
-    logs_body = RequestBody(logs_pb, "proto-logs")
+    spans_body = RequestBody(spans_pb, "proto-traces", cuttable=cuttable)
+    logs_body = RequestBody(logs_pb, "proto-logs", cuttable=cuttable)
     span_batch, _ = _native.decode_proto(spans_pb, "traces")
     log_batch, _ = _native.decode_proto(logs_pb, "logs")
     every_span, _ = span_batch.records()
@@ -199,19 +202,29 @@ def test_a_worker_builds_the_records_of_the_positions_it_is_sent_in_order() -> N
 
     whole = every_span[2]
     log = WireLog(logs_body, 1, every_log[1], every_log[1].resource)
-    sent = ("grade", [(0, "t0", [wire(3), whole, wire(0)], [log], "complete", None),
-                      (1, "t1", [wire(1)], [], "complete", None)])  # fmt: skip
-    items = pickle.loads(_processes._dumps(sent))[1]
-    _processes._BODIES.update({spans_body.id: span_batch, logs_body.id: log_batch})
-    try:
-        _processes._build_records(items, _native.RecordBuilder())
-        assert items[0][2] == [every_span[3], whole, every_span[0]]
-        assert items[0][3] == [every_log[1]]
-        assert items[1][2] == [every_span[1]]
-        del _processes._BODIES[logs_body.id]
-        with pytest.raises(KeyError):
-            _processes._build_records(pickle.loads(_processes._dumps(sent))[1],
-                                      _native.RecordBuilder())  # fmt: skip
-    finally:
-        _processes._BODIES.pop(spans_body.id, None)
-        _processes._BODIES.pop(logs_body.id, None)
+    items = [(0, "t0", [wire(3), whole, wire(0)], [log], "complete", None),
+             (1, "t1", [wire(1)], [], "complete", None)]  # fmt: skip
+
+    def sent(payload_of: Callable[[RequestBody], bytes]) -> tuple[Any, ...]:
+        parts, where = _processes._parts(items, payload_of)
+        return pickle.loads(_processes._dumps(("grade", items, parts), where))  # type: ignore[no-any-return]
+
+    msg = sent(lambda body: body.payload)
+    (_, spans_part), (_, logs_part) = msg[2]
+    assert (len(spans_part) < len(spans_pb)) is cuttable
+    assert (len(logs_part) < len(logs_pb)) is cuttable
+    _processes._build_records(msg[1], msg[2], _native.RecordBuilder())
+    assert msg[1][0][2] == [every_span[3], whole, every_span[0]]
+    assert msg[1][0][3] == [every_log[1]]
+    assert msg[1][1][2] == [every_span[1]]
+    assert type(items[0][2][0]) is WireSpan, "the parent keeps its stand-ins"
+
+    def spilled(body: RequestBody) -> bytes:
+        if body is logs_body:
+            raise LookupError("not in the spool")
+        return body.payload
+
+    msg = sent(spilled)
+    assert len(msg[2]) == 1
+    with pytest.raises(IndexError, match="not sent"):
+        _processes._build_records(msg[1], msg[2], _native.RecordBuilder())

@@ -933,11 +933,11 @@ pub(crate) fn hex<'py>(py: Python<'py>, id: &[u8]) -> Bound<'py, PyString> {
 /// Builds the records of chosen positions of decoded batches, sharing their repeated parts
 /// across calls (`Shared`, bounded), as the offline assembler does across released traces.
 ///
-/// Why: a `serve` grading worker is sent every request body that holds a span of a trace
-/// it grades, and the spans of one body belong to traces spread over every worker. Building
-/// all of a body's records (`Batch.records`) cost each worker the records of the whole
-/// stream, most of them for traces another worker grades; it builds those of its own traces
-/// only, from the batch it keeps per body.
+/// Why: a `serve` grading worker is sent, per message, a part of each request body that
+/// holds a span of a trace it grades: a protobuf body cut down to those spans
+/// (`select_proto`), a JSON body whole. It builds the records of the positions its traces
+/// have, not every record of a whole body: most of a JSON body's spans belong to traces
+/// another worker grades.
 #[pyclass(module = "otel_oracles._native", name = "RecordBuilder")]
 pub struct RecordBuilder {
     shared: Shared,
