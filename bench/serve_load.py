@@ -24,17 +24,15 @@ emitting to a counting OTLP sink in its own process (bench/sink_proc.py):
    each trace waits out the decision wait and the join window, so the workers idle for the
    first ~6 s): requests paced at each of ``--sustained-rates`` offered spans/s for
    ``--sustained-seconds`` (longer than the windows; the data set is sent again and again,
-   each pass under fresh trace ids, so a pass must last longer than the join window: above
-   ~15,000 spans/s, more ``--traces``). Over the steady part (from ``decision_wait`` +
+   each pass under fresh trace ids and session ids, so passes share no run however short
+   they are). Over the steady part (from ``decision_wait`` +
    ``join_window`` + 2 s after the first byte to the last request) it reports spans/s graded,
    CPU per span of the receiving process and of the workers, and the backlog (buffered spans +
    traces in the workers) growth in seconds of offered load; then every trace sent must be
    graded (zero loss). A rate is *held* with no request refused, at least 97% of it sent,
    at least 95% of it graded over the steady part and less than 2 s of load added to the
    backlog; ``sustained_max_spans_per_s`` is the highest rate held (rates above the first
-   one not held are skipped; ``limit_found`` says whether one was not held). A rate the data
-   set is too small for (a pass shorter than the windows) is not sent: ``unmeasured`` names
-   it with the ``--traces`` it needs, and the phase ends there.
+   one not held are skipped; ``limit_found`` says whether one was not held).
 
     python bench/serve_load.py                 # 5,000 traces (~100k spans)
     python bench/serve_load.py --quick         # 300 traces, seconds (harness check)
@@ -51,7 +49,6 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
-import math
 import os
 import re
 import signal
@@ -363,10 +360,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{at.get('graded_spans_per_s')} spans/s over the steady part, CPU per span: "
             f"receiving {at.get('receiving_us_per_span')} us, workers "
             f"{at.get('workers_us_per_span')} us); per rate: "
-            + ", ".join([*(f"{r['offered_spans_per_s']}: {'held' if r['held'] else 'not held'}"
-                           for r in su["rates"]),
-                         *([f"{un['offered_spans_per_s']}: not measured ({un['reason']})"]
-                           if (un := su.get("unmeasured")) else [])]),
+            + ", ".join(f"{r['offered_spans_per_s']}: {'held' if r['held'] else 'not held'}"
+                        for r in su["rates"]),
             file=sys.stderr,
         )  # fmt: skip
     sustained_lossless = all(r["zero_loss"] for r in result.get("sustained", {}).get("rates", []))
@@ -507,13 +502,21 @@ def phase_memory(sink: Sink, bodies: list[tuple[bytes, int]], manifest: dict[str
     }
 
 
-class Passes:
-    """The data set's requests sent pass after pass, each pass under its own trace ids.
+SESSION_KEYS = (b"gen_ai.conversation.id", b"session.id")
+"""``model.span.SESSION_ATTRIBUTES``: the span attributes serve joins runs by."""
 
-    A body's trace ids are rewritten in place (XOR of the pass number into the first four
-    bytes of every 16-byte ``trace_id`` field) from offsets found once, so rendering a
-    ~780 KB request costs a copy and one slice assignment per span, not a protobuf round
-    trip on the sending threads, which share the cores with serve."""
+
+class Passes:
+    """The data set's requests sent pass after pass, each pass under its own trace ids and
+    session ids, so one pass shares nothing with the last: however short a pass is at a high
+    rate, no trace of it is joined to the previous pass's runs.
+
+    A body's ids are rewritten in place from offsets found once: the pass number XORed into
+    the first four bytes of every 16-byte ``trace_id`` field (links' too), and, five bits a
+    byte (ASCII stays ASCII, so the string stays UTF-8 and keeps its length), into the first
+    four bytes of every session attribute's string value. Rendering a ~780 KB request costs
+    a copy and a few slice assignments per span, not a protobuf round trip on the sending
+    threads, which share the cores with serve."""
 
     def __init__(self, bodies: list[tuple[bytes, int]]) -> None:
         from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
@@ -522,11 +525,12 @@ class Passes:
 
         self.bodies = bodies
         self.offsets: list[list[int]] = []
+        self.session_offsets: list[list[int]] = []
         self.trace_ids: list[set[bytes]] = []
         for body, spans in bodies:
             req = ExportTraceServiceRequest.FromString(body)
-            ids = {s.trace_id for rs in req.resource_spans for ss in rs.scope_spans
-                   for s in ss.spans}  # fmt: skip
+            all_spans = [s for rs in req.resource_spans for ss in rs.scope_spans for s in ss.spans]
+            ids = {s.trace_id for s in all_spans}
             # Tag of field 1, length-delimited (0x0a), length 16 (0x10), then the id.
             found = [m.start() + 2 for m in re.finditer(b"\x0a\x10", body)
                      if body[m.start() + 2 : m.start() + 18] in ids]  # fmt: skip
@@ -534,6 +538,7 @@ class Passes:
                 raise RuntimeError(f"found {len(found)} trace ids in a body of {spans} spans")
             self.offsets.append(found)
             self.trace_ids.append(ids)
+            self.session_offsets.append(_session_offsets(body, all_spans))
 
     def schedule(self, spans: float) -> list[tuple[tuple[int, int], int]]:
         """((pass, request index), span count) items, in order, totalling about ``spans``."""
@@ -552,11 +557,41 @@ class Passes:
         body = bytearray(self.bodies[i][0])
         for off in self.offsets[i]:
             body[off : off + 4] = (int.from_bytes(body[off : off + 4]) ^ k).to_bytes(4)
+        if k >= 1 << 20:
+            raise ValueError(f"pass {k}: session ids are rewritten for at most 2**20 passes")
+        mask = int.from_bytes(bytes((k >> shift) & 0x1F for shift in (15, 10, 5, 0)))
+        for off in self.session_offsets[i]:
+            body[off : off + 4] = (int.from_bytes(body[off : off + 4]) ^ mask).to_bytes(4)
         return bytes(body)
 
     def traces(self, items: list[tuple[tuple[int, int], int]]) -> int:
         """Distinct traces the items carry (a trace's spans span several requests)."""
         return len({(k, t) for (k, i), _ in items for t in self.trace_ids[i]})
+
+
+def _session_offsets(body: bytes, spans: Sequence[Any]) -> list[int]:
+    """Offsets in ``body`` of the first byte of every session attribute's string value
+    (``SESSION_KEYS``), each found as its ``KeyValue``'s bytes: the key (field 1), then the
+    value (field 2, an ``AnyValue`` of one ``string_value``, field 1). Raises when they are
+    not all found that way or a value does not start with four ASCII bytes."""
+    expected = sum(
+        1
+        for s in spans
+        for kv in s.attributes
+        if kv.key.encode() in SESSION_KEYS and kv.value.HasField("string_value")
+    )
+    found: list[int] = []
+    for key in SESSION_KEYS:
+        head = bytes([0x0A, len(key)]) + key + b"\x12"
+        for m in re.finditer(re.escape(head), body):
+            at = m.end()
+            length = body[at + 2]  # short values: one-byte lengths
+            if body[at] == length + 2 and body[at + 1] == 0x0A and length < 0x80:
+                found.append(at + 3)
+    if len(found) != expected or any(not body[o : o + 4].isascii() or body[o - 1] < 4
+                                     for o in found):  # fmt: skip
+        raise RuntimeError(f"found {len(found)} of {expected} session ids as expected")
+    return sorted(found)
 
 
 def phase_sustained(sink: Sink, bodies: list[tuple[bytes, int]], n_traces: int,
@@ -566,14 +601,7 @@ def phase_sustained(sink: Sink, bodies: list[tuple[bytes, int]], n_traces: int,
     spans_per_trace = sum(n for _, n in bodies) / n_traces
     warmup = DECISION_WAIT_S + JOIN_WINDOW_S + 2.0
     rates: list[dict[str, Any]] = []
-    unmeasured: dict[str, Any] | None = None
     for rate in (float(r) for r in args.sustained_rates.split(",")):
-        reason = _unmeasurable(passes, rate, args.sustained_seconds, n_traces)
-        if reason is not None:
-            # Not a failure of serve: the data set is too small to show this rate. The rates
-            # held so far stand; the limit is then not found (said in the result).
-            unmeasured = {"offered_spans_per_s": round(rate), "reason": reason}
-            break
         one = _sustained_at(sink, passes, rate, args, warmup, spans_per_trace)
         rates.append(one)
         if not one["held"]:
@@ -582,22 +610,7 @@ def phase_sustained(sink: Sink, bodies: list[tuple[bytes, int]], n_traces: int,
     return {"seconds": args.sustained_seconds, "steady_from_s": warmup,
             "sustained_max_spans_per_s": max(held) if held else None,
             "limit_found": bool(rates) and not rates[-1]["held"],
-            "unmeasured": unmeasured, "rates": rates}  # fmt: skip
-
-
-def _unmeasurable(passes: Passes, rate: float, seconds: float, n_traces: int) -> str | None:
-    """Why ``rate`` cannot be measured on this data set, or ``None``. A pass's traces keep
-    their session ids: sent again within the join window, they would be joined to the
-    previous pass's runs (one subject graded for several), which would look like loss."""
-    items = passes.schedule(rate * seconds)
-    spans = sum(n for _, n in passes.bodies)
-    per_pass = spans / rate
-    needed = DECISION_WAIT_S + JOIN_WINDOW_S + 1
-    if len(items) > len(passes.bodies) and per_pass < needed:
-        return (f"a pass over the data ({spans} spans) lasts {per_pass:.1f} s at this rate, "
-                f"within the decision wait and join window ({needed:g} s): use --traces "
-                f">= {math.ceil(n_traces * needed / per_pass)}")  # fmt: skip
-    return None
+            "rates": rates}  # fmt: skip
 
 
 def _sustained_at(sink: Sink, passes: Passes, rate: float, args: argparse.Namespace,
