@@ -19,6 +19,7 @@ from otel_oracles.decode._json import InvalidJson, decode_json_native
 from otel_oracles.decode._proto import Signal, decode_proto
 from otel_oracles.decode._transfer import (
     BodyContents,
+    BodyKind,
     RequestBody,
     WireLog,
     WireSpan,
@@ -74,6 +75,7 @@ def decode(
 __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
     "BodyContents",
+    "BodyKind",
     "CorruptCompression",
     "DecodedBatch",
     "DecompressedTooLarge",

@@ -60,12 +60,12 @@ from typing import TYPE_CHECKING, Any
 
 from otel_oracles.assemble.online import ReadyTrace
 from otel_oracles.decode import (
+    BodyKind,
     RequestBody,
     WireLog,
     WireSpan,
     body_batch,
 )
-from otel_oracles.decode._transfer import BodyKind
 from otel_oracles.session import NotGraded
 
 if TYPE_CHECKING:
