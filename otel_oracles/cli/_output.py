@@ -30,6 +30,7 @@ from otel_oracles.session import InputLimits
 if TYPE_CHECKING:
     # Imported where a run asks for them (--junit, --html): most runs never load them.
     from otel_oracles.report import HtmlWriter, JUnitWriter
+    from otel_oracles.report._json import ShownFields
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -256,9 +257,20 @@ class ReportStream:
         if html is not None:
             from otel_oracles.report import HtmlWriter
 
-            self._html = HtmlWriter()
-        self._json = JsonWriter() if as_json else None
-        self._console = None if as_json else ConsoleWriter(show_passing_details=verbose)
+            self._html = HtmlWriter(self.tally)
+        # The writers read the stream's tally, counted once here (after they rendered).
+        self._json = JsonWriter(self.tally) if as_json else None
+        self._console = (
+            None if as_json else ConsoleWriter(show_passing_details=verbose, tally=self.tally)
+        )
+        # What the writers ask of each result's shown text (none under ``full``), bound once.
+        self._shown_fields: ShownFields | None = (
+            None if explain == "full" else self._explainer.shown_fields
+        )
+        self._shown_text: Callable[[OracleResult], str] | None = (
+            None if explain == "full" else self._shown_message
+        )
+        self._copies = self._junit is not None or self._html is not None
 
     def add(self, verdict: Verdict) -> None:
         """Count ``verdict`` and render it through the privacy boundary (``scrub_verdict``).
@@ -266,19 +278,18 @@ class ReportStream:
         The JSON and console writers read each result's shown message (and details) from
         ``shown_fields``/``shown_message`` as they render it, so no scrubbed copy of the
         verdict is built for them (the table asks for the failing results' only); JUnit
-        and HTML get the copy."""
-        self.tally.add(verdict)
+        and HTML get the copy. The stream's tally counts ``verdict`` once, after every
+        writer rendered it (they number verdicts by it)."""
         if self._json is not None:
-            self._json.add(
-                verdict, None if self._explain == "full" else self._explainer.shown_fields
-            )
+            self._json.add(verdict, self._shown_fields)
         if self._console is not None:
-            self._console.add(verdict, None if self._explain == "full" else self._shown_message)
-        if self._junit is not None or self._html is not None:
-            verdict = scrub_verdict(verdict, self._explain, self._explainer)
+            self._console.add(verdict, self._shown_text)
+        if self._copies:
+            shown = scrub_verdict(verdict, self._explain, self._explainer)
             for writer in (self._junit, self._html):
                 if writer is not None:
-                    writer.add(verdict)
+                    writer.add(shown)
+        self.tally.add(verdict)
 
     def _shown_message(self, result: OracleResult) -> str:
         return shown_message(result, self._explain, self._explainer)

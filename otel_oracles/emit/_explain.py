@@ -236,6 +236,10 @@ class Explainer:
         self._texts: dict[tuple[Any, ...], str] = {}
         self._shown: dict[tuple[Any, ...], str] = {}
         """``shown_message`` texts (the text without the check's name), under the same keys."""
+        self._pass_shown: dict[tuple[Any, ...], str] = {}
+        """The passes' ``shown_message`` texts for ``shown_fields``, under the part of a pass's
+        ``explain_key`` that varies (name, type, used, budget, steps): a shorter key to build
+        and hash for the most common result."""
 
     def __len__(self) -> int:
         """Texts remembered now."""
@@ -281,30 +285,30 @@ class Explainer:
         """``shown_fields`` under this explainer's mode, its texts remembered: what a report
         writer asks for every result it writes (so without the two calls between them).
 
-        Most results pass: a pass's text is looked up here under ``explain_key``'s key,
-        made of the field values as validation left them in ``__dict__`` (an attribute
-        read of a model costs about twice a dict's), and only a text not remembered yet
-        goes through ``shown``. Details that are empty scrub to an empty dict without a
-        call."""
+        Most results pass: a pass's text is looked up here under the part of
+        ``explain_key``'s key that varies between passes (its constant items left out, no
+        slice of steps that are empty), made of the field values as validation left them in
+        ``__dict__`` (an attribute read of a model costs about twice a dict's), and only a
+        text not remembered yet goes through ``shown``. Details that are empty scrub to an
+        empty dict without a call."""
         if self.mode == "full":
             return result.message, result.details
         values = result.__dict__
         details = values["details"]
-        text = None
         if values["outcome"] is _PASS:
-            text = self._shown.get(
-                (
-                    values["name"],
-                    values["oracle_type"],
-                    _PASS_VALUE,
-                    values["used"],
-                    values["budget"],
-                    tuple(values["step_indexes"][: MAX_LIST_ITEMS + 1]),
-                    (),
-                    None,
-                )
+            steps = values["step_indexes"]
+            key = (
+                values["name"],
+                values["oracle_type"],
+                values["used"],
+                values["budget"],
+                tuple(steps[: MAX_LIST_ITEMS + 1]) if steps else (),
             )
-        if text is None:
+            text = self._pass_shown.get(key)
+            if text is None:
+                text = self.shown(result)
+                self._remember(self._pass_shown, key, text)
+        else:
             text = self.shown(result)
         return text, {} if type(details) is dict and not details else _SCRUB.scrub(details)
 

@@ -29,16 +29,18 @@ class ConsoleWriter:
 
     Column widths depend on every row, so each row's cells and result lines are spooled
     (one JSON line per verdict, on disk past a megabyte) and laid out in ``lines()``.
+    ``tally`` as for ``JsonWriter``: given, its owner counts each verdict after ``add``.
     """
 
-    def __init__(self, *, show_passing_details: bool = False) -> None:
+    def __init__(self, *, show_passing_details: bool = False, tally: Tally | None = None) -> None:
         self._details = show_passing_details
         self._rows = spool()
         self._pending: list[str] = []
         self._pending_chars = 0
         self._widths = [0] * (4 + len(COLUMNS_NUMBERS))
         self._with_agent = False
-        self.tally = Tally()
+        self._counts = tally is None
+        self.tally = Tally() if tally is None else tally
 
     def add(self, v: Verdict, message: Callable[[OracleResult], str] | None = None) -> None:
         """Lay out ``v``'s row; with ``message``, each listed result's message is what it
@@ -82,7 +84,8 @@ class ConsoleWriter:
         self._pending_chars += len(row)
         if self._pending_chars >= SPOOL_WRITE_CHARS:
             self._flush()
-        self.tally.add(v)
+        if self._counts:
+            self.tally.add(v)
 
     def _flush(self) -> None:
         if self._pending:

@@ -137,12 +137,14 @@ _LEGEND = " ".join(f'<span class="o-{o}">{_MARK[o]} {o}</span>' for o in _MARK)
 class HtmlWriter:
     """Builds the page one verdict at a time, so ``grade`` need not keep every verdict: the
     summary rows and the per-verdict sections go to two spools (on disk past a megabyte)
-    that ``chunks()`` places in the page. Same text as ``render_html`` of the whole report."""
+    that ``chunks()`` places in the page. Same text as ``render_html`` of the whole report.
+    ``tally`` as for ``JsonWriter``: given, its owner counts each verdict after ``add``."""
 
-    def __init__(self) -> None:
+    def __init__(self, tally: Tally | None = None) -> None:
         self._summary = spool()
         self._sections = spool()
-        self.tally = Tally()
+        self._counts = tally is None
+        self.tally = Tally() if tally is None else tally
 
     def add(self, v: Verdict) -> None:
         i = self.tally.verdicts
@@ -160,7 +162,8 @@ class HtmlWriter:
             "<th>message</th><th>details</th></tr>\n"
             f"{_result_rows(v)}\n</table></details>"
         )
-        self.tally.add(v)
+        if self._counts:
+            self.tally.add(v)
 
     def close(self) -> None:
         """Drop the spooled text (``lines``/``chunks`` do it when they finish)."""

@@ -74,13 +74,18 @@ class JsonWriter:
     whole report at once (a test holds them equal). The spool holds the text encoded as
     UTF-8 once, and ``byte_chunks()`` gives the document as those bytes, so a writer to a
     UTF-8 stream prints them as they are.
+
+    With ``tally``, the writer reads the count of the verdicts before each one from it and
+    whoever passed it counts each verdict after ``add`` (``cli.ReportStream``: one count for
+    every writer); without, the writer counts for itself.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, tally: Tally | None = None) -> None:
         self._verdicts = byte_spool()
         self._pending: list[bytes] = []
         self._pending_bytes = 0
-        self.tally = Tally()
+        self._counts = tally is None
+        self.tally = Tally() if tally is None else tally
 
     def add(self, v: Verdict, shown: ShownFields | None = None) -> None:
         """Dump ``v``; with ``shown``, each result's message and details are what it gives
@@ -96,7 +101,8 @@ class JsonWriter:
         self._pending_bytes += len(text)
         if self._pending_bytes >= SPOOL_WRITE_CHARS:
             self._flush()
-        self.tally.add(v)
+        if self._counts:
+            self.tally.add(v)
 
     def _flush(self) -> None:
         self._verdicts.write(b"".join(self._pending))

@@ -345,3 +345,27 @@ def test_table_rows_gathered_or_written_one_by_one_give_the_same_table(
         tables.append(render_console(report, show_passing_details=verbose))
     assert len(set(tables)) == 1
     assert tables[0].count("\n") > len(report.verdicts)
+
+
+def test_the_stream_counts_each_verdict_once_for_all_its_writers(tmp_path: Path) -> None:
+    """The JSON, HTML and table writers read the stream's one tally (numbering verdicts and
+    summing them by it) instead of counting for themselves: each verdict is counted once."""
+    from otel_oracles.cli._output import ReportStream
+
+    report = kept_report([str(EXAMPLES)])
+    passed = sum(v.passed for v in report.verdicts)
+    assert 0 < passed < len(report.verdicts)
+    html = tmp_path / "r.html"
+    for as_json in (True, False):
+        stream = ReportStream(as_json=as_json, junit=tmp_path / "r.xml", html=html, verbose=False)
+        try:
+            for v in report.verdicts:
+                stream.add(v)
+            assert (stream.tally.verdicts, stream.tally.passed) == (len(report.verdicts), passed)
+            stream.finish([], [], stream.exit_code([]))
+        finally:
+            stream.close()
+        page = html.read_text(encoding="utf-8")
+        assert f"<p>{len(report.verdicts)} verdict(s), {passed} passed.</p>" in page
+        assert f'id="v{len(report.verdicts) - 1}"' in page
+        assert f'id="v{len(report.verdicts)}"' not in page
