@@ -16,9 +16,9 @@ from __future__ import annotations
 import importlib
 import logging
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from typing import TypeVar
 
+from otel_oracles._entry_points import entry_point_group
 from otel_oracles.errors import PluginError
 from otel_oracles.grade.oracles.base import OracleCheck, OracleParams
 
@@ -139,7 +139,7 @@ def _load_plugins() -> None:
     if _plugins_loaded:
         return
     _plugins_loaded = True
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
+    for ep in entry_point_group(ENTRY_POINT_GROUP):
         dist = ep.dist.name if ep.dist is not None else ep.value
         _loading_dist = dist
         try:

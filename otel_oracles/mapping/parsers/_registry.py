@@ -7,9 +7,10 @@ its value the function (``my_pkg.parsers:parse_acme_messages``).
 
 The registry is an object, not module state: ``load_conventions`` discovers it once and the
 ``ConventionSet`` it returns owns it, so what a mapping file may name depends only on what
-was installed when the set was loaded. A plug-in that fails to load (import error, not
-callable, wrong signature, a name already taken) is recorded with its reason and logged;
-it becomes a ``ConventionError`` only when a mapping file names it.
+was installed when the process first looked for plug-ins (``otel_oracles._entry_points``:
+the installed entry points are read once per process). A plug-in that fails to load (import
+error, not callable, wrong signature, a name already taken) is recorded with its reason and
+logged; it becomes a ``ConventionError`` only when a mapping file names it.
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ import inspect
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from typing import Any, Protocol
 
+from otel_oracles._entry_points import entry_point_group
 from otel_oracles.model.contract import did_you_mean
 
 log = logging.getLogger(__name__)
@@ -203,7 +204,7 @@ def load_parsers() -> ParserRegistry:
     order in which distributions are found."""
     parsers = _builtin()
     broken: dict[str, str] = {}
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
+    for ep in entry_point_group(ENTRY_POINT_GROUP):
         dist = ep.dist.name if ep.dist is not None else ep.value
         try:
             obj = ep.load()
