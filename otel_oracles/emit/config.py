@@ -6,8 +6,6 @@ here. The one exception is the OTLP *protocol*, which picks the exporter class b
 SDK is involved (exactly what the SDK's own auto-configuration does).
 """
 
-from __future__ import annotations
-
 import os
 from typing import Literal
 
@@ -66,7 +64,7 @@ class EmitSettings(BaseModel):
     (not attempted) for this long."""
 
     @classmethod
-    def from_env(cls, **overrides: object) -> EmitSettings:
+    def from_env(cls, **overrides: object) -> "EmitSettings":
         """Defaults, then ``OTEL_ORACLES_EXPLAIN``, then explicit ``overrides`` (None = unset).
         Raises ``OtelOraclesError`` naming the variable for a bad environment value."""
         values: dict[str, object] = {}

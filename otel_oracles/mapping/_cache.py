@@ -30,8 +30,6 @@ does not survive the JSON round trip unchanged (YAML can hold values JSON cannot
 dates) is never cached.
 """
 
-from __future__ import annotations
-
 from pathlib import Path
 
 import pydantic
@@ -77,7 +75,7 @@ class ConventionCache:
         """The key's hash with the salt in it, copied for each file."""
 
     @classmethod
-    def from_env(cls) -> ConventionCache | None:
+    def from_env(cls) -> "ConventionCache | None":
         """The cache in ``default_dir()``, or ``None`` when turned off."""
         directory = default_dir()
         return cls(directory) if directory is not None else None

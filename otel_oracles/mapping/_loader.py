@@ -1,7 +1,5 @@
 """Loading the mapping files: the bundled ``conventions/`` plus the user's own directories."""
 
-from __future__ import annotations
-
 import importlib.resources
 from collections.abc import Sequence
 from pathlib import Path
@@ -64,7 +62,7 @@ class ConventionSet(BaseModel):
     _rules: dict[tuple[str, str], Rule] | None = PrivateAttr(default=None)
 
     @model_validator(mode="after")
-    def _parsers_known(self) -> ConventionSet:
+    def _parsers_known(self) -> "ConventionSet":
         for conv in self.files:
             problems = parser_problems(conv, self.parsers)
             if problems:
@@ -72,7 +70,7 @@ class ConventionSet(BaseModel):
         return self
 
     @model_validator(mode="after")
-    def _tested_fields_read(self) -> ConventionSet:
+    def _tested_fields_read(self) -> "ConventionSet":
         """A ``field`` condition tests content the rule reads: a rule without sources for
         that field (``extends`` applied) is an error when loading, not a rule that never
         matches."""

@@ -14,8 +14,6 @@ have fails here, and a parser name that no built-in or installed plug-in registe
 loader (``parser_problems``), each with the file and the key path, never later while mapping.
 """
 
-from __future__ import annotations
-
 from typing import Any, Literal
 
 from pydantic import (
@@ -134,9 +132,9 @@ class Condition(_Strict):
     scope: str | None = None
     """``re.search`` on the instrumentation scope name."""
     status: Literal["error", "ok", "unset"] | None = None
-    child: Match | None = None
+    child: "Match | None" = None
     """Holds when at least one direct child span matches this nested match."""
-    parent: Match | None = None
+    parent: "Match | None" = None
     """Holds when the span's direct parent (found in the trace by ``parent_span_id``)
     matches this nested match. A root, or a span whose parent is not in the trace, never
     matches (the rule fails closed). The parent is seen alone: its own parent and children
@@ -154,7 +152,7 @@ class Condition(_Strict):
         return value
 
     @model_validator(mode="after")
-    def _one_subject(self, info: ValidationInfo) -> Condition:
+    def _one_subject(self, info: ValidationInfo) -> "Condition":
         if _checked(info):
             return self
         subjects = [
@@ -215,7 +213,7 @@ class Match(_Strict):
     any: list[Condition] = Field(default_factory=new_list)
 
     @model_validator(mode="after")
-    def _not_empty(self, info: ValidationInfo) -> Match:
+    def _not_empty(self, info: ValidationInfo) -> "Match":
         if not self.all and not self.any and not _checked(info):
             raise ValueError("a match needs at least one condition in 'all' or 'any'")
         return self
@@ -267,7 +265,7 @@ class Source(_Strict):
         return [value] if isinstance(value, str) else value
 
     @model_validator(mode="after")
-    def _one_origin(self, info: ValidationInfo) -> Source:
+    def _one_origin(self, info: ValidationInfo) -> "Source":
         if _checked(info):
             return self
         origins = [
@@ -587,7 +585,7 @@ class ConventionFile(_Strict):
         return value
 
     @model_validator(mode="after")
-    def _unique_rule_ids(self, info: ValidationInfo) -> ConventionFile:
+    def _unique_rule_ids(self, info: ValidationInfo) -> "ConventionFile":
         if _checked(info):
             return self
         seen: set[str] = set()

@@ -19,8 +19,6 @@ adapters are built on first use: a ``grade`` run, whose steps all come from the 
 stage, builds none.
 """
 
-from __future__ import annotations
-
 import copy
 import functools
 import inspect

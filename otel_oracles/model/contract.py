@@ -9,8 +9,6 @@ Loading, validating oracle params and compiling a contract for grading live in
 registry, which this data model does not know about.
 """
 
-from __future__ import annotations
-
 import difflib
 from collections.abc import Iterable
 from pathlib import Path

@@ -1,7 +1,5 @@
 """Results: one ``OracleResult`` per check, one ``Verdict`` per (contract, trace or trajectory)."""
 
-from __future__ import annotations
-
 from enum import StrEnum
 from typing import Any, Literal
 

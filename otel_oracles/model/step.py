@@ -6,8 +6,6 @@ A field that is ``None`` was not captured: oracles must treat that as missing ev
 never as an empty value. ``redacted`` names fields whose captured value was a placeholder.
 """
 
-from __future__ import annotations
-
 import functools
 import json
 import posixpath
@@ -295,7 +293,7 @@ class Trajectory(Record):
     @classmethod
     def from_agentbench(
         cls, data: Any, source: str = "<trajectory>", max_steps: int = MAX_TRAJECTORY_STEPS
-    ) -> Trajectory:
+    ) -> "Trajectory":
         """Validate AgentBench trajectory JSON (``{"steps": [...]}``) into steps. More than
         ``max_steps`` steps is an input error, raised before any step is read."""
         if not isinstance(data, dict):
@@ -319,7 +317,7 @@ class Trajectory(Record):
         return cls(steps=steps, source=source)
 
     @classmethod
-    def load(cls, path: str | Path, max_steps: int = MAX_TRAJECTORY_STEPS) -> Trajectory:
+    def load(cls, path: str | Path, max_steps: int = MAX_TRAJECTORY_STEPS) -> "Trajectory":
         """The trajectory in the AgentBench JSON file ``path``. A trajectory is recorded
         agent output (data), so reading it is bounded like a trace file's: at most
         ``MAX_TRAJECTORY_BYTES`` (a link to ``/dev/zero`` was read without end) and

@@ -1,8 +1,6 @@
 """Settings of the command sandbox: how commands from untrusted traces may run, and the
 limits they run under. Every default is here, with its reason."""
 
-from __future__ import annotations
-
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field

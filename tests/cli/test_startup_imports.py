@@ -236,3 +236,64 @@ def test_a_warm_grade_imports_no_yaml(tmp_path: Path, monkeypatch: pytest.Monkey
     assert len(list((tmp_path / "cache").glob("contracts/*.json"))) == len(
         list((REPO / "bench" / "contracts").glob("*.yaml"))
     )
+
+
+ANNOTATIONS_PROBE = """
+import builtins, json, sys
+compiled = []
+engine_compile = builtins.compile
+
+def counting(source, filename, mode, *args, **kwargs):
+    if mode == "eval" and isinstance(source, str):
+        # The class whose fields are being collected, if it is the project's.
+        frame = sys._getframe(1)
+        while frame is not None:
+            cls = frame.f_locals.get("cls")
+            if isinstance(cls, type) and cls.__module__.startswith("otel_oracles."):
+                compiled.append([cls.__module__, source])
+                break
+            frame = frame.f_back
+    return engine_compile(source, filename, mode, *args, **kwargs)
+
+builtins.compile = counting
+from otel_oracles.cli import main
+sys.argv = ["otel-oracles", *json.loads(sys.argv[1])]
+try:
+    main()
+except SystemExit:
+    pass
+sys.stdout.flush()
+sys.stderr.write("\\nCOMPILED " + json.dumps(compiled) + "\\n")
+"""
+
+
+def test_grade_parses_no_field_annotation_from_text() -> None:
+    """The field annotations of the models and records a ``grade`` builds are objects, not
+    text: with ``from __future__ import annotations`` pydantic (and ``Record``) turn each one
+    into a ``typing.ForwardRef``, whose constructor parses the text (~72,000 instructions
+    each, ~330 of them: docs/performance-history.md, "Start-up: one entry-point scan, field
+    annotations as objects"). Only a field naming a class defined later stays text."""
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            ANNOTATIONS_PROBE,
+            json.dumps(["grade", str(TRACE), "-c", str(REPO / "bench" / "contracts"), "-q"]),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    marker = proc.stderr.rfind("\nCOMPILED ")
+    assert marker >= 0, proc.stderr
+    compiled = json.loads(proc.stderr[marker + len("\nCOMPILED ") :])
+    by_module: dict[str, list[str]] = {}
+    for module, source in compiled:
+        by_module.setdefault(module, []).append(source)
+    # Condition's nested matches name Match, defined after it (parsed when the class is
+    # made and again when the module's end rebuilds it).
+    assert set(by_module.pop("otel_oracles.mapping.config", [])) == {"Match | None"}
+    # Before, ~330 (each model's and record's fields, and OracleParams' ClassVar for each
+    # oracle's params); a few are left that are not the project's fields.
+    assert sum(map(len, by_module.values())) <= 5, by_module

@@ -12,8 +12,6 @@ the three report missing evidence naming it rather than judge a workspace the ru
 have had; on an AgentBench trajectory only file edits change files, as DESIGN section 5 says.
 """
 
-from __future__ import annotations
-
 import fnmatch
 import functools
 import posixpath

@@ -20,8 +20,6 @@ So an oracle with a budget param (``max``, ``allowed``) reports ``used`` and fai
 the budget is exceeded; the same class serves both layers.
 """
 
-from __future__ import annotations
-
 import types
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
@@ -156,7 +154,7 @@ class Finding:
         used: int = 0,
         breach: Literal["budget", "rule"] = "budget",
         unseen: bool = False,
-    ) -> Finding:
+    ) -> "Finding":
         """A pass (``details`` defaults to a new empty dict, as the field does)."""
         if details is None:
             details = {}
@@ -173,7 +171,7 @@ class Finding:
         used: int = 0,
         breach: Literal["budget", "rule"] = "budget",
         unseen: bool = False,
-    ) -> Finding:
+    ) -> "Finding":
         """A failure (what ``breach`` it is: see the class)."""
         if details is None:
             details = {}
@@ -190,7 +188,7 @@ class Finding:
         used: int = 0,
         breach: Literal["budget", "rule"] = "budget",
         unseen: bool = False,
-    ) -> Finding:
+    ) -> "Finding":
         """Missing evidence (the message names what and where)."""
         if details is None:
             details = {}
@@ -225,8 +223,8 @@ class GradeContext:
 
     def __init__(
         self,
-        trajectory: Trajectory,
-        contract: Contract,
+        trajectory: "Trajectory",
+        contract: "Contract",
         workspace: Path | None = None,
         initial_workspace: dict[str, str] | None = None,
         *,
@@ -358,7 +356,7 @@ class OracleCheck(ABC):
     def __init__(self, params: OracleParams) -> None:
         self.params = params
 
-    def coverage(self, contract: Contract) -> Coverage:
+    def coverage(self, contract: "Contract") -> Coverage:
         """The coverage mode of this check: its own ``coverage`` param, else the contract's."""
         own: Coverage | None = getattr(self.params, "coverage", None)
         return own if own is not None else contract.coverage

@@ -12,8 +12,6 @@ working directory, when the agent exports it or ``watch --project`` names it), `
 missing evidence naming that setting, never a pass.
 """
 
-from __future__ import annotations
-
 import posixpath
 import re
 import shlex

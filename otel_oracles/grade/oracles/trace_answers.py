@@ -9,8 +9,6 @@ captured (a cited id might be in it; an uncaptured result might have been empty)
 says so and reports missing evidence rather than guessing.
 """
 
-from __future__ import annotations
-
 import fnmatch
 import json
 import operator

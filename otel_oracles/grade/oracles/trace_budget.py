@@ -3,8 +3,6 @@
 (The compact ``budget:`` contract shorthand is ``otel_oracles.grade.budget``.)
 """
 
-from __future__ import annotations
-
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
@@ -152,7 +150,7 @@ class TokensParams(CoverageParams):
     max_total_tokens: int | None = Field(default=None, ge=0)
 
     @model_validator(mode="after")
-    def _some_limit(self) -> TokensParams:
+    def _some_limit(self) -> "TokensParams":
         if (self.max_input_tokens, self.max_output_tokens, self.max_total_tokens) == (None,) * 3:
             raise ValueError(
                 "give at least one of max_input_tokens, max_output_tokens, max_total_tokens"

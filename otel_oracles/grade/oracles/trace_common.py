@@ -6,8 +6,6 @@ what "the arguments match" means, and ``tool_retries``, ``tool_errors`` and
 ``degraded_answer`` agree on what "the call failed" means.
 """
 
-from __future__ import annotations
-
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field

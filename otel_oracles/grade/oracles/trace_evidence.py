@@ -12,8 +12,6 @@ The evaluator checks the declared evidence before calling ``check``, so a gap is
 is there and reports what was confirmed.
 """
 
-from __future__ import annotations
-
 from typing import Self
 
 from pydantic import model_validator

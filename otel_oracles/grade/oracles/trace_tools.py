@@ -14,8 +14,6 @@ plugin/toolset/MCP-qualified forms). The checks that forbid or count calls
 contract name, since nothing shows it came from another namespace.
 """
 
-from __future__ import annotations
-
 from collections import defaultdict
 from collections.abc import Container, Sequence
 from operator import attrgetter
@@ -877,7 +875,7 @@ class MaxStepsParams(CoverageParams):
     """Step kinds that count (default: model calls and tool calls)."""
 
     @model_validator(mode="after")
-    def _nonempty(self) -> MaxStepsParams:
+    def _nonempty(self) -> "MaxStepsParams":
         if not self.kinds:
             raise ValueError("kinds: list at least one step kind")
         return self
