@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 import threading
 from collections.abc import Iterator, Mapping
@@ -213,6 +212,8 @@ def remove_tree(path: str) -> None:
     except RecursionError:
         rm = shutil.which("rm")
         if rm is not None:
+            import subprocess  # only here: a grade that runs no command never loads it
+
             subprocess.run(
                 [rm, "-rf", "--one-file-system", "--", path],
                 check=False,

@@ -6,8 +6,9 @@ killed at the end), or, only when the operator passed ``--unsafe-run-commands``,
 See docs/security.md.
 """
 
-from otel_oracles.sandbox._bwrap import sandbox_problem
-from otel_oracles.sandbox._run import CommandRun, minimal_environment, run_command
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from otel_oracles.sandbox.config import (
     SANDBOXED,
     UNSAFE,
@@ -15,6 +16,30 @@ from otel_oracles.sandbox.config import (
     CommandPolicy,
     SandboxLimits,
 )
+
+if TYPE_CHECKING:
+    from otel_oracles.sandbox._bwrap import sandbox_problem
+    from otel_oracles.sandbox._run import CommandRun, minimal_environment, run_command
+
+_RUNNER = {
+    "CommandRun": "otel_oracles.sandbox._run",
+    "minimal_environment": "otel_oracles.sandbox._run",
+    "run_command": "otel_oracles.sandbox._run",
+    "sandbox_problem": "otel_oracles.sandbox._bwrap",
+}
+"""The runner's names, imported on first use: every ``grade`` reads the policy
+(``CommandPolicy``), but only a contract whose checks run commands needs the runner and its
+``subprocess``, ``selectors`` and ``signal`` (~9 M instructions of each start;
+docs/performance-history.md, "Start-up: one entry-point scan, field annotations as
+objects")."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _RUNNER.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
 
 __all__ = [
     "SANDBOXED",

@@ -33,11 +33,12 @@ from otel_oracles.errors import SandboxError
 from otel_oracles.grade.evidence import Evidence
 from otel_oracles.model.field_docs import describe_fields
 from otel_oracles.replay import checked_parts
-from otel_oracles.sandbox import SANDBOXED, CommandPolicy, CommandRun, run_command, sandbox_problem
+from otel_oracles.sandbox import SANDBOXED, CommandPolicy
 
 if TYPE_CHECKING:
     from otel_oracles.model.contract import Contract
     from otel_oracles.model.step import Trajectory
+    from otel_oracles.sandbox import CommandRun
 
 
 def is_string_list(annotation: Any) -> bool:
@@ -278,16 +279,20 @@ class GradeContext:
         if self.commands.mode == "off":
             return self.commands.off_reason
         if self.commands.mode == "sandbox":
+            from otel_oracles.sandbox import sandbox_problem
+
             return sandbox_problem()
         return None
 
-    def run_command(self, command: str, timeout: float) -> CommandRun:
+    def run_command(self, command: str, timeout: float) -> "CommandRun":
         """Run ``command`` with ``/bin/sh`` in the replayed workspace under the context's
         policy: sandboxed unless the operator chose ``unsafe``. The one way a check runs
         anything; raises ``SandboxError`` (an ``error`` result) when it may not."""
         workspace = self.workspace
         if workspace is None:
             raise SandboxError("a command needs a replayed workspace, and there is none")
+        from otel_oracles.sandbox import run_command
+
         return run_command(command, workspace, timeout, self.commands)
 
     def replayed_file(self, rel: str, what: str) -> tuple[bool, bytes | None]:
