@@ -249,6 +249,89 @@ def test_records_are_what_their_classes_make_of_every_field() -> None:
     )
 
 
+def _kv(key: str, value: dict[str, Any]) -> dict[str, Any]:
+    return {"key": key, "value": value}
+
+
+def _kv_list(*pairs: tuple[str, str]) -> dict[str, Any]:
+    return {"kvlistValue": {"values": [_kv(k, {"stringValue": v}) for k, v in pairs]}}
+
+
+# Attribute lists of one body: the same keys in the same order (a duplicate among them)
+# with other values, then the same keys in another order and fewer of them.
+_SAME_KEYS: list[list[dict[str, Any]]] = [
+    [
+        _kv("a", {"intValue": "1"}),
+        _kv("b", {"arrayValue": {"values": [{"intValue": "1"}, {"stringValue": "x"}]}}),
+        _kv("a", {"intValue": "3"}),
+        _kv("c", _kv_list(("x", "y"), ("w", "v"))),
+    ],
+    [
+        _kv("a", {"stringValue": "s"}),
+        _kv("b", {"doubleValue": 2.5}),
+        _kv("a", {}),
+        _kv("c", _kv_list(("x", "z"), ("w", "u"))),
+    ],
+    [_kv("c", {"boolValue": True}), _kv("a", {"intValue": "2"})],
+    [_kv("a", {"stringValue": "t"}), _kv("c", {"intValue": "4"})],
+]
+
+
+def _body_of_attribute_lists() -> bytes:
+    spans = [
+        {
+            "traceId": "0af7651916cd43dd8448eb211c80319c",
+            "spanId": f"b7ad6b716920333{n}",
+            "name": "s",
+            "startTimeUnixNano": "10",
+            "endTimeUnixNano": "20",
+            "attributes": attributes,
+            "events": [{"name": "e", "timeUnixNano": "15", "attributes": attributes}],
+        }
+        for n, attributes in enumerate(_SAME_KEYS)
+    ]
+    return json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}).encode()
+
+
+def _python_value(value: dict[str, Any]) -> Any:
+    """What the records carry of a JSON ``AnyValue`` (the kinds ``_SAME_KEYS`` uses)."""
+    if not value:
+        return None
+    [(kind, inner)] = value.items()
+    if kind == "intValue":
+        return int(inner)
+    if kind == "arrayValue":
+        return [_python_value(v) for v in inner["values"]]
+    if kind == "kvlistValue":
+        return {kv["key"]: _python_value(kv["value"]) for kv in inner["values"]}
+    return inner
+
+
+def test_attribute_dicts_of_the_same_keys_are_filled_as_from_the_wire_list() -> None:
+    """Attribute dicts of the same keys are copies of one template of those keys with the
+    values put in: each is the dict of its wire list (key order, the last of a duplicate
+    key, nested lists), tracked by the garbage collector as that dict is, and its own
+    object, whether its keys were decoded from the body of the last list (found by their
+    addresses) or from another body (found by their content)."""
+    expected = [dict((kv["key"], _python_value(kv["value"])) for kv in a) for a in _SAME_KEYS]
+    builder = _native.RecordBuilder()
+    for _ in range(2):  # the second body's keys are other texts, equal to the first's
+        batch = _native.decode_json(_body_of_attribute_lists())
+        spans = builder.spans(batch, [0, 1, 2, 3, 1, 0])
+        dicts = [span.attributes for span in spans]
+        assert [list(d.items()) for d in dicts] == [
+            list(expected[n].items()) for n in (0, 1, 2, 3, 1, 0)
+        ]
+        assert [gc.is_tracked(d) for d in dicts] == [
+            gc.is_tracked(expected[n]) for n in (0, 1, 2, 3, 1, 0)
+        ]
+        assert [span.events[0].attributes for span in spans] == dicts
+        assert len({id(d) for d in dicts} | {id(s.events[0].attributes) for s in spans}) == 12
+        dicts[0]["added"] = True  # what a record's reader may do to its own dict
+        dicts[0]["c"]["added"] = True
+    assert builder.spans(batch, [0])[0].attributes == expected[0]
+
+
 def test_decode_proto_refuses_what_is_not_that_message() -> None:
     with pytest.raises(ValueError, match="ExportTraceServiceRequest': Wire format was corrupt"):
         _native.decode_proto(b"\x0a\x05abc", "traces")

@@ -15,7 +15,7 @@
 use std::sync::Arc;
 
 use otel_oracles_core::hashing::{FastMap, FastMapExt, FastSet};
-use otel_oracles_core::model::{self, AnyValue, KeyValue};
+use otel_oracles_core::model::{self, AnyValue, KeyValue, Text};
 
 use crate::online::{BodyInfo, Extra, SpanFacts, TransferSpans, NO_EXTRA};
 
@@ -424,12 +424,91 @@ impl Batch {
 pub(crate) struct Shared {
     /// Attribute keys, span and event names. Empty (nothing kept) until `Shared::new`
     /// sizes it, as `values`.
-    texts: Vec<Option<(Box<str>, Py<PyString>)>>,
+    texts: Vec<Option<(Text, Py<PyString>)>>,
     /// Short string values (an operation name, a model, a finish reason), apart from
     /// `texts` so that values seen once (ids, messages) do not push the keys out.
-    values: Vec<Option<(Box<str>, Py<PyString>)>>,
+    values: Vec<Option<(Text, Py<PyString>)>>,
+    /// Attribute key lists seen lately with a dict of their keys (`KeyTemplate`), found by
+    /// the keys' addresses or by their content (`Builder::template`). Empty (no templates)
+    /// until `Shared::new` sizes it.
+    templates: Vec<Option<KeyTemplate>>,
     resources: Vec<(Arc<model::Resource>, Py<PyAny>)>,
     scopes: Vec<(Arc<model::Scope>, Py<PyString>, Py<PyString>)>,
+}
+
+/// One attribute key list and `{key: None}` of its keys, which a new attribute dict with
+/// the same keys is copied from (`PyDict_Copy`) before its values are put in.
+///
+/// Why: a dict filled entry by entry grows twice on the way to a span's dozen attributes (a
+/// new table each time, the entries moved over) and every insert probes for a free slot:
+/// ~280 instructions an entry, the largest part of building a record (~440,000 entries on
+/// data-2000). A copy allocates the table once at its final size with the keys and their
+/// hashes in place, and putting a value in is a lookup that finds its key at once. The spans
+/// of one kind carry the same keys in the same order, so nearly every list finds its
+/// template; the copy keeps the template's key order, duplicates included, and the last
+/// value of a duplicate key is put in last, so the dict is the one filled in wire order.
+struct KeyTemplate {
+    /// The decoded keys. Held, so that no other text takes their addresses while the
+    /// template is matched by them.
+    keys: Vec<Text>,
+    /// The Python string of each key, in list order.
+    names: Vec<Py<PyString>>,
+    /// `{key: None}` in list order: never handed out, so nothing changes it. Its values
+    /// are `None` so that a template holds no value's memory, and it is not tracked by
+    /// the garbage collector, nor is a copy until a value that may be is put in (as a
+    /// dict filled entry by entry).
+    dict: Py<PyDict>,
+}
+
+impl KeyTemplate {
+    /// Whether `attributes` has these keys in this order: the same decoded texts or, when
+    /// `by_address` is false, equal ones.
+    fn fits(&self, attributes: &[KeyValue], by_address: bool) -> bool {
+        self.keys.len() == attributes.len()
+            && self
+                .keys
+                .iter()
+                .zip(attributes)
+                .all(|(key, kv)| Text::ptr_eq(key, &kv.key) || (!by_address && *key == *kv.key))
+    }
+
+    /// The same template for `attributes` (equal keys, other texts), sharing its objects.
+    fn for_keys(&self, py: Python<'_>, attributes: &[KeyValue]) -> Self {
+        Self {
+            keys: attributes.iter().map(|kv| kv.key.clone()).collect(),
+            names: self.names.iter().map(|name| name.clone_ref(py)).collect(),
+            dict: self.dict.clone_ref(py),
+        }
+    }
+}
+
+/// Slots of `Shared`'s template table: a few dozen kinds of spans, events and resources,
+/// each list in up to two slots (its keys' addresses, their content).
+const TEMPLATE_SLOTS: usize = 256;
+
+/// Longer key lists are filled entry by entry: a template holds its keys, and the table
+/// stays small whatever the input.
+const TEMPLATE_MAX_KEYS: usize = 64;
+
+/// The template slot of a key list by its keys' addresses: a few instructions a key. The
+/// decoder shares one text per distinct key within a body (`model::Interner`), so the
+/// lists of one body's spans of one kind have the same addresses.
+fn address_slot(attributes: &[KeyValue]) -> usize {
+    let mut hash = (attributes.len() as u64).wrapping_mul(SLOT_SEED);
+    for kv in attributes {
+        hash = (hash.rotate_left(5) ^ kv.key.as_ptr() as u64).wrapping_mul(SLOT_SEED);
+    }
+    (hash >> 32) as usize % TEMPLATE_SLOTS
+}
+
+/// The template slot of a key list by its keys' content: where the same keys decoded from
+/// another body find their template.
+fn content_slot(attributes: &[KeyValue]) -> usize {
+    let mut hash = (attributes.len() as u64).wrapping_mul(SLOT_SEED);
+    for kv in attributes {
+        hash = (hash.rotate_left(5) ^ text_hash(&kv.key)).wrapping_mul(SLOT_SEED);
+    }
+    (hash >> 32) as usize % TEMPLATE_SLOTS
 }
 
 /// Slots of `Shared`'s text table: the keys of a few hundred attribute names and span names
@@ -452,9 +531,12 @@ impl Shared {
         texts.resize_with(TEXT_SLOTS, || None);
         let mut values = Vec::new();
         values.resize_with(TEXT_SLOTS, || None);
+        let mut templates = Vec::new();
+        templates.resize_with(TEMPLATE_SLOTS, || None);
         Self {
             texts,
             values,
+            templates,
             ..Self::default()
         }
     }
@@ -469,20 +551,47 @@ const VALUE_MAX_BYTES: usize = 64;
 /// `TEXT_MAX_BYTES`.
 fn kept_text<'py>(
     py: Python<'py>,
-    table: &mut [Option<(Box<str>, Py<PyString>)>],
+    table: &mut [Option<(Text, Py<PyString>)>],
     text: &str,
+) -> Bound<'py, PyString> {
+    kept(py, table, text, |kept| **kept == *text, || Text::from(text))
+}
+
+/// `kept_text` of a decoded text: a kept text that is the same allocation (the decoder
+/// shares one per distinct short text of a body) is found without comparing bytes, and
+/// one kept now is that allocation, not a copy of it.
+fn kept_decoded<'py>(
+    py: Python<'py>,
+    table: &mut [Option<(Text, Py<PyString>)>],
+    text: &Text,
+) -> Bound<'py, PyString> {
+    kept(
+        py,
+        table,
+        text,
+        |kept| Text::ptr_eq(kept, text) || *kept == **text,
+        || text.clone(),
+    )
+}
+
+fn kept<'py>(
+    py: Python<'py>,
+    table: &mut [Option<(Text, Py<PyString>)>],
+    text: &str,
+    same: impl FnOnce(&Text) -> bool,
+    owned: impl FnOnce() -> Text,
 ) -> Bound<'py, PyString> {
     if table.is_empty() || text.len() > TEXT_MAX_BYTES {
         return PyString::new(py, text);
     }
     let slot = &mut table[text_slot(text)];
     if let Some((kept, string)) = slot {
-        if **kept == *text {
+        if same(kept) {
             return string.bind(py).clone();
         }
     }
     let string = PyString::new(py, text);
-    *slot = Some((text.into(), string.clone().unbind()));
+    *slot = Some((owned(), string.clone().unbind()));
     string
 }
 
@@ -493,7 +602,15 @@ fn kept_text<'py>(
 /// instructions a lookup (~700,000 lookups on data-2000), and the attribute keys and
 /// short values that share a table differ in length or in one of these words.
 fn text_slot(text: &str) -> usize {
-    const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+    (text_hash(text) >> 32) as usize % TEXT_SLOTS
+}
+
+/// FxHash's multiplier: what `text_hash` and the template slots mix their words with.
+const SLOT_SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+
+/// `text_slot`'s hash of `text`, before it is reduced to a slot.
+fn text_hash(text: &str) -> u64 {
+    const SEED: u64 = SLOT_SEED;
     let bytes = text.as_bytes();
     let len = bytes.len();
     let word = |at: usize| -> u64 {
@@ -514,7 +631,7 @@ fn text_slot(text: &str) -> usize {
     for part in [first, middle, last] {
         hash = (hash.rotate_left(5) ^ part).wrapping_mul(SEED);
     }
-    (hash >> 32) as usize % TEXT_SLOTS
+    hash
 }
 
 /// Whether two attribute lists would make equal dicts of identical values: same keys in the
@@ -694,25 +811,85 @@ impl<'py> Builder<'py> {
     }
 
     /// An attribute list as a dict: wire order, the last of duplicate keys wins (as building
-    /// a dict from the list always did).
+    /// a dict from the list always did). A copy of its keys' template with the values put
+    /// in (`KeyTemplate`), or filled entry by entry when the builder keeps no templates or
+    /// the list is too long for one.
     fn key_values(&mut self, attributes: &[KeyValue]) -> PyResult<Bound<'py, PyDict>> {
-        let dict = PyDict::new(self.py);
-        for kv in attributes {
-            let key = self.key(&kv.key);
-            let value = self.value(&kv.value)?;
-            // `PyDict_SetItem` itself: `set_item`'s conversions and reference juggling were
-            // a tenth of building a span's attributes (~440,000 entries on data-2000).
-            // SAFETY: three live objects, the key a `str`; the dict takes its own references
-            // and returns -1 with an exception set on failure.
-            if unsafe { ffi::PyDict_SetItem(dict.as_ptr(), key.as_ptr(), value.as_ptr()) } < 0 {
-                return Err(PyErr::fetch(self.py));
+        let py = self.py;
+        let Some((at, template)) = self.template(attributes)? else {
+            let dict = PyDict::new(py);
+            for kv in attributes {
+                let key = self.key(&kv.key);
+                let value = self.value(&kv.value)?;
+                set_item(&dict, &key, &value)?;
             }
-        }
-        Ok(dict)
+            return Ok(dict);
+        };
+        // SAFETY: `PyDict_Copy` of a live dict returns a new reference to a dict, or NULL
+        // with an exception set.
+        let filled = unsafe {
+            Bound::from_owned_ptr_or_err(py, ffi::PyDict_Copy(template.dict.as_ptr()))
+                .map(|dict| dict.cast_into_unchecked::<PyDict>())
+        };
+        // Out of its slot meanwhile: a value that is a key list itself uses the table.
+        let built = filled.and_then(|dict| {
+            for (kv, name) in attributes.iter().zip(&template.names) {
+                let value = self.value(&kv.value)?;
+                set_item(&dict, name.bind(py), &value)?;
+            }
+            Ok(dict)
+        });
+        self.shared.templates[at] = Some(template);
+        built
     }
 
-    fn key(&mut self, key: &str) -> Bound<'py, PyString> {
-        self.text(key)
+    /// The template of `attributes`' keys, taken out of its slot (put it back at the slot
+    /// given), made now if none fits; `None` when the builder keeps no templates or the
+    /// list is longer than `TEMPLATE_MAX_KEYS`.
+    ///
+    /// Looked for by the keys' addresses first (the spans of one body), then by their
+    /// content (the same keys decoded from another body), which puts the template found
+    /// under these addresses too: the next span of this body finds it by address.
+    fn template(&mut self, attributes: &[KeyValue]) -> PyResult<Option<(usize, KeyTemplate)>> {
+        let py = self.py;
+        if self.shared.templates.is_empty() || attributes.len() > TEMPLATE_MAX_KEYS {
+            return Ok(None);
+        }
+        let at = address_slot(attributes);
+        if let Some(found) = self.shared.templates[at].take() {
+            if found.fits(attributes, true) {
+                return Ok(Some((at, found)));
+            }
+            self.shared.templates[at] = Some(found);
+        }
+        let by_content = content_slot(attributes);
+        if let Some(found) = &self.shared.templates[by_content] {
+            if found.fits(attributes, false) {
+                return Ok(Some((at, found.for_keys(py, attributes))));
+            }
+        }
+        let dict = PyDict::new(py);
+        let none = py.None().into_bound(py);
+        let mut names = Vec::with_capacity(attributes.len());
+        for kv in attributes {
+            let name = self.key(&kv.key);
+            set_item(&dict, &name, &none)?;
+            names.push(name.unbind());
+        }
+        let made = KeyTemplate {
+            keys: attributes.iter().map(|kv| kv.key.clone()).collect(),
+            names,
+            dict: dict.unbind(),
+        };
+        if by_content != at {
+            self.shared.templates[by_content] = Some(made.for_keys(py, attributes));
+        }
+        Ok(Some((at, made)))
+    }
+
+    /// The Python string of an attribute key, the one kept in `Shared` when there is one.
+    fn key(&mut self, key: &Text) -> Bound<'py, PyString> {
+        kept_decoded(self.py, &mut self.shared.texts, key)
     }
 
     /// A Python string of `text`, the one kept in `Shared` when there is one.
@@ -728,7 +905,7 @@ impl<'py> Builder<'py> {
         Ok(match value {
             AnyValue::Empty => py.None().into_bound(py),
             AnyValue::Str(s) if s.len() <= VALUE_MAX_BYTES => {
-                kept_text(py, &mut self.shared.values, s).into_any()
+                kept_decoded(py, &mut self.shared.values, s).into_any()
             }
             AnyValue::Str(s) => PyString::new(py, s).into_any(),
             AnyValue::Bool(b) => b.into_pyobject(py)?.to_owned().into_any(),
@@ -874,6 +1051,21 @@ impl<'py> Builder<'py> {
         self.scopes.insert(key, built.clone());
         built
     }
+}
+
+/// `dict[key] = value` through `PyDict_SetItem` itself: `set_item`'s conversions and
+/// reference juggling were a tenth of building a span's attributes.
+fn set_item(
+    dict: &Bound<'_, PyDict>,
+    key: &Bound<'_, PyString>,
+    value: &Bound<'_, PyAny>,
+) -> PyResult<()> {
+    // SAFETY: three live objects, the key a `str`; the dict takes its own references and
+    // returns -1 with an exception set on failure.
+    if unsafe { ffi::PyDict_SetItem(dict.as_ptr(), key.as_ptr(), value.as_ptr()) } < 0 {
+        return Err(PyErr::fetch(dict.py()));
+    }
+    Ok(())
 }
 
 /// Runs `build` with the garbage collector paused (when it was enabled): building records
