@@ -89,7 +89,7 @@ impl<'a> Obj<'a> {
 
     /// Builds an object from key/value pairs in document order, with dict semantics.
     fn from_pairs(bump: &'a Bump, pairs: BumpVec<'a, (&'a str, J<'a>)>) -> Self {
-        if duplicate_keys(&pairs).is_empty() {
+        if !has_duplicate_keys(&pairs) {
             return Obj(pairs.into_bump_slice());
         }
         let deduped = dedupe_last_wins(pairs.iter().copied().collect::<Vec<_>>());
@@ -97,18 +97,33 @@ impl<'a> Obj<'a> {
     }
 
     /// [`Obj::from_pairs`] from a slice, copied into `bump` at its final size.
+    #[inline]
     fn from_slice(bump: &'a Bump, pairs: &[(&'a str, J<'a>)]) -> Self {
-        if duplicate_keys(pairs).is_empty() {
-            return Obj(bump.alloc_slice_copy(pairs));
+        if !has_duplicate_keys(pairs) {
+            // Pair by pair rather than `alloc_slice_copy`: most objects have one or two
+            // pairs, which this copies with a few moves instead of a call to `memcpy`.
+            return Obj(bump.alloc_slice_fill_iter(pairs.iter().copied()));
         }
         let deduped = dedupe_last_wins(pairs.to_vec());
         Obj(bump.alloc_slice_copy(&deduped))
     }
 }
 
-/// `(later index, first index)` of every repeated key; empty for the usual object.
-/// Quadratic only for small lists; large ones are indexed, so a hostile object of many keys
-/// costs linear time.
+/// Whether a key of `pairs` repeats: [`duplicate_keys`] as a yes or no, for the object being
+/// built. Most OTLP objects have one key (an `AnyValue`) or two (a `KeyValue`), answered
+/// here with no comparison or one, without a call.
+#[inline]
+fn has_duplicate_keys<V>(pairs: &[(&str, V)]) -> bool {
+    match pairs {
+        [] | [_] => false,
+        [(a, _), (b, _)] => a == b,
+        _ => !duplicate_keys(pairs).is_empty(),
+    }
+}
+
+/// `(later index, first index)` of every repeated key; empty (and not allocated) for the
+/// usual object. Quadratic only for small lists; large ones are indexed, so a hostile object
+/// of many keys costs linear time.
 fn duplicate_keys<K: AsRef<str>, V>(pairs: &[(K, V)]) -> Vec<(usize, usize)> {
     const SCAN: usize = 16;
     let n = pairs.len();
@@ -117,16 +132,17 @@ fn duplicate_keys<K: AsRef<str>, V>(pairs: &[(K, V)]) -> Vec<(usize, usize)> {
         return moves;
     }
     if n <= SCAN {
-        // Length and last byte first: distinct keys of one OTLP object (`spanId`, `status`,
-        // `events`) mostly differ there, so few pairs reach the byte comparison.
-        let tag = |k: &str| (k.len(), k.as_bytes().last().copied());
+        // Length and last byte first, one word per key made once: distinct keys of one
+        // OTLP object (`spanId`, `status`, `events`) mostly differ there, so few pairs
+        // reach the byte comparison.
+        let mut tags = [0u64; SCAN];
+        for (tag, (key, _)) in tags.iter_mut().zip(pairs) {
+            let key = key.as_ref().as_bytes();
+            *tag = ((key.len() as u64) << 8) | u64::from(key.last().copied().unwrap_or(0));
+        }
         for i in 1..n {
             let key = pairs[i].0.as_ref();
-            let key_tag = tag(key);
-            if let Some(j) = (0..i).find(|&j| {
-                let other = pairs[j].0.as_ref();
-                tag(other) == key_tag && other == key
-            }) {
+            if let Some(j) = (0..i).find(|&j| tags[j] == tags[i] && pairs[j].0.as_ref() == key) {
                 moves.push((i, j));
             }
         }
@@ -194,9 +210,9 @@ pub enum ParseError {
 /// before.
 pub fn parse<'a>(data: &'a [u8], bump: &'a Bump) -> Result<J<'a>, ParseError> {
     let flags = Flags::default();
-    match std::str::from_utf8(data) {
-        Ok(text) => parse_str(text, &flags, bump),
-        Err(_) => parse_from(
+    match fast::utf8(data) {
+        Some(text) => parse_str(text, &flags, bump),
+        None => parse_from(
             serde_json::Deserializer::from_slice(data),
             data,
             &flags,
@@ -603,6 +619,10 @@ mod tests {
 
     #[test]
     fn repeated_keys_keep_first_position_and_last_value() {
+        let J::Obj(obj) = parse(br#"{"a":1,"a":2}"#).unwrap() else {
+            panic!("object expected")
+        };
+        assert_eq!(obj.entries(), &[("a", J::U64(2))]);
         let J::Obj(obj) = parse(br#"{"a":1,"b":2,"a":3}"#).unwrap() else {
             panic!("object expected")
         };

@@ -22,6 +22,49 @@ const FAST_DEPTH: usize = 128;
 /// Bytes compared at once while looking for the end of a string.
 const LANES: usize = 16;
 
+/// `data` as text when it is UTF-8 throughout. The ASCII run it starts with (all of a
+/// collector's JSON, as a rule) is checked sixty-four bytes a step, and `from_utf8` checks
+/// the rest from the first step holding another byte: an ASCII byte is a whole UTF-8
+/// sequence, so the body is UTF-8 exactly when that rest is.
+pub(super) fn utf8(data: &[u8]) -> Option<&str> {
+    let ascii = ascii_prefix(data);
+    std::str::from_utf8(&data[ascii..]).ok()?;
+    debug_assert!(data[..ascii].is_ascii());
+    // SAFETY: `data[..ascii]` is ASCII and `data[ascii..]` was just found UTF-8.
+    Some(unsafe { std::str::from_utf8_unchecked(data) })
+}
+
+/// The length of `data`'s leading whole steps of four lanes that hold ASCII only.
+#[cfg(target_arch = "x86_64")]
+fn ascii_prefix(data: &[u8]) -> usize {
+    use std::arch::x86_64::{_mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128};
+    const STEP: usize = 4 * LANES;
+    let mut at = 0;
+    while at + STEP <= data.len() {
+        // SAFETY: the four unaligned 16-byte loads read `data[at..at + STEP]`, inside
+        // `data`; SSE2 is part of the x86_64 target.
+        let high = unsafe {
+            let lane = |i: usize| _mm_loadu_si128(data.as_ptr().add(at + i * LANES).cast());
+            let any = _mm_or_si128(
+                _mm_or_si128(lane(0), lane(1)),
+                _mm_or_si128(lane(2), lane(3)),
+            );
+            _mm_movemask_epi8(any)
+        };
+        if high != 0 {
+            break;
+        }
+        at += STEP;
+    }
+    at
+}
+
+/// [`ascii_prefix`] where SSE2 is not at hand: none, `from_utf8` checks the whole body.
+#[cfg(not(target_arch = "x86_64"))]
+fn ascii_prefix(_data: &[u8]) -> usize {
+    0
+}
+
 /// Parses `text` (a whole document) or gives up with `None`; what it notices goes to `flags`.
 pub(super) fn parse<'a>(text: &'a str, bump: &'a Bump, flags: &Flags) -> Option<J<'a>> {
     let mut parser = Parser {
@@ -32,7 +75,7 @@ pub(super) fn parse<'a>(text: &'a str, bump: &'a Bump, flags: &Flags) -> Option<
         flags,
         items: Vec::new(),
         pairs: Vec::new(),
-        scratch: String::new(),
+        scratch: Vec::new(),
     };
     parser.skip_ws();
     let value = parser.value(0)?;
@@ -51,8 +94,8 @@ struct Parser<'a, 'c> {
     items: Vec<J<'a>>,
     /// The members of the objects being read, likewise.
     pairs: Vec<(&'a str, J<'a>)>,
-    /// A string with escapes, while it is unescaped.
-    scratch: String,
+    /// A string with escapes, while it is unescaped (UTF-8 whenever a string is taken from it).
+    scratch: Vec<u8>,
 }
 
 /// Whether `b` ends the plain run of a string: its closing quote, an escape, or a control
@@ -67,30 +110,84 @@ fn stops_string(b: u8) -> bool {
 #[cfg(target_arch = "x86_64")]
 #[inline]
 fn string_stop(bytes: &[u8], from: usize) -> usize {
-    use std::arch::x86_64::{
-        _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128,
-        _mm_set1_epi8,
-    };
+    use std::arch::x86_64::_mm_loadu_si128;
     let mut at = from;
     while at + LANES <= bytes.len() {
         // SAFETY: `at + LANES <= bytes.len()`, so the unaligned 16-byte load reads inside
-        // `bytes`; the other intrinsics only compute on registers, with SSE2, which the
-        // x86_64 target always has.
-        let mask = unsafe {
-            let chunk = _mm_loadu_si128(bytes.as_ptr().add(at).cast());
-            let quote = _mm_cmpeq_epi8(chunk, _mm_set1_epi8(b'"' as i8));
-            let backslash = _mm_cmpeq_epi8(chunk, _mm_set1_epi8(b'\\' as i8));
-            // b <= 0x1f (unsigned) exactly when max(b, 0x1f) == 0x1f.
-            let low = _mm_set1_epi8(0x1f);
-            let control = _mm_cmpeq_epi8(_mm_max_epu8(chunk, low), low);
-            _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, backslash), control))
-        };
+        // `bytes`; SSE2 is part of the x86_64 target.
+        let mask = unsafe { stops_mask(_mm_loadu_si128(bytes.as_ptr().add(at).cast())) };
         if mask != 0 {
             return at + mask.trailing_zeros() as usize;
         }
         at += LANES;
     }
     string_stop_bytewise(bytes, at)
+}
+
+/// Bit `i` set where byte `i` of `chunk` [`stops_string`].
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn stops_mask(chunk: std::arch::x86_64::__m128i) -> i32 {
+    use std::arch::x86_64::{
+        _mm_cmpeq_epi8, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+    };
+    // SAFETY: these intrinsics only compute on registers, with SSE2, which the x86_64
+    // target always has.
+    unsafe {
+        let quote = _mm_cmpeq_epi8(chunk, _mm_set1_epi8(b'"' as i8));
+        let backslash = _mm_cmpeq_epi8(chunk, _mm_set1_epi8(b'\\' as i8));
+        // b <= 0x1f (unsigned) exactly when max(b, 0x1f) == 0x1f.
+        let low = _mm_set1_epi8(0x1f);
+        let control = _mm_cmpeq_epi8(_mm_max_epu8(chunk, low), low);
+        _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, backslash), control))
+    }
+}
+
+/// Appends the plain run of a string from `from` to `out` and returns where it stops (as
+/// [`string_stop`]). Inside an escaped string the runs between escapes are a few dozen bytes
+/// (JSON text inside an attribute value: a `\"` every few words), so each sixteen-byte step
+/// is stored into `out` whole as it is scanned and `out`'s length moved to the stop: no
+/// call to copy a run, and one pass over its bytes.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn copy_run(bytes: &[u8], from: usize, out: &mut Vec<u8>) -> usize {
+    use std::arch::x86_64::{_mm_loadu_si128, _mm_storeu_si128};
+    let mut at = from;
+    while at + LANES <= bytes.len() {
+        out.reserve(LANES);
+        let len = out.len();
+        // SAFETY: the load reads `bytes[at..at + LANES]`, inside `bytes`; the store writes
+        // `LANES` bytes of `out`'s spare capacity, which `reserve` just made at least that
+        // long; the new length counts only bytes stored here (`taken <= LANES`).
+        let mask = unsafe {
+            let chunk = _mm_loadu_si128(bytes.as_ptr().add(at).cast());
+            _mm_storeu_si128(out.as_mut_ptr().add(len).cast(), chunk);
+            let mask = stops_mask(chunk);
+            let taken = if mask == 0 {
+                LANES
+            } else {
+                mask.trailing_zeros() as usize
+            };
+            out.set_len(len + taken);
+            mask
+        };
+        if mask != 0 {
+            return at + mask.trailing_zeros() as usize;
+        }
+        at += LANES;
+    }
+    let stop = string_stop_bytewise(bytes, at);
+    out.extend_from_slice(&bytes[at..stop]);
+    stop
+}
+
+/// [`copy_run`] where SSE2 is not at hand: the stop found, then the run copied.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline]
+fn copy_run(bytes: &[u8], from: usize, out: &mut Vec<u8>) -> usize {
+    let stop = string_stop(bytes, from);
+    out.extend_from_slice(&bytes[from..stop]);
+    stop
 }
 
 /// [`string_stop`] where SSE2 is not at hand (aarch64 and the other release targets).
@@ -142,6 +239,10 @@ impl<'a> Parser<'a, '_> {
         }
     }
 
+    /// One value. Strings, most of the values, are read in the caller's own loop; the
+    /// containers and the rarer scalars are calls, so the recursion costs one frame per
+    /// array or object rather than one per value.
+    #[inline(always)]
     fn value(&mut self, depth: usize) -> Option<J<'a>> {
         match self.peek()? {
             b'"' => {
@@ -150,6 +251,14 @@ impl<'a> Parser<'a, '_> {
             }
             b'{' => self.object(depth),
             b'[' => self.array(depth),
+            _ => self.scalar(),
+        }
+    }
+
+    /// A literal or a number.
+    #[inline(never)]
+    fn scalar(&mut self) -> Option<J<'a>> {
+        match self.peek()? {
             b't' => self.literal("true", J::Bool(true)),
             b'f' => self.literal("false", J::Bool(false)),
             b'n' => self.literal("null", J::Null),
@@ -166,6 +275,7 @@ impl<'a> Parser<'a, '_> {
         })
     }
 
+    #[inline(never)]
     fn array(&mut self, depth: usize) -> Option<J<'a>> {
         if depth >= FAST_DEPTH {
             return None;
@@ -194,6 +304,7 @@ impl<'a> Parser<'a, '_> {
         Some(J::Arr(slice))
     }
 
+    #[inline(never)]
     fn object(&mut self, depth: usize) -> Option<J<'a>> {
         if depth >= FAST_DEPTH {
             return None;
@@ -235,79 +346,97 @@ impl<'a> Parser<'a, '_> {
 
     /// The string whose opening quote was just read: borrowed from the text when it holds
     /// no escape, else unescaped into the arena.
+    #[inline(always)]
     fn string(&mut self) -> Option<&'a str> {
         let start = self.pos;
         let stop = string_stop(self.bytes, start);
         match self.bytes.get(stop)? {
             b'"' => {
                 self.pos = stop + 1;
-                self.text.get(start..stop)
+                debug_assert!(
+                    self.text.is_char_boundary(start) && self.text.is_char_boundary(stop)
+                );
+                // SAFETY: `start` follows the ASCII opening quote and `stop` is the ASCII
+                // closing one (in bounds: it was just read), so both are char boundaries of
+                // `text` and the slice is UTF-8; `get` would check both again per string.
+                Some(unsafe { self.text.get_unchecked(start..stop) })
             }
             b'\\' => self.escaped(start, stop),
             _ => None,
         }
     }
 
-    /// The rest of a string whose plain run `start..stop` ends at a backslash.
-    fn escaped(&mut self, start: usize, mut stop: usize) -> Option<&'a str> {
+    /// The rest of a string whose plain run `start..stop` ends at a backslash, unescaped in
+    /// `scratch` and copied into the arena at its final length.
+    #[inline(never)]
+    fn escaped(&mut self, start: usize, stop: usize) -> Option<&'a str> {
         let mut out = std::mem::take(&mut self.scratch);
         out.clear();
-        let mut run = start;
+        out.extend_from_slice(&self.bytes[start..stop]);
+        let mut at = stop;
         let text = loop {
-            out.push_str(self.text.get(run..stop)?);
-            match self.bytes.get(stop)? {
-                b'"' => {
-                    self.pos = stop + 1;
-                    break Some(self.bump.alloc_str(&out) as &str);
-                }
-                b'\\' => {}
-                _ => break None,
-            }
-            let Some(after) = self.unescape(stop + 1, &mut out) else {
+            // `at` is at a backslash.
+            let Some(after) = self.unescape(at + 1, &mut out) else {
                 break None;
             };
-            run = after;
-            stop = string_stop(self.bytes, after);
+            at = copy_run(self.bytes, after, &mut out);
+            match self.bytes.get(at) {
+                Some(b'"') => {
+                    self.pos = at + 1;
+                    // SAFETY: `out` holds runs of `text` that begin and end at ASCII bytes
+                    // (char boundaries, so whole UTF-8 sequences) and escapes written as
+                    // ASCII bytes or as a `char`'s UTF-8 encoding: it is UTF-8 throughout.
+                    let unescaped = unsafe { std::str::from_utf8_unchecked(&out) };
+                    break Some(self.bump.alloc_str(unescaped) as &str);
+                }
+                Some(b'\\') => {}
+                _ => break None,
+            }
         };
         self.scratch = out;
         text
     }
 
     /// Appends the escape whose letter is at `at` to `out`; the index after it.
-    fn unescape(&self, at: usize, out: &mut String) -> Option<usize> {
-        let c = match self.bytes.get(at)? {
-            b'"' => '"',
-            b'\\' => '\\',
-            b'/' => '/',
-            b'b' => '\u{8}',
-            b'f' => '\u{c}',
-            b'n' => '\n',
-            b'r' => '\r',
-            b't' => '\t',
-            b'u' => {
-                let unit = self.hex4(at + 1)?;
-                let (c, next) = match unit {
-                    0xD800..=0xDBFF => {
-                        // A surrogate pair; an unpaired one is serde_json's to judge.
-                        if self.bytes.get(at + 5..at + 7)? != b"\\u" {
-                            return None;
-                        }
-                        let low = self.hex4(at + 7)?;
-                        if !(0xDC00..=0xDFFF).contains(&low) {
-                            return None;
-                        }
-                        let code = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
-                        (char::from_u32(code)?, at + 11)
-                    }
-                    _ => (char::from_u32(unit)?, at + 5),
-                };
-                out.push(c);
-                return Some(next);
-            }
+    #[inline]
+    fn unescape(&self, at: usize, out: &mut Vec<u8>) -> Option<usize> {
+        let byte = match *self.bytes.get(at)? {
+            b'"' => b'"',
+            b'\\' => b'\\',
+            b'/' => b'/',
+            b'b' => 0x08,
+            b'f' => 0x0c,
+            b'n' => b'\n',
+            b'r' => b'\r',
+            b't' => b'\t',
+            b'u' => return self.unicode_escape(at, out),
             _ => return None,
         };
-        out.push(c);
+        out.push(byte);
         Some(at + 1)
+    }
+
+    /// A `\uXXXX` escape (a surrogate pair with the one after it) whose `u` is at `at`.
+    #[inline(never)]
+    fn unicode_escape(&self, at: usize, out: &mut Vec<u8>) -> Option<usize> {
+        let unit = self.hex4(at + 1)?;
+        let (c, next) = match unit {
+            0xD800..=0xDBFF => {
+                // A surrogate pair; an unpaired one is serde_json's to judge.
+                if self.bytes.get(at + 5..at + 7)? != b"\\u" {
+                    return None;
+                }
+                let low = self.hex4(at + 7)?;
+                if !(0xDC00..=0xDFFF).contains(&low) {
+                    return None;
+                }
+                let code = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
+                (char::from_u32(code)?, at + 11)
+            }
+            _ => (char::from_u32(unit)?, at + 5),
+        };
+        out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+        Some(next)
     }
 
     fn hex4(&self, at: usize) -> Option<u32> {
@@ -441,6 +570,25 @@ mod tests {
         }
         // Nesting the fast parser leaves to serde_json is still read, by serde_json.
         assert!(super::super::parse(deep.as_bytes(), &Bump::new()).is_ok());
+    }
+
+    #[test]
+    fn bodies_are_utf8_exactly_when_from_utf8_says_so() {
+        // A byte past ASCII (or a broken sequence) at every offset of the first steps,
+        // with ASCII before and after it.
+        for len in 0..200 {
+            for odd in ["é", "漢", "\u{1f600}", "\u{7f}"] {
+                let text = format!("{}{odd}{}", "a".repeat(len), "b".repeat(len % 70));
+                assert_eq!(super::utf8(text.as_bytes()), Some(text.as_str()));
+            }
+            for bad in [&b"\xff"[..], b"\xc3", b"\xe6\xbc", b"\xed\xa0\x80"] {
+                let mut data = vec![b'a'; len];
+                data.extend_from_slice(bad);
+                data.extend(std::iter::repeat(b'b').take(len % 70));
+                assert_eq!(super::utf8(&data), None, "{len} {bad:?}");
+            }
+        }
+        assert_eq!(super::utf8(b""), Some(""));
     }
 
     #[test]
