@@ -12,21 +12,36 @@ pub fn hex_id<const N: usize>(text: &str) -> Option<[u8; N]> {
     if bytes.len() != 2 * N {
         return None;
     }
+    // Every digit through the table, the verdict once at the end: no branch per byte.
     let mut out = [0u8; N];
-    for (i, pair) in bytes.chunks_exact(2).enumerate() {
-        out[i] = (nibble(pair[0])? << 4) | nibble(pair[1])?;
+    let mut seen = 0u8;
+    for (byte, pair) in out.iter_mut().zip(bytes.chunks_exact(2)) {
+        let (high, low) = (HEX[usize::from(pair[0])], HEX[usize::from(pair[1])]);
+        seen |= high | low;
+        *byte = (high << 4) | low;
     }
-    Some(out)
+    (seen & NOT_HEX == 0).then_some(out)
 }
 
-fn nibble(b: u8) -> Option<u8> {
-    match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        b'A'..=b'F' => Some(b - b'A' + 10),
-        _ => None,
+/// [`HEX`]'s mark of a byte that is no hex digit (a bit no digit's value has).
+const NOT_HEX: u8 = 0x80;
+
+/// Each byte's value as a hex digit (either case), or [`NOT_HEX`].
+static HEX: [u8; 256] = {
+    let mut table = [NOT_HEX; 256];
+    let mut i = 0;
+    while i < 10 {
+        table[b'0' as usize + i] = i as u8;
+        i += 1;
     }
-}
+    let mut i = 0;
+    while i < 6 {
+        table[b'a' as usize + i] = 10 + i as u8;
+        table[b'A' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    table
+};
 
 fn b64_digit(b: u8) -> Option<u32> {
     match b {
@@ -197,6 +212,15 @@ mod tests {
         assert_eq!(hex_id::<2>("0aFf"), Some([0x0a, 0xff]));
         assert_eq!(hex_id::<2>("0aF"), None);
         assert_eq!(hex_id::<2>("0aFg"), None);
+        // The table judges every ASCII byte as `to_digit(16)` does, in either place of a pair.
+        for b in 0u8..128 {
+            let digit = char::from(b).to_digit(16).map(|d| d as u8);
+            let high = String::from_utf8(vec![b, b'1']).unwrap();
+            let low = String::from_utf8(vec![b'1', b]).unwrap();
+            assert_eq!(hex_id::<1>(&high), digit.map(|d| [d << 4 | 1]), "{b:#x}");
+            assert_eq!(hex_id::<1>(&low), digit.map(|d| [0x10 | d]), "{b:#x}");
+        }
+        assert_eq!(hex_id::<1>("é"), None);
     }
 
     #[test]
