@@ -23,7 +23,8 @@ Protocol, one duplex pipe per worker (``multiprocessing`` connections, pickled t
 Spans are ``decode.WireSpan``s in the receiving process. A message carries, for each request
 body its traces have spans or log records in, a part of it (``RequestBody.part``: a protobuf
 body cut down by the core to those records, copied without being decoded; a JSON body
-whole), read back from the spool, which holds the body while any of its traces is
+whole, with its id, so a worker decodes it once for the messages it keeps it for:
+``_WholeBodies``), read back from the spool, which holds the body while any of its traces is
 outstanding; spans travel as positions in those parts (``_Ref``). So the receiving process
 never decodes, serializes or converts a span again, and a worker decodes its own traces'
 spans only: the spans of one body belong to traces spread over every worker, and when each
@@ -86,6 +87,12 @@ _PAYLOADS_KEPT = 16
 traces released together come from the last few requests received, so consecutive messages
 to the workers mostly need the same few bodies, and reading one back is a query returning
 a chain of overflow pages."""
+_WHOLE_KEPT = 8
+"""Whole bodies a worker keeps decoded for its next messages (``_WholeBodies``)."""
+_Part = tuple[BodyKind, bytes, int | None]
+"""A body's part in a message: its kind, its bytes, and the body's id when the part is the
+whole body (a JSON body, or a protobuf body the decoder rejected a record of), so the
+worker decodes it once for all the messages that need it (``_WholeBodies``)."""
 _Where = dict[int, tuple[int, dict[int, int] | None]]
 """Body id -> (its part in a message, each position in the body's place in the part, or
 ``None`` when the part is the whole body)."""
@@ -425,8 +432,8 @@ _WIRE = (WireSpan, WireLog)
 
 def _parts(
     items: list[tuple[Any, ...]], payload_of: Callable[[RequestBody], bytes]
-) -> tuple[list[tuple[BodyKind, bytes]], _Where]:
-    """The (kind, bytes) parts of the bodies the spans and log records of ``items`` live
+) -> tuple[list[_Part], _Where]:
+    """The parts (``_Part``) of the bodies the spans and log records of ``items`` live
     in (each body's bytes from ``payload_of``), and where each body's records are in them
     (``_Where``)."""
     wanted: dict[int, tuple[RequestBody, list[int]]] = {}
@@ -437,7 +444,7 @@ def _parts(
                 if found is None:
                     found = wanted[record.body.id] = (record.body, [])
                 found[1].append(record.index)
-    parts: list[tuple[BodyKind, bytes]] = []
+    parts: list[_Part] = []
     where: _Where = {}
     for body_id, (body, positions) in wanted.items():
         # Without a part, the worker cannot build these records: it fails on them and is
@@ -453,7 +460,7 @@ def _parts(
             logger.exception("request body %d could not be cut to its records", body_id)
             continue
         where[body_id] = (len(parts), moved)
-        parts.append((body.kind, payload))
+        parts.append((body.kind, payload, body_id if moved is None else None))
     return parts, where
 
 
@@ -496,14 +503,46 @@ class _Ref:
         self.log = log
 
 
+class _WholeBodies:
+    """The last ``_WHOLE_KEPT`` whole bodies a worker decoded, by the receiving process's
+    body id. A body that cannot be cut (JSON) is sent whole with every message holding
+    records of it, and the traces of one request are released over several sweeps: without
+    this, a worker decoded such a body whole once per message rather than once."""
+
+    def __init__(self, kept: int = _WHOLE_KEPT) -> None:
+        self._kept = kept
+        self._batches: OrderedDict[int, Batch] = OrderedDict()
+        self.decoded = 0
+        """How many whole bodies were decoded (the rest came from here)."""
+
+    def batch(self, kind: BodyKind, payload: bytes, body_id: int | None) -> Batch:
+        """The decoded ``payload``: a whole body's from here when it was decoded lately."""
+        if body_id is None:
+            return body_batch(kind, payload)
+        batches = self._batches
+        found = batches.get(body_id)
+        if found is not None:
+            batches.move_to_end(body_id)
+            return found
+        found = batches[body_id] = body_batch(kind, payload)
+        self.decoded += 1
+        if len(batches) > self._kept:
+            batches.popitem(last=False)
+        return found
+
+
 def _build_records(
-    items: list[tuple[Any, ...]], parts: list[tuple[BodyKind, bytes]], builder: RecordBuilder
+    items: list[tuple[Any, ...]],
+    parts: list[_Part],
+    builder: RecordBuilder,
+    whole: _WholeBodies,
 ) -> None:
     """Replace the ``_Ref``s in the span and log lists of ``items`` (grade or fail items, as
     unpickled) with records, built in one call into the core per part and kind, in the
-    order asked, from the message's ``parts`` (each decoded once). A record of a body the
-    parent could not send (part -1) raises ``IndexError``: the worker then fails and is
-    replaced, and its traces count as grading errors."""
+    order asked, from the message's ``parts`` (each decoded once, a whole body once for
+    the messages ``whole`` remembers it for). A record of a body the parent could not send
+    (part -1) raises ``IndexError``: the worker then fails and is replaced, and its traces
+    count as grading errors."""
     wanted: dict[tuple[int, bool], list[int]] = {}
     for item in items:
         for records in (item[2], item[3]):
@@ -519,7 +558,7 @@ def _build_records(
             raise IndexError("a record of a request body that was not sent")
         batch = decoded.get(part)
         if batch is None:
-            batch = decoded[part] = body_batch(*parts[part])
+            batch = decoded[part] = whole.batch(*parts[part])
         make = builder.logs if log else builder.spans
         built[part, log] = iter(make(batch, indices))
     for item in items:
@@ -556,6 +595,7 @@ def worker_main(
     from otel_oracles._native import RecordBuilder
 
     builder = RecordBuilder()
+    whole = _WholeBodies()
     _settle_collector()
     send(("ready",))
     stop_timeout = settings.shutdown_timeout
@@ -566,7 +606,7 @@ def worker_main(
             except (EOFError, OSError):
                 break
             if msg[0] in ("grade", "fail"):
-                _build_records(msg[1], msg[-1], builder)
+                _build_records(msg[1], msg[-1], builder, whole)
                 traces = [
                     _WorkerTrace(trace_id, spans, logs, reason, 0.0, members=members, token=token)
                     for token, trace_id, spans, logs, reason, members in msg[1]

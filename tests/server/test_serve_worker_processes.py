@@ -210,10 +210,11 @@ def test_a_worker_builds_the_records_of_the_positions_it_is_sent_in_order(cuttab
         return pickle.loads(_processes._dumps(("grade", items, parts), where))  # type: ignore[no-any-return]
 
     msg = sent(lambda body: body.payload)
-    (_, spans_part), (_, logs_part) = msg[2]
+    (_, spans_part, spans_id), (_, logs_part, logs_id) = msg[2]
     assert (len(spans_part) < len(spans_pb)) is cuttable
     assert (len(logs_part) < len(logs_pb)) is cuttable
-    _processes._build_records(msg[1], msg[2], _native.RecordBuilder())
+    assert (spans_id, logs_id) == ((None, None) if cuttable else (spans_body.id, logs_body.id))
+    _processes._build_records(msg[1], msg[2], _native.RecordBuilder(), _processes._WholeBodies())
     assert msg[1][0][2] == [every_span[3], whole, every_span[0]]
     assert msg[1][0][3] == [every_log[1]]
     assert msg[1][1][2] == [every_span[1]]
@@ -227,4 +228,38 @@ def test_a_worker_builds_the_records_of_the_positions_it_is_sent_in_order(cuttab
     msg = sent(spilled)
     assert len(msg[2]) == 1
     with pytest.raises(IndexError, match="not sent"):
-        _processes._build_records(msg[1], msg[2], _native.RecordBuilder())
+        _processes._build_records(
+            msg[1], msg[2], _native.RecordBuilder(), _processes._WholeBodies()
+        )
+
+
+def test_a_whole_body_is_decoded_once_for_the_messages_that_need_it() -> None:
+    """A body that cannot be cut (JSON) goes whole with every message holding records of
+    it (its traces are released over several sweeps): the worker decodes it once while it
+    keeps it (``_WholeBodies``), builds the same records from it, and forgets the oldest
+    body beyond what it keeps."""
+    traces = Path(__file__).resolve().parents[1] / "testdata" / "traces"
+    payload = (traces / "pydantic-ai" / "a_happy.otlp.json").read_bytes()
+    every_span, _ = _native.decode_json(payload).records()
+    bodies = [RequestBody(payload, "json") for _ in range(3)]
+
+    def message(body: RequestBody, index: int) -> tuple[Any, ...]:
+        s = every_span[index]
+        span = WireSpan(body, index, s.trace_id, s.span_id, s.parent_span_id, s.end_ns,
+                        s.resource, s.scope_name)  # fmt: skip
+        items = [(index, s.trace_id, [span], [], "complete", None)]
+        parts, where = _processes._parts(items, lambda b: b.payload)
+        return pickle.loads(_processes._dumps(("grade", items, parts), where))  # type: ignore[no-any-return]
+
+    whole = _processes._WholeBodies(kept=2)
+    builder = _native.RecordBuilder()
+    for index in range(len(every_span)):  # one message per span of the first body
+        msg = message(bodies[0], index)
+        _processes._build_records(msg[1], msg[2], builder, whole)
+        assert msg[1][0][2] == [every_span[index]]
+    assert whole.decoded == 1 < len(every_span)
+    for body in (bodies[1], bodies[2], bodies[0]):  # the first one forgotten, then again
+        msg = message(body, 0)
+        _processes._build_records(msg[1], msg[2], builder, whole)
+        assert msg[1][0][2] == [every_span[0]]
+    assert whole.decoded == 4
