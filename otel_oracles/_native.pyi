@@ -587,6 +587,11 @@ def run_wrappers(
     """How many different span ids among ``unrecognised`` enclose every drafted span (the
     run's wrappers), and the other unrecognised spans counted by name, first-seen order."""
 
+def written_request_candidates(drafts: list[Any], /) -> list[Any]:
+    """The model calls whose reply may be written tool requests (a generation's output of
+    one message of one part whose ``content`` holds a ``{`` or a ``<tool_call>``), for
+    ``mapping._text_requests.requests_in_text``."""
+
 def requests_from_next_input(drafts: list[Any], /) -> None:
     """Rules with ``requests_from_next_input``: a model call's requests read from the next
     model call's input of its scope (``mapping._mapper._requests_from_next_input``)."""
@@ -608,6 +613,10 @@ def merge_stacked_generations(
 ) -> list[Any]:
     """``drafts`` without the inner drafts of stacked pairs, each absorbed into its outer
     draft (``mapping/_stacked.py`` says when); ``drafts`` itself when nothing merges."""
+
+def sibling_layer_calls(drafts: list[Any], /) -> list[Any]:
+    """The tool-call and handoff drafts with a span, in order; empty when fewer than two or
+    all of one instrumentation scope (``mapping._stacked.merge_sibling_layers``)."""
 
 def nearest_draft(
     span: SpanRecord, draft_by_span: dict[str, Any], by_id: dict[str, SpanRecord], /

@@ -69,6 +69,7 @@ from otel_oracles._native import (
     nearest_draft,
     outcome_from_layers,
     same_tool,
+    sibling_layer_calls,
 )
 
 if TYPE_CHECKING:
@@ -76,12 +77,6 @@ if TYPE_CHECKING:
     from otel_oracles.model.span import SpanRecord
 
 __all__ = ["compatible_models", "merge_sibling_layers", "merge_stacked_generations"]
-
-_TOOL_OUTERS = frozenset({"tool_call", "handoff"})
-"""What a tool call can be recorded as by either layer: a handoff tool (AutoGen's
-``transfer_to_<agent>``) is a handoff step where a layer knows it for one (both, when
-OpenInference's TOOL span and autogen-core's ``execute_tool`` span each are recognised as
-the handoff) and a plain tool call where it does not."""
 
 
 def merge_sibling_layers(
@@ -94,8 +89,8 @@ def merge_sibling_layers(
     the run, the other under the sub-agent that made the call); ``draft_by_span`` then maps
     its span to the kept draft. Runs after ``merge_stacked_generations``, so each layer's
     own nested records are one draft already."""
-    calls = [d for d in drafts if d.kind in _TOOL_OUTERS and d.span is not None]
-    if len(calls) < 2 or len({d.span.scope_name for d in calls if d.span is not None}) < 2:
+    calls = sibling_layer_calls(drafts)  # the core's walk: none unless two scopes hold calls
+    if not calls:
         return drafts
     pairs = _sibling_pairs(calls, _Enclosing(draft_by_span, by_id))
     for outer, inner in pairs:

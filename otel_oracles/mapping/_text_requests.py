@@ -24,6 +24,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from otel_oracles._native import written_request_candidates
+
 if TYPE_CHECKING:
     from otel_oracles.mapping._mapper import Draft
 
@@ -45,9 +47,9 @@ def requests_in_text(drafts: list[Draft]) -> None:
     sequence of written tool requests (``parse_requests``) naming tools its input told the
     model of, gets those requests as ``tool_call`` parts (``in_text``) in place of the text
     that held them; any text written before a ``<tool_call>`` block stays a text part."""
-    for draft in drafts:
-        if draft.kind != "generation":
-            continue
+    # The core picks the model calls worth reading (``written_request_candidates``: a reply
+    # holding no ``{`` and no ``<tool_call>`` is no request), so most drafts cost no Python.
+    for draft in written_request_candidates(drafts):
         out = draft.fields.get("output_messages")
         if not isinstance(out, list) or len(out) != 1 or not isinstance(out[0], dict):
             continue

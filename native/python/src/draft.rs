@@ -791,6 +791,13 @@ pub(crate) fn draft_attr<'py>(
     }
 }
 
+/// `draft.kind == kind`, the kind read by `draft_attr`: the same object (a kind the rule
+/// table interned) is equal without Python's comparison.
+pub(crate) fn kind_is(draft: &Bound<'_, PyAny>, kind: &Bound<'_, PyString>) -> PyResult<bool> {
+    let own = draft_attr(draft, KIND, intern!(draft.py(), "kind"))?;
+    Ok(own.is(kind) || own.eq(kind)?)
+}
+
 impl TraceDrafter {
     /// Slot `slot` of `draft` set to `value` (in the instance's memory when the class has a
     /// layout).

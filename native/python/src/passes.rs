@@ -18,7 +18,9 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PySet, PyString, PyTuple};
 
-use crate::draft::{draft_attr, ATTRIBUTES, FOLLOWS, REDACTED, RULE, SCOPE, SPAN, STATUS};
+use crate::draft::{
+    draft_attr, kind_is, ATTRIBUTES, FIELDS, FOLLOWS, KIND, REDACTED, RULE, SCOPE, SPAN, STATUS,
+};
 use crate::linking::{eq_text, field_items, get, items, nanos, parts, requested_of};
 use crate::slots::{span, span_attr};
 
@@ -46,7 +48,7 @@ fn walk_ancestor_drafts<'py>(
         let Some(parent) = by_id.get_item(&parent_id)? else {
             break;
         };
-        parent_id = parent.getattr(intern!(py, "parent_span_id"))?;
+        parent_id = span_attr(&parent, span::PARENT_SPAN_ID, intern!(py, "parent_span_id"))?;
     }
     Ok(())
 }
@@ -129,21 +131,15 @@ fn first_in_chain<'py>(
     Ok(memo.get_item(start)?.filter(|k| !k.is_none()))
 }
 
-fn is_kind(draft: &Bound<'_, PyAny>, kind: &Bound<'_, PyString>) -> PyResult<bool> {
-    draft.getattr(intern!(draft.py(), "kind"))?.eq(kind)
-}
-
 fn fields<'py>(draft: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
-    Ok(draft
-        .getattr(intern!(draft.py(), "fields"))?
-        .cast_into::<PyDict>()?)
+    Ok(draft_attr(draft, FIELDS, intern!(draft.py(), "fields"))?.cast_into::<PyDict>()?)
 }
 
 /// A handoff whose target agent works inside its span (`delegate_works_inside`, target
 /// known): it scopes the steps under it as an agent step would.
 fn delegate_scope(draft: &Bound<'_, PyAny>) -> PyResult<bool> {
     let py = draft.py();
-    if !is_kind(draft, intern!(py, "handoff"))? {
+    if !kind_is(draft, intern!(py, "handoff"))? {
         return Ok(false);
     }
     let rule = draft_attr(draft, RULE, intern!(py, "rule"))?;
@@ -163,7 +159,7 @@ fn delegate_scope(draft: &Bound<'_, PyAny>) -> PyResult<bool> {
 /// it is a non-empty `str`.
 fn scope_agent<'py>(draft: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
     let py = draft.py();
-    let key = if is_kind(draft, intern!(py, "agent"))? {
+    let key = if kind_is(draft, intern!(py, "agent"))? {
         intern!(py, "agent_name")
     } else {
         intern!(py, "to_agent")
@@ -212,26 +208,32 @@ fn enclosing<'py>(
         let Some(parent) = by_id.get_item(&parent_id)? else {
             break top.clone().into_any();
         };
-        parent_id = parent.getattr(intern!(py, "parent_span_id"))?;
+        parent_id = span_attr(&parent, span::PARENT_SPAN_ID, intern!(py, "parent_span_id"))?;
     };
     for span_id in chain.iter().rev() {
         if let Some(draft) = draft_by_span.get_item(span_id)? {
             let own = draft_attr(&draft, SPAN, intern!(py, "span"))?;
             if !own.is_none() {
-                if is_kind(&draft, intern!(py, "agent"))? {
+                if kind_is(&draft, intern!(py, "agent"))? {
                     let name = fields(&draft)?.get_item(intern!(py, "agent_name"))?;
                     let name = match name {
                         Some(name) if name.is_truthy()? => name,
                         _ => context.get_item(1)?,
                     };
-                    context =
-                        PyTuple::new(py, [own.getattr(intern!(py, "span_id"))?, name])?.into_any();
+                    context = PyTuple::new(
+                        py,
+                        [
+                            span_attr(&own, span::SPAN_ID, intern!(py, "span_id"))?,
+                            name,
+                        ],
+                    )?
+                    .into_any();
                 } else if delegate_scope(&draft)? {
                     let target = fields(&draft)?.get_item(intern!(py, "to_agent"))?;
                     context = PyTuple::new(
                         py,
                         [
-                            own.getattr(intern!(py, "span_id"))?,
+                            span_attr(&own, span::SPAN_ID, intern!(py, "span_id"))?,
                             target.unwrap_or_else(|| py.None().into_bound(py)),
                         ],
                     )?
@@ -265,10 +267,10 @@ fn assign_agents<'py>(
     let looping = PySet::empty(py)?;
     let (scope_memo, name_memo) = (PyDict::new(py), PyDict::new(py));
     let mut agentish = |d: &Bound<'py, PyAny>| -> PyResult<bool> {
-        Ok(is_kind(d, intern!(py, "agent"))? || delegate_scope(d)?)
+        Ok(kind_is(d, intern!(py, "agent"))? || delegate_scope(d)?)
     };
     let mut named = |d: &Bound<'py, PyAny>| -> PyResult<bool> {
-        Ok((is_kind(d, intern!(py, "agent"))? || delegate_scope(d)?) && scope_agent(d)?.is_some())
+        Ok((kind_is(d, intern!(py, "agent"))? || delegate_scope(d)?) && scope_agent(d)?.is_some())
     };
     let top = PyTuple::new(
         py,
@@ -312,9 +314,9 @@ fn assign_agents<'py>(
                         };
                     let scope = match not_own(scope_of)? {
                         Some(first) => {
-                            let own = first.getattr(intern!(py, "span"))?;
+                            let own = draft_attr(&first, SPAN, intern!(py, "span"))?;
                             if own.is_truthy()? {
-                                own.getattr(intern!(py, "span_id"))?
+                                span_attr(&own, span::SPAN_ID, intern!(py, "span_id"))?
                             } else {
                                 PyString::intern(py, "").into_any()
                             }
@@ -330,7 +332,7 @@ fn assign_agents<'py>(
             };
         draft.setattr(intern!(py, "scope"), scope)?;
         let fields = fields(&draft)?;
-        if !is_kind(&draft, intern!(py, "agent"))? {
+        if !kind_is(&draft, intern!(py, "agent"))? {
             if !enclosing_name.is_none() {
                 fields.set_item(intern!(py, "agent_name"), &enclosing_name)?;
             } else {
@@ -343,7 +345,7 @@ fn assign_agents<'py>(
                 }
             }
         }
-        if is_kind(&draft, intern!(py, "handoff"))?
+        if kind_is(&draft, intern!(py, "handoff"))?
             && !fields.contains(intern!(py, "from_agent"))?
             && !enclosing_name.is_none()
         {
@@ -367,14 +369,11 @@ fn flag_aggregated_usage<'py>(
     let generation = intern!(py, "generation");
     let usage_aggregated = intern!(py, "usage_aggregated");
     let flag = |d: &Bound<'py, PyAny>| {
-        d.getattr(intern!(py, "attributes"))?
-            .set_item(usage_aggregated, true)
+        draft_attr(d, ATTRIBUTES, intern!(py, "attributes"))?.set_item(usage_aggregated, true)
     };
     let flagged = |d: &Bound<'py, PyAny>| -> PyResult<bool> {
-        match d
-            .getattr(intern!(py, "attributes"))?
-            .call_method1(intern!(py, "get"), (usage_aggregated,))?
-        {
+        let attributes = draft_attr(d, ATTRIBUTES, intern!(py, "attributes"))?;
+        match get(&attributes, usage_aggregated)? {
             v if v.is_none() => Ok(false),
             v => v.is_truthy(),
         }
@@ -382,7 +381,7 @@ fn flag_aggregated_usage<'py>(
     // Span ids from which every model call up the chain is flagged.
     let reached = PySet::empty(py)?;
     for draft in drafts.iter() {
-        if !is_kind(&draft, generation)? {
+        if !kind_is(&draft, generation)? {
             continue;
         }
         let span = draft_attr(&draft, SPAN, intern!(py, "span"))?;
@@ -390,10 +389,7 @@ fn flag_aggregated_usage<'py>(
             continue;
         }
         let attributes = draft_attr(&draft, ATTRIBUTES, intern!(py, "attributes"))?;
-        if attributes
-            .call_method1(intern!(py, "get"), (intern!(py, "failed_attempt"),))?
-            .is_truthy()?
-        {
+        if get(&attributes, intern!(py, "failed_attempt"))?.is_truthy()? {
             continue;
         }
         // Up the ancestors, flagging each model call, until the chain's end, an id met
@@ -415,19 +411,19 @@ fn flag_aggregated_usage<'py>(
             seen.add(&parent_id)?;
             walked.push(parent_id.clone());
             if let Some(ancestor) = draft_by_span.get_item(&parent_id)? {
-                if is_kind(&ancestor, generation)? {
+                if kind_is(&ancestor, generation)? {
                     flag(&ancestor)?;
                 }
             }
             let Some(parent) = by_id.get_item(&parent_id)? else {
                 break;
             };
-            parent_id = parent.getattr(intern!(py, "parent_span_id"))?;
+            parent_id = span_attr(&parent, span::PARENT_SPAN_ID, intern!(py, "parent_span_id"))?;
         }
         // Back at its start (a cycle through this span), the ids walked have it above
         // them: they are done only once it is flagged too.
         let start_done = match draft_by_span.get_item(&own)? {
-            Some(d) => !is_kind(&d, generation)? || flagged(&d)?,
+            Some(d) => !kind_is(&d, generation)? || flagged(&d)?,
             None => true,
         };
         if !back_to_start || start_done {
@@ -470,7 +466,7 @@ impl SiblingTools {
     ) -> PyResult<Self> {
         let mut tools = Vec::with_capacity(siblings.len());
         for (at, d) in siblings.iter().enumerate() {
-            let own = d.getattr(span_key)?;
+            let own = draft_attr(&d, SPAN, span_key)?;
             if own.is_none() {
                 continue;
             }
@@ -518,10 +514,18 @@ impl SiblingTools {
         }
         let mut found = Vec::new();
         for d in siblings.iter() {
-            let own = d.getattr(span_key)?;
+            let own = draft_attr(&d, SPAN, span_key)?;
             if !own.is_none()
-                && own.getattr(start_ns)?.le(span.getattr(start_ns)?)?
-                && span.getattr(end_ns)?.le(own.getattr(end_ns)?)?
+                && span_attr(&own, span::START_NS, start_ns)?.le(span_attr(
+                    span,
+                    span::START_NS,
+                    start_ns,
+                )?)?
+                && span_attr(span, span::END_NS, end_ns)?.le(span_attr(
+                    &own,
+                    span::END_NS,
+                    end_ns,
+                )?)?
             {
                 found.push(d);
             }
@@ -544,14 +548,14 @@ fn tools_running_agents(drafts: &Bound<'_, PyList>) -> PyResult<()> {
     let (span_id, parent_key) = (intern!(py, "span_id"), intern!(py, "parent_span_id"));
     let tools = PyDict::new(py);
     for d in drafts.iter() {
-        if d.getattr(kind_key)?.eq(intern!(py, "tool_call"))?
-            && d.getattr(intern!(py, "rule"))?
+        if draft_attr(&d, KIND, kind_key)?.eq(intern!(py, "tool_call"))?
+            && draft_attr(&d, RULE, intern!(py, "rule"))?
                 .getattr(intern!(py, "agent_inside_is_delegation"))?
                 .is_truthy()?
         {
-            let span = d.getattr(span_key)?;
+            let span = draft_attr(&d, SPAN, span_key)?;
             if !span.is_none() {
-                tools.set_item(span.getattr(span_id)?, &d)?;
+                tools.set_item(span_attr(&span, span::SPAN_ID, span_id)?, &d)?;
             }
         }
     }
@@ -560,21 +564,21 @@ fn tools_running_agents(drafts: &Bound<'_, PyList>) -> PyResult<()> {
     }
     let others = PyDict::new(py);
     for d in drafts.iter() {
-        if d.getattr(kind_key)?.eq(intern!(py, "other"))? {
-            let span = d.getattr(span_key)?;
+        if draft_attr(&d, KIND, kind_key)?.eq(intern!(py, "other"))? {
+            let span = draft_attr(&d, SPAN, span_key)?;
             if !span.is_none() {
-                others.set_item(span.getattr(span_id)?, &d)?;
+                others.set_item(span_attr(&span, span::SPAN_ID, span_id)?, &d)?;
             }
         }
     }
     // The tool steps by their span's parent (`_ToolsBeside`), in the dict's order.
     let by_parent = PyDict::new(py);
     for d in tools.values().iter() {
-        let span = d.getattr(span_key)?;
+        let span = draft_attr(&d, SPAN, span_key)?;
         if span.is_none() {
             continue;
         }
-        let parent = span.getattr(parent_key)?;
+        let parent = span_attr(&span, span::PARENT_SPAN_ID, parent_key)?;
         match by_parent.get_item(&parent)? {
             Some(list) => list.cast_into::<PyList>()?.append(&d)?,
             None => by_parent.set_item(&parent, PyList::new(py, [&d])?)?,
@@ -586,14 +590,14 @@ fn tools_running_agents(drafts: &Bound<'_, PyList>) -> PyResult<()> {
     let indexes = PyDict::new(py);
     let mut built: Vec<SiblingTools> = Vec::new();
     for draft in drafts.iter() {
-        if !draft.getattr(kind_key)?.eq(intern!(py, "agent"))? {
+        if !draft_attr(&draft, KIND, kind_key)?.eq(intern!(py, "agent"))? {
             continue;
         }
-        let span = draft.getattr(span_key)?;
+        let span = draft_attr(&draft, SPAN, span_key)?;
         if span.is_none() {
             continue;
         }
-        let parent = span.getattr(parent_key)?;
+        let parent = span_attr(&span, span::PARENT_SPAN_ID, parent_key)?;
         let mut tool = tools.get_item(&parent)?;
         if tool.is_none() {
             // The one sibling tool step whose span starts before the agent's and ends after.
@@ -616,7 +620,7 @@ fn tools_running_agents(drafts: &Bound<'_, PyList>) -> PyResult<()> {
             .unwrap_or_else(|| py.None().into_bound(py));
         if tool.is_none() && !name.is_none() {
             if let Some(holder) = others.get_item(&parent)? {
-                let own = holder.getattr(span_key)?;
+                let own = draft_attr(&holder, SPAN, span_key)?;
                 if !own.is_none() {
                     let attributes = own.getattr(intern!(py, "attributes"))?;
                     let get = intern!(py, "get");
@@ -628,7 +632,8 @@ fn tools_running_agents(drafts: &Bound<'_, PyList>) -> PyResult<()> {
                         ],
                     )?;
                     if names.contains(&name)? {
-                        tool = tools.get_item(own.getattr(parent_key)?)?;
+                        tool =
+                            tools.get_item(span_attr(&own, span::PARENT_SPAN_ID, parent_key)?)?;
                     }
                 }
             }
@@ -661,7 +666,7 @@ fn nested_agent_handoffs<'py>(
     let (rule_key, flag) = (intern!(py, "rule"), intern!(py, "nested_agent_is_handoff"));
     let mut any = false;
     for d in drafts.iter() {
-        if d.getattr(rule_key)?.getattr(flag)?.is_truthy()? {
+        if draft_attr(&d, RULE, rule_key)?.getattr(flag)?.is_truthy()? {
             any = true;
             break;
         }
@@ -673,26 +678,30 @@ fn nested_agent_handoffs<'py>(
     let agent = intern!(py, "agent");
     let agent_name = intern!(py, "agent_name");
     for draft in drafts.iter() {
-        if is_kind(&draft, agent)? && draft.getattr(rule_key)?.getattr(flag)?.is_truthy()? {
+        if kind_is(&draft, agent)?
+            && draft_attr(&draft, RULE, rule_key)?
+                .getattr(flag)?
+                .is_truthy()?
+        {
             let span = draft_attr(&draft, SPAN, intern!(py, "span"))?;
             if span.is_none() {
                 return Err(PyAssertionError::new_err(()));
             }
             let mut handoff = None;
             walk_ancestor_drafts(&span, draft_by_span, by_id, |ancestor| {
-                if is_kind(&ancestor, intern!(py, "tool_call"))?
-                    || is_kind(&ancestor, intern!(py, "retrieval"))?
-                    || is_kind(&ancestor, intern!(py, "handoff"))?
+                if kind_is(&ancestor, intern!(py, "tool_call"))?
+                    || kind_is(&ancestor, intern!(py, "retrieval"))?
+                    || kind_is(&ancestor, intern!(py, "handoff"))?
                 {
                     return Ok(true);
                 }
-                if !is_kind(&ancestor, agent)? {
+                if !kind_is(&ancestor, agent)? {
                     return Ok(false);
                 }
                 let kwargs = PyDict::new(py);
                 kwargs.set_item(intern!(py, "kind"), intern!(py, "handoff"))?;
                 kwargs.set_item(intern!(py, "span"), &span)?;
-                kwargs.set_item(rule_key, draft.getattr(rule_key)?)?;
+                kwargs.set_item(rule_key, draft_attr(&draft, RULE, rule_key)?)?;
                 kwargs.set_item(
                     intern!(py, "status"),
                     draft_attr(&draft, STATUS, intern!(py, "status"))?,
@@ -736,7 +745,7 @@ fn handoff_targets(drafts: &Bound<'_, PyList>) -> PyResult<()> {
     let span_key = intern!(py, "span");
     let mut pending = Vec::new();
     for d in drafts.iter() {
-        if is_kind(&d, intern!(py, "handoff"))?
+        if kind_is(&d, intern!(py, "handoff"))?
             && fields(&d)?
                 .get_item(to_agent)?
                 .map_or(true, |v| v.is_none())
@@ -749,8 +758,8 @@ fn handoff_targets(drafts: &Bound<'_, PyList>) -> PyResult<()> {
     }
     let agents = PyList::empty(py);
     for d in drafts.iter() {
-        if is_kind(&d, intern!(py, "agent"))?
-            && d.getattr(span_key)?.is_truthy()?
+        if kind_is(&d, intern!(py, "agent"))?
+            && draft_attr(&d, SPAN, span_key)?.is_truthy()?
             && fields(&d)?
                 .get_item(agent_name)?
                 .map_or(Ok(false), |n| n.is_truthy())?
@@ -771,7 +780,7 @@ fn handoff_targets(drafts: &Bound<'_, PyList>) -> PyResult<()> {
     // (handoffs times agents: 10,000 of each were 10^8 comparisons).
     let mut starts = Vec::with_capacity(agents.len());
     for a in agents.iter() {
-        match time(&a.getattr(span_key)?, start_ns)? {
+        match time(&draft_attr(&a, SPAN, span_key)?, start_ns)? {
             Some(start) => starts.push(start),
             None => {
                 starts.clear();
@@ -781,7 +790,7 @@ fn handoff_targets(drafts: &Bound<'_, PyList>) -> PyResult<()> {
     }
     let sorted = starts.len() == agents.len();
     for handoff in pending {
-        let span = handoff.getattr(span_key)?;
+        let span = draft_attr(&handoff, SPAN, span_key)?;
         if span.is_none() {
             return Err(PyAssertionError::new_err(()));
         }
@@ -795,10 +804,13 @@ fn handoff_targets(drafts: &Bound<'_, PyList>) -> PyResult<()> {
                 }
             }
             _ => {
-                let start = span.getattr(start_ns)?;
+                let start = span_attr(&span, span::START_NS, start_ns)?;
                 let mut found = None;
                 for a in agents.iter() {
-                    if a.getattr(span_key)?.getattr(start_ns)?.ge(&start)? {
+                    if draft_attr(&a, SPAN, span_key)?
+                        .getattr(start_ns)?
+                        .ge(&start)?
+                    {
                         found = Some(a);
                         break;
                     }
@@ -840,7 +852,7 @@ fn run_wrappers<'py>(
         };
         let mut parent = Vec::with_capacity(by_id.len());
         for span in by_id.values().iter() {
-            let id = span.getattr(parent_key)?;
+            let id = span_attr(&span, span::PARENT_SPAN_ID, parent_key)?;
             parent.push(if id.is_truthy()? { at(&id)? } else { None });
         }
         let mut steps = Vec::with_capacity(draft_by_span.len());
@@ -854,7 +866,7 @@ fn run_wrappers<'py>(
     let unmapped = PyDict::new(py);
     for span in unrecognised.iter() {
         if let Some(index) = &number {
-            if let Some(n) = index.get_item(span.getattr(span_id)?)? {
+            if let Some(n) = index.get_item(span_attr(&span, span::SPAN_ID, span_id)?)? {
                 let n: usize = n.extract()?;
                 if wrapper[n] {
                     wrappers[n] = true;
@@ -928,7 +940,7 @@ fn requests_from_next_input(drafts: &Bound<'_, PyList>) -> PyResult<()> {
     let generation = intern!(py, "generation");
     let mut any = false;
     for d in drafts.iter() {
-        if is_kind(&d, generation)? && d.getattr(rule_key)?.getattr(flag)?.is_truthy()? {
+        if kind_is(&d, generation)? && draft_attr(&d, RULE, rule_key)?.getattr(flag)?.is_truthy()? {
             any = true;
             break;
         }
@@ -939,12 +951,15 @@ fn requests_from_next_input(drafts: &Bound<'_, PyList>) -> PyResult<()> {
     let last = PyDict::new(py);
     let mut pairs = Vec::new();
     for draft in drafts.iter() {
-        if !is_kind(&draft, generation)? {
+        if !kind_is(&draft, generation)? {
             continue;
         }
         let scope = draft_attr(&draft, SCOPE, intern!(py, "scope"))?;
         if let Some(prev) = last.get_item(&scope)? {
-            if prev.getattr(rule_key)?.getattr(flag)?.is_truthy()? {
+            if draft_attr(&prev, RULE, rule_key)?
+                .getattr(flag)?
+                .is_truthy()?
+            {
                 pairs.push((prev, draft.clone()));
             }
         }
@@ -1032,17 +1047,17 @@ fn requested_handoffs(
     let tool_call = intern!(py, "tool_call");
     let mut agents: Option<Vec<(i128, Bound<'_, PyAny>)>> = None;
     for gen in drafts.iter() {
-        if !is_kind(&gen, intern!(py, "generation"))? {
+        if !kind_is(&gen, intern!(py, "generation"))? {
             continue;
         }
-        let span = gen.getattr(span_key)?;
+        let span = draft_attr(&gen, SPAN, span_key)?;
         if span.is_none() {
             continue;
         }
         let mut calls = Vec::new();
         for call in items(&draft_attr(&gen, FOLLOWS, intern!(py, "follows"))?)? {
             let tool = get(fields(&call)?.as_any(), tool_key)?;
-            if is_kind(&call, tool_call)?
+            if kind_is(&call, tool_call)?
                 && call.getattr(intern!(py, "synthesized"))?.is_truthy()?
                 && tool.is_instance_of::<PyString>()
             {
@@ -1055,18 +1070,21 @@ fn requested_handoffs(
         if agents.is_none() {
             let mut found = Vec::new();
             for d in drafts.iter() {
-                if is_kind(&d, intern!(py, "agent"))?
-                    && d.getattr(span_key)?.is_truthy()?
+                if kind_is(&d, intern!(py, "agent"))?
+                    && draft_attr(&d, SPAN, span_key)?.is_truthy()?
                     && get(fields(&d)?.as_any(), agent_name)?.is_truthy()?
                 {
-                    found.push((nanos(&d.getattr(span_key)?.getattr(start_ns)?)?, d));
+                    found.push((
+                        nanos(&draft_attr(&d, SPAN, span_key)?.getattr(start_ns)?)?,
+                        d,
+                    ));
                 }
             }
             found.sort_by_key(|(start, _)| *start);
             agents = Some(found);
         }
         let agents = agents.as_deref().unwrap_or_default();
-        let start = nanos(&span.getattr(start_ns)?)?;
+        let start = nanos(&span_attr(&span, span::START_NS, start_ns)?)?;
         let Some((_, after)) = agents.get(agents.partition_point(|(s, _)| *s < start)) else {
             continue;
         };
@@ -1097,6 +1115,70 @@ fn requested_handoffs(
     Ok(())
 }
 
+/// The model calls whose reply may be written tool requests (`_text_requests`'s
+/// `requests_in_text` reads only these): a generation whose output is one message of one
+/// part whose `content` is a `str` holding a `{` or a `<tool_call>` block. A reply without
+/// either is never read as requests, so the Python pass would pass over it; anything not a
+/// plain `list`, `dict` or `str` where one is looked for goes to Python, which decides.
+#[pyfunction]
+fn written_request_candidates<'py>(drafts: &Bound<'py, PyList>) -> PyResult<Bound<'py, PyList>> {
+    let py = drafts.py();
+    let out = PyList::empty(py);
+    let generation = intern!(py, "generation");
+    for d in drafts.iter() {
+        if kind_is(&d, generation)? && may_hold_written_requests(&d)? {
+            out.append(&d)?;
+        }
+    }
+    Ok(out)
+}
+
+/// Whether `requests_in_text` may read requests from a generation's reply (see
+/// `written_request_candidates`): `false` only where its checks certainly fail.
+fn may_hold_written_requests(draft: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let py = draft.py();
+    let fields = draft_attr(draft, FIELDS, intern!(py, "fields"))?;
+    let Ok(fields) = fields.cast_exact::<PyDict>() else {
+        return Ok(true);
+    };
+    let Some(out) = fields.get_item(intern!(py, "output_messages"))? else {
+        return Ok(false);
+    };
+    let Ok(out) = out.cast_exact::<PyList>() else {
+        return Ok(out.is_instance_of::<PyList>());
+    };
+    if out.len() != 1 {
+        return Ok(false);
+    }
+    let message = out.get_item(0)?;
+    let Ok(message) = message.cast_exact::<PyDict>() else {
+        return Ok(message.is_instance_of::<PyDict>());
+    };
+    let Some(parts) = message.get_item(intern!(py, "parts"))? else {
+        return Ok(false);
+    };
+    let Ok(parts) = parts.cast_exact::<PyList>() else {
+        return Ok(parts.is_instance_of::<PyList>());
+    };
+    if parts.len() != 1 {
+        return Ok(false);
+    }
+    let part = parts.get_item(0)?;
+    let Ok(part) = part.cast_exact::<PyDict>() else {
+        return Ok(part.is_instance_of::<PyDict>());
+    };
+    let Some(text) = part.get_item(intern!(py, "content"))? else {
+        return Ok(false);
+    };
+    let Ok(text) = text.cast_exact::<PyString>() else {
+        return Ok(text.is_instance_of::<PyString>());
+    };
+    Ok(match text.to_str() {
+        Ok(text) => text.contains('{') || text.contains("<tool_call>"),
+        Err(_) => true, // lone surrogates: Python reads it
+    })
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(assign_agents, m)?)?;
     m.add_function(wrap_pyfunction!(flag_aggregated_usage, m)?)?;
@@ -1105,5 +1187,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(handoff_targets, m)?)?;
     m.add_function(wrap_pyfunction!(run_wrappers, m)?)?;
     m.add_function(wrap_pyfunction!(requests_from_next_input, m)?)?;
+    m.add_function(wrap_pyfunction!(written_request_candidates, m)?)?;
     m.add_function(wrap_pyfunction!(requested_handoffs, m)?)
 }

@@ -14,7 +14,7 @@
 
 use otel_oracles_core::hashing::{FastMap, FastMapExt, FastSet, FastSetExt};
 
-use crate::draft::{draft_attr, KIND};
+use crate::draft::{draft_attr, kind_is, FIELDS, KIND, REDACTED, SPAN};
 use crate::slots::{span, span_attr};
 use pyo3::exceptions::PyAssertionError;
 use pyo3::intern;
@@ -25,14 +25,8 @@ use pyo3::types::{PyDict, PyList, PySet, PyString};
 /// tool name: `_` and `model.tool_name.TOOL_NAME_SEPARATORS`.
 const QUALIFIERS: [&str; 5] = ["_", "__", "-", ".", "/"];
 
-fn kind_is(draft: &Bound<'_, PyAny>, kind: &Bound<'_, PyString>) -> PyResult<bool> {
-    draft.getattr(intern!(draft.py(), "kind"))?.eq(kind)
-}
-
 fn fields<'py>(draft: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
-    Ok(draft
-        .getattr(intern!(draft.py(), "fields"))?
-        .cast_into::<PyDict>()?)
+    Ok(draft_attr(draft, FIELDS, intern!(draft.py(), "fields"))?.cast_into::<PyDict>()?)
 }
 
 fn field<'py>(
@@ -111,7 +105,7 @@ fn nearest_memo<'py>(
             }
             Some(set) => set.add(&parent_id)?,
         }
-        let next = parent.getattr(intern!(py, "parent_span_id"))?;
+        let next = span_attr(&parent, span::PARENT_SPAN_ID, intern!(py, "parent_span_id"))?;
         if memo.is_some() {
             passed.push(parent_id);
         }
@@ -236,42 +230,57 @@ fn last_segment_lower<'py>(text: &Bound<'py, PyString>) -> PyResult<Bound<'py, P
 /// recorded again (`_same_call`).
 fn same_call(outer: &Bound<'_, PyAny>, inner: &Bound<'_, PyAny>) -> PyResult<bool> {
     let py = outer.py();
-    let a = outer.getattr(intern!(py, "span"))?;
-    let b = inner.getattr(intern!(py, "span"))?;
-    let start_ns = intern!(py, "start_ns");
-    let end_ns = intern!(py, "end_ns");
-    if b.getattr(start_ns)?.lt(a.getattr(start_ns)?)? {
+    let outer_kind = draft_attr(outer, KIND, intern!(py, "kind"))?;
+    let inner_kind = draft_attr(inner, KIND, intern!(py, "kind"))?;
+    let generation = intern!(py, "generation");
+    // Only kinds that can record one call twice are compared further (the answers below
+    // for any other pair are `false` whatever the times): most drafts' nearest step is
+    // their agent, and reading four span times for each of them cost more than the pass.
+    let is = |kind: &Bound<'_, PyAny>, name: &Bound<'_, PyString>| -> PyResult<bool> {
+        Ok(kind.is(name) || kind.eq(name)?)
+    };
+    let toolish = |kind: &Bound<'_, PyAny>| -> PyResult<bool> {
+        Ok(is(kind, intern!(py, "tool_call"))? || is(kind, intern!(py, "handoff"))?)
+    };
+    let retrieval = intern!(py, "retrieval");
+    let can_pair = if is(&inner_kind, retrieval)? {
+        is(&outer_kind, intern!(py, "tool_call"))? || is(&outer_kind, retrieval)?
+    } else {
+        (toolish(&outer_kind)? && toolish(&inner_kind)?)
+            || (is(&outer_kind, generation)? && is(&inner_kind, generation)?)
+    };
+    if !can_pair {
         return Ok(false);
     }
-    let outer_kind = outer.getattr(intern!(py, "kind"))?;
-    let inner_kind = inner.getattr(intern!(py, "kind"))?;
-    let generation = intern!(py, "generation");
-    let (a_end, b_end) = (a.getattr(end_ns)?, b.getattr(end_ns)?);
+    let a = draft_attr(outer, SPAN, intern!(py, "span"))?;
+    let b = draft_attr(inner, SPAN, intern!(py, "span"))?;
+    let start_ns = intern!(py, "start_ns");
+    let end_ns = intern!(py, "end_ns");
+    if span_attr(&b, span::START_NS, start_ns)?.lt(span_attr(&a, span::START_NS, start_ns)?)? {
+        return Ok(false);
+    }
+    let (a_end, b_end) = (
+        span_attr(&a, span::END_NS, end_ns)?,
+        span_attr(&b, span::END_NS, end_ns)?,
+    );
     if a_end.is_truthy()? && b_end.is_truthy()? && b_end.gt(&a_end)? {
         // Only a model call opened directly inside the model call (`_child_call`): the
         // provider SDK's record of a streamed call may end after the framework's.
         let child = outer_kind.eq(&inner_kind)?
             && inner_kind.eq(generation)?
-            && b.getattr(intern!(py, "parent_span_id"))?
-                .eq(a.getattr(intern!(py, "span_id"))?)?;
+            && span_attr(&b, span::PARENT_SPAN_ID, intern!(py, "parent_span_id"))?
+                .eq(span_attr(&a, span::SPAN_ID, intern!(py, "span_id"))?)?;
         if !child {
             return Ok(false);
         }
     }
-    if inner_kind.eq(intern!(py, "retrieval"))? {
-        return Ok(
-            outer_kind.eq(intern!(py, "tool_call"))? || outer_kind.eq(intern!(py, "retrieval"))?
-        );
+    if is(&inner_kind, retrieval)? {
+        return Ok(true); // held by a tool call or a retrieval (`can_pair`)
     }
-    let toolish = |kind: &Bound<'_, PyAny>| -> PyResult<bool> {
-        Ok(kind.eq(intern!(py, "tool_call"))? || kind.eq(intern!(py, "handoff"))?)
-    };
     if toolish(&outer_kind)? && toolish(&inner_kind)? {
         return same_tool(&field(outer, intern!(py, "tool"))?, inner);
     }
-    if !outer_kind.eq(generation)? || !inner_kind.eq(generation)? {
-        return Ok(false);
-    }
+    // Both generations (`can_pair`).
     let model = intern!(py, "model");
     compatible_models(&field(outer, model)?, &field(inner, model)?)
 }
@@ -312,8 +321,8 @@ fn part_count(messages: &Bound<'_, PyAny>) -> PyResult<usize> {
 fn absorb(kept: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<()> {
     let py = kept.py();
     let kept_fields = fields(kept)?;
-    let kept_redacted = kept.getattr(intern!(py, "redacted"))?;
-    let other_redacted = other.getattr(intern!(py, "redacted"))?;
+    let kept_redacted = draft_attr(kept, REDACTED, intern!(py, "redacted"))?;
+    let other_redacted = draft_attr(other, REDACTED, intern!(py, "redacted"))?;
     let model = intern!(py, "model");
     let discard = intern!(py, "discard");
     for (name, value) in fields(other)?.iter() {
@@ -377,7 +386,7 @@ fn absorb(kept: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<()> {
         let (key, val): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item?.extract()?;
         kept_attributes.call_method1(setdefault, (key, val))?;
     }
-    let span = other.getattr(intern!(py, "span"))?;
+    let span = draft_attr(other, SPAN, intern!(py, "span"))?;
     if span.is_none() {
         return Err(PyAssertionError::new_err(()));
     }
@@ -413,7 +422,7 @@ fn absorb_layer<'py>(
         kept.getattr(intern!(py, "attributes"))?
             .call_method1(intern!(py, "setdefault"), (intern!(py, "mcp_tool"), served))?;
     }
-    let span = inner.getattr(intern!(py, "span"))?;
+    let span = draft_attr(inner, SPAN, intern!(py, "span"))?;
     if span.is_none() {
         return Err(PyAssertionError::new_err(()));
     }
@@ -441,7 +450,7 @@ fn inside(
         let Some(parent) = by_id.get_item(&parent_id)? else {
             return Ok(false);
         };
-        parent_id = parent.getattr(intern!(py, "parent_span_id"))?;
+        parent_id = span_attr(&parent, span::PARENT_SPAN_ID, intern!(py, "parent_span_id"))?;
     }
     Ok(false)
 }
@@ -462,9 +471,15 @@ fn within_in_time(
         if other.is(span) {
             continue;
         }
-        if other.getattr(start_ns)?.le(span.getattr(start_ns)?)?
-            && span.getattr(end_ns)?.le(other.getattr(end_ns)?)?
-        {
+        if span_attr(&other, span::START_NS, start_ns)?.le(span_attr(
+            span,
+            span::START_NS,
+            start_ns,
+        )?)? && span_attr(span, span::END_NS, end_ns)?.le(span_attr(
+            &other,
+            span::END_NS,
+            end_ns,
+        )?)? {
             return Ok(true);
         }
     }
@@ -487,7 +502,7 @@ fn outcome_from_layers(
     let hidden = PySet::empty(py)?;
     for d in group.iter() {
         if d.getattr(hidden_key)?.is_truthy()? {
-            let span = d.getattr(span_key)?;
+            let span = draft_attr(&d, SPAN, span_key)?;
             if !span.is_none() {
                 hidden.add(span_attr(&span, span::SPAN_ID, intern!(py, "span_id"))?)?;
             }
@@ -502,7 +517,7 @@ fn outcome_from_layers(
         return Ok(());
     }
     for layer in group.iter() {
-        let span = layer.getattr(span_key)?;
+        let span = draft_attr(&layer, SPAN, span_key)?;
         let shows = layer.getattr(status)?.eq(ok)?
             && !layer.getattr(hidden_key)?.is_truthy()?
             && !span.is_none();
@@ -558,11 +573,11 @@ fn failed_attempts<'py>(
         let mut latest: Option<(i128, usize)> = None; // the latest start, and whose
         let mut runner_up: Option<i128> = None; // the latest start of the others
         for (at, o) in inners.iter().enumerate() {
-            let other = o.getattr(span_key)?;
+            let other = draft_attr(o, SPAN, span_key)?;
             if other.is_none() {
                 continue;
             }
-            let Ok(start) = other.getattr(start_ns)?.extract::<i128>() else {
+            let Ok(start) = span_attr(&other, span::START_NS, start_ns)?.extract::<i128>() else {
                 integers = false;
                 break;
             };
@@ -577,7 +592,7 @@ fn failed_attempts<'py>(
             }
         }
         for (at, draft) in inners.iter().enumerate() {
-            let span = draft.getattr(span_key)?;
+            let span = draft_attr(draft, SPAN, span_key)?;
             if !draft
                 .getattr(intern!(py, "status"))?
                 .eq(intern!(py, "error"))?
@@ -585,7 +600,7 @@ fn failed_attempts<'py>(
             {
                 continue;
             }
-            let end = span.getattr(end_ns)?;
+            let end = span_attr(&span, span::END_NS, end_ns)?;
             let later = match (integers, end.extract::<i128>()) {
                 (true, Ok(end)) => {
                     let others = match latest {
@@ -600,8 +615,10 @@ fn failed_attempts<'py>(
                         if o.is(*draft) {
                             continue;
                         }
-                        let other = o.getattr(span_key)?;
-                        if !other.is_none() && other.getattr(start_ns)?.ge(&end)? {
+                        let other = draft_attr(o, SPAN, span_key)?;
+                        if !other.is_none()
+                            && span_attr(&other, span::START_NS, start_ns)?.ge(&end)?
+                        {
                             later = true;
                             break;
                         }
@@ -659,7 +676,7 @@ fn merge_stacked_generations<'py>(
         if !is_stackable {
             continue;
         }
-        let span = draft.getattr(span_key)?;
+        let span = draft_attr(&draft, SPAN, span_key)?;
         if span.is_none() {
             continue;
         }
@@ -678,7 +695,7 @@ fn merge_stacked_generations<'py>(
     let mut below: FastMap<usize, usize> = FastMap::new();
     for draft in drafts.iter() {
         let key = draft.as_ptr() as usize;
-        let span = draft.getattr(span_key)?;
+        let span = draft_attr(&draft, SPAN, span_key)?;
         if span.is_none() || attempts.contains(&key) {
             continue;
         }
@@ -763,8 +780,41 @@ fn merge_stacked_generations<'py>(
     Ok(out)
 }
 
+/// The tool calls `merge_sibling_layers` (`_stacked`) pairs: the tool-call and handoff
+/// drafts with a span, in order; none when fewer than two, or when all their spans are of
+/// one instrumentation scope (a layer never records one call twice), so that a trace with
+/// nothing to pair costs no Python walk of its drafts. A handoff tool (AutoGen's
+/// `transfer_to_<agent>`) is a handoff step where a layer knows it for one (both, when
+/// OpenInference's TOOL span and autogen-core's `execute_tool` span each are recognised as
+/// the handoff) and a plain tool call where it does not: either can be a layer.
+#[pyfunction]
+fn sibling_layer_calls<'py>(drafts: &Bound<'py, PyList>) -> PyResult<Bound<'py, PyList>> {
+    let py = drafts.py();
+    let (tool_call, handoff) = (intern!(py, "tool_call"), intern!(py, "handoff"));
+    let calls = PyList::empty(py);
+    let scopes = PySet::empty(py)?;
+    for d in drafts.iter() {
+        if !(kind_is(&d, tool_call)? || kind_is(&d, handoff)?) {
+            continue;
+        }
+        let span = draft_attr(&d, SPAN, intern!(py, "span"))?;
+        if span.is_none() {
+            continue;
+        }
+        if scopes.len() < 2 {
+            scopes.add(span.getattr(intern!(py, "scope_name"))?)?;
+        }
+        calls.append(&d)?;
+    }
+    if calls.len() < 2 || scopes.len() < 2 {
+        return Ok(PyList::empty(py));
+    }
+    Ok(calls)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(merge_stacked_generations, m)?)?;
+    m.add_function(wrap_pyfunction!(sibling_layer_calls, m)?)?;
     m.add_function(wrap_pyfunction!(nearest_draft, m)?)?;
     m.add_function(wrap_pyfunction!(same_tool, m)?)?;
     m.add_function(wrap_pyfunction!(compatible_models, m)?)?;
