@@ -271,8 +271,9 @@ pub fn build_text<'a, B: Build<'a>>(
 pub struct Refused;
 
 /// What a parse makes of the document as serde_json reads it, value by value: the tree
-/// [`J`] in an arena ([`Tree`]), or a host's own objects (the Python binding builds its
-/// `dict`s and `list`s directly, with no tree in between). The reader is one for every
+/// [`J`] in an arena ([`Tree`]). (The binding's `json` parser no longer builds its Python
+/// objects here: serde_json read every one of its texts, where the project's tokenizer
+/// reads the tree and `to_python` makes the objects of it.) The reader is one for every
 /// output, so the nesting bound, the trailing-text refusal and the `-0.0` notice hold for
 /// each. A repeated key is handed to `insert` again: the builder keeps Python `dict`
 /// semantics (its first position, its last value).
