@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 import pytest
@@ -37,18 +38,24 @@ sys.stderr.write("\\nLOADED " + json.dumps({"code": code, "modules": sorted(sys.
 """
 
 
-def loaded_by(*args: str) -> tuple[int, set[str]]:
-    """Exit code and every module in ``sys.modules`` after ``otel-oracles ARGS`` ran."""
+def probed(probe: str, label: str, *args: str) -> Any:
+    """What ``probe`` (a script running ``otel-oracles ARGS`` in a fresh interpreter) wrote
+    after ``label`` on the last line of its stderr, read as JSON."""
     proc = subprocess.run(
-        [sys.executable, "-c", PROBE, json.dumps(list(args))],
+        [sys.executable, "-c", probe, json.dumps(list(args))],
         cwd=REPO,
         capture_output=True,
         text=True,
         timeout=120,
     )
-    marker = proc.stderr.rfind("\nLOADED ")
+    marker = proc.stderr.rfind(f"\n{label} ")
     assert marker >= 0, proc.stderr
-    found = json.loads(proc.stderr[marker + len("\nLOADED ") :])
+    return json.loads(proc.stderr[marker + len(label) + 2 :])
+
+
+def loaded_by(*args: str) -> tuple[int, set[str]]:
+    """Exit code and every module in ``sys.modules`` after ``otel-oracles ARGS`` ran."""
+    found = probed(PROBE, "LOADED", *args)
     return found["code"], set(found["modules"])
 
 
@@ -277,21 +284,15 @@ def test_grade_parses_no_field_annotation_from_text() -> None:
     into a ``typing.ForwardRef``, whose constructor parses the text (~72,000 instructions
     each, ~330 of them: docs/performance-history.md, "Start-up: one entry-point scan, field
     annotations as objects"). Only a field naming a class defined later stays text."""
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            ANNOTATIONS_PROBE,
-            json.dumps(["grade", str(TRACE), "-c", str(REPO / "bench" / "contracts"), "-q"]),
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
+    compiled = probed(
+        ANNOTATIONS_PROBE,
+        "COMPILED",
+        "grade",
+        str(TRACE),
+        "-c",
+        str(REPO / "bench" / "contracts"),
+        "-q",
     )
-    marker = proc.stderr.rfind("\nCOMPILED ")
-    assert marker >= 0, proc.stderr
-    compiled = json.loads(proc.stderr[marker + len("\nCOMPILED ") :])
     by_module: dict[str, list[str]] = {}
     for module, source in compiled:
         by_module.setdefault(module, []).append(source)

@@ -1,11 +1,30 @@
 //! JSON spellings shared by the core's JSON writers: strings as Python's
 //! `json.dumps(ensure_ascii=False)` escapes them (the scan text, the JSON report and the
 //! message parsers' dumps must match it byte for byte; the OTLP/JSON encoder escapes the same
-//! way) and floats as `float.__repr__` writes them.
+//! way) and floats as `float.__repr__` writes them; and the one table of JSON's
+//! single-letter escapes its readers (the OTLP/JSON tokenizer, the scan's reader of JSON
+//! inside strings) decode.
 
 use std::ops::{Index, Range};
 
 use crate::otlp_json::repr::repr_float;
+
+/// The byte a single-letter escape stands for (`n` in `\n`: a newline), or `None` for
+/// `u` (four hex digits follow) and anything JSON does not allow after a backslash.
+#[inline]
+pub fn short_escape(letter: u8) -> Option<u8> {
+    Some(match letter {
+        b'"' => b'"',
+        b'\\' => b'\\',
+        b'/' => b'/',
+        b'b' => 0x08,
+        b'f' => 0x0c,
+        b'n' => b'\n',
+        b'r' => b'\r',
+        b't' => b'\t',
+        _ => return None,
+    })
+}
 
 /// Where a JSON string is written: bytes (`Vec<u8>`, whose input may be surrogate-extended
 /// UTF-8, see `crate::scan`) or text (`String`, whose input is a `str`). The escaper hands

@@ -31,7 +31,7 @@ use aho_corasick::{dfa, nfa::contiguous, packed, Anchored, MatchKind, Span};
 use bumpalo::Bump;
 
 use crate::hashing::{FastMap, FastMapExt};
-use crate::json_text::write_string;
+use crate::json_text::{short_escape, write_string};
 
 /// Deepest nesting walked when collecting strings (the value itself is level 0).
 pub const SCAN_MAX_DEPTH: usize = 32;
@@ -375,14 +375,6 @@ impl<'a> Reader<'_, 'a> {
                     let e = self.peek()?;
                     self.pos += 1;
                     let c: u8 = match e {
-                        b'"' => b'"',
-                        b'\\' => b'\\',
-                        b'/' => b'/',
-                        b'b' => 0x08,
-                        b'f' => 0x0c,
-                        b'n' => b'\n',
-                        b'r' => b'\r',
-                        b't' => b'\t',
                         b'u' => {
                             let mut code = self.hex4()?;
                             if (0xd800..0xdc00).contains(&code)
@@ -400,7 +392,7 @@ impl<'a> Reader<'_, 'a> {
                             push_code_point(code, &mut out);
                             continue;
                         }
-                        _ => return None,
+                        _ => short_escape(e)?,
                     };
                     out.push(c);
                 }

@@ -13,6 +13,7 @@
 //! as floats) are serde_json's own.
 
 use super::{Flags, Obj, J};
+use crate::json_text::short_escape;
 use bumpalo::Bump;
 
 /// Nesting this parser reads before leaving the document to serde_json (which bounds it at
@@ -400,19 +401,11 @@ impl<'a> Parser<'a, '_> {
     /// Appends the escape whose letter is at `at` to `out`; the index after it.
     #[inline]
     fn unescape(&self, at: usize, out: &mut Vec<u8>) -> Option<usize> {
-        let byte = match *self.bytes.get(at)? {
-            b'"' => b'"',
-            b'\\' => b'\\',
-            b'/' => b'/',
-            b'b' => 0x08,
-            b'f' => 0x0c,
-            b'n' => b'\n',
-            b'r' => b'\r',
-            b't' => b'\t',
-            b'u' => return self.unicode_escape(at, out),
-            _ => return None,
-        };
-        out.push(byte);
+        let letter = *self.bytes.get(at)?;
+        if letter == b'u' {
+            return self.unicode_escape(at, out);
+        }
+        out.push(short_escape(letter)?);
         Some(at + 1)
     }
 
