@@ -29,8 +29,7 @@ from otel_oracles.session import InputLimits
 
 if TYPE_CHECKING:
     # Imported where a run asks for them (--junit, --html): most runs never load them.
-    from otel_oracles.report import HtmlWriter, JUnitWriter
-    from otel_oracles.report._json import ShownFields
+    from otel_oracles.report import HtmlWriter, JUnitWriter, ShownFields
 
 F = TypeVar("F", bound=Callable[..., Any])
 

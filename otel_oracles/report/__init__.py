@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from otel_oracles.report._common import Tally, json_safe, terminal_safe
 from otel_oracles.report._console import ConsoleWriter, render_console
-from otel_oracles.report._json import JsonWriter, render_json, report_data
+from otel_oracles.report._json import JsonWriter, ShownFields, render_json, report_data
 
 if TYPE_CHECKING:
     from otel_oracles.report._html import HtmlWriter, render_html
@@ -48,6 +48,7 @@ __all__ = [
     "HtmlWriter",
     "JUnitWriter",
     "JsonWriter",
+    "ShownFields",
     "Tally",
     "json_safe",
     "render_console",
