@@ -10,6 +10,7 @@ import types
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from otel_oracles._lazy_names import lazy_names
 from otel_oracles.errors import (
     ContractError,
     ConventionError,
@@ -73,6 +74,9 @@ _LAZY: dict[str, str] = {
 package's ``pytest11`` plug-in), and the stages it would load cost most of a second."""
 
 
+_public = lazy_names(__name__, _LAZY)
+
+
 def __getattr__(name: str) -> Any:
     if name == "__version__":
         from importlib.metadata import PackageNotFoundError, version
@@ -81,12 +85,7 @@ def __getattr__(name: str) -> Any:
             return version("otel-oracles")
         except PackageNotFoundError:  # running from a source tree without installation
             return "0.0.0"
-    source = _LAZY.get(name)
-    if source is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(source), name)
-    globals()[name] = value
-    return value
+    return _public(name)
 
 
 class _Package(types.ModuleType):

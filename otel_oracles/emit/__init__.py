@@ -15,8 +15,9 @@ second to import.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from otel_oracles._lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from otel_oracles.emit._any_value import any_value
@@ -127,13 +128,7 @@ _LAZY: dict[str, str] = {
 """Public name -> the submodule that defines it."""
 
 
-def __getattr__(name: str) -> Any:
-    source = _LAZY.get(name)
-    if source is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(source), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _LAZY)
 
 
 __all__ = [

@@ -14,9 +14,9 @@ them) does not load ElementTree and the HTML template.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from otel_oracles._lazy_names import lazy_names
 from otel_oracles.report._common import Tally, json_safe, terminal_safe
 from otel_oracles.report._console import ConsoleWriter, render_console
 from otel_oracles.report._json import JsonWriter, ShownFields, render_json, report_data
@@ -34,13 +34,7 @@ _LAZY: dict[str, str] = {
 """Public name -> the module it comes from, imported when the name is first read."""
 
 
-def __getattr__(name: str) -> Any:
-    source = _LAZY.get(name)
-    if source is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(source), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _LAZY)
 
 
 __all__ = [

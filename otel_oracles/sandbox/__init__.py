@@ -6,9 +6,9 @@ killed at the end), or, only when the operator passed ``--unsafe-run-commands``,
 See docs/security.md.
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from otel_oracles._lazy_names import lazy_names
 from otel_oracles.sandbox.config import (
     SANDBOXED,
     UNSAFE,
@@ -34,11 +34,7 @@ docs/performance-history.md, "Start-up: one entry-point scan, field annotations 
 objects")."""
 
 
-def __getattr__(name: str) -> Any:
-    module = _RUNNER.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_names(__name__, _RUNNER)
 
 
 __all__ = [

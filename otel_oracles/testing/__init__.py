@@ -8,8 +8,9 @@ dependencies fail realistically meanwhile. The plug-in module imports nothing of
 stages until one of them is used.
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from otel_oracles._lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from otel_oracles.testing._faults import FaultUsageError, RateLimited
@@ -26,14 +27,10 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """The public names (type hints for what the fixtures give, the exceptions a test may
-    catch), each imported on first use: importing this package is what pytest does at
-    every start-up."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_names(__name__, _LAZY)
+"""The public names (type hints for what the fixtures give, the exceptions a test may
+catch), each imported on first use: importing this package is what pytest does at every
+start-up."""
 
 
 __all__ = ["FaultUsageError", "GradeResult", "HttpFaultServer", "RateLimited", "ToolFaults"]
