@@ -237,10 +237,11 @@ MAX_ANY_VALUE_DEPTH: int
 class JsonSyntaxError(ValueError):
     """The body is not JSON; ``args`` are ``(message, line, column)``, 1-based."""
 
-def decode_json(payload: bytes) -> Batch:
-    """Decode one OTLP/JSON request body (the GIL is released meanwhile). Raises
-    ``JsonSyntaxError`` for text that is not JSON and ``ValueError`` (the one-line reason)
-    for JSON that is not an OTLP request or nests too deeply."""
+def decode_json(payload: bytes, start: int = 0, end: int | None = None) -> Batch:
+    """Decode one OTLP/JSON request body, ``payload[start:end]`` read in place (the GIL is
+    released meanwhile). Raises ``JsonSyntaxError`` for text that is not JSON and
+    ``ValueError`` (the one-line reason) for JSON that is not an OTLP request or nests too
+    deeply, or for a range outside ``payload``."""
 
 def decode_json_many(payload: bytes) -> list[Batch | str]:
     """Decode a JSON array of requests: a ``Batch``, or the reason as a ``str``, per item."""

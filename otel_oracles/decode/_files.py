@@ -409,14 +409,15 @@ def _read_json(
     cursor.unit = "line"
     name = cursor.name
     first = True
+    reader = _Lines(stream)
     while True:
-        line = stream.readline(limit + 1)
-        if not line:
+        data, start, end = reader.line(limit + 1)
+        if start == end:
             return
         cursor.line += 1
         lineno = cursor.line
-        if len(line) > limit and not line.endswith(b"\n"):
-            skipped = len(line) + _skip_line(stream)
+        if end - start > limit and data[end - 1] != _NEWLINE:
+            skipped = end - start + reader.skip_line()
             problems.append(
                 InputProblem(
                     source=f"{name}:{lineno}",
@@ -426,20 +427,20 @@ def _read_json(
             )
             first = False
             continue
-        if line.isspace():  # the whitespace strip() removes, without copying the line
-            cursor.line += _skip_blank_run(stream)
+        if _is_blank(data, start, end):
+            cursor.line += reader.skip_blank_run()
             continue
         source = f"{name}:{lineno}"
-        if _first_byte(line) == b"[" and _last_byte(line) == b"]":
+        if _first_byte(data, start, end) == b"[" and _last_byte(data, start, end) == b"]":
             first = False
-            yield from _json_array(line, source, problems)
+            yield from _json_array(data[start:end], source, problems)
             continue
         try:
-            batch = decode_json_body(line)
+            batch = decode_json_body(data, start, end)
         except InvalidJson as exc:
             if first and not lines:
                 # Not one object per line: a pretty-printed single document.
-                yield from _read_json_document(line, stream, cursor, problems, limit)
+                yield from _read_json_document(data[start:end], reader, cursor, problems, limit)
                 return
             problems.append(
                 InputProblem(
@@ -457,48 +458,146 @@ def _read_json(
         yield _accepted(batch, source, problems)
 
 
+_NEWLINE = ord("\n")
+
+_LINE_BLOCK_BYTES = 4 * FILE_BUFFER_BYTES
+"""How much of a stream ``_Lines`` asks for at once. Once the stream's buffer is used up
+(the first block is what the format probe's ``peek`` buffered), ``read1`` reads a regular
+file straight into the block's ``bytes``, so a block is as large as memory comfortably allows
+beside a line: the fewer blocks, the fewer lines cross a block's end and are gathered."""
+
+
+class _Lines:
+    """The lines of a JSON stream, found in large blocks read from it: each line is handed on
+    as ``(block, start, end)``, its place in the block, and decoded there.
+
+    Why not ``readline``: a file of megabyte-long lines (a collector's export) was copied
+    line by line out of the stream's buffer, and a line that crossed the buffer's end was
+    copied again in pieces and joined; that was ~7% of decoding data-2000. Here a block is
+    read once (``read1``: one read of the underlying file, straight into the block) and only
+    a line that crosses a block's end is gathered into a ``bytes`` of its own. ``read1``
+    also keeps a pipe's lines coming as they arrive, as ``readline`` did.
+    """
+
+    def __init__(self, stream: Any, block_bytes: int = _LINE_BLOCK_BYTES) -> None:
+        self._stream = stream
+        self._block_bytes = block_bytes
+        self._block = b""
+        self._pos = 0
+
+    def _next_block(self) -> bytes:
+        """The stream's next block (``b""`` at its end), now the current one."""
+        self._block = self._stream.read1(self._block_bytes)
+        self._pos = 0
+        return self._block
+
+    def line(self, most: int) -> tuple[bytes, int, int]:
+        """The next line, through its newline, of at most ``most`` bytes (what
+        ``readline(most)`` returns) as ``(data, start, end)``; ``start == end`` at the end."""
+        block, pos = self._block, self._pos
+        newline = block.find(b"\n", pos, pos + most)
+        if newline >= 0 or len(block) - pos >= most:
+            end = newline + 1 if newline >= 0 else pos + most
+            self._pos = end
+            return block, pos, end
+        parts = [block[pos:]] if pos < len(block) else []
+        have = len(block) - pos
+        while True:
+            block = self._next_block()
+            if not block:
+                whole = b"".join(parts)
+                return whole, 0, len(whole)
+            want = most - have
+            newline = block.find(b"\n", 0, want)
+            if newline >= 0 or len(block) >= want:
+                end = newline + 1 if newline >= 0 else want
+                self._pos = end
+                if not parts:
+                    return block, 0, end
+                parts.append(block[:end])
+                whole = b"".join(parts)
+                return whole, 0, len(whole)
+            parts.append(block)
+            have += len(block)
+
+    def skip_line(self) -> int:
+        """Discard the rest of an oversize line without holding it; return the bytes skipped."""
+        skipped = 0
+        block, pos = self._block, self._pos
+        while True:
+            newline = block.find(b"\n", pos)
+            if newline >= 0:
+                self._pos = newline + 1
+                return skipped + newline + 1 - pos
+            skipped += len(block) - pos
+            block, pos = self._next_block(), 0
+            if not block:
+                return skipped
+
+    def skip_blank_run(self) -> int:
+        """Consume the whitespace that follows, in bulk, and return how many newlines it held.
+
+        Line by line, a compressed file of a billion blank lines (a few KB of zstd) would take
+        minutes of Python per gigabyte; this takes one ``lstrip`` per chunk."""
+        newlines = 0
+        while True:
+            if self._pos == len(self._block) and not self._next_block():
+                return newlines
+            pos = self._pos
+            chunk = self._block[pos : pos + READ_CHUNK_BYTES]
+            # translate() is several times faster than lstrip() over a set: the common case
+            # of a chunk that is whitespace throughout takes the fast test.
+            all_blank = not chunk.translate(None, _JSON_WS)
+            blank = len(chunk) if all_blank else len(chunk) - len(chunk.lstrip(_JSON_WS))
+            newlines += chunk.count(b"\n", 0, blank)
+            self._pos = pos + blank
+            if not all_blank:
+                return newlines
+
+    def read(self, most: int) -> bytes:
+        """Up to ``most`` bytes of what follows (fewer only at the stream's end)."""
+        rest = self._block[self._pos : self._pos + most]
+        self._pos += len(rest)
+        if len(rest) == most:
+            return rest
+        more: bytes = self._stream.read(most - len(rest))
+        return rest + more
+
+
+def _is_blank(data: bytes, start: int, end: int) -> bool:
+    """``data[start:end].isspace()``, the whitespace ``strip()`` removes, without copying a
+    line that starts otherwise (every line but a blank one)."""
+    probe = data[start : min(end, start + _EDGE_PROBE_BYTES)]
+    return probe.isspace() and (end - start <= len(probe) or data[start:end].isspace())
+
+
 _EDGE_PROBE_BYTES = 64
 """How much of a body's start or end ``_first_byte``/``_last_byte`` look at first."""
 
 
-def _first_byte(data: bytes) -> bytes:
-    """``data.lstrip(_JSON_WS)[:1]`` without copying ``data``: the strip runs over a short
-    head, longer ones only while the head is whitespace throughout (lines and messages are
-    megabytes; a copy of each to read one byte showed in profiles)."""
+def _first_byte(data: bytes, start: int = 0, end: int | None = None) -> bytes:
+    """``data[start:end].lstrip(_JSON_WS)[:1]`` without copying ``data``: the strip runs
+    over a short head, longer ones only while the head is whitespace throughout (lines and
+    messages are megabytes; a copy of each to read one byte showed in profiles)."""
+    end = len(data) if end is None else end
     probe = _EDGE_PROBE_BYTES
     while True:
-        head = data[:probe].lstrip(_JSON_WS)
-        if head or probe >= len(data):
+        head = data[start : min(end, start + probe)].lstrip(_JSON_WS)
+        if head or probe >= end - start:
             return head[:1]
         probe *= 8
 
 
-def _last_byte(data: bytes) -> bytes:
-    """``data.rstrip(_JSON_WS)[-1:]`` without copying ``data`` (see ``_first_byte``)."""
+def _last_byte(data: bytes, start: int = 0, end: int | None = None) -> bytes:
+    """``data[start:end].rstrip(_JSON_WS)[-1:]`` without copying ``data`` (see
+    ``_first_byte``)."""
+    end = len(data) if end is None else end
     probe = _EDGE_PROBE_BYTES
     while True:
-        tail = data[-probe:].rstrip(_JSON_WS)
-        if tail or probe >= len(data):
+        tail = data[max(start, end - probe) : end].rstrip(_JSON_WS)
+        if tail or probe >= end - start:
             return tail[-1:]
         probe *= 8
-
-
-def _skip_blank_run(stream: Any) -> int:
-    """Consume the whitespace that follows, in bulk, and return how many newlines it held.
-
-    Line by line, a compressed file of a billion blank lines (a few KB of zstd) would take
-    minutes of Python per gigabyte; this takes one ``lstrip`` per buffer."""
-    newlines = 0
-    while True:
-        chunk = stream.peek(READ_CHUNK_BYTES)[:READ_CHUNK_BYTES]
-        # translate() is several times faster than lstrip() over a set: the common case
-        # of a buffer that is whitespace throughout takes the fast test.
-        all_blank = chunk and not chunk.translate(None, _JSON_WS)
-        blank = len(chunk) if all_blank else len(chunk) - len(chunk.lstrip(_JSON_WS))
-        if blank == 0:
-            return newlines
-        newlines += chunk.count(b"\n", 0, blank)
-        stream.read(blank)
 
 
 def _skip_zero_frames(stream: Any) -> int:
@@ -516,20 +615,10 @@ def _skip_zero_frames(stream: Any) -> int:
         skipped += zeros
 
 
-def _skip_line(stream: Any) -> int:
-    """Discard the rest of an oversize line without holding it; return the bytes skipped."""
-    skipped = 0
-    while True:
-        chunk = stream.readline(READ_CHUNK_BYTES)
-        skipped += len(chunk)
-        if not chunk or chunk.endswith(b"\n"):
-            return skipped
-
-
 def _read_json_document(
-    first_line: bytes, stream: Any, cursor: _Cursor, problems: _FileProblems, limit: int
+    first_line: bytes, reader: _Lines, cursor: _Cursor, problems: _FileProblems, limit: int
 ) -> Iterator[DecodedBatch]:
-    rest = stream.read(limit + 1 - len(first_line))
+    rest = reader.read(limit + 1 - len(first_line))
     document = first_line + rest
     name = cursor.name
     if len(document) > limit:

@@ -27,18 +27,19 @@ class InvalidJson(ValueError):
         self.colno = colno
 
 
-def decode_json_body(data: bytes) -> DecodedBatch:
-    """Decode one OTLP/JSON request (traces, logs or metrics, told apart by key).
+def decode_json_body(data: bytes, start: int = 0, end: int | None = None) -> DecodedBatch:
+    """Decode one OTLP/JSON request (traces, logs or metrics, told apart by key):
+    ``data[start:end]``, read in place (a file's lines are places in the block read).
 
     Raises ``InvalidJson`` for text that is not JSON and ``InputError`` for JSON that is not
     an OTLP request."""
-    return decoded_batch(decode_json_native(data))
+    return decoded_batch(decode_json_native(data, start, end))
 
 
-def decode_json_native(data: bytes) -> Batch:
+def decode_json_native(data: bytes, start: int = 0, end: int | None = None) -> Batch:
     """``decode_json_body`` without building the Python records (the core's ``Batch``)."""
     try:
-        return decode_json(data)
+        return decode_json(data, start, end)
     except JsonSyntaxError as exc:
         raise _invalid(exc) from None
     except ValueError as exc:

@@ -4,6 +4,7 @@ every kind of bad input reported with file and line/offset while the rest is sti
 from __future__ import annotations
 
 import gzip
+import io
 import shutil
 import subprocess
 import sys
@@ -354,3 +355,56 @@ def test_arrays_and_blank_lines_are_told_apart_past_long_whitespace(
     assert problems == []
     assert sources[:2] == [f"{target}:1[0]", f"{target}:1[1]"]
     assert sources[2:] == [f"{target}:{n}" for n in range(3, len(lines) + 1)]
+
+
+@pytest.mark.parametrize("block_bytes", [1, 2, 3, 7, 64, 1000, 1 << 20])
+def test_lines_found_in_blocks_are_readlines_lines(block_bytes: int) -> None:
+    """The JSON reader's lines are places in blocks it reads whole; whatever the block size
+    (lines inside a block, across one or several block ends, at the stream's end without a
+    newline), each is what ``readline`` returns, oversize lines are cut at the same length
+    and the skips land where ``readline``'s would."""
+    from otel_oracles.decode._files import _Lines
+
+    text = b"".join(
+        [
+            b'{"a": 1}\n',
+            b"\n",
+            b"x" * 150 + b"\n",
+            b"  \t\n\n \n",
+            b'  {"b": [1, 2]}\n',
+            b"y" * 40 + b"\n",
+            b"z" * 3,
+        ]
+    )
+    most = 100
+
+    def by_readline() -> list[object]:
+        stream = io.BufferedReader(io.BytesIO(text), 8)
+        seen: list[object] = []
+        while line := stream.readline(most):
+            seen.append(line)
+            if len(line) == most and not line.endswith(b"\n"):
+                rest = stream.readline()
+                seen.append(("skipped", len(rest)))
+        return seen
+
+    def by_blocks() -> list[object]:
+        lines = _Lines(io.BufferedReader(io.BytesIO(text), 8), block_bytes)
+        seen: list[object] = []
+        while True:
+            data, start, end = lines.line(most)
+            if start == end:
+                return seen
+            seen.append(data[start:end])
+            if end - start == most and data[end - 1] != ord("\n"):
+                seen.append(("skipped", lines.skip_line()))
+
+    assert by_blocks() == by_readline()
+
+    # A blank run is consumed up to the next non-blank byte, its newlines counted.
+    lines = _Lines(io.BufferedReader(io.BytesIO(b"{}\n \n\t\n  \n [1]\n{}"), 8), block_bytes)
+    assert lines.line(most)[1:] == (0, 3)
+    assert lines.skip_blank_run() == 3
+    data, start, end = lines.line(most)
+    assert data[start:end] == b"[1]\n"
+    assert lines.read(10) == b"{}"

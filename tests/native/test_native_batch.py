@@ -423,3 +423,25 @@ def test_decoding_lets_other_threads_run() -> None:
     assert decoded and decoded[0] > 1000
     assert during_s > 0.05, "the decode should take long enough to tell"
     assert during / during_s > 0.3 * (solo / solo_s)
+
+
+def test_a_body_is_decoded_in_place_from_its_range_of_a_block() -> None:
+    """``decode_json(block, start, end)`` reads ``block[start:end]`` (a line of a block the
+    file reader read whole) as ``decode_json`` reads that slice; a range outside the block
+    is refused, not read past its end; syntax errors are located within the range."""
+    block = b"{}\n" + _SPAN_WITH_ALL + b"\n" + _LOG
+    start = 3
+    end = start + len(_SPAN_WITH_ALL)
+    (spans, _), (alone, _) = (
+        _native.decode_json(block, start, end).records(),
+        _native.decode_json(_SPAN_WITH_ALL).records(),
+    )
+    assert spans == alone and len(spans) == 1
+    (_, logs) = _native.decode_json(block, end + 1).records()
+    assert len(logs) == 1
+    for bad in [(0, len(block) + 1), (5, 4), (len(block) + 1, None)]:
+        with pytest.raises(ValueError, match="outside the"):
+            _native.decode_json(block, *bad)
+    with pytest.raises(_native.JsonSyntaxError) as raised:
+        _native.decode_json(b'{"a": 1}\n{"b": x}', 9)
+    assert raised.value.args[1:] == (1, 7)

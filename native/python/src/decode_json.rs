@@ -29,12 +29,29 @@ fn to_py(err: JsonError) -> PyErr {
     }
 }
 
-/// Decodes one OTLP/JSON request body. Raises `JsonSyntaxError` for text that is not JSON
-/// and `ValueError` (one line, the reason) for JSON that is not an OTLP request or nests
-/// too deeply.
+/// Decodes one OTLP/JSON request body: `payload[start:end]` (all of it by default). Raises
+/// `JsonSyntaxError` for text that is not JSON and `ValueError` (one line, the reason) for
+/// JSON that is not an OTLP request or nests too deeply, or for a range outside `payload`.
+///
+/// Why a range: the file reader finds a file's lines in large blocks it reads whole, and
+/// hands each line on as its place in the block; a `bytes` of each line was a copy of the
+/// whole file, line by line.
 #[pyfunction]
-fn decode_json(py: Python<'_>, payload: &[u8]) -> PyResult<Batch> {
-    py.detach(|| otlp_json::decode(payload))
+#[pyo3(signature = (payload, start = 0, end = None))]
+fn decode_json(
+    py: Python<'_>,
+    payload: &[u8],
+    start: usize,
+    end: Option<usize>,
+) -> PyResult<Batch> {
+    let end = end.unwrap_or(payload.len());
+    let Some(body) = payload.get(start..end) else {
+        return Err(PyValueError::new_err(format!(
+            "range {start}..{end} is outside the {}-byte payload",
+            payload.len()
+        )));
+    };
+    py.detach(|| otlp_json::decode(body))
         .map(Batch::new)
         .map_err(to_py)
 }
