@@ -689,7 +689,18 @@ fn dropped_count(
     path: &dyn Fn() -> String,
     problems: &mut Problems,
 ) -> u32 {
-    let Some(value) = get2(obj, camel, snake) else {
+    dropped_count_of(get2(obj, camel, snake), camel, path, problems)
+}
+
+/// [`dropped_count`] of the value already found (`None`: absent or `null`), `camel` naming
+/// the field in the problem.
+fn dropped_count_of(
+    value: Option<&J<'_>>,
+    camel: &str,
+    path: &dyn Fn() -> String,
+    problems: &mut Problems,
+) -> u32 {
+    let Some(value) = value else {
         return 0;
     };
     if let Integer::Value(n) = integer(value) {
@@ -710,8 +721,8 @@ fn dropped_count(
 /// A span's `flags` (a `fixed32`): an integer as [`integer`] reads it from 0 to 2^32-1,
 /// absent or `null` = 0; anything else reads as 0 (nothing said about the parent) with a
 /// problem, and the span is kept.
-fn span_flags(obj: &Obj<'_>, path: &dyn Fn() -> String, problems: &mut Problems) -> u32 {
-    let Some(value) = obj.get_some("flags") else {
+fn span_flags(value: Option<&J<'_>>, path: &dyn Fn() -> String, problems: &mut Problems) -> u32 {
+    let Some(value) = value else {
         return 0;
     };
     if let Integer::Value(n) = integer(value) {
@@ -835,6 +846,110 @@ impl SpanAt<'_> {
     }
 }
 
+/// The members of a span object [`span`] reads, each spelling its own key.
+#[derive(Clone, Copy)]
+enum SpanKey {
+    TraceId,
+    SpanId,
+    ParentSpanId,
+    StartTimeUnixNano,
+    EndTimeUnixNano,
+    TraceIdSnake,
+    SpanIdSnake,
+    ParentSpanIdSnake,
+    StartTimeUnixNanoSnake,
+    EndTimeUnixNanoSnake,
+    Name,
+    Kind,
+    Status,
+    Attributes,
+    Events,
+    Links,
+    DroppedAttributesCount,
+    DroppedAttributesCountSnake,
+    DroppedEventsCount,
+    DroppedEventsCountSnake,
+    DroppedLinksCount,
+    DroppedLinksCountSnake,
+    Flags,
+}
+
+impl SpanKey {
+    const COUNT: usize = SpanKey::Flags as usize + 1;
+
+    fn of(key: &str) -> Option<SpanKey> {
+        Some(match key {
+            "traceId" => SpanKey::TraceId,
+            "spanId" => SpanKey::SpanId,
+            "parentSpanId" => SpanKey::ParentSpanId,
+            "startTimeUnixNano" => SpanKey::StartTimeUnixNano,
+            "endTimeUnixNano" => SpanKey::EndTimeUnixNano,
+            "trace_id" => SpanKey::TraceIdSnake,
+            "span_id" => SpanKey::SpanIdSnake,
+            "parent_span_id" => SpanKey::ParentSpanIdSnake,
+            "start_time_unix_nano" => SpanKey::StartTimeUnixNanoSnake,
+            "end_time_unix_nano" => SpanKey::EndTimeUnixNanoSnake,
+            "name" => SpanKey::Name,
+            "kind" => SpanKey::Kind,
+            "status" => SpanKey::Status,
+            "attributes" => SpanKey::Attributes,
+            "events" => SpanKey::Events,
+            "links" => SpanKey::Links,
+            "droppedAttributesCount" => SpanKey::DroppedAttributesCount,
+            "dropped_attributes_count" => SpanKey::DroppedAttributesCountSnake,
+            "droppedEventsCount" => SpanKey::DroppedEventsCount,
+            "dropped_events_count" => SpanKey::DroppedEventsCountSnake,
+            "droppedLinksCount" => SpanKey::DroppedLinksCount,
+            "dropped_links_count" => SpanKey::DroppedLinksCountSnake,
+            "flags" => SpanKey::Flags,
+            _ => return None,
+        })
+    }
+}
+
+/// A span object's members found in one pass over it, by [`SpanKey`].
+///
+/// Why: looked up by name, each of the ~20 fields a span is read for was a scan of its
+/// members comparing keys, two scans for each `dropped*Count` a sender leaves out (most
+/// do); one pass that matches each key once took that off every span. An object's keys are
+/// unique (the tree keeps the last value of a repeated key), so what `Obj::get` finds is
+/// what is kept here.
+struct SpanMembers<'o, 'a> {
+    found: [Option<&'o J<'a>>; SpanKey::COUNT],
+}
+
+impl<'o, 'a> SpanMembers<'o, 'a> {
+    fn of(obj: &'o Obj<'a>) -> Self {
+        let mut found = [None; SpanKey::COUNT];
+        for (key, value) in obj.iter() {
+            if let Some(at) = SpanKey::of(key) {
+                found[at as usize] = Some(value);
+            }
+        }
+        SpanMembers { found }
+    }
+
+    /// As `Obj::contains`.
+    fn has(&self, key: SpanKey) -> bool {
+        self.found[key as usize].is_some()
+    }
+
+    /// As `Obj::get`.
+    fn get(&self, key: SpanKey) -> Option<&'o J<'a>> {
+        self.found[key as usize]
+    }
+
+    /// As `Obj::get_some`: absent and `null` are both `None`.
+    fn get_some(&self, key: SpanKey) -> Option<&'o J<'a>> {
+        self.get(key).filter(|value| !matches!(value, J::Null))
+    }
+
+    /// As [`get2`]: `camel`'s value, else `snake`'s when `camel` is absent or `null`.
+    fn get2(&self, camel: SpanKey, snake: SpanKey) -> Option<&'o J<'a>> {
+        self.get_some(camel).or_else(|| self.get_some(snake))
+    }
+}
+
 fn span<'a>(
     sp: &J<'a>,
     at: SpanAt<'_>,
@@ -843,43 +958,50 @@ fn span<'a>(
     problems: &mut Problems,
     texts: &mut Interner<'a>,
 ) -> Fallible<Span> {
-    let J::Obj(sp) = sp else {
+    let J::Obj(obj) = sp else {
         return bad(format!("expected a span object, got {}", show(sp)));
     };
-    let keys = if sp.contains("traceId") {
+    let sp = SpanMembers::of(obj);
+    // The ids and times are all camelCase or all snake_case, as `traceId` says.
+    let ids = if sp.has(SpanKey::TraceId) {
         [
-            "traceId",
-            "spanId",
-            "parentSpanId",
-            "startTimeUnixNano",
-            "endTimeUnixNano",
+            SpanKey::TraceId,
+            SpanKey::SpanId,
+            SpanKey::ParentSpanId,
+            SpanKey::StartTimeUnixNano,
+            SpanKey::EndTimeUnixNano,
         ]
     } else {
         [
-            "trace_id",
-            "span_id",
-            "parent_span_id",
-            "start_time_unix_nano",
-            "end_time_unix_nano",
+            SpanKey::TraceIdSnake,
+            SpanKey::SpanIdSnake,
+            SpanKey::ParentSpanIdSnake,
+            SpanKey::StartTimeUnixNanoSnake,
+            SpanKey::EndTimeUnixNanoSnake,
         ]
     };
-    let trace_id = id::<16>(sp.get(keys[0]), "traceId", false)?.unwrap_or_default();
-    let span_id = id::<8>(sp.get(keys[1]), "spanId", false)?.unwrap_or_default();
-    let parent = match sp.get(keys[2]) {
+    let trace_id = id::<16>(sp.get(ids[0]), "traceId", false)?.unwrap_or_default();
+    let span_id = id::<8>(sp.get(ids[1]), "spanId", false)?.unwrap_or_default();
+    let parent = match sp.get(ids[2]) {
         Some(p) if truthy(p) => id::<8>(Some(p), "parentSpanId", true)?,
         _ => None,
     };
-    let name = match sp.get("name") {
+    let name = match sp.get(SpanKey::Name) {
         None => String::new(),
         Some(J::Str(s)) => s.to_string(),
         Some(other) => return bad(format!("name must be a string, got {}", show(other))),
     };
-    let kind = enum_value(sp.get("kind"), &SPAN_KINDS, &|| at.path(".kind"), problems);
-    let start_ns = nanos(sp.get(keys[3]), "startTimeUnixNano")?;
-    let end_ns = nanos(sp.get(keys[4]), "endTimeUnixNano")?;
+    let kind = enum_value(
+        sp.get(SpanKey::Kind),
+        &SPAN_KINDS,
+        &|| at.path(".kind"),
+        problems,
+    );
+    let start_ns = nanos(sp.get(ids[3]), "startTimeUnixNano")?;
+    let end_ns = nanos(sp.get(ids[4]), "endTimeUnixNano")?;
     let mut status_code = 0;
     let mut status_message = String::new();
-    match sp.get("status") {
+    match sp.get(SpanKey::Status) {
         Some(status) if truthy(status) => match status {
             J::Obj(status) => {
                 status_code = enum_value(
@@ -900,7 +1022,7 @@ fn span<'a>(
         },
         _ => {}
     }
-    let span_attributes = match sp.get("attributes") {
+    let span_attributes = match sp.get(SpanKey::Attributes) {
         Some(J::Arr(list)) if !list.is_empty() => {
             attributes(list, &|| at.path(""), problems, texts)
         }
@@ -914,26 +1036,37 @@ fn span<'a>(
         }
         _ => Vec::new(),
     };
-    let events = match sp.get("events") {
+    let events = match sp.get(SpanKey::Events) {
         Some(events) if truthy(events) => span_events(events, at, problems, texts),
         _ => Vec::new(),
     };
-    let links = match sp.get("links") {
+    let links = match sp.get(SpanKey::Links) {
         Some(links) if truthy(links) => span_links(links, at, problems, texts),
         _ => Vec::new(),
     };
     let span_path = || at.path("");
-    let dropped = |camel: &str, snake: &str, problems: &mut Problems| {
-        dropped_count(sp, camel, snake, &span_path, problems)
+    let dropped = |camel: SpanKey, snake: SpanKey, name: &str, problems: &mut Problems| {
+        dropped_count_of(sp.get2(camel, snake), name, &span_path, problems)
     };
     let dropped_attributes_count = dropped(
+        SpanKey::DroppedAttributesCount,
+        SpanKey::DroppedAttributesCountSnake,
         "droppedAttributesCount",
-        "dropped_attributes_count",
         problems,
     );
-    let dropped_events_count = dropped("droppedEventsCount", "dropped_events_count", problems);
-    let dropped_links_count = dropped("droppedLinksCount", "dropped_links_count", problems);
-    let flags = span_flags(sp, &span_path, problems);
+    let dropped_events_count = dropped(
+        SpanKey::DroppedEventsCount,
+        SpanKey::DroppedEventsCountSnake,
+        "droppedEventsCount",
+        problems,
+    );
+    let dropped_links_count = dropped(
+        SpanKey::DroppedLinksCount,
+        SpanKey::DroppedLinksCountSnake,
+        "droppedLinksCount",
+        problems,
+    );
+    let flags = span_flags(sp.get_some(SpanKey::Flags), &span_path, problems);
     Ok(Span {
         trace_id,
         span_id,
