@@ -15,6 +15,7 @@ import pytest
 from otel_oracles._native import Drafter, FieldReader
 from otel_oracles.mapping import _mapper, load_conventions
 from otel_oracles.mapping._compile import output_messages, run_limit
+from otel_oracles.mapping._loader import ToolKinds
 from otel_oracles.mapping.parsers.scalars import parse_int, parse_string
 from otel_oracles.model.span import EventRecord, SpanRecord, StatusCode
 from otel_oracles.model.step import SpanRef, Step, StepKind
@@ -401,3 +402,35 @@ def test_build_steps_numbers_drafts_and_their_follows_and_reads_tool_kinds() -> 
         _mapper._STEPS.build_steps(
             [_mapper.Draft(kind="no_such_kind", span=None, rule=rule)], "t" * 32, {}
         )
+
+
+def test_steps_of_one_shape_and_one_tool_name_stay_apart() -> None:
+    """Steps of one kind, status and convention are each made from the shape's template
+    copied, and a tool name's kind is remembered per name, served name, rule and the rules'
+    own tools, so no step takes another's values or kind."""
+    rules = iter(load_conventions().compiled().rules)
+    rule, other_rule = next(rules), next(rules)
+    name = "".join(["fs", "_tool"])  # one object for every draft below
+
+    def call(served: str | None = None, on: Any = rule) -> Any:
+        draft = _mapper.Draft(kind="tool_call", span=_span({}), rule=on, status="ok")
+        draft.fields.update(tool=name, arguments={"cmd": "pwd", "path": "a.py"})
+        if served is not None:
+            draft.attributes["mcp_tool"] = served
+        return draft
+
+    first, second, served, own = _mapper._STEPS.build_steps(
+        [call(), call(), call("run_command"), call(on=other_rule)], "t" * 32, {}
+    )
+    assert vars(first) is not vars(second) and vars(first) == {**vars(second), "index": 0}
+    assert first.attributes is not second.attributes
+    assert [s.kind for s in (first, second, served, own)] == [
+        StepKind.TOOL_CALL,
+        StepKind.TOOL_CALL,
+        StepKind.COMMAND,
+        StepKind.TOOL_CALL,
+    ]
+    edits = ToolKinds(file_edit=frozenset({name}), command=frozenset())
+    tool_kinds = {(other_rule.file, other_rule.rule_id): edits}
+    plain, edit = _mapper._STEPS.build_steps([call(), call(on=other_rule)], "t" * 32, tool_kinds)
+    assert (plain.kind, edit.kind, edit.path) == (StepKind.TOOL_CALL, StepKind.FILE_EDIT, "a.py")

@@ -35,6 +35,7 @@ use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyInt, PyList, PySet, PyString, PyTuple, PyType};
+use std::sync::{Mutex, PoisonError};
 
 /// What a tool call's kind is read with: `(tool_class, normalize_path, path keys, content
 /// keys, command keys)`.
@@ -53,6 +54,10 @@ pub struct StepBuilder {
     /// `Step`'s fields with their defaults, in declared order (`Record._template`; the one
     /// default factory, `attributes`, is always given here).
     template: Py<PyDict>,
+    /// `template` with a kind, status and convention set, per shape (`shape`).
+    shapes: Mutex<Vec<([usize; 3], Py<PyDict>)>>,
+    /// Tool call kinds remembered per exact names, rule and `tool_kinds` (`tool_kind`).
+    tools_seen: Mutex<Vec<Option<ToolSeen>>>,
     /// Draft field name -> the exact type its value must have, or `None` for any value.
     field_types: Py<PyDict>,
     /// The same, as a list found by the name's identity first (the drafts' field names are
@@ -76,6 +81,9 @@ pub struct StepBuilder {
     content_keys: Vec<Py<PyString>>,
     command_keys: Vec<Py<PyString>>,
 }
+
+/// Most step shapes (kind, status, convention) whose templates `StepBuilder` keeps.
+const MAX_SHAPES: usize = 256;
 
 /// Slots of [`FieldSlots`] (a power of two, at least twice the step's field count).
 const FIELD_SLOTS: usize = 128;
@@ -245,11 +253,59 @@ impl StepBuilder {
         self.field_types.bind(py).get_item(name)
     }
 
-    /// `values` (the defaults' copy) with every draft field whose value is not `None`,
+    /// `values` (a template's copy) with every draft field whose value is not `None`,
     /// except `arguments` (the caller's); `false`, with `values` left part-filled, as soon as
     /// a field's value is not exactly of its field's type (or `None`), or a field is no
     /// step field: validation then decides the step.
+    ///
+    /// The drafts' field names are the very `str` objects of `field_list`, so the walk
+    /// borrows the dict's items (`PyDict_Next`) and compares types by address, running no
+    /// Python code; a name found only by value sends the whole walk through
+    /// `set_draft_fields_any`, which reads the dict as any mapping's items are read.
     fn set_draft_fields(
+        &self,
+        fields: &Bound<'_, PyDict>,
+        values: &Bound<'_, PyDict>,
+    ) -> PyResult<bool> {
+        let py = fields.py();
+        let arguments_key = intern!(py, "arguments").as_ptr();
+        // SAFETY: `Py_None` is the address of the `None` singleton.
+        let none = unsafe { ffi::Py_None() };
+        let mut pos: ffi::Py_ssize_t = 0;
+        let mut name: *mut ffi::PyObject = std::ptr::null_mut();
+        let mut value: *mut ffi::PyObject = std::ptr::null_mut();
+        // SAFETY: `fields` is a live dict; the references `PyDict_Next` lends stay valid while
+        // the dict is not changed, and nothing in the loop runs Python code: a name is one of
+        // `field_list`'s exact `str`s (found by address), a type is compared by address, and
+        // `PyDict_SetItem` with such a name replaces the template's `None` (`new` checks
+        // every draft field's default is `None`), taking its own reference to the value.
+        while unsafe { ffi::PyDict_Next(fields.as_ptr(), &mut pos, &mut name, &mut value) } != 0 {
+            let Some(index) = self.field_slots.find(name as usize) else {
+                return self.set_draft_fields_any(fields, values);
+            };
+            if value == none {
+                continue;
+            }
+            let expected = self.field_list[index].1.as_ptr();
+            // SAFETY: `value` is a live object (above).
+            if expected != none
+                && unsafe { ffi::Py_TYPE(value) }.cast::<ffi::PyObject>() != expected
+            {
+                return Ok(false);
+            }
+            // SAFETY: as above.
+            if name != arguments_key
+                && unsafe { ffi::PyDict_SetItem(values.as_ptr(), name, value) } < 0
+            {
+                return Err(PyErr::fetch(py));
+            }
+        }
+        Ok(true)
+    }
+
+    /// `set_draft_fields` for a draft whose field names are not all `field_list`'s own
+    /// objects: each name looked up by value (`field_types`), its value's type compared.
+    fn set_draft_fields_any(
         &self,
         fields: &Bound<'_, PyDict>,
         values: &Bound<'_, PyDict>,
@@ -270,6 +326,41 @@ impl StepBuilder {
             }
         }
         Ok(true)
+    }
+
+    /// A copy of the template of a step of this `kind`, `status` and `convention`: `Step`'s
+    /// defaults with those three set, made once per shape (a run's steps have a few dozen)
+    /// so each step's `dict` takes three values fewer one by one. Shapes are remembered by
+    /// the three objects' addresses, which cannot be reused while the remembered template
+    /// holds them; past `MAX_SHAPES` a shape is made for the step alone.
+    fn shape<'py>(
+        &self,
+        kind: &Bound<'py, PyAny>,
+        status: &Bound<'py, PyAny>,
+        convention: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let py = kind.py();
+        let key = [kind.as_ptr(), status.as_ptr(), convention.as_ptr()].map(|p| p as usize);
+        let known = {
+            let shapes = self.shapes.lock().unwrap_or_else(PoisonError::into_inner);
+            shapes
+                .iter()
+                .find(|(shape, _)| *shape == key)
+                .map(|(_, template)| template.clone_ref(py))
+        };
+        if let Some(template) = known {
+            return template.bind(py).copy();
+        }
+        let template = self.template.bind(py).copy()?;
+        dict_set(&template, intern!(py, "kind"), kind)?;
+        dict_set(&template, intern!(py, "status"), status)?;
+        dict_set(&template, intern!(py, "convention"), convention)?;
+        let mut shapes = self.shapes.lock().unwrap_or_else(PoisonError::into_inner);
+        if shapes.len() < MAX_SHAPES && !shapes.iter().any(|(shape, _)| *shape == key) {
+            shapes.push((key, template.clone().unbind()));
+        }
+        drop(shapes);
+        template.copy()
     }
 
     /// The step's `source`: `SpanRef(trace_id, span_id)`, trusted for two exact `str`s.
@@ -364,6 +455,8 @@ impl StepBuilder {
             step: step.unbind(),
             span_ref: span_ref.unbind(),
             template: template.unbind(),
+            shapes: Mutex::new(Vec::new()),
+            tools_seen: Mutex::new((0..TOOL_SLOTS).map(|_| None).collect()),
             field_types: field_types.unbind(),
             field_list,
             field_slots,
@@ -485,12 +578,13 @@ impl StepBuilder {
             names.sort()?;
             names.to_tuple()
         };
-        // The defaults' copy, then only the values that differ from their default: every
+        // The shape's template (the defaults with this kind, status and convention) copied,
+        // then only the values that differ from their default: every
         // draft field and `arguments`, `arguments_raw`, the times, `path`, `content`,
         // `command` and `source` default to `None`, `synthesized` to `False`, `redacted` to
         // the empty tuple (one object, `PyTuple::empty`'s), so a value identical to its
         // default is already in place. The draft's fields are checked as they are set.
-        let values = self.template.bind(py).copy()?;
+        let values = self.shape(kind, status, convention)?;
         let well_typed = times_typed
             && (arguments_raw.is_none() || arguments_raw.is_exact_instance_of::<PyString>())
             && self.set_draft_fields(fields, &values)?;
@@ -519,9 +613,6 @@ impl StepBuilder {
         }
         let arguments_key = intern!(py, "arguments");
         dict_set(&values, intern!(py, "index"), index)?;
-        dict_set(&values, intern!(py, "kind"), kind)?;
-        dict_set(&values, intern!(py, "status"), status)?;
-        dict_set(&values, intern!(py, "convention"), convention)?;
         dict_set(&values, intern!(py, "attributes"), &attributes.copy()?)?;
         for (name, value) in [
             (arguments_key, arguments),
@@ -613,6 +704,13 @@ impl StepBuilder {
 
     /// A tool call's kind: `tool_class(tool, served, own)`, with `served` the name the MCP
     /// server ran it under (`attributes["mcp_tool"]`) and `own` its rule's own tools.
+    ///
+    /// For exact `str` names the kind is remembered in `tools_seen` by the addresses of the
+    /// name, the served name, the rule and `tool_kinds` (names of up to 64 bytes are one
+    /// object per body, so a body's calls of a tool share one entry): `tool_class` is pure
+    /// and a compiled set's rules and `tool_kinds` are not changed once compiled, so the
+    /// same four objects give the same kind, and the entry holds them so that no other
+    /// object takes their addresses while it is remembered.
     fn tool_kind<'py>(
         &self,
         fields: &Bound<'py, PyDict>,
@@ -628,26 +726,78 @@ impl StepBuilder {
         let served = attributes
             .get_item(intern!(py, "mcp_tool"))?
             .unwrap_or(none.clone());
+        let exact = tool.is_exact_instance_of::<PyString>()
+            && (served.is_none() || served.is_exact_instance_of::<PyString>());
+        let held = [&tool, &served, rule, tool_kinds.as_any()];
+        let key = held.map(|object| object.as_ptr() as usize);
+        let slot = ToolSeen::slot(&key);
+        if exact {
+            let seen = self
+                .tools_seen
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            if let Some(entry) = seen[slot].as_ref().filter(|entry| entry.key == key) {
+                return Ok(entry.kind.bind(py).clone());
+            }
+        }
         let own = if tool_kinds.is_empty() {
-            none
+            none.clone()
         } else {
-            let key = PyTuple::new(
+            let file_and_id = PyTuple::new(
                 py,
                 [
                     rule.getattr(intern!(py, "file"))?,
                     rule.getattr(intern!(py, "rule_id"))?,
                 ],
             )?;
-            tool_kinds.get_item(key)?.unwrap_or(none)
+            tool_kinds.get_item(file_and_id)?.unwrap_or(none)
         };
-        let exact = tool.is_exact_instance_of::<PyString>()
-            && (served.is_none() || served.is_exact_instance_of::<PyString>());
         let class = if exact {
             &self.tool_class
         } else {
             &self.tool_class_any
         };
-        class.bind(py).call1((tool, served, own))
+        let kind = class.bind(py).call1((&tool, &served, own))?;
+        if exact {
+            let entry = ToolSeen {
+                key,
+                _held: held.map(|object| object.clone().unbind()),
+                kind: kind.clone().unbind(),
+            };
+            let replaced = {
+                let mut seen = self
+                    .tools_seen
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                seen[slot].replace(entry)
+            };
+            // Released outside the lock: the last reference to a rule may run its finalizer.
+            drop(replaced);
+        }
+        Ok(kind)
+    }
+}
+
+/// Slots of `StepBuilder::tools_seen` (a power of two).
+const TOOL_SLOTS: usize = 512;
+
+/// A remembered tool call kind (`StepBuilder::tool_kind`).
+struct ToolSeen {
+    /// The addresses of the tool name, the served name, the rule and `tool_kinds`.
+    key: [usize; 4],
+    /// Those four objects, held so that no other object takes their addresses.
+    _held: [Py<PyAny>; 4],
+    kind: Py<PyAny>,
+}
+
+impl ToolSeen {
+    /// The slot of a key: the addresses mixed (objects are 16-byte aligned: the low bits
+    /// carry nothing), a collision replacing the slot's entry.
+    fn slot(key: &[usize; 4]) -> usize {
+        let mixed = key.iter().fold(0usize, |acc, address| {
+            (acc ^ (address >> 4)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        });
+        mixed >> (usize::BITS - TOOL_SLOTS.trailing_zeros())
     }
 }
 
