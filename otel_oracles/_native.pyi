@@ -860,6 +860,18 @@ def probe_gaps(
     (``native/python/src/evidence/probes.rs``). ``probe``: ``arguments``, ``result``,
     ``outcomes``, ``inputs``, ``tokens`` or ``file_edits`` (else ``ValueError``)."""
 
+def probe_gaps_of(
+    asks: Sequence[tuple[str, str | None]],
+    steps: Sequence[Step],
+    /,
+    matches: Callable[[str, str, bool], bool] | None = None,
+    answering: frozenset[int] | None = None,
+    kind: StepKind | None = None,
+) -> list[tuple[int, list[Step]]]:
+    """``probe_gaps(probe, steps, scope, matches, answering, kind)`` of every ``(probe,
+    scope)`` of ``asks``, in their order, found in one walk over ``steps``
+    (``native/python/src/evidence/probes.rs``)."""
+
 class StepView:
     """A trajectory's steps sorted by kind, and the fields the per-trajectory facts read,
     in one pass (``native/python/src/evidence/view.rs``; ``evidence.StepGroups``)."""

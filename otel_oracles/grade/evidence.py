@@ -23,6 +23,7 @@ probes and the oracles must agree on what "captured" means.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import weakref
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from otel_oracles import safe_regex
-from otel_oracles._native import StepView, probe_gaps
+from otel_oracles._native import StepView, probe_gaps, probe_gaps_of
 from otel_oracles._native import is_placeholder as native_is_placeholder
 from otel_oracles.model.step import (
     TOOLISH_KINDS,
@@ -277,6 +278,10 @@ class Evidence:
         lacking = self._lacking
         if names in lacking:
             return lacking[names]
+        if len(names) > 1:
+            plan = _call_plan(names)
+            if plan is not None:
+                _probe_calls_together(self, plan)
         probed = self.probed
         found = lacking[names] = tuple(
             (name, message) for name in names if (message := probed(name))
@@ -968,36 +973,110 @@ def _matches(tool: str | None, scope: str | None) -> bool:
     return scope is None or (tool is not None and tool_matches(scope, tool, True))
 
 
-def _scoped_gaps(
-    ev: Evidence, probe: str, scope: str | None, answering: frozenset[int] | None = None
-) -> tuple[int, list[Step]]:
-    """``(read, gaps)``: how many tool calls the evidence name's scope covers (``_matches``:
-    every call without a scope) and those of them lacking what ``probe`` asks for, found by
-    the core in one pass (``_native.probe_gaps``, ``native/python/src/evidence/probes.rs``):
-    the conditions are the probes' own, read there in the order they are written down in
-    its ``Probe`` cases; the messages are worded here."""
-    found: tuple[int, list[Step]] = probe_gaps(
-        probe, ev.groups.calls, scope, tool_matches, answering
-    )
-    return found
+CallWording = Callable[[int, list[Step]], str | None]
+"""``words(read, gaps)``: a tool-call probe's message for the calls its scope covers
+(``read`` of them) and those lacking what it asks for, or ``None`` when none does."""
 
 
-def _tool_field(field: str, label: str) -> Probe:
-    """The probe of a tool call's ``arguments`` or ``result``. AgentBench steps are taken as
-    written (their fields are what was recorded). Arguments captured as non-JSON text (a
-    repr, ``arguments_raw``, not flagged as not captured nor a placeholder) are evidence of
-    a kind: only a missing dict *and* missing raw text is absence. A failed call has no
-    result by nature: its failure is the evidence."""
+def _field_words(label: str) -> CallWording:
+    """The message of the probe of a tool call's ``arguments`` or ``result``. AgentBench
+    steps are taken as written (their fields are what was recorded). Arguments captured as
+    non-JSON text (a repr, ``arguments_raw``, not flagged as not captured nor a
+    placeholder) are evidence of a kind: only a missing dict *and* missing raw text is
+    absence. A failed call has no result by nature: its failure is the evidence."""
 
-    def probe(ev: Evidence, scope: str | None) -> str | None:
-        read, gaps = _scoped_gaps(ev, field, scope)
+    def words(read: int, gaps: list[Step]) -> str | None:
         if gaps:
             return f"{label} not captured for {len(gaps)} of {read} tool call(s): " + list_steps(
                 gaps
             )
         return None
 
+    return words
+
+
+def _call_probe(base: str) -> Probe:
+    """The probe of the tool-call evidence name ``base`` (``CALL_PROBES``) asked alone."""
+
+    def probe(ev: Evidence, scope: str | None) -> str | None:
+        return _probe_calls(ev, ((base, scope),))[0]
+
     return probe
+
+
+def _probe_calls(ev: Evidence, asks: Sequence[tuple[str, str | None]]) -> list[str | None]:
+    """What each tool-call probe of ``asks`` (``(base, scope)``: ``tool_arguments``,
+    ``tool_results``, ``tool_outcomes``, ``tool_inputs``, each scoped or not) says is
+    missing, in their order. The calls each covers (``_matches``: every call without a
+    scope) and those of them lacking what it asks for are found by the core in one walk
+    over the calls for all of them (``_native.probe_gaps_of``,
+    ``native/python/src/evidence/probes.rs``): the conditions are the probes' own, read there
+    in the order they are written down in its ``Probe`` cases; the messages are worded
+    here (``CALL_PROBES``). The final-answer calls (``answering``) are worked out only when
+    ``tool_outcomes`` is asked, the one probe that sets them aside."""
+    answering = ev.answering() if any(base == "tool_outcomes" for base, _ in asks) else None
+    found: list[tuple[int, list[Step]]] = probe_gaps_of(
+        [(CALL_PROBES[base][0], scope) for base, scope in asks],
+        ev.groups.calls,
+        tool_matches,
+        answering,
+    )
+    return [
+        CALL_PROBES[base][1](read, gaps)
+        for (base, _), (read, gaps) in zip(asks, found, strict=True)
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class _CallPlan:
+    """The tool-call evidence names (``CALL_PROBES``) of an evidence-name tuple, when it
+    holds several (``_call_plan``): what ``_probe_calls_together`` hands the core."""
+
+    names: tuple[str, ...]
+    asks: tuple[tuple[str, str | None], ...]
+    """``(core probe, scope)`` of each name, in the same order."""
+    words: tuple[CallWording, ...]
+    outcomes: bool
+    """Whether ``tool_outcomes`` is among them (the one probe reading the answering calls)."""
+
+
+@functools.lru_cache(maxsize=1024)
+def _call_plan(names: tuple[str, ...]) -> _CallPlan | None:
+    """The ``_CallPlan`` of ``names`` (a compiled check's or contract's evidence names), or
+    ``None`` when fewer than two of them are tool-call names: made once per tuple, not per
+    trajectory (the tuples are the loaded contracts')."""
+    picked = [(name, *split_name(name)) for name in names if split_name(name)[0] in CALL_PROBES]
+    if len(picked) < 2:
+        return None
+    return _CallPlan(
+        tuple(name for name, _, _ in picked),
+        tuple((CALL_PROBES[base][0], scope) for _, base, scope in picked),
+        tuple(CALL_PROBES[base][1] for _, base, _ in picked),
+        any(base == "tool_outcomes" for _, base, _ in picked),
+    )
+
+
+def _probe_calls_together(ev: Evidence, plan: _CallPlan) -> None:
+    """Probe ``plan``'s tool-call names in one walk over the calls
+    (``_native.probe_gaps_of``), unless one of them was probed already (each is then probed
+    alone, as asked): a contract asks a few of them (``tool_arguments``, ``tool_outcomes``,
+    scoped ones), each a walk over the same calls when probed alone. Their messages are
+    kept as ``Evidence.probed`` keeps each. When the walk raises, nothing is kept: each name
+    is then probed alone and raises its own error, or answers, as it would have had it been
+    asked alone."""
+    probed = ev._probed
+    for name in plan.names:
+        if name in probed:
+            return
+    try:
+        answering = ev.answering() if plan.outcomes else None
+        found: list[tuple[int, list[Step]]] = probe_gaps_of(
+            plan.asks, ev.groups.calls, tool_matches, answering
+        )
+    except Exception:  # noqa: BLE001 - each name is probed alone, raising its own error
+        return
+    for name, words, (read, gaps) in zip(plan.names, plan.words, found, strict=True):
+        probed[name] = words(read, gaps)
 
 
 def _generation_field(field: str, label: str) -> Probe:
@@ -1234,7 +1313,7 @@ def tool_responses(step: Step) -> list[Any]:
     return out
 
 
-def _tool_outcomes(ev: Evidence, scope: str | None) -> str | None:
+def _outcomes_words(read: int, gaps: list[Step]) -> str | None:
     """Whether each call succeeded is known from a tool span's status; a call seen only in
     messages (synthesized), or a tool span whose instrumentation never marks a failure (its
     convention reads failures from the result: status ``unset``), shows its outcome only in
@@ -1245,7 +1324,6 @@ def _tool_outcomes(ev: Evidence, scope: str | None) -> str | None:
     request, and no check needs its outcome."""
     # A gap: status ``unset``, no final-answer call, the result absent or its convention's
     # ``outcome_unknown`` set, and neither an error type, an error message nor documents.
-    _, gaps = _scoped_gaps(ev, "outcomes", scope, ev.answering())
     if gaps:
         undeclared = sorted({str(v) for s in gaps if (v := s.attributes.get("outcome_undeclared"))})
         if undeclared:
@@ -1276,10 +1354,9 @@ def _file_edits(ev: Evidence, scope: str | None) -> str | None:
     return None
 
 
-def _tool_inputs(ev: Evidence, scope: str | None) -> str | None:
+def _inputs_words(read: int, gaps: list[Step]) -> str | None:
     """What each trace-derived tool call was asked to do: arguments (parsed, or raw text as
     ``tool_arguments`` takes it), or the command / path the mapping extracted."""
-    _, gaps = _scoped_gaps(ev, "inputs", scope)
     if gaps:
         return f"tool inputs (arguments) not captured for {len(gaps)} call(s): " + list_steps(gaps)
     return None
@@ -1401,14 +1478,14 @@ def _attribute(ev: Evidence, scope: str | None) -> str | None:
 PROBES: dict[str, Probe] = {
     "steps": _steps_present,
     "tool_names": _tool_names,
-    "tool_arguments": _tool_field("arguments", "tool arguments"),
-    "tool_results": _tool_field("result", "tool results"),
-    "tool_outcomes": _tool_outcomes,
+    "tool_arguments": _call_probe("tool_arguments"),
+    "tool_results": _call_probe("tool_results"),
+    "tool_outcomes": _call_probe("tool_outcomes"),
     "input_messages": _generation_field("input_messages", "input messages"),
     "output_messages": _generation_field("output_messages", "output messages"),
     "token_usage": _token_usage,
     "file_edits": _file_edits,
-    "tool_inputs": _tool_inputs,
+    "tool_inputs": _call_probe("tool_inputs"),
     "final_output": _final_output,
     "retrieval_documents": _retrieval_documents,
     "agents": _agents,
@@ -1416,6 +1493,16 @@ PROBES: dict[str, Probe] = {
     "attribute": _attribute,
 }
 """Evidence name -> probe. ``otel-oracles schema`` and the docs list these names."""
+
+CALL_PROBES: dict[str, tuple[str, CallWording]] = {
+    "tool_arguments": ("arguments", _field_words("tool arguments")),
+    "tool_results": ("result", _field_words("tool results")),
+    "tool_outcomes": ("outcomes", _outcomes_words),
+    "tool_inputs": ("inputs", _inputs_words),
+}
+"""The evidence names probed over the tool calls, each with its core probe
+(``_native.probe_gaps_of``) and how its message is worded: probed together when a
+contract asks several (``_probe_calls_together``)."""
 
 EVIDENCE_DESCRIPTIONS: dict[str, str] = {
     "steps": "the trace mapped to at least one step",

@@ -18,8 +18,14 @@ from typing import Any
 
 import pytest
 
-from otel_oracles._native import probe_gaps
-from otel_oracles.grade.evidence import Evidence, absent, group_steps, is_placeholder
+from otel_oracles._native import probe_gaps, probe_gaps_of
+from otel_oracles.grade.evidence import (
+    CALL_PROBES,
+    Evidence,
+    absent,
+    group_steps,
+    is_placeholder,
+)
 from otel_oracles.model.step import Step, StepKind, Trajectory
 from otel_oracles.model.tool_name import tool_matches
 
@@ -166,6 +172,80 @@ def test_the_core_finds_the_steps_the_python_probes_found() -> None:
         assert hits > 300, f"random runs must lack {probe} often enough to test it"
 
 
+def test_probes_asked_together_find_what_each_finds_alone() -> None:
+    """``probe_gaps_of`` (one walk for several probes) answers each ``(probe, scope)`` as
+    ``probe_gaps`` answers it alone, in the order asked; ``Evidence.lacking`` of several
+    tool-call names (probed together) words the messages each name's own probe words."""
+    rng = random.Random(2611)
+    asks = [
+        (probe, scope)
+        for probe in ("arguments", "result", "outcomes", "inputs")
+        for scope in (None, "run_command", "search_*")
+    ]
+    names = tuple(
+        sorted(
+            f"{base}:{scope}" if scope else base
+            for base in CALL_PROBES
+            for scope in (None, "run_command", "search_*")
+        )
+    )
+    lacked = 0
+    for _ in range(1_500):
+        steps = _random_steps(rng)
+        calls = group_steps(steps).calls
+        answering = frozenset(id(s) for s in calls if rng.random() < 0.2)
+        chosen = rng.sample(asks, rng.randint(1, len(asks)))
+        together = probe_gaps_of(chosen, calls, tool_matches, answering)
+        assert len(together) == len(chosen)
+        for (probe, scope), (read, gaps) in zip(chosen, together, strict=True):
+            alone_read, alone = probe_gaps(probe, calls, scope, tool_matches, answering)
+            assert read == alone_read
+            assert _same(gaps, alone)
+        # Messages name each step by its kind's value: kinds as members here.
+        trajectory = Trajectory(
+            steps=[Step.from_normalized({**vars(s), "kind": StepKind(s.kind)}) for s in steps]
+        )
+        asked = tuple(sorted(rng.sample(names, rng.randint(2, len(names)))))
+        found = Evidence(trajectory).lacking(asked)
+        alone_found = [(n, m) for n in asked if (m := Evidence(trajectory).probed(n))]
+        assert list(found) == alone_found
+        lacked += bool(found)
+    assert lacked > 300, "random runs must lack tool-call evidence often enough to test it"
+
+
+class _Unreadable(dict[str, Any]):
+    """Attributes whose ``get`` fails: the outcome probe (which finds the final-answer
+    calls, reading ``delivers_answer``, and reads ``outcome_unknown`` of a call with status
+    ``unset`` and no result) raises on them; the argument and result probes read none."""
+
+    def get(self, key: str, default: Any = None) -> Any:
+        raise LookupError(f"unreadable attribute {key!r}")
+
+
+def test_a_probe_that_raises_leaves_the_names_asked_with_it_answered() -> None:
+    """A contract's tool-call names are probed in one walk; when one of them raises, the
+    error is that probe's own, and the names asked with it answer as if asked alone."""
+    steps = [
+        Step.from_normalized(
+            {
+                "index": 0,
+                "kind": StepKind.TOOL_CALL,
+                "tool": "search_docs",
+                "status": "unset",
+                "attributes": _Unreadable(),
+            }
+        )
+    ]
+    ev = Evidence(Trajectory(steps=steps))
+    with pytest.raises(LookupError, match="unreadable attribute"):
+        ev.lacking(("tool_arguments", "tool_outcomes"))
+    named = "for 1 of 1 tool call(s): step 0 (search_docs)"
+    assert ev.lacking(("tool_arguments", "tool_results")) == (
+        ("tool_arguments", f"tool arguments not captured {named}"),
+        ("tool_results", f"tool results not captured {named}"),
+    )
+
+
 def test_a_probe_finds_the_gap_a_message_names() -> None:
     """The probes word the core's steps as before: a call without arguments is named, one
     whose arguments were kept as raw text is not, and a scope counts only its calls."""
@@ -211,3 +291,7 @@ def test_an_unknown_probe_or_a_scope_without_its_matcher_is_refused() -> None:
         probe_gaps("arguments", [], "run_*")
     with pytest.raises(ValueError, match="kind"):
         probe_gaps("file_edits", [])
+    with pytest.raises(ValueError, match="no probe"):
+        probe_gaps_of([("arguments", None), ("nothing", None)], [])
+    with pytest.raises(ValueError, match="scope"):
+        probe_gaps_of([("arguments", None), ("result", "run_*")], [])

@@ -152,6 +152,107 @@ fn lacks<'py>(
     }
 }
 
+/// One probe asked of a walk over steps: what it asks of each step, and the tool-name glob
+/// narrowing the steps it reads (with the tool names it was asked about, each once).
+struct Ask<'py> {
+    probe: Probe,
+    scope: Option<(Bound<'py, PyString>, Bound<'py, PyDict>)>,
+    read: usize,
+    gaps: Bound<'py, PyList>,
+}
+
+/// Whether `ask`'s scope names `tool` (`matches(scope, tool, True)`, asked once per distinct
+/// tool name and scope); an unscoped ask reads every step, a scoped one none without a tool.
+fn in_scope<'py>(
+    ask: &Ask<'py>,
+    tool: &Bound<'py, PyAny>,
+    matches: Option<&Bound<'py, PyAny>>,
+) -> PyResult<bool> {
+    let Some((scope, named)) = &ask.scope else {
+        return Ok(true);
+    };
+    if tool.is_none() {
+        return Ok(false);
+    }
+    if let Some(hit) = named.get_item(tool)? {
+        return hit.is_truthy();
+    }
+    let matches = matches.ok_or_else(|| PyValueError::new_err("a scope needs matches"))?;
+    let hit = matches.call1((scope, tool, true))?.is_truthy()?;
+    named.set_item(tool, hit)?;
+    Ok(hit)
+}
+
+/// Walks `steps` once for every probe of `asks`, in step order, each step's fields read
+/// from its one `__dict__` (`StepFields`) by the probes that read it. `kind` (the
+/// `file_edit` member) is the kind `file_edits` reads, by identity, else as Python
+/// compares it.
+fn walk<'py>(
+    asks: &mut [Ask<'py>],
+    steps: &Bound<'py, PyAny>,
+    matches: Option<&Bound<'py, PyAny>>,
+    answering: Option<&Bound<'py, PyFrozenSet>>,
+    kind: Option<&Bound<'py, PyAny>>,
+) -> PyResult<()> {
+    let py = steps.py();
+    let scoped = asks.iter().any(|ask| ask.scope.is_some());
+    for step in steps.try_iter()? {
+        let fields = StepFields::new(step?);
+        let tool = if scoped {
+            Some(fields.get(intern!(py, "tool"))?)
+        } else {
+            None
+        };
+        for ask in asks.iter_mut() {
+            if ask.probe == Probe::FileEdits {
+                let kind = kind
+                    .ok_or_else(|| PyValueError::new_err("file_edits needs the kind it reads"))?;
+                let own = fields.get(intern!(py, "kind"))?;
+                if !(own.is(kind) || own.eq(kind)?) {
+                    continue;
+                }
+            }
+            if let Some(tool) = &tool {
+                if !in_scope(ask, tool, matches)? {
+                    continue;
+                }
+            }
+            ask.read += 1;
+            if lacks(ask.probe, &fields, answering)? {
+                ask.gaps.append(&fields.step)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The asks of `(probe, scope)` pairs, refused as `probe_gaps` refuses them.
+fn asks_of<'py>(
+    py: Python<'py>,
+    pairs: &[(String, Option<Bound<'py, PyString>>)],
+    matches: Option<&Bound<'py, PyAny>>,
+    kind: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Vec<Ask<'py>>> {
+    pairs
+        .iter()
+        .map(|(probe, scope)| {
+            let probe = Probe::named(probe)?;
+            if scope.is_some() && matches.is_none() {
+                return Err(PyValueError::new_err("a scope needs matches"));
+            }
+            if probe == Probe::FileEdits && kind.is_none() {
+                return Err(PyValueError::new_err("file_edits needs the kind it reads"));
+            }
+            Ok(Ask {
+                probe,
+                scope: scope.clone().map(|scope| (scope, PyDict::new(py))),
+                read: 0,
+                gaps: PyList::empty(py),
+            })
+        })
+        .collect()
+}
+
 /// `(read, gaps)`: how many of `steps` the probe named `probe` reads, and those of them
 /// that lack what it asks for, in step order. `scope` (a tool-name glob) narrows the steps
 /// to those whose `tool` is set and `matches(scope, tool, True)` (`model.tool_name
@@ -165,58 +266,44 @@ fn lacks<'py>(
 #[pyfunction]
 #[pyo3(signature = (probe, steps, /, scope=None, matches=None, answering=None, kind=None))]
 fn probe_gaps<'py>(
-    probe: &str,
+    probe: String,
     steps: &Bound<'py, PyAny>,
-    scope: Option<&Bound<'py, PyString>>,
+    scope: Option<Bound<'py, PyString>>,
     matches: Option<&Bound<'py, PyAny>>,
     answering: Option<&Bound<'py, PyFrozenSet>>,
     kind: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let py = steps.py();
-    let probe = Probe::named(probe)?;
-    let scoped = match (scope, matches) {
-        (None, _) => None,
-        (Some(scope), Some(matches)) => Some((scope, matches, PyDict::new(py))),
-        (Some(_), None) => return Err(PyValueError::new_err("a scope needs matches")),
-    };
-    if probe == Probe::FileEdits && kind.is_none() {
-        return Err(PyValueError::new_err("file_edits needs the kind it reads"));
-    }
-    let gaps = PyList::empty(py);
-    let mut read = 0usize;
-    for step in steps.try_iter()? {
-        let fields = StepFields::new(step?);
-        if let Some(kind) = kind.filter(|_| probe == Probe::FileEdits) {
-            let own = fields.get(intern!(py, "kind"))?;
-            if !(own.is(kind) || own.eq(kind)?) {
-                continue;
-            }
-        }
-        if let Some((scope, matches, named)) = &scoped {
-            let tool = fields.get(intern!(py, "tool"))?;
-            if tool.is_none() {
-                continue;
-            }
-            let hit = match named.get_item(&tool)? {
-                Some(hit) => hit.is_truthy()?,
-                None => {
-                    let hit = matches.call1((scope, &tool, true))?.is_truthy()?;
-                    named.set_item(&tool, hit)?;
-                    hit
-                }
-            };
-            if !hit {
-                continue;
-            }
-        }
-        read += 1;
-        if lacks(probe, &fields, answering)? {
-            gaps.append(&fields.step)?;
-        }
-    }
-    (read, gaps).into_pyobject(py)
+    let mut asks = asks_of(py, &[(probe, scope)], matches, kind)?;
+    walk(&mut asks, steps, matches, answering, kind)?;
+    let ask = asks.remove(0);
+    (ask.read, ask.gaps).into_pyobject(py)
+}
+
+/// `[(read, gaps), ...]`: `probe_gaps` of every `(probe, scope)` pair of `asks`, in their
+/// order, found in one walk over `steps`: a contract asks several of the tool-call probes
+/// (`tool_arguments`, `tool_outcomes`, `tool_inputs`, scoped ones), each a walk over the
+/// same calls when asked alone.
+#[pyfunction]
+#[pyo3(signature = (asks, steps, /, matches=None, answering=None, kind=None))]
+fn probe_gaps_of<'py>(
+    asks: Vec<(String, Option<Bound<'py, PyString>>)>,
+    steps: &Bound<'py, PyAny>,
+    matches: Option<&Bound<'py, PyAny>>,
+    answering: Option<&Bound<'py, PyFrozenSet>>,
+    kind: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyList>> {
+    let py = steps.py();
+    let mut asks = asks_of(py, &asks, matches, kind)?;
+    walk(&mut asks, steps, matches, answering, kind)?;
+    let found = asks
+        .into_iter()
+        .map(|ask| (ask.read, ask.gaps).into_pyobject(py))
+        .collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, found)
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(probe_gaps, m)?)
+    m.add_function(wrap_pyfunction!(probe_gaps, m)?)?;
+    m.add_function(wrap_pyfunction!(probe_gaps_of, m)?)
 }

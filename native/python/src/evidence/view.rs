@@ -145,13 +145,16 @@ impl StepView {
         let (end_key, status_key) = (intern!(py, "end_ns"), intern!(py, "status"));
         let agent_key = intern!(py, "agent_name");
         let error = intern!(py, "error");
-        let mut calls = Vec::new();
-        let mut generations = Vec::new();
+        // Room for every step in the groups most steps fall in (calls and model calls):
+        // a trajectory's few dozen steps, each pushed without a reallocation.
+        let room = steps.len().unwrap_or(0);
+        let mut calls = Vec::with_capacity(room);
+        let mut generations = Vec::with_capacity(room);
         let mut agents = Vec::new();
         let mut handoffs = Vec::new();
         let mut nameless = Vec::new();
-        let mut call_recs = Vec::new();
-        let mut generation_recs = Vec::new();
+        let mut call_recs = Vec::with_capacity(room);
+        let mut generation_recs = Vec::with_capacity(room);
         let mut agent_recs = Vec::new();
         let mut others = Vec::new();
         let mut tool_spans = false;
