@@ -1027,17 +1027,13 @@ def _probe_calls(ev: Evidence, asks: Sequence[tuple[str, str | None]]) -> list[s
     ]
 
 
-@dataclass(frozen=True, slots=True)
-class _CallPlan:
-    """The tool-call evidence names (``CALL_PROBES``) of an evidence-name tuple, when it
-    holds several (``_call_plan``): what ``_probe_calls_together`` hands the core."""
-
-    names: tuple[str, ...]
-    asks: tuple[tuple[str, str | None], ...]
-    """``(core probe, scope)`` of each name, in the same order."""
-    words: tuple[CallWording, ...]
-    outcomes: bool
-    """Whether ``tool_outcomes`` is among them (the one probe reading the answering calls)."""
+_CallPlan = tuple[
+    tuple[str, ...], tuple[tuple[str, str | None], ...], tuple[CallWording, ...], bool
+]
+"""The tool-call evidence names (``CALL_PROBES``) of an evidence-name tuple holding several
+(``_call_plan``): the names, ``(core probe, scope)`` of each, how each message is worded,
+and whether ``tool_outcomes`` is among them (the one probe reading the answering calls).
+A plain tuple: a class made at import costs more than every plan's use."""
 
 
 @functools.lru_cache(maxsize=1024)
@@ -1048,7 +1044,7 @@ def _call_plan(names: tuple[str, ...]) -> _CallPlan | None:
     picked = [(name, *split_name(name)) for name in names if split_name(name)[0] in CALL_PROBES]
     if len(picked) < 2:
         return None
-    return _CallPlan(
+    return (
         tuple(name for name, _, _ in picked),
         tuple((CALL_PROBES[base][0], scope) for _, base, scope in picked),
         tuple(CALL_PROBES[base][1] for _, base, _ in picked),
@@ -1064,18 +1060,19 @@ def _probe_calls_together(ev: Evidence, plan: _CallPlan) -> None:
     kept as ``Evidence.probed`` keeps each. When the walk raises, nothing is kept: each name
     is then probed alone and raises its own error, or answers, as it would have had it been
     asked alone."""
+    names, asks, wordings, outcomes = plan
     probed = ev._probed
-    for name in plan.names:
+    for name in names:
         if name in probed:
             return
     try:
-        answering = ev.answering() if plan.outcomes else None
+        answering = ev.answering() if outcomes else None
         found: list[tuple[int, list[Step]]] = probe_gaps_of(
-            plan.asks, ev.groups.calls, tool_matches, answering
+            asks, ev.groups.calls, tool_matches, answering
         )
     except Exception:  # noqa: BLE001 - each name is probed alone, raising its own error
         return
-    for name, words, (read, gaps) in zip(plan.names, plan.words, found, strict=True):
+    for name, words, (read, gaps) in zip(names, wordings, found, strict=True):
         probed[name] = words(read, gaps)
 
 
