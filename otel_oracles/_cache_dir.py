@@ -75,6 +75,12 @@ def own_regular(info: os.stat_result) -> bool:
 def read_entry(path: Path) -> bytes | None:
     """The body of the entry at ``path``: ``None`` when there is none, or it may not be used
     (``own_regular``), is too large, or does not match the digest it starts with."""
+    found = read_digested(path)
+    return found[0] if found is not None else None
+
+
+def read_digested(path: Path) -> tuple[bytes, str] | None:
+    """``read_entry``, with the body's digest (hex): what the body says, in 64 characters."""
     try:
         # Non-blocking, and regular files only: a FIFO put in place of an entry made
         # ``open`` wait for a writer forever, stalling every start-up (the cache is data).
@@ -88,22 +94,25 @@ def read_entry(path: Path) -> bytes | None:
     if len(raw) > MAX_ENTRY_BYTES:
         return None
     digest, _, body = raw.partition(b"\n")
-    if digest != sha256(body).hexdigest().encode():
+    found = sha256(body).hexdigest()
+    if digest != found.encode():
         return None
-    return body
+    return body, found
 
 
-def write_entry(directory: Path, path: Path, body: bytes) -> None:
+def write_entry(directory: Path, path: Path, body: bytes) -> str:
     """Keep ``body`` at ``path`` (in ``directory``, created ``0700``), after its digest line,
-    replaced atomically; any failure to write is ignored (the next run parses again)."""
+    replaced atomically; any failure to write is ignored (the next run parses again). The
+    body's digest (hex), written or not."""
+    digest = sha256(body).hexdigest()
     if len(body) >= MAX_ENTRY_BYTES - 65:
-        return
-    raw = sha256(body).hexdigest().encode() + b"\n" + body
+        return digest
+    raw = digest.encode() + b"\n" + body
     try:
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=".entry-", suffix=".tmp")
     except OSError:
-        return
+        return digest
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(raw)
@@ -111,3 +120,4 @@ def write_entry(directory: Path, path: Path, body: bytes) -> None:
     except OSError:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+    return digest

@@ -30,7 +30,10 @@ does not survive the JSON round trip unchanged (YAML can hold values JSON cannot
 dates) is never cached.
 """
 
+import json
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pydantic
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -40,6 +43,7 @@ from otel_oracles._cache_dir import (
     CACHE_DIR_ENV,
     CACHE_ROOT_ENV,
     default_dir,
+    read_digested,
     read_entry,
     write_entry,
 )
@@ -51,6 +55,13 @@ __all__ = ["CACHE_DIR_ENV", "CACHE_ROOT_ENV", "ConventionCache", "default_dir"]
 
 FORMAT = b"otel-oracles conventions cache 3"
 """Changes when the entry layout does (3: values equal to their defaults left out)."""
+
+SET_FORMAT = b"otel-oracles compiled conventions 1"
+"""Changes when the layout of a compiled set's entry does."""
+
+COMPILER = ("_compile.py", "_loader.py")
+"""The modules (beside ``config.py``) whose code makes a set's ``blueprint``: their source
+is in a set entry's key, so an entry written by other code is never read."""
 
 
 _WRITTEN_CHECKED = {CHECKED: True}
@@ -91,32 +102,97 @@ class ConventionCache:
     def _path(self, source: str) -> Path:
         return self.dir / (_sha256(source.encode()).hexdigest()[:32] + ".json")
 
-    def get(self, key: str, source: str) -> ConventionFile | None:
-        """The file validated again from its entry (types and keys; ``config.CHECKED``), or
-        ``None`` when there is no usable one."""
-        body = read_entry(self._path(source))
-        if body is None:
+    def get(self, key: str, source: str) -> tuple[ConventionFile, str] | None:
+        """The file validated again from its entry (types and keys; ``config.CHECKED``) and
+        the entry's digest, or ``None`` when there is no usable one."""
+        found = read_digested(self._path(source))
+        if found is None:
             return None
+        body, digest = found
         try:
             entry = _Entry.model_validate_json(body, context=_WRITTEN_CHECKED)
         except (ValidationError, ValueError):
             return None
         if entry.key != key or entry.file.source != source:
             return None
-        return entry.file
+        return entry.file, digest
 
-    def put(self, key: str, conv: ConventionFile) -> None:
+    def put(self, key: str, conv: ConventionFile) -> str | None:
         """Keep ``conv`` under ``key`` when it survives the round trip; any failure to write
-        is ignored (the next run reads the YAML again). Values equal to their defaults are
-        left out, as a YAML file leaves them out: the entries are a third of the size, and a
-        field validator runs only on a value that is there (with every default written out,
-        each condition's three pattern checks ran on ``None``), which made validating an
-        entry a third cheaper (docs/performance-history.md, "Start-up: smaller conventions
-        entries")."""
+        is ignored (the next run reads the YAML again). The entry's digest, ``None`` when
+        ``conv`` is not kept. Values equal to their defaults are left out, as a YAML file
+        leaves them out: the entries are a third of the size, and a field validator runs
+        only on a value that is there (with every default written out, each condition's
+        three pattern checks ran on ``None``), which made validating an entry a third
+        cheaper (docs/performance-history.md, "Start-up: smaller conventions entries")."""
         body = _Entry(key=key, file=conv).model_dump_json(exclude_defaults=True).encode()
         try:
             if _Entry.model_validate_json(body).file != conv:
-                return
+                return None
         except (ValidationError, ValueError):
+            return None
+        return write_entry(self.dir, self._path(conv.source), body)
+
+    # ---- compiled sets ------------------------------------------------------------------
+    #
+    # A set's entry holds its ``_compile.blueprint``: what compiling the set works out from
+    # its rules, as plain data (~90 M instructions of every start when made again). It is
+    # named after the set's files (their paths, in priority order) and keyed by their
+    # entries' digests, which say every byte the files were validated from (each entry's
+    # own key names its file's bytes, path, the schema and the engine), with the code that
+    # makes a blueprint. So a changed file, one added or left out, another priority order or
+    # another compiler never reads an old set: its key differs, and the set is compiled again
+    # and written over the old entry. Read as every entry is (``read_entry``: the grader's
+    # own, its digest matching); a blueprint of another shape is compiled again
+    # (``load_conventions``).
+
+    def set_key(self, digests: Sequence[str]) -> str:
+        """The key of the set whose files' entries have ``digests`` (priority order)."""
+        digest = self._salted.copy()
+        here = Path(_schema.__file__).parent
+        digest.update(SET_FORMAT)
+        for name in COMPILER:
+            code = (here / name).read_bytes()
+            digest.update(len(code).to_bytes(8, "big"))
+            digest.update(code)
+        for part in digests:
+            digest.update(part.encode())
+        return digest.hexdigest()
+
+    def _set_path(self, sources: Sequence[str]) -> Path:
+        named = _sha256("\0".join(sources).encode()).hexdigest()[:32]
+        return self.dir / f"set-{named}.json"
+
+    def get_set(self, key: str, sources: Sequence[str]) -> Any:
+        """The blueprint kept for the set of ``sources`` under ``key``, or ``None``."""
+        body = read_entry(self._set_path(sources))
+        if body is None:
+            return None
+        try:
+            entry = json.loads(body)
+        except (ValueError, RecursionError):
+            return None
+        if not isinstance(entry, dict) or entry.get("key") != key:
+            return None
+        return entry.get("compiled")
+
+    def put_set(self, key: str, sources: Sequence[str], blueprint: dict[str, Any]) -> None:
+        """Keep ``blueprint`` under ``key`` when JSON gives it back unchanged (``tuples``
+        read as lists; a value JSON cannot hold, as a date, or a mapping with keys other
+        than texts, is never kept)."""
+        try:
+            body = json.dumps({"key": key, "compiled": blueprint}, ensure_ascii=False).encode()
+            if json.loads(body)["compiled"] != _listed(blueprint):
+                return
+        except (TypeError, ValueError, RecursionError):
             return
-        write_entry(self.dir, self._path(conv.source), body)
+        write_entry(self.dir, self._set_path(sources), body)
+
+
+def _listed(value: Any) -> Any:
+    """``value`` with its tuples as lists, as JSON reads them back."""
+    if isinstance(value, (list, tuple)):
+        return [_listed(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _listed(v) for k, v in value.items()}
+    return value

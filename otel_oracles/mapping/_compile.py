@@ -2,7 +2,7 @@
 
 The conventions are read and validated in Python (error messages, plug-in parsers); what the
 core evaluates per span is plain data made here: the rules' matches as a rule table
-(``rule_table``: which rule a span matches) and their fields as read plans (``_plan``:
+(``rule_table``: which rule a span matches) and their fields as read plans (``blueprint``:
 per field its sources in order, with their parsers). Regexes mean what ``safe_regex`` runs
 (the core answers a text itself only where its analysis proves the same answer), and
 parsers other than the core's own (``json``, ``json_or_text``, ``genai_messages``,
@@ -70,8 +70,6 @@ class CompiledRule:
     file: str
     rule_id: str
     step: str
-    fields: dict[str, list[Source]]
-    """The rule's field sources (``extends`` applied), as written."""
     keep: tuple[str, ...]
     synthesize: bool
     error_keys: tuple[str, ...]
@@ -128,7 +126,7 @@ class CompiledSet:
     """The rules' matches as the compiled core's rule table (``rule_table``): it selects
     each span's rule."""
     reader: FieldReader
-    """The rules' read plans (``_plan``): it reads a selected rule's fields."""
+    """The rules' read plans (``blueprint``): it reads a selected rule's fields."""
     drafter: Drafter
     """The per-span part of a draft (``TraceDrafter``) in the compiled core: the fields by
     the rule's read plan (``reader``), the status from the error signals and the fields
@@ -138,8 +136,9 @@ class CompiledSet:
     files: list[str] = field(default_factory=list)
     tool_results: ToolResultRules = field(default_factory=ToolResultRules)
     """The files' ``tool_results`` / ``tool_outcomes``, merged."""
-    content: ContentReads | None = None
-    """What the rules' ``field`` conditions read (``ContentReads``); ``None`` when none has one."""
+    content_keys: frozenset[str] = frozenset()
+    """The attribute keys the content ``field`` conditions test stands under in the rule
+    table (``ContentReads.keys``); empty when no rule has such a condition."""
     tool_kinds: dict[tuple[str, str], ToolKinds] = field(default_factory=dict)
     final_answer_tools: tuple[str, ...] = ()
     handoff_requests: tuple[str, ...] = ()
@@ -238,7 +237,19 @@ def rule_table(
     fields: Sequence[Mapping[str, list[Source]]] | None = None,
     content: ContentReads | None = None,
 ) -> RuleTable:
-    """The matches of ``rules`` (priority order) as the compiled core's ``RuleTable``.
+    """The matches of ``rules`` (priority order) as the compiled core's ``RuleTable``
+    (``table_data``, then ``_table``)."""
+    placeholders = content.placeholders if content is not None else frozenset()
+    return _table(table_data(rules, fields, content), placeholders)
+
+
+def table_data(
+    rules: list[Rule],
+    fields: Sequence[Mapping[str, list[Source]]] | None = None,
+    content: ContentReads | None = None,
+) -> dict[str, Any]:
+    """The matches of ``rules`` (priority order) as the plain data of the compiled core's
+    ``RuleTable`` (``_table`` makes the table of it; JSON can hold it, see ``blueprint``).
 
     Plain data: attribute keys and regexes are numbered; per rule ``(all, any)``, each
     condition ``(tag, a, b)``: ``exists`` (key, wanted), ``equals`` (key, texts),
@@ -300,7 +311,22 @@ def rule_table(
         return [condition(c, rule) for c in m.all], [condition(c, rule) for c in m.any]
 
     data = [match(r.match, i) for i, r in enumerate(rules)]
-    texts = list(patterns)
+    reads = None
+    if content is not None and content.reads:
+        reads = content.table_reads(keys)
+    return {
+        "rules": data,
+        "keys": list(keys),
+        "host_lists": host_lists,
+        "regexes": list(patterns),
+        "reads": reads,
+    }
+
+
+def _table(data: Mapping[str, Any], placeholders: frozenset[str]) -> RuleTable:
+    """The ``RuleTable`` of ``table_data``'s plain data, freshly made or read back from JSON
+    (its lists are made the tuples the core takes here)."""
+    texts: list[str] = data["regexes"]
     compiled: list[safe_regex.Pattern | None] = [None] * len(texts)
 
     def search(index: int, text: str) -> bool:
@@ -314,10 +340,30 @@ def rule_table(
             rx = compiled[index] = safe_regex.compile_pattern(texts[index])
         return safe_regex.search(rx, text) is not None
 
-    reads = None
-    if content is not None and content.reads:
-        reads = (content.table_reads(keys), content.placeholders, _json_text)
-    return RuleTable(data, list(keys), host_lists, list(patterns), search, reads)
+    content = None
+    if data["reads"] is not None:
+        reads = [(key, [_as_origin(o) for o in origins]) for key, origins in data["reads"]]
+        content = (reads, placeholders, _json_text)
+    rules = [_table_match(m) for m in data["rules"]]
+    return RuleTable(rules, data["keys"], data["host_lists"], texts, search, content)
+
+
+def _table_match(
+    m: Sequence[Sequence[Sequence[Any]]],
+) -> tuple[list[TableCondition], list[TableCondition]]:
+    """One ``(all, any)`` of ``table_data`` with its conditions as tuples."""
+    return [_table_condition(c) for c in m[0]], [_table_condition(c) for c in m[1]]
+
+
+def _table_condition(c: Sequence[Any]) -> TableCondition:
+    tag, a, b = c
+    if tag == "child" or tag == "parent":
+        return (tag, _table_match(a), b)
+    return (tag, a, b)
+
+
+def _as_origin(o: Sequence[Any]) -> Origin:
+    return (o[0], o[1], o[2])
 
 
 def _resolved_fields(
@@ -331,12 +377,14 @@ def _resolved_fields(
     return {**inherited, **rule.fields}
 
 
-def _set_sources(rule: CompiledRule) -> None:
-    """Fill ``rule``'s ``source_*`` fields from its field sources, as written."""
+def _sources(fields: Mapping[str, list[Source]]) -> tuple[list[str], list[str], list[list[Any]]]:
+    """Where a rule reads a span (``CompiledRule.source_*``), from its field sources as
+    written, as plain data: attribute keys (sorted), prefixes, and per event source its
+    names (sorted) and attribute."""
     keys: list[str] = []
     prefixes: list[str] = []
     events: list[tuple[frozenset[str], str | None]] = []
-    for field_sources in rule.fields.values():
+    for field_sources in fields.values():
         for source in field_sources:
             if source.event is not None:
                 if not source.body:
@@ -347,18 +395,171 @@ def _set_sources(rule: CompiledRule) -> None:
                 keys.extend(source.attrs)
             elif source.attr_prefix is not None:
                 prefixes.append(source.attr_prefix)
-    rule.source_attrs = frozenset(keys)
-    rule.source_prefixes = tuple(dict.fromkeys(prefixes))
-    rule.source_events = tuple(dict.fromkeys(events))
-    rule.source_scan = SourceScan(
-        rule.source_attrs,
-        list(rule.source_prefixes),
-        [(sorted(names), key) for names, key in rule.source_events],
+    return (
+        sorted(set(keys)),
+        list(dict.fromkeys(prefixes)),
+        [[sorted(names), key] for names, key in dict.fromkeys(events)],
+    )
+
+
+def _compiled_rule(entry: Sequence[Any], scans: Sequence[_Scan]) -> CompiledRule:
+    """The ``CompiledRule`` of a ``blueprint``'s rule entry: its values in the dataclass's
+    order, lists for its tuples, the number of its sources' scan (``_scan``) for the
+    ``source_*`` values. Positional: a ``CompiledRule(**entry)`` of a JSON object matched
+    each key (JSON's texts are not interned) against every parameter name by comparing
+    texts, ~17 k instructions a rule."""
+    (
+        file, rule_id, step, keep, synthesize, error_keys, result_error_keys, shows_failures,
+        handoff, works_inside, merged, unmarked, delivers, run_limit_call, inside_delegation,
+        from_messages, from_next_input, plan, deferred, result_attrs, scan, outcome_reads,
+    ) = entry  # fmt: skip
+    source_attrs, source_prefixes, source_events, source_scan = scans[scan]
+    return CompiledRule(
+        file, rule_id, step, tuple(keep), synthesize, tuple(error_keys),
+        tuple(result_error_keys), shows_failures, handoff, works_inside, merged, unmarked,
+        delivers, run_limit_call, inside_delegation, from_messages, from_next_input, plan,
+        deferred, tuple(result_attrs), source_attrs, source_prefixes, source_events,
+        source_scan, tuple((name, unknown) for name, unknown in outcome_reads),
+    )  # fmt: skip
+
+
+_Scan = tuple[
+    frozenset[str], tuple[str, ...], tuple[tuple[frozenset[str], str | None], ...], SourceScan
+]
+"""A rule's ``source_attrs``, ``source_prefixes``, ``source_events`` and ``source_scan``."""
+
+
+def _scan(data: Sequence[Any]) -> _Scan:
+    """The ``CompiledRule.source_*`` values of ``_sources``' plain data."""
+    attrs, prefixes, events = data
+    keys = frozenset(attrs)
+    return (
+        keys,
+        tuple(prefixes),
+        tuple((frozenset(names), key) for names, key in events),
+        SourceScan(keys, list(prefixes), [(list(names), key) for names, key in events]),
     )
 
 
 def compile_set(conventions: ConventionSet) -> CompiledSet:
-    rules: list[CompiledRule] = []
+    """The compiled form of ``conventions``: its ``blueprint`` made into the core's objects
+    (``build_set``)."""
+    return build_set(blueprint(conventions), conventions)
+
+
+def blueprint(conventions: ConventionSet) -> dict[str, Any]:
+    """What compiling ``conventions`` works out from its rules, as plain data JSON can hold
+    (``_cache`` keeps it, so a warm start skips this): per rule its settings, read plans and
+    sources (``extends`` applied; ``_compiled_rule``), the read plans (parsers by their
+    ``parse:`` names, a ``span_name`` source by its pattern; rules reading alike share one:
+    ``extends`` makes many, 208 distinct of 408 in the bundled files) and the rule table's
+    data (``table_data``). What depends on the installed parsers or is made of callables is
+    made from it by ``build_set``, at every start."""
+    entries: list[list[Any]] = []
+    rule_fields: list[dict[str, list[Source]]] = []
+    placeholders: set[str] = set()
+    plans: list[list[Any]] = []
+    sources: list[list[Any]] = []
+    scans: list[tuple[list[str], list[str], list[list[Any]]]] = []
+    # Rules that inherit a field share its sources (the same list, ``_resolved_fields``), so
+    # plans are told apart by identity (the rules, and so the lists, live as long as
+    # ``conventions``); sources and scans by their data (``repr``: exact for the plain
+    # values a file holds), as many files spell the same source.
+    # (Identity first: the same ``Source`` needs no ``repr``.)
+    numbers: dict[tuple[Any, ...], int] = {}
+    source_numbers: dict[Any, int] = {}
+    scan_numbers: dict[Any, int] = {}
+
+    def source_of(src: Source) -> int:
+        number = source_numbers.get(id(src))
+        if number is None:
+            data = [*_origin(src), list(src.parse), src.key]
+            ident = repr(data)
+            number = source_numbers.get(ident)
+            if number is None:
+                number = source_numbers[ident] = len(sources)
+                sources.append(data)
+            source_numbers[id(src)] = number
+        return number
+
+    def plan_of(fields: dict[str, list[Source]]) -> int:
+        ident = tuple((name, id(field_sources)) for name, field_sources in fields.items())
+        number = numbers.get(ident)
+        if number is None:
+            number = numbers[ident] = len(plans)
+            plans.append(
+                [
+                    [name, name in CONTENT_FIELDS, [source_of(src) for src in field_sources]]
+                    for name, field_sources in fields.items()
+                ]
+            )
+        return number
+
+    def scan_of(fields: dict[str, list[Source]]) -> int:
+        same = tuple(id(field_sources) for field_sources in fields.values())
+        number = scan_numbers.get(same)
+        if number is None:
+            data = _sources(fields)
+            ident = repr(data)
+            number = scan_numbers.get(ident)
+            if number is None:
+                number = scan_numbers[ident] = len(scans)
+                scans.append(data)
+            scan_numbers[same] = number
+        return number
+
+    for conv in conventions.files:
+        placeholders.update(conv.redaction_placeholders)
+        for rule in conv.rules:
+            fields = _resolved_fields(rule, conventions)
+            rule_fields.append(fields)
+            now = fields
+            deferred = -1
+            if rule.step != "agent" and "agent_name" in now:
+                deferred = plan_of({"agent_name": now["agent_name"]})
+                now = {name: sources for name, sources in now.items() if name != "agent_name"}
+            outcome_reads: list[list[Any]] = []
+            if "outcome" in now:
+                runs = outcome_fields(now["outcome"])
+                outcome_reads = [[name, unknown] for name, unknown, _ in runs]
+                now = {k: v for k, v in now.items() if k != "outcome"}
+                now.update((name, sources) for name, _, sources in runs)
+            plan = plan_of(now)
+            result_attrs = [
+                s.attr for s in now.get("result", ()) if s.attr is not None and s.event is None
+            ]
+            synthesize = rule.synthesize_tool_calls
+            entries.append(
+                [
+                    conv.name, rule.id, rule.step, list(rule.keep), synthesize.enabled,
+                    list(synthesize.error_keys), list(rule.result_error_keys),
+                    synthesize.results_show_failures, rule.nested_agent_is_handoff,
+                    rule.delegate_works_inside, rule.merged_model_calls, rule.thoughts_unmarked,
+                    rule.delivers_answer, rule.run_limit_call, rule.agent_inside_is_delegation,
+                    rule.result_from_messages, rule.requests_from_next_input, plan, deferred,
+                    result_attrs, scan_of(fields), outcome_reads,
+                ]
+            )  # fmt: skip
+    content = ContentReads(frozenset(placeholders))
+    table = table_data(
+        [rule for conv in conventions.files for rule in conv.rules], rule_fields, content
+    )
+    return {
+        "rules": entries,
+        "scans": scans,
+        "plans": plans,
+        "sources": sources,
+        "table": table,
+        "content_keys": sorted(content.keys),
+    }
+
+
+def build_set(plan: Mapping[str, Any], conventions: ConventionSet) -> CompiledSet:
+    """The compiled set of a ``blueprint`` of ``conventions`` (made now, or read back from
+    the cache): the core's rule table, field reader and drafter, the parsers the set's
+    registry gives the plans' ``parse:`` names, and what the files say besides their
+    rules. Raises ``KeyError``, ``TypeError``, ``ValueError``, ``IndexError``,
+    ``ArithmeticError`` or ``RecursionError`` for data of another shape."""
     placeholders: set[str] = set()
     reasons: set[str] = set()
     vocabulary: dict[str, str] = {}
@@ -372,49 +573,14 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
                 vocabulary.setdefault(spelling.lower(), canonical)
             if canonical == "tool_call":
                 reasons.update((canonical, *spellings))
-        for rule in conv.rules:
-            fields = _resolved_fields(rule, conventions)
-            rules.append(
-                CompiledRule(
-                    file=conv.name,
-                    rule_id=rule.id,
-                    step=rule.step,
-                    fields=fields,
-                    keep=tuple(rule.keep),
-                    synthesize=rule.synthesize_tool_calls.enabled,
-                    error_keys=tuple(rule.synthesize_tool_calls.error_keys),
-                    results_show_failures=rule.synthesize_tool_calls.results_show_failures,
-                    result_error_keys=tuple(rule.result_error_keys),
-                    nested_agent_is_handoff=rule.nested_agent_is_handoff,
-                    delegate_works_inside=rule.delegate_works_inside,
-                    merged_model_calls=rule.merged_model_calls,
-                    thoughts_unmarked=rule.thoughts_unmarked,
-                    delivers_answer=rule.delivers_answer,
-                    run_limit_call=rule.run_limit_call,
-                    agent_inside_is_delegation=rule.agent_inside_is_delegation,
-                    result_from_messages=rule.result_from_messages,
-                    requests_from_next_input=rule.requests_from_next_input,
-                )
-            )
-    plans: list[list[PlanField]] = []
+    scans = [_scan(scan) for scan in plan["scans"]]
+    rules = [_compiled_rule(entry, scans) for entry in plan["rules"]]
     parsers = PlanParsers(conventions.parsers)
-    for compiled_rule in rules:
-        now = compiled_rule.fields
-        if compiled_rule.step != "agent" and "agent_name" in now:
-            compiled_rule.deferred = len(plans)
-            plans.append(_plan({"agent_name": now["agent_name"]}, parsers))
-            now = {name: sources for name, sources in now.items() if name != "agent_name"}
-        if "outcome" in now:
-            runs = outcome_fields(now["outcome"])
-            compiled_rule.outcome_reads = tuple((name, unknown) for name, unknown, _ in runs)
-            now = {k: v for k, v in now.items() if k != "outcome"}
-            now.update((name, sources) for name, _, sources in runs)
-        compiled_rule.plan = len(plans)
-        plans.append(_plan(now, parsers))
-        compiled_rule.result_attrs = tuple(
-            s.attr for s in now.get("result", ()) if s.attr is not None and s.event is None
-        )
-        _set_sources(compiled_rule)
+    sources = [parsers.source(source) for source in plan["sources"]]
+    plans = [
+        [(name, content, [sources[n] for n in numbers]) for name, content, numbers in fields]
+        for fields in plan["plans"]
+    ]
     frozen_placeholders = frozenset(placeholders)
     reader = FieldReader(plans, frozen_placeholders, _parser_failed)
     control_flow = frozenset(
@@ -432,18 +598,12 @@ def compile_set(conventions: ConventionSet) -> CompiledSet:
     drafter = Drafter(
         reader, control_flow, bool(run_limit_errors), vocabulary, StatusCode.ERROR, hooks
     )
-    content = ContentReads(frozen_placeholders)
-    table = rule_table(
-        [rule for conv in conventions.files for rule in conv.rules],
-        [compiled_rule.fields for compiled_rule in rules],
-        content,
-    )
     return CompiledSet(
         rules=rules,
         placeholders=frozen_placeholders,
         tool_call_finish_reasons=frozenset(reasons),
-        table=table,
-        content=content if content.reads else None,
+        table=_table(plan["table"], frozen_placeholders),
+        content_keys=frozenset(plan["content_keys"]),
         reader=reader,
         drafter=drafter,
         run_limit_prompts=tuple(
@@ -534,18 +694,6 @@ PlanField = tuple[str, bool, list[PlanSource]]
 """One field: its name, whether it is a content field, its sources in order."""
 
 
-def _plan(fields: dict[str, list[Source]], parsers: PlanParsers) -> list[PlanField]:
-    """The read plan of a rule's fields (see ``FieldReader``): origins ``attr`` (key),
-    ``attrs`` (keys), ``prefix`` (prefix), ``events`` / ``event_body`` (names),
-    ``event_attr`` (names, key), ``span_name`` (a callable giving the name's first regex
-    group or ``None``), ``status_message``, ``child_attr`` (key), ``const`` (value); the
-    parser is ``None``, the name of a parser the core runs itself, or a Python callable."""
-    return [
-        (name, name in CONTENT_FIELDS, [(*_origin(s), parsers.of(s.parse), s.key) for s in sources])
-        for name, sources in fields.items()
-    ]
-
-
 class PlanParsers:
     """What the reader runs for each distinct ``parse:`` list of a set (``_parser``),
     resolved once per list: the bundled files' ~1,900 sources name a few dozen lists, and
@@ -553,11 +701,27 @@ class PlanParsers:
     source was more than a tenth of compiling the set (docs/performance-history.md, "Start-up:
     smaller conventions entries")."""
 
-    __slots__ = ("_registry", "_resolved")
+    __slots__ = ("_groups", "_registry", "_resolved")
 
     def __init__(self, registry: ParserRegistry) -> None:
         self._registry = registry
         self._resolved: dict[tuple[str, ...], Any] = {}
+        self._groups: dict[str, Callable[[str], Any]] = {}
+
+    def source(self, source: Sequence[Any]) -> PlanSource:
+        """A ``blueprint``'s plan source as the core's field reader takes it (see
+        ``FieldReader``): origins ``attr`` (key), ``attrs`` (keys), ``prefix`` (prefix),
+        ``events`` / ``event_body`` (names), ``event_attr`` (names, key), ``span_name`` (a
+        callable giving the name's first regex group or ``None``, one per pattern),
+        ``status_message``, ``child_attr`` (key), ``const`` (value); the parser is ``None``,
+        the name of a parser the core runs itself, or a Python callable."""
+        origin, a, b, parse, key = source
+        if origin == "span_name":
+            group = self._groups.get(a)
+            if group is None:
+                group = self._groups[a] = _first_group(a)
+            a = group
+        return (origin, a, b, self.of(parse), key)
 
     def of(self, names: list[str]) -> Any:
         key = tuple(names)
@@ -607,7 +771,7 @@ def _origin(src: Source) -> Origin:
     if src.attr_prefix is not None:
         return ("prefix", src.attr_prefix, None)
     if src.span_name is not None:
-        return ("span_name", _first_group(src.span_name), None)
+        return ("span_name", src.span_name, None)  # its pattern (``PlanParsers.source``)
     if src.status_message:
         return ("status_message", None, None)
     if src.child_attr is not None:

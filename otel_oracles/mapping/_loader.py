@@ -171,6 +171,29 @@ class ConventionSet(BaseModel):
             found = self._compiled = compile_set(self)
         return found
 
+    def compiled_from(self, cache: ConventionCache, digests: list[str]) -> Any:
+        """``compiled()``, its blueprint (``_compile.blueprint``) read from ``cache`` when it
+        holds one for these files (``digests``: their entries', priority order), else made
+        and kept there. A blueprint the core's objects cannot be made of (of another shape:
+        a forged entry) is made again."""
+        from otel_oracles.mapping._compile import blueprint, build_set
+
+        key = cache.set_key(digests)
+        sources = [f.source for f in self.files]
+        kept = cache.get_set(key, sources)
+        found = None
+        if kept is not None:
+            try:
+                found = build_set(kept, self)
+            except (KeyError, TypeError, ValueError, IndexError, ArithmeticError, RecursionError):
+                found = None
+        if found is None:
+            plan = blueprint(self)
+            cache.put_set(key, sources, plan)
+            found = build_set(plan, self)
+        self._compiled = found
+        return found
+
 
 def builtin_dir() -> Path:
     """The bundled mapping files (``otel_oracles/conventions``, shipped in the wheel)."""
@@ -184,6 +207,15 @@ def load_convention_file(
     names are checked against ``parsers`` (default: built-ins plus installed plug-ins). With
     a ``cache``, the validated file is taken from it when it holds this very file, and kept
     in it otherwise (``_cache``: an entry is data, validated again, never trusted)."""
+    conv, _ = _load_file(path, parsers, cache)
+    return conv
+
+
+def _load_file(
+    path: Path, parsers: ParserRegistry | None, cache: ConventionCache | None
+) -> tuple[ConventionFile, str | None]:
+    """``load_convention_file``, with the digest of the file's cache entry (``None``
+    without one): what ``load_conventions`` keys the compiled set by."""
     source = str(path)
     try:
         raw = read_config_bytes(path)
@@ -191,16 +223,19 @@ def load_convention_file(
         raise ConventionError(f"cannot read: {exc.strerror}", source) from None
     except ConfigTooLarge as exc:
         raise ConventionError(f"invalid YAML: {exc.problem}", source) from None
+    digest: str | None = None
     key = cache.key(path.stem, source, raw) if cache is not None else ""
-    conv = cache.get(key, source) if cache is not None else None
-    if conv is None:
+    found = cache.get(key, source) if cache is not None else None
+    if found is not None:
+        conv, digest = found
+    else:
         conv = _parse_convention_file(path, raw)
         if cache is not None:
-            cache.put(key, conv)
+            digest = cache.put(key, conv)
     problems = parser_problems(conv, load_parsers() if parsers is None else parsers)
     if problems:
         raise ConventionError("; ".join(problems), source)
-    return conv
+    return conv, digest
 
 
 def _parse_convention_file(path: Path, raw: bytes) -> ConventionFile:
@@ -250,13 +285,14 @@ def load_conventions(
     """
     parsers = load_parsers()
     by_name: dict[str, ConventionFile] = {}
-    for path in _files_in(builtin_dir()):
-        conv = load_convention_file(path, parsers, cache)
+    digests: dict[str, str | None] = {}
+    paths = [
+        *_files_in(builtin_dir()),
+        *(p for extra in extra_dirs for p in _files_in(Path(extra))),
+    ]
+    for path in paths:
+        conv, digests[str(path)] = _load_file(path, parsers, cache)
         by_name[conv.name] = conv
-    for extra in extra_dirs:
-        for path in _files_in(Path(extra)):
-            conv = load_convention_file(path, parsers, cache)
-            by_name[conv.name] = conv
     files = sorted(by_name.values(), key=lambda f: (-f.priority, f.name))
     result = ConventionSet(files=files, parsers=parsers)
     for conv in files:
@@ -266,5 +302,10 @@ def load_conventions(
                     f"rules[{i}].extends: no rule {rule.extends!r} (write file/rule-id)",
                     conv.source,
                 )
-    result.compiled()  # compile now: a bad file fails at load time, not mid-run
+    # Compile now: a bad file fails at load time, not mid-run.
+    keys = [digests[f.source] for f in files]
+    if cache is None or None in keys:
+        result.compiled()
+    else:
+        result.compiled_from(cache, [key for key in keys if key is not None])
     return result

@@ -104,12 +104,12 @@ def test_an_attribute_spelling_the_content_key_is_not_content(probe: ConventionS
     under (its own attribute, with the answer's text) is read by its real content only."""
     traces = _traces(_capture("openai-v2-events", "a_happy.nocontent"))
     compiled = probe.compiled()
-    assert compiled.content is not None
+    assert compiled.content_keys
     for trace in traces:
         for span in trace.spans:
             span.attributes = {
                 **span.attributes,
-                **dict.fromkeys(compiled.content.keys, "refund within 30 days"),
+                **dict.fromkeys(compiled.content_keys, "refund within 30 days"),
             }
     assert _answer_calls(probe, traces) == []
 

@@ -48,12 +48,15 @@ def grade(cache: Path) -> subprocess.CompletedProcess[str]:
 
 
 def forge(entry: Path, into: Path) -> bool:
-    """``entry`` rewritten so every tool call reads as ``search_docs``, digest recomputed;
-    written to ``into``. False when the entry has no tool-call rule."""
+    """``entry`` rewritten so every tool call reads as ``search_docs`` (a compiled set's:
+    so no rule maps a tool call at all), digest recomputed; written to ``into``. False when
+    the entry has no tool-call rule (or is a set's)."""
     _, _, body = entry.read_bytes().partition(b"\n")
     data = json.loads(body)
     changed = False
-    for rule in data["file"].get("rules", []):
+    for compiled_rule in data.get("compiled", {}).get("rules", []):
+        compiled_rule[2] = "other"  # its step (``_compile._compiled_rule``)
+    for rule in data.get("file", {}).get("rules", []):
         fields = rule.get("fields") or {}
         if rule["step"] == "tool_call" and "tool" in fields:
             source = {k: None for k in fields["tool"][0]}

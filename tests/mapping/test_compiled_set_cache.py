@@ -1,0 +1,174 @@
+"""The compiled set kept in the conventions cache (``_cache.ConventionCache.get_set``): a warm
+start builds the core's objects from the set's blueprint instead of compiling its rules again,
+and never from a blueprint of other files. An edited file, a file entry whose content changed,
+a damaged entry or one of another shape all compile the set again, and the rules then in
+effect are the files' own."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from otel_oracles.assemble import build_trace
+from otel_oracles.mapping import ConventionCache, ConventionSet, load_conventions, map_trace
+from otel_oracles.mapping._compile import blueprint
+from otel_oracles.model.span import SpanRecord, StatusCode
+from otel_oracles.pipeline import read_traces
+from tests.mapping.test_conventions_cache import USER_FILE
+
+TRACES = Path(__file__).resolve().parents[1] / "testdata" / "traces"
+
+
+@pytest.fixture
+def user_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "mine"
+    d.mkdir()
+    (d / "my-agent.yaml").write_text(USER_FILE)
+    return d
+
+
+def set_entry(cache_dir: Path) -> Path:
+    (entry,) = cache_dir.glob("set-*.json")
+    return entry
+
+
+def body(entry: Path) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(entry.read_bytes().partition(b"\n")[2])
+    return doc
+
+
+def forge(entry: Path, doc: dict[str, Any]) -> None:
+    """Write ``doc`` with a digest that matches it (only a deliberate forger would)."""
+    raw = json.dumps(doc).encode()
+    entry.write_bytes(hashlib.sha256(raw).hexdigest().encode() + b"\n" + raw)
+
+
+def tool_of(conventions: ConventionSet, attr: str) -> list[tuple[str, str | None]]:
+    """The steps (kind, tool) mapped from one span carrying ``attr: "x"``."""
+    span = SpanRecord(
+        trace_id="ab" * 16,
+        span_id="cd" * 8,
+        parent_span_id="",
+        name="tool",
+        start_ns=1,
+        end_ns=2,
+        status_code=StatusCode.UNSET,
+        attributes={attr: "x"},
+    )
+    steps = map_trace(build_trace("ab" * 16, [span]), conventions).steps
+    return [(s.kind, s.tool) for s in steps]
+
+
+def mapped(conventions: ConventionSet) -> list[str]:
+    """Every captured trace of a few frameworks, mapped (JSON)."""
+    paths = sorted(p for p in TRACES.rglob("*") if p.suffix in (".json", ".jsonl"))[::25]
+    assert len(paths) > 10
+    return [
+        map_trace(trace, conventions).model_dump_json()
+        for path in paths
+        for trace in read_traces([str(path)], [])
+    ]
+
+
+def test_a_warm_load_builds_the_set_from_its_entry(tmp_path: Path, user_dir: Path) -> None:
+    """The first load writes the set's blueprint; the second builds from it (proof: a
+    blueprint forged with its digest is what takes effect) the same rules as compiling."""
+    cache = ConventionCache(tmp_path / "cache")
+    cold = load_conventions([user_dir])
+    first = load_conventions([user_dir], cache)
+    entry = set_entry(tmp_path / "cache")
+    written = entry.read_bytes()
+    warm = load_conventions([user_dir], cache)
+    assert entry.read_bytes() == written  # read, not written again
+    assert body(entry)["compiled"] == json.loads(json.dumps(blueprint(cold)))
+    assert mapped(warm) == mapped(first) == mapped(cold)
+    assert tool_of(warm, "my.tool.name") == [("tool_call", "x")]
+
+    doc = body(entry)
+    (mine,) = (r for r in doc["compiled"]["rules"] if r[0] == "my-agent")
+    mine[2] = "retrieval"  # its step (``_compile._compiled_rule``)
+    forge(entry, doc)
+    read = load_conventions([user_dir], cache).compiled()
+    assert [r.step for r in read.rules if r.file == "my-agent"] == ["retrieval"]
+
+
+def test_an_edited_file_takes_effect(tmp_path: Path, user_dir: Path) -> None:
+    """A file edited after its set was kept changes the set's key: the set is compiled
+    again, the new rule takes effect and the entry is written over."""
+    cache = ConventionCache(tmp_path / "cache")
+    assert tool_of(load_conventions([user_dir], cache), "other.tool") == []
+    before = set_entry(tmp_path / "cache").read_bytes()
+    path = user_dir / "my-agent.yaml"
+    path.write_text(USER_FILE.replace("my.tool.name", "other.tool"))
+    edited = load_conventions([user_dir], cache)
+    assert tool_of(edited, "other.tool") == [("tool_call", "x")]
+    assert tool_of(edited, "my.tool.name") == []
+    after = set_entry(tmp_path / "cache").read_bytes()
+    assert after != before
+    assert tool_of(load_conventions([user_dir], cache), "other.tool") == [("tool_call", "x")]
+    assert set_entry(tmp_path / "cache").read_bytes() == after
+
+
+def test_a_file_entry_that_changed_compiles_the_set_again(tmp_path: Path, user_dir: Path) -> None:
+    """The set is keyed by its files' entries' content, not only by the YAML: a file entry
+    whose content changed (forged with its digest) is never paired with the set compiled
+    from the old one."""
+    cache = ConventionCache(tmp_path / "cache")
+    load_conventions([user_dir], cache)
+    (file_entry,) = (
+        e
+        for e in (tmp_path / "cache").glob("*.json")
+        if not e.name.startswith("set-") and "my-agent" in e.read_text()
+    )
+    doc = body(file_entry)
+    rule = doc["file"]["rules"][0]
+    rule["match"]["all"][0]["attr"] = rule["fields"]["tool"][0]["attr"] = "forged.tool"
+    forge(file_entry, doc)
+    assert tool_of(load_conventions([user_dir], cache), "forged.tool") == [("tool_call", "x")]
+
+
+def test_another_set_of_files_is_another_entry(tmp_path: Path, user_dir: Path) -> None:
+    cache = ConventionCache(tmp_path / "cache")
+    load_conventions([user_dir], cache)
+    load_conventions([], cache)
+    assert len(list((tmp_path / "cache").glob("set-*.json"))) == 2
+    assert tool_of(load_conventions([], cache), "my.tool.name") == []
+    assert tool_of(load_conventions([user_dir], cache), "my.tool.name") == [("tool_call", "x")]
+
+
+@pytest.mark.parametrize(
+    "damage", ["truncated", "not json", "digest", "stale key", "not a dict", "shape", "types"]
+)
+def test_a_bad_set_entry_is_compiled_again(tmp_path: Path, user_dir: Path, damage: str) -> None:
+    cache = ConventionCache(tmp_path / "cache")
+    cold = load_conventions([user_dir])
+    load_conventions([user_dir], cache)
+    entry = set_entry(tmp_path / "cache")
+    good = entry.read_bytes()
+    doc = body(entry)
+    if damage == "truncated":
+        entry.write_bytes(good[: len(good) // 2])
+    elif damage == "not json":
+        entry.write_bytes(b"\x00\x01 not json")
+    elif damage == "digest":
+        entry.write_bytes(b"0" * 64 + good[64:])
+    elif damage == "stale key":  # another set's blueprint under this name
+        doc["key"] = "0" * 64
+        doc["compiled"]["rules"][0][2] = "retrieval"
+        forge(entry, doc)
+    elif damage == "not a dict":
+        forge(entry, doc["compiled"]["rules"])  # type: ignore[arg-type]
+    elif damage == "shape":
+        del doc["compiled"]["plans"]
+        forge(entry, doc)
+    else:
+        doc["compiled"]["table"]["rules"][0] = [[["exists", "not a number", True]], []]
+        forge(entry, doc)
+    warm = load_conventions([user_dir], cache)
+    assert entry.read_bytes() == good  # compiled again and written over
+    assert [r.step for r in warm.compiled().rules] == [r.step for r in cold.compiled().rules]
+    assert tool_of(warm, "my.tool.name") == [("tool_call", "x")]
