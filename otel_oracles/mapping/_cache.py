@@ -28,6 +28,12 @@ crashed), never a pass. An unreadable, truncated, foreign or invalid entry is ig
 written again; a directory that cannot be written is left alone. A file whose validated form
 does not survive the JSON round trip unchanged (YAML can hold values JSON cannot, such as
 dates) is never cached.
+
+Beside the files' entries, ``load_conventions`` keeps one entry per set of files: the set's
+``_compile.blueprint`` (what compiling its rules works out, as plain data), keyed by the
+digests of its files' entries and the compiler's code (``set_key``), so a warm start builds
+the compiled set from it instead of compiling the rules again (docs/performance-history.md,
+"Start-up: the compiled set kept in the conventions cache").
 """
 
 import json
