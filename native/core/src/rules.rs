@@ -20,9 +20,12 @@
 //!
 //! Before any rule is tried, a span's candidates are narrowed by what needs no rule walk
 //! (see [`RuleTable::select`]): the rules whose span-name or scope regex the core proves
-//! false for the span's texts (remembered per text, like the answers), and the rules that
-//! test an attribute the span does not have (when its access can list its attributes). The
-//! narrowing only drops rules whose match cannot hold, so the outcome is the walk's.
+//! false for the span's texts (remembered per text, like the answers), and, when its access
+//! can list its attributes, the rules that test an attribute the span does not have (worked
+//! out once per set of keys: spans of one kind share theirs) and those whose `exists` /
+//! `equals` tests of a key fail on the span's value (the rules indexed by that key, worked
+//! out once per value). The narrowing only drops rules whose match cannot hold, so the
+//! outcome is the walk's.
 //!
 //! Work per span is bounded by the table: every condition is evaluated at most once per rule,
 //! a child condition looks at the span's direct children only (a child's own child
@@ -166,6 +169,12 @@ pub struct RegexMemo {
     candidates: Vec<u64>,
     /// The attribute keys the span being selected has (reused).
     present: Vec<u64>,
+    /// Per set of attribute keys a span has (the `present` bits), the rules its keys alone
+    /// leave possible (see [`RuleTable::select`]): spans of one kind share their key set.
+    keysets: FastMap<Box<[u64]>, Box<[u64]>>,
+    /// Per [`KeyIndex`] of the table (by position), per text value of its key, the rules
+    /// that value leaves possible.
+    values: Vec<FastMap<Box<str>, Box<[u64]>>>,
 }
 
 impl RegexMemo {
@@ -188,6 +197,14 @@ impl RegexMemo {
             self.index.clear();
             self.rows.clear();
             self.survivors.clear();
+        }
+        if self.keysets.len() >= MEMO_TEXTS {
+            self.keysets.clear();
+        }
+        for values in &mut self.values {
+            if values.len() >= MEMO_TEXTS {
+                values.clear();
+            }
         }
     }
 
@@ -302,6 +319,149 @@ pub struct RuleTable {
     name_needs: Vec<(u32, Box<[u64]>)>,
     /// The same for the instrumentation scope name.
     scope_needs: Vec<(u32, Box<[u64]>)>,
+    /// Per attribute key that `exists` / `equals` conditions test, what its value decides.
+    key_index: Vec<KeyIndex>,
+}
+
+/// One rule's clauses on a key (see [`KeyIndex`]): its number, and per clause the tests of
+/// which one must hold.
+type RuleClauses = (usize, Vec<Vec<AttrTest>>);
+
+/// A span's attribute as the tests a [`KeyIndex`] holds see it.
+#[derive(Debug, Clone, Copy)]
+enum Seen<'a> {
+    Absent,
+    /// Present with a value that is no text the core can read (no `equals` accepts it).
+    Other,
+    Text(&'a str),
+}
+
+/// The rules' tests of one attribute key that its value alone decides: each top-level `all`
+/// condition `exists` / `equals` (text) on the key, and an `any` whose conditions are all
+/// such tests of this one key. A rule whose tests fail for the span's value cannot hold, so
+/// the value rules it out before the walk, as `holds` would one condition at a time.
+#[derive(Debug, Clone)]
+struct KeyIndex {
+    key: u32,
+    /// The rules holding such tests (a bit set).
+    rules: Box<[u64]>,
+    /// Per rule (its number), its clauses: each holds when one of its tests does.
+    clauses: Vec<RuleClauses>,
+    /// The rules left possible when the key is absent.
+    absent: Box<[u64]>,
+    /// The rules left possible when the value is [`Seen::Other`]; when no test is an
+    /// `equals` (`by_value` false), for any present value.
+    other: Box<[u64]>,
+    /// Whether some test compares the value (else presence alone decides).
+    by_value: bool,
+}
+
+impl KeyIndex {
+    /// The rules left possible when the key's value is `seen` (every rule without a test of
+    /// the key included).
+    fn mask(&self, seen: Seen<'_>, words: usize) -> Box<[u64]> {
+        let mut mask = vec![u64::MAX; words].into_boxed_slice();
+        for (rule, clauses) in &self.clauses {
+            let holds = clauses
+                .iter()
+                .all(|clause| clause.iter().any(|test| test_holds(test, seen)));
+            if !holds {
+                if let Some(word) = mask.get_mut(rule / 64) {
+                    *word &= !(1 << (rule % 64));
+                }
+            }
+        }
+        mask
+    }
+}
+
+/// An `exists` or `equals` (text) test on a value seen as `seen`: what `holds` answers.
+fn test_holds(test: &AttrTest, seen: Seen<'_>) -> bool {
+    match test {
+        AttrTest::Exists(wanted) => !matches!(seen, Seen::Absent) == *wanted,
+        AttrTest::EqualsText(accepted) => match seen {
+            Seen::Text(text) => accepted.iter().any(|a| **a == *text),
+            _ => false,
+        },
+        // Never indexed (`key_tests`): a regex or a host list needs the searcher or host.
+        AttrTest::EqualsHost(_) | AttrTest::Regex(_) => true,
+    }
+}
+
+/// A test a [`KeyIndex`] can hold: its answer follows from the value alone.
+fn indexable(test: &AttrTest) -> bool {
+    matches!(test, AttrTest::Exists(_) | AttrTest::EqualsText(_))
+}
+
+/// Per key, the [`KeyIndex`] of `rules`' value-decided tests, in key order.
+fn key_tests(rules: &[Match], words: usize) -> Vec<KeyIndex> {
+    let mut by_key: FastMap<u32, Vec<RuleClauses>> = FastMap::default();
+    for (index, rule) in rules.iter().enumerate() {
+        let mut clauses: Vec<(u32, Vec<AttrTest>)> = rule
+            .all
+            .iter()
+            .filter_map(|cond| match cond {
+                Condition::Attr { key, test } if indexable(test) => {
+                    Some((*key, vec![test.clone()]))
+                }
+                _ => None,
+            })
+            .collect();
+        let one_key = rule.any.first().and_then(|cond| match cond {
+            Condition::Attr { key, .. } => Some(*key),
+            _ => None,
+        });
+        if let Some(one_key) = one_key {
+            let tests: Option<Vec<AttrTest>> = rule
+                .any
+                .iter()
+                .map(|cond| match cond {
+                    Condition::Attr { key, test } if *key == one_key && indexable(test) => {
+                        Some(test.clone())
+                    }
+                    _ => None,
+                })
+                .collect();
+            if let Some(tests) = tests {
+                clauses.push((one_key, tests));
+            }
+        }
+        for (key, clause) in clauses {
+            let of_key = by_key.entry(key).or_default();
+            match of_key.last_mut() {
+                Some((rule, held)) if *rule == index => held.push(clause),
+                _ => of_key.push((index, vec![clause])),
+            }
+        }
+    }
+    let mut index: Vec<KeyIndex> = by_key
+        .into_iter()
+        .map(|(key, clauses)| {
+            let mut rules = vec![0u64; words].into_boxed_slice();
+            for (rule, _) in &clauses {
+                if let Some(word) = rules.get_mut(rule / 64) {
+                    *word |= 1 << (rule % 64);
+                }
+            }
+            let by_value = clauses
+                .iter()
+                .flat_map(|(_, held)| held.iter().flatten())
+                .any(|test| matches!(test, AttrTest::EqualsText(_)));
+            let mut index = KeyIndex {
+                key,
+                rules,
+                clauses,
+                absent: Box::default(),
+                other: Box::default(),
+                by_value,
+            };
+            index.absent = index.mask(Seen::Absent, words);
+            index.other = index.mask(Seen::Other, words);
+            index
+        })
+        .collect();
+    index.sort_by_key(|index| index.key);
+    index
 }
 
 /// Whether a test on an attribute fails when the attribute is absent.
@@ -413,6 +573,7 @@ impl RuleTable {
             Condition::Scope(regex) => Some(*regex),
             _ => None,
         });
+        let key_index = key_tests(&rules, words);
         let table = Self {
             rules,
             group_end,
@@ -423,6 +584,7 @@ impl RuleTable {
             needs_one,
             name_needs,
             scope_needs,
+            key_index,
         };
         for (index, rule) in table.rules.iter().enumerate() {
             table
@@ -485,11 +647,15 @@ impl RuleTable {
     /// The number of the first rule whose match holds for `span`, or `None`.
     ///
     /// The rules tried are the candidates left once the span's name and scope texts and
-    /// its attribute keys have ruled the others out: a rule with a span-name or scope regex
+    /// its attributes have ruled the others out: a rule with a span-name or scope regex
     /// the core's plan proves false for the text (an answer only the host could give rules
-    /// nothing out, so the host is asked no more often than by the walk), a rule testing the
-    /// value of an attribute the span lacks, or one whose `any` conditions all test values of
-    /// absent attributes. What the texts rule out is remembered per text, with its answers.
+    /// nothing out, so the host is asked no more often than by the walk), and, when the
+    /// access lists the span's keys, a rule testing the value of an attribute the span
+    /// lacks, one whose `any` conditions all test values of absent attributes, or one whose
+    /// `exists` / `equals` tests of a key (see [`KeyIndex`]) fail on the span's value. What
+    /// the texts rule out is remembered per text with its answers, what the keys rule out per
+    /// set of keys, and what an `equals` value rules out per value, so a span costs a few
+    /// lookups rather than a test per rule.
     /// Rules come in runs that start with the same condition (a file's rules all test its
     /// instrumentation scope first): when that condition fails, the rest of the run is
     /// passed over, as each of them would fail on it in turn.
@@ -511,27 +677,114 @@ impl RuleTable {
         let found = self
             .narrow(span, &mut rows, memo, &mut candidates)
             .and_then(|()| {
-                let listed = span.present_keys(self.keys.len(), &mut present)?;
-                self.walk(
-                    span,
-                    &candidates,
-                    listed.then_some(&present[..]),
-                    &mut rows,
-                    searcher,
-                    memo,
-                )
+                if span.present_keys(self.keys.len(), &mut present)? {
+                    self.narrow_by_keys(span, &present, memo, &mut candidates)?;
+                }
+                self.walk(span, &candidates, &mut rows, searcher, memo)
             });
         memo.candidates = candidates;
         memo.present = present;
         found
     }
 
-    /// The candidate rules in order, each tried unless the span's keys rule it out.
+    /// Clears from `candidates` the rules the span's keys (`present`) rule out, and those
+    /// whose value-decided tests of a key fail on the span's value.
+    fn narrow_by_keys<S: SpanAccess>(
+        &self,
+        span: &S,
+        present: &[u64],
+        memo: &mut RegexMemo,
+        candidates: &mut [u64],
+    ) -> Result<(), S::Error> {
+        let keep = match memo.keysets.get(present) {
+            Some(keep) => keep,
+            None => {
+                let keep = self.keyset_mask(present, candidates.len());
+                memo.keysets.entry(present.into()).or_insert(keep)
+            }
+        };
+        for (word, keep) in candidates.iter_mut().zip(keep.iter()) {
+            *word &= keep;
+        }
+        if memo.values.len() < self.key_index.len() {
+            memo.values
+                .resize_with(self.key_index.len(), FastMap::default);
+        }
+        for (slot, index) in self.key_index.iter().enumerate() {
+            if !index.by_value
+                || !has(present, index.key)
+                || !candidates
+                    .iter()
+                    .zip(index.rules.iter())
+                    .any(|(c, r)| c & r != 0)
+            {
+                continue;
+            }
+            let words = candidates.len();
+            let values = memo.values.get_mut(slot);
+            span.with_attr(index.key, |value| {
+                let fresh;
+                let keep: &[u64] = match value {
+                    Value::Absent => &index.absent,
+                    Value::Text(Text::Utf8(text)) => match values {
+                        Some(values) if text.len() <= MEMO_MAX_TEXT => match values.get(text) {
+                            Some(keep) => keep,
+                            None => values
+                                .entry(text.into())
+                                .or_insert_with(|| index.mask(Seen::Text(text), words)),
+                        },
+                        _ => {
+                            fresh = index.mask(Seen::Text(text), words);
+                            &fresh
+                        }
+                    },
+                    Value::Text(Text::Opaque) | Value::Other => &index.other,
+                };
+                for (word, keep) in candidates.iter_mut().zip(keep.iter()) {
+                    *word &= keep;
+                }
+            })?;
+        }
+        Ok(())
+    }
+
+    /// The rules a span with the attribute keys `present` can match as far as its keys
+    /// tell: every value test of `all` on a present key, one of `any`'s when all of them
+    /// test values, and each [`KeyIndex`]'s tests of an absent key (or, when presence alone
+    /// decides them, of a present one).
+    fn keyset_mask(&self, present: &[u64], words: usize) -> Box<[u64]> {
+        let mut keep = vec![0u64; words].into_boxed_slice();
+        for index in 0..self.rules.len() {
+            let needs = self.needs.get(index).map_or(&[][..], |k| &k[..]);
+            let one = self.needs_one.get(index).map_or(&[][..], |k| &k[..]);
+            if needs.iter().all(|&key| has(present, key))
+                && (one.is_empty() || one.iter().any(|&key| has(present, key)))
+            {
+                if let Some(word) = keep.get_mut(index / 64) {
+                    *word |= 1 << (index % 64);
+                }
+            }
+        }
+        for index in &self.key_index {
+            let by_key: &[u64] = if !has(present, index.key) {
+                &index.absent
+            } else if !index.by_value {
+                &index.other
+            } else {
+                continue;
+            };
+            for (word, by_key) in keep.iter_mut().zip(by_key.iter()) {
+                *word &= by_key;
+            }
+        }
+        keep
+    }
+
+    /// The candidate rules in order, each tried.
     fn walk<S: SpanAccess>(
         &self,
         span: &S,
         candidates: &[u64],
-        present: Option<&[u64]>,
         rows: &mut Rows,
         searcher: &mut impl Searcher<Error = S::Error>,
         memo: &mut RegexMemo,
@@ -541,16 +794,6 @@ impl RuleTable {
             let Some(rule) = self.rules.get(index) else {
                 break;
             };
-            if let Some(present) = present {
-                let needs = self.needs.get(index).map_or(&[][..], |k| &k[..]);
-                let one = self.needs_one.get(index).map_or(&[][..], |k| &k[..]);
-                if !needs.iter().all(|&key| has(present, key))
-                    || (!one.is_empty() && !one.iter().any(|&key| has(present, key)))
-                {
-                    from = index + 1;
-                    continue;
-                }
-            }
             from = match outcome(rule, span, &self.regexes, rows, searcher, memo)? {
                 Outcome::Holds => return Ok(Some(index)),
                 Outcome::LeadFails => self.group_end.get(index).copied().unwrap_or(index + 1),
@@ -1377,23 +1620,46 @@ mod tests {
             "",
         ];
         let mut rng = Lcg(7);
-        for round in 0..300 {
+        for round in 0..600 {
+            // Every other table draws its keys from 4, so spans often hold the keys the
+            // rules test (the value index decides), the others from 70.
+            let space = if round % 2 == 0 { 70 } else { 4 };
             let condition = |rng: &mut Lcg| -> Condition {
                 match rng.below(9) {
-                    0 => attr(rng.below(70) as u32, AttrTest::Exists(rng.below(2) == 0)),
+                    0 => attr(rng.below(space) as u32, AttrTest::Exists(rng.below(2) == 0)),
                     1 => attr(
-                        rng.below(70) as u32,
+                        rng.below(space) as u32,
                         AttrTest::EqualsText(vec![words[rng.below(words.len())].into()]),
                     ),
-                    2 => attr(rng.below(70) as u32, AttrTest::Regex(rng.below(6) as u32)),
+                    2 => attr(
+                        rng.below(space) as u32,
+                        AttrTest::Regex(rng.below(6) as u32),
+                    ),
                     3 | 4 => Condition::SpanName(rng.below(6) as u32),
                     5 | 6 => Condition::Scope(rng.below(6) as u32),
                     7 => Condition::Kinds(vec![rng.below(3) as i64]),
                     _ => Condition::Child(Box::new(all(vec![attr(
-                        rng.below(70) as u32,
+                        rng.below(space) as u32,
                         AttrTest::Exists(true),
                     )]))),
                 }
+            };
+            // An `any` of tests of one key, as `any: [{attr: k, equals: ..}, {attr: k,
+            // exists: false}]` (the value index holds it as one clause).
+            let one_key_any = |rng: &mut Lcg| -> Vec<Condition> {
+                let key = rng.below(space) as u32;
+                (0..1 + rng.below(3))
+                    .map(|_| match rng.below(3) {
+                        0 => attr(key, AttrTest::Exists(rng.below(2) == 0)),
+                        _ => attr(
+                            key,
+                            AttrTest::EqualsText(vec![
+                                words[rng.below(words.len())].into(),
+                                words[rng.below(words.len())].into(),
+                            ]),
+                        ),
+                    })
+                    .collect()
             };
             let rules: Vec<Match> = (0..rng.below(150) + 1)
                 .map(|_| {
@@ -1405,7 +1671,11 @@ mod tests {
                     };
                     Match {
                         all: (0..all_n).map(|_| condition(&mut rng)).collect(),
-                        any: (0..any_n).map(|_| condition(&mut rng)).collect(),
+                        any: if any_n > 0 && rng.below(3) == 0 {
+                            one_key_any(&mut rng)
+                        } else {
+                            (0..any_n).map(|_| condition(&mut rng)).collect()
+                        },
                     }
                 })
                 .collect();
@@ -1414,7 +1684,7 @@ mod tests {
             for _ in 0..20 {
                 let attrs = (0..rng.below(6))
                     .map(|_| {
-                        let key = rng.below(70) as u32;
+                        let key = rng.below(space) as u32;
                         match rng.below(3) {
                             0 => (key, None),
                             _ => text(key, words[rng.below(words.len())]),
@@ -1422,7 +1692,7 @@ mod tests {
                     })
                     .collect();
                 let kid = Span {
-                    attrs: vec![text(rng.below(70) as u32, "x")],
+                    attrs: vec![text(rng.below(space) as u32, "x")],
                     ..Span::default()
                 };
                 let span = Span {
