@@ -171,6 +171,7 @@ pub struct RegexMemo {
     present: Vec<u64>,
     /// Per set of attribute keys a span has (the `present` bits), the rules its keys alone
     /// leave possible (see [`RuleTable::select`]): spans of one kind share their key set.
+    /// Bounded like the rows: emptied when a new entry would pass `MEMO_TEXTS`.
     keysets: FastMap<Box<[u64]>, Box<[u64]>>,
     /// Per [`KeyIndex`] of the table (by position), per text value of its key, the rules
     /// that value leaves possible.
@@ -197,14 +198,6 @@ impl RegexMemo {
             self.index.clear();
             self.rows.clear();
             self.survivors.clear();
-        }
-        if self.keysets.len() >= MEMO_TEXTS {
-            self.keysets.clear();
-        }
-        for values in &mut self.values {
-            if values.len() >= MEMO_TEXTS {
-                values.clear();
-            }
         }
     }
 
@@ -699,6 +692,9 @@ impl RuleTable {
         let keep = match memo.keysets.get(present) {
             Some(keep) => keep,
             None => {
+                if memo.keysets.len() >= MEMO_TEXTS {
+                    memo.keysets.clear();
+                }
                 let keep = self.keyset_mask(present, candidates.len());
                 memo.keysets.entry(present.into()).or_insert(keep)
             }
@@ -729,9 +725,14 @@ impl RuleTable {
                     Value::Text(Text::Utf8(text)) => match values {
                         Some(values) if text.len() <= MEMO_MAX_TEXT => match values.get(text) {
                             Some(keep) => keep,
-                            None => values
-                                .entry(text.into())
-                                .or_insert_with(|| index.mask(Seen::Text(text), words)),
+                            None => {
+                                if values.len() >= MEMO_TEXTS {
+                                    values.clear();
+                                }
+                                values
+                                    .entry(text.into())
+                                    .or_insert_with(|| index.mask(Seen::Text(text), words))
+                            }
                         },
                         _ => {
                             fresh = index.mask(Seen::Text(text), words);
@@ -1452,6 +1453,48 @@ mod tests {
         let before = memo.len();
         assert_eq!(table.select(&long, &mut n, &mut memo), Ok(Some(0)));
         assert_eq!(memo.len(), before, "a long text is not remembered");
+    }
+
+    #[test]
+    fn key_sets_and_equals_values_are_remembered_and_bounded() {
+        // Rule 0 needs k0 to be "chat", rule 1 k0 absent or "tool", rule 2 k1 present.
+        let rules = vec![
+            all(vec![attr(0, AttrTest::EqualsText(vec!["chat".into()]))]),
+            Match {
+                all: vec![],
+                any: vec![
+                    attr(0, AttrTest::Exists(false)),
+                    attr(0, AttrTest::EqualsText(vec!["tool".into()])),
+                ],
+            },
+            all(vec![attr(1, AttrTest::Exists(true))]),
+        ];
+        let table = RuleTable::new(rules, keys(2), vec![], 0).unwrap();
+        let mut n = needles(&[]);
+        let mut memo = RegexMemo::new();
+        let span = |attrs: Vec<(u32, Option<String>)>| Span {
+            attrs,
+            lists_keys: true,
+            ..Span::default()
+        };
+        let cases = [
+            (vec![text(0, "chat")], Some(0)),
+            (vec![text(0, "tool")], Some(1)),
+            (vec![], Some(1)),
+            (vec![(0, None)], None),
+            (vec![text(0, "x"), (1, None)], Some(2)),
+        ];
+        for _ in 0..2 {
+            for (attrs, want) in cases.clone() {
+                assert_eq!(table.select(&span(attrs), &mut n, &mut memo), Ok(want));
+            }
+        }
+        assert_eq!(memo.keysets.len(), 3, "one entry per set of keys");
+        for i in 0..(MEMO_TEXTS + 10) {
+            let value = vec![text(0, &format!("value {i}"))];
+            assert_eq!(table.select(&span(value), &mut n, &mut memo), Ok(None));
+            assert!(memo.values.iter().all(|values| values.len() <= MEMO_TEXTS));
+        }
     }
 
     #[test]
