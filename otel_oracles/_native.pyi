@@ -799,11 +799,12 @@ def report_text(value: Any, level: int = 0, /) -> bytes:
 class VerdictJson:
     """One verdict's text in the JSON report, written from the models' field values
     (``native/python/src/report_json.rs``): ``json.dumps`` of the verdict's
-    ``model_dump(mode="json")`` (each result's message and details as ``shown`` gives them)
+    ``model_dump(mode="json")`` (each result's message and details passed through the privacy
+    filter ``shown`` as they are written)
     plus its derived ``verdict``, as ``report_text`` writes it at ``level``. A model held
     otherwise than validation leaves it is read through its ``model_dump``; details or params
     that are not plain JSON data through ``dump``. Raises as ``report_text`` does, and what
-    ``shown`` raises."""
+    the filter raises."""
 
     def __init__(
         self,
@@ -814,29 +815,41 @@ class VerdictJson:
         dump: Callable[[Any], Any],
         /,
     ) -> None: ...
-    def write(
-        self, verdict: Any, shown: Callable[[Any], tuple[str, dict[str, Any]]] | None = None, /
-    ) -> bytes: ...
+    def write(self, verdict: Any, shown: ShownFilter | None = None, /) -> bytes: ...
 
-class DetailScrub:
-    """The report's privacy filter of a result's details (``emit.scrub_details``;
-    ``native/python/src/scrub.rs``): ``scrub(details)`` is a new dict of the numbers and
+class ShownFilter:
+    """The report's privacy filter, its one implementation (``emit.SHOWN_FILTER``;
+    ``native/python/src/scrub.rs``). ``scrub(details)`` is a new dict of the numbers and
     booleans of ``details`` under keys ``safe_identifier`` gives back, and, under
     ``identifier_keys``, strings, lists' first ``max_items`` items and dicts' first
     ``max_items`` name -> int pairs, each string as ``safe_identifier(s) or redacted``;
-    everything else is dropped. Exact ``str``s ``safe_identifier`` gave back are remembered
-    (up to ``max_known``) and not asked again. Raises what ``safe_identifier`` raises."""
+    everything else is dropped. ``explain(result)`` is the result's template explanation:
+    its outcome's template (only ``{name}`` and ``{budget}`` in braces) with the check's name
+    (itself when ``safe_identifier`` gives it back, else capped at ``max_value_chars``, and
+    its type or ``check`` when ``looks_secret`` says so), ``error.type`` and the message of
+    an error of ``shown_error_types``, the first steps, and unless it is ``pass_outcome``
+    the details ``key=value`` sorted by key; capped at ``max_chars``. ``VerdictJson.write``
+    applies it as it writes. Exact ``str``s ``safe_identifier`` gave back are remembered (up
+    to ``max_known``) and not asked again. Raises what ``safe_identifier`` raises."""
 
     def __init__(
         self,
         identifier_keys: frozenset[str],
         safe_identifier: Callable[[Any], str | None],
+        looks_secret: Callable[[str], bool],
         redacted: str,
         max_items: int,
         max_known: int,
+        templates: Sequence[tuple[Any, str]],
+        pass_outcome: Any,
+        error_outcome: Any,
+        shown_error_types: frozenset[str],
+        max_chars: int,
+        max_value_chars: int,
         /,
     ) -> None: ...
     def scrub(self, details: dict[str, Any], /) -> dict[str, Any]: ...
+    def explain(self, result: Any, /) -> str: ...
 
 # ---- evidence (otel_oracles.grade.evidence) --------------------------------------------------
 

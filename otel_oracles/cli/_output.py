@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from otel_oracles.emit import Explainer, ExplainMode, scrub_verdict, shown_message
+from otel_oracles.emit import SHOWN_FILTER, Explainer, ExplainMode, scrub_verdict, shown_message
 from otel_oracles.errors import InputError
 from otel_oracles.model.result import InputProblem, OracleResult, RunReport, Verdict
 from otel_oracles.report import (
@@ -29,7 +29,7 @@ from otel_oracles.session import InputLimits
 
 if TYPE_CHECKING:
     # Imported where a run asks for them (--junit, --html): most runs never load them.
-    from otel_oracles.report import HtmlWriter, JUnitWriter, ShownFields
+    from otel_oracles.report import HtmlWriter, JUnitWriter, ShownFilter
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -262,10 +262,9 @@ class ReportStream:
         self._console = (
             None if as_json else ConsoleWriter(show_passing_details=verbose, tally=self.tally)
         )
-        # What the writers ask of each result's shown text (none under ``full``), bound once.
-        self._shown_fields: ShownFields | None = (
-            None if explain == "full" else self._explainer.shown_fields
-        )
+        # The privacy filter the JSON writer applies in the core, and what the table asks of
+        # each failing result's shown text (neither under ``full``), bound once.
+        self._shown_filter: ShownFilter | None = None if explain == "full" else SHOWN_FILTER
         self._shown_text: Callable[[OracleResult], str] | None = (
             None if explain == "full" else self._shown_message
         )
@@ -274,13 +273,14 @@ class ReportStream:
     def add(self, verdict: Verdict) -> None:
         """Count ``verdict`` and render it through the privacy boundary (``scrub_verdict``).
 
-        The JSON and console writers read each result's shown message (and details) from
-        ``shown_fields``/``shown_message`` as they render it, so no scrubbed copy of the
-        verdict is built for them (the table asks for the failing results' only); JUnit
+        The JSON writer passes each result through the privacy filter as the core writes it
+        (``SHOWN_FILTER``), the console writer reads the shown message from
+        ``shown_message`` as it renders it, so no scrubbed copy of the verdict is built for
+        them (the table asks for the failing results' only); JUnit
         and HTML get the copy. The stream's tally counts ``verdict`` once, after every
         writer rendered it (they number verdicts by it)."""
         if self._json is not None:
-            self._json.add(verdict, self._shown_fields)
+            self._json.add(verdict, self._shown_filter)
         if self._console is not None:
             self._console.add(verdict, self._shown_text)
         if self._copies:

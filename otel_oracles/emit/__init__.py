@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     )
     from otel_oracles.emit._explain import (
         REDACTED,
+        SHOWN_FILTER,
         Explainer,
         ExplainMode,
         explain,
@@ -89,6 +90,7 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(
         [
             "REDACTED",
+            "SHOWN_FILTER",
             "Explainer",
             "ExplainMode",
             "explain",
@@ -134,6 +136,7 @@ __getattr__ = lazy_names(__name__, _LAZY)
 __all__ = [
     "OWN_SHAPE",
     "REDACTED",
+    "SHOWN_FILTER",
     "BatchingEmitter",
     "EmitResult",
     "EmitSettings",

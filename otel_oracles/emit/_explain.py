@@ -9,18 +9,21 @@ names, error types). Anything else is dropped, and identifier-shaped values that
 secrets (emails, API keys, long tokens) are replaced. ``explain="full"`` is the explicit
 opt-in that emits the oracle's own message, still length-capped.
 
-The reports (console, JSON, JUnit, HTML) apply the same boundary through ``scrub_verdict``:
-one definition of what may be shown, wherever results go.
+The reports (console, JSON, JUnit, HTML) apply the same boundary through ``scrub_verdict``
+(the JSON report's writer in the core through ``SHOWN_FILTER`` itself): one definition of
+what may be shown, wherever results go. The templates are rendered and details scrubbed by
+the core (``ShownFilter``, ``native/python/src/scrub.rs``) with the allow-lists and regexes
+defined here.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any, Literal
 
-from otel_oracles._native import DetailScrub
+from otel_oracles._native import ShownFilter
 from otel_oracles.model.result import OracleResult, Outcome, Verdict
 
 ExplainMode = Literal["template", "full"]
@@ -141,37 +144,6 @@ def _cap(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "\u2026"
 
 
-def _detail_value(key: str, value: Any) -> str | None:
-    """The allow-listed rendering of one detail value, or None to drop it."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, _NUMBER):  # a bool returned above
-        return repr(value)
-    if key not in IDENTIFIER_DETAIL_KEYS:
-        return None
-    if isinstance(value, str):
-        return safe_identifier(value) or REDACTED
-    if isinstance(value, _SEQUENCE):
-        items = [safe_identifier(v) or REDACTED for v in value[:MAX_LIST_ITEMS]]
-        more = ", \u2026" if len(value) > MAX_LIST_ITEMS else ""
-        return "[" + ", ".join(items) + more + "]"
-    if isinstance(value, dict):  # name -> count (e.g. unclassified span names)
-        pairs = list(value.items())[:MAX_LIST_ITEMS]
-        items = [f"{safe_identifier(k) or REDACTED} x{n}" for k, n in pairs if isinstance(n, int)]
-        more = ", \u2026" if len(value) > MAX_LIST_ITEMS else ""
-        return "{" + ", ".join(items) + more + "}"
-    return None
-
-
-def _safe_details(details: dict[str, Any]) -> Iterable[str]:
-    for key in sorted(details):
-        if safe_identifier(key) is None:
-            continue
-        rendered = _detail_value(key, details[key])
-        if rendered is not None:
-            yield f"{key}={_cap(rendered, MAX_VALUE_CHARS)}"
-
-
 def error_type(result: OracleResult) -> str:
     """``error.type`` for an errored check: the exception class name when it is a plain
     identifier, else ``_OTHER`` (the semantic-conventions fallback)."""
@@ -236,10 +208,6 @@ class Explainer:
         self._texts: dict[tuple[Any, ...], str] = {}
         self._shown: dict[tuple[Any, ...], str] = {}
         """``shown_message`` texts (the text without the check's name), under the same keys."""
-        self._pass_shown: dict[tuple[Any, ...], str] = {}
-        """The passes' ``shown_message`` texts for ``shown_fields``, under the part of a pass's
-        ``explain_key`` that varies (name, type, used, budget, steps): a shorter key to build
-        and hash for the most common result."""
 
     def __len__(self) -> int:
         """Texts remembered now."""
@@ -280,37 +248,6 @@ class Explainer:
             text = self._text(key, result).removeprefix(f"{result.name}: ")
             self._remember(self._shown, key, text)
         return text
-
-    def shown_fields(self, result: OracleResult) -> tuple[str, dict[str, Any]]:
-        """``shown_fields`` under this explainer's mode, its texts remembered: what a report
-        writer asks for every result it writes (so without the two calls between them).
-
-        Most results pass: a pass's text is looked up here under the part of
-        ``explain_key``'s key that varies between passes (its constant items left out, no
-        slice of steps that are empty), made of the field values as validation left them in
-        ``__dict__`` (an attribute read of a model costs about twice a dict's), and only a
-        text not remembered yet goes through ``shown``. Details that are empty scrub to an
-        empty dict without a call."""
-        if self.mode == "full":
-            return result.message, result.details
-        values = result.__dict__
-        details = values["details"]
-        if values["outcome"] is _PASS:
-            steps = values["step_indexes"]
-            key = (
-                values["name"],
-                values["oracle_type"],
-                values["used"],
-                values["budget"],
-                tuple(steps[: MAX_LIST_ITEMS + 1]) if steps else (),
-            )
-            text = self._pass_shown.get(key)
-            if text is None:
-                text = self.shown(result)
-                self._remember(self._pass_shown, key, text)
-        else:
-            text = self.shown(result)
-        return text, {} if type(details) is dict and not details else _SCRUB.scrub(details)
 
 
 def _identifier_or_none(value: Any) -> str | None:
@@ -355,12 +292,25 @@ def _shown_message(result: OracleResult) -> str | None:
     return None
 
 
-_SCRUB = DetailScrub(
-    IDENTIFIER_DETAIL_KEYS, safe_identifier, REDACTED, MAX_LIST_ITEMS, _KNOWN_IDENTIFIERS_MAX
+SHOWN_FILTER = ShownFilter(
+    IDENTIFIER_DETAIL_KEYS,
+    safe_identifier,
+    looks_secret,
+    REDACTED,
+    MAX_LIST_ITEMS,
+    _KNOWN_IDENTIFIERS_MAX,
+    list(_TEMPLATES.items()),
+    Outcome.PASS,
+    Outcome.ERROR,
+    SHOWN_ERROR_TYPES,
+    MAX_EXPLANATION_CHARS,
+    MAX_VALUE_CHARS,
 )
-"""``scrub_details`` in the core (``native/python/src/scrub.rs``): every result a report
-shows is scrubbed, and a Python loop over each detail was most of what showing a pass cost.
-It asks ``safe_identifier`` what may be shown, remembering the strings it gave back."""
+"""The privacy filter in the core (``native/python/src/scrub.rs``), its one implementation:
+the template explanations (``explain``) and the scrubbed details (``scrub_details``) come
+from it, and the JSON report's writer applies it to each result as it writes it (no Python
+call, no scrubbed dict). It asks ``safe_identifier`` (and, for a check name that is not an
+identifier, ``looks_secret``) what may be shown, remembering the strings it gave back."""
 
 
 def scrub_details(details: dict[str, Any]) -> dict[str, Any]:
@@ -368,7 +318,7 @@ def scrub_details(details: dict[str, Any]) -> dict[str, Any]:
     exit codes), and identifier-shaped values under identifier keys (secret-shaped ones
     replaced; of a list its first ``MAX_LIST_ITEMS`` items, of a name -> count dict its first
     pairs); every other value (arguments, output, matched text) is dropped. A new dict."""
-    return _SCRUB.scrub(details)
+    return SHOWN_FILTER.scrub(details)
 
 
 def shown_message(
@@ -418,25 +368,9 @@ def scrub_verdict(
 
 
 def _template(result: OracleResult) -> str:
-    name = safe_identifier(result.name)
-    if name is None:  # (an identifier ``safe_identifier`` gives back has no secret shape)
-        name = _cap(result.name, MAX_VALUE_CHARS)
-        if looks_secret(name):
-            name = result.oracle_type if safe_identifier(result.oracle_type) else "check"
-    budget = ""
-    if result.budget is not None or result.used:
-        limit = "?" if result.budget is None else str(result.budget)
-        budget = f" (used {result.used} of {limit})"
-    parts = [_TEMPLATES[result.outcome].format(name=name, budget=budget)]
-    if result.outcome == Outcome.ERROR:
-        parts.append(f"error.type={error_type(result)}")
-        shown = _shown_message(result)
-        if shown is not None:
-            parts.append(shown)
-    if result.step_indexes:
-        steps = ",".join(str(i) for i in result.step_indexes[:MAX_LIST_ITEMS])
-        more = ",\u2026" if len(result.step_indexes) > MAX_LIST_ITEMS else ""
-        parts.append(f"steps={steps}{more}")
-    if result.outcome != Outcome.PASS:
-        parts.extend(d for d in _safe_details(result.details) if not d.startswith("error.type="))
-    return _cap("; ".join(parts), MAX_EXPLANATION_CHARS)
+    """The outcome's template with the check's name (itself when an identifier, else capped,
+    and the check's type or ``check`` when it looks secret) and budget, ``error.type`` (and
+    the message of a ``SHOWN_ERROR_TYPES`` error), the first steps and, unless it passed, the
+    allow-listed details sorted by key (``scrub_details``' rules, values capped at
+    ``MAX_VALUE_CHARS``); at most ``MAX_EXPLANATION_CHARS``. Rendered by the core."""
+    return SHOWN_FILTER.explain(result)

@@ -17,9 +17,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from otel_oracles._lazy_names import lazy_names
+from otel_oracles._native import ShownFilter
 from otel_oracles.report._common import Tally, json_safe, terminal_safe
 from otel_oracles.report._console import ConsoleWriter, render_console
-from otel_oracles.report._json import JsonWriter, ShownFields, render_json, report_data
+from otel_oracles.report._json import JsonWriter, render_json, report_data
 
 if TYPE_CHECKING:
     from otel_oracles.report._html import HtmlWriter, render_html
@@ -42,7 +43,7 @@ __all__ = [
     "HtmlWriter",
     "JUnitWriter",
     "JsonWriter",
-    "ShownFields",
+    "ShownFilter",
     "Tally",
     "json_safe",
     "render_console",

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import codecs
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from functools import partial
 from typing import Any
 
 from pydantic import TypeAdapter
 
-from otel_oracles._native import VerdictJson, report_text
+from otel_oracles._native import ShownFilter, VerdictJson, report_text
 from otel_oracles.model.result import Counts, InputProblem, OracleResult, RunReport, Verdict
 from otel_oracles.report._common import SPOOL_WRITE_CHARS, Tally, byte_spool
-
-ShownFields = Callable[[OracleResult], tuple[str, dict[str, Any]]]
-"""A result's message and details as the report shows them (``emit.shown_fields``)."""
 
 _DETAILS = TypeAdapter(dict[str, Any])
 """The type of ``OracleResult.details`` and ``params``: the core has it dump a value that is
@@ -87,10 +84,12 @@ class JsonWriter:
         self._counts = tally is None
         self.tally = Tally() if tally is None else tally
 
-    def add(self, v: Verdict, shown: ShownFields | None = None) -> None:
-        """Dump ``v``; with ``shown``, each result's message and details are what it gives
-        for the result: the same text as adding ``v`` with every result copied with them
-        (``emit.scrub_verdict``), without building the copies.
+    def add(self, v: Verdict, shown: ShownFilter | None = None) -> None:
+        """Dump ``v``; with ``shown`` (the privacy filter, ``emit.SHOWN_FILTER``), each
+        result's message and details pass through it as the core writes them: the same text
+        as adding ``v`` with every result copied through the filter (``emit.scrub_verdict``
+        in ``template`` mode), without building the copies, nor a call back into Python per
+        result.
 
         The core writes the text as UTF-8 bytes straight from the models (``VerdictJson``),
         so no ``str`` of it is built, scanned and encoded; it raises, adding nothing, for a

@@ -8,12 +8,14 @@ from typing import Any
 
 import pytest
 
-from otel_oracles.emit import Explainer, explain, shown_fields, shown_message
+from otel_oracles.emit import Explainer, explain, looks_secret, shown_message
 from otel_oracles.emit._explain import (
     IDENTIFIER_DETAIL_KEYS,
+    MAX_EXPLANATION_CHARS,
     MAX_LIST_ITEMS,
+    MAX_VALUE_CHARS,
     REDACTED,
-    explain_key,
+    SHOWN_ERROR_TYPES,
     safe_identifier,
     scrub_details,
 )
@@ -108,13 +110,6 @@ def test_shown_texts_equal_shown_message_and_are_remembered() -> None:
     assert all("alice@example.com" not in text for text in expected)
 
 
-def test_shown_fields_in_one_call_equal_the_functions() -> None:
-    for mode in ("template", "full"):
-        explainer = Explainer(mode)  # type: ignore[arg-type]
-        for result in SHOWN_CASES * 2:
-            assert explainer.shown_fields(result) == shown_fields(result, mode)  # type: ignore[arg-type]
-
-
 def test_scrub_details_remembers_no_key_it_dropped() -> None:
     """Keys it accepted are remembered; a secret-shaped or odd key is dropped every time."""
     details = {"calls": 2, "sk-abcdefghijklmnopqrstuv": 1, "user@example.com": 3, 4: 5}
@@ -125,7 +120,7 @@ def test_scrub_details_remembers_no_key_it_dropped() -> None:
 
 def _scrubbed_as_specified(details: Mapping[Any, Any]) -> dict[Any, Any]:
     """What ``scrub_details`` promises, spelled out item by item in Python: the core's
-    filter (``DetailScrub``) is held to it."""
+    filter (``ShownFilter``) is held to it."""
     out: dict[Any, Any] = {}
     for key, value in details.items():
         if safe_identifier(key) is None:
@@ -214,32 +209,116 @@ def test_a_check_name_shaped_like_a_secret_is_never_shown() -> None:
     assert spaced.startswith("no delete please: holds"), spaced
 
 
-def test_shown_fields_of_passes_read_the_remembered_text_under_explain_keys_key() -> None:
-    """The explainer looks a pass's text up under a key it makes of the field values: the
-    same key ``explain_key`` makes, so every pass (new or remembered, whatever its count,
-    budget, steps and details) shows what the functions show, and a pass is remembered once."""
-    passes = [
-        OracleResult(
-            oracle_type="tool_retries",
-            name=f"check-{i % 3}",
-            layer="tolerance" if i % 2 else "invariant",
-            outcome=Outcome.PASS,
-            passed=True,
-            message="fine; user alice@example.com",
-            details=[{}, {"retries": 0}, {"tool": "search_docs", "calls": i}][i % 3],
-            used=i % 2,
-            budget=[None, 0, 2][i % 3],
-            step_indexes=list(range(i % 8)),
-            contract_id="c",
+def _capped(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def _shown_value(key: str, value: Any) -> str | None:
+    """One detail value as a template shows it, or None to leave it out."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if key not in IDENTIFIER_DETAIL_KEYS:
+        return None
+    if isinstance(value, str):
+        return safe_identifier(value) or REDACTED
+    if isinstance(value, (list, tuple)):
+        items = [safe_identifier(v) or REDACTED for v in value[:MAX_LIST_ITEMS]]
+        return "[" + ", ".join(items) + (", \u2026" if len(value) > MAX_LIST_ITEMS else "") + "]"
+    if isinstance(value, dict):
+        pairs = list(value.items())[:MAX_LIST_ITEMS]
+        items = [f"{safe_identifier(k) or REDACTED} x{n}" for k, n in pairs if isinstance(n, int)]
+        return "{" + ", ".join(items) + (", \u2026" if len(value) > MAX_LIST_ITEMS else "") + "}"
+    return None
+
+
+_SPECIFIED_TEMPLATES = {
+    Outcome.PASS: "{name}: holds",
+    Outcome.TOLERATED: "{name}: tolerated{budget}",
+    Outcome.INVARIANT_FAILURE: "{name}: violated",
+    Outcome.BUDGET_EXHAUSTED: "{name}: budget exhausted{budget}",
+    Outcome.MISSING_EVIDENCE: "{name}: evidence needed to judge is missing",
+    Outcome.ERROR: "{name}: the check itself failed",
+}
+
+
+def _explained_as_specified(result: OracleResult) -> str:
+    """What a template explanation promises (the module's text, DESIGN §8), spelled out in
+    Python: the core's filter (``ShownFilter.explain``) is held to it."""
+    name = safe_identifier(result.name)
+    if name is None:
+        name = _capped(result.name, MAX_VALUE_CHARS)
+        if looks_secret(name):
+            name = result.oracle_type if safe_identifier(result.oracle_type) else "check"
+    budget = ""
+    if result.budget is not None or result.used:
+        limit = "?" if result.budget is None else str(result.budget)
+        budget = f" (used {result.used} of {limit})"
+    parts = [_SPECIFIED_TEMPLATES[result.outcome].format(name=name, budget=budget)]
+    if result.outcome == Outcome.ERROR:
+        error_type = safe_identifier(result.details.get("error.type")) or "_OTHER"
+        parts.append(f"error.type={error_type}")
+        if error_type in SHOWN_ERROR_TYPES:
+            parts.append(result.message)
+    if result.step_indexes:
+        steps = ",".join(str(i) for i in result.step_indexes[:MAX_LIST_ITEMS])
+        more = ",\u2026" if len(result.step_indexes) > MAX_LIST_ITEMS else ""
+        parts.append(f"steps={steps}{more}")
+    if result.outcome != Outcome.PASS:
+        for key in sorted(result.details):
+            if safe_identifier(key) is None:
+                continue
+            shown = _shown_value(key, result.details[key])
+            if shown is not None and key != "error.type":  # the error's part says it
+                parts.append(f"{key}={_capped(shown, MAX_VALUE_CHARS)}")
+    return _capped("; ".join(parts), MAX_EXPLANATION_CHARS)
+
+
+_NAMES = [
+    "no-delete",
+    "no delete please",
+    "sk-live-0123456789abcdefgh",
+    "call sk-live-0123456789abcdefgh twice",
+    "line\n",
+    "x" * 64,
+    "y" * 90,
+    "naïve é 日本 \u202e",
+    "{name} {budget}",
+]
+
+
+def test_template_explanations_are_what_they_promise() -> None:
+    """Every outcome, for names that are identifiers, secret-shaped, too long or odd, with
+    and without budgets and steps, over every kind of details the scrubbing cases hold (and
+    errors with a shown and a plain type): equal to the specification, twice (the second
+    time the accepted strings are remembered); the message never leaks."""
+    results = []
+    for i, (name, outcome, details) in enumerate(
+        (name, outcome, details)
+        for name in _NAMES
+        for outcome in Outcome
+        for details in [
+            *(dict(d) for d in SCRUB_CASES if all(isinstance(k, str) for k in d)),
+            {"error.type": "SandboxError", "calls": 2, "error.typed": 1},
+            {"error.type": "sk-abcdefghijklmnopqrstuv"},
+        ]
+    ):
+        results.append(
+            OracleResult.model_construct(
+                oracle_type=["tool_not_called", "sk-abcdefghijklmnopqrstuv"][i % 2],
+                name=name,
+                outcome=outcome,
+                passed=outcome is Outcome.PASS,
+                message=f"message {i} about alice@example.com",
+                details=details,
+                step_indexes=[[], [3], list(range(9)), [1 << 70]][i % 4],
+                used=[0, 2, 1 << 70][i % 3],
+                budget=[None, 3, 0, -1, None][i % 5],
+            )
         )
-        for i in range(48)
-    ]
-    explainer = Explainer("template")
-    for result in passes * 2 + SHOWN_CASES * 2:
-        assert explainer.shown_fields(result) == shown_fields(result, "template")
-        assert explainer.remembers(result)
-    keys = {explain_key(r) for r in passes}
-    assert len(explainer) == len(keys) + len({explain_key(r) for r in SHOWN_CASES} - {None} - keys)
-    # Empty details scrub to a dict of their own, never one shared between results.
-    first, second = (explainer.shown_fields(passes[0])[1], explainer.shown_fields(passes[3])[1])
-    assert first == second == {} and first is not second
+    for result in results * 2:
+        want = _explained_as_specified(result)
+        assert explain(result) == want, (result, want)
+        if not (result.outcome is Outcome.ERROR and "SandboxError" in want):
+            assert "alice@example.com" not in want

@@ -15,12 +15,14 @@ from typing import Any
 
 import pytest
 
-from otel_oracles._native import fill_model
-from otel_oracles.emit import Explainer, scrub_verdict
+from otel_oracles._native import ShownFilter, fill_model
+from otel_oracles.emit import SHOWN_FILTER, Explainer, scrub_verdict
+from otel_oracles.emit._explain import _TEMPLATES, IDENTIFIER_DETAIL_KEYS, REDACTED, looks_secret
 from otel_oracles.grade.loader import load_contract
 from otel_oracles.mapping import load_conventions
 from otel_oracles.model.result import (
     OracleResult,
+    Outcome,
     Verdict,
     count_outcomes,
     trusted_verdict,
@@ -47,8 +49,10 @@ def dumped_text(verdict: Verdict) -> bytes:
 
 
 def written(verdict: Verdict, explainer: Explainer | None) -> bytes:
-    """``VerdictJson``'s text of ``verdict``, shown through ``explainer`` when given."""
-    return _VERDICT_JSON.write(verdict, None if explainer is None else explainer.shown_fields)
+    """``VerdictJson``'s text of ``verdict``, through the privacy filter when ``explainer``'s
+    mode is ``template`` (the report writes ``full`` as it is)."""
+    template = explainer is not None and explainer.mode == "template"
+    return _VERDICT_JSON.write(verdict, SHOWN_FILTER if template else None)
 
 
 def expected(verdict: Verdict, explainer: Explainer | None) -> bytes:
@@ -188,9 +192,23 @@ def test_nesting_past_the_writers_depth_is_refused_as_json_refuses_it() -> None:
         json.dumps(deep, indent=2)
 
 
-def test_an_error_asking_for_the_shown_fields_is_raised() -> None:
-    def broken(r: OracleResult) -> tuple[str, dict[str, Any]]:
+def test_an_error_asking_the_filter_is_raised() -> None:
+    def broken(value: Any) -> str | None:
         raise LookupError("no text")
 
+    shown = ShownFilter(
+        IDENTIFIER_DETAIL_KEYS,
+        broken,
+        looks_secret,
+        REDACTED,
+        5,
+        10,
+        list(_TEMPLATES.items()),
+        Outcome.PASS,
+        Outcome.ERROR,
+        frozenset(),
+        256,
+        64,
+    )
     with pytest.raises(LookupError, match="no text"):
-        _VERDICT_JSON.write(verdict_of([result()]), broken)
+        _VERDICT_JSON.write(verdict_of([result()]), shown)

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from otel_oracles.emit import Explainer, scrub_verdict, shown_fields
+from otel_oracles.emit import SHOWN_FILTER, Explainer, scrub_verdict
 from otel_oracles.grade.loader import load_contract
 from otel_oracles.mapping import load_conventions
 from otel_oracles.model.result import (
@@ -174,10 +174,11 @@ def test_streamed_default_output_equals_the_scrubbed_report_rendered() -> None:
         assert table.stdout == render_console(scrubbed, show_passing_details=verbose)
 
 
-def test_json_writer_with_shown_fields_writes_the_scrubbed_copy() -> None:
+def test_json_writer_with_the_privacy_filter_writes_the_scrubbed_copy() -> None:
     """Details of every kind the privacy boundary handles (kept numbers, NaN, tuples,
-    identifiers, secret-shaped and free text, name -> count maps) come out of the JSON
-    writer's shown-fields path as ``model_dump`` dumps them in a scrubbed copy."""
+    identifiers, secret-shaped and free text, name -> count maps, names shown alike) come
+    out of the JSON writer, which scrubs them as it writes, as ``model_dump`` dumps them in a
+    scrubbed copy; so do the messages."""
     details: dict[str, Any] = {
         "calls": 3,
         "ratio": float("nan"),
@@ -186,7 +187,9 @@ def test_json_writer_with_shown_fields_writes_the_scrubbed_copy() -> None:
         "flag": True,
         "tool": "search_docs",
         "tools": ("lookup", "sk-live-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c", "x" * 80, 7),
-        "unclassified_spans": {"chat gpt-4o": 2, "db.query": 1, "bad": "n"},
+        "unclassified_spans": {"chat gpt-4o": 2, "db.query": 1, "bad": "n", "a b": 5},
+        "evidence": ["span_ids", "a@b.io"],
+        "kind": "sk-abcdefghijklmnopqrstuvwxyz",
         "argument": "alice.customer@example.com wrote this",
         "status": Outcome.PASS,
         "not an identifier": 1,
@@ -219,7 +222,18 @@ def test_json_writer_with_shown_fields_writes_the_scrubbed_copy() -> None:
     explainer = Explainer("template")
     copied, shown = JsonWriter(), JsonWriter()
     copied.add(scrub_verdict(verdict, "template", explainer))
-    shown.add(verdict, lambda r: shown_fields(r, "template", explainer))
+    shown.add(verdict, SHOWN_FILTER)
+    text = "".join(shown.chunks([], []))
+    assert text == "".join(copied.chunks([], []))
+    assert "alice" not in text and "sk-" not in text and "a@b.io" not in text
+    # The plain details (no NaN, no enum member) are written as they are scrubbed.
+    plain = {k: v for k, v in details.items() if k not in ("ratio", "status")}
+    verdict = verdict.model_copy(
+        update={"results": [r.model_copy(update={"details": plain}) for r in results]}
+    )
+    copied, shown = JsonWriter(), JsonWriter()
+    copied.add(scrub_verdict(verdict, "template", explainer))
+    shown.add(verdict, SHOWN_FILTER)
     assert "".join(shown.chunks([], [])) == "".join(copied.chunks([], []))
 
 

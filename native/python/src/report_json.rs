@@ -11,8 +11,10 @@
 //! text) fall back to their own text.
 //!
 //! [`VerdictJson`] writes a whole verdict of the report straight from its model objects
-//! (their `__dict__`s, read in field order), with each result's shown message and details
-//! asked of the report's privacy boundary, and the report's `json_safe` applied as each
+//! (their `__dict__`s, read in field order), with each result's message and details passed
+//! through the report's privacy filter ([`ShownFilter`]) as they are written (the message
+//! rendered from its template, the details scrubbed into the text with no dict between),
+//! and the report's `json_safe` applied as each
 //! string is written: the report's text without Python building a dict of every verdict,
 //! nor a `str` to be scanned and encoded. It is the report's only writer of verdicts, so it
 //! writes every value as `json.dumps` does (big integers, NaN, subclasses, non-string keys)
@@ -27,6 +29,8 @@ use pyo3::exceptions::{PyRecursionError, PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+
+use crate::scrub::{Judged, ShownFilter};
 
 /// Deepest nesting `json_indented` writes; deeper values are left to its caller (a value's
 /// arguments are a few levels deep, so this bound only meets hostile or cyclic data).
@@ -463,6 +467,13 @@ struct VerdictJson {
     message_at: usize,
     details_at: usize,
     params_at: usize,
+    /// The other result fields the filter reads (`Judged`).
+    name_at: usize,
+    oracle_type_at: usize,
+    outcome_at: usize,
+    used_at: usize,
+    budget_at: usize,
+    steps_at: usize,
     level: usize,
     dump: Py<PyAny>,
     /// `"verdict": `, the derived value's key.
@@ -489,6 +500,12 @@ impl VerdictJson {
             message_at: result.position("message")?,
             details_at: result.position("details")?,
             params_at: result.position("params")?,
+            name_at: result.position("name")?,
+            oracle_type_at: result.position("oracle_type")?,
+            outcome_at: result.position("outcome")?,
+            used_at: result.position("used")?,
+            budget_at: result.position("budget")?,
+            steps_at: result.position("step_indexes")?,
             verdict,
             result,
             counts: Fields::new(counts_fields)?,
@@ -498,15 +515,16 @@ impl VerdictJson {
         })
     }
 
-    /// `verdict`'s text, each result's message and details being what `shown(result)`
-    /// gives when `shown` is given. Raises what `json.dumps` raises for a value it cannot
-    /// write, and what `shown` raises.
+    /// `verdict`'s text, each result's message and details passed through `shown` (the
+    /// privacy filter) when it is given. Raises what `json.dumps` raises for a value it
+    /// cannot write, and what the filter raises.
     #[pyo3(signature = (verdict, shown = None))]
     fn write<'py>(
         &self,
         verdict: &Bound<'py, PyAny>,
-        shown: Option<&Bound<'py, PyAny>>,
+        shown: Option<&Bound<'py, ShownFilter>>,
     ) -> PyResult<Bound<'py, PyBytes>> {
+        let shown = shown.map(Bound::get);
         let mut out = Vec::with_capacity(8192);
         let mut w = Writer {
             indent: INDENT,
@@ -527,7 +545,7 @@ impl VerdictJson {
         &self,
         w: &mut Writer,
         verdict: &Bound<'_, PyAny>,
-        shown: Option<&Bound<'_, PyAny>>,
+        shown: Option<&ShownFilter>,
         out: &mut Vec<u8>,
     ) -> Written {
         let py = verdict.py();
@@ -609,7 +627,7 @@ impl VerdictJson {
         &self,
         w: &mut Writer,
         results: &Bound<'_, PyAny>,
-        shown: Option<&Bound<'_, PyAny>>,
+        shown: Option<&ShownFilter>,
         out: &mut Vec<u8>,
     ) -> Written {
         let mut any = false;
@@ -632,23 +650,19 @@ impl VerdictJson {
         &self,
         w: &mut Writer,
         result: &Bound<'_, PyAny>,
-        shown: Option<&Bound<'_, PyAny>>,
+        shown: Option<&ShownFilter>,
         out: &mut Vec<u8>,
     ) -> Written {
         let message_key = &self.result.keys[self.message_at];
         let details_key = &self.result.keys[self.details_at];
         let params_key = &self.result.keys[self.params_at];
-        let shown = match shown {
-            Some(shown) => Some(pair(&shown.call1((result,))?)?),
-            None => None,
-        };
         let mut entries: Entries<'_, '_> = match self.result.values(result)? {
             // The common case written straight from the field values.
-            Held::Fields(mut values) => {
-                if let Some((message, details)) = shown {
-                    values[self.message_at] = message;
-                    values[self.details_at] = details;
-                }
+            Held::Fields(values) => {
+                let message = match shown {
+                    Some(filter) => Some(filter.shown_message(&self.judged(&values))?),
+                    None => None,
+                };
                 out.push(b'{');
                 for (i, value) in values.iter().enumerate() {
                     if i > 0 {
@@ -656,10 +670,17 @@ impl VerdictJson {
                     }
                     w.newline(3, out);
                     out.extend_from_slice(&self.result.keys[i]);
-                    if i == self.details_at || i == self.params_at {
-                        self.write_data(w, value, 3, out)?;
-                    } else {
-                        w.write::<FULL>(value, 3, out)?;
+                    match (&message, shown) {
+                        (Some(message), _) if i == self.message_at => {
+                            write_shown_string(message.as_bytes(), out);
+                        }
+                        (_, Some(filter)) if i == self.details_at => {
+                            self.write_scrubbed(w, filter, value, 3, out)?;
+                        }
+                        _ if i == self.details_at || i == self.params_at => {
+                            self.write_data(w, value, 3, out)?;
+                        }
+                        _ => w.write::<FULL>(value, 3, out)?,
                     }
                 }
                 w.newline(2, out);
@@ -675,11 +696,52 @@ impl VerdictJson {
                 }
             }
         }
-        if let Some((message, details)) = shown {
-            set_entry(&mut entries, message_key, Slot::Value(message));
-            set_entry(&mut entries, details_key, Slot::Data(details));
+        if let Some(filter) = shown {
+            // A result held otherwise: its fields read as attributes, as `explain` reads them.
+            let judged = Judged::read(result)?;
+            let message = PyString::new(result.py(), &filter.shown_message(&judged)?);
+            set_entry(&mut entries, message_key, Slot::Value(message.into_any()));
+            let details = filter.scrub(&judged.details)?;
+            set_entry(&mut entries, details_key, Slot::Data(details.into_any()));
         }
         self.write_entries(w, &entries, 2, out)
+    }
+
+    /// What the filter reads of a result, from its field values.
+    fn judged<'py>(&self, values: &[Bound<'py, PyAny>]) -> Judged<'py> {
+        Judged {
+            name: values[self.name_at].clone(),
+            oracle_type: values[self.oracle_type_at].clone(),
+            outcome: values[self.outcome_at].clone(),
+            used: values[self.used_at].clone(),
+            budget: values[self.budget_at].clone(),
+            steps: values[self.steps_at].clone(),
+            details: values[self.details_at].clone(),
+            message: values[self.message_at].clone(),
+        }
+    }
+
+    /// Details as `filter.scrub(details)` shows them, written as they are scrubbed: the
+    /// same text as writing the scrubbed dict (`write_data`), without building it. Details
+    /// that are not an exact dict with exact `str` keys, or whose shown values are not plain
+    /// JSON data (a subclass, NaN), are scrubbed into a dict and written as before.
+    fn write_scrubbed(
+        &self,
+        w: &mut Writer,
+        filter: &ShownFilter,
+        details: &Bound<'_, PyAny>,
+        depth: usize,
+        out: &mut Vec<u8>,
+    ) -> Written {
+        let start = out.len();
+        match write_scrubbed_plain(w, filter, details, depth, out) {
+            Err(Stop::Left) => {
+                out.truncate(start);
+                let scrubbed = filter.scrub(details)?;
+                self.write_data(w, scrubbed.as_any(), depth, out)
+            }
+            written => written,
+        }
     }
 
     /// An object of `entries`, `depth` deep.
@@ -733,6 +795,102 @@ impl VerdictJson {
     }
 }
 
+/// `write_scrubbed` when everything shown is plain JSON data (see there), else left.
+fn write_scrubbed_plain(
+    w: &mut Writer,
+    filter: &ShownFilter,
+    details: &Bound<'_, PyAny>,
+    depth: usize,
+    out: &mut Vec<u8>,
+) -> Written {
+    let Ok(dict) = details.cast_exact::<PyDict>() else {
+        return Err(Stop::Left);
+    };
+    let mut any = false;
+    for (key, value) in dict.iter() {
+        if !key.is_exact_instance_of::<PyString>() {
+            return Err(Stop::Left);
+        }
+        if filter.safe(&key)?.is_none() {
+            continue;
+        }
+        let mark = out.len();
+        out.push(if any { b',' } else { b'{' });
+        w.newline(depth + 1, out);
+        w.key::<PLAIN>(&key, out)?;
+        out.extend_from_slice(b": ");
+        // Numbers and booleans (`bool` is an `int`): counts, lengths, exit codes.
+        if value.is_instance_of::<PyInt>() || value.is_instance_of::<PyFloat>() {
+            w.write::<PLAIN>(&value, depth + 1, out)?;
+        } else if !filter.identifier_key(&key)? {
+            out.truncate(mark);
+            continue;
+        } else if value.is_instance_of::<PyString>() {
+            w.write::<PLAIN>(&filter.shown(&value)?, depth + 1, out)?;
+        } else if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
+            let mut items = false;
+            for item in filter.head(&value)?.try_iter()? {
+                out.push(if items { b',' } else { b'[' });
+                items = true;
+                w.newline(depth + 2, out);
+                w.write::<PLAIN>(&filter.shown(&item?)?, depth + 2, out)?;
+            }
+            if items {
+                w.newline(depth + 1, out);
+                out.push(b']');
+            } else {
+                out.extend_from_slice(b"[]");
+            }
+        } else if let Ok(counts) = value.cast::<PyDict>() {
+            // name -> count: its first pairs, counts only, as a dict keeps them (a name
+            // shown as another one before takes its place, with the later count).
+            let mut shown: Vec<(Bound<'_, PyAny>, Bound<'_, PyAny>)> = Vec::new();
+            for pair in filter.first_pairs(counts)? {
+                let (name, n) = pair.extract::<(Bound<'_, PyAny>, Bound<'_, PyAny>)>()?;
+                if !n.is_instance_of::<PyInt>() {
+                    continue;
+                }
+                let name = filter.shown(&name)?;
+                let mut found = false;
+                for entry in &mut shown {
+                    if entry.0.eq(&name)? {
+                        entry.1 = n.clone();
+                        found = true;
+                        break;
+                    }
+                }
+                if !found {
+                    shown.push((name, n));
+                }
+            }
+            if shown.is_empty() {
+                out.extend_from_slice(b"{}");
+            } else {
+                for (i, (name, n)) in shown.iter().enumerate() {
+                    out.push(if i > 0 { b',' } else { b'{' });
+                    w.newline(depth + 2, out);
+                    w.key::<PLAIN>(name, out)?;
+                    out.extend_from_slice(b": ");
+                    w.write::<PLAIN>(n, depth + 2, out)?;
+                }
+                w.newline(depth + 1, out);
+                out.push(b'}');
+            }
+        } else {
+            out.truncate(mark);
+            continue;
+        }
+        any = true;
+    }
+    if any {
+        w.newline(depth, out);
+        out.push(b'}');
+    } else {
+        out.extend_from_slice(b"{}");
+    }
+    Ok(())
+}
+
 /// A dumped model's entries: its keys written as the report writes keys.
 fn dumped_entries<'py>(
     w: &mut Writer,
@@ -746,39 +904,6 @@ fn dumped_entries<'py>(
         entries.push((Cow::Owned(text), Slot::Value(value)));
     }
     Ok(entries)
-}
-
-/// `a, b = value`: the shown message and details, unpacked as Python unpacks a pair.
-fn pair<'py>(value: &Bound<'py, PyAny>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
-    if let Ok(tuple) = value.cast::<PyTuple>() {
-        if tuple.len() == 2 {
-            return Ok((tuple.get_item(0)?, tuple.get_item(1)?));
-        }
-    }
-    let Ok(items) = value.try_iter() else {
-        let kind = value.get_type().name()?;
-        return Err(PyTypeError::new_err(format!(
-            "cannot unpack non-iterable {kind} object"
-        )));
-    };
-    let mut got = Vec::with_capacity(2);
-    for item in items {
-        if got.len() == 2 {
-            return Err(PyValueError::new_err(
-                "too many values to unpack (expected 2)",
-            ));
-        }
-        got.push(item?);
-    }
-    if got.len() < 2 {
-        let n = got.len();
-        return Err(PyValueError::new_err(format!(
-            "not enough values to unpack (expected 2, got {n})"
-        )));
-    }
-    let second = got.pop().expect("two values");
-    let first = got.pop().expect("two values");
-    Ok((first, second))
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -1,26 +1,128 @@
-//! The report's privacy filter of a result's details (`emit.scrub_details`), in the core.
+//! The report's privacy filter, in the core: what of a result may be shown (`emit._explain`).
 //!
 //! Every result a report shows (tens of thousands in a large grade, most of them passes whose
-//! details are a few counts) goes through the filter, and a Python loop over each detail
-//! was most of what showing a result cost. [`DetailScrub`] is the filter itself: numbers and
-//! booleans are kept, values under the identifier keys are kept when identifier-shaped
-//! (secret-shaped ones and others replaced), everything else dropped. What is an identifier
-//! stays one Python function (`emit.safe_identifier`, the regexes that templates and
-//! scrubbing share), asked here; the strings it gave back are remembered, so the same
-//! detail keys and tool names of every result cost a set lookup.
+//! details are a few counts) goes through the filter twice: its message is rebuilt from a
+//! template per outcome plus allow-listed values, and its details are scrubbed. [`ShownFilter`]
+//! is the filter's one implementation: `emit.explain` and `emit.scrub_details` call it, and
+//! the JSON report's writer (`report_json.rs`) applies it to each result as it writes it,
+//! with no Python call and no scrubbed dict in between. Numbers and booleans are kept,
+//! values under the identifier keys are kept when identifier-shaped (secret-shaped ones and
+//! others replaced), everything else is dropped. What is an identifier, and what looks like
+//! a secret, stay Python functions (`emit.safe_identifier`/`looks_secret`, the regexes that
+//! the emitter and the fixtures share), asked here; the strings `safe_identifier` gave back
+//! are remembered, so the same check names, detail keys and tool names of every result cost
+//! a set lookup.
 
+use pyo3::exceptions::{PyKeyError, PyValueError};
+use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PySlice, PyString, PyTuple};
+use pyo3::types::{
+    PyBool, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PySlice, PyString, PyTuple,
+};
 
-/// `emit.scrub_details` with its allow-lists: see the module's text. Built once by
-/// `otel_oracles.emit._explain`.
-#[pyclass(module = "otel_oracles._native", name = "DetailScrub", frozen)]
-struct DetailScrub {
+/// A piece of an outcome's template: text as it is, or the check's name or budget.
+enum Piece {
+    Text(String),
+    Name,
+    Budget,
+}
+
+/// `template.format(name=..., budget=...)` split once: only `{name}` and `{budget}` may stand
+/// in braces.
+fn pieces(template: &str) -> PyResult<Vec<Piece>> {
+    let mut out = Vec::new();
+    let mut rest = template;
+    while let Some(open) = rest.find(['{', '}']) {
+        if !rest[..open].is_empty() {
+            out.push(Piece::Text(rest[..open].to_owned()));
+        }
+        let tail = &rest[open..];
+        if let Some(after) = tail.strip_prefix("{name}") {
+            out.push(Piece::Name);
+            rest = after;
+        } else if let Some(after) = tail.strip_prefix("{budget}") {
+            out.push(Piece::Budget);
+            rest = after;
+        } else {
+            return Err(PyValueError::new_err(format!(
+                "a template may hold only {{name}} and {{budget}}: {template:?}"
+            )));
+        }
+    }
+    if !rest.is_empty() {
+        out.push(Piece::Text(rest.to_owned()));
+    }
+    Ok(out)
+}
+
+/// `text` cut to `limit` characters, its last one an ellipsis when cut (`emit._cap`).
+fn cap(text: &str, limit: usize) -> String {
+    match text.char_indices().nth(limit) {
+        None => text.to_owned(),
+        Some(_) => {
+            let end = text
+                .char_indices()
+                .nth(limit.saturating_sub(1))
+                .map_or(text.len(), |(i, _)| i);
+            let mut capped = text[..end].to_owned();
+            capped.push('\u{2026}');
+            capped
+        }
+    }
+}
+
+/// `str(value)`, as an f-string or `str.join` of `str`s spells an integer: exact ones in the
+/// core, others (a subclass) asked.
+fn int_str(value: &Bound<'_, PyAny>) -> PyResult<String> {
+    if value.is_exact_instance_of::<PyInt>() {
+        if let Ok(n) = value.extract::<i64>() {
+            return Ok(n.to_string());
+        }
+    }
+    Ok(value.str()?.to_str()?.to_owned())
+}
+
+/// The fields of a result the filter reads.
+pub(crate) struct Judged<'py> {
+    pub(crate) name: Bound<'py, PyAny>,
+    pub(crate) oracle_type: Bound<'py, PyAny>,
+    pub(crate) outcome: Bound<'py, PyAny>,
+    pub(crate) used: Bound<'py, PyAny>,
+    pub(crate) budget: Bound<'py, PyAny>,
+    pub(crate) steps: Bound<'py, PyAny>,
+    pub(crate) details: Bound<'py, PyAny>,
+    pub(crate) message: Bound<'py, PyAny>,
+}
+
+impl<'py> Judged<'py> {
+    /// A result's fields read as attributes.
+    pub(crate) fn read(result: &Bound<'py, PyAny>) -> PyResult<Self> {
+        let py = result.py();
+        Ok(Judged {
+            name: result.getattr(intern!(py, "name"))?,
+            oracle_type: result.getattr(intern!(py, "oracle_type"))?,
+            outcome: result.getattr(intern!(py, "outcome"))?,
+            used: result.getattr(intern!(py, "used"))?,
+            budget: result.getattr(intern!(py, "budget"))?,
+            steps: result.getattr(intern!(py, "step_indexes"))?,
+            details: result.getattr(intern!(py, "details"))?,
+            message: result.getattr(intern!(py, "message"))?,
+        })
+    }
+}
+
+/// The privacy filter with its allow-lists and templates: see the module's text. Built once
+/// by `otel_oracles.emit._explain`.
+#[pyclass(module = "otel_oracles._native", name = "ShownFilter", frozen)]
+pub(crate) struct ShownFilter {
     /// Detail keys whose string values are identifiers (`IDENTIFIER_DETAIL_KEYS`).
     identifier_keys: Py<PyFrozenSet>,
     /// `emit.safe_identifier`: a value, or `None` when it is not a short identifier free
     /// of secret shapes.
     safe_identifier: Py<PyAny>,
+    /// `emit.looks_secret`: whether a (capped) check name that is not an identifier looks
+    /// like a secret.
+    looks_secret: Py<PyAny>,
     /// What replaces a value that is not shown (`REDACTED`).
     redacted: Py<PyString>,
     /// `slice(0, max_items)`: the items of a list (or a dict's first pairs) shown.
@@ -29,27 +131,64 @@ struct DetailScrub {
     /// Exact `str`s `safe_identifier` gave back, up to `max_known` of them.
     known: Py<PySet>,
     max_known: usize,
+    /// Each outcome with its template, split.
+    templates: Vec<(Py<PyAny>, Vec<Piece>)>,
+    /// Where the pass and the error outcomes stand in `templates`.
+    pass_at: usize,
+    error_at: usize,
+    /// Error types whose message a template shows (`SHOWN_ERROR_TYPES`).
+    shown_error_types: Py<PyFrozenSet>,
+    /// Caps: a whole explanation, a shown value (and a name that is not an identifier).
+    max_chars: usize,
+    max_value_chars: usize,
 }
 
 #[pymethods]
-impl DetailScrub {
+impl ShownFilter {
     #[new]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         identifier_keys: Bound<'_, PyFrozenSet>,
         safe_identifier: Bound<'_, PyAny>,
+        looks_secret: Bound<'_, PyAny>,
         redacted: Bound<'_, PyString>,
         max_items: usize,
         max_known: usize,
+        templates: Vec<(Bound<'_, PyAny>, String)>,
+        pass_outcome: Bound<'_, PyAny>,
+        error_outcome: Bound<'_, PyAny>,
+        shown_error_types: Bound<'_, PyFrozenSet>,
+        max_chars: usize,
+        max_value_chars: usize,
     ) -> PyResult<Self> {
         let py = identifier_keys.py();
-        Ok(DetailScrub {
+        let find = |outcome: &Bound<'_, PyAny>| {
+            templates
+                .iter()
+                .position(|(o, _)| o.is(outcome))
+                .ok_or_else(|| PyValueError::new_err("an outcome without a template"))
+        };
+        let pass_at = find(&pass_outcome)?;
+        let error_at = find(&error_outcome)?;
+        let mut split = Vec::with_capacity(templates.len());
+        for (outcome, template) in templates {
+            split.push((outcome.unbind(), pieces(&template)?));
+        }
+        Ok(ShownFilter {
             identifier_keys: identifier_keys.unbind(),
             safe_identifier: safe_identifier.unbind(),
+            looks_secret: looks_secret.unbind(),
             redacted: redacted.unbind(),
             head: PySlice::new(py, 0, isize::try_from(max_items)?, 1).unbind(),
             max_items,
             known: PySet::empty(py)?.unbind(),
             max_known,
+            templates: split,
+            pass_at,
+            error_at,
+            shown_error_types: shown_error_types.unbind(),
+            max_chars,
+            max_value_chars,
         })
     }
 
@@ -57,7 +196,7 @@ impl DetailScrub {
     /// numbers and booleans of `details` whose keys are identifiers, and, under the
     /// identifier keys, strings, lists' first items and dicts' first name-count pairs with
     /// each string kept when an identifier, else `redacted`. Anything else is dropped.
-    fn scrub<'py>(&self, details: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
+    pub(crate) fn scrub<'py>(&self, details: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
         let py = details.py();
         let out = PyDict::new(py);
         if let Ok(dict) = details.cast_exact::<PyDict>() {
@@ -65,21 +204,29 @@ impl DetailScrub {
                 self.entry(&out, &key, &value)?;
             }
         } else {
-            for item in details
-                .call_method0(pyo3::intern!(py, "items"))?
-                .try_iter()?
-            {
+            for item in details.call_method0(intern!(py, "items"))?.try_iter()? {
                 let (key, value) = item?.extract::<(Bound<'py, PyAny>, Bound<'py, PyAny>)>()?;
                 self.entry(&out, &key, &value)?;
             }
         }
         Ok(out)
     }
+
+    /// The template explanation of `result` (`emit.explain` in `template` mode): the
+    /// outcome's template with the check's name and budget, the error type (and a shown
+    /// error's message), the first steps and, unless it passed, the allow-listed details
+    /// as `key=value` sorted by key; capped.
+    fn explain(&self, result: &Bound<'_, PyAny>) -> PyResult<String> {
+        self.text(&Judged::read(result)?)
+    }
 }
 
-impl DetailScrub {
+impl ShownFilter {
     /// `safe_identifier(value)`: an exact `str` it gave back before is not asked again.
-    fn safe<'py>(&self, value: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+    pub(crate) fn safe<'py>(
+        &self,
+        value: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
         let py = value.py();
         let exact = value.is_exact_instance_of::<PyString>();
         let known = self.known.bind(py);
@@ -97,11 +244,40 @@ impl DetailScrub {
     }
 
     /// `safe_identifier(value) or redacted`.
-    fn shown<'py>(&self, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    pub(crate) fn shown<'py>(&self, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         match self.safe(value)? {
             Some(safe) if safe.is_truthy()? => Ok(safe),
             _ => Ok(self.redacted.bind(value.py()).clone().into_any()),
         }
+    }
+
+    /// `shown(value)` as text.
+    fn shown_text(&self, value: &Bound<'_, PyAny>) -> PyResult<String> {
+        Ok(self.shown(value)?.str()?.to_str()?.to_owned())
+    }
+
+    /// Whether `key` is one of the identifier keys.
+    pub(crate) fn identifier_key(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        self.identifier_keys.bind(key.py()).contains(key)
+    }
+
+    /// The items of a list (a dict's pairs) shown: `value[:max_items]`.
+    pub(crate) fn head<'py>(&self, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        value.get_item(self.head.bind(value.py()))
+    }
+
+    /// A dict's first `max_items` pairs, as `list(value.items())[:max_items]`.
+    pub(crate) fn first_pairs<'py>(
+        &self,
+        dict: &Bound<'py, PyDict>,
+    ) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        let pairs = if let Ok(exact) = dict.cast_exact::<PyDict>() {
+            exact.items()
+        } else {
+            let items = dict.call_method0(intern!(dict.py(), "items"))?;
+            PyList::new(dict.py(), items.try_iter()?.collect::<PyResult<Vec<_>>>()?)?
+        };
+        Ok(pairs.iter().take(self.max_items).collect())
     }
 
     /// One detail into `out`, when shown.
@@ -119,28 +295,21 @@ impl DetailScrub {
             return out.set_item(key, value);
         }
         let py = key.py();
-        if !self.identifier_keys.bind(py).contains(key)? {
+        if !self.identifier_key(key)? {
             return Ok(());
         }
         if value.is_instance_of::<PyString>() {
             out.set_item(key, self.shown(value)?)
         } else if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
-            let head = value.get_item(self.head.bind(py))?;
             let items = PyList::empty(py);
-            for item in head.try_iter()? {
+            for item in self.head(value)?.try_iter()? {
                 items.append(self.shown(&item?)?)?;
             }
             out.set_item(key, items)
         } else if let Ok(dict) = value.cast::<PyDict>() {
             // name -> count (e.g. unclassified span names): its first pairs, counts only.
             let counts = PyDict::new(py);
-            let pairs = if let Ok(exact) = dict.cast_exact::<PyDict>() {
-                exact.items()
-            } else {
-                let items = dict.call_method0(pyo3::intern!(py, "items"))?;
-                PyList::new(py, items.try_iter()?.collect::<PyResult<Vec<_>>>()?)?
-            };
-            for pair in pairs.iter().take(self.max_items) {
+            for pair in self.first_pairs(dict)? {
                 let (name, n) = pair.extract::<(Bound<'py, PyAny>, Bound<'py, PyAny>)>()?;
                 if n.is_instance_of::<PyInt>() {
                     counts.set_item(self.shown(&name)?, n)?;
@@ -151,9 +320,214 @@ impl DetailScrub {
             Ok(())
         }
     }
+
+    /// Where `outcome` stands in `templates` (the member itself, or one equal to it).
+    fn outcome_at(&self, outcome: &Bound<'_, PyAny>) -> PyResult<usize> {
+        let py = outcome.py();
+        if let Some(at) = self
+            .templates
+            .iter()
+            .position(|(o, _)| o.bind(py).is(outcome))
+        {
+            return Ok(at);
+        }
+        for (at, (o, _)) in self.templates.iter().enumerate() {
+            if o.bind(py).eq(outcome)? {
+                return Ok(at);
+            }
+        }
+        Err(PyKeyError::new_err(outcome.clone().unbind()))
+    }
+
+    /// `error.type` for an errored check (`emit.error_type`): the exception class name
+    /// when it is a plain identifier, else `_OTHER`.
+    fn error_type(&self, details: &Bound<'_, PyAny>) -> PyResult<String> {
+        let py = details.py();
+        let value = match details.cast_exact::<PyDict>() {
+            Ok(dict) => dict.get_item(intern!(py, "error.type"))?,
+            Err(_) => Some(details.call_method1(intern!(py, "get"), (intern!(py, "error.type"),))?),
+        };
+        let safe = match value {
+            Some(value) => self.safe(&value)?,
+            None => None,
+        };
+        match safe {
+            Some(safe) if safe.is_truthy()? => Ok(safe.str()?.to_str()?.to_owned()),
+            _ => Ok("_OTHER".to_owned()),
+        }
+    }
+
+    /// The template explanation of a result (`explain` above).
+    pub(crate) fn text(&self, j: &Judged<'_>) -> PyResult<String> {
+        let py = j.name.py();
+        let at = self.outcome_at(&j.outcome)?;
+        let name = match self.safe(&j.name)? {
+            Some(safe) => safe.str()?.to_str()?.to_owned(),
+            None => {
+                let capped = cap(j.name.cast::<PyString>()?.to_str()?, self.max_value_chars);
+                if self.looks_secret.bind(py).call1((&capped,))?.is_truthy()? {
+                    if self.safe(&j.oracle_type)?.is_some() {
+                        j.oracle_type.str()?.to_str()?.to_owned()
+                    } else {
+                        "check".to_owned()
+                    }
+                } else {
+                    capped
+                }
+            }
+        };
+        let mut text = String::with_capacity(64);
+        for piece in &self.templates[at].1 {
+            match piece {
+                Piece::Text(part) => text.push_str(part),
+                Piece::Name => text.push_str(&name),
+                Piece::Budget => {
+                    if !j.budget.is_none() || j.used.is_truthy()? {
+                        let limit = if j.budget.is_none() {
+                            "?".to_owned()
+                        } else {
+                            int_str(&j.budget)?
+                        };
+                        text.push_str(" (used ");
+                        text.push_str(&int_str(&j.used)?);
+                        text.push_str(" of ");
+                        text.push_str(&limit);
+                        text.push(')');
+                    }
+                }
+            }
+        }
+        if at == self.error_at {
+            let error_type = self.error_type(&j.details)?;
+            let shown = self
+                .shown_error_types
+                .bind(py)
+                .contains(PyString::new(py, &error_type))?;
+            text.push_str("; error.type=");
+            text.push_str(&error_type);
+            if shown {
+                text.push_str("; ");
+                text.push_str(j.message.cast::<PyString>()?.to_str()?);
+            }
+        }
+        if j.steps.is_truthy()? {
+            text.push_str("; steps=");
+            for (i, step) in self.head(&j.steps)?.try_iter()?.enumerate() {
+                if i > 0 {
+                    text.push(',');
+                }
+                text.push_str(&int_str(&step?)?);
+            }
+            if j.steps.len()? > self.max_items {
+                text.push_str(",\u{2026}");
+            }
+        }
+        if at != self.pass_at {
+            self.push_details(&j.details, &mut text)?;
+        }
+        Ok(cap(&text, self.max_chars))
+    }
+
+    /// The allow-listed details as `; key=value`, sorted by key, `error.type` left out (the
+    /// error's part says it).
+    fn push_details(&self, details: &Bound<'_, PyAny>, text: &mut String) -> PyResult<()> {
+        let py = details.py();
+        let keys = PyList::new(py, details.try_iter()?.collect::<PyResult<Vec<_>>>()?)?;
+        keys.sort()?;
+        for key in keys.iter() {
+            if self.safe(&key)?.is_none() {
+                continue;
+            }
+            let key_text = key.str()?.to_str()?.to_owned();
+            let Some(rendered) = self.detail_value(&key, &details.get_item(&key)?)? else {
+                continue;
+            };
+            let item = format!("{key_text}={}", cap(&rendered, self.max_value_chars));
+            if !item.starts_with("error.type=") {
+                text.push_str("; ");
+                text.push_str(&item);
+            }
+        }
+        Ok(())
+    }
+
+    /// The allow-listed rendering of one detail value, or None to drop it.
+    fn detail_value(
+        &self,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<Option<String>> {
+        if let Ok(flag) = value.cast::<PyBool>() {
+            return Ok(Some(
+                if flag.is_true() { "true" } else { "false" }.to_owned(),
+            ));
+        }
+        if value.is_instance_of::<PyInt>() || value.is_instance_of::<PyFloat>() {
+            if value.is_exact_instance_of::<PyInt>() {
+                if let Ok(n) = value.extract::<i64>() {
+                    return Ok(Some(n.to_string()));
+                }
+            }
+            return Ok(Some(value.repr()?.to_str()?.to_owned()));
+        }
+        if !self.identifier_key(key)? {
+            return Ok(None);
+        }
+        if value.is_instance_of::<PyString>() {
+            return Ok(Some(self.shown_text(value)?));
+        }
+        let more = |len: usize| {
+            if len > self.max_items {
+                ", \u{2026}"
+            } else {
+                ""
+            }
+        };
+        if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
+            let mut items = Vec::with_capacity(self.max_items);
+            for item in self.head(value)?.try_iter()? {
+                items.push(self.shown_text(&item?)?);
+            }
+            return Ok(Some(format!(
+                "[{}{}]",
+                items.join(", "),
+                more(value.len()?)
+            )));
+        }
+        if let Ok(dict) = value.cast::<PyDict>() {
+            let mut items = Vec::with_capacity(self.max_items);
+            for pair in self.first_pairs(dict)? {
+                let (name, n) = pair.extract::<(Bound<'_, PyAny>, Bound<'_, PyAny>)>()?;
+                if n.is_instance_of::<PyInt>() {
+                    let count = int_str(&n)?;
+                    items.push(format!("{} x{count}", self.shown_text(&name)?));
+                }
+            }
+            return Ok(Some(format!(
+                "{{{}{}}}",
+                items.join(", "),
+                more(dict.len())
+            )));
+        }
+        Ok(None)
+    }
+
+    /// The message a report shows of a result: its template explanation without the
+    /// check's name (`emit.shown_message`; reports print the name next to it).
+    pub(crate) fn shown_message(&self, j: &Judged<'_>) -> PyResult<String> {
+        let text = self.text(j)?;
+        let name = j.name.cast::<PyString>()?.to_str()?;
+        match text
+            .strip_prefix(name)
+            .and_then(|rest| rest.strip_prefix(": "))
+        {
+            Some(rest) => Ok(rest.to_owned()),
+            None => Ok(text),
+        }
+    }
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<DetailScrub>()?;
+    m.add_class::<ShownFilter>()?;
     Ok(())
 }
