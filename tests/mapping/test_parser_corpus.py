@@ -6,6 +6,7 @@ must return exactly what the Python one did: the same ``repr`` (dict key order, 
 
 from __future__ import annotations
 
+import gc
 import json
 import warnings
 from pathlib import Path
@@ -140,6 +141,48 @@ def test_repeated_keys_keep_their_first_position_and_last_value(parse: Any) -> N
     assert parsed == json.loads(text) == {"a": 4, "b": {"x": [2], "y": 0}, "c\n": {}}
     assert list(parsed) == ["a", "b", "c\n"]
     assert list(parsed["b"]) == ["x", "y"]
+
+
+def test_objects_of_the_same_keys_are_each_the_dict_json_makes() -> None:
+    """Parsed objects share their keys' and short texts' ``str`` objects (the key cache), yet
+    each is its own dict, in key order, tracked by the garbage collector as the dict
+    ``json.loads`` makes, whether its keys were met before or not, and what a reader does to
+    one result changes no later one."""
+    texts = [
+        '{"a": 1, "b": "x"}',
+        '{"a": [1], "b": {"c": null}}',
+        '{"b": 1, "a": 2}',
+        '{"a": {"b": {"a": {"b": []}}}, "b": 2}',
+        json.dumps({f"k{n}": n for n in range(8)}),
+        json.dumps({f"k{n}": [n] for n in range(9)}),
+        '[{"role": "user", "parts": []}, {"role": "assistant", "parts": [{}]}]',
+    ]
+    for _ in range(2):
+        for text in texts:
+            for parse in (_native.parse_json, _native.parse_json_or_text):
+                first, second = parse(text), parse(text)
+                expected = json.loads(text)
+                assert repr(first) == repr(second) == repr(expected)
+                assert first is not second
+                for got, want in zip(_dicts(first), _dicts(expected), strict=True):
+                    assert list(got) == list(want)
+                    assert gc.is_tracked(got) == gc.is_tracked(want)
+                for got in _dicts(first):
+                    got["added"] = True
+                assert repr(parse(text)) == repr(expected)
+    messages = '[{"role": "assistant", "parts": [{"type": "tool_call", "arguments": {"q": 1}}]}]'
+    calls = [_native.parse_genai_messages(messages) for _ in range(2)]
+    calls[0][0]["parts"][0]["arguments"]["q"] = 2
+    assert calls[1] == json.loads(messages) == _native.parse_genai_messages(messages)
+
+
+def _dicts(value: Any) -> list[dict[str, Any]]:
+    """The dicts in a parsed value, outermost first."""
+    if isinstance(value, dict):
+        return [value] + [d for item in value.values() for d in _dicts(item)]
+    if isinstance(value, list):
+        return [d for item in value for d in _dicts(item)]
+    return []
 
 
 def test_bytes_are_stripped_of_ascii_whitespace_and_read_as_utf8() -> None:

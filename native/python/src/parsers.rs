@@ -9,8 +9,7 @@
 //! value is no JSON text of the kind the parser reads (already structured, plain text, or a
 //! `str` holding lone surrogates, which is no UTF-8 and so no JSON).
 
-use std::cell::RefCell;
-use std::sync::{Mutex, OnceLock, TryLockError};
+use std::cell::{Cell, RefCell, UnsafeCell};
 
 use bumpalo::Bump;
 use otel_oracles_core::content;
@@ -397,11 +396,18 @@ pub(crate) fn to_python<'py>(py: Python<'py>, value: &J<'_>) -> PyResult<Bound<'
         J::Str(s) if s.len() <= MAX_SHARED_TEXT => dict_key(py, s).into_any(),
         J::Str(s) => PyString::new(py, s).into_any(),
         J::Arr(items) => {
-            let items = items
-                .iter()
-                .map(|item| to_python(py, item))
-                .collect::<PyResult<Vec<_>>>()?;
-            PyList::new(py, items)?.into_any()
+            let len = ffi::Py_ssize_t::try_from(items.len())?;
+            // SAFETY: `PyList_New` returns a new list of `len` empty slots, or NULL with an
+            // exception set.
+            let list = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyList_New(len))? };
+            for (at, item) in (0..len).zip(items) {
+                let item = to_python(py, item)?;
+                // SAFETY: `at` is a slot of the new list, filled once; `PyList_SetItem`
+                // takes the reference. A list dropped half filled releases what it holds
+                // (`Py_XDECREF` of its slots), as one built by pyo3 would.
+                unsafe { ffi::PyList_SetItem(list.as_ptr(), at, item.into_ptr()) };
+            }
+            list
         }
         J::Obj(obj) => {
             let dict = PyDict::new(py);
@@ -438,44 +444,87 @@ const MAX_CACHED_KEY: usize = 64;
 /// Slots of the key cache (a power of two).
 const KEY_SLOTS: usize = 1024;
 
-type KeyCache = Vec<Option<(Box<str>, Py<PyString>)>>;
+/// The key cache. Used only with the GIL held (through a `Python` token): the module is
+/// built for the stable ABI, which no free-threaded CPython loads, so one thread at a time
+/// runs in it, and a lookup is a flag rather than a lock taken and released per key (or a
+/// thread-local's address looked up): ~800,000 lookups on a data-2000 map.
+static KEYS: KeyCache = KeyCache {
+    busy: Cell::new(false),
+    slots: UnsafeCell::new(Vec::new()),
+};
 
-/// Dict keys repeat across every message and span, so each short key's `str` is made once
-/// and shared (its hash is then computed once too): a direct-mapped cache, bounded in size,
-/// where a colliding key simply replaces the slot's.
+/// Each short key's (and short text's) `str` made once and shared, its hash computed once
+/// too: direct-mapped and bounded, a colliding key simply replaces the slot's. The slots
+/// are made on first use; the strings are kept for the process.
+struct KeyCache {
+    /// Set while a lookup uses `slots`.
+    busy: Cell<bool>,
+    slots: UnsafeCell<Vec<KeySlot>>,
+}
+
+/// A key cache slot: the key's text and its `str`.
+type KeySlot = Option<(Box<str>, Py<PyString>)>;
+
+// SAFETY: `KeyCache` is only used through `dict_key`, which takes a `Python` token: the GIL
+// is held (no free-threaded interpreter loads a stable-ABI module), so no two threads are
+// in it at once; `busy` keeps a re-entered lookup (were it ever) off the slots in use.
+unsafe impl Sync for KeyCache {}
+
+/// The `str` of a dict key (or short text) of the objects the parsers make: keys repeat
+/// across every message and span, so each short one is made once and shared (`KeyCache`).
+/// Nothing in the cache's section runs Python code (making a `str`, releasing one); were it
+/// ever re-entered, the key would simply be made without the cache.
 pub(crate) fn dict_key<'py>(py: Python<'py>, key: &str) -> Bound<'py, PyString> {
-    static KEYS: OnceLock<Mutex<KeyCache>> = OnceLock::new();
-    if key.len() > MAX_CACHED_KEY {
+    if key.len() > MAX_CACHED_KEY || KEYS.busy.replace(true) {
         return PyString::new(py, key);
     }
-    let slot = key_slot(key);
-    let cache = KEYS.get_or_init(|| Mutex::new((0..KEY_SLOTS).map(|_| None).collect()));
-    // Only this thread, holding the GIL, can hold the lock; were it ever re-entered (nothing
-    // in the section runs Python code), the key is simply not cached. A poisoned lock only
-    // means a panic elsewhere mid-update of a plain slot: still usable.
-    let mut slots = match cache.try_lock() {
-        Ok(slots) => slots,
-        Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
-        Err(TryLockError::WouldBlock) => return PyString::new(py, key),
-    };
-    if let Some(Some((cached, text))) = slots.get(slot) {
-        if **cached == *key {
-            return text.bind(py).clone();
+    // SAFETY: the GIL is held (`py`) and `busy` was clear: no other reference to the slots
+    // exists until `busy` is cleared below.
+    let slots = unsafe { &mut *KEYS.slots.get() };
+    if slots.is_empty() {
+        slots.resize_with(KEY_SLOTS, || None);
+    }
+    let slot = &mut slots[key_slot(key)];
+    let text = match slot {
+        Some((cached, text)) if **cached == *key => text.bind(py).clone(),
+        _ => {
+            let text = PyString::new(py, key);
+            *slot = Some((key.into(), text.clone().unbind()));
+            text
         }
-    }
-    let text = PyString::new(py, key);
-    if let Some(entry) = slots.get_mut(slot) {
-        *entry = Some((key.into(), text.clone().unbind()));
-    }
+    };
+    KEYS.busy.set(false);
     text
 }
 
-/// FNV-1a of the key, folded to a slot.
+/// The key cache's slot of `key` (at most `MAX_CACHED_KEY` bytes): its length and a few
+/// words of it (the first and last 8 bytes, overlapping in short keys, the middle 8 of a
+/// longer one; 4 or 1 byte at a time for keys under 8) mixed FxHash-style. A collision only
+/// costs a string made anew; hashing every byte made most of a lookup's cost.
 fn key_slot(key: &str) -> usize {
-    let mut hash: u32 = 0x811c_9dc5;
-    for &b in key.as_bytes() {
-        hash = (hash ^ u32::from(b)).wrapping_mul(0x0100_0193);
-    }
+    const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+    let bytes = key.as_bytes();
+    let len = bytes.len();
+    let word = |at: usize| {
+        bytes
+            .get(at..at + 8)
+            .map_or(0, |w| u64::from_le_bytes(w.try_into().unwrap_or_default()))
+    };
+    let half = |at: usize| {
+        bytes.get(at..at + 4).map_or(0, |w| {
+            u64::from(u32::from_le_bytes(w.try_into().unwrap_or_default()))
+        })
+    };
+    let (first, last) = match len {
+        8.. => (word(0) ^ word((len - 8) / 2).rotate_left(17), word(len - 8)),
+        4..=7 => (half(0), half(len - 4)),
+        1..=3 => (
+            u64::from(bytes[0]) | u64::from(bytes[len / 2]) << 8,
+            u64::from(bytes[len - 1]),
+        ),
+        0 => (0, 0),
+    };
+    let hash = ((first ^ last.rotate_left(32) ^ len as u64).wrapping_mul(SEED)) >> 32;
     hash as usize & (KEY_SLOTS - 1)
 }
 
