@@ -20,7 +20,7 @@
 
 use bumpalo::Bump;
 
-use crate::otlp_json::value::{parse_text, J};
+use crate::otlp_json::value::{build_text, parse_text, Build, J};
 
 pub use crate::otlp_json::value::MAX_JSON_DEPTH;
 
@@ -60,6 +60,33 @@ pub fn parse_json_stripped<'a>(text: &'a str, bump: &'a Bump) -> Option<J<'a>> {
     parse_document(text, bump)
 }
 
+/// [`parse_json`] with the values made by `build` (a host's own objects, no tree between).
+pub fn build_json<B, V>(text: &str, build: &B) -> Option<V>
+where
+    B: for<'x> Build<'x, Value = V>,
+{
+    build_document(py_strip(text), build)
+}
+
+/// [`parse_json_or_text`] with the values made by `build`.
+pub fn build_json_or_text<B, V>(text: &str, build: &B) -> Option<V>
+where
+    B: for<'x> Build<'x, Value = V>,
+{
+    if !holds_container(text) {
+        return None;
+    }
+    build_document(text, build)
+}
+
+/// [`parse_json_stripped`] with the values made by `build`.
+pub fn build_json_stripped<B, V>(text: &str, build: &B) -> Option<V>
+where
+    B: for<'x> Build<'x, Value = V>,
+{
+    build_document(text, build)
+}
+
 /// Whether the stripped text starts as a JSON object or array does.
 fn holds_container(text: &str) -> bool {
     matches!(py_strip(text).as_bytes().first(), Some(b'{' | b'['))
@@ -73,6 +100,22 @@ fn parse_document<'a>(text: &'a str, bump: &'a Bump) -> Option<J<'a>> {
             Some(rewritten) => parse_text(bump.alloc_str(&rewritten), bump)
                 .ok()
                 .map(|(parsed, _)| parsed),
+            None => Some(parsed),
+        },
+        Err(_) => None,
+    }
+}
+
+/// [`parse_document`] through `build`: the same readers, the same `-0` rewriting.
+fn build_document<B, V>(text: &str, build: &B) -> Option<V>
+where
+    B: for<'x> Build<'x, Value = V>,
+{
+    match build_text(text, build) {
+        Ok((parsed, false)) => Some(parsed),
+        // Rare: parse again with the integers `-0` written as `0`.
+        Ok((parsed, true)) => match negative_zero_rewritten(text) {
+            Some(rewritten) => build_text(&rewritten, build).ok().map(|(parsed, _)| parsed),
             None => Some(parsed),
         },
         Err(_) => None,

@@ -13,7 +13,7 @@ use std::cell::{Cell, RefCell, UnsafeCell};
 
 use bumpalo::Bump;
 use otel_oracles_core::content;
-use otel_oracles_core::otlp_json::value::J;
+use otel_oracles_core::otlp_json::value::{Build, Refused, J};
 use otel_oracles_core::parsers::python_literal::{self, Literal, Value};
 use otel_oracles_core::parsers::{genai, openinference, Out};
 use pyo3::exceptions::PyTypeError;
@@ -37,9 +37,9 @@ fn bytes_text<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyString>> 
 /// its value; anything else is returned unchanged. `bytes` are stripped of ASCII whitespace
 /// and read as UTF-8 (invalid sequences replaced) first.
 ///
-/// The text is read by the project's tokenizer into the arena tree and the tree made into
-/// Python objects (`to_python`), as the message parsers do: serde_json reads only what the
-/// tokenizer gives up on (it read every text before, ~180 M of a data-2000 `stage map`).
+/// The text is read by the project's tokenizer, which makes the Python objects straight from
+/// its tokens (`PyBuild`, no tree between): serde_json reads only what the tokenizer gives up
+/// on (it read every text before, ~180 M of a data-2000 `stage map`).
 #[pyfunction]
 pub(crate) fn parse_json<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let py = value.py();
@@ -47,20 +47,18 @@ pub(crate) fn parse_json<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, 
         let Ok(text) = text.to_str() else {
             return Ok(value.clone());
         };
-        return with_arena(|bump| match content::parse_json(text, bump) {
-            Some(parsed) => to_python(py, &parsed),
-            None => Ok(value.clone()),
-        });
+        let build = PyBuild::new(py);
+        let parsed = content::build_json(text, &build);
+        return Ok(build.finish(parsed)?.unwrap_or_else(|| value.clone()));
     }
     if value.is_instance_of::<PyBytes>() {
         let decoded = bytes_text(value)?;
         let Ok(text) = decoded.to_str() else {
             return Ok(value.clone());
         };
-        return with_arena(|bump| match content::parse_json_stripped(text, bump) {
-            Some(parsed) => to_python(py, &parsed),
-            None => Ok(value.clone()),
-        });
+        let build = PyBuild::new(py);
+        let parsed = content::build_json_stripped(text, &build);
+        return Ok(build.finish(parsed)?.unwrap_or_else(|| value.clone()));
     }
     Ok(value.clone())
 }
@@ -75,11 +73,145 @@ pub(crate) fn parse_json_or_text<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bou
     let Ok(text) = text.to_str() else {
         return Ok(value.clone());
     };
-    let py = value.py();
-    with_arena(|bump| match content::parse_json_or_text(text, bump) {
-        Some(parsed) => to_python(py, &parsed),
-        None => Ok(value.clone()),
-    })
+    let build = PyBuild::new(value.py());
+    let parsed = content::build_json_or_text(text, &build);
+    Ok(build.finish(parsed)?.unwrap_or_else(|| value.clone()))
+}
+
+/// The Python objects of a JSON document made as the core's readers read it
+/// (`otlp_json::value::Build`: the project's tokenizer, serde_json where that one gives up),
+/// with no tree in between: the objects `to_python` makes of the tree, `dict` keys shared
+/// through `dict_key`, an array or object made at its final size off the tokenizer's stack. A repeated key set again keeps its first
+/// position and takes the later value, as the tree's objects do. An error raised while
+/// building (out of memory) stops the parse and is raised by `finish`.
+struct PyBuild<'py> {
+    py: Python<'py>,
+    error: RefCell<Option<PyErr>>,
+}
+
+impl<'py> PyBuild<'py> {
+    fn new(py: Python<'py>) -> Self {
+        Self {
+            py,
+            error: RefCell::new(None),
+        }
+    }
+
+    /// `parsed`, or the error that stopped the parse.
+    fn finish<T>(self, parsed: Option<T>) -> PyResult<Option<T>> {
+        match self.error.into_inner() {
+            Some(err) => Err(err),
+            None => Ok(parsed),
+        }
+    }
+
+    /// `made`'s value, its error kept for `finish`.
+    fn kept<T>(&self, made: PyResult<T>) -> Result<T, Refused> {
+        made.map_err(|err| {
+            self.error.borrow_mut().get_or_insert(err);
+            Refused
+        })
+    }
+}
+
+impl<'py> Build<'_> for PyBuild<'py> {
+    type Value = Bound<'py, PyAny>;
+    type Key = Bound<'py, PyString>;
+    type Seq = Vec<Bound<'py, PyAny>>;
+    type Map = Bound<'py, PyDict>;
+
+    fn null(&self) -> Result<Self::Value, Refused> {
+        Ok(self.py.None().into_bound(self.py))
+    }
+
+    fn bool(&self, v: bool) -> Result<Self::Value, Refused> {
+        Ok(PyBool::new(self.py, v).to_owned().into_any())
+    }
+
+    fn u64(&self, v: u64) -> Result<Self::Value, Refused> {
+        self.kept(
+            v.into_pyobject(self.py)
+                .map(Bound::into_any)
+                .map_err(PyErr::from),
+        )
+    }
+
+    fn i64(&self, v: i64) -> Result<Self::Value, Refused> {
+        self.kept(
+            v.into_pyobject(self.py)
+                .map(Bound::into_any)
+                .map_err(PyErr::from),
+        )
+    }
+
+    fn f64(&self, v: f64) -> Result<Self::Value, Refused> {
+        Ok(PyFloat::new(self.py, v).into_any())
+    }
+
+    fn borrowed_str(&self, v: &str) -> Result<Self::Value, Refused> {
+        Ok(text(self.py, v))
+    }
+
+    fn str(&self, v: &str) -> Result<Self::Value, Refused> {
+        Ok(text(self.py, v))
+    }
+
+    fn borrowed_key(&self, v: &str) -> Result<Self::Key, Refused> {
+        Ok(dict_key(self.py, v))
+    }
+
+    fn key(&self, v: &str) -> Result<Self::Key, Refused> {
+        Ok(dict_key(self.py, v))
+    }
+
+    fn seq(&self) -> Self::Seq {
+        Vec::new()
+    }
+
+    fn push(&self, seq: &mut Self::Seq, item: Self::Value) {
+        seq.push(item);
+    }
+
+    fn end_seq(&self, seq: Self::Seq) -> Result<Self::Value, Refused> {
+        self.kept(PyList::new(self.py, seq).map(Bound::into_any))
+    }
+
+    fn map(&self) -> Self::Map {
+        PyDict::new(self.py)
+    }
+
+    fn insert(
+        &self,
+        map: &mut Self::Map,
+        key: Self::Key,
+        value: Self::Value,
+    ) -> Result<(), Refused> {
+        self.kept(dict_set(map, &key, &value))
+    }
+
+    fn end_map(&self, map: Self::Map) -> Result<Self::Value, Refused> {
+        Ok(map.into_any())
+    }
+
+    fn array(
+        &self,
+        items: &mut Vec<Bound<'py, PyAny>>,
+        start: usize,
+    ) -> Result<Self::Value, Refused> {
+        self.kept(PyList::new(self.py, items.drain(start..)).map(Bound::into_any))
+    }
+
+    fn object(
+        &self,
+        pairs: &mut Vec<(Bound<'py, PyString>, Bound<'py, PyAny>)>,
+        start: usize,
+    ) -> Result<Self::Value, Refused> {
+        let dict = PyDict::new(self.py);
+        for (key, value) in pairs.drain(start..) {
+            self.kept(dict_set(&dict, &key, &value))?;
+        }
+        Ok(dict.into_any())
+    }
 }
 
 /// `genai_messages`: `gen_ai.input.messages` / `gen_ai.output.messages` (JSON text, `bytes`
@@ -391,10 +523,7 @@ pub(crate) fn to_python<'py>(py: Python<'py>, value: &J<'_>) -> PyResult<Bound<'
         J::U64(n) => n.into_pyobject(py)?.into_any(),
         J::I64(n) => n.into_pyobject(py)?.into_any(),
         J::F64(f) => f.into_pyobject(py)?.into_any(),
-        // A short text is most often a repeated one (a role, a part type, a finish reason,
-        // an enum-like argument): shared like a key, immutable as it is.
-        J::Str(s) if s.len() <= MAX_SHARED_TEXT => dict_key(py, s).into_any(),
-        J::Str(s) => PyString::new(py, s).into_any(),
+        J::Str(s) => text(py, s),
         J::Arr(items) => {
             let len = ffi::Py_ssize_t::try_from(items.len())?;
             // SAFETY: `PyList_New` returns a new list of `len` empty slots, or NULL with an
@@ -417,6 +546,16 @@ pub(crate) fn to_python<'py>(py: Python<'py>, value: &J<'_>) -> PyResult<Bound<'
             dict.into_any()
         }
     })
+}
+
+/// A parsed text value as a `str`. A short text is most often a repeated one (a role, a part
+/// type, a finish reason, an enum-like argument): shared like a key, immutable as it is.
+fn text<'py>(py: Python<'py>, s: &str) -> Bound<'py, PyAny> {
+    if s.len() <= MAX_SHARED_TEXT {
+        dict_key(py, s).into_any()
+    } else {
+        PyString::new(py, s).into_any()
+    }
 }
 
 /// `dict[key] = value` through `PyDict_SetItem` itself (which takes its own references),

@@ -225,10 +225,6 @@ pub fn parse<'a>(data: &'a [u8], bump: &'a Bump) -> Result<J<'a>, ParseError> {
 /// tree holds a float `-0.0`: serde_json reads the integer `-0` as one, which readers that
 /// keep Python's number kinds must tell from a written `-0.0`.
 pub fn parse_text<'a>(text: &'a str, bump: &'a Bump) -> Result<(J<'a>, bool), ParseError> {
-    let noticed = Flags::default();
-    if let Some(value) = fast::parse(text, bump, &noticed) {
-        return Ok((value, noticed.negative_zero.get()));
-    }
     build_text(text, &Tree { bump })
 }
 
@@ -237,7 +233,7 @@ pub fn parse_text<'a>(text: &'a str, bump: &'a Bump) -> Result<(J<'a>, bool), Pa
 /// finished: a document it gave up on is read again from the start.
 fn parse_str<'a>(text: &'a str, flags: &Flags, bump: &'a Bump) -> Result<J<'a>, ParseError> {
     let noticed = Flags::default();
-    if let Some(value) = fast::parse(text, bump, &noticed) {
+    if let Some(value) = fast::parse(text, &Tree { bump }, &noticed) {
         flags.negative_zero.set(noticed.negative_zero.get());
         return Ok(value);
     }
@@ -249,12 +245,18 @@ fn parse_str<'a>(text: &'a str, flags: &Flags, bump: &'a Bump) -> Result<J<'a>, 
     )
 }
 
-/// [`parse_text`] into any [`Build`]: the same reader (nesting bound, trailing text refused,
-/// the `-0.0` notice), the values made by `build` as serde_json reads them.
+/// [`parse_text`] into any [`Build`]: the same readers (`value/fast.rs`, then serde_json
+/// when that one gives up; nesting bound, trailing text refused, the `-0.0` notice), the
+/// values made by `build` as serde_json reads them. Well-formed text is read once, straight
+/// into `build`'s values.
 pub fn build_text<'a, B: Build<'a>>(
     text: &'a str,
     build: &B,
 ) -> Result<(B::Value, bool), ParseError> {
+    let noticed = Flags::default();
+    if let Some(value) = fast::parse(text, build, &noticed) {
+        return Ok((value, noticed.negative_zero.get()));
+    }
     let flags = Flags::default();
     let data = text.as_bytes();
     let parsed = parse_from(
@@ -270,13 +272,12 @@ pub fn build_text<'a, B: Build<'a>>(
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Refused;
 
-/// What a parse makes of the document as serde_json reads it, value by value: the tree
-/// [`J`] in an arena ([`Tree`]). (The binding's `json` parser no longer builds its Python
-/// objects here: serde_json read every one of its texts, where the project's tokenizer
-/// reads the tree and `to_python` makes the objects of it.) The reader is one for every
-/// output, so the nesting bound, the trailing-text refusal and the `-0.0` notice hold for
-/// each. A repeated key is handed to `insert` again: the builder keeps Python `dict`
-/// semantics (its first position, its last value).
+/// What a parse makes of the document, value by value: the tree [`J`] in an arena
+/// ([`Tree`]), or a host's own objects (the binding's `json` parser makes its Python objects
+/// here, with no tree between). Both readers (`value/fast.rs` and serde_json through `Seed`)
+/// build through it, so the nesting bound, the trailing-text refusal and the `-0.0` notice
+/// hold for every output. A repeated key is handed to `insert` (or to `object`) again: the
+/// builder keeps Python `dict` semantics (its first position, its last value).
 pub trait Build<'a> {
     type Value;
     type Key;
@@ -304,6 +305,29 @@ pub trait Build<'a> {
         value: Self::Value,
     ) -> Result<(), Refused>;
     fn end_map(&self, map: Self::Map) -> Result<Self::Value, Refused>;
+    /// An array of `items[start..]`, all read, which it takes off the end of `items` (the
+    /// fast reader's stack, shared by the arrays being read): by default through `seq`,
+    /// `push` and `end_seq`.
+    fn array(&self, items: &mut Vec<Self::Value>, start: usize) -> Result<Self::Value, Refused> {
+        let mut seq = self.seq();
+        for item in items.drain(start..) {
+            self.push(&mut seq, item);
+        }
+        self.end_seq(seq)
+    }
+    /// An object of `pairs[start..]`, all read (a key may repeat, as for `insert`), which it
+    /// takes off the end of `pairs`: by default through `map`, `insert` and `end_map`.
+    fn object(
+        &self,
+        pairs: &mut Vec<(Self::Key, Self::Value)>,
+        start: usize,
+    ) -> Result<Self::Value, Refused> {
+        let mut map = self.map();
+        for (key, value) in pairs.drain(start..) {
+            self.insert(&mut map, key, value)?;
+        }
+        self.end_map(map)
+    }
 }
 
 /// The tree [`J`] in `bump`: strings without escapes borrowed from the input, objects
@@ -318,38 +342,47 @@ impl<'a> Build<'a> for Tree<'a> {
     type Seq = BumpVec<'a, J<'a>>;
     type Map = BumpVec<'a, (&'a str, J<'a>)>;
 
+    #[inline(always)]
     fn null(&self) -> Result<J<'a>, Refused> {
         Ok(J::Null)
     }
 
+    #[inline(always)]
     fn bool(&self, v: bool) -> Result<J<'a>, Refused> {
         Ok(J::Bool(v))
     }
 
+    #[inline(always)]
     fn u64(&self, v: u64) -> Result<J<'a>, Refused> {
         Ok(J::U64(v))
     }
 
+    #[inline(always)]
     fn i64(&self, v: i64) -> Result<J<'a>, Refused> {
         Ok(J::I64(v))
     }
 
+    #[inline(always)]
     fn f64(&self, v: f64) -> Result<J<'a>, Refused> {
         Ok(J::F64(v))
     }
 
+    #[inline(always)]
     fn borrowed_str(&self, v: &'a str) -> Result<J<'a>, Refused> {
         Ok(J::Str(v))
     }
 
+    #[inline(always)]
     fn str(&self, v: &str) -> Result<J<'a>, Refused> {
         Ok(J::Str(self.bump.alloc_str(v)))
     }
 
+    #[inline(always)]
     fn borrowed_key(&self, v: &'a str) -> Result<&'a str, Refused> {
         Ok(v)
     }
 
+    #[inline(always)]
     fn key(&self, v: &str) -> Result<&'a str, Refused> {
         Ok(self.bump.alloc_str(v))
     }
@@ -377,6 +410,22 @@ impl<'a> Build<'a> for Tree<'a> {
 
     fn end_map(&self, map: Self::Map) -> Result<J<'a>, Refused> {
         Ok(J::Obj(Obj::from_pairs(self.bump, map)))
+    }
+
+    /// Copied into the arena once, at its final size.
+    #[inline(always)]
+    fn array(&self, items: &mut Vec<J<'a>>, start: usize) -> Result<J<'a>, Refused> {
+        let slice = self.bump.alloc_slice_copy(&items[start..]);
+        items.truncate(start);
+        Ok(J::Arr(slice))
+    }
+
+    /// Copied into the arena once, at its final size, repeated keys folded.
+    #[inline(always)]
+    fn object(&self, pairs: &mut Vec<(&'a str, J<'a>)>, start: usize) -> Result<J<'a>, Refused> {
+        let obj = Obj::from_slice(self.bump, &pairs[start..]);
+        pairs.truncate(start);
+        Ok(J::Obj(obj))
     }
 }
 

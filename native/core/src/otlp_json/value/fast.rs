@@ -1,6 +1,7 @@
-//! The parser for well-formed documents: the tree [`super::parse`] builds, in one pass that
-//! scans strings sixteen bytes at a time and sizes every array and object before it goes
-//! into the arena.
+//! The parser for well-formed documents: the values a [`Build`] makes (the tree
+//! [`super::parse`] builds, or a host's own objects: the binding's `json` parser makes its
+//! Python objects straight from the tokens), in one pass that scans strings sixteen bytes at
+//! a time and hands every array and object over at its final size.
 //!
 //! Why beside serde_json: on a collector's JSON lines (attribute values that are JSON text
 //! themselves, so a `\"` every few bytes) serde_json's string scan, its escape handling and
@@ -12,9 +13,8 @@
 //! serde_json token by token, so their kinds and values (`-0`, `1e3`, integers past 64 bits
 //! as floats) are serde_json's own.
 
-use super::{Flags, Obj, J};
+use super::{Build, Flags, Refused};
 use crate::json_text::short_escape;
-use bumpalo::Bump;
 
 /// Nesting this parser reads before leaving the document to serde_json (which bounds it at
 /// [`super::MAX_JSON_DEPTH`] with the located message); OTLP nests about twenty levels.
@@ -66,13 +66,15 @@ fn ascii_prefix(_data: &[u8]) -> usize {
     0
 }
 
-/// Parses `text` (a whole document) or gives up with `None`; what it notices goes to `flags`.
-pub(super) fn parse<'a>(text: &'a str, bump: &'a Bump, flags: &Flags) -> Option<J<'a>> {
+/// Parses `text` (a whole document) into `build`'s values or gives up with `None`; what it
+/// notices goes to `flags`. A value `build` refuses makes it give up too (the builder keeps
+/// its own error).
+pub(super) fn parse<'a, B: Build<'a>>(text: &'a str, build: &B, flags: &Flags) -> Option<B::Value> {
     let mut parser = Parser {
         text,
         bytes: text.as_bytes(),
         pos: 0,
-        bump,
+        build,
         flags,
         items: Vec::new(),
         pairs: Vec::new(),
@@ -84,18 +86,18 @@ pub(super) fn parse<'a>(text: &'a str, bump: &'a Bump, flags: &Flags) -> Option<
     (parser.pos == parser.bytes.len()).then_some(value)
 }
 
-struct Parser<'a, 'c> {
+struct Parser<'a, 'c, B: Build<'a>> {
     text: &'a str,
     bytes: &'a [u8],
     pos: usize,
-    bump: &'a Bump,
+    build: &'c B,
     flags: &'c Flags,
     /// The elements of the arrays being read, innermost last (one stack for all of them,
-    /// so an array is copied into the arena once, at its final size).
-    items: Vec<J<'a>>,
+    /// so an array is made once, at its final size: copied into the arena, or a list).
+    items: Vec<B::Value>,
     /// The members of the objects being read, likewise.
-    pairs: Vec<(&'a str, J<'a>)>,
-    /// A string with escapes, while it is unescaped (UTF-8 whenever a string is taken from it).
+    pairs: Vec<(B::Key, B::Value)>,
+    /// A string with escapes, while it is unescaped (UTF-8 whenever a string is made of it).
     scratch: Vec<u8>,
 }
 
@@ -148,9 +150,11 @@ fn stops_mask(chunk: std::arch::x86_64::__m128i) -> i32 {
 /// [`string_stop`]). Inside an escaped string the runs between escapes are a few dozen bytes
 /// (JSON text inside an attribute value: a `\"` every few words), so each sixteen-byte step
 /// is stored into `out` whole as it is scanned and `out`'s length moved to the stop: no
-/// call to copy a run, and one pass over its bytes.
+/// call to copy a run, and one pass over its bytes. Always inlined: [`Parser::escaped`] is
+/// made twice per builder (values, keys), and LLVM then kept this one out of line (a call
+/// per run, ~+90 M instructions of a data-2000 decode).
 #[cfg(target_arch = "x86_64")]
-#[inline]
+#[inline(always)]
 fn copy_run(bytes: &[u8], from: usize, out: &mut Vec<u8>) -> usize {
     use std::arch::x86_64::{_mm_loadu_si128, _mm_storeu_si128};
     let mut at = from;
@@ -227,7 +231,7 @@ fn string_stop_bytewise(bytes: &[u8], mut at: usize) -> usize {
     at
 }
 
-impl<'a> Parser<'a, '_> {
+impl<'a, B: Build<'a>> Parser<'a, '_, B> {
     #[inline]
     fn peek(&self) -> Option<u8> {
         self.bytes.get(self.pos).copied()
@@ -244,11 +248,11 @@ impl<'a> Parser<'a, '_> {
     /// containers and the rarer scalars are calls, so the recursion costs one frame per
     /// array or object rather than one per value.
     #[inline(always)]
-    fn value(&mut self, depth: usize) -> Option<J<'a>> {
+    fn value(&mut self, depth: usize) -> Option<B::Value> {
         match self.peek()? {
             b'"' => {
                 self.pos += 1;
-                self.string().map(J::Str)
+                self.string(B::borrowed_str, B::str)
             }
             b'{' => self.object(depth),
             b'[' => self.array(depth),
@@ -258,26 +262,29 @@ impl<'a> Parser<'a, '_> {
 
     /// A literal or a number.
     #[inline(never)]
-    fn scalar(&mut self) -> Option<J<'a>> {
-        match self.peek()? {
-            b't' => self.literal("true", J::Bool(true)),
-            b'f' => self.literal("false", J::Bool(false)),
-            b'n' => self.literal("null", J::Null),
-            b'-' | b'0'..=b'9' => self.number(),
+    fn scalar(&mut self) -> Option<B::Value> {
+        let made = match self.peek()? {
+            b't' => self.literal("true").then(|| self.build.bool(true)),
+            b'f' => self.literal("false").then(|| self.build.bool(false)),
+            b'n' => self.literal("null").then(|| self.build.null()),
+            b'-' | b'0'..=b'9' => return self.number(),
             _ => None,
-        }
+        };
+        made?.ok()
     }
 
-    fn literal(&mut self, word: &str, value: J<'a>) -> Option<J<'a>> {
+    /// Whether `word` is next (then read).
+    fn literal(&mut self, word: &str) -> bool {
         let end = self.pos + word.len();
-        (self.bytes.get(self.pos..end)? == word.as_bytes()).then(|| {
+        let found = self.bytes.get(self.pos..end) == Some(word.as_bytes());
+        if found {
             self.pos = end;
-            value
-        })
+        }
+        found
     }
 
     #[inline(never)]
-    fn array(&mut self, depth: usize) -> Option<J<'a>> {
+    fn array(&mut self, depth: usize) -> Option<B::Value> {
         if depth >= FAST_DEPTH {
             return None;
         }
@@ -300,13 +307,11 @@ impl<'a> Parser<'a, '_> {
             }
         }
         self.pos += 1;
-        let slice = self.bump.alloc_slice_copy(&self.items[start..]);
-        self.items.truncate(start);
-        Some(J::Arr(slice))
+        self.build.array(&mut self.items, start).ok()
     }
 
     #[inline(never)]
-    fn object(&mut self, depth: usize) -> Option<J<'a>> {
+    fn object(&mut self, depth: usize) -> Option<B::Value> {
         if depth >= FAST_DEPTH {
             return None;
         }
@@ -319,7 +324,7 @@ impl<'a> Parser<'a, '_> {
                     return None;
                 }
                 self.pos += 1;
-                let key = self.string()?;
+                let key = self.string(B::borrowed_key, B::key)?;
                 self.skip_ws();
                 if self.peek()? != b':' {
                     return None;
@@ -340,15 +345,19 @@ impl<'a> Parser<'a, '_> {
             }
         }
         self.pos += 1;
-        let obj = Obj::from_slice(self.bump, &self.pairs[start..]);
-        self.pairs.truncate(start);
-        Some(J::Obj(obj))
+        self.build.object(&mut self.pairs, start).ok()
     }
 
-    /// The string whose opening quote was just read: borrowed from the text when it holds
-    /// no escape, else unescaped into the arena.
+    /// The string whose opening quote was just read, made by `borrowed` from the text when
+    /// it holds no escape, else by `owned` from its unescaped copy (`B`'s methods for a value
+    /// or for a key). The builder is called here and in [`Parser::escaped`], not by the
+    /// callers, so that the containers' loops carry no second test of how it was read.
     #[inline(always)]
-    fn string(&mut self) -> Option<&'a str> {
+    fn string<T>(
+        &mut self,
+        borrowed: impl FnOnce(&B, &'a str) -> Result<T, Refused>,
+        owned: impl FnOnce(&B, &str) -> Result<T, Refused>,
+    ) -> Option<T> {
         let start = self.pos;
         let stop = string_stop(self.bytes, start);
         match self.bytes.get(stop)? {
@@ -360,22 +369,28 @@ impl<'a> Parser<'a, '_> {
                 // SAFETY: `start` follows the ASCII opening quote and `stop` is the ASCII
                 // closing one (in bounds: it was just read), so both are char boundaries of
                 // `text` and the slice is UTF-8; `get` would check both again per string.
-                Some(unsafe { self.text.get_unchecked(start..stop) })
+                borrowed(self.build, unsafe { self.text.get_unchecked(start..stop) }).ok()
             }
-            b'\\' => self.escaped(start, stop),
+            b'\\' => self.escaped(start, stop, owned),
             _ => None,
         }
     }
 
     /// The rest of a string whose plain run `start..stop` ends at a backslash, unescaped in
-    /// `scratch` and copied into the arena at its final length.
+    /// `scratch` and made by `owned` from there (the tree copies it into the arena at its
+    /// final length).
     #[inline(never)]
-    fn escaped(&mut self, start: usize, stop: usize) -> Option<&'a str> {
+    fn escaped<T>(
+        &mut self,
+        start: usize,
+        stop: usize,
+        owned: impl FnOnce(&B, &str) -> Result<T, Refused>,
+    ) -> Option<T> {
         let mut out = std::mem::take(&mut self.scratch);
         out.clear();
         out.extend_from_slice(&self.bytes[start..stop]);
         let mut at = stop;
-        let text = loop {
+        let made = loop {
             // `at` is at a backslash.
             let Some(after) = self.unescape(at + 1, &mut out) else {
                 break None;
@@ -388,18 +403,19 @@ impl<'a> Parser<'a, '_> {
                     // (char boundaries, so whole UTF-8 sequences) and escapes written as
                     // ASCII bytes or as a `char`'s UTF-8 encoding: it is UTF-8 throughout.
                     let unescaped = unsafe { std::str::from_utf8_unchecked(&out) };
-                    break Some(self.bump.alloc_str(unescaped) as &str);
+                    break owned(self.build, unescaped).ok();
                 }
                 Some(b'\\') => {}
                 _ => break None,
             }
         };
         self.scratch = out;
-        text
+        made
     }
 
-    /// Appends the escape whose letter is at `at` to `out`; the index after it.
-    #[inline]
+    /// Appends the escape whose letter is at `at` to `out`; the index after it. Always
+    /// inlined, as [`copy_run`] is.
+    #[inline(always)]
     fn unescape(&self, at: usize, out: &mut Vec<u8>) -> Option<usize> {
         let letter = *self.bytes.get(at)?;
         if letter == b'u' {
@@ -443,7 +459,7 @@ impl<'a> Parser<'a, '_> {
     /// A number: plain non-negative integers of up to 19 digits here, the rest (signs,
     /// fractions, exponents, longer integers, malformed ones) by serde_json on the token.
     #[inline(never)]
-    fn number(&mut self) -> Option<J<'a>> {
+    fn number(&mut self) -> Option<B::Value> {
         let start = self.pos;
         let mut end = start;
         while let Some(b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') = self.bytes.get(end) {
@@ -458,23 +474,23 @@ impl<'a> Parser<'a, '_> {
             let n = token
                 .iter()
                 .fold(0u64, |acc, &b| acc * 10 + u64::from(b - b'0'));
-            return Some(J::U64(n));
+            return self.build.u64(n).ok();
         }
         // serde_json's own number reading (its `Value` would hold the same), kept apart
         // from the tree-building `Seed` so that one's frames stay as small as before.
         let number: serde_json::Number = serde_json::from_str(self.text.get(start..end)?).ok()?;
-        let value = if let Some(n) = number.as_u64() {
-            J::U64(n)
+        let made = if let Some(n) = number.as_u64() {
+            self.build.u64(n)
         } else if let Some(n) = number.as_i64() {
-            J::I64(n)
+            self.build.i64(n)
         } else {
             let x = number.as_f64()?;
             if x == 0.0 && x.is_sign_negative() {
                 self.flags.negative_zero.set(true);
             }
-            J::F64(x)
+            self.build.f64(x)
         };
-        Some(value)
+        made.ok()
     }
 }
 
@@ -487,7 +503,7 @@ mod tests {
     fn fast(text: &str) -> Option<(J<'_>, bool)> {
         let bump = Box::leak(Box::new(Bump::new()));
         let flags = Flags::default();
-        super::parse(text, bump, &flags).map(|value| (value, flags.negative_zero.get()))
+        super::parse(text, &Tree { bump }, &flags).map(|value| (value, flags.negative_zero.get()))
     }
 
     /// serde_json's tree of the same text, as `parse` gave it before this parser.
