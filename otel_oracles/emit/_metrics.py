@@ -13,12 +13,12 @@ them. All methods are cheap, thread-safe and never raise (SDK instruments swallo
 from __future__ import annotations
 
 import threading
-from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry.metrics import Meter, NoOpMeter
 
 from otel_oracles.emit import _names as n
+from otel_oracles.model.step import StepKind
 
 if TYPE_CHECKING:
     from otel_oracles.model.result import Verdict
@@ -77,7 +77,12 @@ def generation_labels(trajectory: Trajectory | None) -> tuple[str | None, str | 
     if trajectory is None:
         return None, None
     provider = model = None
-    for step in trajectory.generations():
+    # The steps in order, not ``generations()``: the first generation usually names both,
+    # and a list of every generation was built per grade span and per tally of a trace.
+    generation = StepKind.GENERATION
+    for step in trajectory.steps:
+        if step.kind != generation:
+            continue
         provider = provider or step.provider
         model = model or step.model
         if provider and model:
@@ -190,82 +195,128 @@ class GraderMetrics:
 
 Labels = tuple[tuple[str, Any], ...]
 
-TallyState = tuple[list[tuple[str, Labels, int]], list[tuple[Labels, float]]]
-"""A tally as plain data: ([(instrument, labels, count)], [(labels, grading seconds)]).
-Picklable, so a grading worker process can count its verdicts and the receiving process,
-which owns the one meter provider, records them (two processes exporting cumulative
-counters under the same resource would overwrite each other's series)."""
+_Group = tuple[dict[str, int], list[int], dict[tuple[str, str, str], int]]
+"""What a tally counts under one set of labels: traces per verdict, the four failure counts
+(``_COUNTED``, in order), and results per (check name, oracle type, outcome)."""
+
+TallyState = tuple[list[tuple[Labels, dict[str, int], list[int], dict[tuple[str, str, str], int]]],
+                   list[tuple[Labels, float]]]  # fmt: skip
+"""A tally as plain data: ([(labels, traces per verdict, failure counts, results per (check,
+oracle type, outcome))], [(labels, grading seconds)]). Picklable, so a grading worker
+process can count its verdicts and the receiving process, which owns the one meter
+provider, records them (two processes exporting cumulative counters under the same resource
+would overwrite each other's series)."""
+
+_COUNTED = ("_invariant", "_tolerated", "_exhausted", "_missing")
+"""The instruments of a verdict's four failure counts, in ``_Group`` order."""
 
 
 class Tally:
     """Counts for a batch of verdicts, added to the instruments by ``flush``. Not
-    thread-safe: one per batch, on one thread."""
+    thread-safe: one per batch, on one thread.
+
+    Grouped by a verdict's labels (contract, agent, provider, model, service version): a
+    verdict's labels are built and hashed once, and each of its results is counted under
+    them by a small key of its own. Keying every result by its full attribute tuple made
+    counting ~3 µs a span in a grading worker (each key a fresh tuple of eight pairs, hashed
+    again when the worker merged its traces' tallies, and pickled whole)."""
 
     def __init__(self, metrics: GraderMetrics) -> None:
         self._m = metrics
-        self._counts: dict[tuple[str, Labels], int] = defaultdict(int)
+        self._groups: dict[Labels, _Group] = {}
         self._durations: list[tuple[Labels, float]] = []
+        self._trajectory: tuple[Trajectory | None, Labels] | None = None
+        """The last trajectory's labels: a trace's verdicts share their trajectory."""
 
-    def add(self, verdict: Verdict, trajectory: Trajectory | None) -> None:
-        counts = self._counts
-        base: list[tuple[str, Any]] = [
-            (n.CONTRACT_ID, verdict.contract_id),
-            (n.CONTRACT_VERSION, verdict.contract_version),
-        ]
-        agent = agent_label(verdict, trajectory)
-        if agent:
-            base.append((n.AGENT_NAME, agent))
+    def _trajectory_labels(self, trajectory: Trajectory | None) -> Labels:
+        """Provider, model and service version of ``trajectory`` (kept for the next call)."""
+        last = self._trajectory
+        if last is not None and last[0] is trajectory:
+            return last[1]
+        found: list[tuple[str, Any]] = []
         provider, model = generation_labels(trajectory)
         if provider:
-            base.append((n.PROVIDER_NAME, provider))
+            found.append((n.PROVIDER_NAME, provider))
         if model:
-            base.append((n.REQUEST_MODEL, model))
+            found.append((n.REQUEST_MODEL, model))
         # The graded service's version: a deploy starts new series, so a rise in missing
         # evidence (or failures) after it shows per version (alerts/otel-oracles.rules.yaml).
         version = trace_label(trajectory.resource.get("service.version") if trajectory else None)
         if version:
-            base.append((n.SUBJECT_SERVICE_VERSION, version))
-        labels = tuple(base)
-        counts[("_traces", (*labels, (n.VERDICT, verdict.verdict)))] += 1
+            found.append((n.SUBJECT_SERVICE_VERSION, version))
+        labels = tuple(found)
+        self._trajectory = (trajectory, labels)
+        return labels
+
+    def add(self, verdict: Verdict, trajectory: Trajectory | None) -> None:
+        agent = agent_label(verdict, trajectory)
+        labels: Labels = (
+            (n.CONTRACT_ID, verdict.contract_id),
+            (n.CONTRACT_VERSION, verdict.contract_version),
+            *(((n.AGENT_NAME, agent),) if agent else ()),
+            *self._trajectory_labels(trajectory),
+        )
+        group = self._groups.get(labels)
+        if group is None:
+            group = self._groups[labels] = ({}, [0, 0, 0, 0], {})
+        verdicts, counts, results = group
+        verdicts[verdict.verdict] = verdicts.get(verdict.verdict, 0) + 1
         self._durations.append((labels, verdict.duration_ns / 1e9))
         c = verdict.counts
-        for instrument, count in (
-            ("_invariant", c.invariant_failures),
-            ("_tolerated", c.tolerated_failures),
-            ("_exhausted", c.budget_exhausted),
-            ("_missing", c.missing_evidence),
-        ):
-            if count:
-                counts[(instrument, labels)] += count
+        counts[0] += c.invariant_failures
+        counts[1] += c.tolerated_failures
+        counts[2] += c.budget_exhausted
+        counts[3] += c.missing_evidence
         for r in verdict.results:
-            counts[
-                (
-                    "_results",
-                    (
-                        *labels,
-                        (n.EVALUATION_NAME, r.name),
-                        (n.ORACLE_TYPE, r.oracle_type),
-                        (n.OUTCOME, r.outcome.value),
-                    ),
-                )
-            ] += 1
+            # ``_value_``: the outcome's string without the enum's descriptor.
+            key = (r.name, r.oracle_type, r.outcome._value_)
+            results[key] = results.get(key, 0) + 1
 
     def state(self) -> TallyState:
         """What ``flush`` would record, as plain data (see ``TallyState``)."""
-        return [(i, labels, v) for (i, labels), v in self._counts.items()], list(self._durations)
+        return [
+            (labels, verdicts, counts, results)
+            for labels, (verdicts, counts, results) in self._groups.items()
+        ], list(self._durations)
 
     def merge(self, state: TallyState) -> None:
         """Add a tally made elsewhere (another process) to this one."""
-        counts, durations = state
-        for instrument, labels, value in counts:
-            self._counts[(instrument, labels)] += value
+        groups, durations = state
+        mine = self._groups
+        for labels, verdicts, counts, results in groups:
+            group = mine.get(labels)
+            if group is None:
+                mine[labels] = (dict(verdicts), list(counts), dict(results))
+                continue
+            into, total, counted = group
+            for verdict, count in verdicts.items():
+                into[verdict] = into.get(verdict, 0) + count
+            for i, count in enumerate(counts):
+                total[i] += count
+            for key, count in results.items():
+                counted[key] = counted.get(key, 0) + count
         self._durations.extend(durations)
 
     def flush(self) -> None:
         m = self._m
-        for (instrument, labels), value in self._counts.items():
-            getattr(m, instrument).add(value, m.bounded(labels))
+        for labels, (verdicts, counts, results) in self._groups.items():
+            attributes = m.bounded(labels)
+            for verdict, count in verdicts.items():
+                m._traces.add(count, {**attributes, n.VERDICT: verdict})
+            for instrument, count in zip(_COUNTED, counts, strict=True):
+                if count:
+                    getattr(m, instrument).add(count, attributes)
+            for (name, oracle_type, outcome), count in results.items():
+                m._results.add(
+                    count,
+                    {
+                        **attributes,
+                        n.EVALUATION_NAME: name,
+                        n.ORACLE_TYPE: oracle_type,
+                        n.OUTCOME: outcome,
+                    },
+                )
         for labels, seconds in self._durations:
             m._duration.record(seconds, m.bounded(labels))
-        self._counts.clear()
+        self._groups.clear()
         self._durations.clear()
