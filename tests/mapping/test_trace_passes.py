@@ -13,6 +13,7 @@ from otel_oracles.mapping import load_conventions
 from otel_oracles.mapping._compile import CompiledRule, CompiledSet
 from otel_oracles.mapping._mapper import Draft, _read_deferred
 from otel_oracles.model.span import SpanRecord
+from otel_oracles.model.step import StepKind
 
 
 def _span(span_id: str, parent: str) -> SpanRecord:
@@ -86,3 +87,21 @@ def test_a_model_call_with_model_calls_below_aggregates_and_a_failed_attempt_fla
         False,
         False,
     ]
+
+
+def test_a_kind_equal_to_the_passes_kind_is_that_kind_whatever_object_holds_it() -> None:
+    """The passes compare a draft's kind with theirs by identity first, then by text: a kind
+    made at run time (no interned string) or a `StepKind` member reads as the same kind."""
+    compiled, rule = _set()
+    literal = "agent"
+    made = "".join(["ag", "ent"])
+    assert made == literal and made is not literal
+    agent = Draft(kind=made, span=_span("a1", ""), rule=rule)
+    agent.fields["agent_name"] = "planner"
+    tool = Draft(kind=StepKind.TOOL_CALL, span=_span("t1", "a1"), rule=rule)
+    other = Draft(kind="".join(["agen", "cy"]), span=_span("o1", "a1"), rule=rule)
+    below = Draft(kind="tool_call", span=_span("t2", "o1"), rule=rule)
+    _run([agent, tool, other, below], compiled)
+    assert (tool.scope, tool.fields.get("agent_name")) == ("a1", "planner")
+    # "agency" is no agent: the step under it is scoped by the agent further up.
+    assert (below.scope, below.fields.get("agent_name")) == ("a1", "planner")

@@ -44,7 +44,7 @@ use pyo3::types::{PyDict, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple, 
 use crate::fields::{lookup, FieldReader};
 use crate::parsers::{parse_json_or_text, parse_string_list};
 use crate::results::ResultRules;
-use crate::slots::{blank, object_new, span, span_attr, SlotLayout};
+use crate::slots::{object_new, span, span_attr, SlotLayout};
 
 /// Fields that hold a string (`STRING_FIELDS` of the mapper).
 const STRING_FIELDS: [&str; 12] = [
@@ -778,7 +778,8 @@ pub(crate) const CLAIMED: usize = 11;
 static DRAFT_LAYOUT: PyOnceLock<Option<SlotLayout>> = PyOnceLock::new();
 
 /// `draft.<name>`, `name` being `SLOTS[slot]`: read in the instance's memory for a draft of
-/// the mapper's `Draft` class, by name for any other object.
+/// the mapper's `Draft` class, by name for any other object. Inlined, as `span_attr` is.
+#[inline(always)]
 pub(crate) fn draft_attr<'py>(
     draft: &Bound<'py, PyAny>,
     slot: usize,
@@ -793,27 +794,25 @@ pub(crate) fn draft_attr<'py>(
 
 /// `draft.kind == kind`, the kind read by `draft_attr`: the same object (a kind the rule
 /// table interned) is equal without Python's comparison.
+/// Two `str` (no subclass) compare by their UTF-8 text, without Python's rich comparison
+/// and the `bool` it returns; a kind of another class (an enum member) is compared by Python.
 pub(crate) fn kind_is(draft: &Bound<'_, PyAny>, kind: &Bound<'_, PyString>) -> PyResult<bool> {
     let own = draft_attr(draft, KIND, intern!(draft.py(), "kind"))?;
-    Ok(own.is(kind) || own.eq(kind)?)
+    if own.is(kind) {
+        return Ok(true);
+    }
+    if let (Ok(text), true) = (
+        own.cast_exact::<PyString>(),
+        kind.is_exact_instance_of::<PyString>(),
+    ) {
+        if let (Ok(own), Ok(kind)) = (text.to_str(), kind.to_str()) {
+            return Ok(own == kind);
+        }
+    }
+    own.eq(kind)
 }
 
 impl TraceDrafter {
-    /// Slot `slot` of `draft` set to `value` (in the instance's memory when the class has a
-    /// layout).
-    fn set_slot(
-        &self,
-        draft: &Bound<'_, PyAny>,
-        slot: usize,
-        value: &Bound<'_, PyAny>,
-    ) -> PyResult<()> {
-        let name = self.slots[slot].bind(draft.py());
-        match &self.layout {
-            Some(layout) => layout.set(draft, slot, name, value),
-            None => draft.setattr(name, value),
-        }
-    }
-
     /// A model call recording 0 input tokens recorded no usage: every request sends tokens
     /// (its messages at least). The OpenAI Agents SDK fills a streamed chat-completions
     /// call's usage with zeros when the stream carried none (no `include_usage`), and
@@ -1031,40 +1030,10 @@ impl TraceDrafter {
                 Some(kids) => kids,
                 None => no_children.clone().into_any(),
             };
-            let draft = match &self.layout {
-                Some(_) => blank(self.object_new, cls)?,
-                None => new.call1((cls,))?,
-            };
             let fields = PyDict::new(py);
             let redacted = PySet::empty(py)?;
             let attributes = PyDict::new(py);
             let follows = PyList::empty(py);
-            // Every slot but `status` (set once drafted, below), in `SLOTS` order.
-            for (slot, value) in [
-                info.step.bind(py),
-                &span,
-                info.rule.bind(py),
-                fields.as_any(),
-                redacted.as_any(),
-                attributes.as_any(),
-            ]
-            .into_iter()
-            .enumerate()
-            .chain(
-                [
-                    empty.as_any(),
-                    false_.as_any(),
-                    &kids,
-                    follows.as_any(),
-                    false_.as_any(),
-                    false_.as_any(),
-                ]
-                .into_iter()
-                .enumerate()
-                .map(|(i, value)| (STATUS + 1 + i, value)),
-            ) {
-                self.set_slot(&draft, slot, value)?;
-            }
             if !info.keep.is_empty() {
                 let span_attributes =
                     span_attr(&span, span::ATTRIBUTES, intern!(py, "attributes"))?;
@@ -1080,7 +1049,59 @@ impl TraceDrafter {
             }
             let drafted =
                 drafter.draft(&span, &kids, info.plan, &fields, &redacted, &attributes)?;
-            self.set_slot(&draft, STATUS, drafted.bind(py))?;
+            // The draft made once drafted, every slot written in one go (`SLOTS` order).
+            let draft = match &self.layout {
+                Some(layout) => layout.fill(
+                    self.object_new,
+                    py,
+                    [
+                        info.step.bind(py).clone(),
+                        span.clone(),
+                        info.rule.bind(py).clone(),
+                        fields.clone().into_any(),
+                        redacted.clone().into_any(),
+                        attributes.clone().into_any(),
+                        drafted.bind(py).clone().into_any(),
+                        empty.clone().into_any(),
+                        false_.clone().into_any(),
+                        kids.clone(),
+                        follows.clone().into_any(),
+                        false_.clone().into_any(),
+                        false_.clone().into_any(),
+                    ],
+                )?,
+                None => {
+                    let draft = new.call1((cls,))?;
+                    // Every slot but `status`, in `SLOTS` order, then `status`.
+                    for (slot, value) in [
+                        info.step.bind(py),
+                        &span,
+                        info.rule.bind(py),
+                        fields.as_any(),
+                        redacted.as_any(),
+                        attributes.as_any(),
+                    ]
+                    .into_iter()
+                    .enumerate()
+                    .chain(
+                        [
+                            empty.as_any(),
+                            false_.as_any(),
+                            &kids,
+                            follows.as_any(),
+                            false_.as_any(),
+                            false_.as_any(),
+                        ]
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, value)| (STATUS + 1 + i, value)),
+                    ) {
+                        draft.setattr(self.slots[slot].bind(py), value)?;
+                    }
+                    draft.setattr(self.slots[STATUS].bind(py), drafted.bind(py))?;
+                    draft
+                }
+            };
             if info.generation {
                 self.zero_usage_unrecorded(&fields)?;
                 if let Some(input) = fields.get_item(intern!(py, "input_messages"))? {

@@ -22,9 +22,9 @@
 //! keys are read (a decoder may convert values lazily), each string's length first: most
 //! are shorter than the longest text seen and need no more.
 
-use otel_oracles_core::hashing::FastSet;
+use otel_oracles_core::hashing::{FastMap, FastMapExt, FastSet};
 
-use crate::draft::{draft_attr, ATTRIBUTES, FIELDS, FOLLOWS, SPAN, SYNTHESIZED};
+use crate::draft::{draft_attr, ATTRIBUTES, FIELDS, FOLLOWS, RULE, SPAN, SYNTHESIZED};
 use crate::slots::{span, span_attr};
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -244,15 +244,40 @@ impl<'py> Longest<'py> {
     }
 }
 
+/// What each rule's `SourceScan::reads` said of each attribute key, for one `cut_length`:
+/// a trace's spans share their keys (a decoder makes one object per key) and a few rules,
+/// so most keys are asked about again and again, and a key's answer costs a set probe and
+/// a prefix walk. Asked by address: `held` keeps every scan and key asked about alive for
+/// the call, so an address names one object throughout.
+struct ReadsMemo<'py> {
+    said: FastMap<(usize, usize), bool>,
+    held: Vec<Bound<'py, PyAny>>,
+}
+
+impl<'py> ReadsMemo<'py> {
+    fn reads(&mut self, scan: &Bound<'py, SourceScan>, key: &Bound<'py, PyAny>) -> PyResult<bool> {
+        let at = (scan.as_ptr() as usize, key.as_ptr() as usize);
+        if let Some(&said) = self.said.get(&at) {
+            return Ok(said);
+        }
+        let said = scan.get().reads(key)?;
+        self.said.insert(at, said);
+        self.held.push(scan.clone().into_any());
+        self.held.push(key.clone());
+        Ok(said)
+    }
+}
+
 /// The values of `attributes` (a mapping) under the keys `scan` reads, each seen.
 fn see_attributes<'py>(
     longest: &mut Longest<'py>,
-    scan: &SourceScan,
+    memo: &mut ReadsMemo<'py>,
+    scan: &Bound<'py, SourceScan>,
     attributes: &Bound<'py, PyAny>,
 ) -> PyResult<()> {
     if let Ok(dict) = attributes.cast_exact::<PyDict>() {
         for (key, value) in dict.iter() {
-            if scan.reads(&key)? {
+            if memo.reads(scan, &key)? {
                 longest.see(value)?;
             }
         }
@@ -260,7 +285,7 @@ fn see_attributes<'py>(
     }
     for key in attributes.try_iter()? {
         let key = key?;
-        if scan.reads(&key)? {
+        if memo.reads(scan, &key)? {
             longest.see(attributes.get_item(&key)?)?;
         }
     }
@@ -339,6 +364,10 @@ fn cut_length_of(
         at_longest: Vec::new(),
         min_values,
     };
+    let mut memo = ReadsMemo {
+        said: FastMap::new(),
+        held: Vec::new(),
+    };
     for draft in drafts {
         let py = draft.py();
         let span = draft_attr(draft, SPAN, intern!(py, "span"))?;
@@ -347,13 +376,12 @@ fn cut_length_of(
         {
             continue;
         }
-        let scan = draft
-            .getattr(intern!(py, "rule"))?
-            .getattr(intern!(py, "source_scan"))?;
-        let scan = scan.cast::<SourceScan>()?.get();
+        let scan = draft_attr(draft, RULE, intern!(py, "rule"))?
+            .getattr(intern!(py, "source_scan"))?
+            .cast_into::<SourceScan>()?;
         let attributes = span_attr(&span, span::ATTRIBUTES, intern!(py, "attributes"))?;
-        see_attributes(&mut longest, scan, &attributes)?;
-        see_events(&mut longest, scan, &span)?;
+        see_attributes(&mut longest, &mut memo, &scan, &attributes)?;
+        see_events(&mut longest, scan.get(), &span)?;
     }
     let cut = longest.longest >= min_length
         && longest.at_longest.len() >= min_values

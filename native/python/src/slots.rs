@@ -60,6 +60,17 @@ pub(crate) fn blank<'py>(
     }
 }
 
+/// `object.<name>`, the way out of `SlotLayout::get`'s inlined fast path (another class, or
+/// a slot not set: its `AttributeError`).
+#[cold]
+#[inline(never)]
+fn by_name<'py>(
+    object: &Bound<'py, PyAny>,
+    name: &Bound<'py, PyString>,
+) -> PyResult<Bound<'py, PyAny>> {
+    object.getattr(name)
+}
+
 impl SlotLayout {
     /// The layout of `names` in instances of `cls` (made by `object.__new__`, `new`), or
     /// `None` when probing does not find each slot in exactly one word of the instance.
@@ -134,11 +145,16 @@ impl SlotLayout {
         }
     }
 
-    /// Whether `object` is exactly of the probed class.
+    /// Whether `object` is exactly of the probed class: its type pointer compared with the
+    /// class's, without the type object a `get_type` hands out (a reference taken and
+    /// released, two calls into the interpreter under the limited API, per access).
+    #[inline(always)]
     pub(crate) fn holds(&self, object: &Bound<'_, PyAny>) -> bool {
-        object.get_type().is(self.cls.bind(object.py()))
+        // SAFETY: `object` is a live object; its type is a word of its header.
+        unsafe { ffi::Py_TYPE(object.as_ptr()) == self.cls.as_ptr().cast::<ffi::PyTypeObject>() }
     }
 
+    #[inline(always)]
     fn cell(&self, object: &Bound<'_, PyAny>, slot: usize) -> *mut *mut ffi::PyObject {
         // SAFETY (of the callers' use): the offset was found inside instances of the class,
         // and `object` is one (`holds`).
@@ -151,7 +167,10 @@ impl SlotLayout {
         }
     }
 
-    /// `object.<name>` where `name` is slot number `slot`.
+    /// `object.<name>` where `name` is slot number `slot`. Inlined where it is read: the
+    /// passes read some 50 slots a span, and the read itself is a type check and a load;
+    /// anything else (another class, a slot not set) goes through `by_name`.
+    #[inline(always)]
     pub(crate) fn get<'py>(
         &self,
         object: &Bound<'py, PyAny>,
@@ -166,8 +185,7 @@ impl SlotLayout {
                 return Ok(unsafe { Bound::from_borrowed_ptr(object.py(), held) });
             }
         }
-        // Another class, or a slot not set (its `AttributeError`).
-        object.getattr(name)
+        by_name(object, name)
     }
 
     /// A new instance of the probed class (`object.__new__`, `new`) with slot number `i`
@@ -202,30 +220,6 @@ impl SlotLayout {
         }
         Ok(record)
     }
-
-    /// `object.<name> = value` where `name` is slot number `slot`.
-    pub(crate) fn set(
-        &self,
-        object: &Bound<'_, PyAny>,
-        slot: usize,
-        name: &Bound<'_, PyString>,
-        value: &Bound<'_, PyAny>,
-    ) -> PyResult<()> {
-        if !self.holds(object) {
-            return object.setattr(name, value);
-        }
-        let cell = self.cell(object, slot);
-        // SAFETY: as a member descriptor's `__set__` does it: the new reference stored
-        // first, then the old one (if any) released.
-        unsafe {
-            let old = cell.read();
-            cell.write(value.clone().into_ptr());
-            if !old.is_null() {
-                ffi::Py_DECREF(old);
-            }
-        }
-        Ok(())
-    }
 }
 
 /// The `SpanRecord` fields the mapper's passes read, by number (`span_attr`).
@@ -258,7 +252,9 @@ pub(crate) mod span {
 static SPAN_LAYOUT: pyo3::sync::PyOnceLock<Option<SlotLayout>> = pyo3::sync::PyOnceLock::new();
 
 /// `span.<name>`, `name` being `span::NAMES[field]`: read in the instance's memory for a
-/// `SpanRecord`, by name for any other object.
+/// `SpanRecord`, by name for any other object. Inlined: the probed layout is one atomic
+/// load away once made (`span_layout`).
+#[inline(always)]
 pub(crate) fn span_attr<'py>(
     span: &Bound<'py, PyAny>,
     field: usize,
@@ -266,16 +262,26 @@ pub(crate) fn span_attr<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     debug_assert_eq!(name.to_str().ok(), Some(span::NAMES[field]));
     let py = span.py();
-    let layout = SPAN_LAYOUT.get_or_try_init(py, || {
+    let layout = match SPAN_LAYOUT.get(py) {
+        Some(layout) => layout,
+        None => span_layout(py)?,
+    };
+    match layout {
+        Some(layout) => layout.get(span, field, name),
+        None => span.getattr(name),
+    }
+}
+
+/// `SPAN_LAYOUT`, probed on the first read.
+#[cold]
+#[inline(never)]
+fn span_layout(py: Python<'_>) -> PyResult<&'static Option<SlotLayout>> {
+    SPAN_LAYOUT.get_or_try_init(py, || {
         let cls = py
             .import("otel_oracles.model.span")?
             .getattr("SpanRecord")?
             .cast_into::<PyType>()?;
         let names = span::NAMES.map(|name| PyString::intern(py, name));
         SlotLayout::probe(&cls, &names, object_new()?)
-    })?;
-    match layout {
-        Some(layout) => layout.get(span, field, name),
-        None => span.getattr(name),
-    }
+    })
 }
