@@ -162,17 +162,21 @@ pub const MEMO_MAX_TEXT: usize = 1024;
 pub struct RegexMemo {
     index: FastMap<Box<str>, usize>,
     rows: Vec<Vec<u8>>,
-    /// Per row, per subject (span name, scope), the rules its name or scope conditions do
-    /// not rule out for that text (see [`RuleTable::select`]), once worked out.
+    /// Per row, per subject (scope, span name), the rules its scope or name conditions do
+    /// not rule out for that text (see [`RuleTable::select`]), once worked out; for a span
+    /// name, followed by the piecewise `any`s it may satisfy (`RuleTable::name_any`).
     survivors: Vec<[Option<Box<[u64]>>; 2]>,
     /// The candidate rules of the span being selected (reused, not allocated per span).
     candidates: Vec<u64>,
     /// The attribute keys the span being selected has (reused).
     present: Vec<u64>,
-    /// Per set of attribute keys a span has (the `present` bits), the rules its keys alone
-    /// leave possible (see [`RuleTable::select`]): spans of one kind share their key set.
-    /// Bounded like the rows: emptied when a new entry would pass `MEMO_TEXTS`.
-    keysets: FastMap<Box<[u64]>, Box<[u64]>>,
+    /// The piecewise `any`s the span being selected may satisfy (reused; see
+    /// [`RuleTable::select`]).
+    any_may: Vec<u64>,
+    /// Per set of attribute keys a span has (the `present` bits), what its keys alone tell
+    /// (see [`KeySet`]): spans of one kind share their key set. Bounded like the rows:
+    /// emptied when a new entry would pass `MEMO_TEXTS`.
+    keysets: FastMap<Box<[u64]>, KeySet>,
     /// Per [`KeyIndex`] of the table (by position), per text value of its key, the rules
     /// that value leaves possible.
     values: Vec<FastMap<Box<str>, Box<[u64]>>>,
@@ -278,6 +282,20 @@ impl RegexMemo {
     }
 }
 
+/// What a set of attribute keys tells before any value is read (see
+/// [`RuleTable::select`]).
+#[derive(Debug)]
+struct KeySet {
+    /// The rules the keys leave possible.
+    keep: Box<[u64]>,
+    /// The piecewise `any`s a test of an absent key, or a presence-decided test of a present
+    /// one, satisfies.
+    any_yes: Box<[u64]>,
+    /// The [`KeyIndex`]es (by position) whose key is present and whose tests compare its
+    /// value: only these are read per span.
+    by_value: Box<[u32]>,
+}
+
 /// The memo rows of one span's name and scope, looked up on first use.
 #[derive(Default)]
 struct Rows {
@@ -314,6 +332,12 @@ pub struct RuleTable {
     scope_needs: Vec<(u32, Box<[u64]>)>,
     /// Per attribute key that `exists` / `equals` conditions test, what its value decides.
     key_index: Vec<KeyIndex>,
+    /// The rules whose `any` is decided piecewise ([`piecewise`]): it holds when a test of
+    /// one of its keys does (the key's [`KeyIndex`]) or one of its span-name regexes does
+    /// (`name_any`).
+    piecewise: Box<[u64]>,
+    /// Per regex of a span-name condition in such an `any`, the rules holding it.
+    name_any: Vec<(u32, Box<[u64]>)>,
 }
 
 /// One rule's clauses on a key (see [`KeyIndex`]): its number, and per clause the tests of
@@ -340,10 +364,14 @@ struct KeyIndex {
     rules: Box<[u64]>,
     /// Per rule (its number), its clauses: each holds when one of its tests does.
     clauses: Vec<RuleClauses>,
-    /// The rules left possible when the key is absent.
+    /// Per rule whose `any` is decided piecewise (see [`RuleTable::select`]), its `any`'s
+    /// tests of this key.
+    any_tests: Vec<(usize, Vec<AttrTest>)>,
+    /// The rules left possible when the key is absent, then (from word `words` on) the rules
+    /// of `any_tests` one of whose tests holds: see [`KeyIndex::mask`].
     absent: Box<[u64]>,
-    /// The rules left possible when the value is [`Seen::Other`]; when no test is an
-    /// `equals` (`by_value` false), for any present value.
+    /// The same when the value is [`Seen::Other`]; when no test is an `equals` (`by_value`
+    /// false), for any present value.
     other: Box<[u64]>,
     /// Whether some test compares the value (else presence alone decides).
     by_value: bool,
@@ -351,9 +379,11 @@ struct KeyIndex {
 
 impl KeyIndex {
     /// The rules left possible when the key's value is `seen` (every rule without a test of
-    /// the key included).
+    /// the key included), followed by (`words` more words) the rules whose piecewise `any`
+    /// has a test of the key that holds for `seen`.
     fn mask(&self, seen: Seen<'_>, words: usize) -> Box<[u64]> {
-        let mut mask = vec![u64::MAX; words].into_boxed_slice();
+        let mut mask = vec![u64::MAX; words];
+        mask.resize(2 * words, 0);
         for (rule, clauses) in &self.clauses {
             let holds = clauses
                 .iter()
@@ -364,7 +394,14 @@ impl KeyIndex {
                 }
             }
         }
-        mask
+        for (rule, tests) in &self.any_tests {
+            if tests.iter().any(|test| test_holds(test, seen)) {
+                if let Some(word) = mask.get_mut(words + rule / 64) {
+                    *word |= 1 << (rule % 64);
+                }
+            }
+        }
+        mask.into_boxed_slice()
     }
 }
 
@@ -386,10 +423,46 @@ fn indexable(test: &AttrTest) -> bool {
     matches!(test, AttrTest::Exists(_) | AttrTest::EqualsText(_))
 }
 
+/// Whether a rule's `any` is decided piecewise before the walk: each of its conditions an
+/// `exists` / `equals` (text) test of an attribute or a span-name regex, and not all of them
+/// tests of one key (a [`KeyIndex`] clause decides those).
+fn piecewise(m: &Match) -> bool {
+    let one_key = m.any.first().and_then(|cond| match cond {
+        Condition::Attr { key, .. } => Some(*key),
+        _ => None,
+    });
+    let mut other_subject = false;
+    let decidable = m.any.iter().all(|cond| match cond {
+        Condition::Attr { key, test } => {
+            other_subject |= Some(*key) != one_key;
+            indexable(test)
+        }
+        Condition::SpanName(_) => {
+            other_subject = true;
+            true
+        }
+        _ => false,
+    });
+    !m.any.is_empty() && decidable && other_subject
+}
+
 /// Per key, the [`KeyIndex`] of `rules`' value-decided tests, in key order.
 fn key_tests(rules: &[Match], words: usize) -> Vec<KeyIndex> {
     let mut by_key: FastMap<u32, Vec<RuleClauses>> = FastMap::default();
+    let mut any_by_key: FastMap<u32, Vec<(usize, Vec<AttrTest>)>> = FastMap::default();
     for (index, rule) in rules.iter().enumerate() {
+        if piecewise(rule) {
+            for cond in &rule.any {
+                if let Condition::Attr { key, test } = cond {
+                    let of_key = any_by_key.entry(*key).or_default();
+                    match of_key.last_mut() {
+                        Some((rule, tests)) if *rule == index => tests.push(test.clone()),
+                        _ => of_key.push((index, vec![test.clone()])),
+                    }
+                    by_key.entry(*key).or_default();
+                }
+            }
+        }
         let mut clauses: Vec<(u32, Vec<AttrTest>)> = rule
             .all
             .iter()
@@ -430,8 +503,13 @@ fn key_tests(rules: &[Match], words: usize) -> Vec<KeyIndex> {
     let mut index: Vec<KeyIndex> = by_key
         .into_iter()
         .map(|(key, clauses)| {
+            let any_tests = any_by_key.remove(&key).unwrap_or_default();
             let mut rules = vec![0u64; words].into_boxed_slice();
-            for (rule, _) in &clauses {
+            for rule in clauses
+                .iter()
+                .map(|c| c.0)
+                .chain(any_tests.iter().map(|t| t.0))
+            {
                 if let Some(word) = rules.get_mut(rule / 64) {
                     *word |= 1 << (rule % 64);
                 }
@@ -439,11 +517,13 @@ fn key_tests(rules: &[Match], words: usize) -> Vec<KeyIndex> {
             let by_value = clauses
                 .iter()
                 .flat_map(|(_, held)| held.iter().flatten())
+                .chain(any_tests.iter().flat_map(|(_, tests)| tests))
                 .any(|test| matches!(test, AttrTest::EqualsText(_)));
             let mut index = KeyIndex {
                 key,
                 rules,
                 clauses,
+                any_tests,
                 absent: Box::default(),
                 other: Box::default(),
                 by_value,
@@ -567,6 +647,31 @@ impl RuleTable {
             _ => None,
         });
         let key_index = key_tests(&rules, words);
+        let mut piecewise = vec![0u64; words].into_boxed_slice();
+        let mut name_any: Vec<(u32, Box<[u64]>)> = Vec::new();
+        for (index, rule) in rules.iter().enumerate() {
+            if !self::piecewise(rule) {
+                continue;
+            }
+            if let Some(word) = piecewise.get_mut(index / 64) {
+                *word |= 1 << (index % 64);
+            }
+            for cond in &rule.any {
+                let Condition::SpanName(regex) = cond else {
+                    continue;
+                };
+                let at = match name_any.iter().position(|(r, _)| r == regex) {
+                    Some(at) => at,
+                    None => {
+                        name_any.push((*regex, vec![0; words].into_boxed_slice()));
+                        name_any.len() - 1
+                    }
+                };
+                if let Some(word) = name_any[at].1.get_mut(index / 64) {
+                    *word |= 1 << (index % 64);
+                }
+            }
+        }
         let table = Self {
             rules,
             group_end,
@@ -578,6 +683,8 @@ impl RuleTable {
             name_needs,
             scope_needs,
             key_index,
+            piecewise,
+            name_any,
         };
         for (index, rule) in table.rules.iter().enumerate() {
             table
@@ -667,64 +774,76 @@ impl RuleTable {
         let mut present = std::mem::take(&mut memo.present);
         present.clear();
         present.resize(self.keys.len().div_ceil(64), 0);
+        let mut any_may = std::mem::take(&mut memo.any_may);
+        any_may.clear();
+        any_may.resize(words, 0);
         let found = self
-            .narrow(span, &mut rows, memo, &mut candidates)
+            .narrow(span, &mut rows, memo, &mut candidates, &mut any_may)
             .and_then(|()| {
                 if span.present_keys(self.keys.len(), &mut present)? {
-                    self.narrow_by_keys(span, &present, memo, &mut candidates)?;
+                    self.narrow_by_keys(span, &present, memo, &mut candidates, &mut any_may)?;
                 }
                 self.walk(span, &candidates, &mut rows, searcher, memo)
             });
         memo.candidates = candidates;
         memo.present = present;
+        memo.any_may = any_may;
         found
     }
 
-    /// Clears from `candidates` the rules the span's keys (`present`) rule out, and those
-    /// whose value-decided tests of a key fail on the span's value.
+    /// Clears from `candidates` the rules the span's keys (`present`) rule out, those whose
+    /// value-decided tests of a key fail on the span's value, and those whose piecewise
+    /// `any` neither a key's test nor a span-name regex (`any_may`, from [`Self::narrow`])
+    /// can satisfy.
     fn narrow_by_keys<S: SpanAccess>(
         &self,
         span: &S,
         present: &[u64],
         memo: &mut RegexMemo,
         candidates: &mut [u64],
+        any_may: &mut [u64],
     ) -> Result<(), S::Error> {
-        let keep = match memo.keysets.get(present) {
-            Some(keep) => keep,
-            None => {
-                if memo.keysets.len() >= MEMO_TEXTS {
-                    memo.keysets.clear();
-                }
-                let keep = self.keyset_mask(present, candidates.len());
-                memo.keysets.entry(present.into()).or_insert(keep)
+        let words = candidates.len();
+        if !memo.keysets.contains_key(present) {
+            if memo.keysets.len() >= MEMO_TEXTS {
+                memo.keysets.clear();
             }
+            let set = self.keyset(present, words);
+            memo.keysets.insert(present.into(), set);
+        }
+        let Some(set) = memo.keysets.get(present) else {
+            return Ok(());
         };
-        for (word, keep) in candidates.iter_mut().zip(keep.iter()) {
+        for (word, keep) in candidates.iter_mut().zip(set.keep.iter()) {
             *word &= keep;
+        }
+        for (word, yes) in any_may.iter_mut().zip(set.any_yes.iter()) {
+            *word |= yes;
         }
         if memo.values.len() < self.key_index.len() {
             memo.values
                 .resize_with(self.key_index.len(), FastMap::default);
         }
-        for (slot, index) in self.key_index.iter().enumerate() {
-            if !index.by_value
-                || !has(present, index.key)
-                || !candidates
-                    .iter()
-                    .zip(index.rules.iter())
-                    .any(|(c, r)| c & r != 0)
+        for &slot in set.by_value.iter() {
+            let slot = slot as usize;
+            let Some(index) = self.key_index.get(slot) else {
+                continue;
+            };
+            if !candidates
+                .iter()
+                .zip(index.rules.iter())
+                .any(|(c, r)| c & r != 0)
             {
                 continue;
             }
-            let words = candidates.len();
             let values = memo.values.get_mut(slot);
             span.with_attr(index.key, |value| {
                 let fresh;
-                let keep: &[u64] = match value {
+                let mask: &[u64] = match value {
                     Value::Absent => &index.absent,
                     Value::Text(Text::Utf8(text)) => match values {
                         Some(values) if text.len() <= MEMO_MAX_TEXT => match values.get(text) {
-                            Some(keep) => keep,
+                            Some(mask) => mask,
                             None => {
                                 if values.len() >= MEMO_TEXTS {
                                     values.clear();
@@ -741,19 +860,31 @@ impl RuleTable {
                     },
                     Value::Text(Text::Opaque) | Value::Other => &index.other,
                 };
-                for (word, keep) in candidates.iter_mut().zip(keep.iter()) {
+                let (keep, yes) = mask.split_at(words.min(mask.len()));
+                for (word, keep) in candidates.iter_mut().zip(keep) {
                     *word &= keep;
                 }
+                for (word, yes) in any_may.iter_mut().zip(yes) {
+                    *word |= yes;
+                }
             })?;
+        }
+        for ((word, piecewise), may) in candidates
+            .iter_mut()
+            .zip(self.piecewise.iter())
+            .zip(any_may.iter())
+        {
+            *word &= !piecewise | may;
         }
         Ok(())
     }
 
-    /// The rules a span with the attribute keys `present` can match as far as its keys
-    /// tell: every value test of `all` on a present key, one of `any`'s when all of them
-    /// test values, and each [`KeyIndex`]'s tests of an absent key (or, when presence alone
-    /// decides them, of a present one).
-    fn keyset_mask(&self, present: &[u64], words: usize) -> Box<[u64]> {
+    /// What a span with the attribute keys `present` can match as far as its keys tell:
+    /// every value test of `all` on a present key, one of `any`'s when all of them test
+    /// values, and each [`KeyIndex`]'s tests of an absent key (or, when presence alone
+    /// decides them, of a present one); the piecewise `any`s those tests satisfy; and the
+    /// indexes left to read a value for.
+    fn keyset(&self, present: &[u64], words: usize) -> KeySet {
         let mut keep = vec![0u64; words].into_boxed_slice();
         for index in 0..self.rules.len() {
             let needs = self.needs.get(index).map_or(&[][..], |k| &k[..]);
@@ -766,19 +897,30 @@ impl RuleTable {
                 }
             }
         }
-        for index in &self.key_index {
+        let mut any_yes = vec![0u64; words].into_boxed_slice();
+        let mut by_value = Vec::new();
+        for (slot, index) in self.key_index.iter().enumerate() {
             let by_key: &[u64] = if !has(present, index.key) {
                 &index.absent
             } else if !index.by_value {
                 &index.other
             } else {
+                by_value.extend(u32::try_from(slot).ok());
                 continue;
             };
-            for (word, by_key) in keep.iter_mut().zip(by_key.iter()) {
+            let (by_key, yes) = by_key.split_at(words.min(by_key.len()));
+            for (word, by_key) in keep.iter_mut().zip(by_key) {
                 *word &= by_key;
             }
+            for (word, yes) in any_yes.iter_mut().zip(yes) {
+                *word |= yes;
+            }
         }
-        keep
+        KeySet {
+            keep,
+            any_yes,
+            by_value: by_value.into_boxed_slice(),
+        }
     }
 
     /// The candidate rules in order, each tried.
@@ -805,16 +947,23 @@ impl RuleTable {
     }
 
     /// Clears from `candidates` the rules whose span-name or scope regex the core proves
-    /// false on the span's texts.
+    /// false on the span's texts, and sets in `any_may` the piecewise `any`s whose span-name
+    /// regex holds or is not known to fail (the host's answer, or an opaque name).
     fn narrow<S: SpanAccess>(
         &self,
         span: &S,
         rows: &mut Rows,
         memo: &mut RegexMemo,
         candidates: &mut [u64],
+        any_may: &mut [u64],
     ) -> Result<(), S::Error> {
-        for (slot, needs) in [(0, &self.scope_needs), (1, &self.name_needs)] {
-            if needs.is_empty() {
+        let words = candidates.len();
+        let no_any: &[(u32, Box<[u64]>)] = &[];
+        for (slot, needs, any) in [
+            (0, &self.scope_needs, no_any),
+            (1, &self.name_needs, &self.name_any[..]),
+        ] {
+            if needs.is_empty() && any.is_empty() {
                 continue;
             }
             let text = if slot == 0 {
@@ -823,6 +972,9 @@ impl RuleTable {
                 span.name()?
             };
             let Text::Utf8(text) = text else {
+                if !any.is_empty() {
+                    any_may.fill(u64::MAX);
+                }
                 continue;
             };
             let cell = if slot == 0 {
@@ -835,34 +987,52 @@ impl RuleTable {
                 .and_then(|row| memo.survivors.get(row))
                 .and_then(|pair| pair[slot].as_deref());
             if let Some(known) = known {
-                for (word, keep) in candidates.iter_mut().zip(known) {
+                let (keep, may) = known.split_at(words.min(known.len()));
+                for (word, keep) in candidates.iter_mut().zip(keep) {
                     *word &= keep;
+                }
+                for (word, may) in any_may.iter_mut().zip(may) {
+                    *word |= may;
                 }
                 continue;
             }
-            let mut keep = vec![u64::MAX; candidates.len()].into_boxed_slice();
-            for (regex, rules) in needs {
-                let answer = match memo.known(Some(row), *regex) {
-                    Some(found) => Some(found),
-                    None => {
-                        let found = native(&self.regexes, *regex, text);
-                        if let (Some(found), Some(row)) = (found, row) {
-                            memo.remember(row, *regex, found);
-                        }
-                        found
+            let answer = |regex: u32, memo: &mut RegexMemo| match memo.known(Some(row), regex) {
+                Some(found) => Some(found),
+                None => {
+                    let found = native(&self.regexes, regex, text);
+                    if let (Some(found), Some(row)) = (found, row) {
+                        memo.remember(row, regex, found);
                     }
-                };
-                if answer == Some(false) {
+                    found
+                }
+            };
+            let mut keep = vec![u64::MAX; words];
+            for (regex, rules) in needs {
+                if answer(*regex, memo) == Some(false) {
                     for (word, rules) in keep.iter_mut().zip(rules.iter()) {
                         *word &= !rules;
                     }
                 }
             }
+            if slot == 1 {
+                let mut may = vec![0u64; words];
+                for (regex, rules) in any {
+                    if answer(*regex, memo) != Some(false) {
+                        for (word, rules) in may.iter_mut().zip(rules.iter()) {
+                            *word |= rules;
+                        }
+                    }
+                }
+                keep.extend(may);
+            }
             for (word, keep) in candidates.iter_mut().zip(keep.iter()) {
                 *word &= keep;
             }
+            for (word, may) in any_may.iter_mut().zip(keep.iter().skip(words)) {
+                *word |= may;
+            }
             if let Some(pair) = row.and_then(|row| memo.survivors.get_mut(row)) {
-                pair[slot] = Some(keep);
+                pair[slot] = Some(keep.into_boxed_slice());
             }
         }
         Ok(())
@@ -1704,6 +1874,20 @@ mod tests {
                     })
                     .collect()
             };
+            // An `any` decided piecewise: tests of a few keys and span-name regexes (one
+            // the core answers, one only the host).
+            let piecewise_any = |rng: &mut Lcg| -> Vec<Condition> {
+                (0..2 + rng.below(3))
+                    .map(|_| match rng.below(4) {
+                        0 => attr(rng.below(space) as u32, AttrTest::Exists(rng.below(2) == 0)),
+                        1 => Condition::SpanName(rng.below(6) as u32),
+                        _ => attr(
+                            rng.below(space) as u32,
+                            AttrTest::EqualsText(vec![words[rng.below(words.len())].into()]),
+                        ),
+                    })
+                    .collect()
+            };
             let rules: Vec<Match> = (0..rng.below(150) + 1)
                 .map(|_| {
                     let all_n = rng.below(3);
@@ -1716,6 +1900,8 @@ mod tests {
                         all: (0..all_n).map(|_| condition(&mut rng)).collect(),
                         any: if any_n > 0 && rng.below(3) == 0 {
                             one_key_any(&mut rng)
+                        } else if any_n > 0 && rng.below(2) == 0 {
+                            piecewise_any(&mut rng)
                         } else {
                             (0..any_n).map(|_| condition(&mut rng)).collect()
                         },

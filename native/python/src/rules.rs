@@ -62,6 +62,8 @@ struct Content {
     /// Per attribute key number, the sources of the content it stands for (`None`: a plain
     /// attribute).
     origins: Vec<Option<Vec<Origin>>>,
+    /// The content key numbers as a bit set (`present_keys` sets them on every span).
+    keys: Box<[u64]>,
     reader: RawReader,
     /// `dumps(value)`: the JSON text of a structured value (`json.dumps` as `_compile`
     /// calls it).
@@ -462,12 +464,8 @@ impl<'py> SpanAccess for PySpan<'_, 'py> {
         }
         // Content is worked out only when a condition tests it: until then it may be there.
         if let Some(content) = &self.table.content {
-            for (number, origins) in content.origins.iter().enumerate() {
-                if let (Some(_), true) = (origins, number < keys) {
-                    if let Some(word) = present.get_mut(number / 64) {
-                        *word |= 1 << (number % 64);
-                    }
-                }
+            for (word, content) in present.iter_mut().zip(content.keys.iter()) {
+                *word |= content;
             }
         }
         *self.listed.borrow_mut() = Some(found);
@@ -601,7 +599,14 @@ impl RuleTable {
                             .collect::<PyResult<Vec<_>>>()?,
                     );
                 }
+                let mut content_keys = vec![0u64; keys.len().div_ceil(64)].into_boxed_slice();
+                for (number, origins) in origins.iter().enumerate() {
+                    if let (Some(_), Some(word)) = (origins, content_keys.get_mut(number / 64)) {
+                        *word |= 1 << (number % 64);
+                    }
+                }
                 Some(Content {
+                    keys: content_keys,
                     origins,
                     reader: RawReader::new(placeholders),
                     dumps,
@@ -644,8 +649,14 @@ impl RuleTable {
             span_id: PyString::intern(py, "span_id"),
             parent_span_id: PyString::intern(py, "parent_span_id"),
         };
+        // `trace.spans` is a list: read it as one (a generic iterator asks the list for its
+        // length hint through a Python call).
+        let spans = match spans.cast::<PyList>() {
+            Ok(list) => list.iter().collect(),
+            Err(_) => spans.try_iter()?.collect::<PyResult<Vec<_>>>()?,
+        };
         let family = Family {
-            spans: spans.try_iter()?.collect::<PyResult<Vec<_>>>()?,
+            spans,
             by_id: OnceCell::new(),
         };
         let mut searcher = PySearcher {
