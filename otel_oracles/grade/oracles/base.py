@@ -141,8 +141,9 @@ class Finding:
     on a fragment of a run), as it does any pass of a check that needs every span (unless
     coverage is relaxed)."""
 
-    # ``ok``, ``fail`` and ``missing`` name their keywords and build the finding positionally:
-    # every check returns one, and forwarding ``**kw`` cost as much as the dataclass itself.
+    # ``ok``, ``fail`` and ``missing`` name their keywords and build the finding positionally
+    # (every check returns one, and forwarding ``**kw`` cost as much as the dataclass itself),
+    # filled without the generated ``__init__`` (``_filled``).
 
     @classmethod
     def ok(
@@ -157,9 +158,7 @@ class Finding:
         unseen: bool = False,
     ) -> "Finding":
         """A pass (``details`` defaults to a new empty dict, as the field does)."""
-        if details is None:
-            details = {}
-        return cls("pass", message, details, span_ids, step_indexes, used, breach, unseen)
+        return _filled(cls, "pass", message, details, span_ids, step_indexes, used, breach, unseen)
 
     @classmethod
     def fail(
@@ -174,9 +173,7 @@ class Finding:
         unseen: bool = False,
     ) -> "Finding":
         """A failure (what ``breach`` it is: see the class)."""
-        if details is None:
-            details = {}
-        return cls("fail", message, details, span_ids, step_indexes, used, breach, unseen)
+        return _filled(cls, "fail", message, details, span_ids, step_indexes, used, breach, unseen)
 
     @classmethod
     def missing(
@@ -191,9 +188,53 @@ class Finding:
         unseen: bool = False,
     ) -> "Finding":
         """Missing evidence (the message names what and where)."""
-        if details is None:
-            details = {}
-        return cls("missing", message, details, span_ids, step_indexes, used, breach, unseen)
+        return _filled(
+            cls, "missing", message, details, span_ids, step_indexes, used, breach, unseen
+        )
+
+
+class _Filling:
+    """A ``Finding``'s slots on a class of its own with no frozen ``__setattr__``: what
+    ``ok``, ``fail`` and ``missing`` fill before making the object a ``Finding``. The frozen
+    dataclass's generated ``__init__`` sets each of its eight fields through
+    ``object.__setattr__``, a method-wrapper call with an argument tuple, ~10 k
+    instructions a finding; filled here and given its class (``__class__`` assignment, which
+    CPython allows between classes of the same slots), ~3 k, and every check returns one
+    (docs/performance-history.md). The finding is then frozen like any other."""
+
+    __slots__ = Finding.__slots__
+
+
+def _filled(
+    cls: type[Finding],
+    status: Literal["pass", "fail", "missing"],
+    message: str,
+    details: dict[str, Any] | None,
+    span_ids: tuple[str, ...],
+    step_indexes: tuple[int, ...],
+    used: int,
+    breach: Literal["budget", "rule"],
+    unseen: bool,
+) -> Finding:
+    """``cls(status, message, details or {}, ...)``, built through ``_Filling`` when ``cls``
+    is ``Finding`` itself (a subclass may add fields, or a ``__post_init__``: it gets its own
+    ``__init__``)."""
+    if details is None:
+        details = {}
+    if cls is not Finding:
+        return cls(status, message, details, span_ids, step_indexes, used, breach, unseen)
+    finding: Any = _Filling()
+    finding.status = status
+    finding.message = message
+    finding.details = details
+    finding.span_ids = span_ids
+    finding.step_indexes = step_indexes
+    finding.used = used
+    finding.breach = breach
+    finding.unseen = unseen
+    finding.__class__ = Finding
+    made: Finding = finding
+    return made
 
 
 class GradeContext:
