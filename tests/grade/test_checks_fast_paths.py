@@ -371,6 +371,32 @@ def test_finding_shortcuts_build_what_the_dataclass_builds() -> None:
         Finding.fail("m", why="no such field")  # type: ignore[call-arg]
 
 
+def test_a_finding_the_shortcuts_fill_is_a_frozen_finding() -> None:
+    """The shortcuts fill a finding's slots on a twin class and then give it its class: what
+    they return is exactly a ``Finding``, frozen, hashed, replaced and shown as one the
+    dataclass built; a subclass of ``Finding`` is built by its own ``__init__``."""
+    made = Finding.fail("m", details={"a": 1}, span_ids=("s",), used=1, unseen=True)
+    built = Finding("fail", "m", {"a": 1}, ("s",), (), 1, "budget", True)
+    assert type(made) is Finding and repr(made) == repr(built)
+    assert dataclasses.astuple(made) == dataclasses.astuple(built)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.message = "other"  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        del made.used  # type: ignore[misc]
+    assert dataclasses.replace(made, status="pass") == dataclasses.replace(built, status="pass")
+    assert not hasattr(made, "__dict__")
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Noted(Finding):
+        note: str = "n"
+
+        def __post_init__(self) -> None:
+            object.__setattr__(self, "note", self.message.upper())
+
+    noted = Noted.ok("m", used=2)
+    assert type(noted) is Noted and noted.note == "M" and noted.used == 2
+
+
 # ---- the evaluator's fail-closed rules and outcome table --------------------------------------
 
 
