@@ -121,6 +121,10 @@ fn has_duplicate_keys<V>(pairs: &[(&str, V)]) -> bool {
     }
 }
 
+/// Spreads a key's tag over the bits of [`duplicate_keys`]'s word (Fibonacci hashing: the
+/// top six bits of the product).
+const TAG_MIX: u64 = 0x9E37_79B9_7F4A_7C15;
+
 /// `(later index, first index)` of every repeated key; empty (and not allocated) for the
 /// usual object. Quadratic only for small lists; large ones are indexed, so a hostile object
 /// of many keys costs linear time.
@@ -132,19 +136,26 @@ fn duplicate_keys<K: AsRef<str>, V>(pairs: &[(K, V)]) -> Vec<(usize, usize)> {
         return moves;
     }
     if n <= SCAN {
-        // Length and last byte first, one word per key made once: distinct keys of one
-        // OTLP object (`spanId`, `status`, `events`) mostly differ there, so few pairs
-        // reach the byte comparison.
+        // Length and last byte first, one word per key: distinct keys of one OTLP object
+        // (`spanId`, `status`, `events`) mostly differ there. Each tag sets one bit of a
+        // word; only a key whose bit an earlier key set is compared with the keys before
+        // it (a repeat always is: equal keys have equal tags), so a span's or an attribute
+        // list's dozen distinct keys cost a few operations each rather than a comparison
+        // with every earlier key.
         let mut tags = [0u64; SCAN];
-        for (tag, (key, _)) in tags.iter_mut().zip(pairs) {
-            let key = key.as_ref().as_bytes();
-            *tag = ((key.len() as u64) << 8) | u64::from(key.last().copied().unwrap_or(0));
-        }
-        for i in 1..n {
-            let key = pairs[i].0.as_ref();
-            if let Some(j) = (0..i).find(|&j| tags[j] == tags[i] && pairs[j].0.as_ref() == key) {
-                moves.push((i, j));
+        let mut seen = 0u64;
+        for (i, (key, _)) in pairs.iter().enumerate() {
+            let key = key.as_ref();
+            let bytes = key.as_bytes();
+            let tag = ((bytes.len() as u64) << 8) | u64::from(bytes.last().copied().unwrap_or(0));
+            tags[i] = tag;
+            let bit = 1u64 << (tag.wrapping_mul(TAG_MIX) >> 58);
+            if seen & bit != 0 {
+                if let Some(j) = (0..i).find(|&j| tags[j] == tag && pairs[j].0.as_ref() == key) {
+                    moves.push((i, j));
+                }
             }
+            seen |= bit;
         }
     } else {
         let mut first: FastMap<&str, usize> = FastMap::with_capacity(n);
@@ -691,6 +702,34 @@ mod tests {
         };
         assert_eq!(obj.len(), 21);
         assert_eq!(obj.get("k3"), Some(&J::U64(23)));
+    }
+
+    #[test]
+    fn repeated_keys_are_found_at_every_pair_of_places() {
+        // Keys alike in length and last byte (one tag), and keys of other tags, at every
+        // pair of places of objects of up to sixteen keys; a third copy names the first.
+        let alike: Vec<String> = (0..16)
+            .map(|i| format!("k{}x", char::from(b'a' + i)))
+            .collect();
+        let other: Vec<String> = (0..16usize).map(|i| "y".repeat(i + 1)).collect();
+        for names in [&alike, &other] {
+            for n in 2..=16 {
+                let distinct: Vec<(&str, ())> =
+                    names[..n].iter().map(|k| (k.as_str(), ())).collect();
+                assert!(duplicate_keys(&distinct).is_empty());
+                for i in 0..n {
+                    for j in i + 1..n {
+                        let mut pairs = distinct.clone();
+                        pairs[j].0 = pairs[i].0;
+                        assert_eq!(duplicate_keys(&pairs), vec![(j, i)], "{n} {i} {j}");
+                        if let Some(k) = (j + 1..n).next() {
+                            pairs[k].0 = pairs[i].0;
+                            assert_eq!(duplicate_keys(&pairs), vec![(j, i), (k, i)]);
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]
