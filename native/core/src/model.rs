@@ -100,10 +100,25 @@ impl fmt::Display for Text {
 /// values up to [`Interner::MAX_SHARED`] bytes) is allocated once and shared by every
 /// record of the body. Per body, not per process, so what a sender can make it hold is
 /// bounded by its body and freed with its records.
-#[derive(Default)]
+///
+/// In front of the map, a small table of the texts met last by a slot of their length and
+/// end words: the same few dozen keys and values come back on every span, and a hit there
+/// is one comparison where the map hashed the whole text (`foldhash`'s long-input path
+/// for keys like `gen_ai.usage.input_tokens`) and probed its groups, ~100 instructions a
+/// text. The table holds the map's own `Text`s, so what a text is shared with is the same.
 pub struct Interner<'a> {
     seen: FastMap<&'a str, Text>,
+    recent: Vec<Option<(&'a str, Text)>>,
 }
+
+impl Default for Interner<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Slots of [`Interner`]'s front table (a power of two).
+const RECENT_SLOTS: usize = 128;
 
 impl<'a> Interner<'a> {
     /// Longer texts (prompts, messages, tool output) rarely repeat within a body: they are
@@ -111,8 +126,11 @@ impl<'a> Interner<'a> {
     pub const MAX_SHARED: usize = 64;
 
     pub fn new() -> Self {
+        let mut recent = Vec::new();
+        recent.resize_with(RECENT_SLOTS, || None);
         Interner {
             seen: FastMap::with_capacity(64),
+            recent,
         }
     }
 
@@ -121,11 +139,48 @@ impl<'a> Interner<'a> {
         if text.len() > Self::MAX_SHARED {
             return Text::from(text);
         }
-        self.seen
+        let slot = recent_slot(text.as_bytes());
+        if let Some(Some((met, shared))) = self.recent.get(slot) {
+            if *met == text {
+                return shared.clone();
+            }
+        }
+        let shared = self
+            .seen
             .entry(text)
             .or_insert_with(|| Text::from(text))
-            .clone()
+            .clone();
+        if let Some(entry) = self.recent.get_mut(slot) {
+            *entry = Some((text, shared.clone()));
+        }
+        shared
     }
+}
+
+/// The slot of `bytes` in [`Interner`]'s front table: its length and its first and last
+/// (up to) eight bytes mixed. A collision only sends a text to the map.
+#[inline]
+fn recent_slot(bytes: &[u8]) -> usize {
+    let n = bytes.len();
+    let (first, last) = if n >= 8 {
+        let (mut first, mut last) = ([0u8; 8], [0u8; 8]);
+        first.copy_from_slice(&bytes[..8]);
+        last.copy_from_slice(&bytes[n - 8..]);
+        (u64::from_le_bytes(first), u64::from_le_bytes(last))
+    } else if n >= 4 {
+        let (mut first, mut last) = ([0u8; 4], [0u8; 4]);
+        first.copy_from_slice(&bytes[..4]);
+        last.copy_from_slice(&bytes[n - 4..]);
+        (
+            u64::from(u32::from_le_bytes(first)),
+            u64::from(u32::from_le_bytes(last)),
+        )
+    } else {
+        let byte = |at: usize| bytes.get(at).copied().map_or(0, u64::from);
+        (byte(0) | byte(1) << 8 | byte(2) << 16, 0)
+    };
+    let mixed = (first ^ last.rotate_left(29) ^ n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (mixed >> (64 - RECENT_SLOTS.trailing_zeros())) as usize
 }
 
 /// An OTLP `AnyValue`. `Empty` is a value with none of its fields set (Python `None`).
@@ -576,6 +631,20 @@ mod tests {
         assert!(!Text::ptr_eq(&c, &d), "past MAX_SHARED bytes: never hashed");
         let other = Interner::new().text(words[0]);
         assert!(!Text::ptr_eq(&a, &other), "nothing is shared across bodies");
+        // Texts that share a front slot (all of these, of one length and the same first
+        // and last eight bytes, or of any slot) still map to their own one allocation.
+        let many: Vec<String> = (0..600)
+            .map(|i| format!("gen_ai.{}.x.{}_tokens", i % 300, "y".repeat(i % 7)))
+            .collect();
+        let mut texts = Interner::new();
+        let first: Vec<Text> = many.iter().map(|t| texts.text(t)).collect();
+        for (text, shared) in many.iter().zip(&first) {
+            let again = texts.text(text);
+            assert_eq!(again.as_str(), text.as_str());
+            let original = first.iter().find(|t| t.as_str() == text.as_str()).unwrap();
+            assert!(Text::ptr_eq(&again, original), "{text}");
+            assert!(Text::ptr_eq(shared, original), "{text}");
+        }
     }
 
     #[test]
