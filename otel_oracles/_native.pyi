@@ -155,29 +155,40 @@ class OfflineAssembler:
     @property
     def done(self) -> bool:
         """``finish`` was called and every trace released."""
-    def next_release(self) -> tuple[Trace, list[LogRecord], JoinFacts | None] | None:
-        """The next released trace (its span tree built, as ``span_tree``; ``incomplete``
-        set when it was released early), its log records and, when its spans were all
-        decoded natively, its ``JoinFacts``; or ``None`` when more input is needed (or
-        done)."""
+    def next_release(self) -> tuple[Trace, JoinFacts | None] | None:
+        """The next released trace (its span tree built and its log records attached, as
+        ``span_tree``; ``incomplete`` set when it was released early) and, when its spans
+        were all decoded natively, its ``JoinFacts``; or ``None`` when more input is needed
+        (or done)."""
     def stats(self) -> tuple[int, int, int, int, int, list[str], int, int, int, int]:
         """(spans_read, logs_read, traces, late_spans, late_logs, late_trace_ids,
         evicted_traces, unattached_logs, buffered_spans, peak_buffered_spans)."""
 
-# -- assemble: a trace's tree (span_tree.rs) and joining runs (session_join.rs) ---------------
+# -- assemble: a trace's tree (span_tree.rs), its log-based events and merging a joined run
+# -- (log_events.rs), joining runs (session_join.rs) -------------------------------------------
 
-def span_tree(trace_id: str, spans: list[SpanRecord], /) -> Trace:
-    """The ``Trace`` of ``spans`` (arrival order): children, roots, orphans, start order, as
-    ``build_trace`` documents; no log records attached."""
+def span_tree(
+    trace_id: str, spans: list[SpanRecord], logs: Iterable[LogRecord] | None = None, /
+) -> Trace:
+    """The ``Trace`` of ``spans`` (arrival order): children, roots, orphans, start order,
+    and ``logs`` attached to their spans as events (each such span's events list replaced,
+    log-based events attached earlier dropped; the rest counted in ``unattached_logs``), as
+    ``build_trace`` documents."""
+
+def first_start(spans: Iterable[SpanRecord], /) -> int:
+    """When the earliest of ``spans`` started (0 for none): a joined run's traces are
+    ordered by it."""
+
+def merge_traces(traces: list[Trace], /) -> Trace:
+    """One ``Trace`` of a joined run's ``traces`` (``assemble._sessions``): named by the one
+    that started first; a root hung under the tool call that ran its agent trace, else under
+    the first span of another member it links to (a copy of its record); incomplete when
+    any member was; the members' unattached log records added up. One trace is returned
+    as it is."""
 
 def join_keys(trace_id: str, spans: Iterable[SpanRecord | WireSpan], /) -> set[str]:
     """What may tie a trace to others: ``trace:<id>`` of itself and of the traces its spans
     link to, ``<attribute>:<value>`` of its session ids (``SESSION_ATTRIBUTES``)."""
-
-def delegations(traces: list[Trace], /) -> dict[str, str]:
-    """Root span id of an agent trace -> span id of the tool call that ran it, among the
-    members of one joined run, where exactly one call fits the agent and no other agent the
-    call (``assemble._sessions``)."""
 
 class JoinFacts:
     """What the join window reads of one trace (its join keys, agent root and tool calls,

@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 
 from otel_oracles._native import OfflineAssembler
 from otel_oracles.assemble._sessions import ReleasedTrace, SessionStats
-from otel_oracles.assemble._tree import attach_logs
 from otel_oracles.assemble.config import LATE_SAMPLE_SIZE
 from otel_oracles.decode import DecodedBatch
 from otel_oracles.model.span import Trace
@@ -68,10 +67,10 @@ class OfflineAssembly(Iterator[Trace]):
     ``native/core/src/assemble_offline.rs``): natively decoded batches are handed over whole
     and their spans wait there, so Python records are built only for a released trace's
     spans; batches of records built in Python are handed over record by record. The core
-    call that releases a trace also builds its ``Trace`` (the span tree of ``build_trace``);
-    here its log records are attached (``attach_logs``) and the core's counts are added to
-    ``stats``, which reads, at every trace yielded, as it would had the policy been
-    applied one record at a time in Python.
+    call that releases a trace also builds its ``Trace`` (the span tree of ``build_trace``,
+    its log records attached as events); here the core's counts (and the trace's log
+    records attached nowhere) are added to ``stats``, which reads, at every trace yielded,
+    as it would had the policy been applied one record at a time in Python.
 
     Iterated, it yields the traces; ``released()`` yields each with its ``JoinFacts`` (what
     the join reads of it, worked out at release from its decoded spans), which
@@ -113,10 +112,8 @@ class OfflineAssembly(Iterator[Trace]):
             released = core.next_release()
             if released is not None:
                 self._sync()
-                trace, logs, facts = released
-                if logs:
-                    attach_logs(trace, logs)
-                    self.stats.unattached_logs += trace.unattached_logs
+                trace, facts = released
+                self.stats.unattached_logs += trace.unattached_logs
                 return trace, facts
             if core.done:
                 self._sync()

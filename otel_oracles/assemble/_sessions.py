@@ -32,21 +32,24 @@ trace's join keys, agent root and tool calls in one walk over its spans, whether
 decoded spans, those spans at release (``JoinFacts``, handed over by
 ``OfflineAssembly.released`` to ``join_released``); the window and its groups
 (``SessionJoiner``); and which agent roots hang under which calls in a joined run
-(``delegations``). Here each group that leaves the window is merged into one ``Trace`` and
-counted.
+(``delegations``); and merging each group that leaves the window into one ``Trace``
+(``merge_traces``, ``native/python/src/log_events.rs``: the traces ordered by their earliest
+span's start, ``log_events::merge_order``, the first naming the run; a root hung under the
+tool call that ran its agent, else under the first span of another member it links to, as
+a copy of its record; incomplete when any member was). Here each group is counted.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from otel_oracles._native import JoinFacts, delegations
+from otel_oracles._native import JoinFacts
 from otel_oracles._native import SessionJoiner as CoreJoiner
+from otel_oracles._native import first_start as first_start  # serve's joiner orders by it
 from otel_oracles._native import join_keys as join_keys  # serve's joiner reads the same keys
-from otel_oracles.assemble._tree import build_trace
-from otel_oracles.model.span import SpanRecord, Trace
+from otel_oracles._native import merge_traces as merge_traces
+from otel_oracles.model.span import Trace
 
 DEFAULT_WINDOW_SPANS = 20_000
 """Spans the join window holds (a few tens of MB; see docs/ingest.md)."""
@@ -79,8 +82,8 @@ class SessionJoiner:
     """The window: ``add`` a trace, get the traces (joined or not) that leave the window.
 
     The core's window (``CoreJoiner``) holds the traces and hands back each group that
-    leaves it; a group of several is one run, merged here (``merge_traces``) and counted in
-    ``stats``."""
+    leaves it; a group of several is one run, merged (the core's ``merge_traces``) and
+    counted in ``stats``."""
 
     def __init__(
         self, window_spans: int = DEFAULT_WINDOW_SPANS, stats: SessionStats | None = None
@@ -138,42 +141,3 @@ def join_released(
     for trace, facts in released:
         yield from joiner.add(trace, facts)
     yield from joiner.flush()
-
-
-def merge_traces(traces: list[Trace]) -> Trace:
-    """One ``Trace`` of several: identified by the earliest one; a root span that links to a
-    span of another member becomes that span's child, and so does the root of an agent trace
-    that one tool call of another member ran (``delegations``)."""
-    if len(traces) == 1:
-        return traces[0]
-    ordered = sorted(traces, key=lambda t: first_start(t.spans))
-    span_ids = {s.span_id for t in ordered for s in t.spans}
-    adopted = delegations(ordered)
-    spans: list[SpanRecord] = []
-    for t in ordered:
-        for span in t.spans:
-            caller = adopted.get(span.span_id) if not span.parent_span_id else None
-            if caller is not None:
-                span = dataclasses.replace(span, parent_span_id=caller)
-            elif not span.parent_span_id:
-                link = next(
-                    (
-                        ln
-                        for ln in span.links
-                        if ln.trace_id != span.trace_id and ln.span_id in span_ids
-                    ),
-                    None,
-                )
-                if link is not None:
-                    span = dataclasses.replace(span, parent_span_id=link.span_id)
-            spans.append(span)
-    joined = build_trace(ordered[0].trace_id, spans)
-    joined.incomplete = any(t.incomplete for t in ordered)
-    joined.unattached_logs = sum(t.unattached_logs for t in ordered)
-    return joined
-
-
-def first_start(spans: Iterable[SpanRecord]) -> int:
-    """When the earliest of ``spans`` started: joined traces are ordered by it, and the
-    subject is named by the first."""
-    return min((s.start_ns for s in spans), default=0)

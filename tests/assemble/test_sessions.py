@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from otel_oracles.assemble import AssemblyStats, SessionStats, build_trace, join_sessions
-from otel_oracles.assemble._sessions import SessionJoiner
+from otel_oracles.assemble._sessions import SessionJoiner, first_start, merge_traces
 from otel_oracles.grade.loader import load_contract
 from otel_oracles.mapping import load_conventions, map_trace
 from otel_oracles.model.result import InputProblem
@@ -135,6 +135,25 @@ def test_a_trace_bridging_two_sessions_joins_all_three() -> None:
     traces = [_trace(1, session="a"), _trace(2, session="b"), _trace(3, links_to=2)]
     traces.append(_trace(4, session="a", links_to=3))
     assert _ids(list(join_sessions(traces))) == [[1, 2, 3, 4]]
+
+
+def test_a_merged_run_is_named_by_its_earliest_trace_and_copies_the_roots_it_hangs() -> None:
+    """``merge_traces``: the members ordered by their earliest span (the first names the
+    run), a linking root hung as a copy (the member's own record keeps no parent), the
+    members' unattached log records added up, incomplete when any member was."""
+    later, earlier = _trace(5), _trace(3, links_to=5)
+    earlier.spans[0].start_ns = 9  # the linking member starts after the one it links to
+    later.incomplete, later.unattached_logs, earlier.unattached_logs = True, 2, 1
+    joined = merge_traces([earlier, later])
+    assert joined.trace_id == later.trace_id
+    assert [s.span_id for s in joined.spans] == [f"{5:016x}", f"{3:016x}"]
+    hung = joined.spans[1]
+    assert hung.parent_span_id == f"{5:016x}" and earlier.spans[0].parent_span_id == ""
+    assert hung is not earlier.spans[0] and hung.links == earlier.spans[0].links
+    assert [r.span_id for r in joined.roots] == [f"{5:016x}"]
+    assert (joined.incomplete, joined.unattached_logs) == (True, 3)
+    assert first_start(earlier.spans) == 9 and first_start([]) == 0
+    assert merge_traces([earlier]) is earlier
 
 
 # ---- an agent traced apart from the tool call that ran it --------------------------------------

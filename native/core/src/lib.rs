@@ -11,6 +11,7 @@ pub mod content;
 pub mod encode;
 pub mod hashing;
 pub mod json_text;
+pub mod log_events;
 pub mod model;
 pub mod online;
 pub mod otlp_json;

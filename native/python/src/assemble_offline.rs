@@ -16,6 +16,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 
 use crate::batch::{with_gc_paused, Batch, Builder, Shared};
+use crate::log_events::attach_to;
 use crate::session_join::JoinFacts;
 use crate::span_tree::{trace_from, trace_of, REMOTE_PARENT_FLAGS};
 
@@ -28,13 +29,10 @@ enum Item {
 }
 
 /// What `next_release` returns: the trace, built from its spans (`Trace.incomplete` set when
-/// it was released early), its log records (arrival order), which Python attaches, and,
-/// when its spans are all natively decoded, its `JoinFacts` read from them.
-type Released<'py> = (
-    Bound<'py, PyAny>,
-    Bound<'py, PyList>,
-    Option<Bound<'py, JoinFacts>>,
-);
+/// it was released early) with its log records attached (`log_events::attach_to`: those
+/// attached nowhere counted in `Trace.unattached_logs`), and, when its spans are all
+/// natively decoded, its `JoinFacts` read from them.
+type Released<'py> = (Bound<'py, PyAny>, Option<Bound<'py, JoinFacts>>);
 
 /// The counts of `AssemblyStats` the core keeps, in its field order (`late_trace_ids` as
 /// hex strings).
@@ -116,8 +114,8 @@ impl OfflineAssembler {
     }
 
     /// The next trace released, or `None` when the assembler needs the next batch (or is
-    /// done). Its records and its `Trace` (the span tree, `span_tree::trace_of`) are built
-    /// now, with the garbage collector paused.
+    /// done). Its records and its `Trace` (the span tree, `span_tree::trace_of`, its log
+    /// records attached as events) are built now, with the garbage collector paused.
     fn next_release<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Released<'py>>> {
         let Some(release) = self.inner.next_release() else {
             return Ok(None);
@@ -155,7 +153,10 @@ impl OfflineAssembler {
                     None,
                 ),
             };
-            Ok((trace, logs, facts))
+            if !logs.is_empty() {
+                attach_to(&trace, logs.as_any())?;
+            }
+            Ok((trace, facts))
         })?;
         Ok(Some(released))
     }

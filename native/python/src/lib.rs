@@ -18,6 +18,7 @@ mod evidence;
 mod fields;
 mod limits;
 mod linking;
+mod log_events;
 mod online;
 mod parsers;
 mod passes;
@@ -61,6 +62,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     draft::register(m)?;
     scan::register(m)?;
     span_tree::register(m)?;
+    log_events::register(m)?;
     session_join::register(m)?;
     step::register(m)?;
     tools::register(m)?;

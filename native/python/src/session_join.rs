@@ -227,8 +227,7 @@ impl SessionJoiner {
 /// Root span id of an agent trace -> span id of the tool call that ran it, among `traces`
 /// (the members of one joined run), for every agent trace exactly one call fits and that
 /// call no other agent trace.
-#[pyfunction]
-fn delegations<'py>(traces: &Bound<'py, PyList>) -> PyResult<Bound<'py, PyDict>> {
+pub(crate) fn delegations_of<'py>(traces: &Bound<'py, PyList>) -> PyResult<Bound<'py, PyDict>> {
     let py = traces.py();
     let mut agents = Vec::new();
     let mut calls = Vec::new();
@@ -259,7 +258,6 @@ fn join_keys<'py>(
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(delegations, m)?)?;
     m.add_function(wrap_pyfunction!(join_keys, m)?)?;
     m.add_function(wrap_pyfunction!(join_facts, m)?)?;
     m.add_class::<JoinFacts>()?;

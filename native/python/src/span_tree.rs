@@ -2,7 +2,8 @@
 //!
 //! The tree is read from records by attribute, so every caller shares it: the offline
 //! assembler builds each released trace's `Trace` here in the call that releases it,
-//! `build_trace` does for everyone else.
+//! `build_trace` does for everyone else (`span_tree`, its log records attached by
+//! `log_events`).
 
 use otel_oracles_core::span_tree::{build as build_tree, Tree, TreeSpan};
 use pyo3::exceptions::PyOverflowError;
@@ -10,6 +11,8 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PyString};
+
+use crate::log_events::attach_to;
 
 /// `otel_oracles.model.span.Trace`, imported once.
 static TRACE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
@@ -119,13 +122,20 @@ pub(crate) fn trace_from<'py>(
         .call1((trace_id, ordered, roots, children, orphans, 0, incomplete))
 }
 
-/// `build_trace`'s tree: the `Trace` of `spans` (no log records attached).
+/// `build_trace`: the `Trace` of `spans`, with `logs` (`LogRecord`s) attached as events
+/// (`log_events::attach_to`).
 #[pyfunction]
+#[pyo3(signature = (trace_id, spans, logs=None, /))]
 fn span_tree<'py>(
     trace_id: &Bound<'py, PyString>,
     spans: &Bound<'py, PyList>,
+    logs: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    trace_of(trace_id.as_any(), spans, false)
+    let trace = trace_of(trace_id.as_any(), spans, false)?;
+    if let Some(logs) = logs {
+        attach_to(&trace, logs)?;
+    }
+    Ok(trace)
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
