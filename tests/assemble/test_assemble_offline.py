@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from otel_oracles.assemble import AssemblyStats, assemble_offline
+from otel_oracles.assemble import AssemblyStats, assemble_offline, build_trace
 from otel_oracles.decode import DecodedBatch, read_paths
 from otel_oracles.model.result import InputProblem
-from otel_oracles.model.span import LogRecord, SpanRecord
+from otel_oracles.model.span import LogRecord, SpanRecord, Trace
 
 TRACES = Path(__file__).resolve().parents[1] / "testdata" / "traces"
 
@@ -58,6 +58,32 @@ def test_real_file_set_is_grouped_exactly_one_trace_per_id() -> None:
     attached = sum(1 for t in traces for s in t.spans for e in s.events if e.from_log)
     logs_in = sum(len(b.logs) for b in read_paths(paths, []))
     assert attached == logs_in, "every log-based event reaches its span across files"
+
+
+def _log_events(traces: list[Trace]) -> list[tuple[str, str, int, object]]:
+    return [
+        (s.span_id, e.name, e.time_ns, (e.body, dict(e.attributes), e.dropped_attributes))
+        for t in traces
+        for s in t.spans
+        for e in s.events
+        if e.from_log
+    ]
+
+
+def test_decoded_log_records_attach_as_records_do_and_equal_ones_once() -> None:
+    """The offline assembler attaches a released trace's decoded log records without
+    building their ``LogRecord``s: the events are those ``build_trace`` attaches from the
+    records, and a log file read twice (a retried export) adds none."""
+    source = TRACES / "openai-v2"
+    paths = [str(source / "d_forbidden_tool.otlp.json")]
+    logs = [str(source / "d_forbidden_tool.logs.otlp.jsonl")]
+    once = list(assemble_offline(read_paths(paths + logs, [])))
+    twice = list(assemble_offline(read_paths(paths + logs + logs, [])))
+    spans = [s for b in read_paths(paths, []) for s in b.spans]
+    records = [rec for b in read_paths(logs, []) for rec in b.logs]
+    built = build_trace(spans[0].trace_id, spans, records)
+    assert _log_events(once) == _log_events(twice) == _log_events([built]) != []
+    assert sum(t.unattached_logs for t in twice) == built.unattached_logs == 0
 
 
 def test_memory_stays_bounded_by_traces_in_flight_not_input_size() -> None:

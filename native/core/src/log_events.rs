@@ -22,9 +22,9 @@ use std::hash::Hash;
 
 use crate::hashing::{FastMap, FastMapExt};
 
-/// What attaching reads of one log record.
+/// What attaching reads of one log record: `K` names spans, `N` events.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LogRef<K> {
+pub struct LogRef<K, N> {
     /// Whether it names an event (a non-empty event name).
     pub named: bool,
     /// Whether its trace id is the trace's.
@@ -32,7 +32,7 @@ pub struct LogRef<K> {
     /// The span it links to.
     pub span: K,
     /// Its event name.
-    pub event: K,
+    pub event: N,
     /// Its time.
     pub time: i128,
 }
@@ -84,8 +84,8 @@ pub fn emitting_span<K: Clone, E>(
 /// Attach `logs` (arrival order) to the spans `has_span` knows, as the module says; `same(a,
 /// b)` tells whether records `a` and `b` (positions in `logs`) carry the same body and
 /// attributes, asked only of records of one span, event name and time.
-pub fn attach<K: Clone + Eq + Hash, E>(
-    logs: &[LogRef<K>],
+pub fn attach<K: Clone + Eq + Hash, N: Clone + Eq + Hash, E>(
+    logs: &[LogRef<K, N>],
     has_span: impl Fn(&K) -> bool,
     mut kids: impl FnMut(&K) -> Result<Vec<Kid<K>>, E>,
     mut same: impl FnMut(usize, usize) -> Result<bool, E>,
@@ -93,7 +93,7 @@ pub fn attach<K: Clone + Eq + Hash, E>(
     let mut unattached = 0;
     let mut slot_of: FastMap<K, usize> = FastMap::new();
     let mut per_span: Vec<(K, Vec<usize>)> = Vec::new();
-    let mut seen: FastMap<(K, K, i128), Vec<usize>> = FastMap::new();
+    let mut seen: FastMap<(K, N, i128), Vec<usize>> = FastMap::new();
     for (index, log) in logs.iter().enumerate() {
         if !(log.named && log.in_trace && has_span(&log.span)) {
             unattached += 1;
@@ -152,7 +152,9 @@ mod tests {
     use std::collections::HashMap;
     use std::convert::Infallible;
 
-    fn log(span: &'static str, event: &'static str, time: i128) -> LogRef<&'static str> {
+    type Log = LogRef<&'static str, &'static str>;
+
+    fn log(span: &'static str, event: &'static str, time: i128) -> Log {
         LogRef {
             named: true,
             in_trace: true,
@@ -177,7 +179,7 @@ mod tests {
     }
 
     fn attach_all(
-        logs: &[LogRef<&'static str>],
+        logs: &[Log],
         same: impl FnMut(usize, usize) -> Result<bool, Infallible>,
     ) -> Attachment<&'static str> {
         match attach(logs, known, kids_of, same) {

@@ -16,7 +16,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 
 use crate::batch::{with_gc_paused, Batch, Builder, Shared};
-use crate::log_events::attach_to;
+use crate::log_events::{attach_decoded, attach_to, DecodedTrace};
 use crate::session_join::JoinFacts;
 use crate::span_tree::{trace_from, trace_of, REMOTE_PARENT_FLAGS};
 
@@ -123,40 +123,9 @@ impl OfflineAssembler {
         let shared = &mut self.shared;
         let released = with_gc_paused(py, || {
             let mut builder = Builder::sharing(py, std::mem::take(shared))?;
-            let built = records(py, &mut builder, &release.spans)
-                .and_then(|spans| Ok((spans, records(py, &mut builder, &release.logs)?)));
+            let released = released_trace(py, &mut builder, &release);
             *shared = builder.into_shared();
-            let (spans, logs) = built?;
-            let trace_id = PyString::new(py, &release.trace_id.to_text());
-            let (trace, facts) = match native_tree(&release.spans) {
-                Some((tree, decoded)) => {
-                    let records: Vec<Bound<'py, PyAny>> = spans.iter().collect();
-                    let span_id = |index: usize| -> PyResult<Bound<'py, PyString>> {
-                        Ok(records[index]
-                            .getattr(intern!(py, "span_id"))?
-                            .cast_into::<PyString>()?)
-                    };
-                    let trace = trace_from(
-                        trace_id.as_any(),
-                        &records,
-                        &tree,
-                        span_id,
-                        release.incomplete,
-                    )?;
-                    let ordered: Vec<&model::Span> =
-                        tree.ordered.iter().map(|&index| decoded[index]).collect();
-                    let facts = JoinFacts::of_decoded(trace_id.to_str()?, &ordered);
-                    (trace, Some(Bound::new(py, facts)?))
-                }
-                None => (
-                    trace_of(trace_id.as_any(), &spans, release.incomplete)?,
-                    None,
-                ),
-            };
-            if !logs.is_empty() {
-                attach_to(&trace, logs.as_any())?;
-            }
-            Ok((trace, facts))
+            released
         })?;
         Ok(Some(released))
     }
@@ -178,6 +147,69 @@ impl OfflineAssembler {
             s.peak_buffered_spans,
         )
     }
+}
+
+/// The `Trace` of `release` and its `JoinFacts` (`next_release`): its span records built,
+/// its tree and facts read from the decoded spans when they all are, its log records
+/// attached (those of decoded batches without building their `LogRecord`s when the tree is
+/// the decoded spans', `log_events::attach_decoded`).
+fn released_trace<'py>(
+    py: Python<'py>,
+    builder: &mut Builder<'py>,
+    release: &core::Release<Item>,
+) -> PyResult<Released<'py>> {
+    let spans = records(py, builder, &release.spans)?;
+    let trace_text = release.trace_id.to_text();
+    let trace_id = PyString::new(py, &trace_text);
+    let Some((tree, decoded)) = native_tree(&release.spans) else {
+        let trace = trace_of(trace_id.as_any(), &spans, release.incomplete)?;
+        let logs = records(py, builder, &release.logs)?;
+        if !logs.is_empty() {
+            attach_to(&trace, logs.as_any())?;
+        }
+        return Ok((trace, None));
+    };
+    let span_records: Vec<Bound<'py, PyAny>> = spans.iter().collect();
+    let span_id = |index: usize| -> PyResult<Bound<'py, PyString>> {
+        Ok(span_records[index]
+            .getattr(intern!(py, "span_id"))?
+            .cast_into::<PyString>()?)
+    };
+    let trace = trace_from(
+        trace_id.as_any(),
+        &span_records,
+        &tree,
+        span_id,
+        release.incomplete,
+    )?;
+    let ordered: Vec<&model::Span> = tree.ordered.iter().map(|&index| decoded[index]).collect();
+    let facts = JoinFacts::of_decoded(&trace_text, &ordered);
+    if !release.logs.is_empty() {
+        match decoded_logs(&release.logs) {
+            Some(logs) => {
+                let spans = DecodedTrace {
+                    records: &span_records,
+                    decoded: &decoded,
+                    tree: &tree,
+                };
+                attach_decoded(&trace, &release.trace_id, &spans, &logs, builder)?;
+            }
+            None => attach_to(&trace, records(py, builder, &release.logs)?.as_any())?,
+        }
+    }
+    Ok((trace, Some(Bound::new(py, facts)?)))
+}
+
+/// The decoded log records of released items that all are; `None` when a record built in
+/// Python is among them.
+fn decoded_logs(items: &[Item]) -> Option<Vec<&model::LogRecord>> {
+    items
+        .iter()
+        .map(|item| match item {
+            Item::Log(batch, index) => batch.logs.get(*index),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The span tree of released items that are all spans of decoded batches, read from the

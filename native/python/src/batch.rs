@@ -801,6 +801,38 @@ impl<'py> Builder<'py> {
         self.types.log.make(py, args)
     }
 
+    /// The body and attributes of `log` as its `LogRecord` would hold them (what
+    /// attaching compares of two records).
+    pub(crate) fn log_contents(
+        &mut self,
+        log: &model::LogRecord,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+        Ok((self.value(&log.body)?, self.attributes(&log.attributes)?))
+    }
+
+    /// The `EventRecord` of `log` (`LogRecord.as_event`), no `LogRecord` built: `contents`
+    /// its body and attributes when already built (`log_contents`).
+    pub(crate) fn log_event(
+        &mut self,
+        log: &model::LogRecord,
+        contents: Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = self.py;
+        let (body, attributes) = match contents {
+            Some(built) => built,
+            None => self.log_contents(log)?,
+        };
+        let values = [
+            self.text(&log.event_name).into_any(),
+            log.time_ns.into_pyobject(py)?.into_any(),
+            attributes,
+            body,
+            PyBool::new(py, true).to_owned().into_any(),
+            log.dropped_attributes_count.into_pyobject(py)?.into_any(),
+        ];
+        self.types.event.make(py, values)
+    }
+
     fn events(&mut self, events: &[model::Event]) -> PyResult<Bound<'py, PyAny>> {
         if events.is_empty() {
             return Ok(self.types.no_items.bind(self.py).clone());

@@ -15,7 +15,11 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyList, PyString};
 
-use crate::batch::record_types;
+use otel_oracles_core::assemble_offline::TraceKey;
+use otel_oracles_core::model;
+use otel_oracles_core::span_tree::Tree;
+
+use crate::batch::{record_types, Builder};
 use crate::session_join::delegations_of;
 use crate::span_tree::{int_of, trace_of};
 
@@ -126,13 +130,7 @@ pub(crate) fn attach_to(trace: &Bound<'_, PyAny>, logs: &Bound<'_, PyAny>) -> Py
         let Some((span, _)) = by_id.get(span_id) else {
             continue; // the core attaches to known spans only
         };
-        let mut events: Vec<Bound<'_, PyAny>> = Vec::new();
-        for event in span.getattr(intern!(py, "events"))?.try_iter()? {
-            let event = event?;
-            if !event.getattr(intern!(py, "from_log"))?.is_truthy()? {
-                events.push(event);
-            }
-        }
+        let mut events = Vec::with_capacity(attached.len());
         for &index in attached {
             let log = &records[index];
             events.push(types.event(
@@ -147,14 +145,141 @@ pub(crate) fn attach_to(trace: &Bound<'_, PyAny>, logs: &Bound<'_, PyAny>) -> Py
                 ],
             )?);
         }
-        span.setattr(intern!(py, "events"), by_time(py, events)?)?;
+        set_events(span, events)?;
     }
-    if found.unattached > 0 {
+    count_unattached(trace, found.unattached)
+}
+
+/// `span.events`: its own events (log-based ones attached earlier dropped) and `attached`,
+/// merged by time.
+fn set_events<'py>(span: &Bound<'py, PyAny>, attached: Vec<Bound<'py, PyAny>>) -> PyResult<()> {
+    let py = span.py();
+    let mut events: Vec<Bound<'py, PyAny>> = Vec::new();
+    for event in span.getattr(intern!(py, "events"))?.try_iter()? {
+        let event = event?;
+        if !event.getattr(intern!(py, "from_log"))?.is_truthy()? {
+            events.push(event);
+        }
+    }
+    events.extend(attached);
+    span.setattr(intern!(py, "events"), by_time(py, events)?)
+}
+
+/// Add `unattached` to `trace.unattached_logs`.
+fn count_unattached(trace: &Bound<'_, PyAny>, unattached: usize) -> PyResult<()> {
+    if unattached > 0 {
+        let py = trace.py();
         let count = intern!(py, "unattached_logs");
         let before = trace.getattr(count)?;
-        trace.setattr(count, before.add(found.unattached)?)?;
+        trace.setattr(count, before.add(unattached)?)?;
     }
     Ok(())
+}
+
+/// A released trace's spans as the offline assembler holds them: the records (arrival
+/// order), the decoded spans they were built from, and the tree over those positions.
+pub(crate) struct DecodedTrace<'a, 'py> {
+    pub records: &'a [Bound<'py, PyAny>],
+    pub decoded: &'a [&'a model::Span],
+    pub tree: &'a Tree,
+}
+
+/// `attach_to` for log records of decoded batches, read from the decoded records: only the
+/// attached ones are built, as `EventRecord`s (`Builder::log_event`), and the contents of
+/// two records are built to be compared only when they share a span, event name and time.
+pub(crate) fn attach_decoded<'py>(
+    trace: &Bound<'py, PyAny>,
+    trace_id: &TraceKey,
+    spans: &DecodedTrace<'_, 'py>,
+    logs: &[&model::LogRecord],
+    builder: &mut Builder<'py>,
+) -> PyResult<()> {
+    if logs.is_empty() {
+        return Ok(());
+    }
+    let (decoded, tree) = (spans.decoded, spans.tree);
+    // The trace's spans by id (the tree keeps the first record of each) and the slot of
+    // each parent's children.
+    let mut by_id: FastMap<[u8; 8], usize> = FastMap::with_capacity(tree.ordered.len());
+    for &index in &tree.ordered {
+        by_id.insert(decoded[index].span_id, index);
+    }
+    let mut slot_of: FastMap<usize, usize> = FastMap::with_capacity(tree.children.len());
+    for (slot, (parent, _)) in tree.children.iter().enumerate() {
+        slot_of.insert(*parent, slot);
+    }
+    let own_text = match trace_id {
+        TraceKey::Id(_) => None,
+        TraceKey::Text(text) => Some(text),
+    };
+    let refs: Vec<LogRef<Option<[u8; 8]>, &str>> = logs
+        .iter()
+        .map(|log| LogRef {
+            named: !log.event_name.is_empty(),
+            in_trace: match (trace_id, &log.trace_id) {
+                (TraceKey::Id(own), Some(theirs)) => own == theirs,
+                (_, theirs) => {
+                    let theirs = theirs.map(|id| model::hex(&id)).unwrap_or_default();
+                    own_text.is_some_and(|own| **own == *theirs)
+                }
+            },
+            span: log.span_id,
+            event: log.event_name.as_str(),
+            time: i128::from(log.time_ns),
+        })
+        .collect();
+    let kids = |span: &Option<[u8; 8]>| -> PyResult<Vec<Kid<Option<[u8; 8]>>>> {
+        let slot = span
+            .and_then(|id| by_id.get(&id))
+            .and_then(|index| slot_of.get(index));
+        Ok(slot.map_or_else(Vec::new, |&slot| {
+            tree.children[slot]
+                .1
+                .iter()
+                .map(|&kid| Kid {
+                    id: Some(decoded[kid].span_id),
+                    start: i128::from(decoded[kid].start_ns),
+                    end: i128::from(decoded[kid].end_ns),
+                })
+                .collect()
+        }))
+    };
+    let mut contents: Vec<Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> =
+        (0..logs.len()).map(|_| None).collect();
+    let found = {
+        let mut built = |index: usize| -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+            if let Some(known) = &contents[index] {
+                return Ok(known.clone());
+            }
+            let made = builder.log_contents(logs[index])?;
+            contents[index] = Some(made.clone());
+            Ok(made)
+        };
+        let same = |a: usize, b: usize| -> PyResult<bool> {
+            let ((body_a, attributes_a), (body_b, attributes_b)) = (built(a)?, built(b)?);
+            if !body_a.eq(body_b)? {
+                return Ok(false);
+            }
+            as_dict(&attributes_a)?.eq(as_dict(&attributes_b)?)
+        };
+        attach(
+            &refs,
+            |span| span.is_some_and(|id| by_id.contains_key(&id)),
+            kids,
+            same,
+        )?
+    };
+    for (span_id, attached) in &found.per_span {
+        let Some(&index) = span_id.and_then(|id| by_id.get(&id)) else {
+            continue; // the core attaches to known spans only
+        };
+        let mut events = Vec::with_capacity(attached.len());
+        for &log in attached {
+            events.push(builder.log_event(logs[log], contents[log].take())?);
+        }
+        set_events(&spans.records[index], events)?;
+    }
+    count_unattached(trace, found.unattached)
 }
 
 /// `events` in a new list sorted by `time_ns`, ties kept in order (`list.sort` with that
