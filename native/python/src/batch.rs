@@ -30,7 +30,7 @@ type OwnShapeArgs = (
     Vec<String>,
     FastSet<String>,
 );
-use pyo3::exceptions::{PyIndexError, PyOverflowError, PyValueError};
+use pyo3::exceptions::{PyIndexError, PyOverflowError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
@@ -153,35 +153,6 @@ impl RecordTypes {
         values: [Bound<'py, PyAny>; 6],
     ) -> PyResult<Bound<'py, PyAny>> {
         self.event.make(py, values)
-    }
-
-    /// A copy of the `SpanRecord` `span` with `parent_span_id` set to `parent`
-    /// (`dataclasses.replace`); a record of another class is replaced by `dataclasses`.
-    pub(crate) fn span_with_parent<'py>(
-        &self,
-        span: &Bound<'py, PyAny>,
-        parent: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let py = span.py();
-        if !span.get_type().is(self.span.cls.bind(py)) {
-            let kwargs = PyDict::new(py);
-            kwargs.set_item(intern!(py, "parent_span_id"), parent)?;
-            return PyModule::import(py, "dataclasses")?
-                .getattr(intern!(py, "replace"))?
-                .call((span,), Some(&kwargs));
-        }
-        let mut values = Vec::with_capacity(SPAN_FIELDS.len());
-        for field in SPAN_FIELDS {
-            values.push(if field == "parent_span_id" {
-                parent.clone()
-            } else {
-                span.getattr(field)?
-            });
-        }
-        let values: [Bound<'py, PyAny>; 19] = values
-            .try_into()
-            .map_err(|_| PyValueError::new_err("span fields"))?;
-        self.span.make(py, values)
     }
 }
 

@@ -348,13 +348,12 @@ fn merge_traces<'py>(traces: &Bound<'py, PyList>) -> PyResult<Bound<'py, PyAny>>
         }
     }
     let adopted = delegations_of(&ordered)?;
-    let types = record_types(py)?;
     let mut spans = Vec::new();
     for &i in &order {
         for span in member_spans[i].try_iter()? {
             let span = span?;
             spans.push(match rehung_parent(&span, &adopted, &span_ids)? {
-                Some(parent) => types.span_with_parent(&span, &parent)?,
+                Some(parent) => with_parent(&span, &parent)?,
                 None => span,
             });
         }
@@ -375,6 +374,20 @@ fn merge_traces<'py>(traces: &Bound<'py, PyList>) -> PyResult<Bound<'py, PyAny>>
     )?;
     joined.setattr(intern!(py, "unattached_logs"), unattached)?;
     Ok(joined)
+}
+
+/// A copy of `span` with `parent_span_id` set to `parent` (`dataclasses.replace`: the
+/// record's class called with its fields; a joined run hangs a few roots).
+fn with_parent<'py>(
+    span: &Bound<'py, PyAny>,
+    parent: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = span.py();
+    let kwargs = PyDict::new(py);
+    kwargs.set_item(intern!(py, "parent_span_id"), parent)?;
+    PyModule::import(py, "dataclasses")?
+        .getattr(intern!(py, "replace"))?
+        .call((span,), Some(&kwargs))
 }
 
 /// The parent a root `span` of a joined run gets: the tool call that ran its agent trace
