@@ -869,6 +869,20 @@ def is_placeholder(value: Any, /) -> bool:
     values (``native/core/src/placeholder.rs``); raises ``RecursionError`` past 1,000
     levels of nesting."""
 
+def message_text(message: Any, /) -> str | None:
+    """The text a message carries, several texts joined by a newline, or ``None``
+    (``native/python/src/evidence/messages.rs``)."""
+
+def message_tool_names(messages: Any, /) -> list[str]:
+    """Tool names requested inside messages (GenAI ``tool_call`` parts, OpenAI
+    ``tool_calls``)."""
+
+def messages_empty(messages: Any, /) -> bool:
+    """Whether ``messages`` is a list whose messages carry no text and request no tool."""
+
+def unnamed_request(messages: Any, /) -> bool:
+    """Whether the messages hold a ``tool_call`` part whose name was not recorded."""
+
 def probe_gaps(
     probe: str,
     steps: Sequence[Step],
@@ -942,6 +956,19 @@ class StepView:
         /,
     ) -> list[Step]:
         """The final-answer calls (``evidence._final_answer_calls``), in answer order."""
+    def final_output(self, cut: dict[str, str], /) -> tuple[str, Step | None, Any]:
+        """``(found, step, value)``: the final answer once no final-answer call delivered it
+        (``text``, ``structured``) or the fact that says it is missing (``error``, ``cut``,
+        ``thoughts``, ``none``, ``absent``, ``empty``) (``evidence._final_output_of``)."""
+    def fragment(
+        self,
+        root_span_id: str | None,
+        asks_tools: frozenset[str],
+        history_ids: Callable[[Any], tuple[list[str], list[str]]],
+        /,
+    ) -> tuple[str, Step | None, Any] | None:
+        """``(found, step, value)``: why the trace holds only part of a run (``outside``,
+        ``unanswered``, ``unstarted``), or ``None`` (``evidence._fragment_message``)."""
 
 def call_failures(
     steps: Sequence[Step],

@@ -31,8 +31,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from otel_oracles import safe_regex
-from otel_oracles._native import StepView, probe_gaps, probe_gaps_of
+from otel_oracles._native import (
+    StepView,
+    message_tool_names,
+    messages_empty,
+    probe_gaps,
+    probe_gaps_of,
+    unnamed_request,
+)
 from otel_oracles._native import is_placeholder as native_is_placeholder
+from otel_oracles._native import message_text as native_message_text
 from otel_oracles.model.step import (
     TOOLISH_KINDS,
     NetworkViolation,
@@ -477,50 +485,33 @@ def _fragment_message(ev: Evidence) -> str | None:
     unfinished = _unfinished(ev.trajectory)
     if unfinished is not None:
         return f"the trace holds only part of the run: {unfinished}"
-    outside = _calls_outside(ev)
-    if outside:
+    # The core walks the model calls' messages once (``StepView.fragment``); the words are
+    # here.
+    found = ev.groups.view.fragment(
+        ev.trajectory.root_span_id, TOOL_CALL_FINISH_REASONS, _history_ids
+    )
+    if found is None:
+        return None
+    kind, step, value = found
+    if kind == "outside":
         return (
             "the trace holds only part of the run: model input refers to "
-            f"{len(outside)} tool call(s) not in this trace ({', '.join(outside[:3])}), "
+            f"{len(value)} tool call(s) not in this trace ({', '.join(value[:3])}), "
             "made before it began or without a step of their own"
         )
-    t = ev.trajectory
-    root = next(
-        (
-            g
-            for g in ev.groups.generations
-            if g.source is not None and g.source.span_id == t.root_span_id
-        ),
-        None,
-    )
-    if root is None:
-        return None
-    last = max(ev.groups.generations, key=lambda s: s.index)
-    reasons = {r.lower() for r in last.finish_reasons or ()}
-    requested = message_tool_names(last.output_messages) or [
-        s.tool or "?" for s in ev.groups.calls if s.synthesized and s.index > last.index
-    ]
-    if requested or reasons & TOOL_CALL_FINISH_REASONS:
-        executors = [
-            s
-            for s in t.steps
-            if s.index > last.index
-            and ((s.is_tool and not s.synthesized) or s.kind == StepKind.HANDOFF)
-        ]
-        if not executors:
-            names = ", ".join(dict.fromkeys(requested)) or "names not captured"
-            return (
-                "the trace holds only part of the run: its root span is a model call and "
-                f"{where(last)} requested tool calls ({names}) that no step of the trace runs "
-                "or answers, so the run went on outside this trace"
-            )
-    if absent(root, "input_messages") or _messages_empty(root.input_messages):
+    assert step is not None  # the other findings name the model call
+    if kind == "unanswered":
+        names = ", ".join(dict.fromkeys(value)) or "names not captured"
         return (
-            "the trace may hold only part of the run: its root span is a model call "
-            f"({where(root)}) whose input was not captured, so nothing shows that the run "
-            "starts there"
+            "the trace holds only part of the run: its root span is a model call and "
+            f"{where(step)} requested tool calls ({names}) that no step of the trace runs "
+            "or answers, so the run went on outside this trace"
         )
-    return None
+    return (
+        "the trace may hold only part of the run: its root span is a model call "
+        f"({where(step)}) whose input was not captured, so nothing shows that the run "
+        "starts there"
+    )
 
 
 def _unfinished(t: Trajectory) -> str | None:
@@ -566,86 +557,17 @@ def _coverage_message(unmapped: dict[str, int]) -> str:
 # ---- messages and the final output --------------------------------------------------------------
 
 
-def _part_text(part: Any) -> str | None:
-    if isinstance(part, str):
-        return None if is_placeholder(part) else part
-    if not isinstance(part, dict):
-        return None
-    kind = part.get("type", "text")
-    if kind not in ("text", "output_text", "input_text"):
-        return None
-    for key in ("content", "text"):
-        value = part.get(key)
-        if isinstance(value, str) and not is_placeholder(value):
-            return value
-    return None
-
-
-def message_text(message: Any) -> str | None:
-    """The text a message carries (GenAI ``parts``, OpenAI ``content`` string or list), or
-    ``None`` when it carries none (structure only, as with content capture off)."""
-    if isinstance(message, str):
-        return None if is_placeholder(message) else message
-    if not isinstance(message, dict):
-        return None
-    texts: list[str] = []
-    for key in ("parts", "content"):
-        value = message.get(key)
-        if isinstance(value, str):
-            if not is_placeholder(value):
-                texts.append(value)
-        elif isinstance(value, list):
-            texts.extend(t for t in (_part_text(p) for p in value) if t is not None)
-    return "\n".join(texts) if texts else None
-
-
-def _assistant_text(messages: list[dict[str, Any]] | None) -> str | None:
-    if not messages:
-        return None
-    for message in reversed(messages):
-        role = message.get("role") if isinstance(message, dict) else None
-        if role in (None, "assistant", "model", "ai"):
-            text = message_text(message)
-            if text is not None:
-                return text
-    return None
-
-
-def _answer_text_parts(messages: list[dict[str, Any]] | None) -> int:
-    """How many text parts the message ``_assistant_text`` reads holds (0: none)."""
-    for message in reversed(messages or []):
-        role = message.get("role") if isinstance(message, dict) else None
-        if role in (None, "assistant", "model", "ai") and message_text(message) is not None:
-            count = 0
-            for key in ("parts", "content"):
-                value = message.get(key)
-                if isinstance(value, str):
-                    count += not is_placeholder(value)
-                elif isinstance(value, list):
-                    count += sum(1 for p in value if _part_text(p) is not None)
-            return count
-    return 0
-
-
-def message_tool_names(messages: list[dict[str, Any]] | None) -> list[str]:
-    """Tool names requested inside messages (GenAI ``tool_call`` parts, OpenAI ``tool_calls``)."""
-    names: list[str] = []
-    for message in messages or []:
-        if not isinstance(message, dict):
-            continue
-        for part in message.get("parts") or []:
-            if isinstance(part, dict) and part.get("type") == "tool_call":
-                name = part.get("name")
-                if isinstance(name, str) and name:
-                    names.append(name)
-        for call in message.get("tool_calls") or []:
-            if not isinstance(call, dict):
-                continue
-            fn = call.get("function")
-            name = fn.get("name") if isinstance(fn, dict) else call.get("name")
-            if isinstance(name, str) and name:
-                names.append(name)
-    return names
+message_text: Callable[[Any], str | None] = native_message_text
+"""The text a message carries (GenAI ``parts``, OpenAI ``content`` string or list, several
+texts joined by a newline), or ``None`` when it carries none (structure only, as with
+content capture off). The core's (``native/python/src/evidence/messages.rs``), as are
+``message_tool_names`` (tool names requested inside messages: GenAI ``tool_call`` parts,
+OpenAI ``tool_calls``), ``messages_empty`` (messages present as structure only: roles and
+part types, no text or tool payloads) and ``unnamed_request`` (a ``tool_call`` part whose
+name was not recorded: a call was asked for, so no finish reason, Gemini's ``STOP`` with or
+without calls, can say the model asked for nothing); the final output and the fragment gap
+read them in the core's own walk of the messages (``StepView.final_output``,
+``StepView.fragment``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -749,64 +671,48 @@ def _final_output_of(ev: Evidence) -> FinalOutput:
     answers = ev.final_answer_calls()
     if answers:
         return _tool_answer(answers[-1])
-    last = ev.last_generation()
-    ended = _run_error(ev, last)
-    if ended is not None:
-        return FinalOutput(None, last, ended)
-    # The agent steps of the run that ended last, outermost first (``last_run_agents``): a
-    # subject may hold several runs of an agent side by side (a conversation's turns, joined
-    # by their conversation id or traced in one trace), and the answer is the last run's,
-    # never an earlier turn's; within one run the outermost agent's output is what it
-    # returned (a delegating agent passes its helper's answer on).
-    agents: list[Step] = ev.groups.view.last_run_agents()
-    for agent in agents:
-        # The run's structured answer (its output state's ``structured_response``) is what
-        # it returned, whatever model text came before: the channel, as a final-answer tool.
-        answer = agent.attributes.get("structured_output")
-        if agent.status != "error" and isinstance(answer, dict) and not is_placeholder(answer):
-            return FinalOutput(_object_answer_text(answer), agent, value=answer)
-    cut = _cut_off(last)
-    if cut is not None:
-        return FinalOutput(None, last, cut)
-    if last is not None:
-        # The text parts are counted only for a tracer that mixes thoughts into them (the
-        # count walks the answer's messages as ``_assistant_text`` does again below).
-        thoughts_unmarked = last.attributes.get("thoughts_unmarked")
-        parts = _answer_text_parts(last.output_messages) if thoughts_unmarked else 0
-        if parts > 1:
-            # The tracer writes the model's thoughts as text parts too (a convention's
-            # ``thoughts_unmarked``): reading the reasoning as the answer could pass an answer
-            # on what the model only thought (a citation, a disclosure), so none is read.
-            return FinalOutput(
-                None,
-                last,
-                f"final output not known: last model call {where(last)}: its answer is "
-                f"{parts} text parts and the tracer writes the model's thoughts as text parts "
-                "too (thoughts_unmarked), so which part is the answer cannot be told",
-            )
-        text = _assistant_text(last.output_messages)
-        if text is not None:
-            return FinalOutput(text, last)
-    for agent in agents:
-        if agent.status == "error":
-            continue  # a run that ended in an error returned no answer: its output is none
-        text = _assistant_text(agent.output_messages)
-        if text is None and isinstance(agent.result, str) and not is_placeholder(agent.result):
-            text = agent.result
-        if text is not None:
-            return FinalOutput(text, agent)
-    if last is None:
+    # The rest is read by the core in one walk (``StepView.final_output``): the run's last
+    # model call, the error that ended the run (``_run_error``), the agent steps of the run
+    # that ended last, outermost first (``last_run_agents``: a subject may hold several runs
+    # of an agent side by side, a conversation's turns, and the answer is the last run's;
+    # within one run the outermost agent's output is what it returned, a delegating agent
+    # passing its helper's answer on), and in this order: a last-run agent's structured
+    # answer (its output state's ``structured_response``: the channel, as a final-answer
+    # tool, whatever model text came before), the last call's cut (``_cut_off``), its text
+    # (unless a tracer that writes the model's thoughts as text parts too, a convention's
+    # ``thoughts_unmarked``, made it several parts: reading the reasoning as the answer could
+    # pass an answer on what the model only thought), a last-run agent's text (one that ended
+    # in an error returned none), else why there is none.
+    kind, step, value = ev.groups.view.final_output(CUT_FINISH_REASONS)
+    if kind == "text":
+        return FinalOutput(value, step)
+    if kind == "structured":
+        return FinalOutput(_object_answer_text(value), step, value=value)
+    if kind == "error":
+        return FinalOutput(None, step, _run_error(value, step))
+    if kind == "none":
         return FinalOutput(None, None, "final output: the trace has no model-call spans")
-    if absent(last, "output_messages"):
+    assert step is not None  # the other findings name the last model call
+    if kind == "cut":
+        return FinalOutput(None, step, _cut_off(step, value))
+    if kind == "thoughts":
+        return FinalOutput(
+            None,
+            step,
+            f"final output not known: last model call {where(step)}: its answer is "
+            f"{value} text parts and the tracer writes the model's thoughts as text parts "
+            "too (thoughts_unmarked), so which part is the answer cannot be told",
+        )
+    if kind == "absent":
         why = "output messages not captured"
     else:
         why = "output messages carry no text (content capture off?)"
     return FinalOutput(
-        None, last, f"final output not captured: last model call {where(last)}: {why}"
+        None, step, f"final output not captured: last model call {where(step)}: {why}"
     )
 
 
-def _cut_off(last: Step | None) -> str | None:
+def _cut_off(last: Step, reason: str) -> str:
     """Why there is no complete answer when the run's last model call stopped before it
     finished its reply: its finish reason says the token limit (``length``) or the provider's
     content filter (``content_filter``) ended it (``CUT_FINISH_REASONS``). Most frameworks
@@ -816,20 +722,16 @@ def _cut_off(last: Step | None) -> str | None:
     every check that reads the answer is then missing evidence naming the cut, whatever the
     fragment says, and neither the agent's output (the same fragment passed on) nor an
     earlier call's text is read in its place. A structured answer the framework validated
-    (read before this) is a complete object and stays the answer."""
-    if last is None:
-        return None
-    cut = [r for r in last.finish_reasons or () if r.lower() in CUT_FINISH_REASONS]
-    if not cut:
-        return None
+    (read before this) is a complete object and stays the answer. ``reason`` is the first of
+    ``last``'s finish reasons that says so (found by ``StepView.final_output``)."""
     return (
         f"no complete answer: the last model call {where(last)} was cut off by "
-        f"{CUT_FINISH_REASONS[cut[0].lower()]} (finish reason {cut[0]}), so its text is a "
+        f"{CUT_FINISH_REASONS[reason.lower()]} (finish reason {reason}), so its text is a "
         "fragment of the answer"
     )
 
 
-def _run_error(ev: Evidence, last: Step | None) -> str | None:
+def _run_error(failed: Step, last: Step | None) -> str:
     """Why there is no answer when the run ended in an error: its last model call failed
     (status ERROR, or the GenAI finish reason ``error``, which Mastra writes on an OK span:
     an API error, the client's retries spent), or the run's agent span (the outermost one
@@ -841,10 +743,8 @@ def _run_error(ev: Evidence, last: Step | None) -> str | None:
     AutoGen's cancelled inner run) does not end the run. Then there is no
     answer to judge, which is what the message says, rather than blaming content capture:
     every answer check stays missing evidence (never a pass, not on an earlier call's text),
-    and the failure is named where it happened."""
-    failed = ev.groups.view.run_error_step(last)
-    if failed is None:
-        return None
+    and the failure is named where it happened. ``failed`` is the step that ended it
+    (``StepView.run_error_step(last)``, found by ``StepView.final_output``)."""
     if failed is last:
         return f"no final answer: the last model call {where(last)} failed{_error_of(last)}"
     return f"no final answer: the run ended in an error at {where(failed)}{_error_of(failed)}"
@@ -1081,7 +981,7 @@ def _generation_field(field: str, label: str) -> Probe:
         gens = ev.groups.generations
         if not gens:
             return f"{label}: the trace has no model-call spans"
-        gaps = [s for s in gens if absent(s, field) or _messages_empty(getattr(s, field))]
+        gaps = [s for s in gens if absent(s, field) or messages_empty(getattr(s, field))]
         if gaps:
             return (
                 f"{label} not captured for {len(gaps)} of {len(gens)} model call(s): "
@@ -1090,13 +990,6 @@ def _generation_field(field: str, label: str) -> Probe:
         return None
 
     return probe
-
-
-def _messages_empty(messages: Any) -> bool:
-    """Messages present as structure only (roles and part types, no text or tool payloads)."""
-    if not isinstance(messages, list):
-        return False
-    return not any(message_text(m) is not None or message_tool_names([m]) for m in messages)
 
 
 def _steps_present(ev: Evidence, scope: str | None) -> str | None:
@@ -1143,7 +1036,7 @@ def _tool_names(ev: Evidence, scope: str | None) -> str | None:
     ordered = sorted(t.steps, key=lambda s: s.index)
     unknown: list[Step] = []
     unnamed = [
-        s for s in ordered if s.kind == StepKind.GENERATION and _unnamed_request(s.output_messages)
+        s for s in ordered if s.kind == StepKind.GENERATION and unnamed_request(s.output_messages)
     ]
     if unnamed:
         return (
@@ -1163,7 +1056,7 @@ def _tool_names(ev: Evidence, scope: str | None) -> str | None:
             continue
         if message_tool_names(step.output_messages):
             continue
-        if step.output_messages and not _messages_empty(step.output_messages):
+        if step.output_messages and not messages_empty(step.output_messages):
             # The answer was captured with its content and asks for no tool: the model
             # stopped there, whatever the finish reason was (some instrumentations omit it).
             continue
@@ -1184,44 +1077,15 @@ def _tool_names(ev: Evidence, scope: str | None) -> str | None:
     return None
 
 
-def _unnamed_request(messages: list[dict[str, Any]] | None) -> bool:
-    """Whether a model call's output holds a tool call whose name was not recorded: a call
-    was asked for, so no finish reason (Gemini's is ``STOP`` with or without calls) can say
-    the model asked for nothing, and which tool it was is unknown."""
-    for message in messages or []:
-        if not isinstance(message, dict):
-            continue
-        for part in message.get("parts") or []:
-            if isinstance(part, dict) and part.get("type") == "tool_call":
-                name = part.get("name")
-                if not (isinstance(name, str) and name):
-                    return True
-    return False
-
-
-def _call_ids(messages: list[dict[str, Any]] | None) -> list[str]:
-    """Call ids of the tool calls requested in ``messages`` (``tool_call`` parts, OpenAI
-    ``tool_calls``)."""
-    ids: list[str] = []
-    for m in messages or []:
-        if not isinstance(m, dict):
-            continue
-        for part in m.get("parts") or []:
-            if isinstance(part, dict) and part.get("type") == "tool_call" and part.get("id"):
-                ids.append(str(part["id"]))
-        for call in m.get("tool_calls") or []:
-            if isinstance(call, dict) and call.get("id"):
-                ids.append(str(call["id"]))
-    return ids
-
-
 def _history_ids(messages: list[dict[str, Any]] | None) -> tuple[list[str], list[str]]:
     """(the call ids the assistant requested in ``messages``, the call ids of the tool
-    results handed back in them), in one pass over a model call's input: requests are
-    ``_call_ids`` of the assistant's messages; results are ``tool_call_response`` parts and
-    ``tool`` messages' ``tool_call_id`` (some frameworks send the model the results without
-    the assistant message that requested them). A result whose id is a made-up
-    ``<tool>_<n>`` numbered differently from its call's (``OpenCalls.twin``) is that call's."""
+    results handed back in them), in one pass over a model call's input: requests are the
+    ids of the assistant's ``tool_call`` parts and OpenAI ``tool_calls``; results are
+    ``tool_call_response`` parts and ``tool`` messages' ``tool_call_id`` (some frameworks
+    send the model the results without the assistant message that requested them). A
+    result whose id is a made-up ``<tool>_<n>`` numbered differently from its call's
+    (``OpenCalls.twin``) is that call's. Called by the core (``StepView.fragment``) for each
+    model call that has input: the ``OpenCalls`` it answers twins with is the mapper's too."""
     requested: list[str] = []
     answered: list[str] = []
     names: set[str] = set()  # ids requested in ``tool_call`` parts
@@ -1263,32 +1127,13 @@ def calls_outside(t: Trajectory) -> list[str]:
     fragment of a longer run (e.g. one chat call per trace when the application has no root
     span). Steps without a call id may be those calls, so
     only the excess counts. A handoff step answers a call like a tool step (the delegation
-    tool's span, whose call id the instrumentation may not record)."""
-    return _calls_outside(Evidence(t))
-
-
-def _calls_outside(ev: Evidence) -> list[str]:
-    referenced: dict[str, None] = {}
-    for g in ev.groups.generations:
-        # A call without input refers to nothing: its history is not walked (no
-        # ``OpenCalls`` nor lists made for it). Most model calls of a trace whose content
-        # capture records only the output have none, and every trajectory asks this.
-        if not g.input_messages:
-            continue
-        requested, answered = _history_ids(g.input_messages)
-        for i in requested:
-            referenced.setdefault(i, None)
-        for i in answered:
-            referenced.setdefault(i, None)
-    if not referenced:
+    tool's span, whose call id the instrumentation may not record). Found by the core with
+    the rest of the fragment gap (``StepView.fragment``), before anything else it asks."""
+    found = Evidence(t).groups.view.fragment(t.root_span_id, TOOL_CALL_FINISH_REASONS, _history_ids)
+    if found is None or found[0] != "outside":
         return []
-    executors = [*ev.groups.calls, *ev.groups.handoffs]
-    known = {s.call_id for s in executors if s.call_id}
-    for g in ev.groups.generations:
-        known.update(_call_ids(g.output_messages))
-    unknown = [i for i in referenced if i not in known]
-    anonymous = sum(1 for s in executors if not s.call_id)
-    return unknown if len(unknown) > anonymous else []
+    ids: list[str] = found[2]
+    return ids
 
 
 def tool_responses(step: Step) -> list[Any]:
@@ -1385,7 +1230,7 @@ def refused_model_call(
         return False
     if any(r != "error" for r in step.finish_reasons or ()):
         return False
-    if step.output_messages and not _messages_empty(step.output_messages):
+    if step.output_messages and not messages_empty(step.output_messages):
         return False  # an answer came back (an empty message is a recorded nothing)
     kind = step.error_type or ""
     if len(kind) == 3 and kind[0] in "45" and kind.isascii() and kind.isdigit():

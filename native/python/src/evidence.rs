@@ -14,6 +14,7 @@
 //! comparisons and `dict`s, a subclass's own `get`), and hand only what they do not model
 //! (a non-ASCII text's whitespace and case folding) to Python's own methods.
 
+mod messages;
 mod probes;
 mod view;
 
@@ -754,6 +755,7 @@ fn first_key_is<'py>(value: &Bound<'py, PyAny>, key: &Bound<'py, PyString>) -> P
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(is_placeholder, m)?)?;
     view::register(m)?;
+    messages::register(m)?;
     probes::register(m)?;
     m.add_function(wrap_pyfunction!(tool_repeats, m)?)?;
     m.add_function(wrap_pyfunction!(call_failures, m)?)?;

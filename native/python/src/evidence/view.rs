@@ -21,7 +21,16 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFrozenSet, PyList, PySet, PyString, PyTuple};
 
+use super::messages::{assistant_text, call_ids, items_of, messages_empty, tool_names};
 use super::{get_of, placeholder, Group, Kinds, StepFields};
+
+/// A fact found for the Python that words it: `(found, step, value)` (`final_output`,
+/// `fragment`).
+type Finding<'py> = (
+    Bound<'py, PyString>,
+    Option<Bound<'py, PyAny>>,
+    Option<Bound<'py, PyAny>>,
+);
 
 /// What the facts read of one step, typed.
 struct Rec {
@@ -113,6 +122,63 @@ impl StepView {
             }
         }
         best
+    }
+
+    /// `run_error_step`'s answer.
+    fn run_error_of<'py>(
+        &self,
+        py: Python<'py>,
+        last: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let mut after = None;
+        if let Some(last) = last {
+            let fields = StepFields::new(last);
+            let error = intern!(py, "error");
+            if fields.get(intern!(py, "status"))?.eq(error)? {
+                return Ok(Some(fields.step));
+            }
+            let reasons = fields.get(intern!(py, "finish_reasons"))?;
+            if reasons.is_truthy()? && reasons.contains(error)? {
+                return Ok(Some(fields.step));
+            }
+            after = optional_number(&fields.get(intern!(py, "end_ns"))?)?;
+        }
+        let ending: Vec<&Rec> = self
+            .agent_recs
+            .iter()
+            .filter(|a| after.map_or(true, |after| a.end.is_some_and(|end| end >= after)))
+            .collect();
+        let named: Vec<&Rec> = ending.iter().copied().filter(|a| a.named).collect();
+        let named = if named.is_empty() { ending } else { named };
+        let key = |a: &Rec| (a.start.unwrap_or(0), -a.end.unwrap_or(0), a.index);
+        let mut run: Option<&Rec> = None;
+        for a in named {
+            if run.map_or(true, |r| key(a) < key(r)) {
+                run = Some(a);
+            }
+        }
+        Ok(match run {
+            Some(run) if run.error => Some(run.step.bind(py).clone()),
+            _ => None,
+        })
+    }
+
+    /// `last_run_agents`' records, outermost first.
+    fn last_run_agent_recs(&self) -> Vec<&Rec> {
+        let mut ordered: Vec<&Rec> = self.agent_recs.iter().collect();
+        ordered.sort_by_key(|a| (a.start.unwrap_or(0), a.index));
+        let mut last: Option<&Rec> = None;
+        let key = |a: &Rec| (a.end.unwrap_or(0), -a.start.unwrap_or(0));
+        for a in ordered.iter().filter(|a| a.end.is_some()) {
+            if last.map_or(true, |l| key(a) > key(l)) {
+                last = Some(a);
+            }
+        }
+        let from = last.map_or(i128::MIN, |l| l.start.unwrap_or(0));
+        ordered
+            .into_iter()
+            .filter(|a| last.is_none() || a.start.unwrap_or(0) >= from)
+            .collect()
     }
 }
 
@@ -342,37 +408,7 @@ impl StepView {
         py: Python<'py>,
         last: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let mut after = None;
-        if let Some(last) = last {
-            let fields = StepFields::new(last);
-            let error = intern!(py, "error");
-            if fields.get(intern!(py, "status"))?.eq(error)? {
-                return Ok(Some(fields.step));
-            }
-            let reasons = fields.get(intern!(py, "finish_reasons"))?;
-            if reasons.is_truthy()? && reasons.contains(error)? {
-                return Ok(Some(fields.step));
-            }
-            after = optional_number(&fields.get(intern!(py, "end_ns"))?)?;
-        }
-        let ending: Vec<&Rec> = self
-            .agent_recs
-            .iter()
-            .filter(|a| after.map_or(true, |after| a.end.is_some_and(|end| end >= after)))
-            .collect();
-        let named: Vec<&Rec> = ending.iter().copied().filter(|a| a.named).collect();
-        let named = if named.is_empty() { ending } else { named };
-        let key = |a: &Rec| (a.start.unwrap_or(0), -a.end.unwrap_or(0), a.index);
-        let mut run: Option<&Rec> = None;
-        for a in named {
-            if run.map_or(true, |r| key(a) < key(r)) {
-                run = Some(a);
-            }
-        }
-        Ok(match run {
-            Some(run) if run.error => Some(run.step.bind(py).clone()),
-            _ => None,
-        })
+        self.run_error_of(py, last)
     }
 
     /// `evidence._last_run_agents`: the agent steps of the run that ended last, outermost
@@ -380,21 +416,10 @@ impl StepView {
     /// together, the one starting first) and every agent starting within it; every agent
     /// when none records an end.
     fn last_run_agents<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let mut ordered: Vec<&Rec> = self.agent_recs.iter().collect();
-        ordered.sort_by_key(|a| (a.start.unwrap_or(0), a.index));
-        let mut last: Option<&Rec> = None;
-        let key = |a: &Rec| (a.end.unwrap_or(0), -a.start.unwrap_or(0));
-        for a in ordered.iter().filter(|a| a.end.is_some()) {
-            if last.map_or(true, |l| key(a) > key(l)) {
-                last = Some(a);
-            }
-        }
-        let from = last.map_or(i128::MIN, |l| l.start.unwrap_or(0));
         PyList::new(
             py,
-            ordered
-                .iter()
-                .filter(|a| last.is_none() || a.start.unwrap_or(0) >= from)
+            self.last_run_agent_recs()
+                .into_iter()
                 .map(|a| a.step.bind(py)),
         )
     }
@@ -467,6 +492,265 @@ impl StepView {
         }
         found.sort_by_key(|c| order_key(c));
         PyList::new(py, found.iter().map(|c| c.step.bind(py)))
+    }
+
+    /// `evidence._final_output_of` once no final-answer call delivered the answer: what
+    /// the answer is, or which fact says it is missing, as `(found, step, value)` for the
+    /// Python that words it (`last`: the run's last model call, `last_generation`):
+    ///
+    /// - `("error", last, failed)`: the run ended in an error at `failed`
+    ///   (`run_error_step(last)`);
+    /// - `("structured", agent, answer)`: the structured answer (`structured_output`, a
+    ///   non-placeholder `dict`) of an agent of the last run (`last_run_agents`, outermost
+    ///   first) that did not fail;
+    /// - `("cut", last, reason)`: `last`'s first finish reason whose `lower()` is in `cut`;
+    /// - `("thoughts", last, parts)`: `last`'s answer is `parts` (more than one) text
+    ///   parts and its convention marks the tracer as writing thoughts as text parts
+    ///   (`attributes.thoughts_unmarked`);
+    /// - `("text", step, text)`: the answer text of `last`'s output messages
+    ///   (`assistant_text`), else of a last-run agent that did not fail (its output
+    ///   messages, else its `result` when that is a `str` and no placeholder);
+    /// - `("none", None, None)`: no model call; `("absent", last, None)`: `last`'s output
+    ///   messages not captured (`redacted`, or a placeholder); `("empty", last, None)`:
+    ///   they carry no text.
+    ///
+    /// Each message list is walked once; before, the Python read each fact through its own
+    /// attribute lookups and function calls.
+    #[pyo3(signature = (cut, /))]
+    fn final_output<'py>(
+        &self,
+        py: Python<'py>,
+        cut: &Bound<'py, PyDict>,
+    ) -> PyResult<Finding<'py>> {
+        let last = self.last_generation_rec().map(|g| g.step.bind(py).clone());
+        if let Some(failed) = self.run_error_of(py, last.clone())? {
+            return Ok((intern!(py, "error").clone(), last, Some(failed)));
+        }
+        let agents = self.last_run_agent_recs();
+        let attributes_key = intern!(py, "attributes");
+        let output_key = intern!(py, "output_messages");
+        for a in &agents {
+            let fields = StepFields::new(a.step.bind(py).clone());
+            let answer = get_of(
+                &fields.get(attributes_key)?,
+                intern!(py, "structured_output"),
+            )?;
+            if !a.error && answer.is_instance_of::<PyDict>() && !placeholder(&answer, 0)? {
+                return Ok((
+                    intern!(py, "structured").clone(),
+                    Some(fields.step),
+                    Some(answer),
+                ));
+            }
+        }
+        if let Some(last) = &last {
+            let fields = StepFields::new(last.clone());
+            let mut first_cut = None;
+            for reason in items_of(&fields.get(intern!(py, "finish_reasons"))?)? {
+                let lower = reason.call_method0(intern!(py, "lower"))?;
+                if first_cut.is_none() && cut.contains(lower)? {
+                    first_cut = Some(reason);
+                }
+            }
+            if let Some(reason) = first_cut {
+                return Ok((intern!(py, "cut").clone(), Some(last.clone()), Some(reason)));
+            }
+            let attributes = fields.get(attributes_key)?;
+            let thoughts = get_of(&attributes, intern!(py, "thoughts_unmarked"))?.is_truthy()?;
+            let (text, parts) = assistant_text(&fields.get(output_key)?)?;
+            if thoughts && parts > 1 {
+                let parts = parts.into_pyobject(py)?.into_any();
+                return Ok((
+                    intern!(py, "thoughts").clone(),
+                    Some(last.clone()),
+                    Some(parts),
+                ));
+            }
+            if text.is_some() {
+                return Ok((intern!(py, "text").clone(), Some(last.clone()), text));
+            }
+        }
+        for a in &agents {
+            if a.error {
+                continue; // a run that ended in an error returned no answer
+            }
+            let fields = StepFields::new(a.step.bind(py).clone());
+            let (mut text, _) = assistant_text(&fields.get(output_key)?)?;
+            if text.is_none() {
+                let result = fields.get(intern!(py, "result"))?;
+                if result.is_instance_of::<PyString>() && !placeholder(&result, 0)? {
+                    text = Some(result);
+                }
+            }
+            if text.is_some() {
+                return Ok((intern!(py, "text").clone(), Some(fields.step), text));
+            }
+        }
+        let Some(last) = last else {
+            return Ok((intern!(py, "none").clone(), None, None));
+        };
+        let fields = StepFields::new(last);
+        let absent = fields.get(intern!(py, "redacted"))?.contains(output_key)?
+            || placeholder(&fields.get(output_key)?, 0)?;
+        let found = if absent {
+            intern!(py, "absent")
+        } else {
+            intern!(py, "empty")
+        };
+        Ok((found.clone(), Some(fields.step), None))
+    }
+
+    /// `evidence._fragment_message` once the trace shows no orphan span: why the trace
+    /// holds only part of a run, as `(found, step, value)` for the Python that words it, or
+    /// `None`:
+    ///
+    /// - `("outside", None, ids)`: the call ids model input refers to (`history_ids` of
+    ///   each model call's input, when it has one: the ids the assistant requested and
+    ///   those of the results handed back) that no step made (a tool call's or handoff's
+    ///   `call_id`, a call a model call's output requested), in first-seen order, when
+    ///   there are more of them than steps without a call id;
+    /// - `("unanswered", last, names)`: the trace's root span (`root_span_id`) is a model
+    ///   call, the model call of the greatest index (`last`) requested tool calls (`names`,
+    ///   from its output messages, else the tools of the synthesized calls after it: `?`
+    ///   for one without a name; or a finish reason whose `lower()` is in `asks_tools`) and
+    ///   no tool span or handoff after it runs or answers them;
+    /// - `("unstarted", root, None)`: the root model call's input was not captured
+    ///   (`redacted`, a placeholder, or messages that are structure only).
+    ///
+    /// A model call without input is not walked (most of a trace whose content capture
+    /// records only the output), and the root is looked for only when the first check
+    /// found nothing.
+    #[pyo3(signature = (root_span_id, asks_tools, history_ids, /))]
+    fn fragment<'py>(
+        &self,
+        py: Python<'py>,
+        root_span_id: &Bound<'py, PyAny>,
+        asks_tools: &Bound<'py, PyFrozenSet>,
+        history_ids: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<Finding<'py>>> {
+        let (input_key, output_key) = (
+            intern!(py, "input_messages"),
+            intern!(py, "output_messages"),
+        );
+        let call_id_key = intern!(py, "call_id");
+        let referenced = PyDict::new(py);
+        for g in &self.generation_recs {
+            let input = StepFields::new(g.step.bind(py).clone()).get(input_key)?;
+            if !input.is_truthy()? {
+                continue;
+            }
+            let (requested, answered): (Bound<'py, PyAny>, Bound<'py, PyAny>) =
+                history_ids.call1((input,))?.extract()?;
+            for id in requested.try_iter()?.chain(answered.try_iter()?) {
+                let id = id?;
+                if !referenced.contains(&id)? {
+                    referenced.set_item(id, py.None())?;
+                }
+            }
+        }
+        if !referenced.is_empty() {
+            let known = PySet::empty(py)?;
+            let mut anonymous = 0usize;
+            let executors = self.call_recs.iter().map(|c| c.step.bind(py).clone());
+            for step in executors.chain(self.handoffs.bind(py).iter()) {
+                let call_id = StepFields::new(step).get(call_id_key)?;
+                if call_id.is_truthy()? {
+                    known.add(call_id)?;
+                } else {
+                    anonymous += 1;
+                }
+            }
+            let mut ids = Vec::new();
+            for g in &self.generation_recs {
+                let output = StepFields::new(g.step.bind(py).clone()).get(output_key)?;
+                call_ids(&output, &mut ids)?;
+            }
+            for id in ids {
+                known.add(id)?;
+            }
+            let mut unknown = Vec::new();
+            for id in referenced.keys() {
+                if !known.contains(&id)? {
+                    unknown.push(id);
+                }
+            }
+            if unknown.len() > anonymous {
+                let ids = PyList::new(py, unknown)?.into_any();
+                return Ok(Some((intern!(py, "outside").clone(), None, Some(ids))));
+            }
+        }
+        let (source_key, span_key) = (intern!(py, "source"), intern!(py, "span_id"));
+        let mut root = None;
+        for g in &self.generation_recs {
+            let source = StepFields::new(g.step.bind(py).clone()).get(source_key)?;
+            if !source.is_none() && StepFields::new(source).get(span_key)?.eq(root_span_id)? {
+                root = Some(g);
+                break;
+            }
+        }
+        let Some(root) = root else {
+            return Ok(None);
+        };
+        // `max(generations, key=index)`: the first of the greatest index.
+        let mut last = root;
+        for g in &self.generation_recs {
+            if g.index > last.index {
+                last = g;
+            }
+        }
+        let fields = StepFields::new(last.step.bind(py).clone());
+        let mut asks = false;
+        for reason in items_of(&fields.get(intern!(py, "finish_reasons"))?)? {
+            asks |= asks_tools.contains(reason.call_method0(intern!(py, "lower"))?)?;
+        }
+        let mut requested = tool_names(&fields.get(output_key)?)?;
+        if requested.is_empty() {
+            for c in &self.call_recs {
+                if c.synthesized && c.index > last.index {
+                    let tool = c.tool.bind(py);
+                    requested.push(if tool.is_truthy()? {
+                        tool.clone()
+                    } else {
+                        intern!(py, "?").clone().into_any()
+                    });
+                }
+            }
+        }
+        if !requested.is_empty() || asks {
+            let mut executed = self
+                .call_recs
+                .iter()
+                .any(|c| c.index > last.index && !c.synthesized);
+            if !executed {
+                let index_key = intern!(py, "index");
+                for handoff in self.handoffs.bind(py).iter() {
+                    if number(&StepFields::new(handoff).get(index_key)?)? > last.index {
+                        executed = true;
+                        break;
+                    }
+                }
+            }
+            if !executed {
+                let names = PyList::new(py, requested)?.into_any();
+                let last = Some(fields.step);
+                return Ok(Some((intern!(py, "unanswered").clone(), last, Some(names))));
+            }
+        }
+        let root_fields = StepFields::new(root.step.bind(py).clone());
+        let input = root_fields.get(input_key)?;
+        if root_fields
+            .get(intern!(py, "redacted"))?
+            .contains(input_key)?
+            || placeholder(&input, 0)?
+            || messages_empty(&input)?
+        {
+            return Ok(Some((
+                intern!(py, "unstarted").clone(),
+                Some(root_fields.step),
+                None,
+            )));
+        }
+        Ok(None)
     }
 
     /// The calls `_stopped_short` finds left unread after the run's last model call `last`
