@@ -683,7 +683,9 @@ impl StepView {
         let mut root = None;
         for g in &self.generation_recs {
             let source = StepFields::new(g.step.bind(py).clone()).get(source_key)?;
-            if !source.is_none() && StepFields::new(source).get(span_key)?.eq(root_span_id)? {
+            // `span_id` read as an attribute: asking a `SpanRef` for its `__dict__` would make
+            // one it does not otherwise have.
+            if !source.is_none() && source.getattr(span_key)?.eq(root_span_id)? {
                 root = Some(g);
                 break;
             }
