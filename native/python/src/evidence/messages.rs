@@ -272,20 +272,38 @@ pub(super) fn messages_empty(messages: &Bound<'_, PyAny>) -> PyResult<bool> {
 #[pyfunction]
 pub(super) fn unnamed_request(messages: &Bound<'_, PyAny>) -> PyResult<bool> {
     let py = messages.py();
-    let (parts_key, type_key) = (intern!(py, "parts"), intern!(py, "type"));
     for message in items_of(messages)? {
         if !message.is_instance_of::<PyDict>() {
             continue;
         }
-        for part in items_of(&get_of(&message, parts_key)?)? {
-            if part.is_instance_of::<PyDict>()
-                && is_text(&get_of(&part, type_key)?, intern!(py, "tool_call"))?
-            {
-                let name = get_of(&part, intern!(py, "name"))?;
-                if !(name.is_instance_of::<PyString>() && name.is_truthy()?) {
-                    return Ok(true);
-                }
-            }
+        let unnamed = tool_call_parts(&message, |part| {
+            let name = get_of(part, intern!(py, "name"))?;
+            Ok(!(name.is_instance_of::<PyString>() && name.is_truthy()?))
+        })?;
+        if unnamed {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Calls `each` with the `tool_call` parts (`dict`s whose `type` is `"tool_call"`) of one
+/// message, in order, until it answers `true`; whether it did. The one walk of a message's
+/// requested calls that `unnamed_request` and `call_ids` share.
+fn tool_call_parts<'py>(
+    message: &Bound<'py, PyAny>,
+    mut each: impl FnMut(&Bound<'py, PyAny>) -> PyResult<bool>,
+) -> PyResult<bool> {
+    let py = message.py();
+    for part in items_of(&get_of(message, intern!(py, "parts"))?)? {
+        if part.is_instance_of::<PyDict>()
+            && is_text(
+                &get_of(&part, intern!(py, "type"))?,
+                intern!(py, "tool_call"),
+            )?
+            && each(&part)?
+        {
+            return Ok(true);
         }
     }
     Ok(false)
@@ -306,22 +324,18 @@ pub(super) fn call_ids<'py>(
     out: &mut Vec<Bound<'py, PyAny>>,
 ) -> PyResult<()> {
     let py = messages.py();
-    let (parts_key, type_key) = (intern!(py, "parts"), intern!(py, "type"));
     let (id_key, calls_key) = (intern!(py, "id"), intern!(py, "tool_calls"));
     for message in items_of(messages)? {
         if !message.is_instance_of::<PyDict>() {
             continue;
         }
-        for part in items_of(&get_of(&message, parts_key)?)? {
-            if part.is_instance_of::<PyDict>()
-                && is_text(&get_of(&part, type_key)?, intern!(py, "tool_call"))?
-            {
-                let id = get_of(&part, id_key)?;
-                if id.is_truthy()? {
-                    out.push(as_text(id)?);
-                }
+        tool_call_parts(&message, |part| {
+            let id = get_of(part, id_key)?;
+            if id.is_truthy()? {
+                out.push(as_text(id)?);
             }
-        }
+            Ok(false)
+        })?;
         for call in items_of(&get_of(&message, calls_key)?)? {
             if call.is_instance_of::<PyDict>() {
                 let id = get_of(&call, id_key)?;
