@@ -912,7 +912,8 @@ def probe_gaps_of(
 
 class StepView:
     """A trajectory's steps sorted by kind, and the fields the per-trajectory facts read,
-    in one pass (``native/python/src/evidence/view.rs``; ``evidence.StepGroups``)."""
+    in one pass (``native/python/src/evidence/view.rs``): ``Evidence.groups``, made by
+    ``evidence.group_steps``. The groups are read-only members."""
 
     def __new__(
         cls,

@@ -22,7 +22,6 @@ probes and the oracles must agree on what "captured" means.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 import weakref
@@ -132,7 +131,7 @@ class Evidence:
 
     def __init__(self, trajectory: Trajectory) -> None:
         self.trajectory = trajectory
-        self._groups: StepGroups | None = None
+        self._groups: StepView | None = None
         self._facts = _Facts(self)
         self._memo: dict[Hashable, Any] = {}
         self._lacking: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {}
@@ -186,9 +185,12 @@ class Evidence:
         return network_violations(steps, patterns)
 
     @property
-    def groups(self) -> StepGroups:
+    def groups(self) -> StepView:
         """The trajectory's steps sorted by kind, in one pass made on first use
-        (``StepGroups``): what every check and probe selects from."""
+        (``group_steps``: the core's ``StepView``): what every check and probe selects from.
+        (This class's own methods read ``self._groups or self.groups``: a property call
+        costs a Python call, and ``calls_of`` and ``nameless_calls`` are asked ~20,000
+        times a grade; a view is always true.)"""
         groups = self._groups
         if groups is None:
             groups = self._groups = group_steps(self.trajectory.steps)
@@ -196,7 +198,7 @@ class Evidence:
 
     def tool_calls(self) -> list[Step]:
         """``trajectory.tool_calls()`` (``groups.calls`` as a fresh list)."""
-        return list(self.groups.calls)
+        return list((self._groups or self.groups).calls)
 
     def calls_of(
         self, names: tuple[str, ...], unknown_namespace_matches: bool = False
@@ -205,13 +207,14 @@ class Evidence:
         (``model.tool_name``; every call when ``names`` is empty), found once per
         (``names``, ``unknown_namespace_matches``): the checks of a trajectory's contracts
         ask the same selections (every call, the forbidden tools) again and again."""
+        groups = self._groups or self.groups
         if not names:
-            return self.groups.calls
+            return groups.calls
         key = (names, unknown_namespace_matches)
         found = self._calls_of.get(key)  # most selections are asked once: no KeyError
         if found is None:
             found = self._calls_of[key] = _calls_named(
-                self.groups.calls, names, unknown_namespace_matches
+                groups.calls, names, unknown_namespace_matches
             )
         return found
 
@@ -220,7 +223,7 @@ class Evidence:
         are taken as written; ``groups.nameless``): they make ``tool_names`` missing
         evidence, and the counts that must stay lower bounds count each of them unless it
         is shown to be a named call's twin (``trace_common.nameless_twins``)."""
-        return self.groups.nameless
+        return (self._groups or self.groups).nameless
 
     def answering(self) -> frozenset[int]:
         """``id()`` of each final-answer tool call (``final_answer_calls``), made once: the
@@ -231,11 +234,11 @@ class Evidence:
 
     def generations(self) -> list[Step]:
         """``trajectory.generations()`` (``groups.generations`` as a fresh list)."""
-        return list(self.groups.generations)
+        return list((self._groups or self.groups).generations)
 
     def agents(self) -> list[Step]:
         """``trajectory.agents()`` (``groups.agents`` as a fresh list)."""
-        return list(self.groups.agents)
+        return list((self._groups or self.groups).agents)
 
     def last_generation(self) -> Step | None:
         """The run's last model call, found once by the core (``StepView.last_generation``):
@@ -341,40 +344,12 @@ def _answering(ev: Evidence) -> frozenset[int]:
 
 
 def _last_generation(ev: Evidence) -> Step | None:
-    last: Step | None = ev.groups.view.last_generation()
+    last: Step | None = ev.groups.last_generation()
     return last
 
 
 def _coverage_gap(ev: Evidence) -> str:
     return _coverage_message(ev.trajectory.unmapped_spans)
-
-
-@dataclass(frozen=True, slots=True)
-class StepGroups:
-    """A trajectory's steps sorted by what the checks and probes select, in one pass
-    (``group_steps``, made once per trajectory by ``Evidence.groups``). Every selection is
-    the one ``Trajectory`` defines (``tool_calls``, ``generations``, ``agents``,
-    ``handoffs``), in step order; the checks of every contract graded on the trajectory
-    read these tuples instead of filtering the steps again, each filter a pass that read
-    the kind of every step."""
-
-    calls: tuple[Step, ...]
-    """The tool calls (``Step.is_tool``: tool calls, file edits, commands, retrievals)."""
-    generations: tuple[Step, ...]
-    agents: tuple[Step, ...]
-    handoffs: tuple[Step, ...]
-    nameless: tuple[Step, ...]
-    """The trace-derived calls whose tool name was not recorded (``is_placeholder``)."""
-    tool_spans: bool
-    """Whether the instrumentation emitted tool spans: a call that is not synthesized."""
-    all_raw: bool
-    """Whether there are steps and every one is an AgentBench step (``raw`` set)."""
-    view: StepView = dataclasses.field(compare=False)
-    """The core's typed records of the same steps (``native/python/src/evidence/view.rs``),
-    read in the same pass: the facts every trajectory's grading derives from the steps'
-    kinds, times, indexes and statuses (the run's last model call, the error that ended
-    it, the last run's agents, the work left unread) are worked out over them instead of
-    by Python passes that read the same fields of every step again."""
 
 
 def _calls_named(
@@ -399,22 +374,19 @@ def _calls_named(
     return tuple(out)
 
 
-def group_steps(steps: Sequence[Step]) -> StepGroups:
-    """``StepGroups`` of ``steps``, in one pass made by the core (``StepView``,
-    ``native/python/src/evidence/view.rs``): the kinds compared as Python compares them, the
-    nameless calls found with ``is_placeholder``."""
-    view = StepView(
+def group_steps(steps: Sequence[Step]) -> StepView:
+    """The core's ``StepView`` of ``steps`` (``native/python/src/evidence/view.rs``), made in
+    one pass: a trajectory's steps sorted by what the checks and probes select (``calls``,
+    ``generations``, ``agents``, ``handoffs``: the selections ``Trajectory`` defines
+    (``tool_calls`` ...), in step order; ``nameless``, the calls found with
+    ``is_placeholder``; ``tool_spans``, ``all_raw``), the kinds compared as Python compares
+    them, and the typed records the per-trajectory facts are worked out over (the run's last
+    model call, the error that ended it, the last run's agents, the work left unread). The
+    view is what ``Evidence.groups`` is: the checks of every contract graded on the
+    trajectory read its tuples instead of filtering the steps again, and no Python record
+    copies them (a frozen dataclass's ``__init__`` paid ``object.__setattr__`` per field)."""
+    return StepView(
         steps, TOOLISH_KINDS, StepKind.GENERATION, StepKind.AGENT, StepKind.HANDOFF, StepKind.OTHER
-    )
-    return StepGroups(
-        view.calls,
-        view.generations,
-        view.agents,
-        view.handoffs,
-        view.nameless,
-        view.tool_spans,
-        view.all_raw,
-        view,
     )
 
 
@@ -487,9 +459,7 @@ def _fragment_message(ev: Evidence) -> str | None:
         return f"the trace holds only part of the run: {unfinished}"
     # The core walks the model calls' messages once (``StepView.fragment``); the words are
     # here.
-    found = ev.groups.view.fragment(
-        ev.trajectory.root_span_id, TOOL_CALL_FINISH_REASONS, _history_ids
-    )
+    found = ev.groups.fragment(ev.trajectory.root_span_id, TOOL_CALL_FINISH_REASONS, _history_ids)
     if found is None:
         return None
     kind, step, value = found
@@ -630,9 +600,7 @@ def _final_answer_calls(ev: Evidence) -> list[Step]:
     time, none first, then step index). Worked out by the core over the trajectory's typed
     view (``StepView.final_answer_calls``), ``first_match`` asked only when the conventions
     name final-answer tools."""
-    calls: list[Step] = ev.groups.view.final_answer_calls(
-        ev.trajectory.final_answer_tools, first_match
-    )
+    calls: list[Step] = ev.groups.final_answer_calls(ev.trajectory.final_answer_tools, first_match)
     return calls
 
 
@@ -683,7 +651,7 @@ def _final_output_of(ev: Evidence) -> FinalOutput:
     # ``thoughts_unmarked``, made it several parts: reading the reasoning as the answer could
     # pass an answer on what the model only thought), a last-run agent's text (one that ended
     # in an error returned none), else why there is none.
-    kind, step, value = ev.groups.view.final_output(CUT_FINISH_REASONS)
+    kind, step, value = ev.groups.final_output(CUT_FINISH_REASONS)
     if kind == "text":
         return FinalOutput(value, step)
     if kind == "structured":
@@ -780,7 +748,7 @@ def _stopped_short(ev: Evidence) -> str | None:
     ``loop_detected``). A run that failed otherwise (a model API outage) is not stopped by
     a limit; its effort checks judge what it did."""
     last = ev.last_generation()
-    failed = ev.groups.view.run_error_step(last)
+    failed = ev.groups.run_error_step(last)
     if failed is not None:
         limit = failed.attributes.get("run_limit")
         if limit is None:
@@ -800,7 +768,7 @@ def _stopped_short(ev: Evidence) -> str | None:
         return None
     # The calls of a tool a span ran by the time ``last`` ended, other than final-answer
     # calls, that ``last`` asked for or that started when or after it ended.
-    unread: list[Step] = ev.groups.view.unread_work(last, ev.answering())
+    unread: list[Step] = ev.groups.unread_work(last, ev.answering())
     if not unread:
         return None
     return (
@@ -1129,7 +1097,7 @@ def calls_outside(t: Trajectory) -> list[str]:
     only the excess counts. A handoff step answers a call like a tool step (the delegation
     tool's span, whose call id the instrumentation may not record). Found by the core with
     the rest of the fragment gap (``StepView.fragment``), before anything else it asks."""
-    found = Evidence(t).groups.view.fragment(t.root_span_id, TOOL_CALL_FINISH_REASONS, _history_ids)
+    found = Evidence(t).groups.fragment(t.root_span_id, TOOL_CALL_FINISH_REASONS, _history_ids)
     if found is None or found[0] != "outside":
         return []
     ids: list[str] = found[2]
@@ -1367,8 +1335,11 @@ EVIDENCE_DESCRIPTIONS: dict[str, str] = {
 KNOWN_KINDS = frozenset(StepKind)
 
 
+@functools.lru_cache(maxsize=1024)
 def split_name(name: str) -> tuple[str, str | None]:
-    """``tool_arguments:search_*`` -> (``tool_arguments``, ``search_*``)."""
+    """``tool_arguments:search_*`` -> (``tool_arguments``, ``search_*``), split once per
+    name: the names are the loaded contracts' few, and ``Evidence.probed`` asks each of them
+    again for every trajectory (~10,000 times a grade)."""
     base, sep, scope = name.partition(":")
     return base, (scope if sep else None)
 

@@ -126,7 +126,15 @@ def test_steps_whose_kind_is_the_plain_string_group_as_their_members_do() -> Non
         ]
         assert groups.tool_spans == any(not s.synthesized for s in groups.calls)
         assert groups.all_raw == (bool(steps) and all(s.raw is not None for s in steps))
-        assert Evidence(t).groups == groups
+        made = Evidence(t).groups  # the same view, made on first use
+        assert (made.calls, made.generations, made.agents, made.handoffs, made.nameless) == (
+            groups.calls,
+            groups.generations,
+            groups.agents,
+            groups.handoffs,
+            groups.nameless,
+        )
+        assert (made.tool_spans, made.all_raw) == (groups.tool_spans, groups.all_raw)
 
 
 def test_each_probe_runs_once_per_trajectory_whatever_the_checks_ask() -> None:
@@ -305,9 +313,8 @@ def test_the_views_facts_are_the_python_definitions_they_replaced() -> None:
     checked = answered = 0
     for _ in range(3_000):
         steps = _random_steps(rng)
-        groups = group_steps(steps)
-        view = groups.view
-        gens, agents, calls = groups.generations, groups.agents, groups.calls
+        view = group_steps(steps)
+        gens, agents, calls = view.generations, view.agents, view.calls
         assert view.last_generation() is _spec_last_generation(gens)
         assert view.last_run_agents() == _spec_last_run_agents(agents)
         for names in [(), ("a",), ("c", "final_*")]:

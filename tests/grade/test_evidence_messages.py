@@ -369,7 +369,7 @@ def test_calls_outside_the_trace_are_the_python_definitions_they_replaced() -> N
                 values["call_id"] = rng.choice([None, "", "call_1", "call_2"])
             steps.append(Step.from_normalized(values))
         t = Trajectory(trace_id="t", steps=steps)
-        view = group_steps(steps).view
+        view = group_steps(steps)
         want, raised = _outcome(_spec_calls_outside, steps)
         if raised is not None:
             with pytest.raises(raised):
@@ -394,7 +394,7 @@ def test_a_root_model_call_without_executors_is_unanswered() -> None:
         _generation(0, asked, source=root, input_messages=[{"role": "user", "content": "q"}]),
     ]
     t = Trajectory(trace_id="t", steps=steps, root_span_id="r")
-    found = group_steps(steps).view.fragment("r", TOOL_CALL_FINISH_REASONS, _history_ids)
+    found = group_steps(steps).fragment("r", TOOL_CALL_FINISH_REASONS, _history_ids)
     assert found is not None and found[0] == "unanswered" and found[1] is steps[0]
     assert found[2] == ["search"]
     assert "requested tool calls (search)" in (Evidence(t).fragment_gap() or "")
@@ -402,6 +402,6 @@ def test_a_root_model_call_without_executors_is_unanswered() -> None:
         _generation(0, [{"role": "assistant", "content": "hi"}], source=root,
                     input_messages=[{"role": "user", "parts": [{"type": "text"}]}]),
     ]  # fmt: skip
-    found = group_steps(quiet).view.fragment("r", TOOL_CALL_FINISH_REASONS, _history_ids)
+    found = group_steps(quiet).fragment("r", TOOL_CALL_FINISH_REASONS, _history_ids)
     assert found is not None and found[0] == "unstarted" and found[1] is quiet[0]
-    assert group_steps(quiet).view.fragment("other", TOOL_CALL_FINISH_REASONS, _history_ids) is None
+    assert group_steps(quiet).fragment("other", TOOL_CALL_FINISH_REASONS, _history_ids) is None

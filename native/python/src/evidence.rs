@@ -1,7 +1,7 @@
 //! What the evidence probes of `otel_oracles.grade.evidence` and the checks compute per
 //! trajectory: the placeholder test (`is_placeholder`, the one implementation of
 //! `otel_oracles_core::placeholder` over Python values), a trajectory's steps read once
-//! into typed records (`view::StepView`, read as `evidence.StepGroups`: the groups the
+//! into typed records (`view::StepView`, read as `Evidence.groups`: the groups the
 //! checks select from and the facts derived from the steps' kinds, times and statuses), the
 //! steps each evidence probe finds lacking (`probes::probe_gaps`), the
 //! repeated calls `tool_retries` judges (`tool_repeats`) and the calls `loop_detected` must

@@ -175,8 +175,8 @@ def leaf_generations(gens: list[Step]) -> list[Step]:
     (``StepView.leaf_generations``, ``native/python/src/evidence/view.rs``), in one sort (n
     log n), not by testing every pair: a long run has thousands of model calls, and a trace
     of 20,000 spans spent minutes here. The ``tokens`` check asks it of
-    ``Evidence.groups.view`` directly; this is the same for any list of model calls."""
-    return group_steps(gens).view.leaf_generations()
+    ``Evidence.groups`` directly; this is the same for any list of model calls."""
+    return group_steps(gens).leaf_generations()
 
 
 @register_oracle
@@ -193,7 +193,7 @@ class Tokens(OracleCheck):
     def check(self, ctx: GradeContext) -> Finding:
         p = self.params
         ev = ctx.evidence
-        leaves: list[Step] = ev.memoized("leaf_generations", ev.groups.view.leaf_generations)
+        leaves: list[Step] = ev.memoized("leaf_generations", ev.groups.leaf_generations)
         used_in = sum(g.input_tokens or 0 for g in leaves)
         used_out = sum(g.output_tokens or 0 for g in leaves)
         sums = {"input": used_in, "output": used_out, "total": used_in + used_out}

@@ -157,7 +157,7 @@ def call_failure(
 
 
 def call_failures(ev: Evidence, error_pattern: str | None) -> dict[int, str | None]:
-    """``id()`` of each tool call of ``ev``'s trajectory (``StepGroups.calls``) -> why it
+    """``id()`` of each tool call of ``ev``'s trajectory (``Evidence.groups.calls``) -> why it
     failed (``call_failure``), decided in one pass over the calls once per pattern: every
     failure-counting check (``tool_errors``, ``tool_retries``, ``degraded_answer``) of
     every contract asks the same of the same calls, most of them with the default pattern.
@@ -477,14 +477,18 @@ def nameless_twins(ev: Evidence) -> NamelessTwins:
 
     Nameless layers of one call nested in a named one are merged by the mapping already
     (``mapping/_stacked``). On a trace with every name recorded this is empty."""
+    if not ev.nameless_calls():
+        return _NO_TWINS  # most runs record every name: nothing to pair or keep
     found: NamelessTwins = ev.memoized("nameless_twins", lambda: _pair_twins(ev))
     return found
 
 
+_NO_TWINS = NamelessTwins()
+"""The answer of a run without nameless calls, made once (it is read, never changed)."""
+
+
 def _pair_twins(ev: Evidence) -> NamelessTwins:
     nameless = ev.nameless_calls()
-    if not nameless:
-        return NamelessTwins()
     unnamed = {id(s) for s in nameless}
     named = [s for s in ev.calls_of(()) if id(s) not in unnamed]
     twin_of: dict[int, Step] = {}

@@ -1,5 +1,5 @@
 //! A trajectory's steps read once into typed records (`StepView`): the groups the checks
-//! select from (`evidence.StepGroups`) and the facts `otel_oracles.grade.evidence` derives
+//! select from (`Evidence.groups`) and the facts `otel_oracles.grade.evidence` derives
 //! from the steps' kinds, times, indexes and statuses on every trajectory (the run's last
 //! model call, the error that ended the run, the last run's agents, the work left unread
 //! after the last model call).
@@ -64,15 +64,31 @@ fn optional_number(value: &Bound<'_, PyAny>) -> PyResult<Option<i128>> {
     number(value).map(Some)
 }
 
-/// `otel_oracles.grade.evidence.StepGroups`' selections of a trajectory's steps and the
-/// per-trajectory facts the evidence helpers read, made in one pass over the steps
-/// (`evidence.group_steps`, once per trajectory by `Evidence.groups`).
+/// A trajectory's steps sorted by what the checks and probes select (the selections
+/// `Trajectory` defines, in step order) and the per-trajectory facts the evidence helpers
+/// read, made in one pass over the steps (`evidence.group_steps`, once per trajectory by
+/// `Evidence.groups`, which is this view).
 #[pyclass(module = "otel_oracles._native", name = "StepView", frozen)]
 pub struct StepView {
+    // The groups are read as members (`Py_T_OBJECT_EX` at the field's offset, as a slot of
+    // a Python class is): the checks read them ~46,000 times a grade, and a getter
+    // function would cost a call through PyO3's trampoline on each read.
+    /// The tool calls (`Step.is_tool`: tool calls, file edits, commands, retrievals), in
+    /// step order.
+    #[pyo3(get)]
     calls: Py<PyTuple>,
+    /// The model calls, in step order.
+    #[pyo3(get)]
     generations: Py<PyTuple>,
+    /// The agent steps, in step order.
+    #[pyo3(get)]
     agents: Py<PyTuple>,
+    /// The handoffs, in step order.
+    #[pyo3(get)]
     handoffs: Py<PyTuple>,
+    /// The trace-derived calls whose tool name was not recorded: no `raw` object, a
+    /// placeholder `tool` (`is_placeholder`).
+    #[pyo3(get)]
     nameless: Py<PyTuple>,
     tool_spans: bool,
     all_raw: bool,
@@ -292,36 +308,6 @@ impl StepView {
             agent_recs,
             others,
         })
-    }
-
-    /// The tool calls (`Step.is_tool`), in step order.
-    #[getter]
-    fn calls(&self, py: Python<'_>) -> Py<PyTuple> {
-        self.calls.clone_ref(py)
-    }
-
-    /// The model calls, in step order.
-    #[getter]
-    fn generations(&self, py: Python<'_>) -> Py<PyTuple> {
-        self.generations.clone_ref(py)
-    }
-
-    /// The agent steps, in step order.
-    #[getter]
-    fn agents(&self, py: Python<'_>) -> Py<PyTuple> {
-        self.agents.clone_ref(py)
-    }
-
-    /// The handoffs, in step order.
-    #[getter]
-    fn handoffs(&self, py: Python<'_>) -> Py<PyTuple> {
-        self.handoffs.clone_ref(py)
-    }
-
-    /// The calls with no `raw` object whose `tool` is a placeholder.
-    #[getter]
-    fn nameless(&self, py: Python<'_>) -> Py<PyTuple> {
-        self.nameless.clone_ref(py)
     }
 
     /// Whether a call is not `synthesized`.
