@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from otel_oracles.grade.evidence import Evidence, group_steps, is_placeholder
+from otel_oracles.grade.oracles.trace_common import nameless_twins
 from otel_oracles.model.step import TOOLISH_KINDS, SpanRef, Step, StepKind, Trajectory
 from otel_oracles.model.tool_name import first_match
 
@@ -101,6 +102,28 @@ def test_nesting_is_read_to_a_thousand_levels_and_refused_past_them() -> None:
     with pytest.raises(RecursionError):
         is_placeholder(cycle)
     assert not is_placeholder(["content", nested(2_000)]), "decided before the deep item"
+
+
+def test_the_groups_are_the_views_own_read_only_tuples() -> None:
+    """``Evidence.groups`` is the core's view itself, made once, its groups read as members
+    (the same tuple at every read, no setter): no Python record copies them."""
+    steps = [
+        Step.from_normalized({"index": 0, "kind": StepKind.GENERATION}),
+        Step.from_normalized({"index": 1, "kind": StepKind.TOOL_CALL, "tool": "search"}),
+    ]
+    ev = Evidence(Trajectory(steps=steps))
+    view = ev.groups
+    assert type(view).__name__ == "StepView" and ev.groups is view
+    assert view.calls is view.calls and list(view.calls) == [steps[1]]
+    assert ev.calls_of(()) is view.calls
+    for name in ("calls", "generations", "agents", "handoffs", "nameless"):
+        # A struct member, read as a slot is (a getter would be a call through PyO3's
+        # trampoline at each of the ~46,000 reads of a grade).
+        assert type(vars(type(view))[name]).__name__ == "member_descriptor"
+        with pytest.raises(AttributeError):
+            setattr(view, name, ())
+    twins = nameless_twins(ev)  # every name recorded: nothing twinned
+    assert not twins.twinned and not twins.twin_of
 
 
 def test_steps_whose_kind_is_the_plain_string_group_as_their_members_do() -> None:
