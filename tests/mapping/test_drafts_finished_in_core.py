@@ -10,6 +10,7 @@ subclasses, lone surrogates, tuples, ``None`` items, dict subclasses with their 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -226,10 +227,11 @@ def _drafter(
     run_limit_call: str | None = None,
     draft_cls: type[Any] = Draft,
     prompts: Sequence[str] = PROMPTS,
+    step: str = "generation",
 ) -> TraceDrafter:
-    """A ``TraceDrafter`` of one generation rule whose ``input_messages`` is ``messages``
-    (a ``const`` source, parsed by nothing), with ``prompts`` as the files' prompts, making
-    its drafts of class ``draft_cls``."""
+    """A ``TraceDrafter`` of one rule of ``step`` (a generation) whose ``input_messages`` is
+    ``messages`` (a ``const`` source, parsed by nothing), with ``prompts`` as the files'
+    prompts, making its drafts of class ``draft_cls``."""
     plan = [("input_messages", True, [("const", messages, None, None, None)])]
 
     class Rule:
@@ -242,6 +244,7 @@ def _drafter(
         result_attrs = ()
 
     Rule.run_limit_call = run_limit_call  # type: ignore[attr-defined]
+    Rule.step = step
     judged = Judged()
     return TraceDrafter(
         _core_drafter(plan),
@@ -314,6 +317,17 @@ def _drafted(drafter: TraceDrafter) -> Any:
     )  # fmt: skip
     drafts, _, _, _ = drafter.draft_trace([span], {}, [0])
     return drafts[0]
+
+
+@pytest.mark.parametrize("text", ["generation", "tool_call", "a kind of no StepKind"])
+def test_a_draft_kind_is_its_rule_step_interned(text: str) -> None:
+    """A rule read back from the conventions cache holds its step as JSON made it, a ``str``
+    of its own; its drafts' kind is the interned text, the object the passes compare kinds
+    with (``kind_is``: by address first, then by text)."""
+    made = "".join(text)  # the same text, another object
+    assert made == text and made is not sys.intern(text)
+    draft = _drafted(_drafter([], prompts=(), step=made))
+    assert draft.kind is sys.intern(text)
 
 
 @pytest.mark.parametrize("messages", MESSAGES, ids=repr)

@@ -792,11 +792,59 @@ pub(crate) fn draft_attr<'py>(
     }
 }
 
-/// `draft.kind == kind`, the kind read by `draft_attr`: the same object (a kind the rule
-/// table interned) is equal without Python's comparison.
-/// Two `str` (no subclass) compare by their UTF-8 text, without Python's rich comparison
-/// and the `bool` it returns; a kind of another class (an enum member) is compared by Python.
+/// The step kinds (`StepKind`'s values), interned: the objects every draft's `kind` is
+/// when a `TraceDrafter` made it (its rules' steps are interned, `TraceDrafter::new`), and
+/// that every `intern!` of a kind text is. Held here, so each stays the one interned object
+/// of its text while the module lives.
+static STEP_KINDS: PyOnceLock<[Py<PyString>; 8]> = PyOnceLock::new();
+
+/// Whether `object` is one of `STEP_KINDS` (by address).
+#[inline(always)]
+fn step_kind(py: Python<'_>, object: *mut pyo3::ffi::PyObject) -> bool {
+    STEP_KINDS
+        .get_or_init(py, || {
+            [
+                "tool_call",
+                "generation",
+                "agent",
+                "handoff",
+                "retrieval",
+                "file_edit",
+                "command",
+                "other",
+            ]
+            .map(|text| PyString::intern(py, text).unbind())
+        })
+        .iter()
+        .any(|kind| kind.as_ptr() == object)
+}
+
+/// `draft.kind == kind`, the kind read in the draft's memory (no reference taken) when the
+/// draft is of the mapper's `Draft` class. The same object (a kind the rule table interned)
+/// is equal without Python's comparison, and two different objects both among
+/// `STEP_KINDS` are two different texts: most calls end there, on address compares.
+#[inline]
 pub(crate) fn kind_is(draft: &Bound<'_, PyAny>, kind: &Bound<'_, PyString>) -> PyResult<bool> {
+    let py = draft.py();
+    if let Some(Some(layout)) = DRAFT_LAYOUT.get(py) {
+        if let Some(own) = layout.peek(draft, KIND) {
+            if own == kind.as_ptr() {
+                return Ok(true);
+            }
+            if step_kind(py, own) && step_kind(py, kind.as_ptr()) {
+                return Ok(false);
+            }
+        }
+    }
+    kind_compared(draft, kind)
+}
+
+/// `kind_is` for a kind that is no step kind's interned text: two `str` (no subclass)
+/// compared by their UTF-8 text, without Python's rich comparison and the `bool` it returns;
+/// a kind of another class (an enum member) compared by Python.
+#[cold]
+#[inline(never)]
+fn kind_compared(draft: &Bound<'_, PyAny>, kind: &Bound<'_, PyString>) -> PyResult<bool> {
     let own = draft_attr(draft, KIND, intern!(draft.py(), "kind"))?;
     if own.is(kind) {
         return Ok(true);
@@ -919,6 +967,12 @@ impl TraceDrafter {
         for (rule, tail) in rules {
             let step = rule.getattr(intern!(py, "step"))?;
             let step_text = step.extract::<String>().unwrap_or_default();
+            // The draft's `kind` interned (a rule read back from the cache holds JSON's
+            // text, a `str` of its own): `kind_is` then answers by address.
+            let step = match step.cast_exact::<PyString>().map(|text| text.to_str()) {
+                Ok(Ok(text)) => PyString::intern(py, text).into_any(),
+                _ => step,
+            };
             let mut keep = Vec::new();
             for key in rule.getattr(intern!(py, "keep"))?.try_iter()? {
                 keep.push(key?.unbind());

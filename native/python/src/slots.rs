@@ -188,6 +188,23 @@ impl SlotLayout {
         by_name(object, name)
     }
 
+    /// The object in slot number `slot` of `object`, borrowed (no reference taken, so it
+    /// is only compared, never kept), when `object` is exactly of the probed class and the
+    /// slot is set; `None` otherwise.
+    #[inline(always)]
+    pub(crate) fn peek(
+        &self,
+        object: &Bound<'_, PyAny>,
+        slot: usize,
+    ) -> Option<*mut ffi::PyObject> {
+        if !self.holds(object) {
+            return None;
+        }
+        // SAFETY: a word of the instance's slots; NULL for a slot not set.
+        let held = unsafe { self.cell(object, slot).read() };
+        (!held.is_null()).then_some(held)
+    }
+
     /// A new instance of the probed class (`object.__new__`, `new`) with slot number `i`
     /// set to `values[i]`: what a class whose `__init__` only assigns its fields makes,
     /// without the call's argument tuple and Python frame. `values` must cover every
