@@ -181,3 +181,56 @@ def test_texts_differing_only_in_digits_are_one_text() -> None:
     assert cut_length(drafts([(two, scan)]), MIN_CUT_VALUES, MIN_CUT_LENGTH) == 25
     longer_word = Span({**two.attributes, "c": "x" * 26})
     assert cut_length(drafts([(longer_word, scan)]), MIN_CUT_VALUES, MIN_CUT_LENGTH) is None
+
+
+def test_more_rule_and_key_pairs_than_the_memo_holds_are_each_read_by_their_rule() -> None:
+    """The core keeps each rule's answer per key for the call in a table of fixed size
+    (1,024 entries), so pairs push each other out: every answer must still be its own rule's.
+    Each rule reads a third of 3,000 keys the spans share (by key or by prefix); a value read
+    is a text of 100 characters, one not read a longer one, so any key answered for another
+    rule, or for another key, changes the cut."""
+    keys = [f"k{i}" for i in range(1500)] + [f"p.{i}" for i in range(1500)]
+    rules = [
+        Sources(frozenset(k for i, k in enumerate(keys) if i % 3 == 0), (), ()),
+        Sources(frozenset(), ("p.",), ()),
+        Sources(frozenset(k for i, k in enumerate(keys) if i % 3 == 1), ("k1",), ()),
+    ]
+    pairs = []
+    for n in range(12):
+        sources = rules[n % 3]
+        reads = set(spec_values(sources, Span({k: k for k in keys})))
+        values = {
+            k: f"{'read' if k in reads else 'left out'} {n} {k} ".ljust(
+                100 if k in reads else 150, "x"
+            )
+            for k in keys
+        }
+        pairs.append((Span(values), sources))
+    assert spec_cut(pairs) == 100
+    scans = [sources.scan() for sources in rules]  # one per rule, as a compiled set has
+    shared = [
+        SimpleNamespace(
+            span=span, synthesized=False, rule=SimpleNamespace(source_scan=scans[n % 3])
+        )
+        for n, (span, _) in enumerate(pairs)
+    ]
+    assert cut_length(shared, MIN_CUT_VALUES, MIN_CUT_LENGTH) == 100
+
+
+def test_a_key_whose_startswith_asks_for_a_cut_length_gets_its_own_answer() -> None:
+    """A key the core cannot read as UTF-8 is matched by its own ``startswith``, which may
+    run anything, a ``cut_length`` included: that inner call keeps its answers apart from
+    the outer call's (the core's table of answers is in use) and both answers are right."""
+    inner_scan = Sources(frozenset({"a", "b"}), (), ())
+    inner = [(Span({"a": "one text with a space", "b": "two text with a space"}), inner_scan)]
+    answers: list[int | None] = []
+
+    class Key(str):
+        def startswith(self, *args: Any) -> bool:
+            answers.append(cut_length(drafts(inner), MIN_CUT_VALUES, MIN_CUT_LENGTH))
+            return True
+
+    outer_scan = Sources(frozenset({"x"}), ("p",), ())
+    outer = Span({"x": "a long text, with spaces", Key("\ud800k"): "the other long text, yes"})
+    assert cut_length(drafts([(outer, outer_scan)]), MIN_CUT_VALUES, MIN_CUT_LENGTH) == 24
+    assert answers == [21]

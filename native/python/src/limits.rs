@@ -22,7 +22,7 @@
 //! keys are read (a decoder may convert values lazily), each string's length first: most
 //! are shorter than the longest text seen and need no more.
 
-use otel_oracles_core::hashing::{FastMap, FastMapExt, FastSet};
+use otel_oracles_core::hashing::FastSet;
 
 use crate::draft::{draft_attr, ATTRIBUTES, FIELDS, FOLLOWS, RULE, SPAN, SYNTHESIZED};
 use crate::slots::{span, span_attr};
@@ -247,31 +247,77 @@ impl<'py> Longest<'py> {
 /// What each rule's `SourceScan::reads` said of each attribute key, for one `cut_length`:
 /// a trace's spans share their keys (a decoder makes one object per key) and a few rules,
 /// so most keys are asked about again and again, and a key's answer costs a set probe and
-/// a prefix walk. Asked by address: `held` keeps every scan and key asked about alive for
-/// the call, so an address names one object throughout.
-struct ReadsMemo<'py> {
-    said: FastMap<(usize, usize), bool>,
+/// a prefix walk. Asked by address, in a direct-mapped table (`MEMO_SLOTS` entries, one
+/// multiply to place a pair: a hashed map's probe cost some 70 instructions an attribute);
+/// a pair whose entry another took is asked of the scan again. `held` keeps every scan and
+/// key asked about alive for the call, so an address names one object throughout.
+struct ReadsMemo<'a, 'py> {
+    table: &'a mut MemoTable,
     held: Vec<Bound<'py, PyAny>>,
 }
 
-impl<'py> ReadsMemo<'py> {
-    fn reads(&mut self, scan: &Bound<'py, SourceScan>, key: &Bound<'py, PyAny>) -> PyResult<bool> {
-        let at = (scan.as_ptr() as usize, key.as_ptr() as usize);
-        if let Some(&said) = self.said.get(&at) {
-            return Ok(said);
+/// `ReadsMemo`'s entries, kept from call to call (clearing 1,024 entries cost more than a
+/// trace's lookups): an entry is the scan's address, the key's with its lowest bit (0 in an
+/// object's address) set when the scan reads it, and the number of the call that wrote it;
+/// only the current call's entries answer.
+struct MemoTable {
+    call: usize,
+    said: Vec<[usize; 3]>,
+}
+
+impl MemoTable {
+    const fn new() -> Self {
+        Self {
+            call: 0,
+            said: Vec::new(),
         }
-        let said = scan.get().reads(key)?;
-        self.said.insert(at, said);
+    }
+
+    /// The table for a new call: no entry written before answers.
+    fn next_call(&mut self) -> &mut Self {
+        if self.said.is_empty() {
+            self.said = vec![[0; 3]; MEMO_SLOTS];
+        }
+        self.call += 1;
+        self
+    }
+}
+
+thread_local! {
+    /// The thread's `MemoTable` (a `cut_length` called again from inside one, through a
+    /// key's own `startswith`, makes a table of its own).
+    static MEMO: std::cell::RefCell<MemoTable> = const { std::cell::RefCell::new(MemoTable::new()) };
+}
+
+/// `ReadsMemo`'s entries (a power of two): a trace's spans name a few hundred different
+/// (rule, key) pairs at most.
+const MEMO_BITS: u32 = 10;
+const MEMO_SLOTS: usize = 1 << MEMO_BITS;
+
+impl<'py> ReadsMemo<'_, 'py> {
+    #[inline]
+    fn reads(&mut self, scan: &Bound<'py, SourceScan>, key: &Bound<'py, PyAny>) -> PyResult<bool> {
+        let (at_scan, at_key) = (scan.as_ptr() as usize, key.as_ptr() as usize);
+        // Fibonacci hashing of both addresses: the top bits of the product place the pair.
+        let mixed = ((at_key ^ at_scan.rotate_left(29)) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let slot = (mixed >> (u64::BITS - MEMO_BITS)) as usize;
+        let call = self.table.call;
+        let [scan_held, key_held, written] = self.table.said[slot];
+        if scan_held == at_scan && key_held & !1 == at_key && written == call {
+            return Ok(key_held & 1 == 1);
+        }
+        let reads = scan.get().reads(key)?;
+        self.table.said[slot] = [at_scan, at_key | usize::from(reads), call];
         self.held.push(scan.clone().into_any());
         self.held.push(key.clone());
-        Ok(said)
+        Ok(reads)
     }
 }
 
 /// The values of `attributes` (a mapping) under the keys `scan` reads, each seen.
 fn see_attributes<'py>(
     longest: &mut Longest<'py>,
-    memo: &mut ReadsMemo<'py>,
+    memo: &mut ReadsMemo<'_, 'py>,
     scan: &Bound<'py, SourceScan>,
     attributes: &Bound<'py, PyAny>,
 ) -> PyResult<()> {
@@ -353,19 +399,33 @@ pub(crate) fn cut_length(
     cut_length_of(&drafts, min_values, min_length)
 }
 
-fn cut_length_of(
-    drafts: &[Bound<'_, PyAny>],
+fn cut_length_of<'py>(
+    drafts: &[Bound<'py, PyAny>],
     min_values: usize,
     min_length: usize,
 ) -> PyResult<Option<usize>> {
-    let mut longest = Longest {
+    let longest = Longest {
         longest: 0,
         longest_word: 0,
         at_longest: Vec::new(),
         min_values,
     };
+    MEMO.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut table) => cut_length_with(drafts, longest, table.next_call(), min_length),
+        Err(_) => cut_length_with(drafts, longest, MemoTable::new().next_call(), min_length),
+    })
+}
+
+/// `cut_length_of` with the table the call's answers are kept in.
+fn cut_length_with<'py>(
+    drafts: &[Bound<'py, PyAny>],
+    mut longest: Longest<'py>,
+    table: &mut MemoTable,
+    min_length: usize,
+) -> PyResult<Option<usize>> {
+    let min_values = longest.min_values;
     let mut memo = ReadsMemo {
-        said: FastMap::new(),
+        table,
         held: Vec::new(),
     };
     for draft in drafts {
