@@ -30,10 +30,12 @@ does not survive the JSON round trip unchanged (YAML can hold values JSON cannot
 dates) is never cached.
 
 Beside the files' entries, ``load_conventions`` keeps one entry per set of files: the set's
-``_compile.blueprint`` (what compiling its rules works out, as plain data), keyed by the
-digests of its files' entries and the compiler's code (``set_key``), so a warm start builds
-the compiled set from it instead of compiling the rules again (docs/performance-history.md,
-"Start-up: the compiled set kept in the conventions cache").
+``_compile.blueprint`` (what compiling its rules works out, and what its files say besides
+them, as plain data), keyed by every file read (its key and its entry's digest) and the
+compiler's code (``set_key``), so a warm start builds the compiled set from it instead of
+compiling the rules again, and validates no file's entry unless the files are asked for
+(docs/performance-history.md, "Start-up: the compiled set kept in the conventions cache",
+"Start-up: the conventions' files built when asked for").
 """
 
 import json
@@ -62,8 +64,9 @@ __all__ = ["CACHE_DIR_ENV", "CACHE_ROOT_ENV", "ConventionCache", "default_dir"]
 FORMAT = b"otel-oracles conventions cache 3"
 """Changes when the entry layout does (3: values equal to their defaults left out)."""
 
-SET_FORMAT = b"otel-oracles compiled conventions 1"
-"""Changes when the layout of a compiled set's entry does."""
+SET_FORMAT = b"otel-oracles compiled conventions 2"
+"""Changes when the layout of a compiled set's entry does (2: keyed by every file read, with
+what the set says besides its rules, so a warm start builds no file)."""
 
 COMPILER = ("_compile.py", "_loader.py")
 """The modules (beside ``config.py``) whose code makes a set's ``blueprint``: their source
@@ -111,17 +114,27 @@ class ConventionCache:
     def get(self, key: str, source: str) -> tuple[ConventionFile, str] | None:
         """The file validated again from its entry (types and keys; ``config.CHECKED``) and
         the entry's digest, or ``None`` when there is no usable one."""
-        found = read_digested(self._path(source))
+        found = self.entry(source)
         if found is None:
             return None
-        body, digest = found
+        conv = self.file_of(found[0], key, source)
+        return None if conv is None else (conv, found[1])
+
+    def entry(self, source: str) -> tuple[bytes, str] | None:
+        """The body of the entry kept for ``source`` and its digest, not validated (a warm
+        start whose set is kept never validates it: ``load_conventions``), or ``None``."""
+        return read_digested(self._path(source))
+
+    def file_of(self, body: bytes, key: str, source: str) -> ConventionFile | None:
+        """The file of an entry's ``body`` validated again (types and keys), or ``None``
+        when it is not the entry of this very file (``key``, ``source``)."""
         try:
             entry = _Entry.model_validate_json(body, context=_WRITTEN_CHECKED)
         except (ValidationError, ValueError):
             return None
         if entry.key != key or entry.file.source != source:
             return None
-        return entry.file, digest
+        return entry.file
 
     def put(self, key: str, conv: ConventionFile) -> str | None:
         """Keep ``conv`` under ``key`` when it survives the round trip; any failure to write
@@ -142,18 +155,21 @@ class ConventionCache:
     # ---- compiled sets ------------------------------------------------------------------
     #
     # A set's entry holds its ``_compile.blueprint``: what compiling the set works out from
-    # its rules, as plain data (~90 M instructions of every start when made again). It is
-    # named after the set's files (their paths, in priority order) and keyed by their
-    # entries' digests, which say every byte the files were validated from (each entry's
-    # own key names its file's bytes, path, the schema and the engine), with the code that
-    # makes a blueprint. So a changed file, one added or left out, another priority order or
-    # another compiler never reads an old set: its key differs, and the set is compiled again
-    # and written over the old entry. Read as every entry is (``read_entry``: the grader's
-    # own, its digest matching); a blueprint of another shape is compiled again
-    # (``load_conventions``).
+    # its rules and what its files say besides them, as plain data (~90 M instructions of
+    # every start when made again; with it, a warm start builds no ``ConventionFile`` at
+    # all: ``ConventionSet.files`` is read from the files' entries only when asked for). It
+    # is named after every file read (their paths, in load order) and keyed by each one's
+    # key (its bytes, path, the schema and the engine) and its entry's digest (the entry
+    # whose validated content the set was compiled from), with the code that makes a
+    # blueprint. So a changed file, a changed entry, one added or left out, another load
+    # order or another compiler never reads an old set: its key differs, and the set is
+    # compiled again and written over the old entry. Read as every entry is (``read_entry``:
+    # the grader's own, its digest matching); a blueprint of another shape is compiled
+    # again (``load_conventions``).
 
-    def set_key(self, digests: Sequence[str]) -> str:
-        """The key of the set whose files' entries have ``digests`` (priority order)."""
+    def set_key(self, files: Sequence[tuple[str, str]]) -> str:
+        """The key of the set read from ``files``: each one's ``(key, entry digest)``, in
+        load order."""
         digest = self._salted.copy()
         here = Path(_schema.__file__).parent
         digest.update(SET_FORMAT)
@@ -161,16 +177,18 @@ class ConventionCache:
             code = (here / name).read_bytes()
             digest.update(len(code).to_bytes(8, "big"))
             digest.update(code)
-        for part in digests:
-            digest.update(part.encode())
+        for key, entry in files:
+            digest.update(key.encode())
+            digest.update(entry.encode())
         return digest.hexdigest()
 
     def _set_path(self, sources: Sequence[str]) -> Path:
         named = _sha256("\0".join(sources).encode()).hexdigest()[:32]
         return self.dir / f"set-{named}.json"
 
-    def get_set(self, key: str, sources: Sequence[str]) -> Any:
-        """The blueprint kept for the set of ``sources`` under ``key``, or ``None``."""
+    def get_set(self, key: str, sources: Sequence[str]) -> tuple[Any, Any] | None:
+        """The blueprint kept for the set read from ``sources`` (load order) under ``key``
+        and the ``parse:`` names of every file read, or ``None``."""
         body = read_entry(self._set_path(sources))
         if body is None:
             return None
@@ -180,14 +198,19 @@ class ConventionCache:
             return None
         if not isinstance(entry, dict) or entry.get("key") != key:
             return None
-        return entry.get("compiled")
+        return entry.get("compiled"), entry.get("parsers")
 
-    def put_set(self, key: str, sources: Sequence[str], blueprint: dict[str, Any]) -> None:
-        """Keep ``blueprint`` under ``key`` when JSON gives it back unchanged (``tuples``
+    def put_set(
+        self, key: str, sources: Sequence[str], blueprint: dict[str, Any], parsers: list[str]
+    ) -> None:
+        """Keep ``blueprint`` and ``parsers`` (the ``parse:`` names of every file read, the
+        files a set leaves out included: a start checks them against the parsers then
+        installed) under ``key`` when JSON gives the blueprint back unchanged (``tuples``
         read as lists; a value JSON cannot hold, as a date, or a mapping with keys other
         than texts, is never kept)."""
         try:
-            body = json.dumps({"key": key, "compiled": blueprint}, ensure_ascii=False).encode()
+            entry = {"key": key, "compiled": blueprint, "parsers": parsers}
+            body = json.dumps(entry, ensure_ascii=False).encode()
             if json.loads(body)["compiled"] != _listed(blueprint):
                 return
         except (TypeError, ValueError, RecursionError):

@@ -36,8 +36,12 @@ from otel_oracles._native import (
     parse_tool_names,
 )
 from otel_oracles.mapping._loader import ConventionSet, ToolKinds
-from otel_oracles.mapping._tool_results import ToolResultRules, tool_result_rules
-from otel_oracles.mapping.config import SPAN_KINDS, Condition, Match, Rule, Source
+from otel_oracles.mapping._tool_results import (
+    ToolResultRules,
+    tool_result_facts,
+    tool_result_rules,
+)
+from otel_oracles.mapping.config import SPAN_KINDS, Condition, ConventionFile, Match, Rule, Source
 from otel_oracles.mapping.parsers._registry import ParserChain, ParserRegistry
 from otel_oracles.mapping.parsers.scalars import parse_int, parse_string
 from otel_oracles.model.span import SpanRecord, StatusCode, Trace
@@ -145,9 +149,9 @@ class CompiledSet:
     """The files' ``handoff_requests`` patterns (``_mapper._requested_handoffs``), each
     compiled on its first tool name by ``safe_regex`` (its cache), not here."""
     model_status: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
-    """The set's ``tool_kinds()``, ``final_answer_tools()`` and ``model_status_errors()``,
-    kept here for ``map_trace``: read per trace, and a ``ConventionSet``'s private attributes
-    cost a pydantic ``__getattr__`` per read."""
+    """The set's ``tool_kinds()``, ``final_answer_tools()`` and ``model_status_errors()``
+    (made here, from the blueprint's ``set``: ``ConventionSet`` asks for them), read per
+    trace by ``map_trace``."""
     trace_drafter: TraceDrafter | None = None
     """The core's drafter of whole traces over these rules (``_mapper._trace_drafter``
     makes it on the set's first trace: it holds the mapper's ``Draft`` class and Python
@@ -444,7 +448,58 @@ def _scan(data: Sequence[Any]) -> _Scan:
 def compile_set(conventions: ConventionSet) -> CompiledSet:
     """The compiled form of ``conventions``: its ``blueprint`` made into the core's objects
     (``build_set``)."""
-    return build_set(blueprint(conventions), conventions)
+    return build_set(blueprint(conventions), conventions.parsers)
+
+
+def set_facts(files: Sequence[ConventionFile]) -> dict[str, Any]:
+    """What ``files`` (priority order) say besides their rules, merged as the compiled set
+    holds it, as plain data JSON can hold (a ``blueprint``'s ``set``): so a warm start builds
+    the set without building its files (``_loader.load_conventions``). Their paths (priority
+    order) and names; the redaction placeholders, tool-call finish reasons, control-flow
+    exceptions (sorted); the finish-reason vocabulary (lower-cased spelling -> canonical
+    reason, the highest-priority file winning a spelling two files define differently); the
+    run-limit errors and prompts, the final-answer tools, handoff requests and the model
+    errors' class names and patterns (each first-seen order, no repeats: a union, as the
+    span that carries one may be mapped by another file than the one that knows the
+    framework); the tool results (``tool_result_facts``); and the rules' tool kinds."""
+    placeholders: set[str] = set()
+    reasons: set[str] = set()
+    vocabulary: dict[str, str] = {}
+    for conv in files:
+        placeholders.update(conv.redaction_placeholders)
+        reasons.update(conv.tool_call_finish_reasons)
+        for canonical, spellings in conv.finish_reasons.items():
+            for spelling in (canonical, *spellings):
+                vocabulary.setdefault(spelling.lower(), canonical)
+            if canonical == "tool_call":
+                reasons.update((canonical, *spellings))
+    return {
+        "sources": [c.source for c in files],
+        "names": [c.name for c in files],
+        "placeholders": sorted(placeholders),
+        "finish_reasons": sorted(reasons),
+        "vocabulary": vocabulary,
+        "control_flow": sorted({n for c in files for n in c.control_flow_exceptions}),
+        "run_limit_errors": list(dict.fromkeys(n for c in files for n in c.run_limit_errors)),
+        "run_limit_prompts": list(dict.fromkeys(t for c in files for t in c.run_limit_prompts)),
+        "tool_results": tool_result_facts(files),
+        "tool_kinds": [
+            [c.name, r.id, sorted(r.file_edit_tools), sorted(r.command_tools)]
+            for c in files
+            for r in c.rules
+            if r.file_edit_tools or r.command_tools
+        ],
+        "final_answer_tools": list(dict.fromkeys(n for c in files for n in c.final_answer_tools)),
+        "handoff_requests": list(dict.fromkeys(p for c in files for p in c.handoff_requests)),
+        "model_errors": [
+            list(dict.fromkeys(n for c in files for n in c.model_errors.status_errors)),
+            list(
+                dict.fromkeys(
+                    c.model_errors.status_pattern for c in files if c.model_errors.status_pattern
+                )
+            ),
+        ],
+    }
 
 
 def blueprint(conventions: ConventionSet) -> dict[str, Any]:
@@ -454,10 +509,11 @@ def blueprint(conventions: ConventionSet) -> dict[str, Any]:
     ``parse:`` names, a ``span_name`` source by its pattern; rules reading alike share one:
     ``extends`` makes many, 208 distinct of 408 in the bundled files) and the rule table's
     data (``table_data``). What depends on the installed parsers or is made of callables is
-    made from it by ``build_set``, at every start."""
+    made from it by ``build_set``, at every start. What the files say besides their rules
+    is its ``set`` (``set_facts``)."""
     entries: list[list[Any]] = []
     rule_fields: list[dict[str, list[Source]]] = []
-    placeholders: set[str] = set()
+    facts = set_facts(conventions.files)
     plans: list[list[Any]] = []
     sources: list[list[Any]] = []
     scans: list[tuple[list[str], list[str], list[list[Any]]]] = []
@@ -509,7 +565,6 @@ def blueprint(conventions: ConventionSet) -> dict[str, Any]:
         return number
 
     for conv in conventions.files:
-        placeholders.update(conv.redaction_placeholders)
         for rule in conv.rules:
             fields = _resolved_fields(rule, conventions)
             rule_fields.append(fields)
@@ -540,7 +595,7 @@ def blueprint(conventions: ConventionSet) -> dict[str, Any]:
                     result_attrs, scan_of(fields), outcome_reads,
                 ]
             )  # fmt: skip
-    content = ContentReads(frozenset(placeholders))
+    content = ContentReads(frozenset(facts["placeholders"]))
     table = table_data(
         [rule for conv in conventions.files for rule in conv.rules], rule_fields, content
     )
@@ -551,44 +606,28 @@ def blueprint(conventions: ConventionSet) -> dict[str, Any]:
         "sources": sources,
         "table": table,
         "content_keys": sorted(content.keys),
+        "set": facts,
     }
 
 
-def build_set(plan: Mapping[str, Any], conventions: ConventionSet) -> CompiledSet:
-    """The compiled set of a ``blueprint`` of ``conventions`` (made now, or read back from
-    the cache): the core's rule table, field reader and drafter, the parsers the set's
-    registry gives the plans' ``parse:`` names, and what the files say besides their
-    rules. Raises ``KeyError``, ``TypeError``, ``ValueError``, ``IndexError``,
-    ``ArithmeticError`` or ``RecursionError`` for data of another shape."""
-    placeholders: set[str] = set()
-    reasons: set[str] = set()
-    vocabulary: dict[str, str] = {}
-    """Lower-cased spelling -> canonical finish reason (the files' ``finish_reasons``; the
-    highest-priority file wins a spelling two files define differently), for the drafter."""
-    for conv in conventions.files:
-        placeholders.update(conv.redaction_placeholders)
-        reasons.update(conv.tool_call_finish_reasons)
-        for canonical, spellings in conv.finish_reasons.items():
-            for spelling in (canonical, *spellings):
-                vocabulary.setdefault(spelling.lower(), canonical)
-            if canonical == "tool_call":
-                reasons.update((canonical, *spellings))
+def build_set(plan: Mapping[str, Any], registry: ParserRegistry) -> CompiledSet:
+    """The compiled set of a ``blueprint`` (made now, or read back from the cache): the
+    core's rule table, field reader and drafter, the parsers ``registry`` gives the plans'
+    ``parse:`` names, and what the files say besides their rules (its ``set``). Raises
+    ``KeyError``, ``TypeError``, ``ValueError``, ``IndexError``, ``ArithmeticError`` or
+    ``RecursionError`` for data of another shape."""
+    facts = plan["set"]
     scans = [_scan(scan) for scan in plan["scans"]]
     rules = [_compiled_rule(entry, scans) for entry in plan["rules"]]
-    parsers = PlanParsers(conventions.parsers)
+    parsers = PlanParsers(registry)
     sources = [parsers.source(source) for source in plan["sources"]]
     plans = [
         [(name, content, [sources[n] for n in numbers]) for name, content, numbers in fields]
         for fields in plan["plans"]
     ]
-    frozen_placeholders = frozenset(placeholders)
+    frozen_placeholders = frozenset(facts["placeholders"])
     reader = FieldReader(plans, frozen_placeholders, _parser_failed)
-    control_flow = frozenset(
-        name for conv in conventions.files for name in conv.control_flow_exceptions
-    )
-    run_limit_errors = tuple(
-        dict.fromkeys(name for conv in conventions.files for name in conv.run_limit_errors)
-    )
+    run_limit_errors = tuple(facts["run_limit_errors"])
     hooks = (
         parse_string,
         parse_int,
@@ -596,25 +635,32 @@ def build_set(plan: Mapping[str, Any], conventions: ConventionSet) -> CompiledSe
         functools.partial(run_limit, names=run_limit_errors),
     )
     drafter = Drafter(
-        reader, control_flow, bool(run_limit_errors), vocabulary, StatusCode.ERROR, hooks
+        reader,
+        frozenset(facts["control_flow"]),
+        bool(run_limit_errors),
+        dict(facts["vocabulary"]),
+        StatusCode.ERROR,
+        hooks,
     )
+    names, patterns = facts["model_errors"]
     return CompiledSet(
         rules=rules,
         placeholders=frozen_placeholders,
-        tool_call_finish_reasons=frozenset(reasons),
+        tool_call_finish_reasons=frozenset(facts["finish_reasons"]),
         table=_table(plan["table"], frozen_placeholders),
         content_keys=frozenset(plan["content_keys"]),
         reader=reader,
         drafter=drafter,
-        run_limit_prompts=tuple(
-            dict.fromkeys(text for conv in conventions.files for text in conv.run_limit_prompts)
-        ),
-        files=[c.name for c in conventions.files],
-        tool_results=tool_result_rules(conventions.files),
-        tool_kinds=conventions.tool_kinds(),
-        final_answer_tools=conventions.final_answer_tools(),
-        handoff_requests=conventions.handoff_requests(),
-        model_status=conventions.model_status_errors(),
+        run_limit_prompts=tuple(facts["run_limit_prompts"]),
+        files=list(facts["names"]),
+        tool_results=tool_result_rules(facts["tool_results"]),
+        tool_kinds={
+            (file, rule): ToolKinds(frozenset(file_edit), frozenset(command))
+            for file, rule, file_edit, command in facts["tool_kinds"]
+        },
+        final_answer_tools=tuple(facts["final_answer_tools"]),
+        handoff_requests=tuple(facts["handoff_requests"]),
+        model_status=(tuple(names), tuple(patterns)),
     )
 
 

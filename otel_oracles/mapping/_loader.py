@@ -1,11 +1,11 @@
 """Loading the mapping files: the bundled ``conventions/`` plus the user's own directories."""
 
 import importlib.resources
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+from pydantic import ValidationError
 
 from otel_oracles.config_bytes import ConfigTooLarge, read_config_bytes
 from otel_oracles.errors import ConventionError
@@ -44,33 +44,62 @@ def parser_problems(conv: ConventionFile, parsers: ParserRegistry) -> list[str]:
     return problems
 
 
-class ConventionSet(BaseModel):
+class ConventionSet:
     """Every mapping file in effect, highest priority first, and the parsers they may name.
     Compiled once, on first use, into match predicates and field extractors (see
-    ``_compile``); share one set across traces."""
+    ``_compile``); share one set across traces.
 
-    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+    A set ``load_conventions`` builds from its cache's compiled set (``_cache``) holds no
+    file at first: its ``files`` are validated from their entries when first asked for
+    (``validate``, ``explain``, ``inspect``, an error), as a grade needs only the compiled
+    set and validating the bundled files' entries was ~51 M instructions of every warm start
+    (docs/performance-history.md, "Start-up: the conventions' files built when asked for").
+    Checked when built from files: every ``parse:`` name known to ``parsers``, every
+    ``field`` condition reading a field its rule has sources for."""
 
-    files: list[ConventionFile]
-    parsers: ParserRegistry = Field(default_factory=load_parsers)
-    """What ``parse:`` names mean: built-ins plus the plug-ins installed at load time."""
-    _compiled: Any = PrivateAttr(default=None)
-    _final_answer_tools: tuple[str, ...] | None = PrivateAttr(default=None)
-    _model_status: tuple[tuple[str, ...], tuple[str, ...]] | None = PrivateAttr(default=None)
-    _tool_kinds: dict[tuple[str, str], ToolKinds] | None = PrivateAttr(default=None)
-    _handoff_requests: tuple[str, ...] | None = PrivateAttr(default=None)
-    _rules: dict[tuple[str, str], Rule] | None = PrivateAttr(default=None)
+    __slots__ = ("_compiled", "_files", "_read_files", "_rules", "parsers")
 
-    @model_validator(mode="after")
-    def _parsers_known(self) -> "ConventionSet":
+    def __init__(self, files: Sequence[ConventionFile], parsers: ParserRegistry | None = None):
+        self.parsers = load_parsers() if parsers is None else parsers
+        """What ``parse:`` names mean: built-ins plus the plug-ins installed at load time."""
+        self._files: list[ConventionFile] | None = list(files)
+        self._read_files: Callable[[], list[ConventionFile]] | None = None
+        self._compiled: Any = None
+        self._rules: dict[tuple[str, str], Rule] | None = None
+        self._parsers_known()
+        self._tested_fields_read()
+
+    @classmethod
+    def _kept(
+        cls, files: Callable[[], list[ConventionFile]], parsers: ParserRegistry, compiled: Any
+    ) -> "ConventionSet":
+        """A set built from its compiled form (``_compile.CompiledSet``), its files read by
+        ``files`` when first asked for. Its checks passed when the compiled set was kept;
+        its ``parse:`` names are checked by ``load_conventions``."""
+        kept = cls.__new__(cls)
+        kept.parsers = parsers
+        kept._files = None
+        kept._read_files = files
+        kept._compiled = compiled
+        kept._rules = None
+        return kept
+
+    @property
+    def files(self) -> list[ConventionFile]:
+        """The files, highest priority first (read on first use for a kept set)."""
+        if self._files is None:
+            assert self._read_files is not None
+            self._files = self._read_files()
+            self._read_files = None
+        return self._files
+
+    def _parsers_known(self) -> None:
         for conv in self.files:
             problems = parser_problems(conv, self.parsers)
             if problems:
                 raise ConventionError("; ".join(problems), conv.source)
-        return self
 
-    @model_validator(mode="after")
-    def _tested_fields_read(self) -> "ConventionSet":
+    def _tested_fields_read(self) -> None:
         """A ``field`` condition tests content the rule reads: a rule without sources for
         that field (``extends`` applied) is an error when loading, not a rule that never
         matches."""
@@ -88,7 +117,6 @@ class ConventionSet(BaseModel):
                         f"rules.{rule.id}.match: tests field(s) {missing} it has no sources for",
                         conv.source,
                     )
-        return self
 
     def file(self, name: str) -> ConventionFile | None:
         return next((f for f in self.files if f.name == name), None)
@@ -108,90 +136,43 @@ class ConventionSet(BaseModel):
                         index.setdefault((f.name, r.id), r)
             self._rules = index
         file_name, _, rule_id = ref.partition("/")
-        rules: dict[tuple[str, str], Rule] = self._rules
-        return rules.get((file_name, rule_id))
+        return self._rules.get((file_name, rule_id))
 
     def tool_kinds(self) -> dict[tuple[str, str], ToolKinds]:
         """``(file, rule id)`` -> the rule's ``file_edit_tools`` / ``command_tools``, for the
-        rules that declare any (computed once)."""
-        if self._tool_kinds is None:
-            self._tool_kinds = {
-                (f.name, r.id): ToolKinds(frozenset(r.file_edit_tools), frozenset(r.command_tools))
-                for f in self.files
-                for r in f.rules
-                if r.file_edit_tools or r.command_tools
-            }
-        kinds: dict[tuple[str, str], ToolKinds] = self._tool_kinds
+        rules that declare any (``_compile.set_facts``)."""
+        kinds: dict[tuple[str, str], ToolKinds] = self.compiled().tool_kinds
         return kinds
 
     def final_answer_tools(self) -> tuple[str, ...]:
-        """Every file's ``final_answer_tools``, first-seen order, no repeats (computed once).
-        A union: the span that carries the answer may be mapped by another file than the
-        one that knows the framework."""
-        if self._final_answer_tools is None:
-            names = dict.fromkeys(n for f in self.files for n in f.final_answer_tools)
-            self._final_answer_tools = tuple(names)
-        tools: tuple[str, ...] = self._final_answer_tools
+        """Every file's ``final_answer_tools``, first-seen order, no repeats (a union: the
+        span that carries the answer may be mapped by another file than the one that knows
+        the framework; ``_compile.set_facts``)."""
+        tools: tuple[str, ...] = self.compiled().final_answer_tools
         return tools
 
     def handoff_requests(self) -> tuple[str, ...]:
-        """Every file's ``handoff_requests`` patterns, first-seen order, no repeats (computed
-        once). A union, as ``final_answer_tools``: the request is a model call's, mapped by
-        whichever file reads the model calls."""
-        if self._handoff_requests is None:
-            patterns = dict.fromkeys(p for f in self.files for p in f.handoff_requests)
-            self._handoff_requests = tuple(patterns)
-        found: tuple[str, ...] = self._handoff_requests
+        """Every file's ``handoff_requests`` patterns, first-seen order, no repeats (a
+        union, as ``final_answer_tools``: the request is a model call's, mapped by whichever
+        file reads the model calls)."""
+        found: tuple[str, ...] = self.compiled().handoff_requests
         return found
 
     def model_status_errors(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """Every file's ``model_errors``: the ``status_errors`` class names and the
-        ``status_pattern`` regexes, each first-seen order, no repeats (computed once). A
-        union, as ``final_answer_tools``: the model client that raised may be traced by
-        another file's rules than the one that knows it."""
-        if self._model_status is None:
-            names = dict.fromkeys(n for f in self.files for n in f.model_errors.status_errors)
-            patterns = dict.fromkeys(
-                f.model_errors.status_pattern for f in self.files if f.model_errors.status_pattern
-            )
-            self._model_status = (tuple(names), tuple(patterns))
-        found: tuple[tuple[str, ...], tuple[str, ...]] = self._model_status
+        ``status_pattern`` regexes, each first-seen order, no repeats (a union, as
+        ``final_answer_tools``: the model client that raised may be traced by another file's
+        rules than the one that knows it)."""
+        found: tuple[tuple[str, ...], tuple[str, ...]] = self.compiled().model_status
         return found
 
     def compiled(self) -> Any:
-        """The compiled form (``_compile.CompiledSet``), built once and cached. Asked once per
-        mapped trace, so it is read from the model's private values directly: ``self._compiled``
-        goes through pydantic's ``__getattr__``, which raises and catches an
-        ``AttributeError`` on every read."""
-        private = self.__pydantic_private__
-        found = private.get("_compiled") if private is not None else None
+        """The compiled form (``_compile.CompiledSet``), built once and cached."""
+        found = self._compiled
         if found is None:
             from otel_oracles.mapping._compile import compile_set
 
             found = self._compiled = compile_set(self)
-        return found
-
-    def compiled_from(self, cache: ConventionCache, digests: list[str]) -> Any:
-        """``compiled()``, its blueprint (``_compile.blueprint``) read from ``cache`` when it
-        holds one for these files (``digests``: their entries', priority order), else made
-        and kept there. A blueprint the core's objects cannot be made of (of another shape:
-        a forged entry) is made again."""
-        from otel_oracles.mapping._compile import blueprint, build_set
-
-        key = cache.set_key(digests)
-        sources = [f.source for f in self.files]
-        kept = cache.get_set(key, sources)
-        found = None
-        if kept is not None:
-            try:
-                found = build_set(kept, self)
-            except (KeyError, TypeError, ValueError, IndexError, ArithmeticError, RecursionError):
-                found = None
-        if found is None:
-            plan = blueprint(self)
-            cache.put_set(key, sources, plan)
-            found = build_set(plan, self)
-        self._compiled = found
         return found
 
 
@@ -207,35 +188,55 @@ def load_convention_file(
     names are checked against ``parsers`` (default: built-ins plus installed plug-ins). With
     a ``cache``, the validated file is taken from it when it holds this very file, and kept
     in it otherwise (``_cache``: an entry is data, validated again, never trusted)."""
-    conv, _ = _load_file(path, parsers, cache)
+    parsers = load_parsers() if parsers is None else parsers
+    if cache is None:
+        conv = _parse_convention_file(path, _read_bytes(path))
+    else:
+        conv, _ = _validated(_read(path, cache), cache)
+    _check_parsers(conv, parsers)
     return conv
 
 
-def _load_file(
-    path: Path, parsers: ParserRegistry | None, cache: ConventionCache | None
-) -> tuple[ConventionFile, str | None]:
-    """``load_convention_file``, with the digest of the file's cache entry (``None``
-    without one): what ``load_conventions`` keys the compiled set by."""
-    source = str(path)
+class _Read(NamedTuple):
+    """A mapping file's bytes, its cache key and its entry (body, digest) if there is one."""
+
+    path: Path
+    raw: bytes
+    key: str
+    entry: tuple[bytes, str] | None
+
+
+def _read_bytes(path: Path) -> bytes:
     try:
-        raw = read_config_bytes(path)
+        return read_config_bytes(path)
     except OSError as exc:
-        raise ConventionError(f"cannot read: {exc.strerror}", source) from None
+        raise ConventionError(f"cannot read: {exc.strerror}", str(path)) from None
     except ConfigTooLarge as exc:
-        raise ConventionError(f"invalid YAML: {exc.problem}", source) from None
-    digest: str | None = None
-    key = cache.key(path.stem, source, raw) if cache is not None else ""
-    found = cache.get(key, source) if cache is not None else None
-    if found is not None:
-        conv, digest = found
-    else:
-        conv = _parse_convention_file(path, raw)
-        if cache is not None:
-            digest = cache.put(key, conv)
-    problems = parser_problems(conv, load_parsers() if parsers is None else parsers)
+        raise ConventionError(f"invalid YAML: {exc.problem}", str(path)) from None
+
+
+def _read(path: Path, cache: ConventionCache) -> _Read:
+    raw = _read_bytes(path)
+    source = str(path)
+    return _Read(path, raw, cache.key(path.stem, source, raw), cache.entry(source))
+
+
+def _validated(read: _Read, cache: ConventionCache) -> tuple[ConventionFile, str | None]:
+    """The file validated from its entry when that is this very file's, else from its YAML
+    (then kept): with the digest of the entry it is in (``None`` when it is not kept)."""
+    if read.entry is not None:
+        body, digest = read.entry
+        conv = cache.file_of(body, read.key, str(read.path))
+        if conv is not None:
+            return conv, digest
+    conv = _parse_convention_file(read.path, read.raw)
+    return conv, cache.put(read.key, conv)
+
+
+def _check_parsers(conv: ConventionFile, parsers: ParserRegistry) -> None:
+    problems = parser_problems(conv, parsers)
     if problems:
-        raise ConventionError("; ".join(problems), source)
-    return conv, digest
+        raise ConventionError("; ".join(problems), conv.source)
 
 
 def _parse_convention_file(path: Path, raw: bytes) -> ConventionFile:
@@ -281,20 +282,45 @@ def load_conventions(
     ``ConventionError`` naming the file and key path for the first invalid file (a ``parse:``
     name that no built-in or installed plug-in registers included), and for an ``extends``
     that names no rule. Parser plug-ins are discovered once, here. ``cache`` (see
-    ``load_convention_file``) spares parsing the YAML of files seen before.
+    ``load_convention_file``) spares parsing the YAML of files seen before, and compiling
+    a set of files seen before: then the set is built from its compiled form and its files
+    are validated from their entries only when asked for (``ConventionSet.files``).
     """
     parsers = load_parsers()
-    by_name: dict[str, ConventionFile] = {}
-    digests: dict[str, str | None] = {}
     paths = [
         *_files_in(builtin_dir()),
         *(p for extra in extra_dirs for p in _files_in(Path(extra))),
     ]
-    for path in paths:
-        conv, digests[str(path)] = _load_file(path, parsers, cache)
+    reads: list[_Read] | None = None
+    if cache is not None:
+        try:
+            reads = [_read(path, cache) for path in paths]
+        except ConventionError:
+            reads = None  # read again one by one below: the same error, in the same order
+        if reads is not None:
+            kept = _kept_set(reads, parsers, cache)
+            if kept is not None:
+                return kept
+    by_name: dict[str, ConventionFile] = {}
+    keys: list[tuple[str, str]] = []
+    """Per file read, its key and its entry's digest: the compiled set's key."""
+    kept_all = reads is not None
+    """Whether every file is kept in ``cache`` (else the compiled set is not kept either)."""
+    parse_names: set[str] = set()
+    for n, path in enumerate(paths):
+        if reads is None or cache is None:
+            conv = _parse_convention_file(path, _read_bytes(path))
+        else:
+            conv, digest = _validated(reads[n], cache)
+            if digest is None:
+                kept_all = False
+            else:
+                keys.append((reads[n].key, digest))
+        _check_parsers(conv, parsers)
+        parse_names.update(_parse_names(conv))
         by_name[conv.name] = conv
     files = sorted(by_name.values(), key=lambda f: (-f.priority, f.name))
-    result = ConventionSet(files=files, parsers=parsers)
+    result = ConventionSet(files, parsers)
     for conv in files:
         for i, rule in enumerate(conv.rules):
             if rule.extends is not None and result.rule(rule.extends) is None:
@@ -303,9 +329,58 @@ def load_conventions(
                     conv.source,
                 )
     # Compile now: a bad file fails at load time, not mid-run.
-    keys = [digests[f.source] for f in files]
-    if cache is None or None in keys:
+    if not kept_all or cache is None:
         result.compiled()
-    else:
-        result.compiled_from(cache, [key for key in keys if key is not None])
+        return result
+    from otel_oracles.mapping._compile import blueprint, build_set
+
+    plan = blueprint(result)
+    cache.put_set(cache.set_key(keys), [str(p) for p in paths], plan, sorted(parse_names))
+    result._compiled = build_set(plan, parsers)
     return result
+
+
+def _parse_names(conv: ConventionFile) -> set[str]:
+    """Every ``parse:`` name ``conv``'s sources use."""
+    return {
+        name
+        for rule in conv.rules
+        for sources in rule.fields.values()
+        for src in sources
+        for name in src.parse
+    }
+
+
+def _kept_set(
+    reads: list[_Read], parsers: ParserRegistry, cache: ConventionCache
+) -> ConventionSet | None:
+    """The set of the files ``reads`` holds built from the compiled set ``cache`` keeps for
+    them (keyed by every file's bytes and entry: ``ConventionCache.set_key``), or ``None``
+    when it keeps none, a file has no entry, a ``parse:`` name of the set is not among the
+    parsers now installed (the files are read then, and the error names the file) or the
+    kept data is of another shape. Its files, when asked for, are validated from the very
+    entries the set was keyed by (read now, kept in memory), or their YAML read now."""
+    from otel_oracles.mapping._compile import build_set
+
+    keys: list[tuple[str, str]] = []
+    for read in reads:
+        if read.entry is None:
+            return None
+        keys.append((read.key, read.entry[1]))
+    found = cache.get_set(cache.set_key(keys), [str(read.path) for read in reads])
+    if found is None:
+        return None
+    kept, parse_names = found
+    by_source = {str(read.path): read for read in reads}
+    try:
+        if any(parsers.problem(name) is not None for name in parse_names):
+            return None
+        order = [by_source[source] for source in kept["set"]["sources"]]
+        compiled = build_set(kept, parsers)
+    except (KeyError, TypeError, ValueError, IndexError, ArithmeticError, RecursionError):
+        return None
+
+    def files() -> list[ConventionFile]:
+        return [_validated(read, cache)[0] for read in order]
+
+    return ConventionSet._kept(files, parsers, compiled)

@@ -12,7 +12,7 @@ span-made or synthesized, so one rule covers every framework.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -163,7 +163,12 @@ def _result_rules(
     )
 
 
-def tool_result_rules(files: Iterable[ConventionFile]) -> ToolResultRules:
+def tool_result_facts(files: Iterable[ConventionFile]) -> list[Any]:
+    """The files' ``tool_results`` / ``tool_outcomes`` merged, as plain data JSON can hold
+    (a compiled set's blueprint keeps it: ``_compile.set_facts``): the error keys, the
+    error, empty and denied patterns (first-seen order, no repeats), the denied outcomes
+    (sorted) and the outcome values with their meaning (the highest-priority file wins a
+    value two files define)."""
     error_keys: dict[str, None] = {}
     errors: dict[str, None] = {}
     empties: dict[str, None] = {}
@@ -183,9 +188,22 @@ def tool_result_rules(files: Iterable[ConventionFile]) -> ToolResultRules:
         for meaning, values in conv.tool_outcomes.items():
             for value in values:
                 outcomes.setdefault(value.strip().lower(), meaning)
+    return [
+        list(error_keys),
+        list(errors),
+        list(empties),
+        list(denials),
+        sorted(denied_outcomes),
+        [[value, meaning] for value, meaning in outcomes.items()],
+    ]
+
+
+def tool_result_rules(facts: Sequence[Any]) -> ToolResultRules:
+    """The ``ToolResultRules`` of ``tool_result_facts``' data."""
+    error_keys, errors, empties, denials, denied_outcomes, outcomes = facts
     return ToolResultRules(
         core=_result_rules(error_keys, errors, empties, denials),
-        outcomes=tuple(outcomes.items()),
+        outcomes=tuple((value, meaning) for value, meaning in outcomes),
         denied_outcomes=frozenset(denied_outcomes),
     )
 

@@ -6,6 +6,7 @@ effect are the files' own."""
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 from pathlib import Path
@@ -16,6 +17,7 @@ import pytest
 from otel_oracles.assemble import build_trace
 from otel_oracles.mapping import ConventionCache, ConventionSet, load_conventions, map_trace
 from otel_oracles.mapping._compile import blueprint
+from otel_oracles.mapping.config import ConventionFile
 from otel_oracles.model.span import SpanRecord, StatusCode
 from otel_oracles.pipeline import read_traces
 from tests.mapping.test_conventions_cache import USER_FILE
@@ -94,6 +96,36 @@ def test_a_warm_load_builds_the_set_from_its_entry(tmp_path: Path, user_dir: Pat
     forge(entry, doc)
     read = load_conventions([user_dir], cache).compiled()
     assert [r.step for r in read.rules if r.file == "my-agent"] == ["retrieval"]
+
+
+def files_alive() -> int:
+    """How many ``ConventionFile`` objects this process holds."""
+    gc.collect()
+    return sum(isinstance(o, ConventionFile) for o in gc.get_objects())
+
+
+def test_a_warm_load_builds_no_file_until_one_is_asked_for(tmp_path: Path, user_dir: Path) -> None:
+    """Grading needs only the compiled set: a warm load builds none of the files (validating
+    the bundled files' entries was ~51 M instructions of every start), mapping builds none,
+    and the files, their rules and what the set merges from them are the cold load's when
+    asked for."""
+    cache = ConventionCache(tmp_path / "cache")
+    cold = load_conventions([user_dir])
+    load_conventions([user_dir], cache)
+    before = files_alive()
+    warm = load_conventions([user_dir], cache)
+    assert mapped(warm) == mapped(cold)
+    assert tool_of(warm, "my.tool.name") == [("tool_call", "x")]
+    assert (warm.tool_kinds(), warm.final_answer_tools()) == (
+        cold.tool_kinds(),
+        cold.final_answer_tools(),
+    )
+    assert warm.handoff_requests() == cold.handoff_requests()
+    assert warm.model_status_errors() == cold.model_status_errors()
+    assert files_alive() == before
+    assert warm.rule("my-agent/tool") == cold.rule("my-agent/tool")
+    assert warm.files == cold.files
+    assert files_alive() == before + len(cold.files)
 
 
 def test_an_edited_file_takes_effect(tmp_path: Path, user_dir: Path) -> None:

@@ -72,6 +72,35 @@ def test_without_the_plugin_the_parser_name_is_a_located_error() -> None:
     assert "Traceback" not in proc.stderr
 
 
+def test_a_kept_set_whose_files_name_a_parser_no_longer_installed_is_a_located_error(
+    parser_env: dict[str, str], tmp_path: Path
+) -> None:
+    """A warm start builds the set from its cached compiled form without reading the files
+    (``load_conventions``), but the parsers every file read names are checked against those
+    installed now, a file the set leaves out included (here ``acme.yaml``, replaced by a
+    later file of the same name that names no plug-in parser): once the plug-in is gone,
+    the error is the one a cold start gives."""
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    written = (DATA / "acme.yaml").read_text()
+    (mine / "acme.yaml").write_text(written)
+    (mine / "zz-acme.yaml").write_text(written.replace(", parse: acme_transcript", ""))
+    cache = {"OTEL_ORACLES_CONVENTIONS_CACHE": str(tmp_path / "cache")}
+    contracts = HERE.parents[1] / "examples" / "contracts"
+    args = ("grade", TRACE, "-c", contracts, "--conventions", mine, "--allow-empty")
+    for _ in range(2):  # written, then read
+        with_plugin = otel_oracles(*args, env={**parser_env, **cache})
+        assert with_plugin.returncode in (0, 1), with_plugin.stdout + with_plugin.stderr
+    assert list((tmp_path / "cache").glob("set-*.json"))
+    for env in ({**os.environ, **cache}, dict(os.environ)):  # warm, cold
+        proc = otel_oracles(*args, env=env)
+        assert proc.returncode == 2
+        assert proc.stderr.startswith(
+            f"error: {mine / 'acme.yaml'}: rules[0].fields.input_messages[0].parse: "
+            "unknown parser 'acme_transcript'"
+        ), proc.stderr
+
+
 def test_parser_plugin_that_failed_to_load_is_named_with_its_reason(
     parser_env: dict[str, str],
 ) -> None:
