@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 
 from otel_oracles.cli._output import input_limit_options, input_limits, report_input_problems
-from otel_oracles.mapping import load_conventions, map_trace
+from otel_oracles.mapping import ConventionCache, load_conventions, map_trace
 from otel_oracles.model.result import InputProblem
 from otel_oracles.model.step import Step, Trajectory
 from otel_oracles.pipeline import read_traces
@@ -147,7 +147,7 @@ def inspect_command(
       otel-oracles inspect examples/traces/pydantic-ai-b_tool_retry.otlp.json
       otel-oracles inspect export.jsonl --conventions my-conventions/ --json
     """
-    conventions = load_conventions(list(convention_dirs))
+    conventions = load_conventions(list(convention_dirs), ConventionCache.from_env())
     problems: list[InputProblem] = []
     trajectories = [
         map_trace(t, conventions)

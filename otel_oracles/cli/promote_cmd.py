@@ -8,7 +8,7 @@ import click
 
 from otel_oracles import load_contract
 from otel_oracles.cli import EXIT_FAILED, EXIT_OK
-from otel_oracles.mapping import load_conventions
+from otel_oracles.mapping import ConventionCache, load_conventions
 from otel_oracles.model.contract import discover_contract_files
 from otel_oracles.promote import DEFAULT_KEEP, ScrubPolicy, promote
 
@@ -99,7 +99,7 @@ def promote_command(
     contracts = [load_contract(p) for p in files]
     if not contracts:
         raise click.UsageError("no contract files (.json/.yaml/.yml) found in --contracts")
-    conventions = load_conventions(list(convention_dirs))
+    conventions = load_conventions(list(convention_dirs), ConventionCache.from_env())
     policy = ScrubPolicy(keep=keep, names=() if no_default_keep else DEFAULT_KEEP)
     result = promote(
         trace_file,

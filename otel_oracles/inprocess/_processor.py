@@ -33,7 +33,7 @@ from otel_oracles.emit import EmitResult, Emitter, build_emitter
 from otel_oracles.inprocess._buffer import PendingTrace, TraceBuffer
 from otel_oracles.inprocess._sdk_records import sdk_traces
 from otel_oracles.inprocess.config import ProcessorLimits
-from otel_oracles.mapping import ConventionSet, load_conventions
+from otel_oracles.mapping import ConventionCache, ConventionSet, load_conventions
 from otel_oracles.model.contract import Contract, discover_contract_files
 from otel_oracles.model.result import Verdict
 from otel_oracles.model.step import Trajectory
@@ -110,7 +110,11 @@ class GradingSpanProcessor(SpanProcessor):
         commands: CommandPolicy = COMMANDS_OFF,
     ) -> None:
         self.contracts = _load(contracts)
-        self.conventions = conventions if conventions is not None else load_conventions()
+        self.conventions = (
+            conventions
+            if conventions is not None
+            else load_conventions(cache=ConventionCache.from_env())
+        )
         self.emitter = emitter if emitter is not None else build_emitter(export="otlp")
         self.limits = limits or ProcessorLimits()
         self.commands = commands

@@ -33,7 +33,7 @@ def load_grading(settings: ServeSettings) -> tuple[list[Any], Any]:
     """Contracts and conventions, validated before anything listens (serve refuses to start
     on any error)."""
     from otel_oracles.grade.loader import load_contract
-    from otel_oracles.mapping import load_conventions
+    from otel_oracles.mapping import ConventionCache, load_conventions
     from otel_oracles.model.contract import discover_contract_files
 
     if not settings.grading.contracts:
@@ -45,7 +45,7 @@ def load_grading(settings: ServeSettings) -> tuple[list[Any], Any]:
             source="grading.contracts",
         )
     contracts = [load_contract(f) for f in files]
-    conventions = load_conventions(list(settings.grading.conventions))
+    conventions = load_conventions(list(settings.grading.conventions), ConventionCache.from_env())
     return contracts, conventions
 
 

@@ -12,7 +12,7 @@ import pytest
 from otel_oracles.emit import EmitSettings, ExplainMode
 from otel_oracles.errors import OtelOraclesError
 from otel_oracles.grade.loader import load_contract
-from otel_oracles.mapping import ConventionSet, load_conventions
+from otel_oracles.mapping import ConventionCache, ConventionSet, load_conventions
 from otel_oracles.model.contract import Contract, discover_contract_files
 
 
@@ -64,7 +64,9 @@ def settings_for(config: pytest.Config) -> Settings:
                 "--oo-contracts: no contract files (.json/.yaml/.yml) found in "
                 + ", ".join(config.getoption("oo_contracts"))
             )
-        conventions = load_conventions([cwd / p for p in config.getoption("oo_conventions")])
+        conventions = load_conventions(
+            [cwd / p for p in config.getoption("oo_conventions")], ConventionCache.from_env()
+        )
     except OtelOraclesError as exc:
         raise pytest.UsageError(f"otel-oracles: {exc}") from None
     settings = Settings(contracts, conventions, explain, config.rootpath)
