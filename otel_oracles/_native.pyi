@@ -1001,8 +1001,9 @@ def repeated_args_candidates(
     /,
 ) -> list[Step]:
     """The calls that may share normalized arguments with ``threshold - 1`` others of their
-    tool, each call's screen (a hash of its normalized top-level strings) kept in ``made``
-    by ``id()`` (``grade.oracles.trace_common.repeated_args_candidates``)."""
+    tool, each call's screen (a hash of its normalized top-level strings, their characters
+    below ``!`` left out) kept in ``made`` by ``id()``
+    (``grade.oracles.trace_common.repeated_args_candidates``)."""
 
 # ---- the evaluator (otel_oracles.grade.evaluator) ---------------------------------------------
 

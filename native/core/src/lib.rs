@@ -24,6 +24,7 @@ mod pyrepr_table;
 pub mod rule_regex;
 pub mod rules;
 pub mod scan;
+pub mod screen;
 pub mod session_join;
 pub mod span_tree;
 pub mod trace_passes;

@@ -21,6 +21,7 @@ mod view;
 use std::collections::HashMap;
 
 use otel_oracles_core::placeholder::is_placeholder_text;
+use otel_oracles_core::screen::{bytes_hash, mix64, squeezed_hash, squeezed_lower_hash};
 use pyo3::exceptions::PyRecursionError;
 use pyo3::ffi;
 use pyo3::intern;
@@ -393,29 +394,6 @@ fn asked_together<'py>(
     )
 }
 
-/// Whether `c` is whitespace to `str.split()` (ASCII only: `\t\n\v\f\r`, the separators
-/// `\x1c`-`\x1f` and the space).
-fn is_python_ascii_space(c: u8) -> bool {
-    matches!(c, b'\t'..=b'\r' | 0x1c..=0x1f | b' ')
-}
-
-/// `" ".join(text.split()).casefold()` of an ASCII text into `out` (cleared first), read
-/// byte by byte (an ASCII text's bytes are its characters): its words copied whole and the
-/// result lower-cased in one pass (case folding of ASCII is lower-casing).
-fn normalize_ascii_into(text: &[u8], out: &mut Vec<u8>) {
-    out.clear();
-    for word in text.split(|&b| is_python_ascii_space(b)) {
-        if word.is_empty() {
-            continue;
-        }
-        if !out.is_empty() {
-            out.push(b' ');
-        }
-        out.extend_from_slice(word);
-    }
-    out.make_ascii_lowercase();
-}
-
 /// `" ".join(text.split()).casefold()` of a text that is not ASCII, through Python's own
 /// methods (its whitespace and case folding).
 fn normalized_text_py<'py>(text: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyString>> {
@@ -429,47 +407,8 @@ fn normalized_text_py<'py>(text: &Bound<'py, PyString>) -> PyResult<Bound<'py, P
         .cast_into::<PyString>()?)
 }
 
-/// MurmurHash3's 64-bit finalizer: every input bit reaches every output bit.
-fn mix64(mut h: u64) -> u64 {
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    h ^ (h >> 33)
-}
-
-/// A 64-bit hash of `bytes`, eight at a time (the screens hash whole file contents that
-/// calls pass as arguments): equal bytes hash alike, in every process. Not meant to resist
-/// chosen clashes: a clash only keeps more calls for the full normalization, which decides.
-fn bytes_hash(bytes: &[u8]) -> u64 {
-    let mut h = HASH_K ^ (bytes.len() as u64);
-    let mut chunks = bytes.chunks_exact(8);
-    for chunk in &mut chunks {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        h = absorb(h, word);
-    }
-    let rest = chunks.remainder();
-    if !rest.is_empty() {
-        let mut word = [0u8; 8];
-        word[..rest.len()].copy_from_slice(rest);
-        h = absorb(h, word);
-    }
-    mix64(h)
-}
-
-/// `bytes_hash`'s multiplier (the golden ratio's 64-bit fraction, odd).
-const HASH_K: u64 = 0x9e37_79b9_7f4a_7c15;
-
-/// `bytes_hash`'s step: eight bytes folded into the running hash.
-fn absorb(h: u64, word: [u8; 8]) -> u64 {
-    (h ^ u64::from_le_bytes(word))
-        .wrapping_mul(HASH_K)
-        .rotate_left(29)
-}
-
 /// A hash of a `str` that is a function of its text alone: its UTF-8 bytes'
-/// (`bytes_hash`), or, for a text holding a lone surrogate (no UTF-8), Python's own
+/// (`screen::bytes_hash`), or, for a text holding a lone surrogate (no UTF-8), Python's own
 /// `hash()` of it, mixed (such a text equals no UTF-8 one; a clash of the two kinds only
 /// costs a screen).
 fn text_hash(text: &Bound<'_, PyString>) -> PyResult<u64> {
@@ -479,22 +418,28 @@ fn text_hash(text: &Bound<'_, PyString>) -> PyResult<u64> {
     }
 }
 
-/// `text_hash` of `" ".join(text.split()).casefold()`: an ASCII text normalized natively
-/// (in `buffer`, reused), any other through Python's methods. Equal normalized texts hash
-/// alike whichever way each was made: a text that is not ASCII may normalize to an ASCII
-/// one (`ß` to `ss`), and both hashes are of the normalized text's bytes.
-fn normalized_hash(text: &Bound<'_, PyString>, buffer: &mut Vec<u8>) -> PyResult<u64> {
+/// A hash of `" ".join(text.split()).casefold()` without its bytes below `!` (its spaces,
+/// and control characters: `core::screen`, a function of the normalized text read eight
+/// bytes a step): an ASCII text squeezed natively, any other normalized through Python's
+/// methods first. Equal normalized texts hash alike whichever way each was made: a text
+/// that is not ASCII may normalize to an ASCII one (`ß` to `ss`), and both hashes are of
+/// the normalized text's bytes but those.
+fn normalized_hash(text: &Bound<'_, PyString>) -> PyResult<u64> {
     if let Ok(chars) = text.to_str() {
         if chars.is_ascii() {
-            normalize_ascii_into(chars.as_bytes(), buffer);
-            return Ok(bytes_hash(buffer));
+            return Ok(squeezed_lower_hash(chars.as_bytes()));
         }
     }
-    text_hash(&normalized_text_py(text)?)
+    let normalized = normalized_text_py(text)?;
+    match normalized.to_str() {
+        Ok(chars) => Ok(squeezed_hash(chars.as_bytes())),
+        Err(_) => text_hash(&normalized),
+    }
 }
 
 /// `trace_common` screen of one call: a hash of its effective arguments' normalized
-/// top-level strings as a set of `(key, text)` (each pair hashed, the pairs' hashes summed:
+/// top-level strings (spaces and control bytes left out: `normalized_hash`) as a set of `(key, text)` (each
+/// pair hashed, the pairs' hashes summed:
 /// a set's hash, whatever the order; a dict's keys are distinct, so no pair counts twice),
 /// or `None` when they are no plain JSON object (none captured, not an exact `dict`, a key
 /// that is no exact `str`, a value not of an exact plain type). Equal sets hash alike; two
@@ -504,44 +449,63 @@ fn leaf_screen<'py>(
     step: &Bound<'py, PyAny>,
     meta: &Bound<'py, PyFrozenSet>,
     plain: &[Bound<'py, PyAny>],
-    buffer: &mut Vec<u8>,
 ) -> PyResult<Option<u64>> {
     let py = step.py();
     let fields = StepFields::new(step.clone());
     let arguments = fields.get(intern!(py, "arguments"))?;
-    let (items, from_raw) = if !arguments.is_none() {
+    let mut screen: u64 = 0;
+    if !arguments.is_none() {
         let Ok(args) = arguments.cast_exact::<PyDict>() else {
             return Ok(None);
         };
-        (args.items(), false)
-    } else {
-        let raw = fields.get(intern!(py, "raw"))?;
-        if raw.is_none() {
-            return Ok(None);
+        // The dict's own pairs (`PyDict_Next`), no list of item tuples made.
+        for (key, value) in args.iter() {
+            match pair_screen(&key, &value, plain)? {
+                Some(pair) => screen = screen.wrapping_add(pair),
+                None => return Ok(None),
+            }
         }
-        let items = raw.call_method0(intern!(py, "items"))?;
-        (
-            PyList::new(py, items.try_iter()?.collect::<PyResult<Vec<_>>>()?)?,
-            true,
-        )
-    };
-    let mut screen: u64 = 0;
-    for item in items.iter() {
+        return Ok(Some(screen));
+    }
+    let raw = fields.get(intern!(py, "raw"))?;
+    if raw.is_none() {
+        return Ok(None);
+    }
+    let items = raw.call_method0(intern!(py, "items"))?;
+    let items: Vec<Bound<'py, PyAny>> = items.try_iter()?.collect::<PyResult<_>>()?;
+    for item in items {
         let (key, value): (Bound<'py, PyAny>, Bound<'py, PyAny>) = item.extract()?;
-        if from_raw && meta.contains(&key)? {
+        if meta.contains(&key)? {
             continue;
         }
-        let kind = value.get_type();
-        if !key.is_exact_instance_of::<PyString>() || !plain.iter().any(|p| p.is(&kind)) {
-            return Ok(None);
-        }
-        if let Ok(text) = value.cast_exact::<PyString>() {
-            let key = text_hash(key.cast_exact::<PyString>()?)?;
-            let pair = mix64(key.rotate_left(32) ^ normalized_hash(text, buffer)?);
-            screen = screen.wrapping_add(pair);
+        match pair_screen(&key, &value, plain)? {
+            Some(pair) => screen = screen.wrapping_add(pair),
+            None => return Ok(None),
         }
     }
     Ok(Some(screen))
+}
+
+/// One argument's part of `leaf_screen`: the hash of `(key, normalized text)` for a text,
+/// 0 for another plain value, `None` when the pair is not plain JSON.
+fn pair_screen<'py>(
+    key: &Bound<'py, PyAny>,
+    value: &Bound<'py, PyAny>,
+    plain: &[Bound<'py, PyAny>],
+) -> PyResult<Option<u64>> {
+    let kind = value.get_type();
+    let Ok(key) = key.cast_exact::<PyString>() else {
+        return Ok(None);
+    };
+    if !plain.iter().any(|p| p.is(&kind)) {
+        return Ok(None);
+    }
+    match value.cast_exact::<PyString>() {
+        Ok(text) => Ok(Some(mix64(
+            text_hash(key)?.rotate_left(32) ^ normalized_hash(text)?,
+        ))),
+        Err(_) => Ok(Some(0)),
+    }
 }
 
 /// `trace_common.repeated_args_candidates`: the calls of `calls` (in order) that may share
@@ -574,7 +538,6 @@ fn repeated_args_candidates<'py>(
         }
     }
     let mut keep = vec![false; calls.len()];
-    let mut buffer: Vec<u8> = Vec::new();
     for group in &groups {
         if group.len().into_pyobject(py)?.lt(threshold)? {
             continue;
@@ -587,7 +550,7 @@ fn repeated_args_candidates<'py>(
             let screen = match made.get_item(&id)? {
                 Some(screen) => screen.extract::<Option<u64>>()?,
                 None => {
-                    let screen = leaf_screen(call, meta, &plain, &mut buffer)?;
+                    let screen = leaf_screen(call, meta, &plain)?;
                     made.set_item(id, screen)?;
                     screen
                 }

@@ -333,10 +333,12 @@ def repeated_args_candidates(ev: Evidence, calls: Sequence[Step], threshold: int
 
     Equal normalized texts of two plain JSON objects mean equal key sets and, key by key,
     equal JSON values: a string value's twin is a string with the same normalized text. So
-    calls whose normalized top-level strings differ (a call's *screen*: its effective
-    arguments' top-level strings, whitespace-collapsed and case-folded, as a set of
-    ``(key, text)``) cannot be equal, and a tool's calls split by their screens need the
-    (costly) full normalization only in groups of ``threshold`` or more. A tool with a
+    calls whose normalized top-level strings differ cannot be equal, nor can calls whose
+    *screens* differ (a call's screen: its effective arguments' top-level strings,
+    normalized and then stripped of their characters below ``!``, the spaces and control
+    characters, as a set of ``(key, text)``; texts that normalize alike are alike so
+    stripped), and a tool's calls split by their screens
+    need the (costly) full normalization only in groups of ``threshold`` or more. A tool with a
     call whose arguments are no plain JSON object (none captured, a non-string key, a
     value JSON would render through ``str()``) keeps all its calls.
 
