@@ -142,27 +142,31 @@ class Evidence:
     def __repr__(self) -> str:
         return f"Evidence(trajectory={self.trajectory.trace_id!r}, memo={len(self._memo)})"
 
-    def memoized(self, key: Hashable, compute: Callable[[], Any]) -> Any:
-        """``compute()`` once per key for this trajectory. ``key`` must capture every input
-        ``compute`` reads besides the trajectory. (This class's own facts are kept in
-        ``_Facts``, keyed by the function that computes each.)"""
+    def memoized(self, key: Hashable, compute: Callable[..., Any], *args: Any) -> Any:
+        """``compute(*args)`` once per key for this trajectory. ``key`` must capture every
+        input ``compute`` reads besides the trajectory and ``args``. (This class's own facts
+        are kept in ``_Facts``, keyed by the function that computes each.) The arguments are
+        passed, not closed over: the checks ask ~26,000 times a grade, most often a value
+        already made, and a closure made per ask cost more than the lookup."""
         # Tested with ``in``, not read under ``try``: half the lookups here miss (each
         # check's own key, first asked), and a ``KeyError`` raised and caught costs ~2,000
         # instructions, the test ~100 (docs/performance.md).
         memo = self._memo
         if key in memo:
             return memo[key]
-        value = memo[key] = compute()
+        value = memo[key] = compute(*args)
         return value
 
-    def step_memoized(self, step: Step, key: Hashable, compute: Callable[[], Any]) -> Any:
-        """``compute()`` once per (step, key) for a step of this trajectory (a step from
+    def step_memoized(
+        self, step: Step, key: Hashable, compute: Callable[..., Any], *args: Any
+    ) -> Any:
+        """``compute(*args)`` once per (step, key) for a step of this trajectory (a step from
         elsewhere is computed every time). ``key`` must capture every input ``compute`` reads
-        besides the step."""
+        besides the step and ``args`` (passed, not closed over: ``memoized``)."""
         steps = self.trajectory.steps
         index = step.index
         if not (0 <= index < len(steps) and steps[index] is step):
-            return compute()
+            return compute(*args)
         # One table per key: a lookup hashes the key and the index, not a new pair of them.
         # Each step's first lookup misses: tested with ``in`` (``memoized``).
         tables = self._steps
@@ -171,7 +175,7 @@ class Evidence:
             table = tables[key] = {}
         if index in table:
             return table[index]
-        value = table[index] = compute()
+        value = table[index] = compute(*args)
         return value
 
     def network_violations(
@@ -554,6 +558,31 @@ class FinalOutput:
     value: Any = None
 
 
+class _OutputFilling:
+    """``FinalOutput``'s slots on a class of its own with no frozen ``__setattr__``: what
+    ``_output`` fills before making the object a ``FinalOutput``, as ``Finding.ok`` does a
+    finding (the frozen dataclass's ``__init__`` sets each field through
+    ``object.__setattr__``, ~1,000 instructions a field; every trajectory's answer checks
+    read one)."""
+
+    __slots__ = FinalOutput.__slots__
+
+
+def _output(
+    text: str | None, step: Step | None, missing: str | None = None, value: Any = None
+) -> FinalOutput:
+    """``FinalOutput(text, step, missing, value)``, filled on ``_OutputFilling``: the result
+    is a frozen ``FinalOutput`` like any other."""
+    made: Any = _OutputFilling()
+    made.text = text
+    made.step = step
+    made.missing = missing
+    made.value = value
+    made.__class__ = FinalOutput
+    output: FinalOutput = made
+    return output
+
+
 def final_output(t: Trajectory) -> FinalOutput:
     """The final answer, the one definition every answer check reads:
 
@@ -607,11 +636,11 @@ def _final_answer_calls(ev: Evidence) -> list[Step]:
 def _tool_answer(step: Step) -> FinalOutput:
     args = step.arguments
     if args is not None and not is_placeholder(args):
-        return FinalOutput(_object_answer_text(args), step, value=args)
+        return _output(_object_answer_text(args), step, value=args)
     raw = step.arguments_raw
     if raw is not None and not is_placeholder(raw):
-        return FinalOutput(raw, step)
-    return FinalOutput(
+        return _output(raw, step)
+    return _output(
         None,
         step,
         f"final output not captured: final-answer tool call {where(step)}: arguments not captured",
@@ -635,7 +664,7 @@ def _final_output_of(ev: Evidence) -> FinalOutput:
     if unfinished is not None:
         # A run the trace does not show finish returned no answer it shows: any text seen
         # (a final-answer call, a model call's text) may be one the run went on from.
-        return FinalOutput(None, ev.last_generation(), f"no final answer: {unfinished}")
+        return _output(None, ev.last_generation(), f"no final answer: {unfinished}")
     answers = ev.final_answer_calls()
     if answers:
         return _tool_answer(answers[-1])
@@ -653,18 +682,18 @@ def _final_output_of(ev: Evidence) -> FinalOutput:
     # in an error returned none), else why there is none.
     kind, step, value = ev.groups.final_output(CUT_FINISH_REASONS)
     if kind == "text":
-        return FinalOutput(value, step)
+        return _output(value, step)
     if kind == "structured":
-        return FinalOutput(_object_answer_text(value), step, value=value)
+        return _output(_object_answer_text(value), step, value=value)
     if kind == "error":
-        return FinalOutput(None, step, _run_error(value, step))
+        return _output(None, step, _run_error(value, step))
     if kind == "none":
-        return FinalOutput(None, None, "final output: the trace has no model-call spans")
+        return _output(None, None, "final output: the trace has no model-call spans")
     assert step is not None  # the other findings name the last model call
     if kind == "cut":
-        return FinalOutput(None, step, _cut_off(step, value))
+        return _output(None, step, _cut_off(step, value))
     if kind == "thoughts":
-        return FinalOutput(
+        return _output(
             None,
             step,
             f"final output not known: last model call {where(step)}: its answer is "
@@ -675,9 +704,7 @@ def _final_output_of(ev: Evidence) -> FinalOutput:
         why = "output messages not captured"
     else:
         why = "output messages carry no text (content capture off?)"
-    return FinalOutput(
-        None, step, f"final output not captured: last model call {where(step)}: {why}"
-    )
+    return _output(None, step, f"final output not captured: last model call {where(step)}: {why}")
 
 
 def _cut_off(last: Step, reason: str) -> str:

@@ -38,7 +38,7 @@ class OutboundRequest:
 def outbound_requests(ev: Evidence) -> list[OutboundRequest]:
     """HTTP client requests of the run that are not a model call's own transport, in step
     order. Computed once per trajectory."""
-    found: list[OutboundRequest] = ev.memoized("outbound_requests", lambda: _find(ev))
+    found: list[OutboundRequest] = ev.memoized("outbound_requests", _find, ev)
     return list(found)
 
 

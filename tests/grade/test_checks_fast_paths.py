@@ -397,6 +397,26 @@ def test_a_finding_the_shortcuts_fill_is_a_frozen_finding() -> None:
     assert type(noted) is Noted and noted.note == "M" and noted.used == 2
 
 
+def test_a_final_output_filled_on_its_twin_is_a_frozen_final_output() -> None:
+    """``_output`` fills a final output's slots on a twin class, then gives it its class:
+    what the answer checks read is exactly the ``FinalOutput`` the dataclass builds (equal,
+    hashed alike, frozen), whichever way the answer was found."""
+    from otel_oracles.grade.evidence import FinalOutput, _output
+
+    step = traj(tool("final_answer", {"answer": "42"})).steps[0]
+    made = _output("42", step, value={"answer": "42"})
+    built = FinalOutput("42", step, value={"answer": "42"})
+    assert type(made) is FinalOutput and made == built and repr(made) == repr(built)
+    assert hash(_output("x", None, "why")) == hash(FinalOutput("x", None, "why"))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.text = "other"  # type: ignore[misc]
+    assert not hasattr(made, "__dict__")
+    # What the evidence finds is one of these.
+    found = Evidence(traj(tool("search", {"q": "x"}))).final_output()
+    assert type(found) is FinalOutput and found.text is None
+    assert found.missing == "final output: the trace has no model-call spans"
+
+
 # ---- the evaluator's fail-closed rules and outcome table --------------------------------------
 
 

@@ -420,7 +420,7 @@ def _inputs(ctx: GradeContext, step: Step) -> tuple[str, ...]:
     ``assertion_exists`` and ``test_must_pass`` read the same steps' inputs for each file
     they judge."""
     texts: tuple[str, ...] = ctx.evidence.step_memoized(
-        step, "agentbench_inputs", lambda: _step_inputs(step)
+        step, "agentbench_inputs", _step_inputs, step
     )
     return texts
 
@@ -469,18 +469,21 @@ def _screen(ctx: GradeContext, step: Step) -> tuple[str, bool]:
     ``json_indented``, which only escapes ``"``, ``\\`` and control characters), else the
     inputs themselves, joined with its raw arguments, command and path. It may hold a name
     no input holds (a key, across a newline): that only sends the step to the exact test."""
-
-    def make() -> tuple[str, bool]:
-        arguments = step.arguments
-        dumped = "" if arguments is None else json_indented(arguments, 0)
-        if dumped is None:
-            dumped = "\n".join(_inputs(ctx, step))
-        texts = (dumped, step.arguments_raw, step.command, step.path)
-        screen = "\n".join(text for text in texts if text)
-        return screen, "*" in screen or "?" in screen
-
-    made: tuple[str, bool] = ctx.evidence.step_memoized(step, "agentbench_screen", make)
+    made: tuple[str, bool] = ctx.evidence.step_memoized(
+        step, "agentbench_screen", _make_screen, ctx, step
+    )
     return made
+
+
+def _make_screen(ctx: GradeContext, step: Step) -> tuple[str, bool]:
+    """``_screen`` when first asked of ``step``."""
+    arguments = step.arguments
+    dumped = "" if arguments is None else json_indented(arguments, 0)
+    if dumped is None:
+        dumped = "\n".join(_inputs(ctx, step))
+    texts = (dumped, step.arguments_raw, step.command, step.path)
+    screen = "\n".join(text for text in texts if text)
+    return screen, "*" in screen or "?" in screen
 
 
 def _plain_command(step: Step) -> bool:

@@ -91,9 +91,7 @@ def _answer_cites(ctx: GradeContext, pattern: str, answer: str) -> list[str]:
     """``_cited_ids`` of the final answer, found once per trajectory and pattern:
     ``citations_grounded`` and ``citation_required`` usually search the same answer for the
     same ids (a fresh list per call)."""
-    ids: list[str] = ctx.evidence.memoized(
-        ("answer_cites", pattern), lambda: _cited_ids(pattern, answer)
-    )
+    ids: list[str] = ctx.evidence.memoized(("answer_cites", pattern), _cited_ids, pattern, answer)
     return list(ids)
 
 
@@ -239,7 +237,7 @@ def _source_search(ev: Evidence, step: Step) -> tuple[str, bool] | None:
         parts.append(_search_text(step.documents))
     if not absent(step, "result"):
         made: tuple[str, bool] = ev.step_memoized(
-            step, "result_search_text", lambda: _search_text(step.result)
+            step, "result_search_text", _search_text, step.result
         )
         parts.append(made)
     if not parts:

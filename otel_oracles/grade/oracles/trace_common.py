@@ -137,7 +137,7 @@ def result_text(result: Any) -> str:
 
 def step_result_text(ev: Evidence, step: Step) -> str:
     """``result_text(step.result)``, computed once per step of ``ev``'s trajectory."""
-    text: str = ev.step_memoized(step, "result_text", lambda: result_text(step.result))
+    text: str = ev.step_memoized(step, "result_text", result_text, step.result)
     return text
 
 
@@ -164,10 +164,14 @@ def call_failures(ev: Evidence, error_pattern: str | None) -> dict[int, str | No
     (A step's ``id()`` cannot name another live step, and the trajectory keeps its steps
     alive while ``ev`` exists.)"""
     table: dict[int, str | None] = ev.memoized(
-        ("call_failures", error_pattern),
-        lambda: _call_failures(ev, ev.groups.calls, error_pattern),
+        ("call_failures", error_pattern), _every_call_failure, ev, error_pattern
     )
     return table
+
+
+def _every_call_failure(ev: Evidence, error_pattern: str | None) -> dict[int, str | None]:
+    """``_call_failures`` of every call of ``ev``'s trajectory (``call_failures``' table)."""
+    return _call_failures(ev, ev.groups.calls, error_pattern)
 
 
 def failed_calls(ev: Evidence, error_pattern: str | None) -> dict[int, str]:
@@ -175,11 +179,13 @@ def failed_calls(ev: Evidence, error_pattern: str | None) -> dict[int, str]:
     once per pattern. Most trajectories hold no failed call: then this is empty, and
     ``tool_retries`` and ``tool_errors`` are decided without pairing calls or reading
     twins (no failure, no retry and no failed call, whatever the pairs)."""
-    table: dict[int, str] = ev.memoized(
-        ("failed_calls", error_pattern),
-        lambda: {k: why for k, why in call_failures(ev, error_pattern).items() if why is not None},
-    )
+    table: dict[int, str] = ev.memoized(("failed_calls", error_pattern), _failed, ev, error_pattern)
     return table
+
+
+def _failed(ev: Evidence, error_pattern: str | None) -> dict[int, str]:
+    """``failed_calls``' table: the entries of ``call_failures`` that say why."""
+    return {k: why for k, why in call_failures(ev, error_pattern).items() if why is not None}
 
 
 def is_denied(step: Step) -> bool:
@@ -281,10 +287,13 @@ def effective_args(step: Step) -> dict[str, Any] | None:
 
 def step_normalized_args(ev: Evidence, step: Step) -> str:
     """``normalize_args`` of a call's effective arguments, computed once per step."""
-    text: str = ev.step_memoized(
-        step, "normalized_args", lambda: normalize_args(effective_args(step), step.arguments_raw)
-    )
+    text: str = ev.step_memoized(step, "normalized_args", _normalized_args, step)
     return text
+
+
+def _normalized_args(step: Step) -> str:
+    """``step_normalized_args`` when first asked of ``step``."""
+    return normalize_args(effective_args(step), step.arguments_raw)
 
 
 def normalize_args(args: dict[str, Any] | None, raw: str | None = None) -> str:
@@ -481,7 +490,7 @@ def nameless_twins(ev: Evidence) -> NamelessTwins:
     (``mapping/_stacked``). On a trace with every name recorded this is empty."""
     if not ev.nameless_calls():
         return _NO_TWINS  # most runs record every name: nothing to pair or keep
-    found: NamelessTwins = ev.memoized("nameless_twins", lambda: _pair_twins(ev))
+    found: NamelessTwins = ev.memoized("nameless_twins", _pair_twins, ev)
     return found
 
 

@@ -561,7 +561,7 @@ def find_retries(
     failed calls are found once per trajectory and pattern (``_repeats``), and each
     ``tools`` asks only which of them it counts."""
     found: tuple[tuple[Step, Step, str], ...] = ev.memoized(
-        ("retries", tools, error_pattern), lambda: _retries(ev, tools, error_pattern)
+        ("retries", tools, error_pattern), _retries, ev, tools, error_pattern
     )
     return found
 
@@ -573,9 +573,7 @@ def _retries(
     if not failed:  # no call failed (most trajectories): nothing to retry, no pairs needed
         return ()
     # Only the repeats of failed calls can be retries: the other pairs are not judged.
-    repeats: list[tuple[Step, Step]] = ev.memoized(
-        ("repeats", error_pattern), lambda: _repeats(ev, failed)
-    )
+    repeats: list[tuple[Step, Step]] = ev.memoized(("repeats", error_pattern), _repeats, ev, failed)
     chosen = {id(s) for s in ev.calls_of(tools, unknown_namespace_matches=True)} if tools else None
     out: list[tuple[Step, Step, str]] = []
     for s, prev in repeats:
