@@ -219,6 +219,45 @@ class SessionJoiner:
 # Each takes an ``otel_oracles.emit._records.ItemBatch`` of ``SpanItem``s or ``LogItem``s and
 # stores the encoded bytes of every shared ``Attrs`` run in its ``encoded`` dict.
 
+class VerdictRecords:
+    """``OtelEmitter``'s builder of grade spans and evaluation log records
+    (``native/python/src/emit_records.rs``): ``names`` is ``emit._names``; ``classes`` the
+    record classes (``Attrs``, ``SpanItem``, ``EventItem``, ``LogItem``); ``helpers``
+    ``explain_key``, ``explain``, ``error_type``, ``agent_label``, ``generation_labels`` and
+    the subject label of a grade span that starts its own trace; ``severities`` an outcome's
+    (``SeverityNumber``, text); ``passing`` the outcomes scored 1.0; ``forms`` whether the
+    grade span, its events and the log records are built. Keeps the shared attribute runs
+    it made (each cache cleared at ``max_shared``); lists are cut at ``max_list`` items."""
+
+    def __init__(
+        self,
+        names: Any,
+        classes: tuple[Any, Any, Any, Any],
+        helpers: tuple[
+            Callable[..., Any],
+            Callable[..., Any],
+            Callable[..., Any],
+            Callable[..., Any],
+            Callable[..., Any],
+            Callable[..., Any],
+        ],
+        severities: dict[Any, tuple[Any, str]],
+        passing: list[Any],
+        error_outcome: Any,
+        explain_mode: str,
+        forms: tuple[bool, bool, bool],
+        max_list: int,
+        max_shared: int,
+        seed: int,
+        /,
+    ) -> None: ...
+    def build(
+        self, results: list[Any], start: int, spans: list[Any], logs: list[Any], batch: int, /
+    ) -> int:
+        """Appends the records of ``results[start:]`` (verdict, trajectory) to ``spans`` and
+        ``logs`` (one time stamp a verdict) and returns the index after the last verdict
+        built: the first after which either list holds ``batch`` records, else the end."""
+
 def encode_spans_proto(batch: ItemBatch[SpanItem], /) -> bytes:
     """The serialized ``ExportTraceServiceRequest`` (empty bytes for an empty batch)."""
 

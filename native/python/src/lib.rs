@@ -12,6 +12,7 @@ mod checks;
 mod decode_json;
 mod decode_proto;
 mod draft;
+mod emit_records;
 mod encode;
 mod encode_metrics;
 mod evidence;
@@ -51,6 +52,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     decode_json::register(m)?;
     encode::register(m)?;
     encode_metrics::register(m)?;
+    emit_records::register(m)?;
     parsers::register(m)?;
     online::register(m)?;
     rules::register(m)?;
