@@ -41,8 +41,9 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple, PyType};
 
-use crate::fields::{lookup, FieldReader};
+use crate::fields::FieldReader;
 use crate::parsers::{parse_json_or_text, parse_string_list};
+use crate::pydict::{self, lookup};
 use crate::results::ResultRules;
 use crate::slots::{object_new, span, span_attr, SlotLayout};
 
@@ -435,8 +436,7 @@ impl Drafter {
                     let found = PyList::empty(py);
                     for message in messages.try_iter()? {
                         let message = message?;
-                        let reason = message
-                            .call_method1(intern!(py, "get"), (intern!(py, "finish_reason"),))?;
+                        let reason = pydict::get(&message, intern!(py, "finish_reason"))?;
                         if truthy(&reason)? {
                             found.append(reason.str()?)?;
                         }
@@ -638,21 +638,6 @@ fn null_result(attributes: &Bound<'_, PyAny>, keys: &[Py<PyString>]) -> PyResult
     Ok(false)
 }
 
-/// `mapping.get(key)` as Python calls it: a plain `dict` read directly, any other object
-/// (a subclass) through its own `get`.
-fn dict_get<'py>(
-    mapping: &Bound<'py, PyAny>,
-    key: &Bound<'py, PyString>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let py = mapping.py();
-    if let Ok(dict) = mapping.cast_exact::<PyDict>() {
-        return Ok(dict
-            .get_item(key)?
-            .unwrap_or_else(|| py.None().into_bound(py)));
-    }
-    mapping.call_method1(intern!(py, "get"), (key,))
-}
-
 /// The `run_limit_prompts` entry a model call's system or user messages hold, if any: the
 /// framework's own request for a final answer once its limit was reached. Only those roles
 /// are searched (the framework writes the request as one; a tool's result or the model's own
@@ -673,11 +658,11 @@ fn run_limit_prompt<'py>(
         if !message.is_instance_of::<PyDict>() {
             continue;
         }
-        let role = dict_get(&message, intern!(py, "role"))?;
+        let role = pydict::get(&message, intern!(py, "role"))?;
         if !(equals(&role, "system")? || equals(&role, "user")?) {
             continue;
         }
-        let parts = dict_get(&message, intern!(py, "parts"))?;
+        let parts = pydict::get(&message, intern!(py, "parts"))?;
         if !parts.is_instance_of::<PyList>() {
             continue;
         }
@@ -686,7 +671,7 @@ fn run_limit_prompt<'py>(
             if !part.is_instance_of::<PyDict>() {
                 continue;
             }
-            let text = dict_get(&part, intern!(py, "content"))?;
+            let text = pydict::get(&part, intern!(py, "content"))?;
             let Ok(text) = text.cast::<PyString>() else {
                 continue;
             };

@@ -28,6 +28,8 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFrozenSet, PyList, PySet, PySlice, PyString, PyTuple};
 
+use crate::pydict;
+
 /// Deepest nesting of lists and dicts `is_placeholder` descends into. Python's recursive
 /// version stopped at its recursion limit, about 500 levels, with a `RecursionError`; this
 /// one answers to twice that depth and raises the same error past it (a cycle, say).
@@ -144,20 +146,6 @@ fn field<'py>(
     step.getattr(name)
 }
 
-/// `value.get(key)` as Python reads it: an exact `dict` through its storage, anything else
-/// through its own `get` (a subclass may define its own).
-fn get_of<'py>(
-    value: &Bound<'py, PyAny>,
-    key: &Bound<'py, PyString>,
-) -> PyResult<Bound<'py, PyAny>> {
-    if let Ok(dict) = value.cast_exact::<PyDict>() {
-        return Ok(dict
-            .get_item(key)?
-            .unwrap_or_else(|| value.py().None().into_bound(value.py())));
-    }
-    value.call_method1(intern!(value.py(), "get"), (key,))
-}
-
 /// A step's fields, read as `field` reads them.
 struct StepFields<'py> {
     step: Bound<'py, PyAny>,
@@ -209,7 +197,7 @@ fn requesting_turns<'py>(generations: &Bound<'py, PyAny>) -> PyResult<Bound<'py,
         }
         let mut index: Option<Bound<'py, PyAny>> = None;
         for message in messages.try_iter()? {
-            let parts = get_of(&message?, parts_key)?;
+            let parts = pydict::get(&message?, parts_key)?;
             if !parts.is_truthy()? {
                 continue;
             }
@@ -218,7 +206,7 @@ fn requesting_turns<'py>(generations: &Bound<'py, PyAny>) -> PyResult<Bound<'py,
                 if !part.is_instance_of::<PyDict>() {
                     continue;
                 }
-                let kind = get_of(&part, type_key)?;
+                let kind = pydict::get(&part, type_key)?;
                 let is_call = match kind.cast_exact::<PyString>() {
                     Ok(text) => text.to_cow().is_ok_and(|t| t == "tool_call"),
                     Err(_) => kind.eq(intern!(py, "tool_call"))?,
@@ -226,7 +214,7 @@ fn requesting_turns<'py>(generations: &Bound<'py, PyAny>) -> PyResult<Bound<'py,
                 if !is_call {
                     continue;
                 }
-                let call_id = get_of(&part, id_key)?;
+                let call_id = pydict::get(&part, id_key)?;
                 if !call_id.is_instance_of::<PyString>() || !call_id.is_truthy()? {
                     continue;
                 }
@@ -330,7 +318,7 @@ fn one_turn_spans<'py>(generations: &Bound<'py, PyAny>) -> PyResult<Bound<'py, P
         if source.is_none() {
             continue;
         }
-        let merged = get_of(
+        let merged = pydict::get(
             &generation.get(attributes_key)?,
             intern!(py, "merged_model_calls"),
         )?;
@@ -384,12 +372,12 @@ fn asked_together<'py>(
     }
     let attributes_key = intern!(py, "attributes");
     let requested_in = intern!(py, "requested_in");
-    let asked_in = get_of(&earlier.get(attributes_key)?, requested_in)?;
+    let asked_in = pydict::get(&earlier.get(attributes_key)?, requested_in)?;
     if asked_in.is_none() {
         return Ok(false);
     }
     Ok(
-        asked_in.eq(get_of(&later.get(attributes_key)?, requested_in)?)?
+        asked_in.eq(pydict::get(&later.get(attributes_key)?, requested_in)?)?
             && turns.one_turn()?.contains(&asked_in)?,
     )
 }
@@ -633,7 +621,7 @@ fn call_failure<'py>(
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
     let py = fields.step.py();
     let attributes = fields.get(intern!(py, "attributes"))?;
-    if get_of(&attributes, intern!(py, "denied"))?.is(PyBool::new(py, true).as_any()) {
+    if pydict::get(&attributes, intern!(py, "denied"))?.is(PyBool::new(py, true).as_any()) {
         return Ok(Some(denied.clone().into_any()));
     }
     let error_type = fields.get(intern!(py, "error_type"))?;
@@ -665,7 +653,7 @@ fn call_failure<'py>(
         if !is_dict {
             return Ok(None);
         }
-        let why = if get_of(&result, error)?.is_truthy()? {
+        let why = if pydict::get(&result, error)?.is_truthy()? {
             carries
         } else if pattern && first_key_is(&result, error)? {
             matches
@@ -681,7 +669,7 @@ fn call_failure<'py>(
     if absent_result(fields, &result)? {
         return Ok(None);
     }
-    if is_dict && get_of(&result, error)?.is_truthy()? {
+    if is_dict && pydict::get(&result, error)?.is_truthy()? {
         return Ok(Some(carries.clone().into_any()));
     }
     if pattern && search.call1((&fields.step,))?.is_truthy()? {

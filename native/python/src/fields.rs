@@ -22,6 +22,7 @@ use crate::parsers::{
     parse_genai_messages, parse_json, parse_json_or_text, parse_openinference_messages,
     parse_python_literal, parse_streamed_partials, parse_string_list,
 };
+use crate::pydict::lookup;
 use crate::tools::{parse_request_tool_names, parse_tool_names};
 
 /// Where a source's raw value comes from (the `Source` of `mapping/config.py`).
@@ -179,21 +180,6 @@ impl<'py> Names<'py> {
             body,
             status_message,
         }
-    }
-}
-
-/// `key in mapping` then `mapping[key]`, with a plain `dict` read directly.
-pub(crate) fn lookup<'py>(
-    mapping: &Bound<'py, PyAny>,
-    key: &Bound<'py, PyString>,
-) -> PyResult<Option<Bound<'py, PyAny>>> {
-    if let Ok(dict) = mapping.cast::<PyDict>() {
-        return dict.get_item(key);
-    }
-    if mapping.contains(key)? {
-        mapping.get_item(key).map(Some)
-    } else {
-        Ok(None)
     }
 }
 

@@ -23,6 +23,7 @@ mod log_events;
 mod online;
 mod parsers;
 mod passes;
+mod pydict;
 mod pytree;
 mod report_json;
 mod results;

@@ -25,6 +25,7 @@
 use otel_oracles_core::hashing::FastSet;
 
 use crate::draft::{draft_attr, ATTRIBUTES, FIELDS, FOLLOWS, RULE, SPAN, SYNTHESIZED};
+use crate::pydict;
 use crate::slots::{span, span_attr};
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -376,7 +377,7 @@ fn see_events<'py>(
                     }
                 }
                 Some(key) => {
-                    let value = attributes.call_method1(intern!(py, "get"), (key.bind(py),))?;
+                    let value = pydict::get(&attributes, key.bind(py))?;
                     longest.see(value)?;
                 }
             }
@@ -640,9 +641,10 @@ impl LimitRules {
         }
         let overwrites = self.overwrites_counted.bind(py);
         for (span, dropped) in reporting {
-            let language = span
-                .getattr(intern!(py, "resource"))?
-                .call_method1(intern!(py, "get"), (intern!(py, "telemetry.sdk.language"),))?;
+            let language = pydict::get(
+                &span.getattr(intern!(py, "resource"))?,
+                intern!(py, "telemetry.sdk.language"),
+            )?;
             let counts_overwrites = language.hash().is_ok() && overwrites.contains(&language)?;
             if !counts_overwrites
                 || span.getattr(attributes_key)?.len()?
@@ -663,12 +665,11 @@ impl LimitRules {
 fn service<'py>(span: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyTuple>> {
     let py = span.py();
     let resource = span.getattr(intern!(py, "resource"))?;
-    let get = intern!(py, "get");
     PyTuple::new(
         py,
         [
-            resource.call_method1(get, (intern!(py, "service.name"),))?,
-            resource.call_method1(get, (intern!(py, "telemetry.sdk.language"),))?,
+            pydict::get(&resource, intern!(py, "service.name"))?,
+            pydict::get(&resource, intern!(py, "telemetry.sdk.language"))?,
         ],
     )
 }
@@ -682,7 +683,7 @@ impl LimitRules {
             let mut cut = false;
             for name in &self.content_fields {
                 let name = name.bind(py);
-                let value = fields.call_method1(intern!(py, "get"), (name,))?;
+                let value = pydict::get(&fields, name)?;
                 if value.is_none() {
                     continue;
                 }
@@ -707,7 +708,7 @@ impl LimitRules {
             }
             for name in &self.content_attributes {
                 let name = name.bind(py);
-                let value = attributes.call_method1(intern!(py, "get"), (name,))?;
+                let value = pydict::get(&attributes, name)?;
                 if !value.is_none() && without_cut(&value, length)?.is_some() {
                     attributes.del_item(name)?;
                     cut = true;

@@ -28,6 +28,7 @@ use crate::draft::{
     draft_attr, ATTRIBUTES, CLAIMED, FIELDS, FOLLOWS, KIND, REDACTED, SCOPE, SPAN, STATUS,
     SYNTHESIZED,
 };
+use crate::pydict::{eq_text, get, items, items_of};
 use crate::slots::{span, span_attr};
 use pyo3::exceptions::{PyAssertionError, PyTypeError};
 use pyo3::intern;
@@ -88,52 +89,12 @@ pub(crate) fn nanos(value: &Bound<'_, PyAny>) -> PyResult<i128> {
     }
 }
 
-/// `obj.get(key)`: a plain `dict`'s item (`None` when missing), any other object's own `get`.
-pub(crate) fn get<'py>(
-    obj: &Bound<'py, PyAny>,
-    key: &Bound<'py, PyString>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let py = obj.py();
-    if let Ok(dict) = obj.cast_exact::<PyDict>() {
-        return Ok(dict
-            .get_item(key)?
-            .unwrap_or_else(|| py.None().into_bound(py)));
-    }
-    obj.call_method1(intern!(py, "get"), (key,))
-}
-
-/// `value == text`, as Python compares them.
-pub(crate) fn eq_text(value: &Bound<'_, PyAny>, text: &Bound<'_, PyString>) -> PyResult<bool> {
-    if value.is(text) {
-        return Ok(true);
-    }
-    if let Ok(own) = value.cast_exact::<PyString>() {
-        return Ok(match (own.to_str(), text.to_str()) {
-            (Ok(a), Ok(b)) => a == b,
-            _ => PyAnyMethods::eq(own.as_any(), text)?,
-        });
-    }
-    value.eq(text)
-}
-
-/// The items of an iterable, in order (a plain `list`'s read in place).
-pub(crate) fn items<'py>(value: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyAny>>> {
-    if let Ok(list) = value.cast_exact::<PyList>() {
-        return Ok(list.iter().collect());
-    }
-    value.try_iter()?.collect()
-}
-
 /// `fields.get(name) or []`, as a list of its items.
 pub(crate) fn field_items<'py>(
     fields: &Bound<'py, PyAny>,
     name: &Bound<'py, PyString>,
 ) -> PyResult<Vec<Bound<'py, PyAny>>> {
-    let value = get(fields, name)?;
-    if !value.is_truthy()? {
-        return Ok(Vec::new());
-    }
-    items(&value)
+    items_of(&get(fields, name)?)
 }
 
 /// `_parts(msg)`: a message's `parts` that are `dict`s, or none when it has no list of parts.

@@ -21,7 +21,8 @@ use pyo3::types::{PyDict, PyList, PySet, PyString, PyTuple};
 use crate::draft::{
     draft_attr, kind_is, ATTRIBUTES, FIELDS, FOLLOWS, KIND, REDACTED, RULE, SCOPE, SPAN, STATUS,
 };
-use crate::linking::{eq_text, field_items, get, items, nanos, parts, requested_of};
+use crate::linking::{field_items, nanos, parts, requested_of};
+use crate::pydict::{eq_text, get, items};
 use crate::slots::{span, span_attr};
 
 /// Visit the drafts of a span's ancestors, nearest first (`_ancestor_drafts`): up the
@@ -623,12 +624,11 @@ fn tools_running_agents(drafts: &Bound<'_, PyList>) -> PyResult<()> {
                 let own = draft_attr(&holder, SPAN, span_key)?;
                 if !own.is_none() {
                     let attributes = own.getattr(intern!(py, "attributes"))?;
-                    let get = intern!(py, "get");
                     let names = PyTuple::new(
                         py,
                         [
-                            attributes.call_method1(get, (intern!(py, "gen_ai.agent.name"),))?,
-                            attributes.call_method1(get, (intern!(py, "gen_ai.agent.id"),))?,
+                            get(&attributes, intern!(py, "gen_ai.agent.name"))?,
+                            get(&attributes, intern!(py, "gen_ai.agent.id"))?,
                         ],
                     )?;
                     if names.contains(&name)? {

@@ -26,6 +26,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyList, PySet, PySlice, PyString, PyTuple};
 
 use crate::parsers::{parse_json, parse_python_literal};
+use crate::pydict;
 
 /// Characters of a text result the declared patterns see (anchored at its start);
 /// `_tool_results.PATTERN_WINDOW`.
@@ -106,7 +107,7 @@ impl ResultRules {
             text = py.None().into_bound(py);
             for key in &self.error_keys {
                 let key = key.bind(py);
-                if dict_get(value, key, None)?.is_truthy()? {
+                if pydict::get(value, key)?.is_truthy()? {
                     text = value.get_item(key)?;
                     break;
                 }
@@ -124,7 +125,7 @@ impl ResultRules {
         if value.is_instance_of::<PyDict>() {
             for key in &self.error_keys {
                 let key = key.bind(py);
-                if !dict_get(value, key, None)?.is_none() {
+                if !pydict::get(value, key)?.is_none() {
                     let found = value.get_item(key)?;
                     if found.is_instance_of::<PyString>() {
                         return Ok(Some(found));
@@ -229,25 +230,6 @@ fn window<'py>(text: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     text.get_item(PySlice::new(py, 0, PATTERN_WINDOW, 1))
 }
 
-/// `value.get(key)` (`default` in place of `None`, as `get(key, default)`).
-fn dict_get<'py>(
-    value: &Bound<'py, PyAny>,
-    key: &Bound<'py, PyString>,
-    default: Option<&Bound<'py, PyAny>>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let py = value.py();
-    if let Ok(dict) = value.cast_exact::<PyDict>() {
-        return Ok(match dict.get_item(key)? {
-            Some(found) => found,
-            None => default.cloned().unwrap_or_else(|| py.None().into_bound(py)),
-        });
-    }
-    match default {
-        Some(default) => value.call_method1(intern!(py, "get"), (key, default)),
-        None => value.call_method1(intern!(py, "get"), (key,)),
-    }
-}
-
 /// `value.keys() == set(names)` for a dict (distinct `names`).
 fn keys_are(value: &Bound<'_, PyAny>, names: &[&Bound<'_, PyString>]) -> PyResult<bool> {
     let py = value.py();
@@ -299,11 +281,11 @@ fn call_tool_result<'py>(result: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAn
         return Ok(none);
     }
     let content_key = intern!(py, "content");
-    if !dict_get(result, content_key, None)?.is_instance_of::<PyList>() {
+    if !pydict::get(result, content_key)?.is_instance_of::<PyList>() {
         return Ok(none);
     }
-    let snake = dict_get(result, intern!(py, "is_error"), None)?;
-    let failed = dict_get(result, intern!(py, "isError"), Some(&snake))?;
+    let snake = pydict::get(result, intern!(py, "is_error"))?;
+    let failed = pydict::get_or(result, intern!(py, "isError"), &snake)?;
     if !failed.is_instance_of::<PyBool>() {
         return Ok(none);
     }
@@ -313,8 +295,8 @@ fn call_tool_result<'py>(result: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAn
         error.set_item(intern!(py, "error"), content)?;
         return Ok(error.into_any());
     }
-    let snake = dict_get(result, intern!(py, "structured_content"), None)?;
-    let body = dict_get(result, intern!(py, "structuredContent"), Some(&snake))?;
+    let snake = pydict::get(result, intern!(py, "structured_content"))?;
+    let body = pydict::get_or(result, intern!(py, "structuredContent"), &snake)?;
     Ok(if body.is_instance_of::<PyDict>() {
         body
     } else {

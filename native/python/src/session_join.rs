@@ -14,21 +14,8 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PySet, PyString};
 
+use crate::pydict::lookup;
 use crate::span_tree::int_of;
-
-/// `mapping.get(key)` for a dict or any other mapping.
-fn lookup<'py>(
-    mapping: &Bound<'py, PyAny>,
-    key: &Bound<'py, PyString>,
-) -> PyResult<Option<Bound<'py, PyAny>>> {
-    if let Ok(dict) = mapping.cast::<PyDict>() {
-        return dict.get_item(key);
-    }
-    if mapping.contains(key)? {
-        return mapping.get_item(key).map(Some);
-    }
-    Ok(None)
-}
 
 /// The key of `attr` as an interned Python str.
 fn key_of(py: Python<'_>, attr: JoinAttr) -> &Bound<'_, PyString> {

@@ -15,6 +15,7 @@
 use otel_oracles_core::hashing::{FastMap, FastMapExt, FastSet, FastSetExt};
 
 use crate::draft::{draft_attr, kind_is, FIELDS, KIND, REDACTED, SPAN};
+use crate::pydict;
 use crate::slots::{span, span_attr};
 use pyo3::exceptions::PyAssertionError;
 use pyo3::intern;
@@ -295,12 +296,8 @@ fn part_count(messages: &Bound<'_, PyAny>) -> PyResult<usize> {
         let Ok(m) = m.cast::<PyDict>() else {
             continue;
         };
-        let parts = if m.is_exact_instance_of::<PyDict>() {
-            m.get_item(intern!(py, "parts"))?
-        } else {
-            Some(m.call_method1(intern!(py, "get"), (intern!(py, "parts"),))?)
-        };
-        if let Some(parts) = parts.filter(|p| p.is_instance_of::<PyList>()) {
+        let parts = pydict::get(m.as_any(), intern!(py, "parts"))?;
+        if parts.is_instance_of::<PyList>() {
             let parts = if m.is_exact_instance_of::<PyDict>() {
                 parts
             } else {

@@ -14,56 +14,17 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 
-use super::{get_of, placeholder};
-
-/// `value.get(key, default)` as Python reads it (an exact `dict` through its storage).
-fn get_or<'py>(
-    value: &Bound<'py, PyAny>,
-    key: &Bound<'py, PyString>,
-    default: &Bound<'py, PyString>,
-) -> PyResult<Bound<'py, PyAny>> {
-    if let Ok(dict) = value.cast_exact::<PyDict>() {
-        return Ok(dict
-            .get_item(key)?
-            .unwrap_or_else(|| default.clone().into_any()));
-    }
-    value.call_method1(intern!(value.py(), "get"), (key, default))
-}
-
-/// Whether `value == text` as Python compares them: an exact `str` by its characters,
-/// anything else through its own comparison.
-fn is_text(value: &Bound<'_, PyAny>, text: &Bound<'_, PyString>) -> PyResult<bool> {
-    if value.is(text) {
-        return Ok(true);
-    }
-    if let Ok(s) = value.cast_exact::<PyString>() {
-        return Ok(match (s.to_str(), text.to_str()) {
-            (Ok(a), Ok(b)) => a == b,
-            _ => s.as_any().eq(text)?,
-        });
-    }
-    value.eq(text)
-}
+use super::placeholder;
+use crate::pydict::{self, eq_text, items_of};
 
 /// `value in texts` as Python's `in` over a tuple of `str`s answers it.
 fn is_one_of(value: &Bound<'_, PyAny>, texts: &[&Bound<'_, PyString>]) -> PyResult<bool> {
     for text in texts {
-        if is_text(value, text)? {
+        if eq_text(value, text)? {
             return Ok(true);
         }
     }
     Ok(false)
-}
-
-/// `for item in (value or [])`: the items of a truthy value (a `list` read directly).
-pub(super) fn items_of<'py>(value: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyAny>>> {
-    if let Ok(list) = value.cast_exact::<PyList>() {
-        return Ok(list.iter().collect());
-    }
-    if value.is_none() || !value.is_truthy()? {
-        return Ok(Vec::new());
-    }
-    value.try_iter()?.collect()
 }
 
 /// The text of one part of a message's `parts` or `content` list: a `str` that is no
@@ -78,7 +39,7 @@ fn part_text<'py>(part: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>
         return Ok(None);
     }
     let text = intern!(py, "text");
-    let kind = get_or(part, intern!(py, "type"), text)?;
+    let kind = pydict::get_or(part, intern!(py, "type"), text.as_any())?;
     if !is_one_of(
         &kind,
         &[text, intern!(py, "output_text"), intern!(py, "input_text")],
@@ -86,7 +47,7 @@ fn part_text<'py>(part: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>
         return Ok(None);
     }
     for key in [intern!(py, "content"), text] {
-        let value = get_of(part, key)?;
+        let value = pydict::get(part, key)?;
         if value.is_instance_of::<PyString>() && !placeholder(&value, 0)? {
             return Ok(Some(value));
         }
@@ -112,7 +73,7 @@ fn message_texts<'py>(
         return Ok(());
     }
     for key in [intern!(py, "parts"), intern!(py, "content")] {
-        let value = get_of(message, key)?;
+        let value = pydict::get(message, key)?;
         if value.is_instance_of::<PyString>() {
             if !placeholder(&value, 0)? {
                 out.push(value);
@@ -172,7 +133,7 @@ pub(super) fn assistant_text<'py>(
     let mut texts = Vec::new();
     for message in messages.iter().rev() {
         if message.is_instance_of::<PyDict>() {
-            let role = get_of(message, intern!(py, "role"))?;
+            let role = pydict::get(message, intern!(py, "role"))?;
             if !role.is_none() && !is_one_of(&role, &roles)? {
                 continue;
             }
@@ -205,25 +166,25 @@ fn message_names<'py>(
         }
         Ok(())
     };
-    for part in items_of(&get_of(message, intern!(py, "parts"))?)? {
+    for part in items_of(&pydict::get(message, intern!(py, "parts"))?)? {
         if part.is_instance_of::<PyDict>()
-            && is_text(
-                &get_of(&part, intern!(py, "type"))?,
+            && eq_text(
+                &pydict::get(&part, intern!(py, "type"))?,
                 intern!(py, "tool_call"),
             )?
         {
-            named(get_of(&part, name_key)?)?;
+            named(pydict::get(&part, name_key)?)?;
         }
     }
-    for call in items_of(&get_of(message, intern!(py, "tool_calls"))?)? {
+    for call in items_of(&pydict::get(message, intern!(py, "tool_calls"))?)? {
         if !call.is_instance_of::<PyDict>() {
             continue;
         }
-        let function = get_of(&call, intern!(py, "function"))?;
+        let function = pydict::get(&call, intern!(py, "function"))?;
         named(if function.is_instance_of::<PyDict>() {
-            get_of(&function, name_key)?
+            pydict::get(&function, name_key)?
         } else {
-            get_of(&call, name_key)?
+            pydict::get(&call, name_key)?
         })?;
     }
     Ok(())
@@ -277,7 +238,7 @@ pub(super) fn unnamed_request(messages: &Bound<'_, PyAny>) -> PyResult<bool> {
             continue;
         }
         let unnamed = tool_call_parts(&message, |part| {
-            let name = get_of(part, intern!(py, "name"))?;
+            let name = pydict::get(part, intern!(py, "name"))?;
             Ok(!(name.is_instance_of::<PyString>() && name.is_truthy()?))
         })?;
         if unnamed {
@@ -295,10 +256,10 @@ fn tool_call_parts<'py>(
     mut each: impl FnMut(&Bound<'py, PyAny>) -> PyResult<bool>,
 ) -> PyResult<bool> {
     let py = message.py();
-    for part in items_of(&get_of(message, intern!(py, "parts"))?)? {
+    for part in items_of(&pydict::get(message, intern!(py, "parts"))?)? {
         if part.is_instance_of::<PyDict>()
-            && is_text(
-                &get_of(&part, intern!(py, "type"))?,
+            && eq_text(
+                &pydict::get(&part, intern!(py, "type"))?,
                 intern!(py, "tool_call"),
             )?
             && each(&part)?
@@ -330,15 +291,15 @@ pub(super) fn call_ids<'py>(
             continue;
         }
         tool_call_parts(&message, |part| {
-            let id = get_of(part, id_key)?;
+            let id = pydict::get(part, id_key)?;
             if id.is_truthy()? {
                 out.push(as_text(id)?);
             }
             Ok(false)
         })?;
-        for call in items_of(&get_of(&message, calls_key)?)? {
+        for call in items_of(&pydict::get(&message, calls_key)?)? {
             if call.is_instance_of::<PyDict>() {
-                let id = get_of(&call, id_key)?;
+                let id = pydict::get(&call, id_key)?;
                 if id.is_truthy()? {
                     out.push(as_text(id)?);
                 }

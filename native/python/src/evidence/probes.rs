@@ -13,7 +13,9 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFrozenSet, PyList, PyString, PyTuple};
 
-use super::{get_of, placeholder, StepFields};
+use crate::pydict;
+
+use super::{placeholder, StepFields};
 
 /// What a probe asks of each step it reads.
 #[derive(Clone, Copy, PartialEq)]
@@ -114,7 +116,7 @@ fn lacks<'py>(
             }
             let redacted = redacted()?;
             let unknown = absent(fields, &redacted, intern!(py, "result"))?
-                || get_of(
+                || pydict::get(
                     &fields.get(intern!(py, "attributes"))?,
                     intern!(py, "outcome_unknown"),
                 )?

@@ -21,8 +21,10 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFrozenSet, PyList, PySet, PyString, PyTuple};
 
-use super::messages::{assistant_text, call_ids, items_of, messages_empty, tool_names};
-use super::{get_of, placeholder, Group, Kinds, StepFields};
+use super::messages::{assistant_text, call_ids, messages_empty, tool_names};
+use crate::pydict::{self, items_of};
+
+use super::{placeholder, Group, Kinds, StepFields};
 
 /// A fact found for the Python that words it: `(found, step, value)` (`final_output`,
 /// `fragment`).
@@ -346,8 +348,8 @@ impl StepView {
         let mut intervals: Vec<(i128, i128)> = Vec::with_capacity(self.generation_recs.len());
         for g in &self.generation_recs {
             let attributes = StepFields::new(g.step.bind(py).clone()).get(attributes_key)?;
-            wrappers.push(get_of(&attributes, aggregated_key)?.is_truthy()?);
-            if get_of(&attributes, failed_key)?.is_truthy()? {
+            wrappers.push(pydict::get(&attributes, aggregated_key)?.is_truthy()?);
+            if pydict::get(&attributes, failed_key)?.is_truthy()? {
                 continue;
             }
             if let (Some(start), Some(end)) = (g.start, g.end) {
@@ -428,7 +430,7 @@ impl StepView {
         let delivered = PyList::empty(py);
         for a in &self.agent_recs {
             let fields = StepFields::new(a.step.bind(py).clone());
-            let answer = get_of(&fields.get(attributes_key)?, structured_key)?;
+            let answer = pydict::get(&fields.get(attributes_key)?, structured_key)?;
             if !a.error && answer.is_instance_of::<PyDict>() {
                 delivered.append(answer)?;
             }
@@ -438,7 +440,7 @@ impl StepView {
             if fields.get(status_key)?.eq(error)? {
                 continue;
             }
-            let answer = get_of(&fields.get(attributes_key)?, structured_key)?;
+            let answer = pydict::get(&fields.get(attributes_key)?, structured_key)?;
             if answer.is_instance_of::<PyDict>() {
                 delivered.append(answer)?;
             }
@@ -466,7 +468,7 @@ impl StepView {
         };
         for c in &self.call_recs {
             let fields = StepFields::new(c.step.bind(py).clone());
-            let answering = get_of(&fields.get(attributes_key)?, answers_key)?.is_truthy()?
+            let answering = pydict::get(&fields.get(attributes_key)?, answers_key)?.is_truthy()?
                 || (!names.is_empty() && names_tool(c.tool.bind(py))?)
                 || (!delivered.is_empty() && c.synthesized && {
                     let arguments = fields.get(arguments_key)?;
@@ -517,7 +519,7 @@ impl StepView {
         let output_key = intern!(py, "output_messages");
         for a in &agents {
             let fields = StepFields::new(a.step.bind(py).clone());
-            let answer = get_of(
+            let answer = pydict::get(
                 &fields.get(attributes_key)?,
                 intern!(py, "structured_output"),
             )?;
@@ -542,7 +544,8 @@ impl StepView {
                 return Ok((intern!(py, "cut").clone(), Some(last.clone()), Some(reason)));
             }
             let attributes = fields.get(attributes_key)?;
-            let thoughts = get_of(&attributes, intern!(py, "thoughts_unmarked"))?.is_truthy()?;
+            let thoughts =
+                pydict::get(&attributes, intern!(py, "thoughts_unmarked"))?.is_truthy()?;
             let (text, parts) = assistant_text(&fields.get(output_key)?)?;
             if thoughts && parts > 1 {
                 let parts = parts.into_pyobject(py)?.into_any();
