@@ -45,7 +45,7 @@ use crate::fields::FieldReader;
 use crate::parsers::{parse_json_or_text, parse_string_list};
 use crate::pydict::{self, lookup};
 use crate::results::ResultRules;
-use crate::slots::{object_new, span, span_attr, SlotLayout};
+use crate::slots::{object_new, span, span_held, Held, SlotLayout};
 
 /// Fields that hold a string (`STRING_FIELDS` of the mapper).
 const STRING_FIELDS: [&str; 12] = [
@@ -260,9 +260,9 @@ impl Drafter {
         attributes: &Bound<'_, PyDict>,
     ) -> PyResult<usize> {
         let py = span.py();
-        let span_attributes = span_attr(span, span::ATTRIBUTES, intern!(py, "attributes"))?;
+        let span_attributes = span_held(span, span::ATTRIBUTES, intern!(py, "attributes"))?;
         let mut exceptions = Vec::new();
-        let events = span_attr(span, span::EVENTS, intern!(py, "events"))?;
+        let events = span_held(span, span::EVENTS, intern!(py, "events"))?;
         if truthy(&events)? {
             for event in events.try_iter()? {
                 let event = event?;
@@ -272,7 +272,7 @@ impl Drafter {
             }
         }
         let error_type_attr = lookup(&span_attributes, intern!(py, "error.type"))?;
-        let code = span_attr(span, span::STATUS_CODE, intern!(py, "status_code"))?;
+        let code = span_held(span, span::STATUS_CODE, intern!(py, "status_code"))?;
         let failed_status = match code.cast::<PyInt>() {
             Ok(code) => code.extract::<i64>().is_ok_and(|c| c == 2),
             Err(_) => code.eq(self.error_code.bind(py))?,
@@ -296,7 +296,7 @@ impl Drafter {
         let exception = exceptions.first();
         if !signalled {
             return Ok(
-                if truthy(&span_attr(span, span::END_NS, intern!(py, "end_ns"))?)? {
+                if truthy(&*span_held(span, span::END_NS, intern!(py, "end_ns"))?)? {
                     OK
                 } else {
                     UNSET
@@ -316,16 +316,16 @@ impl Drafter {
             }
         }
         if !fields.contains(intern!(py, "error_message"))? {
-            let message = span_attr(span, span::STATUS_MESSAGE, intern!(py, "status_message"))?;
+            let message = span_held(span, span::STATUS_MESSAGE, intern!(py, "status_message"))?;
             let mut message = truthy(&message)?.then_some(message);
             if message.is_none() {
                 if let Some(event) = exception {
                     let attrs = event.getattr(intern!(py, "attributes"))?;
-                    message = Some(get(&attrs, intern!(py, "exception.message"))?);
+                    message = Some(Held::Owned(get(&attrs, intern!(py, "exception.message"))?));
                 }
             }
             if let Some(message) = message.filter(|m| !m.is_none()) {
-                fields.set_item(intern!(py, "error_message"), message)?;
+                fields.set_item(intern!(py, "error_message"), &message)?;
             }
         }
         if self.run_limit_errors {
@@ -763,7 +763,7 @@ pub(crate) const CLAIMED: usize = 11;
 static DRAFT_LAYOUT: PyOnceLock<Option<SlotLayout>> = PyOnceLock::new();
 
 /// `draft.<name>`, `name` being `SLOTS[slot]`: read in the instance's memory for a draft of
-/// the mapper's `Draft` class, by name for any other object. Inlined, as `span_attr` is.
+/// the mapper's `Draft` class, by name for any other object. Inlined, as `span_held` is.
 #[inline(always)]
 pub(crate) fn draft_attr<'py>(
     draft: &Bound<'py, PyAny>,
@@ -775,6 +775,36 @@ pub(crate) fn draft_attr<'py>(
         Some(Some(layout)) => layout.get(draft, slot, name),
         _ => draft.getattr(name),
     }
+}
+
+/// `draft_attr`, borrowed from `draft` for as long as `draft` is borrowed, for the slots
+/// set once, when the drafter makes the draft (`span`, `rule`, `fields`, `attributes`,
+/// `synthesized`, `children`, `follows`: the passes change what `fields`, `attributes` and
+/// `follows` hold, never which object they are), so what they hold lives as long as the
+/// draft. `kind`, `redacted`, `status`, `scope`, `claimed` and `outcome_hidden` are
+/// replaced by the passes: those are read with `draft_attr`.
+#[inline(always)]
+pub(crate) fn draft_held<'a, 'py>(
+    draft: &'a Bound<'py, PyAny>,
+    slot: usize,
+    name: &Bound<'py, PyString>,
+) -> PyResult<Held<'a, 'py>> {
+    debug_assert_eq!(name.to_str().ok(), Some(SLOTS[slot]));
+    debug_assert!(matches!(
+        slot,
+        SPAN | RULE | FIELDS | ATTRIBUTES | SYNTHESIZED | 9 | FOLLOWS
+    ));
+    match DRAFT_LAYOUT.get(draft.py()) {
+        Some(Some(layout)) => layout.held(draft, slot, name),
+        _ => draft.getattr(name).map(Held::Owned),
+    }
+}
+
+/// `draft.fields`, borrowed as `draft_held` reads it, as the `dict` the drafter made it.
+pub(crate) fn draft_fields<'a, 'py>(
+    draft: &'a Bound<'py, PyAny>,
+) -> PyResult<Held<'a, 'py, PyDict>> {
+    draft_held(draft, FIELDS, intern!(draft.py(), "fields"))?.cast_into::<PyDict>()
 }
 
 /// The step kinds (`StepKind`'s values), interned: the objects every draft's `kind` is
@@ -900,7 +930,7 @@ impl TraceDrafter {
             }
         } else if !result_attrs.is_empty()
             && null_result(
-                &span_attr(span, span::ATTRIBUTES, intern!(py, "attributes"))?,
+                &*span_held(span, span::ATTRIBUTES, intern!(py, "attributes"))?,
                 result_attrs,
             )?
         {
@@ -1064,7 +1094,7 @@ impl TraceDrafter {
             if info.no_step {
                 continue;
             }
-            let span_id = span_attr(&span, span::SPAN_ID, intern!(py, "span_id"))?;
+            let span_id = span_held(&span, span::SPAN_ID, intern!(py, "span_id"))?;
             let kids = match children.get_item(&span_id)? {
                 Some(kids) => kids,
                 None => no_children.clone().into_any(),
@@ -1075,7 +1105,7 @@ impl TraceDrafter {
             let follows = PyList::empty(py);
             if !info.keep.is_empty() {
                 let span_attributes =
-                    span_attr(&span, span::ATTRIBUTES, intern!(py, "attributes"))?;
+                    span_held(&span, span::ATTRIBUTES, intern!(py, "attributes"))?;
                 for key in &info.keep {
                     let key = key.bind(py);
                     if span_attributes.contains(key)? {

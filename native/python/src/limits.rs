@@ -24,12 +24,14 @@
 
 use otel_oracles_core::hashing::FastSet;
 
-use crate::draft::{draft_attr, ATTRIBUTES, FIELDS, FOLLOWS, RULE, SPAN, SYNTHESIZED};
+use crate::draft::{draft_attr, draft_held, ATTRIBUTES, FIELDS, FOLLOWS, RULE, SPAN, SYNTHESIZED};
 use crate::pydict;
-use crate::slots::{span, span_attr};
+use crate::slots::{span, span_held};
+use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyFrozenSet, PyList, PyString, PyTuple};
+use pyo3::Borrowed;
 
 /// Where one rule reads a span: attribute keys, key prefixes, span events.
 #[pyclass(module = "otel_oracles._native", name = "SourceScan", frozen)]
@@ -163,13 +165,14 @@ impl<'py> Seen<'py> {
 }
 
 impl<'py> Longest<'py> {
-    /// Every `str` in `value`, nested in `dict` values, `list`s and `tuple`s.
-    fn see(&mut self, value: Bound<'py, PyAny>) -> PyResult<()> {
-        // Most values are a `str`: seen without a stack to allocate.
+    /// Every `str` in `value`, nested in `dict` values, `list`s and `tuple`s. Seeing a
+    /// value again changes nothing (a text already among the longest is not added twice).
+    fn see(&mut self, value: &Bound<'py, PyAny>) -> PyResult<()> {
+        // Most values are a `str`: seen without a stack to allocate or a reference to take.
         if let Ok(text) = value.cast_exact::<PyString>() {
             return self.see_str(text);
         }
-        let mut stack = vec![value];
+        let mut stack = vec![value.clone()];
         while let Some(item) = stack.pop() {
             if let Ok(text) = item.cast_exact::<PyString>() {
                 self.see_str(text)?;
@@ -323,9 +326,14 @@ fn see_attributes<'py>(
     attributes: &Bound<'py, PyAny>,
 ) -> PyResult<()> {
     if let Ok(dict) = attributes.cast_exact::<PyDict>() {
+        if see_str_keyed(longest, memo, scan, dict)? {
+            return Ok(());
+        }
+        // A key that is no exact `str`: the whole dict again, each item with a reference of
+        // its own (values seen twice change nothing).
         for (key, value) in dict.iter() {
             if memo.reads(scan, &key)? {
-                longest.see(value)?;
+                longest.see(&value)?;
             }
         }
         return Ok(());
@@ -333,10 +341,41 @@ fn see_attributes<'py>(
     for key in attributes.try_iter()? {
         let key = key?;
         if memo.reads(scan, &key)? {
-            longest.see(attributes.get_item(&key)?)?;
+            longest.see(&attributes.get_item(&key)?)?;
         }
     }
     Ok(())
+}
+
+/// `see_attributes` over an exact `dict` whose keys are exact `str`s (the decoders'), its
+/// items borrowed (`PyDict_Next`: no reference taken or released per key and value);
+/// `false` at the first key of any other type, before anything is done with it.
+fn see_str_keyed<'py>(
+    longest: &mut Longest<'py>,
+    memo: &mut ReadsMemo<'_, 'py>,
+    scan: &Bound<'py, SourceScan>,
+    dict: &Bound<'py, PyDict>,
+) -> PyResult<bool> {
+    let py = dict.py();
+    let mut pos: ffi::Py_ssize_t = 0;
+    let mut key: *mut ffi::PyObject = std::ptr::null_mut();
+    let mut value: *mut ffi::PyObject = std::ptr::null_mut();
+    // SAFETY: `dict` is a live dict; the references `PyDict_Next` lends stay valid while the
+    // dict is not changed, and nothing in the loop runs Python code that could change it: a
+    // key is an exact `str` (its hash, comparisons and `startswith` are `str`'s own), and
+    // `see` reads exact `str`s, `dict`s, `list`s and `tuple`s, keeping what it keeps with a
+    // reference of its own.
+    while unsafe { ffi::PyDict_Next(dict.as_ptr(), &mut pos, &mut key, &mut value) } != 0 {
+        // SAFETY: live objects the dict holds (above), borrowed only within this iteration.
+        let (key, value) = unsafe { (Borrowed::from_ptr(py, key), Borrowed::from_ptr(py, value)) };
+        if !key.is_exact_instance_of::<PyString>() {
+            return Ok(false);
+        }
+        if memo.reads(scan, &key)? {
+            longest.see(&value)?;
+        }
+    }
+    Ok(true)
 }
 
 /// The values of the span events `scan` reads (log-based events left out), each seen.
@@ -349,7 +388,7 @@ fn see_events<'py>(
         return Ok(());
     }
     let py = span.py();
-    let events = span_attr(span, span::EVENTS, intern!(py, "events"))?;
+    let events = span_held(span, span::EVENTS, intern!(py, "events"))?;
     if events.len().unwrap_or(1) == 0 {
         return Ok(());
     }
@@ -373,12 +412,12 @@ fn see_events<'py>(
                         Err(_) => attributes.call_method0(intern!(py, "values"))?,
                     };
                     for value in values.try_iter()? {
-                        longest.see(value?)?;
+                        longest.see(&value?)?;
                     }
                 }
                 Some(key) => {
                     let value = pydict::get(&attributes, key.bind(py))?;
-                    longest.see(value)?;
+                    longest.see(&value)?;
                 }
             }
         }
@@ -431,16 +470,16 @@ fn cut_length_with<'py>(
     };
     for draft in drafts {
         let py = draft.py();
-        let span = draft_attr(draft, SPAN, intern!(py, "span"))?;
+        let span = draft_held(draft, SPAN, intern!(py, "span"))?;
         if span.is_none()
-            || draft_attr(draft, SYNTHESIZED, intern!(py, "synthesized"))?.is_truthy()?
+            || draft_held(draft, SYNTHESIZED, intern!(py, "synthesized"))?.is_truthy()?
         {
             continue;
         }
-        let scan = draft_attr(draft, RULE, intern!(py, "rule"))?
+        let scan = draft_held(draft, RULE, intern!(py, "rule"))?
             .getattr(intern!(py, "source_scan"))?
             .cast_into::<SourceScan>()?;
-        let attributes = span_attr(&span, span::ATTRIBUTES, intern!(py, "attributes"))?;
+        let attributes = span_held(&span, span::ATTRIBUTES, intern!(py, "attributes"))?;
         see_attributes(&mut longest, &mut memo, &scan, &attributes)?;
         see_events(&mut longest, scan.get(), &span)?;
     }
@@ -588,7 +627,7 @@ impl LimitRules {
             let mut attributes = None;
             if !lost.is_empty() {
                 if let Some(count) = lost.get_item(span.getattr(span_id)?)? {
-                    let own = draft_attr(draft, ATTRIBUTES, intern!(py, "attributes"))?;
+                    let own = draft_held(draft, ATTRIBUTES, intern!(py, "attributes"))?;
                     own.set_item(self.dropped_attributes.bind(py), count)?;
                     attributes = Some(own);
                 }
@@ -597,7 +636,7 @@ impl LimitRules {
             if events.gt(0)? {
                 let own = match attributes {
                     Some(own) => own,
-                    None => draft_attr(draft, ATTRIBUTES, intern!(py, "attributes"))?,
+                    None => draft_held(draft, ATTRIBUTES, intern!(py, "attributes"))?,
                 };
                 own.set_item(self.dropped_events.bind(py), events)?;
             }
@@ -651,7 +690,7 @@ impl LimitRules {
                     >= most.as_any().get_item(service(span)?)?.extract::<usize>()?
             {
                 out.set_item(
-                    span_attr(span, span::SPAN_ID, intern!(py, "span_id"))?,
+                    span_held(span, span::SPAN_ID, intern!(py, "span_id"))?,
                     dropped,
                 )?;
             }
@@ -678,8 +717,8 @@ impl LimitRules {
     fn drop_cut(&self, drafts: &[Bound<'_, PyAny>], length: usize) -> PyResult<()> {
         for draft in drafts {
             let py = draft.py();
-            let fields = draft_attr(draft, FIELDS, intern!(py, "fields"))?;
-            let attributes = draft_attr(draft, ATTRIBUTES, intern!(py, "attributes"))?;
+            let fields = draft_held(draft, FIELDS, intern!(py, "fields"))?;
+            let attributes = draft_held(draft, ATTRIBUTES, intern!(py, "attributes"))?;
             let mut cut = false;
             for name in &self.content_fields {
                 let name = name.bind(py);

@@ -25,11 +25,11 @@
 use otel_oracles_core::hashing::{FastMap, FastMapExt, FastSet, FastSetExt};
 
 use crate::draft::{
-    draft_attr, ATTRIBUTES, CLAIMED, FIELDS, FOLLOWS, KIND, REDACTED, SCOPE, SPAN, STATUS,
-    SYNTHESIZED,
+    draft_attr, draft_held, ATTRIBUTES, CLAIMED, FIELDS, FOLLOWS, KIND, REDACTED, RULE, SCOPE,
+    SPAN, STATUS, SYNTHESIZED,
 };
 use crate::pydict::{eq_text, get, items, items_of};
-use crate::slots::{span, span_attr};
+use crate::slots::{span, span_held, Held};
 use pyo3::exceptions::{PyAssertionError, PyTypeError};
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -122,7 +122,7 @@ fn has_role(message: &Bound<'_, PyAny>) -> PyResult<bool> {
 /// of its output messages, in order.
 pub(crate) fn requested_of<'py>(draft: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyAny>>> {
     let py = draft.py();
-    let fields = draft_attr(draft, FIELDS, intern!(py, "fields"))?;
+    let fields = draft_held(draft, FIELDS, intern!(py, "fields"))?;
     let mut calls = Vec::new();
     for msg in field_items(&fields, intern!(py, "output_messages"))? {
         let parts = get(&msg, intern!(py, "parts"))?;
@@ -350,14 +350,12 @@ impl<'a, 'py> Linking<'a, 'py> {
         Ok(self.requested[d].clone().unwrap_or_default())
     }
 
-    fn fields(&self, d: usize) -> PyResult<Bound<'py, PyAny>> {
-        self.drafts[d].obj.getattr(intern!(self.py, "fields"))
+    fn fields(&self, d: usize) -> PyResult<Held<'_, 'py>> {
+        draft_held(&self.drafts[d].obj, FIELDS, intern!(self.py, "fields"))
     }
 
     fn rule_flag(&self, d: usize, name: &Bound<'py, PyString>) -> PyResult<bool> {
-        self.drafts[d]
-            .obj
-            .getattr(intern!(self.py, "rule"))?
+        draft_held(&self.drafts[d].obj, RULE, intern!(self.py, "rule"))?
             .getattr(name)?
             .is_truthy()
     }
@@ -653,15 +651,15 @@ impl<'a, 'py> Linking<'a, 'py> {
         let py = self.py;
         self.claim_flag(target)?;
         let obj = self.drafts[target].obj.clone();
-        let fields = draft_attr(&obj, FIELDS, intern!(py, "fields"))?;
+        let fields = draft_held(&obj, FIELDS, intern!(py, "fields"))?;
         let req_id = || get(req, intern!(py, "id"))?.is_truthy();
         let own_id = || get(&fields, intern!(py, "call_id"))?.is_truthy();
         if !req_id()? && !own_id()? {
-            let span = draft_attr(&self.drafts[gen].obj, SPAN, intern!(py, "span"))?;
+            let span = draft_held(&self.drafts[gen].obj, SPAN, intern!(py, "span"))?;
             if !span.is_none() {
-                draft_attr(&obj, ATTRIBUTES, intern!(py, "attributes"))?.set_item(
+                draft_held(&obj, ATTRIBUTES, intern!(py, "attributes"))?.set_item(
                     intern!(py, "requested_in"),
-                    span_attr(&span, span::SPAN_ID, intern!(py, "span_id"))?,
+                    span_held(&span, span::SPAN_ID, intern!(py, "span_id"))?,
                 )?;
             }
         }
@@ -810,7 +808,7 @@ impl<'a, 'py> Linking<'a, 'py> {
                 if self.drafts[d].kind != Kind::Generation {
                     continue;
                 }
-                let history = field_items(&self.fields(d)?, intern!(py, "input_messages"))?;
+                let history = field_items(&*self.fields(d)?, intern!(py, "input_messages"))?;
                 positions.push(pos);
                 let mut roleless = false;
                 for m in &history {
@@ -860,7 +858,7 @@ impl<'a, 'py> Linking<'a, 'py> {
         let role = intern!(py, "role");
         let assistant = intern!(py, "assistant");
         let asked = self.requested(gen)?;
-        let mine = field_items(&self.fields(gen)?, intern!(py, "input_messages"))?;
+        let mine = field_items(&*self.fields(gen)?, intern!(py, "input_messages"))?;
         for m in &mine {
             if !get(m, role)?.is_truthy()? {
                 return Ok(None);
@@ -875,7 +873,7 @@ impl<'a, 'py> Linking<'a, 'py> {
         let Some(nxt) = self.carrying_on(later.scope, later.start, shown)? else {
             return Ok(None);
         };
-        let history = field_items(&self.fields(nxt)?, intern!(py, "input_messages"))?;
+        let history = field_items(&*self.fields(nxt)?, intern!(py, "input_messages"))?;
         for m in &history {
             if !has_role(m)? {
                 return Ok(None);
@@ -1006,7 +1004,7 @@ impl<'a, 'py> Linking<'a, 'py> {
         }
         let obj = self.drafts[target].obj.clone();
         let result = intern!(py, "result");
-        if draft_attr(&obj, FIELDS, intern!(py, "fields"))?.contains(result)?
+        if draft_held(&obj, FIELDS, intern!(py, "fields"))?.contains(result)?
             || draft_attr(&obj, REDACTED, intern!(py, "redacted"))?.contains(result)?
         {
             return Ok(());
@@ -1112,7 +1110,7 @@ impl<'a, 'py> Linking<'a, 'py> {
         }
         for &d in &members[later.start.min(members.len())..] {
             let attributes =
-                draft_attr(&self.drafts[d].obj, ATTRIBUTES, intern!(py, "attributes"))?;
+                draft_held(&self.drafts[d].obj, ATTRIBUTES, intern!(py, "attributes"))?;
             if get(&attributes, intern!(py, "failed_attempt"))?.is_truthy()? {
                 continue; // a failed try of this very call (`_stacked`), not the next model call
             }
@@ -1184,9 +1182,9 @@ impl<'a, 'py> Linking<'a, 'py> {
         let agents = PyDict::new(py);
         let mut tools: FastMap<usize, Vec<usize>> = FastMap::new();
         for (d, info) in self.drafts.iter().enumerate() {
-            let span = draft_attr(&info.obj, SPAN, intern!(py, "span"))?;
+            let span = draft_held(&info.obj, SPAN, intern!(py, "span"))?;
             if info.kind == Kind::Agent && span.is_truthy()? {
-                agents.set_item(span_attr(&span, span::SPAN_ID, intern!(py, "span_id"))?, d)?;
+                agents.set_item(span_held(&span, span::SPAN_ID, intern!(py, "span_id"))?, d)?;
             }
             if matches!(info.kind, Kind::ToolCall | Kind::Retrieval)
                 && !info.synthesized
@@ -1255,20 +1253,20 @@ impl Linker {
                 }
             };
             scopes[scope].push(d);
-            let span = draft_attr(&obj, SPAN, intern!(py, "span"))?;
+            let span = draft_held(&obj, SPAN, intern!(py, "span"))?;
             let times = if span.is_none() {
                 None
             } else {
                 Some((
-                    nanos(&span_attr(&span, span::START_NS, intern!(py, "start_ns"))?)?,
-                    nanos(&span_attr(&span, span::END_NS, intern!(py, "end_ns"))?)?,
+                    nanos(&*span_held(&span, span::START_NS, intern!(py, "start_ns"))?)?,
+                    nanos(&*span_held(&span, span::END_NS, intern!(py, "end_ns"))?)?,
                 ))
             };
             infos.push(Info {
                 kind: Kind::of(&draft_attr(&obj, KIND, intern!(py, "kind"))?),
                 scope,
                 times,
-                synthesized: draft_attr(&obj, SYNTHESIZED, intern!(py, "synthesized"))?
+                synthesized: draft_held(&obj, SYNTHESIZED, intern!(py, "synthesized"))?
                     .is_truthy()?,
                 claimed: draft_attr(&obj, CLAIMED, intern!(py, "claimed"))?.is_truthy()?,
                 obj,
@@ -1366,7 +1364,7 @@ impl Linker {
                     if !taken {
                         let obj = link.drafts[gen].obj.clone();
                         let hidden = self.hidden_call.bind(py).call1((&obj,))?;
-                        draft_attr(&obj, FOLLOWS, intern!(py, "follows"))?
+                        draft_held(&obj, FOLLOWS, intern!(py, "follows"))?
                             .call_method1(intern!(py, "append"), (hidden,))?;
                     }
                 }
@@ -1387,7 +1385,7 @@ impl Linker {
                     .synthesized
                     .bind(py)
                     .call1((&obj, &req, response, results))?;
-                draft_attr(&obj, FOLLOWS, intern!(py, "follows"))?
+                draft_held(&obj, FOLLOWS, intern!(py, "follows"))?
                     .call_method1(intern!(py, "append"), (made,))?;
             }
         }

@@ -19,11 +19,12 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PySet, PyString, PyTuple};
 
 use crate::draft::{
-    draft_attr, kind_is, ATTRIBUTES, FIELDS, FOLLOWS, KIND, REDACTED, RULE, SCOPE, SPAN, STATUS,
+    draft_attr, draft_fields, draft_held, kind_is, ATTRIBUTES, FIELDS, FOLLOWS, KIND, REDACTED,
+    RULE, SCOPE, SPAN, STATUS, SYNTHESIZED,
 };
 use crate::linking::{field_items, nanos, parts, requested_of};
 use crate::pydict::{eq_text, get, items};
-use crate::slots::{span, span_attr};
+use crate::slots::{span, span_held};
 
 /// Visit the drafts of a span's ancestors, nearest first (`_ancestor_drafts`): up the
 /// parent ids until an empty one, one seen before, or one not in the trace, or until
@@ -37,8 +38,9 @@ fn walk_ancestor_drafts<'py>(
 ) -> PyResult<()> {
     let py = span.py();
     let seen = PySet::empty(py)?;
-    seen.add(span_attr(span, span::SPAN_ID, intern!(py, "span_id"))?)?;
-    let mut parent_id = span_attr(span, span::PARENT_SPAN_ID, intern!(py, "parent_span_id"))?;
+    seen.add(span_held(span, span::SPAN_ID, intern!(py, "span_id"))?)?;
+    let mut parent_id =
+        span_held(span, span::PARENT_SPAN_ID, intern!(py, "parent_span_id"))?.into_bound();
     while parent_id.is_truthy()? && !seen.contains(&parent_id)? {
         seen.add(&parent_id)?;
         if let Some(draft) = draft_by_span.get_item(&parent_id)? {
@@ -49,7 +51,8 @@ fn walk_ancestor_drafts<'py>(
         let Some(parent) = by_id.get_item(&parent_id)? else {
             break;
         };
-        parent_id = span_attr(&parent, span::PARENT_SPAN_ID, intern!(py, "parent_span_id"))?;
+        parent_id =
+            span_held(&parent, span::PARENT_SPAN_ID, intern!(py, "parent_span_id"))?.into_bound();
     }
     Ok(())
 }
@@ -93,7 +96,8 @@ fn first_in_chain<'py>(
         let Some(span) = by_id.get_item(&id)? else {
             break;
         };
-        let parent = span_attr(&span, span::PARENT_SPAN_ID, intern!(py, "parent_span_id"))?;
+        let parent =
+            span_held(&span, span::PARENT_SPAN_ID, intern!(py, "parent_span_id"))?.into_bound();
         if !parent.is_truthy()? {
             break;
         }
@@ -132,10 +136,6 @@ fn first_in_chain<'py>(
     Ok(memo.get_item(start)?.filter(|k| !k.is_none()))
 }
 
-fn fields<'py>(draft: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
-    Ok(draft_attr(draft, FIELDS, intern!(draft.py(), "fields"))?.cast_into::<PyDict>()?)
-}
-
 /// A handoff whose target agent works inside its span (`delegate_works_inside`, target
 /// known): it scopes the steps under it as an agent step would.
 fn delegate_scope(draft: &Bound<'_, PyAny>) -> PyResult<bool> {
@@ -143,14 +143,14 @@ fn delegate_scope(draft: &Bound<'_, PyAny>) -> PyResult<bool> {
     if !kind_is(draft, intern!(py, "handoff"))? {
         return Ok(false);
     }
-    let rule = draft_attr(draft, RULE, intern!(py, "rule"))?;
+    let rule = draft_held(draft, RULE, intern!(py, "rule"))?;
     if !rule
         .getattr(intern!(py, "delegate_works_inside"))?
         .is_truthy()?
     {
         return Ok(false);
     }
-    match fields(draft)?.get_item(intern!(py, "to_agent"))? {
+    match draft_fields(draft)?.get_item(intern!(py, "to_agent"))? {
         Some(target) => target.is_truthy(),
         None => Ok(false),
     }
@@ -165,7 +165,7 @@ fn scope_agent<'py>(draft: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyA
     } else {
         intern!(py, "to_agent")
     };
-    Ok(fields(draft)?
+    Ok(draft_fields(draft)?
         .get_item(key)?
         .filter(|name| name.is_instance_of::<PyString>() && name.is_truthy().unwrap_or(false)))
 }
@@ -185,9 +185,10 @@ fn enclosing<'py>(
     let py = span.py();
     let mut chain = Vec::new();
     let seen = PySet::empty(py)?;
-    let own = span_attr(span, span::SPAN_ID, intern!(py, "span_id"))?;
+    let own = span_held(span, span::SPAN_ID, intern!(py, "span_id"))?;
     seen.add(&own)?;
-    let mut parent_id = span_attr(span, span::PARENT_SPAN_ID, intern!(py, "parent_span_id"))?;
+    let mut parent_id =
+        span_held(span, span::PARENT_SPAN_ID, intern!(py, "parent_span_id"))?.into_bound();
     let mut context = loop {
         if !parent_id.is_truthy()? {
             break top.clone().into_any();
@@ -209,14 +210,15 @@ fn enclosing<'py>(
         let Some(parent) = by_id.get_item(&parent_id)? else {
             break top.clone().into_any();
         };
-        parent_id = span_attr(&parent, span::PARENT_SPAN_ID, intern!(py, "parent_span_id"))?;
+        parent_id =
+            span_held(&parent, span::PARENT_SPAN_ID, intern!(py, "parent_span_id"))?.into_bound();
     };
     for span_id in chain.iter().rev() {
         if let Some(draft) = draft_by_span.get_item(span_id)? {
-            let own = draft_attr(&draft, SPAN, intern!(py, "span"))?;
+            let own = draft_held(&draft, SPAN, intern!(py, "span"))?;
             if !own.is_none() {
                 if kind_is(&draft, intern!(py, "agent"))? {
-                    let name = fields(&draft)?.get_item(intern!(py, "agent_name"))?;
+                    let name = draft_fields(&draft)?.get_item(intern!(py, "agent_name"))?;
                     let name = match name {
                         Some(name) if name.is_truthy()? => name,
                         _ => context.get_item(1)?,
@@ -224,17 +226,17 @@ fn enclosing<'py>(
                     context = PyTuple::new(
                         py,
                         [
-                            span_attr(&own, span::SPAN_ID, intern!(py, "span_id"))?,
+                            span_held(&own, span::SPAN_ID, intern!(py, "span_id"))?.into_bound(),
                             name,
                         ],
                     )?
                     .into_any();
                 } else if delegate_scope(&draft)? {
-                    let target = fields(&draft)?.get_item(intern!(py, "to_agent"))?;
+                    let target = draft_fields(&draft)?.get_item(intern!(py, "to_agent"))?;
                     context = PyTuple::new(
                         py,
                         [
-                            span_attr(&own, span::SPAN_ID, intern!(py, "span_id"))?,
+                            span_held(&own, span::SPAN_ID, intern!(py, "span_id"))?.into_bound(),
                             target.unwrap_or_else(|| py.None().into_bound(py)),
                         ],
                     )?
@@ -281,7 +283,7 @@ fn assign_agents<'py>(
         ],
     )?;
     for draft in drafts.iter() {
-        let span = draft_attr(&draft, SPAN, intern!(py, "span"))?;
+        let span = draft_held(&draft, SPAN, intern!(py, "span"))?;
         if span.is_none() {
             return Err(PyAssertionError::new_err(()));
         }
@@ -291,9 +293,9 @@ fn assign_agents<'py>(
                 None => {
                     // A parent cycle: the first agent (or delegation) among the ancestors, and
                     // the first of those naming its agent, each worked out once per trace.
-                    let own = span_attr(&span, span::SPAN_ID, intern!(py, "span_id"))?;
+                    let own = span_held(&span, span::SPAN_ID, intern!(py, "span_id"))?;
                     let parent =
-                        span_attr(&span, span::PARENT_SPAN_ID, intern!(py, "parent_span_id"))?;
+                        span_held(&span, span::PARENT_SPAN_ID, intern!(py, "parent_span_id"))?;
                     let (mut scope_of, mut name_of) = (None, None);
                     if parent.is_truthy()? {
                         scope_of = first_in_chain(
@@ -315,9 +317,9 @@ fn assign_agents<'py>(
                         };
                     let scope = match not_own(scope_of)? {
                         Some(first) => {
-                            let own = draft_attr(&first, SPAN, intern!(py, "span"))?;
+                            let own = draft_held(&first, SPAN, intern!(py, "span"))?;
                             if own.is_truthy()? {
-                                span_attr(&own, span::SPAN_ID, intern!(py, "span_id"))?
+                                span_held(&own, span::SPAN_ID, intern!(py, "span_id"))?.into_bound()
                             } else {
                                 PyString::intern(py, "").into_any()
                             }
@@ -332,13 +334,12 @@ fn assign_agents<'py>(
                 }
             };
         draft.setattr(intern!(py, "scope"), scope)?;
-        let fields = fields(&draft)?;
+        let fields = draft_fields(&draft)?;
         if !kind_is(&draft, intern!(py, "agent"))? {
             if !enclosing_name.is_none() {
                 fields.set_item(intern!(py, "agent_name"), &enclosing_name)?;
             } else {
-                let deferred: isize = draft
-                    .getattr(intern!(py, "rule"))?
+                let deferred: isize = draft_held(&draft, RULE, intern!(py, "rule"))?
                     .getattr(intern!(py, "deferred"))?
                     .extract()?;
                 if deferred >= 0 {
@@ -370,10 +371,10 @@ fn flag_aggregated_usage<'py>(
     let generation = intern!(py, "generation");
     let usage_aggregated = intern!(py, "usage_aggregated");
     let flag = |d: &Bound<'py, PyAny>| {
-        draft_attr(d, ATTRIBUTES, intern!(py, "attributes"))?.set_item(usage_aggregated, true)
+        draft_held(d, ATTRIBUTES, intern!(py, "attributes"))?.set_item(usage_aggregated, true)
     };
     let flagged = |d: &Bound<'py, PyAny>| -> PyResult<bool> {
-        let attributes = draft_attr(d, ATTRIBUTES, intern!(py, "attributes"))?;
+        let attributes = draft_held(d, ATTRIBUTES, intern!(py, "attributes"))?;
         match get(&attributes, usage_aggregated)? {
             v if v.is_none() => Ok(false),
             v => v.is_truthy(),
@@ -385,11 +386,11 @@ fn flag_aggregated_usage<'py>(
         if !kind_is(&draft, generation)? {
             continue;
         }
-        let span = draft_attr(&draft, SPAN, intern!(py, "span"))?;
+        let span = draft_held(&draft, SPAN, intern!(py, "span"))?;
         if span.is_none() {
             continue;
         }
-        let attributes = draft_attr(&draft, ATTRIBUTES, intern!(py, "attributes"))?;
+        let attributes = draft_held(&draft, ATTRIBUTES, intern!(py, "attributes"))?;
         if get(&attributes, intern!(py, "failed_attempt"))?.is_truthy()? {
             continue;
         }
@@ -398,11 +399,12 @@ fn flag_aggregated_usage<'py>(
         // flagged already): each id is walked past about once per trace, where walking
         // every chain whole cost the square of its depth (a cycle of parent ids: its
         // length).
-        let own = span_attr(&span, span::SPAN_ID, intern!(py, "span_id"))?;
+        let own = span_held(&span, span::SPAN_ID, intern!(py, "span_id"))?;
         let seen = PySet::empty(py)?;
         seen.add(&own)?;
         let mut walked = Vec::new();
-        let mut parent_id = span_attr(&span, span::PARENT_SPAN_ID, intern!(py, "parent_span_id"))?;
+        let mut parent_id =
+            span_held(&span, span::PARENT_SPAN_ID, intern!(py, "parent_span_id"))?.into_bound();
         let mut back_to_start = false;
         while parent_id.is_truthy()? && !reached.contains(&parent_id)? {
             if seen.contains(&parent_id)? {
@@ -419,7 +421,8 @@ fn flag_aggregated_usage<'py>(
             let Some(parent) = by_id.get_item(&parent_id)? else {
                 break;
             };
-            parent_id = span_attr(&parent, span::PARENT_SPAN_ID, intern!(py, "parent_span_id"))?;
+            parent_id = span_held(&parent, span::PARENT_SPAN_ID, intern!(py, "parent_span_id"))?
+                .into_bound();
         }
         // Back at its start (a cycle through this span), the ids walked have it above
         // them: they are done only once it is flagged too.
@@ -467,7 +470,7 @@ impl SiblingTools {
     ) -> PyResult<Self> {
         let mut tools = Vec::with_capacity(siblings.len());
         for (at, d) in siblings.iter().enumerate() {
-            let own = draft_attr(&d, SPAN, span_key)?;
+            let own = draft_held(&d, SPAN, span_key)?;
             if own.is_none() {
                 continue;
             }
@@ -515,14 +518,14 @@ impl SiblingTools {
         }
         let mut found = Vec::new();
         for d in siblings.iter() {
-            let own = draft_attr(&d, SPAN, span_key)?;
+            let own = draft_held(&d, SPAN, span_key)?;
             if !own.is_none()
-                && span_attr(&own, span::START_NS, start_ns)?.le(span_attr(
+                && span_held(&own, span::START_NS, start_ns)?.le(span_held(
                     span,
                     span::START_NS,
                     start_ns,
                 )?)?
-                && span_attr(span, span::END_NS, end_ns)?.le(span_attr(
+                && span_held(span, span::END_NS, end_ns)?.le(span_held(
                     &own,
                     span::END_NS,
                     end_ns,
@@ -550,13 +553,13 @@ fn tools_running_agents(drafts: &Bound<'_, PyList>) -> PyResult<()> {
     let tools = PyDict::new(py);
     for d in drafts.iter() {
         if draft_attr(&d, KIND, kind_key)?.eq(intern!(py, "tool_call"))?
-            && draft_attr(&d, RULE, intern!(py, "rule"))?
+            && draft_held(&d, RULE, intern!(py, "rule"))?
                 .getattr(intern!(py, "agent_inside_is_delegation"))?
                 .is_truthy()?
         {
-            let span = draft_attr(&d, SPAN, span_key)?;
+            let span = draft_held(&d, SPAN, span_key)?;
             if !span.is_none() {
-                tools.set_item(span_attr(&span, span::SPAN_ID, span_id)?, &d)?;
+                tools.set_item(span_held(&span, span::SPAN_ID, span_id)?, &d)?;
             }
         }
     }
@@ -566,20 +569,20 @@ fn tools_running_agents(drafts: &Bound<'_, PyList>) -> PyResult<()> {
     let others = PyDict::new(py);
     for d in drafts.iter() {
         if draft_attr(&d, KIND, kind_key)?.eq(intern!(py, "other"))? {
-            let span = draft_attr(&d, SPAN, span_key)?;
+            let span = draft_held(&d, SPAN, span_key)?;
             if !span.is_none() {
-                others.set_item(span_attr(&span, span::SPAN_ID, span_id)?, &d)?;
+                others.set_item(span_held(&span, span::SPAN_ID, span_id)?, &d)?;
             }
         }
     }
     // The tool steps by their span's parent (`_ToolsBeside`), in the dict's order.
     let by_parent = PyDict::new(py);
     for d in tools.values().iter() {
-        let span = draft_attr(&d, SPAN, span_key)?;
+        let span = draft_held(&d, SPAN, span_key)?;
         if span.is_none() {
             continue;
         }
-        let parent = span_attr(&span, span::PARENT_SPAN_ID, parent_key)?;
+        let parent = span_held(&span, span::PARENT_SPAN_ID, parent_key)?;
         match by_parent.get_item(&parent)? {
             Some(list) => list.cast_into::<PyList>()?.append(&d)?,
             None => by_parent.set_item(&parent, PyList::new(py, [&d])?)?,
@@ -594,11 +597,11 @@ fn tools_running_agents(drafts: &Bound<'_, PyList>) -> PyResult<()> {
         if !draft_attr(&draft, KIND, kind_key)?.eq(intern!(py, "agent"))? {
             continue;
         }
-        let span = draft_attr(&draft, SPAN, span_key)?;
+        let span = draft_held(&draft, SPAN, span_key)?;
         if span.is_none() {
             continue;
         }
-        let parent = span_attr(&span, span::PARENT_SPAN_ID, parent_key)?;
+        let parent = span_held(&span, span::PARENT_SPAN_ID, parent_key)?;
         let mut tool = tools.get_item(&parent)?;
         if tool.is_none() {
             // The one sibling tool step whose span starts before the agent's and ends after.
@@ -616,14 +619,14 @@ fn tools_running_agents(drafts: &Bound<'_, PyList>) -> PyResult<()> {
                 tool = built[index].holding(&siblings, &span, span_key, start_ns, end_ns)?;
             }
         }
-        let name = fields(&draft)?
+        let name = draft_fields(&draft)?
             .get_item(agent_name)?
             .unwrap_or_else(|| py.None().into_bound(py));
         if tool.is_none() && !name.is_none() {
             if let Some(holder) = others.get_item(&parent)? {
-                let own = draft_attr(&holder, SPAN, span_key)?;
+                let own = draft_held(&holder, SPAN, span_key)?;
                 if !own.is_none() {
-                    let attributes = own.getattr(intern!(py, "attributes"))?;
+                    let attributes = span_held(&own, span::ATTRIBUTES, intern!(py, "attributes"))?;
                     let names = PyTuple::new(
                         py,
                         [
@@ -633,7 +636,7 @@ fn tools_running_agents(drafts: &Bound<'_, PyList>) -> PyResult<()> {
                     )?;
                     if names.contains(&name)? {
                         tool =
-                            tools.get_item(span_attr(&own, span::PARENT_SPAN_ID, parent_key)?)?;
+                            tools.get_item(span_held(&own, span::PARENT_SPAN_ID, parent_key)?)?;
                     }
                 }
             }
@@ -641,7 +644,7 @@ fn tools_running_agents(drafts: &Bound<'_, PyList>) -> PyResult<()> {
         if let Some(tool) = tool {
             tool.setattr(kind_key, intern!(py, "handoff"))?;
             if !name.is_none() {
-                fields(&tool)?
+                draft_fields(&tool)?
                     .call_method1(intern!(py, "setdefault"), (intern!(py, "to_agent"), &name))?;
             }
         }
@@ -666,7 +669,7 @@ fn nested_agent_handoffs<'py>(
     let (rule_key, flag) = (intern!(py, "rule"), intern!(py, "nested_agent_is_handoff"));
     let mut any = false;
     for d in drafts.iter() {
-        if draft_attr(&d, RULE, rule_key)?.getattr(flag)?.is_truthy()? {
+        if draft_held(&d, RULE, rule_key)?.getattr(flag)?.is_truthy()? {
             any = true;
             break;
         }
@@ -679,11 +682,11 @@ fn nested_agent_handoffs<'py>(
     let agent_name = intern!(py, "agent_name");
     for draft in drafts.iter() {
         if kind_is(&draft, agent)?
-            && draft_attr(&draft, RULE, rule_key)?
+            && draft_held(&draft, RULE, rule_key)?
                 .getattr(flag)?
                 .is_truthy()?
         {
-            let span = draft_attr(&draft, SPAN, intern!(py, "span"))?;
+            let span = draft_held(&draft, SPAN, intern!(py, "span"))?;
             if span.is_none() {
                 return Err(PyAssertionError::new_err(()));
             }
@@ -701,7 +704,7 @@ fn nested_agent_handoffs<'py>(
                 let kwargs = PyDict::new(py);
                 kwargs.set_item(intern!(py, "kind"), intern!(py, "handoff"))?;
                 kwargs.set_item(intern!(py, "span"), &span)?;
-                kwargs.set_item(rule_key, draft_attr(&draft, RULE, rule_key)?)?;
+                kwargs.set_item(rule_key, draft_held(&draft, RULE, rule_key)?)?;
                 kwargs.set_item(
                     intern!(py, "status"),
                     draft_attr(&draft, STATUS, intern!(py, "status"))?,
@@ -711,9 +714,9 @@ fn nested_agent_handoffs<'py>(
                     draft_attr(&draft, SCOPE, intern!(py, "scope"))?,
                 )?;
                 let made = draft_cls.call((), Some(&kwargs))?;
-                let source = fields(&ancestor)?.get_item(agent_name)?;
-                let target = fields(&draft)?.get_item(agent_name)?;
-                let made_fields = fields(&made)?;
+                let source = draft_fields(&ancestor)?.get_item(agent_name)?;
+                let target = draft_fields(&draft)?.get_item(agent_name)?;
+                let made_fields = draft_fields(&made)?;
                 for (name, value) in [
                     (intern!(py, "from_agent"), &source),
                     (agent_name, &source),
@@ -746,7 +749,7 @@ fn handoff_targets(drafts: &Bound<'_, PyList>) -> PyResult<()> {
     let mut pending = Vec::new();
     for d in drafts.iter() {
         if kind_is(&d, intern!(py, "handoff"))?
-            && fields(&d)?
+            && draft_fields(&d)?
                 .get_item(to_agent)?
                 .map_or(true, |v| v.is_none())
         {
@@ -759,8 +762,8 @@ fn handoff_targets(drafts: &Bound<'_, PyList>) -> PyResult<()> {
     let agents = PyList::empty(py);
     for d in drafts.iter() {
         if kind_is(&d, intern!(py, "agent"))?
-            && draft_attr(&d, SPAN, span_key)?.is_truthy()?
-            && fields(&d)?
+            && draft_held(&d, SPAN, span_key)?.is_truthy()?
+            && draft_fields(&d)?
                 .get_item(agent_name)?
                 .map_or(Ok(false), |n| n.is_truthy())?
         {
@@ -780,7 +783,7 @@ fn handoff_targets(drafts: &Bound<'_, PyList>) -> PyResult<()> {
     // (handoffs times agents: 10,000 of each were 10^8 comparisons).
     let mut starts = Vec::with_capacity(agents.len());
     for a in agents.iter() {
-        match time(&draft_attr(&a, SPAN, span_key)?, start_ns)? {
+        match time(&*draft_held(&a, SPAN, span_key)?, start_ns)? {
             Some(start) => starts.push(start),
             None => {
                 starts.clear();
@@ -790,7 +793,7 @@ fn handoff_targets(drafts: &Bound<'_, PyList>) -> PyResult<()> {
     }
     let sorted = starts.len() == agents.len();
     for handoff in pending {
-        let span = draft_attr(&handoff, SPAN, span_key)?;
+        let span = draft_held(&handoff, SPAN, span_key)?;
         if span.is_none() {
             return Err(PyAssertionError::new_err(()));
         }
@@ -804,10 +807,10 @@ fn handoff_targets(drafts: &Bound<'_, PyList>) -> PyResult<()> {
                 }
             }
             _ => {
-                let start = span_attr(&span, span::START_NS, start_ns)?;
+                let start = span_held(&span, span::START_NS, start_ns)?;
                 let mut found = None;
                 for a in agents.iter() {
-                    if draft_attr(&a, SPAN, span_key)?
+                    if draft_held(&a, SPAN, span_key)?
                         .getattr(start_ns)?
                         .ge(&start)?
                     {
@@ -819,8 +822,8 @@ fn handoff_targets(drafts: &Bound<'_, PyList>) -> PyResult<()> {
             }
         };
         if let Some(a) = target {
-            let name = fields(&a)?.as_any().get_item(agent_name)?;
-            fields(&handoff)?.set_item(to_agent, name)?;
+            let name = draft_fields(&a)?.as_any().get_item(agent_name)?;
+            draft_fields(&handoff)?.set_item(to_agent, name)?;
         }
     }
     Ok(())
@@ -852,7 +855,7 @@ fn run_wrappers<'py>(
         };
         let mut parent = Vec::with_capacity(by_id.len());
         for span in by_id.values().iter() {
-            let id = span_attr(&span, span::PARENT_SPAN_ID, parent_key)?;
+            let id = span_held(&span, span::PARENT_SPAN_ID, parent_key)?;
             parent.push(if id.is_truthy()? { at(&id)? } else { None });
         }
         let mut steps = Vec::with_capacity(draft_by_span.len());
@@ -866,7 +869,7 @@ fn run_wrappers<'py>(
     let unmapped = PyDict::new(py);
     for span in unrecognised.iter() {
         if let Some(index) = &number {
-            if let Some(n) = index.get_item(span_attr(&span, span::SPAN_ID, span_id)?)? {
+            if let Some(n) = index.get_item(span_held(&span, span::SPAN_ID, span_id)?)? {
                 let n: usize = n.extract()?;
                 if wrapper[n] {
                     wrappers[n] = true;
@@ -874,7 +877,7 @@ fn run_wrappers<'py>(
                 }
             }
         }
-        let name = span_attr(&span, span::NAME, intern!(py, "name"))?;
+        let name = span_held(&span, span::NAME, intern!(py, "name"))?;
         let count = match unmapped.get_item(&name)? {
             Some(count) => count.extract::<usize>()? + 1,
             None => 1,
@@ -940,7 +943,7 @@ fn requests_from_next_input(drafts: &Bound<'_, PyList>) -> PyResult<()> {
     let generation = intern!(py, "generation");
     let mut any = false;
     for d in drafts.iter() {
-        if kind_is(&d, generation)? && draft_attr(&d, RULE, rule_key)?.getattr(flag)?.is_truthy()? {
+        if kind_is(&d, generation)? && draft_held(&d, RULE, rule_key)?.getattr(flag)?.is_truthy()? {
             any = true;
             break;
         }
@@ -956,7 +959,7 @@ fn requests_from_next_input(drafts: &Bound<'_, PyList>) -> PyResult<()> {
         }
         let scope = draft_attr(&draft, SCOPE, intern!(py, "scope"))?;
         if let Some(prev) = last.get_item(&scope)? {
-            if draft_attr(&prev, RULE, rule_key)?
+            if draft_held(&prev, RULE, rule_key)?
                 .getattr(flag)?
                 .is_truthy()?
             {
@@ -967,12 +970,12 @@ fn requests_from_next_input(drafts: &Bound<'_, PyList>) -> PyResult<()> {
     }
     let input = intern!(py, "input_messages");
     for (gen, next) in pairs {
-        let own = fields(&gen)?;
+        let own = draft_fields(&gen)?;
         if !requested_of(&gen)?.is_empty() || shows_text(&own)? {
             continue;
         }
         let mine = get(own.as_any(), input)?;
-        let theirs = get(fields(&next)?.as_any(), input)?;
+        let theirs = get(draft_fields(&next)?.as_any(), input)?;
         if !mine.is_instance_of::<PyList>() || !theirs.is_instance_of::<PyList>() {
             continue;
         }
@@ -1050,15 +1053,15 @@ fn requested_handoffs(
         if !kind_is(&gen, intern!(py, "generation"))? {
             continue;
         }
-        let span = draft_attr(&gen, SPAN, span_key)?;
+        let span = draft_held(&gen, SPAN, span_key)?;
         if span.is_none() {
             continue;
         }
         let mut calls = Vec::new();
-        for call in items(&draft_attr(&gen, FOLLOWS, intern!(py, "follows"))?)? {
-            let tool = get(fields(&call)?.as_any(), tool_key)?;
+        for call in items(&*draft_held(&gen, FOLLOWS, intern!(py, "follows"))?)? {
+            let tool = get(draft_fields(&call)?.as_any(), tool_key)?;
             if kind_is(&call, tool_call)?
-                && call.getattr(intern!(py, "synthesized"))?.is_truthy()?
+                && draft_held(&call, SYNTHESIZED, intern!(py, "synthesized"))?.is_truthy()?
                 && tool.is_instance_of::<PyString>()
             {
                 calls.push((call, tool));
@@ -1071,11 +1074,11 @@ fn requested_handoffs(
             let mut found = Vec::new();
             for d in drafts.iter() {
                 if kind_is(&d, intern!(py, "agent"))?
-                    && draft_attr(&d, SPAN, span_key)?.is_truthy()?
-                    && get(fields(&d)?.as_any(), agent_name)?.is_truthy()?
+                    && draft_held(&d, SPAN, span_key)?.is_truthy()?
+                    && get(draft_fields(&d)?.as_any(), agent_name)?.is_truthy()?
                 {
                     found.push((
-                        nanos(&draft_attr(&d, SPAN, span_key)?.getattr(start_ns)?)?,
+                        nanos(&draft_held(&d, SPAN, span_key)?.getattr(start_ns)?)?,
                         d,
                     ));
                 }
@@ -1084,11 +1087,11 @@ fn requested_handoffs(
             agents = Some(found);
         }
         let agents = agents.as_deref().unwrap_or_default();
-        let start = nanos(&span_attr(&span, span::START_NS, start_ns)?)?;
+        let start = nanos(&*span_held(&span, span::START_NS, start_ns)?)?;
         let Some((_, after)) = agents.get(agents.partition_point(|(s, _)| *s < start)) else {
             continue;
         };
-        let target = fields(after)?.as_any().get_item(agent_name)?.str()?;
+        let target = draft_fields(after)?.as_any().get_item(agent_name)?.str()?;
         let wanted = agent_key(&target)?;
         for (call, tool) in calls {
             for pattern in patterns.iter() {
@@ -1098,9 +1101,9 @@ fn requested_handoffs(
                 };
                 if agent_key(&group)? == wanted {
                     call.setattr(intern!(py, "kind"), intern!(py, "handoff"))?;
-                    let call_fields = fields(&call)?;
+                    let call_fields = draft_fields(&call)?;
                     call_fields.set_item(intern!(py, "to_agent"), &target)?;
-                    let from = get(fields(&gen)?.as_any(), agent_name)?;
+                    let from = get(draft_fields(&gen)?.as_any(), agent_name)?;
                     if from.is_truthy()? {
                         call_fields.call_method1(
                             intern!(py, "setdefault"),
@@ -1137,7 +1140,7 @@ fn written_request_candidates<'py>(drafts: &Bound<'py, PyList>) -> PyResult<Boun
 /// `written_request_candidates`): `false` only where its checks certainly fail.
 fn may_hold_written_requests(draft: &Bound<'_, PyAny>) -> PyResult<bool> {
     let py = draft.py();
-    let fields = draft_attr(draft, FIELDS, intern!(py, "fields"))?;
+    let fields = draft_held(draft, FIELDS, intern!(py, "fields"))?;
     let Ok(fields) = fields.cast_exact::<PyDict>() else {
         return Ok(true);
     };

@@ -13,9 +13,13 @@
 //! Only instances of exactly the probed class are accessed by offset; any other object
 //! (a subclass) goes through `getattr` / `setattr`.
 
+use std::ops::Deref;
+
 use pyo3::ffi;
 use pyo3::prelude::*;
+use pyo3::type_object::PyTypeCheck;
 use pyo3::types::{PyString, PyTuple, PyType};
+use pyo3::Borrowed;
 
 /// The offsets of some slots of one class.
 pub(crate) struct SlotLayout {
@@ -57,6 +61,71 @@ pub(crate) fn blank<'py>(
                 std::ptr::null_mut(),
             ),
         )
+    }
+}
+
+/// A slot's object as `SlotLayout::held` reads it: borrowed from the instance that holds
+/// it (no reference taken, none released: under the limited API each is a call into the
+/// interpreter), or owned where it was read by name. Either reads as a `Bound`; the borrow
+/// lives no longer than the borrow of the instance it was read from.
+pub(crate) enum Held<'a, 'py, T = PyAny> {
+    Borrowed(Borrowed<'a, 'py, T>),
+    Owned(Bound<'py, T>),
+}
+
+impl<'py, T> Deref for Held<'_, 'py, T> {
+    type Target = Bound<'py, T>;
+
+    #[inline(always)]
+    fn deref(&self) -> &Bound<'py, T> {
+        match self {
+            Held::Borrowed(borrowed) => borrowed,
+            Held::Owned(owned) => owned,
+        }
+    }
+}
+
+impl<'a, 'py, T> Held<'a, 'py, T> {
+    /// The object with a reference of its own, to keep past the instance's borrow.
+    #[inline(always)]
+    pub(crate) fn into_bound(self) -> Bound<'py, T> {
+        match self {
+            Held::Borrowed(borrowed) => borrowed.to_owned(),
+            Held::Owned(owned) => owned,
+        }
+    }
+
+    /// The object as a `U` (`cast_into`), borrowed as it was.
+    #[inline(always)]
+    pub(crate) fn cast_into<U: PyTypeCheck>(self) -> PyResult<Held<'a, 'py, U>> {
+        match self {
+            Held::Borrowed(borrowed) => Ok(Held::Borrowed(borrowed.cast::<U>()?)),
+            Held::Owned(owned) => Ok(Held::Owned(owned.cast_into::<U>()?)),
+        }
+    }
+}
+
+/// A `Held` handed to a call (`set_item`, `contains`, ...) as the `&Bound` it reads as.
+impl<'b, 'py, T: PyTypeCheck> IntoPyObject<'py> for &'b Held<'_, 'py, T> {
+    type Target = T;
+    type Output = Borrowed<'b, 'py, T>;
+    type Error = std::convert::Infallible;
+
+    #[inline(always)]
+    fn into_pyobject(self, _py: Python<'py>) -> Result<Self::Output, Self::Error> {
+        Ok(self.as_borrowed())
+    }
+}
+
+/// A `Held` handed over by value: the call gets a reference of its own.
+impl<'py, T: PyTypeCheck> IntoPyObject<'py> for Held<'_, 'py, T> {
+    type Target = T;
+    type Output = Bound<'py, T>;
+    type Error = std::convert::Infallible;
+
+    #[inline(always)]
+    fn into_pyobject(self, _py: Python<'py>) -> Result<Self::Output, Self::Error> {
+        Ok(self.into_bound())
     }
 }
 
@@ -188,6 +257,32 @@ impl SlotLayout {
         by_name(object, name)
     }
 
+    /// `get`, borrowed from `object` for as long as `object` is borrowed. Only for slots
+    /// nothing stores into once the instance is made (the callers name them): the object
+    /// a slot holds then lives as long as the instance, and no code run meanwhile can
+    /// release it by replacing it.
+    #[inline(always)]
+    pub(crate) fn held<'a, 'py>(
+        &self,
+        object: &'a Bound<'py, PyAny>,
+        slot: usize,
+        name: &Bound<'py, PyString>,
+    ) -> PyResult<Held<'a, 'py>> {
+        if self.holds(object) {
+            // SAFETY: a word of the instance's slots; NULL for a slot not set.
+            let held = unsafe { self.cell(object, slot).read() };
+            if !held.is_null() {
+                // SAFETY: a live object the instance holds a reference to, in a slot that
+                // is never stored into again (the callers' contract, above): it lives as
+                // long as the instance, which outlives the borrow `'a` of `object`.
+                return Ok(Held::Borrowed(unsafe {
+                    Borrowed::from_ptr(object.py(), held)
+                }));
+            }
+        }
+        by_name(object, name).map(Held::Owned)
+    }
+
     /// The object in slot number `slot` of `object`, borrowed (no reference taken, so it
     /// is only compared, never kept), when `object` is exactly of the probed class and the
     /// slot is set; `None` otherwise.
@@ -239,7 +334,7 @@ impl SlotLayout {
     }
 }
 
-/// The `SpanRecord` fields the mapper's passes read, by number (`span_attr`).
+/// The `SpanRecord` fields the mapper's passes read, by number (`span_held`).
 pub(crate) mod span {
     pub(crate) const NAMES: [&str; 10] = [
         "trace_id",
@@ -270,13 +365,15 @@ static SPAN_LAYOUT: pyo3::sync::PyOnceLock<Option<SlotLayout>> = pyo3::sync::PyO
 
 /// `span.<name>`, `name` being `span::NAMES[field]`: read in the instance's memory for a
 /// `SpanRecord`, by name for any other object. Inlined: the probed layout is one atomic
-/// load away once made (`span_layout`).
+/// load away once made (`span_layout`). Borrowed from `span` for as long as `span` is
+/// borrowed: a `SpanRecord`'s fields are set once, when it is made (a changed span is a
+/// copy, `dataclasses.replace`), so what a field holds lives as long as the record.
 #[inline(always)]
-pub(crate) fn span_attr<'py>(
-    span: &Bound<'py, PyAny>,
+pub(crate) fn span_held<'a, 'py>(
+    span: &'a Bound<'py, PyAny>,
     field: usize,
     name: &Bound<'py, PyString>,
-) -> PyResult<Bound<'py, PyAny>> {
+) -> PyResult<Held<'a, 'py>> {
     debug_assert_eq!(name.to_str().ok(), Some(span::NAMES[field]));
     let py = span.py();
     let layout = match SPAN_LAYOUT.get(py) {
@@ -284,8 +381,8 @@ pub(crate) fn span_attr<'py>(
         None => span_layout(py)?,
     };
     match layout {
-        Some(layout) => layout.get(span, field, name),
-        None => span.getattr(name),
+        Some(layout) => layout.held(span, field, name),
+        None => span.getattr(name).map(Held::Owned),
     }
 }
 

@@ -14,9 +14,11 @@
 
 use otel_oracles_core::hashing::{FastMap, FastMapExt, FastSet, FastSetExt};
 
-use crate::draft::{draft_attr, kind_is, FIELDS, KIND, REDACTED, SPAN};
+use crate::draft::{
+    draft_attr, draft_fields, draft_held, kind_is, ATTRIBUTES, KIND, REDACTED, SPAN, STATUS,
+};
 use crate::pydict;
-use crate::slots::{span, span_attr};
+use crate::slots::{span, span_held};
 use pyo3::exceptions::PyAssertionError;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -26,16 +28,12 @@ use pyo3::types::{PyDict, PyList, PySet, PyString};
 /// tool name: `_` and `model.tool_name.TOOL_NAME_SEPARATORS`.
 const QUALIFIERS: [&str; 5] = ["_", "__", "-", ".", "/"];
 
-fn fields<'py>(draft: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
-    Ok(draft_attr(draft, FIELDS, intern!(draft.py(), "fields"))?.cast_into::<PyDict>()?)
-}
-
 fn field<'py>(
     draft: &Bound<'py, PyAny>,
     name: &Bound<'py, PyString>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = draft.py();
-    Ok(fields(draft)?
+    Ok(draft_fields(draft)?
         .get_item(name)?
         .unwrap_or_else(|| py.None().into_bound(py)))
 }
@@ -62,8 +60,9 @@ fn nearest_memo<'py>(
     memo: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
     let py = span.py();
-    let own = span_attr(span, span::SPAN_ID, intern!(py, "span_id"))?;
-    let mut parent_id = span_attr(span, span::PARENT_SPAN_ID, intern!(py, "parent_span_id"))?;
+    let own = span_held(span, span::SPAN_ID, intern!(py, "span_id"))?;
+    let mut parent_id =
+        span_held(span, span::PARENT_SPAN_ID, intern!(py, "parent_span_id"))?.into_bound();
     // `seen` is made on the second step only: most spans' parent has a draft.
     let mut seen: Option<Bound<'py, PySet>> = None;
     let mut passed: Vec<Bound<'py, PyAny>> = Vec::new();
@@ -106,7 +105,8 @@ fn nearest_memo<'py>(
             }
             Some(set) => set.add(&parent_id)?,
         }
-        let next = span_attr(&parent, span::PARENT_SPAN_ID, intern!(py, "parent_span_id"))?;
+        let next =
+            span_held(&parent, span::PARENT_SPAN_ID, intern!(py, "parent_span_id"))?.into_bound();
         if memo.is_some() {
             passed.push(parent_id);
         }
@@ -152,8 +152,7 @@ fn same_tool(name: &Bound<'_, PyAny>, inner: &Bound<'_, PyAny>) -> PyResult<bool
     if name.as_any().eq(served)? {
         return Ok(true);
     }
-    if !inner
-        .getattr(intern!(py, "attributes"))?
+    if !draft_held(inner, ATTRIBUTES, intern!(py, "attributes"))?
         .contains(intern!(py, "mcp.method.name"))?
     {
         return Ok(false);
@@ -253,24 +252,24 @@ fn same_call(outer: &Bound<'_, PyAny>, inner: &Bound<'_, PyAny>) -> PyResult<boo
     if !can_pair {
         return Ok(false);
     }
-    let a = draft_attr(outer, SPAN, intern!(py, "span"))?;
-    let b = draft_attr(inner, SPAN, intern!(py, "span"))?;
+    let a = draft_held(outer, SPAN, intern!(py, "span"))?;
+    let b = draft_held(inner, SPAN, intern!(py, "span"))?;
     let start_ns = intern!(py, "start_ns");
     let end_ns = intern!(py, "end_ns");
-    if span_attr(&b, span::START_NS, start_ns)?.lt(span_attr(&a, span::START_NS, start_ns)?)? {
+    if span_held(&b, span::START_NS, start_ns)?.lt(span_held(&a, span::START_NS, start_ns)?)? {
         return Ok(false);
     }
     let (a_end, b_end) = (
-        span_attr(&a, span::END_NS, end_ns)?,
-        span_attr(&b, span::END_NS, end_ns)?,
+        span_held(&a, span::END_NS, end_ns)?,
+        span_held(&b, span::END_NS, end_ns)?,
     );
     if a_end.is_truthy()? && b_end.is_truthy()? && b_end.gt(&a_end)? {
         // Only a model call opened directly inside the model call (`_child_call`): the
         // provider SDK's record of a streamed call may end after the framework's.
         let child = outer_kind.eq(&inner_kind)?
             && inner_kind.eq(generation)?
-            && span_attr(&b, span::PARENT_SPAN_ID, intern!(py, "parent_span_id"))?
-                .eq(span_attr(&a, span::SPAN_ID, intern!(py, "span_id"))?)?;
+            && span_held(&b, span::PARENT_SPAN_ID, intern!(py, "parent_span_id"))?
+                .eq(span_held(&a, span::SPAN_ID, intern!(py, "span_id"))?)?;
         if !child {
             return Ok(false);
         }
@@ -317,12 +316,12 @@ fn part_count(messages: &Bound<'_, PyAny>) -> PyResult<usize> {
 /// ones `kept` lacks, and its span id joins `stacked_spans`.
 fn absorb(kept: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<()> {
     let py = kept.py();
-    let kept_fields = fields(kept)?;
+    let kept_fields = draft_fields(kept)?;
     let kept_redacted = draft_attr(kept, REDACTED, intern!(py, "redacted"))?;
     let other_redacted = draft_attr(other, REDACTED, intern!(py, "redacted"))?;
     let model = intern!(py, "model");
     let discard = intern!(py, "discard");
-    for (name, value) in fields(other)?.iter() {
+    for (name, value) in draft_fields(other)?.iter() {
         if value.is_none() {
             continue;
         }
@@ -373,17 +372,16 @@ fn absorb(kept: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<()> {
     } else if kept.getattr(status)?.eq(intern!(py, "unset"))? {
         kept.setattr(status, other_status)?;
     }
-    let kept_attributes = kept.getattr(intern!(py, "attributes"))?;
+    let kept_attributes = draft_held(kept, ATTRIBUTES, intern!(py, "attributes"))?;
     let setdefault = intern!(py, "setdefault");
-    for item in other
-        .getattr(intern!(py, "attributes"))?
+    for item in draft_held(other, ATTRIBUTES, intern!(py, "attributes"))?
         .call_method0(intern!(py, "items"))?
         .try_iter()?
     {
         let (key, val): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item?.extract()?;
         kept_attributes.call_method1(setdefault, (key, val))?;
     }
-    let span = draft_attr(other, SPAN, intern!(py, "span"))?;
+    let span = draft_held(other, SPAN, intern!(py, "span"))?;
     if span.is_none() {
         return Err(PyAssertionError::new_err(()));
     }
@@ -394,7 +392,7 @@ fn absorb(kept: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<()> {
         )?
         .call_method1(
             intern!(py, "append"),
-            (span_attr(&span, span::SPAN_ID, intern!(py, "span_id"))?,),
+            (span_held(&span, span::SPAN_ID, intern!(py, "span_id"))?,),
         )?;
     Ok(())
 }
@@ -412,19 +410,18 @@ fn absorb_layer<'py>(
     let tool = intern!(py, "tool");
     let served = field(inner, tool)?;
     if served.ne(field(kept, tool)?)?
-        && inner
-            .getattr(intern!(py, "attributes"))?
+        && draft_held(inner, ATTRIBUTES, intern!(py, "attributes"))?
             .contains(intern!(py, "mcp.method.name"))?
     {
-        kept.getattr(intern!(py, "attributes"))?
+        draft_held(kept, ATTRIBUTES, intern!(py, "attributes"))?
             .call_method1(intern!(py, "setdefault"), (intern!(py, "mcp_tool"), served))?;
     }
-    let span = draft_attr(inner, SPAN, intern!(py, "span"))?;
+    let span = draft_held(inner, SPAN, intern!(py, "span"))?;
     if span.is_none() {
         return Err(PyAssertionError::new_err(()));
     }
     draft_by_span.set_item(
-        span_attr(&span, span::SPAN_ID, intern!(py, "span_id"))?,
+        span_held(&span, span::SPAN_ID, intern!(py, "span_id"))?,
         kept,
     )
 }
@@ -437,8 +434,9 @@ fn inside(
 ) -> PyResult<bool> {
     let py = span.py();
     let seen = PySet::empty(py)?;
-    seen.add(span_attr(span, span::SPAN_ID, intern!(py, "span_id"))?)?;
-    let mut parent_id = span_attr(span, span::PARENT_SPAN_ID, intern!(py, "parent_span_id"))?;
+    seen.add(span_held(span, span::SPAN_ID, intern!(py, "span_id"))?)?;
+    let mut parent_id =
+        span_held(span, span::PARENT_SPAN_ID, intern!(py, "parent_span_id"))?.into_bound();
     while parent_id.is_truthy()? && !seen.contains(&parent_id)? {
         if ancestors.contains(&parent_id)? {
             return Ok(true);
@@ -447,7 +445,8 @@ fn inside(
         let Some(parent) = by_id.get_item(&parent_id)? else {
             return Ok(false);
         };
-        parent_id = span_attr(&parent, span::PARENT_SPAN_ID, intern!(py, "parent_span_id"))?;
+        parent_id =
+            span_held(&parent, span::PARENT_SPAN_ID, intern!(py, "parent_span_id"))?.into_bound();
     }
     Ok(false)
 }
@@ -468,11 +467,11 @@ fn within_in_time(
         if other.is(span) {
             continue;
         }
-        if span_attr(&other, span::START_NS, start_ns)?.le(span_attr(
+        if span_held(&other, span::START_NS, start_ns)?.le(span_held(
             span,
             span::START_NS,
             start_ns,
-        )?)? && span_attr(span, span::END_NS, end_ns)?.le(span_attr(
+        )?)? && span_held(span, span::END_NS, end_ns)?.le(span_held(
             &other,
             span::END_NS,
             end_ns,
@@ -499,9 +498,9 @@ fn outcome_from_layers(
     let hidden = PySet::empty(py)?;
     for d in group.iter() {
         if d.getattr(hidden_key)?.is_truthy()? {
-            let span = draft_attr(&d, SPAN, span_key)?;
+            let span = draft_held(&d, SPAN, span_key)?;
             if !span.is_none() {
-                hidden.add(span_attr(&span, span::SPAN_ID, intern!(py, "span_id"))?)?;
+                hidden.add(span_held(&span, span::SPAN_ID, intern!(py, "span_id"))?)?;
             }
         }
     }
@@ -514,7 +513,7 @@ fn outcome_from_layers(
         return Ok(());
     }
     for layer in group.iter() {
-        let span = draft_attr(&layer, SPAN, span_key)?;
+        let span = draft_held(&layer, SPAN, span_key)?;
         let shows = layer.getattr(status)?.eq(ok)?
             && !layer.getattr(hidden_key)?.is_truthy()?
             && !span.is_none();
@@ -570,11 +569,11 @@ fn failed_attempts<'py>(
         let mut latest: Option<(i128, usize)> = None; // the latest start, and whose
         let mut runner_up: Option<i128> = None; // the latest start of the others
         for (at, o) in inners.iter().enumerate() {
-            let other = draft_attr(o, SPAN, span_key)?;
+            let other = draft_held(o, SPAN, span_key)?;
             if other.is_none() {
                 continue;
             }
-            let Ok(start) = span_attr(&other, span::START_NS, start_ns)?.extract::<i128>() else {
+            let Ok(start) = span_held(&other, span::START_NS, start_ns)?.extract::<i128>() else {
                 integers = false;
                 break;
             };
@@ -589,15 +588,13 @@ fn failed_attempts<'py>(
             }
         }
         for (at, draft) in inners.iter().enumerate() {
-            let span = draft_attr(draft, SPAN, span_key)?;
-            if !draft
-                .getattr(intern!(py, "status"))?
-                .eq(intern!(py, "error"))?
+            let span = draft_held(draft, SPAN, span_key)?;
+            if !draft_attr(draft, STATUS, intern!(py, "status"))?.eq(intern!(py, "error"))?
                 || span.is_none()
             {
                 continue;
             }
-            let end = span_attr(&span, span::END_NS, end_ns)?;
+            let end = span_held(&span, span::END_NS, end_ns)?;
             let later = match (integers, end.extract::<i128>()) {
                 (true, Ok(end)) => {
                     let others = match latest {
@@ -612,9 +609,9 @@ fn failed_attempts<'py>(
                         if o.is(*draft) {
                             continue;
                         }
-                        let other = draft_attr(o, SPAN, span_key)?;
+                        let other = draft_held(o, SPAN, span_key)?;
                         if !other.is_none()
-                            && span_attr(&other, span::START_NS, start_ns)?.ge(&end)?
+                            && span_held(&other, span::START_NS, start_ns)?.ge(&end)?
                         {
                             later = true;
                             break;
@@ -624,8 +621,7 @@ fn failed_attempts<'py>(
                 }
             };
             if later {
-                draft
-                    .getattr(intern!(py, "attributes"))?
+                draft_held(draft, ATTRIBUTES, intern!(py, "attributes"))?
                     .set_item(intern!(py, "failed_attempt"), true)?;
                 failed.insert(draft.as_ptr() as usize);
             }
@@ -673,7 +669,7 @@ fn merge_stacked_generations<'py>(
         if !is_stackable {
             continue;
         }
-        let span = draft_attr(&draft, SPAN, span_key)?;
+        let span = draft_held(&draft, SPAN, span_key)?;
         if span.is_none() {
             continue;
         }
@@ -692,7 +688,7 @@ fn merge_stacked_generations<'py>(
     let mut below: FastMap<usize, usize> = FastMap::new();
     for draft in drafts.iter() {
         let key = draft.as_ptr() as usize;
-        let span = draft_attr(&draft, SPAN, span_key)?;
+        let span = draft_held(&draft, SPAN, span_key)?;
         if span.is_none() || attempts.contains(&key) {
             continue;
         }
@@ -726,22 +722,21 @@ fn merge_stacked_generations<'py>(
             continue; // other steps below it: a wrapper of several calls, not one call twice
         }
         let kept = follow(outer, &merged_into, &merged_at);
-        let name = fields(&kept)?.get_item(tool)?;
+        let name = draft_fields(&kept)?.get_item(tool)?;
         absorb_layer(&kept, inner, draft_by_span)?;
         let retrieval = intern!(py, "retrieval");
         if kind_is(inner, retrieval)? && !kind_is(&kept, retrieval)? {
             // The call is the tool's, named as the model asked for it: a tool span whose
             // name was not recorded stays an unnamed call, never one named after the
             // retriever inside it.
-            let kept_fields = fields(&kept)?;
+            let kept_fields = draft_fields(&kept)?;
             match name.filter(|n| !n.is_none()) {
                 None => {
                     kept_fields.call_method1(intern!(py, "pop"), (tool, py.None()))?;
                 }
                 Some(name) => kept_fields.set_item(tool, name)?,
             }
-            kept.getattr(intern!(py, "attributes"))?
-                .set_item(retrieval, true)?;
+            draft_held(&kept, ATTRIBUTES, intern!(py, "attributes"))?.set_item(retrieval, true)?;
         }
         match merged_at.get(&inner_key) {
             Some(&at) => merged_into[at].2 = kept,
@@ -794,7 +789,7 @@ fn sibling_layer_calls<'py>(drafts: &Bound<'py, PyList>) -> PyResult<Bound<'py, 
         if !(kind_is(&d, tool_call)? || kind_is(&d, handoff)?) {
             continue;
         }
-        let span = draft_attr(&d, SPAN, intern!(py, "span"))?;
+        let span = draft_held(&d, SPAN, intern!(py, "span"))?;
         if span.is_none() {
             continue;
         }

@@ -27,10 +27,11 @@
 //! validated.
 
 use crate::draft::{
-    draft_attr, ATTRIBUTES, FIELDS, FOLLOWS, KIND, REDACTED, RULE, SPAN, STATUS, SYNTHESIZED,
+    draft_attr, draft_held, ATTRIBUTES, FIELDS, FOLLOWS, KIND, REDACTED, RULE, SPAN, STATUS,
+    SYNTHESIZED,
 };
 use crate::parsers::dict_set;
-use crate::slots::{object_new, span, span_attr};
+use crate::slots::{object_new, span, span_held};
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -490,7 +491,7 @@ impl StepBuilder {
         let mut index = 0usize;
         for draft in drafts.iter() {
             self.push_step(&draft, &mut index, trace_id, tool_kinds, &steps)?;
-            let follows = draft_attr(&draft, FOLLOWS, intern!(py, "follows"))?;
+            let follows = draft_held(&draft, FOLLOWS, intern!(py, "follows"))?;
             for follow in follows.cast::<PyList>()?.iter() {
                 self.push_step(&follow, &mut index, trace_id, tool_kinds, &steps)?;
             }
@@ -546,29 +547,25 @@ impl StepBuilder {
         let (start, end, times_typed) = if span.is_none() {
             (none.clone(), none.clone(), true)
         } else {
-            let start = span_attr(span, span::START_NS, intern!(py, "start_ns"))?;
-            let end = span_attr(span, span::END_NS, intern!(py, "end_ns"))?;
+            let start = span_held(span, span::START_NS, intern!(py, "start_ns"))?;
+            let end = span_held(span, span::END_NS, intern!(py, "end_ns"))?;
             let typed =
                 start.is_exact_instance_of::<PyInt>() && end.is_exact_instance_of::<PyInt>();
             if synthesized.is_truthy()? {
                 (none.clone(), none.clone(), typed)
             } else {
-                (start, end, typed)
+                (start.into_bound(), end.into_bound(), typed)
             }
         };
         let source = if span.is_none() {
             none.clone()
         } else {
             // A run joined from several traces keeps each step's own trace id.
-            let own = span_attr(span, span::TRACE_ID, intern!(py, "trace_id"))?;
-            let trace = if own.is_truthy()? {
-                own
-            } else {
-                trace_id.clone()
-            };
+            let own = span_held(span, span::TRACE_ID, intern!(py, "trace_id"))?;
+            let trace = if own.is_truthy()? { &*own } else { trace_id };
             self.source(
-                &trace,
-                &span_attr(span, span::SPAN_ID, intern!(py, "span_id"))?,
+                trace,
+                &*span_held(span, span::SPAN_ID, intern!(py, "span_id"))?,
             )?
         };
         let redacted = if redacted.is_empty() {
@@ -615,17 +612,17 @@ impl StepBuilder {
         dict_set(&values, intern!(py, "index"), index)?;
         dict_set(&values, intern!(py, "attributes"), &attributes.copy()?)?;
         for (name, value) in [
-            (arguments_key, arguments),
-            (intern!(py, "arguments_raw"), arguments_raw),
-            (intern!(py, "start_ns"), start),
-            (intern!(py, "end_ns"), end),
-            (intern!(py, "path"), path.clone()),
-            (intern!(py, "content"), content.clone()),
-            (intern!(py, "command"), command.clone()),
-            (intern!(py, "source"), source),
+            (arguments_key, &arguments),
+            (intern!(py, "arguments_raw"), &arguments_raw),
+            (intern!(py, "start_ns"), &start),
+            (intern!(py, "end_ns"), &end),
+            (intern!(py, "path"), path),
+            (intern!(py, "content"), content),
+            (intern!(py, "command"), command),
+            (intern!(py, "source"), &source),
         ] {
             if !value.is_none() {
-                dict_set(&values, name, &value)?;
+                dict_set(&values, name, value)?;
             }
         }
         if !synthesized.is(PyBool::new(py, false)) {
@@ -655,10 +652,10 @@ impl StepBuilder {
             Some(kind) => kind,
             None => self.kind_cls.bind(py).call1((&name,))?,
         };
-        let fields = draft_attr(draft, FIELDS, intern!(py, "fields"))?.cast_into::<PyDict>()?;
+        let fields = draft_held(draft, FIELDS, intern!(py, "fields"))?.cast_into::<PyDict>()?;
         let attributes =
-            draft_attr(draft, ATTRIBUTES, intern!(py, "attributes"))?.cast_into::<PyDict>()?;
-        let rule = draft_attr(draft, RULE, intern!(py, "rule"))?;
+            draft_held(draft, ATTRIBUTES, intern!(py, "attributes"))?.cast_into::<PyDict>()?;
+        let rule = draft_held(draft, RULE, intern!(py, "rule"))?;
         let (mut path, mut content, mut command) = (none.clone(), none.clone(), none.clone());
         if kind.is(self.tool_call.bind(py)) {
             kind = self.tool_kind(&fields, &attributes, &rule, tool_kinds)?;
@@ -684,8 +681,8 @@ impl StepBuilder {
             &kind,
             &fields,
             &draft_attr(draft, STATUS, intern!(py, "status"))?,
-            &draft_attr(draft, SPAN, intern!(py, "span"))?,
-            &draft_attr(draft, SYNTHESIZED, intern!(py, "synthesized"))?,
+            &*draft_held(draft, SPAN, intern!(py, "span"))?,
+            &*draft_held(draft, SYNTHESIZED, intern!(py, "synthesized"))?,
             draft_attr(draft, REDACTED, intern!(py, "redacted"))?.cast::<PySet>()?,
             &attributes,
             &rule.getattr(intern!(py, "file"))?,
