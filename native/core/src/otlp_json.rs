@@ -55,6 +55,7 @@
 //!   messages are kept per body, the rest counted. Not JSON at all is [`JsonError::Syntax`]
 //!   with line and column.
 
+mod direct;
 pub mod repr;
 pub mod scalars;
 pub mod value;
@@ -68,7 +69,7 @@ use crate::model::{
 use bumpalo::Bump;
 use repr::{py_str, repr_str, show, type_name};
 use scalars::{b64_bytes, b64_strict, hex_id, py_float, py_int};
-use value::{dedupe_last_wins, parse, Obj, ParseError, J};
+use value::{dedupe_last_wins, parse, parse_utf8, utf8, Obj, ParseError, J};
 
 /// Most arrays/kvlists one attribute value or log body may nest.
 pub const MAX_ANY_VALUE_DEPTH: usize = 64;
@@ -106,7 +107,27 @@ impl From<ParseError> for JsonError {
 }
 
 /// Decodes one OTLP/JSON request body.
+///
+/// A body of the usual shape, which decodes without a problem, is read straight from its
+/// tokens ([`direct`]); any other is parsed into a tree and read by the rules below (the
+/// direct reader only accepts, so every result and message comes from one set of rules).
 pub fn decode(data: &[u8]) -> Result<Batch, JsonError> {
+    let bump = Bump::new();
+    let doc = match utf8(data) {
+        Some(text) => {
+            if let Some(batch) = direct::decode(text, &bump) {
+                return Ok(batch);
+            }
+            parse_utf8(text, &bump)?
+        }
+        None => parse(data, &bump)?,
+    };
+    decode_value(&doc).map_err(JsonError::Request)
+}
+
+/// [`decode`] through the tree alone (what the direct reader must agree with).
+#[cfg(test)]
+fn decode_tree(data: &[u8]) -> Result<Batch, JsonError> {
     let bump = Bump::new();
     let doc = parse(data, &bump)?;
     decode_value(&doc).map_err(JsonError::Request)
@@ -261,8 +282,13 @@ fn each_scope<'o, 'a>(
                 .push(format!("{rwhere}: expected an object, got {}", show(entry)));
             continue;
         };
-        let read = resource(entry, &rwhere, &mut batch.problems, texts)
-            .and_then(|res| Ok((res, list_field(entry, camel, snake, &rwhere)?)));
+        let read = resource(
+            entry.get_some("resource"),
+            &rwhere,
+            &mut batch.problems,
+            texts,
+        )
+        .and_then(|res| Ok((res, list_field(entry, camel, snake, &rwhere)?)));
         let (res, scope_list) = match read {
             Ok(found) => found,
             Err(Bad(message)) => {
@@ -290,13 +316,14 @@ fn each_scope<'o, 'a>(
     }
 }
 
+/// A `resource` (`None`: absent or `null`).
 fn resource<'a>(
-    entry: &Obj<'a>,
+    res: Option<&J<'a>>,
     where_: &str,
     problems: &mut Problems,
     texts: &mut Interner<'a>,
 ) -> Fallible<Arc<Resource>> {
-    let Some(res) = entry.get_some("resource") else {
+    let Some(res) = res else {
         return Ok(Arc::default());
     };
     let J::Obj(res) = res else {
@@ -451,31 +478,10 @@ fn any_value<'a>(
             listed.join(", ")
         ));
     }
+    if let Some(read) = scalar_variant(variant, x, texts) {
+        return read;
+    }
     match variant {
-        "stringValue" | "string_value" => match x {
-            J::Str(s) => Ok(AnyValue::Str(texts.text(s))),
-            other => Err(format!("stringValue must be a string, got {}", show(other))),
-        },
-        "boolValue" | "bool_value" => match x {
-            J::Bool(b) => Ok(AnyValue::Bool(*b)),
-            J::Str(s) if s.eq_ignore_ascii_case("true") => Ok(AnyValue::Bool(true)),
-            J::Str(s) if s.eq_ignore_ascii_case("false") => Ok(AnyValue::Bool(false)),
-            other => Err(format!(
-                "boolValue must be true or false, got {}",
-                show(other)
-            )),
-        },
-        "intValue" | "int_value" => int64(x).map(AnyValue::Int),
-        "doubleValue" | "double_value" => double(x).map(AnyValue::Double),
-        "bytesValue" | "bytes_value" => match x {
-            J::Str(s) => b64_bytes(s)
-                .map(AnyValue::Bytes)
-                .ok_or_else(|| format!("bytesValue must be base64, got {}", show(x))),
-            other => Err(format!(
-                "bytesValue must be a base64 string, got {}",
-                show(other)
-            )),
-        },
         "arrayValue" | "array_value" | "kvlistValue" | "kvlist_value" => {
             if depth >= MAX_ANY_VALUE_DEPTH {
                 return Err(too_deep_value());
@@ -513,6 +519,44 @@ fn any_value<'a>(
         }
         other => Err(format!("unknown AnyValue variant {}", repr_str(other))),
     }
+}
+
+/// The `AnyValue` a scalar variant (`stringValue`, `boolValue`, `intValue`, `doubleValue`,
+/// `bytesValue`, or its snake_case spelling) holding `x` (not `null`) makes, `Err` being the
+/// reason; `None` when `variant` is not one of them. Shared by the tree's [`any_value`] and
+/// the direct reader.
+fn scalar_variant<'a>(
+    variant: &str,
+    x: &J<'a>,
+    texts: &mut Interner<'a>,
+) -> Option<Result<AnyValue, String>> {
+    Some(match variant {
+        "stringValue" | "string_value" => match x {
+            J::Str(s) => Ok(AnyValue::Str(texts.text(s))),
+            other => Err(format!("stringValue must be a string, got {}", show(other))),
+        },
+        "boolValue" | "bool_value" => match x {
+            J::Bool(b) => Ok(AnyValue::Bool(*b)),
+            J::Str(s) if s.eq_ignore_ascii_case("true") => Ok(AnyValue::Bool(true)),
+            J::Str(s) if s.eq_ignore_ascii_case("false") => Ok(AnyValue::Bool(false)),
+            other => Err(format!(
+                "boolValue must be true or false, got {}",
+                show(other)
+            )),
+        },
+        "intValue" | "int_value" => int64(x).map(AnyValue::Int),
+        "doubleValue" | "double_value" => double(x).map(AnyValue::Double),
+        "bytesValue" | "bytes_value" => match x {
+            J::Str(s) => b64_bytes(s)
+                .map(AnyValue::Bytes)
+                .ok_or_else(|| format!("bytesValue must be base64, got {}", show(x))),
+            other => Err(format!(
+                "bytesValue must be a base64 string, got {}",
+                show(other)
+            )),
+        },
+        _ => return None,
+    })
 }
 
 fn values_list<'o, 'a>(x: &'o J<'a>, variant: &str) -> Result<&'o [J<'a>], String> {
@@ -778,9 +822,10 @@ fn enum_value(
     0
 }
 
-/// `scope.name`/`scope.version` (`str()` of what is there; falsy = "").
-fn scope_of(entry: &Obj<'_>) -> Arc<Scope> {
-    let Some(J::Obj(scope)) = entry.get("scope") else {
+/// `scope.name`/`scope.version` of a `scope` (`None`: absent; `str()` of what is there;
+/// falsy = "").
+fn scope_of(scope: Option<&J<'_>>) -> Arc<Scope> {
+    let Some(J::Obj(scope)) = scope else {
         return Arc::default();
     };
     let text = |key: &str| match scope.get(key) {
@@ -800,7 +845,7 @@ fn decode_spans<'a>(resource_spans: &[J<'a>], batch: &mut Batch, texts: &mut Int
         batch,
         texts,
         |entry, batch, texts| {
-            let scope = scope_of(entry.scope);
+            let scope = scope_of(entry.scope.get("scope"));
             let spans = match entry.scope.get("spans") {
                 None | Some(J::Null) => return,
                 Some(J::Arr(spans)) => spans,
@@ -847,7 +892,7 @@ impl SpanAt<'_> {
 }
 
 /// The members of a span object [`span`] reads, each spelling its own key.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq)]
 enum SpanKey {
     TraceId,
     SpanId,
@@ -961,7 +1006,28 @@ fn span<'a>(
     let J::Obj(obj) = sp else {
         return bad(format!("expected a span object, got {}", show(sp)));
     };
-    let sp = SpanMembers::of(obj);
+    span_of(
+        &SpanMembers::of(obj),
+        None,
+        at,
+        resource,
+        scope,
+        problems,
+        texts,
+    )
+}
+
+/// A span of the members `sp`, its attributes `read` already when the caller read them
+/// (the direct reader), else from `sp`.
+fn span_of<'a>(
+    sp: &SpanMembers<'_, 'a>,
+    read: Option<Attributes>,
+    at: SpanAt<'_>,
+    resource: &Arc<Resource>,
+    scope: &Arc<Scope>,
+    problems: &mut Problems,
+    texts: &mut Interner<'a>,
+) -> Fallible<Span> {
     // The ids and times are all camelCase or all snake_case, as `traceId` says.
     let ids = if sp.has(SpanKey::TraceId) {
         [
@@ -1022,11 +1088,12 @@ fn span<'a>(
         },
         _ => {}
     }
-    let span_attributes = match sp.get(SpanKey::Attributes) {
-        Some(J::Arr(list)) if !list.is_empty() => {
+    let span_attributes = match (read, sp.get(SpanKey::Attributes)) {
+        (Some(read), _) => read,
+        (None, Some(J::Arr(list))) if !list.is_empty() => {
             attributes(list, &|| at.path(""), problems, texts)
         }
-        Some(other) if truthy(other) => {
+        (None, Some(other)) if truthy(other) => {
             problems.push(format!(
                 "{}: must be a list, got {}; ignored",
                 at.path(".attributes"),
@@ -1207,7 +1274,7 @@ fn decode_logs<'a>(resource_logs: &[J<'a>], batch: &mut Batch, texts: &mut Inter
         batch,
         texts,
         |entry, batch, texts| {
-            let scope = scope_of(entry.scope);
+            let scope = scope_of(entry.scope.get("scope"));
             let records = match list_field(entry.scope, "logRecords", "log_records", &entry.path) {
                 Ok(records) => records,
                 Err(Bad(message)) => {

@@ -171,6 +171,11 @@ fn duplicate_keys<K: AsRef<str>, V>(pairs: &[(K, V)]) -> Vec<(usize, usize)> {
     moves
 }
 
+/// Whether a key of `pairs` repeats (then [`dedupe_last_wins`] has work to do).
+pub fn has_repeated_key<K: AsRef<str>, V>(pairs: &[(K, V)]) -> bool {
+    !duplicate_keys(pairs).is_empty()
+}
+
 /// Keeps the first position and the last value of every repeated key (Python `dict`).
 pub fn dedupe_last_wins<K: AsRef<str>, V>(mut pairs: Vec<(K, V)>) -> Vec<(K, V)> {
     let moves = duplicate_keys(&pairs);
@@ -229,6 +234,166 @@ pub fn parse<'a>(data: &'a [u8], bump: &'a Bump) -> Result<J<'a>, ParseError> {
             &flags,
             &Tree { bump },
         ),
+    }
+}
+
+/// `data` as text when it is UTF-8 throughout (checked as [`parse`] checks it).
+pub fn utf8(data: &[u8]) -> Option<&str> {
+    fast::utf8(data)
+}
+
+/// [`parse`] of text already known to be UTF-8 (not checked again).
+pub fn parse_utf8<'a>(text: &'a str, bump: &'a Bump) -> Result<J<'a>, ParseError> {
+    parse_str(text, &Flags::default(), bump)
+}
+
+/// Calls `read` with a cursor at the start of `text` (a document known to be UTF-8), whose
+/// strings and values are made in `bump` as [`parse`] makes them.
+///
+/// Why: a reader that expects one shape of document (OTLP/JSON's `resourceSpans` ->
+/// `scopeSpans` -> `spans`) walks the tokens itself and builds its own records from them,
+/// with no tree between, and asks for a tree only of the members it leaves to the tree's
+/// readers. Every token is read by the same code as `value/fast.rs`'s, so what the cursor
+/// reads is what [`parse`] would have put in the tree; the cursor only accepts (any `None`
+/// means "not read here", never an error, which [`parse`] words).
+pub fn read_tokens<'a, R>(
+    text: &'a str,
+    bump: &'a Bump,
+    read: impl FnOnce(&mut Tokens<'a, '_>) -> R,
+) -> R {
+    let tree = Tree { bump };
+    let flags = Flags::default();
+    let mut tokens = Tokens {
+        parser: fast::Parser::new(text, &tree, &flags),
+    };
+    read(&mut tokens)
+}
+
+/// A cursor over a document's tokens (see [`read_tokens`]).
+pub struct Tokens<'a, 'c> {
+    parser: fast::Parser<'a, 'c, Tree<'a>>,
+}
+
+impl<'a> Tokens<'a, '_> {
+    /// The next byte past whitespace, not read.
+    #[inline(always)]
+    pub fn peek(&mut self) -> Option<u8> {
+        self.parser.skip_ws();
+        self.parser.peek()
+    }
+
+    /// Reads `byte` when it comes next (past whitespace).
+    #[inline(always)]
+    pub fn eat(&mut self, byte: u8) -> bool {
+        let found = self.peek() == Some(byte);
+        if found {
+            self.parser.pos += 1;
+        }
+        found
+    }
+
+    /// Where the cursor is, for [`Tokens::rewind`].
+    #[inline(always)]
+    pub fn mark(&self) -> usize {
+        self.parser.pos
+    }
+
+    /// Moves the cursor back to `mark` (a reader that tried one spelling and reads another).
+    #[inline(always)]
+    pub fn rewind(&mut self, mark: usize) {
+        self.parser.pos = mark;
+    }
+
+    /// Reads `literal` when the bytes at the cursor are exactly it (no whitespace skipped):
+    /// a fixed run of punctuation and keys, checked at once.
+    #[inline(always)]
+    pub fn literal(&mut self, literal: &[u8]) -> bool {
+        let rest = self.parser.bytes.get(self.parser.pos..).unwrap_or_default();
+        let found = rest.starts_with(literal);
+        if found {
+            self.parser.pos += literal.len();
+        }
+        found
+    }
+
+    /// The byte at the cursor (no whitespace skipped), not read.
+    #[inline(always)]
+    pub fn next_byte(&self) -> Option<u8> {
+        self.parser.peek()
+    }
+
+    /// The rest of a string whose opening quote was just read.
+    #[inline(always)]
+    pub fn string_rest(&mut self) -> Option<&'a str> {
+        self.parser.string(
+            <Tree<'a> as Build<'a>>::borrowed_key,
+            <Tree<'a> as Build<'a>>::key,
+        )
+    }
+
+    /// A string (unescaped into the arena when it holds an escape).
+    #[inline(always)]
+    pub fn string(&mut self) -> Option<&'a str> {
+        if !self.eat(b'"') {
+            return None;
+        }
+        self.string_rest()
+    }
+
+    /// Any value as a tree, `depth` being the containers around it (the fast parser's
+    /// bound counts from there).
+    #[inline(always)]
+    pub fn value(&mut self, depth: usize) -> Option<J<'a>> {
+        self.parser.skip_ws();
+        self.parser.value(depth)
+    }
+
+    /// Whether only whitespace is left.
+    pub fn at_end(&mut self) -> bool {
+        self.parser.skip_ws();
+        self.parser.pos == self.parser.bytes.len()
+    }
+
+    /// Reads an object, calling `member` with each key to read its value (a repeated key
+    /// is handed over again: what it means is the caller's to say).
+    #[inline(always)]
+    pub fn members(
+        &mut self,
+        mut member: impl FnMut(&mut Self, &'a str) -> Option<()>,
+    ) -> Option<()> {
+        if !self.eat(b'{') {
+            return None;
+        }
+        if self.eat(b'}') {
+            return Some(());
+        }
+        loop {
+            let key = self.string()?;
+            if !self.eat(b':') {
+                return None;
+            }
+            member(self, key)?;
+            if !self.eat(b',') {
+                return self.eat(b'}').then_some(());
+            }
+        }
+    }
+
+    /// Reads an array, calling `element` to read each element.
+    #[inline(always)]
+    pub fn elements(&mut self, mut element: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+        if !self.eat(b'[') {
+            return None;
+        }
+        if self.eat(b']') {
+            return Some(());
+        }
+        loop {
+            element(self)?;
+            if !self.eat(b',') {
+                return self.eat(b']').then_some(());
+            }
+        }
     }
 }
 

@@ -70,26 +70,17 @@ fn ascii_prefix(_data: &[u8]) -> usize {
 /// notices goes to `flags`. A value `build` refuses makes it give up too (the builder keeps
 /// its own error).
 pub(super) fn parse<'a, B: Build<'a>>(text: &'a str, build: &B, flags: &Flags) -> Option<B::Value> {
-    let mut parser = Parser {
-        text,
-        bytes: text.as_bytes(),
-        pos: 0,
-        build,
-        flags,
-        items: Vec::new(),
-        pairs: Vec::new(),
-        scratch: Vec::new(),
-    };
+    let mut parser = Parser::new(text, build, flags);
     parser.skip_ws();
     let value = parser.value(0)?;
     parser.skip_ws();
     (parser.pos == parser.bytes.len()).then_some(value)
 }
 
-struct Parser<'a, 'c, B: Build<'a>> {
+pub(super) struct Parser<'a, 'c, B: Build<'a>> {
     text: &'a str,
-    bytes: &'a [u8],
-    pos: usize,
+    pub(super) bytes: &'a [u8],
+    pub(super) pos: usize,
     build: &'c B,
     flags: &'c Flags,
     /// The elements of the arrays being read, innermost last (one stack for all of them,
@@ -384,14 +375,28 @@ fn hex4(bytes: &[u8], at: usize) -> Option<u32> {
     })
 }
 
-impl<'a, B: Build<'a>> Parser<'a, '_, B> {
+impl<'a, 'c, B: Build<'a>> Parser<'a, 'c, B> {
+    /// A parser at the start of `text`.
+    pub(super) fn new(text: &'a str, build: &'c B, flags: &'c Flags) -> Self {
+        Parser {
+            text,
+            bytes: text.as_bytes(),
+            pos: 0,
+            build,
+            flags,
+            items: Vec::new(),
+            pairs: Vec::new(),
+            scratch: Vec::new(),
+        }
+    }
+
     #[inline]
-    fn peek(&self) -> Option<u8> {
+    pub(super) fn peek(&self) -> Option<u8> {
         self.bytes.get(self.pos).copied()
     }
 
     #[inline]
-    fn skip_ws(&mut self) {
+    pub(super) fn skip_ws(&mut self) {
         while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.peek() {
             self.pos += 1;
         }
@@ -401,7 +406,7 @@ impl<'a, B: Build<'a>> Parser<'a, '_, B> {
     /// containers and the rarer scalars are calls, so the recursion costs one frame per
     /// array or object rather than one per value.
     #[inline(always)]
-    fn value(&mut self, depth: usize) -> Option<B::Value> {
+    pub(super) fn value(&mut self, depth: usize) -> Option<B::Value> {
         match self.peek()? {
             b'"' => {
                 self.pos += 1;
@@ -506,7 +511,7 @@ impl<'a, B: Build<'a>> Parser<'a, '_, B> {
     /// or for a key). The builder is called here and in [`Parser::escaped`], not by the
     /// callers, so that the containers' loops carry no second test of how it was read.
     #[inline(always)]
-    fn string<T>(
+    pub(super) fn string<T>(
         &mut self,
         borrowed: impl FnOnce(&B, &'a str) -> Result<T, Refused>,
         owned: impl FnOnce(&B, &str) -> Result<T, Refused>,

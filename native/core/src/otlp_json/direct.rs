@@ -1,0 +1,365 @@
+//! The usual OTLP/JSON body read straight from its tokens into [`Span`]s, with no tree.
+//!
+//! Why: parsed into a tree first, every `{key, value}` attribute and its one-member
+//! `AnyValue` object was two objects made in the arena (their members gathered, checked for
+//! repeated keys and copied) and then looked up again by name; that was most of decoding a
+//! body. Here `resourceSpans` -> `scopeSpans` -> `spans` and the spans' attribute lists are
+//! read from the tokens as they come. What is rarer or carries more rules (a resource, a
+//! scope, a status, events, links, a span's scalar members) is still read as a small tree
+//! and handed to the tree's own readers ([`super::resource`], [`super::scope_of`],
+//! [`super::span_of`], [`super::scalar_variant`]), so each rule has one implementation.
+//!
+//! This reader only accepts. Anything it does not recognise (a syntax error, logs or
+//! metrics, a repeated structural key, an `AnyValue` of more than one member, nesting past
+//! its bound) and anything that would make a problem or reject a record makes it give up
+//! on the body, which [`super::decode`] then parses into a tree and reads as before: every
+//! message still comes from the tree's rules, and a body read here decodes to exactly the
+//! [`Batch`] the tree would give (the tests compare both on every tolerant form).
+
+use std::sync::Arc;
+
+use super::value::{has_repeated_key, read_tokens, Tokens, J};
+use super::{
+    into_attributes, resource, scalar_variant, scope_of, span_of, SpanAt, SpanKey, SpanMembers,
+    MAX_ANY_VALUE_DEPTH,
+};
+use crate::model::{
+    AnyValue, Attributes, Batch, Interner, KeyValue, Problems, Resource, Scope, Span, Text,
+};
+use bumpalo::Bump;
+
+/// Nesting this reader follows (well under the fast parser's own bound); deeper attribute
+/// values make it give up, and the tree reads them.
+const MAX_DEPTH: usize = 96;
+
+/// Containers around a span object: the request, `resourceSpans` and its element,
+/// `scopeSpans` and its element, `spans`.
+const SPAN_DEPTH: usize = 6;
+
+/// The body's [`Batch`] when it is a `resourceSpans` request this reader reads whole and
+/// without a problem; `None` leaves it to the tree.
+pub(super) fn decode<'a>(text: &'a str, bump: &'a Bump) -> Option<Batch> {
+    read_tokens(text, bump, |tokens| {
+        let mut reader = Reader {
+            texts: Interner::new(),
+            batch: Batch::default(),
+            pairs: Vec::new(),
+            no_resource: Arc::default(),
+            no_scope: Arc::default(),
+        };
+        let mut found = false;
+        tokens.members(|tokens, key| match key {
+            "resourceSpans" if !found => {
+                found = true;
+                tokens.elements(|tokens| reader.resource_spans(tokens))
+            }
+            "resourceSpans" | "resource_spans" | "resourceLogs" | "resource_logs"
+            | "resourceMetrics" | "resource_metrics" => None,
+            _ => tokens.value(1).map(drop),
+        })?;
+        (found && tokens.at_end()).then_some(reader.batch)
+    })
+}
+
+struct Reader<'a> {
+    texts: Interner<'a>,
+    batch: Batch,
+    /// A span's attributes while they are read (kept from span to span, so a list is
+    /// allocated once, at its final size).
+    pairs: Vec<(Text, AnyValue)>,
+    /// What the spans of an element hold until its resource and scope are read (either may
+    /// come after the spans).
+    no_resource: Arc<Resource>,
+    no_scope: Arc<Scope>,
+}
+
+impl<'a> Reader<'a> {
+    /// One element of `resourceSpans`: its spans, then its resource set on them.
+    fn resource_spans(&mut self, tokens: &mut Tokens<'a, '_>) -> Option<()> {
+        let first = self.batch.spans.len();
+        let mut res: Option<J<'a>> = None;
+        let mut scopes = false;
+        tokens.members(|tokens, key| match key {
+            "resource" if res.is_none() => {
+                res = Some(tokens.value(3)?);
+                Some(())
+            }
+            "scopeSpans" if !scopes => {
+                scopes = true;
+                tokens.elements(|tokens| self.scope_spans(tokens))
+            }
+            "resource" | "scopeSpans" | "scope_spans" => None,
+            _ => tokens.value(3).map(drop),
+        })?;
+        let mut problems = Problems::default();
+        let res = res.filter(|res| !matches!(res, J::Null));
+        let res = resource(res.as_ref(), "", &mut problems, &mut self.texts).ok()?;
+        if problems.total() != 0 {
+            return None;
+        }
+        for span in &mut self.batch.spans[first..] {
+            span.resource = Arc::clone(&res);
+        }
+        Some(())
+    }
+
+    /// One element of `scopeSpans`: its spans, then its scope set on them.
+    fn scope_spans(&mut self, tokens: &mut Tokens<'a, '_>) -> Option<()> {
+        let first = self.batch.spans.len();
+        let mut scope: Option<J<'a>> = None;
+        let mut spans = false;
+        tokens.members(|tokens, key| match key {
+            "scope" if scope.is_none() => {
+                scope = Some(tokens.value(5)?);
+                Some(())
+            }
+            "spans" if !spans => {
+                spans = true;
+                tokens.elements(|tokens| {
+                    let span = self.span(tokens)?;
+                    self.batch.spans.push(span);
+                    Some(())
+                })
+            }
+            "scope" | "spans" => None,
+            _ => tokens.value(5).map(drop),
+        })?;
+        let scope = scope_of(scope.as_ref());
+        for span in &mut self.batch.spans[first..] {
+            span.scope = Arc::clone(&scope);
+        }
+        Some(())
+    }
+
+    /// A span object: its attribute list read here, its other members as small trees
+    /// handed to [`span_of`].
+    fn span(&mut self, tokens: &mut Tokens<'a, '_>) -> Option<Span> {
+        let mut values: [Option<J<'a>>; SpanKey::COUNT] = [None; SpanKey::COUNT];
+        let mut read: Option<Attributes> = None;
+        tokens.members(|tokens, key| {
+            match SpanKey::of(key) {
+                Some(SpanKey::Attributes) => {
+                    if read.is_some() || values[SpanKey::Attributes as usize].is_some() {
+                        return None; // repeated: the tree keeps the last one
+                    }
+                    if tokens.peek()? == b'[' {
+                        read = Some(self.attribute_list(tokens)?);
+                    } else {
+                        values[SpanKey::Attributes as usize] = Some(tokens.value(SPAN_DEPTH + 1)?);
+                    }
+                }
+                // A repeated member keeps its last value, as the tree's object does.
+                Some(at) => values[at as usize] = Some(tokens.value(SPAN_DEPTH + 1)?),
+                None => {
+                    tokens.value(SPAN_DEPTH + 1)?;
+                }
+            }
+            Some(())
+        })?;
+        let members = SpanMembers {
+            found: values.each_ref().map(Option::as_ref),
+        };
+        let at = SpanAt {
+            where_: "",
+            index: 0,
+        };
+        let mut problems = Problems::default();
+        let span = span_of(
+            &members,
+            read,
+            at,
+            &self.no_resource,
+            &self.no_scope,
+            &mut problems,
+            &mut self.texts,
+        )
+        .ok()?;
+        (problems.total() == 0).then_some(span)
+    }
+
+    /// A span's `attributes` list (a repeated key keeps its first position and last value,
+    /// as the tree's reader does).
+    fn attribute_list(&mut self, tokens: &mut Tokens<'a, '_>) -> Option<Attributes> {
+        let mut pairs = std::mem::take(&mut self.pairs);
+        pairs.clear();
+        let read = tokens.elements(|tokens| {
+            let pair = attribute(tokens, SPAN_DEPTH + 2, &mut self.texts)?;
+            pairs.push(pair);
+            Some(())
+        });
+        let attributes = read.map(|()| {
+            if has_repeated_key(&pairs) {
+                into_attributes(std::mem::take(&mut pairs))
+            } else {
+                // The usual list: moved once into its own allocation, at its final size.
+                pairs
+                    .drain(..)
+                    .map(|(key, value)| KeyValue { key, value })
+                    .collect()
+            }
+        });
+        self.pairs = pairs;
+        attributes
+    }
+}
+
+/// An attribute of a span: in its usual spelling, else member by member.
+#[inline(always)]
+fn attribute<'a>(
+    tokens: &mut Tokens<'a, '_>,
+    depth: usize,
+    texts: &mut Interner<'a>,
+) -> Option<(Text, AnyValue)> {
+    let mark = tokens.mark();
+    if let Some(pair) = compact_attribute(tokens, depth, texts) {
+        return Some(pair);
+    }
+    tokens.rewind(mark);
+    key_value(tokens, depth, 0, texts)
+}
+
+/// An attribute spelled as OTLP exporters write one, `{"key":"…","value":{"<variant>":…}}`
+/// without whitespace and with a scalar variant, read by its fixed bytes rather than
+/// member by member (most of a body's objects are these); `None` when it is spelled
+/// otherwise, and the caller reads it again from its start.
+#[inline(always)]
+fn compact_attribute<'a>(
+    tokens: &mut Tokens<'a, '_>,
+    depth: usize,
+    texts: &mut Interner<'a>,
+) -> Option<(Text, AnyValue)> {
+    if !tokens.literal(b"{\"key\":\"") {
+        return None;
+    }
+    let key = tokens.string_rest()?;
+    if !tokens.literal(b",\"value\":{\"") {
+        return None;
+    }
+    let variant = tokens.string_rest()?;
+    if !tokens.literal(b":") || matches!(tokens.next_byte()?, b'{' | b'[' | b'n') {
+        return None;
+    }
+    let x = tokens.value(depth + 2)?;
+    if !tokens.literal(b"}}") {
+        return None;
+    }
+    let value = match (variant, x) {
+        ("stringValue", J::Str(s)) => AnyValue::Str(texts.text(s)),
+        (variant, x) => scalar_variant(variant, &x, texts)?.ok()?,
+    };
+    Some((texts.text(key), value))
+}
+
+/// A `{key, value}` object at `depth`, its value `nested` arrays/kvlists deep.
+fn key_value<'a>(
+    tokens: &mut Tokens<'a, '_>,
+    depth: usize,
+    nested: usize,
+    texts: &mut Interner<'a>,
+) -> Option<(Text, AnyValue)> {
+    let mut key: Option<&'a str> = None;
+    let mut value: Option<AnyValue> = None;
+    tokens.members(|tokens, name| {
+        match name {
+            "key" if key.is_none() => key = Some(tokens.string()?),
+            "value" if value.is_none() => {
+                value = Some(if tokens.peek()? == b'{' {
+                    any_value(tokens, depth + 1, nested, texts)?
+                } else {
+                    match tokens.value(depth + 1)? {
+                        J::Null => AnyValue::Empty,
+                        _ => return None,
+                    }
+                })
+            }
+            "key" | "value" => return None,
+            _ => {
+                tokens.value(depth + 1)?;
+            }
+        }
+        Some(())
+    })?;
+    Some((texts.text(key?), value.unwrap_or(AnyValue::Empty)))
+}
+
+/// An `AnyValue` object at `depth` of one member (or none), `nested` arrays/kvlists deep.
+fn any_value<'a>(
+    tokens: &mut Tokens<'a, '_>,
+    depth: usize,
+    nested: usize,
+    texts: &mut Interner<'a>,
+) -> Option<AnyValue> {
+    let mut value = None;
+    tokens.members(|tokens, variant| {
+        if value.is_some() {
+            return None; // more than one member: the tree's to judge
+        }
+        let list = match variant {
+            "arrayValue" | "array_value" => Some(true),
+            "kvlistValue" | "kvlist_value" => Some(false),
+            _ => None,
+        };
+        value = Some(match list {
+            Some(is_array) if tokens.peek()? == b'{' => {
+                if nested >= MAX_ANY_VALUE_DEPTH || depth >= MAX_DEPTH {
+                    return None;
+                }
+                list_value(tokens, is_array, depth + 1, nested + 1, texts)?
+            }
+            _ => match tokens.value(depth + 1)? {
+                J::Null => AnyValue::Empty,
+                x => scalar_variant(variant, &x, texts)?.ok()?,
+            },
+        });
+        Some(())
+    })?;
+    Some(value.unwrap_or(AnyValue::Empty))
+}
+
+/// The `{values: [...]}` object of an `arrayValue` or `kvlistValue` at `depth`, its items
+/// `nested` deep.
+fn list_value<'a>(
+    tokens: &mut Tokens<'a, '_>,
+    is_array: bool,
+    depth: usize,
+    nested: usize,
+    texts: &mut Interner<'a>,
+) -> Option<AnyValue> {
+    let mut read = None;
+    tokens.members(|tokens, key| {
+        match key {
+            "values" if read.is_none() => {
+                read = Some(if is_array {
+                    let mut items = Vec::new();
+                    tokens.elements(|tokens| {
+                        items.push(any_value(tokens, depth + 2, nested, texts)?);
+                        Some(())
+                    })?;
+                    AnyValue::Array(items)
+                } else {
+                    let mut pairs = Vec::new();
+                    tokens.elements(|tokens| {
+                        pairs.push(key_value(tokens, depth + 2, nested, texts)?);
+                        Some(())
+                    })?;
+                    AnyValue::KvList(into_attributes(pairs))
+                })
+            }
+            "values" => return None,
+            _ => {
+                tokens.value(depth + 1)?;
+            }
+        }
+        Some(())
+    })?;
+    Some(read.unwrap_or_else(|| {
+        if is_array {
+            AnyValue::Array(Vec::new())
+        } else {
+            AnyValue::KvList(Vec::new())
+        }
+    }))
+}
+
+#[cfg(test)]
+mod tests;
