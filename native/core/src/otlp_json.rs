@@ -108,9 +108,10 @@ impl From<ParseError> for JsonError {
 
 /// Decodes one OTLP/JSON request body.
 ///
-/// A body of the usual shape, which decodes without a problem, is read straight from its
-/// tokens ([`direct`]); any other is parsed into a tree and read by the rules below (the
-/// direct reader only accepts, so every result and message comes from one set of rules).
+/// A body of the usual shape is read straight from its tokens ([`direct`]), an element of
+/// its `resourceSpans` with anything unusual or a problem as a tree; any other body is
+/// parsed into a tree and read by the rules below (the direct reader only accepts, so every
+/// result and message comes from one set of rules).
 pub fn decode(data: &[u8]) -> Result<Batch, JsonError> {
     let bump = Bump::new();
     let doc = match utf8(data) {
@@ -210,7 +211,7 @@ fn decode_value(doc: &J<'_>) -> Result<Batch, String> {
     let (present, spans) = top("resourceSpans", "resource_spans")?;
     if present {
         found = true;
-        decode_spans(spans, &mut batch, texts);
+        decode_spans(spans, 0, &mut batch, texts);
     }
     let (present, logs) = top("resourceLogs", "resource_logs")?;
     if present {
@@ -261,10 +262,11 @@ struct ScopeEntry<'o, 'a> {
 }
 
 /// Calls `visit` with every readable scope of `resource{signal}` (`signal` = "Spans"/"Logs")
-/// in order; what cannot be read is reported and skipped, in document order with the
-/// problems `visit` finds.
+/// in order, `entries` being that list's elements from index `first` on; what cannot be read
+/// is reported and skipped, in document order with the problems `visit` finds.
 fn each_scope<'o, 'a>(
     entries: &'o [J<'a>],
+    first: usize,
     signal: &str,
     batch: &mut Batch,
     texts: &mut Interner<'a>,
@@ -274,7 +276,7 @@ fn each_scope<'o, 'a>(
         "Spans" => ("scopeSpans", "scope_spans"),
         _ => ("scopeLogs", "scope_logs"),
     };
-    for (ri, entry) in entries.iter().enumerate() {
+    for (ri, entry) in (first..).zip(entries) {
         let rwhere = format!("resource{signal}[{ri}]");
         let J::Obj(entry) = entry else {
             batch
@@ -838,9 +840,16 @@ fn scope_of(scope: Option<&J<'_>>) -> Arc<Scope> {
     })
 }
 
-fn decode_spans<'a>(resource_spans: &[J<'a>], batch: &mut Batch, texts: &mut Interner<'a>) {
+/// The spans of `resource_spans`, the elements of that list from index `first` on.
+fn decode_spans<'a>(
+    resource_spans: &[J<'a>],
+    first: usize,
+    batch: &mut Batch,
+    texts: &mut Interner<'a>,
+) {
     each_scope(
         resource_spans,
+        first,
         "Spans",
         batch,
         texts,
@@ -1270,6 +1279,7 @@ fn span_links<'a>(
 fn decode_logs<'a>(resource_logs: &[J<'a>], batch: &mut Batch, texts: &mut Interner<'a>) {
     each_scope(
         resource_logs,
+        0,
         "Logs",
         batch,
         texts,

@@ -9,19 +9,23 @@
 //! and handed to the tree's own readers ([`super::resource`], [`super::scope_of`],
 //! [`super::span_of`], [`super::scalar_variant`]), so each rule has one implementation.
 //!
-//! This reader only accepts. Anything it does not recognise (a syntax error, logs or
-//! metrics, a repeated structural key, an `AnyValue` of more than one member, nesting past
-//! its bound) and anything that would make a problem or reject a record makes it give up
-//! on the body, which [`super::decode`] then parses into a tree and reads as before: every
-//! message still comes from the tree's rules, and a body read here decodes to exactly the
-//! [`Batch`] the tree would give (the tests compare both on every tolerant form).
+//! This reader only accepts. Anything it does not recognise inside an element of
+//! `resourceSpans` (a repeated structural key, an `AnyValue` of more than one member,
+//! nesting past its bound, a snake_case list name) and anything that would make a problem
+//! or reject a record makes it give up on that element, which is read again from its start
+//! as a tree by the tree's rules (so a body with a problem in its last element costs that
+//! element twice, not the body); anything else (a syntax error, logs or metrics, an element
+//! that is not JSON the tree reads) makes it give up on the body, which [`super::decode`]
+//! then parses into a tree and reads as before. Every message still comes from the tree's
+//! rules, and a body read here decodes to exactly the [`Batch`] the tree would give (the
+//! tests compare both on every tolerant form).
 
 use std::sync::Arc;
 
 use super::value::{has_repeated_key, read_tokens, Tokens, J};
 use super::{
-    into_attributes, resource, scalar_variant, scope_of, span_of, SpanAt, SpanKey, SpanMembers,
-    MAX_ANY_VALUE_DEPTH,
+    decode_spans, into_attributes, resource, scalar_variant, scope_of, span_of, SpanAt, SpanKey,
+    SpanMembers, MAX_ANY_VALUE_DEPTH,
 };
 use crate::model::{
     AnyValue, Attributes, Batch, Interner, KeyValue, Problems, Resource, Scope, Span, Text,
@@ -36,8 +40,8 @@ const MAX_DEPTH: usize = 96;
 /// `scopeSpans` and its element, `spans`.
 const SPAN_DEPTH: usize = 6;
 
-/// The body's [`Batch`] when it is a `resourceSpans` request this reader reads whole and
-/// without a problem; `None` leaves it to the tree.
+/// The body's [`Batch`] when it is a `resourceSpans` request (its elements read here or,
+/// one by one, as trees); `None` leaves the body to the tree.
 pub(super) fn decode<'a>(text: &'a str, bump: &'a Bump) -> Option<Batch> {
     read_tokens(text, bump, |tokens| {
         let mut reader = Reader {
@@ -51,7 +55,12 @@ pub(super) fn decode<'a>(text: &'a str, bump: &'a Bump) -> Option<Batch> {
         tokens.members(|tokens, key| match key {
             "resourceSpans" if !found => {
                 found = true;
-                tokens.elements(|tokens| reader.resource_spans(tokens))
+                let mut index = 0;
+                tokens.elements(|tokens| {
+                    reader.resource_spans_or_tree(tokens, index)?;
+                    index += 1;
+                    Some(())
+                })
             }
             "resourceSpans" | "resource_spans" | "resourceLogs" | "resource_logs"
             | "resourceMetrics" | "resource_metrics" => None,
@@ -74,6 +83,28 @@ struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
+    /// Element `index` of `resourceSpans`: read here, else (anything this reader leaves to
+    /// the tree) read again from its start as a tree by the tree's own rules, problems and
+    /// rejections included, so that what one element holds costs only that element's
+    /// second reading; `None` when it is not even JSON the tree reads (the body is left to
+    /// the tree, which words the error).
+    fn resource_spans_or_tree(&mut self, tokens: &mut Tokens<'a, '_>, index: usize) -> Option<()> {
+        let (mark, spans) = (tokens.mark(), self.batch.spans.len());
+        if self.resource_spans(tokens).is_some() {
+            return Some(());
+        }
+        self.batch.spans.truncate(spans);
+        tokens.rewind(mark);
+        let element = tokens.value(2)?;
+        decode_spans(
+            std::slice::from_ref(&element),
+            index,
+            &mut self.batch,
+            &mut self.texts,
+        );
+        Some(())
+    }
+
     /// One element of `resourceSpans`: its spans, then its resource set on them.
     fn resource_spans(&mut self, tokens: &mut Tokens<'a, '_>) -> Option<()> {
         let first = self.batch.spans.len();
