@@ -176,6 +176,26 @@ def test_objects_of_the_same_keys_are_each_the_dict_json_makes() -> None:
     assert calls[1] == json.loads(messages) == _native.parse_genai_messages(messages)
 
 
+def test_cached_keys_differing_in_any_one_byte_stay_apart() -> None:
+    """The key cache tells keys of up to 16 bytes apart by their length and first and last
+    words alone, and longer ones by their text too: keys of every length up to the cache's
+    limit, and 32-byte keys alike in every word the cache hashes, differing in one byte at
+    each position, each come back as themselves, met in turn and again."""
+    keys = []
+    for length in range(1, 66):
+        base = "".join(chr(ord("a") + n % 26) for n in range(length))
+        keys.append(base)
+        keys.extend(base[:at] + "_" + base[at + 1 :] for at in range(length))
+    long = "x" * 32
+    keys.extend(long[:at] + "y" + long[at + 1 :] for at in range(32))
+    for _ in range(2):
+        for key in keys:
+            text = json.dumps({key: key, "k": [key]})
+            parsed = _native.parse_json(text)
+            assert parsed == {key: key, "k": [key]}, key
+            assert list(parsed) == [key, "k"]
+
+
 def _dicts(value: Any) -> list[dict[str, Any]]:
     """The dicts in a parsed value, outermost first."""
     if isinstance(value, dict):

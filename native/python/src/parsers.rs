@@ -598,11 +598,74 @@ static KEYS: KeyCache = KeyCache {
 struct KeyCache {
     /// Set while a lookup uses `slots`.
     busy: Cell<bool>,
-    slots: UnsafeCell<Vec<KeySlot>>,
+    slots: UnsafeCell<Vec<Option<KeySlot>>>,
 }
 
-/// A key cache slot: the key's text and its `str`.
-type KeySlot = Option<(Box<str>, Py<PyString>)>;
+/// A key cache slot: the key's [`KeySign`], its text when the sign does not spell it
+/// whole (a key over `SIGNED_KEY` bytes), and its `str`.
+struct KeySlot {
+    sign: KeySign,
+    rest: Box<str>,
+    text: Py<PyString>,
+}
+
+/// Keys up to this length are told apart by their [`KeySign`] alone: no text is kept for
+/// them and no bytes compared (nearly every key and short text is this short).
+const SIGNED_KEY: usize = 16;
+
+/// A key's length and two words of its bytes: the first and last 8 (overlapping in keys
+/// under 16 bytes), 4 at a time for keys under 8, single bytes under 4. For a key of at
+/// most `SIGNED_KEY` bytes the words hold every byte, so equal signs are equal keys.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct KeySign {
+    len: usize,
+    first: u64,
+    last: u64,
+}
+
+impl KeySign {
+    fn of(key: &str) -> Self {
+        let bytes = key.as_bytes();
+        let len = bytes.len();
+        let word = |at: usize| {
+            bytes
+                .get(at..at + 8)
+                .map_or(0, |w| u64::from_le_bytes(w.try_into().unwrap_or_default()))
+        };
+        let half = |at: usize| {
+            bytes.get(at..at + 4).map_or(0, |w| {
+                u64::from(u32::from_le_bytes(w.try_into().unwrap_or_default()))
+            })
+        };
+        let (first, last) = match len {
+            8.. => (word(0), word(len - 8)),
+            4..=7 => (half(0), half(len - 4)),
+            1..=3 => (
+                u64::from(bytes[0]) | u64::from(bytes[len / 2]) << 8,
+                u64::from(bytes[len - 1]),
+            ),
+            0 => (0, 0),
+        };
+        Self { len, first, last }
+    }
+
+    /// The key's slot: its sign (and, past 16 bytes, its middle word) mixed FxHash-style.
+    /// A collision only costs a string made anew; hashing every byte made most of a
+    /// lookup's cost.
+    fn slot(&self, key: &str) -> usize {
+        const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+        let middle = match self.len {
+            17.. => key
+                .as_bytes()
+                .get((self.len - 8) / 2..(self.len - 8) / 2 + 8)
+                .map_or(0, |w| u64::from_le_bytes(w.try_into().unwrap_or_default())),
+            _ => 0,
+        };
+        let first = self.first ^ middle.rotate_left(17);
+        let hash = ((first ^ self.last.rotate_left(32) ^ self.len as u64).wrapping_mul(SEED)) >> 32;
+        hash as usize & (KEY_SLOTS - 1)
+    }
+}
 
 // SAFETY: `KeyCache` is only used through `dict_key`, which takes a `Python` token: the GIL
 // is held (no free-threaded interpreter loads a stable-ABI module), so no two threads are
@@ -612,7 +675,9 @@ unsafe impl Sync for KeyCache {}
 /// The `str` of a dict key (or short text) of the objects the parsers make: keys repeat
 /// across every message and span, so each short one is made once and shared (`KeyCache`).
 /// Nothing in the cache's section runs Python code (making a `str`, releasing one); were it
-/// ever re-entered, the key would simply be made without the cache.
+/// ever re-entered, the key would simply be made without the cache. A key of at most
+/// `SIGNED_KEY` bytes is found by its sign (three words compared, no text kept), so a hit
+/// reads no bytes but the key's and a miss allocates nothing but the `str`.
 pub(crate) fn dict_key<'py>(py: Python<'py>, key: &str) -> Bound<'py, PyString> {
     if key.len() > MAX_CACHED_KEY || KEYS.busy.replace(true) {
         return PyString::new(py, key);
@@ -623,48 +688,29 @@ pub(crate) fn dict_key<'py>(py: Python<'py>, key: &str) -> Bound<'py, PyString> 
     if slots.is_empty() {
         slots.resize_with(KEY_SLOTS, || None);
     }
-    let slot = &mut slots[key_slot(key)];
-    let text = match slot {
-        Some((cached, text)) if **cached == *key => text.bind(py).clone(),
-        _ => {
+    let sign = KeySign::of(key);
+    let text = match slots.get_mut(sign.slot(key)) {
+        Some(Some(slot)) if slot.sign == sign && (sign.len <= SIGNED_KEY || *slot.rest == *key) => {
+            slot.text.bind(py).clone()
+        }
+        Some(slot) => {
             let text = PyString::new(py, key);
-            *slot = Some((key.into(), text.clone().unbind()));
+            let rest = if sign.len <= SIGNED_KEY {
+                Box::default()
+            } else {
+                key.into()
+            };
+            *slot = Some(KeySlot {
+                sign,
+                rest,
+                text: text.clone().unbind(),
+            });
             text
         }
+        None => PyString::new(py, key),
     };
     KEYS.busy.set(false);
     text
-}
-
-/// The key cache's slot of `key` (at most `MAX_CACHED_KEY` bytes): its length and a few
-/// words of it (the first and last 8 bytes, overlapping in short keys, the middle 8 of a
-/// longer one; 4 or 1 byte at a time for keys under 8) mixed FxHash-style. A collision only
-/// costs a string made anew; hashing every byte made most of a lookup's cost.
-fn key_slot(key: &str) -> usize {
-    const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-    let bytes = key.as_bytes();
-    let len = bytes.len();
-    let word = |at: usize| {
-        bytes
-            .get(at..at + 8)
-            .map_or(0, |w| u64::from_le_bytes(w.try_into().unwrap_or_default()))
-    };
-    let half = |at: usize| {
-        bytes.get(at..at + 4).map_or(0, |w| {
-            u64::from(u32::from_le_bytes(w.try_into().unwrap_or_default()))
-        })
-    };
-    let (first, last) = match len {
-        8.. => (word(0) ^ word((len - 8) / 2).rotate_left(17), word(len - 8)),
-        4..=7 => (half(0), half(len - 4)),
-        1..=3 => (
-            u64::from(bytes[0]) | u64::from(bytes[len / 2]) << 8,
-            u64::from(bytes[len - 1]),
-        ),
-        0 => (0, 0),
-    };
-    let hash = ((first ^ last.rotate_left(32) ^ len as u64).wrapping_mul(SEED)) >> 32;
-    hash as usize & (KEY_SLOTS - 1)
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -19,6 +19,8 @@ use otel_oracles_core::rules::{
     Text, Value,
 };
 use pyo3::exceptions::PyValueError;
+use pyo3::ffi;
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFrozenSet, PyInt, PyList, PyString, PyTuple};
 use std::cell::{OnceCell, RefCell};
@@ -80,44 +82,74 @@ impl RuleTable {
     }
 }
 
-/// Distinct key objects a [`SeenKeys`] holds; past it, it starts over.
-const SEEN_KEYS: usize = 4096;
+/// Slots of a [`SeenKeys`] (a power of two).
+const SEEN_SLOTS: usize = 2048;
 
 /// The table's key number of each attribute key `str` met in a span's dict (`None`: a key
 /// no condition tests), by the object's address. The decoder shares one `str` per short
 /// key across spans (`parsers::dict_key`), so listing a span's keys is a lookup of a
 /// pointer per attribute rather than a hash-table probe in Python and an `int` conversion.
-/// Each key is held (a strong reference) while it is in the map, so its address cannot be
-/// reused by another object meanwhile.
+/// Direct-mapped (a multiply and a compare per attribute, where a hashed map probed): a
+/// key whose slot another holds is looked up in `numbers` again and takes the slot. Each key is held (a strong reference) while it is in its slot, so its address
+/// cannot be reused by another object meanwhile.
 #[derive(Default)]
 struct SeenKeys {
-    numbers: FastMap<usize, (Py<PyString>, Option<u32>)>,
+    slots: Vec<Option<SeenKey>>,
+}
+
+/// A [`SeenKeys`] slot: the key's address, its number, the key itself (held).
+struct SeenKey {
+    address: usize,
+    number: Option<u32>,
+    _key: Py<PyString>,
 }
 
 impl SeenKeys {
-    /// The table's number of `key` (an exact `str`), looked up in `numbers` on first meeting.
+    /// The slot of the key at `address`.
+    fn slot(address: usize) -> usize {
+        const SEED: u64 = 0x9e37_79b9_7f4a_7c15;
+        ((address as u64).wrapping_mul(SEED) >> (64 - SEEN_SLOTS.trailing_zeros())) as usize
+    }
+
+    /// The table's number of `key` (an exact `str`) when its slot holds it.
+    fn known(&self, key: *mut ffi::PyObject) -> Option<Option<u32>> {
+        let address = key as usize;
+        match self.slots.get(Self::slot(address)) {
+            Some(Some(seen)) if seen.address == address => Some(seen.number),
+            _ => None,
+        }
+    }
+
+    /// The table's number of `key` (an exact `str`), looked up in `numbers` and kept in
+    /// its slot.
     fn number(
         &mut self,
         key: &Bound<'_, PyString>,
         numbers: &Bound<'_, PyDict>,
     ) -> PyResult<Option<u32>> {
-        let address = key.as_ptr() as usize;
-        if let Some((_, number)) = self.numbers.get(&address) {
-            return Ok(*number);
+        if let Some(number) = self.known(key.as_ptr()) {
+            return Ok(number);
         }
         let number = match numbers.get_item(key)? {
             Some(number) => Some(number.extract::<u32>()?),
             None => None,
         };
-        if self.numbers.len() >= SEEN_KEYS {
-            self.numbers.clear();
+        if self.slots.is_empty() {
+            self.slots.resize_with(SEEN_SLOTS, || None);
         }
-        self.numbers.insert(address, (key.clone().unbind(), number));
+        let address = key.as_ptr() as usize;
+        if let Some(slot) = self.slots.get_mut(Self::slot(address)) {
+            *slot = Some(SeenKey {
+                address,
+                number,
+                _key: key.clone().unbind(),
+            });
+        }
         Ok(number)
     }
 }
 
-/// The names of the record fields the table reads, interned once per `select`.
+/// The names of the record fields the table reads (interned for the process).
 struct Names<'py> {
     name: Bound<'py, PyString>,
     scope_name: Bound<'py, PyString>,
@@ -176,6 +208,9 @@ struct PySpan<'a, 'py> {
     family: Option<&'a Family<'py>>,
     /// The key numbers of the key objects met so far (`present_keys`).
     seen: &'a RefCell<SeenKeys>,
+    /// A `Listed` buffer handed from span to span (`present_keys` takes it, the span's drop
+    /// gives it back): a span's list made anew cost an allocation and its release.
+    spare: &'a RefCell<Listed<'py>>,
     name: OnceCell<Bound<'py, PyAny>>,
     scope: OnceCell<Bound<'py, PyAny>>,
     kind: OnceCell<i64>,
@@ -198,6 +233,7 @@ impl<'a, 'py> PySpan<'a, 'py> {
         children: Option<&'a Bound<'py, PyDict>>,
         family: Option<&'a Family<'py>>,
         seen: &'a RefCell<SeenKeys>,
+        spare: &'a RefCell<Listed<'py>>,
     ) -> PyResult<Self> {
         let attributes = span.getattr(&names.attributes)?;
         let dict = attributes.cast::<PyDict>().ok().cloned();
@@ -210,6 +246,7 @@ impl<'a, 'py> PySpan<'a, 'py> {
             children,
             family,
             seen,
+            spare,
             name: OnceCell::new(),
             scope: OnceCell::new(),
             kind: OnceCell::new(),
@@ -289,6 +326,20 @@ impl<'a, 'py> PySpan<'a, 'py> {
             .bind(text.py())
             .call1((regex, text))?
             .is_truthy()
+    }
+}
+
+impl Drop for PySpan<'_, '_> {
+    /// Gives the span's listed attributes' buffer back (emptied) for the next span.
+    fn drop(&mut self) {
+        if let Some(mut listed) = self.listed.get_mut().take() {
+            listed.clear();
+            if let Ok(mut spare) = self.spare.try_borrow_mut() {
+                if spare.capacity() < listed.capacity() {
+                    *spare = listed;
+                }
+            }
+        }
     }
 }
 
@@ -402,6 +453,7 @@ impl<'py> SpanAccess for PySpan<'_, 'py> {
             None,
             None,
             self.seen,
+            self.spare,
         )
     }
 
@@ -429,6 +481,7 @@ impl<'py> SpanAccess for PySpan<'_, 'py> {
                 None,
                 None,
                 self.seen,
+                self.spare,
             )?)),
             None => Ok(None),
         }
@@ -442,15 +495,32 @@ impl<'py> SpanAccess for PySpan<'_, 'py> {
         let Some(dict) = &self.dict else {
             return Ok(false);
         };
-        let numbers = self.table.numbers.bind(dict.py());
+        let py = dict.py();
+        let numbers = self.table.numbers.bind(py);
         let mut seen = self.seen.borrow_mut();
-        let mut found = Vec::with_capacity(dict.len());
-        for (key, value) in dict.iter() {
-            let Ok(key) = key.cast_exact::<PyString>() else {
+        let mut found = std::mem::take(&mut *self.spare.borrow_mut());
+        found.clear();
+        let mut at: ffi::Py_ssize_t = 0;
+        let mut key: *mut ffi::PyObject = std::ptr::null_mut();
+        let mut value: *mut ffi::PyObject = std::ptr::null_mut();
+        // SAFETY: `dict` is a live dict; `PyDict_Next` lends its key and value, which stay
+        // alive while the dict is not changed, and nothing in the loop runs Python code
+        // (the `numbers` lookup of an exact `str` compares strings only). The value kept is
+        // taken as a new reference.
+        while unsafe { ffi::PyDict_Next(dict.as_ptr(), &mut at, &mut key, &mut value) } != 0 {
+            if unsafe { ffi::PyUnicode_CheckExact(key) } == 0 {
                 present.fill(0);
+                *self.spare.borrow_mut() = found;
                 return Ok(false);
+            }
+            let number = match seen.known(key) {
+                Some(number) => number,
+                None => {
+                    let key = unsafe { Bound::from_borrowed_ptr(py, key) };
+                    seen.number(key.cast::<PyString>()?, numbers)?
+                }
             };
-            let Some(number) = seen.number(key, numbers)? else {
+            let Some(number) = number else {
                 continue;
             };
             if self.table.content_of(number).is_some() {
@@ -459,7 +529,7 @@ impl<'py> SpanAccess for PySpan<'_, 'py> {
             let word = present.get_mut(number as usize / 64);
             if let (Some(word), true) = (word, (number as usize) < keys) {
                 *word |= 1 << (number % 64);
-                found.push((number, value));
+                found.push((number, unsafe { Bound::from_borrowed_ptr(py, value) }));
             }
         }
         // Content is worked out only when a condition tests it: until then it may be there.
@@ -640,14 +710,16 @@ impl RuleTable {
     /// conditions look a span's `parent_span_id` up among `spans` (their `span_id`s).
     fn select(&self, spans: &Bound<'_, PyAny>, children: &Bound<'_, PyDict>) -> PyResult<Vec<i64>> {
         let py = spans.py();
+        // Interned once for the process (`intern!`): made per call, they cost ~5,000
+        // instructions a trace.
         let names = Names {
-            name: PyString::intern(py, "name"),
-            scope_name: PyString::intern(py, "scope_name"),
-            kind: PyString::intern(py, "kind"),
-            status_code: PyString::intern(py, "status_code"),
-            attributes: PyString::intern(py, "attributes"),
-            span_id: PyString::intern(py, "span_id"),
-            parent_span_id: PyString::intern(py, "parent_span_id"),
+            name: intern!(py, "name").clone(),
+            scope_name: intern!(py, "scope_name").clone(),
+            kind: intern!(py, "kind").clone(),
+            status_code: intern!(py, "status_code").clone(),
+            attributes: intern!(py, "attributes").clone(),
+            span_id: intern!(py, "span_id").clone(),
+            parent_span_id: intern!(py, "parent_span_id").clone(),
         };
         // `trace.spans` is a list: read it as one (a generic iterator asks the list for its
         // length hint through a Python call).
@@ -688,6 +760,7 @@ impl RuleTable {
                 .map(std::mem::take)
                 .unwrap_or_default(),
         );
+        let spare = RefCell::new(Vec::new());
         let mut out = Vec::with_capacity(family.spans.len());
         let mut found = Ok(());
         for span in &family.spans {
@@ -698,6 +771,7 @@ impl RuleTable {
                 Some(children),
                 Some(&family),
                 &seen,
+                &spare,
             )
             .and_then(|span| self.table.select(&span, &mut searcher, memo));
             match index {
