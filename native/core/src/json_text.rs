@@ -104,10 +104,21 @@ fn escapes_in(word: u64) -> u64 {
 }
 
 /// The index of the first byte at or after `from` that must be escaped, or `bytes.len()`.
-/// Eight bytes at a time, so runs of plain text (most of any text) cost a few instructions
-/// per word rather than a branch per byte.
+/// Sixteen bytes at a time where the text is that long (see [`next_marked16`]), else eight,
+/// so runs of plain text (most of any text) cost a few instructions per word rather than a
+/// branch per byte.
 #[inline]
-fn next_escape(bytes: &[u8], mut from: usize) -> usize {
+fn next_escape(bytes: &[u8], from: usize) -> usize {
+    if let Some(at) = next_marked16::<false>(bytes, from) {
+        return at;
+    }
+    next_escape_by_word(bytes, from)
+}
+
+/// `next_escape` eight bytes at a time, then a byte at a time: texts shorter than sixteen
+/// bytes (and every text where the wide scan is not compiled).
+#[inline]
+fn next_escape_by_word(bytes: &[u8], mut from: usize) -> usize {
     while let Some(chunk) = bytes.get(from..from + 8) {
         let mut word = [0; 8];
         word.copy_from_slice(chunk);
@@ -121,6 +132,80 @@ fn next_escape(bytes: &[u8], mut from: usize) -> usize {
         .iter()
         .position(|&b| b < 0x20 || b == b'"' || b == b'\\')
         .map_or(bytes.len(), |i| from + i)
+}
+
+/// A bit for each of the sixteen bytes at `at` that `next_escape` stops at (and, `SHOWN`,
+/// `next_shown_escape`: DEL and the lead bytes `C2`, `E2` too), lowest bit first. SSE2,
+/// which every x86-64 processor has: a byte is a control character when the unsigned
+/// maximum of it and `0x1f` is `0x1f`; the others are equalities.
+///
+/// # Safety
+/// `at + 16 <= bytes.len()`.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+unsafe fn marks16<const SHOWN: bool>(bytes: &[u8], at: usize) -> u32 {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8,
+    };
+    // SAFETY: the caller keeps the sixteen bytes inside `bytes` (an unaligned load); SSE2
+    // is part of the x86-64 baseline.
+    unsafe {
+        let v = _mm_loadu_si128(bytes.as_ptr().add(at).cast::<__m128i>());
+        let eq = |b: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(b as i8));
+        let below = _mm_set1_epi8(0x1f);
+        let mut marks = _mm_or_si128(
+            _mm_cmpeq_epi8(_mm_max_epu8(v, below), below),
+            _mm_or_si128(eq(b'"'), eq(b'\\')),
+        );
+        if SHOWN {
+            marks = _mm_or_si128(
+                marks,
+                _mm_or_si128(eq(0x7f), _mm_or_si128(eq(0xc2), eq(0xe2))),
+            );
+        }
+        _mm_movemask_epi8(marks) as u32
+    }
+}
+
+/// The first byte at or after `from` that [`marks16`] marks, or `bytes.len()`, sixteen bytes
+/// at a time; the last block is the text's last sixteen bytes (overlapping bytes already
+/// read, whose marks are dropped), so no byte is read twice a byte at a time. `None` for a
+/// text shorter than sixteen bytes (a block would read past it), and where SSE2 is not
+/// compiled.
+#[inline]
+fn next_marked16<const SHOWN: bool>(bytes: &[u8], mut from: usize) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let len = bytes.len();
+        if len < 16 {
+            return None;
+        }
+        while from + 16 <= len {
+            // SAFETY: the block ends at or before the text's end.
+            let marks = unsafe { marks16::<SHOWN>(bytes, from) };
+            if marks != 0 {
+                return Some(from + marks.trailing_zeros() as usize);
+            }
+            from += 16;
+        }
+        if from >= len {
+            return Some(len);
+        }
+        let last = len - 16;
+        // SAFETY: `len >= 16`: the block is the text's last sixteen bytes.
+        let marks = unsafe { marks16::<SHOWN>(bytes, last) } >> (from - last);
+        Some(if marks != 0 {
+            from + marks.trailing_zeros() as usize
+        } else {
+            len
+        })
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (bytes, from);
+        None
+    }
 }
 
 /// `text` as a JSON string the way `json.dumps(..., ensure_ascii=False)` writes it: `"`, `\`
@@ -168,6 +253,9 @@ fn shown_escapes_in(word: u64) -> u64 {
 /// an escape (a lead byte `C2`/`E2` is only a candidate; the caller reads what follows).
 #[inline]
 fn next_shown_escape(bytes: &[u8], mut from: usize) -> usize {
+    if let Some(at) = next_marked16::<true>(bytes, from) {
+        return at;
+    }
     while let Some(chunk) = bytes.get(from..from + 8) {
         let mut word = [0; 8];
         word.copy_from_slice(chunk);
@@ -421,9 +509,11 @@ mod tests {
         }
     }
 
-    /// Every byte value at every offset of texts longer than a word, between plain text,
-    /// escapes and multi-byte characters: the word-at-a-time scan must stop exactly where the
-    /// byte-at-a-time writer escaped, whatever the byte's neighbours borrow.
+    /// Every byte value at every offset of texts up to two and a half blocks of sixteen,
+    /// between plain text, escapes and multi-byte characters: the block and word scans must
+    /// stop exactly where the byte-at-a-time writer escaped, whatever the byte's neighbours
+    /// borrow, at either side of each 8- and 16-byte boundary and in the last, overlapping
+    /// block.
     #[test]
     fn every_byte_at_every_offset_is_written_as_before() {
         let fillers: [&[u8]; 4] = [
@@ -433,7 +523,7 @@ mod tests {
             b"\xc3\xa9\xff\x80",
         ];
         for filler in fillers {
-            for len in 0..24 {
+            for len in 0..40 {
                 let base: Vec<u8> = filler.iter().copied().cycle().take(len).collect();
                 for at in 0..=len {
                     for b in 0..=255u8 {
@@ -499,6 +589,48 @@ mod tests {
             write_string(text.as_bytes(), &mut plain);
             let expected = json_safe(&String::from_utf8(plain).expect("utf-8"));
             assert_eq!(String::from_utf8(out).expect("utf-8"), expected, "{text:?}");
+        }
+    }
+
+    /// Every character `write_shown_string` escapes or stops at (each ASCII byte, and the
+    /// characters in and next to the escaped ranges, whose lead bytes are `C2`/`E2`) at every
+    /// offset of texts up to two and a half blocks long, in plain text and next to other
+    /// multi-byte characters: the block scan must find each where the text `json_safe` gives
+    /// escapes it, including in the last, overlapping block.
+    #[test]
+    fn every_shown_character_at_every_offset_is_written_json_safe() {
+        let mut specials: Vec<char> = (0u8..0x80).map(char::from).collect();
+        specials.extend(
+            (0x7e..=0xa1)
+                .chain(0x2000..=0x2001)
+                .chain(0x2028..=0x202f)
+                .chain(0x2065..=0x206a)
+                .chain([0xe9, 0x20ac, 0x1f600])
+                .filter_map(char::from_u32),
+        );
+        for filler in ["abcdefgh", "é中x😀", "\u{85}a\u{2029}"] {
+            let mut base_chars = filler.chars().cycle();
+            let mut base = String::new();
+            while base.len() < 40 {
+                let texts_at: Vec<usize> = base
+                    .char_indices()
+                    .map(|(i, _)| i)
+                    .chain([base.len()])
+                    .collect();
+                for &at in &texts_at {
+                    for &c in &specials {
+                        let mut text = base.clone();
+                        text.insert(at, c);
+                        let mut out = Vec::new();
+                        write_shown_string(text.as_bytes(), &mut out);
+                        let mut plain = Vec::new();
+                        write_string(text.as_bytes(), &mut plain);
+                        let expected = json_safe(&String::from_utf8(plain).expect("utf-8"));
+                        assert_eq!(String::from_utf8(out).expect("utf-8"), expected, "{text:?}");
+                    }
+                }
+                base.push(base_chars.next().expect("a cycle"));
+            }
         }
     }
 
