@@ -119,6 +119,22 @@ def test_strings_are_json_safe_as_the_report_makes_them() -> None:
             assert written(verdict, explainer) == expected(verdict, explainer)
 
 
+def test_a_string_in_the_place_of_one_written_before_is_written_as_itself() -> None:
+    """The core keeps the shown text of the strings it wrote, by address, from verdict to
+    verdict: a string freed after its verdict leaves its address to the next one built
+    (without the core holding them, these 200 texts take a handful of addresses), and each
+    must be written as its own text, as a value, as a detail key and through the privacy
+    filter."""
+    for i in range(200):
+        text = "".join(["name-", str(i)])
+        verdict = verdict_of(
+            [result(name=text, details={text: 1, "tool": text}, why=text)], subject=text
+        )
+        for explainer in (None, Explainer("template")):
+            assert written(verdict, explainer) == expected(verdict, explainer)
+        del verdict, text
+
+
 def test_trusted_models_are_written_as_validated_ones() -> None:
     """The evaluator builds its results and verdicts without validating them: their field
     values are read all the same."""

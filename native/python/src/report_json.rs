@@ -23,9 +23,11 @@
 //! not plain JSON data, are first dumped by pydantic, as `model_dump(mode="json")` would.
 
 use std::borrow::Cow;
+use std::sync::Mutex;
 
 use otel_oracles_core::json_text::{float_text, write_int, write_shown_string, write_string};
 use pyo3::exceptions::{PyRecursionError, PyTypeError, PyValueError};
+use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
@@ -61,6 +63,7 @@ fn json_indented(value: &Bound<'_, PyAny>, indent: usize, level: usize) -> Optio
         level,
         shown: false,
         open: Vec::new(),
+        cache: None,
     };
     writer.write::<LEAVE>(value, 0, &mut out).ok()?;
     // Every byte written came from a `str` read as UTF-8 or from ASCII.
@@ -80,6 +83,7 @@ fn report_text<'py>(value: &Bound<'py, PyAny>, level: usize) -> PyResult<Bound<'
         level,
         shown: true,
         open: Vec::new(),
+        cache: None,
     };
     match writer.write::<FULL>(value, 0, &mut out) {
         Ok(()) => Ok(PyBytes::new(value.py(), &out)),
@@ -112,26 +116,47 @@ struct Writer {
     shown: bool,
     /// The containers being written (`FULL`), by address: `json.dumps`'s markers.
     open: Vec<usize>,
+    /// The shown texts of strings written before (`VerdictJson`'s writer only).
+    cache: Option<Box<ShownCache>>,
 }
+
+/// A newline and the deepest indent [`Writer::newline`] copies whole.
+const LINE: &[u8; 64] = b"\n                                                               ";
 
 impl Writer {
     fn newline(&self, depth: usize, out: &mut Vec<u8>) {
-        out.push(b'\n');
-        out.resize(out.len() + self.indent * (self.level + depth), b' ');
+        let spaces = self.indent * (self.level + depth);
+        if spaces < LINE.len() {
+            // A copy of a constant length (a few vector moves) then the length cut to the
+            // indent: a `resize` was a call to `memset` for every line of the report.
+            put_prefix(out, LINE, 1 + spaces);
+        } else {
+            out.push(b'\n');
+            out.resize(out.len() + spaces, b' ');
+        }
     }
 
     /// A string's text; a lone surrogate (no UTF-8 text) is left by `json_indented` and
     /// raised otherwise: the report's text is UTF-8, whose encoder refused it.
-    fn string<const M: u8>(&self, text: &Bound<'_, PyString>, out: &mut Vec<u8>) -> Written {
+    fn string<const M: u8>(&mut self, text: &Bound<'_, PyString>, out: &mut Vec<u8>) -> Written {
+        if let Some(cache) = self.cache.as_deref_mut() {
+            if cache.put(text, out) {
+                return Ok(());
+            }
+        }
         let bytes = match text.to_str() {
             Ok(text) => text.as_bytes(),
             Err(_) if M == LEAVE => return Err(Stop::Left),
             Err(err) => return Err(Stop::Raised(err)),
         };
+        let start = out.len();
         if self.shown {
             write_shown_string(bytes, out);
         } else {
             write_string(bytes, out);
+        }
+        if let Some(cache) = self.cache.as_deref_mut() {
+            cache.keep(text, &out[start..]);
         }
         Ok(())
     }
@@ -334,6 +359,90 @@ impl Writer {
     }
 }
 
+/// Appends the first `len` bytes of `text` (`len <= N`) by copying all `N` (a constant
+/// length, so a few vector moves rather than a call to `memcpy`) and cutting the length.
+#[inline]
+fn put_prefix<const N: usize>(out: &mut Vec<u8>, text: &[u8; N], len: usize) {
+    debug_assert!(len <= N);
+    out.reserve(N);
+    let at = out.len();
+    // SAFETY: `reserve` made room for `N` more bytes after `at`; all `N` are written before
+    // the length grows by `len <= N` of them, so every byte inside the length is set.
+    unsafe {
+        std::ptr::copy_nonoverlapping(text.as_ptr(), out.as_mut_ptr().add(at), N);
+        out.set_len(at + len.min(N));
+    }
+}
+
+/// Slots of a [`ShownCache`]: a verdict's repeated strings (field names of details and
+/// params, check names, outcomes, layers, contract ids) are a few hundred at most.
+const SHOWN_SLOTS: usize = 1024;
+
+/// Longest shown text (quotes included) a [`ShownCache`] slot holds.
+const SHOWN_BYTES: usize = 48;
+
+/// A string's shown text as last written, held with the string itself.
+struct Shown {
+    string: Option<Py<PyString>>,
+    len: usize,
+    text: [u8; SHOWN_BYTES],
+}
+
+/// The shown texts (`write_shown_string`, quotes included) of the short strings written
+/// before, by the string's address: most strings of a report are the same few objects
+/// (interned field names, an oracle's name and layer, `"pass"`), and a hit is a compare
+/// and a copy instead of reading the string's UTF-8 and scanning it. A slot holds a
+/// reference to its string, so no other string can take its address while the slot
+/// stands for it, and a `str`'s text never changes: a hit is always the string's text.
+/// Direct-mapped: a string whose slot another one took is written and takes it back.
+struct ShownCache {
+    slots: Vec<Shown>,
+}
+
+impl ShownCache {
+    fn new() -> Box<Self> {
+        let slots = (0..SHOWN_SLOTS)
+            .map(|_| Shown {
+                string: None,
+                len: 0,
+                text: [0; SHOWN_BYTES],
+            })
+            .collect();
+        Box::new(ShownCache { slots })
+    }
+
+    /// The slot of the string at `address` (objects are 16-byte aligned: the low bits
+    /// carry nothing; a multiply spreads the rest).
+    fn slot(address: usize) -> usize {
+        let mixed = ((address >> 4) as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        (mixed >> (64 - SHOWN_SLOTS.trailing_zeros())) as usize
+    }
+
+    /// Appends `string`'s shown text when its slot holds it; false otherwise.
+    #[inline]
+    fn put(&self, string: &Bound<'_, PyString>, out: &mut Vec<u8>) -> bool {
+        let shown = &self.slots[Self::slot(string.as_ptr() as usize)];
+        match &shown.string {
+            Some(held) if held.as_ptr() == string.as_ptr() => {
+                put_prefix(out, &shown.text, shown.len);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Keeps `text`, just written of an exact `string`, in its slot when it fits.
+    fn keep(&mut self, string: &Bound<'_, PyString>, text: &[u8]) {
+        if text.len() > SHOWN_BYTES || !string.is_exact_instance_of::<PyString>() {
+            return;
+        }
+        let shown = &mut self.slots[Self::slot(string.as_ptr() as usize)];
+        shown.string = Some(string.clone().unbind());
+        shown.len = text.len();
+        shown.text[..text.len()].copy_from_slice(text);
+    }
+}
+
 /// `int.__repr__(value)`: the decimal text `json.dumps` writes of any integer (one beyond
 /// 64 bits, or an `IntEnum` member, as its number).
 fn int_text(value: &Bound<'_, PyAny>, out: &mut Vec<u8>) -> PyResult<()> {
@@ -395,7 +504,20 @@ impl Fields {
     /// anything else.
     fn values<'py>(&self, model: &Bound<'py, PyAny>) -> PyResult<Held<'py>> {
         let py = model.py();
-        let held = model.getattr(intern!(py, "__dict__"))?;
+        // SAFETY: `object.__dict__`'s getter on a live object; a new reference or null with
+        // an error set. A model's `__dict__` is that getter's (pydantic declares it a slot),
+        // without looking the name up through the type's dicts; an object it refuses is
+        // asked by name, as before, for the error (or a `__dict__` of its own).
+        let held = unsafe {
+            Bound::from_owned_ptr_or_err(
+                py,
+                ffi::PyObject_GenericGetDict(model.as_ptr(), std::ptr::null_mut()),
+            )
+        };
+        let held = match held {
+            Ok(held) => held,
+            Err(_) => model.getattr(intern!(py, "__dict__"))?,
+        };
         let Ok(dict) = held.cast_into::<PyDict>() else {
             return Ok(Held::Dumped(model_dump(model)?));
         };
@@ -403,7 +525,24 @@ impl Fields {
             return Ok(Held::Dumped(model_dump(model)?));
         }
         let mut values = Vec::with_capacity(self.names.len());
-        for ((key, value), name) in dict.iter().zip(&self.names) {
+        let mut at: ffi::Py_ssize_t = 0;
+        for name in &self.names {
+            let mut key = std::ptr::null_mut();
+            let mut value = std::ptr::null_mut();
+            // SAFETY: `dict` is a live dict; `PyDict_Next` lends its key and value (no
+            // reference taken), each made a `Bound` (a reference of its own) before anything
+            // else runs; it answers 0 at the end, which the length above rules out unless a
+            // comparison changed the dict.
+            if unsafe { ffi::PyDict_Next(dict.as_ptr(), &mut at, &mut key, &mut value) } == 0 {
+                return Ok(Held::Dumped(model_dump(model)?));
+            }
+            // SAFETY: as above, both lent by the dict and still in it.
+            let (key, value) = unsafe {
+                (
+                    Bound::from_borrowed_ptr(py, key),
+                    Bound::from_borrowed_ptr(py, value),
+                )
+            };
             // Field names are interned: the same object, but compared by value otherwise.
             if !key.is(name) && !key.eq(name.bind(py))? {
                 return Ok(Held::Dumped(model_dump(model)?));
@@ -478,6 +617,13 @@ struct VerdictJson {
     dump: Py<PyAny>,
     /// `"verdict": `, the derived value's key.
     verdict_key: Vec<u8>,
+    /// What precedes each result field's value, by field: the comma ending the one before
+    /// (after the first), the newline, the indent of a result's fields and the key; one
+    /// copy instead of four pieces.
+    result_lines: Vec<Vec<u8>>,
+    /// The shown texts of the strings written before, kept from verdict to verdict (taken
+    /// by the call writing one; a call meeting it taken writes without).
+    cache: Mutex<Option<Box<ShownCache>>>,
 }
 
 const INDENT: usize = 2;
@@ -494,7 +640,25 @@ impl VerdictJson {
     ) -> PyResult<Self> {
         let verdict = Fields::new(verdict_fields)?;
         let result = Fields::new(result_fields)?;
+        // A result's fields sit 3 deep in a verdict (verdict, results, result).
+        let indent = INDENT * (level + 3);
+        let result_lines = result
+            .keys
+            .iter()
+            .enumerate()
+            .map(|(i, key)| {
+                let mut line = Vec::with_capacity(2 + indent + key.len());
+                if i > 0 {
+                    line.push(b',');
+                }
+                line.push(b'\n');
+                line.resize(line.len() + indent, b' ');
+                line.extend_from_slice(key);
+                line
+            })
+            .collect();
         Ok(VerdictJson {
+            result_lines,
             results_at: verdict.position("results")?,
             counts_at: verdict.position("counts")?,
             message_at: result.position("message")?,
@@ -512,6 +676,7 @@ impl VerdictJson {
             level,
             dump: dump.unbind(),
             verdict_key: key_text("verdict"),
+            cache: Mutex::new(Some(ShownCache::new())),
         })
     }
 
@@ -526,13 +691,19 @@ impl VerdictJson {
     ) -> PyResult<Bound<'py, PyBytes>> {
         let shown = shown.map(Bound::get);
         let mut out = Vec::with_capacity(8192);
+        let cache = self.cache.lock().ok().and_then(|mut held| held.take());
         let mut w = Writer {
             indent: INDENT,
             level: self.level,
             shown: true,
             open: Vec::new(),
+            cache,
         };
-        match self.write_verdict(&mut w, verdict, shown, &mut out) {
+        let written = self.write_verdict(&mut w, verdict, shown, &mut out);
+        if let (Some(cache), Ok(mut held)) = (w.cache.take(), self.cache.lock()) {
+            *held = Some(cache);
+        }
+        match written {
             Ok(()) => Ok(PyBytes::new(verdict.py(), &out)),
             Err(Stop::Raised(err)) => Err(err),
             Err(Stop::Left) => Err(PyValueError::new_err("a verdict's text was left unwritten")),
@@ -665,11 +836,7 @@ impl VerdictJson {
                 };
                 out.push(b'{');
                 for (i, value) in values.iter().enumerate() {
-                    if i > 0 {
-                        out.push(b',');
-                    }
-                    w.newline(3, out);
-                    out.extend_from_slice(&self.result.keys[i]);
+                    out.extend_from_slice(&self.result_lines[i]);
                     match (&message, shown) {
                         (Some(message), _) if i == self.message_at => {
                             write_shown_string(message.as_bytes(), out);
