@@ -210,8 +210,8 @@ fn next_marked16<const SHOWN: bool>(bytes: &[u8], mut from: usize) -> Option<usi
 
 /// `text` as a JSON string the way `json.dumps(..., ensure_ascii=False)` writes it: `"`, `\`
 /// and the control characters escaped (`\n`, `\r`, `\t`, `\b`, `\f`, else `\u00xx`), every
-/// other character copied. Runs without an escape are found a word at a time and copied
-/// whole. Only ASCII bytes are ever escaped, so any multi-byte sequence (a surrogate code
+/// other character copied. Runs without an escape are found sixteen bytes (short texts
+/// eight) at a time and copied whole. Only ASCII bytes are ever escaped, so any multi-byte sequence (a surrogate code
 /// point in extended UTF-8 included) passes through unchanged and every cut falls on a
 /// character boundary.
 pub fn write_string<S: JsonSink>(text: &S::Text, out: &mut S) {
