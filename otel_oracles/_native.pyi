@@ -1,8 +1,12 @@
 """Types of the compiled core (native/python/src/lib.rs): the contract between the Rust
-bindings and the Python stages that call them. Keep it in step with the bindings."""
+bindings and the Python stages that call them. Keep it in step with the bindings:
+``tests/native/test_native_stub.py`` runs ``mypy.stubtest`` on the built module, so a name,
+parameter or constructor that differs from the runtime fails there. The classes are
+``@final`` (a PyO3 class cannot be subclassed) and built by ``__new__``; parameters are
+positional-only (``/``) only where the binding declares them so."""
 
 from collections.abc import Callable, Collection, Container, Iterable, Iterator, Sequence
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, final
 
 from opentelemetry.sdk.metrics.export import MetricsData
 from pydantic import BaseModel
@@ -12,16 +16,112 @@ from otel_oracles.emit._records import ItemBatch, LogItem, SpanItem
 from otel_oracles.model.span import LogRecord, SpanRecord, Trace
 from otel_oracles.model.step import SpanRef, Step, StepKind, Trajectory
 
+__all__ = [
+    "LATE_SAMPLE_SIZE",
+    "MAX_ANY_VALUE_DEPTH",
+    "REMEMBERED_TRACE_IDS",
+    "RESULT_PATTERN_WINDOW",
+    "RULE_MEMO_TEXTS",
+    "UNROOTED_IDLE_FACTOR",
+    "Batch",
+    "CheckRunner",
+    "Drafter",
+    "FieldReader",
+    "JoinFacts",
+    "JsonSyntaxError",
+    "LimitRules",
+    "Linker",
+    "OfflineAssembler",
+    "OnlineBuffer",
+    "PatternSearch",
+    "RecordBuilder",
+    "ResultRules",
+    "RuleTable",
+    "ScanFields",
+    "SessionJoiner",
+    "ShownFilter",
+    "SourceScan",
+    "StepBuilder",
+    "StepView",
+    "TraceDrafter",
+    "TransferSpans",
+    "VerdictJson",
+    "VerdictRecords",
+    "absorb_layer",
+    "assign_agents",
+    "build_trajectory",
+    "call_failures",
+    "compatible_models",
+    "core_version",
+    "cut_length",
+    "decode_json",
+    "decode_json_many",
+    "decode_proto",
+    "encode_logs_json",
+    "encode_logs_proto",
+    "encode_metrics_json",
+    "encode_metrics_proto",
+    "encode_spans_json",
+    "encode_spans_proto",
+    "fill_model",
+    "first_start",
+    "flag_aggregated_usage",
+    "handoff_targets",
+    "is_placeholder",
+    "join_facts",
+    "join_keys",
+    "json_indented",
+    "merge_stacked_generations",
+    "merge_traces",
+    "message_text",
+    "message_tool_names",
+    "messages_empty",
+    "nearest_draft",
+    "nested_agent_handoffs",
+    "outcome_from_layers",
+    "parse_genai_messages",
+    "parse_json",
+    "parse_json_or_text",
+    "parse_openinference_messages",
+    "parse_python_literal",
+    "parse_python_repr",
+    "parse_request_tool_names",
+    "parse_streamed_partials",
+    "parse_string_list",
+    "parse_tool_names",
+    "probe_gaps",
+    "probe_gaps_of",
+    "raw_json",
+    "repeated_args_candidates",
+    "report_text",
+    "requested_calls",
+    "requested_handoffs",
+    "requests_from_next_input",
+    "run_wrappers",
+    "same_tool",
+    "scan_data",
+    "select_proto",
+    "sibling_layer_calls",
+    "span_tree",
+    "structured",
+    "tool_repeats",
+    "tools_running_agents",
+    "unnamed_request",
+    "unwrap_block",
+    "written_request_candidates",
+]
+
 def core_version() -> str:
     """The version of the crate the module was built from."""
 
 # -- decoded records (native/python/src/batch.rs) -------------------------------------------
 
+@final
 class Batch:
     """The records of one request body, decoded and owned by the core; ``records()`` builds
     the Python records. ``Batch()`` is an empty batch."""
 
-    def __init__(self) -> None: ...
+    def __new__(cls) -> Batch: ...
     @property
     def ignored(self) -> int:
         """Records of signals that are not graded (metrics)."""
@@ -55,20 +155,22 @@ class Batch:
         entries, read as ``WireSpan``s, without the attribute dicts ``serve``'s receiving
         process never reads."""
 
+@final
 class RecordBuilder:
     """Builds the records of chosen positions of batches, sharing their repeated parts
     (attribute keys, resource dicts, scope strings; bounded) across calls: what a ``serve``
     grading worker builds of the body parts it is sent, its own traces' records only. Raises
     ``IndexError`` for a position past the batch's records."""
 
-    def __init__(self) -> None: ...
-    def spans(self, batch: Batch, indices: list[int], /) -> list[SpanRecord]:
+    def __new__(cls) -> RecordBuilder: ...
+    def spans(self, batch: Batch, indices: list[int]) -> list[SpanRecord]:
         """New ``SpanRecord``s of ``batch``'s spans at ``indices``, in that order."""
-    def logs(self, batch: Batch, indices: list[int], /) -> list[LogRecord]:
+    def logs(self, batch: Batch, indices: list[int]) -> list[LogRecord]:
         """New ``LogRecord``s of ``batch``'s log records at ``indices``, in that order."""
 
 # -- serve's online assembly buffer (native/python/src/online.rs) ---------------------------
 
+@final
 class TransferSpans:
     """The spans of one body decoded for transfer: ``WireSpan``s built on access, and what
     ``OnlineBuffer.offer`` buffers as compact entries without them."""
@@ -77,14 +179,14 @@ class TransferSpans:
     def body(self) -> RequestBody:
         """The request body the spans were decoded from."""
     def __len__(self) -> int: ...
-    def __getitem__(self, index: int) -> WireSpan: ...
+    def __getitem__(self, index: int, /) -> WireSpan: ...
     def __iter__(self) -> Iterator[WireSpan]: ...
-    def drop_own(self, marked: Callable[[Any], bool], is_own: Callable[[Any], bool], /) -> int:
+    def drop_own(self, marked: Callable[[Any], bool], is_own: Callable[[Any], bool]) -> int:
         """Drop the spans the grader emitted: ``marked`` is asked once per resource and
         scope, ``is_own`` of every span of a marked one; how many were dropped."""
     def trace_ids(self) -> set[str]:
         """The trace ids (hex) of the spans."""
-    def keep_traces(self, keep: Collection[str], /) -> None:
+    def keep_traces(self, keep: Collection[str]) -> None:
         """Keep only the spans of the trace ids in ``keep``."""
 
 _Released = tuple[
@@ -97,12 +199,13 @@ _Released = tuple[
 ]
 """``(trace_id, spans, logs, reason, due_at, dropped)`` of a released trace."""
 
+@final
 class OnlineBuffer:
     """The online assembly policy (``assemble.online`` has its rules); times are monotonic
     seconds given by the caller."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         *,
         decision_wait: float,
         max_trace_age: float,
@@ -111,7 +214,7 @@ class OnlineBuffer:
         max_buffered_spans: int,
         max_spans_per_trace: int,
         decision_cache_size: int,
-    ) -> None: ...
+    ) -> OnlineBuffer: ...
     @property
     def buffered_traces(self) -> int: ...
     @property
@@ -140,12 +243,15 @@ UNROOTED_IDLE_FACTOR: int
 REMEMBERED_TRACE_IDS: int
 LATE_SAMPLE_SIZE: int
 
+@final
 class OfflineAssembler:
     """The offline release policy (``assemble_offline``): feed batches, take released traces
     as ``(trace_id, spans, logs, incomplete)`` with records built at release. Raises
     ``ValueError`` for ``idle_spans`` or ``max_buffered_spans`` below 1."""
 
-    def __init__(self, idle_spans: int, max_buffered_spans: int | None = None) -> None: ...
+    def __new__(
+        cls, idle_spans: int, max_buffered_spans: int | None = None
+    ) -> OfflineAssembler: ...
     def push_batch(self, batch: Batch) -> None:
         """Feed a decoded batch; its spans wait natively."""
     def push_records(self, spans: list[SpanRecord], logs: list[LogRecord]) -> None:
@@ -175,38 +281,40 @@ def span_tree(
     log-based events attached earlier dropped; the rest counted in ``unattached_logs``), as
     ``build_trace`` documents."""
 
-def first_start(spans: Iterable[SpanRecord], /) -> int:
+def first_start(spans: Iterable[SpanRecord]) -> int:
     """When the earliest of ``spans`` started (0 for none): a joined run's traces are
     ordered by it."""
 
-def merge_traces(traces: list[Trace], /) -> Trace:
+def merge_traces(traces: list[Trace]) -> Trace:
     """One ``Trace`` of a joined run's ``traces`` (``assemble._sessions``): named by the one
     that started first; a root hung under the tool call that ran its agent trace, else under
     the first span of another member it links to (a copy of its record); incomplete when
     any member was; the members' unattached log records added up. One trace is returned
     as it is."""
 
-def join_keys(trace_id: str, spans: Iterable[SpanRecord | WireSpan], /) -> set[str]:
+def join_keys(trace_id: str, spans: Iterable[SpanRecord | WireSpan]) -> set[str]:
     """What may tie a trace to others: ``trace:<id>`` of itself and of the traces its spans
     link to, ``<attribute>:<value>`` of its session ids (``SESSION_ATTRIBUTES``)."""
 
+@final
 class JoinFacts:
     """What the join window reads of one trace (its join keys, agent root and tool calls,
     as ``join_keys`` and ``delegations`` read them): the core's one walk over its spans,
     done by the offline assembler over the decoded spans at release (or by ``join_facts``
     over the records). Valid for that ``Trace`` as released. Equal when every fact is."""
 
-def join_facts(trace: Trace, /) -> JoinFacts:
+def join_facts(trace: Trace) -> JoinFacts:
     """The ``JoinFacts`` of ``trace`` read from its records (what ``SessionJoiner.add``
     reads when given none)."""
 
+@final
 class SessionJoiner:
     """The join window of ``join_sessions``: ``add`` a ``Trace``, get the groups of traces
     that leave it (each one run, members in arrival order). Raises ``ValueError`` for a
     negative ``window_spans``."""
 
-    def __init__(self, window_spans: int) -> None: ...
-    def add(self, trace: Trace, facts: JoinFacts | None = None, /) -> list[list[Trace]]:
+    def __new__(cls, window_spans: int) -> SessionJoiner: ...
+    def add(self, trace: Trace, facts: JoinFacts | None = None) -> list[list[Trace]]:
         """Let ``trace`` into the window; the groups that leave it. ``facts``: the trace's
         ``JoinFacts`` from its release, else they are read from its records."""
     def flush(self) -> list[list[Trace]]:
@@ -219,6 +327,7 @@ class SessionJoiner:
 # Each takes an ``otel_oracles.emit._records.ItemBatch`` of ``SpanItem``s or ``LogItem``s and
 # stores the encoded bytes of every shared ``Attrs`` run in its ``encoded`` dict.
 
+@final
 class VerdictRecords:
     """``OtelEmitter``'s builder of grade spans and evaluation log records
     (``native/python/src/emit_records.rs``): ``names`` is ``emit._names``; ``classes`` the
@@ -229,8 +338,8 @@ class VerdictRecords:
     grade span, its events and the log records are built. Keeps the shared attribute runs
     it made (each cache cleared at ``max_shared``); lists are cut at ``max_list`` items."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         names: Any,
         classes: tuple[Any, Any, Any, Any],
         helpers: tuple[
@@ -249,34 +358,33 @@ class VerdictRecords:
         max_list: int,
         max_shared: int,
         seed: int,
-        /,
-    ) -> None: ...
+    ) -> VerdictRecords: ...
     def build(
-        self, results: list[Any], start: int, spans: list[Any], logs: list[Any], batch: int, /
+        self, results: list[Any], start: int, spans: list[Any], logs: list[Any], batch: int
     ) -> int:
         """Appends the records of ``results[start:]`` (verdict, trajectory) to ``spans`` and
         ``logs`` (one time stamp a verdict) and returns the index after the last verdict
         built: the first after which either list holds ``batch`` records, else the end."""
 
-def encode_spans_proto(batch: ItemBatch[SpanItem], /) -> bytes:
+def encode_spans_proto(batch: ItemBatch[SpanItem]) -> bytes:
     """The serialized ``ExportTraceServiceRequest`` (empty bytes for an empty batch)."""
 
-def encode_logs_proto(batch: ItemBatch[LogItem], /) -> bytes:
+def encode_logs_proto(batch: ItemBatch[LogItem]) -> bytes:
     """The serialized ``ExportLogsServiceRequest`` (empty bytes for an empty batch)."""
 
-def encode_spans_json(batch: ItemBatch[SpanItem], /) -> bytes:
+def encode_spans_json(batch: ItemBatch[SpanItem]) -> bytes:
     """``{"resourceSpans": ...}`` as one line of OTLP/JSON."""
 
-def encode_logs_json(batch: ItemBatch[LogItem], /) -> bytes:
+def encode_logs_json(batch: ItemBatch[LogItem]) -> bytes:
     """``{"resourceLogs": ...}`` as one line of OTLP/JSON."""
 
 # -- metric encoding (native/python/src/encode_metrics.rs) ------------------------------------
 
-def encode_metrics_proto(metrics_data: MetricsData, /) -> bytes:
+def encode_metrics_proto(metrics_data: MetricsData) -> bytes:
     """The serialized ``ExportMetricsServiceRequest`` of the SDK's ``MetricsData``, as the
     SDK's ``encode_metrics`` builds it (empty bytes without resources)."""
 
-def encode_metrics_json(metrics_data: MetricsData, /) -> bytes:
+def encode_metrics_json(metrics_data: MetricsData) -> bytes:
     """``{"resourceMetrics": ...}`` as one line of OTLP/JSON (``{}`` without resources)."""
 
 # -- OTLP/JSON decoding (native/python/src/decode_json.rs) -----------------------------------
@@ -304,7 +412,7 @@ def decode_proto(payload: bytes, signal: Literal["traces", "logs"]) -> tuple[Bat
     ``ValueError`` naming the parser's reason when the bytes are not that message. Releases
     the interpreter while decoding."""
 
-def select_proto(payload: bytes, positions: list[int], /) -> bytes:
+def select_proto(payload: bytes, positions: list[int]) -> bytes:
     """An OTLP protobuf request body (traces or logs) holding only the records at
     ``positions`` of ``payload`` (every record message counts, rejected ones too), each
     under a copy of its resource and scope fields: ``decode_proto`` reads them as it read
@@ -316,16 +424,16 @@ def select_proto(payload: bytes, positions: list[int], /) -> bytes:
 # The registered ``json`` and ``json_or_text`` parsers (``mapping.parsers.scalars``): the
 # parsed value as new objects, or the very object given when it is no JSON of that kind.
 
-def parse_json(value: Any, /) -> Any:
+def parse_json(value: Any) -> Any:
     """A JSON ``str`` (stripped as ``str.strip()`` strips) or ``bytes`` (ASCII-stripped,
     UTF-8 with replacement) as its value; anything else unchanged."""
 
-def parse_json_or_text(value: Any, /) -> Any:
+def parse_json_or_text(value: Any) -> Any:
     """A ``str`` holding a JSON object or array as its value; anything else unchanged."""
 
 # The registered ``genai_messages`` parser (``mapping.parsers.otel_genai``).
 
-def parse_genai_messages(value: Any, /) -> list[dict[str, Any]] | None:
+def parse_genai_messages(value: Any) -> list[dict[str, Any]] | None:
     """``gen_ai.input.messages`` / ``gen_ai.output.messages`` (JSON ``str``, ``bytes`` or the
     structured list or dict) as the normalised messages in the GenAI parts format, ``None``
     when it holds no message list or object. Kept values are the very objects given; raises
@@ -334,7 +442,7 @@ def parse_genai_messages(value: Any, /) -> list[dict[str, Any]] | None:
 
 # The registered ``openinference_messages`` parser (``mapping.parsers.openinference``).
 
-def parse_openinference_messages(value: Any, /) -> list[dict[str, Any]] | None:
+def parse_openinference_messages(value: Any) -> list[dict[str, Any]] | None:
     """OpenInference's flattened ``llm.*_messages`` attributes (a mapping of the keys under
     the prefix, ``{"0.message.role": "user", ...}``) as the normalised messages, ``None``
     for no mapping or no message. Raises ``ValueError`` for an index key of digits ``int()``
@@ -343,31 +451,33 @@ def parse_openinference_messages(value: Any, /) -> list[dict[str, Any]] | None:
 
 # The cut length of a trace (``mapping._limits.cut_length``; native/python/src/limits.rs).
 
+@final
 class SourceScan:
     """Where one rule reads a span: attribute keys, key prefixes (``str.startswith``), and
     per span-event source its names and the attribute read (``None``: all of them)."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         keys: frozenset[str],
         prefixes: list[str],
         events: list[tuple[list[str], str | None]],
-    ) -> None: ...
+    ) -> SourceScan: ...
 
-def cut_length(drafts: Iterable[Any], min_values: int, min_length: int, /) -> int | None:
+def cut_length(drafts: Iterable[Any], min_values: int, min_length: int) -> int | None:
     """The longest text values (strings holding a space) among the values each draft's span
     (``draft.span``; none, or ``draft.synthesized``, left out) has where its rule reads it
     (``draft.rule.source_scan``; log records left out), nested in dict values, lists and tuples:
     their length when it is at least ``min_length``, at least ``min_values`` different texts
     (ASCII digits left out) have it and no string without a space is longer; else ``None``."""
 
+@final
 class LimitRules:
     """What a trace's SDK limits left out, made visible on its drafts
     (``mapping._limits``): the content fields and attributes, the attribute names written,
     the SDK languages that count overwritten keys and the cut length's thresholds."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         content_fields: list[str],
         content_attributes: list[str],
         cut_attribute: str,
@@ -376,13 +486,12 @@ class LimitRules:
         overwrites_counted: frozenset[str],
         min_values: int,
         min_length: int,
-        /,
-    ) -> None: ...
-    def apply(self, spans: Iterable[SpanRecord], drafts: Sequence[Any], /) -> None:
+    ) -> LimitRules: ...
+    def apply(self, spans: Iterable[SpanRecord], drafts: Sequence[Any]) -> None:
         """``_limits.apply_limits`` over ``drafts`` and each one's ``follows``."""
-    def drop_cut_values(self, drafts: Iterable[Any], length: int, /) -> None:
+    def drop_cut_values(self, drafts: Iterable[Any], length: int) -> None:
         """``_limits.drop_cut_values``."""
-    def lost_attributes(self, spans: Iterable[SpanRecord], /) -> dict[str, int]:
+    def lost_attributes(self, spans: Iterable[SpanRecord]) -> dict[str, int]:
         """``_limits.lost_attributes``."""
 
 # A tool step's result rules (``mapping._tool_results``; native/python/src/results.rs).
@@ -390,37 +499,38 @@ class LimitRules:
 RESULT_PATTERN_WINDOW: int
 """Characters of a text result the declared patterns see (anchored at its start)."""
 
+@final
 class ResultRules:
     """Every file's ``tool_results``, merged: ``error_keys``, the compiled ``error_pattern``,
     ``empty_pattern`` and ``denied_pattern`` regexes, and the functions they run with
     (``safe_regex.match``, ``parsers.scalars.parse_string``)."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         error_keys: list[str],
         error_patterns: list[Any],
         empty_patterns: list[Any],
         denied_patterns: list[Any],
         matcher: Callable[[Any, str], Any],
         parse_string: Callable[[Any], str | None],
-        /,
-    ) -> None: ...
-    def judge(self, result: Any, failed: bool, /) -> tuple[str, Any] | None:
+    ) -> ResultRules: ...
+    def judge(self, result: Any, failed: bool) -> tuple[str, Any] | None:
         """``("denied", text)``, ``("error", message)`` (never when ``failed``),
         ``("empty", None)`` or ``None``: ``ToolResultRules.judge``."""
 
-def structured(result: Any, /) -> Any:
+def structured(result: Any) -> Any:
     """A result recorded as JSON or Python-repr text of an object or array, decoded, and a
     one-block result's value (``unwrap_block``), until nothing changes."""
 
-def unwrap_block(result: Any, /) -> Any:
+def unwrap_block(result: Any) -> Any:
     """The value of a result that is exactly one content block (or an MCP
     ``CallToolResult``), else the very object."""
 
-def requested_calls(draft: Any, /) -> list[dict[str, Any]]:
+def requested_calls(draft: Any) -> list[dict[str, Any]]:
     """The tool calls a model call (a mapping ``Draft``) asked for: the ``tool_call`` parts
     with a name of its ``output_messages``, in order, the very part objects."""
 
+@final
 class Linker:
     """Tool-call linking of a trace's drafts (``mapping._mapper._link_tool_calls``), with the
     Python functions a found result and a new step go to: ``responses(gen)`` (a model call's
@@ -428,34 +538,33 @@ class Linker:
     ``synthesized(gen, req, response, results)`` (a new ``Draft``) and ``hidden_call(gen)``
     (a new ``Draft``)."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         responses: Callable[[Any], dict[str, dict[str, Any]]],
         take_result: Callable[[Any, dict[str, Any], Any], None],
         synthesized: Callable[[Any, dict[str, Any], dict[str, Any] | None, Any], Any],
         hidden_call: Callable[[Any], Any],
-        /,
-    ) -> None: ...
-    def link(self, drafts: list[Any], finish_reasons: frozenset[str], results: Any, /) -> None:
+    ) -> Linker: ...
+    def link(self, drafts: list[Any], finish_reasons: frozenset[str], results: Any) -> None:
         """Link ``drafts``' tool calls in place (claims, call ids, arguments, results; new
         steps appended to their model call's ``follows``)."""
 
 # The registered ``tool_names`` and ``request_tool_names`` parsers (``mapping.parsers.scalars``;
 # native/python/src/tools.rs): a model call's ``tools_offered``.
 
-def parse_tool_names(value: Any, /) -> tuple[str, ...] | None:
+def parse_tool_names(value: Any) -> tuple[str, ...] | None:
     """The names of the tool definitions ``value`` records (JSON text, a list, one
     definition, an ``attr_prefix`` mapping of a flattened list; a definition named by
     ``name``, ``function.name`` or ``toolSpec.name``, or a bare name), ``()`` for an empty
     list, ``None`` when it is no list of named definitions."""
 
-def parse_request_tool_names(value: Any, /) -> tuple[str, ...] | None:
+def parse_request_tool_names(value: Any) -> tuple[str, ...] | None:
     """The names of a recorded request's ``tools`` (else ``functions``), ``()`` when the
     request object has neither, ``None`` when it is no object or names no tool readably."""
 
 # The registered ``python_literal`` parser (``mapping.parsers.python_literals``).
 
-def parse_python_literal(value: Any, /) -> Any:
+def parse_python_literal(value: Any) -> Any:
     """A ``str`` holding the Python ``repr`` of a dict or list as its JSON-like value (what
     ``ast.literal_eval`` reads, tuples and sets as lists, sets sorted by ``repr``, ``bytes``
     decoded, complex numbers and non-string keys as their ``str``); anything else, and text
@@ -464,21 +573,21 @@ def parse_python_literal(value: Any, /) -> Any:
 
 # The registered ``string_list`` parser (``mapping.parsers.scalars``).
 
-def parse_string_list(value: Any, /) -> list[str] | None:
+def parse_string_list(value: Any) -> list[str] | None:
     """``["stop"]``, ``"stop"`` or a JSON array text (a ``str`` starting with ``[``, read by
     ``parse_json``) as a list of strings: each item that is not ``None`` as its ``str()``;
     any other value ``None``."""
 
 # The registered ``streamed_partials`` parser (``mapping.parsers.otel_genai``).
 
-def parse_streamed_partials(value: Any, /) -> Any:
+def parse_streamed_partials(value: Any) -> Any:
     """A model call's output messages without a stream's partial chunks: when every message
     but the last is a dict whose ``finish_reason`` is ``""`` and the last has a truthy one,
     a list of the last alone; anything else unchanged."""
 
 # The registered ``python_repr`` parser (``mapping.parsers.python_literals``).
 
-def parse_python_repr(value: Any, /) -> Any:
+def parse_python_repr(value: Any) -> Any:
     """A ``str`` holding the ``repr`` of Python objects as data: a constructor call as
     ``{"__type__": name, "__args__": [...], keyword: value}``, an enum's ``<...>`` repr as its
     value and any other ``<...>`` as ``None``, tuples and sets as lists, literals as
@@ -488,12 +597,13 @@ def parse_python_repr(value: Any, /) -> Any:
 
 # -- the mapping rule table (native/python/src/rules.rs) -----------------------------------
 
+@final
 class RuleTable:
     """The matches of a convention set's rules (priority order) as plain data, built by
     ``otel_oracles.mapping._compile.rule_table``; ``select`` gives each span its rule."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         rules: Sequence[tuple[Sequence[tuple[str, Any, Any]], Sequence[tuple[str, Any, Any]]]],
         keys: list[str],
         host_lists: list[list[Any]],
@@ -505,8 +615,7 @@ class RuleTable:
             Callable[[Any], str],
         ]
         | None = None,
-        /,
-    ) -> None:
+    ) -> RuleTable:
         """``regexes``: the patterns by number. Each is analysed once: the core answers the
         texts its analysis proves the answer for, and calls ``search(number, text)`` for the
         others (once per distinct text, remembered). ``content``: ``(reads, placeholders,
@@ -516,7 +625,7 @@ class RuleTable:
         a ``str`` as it is, anything else ``dumps(value)`` (events as their bodies, or their
         attributes as a ``dict``); the span's own attribute under that key is never read."""
     def select(
-        self, spans: Sequence[SpanRecord], children: dict[str, list[SpanRecord]], /
+        self, spans: Sequence[SpanRecord], children: dict[str, list[SpanRecord]]
     ) -> list[int]:
         """Per span, the number of the first rule whose match holds, or -1. ``children``
         (span id -> direct children) serves ``child`` conditions; a ``parent`` condition
@@ -534,19 +643,19 @@ class RuleTable:
 RULE_MEMO_TEXTS: int
 """Distinct texts a rule table's regex memo holds before it starts over."""
 
+@final
 class FieldReader:
     """The read plans of a convention set's rules (``_compile._plan``); ``read`` puts a
     span's fields, by one plan, into a draft's ``fields`` and ``redacted``."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         plans: Sequence[
             Sequence[tuple[str, bool, Sequence[tuple[str, Any, Any, Any, str | None]]]]
         ],
         placeholders: frozenset[str],
         failed: Callable[[str, BaseException], None],
-        /,
-    ) -> None: ...
+    ) -> FieldReader: ...
     def read(
         self,
         span: SpanRecord,
@@ -554,18 +663,18 @@ class FieldReader:
         plan: int,
         fields: dict[str, Any],
         redacted: set[str],
-        /,
     ) -> None:
         """Per field of plan ``plan``, the first usable source's value into ``fields``; a
         content field left with only a placeholder into ``redacted``."""
 
+@final
 class Drafter:
     """The per-span part of a draft step (``TraceDrafter``): the fields read by a
     rule's plan, the status from the error signals, the fields normalized, in one call
     (``native/python/src/draft.rs`` says what it decides, in order)."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         reader: FieldReader,
         control_flow: frozenset[str],
         run_limit_errors: bool,
@@ -577,8 +686,7 @@ class Drafter:
             Callable[[Any], list[dict[str, Any]]],
             Callable[[dict[str, Any]], str | None],
         ],
-        /,
-    ) -> None:
+    ) -> Drafter:
         """``hooks``: ``(parse_string, parse_int, output_messages, run_limit)``, the Python
         functions called for what the core leaves to them."""
     def draft(
@@ -589,7 +697,6 @@ class Drafter:
         fields: dict[str, Any],
         redacted: set[str],
         attributes: dict[str, Any],
-        /,
     ) -> Literal["ok", "error", "unset"]:
         """Read plan ``plan`` of ``span`` into ``fields`` / ``redacted``, decide its status
         from the error signals and normalize the fields; ``run_limit`` and
@@ -601,18 +708,17 @@ def assign_agents(
     by_id: dict[str, SpanRecord],
     read_deferred: Callable[[Any, Any], None],
     compiled: Any,
-    /,
 ) -> None:
     """Each draft's agent scope and enclosing agent (``mapping._mapper.map_trace``;
     ``native/python/src/passes.rs``); ``read_deferred(draft, compiled)`` reads a rule's
     deferred fields when no agent encloses a draft."""
 
 def flag_aggregated_usage(
-    drafts: list[Any], draft_by_span: dict[str, Any], by_id: dict[str, SpanRecord], /
+    drafts: list[Any], draft_by_span: dict[str, Any], by_id: dict[str, SpanRecord]
 ) -> None:
     """``attributes["usage_aggregated"]`` on each model call with model calls below it."""
 
-def tools_running_agents(drafts: list[Any], /) -> None:
+def tools_running_agents(drafts: list[Any]) -> None:
     """Rules with ``agent_inside_is_delegation``: a tool step that ran an agent becomes a
     handoff to it (``native/python/src/passes.rs``)."""
 
@@ -621,29 +727,27 @@ def nested_agent_handoffs(
     draft_by_span: dict[str, Any],
     by_id: dict[str, SpanRecord],
     draft_cls: Callable[..., Any],
-    /,
 ) -> list[Any]:
     """Rules with ``nested_agent_is_handoff``: a handoff (a new ``draft_cls``) placed before
     each agent nested directly in another agent; ``drafts`` itself when no rule asks."""
 
-def handoff_targets(drafts: list[Any], /) -> None:
+def handoff_targets(drafts: list[Any]) -> None:
     """A handoff naming no target gets the next agent to start after it."""
 
 def run_wrappers(
     unrecognised: list[SpanRecord],
     draft_by_span: dict[str, Any],
     by_id: dict[str, SpanRecord],
-    /,
 ) -> tuple[int, dict[str, int]]:
     """How many different span ids among ``unrecognised`` enclose every drafted span (the
     run's wrappers), and the other unrecognised spans counted by name, first-seen order."""
 
-def written_request_candidates(drafts: list[Any], /) -> list[Any]:
+def written_request_candidates(drafts: list[Any]) -> list[Any]:
     """The model calls whose reply may be written tool requests (a generation's output of
     one message of one part whose ``content`` holds a ``{`` or a ``<tool_call>``), for
     ``mapping._text_requests.requests_in_text``."""
 
-def requests_from_next_input(drafts: list[Any], /) -> None:
+def requests_from_next_input(drafts: list[Any]) -> None:
     """Rules with ``requests_from_next_input``: a model call's requests read from the next
     model call's input of its scope (``mapping._mapper._requests_from_next_input``)."""
 
@@ -651,7 +755,6 @@ def requested_handoffs(
     drafts: list[Any],
     patterns: tuple[str, ...],
     agent_group: Callable[[str, str], str | None],
-    /,
 ) -> None:
     """A synthesized call of a ``handoff_requests`` tool naming the agent that starts next
     becomes the handoff to it; ``agent_group(pattern, tool)`` is the agent a pattern reads
@@ -660,39 +763,40 @@ def requested_handoffs(
 # -- stacked layers of one call (native/python/src/stacked.rs) -------------------------------
 
 def merge_stacked_generations(
-    drafts: list[Any], draft_by_span: dict[str, Any], by_id: dict[str, SpanRecord], /
+    drafts: list[Any], draft_by_span: dict[str, Any], by_id: dict[str, SpanRecord]
 ) -> list[Any]:
     """``drafts`` without the inner drafts of stacked pairs, each absorbed into its outer
     draft (``mapping/_stacked.py`` says when); ``drafts`` itself when nothing merges."""
 
-def sibling_layer_calls(drafts: list[Any], /) -> list[Any]:
+def sibling_layer_calls(drafts: list[Any]) -> list[Any]:
     """The tool-call and handoff drafts with a span, in order; empty when fewer than two or
     all of one instrumentation scope (``mapping._stacked.merge_sibling_layers``)."""
 
 def nearest_draft(
-    span: SpanRecord, draft_by_span: dict[str, Any], by_id: dict[str, SpanRecord], /
+    span: SpanRecord, draft_by_span: dict[str, Any], by_id: dict[str, SpanRecord]
 ) -> Any | None:
     """The draft of ``span``'s nearest ancestor that has one."""
 
-def same_tool(name: Any, inner: Any, /) -> bool:
+def same_tool(name: Any, inner: Any) -> bool:
     """Whether the outer layer's tool ``name`` is the ``inner`` draft's tool."""
 
-def compatible_models(a: Any, b: Any, /) -> bool:
+def compatible_models(a: Any, b: Any) -> bool:
     """Whether two model names may name the same model."""
 
-def absorb_layer(kept: Any, inner: Any, draft_by_span: dict[str, Any], /) -> None:
+def absorb_layer(kept: Any, inner: Any, draft_by_span: dict[str, Any]) -> None:
     """Fold ``inner`` (``kept``'s call recorded by another layer) into ``kept``."""
 
-def outcome_from_layers(group: list[Any], by_id: dict[str, SpanRecord], in_time: bool, /) -> None:
+def outcome_from_layers(group: list[Any], by_id: dict[str, SpanRecord], in_time: bool) -> None:
     """The layers' view of one call's outcome folded into ``group[0]``; a layer inside a
     hiding one by nesting, or with ``in_time`` by time."""
 
+@final
 class TraceDrafter:
     """A trace's spans drafted in one call (``mapping._mapper.map_trace``;
     ``native/python/src/draft.rs`` says how)."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         drafter: Drafter,
         rules: Sequence[tuple[Any, bool]],
         draft_cls: type,
@@ -700,8 +804,7 @@ class TraceDrafter:
         run_limit_prompts: Sequence[str],
         results: ResultRules,
         hooks: tuple[Callable[[Any, Any, bool], None], Callable[[Any, tuple[str, Any]], None]],
-        /,
-    ) -> None:
+    ) -> TraceDrafter:
         """``rules``: per compiled rule (the rule table's numbering) the rule and whether
         ``finish(draft)`` (Python) completes its drafts (between their outcome and their
         result); ``draft_cls``: the mapper's ``Draft``, made with every slot set by the core;
@@ -714,7 +817,6 @@ class TraceDrafter:
         spans: list[SpanRecord],
         children: dict[str, list[SpanRecord]],
         selected: Sequence[int],
-        /,
     ) -> tuple[list[Any], dict[str, Any], dict[str, int], list[SpanRecord]]:
         """``(drafts, draft_by_span, used_files, unrecognised)`` of the trace's spans, by
         the rules the rule table selected (``-1``: none)."""
@@ -728,18 +830,18 @@ def build_trajectory(
     used_files: dict[str, int],
     final_answer_tools: tuple[str, ...],
     model_status: tuple[tuple[str, ...], tuple[str, ...]],
-    /,
 ) -> Trajectory:
     """A trace's ``Trajectory`` around its built steps (``mapping._mapper.map_trace``):
     ``cls.from_normalized`` when every id and name is ``None`` or an exact ``str``, else
     ``cls(**values)``."""
 
+@final
 class StepBuilder:
     """A trace's finished drafts made into ``Step``s, in one call per trace
     (``mapping._mapper.map_trace``; ``native/python/src/step.rs`` says how)."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         step: type[Step],
         span_ref: type[SpanRef],
         field_types: dict[str, type | None],
@@ -752,8 +854,7 @@ class StepBuilder:
             tuple[str, ...],
             tuple[str, ...],
         ],
-        /,
-    ) -> None:
+    ) -> StepBuilder:
         """``field_types``: per draft field the exact type of a value that needs no
         validation, ``None`` for any value; ``tool_hooks``: ``(tool_class, normalize_path,
         PATH_KEYS, CONTENT_KEYS, COMMAND_KEYS)``, ``tool_class`` an ``lru_cache`` (its
@@ -763,7 +864,6 @@ class StepBuilder:
         drafts: list[Any],
         trace_id: str,
         tool_kinds: dict[tuple[str, str], Any],
-        /,
     ) -> list[Step]:
         """Every step of the trace: each draft (a ``mapping._mapper.Draft``), then its
         ``follows``, numbered in that order."""
@@ -782,7 +882,6 @@ class StepBuilder:
         path: str | None,
         content: str | None,
         command: str | None,
-        /,
     ) -> Step | dict[str, Any]:
         """One step (what ``build_steps`` does per draft, once its kind and the path,
         content or command are decided): the ``Step``, or its values as a ``dict`` for
@@ -790,32 +889,34 @@ class StepBuilder:
 
 # -- the text command and network checks search (native/python/src/scan.rs) ----------------
 
+@final
 class ScanFields:
     """``Step``'s behaviour fields (declaration order, provenance left out) with their types,
     given once by ``otel_oracles.model.step``: reads a step's scan text from its fields."""
 
-    def __init__(self, fields: Sequence[tuple[str, str, type | None]], /) -> None:
+    def __new__(cls, fields: Sequence[tuple[str, str, type | None]]) -> ScanFields:
         """``(name, type, enum class or None)``; type one of ``any``, ``str``, ``int``,
         ``bool``, ``enum``, ``str_tuple``, ``str_list``, ``dict``, ``dict_list``."""
     def scan_text(
-        self, values: dict[str, Any], int_max_str_digits: int, with_strings: bool, /
+        self, values: dict[str, Any], int_max_str_digits: int, with_strings: bool
     ) -> str | None:
         """The scan text of a step whose field values are ``values`` (its ``__dict__``; only
         its sorted JSON unless ``with_strings``), ``None`` when a value is not plain data of
         its field's exact type (then dump the step with pydantic and call ``scan_data``)."""
 
-def scan_data(data: dict[str, Any], int_max_str_digits: int, with_strings: bool, /) -> str:
+def scan_data(data: dict[str, Any], int_max_str_digits: int, with_strings: bool) -> str:
     """The scan text of ``model_dump(mode="json", exclude_none=True)`` output."""
 
-def raw_json(raw: dict[str, Any], /) -> str | None:
+def raw_json(raw: dict[str, Any]) -> str | None:
     """``json.dumps(raw, ensure_ascii=False, sort_keys=True)`` of plain JSON data, ``None``
     for anything else (then call ``json.dumps`` with ``default=str``)."""
 
+@final
 class PatternSearch:
     """Which of some patterns occur in a text, ignoring case as ``str.lower()`` does."""
 
-    def __init__(self, patterns: Sequence[str], /) -> None: ...
-    def occurring(self, text: str, /) -> list[int]:
+    def __new__(cls, patterns: Sequence[str]) -> PatternSearch: ...
+    def occurring(self, text: str) -> list[int]:
         """Indexes of the patterns that occur in ``text``, ascending."""
     def violations(
         self,
@@ -824,7 +925,6 @@ class PatternSearch:
         int_max_str_digits: int,
         toolish: Container[StepKind],
         fallback: Callable[[Step], str],
-        /,
     ) -> list[tuple[int, str | None, int]]:
         """``(step.index, step.tool, pattern index)`` of every pattern occurring in the scan
         text of a scanned step (``raw`` set, or ``kind`` in ``toolish``), in step order: the
@@ -833,19 +933,20 @@ class PatternSearch:
 
 # ---- the JSON report (otel_oracles.report) --------------------------------------------------
 
-def json_indented(value: Any, indent: int, level: int = 0, /) -> str | None:
+def json_indented(value: Any, indent: int, level: int = 0) -> str | None:
     """``json.dumps(value, indent=indent, ensure_ascii=False)`` of plain data, every line
     after the first indented ``level`` steps more, or ``None`` for anything left to
     ``json.dumps`` (other types, non-``str`` keys, lone surrogates, integers beyond 64 bits,
     deep nesting)."""
 
-def report_text(value: Any, level: int = 0, /) -> bytes:
+def report_text(value: Any, level: int = 0) -> bytes:
     """The JSON report's text of ``value`` (``native/python/src/report_json.rs``):
     ``json.dumps(value, indent=2, ensure_ascii=False)``, every line after the first indented
     ``2 * level`` more spaces, ``json_safe``, as UTF-8; raises what ``json.dumps`` raises
     (``TypeError``, ``ValueError`` for a cycle) and ``UnicodeEncodeError`` for a lone
     surrogate."""
 
+@final
 class VerdictJson:
     """One verdict's text in the JSON report, written from the models' field values
     (``native/python/src/report_json.rs``): ``json.dumps`` of the verdict's
@@ -856,17 +957,17 @@ class VerdictJson:
     that are not plain JSON data through ``dump``. Raises as ``report_text`` does, and what
     the filter raises."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         verdict_fields: Sequence[str],
         result_fields: Sequence[str],
         counts_fields: Sequence[str],
         level: int,
         dump: Callable[[Any], Any],
-        /,
-    ) -> None: ...
-    def write(self, verdict: Any, shown: ShownFilter | None = None, /) -> bytes: ...
+    ) -> VerdictJson: ...
+    def write(self, verdict: Any, shown: ShownFilter | None = None) -> bytes: ...
 
+@final
 class ShownFilter:
     """The report's privacy filter, its one implementation (``emit.SHOWN_FILTER``;
     ``native/python/src/scrub.rs``). ``scrub(details)`` is a new dict of the numbers and
@@ -882,8 +983,8 @@ class ShownFilter:
     applies it as it writes. Exact ``str``s ``safe_identifier`` gave back are remembered (up
     to ``max_known``) and not asked again. Raises what ``safe_identifier`` raises."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         identifier_keys: frozenset[str],
         safe_identifier: Callable[[Any], str | None],
         looks_secret: Callable[[str], bool],
@@ -896,30 +997,29 @@ class ShownFilter:
         shown_error_types: frozenset[str],
         max_chars: int,
         max_value_chars: int,
-        /,
-    ) -> None: ...
-    def scrub(self, details: dict[str, Any], /) -> dict[str, Any]: ...
-    def explain(self, result: Any, /) -> str: ...
+    ) -> ShownFilter: ...
+    def scrub(self, details: dict[str, Any]) -> dict[str, Any]: ...
+    def explain(self, result: Any) -> str: ...
 
 # ---- evidence (otel_oracles.grade.evidence) --------------------------------------------------
 
-def is_placeholder(value: Any, /) -> bool:
+def is_placeholder(value: Any) -> bool:
     """A redaction placeholder or an empty string, or a non-empty dict/list of only such
     values (``native/core/src/placeholder.rs``); raises ``RecursionError`` past 1,000
     levels of nesting."""
 
-def message_text(message: Any, /) -> str | None:
+def message_text(message: Any) -> str | None:
     """The text a message carries, several texts joined by a newline, or ``None``
     (``native/python/src/evidence/messages.rs``)."""
 
-def message_tool_names(messages: Any, /) -> list[str]:
+def message_tool_names(messages: Any) -> list[str]:
     """Tool names requested inside messages (GenAI ``tool_call`` parts, OpenAI
     ``tool_calls``)."""
 
-def messages_empty(messages: Any, /) -> bool:
+def messages_empty(messages: Any) -> bool:
     """Whether ``messages`` is a list whose messages carry no text and request no tool."""
 
-def unnamed_request(messages: Any, /) -> bool:
+def unnamed_request(messages: Any) -> bool:
     """Whether the messages hold a ``tool_call`` part whose name was not recorded."""
 
 def probe_gaps(
@@ -949,6 +1049,7 @@ def probe_gaps_of(
     scope)`` of ``asks``, in their order, found in one walk over ``steps``
     (``native/python/src/evidence/probes.rs``)."""
 
+@final
 class StepView:
     """A trajectory's steps sorted by kind, and the fields the per-trajectory facts read,
     in one pass (``native/python/src/evidence/view.rs``): ``Evidence.groups``, made by
@@ -962,7 +1063,6 @@ class StepView:
         agent: StepKind,
         handoff: StepKind,
         other: StepKind,
-        /,
     ) -> StepView: ...
     @property
     def calls(self) -> tuple[Step, ...]: ...
@@ -1035,9 +1135,8 @@ def repeated_args_candidates(
     calls: Sequence[Step],
     threshold: int,
     made: dict[int, int | None],
-    raw_meta: frozenset[str],
+    meta: frozenset[str],
     plain: tuple[type, ...],
-    /,
 ) -> list[Step]:
     """The calls that may share normalized arguments with ``threshold - 1`` others of their
     tool, each call's screen (a hash of its normalized top-level strings, their characters
@@ -1048,16 +1147,17 @@ def repeated_args_candidates(
 
 _Model = TypeVar("_Model", bound=BaseModel)
 
-def fill_model(model: type[_Model], values: dict[str, Any], fields: frozenset[str], /) -> _Model:
+def fill_model(model: type[_Model], values: dict[str, Any], fields: frozenset[str]) -> _Model:
     """An instance of ``model`` holding ``values`` as validation leaves them, unvalidated
     (``model.result._filled``; ``native/python/src/checks.rs``)."""
 
+@final
 class CheckRunner:
     """The evaluator's loop over a contract's checks (``evaluator.run_checks``;
     ``native/python/src/checks.rs``)."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         model: type[BaseModel],
         fields: frozenset[str],
         trusted: bool,
@@ -1068,7 +1168,6 @@ class CheckRunner:
         gapped: Callable[[Any, Any], Any],
         refuse_commands: Callable[[Any], None],
         fail_closed: Callable[[Any, Any, Any], Any],
-        /,
-    ) -> None: ...
-    def run(self, checks: Sequence[Any], ctx: Any, clear: bool, gapless: bool, /) -> list[Any]:
+    ) -> CheckRunner: ...
+    def run(self, checks: Sequence[Any], ctx: Any, clear: bool, gapless: bool) -> list[Any]:
         """One result per check, in order (``evaluator.run_checks``)."""
