@@ -174,9 +174,10 @@ unsafe fn marks16<const SHOWN: bool>(bytes: &[u8], at: usize) -> u32 {
 /// text shorter than sixteen bytes (a block would read past it), and where SSE2 is not
 /// compiled.
 #[inline]
-fn next_marked16<const SHOWN: bool>(bytes: &[u8], mut from: usize) -> Option<usize> {
+fn next_marked16<const SHOWN: bool>(bytes: &[u8], from: usize) -> Option<usize> {
     #[cfg(target_arch = "x86_64")]
     {
+        let mut from = from;
         let len = bytes.len();
         if len < 16 {
             return None;

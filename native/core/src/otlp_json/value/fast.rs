@@ -21,6 +21,7 @@ use crate::json_text::short_escape;
 const FAST_DEPTH: usize = 128;
 
 /// Bytes compared at once while looking for the end of a string.
+#[cfg(target_arch = "x86_64")]
 const LANES: usize = 16;
 
 /// `data` as text when it is UTF-8 throughout. The ASCII run it starts with (all of a
