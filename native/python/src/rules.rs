@@ -26,6 +26,7 @@ use pyo3::types::{PyDict, PyFrozenSet, PyInt, PyList, PyString, PyTuple};
 use std::cell::{OnceCell, RefCell};
 
 use crate::fields::{origin, Origin, RawReader};
+use crate::slots::{span, span_held};
 
 #[pyclass(module = "otel_oracles._native", name = "RuleTable", frozen)]
 pub struct RuleTable {
@@ -174,7 +175,7 @@ impl<'py> Family<'py> {
         if self.by_id.get().is_none() {
             let mut by_id = FastMap::with_capacity(self.spans.len());
             for (index, span) in self.spans.iter().enumerate() {
-                let id = span.getattr(&names.span_id)?;
+                let id = span_held(span, span::SPAN_ID, &names.span_id)?;
                 if let Ok(id) = id.cast::<PyString>() {
                     if let Ok(id) = id.to_str() {
                         by_id.entry(id.to_owned()).or_insert(index);
@@ -235,7 +236,7 @@ impl<'a, 'py> PySpan<'a, 'py> {
         seen: &'a RefCell<SeenKeys>,
         spare: &'a RefCell<Listed<'py>>,
     ) -> PyResult<Self> {
-        let attributes = span.getattr(&names.attributes)?;
+        let attributes = span_held(&span, span::ATTRIBUTES, &names.attributes)?.into_bound();
         let dict = attributes.cast::<PyDict>().ok().cloned();
         Ok(Self {
             table,
@@ -309,14 +310,21 @@ impl<'a, 'py> PySpan<'a, 'py> {
         let list = match self.children {
             None => None,
             Some(children) => {
-                let span_id = self.span.getattr(&self.names.span_id)?;
-                match children.get_item(span_id)? {
+                let span_id = span_held(&self.span, span::SPAN_ID, &self.names.span_id)?;
+                match children.get_item(&span_id)? {
                     Some(list) => Some(list.cast_into::<PyList>()?),
                     None => None,
                 }
             }
         };
         Ok(self.child_list.get_or_init(|| list).as_ref())
+    }
+
+    /// `span.<name>` (`span::NAMES[field]`) read in the record's memory (`span_held`): a
+    /// `getattr` through the type's lookup and the member descriptor cost ~240 instructions
+    /// a read, and every span has its name and scope read.
+    fn field(&self, field: usize, name: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyAny>> {
+        span_held(&self.span, field, name).map(|held| held.into_bound())
     }
 
     fn search_object(&self, regex: u32, text: &Bound<'py, PyAny>) -> PyResult<bool> {
@@ -370,7 +378,7 @@ impl<'py> SpanAccess for PySpan<'_, 'py> {
         let value = match self.name.get() {
             Some(value) => value,
             None => {
-                let value = self.span.getattr(&self.names.name)?;
+                let value = self.field(span::NAME, &self.names.name)?;
                 self.name.get_or_init(|| value)
             }
         };
@@ -381,7 +389,7 @@ impl<'py> SpanAccess for PySpan<'_, 'py> {
         let value = match self.scope.get() {
             Some(value) => value,
             None => {
-                let value = self.span.getattr(&self.names.scope_name)?;
+                let value = self.field(span::SCOPE_NAME, &self.names.scope_name)?;
                 self.scope.get_or_init(|| value)
             }
         };
@@ -392,7 +400,8 @@ impl<'py> SpanAccess for PySpan<'_, 'py> {
         if let Some(kind) = self.kind.get() {
             return Ok(*kind);
         }
-        let kind = code(&self.span.getattr(&self.names.kind)?)?;
+        let kind = span_held(&self.span, span::KIND, &self.names.kind)?;
+        let kind = code(&kind)?;
         Ok(*self.kind.get_or_init(|| kind))
     }
 
@@ -400,7 +409,8 @@ impl<'py> SpanAccess for PySpan<'_, 'py> {
         if let Some(status) = self.status.get() {
             return Ok(*status);
         }
-        let status = code(&self.span.getattr(&self.names.status_code)?)?;
+        let status = span_held(&self.span, span::STATUS_CODE, &self.names.status_code)?;
+        let status = code(&status)?;
         Ok(*self.status.get_or_init(|| status))
     }
 
@@ -426,8 +436,8 @@ impl<'py> SpanAccess for PySpan<'_, 'py> {
 
     fn search_opaque(&self, subject: Subject, regex: u32) -> PyResult<bool> {
         let value = match subject {
-            Subject::Name => self.span.getattr(&self.names.name)?,
-            Subject::Scope => self.span.getattr(&self.names.scope_name)?,
+            Subject::Name => self.field(span::NAME, &self.names.name)?,
+            Subject::Scope => self.field(span::SCOPE_NAME, &self.names.scope_name)?,
             Subject::Attr(key) => match self.attr(key)? {
                 Some(value) => value,
                 None => return Ok(false),
@@ -463,7 +473,7 @@ impl<'py> SpanAccess for PySpan<'_, 'py> {
         let Some(family) = self.family else {
             return Ok(None);
         };
-        let parent_id = self.span.getattr(&self.names.parent_span_id)?;
+        let parent_id = self.field(span::PARENT_SPAN_ID, &self.names.parent_span_id)?;
         let Ok(parent_id) = parent_id.cast::<PyString>() else {
             return Ok(None);
         };

@@ -334,9 +334,10 @@ impl SlotLayout {
     }
 }
 
-/// The `SpanRecord` fields the mapper's passes read, by number (`span_held`).
+/// The `SpanRecord` fields the mapper's passes and the rule table read, by number
+/// (`span_held`).
 pub(crate) mod span {
-    pub(crate) const NAMES: [&str; 10] = [
+    pub(crate) const NAMES: [&str; 12] = [
         "trace_id",
         "span_id",
         "parent_span_id",
@@ -347,6 +348,8 @@ pub(crate) mod span {
         "status_message",
         "attributes",
         "events",
+        "kind",
+        "scope_name",
     ];
     pub(crate) const TRACE_ID: usize = 0;
     pub(crate) const SPAN_ID: usize = 1;
@@ -358,6 +361,8 @@ pub(crate) mod span {
     pub(crate) const STATUS_MESSAGE: usize = 7;
     pub(crate) const ATTRIBUTES: usize = 8;
     pub(crate) const EVENTS: usize = 9;
+    pub(crate) const KIND: usize = 10;
+    pub(crate) const SCOPE_NAME: usize = 11;
 }
 
 /// The layout of `otel_oracles.model.span.SpanRecord`'s `span::NAMES`, probed on first use.
