@@ -32,6 +32,8 @@
 //! conditions see no children) and a parent condition at its direct parent only (seen
 //! without parent or children), so a trace costs at most rules x conditions x spans tests.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use crate::hashing::FastMap;
 use crate::rule_regex::RegexPlan;
 
@@ -138,6 +140,19 @@ pub trait SpanAccess: Sized {
         let _ = (keys, present);
         Ok(false)
     }
+    /// The memo row the access noted ([`Self::note_row`]) for this span's name or scope
+    /// text (`subject`) under the memo's `generation`, when it can tell the text is the one
+    /// it noted (the same text object, held meanwhile): the table then neither reads nor
+    /// hashes the text to find its row. The default, `None`, has the table look it up.
+    fn noted_row(&self, subject: Subject, generation: u64) -> Option<usize> {
+        let _ = (subject, generation);
+        None
+    }
+    /// `row` is the memo row of this span's name or scope text (`subject`, read just
+    /// before) under `generation`, for [`Self::noted_row`] of later spans.
+    fn note_row(&self, subject: Subject, generation: u64, row: usize) {
+        let _ = (subject, generation, row);
+    }
 }
 
 /// Runs the table's regexes (`safe_regex.search` in Python).
@@ -158,8 +173,11 @@ pub const MEMO_MAX_TEXT: usize = 1024;
 /// rows, so a span looks its name and scope up once and each regex condition on them is an
 /// index. A memo serves one table (it also remembers which of that table's rules a text
 /// rules out).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct RegexMemo {
+    /// Names this memo's row numbering (see [`SpanAccess::noted_row`]): unique in the
+    /// process, a fresh one whenever the rows start over.
+    generation: u64,
     index: FastMap<Box<str>, usize>,
     rows: Vec<Vec<u8>>,
     /// Per row, per subject (scope, span name), the rules its scope or name conditions do
@@ -182,6 +200,29 @@ pub struct RegexMemo {
     values: Vec<FastMap<Box<str>, Box<[u64]>>>,
 }
 
+/// The last generation handed to a [`RegexMemo`]'s rows.
+static GENERATIONS: AtomicU64 = AtomicU64::new(0);
+
+fn next_generation() -> u64 {
+    GENERATIONS.fetch_add(1, Ordering::Relaxed) + 1
+}
+
+impl Default for RegexMemo {
+    fn default() -> Self {
+        Self {
+            generation: next_generation(),
+            index: FastMap::default(),
+            rows: Vec::new(),
+            survivors: Vec::new(),
+            candidates: Vec::new(),
+            present: Vec::new(),
+            any_may: Vec::new(),
+            keysets: FastMap::default(),
+            values: Vec::new(),
+        }
+    }
+}
+
 impl RegexMemo {
     pub fn new() -> Self {
         Self::default()
@@ -202,6 +243,7 @@ impl RegexMemo {
             self.index.clear();
             self.rows.clear();
             self.survivors.clear();
+            self.generation = next_generation();
         }
     }
 
@@ -966,6 +1008,28 @@ impl RuleTable {
             if needs.is_empty() && any.is_empty() {
                 continue;
             }
+            let (subject, cell) = if slot == 0 {
+                (Subject::Scope, &mut rows.scope)
+            } else {
+                (Subject::Name, &mut rows.name)
+            };
+            // A text object met before has its row noted by the access: when that row's
+            // survivors are worked out, the text is not read at all.
+            if cell.is_none() {
+                if let Some(row) = span.noted_row(subject, memo.generation) {
+                    if row < memo.rows.len() {
+                        *cell = Some(Some(row));
+                    }
+                }
+            }
+            let noted = cell
+                .flatten()
+                .and_then(|row| memo.survivors.get(row))
+                .and_then(|pair| pair[slot].as_deref());
+            if let Some(known) = noted {
+                narrow_by(known, words, candidates, any_may);
+                continue;
+            }
             let text = if slot == 0 {
                 span.scope()?
             } else {
@@ -982,18 +1046,18 @@ impl RuleTable {
             } else {
                 &mut rows.name
             };
-            let row = *cell.get_or_insert_with(|| memo.row(text));
+            let row = *cell.get_or_insert_with(|| {
+                let row = memo.row(text);
+                if let Some(row) = row {
+                    span.note_row(subject, memo.generation, row);
+                }
+                row
+            });
             let known = row
                 .and_then(|row| memo.survivors.get(row))
                 .and_then(|pair| pair[slot].as_deref());
             if let Some(known) = known {
-                let (keep, may) = known.split_at(words.min(known.len()));
-                for (word, keep) in candidates.iter_mut().zip(keep) {
-                    *word &= keep;
-                }
-                for (word, may) in any_may.iter_mut().zip(may) {
-                    *word |= may;
-                }
+                narrow_by(known, words, candidates, any_may);
                 continue;
             }
             let answer = |regex: u32, memo: &mut RegexMemo| match memo.known(Some(row), regex) {
@@ -1036,6 +1100,18 @@ impl RuleTable {
             }
         }
         Ok(())
+    }
+}
+
+/// Applies a text's remembered survivors (`known`: the rules kept, then the piecewise
+/// `any`s it may satisfy; see [`RegexMemo::survivors`]) to the span's candidates.
+fn narrow_by(known: &[u64], words: usize, candidates: &mut [u64], any_may: &mut [u64]) {
+    let (keep, may) = known.split_at(words.min(known.len()));
+    for (word, keep) in candidates.iter_mut().zip(keep) {
+        *word &= keep;
+    }
+    for (word, may) in any_may.iter_mut().zip(may) {
+        *word |= may;
     }
 }
 
@@ -1202,6 +1278,8 @@ fn holds<S: SpanAccess>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::cell::RefCell;
+    use std::rc::Rc;
 
     /// A plain span for the tests: attributes are text or "other" values.
     #[derive(Clone, Default)]
@@ -1216,6 +1294,21 @@ mod tests {
         opaque_name: bool,
         /// Whether `present_keys` lists the attributes (else the table walks every rule).
         lists_keys: bool,
+        /// Where `note_row` notes name and scope rows (text, generation, row) for
+        /// `noted_row` of later spans (else nothing is noted).
+        notebook: Option<Notebook>,
+    }
+
+    /// Noted name and scope rows: (text, generation, row).
+    type Notebook = Rc<RefCell<Vec<(String, u64, usize)>>>;
+
+    impl Span {
+        fn text_of(&self, subject: Subject) -> &str {
+            match subject {
+                Subject::Name => &self.name,
+                _ => &self.scope,
+            }
+        }
     }
 
     impl SpanAccess for Span {
@@ -1265,6 +1358,22 @@ mod tests {
                 parent: None,
                 ..parent.clone()
             }))
+        }
+        fn noted_row(&self, subject: Subject, generation: u64) -> Option<usize> {
+            let notebook = self.notebook.as_ref()?.borrow();
+            let text = self.text_of(subject);
+            notebook
+                .iter()
+                .find(|(noted, g, _)| noted == text && *g == generation)
+                .map(|(_, _, row)| *row)
+        }
+        fn note_row(&self, subject: Subject, generation: u64, row: usize) {
+            if let Some(notebook) = &self.notebook {
+                let text = self.text_of(subject).to_owned();
+                let mut notebook = notebook.borrow_mut();
+                notebook.retain(|(noted, g, _)| !(*noted == text && *g == generation));
+                notebook.push((text, generation, row));
+            }
         }
         fn present_keys(&self, keys: usize, present: &mut [u64]) -> Result<bool, String> {
             if !self.lists_keys {
@@ -1910,7 +2019,13 @@ mod tests {
                 .collect();
             let table = RuleTable::new(rules, keys(70), plans.clone(), 0).unwrap();
             let mut memo = RegexMemo::new();
+            // Spans note their name and scope rows (for later spans of the same texts);
+            // now and then the memo is a fresh one, whose rows the notes do not name.
+            let notebook = Rc::new(RefCell::new(Vec::new()));
             for _ in 0..20 {
+                if rng.below(7) == 0 {
+                    memo = RegexMemo::new();
+                }
                 let attrs = (0..rng.below(6))
                     .map(|_| {
                         let key = rng.below(space) as u32;
@@ -1931,6 +2046,7 @@ mod tests {
                     attrs,
                     children: if rng.below(2) == 0 { vec![kid] } else { vec![] },
                     lists_keys: round % 3 != 0,
+                    notebook: (round % 2 == 0).then(|| notebook.clone()),
                     ..Span::default()
                 };
                 let mut n = needles(&["", "", "", "", "chat", "agent"]);

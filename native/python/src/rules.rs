@@ -26,7 +26,7 @@ use pyo3::types::{PyDict, PyFrozenSet, PyInt, PyList, PyString, PyTuple};
 use std::cell::{OnceCell, RefCell};
 
 use crate::fields::{origin, Origin, RawReader};
-use crate::slots::{span, span_held};
+use crate::slots::{span, span_held, span_peek};
 
 #[pyclass(module = "otel_oracles._native", name = "RuleTable", frozen)]
 pub struct RuleTable {
@@ -93,10 +93,26 @@ const SEEN_SLOTS: usize = 2048;
 /// Direct-mapped (a multiply and a compare per attribute, where a hashed map probed): a
 /// key whose slot another holds is looked up in `numbers` again and takes the slot. Each key is held (a strong reference) while it is in its slot, so its address
 /// cannot be reused by another object meanwhile.
+/// Beside the keys, the memo row of each span name or scope `str` met (`texts`), by the
+/// object's address in the same way: the decoder shares one `str` per short text too, so a
+/// span's name finds its row without its text hashed (`SpanAccess::noted_row`).
 #[derive(Default)]
 struct SeenKeys {
     slots: Vec<Option<SeenKey>>,
+    texts: Vec<Option<SeenText>>,
 }
+
+/// A [`SeenKeys`] text slot: the text's address, the memo generation and row noted for it,
+/// the text itself (held, so the address stays its own).
+struct SeenText {
+    address: usize,
+    generation: u64,
+    row: usize,
+    _text: Py<PyAny>,
+}
+
+/// Text slots of a [`SeenKeys`] (a power of two).
+const TEXT_SLOTS: usize = 1024;
 
 /// A [`SeenKeys`] slot: the key's address, its number, the key itself (held).
 struct SeenKey {
@@ -110,6 +126,38 @@ impl SeenKeys {
     fn slot(address: usize) -> usize {
         const SEED: u64 = 0x9e37_79b9_7f4a_7c15;
         ((address as u64).wrapping_mul(SEED) >> (64 - SEEN_SLOTS.trailing_zeros())) as usize
+    }
+
+    /// The text slot of the text at `address`.
+    fn text_slot(address: usize) -> usize {
+        const SEED: u64 = 0x9e37_79b9_7f4a_7c15;
+        ((address as u64).wrapping_mul(SEED) >> (64 - TEXT_SLOTS.trailing_zeros())) as usize
+    }
+
+    /// The memo row noted for the text at `address` under `generation`.
+    fn text_row(&self, address: usize, generation: u64) -> Option<usize> {
+        match self.texts.get(Self::text_slot(address)) {
+            Some(Some(seen)) if seen.address == address && seen.generation == generation => {
+                Some(seen.row)
+            }
+            _ => None,
+        }
+    }
+
+    /// Notes `row` as the memo row of `text` under `generation` (taking its slot).
+    fn note_text(&mut self, text: &Bound<'_, PyAny>, generation: u64, row: usize) {
+        if self.texts.is_empty() {
+            self.texts.resize_with(TEXT_SLOTS, || None);
+        }
+        let address = text.as_ptr() as usize;
+        if let Some(slot) = self.texts.get_mut(Self::text_slot(address)) {
+            *slot = Some(SeenText {
+                address,
+                generation,
+                row,
+                _text: text.clone().unbind(),
+            });
+        }
     }
 
     /// The table's number of `key` (an exact `str`) when its slot holds it.
@@ -446,6 +494,30 @@ impl<'py> SpanAccess for PySpan<'_, 'py> {
         // A `name` or `scope_name` that is no `str` at all (a record built wrongly in
         // Python) raises in the search, as it did.
         self.search_object(regex, &value)
+    }
+
+    fn noted_row(&self, subject: Subject, generation: u64) -> Option<usize> {
+        let field = match subject {
+            Subject::Name => span::NAME,
+            Subject::Scope => span::SCOPE_NAME,
+            Subject::Attr(_) => return None,
+        };
+        let text = span_peek(&self.span, field)?;
+        self.seen
+            .try_borrow()
+            .ok()?
+            .text_row(text as usize, generation)
+    }
+
+    fn note_row(&self, subject: Subject, generation: u64, row: usize) {
+        let text = match subject {
+            Subject::Name => self.name.get(),
+            Subject::Scope => self.scope.get(),
+            Subject::Attr(_) => None,
+        };
+        if let (Some(text), Ok(mut seen)) = (text, self.seen.try_borrow_mut()) {
+            seen.note_text(text, generation, row);
+        }
     }
 
     fn child_count(&self) -> PyResult<usize> {

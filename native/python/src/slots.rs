@@ -391,6 +391,14 @@ pub(crate) fn span_held<'a, 'py>(
     }
 }
 
+/// The object in field `field` of `span` (`span::NAMES[field]`), borrowed (no reference
+/// taken: only compared, never kept), when `span` is a `SpanRecord`, the layout probed and
+/// the field set; `None` otherwise.
+#[inline(always)]
+pub(crate) fn span_peek(span: &Bound<'_, PyAny>, field: usize) -> Option<*mut ffi::PyObject> {
+    SPAN_LAYOUT.get(span.py())?.as_ref()?.peek(span, field)
+}
+
 /// `SPAN_LAYOUT`, probed on the first read.
 #[cold]
 #[inline(never)]
