@@ -968,16 +968,19 @@ impl SpanKey {
 /// do); one pass that matches each key once took that off every span. An object's keys are
 /// unique (the tree keeps the last value of a repeated key), so what `Obj::get` finds is
 /// what is kept here.
-struct SpanMembers<'o, 'a> {
-    found: [Option<&'o J<'a>>; SpanKey::COUNT],
+///
+/// The values are held by value (a `J` is a small copy), so the direct reader fills the
+/// slots as it reads the members, with no second array of references made from its own.
+struct SpanMembers<'a> {
+    found: [Option<J<'a>>; SpanKey::COUNT],
 }
 
-impl<'o, 'a> SpanMembers<'o, 'a> {
-    fn of(obj: &'o Obj<'a>) -> Self {
+impl<'a> SpanMembers<'a> {
+    fn of(obj: &Obj<'a>) -> Self {
         let mut found = [None; SpanKey::COUNT];
         for (key, value) in obj.iter() {
             if let Some(at) = SpanKey::of(key) {
-                found[at as usize] = Some(value);
+                found[at as usize] = Some(*value);
             }
         }
         SpanMembers { found }
@@ -989,17 +992,17 @@ impl<'o, 'a> SpanMembers<'o, 'a> {
     }
 
     /// As `Obj::get`.
-    fn get(&self, key: SpanKey) -> Option<&'o J<'a>> {
-        self.found[key as usize]
+    fn get(&self, key: SpanKey) -> Option<&J<'a>> {
+        self.found[key as usize].as_ref()
     }
 
     /// As `Obj::get_some`: absent and `null` are both `None`.
-    fn get_some(&self, key: SpanKey) -> Option<&'o J<'a>> {
+    fn get_some(&self, key: SpanKey) -> Option<&J<'a>> {
         self.get(key).filter(|value| !matches!(value, J::Null))
     }
 
     /// As [`get2`]: `camel`'s value, else `snake`'s when `camel` is absent or `null`.
-    fn get2(&self, camel: SpanKey, snake: SpanKey) -> Option<&'o J<'a>> {
+    fn get2(&self, camel: SpanKey, snake: SpanKey) -> Option<&J<'a>> {
         self.get_some(camel).or_else(|| self.get_some(snake))
     }
 }
@@ -1029,7 +1032,7 @@ fn span<'a>(
 /// A span of the members `sp`, its attributes `read` already when the caller read them
 /// (the direct reader), else from `sp`.
 fn span_of<'a>(
-    sp: &SpanMembers<'_, 'a>,
+    sp: &SpanMembers<'a>,
     read: Option<Attributes>,
     at: SpanAt<'_>,
     resource: &Arc<Resource>,

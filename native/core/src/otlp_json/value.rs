@@ -322,6 +322,12 @@ impl<'a> Tokens<'a, '_> {
         self.parser.peek()
     }
 
+    /// The byte `ahead` bytes past the cursor (no whitespace skipped), not read.
+    #[inline(always)]
+    pub fn byte_ahead(&self, ahead: usize) -> Option<u8> {
+        self.parser.bytes.get(self.parser.pos + ahead).copied()
+    }
+
     /// The rest of a string whose opening quote was just read.
     #[inline(always)]
     pub fn string_rest(&mut self) -> Option<&'a str> {

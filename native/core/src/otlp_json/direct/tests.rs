@@ -270,6 +270,16 @@ fn variants() -> Vec<String> {
     for key in ["traceId", "spanId", "name", "kind", "attributes", "status"] {
         out.push(with(|b| b.drop.push(key)));
     }
+    // Span keys spelled otherwise than their fixed bytes: escaped, spaced, a prefix of one.
+    out.push(with(|b| {
+        b.drop = vec!["traceId", "status"];
+        b.add = vec![
+            format!("\"trace\\u0049d\":{TRACE}"),
+            r#""status" : {"code":2}"#.to_string(),
+            r#""statusX":1"#.to_string(),
+            r#""spanIdentity":"x""#.to_string(),
+        ];
+    }));
     // Attribute values.
     let values = [
         r#"{"stringValue":"v"}"#,
@@ -470,8 +480,22 @@ fn the_usual_bodies_are_read_directly() {
             b.attributes
                 .push(r#"{"key":"k","value":{"stringValue":"a\"b"}}"#.to_string())
         }),
+        with(|b| {
+            b.add.push(format!(
+                r#""links":[{{"traceId":{TRACE},"spanId":{SPAN}}}],"flags":1"#
+            ));
+            b.replace
+                .push(("status", r#"{"code":2,"message":"m"}"#.to_string()));
+            b.attributes.push(
+                r#"{"key":"kv","value":{"kvlistValue":{"values":[{"key":"a","value":{"intValue":"1"}}]}}}"#
+                    .to_string(),
+            );
+        }),
     ] {
-        assert!(same(&body), "not read directly: {body}");
+        assert!(same(&body), "not read as the tree reads it: {body}");
+        let bump = Bump::new();
+        let (_, given_up) = super::decode_counted(&body, &bump).expect("a request");
+        assert_eq!(given_up, 0, "not read directly: {body}");
     }
 }
 
