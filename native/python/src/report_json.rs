@@ -64,6 +64,7 @@ fn json_indented(value: &Bound<'_, PyAny>, indent: usize, level: usize) -> Optio
         shown: false,
         open: Vec::new(),
         cache: None,
+        spare: Vec::new(),
     };
     writer.write::<LEAVE>(value, 0, &mut out).ok()?;
     // Every byte written came from a `str` read as UTF-8 or from ASCII.
@@ -84,6 +85,7 @@ fn report_text<'py>(value: &Bound<'py, PyAny>, level: usize) -> PyResult<Bound<'
         shown: true,
         open: Vec::new(),
         cache: None,
+        spare: Vec::new(),
     };
     match writer.write::<FULL>(value, 0, &mut out) {
         Ok(()) => Ok(PyBytes::new(value.py(), &out)),
@@ -118,6 +120,8 @@ struct Writer {
     open: Vec<usize>,
     /// The shown texts of strings written before (`VerdictJson`'s writer only).
     cache: Option<Box<ShownCache>>,
+    /// A buffer kept from result to result (a result's shown message).
+    spare: Vec<u8>,
 }
 
 /// A newline and the deepest indent [`Writer::newline`] copies whole.
@@ -185,16 +189,48 @@ impl Writer {
             }
             return Err(Stop::Left);
         }
-        // The order of `json`'s own type tests: str, None, bool, int, float, list/tuple, dict.
-        if let Ok(text) = value.cast::<PyString>() {
+        // The exact types most values are, each by one compare of its type (the tests below
+        // read the type's flags, a call each under the stable ABI): what they write is what
+        // the tests below write of them.
+        if value.is_exact_instance_of::<PyString>() {
+            // SAFETY: an exact `str`.
+            return self.string::<M>(unsafe { value.cast_unchecked::<PyString>() }, out);
+        }
+        if value.is_exact_instance_of::<PyInt>() {
+            // SAFETY: an exact `int`.
+            let number = unsafe { value.cast_unchecked::<PyInt>() };
+            match number.extract::<i64>() {
+                Ok(n) => write_int(n, out),
+                Err(_) if M == LEAVE => return Err(Stop::Left),
+                Err(_) => int_text(value, out)?,
+            }
+            return Ok(());
+        }
+        if value.is_none() {
+            out.extend_from_slice(b"null");
+            return Ok(());
+        }
+        if value.is_exact_instance_of::<PyBool>() {
+            // SAFETY: a `bool` (a type nothing derives from: the only booleans).
+            let flag = unsafe { value.cast_unchecked::<PyBool>() };
+            out.extend_from_slice(if flag.is_true() { b"true" } else { b"false" });
+            return Ok(());
+        }
+        // Exact lists and dicts, then the order of `json`'s own type tests for the rest:
+        // str, int, float, list/tuple, dict (None and bool are above).
+        if value.is_exact_instance_of::<PyList>() {
+            let list = value.cast::<PyList>().map_err(PyErr::from)?;
+            let (len, items) = (list.len(), list.iter().map(Ok::<_, PyErr>));
+            self.container::<M>(value, out, |w, out| w.items::<M>(items, len, depth, out))?;
+        } else if value.is_exact_instance_of::<PyDict>() {
+            let dict = value.cast::<PyDict>().map_err(PyErr::from)?;
+            let (len, items) = (dict.len(), dict.iter().map(Ok::<_, PyErr>));
+            self.container::<M>(value, out, |w, out| w.object::<M>(items, len, depth, out))?;
+        } else if let Ok(text) = value.cast::<PyString>() {
             if M == PLAIN && !value.is_exact_instance_of::<PyString>() {
                 return Err(Stop::Left);
             }
             self.string::<M>(text, out)?;
-        } else if value.is_none() {
-            out.extend_from_slice(b"null");
-        } else if let Ok(flag) = value.cast::<PyBool>() {
-            out.extend_from_slice(if flag.is_true() { b"true" } else { b"false" });
         } else if let Ok(number) = value.cast::<PyInt>() {
             if M == PLAIN && !value.is_exact_instance_of::<PyInt>() {
                 return Err(Stop::Left);
@@ -211,18 +247,10 @@ impl Writer {
                 return Err(Stop::Left);
             }
             out.extend_from_slice(float_text(x).as_bytes());
-        } else if value.is_exact_instance_of::<PyList>() {
-            let list = value.cast::<PyList>().map_err(PyErr::from)?;
-            let (len, items) = (list.len(), list.iter().map(Ok::<_, PyErr>));
-            self.container::<M>(value, out, |w, out| w.items::<M>(items, len, depth, out))?;
         } else if M != PLAIN && value.is_exact_instance_of::<PyTuple>() {
             let tuple = value.cast::<PyTuple>().map_err(PyErr::from)?;
             let (len, items) = (tuple.len(), tuple.iter().map(Ok::<_, PyErr>));
             self.container::<M>(value, out, |w, out| w.items::<M>(items, len, depth, out))?;
-        } else if value.is_exact_instance_of::<PyDict>() {
-            let dict = value.cast::<PyDict>().map_err(PyErr::from)?;
-            let (len, items) = (dict.len(), dict.iter().map(Ok::<_, PyErr>));
-            self.container::<M>(value, out, |w, out| w.object::<M>(items, len, depth, out))?;
         } else if M != FULL {
             return Err(Stop::Left);
         } else if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
@@ -698,6 +726,7 @@ impl VerdictJson {
             shown: true,
             open: Vec::new(),
             cache,
+            spare: Vec::new(),
         };
         let written = self.write_verdict(&mut w, verdict, shown, &mut out);
         if let (Some(cache), Ok(mut held)) = (w.cache.take(), self.cache.lock()) {
@@ -830,18 +859,20 @@ impl VerdictJson {
         let mut entries: Entries<'_, '_> = match self.result.values(result)? {
             // The common case written straight from the field values.
             Held::Fields(values) => {
-                let message = match shown {
-                    Some(filter) => Some(filter.shown_message(&self.judged(&values))?),
-                    None => None,
-                };
+                // The shown message, written first (its text is rendered before the details
+                // are read, as `scrub_result` does) into the writer's spare buffer, then
+                // copied into its place.
+                let mut message = std::mem::take(&mut w.spare);
+                message.clear();
+                if let Some(filter) = shown {
+                    filter.write_shown_message(&self.judged(&values), &mut message)?;
+                }
                 out.push(b'{');
                 for (i, value) in values.iter().enumerate() {
                     out.extend_from_slice(&self.result_lines[i]);
-                    match (&message, shown) {
-                        (Some(message), _) if i == self.message_at => {
-                            write_shown_string(message.as_bytes(), out);
-                        }
-                        (_, Some(filter)) if i == self.details_at => {
+                    match shown {
+                        Some(_) if i == self.message_at => out.extend_from_slice(&message),
+                        Some(filter) if i == self.details_at => {
                             self.write_scrubbed(w, filter, value, 3, out)?;
                         }
                         _ if i == self.details_at || i == self.params_at => {
@@ -850,6 +881,7 @@ impl VerdictJson {
                         _ => w.write::<FULL>(value, 3, out)?,
                     }
                 }
+                w.spare = message;
                 w.newline(2, out);
                 out.push(b'}');
                 return Ok(());
@@ -986,15 +1018,23 @@ fn write_scrubbed_plain(
         w.newline(depth + 1, out);
         w.key::<PLAIN>(&key, out)?;
         out.extend_from_slice(b": ");
+        // The exact types first, each one compare (the subclass tests read the type's flags,
+        // a call under the stable ABI, or walk its bases).
+        let text = value.is_exact_instance_of::<PyString>();
         // Numbers and booleans (`bool` is an `int`): counts, lengths, exit codes.
-        if value.is_instance_of::<PyInt>() || value.is_instance_of::<PyFloat>() {
+        if value.is_exact_instance_of::<PyInt>()
+            || (!text && (value.is_instance_of::<PyInt>() || value.is_instance_of::<PyFloat>()))
+        {
             w.write::<PLAIN>(&value, depth + 1, out)?;
         } else if !filter.identifier_key(&key)? {
             out.truncate(mark);
             continue;
-        } else if value.is_instance_of::<PyString>() {
+        } else if text || value.is_instance_of::<PyString>() {
             w.write::<PLAIN>(&filter.shown(&value)?, depth + 1, out)?;
-        } else if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
+        } else if value.is_exact_instance_of::<PyList>()
+            || value.is_instance_of::<PyList>()
+            || value.is_instance_of::<PyTuple>()
+        {
             let mut items = false;
             for item in filter.head(&value)?.try_iter()? {
                 out.push(if items { b',' } else { b'[' });

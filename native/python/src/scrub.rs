@@ -13,6 +13,9 @@
 //! are remembered, so the same check names, detail keys and tool names of every result cost
 //! a set lookup.
 
+use std::sync::Mutex;
+
+use otel_oracles_core::json_text::write_shown_string;
 use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -56,9 +59,13 @@ fn pieces(template: &str) -> PyResult<Vec<Piece>> {
 }
 
 /// `text` cut to `limit` characters, its last one an ellipsis when cut (`emit._cap`).
-fn cap(text: &str, limit: usize) -> String {
+fn cap(text: String, limit: usize) -> String {
+    // A text of at most `limit` bytes has at most `limit` characters: nothing to count.
+    if text.len() <= limit {
+        return text;
+    }
     match text.char_indices().nth(limit) {
-        None => text.to_owned(),
+        None => text,
         Some(_) => {
             let end = text
                 .char_indices()
@@ -141,6 +148,60 @@ pub(crate) struct ShownFilter {
     /// Caps: a whole explanation, a shown value (and a name that is not an identifier).
     max_chars: usize,
     max_value_chars: usize,
+    /// The heads of explanations written before (see [`Heads`]); a call finding it taken
+    /// renders without.
+    heads: Mutex<Heads>,
+}
+
+/// What a head's `{budget}` reads: nothing (a template without one), or the budget (None or
+/// an exact `int`) and what was used (an exact `int`).
+type Numbers = Option<(Option<i64>, i64)>;
+
+/// Slots of [`Heads`]: a grade's heads are its checks' names times their outcomes (and
+/// budgets), a few hundred.
+const HEAD_SLOTS: usize = 512;
+
+/// A result's head as rendered before, with what it was rendered of.
+struct Head {
+    /// The check's name, held: no other string can take its address while the slot stands
+    /// for it, and a `str`'s text never changes.
+    name: Py<PyString>,
+    at: usize,
+    numbers: Numbers,
+    /// The outcome's template with the name and the budget (`text` before its steps, error
+    /// and details).
+    text: String,
+    /// `shown_message` of a result with nothing more: the text capped, its name cut off.
+    bare: String,
+}
+
+/// The heads of explanations by the check name's address, its outcome and its numbers: most
+/// results of a report are the same few checks passing (`name: holds`), and a hit is a few
+/// compares and a copy instead of asking whether the name is an identifier, reading its
+/// text and filling the template. Direct-mapped: a head whose slot another took is rendered
+/// and takes it back; only names that are identifiers (whose text is the name's own, with
+/// no other field read) are kept.
+struct Heads {
+    slots: Vec<Option<Head>>,
+}
+
+impl Heads {
+    /// The head kept for `name`, `at`, `numbers`.
+    fn find(&self, name: &Bound<'_, PyAny>, at: usize, numbers: Numbers) -> Option<&Head> {
+        let head = self.slots[Self::slot(name.as_ptr() as usize, at, numbers)].as_ref()?;
+        (head.name.as_ptr() == name.as_ptr() && head.at == at && head.numbers == numbers)
+            .then_some(head)
+    }
+
+    fn slot(name: usize, at: usize, numbers: Numbers) -> usize {
+        let (budget, used) = numbers.map_or((0, 0), |(b, u)| (b.map_or(-1, |b| b ^ 0x55), u));
+        let key = ((name >> 4) as u64)
+            ^ (at as u64).wrapping_mul(0x2545_f491_4f6c_dd1d)
+            ^ (budget as u64).wrapping_mul(0x9e37_79b9)
+            ^ (used as u64).rotate_left(32);
+        let mixed = key.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        (mixed >> (64 - HEAD_SLOTS.trailing_zeros())) as usize
+    }
 }
 
 #[pymethods]
@@ -189,6 +250,9 @@ impl ShownFilter {
             shown_error_types: shown_error_types.unbind(),
             max_chars,
             max_value_chars,
+            heads: Mutex::new(Heads {
+                slots: (0..HEAD_SLOTS).map(|_| None).collect(),
+            }),
         })
     }
 
@@ -359,12 +423,94 @@ impl ShownFilter {
 
     /// The template explanation of a result (`explain` above).
     pub(crate) fn text(&self, j: &Judged<'_>) -> PyResult<String> {
+        self.text_at(self.outcome_at(&j.outcome)?, j)
+    }
+
+    /// What a head reads of a result's numbers, or None when it is not kept (a number that
+    /// is not an exact `int` or beyond 64 bits).
+    fn numbers(&self, at: usize, j: &Judged<'_>) -> Option<Numbers> {
+        if !self.templates[at]
+            .1
+            .iter()
+            .any(|p| matches!(p, Piece::Budget))
+        {
+            return Some(None);
+        }
+        let exact = |value: &Bound<'_, PyAny>| {
+            if value.is_exact_instance_of::<PyInt>() {
+                value.extract::<i64>().ok()
+            } else {
+                None
+            }
+        };
+        let budget = if j.budget.is_none() {
+            None
+        } else {
+            Some(exact(&j.budget)?)
+        };
+        Some(Some((budget, exact(&j.used)?)))
+    }
+
+    /// The text of the head kept for `name`, `at`, `numbers`.
+    fn kept(&self, name: &Bound<'_, PyAny>, at: usize, numbers: Numbers) -> Option<String> {
+        let heads = self.heads.try_lock().ok()?;
+        Some(heads.find(name, at, numbers)?.text.clone())
+    }
+
+    /// Keeps the head `text` of an exact `str` `name`.
+    fn keep(
+        &self,
+        name: &Bound<'_, PyString>,
+        at: usize,
+        numbers: Numbers,
+        text: &str,
+    ) -> PyResult<()> {
+        let bare = shown_of(cap(text.to_owned(), self.max_chars), name.to_str()?);
+        if let Ok(mut heads) = self.heads.try_lock() {
+            let slot = Heads::slot(name.as_ptr() as usize, at, numbers);
+            heads.slots[slot] = Some(Head {
+                name: name.clone().unbind(),
+                at,
+                numbers,
+                text: text.to_owned(),
+                bare,
+            });
+        }
+        Ok(())
+    }
+
+    /// The outcome's template with the check's name and budget: kept by name, outcome and
+    /// numbers when the name is an exact `str`.
+    fn head_text(&self, at: usize, j: &Judged<'_>) -> PyResult<String> {
+        let key = match j.name.cast_exact::<PyString>() {
+            Ok(name) => self.numbers(at, j).map(|numbers| (name, numbers)),
+            Err(_) => None,
+        };
+        if let Some((name, numbers)) = key {
+            if let Some(text) = self.kept(name, at, numbers) {
+                return Ok(text);
+            }
+        }
+        let (text, identifier) = self.render_head(at, j)?;
+        if let (Some((name, numbers)), true) = (key, identifier) {
+            self.keep(name, at, numbers, &text)?;
+        }
+        Ok(text)
+    }
+
+    /// The head rendered, and whether the name was an identifier (the text then reads no
+    /// field but the name, the outcome and the numbers).
+    fn render_head(&self, at: usize, j: &Judged<'_>) -> PyResult<(String, bool)> {
         let py = j.name.py();
-        let at = self.outcome_at(&j.outcome)?;
-        let name = match self.safe(&j.name)? {
+        let safe = self.safe(&j.name)?;
+        let identifier = safe.is_some();
+        let name = match safe {
             Some(safe) => safe.str()?.to_str()?.to_owned(),
             None => {
-                let capped = cap(j.name.cast::<PyString>()?.to_str()?, self.max_value_chars);
+                let capped = cap(
+                    j.name.cast::<PyString>()?.to_str()?.to_owned(),
+                    self.max_value_chars,
+                );
                 if self.looks_secret.bind(py).call1((&capped,))?.is_truthy()? {
                     if self.safe(&j.oracle_type)?.is_some() {
                         j.oracle_type.str()?.to_str()?.to_owned()
@@ -397,6 +543,13 @@ impl ShownFilter {
                 }
             }
         }
+        Ok((text, identifier))
+    }
+
+    /// The explanation of a result whose outcome stands at `at` in `templates`.
+    fn text_at(&self, at: usize, j: &Judged<'_>) -> PyResult<String> {
+        let py = j.name.py();
+        let mut text = self.head_text(at, j)?;
         if at == self.error_at {
             let error_type = self.error_type(&j.details)?;
             let shown = self
@@ -425,7 +578,7 @@ impl ShownFilter {
         if at != self.pass_at {
             self.push_details(&j.details, &mut text)?;
         }
-        Ok(cap(&text, self.max_chars))
+        Ok(cap(text, self.max_chars))
     }
 
     /// The allow-listed details as `; key=value`, sorted by key, `error.type` left out (the
@@ -442,7 +595,7 @@ impl ShownFilter {
             let Some(rendered) = self.detail_value(&key, &details.get_item(&key)?)? else {
                 continue;
             };
-            let item = format!("{key_text}={}", cap(&rendered, self.max_value_chars));
+            let item = format!("{key_text}={}", cap(rendered, self.max_value_chars));
             if !item.starts_with("error.type=") {
                 text.push_str("; ");
                 text.push_str(&item);
@@ -515,15 +668,52 @@ impl ShownFilter {
     /// The message a report shows of a result: its template explanation without the
     /// check's name (`emit.shown_message`; reports print the name next to it).
     pub(crate) fn shown_message(&self, j: &Judged<'_>) -> PyResult<String> {
-        let text = self.text(j)?;
-        let name = j.name.cast::<PyString>()?.to_str()?;
-        match text
-            .strip_prefix(name)
-            .and_then(|rest| rest.strip_prefix(": "))
-        {
-            Some(rest) => Ok(rest.to_owned()),
-            None => Ok(text),
+        let at = self.outcome_at(&j.outcome)?;
+        if let Some(bare) = self.bare(at, j, |bare| bare.to_owned()) {
+            return Ok(bare);
         }
+        self.message_at(at, j)
+    }
+
+    /// `shown_message` written as the JSON report writes it (`write_shown_string`), with no
+    /// copy of a kept one.
+    pub(crate) fn write_shown_message(&self, j: &Judged<'_>, out: &mut Vec<u8>) -> PyResult<()> {
+        let at = self.outcome_at(&j.outcome)?;
+        if self
+            .bare(at, j, |bare| write_shown_string(bare.as_bytes(), out))
+            .is_none()
+        {
+            write_shown_string(self.message_at(at, j)?.as_bytes(), out);
+        }
+        Ok(())
+    }
+
+    /// `shown_message` of a result whose outcome stands at `at`, rendered.
+    fn message_at(&self, at: usize, j: &Judged<'_>) -> PyResult<String> {
+        let text = self.text_at(at, j)?;
+        Ok(shown_of(text, j.name.cast::<PyString>()?.to_str()?))
+    }
+
+    /// `read` of the shown message of a pass without steps, which is its head alone
+    /// (`name: holds`), when its head is kept; None otherwise.
+    fn bare<R>(&self, at: usize, j: &Judged<'_>, read: impl FnOnce(&str) -> R) -> Option<R> {
+        if at != self.pass_at || !j.steps.cast_exact::<PyList>().is_ok_and(|s| s.is_empty()) {
+            return None;
+        }
+        let numbers = self.numbers(at, j)?;
+        let heads = self.heads.try_lock().ok()?;
+        Some(read(&heads.find(&j.name, at, numbers)?.bare))
+    }
+}
+
+/// An explanation without the check's name in front (`name: `), when it starts with it.
+fn shown_of(text: String, name: &str) -> String {
+    match text
+        .strip_prefix(name)
+        .and_then(|rest| rest.strip_prefix(": "))
+    {
+        Some(rest) => rest.to_owned(),
+        None => text,
     }
 }
 
