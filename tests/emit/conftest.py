@@ -12,6 +12,8 @@ import pytest
 from google.protobuf.json_format import MessageToDict
 from google.protobuf.message import Message
 
+from otel_oracles.emit import Sink
+from otel_oracles.emit._records import ItemBatch
 from otel_oracles.model.result import OracleResult, Outcome, Verdict, count_outcomes
 from otel_oracles.model.step import SpanRef, Step, StepKind, Trajectory
 from tests.support.otlp_sink import OtlpSink
@@ -174,3 +176,19 @@ def reference_otlp_json(message: Message) -> bytes:
     """A protobuf OTLP request as protobuf's own JSON printer writes it, with the hex ids
     OTLP/JSON uses: the reference the core's OTLP/JSON writers are held to."""
     return orjson.dumps(_hex_ids(MessageToDict(message, use_integers_for_enums=True)))
+
+
+class KeepingSink(Sink):
+    """Keeps every batch it is handed, by signal, as the emitter hands it to every sink."""
+
+    name = "keep"
+
+    def __init__(self) -> None:
+        self.batches: dict[str, list[ItemBatch[Any]]] = {"traces": [], "logs": []}
+
+    def export(self, signal: Any, batch: ItemBatch[Any]) -> bool:
+        self.batches[signal].append(batch)
+        return True
+
+    def shutdown(self) -> None:
+        pass

@@ -25,34 +25,19 @@ from otel_oracles._native import (
     encode_spans_json,
     encode_spans_proto,
 )
-from otel_oracles.emit import EmitResult, EmitSettings, OtelEmitter, Sink
+from otel_oracles.emit import EmitResult, EmitSettings, OtelEmitter
 from otel_oracles.emit import _names as n
 from otel_oracles.emit._records import Attrs, EventItem, ItemBatch, LogItem, SpanItem
 from otel_oracles.emit._sdk_adapter import sdk_log_records, sdk_spans
 from otel_oracles.model.result import OracleResult, Outcome
 from tests.emit.conftest import (
+    KeepingSink,
     make_results,
     make_trajectory,
     make_verdict,
     reference_otlp_json,
 )
 from tests.emit.test_emit_results_file import _normalized
-
-
-class _Keep(Sink):
-    """Keeps every batch it is handed, as the emitter hands it to every sink."""
-
-    name = "keep"
-
-    def __init__(self) -> None:
-        self.batches: dict[str, list[ItemBatch[Any]]] = {"traces": [], "logs": []}
-
-    def export(self, signal: Any, batch: ItemBatch[Any]) -> bool:
-        self.batches[signal].append(batch)
-        return True
-
-    def shutdown(self) -> None:
-        pass
 
 
 def _pairs() -> list[tuple[Any, Any]]:
@@ -90,7 +75,7 @@ def _pairs() -> list[tuple[Any, Any]]:
 def test_each_wire_format_says_what_the_sdk_objects_say(
     explain: str, settings: dict[str, bool]
 ) -> None:
-    keep, spans, logs = _Keep(), InMemorySpanExporter(), InMemoryLogRecordExporter()
+    keep, spans, logs = KeepingSink(), InMemorySpanExporter(), InMemoryLogRecordExporter()
     emitter = OtelEmitter(
         sinks=[keep],
         span_exporters=[spans],
@@ -120,7 +105,7 @@ def test_each_wire_format_says_what_the_sdk_objects_say(
 
 
 def test_records_without_ids_point_at_no_span_on_every_route() -> None:
-    keep, logs = _Keep(), InMemoryLogRecordExporter()
+    keep, logs = KeepingSink(), InMemoryLogRecordExporter()
     emitter = OtelEmitter(sinks=[keep], log_exporters=[logs])
     no_ids = make_trajectory(trace_id=None)
     assert emitter.export([(make_verdict(no_ids), no_ids)]) is EmitResult.SUCCESS

@@ -7,27 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from otel_oracles.emit import EmitResult, EmitSettings, OtelEmitter, Sink
+from otel_oracles.emit import EmitResult, EmitSettings, OtelEmitter
 from otel_oracles.emit import _names as n
-from otel_oracles.emit._records import ItemBatch, LogItem, SpanItem, merged
+from otel_oracles.emit._records import LogItem, SpanItem, merged
 from otel_oracles.model.result import OracleResult, Outcome
-from tests.emit.conftest import ROOT_SPAN, TRACE_ID, make_trajectory, make_verdict
-
-
-class _Keep(Sink):
-    """Keeps every batch it is handed."""
-
-    name = "keep"
-
-    def __init__(self) -> None:
-        self.batches: dict[str, list[ItemBatch[Any]]] = {"traces": [], "logs": []}
-
-    def export(self, signal: Any, batch: ItemBatch[Any]) -> bool:
-        self.batches[signal].append(batch)
-        return True
-
-    def shutdown(self) -> None:
-        pass
+from tests.emit.conftest import ROOT_SPAN, TRACE_ID, KeepingSink, make_trajectory, make_verdict
 
 
 def _result(name: str, span_ids: list[str]) -> OracleResult:
@@ -43,8 +27,8 @@ def _result(name: str, span_ids: list[str]) -> OracleResult:
     )
 
 
-def _emit(pairs: list[tuple[Any, Any]], **settings: Any) -> _Keep:
-    keep = _Keep()
+def _emit(pairs: list[tuple[Any, Any]], **settings: Any) -> KeepingSink:
+    keep = KeepingSink()
     emitter = OtelEmitter(sinks=[keep], settings=EmitSettings(metrics=False, **settings))
     assert emitter.export(pairs) is EmitResult.SUCCESS
     emitter.shutdown()
