@@ -554,6 +554,16 @@ mod tests {
         assert_eq!(out, expected);
     }
 
+    /// `write_shown_string` of `text` is `json_safe` of what `write_string` writes.
+    fn assert_shown_is_json_safe(text: &str) {
+        let mut out = Vec::new();
+        write_shown_string(text.as_bytes(), &mut out);
+        let mut plain = Vec::new();
+        write_string(text.as_bytes(), &mut plain);
+        let expected = json_safe(&String::from_utf8(plain).expect("utf-8"));
+        assert_eq!(String::from_utf8(out).expect("utf-8"), expected, "{text:?}");
+    }
+
     /// The report's `json_safe`, as Python applies it to a whole text.
     fn json_safe(text: &str) -> String {
         text.chars()
@@ -584,12 +594,7 @@ mod tests {
         cases.push(near.iter().collect());
         cases.push("\u{202e}evil\u{2066}x\u{85}\u{9f}\u{a0}\u{7f}\n\u{2069}".into());
         for text in cases {
-            let mut out = Vec::new();
-            write_shown_string(text.as_bytes(), &mut out);
-            let mut plain = Vec::new();
-            write_string(text.as_bytes(), &mut plain);
-            let expected = json_safe(&String::from_utf8(plain).expect("utf-8"));
-            assert_eq!(String::from_utf8(out).expect("utf-8"), expected, "{text:?}");
+            assert_shown_is_json_safe(&text);
         }
     }
 
@@ -622,12 +627,7 @@ mod tests {
                     for &c in &specials {
                         let mut text = base.clone();
                         text.insert(at, c);
-                        let mut out = Vec::new();
-                        write_shown_string(text.as_bytes(), &mut out);
-                        let mut plain = Vec::new();
-                        write_string(text.as_bytes(), &mut plain);
-                        let expected = json_safe(&String::from_utf8(plain).expect("utf-8"));
-                        assert_eq!(String::from_utf8(out).expect("utf-8"), expected, "{text:?}");
+                        assert_shown_is_json_safe(&text);
                     }
                 }
                 base.push(base_chars.next().expect("a cycle"));
