@@ -331,20 +331,21 @@ class SessionJoiner:
 class VerdictRecords:
     """``OtelEmitter``'s builder of grade spans and evaluation log records
     (``native/python/src/emit_records.rs``): ``names`` is ``emit._names``; ``classes`` the
-    record classes (``Attrs``, ``SpanItem``, ``EventItem``, ``LogItem``); ``helpers``
-    ``explain_key``, ``explain``, ``error_type``, ``agent_label``, ``generation_labels`` and
-    the subject label of a grade span that starts its own trace; ``severities`` an outcome's
-    (``SeverityNumber``, text); ``passing`` the outcomes scored 1.0; ``forms`` whether the
-    grade span, its events and the log records are built. Keeps the shared attribute runs
-    it made (each cache cleared at ``max_shared``); lists are cut at ``max_list`` items."""
+    record classes (``Attrs``, ``SpanItem``, ``EventItem``, ``LogItem``); ``helpers`` the
+    privacy filter (``SHOWN_FILTER``: template explanations and error types), ``explain``
+    (``full`` explanations), ``agent_label``, ``generation_labels`` and the subject label of
+    a grade span that starts its own trace; ``severities`` an outcome's (``SeverityNumber``,
+    text); ``passing`` the outcomes scored 1.0; ``forms`` whether the grade span, its events
+    and the log records are built. Keeps the shared attribute runs it made, by what they
+    are made of (each cache cleared at ``max_shared``); lists are cut at ``max_list``
+    items."""
 
     def __new__(
         cls,
         names: Any,
         classes: tuple[Any, Any, Any, Any],
         helpers: tuple[
-            Callable[..., Any],
-            Callable[..., Any],
+            ShownFilter,
             Callable[..., Any],
             Callable[..., Any],
             Callable[..., Any],

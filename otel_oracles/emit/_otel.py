@@ -48,7 +48,7 @@ from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from otel_oracles._native import VerdictRecords
 from otel_oracles.emit import _names as n
 from otel_oracles.emit._base import EmitResult, Emitter, GradedPair
-from otel_oracles.emit._explain import error_type, explain, explain_key, safe_identifier
+from otel_oracles.emit._explain import SHOWN_FILTER, explain, safe_identifier
 from otel_oracles.emit._metric_export import OwnMetricExporter
 from otel_oracles.emit._metrics import GraderMetrics, agent_label, generation_labels
 from otel_oracles.emit._records import Attrs, EventItem, ItemBatch, LogItem, SpanItem
@@ -148,7 +148,7 @@ class OtelEmitter(Emitter):
         self._builder = VerdictRecords(
             n,
             (Attrs, SpanItem, EventItem, LogItem),
-            (explain_key, explain, error_type, agent_label, generation_labels, _subject_label),
+            (SHOWN_FILTER, explain, agent_label, generation_labels, _subject_label),
             _SEVERITY,
             [Outcome.PASS, Outcome.TOLERATED],
             Outcome.ERROR,

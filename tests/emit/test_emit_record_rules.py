@@ -92,3 +92,43 @@ def test_records_are_cut_into_requests_after_the_verdict_that_fills_one() -> Non
     keep = _emit(pairs, max_export_batch_size=3)
     assert [len(b) for b in keep.batches["logs"]] == [4, 4, 2]
     assert [len(b) for b in keep.batches["traces"]] == [3, 2]
+
+
+def test_checks_share_a_run_exactly_when_everything_it_holds_is_the_same() -> None:
+    """A check's shared run (its contract, name, type, layer, outcome, explanation and error
+    type) is found again by what it is made of: results that would make the same run share
+    one object, and a result differing in any of those (its explanation through its steps,
+    its error type, its contract's version) gets a run of its own that says so."""
+
+    def result(name: str, **fields: Any) -> OracleResult:
+        values: dict[str, Any] = {"outcome": Outcome.PASS, "passed": True}
+        values.update(fields)
+        return OracleResult(oracle_type="tool_not_called", name=name, message="m", **values)
+
+    def errored(error: str) -> OracleResult:
+        return result("crashed", outcome=Outcome.ERROR, passed=False, details={"error.type": error})
+
+    trajectory = make_trajectory()
+    first = make_verdict(
+        trajectory,
+        [
+            result("a"),
+            result("a", used=2, span_ids=["00000000000000aa"]),  # own values only: shared
+            result("a", step_indexes=[3]),  # `steps=3` in its explanation
+            errored("ValueError"),
+            errored("KeyError"),
+        ],
+    )
+    bumped = make_verdict(trajectory, [result("a")]).model_copy(update={"contract_version": 4})
+    keep = _emit([(first, trajectory), (first, trajectory), (bumped, trajectory)])
+    logs: list[LogItem] = [log for batch in keep.batches["logs"] for log in batch]
+    runs = [log.chunks for log in logs]
+    again = runs[5:10]
+    assert all(x is y for x, y in zip(runs[:5], again, strict=True)), "a verdict seen again"
+    assert runs[0] is runs[1]
+    assert len({id(run) for run in runs[1:5]}) == 4
+    assert runs[10] is not runs[0]
+    shown = [merged(log.chunks, None) for log in logs]
+    assert shown[2][n.EVALUATION_EXPLANATION] == "a: holds; steps=3"
+    assert [s.get(n.ERROR_TYPE) for s in shown[3:5]] == ["ValueError", "KeyError"]
+    assert (shown[0][n.CONTRACT_VERSION], shown[10][n.CONTRACT_VERSION]) == (3, 4)

@@ -5,10 +5,15 @@
 //! dict and object builds and lookups per check, with an interpreter step each), and it
 //! runs for every check of every graded trace in `serve`'s workers. The records are the
 //! emitter's own (`otel_oracles.emit._records`: `Attrs`, `SpanItem`, `EventItem`, `LogItem`),
-//! so the encoders and the SDK adapter read them as before. What stays in Python is called
-//! from here: the privacy boundary's explanations (`explain_key`, `explain`, `error_type`),
-//! the label rules of the grade span (`agent_label`, `generation_labels`, the subject), the
+//! so the encoders and the SDK adapter read them as before. The explanations and error types
+//! are the privacy filter's (`ShownFilter`, `scrub.rs`), asked directly; what stays in Python
+//! is called from here: the oracle's own message of `full` explanations (`explain`), the
+//! label rules of the grade span (`agent_label`, `generation_labels`, the subject), the
 //! attribute names (`_names`) and the severities.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::sync::Mutex;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -17,8 +22,10 @@ use pyo3::exceptions::PyValueError;
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString, PyTuple, PyType};
+use pyo3::types::{PyBool, PyDict, PyInt, PyList, PyString, PyTuple, PyType};
 
+use crate::evidence::StepFields;
+use crate::scrub::{Judged, ShownFilter};
 use crate::slots::{object_new, SlotLayout};
 
 /// `StatusCode.ERROR` / `StatusCode.UNSET` values of a grade span.
@@ -185,16 +192,9 @@ const LOG_FIELDS: [&str; 8] = [
     "extra",
 ];
 
-/// `explain_key`, `explain`, `error_type`, `agent_label`, `generation_labels` and the
-/// subject label, as the emitter passes them.
-type HelperFns = (
-    Py<PyAny>,
-    Py<PyAny>,
-    Py<PyAny>,
-    Py<PyAny>,
-    Py<PyAny>,
-    Py<PyAny>,
-);
+/// The privacy filter, `explain` (for `full` explanations), `agent_label`,
+/// `generation_labels` and the subject label, as the emitter passes them.
+type HelperFns = (Py<ShownFilter>, Py<PyAny>, Py<PyAny>, Py<PyAny>, Py<PyAny>);
 
 /// The Python the records are built with (see the module's text).
 struct Helpers {
@@ -202,9 +202,8 @@ struct Helpers {
     span_item: ItemClass<11>,
     event_item: ItemClass<3>,
     log_item: ItemClass<8>,
-    explain_key: Py<PyAny>,
+    filter: Py<ShownFilter>,
     explain: Py<PyAny>,
-    error_type: Py<PyAny>,
     agent_label: Py<PyAny>,
     generation_labels: Py<PyAny>,
     subject_label: Py<PyAny>,
@@ -228,6 +227,165 @@ struct Read<'py> {
     trace_id: Option<String>,
     root_span_id: Option<String>,
     results: Vec<Bound<'py, PyAny>>,
+}
+
+/// What a check's shared runs are made of beside its result's name, type and outcome and
+/// the verdict's contract (`shared_check`).
+struct Shared<'a, 'py> {
+    layer: &'a Bound<'py, PyAny>,
+    passed: &'a Bound<'py, PyAny>,
+    /// Where the outcome stands in the filter's templates.
+    at: usize,
+    explanation: &'a str,
+    /// The error type of an errored check.
+    error: Option<&'a str>,
+}
+
+/// A shared run's key: everything `shared_check` reads (the contract's id, hash and
+/// version, the check's name, type and layer, where its outcome stands, whether it passed,
+/// its explanation and error type). `S` is `&str` for a lookup (no string copied) and
+/// `String` for a kept key. Only exact `str`s, `int`s and `bool`s make one: a run of other
+/// values is made and not kept.
+#[derive(PartialEq, Eq, Hash)]
+struct SharedKey<S> {
+    texts: [S; 6],
+    version: i64,
+    at: usize,
+    passed: bool,
+    error: Option<S>,
+}
+
+impl<'a> SharedKey<&'a str> {
+    /// The key of a check's runs and its hash, or None when a part is of another type.
+    fn of<'py>(
+        read: &'a Read<'py>,
+        j: &'a Judged<'py>,
+        parts: &Shared<'a, 'py>,
+    ) -> PyResult<Option<(u64, Self)>> {
+        let text = |value: &'a Bound<'py, PyAny>| -> PyResult<Option<&'a str>> {
+            match value.cast_exact::<PyString>() {
+                Ok(s) => Ok(Some(s.to_str()?)),
+                Err(_) => Ok(None),
+            }
+        };
+        let (Some(contract_id), Some(contract_hash), Some(name), Some(oracle_type), Some(layer)) = (
+            text(&read.contract_id)?,
+            text(&read.contract_hash)?,
+            text(&j.name)?,
+            text(&j.oracle_type)?,
+            text(parts.layer)?,
+        ) else {
+            return Ok(None);
+        };
+        let Some(version) = read
+            .contract_version
+            .cast_exact::<PyInt>()
+            .ok()
+            .and_then(|v| v.extract::<i64>().ok())
+        else {
+            return Ok(None);
+        };
+        let Ok(passed) = parts.passed.cast_exact::<PyBool>() else {
+            return Ok(None);
+        };
+        let key = SharedKey {
+            texts: [
+                contract_id,
+                contract_hash,
+                name,
+                oracle_type,
+                layer,
+                parts.explanation,
+            ],
+            version,
+            at: parts.at,
+            passed: passed.is_true(),
+            error: parts.error,
+        };
+        let mut hasher = FxHasher::default();
+        key.hash(&mut hasher);
+        Ok(Some((hasher.finish(), key)))
+    }
+
+    fn owned(&self) -> SharedKey<String> {
+        SharedKey {
+            texts: self.texts.map(str::to_owned),
+            version: self.version,
+            at: self.at,
+            passed: self.passed,
+            error: self.error.map(str::to_owned),
+        }
+    }
+}
+
+impl SharedKey<String> {
+    fn borrowed(&self) -> SharedKey<&str> {
+        SharedKey {
+            texts: [
+                &self.texts[0],
+                &self.texts[1],
+                &self.texts[2],
+                &self.texts[3],
+                &self.texts[4],
+                &self.texts[5],
+            ],
+            version: self.version,
+            at: self.at,
+            passed: self.passed,
+            error: self.error.as_deref(),
+        }
+    }
+}
+
+/// Runs kept under one hash, each with its key.
+type Runs = Vec<(SharedKey<String>, Py<PyTuple>)>;
+
+/// The shared runs kept, by their key's hash.
+#[derive(Default)]
+struct SharedRuns {
+    by_hash: HashMap<u64, Runs, BuildHasherDefault<FxHasher>>,
+    len: usize,
+}
+
+/// FxHash (rustc's): a rotate, a xor and a multiply an 8-byte word. A check's key is a
+/// hundred bytes or more of names and text, hashed for every check; SipHash (std's default)
+/// cost ~1,300 instructions a key. The keys are the emitter's own, not chosen by a peer.
+#[derive(Default)]
+struct FxHasher(u64);
+
+impl FxHasher {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut words = bytes.chunks_exact(8);
+        for word in &mut words {
+            let mut eight = [0u8; 8];
+            eight.copy_from_slice(word);
+            self.add(u64::from_le_bytes(eight));
+        }
+        let rest = words.remainder();
+        if !rest.is_empty() {
+            let mut eight = [0u8; 8];
+            eight[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(eight));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.add(n);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.add(n as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 /// Whether `s` is a span id as the emitter accepts one: 16 lowercase hex digits (a final
@@ -296,13 +454,16 @@ pub(crate) struct VerdictRecords {
     passing: Vec<Py<PyAny>>,
     error_outcome: Py<PyAny>,
     explain_mode: Py<PyAny>,
+    /// `explain_mode == "full"`: the explanation is the oracle's own message (`explain`),
+    /// else the filter's template text.
+    full: bool,
     grade_span: bool,
     span_events: bool,
     log_events: bool,
     max_list: usize,
     max_shared: usize,
-    /// Per (check, outcome, explanation) key: the shared runs of both event forms.
-    shared: Py<PyDict>,
+    /// The shared runs of both event forms, by what they are made of (see [`SharedKey`]).
+    shared: Mutex<SharedRuns>,
     /// Per (contract id, version, hash): the grade span's contract run.
     contracts: Py<PyDict>,
     /// splitmix64 state for the ids of grade spans (and of the traces they start).
@@ -333,8 +494,11 @@ impl VerdictRecords {
     ) -> PyResult<Self> {
         let py = names.py();
         let (attrs, span_item, event_item, log_item) = classes;
-        let (explain_key, explain, error_type, agent_label, generation_labels, subject_label) =
-            helpers;
+        let (filter, explain, agent_label, generation_labels, subject_label) = helpers;
+        let full = explain_mode
+            .bind(py)
+            .cast::<PyString>()
+            .is_ok_and(|mode| mode == "full");
         Ok(VerdictRecords {
             names: Names::read(names)?,
             helpers: Helpers {
@@ -342,9 +506,8 @@ impl VerdictRecords {
                 span_item: ItemClass::load(&span_item, SPAN_FIELDS)?,
                 event_item: ItemClass::load(&event_item, EVENT_FIELDS)?,
                 log_item: ItemClass::load(&log_item, LOG_FIELDS)?,
-                explain_key,
+                filter,
                 explain,
-                error_type,
                 agent_label,
                 generation_labels,
                 subject_label,
@@ -353,12 +516,13 @@ impl VerdictRecords {
             passing,
             error_outcome,
             explain_mode,
+            full,
             grade_span: forms.0,
             span_events: forms.1,
             log_events: forms.2,
             max_list,
             max_shared: max_shared.max(1),
-            shared: PyDict::new(py).unbind(),
+            shared: Mutex::new(SharedRuns::default()),
             contracts: PyDict::new(py).unbind(),
             random: AtomicU64::new(seed),
         })
@@ -456,76 +620,78 @@ impl VerdictRecords {
     /// The `gen_ai.evaluation.result` attributes of one check, shared by the span and log
     /// forms: one run shared by every result with the same check, outcome and explanation
     /// (contract, name, type, layer, score, outcome, explanation), plus the result's own
-    /// few values (budget numbers, step indexes, span ids).
+    /// few values (budget numbers, step indexes, span ids). The result's fields are read
+    /// from its instance `__dict__` (a pydantic model's attribute read goes through its
+    /// `__getattr__` hook), the explanation is the filter's text, and the run is found by
+    /// what it is made of, compared in the core.
     fn check<'py>(&self, read: &Read<'py>, result: &Bound<'py, PyAny>) -> PyResult<Check<'py>> {
         let py = result.py();
-        let h = &self.helpers;
-        let mode = self.explain_mode.bind(py);
-        // Keyed by what the explanation depends on when it is a cached template (no need to
-        // render it again), else by the text itself.
-        let ekey = h.explain_key.bind(py).call1((result, mode))?;
-        let explanation = if ekey.is_none() {
-            h.explain.bind(py).call1((result, mode))?
-        } else {
-            py.None().into_bound(py)
+        let f = StepFields::new(result.clone());
+        let j = Judged {
+            name: f.get(intern!(py, "name"))?,
+            oracle_type: f.get(intern!(py, "oracle_type"))?,
+            outcome: f.get(intern!(py, "outcome"))?,
+            used: f.get(intern!(py, "used"))?,
+            budget: f.get(intern!(py, "budget"))?,
+            steps: f.get(intern!(py, "step_indexes"))?,
+            details: f.get(intern!(py, "details"))?,
+            message: f.get(intern!(py, "message"))?,
         };
-        let layer = result.getattr(intern!(py, "layer"))?;
-        let passed = result.getattr(intern!(py, "passed"))?;
-        let outcome = result.getattr(intern!(py, "outcome"))?;
-        let mut key = vec![
-            read.contract_id.clone(),
-            read.contract_version.clone(),
-            read.contract_hash.clone(),
-            layer.clone(),
-            passed.clone(),
-            ekey.clone(),
-            explanation.clone(),
-        ];
-        let is_error = outcome.is(self.error_outcome.bind(py));
-        if ekey.is_none() {
-            // ekey names the check, outcome and error type; the text does not
-            let error = if is_error {
-                h.error_type.bind(py).call1((result,))?
-            } else {
-                py.None().into_bound(py)
-            };
-            key.push(result.getattr(intern!(py, "name"))?);
-            key.push(result.getattr(intern!(py, "oracle_type"))?);
-            key.push(outcome.clone());
-            key.push(error);
-        }
-        let key = PyTuple::new(py, key)?;
-        let shared_map = self.shared.bind(py);
-        let shared = match shared_map.get_item(&key)? {
-            Some(found) => found.cast_into::<PyTuple>()?,
+        let layer = f.get(intern!(py, "layer"))?;
+        let passed = f.get(intern!(py, "passed"))?;
+        let filter = self.helpers.filter.get();
+        let at = filter.outcome_at(&j.outcome)?;
+        let explanation = if self.full {
+            let text = self
+                .helpers
+                .explain
+                .bind(py)
+                .call1((result, self.explain_mode.bind(py)))?;
+            text.cast::<PyString>()?.to_str()?.to_owned()
+        } else {
+            filter.text_at(at, &j)?
+        };
+        let error = if j.outcome.is(self.error_outcome.bind(py)) {
+            Some(filter.error_type(&j.details)?)
+        } else {
+            None
+        };
+        let parts = Shared {
+            layer: &layer,
+            passed: &passed,
+            at,
+            explanation: &explanation,
+            error: error.as_deref(),
+        };
+        let key = SharedKey::of(read, &j, &parts)?;
+        let found = match &key {
+            Some((hash, key)) => self.found(py, *hash, key),
+            None => None,
+        };
+        let shared = match found {
+            Some(found) => found,
             None => {
-                let explanation = if explanation.is_none() {
-                    h.explain.bind(py).call1((result, mode))?
-                } else {
-                    explanation
-                };
-                let made = self.shared_check(read, result, &outcome, is_error, &explanation)?;
-                if shared_map.len() >= self.max_shared {
-                    shared_map.clear(); // explanations repeat (templates)
+                let made = self.shared_check(read, &j, &parts)?;
+                if let Some((hash, key)) = key {
+                    self.keep(hash, key.owned(), &made);
                 }
-                shared_map.set_item(&key, &made)?;
                 made
             }
         };
+        let budget = &j.budget;
         let n = &self.names;
         let mut extra: Option<Bound<'py, PyDict>> = None;
-        let budget = result.getattr(intern!(py, "budget"))?;
         let tolerance = layer.cast::<PyString>().is_ok_and(|s| s == "tolerance");
         if tolerance || !budget.is_none() {
             let own = PyDict::new(py);
-            own.set_item(n.budget_used.bind(py), result.getattr(intern!(py, "used"))?)?;
+            own.set_item(n.budget_used.bind(py), &j.used)?;
             if !budget.is_none() {
-                own.set_item(n.budget_limit.bind(py), &budget)?;
+                own.set_item(n.budget_limit.bind(py), budget)?;
             }
             extra = Some(own);
         }
-        let steps = result.getattr(intern!(py, "step_indexes"))?;
-        let steps = steps
+        let steps = j
+            .steps
             .cast::<PyList>()
             .map_err(|_| PyValueError::new_err("OracleResult.step_indexes: expected a list"))?;
         if !steps.is_empty() {
@@ -533,7 +699,7 @@ impl VerdictRecords {
             own.set_item(n.step_indexes.bind(py), steps.get_slice(0, self.max_list))?;
         }
         let mut pointed = None;
-        let span_ids = result.getattr(intern!(py, "span_ids"))?;
+        let span_ids = f.get(intern!(py, "span_ids"))?;
         let span_ids = span_ids
             .cast::<PyList>()
             .map_err(|_| PyValueError::new_err("OracleResult.span_ids: expected a list"))?;
@@ -570,44 +736,41 @@ impl VerdictRecords {
         })
     }
 
+    /// The runs a check's records share (see `check`), made of `parts`.
     fn shared_check<'py>(
         &self,
         read: &Read<'py>,
-        result: &Bound<'py, PyAny>,
-        outcome: &Bound<'py, PyAny>,
-        is_error: bool,
-        explanation: &Bound<'py, PyAny>,
+        j: &Judged<'py>,
+        parts: &Shared<'_, 'py>,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        let py = result.py();
+        let py = j.name.py();
         let n = &self.names;
-        let name = result.getattr(intern!(py, "name"))?;
+        let outcome = &j.outcome;
         let value = outcome.getattr(intern!(py, "value"))?;
         let score = if self.passing.iter().any(|p| p.bind(py).is(outcome)) {
             1.0f64
         } else {
             0.0
         };
+        let explanation = PyString::new(py, parts.explanation);
         let log = PyDict::new(py);
-        log.set_item(n.evaluation_name.bind(py), &name)?;
+        log.set_item(n.evaluation_name.bind(py), &j.name)?;
         self.contract_attributes(read, &log)?;
-        log.set_item(
-            n.oracle_type.bind(py),
-            result.getattr(intern!(py, "oracle_type"))?,
-        )?;
-        log.set_item(n.layer.bind(py), result.getattr(intern!(py, "layer"))?)?;
+        log.set_item(n.oracle_type.bind(py), &j.oracle_type)?;
+        log.set_item(n.layer.bind(py), parts.layer)?;
         // Span events carry only the gen_ai.evaluation.* core (and error.type): the
         // contract attributes are on the span itself, and the log form carries the full set.
         let event = PyDict::new(py);
-        event.set_item(n.evaluation_name.bind(py), &name)?;
+        event.set_item(n.evaluation_name.bind(py), &j.name)?;
         for form in [&log, &event] {
             form.set_item(n.score_value.bind(py), score)?;
             form.set_item(n.score_label.bind(py), &value)?;
-            form.set_item(n.explanation.bind(py), explanation)?;
+            form.set_item(n.explanation.bind(py), &explanation)?;
         }
         log.set_item(n.outcome.bind(py), &value)?;
-        log.set_item(n.passed.bind(py), result.getattr(intern!(py, "passed"))?)?;
-        if is_error {
-            let error = self.helpers.error_type.bind(py).call1((result,))?;
+        log.set_item(n.passed.bind(py), parts.passed)?;
+        if let Some(error) = parts.error {
+            let error = PyString::new(py, error);
             log.set_item(n.error_type.bind(py), &error)?;
             event.set_item(n.error_type.bind(py), &error)?;
         }
@@ -629,6 +792,37 @@ impl VerdictRecords {
                 severity_text,
             ],
         )
+    }
+
+    /// The runs kept under `key` (of hash `hash`).
+    fn found<'py>(
+        &self,
+        py: Python<'py>,
+        hash: u64,
+        key: &SharedKey<&str>,
+    ) -> Option<Bound<'py, PyTuple>> {
+        let runs = self.shared.lock().ok()?;
+        let kept = runs.by_hash.get(&hash)?;
+        kept.iter()
+            .find(|(k, _)| k.borrowed() == *key)
+            .map(|(_, run)| run.bind(py).clone())
+    }
+
+    /// Keeps `run` under `key`: every run is dropped first when `max_shared` are kept
+    /// (explanations repeat: templates).
+    fn keep(&self, hash: u64, key: SharedKey<String>, run: &Bound<'_, PyTuple>) {
+        let Ok(mut runs) = self.shared.lock() else {
+            return;
+        };
+        if runs.len >= self.max_shared {
+            runs.by_hash.clear();
+            runs.len = 0;
+        }
+        runs.by_hash
+            .entry(hash)
+            .or_default()
+            .push((key, run.clone().unbind()));
+        runs.len += 1;
     }
 
     fn contract_attributes(&self, read: &Read<'_>, into: &Bound<'_, PyDict>) -> PyResult<()> {

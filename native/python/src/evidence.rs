@@ -146,8 +146,9 @@ fn field<'py>(
     step.getattr(name)
 }
 
-/// A step's fields, read as `field` reads them.
-struct StepFields<'py> {
+/// A step's fields, read as `field` reads them (and a result's, by the emitter's records:
+/// a pydantic model keeps its fields in its instance `__dict__` too).
+pub(crate) struct StepFields<'py> {
     step: Bound<'py, PyAny>,
     values: Option<Bound<'py, PyDict>>,
 }
@@ -159,7 +160,7 @@ impl<'py> StepFields<'py> {
     /// the attribute lookup through the class's MRO that `step.__dict__` costs (~200
     /// instructions a step, and the checks read every step of a trajectory several
     /// times). A step without an instance dict has its fields read as attributes.
-    fn new(step: Bound<'py, PyAny>) -> Self {
+    pub(crate) fn new(step: Bound<'py, PyAny>) -> Self {
         let py = step.py();
         // SAFETY: `step` is a live object; `PyObject_GenericGetDict` returns a new
         // reference to its instance dict, or NULL with an exception set when it has none
@@ -175,7 +176,7 @@ impl<'py> StepFields<'py> {
         StepFields { step, values }
     }
 
-    fn get(&self, name: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyAny>> {
+    pub(crate) fn get(&self, name: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyAny>> {
         field(&self.step, self.values.as_ref(), name)
     }
 }

@@ -3,9 +3,10 @@
 //! Every result a report shows (tens of thousands in a large grade, most of them passes whose
 //! details are a few counts) goes through the filter twice: its message is rebuilt from a
 //! template per outcome plus allow-listed values, and its details are scrubbed. [`ShownFilter`]
-//! is the filter's one implementation: `emit.explain` and `emit.scrub_details` call it, and
-//! the JSON report's writer (`report_json.rs`) applies it to each result as it writes it,
-//! with no Python call and no scrubbed dict in between. Numbers and booleans are kept,
+//! is the filter's one implementation: `emit.explain` and `emit.scrub_details` call it, the
+//! JSON report's writer (`report_json.rs`) applies it to each result as it writes it, with
+//! no Python call and no scrubbed dict in between, and the emitter's record builder
+//! (`emit_records.rs`) asks it for every check's explanation and error type. Numbers and booleans are kept,
 //! values under the identifier keys are kept when identifier-shaped (secret-shaped ones and
 //! others replaced), everything else is dropped. What is an identifier, and what looks like
 //! a secret, stay Python functions (`emit.safe_identifier`/`looks_secret`, the regexes that
@@ -142,7 +143,7 @@ pub(crate) struct ShownFilter {
     templates: Vec<(Py<PyAny>, Vec<Piece>)>,
     /// Where the pass and the error outcomes stand in `templates`.
     pass_at: usize,
-    error_at: usize,
+    pub(crate) error_at: usize,
     /// Error types whose message a template shows (`SHOWN_ERROR_TYPES`).
     shown_error_types: Py<PyFrozenSet>,
     /// Caps: a whole explanation, a shown value (and a name that is not an identifier).
@@ -386,7 +387,7 @@ impl ShownFilter {
     }
 
     /// Where `outcome` stands in `templates` (the member itself, or one equal to it).
-    fn outcome_at(&self, outcome: &Bound<'_, PyAny>) -> PyResult<usize> {
+    pub(crate) fn outcome_at(&self, outcome: &Bound<'_, PyAny>) -> PyResult<usize> {
         let py = outcome.py();
         if let Some(at) = self
             .templates
@@ -405,7 +406,7 @@ impl ShownFilter {
 
     /// `error.type` for an errored check (`emit.error_type`): the exception class name
     /// when it is a plain identifier, else `_OTHER`.
-    fn error_type(&self, details: &Bound<'_, PyAny>) -> PyResult<String> {
+    pub(crate) fn error_type(&self, details: &Bound<'_, PyAny>) -> PyResult<String> {
         let py = details.py();
         let value = match details.cast_exact::<PyDict>() {
             Ok(dict) => dict.get_item(intern!(py, "error.type"))?,
@@ -547,7 +548,7 @@ impl ShownFilter {
     }
 
     /// The explanation of a result whose outcome stands at `at` in `templates`.
-    fn text_at(&self, at: usize, j: &Judged<'_>) -> PyResult<String> {
+    pub(crate) fn text_at(&self, at: usize, j: &Judged<'_>) -> PyResult<String> {
         let py = j.name.py();
         let mut text = self.head_text(at, j)?;
         if at == self.error_at {
