@@ -36,6 +36,8 @@
 
 use otel_oracles_core::hashing::{FastMap, FastMapExt, FastSet, FastSetExt};
 
+use std::sync::Mutex;
+
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -183,6 +185,112 @@ fn equals(value: &Bound<'_, PyAny>, text: &str) -> PyResult<bool> {
         }
     }
     value.eq(text)
+}
+
+/// The field names `Drafter::normalize` reads, by number.
+const NORMALIZED: [&str; 9] = [
+    "input_tokens",
+    "output_tokens",
+    "finish_reasons",
+    "input_messages",
+    "output_messages",
+    "documents",
+    "result",
+    "structured_output",
+    "output",
+];
+const INPUT_TOKENS: usize = 0;
+const OUTPUT_TOKENS: usize = 1;
+const FINISH_REASONS: usize = 2;
+const INPUT_MESSAGES: usize = 3;
+const OUTPUT_MESSAGES: usize = 4;
+const DOCUMENTS: usize = 5;
+const RESULT: usize = 6;
+const STRUCTURED_OUTPUT: usize = 7;
+const OUTPUT: usize = 8;
+
+/// Which of `NORMALIZED` a draft's fields may hold, one bit each: a clear bit means the
+/// name is certainly not a key (so it is not looked up), a set bit that it is or was not
+/// ruled out. Found by one walk over the keys (`see`), kept as `normalize` deletes and sets.
+struct Named(u16);
+
+impl Named {
+    /// `NORMALIZED` as interned `str`s: the very objects the field reader's and the
+    /// drafter's names are (both interned), so a key is most often found by address.
+    fn names(py: Python<'_>) -> [&Bound<'_, PyString>; 9] {
+        [
+            intern!(py, "input_tokens"),
+            intern!(py, "output_tokens"),
+            intern!(py, "finish_reasons"),
+            intern!(py, "input_messages"),
+            intern!(py, "output_messages"),
+            intern!(py, "documents"),
+            intern!(py, "result"),
+            intern!(py, "structured_output"),
+            intern!(py, "output"),
+        ]
+    }
+
+    /// Notes `key`: one of the names by address, else an exact `str` by its text; a key of
+    /// any other class might equal any name (its own `__eq__`), so all are looked up.
+    fn see(&mut self, key: &Bound<'_, PyAny>, names: &[&Bound<'_, PyString>; 9]) {
+        if let Some(bit) = names.iter().position(|name| name.as_ptr() == key.as_ptr()) {
+            self.0 |= 1 << bit;
+        } else if let Ok(text) = key.cast_exact::<PyString>() {
+            if let Some(bit) = text
+                .to_str()
+                .ok()
+                .and_then(|text| NORMALIZED.iter().position(|name| *name == text))
+            {
+                self.0 |= 1 << bit;
+            }
+        } else {
+            self.0 = u16::MAX;
+        }
+    }
+
+    fn may(&self, bit: usize) -> bool {
+        self.0 & (1 << bit) != 0
+    }
+
+    fn set(&mut self, bit: usize) {
+        self.0 |= 1 << bit;
+    }
+
+    /// `fields.get(name)` for name number `bit`, without a lookup when it is not a key.
+    fn get<'py>(
+        &self,
+        fields: &Bound<'py, PyDict>,
+        names: &[&Bound<'py, PyString>; 9],
+        bit: usize,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        if !self.may(bit) {
+            return Ok(None);
+        }
+        fields.get_item(names[bit])
+    }
+
+    /// `name in fields` for name number `bit`.
+    fn contains(
+        &self,
+        fields: &Bound<'_, PyDict>,
+        names: &[&Bound<'_, PyString>; 9],
+        bit: usize,
+    ) -> PyResult<bool> {
+        Ok(self.may(bit) && fields.contains(names[bit])?)
+    }
+
+    /// `del fields[name]` for name number `bit` (a key: the caller has just read it).
+    fn del(
+        &mut self,
+        fields: &Bound<'_, PyDict>,
+        names: &[&Bound<'_, PyString>; 9],
+        bit: usize,
+    ) -> PyResult<()> {
+        fields.del_item(names[bit])?;
+        self.0 &= !(1 << bit);
+        Ok(())
+    }
 }
 
 /// The mapper's `_content_dropped`: capture kept the message structure but dropped the
@@ -337,17 +445,25 @@ impl Drafter {
         Ok(ERROR)
     }
 
-    /// The fields normalized (step 3 of the module's doc).
+    /// The fields normalized (step 3 of the module's doc). Returns whether `finish_reasons`
+    /// may be among the fields (`canonical_reasons` has nothing to do otherwise).
+    ///
+    /// One walk over the fields finds which of the names read here they hold (`Named`),
+    /// so a name a draft does not hold (most drafts hold two or three of the nine) costs
+    /// no `dict` lookup; the names that are there are read as before.
     fn normalize(
         &self,
         fields: &Bound<'_, PyDict>,
         redacted: &Bound<'_, PySet>,
         attributes: &Bound<'_, PyDict>,
-    ) -> PyResult<()> {
+    ) -> PyResult<bool> {
         let py = fields.py();
         let hooks = &self.hooks;
+        let names = Named::names(py);
+        let mut named = Named(0);
         let mut strings = Vec::new();
         for (name, value) in fields.iter() {
+            named.see(&name, &names);
             if value.is_exact_instance_of::<PyString>() {
                 continue;
             }
@@ -359,15 +475,15 @@ impl Drafter {
         for (name, value) in strings {
             fields.set_item(name, hooks.parse_string.bind(py).call1((value,))?)?;
         }
-        for name in [intern!(py, "input_tokens"), intern!(py, "output_tokens")] {
-            if let Some(value) = fields.get_item(name)? {
+        for bit in [INPUT_TOKENS, OUTPUT_TOKENS] {
+            if let Some(value) = named.get(fields, &names, bit)? {
                 if !value.is_exact_instance_of::<PyInt>() {
-                    fields.set_item(name, hooks.parse_int.bind(py).call1((value,))?)?;
+                    fields.set_item(names[bit], hooks.parse_int.bind(py).call1((value,))?)?;
                 }
             }
         }
-        let reasons_key = intern!(py, "finish_reasons");
-        if let Some(reasons) = fields.get_item(reasons_key)? {
+        let reasons_key = names[FINISH_REASONS];
+        if let Some(reasons) = named.get(fields, &names, FINISH_REASONS)? {
             let copied = match reasons.cast_exact::<PyList>() {
                 Ok(list) if list.iter().all(|r| r.is_exact_instance_of::<PyString>()) => {
                     Some(PyList::new(py, list.iter())?.into_any())
@@ -380,58 +496,62 @@ impl Drafter {
             };
             fields.set_item(reasons_key, reasons)?;
         }
-        let input = intern!(py, "input_messages");
-        let output = intern!(py, "output_messages");
-        for name in [input, output, intern!(py, "documents")] {
-            if let Some(value) = fields.get_item(name)? {
+        let output = names[OUTPUT_MESSAGES];
+        for bit in [INPUT_MESSAGES, OUTPUT_MESSAGES, DOCUMENTS] {
+            if let Some(value) = named.get(fields, &names, bit)? {
                 let dicts = match value.cast::<PyList>() {
                     Ok(list) => list.iter().all(|m| m.is_instance_of::<PyDict>()),
                     Err(_) => false,
                 };
                 if !dicts {
-                    fields.del_item(name)?;
+                    named.del(fields, &names, bit)?;
                 }
             }
         }
-        for name in [input, output] {
-            if let Some(value) = fields.get_item(name)? {
+        for bit in [INPUT_MESSAGES, OUTPUT_MESSAGES] {
+            if let Some(value) = named.get(fields, &names, bit)? {
                 if content_dropped(value.cast::<PyList>()?)? {
-                    redacted.add(name)?;
+                    redacted.add(names[bit])?;
                 }
             }
         }
-        let result_key = intern!(py, "result");
-        if let Some(result) = fields.get_item(result_key)? {
+        if let Some(result) = named.get(fields, &names, RESULT)? {
             let mut result = parse_json_or_text(&result)?;
             if let Some(text) = text_block(&result)? {
                 // An MCP tool's text output as the agent SDK records it.
                 result = parse_json_or_text(&text)?;
             }
-            fields.set_item(result_key, result)?;
+            fields.set_item(names[RESULT], result)?;
         }
-        let structured = intern!(py, "structured_output");
-        if let Some(answer) = fields.get_item(structured)? {
+        let structured = names[STRUCTURED_OUTPUT];
+        if let Some(answer) = named.get(fields, &names, STRUCTURED_OUTPUT)? {
             // No step field of its own: an agent's structured answer, kept for grading (an
             // object only; anything else is no such answer).
-            fields.del_item(structured)?;
+            named.del(fields, &names, STRUCTURED_OUTPUT)?;
             if answer.is_instance_of::<PyDict>() && truthy(&answer)? {
                 attributes.set_item(structured, answer)?;
             }
         }
-        let output_key = intern!(py, "output");
-        if let Some(value) = fields.get_item(output_key)? {
-            fields.del_item(output_key)?;
-            if !value.is_none() && !fields.contains(output)? {
+        let output_key = names[OUTPUT];
+        if let Some(value) = named.get(fields, &names, OUTPUT)? {
+            named.del(fields, &names, OUTPUT)?;
+            if !value.is_none() && !named.contains(fields, &names, OUTPUT_MESSAGES)? {
                 fields.set_item(output, hooks.output_messages.bind(py).call1((value,))?)?;
+                named.set(OUTPUT_MESSAGES);
             }
         }
-        if !redacted.is_empty() && redacted.contains(output_key)? && !fields.contains(output)? {
+        if !redacted.is_empty()
+            && redacted.contains(output_key)?
+            && !named.contains(fields, &names, OUTPUT_MESSAGES)?
+        {
             redacted.discard(output_key)?;
             redacted.add(output)?;
         }
-        let reasons_read = fields.get_item(reasons_key)?.is_some_and(|r| !r.is_none());
+        let reasons_read = named
+            .get(fields, &names, FINISH_REASONS)?
+            .is_some_and(|r| !r.is_none());
         if !reasons_read {
-            if let Some(messages) = fields.get_item(output)? {
+            if let Some(messages) = named.get(fields, &names, OUTPUT_MESSAGES)? {
                 if truthy(&messages)? {
                     let found = PyList::empty(py);
                     for message in messages.try_iter()? {
@@ -443,11 +563,12 @@ impl Drafter {
                     }
                     if !found.is_empty() {
                         fields.set_item(reasons_key, found)?;
+                        named.set(FINISH_REASONS);
                     }
                 }
             }
         }
-        Ok(())
+        Ok(named.may(FINISH_REASONS))
     }
 
     /// Each finish reason in the conventions' vocabulary: `vocabulary.get(r.lower(), r)`.
@@ -568,8 +689,9 @@ impl Drafter {
             .get()
             .read_into(span, children, plan, fields, redacted)?;
         let status = self.signals(span, fields, attributes)?;
-        self.normalize(fields, redacted, attributes)?;
-        self.canonical_reasons(fields)?;
+        if self.normalize(fields, redacted, attributes)? {
+            self.canonical_reasons(fields)?;
+        }
         Ok(self.status(py, status))
     }
 }
@@ -727,6 +849,48 @@ pub struct TraceDrafter {
     /// `"fields"`, `"status"`, ... : the draft's slots, interned.
     slots: [Py<PyString>; 13],
     zero: Py<PyAny>,
+    /// Per rule, the spans it recognised in the trace being drafted.
+    counts: Mutex<RuleCounts>,
+}
+
+/// Spans counted per rule for one `draft_trace` call: an entry counts only when it is of
+/// the call's generation, so a call starts with every count at zero without clearing them.
+#[derive(Default)]
+struct RuleCounts {
+    generation: u64,
+    /// Per rule, the generation that last counted it and its count then.
+    per_rule: Vec<(u64, usize)>,
+}
+
+impl RuleCounts {
+    /// A new call over `rules` rules: every count zero.
+    fn begin(&mut self, rules: usize) {
+        self.generation += 1;
+        if self.per_rule.len() < rules {
+            self.per_rule.resize(rules, (0, 0));
+        }
+    }
+
+    /// One more span of rule `n`; `true` for its first in this call.
+    fn add(&mut self, n: usize) -> bool {
+        let entry = &mut self.per_rule[n];
+        if entry.0 == self.generation {
+            entry.1 += 1;
+            false
+        } else {
+            *entry = (self.generation, 1);
+            true
+        }
+    }
+
+    fn count(&self, n: usize) -> usize {
+        let (generation, count) = self.per_rule[n];
+        if generation == self.generation {
+            count
+        } else {
+            0
+        }
+    }
 }
 
 const SLOTS: [&str; 13] = [
@@ -1053,6 +1217,7 @@ impl TraceDrafter {
             finish,
             slots: SLOTS.map(|name| PyString::intern(py, name).unbind()),
             zero: PyInt::new(py, 0).into_any().unbind(),
+            counts: Mutex::new(RuleCounts::default()),
         })
     }
 
@@ -1079,18 +1244,31 @@ impl TraceDrafter {
         let empty = PyString::intern(py, "");
         let false_ = false.into_pyobject(py)?.to_owned();
         let true_ = true.into_pyobject(py)?.to_owned();
+        // Spans recognised per rule, and the rules in the order their first span came: the
+        // files' counts are summed from them once the spans are drafted (below). The counts
+        // are kept in the drafter's own table, an entry of an earlier call being one of
+        // another generation (so no call clears it), or in a new one while another call
+        // holds it (a hook drafting a trace of its own).
+        let mut held = self.counts.try_lock().ok();
+        let mut own = RuleCounts::default();
+        let counts: &mut RuleCounts = match held.as_deref_mut() {
+            Some(counts) => counts,
+            None => &mut own,
+        };
+        counts.begin(self.rules.len());
+        let mut seen = Vec::new();
         for (i, span) in spans.iter().enumerate() {
             let number = selected.get(i).copied().unwrap_or(-1);
-            let Some(info) = usize::try_from(number).ok().and_then(|n| self.rules.get(n)) else {
+            let Some((n, info)) = usize::try_from(number)
+                .ok()
+                .and_then(|n| Some((n, self.rules.get(n)?)))
+            else {
                 unrecognised.append(&span)?;
                 continue;
             };
-            let file = info.file.bind(py);
-            let count = match used.get_item(file)? {
-                Some(count) => count.extract::<usize>()? + 1,
-                None => 1,
-            };
-            used.set_item(file, count)?;
+            if counts.add(n) {
+                seen.push(n);
+            }
             if info.no_step {
                 continue;
             }
@@ -1196,6 +1374,17 @@ impl TraceDrafter {
             }
             drafts.append(&draft)?;
             by_span.set_item(&span_id, &draft)?;
+        }
+        // How many spans each file recognised, the files in the order their first span
+        // came: a file's earliest rule comes first among its rules in `seen`, so it is
+        // inserted where its first span would have put it.
+        for n in seen {
+            let file = self.rules[n].file.bind(py);
+            let count = match used.get_item(file)? {
+                Some(count) => count.extract::<usize>()? + counts.count(n),
+                None => counts.count(n),
+            };
+            used.set_item(file, count)?;
         }
         PyTuple::new(
             py,

@@ -23,6 +23,7 @@ use crate::parsers::{
     parse_python_literal, parse_streamed_partials, parse_string_list,
 };
 use crate::pydict::lookup;
+use crate::slots::{span, span_held};
 use crate::tools::{parse_request_tool_names, parse_tool_names};
 
 /// Where a source's raw value comes from (the `Source` of `mapping/config.py`).
@@ -189,7 +190,7 @@ fn named_events<'py>(
     names: &Names<'py>,
     wanted: &[String],
 ) -> PyResult<Vec<Bound<'py, PyAny>>> {
-    let events = span.getattr(&names.events)?;
+    let events = span_held(span, span::EVENTS, &names.events)?;
     let mut out = Vec::new();
     if events.len().unwrap_or(1) == 0 {
         return Ok(out);
@@ -295,18 +296,19 @@ impl RawReader {
                 out
             }
             Origin::SpanName(first_group) => {
-                let name = span.getattr(&names.name)?;
-                Some(first_group.bind(py).call1((name,))?)
+                let name = span_held(span, span::NAME, &names.name)?;
+                Some(first_group.bind(py).call1((&*name,))?)
             }
             Origin::StatusMessage => {
-                let message = span.getattr(&names.status_message)?;
-                message.is_truthy()?.then_some(message)
+                let message = span_held(span, span::STATUS_MESSAGE, &names.status_message)?;
+                message.is_truthy()?.then(|| message.into_bound())
             }
             Origin::ChildAttr(key) => {
                 let key = key.bind(py);
                 let mut out = None;
                 for child in children.try_iter()? {
-                    let attrs = child?.getattr(&names.attributes)?;
+                    let child = child?;
+                    let attrs = span_held(&child, span::ATTRIBUTES, &names.attributes)?;
                     if let Some(value) = lookup(&attrs, key)? {
                         out = Some(value);
                         break;
@@ -364,7 +366,7 @@ impl RawReader {
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
         let py = span.py();
         let names = Names::new(py, &self.interned);
-        let attributes = span.getattr(&names.attributes)?;
+        let attributes = span_held(span, span::ATTRIBUTES, &names.attributes)?;
         let none = py.None().into_bound(py);
         for origin in origins {
             let value = match origin {
@@ -557,7 +559,7 @@ impl FieldReader {
             return Err(PyValueError::new_err("no such field plan"));
         };
         let names = Names::new(py, &self.reader.interned);
-        let attributes = span.getattr(&names.attributes)?;
+        let attributes = span_held(span, span::ATTRIBUTES, &names.attributes)?;
         for field in plan {
             let mut flagged = false;
             let mut found = None;
