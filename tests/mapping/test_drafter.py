@@ -252,6 +252,34 @@ def test_finish_reasons_read_from_the_output_messages_when_none_was_read() -> No
     assert read["finish_reasons"] == []
 
 
+class _Name(str):
+    """A field name of another class than ``str``: it may equal any name (its own
+    ``__eq__``)."""
+
+
+def test_fields_are_normalized_whatever_object_holds_their_name() -> None:
+    """``normalize`` finds the names it reads among the keys by address first (the field
+    reader's and its own names are the same interned ``str``s), so a key that is another
+    object of the same text, or of a ``str`` subclass, must be read all the same."""
+    drafter = _drafter()
+    for name in ("".join, lambda parts: _Name("".join(parts))):
+        fields: dict[str, Any] = {
+            name(["res", "ult"]): '{"a": 1}',
+            name(["out", "put"]): 42,
+            name(["input_", "tokens"]): "7",
+            name(["finish_", "reasons"]): ("stop",),
+        }
+        drafter.draft(_span({}), [], 0, fields, set(), {})
+        assert fields == {
+            "result": {"a": 1},
+            "input_tokens": 7,
+            "finish_reasons": ["stop"],
+            "output_messages": [
+                {"role": "assistant", "parts": [{"type": "text", "content": "42"}]}
+            ],
+        }
+
+
 # ---- steps -------------------------------------------------------------------------------
 
 
