@@ -13,11 +13,11 @@ see the long form, and the contract document itself is never rewritten.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import ValidationError
 
+from otel_oracles._frozen import Frozen, set_field
 from otel_oracles.errors import ContractError
 from otel_oracles.grade.oracles.base import OracleParams
 from otel_oracles.grade.oracles.trace_answers import CitationRequiredParams, DegradedAnswerParams
@@ -34,34 +34,70 @@ BUDGET_KEYS: dict[str, str] = {
 """Keys of the ``budget:`` shorthand and what each stands for (``otel-oracles schema``)."""
 
 
-# No generated eq, repr (compared by identity, never printed): each generated method is
-# compiled from source at every start (docs/performance-history.md, "Start-up: fewer generated
-# methods").
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
-class BudgetCheck:
+# A plain frozen class, not a dataclass: compared by identity, never printed, and the methods
+# ``dataclasses`` generates are compiled from source at every start (``otel_oracles._frozen``).
+class BudgetCheck(Frozen):
     """One check a budget key stands for: where it goes, its oracle type, its typed params
     and the ``why`` results show (naming the budget key)."""
 
+    __slots__ = ("layer", "oracle_type", "params", "why")
     layer: Literal["invariants", "tolerances"]
     oracle_type: str
     params: OracleParams
     why: str
 
+    def __init__(
+        self,
+        layer: Literal["invariants", "tolerances"],
+        oracle_type: str,
+        params: OracleParams,
+        why: str,
+    ) -> None:
+        set_field(self, "layer", layer)
+        set_field(self, "oracle_type", oracle_type)
+        set_field(self, "params", params)
+        set_field(self, "why", why)
 
-# No generated eq, repr (compared by identity, never printed): each generated method is
-# compiled from source at every start (docs/performance-history.md, "Start-up: fewer generated
-# methods").
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
-class Budget:
+
+# A plain frozen class, not a dataclass: compared by identity, never printed, and the methods
+# ``dataclasses`` generates are compiled from source at every start (``otel_oracles._frozen``).
+class Budget(Frozen):
     """A validated ``budget:`` block (``None`` = key not given)."""
 
-    max_tool_retries: int | None = None
-    max_tool_errors: int | None = None
-    allow_degraded_answer: bool | None = None
-    degraded_disclosure: str | None = None
-    require_citation: bool | None = None
-    citation_pattern: str | None = None
-    source: str = ""
+    __slots__ = (
+        "allow_degraded_answer",
+        "citation_pattern",
+        "degraded_disclosure",
+        "max_tool_errors",
+        "max_tool_retries",
+        "require_citation",
+        "source",
+    )
+    max_tool_retries: int | None
+    max_tool_errors: int | None
+    allow_degraded_answer: bool | None
+    degraded_disclosure: str | None
+    require_citation: bool | None
+    citation_pattern: str | None
+    source: str
+
+    def __init__(
+        self,
+        max_tool_retries: int | None = None,
+        max_tool_errors: int | None = None,
+        allow_degraded_answer: bool | None = None,
+        degraded_disclosure: str | None = None,
+        require_citation: bool | None = None,
+        citation_pattern: str | None = None,
+        source: str = "",
+    ) -> None:
+        set_field(self, "max_tool_retries", max_tool_retries)
+        set_field(self, "max_tool_errors", max_tool_errors)
+        set_field(self, "allow_degraded_answer", allow_degraded_answer)
+        set_field(self, "degraded_disclosure", degraded_disclosure)
+        set_field(self, "require_citation", require_citation)
+        set_field(self, "citation_pattern", citation_pattern)
+        set_field(self, "source", source)
 
     def checks(self) -> list[BudgetCheck]:
         """The checks this budget stands for, in the order they follow the contract's own:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from otel_oracles._frozen import Frozen, set_field
 from otel_oracles.grade.oracles.base import OracleCheck, OracleParams
 from otel_oracles.grade.registry import BUILTIN_MODULES, oracle_class
 from otel_oracles.grade.selector import MappedAgents, TraceSelector
@@ -25,14 +26,22 @@ BUDGET_PARAMS: tuple[str, ...] = ("max", "allowed", "max_total")
 """Params whose value results report as the check's ``budget``, first found wins."""
 
 
-# No generated eq, repr (compared by identity, never printed): each generated method is
-# compiled from source at every start (docs/performance-history.md, "Start-up: fewer generated
-# methods").
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
-class CompiledCheck:
+# A plain frozen class, not a dataclass: compared by identity, never printed, and the methods
+# ``dataclasses`` generates are compiled from source at every start (``otel_oracles._frozen``).
+class CompiledCheck(Frozen):
     """One check of a contract, prepared once: its oracle instantiated over typed params and
     its evidence names resolved."""
 
+    __slots__ = (
+        "budget",
+        "evidence",
+        "foreign",
+        "layer",
+        "oracle",
+        "result_fields",
+        "setup_error",
+        "spec",
+    )
     layer: Layer
     spec: OracleSpec
     oracle: OracleCheck | None
@@ -51,6 +60,26 @@ class CompiledCheck:
     layer, params, budget, why), read off the spec once instead of per result (the spec is
     a pydantic model: each attribute read goes through its ``__getattr__`` hook). Shared by
     every result: read it, never change it."""
+
+    def __init__(
+        self,
+        layer: Layer,
+        spec: OracleSpec,
+        oracle: OracleCheck | None,
+        evidence: tuple[str, ...],
+        setup_error: Exception | None,
+        budget: int | None,
+        foreign: bool,
+        result_fields: dict[str, Any],
+    ) -> None:
+        set_field(self, "layer", layer)
+        set_field(self, "spec", spec)
+        set_field(self, "oracle", oracle)
+        set_field(self, "evidence", evidence)
+        set_field(self, "setup_error", setup_error)
+        set_field(self, "budget", budget)
+        set_field(self, "foreign", foreign)
+        set_field(self, "result_fields", result_fields)
 
 
 def compile_check(

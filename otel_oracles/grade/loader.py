@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from otel_oracles._frozen import Frozen, set_field
 from otel_oracles.config_bytes import ConfigTooLarge, read_config_bytes
 from otel_oracles.errors import ContractError
 from otel_oracles.grade._documents import MISSING, DocumentCache
@@ -46,16 +46,19 @@ EVIDENCE_BLOCK_KEYS: frozenset[str] = frozenset({"require", "coverage"})
 LAYERS: tuple[str, ...] = ("evidence", "invariants", "tolerances")
 
 
-# No generated eq, repr (compared by identity, never printed): each generated method is
-# compiled from source at every start (docs/performance-history.md, "Start-up: fewer generated
-# methods").
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
-class _Parsed:
+# A plain frozen class, not a dataclass: compared by identity, never printed, and the methods
+# ``dataclasses`` generates are compiled from source at every start (``otel_oracles._frozen``).
+class _Parsed(Frozen):
     """A contract as parsed: the plain data, and each check's params typed (same order as
     ``contract.checks()``)."""
 
+    __slots__ = ("contract", "params")
     contract: Contract
     params: tuple[OracleParams, ...]
+
+    def __init__(self, contract: Contract, params: tuple[OracleParams, ...]) -> None:
+        set_field(self, "contract", contract)
+        set_field(self, "params", params)
 
 
 def compile_contract(source: str | Path | Contract) -> CompiledContract:

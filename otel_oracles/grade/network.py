@@ -10,9 +10,9 @@ every other one is. ``no_network`` fails on them, naming the host.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from otel_oracles._frozen import Frozen, set_field
 from otel_oracles.grade.evidence import Evidence
 from otel_oracles.model.step import Step, StepKind
 
@@ -24,15 +24,21 @@ HOST_KEYS: tuple[str, ...] = ("server.address", "net.peer.name", "http.host", "t
 """``target.host``: Micrometer's tag in Spring Framework 7's HTTP client observations."""
 
 
-# No generated eq, repr (compared by identity, never printed): each generated method is
-# compiled from source at every start (docs/performance-history.md, "Start-up: fewer generated
-# methods").
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
-class OutboundRequest:
+# A plain frozen class, not a dataclass: compared by identity, never printed, and the methods
+# ``dataclasses`` generates are compiled from source at every start (``otel_oracles._frozen``).
+class OutboundRequest(Frozen):
+    """An HTTP client request of the run: its step, method and host."""
+
+    __slots__ = ("host", "method", "step")
     step: Step
     method: str
     host: str
     """The URL's host, else ``server.address`` / ``net.peer.name``, else ``unknown host``."""
+
+    def __init__(self, step: Step, method: str, host: str) -> None:
+        set_field(self, "step", step)
+        set_field(self, "method", method)
+        set_field(self, "host", host)
 
 
 def outbound_requests(ev: Evidence) -> list[OutboundRequest]:

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import importlib
 import logging
-from dataclasses import dataclass
 from typing import TypeVar
 
 from otel_oracles._entry_points import entry_point_group
+from otel_oracles._frozen import Frozen, set_field
 from otel_oracles.errors import PluginError
 from otel_oracles.grade.oracles.base import OracleCheck, OracleParams
 
@@ -78,14 +78,19 @@ BUILTIN_MODULES: tuple[str, ...] = tuple(dict.fromkeys(BUILTIN_TYPES.values()))
 """Modules holding built-in oracles; each registers its classes on import."""
 
 
-# No generated eq, repr (compared by identity, never printed): each generated method is
-# compiled from source at every start (docs/performance-history.md, "Start-up: fewer generated
-# methods").
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
-class Registration:
+# A plain frozen class, not a dataclass: compared by identity, never printed, and the methods
+# ``dataclasses`` generates are compiled from source at every start (``otel_oracles._frozen``).
+class Registration(Frozen):
+    """A registered oracle class and the distribution it came from."""
+
+    __slots__ = ("cls", "distribution")
     cls: type[OracleCheck]
     distribution: str
     """``otel-oracles`` for built-ins, else the plug-in's distribution name."""
+
+    def __init__(self, cls: type[OracleCheck], distribution: str) -> None:
+        set_field(self, "cls", cls)
+        set_field(self, "distribution", distribution)
 
 
 _REGISTRY: dict[str, Registration] = {}

@@ -13,10 +13,10 @@ span-made or synthesized, so one rule covers every framework.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from otel_oracles import safe_regex
+from otel_oracles._frozen import Frozen, set_field
 from otel_oracles._native import RESULT_PATTERN_WINDOW, ResultRules
 from otel_oracles._native import structured as structured
 from otel_oracles._native import unwrap_block as unwrap_block
@@ -58,20 +58,29 @@ _ERROR_TYPE_RX = r"([A-Za-z_][\w.]*(?:Error|Exception))\b"
 """Compiled on its first message by ``safe_regex`` (its cache), not at import."""
 
 
-# No generated eq, repr (compared by identity, never printed): each generated method is
-# compiled from source at every start (docs/performance-history.md, "Start-up: fewer generated
-# methods").
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
-class ToolResultRules:
+# A plain frozen class, not a dataclass: compared by identity, never printed, and the methods
+# ``dataclasses`` generates are compiled from source at every start (``otel_oracles._frozen``).
+class ToolResultRules(Frozen):
     """The files' ``tool_results`` and ``tool_outcomes``, merged and compiled once."""
 
-    core: ResultRules = field(default_factory=lambda: _result_rules((), (), (), ()))
+    __slots__ = ("core", "denied_outcomes", "outcomes")
+    core: ResultRules
     """``error_keys`` and the ``error_pattern``, ``empty_pattern`` and
-    ``denied_pattern`` of every file, applied by ``judge``."""
-    outcomes: tuple[tuple[str, str], ...] = ()
+    ``denied_pattern`` of every file, applied by ``judge`` (none when not given)."""
+    outcomes: tuple[tuple[str, str], ...]
     """(lower-cased value, ``ok`` | ``error``)."""
-    denied_outcomes: frozenset[str] = frozenset()
+    denied_outcomes: frozenset[str]
     """Lower-cased outcome values that say an approval step refused the call."""
+
+    def __init__(
+        self,
+        core: ResultRules | None = None,
+        outcomes: tuple[tuple[str, str], ...] = (),
+        denied_outcomes: frozenset[str] = frozenset(),
+    ) -> None:
+        set_field(self, "core", _result_rules((), (), (), ()) if core is None else core)
+        set_field(self, "outcomes", outcomes)
+        set_field(self, "denied_outcomes", denied_outcomes)
 
     def outcome(self, value: Any) -> str | None:
         """``ok`` / ``error`` for a tool's own status value, ``None`` when not declared.

@@ -18,13 +18,13 @@ import posixpath
 import re
 import shlex
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
 from pydantic import Field, field_validator
 
 from otel_oracles import safe_regex
+from otel_oracles._frozen import Frozen, set_field
 from otel_oracles._native import json_indented
 from otel_oracles.errors import ContractError
 from otel_oracles.grade.evidence import list_steps
@@ -513,17 +513,20 @@ def _step_command(step: Step) -> str | None:
     return None
 
 
-# No generated eq, repr (compared by identity, never printed): each generated method is
-# compiled from source at every start (docs/performance-history.md, "Start-up: fewer generated
-# methods").
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
-class _CommandWrites:
+# A plain frozen class, not a dataclass: compared by identity, never printed, and the methods
+# ``dataclasses`` generates are compiled from source at every start (``otel_oracles._frozen``).
+class _CommandWrites(Frozen):
     """What ``steps_writing`` reads of one step, whatever file it judges: the shell command
     the step ran (``_step_command``) and the paths that command visibly writes
     (``shell_written_paths``)."""
 
+    __slots__ = ("command", "written")
     command: str | None
     written: tuple[str, ...]
+
+    def __init__(self, command: str | None, written: tuple[str, ...]) -> None:
+        set_field(self, "command", command)
+        set_field(self, "written", written)
 
     def rest(self, inputs: tuple[str, ...]) -> tuple[str, ...]:
         """The step's other inputs: ``inputs`` (its ``_step_inputs``) with the command

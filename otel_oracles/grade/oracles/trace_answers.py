@@ -13,12 +13,12 @@ import fnmatch
 import json
 import operator
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from otel_oracles import safe_regex
+from otel_oracles._frozen import Frozen, set_field
 from otel_oracles._native import json_indented
 from otel_oracles.errors import WorkBudgetExceeded
 from otel_oracles.grade.evidence import (
@@ -443,15 +443,16 @@ class DegradationParams(OracleParams):
     """A result matching this regex counts as empty (beyond structurally empty results)."""
 
 
-# No generated eq, repr (compared by identity, never printed): each generated method is
-# compiled from source at every start (docs/performance-history.md, "Start-up: fewer generated
-# methods").
-@dataclass(slots=True, eq=False, repr=False)
+# A plain class, not a dataclass: compared by identity, never printed, and the methods
+# ``dataclasses`` generates are compiled from source at every start (``otel_oracles._frozen``).
 class Degradation:
     """What the trace shows about degraded dependencies."""
 
-    degraded: list[tuple[Step | None, str]] = field(default_factory=list)
-    unknown: list[Step] = field(default_factory=list)
+    __slots__ = ("degraded", "unknown")
+
+    def __init__(self) -> None:
+        self.degraded: list[tuple[Step | None, str]] = []
+        self.unknown: list[Step] = []
 
     def describe(self) -> str:
         return "; ".join(
@@ -863,15 +864,22 @@ class HandoffParams(CoverageParams):
         return [_transfer(v) for v in _one_or_many(value)] if value is not None else value
 
 
-# No generated eq, repr (compared by identity, never printed): each generated method is
-# compiled from source at every start (docs/performance-history.md, "Start-up: fewer generated
-# methods").
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
-class SeenTransfer:
+# A plain frozen class, not a dataclass: compared by identity, never printed, and the methods
+# ``dataclasses`` generates are compiled from source at every start (``otel_oracles._frozen``).
+class SeenTransfer(Frozen):
+    """A transfer between agents the trace shows: who to whom, the step, and how."""
+
+    __slots__ = ("from_agent", "step", "to_agent", "via")
     from_agent: str
     to_agent: str
     step: Step
     via: str
+
+    def __init__(self, from_agent: str, to_agent: str, step: Step, via: str) -> None:
+        set_field(self, "from_agent", from_agent)
+        set_field(self, "to_agent", to_agent)
+        set_field(self, "step", step)
+        set_field(self, "via", via)
 
 
 def find_transfers(t: Trajectory) -> list[SeenTransfer]:

@@ -8,13 +8,13 @@ what "the arguments match" means, and ``tool_retries``, ``tool_errors`` and
 
 import json
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from functools import partial
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field
 
 from otel_oracles import safe_regex
+from otel_oracles._frozen import Frozen, set_field
 from otel_oracles._native import call_failures as native_call_failures
 from otel_oracles._native import repeated_args_candidates as native_repeated_args_candidates
 from otel_oracles.grade.evidence import Evidence, absent, is_placeholder
@@ -455,18 +455,23 @@ def schema_problems(schema: dict[str, Any], instance: Any, limit: int = 5) -> li
     return out
 
 
-# No generated eq, repr (compared by identity, never printed): each generated method is
-# compiled from source at every start (docs/performance-history.md, "Start-up: fewer generated
-# methods").
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
-class NamelessTwins:
+# A plain frozen class, not a dataclass: compared by identity, never printed, and the methods
+# ``dataclasses`` generates are compiled from source at every start (``otel_oracles._frozen``).
+class NamelessTwins(Frozen):
     """Which calls without a recorded tool name are shown to be another record of a named
     call (``nameless_twins``)."""
 
-    twinned: frozenset[int] = frozenset()
+    __slots__ = ("twin_of", "twinned")
+    twinned: frozenset[int]
     """``id()`` of each nameless call that is a named call's twin: counted with it, once."""
-    twin_of: dict[int, Step] = field(default_factory=dict)
+    twin_of: dict[int, Step]
     """``id()`` of a named call -> its nameless twin, whose failure is that call's failure."""
+
+    def __init__(
+        self, twinned: frozenset[int] = frozenset(), twin_of: dict[int, Step] | None = None
+    ) -> None:
+        set_field(self, "twinned", twinned)
+        set_field(self, "twin_of", {} if twin_of is None else twin_of)
 
 
 def nameless_twins(ev: Evidence) -> NamelessTwins:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from otel_oracles._entry_points import entry_point_group
+from otel_oracles._frozen import Frozen, set_field
 from otel_oracles.model.contract import did_you_mean
 
 log = logging.getLogger(__name__)
@@ -78,14 +79,19 @@ class Parser(Protocol):
     def __call__(self, value: Any, /) -> Any: ...
 
 
-# No generated eq, repr (compared by identity, never printed): each generated method is
-# compiled from source at every start (docs/performance-history.md, "Start-up: fewer generated
-# methods").
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
-class ParserRegistration:
+# A plain frozen class, not a dataclass: compared by identity, never printed, and the methods
+# ``dataclasses`` generates are compiled from source at every start (``otel_oracles._frozen``).
+class ParserRegistration(Frozen):
+    """A registered parser and the distribution it came from."""
+
+    __slots__ = ("distribution", "parse")
     parse: Parser
     distribution: str
     """``otel-oracles`` for built-ins, else the plug-in's distribution name."""
+
+    def __init__(self, parse: Parser, distribution: str) -> None:
+        set_field(self, "parse", parse)
+        set_field(self, "distribution", distribution)
 
 
 class ParserRegistry:
