@@ -78,7 +78,10 @@ _WRITTEN_CHECKED = {CHECKED: True}
 
 
 class _Entry(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    """A cache entry as written. Built when first used (as the files' models are): a warm
+    start keys the entries by their bytes and validates none."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     key: str
     file: ConventionFile

@@ -361,3 +361,44 @@ def test_grade_generates_no_method_for_the_plain_records() -> None:
     assert "otel_oracles.model.span.SpanRecord" in generated  # the probe sees a dataclass
     assert sorted(set(generated) & set(PLAIN_RECORDS)) == []
     assert len(generated) <= 105, sorted(generated)
+
+
+BUILT_PROBE = """
+import json, sys
+from pydantic import BaseModel
+from otel_oracles.cli import main
+sys.argv = ["otel-oracles", *json.loads(sys.argv[1])]
+try:
+    main()
+except SystemExit:
+    pass
+
+def subclasses(cls):
+    for sub in cls.__subclasses__():
+        yield sub
+        yield from subclasses(sub)
+
+built = sorted(
+    {c.__module__ + "." + c.__qualname__ for c in subclasses(BaseModel) if c.__pydantic_complete__}
+)
+sys.stdout.flush()
+sys.stderr.write("\\nBUILT " + json.dumps(built) + "\\n")
+"""
+
+
+def test_a_warm_grade_builds_no_convention_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A warm start reads the conventions from their cache without validating a file, so the
+    mapping files' models (``mapping.config``) and the cache entry's are built (their
+    schema made, ~24 M instructions) only when something validates one: a cold start, or
+    ``validate``, ``explain`` and ``inspect`` (docs/performance-history.md, "Start-up: plain
+    classes for the internal records, the conventions' models built when asked for")."""
+    monkeypatch.setenv("OTEL_ORACLES_CONVENTIONS_CACHE", str(tmp_path / "cache"))
+    args = ("grade", str(TRACE), "-c", str(REPO / "bench" / "contracts"), "-q")
+    cold = probed(BUILT_PROBE, "BUILT", *args)
+    warm = probed(BUILT_PROBE, "BUILT", *args)
+    # the guard is not vacuous: a cold start validates the files
+    assert "otel_oracles.mapping.config.ConventionFile" in cold
+    assert "otel_oracles.model.contract.Contract" in warm  # the probe sees what a grade built
+    assert [m for m in warm if m.startswith("otel_oracles.mapping.")] == []
