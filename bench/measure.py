@@ -51,6 +51,15 @@ def _stdout_to_devnull() -> Any:
         os.close(saved)
 
 
+def _conventions() -> Any:
+    """The bundled conventions loaded as ``grade`` loads them: from their cache
+    (``ConventionCache.from_env``), so a stage's figure is mapping, not compiling YAML (a cold
+    load is ~1,150 M instructions, more than a quarter of what ``map`` adds)."""
+    from otel_oracles.mapping import ConventionCache, load_conventions
+
+    return load_conventions([], ConventionCache.from_env())
+
+
 def run_baseline(name: str, path: str) -> dict[str, Any]:
     from baselines import BASELINES
 
@@ -109,9 +118,9 @@ def run_stage(name: str, paths: list[str]) -> dict[str, Any]:
             spans += len(trace.spans)
     elif name == "map":
         from otel_oracles.assemble import assemble_offline
-        from otel_oracles.mapping import load_conventions, map_trace
+        from otel_oracles.mapping import map_trace
 
-        conventions = load_conventions([])
+        conventions = _conventions()
         for trace in assemble_offline(read_paths(paths, problems)):
             map_trace(trace, conventions)
             traces += 1
@@ -120,13 +129,12 @@ def run_stage(name: str, paths: list[str]) -> dict[str, Any]:
         # Map and grade every trace, keeping no verdict: what grading holds in memory
         # apart from the report (``grade:CONTRACTS_DIR``).
         from otel_oracles.grade.loader import load_contract
-        from otel_oracles.mapping import load_conventions
         from otel_oracles.model.contract import discover_contract_files
         from otel_oracles.pipeline import grade_trace, read_traces
 
         files = discover_contract_files([name.removeprefix("grade:")])
         contracts = [load_contract(f) for f in files]
-        conventions = load_conventions([])
+        conventions = _conventions()
         for trace in read_traces(paths, problems):
             grade_trace(trace, contracts, conventions)
             traces += 1
@@ -146,14 +154,13 @@ def run_pipeline(paths: list[str], contracts_dir: str, profile: str | None) -> d
     """``pipeline.grade_paths`` in-process, without the CLI around it (for profiling, and to
     tell the pipeline's cost from the CLI's rendering)."""
     from otel_oracles.grade.loader import load_contract
-    from otel_oracles.mapping import load_conventions
     from otel_oracles.model.contract import discover_contract_files
     from otel_oracles.pipeline import grade_paths
     from otel_oracles.session import GradeRun, GradingSession
 
     t0, c0 = time.perf_counter(), _cpu()
     contracts = [load_contract(f) for f in discover_contract_files([contracts_dir])]
-    session = GradingSession(contracts, load_conventions([]))
+    session = GradingSession(contracts, _conventions())
     run = GradeRun()
     if profile:
         import cProfile
@@ -182,13 +189,12 @@ def run_emit(paths: list[str], contracts_dir: str, target: str) -> dict[str, Any
     """
     from otel_oracles.emit import build_emitter
     from otel_oracles.grade.loader import load_contract
-    from otel_oracles.mapping import load_conventions
     from otel_oracles.model.contract import discover_contract_files
     from otel_oracles.pipeline import grade_trace, read_traces
 
     t0, c0 = time.perf_counter(), _cpu()
     contracts = [load_contract(f) for f in discover_contract_files([contracts_dir])]
-    conventions = load_conventions([])
+    conventions = _conventions()
     pairs = []
     spans = 0
     for trace in read_traces(paths, []):
