@@ -15,6 +15,7 @@
 
 use super::{Build, Flags, Refused};
 use crate::json_text::short_escape;
+use crate::otlp_json::scalars::digits_u64;
 
 /// Nesting this parser reads before leaving the document to serde_json (which bounds it at
 /// [`super::MAX_JSON_DEPTH`] with the located message); OTLP nests about twenty levels.
@@ -568,14 +569,10 @@ impl<'a, 'c, B: Build<'a>> Parser<'a, 'c, B> {
         }
         self.pos = end;
         let token = &self.bytes[start..end];
-        let plain = token.len() <= 19
-            && token.iter().all(u8::is_ascii_digit)
-            && (token[0] != b'0' || token.len() == 1);
-        if plain {
-            let n = token
-                .iter()
-                .fold(0u64, |acc, &b| acc * 10 + u64::from(b - b'0'));
-            return self.build.u64(n).ok();
+        if token.first() != Some(&b'0') || token.len() == 1 {
+            if let Some(n) = digits_u64(token) {
+                return self.build.u64(n).ok();
+            }
         }
         // serde_json's own number reading (its `Value` would hold the same), kept apart
         // from the tree-building `Seed` so that one's frames stay as small as before.
