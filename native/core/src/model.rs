@@ -106,9 +106,16 @@ impl fmt::Display for Text {
 /// is one comparison where the map hashed the whole text (`foldhash`'s long-input path
 /// for keys like `gen_ai.usage.input_tokens`) and probed its groups, ~100 instructions a
 /// text. The table holds the map's own `Text`s, so what a text is shared with is the same.
+///
+/// The table grows with the body, from [`Interner::MIN_SLOTS`] to [`Interner::MAX_SLOTS`]:
+/// a collector's body of a megabyte holds some 670 distinct short texts, which thrashed
+/// 128 slots (a quarter of the repeats went to the map, ~170 instructions each), while a
+/// small body should not clear a large table.
 pub struct Interner<'a> {
     seen: FastMap<&'a str, Text>,
     recent: Vec<Option<(&'a str, Text)>>,
+    /// `64 - log2(recent.len())`: the mixed hash shifted by it is a slot.
+    shift: u32,
 }
 
 impl Default for Interner<'_> {
@@ -117,21 +124,46 @@ impl Default for Interner<'_> {
     }
 }
 
-/// Slots of [`Interner`]'s front table (a power of two).
-const RECENT_SLOTS: usize = 128;
-
 impl<'a> Interner<'a> {
     /// Longer texts (prompts, messages, tool output) rarely repeat within a body: they are
     /// allocated each without being hashed.
     pub const MAX_SHARED: usize = 64;
 
+    /// The fewest slots of the front table (a power of two).
+    pub const MIN_SLOTS: usize = 128;
+    /// The most slots of the front table (a power of two): 32 KiB.
+    pub const MAX_SLOTS: usize = 1024;
+    /// Body bytes per slot when sizing the front table: one slot per 512 bytes, so the
+    /// table is cleared for about a sixtieth of the cost of reading the body.
+    const BYTES_PER_SLOT: usize = 512;
+
+    /// An interner for a body of unknown size (the smallest table).
     pub fn new() -> Self {
+        Self::with_slots(Self::MIN_SLOTS)
+    }
+
+    /// An interner for a body of `len` bytes, its front table sized to it.
+    pub fn for_body(len: usize) -> Self {
+        let slots = (len / Self::BYTES_PER_SLOT)
+            .next_power_of_two()
+            .clamp(Self::MIN_SLOTS, Self::MAX_SLOTS);
+        Self::with_slots(slots)
+    }
+
+    fn with_slots(slots: usize) -> Self {
+        debug_assert!(slots.is_power_of_two());
         let mut recent = Vec::new();
-        recent.resize_with(RECENT_SLOTS, || None);
+        recent.resize_with(slots, || None);
         Interner {
             seen: FastMap::with_capacity(64),
             recent,
+            shift: 64 - slots.trailing_zeros(),
         }
+    }
+
+    /// Slots of the front table.
+    pub fn slots(&self) -> usize {
+        self.recent.len()
     }
 
     /// `text` as a [`Text`], shared with its earlier occurrences in this body.
@@ -139,7 +171,7 @@ impl<'a> Interner<'a> {
         if text.len() > Self::MAX_SHARED {
             return Text::from(text);
         }
-        let slot = recent_slot(text.as_bytes());
+        let slot = recent_slot(text.as_bytes(), self.shift);
         if let Some(Some((met, shared))) = self.recent.get(slot) {
             if *met == text {
                 return shared.clone();
@@ -158,9 +190,10 @@ impl<'a> Interner<'a> {
 }
 
 /// The slot of `bytes` in [`Interner`]'s front table: its length and its first and last
-/// (up to) eight bytes mixed. A collision only sends a text to the map.
+/// (up to) eight bytes mixed, the top bits kept (`64 - shift` of them). A collision only
+/// sends a text to the map.
 #[inline]
-fn recent_slot(bytes: &[u8]) -> usize {
+fn recent_slot(bytes: &[u8], shift: u32) -> usize {
     let n = bytes.len();
     let (first, last) = if n >= 8 {
         let (mut first, mut last) = ([0u8; 8], [0u8; 8]);
@@ -180,7 +213,7 @@ fn recent_slot(bytes: &[u8]) -> usize {
         (byte(0) | byte(1) << 8 | byte(2) << 16, 0)
     };
     let mixed = (first ^ last.rotate_left(29) ^ n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    (mixed >> (64 - RECENT_SLOTS.trailing_zeros())) as usize
+    (mixed >> shift) as usize
 }
 
 /// An OTLP `AnyValue`. `Empty` is a value with none of its fields set (Python `None`).
@@ -645,6 +678,34 @@ mod tests {
             assert!(Text::ptr_eq(&again, original), "{text}");
             assert!(Text::ptr_eq(shared, original), "{text}");
         }
+    }
+
+    #[test]
+    fn the_front_table_grows_with_the_body_within_bounds() {
+        assert_eq!(Interner::new().slots(), Interner::MIN_SLOTS);
+        assert_eq!(Interner::for_body(0).slots(), Interner::MIN_SLOTS);
+        assert_eq!(Interner::for_body(64 << 10).slots(), Interner::MIN_SLOTS);
+        assert_eq!(Interner::for_body(200 << 10).slots(), 512);
+        assert_eq!(Interner::for_body(1 << 20).slots(), Interner::MAX_SLOTS);
+        assert_eq!(
+            Interner::for_body(usize::MAX / 2).slots(),
+            Interner::MAX_SLOTS
+        );
+        // Every slot is reachable and none past the table, at each size.
+        for slots in [Interner::MIN_SLOTS, 256, Interner::MAX_SLOTS] {
+            let texts = Interner::with_slots(slots);
+            let mut hit = vec![false; slots];
+            for i in 0..(slots * 64) {
+                let text = format!("k{i}.{}", "v".repeat(i % 13));
+                hit[recent_slot(text.as_bytes(), texts.shift)] = true;
+            }
+            assert!(hit.iter().all(|h| *h), "{slots}");
+        }
+        // Sharing does not depend on the size: a large table shares as the small one.
+        let body = "a.b c.d a.b c.d";
+        let mut texts = Interner::for_body(1 << 20);
+        let words: Vec<Text> = body.split(' ').map(|w| texts.text(w)).collect();
+        assert!(Text::ptr_eq(&words[0], &words[2]) && Text::ptr_eq(&words[1], &words[3]));
     }
 
     #[test]

@@ -69,7 +69,12 @@ const MAX_STATUS: i32 = 2;
 
 /// Decode one protobuf request body of `signal`.
 pub fn decode(payload: &[u8], signal: Signal) -> Result<Decoded, WireError> {
-    let mut out = Decoder::default();
+    let mut out = Decoder {
+        batch: Batch::default(),
+        texts: Interner::for_body(payload.len()),
+        sampled: 0,
+        implausible_at: None,
+    };
     let mut fields = Fields::top(payload, &[]);
     let mut index = 0;
     while let Some((number, value)) = fields.next()? {
@@ -87,7 +92,6 @@ pub fn decode(payload: &[u8], signal: Signal) -> Result<Decoded, WireError> {
     })
 }
 
-#[derive(Default)]
 struct Decoder<'a> {
     batch: Batch,
     /// The body's attribute keys and short string values.

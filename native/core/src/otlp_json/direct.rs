@@ -52,7 +52,7 @@ pub(super) fn decode<'a>(text: &'a str, bump: &'a Bump) -> Option<Batch> {
 fn decode_counted<'a>(text: &'a str, bump: &'a Bump) -> Option<(Batch, usize)> {
     read_tokens(text, bump, |tokens| {
         let mut reader = Reader {
-            texts: Interner::new(),
+            texts: Interner::for_body(text.len()),
             batch: Batch::default(),
             pairs: Vec::new(),
             no_resource: Arc::default(),
