@@ -292,7 +292,11 @@ impl<'v> Sink<'v> {
 
     /// Appends the plain run of a string from `from` and returns where it stops (as
     /// [`string_stop`]): each sixteen-byte step is stored whole as it is scanned and the
-    /// length moved to the stop, so a run costs one pass over its bytes and no call.
+    /// length moved to the stop, so a run costs one pass over its bytes and no call. A
+    /// `\"` met in a step is unescaped here and the run goes on past it: nearly every
+    /// escape in data-2000's strings is one (2.0 M of 2.0 M, three bytes apart as a rule),
+    /// and the way out to [`unescape_into`]'s dispatch and back cost about seven
+    /// instructions each (its instructions on data-2000's decode 138.3 M -> 125.1 M).
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
     fn run(&mut self, bytes: &[u8], from: usize) -> usize {
@@ -310,6 +314,15 @@ impl<'v> Sink<'v> {
             };
             if mask != 0 {
                 let taken = mask.trailing_zeros() as usize;
+                if bytes.get(at + taken..at + taken + 2) == Some(b"\\\"") {
+                    // A `\"`, most escapes (JSON text inside a string): its quote written
+                    // over the backslash, inside the step just stored, and the run goes on.
+                    // SAFETY: `len + taken < len + LANES`, inside the capacity `room` made.
+                    unsafe { self.ptr.add(self.len + taken).write(b'"') };
+                    self.len += taken + 1;
+                    at += taken + 2;
+                    continue;
+                }
                 self.len += taken;
                 return at + taken;
             }
