@@ -6,7 +6,7 @@ parameter or constructor that differs from the runtime fails there. The classes 
 positional-only (``/``) only where the binding declares them so."""
 
 from collections.abc import Callable, Collection, Container, Iterable, Iterator, Sequence
-from typing import Any, Literal, TypeVar, final
+from typing import Any, Generic, Literal, TypeVar, final
 
 from opentelemetry.sdk.metrics.export import MetricsData
 from pydantic import BaseModel
@@ -40,6 +40,7 @@ __all__ = [
     "ScanFields",
     "SessionJoiner",
     "ShownFilter",
+    "SlotClass",
     "SourceScan",
     "StepBuilder",
     "StepView",
@@ -326,6 +327,28 @@ class SessionJoiner:
 # -- emit: the emitter's records to OTLP bytes (native/python/src/encode.rs) ---------------
 # Each takes an ``otel_oracles.emit._records.ItemBatch`` of ``SpanItem``s or ``LogItem``s and
 # stores the encoded bytes of every shared ``Attrs`` run in its ``encoded`` dict.
+
+_Made = TypeVar("_Made")
+
+@final
+class SlotClass(Generic[_Made]):
+    """A class whose ``__init__`` only assigns ``fields``, made as that ``__init__`` makes an
+    instance (``native/python/src/slots.rs``): ``object.__new__`` and one slot word written a
+    field when its ``__slots__`` are ``fields`` (in that order unless ``keywords``), it has no
+    ``__post_init__`` and its attribute access is ``object``'s or a frozen dataclass's; any
+    other class is called with the values in order, or by name with ``keywords``."""
+
+    def __new__(
+        cls, target: type[_Made], fields: Sequence[str], *, keywords: bool = False
+    ) -> SlotClass[_Made]: ...
+    @property
+    def make(self) -> Callable[..., _Made]:
+        """The function that makes an instance of its arguments, in ``fields`` order (a
+        builtin taking them as they stand, no argument tuple): taken once, called per
+        instance."""
+    @property
+    def filled(self) -> bool:
+        """Whether instances are made in their memory (else the class is called)."""
 
 @final
 class VerdictRecords:

@@ -26,11 +26,12 @@ import functools
 import json
 import weakref
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from otel_oracles import safe_regex
 from otel_oracles._native import (
+    SlotClass,
     StepView,
     message_tool_names,
     messages_empty,
@@ -558,29 +559,18 @@ class FinalOutput:
     value: Any = None
 
 
-class _OutputFilling:
-    """``FinalOutput``'s slots on a class of its own with no frozen ``__setattr__``: what
-    ``_output`` fills before making the object a ``FinalOutput``, as ``Finding.ok`` does a
-    finding (the frozen dataclass's ``__init__`` sets each field through
-    ``object.__setattr__``, ~1,000 instructions a field; every trajectory's answer checks
-    read one)."""
-
-    __slots__ = FinalOutput.__slots__
+_make_output = SlotClass(FinalOutput, [f.name for f in fields(FinalOutput)]).make
+"""``FinalOutput(...)`` made in its memory by the core (``SlotClass``), as ``Finding.ok``
+makes a finding (the frozen dataclass's ``__init__`` sets each field through
+``object.__setattr__``, ~1,000 instructions a field; every trajectory's answer checks read
+one)."""
 
 
 def _output(
     text: str | None, step: Step | None, missing: str | None = None, value: Any = None
 ) -> FinalOutput:
-    """``FinalOutput(text, step, missing, value)``, filled on ``_OutputFilling``: the result
-    is a frozen ``FinalOutput`` like any other."""
-    made: Any = _OutputFilling()
-    made.text = text
-    made.step = step
-    made.missing = missing
-    made.value = value
-    made.__class__ = FinalOutput
-    output: FinalOutput = made
-    return output
+    """``FinalOutput(text, step, missing, value)``, made by ``_make_output``."""
+    return _make_output(text, step, missing, value)
 
 
 def final_output(t: Trajectory) -> FinalOutput:

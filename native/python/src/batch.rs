@@ -31,19 +31,19 @@ type OwnShapeArgs = (
     FastSet<String>,
 );
 use pyo3::exceptions::{PyIndexError, PyOverflowError};
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
-use pyo3::{ffi, intern};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyString};
 
-use crate::slots::{object_new, SlotLayout};
+use crate::slots::{Fallback, SlotClass};
 
 /// The Python classes and shared constants the records are built from, imported once.
 pub(crate) struct RecordTypes {
-    span: RecordClass<19>,
-    event: RecordClass<6>,
-    link: RecordClass<4>,
-    log: RecordClass<10>,
+    span: SlotClass,
+    event: SlotClass,
+    link: SlotClass,
+    log: SlotClass,
     pub(crate) empty: Py<PyAny>,
     pub(crate) no_items: Py<PyAny>,
 }
@@ -93,58 +93,6 @@ const LOG_FIELDS: [&str; 10] = [
     "dropped_attributes",
 ];
 
-/// One record class and, when its instances can be made in their memory, their slot layout.
-///
-/// Calling a slotted dataclass costs its argument tuple, `type.__call__` and an `__init__`
-/// frame storing each field (~2,900 instructions a span record, a fifth of building it);
-/// `object.__new__` and one word written per field make the same record. That holds while
-/// `__init__` only assigns the fields: the class's `__slots__` are exactly `fields` (in
-/// order, so the positional call and the slots agree), it has no `__post_init__`, and its
-/// attribute access is `object`'s (`SlotLayout::probe`). Any other class is called.
-pub(crate) struct RecordClass<const N: usize> {
-    cls: Py<PyAny>,
-    layout: Option<SlotLayout>,
-    new: ffi::newfunc,
-}
-
-impl<const N: usize> RecordClass<N> {
-    fn load(module: &Bound<'_, PyModule>, name: &str, fields: [&str; N]) -> PyResult<Self> {
-        let py = module.py();
-        let cls = module.getattr(name)?.cast_into::<PyType>()?;
-        let new = object_new()?;
-        let slots: Option<Vec<String>> = cls
-            .getattr(intern!(py, "__slots__"))
-            .ok()
-            .and_then(|slots| slots.extract().ok());
-        let plain = slots.is_some_and(|slots| slots.iter().map(String::as_str).eq(fields))
-            && !cls.hasattr(intern!(py, "__post_init__"))?;
-        let layout = if plain {
-            let names = fields.map(|field| PyString::intern(py, field));
-            SlotLayout::probe(&cls, &names, new)?
-        } else {
-            None
-        };
-        Ok(Self {
-            cls: cls.into_any().unbind(),
-            layout,
-            new,
-        })
-    }
-
-    /// A record of `values`, the fields in declared order.
-    fn make<'py>(
-        &self,
-        py: Python<'py>,
-        values: [Bound<'py, PyAny>; N],
-    ) -> PyResult<Bound<'py, PyAny>> {
-        match &self.layout {
-            // Probed from the `N` fields: it takes exactly `N` values.
-            Some(layout) => layout.fill(self.new, py, values),
-            None => self.cls.bind(py).call1(PyTuple::new(py, values)?),
-        }
-    }
-}
-
 impl RecordTypes {
     /// An `EventRecord` of `values` (`EVENT_FIELDS` order), as the decoders make one.
     pub(crate) fn event<'py>(
@@ -170,11 +118,17 @@ pub(crate) fn record_types(py: Python<'_>) -> PyResult<&RecordTypes> {
     RECORD_TYPES.get_or_try_init(py, || {
         let module = PyModule::import(py, "otel_oracles.model.span")?;
         let get = |name: &str| -> PyResult<Py<PyAny>> { Ok(module.getattr(name)?.unbind()) };
+        // Made in their memory (`SlotClass`): calling a slotted dataclass costs its
+        // argument tuple, `type.__call__` and an `__init__` frame storing each field
+        // (~2,900 instructions a span record, a fifth of building it).
+        let class = |name: &str, fields: &[&str]| -> PyResult<SlotClass> {
+            SlotClass::load(module.getattr(name)?.cast()?, fields, Fallback::Positional)
+        };
         Ok(RecordTypes {
-            span: RecordClass::load(&module, "SpanRecord", SPAN_FIELDS)?,
-            event: RecordClass::load(&module, "EventRecord", EVENT_FIELDS)?,
-            link: RecordClass::load(&module, "LinkRecord", LINK_FIELDS)?,
-            log: RecordClass::load(&module, "LogRecord", LOG_FIELDS)?,
+            span: class("SpanRecord", &SPAN_FIELDS)?,
+            event: class("EventRecord", &EVENT_FIELDS)?,
+            link: class("LinkRecord", &LINK_FIELDS)?,
+            log: class("LogRecord", &LOG_FIELDS)?,
             empty: get("EMPTY")?,
             no_items: get("NO_ITEMS")?,
         })

@@ -19,14 +19,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use pyo3::exceptions::PyValueError;
-use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyInt, PyList, PyString, PyTuple, PyType};
+use pyo3::types::{PyBool, PyDict, PyInt, PyList, PyString, PyTuple};
 
 use crate::evidence::StepFields;
 use crate::scrub::{Judged, ShownFilter};
-use crate::slots::{object_new, SlotLayout};
+use crate::slots::{Fallback, SlotClass};
 
 /// `StatusCode.ERROR` / `StatusCode.UNSET` values of a grade span.
 const STATUS_ERROR: u32 = 2;
@@ -107,66 +106,6 @@ impl Names {
     }
 }
 
-/// One of the record classes (`SpanItem`, `EventItem`, `LogItem`), made as its `__init__`
-/// makes it: `object.__new__` and one word written per slot when its `__slots__` are
-/// exactly `fields` and its attribute access is `object`'s (`SlotLayout::probe`), without
-/// the call's arguments and Python frame (a record per check, two for the span event);
-/// any other class is called with the fields by name.
-struct ItemClass<const N: usize> {
-    cls: Py<PyType>,
-    names: [Py<PyString>; N],
-    layout: Option<SlotLayout>,
-    new: ffi::newfunc,
-}
-
-impl<const N: usize> ItemClass<N> {
-    fn load(cls: &Bound<'_, PyAny>, fields: [&str; N]) -> PyResult<Self> {
-        let py = cls.py();
-        let cls = cls.cast::<PyType>()?;
-        let new = object_new()?;
-        let names = fields.map(|field| PyString::intern(py, field));
-        let slots: Option<Vec<String>> = cls
-            .getattr(intern!(py, "__slots__"))
-            .ok()
-            .and_then(|slots| slots.extract().ok());
-        let exact = slots.is_some_and(|mut slots| {
-            let mut wanted: Vec<&str> = fields.to_vec();
-            slots.sort_unstable();
-            wanted.sort_unstable();
-            slots.iter().map(String::as_str).eq(wanted)
-        });
-        let layout = if exact {
-            SlotLayout::probe(cls, &names, new)?
-        } else {
-            None
-        };
-        Ok(ItemClass {
-            cls: cls.clone().unbind(),
-            names: names.map(Bound::unbind),
-            layout,
-            new,
-        })
-    }
-
-    /// A record of `values`, in `fields` order.
-    fn make<'py>(
-        &self,
-        py: Python<'py>,
-        values: [Bound<'py, PyAny>; N],
-    ) -> PyResult<Bound<'py, PyAny>> {
-        match &self.layout {
-            Some(layout) => layout.fill(self.new, py, values),
-            None => {
-                let kwargs = PyDict::new(py);
-                for (name, value) in self.names.iter().zip(values) {
-                    kwargs.set_item(name.bind(py), value)?;
-                }
-                self.cls.bind(py).call((), Some(&kwargs))
-            }
-        }
-    }
-}
-
 const SPAN_FIELDS: [&str; 11] = [
     "trace_id",
     "span_id",
@@ -199,9 +138,11 @@ type HelperFns = (Py<ShownFilter>, Py<PyAny>, Py<PyAny>, Py<PyAny>, Py<PyAny>);
 /// The Python the records are built with (see the module's text).
 struct Helpers {
     attrs: Py<PyAny>,
-    span_item: ItemClass<11>,
-    event_item: ItemClass<3>,
-    log_item: ItemClass<8>,
+    /// `SpanItem`, `EventItem`, `LogItem`, made in their memory (`SlotClass`: a record per
+    /// check, two for the span event), else called with the fields by name.
+    span_item: SlotClass,
+    event_item: SlotClass,
+    log_item: SlotClass,
     filter: Py<ShownFilter>,
     explain: Py<PyAny>,
     agent_label: Py<PyAny>,
@@ -503,9 +444,9 @@ impl VerdictRecords {
             names: Names::read(names)?,
             helpers: Helpers {
                 attrs,
-                span_item: ItemClass::load(&span_item, SPAN_FIELDS)?,
-                event_item: ItemClass::load(&event_item, EVENT_FIELDS)?,
-                log_item: ItemClass::load(&log_item, LOG_FIELDS)?,
+                span_item: SlotClass::load(span_item.cast()?, &SPAN_FIELDS, Fallback::Keywords)?,
+                event_item: SlotClass::load(event_item.cast()?, &EVENT_FIELDS, Fallback::Keywords)?,
+                log_item: SlotClass::load(log_item.cast()?, &LOG_FIELDS, Fallback::Keywords)?,
                 filter,
                 explain,
                 agent_label,

@@ -74,5 +74,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     evidence::register(m)?;
     results::register(m)?;
     checks::register(m)?;
+    slots::register(m)?;
     Ok(())
 }

@@ -12,14 +12,19 @@
 //! and its instances are read and written by name.
 //! Only instances of exactly the probed class are accessed by offset; any other object
 //! (a subclass) goes through `getattr` / `setattr`.
+//!
+//! `SlotClass`: a class whose `__init__` only assigns its fields, made as that `__init__`
+//! makes an instance (the decoders' records, the emitter's records, from Python a check's
+//! `Finding` and an answer's `FinalOutput`).
 
 use std::ops::Deref;
 
-use pyo3::ffi;
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::type_object::PyTypeCheck;
-use pyo3::types::{PyString, PyTuple, PyType};
+use pyo3::types::{PyDict, PyString, PyTuple, PyType};
 use pyo3::Borrowed;
+use pyo3::{ffi, intern};
 
 /// The offsets of some slots of one class.
 pub(crate) struct SlotLayout {
@@ -150,9 +155,14 @@ impl SlotLayout {
     ) -> PyResult<Option<Self>> {
         let py = cls.py();
         // Attribute access as `object` does it (no `__setattr__`, `__getattribute__` or
-        // `__getattr__` of the class's own), each name a member descriptor (a slot).
+        // `__getattr__` of the class's own, but for a frozen dataclass's refusals), each
+        // name a member descriptor (a slot).
         let object = py.import("builtins")?.getattr("object")?;
+        let frozen = frozen_dataclass(cls)?;
         for method in ["__new__", "__setattr__", "__getattribute__", "__delattr__"] {
+            if frozen && matches!(method, "__setattr__" | "__delattr__") {
+                continue;
+            }
             if !cls.getattr(method)?.is(object.getattr(method)?) {
                 return Ok(None);
             }
@@ -174,7 +184,13 @@ impl SlotLayout {
         for name in names {
             // A new object of its own per slot: its address is in no other word.
             let probe = pyo3::types::PyList::empty(py);
-            if instance.setattr(name, &probe).is_err() {
+            // SAFETY: live objects; `object.__setattr__` (a frozen dataclass's own refuses),
+            // 0 or -1 with an exception set.
+            let stored = unsafe {
+                ffi::PyObject_GenericSetAttr(instance.as_ptr(), name.as_ptr(), probe.as_ptr())
+            };
+            if stored != 0 {
+                drop(PyErr::take(py));
                 return Ok(None);
             }
             let base = instance.as_ptr().cast::<u8>();
@@ -310,28 +326,301 @@ impl SlotLayout {
         py: Python<'py>,
         values: [Bound<'py, PyAny>; N],
     ) -> PyResult<Bound<'py, PyAny>> {
-        if self.offsets.len() != N {
-            return Err(pyo3::exceptions::PyRuntimeError::new_err(format!(
-                "{N} values for a layout of {} slots",
-                self.offsets.len()
-            )));
-        }
+        self.covers(N)?;
         let record = blank(new, self.cls.bind(py))?;
-        for (slot, value) in values.into_iter().enumerate() {
-            let cell = self.cell(&record, slot);
+        self.store(&record, values.into_iter().map(Bound::into_ptr));
+        Ok(record)
+    }
+
+    /// `fill` of the objects `values` points at (a call's arguments, borrowed: the
+    /// instance takes a reference of its own to each).
+    pub(crate) fn fill_borrowed<'py>(
+        &self,
+        new: ffi::newfunc,
+        py: Python<'py>,
+        values: &[*mut ffi::PyObject],
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.covers(values.len())?;
+        let record = blank(new, self.cls.bind(py))?;
+        self.store(
+            &record,
+            values.iter().map(|&value| {
+                // SAFETY: a live object the caller holds; the reference taken is the
+                // instance's.
+                unsafe { ffi::Py_IncRef(value) };
+                value
+            }),
+        );
+        Ok(record)
+    }
+
+    /// A `RuntimeError` unless `count` values cover the probed slots.
+    fn covers(&self, count: usize) -> PyResult<()> {
+        if self.offsets.len() == count {
+            return Ok(());
+        }
+        Err(PyRuntimeError::new_err(format!(
+            "{count} values for a layout of {} slots",
+            self.offsets.len()
+        )))
+    }
+
+    /// Slot number `i` of the fresh `record` set to the `i`-th of `values` (references the
+    /// record takes over; as many as the probed slots, `covers`).
+    #[inline(always)]
+    fn store(&self, record: &Bound<'_, PyAny>, values: impl Iterator<Item = *mut ffi::PyObject>) {
+        for (slot, value) in values.enumerate() {
+            let cell = self.cell(record, slot);
             // SAFETY: a slot word of an instance of exactly the probed class, NULL in a
             // fresh instance (released all the same if not); the instance takes over
             // `value`'s reference.
             unsafe {
                 let old = cell.read();
-                cell.write(value.into_ptr());
+                cell.write(value);
                 if !old.is_null() {
                     ffi::Py_DECREF(old);
                 }
             }
         }
-        Ok(record)
     }
+}
+
+/// Whether `cls` is itself a frozen dataclass: its own `__setattr__` and `__delattr__` then
+/// only refuse (`dataclasses` will not freeze a class that defines either), and its
+/// generated `__init__` stores each field through `object.__setattr__`, as the probe and
+/// `SlotLayout::fill` do.
+fn frozen_dataclass(cls: &Bound<'_, PyType>) -> PyResult<bool> {
+    let py = cls.py();
+    let own = cls.getattr(intern!(py, "__dict__"))?;
+    let params = intern!(py, "__dataclass_params__");
+    if !own.contains(params)? {
+        return Ok(false);
+    }
+    let params = own.get_item(params)?;
+    Ok(params.getattr(intern!(py, "frozen"))?.is_truthy()?
+        && params.getattr(intern!(py, "init"))?.is_truthy()?
+        && own.contains(intern!(py, "__setattr__"))?
+        && own.contains(intern!(py, "__delattr__"))?)
+}
+
+/// How a `SlotClass` makes an instance when it cannot fill one in memory: the class called
+/// with the values by name (`Keywords`: its `__slots__` hold the fields in any order) or in
+/// order (`Positional`: its `__slots__` must list the fields in that order, so that the
+/// call and the slots agree).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fallback {
+    Keywords,
+    Positional,
+}
+
+/// A class whose `__init__` only assigns its fields, made as that `__init__` makes an
+/// instance: `object.__new__` and one word written per slot (`SlotLayout::fill`), without
+/// the call's arguments, `type.__call__` and the `__init__` frame (a frozen dataclass's
+/// `__init__` stores each field through `object.__setattr__`, a method call of its own).
+/// That holds while the class's `__slots__` are exactly `fields` (in order for a
+/// positional fallback), it has no `__post_init__`, and its attribute access is `object`'s
+/// or a frozen dataclass's (`SlotLayout::probe`); any other class is called (`Fallback`).
+/// Only instances of exactly this class are made this way: a subclass may add fields.
+#[pyclass(module = "otel_oracles._native", name = "SlotClass", frozen)]
+pub(crate) struct SlotClass {
+    cls: Py<PyType>,
+    names: Vec<Py<PyString>>,
+    layout: Option<SlotLayout>,
+    new: ffi::newfunc,
+    fallback: Fallback,
+}
+
+impl SlotClass {
+    /// `cls`, to be made of the values of `fields` (see the type's text).
+    pub(crate) fn load(
+        cls: &Bound<'_, PyType>,
+        fields: &[&str],
+        fallback: Fallback,
+    ) -> PyResult<Self> {
+        let py = cls.py();
+        let new = object_new()?;
+        let names: Vec<Bound<'_, PyString>> = fields
+            .iter()
+            .map(|field| PyString::intern(py, field))
+            .collect();
+        let slots: Option<Vec<String>> = cls
+            .getattr(intern!(py, "__slots__"))
+            .ok()
+            .and_then(|slots| slots.extract().ok());
+        let matching = slots.is_some_and(|mut slots| match fallback {
+            Fallback::Positional => slots.iter().map(String::as_str).eq(fields.iter().copied()),
+            Fallback::Keywords => {
+                let mut wanted = fields.to_vec();
+                slots.sort_unstable();
+                wanted.sort_unstable();
+                slots.iter().map(String::as_str).eq(wanted)
+            }
+        });
+        let layout = if matching && !cls.hasattr(intern!(py, "__post_init__"))? {
+            SlotLayout::probe(cls, &names, new)?
+        } else {
+            None
+        };
+        Ok(Self {
+            cls: cls.clone().unbind(),
+            names: names.into_iter().map(Bound::unbind).collect(),
+            layout,
+            new,
+            fallback,
+        })
+    }
+
+    /// An instance of `values`, in `fields` order.
+    #[inline]
+    pub(crate) fn make<'py, const N: usize>(
+        &self,
+        py: Python<'py>,
+        values: [Bound<'py, PyAny>; N],
+    ) -> PyResult<Bound<'py, PyAny>> {
+        match &self.layout {
+            Some(layout) => layout.fill(self.new, py, values),
+            None => self.call(py, values.into_iter()),
+        }
+    }
+
+    /// `make` of a call's arguments (`MAKE`).
+    fn make_borrowed<'py>(
+        &self,
+        py: Python<'py>,
+        values: &[*mut ffi::PyObject],
+    ) -> PyResult<Bound<'py, PyAny>> {
+        match &self.layout {
+            Some(layout) => layout.fill_borrowed(self.new, py, values),
+            None => self.call(
+                py,
+                values.iter().map(|&value| {
+                    // SAFETY: a live object the caller holds.
+                    unsafe { Bound::from_borrowed_ptr(py, value) }
+                }),
+            ),
+        }
+    }
+
+    /// The class called with `values` (`Fallback`).
+    fn call<'py>(
+        &self,
+        py: Python<'py>,
+        values: impl ExactSizeIterator<Item = Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        if values.len() != self.names.len() {
+            return Err(PyRuntimeError::new_err(format!(
+                "{} values for {} fields",
+                values.len(),
+                self.names.len()
+            )));
+        }
+        let cls = self.cls.bind(py);
+        match self.fallback {
+            Fallback::Positional => cls.call1(PyTuple::new(py, values)?),
+            Fallback::Keywords => {
+                let kwargs = PyDict::new(py);
+                for (name, value) in self.names.iter().zip(values) {
+                    kwargs.set_item(name.bind(py), value)?;
+                }
+                cls.call((), Some(&kwargs))
+            }
+        }
+    }
+}
+
+#[pymethods]
+impl SlotClass {
+    #[new]
+    #[pyo3(signature = (target, fields, *, keywords = false))]
+    fn py_new(target: &Bound<'_, PyType>, fields: Vec<String>, keywords: bool) -> PyResult<Self> {
+        let fields: Vec<&str> = fields.iter().map(String::as_str).collect();
+        let fallback = if keywords {
+            Fallback::Keywords
+        } else {
+            Fallback::Positional
+        };
+        Self::load(target, &fields, fallback)
+    }
+
+    /// The function that makes an instance of its arguments, in `fields` order (`MAKE`,
+    /// bound to this `SlotClass`): taken once, called per instance.
+    #[getter(make)]
+    fn maker<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        // SAFETY: `MAKE` is static and never written; `slf` a live `SlotClass`, which the
+        // function keeps a reference to (its `self`). A new reference or NULL with an
+        // exception set.
+        unsafe {
+            Bound::from_owned_ptr_or_err(
+                slf.py(),
+                ffi::PyCFunction_NewEx(MAKE.0.get(), slf.as_ptr(), std::ptr::null_mut()),
+            )
+        }
+    }
+
+    /// Whether instances are filled in memory (else the class is called).
+    #[getter]
+    fn filled(&self) -> bool {
+        self.layout.is_some()
+    }
+}
+
+/// The definition of `SlotClass.make`'s function: `METH_FASTCALL`, so that a call hands
+/// over its arguments where they stand, with no argument tuple made and read back (what a
+/// `*values` method costs, some 500 instructions a call of eight values).
+struct MethodDef(std::cell::UnsafeCell<ffi::PyMethodDef>);
+
+// SAFETY: CPython only reads a method definition; nothing here writes it.
+unsafe impl Sync for MethodDef {}
+
+static MAKE: MethodDef = MethodDef(std::cell::UnsafeCell::new(ffi::PyMethodDef {
+    ml_name: c"make".as_ptr(),
+    ml_meth: ffi::PyMethodDefPointer {
+        PyCFunctionFast: make_fastcall,
+    },
+    ml_flags: ffi::METH_FASTCALL,
+    ml_doc: c"An instance of the arguments, in the fields' order.".as_ptr(),
+}));
+
+/// `MAKE`'s function: `slf` the `SlotClass` it is bound to, `args` the call's `nargs`
+/// positional arguments.
+unsafe extern "C" fn make_fastcall(
+    slf: *mut ffi::PyObject,
+    args: *mut *mut ffi::PyObject,
+    nargs: ffi::Py_ssize_t,
+) -> *mut ffi::PyObject {
+    // SAFETY: CPython calls a builtin function attached to the interpreter.
+    let py = unsafe { Python::assume_attached() };
+    let made = std::panic::catch_unwind(std::panic::AssertUnwindSafe(
+        || -> PyResult<Bound<'_, PyAny>> {
+            // SAFETY: `slf` is the function's `self`, a live object (`SlotClass::maker`).
+            let class = unsafe { Borrowed::from_ptr(py, slf) };
+            let class = class.cast::<SlotClass>()?;
+            let count = usize::try_from(nargs).unwrap_or(0);
+            let values: &[*mut ffi::PyObject] = if count == 0 {
+                &[]
+            } else {
+                // SAFETY: `args` points at the call's `nargs` live arguments.
+                unsafe { std::slice::from_raw_parts(args, count) }
+            };
+            class.get().make_borrowed(py, values)
+        },
+    ));
+    match made {
+        Ok(Ok(made)) => made.into_ptr(),
+        Ok(Err(err)) => {
+            err.restore(py);
+            std::ptr::null_mut()
+        }
+        Err(_) => {
+            PyRuntimeError::new_err("SlotClass.make panicked").restore(py);
+            std::ptr::null_mut()
+        }
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<SlotClass>()?;
+    Ok(())
 }
 
 /// The `SpanRecord` fields the mapper's passes and the rule table read, by number

@@ -23,12 +23,13 @@ the budget is exceeded; the same class serves both layers.
 import types
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
+from otel_oracles._native import SlotClass
 from otel_oracles.errors import SandboxError
 from otel_oracles.grade.evidence import Evidence
 from otel_oracles.model.field_docs import describe_fields
@@ -143,7 +144,7 @@ class Finding:
 
     # ``ok``, ``fail`` and ``missing`` name their keywords and build the finding positionally
     # (every check returns one, and forwarding ``**kw`` cost as much as the dataclass itself),
-    # filled without the generated ``__init__`` (``_filled``).
+    # made without the generated ``__init__`` (``_filled``).
 
     @classmethod
     def ok(
@@ -193,16 +194,11 @@ class Finding:
         )
 
 
-class _Filling:
-    """A ``Finding``'s slots on a class of its own with no frozen ``__setattr__``: what
-    ``ok``, ``fail`` and ``missing`` fill before making the object a ``Finding``. The frozen
-    dataclass's generated ``__init__`` sets each of its eight fields through
-    ``object.__setattr__``, a method-wrapper call with an argument tuple, ~10 k
-    instructions a finding; filled here and given its class (``__class__`` assignment, which
-    CPython allows between classes of the same slots), ~3 k, and every check returns one
-    (docs/performance-history.md). The finding is then frozen like any other."""
-
-    __slots__ = Finding.__slots__
+_make_finding = SlotClass(Finding, [f.name for f in fields(Finding)]).make
+"""``Finding(...)`` made in its memory by the core (``SlotClass``): the frozen dataclass's
+generated ``__init__`` sets each of its eight fields through ``object.__setattr__``, a
+method-wrapper call with an argument tuple, ~10 k instructions a finding, and every check
+returns one (docs/performance-history.md)."""
 
 
 def _filled(
@@ -216,25 +212,14 @@ def _filled(
     breach: Literal["budget", "rule"],
     unseen: bool,
 ) -> Finding:
-    """``cls(status, message, details or {}, ...)``, built through ``_Filling`` when ``cls``
-    is ``Finding`` itself (a subclass may add fields, or a ``__post_init__``: it gets its own
-    ``__init__``)."""
+    """``cls(status, message, details or {}, ...)``, made in its memory (``_make_finding``) when
+    ``cls`` is ``Finding`` itself (a subclass may add fields, or a ``__post_init__``: it gets
+    its own ``__init__``)."""
     if details is None:
         details = {}
     if cls is not Finding:
         return cls(status, message, details, span_ids, step_indexes, used, breach, unseen)
-    finding: Any = _Filling()
-    finding.status = status
-    finding.message = message
-    finding.details = details
-    finding.span_ids = span_ids
-    finding.step_indexes = step_indexes
-    finding.used = used
-    finding.breach = breach
-    finding.unseen = unseen
-    finding.__class__ = Finding
-    made: Finding = finding
-    return made
+    return _make_finding(status, message, details, span_ids, step_indexes, used, breach, unseen)
 
 
 class GradeContext:
