@@ -99,6 +99,11 @@ pub struct CheckRunner {
     model: Py<PyType>,
     /// Every field name of `OracleResult` (a fresh `set` of them per result).
     fields: Py<PyFrozenSet>,
+    /// `{name: None}` of the result's fields in the order they are set (`RESULT_FIELDS`):
+    /// each result's values are a copy of it with the values put in, so the dict is made
+    /// at its final size in one copy of its keys, not grown (and rehashed) twice while
+    /// sixteen keys are inserted one by one.
+    template: Py<PyDict>,
     /// Whether a result may be built by filling its state (`model.result._TRUSTED`).
     trusted: bool,
     /// `OracleResult.__pydantic_validator__.validate_python`.
@@ -115,6 +120,38 @@ pub struct CheckRunner {
     refuse_commands: Py<PyAny>,
     /// `_fail_closed(finding, oracle, ctx) -> Finding`.
     fail_closed: Py<PyAny>,
+}
+
+/// `OracleResult`'s fields in the order `CheckRunner::result` sets them (the model's own
+/// order, which validation leaves them in and the report's writer reads them in).
+const RESULT_FIELDS: [&str; 16] = [
+    "oracle_type",
+    "name",
+    "layer",
+    "outcome",
+    "passed",
+    "message",
+    "details",
+    "params",
+    "span_ids",
+    "step_indexes",
+    "used",
+    "budget",
+    "why",
+    "contract_id",
+    "contract_version",
+    "duration_ns",
+];
+
+/// What a contract gives each of its results, read once per `run` (the contract is a
+/// frozen pydantic model: each attribute read goes through its `__getattr__` hook).
+struct ContractFields<'py> {
+    contract: Bound<'py, PyAny>,
+    id: Bound<'py, PyAny>,
+    version: Bound<'py, PyAny>,
+    /// Whether `id` is exactly a `str` and `version` exactly an `int` (a contract built by
+    /// `model_construct` may hold anything: its results are then validated).
+    plain: bool,
 }
 
 /// A check's finding, its outcome and the details an error adds.
@@ -141,9 +178,15 @@ impl CheckRunner {
         fail_closed: Bound<'_, PyAny>,
     ) -> PyResult<Self> {
         let outcome = |i: usize| outcomes.get_item(i).map(Bound::unbind);
+        let py = model.py();
+        let template = PyDict::new(py);
+        for name in RESULT_FIELDS {
+            template.set_item(PyString::intern(py, name), py.None())?;
+        }
         Ok(Self {
             model: model.unbind(),
             fields: fields.unbind(),
+            template: template.unbind(),
             trusted,
             validate: validate.unbind(),
             outcomes: Outcomes {
@@ -171,6 +214,16 @@ impl CheckRunner {
     ) -> PyResult<Bound<'py, PyList>> {
         let py = ctx.py();
         let contract = ctx.getattr(intern!(py, "contract"))?;
+        let id = contract.getattr(intern!(py, "id"))?;
+        let version = contract.getattr(intern!(py, "version"))?;
+        let plain =
+            id.is_exact_instance_of::<PyString>() && version.is_exact_instance_of::<PyInt>();
+        let contract = ContractFields {
+            contract,
+            id,
+            version,
+            plain,
+        };
         let results = PyList::empty(py);
         for check in checks.try_iter()? {
             results.append(self.one(&check?, ctx, &contract, clear, gapless)?)?;
@@ -184,7 +237,7 @@ impl CheckRunner {
         &self,
         check: &Bound<'py, PyAny>,
         ctx: &Bound<'py, PyAny>,
-        contract: &Bound<'py, PyAny>,
+        contract: &ContractFields<'py>,
         clear: bool,
         gapless: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
@@ -225,7 +278,7 @@ impl CheckRunner {
     fn result<'py>(
         &self,
         check: &Bound<'py, PyAny>,
-        contract: &Bound<'py, PyAny>,
+        contract: &ContractFields<'py>,
         (finding, outcome, error_details): Judged<'py>,
         start: Instant,
     ) -> PyResult<Bound<'py, PyAny>> {
@@ -235,6 +288,7 @@ impl CheckRunner {
             || outcome.is(o.tolerated.bind(py))
             || (outcome.is(o.missing_evidence.bind(py))
                 && contract
+                    .contract
                     .getattr(intern!(py, "on_missing_evidence"))?
                     .eq(intern!(py, "warn"))?);
         let message = finding.getattr(intern!(py, "message"))?;
@@ -245,9 +299,7 @@ impl CheckRunner {
         let fields = check.getattr(intern!(py, "result_fields"))?;
         let field = |name: &Bound<'py, PyString>| fields.get_item(name);
         let layer = field(intern!(py, "layer"))?;
-        let contract_id = contract.getattr(intern!(py, "id"))?;
-        let contract_version = contract.getattr(intern!(py, "version"))?;
-        let values = PyDict::new(py);
+        let values = self.template.bind(py).copy()?;
         let set =
             |name: &Bound<'py, PyString>, value: &Bound<'py, PyAny>| values.set_item(name, value);
         set(
@@ -263,9 +315,8 @@ impl CheckRunner {
         )?;
         set(intern!(py, "message"), &message)?;
         let trusted = is_layer(&layer)?
-            && contract_id.is_exact_instance_of::<PyString>() // (a contract built by
-            && contract_version.is_exact_instance_of::<PyInt>() // `model_construct` may
-            && plain_finding(&message, &details, &span_ids, &step_indexes, &used)?; // hold anything)
+            && contract.plain
+            && plain_finding(&message, &details, &span_ids, &step_indexes, &used)?;
         if trusted {
             // The per-check fields come from the validated contract and the finding's values
             // were just type-checked: nothing to validate. The containers are copied, as
@@ -303,8 +354,8 @@ impl CheckRunner {
         set(intern!(py, "used"), &used)?;
         set(intern!(py, "budget"), &field(intern!(py, "budget"))?)?;
         set(intern!(py, "why"), &field(intern!(py, "why"))?)?;
-        set(intern!(py, "contract_id"), &contract_id)?;
-        set(intern!(py, "contract_version"), &contract_version)?;
+        set(intern!(py, "contract_id"), &contract.id)?;
+        set(intern!(py, "contract_version"), &contract.version)?;
         let elapsed = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
         set(
             intern!(py, "duration_ns"),
