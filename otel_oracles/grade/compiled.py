@@ -135,9 +135,23 @@ class CompiledContract:
     asked of a trajectory once per contract, so that when it lacks none (most
     trajectories), no check asks for its own."""
 
+    plain: bool = field(init=False)
+    """Whether the contract's values every verdict copies (``id``, ``version``,
+    ``content_hash``, ``name``) are exactly of their fields' types: worked out once here,
+    not per verdict (``grade.evaluator._plain_verdict``). A validated contract's are; one
+    built by ``model_construct`` may hold anything, and its verdicts are validated."""
+
     def __post_init__(self) -> None:
         names = tuple(sorted({name for check in self.checks for name in check.evidence}))
         object.__setattr__(self, "evidence", names)
+        c = self.contract
+        plain = (
+            type(c.id) is str
+            and type(c.version) is int
+            and type(c.content_hash) is str
+            and type(c.name) is str
+        )
+        object.__setattr__(self, "plain", plain)
 
     def selects(self, trace: Trace, agents: MappedAgents | None = None) -> bool:
         """Whether the contract's ``match`` selects ``trace`` (``agents``: see

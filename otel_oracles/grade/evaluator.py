@@ -174,22 +174,18 @@ _NONE = type(None)
 
 
 def _plain_verdict(
-    contract: Contract, subject: object, trajectory: Trajectory, results: list[OracleResult]
+    compiled: CompiledContract, subject: object, trajectory: Trajectory, results: list[OracleResult]
 ) -> bool:
     """Whether the values a verdict copies are exactly of its fields' types, so that
     validating it could change nothing but copy the results list: the contract's (a
-    validated model, but one built by ``model_construct`` is not), the subject and the
-    trajectory's four names (a ``Trajectory`` is a plain record, and one built by
-    ``from_normalized`` holds what it was given), and the results (``OracleResult``
-    itself; validation keeps instances as they are, converts anything else). Anything
-    else is validated: a ``str`` subclass made ``str``, a wrong type refused, as always."""
-    if (
-        type(contract.id) is not str
-        or type(contract.version) is not int
-        or type(contract.content_hash) is not str
-        or type(contract.name) is not str
-        or type(subject) is not str
-    ):
+    validated model, but one built by ``model_construct`` is not: ``compiled.plain``,
+    worked out once per contract), the subject and the trajectory's four names (a
+    ``Trajectory`` is a plain record, and one built by ``from_normalized`` holds what it
+    was given), and the results (``OracleResult`` itself; validation keeps instances as
+    they are, converts anything else). Anything else is validated: a ``str`` subclass made
+    ``str``, a wrong type refused, as always. (Plain loops: a generator per verdict cost
+    more than the tests it ran.)"""
+    if not compiled.plain or type(subject) is not str:
         return False
     for name in (
         trajectory.trace_id,
@@ -200,7 +196,10 @@ def _plain_verdict(
         kind = type(name)
         if kind is not str and kind is not _NONE:
             return False
-    return all(type(result) is OracleResult for result in results)
+    for result in results:  # noqa: SIM110 - no generator per verdict (see above)
+        if type(result) is not OracleResult:
+            return False
+    return True
 
 
 def _known_clear(compiled: CompiledContract, ctx: GradeContext) -> tuple[bool, bool]:
@@ -408,7 +407,7 @@ def grade(
     results.extend(trace_complete(contract, trajectory))
     passed, counts = verdict_tally(results)
     subject = trajectory.trace_id or trajectory.source or "<trajectory>"
-    if _plain_verdict(contract, subject, trajectory, results):
+    if _plain_verdict(compiled, subject, trajectory, results):
         # Every value is of its field's exact type (the contract's were validated, the
         # trajectory's were just checked): nothing to validate. ``results`` is this call's
         # own list, as validation's copy of it would be.

@@ -298,11 +298,16 @@ class Evidence:
             plan = _call_plan(names)
             if plan is not None:
                 _probe_calls_together(self, plan)
-        probed = self.probed
-        found = lacking[names] = tuple(
-            (name, message) for name in names if (message := probed(name))
-        )
-        return found
+        # Each name's message read straight from ``_probed`` where a contract probed it
+        # already (most names, after the first contract): no method call per name.
+        done = self._probed
+        found: list[tuple[str, str]] = []
+        for name in names:
+            message = done[name] if name in done else self.probed(name)
+            if message:
+                found.append((name, message))
+        kept = lacking[names] = tuple(found)
+        return kept
 
     def probed(self, name: str) -> str | None:
         """What the probe of evidence ``name`` (``tool_arguments:search_*``) says is

@@ -278,6 +278,13 @@ class GradingSession:
             if not chosen:
                 return out
         evidence = Evidence(trajectory)  # what the contracts ask of it, computed once
+        if not possibly:
+            # The usual subject: the contracts that selected it, in the session's order
+            # (``select`` keeps it), with no set of them made and none looked up.
+            for compiled in chosen:
+                verdict = grade(compiled, trajectory, commands=self.commands, evidence=evidence)
+                out.append((verdict, trajectory))
+            return out
         picked = set(map(id, chosen))
         for compiled in self._compiled:
             why = possibly.get(id(compiled))
