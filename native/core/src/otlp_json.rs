@@ -60,6 +60,7 @@ pub mod repr;
 pub mod scalars;
 pub mod value;
 
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 use crate::model::{
@@ -134,12 +135,29 @@ fn decode_tree(data: &[u8]) -> Result<Batch, JsonError> {
     decode_value(&doc).map_err(JsonError::Request)
 }
 
+/// [`decode_many`] through the tree alone (what the direct reader must agree with).
+#[cfg(test)]
+fn decode_many_tree(data: &[u8]) -> Result<Vec<Result<Batch, String>>, JsonError> {
+    many_as_tree(data, &Bump::new())
+}
+
 /// Decodes a JSON array of requests (some tools dump a list of export bodies): one result
 /// per item, an item that is not a request giving its reason. A document that is not an
 /// array is one request.
+///
+/// Items of the usual shape are read straight from their tokens, as [`decode`] reads a
+/// body; any other item as a tree, by the rules below.
 pub fn decode_many(data: &[u8]) -> Result<Vec<Result<Batch, String>>, JsonError> {
     let bump = Bump::new();
-    match parse(data, &bump)? {
+    match utf8(data).and_then(|text| direct::decode_many(text, &bump)) {
+        Some(items) => Ok(items),
+        None => many_as_tree(data, &bump),
+    }
+}
+
+/// [`decode_many`]'s document parsed into a tree and each item read by the tree's rules.
+fn many_as_tree(data: &[u8], bump: &Bump) -> Result<Vec<Result<Batch, String>>, JsonError> {
+    match parse(data, bump)? {
         J::Arr(items) => Ok(items.iter().map(decode_value).collect()),
         doc => Ok(vec![decode_value(&doc)]),
     }
@@ -216,7 +234,7 @@ fn decode_value(doc: &J<'_>) -> Result<Batch, String> {
     let (present, logs) = top("resourceLogs", "resource_logs")?;
     if present {
         found = true;
-        decode_logs(logs, &mut batch, texts);
+        decode_logs(logs, 0, &mut batch, texts);
     }
     let (present, metrics) = top("resourceMetrics", "resource_metrics")?;
     if present {
@@ -930,6 +948,12 @@ enum SpanKey {
 
 impl SpanKey {
     const COUNT: usize = SpanKey::Flags as usize + 1;
+}
+
+impl MemberKey for SpanKey {
+    fn at(self) -> usize {
+        self as usize
+    }
 
     fn of(key: &str) -> Option<SpanKey> {
         Some(match key {
@@ -961,7 +985,15 @@ impl SpanKey {
     }
 }
 
-/// A span object's members found in one pass over it, by [`SpanKey`].
+/// The members a record's reader reads ([`SpanKey`], [`LogKey`]), each spelling its own key.
+trait MemberKey: Copy {
+    /// The key's slot in [`Members`].
+    fn at(self) -> usize;
+    /// The key spelled `key`, `None` for a member the reader does not read.
+    fn of(key: &str) -> Option<Self>;
+}
+
+/// A record object's members (a span's, a log record's) found in one pass over it, by key.
 ///
 /// Why: looked up by name, each of the ~20 fields a span is read for was a scan of its
 /// members comparing keys, two scans for each `dropped*Count` a sender leaves out (most
@@ -971,38 +1003,49 @@ impl SpanKey {
 ///
 /// The values are held by value (a `J` is a small copy), so the direct reader fills the
 /// slots as it reads the members, with no second array of references made from its own.
-struct SpanMembers<'a> {
-    found: [Option<J<'a>>; SpanKey::COUNT],
+struct Members<'a, K, const N: usize> {
+    found: [Option<J<'a>>; N],
+    key: PhantomData<K>,
 }
 
-impl<'a> SpanMembers<'a> {
+type SpanMembers<'a> = Members<'a, SpanKey, { SpanKey::COUNT }>;
+
+impl<'a, K: MemberKey, const N: usize> Members<'a, K, N> {
+    /// None found yet (the direct reader fills them).
+    fn new() -> Self {
+        Members {
+            found: [None; N],
+            key: PhantomData,
+        }
+    }
+
     fn of(obj: &Obj<'a>) -> Self {
-        let mut found = [None; SpanKey::COUNT];
+        let mut members = Self::new();
         for (key, value) in obj.iter() {
-            if let Some(at) = SpanKey::of(key) {
-                found[at as usize] = Some(*value);
+            if let Some(at) = K::of(key) {
+                members.found[at.at()] = Some(*value);
             }
         }
-        SpanMembers { found }
+        members
     }
 
     /// As `Obj::contains`.
-    fn has(&self, key: SpanKey) -> bool {
-        self.found[key as usize].is_some()
+    fn has(&self, key: K) -> bool {
+        self.found[key.at()].is_some()
     }
 
     /// As `Obj::get`.
-    fn get(&self, key: SpanKey) -> Option<&J<'a>> {
-        self.found[key as usize].as_ref()
+    fn get(&self, key: K) -> Option<&J<'a>> {
+        self.found[key.at()].as_ref()
     }
 
     /// As `Obj::get_some`: absent and `null` are both `None`.
-    fn get_some(&self, key: SpanKey) -> Option<&J<'a>> {
+    fn get_some(&self, key: K) -> Option<&J<'a>> {
         self.get(key).filter(|value| !matches!(value, J::Null))
     }
 
     /// As [`get2`]: `camel`'s value, else `snake`'s when `camel` is absent or `null`.
-    fn get2(&self, camel: SpanKey, snake: SpanKey) -> Option<&J<'a>> {
+    fn get2(&self, camel: K, snake: K) -> Option<&J<'a>> {
         self.get_some(camel).or_else(|| self.get_some(snake))
     }
 }
@@ -1279,10 +1322,16 @@ fn span_links<'a>(
     out
 }
 
-fn decode_logs<'a>(resource_logs: &[J<'a>], batch: &mut Batch, texts: &mut Interner<'a>) {
+/// The log records of `resource_logs`, the elements of that list from index `first` on.
+fn decode_logs<'a>(
+    resource_logs: &[J<'a>],
+    first: usize,
+    batch: &mut Batch,
+    texts: &mut Interner<'a>,
+) {
     each_scope(
         resource_logs,
-        0,
+        first,
         "Logs",
         batch,
         texts,
@@ -1315,6 +1364,61 @@ fn decode_logs<'a>(resource_logs: &[J<'a>], batch: &mut Batch, texts: &mut Inter
     );
 }
 
+/// The members of a log record object [`log_record_of`] reads, each spelling its own key.
+#[derive(Clone, Copy, PartialEq)]
+enum LogKey {
+    TraceId,
+    TraceIdSnake,
+    SpanId,
+    SpanIdSnake,
+    EventName,
+    EventNameSnake,
+    TimeUnixNano,
+    TimeUnixNanoSnake,
+    ObservedTimeUnixNano,
+    ObservedTimeUnixNanoSnake,
+    Body,
+    Attributes,
+    SeverityNumber,
+    SeverityNumberSnake,
+    DroppedAttributesCount,
+    DroppedAttributesCountSnake,
+}
+
+impl LogKey {
+    const COUNT: usize = LogKey::DroppedAttributesCountSnake as usize + 1;
+}
+
+impl MemberKey for LogKey {
+    fn at(self) -> usize {
+        self as usize
+    }
+
+    fn of(key: &str) -> Option<LogKey> {
+        Some(match key {
+            "traceId" => LogKey::TraceId,
+            "trace_id" => LogKey::TraceIdSnake,
+            "spanId" => LogKey::SpanId,
+            "span_id" => LogKey::SpanIdSnake,
+            "eventName" => LogKey::EventName,
+            "event_name" => LogKey::EventNameSnake,
+            "timeUnixNano" => LogKey::TimeUnixNano,
+            "time_unix_nano" => LogKey::TimeUnixNanoSnake,
+            "observedTimeUnixNano" => LogKey::ObservedTimeUnixNano,
+            "observed_time_unix_nano" => LogKey::ObservedTimeUnixNanoSnake,
+            "body" => LogKey::Body,
+            "attributes" => LogKey::Attributes,
+            "severityNumber" => LogKey::SeverityNumber,
+            "severity_number" => LogKey::SeverityNumberSnake,
+            "droppedAttributesCount" => LogKey::DroppedAttributesCount,
+            "dropped_attributes_count" => LogKey::DroppedAttributesCountSnake,
+            _ => return None,
+        })
+    }
+}
+
+type LogMembers<'a> = Members<'a, LogKey, { LogKey::COUNT }>;
+
 fn log_record<'a>(
     lr: &J<'a>,
     at: SpanAt<'_>,
@@ -1323,13 +1427,40 @@ fn log_record<'a>(
     problems: &mut Problems,
     texts: &mut Interner<'a>,
 ) -> Fallible<LogRecord> {
-    let J::Obj(lr) = lr else {
+    let J::Obj(obj) = lr else {
         return bad(format!("expected a log record object, got {}", show(lr)));
     };
-    let context = id::<16>(get2(lr, "traceId", "trace_id"), "traceId", true).and_then(|trace| {
+    log_record_of(
+        &LogMembers::of(obj),
+        None,
+        at,
+        resource,
+        scope,
+        problems,
+        texts,
+    )
+}
+
+/// A log record of the members `lr`, its attributes `read` already when the caller read
+/// them (the direct reader), else from `lr`.
+fn log_record_of<'a>(
+    lr: &LogMembers<'a>,
+    read: Option<Attributes>,
+    at: SpanAt<'_>,
+    resource: &Arc<Resource>,
+    scope: &Arc<Scope>,
+    problems: &mut Problems,
+    texts: &mut Interner<'a>,
+) -> Fallible<LogRecord> {
+    let context = id::<16>(
+        lr.get2(LogKey::TraceId, LogKey::TraceIdSnake),
+        "traceId",
+        true,
+    )
+    .and_then(|trace| {
         Ok((
             trace,
-            id::<8>(get2(lr, "spanId", "span_id"), "spanId", true)?,
+            id::<8>(lr.get2(LogKey::SpanId, LogKey::SpanIdSnake), "spanId", true)?,
         ))
     });
     let (trace_id, span_id) = context.unwrap_or_else(|Bad(message)| {
@@ -1339,13 +1470,14 @@ fn log_record<'a>(
         ));
         (None, None)
     });
-    let attrs = match lr.get("attributes") {
-        Some(J::Arr(list)) if !list.is_empty() => {
+    let attrs = match (read, lr.get(LogKey::Attributes)) {
+        (Some(read), _) => read,
+        (None, Some(J::Arr(list))) if !list.is_empty() => {
             attributes(list, &|| at.path(""), problems, texts)
         }
         _ => Vec::new(),
     };
-    let event_name = match get2(lr, "eventName", "event_name") {
+    let event_name = match lr.get2(LogKey::EventName, LogKey::EventNameSnake) {
         Some(J::Str(name)) if !name.is_empty() => name.to_string(),
         _ => match attrs.iter().find(|kv| kv.key == "event.name") {
             Some(KeyValue {
@@ -1355,21 +1487,27 @@ fn log_record<'a>(
             _ => String::new(),
         },
     };
-    let mut time_ns = nanos(get2(lr, "timeUnixNano", "time_unix_nano"), "timeUnixNano")?;
+    let mut time_ns = nanos(
+        lr.get2(LogKey::TimeUnixNano, LogKey::TimeUnixNanoSnake),
+        "timeUnixNano",
+    )?;
     if time_ns == 0 {
         time_ns = nanos(
-            get2(lr, "observedTimeUnixNano", "observed_time_unix_nano"),
+            lr.get2(
+                LogKey::ObservedTimeUnixNano,
+                LogKey::ObservedTimeUnixNanoSnake,
+            ),
             "observedTimeUnixNano",
         )?;
     }
-    let body = match lr.get_some("body") {
+    let body = match lr.get_some(LogKey::Body) {
         None => AnyValue::Empty,
         Some(body) => any_value(body, 0, texts).unwrap_or_else(|message| {
             problems.push(format!("{}: {message}; read as null", at.path(".body")));
             AnyValue::Empty
         }),
     };
-    let severity_number = match get2(lr, "severityNumber", "severity_number") {
+    let severity_number = match lr.get2(LogKey::SeverityNumber, LogKey::SeverityNumberSnake) {
         Some(J::Str(name)) if name.starts_with("SEVERITY_NUMBER_") => severity_by_name(name),
         Some(J::Bool(_)) | None => 0,
         Some(other) => match integer(other) {
@@ -1377,10 +1515,12 @@ fn log_record<'a>(
             _ => 0,
         },
     };
-    let dropped_attributes_count = dropped_count(
-        lr,
+    let dropped_attributes_count = dropped_count_of(
+        lr.get2(
+            LogKey::DroppedAttributesCount,
+            LogKey::DroppedAttributesCountSnake,
+        ),
         "droppedAttributesCount",
-        "dropped_attributes_count",
         &|| at.path(""),
         problems,
     );

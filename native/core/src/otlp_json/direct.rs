@@ -1,34 +1,44 @@
-//! The usual OTLP/JSON body read straight from its tokens into [`Span`]s, with no tree.
+//! The usual OTLP/JSON body read straight from its tokens into [`Span`]s and [`LogRecord`]s,
+//! with no tree.
 //!
 //! Why: parsed into a tree first, every `{key, value}` attribute and its one-member
 //! `AnyValue` object was two objects made in the arena (their members gathered, checked for
 //! repeated keys and copied) and then looked up again by name; that was most of decoding a
-//! body. Here `resourceSpans` -> `scopeSpans` -> `spans` and the spans' attribute lists are
-//! read from the tokens as they come. What is rarer or carries more rules (a resource, a
-//! scope, a status, events, links, a span's scalar members) is still read as a small tree
-//! and handed to the tree's own readers ([`super::resource`], [`super::scope_of`],
-//! [`super::span_of`], [`super::scalar_variant`]), so each rule has one implementation.
+//! body. Here `resourceSpans` -> `scopeSpans` -> `spans`, `resourceLogs` -> `scopeLogs` ->
+//! `logRecords` and the records' attribute lists are read from the tokens as they come,
+//! compact as exporters write them or with whitespace between the tokens (pretty-printed, as
+//! most captured files are: the same keys matched by the same fixed bytes, whitespace
+//! skipped between them). What is rarer or carries more rules (a resource, a scope, a
+//! status, events, links, a log record's body, a record's scalar members) is still read as a
+//! small tree and handed to the tree's own readers ([`super::resource`],
+//! [`super::scope_of`], [`super::span_of`], [`super::log_record_of`],
+//! [`super::scalar_variant`]), so each rule has one implementation. A JSON array of requests
+//! ([`super::decode_many`]) is read item by item the same way.
 //!
 //! This reader only accepts. Anything it does not recognise inside an element of
-//! `resourceSpans` (a repeated structural key, an `AnyValue` of more than one member,
-//! nesting past its bound, a snake_case list name) and anything that would make a problem
-//! or reject a record makes it give up on that element, which is read again from its start
-//! as a tree by the tree's rules (so a body with a problem in its last element costs that
-//! element twice, not the body); anything else (a syntax error, logs or metrics, an element
+//! `resourceSpans` or `resourceLogs` (a repeated structural key, an `AnyValue` of more than
+//! one member, nesting past its bound, a snake_case list name) and anything that would make
+//! a problem or reject a record makes it give up on that element, which is read again from
+//! its start as a tree by the tree's rules (so a body with a problem in its last element
+//! costs that element twice, not the body); an item of an array of requests it does not take
+//! is read again as a tree the same way; anything else (a syntax error, metrics, an element
 //! that is not JSON the tree reads) makes it give up on the body, which [`super::decode`]
 //! then parses into a tree and reads as before. Every message still comes from the tree's
 //! rules, and a body read here decodes to exactly the [`Batch`] the tree would give (the
-//! tests compare both on every tolerant form).
+//! tests compare both on every tolerant form, compact and pretty-printed, and on every JSON
+//! file of the test data).
 
 use std::sync::Arc;
 
 use super::value::{has_repeated_key, read_tokens, Tokens, J};
 use super::{
-    decode_spans, into_attributes, resource, scalar_variant, scope_of, span_of, SpanAt, SpanKey,
-    SpanMembers, MAX_ANY_VALUE_DEPTH,
+    decode_logs, decode_spans, decode_value, into_attributes, log_record_of, resource,
+    scalar_variant, scope_of, span_of, LogKey, LogMembers, MemberKey, SpanAt, SpanKey, SpanMembers,
+    MAX_ANY_VALUE_DEPTH,
 };
 use crate::model::{
-    AnyValue, Attributes, Batch, Interner, KeyValue, Problems, Resource, Scope, Span, Text,
+    AnyValue, Attributes, Batch, Interner, KeyValue, LogRecord, Problems, Resource, Scope, Span,
+    Text,
 };
 use bumpalo::Bump;
 
@@ -46,41 +56,116 @@ pub(super) fn decode<'a>(text: &'a str, bump: &'a Bump) -> Option<Batch> {
     decode_counted(text, bump).map(|(batch, _)| batch)
 }
 
-/// [`decode`] with how many elements of `resourceSpans` were read again as trees (the
-/// tests hold the usual bodies to none: a reader that gave up on them would still decode
-/// them right, only slower).
-fn decode_counted<'a>(text: &'a str, bump: &'a Bump) -> Option<(Batch, usize)> {
+/// What [`decode`] read the slow way: elements of `resourceSpans` read again as trees, and
+/// span attributes read member by member rather than by their fixed bytes. The tests hold
+/// the usual bodies, compact or pretty-printed, to none of either: a reader that gave up
+/// on them would still decode them right, only slower.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+struct Counts {
+    given_up: usize,
+    generic: usize,
+}
+
+/// [`decode`] with what it read the slow way.
+fn decode_counted<'a>(text: &'a str, bump: &'a Bump) -> Option<(Batch, Counts)> {
     read_tokens(text, bump, |tokens| {
-        let mut reader = Reader {
-            texts: Interner::for_body(text.len()),
-            batch: Batch::default(),
-            pairs: Vec::new(),
-            no_resource: Arc::default(),
-            no_scope: Arc::default(),
-            given_up: 0,
-        };
-        let mut found = false;
-        tokens.members(|tokens, key| match key {
-            "resourceSpans" if !found => {
-                found = true;
-                let mut index = 0;
-                tokens.elements(|tokens| {
-                    reader.resource_spans_or_tree(tokens, index)?;
-                    index += 1;
-                    Some(())
-                })
-            }
-            "resourceSpans" | "resource_spans" | "resourceLogs" | "resource_logs"
-            | "resourceMetrics" | "resource_metrics" => None,
-            _ => tokens.value(1).map(drop),
-        })?;
-        (found && tokens.at_end()).then_some((reader.batch, reader.given_up))
+        let read = request(tokens, text.len())?;
+        tokens.at_end().then_some(read)
     })
+}
+
+/// [`super::decode_many`]'s items: each request of a JSON array read here, else (an item
+/// this reader leaves to the tree) read again from its start as a tree and decoded by the
+/// tree's rules; a document that is not an array is one request, read as [`decode`] reads
+/// it. `None` leaves the document to the tree (not JSON the tree reads, or a single
+/// request this reader does not take).
+///
+/// Why: some tools dump a list of export bodies, most often pretty-printed; parsed whole
+/// into one tree, every attribute of every item was made as objects first.
+pub(super) fn decode_many<'a>(text: &'a str, bump: &'a Bump) -> Option<Vec<Result<Batch, String>>> {
+    read_tokens(text, bump, |tokens| {
+        if tokens.peek()? != b'[' {
+            let (batch, _) = request(tokens, text.len())?;
+            return tokens.at_end().then(|| vec![Ok(batch)]);
+        }
+        let mut items = Vec::new();
+        let start = tokens.mark();
+        tokens.elements(|tokens| {
+            let mark = tokens.mark();
+            // The items read so far say how large one is (the interner's table is sized by it).
+            let size = match items.len() {
+                0 => text.len(),
+                n => (mark - start) / n,
+            };
+            if let Some((batch, _)) = request(tokens, size) {
+                items.push(Ok(batch));
+                return Some(());
+            }
+            tokens.rewind(mark);
+            items.push(decode_value(&tokens.value(1)?));
+            Some(())
+        })?;
+        tokens.at_end().then_some(items)
+    })
+}
+
+/// One request object at the cursor, about `size` bytes, with what was read the slow way;
+/// `None` when it is not one this reader takes (the cursor is then anywhere in it).
+fn request<'a>(tokens: &mut Tokens<'a, '_>, size: usize) -> Option<(Batch, Counts)> {
+    let mut reader = Reader {
+        texts: Interner::for_body(size),
+        batch: Batch::default(),
+        logs: Batch::default(),
+        pairs: Vec::new(),
+        no_resource: Arc::default(),
+        no_scope: Arc::default(),
+        counts: Counts::default(),
+    };
+    let (mut spans, mut logs) = (false, false);
+    tokens.members(|tokens, key| match key {
+        "resourceSpans" if !spans => {
+            spans = true;
+            let mut index = 0;
+            tokens.elements(|tokens| {
+                reader.resource_spans_or_tree(tokens, index)?;
+                index += 1;
+                Some(())
+            })
+        }
+        "resourceLogs" if !logs => {
+            logs = true;
+            let mut index = 0;
+            tokens.elements(|tokens| {
+                reader.resource_logs_or_tree(tokens, index)?;
+                index += 1;
+                Some(())
+            })
+        }
+        "resourceSpans" | "resource_spans" | "resourceLogs" | "resource_logs"
+        | "resourceMetrics" | "resource_metrics" => None,
+        _ => tokens.value(1).map(drop),
+    })?;
+    if !(spans || logs) {
+        return None;
+    }
+    // The tree reads the spans first: the logs' problems come after theirs.
+    let (mut batch, logs) = (reader.batch, reader.logs);
+    batch.logs = logs.logs;
+    batch.rejected += logs.rejected;
+    for message in logs.problems.listed {
+        batch.problems.push(message);
+    }
+    batch.problems.omitted += logs.problems.omitted;
+    Some((batch, reader.counts))
 }
 
 struct Reader<'a> {
     texts: Interner<'a>,
+    /// The spans and their problems.
     batch: Batch,
+    /// The log records and their problems (kept apart until the end: the tree lists the
+    /// spans' problems first, wherever `resourceLogs` stands in the request).
+    logs: Batch,
     /// A span's attributes while they are read (kept from span to span, so a list is
     /// allocated once, at its final size).
     pairs: Vec<(Text, AnyValue)>,
@@ -88,8 +173,7 @@ struct Reader<'a> {
     /// come after the spans).
     no_resource: Arc<Resource>,
     no_scope: Arc<Scope>,
-    /// Elements of `resourceSpans` read again as trees.
-    given_up: usize,
+    counts: Counts,
 }
 
 impl<'a> Reader<'a> {
@@ -104,7 +188,7 @@ impl<'a> Reader<'a> {
             return Some(());
         }
         self.batch.spans.truncate(spans);
-        self.given_up += 1;
+        self.counts.given_up += 1;
         tokens.rewind(mark);
         let element = tokens.value(2)?;
         decode_spans(
@@ -173,12 +257,131 @@ impl<'a> Reader<'a> {
         Some(())
     }
 
+    /// Element `index` of `resourceLogs`: read here, else read again from its start as a
+    /// tree, as [`Reader::resource_spans_or_tree`] reads an element of `resourceSpans`.
+    fn resource_logs_or_tree(&mut self, tokens: &mut Tokens<'a, '_>, index: usize) -> Option<()> {
+        let (mark, logs) = (tokens.mark(), self.logs.logs.len());
+        if self.resource_logs(tokens).is_some() {
+            return Some(());
+        }
+        self.logs.logs.truncate(logs);
+        self.counts.given_up += 1;
+        tokens.rewind(mark);
+        let element = tokens.value(2)?;
+        decode_logs(
+            std::slice::from_ref(&element),
+            index,
+            &mut self.logs,
+            &mut self.texts,
+        );
+        Some(())
+    }
+
+    /// One element of `resourceLogs`: its log records, then its resource set on them.
+    fn resource_logs(&mut self, tokens: &mut Tokens<'a, '_>) -> Option<()> {
+        let first = self.logs.logs.len();
+        let mut res: Option<J<'a>> = None;
+        let mut scopes = false;
+        tokens.members(|tokens, key| match key {
+            "resource" if res.is_none() => {
+                res = Some(tokens.value(3)?);
+                Some(())
+            }
+            "scopeLogs" if !scopes => {
+                scopes = true;
+                tokens.elements(|tokens| self.scope_logs(tokens))
+            }
+            "resource" | "scopeLogs" | "scope_logs" => None,
+            _ => tokens.value(3).map(drop),
+        })?;
+        let mut problems = Problems::default();
+        let res = res.filter(|res| !matches!(res, J::Null));
+        let res = resource(res.as_ref(), "", &mut problems, &mut self.texts).ok()?;
+        if problems.total() != 0 {
+            return None;
+        }
+        for record in &mut self.logs.logs[first..] {
+            record.resource = Arc::clone(&res);
+        }
+        Some(())
+    }
+
+    /// One element of `scopeLogs`: its log records, then its scope set on them.
+    fn scope_logs(&mut self, tokens: &mut Tokens<'a, '_>) -> Option<()> {
+        let first = self.logs.logs.len();
+        let mut scope: Option<J<'a>> = None;
+        let mut records = false;
+        tokens.members(|tokens, key| match key {
+            "scope" if scope.is_none() => {
+                scope = Some(tokens.value(5)?);
+                Some(())
+            }
+            "logRecords" if !records => {
+                records = true;
+                tokens.elements(|tokens| {
+                    let record = self.log_record(tokens)?;
+                    self.logs.logs.push(record);
+                    Some(())
+                })
+            }
+            "scope" | "logRecords" | "log_records" => None,
+            _ => tokens.value(5).map(drop),
+        })?;
+        let scope = scope_of(scope.as_ref());
+        for record in &mut self.logs.logs[first..] {
+            record.scope = Arc::clone(&scope);
+        }
+        Some(())
+    }
+
+    /// A log record object: its attribute list read here, its other members as small
+    /// trees handed to [`log_record_of`].
+    fn log_record(&mut self, tokens: &mut Tokens<'a, '_>) -> Option<LogRecord> {
+        let mut members = LogMembers::new();
+        let mut read: Option<Attributes> = None;
+        tokens.members(|tokens, key| {
+            match LogKey::of(key) {
+                Some(LogKey::Attributes) => {
+                    if read.is_some() || members.has(LogKey::Attributes) {
+                        return None; // repeated: the tree keeps the last one
+                    }
+                    if tokens.peek()? == b'[' {
+                        read = Some(self.attribute_list(tokens)?);
+                    } else {
+                        members.found[LogKey::Attributes.at()] =
+                            Some(tokens.value(SPAN_DEPTH + 1)?);
+                    }
+                }
+                // A repeated member keeps its last value, as the tree's object does.
+                Some(at) => members.found[at.at()] = Some(tokens.value(SPAN_DEPTH + 1)?),
+                None => {
+                    tokens.value(SPAN_DEPTH + 1)?;
+                }
+            }
+            Some(())
+        })?;
+        let at = SpanAt {
+            where_: "",
+            index: 0,
+        };
+        let mut problems = Problems::default();
+        let record = log_record_of(
+            &members,
+            read,
+            at,
+            &self.no_resource,
+            &self.no_scope,
+            &mut problems,
+            &mut self.texts,
+        )
+        .ok()?;
+        (problems.total() == 0).then_some(record)
+    }
+
     /// A span object: its attribute list read here, its other members as small trees
     /// handed to [`span_of`].
     fn span(&mut self, tokens: &mut Tokens<'a, '_>) -> Option<Span> {
-        let mut members = SpanMembers {
-            found: [None; SpanKey::COUNT],
-        };
+        let mut members = SpanMembers::new();
         let values = &mut members.found;
         let mut read: Option<Attributes> = None;
         if !tokens.eat(b'{') {
@@ -240,13 +443,13 @@ impl<'a> Reader<'a> {
         (problems.total() == 0).then_some(span)
     }
 
-    /// A span's `attributes` list (a repeated key keeps its first position and last value,
-    /// as the tree's reader does).
+    /// A span's or log record's `attributes` list (a repeated key keeps its first position
+    /// and last value, as the tree's reader does).
     fn attribute_list(&mut self, tokens: &mut Tokens<'a, '_>) -> Option<Attributes> {
         let mut pairs = std::mem::take(&mut self.pairs);
         pairs.clear();
         let read = tokens.elements(|tokens| {
-            let pair = attribute(tokens, SPAN_DEPTH + 2, &mut self.texts)?;
+            let pair = attribute(tokens, SPAN_DEPTH + 2, &mut self.texts, &mut self.counts)?;
             pairs.push(pair);
             Some(())
         });
@@ -266,16 +469,17 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// The key and colon of a span member at the cursor when they are a camelCase key of
-/// [`SpanKey`] written as exporters write it (`"traceId":`, no escape, no whitespace), told by
-/// its first letter and read by its fixed bytes; `None` leaves the key unread, for the
-/// generic read (any other spelling, snake_case, an unknown member).
+/// The key and colon of a span member at the cursor (past whitespace) when they are a
+/// camelCase key of [`SpanKey`] written as exporters and pretty-printers write it
+/// (`"traceId":`, no escape, the colon right after the key), told by its first letter and
+/// read by its fixed bytes; `None` leaves the key unread, for the generic read (any other
+/// spelling, snake_case, an unknown member).
 ///
 /// Why: read as a string and then matched by name, each of a span's nine or so keys was a
 /// scan for its closing quote and a length switch with a `memcmp` call.
 #[inline(always)]
 fn span_key(tokens: &mut Tokens<'_, '_>) -> Option<SpanKey> {
-    if tokens.byte_ahead(0)? != b'"' {
+    if tokens.peek()? != b'"' {
         return None;
     }
     // Each literal of a constant length, so the compare is a few loads, not a call.
@@ -295,52 +499,82 @@ fn span_key(tokens: &mut Tokens<'_, '_>) -> Option<SpanKey> {
     })
 }
 
-/// An attribute of a span: in its usual spelling, else member by member.
+/// An attribute of a span: in its usual spelling, compact, else spaced, else member by
+/// member.
 #[inline(always)]
 fn attribute<'a>(
     tokens: &mut Tokens<'a, '_>,
     depth: usize,
     texts: &mut Interner<'a>,
+    counts: &mut Counts,
 ) -> Option<(Text, AnyValue)> {
     let mark = tokens.mark();
-    if let Some(pair) = compact_attribute(tokens, depth, texts) {
+    if let Some(pair) = usual_attribute::<false>(tokens, depth, texts) {
         return Some(pair);
     }
     tokens.rewind(mark);
+    attribute_not_compact(tokens, depth, texts, counts)
+}
+
+/// [`attribute`] past its compact spelling, out of the compact bodies' way.
+#[inline(never)]
+fn attribute_not_compact<'a>(
+    tokens: &mut Tokens<'a, '_>,
+    depth: usize,
+    texts: &mut Interner<'a>,
+    counts: &mut Counts,
+) -> Option<(Text, AnyValue)> {
+    let mark = tokens.mark();
+    if let Some(pair) = usual_attribute::<true>(tokens, depth, texts) {
+        return Some(pair);
+    }
+    tokens.rewind(mark);
+    counts.generic += 1;
     key_value(tokens, depth, 0, texts)
 }
 
 /// An attribute spelled as OTLP exporters write one, `{"key":"…","value":{"<variant>":…}}`
-/// without whitespace and with a scalar variant, read by its fixed bytes rather than
-/// member by member (most of a body's objects are these); `None` when it is spelled
-/// otherwise, and the caller reads it again from its start.
+/// with a scalar variant (or an array or kvlist), compact or with whitespace between its
+/// tokens (pretty-printed), read by its fixed bytes rather than member by member (most of a
+/// body's objects are these); `None` when it is spelled otherwise, and the caller reads it
+/// again from its start.
+///
+/// `SPACED` reads it with whitespace between its tokens ([`Tokens::literal_spaced`]): read
+/// first as compact, by exact compares alone, the compact bodies exporters write pay
+/// nothing for the pretty ones.
 #[inline(always)]
-fn compact_attribute<'a>(
+fn usual_attribute<'a, const SPACED: bool>(
     tokens: &mut Tokens<'a, '_>,
     depth: usize,
     texts: &mut Interner<'a>,
 ) -> Option<(Text, AnyValue)> {
-    if !tokens.literal(b"{\"key\":\"") {
+    let spaced = SPACED;
+    if !literal(tokens, spaced, b"{\"key\":\"") {
         return None;
     }
     let key = tokens.string_rest()?;
     // Most values are strings: their variant's key read with the bytes before it.
-    if tokens.literal(b",\"value\":{\"stringValue\":\"") {
+    if literal(tokens, spaced, b",\"value\":{\"stringValue\":\"") {
         let s = tokens.string_rest()?;
-        if !tokens.literal(b"}}") {
+        if !literal(tokens, spaced, b"}}") {
             return None;
         }
         let value = AnyValue::Str(texts.text(s));
         return Some((texts.text(key), value));
     }
-    if !tokens.literal(b",\"value\":{\"") {
+    if !literal(tokens, spaced, b",\"value\":{\"") {
         return None;
     }
     let variant = tokens.string_rest()?;
-    if !tokens.literal(b":") {
+    if !literal(tokens, spaced, b":") {
         return None;
     }
-    let value = match tokens.next_byte()? {
+    let next = if spaced {
+        tokens.peek()
+    } else {
+        tokens.next_byte()
+    };
+    let value = match next? {
         // An array or kvlist read here too (as [`any_value`] would), not from the start.
         b'{' => {
             let is_array = match variant {
@@ -352,7 +586,7 @@ fn compact_attribute<'a>(
                 return None;
             }
             let value = list_value(tokens, is_array, depth + 2, 1, texts)?;
-            if !tokens.literal(b"}}") {
+            if !literal(tokens, spaced, b"}}") {
                 return None;
             }
             value
@@ -360,7 +594,7 @@ fn compact_attribute<'a>(
         b'[' | b'n' => return None,
         _ => {
             let x = tokens.value(depth + 2)?;
-            if !tokens.literal(b"}}") {
+            if !literal(tokens, spaced, b"}}") {
                 return None;
             }
             match (variant, x) {
@@ -370,6 +604,16 @@ fn compact_attribute<'a>(
         }
     };
     Some((texts.text(key), value))
+}
+
+/// `bytes` at the cursor, compact or (`spaced`) with whitespace between its tokens.
+#[inline(always)]
+fn literal(tokens: &mut Tokens<'_, '_>, spaced: bool, bytes: &[u8]) -> bool {
+    if spaced {
+        tokens.literal_spaced(bytes)
+    } else {
+        tokens.literal(bytes)
+    }
 }
 
 /// A `{key, value}` object at `depth`, its value `nested` arrays/kvlists deep.

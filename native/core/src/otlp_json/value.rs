@@ -316,6 +316,45 @@ impl<'a> Tokens<'a, '_> {
         found
     }
 
+    /// [`Tokens::literal`] with whitespace allowed between its tokens (`{ "key": "` for
+    /// `{"key":"`): each byte of a key is still matched exactly, whitespace is skipped only
+    /// outside the literal's strings; nothing is read when it does not match.
+    ///
+    /// Why: pretty-printed bodies (indented JSON, as most captured files are) spell the
+    /// same keys and punctuation as exporters' compact bodies with whitespace between; read
+    /// so, they take the same fixed-bytes reads as a compact body rather than the generic
+    /// member-by-member read.
+    #[inline]
+    pub fn literal_spaced(&mut self, literal: &[u8]) -> bool {
+        if self.literal(literal) {
+            return true;
+        }
+        self.literal_spaced_slow(literal)
+    }
+
+    #[inline(never)]
+    fn literal_spaced_slow(&mut self, literal: &[u8]) -> bool {
+        let bytes = self.parser.bytes;
+        let mut pos = self.parser.pos;
+        let mut in_string = false;
+        for &want in literal {
+            if !in_string {
+                if let Some(b' ' | b'\n' | b'\r' | b'\t') = bytes.get(pos) {
+                    pos = fast::skip_ws_run(bytes, pos);
+                }
+            }
+            if bytes.get(pos) != Some(&want) {
+                return false;
+            }
+            pos += 1;
+            if want == b'"' {
+                in_string = !in_string;
+            }
+        }
+        self.parser.pos = pos;
+        true
+    }
+
     /// The byte at the cursor (no whitespace skipped), not read.
     #[inline(always)]
     pub fn next_byte(&self) -> Option<u8> {
@@ -928,6 +967,27 @@ mod tests {
                 "JSON nests more than 256 levels deep (at byte 258)".into()
             ))
         );
+    }
+
+    #[test]
+    fn whitespace_runs_of_any_length_and_kind_are_skipped_to_the_next_token() {
+        for run in [
+            "",
+            " ",
+            "\n",
+            "\r\n\t",
+            "        ",
+            "         ",
+            "\n                   \t  ",
+        ] {
+            for after in ["", "x", "\"", "{ }"] {
+                let text = format!("{run}{after}");
+                let end = super::fast::skip_ws_run(text.as_bytes(), 0);
+                assert_eq!(end, run.len(), "{text:?}");
+            }
+        }
+        // A byte under a space (a control character) is not whitespace.
+        assert_eq!(super::fast::skip_ws_run(b"         \x0b  ", 0), 9);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The direct reader against the tree: bodies in every tolerant form the module doc of
 //! `otlp_json` lists, each decoded both ways, the results compared.
 
-use super::super::{decode, decode_tree};
+use super::super::{decode, decode_many, decode_many_tree, decode_tree};
+use super::Counts;
 use bumpalo::Bump;
 
 const TRACE: &str = "\"5b8efff798038103d269b633813fc60c\"";
@@ -465,6 +466,29 @@ fn every_tolerant_form_decodes_as_the_tree_decodes_it() {
 }
 
 #[test]
+fn every_tolerant_form_pretty_printed_is_read_as_its_compact_form() {
+    // The same tokens with whitespace between: decoded as the tree decodes them, and taken
+    // (element by element, attribute by attribute) exactly as the compact body is.
+    for body in variants() {
+        let spaced = pretty(&body);
+        assert_ne!(spaced, body);
+        assert_eq!(same(&spaced), same(&body), "{spaced}");
+        let (bump, spaced_bump) = (Bump::new(), Bump::new());
+        let counts = |text: &str, bump| {
+            std::str::from_utf8(text.as_bytes())
+                .ok()
+                .and_then(|text| super::decode_counted(text, bump))
+                .map(|(_, counts)| counts)
+        };
+        assert_eq!(
+            counts(&spaced, &spaced_bump),
+            counts(&body, &bump),
+            "{spaced}"
+        );
+    }
+}
+
+#[test]
 fn the_usual_bodies_are_read_directly() {
     for body in [
         Body::default().text(),
@@ -492,11 +516,61 @@ fn the_usual_bodies_are_read_directly() {
             );
         }),
     ] {
-        assert!(same(&body), "not read as the tree reads it: {body}");
-        let bump = Bump::new();
-        let (_, given_up) = super::decode_counted(&body, &bump).expect("a request");
-        assert_eq!(given_up, 0, "not read directly: {body}");
+        for body in [pretty(&body), body] {
+            assert!(same(&body), "not read as the tree reads it: {body}");
+            let bump = Bump::new();
+            let (_, counts) = super::decode_counted(&body, &bump).expect("a request");
+            assert_eq!(counts, Counts::default(), "not read directly: {body}");
+        }
     }
+}
+
+#[test]
+fn whitespace_anywhere_between_tokens_is_read_by_the_fixed_bytes() {
+    // Not only the way one pretty-printer writes: a space before a colon, tabs, CRLF.
+    let attributes = [
+        "{ \"key\" : \"a\" , \"value\" : { \"stringValue\" : \"x y\" } }",
+        "{\r\n\t\"key\":\t\"n\",\r\n\t\"value\":{\"intValue\":\r\n\"12\"}\r\n}",
+        // Python's `json.dumps` without an indent: `, ` and `: ` between tokens.
+        "{\"key\": \"r\", \"value\": {\"arrayValue\": {\"values\": [{\"stringValue\": \"s\"}]}}}",
+    ];
+    let body = with(|b| b.attributes = attributes.iter().map(|a| a.to_string()).collect());
+    assert!(same(&body), "{body}");
+    let bump = Bump::new();
+    let (batch, counts) = super::decode_counted(&body, &bump).expect("a request");
+    assert_eq!(counts, Counts::default(), "{body}");
+    assert_eq!(batch.spans[0].attributes.len(), 3);
+}
+
+#[test]
+fn arrays_of_requests_decode_item_by_item_as_the_tree_decodes_them() {
+    let bodies = variants();
+    // Each variant beside a usual body, compact and pretty-printed, and the items that are
+    // not requests (their reasons) or not objects.
+    let usual = Body::default().text();
+    let mut documents = vec![
+        "[]".to_string(),
+        format!("[{usual}]"),
+        format!("[{usual},{{}},5,{{\"a\":1}},[{usual}]]"),
+        usual.clone(),
+        "{}".to_string(),
+        "[{\"resourceSpans\":[]},".to_string(),
+        format!("[{usual}] x"),
+    ];
+    for body in &bodies {
+        documents.push(format!("[{usual},{body}]"));
+        documents.push(pretty(&format!("[{body},{usual}]")));
+    }
+    for document in documents {
+        let direct = decode_many(document.as_bytes());
+        let tree = decode_many_tree(document.as_bytes());
+        assert_eq!(format!("{direct:?}"), format!("{tree:?}"), "{document}");
+    }
+    // The usual items are read directly (a reader that declined arrays would still agree).
+    let bump = Bump::new();
+    let text = pretty(&format!("[{usual},{usual}]"));
+    let items = super::decode_many(&text, &bump).expect("read directly");
+    assert_eq!(items.len(), 2);
 }
 
 #[test]
@@ -594,6 +668,255 @@ fn mixed_variants_decode_as_the_tree_decodes_them() {
         };
         if let (Some(x), Some(y)) = (inner(a), inner(b)) {
             same(&format!("{{\"resourceSpans\":[{x},{y}]}}"));
+        }
+    }
+}
+
+/// `text` re-indented as `json.dumps(obj, indent=2)` writes it (tokens unchanged).
+fn pretty(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() * 2);
+    let (mut depth, mut in_str, mut esc) = (0usize, false, false);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if in_str {
+            out.push(c);
+            if esc {
+                esc = false;
+            } else if c == '\\' {
+                esc = true;
+            } else if c == '"' {
+                in_str = false;
+            }
+            continue;
+        }
+        match c {
+            '"' => {
+                in_str = true;
+                out.push(c);
+            }
+            '{' | '[' => {
+                out.push(c);
+                let close = if c == '{' { '}' } else { ']' };
+                if chars.peek() == Some(&close) {
+                    out.push(chars.next().unwrap());
+                } else {
+                    depth += 1;
+                    out.push('\n');
+                    out.push_str(&"  ".repeat(depth));
+                }
+            }
+            '}' | ']' => {
+                depth = depth.saturating_sub(1);
+                out.push('\n');
+                out.push_str(&"  ".repeat(depth));
+                out.push(c);
+            }
+            ',' => {
+                out.push(',');
+                out.push('\n');
+                out.push_str(&"  ".repeat(depth));
+            }
+            ':' => out.push_str(": "),
+            c if c.is_ascii_whitespace() => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[test]
+fn every_json_file_of_the_testdata_decodes_as_the_tree_decodes_it() {
+    // The captured files users grade (most pretty-printed, one document a file; some one
+    // request a line): each document, line and array compared both ways, with its problems
+    // and their messages.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/testdata");
+    let mut dirs = vec![root];
+    let (mut files, mut direct) = (0, 0);
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("a readable directory") {
+            let path = entry.expect("an entry").path();
+            if path.is_dir() {
+                dirs.push(path);
+                continue;
+            }
+            let name = path.to_string_lossy().to_string();
+            let lines = name.ends_with(".jsonl");
+            let bodies: Vec<Vec<u8>> = if lines {
+                let data = std::fs::read(&path).expect("a readable file");
+                data.split(|&b| b == b'\n')
+                    .filter(|line| !line.iter().all(u8::is_ascii_whitespace))
+                    .map(<[u8]>::to_vec)
+                    .collect()
+            } else if name.ends_with(".json") {
+                vec![std::fs::read(&path).expect("a readable file")]
+            } else {
+                continue;
+            };
+            files += 1;
+            for body in bodies {
+                // What `decode` gives when the direct reader declines is the tree's own.
+                let bump = Bump::new();
+                let text = std::str::from_utf8(&body).unwrap_or_default();
+                if let Some(batch) = super::decode(text, &bump) {
+                    direct += 1;
+                    let tree = decode_tree(&body).expect("a request");
+                    assert_eq!(format!("{batch:?}"), format!("{tree:?}"), "{name}");
+                }
+                if !lines && text.trim_start().starts_with('[') {
+                    let (many, many_tree) = (decode_many(&body), decode_many_tree(&body));
+                    assert_eq!(format!("{many:?}"), format!("{many_tree:?}"), "{name}");
+                }
+            }
+        }
+    }
+    assert!(files > 1000, "{files} files");
+    assert!(direct > 1000, "{direct} bodies read directly");
+}
+
+/// A log record of the usual shape (an evaluation or GenAI content event) with `edit`
+/// applied to its members (`"key":value` texts, by key).
+fn log_record(edit: &[(&str, Option<&str>)]) -> String {
+    let mut members: Vec<(String, String)> = [
+        ("timeUnixNano", "\"1544712660000000000\""),
+        ("observedTimeUnixNano", "\"1544712660000000001\""),
+        ("severityNumber", "9"),
+        ("severityText", "\"INFO\""),
+        (
+            "body",
+            r#"{"kvlistValue":{"values":[{"key":"content","value":{"stringValue":"hi"}}]}}"#,
+        ),
+        (
+            "attributes",
+            r#"[{"key":"event.name","value":{"stringValue":"gen_ai.user.message"}},{"key":"gen_ai.system","value":{"stringValue":"openai"}}]"#,
+        ),
+        ("traceId", TRACE),
+        ("spanId", SPAN),
+        ("flags", "1"),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    for (key, value) in edit {
+        members.retain(|(k, _)| k != key);
+        if let Some(value) = value {
+            members.push((key.to_string(), value.to_string()));
+        }
+    }
+    let members: Vec<String> = members
+        .iter()
+        .map(|(k, v)| format!("\"{k}\":{v}"))
+        .collect();
+    format!("{{{}}}", members.join(","))
+}
+
+/// A `resourceLogs` request of `records`, the element's resource and scope as given.
+fn log_body(resource: &str, scope: &str, records: &str) -> String {
+    format!(
+        r#"{{"resourceLogs":[{{{resource}"scopeLogs":[{{{scope}"logRecords":[{records}]}}]}}]}}"#
+    )
+}
+
+/// Log bodies of the usual shape and in the tolerant forms (and some the tree rejects).
+fn log_variants() -> Vec<String> {
+    let resource = format!(r#""resource":{{"attributes":[{KV}]}},"#);
+    let scope = r#""scope":{"name":"lib","version":"1.0"},"#;
+    let usual = log_record(&[]);
+    let mut out = vec![
+        log_body(&resource, scope, &format!("{usual},{usual}")),
+        log_body("", "", &usual),
+        log_body(&resource, scope, ""),
+    ];
+    for edit in [
+        vec![("traceId", None), ("spanId", None)],
+        vec![("traceId", Some("\"zz\""))],
+        vec![("spanId", Some("\"00000000000000000000\""))],
+        vec![("traceId", None), ("trace_id", Some(TRACE))],
+        vec![("timeUnixNano", None)],
+        vec![("timeUnixNano", Some("\"0\""))],
+        vec![("timeUnixNano", Some("\"x\""))],
+        vec![("timeUnixNano", None), ("observedTimeUnixNano", None)],
+        vec![("timeUnixNano", None), ("time_unix_nano", Some("5"))],
+        vec![("severityNumber", Some("\"SEVERITY_NUMBER_WARN2\""))],
+        vec![("severityNumber", Some("true"))],
+        vec![("severityNumber", Some("\"13\""))],
+        vec![("severity_number", Some("17"))],
+        vec![("body", Some("{\"stringValue\":\"text\"}"))],
+        vec![("body", Some("{\"intValue\":\"x\"}"))],
+        vec![("body", Some("null"))],
+        vec![("body", Some("{\"stringValue\":\"a\",\"intValue\":1}"))],
+        vec![("attributes", Some("{}"))],
+        vec![("attributes", Some("[]"))],
+        vec![("attributes", Some("[5]"))],
+        vec![(
+            "attributes",
+            Some(r#"[{"key":"k","value":{"intValue":"1"}},{"key":"k","value":{"intValue":"2"}}]"#),
+        )],
+        vec![("eventName", Some("\"gen_ai.choice\""))],
+        vec![("event_name", Some("\"gen_ai.choice\""))],
+        vec![("droppedAttributesCount", Some("3"))],
+        vec![("droppedAttributesCount", Some("-1"))],
+        vec![("dropped_attributes_count", Some("2"))],
+    ] {
+        out.push(log_body(&resource, scope, &log_record(&edit)));
+    }
+    out.push(log_body(&resource, scope, "5"));
+    out.push(log_body(r#""resource":{"attributes":5},"#, scope, &usual));
+    out.push(log_body(r#""resource":null,"#, "\"scope\":null,", &usual));
+    out.push(format!(
+        r#"{{"resourceLogs":[{{"scopeLogs":[{{"log_records":[{usual}]}}]}}]}}"#
+    ));
+    out.push(r#"{"resourceLogs":[{"scopeLogs":[{"logRecords":null}]}]}"#.to_string());
+    out.push(r#"{"resourceLogs":[{"scopeLogs":null}]}"#.to_string());
+    out.push(r#"{"resourceLogs":[5,{"scope_logs":[]}]}"#.to_string());
+    out.push(r#"{"resourceLogs":null}"#.to_string());
+    out
+}
+
+#[test]
+fn log_bodies_decode_as_the_tree_decodes_them() {
+    let bodies = log_variants();
+    let mut taken = 0;
+    for body in &bodies {
+        let spaced = pretty(body);
+        taken += usize::from(same(body));
+        assert_eq!(same(&spaced), same(body), "{spaced}");
+    }
+    assert!(taken > bodies.len() / 2, "{taken} of {}", bodies.len());
+    // Spans and log records in one request, either first, with problems in both: the
+    // spans' problems are listed first, as the tree lists them.
+    let spans = with(|b| b.replace.push(("kind", "\"SPAN_KIND_NOPE\"".to_string())));
+    let spans = &spans[1..spans.len() - 1];
+    let logs = log_body("", "", &log_record(&[("traceId", Some("\"zz\""))]));
+    let logs = &logs[1..logs.len() - 1];
+    for body in [format!("{{{spans},{logs}}}"), format!("{{{logs},{spans}}}")] {
+        assert!(same(&body), "{body}");
+        let batch = decode(body.as_bytes()).expect("a request");
+        assert_eq!(batch.problems.total(), 3, "{body}");
+    }
+}
+
+#[test]
+fn the_usual_log_bodies_are_read_directly() {
+    let usual = log_record(&[]);
+    let resource = format!(r#""resource":{{"attributes":[{KV}]}},"#);
+    for body in [
+        log_body(&resource, "\"scope\":{\"name\":\"lib\"},", &usual),
+        log_body(
+            "",
+            "",
+            &format!("{usual},{}", log_record(&[("body", None)])),
+        ),
+        {
+            let (spans, logs) = (Body::default().text(), log_body("", "", &usual));
+            format!("{},{}", &spans[..spans.len() - 1], &logs[1..])
+        },
+    ] {
+        for body in [pretty(&body), body] {
+            assert!(same(&body), "not read as the tree reads it: {body}");
+            let bump = Bump::new();
+            let (batch, counts) = super::decode_counted(&body, &bump).expect("a request");
+            assert_eq!(counts, Counts::default(), "not read directly: {body}");
+            assert!(!batch.logs.is_empty());
         }
     }
 }
