@@ -67,6 +67,7 @@ __all__ = [
     "fill_model",
     "first_start",
     "flag_aggregated_usage",
+    "ground_ids",
     "handoff_targets",
     "is_placeholder",
     "join_facts",
@@ -106,6 +107,7 @@ __all__ = [
     "span_tree",
     "structured",
     "tool_repeats",
+    "tool_sequence_diff",
     "tools_running_agents",
     "unnamed_request",
     "unwrap_block",
@@ -1154,6 +1156,37 @@ def tool_repeats(
     """(call, the previous call of its tool in its agent) for each of ``calls`` (sorted by
     index), without the pairs the model asked for together; with ``after``, only the pairs
     whose earlier call's ``id()`` is in it (``grade.oracles.trace_tools._repeats``)."""
+
+def ground_ids(
+    ids: list[str],
+    source: Callable[[int, bool], str | Literal[False] | None],
+    continues_id: Callable[[str], bool],
+    searched: bool,
+    budget: int,
+    /,
+) -> tuple[list[int | None], int] | None:
+    """For each cited id, the index of the first source holding it as a whole id (``None``:
+    none), and what is left of ``budget`` scanned characters; ``None`` past the budget.
+    ``source(i, searched)``: the ``i``-th source's text, ``None`` when not captured,
+    ``False`` past the last (``grade.oracles.trace_answers._ground``); ``continues_id``
+    answers for characters beyond ASCII."""
+
+def tool_sequence_diff(
+    mode: str,
+    items: tuple[tuple[Any, tuple[str, ...], bool], ...],
+    tools: tuple[str, ...],
+    calls: Sequence[Step],
+    first_match: Callable[[str | None, tuple[str, ...]], str | None],
+    why_of: Callable[[Any, Step], Callable[[], str] | None],
+    assign: Callable[[list[list[int]]], tuple[list[int], list[int]]],
+    /,
+) -> tuple[bool, dict[str, int], list[str | None], list[dict[str, Any]], list[Step], str]:
+    """``tool_sequence``'s diff of ``items`` (``(item, tool patterns, constrains
+    arguments)``, tools ``tools``) against ``calls`` in ``mode``: ``(holds, counts per op,
+    the calls' tools, the diff's entries as details, the steps the finding points at, the
+    message's tail)`` (``grade.oracles.trace_tools.ToolSequence``). ``first_match`` names
+    an item's tool in a recorded name, ``why_of`` is ``args_mismatch_why``, ``assign`` the
+    unordered modes' optimal assignment."""
 
 def repeated_args_candidates(
     calls: Sequence[Step],

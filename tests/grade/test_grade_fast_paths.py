@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from otel_oracles._native import ground_ids
 from otel_oracles.grade.evidence import Evidence, group_steps, is_placeholder
 from otel_oracles.grade.oracles.trace_common import (
     DEFAULT_ERROR_PATTERN,
@@ -267,18 +268,30 @@ def test_loop_candidates_keep_every_loop_and_its_order() -> None:
             assert [i for g in expected for i in g] == list(res.step_indexes)
 
 
-def test_whole_id_test_agrees_with_the_lookaround_regex() -> None:
-    """``citations_grounded`` tests a cited id by its occurrences' neighbours instead of
-    compiling ``(?<![\\w-])<id>(?![\\w-])`` per id; both must agree on every text, including
-    ids that are regex metacharacters, overlapping occurrences and Unicode word characters
-    (``é``, Devanagari combining marks, digits of other scripts) on either side."""
-    import regex
+def _whole_id(ident: str, text: str) -> tuple[bool, int]:
+    """Whether the core's search (``ground_ids``) finds ``ident`` in ``text`` as a whole id,
+    and what is left of ``CITATION_SCAN_BUDGET`` after."""
+    from otel_oracles.grade.oracles.trace_answers import CITATION_SCAN_BUDGET, _continues_id
 
-    from otel_oracles.grade.oracles.trace_answers import _cites_whole_id, _ScanBudget
+    found = ground_ids(
+        [ident], lambda i, _: text if i == 0 else False, _continues_id, False, CITATION_SCAN_BUDGET
+    )
+    assert found is not None
+    return found[0][0] is not None, found[1]
+
+
+def test_whole_id_test_agrees_with_the_lookaround_regex() -> None:
+    """``citations_grounded`` (the core's ``ground_ids``) tests a cited id by its
+    occurrences' neighbours instead of compiling ``(?<![\\w-])<id>(?![\\w-])`` per id; both
+    must agree on every text, including ids that are regex metacharacters, overlapping
+    occurrences, Unicode word characters (``é``, Devanagari combining marks, digits of other
+    scripts) and lone surrogates on either side."""
+    import regex
 
     rng = random.Random(18)
     alphabet = ["a", "4", "-", "_", " ", ".", "[", "]", "é", "\u0901", "\u0663", "\n", "(", "*"]
-    ids = ["doc-4", "a.a", "[1]", "*", "aa", "-", "é4", "x(y"]
+    alphabet += ["\ud800", "文"]
+    ids = ["doc-4", "a.a", "[1]", "*", "aa", "-", "é4", "x(y", "文-1", "\udc00"]
     agreed = 0
     for _ in range(4000):
         ident = rng.choice(ids)
@@ -287,7 +300,7 @@ def test_whole_id_test_agrees_with_the_lookaround_regex() -> None:
             pieces.insert(rng.randrange(0, len(pieces) + 1), ident)
         text = "".join(pieces)
         plain = regex.search(rf"(?<![\w-]){regex.escape(ident)}(?![\w-])", text) is not None
-        assert _cites_whole_id(ident, text, _ScanBudget(1)) is plain, (ident, text)
+        assert _whole_id(ident, text)[0] is plain, (ident, text)
         agreed += plain
     assert agreed > 500  # the sample reaches both answers often
 
@@ -320,12 +333,7 @@ def test_search_texts_find_ids_as_the_made_texts_do() -> None:
     the occurrences tested must be those of the made text (the charges differ by the two
     texts' lengths only, the indented one never shorter), on every value (the core declines
     some; they are made as before)."""
-    from otel_oracles.grade.oracles.trace_answers import (
-        _RUN_BREAKS,
-        _cites_whole_id,
-        _ScanBudget,
-        _search_text,
-    )
+    from otel_oracles.grade.oracles.trace_answers import _search_text
     from otel_oracles.grade.oracles.trace_common import result_text
 
     rng = random.Random(12)
@@ -338,11 +346,11 @@ def test_search_texts_find_ids_as_the_made_texts_do() -> None:
         assert text == made if is_made else len(text) >= len(made), value
         indented += not is_made
         for ident in ids:
-            assert _RUN_BREAKS.isdisjoint(ident)
-            plain, fast = _ScanBudget(1), _ScanBudget(1)
-            answer = _cites_whole_id(ident, made, plain)
-            assert _cites_whole_id(ident, text, fast) is answer, (ident, made)
-            assert plain.left - fast.left == len(text) - len(made), (ident, made)
+            assert not set(ident) & set(" \n,[]{}")  # no break character
+            answer, plain = _whole_id(ident, made)
+            fast_answer, fast = _whole_id(ident, text)
+            assert fast_answer is answer, (ident, made)
+            assert plain - fast == len(text) - len(made), (ident, made)
             found += answer
     assert indented > 1000 and found > 1000  # both paths, and both answers, often
 

@@ -7,6 +7,7 @@
 //! the `otel-oracles-native` crate exposes it to Python.
 
 pub mod assemble_offline;
+pub mod citations;
 pub mod content;
 pub mod encode;
 pub mod hashing;
@@ -25,6 +26,7 @@ pub mod rule_regex;
 pub mod rules;
 pub mod scan;
 pub mod screen;
+pub mod sequence;
 pub mod session_join;
 pub mod span_tree;
 pub mod trace_passes;

@@ -14,8 +14,10 @@
 //! comparisons and `dict`s, a subclass's own `get`), and hand only what they do not model
 //! (a non-ASCII text's whitespace and case folding) to Python's own methods.
 
+mod citations;
 mod messages;
 mod probes;
+mod sequence;
 mod view;
 
 use std::collections::HashMap;
@@ -709,6 +711,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     view::register(m)?;
     messages::register(m)?;
     probes::register(m)?;
+    citations::register(m)?;
+    sequence::register(m)?;
     m.add_function(wrap_pyfunction!(tool_repeats, m)?)?;
     m.add_function(wrap_pyfunction!(call_failures, m)?)?;
     m.add_function(wrap_pyfunction!(repeated_args_candidates, m)?)

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from otel_oracles import safe_regex
 from otel_oracles._frozen import Frozen, set_field
-from otel_oracles._native import json_indented
+from otel_oracles._native import ground_ids, json_indented
 from otel_oracles.errors import WorkBudgetExceeded
 from otel_oracles.grade.evidence import (
     WORK_INVISIBLE,
@@ -104,11 +104,11 @@ _CONTINUES: dict[str, bool] = {}
 
 
 def _continues_id(char: str) -> bool:
-    """Whether ``char`` matches ``_ID_CHAR``, asked of the engine once per character: every
-    occurrence of a cited id has its two neighbours tested, mostly the same few characters
-    (quotes, spaces, digits), and each test through ``safe_regex`` paid the time budget's
-    clock (docs/performance-history.md, "The checks stage and serve's workers, cheaper per
-    verdict"). Kept to a few thousand characters."""
+    """Whether ``char`` (beyond ASCII: the core decides ASCII itself) matches ``_ID_CHAR``,
+    asked of the engine once per character: the core's search for cited ids
+    (``ground_ids``) tests every occurrence's two neighbours, and each test through
+    ``safe_regex`` paid the time budget's clock (docs/performance-history.md, "The checks
+    stage and serve's workers, cheaper per verdict"). Kept to a few thousand characters."""
     try:
         return _CONTINUES[char]
     except KeyError:
@@ -125,60 +125,9 @@ CITATION_SCAN_BUDGET = 2_000_000_000
 cited id is looked for in every earlier result until found, so the work is the number of ids
 times the size of the results, which a trace can make absurd (an answer citing 300,000 ids
 against megabytes of results). About a second of substring search; a check beyond it ends in
-``error`` instead of stalling the grader."""
-
-OCCURRENCE_COST = 1_000
-"""What one occurrence of an id whose neighbours are tested is charged, in scanned
-characters (the test is a few Python operations, a plain scan a character per nanosecond)."""
-
-
-class _Recount(Exception):
-    """A search charged for the indented texts (``_search_text``) ran past the budget: those
-    texts are longer than the ones they stand for, so whether the made texts would have is
-    decided again on them."""
-
-
-class _ScanBudget:
-    """The characters a check may still scan (``CITATION_SCAN_BUDGET``). ``estimated``: some
-    charges may exceed what the made texts would cost (``_search_text``), so running out is
-    ``_Recount``, not the check's error."""
-
-    __slots__ = ("estimated", "ids", "left")
-
-    def __init__(self, ids: int, estimated: bool = False) -> None:
-        self.ids = ids
-        self.left = CITATION_SCAN_BUDGET
-        self.estimated = estimated
-
-    def spend(self, chars: int) -> None:
-        self.left -= chars
-        if self.left < 0:
-            if self.estimated:
-                raise _Recount
-            raise WorkBudgetExceeded(
-                f"searching the earlier results for {self.ids:,} cited ids exceeds the "
-                f"check's budget of {CITATION_SCAN_BUDGET:,} scanned characters; not graded"
-            )
-
-
-def _cites_whole_id(ident: str, text: str, budget: _ScanBudget) -> bool:
-    """Whether ``ident`` occurs in ``text`` as a whole id: not preceded or followed by a word
-    character or ``-``. The same as searching ``(?<![\\w-])<escaped id>(?![\\w-])``, but without
-    compiling a regex per cited id (compiling one costs ~0.8 ms and answers cite ever new
-    ids); each occurrence's two neighbours are tested against ``_ID_CHAR``
-    (``_continues_id``)."""
-    budget.spend(len(text))
-    end = len(text)
-    start = text.find(ident)
-    while start >= 0:
-        budget.spend(OCCURRENCE_COST)
-        after = start + len(ident)
-        if (start == 0 or not _continues_id(text[start - 1])) and (
-            after == end or not _continues_id(text[after])
-        ):
-            return True
-        start = text.find(ident, start + 1)
-    return False
+``error`` instead of stalling the grader. The core's search (``ground_ids``) charges each
+text searched its characters and each occurrence of an id whose neighbours it tests 1,000
+(``OCCURRENCE_COST`` in ``native/core/src/citations.rs``)."""
 
 
 def _before(step: Step, final: Step | None) -> bool:
@@ -199,12 +148,6 @@ def _source_texts(ev: Evidence, step: Step) -> str | None:
     return "\n".join(parts) if parts else None
 
 
-_RUN_BREAKS = frozenset(" \n,[]{}")
-"""What may stand between two JSON tokens (with the brackets) in ``result_text``'s compact
-text and in ``json.dumps(indent=0)``'s: an id holding none of these characters is found
-alike in both (``_search_text``)."""
-
-
 def _search_text(value: Any) -> tuple[str, bool]:
     """``(text, made)``: what ``result_text(value)`` is searched through for cited ids, and
     whether it is that text itself. A structured value is written by the core
@@ -214,13 +157,16 @@ def _search_text(value: Any) -> tuple[str, bool]:
     numbers, ``true``/``false``/``null``) exactly as ``result_text`` does and in the same
     order, and differs only between tokens: ``,\n`` for ``, ``, and a newline after each
     opening and before each closing bracket of a non-empty container. Both texts are thus
-    the same sequence of maximal runs of characters outside ``_RUN_BREAKS`` (a raw newline
-    never occurs inside a JSON string), so an id holding none of those characters occurs in
+    the same sequence of maximal runs of characters outside the breaks (space, newline,
+    ``,``, brackets and braces: what may stand between two JSON tokens; the core's
+    ``breaks_run``; a raw newline never occurs inside a JSON string), so an id holding none
+    of those characters occurs in
     one where it occurs in the other, in the same order and between the same neighbours or
-    a break, and no break continues an id (``_ID_CHAR``): ``_cites_whole_id`` answers alike
-    after testing the same occurrences. Only the length it is charged differs: the indented
-    text is longer (two characters per non-empty container), hence ``_Recount``. What the
-    core does not write (values that are not plain JSON data) is made by ``result_text``."""
+    a break, and no break continues an id (``_ID_CHAR``): the search answers alike after
+    testing the same occurrences. Only the length it is charged differs: the indented
+    text is longer (two characters per non-empty container), hence ``_ground``'s second
+    search when the first runs past the budget. What the core does not write (values that
+    are not plain JSON data) is made by ``result_text``."""
     if isinstance(value, str):
         return value, True
     indented = json_indented(value, 0)
@@ -292,6 +238,13 @@ class _Sources:
         self.reaches(len(self.steps))
         return len(self.steps)
 
+    def source(self, i: int, searched: bool) -> str | Literal[False] | None:
+        """What ``ground_ids`` asks: the ``i``-th source's ``search_text`` (``searched``) or
+        ``text``; ``False`` when there is no ``i``-th source."""
+        if not self.reaches(i):
+            return False
+        return self.search_text(i) if searched else self.text(i)
+
     def text(self, i: int) -> str | None:
         """The ``i``-th source's text (``_source_texts``, ``result_text``; None = unknown)."""
         if i in self.texts:  # (not a caught KeyError: each source's first read misses)
@@ -312,26 +265,17 @@ class _Sources:
         return text
 
 
-def _ground(
-    ids: list[str], sources: _Sources, budget: _ScanBudget, searched: bool = True
-) -> dict[str, Step]:
-    """Each cited id -> the first of ``sources`` that returns it as a whole id, searching
-    each source's made text (``_Sources.text``), or, with ``searched`` and for an id holding
-    no ``_RUN_BREAKS`` character, the text ``_search_text`` stands in for it with: the same
-    answers; charges at least those of the made texts, which is why ``budget`` is then
-    ``estimated``."""
-    grounded: dict[str, Step] = {}
+def _ground(ids: list[str], sources: _Sources, searched: bool = True) -> dict[str, Step] | None:
+    """Each cited id -> the first of ``sources`` that returns it as a whole id (the core's
+    ``ground_ids``), searching each source's made text (``_Sources.text``), or, with
+    ``searched`` and for an id holding no break character (``_search_text``), the text
+    ``_search_text`` stands in for it with: the same answers, charged at least what the made
+    texts would be. ``None``: the search ran past ``CITATION_SCAN_BUDGET``."""
+    found = ground_ids(ids, sources.source, _continues_id, searched, CITATION_SCAN_BUDGET)
+    if found is None:
+        return None
     steps = sources.steps
-    for ident in ids:
-        at = sources.search_text if searched and _RUN_BREAKS.isdisjoint(ident) else sources.text
-        i = 0
-        while sources.reaches(i):
-            text = at(i)
-            if text is not None and _cites_whole_id(ident, text, budget):
-                grounded[ident] = steps[i]
-                break
-            i += 1
-    return grounded
+    return {ident: steps[i] for ident, i in zip(ids, found[0], strict=True) if i is not None}
 
 
 # ---- citations ----------------------------------------------------------------------------------
@@ -382,10 +326,16 @@ class CitationsGrounded(OracleCheck):
         sources = _Sources(
             ev, calls, lambda: [g for g in generations if g is final or _before(g, final)]
         )
-        try:
-            grounded = _ground(ids, sources, _ScanBudget(len(ids), estimated=True))
-        except _Recount:
-            grounded = _ground(ids, sources, _ScanBudget(len(ids)), searched=False)
+        grounded = _ground(ids, sources)
+        if grounded is None:
+            # The stand-in texts are longer than the made ones: whether the made texts run
+            # past the budget is decided on them.
+            grounded = _ground(ids, sources, searched=False)
+        if grounded is None:
+            raise WorkBudgetExceeded(
+                f"searching the earlier results for {len(ids):,} cited ids exceeds the "
+                f"check's budget of {CITATION_SCAN_BUDGET:,} scanned characters; not graded"
+            )
         ungrounded = [i for i in ids if i not in grounded]
         if ungrounded:
             texts = [(sources.steps[i], sources.text(i)) for i in range(sources.count())]

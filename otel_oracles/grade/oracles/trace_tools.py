@@ -21,7 +21,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from otel_oracles._native import tool_repeats
+from otel_oracles._native import tool_repeats, tool_sequence_diff
 from otel_oracles.grade.evidence import Evidence, list_steps, where
 from otel_oracles.grade.oracles.base import (
     CoverageParams,
@@ -36,7 +36,6 @@ from otel_oracles.grade.oracles.trace_common import (
     ArgsMatch,
     NamelessTwins,
     Regex,
-    Why,
     args_mismatch,
     args_mismatch_why,
     call_failures,
@@ -55,6 +54,7 @@ from otel_oracles.grade.oracles.trace_common import (
 from otel_oracles.grade.registry import register_oracle
 from otel_oracles.model.defaults import new_list
 from otel_oracles.model.step import Step, StepKind
+from otel_oracles.model.tool_name import first_match
 
 
 def _as_list(value: Any) -> Any:
@@ -241,41 +241,9 @@ class ToolSequenceParams(OracleParams):
         return value
 
 
-FULL, NAME = 2, 1
-
-_Op = Literal["match", "args_mismatch", "missing", "unexpected"]
-
-DiffEntry = tuple[_Op, int | None, Step | None, str]
-"""One entry of a sequence's diff: ``(op, expected item's position, call, note)``. A plain
-tuple: every sequence check makes one per expected item and per call."""
-
-
-def _line(entry: DiffEntry, tools: Sequence[str]) -> str:
-    """``entry`` as a line of the failure message (``tools``: the expected items' tools)."""
-    op, expected, actual, note = entry
-    exp = tools[expected] if expected is not None else ""
-    act = where(actual) if actual is not None else ""
-    match op:
-        case "match":
-            return f"  = {exp:<24} {act}"
-        case "args_mismatch":
-            return f"  ~ {exp:<24} {act}: {note}"
-        case "missing":
-            return f"  - {exp:<24} (expected, not called)"
-        case _:
-            return f"  + {'':<24} {act} (not expected)"
-
-
-_Cell = tuple[int, Why | None]
-"""How a call matches an item (``FULL``, ``NAME`` or 0) and, for ``NAME``, why the arguments
-do not (the message made when the alignment keeps the pair)."""
-
-_NO_MATCH: _Cell = (0, None)
-_FULL_MATCH: _Cell = (FULL, None)
-
 _Item = tuple[SequenceItem, tuple[str, ...], bool]
-"""An expected item as ``_scores`` reads it: the item, its tool as a pattern tuple
-(``step_glob``'s), whether it constrains the arguments. Made once per check."""
+"""An expected item as the core's ``tool_sequence_diff`` reads it: the item, its tool as a
+pattern tuple (``step_glob``'s), whether it constrains the arguments. Made once per check."""
 
 
 def sequence_items(expected: Sequence[SequenceItem]) -> tuple[_Item, ...]:
@@ -283,158 +251,17 @@ def sequence_items(expected: Sequence[SequenceItem]) -> tuple[_Item, ...]:
     return tuple((i, (i.tool,), i.constrains_args()) for i in expected)
 
 
-def _diff_details(diff: list[DiffEntry], tools: Sequence[str]) -> list[dict[str, Any]]:
-    """``diff`` as the result's details show it: per entry its ``op``, the expected item
-    (position and tool; ``tools`` are the items' tools), the call (step, tool and span id)
-    and the note. Every entry of every sequence check's diff is shown, so this is one loop
-    with the fields read once, not a method call per entry."""
-    out: list[dict[str, Any]] = []
-    for op, expected, actual, note in diff:
-        shown: dict[str, Any] = {"op": op}
-        if expected is not None:
-            shown["expected"] = {"position": expected, "tool": tools[expected]}
-        if actual is not None:
-            source = actual.source
-            if source is None:
-                shown["actual"] = {"step": actual.index, "tool": actual.tool}
-            else:
-                shown["actual"] = {
-                    "step": actual.index,
-                    "tool": actual.tool,
-                    "span_id": source.span_id,
-                }
-        if note:
-            shown["note"] = note
-        out.append(shown)
-    return out
-
-
-def _scores(
-    items: Sequence[_Item], calls: Sequence[Step], unmatched: int
-) -> tuple[list[list[_Cell]], list[list[int]]]:
-    """``[i][j]``: how call ``j`` matches item ``i``: ``FULL`` (name and arguments), ``NAME``
-    (name only, with why the arguments do not match) or 0; and the alignment's weight of
-    each pair (``n + m + 1`` for ``FULL``, 1 for ``NAME``, ``unmatched`` for 0), made in
-    the same pass. Whether a name matches is decided once per (item tool, call tool, MCP
-    server's name) triple: a sequence repeats its tools."""
-    big = len(items) + len(calls) + 1
-    named: dict[tuple[tuple[str, ...], str | None, Any], bool] = {}
-    names = [(step.tool, step.attributes.get("mcp_tool")) for step in calls]
-    rows: list[list[_Cell]] = []
-    weights: list[list[int]] = []
-    for item, patterns, constrains in items:
-        row: list[_Cell] = []
-        w_row: list[int] = []
-        for step, (recorded, served) in zip(calls, names, strict=True):
-            key = (patterns, recorded, served)
-            hit = named.get(key)
-            if hit is None:
-                hit = named[key] = step_glob(step, patterns) is not None
-            if not hit:
-                row.append(_NO_MATCH)
-                w_row.append(unmatched)
-                continue
-            why = args_mismatch_why(item, step) if constrains else None
-            if why is None:
-                row.append(_FULL_MATCH)
-                w_row.append(big)
-            else:
-                row.append((NAME, why))
-                w_row.append(1)
-        rows.append(row)
-        weights.append(w_row)
-    return rows, weights
-
-
-def _matched(cell: _Cell, i: int, call: Step) -> DiffEntry:
-    score, why = cell
-    if score == FULL or why is None:
-        return ("match", i, call, "")
-    return ("args_mismatch", i, call, why())
-
-
-def _align_ordered(items: Sequence[_Item], calls: Sequence[Step]) -> list[DiffEntry]:
-    """Order-preserving alignment maximizing full matches first, then name-only matches
-    (weighted LCS; a full match outweighs every name-only match combined)."""
-    n, m = len(items), len(calls)
-    scores, weights = _scores(items, calls, -1)
-    # best[i][j]: the best weight aligning items i.. with calls j.. (never below 0, so a
-    # pair that does not match, weighing -1, is never taken).
-    best = [[0] * (m + 1) for _ in range(n + 1)]
-    for i in range(n - 1, -1, -1):
-        row, below, w_row = best[i], best[i + 1], weights[i]
-        after = 0  # row[m]
-        for j in range(m - 1, -1, -1):
-            value = below[j]
-            if after > value:
-                value = after
-            w = w_row[j]
-            if w > 0:
-                take = below[j + 1] + w
-                if take > value:
-                    value = take
-            row[j] = after = value
-    out: list[DiffEntry] = []
-    i = j = 0
-    while i < n and j < m:
-        w = weights[i][j]
-        if w > 0 and best[i][j] == best[i + 1][j + 1] + w:
-            out.append(_matched(scores[i][j], i, calls[j]))
-            i, j = i + 1, j + 1
-        elif best[i][j] == best[i + 1][j]:
-            out.append(("missing", i, None, ""))
-            i += 1
-        else:
-            out.append(("unexpected", None, calls[j], ""))
-            j += 1
-    out.extend(("missing", k, None, "") for k in range(i, n))
-    out.extend(("unexpected", None, calls[k], "") for k in range(j, m))
-    return out
-
-
-def _align_unordered(items: Sequence[_Item], calls: Sequence[Step]) -> list[DiffEntry]:
-    """Optimal one-to-one assignment (Hungarian algorithm): as many full matches as possible,
-    then as many name-only matches; greedy first-match can miss a complete matching."""
-    n, m = len(items), len(calls)
-    if n == 0 or m == 0:
-        return [("missing", i, None, "") for i in range(n)] + [
-            ("unexpected", None, c, "") for c in calls
-        ]
-    scores, weights = _scores(items, calls, 0)
+def _assign(weights: list[list[int]]) -> tuple[list[int], list[int]]:
+    """The unordered modes' optimal one-to-one assignment (Hungarian algorithm) of items
+    (rows) to calls (columns), maximizing the weights the core gives each pair: as many full
+    matches as possible, then as many name-only matches; greedy first-match can miss a
+    complete matching."""
     # Imported here: scipy.optimize costs ~0.7 s CPU to import, paid only by the contracts
     # whose sequences need an assignment, not by every grading run's start-up.
     from scipy.optimize import linear_sum_assignment
 
     rows, cols = linear_sum_assignment(weights, maximize=True)
-    used_items: set[int] = set()
-    used_calls: set[int] = set()
-    out: list[DiffEntry] = []
-    for i, j in zip(rows.tolist(), cols.tolist(), strict=True):
-        if scores[i][j][0] == 0:
-            continue
-        used_items.add(i)
-        used_calls.add(j)
-        out.append(_matched(scores[i][j], i, calls[j]))
-    out.extend(("missing", i, None, "") for i in range(n) if i not in used_items)
-    out.extend(("unexpected", None, calls[j], "") for j in range(m) if j not in used_calls)
-    out.sort(key=_unordered_key)
-    return out
-
-
-def _unordered_key(entry: DiffEntry) -> tuple[int, int]:
-    """Where an unordered diff's entry is listed: by its call's step, then its item."""
-    actual, expected = entry[2], entry[1]
-    return (actual.index if actual else 10**9, expected or 0)
-
-
-def _sequence_ok(mode: SequenceMode, diff: list[DiffEntry]) -> bool:
-    ops = {e[0] for e in diff}
-    if mode in ("exact", "any_order"):
-        return ops <= {"match"}
-    if mode in ("in_order", "superset"):
-        return not ops & {"missing", "args_mismatch"}
-    # subset: every actual call is one of the expected ones
-    return not ops & {"unexpected", "args_mismatch"}
+    return rows.tolist(), cols.tolist()
 
 
 def _curable_by_unseen_calls(mode: SequenceMode, counts: dict[str, int]) -> bool:
@@ -487,27 +314,17 @@ class ToolSequence(OracleCheck):
             ]
         else:  # no call is ignored, none answers: every call takes part
             calls = every
-        items = self._items
-        ordered = p.mode in ("exact", "in_order")
-        diff = _align_ordered(items, calls) if ordered else _align_unordered(items, calls)
-        details = {
-            "mode": p.mode,
-            "expected": list(named),
-            "actual": [s.tool for s in calls],
-            "diff": _diff_details(diff, named),
-        }
-        if _sequence_ok(p.mode, diff):
-            matched = [e[2] for e in diff if e[0] == "match" and e[2] is not None]
-            order = " -> ".join(s.tool or "?" for s in calls) or "no calls"
+        holds, counts, actual, diff, steps, text = tool_sequence_diff(
+            p.mode, self._items, named, calls, first_match, args_mismatch_why, _assign
+        )
+        details = {"mode": p.mode, "expected": list(named), "actual": actual, "diff": diff}
+        if holds:
             return Finding.ok(
-                f"tool sequence ({p.mode}) holds: {order}",
+                f"tool sequence ({p.mode}) holds: {text}",
                 details=details,
-                span_ids=span_ids(matched),
-                step_indexes=indexes(matched),
+                span_ids=span_ids(steps),
+                step_indexes=indexes(steps),
             )
-        counts: dict[str, int] = defaultdict(int)
-        for e in diff:
-            counts[e[0]] += 1
         relevant = {
             "exact": ("missing", "unexpected", "args_mismatch"),
             "any_order": ("missing", "unexpected", "args_mismatch"),
@@ -518,13 +335,11 @@ class ToolSequence(OracleCheck):
         summary = ", ".join(f"{counts[op]} {op.replace('_', ' ')}" for op in relevant if counts[op])
         if p.mode == "exact" and not summary:
             summary = "order differs"
-        offending = [e[2] for e in diff if e[0] in relevant and e[2] is not None]
-        lines = "\n".join(_line(e, named) for e in diff)
         return Finding.fail(
-            f"tool sequence ({p.mode}) does not hold: {summary}\n{lines}",
+            f"tool sequence ({p.mode}) does not hold: {summary}\n{text}",
             details=details,
-            span_ids=span_ids(offending),
-            step_indexes=indexes(offending),
+            span_ids=span_ids(steps),
+            step_indexes=indexes(steps),
             unseen=_curable_by_unseen_calls(p.mode, counts),
         )
 

@@ -1,0 +1,133 @@
+//! `citations_grounded`'s search for the cited ids (`otel_oracles.grade.oracles
+//! .trace_answers._ground`): per id, the first source whose text holds it as a whole id
+//! (`otel_oracles_core::citations`), the sources' texts asked of Python once each, when a
+//! search first reaches them.
+
+use otel_oracles_core::citations::{breaks_run, cites_whole_id, Budget, Needle, Stop};
+use pyo3::exceptions::PyValueError;
+use pyo3::ffi;
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyBytes, PyList, PyString};
+
+/// A source's text as the search reads it: its UTF-8 (or, holding a lone surrogate, its
+/// `surrogatepass` bytes) and its length in characters.
+enum Text<'py> {
+    Utf8(Bound<'py, PyString>, usize),
+    Passed(Bound<'py, PyBytes>, usize),
+}
+
+impl<'py> Text<'py> {
+    fn of(text: Bound<'py, PyString>) -> PyResult<Self> {
+        let py = text.py();
+        let chars = text.len()?;
+        if text.to_str().is_ok() {
+            return Ok(Text::Utf8(text, chars));
+        }
+        let passed = text
+            .call_method1(
+                intern!(py, "encode"),
+                (intern!(py, "utf-8"), intern!(py, "surrogatepass")),
+            )?
+            .cast_into::<PyBytes>()?;
+        Ok(Text::Passed(passed, chars))
+    }
+
+    fn bytes(&self) -> PyResult<(&[u8], usize)> {
+        Ok(match self {
+            Text::Utf8(text, chars) => (text.to_str()?.as_bytes(), *chars),
+            Text::Passed(bytes, chars) => (bytes.as_bytes(), *chars),
+        })
+    }
+}
+
+/// What the search knows of a source's text of one kind: not asked yet, asked and unknown
+/// (`None`: not captured), or the text.
+enum Known<'py> {
+    Unasked,
+    Unknown,
+    Text(Text<'py>),
+}
+
+/// For each of `ids` (non-empty `str`s), the index of the first source whose text holds it
+/// as a whole id, `None` when none does, and the characters left of `budget`; `None` for
+/// the whole answer when the search runs past `budget` (the text's characters charged
+/// for each text searched, `OCCURRENCE_COST` for each occurrence tested). `source(i, searched)` gives the `i`-th
+/// source's text (`searched`: the text `_search_text` stands in for it with, asked for an
+/// id without a `_RUN_BREAKS` character; else the made text), `None` when not captured,
+/// `False` past the last source; each asked once. `continues_id(char)` says whether a
+/// character beyond ASCII would continue an id.
+#[pyfunction]
+#[pyo3(signature = (ids, source, continues_id, searched, budget, /))]
+fn ground_ids<'py>(
+    ids: &Bound<'py, PyList>,
+    source: &Bound<'py, PyAny>,
+    continues_id: &Bound<'py, PyAny>,
+    searched: bool,
+    budget: i64,
+) -> PyResult<Option<(Vec<Option<usize>>, i64)>> {
+    let py = ids.py();
+    let mut budget = Budget::of(budget);
+    // Per source, its two texts (made, searched); `end`: the first index with no source.
+    let mut texts: Vec<[Known<'py>; 2]> = Vec::new();
+    let mut end: Option<usize> = None;
+    let continues = |cp: u32| -> PyResult<bool> {
+        // SAFETY: `PyUnicode_FromOrdinal` returns a new reference to a one-character
+        // `str`, or NULL with an exception set for a code point beyond U+10FFFF (which
+        // `decode_at` never gives from Python's encoded text).
+        let char = unsafe {
+            Bound::from_owned_ptr_or_err(py, ffi::PyUnicode_FromOrdinal(cp as std::ffi::c_int))?
+        };
+        continues_id.call1((char,))?.is_truthy()
+    };
+    let mut found = Vec::with_capacity(ids.len());
+    for ident in ids.iter() {
+        let ident = ident.cast_into::<PyString>()?;
+        let id = Text::of(ident)?;
+        let (id_bytes, _) = id.bytes()?;
+        if id_bytes.is_empty() {
+            return Err(PyValueError::new_err("a cited id is never empty"));
+        }
+        let kind = usize::from(searched && !breaks_run(id_bytes));
+        let needle = Needle::new(id_bytes);
+        let mut hit = None;
+        let mut i = 0;
+        while !end.is_some_and(|end| i >= end) {
+            if i == texts.len() {
+                texts.push([Known::Unasked, Known::Unasked]);
+            }
+            if matches!(texts[i][kind], Known::Unasked) {
+                let text = source.call1((i, kind == 1))?;
+                if text.is(PyBool::new(py, false)) {
+                    texts.truncate(i);
+                    end = Some(i);
+                    break;
+                }
+                texts[i][kind] = if text.is_none() {
+                    Known::Unknown
+                } else {
+                    Known::Text(Text::of(text.cast_into::<PyString>()?)?)
+                };
+            }
+            if let Known::Text(text) = &texts[i][kind] {
+                let (bytes, chars) = text.bytes()?;
+                match cites_whole_id(&needle, bytes, chars, &mut budget, &continues) {
+                    Ok(true) => {
+                        hit = Some(i);
+                        break;
+                    }
+                    Ok(false) => {}
+                    Err(Stop::OverBudget) => return Ok(None),
+                    Err(Stop::Failed(err)) => return Err(err),
+                }
+            }
+            i += 1;
+        }
+        found.push(hit);
+    }
+    Ok(Some((found, budget.left())))
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(ground_ids, m)?)
+}

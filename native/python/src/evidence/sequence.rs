@@ -1,0 +1,350 @@
+//! `tool_sequence`'s per-call work (`otel_oracles.grade.oracles.trace_tools`): how each call
+//! matches each expected item, the alignment (`otel_oracles_core::sequence`), and the diff
+//! as the result shows it (its details, the message's lines, the steps it points at), in
+//! one call per check.
+//!
+//! Python still decides what only Python knows: whether a contract's tool name names a
+//! recorded one (`first_match`, asked once per item and distinct (tool, MCP tool) pair of
+//! names), why a call's arguments miss an item's constraints (`args_mismatch_why`, asked
+//! for the pairs whose names match, its message made only for the pairs kept) and, for the
+//! unordered modes, the optimal assignment (`assign`). The rest was a Python loop per
+//! (item, call) cell, per diff entry and per line.
+
+use otel_oracles_core::hashing::{FastMap, FastMapExt};
+use otel_oracles_core::sequence::{self, Cell, Counts, Entry, Mode};
+use pyo3::exceptions::PyValueError;
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+
+use crate::pydict;
+
+use super::StepFields;
+
+/// A call's names as the items' tools are matched against them: its tool, and the name an
+/// MCP server ran it under (`attributes.mcp_tool`, when a `str`); `None` for a name that is
+/// not UTF-8 text, which is then asked of `first_match` every time.
+type NameKey = (Option<String>, Option<String>);
+
+fn text_of(value: &Bound<'_, PyAny>) -> Option<String> {
+    value
+        .cast::<PyString>()
+        .ok()
+        .and_then(|t| t.to_str().ok())
+        .map(str::to_owned)
+}
+
+/// `evidence.where(step)`: `step 3 (search_docs, span ab12...)`, formatted by Python's
+/// `str.format` as the f-string did (any text a trace holds, lone surrogates included).
+fn where_text<'py>(step: &StepFields<'py>) -> PyResult<Bound<'py, PyAny>> {
+    let py = step.step.py();
+    let kind = step.get(intern!(py, "kind"))?;
+    let model = step.get(intern!(py, "model"))?;
+    let tool = step.get(intern!(py, "tool"))?;
+    let name = if tool.is_truthy()? {
+        tool
+    } else if model.is_truthy()? && kind.eq(intern!(py, "generation"))? {
+        model
+    } else {
+        let agent = step.get(intern!(py, "agent_name"))?;
+        if agent.is_truthy()? {
+            agent
+        } else if model.is_truthy()? {
+            model
+        } else {
+            kind.getattr(intern!(py, "value"))?
+        }
+    };
+    let index = step.get(intern!(py, "index"))?;
+    let source = step.get(intern!(py, "source"))?;
+    let format = intern!(py, "format");
+    if source.is_none() {
+        intern!(py, "step {} ({})").call_method1(format, (index, name))
+    } else {
+        let span = source.getattr(intern!(py, "span_id"))?;
+        intern!(py, "step {} ({}, span {})").call_method1(format, (index, name, span))
+    }
+}
+
+/// `entry`'s line in a failed sequence's message (`tool`: the expected item's tool, padded
+/// to 24 characters, never cut; `call`: `where_text` of the call; `note`: why its arguments
+/// do not match), formatted by Python's `str.format` as the f-strings did.
+fn diff_line<'py>(
+    entry: &Entry,
+    tool: Option<Bound<'py, PyAny>>,
+    call: Option<Bound<'py, PyAny>>,
+    note: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = note.py();
+    let format = intern!(py, "format");
+    let empty = || PyString::new(py, "").into_any();
+    let tool = tool.unwrap_or_else(empty);
+    let call = call.unwrap_or_else(empty);
+    match entry {
+        Entry::Paired { full: true, .. } => {
+            intern!(py, "  = {:<24} {}").call_method1(format, (tool, call))
+        }
+        Entry::Paired { full: false, .. } => {
+            intern!(py, "  ~ {:<24} {}: {}").call_method1(format, (tool, call, note))
+        }
+        Entry::Missing(_) => {
+            intern!(py, "  - {:<24} (expected, not called)").call_method1(format, (tool,))
+        }
+        Entry::Unexpected(_) => {
+            intern!(py, "  + {:<24} {} (not expected)").call_method1(format, ("", call))
+        }
+    }
+}
+
+/// `tool_sequence_diff`'s answer: `(holds, counts, actual, diff, steps, text)`.
+type SequenceDiff<'py> = (
+    bool,
+    Bound<'py, PyDict>,
+    Bound<'py, PyList>,
+    Bound<'py, PyList>,
+    Bound<'py, PyList>,
+    Bound<'py, PyAny>,
+);
+
+/// `(holds, counts, actual, diff, steps, text)` of a `tool_sequence` check in `mode` of
+/// `items` (`(item, tool patterns, whether it constrains the arguments)`, the item's tool
+/// `tools[i]`) against `calls`:
+///
+/// - `holds`: whether the sequence holds;
+/// - `counts`: each op (`match`, `args_mismatch`, `missing`, `unexpected`) -> how many
+///   entries of the diff have it;
+/// - `actual`: the calls' tools;
+/// - `diff`: per entry its `op`, the expected item (`position`, `tool`), the call (`step`,
+///   `tool`, and `span_id` for a trace-derived step) and the `note` (why the arguments do
+///   not match, when not empty);
+/// - `steps`: the calls of the full matches when the sequence holds, else the calls of the
+///   entries that break it;
+/// - `text`: when it holds, the calls' tools joined by ` -> ` (`?` for no tool; `no calls`
+///   for none), else the diff's lines (`diff_line`).
+///
+/// `first_match(name, patterns)` names an item's tool in a recorded name (`None`: no);
+/// `why_of(item, call)` is `args_mismatch_why`; `assign(weights)` an optimal assignment
+/// maximizing the weights (`(rows, cols)`), asked only in the unordered modes with items
+/// and calls on both sides.
+#[pyfunction]
+#[pyo3(signature = (mode, items, tools, calls, first_match, why_of, assign, /))]
+#[allow(clippy::too_many_arguments)]
+fn tool_sequence_diff<'py>(
+    mode: &str,
+    items: &Bound<'py, PyTuple>,
+    tools: &Bound<'py, PyTuple>,
+    calls: &Bound<'py, PyAny>,
+    first_match: &Bound<'py, PyAny>,
+    why_of: &Bound<'py, PyAny>,
+    assign: &Bound<'py, PyAny>,
+) -> PyResult<SequenceDiff<'py>> {
+    let py = items.py();
+    let mode = Mode::named(mode)
+        .ok_or_else(|| PyValueError::new_err(format!("no sequence mode named {mode:?}")))?;
+    let (tool_key, attributes_key) = (intern!(py, "tool"), intern!(py, "attributes"));
+    let steps: Vec<StepFields<'py>> = calls
+        .try_iter()?
+        .map(|c| c.map(StepFields::new))
+        .collect::<PyResult<_>>()?;
+    let (n, m) = (items.len(), steps.len());
+    if tools.len() != n {
+        return Err(PyValueError::new_err("one tool per expected item"));
+    }
+
+    // Each call's names, and the distinct pairs of them (a sequence repeats its tools).
+    let mut classes: FastMap<NameKey, usize> = FastMap::new();
+    let mut call_class: Vec<Option<usize>> = Vec::with_capacity(m);
+    let mut names: Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)> = Vec::with_capacity(m);
+    for step in &steps {
+        let tool = step.get(tool_key)?;
+        let served = pydict::get(&step.get(attributes_key)?, intern!(py, "mcp_tool"))?;
+        let served_text = if served.is_instance_of::<PyString>() {
+            text_of(&served).map(Some)
+        } else {
+            Some(None)
+        };
+        let tool_text = if tool.is_none() {
+            Some(None)
+        } else {
+            text_of(&tool).map(Some)
+        };
+        call_class.push(match (tool_text, served_text) {
+            (Some(t), Some(s)) => {
+                let next = classes.len();
+                Some(*classes.entry((t, s)).or_insert(next))
+            }
+            _ => None,
+        });
+        names.push((tool, served));
+    }
+    // `step_glob(call, patterns) is not None`: the tool named, else the MCP tool.
+    let glob =
+        |patterns: &Bound<'py, PyAny>, j: usize| -> PyResult<bool> {
+            let (tool, served) = &names[j];
+            if !first_match.call1((tool, patterns))?.is_none() {
+                return Ok(true);
+            }
+            Ok(served.is_instance_of::<PyString>()
+                && !first_match.call1((served, patterns))?.is_none())
+        };
+    let mut named: Vec<Option<bool>> = vec![None; n * classes.len()];
+    let mut cells: Vec<Cell> = Vec::with_capacity(n * m);
+    let mut whys: FastMap<usize, Bound<'py, PyAny>> = FastMap::new();
+    for (i, spec) in items.iter().enumerate() {
+        let spec = spec.cast_into::<PyTuple>()?;
+        let (item, patterns) = (spec.get_item(0)?, spec.get_item(1)?);
+        let constrains = spec.get_item(2)?.is_truthy()?;
+        for j in 0..m {
+            let hit = match call_class[j] {
+                Some(class) => match named[i * classes.len() + class] {
+                    Some(hit) => hit,
+                    None => {
+                        let hit = glob(&patterns, j)?;
+                        named[i * classes.len() + class] = Some(hit);
+                        hit
+                    }
+                },
+                None => glob(&patterns, j)?,
+            };
+            cells.push(if !hit {
+                Cell::No
+            } else if !constrains {
+                Cell::Full
+            } else {
+                let why = why_of.call1((&item, &steps[j].step))?;
+                if why.is_none() {
+                    Cell::Full
+                } else {
+                    whys.insert(i * m + j, why);
+                    Cell::Name
+                }
+            });
+        }
+    }
+
+    let diff = if mode.ordered() {
+        sequence::align_ordered(&cells, n, m)
+    } else {
+        let mut pairs = Vec::new();
+        if n > 0 && m > 0 {
+            let big = n + m + 1;
+            let weights = PyList::empty(py);
+            for i in 0..n {
+                let row = cells[i * m..(i + 1) * m].iter().map(|c| match c {
+                    Cell::No => 0,
+                    Cell::Name => 1,
+                    Cell::Full => big,
+                });
+                weights.append(PyList::new(py, row)?)?;
+            }
+            let assigned = assign.call1((weights,))?;
+            let (rows, cols) = (assigned.get_item(0)?, assigned.get_item(1)?);
+            for (i, j) in rows.try_iter()?.zip(cols.try_iter()?) {
+                pairs.push((i?.extract::<usize>()?, j?.extract::<usize>()?));
+            }
+            if pairs.iter().any(|&(i, j)| i >= n || j >= m) {
+                return Err(PyValueError::new_err("an assigned pair out of range"));
+            }
+        }
+        let indexes: Vec<i64> = steps
+            .iter()
+            .map(|s| s.get(intern!(py, "index"))?.extract())
+            .collect::<PyResult<_>>()?;
+        sequence::unordered(&cells, n, m, &pairs, &indexes)
+    };
+
+    let holds = mode.holds(&diff);
+    let counts = Counts::of(&diff);
+    let counted = PyDict::new(py);
+    counted.set_item(intern!(py, "match"), counts.matched)?;
+    counted.set_item(intern!(py, "args_mismatch"), counts.args_mismatch)?;
+    counted.set_item(intern!(py, "missing"), counts.missing)?;
+    counted.set_item(intern!(py, "unexpected"), counts.unexpected)?;
+    let actual = PyList::new(py, names.iter().map(|(tool, _)| tool))?;
+
+    let (op_key, expected_key) = (intern!(py, "op"), intern!(py, "expected"));
+    let (position_key, actual_key) = (intern!(py, "position"), intern!(py, "actual"));
+    let (step_key, span_key) = (intern!(py, "step"), intern!(py, "span_id"));
+    let (source_key, index_key) = (intern!(py, "source"), intern!(py, "index"));
+    let note_key = intern!(py, "note");
+    let shown = PyList::empty(py);
+    let picked = PyList::empty(py);
+    let lines = PyList::empty(py);
+    for entry in &diff {
+        let (item, call) = match *entry {
+            Entry::Paired { item, call, .. } => (Some(item), Some(call)),
+            Entry::Missing(item) => (Some(item), None),
+            Entry::Unexpected(call) => (None, Some(call)),
+        };
+        let note = match *entry {
+            Entry::Paired {
+                item,
+                call,
+                full: false,
+            } => match whys.get(&(item * m + call)) {
+                Some(why) => why.call0()?,
+                None => PyString::new(py, "").into_any(),
+            },
+            _ => PyString::new(py, "").into_any(),
+        };
+        let row = PyDict::new(py);
+        row.set_item(op_key, entry.op())?;
+        if let Some(i) = item {
+            let expected = PyDict::new(py);
+            expected.set_item(position_key, i)?;
+            expected.set_item(tool_key, tools.get_item(i)?)?;
+            row.set_item(expected_key, expected)?;
+        }
+        if let Some(j) = call {
+            let step = &steps[j];
+            let called = PyDict::new(py);
+            called.set_item(step_key, step.get(index_key)?)?;
+            called.set_item(tool_key, &names[j].0)?;
+            let source = step.get(source_key)?;
+            if !source.is_none() {
+                called.set_item(span_key, source.getattr(span_key)?)?;
+            }
+            row.set_item(actual_key, called)?;
+            let wanted = if holds {
+                matches!(entry, Entry::Paired { full: true, .. })
+            } else {
+                mode.breaks(entry)
+            };
+            if wanted {
+                picked.append(&step.step)?;
+            }
+        }
+        if note.is_truthy()? {
+            row.set_item(note_key, &note)?;
+        }
+        shown.append(row)?;
+        if !holds {
+            let tool = item.map(|i| tools.get_item(i)).transpose()?;
+            let at = call.map(|j| where_text(&steps[j])).transpose()?;
+            lines.append(diff_line(entry, tool, at, &note)?)?;
+        }
+    }
+    let join = intern!(py, "join");
+    let text = if holds {
+        let order = PyList::empty(py);
+        for (tool, _) in &names {
+            if tool.is_truthy()? {
+                order.append(tool)?;
+            } else {
+                order.append(intern!(py, "?"))?;
+            }
+        }
+        if order.is_empty() {
+            intern!(py, "no calls").clone().into_any()
+        } else {
+            intern!(py, " -> ").call_method1(join, (order,))?
+        }
+    } else {
+        intern!(py, "\n").call_method1(join, (lines,))?
+    };
+    Ok((holds, counted, actual, shown, picked, text))
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(tool_sequence_diff, m)?)
+}
