@@ -4,8 +4,9 @@
 //! into typed records (`view::StepView`, read as `Evidence.groups`: the groups the
 //! checks select from and the facts derived from the steps' kinds, times and statuses), the
 //! steps each evidence probe finds lacking (`probes::probe_gaps`), the
-//! repeated calls `tool_retries` judges (`tool_repeats`) and the calls `loop_detected` must
-//! normalize (`repeated_args_candidates`).
+//! repeated calls `tool_retries` judges (`tool_repeats`), the calls `loop_detected` must
+//! normalize (`repeated_args_candidates`), `tool_sequence`'s diff (`sequence`) and
+//! `citations_grounded`'s search for the cited ids (`citations`).
 //!
 //! The placeholder test reads the values as Python holds them and calls no Python code: a `str` (or
 //! a subclass: its characters, never its methods) is read code point by code point through
