@@ -145,7 +145,7 @@ def _load_plugins() -> None:
         return
     _plugins_loaded = True
     for ep in entry_point_group(ENTRY_POINT_GROUP):
-        dist = ep.dist.name if ep.dist is not None else ep.value
+        dist = ep.distribution
         _loading_dist = dist
         try:
             obj = ep.load()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -133,3 +134,44 @@ def test_without_the_plugin_installed_the_type_is_unknown(tmp_path: Path) -> Non
     proc = otel_oracles("validate", task, env=dict(os.environ))
     assert proc.returncode == 1
     assert "unknown oracle type 'max_lines'" in proc.stderr
+
+
+def test_the_kept_entry_points_follow_a_plugin_installed_and_removed(
+    plugin_env: dict[str, str], tmp_path: Path
+) -> None:
+    """The plug-in groups are kept between runs (``otel_oracles._entry_points``); the same
+    path and cache, with a plug-in installed and then removed between runs, must show it
+    only while it is there (a cache keyed by the path alone would hide both changes)."""
+    installed = Path(plugin_env["PYTHONPATH"].split(os.pathsep)[0])
+    site = tmp_path / "site"
+    site.mkdir()
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(site), env.get("PYTHONPATH")) if p)
+    env["OTEL_ORACLES_CONVENTIONS_CACHE"] = str(tmp_path / "cache")
+    kept = tmp_path / "cache" / "entry-points.json"
+
+    def types() -> set[str]:
+        proc = otel_oracles("oracles", "--json", env=env)
+        assert proc.returncode == 0, proc.stderr
+        return {o["type"] for o in json.loads(proc.stdout)["oracles"]}
+
+    assert "max_lines" not in types()
+    assert kept.is_file()
+    before = kept.read_bytes(), kept.stat().st_ino
+    assert "max_lines" not in types()
+    assert (kept.read_bytes(), kept.stat().st_ino) == before  # read, not written again
+    for child in installed.iterdir():
+        if child.name.startswith("otel_oracles_max_lines"):
+            if child.is_dir():
+                shutil.copytree(child, site / child.name)
+            else:
+                shutil.copy2(child, site / child.name)
+    assert "max_lines" in types()
+    assert kept.read_bytes() != before[0]
+    assert "max_lines" in types()
+    for child in site.iterdir():
+        if child.is_dir():
+            shutil.rmtree(child)
+        else:
+            child.unlink()
+    assert "max_lines" not in types()

@@ -211,7 +211,7 @@ def load_parsers() -> ParserRegistry:
     parsers = _builtin()
     broken: dict[str, str] = {}
     for ep in entry_point_group(ENTRY_POINT_GROUP):
-        dist = ep.dist.name if ep.dist is not None else ep.value
+        dist = ep.distribution
         try:
             obj = ep.load()
         except Exception as exc:  # noqa: BLE001 - a broken plug-in must not break mapping
