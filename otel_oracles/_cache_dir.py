@@ -1,11 +1,12 @@
 """Entries kept between runs in the project's cache directory, so a start does not parse the
 same configuration files again (docs/performance-history.md, "Start-up").
 
-Two kinds live there: validated mapping files (``mapping/_cache.py``) and contracts' YAML
-documents (``grade/_documents.py``). What they share is here: where the directory is, which
-entry may be read at all, and an entry's layout (a line with the SHA-256 of the rest, then
-the JSON body). Nothing in an entry is trusted: each kind validates its content again as
-it validates the file it stands for.
+Three kinds live there: validated mapping files (``mapping/_cache.py``), contracts' YAML
+documents (``grade/_documents.py``) and the plug-in groups' entry points
+(``_entry_points.py``). What they share is here: where the directory is, which entry may be
+read at all, and an entry's layout (a line with the SHA-256 of the rest, then the JSON
+body). Nothing in an entry is trusted: each kind validates its content again as it
+validates the file it stands for (an entry point names what ``entry_points.txt`` would).
 
 The directory is ``$OTEL_ORACLES_CONVENTIONS_CACHE`` (empty turns the cache off), else
 ``conventions/`` in the project's cache root (``$OTEL_ORACLES_CACHE``, else

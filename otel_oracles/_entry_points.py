@@ -7,10 +7,10 @@ each look for their plug-ins once a ``grade``; they share one read (docs/perform
 "Start-up: one entry-point scan, field annotations as objects"), and the entries of their
 groups are kept in the conventions cache (``_cache_dir``), keyed by what decides them: the
 path searched (``sys.path``, in order) and, in each of its directories, every distribution's
-metadata directory (its name and ``stat``) and its ``entry_points.txt`` (its ``stat``). A
-distribution installed, removed, upgraded or edited changes the key (its metadata directory
-comes, goes, is made again or its file changes), so the next start scans again; listing the
-directories and ``stat``-ing two paths a distribution is a small part of reading them all
+metadata directory (its name) and its ``entry_points.txt`` (its ``stat``). A distribution
+installed, removed, upgraded or edited changes the key (its metadata directory comes or
+goes, or its file is made again or written), so the next start scans again; listing the
+directories and ``stat``-ing one file a distribution is a small part of reading them all
 (docs/performance-history.md, "Start-up: the plug-ins' entry points kept between runs"). A
 finder that lists distributions from elsewhere than the path (on ``sys.meta_path``) turns the
 cache off: its distributions are not in the key. A distribution installed while a process
