@@ -1026,6 +1026,9 @@ class ShownFilter:
     ) -> ShownFilter: ...
     def scrub(self, details: dict[str, Any]) -> dict[str, Any]: ...
     def explain(self, result: Any) -> str: ...
+    def shown_message(self, result: Any) -> str:
+        """``explain(result)`` without the check's name in front (``name: ``), as reports
+        show it; a pass without steps answered from the kept heads, not rendered."""
 
 # ---- evidence (otel_oracles.grade.evidence) --------------------------------------------------
 

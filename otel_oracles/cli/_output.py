@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from otel_oracles.emit import SHOWN_FILTER, Explainer, ExplainMode, scrub_verdict, shown_message
+from otel_oracles.emit import SHOWN_FILTER, ExplainMode, scrub_verdict
 from otel_oracles.errors import InputError
 from otel_oracles.model.result import InputProblem, OracleResult, RunReport, Verdict
 from otel_oracles.report import (
@@ -198,8 +198,7 @@ def emit_report(
     is ``full``.
     """
     if explain != "full":
-        explainer = Explainer(explain)
-        verdicts = [scrub_verdict(v, explain, explainer) for v in report.verdicts]
+        verdicts = [scrub_verdict(v, explain) for v in report.verdicts]
         report = report.model_copy(update={"verdicts": verdicts})
     if junit is not None:
         from otel_oracles.report import render_junit
@@ -244,7 +243,6 @@ class ReportStream:
     ) -> None:
         self.tally = Tally()
         self._explain: ExplainMode = explain
-        self._explainer = Explainer(explain)
         self._junit_path = junit
         self._html_path = html
         self._junit: JUnitWriter | None = None
@@ -266,7 +264,7 @@ class ReportStream:
         # each failing result's shown text (neither under ``full``), bound once.
         self._shown_filter: ShownFilter | None = None if explain == "full" else SHOWN_FILTER
         self._shown_text: Callable[[OracleResult], str] | None = (
-            None if explain == "full" else self._shown_message
+            None if explain == "full" else SHOWN_FILTER.shown_message
         )
         self._copies = self._junit is not None or self._html is not None
 
@@ -284,14 +282,11 @@ class ReportStream:
         if self._console is not None:
             self._console.add(verdict, self._shown_text)
         if self._copies:
-            shown = scrub_verdict(verdict, self._explain, self._explainer)
+            shown = scrub_verdict(verdict, self._explain)
             for writer in (self._junit, self._html):
                 if writer is not None:
                     writer.add(shown)
         self.tally.add(verdict)
-
-    def _shown_message(self, result: OracleResult) -> str:
-        return shown_message(result, self._explain, self._explainer)
 
     def close(self) -> None:
         """Drop whatever was spooled (after ``finish``, or when grading failed)."""

@@ -38,7 +38,6 @@ if TYPE_CHECKING:
     from otel_oracles.emit._explain import (
         REDACTED,
         SHOWN_FILTER,
-        Explainer,
         ExplainMode,
         explain,
         looks_secret,
@@ -91,7 +90,6 @@ _LAZY: dict[str, str] = {
         [
             "REDACTED",
             "SHOWN_FILTER",
-            "Explainer",
             "ExplainMode",
             "explain",
             "looks_secret",
@@ -143,7 +141,6 @@ __all__ = [
     "EmitStats",
     "Emitter",
     "ExplainMode",
-    "Explainer",
     "FanOutEmitter",
     "GradedPair",
     "GraderMetrics",

@@ -75,19 +75,6 @@ _SECRET_SHAPES = re.compile(
 )
 REDACTED = "[redacted]"
 
-_NUMBER = (bool, int, float)
-_SEQUENCE = (list, tuple)
-"""``isinstance`` tuples: a ``bool | int | float`` union is a new object at every call."""
-
-# Enum members read once: ``Outcome.PASS`` looks through the enum machinery on every read,
-# and every result a report shows asks.
-_PASS = Outcome.PASS
-_ERROR = Outcome.ERROR
-_PASS_VALUE = _PASS.value
-"""A pass's outcome in ``explain_key``'s keys: an outcome keys by its value, a ``str`` whose
-hash is kept, where an enum member's hash is a Python call (``Enum.__hash__``) at every
-lookup."""
-
 _TEMPLATES: dict[Outcome, str] = {
     Outcome.PASS: "{name}: holds",
     Outcome.TOLERATED: "{name}: tolerated{budget}",
@@ -144,152 +131,11 @@ def _cap(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "\u2026"
 
 
-def error_type(result: OracleResult) -> str:
-    """``error.type`` for an errored check: the exception class name when it is a plain
-    identifier, else ``_OTHER`` (the semantic-conventions fallback)."""
-    return safe_identifier(result.details.get("error.type")) or "_OTHER"
-
-
-def explain_key(result: OracleResult, mode: ExplainMode = "template") -> tuple[Any, ...] | None:
-    """Everything ``explain(result, mode)`` depends on, as a dict key (it includes the
-    check's name, type and outcome); None when the text is not cached (``full`` mode, odd
-    detail keys). Lets a caller keep what it derives from the text under this key and skip
-    ``explain`` for results it has seen."""
-    if mode == "full":
-        return None
-    # The text depends on a few small fields and on the detail values the template may
-    # show (a pass shows none): results repeat across traces, and the secret-shape regexes
-    # are worth not rerunning for each.
-    if result.outcome is _PASS:  # the most common result: no detail is shown, no message
-        return (
-            result.name,
-            result.oracle_type,
-            _PASS_VALUE,
-            result.used,
-            result.budget,
-            tuple(result.step_indexes[: MAX_LIST_ITEMS + 1]),
-            (),
-            None,
-        )
-    shown = _shown_details(result.details)
-    if shown is None:
-        return None
-    return (
-        result.name,
-        result.oracle_type,
-        result.outcome._value_,
-        result.used,
-        result.budget,
-        tuple(result.step_indexes[: MAX_LIST_ITEMS + 1]),
-        shown,
-        _shown_message(result),
-    )
-
-
 def explain(result: OracleResult, mode: ExplainMode = "template") -> str:
     """The ``gen_ai.evaluation.explanation`` for ``result`` under ``mode``."""
     if mode == "full":
         return _cap(result.message, MAX_FULL_EXPLANATION_CHARS)
     return _template(result)
-
-
-class Explainer:
-    """``explain`` under one mode, remembering the template texts it rendered.
-
-    Results repeat across traces (the same check, outcome and shown details), and rendering
-    a template runs the secret-shape regexes over every detail, so whoever explains many
-    results (a report writer) holds one of these; the memory is its own, bounded, and ends
-    with it. Not shared between threads.
-    """
-
-    def __init__(self, mode: ExplainMode = "template", max_texts: int = 4096) -> None:
-        self.mode = mode
-        self._max = max_texts
-        self._texts: dict[tuple[Any, ...], str] = {}
-        self._shown: dict[tuple[Any, ...], str] = {}
-        """``shown_message`` texts (the text without the check's name), under the same keys."""
-
-    def __len__(self) -> int:
-        """Texts remembered now."""
-        return len(self._texts)
-
-    def remembers(self, result: OracleResult) -> bool:
-        """Whether ``result``'s text is remembered (it would not be rendered again)."""
-        key = explain_key(result, self.mode)
-        return key is not None and key in self._texts
-
-    def __call__(self, result: OracleResult) -> str:
-        key = explain_key(result, self.mode)
-        if key is None:
-            return explain(result, self.mode)
-        return self._text(key, result)
-
-    def _text(self, key: tuple[Any, ...], result: OracleResult) -> str:
-        text = self._texts.get(key)
-        if text is None:
-            text = explain(result, self.mode)
-            self._remember(self._texts, key, text)
-        return text
-
-    def _remember(self, texts: dict[tuple[Any, ...], str], key: tuple[Any, ...], text: str) -> None:
-        if len(texts) >= self._max:
-            texts.pop(next(iter(texts)))  # the oldest goes first
-        texts[key] = text
-
-    def shown(self, result: OracleResult) -> str:
-        """The text without the check's name (``shown_message``), remembered too: a report
-        asks for every result it writes, and most are the same few passes."""
-        key = explain_key(result, self.mode)
-        if key is None:
-            return explain(result, self.mode).removeprefix(f"{result.name}: ")
-        text = self._shown.get(key)
-        if text is None:
-            # The key holds the name (its first item), so the prefix is the same each time.
-            text = self._text(key, result).removeprefix(f"{result.name}: ")
-            self._remember(self._shown, key, text)
-        return text
-
-
-def _identifier_or_none(value: Any) -> str | None:
-    """``value`` when it could render as itself (a short string), else None: everything
-    else renders as ``[redacted]`` alike, so it needs no place in a cache key."""
-    return value if isinstance(value, str) and len(value) <= MAX_VALUE_CHARS else None
-
-
-def _shown_details(details: dict[str, Any]) -> tuple[Any, ...] | None:
-    """Everything of ``details`` that ``_template`` can read (see ``_detail_value``), as a
-    cache key; None when a key is not a string (no caching then)."""
-    out: list[tuple[Any, ...]] = []
-    for key, value in details.items():
-        if not isinstance(key, str):
-            return None
-        if isinstance(value, _NUMBER):
-            # A float keys by its spelling: 0.0 == -0.0 (and 1 == 1.0) as values, but the
-            # template shows repr(value), and NaN never equals itself.
-            out.append((key, type(value), repr(value) if type(value) is float else value))
-        elif key in IDENTIFIER_DETAIL_KEYS:
-            if isinstance(value, str):
-                out.append((key, str, _identifier_or_none(value)))
-            elif isinstance(value, _SEQUENCE):
-                items = tuple(_identifier_or_none(v) for v in value[:MAX_LIST_ITEMS])
-                out.append((key, list, items, len(value) > MAX_LIST_ITEMS))
-            elif isinstance(value, dict):
-                pairs = tuple(
-                    (_identifier_or_none(k), n if isinstance(n, int) else None)
-                    for k, n in list(value.items())[:MAX_LIST_ITEMS]
-                )
-                out.append((key, dict, pairs, len(value) > MAX_LIST_ITEMS))
-            else:
-                out.append((key, object, None))
-    out.sort()  # by key: the keys of a dict differ, so no item is compared past its first
-    return tuple(out)
-
-
-def _shown_message(result: OracleResult) -> str | None:
-    """The message a template shows as it is (see ``SHOWN_ERROR_TYPES``), else None."""
-    if result.outcome == _ERROR and error_type(result) in SHOWN_ERROR_TYPES:
-        return result.message
-    return None
 
 
 SHOWN_FILTER = ShownFilter(
@@ -307,10 +153,11 @@ SHOWN_FILTER = ShownFilter(
     MAX_VALUE_CHARS,
 )
 """The privacy filter in the core (``native/python/src/scrub.rs``), its one implementation:
-the template explanations (``explain``) and the scrubbed details (``scrub_details``) come
-from it, and the JSON report's writer applies it to each result as it writes it (no Python
-call, no scrubbed dict). It asks ``safe_identifier`` (and, for a check name that is not an
-identifier, ``looks_secret``) what may be shown, remembering the strings it gave back."""
+the template explanations (``explain``), the messages reports show (``shown_message``) and
+the scrubbed details (``scrub_details``) come from it, and the JSON report's writer applies
+it to each result as it writes it (no Python call, no scrubbed dict). It asks
+``safe_identifier`` (and, for a check name that is not an identifier, ``looks_secret``)
+what may be shown, remembering the strings it gave back."""
 
 
 def scrub_details(details: dict[str, Any]) -> dict[str, Any]:
@@ -321,49 +168,41 @@ def scrub_details(details: dict[str, Any]) -> dict[str, Any]:
     return SHOWN_FILTER.scrub(details)
 
 
-def shown_message(
-    result: OracleResult, mode: ExplainMode = "template", explainer: Explainer | None = None
-) -> str:
+def shown_message(result: OracleResult, mode: ExplainMode = "template") -> str:
     """The message a report shows of ``result`` under ``mode``: in ``template`` mode the
     template explanation without the check's name (reports print it next to the message
-    already); ``full`` keeps the oracle's own. ``explainer`` (for ``mode``) remembers texts
-    across calls."""
+    already); ``full`` keeps the oracle's own. Asked of the filter in the core, whose kept
+    heads answer the common pass without rendering it."""
     if mode == "full":
         return result.message
-    if explainer is not None:
-        return explainer.shown(result)
-    return explain(result, mode).removeprefix(f"{result.name}: ")
+    return SHOWN_FILTER.shown_message(result)
 
 
 def shown_fields(
-    result: OracleResult, mode: ExplainMode = "template", explainer: Explainer | None = None
+    result: OracleResult, mode: ExplainMode = "template"
 ) -> tuple[str, dict[str, Any]]:
     """The message and details a report shows of ``result`` under ``mode``
     (``shown_message``, and ``scrub_details`` unless ``full``): what ``scrub_result`` puts in
     its copy, for a writer that renders the result without building the copy."""
     if mode == "full":
         return result.message, result.details
-    return shown_message(result, mode, explainer), scrub_details(result.details)
+    return shown_message(result, mode), scrub_details(result.details)
 
 
-def scrub_result(
-    result: OracleResult, mode: ExplainMode = "template", explainer: Explainer | None = None
-) -> OracleResult:
+def scrub_result(result: OracleResult, mode: ExplainMode = "template") -> OracleResult:
     """``result`` as a report may show it under ``mode`` (``shown_fields``); ``full`` keeps
     all."""
     if mode == "full":
         return result
-    message, details = shown_fields(result, mode, explainer)
+    message, details = shown_fields(result, mode)
     return result.model_copy(update={"message": message, "details": details})
 
 
-def scrub_verdict(
-    verdict: Verdict, mode: ExplainMode = "template", explainer: Explainer | None = None
-) -> Verdict:
+def scrub_verdict(verdict: Verdict, mode: ExplainMode = "template") -> Verdict:
     """``verdict`` with every result passed through ``scrub_result``."""
     if mode == "full":
         return verdict
-    results = [scrub_result(r, mode, explainer) for r in verdict.results]
+    results = [scrub_result(r, mode) for r in verdict.results]
     return verdict.model_copy(update={"results": results})
 
 

@@ -1,10 +1,11 @@
-"""Template explanations are remembered by an ``Explainer`` (report cost); remembering must
-never change the text: every input the template reads is part of the key, so results that
-differ only in a shown detail get their own text, and a remembered text equals a fresh one."""
+"""The privacy filter keeps the heads of explanations it wrote (the outcome's template with
+the check's name and budget) and a pass's shown message; keeping must never change the
+text: results that differ only in a shown detail or step get their own text, and a text
+written from a kept head equals one written first."""
 
 from __future__ import annotations
 
-from otel_oracles.emit import Explainer, explain
+from otel_oracles.emit import explain, shown_message
 from otel_oracles.model.result import OracleResult, Outcome
 from tests.emit.conftest import SECRET_KEY, make_results
 
@@ -31,17 +32,17 @@ def _variants() -> list[OracleResult]:
     return out
 
 
-def test_cached_explanations_equal_fresh_ones_and_keep_detail_differences() -> None:
-    explainer = Explainer("template")
+def test_kept_explanations_equal_fresh_ones_and_keep_detail_differences() -> None:
     results = _variants()
-    first = [explainer(r) for r in results]
-    assert all(explainer.remembers(r) for r in results)
-    again = [explainer(r) for r in results]  # remembered
-    fresh = [explain(r, "template") for r in results]
-    assert first == again == fresh
+    first = [explain(r, "template") for r in results]
+    again = [explain(r, "template") for r in results]  # from the kept heads
+    assert first == again
     assert "tool=delete_records" in first[-2] and "tool=drop_table" in first[-1]
     assert all(SECRET_KEY not in text for text in first)
-    assert len(explainer) > len(make_results())
+    assert len(set(first)) > len({r.name for r in results})
+    shown = [shown_message(r, "template") for r in results]
+    assert shown == [t.removeprefix(f"{r.name}: ") for r, t in zip(results, first, strict=True)]
+    assert shown == [shown_message(r, "template") for r in results]
 
 
 def test_signed_zero_and_nan_details_get_their_own_text() -> None:
@@ -62,7 +63,6 @@ def test_signed_zero_and_nan_details_get_their_own_text() -> None:
         base.model_copy(update={"details": {"seconds": float("nan")}}),
         base.model_copy(update={"details": {"seconds": -0.0}}),
     ]
-    explainer = Explainer("template")
-    texts = [explainer(r) for r in variants]
+    texts = [explain(r, "template") for r in variants]
     assert texts == [explain(r, "template") for r in variants]
     assert "seconds=0.0" in texts[0] and "seconds=-0.0" in texts[1] and "seconds=nan" in texts[2]

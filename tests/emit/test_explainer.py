@@ -1,5 +1,5 @@
-"""``Explainer``: the explanation texts a report writer remembers are its own and bounded,
-and equal to what ``explain`` renders."""
+"""The privacy filter's texts: template explanations, the messages reports show and the
+scrubbed details, each held to what it promises, spelled out here in Python."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from otel_oracles.emit import Explainer, explain, looks_secret, shown_message
+from otel_oracles.emit import SHOWN_FILTER, explain, looks_secret, shown_message
 from otel_oracles.emit._explain import (
     IDENTIFIER_DETAIL_KEYS,
     MAX_EXPLANATION_CHARS,
@@ -20,50 +20,6 @@ from otel_oracles.emit._explain import (
     scrub_details,
 )
 from otel_oracles.model.result import OracleResult, Outcome
-
-
-def _failed(name: str, calls: int) -> OracleResult:
-    return OracleResult(
-        oracle_type="tool_retries",
-        name=name,
-        layer="tolerance",
-        outcome=Outcome.BUDGET_EXHAUSTED,
-        passed=False,
-        message=f"{calls} retries (search_docs x{calls}), budget 1; user alice@example.com",
-        details={"retries": calls, "tool": "search_docs"},
-        step_indexes=[1, 2],
-        contract_id="c",
-    )
-
-
-def test_texts_equal_explain_and_are_remembered_per_explainer() -> None:
-    explainer = Explainer("template")
-    results = [_failed(f"check-{i % 3}", calls=2 + i % 2) for i in range(12)]
-    texts = [explainer(r) for r in results]
-    assert texts == [explain(r, "template") for r in results]
-    assert "alice@example.com" not in "".join(texts)
-    # Six distinct (name, details) keys: the explainer kept exactly those.
-    assert len(explainer) == 6
-    # A second explainer starts empty: nothing is shared through the module.
-    assert len(Explainer("template")) == 0
-
-
-def test_the_oldest_text_goes_first_when_full() -> None:
-    explainer = Explainer("template", max_texts=2)
-    first, second, third = (_failed(f"c{i}", 2) for i in range(3))
-    for r in (first, second, third):
-        explainer(r)
-    assert len(explainer) == 2
-    assert not explainer.remembers(first)
-    assert explainer.remembers(second) and explainer.remembers(third)
-
-
-def test_full_mode_is_the_message_and_is_not_remembered() -> None:
-    explainer = Explainer("full")
-    result = _failed("c", 2)
-    assert explainer(result) == explain(result, "full")
-    assert "alice@example.com" in explainer(result)
-    assert len(explainer) == 0
 
 
 def _result(name: str, outcome: Outcome, **fields: object) -> OracleResult:
@@ -99,15 +55,17 @@ SHOWN_CASES = [
 ]
 
 
-def test_shown_texts_equal_shown_message_and_are_remembered() -> None:
-    """``Explainer.shown`` (what reports print) is ``shown_message`` without an explainer,
-    on first sight and when remembered, for passes, failures, errors and odd details."""
-    explainer = Explainer("template")
-    expected = [shown_message(r, "template") for r in SHOWN_CASES]
-    assert [explainer.shown(r) for r in SHOWN_CASES] == expected
-    assert [explainer.shown(r) for r in SHOWN_CASES] == expected  # remembered now
-    assert [shown_message(r, "template", explainer) for r in SHOWN_CASES] == expected
+def test_shown_messages_are_explanations_without_the_name() -> None:
+    """``shown_message`` (what the table, JUnit, HTML and JSON reports print) is the template
+    explanation with ``name: `` taken off its front when it starts so, the first time and
+    again when a pass's head is kept; ``full`` is the oracle's own message."""
+    expected = [explain(r).removeprefix(f"{r.name}: ") for r in SHOWN_CASES]
+    assert expected[0] == "holds" and expected[4].startswith("tool_not_called: holds")
+    for _ in range(2):
+        assert [shown_message(r, "template") for r in SHOWN_CASES] == expected
+        assert [SHOWN_FILTER.shown_message(r) for r in SHOWN_CASES] == expected
     assert all("alice@example.com" not in text for text in expected)
+    assert shown_message(SHOWN_CASES[0], "full") == SHOWN_CASES[0].message
 
 
 def test_scrub_details_remembers_no_key_it_dropped() -> None:

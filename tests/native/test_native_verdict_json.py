@@ -16,8 +16,14 @@ from typing import Any
 import pytest
 
 from otel_oracles._native import ShownFilter, fill_model
-from otel_oracles.emit import SHOWN_FILTER, Explainer, scrub_verdict
-from otel_oracles.emit._explain import _TEMPLATES, IDENTIFIER_DETAIL_KEYS, REDACTED, looks_secret
+from otel_oracles.emit import SHOWN_FILTER, ExplainMode, explain, scrub_verdict
+from otel_oracles.emit._explain import (
+    _TEMPLATES,
+    IDENTIFIER_DETAIL_KEYS,
+    REDACTED,
+    looks_secret,
+    scrub_details,
+)
 from otel_oracles.grade.loader import load_contract
 from otel_oracles.mapping import load_conventions
 from otel_oracles.model.result import (
@@ -48,18 +54,34 @@ def dumped_text(verdict: Verdict) -> bytes:
     return json_safe(text).encode("utf-8")
 
 
-def written(verdict: Verdict, explainer: Explainer | None) -> bytes:
-    """``VerdictJson``'s text of ``verdict``, through the privacy filter when ``explainer``'s
-    mode is ``template`` (the report writes ``full`` as it is)."""
-    template = explainer is not None and explainer.mode == "template"
-    return _VERDICT_JSON.write(verdict, SHOWN_FILTER if template else None)
+MODES: tuple[ExplainMode | None, ...] = (None, "template", "full")
+"""As the report is written: without the filter, through it, and as the opt-in."""
 
 
-def expected(verdict: Verdict, explainer: Explainer | None) -> bytes:
-    """``dumped_text`` of what the report shows of ``verdict`` (``scrub_verdict``)."""
-    if explainer is None:
+def written(verdict: Verdict, mode: ExplainMode | None) -> bytes:
+    """``VerdictJson``'s text of ``verdict``, through the privacy filter when ``mode`` is
+    ``template`` (the report writes ``full`` as it is)."""
+    return _VERDICT_JSON.write(verdict, SHOWN_FILTER if mode == "template" else None)
+
+
+def expected(verdict: Verdict, mode: ExplainMode | None) -> bytes:
+    """``dumped_text`` of what the report shows of ``verdict`` (``scrub_verdict``), a
+    template's message spelled out as its explanation without ``name: `` in front."""
+    if mode is None:
         return dumped_text(verdict)
-    return dumped_text(scrub_verdict(verdict, explainer.mode, Explainer(explainer.mode)))
+    shown = scrub_verdict(verdict, mode)
+    if mode == "template":
+        results = [
+            r.model_copy(
+                update={
+                    "message": explain(r).removeprefix(f"{r.name}: "),
+                    "details": scrub_details(r.details),
+                }
+            )
+            for r in verdict.results
+        ]
+        assert results == shown.results
+    return dumped_text(shown)
 
 
 @pytest.fixture(scope="module")
@@ -76,8 +98,8 @@ def test_every_verdict_of_the_captured_traces_is_written_as_its_model_dump(
     graded: list[Verdict],
 ) -> None:
     for verdict in graded:
-        for explainer in (None, Explainer("template"), Explainer("full")):
-            assert written(verdict, explainer) == expected(verdict, explainer)
+        for mode in MODES:
+            assert written(verdict, mode) == expected(verdict, mode)
 
 
 UNSAFE = "\x00\x1b\x7f\x80\x85\x9f\xa0\u2028\u202a\u202e\u202f\u2065\u2066\u2069\u206a"
@@ -115,8 +137,8 @@ def test_strings_are_json_safe_as_the_report_makes_them() -> None:
         verdict = verdict_of(
             results, subject=random_text(rng), contract_name=random_text(rng), root_name="r"
         )
-        for explainer in (None, Explainer("template"), Explainer("full")):
-            assert written(verdict, explainer) == expected(verdict, explainer)
+        for mode in MODES:
+            assert written(verdict, mode) == expected(verdict, mode)
 
 
 def test_a_string_in_the_place_of_one_written_before_is_written_as_itself() -> None:
@@ -130,8 +152,8 @@ def test_a_string_in_the_place_of_one_written_before_is_written_as_itself() -> N
         verdict = verdict_of(
             [result(name=text, details={text: 1, "tool": text}, why=text)], subject=text
         )
-        for explainer in (None, Explainer("template")):
-            assert written(verdict, explainer) == expected(verdict, explainer)
+        for mode in MODES[:2]:
+            assert written(verdict, mode) == expected(verdict, mode)
         del verdict, text
 
 

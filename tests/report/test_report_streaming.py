@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from otel_oracles.emit import SHOWN_FILTER, Explainer, scrub_verdict
+from otel_oracles.emit import SHOWN_FILTER, scrub_verdict
 from otel_oracles.grade.loader import load_contract
 from otel_oracles.mapping import load_conventions
 from otel_oracles.model.result import (
@@ -145,9 +145,8 @@ def test_streamed_default_output_equals_the_scrubbed_report_rendered() -> None:
     message and details while rendering it, without a scrubbed copy of the verdict: the
     bytes must be those of the whole report passed through ``scrub_verdict`` and rendered."""
     report = kept_report([str(EXAMPLES)])
-    explainer = Explainer("template")
     scrubbed = report.model_copy(
-        update={"verdicts": [scrub_verdict(v, "template", explainer) for v in report.verdicts]}
+        update={"verdicts": [scrub_verdict(v, "template") for v in report.verdicts]}
     )
     # Not vacuous: scrubbing changes messages and drops or replaces details here.
     pairs = [
@@ -219,9 +218,8 @@ def test_json_writer_with_the_privacy_filter_writes_the_scrubbed_copy() -> None:
         results=results,
         counts=count_outcomes(results),
     )
-    explainer = Explainer("template")
     copied, shown = JsonWriter(), JsonWriter()
-    copied.add(scrub_verdict(verdict, "template", explainer))
+    copied.add(scrub_verdict(verdict, "template"))
     shown.add(verdict, SHOWN_FILTER)
     text = "".join(shown.chunks([], []))
     assert text == "".join(copied.chunks([], []))
@@ -232,7 +230,7 @@ def test_json_writer_with_the_privacy_filter_writes_the_scrubbed_copy() -> None:
         update={"results": [r.model_copy(update={"details": plain}) for r in results]}
     )
     copied, shown = JsonWriter(), JsonWriter()
-    copied.add(scrub_verdict(verdict, "template", explainer))
+    copied.add(scrub_verdict(verdict, "template"))
     shown.add(verdict, SHOWN_FILTER)
     assert "".join(shown.chunks([], [])) == "".join(copied.chunks([], []))
 

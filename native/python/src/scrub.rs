@@ -284,6 +284,13 @@ impl ShownFilter {
     fn explain(&self, result: &Bound<'_, PyAny>) -> PyResult<String> {
         self.text(&Judged::read(result)?)
     }
+
+    /// The message a report shows of `result` (`emit.shown_message` in `template` mode):
+    /// its template explanation without the check's name, a pass's from the kept heads.
+    #[pyo3(name = "shown_message")]
+    fn shown_message_of(&self, result: &Bound<'_, PyAny>) -> PyResult<String> {
+        self.shown_message(&Judged::read(result)?)
+    }
 }
 
 impl ShownFilter {
