@@ -33,8 +33,8 @@ use std::sync::Arc;
 use super::value::{has_repeated_key, read_tokens, Tokens, J};
 use super::{
     decode_logs, decode_spans, decode_value, into_attributes, log_record_of, resource,
-    scalar_variant, scope_of, span_of, LogKey, LogMembers, MemberKey, SpanAt, SpanKey, SpanMembers,
-    MAX_ANY_VALUE_DEPTH,
+    scalar_variant, scope_of, span_of, Fallible, LogKey, LogMembers, MemberKey, SpanAt, SpanKey,
+    SpanMembers, MAX_ANY_VALUE_DEPTH,
 };
 use crate::model::{
     AnyValue, Attributes, Batch, Interner, KeyValue, LogRecord, Problems, Resource, Scope, Span,
@@ -125,21 +125,11 @@ fn request<'a>(tokens: &mut Tokens<'a, '_>, size: usize) -> Option<(Batch, Count
     tokens.members(|tokens, key| match key {
         "resourceSpans" if !spans => {
             spans = true;
-            let mut index = 0;
-            tokens.elements(|tokens| {
-                reader.resource_spans_or_tree(tokens, index)?;
-                index += 1;
-                Some(())
-            })
+            reader.resources::<Spans>(tokens)
         }
         "resourceLogs" if !logs => {
             logs = true;
-            let mut index = 0;
-            tokens.elements(|tokens| {
-                reader.resource_logs_or_tree(tokens, index)?;
-                index += 1;
-                Some(())
-            })
+            reader.resources::<Logs>(tokens)
         }
         "resourceSpans" | "resource_spans" | "resourceLogs" | "resource_logs"
         | "resourceMetrics" | "resource_metrics" => None,
@@ -176,46 +166,134 @@ struct Reader<'a> {
     counts: Counts,
 }
 
+/// What the walk of `resourceSpans` and the walk of `resourceLogs` differ in: the list
+/// keys, where the records go, how one record is read, and the tree's reader of an element
+/// given up on. One walk ([`Reader::resource_or_tree`]) serves both, monomorphised for each
+/// so the keys stay constants.
+trait Signal<'a> {
+    type Record;
+    /// The camelCase list of scopes in an element (`scopeSpans`) and its snake_case
+    /// spelling, left to the tree.
+    const SCOPES: &'static str;
+    const SCOPES_SNAKE: &'static str;
+    /// The camelCase list of records in a scope's element (`spans`) and its snake_case
+    /// spelling, left to the tree.
+    const RECORDS: &'static str;
+    const RECORDS_SNAKE: &'static str;
+    /// The reader's list of this signal's records (in `batch` for spans, `logs` for logs).
+    fn records<'r>(reader: &'r mut Reader<'a>) -> &'r mut Vec<Self::Record>;
+    /// A record's resource and scope, set once its element's are read.
+    fn placed(record: &mut Self::Record) -> (&mut Arc<Resource>, &mut Arc<Scope>);
+    /// One record object read from the tokens.
+    fn read(reader: &mut Reader<'a>, tokens: &mut Tokens<'a, '_>) -> Option<Self::Record>;
+    /// The tree's reader, on element `index` given up on here.
+    fn tree(reader: &mut Reader<'a>, element: &J<'a>, index: usize);
+}
+
+/// A [`Signal`] and its one implementation, from what tells it apart: the record type, its
+/// batch and list in [`Reader`], the reader of one record, the tree's reader of an element
+/// and the keys (scopes, scopes in snake_case, records, records in snake_case).
+macro_rules! signal {
+    ($doc:literal, $name:ident, $record:ty, $batch:ident.$list:ident, $read:ident, $tree:ident,
+     [$scopes:literal, $scopes_snake:literal, $records:literal, $records_snake:literal]) => {
+        #[doc = $doc]
+        struct $name;
+
+        impl<'a> Signal<'a> for $name {
+            type Record = $record;
+            const SCOPES: &'static str = $scopes;
+            const SCOPES_SNAKE: &'static str = $scopes_snake;
+            const RECORDS: &'static str = $records;
+            const RECORDS_SNAKE: &'static str = $records_snake;
+            fn records<'r>(reader: &'r mut Reader<'a>) -> &'r mut Vec<$record> {
+                &mut reader.$batch.$list
+            }
+            fn placed(record: &mut $record) -> (&mut Arc<Resource>, &mut Arc<Scope>) {
+                (&mut record.resource, &mut record.scope)
+            }
+            fn read(reader: &mut Reader<'a>, tokens: &mut Tokens<'a, '_>) -> Option<$record> {
+                reader.$read(tokens)
+            }
+            fn tree(reader: &mut Reader<'a>, element: &J<'a>, index: usize) {
+                let slice = std::slice::from_ref(element);
+                $tree(slice, index, &mut reader.$batch, &mut reader.texts);
+            }
+        }
+    };
+}
+
+signal!(
+    "`resourceSpans` -> `scopeSpans` -> `spans`.",
+    Spans,
+    Span,
+    batch.spans,
+    span,
+    decode_spans,
+    ["scopeSpans", "scope_spans", "spans", "spans"]
+);
+signal!(
+    "`resourceLogs` -> `scopeLogs` -> `logRecords`.",
+    Logs,
+    LogRecord,
+    logs.logs,
+    log_record,
+    decode_logs,
+    ["scopeLogs", "scope_logs", "logRecords", "log_records"]
+);
+
 impl<'a> Reader<'a> {
-    /// Element `index` of `resourceSpans`: read here, else (anything this reader leaves to
-    /// the tree) read again from its start as a tree by the tree's own rules, problems and
-    /// rejections included, so that what one element holds costs only that element's
-    /// second reading; `None` when it is not even JSON the tree reads (the body is left to
-    /// the tree, which words the error).
-    fn resource_spans_or_tree(&mut self, tokens: &mut Tokens<'a, '_>, index: usize) -> Option<()> {
-        let (mark, spans) = (tokens.mark(), self.batch.spans.len());
-        if self.resource_spans(tokens).is_some() {
+    /// The elements of `resourceSpans` or `resourceLogs`, each read by
+    /// [`Reader::resource_or_tree`].
+    fn resources<S: Signal<'a>>(&mut self, tokens: &mut Tokens<'a, '_>) -> Option<()> {
+        let mut index = 0;
+        tokens.elements(|tokens| {
+            self.resource_or_tree::<S>(tokens, index)?;
+            index += 1;
+            Some(())
+        })
+    }
+
+    /// Element `index` of `resourceSpans` or `resourceLogs`: read here, else (anything this
+    /// reader leaves to the tree) read again from its start as a tree by the tree's own
+    /// rules, problems and rejections included, so that what one element holds costs only
+    /// that element's second reading; `None` when it is not even JSON the tree reads (the
+    /// body is left to the tree, which words the error).
+    fn resource_or_tree<S: Signal<'a>>(
+        &mut self,
+        tokens: &mut Tokens<'a, '_>,
+        index: usize,
+    ) -> Option<()> {
+        let mark = tokens.mark();
+        let kept = S::records(self).len();
+        if self.resource_element::<S>(tokens).is_some() {
             return Some(());
         }
-        self.batch.spans.truncate(spans);
+        S::records(self).truncate(kept);
         self.counts.given_up += 1;
         tokens.rewind(mark);
         let element = tokens.value(2)?;
-        decode_spans(
-            std::slice::from_ref(&element),
-            index,
-            &mut self.batch,
-            &mut self.texts,
-        );
+        S::tree(self, &element, index);
         Some(())
     }
 
-    /// One element of `resourceSpans`: its spans, then its resource set on them.
-    fn resource_spans(&mut self, tokens: &mut Tokens<'a, '_>) -> Option<()> {
-        let first = self.batch.spans.len();
+    /// One element of `resourceSpans` or `resourceLogs`: its records, then its resource set
+    /// on them.
+    fn resource_element<S: Signal<'a>>(&mut self, tokens: &mut Tokens<'a, '_>) -> Option<()> {
+        let first = S::records(self).len();
         let mut res: Option<J<'a>> = None;
         let mut scopes = false;
-        tokens.members(|tokens, key| match key {
-            "resource" if res.is_none() => {
+        tokens.members(|tokens, key| {
+            if key == "resource" && res.is_none() {
                 res = Some(tokens.value(3)?);
                 Some(())
-            }
-            "scopeSpans" if !scopes => {
+            } else if key == S::SCOPES && !scopes {
                 scopes = true;
-                tokens.elements(|tokens| self.scope_spans(tokens))
+                tokens.elements(|tokens| self.scope_element::<S>(tokens))
+            } else if key == "resource" || key == S::SCOPES || key == S::SCOPES_SNAKE {
+                None
+            } else {
+                tokens.value(3).map(drop)
             }
-            "resource" | "scopeSpans" | "scope_spans" => None,
-            _ => tokens.value(3).map(drop),
         })?;
         let mut problems = Problems::default();
         let res = res.filter(|res| !matches!(res, J::Null));
@@ -223,113 +301,37 @@ impl<'a> Reader<'a> {
         if problems.total() != 0 {
             return None;
         }
-        for span in &mut self.batch.spans[first..] {
-            span.resource = Arc::clone(&res);
+        for record in &mut S::records(self)[first..] {
+            *S::placed(record).0 = Arc::clone(&res);
         }
         Some(())
     }
 
-    /// One element of `scopeSpans`: its spans, then its scope set on them.
-    fn scope_spans(&mut self, tokens: &mut Tokens<'a, '_>) -> Option<()> {
-        let first = self.batch.spans.len();
-        let mut scope: Option<J<'a>> = None;
-        let mut spans = false;
-        tokens.members(|tokens, key| match key {
-            "scope" if scope.is_none() => {
-                scope = Some(tokens.value(5)?);
-                Some(())
-            }
-            "spans" if !spans => {
-                spans = true;
-                tokens.elements(|tokens| {
-                    let span = self.span(tokens)?;
-                    self.batch.spans.push(span);
-                    Some(())
-                })
-            }
-            "scope" | "spans" => None,
-            _ => tokens.value(5).map(drop),
-        })?;
-        let scope = scope_of(scope.as_ref());
-        for span in &mut self.batch.spans[first..] {
-            span.scope = Arc::clone(&scope);
-        }
-        Some(())
-    }
-
-    /// Element `index` of `resourceLogs`: read here, else read again from its start as a
-    /// tree, as [`Reader::resource_spans_or_tree`] reads an element of `resourceSpans`.
-    fn resource_logs_or_tree(&mut self, tokens: &mut Tokens<'a, '_>, index: usize) -> Option<()> {
-        let (mark, logs) = (tokens.mark(), self.logs.logs.len());
-        if self.resource_logs(tokens).is_some() {
-            return Some(());
-        }
-        self.logs.logs.truncate(logs);
-        self.counts.given_up += 1;
-        tokens.rewind(mark);
-        let element = tokens.value(2)?;
-        decode_logs(
-            std::slice::from_ref(&element),
-            index,
-            &mut self.logs,
-            &mut self.texts,
-        );
-        Some(())
-    }
-
-    /// One element of `resourceLogs`: its log records, then its resource set on them.
-    fn resource_logs(&mut self, tokens: &mut Tokens<'a, '_>) -> Option<()> {
-        let first = self.logs.logs.len();
-        let mut res: Option<J<'a>> = None;
-        let mut scopes = false;
-        tokens.members(|tokens, key| match key {
-            "resource" if res.is_none() => {
-                res = Some(tokens.value(3)?);
-                Some(())
-            }
-            "scopeLogs" if !scopes => {
-                scopes = true;
-                tokens.elements(|tokens| self.scope_logs(tokens))
-            }
-            "resource" | "scopeLogs" | "scope_logs" => None,
-            _ => tokens.value(3).map(drop),
-        })?;
-        let mut problems = Problems::default();
-        let res = res.filter(|res| !matches!(res, J::Null));
-        let res = resource(res.as_ref(), "", &mut problems, &mut self.texts).ok()?;
-        if problems.total() != 0 {
-            return None;
-        }
-        for record in &mut self.logs.logs[first..] {
-            record.resource = Arc::clone(&res);
-        }
-        Some(())
-    }
-
-    /// One element of `scopeLogs`: its log records, then its scope set on them.
-    fn scope_logs(&mut self, tokens: &mut Tokens<'a, '_>) -> Option<()> {
-        let first = self.logs.logs.len();
+    /// One element of `scopeSpans` or `scopeLogs`: its records, then its scope set on them.
+    fn scope_element<S: Signal<'a>>(&mut self, tokens: &mut Tokens<'a, '_>) -> Option<()> {
+        let first = S::records(self).len();
         let mut scope: Option<J<'a>> = None;
         let mut records = false;
-        tokens.members(|tokens, key| match key {
-            "scope" if scope.is_none() => {
+        tokens.members(|tokens, key| {
+            if key == "scope" && scope.is_none() {
                 scope = Some(tokens.value(5)?);
                 Some(())
-            }
-            "logRecords" if !records => {
+            } else if key == S::RECORDS && !records {
                 records = true;
                 tokens.elements(|tokens| {
-                    let record = self.log_record(tokens)?;
-                    self.logs.logs.push(record);
+                    let record = S::read(self, tokens)?;
+                    S::records(self).push(record);
                     Some(())
                 })
+            } else if key == "scope" || key == S::RECORDS || key == S::RECORDS_SNAKE {
+                None
+            } else {
+                tokens.value(5).map(drop)
             }
-            "scope" | "logRecords" | "log_records" => None,
-            _ => tokens.value(5).map(drop),
         })?;
         let scope = scope_of(scope.as_ref());
-        for record in &mut self.logs.logs[first..] {
-            record.scope = Arc::clone(&scope);
+        for record in &mut S::records(self)[first..] {
+            *S::placed(record).1 = Arc::clone(&scope);
         }
         Some(())
     }
@@ -360,22 +362,7 @@ impl<'a> Reader<'a> {
             }
             Some(())
         })?;
-        let at = SpanAt {
-            where_: "",
-            index: 0,
-        };
-        let mut problems = Problems::default();
-        let record = log_record_of(
-            &members,
-            read,
-            at,
-            &self.no_resource,
-            &self.no_scope,
-            &mut problems,
-            &mut self.texts,
-        )
-        .ok()?;
-        (problems.total() == 0).then_some(record)
+        self.record_of(&members, read, log_record_of)
     }
 
     /// A span object: its attribute list read here, its other members as small trees
@@ -425,13 +412,33 @@ impl<'a> Reader<'a> {
                 }
             }
         }
+        self.record_of(&members, read, span_of)
+    }
+
+    /// The record the tree's reader (`of`: [`span_of`], [`log_record_of`]) builds from the
+    /// members read here, kept only when it makes no problem (one that does is left to the
+    /// tree, which words it where it stands).
+    fn record_of<M, R>(
+        &mut self,
+        members: &M,
+        read: Option<Attributes>,
+        of: impl FnOnce(
+            &M,
+            Option<Attributes>,
+            SpanAt<'_>,
+            &Arc<Resource>,
+            &Arc<Scope>,
+            &mut Problems,
+            &mut Interner<'a>,
+        ) -> Fallible<R>,
+    ) -> Option<R> {
         let at = SpanAt {
             where_: "",
             index: 0,
         };
         let mut problems = Problems::default();
-        let span = span_of(
-            &members,
+        let record = of(
+            members,
             read,
             at,
             &self.no_resource,
@@ -440,7 +447,7 @@ impl<'a> Reader<'a> {
             &mut self.texts,
         )
         .ok()?;
-        (problems.total() == 0).then_some(span)
+        (problems.total() == 0).then_some(record)
     }
 
     /// A span's or log record's `attributes` list (a repeated key keeps its first position
