@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from otel_oracles import safe_regex
+from otel_oracles._entry_points import ENTRY_NAME as ENTRY_POINTS_ENTRY
 from otel_oracles.decode import DecodedBatch
 from otel_oracles.errors import ConventionError
 from otel_oracles.grade.loader import parse_contract
@@ -42,11 +43,12 @@ rules:
 
 
 def entries(directory: Path) -> dict[str, bytes]:
-    """The files' entries (a compiled set's, ``set-*``, left out: test_compiled_set_cache)."""
+    """The files' entries (a compiled set's, ``set-*``, left out: test_compiled_set_cache;
+    and the plug-ins' entry points, kept in the same directory: test_plugin_entry_points)."""
     return {
         p.name: p.read_bytes()
         for p in sorted(directory.glob("*.json"))
-        if not p.name.startswith("set-")
+        if not p.name.startswith("set-") and p.name != ENTRY_POINTS_ENTRY
     }
 
 
@@ -332,6 +334,7 @@ def test_grade_keeps_and_reuses_the_cache(tmp_path: Path) -> None:
     second = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
     assert len(filled) == len(list(builtin_dir().glob("*.yaml")))
     assert len(list((tmp_path / "cache").glob("set-*.json"))) == 1
+    assert (tmp_path / "cache" / ENTRY_POINTS_ENTRY).is_file()
     assert first.returncode == second.returncode == 1
     assert without_durations(json.loads(first.stdout)) == without_durations(
         json.loads(second.stdout)
