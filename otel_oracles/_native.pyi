@@ -432,11 +432,16 @@ def decode_json_many(payload: bytes) -> list[Batch | str]:
 
 # -- protobuf decoding (native/python/src/decode_proto.rs) ----------------------------------
 
-def decode_proto(payload: bytes, signal: Literal["traces", "logs"]) -> tuple[Batch, bool]:
+def decode_proto(
+    payload: bytes, signal: Literal["traces", "logs"], for_transfer: bool = False
+) -> tuple[Batch, bool]:
     """Decode an OTLP protobuf request body read as ``signal``: the batch, and whether the
     body plausibly is that signal (its first records' ids and timestamps). Raises
     ``ValueError`` naming the parser's reason when the bytes are not that message. Releases
-    the interpreter while decoding."""
+    the interpreter while decoding. ``for_transfer``: the batch is only for
+    ``Batch.transfer_spans``; every byte is checked alike (same errors, rejections and
+    problems), but of a traces body's span, resource, event and link attributes only the
+    spans' ``SESSION_ATTRIBUTES`` and the resources' ``service.name`` are built."""
 
 def select_proto(payload: bytes, positions: list[int]) -> bytes:
     """An OTLP protobuf request body (traces or logs) holding only the records at

@@ -23,13 +23,14 @@ _MESSAGE_NAMES: dict[Signal, str] = {
 }
 
 
-def decode_body(payload: bytes, signal: Signal) -> tuple[Batch, bool]:
+def decode_body(payload: bytes, signal: Signal, for_transfer: bool = False) -> tuple[Batch, bool]:
     """Decode a request body read as ``signal``: the core's batch, and whether the body
     plausibly is that signal (traces and logs requests share their outer field numbers, so
     the other signal's bytes often decode; the first records tell). Raises ``InputError``
-    when the bytes are not that message."""
+    when the bytes are not that message. ``for_transfer``: the batch is only read for its
+    ``transfer_spans`` (``_native.decode_proto``)."""
     try:
-        return native_decode_proto(payload, signal)
+        return native_decode_proto(payload, signal, for_transfer)
     except ValueError as exc:
         raise InputError(
             f"not a valid protobuf {_MESSAGE_NAMES[signal]} ({len(payload)} bytes): {exc} "
@@ -42,7 +43,7 @@ def decode_proto(
 ) -> DecodedBatch:
     """Decode one protobuf request body of the given signal (``for_transfer``: see
     ``WireSpan``)."""
-    native, _ = decode_body(payload, signal)
+    native, _ = decode_body(payload, signal, for_transfer)
     if not for_transfer or not (native.span_count or native.log_count):
         return decoded_batch(native)
     # Stand-ins for the records (the caller only assembles them); spans without ever

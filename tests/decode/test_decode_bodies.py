@@ -446,8 +446,9 @@ def test_spans_decoded_for_transfer_become_the_same_records_elsewhere() -> None:
     import pickle
 
     from otel_oracles.decode import WireSpan
+    from otel_oracles.decode._transfer import spans_for_transfer
 
-    checked = 0
+    checked = kept = 0
     for source, raw, canonical in SAME_RUN:
         path = TRACES / source / raw
         bodies = [(p.read_bytes(), "application/x-protobuf")
@@ -462,6 +463,19 @@ def test_spans_decoded_for_transfer_become_the_same_records_elsewhere() -> None:
             assert [(s.trace_id, s.span_id, s.parent_span_id, s.end_ns) for s in wire] == [
                 (s.trace_id, s.span_id, s.parent_span_id, s.end_ns) for s in full
             ]
+            # What assembly and joining read besides, though a protobuf body's attributes
+            # were only checked, not built (``decode_proto(for_transfer=True)``).
+            facts = [
+                (s.resource, s.scope_name, s.start_ns, s.links, dict(s.attributes)) for s in wire
+            ]
+            if wire:
+                assert facts == [
+                    (s.resource, s.scope_name, s.start_ns, s.links, dict(s.attributes))
+                    for s in spans_for_transfer(full, wire[0].body)
+                ], source
+            kept += sum(
+                bool(resource) + bool(attributes) for resource, _, _, _, attributes in facts
+            )
             back = pickle.loads(pickle.dumps(wire))
             assert [span_key_counted(s) for s in back] == [span_key_counted(s) for s in full], (
                 source
@@ -474,6 +488,7 @@ def test_spans_decoded_for_transfer_become_the_same_records_elsewhere() -> None:
                 source
             )
     assert checked > 60, "the fixtures hold real request bodies, protobuf and JSON"
+    assert kept > checked, "service names and session ids among them"
 
 
 def test_unreadable_log_scopes_and_resources_are_reported_with_their_path() -> None:

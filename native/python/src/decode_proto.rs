@@ -13,9 +13,17 @@ use crate::batch::Batch;
 /// Returns the batch and whether the body plausibly is that signal (see
 /// `otlp_proto::Decoded`). Raises `ValueError` with the parser's reason when the bytes are
 /// not that message. The interpreter is released while decoding, so `serve`'s receiving
-/// thread keeps answering while a large body is read.
+/// thread keeps answering while a large body is read. `for_transfer`: the batch is only
+/// read for `Batch.transfer_spans` (`otlp_proto::decode_for_transfer`: of a traces body's
+/// attributes only what a transfer keeps is built).
 #[pyfunction]
-fn decode_proto(py: Python<'_>, payload: &[u8], signal: &str) -> PyResult<(Batch, bool)> {
+#[pyo3(signature = (payload, signal, for_transfer=false))]
+fn decode_proto(
+    py: Python<'_>,
+    payload: &[u8],
+    signal: &str,
+    for_transfer: bool,
+) -> PyResult<(Batch, bool)> {
     let signal = match signal {
         "traces" => Signal::Traces,
         "logs" => Signal::Logs,
@@ -25,7 +33,12 @@ fn decode_proto(py: Python<'_>, payload: &[u8], signal: &str) -> PyResult<(Batch
             )))
         }
     };
-    match py.detach(|| otlp_proto::decode(payload, signal)) {
+    let decode = if for_transfer {
+        otlp_proto::decode_for_transfer
+    } else {
+        otlp_proto::decode
+    };
+    match py.detach(|| decode(payload, signal)) {
         Ok(decoded) => Ok((Batch::new(decoded.batch), decoded.plausible)),
         Err(error) => Err(PyValueError::new_err(format!(
             "Error parsing message with type '{}': {error}",
