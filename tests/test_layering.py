@@ -16,12 +16,21 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "otel_oracles"
 
 FOUNDATION = frozenset(
-    {"errors", "safe_regex", "config_yaml", "config_bytes", "_cache_dir", "lifeline", "_lazy_names"}
+    {
+        "errors",
+        "safe_regex",
+        "config_yaml",
+        "config_bytes",
+        "_cache_dir",
+        "lifeline",
+        "_lazy_names",
+        "_lazy_log",
+    }
 )
 """Leaf modules every package may import: the user-facing error tree, the regex engine every
 pattern over trace content must use, bounded YAML loading and the bounded read under it, the
-user cache's entry rules, the worker-process lifeline, and the loader of names a package
-imports on first use.
+user cache's entry rules, the worker-process lifeline, the loader of names a package
+imports on first use, and the logger that imports ``logging`` on first use.
 They import nothing of the package but each other."""
 
 MAY_IMPORT: dict[str, frozenset[str]] = {

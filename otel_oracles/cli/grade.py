@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,7 +27,6 @@ from otel_oracles.cli._trust import (
     resolve_explain,
     unsafe_commands_option,
 )
-from otel_oracles.emit import gathered_sdk_logs
 from otel_oracles.model.contract import discover_contract_files
 from otel_oracles.model.result import Verdict
 from otel_oracles.model.step import Trajectory
@@ -34,7 +34,7 @@ from otel_oracles.pipeline import grade_paths, input_files, nothing_graded_reaso
 from otel_oracles.session import GradeRun, GradingSession, SessionSpec
 
 if TYPE_CHECKING:
-    from otel_oracles.emit import Emitter
+    from otel_oracles.emit import Emitter, SdkLogs
 
 DEFAULT_EXPORT_TIMEOUT_S = 5.0
 """A CI run should not wait the SDK's 10 s per signal on an endpoint that is not there."""
@@ -177,16 +177,21 @@ def grade_command(
     run = GradeRun()
     emitter: Emitter | None = None
     batching: Emitter | None = None
+    # Without an emitter nothing exports and nothing logs: ``logging`` is not even imported.
+    gathering: AbstractContextManager[SdkLogs | None] = nullcontext(None)
     if export_timeout is None and "OTEL_EXPORTER_OTLP_TIMEOUT" not in os.environ:
         export_timeout = DEFAULT_EXPORT_TIMEOUT_S
     if export == "otlp" or results_out is not None:
-        from otel_oracles.emit import BatchingEmitter, build_emitter  # the OTel SDK, only now
+        # the OTel SDK, only now
+        from otel_oracles.emit import BatchingEmitter, build_emitter, gathered_sdk_logs
 
         # The three signals are exported one after the other: each gets a third.
         per_signal = export_timeout / 3 if export_timeout is not None else None
         emitter = build_emitter(export, results_out, explain, timeout_s=per_signal)
         # One export request per batch of verdicts, not per trace; flushed at shutdown.
         batching = BatchingEmitter(emitter)
+        # The SDK exporters log every retry; the one warning below says what was lost instead.
+        gathering = gathered_sdk_logs()
     export_graded = batching.export if batching is not None else None
     # Verdicts are rendered as they are graded and not kept, so memory does not grow with
     # the input (docs/performance-history.md, G3). --workers spools them to disk and hands them over
@@ -206,8 +211,7 @@ def grade_command(
         if export_graded is not None:
             export_graded(graded)
 
-    # The SDK exporters log every retry; the one warning below says what was lost instead.
-    with gathered_sdk_logs() as sdk_logs:
+    with gathering as sdk_logs:
         try:
             show_bar = not quiet and total >= PROGRESS_MIN_BYTES and sys.stderr.isatty()
             stopped: str | None = None
@@ -272,7 +276,7 @@ def grade_command(
             stream.close()
             if batching is not None:
                 batching.shutdown()
-        if emitter is not None:
+        if emitter is not None and sdk_logs is not None:
             warning = emitter.delivery_warning(sdk_logs.summary())
             if warning:
                 click.echo(f"warning: {warning}", err=True)

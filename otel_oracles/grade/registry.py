@@ -14,15 +14,15 @@ built-in's type is refused whether or not that built-in's module was imported ye
 from __future__ import annotations
 
 import importlib
-import logging
 from typing import TypeVar
 
 from otel_oracles._entry_points import entry_point_group
 from otel_oracles._frozen import Frozen, set_field
+from otel_oracles._lazy_log import LazyLogger
 from otel_oracles.errors import PluginError
 from otel_oracles.grade.oracles.base import OracleCheck, OracleParams
 
-log = logging.getLogger(__name__)
+log = LazyLogger(__name__)
 
 ENTRY_POINT_GROUP = "otel_oracles.oracles"
 

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import functools
 import json
-import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from otel_oracles import safe_regex
+from otel_oracles._lazy_log import LazyLogger
 from otel_oracles._native import (
     Drafter,
     FieldReader,
@@ -46,7 +46,7 @@ from otel_oracles.mapping.parsers._registry import ParserChain, ParserRegistry
 from otel_oracles.mapping.parsers.scalars import parse_int, parse_string
 from otel_oracles.model.span import SpanRecord, StatusCode, Trace
 
-log = logging.getLogger(__name__)
+log = LazyLogger(__name__)
 
 MISSING: Any = object()
 """Sentinel for "no value" (``None`` may be a real attribute value)."""

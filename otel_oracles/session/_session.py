@@ -11,12 +11,12 @@ contract (the ``match`` selectors), and ``grade`` (one assembled subject) is the
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+from otel_oracles._lazy_log import LazyLogger
 from otel_oracles.decode import DecodedBatch
 from otel_oracles.grade import CompiledContract, Evidence, compile_contract, grade
 from otel_oracles.grade.selector import MappedAgents
@@ -39,7 +39,7 @@ from otel_oracles.session._subject import (
     shows_agent_work,
 )
 
-logger = logging.getLogger(__name__)
+logger = LazyLogger(__name__)
 
 Graded = list[tuple[Verdict, Trajectory]]
 """One subject's (verdict, trajectory) pairs, one per contract that selected it."""

@@ -17,16 +17,16 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from otel_oracles._entry_points import entry_point_group
 from otel_oracles._frozen import Frozen, set_field
+from otel_oracles._lazy_log import LazyLogger
 from otel_oracles.model.contract import did_you_mean
 
-log = logging.getLogger(__name__)
+log = LazyLogger(__name__)
 
 ENTRY_POINT_GROUP = "otel_oracles.parsers"
 """Entry-point group of third-party parsers (name = the name YAML uses)."""
