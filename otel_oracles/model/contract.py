@@ -9,7 +9,6 @@ Loading, validating oracle params and compiling a contract for grading live in
 registry, which this data model does not know about.
 """
 
-import difflib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
@@ -110,7 +109,13 @@ def format_loc(loc: tuple[int | str, ...]) -> str:
 
 
 def did_you_mean(word: str, known: Iterable[str]) -> str:
-    """`` (did you mean 'name'?)`` for a near miss among ``known``, else ""."""
+    """`` (did you mean 'name'?)`` for a near miss among ``known``, else "".
+
+    ``difflib`` is imported here, for a file with a mistake: ~7 M instructions a start
+    otherwise (docs/performance-history.md, "Start-up: logging, difflib and literal tool
+    names when needed")."""
+    import difflib
+
     close = difflib.get_close_matches(word, list(known), n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""
 

@@ -102,6 +102,20 @@ def _segments(text: str, *, glob: bool) -> tuple[str, ...]:
     return tuple(p for p in out if p)
 
 
+_GLOB_CHARS = frozenset("*?[")
+
+
+def _glob_match(name: str, pattern: str) -> bool:
+    """``fnmatch.fnmatchcase(name, pattern)``; a pattern with no ``*``, ``?`` or ``[`` is
+    compared as text, as fnmatch's regex of it would: fnmatch compiles a regex for each
+    pattern (~0.45 M instructions), and most tool names in contracts and conventions are
+    plain names (docs/performance-history.md, "Start-up: logging, difflib and literal tool
+    names when needed")."""
+    if _GLOB_CHARS.isdisjoint(pattern):
+        return name == pattern
+    return fnmatch.fnmatchcase(name, pattern)
+
+
 @functools.lru_cache(maxsize=4096)
 def _pattern_segments(pattern: str) -> tuple[str, ...]:
     return _segments(pattern, glob=True)
@@ -112,7 +126,7 @@ def tool_matches(pattern: str, recorded: str, unknown_namespace_matches: bool = 
     """Whether the contract name or glob ``pattern`` names the recorded tool ``recorded``
     (case-sensitive, as tool names are). See the module docstring for the rules; remembered
     per (pattern, name, mode) because matching is pure and the pairs repeat across traces."""
-    if fnmatch.fnmatchcase(recorded, pattern):
+    if _glob_match(recorded, pattern):
         return True
     want = _pattern_segments(pattern)
     have = parse_tool_name(recorded).segments
@@ -123,16 +137,14 @@ def tool_matches(pattern: str, recorded: str, unknown_namespace_matches: bool = 
             return False
         want = want[len(want) - len(have) :]
     tail = have[len(have) - len(want) :]
-    if all(fnmatch.fnmatchcase(h, w) for h, w in zip(tail, want, strict=True)):
+    if all(_glob_match(h, w) for h, w in zip(tail, want, strict=True)):
         return True
     # Fail closed: a bare name matches any segment of a spelling not seen before, and a
     # segment that ends in it after a ``_`` (a toolset or MCP server prefix joined by ``_``).
     return (
         unknown_namespace_matches
         and len(want) == 1
-        and any(
-            fnmatch.fnmatchcase(h, want[0]) or fnmatch.fnmatchcase(h, "*_" + want[0]) for h in have
-        )
+        and any(_glob_match(h, want[0]) or fnmatch.fnmatchcase(h, "*_" + want[0]) for h in have)
     )
 
 

@@ -7,6 +7,7 @@ namespaces its tools would record it; the contract still names the bare tool.
 
 from __future__ import annotations
 
+import fnmatch
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ import pytest
 from otel_oracles.grade.loader import parse_contract
 from otel_oracles.mapping import load_conventions
 from otel_oracles.model.result import Outcome
-from otel_oracles.model.tool_name import parse_tool_name, tool_matches
+from otel_oracles.model.tool_name import _glob_match, parse_tool_name, tool_matches
 from otel_oracles.pipeline import grade_trace, read_traces
 from tests.oracles.trace_builders import check, gen, tool, traj
 
@@ -196,3 +197,14 @@ def test_forbidden_tool_under_a_method_spelling_fails(spelling: str, tmp_path: P
     assert _grade(path, {"type": "tool_not_called", "tool": "delete_records"}) == (
         Outcome.INVARIANT_FAILURE
     )
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    ["delete_records", "a.b", "x+y", "(g)", "a]b", "a\\b", "", "delete_*", "d?lete", "[dx]elete"],
+)
+@pytest.mark.parametrize("name", ["delete_records", "a.b", "axb", "x+y", "(g)", "a]b", "a\\b", ""])
+def test_a_plain_name_is_compared_as_fnmatch_would(pattern: str, name: str) -> None:
+    """Names without glob characters are compared as text, not through fnmatch's regex: the
+    answer must be fnmatch's for every character fnmatch escapes."""
+    assert _glob_match(name, pattern) == fnmatch.fnmatchcase(name, pattern)
