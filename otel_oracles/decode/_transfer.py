@@ -35,7 +35,6 @@ from otel_oracles.model.span import (
     EMPTY,
     NO_ITEMS,
     REMOTE_PARENT_FLAGS,
-    SESSION_ATTRIBUTES,
     LinkRecord,
     LogRecord,
     SpanRecord,
@@ -230,38 +229,6 @@ def logs_for_transfer(logs: list[LogRecord], body: RequestBody) -> list[WireLog]
     """``WireLog``s for the log records a body decoded to (positions = list order)."""
     service_of = _service_memo()
     return [WireLog(body, i, r, service_of(r.resource)) for i, r in enumerate(logs)]
-
-
-def spans_for_transfer(spans: list[SpanRecord], body: RequestBody) -> list[WireSpan]:
-    """``WireSpan``s for the records a body decoded to (positions = list order)."""
-    service_of = _service_memo()
-    return [
-        WireSpan(
-            body,
-            i,
-            s.trace_id,
-            s.span_id,
-            s.parent_span_id,
-            s.end_ns,
-            service_of(s.resource),
-            s.scope_name,
-            s.start_ns,
-            _bare_links(s.links),
-            session_attributes(s.attributes),
-        )
-        for i, s in enumerate(spans)
-    ]
-
-
-def session_attributes(attributes: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The ``SESSION_ATTRIBUTES`` among ``attributes`` (a ``WireSpan`` keeps only these)."""
-    found = {key: attributes[key] for key in SESSION_ATTRIBUTES if key in attributes}
-    return found or EMPTY
-
-
-def _bare_links(links: list[LinkRecord]) -> list[LinkRecord]:
-    """Links without their attributes (which would keep views into the request alive)."""
-    return [LinkRecord(ln.trace_id, ln.span_id) for ln in links] if links else NO_ITEMS
 
 
 def _service_memo() -> Callable[[Mapping[str, Any]], Mapping[str, Any]]:

@@ -446,7 +446,7 @@ def test_spans_decoded_for_transfer_become_the_same_records_elsewhere() -> None:
     import pickle
 
     from otel_oracles.decode import WireSpan
-    from otel_oracles.decode._transfer import spans_for_transfer
+    from tests.support.transfer_reference import spans_for_transfer
 
     checked = kept = 0
     for source, raw, canonical in SAME_RUN:
@@ -466,15 +466,16 @@ def test_spans_decoded_for_transfer_become_the_same_records_elsewhere() -> None:
             # What assembly and joining read besides, though a protobuf body's attributes
             # were only checked, not built (``decode_proto(for_transfer=True)``).
             facts = [
-                (s.resource, s.scope_name, s.start_ns, s.links, dict(s.attributes)) for s in wire
+                (s.resource, s.scope_name, s.start_ns, s.links, dict(s.attributes), s.flags)
+                for s in wire
             ]
             if wire:
                 assert facts == [
-                    (s.resource, s.scope_name, s.start_ns, s.links, dict(s.attributes))
+                    (s.resource, s.scope_name, s.start_ns, s.links, dict(s.attributes), s.flags)
                     for s in spans_for_transfer(full, wire[0].body)
                 ], source
             kept += sum(
-                bool(resource) + bool(attributes) for resource, _, _, _, attributes in facts
+                bool(resource) + bool(attributes) for resource, _, _, _, attributes, _ in facts
             )
             back = pickle.loads(pickle.dumps(wire))
             assert [span_key_counted(s) for s in back] == [span_key_counted(s) for s in full], (

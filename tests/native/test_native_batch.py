@@ -16,8 +16,8 @@ import pytest
 
 from otel_oracles import _native
 from otel_oracles.decode import RequestBody, WireSpan
-from otel_oracles.decode._transfer import spans_for_transfer
 from otel_oracles.model.span import EMPTY, NO_ITEMS, EventRecord, LinkRecord, LogRecord, SpanRecord
+from tests.support.transfer_reference import spans_for_transfer
 
 
 def test_an_empty_batch_has_no_records_and_nothing_wrong() -> None:
@@ -358,7 +358,7 @@ def test_records_leave_the_garbage_collector_as_they_found_it() -> None:
 def _wire(span: WireSpan) -> tuple[object, ...]:
     return (
         span.body, span.index, span.trace_id, span.span_id, span.parent_span_id, span.end_ns,
-        span.resource, span.scope_name, span.start_ns,
+        span.resource, span.scope_name, span.start_ns, span.flags,
         [(ln.trace_id, ln.span_id, ln.attributes) for ln in span.links], span.attributes,
     )  # fmt: skip
 
