@@ -187,7 +187,11 @@ def grade_command(
 
         # The three signals are exported one after the other: each gets a third.
         per_signal = export_timeout / 3 if export_timeout is not None else None
-        emitter = build_emitter(export, results_out, explain, timeout_s=per_signal)
+        # The command owns the process's collector (``StartUpGc``): each export's records,
+        # all freed when it returns, are built and shipped without collections.
+        emitter = build_emitter(
+            export, results_out, explain, timeout_s=per_signal, pause_collector=True
+        )
         # One export request per batch of verdicts, not per trace; flushed at shutdown.
         batching = BatchingEmitter(emitter)
         # The SDK exporters log every retry; the one warning below says what was lost instead.

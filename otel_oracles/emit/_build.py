@@ -85,6 +85,7 @@ def build_emitter(
     protocol: str | None = None,
     settings: EmitSettings | None = None,
     timeout_s: float | None = None,
+    pause_collector: bool = False,
 ) -> Emitter:
     """The emitter for ``grade --export otlp`` / ``--results-out FILE`` / ``--explain``.
 
@@ -92,6 +93,7 @@ def build_emitter(
     logs and metrics, built once). With neither destination it returns an
     ``InMemoryEmitter`` so callers need no special case. Raises ``OtelOraclesError`` for a
     bad ``export``/``explain``/protocol value and ``InputError`` for an unwritable file.
+    ``pause_collector`` is ``OtelEmitter``'s (for a program that owns its collector).
     """
     if export not in (None, *EXPORT_CHOICES):
         raise OtelOraclesError(
@@ -124,4 +126,5 @@ def build_emitter(
         metric_exporters=metrics,
         settings=resolved,
         destination=" and ".join(where),
+        pause_collector=pause_collector,
     )

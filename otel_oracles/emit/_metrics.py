@@ -299,8 +299,9 @@ class Tally:
 
     def flush(self) -> None:
         m = self._m
+        bounded: dict[Labels, dict[str, Any]] = {}
         for labels, (verdicts, counts, results) in self._groups.items():
-            attributes = m.bounded(labels)
+            attributes = bounded[labels] = m.bounded(labels)
             for verdict, count in verdicts.items():
                 m._traces.add(count, {**attributes, n.VERDICT: verdict})
             for instrument, count in zip(_COUNTED, counts, strict=True):
@@ -316,7 +317,11 @@ class Tally:
                         n.OUTCOME: outcome,
                     },
                 )
+        # A verdict's duration under the attributes its group's counts got (a merged tally's
+        # durations may carry labels of no group here): one ``bounded`` per label set.
         for labels, seconds in self._durations:
-            m._duration.record(seconds, m.bounded(labels))
+            if labels not in bounded:
+                bounded[labels] = m.bounded(labels)
+            m._duration.record(seconds, bounded[labels])
         self._groups.clear()
         self._durations.clear()

@@ -28,6 +28,7 @@ reader cannot drop them, and ``shutdown`` performs the final collection.
 
 from __future__ import annotations
 
+import gc
 import logging
 import random
 import threading
@@ -117,6 +118,16 @@ class OtelEmitter(Emitter):
     cheaper than the coordination a queue would need). ``export`` blocks for the network
     round trips of its batches; each sender's timeout (``OTEL_EXPORTER_OTLP_TIMEOUT``)
     bounds them, and a sink that failed a signal gets none of it for ``retry_after_seconds``.
+
+    ``pause_collector``: each ``export`` runs with the cyclic collector off (as the caller
+    had it after). A call's records (an object or two per check, its dicts and lists) are
+    all freed by reference counting before it returns, every signal shipped: the
+    collections their allocations started found nothing of theirs to free and rescanned
+    the caller's heap each time (docs/performance-history.md, "Emission: a call's records
+    built with the collector paused"). For a program that owns its collector (``grade``):
+    the pause is process-wide and lasts the network round trips too, up to a sender's
+    timeout, so a host of other threads (an application's in-process processor, ``serve``'s
+    receiver) leaves it off.
     """
 
     def __init__(
@@ -129,8 +140,10 @@ class OtelEmitter(Emitter):
         settings: EmitSettings | None = None,
         resource: Resource | None = None,
         destination: str = "",
+        pause_collector: bool = False,
     ) -> None:
         self.settings = settings or EmitSettings()
+        self._pause_collector = pause_collector
         self.destination = destination
         """Where the telemetry goes, for messages (e.g. ``OTLP grpc http://collector:4317``)."""
         self.stats = EmitStats()
@@ -216,24 +229,35 @@ class OtelEmitter(Emitter):
                 self.stats.rejected_after_shutdown += len(results)
                 logger.warning("export after shutdown: %d verdicts not emitted", len(results))
                 return EmitResult.FAILURE
-            ok = True
-            batch = self.settings.max_export_batch_size
-            tally = self._metrics.tally() if self.settings.metrics else None
-            spans, logs = self._pending["traces"], self._pending["logs"]
-            pairs = results if type(results) is list else list(results)
-            at = 0
-            while at < len(pairs):
-                at = self._builder.build(pairs, at, spans, logs, batch)
-                if len(spans) >= batch:
-                    ok &= self._ship("traces")
-                if len(logs) >= batch:
-                    ok &= self._ship("logs")
-            if tally is not None:
-                for verdict, trajectory in pairs:
-                    tally.add(verdict, trajectory)
-                tally.flush()
-            for signal in RECORD_SIGNALS:
-                ok &= self._ship(signal)
+            collecting = self._pause_collector and gc.isenabled()  # see the class's text
+            if collecting:
+                gc.disable()
+            try:
+                return self._export(results)
+            finally:
+                if collecting:
+                    gc.enable()
+
+    def _export(self, results: Sequence[GradedPair]) -> EmitResult:
+        """``export`` under the lock (the collector paused when asked for)."""
+        ok = True
+        batch = self.settings.max_export_batch_size
+        tally = self._metrics.tally() if self.settings.metrics else None
+        spans, logs = self._pending["traces"], self._pending["logs"]
+        pairs = results if type(results) is list else list(results)
+        at = 0
+        while at < len(pairs):
+            at = self._builder.build(pairs, at, spans, logs, batch)
+            if len(spans) >= batch:
+                ok &= self._ship("traces")
+            if len(logs) >= batch:
+                ok &= self._ship("logs")
+        if tally is not None:
+            for verdict, trajectory in pairs:
+                tally.add(verdict, trajectory)
+            tally.flush()
+        for signal in RECORD_SIGNALS:
+            ok &= self._ship(signal)
         return EmitResult.SUCCESS if ok else EmitResult.FAILURE
 
     def force_flush(self, timeout_millis: int = 30_000) -> bool:

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from otel_oracles.emit import (
     BatchingEmitter,
     EmitResult,
+    EmitSettings,
     Emitter,
     FanOutEmitter,
     GradedPair,
@@ -19,6 +22,8 @@ from otel_oracles.emit import (
     build_emitter,
 )
 from otel_oracles.emit import _names as n
+from otel_oracles.emit._records import ItemBatch
+from otel_oracles.emit._sinks import Sink
 from otel_oracles.model.result import OracleResult, Outcome
 from tests.emit.conftest import make_trajectory, make_verdict
 from tests.support.otlp_sink import OtlpSink
@@ -168,3 +173,77 @@ def test_batching_emitter_force_flush_forwards_pending_pairs() -> None:
     assert inner.calls == []
     assert batching.force_flush(1_000) is True
     assert inner.calls == [2]
+
+
+class _CollectorWatch(Sink):
+    """Notes, for every batch it is handed, whether the cyclic collector was on and how
+    many collections had started by then (``starts``, appended to by a gc callback)."""
+
+    name = "watch"
+
+    def __init__(self, starts: list[int]) -> None:
+        self.starts = starts
+        self.seen: list[tuple[bool, int]] = []
+
+    def export(self, signal: Any, batch: ItemBatch[Any]) -> bool:
+        self.seen.append((gc.isenabled(), len(self.starts)))
+        return True
+
+    def shutdown(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("enabled", [True, False], ids=["collecting", "paused-by-caller"])
+def test_export_builds_without_collections_and_leaves_the_collector_as_it_found_it(
+    enabled: bool,
+) -> None:
+    """``pause_collector`` (``grade``'s): a call's records are freed when it returns, and
+    collections their allocations started rescanned the grader's heap. A caller's own
+    setting is kept, also when a sink raises."""
+    starts: list[int] = []
+    watch = _CollectorWatch(starts)
+    emitter = OtelEmitter(sinks=[watch], settings=EmitSettings(metrics=False), pause_collector=True)
+    pairs = [_pair() for _ in range(10)]
+    was = gc.isenabled()
+
+    def started(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            starts.append(info["generation"])
+
+    threshold = gc.get_threshold()
+    gc.callbacks.append(started)
+    try:
+        (gc.enable if enabled else gc.disable)()
+        gc.set_threshold(100)  # far fewer than the objects ten verdicts' records take
+        gc.collect()
+        before = len(starts)
+        assert emitter.export(pairs) is EmitResult.SUCCESS
+        assert gc.isenabled() is enabled
+        assert watch.seen == [(False, before), (False, before)]
+        watch.export = _raising  # type: ignore[method-assign]
+        assert emitter.export(pairs) is EmitResult.FAILURE
+        assert gc.isenabled() is enabled
+    finally:
+        gc.callbacks.remove(started)
+        gc.set_threshold(*threshold)
+        (gc.enable if was else gc.disable)()
+    emitter.shutdown()
+
+
+def _raising(signal: Any, batch: Any) -> bool:
+    raise RuntimeError("sink down")
+
+
+def test_an_emitter_leaves_the_collector_alone_unless_asked() -> None:
+    """A host with other threads (an application's in-process processor, ``serve``'s
+    receiver) must not have its collector paused for a network round trip."""
+    watch = _CollectorWatch([])
+    emitter = OtelEmitter(sinks=[watch], settings=EmitSettings(metrics=False))
+    was = gc.isenabled()
+    gc.enable()
+    try:
+        assert emitter.export([_pair()]) is EmitResult.SUCCESS
+    finally:
+        (gc.enable if was else gc.disable)()
+    assert [on for on, _ in watch.seen] == [True, True]
+    emitter.shutdown()
