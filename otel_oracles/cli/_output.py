@@ -14,17 +14,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from otel_oracles.emit import SHOWN_FILTER, ExplainMode, scrub_verdict
+from otel_oracles.emit import SHOWN_FILTER, ExplainMode
 from otel_oracles.errors import InputError
 from otel_oracles.model.result import InputProblem, OracleResult, RunReport, Verdict
-from otel_oracles.report import (
-    ConsoleWriter,
-    JsonWriter,
-    Tally,
-    render_console,
-    render_json,
-    terminal_safe,
-)
+from otel_oracles.report import ConsoleWriter, JsonWriter, Tally, terminal_safe
 from otel_oracles.session import InputLimits
 
 if TYPE_CHECKING:
@@ -194,24 +187,18 @@ def emit_report(
     """Write the requested files, then print the table or the JSON to stdout.
 
     ``exit_code`` is what the command will exit with, when it is not ``report.exit_code()``.
-    Results are shown through the privacy boundary (``scrub_verdict``) unless ``explain``
-    is ``full``.
+    Results are shown through the privacy boundary unless ``explain`` is ``full``. The
+    verdicts go through ``ReportStream``, so a whole report and a stream of verdicts are
+    rendered by one path (the same bytes either way).
     """
-    if explain != "full":
-        verdicts = [scrub_verdict(v, explain) for v in report.verdicts]
-        report = report.model_copy(update={"verdicts": verdicts})
-    if junit is not None:
-        from otel_oracles.report import render_junit
-
-        _write(junit, render_junit(report))
-    if html is not None:
-        from otel_oracles.report import render_html
-
-        _write(html, render_html(report).encode("utf-8"))
-    if as_json:
-        click.echo(render_json(report, exit_code), nl=False)
-    else:
-        click.echo(render_console(report, show_passing_details=verbose), nl=False)
+    stream = ReportStream(as_json=as_json, junit=junit, html=html, verbose=verbose, explain=explain)
+    try:
+        for verdict in report.verdicts:
+            stream.add(verdict)
+        code = report.exit_code() if exit_code is None else exit_code
+        stream.finish(report.input_errors, report.notes, code)
+    finally:
+        stream.close()
 
 
 def _write_chunks(path: Path, chunks: Iterable[bytes]) -> None:
@@ -242,7 +229,6 @@ class ReportStream:
         explain: ExplainMode = "template",
     ) -> None:
         self.tally = Tally()
-        self._explain: ExplainMode = explain
         self._junit_path = junit
         self._html_path = html
         self._junit: JUnitWriter | None = None
@@ -260,32 +246,31 @@ class ReportStream:
         self._console = (
             None if as_json else ConsoleWriter(show_passing_details=verbose, tally=self.tally)
         )
-        # The privacy filter the JSON writer applies in the core, and what the table asks of
-        # each failing result's shown text (neither under ``full``), bound once.
+        # The privacy filter each writer applies as it renders (the JSON writer in the
+        # core), and what the table asks of each failing result's shown text (neither under
+        # ``full``), bound once.
         self._shown_filter: ShownFilter | None = None if explain == "full" else SHOWN_FILTER
         self._shown_text: Callable[[OracleResult], str] | None = (
             None if explain == "full" else SHOWN_FILTER.shown_message
         )
-        self._copies = self._junit is not None or self._html is not None
 
     def add(self, verdict: Verdict) -> None:
-        """Count ``verdict`` and render it through the privacy boundary (``scrub_verdict``).
+        """Count ``verdict`` and render it through the privacy boundary.
 
-        The JSON writer passes each result through the privacy filter as the core writes it
-        (``SHOWN_FILTER``), the console writer reads the shown message from
-        ``shown_message`` as it renders it, so no scrubbed copy of the verdict is built for
-        them (the table asks for the failing results' only); JUnit
-        and HTML get the copy. The stream's tally counts ``verdict`` once, after every
-        writer rendered it (they number verdicts by it)."""
+        Every writer applies the privacy filter (``SHOWN_FILTER``) itself as it renders a
+        result: the JSON writer in the core, JUnit and HTML asking it for each result's
+        shown message (and HTML its scrubbed details), the table for the failing results'
+        messages only; no scrubbed copy of the verdict is built. The stream's tally counts
+        ``verdict`` once, after every writer rendered it (they number verdicts by it)."""
+        shown = self._shown_filter
         if self._json is not None:
-            self._json.add(verdict, self._shown_filter)
+            self._json.add(verdict, shown)
         if self._console is not None:
             self._console.add(verdict, self._shown_text)
-        if self._copies:
-            shown = scrub_verdict(verdict, self._explain)
-            for writer in (self._junit, self._html):
-                if writer is not None:
-                    writer.add(shown)
+        if self._junit is not None:
+            self._junit.add(verdict, shown)
+        if self._html is not None:
+            self._html.add(verdict, shown)
         self.tally.add(verdict)
 
     def close(self) -> None:

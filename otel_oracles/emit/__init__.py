@@ -43,8 +43,6 @@ if TYPE_CHECKING:
         looks_secret,
         replace_secrets,
         safe_identifier,
-        scrub_verdict,
-        shown_fields,
         shown_message,
     )
     from otel_oracles.emit._metrics import GraderMetrics
@@ -95,8 +93,6 @@ _LAZY: dict[str, str] = {
             "looks_secret",
             "replace_secrets",
             "safe_identifier",
-            "scrub_verdict",
-            "shown_fields",
             "shown_message",
         ],
         "otel_oracles.emit._explain",
@@ -170,7 +166,5 @@ __all__ = [
     "own_telemetry_check",
     "replace_secrets",
     "safe_identifier",
-    "scrub_verdict",
-    "shown_fields",
     "shown_message",
 ]

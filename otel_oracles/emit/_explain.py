@@ -9,11 +9,11 @@ names, error types). Anything else is dropped, and identifier-shaped values that
 secrets (emails, API keys, long tokens) are replaced. ``explain="full"`` is the explicit
 opt-in that emits the oracle's own message, still length-capped.
 
-The reports (console, JSON, JUnit, HTML) apply the same boundary through ``scrub_verdict``
-(the JSON report's writer in the core through ``SHOWN_FILTER`` itself): one definition of
-what may be shown, wherever results go. The templates are rendered and details scrubbed by
-the core (``ShownFilter``, ``native/python/src/scrub.rs``) with the allow-lists and regexes
-defined here.
+The reports (console, JSON, JUnit, HTML) apply the same boundary through ``SHOWN_FILTER``
+itself as they render each result (the JSON report's writer in the core), building no
+scrubbed copy: one definition of what may be shown, wherever results go. The templates are
+rendered and details scrubbed by the core (``ShownFilter``, ``native/python/src/scrub.rs``)
+with the allow-lists and regexes defined here.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from otel_oracles._native import ShownFilter
-from otel_oracles.model.result import OracleResult, Outcome, Verdict
+from otel_oracles.model.result import OracleResult, Outcome
 
 ExplainMode = Literal["template", "full"]
 
@@ -176,34 +176,6 @@ def shown_message(result: OracleResult, mode: ExplainMode = "template") -> str:
     if mode == "full":
         return result.message
     return SHOWN_FILTER.shown_message(result)
-
-
-def shown_fields(
-    result: OracleResult, mode: ExplainMode = "template"
-) -> tuple[str, dict[str, Any]]:
-    """The message and details a report shows of ``result`` under ``mode``
-    (``shown_message``, and ``scrub_details`` unless ``full``): what ``scrub_result`` puts in
-    its copy, for a writer that renders the result without building the copy."""
-    if mode == "full":
-        return result.message, result.details
-    return shown_message(result, mode), scrub_details(result.details)
-
-
-def scrub_result(result: OracleResult, mode: ExplainMode = "template") -> OracleResult:
-    """``result`` as a report may show it under ``mode`` (``shown_fields``); ``full`` keeps
-    all."""
-    if mode == "full":
-        return result
-    message, details = shown_fields(result, mode)
-    return result.model_copy(update={"message": message, "details": details})
-
-
-def scrub_verdict(verdict: Verdict, mode: ExplainMode = "template") -> Verdict:
-    """``verdict`` with every result passed through ``scrub_result``."""
-    if mode == "full":
-        return verdict
-    results = [scrub_result(r, mode) for r in verdict.results]
-    return verdict.model_copy(update={"results": results})
 
 
 def _template(result: OracleResult) -> str:

@@ -7,7 +7,7 @@ import tempfile
 from dataclasses import dataclass
 from typing import IO
 
-from otel_oracles.model.result import InputProblem, OracleResult, Verdict
+from otel_oracles.model.result import InputProblem, Verdict
 
 SPOOL_MEMORY_BYTES = 1 << 20
 """A streaming writer keeps up to this much rendered text in memory, then moves it to an
@@ -27,11 +27,6 @@ def agent_label(verdict: Verdict) -> str:
     """The root span / agent name when the subject has one (trace-derived), else ``""``."""
     parts = [p for p in (verdict.agent_name, verdict.root_name) if p]
     return parts[0] if parts else ""
-
-
-def failing(verdict: Verdict) -> list[OracleResult]:
-    """Results that made the verdict fail (or would have, for warn-level missing evidence)."""
-    return [r for r in verdict.results if not r.passed]
 
 
 def one_line(text: str, limit: int = 300) -> str:

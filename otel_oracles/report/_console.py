@@ -67,7 +67,7 @@ class ConsoleWriter:
         for i, cell in enumerate(cells):
             if len(cell) > widths[i]:
                 widths[i] = len(cell)
-        # Passing results are listed with --verbose only (``failing``'s rule). --verbose shows
+        # Passing results are listed with --verbose only. --verbose shows
         # each message whole (continuation lines indented under it); the default table keeps
         # one capped line per result.
         text = _whole if self._details else one_line

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from html import escape as _html_escape
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from otel_oracles.model.result import InputProblem, RunReport, Verdict
 from otel_oracles.report._common import (
@@ -18,6 +18,9 @@ from otel_oracles.report._common import (
     spool,
     terminal_safe,
 )
+
+if TYPE_CHECKING:
+    from otel_oracles._native import ShownFilter
 
 
 def escape(text: str) -> str:
@@ -109,16 +112,22 @@ def _details_html(details: dict[str, object]) -> str:
     return '<dl class="details">' + "".join(rows) + "</dl>"
 
 
-def _result_rows(v: Verdict) -> str:
+def _result_rows(v: Verdict, shown: ShownFilter | None) -> str:
+    """A row per result; its message and details are what ``shown`` (the privacy filter)
+    shows of them, or its own without one."""
     rows = []
     for r in v.results:
         outcome = r.outcome.value
+        if shown is None:
+            message, details = r.message, r.details
+        else:
+            message, details = shown.shown_message(r), shown.scrub(r.details)
         rows.append(
             f'<tr class="result o-row-{outcome}">'
             f"<td>{escape(r.name)}</td><td>{escape(r.oracle_type)}</td><td>{escape(r.layer)}</td>"
             f'<td class="outcome o-{outcome}">{_MARK.get(outcome, "")} {escape(outcome)}</td>'
-            f"<td><pre>{escape(r.message)}</pre></td>"
-            f"<td>{_details_html(r.details)}</td>"
+            f"<td><pre>{escape(message)}</pre></td>"
+            f"<td>{_details_html(details)}</td>"
             "</tr>"
         )
     return "\n".join(rows)
@@ -146,7 +155,10 @@ class HtmlWriter:
         self._counts = tally is None
         self.tally = Tally() if tally is None else tally
 
-    def add(self, v: Verdict) -> None:
+    def add(self, v: Verdict, shown: ShownFilter | None = None) -> None:
+        """Lay out ``v``'s summary row and section; with ``shown`` (the privacy filter,
+        ``emit.SHOWN_FILTER``) each result's message and details are what it shows, asked
+        of it as the row is written: no scrubbed copy of the verdict is built."""
         i = self.tally.verdicts
         self._summary.write(
             "<tr>"
@@ -160,7 +172,7 @@ class HtmlWriter:
             f'<span class="{v.verdict}">{escape(v.verdict)}</span></summary>\n'
             "<table><tr><th>check</th><th>type</th><th>layer</th><th>outcome</th>"
             "<th>message</th><th>details</th></tr>\n"
-            f"{_result_rows(v)}\n</table></details>"
+            f"{_result_rows(v, shown)}\n</table></details>"
         )
         if self._counts:
             self.tally.add(v)
@@ -219,9 +231,11 @@ def _blocks(buffer: IO[str]) -> Iterator[str]:
         yield block
 
 
-def render_html(report: RunReport, title: str = "otel-oracles report") -> str:
-    """The whole page as a string (UTF-8 when written)."""
+def render_html(
+    report: RunReport, title: str = "otel-oracles report", shown: ShownFilter | None = None
+) -> str:
+    """The whole page as a string (UTF-8 when written); ``shown`` as for ``add``."""
     writer = HtmlWriter()
     for v in report.verdicts:
-        writer.add(v)
+        writer.add(v, shown)
     return "".join(writer.chunks(report.input_errors, report.notes, title))

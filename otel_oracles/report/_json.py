@@ -87,9 +87,9 @@ class JsonWriter:
     def add(self, v: Verdict, shown: ShownFilter | None = None) -> None:
         """Dump ``v``; with ``shown`` (the privacy filter, ``emit.SHOWN_FILTER``), each
         result's message and details pass through it as the core writes them: the same text
-        as adding ``v`` with every result copied through the filter (``emit.scrub_verdict``
-        in ``template`` mode), without building the copies, nor a call back into Python per
-        result.
+        as adding ``v`` with every result's message and details replaced by what the filter
+        shows of them (``shown_message``, ``scrub``), without building a copy of the verdict,
+        nor a call back into Python per result.
 
         The core writes the text as UTF-8 bytes straight from the models (``VerdictJson``),
         so no ``str`` of it is built, scanned and encoded; it raises, adding nothing, for a
@@ -149,8 +149,12 @@ class JsonWriter:
             self._verdicts.close()
 
 
-def render_json(report: RunReport, exit_code: int | None = None) -> str:
+def render_json(
+    report: RunReport, exit_code: int | None = None, shown: ShownFilter | None = None
+) -> str:
+    """The whole document as a string; ``exit_code`` as in ``report_data``, ``shown`` as
+    for ``JsonWriter.add``."""
     writer = JsonWriter()
     for v in report.verdicts:
-        writer.add(v)
+        writer.add(v, shown)
     return b"".join(writer.byte_chunks(report.input_errors, report.notes, exit_code)).decode()

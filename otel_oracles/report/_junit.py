@@ -8,17 +8,19 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from otel_oracles.model.result import InputProblem, RunReport, Verdict
 from otel_oracles.report._common import (
     contract_label,
-    failing,
     one_line,
     replay,
     spool,
     terminal_safe,
 )
+
+if TYPE_CHECKING:
+    from otel_oracles._native import ShownFilter
 
 _XML_INVALID = re.compile("[\ud800-\udfff\ufffe\uffff]")
 """What XML 1.0 cannot carry beyond what ``terminal_safe`` escapes: the non-characters and
@@ -43,7 +45,9 @@ def _seconds(ns: int) -> str:
     return f"{ns / 1e9:.3f}"
 
 
-def _testcase(parent: ET.Element, v: Verdict) -> tuple[int, int]:
+def _testcase(parent: ET.Element, v: Verdict, shown: ShownFilter | None) -> tuple[int, int]:
+    """``v``'s testcase under ``parent``; each result's message is what ``shown`` (the
+    privacy filter) shows of it, or its own without one. Returns (failures, errors)."""
     case = ET.SubElement(
         parent,
         "testcase",
@@ -51,20 +55,21 @@ def _testcase(parent: ET.Element, v: Verdict) -> tuple[int, int]:
         name=_clean(v.subject),
         time=_seconds(v.duration_ns),
     )
-    lines = [f"{r.outcome.value} {r.name}: {r.message}" for r in v.results]
+    messages = [r.message if shown is None else shown.shown_message(r) for r in v.results]
+    lines = [f"{r.outcome.value} {r.name}: {m}" for r, m in zip(v.results, messages, strict=True)]
     if v.passed:
         ET.SubElement(case, "system-out").text = _clean("\n".join(lines))
         return 0, 0
-    bad = failing(v)
+    bad = [i for i, r in enumerate(v.results) if not r.passed]  # the failing results
     tag = "error" if v.verdict == "error" else "failure"
-    first = bad[0]
+    first = v.results[bad[0]]
     element = ET.SubElement(
         case,
         tag,
-        message=_clean(one_line(f"{first.name}: {first.message}", 1000)),
+        message=_clean(one_line(f"{first.name}: {messages[bad[0]]}", 1000)),
         type=first.outcome.value,
     )
-    element.text = _clean("\n".join(f"{r.outcome.value} {r.name}: {r.message}" for r in bad))
+    element.text = _clean("\n".join(lines[i] for i in bad))
     ET.SubElement(case, "system-out").text = _clean("\n".join(lines))
     return (0, 1) if tag == "error" else (1, 0)
 
@@ -99,13 +104,16 @@ class JUnitWriter:
     def __init__(self) -> None:
         self._suites: dict[str, _Suite] = {}
 
-    def add(self, v: Verdict) -> None:
+    def add(self, v: Verdict, shown: ShownFilter | None = None) -> None:
+        """Serialize ``v``'s testcase; with ``shown`` (the privacy filter,
+        ``emit.SHOWN_FILTER``) each message is the one it shows, asked of it as the text is
+        laid out: no scrubbed copy of the verdict is built."""
         label = contract_label(v)
         suite = self._suites.get(label)
         if suite is None:
             suite = self._suites[label] = _Suite()
         holder = ET.Element("testsuite")
-        fails, errs = _testcase(holder, v)
+        fails, errs = _testcase(holder, v, shown)
         suite.cases.write("\n    " + _fragment(holder[0], 2))
         suite.tests += 1
         suite.failures += fails
@@ -175,9 +183,9 @@ class JUnitWriter:
         yield "\n</testsuites>\n"
 
 
-def render_junit(report: RunReport) -> bytes:
-    """The JUnit XML document (UTF-8 bytes, with declaration)."""
+def render_junit(report: RunReport, shown: ShownFilter | None = None) -> bytes:
+    """The JUnit XML document (UTF-8 bytes, with declaration); ``shown`` as for ``add``."""
     writer = JUnitWriter()
     for v in report.verdicts:
-        writer.add(v)
+        writer.add(v, shown)
     return b"".join(writer.chunks(report.input_errors))

@@ -2,14 +2,14 @@
 and under each failing check the steps it points at (index, kind, tool, span id).
 
 Test output lands in CI logs, so it goes through the same privacy boundary as the reports
-(``scrub_verdict``): by default messages are the outcome templates and tool names are shown
+(``shown_message``): by default messages are the outcome templates and tool names are shown
 only when identifier-shaped; ``explain="full"`` (``--oo-explain full``) shows the checks' own
 messages, which may quote trace content.
 """
 
 from __future__ import annotations
 
-from otel_oracles.emit import REDACTED, ExplainMode, safe_identifier, scrub_verdict
+from otel_oracles.emit import REDACTED, ExplainMode, safe_identifier, shown_message
 from otel_oracles.model.result import OracleResult, Outcome, Verdict
 from otel_oracles.model.step import Trajectory
 from otel_oracles.report import terminal_safe
@@ -30,9 +30,9 @@ def describe_verdict(verdict: Verdict, trajectory: Trajectory | None, explain: E
         f"failures {c.tolerated_failures}, budget exhausted {c.budget_exhausted}, missing "
         f"evidence {c.missing_evidence})"
     ]
-    for result in scrub_verdict(verdict, explain).results:
+    for result in verdict.results:
         mark = "ok" if result.passed else "x "
-        message = " ".join(result.message.split())
+        message = " ".join(shown_message(result, explain).split())
         lines.append(f"  {mark} {result.outcome.value:<{_OUTCOME_WIDTH}}  {result.name}: {message}")
         if not result.passed:
             lines.extend(f"       {line}" for line in offending_steps(result, trajectory, explain))

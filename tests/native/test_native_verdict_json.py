@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from otel_oracles._native import ShownFilter, fill_model
-from otel_oracles.emit import SHOWN_FILTER, ExplainMode, explain, scrub_verdict
+from otel_oracles.emit import SHOWN_FILTER, ExplainMode, explain
 from otel_oracles.emit._explain import (
     _TEMPLATES,
     IDENTIFIER_DETAIL_KEYS,
@@ -38,6 +38,7 @@ from otel_oracles.report import JsonWriter, json_safe
 from otel_oracles.report._json import _VERDICT_JSON
 from otel_oracles.session import GradingSession
 from tests.native.verdict_cases import CASES, REFUSED, result, verdict_of
+from tests.support.shown import shown_copy
 
 REPO = Path(__file__).resolve().parent.parent.parent
 TRACES = REPO / "tests" / "testdata" / "traces"
@@ -65,11 +66,11 @@ def written(verdict: Verdict, mode: ExplainMode | None) -> bytes:
 
 
 def expected(verdict: Verdict, mode: ExplainMode | None) -> bytes:
-    """``dumped_text`` of what the report shows of ``verdict`` (``scrub_verdict``), a
+    """``dumped_text`` of what the report shows of ``verdict`` (``shown_copy``), a
     template's message spelled out as its explanation without ``name: `` in front."""
     if mode is None:
         return dumped_text(verdict)
-    shown = scrub_verdict(verdict, mode)
+    shown = shown_copy(verdict) if mode == "template" else verdict
     if mode == "template":
         results = [
             r.model_copy(

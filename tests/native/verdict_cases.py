@@ -6,7 +6,7 @@ refuses. ``verdict_json_expected.json`` holds the text that Python writer gave e
 core is held to those bytes (tests/native/test_native_verdict_json.py). The ``shown_`` cases
 (and ``shuffled_result_shown``), written through the privacy filter since the core applies it
 as it writes (5 December 2026), hold the text of the scrubbed copy's ``model_dump``
-(``emit.scrub_verdict``), as the report wrote it before."""
+(``tests.support.shown.shown_copy``), as the report wrote it before."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from otel_oracles.emit import scrub_verdict
+from otel_oracles.emit import shown_message
 from otel_oracles.grade.loader import load_contract
 from otel_oracles.mapping import load_conventions
 from otel_oracles.pipeline import grade_trace, read_traces
@@ -24,7 +24,7 @@ def _messages(*paths: Path) -> dict[str, str]:
         vt for t in read_traces([str(p) for p in paths], problems)
         for vt in grade_trace(t, [contract], load_conventions())
     ]  # fmt: skip
-    return {r.name: r.message for r in scrub_verdict(verdict, "template").results}
+    return {r.name: shown_message(r) for r in verdict.results}
 
 
 def test_content_off_names_the_missing_evidence() -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from otel_oracles.emit import SHOWN_FILTER, scrub_verdict
+from otel_oracles.emit import SHOWN_FILTER
 from otel_oracles.grade.loader import load_contract
 from otel_oracles.mapping import load_conventions
 from otel_oracles.model.result import (
@@ -28,7 +28,9 @@ from otel_oracles.model.result import (
 from otel_oracles.model.step import Trajectory
 from otel_oracles.pipeline import grade_paths
 from otel_oracles.report import (
+    HtmlWriter,
     JsonWriter,
+    JUnitWriter,
     _common,
     json_safe,
     render_console,
@@ -38,6 +40,7 @@ from otel_oracles.report import (
 )
 from otel_oracles.report._json import _VERDICT_JSON
 from otel_oracles.session import GradingSession, SessionSpec
+from tests.support.shown import shown_copy
 
 REPO = Path(__file__).resolve().parent.parent.parent
 CONTRACTS = REPO / "tests" / "testdata" / "pipeline" / "contracts"
@@ -143,11 +146,9 @@ def test_workers_stream_the_same_report_in_input_order(tmp_path: Path) -> None:
 def test_streamed_default_output_equals_the_scrubbed_report_rendered() -> None:
     """By default (``--explain template``) the JSON and the table read each result's shown
     message and details while rendering it, without a scrubbed copy of the verdict: the
-    bytes must be those of the whole report passed through ``scrub_verdict`` and rendered."""
+    bytes must be those of the whole report's shown copy (``shown_copy``) rendered."""
     report = kept_report([str(EXAMPLES)])
-    scrubbed = report.model_copy(
-        update={"verdicts": [scrub_verdict(v, "template") for v in report.verdicts]}
-    )
+    scrubbed = report.model_copy(update={"verdicts": [shown_copy(v) for v in report.verdicts]})
     # Not vacuous: scrubbing changes messages and drops or replaces details here.
     pairs = [
         (r, s)
@@ -173,11 +174,11 @@ def test_streamed_default_output_equals_the_scrubbed_report_rendered() -> None:
         assert table.stdout == render_console(scrubbed, show_passing_details=verbose)
 
 
-def test_json_writer_with_the_privacy_filter_writes_the_scrubbed_copy() -> None:
+def test_writers_with_the_privacy_filter_write_the_scrubbed_copy() -> None:
     """Details of every kind the privacy boundary handles (kept numbers, NaN, tuples,
     identifiers, secret-shaped and free text, name -> count maps, names shown alike) come
     out of the JSON writer, which scrubs them as it writes, as ``model_dump`` dumps them in a
-    scrubbed copy; so do the messages."""
+    scrubbed copy; so do the messages, and JUnit's and HTML's text of both."""
     details: dict[str, Any] = {
         "calls": 3,
         "ratio": float("nan"),
@@ -219,18 +220,31 @@ def test_json_writer_with_the_privacy_filter_writes_the_scrubbed_copy() -> None:
         counts=count_outcomes(results),
     )
     copied, shown = JsonWriter(), JsonWriter()
-    copied.add(scrub_verdict(verdict, "template"))
+    copied.add(shown_copy(verdict))
     shown.add(verdict, SHOWN_FILTER)
     text = "".join(shown.chunks([], []))
     assert text == "".join(copied.chunks([], []))
     assert "alice" not in text and "sk-" not in text and "a@b.io" not in text
+    # JUnit and HTML ask the filter as they lay each result out: the copy's bytes too.
+    junit_copied, junit_shown = JUnitWriter(), JUnitWriter()
+    junit_copied.add(shown_copy(verdict))
+    junit_shown.add(verdict, SHOWN_FILTER)
+    xml = b"".join(junit_shown.chunks([]))
+    assert xml == b"".join(junit_copied.chunks([]))
+    assert b"alice" not in xml and b"said something" not in xml
+    html_copied, html_shown = HtmlWriter(), HtmlWriter()
+    html_copied.add(shown_copy(verdict))
+    html_shown.add(verdict, SHOWN_FILTER)
+    page = "".join(html_shown.chunks([], []))
+    assert page == "".join(html_copied.chunks([], []))
+    assert "alice" not in page and "sk-" not in page and "search_docs" in page
     # The plain details (no NaN, no enum member) are written as they are scrubbed.
     plain = {k: v for k, v in details.items() if k not in ("ratio", "status")}
     verdict = verdict.model_copy(
         update={"results": [r.model_copy(update={"details": plain}) for r in results]}
     )
     copied, shown = JsonWriter(), JsonWriter()
-    copied.add(scrub_verdict(verdict, "template"))
+    copied.add(shown_copy(verdict))
     shown.add(verdict, SHOWN_FILTER)
     assert "".join(shown.chunks([], [])) == "".join(copied.chunks([], []))
 
