@@ -380,6 +380,57 @@ pub struct RuleTable {
     piecewise: Box<[u64]>,
     /// Per regex of a span-name condition in such an `any`, the rules holding it.
     name_any: Vec<(u32, Box<[u64]>)>,
+    /// Per rule, the tests its [`KeyIndex`] clauses decide (see [`Decided`]).
+    decided: Vec<Decided>,
+}
+
+/// The tests of one rule that the span's keys and values decide before the walk, when the
+/// access lists the span's keys ([`RuleTable::narrow_by_keys`]): a candidate left after it
+/// holds them all, so the walk does not read those attributes again (a read and a
+/// comparison per test, for every candidate of every span). Tests of a key the access
+/// cannot list for certain (see [`RuleTable::recheck_keys`]) are tested again.
+#[derive(Debug, Clone, Default)]
+struct Decided {
+    /// Per `all` condition (by position), whether it is such a test.
+    all: Box<[bool]>,
+    /// Whether the whole `any` is (a clause of tests of one key).
+    any: bool,
+}
+
+impl Decided {
+    /// The `exists` / `equals` (text) tests of `rule` that [`key_tests`] indexes: each
+    /// top-level `all` one, and an `any` made of such tests of one key only.
+    fn of(rule: &Match) -> Self {
+        let all = rule
+            .all
+            .iter()
+            .map(|cond| matches!(cond, Condition::Attr { test, .. } if indexable(test)))
+            .collect();
+        Self {
+            all,
+            any: one_key_clause(rule).is_some(),
+        }
+    }
+}
+
+/// The key of a rule's `any` when its conditions are all `exists` / `equals` (text) tests
+/// of that one key (the clause a [`KeyIndex`] decides), with those tests.
+fn one_key_clause(rule: &Match) -> Option<(u32, Vec<AttrTest>)> {
+    let one_key = rule.any.first().and_then(|cond| match cond {
+        Condition::Attr { key, .. } => Some(*key),
+        _ => None,
+    })?;
+    let tests = rule
+        .any
+        .iter()
+        .map(|cond| match cond {
+            Condition::Attr { key, test } if *key == one_key && indexable(test) => {
+                Some(test.clone())
+            }
+            _ => None,
+        })
+        .collect::<Option<Vec<AttrTest>>>()?;
+    Some((one_key, tests))
 }
 
 /// One rule's clauses on a key (see [`KeyIndex`]): its number, and per clause the tests of
@@ -515,24 +566,8 @@ fn key_tests(rules: &[Match], words: usize) -> Vec<KeyIndex> {
                 _ => None,
             })
             .collect();
-        let one_key = rule.any.first().and_then(|cond| match cond {
-            Condition::Attr { key, .. } => Some(*key),
-            _ => None,
-        });
-        if let Some(one_key) = one_key {
-            let tests: Option<Vec<AttrTest>> = rule
-                .any
-                .iter()
-                .map(|cond| match cond {
-                    Condition::Attr { key, test } if *key == one_key && indexable(test) => {
-                        Some(test.clone())
-                    }
-                    _ => None,
-                })
-                .collect();
-            if let Some(tests) = tests {
-                clauses.push((one_key, tests));
-            }
+        if let Some(clause) = one_key_clause(rule) {
+            clauses.push(clause);
         }
         for (key, clause) in clauses {
             let of_key = by_key.entry(key).or_default();
@@ -714,7 +749,9 @@ impl RuleTable {
                 }
             }
         }
+        let decided = rules.iter().map(Decided::of).collect();
         let table = Self {
+            decided,
             rules,
             group_end,
             keys,
@@ -734,6 +771,20 @@ impl RuleTable {
                 .map_err(|why| TableError(format!("rule {index}: {why}")))?;
         }
         Ok(table)
+    }
+
+    /// Marks `keys` as keys an access sets in `present_keys` without knowing whether the span
+    /// has them (content worked out only when tested): the walk tests their conditions
+    /// again, as no listing decided them.
+    pub fn recheck_keys(&mut self, keys: &[u32]) {
+        let unsure =
+            |cond: &Condition| matches!(cond, Condition::Attr { key, .. } if keys.contains(key));
+        for (rule, decided) in self.rules.iter().zip(self.decided.iter_mut()) {
+            for (cond, skip) in rule.all.iter().zip(decided.all.iter_mut()) {
+                *skip &= !unsure(cond);
+            }
+            decided.any &= !rule.any.iter().any(unsure);
+        }
     }
 
     /// Attribute keys by number.
@@ -822,10 +873,11 @@ impl RuleTable {
         let found = self
             .narrow(span, &mut rows, memo, &mut candidates, &mut any_may)
             .and_then(|()| {
-                if span.present_keys(self.keys.len(), &mut present)? {
+                let keyed = span.present_keys(self.keys.len(), &mut present)?;
+                if keyed {
                     self.narrow_by_keys(span, &present, memo, &mut candidates, &mut any_may)?;
                 }
-                self.walk(span, &candidates, &mut rows, searcher, memo)
+                self.walk(span, &candidates, keyed, &mut rows, searcher, memo)
             });
         memo.candidates = candidates;
         memo.present = present;
@@ -965,11 +1017,13 @@ impl RuleTable {
         }
     }
 
-    /// The candidate rules in order, each tried.
+    /// The candidate rules in order, each tried; `keyed`: the candidates are what
+    /// [`Self::narrow_by_keys`] left, so their [`Decided`] tests hold and are not tried.
     fn walk<S: SpanAccess>(
         &self,
         span: &S,
         candidates: &[u64],
+        keyed: bool,
         rows: &mut Rows,
         searcher: &mut impl Searcher<Error = S::Error>,
         memo: &mut RegexMemo,
@@ -979,7 +1033,8 @@ impl RuleTable {
             let Some(rule) = self.rules.get(index) else {
                 break;
             };
-            from = match outcome(rule, span, &self.regexes, rows, searcher, memo)? {
+            let decided = if keyed { self.decided.get(index) } else { None };
+            from = match outcome(rule, decided, span, &self.regexes, rows, searcher, memo)? {
                 Outcome::Holds => return Ok(Some(index)),
                 Outcome::LeadFails => self.group_end.get(index).copied().unwrap_or(index + 1),
                 Outcome::Fails => index + 1,
@@ -1134,15 +1189,21 @@ pub const MAX_CHILD_DEPTH: usize = 8;
 /// Whether a match holds, telling a failure of its lead condition apart. Cheap tests
 /// first: `all` conditions on the span itself, then `any`, then the `all` conditions on
 /// children and the parent (the outcome is that of the conditions in any order).
+/// `decided`: the tests known to hold already (skipped).
 fn outcome<S: SpanAccess>(
     m: &Match,
+    decided: Option<&Decided>,
     span: &S,
     plans: &[RegexPlan],
     rows: &mut Rows,
     searcher: &mut impl Searcher<Error = S::Error>,
     memo: &mut RegexMemo,
 ) -> Result<Outcome, S::Error> {
+    let skip = decided.map_or(&[][..], |decided| &decided.all[..]);
     for (position, cond) in m.all.iter().enumerate() {
+        if skip.get(position) == Some(&true) {
+            continue;
+        }
         if !cond.related() && !holds(cond, span, plans, rows, searcher, memo)? {
             return Ok(if position == 0 {
                 Outcome::LeadFails
@@ -1151,7 +1212,7 @@ fn outcome<S: SpanAccess>(
             });
         }
     }
-    if !m.any.is_empty() {
+    if !m.any.is_empty() && !decided.is_some_and(|decided| decided.any) {
         let mut any = false;
         for cond in &m.any {
             if holds(cond, span, plans, rows, searcher, memo)? {
@@ -1256,7 +1317,8 @@ fn holds<S: SpanAccess>(
             for index in 0..span.child_count()? {
                 let child = span.child(index)?;
                 let rows = &mut Rows::default();
-                if let Outcome::Holds = outcome(nested, &child, plans, rows, searcher, memo)? {
+                if let Outcome::Holds = outcome(nested, None, &child, plans, rows, searcher, memo)?
+                {
                     return Ok(true);
                 }
             }
@@ -1268,7 +1330,7 @@ fn holds<S: SpanAccess>(
             };
             let rows = &mut Rows::default();
             Ok(matches!(
-                outcome(nested, &parent, plans, rows, searcher, memo)?,
+                outcome(nested, None, &parent, plans, rows, searcher, memo)?,
                 Outcome::Holds
             ))
         }
@@ -1297,6 +1359,10 @@ mod tests {
         /// Where `note_row` notes name and scope rows (text, generation, row) for
         /// `noted_row` of later spans (else nothing is noted).
         notebook: Option<Notebook>,
+        /// Counts the attribute reads (`with_attr`), when set.
+        reads: Option<Rc<std::cell::Cell<usize>>>,
+        /// Keys `present_keys` sets though the span may lack them (content keys).
+        unsure: Vec<u32>,
     }
 
     /// Noted name and scope rows: (text, generation, row).
@@ -1330,6 +1396,9 @@ mod tests {
             Ok(self.status)
         }
         fn with_attr<R>(&self, key: u32, f: impl FnOnce(Value<'_>) -> R) -> Result<R, String> {
+            if let Some(reads) = &self.reads {
+                reads.set(reads.get() + 1);
+            }
             Ok(f(match self.attrs.iter().find(|(k, _)| *k == key) {
                 None => Value::Absent,
                 Some((_, Some(text))) => Value::Text(Text::Utf8(text)),
@@ -1379,7 +1448,7 @@ mod tests {
             if !self.lists_keys {
                 return Ok(false);
             }
-            for (key, _) in &self.attrs {
+            for key in self.attrs.iter().map(|(key, _)| key).chain(&self.unsure) {
                 if (*key as usize) < keys {
                     present[*key as usize / 64] |= 1 << (key % 64);
                 }
@@ -1843,6 +1912,7 @@ mod tests {
                 matches!(
                     outcome(
                         &table.rules[i],
+                        None,
                         case,
                         &table.regexes,
                         &mut rows,
@@ -1921,6 +1991,67 @@ mod tests {
                 .wrapping_add(1442695040888963407);
             ((self.0 >> 33) % n as u64) as usize
         }
+    }
+
+    #[test]
+    fn the_walk_reads_no_attribute_the_listed_keys_decided() {
+        // Rule 0 fails on its scope; rule 1's tests are all decided by the span's keys and
+        // its `equals` value (read once, before the walk); rule 2's `any` is one key's.
+        let rules = vec![
+            all(vec![
+                Condition::Scope(0),
+                attr(0, AttrTest::EqualsText(vec!["a".into()])),
+            ]),
+            all(vec![
+                attr(0, AttrTest::EqualsText(vec!["b".into()])),
+                attr(1, AttrTest::Exists(true)),
+            ]),
+            Match {
+                all: vec![],
+                any: vec![
+                    attr(0, AttrTest::EqualsText(vec!["a".into()])),
+                    attr(0, AttrTest::Exists(false)),
+                ],
+            },
+        ];
+        let table = RuleTable::new(rules, keys(3), vec![RegexPlan::of("^x")], 0).unwrap();
+        let reads = Rc::new(std::cell::Cell::new(0));
+        let span = |value: &str, lists_keys: bool| Span {
+            scope: "s".into(),
+            attrs: vec![text(0, value), text(1, "yes")],
+            lists_keys,
+            reads: Some(reads.clone()),
+            ..Span::default()
+        };
+        for (value, expected) in [("b", Some(1)), ("a", Some(2)), ("c", None)] {
+            reads.set(0);
+            let mut n = needles(&[]);
+            assert_eq!(select(&table, &span(value, true), &mut n), Ok(expected));
+            assert_eq!(reads.get(), 1, "only the value index reads key 0 ({value})");
+            // Without the keys listed, the walk tests every condition itself.
+            reads.set(0);
+            assert_eq!(select(&table, &span(value, false), &mut n), Ok(expected));
+            assert!(reads.get() > 1, "{value}");
+        }
+        // A key listed though the span may lack it (a content key) is tested again.
+        let mut unsure = Span {
+            scope: "s".into(),
+            attrs: vec![text(0, "b")],
+            lists_keys: true,
+            unsure: vec![1],
+            ..Span::default()
+        };
+        let mut table = table;
+        let mut n = needles(&[]);
+        assert_eq!(
+            select(&table, &unsure, &mut n),
+            Ok(Some(1)),
+            "decided by listing"
+        );
+        table.recheck_keys(&[1]);
+        assert_eq!(select(&table, &unsure, &mut n), Ok(None));
+        unsure.attrs.push(text(1, "yes"));
+        assert_eq!(select(&table, &unsure, &mut n), Ok(Some(1)));
     }
 
     #[test]
@@ -2057,6 +2188,7 @@ mod tests {
                     matches!(
                         outcome(
                             &table.rules[i],
+                            None,
                             &span,
                             &table.regexes,
                             &mut Rows::default(),

@@ -767,13 +767,22 @@ impl RuleTable {
         };
         let lists = u32::try_from(host_lists.len())
             .map_err(|_| PyValueError::new_err("too many value lists"))?;
-        let table = CoreTable::new(
+        let mut table = CoreTable::new(
             matches,
             keys.into_iter().map(String::into_boxed_str).collect(),
             plans,
             lists,
         )
         .map_err(|err| PyValueError::new_err(err.0))?;
+        // A content key is listed on every span (`present_keys`) whether or not its content
+        // is there: the walk tests its conditions itself.
+        if let Some(content) = &content {
+            let unsure: Vec<u32> = (0u32..)
+                .zip(content.origins.iter())
+                .filter_map(|(number, origins)| origins.as_ref().map(|_| number))
+                .collect();
+            table.recheck_keys(&unsure);
+        }
         Ok(Self {
             table,
             keys: interned,
