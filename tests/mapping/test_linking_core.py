@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from otel_oracles._native import requested_calls
 from otel_oracles.mapping import load_conventions
 from otel_oracles.mapping._mapper import Draft, _link_tool_calls
@@ -78,3 +80,32 @@ def test_a_request_no_step_ran_is_synthesized_where_the_rule_says_so() -> None:
     (made,) = gen.follows
     assert made.synthesized
     assert (made.fields["tool"], made.fields["call_id"]) == ("search", "c9")
+
+
+class _Id(str):
+    """A call id that is a ``str`` subclass: equal to the exact ``str`` of its text, as a
+    ``dict`` finds it."""
+
+
+@pytest.mark.parametrize("int_step_first", [True, False])
+def test_call_ids_of_any_type_are_keyed_as_a_dict_keys_them(int_step_first: bool) -> None:
+    # The core keys ids by their text while every one is an exact ``str``; an ``int`` id
+    # or a ``str`` subclass must still find the step a ``dict`` would (met first or last).
+    compiled = load_conventions().compiled()
+    rule = next(iter(compiled.rules))
+    gen = Draft(kind="generation", span=None, rule=rule)
+    requests = [
+        {"type": "tool_call", "name": "lookup", "id": _Id("c1"), "arguments": {"q": "c1"}},
+        {"type": "tool_call", "name": "lookup", "id": 7, "arguments": {"q": 7}},
+    ]
+    gen.fields["output_messages"] = [{"role": "assistant", "parts": requests}]
+    by_int = Draft(kind="tool_call", span=None, rule=rule)
+    by_int.fields.update({"tool": "fetch", "call_id": 7})
+    by_text = Draft(kind="tool_call", span=None, rule=rule)
+    by_text.fields.update({"tool": "search", "call_id": "c1"})
+    steps = [by_int, by_text] if int_step_first else [by_text, by_int]
+    _link_tool_calls([gen, *steps], compiled)
+    assert by_text.claimed and by_int.claimed  # by id: no step has the requests' tool name
+    assert by_text.fields["arguments"] == {"q": "c1"}
+    assert by_int.fields["arguments"] == {"q": 7}
+    assert gen.follows == []

@@ -154,23 +154,67 @@ fn bisect_right(positions: &[usize], x: isize) -> usize {
 }
 
 /// Keys (call ids, tool names) -> positions, as Python's `dict` keys them; an unhashable key
-/// is never stored and never found (`_index_at`, `_index_of`).
+/// is never stored and never found (`_index_at`, `_index_of`). While every key met is an
+/// exact UTF-8 `str` (call ids and tool names are), the keys are their texts in a Rust map:
+/// an exact `str` equals another exactly when their texts do, so this finds what the dict
+/// would, without a Python dict made, probed and filled (and an `int` made and read back)
+/// per key; `None` (a step without a tool name), equal to itself only, has a slot of its
+/// own. The first key of another kind (an `int` id, a `str` subclass with an `__eq__` of its
+/// own) moves every key into a Python dict, which keys everything from then on.
 struct Index<'py> {
-    map: Bound<'py, PyDict>,
+    py: Python<'py>,
+    texts: FastMap<Box<str>, usize>,
+    /// The slot of `None`, while the texts key the index.
+    none: Option<usize>,
+    /// Every key, once one that is no exact UTF-8 `str` was met.
+    map: Option<Bound<'py, PyDict>>,
     lists: Vec<Vec<usize>>,
 }
 
 impl<'py> Index<'py> {
     fn new(py: Python<'py>) -> Self {
         Self {
-            map: PyDict::new(py),
+            py,
+            texts: FastMap::new(),
+            none: None,
+            map: None,
             lists: Vec::new(),
         }
     }
 
+    /// The text of `key` when the texts still key the index and it is an exact UTF-8 `str`.
+    fn text_of<'k>(&self, key: &'k Bound<'py, PyAny>) -> Option<&'k str> {
+        if self.map.is_some() || !key.is_exact_instance_of::<PyString>() {
+            return None;
+        }
+        key.cast::<PyString>().ok()?.to_str().ok()
+    }
+
+    /// The Python dict keying the index (made, with the texts moved in, on first use).
+    fn dict(&mut self) -> PyResult<Bound<'py, PyDict>> {
+        if let Some(map) = &self.map {
+            return Ok(map.clone());
+        }
+        let map = PyDict::new(self.py);
+        for (text, slot) in self.texts.drain() {
+            map.set_item(&*text, slot)?;
+        }
+        if let Some(slot) = self.none.take() {
+            map.set_item(self.py.None(), slot)?;
+        }
+        self.map = Some(map.clone());
+        Ok(map)
+    }
+
     /// The slot of `key`'s positions, `None` when it has none or is unhashable.
-    fn slot(&self, key: &Bound<'py, PyAny>) -> PyResult<Option<usize>> {
-        match self.map.get_item(key) {
+    fn slot(&mut self, key: &Bound<'py, PyAny>) -> PyResult<Option<usize>> {
+        if let Some(text) = self.text_of(key) {
+            return Ok(self.texts.get(text).copied());
+        }
+        if self.map.is_none() && key.is_none() {
+            return Ok(self.none);
+        }
+        match self.dict()?.get_item(key) {
             Ok(Some(slot)) => Ok(Some(slot.extract()?)),
             Ok(None) => Ok(None),
             Err(e) if e.is_instance_of::<PyTypeError>(key.py()) => Ok(None),
@@ -180,11 +224,31 @@ impl<'py> Index<'py> {
 
     /// `_index_at`: `pos` appended to `key`'s positions.
     fn at(&mut self, key: &Bound<'py, PyAny>, pos: usize) -> PyResult<()> {
+        if let Some(text) = self.text_of(key) {
+            match self.texts.get(text) {
+                Some(&slot) => self.lists[slot].push(pos),
+                None => {
+                    self.texts.insert(text.into(), self.lists.len());
+                    self.lists.push(vec![pos]);
+                }
+            }
+            return Ok(());
+        }
+        if self.map.is_none() && key.is_none() {
+            match self.none {
+                Some(slot) => self.lists[slot].push(pos),
+                None => {
+                    self.none = Some(self.lists.len());
+                    self.lists.push(vec![pos]);
+                }
+            }
+            return Ok(());
+        }
         if let Some(slot) = self.slot(key)? {
             self.lists[slot].push(pos);
             return Ok(());
         }
-        match self.map.set_item(key, self.lists.len()) {
+        match self.dict()?.set_item(key, self.lists.len()) {
             Ok(()) => {
                 self.lists.push(vec![pos]);
                 Ok(())
@@ -773,7 +837,7 @@ impl<'a, 'py> Linking<'a, 'py> {
             }
             self.beyond = Some((position, answered));
         }
-        let Some((position, answered)) = &self.beyond else {
+        let Some((position, answered)) = &mut self.beyond else {
             return Ok(None);
         };
         let Some(&start) = position.get(&(self.drafts[gen].obj.as_ptr() as usize)) else {
