@@ -30,7 +30,7 @@ use crate::slots::{span, span_held};
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyFrozenSet, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyFrozenSet, PyInt, PyList, PyString, PyTuple};
 use pyo3::Borrowed;
 
 /// Where one rule reads a span: attribute keys, key prefixes, span events.
@@ -552,6 +552,18 @@ fn without_cut<'py>(
     Ok(None)
 }
 
+/// `count > 0` as Python answers it: an exact `int` (a decoder's count) compared here, read
+/// in the object (a rich comparison through the interpreter cost ~130 instructions a span),
+/// anything else compared by Python.
+fn positive(count: &Bound<'_, PyAny>) -> PyResult<bool> {
+    if count.is_exact_instance_of::<PyInt>() {
+        if let Ok(count) = count.extract::<i64>() {
+            return Ok(count > 0);
+        }
+    }
+    count.gt(0)
+}
+
 /// What a trace's limits left out, made visible on its drafts (`mapping._limits`, whose
 /// module doc says why): the names it writes and reads, given once by `_limits.py`.
 #[pyclass(module = "otel_oracles._native", name = "LimitRules", frozen)]
@@ -620,25 +632,25 @@ impl LimitRules {
         let (span_key, span_id) = (intern!(py, "span"), intern!(py, "span_id"));
         let events_key = intern!(py, "dropped_events");
         for draft in &all {
-            let span = draft.getattr(span_key)?;
+            let span = draft_held(draft, SPAN, span_key)?;
             if span.is_none() {
                 continue;
             }
             let mut attributes = None;
             if !lost.is_empty() {
-                if let Some(count) = lost.get_item(span.getattr(span_id)?)? {
+                if let Some(count) = lost.get_item(&*span_held(&span, span::SPAN_ID, span_id)?)? {
                     let own = draft_held(draft, ATTRIBUTES, intern!(py, "attributes"))?;
                     own.set_item(self.dropped_attributes.bind(py), count)?;
                     attributes = Some(own);
                 }
             }
-            let events = span.getattr(events_key)?;
-            if events.gt(0)? {
+            let events = span_held(&span, span::DROPPED_EVENTS, events_key)?;
+            if positive(&events)? {
                 let own = match attributes {
                     Some(own) => own,
                     None => draft_held(draft, ATTRIBUTES, intern!(py, "attributes"))?,
                 };
-                own.set_item(self.dropped_events.bind(py), events)?;
+                own.set_item(self.dropped_events.bind(py), &*events)?;
             }
         }
         Ok(())
@@ -659,9 +671,9 @@ impl LimitRules {
         let dropped_key = intern!(py, "dropped_attributes");
         let mut reporting = Vec::new();
         for span in &spans {
-            let dropped = span.getattr(dropped_key)?;
-            if dropped.gt(0)? {
-                reporting.push((span, dropped));
+            let dropped = span_held(span, span::DROPPED_ATTRIBUTES, dropped_key)?;
+            if positive(&dropped)? {
+                reporting.push((span, dropped.into_bound()));
             }
         }
         if reporting.is_empty() {

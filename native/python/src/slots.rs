@@ -626,7 +626,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 /// The `SpanRecord` fields the mapper's passes and the rule table read, by number
 /// (`span_held`).
 pub(crate) mod span {
-    pub(crate) const NAMES: [&str; 12] = [
+    pub(crate) const NAMES: [&str; 14] = [
         "trace_id",
         "span_id",
         "parent_span_id",
@@ -639,6 +639,8 @@ pub(crate) mod span {
         "events",
         "kind",
         "scope_name",
+        "dropped_attributes",
+        "dropped_events",
     ];
     pub(crate) const TRACE_ID: usize = 0;
     pub(crate) const SPAN_ID: usize = 1;
@@ -652,6 +654,8 @@ pub(crate) mod span {
     pub(crate) const EVENTS: usize = 9;
     pub(crate) const KIND: usize = 10;
     pub(crate) const SCOPE_NAME: usize = 11;
+    pub(crate) const DROPPED_ATTRIBUTES: usize = 12;
+    pub(crate) const DROPPED_EVENTS: usize = 13;
 }
 
 /// The layout of `otel_oracles.model.span.SpanRecord`'s `span::NAMES`, probed on first use.
