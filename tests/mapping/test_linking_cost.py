@@ -104,15 +104,20 @@ def test_linking_cost_grows_with_the_calls_not_their_square(ids: bool, tmp_path:
 
 def test_answers_out_of_order_cost_grows_with_the_answers() -> None:
     """``_responses`` over one input of 16,000 calls answered last first, against 2,000: the
-    pending calls were a list searched and shortened per answer (quadratic)."""
+    pending calls were a list searched and shortened per answer (quadratic). Each size's cost
+    is the least of three runs after a warm-up, so a moment of load on a shared machine does
+    not count as growth (linear is ~8x, quadratic 64x)."""
     rule = next(iter(load_conventions().compiled().rules))
-    costs = []
-    for n in (2000, 16000):
+
+    def cost(n: int) -> float:
         calls = [{"type": "tool_call", "id": f"c{i}", "name": "t"} for i in range(n)]
         answers = [{"type": "tool_call_response", "id": f"c{i}"} for i in reversed(range(n))]
         draft = Draft(kind="generation", span=None, rule=rule)
         draft.fields["input_messages"] = [{"parts": calls}, {"parts": answers}]
         start = time.process_time()
         assert len(_responses(draft)) == n
-        costs.append(time.process_time() - start)
+        return time.process_time() - start
+
+    cost(2000)  # warm up
+    costs = [min(cost(n) for _ in range(3)) for n in (2000, 16000)]
     assert costs[1] < 20 * costs[0], costs
