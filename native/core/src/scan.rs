@@ -10,7 +10,9 @@
 //!   inside strings that hold a JSON object or array, read as Python's `json.loads` reads
 //!   them ([`parse_nested`]: `NaN` and `Infinity` allowed, lone surrogates kept, a repeated
 //!   key at its first position with its last value), down to [`SCAN_MAX_DEPTH`] levels and
-//!   for strings of at most [`SCAN_NESTED_JSON_CHARS`] characters ([`scan_text`]).
+//!   for strings of at most [`SCAN_NESTED_JSON_CHARS`] characters ([`collect_strings`],
+//!   whose string case [`collect_str`] a walker of other values calls: the Python side
+//!   writes a step's text straight from its field values, `python/src/scan.rs`).
 //!
 //! Strings are bytes here, not `str`: Python strings may hold lone surrogates (a JSON
 //! `"\ud800"` escape makes one), which no UTF-8 text can. They are carried as UTF-8 extended
@@ -21,7 +23,7 @@
 //! [`Patterns`] answers which of several patterns occur in a text in one linear pass
 //! (Aho-Corasick), instead of one substring search per pattern.
 //!
-//! The input is untrusted: the value trees are built with bounded depth by their readers,
+//! The input is untrusted: the values walked are bounded in depth by their readers,
 //! the nested-JSON reader keeps an explicit stack (no recursion on the input's nesting) and
 //! refuses text nested past [`NESTED_JSON_MAX_DEPTH`] levels, and the output is at most
 //! [`SCAN_MAX_DEPTH`] + 1 times the size of the strings read.
@@ -103,14 +105,6 @@ pub struct Limits {
     pub int_max_str_digits: usize,
 }
 
-/// The scan text of a trace-derived step whose behaviour fields are `fields` (an object):
-/// its sorted JSON, then every string and key it holds, one per line ([`collect_strings`]).
-pub fn scan_text(fields: &Value<'_>, limits: Limits, out: &mut Vec<u8>) {
-    write_sorted(fields, out);
-    let bump = Bump::new();
-    collect_strings(fields, 0, limits, &bump, out);
-}
-
 /// Appends `"\n"` and each string leaf and key of `value` (at nesting `depth`), in order;
 /// a string holding a JSON object or array is also walked as data, one level deeper.
 /// Nothing deeper than [`SCAN_MAX_DEPTH`] is visited.
@@ -125,15 +119,7 @@ pub fn collect_strings<'a>(
         return;
     }
     match value {
-        Value::Str(text) => {
-            out.push(b'\n');
-            out.extend_from_slice(text);
-            if depth < SCAN_MAX_DEPTH && holds_container(text) {
-                if let Some(parsed) = parse_nested(text, depth + 1, limits, bump) {
-                    collect_strings(&parsed, depth + 1, limits, bump, out);
-                }
-            }
-        }
+        Value::Str(text) => collect_str(text, depth, limits, bump, out),
         Value::Obj(entries) => {
             for (key, item) in entries {
                 out.push(b'\n');
@@ -147,6 +133,29 @@ pub fn collect_strings<'a>(
             }
         }
         Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
+}
+
+/// Appends `"\n"` and `text`, a string leaf or key at nesting `depth`, then, when it holds
+/// a JSON object or array, that value's strings one level deeper ([`collect_strings`]): the
+/// string case of the walk, for a caller walking values of its own (the Python objects of a
+/// step's fields, `python/src/scan.rs`). Nothing deeper than [`SCAN_MAX_DEPTH`] is visited.
+pub fn collect_str<'a>(
+    text: &[u8],
+    depth: usize,
+    limits: Limits,
+    bump: &'a Bump,
+    out: &mut Vec<u8>,
+) {
+    if depth > SCAN_MAX_DEPTH {
+        return;
+    }
+    out.push(b'\n');
+    out.extend_from_slice(text);
+    if depth < SCAN_MAX_DEPTH && holds_container(text) {
+        if let Some(parsed) = parse_nested(text, depth + 1, limits, bump) {
+            collect_strings(&parsed, depth + 1, limits, bump, out);
+        }
     }
 }
 
@@ -909,7 +918,9 @@ mod tests {
             ),
         ]);
         let mut out = Vec::new();
-        scan_text(&fields, LIMITS, &mut out);
+        write_sorted(&fields, &mut out);
+        let bump = Bump::new();
+        collect_strings(&fields, 0, LIMITS, &bump, &mut out);
         assert_eq!(
             String::from_utf8(out).expect("UTF-8"),
             format!(
@@ -917,6 +928,13 @@ mod tests {
                 sorted(&fields)
             )
         );
+        // A string handed alone is the walk's string case.
+        let mut alone = Vec::new();
+        collect_str(br#"["c\u0075rl"]"#, 1, LIMITS, &bump, &mut alone);
+        assert_eq!(alone, b"\n[\"c\\u0075rl\"]\ncurl");
+        alone.clear();
+        collect_str(b"[\"x\"]", SCAN_MAX_DEPTH + 1, LIMITS, &bump, &mut alone);
+        assert_eq!(alone, b"");
     }
 
     #[test]

@@ -1,33 +1,37 @@
 //! The scan text of a step (`Step.scan_text`, `Step.raw_json`) and the pattern search over
 //! it (`Trajectory.find_network_violations`), from `otel_oracles_core::scan`.
 //!
-//! The readers here turn Python values into the core's [`Value`] tree, but only values
-//! whose JSON form is certain without asking Python: exact `str`, `int`, `float`, `bool`,
-//! `None`, `list`, `tuple` and `dict` with exact `str` keys, nested at most
-//! [`MAX_READ_DEPTH`] levels. For anything else (subclasses, enums in values, `bytes`, sets,
-//! other keys, deeper or cyclic values) they answer `None`, and the caller asks the library
-//! whose rules define the text (pydantic's `model_dump(mode="json")` for a step's fields,
-//! `json.dumps(default=str)` for an AgentBench object): the text is theirs by construction.
+//! The text is written straight from the Python values into the buffer searched, with no
+//! tree between: the sorted JSON in one walk (each dict's entries sorted by key as they are
+//! written), then, for a step's scan text, the strings in a second walk in insertion order
+//! (`scan::collect_str` for each, which also reads a string holding JSON). Only values whose
+//! JSON form is certain without asking Python are written: exact `str`, `int`, `float`,
+//! `bool`, `None`, `list`, `tuple` and `dict` with exact `str` keys, nested at most
+//! [`MAX_READ_DEPTH`] levels. At anything else (subclasses, enums in values, `bytes`, sets,
+//! other keys, deeper or cyclic values) the buffer is put back as it was and the writer
+//! answers that it did not write, and the caller asks the library whose rules define the
+//! text (pydantic's `model_dump(mode="json")` for a step's fields, `json.dumps(default=str)`
+//! for an AgentBench object): the text is theirs by construction.
 
 use std::borrow::Cow;
-use std::cell::RefCell;
 
 use bumpalo::Bump;
-use otel_oracles_core::json_text::float_text;
+use otel_oracles_core::json_text::{float_text, write_int, write_string};
 use otel_oracles_core::otlp_json::repr::repr_float;
-use otel_oracles_core::scan::{self, Limits, Patterns, Value};
+use otel_oracles_core::scan::{self, Limits, Patterns};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::PyTypeInfo;
 
-/// Deepest nesting read from a step's fields or an AgentBench object: below pydantic's own
-/// serialization limit (it refuses values nested about 255 levels deep) and `json.dumps`'s
-/// recursion limit, so whatever is read is what they would have written, and deeper values
-/// are theirs to write or refuse.
+/// Deepest nesting written from a step's fields or an AgentBench object: below pydantic's
+/// own serialization limit (it refuses values nested about 255 levels deep) and
+/// `json.dumps`'s recursion limit, so whatever is written is what they would have written,
+/// and deeper values are theirs to write or refuse.
 const MAX_READ_DEPTH: usize = 200;
 
-/// Deepest nesting read from `model_dump`'s output: past pydantic's limit, so all of it.
+/// Deepest nesting written from `model_dump`'s output: past pydantic's limit, so all of it.
 const MAX_DUMP_DEPTH: usize = 300;
 
 /// How non-finite floats are written: `model_dump(mode="json")` makes them `None`,
@@ -38,104 +42,188 @@ enum Floats {
     JsonDumps,
 }
 
-struct Reader<'a> {
-    bump: &'a Bump,
+/// Writes the sorted JSON of plain Python values (see the module notes).
+struct Writer {
     floats: Floats,
     max_depth: usize,
-    /// What Python raised while a value was read (the digits of an integer longer than it
-    /// converts): the value is then unread, and `scan_data` raises it as `json.dumps` did.
-    error: RefCell<Option<PyErr>>,
+    /// What Python raised while a value was written (the digits of an integer longer than
+    /// it converts): the value is then not written, and `scan_data` raises it as
+    /// `json.dumps` did.
+    error: Option<PyErr>,
 }
 
-impl<'a> Reader<'a> {
-    /// An exact `str` as surrogate-extended UTF-8.
-    fn text(&self, text: &Bound<'_, PyString>) -> Option<&'a [u8]> {
-        Some(self.bump.alloc_slice_copy(&str_bytes(text).ok()?))
-    }
-
-    fn number(&self, text: &[u8]) -> Value<'a> {
-        Value::Number(self.bump.alloc_slice_copy(text))
-    }
-
-    /// `object` as a value of plain type (see the module notes), or `None`.
-    fn any(&self, object: &Bound<'_, PyAny>, depth: usize) -> Option<Value<'a>> {
-        if depth > self.max_depth {
-            return None;
+impl Writer {
+    fn new(floats: Floats, max_depth: usize) -> Self {
+        Self {
+            floats,
+            max_depth,
+            error: None,
         }
-        if object.is_exact_instance_of::<PyString>() {
-            return Some(Value::Str(self.text(object.cast::<PyString>().ok()?)?));
+    }
+
+    /// `object` (at nesting `depth`) appended to `out` as `json.dumps(ensure_ascii=False,
+    /// sort_keys=True)` writes it; `false` where it is not plain data (`out` then holds a
+    /// part of it: the caller cuts it off).
+    fn json(&mut self, object: &Bound<'_, PyAny>, depth: usize, out: &mut Vec<u8>) -> bool {
+        if depth > self.max_depth {
+            return false;
+        }
+        if let Ok(text) = object.cast_exact::<PyString>() {
+            return match str_bytes(text) {
+                Ok(bytes) => {
+                    write_string(&*bytes, out);
+                    true
+                }
+                Err(_) => false,
+            };
         }
         if object.is_none() {
-            return Some(Value::Null);
+            out.extend_from_slice(b"null");
+            return true;
         }
         if object.is_exact_instance_of::<PyBool>() {
-            return Some(Value::Bool(object.is_truthy().ok()?));
+            let truth = object.is(PyBool::new(object.py(), true));
+            out.extend_from_slice(if truth { b"true" } else { b"false" });
+            return true;
         }
         if object.is_exact_instance_of::<PyInt>() {
             return match object.extract::<i64>() {
-                Ok(n) => Some(self.number(n.to_string().as_bytes())),
+                Ok(n) => {
+                    write_int(n, out);
+                    true
+                }
                 // Python's own digits (it refuses more than `sys.get_int_max_str_digits()`).
                 Err(_) => match object.str() {
-                    Ok(digits) => Some(self.number(digits.to_str().ok()?.as_bytes())),
+                    Ok(digits) => match digits.to_str() {
+                        Ok(digits) => {
+                            out.extend_from_slice(digits.as_bytes());
+                            true
+                        }
+                        Err(_) => false,
+                    },
                     Err(error) => {
-                        self.error.replace(Some(error));
-                        None
+                        self.error = Some(error);
+                        false
                     }
                 },
             };
         }
-        if object.is_exact_instance_of::<PyFloat>() {
-            let x = object.cast::<PyFloat>().ok()?.value();
-            return Some(match self.floats {
-                Floats::PydanticJson if !x.is_finite() => Value::Null,
-                Floats::PydanticJson => self.number(repr_float(x).as_bytes()),
-                Floats::JsonDumps => self.number(float_text(x).as_bytes()),
-            });
+        if let Ok(float) = object.cast_exact::<PyFloat>() {
+            let x = float.value();
+            match self.floats {
+                Floats::PydanticJson if !x.is_finite() => out.extend_from_slice(b"null"),
+                Floats::PydanticJson => out.extend_from_slice(repr_float(x).as_bytes()),
+                Floats::JsonDumps => out.extend_from_slice(float_text(x).as_bytes()),
+            }
+            return true;
         }
-        if object.is_exact_instance_of::<PyList>() {
-            let list = object.cast::<PyList>().ok()?;
-            let items = list.iter().map(|item| self.any(&item, depth + 1));
-            return items.collect::<Option<Vec<_>>>().map(Value::Arr);
+        if let Ok(list) = object.cast_exact::<PyList>() {
+            return self.items(list.iter(), depth, out);
         }
-        if object.is_exact_instance_of::<PyTuple>() {
-            let tuple = object.cast::<PyTuple>().ok()?;
-            let items = tuple.iter().map(|item| self.any(&item, depth + 1));
-            return items.collect::<Option<Vec<_>>>().map(Value::Arr);
+        if let Ok(tuple) = object.cast_exact::<PyTuple>() {
+            return self.items(tuple.iter(), depth, out);
         }
-        if object.is_exact_instance_of::<PyDict>() {
-            return self.dict(object.cast::<PyDict>().ok()?, depth);
+        if let Ok(dict) = object.cast_exact::<PyDict>() {
+            return self.dict(dict, depth, out);
         }
-        None
+        false
     }
 
-    fn dict(&self, dict: &Bound<'_, PyDict>, depth: usize) -> Option<Value<'a>> {
-        let mut entries = Vec::with_capacity(dict.len());
+    /// An array's items (at `depth` + 1).
+    fn items<'py>(
+        &mut self,
+        items: impl Iterator<Item = Bound<'py, PyAny>>,
+        depth: usize,
+        out: &mut Vec<u8>,
+    ) -> bool {
+        out.push(b'[');
+        for (i, item) in items.enumerate() {
+            if i > 0 {
+                out.extend_from_slice(b", ");
+            }
+            if !self.json(&item, depth + 1, out) {
+                return false;
+            }
+        }
+        out.push(b']');
+        true
+    }
+
+    /// A dict (at `depth`; its values at `depth` + 1), its entries written in the order of
+    /// their keys' code points.
+    fn dict(&mut self, dict: &Bound<'_, PyDict>, depth: usize, out: &mut Vec<u8>) -> bool {
+        let mut keys: Vec<(Bound<'_, PyString>, Bound<'_, PyAny>)> = Vec::with_capacity(dict.len());
         for (key, item) in dict.iter() {
-            if !key.is_exact_instance_of::<PyString>() {
-                return None;
-            }
-            let key = key.cast::<PyString>().ok()?;
-            if self.floats == Floats::PydanticJson && key.to_str().is_err() {
-                // pydantic cannot write a key holding lone surrogates: it raises.
-                return None;
-            }
-            let key = self.text(key)?;
-            entries.push((key, self.any(&item, depth + 1)?));
+            let Ok(key) = key.cast_into_exact::<PyString>() else {
+                return false;
+            };
+            keys.push((key, item));
         }
-        Some(Value::Obj(entries))
+        let mut entries: Vec<(Cow<'_, [u8]>, &Bound<'_, PyAny>)> = Vec::with_capacity(keys.len());
+        for (key, item) in &keys {
+            let bytes = match key.to_str() {
+                Ok(text) => Cow::Borrowed(text.as_bytes()),
+                // pydantic cannot write a key holding lone surrogates: it raises.
+                Err(_) if self.floats == Floats::PydanticJson => return false,
+                Err(_) => match str_bytes(key) {
+                    Ok(bytes) => bytes,
+                    Err(_) => return false,
+                },
+            };
+            entries.push((bytes, item));
+        }
+        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        out.push(b'{');
+        for (i, (key, item)) in entries.iter().enumerate() {
+            if i > 0 {
+                out.extend_from_slice(b", ");
+            }
+            write_string(&**key, out);
+            out.extend_from_slice(b": ");
+            if !self.json(item, depth + 1, out) {
+                return false;
+            }
+        }
+        out.push(b'}');
+        true
     }
+}
 
-    /// A list (or tuple) whose items are all exact `str`s, or all exact `dict`s.
-    fn seq_of(&self, object: &Bound<'_, PyAny>, of: Code) -> Option<Value<'a>> {
-        let items: Vec<Bound<'_, PyAny>> = match of {
-            Code::StrTuple => object.cast_exact::<PyTuple>().ok()?.iter().collect(),
-            _ => object.cast_exact::<PyList>().ok()?.iter().collect(),
-        };
-        let read = items.iter().map(|item| match of {
-            Code::DictList => self.dict(item.cast_exact::<PyDict>().ok()?, 2),
-            _ => Some(Value::Str(self.text(item.cast_exact::<PyString>().ok()?)?)),
-        });
-        read.collect::<Option<Vec<_>>>().map(Value::Arr)
+/// Every string leaf and key of `object` (at nesting `depth`), in insertion order, as
+/// `scan::collect_strings` walks a value: for a value the [`Writer`] wrote, so plain data
+/// (anything else holds no string and is passed over).
+fn strings(
+    object: &Bound<'_, PyAny>,
+    depth: usize,
+    limits: Limits,
+    bump: &Bump,
+    out: &mut Vec<u8>,
+) {
+    if depth > scan::SCAN_MAX_DEPTH {
+        return;
+    }
+    if let Ok(text) = object.cast::<PyString>() {
+        if let Ok(bytes) = str_bytes(text) {
+            scan::collect_str(&bytes, depth, limits, bump, out);
+        }
+    } else if let Ok(dict) = object.cast_exact::<PyDict>() {
+        for (key, item) in dict.iter() {
+            if let Ok(key) = key.cast::<PyString>() {
+                if let Ok(bytes) = str_bytes(key) {
+                    out.push(b'\n');
+                    out.extend_from_slice(&bytes);
+                }
+            }
+            strings(&item, depth + 1, limits, bump, out);
+        }
+    } else if let Ok(list) = object.cast_exact::<PyList>() {
+        for item in list.iter() {
+            strings(&item, depth + 1, limits, bump, out);
+        }
+    } else if let Ok(tuple) = object.cast_exact::<PyTuple>() {
+        for item in tuple.iter() {
+            strings(&item, depth + 1, limits, bump, out);
+        }
     }
 }
 
@@ -214,11 +302,28 @@ impl Code {
     }
 }
 
+/// A behaviour field of `Step`: its name (as the `__dict__` key and as bytes) and type.
+struct Field {
+    name: Py<PyString>,
+    bytes: Vec<u8>,
+    code: Code,
+    enum_class: Option<Py<PyAny>>,
+}
+
+/// A field's value as it is written: a step's own data, or the `str` an enum member is
+/// dumped as.
+enum FieldValue<'py> {
+    Data(Bound<'py, PyAny>),
+    Text(Bound<'py, PyString>),
+}
+
 /// The behaviour fields of `Step` (declaration order, provenance left out) and their types,
 /// given once by `otel_oracles.model.step`: the scan text of a step read from its fields.
 #[pyclass(module = "otel_oracles._native", name = "ScanFields", frozen)]
 pub struct ScanFields {
-    fields: Vec<(Py<PyString>, Code, Option<Py<PyAny>>)>,
+    fields: Vec<Field>,
+    /// Indexes of `fields` in the order of their names' code points (the JSON's order).
+    sorted: Vec<usize>,
 }
 
 #[pymethods]
@@ -236,114 +341,170 @@ impl ScanFields {
                         "an enum class goes with type 'enum' only",
                     ));
                 }
-                Ok((name.unbind(), code, enum_class.map(Bound::unbind)))
+                let bytes = name
+                    .to_str()
+                    .map_err(|_| PyValueError::new_err("a field name is no UTF-8"))?
+                    .as_bytes()
+                    .to_vec();
+                Ok(Field {
+                    name: name.unbind(),
+                    bytes,
+                    code,
+                    enum_class: enum_class.map(Bound::unbind),
+                })
             })
             .collect::<PyResult<Vec<_>>>()?;
-        Ok(Self { fields })
+        let mut sorted: Vec<usize> = (0..fields.len()).collect();
+        sorted.sort_by(|a, b| fields[*a].bytes.cmp(&fields[*b].bytes));
+        Ok(Self { fields, sorted })
     }
 
     /// The scan text of a step whose field values are `values` (its `__dict__`), fields
-    /// that are `None` left out (only its sorted JSON unless `with_strings`), or `None` when a value is not of its field's exact type or
-    /// not plain data (the caller then dumps the step with pydantic and calls
-    /// [`scan_data`]). `int_max_str_digits`: `sys.get_int_max_str_digits()`.
+    /// that are `None` left out (only its sorted JSON unless `with_strings`), or `None`
+    /// when a value is not of its field's exact type or not plain data (the caller then
+    /// dumps the step with pydantic and calls [`scan_data`]). `int_max_str_digits`:
+    /// `sys.get_int_max_str_digits()`.
     fn scan_text<'py>(
         &self,
         values: &Bound<'py, PyDict>,
         int_max_str_digits: usize,
         with_strings: bool,
     ) -> PyResult<Option<Bound<'py, PyString>>> {
-        match self.text_of(values, int_max_str_digits, with_strings)? {
-            Some(text) => to_str(values.py(), &text).map(Some),
-            None => Ok(None),
+        let mut out = Vec::new();
+        let limits = Limits { int_max_str_digits };
+        if self.write_into(values, limits, with_strings, &Bump::new(), &mut out)? {
+            to_str(values.py(), &out).map(Some)
+        } else {
+            Ok(None)
         }
     }
 }
 
 impl ScanFields {
-    /// [`ScanFields::scan_text`] as surrogate-extended UTF-8.
-    fn text_of(
-        &self,
-        values: &Bound<'_, PyDict>,
-        int_max_str_digits: usize,
-        with_strings: bool,
-    ) -> PyResult<Option<Vec<u8>>> {
-        let mut out = Vec::new();
-        let written = self.write_into(
-            values,
-            int_max_str_digits,
-            with_strings,
-            &Bump::new(),
-            &mut out,
-        )?;
-        Ok(written.then_some(out))
-    }
-
-    /// [`ScanFields::text_of`] appended to `out`, the values read into `bump`: whether it
-    /// was written (`out` is left as it was when not). A walk over many steps hands every
-    /// step the same buffer and arena, so they grow to the largest step once instead of
-    /// being made again per step.
+    /// [`ScanFields::scan_text`] appended to `out`, strings inside strings read into
+    /// `bump`: whether it was written (`out` is left as it was when not). A walk over many
+    /// steps hands every step the same buffer and arena, so they grow to the largest step
+    /// once instead of being made again per step.
     fn write_into(
         &self,
         values: &Bound<'_, PyDict>,
-        int_max_str_digits: usize,
+        limits: Limits,
         with_strings: bool,
         bump: &Bump,
         out: &mut Vec<u8>,
     ) -> PyResult<bool> {
         let py = values.py();
-        let reader = Reader {
-            bump,
-            floats: Floats::PydanticJson,
-            max_depth: MAX_READ_DEPTH,
-            error: RefCell::new(None),
-        };
-        let mut entries = Vec::with_capacity(self.fields.len());
-        for (name, code, enum_class) in &self.fields {
-            let Some(value) = values.get_item(name.bind(py))? else {
+        let mut present: Vec<Option<FieldValue<'_>>> = Vec::with_capacity(self.fields.len());
+        for field in &self.fields {
+            let value = match values.get_item(field.name.bind(py))? {
+                Some(value) if !value.is_none() => value,
+                _ => {
+                    present.push(None);
+                    continue;
+                }
+            };
+            let Some(value) = field.admit(value)? else {
+                return Ok(false);
+            };
+            present.push(Some(value));
+        }
+        let start = out.len();
+        let mut writer = Writer::new(Floats::PydanticJson, MAX_READ_DEPTH);
+        out.push(b'{');
+        let mut first = true;
+        for &i in &self.sorted {
+            let Some(value) = &present[i] else {
                 continue;
             };
-            if value.is_none() {
-                continue;
+            if !first {
+                out.extend_from_slice(b", ");
             }
-            let read = match code {
-                Code::Any => reader.any(&value, 1),
-                Code::Str if value.is_exact_instance_of::<PyString>() => reader.any(&value, 1),
-                Code::Int if value.is_exact_instance_of::<PyInt>() => reader.any(&value, 1),
-                Code::Bool if value.is_exact_instance_of::<PyBool>() => reader.any(&value, 1),
-                Code::Dict => value
-                    .cast_exact::<PyDict>()
-                    .ok()
-                    .and_then(|dict| reader.dict(dict, 1)),
-                Code::StrTuple | Code::StrList | Code::DictList => reader.seq_of(&value, *code),
-                Code::Enum => match enum_class {
+            first = false;
+            write_string(&*self.fields[i].bytes, out);
+            out.extend_from_slice(b": ");
+            let written = match value {
+                FieldValue::Data(data) => writer.json(data, 1, out),
+                FieldValue::Text(text) => match str_bytes(text) {
+                    Ok(bytes) => {
+                        write_string(&*bytes, out);
+                        true
+                    }
+                    Err(_) => false,
+                },
+            };
+            if !written {
+                out.truncate(start);
+                return Ok(false);
+            }
+        }
+        out.push(b'}');
+        if with_strings {
+            for (field, value) in self.fields.iter().zip(&present) {
+                let Some(value) = value else {
+                    continue;
+                };
+                out.push(b'\n');
+                out.extend_from_slice(&field.bytes);
+                match value {
+                    FieldValue::Data(data) => strings(data, 1, limits, bump, out),
+                    FieldValue::Text(text) => strings(text.as_any(), 1, limits, bump, out),
+                }
+            }
+        }
+        Ok(true)
+    }
+}
+
+impl Field {
+    /// `value` (not `None`) as it is written, when it is of exactly the field's type (a
+    /// value of plain data inside it is checked as it is written), else `None`.
+    fn admit<'py>(&self, value: Bound<'py, PyAny>) -> PyResult<Option<FieldValue<'py>>> {
+        let admitted = match self.code {
+            Code::Any => true,
+            Code::Str => value.is_exact_instance_of::<PyString>(),
+            Code::Int => value.is_exact_instance_of::<PyInt>(),
+            Code::Bool => value.is_exact_instance_of::<PyBool>(),
+            Code::Dict => value.is_exact_instance_of::<PyDict>(),
+            Code::StrTuple => match value.cast_exact::<PyTuple>() {
+                Ok(tuple) => all_exact::<PyString>(tuple.iter()),
+                Err(_) => false,
+            },
+            Code::StrList => match value.cast_exact::<PyList>() {
+                Ok(list) => all_exact::<PyString>(list.iter()),
+                Err(_) => false,
+            },
+            Code::DictList => match value.cast_exact::<PyList>() {
+                Ok(list) => all_exact::<PyDict>(list.iter()),
+                Err(_) => false,
+            },
+            Code::Enum => {
+                let py = value.py();
+                return Ok(match &self.enum_class {
                     Some(class) if value.get_type().is(class.bind(py)) => {
-                        match value.cast::<PyString>() {
+                        match value.cast_into::<PyString>() {
                             // A `StrEnum` member is the `str` of its value.
-                            Ok(text) => reader.text(text).map(Value::Str),
-                            Err(_) => {
-                                let member = value.getattr(intern!(py, "value"))?;
-                                match member.cast_exact::<PyString>() {
-                                    Ok(text) => reader.text(text).map(Value::Str),
-                                    Err(_) => None,
-                                }
+                            Ok(text) => Some(FieldValue::Text(text)),
+                            Err(error) => {
+                                let member = error.into_inner();
+                                let inner = member.getattr(intern!(py, "value"))?;
+                                inner
+                                    .cast_into_exact::<PyString>()
+                                    .ok()
+                                    .map(FieldValue::Text)
                             }
                         }
                     }
                     _ => None,
-                },
-                Code::Str | Code::Int | Code::Bool => None,
-            };
-            let Some(read) = read else {
-                return Ok(false);
-            };
-            let key = reader
-                .text(name.bind(py))
-                .ok_or_else(|| PyValueError::new_err("a field name is no UTF-8"))?;
-            entries.push((key, read));
-        }
-        write(&Value::Obj(entries), int_max_str_digits, with_strings, out);
-        Ok(true)
+                });
+            }
+        };
+        Ok(admitted.then_some(FieldValue::Data(value)))
     }
+}
+
+/// Whether every item is exactly of type `T`.
+fn all_exact<'py, T: PyTypeInfo>(mut items: impl Iterator<Item = Bound<'py, PyAny>>) -> bool {
+    items.all(|item| item.is_exact_instance_of::<T>())
 }
 
 /// The scan text of a step's fields as `model_dump(mode="json", exclude_none=True)` gave
@@ -354,65 +515,41 @@ fn scan_data<'py>(
     int_max_str_digits: usize,
     with_strings: bool,
 ) -> PyResult<Bound<'py, PyString>> {
-    let bump = Bump::new();
-    let reader = Reader {
-        bump: &bump,
-        floats: Floats::PydanticJson,
-        max_depth: MAX_DUMP_DEPTH,
-        error: RefCell::new(None),
-    };
-    let Some(value) = reader.dict(data, 0) else {
-        return Err(reader.error.take().unwrap_or_else(|| {
+    let mut writer = Writer::new(Floats::PydanticJson, MAX_DUMP_DEPTH);
+    let mut out = Vec::new();
+    if !writer.dict(data, 0, &mut out) {
+        return Err(writer.error.take().unwrap_or_else(|| {
             PyTypeError::new_err("scan_data: the step's dump is not plain JSON data")
         }));
-    };
-    let mut out = Vec::new();
-    write(&value, int_max_str_digits, with_strings, &mut out);
-    to_str(data.py(), &out)
-}
-
-/// A step's sorted JSON, and its strings after it when `with_strings` (its scan text),
-/// appended to `out`.
-fn write(fields: &Value<'_>, int_max_str_digits: usize, with_strings: bool, out: &mut Vec<u8>) {
-    if with_strings {
-        scan::scan_text(fields, Limits { int_max_str_digits }, out);
-    } else {
-        scan::write_sorted(fields, out);
     }
+    if with_strings {
+        let limits = Limits { int_max_str_digits };
+        strings(data.as_any(), 0, limits, &Bump::new(), &mut out);
+    }
+    to_str(data.py(), &out)
 }
 
 /// `json.dumps(raw, ensure_ascii=False, sort_keys=True)` of an AgentBench step object made
 /// of plain data, or `None` for anything else (the caller then calls `json.dumps` itself).
 #[pyfunction]
 fn raw_json<'py>(raw: &Bound<'py, PyDict>) -> PyResult<Option<Bound<'py, PyString>>> {
-    match raw_json_of(raw) {
-        Some(text) => to_str(raw.py(), &text).map(Some),
-        None => Ok(None),
-    }
-}
-
-/// [`raw_json`] as surrogate-extended UTF-8.
-fn raw_json_of(raw: &Bound<'_, PyDict>) -> Option<Vec<u8>> {
     let mut out = Vec::new();
-    raw_json_into(raw, &Bump::new(), &mut out).then_some(out)
+    if raw_json_into(raw, &mut out) {
+        to_str(raw.py(), &out).map(Some)
+    } else {
+        Ok(None)
+    }
 }
 
-/// [`raw_json_of`] appended to `out`, the object read into `bump`: whether it was written
-/// (`out` is left as it was when not).
-fn raw_json_into(raw: &Bound<'_, PyDict>, bump: &Bump, out: &mut Vec<u8>) -> bool {
-    let reader = Reader {
-        bump,
-        floats: Floats::JsonDumps,
-        max_depth: MAX_READ_DEPTH,
-        error: RefCell::new(None),
-    };
-    match reader.any(raw.as_any(), 0) {
-        Some(value) => {
-            scan::write_sorted(&value, out);
-            true
-        }
-        None => false,
+/// [`raw_json`] appended to `out`: whether it was written (`out` is left as it was when
+/// not).
+fn raw_json_into(raw: &Bound<'_, PyDict>, out: &mut Vec<u8>) -> bool {
+    let start = out.len();
+    let written = Writer::new(Floats::JsonDumps, MAX_READ_DEPTH).json(raw.as_any(), 0, out);
+    if !written {
+        out.truncate(start);
     }
+    written
 }
 
 /// Which of some patterns occur in a text, ignoring case as `str.lower()` does: the
@@ -451,11 +588,11 @@ impl PatternSearch {
     /// `(step.index, step.tool, pattern index)` in step order and, within a step,
     /// ascending pattern order.
     ///
-    /// A step's text is read from its fields by `fields` (with its strings) or written
-    /// from its raw object as [`raw_json`] does, into one buffer the walk reuses, and
-    /// searched there: an ASCII text (the usual one) is lower-cased in place and never
-    /// becomes a Python string; any other text is made one and lower-cased by Python
-    /// ([`PatternSearch::occurring`]). Where a reader answers `None` (a value that is not
+    /// A step's text is written from its fields by `fields` (with its strings) or from
+    /// its raw object as [`raw_json`] does, into one buffer the walk reuses, and searched
+    /// there: an ASCII text (the usual one) is lower-cased in place and never becomes a
+    /// Python string; any other text is made one and lower-cased by Python
+    /// ([`PatternSearch::occurring`]). Where a writer does not write (a value that is not
     /// plain data) the text is `fallback(step)` (`Step.scan_text`, which lets the library
     /// whose rules define the text write it). No text is kept: writing a step's text again
     /// for another pattern list costs less than making and keeping a Python string of it.
@@ -473,6 +610,7 @@ impl PatternSearch {
         let mut found = Vec::new();
         let mut text: Vec<u8> = Vec::new();
         let mut bump = Bump::new();
+        let limits = Limits { int_max_str_digits };
         for step in steps.try_iter()? {
             let step = step?;
             let values = step
@@ -493,10 +631,10 @@ impl PatternSearch {
             bump.reset();
             let written = match &raw {
                 Some(raw) => match raw.cast::<PyDict>() {
-                    Ok(raw) => raw_json_into(raw, &bump, &mut text),
+                    Ok(raw) => raw_json_into(raw, &mut text),
                     Err(_) => false,
                 },
-                None => fields.write_into(&values, int_max_str_digits, true, &bump, &mut text)?,
+                None => fields.write_into(&values, limits, true, &bump, &mut text)?,
             };
             let hits = if !written {
                 let made = fallback.call1((&step,))?.cast_into::<PyString>()?;
