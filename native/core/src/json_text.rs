@@ -7,7 +7,7 @@
 
 use std::ops::{Index, Range};
 
-use crate::otlp_json::repr::repr_float;
+use crate::otlp_json::repr::write_repr_float;
 
 /// The byte a single-letter escape stands for (`n` in `\n`: a newline), or `None` for
 /// `u` (four hex digits follow) and anything JSON does not allow after a backslash. A load
@@ -368,12 +368,19 @@ pub fn write_shown_string(text: &[u8], out: &mut Vec<u8>) {
 /// The JSON spelling of a float as `json.dumps` writes it (`repr`; `NaN`, `Infinity`,
 /// `-Infinity` for the others).
 pub fn float_text(x: f64) -> String {
+    let mut out = Vec::with_capacity(24);
+    write_float_text(x, &mut out);
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// [`float_text`] appended to `out`, with no allocation.
+pub fn write_float_text(x: f64, out: &mut Vec<u8>) {
     if x.is_nan() {
-        "NaN".into()
+        out.extend_from_slice(b"NaN");
     } else if x.is_infinite() {
-        if x > 0.0 { "Infinity" } else { "-Infinity" }.into()
+        out.extend_from_slice(if x > 0.0 { b"Infinity" } else { b"-Infinity" });
     } else {
-        repr_float(x)
+        write_repr_float(x, out);
     }
 }
 

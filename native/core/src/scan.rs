@@ -163,7 +163,7 @@ pub fn collect_str<'a>(
 /// whitespace, with `{` or `[` (a string whose first non-space character is another one is
 /// no container however Python strips it), and has at most [`SCAN_NESTED_JSON_CHARS`]
 /// characters.
-fn holds_container(text: &[u8]) -> bool {
+pub fn holds_container(text: &[u8]) -> bool {
     let head = text.iter().find(|b| !is_json_space(**b));
     if !matches!(head, Some(b'{' | b'[')) {
         return false;

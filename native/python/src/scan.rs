@@ -16,8 +16,8 @@
 use std::borrow::Cow;
 
 use bumpalo::Bump;
-use otel_oracles_core::json_text::{float_text, write_int, write_string};
-use otel_oracles_core::otlp_json::repr::repr_float;
+use otel_oracles_core::json_text::{write_float_text, write_int, write_string};
+use otel_oracles_core::otlp_json::repr::write_repr_float;
 use otel_oracles_core::scan::{self, Limits, Patterns};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::intern;
@@ -43,21 +43,62 @@ enum Floats {
 }
 
 /// Writes the sorted JSON of plain Python values (see the module notes).
-struct Writer {
+struct Writer<'b> {
     floats: Floats,
     max_depth: usize,
     /// What Python raised while a value was written (the digits of an integer longer than
     /// it converts): the value is then not written, and `scan_data` raises it as
     /// `json.dumps` did.
     error: Option<PyErr>,
+    /// Where the strings a search needs besides the JSON go, as they are met.
+    aside: Option<Aside<'b>>,
 }
 
-impl Writer {
+/// The strings of a value that its JSON does not hold verbatim, collected while the JSON is
+/// written, for a search of patterns none of which holds a line break
+/// ([`PatternSearch::violations`]).
+///
+/// The scan text is the JSON, then every string and key on a line of its own (and the
+/// strings of the JSON a string holds). A pattern without a line break that occurs in that
+/// tail occurs within one of its lines. A line that is an ASCII string written in the JSON
+/// unescaped (no `"`, `\` or control character) and holding no JSON object or array is in
+/// the JSON as it is, between quotes, and lower-cases the same there (ASCII letters
+/// lower-case alone, whatever surrounds them): the pattern occurs in the JSON too. Only the
+/// other lines are written: strings with escapes, non-ASCII ones (whose lower-casing by
+/// Python is left to it, in its context, as before) and those holding JSON, through
+/// `scan::collect_str` as the whole walk does, at the depths it has. Which patterns occur
+/// is the same; the text searched is shorter by about half.
+struct Aside<'b> {
+    limits: Limits,
+    bump: &'b Bump,
+    out: &'b mut Vec<u8>,
+}
+
+/// Whether a string or key is in the JSON as it is: ASCII, and written between quotes with
+/// nothing escaped (`written` bytes for its `text`).
+fn verbatim(text: &[u8], written: usize) -> bool {
+    written == text.len() + 2 && text.is_ascii()
+}
+
+impl<'b> Writer<'b> {
     fn new(floats: Floats, max_depth: usize) -> Self {
         Self {
             floats,
             max_depth,
             error: None,
+            aside: None,
+        }
+    }
+
+    /// A string (at nesting `depth`), and its line aside when the JSON does not hold it
+    /// verbatim.
+    fn string(&mut self, text: &[u8], depth: usize, out: &mut Vec<u8>) {
+        let before = out.len();
+        write_string(text, out);
+        if let Some(aside) = &mut self.aside {
+            if !verbatim(text, out.len() - before) || scan::holds_container(text) {
+                scan::collect_str(text, depth, aside.limits, aside.bump, aside.out);
+            }
         }
     }
 
@@ -71,7 +112,7 @@ impl Writer {
         if let Ok(text) = object.cast_exact::<PyString>() {
             return match str_bytes(text) {
                 Ok(bytes) => {
-                    write_string(&*bytes, out);
+                    self.string(&bytes, depth, out);
                     true
                 }
                 Err(_) => false,
@@ -112,8 +153,8 @@ impl Writer {
             let x = float.value();
             match self.floats {
                 Floats::PydanticJson if !x.is_finite() => out.extend_from_slice(b"null"),
-                Floats::PydanticJson => out.extend_from_slice(repr_float(x).as_bytes()),
-                Floats::JsonDumps => out.extend_from_slice(float_text(x).as_bytes()),
+                Floats::PydanticJson => write_repr_float(x, out),
+                Floats::JsonDumps => write_float_text(x, out),
             }
             return true;
         }
@@ -178,7 +219,14 @@ impl Writer {
             if i > 0 {
                 out.extend_from_slice(b", ");
             }
+            let before = out.len();
             write_string(&**key, out);
+            if let Some(aside) = &mut self.aside {
+                if depth <= scan::SCAN_MAX_DEPTH && !verbatim(key, out.len() - before) {
+                    aside.out.push(b'\n');
+                    aside.out.extend_from_slice(key);
+                }
+            }
             out.extend_from_slice(b": ");
             if !self.json(item, depth + 1, out) {
                 return false;
@@ -371,8 +419,12 @@ impl ScanFields {
         with_strings: bool,
     ) -> PyResult<Option<Bound<'py, PyString>>> {
         let mut out = Vec::new();
-        let limits = Limits { int_max_str_digits };
-        if self.write_into(values, limits, with_strings, &Bump::new(), &mut out)? {
+        let strings_of = if with_strings {
+            Strings::All(Limits { int_max_str_digits })
+        } else {
+            Strings::Left
+        };
+        if self.write_into(values, strings_of, &Bump::new(), &mut out)? {
             to_str(values.py(), &out).map(Some)
         } else {
             Ok(None)
@@ -381,15 +433,15 @@ impl ScanFields {
 }
 
 impl ScanFields {
-    /// [`ScanFields::scan_text`] appended to `out`, strings inside strings read into
-    /// `bump`: whether it was written (`out` is left as it was when not). A walk over many
-    /// steps hands every step the same buffer and arena, so they grow to the largest step
-    /// once instead of being made again per step.
+    /// [`ScanFields::scan_text`] appended to `out` (the JSON, then the `strings` asked
+    /// for), strings inside strings read into `bump`: whether it was written (`out` is
+    /// left as it was when not). A walk over many steps hands every step the same buffers
+    /// and arena, so they grow to the largest step once instead of being made again per
+    /// step.
     fn write_into(
         &self,
         values: &Bound<'_, PyDict>,
-        limits: Limits,
-        with_strings: bool,
+        strings_of: Strings<'_>,
         bump: &Bump,
         out: &mut Vec<u8>,
     ) -> PyResult<bool> {
@@ -410,6 +462,19 @@ impl ScanFields {
         }
         let start = out.len();
         let mut writer = Writer::new(Floats::PydanticJson, MAX_READ_DEPTH);
+        let (in_order, aside) = match strings_of {
+            Strings::Left => (None, None),
+            Strings::All(limits) => (Some(limits), None),
+            Strings::Searched(limits, aside) => (None, Some((limits, aside))),
+        };
+        let aside_start = aside.as_ref().map_or(0, |(_, aside)| aside.len());
+        if let Some((limits, aside)) = aside {
+            writer.aside = Some(Aside {
+                limits,
+                bump,
+                out: aside,
+            });
+        }
         out.push(b'{');
         let mut first = true;
         for &i in &self.sorted {
@@ -420,13 +485,21 @@ impl ScanFields {
                 out.extend_from_slice(b", ");
             }
             first = false;
-            write_string(&*self.fields[i].bytes, out);
+            let name = &self.fields[i].bytes;
+            let before = out.len();
+            write_string(&**name, out);
+            if let Some(aside) = &mut writer.aside {
+                if !verbatim(name, out.len() - before) {
+                    aside.out.push(b'\n');
+                    aside.out.extend_from_slice(name);
+                }
+            }
             out.extend_from_slice(b": ");
             let written = match value {
                 FieldValue::Data(data) => writer.json(data, 1, out),
                 FieldValue::Text(text) => match str_bytes(text) {
                     Ok(bytes) => {
-                        write_string(&*bytes, out);
+                        writer.string(&bytes, 1, out);
                         true
                     }
                     Err(_) => false,
@@ -434,11 +507,14 @@ impl ScanFields {
             };
             if !written {
                 out.truncate(start);
+                if let Some(aside) = writer.aside {
+                    aside.out.truncate(aside_start);
+                }
                 return Ok(false);
             }
         }
         out.push(b'}');
-        if with_strings {
+        if let Some(limits) = in_order {
             for (field, value) in self.fields.iter().zip(&present) {
                 let Some(value) = value else {
                     continue;
@@ -453,6 +529,17 @@ impl ScanFields {
         }
         Ok(true)
     }
+}
+
+/// Which strings follow a step's JSON in the text [`ScanFields::write_into`] writes.
+enum Strings<'b> {
+    /// None: the JSON alone (`Step.raw_json`).
+    Left,
+    /// Every string leaf and key, in insertion order: the scan text (`Step.scan_text`).
+    All(Limits),
+    /// Only those the JSON does not hold verbatim, appended to the buffer given as they are
+    /// met, for a search of patterns none of which holds a line break ([`Aside`]).
+    Searched(Limits, &'b mut Vec<u8>),
 }
 
 impl Field {
@@ -558,6 +645,9 @@ fn raw_json_into(raw: &Bound<'_, PyDict>, out: &mut Vec<u8>) -> bool {
 #[pyclass(module = "otel_oracles._native", name = "PatternSearch", frozen)]
 pub struct PatternSearch {
     patterns: Patterns,
+    /// Whether a pattern holds a line break (it may then span a scan text's lines, and a
+    /// step's whole text is searched, not only the lines its JSON lacks: [`Aside`]).
+    spans_lines: bool,
 }
 
 #[pymethods]
@@ -573,8 +663,12 @@ impl PatternSearch {
                 Ok(str_bytes(&lower)?.into_owned())
             })
             .collect::<PyResult<Vec<Vec<u8>>>>()?;
+        let spans_lines = lowered.iter().any(|p| p.contains(&b'\n'));
         let patterns = Patterns::new(&lowered).map_err(PyValueError::new_err)?;
-        Ok(Self { patterns })
+        Ok(Self {
+            patterns,
+            spans_lines,
+        })
     }
 
     /// Indexes of the patterns that occur in `text` (case-insensitively), ascending.
@@ -590,7 +684,9 @@ impl PatternSearch {
     ///
     /// A step's text is written from its fields by `fields` (with its strings) or from
     /// its raw object as [`raw_json`] does, into one buffer the walk reuses, and searched
-    /// there: an ASCII text (the usual one) is lower-cased in place and never becomes a
+    /// there. When no pattern holds a line break, of the strings after the JSON only those
+    /// the JSON does not hold verbatim are written ([`Aside`]: the same patterns occur).
+    /// The text searched: an ASCII text (the usual one) is lower-cased in place and never becomes a
     /// Python string; any other text is made one and lower-cased by Python
     /// ([`PatternSearch::occurring`]). Where a writer does not write (a value that is not
     /// plain data) the text is `fallback(step)` (`Step.scan_text`, which lets the library
@@ -609,6 +705,7 @@ impl PatternSearch {
         let fields = fields.get();
         let mut found = Vec::new();
         let mut text: Vec<u8> = Vec::new();
+        let mut aside: Vec<u8> = Vec::new();
         let mut bump = Bump::new();
         let limits = Limits { int_max_str_digits };
         for step in steps.try_iter()? {
@@ -628,13 +725,22 @@ impl PatternSearch {
                 }
             }
             text.clear();
+            aside.clear();
             bump.reset();
             let written = match &raw {
                 Some(raw) => match raw.cast::<PyDict>() {
                     Ok(raw) => raw_json_into(raw, &mut text),
                     Err(_) => false,
                 },
-                None => fields.write_into(&values, limits, true, &bump, &mut text)?,
+                None if self.spans_lines => {
+                    fields.write_into(&values, Strings::All(limits), &bump, &mut text)?
+                }
+                None => {
+                    let strings_of = Strings::Searched(limits, &mut aside);
+                    let written = fields.write_into(&values, strings_of, &bump, &mut text)?;
+                    text.extend_from_slice(&aside);
+                    written
+                }
             };
             let hits = if !written {
                 let made = fallback.call1((&step,))?.cast_into::<PyString>()?;

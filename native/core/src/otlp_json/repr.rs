@@ -7,6 +7,8 @@
 //! dicts and lists as Python prints them. Strings are quoted by [`crate::pyrepr`], the one
 //! implementation of `str.__repr__` in the core.
 
+use std::fmt::Write as _;
+
 use super::value::J;
 use crate::pyrepr::py_repr;
 
@@ -61,40 +63,114 @@ pub fn type_name(value: &J<'_>) -> &'static str {
 
 /// `repr(float)`: shortest round-trip digits; exponent notation below 1e-4 and from 1e16.
 pub fn repr_float(x: f64) -> String {
+    let mut out = Vec::with_capacity(24);
+    write_repr_float(x, &mut out);
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// [`repr_float`] appended to `out`, with no allocation: Rust's `{:e}` gives the shortest
+/// round-trip digits and their exponent (into a buffer on the stack), which are then laid
+/// out as Python does. A float is written this way wherever one is (the scan text, the
+/// parsers' dumps, the report), so the formatter's machinery is entered once per float.
+pub fn write_repr_float(x: f64, out: &mut Vec<u8>) {
     if x.is_nan() {
-        return "nan".into();
+        out.extend_from_slice(b"nan");
+        return;
     }
     if x.is_infinite() {
-        return if x > 0.0 { "inf" } else { "-inf" }.into();
+        out.extend_from_slice(if x > 0.0 { b"inf" } else { b"-inf" });
+        return;
     }
-    let sci = format!("{x:e}"); // e.g. "-1.2345e-7", shortest round-trip digits
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let (sign, mantissa) = match mantissa.strip_prefix('-') {
-        Some(rest) => ("-", rest),
-        None => ("", mantissa),
+    let mut sci = StackText::default();
+    // `{:e}` of a finite f64: "-1.2345e-7"; at most 24 bytes ("-2.2250738585072014e-308").
+    if write!(sci, "{x:e}").is_err() {
+        return;
+    }
+    let sci = &sci.bytes[..sci.len];
+    let (mantissa, exp) = match sci.iter().position(|b| *b == b'e') {
+        Some(at) => (&sci[..at], &sci[at + 1..]),
+        None => (sci, &b"0"[..]),
     };
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    let n = digits.len() as i32;
+    let (negative_exp, exp_digits) = match exp.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, exp),
+    };
+    let magnitude = exp_digits
+        .iter()
+        .fold(0i32, |n, d| n * 10 + i32::from(d.wrapping_sub(b'0')));
+    let exp = if negative_exp { -magnitude } else { magnitude };
+    let mantissa = match mantissa.split_first() {
+        Some((b'-', rest)) => {
+            out.push(b'-');
+            rest
+        }
+        _ => mantissa,
+    };
+    let mut digits = [0u8; 24];
+    let mut n = 0;
+    for d in mantissa.iter().filter(|d| **d != b'.') {
+        digits[n] = *d;
+        n += 1;
+    }
+    let digits = &digits[..n];
+    let n = n as i32;
     let decpt = exp + 1;
-    let body = if !(-4..16).contains(&exp) {
-        let (first, rest) = digits.split_at(1);
-        let frac = if rest.is_empty() {
-            String::new()
-        } else {
-            format!(".{rest}")
-        };
-        let esign = if exp < 0 { '-' } else { '+' };
-        format!("{first}{frac}e{esign}{:02}", exp.abs())
+    if !(-4..16).contains(&exp) {
+        out.push(digits[0]);
+        if digits.len() > 1 {
+            out.push(b'.');
+            out.extend_from_slice(&digits[1..]);
+        }
+        out.extend_from_slice(if exp < 0 { b"e-" } else { b"e+" });
+        let abs = exp.unsigned_abs();
+        if abs < 10 {
+            out.push(b'0');
+        }
+        let mut spelled = [0u8; 3];
+        let mut at = spelled.len();
+        let mut rest = abs;
+        loop {
+            at -= 1;
+            spelled[at] = b'0' + (rest % 10) as u8;
+            rest /= 10;
+            if rest == 0 {
+                break;
+            }
+        }
+        out.extend_from_slice(&spelled[at..]);
     } else if decpt <= 0 {
-        format!("0.{}{digits}", "0".repeat((-decpt) as usize))
+        out.extend_from_slice(b"0.");
+        out.resize(out.len() + (-decpt) as usize, b'0');
+        out.extend_from_slice(digits);
     } else if decpt >= n {
-        format!("{digits}{}.0", "0".repeat((decpt - n) as usize))
+        out.extend_from_slice(digits);
+        out.resize(out.len() + (decpt - n) as usize, b'0');
+        out.extend_from_slice(b".0");
     } else {
         let (int, frac) = digits.split_at(decpt as usize);
-        format!("{int}.{frac}")
-    };
-    format!("{sign}{body}")
+        out.extend_from_slice(int);
+        out.push(b'.');
+        out.extend_from_slice(frac);
+    }
+}
+
+/// A short text written on the stack (`{:e}` of a float).
+#[derive(Default)]
+struct StackText {
+    bytes: [u8; 32],
+    len: usize,
+}
+
+impl std::fmt::Write for StackText {
+    fn write_str(&mut self, piece: &str) -> std::fmt::Result {
+        let end = self.len + piece.len();
+        self.bytes
+            .get_mut(self.len..end)
+            .ok_or(std::fmt::Error)?
+            .copy_from_slice(piece.as_bytes());
+        self.len = end;
+        Ok(())
+    }
 }
 
 /// A string being written that stops growing past `limit` characters.
