@@ -140,13 +140,7 @@ pub fn collect_strings<'a>(
 /// a JSON object or array, that value's strings one level deeper ([`collect_strings`]): the
 /// string case of the walk, for a caller walking values of its own (the Python objects of a
 /// step's fields, `python/src/scan.rs`). Nothing deeper than [`SCAN_MAX_DEPTH`] is visited.
-pub fn collect_str<'a>(
-    text: &[u8],
-    depth: usize,
-    limits: Limits,
-    bump: &'a Bump,
-    out: &mut Vec<u8>,
-) {
+pub fn collect_str(text: &[u8], depth: usize, limits: Limits, bump: &Bump, out: &mut Vec<u8>) {
     if depth > SCAN_MAX_DEPTH {
         return;
     }
