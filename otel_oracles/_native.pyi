@@ -427,8 +427,9 @@ def decode_json(payload: bytes, start: int = 0, end: int | None = None) -> Batch
     ``ValueError`` (the one-line reason) for JSON that is not an OTLP request or nests too
     deeply, or for a range outside ``payload``."""
 
-def decode_json_many(payload: bytes) -> list[Batch | str]:
-    """Decode a JSON array of requests: a ``Batch``, or the reason as a ``str``, per item."""
+def decode_json_many(payload: bytes, start: int = 0, end: int | None = None) -> list[Batch | str]:
+    """Decode a JSON array of requests, ``payload[start:end]`` read in place: a ``Batch``, or
+    the reason as a ``str``, per item."""
 
 # -- protobuf decoding (native/python/src/decode_proto.rs) ----------------------------------
 

@@ -46,12 +46,15 @@ def decode_json_native(data: bytes, start: int = 0, end: int | None = None) -> B
         raise InputError(str(exc)) from None
 
 
-def decode_json_requests(data: bytes) -> Iterator[DecodedBatch | InputError]:
-    """The requests of a JSON array of them (some tools dump a list of export bodies), in
-    order: each a ``DecodedBatch``, or the ``InputError`` saying why that item is not one.
-    Raises ``InvalidJson`` when ``data`` is not JSON at all."""
+def decode_json_requests(
+    data: bytes, start: int = 0, end: int | None = None
+) -> Iterator[DecodedBatch | InputError]:
+    """The requests of a JSON array of them (some tools dump a list of export bodies),
+    ``data[start:end]`` read in place, in order: each a ``DecodedBatch``, or the
+    ``InputError`` saying why that item is not one. Raises ``InvalidJson`` when the range is
+    not JSON at all."""
     try:
-        items = decode_json_many(data)
+        items = decode_json_many(data, start, end)
     except JsonSyntaxError as exc:
         raise _invalid(exc) from None
     except ValueError as exc:

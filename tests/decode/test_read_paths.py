@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import os
 import shutil
 import subprocess
 import sys
@@ -407,4 +408,55 @@ def test_lines_found_in_blocks_are_readlines_lines(block_bytes: int) -> None:
     assert lines.skip_blank_run() == 3
     data, start, end = lines.line(most)
     assert data[start:end] == b"[1]\n"
-    assert lines.read(10) == b"{}"
+    whole, start, end = lines.document(data, start, end, 10)
+    assert whole[start:end] == b"[1]\n{}"
+
+
+def test_a_look_at_a_files_first_bytes_reads_nothing_from_it(tmp_path: Path) -> None:
+    """The format probe's look at a file's first bytes leaves the file unread (so the
+    reader's first block is read from the file straight into its ``bytes``, not copied out
+    of a buffer filled by the look); a pipe, which cannot be looked at in place, is peeked.
+    Either way the bytes are those that follow, and all of the stream is read after."""
+    from otel_oracles.decode._files import _head
+
+    text = b'{\n  "resourceSpans": []\n}\n' * 100
+    target = tmp_path / "doc.json"
+    target.write_bytes(text)
+    with open(target, "rb", buffering=1 << 20) as stream:
+        assert _head(stream, 4) == text[:4]
+        assert stream.raw.tell() == 0
+        assert _head(stream, 64) == text[:64]
+        assert stream.read1(1 << 20) == text
+    read_fd, write_fd = os.pipe()
+    with os.fdopen(read_fd, "rb") as stream, os.fdopen(write_fd, "wb") as writer:
+        writer.write(text)
+        writer.close()
+        assert _head(stream, 4) == text[:4]
+        assert stream.read() == text
+    with io.BufferedReader(io.BytesIO(text), 8) as stream:
+        assert _head(stream, 5) == text[:5]
+        assert stream.read() == text
+
+
+@pytest.mark.parametrize("block_bytes", [1, 2, 3, 7, 64, 1000, 1 << 20])
+@pytest.mark.parametrize("most", [5, 30, 1000])
+def test_a_document_is_its_first_line_and_the_rest_of_the_stream(
+    block_bytes: int, most: int
+) -> None:
+    """A pretty-printed document is the stream from its first line on, at most ``most``
+    bytes, whatever the block size; when the block read holds all of it, the document is
+    that block, not a copy (a captured file fits in the first block)."""
+    from otel_oracles.decode._files import _Lines
+
+    text = b'\n\n  {\n  "resourceSpans": [\n    {"a": 1}\n  ]\n}\n'
+    at = text.index(b"{")
+    lines = _Lines(io.BufferedReader(io.BytesIO(text), 8), block_bytes)
+    assert lines.line(most)[1:] == (0, 1)
+    assert lines.skip_blank_run() == 1
+    data, start, end = lines.line(most)
+    assert data[start:end] == b"{\n"
+    block = lines._block
+    whole, start, end = lines.document(data, start, end, most)
+    assert whole[start:end] == text[at : at + most]
+    if block_bytes >= len(text) and most > len(text):
+        assert whole is block and (start, end) == (at, len(text))

@@ -44,24 +44,36 @@ fn decode_json(
     start: usize,
     end: Option<usize>,
 ) -> PyResult<Batch> {
-    let end = end.unwrap_or(payload.len());
-    let Some(body) = payload.get(start..end) else {
-        return Err(PyValueError::new_err(format!(
-            "range {start}..{end} is outside the {}-byte payload",
-            payload.len()
-        )));
-    };
+    let body = range(payload, start, end)?;
     py.detach(|| otlp_json::decode(body))
         .map(Batch::new)
         .map_err(to_py)
 }
 
-/// Decodes a JSON array of requests: a `Batch`, or the reason as a `str`, per item.
+/// `payload[start:end]`, or the `ValueError` naming a range outside `payload`.
+fn range(payload: &[u8], start: usize, end: Option<usize>) -> PyResult<&[u8]> {
+    let end = end.unwrap_or(payload.len());
+    payload.get(start..end).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "range {start}..{end} is outside the {}-byte payload",
+            payload.len()
+        ))
+    })
+}
+
+/// Decodes a JSON array of requests, `payload[start:end]` (all of it by default, as for
+/// `decode_json`: a file's document is read where the file reader's block holds it): a
+/// `Batch`, or the reason as a `str`, per item.
 #[pyfunction]
-fn decode_json_many<'py>(py: Python<'py>, payload: &[u8]) -> PyResult<Bound<'py, PyList>> {
-    let items = py
-        .detach(|| otlp_json::decode_many(payload))
-        .map_err(to_py)?;
+#[pyo3(signature = (payload, start = 0, end = None))]
+fn decode_json_many<'py>(
+    py: Python<'py>,
+    payload: &[u8],
+    start: usize,
+    end: Option<usize>,
+) -> PyResult<Bound<'py, PyList>> {
+    let body = range(payload, start, end)?;
+    let items = py.detach(|| otlp_json::decode_many(body)).map_err(to_py)?;
     let objects = items
         .into_iter()
         .map(|item| match item {
