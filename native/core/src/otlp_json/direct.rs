@@ -615,7 +615,7 @@ fn usual_attribute<'a, const SPACED: bool>(
 
 /// `bytes` at the cursor, compact or (`spaced`) with whitespace between its tokens.
 #[inline(always)]
-fn literal(tokens: &mut Tokens<'_, '_>, spaced: bool, bytes: &[u8]) -> bool {
+fn literal(tokens: &mut Tokens<'_, '_>, spaced: bool, bytes: &'static [u8]) -> bool {
     if spaced {
         tokens.literal_spaced(bytes)
     } else {

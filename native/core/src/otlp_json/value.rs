@@ -265,13 +265,51 @@ pub fn read_tokens<'a, R>(
     let flags = Flags::default();
     let mut tokens = Tokens {
         parser: fast::Parser::new(text, &tree, &flags),
+        spaced: [SpacedForm::default(); SPACED_FORMS],
     };
     read(&mut tokens)
+}
+
+/// Where `literal` ends when it is at `pos` of `bytes` with whitespace between its tokens
+/// (never inside its strings), or `None`.
+fn literal_spaced_end(bytes: &[u8], mut pos: usize, literal: &[u8]) -> Option<usize> {
+    let mut in_string = false;
+    for &want in literal {
+        if !in_string {
+            if let Some(b' ' | b'\n' | b'\r' | b'\t') = bytes.get(pos) {
+                pos = fast::skip_ws_run(bytes, pos);
+            }
+        }
+        if bytes.get(pos) != Some(&want) {
+            return None;
+        }
+        pos += 1;
+        if want == b'"' {
+            in_string = !in_string;
+        }
+    }
+    Some(pos)
 }
 
 /// A cursor over a document's tokens (see [`read_tokens`]).
 pub struct Tokens<'a, 'c> {
     parser: fast::Parser<'a, 'c, Tree<'a>>,
+    /// Where each literal read with whitespace was last found ([`Tokens::literal_spaced`]),
+    /// by the literal's length: the literals the reader spells differ in it.
+    spaced: [SpacedForm; SPACED_FORMS],
+}
+
+/// Slots of [`Tokens`]' table of spaced forms.
+const SPACED_FORMS: usize = 16;
+
+/// The bytes of the document, `at..at + width`, that matched the `len`-byte literal at
+/// address `literal` with whitespace between its tokens.
+#[derive(Clone, Copy, Default)]
+struct SpacedForm {
+    literal: usize,
+    len: usize,
+    at: usize,
+    width: usize,
 }
 
 impl<'a> Tokens<'a, '_> {
@@ -325,33 +363,48 @@ impl<'a> Tokens<'a, '_> {
     /// so, they take the same fixed-bytes reads as a compact body rather than the generic
     /// member-by-member read.
     #[inline]
-    pub fn literal_spaced(&mut self, literal: &[u8]) -> bool {
+    pub fn literal_spaced(&mut self, literal: &'static [u8]) -> bool {
         if self.literal(literal) {
             return true;
+        }
+        // The bytes this literal matched last time, compared at once.
+        //
+        // Why: an indented body spells a literal the same way wherever it stands at the
+        // same depth (the attributes of a list, one after another), so a literal is nearly
+        // always its last spelling again. Token by token, skipping the whitespace before
+        // each, the literals were ~350 M instructions of decoding the pretty-printed
+        // data-2000.
+        let seen = self.spaced[literal.len() % SPACED_FORMS];
+        // A `'static` literal's address and length name its bytes for the whole run.
+        if seen.literal == literal.as_ptr() as usize && seen.len == literal.len() {
+            let bytes = self.parser.bytes;
+            let pos = self.parser.pos;
+            if let (Some(form), Some(rest)) =
+                (bytes.get(seen.at..seen.at + seen.width), bytes.get(pos..))
+            {
+                if rest.starts_with(form) {
+                    self.parser.pos = pos + seen.width;
+                    return true;
+                }
+            }
         }
         self.literal_spaced_slow(literal)
     }
 
+    /// [`Tokens::literal_spaced`] token by token, remembered when found.
     #[inline(never)]
-    fn literal_spaced_slow(&mut self, literal: &[u8]) -> bool {
-        let bytes = self.parser.bytes;
-        let mut pos = self.parser.pos;
-        let mut in_string = false;
-        for &want in literal {
-            if !in_string {
-                if let Some(b' ' | b'\n' | b'\r' | b'\t') = bytes.get(pos) {
-                    pos = fast::skip_ws_run(bytes, pos);
-                }
-            }
-            if bytes.get(pos) != Some(&want) {
-                return false;
-            }
-            pos += 1;
-            if want == b'"' {
-                in_string = !in_string;
-            }
-        }
-        self.parser.pos = pos;
+    fn literal_spaced_slow(&mut self, literal: &'static [u8]) -> bool {
+        let pos = self.parser.pos;
+        let Some(end) = literal_spaced_end(self.parser.bytes, pos, literal) else {
+            return false;
+        };
+        self.spaced[literal.len() % SPACED_FORMS] = SpacedForm {
+            literal: literal.as_ptr() as usize,
+            len: literal.len(),
+            at: pos,
+            width: end - pos,
+        };
+        self.parser.pos = end;
         true
     }
 
@@ -967,6 +1020,46 @@ mod tests {
                 "JSON nests more than 256 levels deep (at byte 258)".into()
             ))
         );
+    }
+
+    #[test]
+    fn a_spaced_literal_is_read_as_token_by_token_whether_or_not_spelled_as_last_time() {
+        // Each text holds the literal spelled some way, then a byte that is not its: read
+        // one after another, some spellings are the last one's again (read by comparing the
+        // remembered bytes), others new, others not the literal at all (nothing read).
+        const KEY: &[u8] = b"{\"key\":\"";
+        const END: &[u8] = b"}}";
+        let spellings: [(&[u8], &str); 9] = [
+            (KEY, "{\n  \"key\": \"x"),
+            (KEY, "{\n  \"key\": \"x"),
+            (KEY, "{\n    \"key\" : \"x"),
+            (KEY, "{\n  \"key\": \"x"),
+            (KEY, "{\n  \"kex\": \"x"),
+            (KEY, "{\n  \"key\":  \"x"),
+            (KEY, "{\n  \"key\":\t\"x"),
+            (END, "\n}\n}x"),
+            (END, "\n}\n x"),
+        ];
+        let text: String = spellings.iter().map(|(_, s)| *s).collect();
+        let bump = Bump::new();
+        read_tokens(&text, &bump, |tokens| {
+            let mut at = 0;
+            for (literal, spelled) in spellings {
+                tokens.rewind(at);
+                let expect = literal_spaced_end(text.as_bytes(), at, literal);
+                assert_eq!(
+                    tokens.literal_spaced(literal),
+                    expect.is_some(),
+                    "{spelled:?}"
+                );
+                assert_eq!(tokens.mark(), expect.unwrap_or(at), "{spelled:?}");
+                if let Some(end) = expect {
+                    assert_eq!(tokens.next_byte(), Some(b'x'), "{spelled:?}");
+                    assert!(end < at + spelled.len());
+                }
+                at += spelled.len();
+            }
+        });
     }
 
     #[test]
