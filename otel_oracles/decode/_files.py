@@ -480,10 +480,11 @@ def _read_json(
 _NEWLINE = ord("\n")
 
 _LINE_BLOCK_BYTES = 4 * FILE_BUFFER_BYTES
-"""How much of a stream ``_Lines`` asks for at once. Once the stream's buffer is used up
-(the first block is what the format probe's ``peek`` buffered), ``read1`` reads a regular
-file straight into the block's ``bytes``, so a block is as large as memory comfortably allows
-beside a line: the fewer blocks, the fewer lines cross a block's end and are gathered."""
+"""How much of a stream ``_Lines`` asks for at once. ``read1`` reads a regular file straight
+into the block's ``bytes`` (the format probe leaves its buffer empty, ``_head``; a pipe's
+first block is what the probe's ``peek`` buffered), so a block is as large as memory
+comfortably allows beside a line: the fewer blocks, the fewer lines cross a block's end and
+are gathered."""
 
 
 class _Lines:

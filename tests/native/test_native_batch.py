@@ -445,3 +445,13 @@ def test_a_body_is_decoded_in_place_from_its_range_of_a_block() -> None:
     with pytest.raises(_native.JsonSyntaxError) as raised:
         _native.decode_json(b'{"a": 1}\n{"b": x}', 9)
     assert raised.value.args[1:] == (1, 7)
+    # An array of requests likewise (a pretty-printed file's array, read in its block).
+    array = b"[" + _SPAN_WITH_ALL + b", " + _LOG + b"]"
+    padded = b"  {}\n" + array + b"\n{}"
+    items = _native.decode_json_many(padded, 5, 5 + len(array))
+    assert [item.records() for item in items] == [
+        item.records() for item in _native.decode_json_many(array)
+    ]
+    assert len(items) == 2
+    with pytest.raises(ValueError, match="outside the"):
+        _native.decode_json_many(array, 1, len(array) + 1)
