@@ -69,7 +69,8 @@ pub fn repr_float(x: f64) -> String {
 }
 
 /// [`repr_float`] appended to `out`, with no allocation: Rust's `{:e}` gives the shortest
-/// round-trip digits and their exponent (into a buffer on the stack), which are then laid
+/// round-trip digits and their exponent (into a buffer on the stack; Python's even digit
+/// where two shortest forms are equally near, [`nearest_of_shortest`]), which are then laid
 /// out as Python does. A float is written this way wherever one is (the scan text, the
 /// parsers' dumps, the report), so the formatter's machinery is entered once per float.
 pub fn write_repr_float(x: f64, out: &mut Vec<u8>) {
@@ -86,6 +87,8 @@ pub fn write_repr_float(x: f64, out: &mut Vec<u8>) {
     if write!(sci, "{x:e}").is_err() {
         return;
     }
+    let nearest = nearest_of_shortest(x, &sci);
+    let sci = nearest.as_ref().unwrap_or(&sci);
     let sci = &sci.bytes[..sci.len];
     let (mantissa, exp) = match sci.iter().position(|b| *b == b'e') {
         Some(at) => (&sci[..at], &sci[at + 1..]),
@@ -152,6 +155,32 @@ pub fn write_repr_float(x: f64, out: &mut Vec<u8>) {
         out.push(b'.');
         out.extend_from_slice(frac);
     }
+}
+
+/// Python's choice where `{:e}`'s differs: when `x` lies exactly halfway between two
+/// decimals of the shortest length that reads back as `x`, `repr` takes the even one (the
+/// correctly rounded digits, David Gay's mode 0), while `{:e}`'s shortest mode may take the
+/// other (`834400034008635.25` is written `...635.3`, Python `...635.2`). `{:.N$e}` rounds
+/// exactly, half to even, so the digits at the shortest length are formatted that way and
+/// kept if they read back as `x` (at a power of two the nearer decimal can fall outside the
+/// narrower side of the rounding interval; then the shortest mode's is the only one).
+/// Halfway cases need a binary spacing as coarse as the last decimal digit, which only
+/// 16- and 17-digit shortest forms have, so shorter ones are not formatted again.
+fn nearest_of_shortest(x: f64, sci: &StackText) -> Option<StackText> {
+    let text = &sci.bytes[..sci.len];
+    let mantissa = &text[..text.iter().position(|b| *b == b'e').unwrap_or(text.len())];
+    let digits = mantissa.iter().filter(|b| b.is_ascii_digit()).count();
+    if digits < 16 {
+        return None;
+    }
+    let mut exact = StackText::default();
+    write!(exact, "{:.*e}", digits - 1, x).ok()?;
+    let exact_text = &exact.bytes[..exact.len];
+    let reads_back = std::str::from_utf8(exact_text)
+        .ok()
+        .and_then(|t| t.parse::<f64>().ok())
+        == Some(x);
+    (exact_text != text && reads_back).then_some(exact)
 }
 
 /// A short text written on the stack (`{:e}` of a float).
@@ -283,6 +312,31 @@ mod tests {
         assert_eq!(r("1.2345678901234568e+17"), "1.2345678901234568e+17");
         assert_eq!(r("-0.0"), "-0.0");
         assert_eq!(r("1.5e-300"), "1.5e-300");
+    }
+
+    #[test]
+    fn halfway_floats_take_the_even_digit_as_python_does() {
+        // Exactly halfway between two shortest forms: Python's `repr` (correctly rounded,
+        // half to even) against `{:e}`'s shortest mode, which writes the odd one here. The
+        // values are whole numbers over a power of two (834400034008635.25 and so on), exact.
+        assert_eq!(
+            repr_float(6_675_200_272_069_082.0 / 8.0),
+            "834400034008635.2"
+        );
+        assert_eq!(
+            repr_float(-8_610_192_060_993_577.0 / 4.0),
+            "-2152548015248394.2"
+        );
+        assert_eq!(
+            repr_float(1_871_134_174_267_437.0 / 8.0),
+            "233891771783429.62"
+        );
+        // Not halfway: the shortest form as it is.
+        assert_eq!(repr_float(0.1 + 0.2), "0.30000000000000004");
+        assert_eq!(repr_float(f64::MAX), "1.7976931348623157e+308");
+        assert_eq!(repr_float(f64::MIN_POSITIVE), "2.2250738585072014e-308");
+        assert_eq!(repr_float(5e-324), "5e-324");
+        assert_eq!(repr_float(9_007_199_254_740_992.0), "9007199254740992.0");
     }
 
     #[test]
