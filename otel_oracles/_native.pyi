@@ -48,6 +48,7 @@ __all__ = [
     "TransferSpans",
     "VerdictJson",
     "VerdictRecords",
+    "Verdicts",
     "absorb_layer",
     "assign_agents",
     "build_trajectory",
@@ -1234,6 +1235,50 @@ class CheckRunner:
         gapped: Callable[[Any, Any], Any],
         refuse_commands: Callable[[Any], None],
         fail_closed: Callable[[Any, Any, Any], Any],
+        finding: type,
+        verdicts: Verdicts,
+        complete: Callable[[Any, Any], list[Any]],
+        clock: Callable[[], int],
     ) -> CheckRunner: ...
     def run(self, checks: Sequence[Any], ctx: Any, clear: bool, gapless: bool) -> list[Any]:
         """One result per check, in order (``evaluator.run_checks``)."""
+    def verdict(self, compiled: Any, trajectory: Any, results: list[Any], start: int) -> Any:
+        """The contract's verdict of ``results`` (``evaluator.grade``'s epilogue)."""
+
+@final
+class Verdicts:
+    """The verdict's epilogue: the results' tally and the verdict built
+    (``model.result.VERDICTS``; ``native/python/src/checks.rs``)."""
+
+    def __new__(
+        cls,
+        model: type[BaseModel],
+        fields: frozenset[str],
+        trusted: bool,
+        validate: Callable[[dict[str, Any]], Any],
+        counts: Callable[[dict[str, int]], Any],
+        counted: dict[str, str],
+        pass_: Any,
+        result: type[BaseModel],
+        /,
+    ) -> Verdicts: ...
+    def tally(self, results: Sequence[Any]) -> tuple[bool, Any]:
+        """``(passed, counts)`` of ``results`` (``model.result.verdict_tally``)."""
+    def trusted(
+        self,
+        contract_id: Any,
+        contract_version: Any,
+        contract_hash: Any,
+        contract_name: Any,
+        subject: Any,
+        trace_id: Any,
+        root_span_id: Any,
+        root_name: Any,
+        agent_name: Any,
+        passed: Any,
+        results: Any,
+        counts: Any,
+        duration_ns: Any,
+        /,
+    ) -> Any:
+        """A verdict of values the caller vouches for (``model.result.trusted_verdict``)."""

@@ -138,7 +138,7 @@ class CompiledContract:
     plain: bool = field(init=False)
     """Whether the contract's values every verdict copies (``id``, ``version``,
     ``content_hash``, ``name``) are exactly of their fields' types: worked out once here,
-    not per verdict (``grade.evaluator._plain_verdict``). A validated contract's are; one
+    not per verdict (``CheckRunner.verdict`` in the core). A validated contract's are; one
     built by ``model_construct`` may hold anything, and its verdicts are validated."""
 
     def __post_init__(self) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import time
+from collections.abc import Callable
 
 from pydantic import ValidationError
 
@@ -28,12 +29,11 @@ from otel_oracles.grade.oracles.base import Finding, GradeContext, OracleCheck
 from otel_oracles.model.contract import Contract, OracleSpec
 from otel_oracles.model.result import (
     RESULTS_TRUSTED,
+    VERDICTS,
     Layer,
     OracleResult,
     Outcome,
     Verdict,
-    trusted_verdict,
-    verdict_tally,
 )
 from otel_oracles.model.step import Trajectory
 from otel_oracles.replay import replayed_files, replayed_workspace
@@ -51,8 +51,6 @@ _ERROR = Outcome.ERROR
 _new_result = OracleResult.__pydantic_validator__.validate_python
 """``OracleResult(**fields)`` in one pydantic-core call, without ``BaseModel.__init__``: for
 a finding whose values the core's ``plain_finding`` does not vouch for."""
-
-_new_verdict = Verdict.__pydantic_validator__.validate_python
 
 _clock = time.perf_counter_ns
 
@@ -170,38 +168,6 @@ def _failure_despite_gaps(missing: Finding, oracle: OracleCheck, ctx: GradeConte
     )
 
 
-_NONE = type(None)
-
-
-def _plain_verdict(
-    compiled: CompiledContract, subject: object, trajectory: Trajectory, results: list[OracleResult]
-) -> bool:
-    """Whether the values a verdict copies are exactly of its fields' types, so that
-    validating it could change nothing but copy the results list: the contract's (a
-    validated model, but one built by ``model_construct`` is not: ``compiled.plain``,
-    worked out once per contract), the subject and the trajectory's four names (a
-    ``Trajectory`` is a plain record, and one built by ``from_normalized`` holds what it
-    was given), and the results (``OracleResult`` itself; validation keeps instances as
-    they are, converts anything else). Anything else is validated: a ``str`` subclass made
-    ``str``, a wrong type refused, as always. (Plain loops: a generator per verdict cost
-    more than the tests it ran.)"""
-    if not compiled.plain or type(subject) is not str:
-        return False
-    for name in (
-        trajectory.trace_id,
-        trajectory.root_span_id,
-        trajectory.root_name,
-        trajectory.agent_name,
-    ):
-        kind = type(name)
-        if kind is not str and kind is not _NONE:
-            return False
-    for result in results:  # noqa: SIM110 - no generator per verdict (see above)
-        if type(result) is not OracleResult:
-            return False
-    return True
-
-
 def _known_clear(compiled: CompiledContract, ctx: GradeContext) -> tuple[bool, bool]:
     """What every check of ``compiled`` would ask of ``ctx``'s trajectory, asked once per
     contract: ``(clear, gapless)``. ``clear``: the trajectory is complete and lacks none of
@@ -259,23 +225,34 @@ def _refuse_commands(ctx: GradeContext) -> None:
         raise SandboxError(problem)
 
 
-_RUNNER = CheckRunner(
-    OracleResult,
-    frozenset(OracleResult.model_fields),
-    RESULTS_TRUSTED,
-    _new_result,
-    (_PASS, _TOLERATED, _INVARIANT_FAILURE, _BUDGET_EXHAUSTED, _MISSING_EVIDENCE),
-    _fails_with,
-    _unwritable,
-    _gapped,
-    _refuse_commands,
-    _fail_closed,
-)
-"""The loop over a contract's checks, in the core (``native/python/src/checks.rs``): the
-evaluator's steps around each check's own ``check`` (its outcome, whether it passes, its
-result built, unvalidated when every value is of its field's exact type) cost ~10 k
-instructions a check more when interpreted (docs/performance.md). The paths off the usual
-one call back the helpers above."""
+def _runner(complete: Callable[[Contract, Trajectory], list[OracleResult]]) -> CheckRunner:
+    """The loop over a contract's checks and the verdict's epilogue, in the core
+    (``native/python/src/checks.rs``), with ``complete`` as the result a trajectory with
+    orphan spans adds (``trace_complete``; the tests give another)."""
+    return CheckRunner(
+        OracleResult,
+        frozenset(OracleResult.model_fields),
+        RESULTS_TRUSTED,
+        _new_result,
+        (_PASS, _TOLERATED, _INVARIANT_FAILURE, _BUDGET_EXHAUSTED, _MISSING_EVIDENCE),
+        _fails_with,
+        _unwritable,
+        _gapped,
+        _refuse_commands,
+        _fail_closed,
+        Finding,
+        VERDICTS,
+        complete,
+        _clock,
+    )
+
+
+_RUNNER = _runner(trace_complete)
+"""The evaluator's steps around each check's own ``check`` (its outcome, whether it passes,
+its result built, unvalidated when every value is of its field's exact type) cost ~10 k
+instructions a check more when interpreted (docs/performance.md), and the verdict's
+epilogue (the tally, the counts, the verdict built) ~12 k a verdict: both are the core's.
+The paths off the usual one call back the helpers above."""
 
 
 def run_checks(
@@ -385,12 +362,12 @@ def grade(
                 evidence=evidence,
             )
             clear, gapless = _known_clear(compiled, ctx)
-            results = run_checks(compiled.checks, ctx, clear, gapless)
+            results = _RUNNER.run(compiled.checks, ctx, clear, gapless)
         else:
             with contextlib.ExitStack() as stack:
                 ctx = _context(contract, evidence, stack, commands)
                 clear, gapless = _known_clear(compiled, ctx)
-                results = run_checks(compiled.checks, ctx, clear, gapless)
+                results = _RUNNER.run(compiled.checks, ctx, clear, gapless)
     except ReplayError as exc:
         results = [
             OracleResult(
@@ -404,43 +381,7 @@ def grade(
                 contract_version=contract.version,
             )
         ]
-    results.extend(trace_complete(contract, trajectory))
-    passed, counts = verdict_tally(results)
-    subject = trajectory.trace_id or trajectory.source or "<trajectory>"
-    if _plain_verdict(compiled, subject, trajectory, results):
-        # Every value is of its field's exact type (the contract's were validated, the
-        # trajectory's were just checked): nothing to validate. ``results`` is this call's
-        # own list, as validation's copy of it would be.
-        return trusted_verdict(
-            contract.id,
-            contract.version,
-            contract.content_hash,
-            contract.name,
-            subject,
-            trajectory.trace_id,
-            trajectory.root_span_id,
-            trajectory.root_name,
-            trajectory.agent_name,
-            passed,
-            results,
-            counts,
-            _clock() - start,
-        )
-    verdict: Verdict = _new_verdict(
-        {
-            "contract_id": contract.id,
-            "contract_version": contract.version,
-            "contract_hash": contract.content_hash,
-            "contract_name": contract.name,
-            "subject": subject,
-            "trace_id": trajectory.trace_id,
-            "root_span_id": trajectory.root_span_id,
-            "root_name": trajectory.root_name,
-            "agent_name": trajectory.agent_name,
-            "passed": passed,
-            "results": results,
-            "counts": counts,
-            "duration_ns": _clock() - start,
-        }
-    )
+    # ``trace_complete``'s result added, the tally, the subject, the verdict built (without
+    # validation when every value it copies is of its field's exact type): the core's.
+    verdict: Verdict = _RUNNER.verdict(compiled, trajectory, results, start)
     return verdict

@@ -5,7 +5,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from otel_oracles._native import fill_model
+from otel_oracles._native import Verdicts, fill_model
 from otel_oracles.model.defaults import new_dict, new_list
 
 
@@ -156,43 +156,36 @@ _COUNTED: dict[str, str] = {
 """Outcome -> the ``Counts`` field it adds to (``pass`` adds to none). Looked up by value:
 reading an enum member off its class costs more than the whole tally of a small verdict."""
 
-_PASS = Outcome.PASS
-"""Most results pass and add to no count: told apart by identity before the lookup."""
+_VERDICT_TRUSTED = _builds_as_validation(
+    Verdict(contract_id="x", subject="x", passed=True, results=[], counts=Counts())
+)
 
-_new_counts = Counts.__pydantic_validator__.validate_python
-"""``Counts(**tally)`` in one pydantic-core call, without ``BaseModel.__init__`` (a verdict
-each; built as the results are, it measured no cheaper: the tally is at most five ints)."""
+VERDICTS = Verdicts(
+    Verdict,
+    frozenset(Verdict.model_fields),
+    _VERDICT_TRUSTED,
+    Verdict.__pydantic_validator__.validate_python,
+    Counts.__pydantic_validator__.validate_python,
+    _COUNTED,
+    Outcome.PASS,
+    OracleResult,
+)
+"""The verdict's epilogue, in the core (``native/python/src/checks.rs``): the results' tally
+and the verdict built unvalidated where pydantic keeps the model as ``_filled`` builds it
+(validating a verdict costs ~21 k instructions). The evaluator's ``CheckRunner.verdict``
+uses it directly; ``verdict_tally`` and ``trusted_verdict`` are its Python faces."""
 
 
 def verdict_tally(results: list[OracleResult]) -> tuple[bool, Counts]:
-    """Whether every result lets its trace pass, and the results' ``Counts``: what a verdict
-    holds beside them, in one pass (an attribute read of a model is no cheap one: pydantic's
-    ``__getattr__`` keeps CPython from specialising it)."""
-    tally: dict[str, int] = {}
-    passed = True
-    for r in results:
-        if not r.passed:
-            passed = False
-        outcome = r.outcome
-        if outcome is _PASS:
-            continue
-        field = _COUNTED.get(outcome)
-        if field is not None:
-            tally[field] = tally.get(field, 0) + 1
-    counts: Counts = _new_counts(tally)
-    return passed, counts
+    """Whether every result lets its trace pass, and the results' ``Counts`` (``pass`` adds
+    to none; the counts validated from the tally, so only the fields counted are set)."""
+    tally: tuple[bool, Counts] = VERDICTS.tally(results)
+    return tally
 
 
 def count_outcomes(results: list[OracleResult]) -> Counts:
     """The ``Counts`` of ``results`` (``pass`` adds to none)."""
     return verdict_tally(results)[1]
-
-
-_VERDICT_TRUSTED = _builds_as_validation(
-    Verdict(contract_id="x", subject="x", passed=True, results=[], counts=Counts())
-)
-_VERDICT_FIELDS = frozenset(Verdict.model_fields)
-_new_verdict = Verdict.__pydantic_validator__.validate_python
 
 
 def trusted_verdict(
@@ -211,37 +204,28 @@ def trusted_verdict(
     duration_ns: int,
     /,
 ) -> Verdict:
-    """A ``Verdict`` of values the caller already knows are valid, without validating them:
-    the evaluator's one verdict per contract and trajectory, which it builds of exact types
-    (its own results, a ``Counts``, a validated contract's fields, the trajectory's fields
-    it has type-checked).
-
-    Validating a verdict costs ~21 k instructions; this, built as the evaluator builds a
-    result (``_filled``: the four slots filled as ``__setstate__`` fills them, every field in the
-    fields set as validation of a full verdict leaves it), ~11 k. ``results`` is stored as
-    given (validation copies the list, and keeps the ``OracleResult`` instances in it as
-    they are): give a list nothing else holds. Where pydantic keeps a model otherwise than
-    this expects (checked once at import), the verdict is validated instead.
-    """
-    values = {
-        "contract_id": contract_id,
-        "contract_version": contract_version,
-        "contract_hash": contract_hash,
-        "contract_name": contract_name,
-        "subject": subject,
-        "trace_id": trace_id,
-        "root_span_id": root_span_id,
-        "root_name": root_name,
-        "agent_name": agent_name,
-        "passed": passed,
-        "results": results,
-        "counts": counts,
-        "duration_ns": duration_ns,
-    }
-    if not _VERDICT_TRUSTED:
-        validated: Verdict = _new_verdict(values)
-        return validated
-    return _filled(Verdict, values, _VERDICT_FIELDS)
+    """A ``Verdict`` of values the caller already knows are valid, without validating them
+    (``VERDICTS``: the four slots filled as ``__setstate__`` fills them, every field in the
+    fields set as validation of a full verdict leaves it). ``results`` is stored as given
+    (validation copies the list, and keeps the ``OracleResult`` instances in it as they
+    are): give a list nothing else holds. Where pydantic keeps a model otherwise than this
+    expects (checked once at import), the verdict is validated instead."""
+    verdict: Verdict = VERDICTS.trusted(
+        contract_id,
+        contract_version,
+        contract_hash,
+        contract_name,
+        subject,
+        trace_id,
+        root_span_id,
+        root_name,
+        agent_name,
+        passed,
+        results,
+        counts,
+        duration_ns,
+    )
+    return verdict
 
 
 class InputProblem(BaseModel):

@@ -15,7 +15,9 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from otel_oracles._native import Verdicts
 from otel_oracles.grade import evaluator, grade
+from otel_oracles.grade.completeness import trace_complete
 from otel_oracles.grade.loader import load_contract
 from otel_oracles.mapping import load_conventions
 from otel_oracles.model import result as result_module
@@ -195,9 +197,21 @@ def test_a_result_of_another_class_is_validated_as_before(monkeypatch: pytest.Mo
         pass
 
     extra = _Result(oracle_type="y", name="y", outcome=Outcome.PASS, passed=True, message="m")
-    monkeypatch.setattr(evaluator, "trace_complete", lambda contract, trajectory: [extra])
-    got, want = _grade_both(traj(gen("hi")))
+    # The core asks ``trace_complete`` only of a trajectory with orphan spans.
+    monkeypatch.setattr(evaluator, "_RUNNER", evaluator._runner(lambda contract, t: [extra]))
+    orphaned = Trajectory.from_normalized({**vars(traj(gen("hi"))), "orphan_spans": ["s9"]})
+    got, want = _grade_both(orphaned)
     assert got.results[-1] is extra  # validation keeps an instance as it is, subclass or not
+    assert_same_verdict(got, want)
+    plain, _ = _grade_both(traj(gen("hi")))
+    assert extra not in plain.results  # no orphan spans: nothing asked, nothing added
+
+
+def test_a_trajectory_with_orphan_spans_gets_the_trace_complete_result() -> None:
+    orphaned = Trajectory.from_normalized({**vars(traj(gen("hi"))), "orphan_spans": ["s9"]})
+    got, want = _grade_both(orphaned)
+    assert got.results[-1].oracle_type == "trace_complete" and not got.passed
+    assert got.counts == count_outcomes(got.results) and got.counts.missing_evidence >= 1
     assert_same_verdict(got, want)
 
 
@@ -205,10 +219,26 @@ def test_the_verdict_shortcut_is_active(monkeypatch: pytest.MonkeyPatch) -> None
     def refuse(values: Any) -> Verdict:
         raise AssertionError("a verdict of exact types was validated")
 
-    monkeypatch.setattr(evaluator, "_new_verdict", refuse)
-    monkeypatch.setattr(result_module, "_new_verdict", refuse)
+    verdicts = Verdicts(
+        Verdict,
+        frozenset(Verdict.model_fields),
+        result_module._VERDICT_TRUSTED,
+        refuse,
+        Counts.__pydantic_validator__.validate_python,
+        result_module._COUNTED,
+        Outcome.PASS,
+        OracleResult,
+    )
+    monkeypatch.setattr(result_module, "VERDICTS", verdicts)
+    monkeypatch.setattr(evaluator, "VERDICTS", verdicts)
+    monkeypatch.setattr(evaluator, "_RUNNER", evaluator._runner(trace_complete))
     verdict = grade(contract(invariants=[{"type": "max_steps", "max": 5}]), traj(gen("hi")))
     assert verdict.passed and verdict.counts == Counts()
+    with pytest.raises(AssertionError, match="was validated"):
+        # A contract whose values are not of their fields' exact types: validated.
+        valid = contract(invariants=[{"type": "max_steps", "max": 5}])
+        odd = type(valid).model_construct(**{**dict(valid), "name": _Str("n")})
+        grade(odd, traj(gen("hi")))
 
 
 def test_graded_traces_hold_exactly_the_verdicts_validation_would() -> None:

@@ -40,6 +40,8 @@ use pyo3::types::{
     PyBool, PyDict, PyFrozenSet, PyInt, PyList, PyMapping, PySet, PyString, PyTuple, PyType,
 };
 
+use crate::slots::{object_new, SlotLayout};
+
 /// How deeply a finding's `details` may nest, counting `details` itself as level 1 and each
 /// `dict`, `list`, `tuple`, `set` or `frozenset` inside as one more. Above every built-in
 /// check's need (a tool argument the content parsers accept nests at most 128 levels, and a
@@ -120,7 +122,37 @@ pub struct CheckRunner {
     refuse_commands: Py<PyAny>,
     /// `_fail_closed(finding, oracle, ctx) -> Finding`.
     fail_closed: Py<PyAny>,
+    /// Where `Finding`'s fields sit in its instances (`FINDING_FIELDS`), when its class
+    /// lets them be read there: each check's finding is read eight times.
+    finding: Option<SlotLayout>,
+    /// The verdict's epilogue (`model.result.VERDICTS`): the tally and the verdict built.
+    verdicts: Py<Verdicts>,
+    /// `trace_complete(contract, trajectory) -> [OracleResult]`: asked only of a trajectory
+    /// with orphan spans (it adds no result to any other).
+    complete: Py<PyAny>,
+    /// `time.perf_counter_ns`, the clock `grade` starts each verdict's duration by.
+    clock: Py<PyAny>,
 }
+
+/// `Finding`'s fields in the order `CheckRunner::finding` reads them (its slot numbers).
+const FINDING_FIELDS: [&str; 8] = [
+    "status",
+    "message",
+    "details",
+    "span_ids",
+    "step_indexes",
+    "used",
+    "breach",
+    "unseen",
+];
+const STATUS: usize = 0;
+const MESSAGE: usize = 1;
+const DETAILS: usize = 2;
+const SPAN_IDS: usize = 3;
+const STEP_INDEXES: usize = 4;
+const USED: usize = 5;
+const BREACH: usize = 6;
+const UNSEEN: usize = 7;
 
 /// `OracleResult`'s fields in the order `CheckRunner::result` sets them (the model's own
 /// order, which validation leaves them in and the report's writer reads them in).
@@ -176,6 +208,10 @@ impl CheckRunner {
         gapped: Bound<'_, PyAny>,
         refuse_commands: Bound<'_, PyAny>,
         fail_closed: Bound<'_, PyAny>,
+        finding: Bound<'_, PyType>,
+        verdicts: Bound<'_, Verdicts>,
+        complete: Bound<'_, PyAny>,
+        clock: Bound<'_, PyAny>,
     ) -> PyResult<Self> {
         let outcome = |i: usize| outcomes.get_item(i).map(Bound::unbind);
         let py = model.py();
@@ -183,6 +219,8 @@ impl CheckRunner {
         for name in RESULT_FIELDS {
             template.set_item(PyString::intern(py, name), py.None())?;
         }
+        let names = FINDING_FIELDS.map(|name| PyString::intern(py, name));
+        let finding = SlotLayout::probe(&finding, &names, object_new()?)?;
         Ok(Self {
             model: model.unbind(),
             fields: fields.unbind(),
@@ -201,6 +239,10 @@ impl CheckRunner {
             gapped: gapped.unbind(),
             refuse_commands: refuse_commands.unbind(),
             fail_closed: fail_closed.unbind(),
+            finding,
+            verdicts: verdicts.unbind(),
+            complete: complete.unbind(),
+            clock: clock.unbind(),
         })
     }
 
@@ -230,9 +272,90 @@ impl CheckRunner {
         }
         Ok(results)
     }
+
+    /// The verdict of `compiled` (a `CompiledContract`) on `trajectory` holding `results`
+    /// (this call's to keep: the verdict holds the list itself), `trace_complete`'s result
+    /// appended when the trajectory has orphan spans, timed from `start` (`clock`'s): what
+    /// `grade` returns. Built unvalidated when every value it copies is of its field's
+    /// exact type (`Verdicts::build`), else validated.
+    fn verdict<'py>(
+        &self,
+        compiled: &Bound<'py, PyAny>,
+        trajectory: &Bound<'py, PyAny>,
+        results: &Bound<'py, PyList>,
+        start: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = compiled.py();
+        let contract = compiled.getattr(intern!(py, "contract"))?;
+        if trajectory
+            .getattr(intern!(py, "orphan_spans"))?
+            .is_truthy()?
+        {
+            let more = self.complete.bind(py).call1((&contract, trajectory))?;
+            for result in more.try_iter()? {
+                results.append(result?)?;
+            }
+        }
+        let verdicts = self.verdicts.get();
+        let (passed, counts) = verdicts.tally(results.as_any())?;
+        let mut subject = trajectory.getattr(intern!(py, "trace_id"))?;
+        if !subject.is_truthy()? {
+            subject = trajectory.getattr(intern!(py, "source"))?;
+            if !subject.is_truthy()? {
+                subject = intern!(py, "<trajectory>").clone().into_any();
+            }
+        }
+        let names = [
+            trajectory.getattr(intern!(py, "trace_id"))?,
+            trajectory.getattr(intern!(py, "root_span_id"))?,
+            trajectory.getattr(intern!(py, "root_name"))?,
+            trajectory.getattr(intern!(py, "agent_name"))?,
+        ];
+        let plain = compiled.getattr(intern!(py, "plain"))?.is_truthy()?
+            && subject.is_exact_instance_of::<PyString>()
+            && names
+                .iter()
+                .all(|name| name.is_none() || name.is_exact_instance_of::<PyString>())
+            && results
+                .iter()
+                .all(|result| result.get_type().is(verdicts.result.bind(py)));
+        let duration = self.clock.bind(py).call0()?.sub(start)?;
+        let [trace_id, root_span_id, root_name, agent_name] = names;
+        let values = [
+            contract.getattr(intern!(py, "id"))?,
+            contract.getattr(intern!(py, "version"))?,
+            contract.getattr(intern!(py, "content_hash"))?,
+            contract.getattr(intern!(py, "name"))?,
+            subject,
+            trace_id,
+            root_span_id,
+            root_name,
+            agent_name,
+            PyBool::new(py, passed).to_owned().into_any(),
+            results.clone().into_any(),
+            counts,
+            duration,
+        ];
+        verdicts.build(py, values, plain)
+    }
 }
 
 impl CheckRunner {
+    /// Field number `slot` of a check's finding (`FINDING_FIELDS`): read in the instance's
+    /// memory when it is exactly a `Finding` (`SlotLayout::get`), else by name.
+    #[inline(always)]
+    fn finding<'py>(
+        &self,
+        finding: &Bound<'py, PyAny>,
+        slot: usize,
+        name: &Bound<'py, PyString>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        match &self.finding {
+            Some(layout) => layout.get(finding, slot, name),
+            None => finding.getattr(name),
+        }
+    }
+
     fn one<'py>(
         &self,
         check: &Bound<'py, PyAny>,
@@ -291,17 +414,17 @@ impl CheckRunner {
                     .contract
                     .getattr(intern!(py, "on_missing_evidence"))?
                     .eq(intern!(py, "warn"))?);
-        let message = finding.getattr(intern!(py, "message"))?;
-        let details = finding.getattr(intern!(py, "details"))?;
-        let span_ids = finding.getattr(intern!(py, "span_ids"))?;
-        let step_indexes = finding.getattr(intern!(py, "step_indexes"))?;
-        let used = finding.getattr(intern!(py, "used"))?;
+        let message = self.finding(&finding, MESSAGE, intern!(py, "message"))?;
+        let details = self.finding(&finding, DETAILS, intern!(py, "details"))?;
+        let span_ids = self.finding(&finding, SPAN_IDS, intern!(py, "span_ids"))?;
+        let step_indexes = self.finding(&finding, STEP_INDEXES, intern!(py, "step_indexes"))?;
+        let used = self.finding(&finding, USED, intern!(py, "used"))?;
         let fields = check.getattr(intern!(py, "result_fields"))?;
         let field = |name: &Bound<'py, PyString>| fields.get_item(name);
         let layer = field(intern!(py, "layer"))?;
         let values = self.template.bind(py).copy()?;
         let set =
-            |name: &Bound<'py, PyString>, value: &Bound<'py, PyAny>| values.set_item(name, value);
+            |name: &Bound<'py, PyString>, value: &Bound<'py, PyAny>| set_item(&values, name, value);
         set(
             intern!(py, "oracle_type"),
             &field(intern!(py, "oracle_type"))?,
@@ -398,7 +521,7 @@ impl CheckRunner {
                 }
                 let found = oracle.call_method1(intern!(py, "check"), (ctx,))?;
                 if check.getattr(intern!(py, "foreign"))?.is_truthy()?
-                    && nests_too_deep(&found.getattr(intern!(py, "details"))?, 1)?
+                    && nests_too_deep(&self.finding(&found, DETAILS, intern!(py, "details"))?, 1)?
                 {
                     return Err(PyValueError::new_err(format!(
                         "the finding's details nest deeper than {MAX_DETAILS_DEPTH} levels, \
@@ -408,17 +531,19 @@ impl CheckRunner {
                 found
             }
         };
-        let mut status = finding.getattr(intern!(py, "status"))?;
+        let mut status = self.finding(&finding, STATUS, intern!(py, "status"))?;
         let (missing, pass) = (intern!(py, "missing"), intern!(py, "pass"));
         if !gapless
-            && (finding.getattr(intern!(py, "unseen"))?.is_truthy()?
+            && (self
+                .finding(&finding, UNSEEN, intern!(py, "unseen"))?
+                .is_truthy()?
                 || (status.eq(pass)?
                     && oracle
                         .getattr(intern!(py, "needs_full_coverage"))?
                         .is_truthy()?))
         {
             finding = self.fail_closed.bind(py).call1((&finding, &oracle, ctx))?;
-            status = finding.getattr(intern!(py, "status"))?;
+            status = self.finding(&finding, STATUS, intern!(py, "status"))?;
         }
         let o = &self.outcomes;
         let outcome = if status.eq(missing)? {
@@ -433,21 +558,36 @@ impl CheckRunner {
                 &o.invariant_failure
             }
         } else if status.eq(intern!(py, "fail"))? {
-            if finding
-                .getattr(intern!(py, "breach"))?
+            if self
+                .finding(&finding, BREACH, intern!(py, "breach"))?
                 .eq(intern!(py, "rule"))?
             {
                 &o.invariant_failure
             } else {
                 &o.budget_exhausted
             }
-        } else if finding.getattr(intern!(py, "used"))?.gt(0)? {
+        } else if self.finding(&finding, USED, intern!(py, "used"))?.gt(0)? {
             &o.tolerated
         } else {
             &o.pass
         };
         Ok((finding, outcome.bind(py).clone()))
     }
+}
+
+/// `dict[name] = value` (the dict takes its own references), straight through the C API:
+/// each result sets its sixteen fields so.
+#[inline(always)]
+fn set_item<'py>(
+    dict: &Bound<'py, PyDict>,
+    name: &Bound<'py, PyString>,
+    value: &Bound<'py, PyAny>,
+) -> PyResult<()> {
+    // SAFETY: three live objects; `PyDict_SetItem` returns 0, or -1 with an exception set.
+    if unsafe { ffi::PyDict_SetItem(dict.as_ptr(), name.as_ptr(), value.as_ptr()) } != 0 {
+        return Err(PyErr::fetch(dict.py()));
+    }
+    Ok(())
 }
 
 /// Whether `layer` is one of the three (`fields["layer"] in _LAYERS`).
@@ -509,6 +649,219 @@ fn plain_finding(
     Ok(used.is_exact_instance_of::<PyInt>())
 }
 
+/// `Verdict`'s fields in declaration order (what `Verdicts::build` is given).
+const VERDICT_FIELDS: [&str; 13] = [
+    "contract_id",
+    "contract_version",
+    "contract_hash",
+    "contract_name",
+    "subject",
+    "trace_id",
+    "root_span_id",
+    "root_name",
+    "agent_name",
+    "passed",
+    "results",
+    "counts",
+    "duration_ns",
+];
+
+/// The verdict's epilogue (`model.result`): the results' tally and the `Verdict` built of
+/// values the caller vouches for, unvalidated where pydantic keeps the model as `fill`
+/// builds it (`_VERDICT_TRUSTED`), else validated. One implementation, which the
+/// evaluator's `CheckRunner::verdict` calls directly and `model.result` exposes as
+/// `verdict_tally` and `trusted_verdict`.
+#[pyclass(module = "otel_oracles._native", name = "Verdicts", frozen)]
+pub struct Verdicts {
+    /// `Verdict`.
+    model: Py<PyType>,
+    /// Every field name of `Verdict`.
+    fields: Py<PyFrozenSet>,
+    /// Whether a verdict may be built by filling its state.
+    trusted: bool,
+    /// `Verdict.__pydantic_validator__.validate_python`.
+    validate: Py<PyAny>,
+    /// `Counts.__pydantic_validator__.validate_python`.
+    counts: Py<PyAny>,
+    /// `_COUNTED`: outcome -> the `Counts` field it adds to.
+    counted: Py<PyDict>,
+    /// `Outcome.PASS`, which adds to no count (told apart by identity first).
+    pass: Py<PyAny>,
+    /// `OracleResult`: a result of exactly this class has its fields in its `__dict__`.
+    result: Py<PyType>,
+    /// `{name: None}` of `Verdict`'s fields in order (copied per verdict, as a result's).
+    template: Py<PyDict>,
+}
+
+impl Verdicts {
+    /// Whether every result lets its trace pass, and the results' `Counts`: each result's
+    /// `passed` and `outcome` (read from its `__dict__` when it is exactly an
+    /// `OracleResult`, else by name), the outcome's count found by identity or, for any
+    /// other value, as `_COUNTED.get(outcome)` finds it; the tally's `dict` (its keys in
+    /// the order first met) validated into `Counts`.
+    fn tally<'py>(&self, results: &Bound<'py, PyAny>) -> PyResult<(bool, Bound<'py, PyAny>)> {
+        let py = results.py();
+        let counted = self.counted.bind(py);
+        let pass = self.pass.bind(py);
+        let model = self.result.bind(py);
+        let tally = PyDict::new(py);
+        let mut passed = true;
+        for result in results.try_iter()? {
+            let result = result?;
+            let (ok, outcome) = match exact_dict(&result, model)? {
+                Some(fields) => (
+                    fields.get_item(intern!(py, "passed"))?,
+                    fields.get_item(intern!(py, "outcome"))?,
+                ),
+                None => (None, None),
+            };
+            let ok = match ok {
+                Some(ok) => ok,
+                None => result.getattr(intern!(py, "passed"))?,
+            };
+            if !ok.is_truthy()? {
+                passed = false;
+            }
+            let outcome = match outcome {
+                Some(outcome) => outcome,
+                None => result.getattr(intern!(py, "outcome"))?,
+            };
+            if outcome.is(pass) {
+                continue;
+            }
+            if let Some(field) = counted.get_item(&outcome)? {
+                let now = match tally.get_item(&field)? {
+                    Some(n) => n.add(1)?,
+                    None => 1i64.into_pyobject(py)?.into_any(),
+                };
+                tally.set_item(field, now)?;
+            }
+        }
+        Ok((passed, self.counts.bind(py).call1((tally,))?))
+    }
+
+    /// The `Verdict` of `values` (its fields in order): filled unvalidated when `plain`
+    /// (every value of its field's exact type, the caller's word) and the model is kept
+    /// as `fill` builds it, else validated (`results` then copied by validation).
+    fn build<'py>(
+        &self,
+        py: Python<'py>,
+        values: [Bound<'py, PyAny>; 13],
+        plain: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let dict = self.template.bind(py).copy()?;
+        for (name, value) in VERDICT_FIELDS.iter().zip(values) {
+            set_item(&dict, &PyString::intern(py, name), &value)?;
+        }
+        if plain && self.trusted {
+            return fill(self.model.bind(py), &dict, self.fields.bind(py));
+        }
+        self.validate.bind(py).call1((dict,))
+    }
+}
+
+/// The `__dict__` of `result` when it is exactly of class `model` (a pydantic model keeps
+/// its field values there), else `None`.
+fn exact_dict<'py>(
+    result: &Bound<'py, PyAny>,
+    model: &Bound<'py, PyType>,
+) -> PyResult<Option<Bound<'py, PyDict>>> {
+    if !result.get_type().is(model) {
+        return Ok(None);
+    }
+    // SAFETY: a live object; `PyObject_GenericGetDict` returns a new reference to its
+    // instance dictionary (made if it had none), or NULL with an exception set.
+    let dict = unsafe {
+        Bound::from_owned_ptr_or_err(
+            result.py(),
+            ffi::PyObject_GenericGetDict(result.as_ptr(), std::ptr::null_mut()),
+        )?
+    };
+    Ok(dict.cast_into::<PyDict>().ok())
+}
+
+#[pymethods]
+impl Verdicts {
+    #[new]
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (model, fields, trusted, validate, counts, counted, pass_, result, /))]
+    fn new(
+        model: Bound<'_, PyType>,
+        fields: Bound<'_, PyFrozenSet>,
+        trusted: bool,
+        validate: Bound<'_, PyAny>,
+        counts: Bound<'_, PyAny>,
+        counted: Bound<'_, PyDict>,
+        pass_: Bound<'_, PyAny>,
+        result: Bound<'_, PyType>,
+    ) -> PyResult<Self> {
+        let py = model.py();
+        let template = PyDict::new(py);
+        for name in VERDICT_FIELDS {
+            template.set_item(PyString::intern(py, name), py.None())?;
+        }
+        Ok(Self {
+            model: model.unbind(),
+            fields: fields.unbind(),
+            trusted,
+            validate: validate.unbind(),
+            counts: counts.unbind(),
+            counted: counted.unbind(),
+            pass: pass_.unbind(),
+            result: result.unbind(),
+            template: template.unbind(),
+        })
+    }
+
+    /// `(passed, counts)` of `results` (`model.result.verdict_tally`).
+    #[pyo3(name = "tally")]
+    fn py_tally<'py>(&self, results: &Bound<'py, PyAny>) -> PyResult<(bool, Bound<'py, PyAny>)> {
+        self.tally(results)
+    }
+
+    /// A `Verdict` of values the caller knows are valid, unvalidated where the model allows
+    /// (`model.result.trusted_verdict`): `results` is kept as given.
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (
+        contract_id, contract_version, contract_hash, contract_name, subject, trace_id,
+        root_span_id, root_name, agent_name, passed, results, counts, duration_ns, /
+    ))]
+    fn trusted<'py>(
+        &self,
+        contract_id: Bound<'py, PyAny>,
+        contract_version: Bound<'py, PyAny>,
+        contract_hash: Bound<'py, PyAny>,
+        contract_name: Bound<'py, PyAny>,
+        subject: Bound<'py, PyAny>,
+        trace_id: Bound<'py, PyAny>,
+        root_span_id: Bound<'py, PyAny>,
+        root_name: Bound<'py, PyAny>,
+        agent_name: Bound<'py, PyAny>,
+        passed: Bound<'py, PyAny>,
+        results: Bound<'py, PyAny>,
+        counts: Bound<'py, PyAny>,
+        duration_ns: Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = subject.py();
+        let values = [
+            contract_id,
+            contract_version,
+            contract_hash,
+            contract_name,
+            subject,
+            trace_id,
+            root_span_id,
+            root_name,
+            agent_name,
+            passed,
+            results,
+            counts,
+            duration_ns,
+        ];
+        self.build(py, values, true)
+    }
+}
+
 /// An instance of the pydantic model `model` holding `values` as validation leaves them
 /// (`model.result._filled`, which verifies it at import): a new instance (`object.__new__`)
 /// whose four slots are set as `object.__setattr__` (and pydantic's `__setstate__`) sets
@@ -561,5 +914,6 @@ fn fill<'py>(
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fill, m)?)?;
+    m.add_class::<Verdicts>()?;
     m.add_class::<CheckRunner>()
 }
