@@ -691,6 +691,9 @@ pub struct Verdicts {
     result: Py<PyType>,
     /// `{name: None}` of `Verdict`'s fields in order (copied per verdict, as a result's).
     template: Py<PyDict>,
+    /// `VERDICT_FIELDS` as interned `str`s, made once (interning a name is a hash-table
+    /// lookup of its own).
+    names: [Py<PyString>; 13],
 }
 
 impl Verdicts {
@@ -750,8 +753,8 @@ impl Verdicts {
         plain: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let dict = self.template.bind(py).copy()?;
-        for (name, value) in VERDICT_FIELDS.iter().zip(values) {
-            set_item(&dict, &PyString::intern(py, name), &value)?;
+        for (name, value) in self.names.iter().zip(values) {
+            set_item(&dict, name.bind(py), &value)?;
         }
         if plain && self.trusted {
             return fill(self.model.bind(py), &dict, self.fields.bind(py));
@@ -796,9 +799,10 @@ impl Verdicts {
         result: Bound<'_, PyType>,
     ) -> PyResult<Self> {
         let py = model.py();
+        let names = VERDICT_FIELDS.map(|name| PyString::intern(py, name).unbind());
         let template = PyDict::new(py);
-        for name in VERDICT_FIELDS {
-            template.set_item(PyString::intern(py, name), py.None())?;
+        for name in &names {
+            template.set_item(name.bind(py), py.None())?;
         }
         Ok(Self {
             model: model.unbind(),
@@ -810,6 +814,7 @@ impl Verdicts {
             pass: pass_.unbind(),
             result: result.unbind(),
             template: template.unbind(),
+            names,
         })
     }
 
