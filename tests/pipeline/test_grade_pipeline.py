@@ -206,16 +206,17 @@ def test_progress_reports_every_input_byte_and_advances_within_a_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A big JSON-lines export (built from real request lines) gets several progress updates
-    that add up to its size, and a second file is counted too. The position advances a read
-    buffer at a time, so the file is a few buffers long."""
+    that add up to its size, and a second file is counted too. The position advances a block
+    of lines at a time (a regular file's blocks are read straight from it, the first one
+    too), so the file is a little over two blocks long."""
     import otel_oracles.pipeline as pipeline
-    from otel_oracles.decode.config import FILE_BUFFER_BYTES
+    from otel_oracles.decode._files import _LINE_BLOCK_BYTES
 
     monkeypatch.setattr(pipeline, "PROGRESS_INTERVAL_S", 0.0)
     lines = (TRACES / "openinference-openai" / "a_happy.otlp.jsonl").read_text().splitlines()
     big = tmp_path / "export.jsonl"
     with big.open("w") as f:
-        while f.tell() < 3 * FILE_BUFFER_BYTES:
+        while f.tell() < 2 * _LINE_BLOCK_BYTES + 1:
             f.write("\n".join(lines) + "\n")
     small = TRACES / "pydantic-ai" / "a_happy.otlp.json"
     seen: list[int] = []
