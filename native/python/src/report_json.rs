@@ -860,8 +860,7 @@ impl VerdictJson {
             // The common case written straight from the field values.
             Held::Fields(values) => {
                 // The shown message, written first (its text is rendered before the details
-                // are read, as `scrub_result` does) into the writer's spare buffer, then
-                // copied into its place.
+                // are read) into the writer's spare buffer, then copied into its place.
                 let mut message = std::mem::take(&mut w.spare);
                 message.clear();
                 if let Some(filter) = shown {
