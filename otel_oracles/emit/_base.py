@@ -20,7 +20,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
-from otel_oracles.emit._metrics import GraderMetrics
+from otel_oracles.emit._metrics import GraderMetrics, labels_only
 from otel_oracles.model.result import Verdict
 from otel_oracles.model.step import Trajectory
 
@@ -57,6 +57,14 @@ class Emitter(ABC):
         """One line saying what was not delivered and where, or None when everything was
         (the default: an emitter that does not track delivery has nothing to report)."""
         return None
+
+    @property
+    def reads_labels_only(self) -> bool:
+        """True when ``export`` reads no more of a trajectory than ``labels_only`` keeps (its
+        agent name, service version, first generation's provider and model), so a caller
+        holding pairs may hold that instead (``BatchingEmitter``). False by default: an
+        emitter may read anything of the trajectories it is given."""
+        return False
 
     def __enter__(self) -> Emitter:
         return self
@@ -143,6 +151,10 @@ class FanOutEmitter(Emitter):
             child.shutdown()
 
     @property
+    def reads_labels_only(self) -> bool:
+        return all(child.reads_labels_only for child in self._children)
+
+    @property
     def metrics(self) -> GraderMetrics:
         """The first child's real instruments, if any child has them."""
         for child in self._children:
@@ -160,6 +172,10 @@ class BatchingEmitter(Emitter):
     thread when a batch fills, and in ``force_flush``/``shutdown`` for the rest, so at most
     ``batch_size`` pairs wait and none is dropped. ``export`` returns the forwarded batch's
     result, or SUCCESS when the pairs were only buffered.
+
+    When ``inner`` reads only a trajectory's labels (``reads_labels_only``), a waiting pair
+    holds ``labels_only(trajectory)``, so the graded trajectory is freed with its trace
+    rather than kept, and rescanned by the collector, until the batch fills.
     """
 
     def __init__(self, inner: Emitter, batch_size: int = 256) -> None:
@@ -173,12 +189,16 @@ class BatchingEmitter(Emitter):
         self.last_result = EmitResult.SUCCESS
         """The result of the most recent forwarded batch."""
         self.failed_batches = 0
+        self._labels_only = inner.reads_labels_only
 
     def export(self, results: Sequence[GradedPair]) -> EmitResult:
         with self._lock:
             if self._shutdown:
                 return EmitResult.FAILURE
-            self._pending.extend(results)
+            if self._labels_only:
+                self._pending.extend(_with_labels_only(results))
+            else:
+                self._pending.extend(results)
             if len(self._pending) < self._batch_size:
                 return EmitResult.SUCCESS
             return self._forward()
@@ -211,5 +231,23 @@ class BatchingEmitter(Emitter):
         self.inner.shutdown()
 
     @property
+    def reads_labels_only(self) -> bool:
+        return self.inner.reads_labels_only
+
+    @property
     def metrics(self) -> GraderMetrics:
         return self.inner.metrics
+
+
+def _with_labels_only(results: Sequence[GradedPair]) -> list[GradedPair]:
+    """``results`` with each trajectory replaced by ``labels_only`` of it, one per
+    trajectory: a trace's verdicts share theirs, and the emitter reads a trajectory's labels
+    once for a run of verdicts holding the same one."""
+    out: list[GradedPair] = []
+    last: Trajectory | None = None
+    kept: Trajectory | None = None
+    for verdict, trajectory in results:
+        if trajectory is not last or kept is None:
+            last, kept = trajectory, labels_only(trajectory)
+        out.append((verdict, kept))
+    return out

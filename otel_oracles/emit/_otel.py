@@ -199,6 +199,11 @@ class OtelEmitter(Emitter):
     def metrics(self) -> GraderMetrics:
         return self._metrics
 
+    @property
+    def reads_labels_only(self) -> bool:
+        """The records (``VerdictRecords``) and the tally read a trajectory's labels only."""
+        return True
+
     def delivery_warning(self, detail: str = "") -> str | None:
         """One line saying what was not delivered and where, or None when everything was.
         Meant for the end of a run (after ``shutdown``, which pushes the last metrics).
