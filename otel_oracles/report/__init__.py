@@ -9,7 +9,7 @@ holding their verdicts; ``render_*`` feed a whole report through the same writer
 ways produce the same bytes.
 
 The JUnit and HTML writers are imported on first use: a run that asks for neither (most of
-them) does not load ElementTree and the HTML template.
+them) does not load them and the HTML template.
 """
 
 from __future__ import annotations

@@ -14,7 +14,14 @@ from otel_oracles.model.result import (
     Verdict,
     count_outcomes,
 )
-from otel_oracles.report import render_console, render_html, render_json, render_junit
+from otel_oracles.report import (
+    render_console,
+    render_html,
+    render_json,
+    render_junit,
+    terminal_safe,
+)
+from otel_oracles.report._common import _TERMINAL_UNSAFE
 
 
 def result(outcome: Outcome, message: str, name: str = "check") -> OracleResult:
@@ -111,6 +118,67 @@ def test_junit_one_testcase_per_contract_and_subject_with_failure_and_error() ->
     assert error is not None and "KeyError" in error.get("message", "")
     inputs = root.find("testsuite[@name='otel-oracles inputs']/testcase/error")
     assert inputs is not None and inputs.get("message") == "invalid JSON"
+
+
+HOSTILE_TEXTS = [
+    "a&b<c>d\"e'f",
+    "tab\there\r\nnew\nline",
+    "esc\x1b[31mred\x07\x00",
+    "del\x7f c1\x85\x9b",
+    "bidi\u202eevil\u2066iso\u2069",
+    "non\ufffe\uffffchar",
+    "ünïcødé ✓ 日本",
+    "",
+    "  spaced   out  ",
+    "]]>--><!--",
+    "&amp;&#10;",
+]
+"""Text the JUnit writer escapes in some way: XML's specials, line breaks and tabs (which an
+attribute writes as references), controls, non-characters, non-ASCII, nothing at all."""
+
+
+def hostile_report() -> RunReport:
+    """Every verdict kind (pass, failure, error, no results) and input errors, each piece of
+    text a trace or contract chooses taken from ``HOSTILE_TEXTS``."""
+    texts = iter(HOSTILE_TEXTS * 8)
+    outcomes = [Outcome.PASS, Outcome.INVARIANT_FAILURE, Outcome.ERROR, Outcome.TOLERATED]
+    verdicts = []
+    for outcome in outcomes:
+        results = [result(o, next(texts), next(texts)) for o in (Outcome.PASS, outcome)]
+        v = verdict(next(texts), *results)
+        verdicts.append(v.model_copy(update={"contract_id": next(texts) or "c"}))
+    verdicts.append(verdict(next(texts)))
+    sources = [next(texts) for _ in HOSTILE_TEXTS]
+    problems = [
+        InputProblem(source=t, message=m) for t, m in zip(sources, HOSTILE_TEXTS, strict=True)
+    ]
+    return RunReport(verdicts=verdicts, input_errors=problems)
+
+
+def test_junit_is_the_document_elementtree_writes() -> None:
+    """The JUnit document is written as text, not built as an ElementTree: parsing it and
+    writing the tree back, indented, must give the same bytes, so its escaping (text,
+    attributes, line breaks and tabs in attributes), empty elements and indentation are
+    ElementTree's own."""
+    for report in (hostile_report(), sample(), RunReport(verdicts=[])):
+        document = render_junit(report).decode("utf-8")
+        declaration = "<?xml version='1.0' encoding='utf-8'?>\n"
+        assert document.startswith(declaration) and document.endswith(">\n")
+        root = ET.fromstring(document.encode("utf-8"))
+        ET.indent(root)
+        body = document.removeprefix(declaration).removesuffix("\n")
+        assert ET.tostring(root, encoding="unicode") == body
+
+
+def test_printable_text_holds_nothing_a_terminal_acts_on() -> None:
+    """``terminal_safe`` returns printable text unsearched: that is right only while every
+    character its pattern finds is unprintable."""
+    found = [c for c in map(chr, range(0x110000)) if _TERMINAL_UNSAFE.match(c)]
+    assert len(found) == 9 + 21 + 33 + 5 + 4
+    assert not [f"{ord(c):#x}" for c in found if c.isprintable()]
+    assert terminal_safe("tab\tand\nnewline kept, \x1b escaped") == (
+        "tab\tand\nnewline kept, \\x1b escaped"
+    )
 
 
 def test_html_is_self_contained_and_escapes_everything() -> None:
