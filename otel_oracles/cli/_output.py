@@ -288,8 +288,7 @@ class ReportStream:
         if self._junit is not None and self._junit_path is not None:
             _write_chunks(self._junit_path, self._junit.chunks(input_errors))
         if self._html is not None and self._html_path is not None:
-            html_chunks = self._html.chunks(input_errors, notes)
-            _write_chunks(self._html_path, (c.encode("utf-8") for c in html_chunks))
+            _write_chunks(self._html_path, self._html.chunks(input_errors, notes))
         if self._json is not None:
             if _prints_utf8():
                 for block in self._json.byte_chunks(input_errors, notes, exit_code):

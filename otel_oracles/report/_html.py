@@ -7,15 +7,15 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from html import escape as _html_escape
-from typing import IO, TYPE_CHECKING
+from typing import TYPE_CHECKING
 
 from otel_oracles.model.result import InputProblem, RunReport, Verdict
 from otel_oracles.report._common import (
     Tally,
     agent_label,
+    blocks,
+    byte_spool,
     contract_label,
-    replay,
-    spool,
     terminal_safe,
 )
 
@@ -91,46 +91,14 @@ def _count_cells(v: Verdict) -> str:
     return "".join(cells)
 
 
-def _details_html(details: dict[str, object]) -> str:
-    """Details as a two-column list (key, value): nested values as compact JSON, long
-    values cut, so the column stays readable beside the message."""
-    if not details:
-        return ""
-    rows = []
-    budget = DETAILS_LIMIT
-    for key, value in details.items():
-        text = (
-            value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-        )
-        if len(text) > DETAIL_VALUE_LIMIT:
-            text = text[:DETAIL_VALUE_LIMIT] + "…"
-        budget -= len(text)
-        rows.append(f"<dt>{escape(str(key))}</dt><dd>{escape(text)}</dd>")
-        if budget <= 0:
-            rows.append("<dt>…</dt><dd>(more details in the JSON report)</dd>")
-            break
-    return '<dl class="details">' + "".join(rows) + "</dl>"
+_DETAIL_JSON = json.JSONEncoder(ensure_ascii=False, default=str).encode
+"""``json.dumps(value, ensure_ascii=False, default=str)`` without building an encoder per
+value (``dumps`` builds one whenever it is given options)."""
 
+_ESCAPED_MAX = 4096
+"""Escaped texts a writer remembers (each at most ``_ESCAPED_TEXT_MAX`` characters)."""
 
-def _result_rows(v: Verdict, shown: ShownFilter | None) -> str:
-    """A row per result; its message and details are what ``shown`` (the privacy filter)
-    shows of them, or its own without one."""
-    rows = []
-    for r in v.results:
-        outcome = r.outcome.value
-        if shown is None:
-            message, details = r.message, r.details
-        else:
-            message, details = shown.shown_message(r), shown.scrub(r.details)
-        rows.append(
-            f'<tr class="result o-row-{outcome}">'
-            f"<td>{escape(r.name)}</td><td>{escape(r.oracle_type)}</td><td>{escape(r.layer)}</td>"
-            f'<td class="outcome o-{outcome}">{_MARK.get(outcome, "")} {escape(outcome)}</td>'
-            f"<td><pre>{escape(message)}</pre></td>"
-            f"<td>{_details_html(details)}</td>"
-            "</tr>"
-        )
-    return "\n".join(rows)
+_ESCAPED_TEXT_MAX = 256
 
 
 def _starts_open(v: Verdict) -> bool:
@@ -143,39 +111,135 @@ def _starts_open(v: Verdict) -> bool:
 _LEGEND = " ".join(f'<span class="o-{o}">{_MARK[o]} {o}</span>' for o in _MARK)
 
 
+def _outcome_cell(outcome: str) -> bytes:
+    """A result's outcome cell, its marker and name, as UTF-8."""
+    return (
+        f'<td class="outcome o-{outcome}">{_MARK.get(outcome, "")} {escape(outcome)}</td>'.encode()
+    )
+
+
+_OUTCOME_CELLS = {outcome: _outcome_cell(outcome) for outcome in _MARK}
+"""The outcome cells, encoded once: their markers are the page's only non-ASCII template
+text, and a row holding one was a UCS-2 string encoded character by character."""
+
+
 class HtmlWriter:
     """Builds the page one verdict at a time, so ``grade`` need not keep every verdict: the
-    summary rows and the per-verdict sections go to two spools (on disk past a megabyte)
-    that ``chunks()`` places in the page. Same text as ``render_html`` of the whole report.
-    ``tally`` as for ``JsonWriter``: given, its owner counts each verdict after ``add``."""
+    summary rows and the per-verdict sections go, as UTF-8, to two spools (on disk past a
+    megabyte) that ``chunks()`` places in the page. Same bytes as ``render_html`` of the
+    whole report. ``tally`` as for ``JsonWriter``: given, its owner counts each verdict after
+    ``add``.
+
+    The text of a section is ASCII but for the outcome markers, so it is encoded in the
+    pieces between them (each a copy) and the markers' cells are written as encoded once.
+    The writer remembers what it escaped of short texts, and each result row's start (check,
+    type, layer, outcome): a report repeats its check names, types, layers, messages and
+    detail keys and values on every verdict. Each memory holds up to ``_ESCAPED_MAX``
+    entries, so a long stream's memory stays bounded."""
 
     def __init__(self, tally: Tally | None = None) -> None:
-        self._summary = spool()
-        self._sections = spool()
+        self._summary = byte_spool()
+        self._sections = byte_spool()
         self._counts = tally is None
         self.tally = Tally() if tally is None else tally
+        self._escaped: dict[str, str] = {}
+        self._heads: dict[tuple[str, str, str, str], bytes] = {}
+
+    def _escape(self, text: str) -> str:
+        """``escape(text)``, remembered for short texts (up to ``_ESCAPED_MAX`` of them)."""
+        if len(text) > _ESCAPED_TEXT_MAX:
+            return escape(text)
+        done = self._escaped.get(text)
+        if done is None:
+            done = escape(text)
+            if len(self._escaped) < _ESCAPED_MAX:
+                self._escaped[text] = done
+        return done
 
     def add(self, v: Verdict, shown: ShownFilter | None = None) -> None:
         """Lay out ``v``'s summary row and section; with ``shown`` (the privacy filter,
         ``emit.SHOWN_FILTER``) each result's message and details are what it shows, asked
         of it as the row is written: no scrubbed copy of the verdict is built."""
+        esc = self._escape
         i = self.tally.verdicts
+        subject = esc(v.subject)
+        contract = esc(contract_label(v))
         self._summary.write(
-            "<tr>"
-            f'<td><a href="#v{i}">{escape(v.subject)}</a></td>'
-            f"<td>{escape(agent_label(v))}</td><td>{escape(contract_label(v))}</td>"
-            f"{_verdict_cell(v)}{_count_cells(v)}</tr>"
+            (
+                "<tr>"
+                f'<td><a href="#v{i}">{subject}</a></td>'
+                f"<td>{esc(agent_label(v))}</td><td>{contract}</td>"
+                f"{_verdict_cell(v)}{_count_cells(v)}</tr>"
+            ).encode()
         )
-        self._sections.write(
+        text = (
             f'<details id="v{i}"{" open" if _starts_open(v) else ""}><summary>'
-            f"{escape(contract_label(v))} on {escape(v.subject)}: "
-            f'<span class="{v.verdict}">{escape(v.verdict)}</span></summary>\n'
+            f"{contract} on {subject}: "
+            f'<span class="{v.verdict}">{esc(v.verdict)}</span></summary>\n'
             "<table><tr><th>check</th><th>type</th><th>layer</th><th>outcome</th>"
             "<th>message</th><th>details</th></tr>\n"
-            f"{_result_rows(v, shown)}\n</table></details>"
         )
+        # A row per result; its message and details are what ``shown`` (the privacy
+        # filter) shows of them, or its own without one.
+        pieces: list[bytes] = []
+        heads = self._heads
+        for k, r in enumerate(v.results):
+            # the value (a StrEnum's ``str``; ``.value`` is a Python-level property)
+            outcome = str(r.outcome)
+            key = (outcome, r.name, r.oracle_type, r.layer)
+            head = heads.get(key)
+            if head is None:
+                head = self._head(*key)
+                if len(heads) < _ESCAPED_MAX:
+                    heads[key] = head
+            if shown is None:
+                message, details = r.message, r.details
+            else:
+                message, details = shown.shown_message(r), shown.scrub(r.details)
+            pieces.append((text + "\n" if k else text).encode())
+            pieces.append(head)
+            text = f"<td><pre>{esc(message)}</pre></td><td>{self._details(details)}</td></tr>"
+        pieces.append(f"{text}\n</table></details>".encode())
+        self._sections.write(b"".join(pieces))
         if self._counts:
             self.tally.add(v)
+
+    def _head(self, outcome: str, name: str, oracle_type: str, layer: str) -> bytes:
+        """A result row's start, up to its message: check, type, layer and outcome cells."""
+        esc = self._escape
+        cell = _OUTCOME_CELLS.get(outcome)
+        text = (
+            f'<tr class="result o-row-{outcome}">'
+            f"<td>{esc(name)}</td><td>{esc(oracle_type)}</td><td>{esc(layer)}</td>"
+        )
+        return text.encode() + (_outcome_cell(outcome) if cell is None else cell)
+
+    def _details(self, details: dict[str, object]) -> str:
+        """Details as a two-column list (key, value): nested values as compact JSON, long
+        values cut, so the column stays readable beside the message."""
+        if not details:
+            return ""
+        esc = self._escape
+        rows = []
+        budget = DETAILS_LIMIT
+        for key, value in details.items():
+            # an int (not a bool) as JSON writes it, and its digits need no escaping
+            whole = type(value) is int
+            if whole:
+                text = str(value)
+            elif isinstance(value, str):
+                text = value
+            else:
+                text = _DETAIL_JSON(value)
+            if len(text) > DETAIL_VALUE_LIMIT:
+                text = text[:DETAIL_VALUE_LIMIT] + "…"
+            shown = text if whole else esc(text)
+            budget -= len(text)
+            rows.append(f"<dt>{esc(str(key))}</dt><dd>{shown}</dd>")
+            if budget <= 0:
+                rows.append("<dt>…</dt><dd>(more details in the JSON report)</dd>")
+                break
+        return '<dl class="details">' + "".join(rows) + "</dl>"
 
     def close(self) -> None:
         """Drop the spooled text (``lines``/``chunks`` do it when they finish)."""
@@ -187,8 +251,8 @@ class HtmlWriter:
         input_errors: list[InputProblem],
         notes: list[str],
         title: str = "otel-oracles report",
-    ) -> Iterator[str]:
-        """The page in pieces."""
+    ) -> Iterator[bytes]:
+        """The page in pieces, UTF-8."""
         try:
             yield from self._chunks(input_errors, notes, title)
         finally:
@@ -197,7 +261,7 @@ class HtmlWriter:
 
     def _chunks(
         self, input_errors: list[InputProblem], notes: list[str], title: str
-    ) -> Iterator[str]:
+    ) -> Iterator[bytes]:
         notes_html = "".join(f"<li>{escape(n)}</li>" for n in notes)
         problems = "".join(
             f"<li>{escape(p.source)}: {escape(p.message)}</li>" for p in input_errors
@@ -211,24 +275,18 @@ class HtmlWriter:
 <table><tr><th>subject</th><th>agent</th><th>contract</th><th>verdict</th>
 <th title="invariant failures">invariant</th><th title="tolerated failures">tolerated</th>
 <th title="exhausted budgets">exhausted</th><th title="missing evidence">missing</th></tr>
-"""
-        yield from _blocks(self._summary)
+""".encode()
+        yield from blocks(self._summary)
         yield f"""
 </table>
 {f"<h2>Notes</h2><ul>{notes_html}</ul>" if notes_html else ""}
 {f"<h2>Input errors</h2><ul>{problems}</ul>" if problems else ""}
 <h2>Results</h2>
-"""
-        yield from _blocks(self._sections)
-        yield """
+""".encode()
+        yield from blocks(self._sections)
+        yield b"""
 </body></html>
 """
-
-
-def _blocks(buffer: IO[str]) -> Iterator[str]:
-    replay(buffer)
-    while block := buffer.read(1 << 16):
-        yield block
 
 
 def render_html(
@@ -238,4 +296,4 @@ def render_html(
     writer = HtmlWriter()
     for v in report.verdicts:
         writer.add(v, shown)
-    return "".join(writer.chunks(report.input_errors, report.notes, title))
+    return b"".join(writer.chunks(report.input_errors, report.notes, title)).decode("utf-8")

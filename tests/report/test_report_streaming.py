@@ -235,8 +235,8 @@ def test_writers_with_the_privacy_filter_write_the_scrubbed_copy() -> None:
     html_copied, html_shown = HtmlWriter(), HtmlWriter()
     html_copied.add(shown_copy(verdict))
     html_shown.add(verdict, SHOWN_FILTER)
-    page = "".join(html_shown.chunks([], []))
-    assert page == "".join(html_copied.chunks([], []))
+    page = b"".join(html_shown.chunks([], [])).decode()
+    assert page == b"".join(html_copied.chunks([], [])).decode()
     assert "alice" not in page and "sk-" not in page and "search_docs" in page
     # The plain details (no NaN, no enum member) are written as they are scrubbed.
     plain = {k: v for k, v in details.items() if k not in ("ratio", "status")}
