@@ -24,6 +24,7 @@ __all__ = [
     "RULE_MEMO_TEXTS",
     "UNROOTED_IDLE_FACTOR",
     "Batch",
+    "CheckHead",
     "CheckRunner",
     "Drafter",
     "FieldReader",
@@ -31,6 +32,7 @@ __all__ = [
     "JsonSyntaxError",
     "LimitRules",
     "Linker",
+    "ModelFill",
     "OfflineAssembler",
     "OnlineBuffer",
     "PatternSearch",
@@ -1214,9 +1216,53 @@ def repeated_args_candidates(
 
 _Model = TypeVar("_Model", bound=BaseModel)
 
-def fill_model(model: type[_Model], values: dict[str, Any], fields: frozenset[str]) -> _Model:
-    """An instance of ``model`` holding ``values`` as validation leaves them, unvalidated
-    (``model.result._filled``; ``native/python/src/checks.rs``)."""
+def fill_model(model: type[_Model], values: dict[str, Any], fields: Iterable[str]) -> _Model:
+    """An instance of ``model`` holding ``values`` as validation leaves them, unvalidated,
+    its fields set ``fields``' items (``model.result._filled``; ``native/python/src/checks.rs``)."""
+
+@final
+class CheckHead:
+    """What the evaluator's loop reads of a compiled check for each result, made once
+    (``grade.compiled.CompiledCheck.head``; ``native/python/src/checks.rs``)."""
+
+    def __new__(
+        cls,
+        oracle_type: Any,
+        name: Any,
+        layer: Any,
+        params: Any,
+        budget: Any,
+        why: Any,
+        oracle: Any,
+        setup_error: BaseException | None,
+        foreign: bool,
+        /,
+    ) -> CheckHead: ...
+    @property
+    def oracle_type(self) -> Any: ...
+    @property
+    def name(self) -> Any: ...
+    @property
+    def layer(self) -> Any: ...
+    @property
+    def params(self) -> Any: ...
+    @property
+    def budget(self) -> Any: ...
+    @property
+    def why(self) -> Any: ...
+
+@final
+class ModelFill:
+    """How the evaluator builds a pydantic model's instances of values in field order:
+    filled unvalidated when vouched for and ``trusted``, else validated
+    (``model.result.RESULTS``; ``native/python/src/checks.rs``)."""
+
+    def __new__(
+        cls,
+        model: type[BaseModel],
+        trusted: bool,
+        validate: Callable[[dict[str, Any]], Any] | None = None,
+    ) -> ModelFill: ...
 
 @final
 class CheckRunner:
@@ -1225,10 +1271,7 @@ class CheckRunner:
 
     def __new__(
         cls,
-        model: type[BaseModel],
-        fields: frozenset[str],
-        trusted: bool,
-        validate: Callable[[dict[str, Any]], Any],
+        results: ModelFill,
         outcomes: tuple[Any, Any, Any, Any, Any],
         fails_with: Callable[[BaseException], tuple[Any, Any, dict[str, object]]],
         unwritable: Callable[[BaseException], tuple[Any, Any, dict[str, object]]],
@@ -1252,11 +1295,8 @@ class Verdicts:
 
     def __new__(
         cls,
-        model: type[BaseModel],
-        fields: frozenset[str],
-        trusted: bool,
-        validate: Callable[[dict[str, Any]], Any],
-        counts: Callable[[dict[str, int]], Any],
+        verdict: ModelFill,
+        counts: ModelFill,
         counted: dict[str, str],
         pass_: Any,
         result: type[BaseModel],
@@ -1281,4 +1321,5 @@ class Verdicts:
         duration_ns: Any,
         /,
     ) -> Any:
-        """A verdict of values the caller vouches for (``model.result.trusted_verdict``)."""
+        """A verdict of values the caller vouches for, every field in declaration order
+        (what ``CheckRunner.verdict`` builds each verdict with)."""

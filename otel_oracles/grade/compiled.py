@@ -12,9 +12,9 @@ caches.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from otel_oracles._frozen import Frozen, set_field
+from otel_oracles._native import CheckHead
 from otel_oracles.grade.oracles.base import OracleCheck, OracleParams
 from otel_oracles.grade.registry import BUILTIN_MODULES, oracle_class
 from otel_oracles.grade.selector import MappedAgents, TraceSelector
@@ -36,9 +36,9 @@ class CompiledCheck(Frozen):
         "budget",
         "evidence",
         "foreign",
+        "head",
         "layer",
         "oracle",
-        "result_fields",
         "setup_error",
         "spec",
     )
@@ -55,11 +55,14 @@ class CompiledCheck(Frozen):
     """Whether the oracle's class is a plug-in's (or any class outside the built-in modules):
     its findings are checked where they leave it (``MAX_DETAILS_DEPTH`` in the core's check
     loop), as the built-ins' are by construction."""
-    result_fields: dict[str, Any]
-    """The fields of every result of this check that the check alone decides (type, name,
-    layer, params, budget, why), read off the spec once instead of per result (the spec is
-    a pydantic model: each attribute read goes through its ``__getattr__`` hook). Shared by
-    every result: read it, never change it."""
+    head: CheckHead
+    """What the core's loop reads of this check for each result, made once here: the
+    fields every result of it has that the check alone decides (``oracle_type``, ``name``,
+    ``layer``, ``params``, ``budget``, ``why``: read off the spec, a pydantic model whose
+    every attribute read goes through its ``__getattr__`` hook), whether its layer is a
+    known one and a tolerance, and its oracle's ``runs_commands`` and
+    ``needs_full_coverage``. Its ``params`` are shared by every result that is validated:
+    read them, never change them."""
 
     def __init__(
         self,
@@ -70,7 +73,6 @@ class CompiledCheck(Frozen):
         setup_error: Exception | None,
         budget: int | None,
         foreign: bool,
-        result_fields: dict[str, Any],
     ) -> None:
         set_field(self, "layer", layer)
         set_field(self, "spec", spec)
@@ -79,7 +81,11 @@ class CompiledCheck(Frozen):
         set_field(self, "setup_error", setup_error)
         set_field(self, "budget", budget)
         set_field(self, "foreign", foreign)
-        set_field(self, "result_fields", result_fields)
+        why = spec.why
+        head = CheckHead(
+            spec.type, spec.label, layer, spec.params, budget, why, oracle, setup_error, foreign
+        )
+        set_field(self, "head", head)
 
 
 def compile_check(
@@ -108,14 +114,6 @@ def compile_check(
         setup_error=error,
         budget=budget,
         foreign=oracle is not None and type(oracle).__module__ not in BUILTIN_MODULES,
-        result_fields={
-            "oracle_type": spec.type,
-            "name": spec.label,
-            "layer": layer,
-            "params": spec.params,
-            "budget": budget,
-            "why": spec.why,
-        },
     )
 
 

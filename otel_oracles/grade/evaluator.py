@@ -28,7 +28,7 @@ from otel_oracles.grade.loader import compile_contract
 from otel_oracles.grade.oracles.base import Finding, GradeContext, OracleCheck
 from otel_oracles.model.contract import Contract, OracleSpec
 from otel_oracles.model.result import (
-    RESULTS_TRUSTED,
+    RESULTS,
     VERDICTS,
     Layer,
     OracleResult,
@@ -47,10 +47,6 @@ _INVARIANT_FAILURE = Outcome.INVARIANT_FAILURE
 _BUDGET_EXHAUSTED = Outcome.BUDGET_EXHAUSTED
 _MISSING_EVIDENCE = Outcome.MISSING_EVIDENCE
 _ERROR = Outcome.ERROR
-
-_new_result = OracleResult.__pydantic_validator__.validate_python
-"""``OracleResult(**fields)`` in one pydantic-core call, without ``BaseModel.__init__``: for
-a finding whose values the core's ``plain_finding`` does not vouch for."""
 
 _clock = time.perf_counter_ns
 
@@ -230,10 +226,7 @@ def _runner(complete: Callable[[Contract, Trajectory], list[OracleResult]]) -> C
     (``native/python/src/checks.rs``), with ``complete`` as the result a trajectory with
     orphan spans adds (``trace_complete``; the tests give another)."""
     return CheckRunner(
-        OracleResult,
-        frozenset(OracleResult.model_fields),
-        RESULTS_TRUSTED,
-        _new_result,
+        RESULTS,
         (_PASS, _TOLERATED, _INVARIANT_FAILURE, _BUDGET_EXHAUSTED, _MISSING_EVIDENCE),
         _fails_with,
         _unwritable,

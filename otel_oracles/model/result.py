@@ -5,7 +5,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from otel_oracles._native import Verdicts, fill_model
+from otel_oracles._native import ModelFill, Verdicts, fill_model
 from otel_oracles.model.defaults import new_dict, new_list
 
 
@@ -64,9 +64,10 @@ _SLOTS = ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydant
 
 _filled = fill_model
 """``_filled(model, values, fields)``: an instance of ``model`` holding ``values`` as
-validation leaves them, the one trusted construction (in the core, which the evaluator's
-loop over a contract's checks builds each result with), checked against validation at
-import by ``_builds_as_validation`` and used by the constructors below."""
+validation leaves them (``fields``: the names validation was given, its fields set), the one
+trusted construction (in the core, which the evaluator builds each result, verdict and
+tally's ``Counts`` with), checked against validation at import by ``_builds_as_validation``
+and ``_tallies_as_validation``."""
 
 
 def _builds_as_validation(sample: BaseModel) -> bool:
@@ -101,6 +102,9 @@ validation (``_filled``): the evaluator's results, built in the core
 whose finding it has type-checked. Validating costs ~26 k instructions a result, more than
 the evaluator spends on a check otherwise. Where pydantic keeps a model otherwise than
 ``_filled`` expects (another pydantic version), each result is validated instead."""
+
+RESULTS = ModelFill(OracleResult, RESULTS_TRUSTED)
+"""How the core's loop over a contract's checks builds each ``OracleResult``."""
 
 
 class Counts(BaseModel):
@@ -160,20 +164,31 @@ _VERDICT_TRUSTED = _builds_as_validation(
     Verdict(contract_id="x", subject="x", passed=True, results=[], counts=Counts())
 )
 
+
+def _tallies_as_validation() -> bool:
+    """Whether ``Counts`` of a tally (the counted fields given, the others at their
+    default) is built as validating the tally builds it: the values in field order, only the
+    counted fields in the fields set. Checked once at import, as ``_builds_as_validation``."""
+    if not _builds_as_validation(Counts(errors=1)):
+        return False
+    tally = {"budget_exhausted": 2, "invariant_failures": 1}
+    valid = Counts.model_validate(tally)
+    built = _filled(Counts, {**Counts().__dict__, **tally}, tally)
+    return built == valid and built.__getstate__() == valid.__getstate__()
+
+
 VERDICTS = Verdicts(
-    Verdict,
-    frozenset(Verdict.model_fields),
-    _VERDICT_TRUSTED,
-    Verdict.__pydantic_validator__.validate_python,
-    Counts.__pydantic_validator__.validate_python,
+    ModelFill(Verdict, _VERDICT_TRUSTED),
+    ModelFill(Counts, _tallies_as_validation()),
     _COUNTED,
     Outcome.PASS,
     OracleResult,
 )
 """The verdict's epilogue, in the core (``native/python/src/checks.rs``): the results' tally
-and the verdict built unvalidated where pydantic keeps the model as ``_filled`` builds it
-(validating a verdict costs ~21 k instructions). The evaluator's ``CheckRunner.verdict``
-uses it directly; ``verdict_tally`` and ``trusted_verdict`` are its Python faces."""
+(its ``Counts`` filled, not validated: ~6.6 k instructions a verdict) and the verdict built
+unvalidated where pydantic keeps the model as ``_filled`` builds it (validating a verdict
+costs ~21 k instructions). The evaluator's ``CheckRunner.verdict`` uses it directly;
+``verdict_tally`` is its Python face, and the tests build verdicts with its ``trusted``."""
 
 
 def verdict_tally(results: list[OracleResult]) -> tuple[bool, Counts]:
@@ -186,46 +201,6 @@ def verdict_tally(results: list[OracleResult]) -> tuple[bool, Counts]:
 def count_outcomes(results: list[OracleResult]) -> Counts:
     """The ``Counts`` of ``results`` (``pass`` adds to none)."""
     return verdict_tally(results)[1]
-
-
-def trusted_verdict(
-    contract_id: str,
-    contract_version: int,
-    contract_hash: str,
-    contract_name: str,
-    subject: str,
-    trace_id: str | None,
-    root_span_id: str | None,
-    root_name: str | None,
-    agent_name: str | None,
-    passed: bool,
-    results: list[OracleResult],
-    counts: Counts,
-    duration_ns: int,
-    /,
-) -> Verdict:
-    """A ``Verdict`` of values the caller already knows are valid, without validating them
-    (``VERDICTS``: the four slots filled as ``__setstate__`` fills them, every field in the
-    fields set as validation of a full verdict leaves it). ``results`` is stored as given
-    (validation copies the list, and keeps the ``OracleResult`` instances in it as they
-    are): give a list nothing else holds. Where pydantic keeps a model otherwise than this
-    expects (checked once at import), the verdict is validated instead."""
-    verdict: Verdict = VERDICTS.trusted(
-        contract_id,
-        contract_version,
-        contract_hash,
-        contract_name,
-        subject,
-        trace_id,
-        root_span_id,
-        root_name,
-        agent_name,
-        passed,
-        results,
-        counts,
-        duration_ns,
-    )
-    return verdict
 
 
 class InputProblem(BaseModel):

@@ -497,7 +497,6 @@ def test_outcomes_are_the_tables_after_the_fail_closed_rules(layer: Any) -> None
                             setup_error=None,
                             budget=None,
                             foreign=True,
-                            result_fields=compiled.result_fields,
                         )
                         ctx = GradeContext(t, contract, evidence=Evidence(t))
                         got = run_compiled(check, ctx)
@@ -537,8 +536,8 @@ def test_a_raising_probe_is_the_error_of_the_checks_that_ask_for_it(
     assert evaluator._known_clear(compiled, ctx) == (False, True)
     verdict = evaluator.grade(compiled, t)
     outcomes = {r.name: (r.outcome, r.message) for r in verdict.results}
-    assert outcomes[compiled.checks[0].result_fields["name"]] == (
+    assert outcomes[compiled.checks[0].head.name] == (
         Outcome.ERROR,
         "oracle raised RuntimeError: probe broke",
     )
-    assert outcomes[compiled.checks[1].result_fields["name"]][0] is Outcome.PASS
+    assert outcomes[compiled.checks[1].head.name][0] is Outcome.PASS

@@ -1,4 +1,4 @@
-"""The evaluator builds each ``Verdict`` without validating it (``model.result.trusted_verdict``)
+"""The evaluator builds each ``Verdict`` without validating it (``model.result.VERDICTS``)
 when the values it copies are of their fields' exact types: the verdict must be the very object
 validation makes of the same values, and anything it cannot vouch for (a ``str`` subclass, a
 wrong type in a ``Trajectory`` built by ``from_normalized``, a contract built by
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from otel_oracles._native import Verdicts
+from otel_oracles._native import ModelFill, Verdicts
 from otel_oracles.grade import evaluator, grade
 from otel_oracles.grade.completeness import trace_complete
 from otel_oracles.grade.loader import load_contract
@@ -27,7 +27,6 @@ from otel_oracles.model.result import (
     Outcome,
     Verdict,
     count_outcomes,
-    trusted_verdict,
     verdict_tally,
 )
 from otel_oracles.model.step import Trajectory
@@ -82,8 +81,25 @@ def test_pydantic_keeps_models_as_the_trusted_constructors_build_them() -> None:
     assert result_module.RESULTS_TRUSTED and result_module._VERDICT_TRUSTED
 
 
+def trusted_verdict(*values: Any) -> Verdict:
+    """The core's trusted verdict (what ``CheckRunner.verdict`` builds each verdict with)."""
+    verdict: Verdict = result_module.VERDICTS.trusted(*values)
+    return verdict
+
+
 def test_the_trusted_verdict_takes_every_field_in_declaration_order() -> None:
-    assert tuple(inspect.signature(trusted_verdict).parameters) == FIELDS
+    # The core takes the values by position: its parameters are the model's fields in order.
+    parameters = inspect.signature(result_module.VERDICTS.trusted).parameters
+    assert tuple(parameters) == FIELDS
+    assert all(p.kind is inspect.Parameter.POSITIONAL_ONLY for p in parameters.values())
+
+
+def test_the_core_refuses_a_model_whose_fields_it_does_not_place() -> None:
+    # The values go in by position: a model of other fields (or another order) is refused
+    # when the builder is made, not filled with values under the wrong names.
+    counts = ModelFill(Counts, True)
+    with pytest.raises(ValueError, match="has fields other than"):
+        Verdicts(counts, counts, result_module._COUNTED, Outcome.PASS, OracleResult)
 
 
 def test_a_trusted_verdict_is_the_object_validation_makes() -> None:
@@ -219,12 +235,12 @@ def test_the_verdict_shortcut_is_active(monkeypatch: pytest.MonkeyPatch) -> None
     def refuse(values: Any) -> Verdict:
         raise AssertionError("a verdict of exact types was validated")
 
+    def refuse_counts(values: Any) -> Counts:
+        raise AssertionError("a tally was validated")
+
     verdicts = Verdicts(
-        Verdict,
-        frozenset(Verdict.model_fields),
-        result_module._VERDICT_TRUSTED,
-        refuse,
-        Counts.__pydantic_validator__.validate_python,
+        ModelFill(Verdict, result_module._VERDICT_TRUSTED, refuse),
+        ModelFill(Counts, True, refuse_counts),
         result_module._COUNTED,
         Outcome.PASS,
         OracleResult,

@@ -27,11 +27,11 @@ from otel_oracles.emit._explain import (
 from otel_oracles.grade.loader import load_contract
 from otel_oracles.mapping import load_conventions
 from otel_oracles.model.result import (
+    VERDICTS,
     OracleResult,
     Outcome,
     Verdict,
     count_outcomes,
-    trusted_verdict,
 )
 from otel_oracles.pipeline import grade_paths
 from otel_oracles.report import JsonWriter, json_safe
@@ -164,7 +164,7 @@ def test_trusted_models_are_written_as_validated_ones() -> None:
     kept = result(details={"calls": 2}, step_indexes=[1])
     # As the core's check loop builds each result.
     trusted = fill_model(OracleResult, dict(kept.__dict__), frozenset(OracleResult.model_fields))
-    built = trusted_verdict(
+    built = VERDICTS.trusted(
         "c", 1, "h", "n", "s", "t", None, None, "a", False, [trusted], count_outcomes([trusted]), 5
     )
     validated = verdict_of(

@@ -40,7 +40,7 @@ use pyo3::types::{
     PyBool, PyDict, PyFrozenSet, PyInt, PyList, PyMapping, PySet, PyString, PyTuple, PyType,
 };
 
-use crate::slots::{object_new, SlotLayout};
+use crate::slots::{blank, object_new, SlotLayout};
 
 /// How deeply a finding's `details` may nest, counting `details` itself as level 1 and each
 /// `dict`, `list`, `tuple`, `set` or `frozenset` inside as one more. Above every built-in
@@ -97,19 +97,9 @@ struct Outcomes {
 /// it, the outcomes, and the evaluator's Python helpers for the paths off the usual one.
 #[pyclass(module = "otel_oracles._native", name = "CheckRunner", frozen)]
 pub struct CheckRunner {
-    /// `OracleResult`.
-    model: Py<PyType>,
-    /// Every field name of `OracleResult` (a fresh `set` of them per result).
-    fields: Py<PyFrozenSet>,
-    /// `{name: None}` of the result's fields in the order they are set (`RESULT_FIELDS`):
-    /// each result's values are a copy of it with the values put in, so the dict is made
-    /// at its final size in one copy of its keys, not grown (and rehashed) twice while
-    /// sixteen keys are inserted one by one.
-    template: Py<PyDict>,
-    /// Whether a result may be built by filling its state (`model.result._TRUSTED`).
-    trusted: bool,
-    /// `OracleResult.__pydantic_validator__.validate_python`.
-    validate: Py<PyAny>,
+    /// How an `OracleResult` is built (`model.result.RESULTS`), its fields in
+    /// `RESULT_FIELDS`' order.
+    results: Py<ModelFill>,
     outcomes: Outcomes,
     /// `_fails_with(exc) -> (finding, outcome, error_details)`.
     fails_with: Py<PyAny>,
@@ -198,10 +188,7 @@ impl CheckRunner {
     #[new]
     #[allow(clippy::too_many_arguments)]
     fn new(
-        model: Bound<'_, PyType>,
-        fields: Bound<'_, PyFrozenSet>,
-        trusted: bool,
-        validate: Bound<'_, PyAny>,
+        results: Bound<'_, ModelFill>,
         outcomes: Bound<'_, PyTuple>,
         fails_with: Bound<'_, PyAny>,
         unwritable: Bound<'_, PyAny>,
@@ -214,19 +201,12 @@ impl CheckRunner {
         clock: Bound<'_, PyAny>,
     ) -> PyResult<Self> {
         let outcome = |i: usize| outcomes.get_item(i).map(Bound::unbind);
-        let py = model.py();
-        let template = PyDict::new(py);
-        for name in RESULT_FIELDS {
-            template.set_item(PyString::intern(py, name), py.None())?;
-        }
+        let py = results.py();
+        results.get().expect_fields(py, &RESULT_FIELDS)?;
         let names = FINDING_FIELDS.map(|name| PyString::intern(py, name));
         let finding = SlotLayout::probe(&finding, &names, object_new()?)?;
         Ok(Self {
-            model: model.unbind(),
-            fields: fields.unbind(),
-            template: template.unbind(),
-            trusted,
-            validate: validate.unbind(),
+            results: results.unbind(),
             outcomes: Outcomes {
                 pass: outcome(0)?,
                 tolerated: outcome(1)?,
@@ -336,7 +316,7 @@ impl CheckRunner {
             counts,
             duration,
         ];
-        verdicts.build(py, values, plain)
+        verdicts.verdict.get().build(py, values, plain, None)
     }
 }
 
@@ -366,11 +346,12 @@ impl CheckRunner {
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = ctx.py();
         let start = Instant::now();
-        let setup_error = check.getattr(intern!(py, "setup_error"))?;
-        if !setup_error.is_none() {
-            return self.result(check, contract, self.failed(&setup_error)?, start);
+        let head = check.getattr(intern!(py, "head"))?;
+        let head = head.cast::<CheckHead>()?.get();
+        if let Some(setup_error) = &head.setup_error {
+            return self.result(head, contract, self.failed(setup_error.bind(py))?, start);
         }
-        let judged = match self.judge(check, ctx, clear, gapless) {
+        let judged = match self.judge(check, head, ctx, clear, gapless) {
             Ok((finding, outcome)) => (finding, outcome, None),
             Err(err) => {
                 if err.is_instance_of::<PyKeyboardInterrupt>(py) {
@@ -380,18 +361,18 @@ impl CheckRunner {
                 if exc.is(&ctx.getattr(intern!(py, "replay_error"))?) {
                     return Err(err); // the lazy replay failed: the verdict's replay error
                 }
-                return self.result(check, contract, self.failed(exc.as_any())?, start);
+                return self.result(head, contract, self.failed(exc.as_any())?, start);
             }
         };
         // A check's own finding that no result can be built of (a plug-in's `details=None`,
         // a message that is no text: refused by validation) is that check's error, as if
         // its `check` had raised: the other checks keep their results. The error's own
         // finding is the evaluator's, so the second build cannot fail the same way.
-        match self.result(check, contract, judged, start) {
+        match self.result(head, contract, judged, start) {
             Err(err) if !err.is_instance_of::<PyKeyboardInterrupt>(py) => {
                 let unwritable = self.unwritable.bind(py).call1((err.value(py),))?;
                 let (finding, outcome, details) = unwritable.extract()?;
-                self.result(check, contract, (finding, outcome, Some(details)), start)
+                self.result(head, contract, (finding, outcome, Some(details)), start)
             }
             built => built,
         }
@@ -400,12 +381,12 @@ impl CheckRunner {
     /// The `OracleResult` of a check's judged finding, timed from `start`.
     fn result<'py>(
         &self,
-        check: &Bound<'py, PyAny>,
+        head: &CheckHead,
         contract: &ContractFields<'py>,
         (finding, outcome, error_details): Judged<'py>,
         start: Instant,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let py = check.py();
+        let py = finding.py();
         let o = &self.outcomes;
         let passed = outcome.is(o.pass.bind(py))
             || outcome.is(o.tolerated.bind(py))
@@ -419,28 +400,10 @@ impl CheckRunner {
         let span_ids = self.finding(&finding, SPAN_IDS, intern!(py, "span_ids"))?;
         let step_indexes = self.finding(&finding, STEP_INDEXES, intern!(py, "step_indexes"))?;
         let used = self.finding(&finding, USED, intern!(py, "used"))?;
-        let fields = check.getattr(intern!(py, "result_fields"))?;
-        let field = |name: &Bound<'py, PyString>| fields.get_item(name);
-        let layer = field(intern!(py, "layer"))?;
-        let values = self.template.bind(py).copy()?;
-        let set =
-            |name: &Bound<'py, PyString>, value: &Bound<'py, PyAny>| set_item(&values, name, value);
-        set(
-            intern!(py, "oracle_type"),
-            &field(intern!(py, "oracle_type"))?,
-        )?;
-        set(intern!(py, "name"), &field(intern!(py, "name"))?)?;
-        set(intern!(py, "layer"), &layer)?;
-        set(intern!(py, "outcome"), &outcome)?;
-        set(
-            intern!(py, "passed"),
-            &PyBool::new(py, passed).to_owned().into_any(),
-        )?;
-        set(intern!(py, "message"), &message)?;
-        let trusted = is_layer(&layer)?
+        let trusted = head.is_layer
             && contract.plain
             && plain_finding(&message, &details, &span_ids, &step_indexes, &used)?;
-        if trusted {
+        let (details, params, span_ids, step_indexes) = if trusted {
             // The per-check fields come from the validated contract and the finding's values
             // were just type-checked: nothing to validate. The containers are copied, as
             // validation copies them, so no result shares one with the finding or the spec.
@@ -449,16 +412,14 @@ impl CheckRunner {
             if let Some(extra) = &error_details {
                 copied.update(extra.cast::<PyMapping>()?)?;
             }
-            set(intern!(py, "details"), copied.as_any())?;
             let params = PyDict::new(py);
-            params.update(field(intern!(py, "params"))?.cast::<PyMapping>()?)?;
-            set(intern!(py, "params"), params.as_any())?;
-            set(
-                intern!(py, "span_ids"),
-                span_ids.cast::<PyTuple>()?.to_list().as_any(),
-            )?;
-            let indexes = step_indexes.cast::<PyTuple>()?.to_list();
-            set(intern!(py, "step_indexes"), indexes.as_any())?;
+            params.update(head.params.bind(py).cast::<PyMapping>()?)?;
+            (
+                copied.into_any(),
+                params.into_any(),
+                span_ids.cast::<PyTuple>()?.to_list().into_any(),
+                step_indexes.cast::<PyTuple>()?.to_list().into_any(),
+            )
         } else {
             let details = match &error_details {
                 None => details,
@@ -469,25 +430,34 @@ impl CheckRunner {
                     merged.into_any()
                 }
             };
-            set(intern!(py, "details"), &details)?;
-            set(intern!(py, "params"), &field(intern!(py, "params"))?)?;
-            set(intern!(py, "span_ids"), &span_ids)?;
-            set(intern!(py, "step_indexes"), &step_indexes)?;
-        }
-        set(intern!(py, "used"), &used)?;
-        set(intern!(py, "budget"), &field(intern!(py, "budget"))?)?;
-        set(intern!(py, "why"), &field(intern!(py, "why"))?)?;
-        set(intern!(py, "contract_id"), &contract.id)?;
-        set(intern!(py, "contract_version"), &contract.version)?;
+            (
+                details,
+                head.params.bind(py).clone(),
+                span_ids,
+                step_indexes,
+            )
+        };
         let elapsed = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        set(
-            intern!(py, "duration_ns"),
-            elapsed.into_pyobject(py)?.as_any(),
-        )?;
-        if trusted && self.trusted {
-            return fill(self.model.bind(py), &values, self.fields.bind(py));
-        }
-        self.validate.bind(py).call1((values,))
+        // In `RESULT_FIELDS`' order.
+        let values = [
+            head.oracle_type.bind(py).clone(),
+            head.name.bind(py).clone(),
+            head.layer.bind(py).clone(),
+            outcome,
+            PyBool::new(py, passed).to_owned().into_any(),
+            message,
+            details,
+            params,
+            span_ids,
+            step_indexes,
+            used,
+            head.budget.bind(py).clone(),
+            head.why.bind(py).clone(),
+            contract.id.clone(),
+            contract.version.clone(),
+            elapsed.into_pyobject(py)?.into_any(),
+        ];
+        self.results.get().build(py, values, trusted, None)
     }
 
     /// `_fails_with(exc)`: the error finding, its outcome and details.
@@ -501,12 +471,13 @@ impl CheckRunner {
     fn judge<'py>(
         &self,
         check: &Bound<'py, PyAny>,
+        head: &CheckHead,
         ctx: &Bound<'py, PyAny>,
         clear: bool,
         gapless: bool,
     ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
         let py = ctx.py();
-        let oracle = check.getattr(intern!(py, "oracle"))?;
+        let oracle = head.oracle.bind(py);
         let gapped = if clear {
             None
         } else {
@@ -515,12 +486,12 @@ impl CheckRunner {
         let mut finding = match gapped {
             Some(missing) => missing,
             None => {
-                if oracle.getattr(intern!(py, "runs_commands"))?.is_truthy()? {
+                if head.runs_commands {
                     // Checked before the check runs, so a plug-in cannot run anything here.
                     self.refuse_commands.bind(py).call1((ctx,))?;
                 }
                 let found = oracle.call_method1(intern!(py, "check"), (ctx,))?;
-                if check.getattr(intern!(py, "foreign"))?.is_truthy()?
+                if head.foreign
                     && nests_too_deep(&self.finding(&found, DETAILS, intern!(py, "details"))?, 1)?
                 {
                     return Err(PyValueError::new_err(format!(
@@ -537,21 +508,15 @@ impl CheckRunner {
             && (self
                 .finding(&finding, UNSEEN, intern!(py, "unseen"))?
                 .is_truthy()?
-                || (status.eq(pass)?
-                    && oracle
-                        .getattr(intern!(py, "needs_full_coverage"))?
-                        .is_truthy()?))
+                || (status.eq(pass)? && head.needs_full_coverage))
         {
-            finding = self.fail_closed.bind(py).call1((&finding, &oracle, ctx))?;
+            finding = self.fail_closed.bind(py).call1((&finding, oracle, ctx))?;
             status = self.finding(&finding, STATUS, intern!(py, "status"))?;
         }
         let o = &self.outcomes;
         let outcome = if status.eq(missing)? {
             &o.missing_evidence
-        } else if !check
-            .getattr(intern!(py, "layer"))?
-            .eq(intern!(py, "tolerance"))?
-        {
+        } else if !head.tolerance {
             if status.eq(pass)? {
                 &o.pass
             } else {
@@ -649,6 +614,186 @@ fn plain_finding(
     Ok(used.is_exact_instance_of::<PyInt>())
 }
 
+/// What the runner reads of a check for each of its results, read once when the check is
+/// compiled (`CompiledCheck.head`, made by its `__init__`): the result's per-check fields
+/// (read off the spec, a pydantic model whose every attribute read goes through its
+/// `__getattr__` hook), whether its layer is one of the three and is `tolerance`, and of
+/// its oracle what the loop asks (`runs_commands`, `needs_full_coverage`: class-level
+/// flags), each a field here rather than a Python attribute read per result.
+#[pyclass(module = "otel_oracles._native", name = "CheckHead", frozen)]
+pub struct CheckHead {
+    #[pyo3(get)]
+    oracle_type: Py<PyAny>,
+    #[pyo3(get)]
+    name: Py<PyAny>,
+    #[pyo3(get)]
+    layer: Py<PyAny>,
+    /// The spec's params as results carry them (copied into each trusted result).
+    #[pyo3(get)]
+    params: Py<PyAny>,
+    #[pyo3(get)]
+    budget: Py<PyAny>,
+    #[pyo3(get)]
+    why: Py<PyAny>,
+    /// The check's oracle, or `None` when it could not be built (then `setup_error`).
+    oracle: Py<PyAny>,
+    setup_error: Option<Py<PyAny>>,
+    foreign: bool,
+    /// `layer in _LAYERS`: a result of another layer is validated (and refused).
+    is_layer: bool,
+    /// `layer == "tolerance"`.
+    tolerance: bool,
+    runs_commands: bool,
+    needs_full_coverage: bool,
+}
+
+#[pymethods]
+impl CheckHead {
+    #[new]
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (
+        oracle_type, name, layer, params, budget, why, oracle, setup_error, foreign, /
+    ))]
+    fn new(
+        oracle_type: Bound<'_, PyAny>,
+        name: Bound<'_, PyAny>,
+        layer: Bound<'_, PyAny>,
+        params: Bound<'_, PyAny>,
+        budget: Bound<'_, PyAny>,
+        why: Bound<'_, PyAny>,
+        oracle: Bound<'_, PyAny>,
+        setup_error: Option<Bound<'_, PyAny>>,
+        foreign: bool,
+    ) -> PyResult<Self> {
+        let py = layer.py();
+        let flag = |name: &Bound<'_, PyString>| -> PyResult<bool> {
+            if oracle.is_none() {
+                return Ok(false);
+            }
+            oracle.getattr(name)?.is_truthy()
+        };
+        Ok(Self {
+            is_layer: is_layer(&layer)?,
+            tolerance: layer.eq(intern!(py, "tolerance"))?,
+            runs_commands: flag(intern!(py, "runs_commands"))?,
+            needs_full_coverage: flag(intern!(py, "needs_full_coverage"))?,
+            oracle_type: oracle_type.unbind(),
+            name: name.unbind(),
+            layer: layer.unbind(),
+            params: params.unbind(),
+            budget: budget.unbind(),
+            why: why.unbind(),
+            oracle: oracle.unbind(),
+            setup_error: setup_error.map(Bound::unbind),
+            foreign,
+        })
+    }
+}
+
+/// How one pydantic model's instances are built of values the caller has in field order:
+/// a copy of a `{field: None}` template with the values put in (the dict made at its final
+/// size in one copy of its keys, not grown and rehashed while the keys go in one by one),
+/// then filled unvalidated (`fill`) when the caller vouches for every value and the model
+/// is kept as `fill` builds it (`trusted`, checked by `model.result` at import), else
+/// validated. One type for the three models the evaluator builds: a check's
+/// `OracleResult` (`CheckRunner`), the `Verdict` and its `Counts` (`Verdicts`).
+#[pyclass(module = "otel_oracles._native", name = "ModelFill", frozen)]
+pub struct ModelFill {
+    model: Py<PyType>,
+    /// Every field name (a fresh `set` of them per instance, its fields set).
+    fields: Py<PyFrozenSet>,
+    /// The field names in declaration order, interned once.
+    names: Vec<Py<PyString>>,
+    template: Py<PyDict>,
+    /// Whether an instance may be built by filling its state.
+    trusted: bool,
+    /// `model.__pydantic_validator__.validate_python`.
+    validate: Py<PyAny>,
+    /// `object.__new__`'s slot, read once.
+    new: ffi::newfunc,
+}
+
+#[pymethods]
+impl ModelFill {
+    /// The builder of `model` (a pydantic model class), filling unvalidated only when
+    /// `trusted`; what is not filled goes to `validate` (the model's own validation unless
+    /// given: the tests give one that tells them it was asked).
+    #[new]
+    #[pyo3(signature = (model, trusted, validate = None))]
+    fn new(
+        model: Bound<'_, PyType>,
+        trusted: bool,
+        validate: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let py = model.py();
+        let mut names = Vec::new();
+        let template = PyDict::new(py);
+        for name in model.getattr(intern!(py, "model_fields"))?.try_iter()? {
+            let name = PyString::intern(py, name?.cast::<PyString>()?.to_str()?);
+            template.set_item(&name, py.None())?;
+            names.push(name.unbind());
+        }
+        let fields = PyFrozenSet::new(py, &names)?;
+        let validate = match validate {
+            Some(validate) => validate,
+            None => model
+                .getattr(intern!(py, "__pydantic_validator__"))?
+                .getattr(intern!(py, "validate_python"))?,
+        };
+        Ok(Self {
+            model: model.unbind(),
+            fields: fields.unbind(),
+            names,
+            template: template.unbind(),
+            trusted,
+            validate: validate.unbind(),
+            new: object_new()?,
+        })
+    }
+}
+
+impl ModelFill {
+    /// Refuses a model whose fields are not `expected`, in order: the caller gives values
+    /// by position.
+    fn expect_fields(&self, py: Python<'_>, expected: &[&str]) -> PyResult<()> {
+        let same = self.names.len() == expected.len()
+            && self
+                .names
+                .iter()
+                .zip(expected)
+                .all(|(name, want)| name.bind(py).to_str().is_ok_and(|got| got == *want));
+        if same {
+            return Ok(());
+        }
+        Err(PyValueError::new_err(format!(
+            "{} has fields other than {expected:?}",
+            self.model.bind(py).name()?
+        )))
+    }
+
+    /// An instance of `values` (every field's, in declaration order): filled when `plain`
+    /// (the caller's word that each is of its field's exact type) and the model allows,
+    /// its fields set `set_fields`' items (every field when `None`), else validated.
+    fn build<'py, const N: usize>(
+        &self,
+        py: Python<'py>,
+        values: [Bound<'py, PyAny>; N],
+        plain: bool,
+        set_fields: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        debug_assert_eq!(self.names.len(), N);
+        let dict = self.template.bind(py).copy()?;
+        for (name, value) in self.names.iter().zip(values) {
+            set_item(&dict, name.bind(py), &value)?;
+        }
+        if plain && self.trusted {
+            let fields = set_fields.unwrap_or(self.fields.bind(py).as_any());
+            return fill_with(self.new, self.model.bind(py), &dict, fields);
+        }
+        self.validate.bind(py).call1((dict,))
+    }
+}
+
 /// `Verdict`'s fields in declaration order (what `Verdicts::build` is given).
 const VERDICT_FIELDS: [&str; 13] = [
     "contract_id",
@@ -668,40 +813,32 @@ const VERDICT_FIELDS: [&str; 13] = [
 
 /// The verdict's epilogue (`model.result`): the results' tally and the `Verdict` built of
 /// values the caller vouches for, unvalidated where pydantic keeps the model as `fill`
-/// builds it (`_VERDICT_TRUSTED`), else validated. One implementation, which the
-/// evaluator's `CheckRunner::verdict` calls directly and `model.result` exposes as
-/// `verdict_tally` and `trusted_verdict`.
+/// builds it, else validated. One implementation, which the evaluator's
+/// `CheckRunner::verdict` calls directly and `model.result` exposes as `verdict_tally`.
 #[pyclass(module = "otel_oracles._native", name = "Verdicts", frozen)]
 pub struct Verdicts {
-    /// `Verdict`.
-    model: Py<PyType>,
-    /// Every field name of `Verdict`.
-    fields: Py<PyFrozenSet>,
-    /// Whether a verdict may be built by filling its state.
-    trusted: bool,
-    /// `Verdict.__pydantic_validator__.validate_python`.
-    validate: Py<PyAny>,
-    /// `Counts.__pydantic_validator__.validate_python`.
-    counts: Py<PyAny>,
+    /// How a `Verdict` is built (`VERDICT_FIELDS`).
+    verdict: Py<ModelFill>,
+    /// How the tally's `Counts` is built.
+    counts: Py<ModelFill>,
     /// `_COUNTED`: outcome -> the `Counts` field it adds to.
     counted: Py<PyDict>,
+    /// Whether every value of `counted` names a field of `Counts`, so a tally holds no
+    /// other key and may be filled (else it is validated, and refused).
+    counted_fields: bool,
     /// `Outcome.PASS`, which adds to no count (told apart by identity first).
     pass: Py<PyAny>,
     /// `OracleResult`: a result of exactly this class has its fields in its `__dict__`.
     result: Py<PyType>,
-    /// `{name: None}` of `Verdict`'s fields in order (copied per verdict, as a result's).
-    template: Py<PyDict>,
-    /// `VERDICT_FIELDS` as interned `str`s, made once (interning a name is a hash-table
-    /// lookup of its own).
-    names: [Py<PyString>; 13],
 }
 
 impl Verdicts {
     /// Whether every result lets its trace pass, and the results' `Counts`: each result's
     /// `passed` and `outcome` (read from its `__dict__` when it is exactly an
     /// `OracleResult`, else by name), the outcome's count found by identity or, for any
-    /// other value, as `_COUNTED.get(outcome)` finds it; the tally's `dict` (its keys in
-    /// the order first met) validated into `Counts`.
+    /// other value, as `_COUNTED.get(outcome)` finds it; the `Counts` of the tally (the
+    /// fields counted set, as validating the tally's `dict` sets them), filled or
+    /// validated.
     fn tally<'py>(&self, results: &Bound<'py, PyAny>) -> PyResult<(bool, Bound<'py, PyAny>)> {
         let py = results.py();
         let counted = self.counted.bind(py);
@@ -740,28 +877,32 @@ impl Verdicts {
                 tally.set_item(field, now)?;
             }
         }
-        Ok((passed, self.counts.bind(py).call1((tally,))?))
-    }
-
-    /// The `Verdict` of `values` (its fields in order): filled unvalidated when `plain`
-    /// (every value of its field's exact type, the caller's word) and the model is kept
-    /// as `fill` builds it, else validated (`results` then copied by validation).
-    fn build<'py>(
-        &self,
-        py: Python<'py>,
-        values: [Bound<'py, PyAny>; 13],
-        plain: bool,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let dict = self.template.bind(py).copy()?;
-        for (name, value) in self.names.iter().zip(values) {
-            set_item(&dict, name.bind(py), &value)?;
+        let counts = self.counts.get();
+        if !(self.counted_fields && counts.trusted) {
+            return Ok((passed, counts.validate.bind(py).call1((tally,))?));
         }
-        if plain && self.trusted {
-            return fill(self.model.bind(py), &dict, self.fields.bind(py));
-        }
-        self.validate.bind(py).call1((dict,))
+        let zero = 0i64.into_pyobject(py)?.into_any();
+        let count = |i: usize| -> PyResult<Bound<'py, PyAny>> {
+            Ok(tally
+                .get_item(counts.names[i].bind(py))?
+                .unwrap_or_else(|| zero.clone()))
+        };
+        let values = [count(0)?, count(1)?, count(2)?, count(3)?, count(4)?];
+        Ok((
+            passed,
+            counts.build(py, values, true, Some(tally.as_any()))?,
+        ))
     }
 }
+
+/// `Counts`' fields in declaration order.
+const COUNTS_FIELDS: [&str; 5] = [
+    "invariant_failures",
+    "tolerated_failures",
+    "budget_exhausted",
+    "missing_evidence",
+    "errors",
+];
 
 /// The `__dict__` of `result` when it is exactly of class `model` (a pydantic model keeps
 /// its field values there), else `None`.
@@ -786,35 +927,29 @@ fn exact_dict<'py>(
 #[pymethods]
 impl Verdicts {
     #[new]
-    #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (model, fields, trusted, validate, counts, counted, pass_, result, /))]
+    #[pyo3(signature = (verdict, counts, counted, pass_, result, /))]
     fn new(
-        model: Bound<'_, PyType>,
-        fields: Bound<'_, PyFrozenSet>,
-        trusted: bool,
-        validate: Bound<'_, PyAny>,
-        counts: Bound<'_, PyAny>,
+        verdict: Bound<'_, ModelFill>,
+        counts: Bound<'_, ModelFill>,
         counted: Bound<'_, PyDict>,
         pass_: Bound<'_, PyAny>,
         result: Bound<'_, PyType>,
     ) -> PyResult<Self> {
-        let py = model.py();
-        let names = VERDICT_FIELDS.map(|name| PyString::intern(py, name).unbind());
-        let template = PyDict::new(py);
-        for name in &names {
-            template.set_item(name.bind(py), py.None())?;
+        let py = verdict.py();
+        verdict.get().expect_fields(py, &VERDICT_FIELDS)?;
+        counts.get().expect_fields(py, &COUNTS_FIELDS)?;
+        let mut counted_fields = true;
+        for (_, field) in counted.iter() {
+            counted_fields &= field.is_exact_instance_of::<PyString>()
+                && COUNTS_FIELDS.contains(&field.cast::<PyString>()?.to_str()?);
         }
         Ok(Self {
-            model: model.unbind(),
-            fields: fields.unbind(),
-            trusted,
-            validate: validate.unbind(),
+            verdict: verdict.unbind(),
             counts: counts.unbind(),
             counted: counted.unbind(),
+            counted_fields,
             pass: pass_.unbind(),
             result: result.unbind(),
-            template: template.unbind(),
-            names,
         })
     }
 
@@ -824,8 +959,10 @@ impl Verdicts {
         self.tally(results)
     }
 
-    /// A `Verdict` of values the caller knows are valid, unvalidated where the model allows
-    /// (`model.result.trusted_verdict`): `results` is kept as given.
+    /// A `Verdict` of values the caller knows are valid (every field of `Verdict`, in
+    /// declaration order), unvalidated where the model allows: `results` is kept as given,
+    /// so give a list nothing else holds. What `CheckRunner.verdict` builds each verdict
+    /// with, open to the tests that compare it with validation.
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (
         contract_id, contract_version, contract_hash, contract_name, subject, trace_id,
@@ -863,41 +1000,34 @@ impl Verdicts {
             counts,
             duration_ns,
         ];
-        self.build(py, values, true)
+        self.verdict.get().build(py, values, true, None)
     }
 }
 
 /// An instance of the pydantic model `model` holding `values` as validation leaves them
 /// (`model.result._filled`, which verifies it at import): a new instance (`object.__new__`)
 /// whose four slots are set as `object.__setattr__` (and pydantic's `__setstate__`) sets
-/// them: the values, a fresh set of `fields`, no extra and no private values.
+/// them: the values, a fresh set of `fields`' items (the names validation saw given), no
+/// extra and no private values.
 #[pyfunction(name = "fill_model")]
 fn fill<'py>(
     model: &Bound<'py, PyType>,
     values: &Bound<'py, PyDict>,
-    fields: &Bound<'py, PyFrozenSet>,
+    fields: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    fill_with(object_new()?, model, values, fields)
+}
+
+/// `fill` with `object.__new__`'s slot (`new`) read by the caller once.
+fn fill_with<'py>(
+    new: ffi::newfunc,
+    model: &Bound<'py, PyType>,
+    values: &Bound<'py, PyDict>,
+    fields: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = model.py();
-    let args = PyTuple::empty(py);
-    // SAFETY: `PyBaseObject_Type` is `object`, whose `tp_new` slot is `object.__new__`;
-    // called with a type and an empty argument tuple as `object.__new__(model)` calls it.
-    let built = unsafe {
-        let new = ffi::PyType_GetSlot(
-            std::ptr::addr_of_mut!(ffi::PyBaseObject_Type),
-            ffi::Py_tp_new,
-        );
-        if new.is_null() {
-            return Err(PyErr::fetch(py));
-        }
-        let new = std::mem::transmute::<*mut std::ffi::c_void, ffi::newfunc>(new);
-        let raw = new(
-            model.as_ptr().cast::<ffi::PyTypeObject>(),
-            args.as_ptr(),
-            std::ptr::null_mut(),
-        );
-        Bound::from_owned_ptr_or_err(py, raw)?
-    };
-    // SAFETY: a new set of the frozenset's items; null only on failure (then fetched).
+    let built = blank(new, model)?;
+    // SAFETY: a new set of the iterable's items; null only on failure (then fetched).
     let fields_set = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PySet_New(fields.as_ptr()))? };
     let none = py.None().into_bound(py);
     for (name, value) in [
@@ -919,6 +1049,8 @@ fn fill<'py>(
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fill, m)?)?;
+    m.add_class::<CheckHead>()?;
+    m.add_class::<ModelFill>()?;
     m.add_class::<Verdicts>()?;
     m.add_class::<CheckRunner>()
 }
