@@ -371,6 +371,17 @@ fn see_str_keyed<'py>(
         if !key.is_exact_instance_of::<PyString>() {
             return Ok(false);
         }
+        // An exact `str` shorter than the longest text changes nothing whether the scan
+        // reads its key or not (`see_str`): most values are, once a trace's first long
+        // text is seen, so their key is not asked about (the memo's probe was most of the
+        // walk's cost an attribute).
+        if let Ok(text) = value.cast_exact::<PyString>() {
+            let size = text.len()?;
+            if size >= longest.longest && memo.reads(scan, &key)? {
+                longest.see_text(&text, size)?;
+            }
+            continue;
+        }
         if memo.reads(scan, &key)? {
             longest.see(&value)?;
         }
