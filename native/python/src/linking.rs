@@ -716,9 +716,11 @@ impl<'a, 'py> Linking<'a, 'py> {
         self.claim_flag(target)?;
         let obj = self.drafts[target].obj.clone();
         let fields = draft_held(&obj, FIELDS, intern!(py, "fields"))?;
-        let req_id = || get(req, intern!(py, "id"))?.is_truthy();
-        let own_id = || get(&fields, intern!(py, "call_id"))?.is_truthy();
-        if !req_id()? && !own_id()? {
+        // Each id is read once: nothing below changes either before its last test (the
+        // first branch writes the draft's attributes, not its fields or the request).
+        let req_id = get(req, intern!(py, "id"))?.is_truthy()?;
+        let own_id = get(&fields, intern!(py, "call_id"))?.is_truthy()?;
+        if !req_id && !own_id {
             let span = draft_held(&self.drafts[gen].obj, SPAN, intern!(py, "span"))?;
             if !span.is_none() {
                 draft_held(&obj, ATTRIBUTES, intern!(py, "attributes"))?.set_item(
@@ -727,10 +729,10 @@ impl<'a, 'py> Linking<'a, 'py> {
                 )?;
             }
         }
-        if req_id()? && !own_id()? {
+        if req_id && !own_id {
             let id = req.get_item(intern!(py, "id"))?.str()?;
             fields.set_item(intern!(py, "call_id"), id)?;
-        } else if !req_id()? && own_id()? {
+        } else if !req_id && own_id {
             let id = fields.get_item(intern!(py, "call_id"))?.str()?;
             req.set_item(intern!(py, "id"), id)?;
         }
