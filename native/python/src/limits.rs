@@ -479,6 +479,10 @@ fn cut_length_with<'py>(
         table,
         held: Vec::new(),
     };
+    // Each rule's scan, read from the rule once per call (by the rule's address; the rule
+    // is kept alive with it): a trace's drafts share a few rules, and a generic attribute
+    // read of the rule cost more than the walk of its span's attributes.
+    let mut scans: Vec<(Bound<'py, PyAny>, Bound<'py, SourceScan>)> = Vec::new();
     for draft in drafts {
         let py = draft.py();
         let span = draft_held(draft, SPAN, intern!(py, "span"))?;
@@ -487,9 +491,17 @@ fn cut_length_with<'py>(
         {
             continue;
         }
-        let scan = draft_held(draft, RULE, intern!(py, "rule"))?
-            .getattr(intern!(py, "source_scan"))?
-            .cast_into::<SourceScan>()?;
+        let rule = draft_held(draft, RULE, intern!(py, "rule"))?;
+        let scan = match scans.iter().find(|(held, _)| held.is(&*rule)) {
+            Some((_, scan)) => scan.clone(),
+            None => {
+                let scan = rule
+                    .getattr(intern!(py, "source_scan"))?
+                    .cast_into::<SourceScan>()?;
+                scans.push((rule.into_bound(), scan.clone()));
+                scan
+            }
+        };
         let attributes = span_held(&span, span::ATTRIBUTES, intern!(py, "attributes"))?;
         see_attributes(&mut longest, &mut memo, &scan, &attributes)?;
         see_events(&mut longest, scan.get(), &span)?;
