@@ -17,8 +17,6 @@ with the next line, frame or file. Everything yielded before a problem stays val
 
 from __future__ import annotations
 
-import glob
-import gzip
 import io
 import os
 import stat
@@ -27,8 +25,6 @@ import zlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
-
-import zstandard
 
 from otel_oracles.decode import _proto
 from otel_oracles.decode._batch import DecodedBatch, decoded_batch
@@ -39,6 +35,7 @@ from otel_oracles.decode._compression import (
     DecompressedTooLarge,
     LimitedReader,
     decompress_body,
+    decompressor_errors,
     zstd_stream,
 )
 from otel_oracles.decode._json import (
@@ -146,6 +143,8 @@ def _expand(arg: str, problems: list[InputProblem]) -> tuple[list[Path], bool]:
     if path.exists():
         return [path], False
     if _GLOB_CHARS & set(arg):
+        import glob  # only a pattern pays for it
+
         matches = sorted(glob.glob(arg, recursive=True))
         out: list[Path] = []
         for match in matches:
@@ -323,11 +322,9 @@ def _read_source(
                 "(grade --max-decompressed-bytes raises the limit); rest of file skipped",
             )
         )
-    except (
-        gzip.BadGzipFile,
+    except decompressor_errors(  # and gzip.BadGzipFile, zstandard.ZstdError when loaded
         EOFError,
         zlib.error,
-        zstandard.ZstdError,
         CorruptCompression,  # the zstd frame walker, on bytes that are no (further) frame
     ) as exc:
         problems.append(
@@ -373,6 +370,8 @@ def _unwrap(raw: IO[bytes], unpacked_limit: int) -> Any:
     stream: Any = raw if hasattr(raw, "peek") else io.BufferedReader(raw, READ_CHUNK_BYTES)
     magic = _head(stream, 4)
     if magic[:2] == GZIP_MAGIC:
+        import gzip  # only a gzip input pays for it
+
         inner: Any = gzip.GzipFile(fileobj=stream, mode="rb")
     elif magic == ZSTD_MAGIC:
         inner = zstd_stream(stream)
@@ -771,7 +770,7 @@ def _read_frames(
         frame.unit, frame.offset = "offset", start
         try:
             body = _decompress_bytes(body, limit)
-        except (InputError, OSError, EOFError, zlib.error, zstandard.ZstdError) as exc:
+        except decompressor_errors(InputError, OSError, EOFError, zlib.error) as exc:
             problems.append(InputProblem(source=f"{name}@{start}", message=f"{exc}"))
             continue
         if _first_byte(body) == b"{":
