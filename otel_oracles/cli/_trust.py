@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 import click
 
-from otel_oracles.emit import EmitSettings, ExplainMode
+from otel_oracles.emit import ExplainMode, explain_from_env, explain_mode
 from otel_oracles.sandbox import SANDBOXED, UNSAFE, CommandPolicy
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -43,8 +43,13 @@ def explain_option(func: F) -> F:
 
 def resolve_explain(explain: str | None) -> ExplainMode:
     """``--explain``, else ``OTEL_ORACLES_EXPLAIN``, else ``template``: the reports follow
-    the same setting as the emitted telemetry."""
-    return EmitSettings.from_env(explain=explain).explain
+    the same setting as the emitted telemetry (``EmitSettings.from_env``, which reads the
+    variable through the same ``explain_from_env``, a bad value an error even beside
+    ``--explain``); a grade without an export builds no settings model."""
+    env = explain_from_env()
+    if explain is None:
+        return env or "template"
+    return explain_mode(explain, "--explain")
 
 
 def command_policy(unsafe_commands: bool) -> CommandPolicy:

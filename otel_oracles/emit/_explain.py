@@ -19,14 +19,40 @@ with the allow-lists and regexes defined here.
 from __future__ import annotations
 
 import functools
+import os
 import re
 from collections.abc import Callable
 from typing import Any, Literal
 
 from otel_oracles._native import ShownFilter
+from otel_oracles.errors import OtelOraclesError
 from otel_oracles.model.result import OracleResult, Outcome
 
 ExplainMode = Literal["template", "full"]
+
+OTEL_ORACLES_EXPLAIN = "OTEL_ORACLES_EXPLAIN"
+"""``template`` (default) or ``full``: how much of a check's message may leave the process
+as ``gen_ai.evaluation.explanation``. ``full`` is an explicit opt-in; see docs/telemetry.md."""
+
+
+def explain_mode(text: str, source: str) -> ExplainMode:
+    """``text`` as a mode; anything but ``template`` or ``full`` is an ``OtelOraclesError``
+    naming ``source`` (the variable or the option it came from)."""
+    if text == "template":
+        return "template"
+    if text == "full":
+        return "full"
+    raise OtelOraclesError(f"expected template or full, got {text!r}", source)
+
+
+def explain_from_env() -> ExplainMode | None:
+    """``OTEL_ORACLES_EXPLAIN`` (None when unset or blank), any case, spaces around ignored.
+
+    Read here rather than in ``EmitSettings.from_env`` alone: every ``grade``'s reports
+    follow it, and building the settings model (~4 M instructions) is for an export."""
+    value = os.environ.get(OTEL_ORACLES_EXPLAIN, "").strip().lower()
+    return explain_mode(value, OTEL_ORACLES_EXPLAIN) if value else None
+
 
 MAX_EXPLANATION_CHARS = 256
 """Template explanations are short by construction; the cap guards odd contract labels."""

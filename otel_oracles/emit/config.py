@@ -6,20 +6,14 @@ here. The one exception is the OTLP *protocol*, which picks the exporter class b
 SDK is involved (exactly what the SDK's own auto-configuration does).
 """
 
-import os
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from otel_oracles.emit._explain import ExplainMode
+from otel_oracles.emit._explain import ExplainMode, explain_from_env
 from otel_oracles.emit._names import SERVICE_NAME
-from otel_oracles.errors import OtelOraclesError
 
 OtlpProtocol = Literal["grpc", "http/protobuf"]
-
-OTEL_ORACLES_EXPLAIN = "OTEL_ORACLES_EXPLAIN"
-"""``template`` (default) or ``full``: how much of a check's message may leave the process
-as ``gen_ai.evaluation.explanation``. ``full`` is an explicit opt-in; see docs/telemetry.md."""
 
 DEFAULT_SERVICE_NAME = SERVICE_NAME
 """``service.name`` of the grader's own telemetry unless ``OTEL_SERVICE_NAME`` or
@@ -68,12 +62,8 @@ class EmitSettings(BaseModel):
         """Defaults, then ``OTEL_ORACLES_EXPLAIN``, then explicit ``overrides`` (None = unset).
         Raises ``OtelOraclesError`` naming the variable for a bad environment value."""
         values: dict[str, object] = {}
-        env_explain = os.environ.get(OTEL_ORACLES_EXPLAIN, "").strip().lower()
-        if env_explain:
-            if env_explain not in ("template", "full"):
-                raise OtelOraclesError(
-                    f"expected template or full, got {env_explain!r}", OTEL_ORACLES_EXPLAIN
-                )
+        env_explain = explain_from_env()
+        if env_explain is not None:
             values["explain"] = env_explain
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls.model_validate(values)

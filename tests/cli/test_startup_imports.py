@@ -103,6 +103,14 @@ NOT_FOR_GRADE = (
     "otel_oracles.sandbox._run",
     "otel_oracles.sandbox._bwrap",
     "subprocess",
+    # The decompressors: only a compressed input (``decode._compression.decompressor_errors``);
+    # glob: only a path that is a pattern.
+    "gzip",
+    "zstandard",
+    "glob",
+    # The emitter's settings model: only with --export or --results-out (the reports read
+    # ``OTEL_ORACLES_EXPLAIN`` through ``emit._explain.explain_from_env``).
+    "otel_oracles.emit.config",
 )
 
 
