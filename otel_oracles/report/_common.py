@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, AnyStr
 
+from otel_oracles._lazy_pattern import lazy_pattern
 from otel_oracles.model.result import InputProblem, Verdict
 
 SPOOL_MEMORY_BYTES = 1 << 20
@@ -36,7 +37,7 @@ def one_line(text: str, limit: int = 300) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-_TERMINAL_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_TERMINAL_UNSAFE = lazy_pattern("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 """Characters a terminal acts on instead of showing: C0 controls but tab and newline (ESC
 starts the sequences that retitle the window, clear the screen, move the cursor, write the
 clipboard or make links; CR overwrites the line), DEL, the C1 controls (``\x9b`` is CSI on
@@ -54,16 +55,16 @@ def terminal_safe(text: str) -> str:
     character), so printable text is returned unsearched: ``isprintable`` costs a fraction of
     the regex's per-character charset test (the JUnit and HTML reports of data-2000 ask this
     of 210,000 pieces of text, nearly all of them printable)."""
-    if text.isprintable() or _TERMINAL_UNSAFE.search(text) is None:
+    if text.isprintable() or _TERMINAL_UNSAFE().search(text) is None:
         return text
-    return _TERMINAL_UNSAFE.sub(_escape_char, text)
+    return _TERMINAL_UNSAFE().sub(_escape_char, text)
 
 
 def _escape_char(match: re.Match[str]) -> str:
     return ascii(match.group())[1:-1]
 
 
-_JSON_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_JSON_UNSAFE = lazy_pattern("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 """What ``_TERMINAL_UNSAFE`` holds beyond the C0 controls, which JSON escapes itself."""
 
 
@@ -78,9 +79,9 @@ def json_safe(text: str) -> str:
     regex over each of 3,500 verdicts, a 21 MB report, took 0.6 s; with the test, 57 ms)."""
     if text.isascii():
         return text.replace("\x7f", "\\u007f") if "\x7f" in text else text
-    if _JSON_UNSAFE.search(text) is None:
+    if _JSON_UNSAFE().search(text) is None:
         return text
-    return _JSON_UNSAFE.sub(_json_escape, text)
+    return _JSON_UNSAFE().sub(_json_escape, text)
 
 
 def _json_escape(match: re.Match[str]) -> str:

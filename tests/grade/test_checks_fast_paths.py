@@ -116,7 +116,7 @@ def _plain_step_inputs(step: Any) -> list[str]:
 
 
 def _plain_names(text: str, name: str) -> bool:
-    for token in agentbench._TOKEN_BREAKS.split(text):
+    for token in agentbench._TOKEN_BREAKS().split(text):
         if not token:
             continue
         last = posixpath.basename(normalize_path(token).rstrip("/"))

@@ -82,7 +82,8 @@ def test_blank_runs_are_read_once() -> None:
     }
     assert parse_pydantic_str("status='ok'   x") == "status='ok'   x"
 
-    real = python_literals._FIELD_START
+    lazy = python_literals._FIELD_START
+    real = lazy()
     calls = 0
 
     class Counting:
@@ -91,10 +92,11 @@ def test_blank_runs_are_read_once() -> None:
             calls += 1
             return real.match(text, pos)
 
-    python_literals._FIELD_START = Counting()  # type: ignore[assignment]
+    counting = Counting()
+    python_literals._FIELD_START = lambda: counting  # type: ignore[assignment,return-value]
     try:
         text = "status='ok'" + " " * 10_000 + "x"
         assert parse_pydantic_str(text) == text
     finally:
-        python_literals._FIELD_START = real
+        python_literals._FIELD_START = lazy
     assert calls == 1

@@ -15,7 +15,6 @@ have had; on an AgentBench trajectory only file edits change files, as DESIGN se
 import fnmatch
 import functools
 import posixpath
-import re
 import shlex
 import sys
 from pathlib import Path
@@ -25,6 +24,7 @@ from pydantic import Field, field_validator
 
 from otel_oracles import safe_regex
 from otel_oracles._frozen import Frozen, set_field
+from otel_oracles._lazy_pattern import lazy_pattern
 from otel_oracles._native import json_indented
 from otel_oracles.errors import ContractError
 from otel_oracles.grade.evidence import list_steps
@@ -379,7 +379,7 @@ class AssertionExists(OracleCheck):
 
 # ---- writes a trace may hide ----------------------------------------------------------------
 
-_TOKEN_BREAKS = re.compile(r"[\s\"'`;|&<>()\[\]{},=:]+")
+_TOKEN_BREAKS = lazy_pattern(r"[\s\"'`;|&<>()\[\]{},=:]+")
 """What separates path tokens in a step's inputs: whitespace, quotes, shell operators and
 JSON/option punctuation (``--config=pytest.ini``, ``"file":"calc.py"``)."""
 
@@ -435,7 +435,7 @@ def _token_names(token: str, name: str) -> bool:
     return any(c in last for c in _GLOB_CHARS) and fnmatch.fnmatchcase(name, last)
 
 
-_PLAIN_NAME = re.compile(r"[ !#-\[\]-~]+")
+_PLAIN_NAME = lazy_pattern(r"[ !#-\[\]-~]+")
 """A file name of printable ASCII without ``"`` or ``\\``: characters JSON writes as they are."""
 
 
@@ -443,7 +443,7 @@ def _plain_name(name: str) -> bool:
     """Whether ``name`` holds only characters JSON writes unescaped (``_PLAIN_NAME``), so
     that it occurs in a value's JSON text wherever it occurs in one of the value's strings
     (escaping only replaces characters the name does not hold)."""
-    return _PLAIN_NAME.fullmatch(name) is not None
+    return _PLAIN_NAME().fullmatch(name) is not None
 
 
 def _may_name(ctx: GradeContext, step: Step, name: str) -> bool:
@@ -497,7 +497,7 @@ def _text_names(text: str, name: str) -> bool:
     # Only a text holding the name or a glob character (``_GLOB_CHARS``) can name the file.
     if name not in text and "*" not in text and "?" not in text:
         return False
-    return any(_token_names(t, name) for t in _TOKEN_BREAKS.split(text) if t)
+    return any(_token_names(t, name) for t in _TOKEN_BREAKS().split(text) if t)
 
 
 def _step_command(step: Step) -> str | None:

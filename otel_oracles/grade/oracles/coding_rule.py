@@ -13,10 +13,10 @@ missing evidence naming that setting, never a pass.
 """
 
 import posixpath
-import re
 import shlex
 from typing import Literal
 
+from otel_oracles._lazy_pattern import lazy_pattern
 from otel_oracles.grade.oracles.base import Finding, OracleParams
 from otel_oracles.model.step import Step, StepKind, Trajectory
 
@@ -71,11 +71,11 @@ _INPUTS = frozenset({"<", "<<", "<<<"})
 """Input redirections: the word after them is read (or a here-document tag), not written."""
 
 
-_SHLEX_SPECIAL = re.compile(r"['\"\\#;&|<>]")
+_SHLEX_SPECIAL = lazy_pattern(r"['\"\\#;&|<>]")
 """The characters that make ``shlex`` (POSIX mode, ``punctuation_chars=";&|<>"``) do more
 than split words at whitespace: quotes, the escape, the comment sign and the operators."""
 
-_SHLEX_BLANKS = re.compile(r"[ \t\r\n]+")
+_SHLEX_BLANKS = lazy_pattern(r"[ \t\r\n]+")
 """``shlex``'s whitespace (``str.split()`` splits at other characters too)."""
 
 
@@ -85,9 +85,9 @@ def shell_words(command: str) -> list[str] | None:
     ``shlex``'s whitespace, and a split finds them without the pure-Python lexer, which read
     a character at a time (most recorded commands are plain: ``pytest -q tests/test_x.py``).
     ``None`` when only the lexer can tell."""
-    if _SHLEX_SPECIAL.search(command) is not None:
+    if _SHLEX_SPECIAL().search(command) is not None:
         return None
-    return [word for word in _SHLEX_BLANKS.split(command) if word]
+    return [word for word in _SHLEX_BLANKS().split(command) if word]
 
 
 def shell_written_paths(command: str) -> list[str]:

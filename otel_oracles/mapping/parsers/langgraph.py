@@ -4,10 +4,10 @@ LangChain calls' arguments and results as Langtrace's method patches dump them
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
+from otel_oracles._lazy_pattern import lazy_pattern
 from otel_oracles.mapping.parsers._registry import Parser
 from otel_oracles.mapping.parsers.messages import Message
 from otel_oracles.mapping.parsers.providers import openai_message
@@ -216,7 +216,7 @@ def parse_langgraph_structured_response(value: Any) -> dict[str, Any] | None:
     return answer if isinstance(answer, dict) and answer else None
 
 
-_REPR_TYPE = re.compile(r"([A-Za-z_][\w.]{0,200})\(")
+_REPR_TYPE = lazy_pattern(r"([A-Za-z_][\w.]{0,200})\(")
 
 
 def parse_exception_repr_type(value: Any) -> str | None:
@@ -226,11 +226,11 @@ def parse_exception_repr_type(value: Any) -> str | None:
     its message. ``None`` when the text does not start with ``Name(``."""
     if not isinstance(value, str):
         return None
-    m = _REPR_TYPE.match(value)
+    m = _REPR_TYPE().match(value)
     return m.group(1) if m else None
 
 
-_JS_STACK_HEAD = re.compile(r"([A-Za-z_$][\w$]{0,200})(?::\s|$)")
+_JS_STACK_HEAD = lazy_pattern(r"([A-Za-z_$][\w$]{0,200})(?::\s|$)")
 
 
 def parse_js_error_type(value: Any) -> str | None:
@@ -247,7 +247,7 @@ def parse_js_error_type(value: Any) -> str | None:
     for i in range(1, len(lines) - 1):
         if lines[i - 1].strip() or not lines[i + 1].lstrip().startswith("at "):
             continue
-        m = _JS_STACK_HEAD.match(lines[i])
+        m = _JS_STACK_HEAD().match(lines[i])
         if m:
             return m.group(1)
     return None

@@ -17,10 +17,10 @@ a bounded parse.
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Mapping
 from typing import Any
 
+from otel_oracles._lazy_pattern import lazy_pattern
 from otel_oracles._native import parse_python_literal as parse_python_literal
 from otel_oracles._native import parse_python_repr as parse_python_repr
 from otel_oracles.mapping.parsers._registry import Parser
@@ -254,8 +254,8 @@ def parse_python_repr_by_ast(value: Any) -> Any:
     return _object_value(node)
 
 
-_FIELD_START = re.compile(r"\s+([A-Za-z_]\w{0,100})=")
-_BLANKS = re.compile(r"\s+")
+_FIELD_START = lazy_pattern(r"\s+([A-Za-z_]\w{0,100})=")
+_BLANKS = lazy_pattern(r"\s+")
 
 
 def _pydantic_str_call(text: str) -> str | None:
@@ -283,7 +283,7 @@ def _pydantic_str_call(text: str) -> str | None:
         elif ch in ")]}":
             depth -= 1
         elif depth == 0 and ch.isspace():
-            m = _FIELD_START.match(text, i)
+            m = _FIELD_START().match(text, i)
             if m:
                 out.append(", " + m.group(1) + "=")
                 i = m.end()
@@ -292,7 +292,7 @@ def _pydantic_str_call(text: str) -> str | None:
             # (every ending tried from a later blank was tried from this one): copy the run
             # whole, or a long run of blanks costs a match per blank over the rest of the
             # run (quadratic: 80,000 blanks took 44 s).
-            blanks = _BLANKS.match(text, i)
+            blanks = _BLANKS().match(text, i)
             end = blanks.end() if blanks is not None else i + 1
             out.append(text[i:end])
             i = end
@@ -304,7 +304,7 @@ def _pydantic_str_call(text: str) -> str | None:
     return "M(" + "".join(out) + ")"
 
 
-_FIELD_AT_START = re.compile(r"[A-Za-z_]\w{0,100}=")
+_FIELD_AT_START = lazy_pattern(r"[A-Za-z_]\w{0,100}=")
 
 
 def pydantic_str_fields(text: str) -> dict[str, Any] | None:
@@ -312,7 +312,7 @@ def pydantic_str_fields(text: str) -> dict[str, Any] | None:
     result={'a': 1} error=None``: ``name=repr`` pairs separated by spaces, no class name),
     read as a call's keyword arguments by ``parse_python_repr`` (never evaluated, the same
     bounds); ``None`` when the text is not that form."""
-    if len(text) > MAX_LITERAL_CHARS or not _FIELD_AT_START.match(text):
+    if len(text) > MAX_LITERAL_CHARS or not _FIELD_AT_START().match(text):
         return None
     source = _pydantic_str_call(text)
     fields = parse_python_repr(source) if source is not None else None
