@@ -27,6 +27,7 @@ __all__ = [
     "CheckHead",
     "CheckRunner",
     "Drafter",
+    "EvidencePlan",
     "FieldReader",
     "JoinFacts",
     "JsonSyntaxError",
@@ -94,8 +95,6 @@ __all__ = [
     "parse_streamed_partials",
     "parse_string_list",
     "parse_tool_names",
-    "probe_gaps",
-    "probe_gaps_of",
     "raw_json",
     "repeated_args_candidates",
     "report_text",
@@ -1060,32 +1059,31 @@ def messages_empty(messages: Any) -> bool:
 def unnamed_request(messages: Any) -> bool:
     """Whether the messages hold a ``tool_call`` part whose name was not recorded."""
 
-def probe_gaps(
-    probe: str,
-    steps: Sequence[Step],
-    /,
-    scope: str | None = None,
-    matches: Callable[[str, str, bool], bool] | None = None,
-    answering: frozenset[int] | None = None,
-    kind: StepKind | None = None,
-) -> tuple[int, list[Step]]:
-    """``(read, gaps)``: how many of ``steps`` the evidence probe reads (those whose tool
-    ``matches(scope, tool, True)`` names, when scoped; the ``kind`` steps for
-    ``file_edits``) and those lacking what it asks for, in step order
-    (``native/python/src/evidence/probes.rs``). ``probe``: ``arguments``, ``result``,
-    ``outcomes``, ``inputs``, ``tokens`` or ``file_edits`` (else ``ValueError``)."""
-
-def probe_gaps_of(
-    asks: Sequence[tuple[str, str | None]],
-    steps: Sequence[Step],
-    /,
-    matches: Callable[[str, str, bool], bool] | None = None,
-    answering: frozenset[int] | None = None,
-    kind: StepKind | None = None,
-) -> list[tuple[int, list[Step]]]:
-    """``probe_gaps(probe, steps, scope, matches, answering, kind)`` of every ``(probe,
-    scope)`` of ``asks``, in their order, found in one walk over ``steps``
+@final
+class EvidencePlan:
+    """The core's evidence names of an evidence-name tuple, each with its probe, made once
+    per tuple (``evidence._plan``) and asked of each trajectory in one call
     (``native/python/src/evidence/probes.rs``)."""
+
+    outcomes: bool
+    """Whether ``tool_outcomes`` is among the names (``lacking`` then needs ``answering``)."""
+
+    def __new__(
+        cls,
+        entries: Sequence[tuple[int, str, str | None]],
+        matches: Callable[[str, str, bool], bool],
+        file_edit: StepKind,
+        /,
+    ) -> EvidencePlan: ...
+    def lacking(
+        self, view: StepView, steps: Sequence[Step], answering: frozenset[int] | None, /
+    ) -> tuple[tuple[int, int, list[Step] | None], ...]:
+        """``(position, read, gaps)`` of each name the trajectory lacks, by position: the
+        steps its probe read and those lacking what it asks for (``None`` for ``steps``,
+        ``agents``, and ``tokens`` without model calls); ``()`` when none lacks.
+        ``entries``' probes: ``arguments``, ``result``, ``outcomes``, ``inputs``,
+        ``tokens``, ``file_edits``, ``timing``, ``steps``, ``agents`` (else
+        ``ValueError``)."""
 
 @final
 class StepView:

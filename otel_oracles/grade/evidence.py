@@ -31,12 +31,11 @@ from typing import Any
 
 from otel_oracles import safe_regex
 from otel_oracles._native import (
+    EvidencePlan,
     SlotClass,
     StepView,
     message_tool_names,
     messages_empty,
-    probe_gaps,
-    probe_gaps_of,
     unnamed_request,
 )
 from otel_oracles._native import is_placeholder as native_is_placeholder
@@ -290,23 +289,41 @@ class Evidence:
         compiled check's) the trajectory lacks, decided once per ``names``: the checks of a
         trajectory's contracts ask a handful of distinct tuples, most of them lacking
         nothing, so the usual answer is one dictionary lookup (after the first: each
-        contract's names are first asked by ``_known_clear``, so tested with ``in``)."""
+        contract's names are first asked by ``_known_clear``, so tested with ``in``).
+
+        The names the core probes (``CORE_PROBES``: the tool-call, token, message,
+        file-edit, timing, steps and agents probes) are answered by one call of the tuple's
+        plan (``_plan``, made once per tuple), which reads the view's groups and the steps
+        once for all of them and hands back only the names lacking, with the steps that
+        lack them; their messages are worded here. The other names (``tool_names``,
+        ``final_output`` ...: facts of the trajectory) are each probed once per trajectory
+        (``probed``), their message read straight from ``_probed`` where a contract asked
+        it already."""
         lacking = self._lacking
         if names in lacking:
             return lacking[names]
-        if len(names) > 1:
-            plan = _call_plan(names)
-            if plan is not None:
-                _probe_calls_together(self, plan)
-        # Each name's message read straight from ``_probed`` where a contract probed it
-        # already (most names, after the first contract): no method call per name.
-        done = self._probed
-        found: list[tuple[str, str]] = []
-        for name in names:
-            message = done[name] if name in done else self.probed(name)
-            if message:
-                found.append((name, message))
-        kept = lacking[names] = tuple(found)
+        plan, wordings, python = _plan(names)
+        found: list[tuple[int, str, str]] = []
+        if plan is not None:
+            answering = self.answering() if plan.outcomes else None
+            for pos, read, gaps in plan.lacking(
+                self._groups or self.groups, self.trajectory.steps, answering
+            ):
+                words = wordings[pos]
+                assert words is not None  # a core name's position
+                message = words(self, read, gaps)
+                if message:
+                    found.append((pos, names[pos], message))
+        if python:
+            core_found = bool(found)
+            done = self._probed
+            for pos, name in python:
+                message = done[name] if name in done else self.probed(name)
+                if message:
+                    found.append((pos, name, message))
+            if core_found:
+                found.sort()
+        kept = lacking[names] = tuple((name, message) for _, name, message in found)
         return kept
 
     def probed(self, name: str) -> str | None:
@@ -863,19 +880,21 @@ def _matches(tool: str | None, scope: str | None) -> bool:
     return scope is None or (tool is not None and tool_matches(scope, tool, True))
 
 
-CallWording = Callable[[int, list[Step]], str | None]
-"""``words(read, gaps)``: a tool-call probe's message for the calls its scope covers
-(``read`` of them) and those lacking what it asks for, or ``None`` when none does."""
+Wording = Callable[["Evidence", int, "list[Step] | None"], str | None]
+"""``words(evidence, read, gaps)``: the message of a core-probed name the trajectory lacks
+(``EvidencePlan.lacking``: the steps its probe read, ``read`` of them, and those lacking
+what it asks for, ``None`` where it names no step), or ``None`` when it is not missing
+after all (every token gap a refused model call)."""
 
 
-def _field_words(label: str) -> CallWording:
+def _field_words(label: str) -> Wording:
     """The message of the probe of a tool call's ``arguments`` or ``result``. AgentBench
     steps are taken as written (their fields are what was recorded). Arguments captured as
     non-JSON text (a repr, ``arguments_raw``, not flagged as not captured nor a
     placeholder) are evidence of a kind: only a missing dict *and* missing raw text is
     absence. A failed call has no result by nature: its failure is the evidence."""
 
-    def words(read: int, gaps: list[Step]) -> str | None:
+    def words(ev: Evidence, read: int, gaps: list[Step] | None) -> str | None:
         if gaps:
             return f"{label} not captured for {len(gaps)} of {read} tool call(s): " + list_steps(
                 gaps
@@ -885,105 +904,63 @@ def _field_words(label: str) -> CallWording:
     return words
 
 
-def _call_probe(base: str) -> Probe:
-    """The probe of the tool-call evidence name ``base`` (``CALL_PROBES``) asked alone."""
+def _asked_alone(base: str) -> Probe:
+    """The probe of the core-probed evidence name ``base`` (``CORE_PROBES``) asked alone
+    (``Evidence.probed``): the plan of that one name."""
 
     def probe(ev: Evidence, scope: str | None) -> str | None:
-        return _probe_calls(ev, ((base, scope),))[0]
+        found = ev.lacking((base if scope is None else f"{base}:{scope}",))
+        return found[0][1] if found else None
 
     return probe
 
 
-def _probe_calls(ev: Evidence, asks: Sequence[tuple[str, str | None]]) -> list[str | None]:
-    """What each tool-call probe of ``asks`` (``(base, scope)``: ``tool_arguments``,
-    ``tool_results``, ``tool_outcomes``, ``tool_inputs``, each scoped or not) says is
-    missing, in their order. The calls each covers (``_matches``: every call without a
-    scope) and those of them lacking what it asks for are found by the core in one walk
-    over the calls for all of them (``_native.probe_gaps_of``,
-    ``native/python/src/evidence/probes.rs``): the conditions are the probes' own, read there
-    in the order they are written down in its ``Probe`` cases; the messages are worded
-    here (``CALL_PROBES``). The final-answer calls (``answering``) are worked out only when
-    ``tool_outcomes`` is asked, the one probe that sets them aside."""
-    answering = ev.answering() if any(base == "tool_outcomes" for base, _ in asks) else None
-    found: list[tuple[int, list[Step]]] = probe_gaps_of(
-        [(CALL_PROBES[base][0], scope) for base, scope in asks],
-        ev.groups.calls,
-        tool_matches,
-        answering,
-    )
-    return [
-        CALL_PROBES[base][1](read, gaps)
-        for (base, _), (read, gaps) in zip(asks, found, strict=True)
-    ]
-
-
-_CallPlan = tuple[
-    tuple[str, ...], tuple[tuple[str, str | None], ...], tuple[CallWording, ...], bool
-]
-"""The tool-call evidence names (``CALL_PROBES``) of an evidence-name tuple holding several
-(``_call_plan``): the names, ``(core probe, scope)`` of each, how each message is worded,
-and whether ``tool_outcomes`` is among them (the one probe reading the answering calls).
-A plain tuple: a class made at import costs more than every plan's use."""
+_Plan = tuple[EvidencePlan | None, tuple[Wording | None, ...], tuple[tuple[int, str], ...]]
+"""An evidence-name tuple's plan (``_plan``): the core's plan of its core-probed names (or
+``None``), how each position's message is worded (``None`` at the other names), and the
+other names with their positions. A plain tuple: a class made at import costs more than
+every plan's use."""
 
 
 @functools.lru_cache(maxsize=1024)
-def _call_plan(names: tuple[str, ...]) -> _CallPlan | None:
-    """The ``_CallPlan`` of ``names`` (a compiled check's or contract's evidence names), or
-    ``None`` when fewer than two of them are tool-call names: made once per tuple, not per
-    trajectory (the tuples are the loaded contracts')."""
-    picked = [(name, *split_name(name)) for name in names if split_name(name)[0] in CALL_PROBES]
-    if len(picked) < 2:
-        return None
-    return (
-        tuple(name for name, _, _ in picked),
-        tuple((CALL_PROBES[base][0], scope) for _, base, scope in picked),
-        tuple(CALL_PROBES[base][1] for _, base, _ in picked),
-        any(base == "tool_outcomes" for _, base, _ in picked),
-    )
+def _plan(names: tuple[str, ...]) -> _Plan:
+    """The ``_Plan`` of ``names`` (a compiled check's or contract's evidence names), made once
+    per tuple, not per trajectory (the tuples are the loaded contracts')."""
+    entries: list[tuple[int, str, str | None]] = []
+    wordings: list[Wording | None] = []
+    python: list[tuple[int, str]] = []
+    for pos, name in enumerate(names):
+        base, scope = split_name(name)
+        core = CORE_PROBES.get(base)
+        if core is None:
+            python.append((pos, name))
+            wordings.append(None)
+        else:
+            entries.append((pos, core[0], scope))
+            wordings.append(core[1])
+    plan = EvidencePlan(entries, tool_matches, StepKind.FILE_EDIT) if entries else None
+    return plan, tuple(wordings), tuple(python)
 
 
-def _probe_calls_together(ev: Evidence, plan: _CallPlan) -> None:
-    """Probe ``plan``'s tool-call names in one walk over the calls
-    (``_native.probe_gaps_of``), unless one of them was probed already (each is then probed
-    alone, as asked): a contract asks a few of them (``tool_arguments``, ``tool_outcomes``,
-    scoped ones), each a walk over the same calls when probed alone. Their messages are
-    kept as ``Evidence.probed`` keeps each. When the walk raises, nothing is kept: each name
-    is then probed alone and raises its own error, or answers, as it would have had it been
-    asked alone."""
-    names, asks, wordings, outcomes = plan
-    probed = ev._probed
-    for name in names:
-        if name in probed:
-            return
-    try:
-        answering = ev.answering() if outcomes else None
-        found: list[tuple[int, list[Step]]] = probe_gaps_of(
-            asks, ev.groups.calls, tool_matches, answering
-        )
-    except Exception:  # noqa: BLE001 - each name is probed alone, raising its own error
-        return
-    for name, words, (read, gaps) in zip(names, wordings, found, strict=True):
-        probed[name] = words(read, gaps)
+def _generation_words(label: str) -> Wording:
+    """The message of the probe of the model calls' input or output messages: not captured,
+    or captured as structure only (``messages_empty``)."""
 
-
-def _generation_field(field: str, label: str) -> Probe:
-    def probe(ev: Evidence, scope: str | None) -> str | None:
-        gens = ev.groups.generations
-        if not gens:
+    def words(ev: Evidence, read: int, gaps: list[Step] | None) -> str | None:
+        if not read:
             return f"{label}: the trace has no model-call spans"
-        gaps = [s for s in gens if absent(s, field) or messages_empty(getattr(s, field))]
         if gaps:
-            return (
-                f"{label} not captured for {len(gaps)} of {len(gens)} model call(s): "
-                + list_steps(gaps)
+            return f"{label} not captured for {len(gaps)} of {read} model call(s): " + list_steps(
+                gaps
             )
         return None
 
-    return probe
+    return words
 
 
-def _steps_present(ev: Evidence, scope: str | None) -> str | None:
-    return None if ev.trajectory.steps else "the trajectory has no steps"
+def _steps_words(ev: Evidence, read: int, gaps: list[Step] | None) -> str | None:
+    """A trajectory without steps (found by the core)."""
+    return "the trajectory has no steps"
 
 
 WORK_INVISIBLE = "the trace has neither tool spans nor model calls"
@@ -1145,7 +1122,7 @@ def tool_responses(step: Step) -> list[Any]:
     return out
 
 
-def _outcomes_words(read: int, gaps: list[Step]) -> str | None:
+def _outcomes_words(ev: Evidence, read: int, gaps: list[Step] | None) -> str | None:
     """Whether each call succeeded is known from a tool span's status; a call seen only in
     messages (synthesized), or a tool span whose instrumentation never marks a failure (its
     convention reads failures from the result: status ``unset``), shows its outcome only in
@@ -1176,17 +1153,15 @@ def _outcomes_words(read: int, gaps: list[Step]) -> str | None:
     return None
 
 
-def _file_edits(ev: Evidence, scope: str | None) -> str | None:
+def _file_edits_words(ev: Evidence, read: int, gaps: list[Step] | None) -> str | None:
     """Path and content of every trace-derived file edit (AgentBench steps are taken as
     written: a missing content there means an empty file, by the AgentBench rules)."""
-    gaps: list[Step]
-    _, gaps = probe_gaps("file_edits", ev.trajectory.steps, kind=StepKind.FILE_EDIT)
     if gaps:
         return "file edit path/content not captured for " + list_steps(gaps)
     return None
 
 
-def _inputs_words(read: int, gaps: list[Step]) -> str | None:
+def _inputs_words(ev: Evidence, read: int, gaps: list[Step] | None) -> str | None:
     """What each trace-derived tool call was asked to do: arguments (parsed, or raw text as
     ``tool_arguments`` takes it), or the command / path the mapping extracted."""
     if gaps:
@@ -1232,21 +1207,18 @@ def refused_model_call(
     return bool(text) and any(safe_regex.search(rx, text) is not None for rx in status_patterns)
 
 
-def _token_usage(ev: Evidence, scope: str | None) -> str | None:
-    gens = ev.groups.generations
-    if not gens:
+def _token_words(ev: Evidence, read: int, unrecorded: list[Step] | None) -> str | None:
+    """The model calls (``read`` of them) without input or output tokens (the core's pass),
+    less those the API refused (``refused_model_call``)."""
+    if not read:
         return "token usage: the trace has no model-call spans"
-    # The calls without input or output tokens (the core's pass), less those the API refused.
-    unrecorded: list[Step]
-    _, unrecorded = probe_gaps("tokens", gens)
     if not unrecorded:
         return None
     errors, patterns = ev.trajectory.model_status_errors, ev.trajectory.model_status_patterns
     gaps = [s for s in unrecorded if not refused_model_call(s, errors, patterns)]
     if gaps:
-        return (
-            f"token usage not recorded for {len(gaps)} of {len(gens)} model call(s): "
-            + list_steps(gaps)
+        return f"token usage not recorded for {len(gaps)} of {read} model call(s): " + list_steps(
+            gaps
         )
     return None
 
@@ -1271,18 +1243,13 @@ def _retrieval_documents(ev: Evidence, scope: str | None) -> str | None:
     return None
 
 
-def _agents(ev: Evidence, scope: str | None) -> str | None:
-    if ev.groups.agents or ev.groups.handoffs:
-        return None
+def _agents_words(ev: Evidence, read: int, gaps: list[Step] | None) -> str | None:
+    """No agent or handoff step (found by the core)."""
     return "agents: the trace has no agent or handoff spans, so transfers cannot be seen"
 
 
-def _timing(ev: Evidence, scope: str | None) -> str | None:
-    gaps = [
-        s
-        for s in ev.trajectory.steps
-        if not s.synthesized and (s.start_ns is None or s.end_ns is None)
-    ]
+def _timing_words(ev: Evidence, read: int, gaps: list[Step] | None) -> str | None:
+    """The steps from spans (not synthesized) without a start or end time."""
     if gaps:
         return f"start/end times missing on {len(gaps)} step(s): " + list_steps(gaps)
     return None
@@ -1307,34 +1274,42 @@ def _attribute(ev: Evidence, scope: str | None) -> str | None:
     return None if found else f"attribute {scope!r} not found on any span or the resource"
 
 
-PROBES: dict[str, Probe] = {
-    "steps": _steps_present,
-    "tool_names": _tool_names,
-    "tool_arguments": _call_probe("tool_arguments"),
-    "tool_results": _call_probe("tool_results"),
-    "tool_outcomes": _call_probe("tool_outcomes"),
-    "input_messages": _generation_field("input_messages", "input messages"),
-    "output_messages": _generation_field("output_messages", "output messages"),
-    "token_usage": _token_usage,
-    "file_edits": _file_edits,
-    "tool_inputs": _call_probe("tool_inputs"),
-    "final_output": _final_output,
-    "retrieval_documents": _retrieval_documents,
-    "agents": _agents,
-    "timing": _timing,
-    "attribute": _attribute,
-}
-"""Evidence name -> probe. ``otel-oracles schema`` and the docs list these names."""
-
-CALL_PROBES: dict[str, tuple[str, CallWording]] = {
+CORE_PROBES: dict[str, tuple[str, Wording]] = {
+    "steps": ("steps", _steps_words),
     "tool_arguments": ("arguments", _field_words("tool arguments")),
     "tool_results": ("result", _field_words("tool results")),
     "tool_outcomes": ("outcomes", _outcomes_words),
+    "input_messages": ("input_messages", _generation_words("input messages")),
+    "output_messages": ("output_messages", _generation_words("output messages")),
+    "token_usage": ("tokens", _token_words),
+    "file_edits": ("file_edits", _file_edits_words),
     "tool_inputs": ("inputs", _inputs_words),
+    "agents": ("agents", _agents_words),
+    "timing": ("timing", _timing_words),
 }
-"""The evidence names probed over the tool calls, each with its core probe
-(``_native.probe_gaps_of``) and how its message is worded: probed together when a
-contract asks several (``_probe_calls_together``)."""
+"""The evidence names the core probes (``EvidencePlan``, ``native/python/src/evidence/
+probes.rs``), each with its core probe and how its message is worded: every one of a
+name tuple's is answered in one call (``Evidence.lacking``)."""
+
+PROBES: dict[str, Probe] = {
+    "steps": _asked_alone("steps"),
+    "tool_names": _tool_names,
+    "tool_arguments": _asked_alone("tool_arguments"),
+    "tool_results": _asked_alone("tool_results"),
+    "tool_outcomes": _asked_alone("tool_outcomes"),
+    "input_messages": _asked_alone("input_messages"),
+    "output_messages": _asked_alone("output_messages"),
+    "token_usage": _asked_alone("token_usage"),
+    "file_edits": _asked_alone("file_edits"),
+    "tool_inputs": _asked_alone("tool_inputs"),
+    "final_output": _final_output,
+    "retrieval_documents": _retrieval_documents,
+    "agents": _asked_alone("agents"),
+    "timing": _asked_alone("timing"),
+    "attribute": _attribute,
+}
+"""Evidence name -> probe (``probed``; the core's names ask their plan alone).
+``otel-oracles schema`` and the docs list these names."""
 
 EVIDENCE_DESCRIPTIONS: dict[str, str] = {
     "steps": "the trace mapped to at least one step",

@@ -1,4 +1,4 @@
-"""The evidence probes' step filters done by the core (``_native.probe_gaps``,
+"""The evidence probes' step filters done by the core (``_native.EvidencePlan``,
 ``native/python/src/evidence/probes.rs``) find the steps the Python comprehensions they
 replaced found, in the same order, and read as many.
 
@@ -18,9 +18,8 @@ from typing import Any
 
 import pytest
 
-from otel_oracles._native import probe_gaps, probe_gaps_of
+from otel_oracles._native import EvidencePlan
 from otel_oracles.grade.evidence import (
-    CALL_PROBES,
     Evidence,
     absent,
     group_steps,
@@ -28,6 +27,45 @@ from otel_oracles.grade.evidence import (
 )
 from otel_oracles.model.step import Step, StepKind, Trajectory
 from otel_oracles.model.tool_name import tool_matches
+
+CALL_NAMES = ("tool_arguments", "tool_results", "tool_outcomes", "tool_inputs")
+"""The evidence names probed over the tool calls."""
+
+
+def _plan(asks: list[tuple[str, str | None]]) -> EvidencePlan:
+    return EvidencePlan(
+        [(pos, probe, scope) for pos, (probe, scope) in enumerate(asks)],
+        tool_matches,
+        StepKind.FILE_EDIT,
+    )
+
+
+def probe_gaps_of(
+    asks: list[tuple[str, str | None]],
+    steps: list[Step],
+    answering: frozenset[int] | None = frozenset(),
+) -> list[tuple[int | None, list[Step]]]:
+    """``(read, gaps)`` of each ``(probe, scope)`` of ``asks`` in order, asked of ``steps``
+    in one plan: ``read`` is ``None`` where the plan found nothing lacking (it answers only
+    the names lacking)."""
+    found = {
+        pos: (read, gaps)
+        for pos, read, gaps in _plan(asks).lacking(group_steps(steps), steps, answering)
+    }
+    return [
+        (found[pos][0], found[pos][1] or []) if pos in found else (None, [])
+        for pos in range(len(asks))
+    ]
+
+
+def probe_gaps(
+    probe: str,
+    steps: list[Step],
+    scope: str | None = None,
+    answering: frozenset[int] | None = frozenset(),
+) -> tuple[int | None, list[Step]]:
+    """``probe_gaps_of`` of one ``(probe, scope)``."""
+    return probe_gaps_of([(probe, scope)], steps, answering)[0]
 
 
 def _spec_matches(tool: str | None, scope: str | None) -> bool:
@@ -151,21 +189,23 @@ def test_the_core_finds_the_steps_the_python_probes_found() -> None:
         for scope in (None, "run_command", "search_*", "nothing"):
             scoped = [s for s in calls if _spec_matches(s.tool, scope)]
             for field in ("arguments", "result"):
-                read, gaps = probe_gaps(field, calls, scope, tool_matches)
-                assert read == len(scoped)
+                read, gaps = probe_gaps(field, steps, scope)
+                assert read == (len(scoped) if gaps else None)
                 assert _same(gaps, _spec_field(scoped, field))
                 found[field] += bool(gaps)
-            _, gaps = probe_gaps("outcomes", calls, scope, tool_matches, answering)
+            _, gaps = probe_gaps("outcomes", steps, scope, answering)
             assert _same(gaps, _spec_outcomes(scoped, answering))
             found["outcomes"] += bool(gaps)
-            _, gaps = probe_gaps("inputs", calls, scope, tool_matches)
+            _, gaps = probe_gaps("inputs", steps, scope)
             assert _same(gaps, _spec_inputs(scoped))
             found["inputs"] += bool(gaps)
-        read, gaps = probe_gaps("tokens", groups.generations)
-        assert read == len(groups.generations)
-        assert _same(gaps, _spec_tokens(list(groups.generations)))
+        gens = list(groups.generations)
+        read, gaps = probe_gaps("tokens", steps)
+        # Without model calls the probe lacks them all: found, having read none.
+        assert read == (len(gens) if gaps or not gens else None)
+        assert _same(gaps, _spec_tokens(gens))
         found["tokens"] += bool(gaps)
-        _, gaps = probe_gaps("file_edits", steps, kind=StepKind.FILE_EDIT)
+        _, gaps = probe_gaps("file_edits", steps)
         assert _same(gaps, _spec_file_edits(steps))
         found["file_edits"] += bool(gaps)
     for probe, hits in found.items():
@@ -173,8 +213,8 @@ def test_the_core_finds_the_steps_the_python_probes_found() -> None:
 
 
 def test_probes_asked_together_find_what_each_finds_alone() -> None:
-    """``probe_gaps_of`` (one walk for several probes) answers each ``(probe, scope)`` as
-    ``probe_gaps`` answers it alone, in the order asked; ``Evidence.lacking`` of several
+    """A plan of several probes (one walk over the calls) answers each ``(probe, scope)`` as
+    a plan of it alone answers it, in the order asked; ``Evidence.lacking`` of several
     tool-call names (probed together) words the messages each name's own probe words."""
     rng = random.Random(2611)
     asks = [
@@ -185,7 +225,7 @@ def test_probes_asked_together_find_what_each_finds_alone() -> None:
     names = tuple(
         sorted(
             f"{base}:{scope}" if scope else base
-            for base in CALL_PROBES
+            for base in CALL_NAMES
             for scope in (None, "run_command", "search_*")
         )
     )
@@ -195,10 +235,10 @@ def test_probes_asked_together_find_what_each_finds_alone() -> None:
         calls = group_steps(steps).calls
         answering = frozenset(id(s) for s in calls if rng.random() < 0.2)
         chosen = rng.sample(asks, rng.randint(1, len(asks)))
-        together = probe_gaps_of(chosen, calls, tool_matches, answering)
+        together = probe_gaps_of(chosen, steps, answering)
         assert len(together) == len(chosen)
         for (probe, scope), (read, gaps) in zip(chosen, together, strict=True):
-            alone_read, alone = probe_gaps(probe, calls, scope, tool_matches, answering)
+            alone_read, alone = probe_gaps(probe, steps, scope, answering)
             assert read == alone_read
             assert _same(gaps, alone)
         # Messages name each step by its kind's value: kinds as members here.
@@ -284,14 +324,9 @@ def test_evidence_facts_are_made_once_and_hold_no_cycle() -> None:
         gc.enable()
 
 
-def test_an_unknown_probe_or_a_scope_without_its_matcher_is_refused() -> None:
+def test_an_unknown_probe_or_outcomes_without_the_answering_calls_is_refused() -> None:
     with pytest.raises(ValueError, match="no probe"):
-        probe_gaps("nothing", [])
-    with pytest.raises(ValueError, match="scope"):
-        probe_gaps("arguments", [], "run_*")
-    with pytest.raises(ValueError, match="kind"):
-        probe_gaps("file_edits", [])
-    with pytest.raises(ValueError, match="no probe"):
-        probe_gaps_of([("arguments", None), ("nothing", None)], [])
-    with pytest.raises(ValueError, match="scope"):
-        probe_gaps_of([("arguments", None), ("result", "run_*")], [])
+        _plan([("arguments", None), ("nothing", None)])
+    with pytest.raises(ValueError, match="answering"):
+        probe_gaps("outcomes", [], answering=None)
+    assert probe_gaps("arguments", [], answering=None) == (None, [])

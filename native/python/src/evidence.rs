@@ -3,7 +3,7 @@
 //! `otel_oracles_core::placeholder` over Python values), a trajectory's steps read once
 //! into typed records (`view::StepView`, read as `Evidence.groups`: the groups the
 //! checks select from and the facts derived from the steps' kinds, times and statuses), the
-//! steps each evidence probe finds lacking (`probes::probe_gaps`), the
+//! evidence names a trajectory lacks and the steps lacking each (`probes::EvidencePlan`), the
 //! repeated calls `tool_retries` judges (`tool_repeats`), the calls `loop_detected` must
 //! normalize (`repeated_args_candidates`), `tool_sequence`'s diff (`sequence`) and
 //! `citations_grounded`'s search for the cited ids (`citations`).

@@ -1,12 +1,17 @@
-//! The step filters of the evidence probes (`otel_oracles.grade.evidence.PROBES`): which
-//! steps lack what a probe asks for (`probe_gaps`), in one call per probe and trajectory.
+//! The evidence probes of `otel_oracles.grade.evidence` done by the core: which of a
+//! contract's evidence names a trajectory lacks, and the steps that lack each, in one call
+//! per evidence-name tuple and trajectory (`EvidencePlan.lacking`).
 //!
-//! Each probe was a Python comprehension over the trajectory's tool calls or model calls,
-//! each step costing an `absent` call (a `redacted` lookup, an attribute read, the core's
-//! placeholder test), the scope's tool-name match and a few more attribute reads: the
-//! usual trajectory lacks nothing, so all of that was spent to find no step. Here the same
-//! conditions are read through the C API in the order Python evaluated them, and only the
-//! steps found go back to Python, which words the message (`list_steps`) as before.
+//! Each probe was a Python function over the trajectory's steps, its tool calls or its
+//! model calls, reached through `Evidence.lacking`, a plan of the tool-call names and a
+//! lookup per name: the usual trajectory lacks nothing, so all of that dispatch was spent to
+//! find no step. Here a plan made once per name tuple (the loaded contracts' few) knows
+//! which probe each name is; one call reads the tool calls once for every tool-call probe
+//! (`tool_arguments`, `tool_results`, `tool_outcomes`, `tool_inputs`, scoped or not), the
+//! model calls for `token_usage`, the steps once for `file_edits` and `timing`, and the
+//! view's groups for `steps` and `agents`. The conditions are read through the C API in the
+//! order Python evaluated them; only the names found lacking go back to Python, with the
+//! steps they name, and Python words each message (`list_steps`) as before.
 
 use pyo3::exceptions::PyValueError;
 use pyo3::intern;
@@ -15,6 +20,8 @@ use pyo3::types::{PyDict, PyFrozenSet, PyList, PyString, PyTuple};
 
 use crate::pydict;
 
+use super::messages::messages_empty;
+use super::view::StepView;
 use super::{placeholder, StepFields};
 
 /// What a probe asks of each step it reads.
@@ -31,8 +38,18 @@ enum Probe {
     /// `token_usage`: input or output tokens not recorded (Python then sets aside the calls
     /// the model API refused, `refused_model_call`).
     Tokens,
+    /// `input_messages`, `output_messages`: a model call's messages not captured, or
+    /// captured as structure only (`messages_empty`).
+    InputMessages,
+    OutputMessages,
     /// `file_edits`: a trace-derived file edit without its path or content.
     FileEdits,
+    /// `timing`: a step from a span (not `synthesized`) without its start or end time.
+    Timing,
+    /// `steps`: the trajectory has no steps.
+    Steps,
+    /// `agents`: the trajectory has neither agent nor handoff steps.
+    Agents,
 }
 
 impl Probe {
@@ -44,6 +61,11 @@ impl Probe {
             "inputs" => Probe::Inputs,
             "tokens" => Probe::Tokens,
             "file_edits" => Probe::FileEdits,
+            "input_messages" => Probe::InputMessages,
+            "output_messages" => Probe::OutputMessages,
+            "timing" => Probe::Timing,
+            "steps" => Probe::Steps,
+            "agents" => Probe::Agents,
             _ => return Err(PyValueError::new_err(format!("no probe named {name:?}"))),
         })
     }
@@ -151,6 +173,20 @@ fn lacks<'py>(
             Ok(absent(fields, &redacted, intern!(py, "path"))?
                 || fields.get(intern!(py, "content"))?.is_none())
         }
+        Probe::InputMessages | Probe::OutputMessages => {
+            let name = if probe == Probe::InputMessages {
+                intern!(py, "input_messages")
+            } else {
+                intern!(py, "output_messages")
+            };
+            let redacted = redacted()?;
+            Ok(absent(fields, &redacted, name)? || messages_empty(&fields.get(name)?)?)
+        }
+        Probe::Timing => Ok(!fields.get(intern!(py, "synthesized"))?.is_truthy()?
+            && (fields.get(intern!(py, "start_ns"))?.is_none()
+                || fields.get(intern!(py, "end_ns"))?.is_none())),
+        // Asked of the view's groups, never of a step (`EvidencePlan.lacking`).
+        Probe::Steps | Probe::Agents => Ok(false),
     }
 }
 
@@ -160,7 +196,19 @@ struct Ask<'py> {
     probe: Probe,
     scope: Option<(Bound<'py, PyString>, Bound<'py, PyDict>)>,
     read: usize,
-    gaps: Bound<'py, PyList>,
+    /// The steps found lacking, made on the first (most asks find none).
+    gaps: Option<Bound<'py, PyList>>,
+}
+
+impl<'py> Ask<'py> {
+    fn new(py: Python<'py>, probe: Probe, scope: Option<&Py<PyString>>) -> Self {
+        Ask {
+            probe,
+            scope: scope.map(|scope| (scope.bind(py).clone(), PyDict::new(py))),
+            read: 0,
+            gaps: None,
+        }
+    }
 }
 
 /// Whether `ask`'s scope names `tool` (`matches(scope, tool, True)`, asked once per distinct
@@ -188,7 +236,7 @@ fn in_scope<'py>(
 /// Walks `steps` once for every probe of `asks`, in step order, each step's fields read
 /// from its one `__dict__` (`StepFields`) by the probes that read it. `kind` (the
 /// `file_edit` member) is the kind `file_edits` reads, by identity, else as Python
-/// compares it.
+/// compares it; `matches` is the tool-name test of the scoped asks.
 fn walk<'py>(
     asks: &mut [Ask<'py>],
     steps: &Bound<'py, PyAny>,
@@ -221,91 +269,175 @@ fn walk<'py>(
             }
             ask.read += 1;
             if lacks(ask.probe, &fields, answering)? {
-                ask.gaps.append(&fields.step)?;
+                ask.gaps
+                    .get_or_insert_with(|| PyList::empty(py))
+                    .append(&fields.step)?;
             }
         }
     }
     Ok(())
 }
 
-/// The asks of `(probe, scope)` pairs, refused as `probe_gaps` refuses them.
-fn asks_of<'py>(
-    py: Python<'py>,
-    pairs: &[(String, Option<Bound<'py, PyString>>)],
-    matches: Option<&Bound<'py, PyAny>>,
-    kind: Option<&Bound<'py, PyAny>>,
-) -> PyResult<Vec<Ask<'py>>> {
-    pairs
-        .iter()
-        .map(|(probe, scope)| {
-            let probe = Probe::named(probe)?;
-            if scope.is_some() && matches.is_none() {
-                return Err(PyValueError::new_err("a scope needs matches"));
-            }
-            if probe == Probe::FileEdits && kind.is_none() {
-                return Err(PyValueError::new_err("file_edits needs the kind it reads"));
-            }
-            Ok(Ask {
-                probe,
-                scope: scope.clone().map(|scope| (scope, PyDict::new(py))),
-                read: 0,
-                gaps: PyList::empty(py),
+/// One evidence name of a plan: its position in the plan's name tuple, its probe, and the
+/// tool-name glob of a scoped tool-call name.
+struct Entry {
+    pos: usize,
+    probe: Probe,
+    scope: Option<Py<PyString>>,
+}
+
+/// What a plan's answer says of one name it found lacking: `(position, read, gaps)`.
+type Lack<'py> = (usize, usize, Option<Bound<'py, PyList>>);
+
+/// The core's evidence names of an evidence-name tuple (a compiled check's or contract's),
+/// each with its probe, made once per tuple (`evidence._plan`, cached), and asked of each
+/// trajectory in one call (`lacking`).
+#[pyclass(module = "otel_oracles._native", name = "EvidencePlan", frozen)]
+pub struct EvidencePlan {
+    entries: Vec<Entry>,
+    /// `model.tool_name.tool_matches`, asked of scoped names.
+    matches: Py<PyAny>,
+    /// The `file_edit` member, the kind `file_edits` reads.
+    file_edit: Py<PyAny>,
+    /// Whether `tool_outcomes` is among the names: the one probe that reads the final-answer
+    /// calls (`answering`).
+    #[pyo3(get)]
+    outcomes: bool,
+}
+
+impl EvidencePlan {
+    /// The asks of the entries whose probe is one of `probes`, with their positions.
+    fn asks<'py>(&self, py: Python<'py>, probes: &[Probe]) -> (Vec<usize>, Vec<Ask<'py>>) {
+        self.entries
+            .iter()
+            .filter(|entry| probes.contains(&entry.probe))
+            .map(|entry| (entry.pos, Ask::new(py, entry.probe, entry.scope.as_ref())))
+            .unzip()
+    }
+}
+
+/// The asks of `asks` that found a gap, as `Lack`s at their positions.
+fn gapped<'py>(found: &mut Vec<Lack<'py>>, positions: Vec<usize>, asks: Vec<Ask<'py>>) {
+    for (pos, ask) in positions.into_iter().zip(asks) {
+        if ask.gaps.is_some() {
+            found.push((pos, ask.read, ask.gaps));
+        }
+    }
+}
+
+#[pymethods]
+impl EvidencePlan {
+    /// `entries`: `(position, probe, scope)` of each name the core probes: `arguments`,
+    /// `result`, `outcomes`, `inputs` (the tool calls, narrowed by `scope`, a tool-name
+    /// glob, to those `matches(scope, tool, True)` names), `tokens` (the model calls),
+    /// `input_messages`, `output_messages` (the model calls), `file_edits` (the steps of kind
+    /// `file_edit`), `timing` (every step), `steps` and
+    /// `agents` (the view's groups). Only the tool-call probes read a scope.
+    #[new]
+    #[pyo3(signature = (entries, matches, file_edit, /))]
+    fn new(
+        entries: Vec<(usize, String, Option<Py<PyString>>)>,
+        matches: Py<PyAny>,
+        file_edit: Py<PyAny>,
+    ) -> PyResult<Self> {
+        let entries = entries
+            .into_iter()
+            .map(|(pos, probe, scope)| {
+                let probe = Probe::named(&probe)?;
+                let calls = matches!(
+                    probe,
+                    Probe::Arguments | Probe::Result | Probe::Outcomes | Probe::Inputs
+                );
+                Ok(Entry {
+                    pos,
+                    probe,
+                    scope: if calls { scope } else { None },
+                })
             })
+            .collect::<PyResult<Vec<_>>>()?;
+        let outcomes = entries.iter().any(|entry| entry.probe == Probe::Outcomes);
+        Ok(EvidencePlan {
+            entries,
+            matches,
+            file_edit,
+            outcomes,
         })
-        .collect()
-}
+    }
 
-/// `(read, gaps)`: how many of `steps` the probe named `probe` reads, and those of them
-/// that lack what it asks for, in step order. `scope` (a tool-name glob) narrows the steps
-/// to those whose `tool` is set and `matches(scope, tool, True)` (`model.tool_name
-/// .tool_matches`) names, asked once per distinct tool name. `answering` (`id()`s of the
-/// final-answer calls) are set aside by `outcomes`; `kind` (the `file_edit` member) is the
-/// kind `file_edits` reads, by identity, else as Python compares it.
-///
-/// `probe`: `arguments`, `result`, `outcomes`, `inputs` (tool calls), `tokens` (model calls),
-/// `file_edits` (every step). The conditions are `evidence`'s probes' own, read in their
-/// order; the messages stay Python's.
-#[pyfunction]
-#[pyo3(signature = (probe, steps, /, scope=None, matches=None, answering=None, kind=None))]
-fn probe_gaps<'py>(
-    probe: String,
-    steps: &Bound<'py, PyAny>,
-    scope: Option<Bound<'py, PyString>>,
-    matches: Option<&Bound<'py, PyAny>>,
-    answering: Option<&Bound<'py, PyFrozenSet>>,
-    kind: Option<&Bound<'py, PyAny>>,
-) -> PyResult<Bound<'py, PyTuple>> {
-    let py = steps.py();
-    let mut asks = asks_of(py, &[(probe, scope)], matches, kind)?;
-    walk(&mut asks, steps, matches, answering, kind)?;
-    let ask = asks.remove(0);
-    (ask.read, ask.gaps).into_pyobject(py)
-}
-
-/// `[(read, gaps), ...]`: `probe_gaps` of every `(probe, scope)` pair of `asks`, in their
-/// order, found in one walk over `steps`: a contract asks several of the tool-call probes
-/// (`tool_arguments`, `tool_outcomes`, `tool_inputs`, scoped ones), each a walk over the
-/// same calls when asked alone.
-#[pyfunction]
-#[pyo3(signature = (asks, steps, /, matches=None, answering=None, kind=None))]
-fn probe_gaps_of<'py>(
-    asks: Vec<(String, Option<Bound<'py, PyString>>)>,
-    steps: &Bound<'py, PyAny>,
-    matches: Option<&Bound<'py, PyAny>>,
-    answering: Option<&Bound<'py, PyFrozenSet>>,
-    kind: Option<&Bound<'py, PyAny>>,
-) -> PyResult<Bound<'py, PyList>> {
-    let py = steps.py();
-    let mut asks = asks_of(py, &asks, matches, kind)?;
-    walk(&mut asks, steps, matches, answering, kind)?;
-    let found = asks
-        .into_iter()
-        .map(|ask| (ask.read, ask.gaps).into_pyobject(py))
-        .collect::<PyResult<Vec<_>>>()?;
-    PyList::new(py, found)
+    /// `((position, read, gaps), ...)` for each of the plan's names that `view` (the
+    /// trajectory's `StepView`) and `steps` (its steps) lack, by position; `()` when none
+    /// does. `read` is how many steps the probe read (the calls its scope covers, the
+    /// model calls; 0 for `steps` and `agents`, and for a model-call probe without model
+    /// calls), `gaps` the steps lacking what it asks for, in step order (`None` for `steps`
+    /// and `agents`, and for a model-call probe without model calls). `answering` (`id()`s of the
+    /// final-answer calls) is what `outcomes` sets aside; a plan with `outcomes` needs it.
+    #[pyo3(signature = (view, steps, answering, /))]
+    fn lacking<'py>(
+        &self,
+        view: &Bound<'py, StepView>,
+        steps: &Bound<'py, PyAny>,
+        answering: Option<&Bound<'py, PyFrozenSet>>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let py = steps.py();
+        let view = view.get();
+        let matches = self.matches.bind(py);
+        let mut found: Vec<Lack<'py>> = Vec::new();
+        let calls = [
+            Probe::Arguments,
+            Probe::Result,
+            Probe::Outcomes,
+            Probe::Inputs,
+        ];
+        let (positions, mut asks) = self.asks(py, &calls);
+        if !asks.is_empty() {
+            if self.outcomes && answering.is_none() {
+                return Err(PyValueError::new_err("outcomes needs the answering calls"));
+            }
+            walk(
+                &mut asks,
+                view.calls.bind(py),
+                Some(matches),
+                answering,
+                None,
+            )?;
+            gapped(&mut found, positions, asks);
+        }
+        let generations = [Probe::Tokens, Probe::InputMessages, Probe::OutputMessages];
+        let (positions, mut asks) = self.asks(py, &generations);
+        if !asks.is_empty() {
+            walk(&mut asks, view.generations.bind(py), None, None, None)?;
+            for (pos, ask) in positions.into_iter().zip(asks) {
+                if ask.read == 0 || ask.gaps.is_some() {
+                    found.push((pos, ask.read, ask.gaps));
+                }
+            }
+        }
+        let (positions, mut asks) = self.asks(py, &[Probe::FileEdits, Probe::Timing]);
+        if !asks.is_empty() {
+            let kind = self.file_edit.bind(py);
+            walk(&mut asks, steps, None, None, Some(kind))?;
+            gapped(&mut found, positions, asks);
+        }
+        for entry in &self.entries {
+            let lacks = match entry.probe {
+                Probe::Steps => !steps.is_truthy()?,
+                Probe::Agents => {
+                    view.agents.bind(py).is_empty() && view.handoffs.bind(py).is_empty()
+                }
+                _ => continue,
+            };
+            if lacks {
+                found.push((entry.pos, 0, None));
+            }
+        }
+        if found.is_empty() {
+            return Ok(PyTuple::empty(py));
+        }
+        found.sort_unstable_by_key(|lack| lack.0);
+        PyTuple::new(py, found)
+    }
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(probe_gaps, m)?)?;
-    m.add_function(wrap_pyfunction!(probe_gaps_of, m)?)
+    m.add_class::<EvidencePlan>()
 }

@@ -78,16 +78,16 @@ pub struct StepView {
     /// The tool calls (`Step.is_tool`: tool calls, file edits, commands, retrievals), in
     /// step order.
     #[pyo3(get)]
-    calls: Py<PyTuple>,
+    pub(super) calls: Py<PyTuple>,
     /// The model calls, in step order.
     #[pyo3(get)]
-    generations: Py<PyTuple>,
+    pub(super) generations: Py<PyTuple>,
     /// The agent steps, in step order.
     #[pyo3(get)]
-    agents: Py<PyTuple>,
+    pub(super) agents: Py<PyTuple>,
     /// The handoffs, in step order.
     #[pyo3(get)]
-    handoffs: Py<PyTuple>,
+    pub(super) handoffs: Py<PyTuple>,
     /// The trace-derived calls whose tool name was not recorded: no `raw` object, a
     /// placeholder `tool` (`is_placeholder`).
     #[pyo3(get)]
