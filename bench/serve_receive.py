@@ -57,7 +57,7 @@ def main() -> None:
     from otel_oracles.server import _wiring
     from otel_oracles.server._grading import VerdictLine
     from otel_oracles.server._logging import configure_logging
-    from otel_oracles.server._processes import ProcessGrading, _dumps, _parts, _Worker
+    from otel_oracles.server._processes import ProcessGrading, _message, _Worker
     from otel_oracles.server._service import GradingServer
     from otel_oracles.server._spool import spool_for
     from otel_oracles.server.config import ServeSettings
@@ -135,8 +135,7 @@ def main() -> None:
             while not w.outbox.empty():
                 msg = w.outbox.get()
                 assert msg is not None
-                parts, where = _parts(msg[1], pg._payload)
-                sent += len(_dumps((*msg, parts), where))
+                sent += len(_message(msg, pg._payload))
     print(json.dumps({"bodies": len(bodies), "spans": spans, "traces_graded": traces,
                       "bytes_to_workers": sent}))  # fmt: skip
 

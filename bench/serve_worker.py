@@ -15,7 +15,7 @@ span. ``prepare`` plays the receiving process on the serve data set's protobuf r
 (bench/serve_load.py's data): each body offered to the online assembler on a clock advancing
 32 ms a body (~16,000 spans/s), traces released after a decision wait and through a join
 window (0.2 s and 0.5 s, so that traces leave while the first bodies are read), each sweep's
-subjects handed to the least busy worker as serve does (``_parts``, ``_dumps``); it keeps
+subjects handed to the least busy worker as serve does (``_message``); it keeps
 worker 0's messages. The verdicts go to bench/sink_proc.py and the feeder is a spawned
 process: neither is measured. The exporter thread batches what has accumulated, so the
 number of export requests (printed) varies a little between runs.
@@ -49,7 +49,7 @@ def prepare(args: argparse.Namespace) -> None:
     from otel_oracles.assemble.online import OnlineAssembler, ReadyTrace
     from otel_oracles.assemble.online_join import OnlineJoiner
     from otel_oracles.decode import decode
-    from otel_oracles.server._processes import _dumps, _parts
+    from otel_oracles.server._processes import _message
 
     data = args.data.read_bytes()
     clock = [0.0]
@@ -89,8 +89,7 @@ def prepare(args: argparse.Namespace) -> None:
             held[w] = 0  # as if graded by the next sweep (each worker keeps up)
             if w != 0:
                 continue
-            parts, where = _parts(items, lambda body: body.payload)
-            messages.append(bytes(_dumps(("grade", items, parts), where)))
+            messages.append(_message(("grade", items), lambda body: body.payload))
             traces += len(items)
             spans += sum(len(item[2]) for item in items)
 

@@ -172,6 +172,19 @@ class RecordBuilder:
         """New ``SpanRecord``s of ``batch``'s spans at ``indices``, in that order."""
     def logs(self, batch: Batch, indices: list[int]) -> list[LogRecord]:
         """New ``LogRecord``s of ``batch``'s log records at ``indices``, in that order."""
+    def place(
+        self,
+        batches: list[Batch | None],
+        orders: list[bytes | None],
+        spans: list[tuple[bytes, list[Any]]],
+        logs: list[tuple[bytes, list[Any]]],
+    ) -> tuple[list[list[SpanRecord]], list[list[LogRecord]]]:
+        """A grading worker's message's span and log lists built from their references
+        (``server._processes._Records``: native-order ``u32`` (slot, position) pairs; the
+        slot ``0xFFFFFFFF`` names a record sent as itself, in the list's second member) into
+        the message's parts, ``batches[slot]`` (decoded) cut to the sorted positions
+        ``orders[slot]`` (``u32``s; ``None``: the whole body). ``IndexError`` for a slot
+        whose batch is ``None`` (a body that was not sent) or a position not in its part."""
 
 # -- serve's online assembly buffer (native/python/src/online.rs) ---------------------------
 

@@ -76,17 +76,18 @@ class RequestBody:
         assert self._reader is not None, "spilled without a reader"
         return self._reader()
 
-    def part(self, payload: bytes, positions: list[int]) -> tuple[bytes, dict[int, int] | None]:
+    def part(self, payload: bytes, positions: list[int]) -> tuple[bytes, list[int] | None]:
         """What a worker is sent for the records of this body at ``positions`` (of
         ``payload``, this body's bytes): a cuttable body cut down to those records, with
-        each position's place in it (the cut keeps them in position order); any other body
-        whole (``None``: positions unchanged)."""
+        the positions it holds, sorted (the cut keeps them in position order: a position's
+        place in that list is its record's in the part); any other body whole (``None``:
+        positions unchanged)."""
         if not self.cuttable:
             return payload, None
         from otel_oracles._native import select_proto
 
-        ordered = sorted(positions)
-        return select_proto(payload, ordered), {p: i for i, p in enumerate(ordered)}
+        ordered = sorted(set(positions))
+        return select_proto(payload, ordered), ordered
 
     def spill(self, reader: Callable[[], bytes]) -> None:
         """Drop the bytes held in memory; ``reader`` gives them back (a durable copy must

@@ -25,13 +25,15 @@ body its traces have spans or log records in, a part of it (``RequestBody.part``
 body cut down by the core to those records, copied without being decoded; a JSON body
 whole, with its id, so a worker decodes it once for the messages it keeps it for:
 ``_WholeBodies``), read back from the spool, which holds the body while any of its traces is
-outstanding; spans travel as positions in those parts (``_Ref``). So the receiving process
-never decodes, serializes or converts a span again, and a worker decodes its own traces'
-spans only: the spans of one body belong to traces spread over every worker, and when each
-worker was sent whole bodies (once, kept until the parent dropped them) every worker decoded
-the whole stream, ~18% of a worker's busy time with two workers and more with more. A worker
-builds the records of the positions it is sent (``_build_records``, one call into the core
-per part and kind). Log records travel the same way (``WireLog``).
+outstanding; each item's spans and log records travel as references into those parts (two
+numbers a record, packed in bytes: ``_parts``), so the message pickles in C, with no Python
+call per record on either side. So the receiving process never decodes, serializes or
+converts a span again, and a worker decodes its own traces' spans only: the spans of one
+body belong to traces spread over every worker, and when each worker was sent whole bodies
+(once, kept until the parent dropped them) every worker decoded the whole stream, ~18% of a
+worker's busy time with two workers and more with more. A worker builds the records of the
+references it is sent (``_build_records``, one call into the core a message:
+``RecordBuilder.place``). Log records travel the same way (``WireLog``).
 Results are reported per exported batch, not per request, so a slow trace never holds back
 the others sent with it. A trace whose grading raises gets ``error`` verdicts from its worker
 ("errored" counts it, its verdicts follow as "graded"). A worker that dies (killed, out of
@@ -44,7 +46,6 @@ only counted. A worker whose parent dies sees its pipe close and exits.
 from __future__ import annotations
 
 import contextlib
-import io
 import logging
 import multiprocessing
 import os
@@ -53,6 +54,7 @@ import queue
 import signal
 import threading
 import time
+from array import array
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -89,13 +91,21 @@ to the workers mostly need the same few bodies, and reading one back is a query 
 a chain of overflow pages."""
 _WHOLE_KEPT = 8
 """Whole bodies a worker keeps decoded for its next messages (``_WholeBodies``)."""
-_Part = tuple[BodyKind, bytes, int | None]
-"""A body's part in a message: its kind, its bytes, and the body's id when the part is the
+_Part = tuple[BodyKind, bytes, int | None, bytes | None]
+"""A body's part in a message: its kind, its bytes, the body's id when the part is the
 whole body (a JSON body, or a protobuf body the decoder rejected a record of), so the
-worker decodes it once for all the messages that need it (``_WholeBodies``)."""
-_Where = dict[int, tuple[int, dict[int, int] | None]]
-"""Body id -> (its part in a message, each position in the body's place in the part, or
-``None`` when the part is the whole body)."""
+worker decodes it once for all the messages that need it (``_WholeBodies``), else the
+body positions it was cut to, sorted (``_U32``s): where the records referred to are in it."""
+_Records = tuple[bytes, list[Any]]
+"""A span or log-record list in a message: one (slot, position) pair of ``_U32``s a record,
+in the list's order, naming the record by the message's part of its body (slot) and its
+position in the body; the slot ``_AS_IS`` names the list's second member's record at that
+index, sent as itself (a record that is not a ``WireSpan`` or ``WireLog``)."""
+_U32 = "I"
+"""The ``array`` type code of the references: ``RecordBuilder.place`` reads native-order
+``u32``s (the worker runs on the same machine)."""
+assert array(_U32).itemsize == 4
+_AS_IS = 0xFFFF_FFFF
 
 
 @dataclass
@@ -291,8 +301,7 @@ class ProcessGrading:
                 return
             try:
                 if msg[0] in ("grade", "fail"):
-                    parts, where = _parts(msg[1], self._payload)
-                    w.conn.send_bytes(_dumps((*msg, parts), where))
+                    w.conn.send_bytes(_message(msg, self._payload))
                 else:
                     w.conn.send(msg)
             except (OSError, ValueError):
@@ -430,77 +439,71 @@ class ProcessGrading:
 _WIRE = (WireSpan, WireLog)
 
 
+def _message(msg: tuple[Any, ...], payload_of: Callable[[RequestBody], bytes]) -> bytes:
+    """A "grade" or "fail" message as a worker is sent it, pickled: its items' records as
+    references (``_Records``) into the parts of their bodies appended (``_parts``)."""
+    parts, items = _parts(msg[1], payload_of)
+    return pickle.dumps((msg[0], items, *msg[2:], parts), protocol=pickle.HIGHEST_PROTOCOL)
+
+
 def _parts(
     items: list[tuple[Any, ...]], payload_of: Callable[[RequestBody], bytes]
-) -> tuple[list[_Part], _Where]:
-    """The parts (``_Part``) of the bodies the spans and log records of ``items`` live
-    in (each body's bytes from ``payload_of``), and where each body's records are in them
-    (``_Where``)."""
-    wanted: dict[int, tuple[RequestBody, list[int]]] = {}
-    for item in items:
-        for record in (*item[2], *item[3]):
-            if type(record) in _WIRE:
-                found = wanted.get(record.body.id)
-                if found is None:
-                    found = wanted[record.body.id] = (record.body, [])
-                found[1].append(record.index)
-    parts: list[_Part] = []
-    where: _Where = {}
-    for body_id, (body, positions) in wanted.items():
-        # Without a part, the worker cannot build these records: it fails on them and is
-        # replaced, so their traces count as grading errors.
-        try:
-            payload = payload_of(body)
-        except LookupError:  # not spooled any more (its traces were all settled)
-            logger.error("request body %d is no longer in the spool", body_id)
-            continue
-        try:
-            payload, moved = body.part(payload, positions)
-        except (IndexError, ValueError):  # not what it decoded to when it was received
-            logger.exception("request body %d could not be cut to its records", body_id)
-            continue
-        where[body_id] = (len(parts), moved)
-        parts.append((body.kind, payload, body_id if moved is None else None))
-    return parts, where
+) -> tuple[list[_Part | None], list[tuple[Any, ...]]]:
+    """The parts (``_Part``) of the bodies the spans and log records of ``items`` live in
+    (each body's bytes from ``payload_of``), a body's slot its place in that list (``None``
+    when it could not be sent), and ``items`` with their span and log lists as references
+    to them (``_Records``): one pass over the records, the rest in C."""
+    slots: dict[int, int] = {}
+    bodies: list[RequestBody] = []
+    positions: list[list[int]] = []
+    sent: list[tuple[Any, ...]] = []
+    for token, trace_id, spans, logs, reason, members in items:
+        lists: list[_Records] = []
+        for records in (spans, logs):
+            refs: list[int] = []
+            objects: list[Any] = []
+            for record in records:
+                if type(record) in _WIRE:
+                    body_id = record.body.id
+                    slot = slots.get(body_id)
+                    if slot is None:
+                        slot = slots[body_id] = len(bodies)
+                        bodies.append(record.body)
+                        positions.append([])
+                    index = record.index
+                    positions[slot].append(index)
+                    refs += (slot, index)
+                else:
+                    refs += (_AS_IS, len(objects))
+                    objects.append(record)
+            lists.append((array(_U32, refs).tobytes(), objects))
+        sent.append((token, trace_id, lists[0], lists[1], reason, members))
+    parts = [_part(body, at, payload_of) for body, at in zip(bodies, positions, strict=True)]
+    return parts, sent
 
 
-class _WirePickler(pickle.Pickler):
-    """Pickles a ``WireSpan`` / ``WireLog`` as a ``_Ref`` (part number, position in the part)
-    by ``where`` (``ProcessGrading._parts``). The record of a body with no part (not in the
-    spool any more) gets part -1: the worker fails on it."""
-
-    def __init__(self, file: io.BytesIO, where: _Where):
-        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
-        self._where = where
-
-    def reducer_override(self, obj: Any) -> Any:
-        kind = type(obj)
-        if kind is not WireSpan and kind is not WireLog:
-            return NotImplemented
-        part, moved = self._where.get(obj.body.id, (-1, None))
-        index = obj.index if moved is None else moved[obj.index]
-        return _Ref, (part, index, kind is WireLog)
-
-
-def _dumps(msg: tuple[Any, ...], where: _Where) -> memoryview:
-    buf = io.BytesIO()
-    _WirePickler(buf, where).dump(msg)
-    return buf.getbuffer()
+def _part(
+    body: RequestBody, positions: list[int], payload_of: Callable[[RequestBody], bytes]
+) -> _Part | None:
+    """``body``'s part for the records at ``positions``; ``None`` when it cannot be had.
+    Without a part, the worker cannot build these records: it fails on them and is
+    replaced, so their traces count as grading errors."""
+    try:
+        payload = payload_of(body)
+    except LookupError:  # not spooled any more (its traces were all settled)
+        logger.error("request body %d is no longer in the spool", body.id)
+        return None
+    try:
+        payload, order = body.part(payload, positions)
+    except (IndexError, ValueError):  # not what it decoded to when it was received
+        logger.exception("request body %d could not be cut to its records", body.id)
+        return None
+    if order is None:
+        return (body.kind, payload, body.id, None)
+    return (body.kind, payload, None, array(_U32, order).tobytes())
 
 
 # ---- the worker process -------------------------------------------------------------------
-
-
-class _Ref:
-    """In a worker, as unpickled: a span (or log record) of a body part of the message, by
-    position; ``_build_records`` replaces it with the record."""
-
-    __slots__ = ("index", "log", "part")
-
-    def __init__(self, part: int, index: int, log: bool) -> None:
-        self.part = part
-        self.index = index
-        self.log = log
 
 
 class _WholeBodies:
@@ -533,39 +536,23 @@ class _WholeBodies:
 
 def _build_records(
     items: list[tuple[Any, ...]],
-    parts: list[_Part],
+    parts: list[_Part | None],
     builder: RecordBuilder,
     whole: _WholeBodies,
-) -> None:
-    """Replace the ``_Ref``s in the span and log lists of ``items`` (grade or fail items, as
-    unpickled) with records, built in one call into the core per part and kind, in the
-    order asked, from the message's ``parts`` (each decoded once, a whole body once for
-    the messages ``whole`` remembers it for). A record of a body the parent could not send
-    (part -1) raises ``IndexError``: the worker then fails and is replaced, and its traces
-    count as grading errors."""
-    wanted: dict[tuple[int, bool], list[int]] = {}
-    for item in items:
-        for records in (item[2], item[3]):
-            for ref in records:
-                if type(ref) is _Ref:
-                    wanted.setdefault((ref.part, ref.log), []).append(ref.index)
-    if not wanted:
-        return
-    decoded: dict[int, Batch] = {}
-    built: dict[tuple[int, bool], Any] = {}
-    for (part, log), indices in wanted.items():
-        if part < 0:
-            raise IndexError("a record of a request body that was not sent")
-        batch = decoded.get(part)
-        if batch is None:
-            batch = decoded[part] = whole.batch(*parts[part])
-        make = builder.logs if log else builder.spans
-        built[part, log] = iter(make(batch, indices))
-    for item in items:
-        for records in (item[2], item[3]):
-            for i, ref in enumerate(records):
-                if type(ref) is _Ref:
-                    records[i] = next(built[ref.part, ref.log])
+) -> list[tuple[Any, ...]]:
+    """``items`` (grade or fail items, as unpickled) with records for the references in
+    their span and log lists (``_Records``), built in one call into the core
+    (``RecordBuilder.place``) from the message's ``parts`` (each decoded once, a whole body
+    once for the messages ``whole`` remembers it for). A record of a body the parent could
+    not send (its part ``None``) raises ``IndexError``: the worker then fails and is
+    replaced, and its traces count as grading errors."""
+    batches = [None if part is None else whole.batch(*part[:3]) for part in parts]
+    orders = [None if part is None else part[3] for part in parts]
+    spans, logs = builder.place(batches, orders, [i[2] for i in items], [i[3] for i in items])
+    return [
+        (item[0], item[1], item_spans, item_logs, item[4], item[5])
+        for item, item_spans, item_logs in zip(items, spans, logs, strict=True)
+    ]
 
 
 def worker_main(
@@ -606,10 +593,11 @@ def worker_main(
             except (EOFError, OSError):
                 break
             if msg[0] in ("grade", "fail"):
-                _build_records(msg[1], msg[-1], builder, whole)
                 traces = [
                     _WorkerTrace(trace_id, spans, logs, reason, 0.0, members=members, token=token)
-                    for token, trace_id, spans, logs, reason, members in msg[1]
+                    for token, trace_id, spans, logs, reason, members in _build_records(
+                        msg[1], msg[-1], builder, whole
+                    )
                 ]
                 if msg[0] == "grade":
                     backend.submit(traces)

@@ -9,6 +9,7 @@ import re
 import sys
 import threading
 import time
+from array import array
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +71,43 @@ def test_a_record_builder_builds_the_records_at_the_positions_asked_in_that_orde
     assert builder.logs(logs_batch, [last, 0]) == [every_log[last], every_log[0]]
     with pytest.raises(IndexError):
         builder.logs(batch, [0])  # a traces body has no log records
+
+
+def test_a_message_s_references_become_the_records_they_name() -> None:
+    """``RecordBuilder.place`` (what a ``serve`` grading worker builds of its message): each
+    (slot, position) pair names the record at that position of its body, found in the
+    body's part by the sorted positions it was cut to (or directly in a whole body); the
+    ``0xFFFFFFFF`` slot names a record sent as itself; a slot with no part, a position not
+    in the part and a torn pair are refused."""
+    body = (TRACES / "pydantic-ai" / "g_handoff.raw" / "1.pb").read_bytes()
+    batch, _ = _native.decode_proto(body, "traces")
+    every, _ = batch.records()
+    cut, _ = _native.decode_proto(_native.select_proto(body, [1, 3]), "traces")
+
+    def refs(*pairs: int) -> bytes:
+        return array("I", pairs).tobytes()
+
+    builder = _native.RecordBuilder()
+    batches = [cut, batch, None]
+    orders = [refs(1, 3), None, None]
+    sent_whole = every[2]
+    spans, logs = builder.place(
+        batches,
+        orders,
+        [(refs(0, 3, 0xFFFF_FFFF, 0, 1, 0, 0, 1), [sent_whole]), (b"", [])],
+        [(b"", [])],
+    )
+    assert spans == [[every[3], sent_whole, every[0], every[1]], []]
+    assert spans[0][1] is sent_whole
+    assert logs == [[]]
+    with pytest.raises(IndexError, match="not sent"):
+        builder.place(batches, orders, [(refs(2, 0), [])], [])
+    with pytest.raises(IndexError, match="position 2 is not in its body's part"):
+        builder.place(batches, orders, [(refs(0, 2), [])], [])
+    with pytest.raises(IndexError, match="a batch of"):
+        builder.place(batches, orders, [], [(refs(1, 0), [])])  # a traces body has no logs
+    with pytest.raises(ValueError, match="pairs"):
+        builder.place(batches, orders, [(refs(0, 1)[:6], [])], [])
 
 
 def test_a_body_cut_to_some_records_decodes_to_exactly_those_records() -> None:

@@ -9,6 +9,7 @@ import os
 import pickle
 import signal
 import time
+from array import array
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -179,9 +180,9 @@ def test_log_based_events_reach_the_worker_with_their_trace(tmp_path: Path, sink
 
 @pytest.mark.parametrize("cuttable", [True, False])
 def test_a_worker_builds_the_records_of_the_positions_it_is_sent_in_order(cuttable: bool) -> None:
-    """Both sides of the hand-over (``_processes._parts``, ``_build_records``): a message
+    """Both sides of the hand-over (``_processes._message``, ``_build_records``): a message
     carries a part of each body its traces have records in (cut down to those records, or
-    the whole body when it cannot be cut), the positions pickled for ``WireSpan``s and
+    the whole body when it cannot be cut), the references sent for ``WireSpan``s and
     ``WireLog``s become those records in each trace's order, records sent whole stay as
     they are, and a record of a body that could not be sent fails the worker (which is then
     replaced)."""
@@ -206,18 +207,27 @@ def test_a_worker_builds_the_records_of_the_positions_it_is_sent_in_order(cuttab
              (1, "t1", [wire(1)], [], "complete", None)]  # fmt: skip
 
     def sent(payload_of: Callable[[RequestBody], bytes]) -> tuple[Any, ...]:
-        parts, where = _processes._parts(items, payload_of)
-        return pickle.loads(_processes._dumps(("grade", items, parts), where))  # type: ignore[no-any-return]
+        return pickle.loads(_processes._message(("grade", items), payload_of))  # type: ignore[no-any-return]
 
     msg = sent(lambda body: body.payload)
-    (_, spans_part, spans_id), (_, logs_part, logs_id) = msg[2]
+    (_, spans_part, spans_id, spans_order), (_, logs_part, logs_id, logs_order) = msg[2]
     assert (len(spans_part) < len(spans_pb)) is cuttable
     assert (len(logs_part) < len(logs_pb)) is cuttable
     assert (spans_id, logs_id) == ((None, None) if cuttable else (spans_body.id, logs_body.id))
-    _processes._build_records(msg[1], msg[2], _native.RecordBuilder(), _processes._WholeBodies())
-    assert msg[1][0][2] == [every_span[3], whole, every_span[0]]
-    assert msg[1][0][3] == [every_log[1]]
-    assert msg[1][1][2] == [every_span[1]]
+    assert (spans_order, logs_order) == (
+        (array("I", [0, 1, 3]).tobytes(), array("I", [1]).tobytes()) if cuttable else (None, None)
+    )
+    built = _processes._build_records(
+        msg[1], msg[2], _native.RecordBuilder(), _processes._WholeBodies()
+    )
+    assert built[0][2] == [every_span[3], whole, every_span[0]]
+    assert built[0][3] == [every_log[1]]
+    assert built[1][2] == [every_span[1]]
+    assert built[1][3] == []
+    assert [item[:2] + item[4:] for item in built] == [
+        (0, "t0", "complete", None),
+        (1, "t1", "complete", None),
+    ]
     assert type(items[0][2][0]) is WireSpan, "the parent keeps its stand-ins"
 
     def spilled(body: RequestBody) -> bytes:
@@ -226,7 +236,7 @@ def test_a_worker_builds_the_records_of_the_positions_it_is_sent_in_order(cuttab
         return body.payload
 
     msg = sent(spilled)
-    assert len(msg[2]) == 1
+    assert msg[2][1] is None, "the logs body is not sent"
     with pytest.raises(IndexError, match="not sent"):
         _processes._build_records(
             msg[1], msg[2], _native.RecordBuilder(), _processes._WholeBodies()
@@ -248,18 +258,17 @@ def test_a_whole_body_is_decoded_once_for_the_messages_that_need_it() -> None:
         span = WireSpan(body, index, s.trace_id, s.span_id, s.parent_span_id, s.end_ns,
                         s.resource, s.scope_name)  # fmt: skip
         items = [(index, s.trace_id, [span], [], "complete", None)]
-        parts, where = _processes._parts(items, lambda b: b.payload)
-        return pickle.loads(_processes._dumps(("grade", items, parts), where))  # type: ignore[no-any-return]
+        return pickle.loads(_processes._message(("grade", items), lambda b: b.payload))  # type: ignore[no-any-return]
 
     whole = _processes._WholeBodies(kept=2)
     builder = _native.RecordBuilder()
     for index in range(len(every_span)):  # one message per span of the first body
         msg = message(bodies[0], index)
-        _processes._build_records(msg[1], msg[2], builder, whole)
-        assert msg[1][0][2] == [every_span[index]]
+        assert _processes._build_records(msg[1], msg[2], builder, whole)[0][2] == [
+            every_span[index]
+        ]
     assert whole.decoded == 1 < len(every_span)
     for body in (bodies[1], bodies[2], bodies[0]):  # the first one forgotten, then again
         msg = message(body, 0)
-        _processes._build_records(msg[1], msg[2], builder, whole)
-        assert msg[1][0][2] == [every_span[0]]
+        assert _processes._build_records(msg[1], msg[2], builder, whole)[0][2] == [every_span[0]]
     assert whole.decoded == 4

@@ -30,7 +30,7 @@ type OwnShapeArgs = (
     Vec<String>,
     FastSet<String>,
 );
-use pyo3::exceptions::{PyIndexError, PyOverflowError};
+use pyo3::exceptions::{PyIndexError, PyOverflowError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -1197,6 +1197,118 @@ impl RecordBuilder {
     ) -> PyResult<Bound<'py, PyList>> {
         self.build(py, &batch.inner.logs, &indices, |b, log| b.log(log))
     }
+
+    /// The span lists and log-record lists of a worker's message
+    /// (`server._processes._build_records`), each built from its references in one pass.
+    ///
+    /// Why: the receiving process sends a record as a pair of numbers, not an object, so
+    /// that its message pickles in C and the worker runs no Python per record. Each list
+    /// is `(refs, objects)`: `refs` one (slot, position) pair of native-order `u32`s per
+    /// record, in the list's order. A slot names one of the message's parts: `batches[slot]`
+    /// is the part decoded (`None` when the receiving process could not send it: building
+    /// from it raises `IndexError`), `orders[slot]` the positions it was cut to, sorted
+    /// (`u32`s), or `None` when it is the whole body; a position is the record's place in
+    /// its body. The slot [`AS_IS`] names `objects[position]`, a record sent as itself.
+    fn place<'py>(
+        &mut self,
+        py: Python<'py>,
+        batches: Vec<Option<PyRef<'py, Batch>>>,
+        orders: Vec<Option<Bound<'py, PyBytes>>>,
+        spans: Vec<(Bound<'py, PyBytes>, Bound<'py, PyList>)>,
+        logs: Vec<(Bound<'py, PyBytes>, Bound<'py, PyList>)>,
+    ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>)> {
+        let orders: Vec<Option<Vec<u32>>> = orders
+            .iter()
+            .map(|order| order.as_ref().map(|bytes| u32s(bytes.as_bytes()).collect()))
+            .collect();
+        let shared = &mut self.shared;
+        with_gc_paused(py, || {
+            let mut builder = Builder::sharing(py, std::mem::take(shared))?;
+            let mut place_all = |lists: &[(Bound<'py, PyBytes>, Bound<'py, PyList>)],
+                                 logs: bool|
+             -> PyResult<Bound<'py, PyList>> {
+                let built = lists
+                    .iter()
+                    .map(|(refs, objects)| {
+                        place_list(
+                            &mut builder,
+                            &batches,
+                            &orders,
+                            refs.as_bytes(),
+                            objects,
+                            logs,
+                        )
+                    })
+                    .collect::<PyResult<Vec<_>>>()?;
+                PyList::new(py, built)
+            };
+            let built =
+                place_all(&spans, false).and_then(|s| place_all(&logs, true).map(|l| (s, l)));
+            *shared = builder.into_shared();
+            built
+        })
+    }
+}
+
+/// [`RecordBuilder::place`]'s slot of a record sent as itself.
+const AS_IS: u32 = u32::MAX;
+
+/// Native-order `u32`s, as Python's `array("I")` writes them (the worker that reads them
+/// runs on the machine that wrote them); a trailing partial one ignored.
+fn u32s(bytes: &[u8]) -> impl Iterator<Item = u32> + '_ {
+    bytes
+        .chunks_exact(4)
+        .map(|b| u32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+/// One list of [`RecordBuilder::place`].
+fn place_list<'py>(
+    builder: &mut Builder<'py>,
+    batches: &[Option<PyRef<'py, Batch>>],
+    orders: &[Option<Vec<u32>>],
+    refs: &[u8],
+    objects: &Bound<'py, PyList>,
+    logs: bool,
+) -> PyResult<Bound<'py, PyList>> {
+    if refs.len() % 8 != 0 {
+        return Err(PyValueError::new_err(
+            "record references are (slot, position) pairs of u32s",
+        ));
+    }
+    let mut built = Vec::with_capacity(refs.len() / 8);
+    let mut words = u32s(refs);
+    while let (Some(slot), Some(position)) = (words.next(), words.next()) {
+        if slot == AS_IS {
+            built.push(objects.get_item(position as usize)?);
+            continue;
+        }
+        let batch = batches
+            .get(slot as usize)
+            .and_then(Option::as_ref)
+            .ok_or_else(|| PyIndexError::new_err("a record of a request body that was not sent"))?;
+        let index = match orders.get(slot as usize).and_then(Option::as_ref) {
+            Some(order) => order.binary_search(&position).map_err(|_| {
+                PyIndexError::new_err(format!("position {position} is not in its body's part"))
+            })?,
+            None => position as usize,
+        };
+        let count = if logs {
+            batch.inner.logs.len()
+        } else {
+            batch.inner.spans.len()
+        };
+        if index >= count {
+            return Err(PyIndexError::new_err(format!(
+                "record {index} of a batch of {count}"
+            )));
+        }
+        built.push(if logs {
+            builder.log(&batch.inner.logs[index])?
+        } else {
+            builder.span(&batch.inner.spans[index])?
+        });
+    }
+    PyList::new(objects.py(), built)
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
