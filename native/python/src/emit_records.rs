@@ -358,12 +358,18 @@ fn hex_value(s: &str, len: usize) -> Option<u128> {
     Some(value)
 }
 
-/// The graded span's ids (a remote, sampled parent), or None when they are unusable (an
-/// AgentBench trajectory has none: the grade span then starts its own trace).
-fn ids(trace_id: Option<&str>, span_id: Option<&str>) -> Option<(u128, u64)> {
-    let ti = hex_value(trace_id?, 32)?;
-    let si = u64::try_from(hex_value(span_id?, 16)?).ok()?;
-    (ti != 0 && si != 0).then_some((ti, si))
+/// The graded trace's id, or None when it is unusable (an AgentBench trajectory has none:
+/// the grade span then starts its own trace). Parsed once a verdict: its records share it.
+fn trace_value(trace_id: Option<&str>) -> Option<u128> {
+    hex_value(trace_id?, 32).filter(|&t| t != 0)
+}
+
+/// A graded span's id (a remote, sampled parent, or the span a record points at), or None
+/// when it is unusable.
+fn span_value(span_id: Option<&str>) -> Option<u64> {
+    u64::try_from(hex_value(span_id?, 16)?)
+        .ok()
+        .filter(|&s| s != 0)
 }
 
 /// An optional str field (`None` and the empty string alike: absent).
@@ -491,6 +497,12 @@ impl VerdictRecords {
             i += 1;
             let now = now_ns();
             let read = self.read(&verdict)?;
+            // One int object of the verdict's trace id for its grade span and every record:
+            // the encoder converts a trace id once for consecutive records holding the same
+            // object.
+            let trace = trace_value(read.trace_id.as_deref())
+                .map(|t| t.into_pyobject(py).map(Bound::into_any))
+                .transpose()?;
             let checks = if self.log_events || (self.grade_span && self.span_events) {
                 read.results
                     .iter()
@@ -512,11 +524,18 @@ impl VerdictRecords {
                         found
                     }
                 };
-                let span = self.grade_span(&read, &trajectory, &generation, now, &checks)?;
+                let span = self.grade_span(
+                    &read,
+                    trace.as_ref(),
+                    &trajectory,
+                    &generation,
+                    now,
+                    &checks,
+                )?;
                 spans.append(span)?;
             }
             if self.log_events {
-                self.log_records(&read, now, &checks, logs)?;
+                self.log_records(&read, trace.as_ref(), now, &checks, logs)?;
             }
             if spans.len() >= batch || logs.len() >= batch {
                 break;
@@ -792,9 +811,11 @@ impl VerdictRecords {
         Ok(None)
     }
 
+    /// `trace` is the verdict's trace id (`trace_value`) as an int, when usable.
     fn grade_span<'py>(
         &self,
         read: &Read<'py>,
+        trace: Option<&Bound<'py, PyAny>>,
         trajectory: &Bound<'py, PyAny>,
         generation: &Bound<'py, PyAny>,
         now: u64,
@@ -867,9 +888,9 @@ impl VerdictRecords {
             Some(root) => Some(root.clone()),
             None => Self::any_span_id(read)?,
         };
-        let (trace_id, parent_id) = match ids(read.trace_id.as_deref(), pointed.as_deref()) {
-            Some((t, s)) => (t, Some(s)),
-            None => {
+        let (trace_id, parent_id) = match (trace, span_value(pointed.as_deref())) {
+            (Some(t), Some(s)) => (t.clone(), Some(s)),
+            _ => {
                 let subject = self
                     .helpers
                     .subject_label
@@ -879,7 +900,7 @@ impl VerdictRecords {
                     attrs.set_item(n.subject.bind(py), subject)?;
                 }
                 let t = (u128::from(self.next_random()) << 64) | u128::from(self.next_random());
-                (t.max(1), None)
+                (t.max(1).into_pyobject(py)?.into_any(), None)
             }
         };
         let span_id = self.next_random().max(1);
@@ -923,7 +944,7 @@ impl VerdictRecords {
         self.helpers.span_item.make(
             py,
             [
-                trace_id.into_pyobject(py)?.into_any(),
+                trace_id,
                 span_id.into_pyobject(py)?.into_any(),
                 parent_id,
                 PyString::new(py, &name).into_any(),
@@ -938,9 +959,11 @@ impl VerdictRecords {
         )
     }
 
+    /// `trace` is the verdict's trace id (`trace_value`) as an int, when usable.
     fn log_records<'py>(
         &self,
         read: &Read<'py>,
+        trace: Option<&Bound<'py, PyAny>>,
         now: u64,
         checks: &[Check<'py>],
         logs: &Bound<'py, PyList>,
@@ -956,12 +979,9 @@ impl VerdictRecords {
             let at = match made.iter().position(|(s, _, _)| *s == span_id) {
                 Some(at) => at,
                 None => {
-                    let pair = match ids(read.trace_id.as_deref(), span_id) {
-                        Some((t, s)) => (
-                            t.into_pyobject(py)?.into_any(),
-                            s.into_pyobject(py)?.into_any(),
-                        ),
-                        None => (zero.clone(), zero.clone()),
+                    let pair = match (trace, span_value(span_id)) {
+                        (Some(t), Some(s)) => (t.clone(), s.into_pyobject(py)?.into_any()),
+                        _ => (zero.clone(), zero.clone()),
                     };
                     made.push((span_id, pair.0, pair.1));
                     made.len() - 1
@@ -1031,17 +1051,21 @@ mod tests {
     fn ids_take_hex_of_either_case_and_refuse_zero_and_other_shapes() {
         let t = "0123456789ABCDEF0123456789abcdef";
         assert_eq!(
-            ids(Some(t), Some("00000000000000FF")),
-            Some((0x0123_4567_89ab_cdef_0123_4567_89ab_cdef, 0xff))
+            trace_value(Some(t)),
+            Some(0x0123_4567_89ab_cdef_0123_4567_89ab_cdef)
         );
-        assert_eq!(ids(Some(t), Some("0000000000000000")), None);
-        assert_eq!(ids(Some(t), Some("00000000000000f")), None);
-        assert_eq!(ids(Some(t), Some("00000000000000fg")), None);
-        assert_eq!(ids(None, Some("00000000000000ff")), None);
-        assert_eq!(ids(Some(""), Some("00000000000000ff")), None);
+        assert_eq!(span_value(Some("00000000000000FF")), Some(0xff));
+        assert_eq!(span_value(Some("0000000000000000")), None);
+        assert_eq!(span_value(Some("00000000000000f")), None);
+        assert_eq!(span_value(Some("00000000000000fg")), None);
+        assert_eq!(span_value(None), None);
+        assert_eq!(trace_value(None), None);
+        assert_eq!(trace_value(Some("")), None);
+        assert_eq!(trace_value(Some(&"0".repeat(32))), None);
+        assert_eq!(span_value(Some("00000000000000ff\n")), Some(0xff));
         assert_eq!(
-            ids(Some(t), Some("00000000000000ff\n")),
-            Some((0x0123_4567_89ab_cdef_0123_4567_89ab_cdef, 0xff))
+            trace_value(Some("0123456789ABCDEF0123456789abcdef\n")),
+            Some(0x0123_4567_89ab_cdef_0123_4567_89ab_cdef)
         );
     }
 
