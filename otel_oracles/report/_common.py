@@ -37,19 +37,26 @@ def one_line(text: str, limit: int = 300) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-_TERMINAL_UNSAFE = lazy_pattern("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_TERMINAL_UNSAFE = lazy_pattern(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
 """Characters a terminal acts on instead of showing: C0 controls but tab and newline (ESC
 starts the sequences that retitle the window, clear the screen, move the cursor, write the
 clipboard or make links; CR overwrites the line), DEL, the C1 controls (``\x9b`` is CSI on
 terminals that take 8-bit controls), and the bidirectional overrides and isolates that make a
-line read in another order than it is ("Trojan Source")."""
+line read in another order than it is ("Trojan Source"). And the surrogates, which are no
+characters and have no UTF-8 text: a ``str`` an application made can hold one (Python's
+``surrogateescape`` decoding of bytes that are not UTF-8, ``os.fsdecode``), and writing it
+raised ``UnicodeEncodeError``, losing the whole report."""
 
 
 def terminal_safe(text: str) -> str:
-    """``text`` with every character a terminal would act on written as its Python escape
-    (``\x1b``, ``\u202e``): what a trace names (agent, tool, span, error text) is shown,
-    never obeyed. Every line printed for a person (the table, ``inspect``, ``watch``, the
-    ``error:``/``note:`` lines) goes through this; JSON escapes C0 itself.
+    """``text`` with every character a terminal would act on, and every surrogate, written
+    as its Python escape (``\x1b``, ``\u202e``, ``\udcff``): what a trace names (agent,
+    tool, span, error text) is shown, never obeyed, and always has UTF-8 text. Every line
+    printed for a person (the table, ``inspect``, ``watch``, the ``error:``/``note:`` lines)
+    and every text of the JUnit and HTML reports goes through this; JSON escapes C0 itself
+    (and the core's JSON writer each surrogate, as ``\udcff`` too).
 
     Every character ``_TERMINAL_UNSAFE`` finds is unprintable to Python (a control, a format
     character), so printable text is returned unsearched: ``isprintable`` costs a fraction of

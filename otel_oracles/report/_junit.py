@@ -28,9 +28,9 @@ from otel_oracles.report._common import (
 if TYPE_CHECKING:
     from otel_oracles._native import ShownFilter
 
-_XML_INVALID = re.compile("[\ud800-\udfff\ufffe\uffff]")
-"""What XML 1.0 cannot carry beyond what ``terminal_safe`` escapes: the non-characters and
-lone surrogates (which UTF-8 cannot encode either)."""
+_XML_INVALID = re.compile("[\ufffe\uffff]")
+"""What XML 1.0 cannot carry beyond what ``terminal_safe`` escapes (the surrogates among
+them): the non-characters."""
 
 
 def _clean(text: str) -> str:

@@ -296,11 +296,12 @@ def test_random_values_are_written_as_python_writes_them() -> None:
 
 def report_expected(value: Any, level: int) -> bytes | type[BaseException]:
     """What the report makes of ``value`` at ``level`` by its definition (``json.dumps``,
-    shifted, ``json_safe``, UTF-8), or the error that raises."""
+    shifted, ``json_safe``, UTF-8 with each surrogate as its escape), or the error that
+    raises."""
     try:
         text = python_text(value).replace("\n", "\n" + "  " * level)
-        return json_safe(text).encode("utf-8")
-    except (TypeError, ValueError, RecursionError) as err:  # UnicodeEncodeError included
+        return json_safe(text).encode("utf-8", "backslashreplace")
+    except (TypeError, ValueError, RecursionError) as err:
         return type(err)
 
 

@@ -37,7 +37,7 @@ from otel_oracles.pipeline import grade_paths
 from otel_oracles.report import JsonWriter, json_safe
 from otel_oracles.report._json import _VERDICT_JSON
 from otel_oracles.session import GradingSession
-from tests.native.verdict_cases import CASES, REFUSED, result, verdict_of
+from tests.native.verdict_cases import CASES, REFUSED, SURROGATES, result, verdict_of
 from tests.support.shown import shown_copy
 
 REPO = Path(__file__).resolve().parent.parent.parent
@@ -49,10 +49,11 @@ EXPECTED: dict[str, str] = json.loads(
 
 def dumped_text(verdict: Verdict) -> bytes:
     """The verdict's text by its definition: ``json.dumps`` of its ``model_dump`` and
-    ``verdict``, as it sits two levels deep in the report, ``json_safe``."""
+    ``verdict``, as it sits two levels deep in the report, ``json_safe``; a surrogate (no
+    UTF-8 text) as its escape, as ``backslashreplace`` writes it."""
     data = {**verdict.model_dump(mode="json"), "verdict": verdict.verdict}
     text = json.dumps(data, indent=2, ensure_ascii=False).replace("\n", "\n    ")
-    return json_safe(text).encode("utf-8")
+    return json_safe(text).encode("utf-8", "backslashreplace")
 
 
 MODES: tuple[ExplainMode | None, ...] = (None, "template", "full")
@@ -207,6 +208,23 @@ def test_what_python_refused_is_refused_with_its_error(name: str) -> None:
         writer.add(verdict, shown)
     assert writer.tally.verdicts == 0
     assert json.loads(b"".join(writer.byte_chunks([], [])))["verdicts"] == []
+
+
+@pytest.mark.parametrize("name", sorted(SURROGATES))
+def test_a_surrogate_is_written_as_its_escape(name: str) -> None:
+    """What the Python writer refused: each surrogate written as its JSON escape (in a shown
+    message, the filter's text, as its escape's text), parsed back to the same value."""
+    verdict, shown = SURROGATES[name]()
+    text = _VERDICT_JSON.write(verdict, shown)
+    # (`expected`'s check of the message takes the raw name off the front; the filter's text
+    # names the check by its escape, which it takes off.)
+    assert text == dumped_text(verdict if shown is None else shown_copy(verdict))
+    writer = JsonWriter()
+    writer.add(verdict, shown)
+    assert writer.tally.verdicts == 1
+    (dumped,) = json.loads(b"".join(writer.byte_chunks([], [])))["verdicts"]
+    if shown is None:
+        assert dumped == {**verdict.model_dump(mode="json"), "verdict": verdict.verdict}
 
 
 def test_details_holding_a_cycle_are_refused() -> None:

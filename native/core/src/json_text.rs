@@ -365,6 +365,36 @@ pub fn write_shown_string(text: &[u8], out: &mut Vec<u8>) {
     out.push(b'"');
 }
 
+/// `text` (a string's code points encoded as UTF-8 with surrogates allowed: Python's
+/// `encode("utf-8", "surrogatepass")`) with every surrogate code point written as its
+/// `\uXXXX` escape (lower-case hex), appended to `out` as valid UTF-8. A surrogate is no
+/// character and has no UTF-8 text; a `str` holds one when an application made it (Python's
+/// `surrogateescape` decoding of bytes that are not UTF-8, `os.fsdecode`), and what a trace
+/// says must be written, not refused. Inside a JSON string the escape is JSON's (the same
+/// text `json.dumps` writes by default, parsed back to the same `str`); in shown text it is
+/// Python's own escape of the code point, as the reports write every character they cannot
+/// show. Valid UTF-8 holds no `ED A0..BF` sequence, so nothing else changes.
+pub fn escape_surrogates(text: &[u8], out: &mut Vec<u8>) {
+    let mut start = 0;
+    let mut i = 0;
+    while i + 2 < text.len() {
+        if text[i] == 0xed && (0xa0..=0xbf).contains(&text[i + 1]) {
+            let code =
+                0xd000 | (u32::from(text[i + 1] & 0x3f) << 6) | u32::from(text[i + 2] & 0x3f);
+            out.extend_from_slice(&text[start..i]);
+            out.extend_from_slice(b"\\u");
+            for shift in [12, 8, 4, 0] {
+                out.push(HEX[((code >> shift) & 0xf) as usize]);
+            }
+            i += 3;
+            start = i;
+        } else {
+            i += 1;
+        }
+    }
+    out.extend_from_slice(&text[start..]);
+}
+
 /// The JSON spelling of a float as `json.dumps` writes it (`repr`; `NaN`, `Infinity`,
 /// `-Infinity` for the others).
 pub fn float_text(x: f64) -> String {
@@ -386,6 +416,23 @@ pub fn write_float_text(x: f64, out: &mut Vec<u8>) {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn surrogates_are_written_as_escapes_and_other_text_unchanged() {
+        // "a\udcffé\ud800" as `encode("utf-8", "surrogatepass")` gives it.
+        let text = b"a\xed\xb3\xbf\xc3\xa9\xed\xa0\x80z";
+        let mut out = Vec::new();
+        escape_surrogates(text, &mut out);
+        assert_eq!(out, "a\\udcff\u{e9}\\ud800z".as_bytes());
+        // A pair spelled as two surrogates is two escapes, as Python's `str` holds two.
+        let mut pair = Vec::new();
+        escape_surrogates(b"\xed\xa0\xbd\xed\xb8\x80", &mut pair);
+        assert_eq!(pair, b"\\ud83d\\ude00");
+        let valid = "plain \u{e9}\u{20ac}\u{d7ff}\u{e000}\u{1f600}".as_bytes();
+        let mut same = Vec::new();
+        escape_surrogates(valid, &mut same);
+        assert_eq!(same, valid);
+    }
     use std::fmt::Write as _;
 
     use super::*;

@@ -25,14 +25,16 @@
 use std::borrow::Cow;
 use std::sync::Mutex;
 
-use otel_oracles_core::json_text::{float_text, write_int, write_shown_string, write_string};
+use otel_oracles_core::json_text::{
+    escape_surrogates, float_text, write_int, write_shown_string, write_string,
+};
 use pyo3::exceptions::{PyRecursionError, PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
-use crate::scrub::{Judged, ShownFilter};
+use crate::scrub::{surrogatepass_bytes, Judged, ShownFilter};
 
 /// Deepest nesting `json_indented` writes; deeper values are left to its caller (a value's
 /// arguments are a few levels deep, so this bound only meets hostile or cyclic data).
@@ -72,8 +74,8 @@ fn json_indented(value: &Bound<'_, PyAny>, indent: usize, level: usize) -> Optio
 }
 
 /// The report's text of `value`: `json.dumps(value, indent=2, ensure_ascii=False)` at
-/// `level`, `json_safe`, as UTF-8, raising what `json.dumps` raises (and `UnicodeEncodeError`
-/// for a lone surrogate, which has no UTF-8 text). The parts of the document around its
+/// `level`, `json_safe`, as UTF-8, raising what `json.dumps` raises (a surrogate, which has
+/// no UTF-8 text, written as its escape). The parts of the document around its
 /// verdicts (input problems, notes, the exit code) are written with it.
 #[pyfunction]
 #[pyo3(signature = (value, level = 0))]
@@ -140,8 +142,10 @@ impl Writer {
         }
     }
 
-    /// A string's text; a lone surrogate (no UTF-8 text) is left by `json_indented` and
-    /// raised otherwise: the report's text is UTF-8, whose encoder refused it.
+    /// A string's text; one holding a surrogate (no UTF-8 text) is left by `json_indented`
+    /// and otherwise written with each surrogate as its JSON escape (`escape_surrogates`:
+    /// what `json.dumps` writes by default, parsed back to the same `str`), so a report of
+    /// results whose text an application made stays written.
     fn string<const M: u8>(&mut self, text: &Bound<'_, PyString>, out: &mut Vec<u8>) -> Written {
         if let Some(cache) = self.cache.as_deref_mut() {
             if cache.put(text, out) {
@@ -151,7 +155,7 @@ impl Writer {
         let bytes = match text.to_str() {
             Ok(text) => text.as_bytes(),
             Err(_) if M == LEAVE => return Err(Stop::Left),
-            Err(err) => return Err(Stop::Raised(err)),
+            Err(_) => return self.surrogate_string(text, out),
         };
         let start = out.len();
         if self.shown {
@@ -162,6 +166,21 @@ impl Writer {
         if let Some(cache) = self.cache.as_deref_mut() {
             cache.keep(text, &out[start..]);
         }
+        Ok(())
+    }
+
+    /// `string` of a `str` holding a surrogate: written from its `surrogatepass` bytes,
+    /// then each surrogate's bytes replaced by its escape. Never kept in the cache.
+    #[cold]
+    fn surrogate_string(&self, text: &Bound<'_, PyString>, out: &mut Vec<u8>) -> Written {
+        let raw = surrogatepass_bytes(text)?;
+        let mut written = Vec::with_capacity(raw.as_bytes().len() + 2);
+        if self.shown {
+            write_shown_string(raw.as_bytes(), &mut written);
+        } else {
+            write_string(raw.as_bytes(), &mut written);
+        }
+        escape_surrogates(&written, out);
         Ok(())
     }
 

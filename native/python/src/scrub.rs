@@ -14,14 +14,15 @@
 //! are remembered, so the same check names, detail keys and tool names of every result cost
 //! a set lookup.
 
+use std::borrow::Cow;
 use std::sync::Mutex;
 
-use otel_oracles_core::json_text::write_shown_string;
+use otel_oracles_core::json_text::{escape_surrogates, write_shown_string};
 use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{
-    PyBool, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PySlice, PyString, PyTuple,
+    PyBool, PyBytes, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PySlice, PyString, PyTuple,
 };
 
 /// A piece of an outcome's template: text as it is, or the check's name or budget.
@@ -79,6 +80,37 @@ fn cap(text: String, limit: usize) -> String {
     }
 }
 
+/// `text`'s code points as UTF-8 with its surrogates kept (`encode("utf-8",
+/// "surrogatepass")`): what a `str` that has no UTF-8 text is made of, for
+/// `escape_surrogates`. Asked only after `to_str` refused the string.
+pub(crate) fn surrogatepass_bytes<'py>(
+    text: &Bound<'py, PyString>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let py = text.py();
+    Ok(text
+        .call_method1(
+            intern!(py, "encode"),
+            (intern!(py, "utf-8"), intern!(py, "surrogatepass")),
+        )?
+        .cast_into::<PyBytes>()?)
+}
+
+/// `text` as Rust text: itself when it is valid UTF-8 (every string a decoder made), else
+/// with each surrogate written as its escape (`\udcff`), as the reports write every
+/// character they cannot show: a trace's text is shown, never refused
+/// (`escape_surrogates`).
+pub(crate) fn str_text<'a>(text: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, str>> {
+    if let Ok(valid) = text.to_str() {
+        return Ok(Cow::Borrowed(valid));
+    }
+    let raw = surrogatepass_bytes(text)?;
+    let mut out = Vec::with_capacity(raw.as_bytes().len() + 16);
+    escape_surrogates(raw.as_bytes(), &mut out);
+    String::from_utf8(out)
+        .map(Cow::Owned)
+        .map_err(|err| PyValueError::new_err(err.to_string()))
+}
+
 /// `str(value)`, as an f-string or `str.join` of `str`s spells an integer: exact ones in the
 /// core, others (a subclass) asked.
 fn int_str(value: &Bound<'_, PyAny>) -> PyResult<String> {
@@ -87,7 +119,7 @@ fn int_str(value: &Bound<'_, PyAny>) -> PyResult<String> {
             return Ok(n.to_string());
         }
     }
-    Ok(value.str()?.to_str()?.to_owned())
+    Ok(str_text(&value.str()?)?.into_owned())
 }
 
 /// The fields of a result the filter reads.
@@ -325,7 +357,7 @@ impl ShownFilter {
 
     /// `shown(value)` as text.
     fn shown_text(&self, value: &Bound<'_, PyAny>) -> PyResult<String> {
-        Ok(self.shown(value)?.str()?.to_str()?.to_owned())
+        Ok(str_text(&self.shown(value)?.str()?)?.into_owned())
     }
 
     /// Whether `key` is one of the identifier keys.
@@ -424,7 +456,7 @@ impl ShownFilter {
             None => None,
         };
         match safe {
-            Some(safe) if safe.is_truthy()? => Ok(safe.str()?.to_str()?.to_owned()),
+            Some(safe) if safe.is_truthy()? => Ok(str_text(&safe.str()?)?.into_owned()),
             _ => Ok("_OTHER".to_owned()),
         }
     }
@@ -473,7 +505,7 @@ impl ShownFilter {
         numbers: Numbers,
         text: &str,
     ) -> PyResult<()> {
-        let bare = shown_of(cap(text.to_owned(), self.max_chars), name.to_str()?);
+        let bare = shown_of(cap(text.to_owned(), self.max_chars), &str_text(name)?);
         if let Ok(mut heads) = self.heads.try_lock() {
             let slot = Heads::slot(name.as_ptr() as usize, at, numbers);
             heads.slots[slot] = Some(Head {
@@ -513,15 +545,15 @@ impl ShownFilter {
         let safe = self.safe(&j.name)?;
         let identifier = safe.is_some();
         let name = match safe {
-            Some(safe) => safe.str()?.to_str()?.to_owned(),
+            Some(safe) => str_text(&safe.str()?)?.into_owned(),
             None => {
                 let capped = cap(
-                    j.name.cast::<PyString>()?.to_str()?.to_owned(),
+                    str_text(j.name.cast::<PyString>()?)?.into_owned(),
                     self.max_value_chars,
                 );
                 if self.looks_secret.bind(py).call1((&capped,))?.is_truthy()? {
                     if self.safe(&j.oracle_type)?.is_some() {
-                        j.oracle_type.str()?.to_str()?.to_owned()
+                        str_text(&j.oracle_type.str()?)?.into_owned()
                     } else {
                         "check".to_owned()
                     }
@@ -568,7 +600,7 @@ impl ShownFilter {
             text.push_str(&error_type);
             if shown {
                 text.push_str("; ");
-                text.push_str(j.message.cast::<PyString>()?.to_str()?);
+                text.push_str(&str_text(j.message.cast::<PyString>()?)?);
             }
         }
         if j.steps.is_truthy()? {
@@ -599,7 +631,7 @@ impl ShownFilter {
             if self.safe(&key)?.is_none() {
                 continue;
             }
-            let key_text = key.str()?.to_str()?.to_owned();
+            let key_text = str_text(&key.str()?)?.into_owned();
             let Some(rendered) = self.detail_value(&key, &details.get_item(&key)?)? else {
                 continue;
             };
@@ -629,7 +661,7 @@ impl ShownFilter {
                     return Ok(Some(n.to_string()));
                 }
             }
-            return Ok(Some(value.repr()?.to_str()?.to_owned()));
+            return Ok(Some(str_text(&value.repr()?)?.into_owned()));
         }
         if !self.identifier_key(key)? {
             return Ok(None);
@@ -699,7 +731,7 @@ impl ShownFilter {
     /// `shown_message` of a result whose outcome stands at `at`, rendered.
     fn message_at(&self, at: usize, j: &Judged<'_>) -> PyResult<String> {
         let text = self.text_at(at, j)?;
-        Ok(shown_of(text, j.name.cast::<PyString>()?.to_str()?))
+        Ok(shown_of(text, &str_text(j.name.cast::<PyString>()?)?))
     }
 
     /// `read` of the shown message of a pass without steps, which is its head alone
