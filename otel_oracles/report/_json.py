@@ -93,7 +93,8 @@ class JsonWriter:
 
         The core writes the text as UTF-8 bytes straight from the models (``VerdictJson``),
         so no ``str`` of it is built, scanned and encoded; it raises, adding nothing, for a
-        value ``json.dumps`` refuses (and for a lone surrogate, which has no UTF-8 text)."""
+        value ``json.dumps`` refuses. A surrogate (no UTF-8 text) is written as its JSON
+        escape, ``\\udcff``, as ``json.dumps`` writes it by default."""
         text = _VERDICT_JSON.write(v, shown)
         self._pending.append(_FIRST if not self.tally.verdicts else _NEXT)
         self._pending.append(text)
