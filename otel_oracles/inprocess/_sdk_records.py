@@ -138,7 +138,10 @@ def _holds_surrogate(span: ReadableSpan) -> bool:
         or any(_holds(e.name) or _holds(e.attributes or {}) for e in span.events)
         or any(_holds(link.attributes or {}) for link in span.links)
         or _holds(span.resource.attributes)
-        or (scope is not None and (_holds(scope.name) or _holds(scope.version or "")))
+        or (
+            scope is not None
+            and (_holds(scope.name) or _holds(scope.version or "") or _holds(scope.attributes))
+        )
     )
 
 
@@ -151,7 +154,7 @@ def _bounded(attributes: Any) -> BoundedAttributes:
 
 def _encodable_span(span: ReadableSpan) -> ReadableSpan:
     """A copy of ``span`` with ``_text`` of every text the encoder writes (the counts of
-    dropped attributes, events and links kept)."""
+    dropped attributes, events and links, the instrumentation scope's attributes kept)."""
     events: BoundedList[Event] = BoundedList(None)
     events.extend([Event(_text(e.name), _bounded(e.attributes), e.timestamp) for e in span.events])
     events.dropped = span.dropped_events
@@ -174,5 +177,10 @@ def _encodable_span(span: ReadableSpan) -> ReadableSpan:
         end_time=span.end_time,
         instrumentation_scope=None
         if scope is None
-        else SdkScope(_text(scope.name), scope.version and _text(scope.version), scope.schema_url),
+        else SdkScope(
+            _text(scope.name),
+            scope.version and _text(scope.version),
+            scope.schema_url,
+            _value(dict(scope.attributes or {})),
+        ),
     )

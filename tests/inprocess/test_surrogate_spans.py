@@ -61,14 +61,14 @@ def test_spans_holding_surrogates_are_graded_with_their_text_escaped(
     )
     provider = TracerProvider()
     provider.add_span_processor(processor)
-    tracer = provider.get_tracer(f"agent{LONE}")
+    tracer = provider.get_tracer(f"agent{LONE}", attributes={"team": "support"})
     with caplog.at_level(logging.WARNING):
         run_agent(tracer)
         assert processor.force_flush(20_000)
     assert processor.stats().grading_errors == 0
     assert processor.stats().graded_traces == 1
     assert not [r for r in caplog.records if "encode" in r.getMessage()]  # nothing dropped
-    (verdict,) = emitter.verdicts
+    ((verdict, trajectory),) = emitter.results
     assert verdict.agent_name == "sup\\udcff"
     messages = {r.name: r.message for r in verdict.results}
     assert not verdict.passed
@@ -76,4 +76,11 @@ def test_spans_holding_surrogates_are_graded_with_their_text_escaped(
     assert "Broken\\udcff" in messages["no-tool-errors"]
     # Every writer can write it now (the reports' own tests cover each).
     assert "delete_\\\\udcff" in render_json(RunReport(verdicts=[verdict]))
+    # The step as the reports name it, the rest of the span as recorded.
+    (tool,) = [step for step in trajectory.steps if step.tool]
+    assert tool.tool == "delete_\\udcff"
+    # Arguments are JSON text: the escape is JSON's there, read back to the application's value.
+    assert tool.arguments == {"path": f"/tmp/{LONE}"}
+    assert tool.status == "error"
+    assert tool.error_message == "could not open /tmp/\\udcff"
     provider.shutdown()
