@@ -97,6 +97,7 @@ fn decode_with(payload: &[u8], signal: Signal, lean: bool) -> Result<Decoded, Wi
         sampled: 0,
         implausible_at: None,
         lean,
+        pairs: Vec::new(),
     };
     let mut fields = Fields::top(payload, &[]);
     let mut index = 0;
@@ -125,6 +126,9 @@ struct Decoder<'a> {
     /// [`decode_for_transfer`]: span, resource, event and link attributes checked, only
     /// those a transfer keeps built.
     lean: bool,
+    /// A span's attributes while they are read (kept from span to span, so a span's list
+    /// is allocated once, at its final size, not grown entry by entry).
+    pairs: Vec<KeyValue>,
 }
 
 impl<'a> Decoder<'a> {
@@ -206,7 +210,7 @@ impl<'a> Decoder<'a> {
         si: usize,
         pi: usize,
     ) -> wire::Result<()> {
-        let raw = RawSpan::decode(up, bytes, &mut self.texts, self.lean)?;
+        let raw = RawSpan::decode(up, bytes, &mut self.texts, self.lean, &mut self.pairs)?;
         self.sample(raw.trace_id.len() == 16 && raw.span_id.len() == 8);
         let problems = &mut self.batch.problems;
         let at = || format!("resourceSpans[{ri}].scopeSpans[{si}].spans[{pi}]");
@@ -431,13 +435,16 @@ struct RawSpan<'a> {
 }
 
 impl<'a> RawSpan<'a> {
+    /// The span in `bytes`; `pairs` is the decoder's list its attributes are gathered in.
     fn decode(
         up: &Fields<'a>,
         bytes: &'a [u8],
         texts: &mut Interner<'a>,
         lean: bool,
+        pairs: &mut Vec<KeyValue>,
     ) -> wire::Result<Self> {
         let mut span = RawSpan::default();
+        pairs.clear();
         let mut fields = up.child(bytes, &[3, 5])?;
         while let Some((number, value)) = fields.next()? {
             match (number, value) {
@@ -452,10 +459,9 @@ impl<'a> RawSpan<'a> {
                 (7, Value::Fixed64(v)) => span.start_ns = v,
                 (8, Value::Fixed64(v)) => span.end_ns = v,
                 (9, Value::Bytes(b)) if lean => {
-                    span.attributes
-                        .extend(attribute_if(&fields, b, texts, &SESSION_ATTRIBUTES)?)
+                    pairs.extend(attribute_if(&fields, b, texts, &SESSION_ATTRIBUTES)?)
                 }
-                (9, Value::Bytes(b)) => span.attributes.extend(attribute(&fields, b, texts)?),
+                (9, Value::Bytes(b)) => pairs.extend(attribute(&fields, b, texts)?),
                 (10, Value::Varint(v)) => span.dropped_attributes_count = uint32(v),
                 (11, Value::Bytes(b)) if lean => event_check(&fields, b)?,
                 (11, Value::Bytes(b)) => span.events.push(event(&fields, b, texts)?),
@@ -476,6 +482,11 @@ impl<'a> RawSpan<'a> {
                 _ => {}
             }
         }
+        // Moved into a list of their own at its final size; `pairs` keeps its room for the
+        // next span (`mem::take` would hand this span the grown list and the next an empty one).
+        #[allow(clippy::drain_collect)]
+        let attributes: Attributes = pairs.drain(..).collect();
+        span.attributes = attributes;
         Ok(span)
     }
 }

@@ -26,12 +26,17 @@ const FAST_DEPTH: usize = 128;
 const LANES: usize = 16;
 
 /// `data` as text when it is UTF-8 throughout. The ASCII run it starts with (all of a
-/// collector's JSON, as a rule) is checked sixty-four bytes a step, and `from_utf8` checks
-/// the rest from the first step holding another byte: an ASCII byte is a whole UTF-8
-/// sequence, so the body is UTF-8 exactly when that rest is.
+/// collector's JSON, as a rule) is checked sixty-four bytes a step, the rest by `is_ascii`
+/// (words at a time: the last bytes of a body, or a protobuf string shorter than a step),
+/// and `from_utf8` checks it only when it holds another byte: an ASCII byte is a whole
+/// UTF-8 sequence, so the text is UTF-8 exactly when that rest is.
+#[inline]
 pub(super) fn utf8(data: &[u8]) -> Option<&str> {
     let ascii = ascii_prefix(data);
-    std::str::from_utf8(&data[ascii..]).ok()?;
+    let rest = &data[ascii..];
+    if !rest.is_ascii() {
+        std::str::from_utf8(rest).ok()?;
+    }
     debug_assert!(data[..ascii].is_ascii());
     // SAFETY: `data[..ascii]` is ASCII and `data[ascii..]` was just found UTF-8.
     Some(unsafe { std::str::from_utf8_unchecked(data) })
@@ -39,6 +44,7 @@ pub(super) fn utf8(data: &[u8]) -> Option<&str> {
 
 /// The length of `data`'s leading whole steps of four lanes that hold ASCII only.
 #[cfg(target_arch = "x86_64")]
+#[inline]
 fn ascii_prefix(data: &[u8]) -> usize {
     use std::arch::x86_64::{_mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128};
     const STEP: usize = 4 * LANES;
