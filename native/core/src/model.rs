@@ -173,7 +173,7 @@ impl<'a> Interner<'a> {
         }
         let slot = recent_slot(text.as_bytes(), self.shift);
         if let Some(Some((met, shared))) = self.recent.get(slot) {
-            if *met == text {
+            if same_short(met.as_bytes(), text.as_bytes()) {
                 return shared.clone();
             }
         }
@@ -187,6 +187,35 @@ impl<'a> Interner<'a> {
         }
         shared
     }
+}
+
+/// Whether `a` and `b`, at most [`Interner::MAX_SHARED`] bytes, hold the same bytes:
+/// compared a word at a time here (the last word overlapping the one before it).
+///
+/// Why: `==` on texts is a call to `memcmp`, about as much as the rest of a front-table
+/// hit on the short keys and values it compares (a few dozen bytes).
+#[inline(always)]
+fn same_short(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    if n < 8 {
+        return a.iter().zip(b).all(|(x, y)| x == y);
+    }
+    let word = |bytes: &[u8], at: usize| {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(&bytes[at..at + 8]);
+        u64::from_le_bytes(word)
+    };
+    let mut at = 0;
+    while at + 8 < n {
+        if word(a, at) != word(b, at) {
+            return false;
+        }
+        at += 8;
+    }
+    word(a, n - 8) == word(b, n - 8)
 }
 
 /// The slot of `bytes` in [`Interner`]'s front table: its length and its first and last
@@ -678,6 +707,32 @@ mod tests {
             assert!(Text::ptr_eq(&again, original), "{text}");
             assert!(Text::ptr_eq(shared, original), "{text}");
         }
+    }
+
+    #[test]
+    fn short_texts_are_the_same_exactly_when_every_byte_is() {
+        // Every length a shared text has, one byte changed at each position (the words
+        // compared, the overlapping last one, the short ones byte by byte), and lengths apart.
+        for n in 0..=Interner::MAX_SHARED {
+            let a: Vec<u8> = (0..n).map(|i| b'a' + (i % 26) as u8).collect();
+            assert!(same_short(&a, &a.clone()), "{n}");
+            for at in 0..n {
+                let mut b = a.clone();
+                b[at] ^= 0x20;
+                assert!(!same_short(&a, &b), "{n} {at}");
+                assert!(!same_short(&b, &a), "{n} {at}");
+            }
+            let mut longer = a.clone();
+            longer.push(b'a');
+            assert!(!same_short(&a, &longer), "{n}");
+        }
+        // Texts of one front slot (same length, first and last eight bytes) that differ
+        // only in the middle stay apart.
+        let (x, y) = ("gen_ai.usage.input__tokens", "gen_ai.usage.output_tokens");
+        let (x, y) = (x.replace("input_", "aaaaaa"), y.replace("output", "aaaaab"));
+        let mut texts = Interner::new();
+        let (tx, ty) = (texts.text(&x), texts.text(&y));
+        assert_eq!((tx.as_str(), ty.as_str()), (x.as_str(), y.as_str()));
     }
 
     #[test]

@@ -562,11 +562,10 @@ fn usual_attribute<'a, const SPACED: bool>(
     let key = tokens.string_rest()?;
     // Most values are strings: their variant's key read with the bytes before it.
     if literal(tokens, spaced, b",\"value\":{\"stringValue\":\"") {
-        let s = tokens.string_rest()?;
+        let value = AnyValue::Str(tokens.string_text(texts)?);
         if !literal(tokens, spaced, b"}}") {
             return None;
         }
-        let value = AnyValue::Str(texts.text(s));
         return Some((texts.text(key), value));
     }
     if !literal(tokens, spaced, b",\"value\":{\"") {

@@ -14,6 +14,7 @@
 //! the `Seed` below) reads what that one gives up on, and words every error.
 
 use crate::hashing::{FastMap, FastMapExt};
+use crate::model::{Interner, Text};
 use std::cell::Cell;
 use std::fmt;
 
@@ -238,6 +239,7 @@ pub fn parse<'a>(data: &'a [u8], bump: &'a Bump) -> Result<J<'a>, ParseError> {
 }
 
 /// `data` as text when it is UTF-8 throughout (checked as [`parse`] checks it).
+#[inline]
 pub fn utf8(data: &[u8]) -> Option<&str> {
     fast::utf8(data)
 }
@@ -427,6 +429,37 @@ impl<'a> Tokens<'a, '_> {
             <Tree<'a> as Build<'a>>::borrowed_key,
             <Tree<'a> as Build<'a>>::key,
         )
+    }
+
+    /// The rest of a string whose opening quote was just read, as a [`Text`] of `texts`.
+    ///
+    /// Why not [`Tokens::string_rest`] and then [`Interner::text`]: a string with escapes
+    /// (JSON text inside an attribute value, most of a collector's bytes) would be copied
+    /// from the unescaping buffer into the arena and from there into its `Text`; one longer
+    /// than [`Interner::MAX_SHARED`] is never shared, so it is made from the buffer at once
+    /// (data-2000's 57,000 such values, 41 MB, were one copy more).
+    #[inline(always)]
+    pub fn string_text(&mut self, texts: &mut Interner<'a>) -> Option<Text> {
+        /// A string as it was read: borrowed (the input's, or the arena's for a short one
+        /// with escapes), or already a `Text`.
+        enum Read<'a> {
+            Borrowed(&'a str),
+            Made(Text),
+        }
+        let read = self.parser.string(
+            |_, plain: &'a str| Ok(Read::Borrowed(plain)),
+            |tree: &Tree<'a>, unescaped: &str| {
+                Ok(if unescaped.len() > Interner::MAX_SHARED {
+                    Read::Made(Text::from(unescaped))
+                } else {
+                    Read::Borrowed(tree.key(unescaped)?)
+                })
+            },
+        )?;
+        Some(match read {
+            Read::Borrowed(text) => texts.text(text),
+            Read::Made(text) => text,
+        })
     }
 
     /// A string (unescaped into the arena when it holds an escape).
