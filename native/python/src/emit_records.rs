@@ -24,7 +24,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyInt, PyList, PyString, PyTuple};
 
 use crate::evidence::StepFields;
-use crate::scrub::{Judged, ShownFilter};
+use crate::scrub::{str_text, Judged, ShownFilter};
 use crate::slots::{Fallback, SlotClass};
 
 /// `StatusCode.ERROR` / `StatusCode.UNSET` values of a grade span.
@@ -204,10 +204,11 @@ impl<'a> SharedKey<&'a str> {
         parts: &Shared<'a, 'py>,
     ) -> PyResult<Option<(u64, Self)>> {
         let text = |value: &'a Bound<'py, PyAny>| -> PyResult<Option<&'a str>> {
-            match value.cast_exact::<PyString>() {
-                Ok(s) => Ok(Some(s.to_str()?)),
-                Err(_) => Ok(None),
-            }
+            // A str holding a surrogate has no `&str`: its runs are made, not kept.
+            Ok(value
+                .cast_exact::<PyString>()
+                .ok()
+                .and_then(|s| s.to_str().ok()))
         };
         let (Some(contract_id), Some(contract_hash), Some(name), Some(oracle_type), Some(layer)) = (
             text(&read.contract_id)?,
@@ -377,8 +378,8 @@ fn optional_text(obj: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
     if obj.is_none() {
         return Ok(None);
     }
-    let s = obj.cast::<PyString>()?.to_str()?;
-    Ok((!s.is_empty()).then(|| s.to_owned()))
+    let s = str_text(obj.cast::<PyString>()?)?;
+    Ok((!s.is_empty()).then(|| s.into_owned()))
 }
 
 fn now_ns() -> u64 {
@@ -607,7 +608,7 @@ impl VerdictRecords {
                 .explain
                 .bind(py)
                 .call1((result, self.explain_mode.bind(py)))?;
-            text.cast::<PyString>()?.to_str()?.to_owned()
+            str_text(text.cast::<PyString>()?)?.into_owned()
         } else {
             filter.text_at(at, &j)?
         };
@@ -670,7 +671,10 @@ impl VerdictRecords {
                 if at >= self.max_list && !shown.is_empty() {
                     break;
                 }
-                let text = item.cast::<PyString>()?.to_str()?;
+                // A str with a surrogate is no span id either.
+                let Ok(text) = item.cast::<PyString>()?.to_str() else {
+                    continue;
+                };
                 if !span_id_shaped(text) {
                     continue;
                 }
@@ -802,7 +806,9 @@ impl VerdictRecords {
         for result in &read.results {
             for s in result.getattr(intern!(py, "span_ids"))?.try_iter()? {
                 let s = s?;
-                let text = s.cast::<PyString>()?.to_str()?;
+                let Ok(text) = s.cast::<PyString>()?.to_str() else {
+                    continue;
+                };
                 if span_id_shaped(text) {
                     return Ok(Some(text.to_owned()));
                 }
@@ -927,7 +933,7 @@ impl VerdictRecords {
         let name = format!(
             "{} {}",
             n.grade_span_prefix,
-            read.contract_id.str()?.to_str()?
+            str_text(&read.contract_id.str()?)?
         );
         let (status_code, status_message) = if failed {
             (

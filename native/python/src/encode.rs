@@ -19,6 +19,8 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyMapping, PySequence, PyString};
 
+use crate::scrub::str_text;
+
 /// The output format of one call.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Format {
@@ -88,7 +90,7 @@ pub(crate) fn value<'a>(obj: &'a Bound<'_, PyAny>, depth: usize) -> PyResult<Opt
         return Ok(Some(Value::Bool(b.is_true())));
     }
     if let Ok(s) = obj.cast::<PyString>() {
-        return Ok(Some(Value::Str(Cow::Borrowed(s.to_str()?))));
+        return Ok(Some(Value::Str(str_text(s)?)));
     }
     if obj.is_instance_of::<PyInt>() {
         return Ok(obj.extract::<i64>().ok().map(Value::Int));
@@ -118,7 +120,7 @@ pub(crate) fn value<'a>(obj: &'a Bound<'_, PyAny>, depth: usize) -> PyResult<Opt
         for (key, item) in pairs(obj)? {
             match value(&item, depth + 1)? {
                 Some(v) => items.push(Attribute {
-                    key: Cow::Owned(key.str()?.to_str()?.to_owned()),
+                    key: Cow::Owned(str_text(&key.str()?)?.into_owned()),
                     value: v.into_owned(),
                 }),
                 None => return Ok(None),
@@ -154,8 +156,8 @@ pub(crate) fn attributes<'a>(
     let mut out = Vec::with_capacity(held.len());
     for (key, item) in held {
         let key: Cow<'a, str> = match key.cast::<PyString>() {
-            Ok(s) => Cow::Borrowed(s.to_str()?),
-            Err(_) => Cow::Owned(key.str()?.to_str()?.to_owned()),
+            Ok(s) => str_text(s)?,
+            Err(_) => Cow::Owned(str_text(&key.str()?)?.into_owned()),
         };
         match value(item, 0)? {
             Some(value) => out.push(Attribute { key, value }),
@@ -231,14 +233,16 @@ fn encoded_pieces<'a>(runs: &'a [Bound<'_, PyBytes>]) -> Vec<Piece<'a>> {
     runs.iter().map(|r| Piece::Encoded(r.as_bytes())).collect()
 }
 
-/// Text of an optional str attribute (`None`: empty).
-pub(crate) fn text<'a>(obj: &'a Bound<'_, PyAny>, field: &str) -> PyResult<&'a str> {
+/// Text of an optional str attribute (`None`: empty), a surrogate written as its escape
+/// as the reports write it (`str_text`).
+pub(crate) fn text<'a>(obj: &'a Bound<'_, PyAny>, field: &str) -> PyResult<Cow<'a, str>> {
     if obj.is_none() {
-        return Ok("");
+        return Ok(Cow::Borrowed(""));
     }
-    obj.cast::<PyString>()
-        .map_err(|_| PyValueError::new_err(format!("{field}: expected a str")))?
-        .to_str()
+    str_text(
+        obj.cast::<PyString>()
+            .map_err(|_| PyValueError::new_err(format!("{field}: expected a str")))?,
+    )
 }
 
 pub(crate) fn trace_id(obj: &Bound<'_, PyAny>, field: &str) -> PyResult<[u8; 16]> {
@@ -299,16 +303,21 @@ fn write_span(
     if !extra.is_empty() {
         attributes_.push(Piece::Values(attributes(&extra, skipped)?));
     }
+    let event_names = events
+        .iter()
+        .map(|e| text(&e.name, "EventItem.name"))
+        .collect::<PyResult<Vec<_>>>()?;
     let events = events
         .iter()
-        .map(|e| {
-            Ok(Event {
-                name: text(&e.name, "EventItem.name")?,
-                time_ns: e.time_ns,
-                attributes: encoded_pieces(&e.runs),
-            })
+        .zip(&event_names)
+        .map(|(e, name)| Event {
+            name,
+            time_ns: e.time_ns,
+            attributes: encoded_pieces(&e.runs),
         })
-        .collect::<PyResult<Vec<_>>>()?;
+        .collect();
+    let name = text(&name, "SpanItem.name")?;
+    let status_message = text(&status_message, "SpanItem.status_message")?;
     writer.span(&Span {
         trace_id: trace_id(&item.getattr(intern!(py, "trace_id"))?, "SpanItem.trace_id")?,
         span_id: span_id(&item.getattr(intern!(py, "span_id"))?, "SpanItem.span_id")?,
@@ -317,7 +326,7 @@ fn write_span(
         } else {
             Some(span_id(&parent, "SpanItem.parent_id")?)
         },
-        name: text(&name, "SpanItem.name")?,
+        name: &name,
         start_ns: nanos(&item.getattr(intern!(py, "start"))?, "SpanItem.start")?,
         end_ns: nanos(&item.getattr(intern!(py, "end"))?, "SpanItem.end")?,
         attributes: attributes_,
@@ -328,7 +337,7 @@ fn write_span(
             .map_err(|_| {
                 PyValueError::new_err("SpanItem.status_code: expected a StatusCode value")
             })?,
-        status_message: text(&status_message, "SpanItem.status_message")?,
+        status_message: &status_message,
     });
     Ok(())
 }
@@ -393,13 +402,15 @@ fn write_log<'py>(
     if !extra.is_empty() {
         attributes_.push(Piece::Values(attributes(&extra, skipped)?));
     }
+    let severity_text = text(&severity_text, "LogItem.severity_text")?;
+    let event_name = text(&event_name, "LogItem.event_name")?;
     writer.log_record(&LogRecord {
         time_ns: nanos(&item.getattr(intern!(py, "time"))?, "LogItem.time")?,
         trace_id,
         span_id: (span != [0; 8]).then_some(span),
         severity_number,
-        severity_text: text(&severity_text, "LogItem.severity_text")?,
-        event_name: text(&event_name, "LogItem.event_name")?,
+        severity_text: &severity_text,
+        event_name: &event_name,
         attributes: attributes_,
     });
     Ok(())
@@ -458,17 +469,26 @@ fn encode<'py>(
                 optional_pairs(&attrs)?,
             )
         };
+        let resource_schema = text(&resource_schema, "Resource.schema_url")?;
+        let scope_texts = match (&scope_name, &scope_version, &scope_schema) {
+            (Some(name), Some(version), Some(schema)) => Some((
+                text(name, "InstrumentationScope.name")?,
+                text(version, "InstrumentationScope.version")?,
+                text(schema, "InstrumentationScope.schema_url")?,
+            )),
+            _ => None,
+        };
         let head = Head {
             resource: attributes(&resource_attrs, &mut skipped)?,
-            resource_schema_url: text(&resource_schema, "Resource.schema_url")?,
-            scope: match (&scope_name, &scope_version, &scope_schema) {
-                (Some(name), Some(version), Some(schema)) => Some(Scope {
-                    name: text(name, "InstrumentationScope.name")?,
-                    version: text(version, "InstrumentationScope.version")?,
+            resource_schema_url: &resource_schema,
+            scope: match &scope_texts {
+                Some((name, version, schema)) => Some(Scope {
+                    name,
+                    version,
                     attributes: attributes(&scope_attrs, &mut skipped)?,
-                    schema_url: text(schema, "InstrumentationScope.schema_url")?,
+                    schema_url: schema,
                 }),
-                _ => None,
+                None => None,
             },
         };
         writer.framed(&head)

@@ -30,7 +30,7 @@ struct Reader {
 }
 
 fn owned_text(obj: &Bound<'_, PyAny>, field: &str) -> PyResult<String> {
-    Ok(text(obj, field)?.to_owned())
+    Ok(text(obj, field)?.into_owned())
 }
 
 fn count(obj: &Bound<'_, PyAny>, field: &str) -> PyResult<u64> {
