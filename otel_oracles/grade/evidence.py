@@ -1341,10 +1341,6 @@ def split_name(name: str) -> tuple[str, str | None]:
     return base, (scope if sep else None)
 
 
-def is_known(name: str) -> bool:
-    return split_name(name)[0] in PROBES
-
-
 def find_gaps(required: Iterable[str], trajectory: Trajectory) -> list[str]:
     """Messages for every required evidence name the trajectory lacks (unknown names are a
     programming error in the oracle, so they raise)."""
